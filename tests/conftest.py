@@ -1,0 +1,75 @@
+"""Shared fixtures: real Milvus Lite in a temp dir, real files, and two embedders.
+
+``hashing_ts`` uses the *fast deterministic test embedder* (feature hashing,
+not semantic) for plumbing tests; ``model_ts`` uses the real all-MiniLM-L6-v2
+for anything whose outcome depends on retrieval quality.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+from typing import Any
+
+import pytest
+
+from trajsearch.embed import HashingEmbedder, load_embedder
+from trajsearch.model import Failure, Step, Trajectory
+from trajsearch.search import TrajSearch
+
+BASE_TIME = datetime(2026, 1, 1, tzinfo=timezone.utc)
+
+
+def make_run(
+    trajectory_id: str,
+    *,
+    tenant: str = "acme",
+    task: str = "Fix the failing unit test in the payments service",
+    outcome: str = "success",
+    steps: list[tuple[str, Any, str]] | None = None,
+    days: int = 0,
+    **fields: Any,
+) -> Trajectory:
+    """A small trajectory; ``steps`` are (action, arguments, observation) triples."""
+    steps = steps if steps is not None else [
+        ("bash", {"command": "ls src"}, "app.py payments.py tests"),
+        ("bash", {"command": "pytest -x tests/test_payments.py"}, "1 failed: AssertionError: 3 != 4"),
+        ("edit", {"path": "src/payments.py"}, "edited src/payments.py"),
+        ("bash", {"command": "pytest -x tests/test_payments.py"}, "1 passed"),
+    ]
+    return Trajectory(
+        trajectory_id=trajectory_id,
+        tenant=tenant,
+        task=task,
+        outcome=outcome,
+        created_at=BASE_TIME + timedelta(days=days),
+        steps=[Step(index=i, action=a, arguments=args, observation=obs) for i, (a, args, obs) in enumerate(steps)],
+        **fields,
+    )
+
+
+def failing_run(trajectory_id: str, error: str, **kw: Any) -> Trajectory:
+    steps = [
+        ("bash", {"command": "pip install -r requirements.txt"}, "Successfully installed requests"),
+        ("bash", {"command": "python -m app"}, f"Traceback (most recent call last):\n  File \"app.py\", line 1\n{error}"),
+    ]
+    return make_run(trajectory_id, outcome="failure", steps=steps, failure=Failure(error=error), **kw)
+
+
+@pytest.fixture
+def hashing_ts(tmp_path):
+    """TrajSearch on real Milvus Lite + file traces, with the fast *test* embedder."""
+    ts = TrajSearch.open(str(tmp_path / "milvus.db"), traces=str(tmp_path / "traces"), embedder=HashingEmbedder())
+    yield ts
+    ts.close()
+
+
+@pytest.fixture(scope="session")
+def real_embedder():
+    return load_embedder("all-MiniLM-L6-v2")
+
+
+@pytest.fixture
+def model_ts(tmp_path, real_embedder):
+    ts = TrajSearch.open(str(tmp_path / "milvus.db"), traces=str(tmp_path / "traces"), embedder=real_embedder)
+    yield ts
+    ts.close()

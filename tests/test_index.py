@@ -1,0 +1,158 @@
+"""The core index through the façade, on real Milvus Lite (plumbing: the hashing test embedder)."""
+
+from __future__ import annotations
+
+import pytest
+
+from trajsearch.embed import HashingEmbedder
+from trajsearch.search import TrajSearch
+from trajsearch.store.index import SchemaMismatchError
+
+from conftest import failing_run, make_run
+
+
+def _step_run(tid: str, n: int, **kw):
+    steps = [("bash", {"command": f"echo step-{i}"}, f"output of step number {i} token{i}") for i in range(n)]
+    return make_run(tid, steps=steps, **kw)
+
+
+def test_reingest_is_idempotent(hashing_ts):
+    runs = [make_run("r1"), failing_run("r2", "ModuleNotFoundError: No module named 'yaml'")]
+    first = hashing_ts.add(runs)
+    rows = hashing_ts.index.count()
+    assert (first.ingested, first.unchanged) == (2, 0)
+    # r1: task, summary, windows [0-2],[2-3]; r2: task, summary, window [0-1], failure
+    assert rows == 4 + 4
+
+    again = hashing_ts.add(runs)
+    assert (again.ingested, again.unchanged) == (0, 2)
+    assert hashing_ts.index.count() == rows
+
+
+def test_changed_run_replaces_its_rows(hashing_ts):
+    hashing_ts.add([_step_run("r1", 9)])
+    assert hashing_ts.stats(tenant="acme")["rows_by_level"]["step"] == 4  # starts 0,2,4,6 (6-8)
+    hashing_ts.add([_step_run("r1", 3)])
+    stats = hashing_ts.stats(tenant="acme")
+    assert stats["rows_by_level"] == {"task": 1, "summary": 1, "step": 1}
+    assert stats["trajectories"] == 1
+
+
+def test_tenant_isolation_and_injection(hashing_ts):
+    hashing_ts.add([make_run("a1", tenant="acme"), make_run("b1", tenant="beta"), make_run("b2", tenant="beta")])
+    hits = hashing_ts.search("pytest payments", tenant="acme", k=10)
+    assert {h.trajectory_id for h in hits} == {"a1"}
+    assert {h.tenant for h in hits} == {"acme"}
+    for evil in ['acme" or tenant != "acme', 'acme" || tenant like "%', "acme\\", "acme\n"]:
+        with pytest.raises(ValueError):
+            hashing_ts.search("pytest", tenant=evil, k=10)
+    # a hostile value in any other filter field cannot widen the result set either
+    hits = hashing_ts.search("pytest", tenant="acme", env_version='x" or tenant == "beta', k=10)
+    assert hits == []
+    with pytest.raises(ValueError):
+        hashing_ts.similar_runs('b1" or trajectory_id != "', tenant="acme")
+
+
+def test_env_version_and_outcome_filters(hashing_ts):
+    hashing_ts.add([
+        make_run("ok-v1", env_version="v1"),
+        make_run("ok-v2", env_version="v2"),
+        failing_run("bad-v1", "TimeoutError: deploy timed out", env_version="v1"),
+    ])
+    v1 = hashing_ts.search("deploy payments", tenant="acme", env_version="v1", k=10)
+    assert {h.trajectory_id for h in v1} == {"ok-v1", "bad-v1"}
+    failed = hashing_ts.search("deploy payments", tenant="acme", outcome="failure", k=10)
+    assert {h.trajectory_id for h in failed} == {"bad-v1"}
+    assert all(h.outcome == "failure" for h in failed)
+    levels = hashing_ts.search("deploy", tenant="acme", levels=["failure"], k=10)
+    assert [h.level for h in levels] == ["failure"]
+    with pytest.raises(ValueError, match="unknown outcome"):
+        hashing_ts.search("x", tenant="acme", outcome="succeeded")
+
+
+def test_group_by_caps_hits_per_run(hashing_ts):
+    hashing_ts.add([_step_run(f"r{i}", 12) for i in range(4)])
+    for group_size in (1, 2, 3):
+        hits = hashing_ts.search("output of step number", tenant="acme", levels="step", k=3, group_size=group_size)
+        per_run: dict[str, int] = {}
+        for h in hits:
+            per_run[h.trajectory_id] = per_run.get(h.trajectory_id, 0) + 1
+        assert len(per_run) == 3
+        assert max(per_run.values()) <= group_size
+        assert sum(per_run.values()) == 3 * group_size
+    ungrouped = hashing_ts.search("output of step number", tenant="acme", levels="step", k=8, group_by_trajectory=False)
+    assert len(ungrouped) == 8
+
+
+def test_expand_returns_neighbour_steps_in_order(hashing_ts):
+    hashing_ts.add([_step_run("long", 11), _step_run("other", 11)])
+    hits = hashing_ts.search("echo step-6 token6", tenant="acme", levels="step", k=1)
+    hit = hits[0]
+    assert hit.trajectory_id in {"long", "other"}
+    assert hit.step_index <= 6 <= hit.step_end
+    around = hashing_ts.expand(hit, before=2, after=2)
+    positions = [s.position for s in around]
+    assert positions == list(range(max(0, hit.step_index - 2), min(10, hit.step_end + 2) + 1))
+    assert all(f"token{s.position}" in s.text for s in around)
+    edge = hashing_ts.expand(hit, before=0, after=50)
+    assert edge[-1].position == 10  # clipped at the run's end
+    with pytest.raises(PermissionError):
+        hashing_ts.expand(hit, tenant="beta")
+
+
+def test_similar_runs_one_per_run_and_excludes_itself(hashing_ts):
+    error = "ModuleNotFoundError: No module named 'yaml'"
+    hashing_ts.add([
+        failing_run("broken", error),
+        failing_run("same-error", error, task="Run the config loader"),
+        failing_run("other-error", "ZeroDivisionError: division by zero", task="Compute averages"),
+        make_run("fine"),
+    ])
+    matches = hashing_ts.similar_runs("broken", tenant="acme", k=5)
+    ids = [m.trajectory_id for m in matches]
+    assert "broken" not in ids
+    assert ids[0] == "same-error"
+    assert len(ids) == len(set(ids))
+    assert matches[0].task == "Run the config loader"
+    with pytest.raises(LookupError):
+        hashing_ts.similar_runs("nope", tenant="acme")
+    with pytest.raises(LookupError):  # another tenant's run is invisible
+        hashing_ts.similar_runs("broken", tenant="beta")
+
+
+def test_trace_round_trip_and_tenant_guard(hashing_ts):
+    run = failing_run("r1", "KeyError: 'user_id'")
+    hashing_ts.add([run])
+    hit = hashing_ts.run("r1", tenant="acme")
+    assert hit.trace_uri.startswith("file://")
+    assert hashing_ts.get_trace(hit.trace_uri, tenant="acme") == run
+    with pytest.raises(ValueError):
+        hashing_ts.get_trace(hit.trace_uri, tenant="beta")
+
+
+def test_reopen_persists_and_checks_embedder(tmp_path):
+    uri, traces = str(tmp_path / "m.db"), str(tmp_path / "traces")
+    with TrajSearch.open(uri, traces=traces, embedder=HashingEmbedder()) as ts:
+        ts.add([make_run("r1")])
+    with TrajSearch.open(uri, traces=traces, embedder=HashingEmbedder()) as ts:
+        assert [h.trajectory_id for h in ts.search("pytest", tenant="acme")] == ["r1"]
+    with pytest.raises(SchemaMismatchError, match="dim"):
+        TrajSearch.open(uri, traces=traces, embedder=HashingEmbedder(dim=32))
+
+
+def test_delete_removes_rows_and_trace(hashing_ts):
+    hashing_ts.add([make_run("r1"), make_run("r2")])
+    uri = hashing_ts.run("r1", tenant="acme").trace_uri
+    hashing_ts.delete("r1", tenant="acme")
+    assert {h.trajectory_id for h in hashing_ts.search("pytest", tenant="acme", k=5)} == {"r2"}
+    assert not hashing_ts.traces.exists(uri, tenant="acme")
+
+
+def test_query_validation(hashing_ts):
+    for kwargs in ({"k": 0}, {"k": 10_000}, {"group_size": 0}):
+        with pytest.raises(ValueError):
+            hashing_ts.search("x", tenant="acme", **kwargs)
+    with pytest.raises(ValueError):
+        hashing_ts.search("   ", tenant="acme")
+    with pytest.raises(ValueError, match="unknown level"):
+        hashing_ts.search("x", tenant="acme", levels="episode")

@@ -1,0 +1,35 @@
+"""Where things live by default, and the environment variables that move them.
+
+- ``TRAJSEARCH_HOME``   data directory of the embedded default (``./.trajsearch``)
+- ``TRAJSEARCH_URI``    Milvus URI: a local path (Milvus Lite) or ``http://host:19530``
+- ``TRAJSEARCH_TRACES`` trace store: a path, ``file:///abs/path`` or ``s3://bucket/prefix``
+- ``TRAJSEARCH_MODEL``  embedding model (default all-MiniLM-L6-v2, offline)
+- ``TRAJSEARCH_MILVUS_TOKEN`` token for a Milvus server (``user:password`` or an API key)
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from .embed import DEFAULT_MODEL
+
+
+def home() -> Path:
+    return Path(os.environ.get("TRAJSEARCH_HOME", ".trajsearch"))
+
+
+def default_uri() -> str:
+    return os.environ.get("TRAJSEARCH_URI") or str(home() / "milvus.db")
+
+
+def default_traces() -> str:
+    return os.environ.get("TRAJSEARCH_TRACES") or str(home() / "traces")
+
+
+def default_model() -> str:
+    return os.environ.get("TRAJSEARCH_MODEL", DEFAULT_MODEL)
+
+
+def milvus_token() -> str:
+    return os.environ.get("TRAJSEARCH_MILVUS_TOKEN", "")

@@ -1,0 +1,132 @@
+"""The trajectory model: one agent run and its ordered steps.
+
+This module is the single source of truth for the trace-dump format: the JSON
+Schema in ``schemas/trajectory.schema.json`` is generated from it
+(``python -m trajsearch.model > schemas/trajectory.schema.json``) and a test
+keeps the two in sync.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from datetime import datetime, timezone
+from enum import Enum
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+#: Identifiers that reach Milvus filters are restricted to a safe alphabet, so a
+#: value can never change the meaning of a filter expression (see store/filters.py).
+ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.:@/+=-]{0,191}$"
+TENANT_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"
+_ID_RE = re.compile(ID_PATTERN)
+_TENANT_RE = re.compile(TENANT_PATTERN)
+
+#: Upper bounds that keep one record from flooding the index or the trace store.
+MAX_TASK_CHARS = 20_000
+MAX_STEP_FIELD_CHARS = 1_000_000
+MAX_STEPS = 5_000
+
+
+class Outcome(str, Enum):
+    success = "success"
+    failure = "failure"
+    infra_error = "infra_error"
+    unknown = "unknown"
+
+
+class Failure(BaseModel):
+    """What went wrong in a run, why, and what fixed it (each where known)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    error: str = Field(max_length=MAX_TASK_CHARS)
+    cause: str | None = Field(default=None, max_length=MAX_TASK_CHARS)
+    fix: str | None = Field(default=None, max_length=MAX_TASK_CHARS)
+
+
+class Step(BaseModel):
+    """One agent turn: why (thought), what (action + arguments), and what came back."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    index: int = Field(ge=0, description="Position in the run, 0-based, strictly increasing.")
+    thought: str | None = Field(default=None, max_length=MAX_STEP_FIELD_CHARS)
+    action: str | None = Field(default=None, max_length=200, description="Tool name.")
+    arguments: Any = Field(default=None, description="Tool arguments as JSON.")
+    observation: str | None = Field(
+        default=None, max_length=MAX_STEP_FIELD_CHARS, description="Tool result / environment reply."
+    )
+    error: str | None = Field(default=None, max_length=MAX_STEP_FIELD_CHARS)
+    started_at: datetime | None = None
+    ended_at: datetime | None = None
+
+
+class Trajectory(BaseModel):
+    """One agent run: the task, the steps taken, and how it ended."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    trajectory_id: str = Field(pattern=ID_PATTERN)
+    tenant: str = Field(pattern=TENANT_PATTERN)
+    task: str = Field(min_length=1, max_length=MAX_TASK_CHARS, description="Instruction / user goal.")
+    task_id: str | None = Field(default=None, max_length=200)
+    task_family: str | None = Field(default=None, max_length=200)
+    policy_version: str | None = Field(default=None, max_length=100)
+    env_version: str | None = Field(default=None, max_length=100)
+    tool_versions: dict[str, str] = Field(default_factory=dict)
+    tools_available: list[str] = Field(default_factory=list)
+    outcome: Outcome = Outcome.unknown
+    reward: float | None = None
+    created_at: datetime = Field(default_factory=lambda: datetime.now(timezone.utc))
+    model_id: str | None = Field(default=None, max_length=200)
+    tags: list[str] = Field(default_factory=list)
+    quality_score: float | None = Field(default=None, ge=0.0, le=1.0)
+    failure: Failure | None = None
+    what_worked: str | None = Field(default=None, max_length=MAX_TASK_CHARS)
+    what_failed: str | None = Field(default=None, max_length=MAX_TASK_CHARS)
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    steps: list[Step] = Field(default_factory=list, max_length=MAX_STEPS)
+
+    @field_validator("created_at")
+    @classmethod
+    def _aware(cls, value: datetime) -> datetime:
+        return value if value.tzinfo else value.replace(tzinfo=timezone.utc)
+
+    @model_validator(mode="after")
+    def _ordered_steps(self) -> Trajectory:
+        indexes = [s.index for s in self.steps]
+        if any(b <= a for a, b in zip(indexes, indexes[1:])):
+            raise ValueError("steps must have strictly increasing 'index' values")
+        return self
+
+    @property
+    def tools_used(self) -> list[str]:
+        """Distinct tool names in order of first use."""
+        return list(dict.fromkeys(s.action for s in self.steps if s.action))
+
+
+def valid_tenant(value: str) -> str:
+    """Return ``value`` if it is a well-formed tenant name, else raise ValueError."""
+    if not isinstance(value, str) or not _TENANT_RE.match(value):
+        raise ValueError(f"invalid tenant {value!r}: expected {TENANT_PATTERN}")
+    return value
+
+
+def valid_id(value: str, what: str = "trajectory_id") -> str:
+    """Return ``value`` if it is a well-formed identifier, else raise ValueError."""
+    if not isinstance(value, str) or not _ID_RE.match(value):
+        raise ValueError(f"invalid {what} {value!r}: expected {ID_PATTERN}")
+    return value
+
+
+def json_schema() -> dict[str, Any]:
+    schema = Trajectory.model_json_schema()
+    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    schema["$id"] = "https://trajsearch.dev/schemas/trajectory.schema.json"
+    return schema
+
+
+if __name__ == "__main__":
+    print(json.dumps(json_schema(), indent=2, sort_keys=True))

@@ -1,0 +1,232 @@
+"""Trajectory -> index rows: what of a run is searchable, and as which text.
+
+Four levels, each one row per unit:
+- ``task``: the instruction, as given;
+- ``summary``: goal, approach, outcome in a few extractive sentences;
+- ``step``: a window of 2-5 consecutive steps, compacted (long outputs keep
+  their head and tail; the full text stays in the trace store);
+- ``failure``: for runs that did not succeed, the decisive error with its
+  cause and fix where known.
+
+Everything here is deterministic, so re-ingesting a run yields the same rows
+and the same ids (see :func:`row_id`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any, Callable, Protocol
+
+from .model import Outcome, Step, Trajectory
+
+#: Bump when the derived text changes, so re-ingest rewrites rows instead of skipping them.
+REPRESENTATION_VERSION = 1
+
+TRAJECTORY_LEVEL_INDEX = -1  # step_index of task and summary rows
+MAX_ROW_CHARS = 12_000  # the stored/lexical text of one row
+OBSERVATION_HEAD = 700
+OBSERVATION_TAIL = 1_100
+ARGUMENT_CHARS = 600
+THOUGHT_CHARS = 300
+
+_TRACEBACK_TAIL = re.compile(r"^\s*([A-Za-z_][\w.]*(Error|Exception|Exit|Interrupt|Warning)\b.*)$", re.M)
+_RETURNCODE = re.compile(r"<returncode>\s*(-?\d+)\s*</returncode>")
+
+
+@dataclass(frozen=True)
+class WindowConfig:
+    """Step windows: ``size`` consecutive steps, a new window every ``stride`` steps."""
+
+    size: int = 3
+    stride: int = 2
+
+    def __post_init__(self) -> None:
+        if not 2 <= self.size <= 5:
+            raise ValueError(f"window size must be 2-5 steps, got {self.size}")
+        if not 1 <= self.stride <= self.size:
+            raise ValueError(f"window stride must be 1..size ({self.size}), got {self.stride}")
+
+    def starts_covering(self, first: int, last: int) -> list[int]:
+        """Start positions of every window that can overlap positions ``first..last``."""
+        lowest = max(0, first - self.size + 1)
+        start = -(-lowest // self.stride) * self.stride  # round up to a multiple of stride
+        return list(range(start, max(last, 0) + 1, self.stride))
+
+
+@dataclass
+class Row:
+    """One searchable unit of a trajectory, before embedding."""
+
+    level: str
+    step_index: int
+    step_end: int
+    text: str
+    steps: list[dict[str, Any]] = field(default_factory=list)
+
+
+class Summarizer(Protocol):
+    def __call__(self, trajectory: Trajectory) -> str: ...
+
+
+def clip(text: str, head: int, tail: int = 0) -> str:
+    """Keep the head and tail of ``text`` (errors sit at the end of outputs)."""
+    text = text.strip()
+    if len(text) <= head + tail + 20:
+        return text
+    cut = len(text) - head - tail
+    return f"{text[:head]} …[{cut} chars cut]… {text[len(text) - tail:]}" if tail else f"{text[:head]} …"
+
+
+def render_arguments(arguments: Any) -> str:
+    if arguments is None:
+        return ""
+    if isinstance(arguments, dict) and len(arguments) == 1:
+        (value,) = arguments.values()
+        if isinstance(value, str):  # {"command": "ls -la"} reads best as the bare command
+            return clip(value, ARGUMENT_CHARS)
+    if isinstance(arguments, str):
+        return clip(arguments, ARGUMENT_CHARS)
+    return clip(json.dumps(arguments, ensure_ascii=False, sort_keys=True), ARGUMENT_CHARS)
+
+
+def step_text(step: Step) -> str:
+    """A compact, readable rendering of one step: action, arguments, result, error."""
+    lines = []
+    if step.thought:
+        lines.append(f"thought: {clip(step.thought, THOUGHT_CHARS)}")
+    if step.action:
+        lines.append(f"action: {step.action} {render_arguments(step.arguments)}".rstrip())
+    if step.observation:
+        lines.append(f"result: {clip(step.observation, OBSERVATION_HEAD, OBSERVATION_TAIL)}")
+    if step.error:
+        lines.append(f"error: {clip(step.error, 400, 400)}")
+    return f"[step {step.index}] " + "\n".join(lines)
+
+
+def decisive_error(trajectory: Trajectory) -> tuple[str, int]:
+    """The error that best explains a failed run, and the position of its step (or -1).
+
+    Preference: an explicit failure record; the last step with an error; the last
+    traceback line; the last non-zero return code; else the outcome itself.
+    """
+    if trajectory.failure:
+        return trajectory.failure.error, _last_error_position(trajectory)
+    for pos in range(len(trajectory.steps) - 1, -1, -1):
+        step = trajectory.steps[pos]
+        if step.error:
+            return step.error.strip(), pos
+        observation = step.observation or ""
+        tracebacks = _TRACEBACK_TAIL.findall(observation)
+        if tracebacks and "Traceback" in observation:
+            return tracebacks[-1][0].strip(), pos
+        code = _RETURNCODE.search(observation)
+        if code and code.group(1) != "0":
+            return f"exit code {code.group(1)}: {clip(observation, 0, 300)}", pos
+    status = trajectory.metadata.get("exit_status")
+    detail = f" (exit status {status})" if status else ""
+    return f"run ended with outcome {trajectory.outcome.value}{detail} after {len(trajectory.steps)} steps", -1
+
+
+def _last_error_position(trajectory: Trajectory) -> int:
+    for pos in range(len(trajectory.steps) - 1, -1, -1):
+        if trajectory.steps[pos].error:
+            return pos
+    return -1
+
+
+def extractive_summary(trajectory: Trajectory) -> str:
+    """Goal + approach + outcome, built only from what the trajectory records."""
+    goal = clip(trajectory.task.split("\n\n")[0], 300)
+    tools = trajectory.tools_used
+    sentences = [f"Goal: {goal}"]
+    if tools:
+        sentences.append(f"Approach: {len(trajectory.steps)} steps using {' -> '.join(tools[:8])}.")
+    key_actions = [
+        f"{s.action} {render_arguments(s.arguments)[:80]}".strip()
+        for s in trajectory.steps
+        if s.action and s.arguments
+    ]
+    if key_actions:
+        sentences.append("Key actions: " + "; ".join(dict.fromkeys(key_actions[-3:])) + ".")
+    outcome = f"Outcome: {trajectory.outcome.value}"
+    if trajectory.reward is not None:
+        outcome += f" (reward {trajectory.reward:g})"
+    sentences.append(outcome + ".")
+    if trajectory.outcome not in (Outcome.success, Outcome.unknown):
+        error, _ = decisive_error(trajectory)
+        sentences.append(f"Decisive error: {clip(error, 200)}.")
+    elif trajectory.steps and trajectory.steps[-1].observation:
+        sentences.append(f"Final result: {clip(trajectory.steps[-1].observation, 200)}")
+    if trajectory.what_worked:
+        sentences.append(f"What worked: {clip(trajectory.what_worked, 300)}")
+    if trajectory.what_failed:
+        sentences.append(f"What failed: {clip(trajectory.what_failed, 300)}")
+    return "\n".join(sentences)
+
+
+def failure_text(trajectory: Trajectory) -> tuple[str, int]:
+    error, position = decisive_error(trajectory)
+    lines = [f"Task: {clip(trajectory.task, 300)}", f"Error: {clip(error, 600, 600)}"]
+    if trajectory.failure and trajectory.failure.cause:
+        lines.append(f"Cause: {clip(trajectory.failure.cause, 600)}")
+    if trajectory.failure and trajectory.failure.fix:
+        lines.append(f"Fix: {clip(trajectory.failure.fix, 600)}")
+    if trajectory.what_failed:
+        lines.append(f"What failed: {clip(trajectory.what_failed, 600)}")
+    if position >= 0:
+        step = trajectory.steps[position]
+        lines.append(f"Failing step: {step.action or ''} {render_arguments(step.arguments)[:200]}".rstrip())
+    return "\n".join(lines), position
+
+
+def step_windows(trajectory: Trajectory, window: WindowConfig) -> list[Row]:
+    """Windows over step *positions* (0..n-1), so keys are computable for expansion."""
+    steps = trajectory.steps
+    rows: list[Row] = []
+    covered = -1
+    for start in range(0, len(steps), window.stride):
+        end = min(start + window.size, len(steps)) - 1
+        if end <= covered:
+            break  # the previous window already holds these steps
+        parts = [{"index": s.index, "action": s.action or "", "text": step_text(s)} for s in steps[start : end + 1]]
+        text = "\n".join(p["text"] for p in parts)
+        rows.append(Row("step", start, end, text[:MAX_ROW_CHARS], parts))
+        covered = end
+    return rows
+
+
+def represent(
+    trajectory: Trajectory,
+    *,
+    window: WindowConfig = WindowConfig(),
+    summarizer: Summarizer | Callable[[Trajectory], str] = extractive_summary,
+) -> list[Row]:
+    """All index rows for one trajectory, in a stable order."""
+    rows = [
+        Row("task", TRAJECTORY_LEVEL_INDEX, TRAJECTORY_LEVEL_INDEX, trajectory.task[:MAX_ROW_CHARS]),
+        Row("summary", TRAJECTORY_LEVEL_INDEX, TRAJECTORY_LEVEL_INDEX, summarizer(trajectory)[:MAX_ROW_CHARS]),
+    ]
+    rows.extend(step_windows(trajectory, window))
+    if trajectory.outcome in (Outcome.failure, Outcome.infra_error):
+        text, position = failure_text(trajectory)
+        rows.append(Row("failure", position, position, text[:MAX_ROW_CHARS]))
+    return rows
+
+
+def row_id(tenant: str, trajectory_id: str, level: str, step_index: int) -> str:
+    """Deterministic primary key: re-ingest upserts, and neighbours are addressable by key.
+
+    Failure rows are keyed at -1 whatever step they point at: one per run.
+    """
+    key_index = TRAJECTORY_LEVEL_INDEX if level != "step" else step_index
+    raw = f"{tenant}\x1f{trajectory_id}\x1f{level}\x1f{key_index}".encode()
+    return hashlib.blake2b(raw, digest_size=16).hexdigest()
+
+
+def content_hash(trajectory: Trajectory, window: WindowConfig) -> str:
+    """Changes whenever the trajectory or the way it is represented changes."""
+    payload = trajectory.model_dump_json() + f"|v{REPRESENTATION_VERSION}|w{window.size}s{window.stride}"
+    return hashlib.blake2b(payload.encode(), digest_size=16).hexdigest()

@@ -1,0 +1,318 @@
+"""The library façade: a handful of verbs over the index, the embedder and the trace store.
+
+``search`` finds rows, ``expand`` shows the steps around a hit, ``similar_runs``
+answers "runs like this broken one", ``get_trace`` returns a full run. The CLI,
+the agent runtime and the service all call these and nothing below them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
+
+from . import config
+from .embed import Embedder, load_embedder
+from .ingest.pipeline import IngestReport, Indexer
+from .model import Trajectory, valid_id
+from .represent import WindowConfig, row_id
+from .store.filters import Filters
+from .store.index import IndexSettings, TrajectoryIndex
+from .store.traces import TraceStore, open_trace_store
+
+if TYPE_CHECKING:
+    from .ingest.read import Parsed
+
+MAX_K = 200
+
+
+@dataclass
+class Hit:
+    """One matching row: what matched, how well, and where the full run lives."""
+
+    id: str
+    score: float
+    level: str
+    text: str
+    tenant: str
+    trajectory_id: str
+    step_index: int
+    step_end: int
+    trace_uri: str
+    outcome: str
+    reward: float | None = None
+    quality_score: float | None = None
+    task_id: str = ""
+    task_family: str = ""
+    env_version: str = ""
+    policy_version: str = ""
+    tools: list[str] = field(default_factory=list)
+    tool_versions: dict[str, str] = field(default_factory=dict)
+    created_at: int = 0
+    steps: list[dict[str, Any]] = field(default_factory=list)
+
+    @classmethod
+    def from_row(cls, row: dict[str, Any]) -> Hit:
+        names = cls.__dataclass_fields__
+        values = {k: v for k, v in row.items() if k in names}
+        values.setdefault("score", 0.0)
+        values["tools"] = list(values.get("tools") or [])
+        values["steps"] = list(values.get("steps") or [])
+        return cls(**values)
+
+    def to_dict(self, *, with_steps: bool = False) -> dict[str, Any]:
+        data = asdict(self)
+        if not with_steps:
+            data.pop("steps")
+        return data
+
+
+@dataclass
+class StepView:
+    """One step as shown around a hit: its position in the run, tool, and compact text."""
+
+    position: int
+    index: int
+    action: str
+    text: str
+
+
+@dataclass
+class RunMatch:
+    """A whole run similar to the query, with its best matching step."""
+
+    trajectory_id: str
+    score: float
+    outcome: str
+    task: str
+    trace_uri: str
+    best: Hit
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["best"] = self.best.to_dict()
+        return data
+
+
+def _grouped(hits: list[dict], k: int, group_size: int) -> list[dict]:
+    """At most ``group_size`` hits per trajectory and ``k`` trajectories, best first."""
+    groups: dict[str, list[dict]] = {}
+    for hit in sorted(hits, key=lambda h: -h["score"]):
+        members = groups.setdefault(hit["trajectory_id"], [])
+        if len(members) < group_size:
+            members.append(hit)
+    ordered = sorted(groups.values(), key=lambda g: -g[0]["score"])[:k]
+    return [hit for group in ordered for hit in group]
+
+
+class TrajSearch:
+    """Search over past agent runs. Open with :meth:`open`; every read verb takes a ``tenant``."""
+
+    def __init__(self, index: TrajectoryIndex, embedder: Embedder, traces: TraceStore) -> None:
+        self.index = index
+        self.embedder = embedder
+        self.traces = traces
+        self.window = WindowConfig(index.settings.window, index.settings.stride)
+
+    @classmethod
+    def open(
+        cls,
+        uri: str | None = None,
+        *,
+        traces: str | None = None,
+        model: str | None = None,
+        embedder: Embedder | None = None,
+        window: int = 3,
+        stride: int = 2,
+    ) -> TrajSearch:
+        """Open (creating if needed) the index at ``uri`` and the trace store at ``traces``.
+
+        Defaults: the embedded Milvus Lite under ``./.trajsearch`` (see :mod:`trajsearch.config`).
+        """
+        embedder = embedder or load_embedder(model or config.default_model())
+        WindowConfig(window, stride)  # validate before anything is created
+        settings = IndexSettings(embedder=embedder.name, dim=embedder.dim, window=window, stride=stride)
+        index = TrajectoryIndex(uri or config.default_uri(), settings, token=config.milvus_token())
+        return cls(index, embedder, open_trace_store(traces or config.default_traces()))
+
+    def close(self) -> None:
+        self.index.close()
+
+    def __enter__(self) -> TrajSearch:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- writing -----------------------------------------------------------------------------
+
+    def add(
+        self,
+        items: Iterable[Trajectory | Parsed],
+        *,
+        on_progress: Callable[[int], None] | None = None,
+    ) -> IngestReport:
+        """Index trajectories; unchanged ones are skipped, changed ones replaced."""
+        return Indexer(self.index, self.embedder, self.traces).add(items, on_progress=on_progress)
+
+    def delete(self, trajectory_id: str, *, tenant: str) -> None:
+        run = self.run(trajectory_id, tenant=tenant)
+        self.index.delete_trajectory(tenant, trajectory_id)
+        if run is not None:
+            self.traces.delete(run.trace_uri, tenant=tenant)
+
+    # -- reading -----------------------------------------------------------------------------
+
+    def search(
+        self,
+        text: str,
+        *,
+        tenant: str,
+        levels: str | Sequence[str] = (),
+        outcome: str | Sequence[str] = (),
+        env_version: str | Sequence[str] = (),
+        policy_version: str | Sequence[str] = (),
+        task_family: str | Sequence[str] = (),
+        tools: str | Sequence[str] = (),
+        exclude_trajectory_ids: Sequence[str] = (),
+        k: int = 10,
+        group_by_trajectory: bool = True,
+        group_size: int = 1,
+    ) -> list[Hit]:
+        """Rows most similar to ``text`` inside the hard filters, best first.
+
+        With ``group_by_trajectory`` (the default) at most ``group_size`` hits come
+        from any one run, and up to ``k`` runs are returned.
+        """
+        filters = Filters(
+            tenant=tenant,
+            levels=levels,
+            outcomes=outcome,
+            env_versions=env_version,
+            policy_versions=policy_version,
+            task_families=task_family,
+            tools=tools,
+            exclude_trajectory_ids=tuple(exclude_trajectory_ids),
+        )
+        return self.search_filtered(text, filters, k=k, group_by_trajectory=group_by_trajectory, group_size=group_size)
+
+    def search_filtered(
+        self, text: str, filters: Filters, *, k: int = 10, group_by_trajectory: bool = True, group_size: int = 1
+    ) -> list[Hit]:
+        """:meth:`search` with prebuilt :class:`Filters` (the runtime builds them from trusted context)."""
+        _check_query(text, k, group_size)
+        vector = self.embedder.encode([text])[0]
+        return [Hit.from_row(h) for h in self._dense(vector, filters, k, group_by_trajectory, group_size)]
+
+    def _dense(self, vector: Any, filters: Filters, k: int, grouped: bool, group_size: int) -> list[dict]:
+        if not grouped:
+            return self.index.search(vector, filters, limit=k)
+        hits = self.index.search(vector, filters, limit=k, group_by_trajectory=True, group_size=group_size)
+        if len({h["trajectory_id"] for h in hits}) < k:
+            # milvus-lite's group_by is best-effort (it may return fewer groups than
+            # asked): over-fetch plain neighbours and group them here instead.
+            hits = self.index.search(vector, filters, limit=min(16_384, k * group_size * 20))
+        return _grouped(hits, k, group_size)
+
+    def expand(self, hit: Hit, *, before: int = 2, after: int = 2, tenant: str | None = None) -> list[StepView]:
+        """The steps around a step or failure hit, in order, fetched by key (no scan)."""
+        tenant = tenant or hit.tenant
+        if tenant != hit.tenant:
+            raise PermissionError("a hit can only be expanded inside its own tenant")
+        if hit.step_index < 0:
+            raise ValueError(f"a {hit.level} hit has no step position to expand around")
+        if before < 0 or after < 0 or before + after > 50:
+            raise ValueError("before/after must be >= 0 and at most 50 steps together")
+        first, last = max(0, hit.step_index - before), hit.step_end + after
+        ids = [row_id(tenant, hit.trajectory_id, "step", s) for s in self.window.starts_covering(first, last)]
+        by_position: dict[int, dict] = {}
+        for row in self.index.get(ids, Filters(tenant=tenant), fields=["step_index", "steps"]):
+            for position, step in enumerate(row["steps"] or [], start=row["step_index"]):
+                by_position[position] = step
+        return [
+            StepView(position=p, index=s["index"], action=s["action"], text=s["text"])
+            for p, s in sorted(by_position.items())
+            if first <= p <= last
+        ]
+
+    def run(self, trajectory_id: str, *, tenant: str, level: str = "task") -> Hit | None:
+        """A run's ``task`` (or ``summary`` / ``failure``) row, by key."""
+        valid_id(trajectory_id)
+        rows = self.index.get([row_id(tenant, trajectory_id, level, -1)], Filters(tenant=tenant))
+        return Hit.from_row(rows[0]) if rows else None
+
+    def similar_runs(
+        self,
+        trajectory_id: str | None = None,
+        text: str | None = None,
+        *,
+        tenant: str,
+        k: int = 5,
+        outcome: str | Sequence[str] = (),
+        env_version: str | Sequence[str] = (),
+    ) -> list[RunMatch]:
+        """Runs like this one (by id: its failure, else its task) or like ``text``; one per run."""
+        if (trajectory_id is None) == (text is None):
+            raise ValueError("give exactly one of trajectory_id or text")
+        exclude: tuple[str, ...] = ()
+        if trajectory_id is not None:
+            anchor = self.run(trajectory_id, tenant=tenant, level="failure") or self.run(trajectory_id, tenant=tenant)
+            if anchor is None:
+                raise LookupError(f"no trajectory {trajectory_id!r} in tenant {tenant!r}")
+            text, exclude = anchor.text, (trajectory_id,)
+        filters = Filters(
+            tenant=tenant,
+            levels=("step", "failure"),
+            outcomes=outcome,
+            env_versions=env_version,
+            exclude_trajectory_ids=exclude,
+        )
+        hits = self.search_filtered(text, filters, k=k, group_by_trajectory=True, group_size=1)
+        tasks = {
+            row["trajectory_id"]: row["text"]
+            for row in self.index.get(
+                [row_id(tenant, h.trajectory_id, "task", -1) for h in hits],
+                Filters(tenant=tenant),
+                fields=["trajectory_id", "text"],
+            )
+        }
+        return [
+            RunMatch(h.trajectory_id, h.score, h.outcome, tasks.get(h.trajectory_id, ""), h.trace_uri, h)
+            for h in hits
+        ]
+
+    def get_trace(self, trace_uri: str, *, tenant: str) -> Trajectory:
+        """The full stored trajectory; refuses URIs outside the store or of another tenant."""
+        return self.traces.get(trace_uri, tenant=tenant)
+
+    def stats(self, *, tenant: str) -> dict[str, Any]:
+        levels = self.index.count_by("level", tenant)
+        return {
+            "tenant": tenant,
+            "uri": self.index.uri,
+            "embedder": self.index.settings.embedder,
+            "window": {"size": self.window.size, "stride": self.window.stride},
+            "trajectories": levels.get("task", 0),
+            "rows": sum(levels.values()),
+            "rows_by_level": levels,
+            "runs_by_outcome": self._outcomes(tenant),
+        }
+
+    def _outcomes(self, tenant: str) -> dict[str, int]:
+        counts: dict[str, int] = {}
+        for row in self.index.iterate(["outcome"], expr=Filters(tenant=tenant, levels=("task",)).to_expr()):
+            counts[row["outcome"]] = counts.get(row["outcome"], 0) + 1
+        return counts
+
+
+def _check_query(text: str, k: int, group_size: int) -> None:
+    if not isinstance(text, str) or not text.strip():
+        raise ValueError("query text must be a non-empty string")
+    if len(text) > 20_000:
+        raise ValueError(f"query text too long ({len(text)} > 20000 chars)")
+    if not 1 <= k <= MAX_K:
+        raise ValueError(f"k must be 1..{MAX_K}, got {k}")
+    if not 1 <= group_size <= 10:
+        raise ValueError(f"group_size must be 1..10, got {group_size}")
+
+
+__all__ = ["Hit", "RunMatch", "StepView", "TrajSearch"]

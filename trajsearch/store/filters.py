@@ -1,0 +1,134 @@
+"""Hard applicability filters, built in exactly one place.
+
+Milvus Lite has no filter templating, so every filter is an expression string.
+The only way values get into one is through :func:`quote`, which accepts
+validated values and escapes them strictly; callers never paste strings.
+:class:`Filters` also evaluates itself on a plain row (``matches``) so an
+index kept outside Milvus (the lexical leg) applies the very same rules.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Iterable, Mapping
+
+from ..model import Outcome, valid_id, valid_tenant
+
+LEVELS = ("task", "summary", "step", "failure")
+_MAX_VALUE_CHARS = 200
+
+
+def quote(value: str) -> str:
+    """Render ``value`` as a Milvus string literal.
+
+    Backslashes and double quotes are escaped; control characters and
+    over-long values are refused outright (no legitimate filter value has them).
+    """
+    if not isinstance(value, str):
+        raise TypeError(f"filter value must be a string, got {type(value).__name__}")
+    if len(value) > _MAX_VALUE_CHARS:
+        raise ValueError(f"filter value too long ({len(value)} > {_MAX_VALUE_CHARS} chars)")
+    if any(ord(ch) < 32 or ord(ch) == 127 for ch in value):
+        raise ValueError(f"filter value {value!r} contains control characters")
+    return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def _in(field_name: str, values: Iterable[str]) -> str:
+    items = sorted(set(values))
+    if len(items) == 1:
+        return f"{field_name} == {quote(items[0])}"
+    return f"{field_name} in [{', '.join(quote(v) for v in items)}]"
+
+
+def _tuple(values: str | Iterable[str] | None) -> tuple[str, ...]:
+    if values is None:
+        return ()
+    if isinstance(values, str):
+        return (values,)
+    return tuple(values)
+
+
+@dataclass(frozen=True)
+class Filters:
+    """Typed, validated filters. ``tenant`` is mandatory and comes from trusted context.
+
+    Empty tuples mean "no constraint". ``tools`` keeps rows whose tool list
+    contains *any* of the given tools.
+    """
+
+    tenant: str
+    levels: tuple[str, ...] = ()
+    outcomes: tuple[str, ...] = ()
+    env_versions: tuple[str, ...] = ()
+    policy_versions: tuple[str, ...] = ()
+    task_families: tuple[str, ...] = ()
+    tools: tuple[str, ...] = ()
+    trajectory_ids: tuple[str, ...] = ()
+    exclude_trajectory_ids: tuple[str, ...] = ()
+    created_after: int | None = None  # epoch seconds
+
+    def __post_init__(self) -> None:
+        valid_tenant(self.tenant)
+        for name in ("levels", "outcomes", "env_versions", "policy_versions", "task_families",
+                     "tools", "trajectory_ids", "exclude_trajectory_ids"):
+            object.__setattr__(self, name, _tuple(getattr(self, name)))
+        unknown = set(self.levels) - set(LEVELS)
+        if unknown:
+            raise ValueError(f"unknown level(s) {sorted(unknown)}: expected some of {list(LEVELS)}")
+        outcomes = {o.value for o in Outcome}
+        bad = set(self.outcomes) - outcomes
+        if bad:
+            raise ValueError(f"unknown outcome(s) {sorted(bad)}: expected some of {sorted(outcomes)}")
+        for tid in self.trajectory_ids + self.exclude_trajectory_ids:
+            valid_id(tid)
+        for value in self.env_versions + self.policy_versions + self.task_families + self.tools:
+            quote(value)  # validates
+        if self.created_after is not None and not isinstance(self.created_after, int):
+            raise TypeError("created_after must be epoch seconds (int)")
+
+    def to_expr(self) -> str:
+        """The Milvus boolean expression for these filters."""
+        parts = [f"tenant == {quote(self.tenant)}"]
+        for name, values in (
+            ("level", self.levels),
+            ("outcome", self.outcomes),
+            ("env_version", self.env_versions),
+            ("policy_version", self.policy_versions),
+            ("task_family", self.task_families),
+            ("trajectory_id", self.trajectory_ids),
+        ):
+            if values:
+                parts.append(_in(name, values))
+        if self.exclude_trajectory_ids:
+            parts.append(f"not ({_in('trajectory_id', self.exclude_trajectory_ids)})")
+        if self.tools:
+            parts.append(f"array_contains_any(tools, [{', '.join(quote(t) for t in sorted(set(self.tools)))}])")
+        if self.created_after is not None:
+            parts.append(f"created_at >= {int(self.created_after)}")
+        return " and ".join(parts)
+
+    def matches(self, row: Mapping[str, Any]) -> bool:
+        """The same rules as :meth:`to_expr`, evaluated on one row (a dict of fields)."""
+        if row.get("tenant") != self.tenant:
+            return False
+        for name, values in (
+            ("level", self.levels),
+            ("outcome", self.outcomes),
+            ("env_version", self.env_versions),
+            ("policy_version", self.policy_versions),
+            ("task_family", self.task_families),
+            ("trajectory_id", self.trajectory_ids),
+        ):
+            if values and row.get(name) not in values:
+                return False
+        if self.exclude_trajectory_ids and row.get("trajectory_id") in self.exclude_trajectory_ids:
+            return False
+        if self.tools and not set(self.tools) & set(row.get("tools") or ()):
+            return False
+        if self.created_after is not None and int(row.get("created_at") or 0) < self.created_after:
+            return False
+        return True
+
+    def ids_expr(self, ids: Iterable[str]) -> str:
+        """Restrict these filters to primary keys ``ids`` (a key lookup, not a scan)."""
+        return f"id in [{', '.join(quote(i) for i in ids)}] and {self.to_expr()}"
