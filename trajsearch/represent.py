@@ -112,8 +112,17 @@ def decisive_error(trajectory: Trajectory) -> tuple[str, int]:
     Preference: an explicit failure record; the last step with an error; the last
     traceback line; the last non-zero return code; else the outcome itself.
     """
+    error, position = _error_in_steps(trajectory)
     if trajectory.failure:
-        return trajectory.failure.error, _last_error_position(trajectory)
+        return trajectory.failure.error, position
+    if error is not None:
+        return error, position
+    status = trajectory.metadata.get("exit_status")
+    detail = f" (exit status {status})" if status else ""
+    return f"run ended with outcome {trajectory.outcome.value}{detail} after {len(trajectory.steps)} steps", -1
+
+
+def _error_in_steps(trajectory: Trajectory) -> tuple[str | None, int]:
     for pos in range(len(trajectory.steps) - 1, -1, -1):
         step = trajectory.steps[pos]
         if step.error:
@@ -125,16 +134,7 @@ def decisive_error(trajectory: Trajectory) -> tuple[str, int]:
         code = _RETURNCODE.search(observation)
         if code and code.group(1) != "0":
             return f"exit code {code.group(1)}: {clip(observation, 0, 300)}", pos
-    status = trajectory.metadata.get("exit_status")
-    detail = f" (exit status {status})" if status else ""
-    return f"run ended with outcome {trajectory.outcome.value}{detail} after {len(trajectory.steps)} steps", -1
-
-
-def _last_error_position(trajectory: Trajectory) -> int:
-    for pos in range(len(trajectory.steps) - 1, -1, -1):
-        if trajectory.steps[pos].error:
-            return pos
-    return -1
+    return None, -1
 
 
 def extractive_summary(trajectory: Trajectory) -> str:
