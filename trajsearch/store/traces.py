@@ -1,0 +1,388 @@
+"""The trace store: full trajectories in object storage, addressed by ``trace_uri``.
+
+The search index keeps only a ``trace_uri`` per run; the long, noisy trajectory
+lives here as gzip-compressed JSON. Two backends share one layout::
+
+    file:///abs/root/<tenant>/<name>.json.gz
+    s3://bucket/prefix/<tenant>/<name>.json.gz
+
+``<name>`` is derived from the trajectory id (see :func:`trace_name`), so
+re-putting a trajectory overwrites it in place.
+
+URIs come back from the index and may be tampered with, so reading is strict:
+a URI is accepted only if it is *exactly* ``<store location>/<caller's
+tenant>/<well-formed name>``. Anything else (another scheme, bucket, prefix
+or root, ``..`` in any spelling, symlinks leading out of the tenant's
+directory, another tenant's trace) raises :class:`TraceAccessError`.
+
+Exceptions (all subclass :class:`TraceStoreError`):
+
+* :class:`TraceAccessError` (also ``ValueError``): the URI is not one this
+  store may serve to this tenant. A bad argument, so it is a ValueError, not
+  an OSError that retry-on-I/O-error code would swallow.
+* :class:`TraceNotFoundError` (also ``KeyError``): no trace at that URI.
+* :class:`TraceCorruptError` (also ``ValueError``): the stored bytes are not
+  gzip/JSON, fail validation, or hold a different trajectory than the URI names.
+* :class:`TraceStoreError` itself: the storage failed (I/O error, S3 outage
+  after retries, missing bucket); the message names the bucket/key or path.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import io
+import os
+import re
+import tempfile
+import zlib
+from pathlib import Path, PurePosixPath
+from typing import Any, Callable, Protocol, runtime_checkable
+from urllib.parse import SplitResult, unquote, urlsplit
+
+from pydantic import ValidationError
+
+from ..model import Trajectory, valid_id, valid_tenant
+
+#: Largest decompressed trace we will read or write; guards against gzip bombs.
+MAX_TRACE_BYTES = 256 * 1024 * 1024
+SUFFIX = ".json.gz"
+S3_ENDPOINT_ENV = "TRAJSEARCH_S3_ENDPOINT"
+
+_NAME_PREFIX_CHARS = 64
+_HASH_HEX = 16
+_NAME_RE = re.compile(rf"^[A-Za-z0-9][A-Za-z0-9_.-]{{0,{_NAME_PREFIX_CHARS - 1}}}-[0-9a-f]{{{_HASH_HEX}}}\.json\.gz$")
+_UNSAFE_RE = re.compile(r"[^A-Za-z0-9_.-]")
+_BUCKET_RE = re.compile(r"^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$")
+_PREFIX_SEGMENT_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.=+@-]*$")
+
+
+class TraceStoreError(Exception):
+    """Base class; raised as-is when the underlying storage fails."""
+
+
+class TraceAccessError(TraceStoreError, ValueError):
+    """The URI is outside this store or belongs to another tenant."""
+
+
+class TraceNotFoundError(TraceStoreError, KeyError):
+    """No trace is stored at the URI."""
+
+    def __init__(self, uri: str) -> None:
+        super().__init__(uri)
+        self.uri = uri
+
+    def __str__(self) -> str:  # KeyError would repr() the message
+        return f"no trace at {self.uri}"
+
+
+class TraceCorruptError(TraceStoreError, ValueError):
+    """The stored bytes are not a valid trace for the URI."""
+
+
+@runtime_checkable
+class TraceStore(Protocol):
+    """Where full trajectories live. ``location`` is what :func:`open_trace_store` accepts."""
+
+    location: str
+
+    def put(self, trajectory: Trajectory) -> str:
+        """Store (or overwrite) ``trajectory``; return its ``trace_uri``."""
+        ...
+
+    def get(self, uri: str, *, tenant: str) -> Trajectory: ...
+
+    def delete(self, uri: str, *, tenant: str) -> None:
+        """Remove the trace; deleting a missing trace is not an error."""
+        ...
+
+    def exists(self, uri: str, *, tenant: str) -> bool: ...
+
+    def uri_for(self, tenant: str, trajectory_id: str) -> str: ...
+
+
+def trace_name(trajectory_id: str) -> str:
+    """File/object name for a trajectory id: readable sanitised prefix + short hash.
+
+    Ids may contain ``/`` and ``:``, so they are never used raw; the hash keeps
+    ids that sanitise alike (``a/b`` vs ``a:b``) apart.
+    """
+    valid_id(trajectory_id)
+    readable = _UNSAFE_RE.sub("_", trajectory_id)[:_NAME_PREFIX_CHARS]
+    digest = hashlib.sha256(trajectory_id.encode()).hexdigest()[:_HASH_HEX]
+    return f"{readable}-{digest}{SUFFIX}"
+
+
+def encode_trace(trajectory: Trajectory) -> bytes:
+    """Gzip JSON with a fixed mtime, so the same trajectory always gives the same bytes."""
+    raw = trajectory.model_dump_json().encode()
+    if len(raw) > MAX_TRACE_BYTES:
+        raise TraceStoreError(
+            f"trajectory {trajectory.trajectory_id!r} is {len(raw)} bytes as JSON, over {MAX_TRACE_BYTES}"
+        )
+    return gzip.compress(raw, compresslevel=6, mtime=0)
+
+
+def decode_trace(data: bytes, uri: str, *, tenant: str, name: str) -> Trajectory:
+    """Parse stored bytes, checking they hold the trajectory the URI names."""
+    try:
+        with gzip.GzipFile(fileobj=io.BytesIO(data)) as fh:
+            raw = fh.read(MAX_TRACE_BYTES + 1)
+    except (OSError, EOFError, zlib.error) as exc:
+        raise TraceCorruptError(f"trace {uri} is not valid gzip: {exc}") from exc
+    if len(raw) > MAX_TRACE_BYTES:
+        raise TraceCorruptError(f"trace {uri} decompresses to more than {MAX_TRACE_BYTES} bytes")
+    try:
+        trajectory = Trajectory.model_validate_json(raw)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "<root>"
+        raise TraceCorruptError(
+            f"trace {uri} is not a valid trajectory ({exc.error_count()} error(s); {where}: {first['msg']})"
+        ) from exc
+    if trajectory.tenant != tenant or trace_name(trajectory.trajectory_id) != name:
+        raise TraceCorruptError(
+            f"trace {uri} holds trajectory {trajectory.trajectory_id!r} of tenant "
+            f"{trajectory.tenant!r}, not the one its URI names"
+        )
+    return trajectory
+
+
+def _split(uri: str) -> SplitResult:
+    if not isinstance(uri, str):
+        raise TraceAccessError(f"trace URI must be a string, got {type(uri).__name__}")
+    try:
+        parts = urlsplit(uri)
+    except ValueError as exc:
+        raise TraceAccessError(f"malformed trace URI {uri!r}: {exc}") from exc
+    if parts.query or parts.fragment or "\x00" in uri:
+        raise TraceAccessError(f"trace URI {uri!r} must not have a query, fragment or NUL")
+    return parts
+
+
+def _check_entry(uri: str, segments: list[str], tenant: str, location: str) -> tuple[str, str]:
+    """Validate the ``<tenant>/<name>`` tail of a URI against the caller's tenant."""
+    if len(segments) != 2 or not _NAME_RE.match(segments[1]):
+        raise TraceAccessError(
+            f"{uri!r} is not a trace URI of {location} (expected {location}/<tenant>/<name>{SUFFIX})"
+        )
+    if segments[0] != tenant:
+        raise TraceAccessError(f"trace URI {uri!r} belongs to tenant {segments[0]!r}, not {tenant!r}")
+    return segments[0], segments[1]
+
+
+class FileTraceStore:
+    """Traces as files under ``root``; writes are atomic (temp file + ``os.replace``)."""
+
+    def __init__(self, root: Path | str) -> None:
+        self.root = Path(root).expanduser().resolve()
+        self.location = self.root.as_uri()
+
+    def uri_for(self, tenant: str, trajectory_id: str) -> str:
+        return (self.root / valid_tenant(tenant) / trace_name(trajectory_id)).as_uri()
+
+    def put(self, trajectory: Trajectory) -> str:
+        data = encode_trace(trajectory)
+        tenant_dir = self.root / trajectory.tenant
+        path = tenant_dir / trace_name(trajectory.trajectory_id)
+        try:
+            tenant_dir.mkdir(parents=True, exist_ok=True)
+            if tenant_dir.resolve() != tenant_dir:
+                raise TraceAccessError(f"tenant directory {tenant_dir} leads outside the store (symlink?)")
+            # Hidden temp name never matches _NAME_RE, so readers can't see a half-written file.
+            fd, tmp = tempfile.mkstemp(dir=tenant_dir, prefix=f".{path.name}.", suffix=".tmp")
+            try:
+                with os.fdopen(fd, "wb") as fh:
+                    fh.write(data)
+                    fh.flush()
+                    os.fsync(fh.fileno())
+                os.replace(tmp, path)
+            except BaseException:
+                Path(tmp).unlink(missing_ok=True)
+                raise
+            _fsync_dir(tenant_dir)
+        except OSError as exc:
+            raise TraceStoreError(f"writing trace {path} failed: {exc}") from exc
+        return path.as_uri()
+
+    def get(self, uri: str, *, tenant: str) -> Trajectory:
+        path = self._path(uri, tenant)
+        try:
+            data = path.read_bytes()
+        except FileNotFoundError:
+            raise TraceNotFoundError(uri) from None
+        except OSError as exc:
+            raise TraceStoreError(f"reading trace {path} failed: {exc}") from exc
+        return decode_trace(data, uri, tenant=tenant, name=path.name)
+
+    def delete(self, uri: str, *, tenant: str) -> None:
+        path = self._path(uri, tenant)
+        try:
+            path.unlink(missing_ok=True)
+        except OSError as exc:
+            raise TraceStoreError(f"deleting trace {path} failed: {exc}") from exc
+
+    def exists(self, uri: str, *, tenant: str) -> bool:
+        return self._path(uri, tenant).is_file()
+
+    def _path(self, uri: str, tenant: str) -> Path:
+        """Map a URI to a path inside ``root/<tenant>``, refusing anything else."""
+        tenant = valid_tenant(tenant)
+        parts = _split(uri)
+        if parts.scheme != "file" or parts.netloc not in ("", "localhost"):
+            raise TraceAccessError(f"{uri!r} is not a local file:// URI of {self.location}")
+        decoded = unquote(parts.path)
+        if {".", ".."} & set(decoded.split("/")) or "\x00" in decoded:
+            raise TraceAccessError(f"trace URI {uri!r} contains path traversal")
+        try:
+            rel = PurePosixPath(decoded).relative_to(self.root)
+        except ValueError:
+            raise TraceAccessError(f"trace URI {uri!r} is outside the store root {self.root}") from None
+        _check_entry(uri, list(rel.parts), tenant, self.location)
+        path = self.root / rel
+        # Symlinks may point anywhere, including another tenant's directory.
+        if not path.resolve().is_relative_to(self.root / tenant):
+            raise TraceAccessError(f"trace URI {uri!r} resolves outside tenant {tenant!r}'s directory")
+        return path
+
+
+def _fsync_dir(directory: Path) -> None:
+    """Make the rename durable; best effort where directories can't be opened."""
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+class S3TraceStore:
+    """Traces as objects in ``s3://bucket/prefix``.
+
+    Transient failures are retried by botocore (standard mode, ``retries``
+    attempts, ``timeout`` seconds to connect/read); what still fails becomes a
+    :class:`TraceStoreError` naming the bucket, key and cause. The endpoint is
+    ``endpoint_url``, else ``$TRAJSEARCH_S3_ENDPOINT``, else boto3's own default
+    (which honours ``AWS_ENDPOINT_URL``). Pass ``client`` to use a ready client.
+    """
+
+    def __init__(
+        self,
+        bucket: str,
+        prefix: str = "",
+        *,
+        endpoint_url: str | None = None,
+        client: Any = None,
+        retries: int = 5,
+        timeout: float = 10.0,
+    ) -> None:
+        if not isinstance(bucket, str) or not _BUCKET_RE.match(bucket) or ".." in bucket:
+            raise ValueError(f"invalid S3 bucket name {bucket!r}")
+        segments = [s for s in prefix.split("/") if s]
+        for segment in segments:
+            if not _PREFIX_SEGMENT_RE.match(segment) or segment in (".", ".."):
+                raise ValueError(f"invalid S3 prefix {prefix!r}: bad segment {segment!r}")
+        self.bucket = bucket
+        self.prefix = "/".join(segments)
+        self.location = f"s3://{bucket}/{self.prefix}" if self.prefix else f"s3://{bucket}"
+        if client is None:
+            import boto3
+            from botocore.config import Config
+
+            config = Config(
+                retries={"max_attempts": retries, "mode": "standard"},
+                connect_timeout=timeout,
+                read_timeout=timeout,
+            )
+            endpoint = endpoint_url or os.environ.get(S3_ENDPOINT_ENV) or None
+            client = boto3.client("s3", endpoint_url=endpoint, config=config)
+        self.client = client
+
+    def uri_for(self, tenant: str, trajectory_id: str) -> str:
+        return f"s3://{self.bucket}/{self._key(valid_tenant(tenant), trace_name(trajectory_id))}"
+
+    def put(self, trajectory: Trajectory) -> str:
+        key = self._key(trajectory.tenant, trace_name(trajectory.trajectory_id))
+        body = encode_trace(trajectory)
+        self._call("put_object", key, Body=body, ContentType="application/gzip")
+        return f"s3://{self.bucket}/{key}"
+
+    def get(self, uri: str, *, tenant: str) -> Trajectory:
+        key = self._parse(uri, tenant)
+        response = self._call("get_object", key, uri=uri)
+        data = self._guard("get_object", key, lambda: response["Body"].read())
+        return decode_trace(data, uri, tenant=tenant, name=key.rsplit("/", 1)[1])
+
+    def delete(self, uri: str, *, tenant: str) -> None:
+        self._call("delete_object", self._parse(uri, tenant))
+
+    def exists(self, uri: str, *, tenant: str) -> bool:
+        key = self._parse(uri, tenant)
+        try:
+            self._call("head_object", key, uri=uri)
+        except TraceNotFoundError:
+            return False  # note: a missing bucket also answers HEAD with a bare 404
+        return True
+
+    def _key(self, tenant: str, name: str) -> str:
+        return f"{self.prefix}/{tenant}/{name}" if self.prefix else f"{tenant}/{name}"
+
+    def _parse(self, uri: str, tenant: str) -> str:
+        """Return the object key for ``uri``, refusing anything outside this store/tenant."""
+        tenant = valid_tenant(tenant)
+        parts = _split(uri)
+        if parts.scheme != "s3" or parts.netloc != self.bucket:
+            raise TraceAccessError(f"{uri!r} is not in this store's bucket ({self.location})")
+        key = parts.path[1:]
+        head = f"{self.prefix}/" if self.prefix else ""
+        if not key.startswith(head):
+            raise TraceAccessError(f"{uri!r} is outside this store's prefix ({self.location})")
+        _check_entry(uri, key[len(head):].split("/"), tenant, self.location)
+        return key
+
+    def _call(self, op: str, key: str, uri: str | None = None, **kwargs: Any) -> Any:
+        return self._guard(op, key, lambda: getattr(self.client, op)(Bucket=self.bucket, Key=key, **kwargs), uri)
+
+    def _guard(self, op: str, key: str, fn: Callable[[], Any], uri: str | None = None) -> Any:
+        """Run one S3 call, translating botocore failures into this module's errors."""
+        from botocore.exceptions import BotoCoreError, ClientError
+
+        try:
+            return fn()
+        except ClientError as exc:
+            error = exc.response.get("Error", {})
+            code = str(error.get("Code", ""))
+            if uri is not None and code in ("NoSuchKey", "404", "NotFound"):
+                raise TraceNotFoundError(uri) from None
+            message = error.get("Message") or exc
+            raise TraceStoreError(f"S3 {op} on s3://{self.bucket}/{key} failed: {code} {message}") from exc
+        except (BotoCoreError, OSError) as exc:
+            raise TraceStoreError(f"S3 {op} on s3://{self.bucket}/{key} failed: {exc}") from exc
+
+
+def open_trace_store(location: str) -> TraceStore:
+    """Open a store from config: a plain path or ``file:///abs/path``, or ``s3://bucket/prefix``."""
+    if not isinstance(location, str) or not location.strip():
+        raise ValueError("trace store location is empty; expected a path, file:///abs/path or s3://bucket/prefix")
+    if "://" not in location:
+        return FileTraceStore(Path(location))
+    parts = urlsplit(location)
+    scheme = parts.scheme.lower()
+    if parts.query or parts.fragment:
+        raise ValueError(f"trace store location {location!r} must not have a query or fragment")
+    if scheme == "file":
+        path = unquote(parts.path)
+        if parts.netloc not in ("", "localhost") or not path.startswith("/"):
+            raise ValueError(f"trace store location {location!r} must be file:///absolute/path")
+        return FileTraceStore(Path(path))
+    if scheme == "s3":
+        if not parts.netloc:
+            raise ValueError(f"trace store location {location!r} has no bucket; expected s3://bucket/prefix")
+        return S3TraceStore(parts.netloc, parts.path)
+    raise ValueError(
+        f"unsupported trace store location {location!r}: expected a path, file:///abs/path or s3://bucket/prefix"
+    )
