@@ -124,8 +124,8 @@ def search(
     if not hits:
         out.print("no matches")
     for rank, h in enumerate(hits, 1):
-        where = f"steps {h.step_index}-{h.step_end}" if h.step_index >= 0 else h.level
-        out.print(f"[bold]{rank}. {h.trajectory_id}[/bold]  {h.level}  {where}  score={h.score:.3f}  outcome={h.outcome}")
+        where = f"{h.level} {h.step_index}-{h.step_end}" if h.step_index >= 0 else h.level
+        out.print(f"[bold]{rank}. {h.trajectory_id}[/bold]  {where}  score={h.score:.3f}  outcome={h.outcome}")
         for step in context.get(h.id) or []:
             marker = ">" if h.step_index <= step.position <= h.step_end else " "
             out.print(f"   {marker} {_one_line(step.text, 160)}", markup=False)

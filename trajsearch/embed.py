@@ -43,7 +43,12 @@ class SentenceTransformerEmbedder:
     def __init__(self, model: str = DEFAULT_MODEL, *, max_seq_length: int = 256) -> None:
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+        os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
         from sentence_transformers import SentenceTransformer
+        from transformers.utils import logging as hf_logging
+
+        hf_logging.set_verbosity_error()
+        hf_logging.disable_progress_bar()
 
         path = model
         if model == DEFAULT_MODEL:

@@ -18,6 +18,8 @@ from pymilvus import DataType, MilvusClient
 from .filters import Filters, quote
 
 log = logging.getLogger(__name__)
+# query_iterator warns on every call against milvus-lite ("failed to get mvccTs"): harmless there.
+logging.getLogger("pymilvus").setLevel(logging.ERROR)
 
 SCHEMA_VERSION = "1"
 COLLECTION = "trajectories"

@@ -1,0 +1,134 @@
+"""Helpers shared by the format adapters: ids, clipping, error lines, building.
+
+Kept apart so each adapter module holds only its own format's mapping.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Mapping
+
+from trajsearch.model import MAX_STEP_FIELD_CHARS, MAX_TASK_CHARS, Trajectory
+
+DEFAULT_TENANT = "default"
+_ID_BAD = re.compile(r"[^A-Za-z0-9_.:@/+=-]+")
+_MAX_ID = 192
+
+
+class RecordError(ValueError):
+    """A record that cannot become a trajectory; the message says why."""
+
+
+@dataclass(frozen=True)
+class Context:
+    """Where a record came from and what the operator imposes on it."""
+
+    source: Path
+    tenant: str | None = DEFAULT_TENANT
+    defaults: Mapping[str, Any] = field(default_factory=dict)
+
+
+def safe_id(raw: str) -> str:
+    """Map ``raw`` onto ``ID_PATTERN``; long ids keep a hash so they stay distinct."""
+    text = _ID_BAD.sub("-", raw).lstrip("_.:@/+=-") or "x"
+    if len(text) > _MAX_ID:
+        digest = hashlib.sha1(raw.encode()).hexdigest()[:12]
+        text = f"{text[: _MAX_ID - 13]}-{digest}"
+    return text
+
+
+def clip(text: str | None, limit: int) -> str | None:
+    """Keep head and tail of an over-long text (errors and results sit at either end)."""
+    if text is None or len(text) <= limit:
+        return text
+    marker = "\n[... {} characters clipped ...]\n"
+    room = max(limit - len(marker.format(len(text))), 0)
+    head, tail = room // 2, room - room // 2
+    return text[:head] + marker.format(len(text) - room) + (text[-tail:] if tail else "")
+
+
+def clip_step_text(text: str | None) -> str | None:
+    return clip(text, MAX_STEP_FIELD_CHARS)
+
+
+def clip_task(text: str) -> str:
+    return clip(text, MAX_TASK_CHARS) or ""
+
+
+def short(text: str, limit: int = 300, *, keep: str = "end") -> str:
+    """One line of at most ``limit`` chars; keeps the end (where messages conclude) or the head."""
+    line = " ".join(text.split())
+    if len(line) <= limit:
+        return line
+    return "…" + line[-(limit - 1) :] if keep == "end" else line[: limit - 1] + "…"
+
+
+_EXC_LINE = re.compile(r"^(?:E\s+)?[A-Za-z_][\w.]*(?:Error|Exception|Interrupt|Exit|Warning)\b:?")
+_EXC_ANYWHERE = re.compile(r"\b[A-Za-z_][\w.]*(?:Error|Exception)\b:")
+_ERRORISH = re.compile(
+    r"\b(error|fatal|failed|failure|not found|no such file|cannot|can't|denied|invalid)\b", re.I
+)
+
+
+def decisive_line(output: str) -> str | None:
+    """The line of a failed command's output most likely to say what went wrong.
+
+    Preference: the last exception line (``TypeError: ...``), then the last line
+    naming one (pytest's ``FAILED test - TypeError: ...``), then the last line
+    mentioning an error, then the last non-empty line.
+    """
+    lines = [ln.strip() for ln in output.splitlines() if ln.strip()]
+    for pattern in (_EXC_LINE, _EXC_ANYWHERE, _ERRORISH):
+        for line in reversed(lines):
+            if pattern.search(line):
+                return short(line)
+    return short(lines[-1]) if lines else None
+
+
+def timestamp(value: Any) -> datetime | None:
+    """Unix seconds -> aware UTC datetime; anything else -> None."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0:
+        return datetime.fromtimestamp(value, tz=timezone.utc)
+    return None
+
+
+def apply_defaults(fields: dict[str, Any], defaults: Mapping[str, Any]) -> dict[str, Any]:
+    """Fill what ``fields`` leaves empty from operator ``defaults``.
+
+    ``metadata`` and ``tags`` are merged instead (the record's own metadata
+    wins on a key clash), so a default never hides what the record says.
+    """
+    merged = dict(fields)
+    for key, value in defaults.items():
+        if key == "metadata":
+            merged["metadata"] = {**value, **(merged.get("metadata") or {})}
+        elif key == "tags":
+            merged["tags"] = list(dict.fromkeys([*(merged.get("tags") or []), *value]))
+        elif merged.get(key) in (None, "", [], {}):
+            merged[key] = value
+    return merged
+
+
+def file_time(source: Path) -> datetime | None:
+    """The dump file's modification time: a stable stand-in for a missing ``created_at``.
+
+    Without it ``created_at`` would default to "now" and every re-ingest of the
+    same file would look like a changed run.
+    """
+    try:
+        return datetime.fromtimestamp(source.stat().st_mtime, tz=timezone.utc)
+    except OSError:
+        return None
+
+
+def build(fields: dict[str, Any], ctx: Context) -> Trajectory:
+    """Adapter output + operator defaults + tenant -> a validated Trajectory."""
+    merged = apply_defaults(fields, ctx.defaults)
+    merged["tenant"] = ctx.tenant or DEFAULT_TENANT
+    if merged.get("created_at") is None and (when := file_time(ctx.source)):
+        merged["created_at"] = when
+    return Trajectory.model_validate(merged)

@@ -1,0 +1,42 @@
+"""``native``: our own JSONL, one ``Trajectory`` JSON object per line.
+
+Mapping: the record *is* the trajectory; it is validated by
+``Trajectory.model_validate`` unchanged (no clipping: an over-long field is an
+error the producer should fix). Operator defaults fill fields the record leaves
+empty. Tenant: the operator's ``tenant`` wins; a record naming a different
+tenant is rejected rather than silently moved (it may be a misrouted dump).
+With ``tenant=None`` the record's own tenant is kept. A missing ``created_at``
+becomes the dump file's modification time, so re-reading an unchanged file
+yields identical trajectories.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from trajsearch.model import Trajectory
+
+from ._common import Context, RecordError, apply_defaults, file_time
+
+NAME = "native"
+
+
+def matches(record: Any) -> bool:
+    return isinstance(record, dict) and "trajectory_id" in record
+
+
+def to_trajectory(record: Any, ctx: Context) -> Trajectory:
+    if not isinstance(record, dict):
+        raise RecordError(f"expected a JSON object, got {type(record).__name__}")
+    fields = dict(record)
+    own = fields.get("tenant")
+    if ctx.tenant is not None:
+        if own is not None and own != ctx.tenant:
+            raise RecordError(
+                f"record tenant {own!r} does not match the operator-given tenant {ctx.tenant!r}"
+            )
+        fields["tenant"] = ctx.tenant
+    fields = apply_defaults(fields, ctx.defaults)
+    if fields.get("created_at") is None and (when := file_time(ctx.source)):
+        fields["created_at"] = when
+    return Trajectory.model_validate(fields)
