@@ -124,8 +124,7 @@ def search(
     if not hits:
         out.print("no matches")
     for rank, h in enumerate(hits, 1):
-        where = f"{h.level} {h.step_index}-{h.step_end}" if h.step_index >= 0 else h.level
-        out.print(f"[bold]{rank}. {h.trajectory_id}[/bold]  {where}  score={h.score:.3f}  outcome={h.outcome}")
+        out.print(f"[bold]{rank}. {h.trajectory_id}[/bold]  {_where(h)}  score={h.score:.3f}  outcome={h.outcome}")
         for step in context.get(h.id) or []:
             marker = ">" if h.step_index <= step.position <= h.step_end else " "
             out.print(f"   {marker} {_one_line(step.text, 160)}", markup=False)
@@ -160,7 +159,7 @@ def similar(
     for rank, m in enumerate(matches, 1):
         out.print(f"[bold]{rank}. {m.trajectory_id}[/bold]  score={m.score:.3f}  outcome={m.outcome}")
         out.print(f"   task: {_one_line(m.task, 200)}", markup=False)
-        out.print(f"   best {m.best.level} {m.best.step_index}-{m.best.step_end}: {_one_line(m.best.text, 240)}", markup=False)
+        out.print(f"   best {_where(m.best)}: {_one_line(m.best.text, 240)}", markup=False)
 
 
 @app.command()
@@ -233,6 +232,11 @@ def _range(spec: str | None, n: int) -> tuple[int, int]:
     except ValueError:
         _fail(f"--steps {spec!r}: expected N, N:M, N: or :M")
     return max(0, first), min(n, last)
+
+
+def _where(hit) -> str:
+    """``step 4-6`` for a hit with a step range, else just its level."""
+    return f"{hit.level} {hit.step_index}-{hit.step_end}" if hit.step_index >= 0 else hit.level
 
 
 def _one_line(text: str, width: int) -> str:
