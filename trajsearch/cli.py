@@ -14,7 +14,16 @@ from typing import Any, List, Optional
 
 import typer
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.progress import (
+    BarColumn,
+    DownloadColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+    TransferSpeedColumn,
+)
+from rich.markup import escape
 from rich.table import Table
 
 
@@ -49,46 +58,138 @@ def _fail(message: str) -> None:
 
 @app.command()
 def ingest(
-    paths: List[Path] = typer.Argument(..., help="Dump files or directories (.jsonl, .traj.json, tau-bench .json; .gz ok)."),
-    fmt: Optional[str] = typer.Option(None, "--format", "-f", help="Override format auto-detection."),
+    paths: List[Path] = typer.Argument(..., help="Dump files or directories (.jsonl, .json, .traj, .traj.json, OTLP JSON; .gz ok)."),
+    fmt: Optional[str] = typer.Option(None, "--format", "-f", help="Force a format instead of detecting it per file: native, mini-swe-agent, tau-bench, swe-agent, atif, langsmith, langfuse, openinference, otel-genai."),
     tenant: str = TenantOpt,
-    rejects: Optional[Path] = typer.Option(None, "--rejects", help="Write rejected records (source, position, reason) as JSONL here."),
+    outcomes: Optional[Path] = typer.Option(None, "--outcomes", help="Join verdicts: a JSON/JSONL/CSV file of run id -> outcome/reward (e.g. a SWE-bench report)."),
+    group_by: str = typer.Option("trace", "--group-by", help="Span formats: one run per 'trace' or per 'conversation' (session)."),
+    set_field: List[str] = typer.Option([], "--set", help="Default for a field the dump leaves empty, e.g. --set env_version=ci-v9 (repeatable)."),
+    dead_letter: Optional[Path] = typer.Option(None, "--dead-letter", help="JSONL of rejected records (default: under the data directory)."),
+    rejects: Optional[Path] = typer.Option(None, "--rejects", hidden=True),
+    shard: str = typer.Option("0/1", "--shard", help="Take shard i/N of the runs (by hash of tenant + trajectory_id); run N of these, anywhere."),
+    workers: int = typer.Option(1, "--workers", "-w", help="Run N local worker processes against one store (serves a local Milvus Lite path over 127.0.0.1)."),
+    checkpoint: Optional[Path] = typer.Option(None, "--checkpoint", help="Checkpoint file (default: under the data directory, one per job)."),
+    restart: bool = typer.Option(False, "--restart", help="Ignore the checkpoint and read every input again (unchanged runs are still skipped)."),
+    state_dir: Optional[Path] = typer.Option(None, "--state-dir", help="Where checkpoints and dead letters go (default: $TRAJSEARCH_HOME/ingest)."),
+    store_label: Optional[str] = typer.Option(None, "--store-label", hidden=True),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
     uri: Optional[str] = UriOpt,
     traces: Optional[str] = TracesOpt,
     as_json: bool = JsonOpt,
 ) -> None:
-    """Index trace dumps. Re-running on the same dump changes nothing; bad records are reported, good ones land."""
-    from .ingest.read import read_dump
+    """Index trace dumps: streamed, resumable (kill it and rerun), shardable. Bad records go to a dead-letter file; the rest lands."""
+    from .config import default_uri, home
+    from .ingest.batch import IngestJob, Shard, run_ingest, run_workers
+    from .ingest.pipeline import IngestError
 
     for path in paths:
         if not path.exists():
             _fail(f"{path}: no such file or directory")
-    with _open(uri, traces) as ts:
-        records = (parsed for path in paths for parsed in read_dump(path, fmt=fmt, tenant=tenant))
+    try:
+        job_shard = Shard.parse(shard)
+        defaults = dict(_key_value(item) for item in set_field)
+    except ValueError as exc:
+        _fail(str(exc))
+    states = state_dir or home() / "ingest"
+    show = not (quiet or as_json) and err.is_terminal
+    if workers > 1:
+        if job_shard.count > 1:
+            _fail("use either --workers or --shard, not both")
+        args = [str(p) for p in paths] + [f"--tenant={tenant}", f"--group-by={group_by}", f"--state-dir={states}"]
+        args += [f"--format={fmt}"] if fmt else []
+        args += [f"--outcomes={outcomes}"] if outcomes else []
+        args += [f"--set={item}" for item in set_field] + (["--restart"] if restart else [])
+        args += [f"--traces={traces}"] if traces else []
+        if dead_letter:
+            _fail("--dead-letter with --workers: each worker writes its own (under --state-dir)")
+        results = _run_workers_with_progress(run_workers, args, workers, uri or default_uri(), states, show)
+        _ingest_summary(results, as_json)
+        if any(r.get("error") for r in results):
+            raise typer.Exit(1)
+        return
+    job = IngestJob(paths=paths, fmt=fmt, tenant=tenant, defaults=defaults, group_by=group_by, outcomes=outcomes,
+                    shard=job_shard, checkpoint=checkpoint, dead_letter=dead_letter or rejects, resume=not restart,
+                    state_dir=states, store_label=store_label)
+    columns = (TextColumn("[bold]ingesting"), BarColumn(), DownloadColumn(), TransferSpeedColumn(),
+               TextColumn("{task.fields[runs]} runs"), TimeElapsedColumn(), TimeRemainingColumn())
+    with _open(uri, traces) as ts, Progress(*columns, console=err, disable=not show) as progress:
+        task = progress.add_task("ingest", total=None, runs=0)
+        runs = [0]
+
+        def on_records(n: int) -> None:
+            runs[0] += n
+            progress.update(task, runs=runs[0])
+
         try:
-            with Progress(
-                TextColumn("[bold]ingesting"), BarColumn(), MofNCompleteColumn(), TextColumn("runs"),
-                TimeElapsedColumn(), TimeRemainingColumn(), console=err, disable=not err.is_terminal,
-            ) as progress:
-                task = progress.add_task("ingest", total=None)
-                report = ts.add(records, on_progress=lambda n: progress.advance(task, n))
-        except ValueError as exc:  # unknown format and the like: nothing sensible to continue with
+            result = run_ingest(ts, job, on_plan=lambda total: progress.update(task, total=total),
+                                on_bytes=lambda n: progress.advance(task, n), on_records=on_records)
+        except (ValueError, FileNotFoundError) as exc:  # unknown format, bad outcome file...: nothing written
             _fail(str(exc))
-    if rejects:
-        with rejects.open("w") as fh:
-            for r in report.rejected:
-                fh.write(json.dumps(vars(r)) + "\n")
+        except IngestError as exc:
+            _fail(f"{exc}")
+    _ingest_summary([result.to_dict()], as_json)
+
+
+def _key_value(item: str) -> tuple[str, Any]:
+    key, sep, value = item.partition("=")
+    if not sep or not key.strip():
+        raise ValueError(f"--set expects FIELD=VALUE, got {item!r}")
+    try:
+        parsed = json.loads(value) if value[:1] in "[{" else value
+    except ValueError:
+        parsed = value
+    return key.strip(), parsed
+
+
+def _run_workers_with_progress(run_workers: Any, args: list[str], workers: int, uri: str, states: Path,
+                               show: bool) -> list[dict[str, Any]]:
+    columns = (TextColumn(f"[bold]ingesting ({workers} workers)"), BarColumn(), TextColumn("{task.fields[runs]} runs"),
+               TimeElapsedColumn(), TimeRemainingColumn())
+    with Progress(*columns, console=err, disable=not show) as progress:
+        task = progress.add_task("ingest", total=None, runs=0)
+
+        def poll(stats: list[dict[str, Any]]) -> None:
+            if not stats:
+                return
+            total = max((s.get("bytes_total") or 0) for s in stats) or None
+            done = sum((s.get("bytes_read") or 0) for s in stats) / max(len(stats), 1)
+            runs = sum((s.get("ingested") or 0) + (s.get("unchanged") or 0) for s in stats)
+            progress.update(task, total=total, completed=done, runs=runs)
+
+        return run_workers(args, workers=workers, uri=uri, state_dir=states, poll=poll)
+
+
+def _ingest_summary(results: list[dict[str, Any]], as_json: bool) -> None:
     if as_json:
-        _print_json(report.to_dict())
-    else:
-        out.print(
-            f"ingested {report.ingested} runs ({report.rows} rows), "
-            f"unchanged {report.unchanged}, rejected {len(report.rejected)}"
-        )
-        for r in report.rejected[:20]:
-            err.print(f"  [yellow]rejected[/yellow] {r}")
-        if len(report.rejected) > 20:
-            err.print(f"  … and {len(report.rejected) - 20} more (use --rejects FILE)")
+        _print_json(results[0] if len(results) == 1 else {"workers": results})
+        return
+    by_format: dict[str, dict[str, int]] = {}
+    for r in results:
+        for name, counts in (r.get("by_format") or {}).items():
+            row = by_format.setdefault(name, {"ingested": 0, "unchanged": 0, "rejected": 0})
+            for what, n in counts.items():
+                row[what] += n
+    totals = {k: sum(r.get(k) or 0 for r in results) for k in ("ingested", "unchanged", "rejected", "rows_written")}
+    out.print(
+        f"ingested {totals['ingested']} runs ({totals['rows_written']} rows), "
+        f"unchanged {totals['unchanged']}, rejected {totals['rejected']}"
+    )
+    done = sum(r.get("units_already_done") or 0 for r in results)
+    if done:
+        out.print(f"{done} input(s) already done per the checkpoint (--restart reads them again)")
+    if len(by_format) > 1 or any(v["rejected"] for v in by_format.values()):
+        table = Table("format", "ingested", "unchanged", "rejected")
+        for name, counts in sorted(by_format.items()):
+            table.add_row(name, str(counts["ingested"]), str(counts["unchanged"]), str(counts["rejected"]))
+        out.print(table)
+    for r in results:
+        for rej in (r.get("rejections") or [])[:10]:
+            err.print(f"  [yellow]rejected[/yellow] {escape(rej['source'])}:{escape(rej['position'])}: {escape(rej['reason'])}",
+                      highlight=False)
+        if r.get("rejected"):
+            err.print(f"  all rejections: {r.get('dead_letter')}")
+        if r.get("error"):
+            err.print(f"[red]error[/red] ({r.get('shard', 'ingest')}): {r['error']}")
 
 
 @app.command()
@@ -243,6 +344,10 @@ def _one_line(text: str, width: int) -> str:
     flat = " ".join(text.split())
     return flat if len(flat) <= width else flat[: width - 1] + "…"
 
+
+from .cli_service import register as _register_service  # noqa: E402 - the service commands mount onto app
+
+_register_service(app)
 
 if __name__ == "__main__":
     app()

@@ -1,0 +1,454 @@
+"""The gRPC service over real loopback connections: auth matrix, tenant isolation, validation,
+deadlines, streaming ingest with bad records, runtime calls, health and metrics, draining.
+
+One in-process server (real grpcio on 127.0.0.1, real Milvus Lite in a temp dir, the
+fast *test* embedder) serves the module; clients talk to it over TCP like any other process.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+import urllib.request
+
+import grpc
+import pytest
+
+from trajsearch.client import (
+    Client, DeadlineExceeded, InvalidArgument, NotFound, PermissionDenied, Unauthenticated, Unavailable,
+)
+from trajsearch.embed import HashingEmbedder
+from trajsearch.search import Hit, TrajSearch
+from trajsearch.service.auth import KeyConfigError, KeyRing, hash_key, key_entry, new_key
+from trajsearch.service.observe import start_metrics_http
+from trajsearch.service.protos import pb2, pb2_grpc
+from trajsearch.service.server import ServiceServer
+from trajsearch.service.validate import Limits
+
+from conftest import failing_run, make_run
+
+SECRET = "zebracorn quasar payload"  # words only tenant beta's runs contain
+LIMITS = Limits(max_text_chars=2_000, max_message_bytes=2 * 1024 * 1024, max_batch_records=50, max_k=50)
+
+
+@pytest.fixture(scope="module")
+def keys():
+    made = {name: new_key() for name in ("acme_w", "acme_r", "beta_w", "beta_r", "acme_v2")}
+    entries = [
+        key_entry(made["acme_w"], tenant="acme", role="write"),
+        key_entry(made["acme_r"], tenant="acme", role="read"),
+        key_entry(made["beta_w"], tenant="beta", role="write"),
+        key_entry(made["beta_r"], tenant="beta", role="read"),
+        dict(key_entry(made["acme_v2"], tenant="acme", role="read", key_id="acme-v2-only"), env_versions=["v2"]),
+    ]
+    return made, KeyRing.from_entries(entries)
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory, keys):
+    tmp = tmp_path_factory.mktemp("service")
+    ts = TrajSearch.open(str(tmp / "milvus.db"), traces=str(tmp / "traces"), embedder=HashingEmbedder())
+    ts.add([
+        make_run("a1", env_version="v1"),
+        failing_run("a2", "OSError: [Errno 28] No space left on device", env_version="v2"),
+        make_run("b1", tenant="beta", task=f"Deploy the {SECRET} service", env_version="v1"),
+        failing_run("b2", f"RuntimeError: {SECRET} exploded", tenant="beta", env_version="v1"),
+    ])
+    srv = ServiceServer(ts, keys[1], address="127.0.0.1:0", limits=LIMITS, max_workers=4, search_cap=3).start()
+    yield srv
+    srv.stop(grace=2)
+
+
+def client(server, key: str | None, **kw) -> Client:
+    return Client(server.address, key or "unused", **kw)
+
+
+@pytest.fixture(scope="module")
+def acme(server, keys):
+    with client(server, keys[0]["acme_w"]) as c:
+        yield c
+
+
+@pytest.fixture(scope="module")
+def beta_trace(server, keys):
+    with client(server, keys[0]["beta_r"]) as c:
+        return c.run("b1").trace_uri
+
+
+def _raw(server, method: str, request, metadata=(), timeout: float = 10):
+    with grpc.insecure_channel(server.address) as channel:
+        stub = pb2_grpc.TrajSearchStub(channel)
+        return getattr(stub, method)(request, metadata=metadata, timeout=timeout)
+
+
+# -- authentication and roles ------------------------------------------------------------------
+
+READS = [
+    ("Search", pb2.SearchRequest(text="payments")),
+    ("SimilarRuns", pb2.SimilarRunsRequest(text="payments")),
+    ("Run", pb2.RunRequest(trajectory_id="a1")),
+    ("Stats", pb2.StatsRequest()),
+    ("WhoAmI", pb2.WhoAmIRequest()),
+    ("Metrics", pb2.MetricsRequest()),
+]
+
+
+@pytest.mark.parametrize("metadata", [(), (("authorization", "Bearer ts_not-a-key"),), (("authorization", "Basic x"),),
+                                      (("x-api-key", ""),)], ids=["no-key", "wrong-key", "wrong-scheme", "empty"])
+def test_missing_or_unknown_key_is_unauthenticated(server, metadata):
+    for method, request in READS:
+        with pytest.raises(grpc.RpcError) as err:
+            _raw(server, method, request, metadata)
+        assert err.value.code() == grpc.StatusCode.UNAUTHENTICATED, method
+    with grpc.insecure_channel(server.address) as channel:
+        with pytest.raises(grpc.RpcError) as err:
+            pb2_grpc.TrajSearchStub(channel).Ingest(iter([pb2.IngestBatch()]), metadata=metadata, timeout=10)
+    assert err.value.code() == grpc.StatusCode.UNAUTHENTICATED
+
+
+def test_read_key_reads_but_cannot_write(server, keys):
+    with client(server, keys[0]["acme_r"]) as c:
+        assert {h.trajectory_id for h in c.search("payments", k=10)} == {"a1", "a2"}
+        with pytest.raises(PermissionDenied, match="role 'write'"):
+            c.add([make_run("a9")])
+        with pytest.raises(PermissionDenied):
+            c.delete("a1")
+        assert c.run("a9") is None and c.run("a1") is not None
+    with client(server, "ts_wrong") as c:
+        with pytest.raises(Unauthenticated):
+            c.search("payments")
+
+
+def test_key_in_x_api_key_header_works(server, keys):
+    reply = _raw(server, "WhoAmI", pb2.WhoAmIRequest(), (("x-api-key", keys[0]["beta_r"]),))
+    assert (reply.tenant, reply.role) == ("beta", "read")
+
+
+# -- tenant isolation --------------------------------------------------------------------------
+
+
+def test_tenant_a_cannot_see_tenant_b_through_any_field(server, keys, acme, beta_trace):
+    hostile = ['beta', 'x" or tenant == "beta', 'acme" || tenant != "acme', "b1", "b2"]
+    acme_ids = {"a1", "a2"}
+    # search: beta's own words as the query, beta-ish values in every filter field, tenant in metadata
+    hits = acme.search(SECRET, k=50, env_version=hostile, policy_version=hostile, task_family=hostile,
+                       tools=hostile, exclude_trajectory_ids=["b1"])
+    assert hits == []
+    hits = acme.search(SECRET, k=50, group_by_trajectory=False)
+    assert {h.trajectory_id for h in hits} <= acme_ids and {h.tenant for h in hits} <= {"acme"}
+    for md in ((("x-tenant", "beta"),), (("tenant", "beta"),)):
+        reply = _raw(server, "Search", pb2.SearchRequest(text=SECRET, k=50), (("authorization", f"Bearer {keys[0]['acme_w']}"), *md))
+        assert {h.tenant for h in reply.hits} <= {"acme"}
+        assert _raw(server, "WhoAmI", pb2.WhoAmIRequest(), (("authorization", f"Bearer {keys[0]['acme_w']}"), *md)).tenant == "acme"
+    # by id: another tenant's run does not exist for this key
+    assert acme.run("b1") is None and acme.run("b2", level="failure") is None
+    with pytest.raises(NotFound):
+        acme.similar_runs("b2")
+    assert {m.trajectory_id for m in acme.similar_runs(text=SECRET, k=10)} <= acme_ids
+    b_hit = Hit(id="", score=0, level="step", text="", tenant="beta", trajectory_id="b1", step_index=0, step_end=1,
+                trace_uri=beta_trace, outcome="success")
+    assert acme.expand(b_hit, before=2, after=2) == []
+    with pytest.raises(InvalidArgument, match="^INVALID_ARGUMENT: trace_uri"):
+        acme.get_trace(beta_trace)
+    # library-style tenant= may only name the key's own tenant
+    with pytest.raises(PermissionError):
+        acme.search(SECRET, tenant="beta")
+    assert acme.search("payments", tenant="acme")
+    # writes: deleting another tenant's id is a no-op; an ingested record naming beta is rejected
+    assert acme.delete("b1") is False
+    report = acme.add([make_run("b3", tenant="beta"), make_run("a3")])
+    assert [r["status"] for r in report.results] == ["rejected", "accepted"]
+    assert report.results[0]["reason"].startswith("tenant:")
+    with client(server, keys[0]["beta_r"]) as beta:
+        assert beta.run("b1") is not None and beta.run("b3") is None
+        assert {h.trajectory_id for h in beta.search("payments", k=50)} <= {"b1", "b2"}
+    acme_ids.add("a3")
+    # runtime calls: provenance only ever names the key's tenant's runs
+    warned = acme.warnings(f"RuntimeError: {SECRET} exploded", k=5)
+    assert {i["provenance"]["trajectory_id"] for i in warned.items} <= acme_ids
+    for kind in ("steps", "failures", "exemplars"):
+        result = acme.search_past_runs(SECRET, session_id=f"iso-{kind}", kind=kind, k=5)
+        assert {r["provenance"]["trajectory_id"] for r in result.get("results", [])} <= acme_ids
+
+
+def test_pinned_key_cannot_widen_its_versions(server, keys):
+    with client(server, keys[0]["acme_v2"]) as c:
+        assert {h.env_version for h in c.search("payments", k=10)} == {"v2"}
+        assert c.search("payments", k=10, env_version="v1") == []
+        assert {h.env_version for h in c.search("payments", k=10, env_version=["v1", "v2"])} == {"v2"}
+        assert c.similar_runs(text="payments", env_version="v1") == []
+
+
+# -- validation, bounds, deadlines -------------------------------------------------------------
+
+INVALID = [
+    ("Search", pb2.SearchRequest(text=""), "text"),
+    ("Search", pb2.SearchRequest(text="x" * 2_001), "text"),
+    ("Search", pb2.SearchRequest(text="x", k=51), "k"),
+    ("Search", pb2.SearchRequest(text="x", k=-1), "k"),
+    ("Search", pb2.SearchRequest(text="x", group_size=11), "group_size"),
+    ("Search", pb2.SearchRequest(text="x", levels=["step", "bogus"]), "levels[1]"),
+    ("Search", pb2.SearchRequest(text="x", outcomes=["succeeded"]), "outcomes[0]"),
+    ("Search", pb2.SearchRequest(text="x", env_versions=["v"] * 33), "env_versions"),
+    ("Search", pb2.SearchRequest(text="x", tools=["bash\n"]), "tools[0]"),
+    ("Search", pb2.SearchRequest(text="x", task_families=["f" * 201]), "task_families[0]"),
+    ("Search", pb2.SearchRequest(text="x", exclude_trajectory_ids=['a" or 1']), "exclude_trajectory_ids[0]"),
+    ("Search", pb2.SearchRequest(text="x", mode="fuzzy"), "mode"),
+    ("SimilarRuns", pb2.SimilarRunsRequest(), "anchor"),
+    ("SimilarRuns", pb2.SimilarRunsRequest(trajectory_id="../etc"), "trajectory_id"),
+    ("Expand", pb2.ExpandRequest(trajectory_id="a1", step_index=0, before=40, after=40), "after"),
+    ("Expand", pb2.ExpandRequest(trajectory_id="a1", step_index=-3), "step_index"),
+    ("Run", pb2.RunRequest(trajectory_id=""), "trajectory_id"),
+    ("Run", pb2.RunRequest(trajectory_id="a1", level="step"), "level"),
+    ("GetTrace", pb2.GetTraceRequest(trace_uri=""), "trace_uri"),
+    ("GetTrace", pb2.GetTraceRequest(trace_uri="file:///etc/passwd"), "trace_uri"),
+    ("Exemplars", pb2.ExemplarsRequest(task="x", k=11), "k"),
+    ("Warnings", pb2.WarningsRequest(text=""), "text"),
+    ("SearchPastRuns", pb2.SearchPastRunsRequest(query="x"), "session_id"),
+]
+
+
+@pytest.mark.parametrize("method,request_,field", INVALID, ids=[f"{m}-{f}-{i}" for i, (m, _, f) in enumerate(INVALID)])
+def test_invalid_arguments_name_the_field(server, keys, method, request_, field):
+    with pytest.raises(grpc.RpcError) as err:
+        _raw(server, method, request_, (("authorization", f"Bearer {keys[0]['acme_r']}"),))
+    assert err.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert err.value.details().startswith(f"{field}:"), err.value.details()
+
+
+def test_message_size_is_bounded(server, acme):
+    with pytest.raises(grpc.RpcError) as err:
+        _raw(server, "Search", pb2.SearchRequest(text="x" * (3 * 1024 * 1024)))
+    assert err.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+    with pytest.raises(InvalidArgument, match="records: a batch holds at most 50"):
+        acme.add([make_run(f"many{i}") for i in range(51)], batch_size=100)
+
+
+def test_deadlines_are_honoured(server, acme):
+    with pytest.raises(DeadlineExceeded):
+        acme.search("payments", timeout=0.0005)
+
+    def slow_stream():
+        yield pb2.IngestBatch(records=[pb2.TrajectoryRecord(json=make_run("dl1").model_dump_json())])
+        time.sleep(3)  # the client stalls past its deadline
+        yield pb2.IngestBatch(records=[pb2.TrajectoryRecord(json=make_run("dl2").model_dump_json())])
+
+    md = (("authorization", f"Bearer {acme.api_key}"),)
+    with pytest.raises(grpc.RpcError) as err:
+        acme.stub.Ingest(slow_stream(), timeout=1.5, metadata=md)
+    assert err.value.code() == grpc.StatusCode.DEADLINE_EXCEEDED
+    time.sleep(0.5)
+    assert acme.run("dl1") is not None  # each batch is durable when processed
+    assert acme.run("dl2") is None
+    assert acme.search("payments")  # and the server is fine
+    for _ in range(50):  # the server notices the expired stream on its own thread: give it a moment
+        codes = acme.metrics()["methods"]["Ingest"]["codes"]
+        if set(codes) & {"DEADLINE_EXCEEDED", "CANCELLED"}:
+            break
+        time.sleep(0.1)
+    assert set(codes) & {"DEADLINE_EXCEEDED", "CANCELLED"}, codes
+
+
+# -- streaming ingest --------------------------------------------------------------------------
+
+
+def test_streaming_ingest_lands_good_records_and_reports_bad_ones(server, keys):
+    good1 = make_run("s1", task="Rotate the expiring TLS certificate on the gateway")
+    bad_steps = make_run("s2").model_dump(mode="json")
+    bad_steps["steps"][1]["index"] = 0
+    no_tenant = make_run("s3", task="Rotate the gateway certificate again").model_dump(mode="json")
+    del no_tenant["tenant"]
+    items = [
+        good1,
+        "{not json",
+        {"trajectory_id": "s4", "steps": []},  # no task
+        bad_steps,
+        make_run("s5", tenant="beta"),
+        no_tenant,
+        {"trajectory_id": "s6", "task": "x", "outcome": "great"},
+        json.dumps([1, 2]),
+    ]
+    with client(server, keys[0]["acme_w"]) as c:
+        report = c.add(items, batch_size=3, source="dump.jsonl")
+        assert (report.ingested, report.unchanged, len(report.rejected)) == (2, 0, 6)
+        by_pos = {r["position"]: r for r in report.results}
+        assert [by_pos[i]["status"] for i in range(8)] == [
+            "accepted", "rejected", "rejected", "rejected", "rejected", "accepted", "rejected", "rejected"]
+        reasons = {i: by_pos[i]["reason"] for i in range(8) if by_pos[i]["status"] == "rejected"}
+        assert reasons[1].startswith("json:")
+        assert reasons[2].startswith("task:")
+        assert "strictly increasing" in reasons[3]
+        assert reasons[4].startswith("tenant:")
+        assert reasons[6].startswith("outcome:")
+        assert reasons[7].startswith("json:")
+        assert by_pos[3]["trajectory_id"] == "s2" and by_pos[0]["source"] == "dump.jsonl"
+        hits = c.search("Rotate the gateway TLS certificate", k=5, levels="task")
+        assert {"s1", "s3"} <= {h.trajectory_id for h in hits}
+        assert c.get_trace(c.run("s3").trace_uri).tenant == "acme"
+        again = c.add([good1])
+        assert (again.ingested, again.unchanged) == (0, 1)
+
+
+# -- agent runtime over the wire ---------------------------------------------------------------
+
+
+def test_exemplars_warnings_and_capped_tool(server, keys):
+    with client(server, keys[0]["acme_r"]) as c:
+        # (the hashing test embedder needs word overlap to pass the runtime's similarity floor)
+        warned = c.warnings("Fix the failing unit test: OSError: [Errno 28] No space left on device", k=2)
+        assert [i["provenance"]["trajectory_id"] for i in warned.items] == ["a2"]
+        item = warned.items[0]
+        assert item["provenance"]["trace_uri"].endswith(".json.gz") and item["provenance"]["similarity"] > 0
+        assert "No space left" in warned.text
+        found = c.exemplars("Fix the failing unit test in the payments service", tools_available=["bash", "edit"])
+        assert found.strategy in ("follow_closely", "use_as_inspiration", "plan_from_scratch")
+        assert all(i["provenance"]["trajectory_id"] in {"a1", "a3", "s1", "s3"} for i in found.items)
+        # the cap (3 on this server) counts per (key, session); another session starts afresh
+        lefts = [c.search_past_runs("No space left", session_id="run-1", kind="failures")["searches_left"]
+                 for _ in range(3)]
+        assert lefts == [2, 1, 0]
+        capped = c.search_past_runs("No space left", session_id="run-1", kind="failures")
+        assert capped["status"] == "limit_reached" and "Stop searching" in capped["instruction"]
+        fresh = c.search_past_runs("No space left", session_id="run-2", kind="steps", k=2)
+        assert fresh["status"] == "ok" and fresh["searches_left"] == 2
+        assert all(r["provenance"]["trajectory_id"] for r in fresh["results"])
+    with client(server, keys[0]["acme_w"]) as other_key:  # same session id, another key: its own count
+        assert other_key.search_past_runs("disk", session_id="run-1", kind="steps")["status"] == "ok"
+
+
+# -- health, metrics, logs ---------------------------------------------------------------------
+
+
+def test_health_and_metrics(server, acme):
+    assert acme.health() == "SERVING"
+    acme.search("payments")
+    with pytest.raises(InvalidArgument):
+        acme.search("")
+    snap = acme.metrics()["methods"]["Search"]
+    assert snap["calls"] >= 2 and snap["errors"] >= 1 and snap["codes"]["INVALID_ARGUMENT"] >= 1
+    assert 0 < snap["p50_ms"] <= snap["p99_ms"]
+    http = start_metrics_http(server.metrics, "127.0.0.1", 0)
+    try:
+        text = urllib.request.urlopen(f"http://127.0.0.1:{http.server_port}/metrics", timeout=5).read().decode()
+        assert 'trajsearch_rpc_calls_total{method="Search",code="OK"}' in text
+        assert 'trajsearch_rpc_latency_ms_bucket{method="Search",le="+Inf"}' in text
+    finally:
+        http.shutdown()
+
+
+def test_rpc_logs_are_json_with_request_ids(server, acme, caplog):
+    caplog.set_level("INFO", logger="trajsearch.service")
+    reply, call = acme.stub.Search.with_call(
+        pb2.SearchRequest(text="payments"),
+        metadata=(("authorization", f"Bearer {acme.api_key}"), ("x-request-id", "req-42")), timeout=10)
+    assert ("x-request-id", "req-42") in call.initial_metadata()
+    records = [r for r in caplog.records if getattr(r, "fields", {}).get("request_id") == "req-42"]
+    assert records and records[0].fields["method"] == "Search" and records[0].fields["tenant"] == "acme"
+    from trajsearch.service.observe import JsonFormatter
+
+    line = json.loads(JsonFormatter().format(records[0]))  # the line `serve` writes to stderr
+    assert line["code"] == "OK" and line["ms"] >= 0 and acme.api_key not in json.dumps(line)
+
+
+# -- keys ----------------------------------------------------------------------------------------
+
+
+def test_key_config_from_file_and_env(tmp_path, monkeypatch):
+    key = new_key()
+    path = tmp_path / "keys.toml"
+    path.write_text(f'[[keys]]\nid = "ci"\nsha256 = "{hash_key(key)}"\ntenant = "acme"\nrole = "write"\n')
+    assert KeyRing.load(path).authenticate(key).tenant == "acme"
+    assert KeyRing.load(path).authenticate(key + "x") is None
+    monkeypatch.delenv("TRAJSEARCH_KEYS_FILE", raising=False)
+    monkeypatch.setenv("TRAJSEARCH_KEYS", json.dumps([key_entry(key, tenant="beta", role="read")]))
+    assert KeyRing.load().authenticate(key).role == "read"
+    assert key not in path.read_text()
+    for bad, message in [
+        ([{"sha256": "abc", "tenant": "a", "role": "read"}], "sha256"),
+        ([{"sha256": hash_key(key), "tenant": "a b", "role": "read"}], "tenant"),
+        ([{"sha256": hash_key(key), "tenant": "a", "role": "admin"}], "role"),
+        ([key_entry(key, tenant="a", role="read", key_id="x"), key_entry(key, tenant="b", role="read", key_id="y")],
+         "twice"),
+    ]:
+        with pytest.raises(KeyConfigError, match=message):
+            KeyRing.from_entries(bad)
+
+
+# -- TLS and graceful shutdown (their own servers) ---------------------------------------------
+
+
+def _self_signed(tmp_path):
+    x509 = pytest.importorskip("cryptography.x509")
+    import datetime
+    import ipaddress
+
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "localhost")])
+    now = datetime.datetime.now(datetime.timezone.utc)
+    cert = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
+            .serial_number(x509.random_serial_number()).not_valid_before(now - datetime.timedelta(minutes=5))
+            .not_valid_after(now + datetime.timedelta(days=1))
+            .add_extension(x509.SubjectAlternativeName([x509.DNSName("localhost"),
+                                                        x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), False)
+            .add_extension(x509.BasicConstraints(ca=True, path_length=None), True)
+            .sign(key, hashes.SHA256()))
+    cert_path, key_path = tmp_path / "cert.pem", tmp_path / "key.pem"
+    cert_path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    key_path.write_bytes(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                           serialization.NoEncryption()))
+    return cert_path, key_path
+
+
+def test_tls(tmp_path, keys):
+    from trajsearch.service.server import TLS
+
+    cert, key = _self_signed(tmp_path)
+    ts = TrajSearch.open(str(tmp_path / "m.db"), traces=str(tmp_path / "t"), embedder=HashingEmbedder())
+    with ServiceServer(ts, keys[1], address="127.0.0.1:0", tls=TLS(cert, key)) as srv:
+        with Client(srv.address, keys[0]["acme_r"], root_certificates=cert) as c:
+            assert c.whoami()["tenant"] == "acme"
+        with Client(srv.address, keys[0]["acme_r"], retries=1, timeout=3) as plain:
+            with pytest.raises(Unavailable):
+                plain.whoami()
+
+
+def test_graceful_stop_drains_in_flight_calls(tmp_path, keys):
+    ts = TrajSearch.open(str(tmp_path / "m.db"), traces=str(tmp_path / "t"), embedder=HashingEmbedder())
+    srv = ServiceServer(ts, keys[1], address="127.0.0.1:0").start()
+    started = threading.Event()
+    outcome: dict = {}
+
+    def runs():
+        for i in range(3):
+            if i == 1:
+                started.set()
+                time.sleep(1.0)  # the server is asked to stop while this stream is open
+            yield make_run(f"g{i}")
+
+    def ingest():
+        with Client(srv.address, keys[0]["acme_w"]) as c:
+            try:
+                outcome["report"] = c.add(runs(), batch_size=1)
+            except Exception as exc:  # noqa: BLE001
+                outcome["error"] = exc
+
+    worker = threading.Thread(target=ingest)
+    worker.start()
+    assert started.wait(30)
+    stopper = threading.Thread(target=srv.stop, kwargs={"grace": 20})
+    stopper.start()
+    time.sleep(0.3)
+    with Client(srv.address, keys[0]["acme_r"], retries=1, timeout=3) as late:
+        with pytest.raises(Unavailable):
+            late.search("payments")
+    worker.join(30)
+    stopper.join(30)
+    assert "error" not in outcome, outcome.get("error")
+    assert outcome["report"].ingested == 3
+    with TrajSearch.open(str(tmp_path / "m.db"), traces=str(tmp_path / "t"), embedder=HashingEmbedder()) as again:
+        assert again.stats(tenant="acme")["trajectories"] == 3

@@ -1,0 +1,30 @@
+"""The Python client of a trajsearch server: ``from trajsearch.client import Client``.
+
+See :mod:`trajsearch.service.client`.
+"""
+
+from .service.client import (
+    Client,
+    ContextResult,
+    DeadlineExceeded,
+    InvalidArgument,
+    NotFound,
+    PermissionDenied,
+    RemoteIngestReport,
+    ServiceError,
+    Unauthenticated,
+    Unavailable,
+)
+
+__all__ = [
+    "Client",
+    "ContextResult",
+    "DeadlineExceeded",
+    "InvalidArgument",
+    "NotFound",
+    "PermissionDenied",
+    "RemoteIngestReport",
+    "ServiceError",
+    "Unauthenticated",
+    "Unavailable",
+]

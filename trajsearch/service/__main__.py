@@ -1,0 +1,5 @@
+"""``python -m trajsearch.service serve|mcp|keys|remote ...`` (the same commands as ``trajsearch``)."""
+
+from ..cli_service import main
+
+main()

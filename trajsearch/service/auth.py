@@ -1,0 +1,162 @@
+"""API keys: each maps to exactly one tenant and one role; only their hashes are stored.
+
+A key is ``ts_`` followed by 32 random bytes (urlsafe base64), so a plain
+SHA-256 of it is a safe verifier (there is nothing to brute-force; a slow
+password hash would only slow every call). Keys are read from a TOML or
+JSON file (``--keys`` / ``TRAJSEARCH_KEYS_FILE``) or from JSON in
+``TRAJSEARCH_KEYS``::
+
+    [[keys]]
+    id = "acme-agents"          # a label for logs; never the key itself
+    sha256 = "9f2c..."          # trajsearch keys new prints it
+    tenant = "acme"
+    role = "read"               # read | write (write may also read)
+    env_versions = ["v2"]       # optional: pinned, ANDed into every search by this key
+
+The tenant of every call is the key's. Requests carry no tenant, and an
+ingested record naming another tenant is rejected.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import os
+import secrets
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Mapping
+
+from ..model import valid_tenant
+
+KEYS_FILE_ENV = "TRAJSEARCH_KEYS_FILE"
+KEYS_ENV = "TRAJSEARCH_KEYS"
+API_KEY_ENV = "TRAJSEARCH_API_KEY"
+PREFIX = "ts_"
+ROLES = ("read", "write")
+_MAX_KEY_CHARS = 256
+
+
+class KeyConfigError(ValueError):
+    """The key configuration is malformed; the message names the entry and field."""
+
+
+def hash_key(key: str) -> str:
+    return hashlib.sha256(key.encode("utf-8")).hexdigest()
+
+
+def new_key() -> str:
+    """A fresh random API key (show it once; store only :func:`hash_key` of it)."""
+    return PREFIX + base64.urlsafe_b64encode(secrets.token_bytes(32)).decode().rstrip("=")
+
+
+@dataclass(frozen=True)
+class Principal:
+    """Who is calling: the key's label, its tenant, its role, and its pinned filters."""
+
+    key_id: str
+    tenant: str
+    role: str
+    env_versions: tuple[str, ...] = ()
+    policy_versions: tuple[str, ...] = ()
+
+    def can(self, role: str) -> bool:
+        return role == "read" or self.role == "write"
+
+
+class KeyRing:
+    """Hash -> principal. ``authenticate`` returns None for a missing or unknown key."""
+
+    def __init__(self, principals: Mapping[str, Principal]) -> None:
+        self._by_hash = dict(principals)
+
+    def __len__(self) -> int:
+        return len(self._by_hash)
+
+    @classmethod
+    def from_entries(cls, entries: list[Mapping[str, Any]], *, origin: str = "keys") -> KeyRing:
+        by_hash: dict[str, Principal] = {}
+        ids: set[str] = set()
+        for n, entry in enumerate(entries):
+            where = f"{origin}: keys[{n}]"
+            if not isinstance(entry, Mapping):
+                raise KeyConfigError(f"{where}: expected a table/object")
+            unknown = set(entry) - {"id", "sha256", "tenant", "role", "env_versions", "policy_versions"}
+            if unknown:
+                raise KeyConfigError(f"{where}: unknown field(s) {sorted(unknown)}")
+            digest = str(entry.get("sha256", "")).lower()
+            if len(digest) != 64 or any(c not in "0123456789abcdef" for c in digest):
+                raise KeyConfigError(f"{where}.sha256: expected 64 hex digits (trajsearch keys new prints it)")
+            try:
+                tenant = valid_tenant(entry.get("tenant", ""))
+            except ValueError as exc:
+                raise KeyConfigError(f"{where}.tenant: {exc}") from None
+            role = entry.get("role")
+            if role not in ROLES:
+                raise KeyConfigError(f"{where}.role: expected one of {list(ROLES)}, got {role!r}")
+            key_id = str(entry.get("id") or digest[:12])
+            if key_id in ids:
+                raise KeyConfigError(f"{where}.id: duplicate id {key_id!r}")
+            if digest in by_hash:
+                raise KeyConfigError(f"{where}.sha256: the same key appears twice (one key, one tenant)")
+            pins = {}
+            for name in ("env_versions", "policy_versions"):
+                value = entry.get(name, [])
+                if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+                    raise KeyConfigError(f"{where}.{name}: expected a list of strings")
+                pins[name] = tuple(value)
+            ids.add(key_id)
+            by_hash[digest] = Principal(key_id, tenant, role, **pins)
+        return cls(by_hash)
+
+    @classmethod
+    def load(cls, path: str | Path | None = None) -> KeyRing:
+        """From ``path`` (TOML or JSON), else ``$TRAJSEARCH_KEYS_FILE``, else JSON in ``$TRAJSEARCH_KEYS``."""
+        path = path or os.environ.get(KEYS_FILE_ENV)
+        if path:
+            path = Path(path)
+            text = path.read_text()
+            try:
+                data = json.loads(text) if path.suffix == ".json" else tomllib.loads(text)
+            except (ValueError, tomllib.TOMLDecodeError) as exc:
+                raise KeyConfigError(f"{path}: not valid {'JSON' if path.suffix == '.json' else 'TOML'}: {exc}") from None
+            origin = str(path)
+        elif os.environ.get(KEYS_ENV):
+            try:
+                data = json.loads(os.environ[KEYS_ENV])
+            except ValueError as exc:
+                raise KeyConfigError(f"${KEYS_ENV}: not valid JSON: {exc}") from None
+            origin = f"${KEYS_ENV}"
+        else:
+            raise KeyConfigError(f"no API keys configured: pass --keys FILE or set ${KEYS_FILE_ENV} or ${KEYS_ENV}")
+        entries = data.get("keys") if isinstance(data, dict) else data
+        if not isinstance(entries, list) or not entries:
+            raise KeyConfigError(f"{origin}: expected a non-empty 'keys' list")
+        return cls.from_entries(entries, origin=origin)
+
+    def authenticate(self, key: str | None) -> Principal | None:
+        if not key or len(key) > _MAX_KEY_CHARS:
+            return None
+        return self._by_hash.get(hash_key(key))
+
+
+def key_from_metadata(metadata: Any) -> str | None:
+    """The key from ``authorization: Bearer <key>`` (or ``x-api-key``) call metadata."""
+    for name, value in metadata or ():
+        if name == "authorization" and isinstance(value, str):
+            scheme, _, token = value.partition(" ")
+            if scheme.lower() == "bearer" and token.strip():
+                return token.strip()
+        if name == "x-api-key" and isinstance(value, str) and value.strip():
+            return value.strip()
+    return None
+
+
+def key_entry(key: str, *, tenant: str, role: str, key_id: str = "") -> dict[str, Any]:
+    """The config entry (no secret in it) for ``key``."""
+    valid_tenant(tenant)
+    if role not in ROLES:
+        raise ValueError(f"role must be one of {list(ROLES)}")
+    return {"id": key_id or f"{tenant}-{role}", "sha256": hash_key(key), "tenant": tenant, "role": role}

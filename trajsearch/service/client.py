@@ -1,0 +1,410 @@
+"""The Python client: the library's verbs over gRPC, with the tenant taken from the API key.
+
+``Client("127.0.0.1:50051", api_key=...)`` has the façade's method names
+(``search``, ``similar_runs``, ``expand``, ``run``, ``get_trace``, ``add``,
+``delete``, ``stats``) and the agent runtime's (``exemplars``, ``warnings``,
+``search_past_runs``), and returns the library's types (:class:`Hit`,
+:class:`StepView`, :class:`RunMatch`, :class:`Trajectory`). Read methods
+accept ``tenant=`` so code written against the library runs unchanged, but
+it can only name the key's own tenant (anything else raises PermissionError):
+the server never takes a tenant from a request.
+
+Failures raise :class:`ServiceError` subclasses that are also the builtin
+exception the library raises for the same problem (``InvalidArgument`` is a
+``ValueError``, ``NotFound`` a ``LookupError``, ``PermissionDenied`` a
+``PermissionError``); ``Unavailable`` means the server is down or draining.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import uuid
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Iterable, Iterator, Sequence
+
+import grpc
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+from ..ingest.pipeline import IngestReport, Rejection
+from ..model import Trajectory
+from ..search import Hit, RunMatch, StepView
+from . import convert
+from .auth import API_KEY_ENV
+from .protos import pb2, pb2_grpc
+
+SERVER_ENV = "TRAJSEARCH_SERVER"
+DEFAULT_ADDRESS = "127.0.0.1:50051"
+_SERVICE = "trajsearch.v1.TrajSearch"
+#: Unary calls are retried on UNAVAILABLE (a restart, a dropped connection); all are idempotent.
+_RETRIED = ["Search", "SimilarRuns", "Expand", "Run", "GetTrace", "Exemplars", "Warnings", "Stats", "Metrics",
+            "WhoAmI", "Delete"]
+
+
+class ServiceError(Exception):
+    """A call failed: ``code`` (grpc.StatusCode), ``details`` (the server's message), ``request_id``."""
+
+    def __init__(self, code: grpc.StatusCode, details: str, request_id: str = "") -> None:
+        super().__init__(f"{code.name}: {details}" + (f" (request id {request_id})" if request_id else ""))
+        self.code = code
+        self.details = details
+        self.request_id = request_id
+
+
+class Unauthenticated(ServiceError, PermissionError):
+    pass
+
+
+class PermissionDenied(ServiceError, PermissionError):
+    pass
+
+
+class InvalidArgument(ServiceError, ValueError):
+    pass
+
+
+class NotFound(ServiceError, LookupError):
+    pass
+
+
+class Unavailable(ServiceError, ConnectionError):
+    pass
+
+
+class DeadlineExceeded(ServiceError, TimeoutError):
+    pass
+
+
+_ERRORS = {
+    grpc.StatusCode.UNAUTHENTICATED: Unauthenticated,
+    grpc.StatusCode.PERMISSION_DENIED: PermissionDenied,
+    grpc.StatusCode.INVALID_ARGUMENT: InvalidArgument,
+    grpc.StatusCode.NOT_FOUND: NotFound,
+    grpc.StatusCode.UNAVAILABLE: Unavailable,
+    grpc.StatusCode.DEADLINE_EXCEEDED: DeadlineExceeded,
+}
+
+
+def _error(exc: grpc.RpcError, request_id: str) -> ServiceError:
+    code = exc.code() if hasattr(exc, "code") else grpc.StatusCode.UNKNOWN
+    details = exc.details() if hasattr(exc, "details") else str(exc)
+    return _ERRORS.get(code, ServiceError)(code, details or "", request_id)
+
+
+@dataclass
+class ContextResult:
+    """Exemplars or warnings: the strategy, the items with provenance, and the rendered context."""
+
+    strategy: str
+    items: list[dict[str, Any]]
+    text: str
+    json: str
+
+
+@dataclass
+class RemoteIngestReport(IngestReport):
+    """:class:`IngestReport` plus one result per record sent (position, trajectory_id, status, reason)."""
+
+    results: list[dict[str, Any]] = field(default_factory=list)
+
+
+class Client:
+    """A connection to a trajsearch server. Use as a context manager or call :meth:`close`."""
+
+    def __init__(
+        self,
+        address: str | None = None,
+        api_key: str | None = None,
+        *,
+        tls: bool = False,
+        root_certificates: str | Path | None = None,
+        client_cert: tuple[str | Path, str | Path] | None = None,
+        timeout: float | None = 30.0,
+        retries: int = 3,
+        max_message_bytes: int = 32 * 1024 * 1024,
+    ) -> None:
+        self.address = address or os.environ.get(SERVER_ENV) or DEFAULT_ADDRESS
+        self.api_key = api_key or os.environ.get(API_KEY_ENV)
+        if not self.api_key:
+            raise ValueError(f"no API key: pass api_key= or set ${API_KEY_ENV}")
+        self.timeout = timeout
+        options: list[tuple[str, Any]] = [
+            ("grpc.max_receive_message_length", max_message_bytes),
+            ("grpc.max_send_message_length", max_message_bytes),
+            # reconnect quickly after a server restart (gRPC's default backoff grows to 120 s)
+            ("grpc.initial_reconnect_backoff_ms", 250),
+            ("grpc.max_reconnect_backoff_ms", 5_000),
+        ]
+        if retries > 1:
+            options += [("grpc.enable_retries", 1), ("grpc.service_config", json.dumps({"methodConfig": [{
+                "name": [{"service": _SERVICE, "method": m} for m in _RETRIED],
+                "retryPolicy": {"maxAttempts": retries, "initialBackoff": "0.1s", "maxBackoff": "1s",
+                                "backoffMultiplier": 2, "retryableStatusCodes": ["UNAVAILABLE"]},
+            }]}))]
+        else:
+            options.append(("grpc.enable_retries", 0))
+        if tls or root_certificates or client_cert:
+            root = Path(root_certificates).read_bytes() if root_certificates else None
+            key, chain = (Path(client_cert[1]).read_bytes(), Path(client_cert[0]).read_bytes()) if client_cert else (None, None)
+            creds = grpc.ssl_channel_credentials(root_certificates=root, private_key=key, certificate_chain=chain)
+            self.channel = grpc.secure_channel(self.address, creds, options=options)
+        else:
+            self.channel = grpc.insecure_channel(self.address, options=options)
+        self.stub = pb2_grpc.TrajSearchStub(self.channel)
+        self._health = health_pb2_grpc.HealthStub(self.channel)
+        self._tenant: str | None = None
+
+    # -- plumbing ----------------------------------------------------------------------------
+
+    def close(self) -> None:
+        self.channel.close()
+
+    def __enter__(self) -> Client:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _invoke(self, method: str, request: Any, timeout: float | None = None) -> Any:
+        request_id = uuid.uuid4().hex
+        metadata = (("authorization", f"Bearer {self.api_key}"), ("x-request-id", request_id))
+        try:
+            return getattr(self.stub, method)(request, timeout=timeout or self.timeout, metadata=metadata)
+        except grpc.RpcError as exc:
+            raise _error(exc, request_id) from None
+
+    def _check_tenant(self, tenant: str | None) -> None:
+        """Library-style ``tenant=`` is allowed only if it names the key's own tenant."""
+        if tenant is None:
+            return
+        if self._tenant is None:
+            self._tenant = self.whoami()["tenant"]
+        if tenant != self._tenant:
+            raise PermissionError(f"this API key belongs to tenant {self._tenant!r}, not {tenant!r}")
+
+    def health(self, timeout: float = 5.0) -> str:
+        """``SERVING`` / ``NOT_SERVING`` from the standard gRPC health service (no key needed)."""
+        try:
+            reply = self._health.Check(health_pb2.HealthCheckRequest(service=_SERVICE), timeout=timeout)
+        except grpc.RpcError as exc:
+            raise _error(exc, "") from None
+        return health_pb2.HealthCheckResponse.ServingStatus.Name(reply.status)
+
+    def wait_ready(self, timeout: float = 30.0) -> None:
+        """Block until the channel connects (e.g. while the server starts)."""
+        grpc.channel_ready_future(self.channel).result(timeout=timeout)
+
+    # -- reads -------------------------------------------------------------------------------
+
+    def search(
+        self,
+        text: str,
+        *,
+        tenant: str | None = None,
+        levels: str | Sequence[str] = (),
+        outcome: str | Sequence[str] = (),
+        env_version: str | Sequence[str] = (),
+        policy_version: str | Sequence[str] = (),
+        task_family: str | Sequence[str] = (),
+        tools: str | Sequence[str] = (),
+        exclude_trajectory_ids: Sequence[str] = (),
+        k: int = 10,
+        group_by_trajectory: bool = True,
+        group_size: int = 1,
+        mode: str = "",
+        timeout: float | None = None,
+    ) -> list[Hit]:
+        self._check_tenant(tenant)
+        request = pb2.SearchRequest(
+            text=text, levels=_list(levels), outcomes=_list(outcome), env_versions=_list(env_version),
+            policy_versions=_list(policy_version), task_families=_list(task_family), tools=_list(tools),
+            exclude_trajectory_ids=list(exclude_trajectory_ids), k=k, no_group=not group_by_trajectory,
+            group_size=group_size, mode=mode,
+        )
+        return [convert.hit_from_pb(h) for h in self._invoke("Search", request, timeout).hits]
+
+    def similar_runs(
+        self,
+        trajectory_id: str | None = None,
+        text: str | None = None,
+        *,
+        tenant: str | None = None,
+        k: int = 5,
+        outcome: str | Sequence[str] = (),
+        env_version: str | Sequence[str] = (),
+        timeout: float | None = None,
+    ) -> list[RunMatch]:
+        self._check_tenant(tenant)
+        if (trajectory_id is None) == (text is None):
+            raise ValueError("give exactly one of trajectory_id or text")
+        anchor = {"trajectory_id": trajectory_id} if trajectory_id is not None else {"text": text}
+        request = pb2.SimilarRunsRequest(k=k, outcomes=_list(outcome), env_versions=_list(env_version), **anchor)
+        return [convert.match_from_pb(m) for m in self._invoke("SimilarRuns", request, timeout).matches]
+
+    def expand(self, hit: Hit, *, before: int = 2, after: int = 2, tenant: str | None = None,
+               timeout: float | None = None) -> list[StepView]:
+        self._check_tenant(tenant)
+        request = pb2.ExpandRequest(trajectory_id=hit.trajectory_id, step_index=hit.step_index,
+                                    step_end=hit.step_end, before=before, after=after)
+        if hit.step_index < 0:
+            raise ValueError(f"a {hit.level} hit has no step position to expand around")
+        return [convert.step_from_pb(s) for s in self._invoke("Expand", request, timeout).steps]
+
+    def run(self, trajectory_id: str, *, tenant: str | None = None, level: str = "task",
+            timeout: float | None = None) -> Hit | None:
+        self._check_tenant(tenant)
+        reply = self._invoke("Run", pb2.RunRequest(trajectory_id=trajectory_id, level=level), timeout)
+        return convert.hit_from_pb(reply.hit) if reply.found else None
+
+    def get_trace(self, trace_uri: str, *, tenant: str | None = None, timeout: float | None = None) -> Trajectory:
+        self._check_tenant(tenant)
+        reply = self._invoke("GetTrace", pb2.GetTraceRequest(trace_uri=trace_uri), timeout)
+        return Trajectory.model_validate_json(reply.trajectory_json)
+
+    def stats(self, *, tenant: str | None = None, timeout: float | None = None) -> dict[str, Any]:
+        if tenant is not None:
+            self._check_tenant(tenant)
+        reply = self._invoke("Stats", pb2.StatsRequest(), timeout)
+        self._tenant = reply.tenant
+        return {
+            "tenant": reply.tenant,
+            "embedder": reply.embedder,
+            "trajectories": reply.trajectories,
+            "rows": reply.rows,
+            "rows_by_level": dict(reply.rows_by_level),
+            "runs_by_outcome": dict(reply.runs_by_outcome),
+        }
+
+    def whoami(self, timeout: float | None = None) -> dict[str, str]:
+        """The key's tenant, role and label."""
+        reply = self._invoke("WhoAmI", pb2.WhoAmIRequest(), timeout)
+        self._tenant = reply.tenant
+        return {"tenant": reply.tenant, "role": reply.role, "key_id": reply.key_id}
+
+    def metrics(self, timeout: float | None = None) -> dict[str, Any]:
+        reply = self._invoke("Metrics", pb2.MetricsRequest(), timeout)
+        return {
+            "methods": {
+                m.method: {"calls": m.calls, "errors": m.errors, "codes": dict(m.codes),
+                           "p50_ms": m.p50_ms, "p99_ms": m.p99_ms, "mean_ms": m.mean_ms}
+                for m in reply.methods
+            },
+            "in_flight": reply.in_flight,
+            "uptime_s": reply.uptime_s,
+        }
+
+    # -- agent runtime -----------------------------------------------------------------------
+
+    def exemplars(self, task: str, *, env_version: str | Sequence[str] = (), policy_version: str | Sequence[str] = (),
+                  tools_available: Sequence[str] = (), now: datetime | None = None, k: int = 0,
+                  token_budget: int = 0, timeout: float | None = None) -> ContextResult:
+        """Successful past runs to adapt; the tenant is the key's, the rest is your runtime context."""
+        request = pb2.ExemplarsRequest(
+            task=task, k=k, token_budget=token_budget,
+            context=_context(env_version, policy_version, tools_available, now),
+        )
+        return _context_result(self._invoke("Exemplars", request, timeout))
+
+    def warnings(self, text: str, *, env_version: str | Sequence[str] = (), policy_version: str | Sequence[str] = (),
+                 tools_available: Sequence[str] = (), now: datetime | None = None, k: int = 0,
+                 token_budget: int = 0, timeout: float | None = None) -> ContextResult:
+        """Similar failed runs (what not to do), with error / cause / fix where recorded."""
+        request = pb2.WarningsRequest(
+            text=text, k=k, token_budget=token_budget,
+            context=_context(env_version, policy_version, tools_available, now),
+        )
+        return _context_result(self._invoke("Warnings", request, timeout))
+
+    def search_past_runs(self, query: str, *, session_id: str, k: int = 0, kind: str = "",
+                         env_version: str | Sequence[str] = (), policy_version: str | Sequence[str] = (),
+                         tools_available: Sequence[str] = (), timeout: float | None = None) -> dict[str, Any]:
+        """The ``search_past_runs`` tool; the server caps searches per (key, ``session_id``)."""
+        request = pb2.SearchPastRunsRequest(
+            session_id=session_id, query=query, k=k, kind=kind,
+            context=_context(env_version, policy_version, tools_available, None),
+        )
+        return json.loads(self._invoke("SearchPastRuns", request, timeout).result_json)
+
+    # -- writes ------------------------------------------------------------------------------
+
+    def add(self, items: Iterable[Any], *, batch_size: int = 64, batch_bytes: int = 4 * 1024 * 1024,
+            source: str = "", timeout: float | None = None) -> RemoteIngestReport:
+        """Stream trajectories (models, dicts, JSON strings, or parsed dump records) in batches.
+
+        Returns counts like :meth:`TrajSearch.add` plus one result per record sent. Records
+        that fail to parse locally (``Parsed`` with an error) are reported without being sent.
+        """
+        report = RemoteIngestReport()
+        request_id = uuid.uuid4().hex
+        metadata = (("authorization", f"Bearer {self.api_key}"), ("x-request-id", request_id))
+
+        def batches() -> Iterator[Any]:
+            records: list[Any] = []
+            size = 0
+            for item in items:
+                record = _record(item, source, report)
+                if record is None:
+                    continue
+                if records and (len(records) >= batch_size or size + len(record.json) > batch_bytes):
+                    yield pb2.IngestBatch(records=records)
+                    records, size = [], 0
+                records.append(record)
+                size += len(record.json)
+            if records:
+                yield pb2.IngestBatch(records=records)
+
+        try:
+            reply = self.stub.Ingest(batches(), timeout=timeout or self.timeout, metadata=metadata)
+        except grpc.RpcError as exc:
+            raise _error(exc, request_id) from None
+        report.ingested, report.unchanged, report.rows = reply.ingested, reply.unchanged, reply.rows_written
+        for r in reply.results:
+            status = pb2.RecordResult.Status.Name(r.status).lower()
+            report.results.append({"position": r.position, "source": r.source, "trajectory_id": r.trajectory_id,
+                                   "status": status, "reason": r.reason})
+            if r.status == pb2.RecordResult.REJECTED:
+                report.rejected.append(Rejection(r.source or "stream", f"record {r.position}", r.reason))
+        return report
+
+    def delete(self, trajectory_id: str, *, tenant: str | None = None, timeout: float | None = None) -> bool:
+        self._check_tenant(tenant)
+        return self._invoke("Delete", pb2.DeleteRequest(trajectory_id=trajectory_id), timeout).deleted
+
+
+def _list(value: str | Sequence[str]) -> list[str]:
+    return [value] if isinstance(value, str) else list(value)
+
+
+def _context(env: Any, policy: Any, tools: Sequence[str], now: datetime | None) -> Any:
+    return pb2.RuntimeContext(env_versions=_list(env), policy_versions=_list(policy),
+                              tools_available=list(tools), now=int(now.timestamp()) if now else 0)
+
+
+def _context_result(reply: Any) -> ContextResult:
+    items = []
+    for item in reply.items:
+        p = item.provenance
+        items.append({
+            "provenance": {"trajectory_id": p.trajectory_id, "trace_uri": p.trace_uri, "env_version": p.env_version,
+                           "outcome": p.outcome, "similarity": p.similarity},
+            "text": item.text,
+            "view": json.loads(item.json) if item.json else None,
+        })
+    return ContextResult(reply.strategy, items, reply.text, reply.json)
+
+
+def _record(item: Any, source: str, report: IngestReport) -> Any | None:
+    if isinstance(item, Trajectory):
+        return pb2.TrajectoryRecord(json=item.model_dump_json(), source=source)
+    if isinstance(item, dict):
+        return pb2.TrajectoryRecord(json=json.dumps(item, default=str), source=source)
+    if isinstance(item, str):
+        return pb2.TrajectoryRecord(json=item, source=source)
+    if hasattr(item, "trajectory") and hasattr(item, "error"):  # ingest.read.Parsed
+        if item.error is not None:
+            report.rejected.append(Rejection(item.source, item.position, item.error))
+            return None
+        return pb2.TrajectoryRecord(json=item.trajectory.model_dump_json(), source=f"{item.source}:{item.position}")
+    raise TypeError(f"cannot ingest a {type(item).__name__}: pass Trajectory, dict, JSON str or Parsed")

@@ -1,0 +1,116 @@
+"""Request validation at the service edge: every error names the field it is about.
+
+The library validates too; checking here first gives callers a message of the
+form ``"<field>: <what is wrong>"`` (sent as ``INVALID_ARGUMENT``) and keeps the
+size bounds of the service (max k, text length, list lengths) in one place.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable, Sequence
+
+from ..model import Outcome, valid_id
+from ..store.filters import LEVELS
+
+OUTCOMES = tuple(o.value for o in Outcome)
+MODES = ("dense", "lexical", "hybrid")
+KINDS = ("exemplars", "failures", "steps")
+
+
+class FieldError(ValueError):
+    """A request field is invalid. ``str()`` is ``"<field>: <message>"``."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(f"{field}: {message}")
+        self.field = field
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Size bounds enforced by the server (the message size also by gRPC itself)."""
+
+    max_message_bytes: int = 32 * 1024 * 1024
+    max_k: int = 100
+    max_text_chars: int = 20_000
+    max_values: int = 32  # entries in one repeated filter field
+    max_value_chars: int = 200
+    max_batch_records: int = 256
+    max_stream_records: int = 50_000
+    max_context_steps: int = 50  # expand: before + after
+
+    def __post_init__(self) -> None:
+        from ..search import MAX_K
+
+        if not 1 <= self.max_k <= MAX_K:
+            raise ValueError(f"max_k must be 1..{MAX_K} (the library's bound)")
+
+
+def text(field: str, value: str, limits: Limits, *, required: bool = True, max_chars: int | None = None) -> str:
+    limit = max_chars or limits.max_text_chars
+    if required and not value.strip():
+        raise FieldError(field, "must be a non-empty string")
+    if len(value) > limit:
+        raise FieldError(field, f"too long ({len(value)} > {limit} characters)")
+    return value
+
+
+def bounded(field: str, value: int, low: int, high: int, *, default: int | None = None) -> int:
+    if value == 0 and default is not None:
+        return default
+    if not low <= value <= high:
+        raise FieldError(field, f"must be {low}..{high}, got {value}")
+    return value
+
+
+def strings(field: str, values: Sequence[str], limits: Limits) -> tuple[str, ...]:
+    """A repeated filter value: bounded count and length, no empty values, no control characters."""
+    if len(values) > limits.max_values:
+        raise FieldError(field, f"at most {limits.max_values} values, got {len(values)}")
+    for n, value in enumerate(values):
+        if not value:
+            raise FieldError(f"{field}[{n}]", "must not be empty")
+        if len(value) > limits.max_value_chars:
+            raise FieldError(f"{field}[{n}]", f"too long ({len(value)} > {limits.max_value_chars} characters)")
+        if any(ord(ch) < 32 or ord(ch) == 127 for ch in value):
+            raise FieldError(f"{field}[{n}]", "contains control characters")
+    return tuple(values)
+
+
+def choices(field: str, values: Sequence[str], allowed: Iterable[str], limits: Limits) -> tuple[str, ...]:
+    allowed = tuple(allowed)
+    for n, value in enumerate(strings(field, values, limits)):
+        if value not in allowed:
+            raise FieldError(f"{field}[{n}]", f"unknown value {value!r}: expected one of {list(allowed)}")
+    return tuple(values)
+
+
+def choice(field: str, value: str, allowed: Iterable[str], *, default: str) -> str:
+    allowed = tuple(allowed)
+    if not value:
+        return default
+    if value not in allowed:
+        raise FieldError(field, f"unknown value {value!r}: expected one of {list(allowed)}")
+    return value
+
+
+def identifier(field: str, value: str) -> str:
+    if not value:
+        raise FieldError(field, "is required")
+    try:
+        return valid_id(value, field)
+    except ValueError as exc:
+        raise FieldError(field, str(exc).removeprefix(f"invalid {field} ")) from None
+
+
+def identifiers(field: str, values: Sequence[str], limits: Limits) -> tuple[str, ...]:
+    strings(field, values, limits)
+    return tuple(identifier(f"{field}[{n}]", v) for n, v in enumerate(values))
+
+
+def levels(field: str, values: Sequence[str], limits: Limits) -> tuple[str, ...]:
+    return choices(field, values, LEVELS, limits)
+
+
+def outcomes(field: str, values: Sequence[str], limits: Limits) -> tuple[str, ...]:
+    return choices(field, values, OUTCOMES, limits)
