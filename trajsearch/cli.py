@@ -205,6 +205,7 @@ def search(
     group_size: int = typer.Option(1, "--group-size", help="Hits per run."),
     no_group: bool = typer.Option(False, "--no-group", help="Do not group hits by run."),
     expand: int = typer.Option(0, "--expand", "-e", help="Show N steps before and after each step hit."),
+    mode: str = typer.Option("auto", "--mode", "-m", help="dense | lexical | hybrid | auto (hybrid for log-like queries)."),
     uri: Optional[str] = UriOpt,
     traces: Optional[str] = TracesOpt,
     as_json: bool = JsonOpt,
@@ -215,6 +216,7 @@ def search(
             hits = ts.search(
                 text, tenant=tenant, levels=level, outcome=outcome, env_version=env_version,
                 task_family=task_family, tools=tool, k=k, group_size=group_size, group_by_trajectory=not no_group,
+                mode=mode,
             )
         except ValueError as exc:
             _fail(str(exc))
@@ -240,6 +242,7 @@ def similar(
     tenant: str = TenantOpt,
     outcome: List[str] = typer.Option([], "--outcome"),
     k: int = typer.Option(5, "-k"),
+    mode: str = typer.Option("hybrid", "--mode", "-m", help="dense | lexical | hybrid."),
     uri: Optional[str] = UriOpt,
     traces: Optional[str] = TracesOpt,
     as_json: bool = JsonOpt,
@@ -249,7 +252,7 @@ def similar(
         _fail("give either TEXT or --id TRAJECTORY_ID")
     with _open(uri, traces) as ts:
         try:
-            matches = ts.similar_runs(trajectory_id, text, tenant=tenant, k=k, outcome=outcome)
+            matches = ts.similar_runs(trajectory_id, text, tenant=tenant, k=k, outcome=outcome, mode=mode)
         except (ValueError, LookupError) as exc:
             _fail(str(exc).strip("'\""))
     if as_json:

@@ -10,13 +10,16 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
 
+import numpy as np
+
 from . import config
 from .embed import Embedder, load_embedder
+from .fusion import looks_like_log, resolve_mode, rrf
 from .ingest.pipeline import IngestReport, Indexer
 from .model import Trajectory, valid_id
 from .represent import WindowConfig, row_id
 from .store.filters import Filters
-from .store.index import IndexSettings, TrajectoryIndex
+from .store.index import OUTPUT_FIELDS, IndexSettings, TrajectoryIndex
 from .store.traces import TraceStore, open_trace_store
 
 if TYPE_CHECKING:
@@ -25,12 +28,28 @@ if TYPE_CHECKING:
 MAX_K = 200
 
 
+@dataclass(frozen=True)
+class FusionConfig:
+    """How hybrid search fuses its legs: RRF weights (dense, lexical) per kind of query.
+
+    Pasted log lines, commands and paths lean on the lexical leg: equal-weight RRF
+    dilutes exact matches (FACTS.md: below plain BM25 on two of three query classes).
+    """
+
+    prose_weights: tuple[float, float] = (1.0, 1.0)
+    log_weights: tuple[float, float] = (1.0, 3.0)
+    pool: int = 50  # candidates per leg
+
+    def weights(self, text: str) -> tuple[float, float]:
+        return self.log_weights if looks_like_log(text) else self.prose_weights
+
+
 @dataclass
 class Hit:
     """One matching row: what matched, how well, and where the full run lives."""
 
     id: str
-    score: float
+    score: float  # cosine in dense mode; the fused score in hybrid, BM25 in lexical mode
     level: str
     text: str
     tenant: str
@@ -49,6 +68,7 @@ class Hit:
     tool_versions: dict[str, str] = field(default_factory=dict)
     created_at: int = 0
     steps: list[dict[str, Any]] = field(default_factory=list)
+    similarity: float | None = None  # cosine to the query whatever the mode (None: not computed)
 
     @classmethod
     def from_row(cls, row: dict[str, Any]) -> Hit:
@@ -107,10 +127,13 @@ def _grouped(hits: list[dict], k: int, group_size: int) -> list[dict]:
 class TrajSearch:
     """Search over past agent runs. Open with :meth:`open`; every read verb takes a ``tenant``."""
 
-    def __init__(self, index: TrajectoryIndex, embedder: Embedder, traces: TraceStore) -> None:
+    def __init__(
+        self, index: TrajectoryIndex, embedder: Embedder, traces: TraceStore, fusion: FusionConfig = FusionConfig()
+    ) -> None:
         self.index = index
         self.embedder = embedder
         self.traces = traces
+        self.fusion = fusion
         self.window = WindowConfig(index.settings.window, index.settings.stride)
 
     @classmethod
@@ -177,11 +200,13 @@ class TrajSearch:
         k: int = 10,
         group_by_trajectory: bool = True,
         group_size: int = 1,
+        mode: str = "auto",
     ) -> list[Hit]:
         """Rows most similar to ``text`` inside the hard filters, best first.
 
         With ``group_by_trajectory`` (the default) at most ``group_size`` hits come
-        from any one run, and up to ``k`` runs are returned.
+        from any one run, and up to ``k`` runs are returned. ``mode``: dense | lexical |
+        hybrid | auto (hybrid for queries that look like log lines, else dense).
         """
         filters = Filters(
             tenant=tenant,
@@ -193,15 +218,58 @@ class TrajSearch:
             tools=tools,
             exclude_trajectory_ids=tuple(exclude_trajectory_ids),
         )
-        return self.search_filtered(text, filters, k=k, group_by_trajectory=group_by_trajectory, group_size=group_size)
+        return self.search_filtered(
+            text, filters, k=k, group_by_trajectory=group_by_trajectory, group_size=group_size, mode=mode
+        )
 
     def search_filtered(
-        self, text: str, filters: Filters, *, k: int = 10, group_by_trajectory: bool = True, group_size: int = 1
+        self,
+        text: str,
+        filters: Filters,
+        *,
+        k: int = 10,
+        group_by_trajectory: bool = True,
+        group_size: int = 1,
+        mode: str = "auto",
     ) -> list[Hit]:
         """:meth:`search` with prebuilt :class:`Filters` (the runtime builds them from trusted context)."""
         _check_query(text, k, group_size)
-        vector = self.embedder.encode([text])[0]
-        return [Hit.from_row(h) for h in self._dense(vector, filters, k, group_by_trajectory, group_size)]
+        mode = resolve_mode(mode, text)
+        if mode == "dense":
+            vector = self.embedder.encode([text])[0]
+            rows = self._dense(vector, filters, k, group_by_trajectory, group_size)
+            return [Hit.from_row(dict(r, similarity=r["score"])) for r in rows]
+        return self._fused(text, filters, k, group_size if group_by_trajectory else 0, mode)
+
+    def _fused(self, text: str, filters: Filters, k: int, group_size: int, mode: str) -> list[Hit]:
+        """Lexical or hybrid search: both legs inside the same filters, fused, then grouped."""
+        pool = max(self.fusion.pool, k * max(group_size, 1) * 5)
+        lexical = self.index.lexical_search(text, filters, limit=pool)
+        vector = None
+        dense: dict[str, dict] = {}
+        if mode == "lexical":
+            scores = dict(lexical)
+        else:
+            vector = self.embedder.encode([text])[0]
+            dense = {r["id"]: r for r in self.index.search(vector, filters, limit=pool)}
+            scores = rrf([list(dense), [rid for rid, _ in lexical]], weights=self.fusion.weights(text))
+        # rows only the lexical leg found are fetched by key, and only those that can still be shown
+        best = sorted(scores, key=lambda rid: -scores[rid])[: k * max(group_size, 1) * 4]
+        missing = [rid for rid in best if rid not in dense]
+        fields = None if vector is None else [*OUTPUT_FIELDS, "embedding"]
+        rows = dense | {r["id"]: r for r in self.index.get(missing, filters, fields=fields)}
+        ranked = []
+        for rid in best:
+            if rid not in rows:
+                continue
+            row = dict(rows[rid], score=scores[rid])
+            if "embedding" in row:
+                row["similarity"] = float(np.dot(vector, row["embedding"]))
+            elif rid in dense:
+                row["similarity"] = dense[rid]["score"]
+            ranked.append(row)
+        ranked = _grouped(ranked, k, group_size) if group_size else ranked[:k]
+        return [Hit.from_row(r) for r in ranked]
 
     def _dense(self, vector: Any, filters: Filters, k: int, grouped: bool, group_size: int) -> list[dict]:
         if not grouped:
@@ -249,8 +317,12 @@ class TrajSearch:
         k: int = 5,
         outcome: str | Sequence[str] = (),
         env_version: str | Sequence[str] = (),
+        mode: str = "hybrid",
     ) -> list[RunMatch]:
-        """Runs like this one (by id: its failure, else its task) or like ``text``; one per run."""
+        """Runs like this one (by id: its failure, else its task) or like ``text``; one per run.
+
+        Hybrid by default: a broken run is best matched on its exact error strings *and* its situation.
+        """
         if (trajectory_id is None) == (text is None):
             raise ValueError("give exactly one of trajectory_id or text")
         exclude: tuple[str, ...] = ()
@@ -266,7 +338,7 @@ class TrajSearch:
             env_versions=env_version,
             exclude_trajectory_ids=exclude,
         )
-        hits = self.search_filtered(text, filters, k=k, group_by_trajectory=True, group_size=1)
+        hits = self.search_filtered(text, filters, k=k, group_by_trajectory=True, group_size=1, mode=mode)
         tasks = {
             row["trajectory_id"]: row["text"]
             for row in self.index.get(

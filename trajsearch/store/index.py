@@ -13,9 +13,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Sequence
 
-from pymilvus import DataType, MilvusClient
+import re
+import threading
+
+from pymilvus import DataType, Function, FunctionType, MilvusClient
 
 from .filters import Filters, quote
+from .tokenize import tokenize
 
 log = logging.getLogger(__name__)
 # query_iterator warns on every call against milvus-lite ("failed to get mvccTs"): harmless there.
@@ -36,6 +40,14 @@ OUTPUT_FIELDS = [
     "policy_version", "env_version", "tool_versions", "tools", "outcome", "reward", "quality_score",
     "created_at", "text", "steps", "trace_uri", "content_hash",
 ]
+#: The lexical leg. On a Milvus server: its native BM25 (a BM25 Function over a
+#: pre-tokenised field), which scales with the cluster. On embedded Milvus Lite: an
+#: in-process BM25 (store/lexical.py), because milvus-lite's BM25 costs 70-170 ms a
+#: query after flush (seconds before) and computes IDF per segment.
+LEXICAL_MEMORY, LEXICAL_MILVUS = "memory", "milvus"
+MAX_LEXICAL = 65_000
+_NON_WORD = re.compile(r"\W")
+
 #: What the lexical index needs of a row: its text and every field a filter can name.
 LEXICAL_FIELDS = [
     "id", "tenant", "text", "level", "outcome", "env_version", "policy_version", "task_family",
@@ -61,7 +73,17 @@ def is_server_uri(uri: str) -> bool:
     return uri.startswith(("http://", "https://", "tcp://", "grpc://"))
 
 
-def _schema(dim: int):
+def lexical_text(text: str) -> str:
+    """Our log/code tokens, each made one word for Milvus' ``standard`` analyzer.
+
+    Milvus Lite and Milvus offer no custom tokenizer for BM25; joining our tokens
+    with their non-word characters turned into ``_`` makes the analyzer keep them
+    whole (``src/app/main.py`` -> ``src_app_main_py``), so both legs see the same terms.
+    """
+    return " ".join(_NON_WORD.sub("_", token) for token in tokenize(text))[:MAX_LEXICAL]
+
+
+def _schema(dim: int, lexical: str):
     s = MilvusClient.create_schema(auto_id=False, enable_dynamic_field=False)
     s.add_field("id", DataType.VARCHAR, is_primary=True, max_length=64)
     s.add_field("tenant", DataType.VARCHAR, max_length=64, is_partition_key=True)
@@ -84,21 +106,28 @@ def _schema(dim: int):
     s.add_field("trace_uri", DataType.VARCHAR, max_length=1024)
     s.add_field("content_hash", DataType.VARCHAR, max_length=64)
     s.add_field("embedding", DataType.FLOAT_VECTOR, dim=dim)
+    if lexical == LEXICAL_MILVUS:
+        analyzer = {"tokenizer": "standard", "filter": ["lowercase"]}
+        s.add_field("lexical", DataType.VARCHAR, max_length=MAX_LEXICAL + 1_000, enable_analyzer=True,
+                    analyzer_params=analyzer)
+        s.add_field("sparse", DataType.SPARSE_FLOAT_VECTOR)
+        s.add_function(Function(name="bm25", function_type=FunctionType.BM25,
+                                input_field_names=["lexical"], output_field_names=["sparse"]))
     return s
 
 
 class TrajectoryIndex:
     """Create/open the collection, write rows, and read them back by vector or by key."""
 
-    def __init__(self, uri: str, settings: IndexSettings, *, token: str = "", lexical: Any = None) -> None:
+    def __init__(self, uri: str, settings: IndexSettings, *, token: str = "") -> None:
         if not is_server_uri(uri):
             Path(uri).expanduser().resolve().parent.mkdir(parents=True, exist_ok=True)
         self.uri = uri
         self.client = MilvusClient(uri=uri, token=token) if token else MilvusClient(uri=uri)
+        self.lexical_backend = LEXICAL_MILVUS if is_server_uri(uri) else LEXICAL_MEMORY
         self.settings = self._open_or_create(settings)
-        self.lexical = lexical
-        if lexical is not None:
-            self.rebuild_lexical()
+        self._memory: Any = None  # the in-process BM25, built on first lexical query
+        self._memory_lock = threading.Lock()
 
     # -- lifecycle ---------------------------------------------------------------------------
 
@@ -106,9 +135,11 @@ class TrajectoryIndex:
         if not self.client.has_collection(COLLECTION):
             index_params = self.client.prepare_index_params()
             index_params.add_index("embedding", **INDEX_PARAMS)
+            if self.lexical_backend == LEXICAL_MILVUS:
+                index_params.add_index("sparse", index_type="SPARSE_INVERTED_INDEX", metric_type="BM25")
             self.client.create_collection(
                 COLLECTION,
-                schema=_schema(wanted.dim),
+                schema=_schema(wanted.dim, self.lexical_backend),
                 index_params=index_params,
                 properties={
                     "trajsearch.schema_version": SCHEMA_VERSION,
@@ -116,6 +147,7 @@ class TrajectoryIndex:
                     "trajsearch.dim": str(wanted.dim),
                     "trajsearch.window": str(wanted.window),
                     "trajsearch.stride": str(wanted.stride),
+                    "trajsearch.lexical": self.lexical_backend,
                 },
             )
             log.info("created collection %s at %s", COLLECTION, self.uri)
@@ -137,6 +169,7 @@ class TrajectoryIndex:
                 f"collection at {self.uri} holds {found.embedder} vectors (dim {found.dim}); "
                 f"cannot query it with {wanted.embedder} (dim {wanted.dim})"
             )
+        self.lexical_backend = props.get("trajsearch.lexical", LEXICAL_MEMORY)
         self.client.load_collection(COLLECTION)  # a reopened store must be loaded before search
         return found  # window/stride: the collection's own, whatever was asked
 
@@ -152,15 +185,19 @@ class TrajectoryIndex:
     def upsert(self, rows: Sequence[dict[str, Any]]) -> None:
         if not rows:
             return
+        if self.lexical_backend == LEXICAL_MILVUS:
+            rows = [dict(row, lexical=lexical_text(row["text"])) for row in rows]
         self.client.upsert(COLLECTION, data=list(rows))
-        if self.lexical is not None:
-            self.lexical.upsert(rows)
+        with self._memory_lock:
+            if self._memory is not None:
+                self._memory.upsert(rows)
 
     def delete_trajectory(self, tenant: str, trajectory_id: str) -> None:
         filters = Filters(tenant=tenant, trajectory_ids=(trajectory_id,))
         self.client.delete(COLLECTION, filter=filters.to_expr())
-        if self.lexical is not None:
-            self.lexical.delete_where(tenant, trajectory_id)
+        with self._memory_lock:
+            if self._memory is not None:
+                self._memory.delete_where(tenant, trajectory_id)
 
     # -- reads -------------------------------------------------------------------------------
 
@@ -206,15 +243,40 @@ class TrajectoryIndex:
         finally:
             iterator.close()
 
-    def rebuild_lexical(self) -> None:
-        """Reload the lexical index from the collection (the source of truth)."""
-        batch: list[dict] = []
-        for row in self.iterate(LEXICAL_FIELDS):
-            batch.append(row)
-            if len(batch) >= 5_000:
-                self.lexical.upsert(batch)
-                batch = []
-        self.lexical.upsert(batch)
+    def lexical_search(self, query: str, filters: Filters, *, limit: int) -> list[tuple[str, float]]:
+        """BM25 ids and scores inside ``filters``, best first (native on a server, in-process embedded)."""
+        if self.lexical_backend == LEXICAL_MILVUS:
+            terms = lexical_text(query)
+            if not terms:
+                return []
+            result = self.client.search(
+                COLLECTION, data=[terms], anns_field="sparse", filter=filters.to_expr(), limit=limit,
+                output_fields=["id"], search_params={"metric_type": "BM25"},
+            )
+            # best first either way; milvus-lite reports BM25 as a negative distance, Milvus as a score
+            return [(hit["id"], abs(float(hit["distance"]))) for hit in result[0]]
+        return self._memory_index().search(query, filters, limit)
+
+    def _memory_index(self) -> Any:
+        """The in-process BM25, loaded from the collection (the source of truth) on first use.
+
+        Writes through this class are mirrored into it from then on; milvus-lite's
+        one-process-per-data-directory lock means no other writer can bypass it.
+        """
+        with self._memory_lock:
+            if self._memory is None:
+                from .lexical import LexicalIndex  # noqa: PLC0415 - only the embedded path needs it
+
+                memory = LexicalIndex()
+                batch: list[dict] = []
+                for row in self.iterate(LEXICAL_FIELDS, batch_size=5_000):
+                    batch.append(row)
+                    if len(batch) >= 5_000:
+                        memory.upsert(batch)
+                        batch = []
+                memory.upsert(batch)
+                self._memory = memory
+            return self._memory
 
     def count(self, tenant: str | None = None) -> int:
         expr = f"tenant == {quote(tenant)}" if tenant else ""

@@ -1,0 +1,101 @@
+"""Hybrid (dense + BM25) search through the façade: filters, consistency, both code paths."""
+
+from __future__ import annotations
+
+import pytest
+
+from trajsearch.embed import HashingEmbedder
+from trajsearch.fusion import looks_like_log, resolve_mode, rrf
+from trajsearch.search import TrajSearch
+from trajsearch.store.index import lexical_text
+
+from conftest import failing_run, make_run
+from test_server_uri import milvus_server  # noqa: F401 - the module-scoped server fixture
+
+OOM = "Killed: process exited with exit code 137"
+EXIT1 = "make: *** [all] Error 1, exit code 1"
+
+
+def _runs():
+    return [
+        failing_run("oom", OOM, task="Build the docker image", env_version="v1"),
+        failing_run("exit1", EXIT1, task="Build the project", env_version="v1"),
+        make_run("ok", task="Build the docker image", env_version="v2"),
+        failing_run("other-tenant", OOM, tenant="beta", task="Build the docker image", env_version="v1"),
+    ]
+
+
+@pytest.mark.parametrize("mode", ["lexical", "hybrid"])
+def test_exact_error_strings_rank_first(hashing_ts, mode):
+    hashing_ts.add(_runs())
+    hits = hashing_ts.search("exit code 137", tenant="acme", levels=["step", "failure"], k=3, mode=mode)
+    assert hits[0].trajectory_id == "oom"
+    hits = hashing_ts.search("exit code 1", tenant="acme", levels=["step", "failure"], k=3, mode=mode)
+    assert hits[0].trajectory_id == "exit1"
+    assert all(h.similarity is not None for h in hits) or mode == "lexical"
+
+
+@pytest.mark.parametrize("mode", ["lexical", "hybrid"])
+def test_lexical_leg_respects_every_filter(hashing_ts, mode):
+    hashing_ts.add(_runs())
+    hits = hashing_ts.search(OOM, tenant="acme", k=10, mode=mode)
+    assert "other-tenant" not in {h.trajectory_id for h in hits}
+    assert {h.tenant for h in hits} == {"acme"}
+    v2 = hashing_ts.search(OOM, tenant="acme", env_version="v2", k=10, mode=mode)
+    assert {h.trajectory_id for h in v2} <= {"ok"}
+    ok = hashing_ts.search(OOM, tenant="acme", outcome="success", k=10, mode=mode)
+    assert {h.outcome for h in ok} <= {"success"}
+    assert hashing_ts.search(OOM, tenant="nobody", k=10, mode=mode) == []
+
+
+def test_lexical_index_follows_reingest_delete_and_reopen(tmp_path):
+    uri, traces = str(tmp_path / "m.db"), str(tmp_path / "traces")
+    with TrajSearch.open(uri, traces=traces, embedder=HashingEmbedder()) as ts:
+        ts.add(_runs())
+        assert ts.search("exit code 137", tenant="acme", k=1, mode="lexical")[0].trajectory_id == "oom"
+        # re-ingest "oom" with a different error: the old string must no longer match it
+        ts.add([failing_run("oom", "OSError: No space left on device", task="Build the docker image")])
+        assert "oom" not in {h.trajectory_id for h in ts.search("exit code 137", tenant="acme", k=5, mode="lexical")}
+        assert ts.search("No space left on device", tenant="acme", k=1, mode="lexical")[0].trajectory_id == "oom"
+        ts.delete("exit1", tenant="acme")
+        assert "exit1" not in {h.trajectory_id for h in ts.search(EXIT1, tenant="acme", k=5, mode="lexical")}
+    with TrajSearch.open(uri, traces=traces, embedder=HashingEmbedder()) as ts:  # rebuilt from the collection
+        assert ts.search("No space left on device", tenant="acme", k=1, mode="lexical")[0].trajectory_id == "oom"
+        assert "exit1" not in {h.trajectory_id for h in ts.search(EXIT1, tenant="acme", k=5, mode="lexical")}
+
+
+def test_hybrid_on_the_server_path_uses_native_bm25(milvus_server, tmp_path):  # noqa: F811
+    with TrajSearch.open(milvus_server, traces=str(tmp_path / "t"), embedder=HashingEmbedder(dim=48)) as ts:
+        assert ts.index.lexical_backend == "milvus"
+        ts.add(_runs())
+        for mode in ("lexical", "hybrid"):
+            hits = ts.search("exit code 137", tenant="acme", levels=["step", "failure"], k=3, mode=mode)
+            assert hits[0].trajectory_id == "oom", mode
+            assert "other-tenant" not in {h.trajectory_id for h in ts.search(OOM, tenant="acme", k=10, mode=mode)}
+        matches = ts.similar_runs("oom", tenant="acme", k=2)
+        assert matches and "oom" not in {m.trajectory_id for m in matches}
+
+
+def test_server_lexical_text_keeps_our_tokens_whole():
+    text = lexical_text("ModuleNotFoundError in src/app/main.py")
+    assert "src_app_main_py" in text.split()
+    assert "modulenotfounderror" in text.split()
+
+
+def test_auto_mode_picks_hybrid_for_log_lines_only():
+    for line in ["ModuleNotFoundError: No module named 'yaml'", "exit code 137", "pytest -x tests/test_api.py",
+                 "src/app/main.py", "run_tests failed"]:
+        assert looks_like_log(line), line
+        assert resolve_mode("auto", line) == "hybrid"
+    for prose in ["Book a flight from New York to Seattle next Tuesday",
+                  "Fix the bug where the login page shows a blank screen for some users"]:
+        assert resolve_mode("auto", prose) == "dense", prose
+    with pytest.raises(ValueError):
+        resolve_mode("fuzzy", "x")
+
+
+def test_rrf_rewards_agreement_and_honours_weights():
+    fused = rrf([["a", "b", "c"], ["b", "d"]])
+    assert max(fused, key=fused.get) == "b"
+    lexical_heavy = rrf([["a", "b"], ["b", "a"]], weights=[1.0, 3.0])
+    assert lexical_heavy["b"] > lexical_heavy["a"]
