@@ -261,8 +261,8 @@ def test_unknown_format_is_a_clear_error(tmp_path: Path) -> None:
         detect_format(odd)
     with pytest.raises(ValueError, match="few-shot.jsonl"):
         read_dump(odd)  # raised at call time, not on first iteration
-    with pytest.raises(ValueError, match="unknown format 'swe-agent'"):
-        read_dump(NATIVE, fmt="swe-agent")
+    with pytest.raises(ValueError, match="unknown format 'hermes'"):
+        read_dump(NATIVE, fmt="hermes")
 
 
 def test_truncated_gzip_keeps_records_before_the_break(tmp_path: Path) -> None:
@@ -296,11 +296,17 @@ def test_an_unforeseen_record_shape_does_not_stop_the_file(tmp_path: Path) -> No
 
 def test_directory_is_read_recursively_in_sorted_order() -> None:
     results = list(read_dump(FIXTURES, tenant="acme"))
-    sources = [Path(r.source).relative_to(FIXTURES).as_posix() for r in results]
-    assert sources == sorted(sources)
+    per_file = [r for r in results if r.fmt is None or r.fmt in ("native", "mini-swe-agent", "tau-bench", "swe-agent", "atif")]
+    sources = [Path(r.source).relative_to(FIXTURES).as_posix() for r in per_file]
+    assert sources == sorted(sources)  # one file after another, in sorted order
     assert "mini-swe-agent/deepseek_chat_dev/preds.json" not in sources  # sidecar, not a run
-    assert len(results) == 2 + 5 + 2
-    assert sum(r.ok for r in results) == 2 + 2 + 2
+    # span files are grouped per format after the per-file inputs: one result per trace
+    grouped = results[len(per_file):]
+    assert [r.fmt for r in grouped] == ["langfuse"] * 2 + ["langsmith"] * 2 + ["openinference"] * 2 + ["otel-genai"] * 2
+    assert len(per_file) == 2 + 5 + 2 + 1 + 1 + 1  # mini, native, tau, atif, swe-agent, the undetectable report
+    assert sum(r.ok for r in results) == 2 + 2 + 2 + 1 + 1 + 8
+    [unknown] = [r for r in results if r.fmt is None]
+    assert unknown.source.endswith("outcomes/swebench-report.json") and "unrecognised dump format" in unknown.error
 
 
 def test_parsed_holds_exactly_one_verdict() -> None:

@@ -1,13 +1,32 @@
-"""Trajectories -> trace store + index rows, in batches, idempotently.
+"""Trajectories -> trace store + index rows: a bounded, pipelined, idempotent writer.
 
-Order of writes per batch: traces first, then rows, so no row ever points at
-a missing trace. Row ids are deterministic and each run carries a content
-hash, so re-ingesting an unchanged run is skipped and a changed one replaces
-its old rows.
+Three stages run at once, joined by queues of at most ``queue_depth`` batches
+(so memory is bounded by a few batches whatever the size of the input):
+
+1. the caller's thread reads and batches items (parsing is the caller's);
+2. a *prepare* thread skips runs whose content hash is already indexed,
+   builds the rows of the rest and embeds them (numpy / torch / onnxruntime
+   release the GIL, so this overlaps with the other two);
+3. a *write* thread stores the traces, then the rows, then reports the batch
+   as committed (``on_commit``: checkpoints and dead letters hang off it).
+
+Order of writes per batch, so an interruption at any point leaves nothing
+pointing nowhere and nothing that a rerun would wrongly skip:
+traces first (retried on transient errors; if they still fail the batch
+fails and no row of it is written), then the old rows of changed runs are
+deleted, then every row but the ``task`` rows, then the ``task`` rows: the
+task row carries the content hash a rerun checks, so a run counts as indexed
+only once all its rows are in. Row ids are deterministic, so a rerun that
+redoes a batch rewrites the same rows.
 """
 
 from __future__ import annotations
 
+import logging
+import queue
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator
 
@@ -16,10 +35,14 @@ from ..model import Trajectory
 from ..represent import Row, Summarizer, WindowConfig, content_hash, extractive_summary, represent, row_id
 from ..store.filters import Filters
 from ..store.index import TrajectoryIndex
-from ..store.traces import TraceStore
+from ..store.traces import TraceAccessError, TraceCorruptError, TraceStore, TraceStoreError
 
 if TYPE_CHECKING:
     from .read import Parsed
+
+log = logging.getLogger(__name__)
+
+Key = tuple[str, str]  # (tenant, trajectory_id)
 
 
 @dataclass
@@ -34,21 +57,90 @@ class Rejection:
 
 @dataclass
 class IngestReport:
-    """What an ingest did: ingested (new or changed), unchanged (skipped), rejected (with reasons)."""
+    """What an ingest did: ingested (new or changed), unchanged (skipped), rejected (with reasons).
+
+    ``rejected`` keeps the rejections themselves (all of them, or the first
+    ``max_kept`` when the caller writes them elsewhere); ``rejected_count``
+    counts every one. ``by_format`` splits the three counts per dump format.
+    """
 
     ingested: int = 0
     unchanged: int = 0
     rows: int = 0
     rejected: list[Rejection] = field(default_factory=list)
+    rejected_count: int = 0
+    by_format: dict[str, dict[str, int]] = field(default_factory=dict)
+
+    @property
+    def total_rejected(self) -> int:
+        return max(self.rejected_count, len(self.rejected))
+
+    def count(self, fmt: str | None, what: str, n: int = 1) -> None:
+        counts = self.by_format.setdefault(fmt or "trajectory", {"ingested": 0, "unchanged": 0, "rejected": 0})
+        counts[what] += n
+
+    def merge(self, other: IngestReport, max_kept: int | None = None) -> None:
+        self.ingested += other.ingested
+        self.unchanged += other.unchanged
+        self.rows += other.rows
+        self.rejected_count = self.total_rejected + other.total_rejected
+        room = len(other.rejected) if max_kept is None else max(0, max_kept - len(self.rejected))
+        self.rejected.extend(other.rejected[:room])
+        for fmt, counts in other.by_format.items():
+            for what, n in counts.items():
+                self.count(fmt, what, n)
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "ingested": self.ingested,
             "unchanged": self.unchanged,
-            "rejected": len(self.rejected),
+            "rejected": self.total_rejected,
             "rows_written": self.rows,
+            "by_format": self.by_format,
             "rejections": [vars(r) for r in self.rejected],
         }
+
+
+@dataclass(frozen=True)
+class Marker:
+    """An item that only travels through the pipeline, to reach ``on_commit`` in order (e.g. "unit done")."""
+
+    payload: Any
+
+
+class IngestError(RuntimeError):
+    """A batch could not be written (after retries); nothing of it points at missing data."""
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """Retries of transient trace-store and index write errors, with exponential backoff."""
+
+    attempts: int = 4
+    base_delay: float = 0.5
+    max_delay: float = 8.0
+
+    def run(self, what: str, fn: Callable[[], Any], transient: Callable[[BaseException], bool]) -> Any:
+        for attempt in range(1, self.attempts + 1):
+            try:
+                return fn()
+            except Exception as exc:
+                if attempt == self.attempts or not transient(exc):
+                    raise
+                delay = min(self.max_delay, self.base_delay * 2 ** (attempt - 1))
+                log.warning("%s failed (attempt %d/%d): %s; retrying in %.1fs", what, attempt, self.attempts, exc, delay)
+                time.sleep(delay)
+        raise AssertionError("unreachable")
+
+
+def _trace_error_is_transient(exc: BaseException) -> bool:
+    # access and corruption errors are the caller's or the data's fault: retrying cannot help
+    return isinstance(exc, (TraceStoreError, OSError)) and not isinstance(exc, (TraceAccessError, TraceCorruptError))
+
+
+def _index_error_is_transient(exc: BaseException) -> bool:
+    name = type(exc).__name__
+    return isinstance(exc, (ConnectionError, TimeoutError, OSError)) or name in ("MilvusException", "MilvusUnavailableException", "_InactiveRpcError", "RpcError")
 
 
 def _record(
@@ -79,8 +171,23 @@ def _record(
     }
 
 
+@dataclass
+class _Batch:
+    """Items in input order, and what the prepare stage made of their trajectories."""
+
+    items: list[Any]
+    runs: dict[Key, tuple[Trajectory, str]] = field(default_factory=dict)  # key -> (run, fmt), last wins
+    hashes: dict[Key, str] = field(default_factory=dict)
+    stored: dict[Key, str] = field(default_factory=dict)
+    todo: list[Key] = field(default_factory=list)
+    records: dict[Key, list[dict[str, Any]]] = field(default_factory=dict)
+
+
+_DONE = object()
+
+
 class Indexer:
-    """Writes trajectories into the index and the trace store."""
+    """Writes trajectories into the index and the trace store (see the module docstring)."""
 
     def __init__(
         self,
@@ -91,6 +198,10 @@ class Indexer:
         summarizer: Summarizer | Callable[[Trajectory], str] = extractive_summary,
         batch_size: int = 32,
         embed_batch_size: int = 64,
+        rows_per_batch: int = 256,
+        queue_depth: int = 2,
+        retry: RetryPolicy = RetryPolicy(),
+        put_concurrency: int = 8,
     ) -> None:
         self.index = index
         self.embedder = embedder
@@ -99,71 +210,243 @@ class Indexer:
         self.window = WindowConfig(index.settings.window, index.settings.stride)
         self.batch_size = batch_size
         self.embed_batch_size = embed_batch_size
+        self.rows_per_batch = rows_per_batch
+        self.queue_depth = queue_depth
+        self.retry = retry
+        self.put_concurrency = put_concurrency
+        self._pool: ThreadPoolExecutor | None = None
+
+    # -- the pipeline ------------------------------------------------------------------------
 
     def add(
         self,
-        items: Iterable[Trajectory | Parsed],
+        items: Iterable[Trajectory | Parsed | Marker],
         *,
         on_progress: Callable[[int], None] | None = None,
+        on_commit: Callable[[list[Any], IngestReport], None] | None = None,
+        max_kept_rejections: int | None = None,
     ) -> IngestReport:
-        """Index trajectories (or parsed dump records, whose errors become rejections)."""
+        """Index trajectories (or parsed dump records, whose errors become rejections).
+
+        ``on_commit(items, report)`` is called after each batch is durably
+        written, with the batch's items (trajectories, ``Parsed`` records and
+        ``Marker`` objects) in input order. ``on_progress(n)`` gets the number
+        of records committed. Raises :class:`IngestError` when a batch cannot
+        be written; every batch before it is committed.
+        """
         report = IngestReport()
-        accepted = (t for t in (self._accept(item, report) for item in items) if t is not None)
-        for batch in batched(accepted, self.batch_size):
-            self._write(batch, report)
-            if on_progress:
-                on_progress(len(batch))
+        self._kept = max_kept_rejections
+        written: dict[Key, str] = {}
+        to_prepare: queue.Queue = queue.Queue(self.queue_depth)
+        to_write: queue.Queue = queue.Queue(self.queue_depth)
+        failure: list[BaseException] = []
+        stop = threading.Event()
+
+        def put(q: queue.Queue, value: Any) -> bool:
+            while not stop.is_set():
+                try:
+                    q.put(value, timeout=0.1)
+                    return True
+                except queue.Full:
+                    continue
+            return False
+
+        def get(q: queue.Queue) -> Any:
+            while not stop.is_set():
+                try:
+                    return q.get(timeout=0.1)
+                except queue.Empty:
+                    continue
+            return _DONE
+
+        def stage(fn: Callable[[], None]) -> Callable[[], None]:
+            def run() -> None:
+                try:
+                    fn()
+                except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread
+                    failure.append(exc)
+                    stop.set()
+            return run
+
+        def prepare_loop() -> None:
+            while (batch := get(to_prepare)) is not _DONE:
+                self._prepare(batch)
+                if not put(to_write, batch):
+                    return
+            put(to_write, _DONE)
+
+        def write_loop() -> None:
+            while (batch := get(to_write)) is not _DONE:
+                self._write(batch, report, written)
+                if on_commit:
+                    on_commit(batch.items, report)
+                if on_progress:
+                    on_progress(sum(1 for i in batch.items if not isinstance(i, Marker)))
+
+        threads = [threading.Thread(target=stage(prepare_loop), name="ingest-prepare", daemon=True),
+                   threading.Thread(target=stage(write_loop), name="ingest-write", daemon=True)]
+        for t in threads:
+            t.start()
+        try:
+            for batch in self._batches(items):
+                if not put(to_prepare, batch):
+                    break
+            put(to_prepare, _DONE)
+        except BaseException:
+            stop.set()
+            raise
+        finally:
+            for t in threads:
+                while t.is_alive():
+                    t.join(timeout=0.2)
+                    if failure:
+                        stop.set()
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+            self._pool = None
+        if failure:
+            exc = failure[0]
+            if isinstance(exc, IngestError):
+                raise exc
+            raise IngestError(f"ingest stopped: {type(exc).__name__}: {exc}") from exc
         self.index.flush()
         return report
 
-    @staticmethod
-    def _accept(item: Trajectory | Parsed, report: IngestReport) -> Trajectory | None:
-        if isinstance(item, Trajectory):
-            return item
-        if item.error is not None:
-            report.rejected.append(Rejection(item.source, item.position, item.error))
-            return None
-        return item.trajectory
+    def _batches(self, items: Iterable[Any]) -> Iterator[_Batch]:
+        """Cut the input into batches of about ``rows_per_batch`` rows (at most ``batch_size`` runs)."""
+        pending: list[Any] = []
+        runs = rows = 0
+        for item in items:
+            pending.append(item)
+            run = item if isinstance(item, Trajectory) else getattr(item, "trajectory", None)
+            if run is not None:
+                runs += 1
+                rows += 3 + (len(run.steps) + self.window.stride - 1) // self.window.stride
+            if runs >= self.batch_size or rows >= self.rows_per_batch or len(pending) >= 4 * self.rows_per_batch:
+                yield _Batch(pending)
+                pending, runs, rows = [], 0, 0
+        if pending:
+            yield _Batch(pending)
 
-    def _write(self, batch: list[Trajectory], report: IngestReport) -> None:
-        batch = list({(t.tenant, t.trajectory_id): t for t in batch}.values())  # last one wins
-        hashes = {(t.tenant, t.trajectory_id): content_hash(t, self.window) for t in batch}
-        stored = self._stored_hashes(batch)
-        todo = []
-        for t in batch:
-            key = (t.tenant, t.trajectory_id)
-            if stored.get(key) == hashes[key]:
-                report.unchanged += 1
-                continue
-            if key in stored:  # changed: its old rows may not all be overwritten (fewer steps)
-                self.index.delete_trajectory(*key)
-            todo.append(t)
-        if not todo:
-            return
-        uris = {(t.tenant, t.trajectory_id): self.traces.put(t) for t in todo}
-        pending = [(t, row) for t in todo for row in represent(t, window=self.window, summarizer=self.summarizer)]
-        vectors = self.embedder.encode([row.text for _, row in pending], batch_size=self.embed_batch_size)
-        records = [
-            _record(
-                t, row,
-                trace_uri=uris[(t.tenant, t.trajectory_id)],
-                chash=hashes[(t.tenant, t.trajectory_id)],
-                vector=vector.tolist(),
-            )
-            for (t, row), vector in zip(pending, vectors)
+    # -- stage 2: skip unchanged runs, build and embed rows --------------------------------
+
+    def _prepare(self, batch: _Batch, only: set[Key] | None = None) -> None:
+        if only is None:
+            for item in batch.items:
+                run = item if isinstance(item, Trajectory) else getattr(item, "trajectory", None)
+                if run is not None:
+                    fmt = getattr(item, "fmt", None) or run.metadata.get("source_format") or "trajectory"
+                    batch.runs.pop((run.tenant, run.trajectory_id), None)  # last one wins, in input order
+                    batch.runs[(run.tenant, run.trajectory_id)] = (run, str(fmt))
+            batch.hashes = {k: content_hash(t, self.window) for k, (t, _) in batch.runs.items()}
+            batch.stored = self._stored_hashes([t for t, _ in batch.runs.values()])
+            keys = [k for k in batch.runs if batch.stored.get(k) != batch.hashes[k]]
+            batch.todo = keys
+        else:
+            keys = [k for k in batch.runs if k in only]
+            batch.todo = list(dict.fromkeys([*batch.todo, *keys]))
+        pending = [
+            (key, row)
+            for key in keys
+            for row in represent(batch.runs[key][0], window=self.window, summarizer=self.summarizer)
         ]
-        self.index.upsert(records)
-        report.ingested += len(todo)
-        report.rows += len(records)
+        vectors = self.embedder.encode([row.text for _, row in pending], batch_size=self.embed_batch_size)
+        for key in keys:
+            batch.records[key] = []
+        for (key, row), vector in zip(pending, vectors):
+            run = batch.runs[key][0]
+            batch.records[key].append(_record(
+                run, row, trace_uri=self.traces.uri_for(*key), chash=batch.hashes[key], vector=vector.tolist(),
+            ))
 
-    def _stored_hashes(self, batch: list[Trajectory]) -> dict[tuple[str, str], str]:
+    # -- stage 3: traces, then rows, then the commit ---------------------------------------
+
+    def _write(self, batch: _Batch, report: IngestReport, written: dict[Key, str]) -> None:
+        # A run may recur in a later batch whose lookup ran before this one's write: re-check
+        # against what this ingest already wrote (same content: unchanged; else rewrite it).
+        stale = {k for k in batch.runs if k not in batch.todo and k in written and written[k] != batch.hashes[k]}
+        if stale:
+            self._prepare(batch, only=stale)
+        todo = batch.todo
+        replace = [k for k in todo if k in batch.stored or k in written]
+        if todo:
+            uris = self._put_traces([batch.runs[k][0] for k in todo])
+            for key, uri in zip(todo, uris):
+                if uri != self.traces.uri_for(*key):  # a store that names traces its own way
+                    for record in batch.records[key]:
+                        record["trace_uri"] = uri
+            for key in replace:
+                self._index_call(f"delete of {key[1]}", lambda key=key: self.index.delete_trajectory(*key))
+            rows = [r for k in todo for r in batch.records[k] if r["level"] != "task"]
+            tasks = [r for k in todo for r in batch.records[k] if r["level"] == "task"]
+            for chunk in _chunks(rows, 1000):
+                self._index_call("row upsert", lambda chunk=chunk: self.index.upsert(chunk))
+            for chunk in _chunks(tasks, 1000):
+                self._index_call("task row upsert", lambda chunk=chunk: self.index.upsert(chunk))
+        for key, (run, fmt) in batch.runs.items():
+            if key in todo:
+                report.ingested += 1
+                report.rows += len(batch.records[key])
+                report.count(fmt, "ingested")
+                written[key] = batch.hashes[key]
+            else:
+                report.unchanged += 1
+                report.count(fmt, "unchanged")
+        for item in batch.items:
+            if getattr(item, "error", None) is not None:
+                report.rejected_count += 1
+                report.count(getattr(item, "fmt", None) or "unknown", "rejected")
+                if self._kept is None or len(report.rejected) < self._kept:
+                    report.rejected.append(Rejection(item.source, item.position, item.error))
+
+    def _put_traces(self, runs: list[Trajectory]) -> list[str]:
+        """Store every trace of a batch, several at once (object stores and fsync are latency-bound)."""
+
+        def put(run: Trajectory) -> str:
+            return self.retry.run(f"trace store write of {run.trajectory_id}", lambda: self.traces.put(run),
+                                  _trace_error_is_transient)
+
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(self.put_concurrency, thread_name_prefix="ingest-trace-put")
+        futures = [self._pool.submit(put, run) for run in runs]
+        uris: list[str] = []
+        for run, future in zip(runs, futures):
+            try:
+                uris.append(future.result())
+            except Exception as exc:
+                for other in futures:
+                    other.cancel()
+                raise IngestError(
+                    f"trace store write of {run.trajectory_id!r} failed after {self.retry.attempts} attempts: {exc}; "
+                    "no row of this batch was written (traces go first), earlier batches are committed: "
+                    "rerun the same command to resume"
+                ) from exc
+        return uris
+
+    def _index_call(self, what: str, fn: Callable[[], Any]) -> Any:
+        try:
+            return self.retry.run(f"index {what}", fn, _index_error_is_transient)
+        except Exception as exc:
+            raise IngestError(f"index {what} failed: {type(exc).__name__}: {exc}") from exc
+
+    def _stored_hashes(self, runs: list[Trajectory]) -> dict[Key, str]:
         """Content hashes of runs already indexed, read from their task rows by key."""
-        found: dict[tuple[str, str], str] = {}
-        for tenant in {t.tenant for t in batch}:
-            ids = [row_id(tenant, t.trajectory_id, "task", -1) for t in batch if t.tenant == tenant]
-            for row in self.index.get(ids, Filters(tenant=tenant), fields=["trajectory_id", "content_hash"]):
+        found: dict[Key, str] = {}
+        for tenant in {t.tenant for t in runs}:
+            ids = [row_id(tenant, t.trajectory_id, "task", -1) for t in runs if t.tenant == tenant]
+            rows = self.retry.run(
+                "index lookup",
+                lambda tenant=tenant, ids=ids: self.index.get(ids, Filters(tenant=tenant), fields=["trajectory_id", "content_hash"]),
+                _index_error_is_transient,
+            )
+            for row in rows:
                 found[(tenant, row["trajectory_id"])] = row["content_hash"]
         return found
+
+
+def _chunks(items: list[Any], size: int) -> Iterator[list[Any]]:
+    for start in range(0, len(items), size):
+        yield items[start : start + size]
 
 
 def batched(items: Iterable[Any], size: int) -> Iterator[list[Any]]:

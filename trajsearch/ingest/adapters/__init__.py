@@ -1,9 +1,15 @@
 """Format adapters: one module per dump format, each turning a parsed record into a Trajectory.
 
 Every adapter module exposes ``NAME``, ``matches(record) -> bool`` (used by
-format detection) and ``to_trajectory(record, ctx) -> Trajectory``, and
-documents its field mapping in its module docstring. File handling (JSONL,
-arrays, gzip, positions, error messages) lives in ``trajsearch.ingest.read``.
+format detection) and documents its field mapping in its module docstring.
+A record-per-run adapter has ``to_trajectory(record, ctx) -> Trajectory``.
+A span adapter (``GROUPED = True``: OTel GenAI, OpenInference, LangSmith,
+Langfuse) has ``nodes(record, ctx, seq)`` yielding ``(trace key, Node,
+conversation id)`` per span, ``trajectory_id(key, by)`` and
+``assemble_trajectory(key, nodes, ctx, by)``; the reader groups the spans of a
+whole input by trace (or conversation) before assembling. File handling
+(JSONL, arrays, gzip, positions, grouping, error messages) lives in
+``trajsearch.ingest.read``.
 """
 
 from __future__ import annotations
@@ -13,10 +19,14 @@ from typing import Any
 
 from trajsearch.model import Trajectory
 
-from . import mini_swe_agent, native, tau_bench
+from . import atif, langfuse, langsmith, mini_swe_agent, native, openinference, otel_genai, swe_agent, tau_bench
 from ._common import DEFAULT_TENANT, Context, RecordError
 
-ADAPTERS: dict[str, ModuleType] = {m.NAME: m for m in (native, mini_swe_agent, tau_bench)}
+#: Detection order: the first adapter whose ``matches`` accepts a record names its format.
+ADAPTERS: dict[str, ModuleType] = {
+    m.NAME: m
+    for m in (native, mini_swe_agent, tau_bench, swe_agent, atif, langsmith, langfuse, openinference, otel_genai)
+}
 FORMATS: tuple[str, ...] = tuple(ADAPTERS)
 
 
@@ -33,6 +43,11 @@ def format_of(record: Any) -> str | None:
     return next((name for name, mod in ADAPTERS.items() if mod.matches(record)), None)
 
 
+def is_grouped(fmt: str) -> bool:
+    """Whether ``fmt`` records are spans that must be grouped into runs."""
+    return bool(getattr(adapter_for(fmt), "GROUPED", False))
+
+
 def to_trajectory(fmt: str, record: Any, ctx: Context) -> Trajectory:
     return adapter_for(fmt).to_trajectory(record, ctx)
 
@@ -45,5 +60,6 @@ __all__ = [
     "RecordError",
     "adapter_for",
     "format_of",
+    "is_grouped",
     "to_trajectory",
 ]

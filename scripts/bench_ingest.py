@@ -1,0 +1,177 @@
+"""Benchmark the batch indexer: ingest rate next to the raw model rate, and peak memory at 1x and 4x.
+
+1. Rate. A dump built from ../shared/data (tau-bench runs; ``--rate-runs``) is
+   ingested with the real embedding model into a fresh embedded store. In
+   the same process the model then embeds exactly the texts the ingest
+   produced, with the same batch size, straight through sentence-transformers
+   (no trajsearch code around it). Target: ingest rows/s >= 85% of raw
+   texts/s, i.e. reading, hashing, trace writes and Milvus writes hide behind
+   embedding.
+2. Memory. Dumps 1x and 4x as large (tau-bench + mini-swe-agent runs,
+   replicated with new ids, gzipped JSONL) are ingested by a fresh process
+   each, against a ``milvus-lite server`` process (as in production the store
+   is another process, so its own growth with the data is not counted); the
+   ingest process reports its peak RSS (VmHWM). Target: flat. The hashing test
+   embedder is used here (the model's weights are a constant offset, and the
+   4x run would take long with it).
+
+    python scripts/bench_ingest.py                 # both parts, figures as Markdown
+    python scripts/bench_ingest.py --skip-rate     # memory only
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT.parent / "shared" / "data"
+sys.path.insert(0, str(ROOT))
+
+
+def peak_rss_mb() -> float:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def tau_runs() -> list[dict]:
+    return json.loads((DATA / "tau-bench" / "gpt-4o-airline.json").read_text())
+
+
+def mini_runs() -> list[tuple[str, str, dict]]:
+    out = []
+    for path in sorted((DATA / "mini-swe-agent-dev").rglob("*.traj.json")):
+        out.append((path.parent.parent.name, path.parent.name, json.loads(path.read_text())))
+    return out
+
+
+def build_dump(directory: Path, copies: int) -> tuple[Path, int]:
+    """tau-bench runs as gzipped JSONL, mini-swe-agent runs as files, ``copies`` times with new ids."""
+    directory.mkdir(parents=True, exist_ok=True)
+    tau = tau_runs()
+    minis = mini_runs()
+    n = 0
+    with gzip.open(directory / "airline.jsonl.gz", "wt") as f:
+        for c in range(copies):
+            for run in tau:
+                f.write(json.dumps(dict(run, task_id=f"{run['task_id']}-c{c}")) + "\n")
+                n += 1
+    for c in range(copies):
+        for config, instance, record in minis:
+            target = directory / f"{config}-c{c}" / instance / f"{instance}.traj.json"
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(json.dumps(record))
+            n += 1
+    return directory, n
+
+
+def rate(args: argparse.Namespace) -> dict:
+    from trajsearch.embed import load_embedder
+    from trajsearch.ingest.batch import IngestJob, run_ingest
+    from trajsearch.search import TrajSearch
+
+    work = Path(tempfile.mkdtemp(prefix="bench-ingest-rate-"))
+    dump = work / "airline.jsonl"
+    with open(dump, "w") as f:
+        for run in tau_runs()[: args.rate_runs]:
+            f.write(json.dumps(run) + "\n")
+    embedder = load_embedder(args.model)
+    texts: list[str] = []
+
+    class Recording:
+        name, dim = embedder.name, embedder.dim
+
+        def encode(self, batch, *, batch_size=64):  # noqa: ANN001
+            texts.extend(batch)
+            return embedder.encode(batch, batch_size=batch_size)
+
+    embedder.encode(["warm up the model"] * 8)
+    with TrajSearch.open(str(work / "milvus.db"), traces=str(work / "traces"), embedder=Recording()) as ts:
+        start = time.perf_counter()
+        result = run_ingest(ts, IngestJob([dump], tenant="bench", state_dir=work / "state"),
+                            indexer_options={"embed_batch_size": args.batch_size})
+        ingest_s = time.perf_counter() - start
+    model = embedder._model  # the raw model: sentence-transformers, nothing of ours around it
+    start = time.perf_counter()
+    for i in range(0, len(texts), 256):
+        model.encode(texts[i : i + 256], batch_size=args.batch_size, normalize_embeddings=True, show_progress_bar=False)
+    raw_s = time.perf_counter() - start
+    rows = result.report.rows
+    return {
+        "runs": result.report.ingested, "rows": rows, "ingest_seconds": round(ingest_s, 1),
+        "ingest_rows_per_s": round(rows / ingest_s, 1), "raw_model_texts_per_s": round(len(texts) / raw_s, 1),
+        "ratio": round((rows / ingest_s) / (len(texts) / raw_s), 3), "model": args.model,
+        "embed_batch_size": args.batch_size,
+    }
+
+
+def measure_one(dump: str, uri: str, state: str) -> None:
+    """Child process: ingest ``dump`` into ``uri`` with the hashing embedder; print runs, rows, seconds, peak RSS."""
+    from trajsearch.embed import HashingEmbedder
+    from trajsearch.ingest.batch import IngestJob, run_ingest
+    from trajsearch.search import TrajSearch
+
+    with TrajSearch.open(uri, traces=str(Path(state) / "traces"), embedder=HashingEmbedder()) as ts:
+        start = time.perf_counter()
+        result = run_ingest(ts, IngestJob([Path(dump)], tenant="bench", state_dir=Path(state)))
+        seconds = time.perf_counter() - start
+    print(json.dumps({"runs": result.report.ingested, "rows": result.report.rows, "seconds": round(seconds, 1),
+                      "peak_rss_mb": round(peak_rss_mb(), 1)}))
+
+
+def memory(args: argparse.Namespace) -> list[dict]:
+    from trajsearch.ingest.batch import LocalServer
+
+    out = []
+    for copies in (1, 4):
+        work = Path(tempfile.mkdtemp(prefix=f"bench-ingest-{copies}x-"))
+        dump, runs = build_dump(work / "dump", copies)
+        size = sum(p.stat().st_size for p in dump.rglob("*") if p.is_file())
+        with LocalServer(str(work / "milvus.db")) as server:
+            proc = subprocess.run([sys.executable, __file__, "--measure-one", str(dump), server.uri, str(work / "state")],
+                                  capture_output=True, text=True, check=True, cwd=ROOT)
+        figures = json.loads(proc.stdout.strip().splitlines()[-1])
+        out.append({"dump": f"{copies}x", "runs_in_dump": runs, "dump_mb": round(size / 2**20, 1), **figures})
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--rate-runs", type=int, default=60, help="tau-bench runs for the rate part")
+    parser.add_argument("--model", default="all-MiniLM-L6-v2")
+    parser.add_argument("--batch-size", type=int, default=64)
+    parser.add_argument("--skip-rate", action="store_true")
+    parser.add_argument("--skip-memory", action="store_true")
+    parser.add_argument("--measure-one", nargs=3, metavar=("DUMP", "URI", "STATE"), help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.measure_one:
+        measure_one(*args.measure_one)
+        return
+    print(f"machine: {os.cpu_count()} CPUs, load {os.getloadavg()[0]:.2f} (shared machine: timings are noisy)")
+    if not args.skip_rate:
+        r = rate(args)
+        print("\n## Ingest rate vs the raw model (same texts, same process)\n")
+        print("| runs | rows | ingest s | ingest rows/s | raw model texts/s | ratio |")
+        print("|---|---|---|---|---|---|")
+        print(f"| {r['runs']} | {r['rows']} | {r['ingest_seconds']} | {r['ingest_rows_per_s']} | "
+              f"{r['raw_model_texts_per_s']} | {r['ratio']:.1%} |")
+    if not args.skip_memory:
+        rows = memory(args)
+        print("\n## Peak memory of the ingest process (store served by a separate milvus-lite server)\n")
+        print("| dump | runs | size (gz/json) | rows | seconds | peak RSS MiB |")
+        print("|---|---|---|---|---|---|")
+        for m in rows:
+            print(f"| {m['dump']} | {m['runs']} | {m['dump_mb']} MiB | {m['rows']} | {m['seconds']} | {m['peak_rss_mb']} |")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,218 @@
+"""The span, SWE-agent and ATIF adapters on fixtures written from the public specifications."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+import pytest
+
+from trajsearch.ingest.adapters._spans import Evaluation, outcome_from
+from trajsearch.ingest.adapters.swe_agent import outcome_for as swe_outcome
+from trajsearch.ingest.outcomes import OutcomeTable
+from trajsearch.ingest.read import detect_format, read_dump
+from trajsearch.model import Outcome
+
+FIXTURES = Path(__file__).parent / "fixtures"
+OTEL = FIXTURES / "otel-genai"
+OI = FIXTURES / "openinference" / "phoenix-spans.jsonl"
+SWE = FIXTURES / "swe-agent" / "default__gpt-4o" / "astropy__astropy-12907.traj"
+LANGSMITH = FIXTURES / "langsmith" / "runs.jsonl"
+LANGFUSE = FIXTURES / "langfuse"
+ATIF = FIXTURES / "atif" / "hello-world__Ab3xQ.trajectory.json"
+
+
+def runs(path: Path, **kwargs) -> dict[str, object]:
+    results = list(read_dump(path, tenant="acme", **kwargs))
+    assert all(r.ok for r in results), [r.error for r in results if not r.ok]
+    return {r.trajectory.trajectory_id: r.trajectory for r in results}
+
+
+def test_auto_detection_of_every_format() -> None:
+    assert detect_format(OTEL / "traces-0001.jsonl") == "otel-genai"
+    assert detect_format(OI) == "openinference"
+    assert detect_format(SWE) == "swe-agent"
+    assert detect_format(LANGSMITH) == "langsmith"
+    assert detect_format(LANGFUSE / "traces.json") == "langfuse"
+    assert detect_format(LANGFUSE / "export-observations.jsonl") == "langfuse"
+    assert detect_format(ATIF) == "atif"
+
+
+def test_detection_by_content_survives_renaming_and_gzip(tmp_path: Path) -> None:
+    for src, fmt in [(OI, "openinference"), (SWE, "swe-agent"), (ATIF, "atif"), (OTEL / "traces-0002.jsonl", "otel-genai")]:
+        packed = tmp_path / f"dump-{fmt}.json.gz"
+        packed.write_bytes(gzip.compress(src.read_bytes()))
+        assert detect_format(packed) == fmt
+
+
+def test_otel_genai_groups_spans_across_lines_and_files_by_trace() -> None:
+    found = runs(OTEL)
+    assert set(found) == {"otel:4bf92f3577b34da6a3ce929d0e0e4736", "otel:0af7651916cd43dd8448eb211c80319c"}
+    booking = found["otel:4bf92f3577b34da6a3ce929d0e0e4736"]
+    assert booking.task.startswith("Book the cheapest nonstop flight from SFO to JFK")
+    assert [s.action for s in booking.steps] == ["search_direct_flight", "book_reservation", "respond"]
+    first, failed, answer = booking.steps
+    assert first.arguments == {"origin": "SFO", "destination": "JFK", "date": "2026-02-14"}
+    assert first.thought == "I'll look up nonstop flights first."  # the chat text that requested the call
+    assert '"HAT023"' in first.observation
+    assert failed.error == "PaymentDeclinedError: payment method credit_card_4421 not found for user mia_li_3668"
+    assert answer.arguments["content"].startswith("I could not complete the booking")
+    # outcome from the gen_ai.evaluation.result event, never from a clean exit
+    assert (booking.outcome, booking.reward) == (Outcome.failure, 0.0)
+    assert booking.failure.cause.startswith("No reservation was created")
+    assert booking.model_id == "gpt-4o-2024-08-06"
+    assert booking.created_at.isoformat() == "2026-01-01T10:00:00+00:00"
+    assert booking.metadata["agent_name"] == "Flight booker"
+    assert booking.metadata["conversation_id"] == "conv_5j66UpCpwteGg4YSxUnt7lPY"
+    # older conventions: flattened gen_ai.prompt / gen_ai.completion; no evaluation -> unknown
+    weather = found["otel:0af7651916cd43dd8448eb211c80319c"]
+    assert weather.task == "What's the weather in Paris tomorrow? Answer in Celsius."
+    assert weather.outcome is Outcome.unknown and weather.failure is None
+    assert [(s.action, s.thought) for s in weather.steps] == [
+        ("get_forecast", "Let me check the forecast."), ("respond", None)]
+
+
+def test_openinference_tool_spans_thoughts_and_evaluation() -> None:
+    found = runs(OI)
+    fix = found["oi:6a5f1d0c2e8b4b7a9c3d2e1f0a9b8c7d"]
+    assert fix.task.startswith("The CI job fails with ModuleNotFoundError: No module named 'yaml'")
+    assert [s.action for s in fix.steps] == ["run_shell", "append_file", "run_shell"]
+    assert fix.steps[0].arguments == {"cmd": "pytest -x tests"}  # input.value, not the tool.parameters schema
+    assert fix.steps[0].thought.startswith("The import error suggests a missing dependency")
+    assert fix.steps[0].error.startswith("CalledProcessError: Command 'pytest -x tests'")
+    assert "ModuleNotFoundError" in fix.steps[0].observation
+    assert fix.steps[2].observation.endswith("42 passed in 3.10s")
+    assert (fix.outcome, fix.reward) == (Outcome.success, 1.0)
+    assert fix.model_id == "gpt-4.1-2025-04-14"
+    follow_up = found["oi:7b6e2e1d3f9c5c8b0d4e3f2a1b0c9d8e"]
+    assert follow_up.outcome is Outcome.unknown
+    assert [s.action for s in follow_up.steps] == ["respond"]
+
+
+def test_conversation_grouping_merges_traces_of_one_session() -> None:
+    [session] = runs(OI, group_by="conversation").values()
+    assert session.trajectory_id == "oi:conversation:sess-ci-fix-17"
+    assert [s.action for s in session.steps] == ["run_shell", "append_file", "run_shell", "respond"]
+    assert session.task.startswith("The CI job fails")  # the first trace's root input
+
+
+def test_swe_agent_traj_mapping() -> None:
+    [run] = runs(SWE).values()
+    assert run.trajectory_id == "swe-agent.default__gpt-4o.astropy__astropy-12907"
+    assert run.task.startswith("Modeling's `separability_matrix` does not compute separability")
+    assert (run.task_id, run.task_family) == ("astropy__astropy-12907", "astropy/astropy")
+    assert run.model_id == "gpt-4o-2024-08-06"
+    assert run.tool_versions == {"swe-agent": "1.1.0"}
+    assert [s.action for s in run.steps] == ["find_file", "bash", "str_replace_editor", "submit"]
+    assert run.steps[1].arguments == {"command": "python reproduce.py"}
+    assert run.steps[1].thought == "Run the reproduction script."
+    assert run.steps[1].error.startswith("ImportError: cannot import name 'separability_matrx'")
+    assert run.steps[0].error is None and run.steps[2].error is None
+    assert run.outcome is Outcome.success and "not evaluated" in run.metadata["outcome_basis"]
+
+
+@pytest.mark.parametrize(
+    ("status", "outcome"),
+    [("submitted", Outcome.success), ("submitted (exit_cost)", Outcome.failure), ("exit_context", Outcome.failure),
+     ("exit_format", Outcome.failure), ("exit_error", Outcome.infra_error), ("exit_environment_error", Outcome.infra_error),
+     (None, Outcome.unknown)],
+)
+def test_swe_agent_exit_status_to_outcome(status: str | None, outcome: Outcome) -> None:
+    assert swe_outcome(status) is outcome
+
+
+def test_langsmith_flat_runs_and_run_trees() -> None:
+    found = runs(LANGSMITH)
+    failed = found["ls:1ef2c7a0-5b7e-4d2a-9a10-3c2b1a0f9e8d"]
+    assert failed.task == "What was our Q3 2025 revenue growth versus Q2? Use the finance database."
+    assert [s.action for s in failed.steps] == ["sql_db_query", "sql_db_schema"]
+    assert failed.steps[0].thought == "I will query quarterly revenue."  # the AIMessage that asked for the call
+    assert failed.steps[0].error == "sqlite3.OperationalError: no such column: quarter"
+    assert failed.outcome is Outcome.failure  # the root run's error, no feedback
+    assert failed.failure.error.startswith("langchain_core.exceptions.OutputParserException")
+    assert failed.model_id == "gpt-4o-mini"
+    assert failed.metadata["tags"] == ["prod", "finance-bot"]
+    tree = found["ls:9f40ce41-ac3d-4f76-b150-3e4c5d6e7f81"]
+    assert tree.task == "How many open invoices does ACME Corp have?"
+    assert tree.task_id == "d5a1c3e7-0000-4000-8000-00000000a001"  # reference_example_id
+    assert (tree.outcome, tree.reward) == (Outcome.success, 1.0)  # feedback_stats correctness avg 1.0
+    assert tree.steps[0].observation == "[(3,)]"
+
+
+def test_langfuse_api_traces_and_flat_export_rows() -> None:
+    found = runs(LANGFUSE)
+    refund = found["lf:lf-trace-3c9a"]
+    assert refund.task == "My order #8812 arrived damaged. I want a refund to my original card."
+    assert [s.action for s in refund.steps] == ["get_order", "issue_refund"]
+    assert refund.steps[0].thought == "Let me look up the order."
+    assert refund.steps[1].error is None  # level WARNING is not an error
+    assert refund.outcome is Outcome.success  # CATEGORICAL score "resolved"
+    assert refund.model_id == "claude-sonnet-4-5"
+    # flat rows, trace row after its observations; a failed top-level span with a timeout -> infra_error
+    parcel = found["lf:lf-trace-7d21"]
+    assert parcel.task == "Where is my parcel 1Z999?"
+    assert [(s.action, s.error) for s in parcel.steps] == [
+        ("lookup_tracking", "TimeoutError: carrier API did not answer within 30s")]
+    assert parcel.outcome is Outcome.infra_error
+    assert parcel.reward == 0.0  # a NUMERIC user rating is kept, it does not decide the outcome
+
+
+def test_atif_mapping() -> None:
+    [run] = runs(ATIF).values()
+    assert run.trajectory_id == "atif.0c7b2f4e-5d1a-4a8e-9b3c-2d1e0f9a8b7c"
+    assert run.task.startswith("Create a file called hello.txt")
+    assert [s.action for s in run.steps] == ["bash", "bash", "bash", "respond"]
+    assert run.steps[0].thought.startswith("The test probably compares")
+    assert run.steps[1].arguments == {"command": "bash tests/test_hello.sh"}
+    assert run.steps[1].error.startswith("Error: expected")
+    assert run.steps[2].observation == "PASS"
+    assert run.outcome is Outcome.unknown  # ATIF carries no verdict
+    assert run.model_id == "claude-sonnet-4-5" and run.tool_versions == {"terminus-2": "2.0.1"}
+
+
+def test_outcome_files_join_verdicts() -> None:
+    report = OutcomeTable.load(FIXTURES / "outcomes" / "swebench-report.json")
+    [swe] = runs(SWE, outcomes=report).values()
+    assert swe.outcome is Outcome.failure and swe.metadata["outcome_basis"] == "outcomes file swebench-report.json"
+    rewards = OutcomeTable.load(FIXTURES / "outcomes" / "rewards.csv")
+    [atif] = runs(ATIF, outcomes=rewards).values()
+    assert (atif.outcome, atif.reward) == (Outcome.success, 1.0)  # matched by the ATIF session id
+
+
+def test_outcome_file_shapes(tmp_path: Path) -> None:
+    jsonl = tmp_path / "o.jsonl"
+    jsonl.write_text('{"run_id": "a", "resolved": false}\n{"run_id": "b", "reward": 0.5}\n')
+    table = OutcomeTable.load(jsonl)
+    assert table.verdicts["a"].outcome is Outcome.failure
+    assert (table.verdicts["b"].outcome, table.verdicts["b"].reward) == (None, 0.5)
+    mapping = tmp_path / "o.json"
+    mapping.write_text(json.dumps({"x": "success", "y": {"status": "error"}}))
+    assert OutcomeTable.load(mapping).verdicts["y"].outcome is Outcome.infra_error
+    empty = tmp_path / "e.csv"
+    empty.write_text("trajectory_id,comment\nz,nothing\n")
+    with pytest.raises(ValueError, match="no run outcomes"):
+        OutcomeTable.load(empty)
+
+
+def test_evaluation_labels_decide_only_when_explicit() -> None:
+    assert outcome_from([Evaluation("task_success", "pass")])[0] is Outcome.success
+    assert outcome_from([Evaluation("task_success", "pass"), Evaluation("safety", "fail")])[0] is Outcome.failure
+    assert outcome_from([Evaluation("hallucination", None, 1.0)])[:2] == (Outcome.unknown, 1.0)
+    assert outcome_from([Evaluation("correctness", None, 0.0)])[0] is Outcome.failure
+    assert outcome_from([Evaluation("relevance", "relevant")])[0] is Outcome.unknown
+    assert outcome_from([])[0] is Outcome.unknown
+
+
+def test_span_without_ids_is_a_clear_rejection_and_the_rest_lands(tmp_path: Path) -> None:
+    dump = tmp_path / "spans.jsonl"
+    lines = OI.read_text().splitlines()
+    broken = json.loads(lines[1])
+    del broken["context"]
+    dump.write_text("\n".join([lines[0], json.dumps(broken), "{not json", *lines[2:]]) + "\n")
+    results = list(read_dump(dump, tenant="acme"))
+    errors = [(r.position, r.error) for r in results if not r.ok]
+    assert errors == [("line 2", "not a span: expected 'resourceSpans' or a span with 'name', ids and 'attributes'"),
+                      ("line 3", "malformed JSON: Expecting property name enclosed in double quotes at column 2")]
+    assert {r.trajectory.trajectory_id for r in results if r.ok} == {
+        "oi:6a5f1d0c2e8b4b7a9c3d2e1f0a9b8c7d", "oi:7b6e2e1d3f9c5c8b0d4e3f2a1b0c9d8e"}

@@ -1,0 +1,70 @@
+"""``openinference``: OpenInference spans (Arize Phoenix and compatible tracers), OTLP/JSON or flat JSONL.
+
+Records: OTLP/JSON export requests, or flat span objects as Phoenix exports
+them (``name``, ``context.trace_id`` / ``span_id``, ``parent_id``,
+``start_time``, ``status_code``, ``attributes`` flat or nested, ``events``).
+Spans are grouped into one trajectory per trace, or with
+``group_by="conversation"`` per ``session.id``.
+
+Mapping
+- span role by ``openinference.span.kind``: ``AGENT`` / ``CHAIN`` = container,
+  ``TOOL`` = step, ``LLM`` = model call, ``RETRIEVER`` = step,
+  ``EVALUATOR`` = verdict.
+- steps: one per ``TOOL`` span: action = ``tool.name``, arguments = the call's
+  ``input.value`` (JSON-decoded; ``tool.parameters`` when there is no input:
+  OpenInference defines it as the tool's parameter schema, some tracers put the
+  call's arguments there), observation = ``output.value``, id = ``tool.id``,
+  error = the ``exception`` event or the ERROR status message. ``RETRIEVER``
+  spans: action = span name, observation = the ``retrieval.documents``
+  contents. The thought of a tool step is the text of the ``LLM`` span whose
+  ``llm.output_messages.N.message.tool_calls.M.tool_call`` requested it (by
+  ``tool_call.id``, else by name); model text that requested no tool is a
+  ``respond`` step; untraced calls get their results from later
+  ``llm.input_messages`` with role ``tool`` and ``message.tool_call_id``.
+- task: the root span's ``input.value`` (a string, or the ``input`` /
+  ``query`` / ``question`` / ``messages`` of a JSON input), else the first user
+  message of the first ``LLM`` span.
+- trajectory_id = ``oi:<trace_id>`` (``oi:conversation:<session.id>`` when
+  grouped by session); model_id = ``llm.model_name``; metadata keeps the
+  session and user ids.
+- outcome: ``trace.evaluations`` / ``evaluations`` / ``annotations``
+  attributes and ``EVALUATOR`` span outputs with a pass/fail label (or a 1/0
+  score on a success/correctness metric); else an ERROR status on the root
+  span -> failure (infra_error for timeouts, rate limits, 5xx, connection
+  errors); else ``unknown``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterator
+
+from trajsearch.model import Trajectory
+
+from ._common import Context
+from ._otlp import is_span_record, node_from_span, raw_spans, sample_attribute_keys
+from ._spans import Node, span_trajectory, trajectory_id as _tid
+
+NAME = "openinference"
+GROUPED = True
+ID_PREFIX = "oi"
+
+
+def matches(record: Any) -> bool:
+    if not is_span_record(record):
+        return False
+    if record.get("span_kind") and "resourceSpans" not in record:
+        return True
+    return "openinference.span.kind" in sample_attribute_keys(record)
+
+
+def nodes(record: Any, ctx: Context, seq: int = 0) -> Iterator[tuple[str, Node, str | None]]:
+    for n, (resource, span) in enumerate(raw_spans(record)):
+        yield node_from_span(span, resource, seq + n)
+
+
+def trajectory_id(key: str, by: str = "trace") -> str:
+    return _tid(ID_PREFIX, key, by)
+
+
+def assemble_trajectory(key: str, group: list[Node], ctx: Context, by: str = "trace") -> Trajectory:
+    return span_trajectory(NAME, ID_PREFIX, key, group, ctx, by=by)

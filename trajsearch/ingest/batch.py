@@ -1,0 +1,345 @@
+"""The batch indexer: dumps in, checkpointed and sharded, through the pipelined :class:`Indexer`.
+
+One call of :func:`run_ingest` is one *job*: inputs (files or directories),
+how to read them (format, tenant, defaults, grouping, an outcome file), where
+to write (an open :class:`TrajSearch`) and which shard of the runs to take.
+
+Sharding: worker ``i`` of ``N`` keeps the runs whose ``tenant + trajectory_id``
+hashes to ``i`` (blake2b, so every machine and Python agrees), and the
+rejected records whose ``source + position`` does. Every worker therefore
+reads every input (parsing costs about 1% of embedding on these machines)
+but writes disjoint runs: no two workers ever write or replace the same run,
+work is balanced even when one file holds most of the dump, and a run keeps
+its worker whichever file it sits in. Sharding by file would save the
+parsing but leave one big file to one worker and let two workers race on a
+run that appears in two files.
+
+:func:`run_workers` runs ``N`` such workers as local processes against one
+store; with a local Milvus Lite path it first serves that path over gRPC on
+127.0.0.1 (one process per data directory is all Milvus Lite allows).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterator, Mapping, Sequence
+
+from .checkpoint import Checkpoint, DeadLetter, job_id
+from .outcomes import OutcomeTable
+from .pipeline import IngestReport, Indexer, Marker
+from .read import Parsed, ReadOptions, Unit, fingerprint, make_context, plan_units, read_unit
+
+log = logging.getLogger(__name__)
+
+#: Rejections kept in memory for the summary (all of them go to the dead-letter file).
+KEPT_REJECTIONS = 100
+
+
+@dataclass(frozen=True)
+class Shard:
+    """Worker ``index`` of ``count`` (0-based)."""
+
+    index: int = 0
+    count: int = 1
+
+    def __post_init__(self) -> None:
+        if self.count < 1 or not 0 <= self.index < self.count:
+            raise ValueError(f"shard must be i/N with 0 <= i < N, got {self.index}/{self.count}")
+
+    @classmethod
+    def parse(cls, spec: str) -> Shard:
+        try:
+            i, n = spec.split("/")
+            return cls(int(i), int(n))
+        except ValueError:
+            raise ValueError(f"--shard expects i/N with 0 <= i < N (e.g. 0/4), got {spec!r}") from None
+
+    def owns(self, key: str) -> bool:
+        if self.count == 1:
+            return True
+        digest = hashlib.blake2b(key.encode(), digest_size=8).digest()
+        return int.from_bytes(digest, "big") % self.count == self.index
+
+    def __str__(self) -> str:
+        return f"{self.index}/{self.count}"
+
+
+@dataclass
+class IngestJob:
+    paths: Sequence[Path]
+    fmt: str | None = None
+    tenant: str = "default"
+    defaults: Mapping[str, Any] = field(default_factory=dict)
+    group_by: str = "trace"
+    outcomes: Path | None = None
+    shard: Shard = Shard()
+    checkpoint: Path | None = None
+    dead_letter: Path | None = None
+    resume: bool = True
+    state_dir: Path | None = None
+    store_label: str | None = None  # what the checkpoint ties to (default: the index URI)
+
+
+@dataclass
+class JobResult:
+    report: IngestReport
+    checkpoint: Path
+    dead_letter: Path
+    units: int
+    skipped_units: int
+    seconds: float
+    error: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**self.report.to_dict(), "units": self.units, "units_already_done": self.skipped_units,
+                "seconds": round(self.seconds, 2), "checkpoint": str(self.checkpoint),
+                "dead_letter": str(self.dead_letter), "error": self.error}
+
+
+def identity(job: IngestJob, store: str, traces: str) -> dict[str, Any]:
+    outcomes = None
+    if job.outcomes is not None:
+        data = Path(job.outcomes).read_bytes()
+        outcomes = hashlib.blake2b(data, digest_size=8).hexdigest()
+    return {"store": job.store_label or store, "traces": traces, "tenant": job.tenant, "format": job.fmt,
+            "group_by": job.group_by, "defaults": dict(job.defaults), "outcomes": outcomes, "shard": str(job.shard)}
+
+
+def default_paths(state_dir: Path, ident: dict[str, Any], shard: Shard) -> tuple[Path, Path]:
+    """(checkpoint, dead-letter) paths of a job under the state directory."""
+    jid = job_id(ident)
+    suffix = f"-shard{shard.index}of{shard.count}" if shard.count > 1 else ""
+    return state_dir / f"checkpoint-{jid}.json", state_dir / f"dead-letter-{jid}{suffix}.jsonl"
+
+
+def run_ingest(
+    ts: Any,
+    job: IngestJob,
+    *,
+    on_bytes: Callable[[int], None] | None = None,
+    on_records: Callable[[int], None] | None = None,
+    on_plan: Callable[[int], None] | None = None,
+    indexer_options: Mapping[str, Any] | None = None,
+) -> JobResult:
+    """Ingest ``job`` into ``ts`` (a :class:`~trajsearch.search.TrajSearch`), resumably.
+
+    ``on_plan(total_bytes)`` is called once the inputs are planned,
+    ``on_bytes(n)`` as input bytes are read and ``on_records(n)`` as records
+    are committed (for a progress bar). Argument errors (missing path, unknown
+    format, an undetectable single file, a bad outcome file) raise ValueError /
+    FileNotFoundError before anything is written; a failed batch raises
+    :class:`~trajsearch.ingest.pipeline.IngestError` after the checkpoint
+    covers every batch before it.
+    """
+    from ..config import home
+
+    started = time.monotonic()
+    ctx = make_context(job.paths[0] if job.paths else ".", tenant=job.tenant, defaults=job.defaults)
+    outcomes = OutcomeTable.load(job.outcomes) if job.outcomes else None
+    units: list[Unit] = [u for p in job.paths for u in plan_units(p, job.fmt)]
+    ident = identity(job, ts.index.uri, ts.traces.location)
+    state_dir = Path(job.state_dir or home() / "ingest")
+    ckpt_path, dl_path = default_paths(state_dir, ident, job.shard)
+    checkpoint = Checkpoint.open(Path(job.checkpoint or ckpt_path), ident, resume=job.resume)
+    dead = DeadLetter(Path(job.dead_letter or dl_path), checkpoint)
+    options = ReadOptions(group_by=job.group_by, outcomes=outcomes,
+                          keep=job.shard.owns if job.shard.count > 1 else None, spool_dir=None)
+
+    plan: list[tuple[Unit, int, tuple[int, int] | None]] = []
+    skipped = 0
+    for unit in units:
+        done, skip, cursor = checkpoint.resume_point(unit.key, fingerprint(unit))
+        if done:
+            skipped += 1
+            continue
+        plan.append((unit, skip, cursor))
+    if on_plan:
+        on_plan(sum(u.size for u, _, _ in plan))
+    total = sum(u.size for u, _, _ in plan)
+    checkpoint.stats.update(units=len(units), shard=str(job.shard), bytes_total=total, bytes_read=0)
+    read = [0]
+
+    def count_bytes(n: int) -> None:
+        read[0] += n
+        if on_bytes:
+            on_bytes(n)
+
+    def items() -> Iterator[Any]:
+        for unit, skip, cursor in plan:
+            yield from read_unit(unit, ctx, options=options, skip=skip, cursor=cursor, on_bytes=count_bytes)
+            yield Marker(("unit-done", unit.key))
+
+    def on_commit(batch: list[Any], report: IngestReport) -> None:
+        for item in batch:
+            if isinstance(item, Marker):
+                checkpoint.finish(item.payload[1])
+            elif isinstance(item, Parsed):
+                if item.error is not None:
+                    dead.write(item.source, item.position, item.fmt, item.error)
+                if item.unit is not None:
+                    checkpoint.advance(item.unit, item.seq, item.cursor)
+        dead.sync()  # rejections are durable before the checkpoint that covers them
+        checkpoint.stats.update(ingested=report.ingested, unchanged=report.unchanged, bytes_read=read[0],
+                                rejected=report.total_rejected, updated=time.time())
+        checkpoint.save()
+
+    indexer = Indexer(ts.index, ts.embedder, ts.traces, **dict(indexer_options or {}))
+    error = None
+    try:
+        report = indexer.add(items(), on_commit=on_commit, on_progress=on_records, max_kept_rejections=KEPT_REJECTIONS)
+    finally:
+        checkpoint.save(force=True)
+        dead.close()
+    return JobResult(report, checkpoint.path, dead.path, len(units), skipped, time.monotonic() - started, error)
+
+
+# -- local workers -----------------------------------------------------------------------
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class LocalServer:
+    """``milvus-lite server`` for a local data directory, on 127.0.0.1, for the life of a ``with`` block."""
+
+    def __init__(self, data_dir: str, *, timeout: float = 60.0) -> None:
+        self.data_dir = str(Path(data_dir).expanduser().resolve())
+        self.port = free_port()
+        self.timeout = timeout
+        self.proc: subprocess.Popen | None = None
+
+    @property
+    def uri(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def __enter__(self) -> LocalServer:
+        exe = shutil.which("milvus-lite") or str(Path(sys.executable).parent / "milvus-lite")
+        Path(self.data_dir).parent.mkdir(parents=True, exist_ok=True)
+        self.proc = subprocess.Popen(
+            [exe, "server", "--data-dir", self.data_dir, "--host", "127.0.0.1", "--port", str(self.port)],
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        )
+        deadline = time.monotonic() + self.timeout
+        while time.monotonic() < deadline:
+            try:
+                socket.create_connection(("127.0.0.1", self.port), timeout=0.5).close()
+                return self
+            except OSError:
+                if self.proc.poll() is not None:
+                    detail = (self.proc.stderr.read() or b"").decode(errors="replace")[-2000:]
+                    raise RuntimeError(f"milvus-lite server for {self.data_dir} exited at start: {detail}")
+                time.sleep(0.2)
+        self.__exit__()
+        raise RuntimeError(f"milvus-lite server for {self.data_dir} did not listen within {self.timeout:.0f} s")
+
+    def __exit__(self, *exc: object) -> None:
+        if self.proc and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+
+def worker_command(args: Sequence[str], shard: Shard, uri: str, store_label: str, checkpoint: Path) -> list[str]:
+    return [sys.executable, "-m", "trajsearch.cli", "ingest", *args, "--shard", str(shard), "--uri", uri,
+            "--store-label", store_label, "--checkpoint", str(checkpoint), "--json", "--quiet"]
+
+
+def run_workers(
+    args: Sequence[str],
+    *,
+    workers: int,
+    uri: str,
+    state_dir: Path,
+    poll: Callable[[list[dict[str, Any]]], None] | None = None,
+    env: Mapping[str, str] | None = None,
+) -> list[dict[str, Any]]:
+    """Run ``workers`` local ``trajsearch ingest --shard i/N`` processes; their JSON reports.
+
+    ``args`` are the ingest arguments without ``--uri`` / ``--shard``. A local
+    Milvus Lite path is served by one ``milvus-lite server`` on 127.0.0.1 for
+    the duration. ``poll(stats)`` is called about twice a second with each
+    worker's checkpoint stats (for a combined progress bar).
+    """
+    from ..store.index import is_server_uri
+
+    if workers < 1:
+        raise ValueError("--workers must be at least 1")
+    server = None if is_server_uri(uri) else LocalServer(uri)
+    threads = max(1, (os.cpu_count() or 1) // workers)
+    child_env = {**os.environ, **(env or {}), "OMP_NUM_THREADS": str(threads), "MKL_NUM_THREADS": str(threads)}
+    state_dir.mkdir(parents=True, exist_ok=True)
+    run_id = job_id({"args": list(args), "uri": uri, "workers": workers})
+    checkpoints = [state_dir / f"checkpoint-workers-{run_id}-{i}of{workers}.json" for i in range(workers)]
+    with server or _Nothing():
+        target = server.uri if server else uri
+        procs = []
+        for i in range(workers):
+            out = open(state_dir / f"worker-{i}of{workers}.out", "w+b")
+            err = open(state_dir / f"worker-{i}of{workers}.log", "w+b")
+            cmd = worker_command(args, Shard(i, workers), target, uri, checkpoints[i])
+            procs.append((subprocess.Popen(cmd, stdout=out, stderr=err, env=child_env), out, err))
+        try:
+            while any(p.poll() is None for p, _, _ in procs):
+                if poll:
+                    poll(_worker_stats(checkpoints))
+                time.sleep(0.5)
+        except BaseException:
+            for p, _, _ in procs:
+                if p.poll() is None:
+                    p.terminate()
+            raise
+        results = []
+        for i, (p, out, err) in enumerate(procs):
+            out.seek(0)
+            err.seek(0)
+            text = out.read().decode(errors="replace")
+            try:
+                result = json.loads(text) if text.strip() else {}
+            except ValueError:
+                result = {}
+            result.setdefault("error", None)
+            if p.returncode != 0 and not result.get("error"):
+                tail = err.read().decode(errors="replace").strip().splitlines()[-5:]
+                result["error"] = f"worker {i} exited with {p.returncode}: " + " | ".join(tail)
+            result["shard"] = f"{i}/{workers}"
+            result["exit_code"] = p.returncode
+            results.append(result)
+            out.close()
+            err.close()
+        return results
+
+
+def _worker_stats(checkpoints: list[Path]) -> list[dict[str, Any]]:
+    stats = []
+    for path in checkpoints:
+        try:
+            data = json.loads(path.read_text())
+        except (OSError, ValueError):
+            continue
+        stats.append(data.get("stats") or {})
+    return stats
+
+
+class _Nothing:
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc: object) -> None:
+        return None

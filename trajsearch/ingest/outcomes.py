@@ -1,0 +1,171 @@
+"""Join verdicts from an outcome file (an evaluation report) onto parsed runs.
+
+Most trace dumps say what an agent did, not whether it worked; the verdict
+lives elsewhere (a SWE-bench report, a grader's CSV, Harbor's rewards). An
+outcome file maps a run id to an outcome and/or a reward:
+
+- JSON object ``{run_id: "success" | true | 0.0 | {"outcome"|"resolved"|"reward": ...}}``;
+- SWE-bench harness report ``{"resolved_ids": [...], "unresolved_ids": [...],
+  "error_ids": [...]}`` (``error_ids`` -> infra_error);
+- JSON array / JSONL of records, or CSV with a header: an id column
+  (``trajectory_id``, ``run_id``, ``instance_id``, ``task_id``, ``session_id``,
+  ``trace_id`` or ``id``) and ``outcome`` / ``status`` / ``resolved`` /
+  ``success`` / ``passed`` and/or ``reward`` / ``score``.
+
+Values: ``success``/``resolved``/``pass``/true/1 -> success,
+``failure``/``unresolved``/``fail``/false/0 -> failure, ``infra_error``/``error``
+-> infra_error; a reward with no outcome column decides only when it is
+exactly 1 (success) or 0 (failure), other rewards are kept without deciding. A run matches by
+its trajectory_id, else by the source run id the adapter kept in metadata
+(``trace_id``, ``session_id``, ...), else by ``task_id`` (so one report per run
+set: several runs of one task all take its verdict). A joined verdict replaces
+the dump's own outcome; ``metadata.outcome_basis`` names the file.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterable
+
+from trajsearch.model import Failure, Outcome, Trajectory
+
+ID_FIELDS = ("trajectory_id", "run_id", "instance_id", "task_id", "session_id", "trace_id", "id")
+OUTCOME_FIELDS = ("outcome", "status", "resolved", "success", "passed", "result", "verdict")
+REWARD_FIELDS = ("reward", "score")
+_SUCCESS = {"success", "succeeded", "resolved", "pass", "passed", "true", "1", "yes", "correct", "solved"}
+_FAILURE = {"failure", "failed", "fail", "unresolved", "false", "0", "no", "incorrect", "unsolved"}
+_INFRA = {"infra_error", "error", "errored", "infrastructure"}
+#: Metadata keys where adapters keep the source's own run id.
+SOURCE_ID_KEYS = ("trace_id", "conversation_id", "session_id", "instance_id")
+
+
+@dataclass(frozen=True)
+class Verdict:
+    outcome: Outcome | None
+    reward: float | None
+
+
+def _outcome(value: Any) -> Outcome | None:
+    if value is None or value == "":
+        return None
+    if isinstance(value, bool):
+        return Outcome.success if value else Outcome.failure
+    if isinstance(value, (int, float)):
+        return Outcome.success if value == 1 else Outcome.failure if value == 0 else None
+    text = str(value).strip().lower()
+    if text in _SUCCESS:
+        return Outcome.success
+    if text in _FAILURE:
+        return Outcome.failure
+    if text in _INFRA:
+        return Outcome.infra_error
+    return None
+
+
+def _reward(value: Any) -> float | None:
+    if isinstance(value, bool) or value in (None, ""):
+        return None
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return None
+
+
+def _from_value(value: Any) -> Verdict | None:
+    if isinstance(value, dict):
+        outcome = next((o for k in OUTCOME_FIELDS if (o := _outcome(value.get(k))) is not None), None)
+        reward = next((r for k in REWARD_FIELDS if (r := _reward(value.get(k))) is not None), None)
+    elif isinstance(value, (int, float)) and not isinstance(value, bool) and value not in (0, 1):
+        outcome, reward = None, float(value)
+    else:
+        outcome = _outcome(value)
+        reward = _reward(value) if not isinstance(value, str) else None
+    if outcome is None and reward in (0.0, 1.0):
+        outcome = Outcome.success if reward == 1.0 else Outcome.failure
+    return Verdict(outcome, reward) if outcome is not None or reward is not None else None
+
+
+class OutcomeTable:
+    """Run id -> :class:`Verdict`, loaded from one outcome file."""
+
+    def __init__(self, verdicts: dict[str, Verdict], source: str) -> None:
+        self.verdicts = verdicts
+        self.source = source
+
+    def __len__(self) -> int:
+        return len(self.verdicts)
+
+    @classmethod
+    def load(cls, path: str | Path) -> OutcomeTable:
+        p = Path(path)
+        text = p.read_text(encoding="utf-8-sig")
+        stripped = text.lstrip()
+        verdicts: dict[str, Verdict] = {}
+        if p.suffix.lower() in (".csv", ".tsv") or not stripped[:1] in ("{", "["):
+            dialect = "excel-tab" if p.suffix.lower() == ".tsv" else "excel"
+            cls._records(csv.DictReader(io.StringIO(text), dialect=dialect), verdicts, p)
+        elif stripped.startswith("["):
+            cls._records(json.loads(text), verdicts, p)
+        else:
+            try:
+                data = json.loads(text)
+            except json.JSONDecodeError:  # JSONL
+                data = None
+                records = [json.loads(line) for line in text.splitlines() if line.strip()]
+                cls._records(records, verdicts, p)
+            if isinstance(data, dict):
+                cls._mapping(data, verdicts)
+        if not verdicts:
+            raise ValueError(f"{p}: no run outcomes found (expected id -> outcome/reward; see trajsearch.ingest.outcomes)")
+        return cls(verdicts, p.name)
+
+    @staticmethod
+    def _mapping(data: dict[str, Any], verdicts: dict[str, Verdict]) -> None:
+        lists = {"resolved_ids": Outcome.success, "unresolved_ids": Outcome.failure, "error_ids": Outcome.infra_error}
+        if any(isinstance(data.get(k), list) for k in lists):
+            for key, outcome in lists.items():
+                for run_id in data.get(key) or []:
+                    verdicts[str(run_id)] = Verdict(outcome, None)
+            return
+        for run_id, value in data.items():
+            if (verdict := _from_value(value)) is not None:
+                verdicts[str(run_id)] = verdict
+
+    @staticmethod
+    def _records(records: Iterable[Any], verdicts: dict[str, Verdict], path: Path) -> None:
+        for n, record in enumerate(records, 1):
+            if not isinstance(record, dict):
+                raise ValueError(f"{path}: record {n} is not an object")
+            run_id = next((str(record[k]) for k in ID_FIELDS if record.get(k) not in (None, "")), None)
+            verdict = _from_value(record)
+            if run_id is None:
+                raise ValueError(f"{path}: record {n} has no id column (one of {', '.join(ID_FIELDS)})")
+            if verdict is not None:
+                verdicts[run_id] = verdict
+
+    def lookup(self, trajectory: Trajectory) -> Verdict | None:
+        keys = [trajectory.trajectory_id]
+        keys += [str(trajectory.metadata[k]) for k in SOURCE_ID_KEYS if trajectory.metadata.get(k)]
+        if trajectory.task_id:
+            keys.append(trajectory.task_id)
+        return next((self.verdicts[k] for k in keys if k in self.verdicts), None)
+
+    def apply(self, trajectory: Trajectory) -> Trajectory:
+        """The trajectory with the file's verdict (unchanged when the file has none for it)."""
+        verdict = self.lookup(trajectory)
+        if verdict is None:
+            return trajectory
+        update: dict[str, Any] = {"metadata": {**trajectory.metadata, "outcome_basis": f"outcomes file {self.source}"}}
+        if verdict.reward is not None:
+            update["reward"] = verdict.reward
+        if verdict.outcome is not None:
+            update["outcome"] = verdict.outcome
+            if verdict.outcome is Outcome.success:
+                update["failure"] = None
+            elif trajectory.failure is None and verdict.outcome is Outcome.infra_error:
+                update["failure"] = Failure(error="evaluation errored (infrastructure)", cause=f"outcomes file {self.source}")
+        return trajectory.model_copy(update=update)
