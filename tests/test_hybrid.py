@@ -99,3 +99,39 @@ def test_rrf_rewards_agreement_and_honours_weights():
     assert max(fused, key=fused.get) == "b"
     lexical_heavy = rrf([["a", "b"], ["b", "a"]], weights=[1.0, 3.0])
     assert lexical_heavy["b"] > lexical_heavy["a"]
+
+
+CRASH_AFTER_WRITE = """
+import os, sys
+sys.path.insert(0, {tests!r})
+from conftest import failing_run
+from trajsearch.embed import HashingEmbedder
+from trajsearch.search import TrajSearch
+ts = TrajSearch.open({uri!r}, traces={traces!r}, embedder=HashingEmbedder())
+ts.add([failing_run("zebra", "ZebraStripeError: stripes out of order")])   # flushes and saves
+from trajsearch.ingest.pipeline import Indexer
+run = failing_run("quagga", "QuaggaError: extinct since 1883")
+# killed right after the batch is written to Milvus, before any flush, save or close
+Indexer(ts.index, ts.embedder, ts.traces).add([run], on_commit=lambda items, report: os._exit(0))
+raise SystemExit("not reached")
+"""
+
+
+def test_saved_lexical_index_is_reused_and_never_trusted_after_a_crash(tmp_path):
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    uri, traces = str(tmp_path / "m.db"), str(tmp_path / "traces")
+    with TrajSearch.open(uri, traces=traces, embedder=HashingEmbedder()) as ts:
+        ts.add(_runs())
+    with TrajSearch.open(uri, traces=traces, embedder=HashingEmbedder()) as ts:
+        assert ts.index._mirror._load() is not None  # a clean close leaves a loadable index
+        assert ts.search("exit code 137", tenant="acme", k=1, mode="lexical")[0].trajectory_id == "oom"
+    script = CRASH_AFTER_WRITE.format(tests=str(Path(__file__).parent), uri=uri, traces=traces)
+    subprocess.run([sys.executable, "-c", script], check=True, timeout=300)
+    with TrajSearch.open(uri, traces=traces, embedder=HashingEmbedder()) as ts:
+        assert ts.index._mirror._load() is None  # the crash left the saved index stale
+        found = {h.trajectory_id for h in ts.search("QuaggaError extinct", tenant="acme", k=3, mode="lexical")}
+        assert "quagga" in found
+        assert ts.search("ZebraStripeError", tenant="acme", k=1, mode="lexical")[0].trajectory_id == "zebra"

@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator, Sequence
 
 import re
-import threading
 
 from pymilvus import DataType, Function, FunctionType, MilvusClient
 
@@ -126,8 +125,7 @@ class TrajectoryIndex:
         self.client = MilvusClient(uri=uri, token=token) if token else MilvusClient(uri=uri)
         self.lexical_backend = LEXICAL_MILVUS if is_server_uri(uri) else LEXICAL_MEMORY
         self.settings = self._open_or_create(settings)
-        self._memory: Any = None  # the in-process BM25, built on first lexical query
-        self._memory_lock = threading.Lock()
+        self._mirror = self._lexical_mirror() if self.lexical_backend == LEXICAL_MEMORY else None
 
     # -- lifecycle ---------------------------------------------------------------------------
 
@@ -173,31 +171,65 @@ class TrajectoryIndex:
         self.client.load_collection(COLLECTION)  # a reopened store must be loaded before search
         return found  # window/stride: the collection's own, whatever was asked
 
+    def _lexical_mirror(self) -> Any:
+        from .mirror import GENERATION, LexicalMirror  # noqa: PLC0415 - only the embedded path needs it
+
+        def get_generation() -> str:
+            props = self.client.describe_collection(COLLECTION).get("properties", {})
+            return props.get(GENERATION, "")
+
+        def set_generation(value: str) -> None:
+            self.client.alter_collection_properties(COLLECTION, properties={GENERATION: value})
+
+        return LexicalMirror(
+            Path(str(Path(self.uri).expanduser().resolve()) + ".lexical.npz"),
+            get_generation=get_generation,
+            set_generation=set_generation,
+            rows=lambda: self.iterate(LEXICAL_FIELDS, batch_size=5_000),
+            is_empty=lambda: self.count() == 0,
+        )
+
     def close(self) -> None:
+        """Save the lexical index and let go of the store.
+
+        For an embedded store this also stops milvus-lite's in-process server, which
+        otherwise holds the data-directory lock until the process exits, so another
+        process can open the store after us.
+        """
+        if self._mirror is not None:
+            self._mirror.save(force=True)
         self.client.close()
+        if not is_server_uri(self.uri):
+            from milvus_lite.server_manager import server_manager_instance  # noqa: PLC0415
+
+            server_manager_instance.release_server(self.uri)
 
     def flush(self) -> None:
         """Seal the memtable: unflushed rows make milvus-lite searches 10-30x slower."""
         self.client.flush(COLLECTION)
+        if self._mirror is not None:
+            self._mirror.save()
 
     # -- writes ------------------------------------------------------------------------------
 
     def upsert(self, rows: Sequence[dict[str, Any]]) -> None:
         if not rows:
             return
-        if self.lexical_backend == LEXICAL_MILVUS:
+        if self._mirror is None:
             rows = [dict(row, lexical=lexical_text(row["text"])) for row in rows]
+        else:
+            self._mirror.before_write()
         self.client.upsert(COLLECTION, data=list(rows))
-        with self._memory_lock:
-            if self._memory is not None:
-                self._memory.upsert(rows)
+        if self._mirror is not None:
+            self._mirror.upsert(rows)
 
     def delete_trajectory(self, tenant: str, trajectory_id: str) -> None:
         filters = Filters(tenant=tenant, trajectory_ids=(trajectory_id,))
+        if self._mirror is not None:
+            self._mirror.before_write()
         self.client.delete(COLLECTION, filter=filters.to_expr())
-        with self._memory_lock:
-            if self._memory is not None:
-                self._memory.delete_where(tenant, trajectory_id)
+        if self._mirror is not None:
+            self._mirror.delete_where(tenant, trajectory_id)
 
     # -- reads -------------------------------------------------------------------------------
 
@@ -255,28 +287,7 @@ class TrajectoryIndex:
             )
             # best first either way; milvus-lite reports BM25 as a negative distance, Milvus as a score
             return [(hit["id"], abs(float(hit["distance"]))) for hit in result[0]]
-        return self._memory_index().search(query, filters, limit)
-
-    def _memory_index(self) -> Any:
-        """The in-process BM25, loaded from the collection (the source of truth) on first use.
-
-        Writes through this class are mirrored into it from then on; milvus-lite's
-        one-process-per-data-directory lock means no other writer can bypass it.
-        """
-        with self._memory_lock:
-            if self._memory is None:
-                from .lexical import LexicalIndex  # noqa: PLC0415 - only the embedded path needs it
-
-                memory = LexicalIndex()
-                batch: list[dict] = []
-                for row in self.iterate(LEXICAL_FIELDS, batch_size=5_000):
-                    batch.append(row)
-                    if len(batch) >= 5_000:
-                        memory.upsert(batch)
-                        batch = []
-                memory.upsert(batch)
-                self._memory = memory
-            return self._memory
+        return self._mirror.search(query, filters, limit)
 
     def count(self, tenant: str | None = None) -> int:
         expr = f"tenant == {quote(tenant)}" if tenant else ""
