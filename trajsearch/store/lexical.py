@@ -3,51 +3,64 @@
 Why not Milvus' own BM25: on milvus-lite 3.2.2 it costs 70-170 ms per query after
 flush (seconds before) and computes IDF per segment. This index answers in
 milliseconds and computes IDF per tenant. Milvus stays the source of truth: the
-store rebuilds this index from the collection on open and mirrors every upsert and
-delete into it.
+store rebuilds this index from the collection on open (or :meth:`LexicalIndex.load`\\ s
+a saved copy it knows to be current) and mirrors every upsert and delete into it.
 
-Design:
+Design (a sparse inverted index):
 
 * One partition per tenant: IDF is per tenant, and a query can only ever score
-  its own tenant's rows (isolation is structural, not a filter).
-* BM25 is ``rank_bm25_rs.BM25Plus`` with ``delta=0``: that is classic BM25 with
-  ``idf = ln((N + 1) / df)``, almost Lucene's ``ln((N + 1) / (df + 0.5))`` and
-  always positive. ``BM25Okapi`` from rank_bm25 gives a term found in half of a
-  small tenant's rows an IDF of 0 (and negative ones are floored to a fraction of
-  the average), so in a two-row tenant ``exit code 1`` could not beat
-  ``exit code 137``. With ``delta=0`` a row holding no query term scores exactly 0.
-* Scoring on top of BM25 (each measured in ``scripts/bench_lexical.py --quality``):
-  query parts (``module`` in ``ModuleNotFoundError``) weigh ``PART_WEIGHT``,
-  ``b`` is 0.5, and the best candidates are re-ranked by coordination (the
-  weighted share of query terms a row holds), so the row holding a whole error
-  line beats a shorter row holding most of it.
-* rank_bm25 indexes are immutable and rebuilding one costs seconds at 100k rows of
-  a few hundred tokens, so a tenant is a large *base* segment plus, after changes,
-  a small *delta* segment: changed rows are masked out of the base and served,
-  in their current version, from the delta, scored with the base's IDF and
-  average length. Both are built lazily on the next search. When the delta
-  outgrows ``max(_DELTA_MIN, _DELTA_SHARE * N)`` rows the next search rebuilds
-  the base from cached token lists (no re-tokenisation); :meth:`LexicalIndex.refresh`
-  does it on demand, e.g. from a maintenance thread after an ingest batch.
+  its own tenant's rows (isolation is structural, not a filter). Each partition
+  has its own vocabulary (term -> id, ids in order of first sight).
+* A row is kept as term-frequency counts, never as a token list: tokenising, then
+  ``Counter`` per row, happen outside any lock; only mapping the distinct terms to
+  ids takes the partition's vocabulary lock.
+* A tenant is a *base* segment plus, after changes, a small *delta* segment. A
+  segment is a CSC matrix of term frequencies (rows = docs, columns = term ids:
+  ``indptr`` / ``rows`` / ``tf`` arrays, ``uint16`` counts), doc lengths and filter
+  columns. Scoring a term slices its column (cost proportional to its postings,
+  not to the tenant) and scatters BM25 into a score array. Changed rows are masked
+  out of the base (``alive``) and served, in their current version, from the delta
+  (local columns for the delta's own terms). When the delta outgrows
+  ``max(_DELTA_MIN, _DELTA_SHARE * N)`` rows the next search rebuilds the base,
+  vectorised from the old base's arrays plus the delta's counts (no
+  re-tokenisation); :meth:`LexicalIndex.refresh` does it on demand.
   A search always reflects every mutation that finished before it started.
+* BM25 is classic BM25 with ``idf = ln((N + 1) / df)`` (always positive; the
+  ``BM25Plus(delta=0)`` of rank_bm25), ``k1`` 1.5, ``b`` 0.5; N and df count the
+  base (replaced rows included until the next rebuild) plus the delta, and
+  lengths are normalised by the base's average length. A row holding no query
+  term scores exactly 0 and is never returned.
+* Scoring on top of BM25 (each measured in ``scripts/bench_lexical.py --quality``):
+  query parts (``module`` in ``ModuleNotFoundError``) weigh ``PART_WEIGHT``, and
+  the best candidates are re-ranked by coordination (the weighted share of query
+  terms a row holds), so the row holding a whole error line beats a shorter row
+  holding most of it.
 * Filters run as numpy masks over per-segment columns (dictionary-encoded
   strings, an ``int64`` ``created_at``, a tool -> rows posting list), with the
   same semantics as :meth:`Filters.matches`.
+* :meth:`LexicalIndex.save` / :meth:`LexicalIndex.load` write and read the whole
+  index (vocabularies, CSC arrays, lengths, ids, filter columns) as one numpy
+  ``.npz`` (no pickle); loading needs no row text.
+
+Costs (``scripts/bench_lexical.py``, rows of ~2,250 chars / 663 tokens, ~450
+distinct): about 3 KB of arrays per row (int32 row + uint16 tf per posting) plus the
+vocabulary (1.2M terms at 100k rows, bigrams mostly); a query costs the postings of
+its (at most ``_MAX_TERMS``) terms plus a few passes over the tenant's filter
+columns; upsert is tokenising plus ``Counter`` and vocabulary look-ups per row.
 """
 
 from __future__ import annotations
 
-import hashlib
+import json
 import math
 import os
 import threading
-from collections import defaultdict
+from collections import Counter
 from dataclasses import dataclass, field
-from itertools import chain
 from typing import Any, Callable, Iterable, Mapping
 
 import numpy as np
-from rank_bm25_rs import BM25Plus
+import scipy.sparse as sp
 
 from .filters import Filters
 from .tokenize import TOKENIZER_VERSION, tokenize, tokenize_query
@@ -72,57 +85,74 @@ K1, B = 1.5, 0.5
 PART_WEIGHT = 0.3
 #: Coordination re-ranks this many BM25 candidates per requested result (at least _POOL_MIN).
 _POOL_FACTOR, _POOL_MIN = 10, 100
-#: Most query terms scored (each costs a pass over the tenant's rows).
+#: Most query terms scored (the most telling ones, by weight x idf).
 _MAX_TERMS = 24
 #: Changed rows a delta segment may hold before the base is rebuilt.
 _DELTA_MIN, _DELTA_SHARE = 500, 0.01
-_NUMPY_DEFAULT_ERRSTATE = dict(divide="warn", over="warn", under="ignore", invalid="warn")
+#: Term frequencies are stored as uint16 (a term repeated more often counts this much).
+_TF_MAX = 65_535
+_FORMAT = "trajsearch-lexical/2"
 
 
 @dataclass(frozen=True, slots=True)
-class _Row:
-    tokens: tuple[str, ...]
+class _Meta:
+    """The filterable fields of one row."""
+
     fields: tuple[Any, ...]  # values of _COLUMNS, in order
     tools: tuple[str, ...]
     created_at: int
-    digest: int  # of the text: a saved token list is reused only for the same text
 
 
-def _digest(text: str) -> int:
-    raw = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).digest()
-    return int.from_bytes(raw, "little")
+@dataclass(frozen=True, slots=True)
+class _Counts:
+    """A row's distinct term ids (partition vocabulary) and their counts."""
+
+    terms: np.ndarray  # int32
+    tf: np.ndarray  # uint16
+    length: int  # tokens in the row
 
 
-class _Segment:
-    """An immutable BM25 index plus filter columns over a fixed list of rows."""
+class _Columns:
+    """Filter columns over a fixed list of rows."""
 
-    def __init__(self, items: list[tuple[str, _Row]], k1: float, b: float) -> None:
-        self.ids = [rid for rid, _ in items]
-        self.pos = {rid: i for i, rid in enumerate(self.ids)}
-        rows = [row for _, row in items]
-        corpus = [row.tokens for row in rows]
-        self.doc_len = np.fromiter(map(len, corpus), dtype=np.float64, count=len(corpus))
-        self.bm25 = BM25Plus(corpus, k1=k1, b=b, delta=0.0) if self.doc_len.any() else None
-        self.avgdl = float(self.bm25.avgdl) if self.bm25 is not None else 0.0
-        self.columns: dict[str, tuple[np.ndarray, dict[Any, int]]] = {}
+    def __init__(self, n: int, codes: dict[str, tuple[np.ndarray, dict[Any, int]]],
+                 created_at: np.ndarray, tool_rows: dict[str, np.ndarray]) -> None:
+        self.n, self.codes, self.created_at, self.tool_rows = n, codes, created_at, tool_rows
+
+    @classmethod
+    def of(cls, metas: list[_Meta]) -> _Columns:
+        codes: dict[str, tuple[np.ndarray, dict[Any, int]]] = {}
         for i, (name, _) in enumerate(_COLUMNS):
             vocab: dict[Any, int] = {}
-            codes = np.fromiter((vocab.setdefault(r.fields[i], len(vocab)) for r in rows),
-                                dtype=np.int32, count=len(rows))
-            self.columns[name] = (codes, vocab)
-        self.created_at = np.fromiter((r.created_at for r in rows), dtype=np.int64, count=len(rows))
+            arr = np.fromiter((vocab.setdefault(m.fields[i], len(vocab)) for m in metas),
+                              dtype=np.int32, count=len(metas))
+            codes[name] = (arr, vocab)
+        created = np.fromiter((m.created_at for m in metas), dtype=np.int64, count=len(metas))
         postings: dict[str, list[int]] = {}
-        for pos, row in enumerate(rows):
-            for tool in row.tools:
+        for pos, m in enumerate(metas):
+            for tool in m.tools:
                 postings.setdefault(tool, []).append(pos)
-        self.tool_rows = {t: np.asarray(p, dtype=np.int64) for t, p in postings.items()}
+        tool_rows = {t: np.asarray(p, dtype=np.int32) for t, p in postings.items()}
+        return cls(len(metas), codes, created, tool_rows)
 
-    def __len__(self) -> int:
-        return len(self.ids)
+    def metas(self) -> list[_Meta]:
+        """The rows' fields back as :class:`_Meta` (for a loaded index)."""
+        cols = []
+        for name, _ in _COLUMNS:
+            arr, vocab = self.codes[name]
+            values = np.empty(len(vocab), dtype=object)
+            values[:] = list(vocab)
+            cols.append(values[arr].tolist() if len(vocab) else [None] * self.n)
+        tools: list[list[str]] = [[] for _ in range(self.n)]
+        for tool, rows in self.tool_rows.items():
+            for r in rows.tolist():
+                tools[r].append(tool)
+        created = self.created_at.tolist()
+        return [_Meta(tuple(f), tuple(t), c) for f, t, c in zip(zip(*cols), tools, created)] if cols else []
 
     def _isin(self, name: str, values: tuple[str, ...]) -> np.ndarray | None:
         """Mask of rows whose ``name`` is one of ``values``; None if no row can match."""
-        codes, vocab = self.columns[name]
+        codes, vocab = self.codes[name]
         wanted = [vocab[v] for v in set(values) if v in vocab]
         if not wanted:
             return None
@@ -130,7 +160,7 @@ class _Segment:
 
     def mask(self, f: Filters) -> np.ndarray | None:
         """Rows satisfying ``f`` (tenant aside: the partition is the tenant); None if none."""
-        mask = np.ones(len(self.ids), dtype=bool)
+        mask = np.ones(self.n, dtype=bool)
         for name, attr in _COLUMNS:
             values = getattr(f, attr)
             if values:
@@ -143,7 +173,7 @@ class _Segment:
             if m is not None:
                 mask &= ~m
         if f.tools:
-            tmask = np.zeros(len(self.ids), dtype=bool)
+            tmask = np.zeros(self.n, dtype=bool)
             for tool in set(f.tools):
                 pos = self.tool_rows.get(tool)
                 if pos is not None:
@@ -153,28 +183,63 @@ class _Segment:
             mask &= self.created_at >= f.created_after
         return mask
 
-    # rank_bm25_rs' Rust index answers idf and tf look-ups in O(1) without copying the
-    # vocabulary; the fallbacks cover an index built by rank_bm25's Python code.
 
-    def idf(self, term: str) -> float | None:
-        """BM25 idf of ``term`` here, None if no row holds it."""
-        if self.bm25 is None:
-            return None
-        core = self.bm25._core
-        return core.idf_of(term) if core is not None else self.bm25.idf.get(term)
+class _Segment:
+    """Immutable term-frequency CSC matrix (rows = docs, columns = terms) of a fixed
+    list of rows, with their lengths and filter columns.
 
-    def tfs(self, term: str, rows: list[int]) -> np.ndarray:
-        core = self.bm25._core
-        tfs = core.tfs(term, rows) if core is not None else [self.bm25.doc_freqs[i].get(term, 0) for i in rows]
-        return np.asarray(tfs, dtype=np.float64)
+    ``terms`` is None when column j is term id j (a base), else the sorted term
+    ids of the columns (a delta: only the terms it holds).
+    """
 
-    def scores(self, by_weight: dict[float, list[str]]) -> np.ndarray:
-        """Weighted BM25 of every row, from the Rust index (one pass per term)."""
-        # rank_bm25_rs quietly falls back to pure Python (100x slower) under any
-        # non-default numpy error state, so pin the default for the call.
-        with np.errstate(**_NUMPY_DEFAULT_ERRSTATE):
-            return sum((w * self.bm25.get_scores(ts) for w, ts in by_weight.items() if ts),
-                       np.zeros(len(self.ids)))
+    def __init__(self, ids: list[str], columns: _Columns, doc_len: np.ndarray, indptr: np.ndarray,
+                 rows: np.ndarray, tf: np.ndarray, terms: np.ndarray | None) -> None:
+        self.ids = ids
+        self.pos = {rid: i for i, rid in enumerate(ids)}
+        self.columns = columns
+        self.doc_len = doc_len
+        self.indptr, self.rows, self.tf, self.terms = indptr, rows, tf, terms
+        self.avgdl = float(doc_len.mean()) if len(doc_len) else 0.0
+
+    @classmethod
+    def build(cls, ids: list[str], columns: _Columns, doc_len: np.ndarray, rows: np.ndarray,
+              cols: np.ndarray, tf: np.ndarray, n_cols: int | None) -> _Segment:
+        """From (row, term id, tf) triplets, rows ascending; ``n_cols`` None: local columns."""
+        terms = None
+        if n_cols is None:
+            terms, cols = np.unique(cols, return_inverse=True)
+            n_cols = len(terms)
+        if len(tf):
+            m = sp.coo_matrix((tf, (rows, cols)), shape=(len(ids), n_cols)).tocsc()  # counting sort: O(nnz)
+            indptr, r, t = m.indptr.astype(np.int64), m.indices.astype(np.int32, copy=False), m.data
+        else:
+            indptr, r, t = np.zeros(n_cols + 1, np.int64), np.zeros(0, np.int32), np.zeros(0, np.uint16)
+        return cls(ids, columns, doc_len, indptr, r, t.astype(np.uint16, copy=False), terms)
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    @property
+    def n_cols(self) -> int:
+        return len(self.indptr) - 1
+
+    def column(self, tid: int) -> int:
+        """Column of term id ``tid``, -1 if no row here holds it."""
+        if self.terms is None:
+            return tid if tid < self.n_cols and self.indptr[tid + 1] > self.indptr[tid] else -1
+        j = int(np.searchsorted(self.terms, tid))
+        return j if j < len(self.terms) and self.terms[j] == tid else -1
+
+    def df(self, col: int) -> int:
+        return int(self.indptr[col + 1] - self.indptr[col]) if col >= 0 else 0
+
+
+def _pending_triplets(counts: list[_Counts], first_row: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    sizes = np.fromiter((len(c.terms) for c in counts), dtype=np.int64, count=len(counts))
+    rows = np.repeat(np.arange(first_row, first_row + len(counts), dtype=np.int32), sizes)
+    if not counts:
+        return rows, np.zeros(0, np.int32), np.zeros(0, np.uint16)
+    return rows, np.concatenate([c.terms for c in counts]), np.concatenate([c.tf for c in counts])
 
 
 @dataclass(frozen=True)
@@ -193,71 +258,71 @@ class _View:
     def clean(self) -> bool:
         return self.alive is None and self.delta is None
 
-    def idf(self, term: str) -> float | None:
-        """The base's idf; a term only the delta holds gets ``ln((N + 1) / df)`` over both."""
-        idf = self.base.idf(term)
-        if idf is None and self.delta is not None:
-            delta_idf = self.delta.idf(term)
-            if delta_idf is not None:
-                n = len(self.delta)
-                df = max(1, round((n + 1) / math.exp(delta_idf)))
-                idf = math.log((len(self.base) + n + 1) / df)
-        return idf
+    def _norms(self) -> tuple[np.ndarray, np.ndarray | None]:
+        avgdl = self.base.avgdl or (self.delta.avgdl if self.delta is not None else 0.0) or 1.0
+        norm = lambda seg: (self.k1 * (1 - self.b + self.b * seg.doc_len / avgdl)).astype(np.float32)  # noqa: E731
+        return norm(self.base), (norm(self.delta) if self.delta is not None else None)
 
-    def _delta_scores(self, by_weight: dict[float, list[str]], idf: dict[str, float]) -> np.ndarray:
-        """BM25 of the delta rows with the base's statistics (same formula as BM25Plus, delta=0)."""
-        d = self.delta
-        avgdl = self.base.avgdl or d.avgdl
-        norm = self.k1 * (1 - self.b + self.b * d.doc_len / avgdl)
-        rows = list(range(len(d)))
-        scores = np.zeros(len(d))
-        for w, terms in by_weight.items():
-            for t in terms:
-                if d.idf(t) is not None:
-                    tf = d.tfs(t, rows)
-                    scores += w * idf[t] * tf * (self.k1 + 1) / (tf + norm)
-        return scores
+    def __post_init__(self) -> None:
+        base_norm, delta_norm = self._norms()
+        object.__setattr__(self, "norms", (base_norm, delta_norm))
 
-    def search(self, weights: dict[str, float], coord: bool, f: Filters, limit: int) -> list[tuple[str, float]]:
+    def search(self, weights: dict[str, float], vocab: dict[str, int], coord: bool, f: Filters,
+               limit: int) -> list[tuple[str, float]]:
         """Top ``limit`` rows for weighted query terms, among rows matching ``f``."""
-        # BM25 costs one pass over the rows per query term, so score only terms the
-        # tenant holds, and at most _MAX_TERMS of them, the most telling (weight x idf).
-        idf = {t: v for t in weights if (v := self.idf(t)) is not None}
+        segments = [(self.base, self.norms[0])]
+        if self.delta is not None:
+            segments.append((self.delta, self.norms[1]))
+        n = sum(len(s) for s, _ in segments)
+        # Per term: its column in each segment, and idf over both.
+        cols: dict[str, list[int]] = {}
+        idf: dict[str, float] = {}
+        for t in weights:
+            tid = vocab.get(t)
+            if tid is None:
+                continue
+            c = [s.column(tid) for s, _ in segments]
+            df = sum(s.df(j) for (s, _), j in zip(segments, c))
+            if df:
+                cols[t], idf[t] = c, math.log((n + 1) / df)
         terms = sorted(idf, key=lambda t: -weights[t] * idf[t])[:_MAX_TERMS]
         if not terms:
             return []
         total = sum(weights[t] for t in terms)
+        k1p = self.k1 + 1
         found: list[tuple[float, int, int, str]] = []
-        for rank, segment in enumerate((self.base, self.delta)):
-            if segment is None or segment.bm25 is None:
-                continue
-            mask = segment.mask(f)
-            if mask is None:
-                continue
-            held_terms = [t for t in terms if segment.idf(t) is not None]
+        for rank, (seg, norm) in enumerate(segments):
+            held_terms = [(t, cols[t][rank]) for t in terms if cols[t][rank] >= 0]
             if not held_terms:
                 continue
-            by_weight: dict[float, list[str]] = {}
-            for t in held_terms:
-                by_weight.setdefault(weights[t], []).append(t)
-            if segment is self.base:
-                scores = segment.scores(by_weight)
-                if self.alive is not None:
-                    mask &= self.alive
-            else:
-                scores = self._delta_scores(by_weight, idf)
+            mask = seg.columns.mask(f)
+            if mask is None:
+                continue
+            if rank == 0 and self.alive is not None:
+                mask &= self.alive
+            scores = np.zeros(len(seg), dtype=np.float32)
+            for t, j in held_terms:  # cost: the term's postings, not the tenant's rows
+                a, z = seg.indptr[j], seg.indptr[j + 1]
+                rows = seg.rows[a:z]
+                tf = seg.tf[a:z].astype(np.float32)
+                tf *= np.float32(weights[t] * idf[t] * k1p) / (tf + norm[rows])
+                scores[rows] += tf
             hits = np.flatnonzero(mask & (scores > 0))
             if coord and len(terms) > 1:
                 # Coordination: re-rank the best BM25 rows by the weighted share of
-                # the query terms they hold.
+                # the query terms they hold (a binary search per term: columns are row-sorted).
                 hits = _top(hits, scores[hits], max(limit * _POOL_FACTOR, _POOL_MIN))
-                rows = hits.tolist()
-                held = sum(weights[t] * (segment.tfs(t, rows) > 0) for t in held_terms)
-                final = scores[hits] * (held / total)
+                held = np.zeros(len(hits))
+                pool = hits.astype(seg.rows.dtype)  # searchsorted would otherwise copy the column
+                for t, j in held_terms:
+                    col = seg.rows[seg.indptr[j]:seg.indptr[j + 1]]
+                    at = np.minimum(np.searchsorted(col, pool), len(col) - 1)
+                    held += weights[t] * (col[at] == pool)
+                final = scores[hits].astype(np.float64) * (held / total)
             else:
-                final = scores[hits]
+                final = scores[hits].astype(np.float64)
             for i in _top(np.arange(len(hits)), final, limit):
-                found.append((-float(final[i]), rank, int(hits[i]), segment.ids[hits[i]]))
+                found.append((-float(final[i]), rank, int(hits[i]), seg.ids[hits[i]]))
         found.sort()  # best first; ties: base before delta, then by position
         return [(rid, -neg) for neg, _, _, rid in found[:limit]]
 
@@ -272,71 +337,34 @@ def _top(positions: np.ndarray, values: np.ndarray, k: int) -> np.ndarray:
 
 @dataclass
 class _Partition:
-    rows: dict[str, _Row] = field(default_factory=dict)
+    rows: dict[str, _Meta] = field(default_factory=dict)
     by_trajectory: dict[str, set[str]] = field(default_factory=dict)
+    vocab: dict[str, int] = field(default_factory=dict)
     version: int = 0
     changed: dict[str, int] = field(default_factory=dict)  # id -> version of a change not in base
+    pending: dict[str, _Counts] = field(default_factory=dict)  # counts of changed rows not in base
     base: _Segment | None = None
     view: _View | None = None
     build_lock: threading.Lock = field(default_factory=threading.Lock)
+    vocab_lock: threading.Lock = field(default_factory=threading.Lock)
 
 
-def _row(row: Mapping[str, Any], tokenizer: Callable[[str], list[str]],
-         cached: Callable[[str, int], tuple[str, ...] | None] | None = None) -> _Row:
-    text = row.get("text") or ""
-    digest = _digest(text)
-    tokens = cached(str(row["id"]), digest) if cached is not None else None
-    return _Row(
-        tokens=tokens if tokens is not None else tuple(tokenizer(text)),
-        fields=tuple(row.get(name) for name, _ in _COLUMNS),
-        tools=tuple(row.get("tools") or ()),
-        created_at=int(row.get("created_at") or 0),
-        digest=digest,
-    )
+def _meta(row: Mapping[str, Any]) -> _Meta:
+    return _Meta(fields=tuple(row.get(name) for name, _ in _COLUMNS), tools=tuple(row.get("tools") or ()),
+                 created_at=int(row.get("created_at") or 0))
 
 
-class _TokenFile:
-    """Token lists saved by :meth:`LexicalIndex.save`, looked up by row id and text digest.
+def _bytes(items: Iterable[str], what: str) -> np.ndarray:
+    items = list(items)
+    joined = "\0".join(items)
+    if joined.count("\0") != max(len(items) - 1, 0):
+        raise ValueError(f"a {what} contains NUL; cannot save the lexical index")
+    return np.frombuffer(joined.encode("utf-8", "surrogatepass"), dtype=np.uint8)
 
-    A numpy ``.npz`` (no pickle): the vocabulary as NUL-separated UTF-8 (tokens
-    never contain NUL), all rows' token ids in one ``int32`` array with offsets,
-    row ids, text digests, and the tokenizer it was made with.
-    """
 
-    def __init__(self, path: str | os.PathLike[str], tokenizer_id: str) -> None:
-        self.rows: dict[str, int] = {}
-        with np.load(path, allow_pickle=False) as data:
-            if bytes(data["tokenizer"]).decode() != tokenizer_id:
-                return  # made by another tokenizer: useless, not wrong
-            vocab = bytes(data["vocab"]).decode("utf-8", "surrogatepass").split("\0")
-            self.vocab = np.array(vocab, dtype=object)
-            self.tokens, self.offsets, self.digests = data["tokens"], data["offsets"], data["digests"]
-            self.rows = {rid: i for i, rid in enumerate(bytes(data["ids"]).decode().split("\0")) if rid}
-
-    def get(self, rid: str, digest: int) -> tuple[str, ...] | None:
-        i = self.rows.get(rid)
-        if i is None or int(self.digests[i]) != digest:
-            return None
-        return tuple(self.vocab[self.tokens[self.offsets[i]:self.offsets[i + 1]]].tolist())
-
-    @staticmethod
-    def write(path: str | os.PathLike[str], items: list[tuple[str, _Row]], tokenizer_id: str) -> None:
-        index: defaultdict[str, int] = defaultdict()
-        index.default_factory = index.__len__  # token -> id, numbering new tokens as met
-        tokens = np.fromiter(map(index.__getitem__, chain.from_iterable(row.tokens for _, row in items)),
-                             dtype=np.int32)
-        offsets = np.zeros(len(items) + 1, dtype=np.int64)
-        np.cumsum([len(row.tokens) for _, row in items], out=offsets[1:])
-        vocab, ids = "\0".join(index), "\0".join(rid for rid, _ in items)
-        if vocab.count("\0") != max(len(index) - 1, 0) or ids.count("\0") != max(len(items) - 1, 0):
-            raise ValueError("a token or row id contains NUL; cannot save the token cache")
-        tmp = f"{os.fspath(path)}.tmp.npz"
-        np.savez(tmp, tokens=tokens, offsets=offsets,
-                 digests=np.fromiter((row.digest for _, row in items), dtype=np.uint64, count=len(items)),
-                 vocab=np.frombuffer(vocab.encode("utf-8", "surrogatepass"), dtype=np.uint8),
-                 ids=np.frombuffer(ids.encode(), dtype=np.uint8),
-                 tokenizer=np.frombuffer(tokenizer_id.encode(), dtype=np.uint8))
-        os.replace(tmp, path)  # atomic: a crash never leaves a half-written cache
+def _strings(data: np.ndarray) -> list[str]:
+    text = bytes(data).decode("utf-8", "surrogatepass")
+    return text.split("\0") if text else []
 
 
 class LexicalIndex:
@@ -367,55 +395,45 @@ class LexicalIndex:
 
     def upsert(self, rows: Iterable[Mapping[str, Any]]) -> int:
         """Add or replace rows by ``id``; returns how many. Tokenises outside the lock."""
-        return self._upsert(rows, None)
-
-    def restore(self, rows: Iterable[Mapping[str, Any]], path: str | os.PathLike[str]) -> tuple[int, int]:
-        """:meth:`upsert` for rebuilding from Milvus on open, reusing token lists that
-        :meth:`save` wrote to ``path`` for rows whose id and text are unchanged.
-
-        Returns (rows upserted, rows whose tokens came from the file). A missing,
-        unreadable or other-tokenizer file only means every row is tokenised.
-        """
-        try:
-            cache = _TokenFile(path, self._tokenizer_id)
-        except Exception:  # missing or damaged: it is only a cache
-            cache = None
-        hits = 0
-
-        def cached(rid: str, digest: int) -> tuple[str, ...] | None:
-            nonlocal hits
-            tokens = cache.get(rid, digest) if cache is not None else None
-            hits += tokens is not None
-            return tokens
-
-        return self._upsert(rows, cached), hits
-
-    def save(self, path: str | os.PathLike[str]) -> int:
-        """Write every row's token list to ``path`` (atomically) for :meth:`restore`; returns rows."""
-        with self._lock:
-            items = [item for part in self._parts.values() for item in part.rows.items()]
-        _TokenFile.write(path, items, self._tokenizer_id)
-        return len(items)
-
-    @property
-    def _tokenizer_id(self) -> str:
-        t = self._tokenize
-        return f"{getattr(t, '__module__', '')}.{getattr(t, '__qualname__', type(t).__name__)}:{TOKENIZER_VERSION}"
-
-    def _upsert(self, rows: Iterable[Mapping[str, Any]],
-                cached: Callable[[str, int], tuple[str, ...] | None] | None) -> int:
         tok = self._tokenize
-        prepared = [(str(r["id"]), str(r["tenant"]), _row(r, tok, cached)) for r in rows]
+        prepared: list[tuple[str, str, _Meta, list[str], np.ndarray, int]] = []
+        for r in rows:
+            tokens = tok(r.get("text") or "")
+            counts = Counter(tokens)
+            tf = np.fromiter(counts.values(), dtype=np.int64, count=len(counts))
+            np.minimum(tf, _TF_MAX, out=tf)
+            prepared.append((str(r["id"]), str(r["tenant"]), _meta(r), list(counts), tf.astype(np.uint16),
+                             len(tokens)))
+        return self._apply(prepared)
+
+    def _apply(self, prepared: list[tuple[str, str, _Meta, list[str], np.ndarray, int]]) -> int:
         with self._lock:
-            for rid, tenant, row in prepared:
-                self._remove(rid)
+            parts = {}
+            for tenant in {p[1] for p in prepared}:
                 part = self._parts.get(tenant)
                 if part is None:
                     part = self._parts[tenant] = _Partition()
-                part.rows[rid] = row
-                part.by_trajectory.setdefault(row.fields[_TRAJECTORY], set()).add(rid)
+                parts[tenant] = part
+        counted: list[_Counts] = []
+        for rid, tenant, _, terms, tf, length in prepared:
+            vocab = parts[tenant].vocab
+            ids = list(map(vocab.get, terms))  # reading a dict needs no lock
+            if None in ids:  # new terms: numbered under the tenant's vocabulary lock only
+                new = [t for t, i in zip(terms, ids) if i is None]
+                with parts[tenant].vocab_lock:
+                    for t in new:
+                        vocab.setdefault(t, len(vocab))
+                ids = list(map(vocab.__getitem__, terms))
+            counted.append(_Counts(np.array(ids, dtype=np.int32), tf, length))
+        with self._lock:
+            for (rid, tenant, meta, *_), counts in zip(prepared, counted):
+                self._remove(rid)
+                part = self._parts[tenant]
+                part.rows[rid] = meta
+                part.by_trajectory.setdefault(meta.fields[_TRAJECTORY], set()).add(rid)
                 part.version += 1
                 part.changed[rid] = part.version
+                part.pending[rid] = counts
                 self._tenant_of[rid] = tenant
         return len(prepared)
 
@@ -436,8 +454,9 @@ class LexicalIndex:
         if tenant is None:
             return False
         part = self._parts[tenant]
-        row = part.rows.pop(rid)
-        traj = row.fields[_TRAJECTORY]
+        meta = part.rows.pop(rid)
+        part.pending.pop(rid, None)
+        traj = meta.fields[_TRAJECTORY]
         members = part.by_trajectory.get(traj)
         if members is not None:
             members.discard(rid)
@@ -454,12 +473,13 @@ class LexicalIndex:
         primary, parts = self._tokenize_query(query)
         if not (primary or parts) or limit <= 0:
             return []
-        view = self._view(filters.tenant)
-        if view is None:
+        got = self._view(filters.tenant)
+        if got is None:
             return []
+        view, vocab = got
         weights = {t: self._part_weight for t in parts} if self._part_weight else {}
         weights.update((t, 1.0) for t in primary)
-        return view.search(weights, self._coord, filters, limit)
+        return view.search(weights, vocab, self._coord, filters, limit)
 
     def refresh(self, tenant: str | None = None) -> None:
         """Fold pending changes into a full rebuild now (one tenant, or all)."""
@@ -468,7 +488,7 @@ class LexicalIndex:
         for name in tenants:
             self._view(name, full=True)
 
-    def _view(self, tenant: str, full: bool = False) -> _View | None:
+    def _view(self, tenant: str, full: bool = False) -> tuple[_View, dict[str, int]] | None:
         """The tenant's view at its current version, building what changed first."""
         with self._lock:
             part = self._parts.get(tenant)
@@ -477,40 +497,180 @@ class LexicalIndex:
             if not part.rows:  # free the builds of an emptied tenant
                 part.base, part.view = None, None
                 part.changed.clear()
+                part.pending.clear()
                 return None
             view, version = part.view, part.version
             if view is not None and view.version == version and (view.clean or not full):
-                return view
-            full = full or part.base is None or len(part.changed) > max(
-                _DELTA_MIN, int(_DELTA_SHARE * len(part.base)))
-            if full:
-                items = list(part.rows.items())
-            else:
-                base = part.base
-                items = [(rid, part.rows[rid]) for rid in part.changed if rid in part.rows]
+                return view, part.vocab
+            base = part.base
+            full = full or base is None or len(part.changed) > max(_DELTA_MIN, int(_DELTA_SHARE * len(base)))
+            changed = [rid for rid in part.changed if rid in part.rows]
+            items = [(rid, part.rows[rid], part.pending[rid]) for rid in changed]
+            keep = None
+            if base is not None:
                 dead = [base.pos[rid] for rid in part.changed if rid in base.pos]
+                if dead:
+                    alive = np.ones(len(base), dtype=bool)
+                    alive[dead] = False
+                    keep = np.flatnonzero(alive)
+            if full:
+                kept_ids = [] if base is None else base.ids if keep is None else [base.ids[i] for i in keep.tolist()]
+                kept = [part.rows[rid] for rid in kept_ids]
+                n_terms = len(part.vocab)
         with part.build_lock:  # one build per tenant at a time; other tenants carry on
             current = part.view
             if current is not None and current.version >= version and (current.clean or not full):
-                return current
+                return current, part.vocab
             if full:
-                base = _Segment(items, self._k1, self._b)
-                view = _View(version, base, None, None, self._k1, self._b)
+                new = self._build_base(base, keep, kept_ids, kept, items, n_terms)
+                view = _View(version, new, None, None, self._k1, self._b)
                 with self._lock:
-                    part.base = base
+                    part.base = new
                     part.changed = {rid: v for rid, v in part.changed.items() if v > version}
+                    part.pending = {rid: c for rid, c in part.pending.items() if rid in part.changed}
                     part.view = view
-                return view
+                return view, part.vocab
             alive = None
-            if dead:
-                alive = np.ones(len(base), dtype=bool)
-                alive[dead] = False
-            delta = _Segment(items, self._k1, self._b) if items else None
+            if keep is not None:
+                alive = np.zeros(len(base), dtype=bool)
+                alive[keep] = True
+            delta = None
+            if items:
+                rows, cols, tf = _pending_triplets([c for _, _, c in items], 0)
+                delta = _Segment.build([rid for rid, _, _ in items], _Columns.of([m for _, m, _ in items]),
+                                       np.array([c.length for _, _, c in items], dtype=np.float64),
+                                       rows, cols, tf, None)
             view = _View(version, base, alive, delta, self._k1, self._b)
             with self._lock:
                 if part.view is None or part.view.version < version:
                     part.view = view
-            return view
+            return view, part.vocab
+
+    @staticmethod
+    def _build_base(base: _Segment | None, keep: np.ndarray | None, kept_ids: list[str], kept: list[_Meta],
+                    items: list[tuple[str, _Meta, _Counts]], n_terms: int) -> _Segment:
+        """A new base: the old base's current rows (from its arrays) plus the changed rows."""
+        ids = list(kept_ids) + [rid for rid, _, _ in items]
+        columns = _Columns.of(kept + [m for _, m, _ in items])
+        lengths = np.array([c.length for _, _, c in items], dtype=np.float64)
+        rows, cols, tf = _pending_triplets([c for _, _, c in items], 0)
+        if base is None:
+            return _Segment.build(ids, columns, lengths, rows, cols, tf, n_terms)
+        indptr, brows, btf = base.indptr, base.rows, base.tf
+        doc_len = base.doc_len
+        if keep is not None:  # drop replaced and deleted rows, renumber the rest
+            new = np.full(len(base), -1, dtype=np.int32)
+            new[keep] = np.arange(len(keep), dtype=np.int32)
+            brows = new[brows]
+            m = brows >= 0
+            kept_before = np.zeros(len(m) + 1, dtype=np.int64)
+            np.cumsum(m, out=kept_before[1:])
+            indptr, brows, btf, doc_len = kept_before[indptr], brows[m], btf[m], doc_len[keep]
+        if len(indptr) - 1 < n_terms:  # terms first seen since the base was built
+            indptr = np.concatenate([indptr, np.full(n_terms + 1 - len(indptr), indptr[-1], dtype=np.int64)])
+        if len(tf):
+            # Merge column by column: the new rows come after every kept row, so each
+            # new entry goes at the end of its column (np.insert: O(nnz), no sort).
+            add = sp.coo_matrix((tf, (rows, cols)), shape=(len(items), n_terms)).tocsc()
+            at = np.repeat(indptr[1:], np.diff(add.indptr))
+            brows = np.insert(brows, at, add.indices.astype(np.int32) + len(kept_ids))
+            btf = np.insert(btf, at, add.data.astype(np.uint16))
+            indptr = indptr + add.indptr
+        return _Segment(ids, columns, np.concatenate([doc_len, lengths]), indptr.astype(np.int64, copy=False),
+                        brows, btf, None)
+
+    # -- persistence --------------------------------------------------------------
+
+    @property
+    def _tokenizer_id(self) -> str:
+        t = self._tokenize
+        return f"{getattr(t, '__module__', '')}.{getattr(t, '__qualname__', type(t).__name__)}:{TOKENIZER_VERSION}"
+
+    def save(self, path: str | os.PathLike[str]) -> int:
+        """Write the whole index to ``path`` (a ``.npz``, atomically); returns rows written.
+
+        Each tenant is first folded into a fresh base. The file holds the state as of
+        those builds: a caller that also writes concurrently must record which
+        generation of the collection it matches.
+        """
+        self.refresh()
+        arrays: dict[str, np.ndarray] = {}
+        tenants: list[dict[str, Any]] = []
+        total = 0
+        with self._lock:
+            snapshot = [(name, part.view, list(part.vocab)) for name, part in self._parts.items()
+                        if part.rows and part.view is not None]
+        for i, (name, view, terms) in enumerate(snapshot):
+            seg = view.base
+            if view.delta is not None or view.alive is not None:  # changed since refresh(): fold now
+                got = self._view(name, full=True)
+                if got is None:
+                    continue
+                seg = got[0].base
+                with self._lock:
+                    terms = list(self._parts[name].vocab)
+            indptr = np.concatenate([seg.indptr, np.full(len(terms) - seg.n_cols, seg.indptr[-1], np.int64)])
+            p = f"t{i}."
+            arrays.update({
+                p + "terms": _bytes(terms, "term"), p + "ids": _bytes(seg.ids, "row id"),
+                p + "indptr": indptr, p + "rows": seg.rows, p + "tf": seg.tf, p + "doc_len": seg.doc_len,
+                p + "created_at": seg.columns.created_at,
+                p + "tool_rows": np.concatenate(list(seg.columns.tool_rows.values()) or [np.zeros(0, np.int32)]),
+                p + "tool_counts": np.array([len(v) for v in seg.columns.tool_rows.values()], dtype=np.int64),
+            })
+            for name_col, _ in _COLUMNS:
+                arrays[p + "col." + name_col] = seg.columns.codes[name_col][0]
+            tenants.append(dict(name=name, tools=list(seg.columns.tool_rows),
+                                values={c: list(seg.columns.codes[c][1]) for c, _ in _COLUMNS}))
+            total += len(seg)
+        meta = dict(format=_FORMAT, tokenizer=self._tokenizer_id, k1=self._k1, b=self._b, tenants=tenants)
+        arrays["meta"] = np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8)
+        tmp = f"{os.fspath(path)}.tmp.npz"
+        np.savez(tmp, **arrays)
+        os.replace(tmp, path)  # atomic: a crash never leaves a half-written file
+        return total
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str], tokenizer: Callable[[str], list[str]] = tokenize,
+             query_tokenizer: Callable[[str], tuple[list[str], list[str]]] = tokenize_query,
+             **kwargs: Any) -> LexicalIndex:
+        """An index read from a :meth:`save` file, without any row text.
+
+        Raises ``ValueError`` if the file was made by another format or tokenizer (its
+        counts would then not match what this index computes), ``OSError`` if it
+        cannot be read. The file holds counts only, so ``k1``/``b`` may differ.
+        """
+        index = cls(tokenizer, query_tokenizer, **kwargs)
+        with np.load(path, allow_pickle=False) as data:
+            meta = json.loads(bytes(data["meta"]).decode())
+            if meta.get("format") != _FORMAT:
+                raise ValueError(f"{path}: not a {_FORMAT} file")
+            if meta.get("tokenizer") != index._tokenizer_id:
+                raise ValueError(f"{path}: made with tokenizer {meta.get('tokenizer')!r}, "
+                                 f"not {index._tokenizer_id!r}")
+            for i, t in enumerate(meta["tenants"]):
+                p = f"t{i}."
+                ids = _strings(data[p + "ids"])
+                terms = _strings(data[p + "terms"])
+                tool_rows = np.split(data[p + "tool_rows"], np.cumsum(data[p + "tool_counts"])[:-1]) \
+                    if len(t["tools"]) else []
+                codes = {}
+                for name, _ in _COLUMNS:
+                    values = t["values"][name]
+                    codes[name] = (data[p + "col." + name], {v: k for k, v in enumerate(values)})
+                columns = _Columns(len(ids), codes, data[p + "created_at"], dict(zip(t["tools"], tool_rows)))
+                seg = _Segment(ids, columns, data[p + "doc_len"], data[p + "indptr"], data[p + "rows"],
+                               data[p + "tf"], None)
+                part = _Partition(vocab=dict(zip(terms, range(len(terms)))), base=seg)
+                part.rows = dict(zip(ids, columns.metas()))
+                for rid, m in part.rows.items():
+                    part.by_trajectory.setdefault(m.fields[_TRAJECTORY], set()).add(rid)
+                part.view = _View(0, seg, None, None, index._k1, index._b)
+                index._parts[t["name"]] = part
+                index._tenant_of.update(dict.fromkeys(ids, t["name"]))
+        return index
+
+    # -- inspection ---------------------------------------------------------------
 
     def __len__(self) -> int:
         with self._lock:
