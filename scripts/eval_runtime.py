@@ -1,0 +1,217 @@
+"""Evaluate the agent runtime on ../shared/data and calibrate the novelty thresholds.
+
+    python scripts/eval_runtime.py [--data ../shared/data] [--cache /tmp/trajsearch-eval-runtime]
+
+Reports, with and without reranking + diversity:
+- recall@1 / recall@3 of a successful run of the same task (leave-one-out: query
+  with a run's task, that run excluded; "same task" = same task_id);
+- the share of exemplar sets holding two results from one trajectory (must be 0);
+- novelty: the best applicable similarity of held-out in-domain tasks (a task's
+  whole task_id group excluded) and of the out-of-domain tasks in
+  scripts/ood_tasks.txt, the calibrated thresholds, and precision / recall of
+  "novel" (plan_from_scratch), also 2-fold cross-validated;
+- token counts of the formatted contexts (real tokenizer), text and JSON.
+
+The ingested index is cached under --cache (ingest with the real model takes minutes).
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from collections import defaultdict
+from dataclasses import replace
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+from trajsearch.embed import load_embedder
+from trajsearch.ingest.read import read_dump
+from trajsearch.model import Trajectory
+from trajsearch.runtime import AdviceConfig, NoveltyConfig, RerankConfig, Runtime, RuntimeConfig, RuntimeContext
+from trajsearch.search import TrajSearch
+
+ROOT = Path(__file__).resolve().parents[1]
+TENANT = "eval"
+K = 3
+
+
+class MemoEmbedder:
+    """The real embedder with a per-process memo: the same query is embedded once across configs."""
+
+    def __init__(self, inner) -> None:
+        self.inner, self.name, self.dim = inner, inner.name, inner.dim
+        self.memo: dict[str, np.ndarray] = {}
+
+    def encode(self, texts: Sequence[str], *, batch_size: int = 64) -> np.ndarray:
+        missing = [t for t in dict.fromkeys(texts) if t not in self.memo]
+        if missing:
+            self.memo.update(zip(missing, self.inner.encode(missing, batch_size=batch_size)))
+        return np.stack([self.memo[t] for t in texts]) if texts else self.inner.encode([])
+
+
+def ood_tasks(path: Path) -> list[str]:
+    lines = [line.strip() for line in path.read_text().splitlines()]
+    return [line for line in lines if line and not line.startswith("#")]
+
+
+def threshold_pr(novel_scores: list[float], known_scores: list[float], t: float) -> tuple[float, float]:
+    """Precision / recall of "novel" (score < t)."""
+    tp = sum(s < t for s in novel_scores)
+    fp = sum(s < t for s in known_scores)
+    precision = tp / (tp + fp) if tp + fp else 1.0
+    return precision, tp / len(novel_scores)
+
+
+def best_threshold(low: list[float], high: list[float]) -> float:
+    """The cut between scores that should fall below it (``low``) and above it (``high``):
+    best F1 of "below", ties broken by the widest margin; the cut sits mid-gap."""
+    values = sorted(set(low + high))
+    best = (-1.0, -1.0, 0.5)
+    for a, b in zip(values, values[1:]):
+        t = (a + b) / 2
+        p, r = threshold_pr(low, high, t)
+        f1 = 2 * p * r / (p + r) if p + r else 0.0
+        best = max(best, (round(f1, 6), b - a, t))
+    return best[2]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data", default=str(ROOT.parent / "shared" / "data"))
+    parser.add_argument("--cache", default="/tmp/trajsearch-eval-runtime")
+    parser.add_argument("--ood", default=str(ROOT / "scripts" / "ood_tasks.txt"))
+    parser.add_argument("--budget", type=int, default=2000)
+    args = parser.parse_args()
+
+    started = time.time()
+    embedder = MemoEmbedder(load_embedder("all-MiniLM-L6-v2"))
+    ts = TrajSearch.open(f"{args.cache}/milvus.db", traces=f"{args.cache}/traces", embedder=embedder)
+    runs: list[Trajectory] = [p.trajectory for p in read_dump(args.data, tenant=TENANT) if p.trajectory]
+    report = ts.add(runs)
+    ts.index.flush()
+    print(f"ingest: {len(runs)} runs, {report.ingested} new, {report.unchanged} cached, "
+          f"{ts.index.count(TENANT)} rows ({time.time() - started:.0f}s)", file=sys.stderr)
+
+    ctx = RuntimeContext(tenant=TENANT)
+    by_task: dict[str, list[Trajectory]] = defaultdict(list)
+    for run in runs:
+        by_task[run.task_id or run.trajectory_id].append(run)
+    winners = {tid: {r.trajectory_id for r in group if r.outcome.value == "success"} for tid, group in by_task.items()}
+
+    def source(run: Trajectory) -> str:
+        return "tau-bench" if run.metadata.get("source_format") == "tau-bench" else "mini-swe-agent"
+
+    # -- novelty calibration -------------------------------------------------------------------
+    probe = Runtime(ts, RuntimeConfig(advice=AdviceConfig(novelty=NoveltyConfig(0.0, 0.0))))
+    held_out = {
+        tid: probe.exemplars(group[0].task, ctx, k=1, exclude_trajectory_ids=[r.trajectory_id for r in group]).best_similarity or 0.0
+        for tid, group in by_task.items()
+    }
+    ood = ood_tasks(Path(args.ood))
+    ood_scores = [probe.exemplars(task, ctx, k=1).best_similarity or 0.0 for task in ood]
+    loo_same = [
+        probe.exemplars(run.task, ctx, k=1, exclude_trajectory_ids=[run.trajectory_id]).best_similarity or 0.0
+        for run in runs
+        if winners[run.task_id or run.trajectory_id] - {run.trajectory_id}
+    ]
+    known = list(held_out.values())
+    inspiration = best_threshold(ood_scores, known)
+    follow = best_threshold(known, loo_same)
+    configured = NoveltyConfig()
+
+    folds = []
+    for fold in (0, 1):
+        fit_ood, test_ood = ood_scores[fold::2], ood_scores[1 - fold::2]
+        fit_known, test_known = known[fold::2], known[1 - fold::2]
+        folds.append(threshold_pr(test_ood, test_known, best_threshold(fit_ood, fit_known)))
+
+    print("\n## Novelty (best applicable task cosine, all-MiniLM-L6-v2)")
+    print(f"out-of-domain tasks ({len(ood_scores)}): max {max(ood_scores):.3f}, median {statistics.median(ood_scores):.3f}")
+    print(f"held-out in-domain tasks ({len(known)}): min {min(known):.3f}, median {statistics.median(known):.3f}, max {max(known):.3f}")
+    print(f"leave-one-out runs with a same-task success ({len(loo_same)}): min {min(loo_same):.3f}")
+    print(f"calibrated: inspiration (novel below) {inspiration:.3f}; follow_closely {follow:.3f}")
+    lowest = sorted(held_out.items(), key=lambda kv: kv[1])[:3]
+    print("lowest in-domain: " + "; ".join(f"{tid} {s:.3f}" for tid, s in lowest))
+    print("highest out-of-domain: " + "; ".join(f"{s:.3f} {t[:48]!r}" for s, t in sorted(zip(ood_scores, ood))[-3:]))
+    print("| threshold for 'novel' | precision | recall |")
+    print("|---|---|---|")
+    for label, t in (("calibrated", inspiration), ("configured", configured.inspiration), ("published 0.5", 0.5), ("published 0.6", 0.6)):
+        p, r = threshold_pr(ood_scores, known, t)
+        print(f"| {label} ({t:.2f}) | {p:.3f} | {r:.3f} |")
+    print(f"| 2-fold cross-validated | {statistics.mean(f[0] for f in folds):.3f} | {statistics.mean(f[1] for f in folds):.3f} |")
+    p, r = threshold_pr(known, loo_same, configured.follow_closely)
+    print(f"follow_closely at {configured.follow_closely:.2f}: 'different task' precision {p:.3f} recall {r:.3f}; "
+          f"same-task runs >= threshold: {sum(s >= configured.follow_closely for s in loo_same)}/{len(loo_same)}")
+
+    def best_failure(task: str, exclude: Sequence[str] = ()) -> float:
+        f = ctx.filters(levels=("failure",), outcomes=("failure",), exclude_trajectory_ids=exclude)
+        hits = ts.search_filtered(task, f, k=1, group_by_trajectory=False)
+        return hits[0].score if hits else 0.0
+
+    ood_fail = [best_failure(task) for task in ood]
+    known_fail = [best_failure(g[0].task, [r.trajectory_id for r in g]) for g in by_task.values()]
+    floor = AdviceConfig().warning_min_similarity
+    print(f"warnings (best failure-row cosine): out-of-domain max {max(ood_fail):.3f}; held-out in-domain "
+          f"min {min(known_fail):.3f}, median {statistics.median(known_fail):.3f}; floor {floor:.2f} passes "
+          f"{sum(s >= floor for s in known_fail)}/{len(known_fail)} in-domain, {sum(s >= floor for s in ood_fail)}/{len(ood_fail)} out-of-domain")
+
+    # -- exemplar recall and duplicates --------------------------------------------------------
+    plain = ctx.filters(levels=("task", "summary"), outcomes=("success",))
+    configs = {
+        "plain top-k (ungrouped, no rerank/diversity)": None,
+        "grouped, no rerank/diversity": Runtime(ts, RuntimeConfig(advice=AdviceConfig(rerank=RerankConfig(enabled=False, diversity=False)))),
+        "grouped + rerank + diversity (default)": Runtime(ts),
+    }
+    queries = [r for r in runs if winners[r.task_id or r.trajectory_id] - {r.trajectory_id}]
+    print(f"\n## Exemplars: recall of a same-task successful run (leave-one-out, {len(queries)} queries)")
+    print("full query = the run's task; short query = its first 12 words (same-task runs share the full text)")
+    print("| config | query | recall@1 | recall@3 | recall@3 swe / tau | exemplars per set | sets with 2 hits of one run |")
+    print("|---|---|---|---|---|---|---|")
+    for name, runtime in configs.items():
+        for query_kind in ("full", "short"):
+            stats: dict[str, list[float]] = defaultdict(list)
+            for run in queries:
+                text = run.task if query_kind == "full" else " ".join(run.task.split()[:12])
+                if runtime is None:
+                    f = replace(plain, exclude_trajectory_ids=(run.trajectory_id,))
+                    ids = [h.trajectory_id for h in ts.search_filtered(text, f, k=K, group_by_trajectory=False)]
+                else:
+                    found = runtime.exemplars(text, ctx, k=K, exclude_trajectory_ids=[run.trajectory_id])
+                    ids = [e.trajectory_id for e in found.items]
+                targets = winners[run.task_id or run.trajectory_id] - {run.trajectory_id}
+                for group in ("all", source(run)):
+                    stats[f"{group}@1"].append(float(bool(set(ids[:1]) & targets)))
+                    stats[f"{group}@3"].append(float(bool(set(ids[:3]) & targets)))
+                stats["size"].append(len(ids))
+                stats["dup"].append(float(len(ids) != len(set(ids))))
+            m = {key: statistics.mean(v) for key, v in stats.items()}
+            print(f"| {name} | {query_kind} | {m['all@1']:.3f} | {m['all@3']:.3f} | "
+                  f"{m['mini-swe-agent@3']:.3f} / {m['tau-bench@3']:.3f} | {m['size']:.2f} | {m['dup']:.3f} |")
+
+    # -- formatted contexts --------------------------------------------------------------------
+    runtime = configs["grouped + rerank + diversity (default)"]
+    text_tokens, json_tokens, empty_for_ood = [], [], 0
+    for run in queries:
+        exclude = [run.trajectory_id]
+        text_tokens.append(runtime.context_for(run.task, ctx, budget=args.budget, exclude_trajectory_ids=exclude).tokens)
+        json_tokens.append(runtime.context_for(run.task, ctx, fmt="json", budget=args.budget, exclude_trajectory_ids=exclude).tokens)
+    for task in ood:
+        found = runtime.exemplars(task, ctx)
+        empty_for_ood += found.strategy.value == "plan_from_scratch" and not found.items
+    print(f"\n## Formatted contexts (budget {args.budget} tokens, all-MiniLM-L6-v2 WordPiece, {len(queries)} tasks)")
+    print("| output | median tokens | max tokens | over budget |")
+    print("|---|---|---|---|")
+    for label, counts in (("text", text_tokens), ("json", json_tokens)):
+        print(f"| {label} | {statistics.median(counts):.0f} | {max(counts)} | {sum(c > args.budget for c in counts)} |")
+    print(f"out-of-domain tasks given plan_from_scratch and no exemplars: {empty_for_ood}/{len(ood)}")
+    print(f"\n(total {time.time() - started:.0f}s)")
+    ts.close()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,121 @@
+"""The agent runtime: exemplars and failure warnings as a budgeted, labelled context;
+retrieval as a capped tool; the agentic retrieval loop; curation of the library.
+
+    from trajsearch.runtime import Runtime, RuntimeContext
+
+    rt = Runtime(ts)
+    ctx = RuntimeContext(tenant="acme", env_version="v2", tools_available=["bash", "edit"])
+    prompt = rt.context_for("Fix the failing payments test", ctx)   # .text, .strategy, .tokens
+    tool = rt.tool(ctx)              # tool.definition() for the LLM; tool(arguments) to execute
+    result = rt.loop().run("ModuleNotFoundError: yaml", ctx)
+
+Everything reads through the :class:`~trajsearch.search.TrajSearch` façade;
+tenant and version filters always come from the trusted :class:`RuntimeContext`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Sequence
+
+from ..model import Trajectory
+from ..search import TrajSearch
+from . import curate
+from .advice import AdviceConfig, Exemplar, ExemplarSet, FailureWarning
+from .advice import exemplars as _exemplars
+from .advice import warnings as _warnings
+from .context import RuntimeContext
+from .curate import CurationResult, DuplicatePolicy, QualityRules, StaleRun, StalenessRules
+from .format import FormatConfig, TokenCounter, default_counter, render
+from .loop import (
+    LLM, ActionRecord, GenerationError, LoopConfig, LoopResult, MaxIterationsExceeded, Retrieval,
+    RetrievalError, RetrievalLoop, TTLCache,
+)
+from .novelty import NoveltyConfig, Strategy
+from .rerank import RerankConfig
+from .tool import SearchPastRuns, definition as tool_definition
+
+
+@dataclass(frozen=True)
+class RuntimeConfig:
+    advice: AdviceConfig = AdviceConfig()
+    format: FormatConfig = FormatConfig()
+    loop: LoopConfig = LoopConfig()
+    quality: QualityRules = QualityRules()
+    duplicates: DuplicatePolicy = DuplicatePolicy()
+    tool_cap: int = 4
+
+
+@dataclass
+class PromptContext:
+    """What to put in front of the agent: the rendered context and what it was made of."""
+
+    strategy: Strategy
+    best_similarity: float | None
+    text: str
+    data: dict[str, Any]
+    tokens: int
+    exemplars: list[Exemplar] = field(default_factory=list)
+    warnings: list[FailureWarning] = field(default_factory=list)
+
+
+class Runtime:
+    """The runtime verbs over one :class:`TrajSearch`. Thread-safe for reads; the cache is shared."""
+
+    def __init__(self, ts: TrajSearch, config: RuntimeConfig = RuntimeConfig(), *, counter: TokenCounter | None = None):
+        self.ts, self.config = ts, config
+        self.counter = counter or default_counter()
+        self.cache = TTLCache(config.loop.cache_ttl_seconds)
+
+    def exemplars(self, task: str, ctx: RuntimeContext, k: int | None = None, *,
+                  exclude_trajectory_ids: Sequence[str] = ()) -> ExemplarSet:
+        return _exemplars(self.ts, task, ctx, k=k, config=self.config.advice, exclude_trajectory_ids=exclude_trajectory_ids)
+
+    def warnings(self, text: str, ctx: RuntimeContext, k: int | None = None, *,
+                 exclude_trajectory_ids: Sequence[str] = ()) -> list[FailureWarning]:
+        return _warnings(self.ts, text, ctx, k=k, config=self.config.advice, exclude_trajectory_ids=exclude_trajectory_ids)
+
+    def context_for(self, task: str, ctx: RuntimeContext, *, fmt: str = "text", budget: int | None = None,
+                    exclude_trajectory_ids: Sequence[str] = ()) -> PromptContext:
+        """Exemplars + warnings for ``task``, rendered within the token budget, with the strategy."""
+        found = self.exemplars(task, ctx, exclude_trajectory_ids=exclude_trajectory_ids)
+        warned = self.warnings(task, ctx, exclude_trajectory_ids=exclude_trajectory_ids)
+        rendered = render(found.strategy, found.items, warned, config=self.config.format, fmt=fmt,
+                          counter=self.counter, budget=budget)
+        return PromptContext(found.strategy, found.best_similarity, rendered.text, rendered.data, rendered.tokens,
+                             found.items, warned)
+
+    def tool(self, ctx: RuntimeContext, *, cap: int | None = None) -> SearchPastRuns:
+        """A fresh ``search_past_runs`` executor for one agent run, bound to ``ctx``."""
+        return SearchPastRuns(self.ts, ctx, cap=cap or self.config.tool_cap, advice=self.config.advice,
+                              fmt=self.config.format, counter=self.counter)
+
+    def loop(self, *, llm: LLM | None = None, config: LoopConfig | None = None,
+             on_action: Callable[[ActionRecord], None] | None = None) -> RetrievalLoop:
+        return RetrievalLoop(self._retrieve, self._format, config=config or self.config.loop, llm=llm,
+                             cache=self.cache, on_action=on_action)
+
+    def add_run(self, trajectory: Trajectory, rules: QualityRules | None = None) -> CurationResult:
+        return curate.add_run(self.ts, trajectory, rules or self.config.quality, duplicates=self.config.duplicates)
+
+    def staleness_report(self, ctx: RuntimeContext, rules: StalenessRules = StalenessRules()) -> list[StaleRun]:
+        return curate.staleness_report(self.ts, ctx, rules)
+
+    def prune(self, ctx: RuntimeContext, stale: Sequence[StaleRun]) -> list[str]:
+        return curate.prune(self.ts, ctx.tenant, stale)
+
+    def _retrieve(self, query: str, ctx: RuntimeContext, k: int) -> Retrieval:
+        found = self.exemplars(query, ctx, k)
+        return Retrieval(found.strategy, found.best_similarity, found.items, self.warnings(query, ctx))
+
+    def _format(self, strategy: Strategy, exemplars: list[Exemplar], warnings: list[FailureWarning]) -> str:
+        return render(strategy, exemplars, warnings, config=self.config.format, counter=self.counter).text
+
+
+__all__ = [
+    "ActionRecord", "AdviceConfig", "CurationResult", "DuplicatePolicy", "Exemplar", "ExemplarSet",
+    "FailureWarning", "FormatConfig", "GenerationError", "LLM", "LoopConfig", "LoopResult",
+    "MaxIterationsExceeded", "NoveltyConfig", "PromptContext", "QualityRules", "RerankConfig", "Retrieval",
+    "RetrievalError", "RetrievalLoop", "Runtime", "RuntimeConfig", "RuntimeContext", "SearchPastRuns",
+    "StaleRun", "StalenessRules", "Strategy", "TTLCache", "TokenCounter", "tool_definition",
+]

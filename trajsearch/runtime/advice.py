@@ -1,0 +1,246 @@
+"""Exemplars (successful runs to adapt) and warnings (failed runs: what not to do).
+
+Both search inside the hard filters of the trusted :class:`RuntimeContext`,
+one hit per trajectory, and come back with provenance and the full run (from
+the trace store) for the formatter.
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+from ..model import Trajectory
+from ..represent import decisive_error, render_arguments
+from ..search import Hit, TrajSearch
+from ..store.filters import Filters
+from ..store.traces import TraceStoreError
+from .context import RuntimeContext
+from .novelty import NoveltyConfig, Strategy, strategy_for
+from .rerank import RerankConfig, Scored, diversify, rerank
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class AdviceConfig:
+    exemplars_k: int = 3
+    warnings_k: int = 2
+    #: candidates fetched per exemplar asked for (reranking and diversity need spares)
+    pool_factor: int = 5
+    rerank: RerankConfig = RerankConfig()
+    novelty: NoveltyConfig = NoveltyConfig()
+    #: failure rows below this cosine are not shown (an unrelated failure teaches nothing)
+    warning_min_similarity: float = 0.40
+    #: infra errors (rate limits, crashed harness) say nothing about how to do the task
+    warning_outcomes: tuple[str, ...] = ("failure",)
+
+
+@dataclass
+class Exemplar:
+    """A successful past run to adapt."""
+
+    trajectory_id: str
+    trace_uri: str
+    env_version: str
+    similarity: float
+    score: float
+    features: dict[str, float]
+    text: str
+    trajectory: Trajectory | None = None
+
+    def provenance(self) -> dict[str, Any]:
+        return {
+            "trajectory_id": self.trajectory_id,
+            "trace_uri": self.trace_uri,
+            "env_version": self.env_version,
+            "similarity": round(self.similarity, 3),
+        }
+
+
+@dataclass
+class ExemplarSet:
+    strategy: Strategy
+    best_similarity: float | None
+    items: list[Exemplar] = field(default_factory=list)
+
+
+@dataclass
+class FailureWarning:
+    """A failed past run: what not to do, with the error, its cause and fix where recorded."""
+
+    trajectory_id: str
+    trace_uri: str
+    env_version: str
+    similarity: float
+    task: str
+    error: str
+    cause: str | None = None
+    fix: str | None = None
+    what_failed: str | None = None
+    failing_step: str | None = None
+
+    def provenance(self) -> dict[str, Any]:
+        return {
+            "trajectory_id": self.trajectory_id,
+            "trace_uri": self.trace_uri,
+            "env_version": self.env_version,
+            "similarity": round(self.similarity, 3),
+        }
+
+
+def supports_mode(ts: TrajSearch) -> bool:
+    """Whether the façade's search takes ``mode`` (dense / lexical / hybrid)."""
+    return "mode" in inspect.signature(ts.search_filtered).parameters
+
+
+def search(
+    ts: TrajSearch, text: str, filters: Filters, *, k: int, grouped: bool = True, mode: str = "dense"
+) -> list[Hit]:
+    """One search through the façade (one hit per trajectory unless ``grouped`` is off),
+    passing ``mode`` only where the façade has it.
+
+    Exemplars and warnings stay dense: novelty thresholds and warning floors are cosines.
+    """
+    kwargs: dict[str, Any] = {"mode": mode} if supports_mode(ts) else {}
+    return ts.search_filtered(text, filters, k=k, group_by_trajectory=grouped, group_size=1, **kwargs)
+
+
+def load_trace(ts: TrajSearch, hit: Hit, tenant: str) -> Trajectory | None:
+    try:
+        return ts.get_trace(hit.trace_uri, tenant=tenant)
+    except (TraceStoreError, LookupError, OSError) as exc:  # a row whose trace is gone: show the row only
+        log.warning("trace %s of %s unavailable: %s", hit.trace_uri, hit.trajectory_id, exc)
+        return None
+
+
+def _candidates(ts: TrajSearch, task: str, ctx: RuntimeContext, k: int, exclude: Sequence[str]) -> tuple[list[Hit], float | None]:
+    """One candidate per run (its better row of task and summary) and the best task-level cosine.
+
+    One search per level: a run has exactly one row of each, so no group_by is needed
+    (milvus-lite's is best-effort), and the best task cosine, which novelty is
+    calibrated on, is exact rather than whatever a mixed top-k happened to hold.
+    """
+    best: dict[str, Hit] = {}
+    best_task: float | None = None
+    for level in ("task", "summary"):
+        filters = ctx.filters(levels=(level,), outcomes=("success",), exclude_trajectory_ids=exclude)
+        hits = search(ts, task, filters, k=k, grouped=False)
+        if level == "task" and hits:
+            best_task = hits[0].score
+        for hit in hits:
+            if hit.trajectory_id not in best or hit.score > best[hit.trajectory_id].score:
+                best[hit.trajectory_id] = hit
+    return sorted(best.values(), key=lambda h: -h.score), best_task
+
+
+def exemplars(
+    ts: TrajSearch,
+    task: str,
+    ctx: RuntimeContext,
+    *,
+    k: int | None = None,
+    config: AdviceConfig = AdviceConfig(),
+    exclude_trajectory_ids: Sequence[str] = (),
+) -> ExemplarSet:
+    """Up to ``k`` successful runs to adapt, reranked and diversified, with the strategy.
+
+    ``exclude_trajectory_ids`` is for trusted callers (the current run, evaluation).
+    """
+    k = k or config.exemplars_k
+    candidates, best_task = _candidates(ts, task, ctx, min(200, k * config.pool_factor), exclude_trajectory_ids)
+    strategy = strategy_for(best_task, config.novelty)
+    if strategy is Strategy.plan_from_scratch:
+        return ExemplarSet(strategy, best_task, [])
+    ranked = rerank(candidates, ctx, config.rerank)
+    if config.rerank.diversity:
+        chosen = diversify(
+            ranked, k, embedder=ts.embedder, text_of=lambda s: _summary(ts, s, ctx.tenant),
+            max_cosine=config.rerank.max_cosine,
+        )
+    else:
+        chosen = ranked[:k]
+    return ExemplarSet(strategy, best_task, [_exemplar(ts, s, ctx.tenant) for s in chosen])
+
+
+def _summary(ts: TrajSearch, scored: Scored, tenant: str) -> str:
+    """What a run did (its summary row): the text near-duplicates are judged on."""
+    if scored.hit.level == "summary":
+        return scored.hit.text
+    row = ts.run(scored.hit.trajectory_id, tenant=tenant, level="summary")
+    return row.text if row else scored.hit.text
+
+
+def _exemplar(ts: TrajSearch, scored: Scored, tenant: str) -> Exemplar:
+    hit = scored.hit
+    return Exemplar(
+        trajectory_id=hit.trajectory_id,
+        trace_uri=hit.trace_uri,
+        env_version=hit.env_version,
+        similarity=scored.similarity,
+        score=scored.score,
+        features=scored.features,
+        text=hit.text,
+        trajectory=load_trace(ts, hit, tenant),
+    )
+
+
+def warnings(
+    ts: TrajSearch,
+    text: str,
+    ctx: RuntimeContext,
+    *,
+    k: int | None = None,
+    config: AdviceConfig = AdviceConfig(),
+    exclude_trajectory_ids: Sequence[str] = (),
+) -> list[FailureWarning]:
+    """The failed runs most similar to a task or to the current step's context."""
+    k = k or config.warnings_k
+    filters = ctx.filters(levels=("failure",), outcomes=config.warning_outcomes, exclude_trajectory_ids=exclude_trajectory_ids)
+    hits = search(ts, text, filters, k=k, grouped=False)  # one failure row per run: no grouping needed
+    hits = [h for h in hits if h.score >= config.warning_min_similarity]
+    return [_warning(h, load_trace(ts, h, ctx.tenant)) for h in hits]
+
+
+def _warning(hit: Hit, run: Trajectory | None) -> FailureWarning:
+    fields = dict(_parse_failure_row(hit.text))
+    warning = FailureWarning(
+        trajectory_id=hit.trajectory_id,
+        trace_uri=hit.trace_uri,
+        env_version=hit.env_version,
+        similarity=hit.score,
+        task=fields.get("task", ""),
+        error=fields.get("error", ""),
+        cause=fields.get("cause"),
+        fix=fields.get("fix"),
+        what_failed=fields.get("what failed"),
+        failing_step=fields.get("failing step"),
+    )
+    if run is not None:  # the full run knows more than the clipped row
+        error, position = decisive_error(run)
+        warning.task = run.task
+        warning.error = error
+        if run.failure:
+            warning.cause = run.failure.cause or warning.cause
+            warning.fix = run.failure.fix or warning.fix
+        warning.what_failed = run.what_failed or warning.what_failed
+        if position >= 0:
+            step = run.steps[position]
+            warning.failing_step = f"{step.action or ''} {render_arguments(step.arguments)}".strip() or None
+    return warning
+
+
+def _parse_failure_row(text: str) -> list[tuple[str, str]]:
+    """``Label: value`` lines of a failure row (see represent.failure_text)."""
+    labels = ("task", "error", "cause", "fix", "what failed", "failing step")
+    fields: list[tuple[str, str]] = []
+    for line in text.splitlines():
+        label, sep, value = line.partition(":")
+        if sep and label.strip().lower() in labels:
+            fields.append((label.strip().lower(), value.strip()))
+        elif fields:
+            name, previous = fields[-1]
+            fields[-1] = (name, previous + "\n" + line)
+    return fields

@@ -1,0 +1,62 @@
+"""Trusted runtime context -> hard filters.
+
+The context comes from the agent runtime, never from the model: which tenant
+the run belongs to, which environment and policy versions apply, which tools
+exist right now, and the time. Every search the runtime makes builds its
+filters here, so nothing the model says can widen them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Sequence
+
+from ..model import valid_tenant
+from ..store.filters import Filters
+
+
+def _strings(value: str | Sequence[str] | None) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        return (value,)
+    return tuple(value)
+
+
+@dataclass(frozen=True)
+class RuntimeContext:
+    """Who and where the agent runs. ``env_version`` / ``policy_version`` may list several
+    acceptable versions; empty means "any". ``tools_available`` feeds reranking and
+    staleness, not the hard filters (a run is not inapplicable because it had fewer tools)."""
+
+    tenant: str
+    env_version: str | Sequence[str] | None = None
+    policy_version: str | Sequence[str] | None = None
+    tools_available: Sequence[str] = ()
+    now: datetime = field(default_factory=lambda: datetime.now(timezone.utc))
+
+    def __post_init__(self) -> None:
+        valid_tenant(self.tenant)
+        object.__setattr__(self, "env_version", _strings(self.env_version))
+        object.__setattr__(self, "policy_version", _strings(self.policy_version))
+        object.__setattr__(self, "tools_available", _strings(self.tools_available))
+        if self.now.tzinfo is None:
+            object.__setattr__(self, "now", self.now.replace(tzinfo=timezone.utc))
+
+    def filters(
+        self,
+        *,
+        levels: Sequence[str] = (),
+        outcomes: Sequence[str] = (),
+        exclude_trajectory_ids: Sequence[str] = (),
+    ) -> Filters:
+        """The hard filters for one search: tenant and versions from here, the rest from trusted code."""
+        return Filters(
+            tenant=self.tenant,
+            levels=tuple(levels),
+            outcomes=tuple(outcomes),
+            env_versions=self.env_version,
+            policy_versions=self.policy_version,
+            exclude_trajectory_ids=tuple(exclude_trajectory_ids),
+        )

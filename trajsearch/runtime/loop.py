@@ -1,0 +1,429 @@
+"""The agentic retrieval loop: RETRIEVE, REFINE_QUERY, CHECK_SUFFICIENCY, GENERATE, STOP.
+
+Each iteration takes one action, chosen by :func:`next_action` in this order:
+
+1. the first iteration retrieves;
+2. no documents yet (nothing retrieved for the current query, e.g. just
+   after a refinement) retrieves;
+3. at ``max_iterations - 1`` it generates, whatever the state;
+4. with documents, sufficiency checking on and the current documents not yet
+   checked, it checks sufficiency;
+5. with a low average score (below ``min_confidence``), refinement on, not
+   judged sufficient, and still early (a retrieval still fits before the forced
+   generation, and refinements left for the ``reasoning_depth``) it refines;
+6. otherwise it generates.
+
+After GENERATE the loop STOPs. With no LLM, refinement keeps error tokens,
+identifiers and content words and drops filler; sufficiency means at least
+``min_docs_required`` documents with an average similarity of at least
+``min_confidence``; "generation" is the formatted, budgeted context.
+Self-correction: a refined query whose documents score lower than those it
+replaces is abandoned (its documents dropped, the previous query kept).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import threading
+import time
+from dataclasses import asdict, dataclass, field
+from enum import Enum
+from typing import Any, Callable, Hashable, Protocol, Sequence
+
+from .advice import Exemplar, FailureWarning
+from .context import RuntimeContext
+from .novelty import Strategy
+
+
+class Action(str, Enum):
+    RETRIEVE = "RETRIEVE"
+    REFINE_QUERY = "REFINE_QUERY"
+    CHECK_SUFFICIENCY = "CHECK_SUFFICIENCY"
+    GENERATE = "GENERATE"
+    STOP = "STOP"
+
+
+class RetrievalError(RuntimeError):
+    """Retrieval kept failing after every retry."""
+
+
+class GenerationError(RuntimeError):
+    """The LLM (or the formatter) failed to produce the answer."""
+
+
+class MaxIterationsExceeded(RuntimeError):
+    """The loop ran out of iterations without generating (a real overrun, not a forced GENERATE)."""
+
+
+@dataclass(frozen=True)
+class Depth:
+    refinements: int
+    exemplars: int
+
+
+DEPTHS = {"shallow": Depth(1, 2), "medium": Depth(2, 3), "deep": Depth(3, 5)}
+
+
+@dataclass(frozen=True)
+class LoopConfig:
+    max_iterations: int = 5
+    min_confidence: float = 0.7
+    min_docs_required: int = 2
+    enable_refinement: bool = True
+    enable_self_correction: bool = True
+    enable_sufficiency_check: bool = True
+    reasoning_depth: str = "medium"
+    cache_ttl_seconds: float = 300.0
+    retry_attempts: int = 2
+    retry_backoff_base: float = 0.5
+
+    def __post_init__(self) -> None:
+        if self.max_iterations < 2:
+            raise ValueError("max_iterations must be at least 2 (one retrieval, one generation)")
+        if self.reasoning_depth not in DEPTHS:
+            raise ValueError(f"reasoning_depth must be one of {sorted(DEPTHS)}")
+        if self.retry_attempts < 0 or self.retry_backoff_base < 0 or self.cache_ttl_seconds < 0:
+            raise ValueError("retry_attempts, retry_backoff_base and cache_ttl_seconds must be >= 0")
+
+    @property
+    def depth(self) -> Depth:
+        return DEPTHS[self.reasoning_depth]
+
+
+@dataclass
+class Retrieval:
+    """What one retrieval returns (and what the cache holds)."""
+
+    strategy: Strategy
+    best_similarity: float | None
+    exemplars: list[Exemplar] = field(default_factory=list)
+    warnings: list[FailureWarning] = field(default_factory=list)
+
+
+@dataclass
+class Document:
+    kind: str  # "exemplar" | "warning"
+    similarity: float
+    item: Exemplar | FailureWarning
+    query: str
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return self.kind, self.item.trajectory_id
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, "query": self.query, **self.item.provenance()}
+
+
+@dataclass
+class ActionRecord:
+    iteration: int
+    action: Action
+    query: str
+    details: str
+    duration: float
+    confidence: float
+    refined_query: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["action"] = self.action.value
+        return data
+
+
+@dataclass
+class LoopResult:
+    answer: str
+    context: str
+    documents: list[Document]
+    actions: list[ActionRecord]
+    iterations: int
+    reasoning: str
+    confidence: float
+    cached: bool
+    strategy: Strategy
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "answer": self.answer,
+            "strategy": self.strategy.value,
+            "confidence": round(self.confidence, 3),
+            "iterations": self.iterations,
+            "cached": self.cached,
+            "documents": [d.to_dict() for d in self.documents],
+            "actions": [a.to_dict() for a in self.actions],
+            "reasoning": self.reasoning,
+        }
+
+
+class LLM(Protocol):
+    """What the loop asks of a language model. Any method may be backed by rules instead."""
+
+    def refine_query(self, query: str, documents: Sequence[Document]) -> str: ...
+
+    def check_sufficiency(self, query: str, documents: Sequence[Document]) -> bool: ...
+
+    def generate(self, query: str, context: str) -> str: ...
+
+
+Retriever = Callable[[str, RuntimeContext, int], Retrieval]
+Formatter = Callable[[Strategy, list[Exemplar], list[FailureWarning]], str]
+
+# -- rules used when no LLM is configured ----------------------------------------------------
+
+_FILLER = frozenset(
+    """a an the and or but so to of in on at for with from by as into about over under is are was were be been
+    being am this that these those there here it its i we you he she they me my our your their us them please
+    can could would should will shall may might must do does did done doing have has had having how what why
+    when where which who whom whose help need needs want wants trying try tried get gets got getting make makes
+    let lets just also still some any all very really currently now then than if not no yes like seems seem
+    appears way thing things something anything someone hi hello thanks thank issue problem fix fixing named
+    running using""".split()
+)
+_TOKEN = re.compile(r"\"[^\"]{1,80}\"|'[^']{1,80}'|[A-Za-z0-9_][\w./:@+-]*")
+_ERRORISH = re.compile(r"(Error|Exception|Errno|Warning|Timeout|Fault)\b|^(E\d+|\d{2,})$|exit", re.I)
+MAX_REFINED_TOKENS = 32
+
+
+def _is_identifier(token: str) -> bool:
+    return bool(re.search(r"[_./:@]|\d|[a-z][A-Z]", token)) or token.startswith(("'", '"'))
+
+
+def refine_query(query: str) -> str:
+    """Keep error tokens, identifiers and content words (in order), drop filler; error tokens
+    and identifiers first when the query has to be shortened."""
+    tokens = list(dict.fromkeys(t.strip(".,:;") or t for t in _TOKEN.findall(query)))
+    kept = [t for t in tokens if t.lower() not in _FILLER and len(t) > 1]
+    if len(kept) > MAX_REFINED_TOKENS:
+        strong = [t for t in kept if _ERRORISH.search(t) or _is_identifier(t)][:MAX_REFINED_TOKENS]
+        rest = [t for t in kept if t not in strong][: MAX_REFINED_TOKENS - len(strong)]
+        keep = set(strong) | set(rest)
+        kept = [t for t in kept if t in keep]
+    return " ".join(kept) or query
+
+
+def confidence(documents: Sequence[Document], top: int) -> float:
+    """Average similarity of the ``top`` best documents (0 with none)."""
+    best = sorted((d.similarity for d in documents), reverse=True)[: max(1, top)]
+    return sum(best) / len(best) if best else 0.0
+
+
+# -- the cache --------------------------------------------------------------------------------
+
+
+class TTLCache:
+    """A small thread-safe TTL cache. Keys always include the tenant (see :meth:`RetrievalLoop.cache_key`).
+
+    Entries hold whole runs (for formatting), so the default size is small.
+    """
+
+    def __init__(self, ttl_seconds: float, *, max_entries: int = 128, clock: Callable[[], float] = time.monotonic):
+        self.ttl, self.max_entries, self.clock = ttl_seconds, max_entries, clock
+        self._data: dict[Hashable, tuple[float, Any]] = {}
+        self._lock = threading.Lock()
+
+    def get(self, key: Hashable) -> Any | None:
+        with self._lock:
+            entry = self._data.get(key)
+            if entry is None:
+                return None
+            if self.clock() - entry[0] > self.ttl:
+                del self._data[key]
+                return None
+            return entry[1]
+
+    def put(self, key: Hashable, value: Any) -> None:
+        with self._lock:
+            if len(self._data) >= self.max_entries:
+                del self._data[min(self._data, key=lambda k: self._data[k][0])]
+            self._data[key] = (self.clock(), value)
+
+    def __len__(self) -> int:
+        return len(self._data)
+
+
+# -- the loop ---------------------------------------------------------------------------------
+
+
+@dataclass
+class LoopState:
+    query: str
+    iteration: int = 0
+    retrieved: bool = False  # documents fetched for the current query
+    documents: list[Document] = field(default_factory=list)
+    checked: bool = False  # sufficiency judged for the current documents
+    sufficient: bool | None = None
+    refinements: int = 0
+    refine_exhausted: bool = False
+    previous_query: str | None = None  # the query a refinement replaced (for self-correction)
+    best: Retrieval | None = None  # the retrieval with the best similarity: its strategy applies
+    cached: bool = False
+    context: str = ""
+    answer: str | None = None
+
+    @property
+    def strategy(self) -> Strategy:
+        return self.best.strategy if self.best else Strategy.plan_from_scratch
+
+
+def next_action(state: LoopState, config: LoopConfig) -> Action:
+    """The priority order of the module docstring, as code."""
+    if state.answer is not None:
+        return Action.STOP
+    if state.iteration == 0 or not state.retrieved:
+        return Action.RETRIEVE
+    if state.iteration >= config.max_iterations - 1:
+        return Action.GENERATE
+    if state.documents and config.enable_sufficiency_check and not state.checked:
+        return Action.CHECK_SUFFICIENCY
+    low = confidence(state.documents, config.min_docs_required) < config.min_confidence
+    early = state.iteration < config.max_iterations - 2 and state.refinements < config.depth.refinements
+    if low and config.enable_refinement and state.sufficient is not True and early and not state.refine_exhausted:
+        return Action.REFINE_QUERY
+    return Action.GENERATE
+
+
+class RetrievalLoop:
+    """Runs the loop for one query inside one trusted context. Reusable; share ``cache`` across loops."""
+
+    def __init__(
+        self,
+        retriever: Retriever,
+        formatter: Formatter,
+        *,
+        config: LoopConfig = LoopConfig(),
+        llm: LLM | None = None,
+        cache: TTLCache | None = None,
+        on_action: Callable[[ActionRecord], None] | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        self.retriever, self.formatter, self.config, self.llm = retriever, formatter, config, llm
+        self.cache = cache if cache is not None else TTLCache(config.cache_ttl_seconds)
+        self.on_action, self.sleep = on_action, sleep
+
+    # -- public ------------------------------------------------------------------------------
+
+    def run(self, query: str, ctx: RuntimeContext) -> LoopResult:
+        if not isinstance(query, str) or not query.strip():
+            raise ValueError("query must be a non-empty string")
+        state = LoopState(query=query.strip())
+        records: list[ActionRecord] = []
+        notes: list[str] = []
+        while True:
+            action = next_action(state, self.config)
+            if action is not Action.STOP and state.iteration >= self.config.max_iterations:
+                raise MaxIterationsExceeded(f"no answer after {self.config.max_iterations} iterations")
+            started, before = time.perf_counter(), state.query
+            details, refined = self._step(action, state, ctx)
+            record = ActionRecord(
+                iteration=state.iteration, action=action, query=before, details=details,
+                duration=time.perf_counter() - started,
+                confidence=confidence(state.documents, self.config.min_docs_required), refined_query=refined,
+            )
+            records.append(record)
+            notes.append(f"{state.iteration}: {action.value}: {details}")
+            if self.on_action is not None:
+                self.on_action(record)
+            if action is Action.STOP:
+                break
+            state.iteration += 1
+        return LoopResult(
+            answer=state.answer or "",
+            context=state.context,
+            documents=state.documents,
+            actions=records,
+            iterations=state.iteration,
+            reasoning="\n".join(notes),
+            confidence=confidence(state.documents, self.config.min_docs_required),
+            cached=state.cached,
+            strategy=state.strategy,
+        )
+
+    async def arun(self, query: str, ctx: RuntimeContext) -> LoopResult:
+        """The same loop off the event loop's thread (retrieval and embedding block)."""
+        return await asyncio.to_thread(self.run, query, ctx)
+
+    def cache_key(self, query: str, ctx: RuntimeContext) -> Hashable:
+        """Query + the exact filters + tenant (+ what else changes the result)."""
+        return (ctx.tenant, query, ctx.filters(), tuple(ctx.tools_available), self.config.depth.exemplars)
+
+    # -- actions -----------------------------------------------------------------------------
+
+    def _step(self, action: Action, state: LoopState, ctx: RuntimeContext) -> tuple[str, str | None]:
+        if action is Action.RETRIEVE:
+            return self._do_retrieve(state, ctx), None
+        if action is Action.CHECK_SUFFICIENCY:
+            state.checked = True
+            if self.llm is not None:
+                state.sufficient = bool(self.llm.check_sufficiency(state.query, state.documents))
+            else:
+                state.sufficient = (
+                    len(state.documents) >= self.config.min_docs_required
+                    and confidence(state.documents, self.config.min_docs_required) >= self.config.min_confidence
+                )
+            return ("sufficient" if state.sufficient else "insufficient") + f" ({len(state.documents)} documents)", None
+        if action is Action.REFINE_QUERY:
+            refined = (self.llm.refine_query(state.query, state.documents) if self.llm else refine_query(state.query)).strip()
+            state.refinements += 1
+            if not refined or refined == state.query:
+                state.refine_exhausted = True
+                return "nothing to refine", None
+            state.previous_query, state.query, state.retrieved = state.query, refined, False
+            return "query refined", refined
+        if action is Action.GENERATE:
+            return self._do_generate(state), None
+        return "done", None
+
+    def _do_retrieve(self, state: LoopState, ctx: RuntimeContext) -> str:
+        retrieval, cached = self._fetch(state.query, ctx)
+        state.cached |= cached
+        found = [Document("exemplar", e.similarity, e, state.query) for e in retrieval.exemplars]
+        found += [Document("warning", w.similarity, w, state.query) for w in retrieval.warnings]
+        note = f"{len(found)} documents ({retrieval.strategy.value}){' from cache' if cached else ''}"
+        top = self.config.min_docs_required
+        state.retrieved = True
+        if (
+            state.previous_query is not None
+            and self.config.enable_self_correction
+            and state.documents
+            and confidence(found, top) < confidence(state.documents, top)
+        ):
+            state.query, state.previous_query, state.refine_exhausted = state.previous_query, None, True
+            return note + "; self-correction: the refined query scored lower, kept the previous query and documents"
+        state.previous_query, state.checked, state.sufficient = None, False, None
+        if state.best is None or (retrieval.best_similarity or 0) > (state.best.best_similarity or 0):
+            state.best = retrieval
+        merged = {d.key: d for d in state.documents}
+        for d in found:
+            if d.key not in merged or d.similarity > merged[d.key].similarity:
+                merged[d.key] = d
+        state.documents = sorted(merged.values(), key=lambda d: -d.similarity)
+        return note
+
+    def _fetch(self, query: str, ctx: RuntimeContext) -> tuple[Retrieval, bool]:
+        key = self.cache_key(query, ctx)
+        hit = self.cache.get(key)
+        if hit is not None:
+            return hit, True
+        attempts = self.config.retry_attempts + 1
+        for attempt in range(attempts):
+            try:
+                retrieval = self.retriever(query, ctx, self.config.depth.exemplars)
+                break
+            except Exception as exc:
+                if attempt == attempts - 1:
+                    raise RetrievalError(f"retrieval failed after {attempts} attempts: {exc}") from exc
+                self.sleep(self.config.retry_backoff_base * 2**attempt)
+        self.cache.put(key, retrieval)
+        return retrieval, False
+
+    def _do_generate(self, state: LoopState) -> str:
+        exemplars = [d.item for d in state.documents if d.kind == "exemplar"]
+        warnings = [d.item for d in state.documents if d.kind == "warning"]
+        try:
+            state.context = self.formatter(state.strategy, exemplars, warnings)
+            state.answer = self.llm.generate(state.query, state.context) if self.llm else state.context
+        except Exception as exc:
+            raise GenerationError(f"generation failed: {exc}") from exc
+        return f"{len(exemplars)} exemplars, {len(warnings)} warnings" + ("" if self.llm else " (context only, no LLM)")

@@ -1,0 +1,135 @@
+"""Step classification shared by formatting and curation: reads, retries, verification.
+
+Definitions (each a plain rule, so a reviewer can argue with it):
+- a *write* changes state: ``sed -i``, a redirect into a file, ``cp``/``mv``/``rm``,
+  ``pip install``, ``git apply`` ..., or a tool named like ``edit``/``update``/``book``;
+- a *read* only looks at state: a shell command starting with a read-only program
+  (``cat``, ``ls``, ``grep``, ``sed -n`` ...) or a tool named like ``get_*``,
+  ``search_*``, ``list_*``, ``view``, ``read*``;
+- a *retry* repeats the exact action + arguments of an earlier step with no
+  state-changing (non-read, different) step in between: the same thing again,
+  nothing changed;
+- a run is *verified* when its last test-runner step passed (``pytest``,
+  ``unittest``, ``npm test`` ... whose output shows passes and no failures), or
+  the environment rewarded it at or above a threshold (tau-bench style rewards).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Iterable
+
+from ..model import Step, Trajectory
+
+_READ_PROGRAMS = re.compile(
+    r"^\s*(?:cd\s+\S+\s*&&\s*)?(cat|ls|ll|head|tail|less|more|grep|rg|egrep|find|tree|wc|nl|file|stat|pwd|"
+    r"which|echo|git\s+(?:status|log|diff|show|grep)|sed\s+-n|awk)\b"
+)
+_READ_TOOLS = re.compile(r"^(get|search|list|find|read|view|show|lookup|fetch|open|describe)(_|$)|^(view|read|cat|ls)", re.I)
+_WRITE_COMMAND = re.compile(
+    r"\bsed\s+-i|(?<![<>2&])>{1,2}\s*[\w./-]|\btee\b|^\s*(?:cd\s+\S+\s*&&\s*)?(cp|mv|rm|mkdir|touch|patch|"
+    r"git\s+(?:apply|checkout|commit|am|revert)|pip\s+install|npm\s+install|apt(?:-get)?\s+install)\b"
+)
+_WRITE_TOOLS = re.compile(
+    r"(edit|write|create|update|replace|insert|delete|remove|patch|apply|cancel|book|modify|set|send|transfer)", re.I
+)
+_TEST_COMMAND = re.compile(
+    r"\b(pytest|py\.test|unittest|tox|nox|npm\s+(?:run\s+)?test|yarn\s+test|make\s+(?:test|check)|go\s+test|"
+    r"cargo\s+test|mvn\s+test|gradle\s+test|run_tests?|runtests)\b"
+)
+_PASSED = re.compile(r"\b\d+\s+passed\b|\bOK\b(?!\S)|\ball tests passed\b|\bPASSED\b|\btests? passed\b", re.I)
+_FAILED = re.compile(r"\b\d+\s+(?:failed|errors?)\b|\bFAILED\b|\bFAIL:|\bERROR:|Traceback \(most recent call last\)")
+
+
+def command_of(step: Step) -> str:
+    """The shell command of a step, or the tool name followed by its arguments."""
+    args = step.arguments
+    if isinstance(args, dict) and isinstance(args.get("command"), str):
+        return args["command"]
+    if isinstance(args, str):
+        return args
+    return ""
+
+
+def signature(step: Step) -> tuple[str, str]:
+    """What makes two steps "the same action": tool name + canonical arguments."""
+    return step.action or "", json.dumps(step.arguments, sort_keys=True, ensure_ascii=False, default=str)
+
+
+def is_read(step: Step) -> bool:
+    if not step.action:
+        return False
+    command = command_of(step)
+    if command:
+        return bool(_READ_PROGRAMS.match(command)) and not re.search(r"(>|\btee\b|\bsed\s+-i\b)", command)
+    return bool(_READ_TOOLS.match(step.action))
+
+
+def is_write(step: Step) -> bool:
+    """A step that changes state: edits a file, installs, moves; or a tool named like edit/update/book."""
+    if not step.action:
+        return False
+    command = command_of(step)
+    if command:
+        return bool(_WRITE_COMMAND.search(command))
+    return bool(_WRITE_TOOLS.search(step.action))
+
+
+def is_test_run(step: Step) -> bool:
+    return bool(_TEST_COMMAND.search(command_of(step) or step.action or ""))
+
+
+def retry_positions(steps: Iterable[Step]) -> list[int]:
+    """Positions of steps that repeat an earlier action + arguments with nothing changed since."""
+    seen: set[tuple[str, str]] = set()
+    retries: list[int] = []
+    for position, step in enumerate(steps):
+        if not step.action:
+            continue
+        sig = signature(step)
+        if sig in seen:
+            retries.append(position)
+        elif not is_read(step):
+            seen = set()  # a state change: repeating earlier steps is no longer a plain retry
+        seen.add(sig)
+    return retries
+
+
+def passed(step: Step) -> bool:
+    output = step.observation or ""
+    return not step.error and bool(_PASSED.search(output)) and not _FAILED.search(output)
+
+
+def verified(trajectory: Trajectory, *, reward_at_least: float | None = 1.0) -> bool:
+    """The last test run passed, or the environment's reward says the task was done."""
+    if reward_at_least is not None and trajectory.reward is not None and trajectory.reward >= reward_at_least:
+        return True
+    test_runs = [s for s in trajectory.steps if is_test_run(s)]
+    return bool(test_runs) and passed(test_runs[-1])
+
+
+def decision_points(steps: list[Step]) -> list[Step]:
+    """Steps worth showing: each read once, only the last attempt of a retry, no empty turns."""
+    kept: list[Step] = []
+    since_change: dict[tuple[str, str], Step] = {}  # state-changing steps since the last different one
+    reads_seen: set[tuple[str, str]] = set()
+    for step in steps:
+        if not step.action:
+            if step.error:
+                kept.append(step)
+            continue
+        sig = signature(step)
+        if is_read(step):
+            if sig not in reads_seen:
+                reads_seen.add(sig)
+                kept.append(step)
+            continue
+        if sig in since_change:  # a retry: the later attempt replaces the earlier one
+            earlier = since_change[sig]
+            kept = [s for s in kept if s is not earlier]
+        else:
+            since_change = {}
+        since_change[sig] = step
+        kept.append(step)
+    return kept
