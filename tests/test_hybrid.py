@@ -135,3 +135,21 @@ def test_saved_lexical_index_is_reused_and_never_trusted_after_a_crash(tmp_path)
         found = {h.trajectory_id for h in ts.search("QuaggaError extinct", tenant="acme", k=3, mode="lexical")}
         assert "quagga" in found
         assert ts.search("ZebraStripeError", tenant="acme", k=1, mode="lexical")[0].trajectory_id == "zebra"
+
+
+def test_a_row_holding_the_pasted_line_verbatim_ranks_first(hashing_ts):
+    line = "ERROR: file or directory not found: test/rules/L060_test.py"
+    noise = "\n".join(f"collected item {i} from the rule registry" for i in range(12))
+    hashing_ts.add([
+        # the exact line, buried in a long output (BM25 length normalisation works against it)
+        make_run("verbatim", task="Run the rule tests",
+                 steps=[("bash", {"command": "pytest test/rules/L060_test.py"}, f"{noise}\n{line}\n{noise}")]),
+        # every word of the line, shuffled and repeated in a short output: not what happened
+        make_run("near", task="Run the rule tests",
+                 steps=[("bash", {"command": "ls test/rules"},
+                         "ERROR: file or directory not found: test/rules/L061_test.py\n"
+                         "ERROR: file or directory not found: test/rules/L061_test.py")]),
+    ])
+    for mode in ("hybrid", "lexical"):
+        hits = hashing_ts.search(line, tenant="acme", levels=["step"], k=2, mode=mode)
+        assert hits[0].trajectory_id == "verbatim", mode
