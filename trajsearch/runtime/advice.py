@@ -7,7 +7,6 @@ the trace store) for the formatter.
 
 from __future__ import annotations
 
-import inspect
 import logging
 from dataclasses import dataclass, field
 from typing import Any, Sequence
@@ -91,21 +90,16 @@ class FailureWarning:
         }
 
 
-def supports_mode(ts: TrajSearch) -> bool:
-    """Whether the façade's search takes ``mode`` (dense / lexical / hybrid)."""
-    return "mode" in inspect.signature(ts.search_filtered).parameters
-
-
 def search(
     ts: TrajSearch, text: str, filters: Filters, *, k: int, grouped: bool = True, mode: str = "dense"
 ) -> list[Hit]:
-    """One search through the façade (one hit per trajectory unless ``grouped`` is off),
-    passing ``mode`` only where the façade has it.
+    """One search through the façade, one hit per trajectory unless ``grouped`` is off."""
+    return ts.search_filtered(text, filters, k=k, group_by_trajectory=grouped, group_size=1, mode=mode)
 
-    Exemplars and warnings stay dense: novelty thresholds and warning floors are cosines.
-    """
-    kwargs: dict[str, Any] = {"mode": mode} if supports_mode(ts) else {}
-    return ts.search_filtered(text, filters, k=k, group_by_trajectory=grouped, group_size=1, **kwargs)
+
+def similarity(hit: Hit) -> float:
+    """The cosine to the query, whatever the search mode (a fused score is a rank, not a cosine)."""
+    return hit.similarity if hit.similarity is not None else hit.score
 
 
 def load_trace(ts: TrajSearch, hit: Hit, tenant: str) -> Trajectory | None:
@@ -127,7 +121,7 @@ def _candidates(ts: TrajSearch, task: str, ctx: RuntimeContext, k: int, exclude:
     best_task: float | None = None
     for level in ("task", "summary"):
         filters = ctx.filters(levels=(level,), outcomes=("success",), exclude_trajectory_ids=exclude)
-        hits = search(ts, task, filters, k=k, grouped=False)
+        hits = search(ts, task, filters, k=k, grouped=False)  # dense: thresholds are cosines
         if level == "task" and hits:
             best_task = hits[0].score
         for hit in hits:
@@ -199,8 +193,9 @@ def warnings(
     """The failed runs most similar to a task or to the current step's context."""
     k = k or config.warnings_k
     filters = ctx.filters(levels=("failure",), outcomes=config.warning_outcomes, exclude_trajectory_ids=exclude_trajectory_ids)
-    hits = search(ts, text, filters, k=k, grouped=False)  # one failure row per run: no grouping needed
-    hits = [h for h in hits if h.score >= config.warning_min_similarity]
+    # one failure row per run: no grouping needed; "auto" adds the lexical leg for error-like text
+    hits = search(ts, text, filters, k=k, grouped=False, mode="auto")
+    hits = [h for h in hits if similarity(h) >= config.warning_min_similarity]
     return [_warning(h, load_trace(ts, h, ctx.tenant)) for h in hits]
 
 
@@ -210,7 +205,7 @@ def _warning(hit: Hit, run: Trajectory | None) -> FailureWarning:
         trajectory_id=hit.trajectory_id,
         trace_uri=hit.trace_uri,
         env_version=hit.env_version,
-        similarity=hit.score,
+        similarity=similarity(hit),
         task=fields.get("task", ""),
         error=fields.get("error", ""),
         cause=fields.get("cause"),

@@ -2,9 +2,10 @@
 
 Each past run is compressed to its decision points (see :mod:`.steps`): reads
 shown once and without their output, only the last attempt of a retry, long
-outputs cut to head and tail. Runs are added best first, each at the richest
-detail level that still fits; one that fits at no level is left out and
-counted. Tokens are counted with the embedding model's own tokenizer
+outputs cut to head and tail. Runs are added best first (best exemplar, best
+warning, then the rest), each at the richest of three detail levels that still
+leaves room for the others at their barest; one that fits at no level is left
+out and counted. Tokens are counted with the embedding model's own tokenizer
 (all-MiniLM-L6-v2's WordPiece ``tokenizer.json``, shipped offline), on the
 final rendered string, so the budget holds for what is actually emitted.
 It is not the consuming LLM's tokenizer: keep a margin if that one is smaller.
@@ -255,12 +256,17 @@ def render(
     levels = _levels(config)
     queue: list[tuple[str, Any]] = [("exemplars", e) for e in exemplars[:1]] + [("warnings", w) for w in warnings[:1]]
     queue += [("exemplars", e) for e in exemplars[1:]] + [("warnings", w) for w in warnings[1:]]
+    views = {"exemplars": exemplar_view, "warnings": warning_view}
+    # what each item costs at its barest, so an early item cannot starve the later ones
+    base = counter.count(emit(data))
+    bare = [counter.count(emit({**data, kind: [views[kind](item, levels[-1])]})) - base for kind, item in queue]
     omitted = 0
-    for kind, item in queue:
-        make = exemplar_view if kind == "exemplars" else warning_view
+    for position, (kind, item) in enumerate(queue):
+        reserve = sum(bare[position + 1:])
         for detail in levels:
-            data[kind].append(make(item, detail))
-            if counter.count(emit(data)) <= budget:
+            data[kind].append(views[kind](item, detail))
+            limit = budget if detail is levels[-1] else budget - reserve
+            if counter.count(emit(data)) <= limit:
                 break
             data[kind].pop()
         else:

@@ -62,7 +62,9 @@ class Depth:
     exemplars: int
 
 
+#: reasoning_depth -> how many refinements the loop may try, how many exemplars it gathers
 DEPTHS = {"shallow": Depth(1, 2), "medium": Depth(2, 3), "deep": Depth(3, 5)}
+MAX_WARNINGS = 2
 
 
 @dataclass(frozen=True)
@@ -419,8 +421,9 @@ class RetrievalLoop:
         return retrieval, False
 
     def _do_generate(self, state: LoopState) -> str:
-        exemplars = [d.item for d in state.documents if d.kind == "exemplar"]
-        warnings = [d.item for d in state.documents if d.kind == "warning"]
+        # documents merged over several queries: keep the best few of each kind
+        exemplars = [d.item for d in state.documents if d.kind == "exemplar"][: self.config.depth.exemplars]
+        warnings = [d.item for d in state.documents if d.kind == "warning"][:MAX_WARNINGS]
         try:
             state.context = self.formatter(state.strategy, exemplars, warnings)
             state.answer = self.llm.generate(state.query, state.context) if self.llm else state.context

@@ -15,7 +15,7 @@ from typing import Any, Mapping
 
 from ..represent import clip
 from ..search import TrajSearch
-from .advice import AdviceConfig, exemplars, search, supports_mode, warnings
+from .advice import AdviceConfig, exemplars, search, similarity, warnings
 from .context import RuntimeContext
 from .format import FormatConfig, TokenCounter, default_counter, render, render_json
 
@@ -171,13 +171,11 @@ class SearchPastRuns:
 
     def _steps(self, query: str, k: int) -> list[dict[str, Any]]:
         filters = self.ctx.filters(levels=("step",))
-        hybrid = supports_mode(self.ts)  # exact error strings and commands: lexical helps here
-        hits = search(self.ts, query, filters, k=k, mode="hybrid")
-        score_name = "score" if hybrid else "similarity"  # a fused rank score is not a cosine
+        hits = search(self.ts, query, filters, k=k, mode="auto")  # exact error strings: the lexical leg helps
         results = [
             {
                 "provenance": {"trajectory_id": h.trajectory_id, "trace_uri": h.trace_uri,
-                               "env_version": h.env_version, score_name: round(h.score, 3)},
+                               "env_version": h.env_version, "similarity": round(similarity(h), 3)},
                 "outcome": h.outcome,
                 "steps": f"{h.step_index}-{h.step_end}",
                 "text": clip(h.text, 300, 500),
