@@ -1,0 +1,447 @@
+"""Exact-string retrieval on the real runs in ../shared/data: dense vs lexical vs hybrid.
+
+Every run of tau-bench (200) and mini-swe-agent (84) is ingested with the real
+model into one tenant (the store is cached under /tmp: a rerun skips unchanged
+runs and only pays for the queries). Query lines are then collected from the
+runs' real observations, in classes (each line goes to the first class that
+claims it, so the classes do not overlap):
+
+- ``traceback``: the last line of every Python traceback (the exception message);
+- ``returncode!=0``: the decisive line of a command that exited non-zero
+  (``decisive_line``: last exception line, else the last error-looking line,
+  else the last line), unless the traceback class already holds it;
+- ``tool error``: the first line of a tau-bench tool reply starting "Error";
+- ``command (bash)``: a one-line mini-swe-agent bash command;
+- ``tool call``: a tau-bench tool call as the step windows render it
+  (``name`` + arguments, e.g. ``get_user_details omar_rossi_1241``).
+
+A line is queried only if at least one indexed ``step`` or ``failure`` row of
+the tenant holds it verbatim (step windows clip long outputs to their head and
+tail, so some lines survive nowhere); how many were dropped is reported.
+Queries are deduplicated and sampled (up to ``--per-class``, fixed seed).
+
+Each query is the exact line, tenant-wide, ``levels=step+failure``, grouped by
+trajectory (one hit per run), k=5, in modes dense, lexical, hybrid and auto.
+A hit is a returned row whose text contains the line; hit@1 / hit@5 are the
+shares of queries with a hit at rank 1 / within the top 5. Query vectors are
+computed once up front, so every mode sees the same vector.
+
+Diagnostics: how many lines of each class ``looks_like_log`` routes to hybrid
+in auto mode, where the first containing row ranks in each leg when hybrid
+misses at rank 1, and hybrid hit@1 under other RRF weights (``--sweep``).
+
+    python scripts/eval_exact.py                       # store in /tmp/trajsearch-eval-exact
+    python scripts/eval_exact.py --fresh --json /tmp/eval_exact.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import re
+import shutil
+import sys
+import time
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+from _common import (  # noqa: E402
+    TAU_FILE,
+    CachedEmbedder,
+    Stopwatch,
+    machine_note,
+    peak_rss_mb,
+    read_runs,
+    swe_files,
+    table,
+)
+
+from trajsearch import config  # noqa: E402
+from trajsearch.embed import load_embedder  # noqa: E402
+from trajsearch.fusion import looks_like_log, rrf, weighted  # noqa: E402
+from trajsearch.ingest.adapters._common import decisive_line  # noqa: E402
+from trajsearch.model import Trajectory  # noqa: E402
+from trajsearch.represent import render_arguments  # noqa: E402
+from trajsearch.search import Hit, TrajSearch, _grouped  # noqa: E402
+from trajsearch.store.filters import Filters  # noqa: E402
+
+TENANT = "exact"
+LEVELS = ("step", "failure")
+MODES = ("dense", "lexical", "hybrid", "auto")
+CLASSES = ("traceback", "returncode!=0", "tool error", "command (bash)", "tool call")
+K = 5
+MIN_CHARS, MAX_CHARS = 6, 400
+
+_TB_START = "Traceback (most recent call last)"
+_EXC_LINE = re.compile(r"^([A-Za-z_][\w.]*(Error|Exception|Exit|Interrupt|Warning|Failure)\b.*)$")
+_RETURNCODE = re.compile(r"<returncode>\s*(-?\d+)\s*</returncode>")
+_OUTPUT = re.compile(r"<output(?:_tail)?>\n?(.*?)</output(?:_tail)?>", re.S)
+
+
+#: What-if for auto mode: log signs fusion.looks_like_log misses, measured here (not in the package):
+#: a leading ``label:`` (``Error:``, ``bash: line 1:``, ``patch:``, ``TypeError:``), upper-case codes
+#: with digits (``HAT139``, ``L022``) and dunder names, enough on their own in a query of <= 16 words.
+PROPOSED_SIGNS = re.compile(r"^\s*[A-Za-z_][\w.]*:(\s|$)|\b[A-Z]{2,}\d+\b|\b__\w+__\b")
+OOD_TASKS = Path(__file__).resolve().parent / "ood_tasks.txt"
+
+
+def proposed_looks_like_log(text: str) -> bool:
+    return looks_like_log(text) or (bool(PROPOSED_SIGNS.search(text)) and len(text.split()) <= 16)
+
+
+# -- query lines -------------------------------------------------------------------------
+
+
+def traceback_lines(observation: str) -> list[str]:
+    """The exception line closing each traceback in ``observation``."""
+    lines = observation.splitlines()
+    starts = [i for i, ln in enumerate(lines) if _TB_START in ln]
+    found = []
+    for n, start in enumerate(starts):
+        end = starts[n + 1] if n + 1 < len(starts) else len(lines)
+        closing = [ln.strip() for ln in lines[start + 1:end] if _EXC_LINE.match(ln.strip()) and not ln[:1].isspace()]
+        if closing:
+            found.append(closing[0])  # the first unindented exception line after the frames
+    return found
+
+
+def returncode_line(observation: str) -> str | None:
+    code = _RETURNCODE.search(observation)
+    if not code or code.group(1) == "0":
+        return None
+    output = _OUTPUT.search(observation)
+    text = output.group(1) if output else observation[code.end():]
+    line = decisive_line(text)
+    if line is None or line.startswith("…"):  # shortened by decisive_line: not a real line
+        return None
+    return line
+
+
+def collect(tau: list[Trajectory], swe: list[Trajectory]) -> dict[str, set[str]]:
+    """Candidate query lines per class, from the runs' real observations and actions."""
+    found: dict[str, set[str]] = {c: set() for c in CLASSES}
+    for swe_run, run in [(False, r) for r in tau] + [(True, r) for r in swe]:
+        for step in run.steps:
+            obs = step.observation or ""
+            for line in traceback_lines(obs):
+                found["traceback"].add(line)
+            line = returncode_line(obs)
+            if line:
+                found["returncode!=0"].add(line)
+            if not swe_run and step.action and obs.lstrip().lower().startswith("error"):
+                found["tool error"].add(obs.strip().splitlines()[0].strip())
+            if step.action == "bash" and isinstance(step.arguments, dict):
+                command = str(step.arguments.get("command", "")).strip()
+                if command and "\n" not in command:
+                    found["command (bash)"].add(command)
+            elif step.action and step.action != "respond" and not swe_run:
+                found["tool call"].add(f"{step.action} {render_arguments(step.arguments)}".strip())
+    found["returncode!=0"] -= found["traceback"]
+    for name, lines in found.items():
+        found[name] = {ln for ln in lines if MIN_CHARS <= len(ln) <= MAX_CHARS}
+    return found
+
+
+# -- evaluation --------------------------------------------------------------------------
+
+
+def hit_ranks(hits: list[Any], line: str) -> int | None:
+    """1-based rank of the first hit whose text holds ``line``, or None."""
+    return next((i for i, h in enumerate(hits, 1) if line in h.text), None)
+
+
+def run_mode(ts: TrajSearch, query: str, mode: str, k: int = K) -> list[Any]:
+    return ts.search(query, tenant=TENANT, levels=LEVELS, k=k, group_by_trajectory=True, group_size=1, mode=mode)
+
+
+def leg_ranks(ts: TrajSearch, line: str, containing: set[str], pool: int = 200) -> tuple[int | None, int | None]:
+    """Rank of the first containing row in the dense and in the lexical leg (ungrouped, ``pool`` deep)."""
+    filters = Filters(tenant=TENANT, levels=LEVELS)
+    vector = ts.embedder.encode([line])[0]
+    dense = [r["id"] for r in ts.index.search(vector, filters, limit=pool)]
+    lexical = [rid for rid, _ in ts.index.lexical_search(line, filters, limit=pool)]
+    first = lambda ids: next((i for i, rid in enumerate(ids, 1) if rid in containing), None)  # noqa: E731
+    return first(dense), first(lexical)
+
+
+def _norm(text: str) -> str:
+    return " ".join(text.split()).lower()
+
+
+#: Added to the fused score of a row holding the query verbatim: above any RRF or blend score.
+VERBATIM_BOOST = 100.0
+
+
+def fused_variant(ts: TrajSearch, text: str, filters: Filters, k: int, *, weights: tuple[float, float] | None = None,
+                  blend: bool = False, verbatim: bool = False) -> list[Hit]:
+    """``TrajSearch._fused`` (hybrid, group_size 1) re-implemented with one change at a time, to measure
+    proposals without touching the package: other RRF ``weights`` (default: FusionConfig's for
+    this text), ``blend`` (fusion.weighted on min-max normalised cosine and BM25 instead of RRF), or
+    ``verbatim`` (rows whose text holds the query, whitespace- and case-normalised, go first; their
+    text is already fetched, so this costs a substring test on at most 4k rows)."""
+    weights = weights or ts.fusion.weights(text)
+    pool = max(ts.fusion.pool, k * 5)
+    lexical = ts.index.lexical_search(text, filters, limit=pool)
+    vector = ts.embedder.encode([text])[0]
+    dense = {r["id"]: r for r in ts.index.search(vector, filters, limit=pool)}
+    if blend:
+        scores = weighted([{rid: r["score"] for rid, r in dense.items()}, dict(lexical)], weights)
+    else:
+        scores = rrf([list(dense), [rid for rid, _ in lexical]], weights=weights)
+    best = sorted(scores, key=lambda rid: -scores[rid])[: k * 4]
+    rows = dense | {r["id"]: r for r in ts.index.get([rid for rid in best if rid not in dense], filters)}
+    needle = _norm(text)
+    ranked = []
+    for rid in best:
+        if rid in rows:
+            row = dict(rows[rid], score=scores[rid])
+            if verbatim and needle in _norm(row["text"]):
+                row["score"] += VERBATIM_BOOST
+            ranked.append(row)
+    return [Hit.from_row(r) for r in _grouped(ranked, k, 1)]
+
+
+def variants(spec: str) -> list[tuple[str, dict[str, Any]]]:
+    """What-if fusion variants: the current config, RRF weights from ``spec``, blends, verbatim-first."""
+    out: list[tuple[str, dict[str, Any]]] = [("current FusionConfig (reproduced)", {})]
+    for w in filter(None, spec.split(",")):
+        wd, wl = (float(x) for x in w.split(":"))
+        out.append((f"RRF {wd:g}:{wl:g} for every query", {"weights": (wd, wl)}))
+    out += [
+        ("blend 1:1 (fusion.weighted)", {"blend": True, "weights": (1.0, 1.0)}),
+        ("blend 1:3 (fusion.weighted)", {"blend": True, "weights": (1.0, 3.0)}),
+        ("current + verbatim-first", {"verbatim": True}),
+        ("RRF 1:1 + verbatim-first", {"verbatim": True, "weights": (1.0, 1.0)}),
+    ]
+    return out
+
+
+def share(values: list[bool]) -> float:
+    return sum(values) / len(values) if values else float("nan")
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--store", type=Path, default=Path("/tmp/trajsearch-eval-exact"))
+    ap.add_argument("--fresh", action="store_true", help="delete the cached store first")
+    ap.add_argument("--model", default=config.default_model())
+    ap.add_argument("--per-class", type=int, default=150)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--sweep", default="1:3,1:10,0:1",
+                    help="RRF weights dense:lexical to try in the what-if table ('' for none)")
+    ap.add_argument("--no-what-if", action="store_true", help="skip the what-if fusion variants")
+    ap.add_argument("--show-misses", type=int, default=6, help="hybrid misses at rank 1 to print per class")
+    ap.add_argument("--json", type=Path)
+    args = ap.parse_args()
+    started = time.perf_counter()
+    rng = random.Random(args.seed)
+    print(f"# trajsearch exact-string evaluation\n\n{machine_note()}\n")
+
+    store = args.store / args.model.replace("/", "_")
+    if args.fresh:
+        shutil.rmtree(store, ignore_errors=True)
+    with Stopwatch() as sw:
+        tau, bad_tau = read_runs([TAU_FILE], tenant=TENANT)
+        swe, bad_swe = read_runs(swe_files(), tenant=TENANT)
+    runs = tau + swe
+    print(f"parsed {len(tau)} tau-bench + {len(swe)} mini-swe-agent runs ({len(bad_tau) + len(bad_swe)} rejected) "
+          f"in {sw.seconds:.1f} s")
+    model = load_embedder(args.model)
+    cached = CachedEmbedder(model)
+    ts = TrajSearch.open(str(store / "milvus.db"), traces=str(store / "traces"), embedder=cached)
+    try:
+        with Stopwatch() as sw:
+            report = ts.add(runs)
+        ts.index.flush()
+        print(f"ingest: {report.ingested} new/changed, {report.unchanged} unchanged, {report.rows} rows written, "
+              f"{sw.seconds:.0f} s (store {store})")
+
+        # -- which indexed rows hold which line
+        rows = list(ts.index.iterate(["id", "trajectory_id", "level", "text"],
+                                     expr=Filters(tenant=TENANT, levels=LEVELS).to_expr()))
+        print(f"{len(rows)} step/failure rows in tenant {TENANT!r}\n")
+        candidates = collect(tau, swe)
+        queries: dict[str, list[str]] = {}
+        containing: dict[str, set[str]] = {}
+        counts = {}
+        for name in CLASSES:
+            lines = sorted(candidates[name])
+            alive = []
+            for line in lines:
+                ids = {r["id"] for r in rows if line in r["text"]}
+                if ids:
+                    containing[line] = ids
+                    alive.append(line)
+            picked = sorted(rng.sample(alive, min(args.per_class, len(alive))))
+            queries[name] = picked
+            counts[name] = (len(lines), len(lines) - len(alive), len(picked))
+
+        # -- query vectors once (every mode then gets the same vector from the cache)
+        every = sorted({q for qs in queries.values() for q in qs})
+        with Stopwatch() as sw:
+            cached.add(every, model.encode(every, batch_size=64))
+        print(f"embedded {len(every)} query lines in {sw.seconds:.1f} s\n")
+        misses_before = cached.misses
+
+        results: dict[str, dict[str, list[int | None]]] = {c: {m: [] for m in MODES} for c in CLASSES}
+        run_hit1: dict[str, dict[str, list[int | None]]] = {c: {m: [] for m in MODES} for c in CLASSES}
+        runs_of = {r["id"]: r["trajectory_id"] for r in rows}
+        misses: dict[str, list[dict]] = defaultdict(list)
+        ts.index.lexical_search("warm up", Filters(tenant=TENANT), limit=1)  # build the in-process BM25
+        with Stopwatch() as sw_q:
+            for name in CLASSES:
+                for line in queries[name]:
+                    holding_runs = {runs_of[i] for i in containing[line]}
+                    for mode in MODES:
+                        hits = run_mode(ts, line, mode)
+                        results[name][mode].append(hit_ranks(hits, line))
+                        run_hit1[name][mode].append(1 if hits and hits[0].trajectory_id in holding_runs else None)
+                    if results[name]["hybrid"][-1] != 1:
+                        dense_rank, lexical_rank = leg_ranks(ts, line, containing[line])
+                        misses[name].append({
+                            "line": line, "hybrid_rank": results[name]["hybrid"][-1],
+                            "dense_rank": results[name]["dense"][-1], "lexical_rank": results[name]["lexical"][-1],
+                            "dense_leg_row_rank": dense_rank, "lexical_leg_row_rank": lexical_rank,
+                            "rows_holding": len(containing[line]),
+                            "runs_holding": len({r["trajectory_id"] for r in rows if r["id"] in containing[line]}),
+                            "log_like": looks_like_log(line),
+                        })
+
+        # -- tables
+        print("## hit@1 / hit@5 (k=5, grouped by run, levels step+failure, tenant-wide)\n")
+        head = ["class", "lines", "not in any row", "queries", "log-like"]
+        for mode in MODES:
+            head += [f"{mode} @1", f"{mode} @5"]
+        body = []
+        total: dict[str, list[int | None]] = {m: [] for m in MODES}
+        for name in CLASSES:
+            n_lines, dropped, n = counts[name]
+            row: list[Any] = [name, n_lines, dropped, n, f"{share([looks_like_log(q) for q in queries[name]]):.0%}"]
+            for mode in MODES:
+                ranks = results[name][mode]
+                total[mode] += ranks
+                row += [share([r == 1 for r in ranks]), share([r is not None and r <= 5 for r in ranks])]
+            body.append(row)
+        all_q = [q for c in CLASSES for q in queries[c]]
+        row = ["all", sum(c[0] for c in counts.values()), sum(c[1] for c in counts.values()), len(all_q),
+               f"{share([looks_like_log(q) for q in all_q]):.0%}"]
+        for mode in MODES:
+            row += [share([r == 1 for r in total[mode]]), share([r is not None and r <= 5 for r in total[mode]])]
+        body.append(row)
+        print(table(head, body))
+        print(f"\n{len(all_q)} queries x {len(MODES)} modes in {sw_q.seconds:.0f} s; "
+              "'log-like': share that auto mode sends to hybrid (fusion.looks_like_log)\n")
+
+        targets = []
+        for name in CLASSES:
+            h1 = share([r == 1 for r in results[name]["hybrid"]])
+            d1 = share([r == 1 for r in results[name]["dense"]])
+            targets.append([name, h1, "yes" if h1 >= 0.95 else "NO", d1, "yes" if h1 >= d1 else "NO"])
+        print(table(["class", "hybrid @1", ">= 0.95", "dense @1", "hybrid >= dense"], targets))
+
+        print("\n## hybrid misses at rank 1 (ranks: grouped results; leg ranks: first holding row, ungrouped, "
+              "200 deep)\n")
+        miss_rows = []
+        for name in CLASSES:
+            for m in misses[name][: args.show_misses]:
+                miss_rows.append([name, m["line"][:70], m["rows_holding"], m["runs_holding"], m["log_like"],
+                                  m["dense_rank"] or "-", m["lexical_rank"] or "-", m["hybrid_rank"] or "-",
+                                  m["dense_leg_row_rank"] or "-", m["lexical_leg_row_rank"] or "-"])
+        print(table(["class", "line", "rows", "runs", "log-like", "dense", "lexical", "hybrid", "dense leg",
+                     "lexical leg"], miss_rows) if miss_rows else "(none)")
+
+        # -- run-level hit@1: the top run holds the line somewhere (the representative row may not)
+        run_rows = []
+        for name in CLASSES:
+            row = [name]
+            for mode in MODES:
+                row.append(share([r is not None for r in run_hit1[name][mode]]))
+            run_rows.append(row)
+        print("\n## run-level hit@1 (the top-ranked run holds the line in some row; row-level above is stricter)\n")
+        print(table(["class", *MODES], run_rows))
+
+        # -- what-if: fusion variants re-implemented here (the package is not changed)
+        what_if: list[list] = []
+        variant_ranks: dict[str, dict[str, list[int | None]]] = {}
+        if not args.no_what_if:
+            filters = Filters(tenant=TENANT, levels=LEVELS)
+            same = total_q = 0
+            with Stopwatch() as sw_w:
+                for label, kw in variants(args.sweep):
+                    variant_ranks[label] = {}
+                    row = [label]
+                    every_ranks = []
+                    for name in CLASSES:
+                        ranks = []
+                        for i, q in enumerate(queries[name]):
+                            hits = fused_variant(ts, q, filters, K, **kw)
+                            ranks.append(hit_ranks(hits, q))
+                            if not kw:
+                                total_q += 1
+                                same += ranks[-1] == results[name]["hybrid"][i]
+                        row.append(share([r == 1 for r in ranks]))
+                        variant_ranks[label][name] = ranks
+                        every_ranks += ranks
+                    row.append(share([r == 1 for r in every_ranks]))
+                    what_if.append(row)
+            what_if.append(["(dense only, for reference)", *[share([r == 1 for r in results[c]["dense"]]) for c in CLASSES],
+                            share([r == 1 for r in total["dense"]])])
+            what_if.append(["(lexical only, for reference)",
+                            *[share([r == 1 for r in results[c]["lexical"]]) for c in CLASSES],
+                            share([r == 1 for r in total["lexical"]])])
+            print("\n## what-if: hybrid hit@1 under fusion variants (re-implemented in this script)\n")
+            print(f"(current FusionConfig: log {ts.fusion.log_weights}, prose {ts.fusion.prose_weights}, pool "
+                  f"{ts.fusion.pool}; the reproduction agrees with ts.search(mode='hybrid') on the hit rank of "
+                  f"{same}/{total_q} queries; {sw_w.seconds:.0f} s)\n")
+            print(table(["variant", *CLASSES, "all"], what_if))
+
+        # -- auto-mode routing: fusion.looks_like_log vs a proposed extension (pure computation)
+        prose = [r.task for r in runs] + [ln.strip() for ln in OOD_TASKS.read_text().splitlines()
+                                           if ln.strip() and not ln.startswith("#")]
+        prose = list(dict.fromkeys(prose))
+        route_rows = []
+        verbatim = variant_ranks.get("current + verbatim-first", {})
+        for name in CLASSES:
+            qs = queries[name]
+            now = [looks_like_log(q) for q in qs]
+            new = [proposed_looks_like_log(q) for q in qs]
+            auto_new = [h if log else d for log, h, d in zip(new, results[name]["hybrid"], results[name]["dense"])]
+            row = [name, share(now), share(new), share([r == 1 for r in results[name]["auto"]]),
+                   share([r == 1 for r in auto_new])]
+            if verbatim:
+                both = [v if log else d for log, v, d in zip(new, verbatim[name], results[name]["dense"])]
+                row.append(share([r == 1 for r in both]))
+            route_rows.append(row)
+        route_rows.append(["prose: task texts + scripts/ood_tasks.txt (false positives)",
+                           share([looks_like_log(t) for t in prose]), share([proposed_looks_like_log(t) for t in prose]),
+                           "", ""] + ([""] if verbatim else []))
+        print("\n## auto mode: share routed to hybrid, and auto hit@1, with fusion.looks_like_log as is vs the "
+              "proposed extension (PROPOSED_SIGNS in this script)\n")
+        print(table(["class", "log-like now", "log-like proposed", "auto @1 now", "auto @1 proposed routing",
+                     *(["auto @1 proposed routing + verbatim-first"] if verbatim else [])], route_rows))
+
+        print(f"\nvector-cache misses during queries: {cached.misses - misses_before}; peak RSS {peak_rss_mb():.0f} MiB; "
+              f"total {time.perf_counter() - started:.0f} s")
+        if args.json:
+            args.json.write_text(json.dumps({
+                "counts": {c: dict(zip(["lines", "dropped", "queries"], counts[c])) for c in CLASSES},
+                "results": {c: {m: {"hit1": share([r == 1 for r in results[c][m]]),
+                                    "hit5": share([r is not None and r <= 5 for r in results[c][m]])}
+                                for m in MODES} for c in CLASSES},
+                "misses": misses,
+                "what_if": what_if,
+            }, indent=2, default=str))
+    finally:
+        ts.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
