@@ -8,7 +8,11 @@ Every command takes ``--uri`` (a local path for embedded Milvus Lite, or
 from __future__ import annotations
 
 import json
+import os
 import sys
+
+# pymilvus' keepalive pings trip milvus-lite's in-process server into logging GOAWAY noise
+os.environ.setdefault("GRPC_VERBOSITY", "ERROR")
 from pathlib import Path
 from typing import Any, List, Optional
 
