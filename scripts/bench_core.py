@@ -235,6 +235,8 @@ def bench_scale(ts: TrajSearch, vectors: dict[str, list[float]], queries: list[s
     def record(name: str, ours: list[float], raw: list[float]) -> None:
         out.append([name, len(ours), p50(ours) * 1e3, p95(ours) * 1e3, p50(raw) * 1e3, p95(raw) * 1e3,
                     p50(ours) / p50(raw), p95(ours) / p95(raw)])
+        if not name.startswith(" "):
+            print(f"  {name}: ours p50 {p50(ours) * 1e3:.0f} ms, raw p50 {p50(raw) * 1e3:.0f} ms", flush=True)
 
     def grouped_pair(name: str, ours: Callable[[int], Any], expr: str | Callable[[int], str], k: int = K,
                      vec: Callable[[int], list[float]] = lambda i: qv[i], split: bool = False) -> None:

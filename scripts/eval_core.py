@@ -12,7 +12,8 @@ least one other run:
   the SWE-bench ``instance_id``) -> recall@1, recall@5, MRR@10;
   reported for several ``levels``: ``task`` alone, ``task+summary``, and (for
   reference) ``summary`` and ``step`` alone; in the façade's default search
-  mode (``auto``: dense for prose, hybrid for log-like text; ``--mode``);
+  mode (``auto``: dense for prose, hybrid for log-like text) and dense only
+  (``--modes``);
 - bonus: ``similar_runs(trajectory_id)`` for every failed run (its anchor is
   the run's failure row: the decisive error, prefixed by the task) -> the same
   figures for "runs like this broken one", hybrid (its default) and dense;
@@ -126,7 +127,8 @@ def main() -> int:
     ap.add_argument("--store", type=Path, default=None, help="cached store (default /tmp/trajsearch-eval/<model>)")
     ap.add_argument("--fresh", action="store_true", help="wipe the cached store first")
     ap.add_argument("--model", default=config.default_model())
-    ap.add_argument("--mode", default="auto", help="search mode for the task queries (the façade's default: auto)")
+    ap.add_argument("--modes", default="auto,dense",
+                    help="search modes for the task queries, comma-separated (the façade's default is auto)")
     ap.add_argument("--k", type=int, default=10, help="hits per query (MRR cut-off)")
     ap.add_argument("--json", type=Path, help="also write the figures here")
     args = ap.parse_args()
@@ -180,29 +182,31 @@ def main() -> int:
         with Stopwatch() as sw:
             texts = list(dict.fromkeys(t.task for t in queries))
             embedder.add(texts, model.encode(texts))
-        hybrid = sum(1 for t in queries if resolve_mode(args.mode, t.task) == "hybrid")
-        print(f"search mode {args.mode!r}: {hybrid} of {len(queries)} task queries resolve to hybrid, "
-              f"the rest to dense")
+        modes = [m.strip() for m in args.modes.split(",") if m.strip()]
+        for mode in modes:
+            hybrid = sum(1 for t in queries if resolve_mode(mode, t.task) == "hybrid")
+            print(f"search mode {mode!r}: {hybrid} of {len(queries)} task queries resolve to hybrid")
         print(f"embedded {len(texts)} distinct query texts in {sw.seconds:.1f} s; "
               f"{len(queries)} queries, {skipped} runs skipped (no other run of their task)\n")
 
         results: dict[str, dict[str, list[int | None]]] = {}
         leaks = 0
         timings = {}
-        for name, levels in LEVEL_SETS.items():
-            ranks: dict[str, list[int | None]] = defaultdict(list)
-            with Stopwatch() as sw:
-                for t in queries:
-                    hits = ts.search(t.task, tenant=TENANT, levels=levels, k=args.k, mode=args.mode,
-                                     exclude_trajectory_ids=[t.trajectory_id])
-                    leaks += sum(1 for h in hits if h.trajectory_id == t.trajectory_id)
-                    ranks[dataset[t.trajectory_id]].append(_rank([h.task_id for h in hits], t.task_id))
-            results[name] = ranks
-            timings[name] = sw.seconds / max(len(queries), 1)
+        for mode in modes:
+            for name, levels in LEVEL_SETS.items():
+                ranks: dict[str, list[int | None]] = defaultdict(list)
+                with Stopwatch() as sw:
+                    for t in queries:
+                        hits = ts.search(t.task, tenant=TENANT, levels=levels, k=args.k, mode=mode,
+                                         exclude_trajectory_ids=[t.trajectory_id])
+                        leaks += sum(1 for h in hits if h.trajectory_id == t.trajectory_id)
+                        ranks[dataset[t.trajectory_id]].append(_rank([h.task_id for h in hits], t.task_id))
+                results[f"task -> {name}, {mode}"] = ranks
+                timings[f"{name} {mode}"] = sw.seconds / max(len(queries), 1)
 
         rows = []
-        for name in LEVEL_SETS:
-            rows += _rows(f"task -> {name}", results[name])
+        for name, ranks in results.items():
+            rows += _rows(name, ranks)
 
         # Bonus: "runs like this broken one" by id (anchor = the run's failure row),
         # in its default mode (hybrid) and dense only.
@@ -218,7 +222,7 @@ def main() -> int:
             rows += _rows(f"similar_runs(id), failed runs, {mode}", sim)
         rows += _chance_rows("chance (random ranking)", queries, dataset, by_task, len(runs), args.k)
 
-        print(table([f"query -> levels (mode {args.mode})", "dataset", "queries", "recall@1", "recall@5", f"MRR@{args.k}"], rows))
+        print(table(["query -> levels, mode", "dataset", "queries", "recall@1", "recall@5", f"MRR@{args.k}"], rows))
         print(f"\n(similar_runs returns k=5 runs, so its MRR is MRR@5.) excluded run leaked into results: {leaks} times")
         print("mean seconds per query incl. filter/grouping: "
               + ", ".join(f"{k} {v * 1000:.0f} ms" for k, v in timings.items())
