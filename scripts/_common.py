@@ -175,6 +175,14 @@ class CachedEmbedder:
         return np.stack([self.table[t] for t in texts])
 
 
+def raw_encoder_name(embedder: Any) -> str:
+    """What :func:`raw_encode` runs for this embedder (for report captions)."""
+    model = getattr(embedder, "_model", None)
+    if model is not None and hasattr(model, "encode"):
+        return f"{type(model).__name__}.encode"
+    return f"{type(embedder).__name__}.encode (the backend's own encode: no thinner layer to call)"
+
+
 def raw_encode(embedder: Any, texts: Sequence[str], *, batch_size: int = 64) -> np.ndarray:
     """The model itself, without trajsearch's wrapper where we can reach it."""
     model = getattr(embedder, "_model", None)

@@ -24,15 +24,13 @@ copy exists (the saved copy is invalidated for that). Then, per query and
 filter set, ``search_filtered(k=10, grouped)`` in modes dense, lexical and
 hybrid run in rotating order, plus the two legs alone (``index.lexical_search``
 and the ungrouped dense ``index.search`` hybrid uses, both ``pool`` deep).
-``--what-if`` also times proposed changes to the hybrid path, re-implemented
-here (the package is not changed), and checks they return the same hits.
 
 Vectors for the pool: embedded now (slow on a busy 2-core machine: about
 1-5 texts/s for long windows), or taken from an existing store of the same
 real runs with ``--vectors-from`` (e.g. the one ``scripts/eval_exact.py``
 caches), and cached in the work directory either way.
 
-    python scripts/bench_hybrid.py --vectors-from /tmp/trajsearch-eval-exact/all-MiniLM-L6-v2 --what-if
+    python scripts/bench_hybrid.py --vectors-from /tmp/trajsearch-eval-exact/all-MiniLM-L6-v2
     python scripts/bench_hybrid.py --steps 20000 --queries 40
     python scripts/bench_hybrid.py --keep                 # keep the store ...
     python scripts/bench_hybrid.py --reuse /tmp/trajsearch-bench-hybrid/run-123   # ... and time it again
@@ -75,13 +73,13 @@ from _common import (  # noqa: E402
 
 from trajsearch import config  # noqa: E402
 from trajsearch.embed import load_embedder  # noqa: E402
-from trajsearch.fusion import looks_like_log, rrf  # noqa: E402
+from trajsearch.fusion import looks_like_log  # noqa: E402
 from trajsearch.ingest.pipeline import _record  # noqa: E402  (the one row layout)
 from trajsearch.model import Outcome, Trajectory  # noqa: E402
 from trajsearch.represent import Row, WindowConfig, represent  # noqa: E402
-from trajsearch.search import Hit, TrajSearch, _grouped  # noqa: E402
-from trajsearch.store.filters import Filters, quote  # noqa: E402
-from trajsearch.store.index import COLLECTION, OUTPUT_FIELDS, SEARCH_PARAMS, IndexSettings, TrajectoryIndex  # noqa: E402
+from trajsearch.search import TrajSearch  # noqa: E402
+from trajsearch.store.filters import Filters  # noqa: E402
+from trajsearch.store.index import IndexSettings, TrajectoryIndex  # noqa: E402
 
 BIG, SMALL = "acme", ("t1", "t2", "t3")
 ENVS = ("env-1", "env-2", "env-3", "env-4")
@@ -245,79 +243,6 @@ def pick_queries(ts: TrajSearch, runs: list[Trajectory], n: int, rng: random.Ran
     return picked
 
 
-# -- what-if: proposed changes to the hybrid path, re-implemented here -------------------
-
-#: Fields a Filters can constrain, so rows fetched by key alone can be checked with Filters.matches.
-FILTER_FIELDS = ["tenant", "level", "outcome", "env_version", "policy_version", "task_family", "trajectory_id",
-                 "tools", "created_at"]
-
-
-def get_by_key(ts: TrajSearch, ids: list[str], filters: Filters, fields: list[str] | None = None) -> list[dict]:
-    """``TrajectoryIndex.get`` with the filter applied in Python: milvus-lite 3.2.2 answers a bare
-    ``id in [...]`` by key, but ``id in [...] and tenant == ...`` by scanning."""
-    ids = list(dict.fromkeys(ids))
-    if not ids:
-        return []
-    fields = fields or OUTPUT_FIELDS
-    need = list(dict.fromkeys([*fields, *FILTER_FIELDS]))
-    expr = f"id in [{', '.join(quote(i) for i in ids)}]"
-    rows = ts.index.client.query(COLLECTION, filter=expr, output_fields=need)
-    return [{k: r[k] for k in (*fields, "id") if k in r} for r in rows if filters.matches(r)]
-
-
-def hybrid_lean(ts: TrajSearch, text: str, filters: Filters, k: int = K) -> list[Hit]:
-    """``_fused`` (hybrid, group_size 1) with two changes: the dense leg returns ids and scores only,
-    and the rows that can still be shown (``k * 4``) are fetched in one key look-up (``get_by_key``)."""
-    pool = max(ts.fusion.pool, k * 5)
-    lexical = ts.index.lexical_search(text, filters, limit=pool)
-    vector = ts.embedder.encode([text])[0]
-    found = ts.index.client.search(COLLECTION, data=[list(map(float, vector))], filter=filters.to_expr(), limit=pool,
-                                   output_fields=["id"], search_params=SEARCH_PARAMS)[0]
-    dense = {hit["id"]: float(hit["distance"]) for hit in found}
-    scores = rrf([list(dense), [rid for rid, _ in lexical]], weights=ts.fusion.weights(text))
-    best = sorted(scores, key=lambda rid: -scores[rid])[: k * 4]
-    rows = {r["id"]: r for r in get_by_key(ts, best, filters, [*OUTPUT_FIELDS, "embedding"])}
-    ranked = []
-    for rid in best:
-        if rid in rows:
-            row = dict(rows[rid], score=scores[rid])
-            row["similarity"] = dense[rid] if rid in dense else float(np.dot(vector, row.pop("embedding")))
-            row.pop("embedding", None)
-            ranked.append(row)
-    return [Hit.from_row(r) for r in _grouped(ranked, k, 1)]
-
-
-def bench_what_if(ts: TrajSearch, queries: list[tuple[str, str]], filters: Filters, label: str) -> list[list]:
-    """Current hybrid vs the proposals, alternating per query; also checks they return the same runs."""
-    original = ts.index.get
-    patched = lambda ids, f, fields=None: get_by_key(ts, list(ids), f, fields)  # noqa: E731
-    variants: dict[str, Callable[[str], list[Hit]]] = {
-        "dense (façade, grouped)": lambda q: ts.search_filtered(q, filters, k=K, mode="dense"),
-        "hybrid (façade, as is)": lambda q: ts.search_filtered(q, filters, k=K, mode="hybrid"),
-        "lexical (façade, as is)": lambda q: ts.search_filtered(q, filters, k=K, mode="lexical"),
-        "hybrid, get by key only": lambda q: ts.search_filtered(q, filters, k=K, mode="hybrid"),
-        "lexical, get by key only": lambda q: ts.search_filtered(q, filters, k=K, mode="lexical"),
-        "hybrid, get by key + slim dense leg": lambda q: hybrid_lean(ts, q, filters),
-    }
-    times: dict[str, list[float]] = {name: [] for name in variants}
-    same = {name: 0 for name in variants}
-    names = list(variants)
-    for i, (_, q) in enumerate(queries):
-        ids: dict[str, list[str]] = {}
-        for name in names[i % len(names):] + names[: i % len(names)]:
-            ts.index.get = patched if "by key" in name else original
-            seconds, hits = timed(lambda: variants[name](q))
-            times[name].append(seconds)
-            ids[name] = [h.id for h in hits]
-        ts.index.get = original
-        for name in names:
-            same[name] += ids[name] == ids["hybrid (façade, as is)"]
-    dense_p50 = p50(times["dense (façade, grouped)"])
-    return [[label, name, len(t), p50(t) * 1e3, p95(t) * 1e3, f"{p50(t) / dense_p50:.2f}x",
-             f"{same[name]}/{len(queries)}" if name.startswith("hybrid") else ""]
-            for name, t in times.items()]
-
-
 # -- timing ------------------------------------------------------------------------------
 
 
@@ -376,7 +301,7 @@ def bench_filters(ts: TrajSearch, queries: list[tuple[str, str]], filters: Filte
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--steps", type=int, default=100_000, help="step rows in the collection")
-    ap.add_argument("--queries", type=int, default=60)
+    ap.add_argument("--queries", type=int, default=40)
     ap.add_argument("--pool", type=int, default=1_500, help="real row texts embedded for the vector pool")
     ap.add_argument("--swap", type=float, default=0.3, help="share of a window's lines swapped when recombining")
     ap.add_argument("--noise", type=float, default=0.02, help="per-dimension std of the vector perturbation")
@@ -387,8 +312,6 @@ def main() -> int:
     ap.add_argument("--vectors-from", type=Path,
                     help="a trajsearch store of the real runs (e.g. /tmp/trajsearch-eval-exact/all-MiniLM-L6-v2) "
                          "to take pool vectors from instead of embedding them; must not be open elsewhere")
-    ap.add_argument("--what-if", action="store_true",
-                    help="also time proposed changes to the hybrid path (key-only get, slim dense leg)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--json", type=Path)
     args = ap.parse_args()
@@ -464,10 +387,12 @@ def main() -> int:
               f"{sum(k == 'prose' for k, _ in queries)} task texts) embedded one at a time "
               f"({type(model).__name__})")
 
-        # one-offs of the lexical leg: close (saves the index beside the store), reopen (the first
-        # lexical query loads the saved index), then invalidate the saved copy and reopen again (the
+        # one-offs of the lexical leg: close (the index is saved beside the store on flush and
+        # close), reopen (the first lexical query loads the saved index), then invalidate the saved copy and reopen again (the
         # first lexical query rebuilds it from the collection: the cost after a crash or an old store)
         probe = queries[0][1]
+        mirror = getattr(ts.index, "_mirror", None)
+        lexical["saved_copy"] = bool(mirror and mirror.label.exists())
         with Stopwatch() as sw:
             ts.close()
         lexical["close_save_s"] = sw.seconds
@@ -477,8 +402,9 @@ def main() -> int:
         lexical["first_query_load_s"] = sw.seconds
         mirror = getattr(ts.index, "_mirror", None)
         lexical["saved_mb"] = mirror.path.stat().st_size / 2**20 if mirror and mirror.path.exists() else float("nan")
-        stamp(f"lexical index: close+save {lexical['close_save_s']:.1f} s ({lexical['saved_mb']:.0f} MiB file); "
-              f"after reopen, first lexical query (loads the saved index) {lexical['first_query_load_s']:.1f} s")
+        stamp(f"lexical index: close {lexical['close_save_s']:.1f} s ({lexical['saved_mb']:.0f} MiB saved beside the "
+              f"store); after reopen, first lexical query {lexical['first_query_load_s']:.1f} s "
+              f"({'loads the saved index' if lexical['saved_copy'] else 'no saved copy: a rebuild'})")
         ts.close()
         if mirror is not None:
             mirror.label.unlink(missing_ok=True)  # the saved copy no longer proves it is current: rebuild
@@ -503,15 +429,12 @@ def main() -> int:
         ]
         results: list[list] = []
         notes: dict[str, Any] = {}
+        head = ["filters", "operation", "n", "p50", "p95", "p50 log", "p50 prose", "p50 / dense p50"]
         for label, filters in sets:
             rows_, notes[label] = bench_filters(ts, queries, filters, label, calls)
             results += rows_
             stamp(f"timed filter set '{label}'")
-        what_if: list[list] = []
-        if args.what_if:
-            for label, filters in sets:
-                what_if += bench_what_if(ts, queries, filters, label)
-                stamp(f"timed what-if variants for '{label}'")
+            print(table(head, rows_), flush=True)  # partial results survive an interrupted run
     finally:
         ts.close()
 
@@ -522,9 +445,10 @@ def main() -> int:
     print(table(["filters", "operation", "n", "p50", "p95", "p50 log", "p50 prose", "p50 / dense p50"], results))
     print(f"\none-offs of the in-process BM25 ({lexical['rows']} rows, all tenants): rebuilt from the collection on "
           f"the first lexical query {lexical['first_query_rebuild_s']:.1f} s (+{lexical['rebuild_rss_mb']:.0f} MiB RSS); "
-          f"saved on close {lexical['close_save_s']:.1f} s ({lexical['saved_mb']:.0f} MiB); loaded from the saved "
-          f"copy on the first query after reopen {lexical['first_query_load_s']:.1f} s. During ingest it is "
-          "mirrored write by write (inside the upsert time above).")
+          f"saved beside the store on flush/close ({lexical['saved_mb']:.0f} MiB; inside the flush time of a build); "
+          + (f"loaded from that copy on the first query after a reopen {lexical['first_query_load_s']:.1f} s. "
+             if lexical["saved_copy"] else "(no saved copy was current at the start of this run: no load timing). ")
+          + "During ingest it is mirrored write by write (inside the upsert time).")
     print("\n| target | measured | met |\n|---|---|---|")
     for label, n in notes.items():
         lex = p50(n["times_ms"]["lexical leg"])
@@ -537,10 +461,6 @@ def main() -> int:
         print(f"[{label}] exact log-line queries (n={n['n_log']}): top-1 run holds the line: dense {h['dense']:.2f}, "
               f"lexical {h['lexical']:.2f}, hybrid {h['hybrid']:.2f}; dense group_by gave < {K} runs "
               f"(façade re-searched ungrouped, 200 deep) for {n['dense_fallback']}/{len(queries)} queries")
-    if what_if:
-        print("\n## what-if (proposed changes re-implemented in this script; same queries, rotating order)\n")
-        print(table(["filters", "variant", "n", "p50", "p95", "p50 / dense p50", "same hybrid hits as as-is"], what_if))
-        print()
     if build:
         print(f"build: {build['rows']} rows upserted in {build['upsert_s']:.0f} s + flush {build['flush_s']:.1f} s")
     print(f"vector-cache misses during timing: {cached.misses}; peak RSS {peak_rss_mb():.0f} MiB; "
@@ -548,8 +468,7 @@ def main() -> int:
     print("Timings are from a shared 2-core machine with other jobs running: read ratios, not absolutes.")
     if args.json:
         args.json.write_text(json.dumps({"build": build, "levels": levels, "encode_ms": [x * 1e3 for x in encode_s],
-                                         "lexical": lexical, "table": results, "notes": notes,
-                                         "what_if": what_if},
+                                         "lexical": lexical, "table": results, "notes": notes},
                                         indent=2, default=str))
     if args.reuse is None and not args.keep:
         shutil.rmtree(store, ignore_errors=True)

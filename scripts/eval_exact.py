@@ -26,9 +26,19 @@ A hit is a returned row whose text contains the line; hit@1 / hit@5 are the
 shares of queries with a hit at rank 1 / within the top 5. Query vectors are
 computed once up front, so every mode sees the same vector.
 
-Diagnostics: how many lines of each class ``looks_like_log`` routes to hybrid
-in auto mode, where the first containing row ranks in each leg when hybrid
-misses at rank 1, and hybrid hit@1 under other RRF weights (``--sweep``).
+A second table counts a hit at run level (the top run holds the line in some
+row, though its representative row may be another one).
+
+Diagnostics: for hybrid misses at rank 1, where the first holding row ranks in
+each leg; a what-if table of hybrid hit@1 under other fusion choices, each a
+re-implementation of ``TrajSearch._fused`` here with one change (RRF weights,
+``fusion.weighted`` blends, verbatim-first: rows holding the query verbatim go
+first), checked against ``ts.search(mode="hybrid")``; how often verbatim-first
+changes the runs returned for long prose-like queries (task texts, failure
+rows); and how ``fusion.looks_like_log`` routes each class in auto mode, next to
+a proposed extension (``PROPOSED_SIGNS``) and its false positives on prose.
+Verbatim-first optimises exactly this metric, so read its row as "a holding
+row was always among the fused candidates", not as independent evidence.
 
     python scripts/eval_exact.py                       # store in /tmp/trajsearch-eval-exact
     python scripts/eval_exact.py --fresh --json /tmp/eval_exact.json
@@ -401,6 +411,25 @@ def main() -> int:
                   f"{ts.fusion.pool}; the reproduction agrees with ts.search(mode='hybrid') on the hit rank of "
                   f"{same}/{total_q} queries; {sw_w.seconds:.0f} s)\n")
             print(table(["variant", *CLASSES, "all"], what_if))
+
+        # -- side effects of verbatim-first on prose-like hybrid queries: task texts and failure rows
+        #    (the anchors similar_runs uses); how often do the top-5 runs change?
+        if variant_ranks:
+            filters = Filters(tenant=TENANT, levels=LEVELS)
+            failure_texts = [r["text"] for r in rows if r["level"] == "failure"]
+            probes = {"task texts": sorted({r.task for r in runs}),
+                      "failure rows (similar_runs anchors)": sorted(set(failure_texts))}
+            side = []
+            for what, texts in probes.items():
+                changed = top1 = 0
+                for text in texts:
+                    a = [h.trajectory_id for h in fused_variant(ts, text, filters, K)]
+                    b = [h.trajectory_id for h in fused_variant(ts, text, filters, K, verbatim=True)]
+                    changed += a != b
+                    top1 += a[:1] != b[:1]
+                side.append([what, len(texts), changed, top1])
+            print("\n## side effects of verbatim-first on long, prose-like hybrid queries\n")
+            print(table(["queries", "n", "top-5 runs changed", "top-1 run changed"], side))
 
         # -- auto-mode routing: fusion.looks_like_log vs a proposed extension (pure computation)
         prose = [r.task for r in runs] + [ln.strip() for ln in OOD_TASKS.read_text().splitlines()
