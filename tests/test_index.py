@@ -156,3 +156,36 @@ def test_query_validation(hashing_ts):
         hashing_ts.search("   ", tenant="acme")
     with pytest.raises(ValueError, match="unknown level"):
         hashing_ts.search("x", tenant="acme", levels="episode")
+
+
+class CountingEmbedder(HashingEmbedder):
+    """The hashing test embedder, counting the texts it is asked to embed."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.texts: list[str] = []
+
+    def encode(self, texts, batch_size: int = 64):
+        self.texts.extend(texts)
+        return super().encode(texts, batch_size=batch_size)
+
+
+def test_a_query_is_embedded_once_and_similar_runs_reuses_the_stored_vector(tmp_path):
+    embedder = CountingEmbedder()
+    ts = TrajSearch.open(str(tmp_path / "milvus.db"), traces=str(tmp_path / "traces"), embedder=embedder)
+    try:
+        error = "ModuleNotFoundError: No module named 'yaml'"
+        ts.add([failing_run("broken", error), failing_run("same-error", error, task="Run the config loader"),
+                make_run("fine")])
+        embedder.texts.clear()
+        for mode in ("dense", "hybrid", "dense"):
+            ts.search("pytest failing in payments", tenant="acme", mode=mode)
+        assert embedder.texts == ["pytest failing in payments"]
+
+        by_id = ts.similar_runs("broken", tenant="acme", k=5)
+        assert embedder.texts == ["pytest failing in payments"]  # the anchor's stored vector, no new embedding
+        anchor = ts.run("broken", tenant="acme", level="failure")
+        by_text = ts.similar_runs(text=anchor.text, tenant="acme", k=5)
+        assert [m.trajectory_id for m in by_id] == [m.trajectory_id for m in by_text if m.trajectory_id != "broken"]
+    finally:
+        ts.close()

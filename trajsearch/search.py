@@ -7,6 +7,8 @@ the agent runtime and the service all call these and nothing below them.
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
 
@@ -26,6 +28,37 @@ if TYPE_CHECKING:
     from .ingest.read import Parsed
 
 MAX_K = 200
+
+
+class QueryVectors:
+    """The last few query embeddings, by text.
+
+    One agent step asks several questions of the same text (exemplars search the
+    task and summary levels; the loop retries; a service sees repeated queries),
+    and one query embedding costs as much as the search itself: embed once.
+    """
+
+    def __init__(self, embedder: Embedder, size: int = 256) -> None:
+        self.embedder, self.size = embedder, size
+        self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def __call__(self, text: str) -> np.ndarray:
+        with self._lock:
+            if text in self._cache:
+                self._cache.move_to_end(text)
+                return self._cache[text]
+        vector = np.asarray(self.embedder.encode([text])[0], dtype=np.float32)
+        self.remember(text, vector)
+        return vector
+
+    def remember(self, text: str, vector: Any) -> None:
+        """Store a vector known to be ``text``'s embedding (e.g. a stored row's)."""
+        with self._lock:
+            self._cache[text] = np.asarray(vector, dtype=np.float32)
+            self._cache.move_to_end(text)
+            while len(self._cache) > self.size:
+                self._cache.popitem(last=False)
 
 
 @dataclass(frozen=True)
@@ -142,6 +175,15 @@ class TrajSearch:
         self.fusion = fusion
         self.window = WindowConfig(index.settings.window, index.settings.stride)
 
+    @property
+    def embedder(self) -> Embedder:
+        return self._embedder
+
+    @embedder.setter
+    def embedder(self, embedder: Embedder) -> None:
+        self._embedder = embedder
+        self.query_vector = QueryVectors(embedder)  # cached vectors belong to one embedder
+
     @classmethod
     def open(
         cls,
@@ -242,7 +284,7 @@ class TrajSearch:
         _check_query(text, k, group_size)
         mode = resolve_mode(mode, text)
         if mode == "dense":
-            vector = self.embedder.encode([text])[0]
+            vector = self.query_vector(text)
             rows = self._dense(vector, filters, k, group_by_trajectory, group_size)
             return [Hit.from_row(dict(r, similarity=r["score"])) for r in rows]
         return self._fused(text, filters, k, group_size if group_by_trajectory else 0, mode)
@@ -256,7 +298,7 @@ class TrajSearch:
         if mode == "lexical":
             scores = dict(lexical)
         else:
-            vector = self.embedder.encode([text])[0]
+            vector = self.query_vector(text)
             dense = {r["id"]: r for r in self.index.search(vector, filters, limit=pool)}
             scores = rrf([list(dense), [rid for rid, _ in lexical]], weights=self.fusion.weights(text))
         # rows only the lexical leg found are fetched by key, and only those that can still be shown
@@ -337,10 +379,16 @@ class TrajSearch:
             raise ValueError("give exactly one of trajectory_id or text")
         exclude: tuple[str, ...] = ()
         if trajectory_id is not None:
-            anchor = self.run(trajectory_id, tenant=tenant, level="failure") or self.run(trajectory_id, tenant=tenant)
-            if anchor is None:
+            valid_id(trajectory_id)
+            rows = self.index.get(
+                [row_id(tenant, trajectory_id, level, -1) for level in ("failure", "task")],
+                Filters(tenant=tenant), fields=["level", "text", "embedding"],
+            )
+            if not rows:
                 raise LookupError(f"no trajectory {trajectory_id!r} in tenant {tenant!r}")
-            text, exclude = anchor.text, (trajectory_id,)
+            anchor = min(rows, key=lambda r: r["level"] != "failure")  # its failure, else its task
+            text, exclude = anchor["text"], (trajectory_id,)
+            self.query_vector.remember(text, anchor["embedding"])  # the stored vector: no re-embedding
         filters = Filters(
             tenant=tenant,
             levels=("step", "failure"),
