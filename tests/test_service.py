@@ -420,14 +420,14 @@ def test_tls(tmp_path, keys):
 def test_graceful_stop_drains_in_flight_calls(tmp_path, keys):
     ts = TrajSearch.open(str(tmp_path / "m.db"), traces=str(tmp_path / "t"), embedder=HashingEmbedder())
     srv = ServiceServer(ts, keys[1], address="127.0.0.1:0").start()
-    started = threading.Event()
+    started, refusing = threading.Event(), threading.Event()
     outcome: dict = {}
 
     def runs():
         for i in range(3):
             if i == 1:
                 started.set()
-                time.sleep(1.0)  # the server is asked to stop while this stream is open
+                assert refusing.wait(30)  # the server is stopping while this stream is open
             yield make_run(f"g{i}")
 
     def ingest():
@@ -442,10 +442,16 @@ def test_graceful_stop_drains_in_flight_calls(tmp_path, keys):
     assert started.wait(30)
     stopper = threading.Thread(target=srv.stop, kwargs={"grace": 20})
     stopper.start()
-    time.sleep(0.3)
+    deadline = time.monotonic() + 30
     with Client(srv.address, keys[0]["acme_r"], retries=1, timeout=3) as late:
-        with pytest.raises(Unavailable):
-            late.search("payments")
+        while True:  # new calls are refused once the stop has begun
+            try:
+                late.search("payments")
+            except Unavailable:
+                break
+            assert time.monotonic() < deadline, "new calls still accepted while stopping"
+            time.sleep(0.05)
+    refusing.set()
     worker.join(30)
     stopper.join(30)
     assert "error" not in outcome, outcome.get("error")
