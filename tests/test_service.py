@@ -172,6 +172,18 @@ def test_tenant_a_cannot_see_tenant_b_through_any_field(server, keys, acme, beta
         assert {r["provenance"]["trajectory_id"] for r in result.get("results", [])} <= acme_ids
 
 
+def test_remote_hits_equal_local_hits_in_every_mode(server, acme):
+    """The wire format loses nothing search returns, the cosine of a fused hit included."""
+    query = "OSError: [Errno 28] No space left on device"
+    for mode in ("dense", "lexical", "hybrid"):
+        local = server.ts.search(query, tenant="acme", k=5, mode=mode)
+        remote = acme.search(query, k=5, mode=mode)
+        assert local, mode
+        assert [h.to_dict() for h in remote] == [h.to_dict() for h in local], mode
+        if mode != "lexical":
+            assert all(h.similarity is not None for h in remote), mode
+
+
 def test_pinned_key_cannot_widen_its_versions(server, keys):
     with client(server, keys[0]["acme_v2"]) as c:
         assert {h.env_version for h in c.search("payments", k=10)} == {"v2"}

@@ -32,6 +32,8 @@ def hit_to_pb(hit: Hit) -> Any:
         msg.reward = float(hit.reward)
     if hit.quality_score is not None:
         msg.quality_score = float(hit.quality_score)
+    if hit.similarity is not None:
+        msg.similarity = float(hit.similarity)
     return msg
 
 
@@ -56,6 +58,7 @@ def hit_from_pb(msg: Any) -> Hit:
         tools=list(msg.tools),
         tool_versions=dict(msg.tool_versions),
         created_at=msg.created_at,
+        similarity=msg.similarity if msg.HasField("similarity") else None,
     )
 
 
