@@ -22,11 +22,12 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
+
+from ..fsutil import atomic_write
 
 VERSION = 1
 
@@ -35,20 +36,6 @@ def job_id(identity: dict[str, Any]) -> str:
     """A short stable id of a job's identity (what a checkpoint belongs to)."""
     raw = json.dumps(identity, sort_keys=True, default=str).encode()
     return hashlib.blake2b(raw, digest_size=8).hexdigest()
-
-
-def _atomic_write(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 @dataclass
@@ -109,7 +96,9 @@ class Checkpoint:
             return
         data = {"version": VERSION, "identity": self.identity, "units": self.units,
                 "dead_letter_bytes": self.dead_letter_bytes, "stats": self.stats, "saved_at": time.time()}
-        _atomic_write(self.path, json.dumps(data, default=str, separators=(",", ":")).encode())
+        payload = json.dumps(data, default=str, separators=(",", ":")).encode()
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(self.path, payload)
         self._saved_at = now
         self._dirty = False
 

@@ -34,7 +34,6 @@ import hashlib
 import io
 import os
 import re
-import tempfile
 import zlib
 from pathlib import Path, PurePosixPath
 from typing import Any, Callable, Protocol, runtime_checkable
@@ -42,6 +41,7 @@ from urllib.parse import SplitResult, unquote, urlsplit
 
 from pydantic import ValidationError
 
+from ..fsutil import atomic_write
 from ..model import Trajectory, valid_id, valid_tenant
 
 #: Largest decompressed trace we will read or write; guards against gzip bombs.
@@ -189,18 +189,8 @@ class FileTraceStore:
             tenant_dir.mkdir(parents=True, exist_ok=True)
             if tenant_dir.resolve() != tenant_dir:
                 raise TraceAccessError(f"tenant directory {tenant_dir} leads outside the store (symlink?)")
-            # Hidden temp name never matches _NAME_RE, so readers can't see a half-written file.
-            fd, tmp = tempfile.mkstemp(dir=tenant_dir, prefix=f".{path.name}.", suffix=".tmp")
-            try:
-                with os.fdopen(fd, "wb") as fh:
-                    fh.write(data)
-                    fh.flush()
-                    os.fsync(fh.fileno())
-                os.replace(tmp, path)
-            except BaseException:
-                Path(tmp).unlink(missing_ok=True)
-                raise
-            _fsync_dir(tenant_dir)
+            # The hidden temp name never matches _NAME_RE, so readers can't see a half-written file.
+            atomic_write(path, data, sync_dir=True)
         except OSError as exc:
             raise TraceStoreError(f"writing trace {path} failed: {exc}") from exc
         return path.as_uri()
@@ -244,20 +234,6 @@ class FileTraceStore:
         if not path.resolve().is_relative_to(self.root / tenant):
             raise TraceAccessError(f"trace URI {uri!r} resolves outside tenant {tenant!r}'s directory")
         return path
-
-
-def _fsync_dir(directory: Path) -> None:
-    """Make the rename durable; best effort where directories can't be opened."""
-    try:
-        fd = os.open(directory, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
 
 
 class S3TraceStore:

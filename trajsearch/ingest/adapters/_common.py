@@ -6,6 +6,7 @@ Kept apart so each adapter module holds only its own format's mapping.
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -30,6 +31,55 @@ class Context:
     source: Path
     tenant: str | None = DEFAULT_TENANT
     defaults: Mapping[str, Any] = field(default_factory=dict)
+
+
+def json_object(record: Any) -> dict[str, Any]:
+    """``record`` itself if it is a JSON object; else a RecordError naming what it is.
+
+    Every record-per-run adapter starts with this check, so a stray list or
+    string is rejected in the same words whatever the format.
+    """
+    if not isinstance(record, dict):
+        raise RecordError(f"expected a JSON object, got {type(record).__name__}")
+    return record
+
+
+def list_field(record: dict[str, Any], name: str, what: str) -> list[Any]:
+    """``record[name]`` if it is a list; else ``RecordError("missing field 'name' (what)")``.
+
+    ``what`` says what the list holds, so the message tells the user which
+    part of the dump is missing or malformed.
+    """
+    value = record.get(name)
+    if not isinstance(value, list):
+        raise RecordError(f"missing field {name!r} ({what})")
+    return value
+
+
+def tool_arguments(raw: Any) -> Any:
+    """OpenAI-style ``function.arguments``: the JSON string decoded, kept as text when it is not JSON.
+
+    Chat-message dumps (mini-SWE-agent, tau-bench) store tool-call arguments
+    as a JSON string. Unlike ``_spans.maybe_json`` any JSON value is decoded
+    (numbers too) and the text is not stripped first.
+    """
+    if isinstance(raw, str):
+        try:
+            return json.loads(raw)
+        except json.JSONDecodeError:
+            return raw
+    return raw
+
+
+def content_text(content: Any) -> str:
+    """A chat message's ``content`` as text: a string as is, a list of parts joined by lines, else empty.
+
+    The shape SWE-agent and mini-SWE-agent histories share (a string, or a
+    list of ``{"type": "text", "text": ...}`` parts).
+    """
+    if isinstance(content, list):
+        return "\n".join(str(p.get("text", "")) if isinstance(p, dict) else str(p) for p in content)
+    return content if isinstance(content, str) else ""
 
 
 def safe_id(raw: str) -> str:

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from typing import Any, Iterator
 
-from ._common import RecordError
+from ._common import Context, RecordError
 from ._spans import (
     Evaluation,
     Node,
@@ -273,3 +273,14 @@ def node_from_span(span: dict[str, Any], resource: dict[str, Any], seq: int) -> 
         elif isinstance(verdict, str) and verdict.strip():
             node.evaluations.append(vars(Evaluation(name, verdict.strip())))
     return trace, node, conversation
+
+
+def otlp_nodes(record: Any, ctx: Context, seq: int = 0) -> Iterator[tuple[str, Node, str | None]]:
+    """(trace id, node, conversation id) for every span of one record: the adapter ``nodes`` of both formats.
+
+    OTel GenAI and OpenInference spans are read the same way (see the module
+    docstring); the two adapters differ only in detection and id prefix.
+    ``ctx`` is unused, kept for the adapter protocol.
+    """
+    for n, (resource, span) in enumerate(raw_spans(record)):
+        yield node_from_span(span, resource, seq + n)

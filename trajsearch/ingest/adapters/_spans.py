@@ -33,9 +33,9 @@ from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Iterable, Iterator
 
-from trajsearch.model import Failure, Outcome
+from trajsearch.model import Failure, Outcome, Trajectory
 
-from ._common import RecordError, clip_step_text, clip_task, short
+from ._common import Context, RecordError, build, clip_step_text, clip_task, safe_id, short
 
 ROLES = ("agent", "llm", "tool", "retriever", "chain", "evaluator", "other")
 
@@ -535,10 +535,8 @@ def _task(order: list[tuple[Node, int]]) -> str:
     return clip_task(task.strip())
 
 
-def span_trajectory(fmt: str, prefix: str, key: str, nodes: list[Node], ctx: Any, *, by: str = "trace") -> Any:
+def span_trajectory(fmt: str, prefix: str, key: str, nodes: list[Node], ctx: Context, *, by: str = "trace") -> Trajectory:
     """The Trajectory of one group of nodes (a trace, or a conversation of several traces)."""
-    from ._common import build, safe_id
-
     run = assemble(nodes, what=by)
     metadata = {"source_format": fmt, f"{by}_id": key, **run.metadata}
     fields: dict[str, Any] = {
@@ -557,6 +555,25 @@ def span_trajectory(fmt: str, prefix: str, key: str, nodes: list[Node], ctx: Any
 
 
 def trajectory_id(prefix: str, key: str, by: str = "trace") -> str:
-    from ._common import safe_id
-
+    """``<prefix>:<key>`` for a trace, ``<prefix>:<by>:<key>`` for a conversation, as a safe id."""
     return safe_id(f"{prefix}:{key}" if by == "trace" else f"{prefix}:{by}:{key}")
+
+
+@dataclass(frozen=True)
+class SpanFormat:
+    """The grouping half of a span adapter: ``trajectory_id`` and ``assemble_trajectory``.
+
+    Span formats differ in how records become nodes, not in how a group of
+    nodes becomes a trajectory, which depends only on the format's name and id
+    prefix; each span adapter binds these two methods from one instance
+    instead of repeating the same two wrappers.
+    """
+
+    name: str
+    prefix: str
+
+    def trajectory_id(self, key: str, by: str = "trace") -> str:
+        return trajectory_id(self.prefix, key, by)
+
+    def assemble_trajectory(self, key: str, group: list[Node], ctx: Context, by: str = "trace") -> Trajectory:
+        return span_trajectory(self.name, self.prefix, key, group, ctx, by=by)

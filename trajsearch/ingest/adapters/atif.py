@@ -31,7 +31,7 @@ from typing import Any
 
 from trajsearch.model import Outcome, Trajectory
 
-from ._common import Context, RecordError, build, clip_step_text, clip_task, safe_id, short
+from ._common import Context, RecordError, build, clip_step_text, clip_task, json_object, list_field, safe_id, short
 
 NAME = "atif"
 _ERRORISH = re.compile(r"^(?:[A-Za-z_][\w.]*(?:Error|Exception)\b:|Error:|ERROR\b|Traceback)", re.M)
@@ -62,11 +62,8 @@ def _result_error(result: dict[str, Any], content: str) -> str | None:
 
 
 def to_trajectory(record: Any, ctx: Context) -> Trajectory:
-    if not isinstance(record, dict):
-        raise RecordError(f"expected a JSON object, got {type(record).__name__}")
-    raw_steps = record.get("steps")
-    if not isinstance(raw_steps, list):
-        raise RecordError("missing field 'steps' (a list)")
+    record = json_object(record)
+    raw_steps = list_field(record, "steps", "a list")
     session = record.get("session_id")
     if not session:
         raise RecordError("missing field 'session_id'")

@@ -41,22 +41,22 @@ from typing import Any, Iterator
 
 from trajsearch.model import Trajectory
 
-from ._common import Context, RecordError
+from ._common import Context, RecordError, json_object
 from ._spans import (
     Evaluation,
     Message,
     Node,
+    SpanFormat,
     iso_seconds,
     maybe_json,
     normalise_messages,
-    span_trajectory,
     text_of,
-    trajectory_id as _tid,
 )
 
 NAME = "langfuse"
 GROUPED = True
 ID_PREFIX = "lf"
+_FORMAT = SpanFormat(NAME, ID_PREFIX)
 OBSERVATION_TYPES = {
     "TOOL": "tool", "GENERATION": "llm", "RETRIEVER": "retriever", "AGENT": "agent", "CHAIN": "chain",
     "SPAN": "chain", "EVALUATOR": "evaluator", "EVENT": "other", "EMBEDDING": "other", "GUARDRAIL": "other",
@@ -133,8 +133,7 @@ def _observation_node(obs: dict[str, Any], seq: int) -> Node:
 
 
 def nodes(record: Any, ctx: Context, seq: int = 0) -> Iterator[tuple[str, Node, str | None]]:
-    if not isinstance(record, dict):
-        raise RecordError(f"expected a JSON object, got {type(record).__name__}")
+    record = json_object(record)
     kind = _kind(record)
     if kind == "observation":
         yield str(record["traceId"]), _observation_node(record, seq), None
@@ -166,8 +165,7 @@ def _tools_as_spans(group: list[Node]) -> None:
             n.role = "tool"
 
 
-def trajectory_id(key: str, by: str = "trace") -> str:
-    return _tid(ID_PREFIX, key, by)
+trajectory_id = _FORMAT.trajectory_id
 
 
 def assemble_trajectory(key: str, group: list[Node], ctx: Context, by: str = "trace") -> Trajectory:
@@ -180,4 +178,4 @@ def assemble_trajectory(key: str, group: list[Node], ctx: Context, by: str = "tr
         for n in group:
             if n.parent and n.parent.startswith("trace:"):
                 n.parent = None
-    return span_trajectory(NAME, ID_PREFIX, key, group, ctx, by=by)
+    return _FORMAT.assemble_trajectory(key, group, ctx, by)

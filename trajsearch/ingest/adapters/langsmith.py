@@ -38,23 +38,21 @@ from __future__ import annotations
 import re
 from typing import Any, Iterator
 
-from trajsearch.model import Trajectory
-
 from ._common import Context, RecordError, decisive_line
 from ._spans import (
     Evaluation,
     Node,
+    SpanFormat,
     iso_seconds,
     maybe_json,
     normalise_messages,
-    span_trajectory,
     text_of,
-    trajectory_id as _tid,
 )
 
 NAME = "langsmith"
 GROUPED = True
 ID_PREFIX = "ls"
+_FORMAT = SpanFormat(NAME, ID_PREFIX)
 _ROLES = {"tool": "tool", "llm": "llm", "chat_model": "llm", "retriever": "retriever", "chain": "chain"}
 _DOTTED_ROOT = re.compile(r"^\d{8}T\d{6,}Z([0-9a-fA-F-]{36})")
 _THREAD_KEYS = ("thread_id", "session_id", "conversation_id")
@@ -182,9 +180,6 @@ def nodes(record: Any, ctx: Context, seq: int = 0) -> Iterator[tuple[str, Node, 
                 stack.append((child, trace))
 
 
-def trajectory_id(key: str, by: str = "trace") -> str:
-    return _tid(ID_PREFIX, key, by)
-
-
-def assemble_trajectory(key: str, group: list[Node], ctx: Context, by: str = "trace") -> Trajectory:
-    return span_trajectory(NAME, ID_PREFIX, key, group, ctx, by=by)
+# Grouped runs become a trajectory like any span format's: see ``_spans.SpanFormat``.
+trajectory_id = _FORMAT.trajectory_id
+assemble_trajectory = _FORMAT.assemble_trajectory

@@ -52,10 +52,14 @@ from ._common import (
     build,
     clip_step_text,
     clip_task,
+    content_text,
     decisive_line,
+    json_object,
+    list_field,
     safe_id,
     short,
     timestamp,
+    tool_arguments,
 )
 
 NAME = "mini-swe-agent"
@@ -141,21 +145,6 @@ def _step_error(content: str) -> str | None:
     return f"{line} (exit code {rc})"
 
 
-def _parse_args(raw: Any) -> Any:
-    if isinstance(raw, str):
-        try:
-            return json.loads(raw)
-        except json.JSONDecodeError:
-            return raw
-    return raw
-
-
-def _text(value: Any) -> str:
-    if isinstance(value, list):  # multimodal content parts
-        return "\n".join(str(p.get("text", "")) if isinstance(p, dict) else str(p) for p in value)
-    return value if isinstance(value, str) else ""
-
-
 def _steps(messages: list[dict], exit_status: str | None) -> list[dict]:
     steps: list[dict] = []
     by_call_id: dict[str, dict] = {}
@@ -172,7 +161,7 @@ def _steps(messages: list[dict], exit_status: str | None) -> list[dict]:
 
     task_seen = False
     for msg in messages:
-        role, content = msg.get("role"), _text(msg.get("content"))
+        role, content = msg.get("role"), content_text(msg.get("content"))
         started = timestamp((msg.get("extra") or {}).get("timestamp"))
         if role == "user" and not task_seen:
             task_seen = True
@@ -185,7 +174,7 @@ def _steps(messages: list[dict], exit_status: str | None) -> list[dict]:
                     step = {
                         "thought": thought if n == 0 else None,
                         "action": fn.get("name") or "bash",
-                        "arguments": _parse_args(fn.get("arguments")),
+                        "arguments": tool_arguments(fn.get("arguments")),
                         "started_at": started,
                     }
                     steps.append(step)
@@ -252,11 +241,8 @@ def config_name(source: Path, instance_id: str) -> str:
 
 
 def to_trajectory(record: Any, ctx: Context) -> Trajectory:
-    if not isinstance(record, dict):
-        raise RecordError(f"expected a JSON object, got {type(record).__name__}")
-    messages = record.get("messages")
-    if not isinstance(messages, list):
-        raise RecordError("missing field 'messages' (a list of chat messages)")
+    record = json_object(record)
+    messages = list_field(record, "messages", "a list of chat messages")
     info = record.get("info") if isinstance(record.get("info"), dict) else {}
     instance_id = record.get("instance_id") or ctx.source.name.split(".traj.json")[0]
     if not isinstance(instance_id, str) or not instance_id:

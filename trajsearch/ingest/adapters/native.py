@@ -16,7 +16,7 @@ from typing import Any
 
 from trajsearch.model import Trajectory
 
-from ._common import Context, RecordError, apply_defaults, file_time
+from ._common import Context, RecordError, apply_defaults, file_time, json_object
 
 NAME = "native"
 
@@ -26,8 +26,7 @@ def matches(record: Any) -> bool:
 
 
 def to_trajectory(record: Any, ctx: Context) -> Trajectory:
-    if not isinstance(record, dict):
-        raise RecordError(f"expected a JSON object, got {type(record).__name__}")
+    record = json_object(record)
     fields = dict(record)
     own = fields.get("tenant")
     if ctx.tenant is not None:

@@ -36,17 +36,15 @@ Mapping
 
 from __future__ import annotations
 
-from typing import Any, Iterator
+from typing import Any
 
-from trajsearch.model import Trajectory
-
-from ._common import Context
-from ._otlp import is_span_record, node_from_span, raw_spans, sample_attribute_keys
-from ._spans import Node, span_trajectory, trajectory_id as _tid
+from ._otlp import is_span_record, otlp_nodes, sample_attribute_keys
+from ._spans import SpanFormat
 
 NAME = "openinference"
 GROUPED = True
 ID_PREFIX = "oi"
+_FORMAT = SpanFormat(NAME, ID_PREFIX)
 
 
 def matches(record: Any) -> bool:
@@ -57,14 +55,7 @@ def matches(record: Any) -> bool:
     return "openinference.span.kind" in sample_attribute_keys(record)
 
 
-def nodes(record: Any, ctx: Context, seq: int = 0) -> Iterator[tuple[str, Node, str | None]]:
-    for n, (resource, span) in enumerate(raw_spans(record)):
-        yield node_from_span(span, resource, seq + n)
-
-
-def trajectory_id(key: str, by: str = "trace") -> str:
-    return _tid(ID_PREFIX, key, by)
-
-
-def assemble_trajectory(key: str, group: list[Node], ctx: Context, by: str = "trace") -> Trajectory:
-    return span_trajectory(NAME, ID_PREFIX, key, group, ctx, by=by)
+# The rest of the span-adapter protocol is shared: see ``_otlp.otlp_nodes`` and ``_spans.SpanFormat``.
+nodes = otlp_nodes
+trajectory_id = _FORMAT.trajectory_id
+assemble_trajectory = _FORMAT.assemble_trajectory

@@ -38,7 +38,7 @@ from typing import Any
 
 from trajsearch.model import Failure, Outcome, Trajectory
 
-from ._common import Context, RecordError, build, clip_step_text, clip_task, decisive_line, safe_id, short
+from ._common import Context, build, clip_step_text, clip_task, content_text, decisive_line, json_object, list_field, safe_id, short
 
 NAME = "swe-agent"
 SWE_AGENT_TOOLS = frozenset({
@@ -83,19 +83,13 @@ def _replay(record: dict[str, Any]) -> dict[str, Any]:
     return raw if isinstance(raw, dict) else {}
 
 
-def _text(content: Any) -> str:
-    if isinstance(content, list):
-        return "\n".join(str(p.get("text", "")) if isinstance(p, dict) else str(p) for p in content)
-    return content if isinstance(content, str) else ""
-
-
 def _task(record: dict[str, Any], replay: dict[str, Any]) -> str:
     statement = replay.get("problem_statement")
     if isinstance(statement, dict) and isinstance(statement.get("text"), str) and statement["text"].strip():
         return clip_task(statement["text"].strip())
     for msg in record.get("history") or []:
         if isinstance(msg, dict) and msg.get("role") == "user":
-            content = _text(msg.get("content"))
+            content = content_text(msg.get("content"))
             found = _PR.search(content) or _ISSUE.search(content)
             text = (found.group(1) if found else content).strip()
             if text:
@@ -120,11 +114,8 @@ def task_family(instance_id: str) -> str | None:
 
 
 def to_trajectory(record: Any, ctx: Context) -> Trajectory:
-    if not isinstance(record, dict):
-        raise RecordError(f"expected a JSON object, got {type(record).__name__}")
-    entries = record.get("trajectory")
-    if not isinstance(entries, list):
-        raise RecordError("missing field 'trajectory' (a list of steps)")
+    record = json_object(record)
+    entries = list_field(record, "trajectory", "a list of steps")
     info = record.get("info") if isinstance(record.get("info"), dict) else {}
     replay = _replay(record)
     statement = replay.get("problem_statement") if isinstance(replay.get("problem_statement"), dict) else {}

@@ -38,7 +38,18 @@ from typing import Any
 
 from trajsearch.model import Failure, Outcome, Trajectory
 
-from ._common import Context, RecordError, build, clip_step_text, clip_task, safe_id, short
+from ._common import (
+    Context,
+    RecordError,
+    build,
+    clip_step_text,
+    clip_task,
+    json_object,
+    list_field,
+    safe_id,
+    short,
+    tool_arguments,
+)
 
 NAME = "tau-bench"
 KNOWN_DOMAINS = ("airline", "retail", "telecom")
@@ -66,15 +77,6 @@ def _text(value: Any) -> str:
     return value if isinstance(value, str) else "" if value is None else json.dumps(value)
 
 
-def _parse_args(raw: Any) -> Any:
-    if isinstance(raw, str):
-        try:
-            return json.loads(raw)
-        except json.JSONDecodeError:
-            return raw
-    return raw
-
-
 def _steps(traj: list[Any]) -> list[dict]:
     steps: list[dict] = []
     by_call_id: dict[str, dict] = {}
@@ -89,7 +91,7 @@ def _steps(traj: list[Any]) -> list[dict]:
                 step = {
                     "thought": (content.strip() or None) if n == 0 else None,
                     "action": fn.get("name") or "unknown_tool",
-                    "arguments": _parse_args(fn.get("arguments")),
+                    "arguments": tool_arguments(fn.get("arguments")),
                 }
                 steps.append(step)
                 if call.get("id"):
@@ -182,8 +184,7 @@ def _failure(run: dict, info: dict, steps: list[dict], n_messages: int) -> Failu
 
 
 def to_trajectory(record: Any, ctx: Context) -> Trajectory:
-    if not isinstance(record, dict):
-        raise RecordError(f"expected a JSON object, got {type(record).__name__}")
+    record = json_object(record)
     info = record.get("info") if isinstance(record.get("info"), dict) else {}
     task = info.get("task") if isinstance(info.get("task"), dict) else {}
     instruction = task.get("instruction")
@@ -191,9 +192,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
         raise RecordError("missing field 'info.task.instruction'")
     if record.get("task_id") is None:
         raise RecordError("missing field 'task_id'")
-    traj = record.get("traj")
-    if not isinstance(traj, list):
-        raise RecordError("missing field 'traj' (a list of chat messages)")
+    traj = list_field(record, "traj", "a list of chat messages")
     domain = str(ctx.defaults.get("task_family") or guess_domain(ctx.source))
     trial = record.get("trial", 0)
     reward = record.get("reward")

@@ -1,0 +1,49 @@
+"""Crash-safe file writes shared by the trace store and the ingest checkpoints.
+
+It sits at the package root so that both ``store`` and ``ingest`` can import
+it without ``store`` reaching back up the data flow into ``ingest``.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+
+def atomic_write(path: Path, data: bytes, *, sync_dir: bool = False) -> None:
+    """Replace ``path`` with ``data`` so that readers, and a crash, see the old file or all of the new one.
+
+    The bytes go to a temp file beside ``path`` (the same filesystem, so the
+    rename is atomic; its name starts with a dot, so name patterns that skip
+    hidden files never see it half-written), are fsynced, then renamed over
+    ``path``. On any failure the temp file is removed and the error re-raised.
+    ``path.parent`` must exist. ``sync_dir`` also fsyncs the directory, so the
+    rename itself survives a power loss.
+    """
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    if sync_dir:
+        fsync_dir(path.parent)
+
+
+def fsync_dir(directory: Path) -> None:
+    """Make a rename in ``directory`` durable; best effort where directories can't be opened."""
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
