@@ -84,11 +84,14 @@ def test_server_lexical_text_keeps_our_tokens_whole():
 
 def test_auto_mode_picks_hybrid_for_log_lines_only():
     for line in ["ModuleNotFoundError: No module named 'yaml'", "exit code 137", "pytest -x tests/test_api.py",
-                 "src/app/main.py", "run_tests failed"]:
+                 "src/app/main.py", "run_tests failed", "Error: Reservation not found for this user",
+                 "AttributeError: __enter__"]:
         assert looks_like_log(line), line
         assert resolve_mode("auto", line) == "hybrid"
     for prose in ["Book a flight from New York to Seattle next Tuesday",
-                  "Fix the bug where the login page shows a blank screen for some users"]:
+                  "Fix the bug where the login page shows a blank screen for some users",
+                  "Note: the user wants a refund to the original payment method and a confirmation email "
+                  "sent once the refund has been processed by the airline"]:
         assert resolve_mode("auto", prose) == "dense", prose
     with pytest.raises(ValueError):
         resolve_mode("fuzzy", "x")
