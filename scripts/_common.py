@@ -1,20 +1,37 @@
 """Helpers shared by the scripts in ``scripts/``: data locations, dump reading,
-timing statistics, memory, a query-vector cache and plain-text tables.
+store set-up, timing statistics, memory, embedder wrappers, synthetic runs and
+plain-text tables.
 
 Not part of the package: scripts import it as ``from _common import ...``
-(``scripts/`` is on ``sys.path`` when a script in it runs).
+(``scripts/`` is on ``sys.path`` when a script in it runs), before anything
+from ``trajsearch``; trajsearch itself is imported inside the functions that
+need it, so importing this module stays cheap.
 """
 
 from __future__ import annotations
 
 import os
+import random
+import shutil
 import statistics
 import time
 from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from trajsearch.model import Outcome, Trajectory
+    from trajsearch.represent import Row
+    from trajsearch.search import TrajSearch
+
+# Set here, once, for every script: this module is imported before any model library is.
+# The models are local (never ask the hub), and tokenizers would warn about forks
+# after using its thread pool (milvus-lite starts its server as a subprocess).
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("TRAJSEARCH_SHARED", ROOT.parent / "shared"))
@@ -47,12 +64,86 @@ def read_runs(paths: Iterable[Path], *, tenant: str = "default", limit: int | No
     return runs, errors
 
 
+@dataclass
+class RealRuns:
+    """The real runs of both datasets, as :func:`read_real_runs` parsed them."""
+
+    tau: list  # tau-bench airline runs
+    swe: list  # mini-swe-agent runs
+    rejected: list[str]  # read_dump's rejection messages, tau-bench's first
+    seconds: float  # time to parse both
+
+    @property
+    def runs(self) -> list:
+        """Every run, tau-bench first (the order the scripts have always used)."""
+        return self.tau + self.swe
+
+
+def read_real_runs(tenant: str = "default") -> RealRuns:
+    """Both real datasets, parsed and timed in one call.
+
+    Every benchmark and evaluation here starts from the same two dumps and reports
+    them apart (they differ in length, tools and in what a failure looks like), so
+    they are read together but kept in two lists.
+    """
+    with Stopwatch() as sw:
+        tau, tau_rejected = read_runs([TAU_FILE], tenant=tenant)
+        swe, swe_rejected = read_runs(swe_files(), tenant=tenant)
+    return RealRuns(tau, swe, tau_rejected + swe_rejected, sw.seconds)
+
+
 def spread(items: Sequence[Any], n: int) -> list[Any]:
     """``n`` items spread evenly over ``items`` (a deterministic, representative subset)."""
     if n >= len(items):
         return list(items)
     step = len(items) / n
     return [items[int(i * step)] for i in range(n)]
+
+
+# -- model and store --------------------------------------------------------------------
+
+
+def load_model(spec: str) -> tuple[Any, float]:
+    """``trajsearch.embed.load_embedder(spec)`` and the seconds it took.
+
+    A first load can dwarf a small run (torch starts in 10-30 s, the ONNX export
+    runs once per machine), so scripts time it on its own rather than let it leak
+    into the first measured step.
+    """
+    from trajsearch.embed import load_embedder
+
+    with Stopwatch() as sw:
+        model = load_embedder(spec)
+    return model, sw.seconds
+
+
+def store_dir(path: Path, *, fresh: bool = False) -> Path:
+    """``path``, created, for one store; emptied first when ``fresh``.
+
+    Evaluations cache their store between runs (re-ingest skips unchanged runs, so a
+    rerun pays only for the queries) and wipe it on ``--fresh``.
+    """
+    if fresh:
+        shutil.rmtree(path, ignore_errors=True)
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def scratch_dir(workdir: Path) -> Path:
+    """A fresh directory for this process under ``workdir`` (``run-<pid>``).
+
+    Benchmarks build their store from nothing; one directory per process means two
+    runs at once never open the same Milvus Lite file (it is locked while open).
+    """
+    return store_dir(workdir / f"run-{os.getpid()}", fresh=True)
+
+
+def open_store(directory: Path, embedder: Any) -> TrajSearch:
+    """The embedded store kept in ``directory``: Milvus Lite's ``milvus.db`` with the
+    trace files beside it, so one path holds (and wipes, or caches) the whole store."""
+    from trajsearch.search import TrajSearch
+
+    return TrajSearch.open(str(directory / "milvus.db"), traces=str(directory / "traces"), embedder=embedder)
 
 
 # -- timing and memory -------------------------------------------------------------------
@@ -117,12 +208,14 @@ def machine_note() -> str:
 
 
 @dataclass
-class TimedEmbedder:
-    """Wraps an embedder and accumulates the time spent in ``encode`` (ingest breakdown)."""
+class WrappedEmbedder:
+    """An embedder around another one (``inner``).
+
+    The store records the embedder's ``name`` and ``dim`` and refuses another model's
+    vectors, so a wrapper passes the inner model's on unchanged.
+    """
 
     inner: Any
-    seconds: float = 0.0
-    texts: int = 0
 
     @property
     def name(self) -> str:
@@ -131,6 +224,14 @@ class TimedEmbedder:
     @property
     def dim(self) -> int:
         return self.inner.dim
+
+
+@dataclass
+class TimedEmbedder(WrappedEmbedder):
+    """Wraps an embedder and accumulates the time spent in ``encode`` (ingest breakdown)."""
+
+    seconds: float = 0.0
+    texts: int = 0
 
     def encode(self, texts: Sequence[str], *, batch_size: int = 64) -> np.ndarray:
         start = time.perf_counter()
@@ -142,24 +243,15 @@ class TimedEmbedder:
 
 
 @dataclass
-class CachedEmbedder:
+class CachedEmbedder(WrappedEmbedder):
     """Serves precomputed vectors by text, so query embedding is timed apart from search.
 
     A text not in the table is embedded by ``inner`` (and counted in ``misses``),
     so results stay correct even when the table is incomplete.
     """
 
-    inner: Any
     table: dict[str, np.ndarray] = field(default_factory=dict)
     misses: int = 0
-
-    @property
-    def name(self) -> str:
-        return self.inner.name
-
-    @property
-    def dim(self) -> int:
-        return self.inner.dim
 
     def add(self, texts: Sequence[str], vectors: Any) -> None:
         for text, vector in zip(texts, vectors):
@@ -173,6 +265,23 @@ class CachedEmbedder:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         return np.stack([self.table[t] for t in texts])
+
+
+def embed_each(model: Any, texts: Sequence[str], *, warmup: Sequence[str]) -> tuple[list[np.ndarray], list[float]]:
+    """Each of ``texts`` embedded on its own, and the seconds each took.
+
+    An agent embeds one query at a time, so this is the query-embedding latency it
+    sees. Benchmarks report it apart and then serve these vectors to the façade from
+    a :class:`CachedEmbedder`, so their search timings hold no model time.
+    ``warmup`` is encoded first, untimed (the first call pays one-off costs).
+    """
+    model.encode(list(warmup))
+    vectors, seconds = [], []
+    for text in texts:
+        start = time.perf_counter()
+        vectors.append(model.encode([text])[0])
+        seconds.append(time.perf_counter() - start)
+    return vectors, seconds
 
 
 def raw_encoder_name(embedder: Any) -> str:
@@ -192,6 +301,118 @@ def raw_encode(embedder: Any, texts: Sequence[str], *, batch_size: int = 64) -> 
             dtype=np.float32,
         )
     return embedder.encode(texts, batch_size=batch_size)
+
+
+# -- synthetic runs ----------------------------------------------------------------------
+
+#: Tenants of the benchmarks' synthetic stores: one big (~70% of the runs) and three
+#: small ones (~10% each), so a tenant filter is timed where it keeps most rows and
+#: where it keeps few.
+BIG_TENANT, SMALL_TENANTS = "acme", ("t1", "t2", "t3")
+ENV_VERSIONS = ("env-1", "env-2", "env-3", "env-4")
+
+
+class SyntheticRuns:
+    """What the benchmarks' synthetic-run factories share: runs recombined from real
+    material, spread over the tenants, with perturbed real vectors.
+
+    Scale benchmarks need far more rows than the real dumps hold, yet real texts and
+    vectors (a random corpus would time another index). A subclass sets ``sources``
+    (dicts whose ``"steps"`` lists a real run's step windows) and implements
+    :meth:`run`: pick a source, then call :meth:`trajectory`, :meth:`windows` and
+    :meth:`records` in that order; :meth:`upsert_until` writes the runs. Every draw
+    comes from one seeded ``random.Random`` (and one numpy generator for the noise),
+    so a seed always builds the same collection.
+    """
+
+    sources: list[dict]
+
+    def __init__(self, *, noise: float, seed: int, trace_root: str) -> None:
+        self.rng = random.Random(seed)
+        self.np_rng = np.random.default_rng(seed)
+        self.noise = noise
+        self.trace_root = trace_root  # only written into the rows' trace URIs: nothing is stored there
+        self.made = 0
+        self.start = datetime(2026, 1, 1, tzinfo=timezone.utc)
+
+    def run(self) -> tuple[Trajectory, list[dict]]:
+        """One synthetic run and its records (the subclass's recombination)."""
+        raise NotImplementedError
+
+    def trajectory(self, outcome: Outcome, *, has_failure: bool, **fields: Any) -> Trajectory:
+        """The next run's metadata around ``fields`` (task, tools, ... of its source).
+
+        Its tenant follows the 70/10/10/10 split; a quarter of the runs whose source has
+        no failure row fail anyway (the sources have few failed runs, and the failure
+        filters need some); env and policy versions are drawn, and each run starts a
+        minute after the previous one.
+        """
+        from trajsearch.model import Outcome, Trajectory
+
+        number = self.made
+        self.made += 1
+        roll = self.rng.random()
+        tenant = BIG_TENANT if roll < 0.7 else SMALL_TENANTS[int((roll - 0.7) / 0.1) % 3]
+        if not has_failure and self.rng.random() < 0.25:
+            outcome = Outcome.failure
+        return Trajectory(
+            trajectory_id=f"syn-{number:06d}",
+            tenant=tenant,
+            env_version=self.rng.choice(ENV_VERSIONS),
+            policy_version=f"policy-{self.rng.randint(1, 3)}",
+            outcome=outcome,
+            reward=1.0 if outcome is Outcome.success else 0.0,
+            created_at=self.start + timedelta(minutes=number),
+            **fields,
+        )
+
+    def windows(self, source: dict) -> list:
+        """10-40 step windows: ``source``'s own, continued with the windows of other real runs."""
+        n = self.rng.randint(10, 40)
+        windows = list(source["steps"])
+        while len(windows) < n:
+            windows.extend(self.rng.choice(self.sources)["steps"])
+        return windows[:n]
+
+    def records(self, traj: Trajectory, picked: list[tuple[Row, Any]]) -> list[dict]:
+        """Full-schema records of ``traj``'s (row, real vector) pairs, each vector perturbed.
+
+        ``ingest.pipeline._record`` is the one row layout, so the synthetic rows carry
+        every field (and index) a real ingest writes.
+        """
+        from trajsearch.ingest.pipeline import _record
+
+        uri = f"file://{self.trace_root}/traces/{traj.tenant}/{traj.trajectory_id}.json.gz"
+        return [_record(traj, row, trace_uri=uri, chash="bench", vector=self.perturb(vector)) for row, vector in picked]
+
+    def upsert_until(self, index: Any, target: int, *, counts: Callable[[dict], bool] = lambda record: True,
+                     batch: int = 1_000) -> tuple[list[Trajectory], int, int]:
+        """Make runs and upsert their records into ``index``, ``batch`` at a time (bulk
+        ingest's write size), until ``target`` of the records ``counts`` accepts exist.
+
+        Not flushed: each benchmark times the flush its own way. Returns the runs made,
+        the records written and how many of them ``counts`` accepted.
+        """
+        made: list[Trajectory] = []
+        pending: list[dict] = []
+        written = counted = 0
+        while counted < target:
+            traj, records = self.run()
+            made.append(traj)
+            pending.extend(records)
+            counted += sum(map(counts, records))
+            while len(pending) >= batch:
+                index.upsert(pending[:batch])
+                written += batch
+                pending = pending[batch:]
+        index.upsert(pending)
+        return made, written + len(pending), counted
+
+    def perturb(self, vector: Any) -> list[float]:
+        """``vector`` plus Gaussian noise (std ``noise`` per dimension), re-normalised: near its
+        real source, yet distinct, so copies of one real row are distinct points to the index."""
+        v = np.asarray(vector, dtype=np.float32) + self.np_rng.normal(0.0, self.noise, len(vector)).astype(np.float32)
+        return (v / np.linalg.norm(v)).tolist()
 
 
 # -- output ------------------------------------------------------------------------------

@@ -33,51 +33,47 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import pickle
 import random
 import shutil
 import sys
 import time
 from collections import defaultdict
-from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any, Callable
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
-import numpy as np  # noqa: E402
 from _common import (  # noqa: E402
-    TAU_FILE,
+    BIG_TENANT as BIG,
+    SMALL_TENANTS as SMALL,
     CachedEmbedder,
     Stopwatch,
+    SyntheticRuns,
     TimedEmbedder,
+    embed_each,
+    load_model,
     machine_note,
+    open_store,
     p50,
     p95,
     peak_rss_mb,
     raw_encode,
     raw_encoder_name,
-    read_runs,
+    read_real_runs,
     rss_mb,
+    scratch_dir,
     spread,
-    swe_files,
     table,
 )
 
 from trajsearch import config  # noqa: E402
-from trajsearch.embed import load_embedder  # noqa: E402
-from trajsearch.ingest.pipeline import _record  # noqa: E402  (the one row layout)
 from trajsearch.model import Outcome, Trajectory  # noqa: E402
 from trajsearch.represent import Row, represent, row_id  # noqa: E402
 from trajsearch.search import Hit, TrajSearch  # noqa: E402
 from trajsearch.store.filters import Filters  # noqa: E402
 from trajsearch.store.index import COLLECTION, OUTPUT_FIELDS, SEARCH_PARAMS  # noqa: E402
 
-BIG, SMALL = "acme", ("t1", "t2", "t3")
-ENVS = ("env-1", "env-2", "env-3", "env-4")
 K = 10
 
 
@@ -87,8 +83,7 @@ K = 10
 def bench_ingest(model: Any, runs: list[Trajectory], workdir: Path) -> tuple[dict, list[dict]]:
     """Ingest through the façade, then raw-encode the same texts; return figures and rows."""
     timed = TimedEmbedder(model)
-    store = workdir / "ingest"
-    ts = TrajSearch.open(str(store / "milvus.db"), traces=str(store / "traces"), embedder=timed)
+    ts = open_store(workdir / "ingest", timed)
     texts = [row.text for t in runs for row in represent(t, window=ts.window)]
     model.encode(texts[:16])  # warm-up (first call pays one-off costs)
     with Stopwatch() as raw:
@@ -117,13 +112,11 @@ def bench_ingest(model: Any, runs: list[Trajectory], workdir: Path) -> tuple[dic
 # -- part B: synthetic rows from real material -------------------------------------------
 
 
-class RowFactory:
+class RowFactory(SyntheticRuns):
     """Synthetic runs whose rows carry real texts and perturbed real vectors."""
 
     def __init__(self, pool: list[dict], *, noise: float, seed: int) -> None:
-        self.rng = random.Random(seed)
-        self.np_rng = np.random.default_rng(seed)
-        self.noise = noise
+        super().__init__(noise=noise, seed=seed, trace_root="/tmp/trajsearch-bench")
         self.runs: dict[str, dict[str, Any]] = defaultdict(lambda: {"steps": []})
         for row in pool:
             run = self.runs[row["trajectory_id"]]
@@ -136,71 +129,37 @@ class RowFactory:
         self.sources = [r for r in self.runs.values() if "task" in r and "summary" in r and r["steps"]]
         self.all_steps = [s for r in self.sources for s in r["steps"]]
         self.failures = [r["failure"] for r in self.runs.values() if "failure" in r]
-        self.made = 0
-        self.start = datetime(2026, 1, 1, tzinfo=timezone.utc)
-
-    def _vector(self, base: Any) -> list[float]:
-        v = np.asarray(base, dtype=np.float32) + self.np_rng.normal(0.0, self.noise, len(base)).astype(np.float32)
-        return (v / np.linalg.norm(v)).tolist()
 
     def run(self) -> tuple[Trajectory, list[dict]]:
         """One synthetic run (10-40 step windows) and its full-schema records."""
         src = self.rng.choice(self.sources)
-        number = self.made
-        self.made += 1
-        roll = self.rng.random()
-        tenant = BIG if roll < 0.7 else SMALL[int((roll - 0.7) / 0.1) % 3]
-        outcome = Outcome(src["task"]["outcome"])
-        if "failure" not in src and self.rng.random() < 0.25:
-            outcome = Outcome.failure  # more failed runs than the sources have
-        traj = Trajectory(
-            trajectory_id=f"syn-{number:06d}",
-            tenant=tenant,
+        traj = self.trajectory(
+            Outcome(src["task"]["outcome"]),
+            has_failure="failure" in src,
             task=src["task"]["text"] or "task",
             task_id=src["task"]["task_id"] or None,
             task_family=src["task"]["task_family"] or None,
-            env_version=self.rng.choice(ENVS),
-            policy_version=f"policy-{self.rng.randint(1, 3)}",
             tools_available=list(src["task"]["tools"] or []),
-            outcome=outcome,
-            reward=1.0 if outcome is Outcome.success else 0.0,
-            created_at=self.start + timedelta(minutes=number),
         )
-        n_windows = self.rng.randint(10, 40)
-        steps = list(src["steps"])
-        while len(steps) < n_windows:  # continue with windows of other real runs
-            steps.extend(self.rng.choice(self.sources)["steps"])
+        steps = self.windows(src)
         picked: list[tuple[Row, Any]] = [
             (Row("task", -1, -1, src["task"]["text"]), src["task"]["embedding"]),
             (Row("summary", -1, -1, src["summary"]["text"]), src["summary"]["embedding"]),
         ]
-        for i, s in enumerate(steps[:n_windows]):
+        for i, s in enumerate(steps):
             picked.append((Row("step", 2 * i, 2 * i + 2, s["text"], list(s["steps"] or [])), s["embedding"]))
-        if outcome is not Outcome.success:
+        if traj.outcome is not Outcome.success:
             f = src.get("failure") or self.rng.choice(self.failures)
-            position = min(max(int(f["step_index"]), 0), 2 * n_windows)
+            position = min(max(int(f["step_index"]), 0), 2 * len(steps))
             picked.append((Row("failure", position, position, f["text"]), f["embedding"]))
-        uri = f"file:///tmp/trajsearch-bench/traces/{tenant}/{traj.trajectory_id}.json.gz"
-        records = [
-            _record(traj, row, trace_uri=uri, chash="bench", vector=self._vector(vec)) for row, vec in picked
-        ]
-        return traj, records
+        return traj, self.records(traj, picked)
 
 
-def fill(index: Any, factory: RowFactory, target: int, made: list[Trajectory], batch: int = 1_000) -> tuple[int, float]:
+def fill(index: Any, factory: RowFactory, target: int, made: list[Trajectory]) -> tuple[int, float]:
     """Upsert synthetic runs until the collection holds ``target`` rows; flush. Returns (rows, seconds)."""
-    have = index.count()
-    pending: list[dict] = []
+    missing = target - index.count()
     start = time.perf_counter()
-    while have + len(pending) < target:
-        traj, records = factory.run()
-        made.append(traj)
-        pending.extend(records)
-        while len(pending) >= batch:
-            index.upsert(pending[:batch])
-            have += batch
-            pending = pending[batch:]
-    index.upsert(pending)
+    made += factory.upsert_until(index, missing)[0]
     index.flush()
     return index.count(), time.perf_counter() - start
 
@@ -376,21 +335,16 @@ def main() -> int:
     rng = random.Random(args.seed)
     started = time.perf_counter()
 
-    workdir = args.workdir / f"run-{os.getpid()}"
-    shutil.rmtree(workdir, ignore_errors=True)
-    workdir.mkdir(parents=True)
+    workdir = scratch_dir(args.workdir)
     print(f"# trajsearch core benchmark\n\n{machine_note()}\nwork dir: {workdir}\n")
 
     # -- data and model
-    with Stopwatch() as sw:
-        tau, _ = read_runs([TAU_FILE])
-        swe, _ = read_runs(swe_files())
+    real = read_real_runs()
     n_swe = args.ingest_runs // 3
-    subset = spread(tau, args.ingest_runs - n_swe) + spread(swe, n_swe)
-    print(f"parsed {len(tau) + len(swe)} real runs with read_dump in {sw.seconds:.1f} s")
-    with Stopwatch() as sw:
-        model = load_embedder(args.model)
-    print(f"model {args.model} loaded in {sw.seconds:.1f} s\n")
+    subset = spread(real.tau, args.ingest_runs - n_swe) + spread(real.swe, n_swe)
+    print(f"parsed {len(real.runs)} real runs with read_dump in {real.seconds:.1f} s")
+    model, seconds = load_model(args.model)
+    print(f"model {args.model} loaded in {seconds:.1f} s\n")
 
     # -- part A
     pool_cache = args.workdir / "pool.pkl"
@@ -414,26 +368,20 @@ def main() -> int:
 
     # -- queries: real texts, embedded once, one at a time (an agent's query latency)
     # tasks and decisive-failure texts of all real runs (what agents and engineers ask with)
-    texts = [t.task for t in tau + swe]
-    texts += [row.text for t in tau + swe for row in represent(t) if row.level == "failure"]
+    texts = [t.task for t in real.runs]
+    texts += [row.text for t in real.runs for row in represent(t) if row.level == "failure"]
     distinct = list(dict.fromkeys(texts))
     queries = rng.sample(distinct, min(args.queries, len(distinct)))
     queries += [queries[i % len(queries)] for i in range(args.queries - len(queries))]  # repeat if short
-    model.encode(queries[:3])
-    per_query = []
+    query_vectors, per_query = embed_each(model, queries, warmup=queries[:3])
     vectors: dict[str, list[float]] = {r["text"]: list(r["embedding"]) for r in pool}
-    for q in queries:
-        start = time.perf_counter()
-        vec = model.encode([q])[0]
-        per_query.append(time.perf_counter() - start)
-        vectors[q] = vec.tolist()
+    vectors.update((q, vec.tolist()) for q, vec in zip(queries, query_vectors))
     cached = CachedEmbedder(model)
     cached.add(list(vectors), list(vectors.values()))
 
     # -- part B
     factory = RowFactory(pool, noise=args.noise, seed=args.seed)
-    store = workdir / "scale"
-    ts = TrajSearch.open(str(store / "milvus.db"), traces=str(store / "traces"), embedder=cached)
+    ts = open_store(workdir / "scale", cached)
     made: list[Trajectory] = []
     results: list[list] = []
     builds = []

@@ -41,48 +41,44 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-import os
 import random
 import re
 import shutil
 import sys
 import time
-from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any, Callable
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 import numpy as np  # noqa: E402
 from _common import (  # noqa: E402
-    TAU_FILE,
+    BIG_TENANT as BIG,
     CachedEmbedder,
     Stopwatch,
+    SyntheticRuns,
+    embed_each,
+    load_model,
     machine_note,
+    open_store,
     p50,
     p95,
     peak_rss_mb,
-    read_runs,
+    read_real_runs,
     rss_mb,
+    scratch_dir,
     spread,
-    swe_files,
     table,
 )
 
 from trajsearch import config  # noqa: E402
-from trajsearch.embed import load_embedder  # noqa: E402
 from trajsearch.fusion import looks_like_log  # noqa: E402
-from trajsearch.ingest.pipeline import _record  # noqa: E402  (the one row layout)
 from trajsearch.model import Outcome, Trajectory  # noqa: E402
 from trajsearch.represent import Row, WindowConfig, represent  # noqa: E402
 from trajsearch.search import TrajSearch  # noqa: E402
 from trajsearch.store.filters import Filters  # noqa: E402
 from trajsearch.store.index import IndexSettings, TrajectoryIndex  # noqa: E402
 
-BIG, SMALL = "acme", ("t1", "t2", "t3")
-ENVS = ("env-1", "env-2", "env-3", "env-4")
 K = 10
 MODES = ("dense", "lexical", "hybrid")
 _LINE_PREFIX = re.compile(r"^(\[step \d+\] )?(thought|action|result|error): ")
@@ -126,14 +122,13 @@ def pool_vectors(model: Any, texts: list[str], cache: Path, store: Path | None =
     return {t: have[key(t)] for t in texts}
 
 
-class RowFactory:
+class RowFactory(SyntheticRuns):
     """Synthetic runs recombined from real rows; vectors are perturbed real vectors."""
 
     def __init__(self, pooled: list[dict], vectors: dict[str, np.ndarray], lines: list[str], *,
                  swap: float, noise: float, seed: int) -> None:
-        self.rng = random.Random(seed)
-        self.np_rng = np.random.default_rng(seed)
-        self.vectors, self.lines, self.swap, self.noise = vectors, lines, swap, noise
+        super().__init__(noise=noise, seed=seed, trace_root="/tmp/trajsearch-bench-hybrid")
+        self.vectors, self.lines, self.swap = vectors, lines, swap
         by_run: dict[str, dict[str, Any]] = {}
         for item in pooled:
             run = by_run.setdefault(item["run"].trajectory_id, {"run": item["run"], "steps": []})
@@ -144,13 +139,6 @@ class RowFactory:
                 run[row.level] = row
         self.sources = [r for r in by_run.values() if "task" in r and "summary" in r and r["steps"]]
         self.failures = [r["failure"] for r in by_run.values() if "failure" in r]
-        self.made = 0
-        self.start = datetime(2026, 1, 1, tzinfo=timezone.utc)
-
-    def _vector(self, text: str) -> list[float]:
-        base = self.vectors[text]
-        v = base + self.np_rng.normal(0.0, self.noise, len(base)).astype(np.float32)
-        return (v / np.linalg.norm(v)).tolist()
 
     def _mutate(self, text: str) -> str:
         lines = text.splitlines()
@@ -159,54 +147,26 @@ class RowFactory:
     def run(self) -> tuple[Trajectory, list[dict]]:
         src = self.rng.choice(self.sources)
         real: Trajectory = src["run"]
-        number = self.made
-        self.made += 1
-        roll = self.rng.random()
-        tenant = BIG if roll < 0.7 else SMALL[int((roll - 0.7) / 0.1) % 3]
-        outcome = real.outcome
-        if "failure" not in src and self.rng.random() < 0.25:
-            outcome = Outcome.failure
-        traj = Trajectory(
-            trajectory_id=f"syn-{number:06d}", tenant=tenant, task=real.task or "task", task_id=real.task_id,
-            task_family=real.task_family, env_version=self.rng.choice(ENVS),
-            policy_version=f"policy-{self.rng.randint(1, 3)}", tools_available=list(real.tools_used or []),
-            outcome=outcome, reward=1.0 if outcome is Outcome.success else 0.0,
-            created_at=self.start + timedelta(minutes=number),
-        )
-        n_windows = self.rng.randint(10, 40)
-        windows = list(src["steps"])
-        while len(windows) < n_windows:
-            windows.extend(self.rng.choice(self.sources)["steps"])
+        traj = self.trajectory(real.outcome, has_failure="failure" in src, task=real.task or "task",
+                               task_id=real.task_id, task_family=real.task_family,
+                               tools_available=list(real.tools_used or []))
+        windows = self.windows(src)
+        # each row goes with the real text whose vector it gets (a mutated window keeps its base's)
         picked: list[tuple[Row, str]] = [(src["task"], src["task"].text), (src["summary"], src["summary"].text)]
-        for i, w in enumerate(windows[:n_windows]):
+        for i, w in enumerate(windows):
             text = self._mutate(w.text) if i >= len(src["steps"]) or self.rng.random() < 0.5 else w.text
             picked.append((Row("step", 2 * i, 2 * i + 2, text, w.steps), w.text))
-        if outcome not in (Outcome.success, Outcome.unknown):
+        if traj.outcome not in (Outcome.success, Outcome.unknown):
             f = src.get("failure") or self.rng.choice(self.failures)
-            position = min(max(f.step_index, 0), 2 * n_windows)
+            position = min(max(f.step_index, 0), 2 * len(windows))
             picked.append((Row("failure", position, position, f.text), f.text))
-        uri = f"file:///tmp/trajsearch-bench-hybrid/traces/{tenant}/{traj.trajectory_id}.json.gz"
-        return traj, [_record(traj, row, trace_uri=uri, chash="bench", vector=self._vector(base))
-                      for row, base in picked]
+        return traj, self.records(traj, [(row, self.vectors[base]) for row, base in picked])
 
 
-def fill(ts: TrajSearch, factory: RowFactory, steps: int, batch: int = 1_000) -> dict[str, Any]:
+def fill(ts: TrajSearch, factory: RowFactory, steps: int) -> dict[str, Any]:
     """Upsert synthetic runs until ``steps`` step rows exist; flush. Returns figures."""
-    pending: list[dict] = []
-    n_steps = n_rows = 0
-    runs: list[Trajectory] = []
     start = time.perf_counter()
-    while n_steps < steps:
-        traj, records = factory.run()
-        runs.append(traj)
-        pending.extend(records)
-        n_steps += sum(r["level"] == "step" for r in records)
-        while len(pending) >= batch:
-            ts.index.upsert(pending[:batch])
-            n_rows += batch
-            pending = pending[batch:]
-    ts.index.upsert(pending)
-    n_rows += len(pending)
+    runs, n_rows, n_steps = factory.upsert_until(ts.index, steps, counts=lambda r: r["level"] == "step")
     upserted = time.perf_counter() - start
     with Stopwatch() as sw:
         ts.index.flush()
@@ -322,18 +282,14 @@ def main() -> int:
     def stamp(msg: str) -> None:
         print(f"[{time.perf_counter() - started:4.0f} s] {msg}", flush=True)
 
-    tau, _ = read_runs([TAU_FILE])
-    swe, _ = read_runs(swe_files())
-    runs = tau + swe
-    with Stopwatch() as sw:
-        model = load_embedder(args.model)
-    stamp(f"{len(runs)} real runs parsed; model {args.model} loaded in {sw.seconds:.1f} s")
+    runs = read_real_runs().runs
+    model, seconds = load_model(args.model)
+    stamp(f"{len(runs)} real runs parsed; model {args.model} loaded in {seconds:.1f} s")
 
     cached = CachedEmbedder(model)
-    store = args.reuse or args.workdir / f"run-{os.getpid()}"
+    store = args.reuse or scratch_dir(args.workdir)
     build: dict[str, Any] = {}
     if args.reuse is None:
-        shutil.rmtree(store, ignore_errors=True)
         rows = material(runs)
         steps = [r for r in rows if r["row"].level == "step"]
         others = [r for r in rows if r["row"].level != "step"]
@@ -353,8 +309,8 @@ def main() -> int:
         factory = RowFactory(pooled, vectors, lines, swap=args.swap, noise=args.noise, seed=args.seed)
     calls = [0]
 
-    def open_store() -> TrajSearch:
-        ts = TrajSearch.open(str(store / "milvus.db"), traces=str(store / "traces"), embedder=cached)
+    def open_counting_store() -> TrajSearch:
+        ts = open_store(store, cached)
         search = ts.index.search
 
         def counting(*a: Any, **kw: Any) -> Any:
@@ -364,7 +320,7 @@ def main() -> int:
         ts.index.search = counting  # count dense calls (milvus group_by fallback), nothing else changes
         return ts
 
-    ts = open_store()
+    ts = open_counting_store()
     lexical: dict[str, Any] = {}
     try:
         if args.reuse is None:
@@ -377,12 +333,9 @@ def main() -> int:
         stamp(f"collection: {total} rows; tenant '{BIG}': {levels}")
 
         queries = pick_queries(ts, runs, args.queries, rng)
-        model.encode(["warm up the model"])
-        encode_s = []
-        for _, q in queries:
-            seconds, vec = timed(lambda: model.encode([q]))
-            encode_s.append(seconds)
-            cached.add([q], vec)
+        texts = [q for _, q in queries]
+        query_vectors, encode_s = embed_each(model, texts, warmup=["warm up the model"])
+        cached.add(texts, query_vectors)
         stamp(f"{len(queries)} queries ({sum(k == 'log' for k, _ in queries)} log lines, "
               f"{sum(k == 'prose' for k, _ in queries)} task texts) embedded one at a time "
               f"({type(model).__name__})")
@@ -396,7 +349,7 @@ def main() -> int:
         with Stopwatch() as sw:
             ts.close()
         lexical["close_save_s"] = sw.seconds
-        ts = open_store()
+        ts = open_counting_store()
         with Stopwatch() as sw:
             ts.index.lexical_search(probe, Filters(tenant=BIG), limit=ts.fusion.pool)
         lexical["first_query_load_s"] = sw.seconds
@@ -408,7 +361,7 @@ def main() -> int:
         ts.close()
         if mirror is not None:
             mirror.label.unlink(missing_ok=True)  # the saved copy no longer proves it is current: rebuild
-        ts = open_store()
+        ts = open_counting_store()
         rss0 = rss_mb()
         with Stopwatch() as sw:
             ts.index.lexical_search(probe, Filters(tenant=BIG), limit=ts.fusion.pool)

@@ -35,35 +35,31 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import re
-import shutil
 import sys
 from collections import Counter, defaultdict
 from math import comb
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 from _common import (  # noqa: E402
     SWE_DIR,
     TAU_FILE,
     CachedEmbedder,
     Stopwatch,
+    load_model,
     machine_note,
+    open_store,
     peak_rss_mb,
-    read_runs,
-    swe_files,
+    read_real_runs,
+    store_dir,
     table,
 )
 
 from trajsearch import config  # noqa: E402
-from trajsearch.embed import load_embedder  # noqa: E402
 from trajsearch.fusion import resolve_mode  # noqa: E402
 from trajsearch.model import Outcome  # noqa: E402
-from trajsearch.search import TrajSearch  # noqa: E402
 
 TENANT = "eval"
 LEVEL_SETS = {
@@ -133,27 +129,21 @@ def main() -> int:
     ap.add_argument("--json", type=Path, help="also write the figures here")
     args = ap.parse_args()
 
-    store = args.store or Path("/tmp/trajsearch-eval") / re.sub(r"[^A-Za-z0-9_.-]+", "-", args.model)
-    if args.fresh and store.exists():
-        shutil.rmtree(store)
-    store.mkdir(parents=True, exist_ok=True)
+    store = store_dir(args.store or Path("/tmp/trajsearch-eval") / re.sub(r"[^A-Za-z0-9_.-]+", "-", args.model),
+                      fresh=args.fresh)
     print(f"# trajsearch quality evaluation (leave-one-out)\n\n{machine_note()}\nstore: {store}\n")
 
-    with Stopwatch() as sw:
-        tau, tau_err = read_runs([TAU_FILE], tenant=TENANT)
-        swe, swe_err = read_runs(swe_files(), tenant=TENANT)
-    runs = tau + swe
-    dataset = {t.trajectory_id: "tau-bench" for t in tau} | {t.trajectory_id: "mini-swe-agent" for t in swe}
-    print(f"parsed {len(tau)} tau-bench + {len(swe)} mini-swe-agent runs in {sw.seconds:.1f} s "
-          f"({len(tau_err) + len(swe_err)} rejected) from {TAU_FILE.parent} and {SWE_DIR}")
-    if tau_err or swe_err:
-        for line in (tau_err + swe_err)[:5]:
-            print("  rejected:", line)
+    real = read_real_runs(tenant=TENANT)
+    runs = real.runs
+    dataset = {t.trajectory_id: "tau-bench" for t in real.tau} | {t.trajectory_id: "mini-swe-agent" for t in real.swe}
+    print(f"parsed {len(real.tau)} tau-bench + {len(real.swe)} mini-swe-agent runs in {real.seconds:.1f} s "
+          f"({len(real.rejected)} rejected) from {TAU_FILE.parent} and {SWE_DIR}")
+    for line in real.rejected[:5]:
+        print("  rejected:", line)
 
-    with Stopwatch() as sw:
-        model = load_embedder(args.model)
-    print(f"model {args.model} loaded in {sw.seconds:.1f} s")
-    ts = TrajSearch.open(str(store / "milvus.db"), traces=str(store / "traces"), embedder=model)
+    model, seconds = load_model(args.model)
+    print(f"model {args.model} loaded in {seconds:.1f} s")
+    ts = open_store(store, model)
     try:
         done = [0]
 

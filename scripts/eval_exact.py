@@ -48,10 +48,8 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import random
 import re
-import shutil
 import sys
 import time
 from collections import defaultdict
@@ -59,22 +57,20 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 from _common import (  # noqa: E402
-    TAU_FILE,
     CachedEmbedder,
     Stopwatch,
+    load_model,
     machine_note,
+    open_store,
     peak_rss_mb,
-    read_runs,
-    swe_files,
+    read_real_runs,
+    store_dir,
     table,
 )
 
 from trajsearch import config  # noqa: E402
-from trajsearch.embed import load_embedder  # noqa: E402
 from trajsearch.fusion import looks_like_log, rrf, weighted  # noqa: E402
 from trajsearch.ingest.adapters._common import decisive_line  # noqa: E402
 from trajsearch.model import Trajectory  # noqa: E402
@@ -254,18 +250,14 @@ def main() -> int:
     rng = random.Random(args.seed)
     print(f"# trajsearch exact-string evaluation\n\n{machine_note()}\n")
 
-    store = args.store / args.model.replace("/", "_")
-    if args.fresh:
-        shutil.rmtree(store, ignore_errors=True)
-    with Stopwatch() as sw:
-        tau, bad_tau = read_runs([TAU_FILE], tenant=TENANT)
-        swe, bad_swe = read_runs(swe_files(), tenant=TENANT)
-    runs = tau + swe
-    print(f"parsed {len(tau)} tau-bench + {len(swe)} mini-swe-agent runs ({len(bad_tau) + len(bad_swe)} rejected) "
-          f"in {sw.seconds:.1f} s")
-    model = load_embedder(args.model)
+    store = store_dir(args.store / args.model.replace("/", "_"), fresh=args.fresh)
+    real = read_real_runs(tenant=TENANT)
+    tau, swe, runs = real.tau, real.swe, real.runs
+    print(f"parsed {len(tau)} tau-bench + {len(swe)} mini-swe-agent runs ({len(real.rejected)} rejected) "
+          f"in {real.seconds:.1f} s")
+    model, _ = load_model(args.model)
     cached = CachedEmbedder(model)
-    ts = TrajSearch.open(str(store / "milvus.db"), traces=str(store / "traces"), embedder=cached)
+    ts = open_store(store, cached)
     try:
         with Stopwatch() as sw:
             report = ts.add(runs)
