@@ -36,7 +36,7 @@ re-implementation of ``TrajSearch._fused`` here with one change (RRF weights,
 first), checked against ``ts.search(mode="hybrid")``; how often verbatim-first
 changes the runs returned for long prose-like queries (task texts, failure
 rows); and how ``fusion.looks_like_log`` routes each class in auto mode, next to
-a proposed extension (``PROPOSED_SIGNS``) and its false positives on prose.
+its false positives on prose.
 Verbatim-first optimises exactly this metric, so read its row as "a holding
 row was always among the fused candidates", not as independent evidence.
 
@@ -94,12 +94,8 @@ _OUTPUT = re.compile(r"<output(?:_tail)?>\n?(.*?)</output(?:_tail)?>", re.S)
 #: What-if for auto mode: log signs fusion.looks_like_log misses, measured here (not in the package):
 #: a leading ``label:`` (``Error:``, ``bash: line 1:``, ``patch:``, ``TypeError:``), upper-case codes
 #: with digits (``HAT139``, ``L022``) and dunder names, enough on their own in a query of <= 16 words.
-PROPOSED_SIGNS = re.compile(r"^\s*[A-Za-z_][\w.]*:(\s|$)|\b[A-Z]{2,}\d+\b|\b__\w+__\b")
+AS_CONFIGURED = "as configured (RRF + verbatim-first)"
 OOD_TASKS = Path(__file__).resolve().parent / "ood_tasks.txt"
-
-
-def proposed_looks_like_log(text: str) -> bool:
-    return looks_like_log(text) or (bool(PROPOSED_SIGNS.search(text)) and len(text.split()) <= 16)
 
 
 # -- query lines -------------------------------------------------------------------------
@@ -178,7 +174,7 @@ def leg_ranks(ts: TrajSearch, line: str, containing: set[str], pool: int = 200) 
 
 
 def _norm(text: str) -> str:
-    return " ".join(text.split()).lower()
+    return " ".join(text.split())  # as TrajSearch._fused: whitespace-normalised, case kept
 
 
 #: Added to the fused score of a row holding the query verbatim: above any RRF or blend score.
@@ -190,7 +186,7 @@ def fused_variant(ts: TrajSearch, text: str, filters: Filters, k: int, *, weight
     """``TrajSearch._fused`` (hybrid, group_size 1) re-implemented with one change at a time, to measure
     proposals without touching the package: other RRF ``weights`` (default: FusionConfig's for
     this text), ``blend`` (fusion.weighted on min-max normalised cosine and BM25 instead of RRF), or
-    ``verbatim`` (rows whose text holds the query, whitespace- and case-normalised, go first; their
+    ``verbatim`` (rows whose text holds the query, whitespace-normalised, go first, as in the package; their
     text is already fetched, so this costs a substring test on at most 4k rows)."""
     weights = weights or ts.fusion.weights(text)
     pool = max(ts.fusion.pool, k * 5)
@@ -208,7 +204,7 @@ def fused_variant(ts: TrajSearch, text: str, filters: Filters, k: int, *, weight
     for rid in best:
         if rid in rows:
             row = dict(rows[rid], score=scores[rid])
-            if verbatim and needle in _norm(row["text"]):
+            if verbatim and len(needle) >= ts.fusion.verbatim_min_chars and needle in _norm(row["text"]):
                 row["score"] += VERBATIM_BOOST
             ranked.append(row)
     return [Hit.from_row(r) for r in _grouped(ranked, k, 1)]
@@ -216,14 +212,14 @@ def fused_variant(ts: TrajSearch, text: str, filters: Filters, k: int, *, weight
 
 def variants(spec: str) -> list[tuple[str, dict[str, Any]]]:
     """What-if fusion variants: the current config, RRF weights from ``spec``, blends, verbatim-first."""
-    out: list[tuple[str, dict[str, Any]]] = [("current FusionConfig (reproduced)", {})]
+    out: list[tuple[str, dict[str, Any]]] = [(AS_CONFIGURED, {"verbatim": True}),
+                                             ("RRF as configured, without verbatim-first", {})]
     for w in filter(None, spec.split(",")):
         wd, wl = (float(x) for x in w.split(":"))
         out.append((f"RRF {wd:g}:{wl:g} for every query", {"weights": (wd, wl)}))
     out += [
         ("blend 1:1 (fusion.weighted)", {"blend": True, "weights": (1.0, 1.0)}),
         ("blend 1:3 (fusion.weighted)", {"blend": True, "weights": (1.0, 3.0)}),
-        ("current + verbatim-first", {"verbatim": True}),
         ("RRF 1:1 + verbatim-first", {"verbatim": True, "weights": (1.0, 1.0)}),
     ]
     return out
@@ -385,7 +381,7 @@ def main() -> int:
                         for i, q in enumerate(queries[name]):
                             hits = fused_variant(ts, q, filters, K, **kw)
                             ranks.append(hit_ranks(hits, q))
-                            if not kw:
+                            if label == AS_CONFIGURED:
                                 total_q += 1
                                 same += ranks[-1] == results[name]["hybrid"][i]
                         row.append(share([r == 1 for r in ranks]))
@@ -399,8 +395,8 @@ def main() -> int:
                             *[share([r == 1 for r in results[c]["lexical"]]) for c in CLASSES],
                             share([r == 1 for r in total["lexical"]])])
             print("\n## what-if: hybrid hit@1 under fusion variants (re-implemented in this script)\n")
-            print(f"(current FusionConfig: log {ts.fusion.log_weights}, prose {ts.fusion.prose_weights}, pool "
-                  f"{ts.fusion.pool}; the reproduction agrees with ts.search(mode='hybrid') on the hit rank of "
+            print(f"(FusionConfig: log {ts.fusion.log_weights}, prose {ts.fusion.prose_weights}, pool "
+                  f"{ts.fusion.pool}; '{AS_CONFIGURED}' agrees with ts.search(mode='hybrid') on the hit rank of "
                   f"{same}/{total_q} queries; {sw_w.seconds:.0f} s)\n")
             print(table(["variant", *CLASSES, "all"], what_if))
 
@@ -423,30 +419,16 @@ def main() -> int:
             print("\n## side effects of verbatim-first on long, prose-like hybrid queries\n")
             print(table(["queries", "n", "top-5 runs changed", "top-1 run changed"], side))
 
-        # -- auto-mode routing: fusion.looks_like_log vs a proposed extension (pure computation)
+        # -- auto-mode routing: what fusion.looks_like_log sends to hybrid (pure computation)
         prose = [r.task for r in runs] + [ln.strip() for ln in OOD_TASKS.read_text().splitlines()
                                            if ln.strip() and not ln.startswith("#")]
         prose = list(dict.fromkeys(prose))
-        route_rows = []
-        verbatim = variant_ranks.get("current + verbatim-first", {})
-        for name in CLASSES:
-            qs = queries[name]
-            now = [looks_like_log(q) for q in qs]
-            new = [proposed_looks_like_log(q) for q in qs]
-            auto_new = [h if log else d for log, h, d in zip(new, results[name]["hybrid"], results[name]["dense"])]
-            row = [name, share(now), share(new), share([r == 1 for r in results[name]["auto"]]),
-                   share([r == 1 for r in auto_new])]
-            if verbatim:
-                both = [v if log else d for log, v, d in zip(new, verbatim[name], results[name]["dense"])]
-                row.append(share([r == 1 for r in both]))
-            route_rows.append(row)
+        route_rows = [[name, share([looks_like_log(q) for q in queries[name]]),
+                       share([r == 1 for r in results[name]["auto"]])] for name in CLASSES]
         route_rows.append(["prose: task texts + scripts/ood_tasks.txt (false positives)",
-                           share([looks_like_log(t) for t in prose]), share([proposed_looks_like_log(t) for t in prose]),
-                           "", ""] + ([""] if verbatim else []))
-        print("\n## auto mode: share routed to hybrid, and auto hit@1, with fusion.looks_like_log as is vs the "
-              "proposed extension (PROPOSED_SIGNS in this script)\n")
-        print(table(["class", "log-like now", "log-like proposed", "auto @1 now", "auto @1 proposed routing",
-                     *(["auto @1 proposed routing + verbatim-first"] if verbatim else [])], route_rows))
+                           share([looks_like_log(t) for t in prose]), ""])
+        print("\n## auto mode: share routed to hybrid (fusion.looks_like_log), and auto hit@1\n")
+        print(table(["class", "routed to hybrid", "auto @1"], route_rows))
 
         print(f"\nvector-cache misses during queries: {cached.misses - misses_before}; peak RSS {peak_rss_mb():.0f} MiB; "
               f"total {time.perf_counter() - started:.0f} s")
