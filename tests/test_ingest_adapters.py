@@ -216,3 +216,13 @@ def test_span_without_ids_is_a_clear_rejection_and_the_rest_lands(tmp_path: Path
                       ("line 3", "malformed JSON: Expecting property name enclosed in double quotes at column 2")]
     assert {r.trajectory.trajectory_id for r in results if r.ok} == {
         "oi:6a5f1d0c2e8b4b7a9c3d2e1f0a9b8c7d", "oi:7b6e2e1d3f9c5c8b0d4e3f2a1b0c9d8e"}
+
+
+def test_swe_agent_record_without_a_task_is_rejected_with_the_reason(tmp_path: Path) -> None:
+    record = json.loads(SWE.read_text())
+    record.pop("replay_config")
+    record["history"] = [m for m in record["history"] if m.get("role") != "user"]
+    broken = tmp_path / "no-task.traj"
+    broken.write_text(json.dumps(record))
+    [result] = list(read_dump(broken, tenant="acme", fmt="swe-agent"))
+    assert not result.ok and "no task" in result.error

@@ -38,7 +38,10 @@ from typing import Any
 
 from trajsearch.model import Failure, Outcome, Trajectory
 
-from ._common import Context, build, clip_step_text, clip_task, content_text, decisive_line, json_object, list_field, safe_id, short
+from ._common import (
+    Context, RecordError, build, clip_step_text, clip_task, content_text, decisive_line, json_object, list_field, safe_id,
+    short,
+)
 
 NAME = "swe-agent"
 SWE_AGENT_TOOLS = frozenset({
