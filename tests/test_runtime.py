@@ -16,12 +16,12 @@ from tokenizers import Tokenizer
 
 from trajsearch.model import Failure
 from trajsearch.runtime import (
-    AdviceConfig, DuplicatePolicy, FormatConfig, GenerationError, LoopConfig, MaxIterationsExceeded,
+    AdviceConfig, GenerationError, LoopConfig, MaxIterationsExceeded,
     NoveltyConfig, QualityRules, RerankConfig, Retrieval, RetrievalError, RetrievalLoop, Runtime, RuntimeConfig,
     RuntimeContext, StalenessRules, Strategy, TTLCache,
 )
 from trajsearch.runtime import loop as loop_module
-from trajsearch.runtime.advice import Exemplar, FailureWarning
+from trajsearch.runtime.advice import Exemplar
 from trajsearch.runtime.curate import check
 
 from conftest import BASE_TIME, failing_run, make_run

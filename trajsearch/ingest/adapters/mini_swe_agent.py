@@ -39,7 +39,6 @@ Mapping
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 from typing import Any
