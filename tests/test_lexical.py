@@ -423,3 +423,86 @@ def test_load_refuses_unusable_files(tmp_path: Any) -> None:
         LexicalIndex.load(saved)
     empty = tmp_path / "empty.npz"
     assert LexicalIndex().save(empty) == 0 and len(LexicalIndex.load(empty)) == 0
+
+
+#: Texts that stress the word-by-word counting of from_rows: chunks split many ways,
+#: several chunks per whitespace word, a chunk too long to keep whole, punctuation-only
+#: words, non-ASCII, repeated words and lines.
+TRICKY = [
+    "ModuleNotFoundError: No module named 'yaml' (exit code 137)",
+    "File \"/testbed/pvlib/tools.py\", line 42, in run_tests: KeyError: 'user_id'",
+    "--tb=short -x ./src/app/main.py:12:5 os.path.join(a,b) pydicom-1694 python3 --- | >>> ...",
+    "key=value,other=thing;x=y foo,foo,foo getUserDetails HTTPServerError v2.0.1-rc1",
+    "a" * 130 + "_" + "b" * 30 + " " + "c/" * 70 + "tail.py",
+    "naïve café → résumé 東京 Straße İstanbul ÆØÅ",
+    "exit code 1\nexit code 1\nexit code 1\n" * 20,
+    "", "   ", "!!! ??? ...",
+]
+
+
+def _mixed_rows(rng: random.Random, n: int) -> list[dict[str, Any]]:
+    rows = []
+    for i in range(n):
+        parts = rng.choices(TRICKY + DISTRACTORS, k=rng.randint(1, 4)) + rng.choices(WORDS, k=rng.randint(0, 5))
+        rng.shuffle(parts)
+        rows.append(row(f"r{i}", "\n".join(parts), tenant=rng.choice(["a", "b", "c"]),
+                        level=rng.choice(["step", "failure"]), trajectory_id=f"T{rng.randrange(8)}",
+                        tools=rng.sample(["bash", "grep", "pytest"], rng.randrange(3)), created_at=rng.randrange(10)))
+    return rows
+
+
+def _same_results(a: LexicalIndex, b: LexicalIndex, queries: list[str]) -> None:
+    assert sorted(a.ids()) == sorted(b.ids()) and sorted(a.tenants()) == sorted(b.tenants())
+    for tenant in a.tenants():
+        assert sorted(a.ids(tenant)) == sorted(b.ids(tenant))
+        for f in (Filters(tenant=tenant), Filters(tenant=tenant, levels=("failure",), tools=("bash",)),
+                  Filters(tenant=tenant, exclude_trajectory_ids=("T1", "T2"), created_after=5)):
+            for query in queries:
+                assert a.search(query, f, 50) == b.search(query, f, 50), (tenant, f, query)
+
+
+@pytest.mark.parametrize("batch", [7, 4_096])
+def test_from_rows_equals_upserting_the_same_rows(batch: int) -> None:
+    """The bulk build gives the very index upsert + refresh gives: same rows, same scores, same order."""
+    rng = random.Random(21)
+    rows = _mixed_rows(rng, 300)
+    # ids that come again (a later row replaces an earlier one, also across tenants)
+    rows += [dict(r, text=r["text"] + " replaced yaml", tenant=rng.choice(["a", "b", "c"]))
+             for r in rng.sample(rows, 40)]
+    rows += [row("lone", "exit code 137", tenant="tiny"), row("blank", "", tenant="blank")]  # small tenants
+    incremental = LexicalIndex()
+    incremental.upsert(rows)
+    incremental.refresh()
+    bulk = LexicalIndex.from_rows(iter(rows), batch=batch)
+    queries = [*TRICKY[:6], *DISTRACTORS, "exit code 1", "replaced yaml", "os.path.join", "tools.py", "résumé",
+               "a" * 130, "src/app/main.py run_tests", "exit code 1 exit code 1"]
+    _same_results(incremental, bulk, queries)
+    # ... and it carries on like any index: changes, deletes, save and load
+    for ix in (incremental, bulk):
+        ix.upsert([row("new", "exit code 137 brand new", tenant="a")])
+        ix.delete(["r1", "r2"])
+        ix.delete_where("b", "T3")
+    _same_results(incremental, bulk, queries + ["brand new"])
+
+
+def test_from_rows_counts_every_token_like_tokenize() -> None:
+    """Scores depend on each term's count and the row length: a term-by-term check on tricky texts."""
+    from trajsearch.store.tokenize import tokenize
+
+    rows = [row(f"t{i}", text) for i, text in enumerate(TRICKY)] + [row("many", "ab " * 70_000)]  # tf capped
+    bulk, incremental = LexicalIndex.from_rows(rows), LexicalIndex()
+    incremental.upsert(rows)
+    f = Filters(tenant="acme")
+    for text in TRICKY + ["ab ab"]:
+        for term in dict.fromkeys(tokenize(text)):
+            assert bulk.search(term, f, 100) == incremental.search(term, f, 100), term
+
+
+def test_from_rows_with_another_tokenizer_and_no_rows() -> None:
+    tok = lambda s: s.lower().split()  # noqa: E731
+    rows = _mixed_rows(random.Random(4), 60)
+    incremental = LexicalIndex(tokenizer=tok)
+    incremental.upsert(rows)
+    _same_results(incremental, LexicalIndex.from_rows(rows, tokenizer=tok, batch=16), ["exit code 1", "keyerror:"])
+    empty = LexicalIndex.from_rows([])
+    assert len(empty) == 0 and empty.search("exit", Filters(tenant="acme"), 10) == []

@@ -11,7 +11,9 @@ collection records (a collection property):
    into both the file's label and the collection.
 
 A stale or missing file is never repaired in place: the index is rebuilt from
-the collection on the first lexical query (minutes at 100k long rows, once).
+the collection on the first lexical query, once: about 65 s at 110k rows of
+~2,000 chars on 2 cores (``scripts/bench_rebuild.py``), some 40% of it reading
+the rows out of Milvus Lite.
 Milvus Lite allows one process per data directory, so no writer can bypass this.
 """
 
@@ -85,14 +87,7 @@ class LexicalMirror:
 
     def _rebuild(self) -> LexicalIndex:
         started = time.monotonic()
-        index = LexicalIndex()
-        batch: list[Mapping[str, Any]] = []
-        for row in self._rows():
-            batch.append(row)
-            if len(batch) >= 5_000:
-                index.upsert(batch)
-                batch = []
-        index.upsert(batch)
+        index = LexicalIndex.from_rows(self._rows())  # counted in batches as they stream in
         log.info("rebuilt lexical index (%d rows) in %.1f s", len(index), time.monotonic() - started)
         self._dirty = True  # worth saving: the next open loads instead of rebuilding
         return index
