@@ -37,18 +37,13 @@ class AdviceConfig:
     warning_outcomes: tuple[str, ...] = ("failure",)
 
 
-@dataclass
-class Exemplar:
-    """A successful past run to adapt."""
+class _Provenance:
+    """Where an item came from, shown with it (the fields every exemplar and warning has)."""
 
     trajectory_id: str
     trace_uri: str
     env_version: str
     similarity: float
-    score: float
-    features: dict[str, float]
-    text: str
-    trajectory: Trajectory | None = None
 
     def provenance(self) -> dict[str, Any]:
         return {
@@ -60,6 +55,20 @@ class Exemplar:
 
 
 @dataclass
+class Exemplar(_Provenance):
+    """A successful past run to adapt."""
+
+    trajectory_id: str
+    trace_uri: str
+    env_version: str
+    similarity: float
+    score: float
+    features: dict[str, float]
+    text: str
+    trajectory: Trajectory | None = None
+
+
+@dataclass
 class ExemplarSet:
     strategy: Strategy
     best_similarity: float | None
@@ -67,7 +76,7 @@ class ExemplarSet:
 
 
 @dataclass
-class FailureWarning:
+class FailureWarning(_Provenance):
     """A failed past run: what not to do, with the error, its cause and fix where recorded."""
 
     trajectory_id: str
@@ -80,14 +89,6 @@ class FailureWarning:
     fix: str | None = None
     what_failed: str | None = None
     failing_step: str | None = None
-
-    def provenance(self) -> dict[str, Any]:
-        return {
-            "trajectory_id": self.trajectory_id,
-            "trace_uri": self.trace_uri,
-            "env_version": self.env_version,
-            "similarity": round(self.similarity, 3),
-        }
 
 
 def search(

@@ -86,17 +86,21 @@ class Filters:
         if self.created_after is not None and not isinstance(self.created_after, int):
             raise TypeError("created_after must be epoch seconds (int)")
 
-    def to_expr(self) -> str:
-        """The Milvus boolean expression for these filters."""
-        parts = [f"tenant == {quote(self.tenant)}"]
-        for name, values in (
+    def _one_of(self) -> tuple[tuple[str, tuple[str, ...]], ...]:
+        """(field, allowed values) of every "field is one of" constraint: one list for both evaluators."""
+        return (
             ("level", self.levels),
             ("outcome", self.outcomes),
             ("env_version", self.env_versions),
             ("policy_version", self.policy_versions),
             ("task_family", self.task_families),
             ("trajectory_id", self.trajectory_ids),
-        ):
+        )
+
+    def to_expr(self) -> str:
+        """The Milvus boolean expression for these filters."""
+        parts = [f"tenant == {quote(self.tenant)}"]
+        for name, values in self._one_of():
             if values:
                 parts.append(_in(name, values))
         if self.exclude_trajectory_ids:
@@ -111,14 +115,7 @@ class Filters:
         """The same rules as :meth:`to_expr`, evaluated on one row (a dict of fields)."""
         if row.get("tenant") != self.tenant:
             return False
-        for name, values in (
-            ("level", self.levels),
-            ("outcome", self.outcomes),
-            ("env_version", self.env_versions),
-            ("policy_version", self.policy_versions),
-            ("task_family", self.task_families),
-            ("trajectory_id", self.trajectory_ids),
-        ):
+        for name, values in self._one_of():
             if values and row.get(name) not in values:
                 return False
         if self.exclude_trajectory_ids and row.get("trajectory_id") in self.exclude_trajectory_ids:
