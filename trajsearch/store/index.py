@@ -242,7 +242,7 @@ class TrajectoryIndex:
     def get(self, ids: Iterable[str], filters: Filters, fields: list[str] | None = None) -> list[dict]:
         """Rows by primary key, still inside ``filters``.
 
-        A primary-key ``get`` (about 2 ms at 100k rows) with the filters applied to the
+        A primary-key ``get`` (about 0.6 ms per id at 110k rows) with the filters applied to the
         returned rows by :meth:`Filters.matches`; an ``id in [...] and tenant == ...``
         query expression makes milvus-lite scan instead (hundreds of ms at 100k).
         """
