@@ -3,8 +3,8 @@
 1. Rate. A dump built from ../shared/data (tau-bench runs; ``--rate-runs``) is
    ingested with the real embedding model into a fresh embedded store. In
    the same process the model then embeds exactly the texts the ingest
-   produced, with the same batch size, straight through sentence-transformers
-   (no trajsearch code around it). Target: ingest rows/s >= 85% of raw
+   produced, with the same batch size, straight through the model (sentence-
+   transformers, or for the ONNX default its own encode). Target: ingest rows/s >= 85% of raw
    texts/s, i.e. reading, hashing, trace writes and Milvus writes hide behind
    embedding.
 2. Memory. Dumps 1x and 4x as large (tau-bench + mini-swe-agent runs,
@@ -34,13 +34,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "data"
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-
-def peak_rss_mb() -> float:
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith("VmHWM:"):
-            return int(line.split()[1]) / 1024
-    return float("nan")
+from _common import peak_rss_mb, raw_encode, raw_encoder_name  # noqa: E402
 
 
 def tau_runs() -> list[dict]:
@@ -100,16 +96,16 @@ def rate(args: argparse.Namespace) -> dict:
         result = run_ingest(ts, IngestJob([dump], tenant="bench", state_dir=work / "state"),
                             indexer_options={"embed_batch_size": args.batch_size})
         ingest_s = time.perf_counter() - start
-    model = embedder._model  # the raw model: sentence-transformers, nothing of ours around it
-    start = time.perf_counter()
+    start = time.perf_counter()  # the model with nothing of ours around it, where it can be reached
     for i in range(0, len(texts), 256):
-        model.encode(texts[i : i + 256], batch_size=args.batch_size, normalize_embeddings=True, show_progress_bar=False)
+        raw_encode(embedder, texts[i : i + 256], batch_size=args.batch_size)
     raw_s = time.perf_counter() - start
     rows = result.report.rows
     return {
         "runs": result.report.ingested, "rows": rows, "ingest_seconds": round(ingest_s, 1),
         "ingest_rows_per_s": round(rows / ingest_s, 1), "raw_model_texts_per_s": round(len(texts) / raw_s, 1),
         "ratio": round((rows / ingest_s) / (len(texts) / raw_s), 3), "model": args.model,
+        "raw": raw_encoder_name(embedder),
         "embed_batch_size": args.batch_size,
     }
 
