@@ -452,6 +452,10 @@ def test_graceful_stop_drains_in_flight_calls(tmp_path, keys):
     worker = threading.Thread(target=ingest)
     worker.start()
     assert started.wait(30)
+    deadline = time.monotonic() + 30
+    while srv.metrics.in_flight < 1:  # the stream has reached the server: it is in flight, not merely started
+        assert time.monotonic() < deadline, "the ingest stream never reached the server"
+        time.sleep(0.01)
     stopper = threading.Thread(target=srv.stop, kwargs={"grace": 20})
     stopper.start()
     deadline = time.monotonic() + 30
