@@ -21,13 +21,13 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import threading
 import time
 import uuid
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Mapping
 
+from ..fsutil import atomic_write
 from .filters import Filters
 from .lexical import LexicalIndex
 
@@ -124,8 +124,6 @@ class LexicalMirror:
                 return
             generation = uuid.uuid4().hex
             self._index.save(self.path)
-            tmp = self.label.with_suffix(".json.tmp")
-            tmp.write_text(json.dumps({"generation": generation}))
-            os.replace(tmp, self.label)
+            atomic_write(self.label, json.dumps({"generation": generation}).encode())
             self._set_generation(generation)
             self._saved_at, self._dirty, self._stamped = time.monotonic(), False, False
