@@ -37,8 +37,9 @@ class AdviceConfig:
     warning_outcomes: tuple[str, ...] = ("failure",)
 
 
+@dataclass
 class _Provenance:
-    """Where an item came from, shown with it (the fields every exemplar and warning has)."""
+    """Where an item came from, shown with it (the fields every exemplar and warning starts with)."""
 
     trajectory_id: str
     trace_uri: str
@@ -58,10 +59,6 @@ class _Provenance:
 class Exemplar(_Provenance):
     """A successful past run to adapt."""
 
-    trajectory_id: str
-    trace_uri: str
-    env_version: str
-    similarity: float
     score: float
     features: dict[str, float]
     text: str
@@ -79,10 +76,6 @@ class ExemplarSet:
 class FailureWarning(_Provenance):
     """A failed past run: what not to do, with the error, its cause and fix where recorded."""
 
-    trajectory_id: str
-    trace_uri: str
-    env_version: str
-    similarity: float
     task: str
     error: str
     cause: str | None = None
