@@ -26,32 +26,19 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Sequence
 
-import numpy as np
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from trajsearch.embed import load_embedder
-from trajsearch.ingest.read import read_dump
-from trajsearch.model import Trajectory
-from trajsearch.runtime import AdviceConfig, NoveltyConfig, RerankConfig, Runtime, RuntimeConfig, RuntimeContext
-from trajsearch.runtime.advice import search
-from trajsearch.search import TrajSearch
+from _common import CachedEmbedder  # noqa: E402
+from trajsearch.embed import load_embedder  # noqa: E402
+from trajsearch.ingest.read import read_dump  # noqa: E402
+from trajsearch.model import Trajectory  # noqa: E402
+from trajsearch.runtime import AdviceConfig, NoveltyConfig, RerankConfig, Runtime, RuntimeConfig, RuntimeContext  # noqa: E402
+from trajsearch.runtime.advice import search  # noqa: E402
+from trajsearch.search import TrajSearch  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 TENANT = "eval"
 K = 3
-
-
-class MemoEmbedder:
-    """The real embedder with a per-process memo: the same query is embedded once across configs."""
-
-    def __init__(self, inner) -> None:
-        self.inner, self.name, self.dim = inner, inner.name, inner.dim
-        self.memo: dict[str, np.ndarray] = {}
-
-    def encode(self, texts: Sequence[str], *, batch_size: int = 64) -> np.ndarray:
-        missing = [t for t in dict.fromkeys(texts) if t not in self.memo]
-        if missing:
-            self.memo.update(zip(missing, self.inner.encode(missing, batch_size=batch_size)))
-        return np.stack([self.memo[t] for t in texts]) if texts else self.inner.encode([])
 
 
 def ood_tasks(path: Path) -> list[str]:
@@ -89,7 +76,7 @@ def main() -> int:
     args = parser.parse_args()
 
     started = time.time()
-    embedder = MemoEmbedder(load_embedder("all-MiniLM-L6-v2"))
+    embedder = CachedEmbedder(load_embedder("all-MiniLM-L6-v2"))  # each text embedded once across configs
     ts = TrajSearch.open(f"{args.cache}/milvus.db", traces=f"{args.cache}/traces", embedder=embedder)
     runs: list[Trajectory] = [p.trajectory for p in read_dump(args.data, tenant=TENANT) if p.trajectory]
     report = ts.add(runs)
