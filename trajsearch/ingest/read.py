@@ -4,21 +4,13 @@ Operators feed us whatever their agents wrote, so every record gets its own
 verdict: a trajectory, or a specific reason naming the file, the position and
 the field.
 
-Streaming, so memory stays flat however large the dump:
-- JSONL is parsed line by line (a line over ``MAX_LINE_BYTES`` is skipped with
-  an error); a resumed read seeks straight to the byte offset after the last
-  committed line (for ``.gz`` the stream is decompressed up to it).
-- JSON arrays, and OTLP files holding one big ``resourceSpans`` list, are read
-  item by item with ``ijson`` when it is installed; without it a JSON file is
-  loaded whole (memory bound: one file). A single-run file (``.traj``,
-  ``.traj.json``, ATIF) is one record.
-- ``.gz`` files (recognised by their magic bytes) are decompressed on the fly;
-  a truncated stream yields the records before the break, then one error.
-- Span formats (OTel GenAI, OpenInference, LangSmith, Langfuse) are grouped
-  into runs through an on-disk spool (SQLite in a temporary directory), so a
-  trace may be spread over many lines and files of one input and the memory
-  bound is one run, not one file. A directory's span files of one format form
-  one *unit*; every other file is a unit of its own.
+The pieces: ``sources`` turns files into JSON values (gzip, JSONL, arrays,
+concatenated objects), ``detect`` asks the adapters which format a file is,
+the adapters map records to trajectories, and ``spool`` groups the spans of
+span formats into runs. This module plans the *units* of an input (a file; or
+every span file of one format under a directory, read together since a trace
+may be spread over them) and reads them: per record, per whole file (formats
+where a file is one run, ``WHOLE_FILE``), or per group of spans.
 
 Each ``Parsed`` carries its unit, its ordinal ``seq`` in the unit and, for
 JSONL, a ``cursor`` (byte offset, line number) after it: what a checkpoint
@@ -27,56 +19,26 @@ needs to resume a unit exactly where the last committed record ended.
 
 from __future__ import annotations
 
-import gzip
 import hashlib
-import json
-import os
-import re
-import sqlite3
-import tempfile
-import zlib
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import IO, Any, Callable, Iterator, Mapping
+from typing import Any, Callable, Iterator, Mapping
 
 from pydantic import ValidationError
 
 from trajsearch.model import Trajectory, valid_tenant
 
-from .adapters import FORMATS, Context, RecordError, adapter_for, format_of, is_grouped
+from . import sources
+from .adapters import Context, RecordError, adapter_for, is_grouped
 from .adapters._common import DEFAULT_TENANT
-from .adapters._spans import Node
+from .detect import detect_format
+from .sources import PEEK_BYTES, OnBytes, Record
+from .spool import Spool
 
-try:  # optional: streams JSON arrays and big OTLP objects item by item
-    import ijson
-except ImportError:  # pragma: no cover - exercised only where ijson is missing
-    ijson = None
-
-#: A longer JSONL line is skipped with an error instead of being held in memory.
-MAX_LINE_BYTES = 64 * 1024 * 1024
-PEEK_BYTES = 64 * 1024
 DUMP_SUFFIXES = (".jsonl", ".ndjson", ".json", ".traj")
 #: Files that sit beside runs in known dump layouts but hold no runs.
 SIDECAR_NAMES = frozenset({"preds.json"})
 GROUP_BY = ("trace", "conversation")
-
-_SIGNATURES = (
-    ("native", re.compile(r'^[\[\s]*\{\s*"trajectory_id"\s*:')),
-    (
-        "mini-swe-agent",
-        re.compile(
-            r'"trajectory_format"\s*:\s*"mini-swe-agent|"mini_version"\s*:|"agent_type"\s*:\s*"minisweagent'
-        ),
-    ),
-    ("tau-bench", re.compile(r'"traj"\s*:\s*\[')),
-    ("atif", re.compile(r'"schema_version"\s*:\s*"ATIF', re.I)),
-    ("swe-agent", re.compile(r'"environment"\s*:\s*"swe_main"|"swe_agent_version"\s*:|"replay_config"\s*:')),
-    ("openinference", re.compile(r'"openinference\.span\.kind"|"key"\s*:\s*"openinference\.span\.kind"')),
-    ("otel-genai", re.compile(r'"resourceSpans"[\s\S]*"gen_ai\.|"gen_ai\.operation\.name"')),
-    ("langsmith", re.compile(r'"run_type"\s*:\s*"(?:chain|llm|tool|retriever|prompt|parser|embedding)"')),
-    ("langfuse", re.compile(r'"traceId"\s*:[\s\S]*"type"\s*:\s*"(?:GENERATION|SPAN|EVENT|TOOL|AGENT)"')),
-)
-_GZIP_ERRORS = (EOFError, OSError, zlib.error)
 
 
 @dataclass(frozen=True)
@@ -132,246 +94,6 @@ def _size(path: Path) -> int:
         return path.stat().st_size
     except OSError:
         return 0
-
-
-# -- opening and peeking -----------------------------------------------------------------
-
-
-class _Source:
-    """A dump file opened for reading (gunzipped if needed), reporting raw bytes consumed."""
-
-    def __init__(self, path: Path, on_bytes: Callable[[int], None] | None = None) -> None:
-        self.raw = open(path, "rb")
-        magic = self.raw.read(2)
-        self.raw.seek(0)
-        self.stream: IO[bytes] = gzip.GzipFile(fileobj=self.raw, mode="rb") if magic == b"\x1f\x8b" else self.raw
-        self.on_bytes = on_bytes
-        self._reported = 0
-
-    def report(self) -> None:
-        if self.on_bytes is not None:
-            try:
-                pos = self.raw.tell()
-            except (OSError, ValueError):
-                return
-            if pos > self._reported:
-                self.on_bytes(pos - self._reported)
-                self._reported = pos
-
-    def close(self) -> None:
-        self.report()
-        try:
-            if self.stream is not self.raw:
-                self.stream.close()
-        finally:
-            self.raw.close()
-
-    def __enter__(self) -> _Source:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-
-def _open(path: Path) -> IO[bytes]:
-    with open(path, "rb") as raw:
-        magic = raw.read(2)
-    return gzip.open(path, "rb") if magic == b"\x1f\x8b" else open(path, "rb")
-
-
-def _peek(path: Path) -> str:
-    """Up to PEEK_BYTES of decoded text (whatever is readable of a broken .gz)."""
-    chunks: list[bytes] = []
-    size = 0
-    try:
-        with _open(path) as f:
-            while size < PEEK_BYTES and (chunk := f.read(4096)):
-                chunks.append(chunk)
-                size += len(chunk)
-    except _GZIP_ERRORS:
-        pass
-    return b"".join(chunks).decode("utf-8", errors="replace")
-
-
-def _format_of_text(head: str) -> str | None:
-    text = head.lstrip("\ufeff \t\r\n")
-    if not text:
-        return None
-    try:
-        first = json.loads(text.split("\n", 1)[0])
-    except ValueError:
-        first = None
-    if isinstance(first, list) and first:
-        first = first[0]
-    if isinstance(first, dict):
-        return format_of(first)
-    return next((fmt for fmt, sig in _SIGNATURES if sig.search(text)), None)
-
-
-def _format_of_first_item(path: Path) -> str | None:
-    """The format of the first element of a JSON array, read incrementally."""
-    if ijson is None:
-        return None
-    try:
-        with _open(path) as f:
-            for item in ijson.items(f, "item", use_float=True):
-                return format_of(item)
-    except (ValueError, *_GZIP_ERRORS, Exception):  # ijson raises its own JSONError subclasses
-        return None
-    return None
-
-
-def _format_of_whole_json(path: Path) -> str | None:
-    try:
-        with _open(path) as f:
-            data = json.loads(f.read())
-    except (ValueError, *_GZIP_ERRORS):
-        return None
-    return format_of(data[0] if isinstance(data, list) and data else data)
-
-
-def detect_format(path: str | Path) -> str:
-    """The dump format of one file, by its name and then by peeking at its content.
-
-    Raises ValueError naming the file and the supported formats when unsure.
-    """
-    p = Path(path)
-    if p.is_dir():
-        raise ValueError(f"{p} is a directory: formats are detected per file")
-    name = p.name.removesuffix(".gz")
-    if name.endswith(".traj.json"):
-        return "mini-swe-agent"
-    if name.endswith(".traj"):
-        return "swe-agent"
-    head = _peek(p)
-    fmt = _format_of_text(head)
-    if fmt is None and head.lstrip("\ufeff \t\r\n").startswith("["):
-        fmt = _format_of_first_item(p)
-    if fmt is None and name.endswith(".json") and (ijson is None or _size(p) <= PEEK_BYTES * 16):
-        fmt = _format_of_whole_json(p)
-    if fmt is None:
-        raise ValueError(
-            f"{p}: unrecognised dump format; supported formats: {', '.join(FORMATS)} "
-            "(pass fmt= to force one)"
-        )
-    return fmt
-
-
-# -- records -----------------------------------------------------------------------------
-
-#: (position, record, error, cursor after it)
-Record = tuple[str, Any, str | None, tuple[int, int] | None]
-
-
-def _json_error(exc: json.JSONDecodeError) -> str:
-    return f"malformed JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"
-
-
-def _whole_file(path: Path, on_bytes: Callable[[int], None] | None = None) -> Iterator[Record]:
-    """A JSON array (one record per element) or a single JSON object, loaded at once."""
-    try:
-        with _Source(path, on_bytes) as src:
-            data = json.loads(src.stream.read())
-    except json.JSONDecodeError as exc:
-        yield "file", None, _json_error(exc), None
-        return
-    except UnicodeDecodeError as exc:
-        yield "file", None, f"not UTF-8 text: {exc.reason} at byte {exc.start}", None
-        return
-    except _GZIP_ERRORS as exc:
-        yield "file", None, f"truncated or corrupt gzip stream: {exc}", None
-        return
-    if isinstance(data, list):
-        for number, item in enumerate(data, 1):
-            yield f"record {number}", item, None, None
-    else:
-        yield "record 1", data, None, None
-
-
-def _streamed(path: Path, prefix: str, wrap: Callable[[Any], Any] | None,
-              on_bytes: Callable[[int], None] | None) -> Iterator[Record]:
-    """Items under ``prefix`` (``item`` = the elements of a top-level array), one at a time."""
-    number = 0
-    src = _Source(path, on_bytes)
-    try:
-        for item in ijson.items(src.stream, prefix, use_float=True):
-            number += 1
-            yield f"record {number}", wrap(item) if wrap else item, None, None
-            src.report()
-        if number == 0 and prefix == "item":
-            return
-    except _GZIP_ERRORS as exc:
-        yield f"record {number + 1}", None, f"truncated or corrupt gzip stream after record {number}: {exc}", None
-    except UnicodeDecodeError as exc:
-        yield f"record {number + 1}", None, f"not UTF-8 text: {exc.reason}", None
-    except Exception as exc:  # ijson.JSONError and its incomplete-input variant
-        yield f"record {number + 1}", None, f"malformed JSON after record {number}: {exc}", None
-    finally:
-        src.close()
-
-
-def _lines(path: Path, cursor: tuple[int, int] | None = None,
-           on_bytes: Callable[[int], None] | None = None) -> Iterator[Record]:
-    """One record per non-blank line, read incrementally, from ``cursor`` (offset, line) if given."""
-    offset, number = cursor or (0, 0)
-    src = _Source(path, on_bytes)
-    try:
-        f = src.stream
-        if offset:
-            f.seek(offset)
-        while raw := f.readline(MAX_LINE_BYTES + 1):
-            number += 1
-            offset += len(raw)
-            position = f"line {number}"
-            if len(raw) > MAX_LINE_BYTES and not raw.endswith(b"\n"):
-                while raw and not raw.endswith(b"\n"):
-                    raw = f.readline(1 << 20)
-                    offset += len(raw)
-                yield position, None, f"line longer than the {MAX_LINE_BYTES}-byte limit; skipped", (offset, number)
-                continue
-            if not raw.strip():
-                continue
-            try:
-                yield position, json.loads(raw), None, (offset, number)
-            except json.JSONDecodeError as exc:
-                yield position, None, f"malformed JSON: {exc.msg} at column {exc.colno}", (offset, number)
-            except UnicodeDecodeError as exc:
-                yield position, None, f"not UTF-8 text: {exc.reason} at byte {exc.start}", (offset, number)
-            src.report()
-    except _GZIP_ERRORS as exc:
-        yield f"line {number + 1}", None, f"truncated or corrupt gzip stream after line {number}: {exc}", None
-    finally:
-        src.close()
-
-
-def _records(path: Path, fmt: str, cursor: tuple[int, int] | None = None,
-             on_bytes: Callable[[int], None] | None = None) -> tuple[Iterator[Record], bool]:
-    """The records of one file, and whether ``cursor`` was honoured (only JSONL can seek)."""
-    head = _peek(path).lstrip("\ufeff \t\r\n")
-    otlp_object = re.match(r'\{\s*"resourceSpans"', head) is not None
-    if head.startswith("["):
-        return (_streamed(path, "item", None, on_bytes) if ijson is not None else _whole_file(path, on_bytes)), False
-    if fmt in ("mini-swe-agent", "swe-agent", "atif"):
-        return _whole_file(path, on_bytes), False
-    if head.startswith("{") and otlp_object and ijson is not None and (
-        not _first_line_is_json(head) or (len(head) >= PEEK_BYTES and "\n" not in head)
-    ):
-        # one OTLP request holding every span of the file (pretty-printed, or one huge line)
-        return _streamed(path, "resourceSpans.item", lambda rs: {"resourceSpans": [rs]}, on_bytes), False
-    if head.startswith("{") and not _first_line_is_json(head):
-        return _whole_file(path, on_bytes), False  # a pretty-printed single object
-    return _lines(path, cursor, on_bytes), True
-
-
-def _first_line_is_json(head: str) -> bool:
-    line = head.split("\n", 1)[0]
-    if len(line) >= PEEK_BYTES:  # longer than the peek: assume one JSON document per line
-        return True
-    try:
-        json.loads(line)
-    except ValueError:
-        return False
-    return True
 
 
 # -- errors ------------------------------------------------------------------------------
@@ -495,7 +217,7 @@ def read_unit(
     options: ReadOptions = ReadOptions(),
     skip: int = 0,
     cursor: tuple[int, int] | None = None,
-    on_bytes: Callable[[int], None] | None = None,
+    on_bytes: OnBytes = None,
 ) -> Iterator[Parsed]:
     """The records of one unit, from ordinal ``skip`` on (JSONL: seeking to ``cursor``)."""
     if unit.error is not None or unit.fmt is None:
@@ -522,13 +244,42 @@ def _finish(trajectory: Trajectory, options: ReadOptions) -> Trajectory:
     return options.outcomes.apply(trajectory) if options.outcomes is not None else trajectory
 
 
+def _split(adapter: Any, document: Any) -> Iterator[tuple[str, Any]]:
+    """The runs of a whole-file document: the adapter's ``split``, else a list of runs or one run."""
+    if hasattr(adapter, "split"):
+        yield from adapter.split(document)
+    elif isinstance(document, list) and document and all(adapter.matches(item) for item in document):
+        yield from ((f"record {n}", item) for n, item in enumerate(document, 1))
+    else:
+        yield "file", document
+
+
+def _file_records(path: Path, adapter: Any, cursor: tuple[int, int] | None,
+                  on_bytes: OnBytes) -> tuple[Iterator[Record], bool]:
+    """A file's records as the adapter takes them, and whether ``cursor`` was honoured."""
+    if not getattr(adapter, "WHOLE_FILE", False):
+        return sources.records(path, cursor, on_bytes)
+
+    def whole() -> Iterator[Record]:
+        document, errors = sources.whole_document(path, on_bytes)
+        yield from errors
+        if document is not None:
+            try:
+                for position, record in _split(adapter, document):
+                    yield position, record, None, None
+            except RecordError as exc:
+                yield "file", None, str(exc), None
+
+    return whole(), False
+
+
 def _read_records(unit: Unit, ctx: Context, options: ReadOptions, skip: int,
-                  cursor: tuple[int, int] | None, on_bytes: Callable[[int], None] | None) -> Iterator[Parsed]:
+                  cursor: tuple[int, int] | None, on_bytes: OnBytes) -> Iterator[Parsed]:
     path, fmt = unit.files[0], unit.fmt
     adapter = adapter_for(fmt)
     source = str(path)
     ctx = replace(ctx, source=path)  # adapters derive ids from the file's own name
-    records, seeked = _records(path, fmt, cursor if skip else None, on_bytes)
+    records, seeked = _file_records(path, adapter, cursor if skip else None, on_bytes)
     seq = skip if (cursor and skip and seeked) else 0
     for position, record, error, after in records:
         seq += 1
@@ -543,65 +294,17 @@ def _read_records(unit: Unit, ctx: Context, options: ReadOptions, skip: int,
             yield kept
 
 
-class _Spool:
-    """Spans on disk, grouped by trace: constant memory whatever the size of the input."""
-
-    def __init__(self, directory: str | None) -> None:
-        self._dir = tempfile.TemporaryDirectory(prefix="trajsearch-spool-", dir=directory)
-        self.db = sqlite3.connect(os.path.join(self._dir.name, "spool.db"), isolation_level=None)
-        self.db.executescript(
-            "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA temp_store=FILE;"
-            "CREATE TABLE span (gkey TEXT, seq INTEGER, payload TEXT);"
-            "CREATE TABLE grp (gkey TEXT PRIMARY KEY, first INTEGER, conv TEXT, source TEXT, position TEXT);"
-        )
-        self.db.execute("BEGIN")
-        self.count = 0
-
-    def add(self, key: str, node: Node, conversation: str | None, source: str, position: str) -> None:
-        self.db.execute("INSERT INTO span VALUES (?, ?, ?)", (key, node.seq, node.to_json()))
-        self.db.execute("INSERT OR IGNORE INTO grp VALUES (?, ?, NULL, ?, ?)", (key, node.seq, source, position))
-        if conversation:
-            self.db.execute("UPDATE grp SET conv = ? WHERE gkey = ? AND conv IS NULL", (conversation, key))
-        self.count += 1
-
-    def groups(self, by: str) -> Iterator[tuple[str, str, str, list[Node]]]:
-        """(group key, first source, first position, nodes) in order of first appearance."""
-        self.db.execute("COMMIT")
-        self.db.execute("CREATE INDEX span_key ON span (gkey, seq)")
-        if by == "conversation":
-            query = ("SELECT COALESCE(conv, gkey) AS k, MIN(first) AS f FROM grp GROUP BY k ORDER BY f")
-        else:
-            query = "SELECT gkey, first FROM grp ORDER BY first"
-        keys = [row[0] for row in self.db.execute(query)]
-        for key in keys:
-            if by == "conversation":
-                members = [r[0] for r in self.db.execute(
-                    "SELECT gkey FROM grp WHERE COALESCE(conv, gkey) = ? ORDER BY first", (key,))]
-            else:
-                members = [key]
-            first = self.db.execute("SELECT source, position FROM grp WHERE gkey = ?", (members[0],)).fetchone()
-            nodes: list[Node] = []
-            for member in members:
-                nodes.extend(Node.from_json(r[0]) for r in self.db.execute(
-                    "SELECT payload FROM span WHERE gkey = ? ORDER BY seq", (member,)))
-            yield key, first[0], first[1], nodes
-
-    def close(self) -> None:
-        self.db.close()
-        self._dir.cleanup()
-
-
 def _read_grouped(unit: Unit, ctx: Context, options: ReadOptions, skip: int,
-                  on_bytes: Callable[[int], None] | None) -> Iterator[Parsed]:
+                  on_bytes: OnBytes) -> Iterator[Parsed]:
     fmt = unit.fmt
     adapter = adapter_for(fmt)
     seq = 0
-    spool = _Spool(options.spool_dir)
+    spool = Spool(options.spool_dir)
     try:
         span_seq = 0
         for path in unit.files:
             file_ctx = replace(ctx, source=path)
-            for position, record, error, _ in _records(path, fmt, None, on_bytes)[0]:
+            for position, record, error, _ in sources.records(path, None, on_bytes)[0]:
                 if error is None:
                     try:
                         for key, node, conversation in adapter.nodes(record, file_ctx, span_seq):

@@ -1,15 +1,25 @@
-"""Format adapters: one module per dump format, each turning a parsed record into a Trajectory.
+"""Format adapters: one module per dump format, each turning parsed records into Trajectories.
 
-Every adapter module exposes ``NAME``, ``matches(record) -> bool`` (used by
-format detection) and documents its field mapping in its module docstring.
-A record-per-run adapter has ``to_trajectory(record, ctx) -> Trajectory``.
-A span adapter (``GROUPED = True``: OTel GenAI, OpenInference, LangSmith,
-Langfuse) has ``nodes(record, ctx, seq)`` yielding ``(trace key, Node,
-conversation id)`` per span, ``trajectory_id(key, by)`` and
-``assemble_trajectory(key, nodes, ctx, by)``; the reader groups the spans of a
-whole input by trace (or conversation) before assembling. File handling
+Adding a format is one module here (plus a fixture and its tests) and one
+entry in ``ADAPTERS``. A module exposes:
+
+- ``NAME``; ``matches(record) -> bool`` on a file's first record (detection,
+  see ``trajsearch.ingest.detect``); optionally ``SIGNATURE`` (a regex searched
+  in the first 64 KiB when no record can be parsed from them) and
+  ``SUFFIXES`` (file names that imply the format);
+- a record-per-run adapter: ``to_trajectory(record, ctx) -> Trajectory``. With
+  ``WHOLE_FILE = True`` a file is handed over as one value (its JSON document,
+  or the list of its JSONL lines) and optionally ``split(document)`` yields
+  ``(position, record)`` per run in it;
+- a span adapter (``GROUPED = True``: OTel GenAI, OpenInference, LangSmith,
+  Langfuse): ``nodes(record, ctx, seq)`` yielding ``(trace key, Node,
+  conversation id)``, ``trajectory_id(key, by)`` and
+  ``assemble_trajectory(key, nodes, ctx, by)``; the reader groups the spans of
+  a whole input by trace (or conversation) before assembling.
+
+Each module documents its field mapping in its docstring. File handling
 (JSONL, arrays, gzip, positions, grouping, error messages) lives in
-``trajsearch.ingest.read``.
+``trajsearch.ingest.sources`` and ``trajsearch.ingest.read``.
 """
 
 from __future__ import annotations
@@ -40,7 +50,13 @@ def adapter_for(fmt: str) -> ModuleType:
 
 def format_of(record: Any) -> str | None:
     """The format whose records look like ``record`` (by its keys), or None."""
-    return next((name for name, mod in ADAPTERS.items() if mod.matches(record)), None)
+    for name, mod in ADAPTERS.items():
+        try:
+            if mod.matches(record):
+                return name
+        except Exception:  # a detector surprised by an odd shape has not recognised it
+            continue
+    return None
 
 
 def is_grouped(fmt: str) -> bool:

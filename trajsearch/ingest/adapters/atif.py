@@ -34,6 +34,10 @@ from trajsearch.model import Outcome, Trajectory
 from ._common import Context, RecordError, build, clip_step_text, clip_task, json_object, list_field, safe_id, short
 
 NAME = "atif"
+#: A file is one run: the reader hands over its whole JSON document.
+WHOLE_FILE = True
+#: Searched in a file's first 64 KiB when no record can be parsed from them (see ``detect``).
+SIGNATURE = re.compile(r'"schema_version"\s*:\s*"ATIF', re.I)
 _ERRORISH = re.compile(r"^(?:[A-Za-z_][\w.]*(?:Error|Exception)\b:|Error:|ERROR\b|Traceback)", re.M)
 
 

@@ -37,6 +37,7 @@ Mapping
 
 from __future__ import annotations
 
+import re
 from typing import Any, Iterator
 
 from trajsearch.model import Trajectory
@@ -54,6 +55,8 @@ from ._spans import (
 )
 
 NAME = "langfuse"
+#: Searched in a file's first 64 KiB when no record can be parsed from them (see ``detect``).
+SIGNATURE = re.compile(r'"traceId"\s*:[\s\S]*"type"\s*:\s*"(?:GENERATION|SPAN|EVENT|TOOL|AGENT)"')
 GROUPED = True
 ID_PREFIX = "lf"
 _FORMAT = SpanFormat(NAME, ID_PREFIX)

@@ -50,6 +50,8 @@ from ._spans import (
 )
 
 NAME = "langsmith"
+#: Searched in a file's first 64 KiB when no record can be parsed from them (see ``detect``).
+SIGNATURE = re.compile(r'"run_type"\s*:\s*"(?:chain|llm|tool|retriever|prompt|parser|embedding)"')
 GROUPED = True
 ID_PREFIX = "ls"
 _FORMAT = SpanFormat(NAME, ID_PREFIX)

@@ -62,6 +62,14 @@ from ._common import (
 )
 
 NAME = "mini-swe-agent"
+#: A file is one run: the reader hands over its whole JSON document.
+WHOLE_FILE = True
+#: Searched in a file's first 64 KiB when no record can be parsed from them (see ``detect``).
+SIGNATURE = re.compile(
+    r'"trajectory_format"\s*:\s*"mini-swe-agent|"mini_version"\s*:|"agent_type"\s*:\s*"minisweagent'
+)
+#: File names that imply this format when the content says nothing.
+SUFFIXES = (".traj.json",)
 
 SUCCESS_STATUSES = {"Submitted"}
 #: Stops caused by the agent's own behaviour (budget, hung command, bad format).

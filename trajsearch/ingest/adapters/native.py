@@ -12,6 +12,7 @@ yields identical trajectories.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from trajsearch.model import Trajectory
@@ -19,6 +20,8 @@ from trajsearch.model import Trajectory
 from ._common import Context, RecordError, apply_defaults, file_time, json_object
 
 NAME = "native"
+#: Searched in a file's first 64 KiB when no record can be parsed from them (see ``detect``).
+SIGNATURE = re.compile(r'^[\[\s]*\{\s*"trajectory_id"\s*:')
 
 
 def matches(record: Any) -> bool:

@@ -36,12 +36,15 @@ Mapping
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from ._otlp import is_span_record, otlp_nodes, sample_attribute_keys
 from ._spans import SpanFormat
 
 NAME = "openinference"
+#: Searched in a file's first 64 KiB when no record can be parsed from them (see ``detect``).
+SIGNATURE = re.compile(r'"openinference\.span\.kind"')
 GROUPED = True
 ID_PREFIX = "oi"
 _FORMAT = SpanFormat(NAME, ID_PREFIX)

@@ -44,6 +44,12 @@ from ._common import (
 )
 
 NAME = "swe-agent"
+#: A file is one run: the reader hands over its whole JSON document.
+WHOLE_FILE = True
+#: Searched in a file's first 64 KiB when no record can be parsed from them (see ``detect``).
+SIGNATURE = re.compile(r'"environment"\s*:\s*"swe_main"|"swe_agent_version"\s*:|"replay_config"\s*:')
+#: File names that imply this format when the content says nothing.
+SUFFIXES = (".traj",)
 SWE_AGENT_TOOLS = frozenset({
     "str_replace_editor", "open", "goto", "scroll_up", "scroll_down", "create", "edit", "insert", "search_dir",
     "search_file", "find_file", "submit", "filemap", "view", "str_replace_based_edit_tool", "exit_forfeit",

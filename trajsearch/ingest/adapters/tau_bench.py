@@ -52,6 +52,8 @@ from ._common import (
 )
 
 NAME = "tau-bench"
+#: Searched in a file's first 64 KiB when no record can be parsed from them (see ``detect``).
+SIGNATURE = re.compile(r'"traj"\s*:\s*\[')
 KNOWN_DOMAINS = ("airline", "retail", "telecom")
 _READ_ONLY = re.compile(r"^(get|search|list|find|calculate|think)")
 

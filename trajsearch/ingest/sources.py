@@ -1,0 +1,239 @@
+"""Dump files as streams of JSON values: gzip, JSONL, arrays, big OTLP objects, concatenated JSON.
+
+This module knows bytes and JSON, not formats: it yields ``(position,
+value, error, cursor)`` per record and never stops at a bad one.
+
+- ``.gz`` files (recognised by their magic bytes) are decompressed on the
+  fly; a truncated stream yields the records before the break, then one error.
+- JSONL is parsed line by line (a line over ``MAX_LINE_BYTES`` is skipped with
+  an error); a resumed read seeks straight to the byte offset after the last
+  committed line (for ``.gz`` the stream is decompressed up to it).
+- JSON arrays, and OTLP files holding one big ``resourceSpans`` list, are read
+  item by item with ``ijson`` (memory bound: one item).
+- A pretty-printed object is one record; several pretty-printed objects one
+  after another (what OpenTelemetry's ``ConsoleSpanExporter`` prints) are one
+  record each.
+- :func:`whole_document` gives a file as one value (a JSON document, or the
+  list of its lines' values) for formats where a file is one run.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import re
+import zlib
+from pathlib import Path
+from typing import IO, Any, Callable, Iterator
+
+import ijson
+
+#: A longer JSONL line is skipped with an error instead of being held in memory.
+MAX_LINE_BYTES = 64 * 1024 * 1024
+PEEK_BYTES = 64 * 1024
+GZIP_ERRORS = (EOFError, OSError, zlib.error)
+
+#: (position, record, error, cursor after it: (byte offset, line number) for JSONL)
+Record = tuple[str, Any, str | None, tuple[int, int] | None]
+OnBytes = Callable[[int], None] | None
+
+
+class Source:
+    """A dump file opened for reading (gunzipped if needed), reporting raw bytes consumed."""
+
+    def __init__(self, path: Path, on_bytes: OnBytes = None) -> None:
+        self.raw = open(path, "rb")
+        magic = self.raw.read(2)
+        self.raw.seek(0)
+        self.stream: IO[bytes] = gzip.GzipFile(fileobj=self.raw, mode="rb") if magic == b"\x1f\x8b" else self.raw
+        self.on_bytes = on_bytes
+        self._reported = 0
+
+    def report(self) -> None:
+        if self.on_bytes is not None:
+            try:
+                pos = self.raw.tell()
+            except (OSError, ValueError):
+                return
+            if pos > self._reported:
+                self.on_bytes(pos - self._reported)
+                self._reported = pos
+
+    def close(self) -> None:
+        self.report()
+        try:
+            if self.stream is not self.raw:
+                self.stream.close()
+        finally:
+            self.raw.close()
+
+    def __enter__(self) -> Source:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def open_dump(path: Path) -> IO[bytes]:
+    """The file's bytes, gunzipped when it starts with the gzip magic."""
+    with open(path, "rb") as raw:
+        magic = raw.read(2)
+    return gzip.open(path, "rb") if magic == b"\x1f\x8b" else open(path, "rb")
+
+
+def peek(path: Path) -> str:
+    """Up to PEEK_BYTES of decoded text (whatever is readable of a broken .gz)."""
+    chunks: list[bytes] = []
+    size = 0
+    try:
+        with open_dump(path) as f:
+            while size < PEEK_BYTES and (chunk := f.read(4096)):
+                chunks.append(chunk)
+                size += len(chunk)
+    except GZIP_ERRORS:
+        pass
+    return b"".join(chunks).decode("utf-8", errors="replace")
+
+
+def first_line_is_json(head: str) -> bool:
+    line = head.split("\n", 1)[0]
+    if len(line) >= PEEK_BYTES:  # longer than the peek: assume one JSON document per line
+        return True
+    try:
+        json.loads(line)
+    except ValueError:
+        return False
+    return True
+
+
+def json_error(exc: json.JSONDecodeError) -> str:
+    return f"malformed JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"
+
+
+def _values(text: str) -> Iterator[tuple[Any, json.JSONDecodeError | None]]:
+    """Every JSON value in ``text``, one after another (whitespace between them); an error ends it."""
+    decoder = json.JSONDecoder()
+    pos, end = 0, len(text)
+    while True:
+        while pos < end and text[pos] in " \t\r\n\ufeff":
+            pos += 1
+        if pos >= end:
+            return
+        try:
+            value, pos = decoder.raw_decode(text, pos)
+        except json.JSONDecodeError as exc:
+            yield None, exc
+            return
+        yield value, None
+
+
+def read_text(path: Path, on_bytes: OnBytes = None) -> tuple[str | None, str | None]:
+    """(text, None) of the whole file, or (None, error) when it is not readable UTF-8."""
+    try:
+        with Source(path, on_bytes) as src:
+            return src.stream.read().decode("utf-8"), None
+    except UnicodeDecodeError as exc:
+        return None, f"not UTF-8 text: {exc.reason} at byte {exc.start}"
+    except GZIP_ERRORS as exc:
+        return None, f"truncated or corrupt gzip stream: {exc}"
+
+
+def loaded_values(path: Path, on_bytes: OnBytes = None) -> Iterator[Record]:
+    """A whole file loaded at once: each top-level JSON value (usually one; concatenated objects: several)."""
+    text, error = read_text(path, on_bytes)
+    if error is not None:
+        yield "file", None, error, None
+        return
+    for number, (value, exc) in enumerate(_values(text or ""), 1):
+        if exc is not None:
+            yield ("file" if number == 1 else f"record {number}"), None, json_error(exc), None
+        else:
+            yield f"record {number}", value, None, None
+
+
+def whole_document(path: Path, on_bytes: OnBytes = None) -> tuple[Any, list[Record]]:
+    """A file as one value, for formats where a file is one run, and the errors met reading it.
+
+    One JSON value (a document, or a file of one line) is itself; several
+    (JSONL lines, concatenated objects) become the list of their values, a
+    malformed one reported and skipped so one bad line does not lose the run.
+    ``None`` when nothing was readable.
+    """
+    head = peek(path).lstrip("\ufeff \t\r\n")
+    if head.startswith("[") or (head.startswith("{") and not first_line_is_json(head)):
+        found = list(loaded_values(path, on_bytes))
+    else:
+        found = list(lines(path, None, on_bytes))
+    values = [r[1] for r in found if r[2] is None]
+    errors = [r for r in found if r[2] is not None]
+    return (values[0] if len(values) == 1 else values or None), errors
+
+
+def streamed(path: Path, prefix: str, wrap: Callable[[Any], Any] | None, on_bytes: OnBytes = None) -> Iterator[Record]:
+    """Items under ``prefix`` (``item`` = the elements of a top-level array), one at a time."""
+    number = 0
+    src = Source(path, on_bytes)
+    try:
+        for item in ijson.items(src.stream, prefix, use_float=True):
+            number += 1
+            yield f"record {number}", wrap(item) if wrap else item, None, None
+            src.report()
+    except GZIP_ERRORS as exc:
+        yield f"record {number + 1}", None, f"truncated or corrupt gzip stream after record {number}: {exc}", None
+    except UnicodeDecodeError as exc:
+        yield f"record {number + 1}", None, f"not UTF-8 text: {exc.reason}", None
+    except Exception as exc:  # ijson.JSONError and its incomplete-input variant
+        yield f"record {number + 1}", None, f"malformed JSON after record {number}: {exc}", None
+    finally:
+        src.close()
+
+
+def lines(path: Path, cursor: tuple[int, int] | None = None, on_bytes: OnBytes = None) -> Iterator[Record]:
+    """One record per non-blank line, read incrementally, from ``cursor`` (offset, line) if given."""
+    offset, number = cursor or (0, 0)
+    src = Source(path, on_bytes)
+    try:
+        f = src.stream
+        if offset:
+            f.seek(offset)
+        while raw := f.readline(MAX_LINE_BYTES + 1):
+            number += 1
+            offset += len(raw)
+            position = f"line {number}"
+            if len(raw) > MAX_LINE_BYTES and not raw.endswith(b"\n"):
+                while raw and not raw.endswith(b"\n"):
+                    raw = f.readline(1 << 20)
+                    offset += len(raw)
+                yield position, None, f"line longer than the {MAX_LINE_BYTES}-byte limit; skipped", (offset, number)
+                continue
+            if not raw.strip():
+                continue
+            try:
+                yield position, json.loads(raw), None, (offset, number)
+            except json.JSONDecodeError as exc:
+                yield position, None, f"malformed JSON: {exc.msg} at column {exc.colno}", (offset, number)
+            except UnicodeDecodeError as exc:
+                yield position, None, f"not UTF-8 text: {exc.reason} at byte {exc.start}", (offset, number)
+            src.report()
+    except GZIP_ERRORS as exc:
+        yield f"line {number + 1}", None, f"truncated or corrupt gzip stream after line {number}: {exc}", None
+    finally:
+        src.close()
+
+
+_OTLP_OBJECT = re.compile(r'\{\s*"resourceSpans"')
+
+
+def records(path: Path, cursor: tuple[int, int] | None = None, on_bytes: OnBytes = None) -> tuple[Iterator[Record], bool]:
+    """The records of one file by its shape, and whether ``cursor`` was honoured (only JSONL can seek)."""
+    head = peek(path).lstrip("\ufeff \t\r\n")
+    if head.startswith("["):
+        return streamed(path, "item", None, on_bytes), False
+    if head.startswith("{") and _OTLP_OBJECT.match(head) and (
+        not first_line_is_json(head) or (len(head) >= PEEK_BYTES and "\n" not in head)
+    ):
+        # one OTLP request holding every span of the file (pretty-printed, or one huge line)
+        return streamed(path, "resourceSpans.item", lambda rs: {"resourceSpans": [rs]}, on_bytes), False
+    if head.startswith("{") and not first_line_is_json(head):
+        return loaded_values(path, on_bytes), False  # pretty-printed object(s)
+    return lines(path, cursor, on_bytes), True
