@@ -30,7 +30,7 @@ from trajsearch.model import Trajectory, valid_tenant
 
 from . import sources
 from .adapters import Context, RecordError, adapter_for, is_grouped
-from .adapters._common import DEFAULT_TENANT
+from .adapters._common import DEFAULT_SUCCESS_THRESHOLD, DEFAULT_TENANT
 from .detect import detect_format
 from .sources import PEEK_BYTES, OnBytes, Record
 from .spool import Spool
@@ -361,6 +361,7 @@ def read_dump(
     defaults: Mapping[str, Any] | None = None,
     group_by: str = "trace",
     outcomes: Any = None,
+    success_threshold: float = DEFAULT_SUCCESS_THRESHOLD,
 ) -> Iterator[Parsed]:
     """Parse a dump file (or every dump file under a directory, in sorted order).
 
@@ -371,21 +372,26 @@ def read_dump(
     record leaves empty (e.g. ``env_version``, ``model_id``; for tau-bench
     ``task_family`` is also the domain). ``group_by`` (``trace`` or
     ``conversation``) groups span formats; ``outcomes`` (an
-    :class:`~trajsearch.ingest.outcomes.OutcomeTable`) joins verdicts.
+    :class:`~trajsearch.ingest.outcomes.OutcomeTable`) joins verdicts;
+    ``success_threshold`` is the reward at or above which a graded run is a success.
     Argument problems, a missing path and an undetectable single file raise
     ValueError/FileNotFoundError now; record problems come back as
     ``Parsed.error``.
     """
-    ctx = make_context(path, tenant=tenant, defaults=defaults)
+    ctx = make_context(path, tenant=tenant, defaults=defaults, success_threshold=success_threshold)
     units = plan_units(path, fmt)
     options = ReadOptions(group_by=group_by, outcomes=outcomes)
     return (parsed for unit in units for parsed in read_unit(unit, ctx, options=options))
 
 
-def make_context(path: str | Path, *, tenant: str | None = "default", defaults: Mapping[str, Any] | None = None) -> Context:
-    """Validate the operator's tenant and defaults; the adapters' context."""
+def make_context(path: str | Path, *, tenant: str | None = "default", defaults: Mapping[str, Any] | None = None,
+                 success_threshold: float = DEFAULT_SUCCESS_THRESHOLD) -> Context:
+    """Validate the operator's tenant, defaults and success threshold; the adapters' context."""
     if tenant is not None:
         valid_tenant(tenant)
+    if isinstance(success_threshold, bool) or not isinstance(success_threshold, (int, float)) \
+            or not 0.0 <= success_threshold <= 1.0:
+        raise ValueError(f"success_threshold must be a number from 0 to 1, got {success_threshold!r}")
     defaults = dict(defaults or {})
     unknown = sorted(set(defaults) - set(Trajectory.model_fields))
     if unknown or "tenant" in defaults:
@@ -393,4 +399,4 @@ def make_context(path: str | Path, *, tenant: str | None = "default", defaults: 
             "defaults may only name Trajectory fields other than 'tenant' (pass tenant=); "
             f"got {unknown or ['tenant']}"
         )
-    return Context(source=Path(path), tenant=tenant, defaults=defaults)
+    return Context(source=Path(path), tenant=tenant, defaults=defaults, success_threshold=float(success_threshold))

@@ -13,9 +13,11 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Mapping
 
-from trajsearch.model import MAX_STEP_FIELD_CHARS, MAX_TASK_CHARS, Trajectory
+from trajsearch.model import MAX_STEP_FIELD_CHARS, MAX_TASK_CHARS, Outcome, Trajectory
 
 DEFAULT_TENANT = "default"
+#: A fractional reward at or above this marks a run a success (operators may set it per ingest).
+DEFAULT_SUCCESS_THRESHOLD = 0.5
 _ID_BAD = re.compile(r"[^A-Za-z0-9_.:@/+=-]+")
 _MAX_ID = 192
 
@@ -31,6 +33,7 @@ class Context:
     source: Path
     tenant: str | None = DEFAULT_TENANT
     defaults: Mapping[str, Any] = field(default_factory=dict)
+    success_threshold: float = DEFAULT_SUCCESS_THRESHOLD
 
 
 def json_object(record: Any) -> dict[str, Any]:
@@ -80,6 +83,17 @@ def content_text(content: Any) -> str:
     if isinstance(content, list):
         return "\n".join(str(p.get("text", "")) if isinstance(p, dict) else str(p) for p in content)
     return content if isinstance(content, str) else ""
+
+
+def outcome_of_reward(reward: float | None, ctx: Context) -> Outcome:
+    """A reward in [0, 1] as an outcome: success at or above the operator's threshold, else failure.
+
+    Benchmarks that grade partially (0.65, 0.93, ...) are not all failures, and
+    a missing reward is no verdict at all (``unknown``).
+    """
+    if reward is None:
+        return Outcome.unknown
+    return Outcome.success if reward >= ctx.success_threshold else Outcome.failure
 
 
 def safe_id(raw: str) -> str:
