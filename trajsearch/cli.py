@@ -63,10 +63,12 @@ def _fail(message: str) -> None:
 @app.command()
 def ingest(
     paths: List[Path] = typer.Argument(..., help="Dump files or directories (.jsonl, .json, .traj, .traj.json, OTLP JSON; .gz ok)."),
-    fmt: Optional[str] = typer.Option(None, "--format", "-f", help="Force a format instead of detecting it per file: native, mini-swe-agent, tau-bench, swe-agent, atif, langsmith, langfuse, openinference, otel-genai."),
+    fmt: Optional[str] = typer.Option(None, "--format", "-f", help="Force a format instead of detecting it per file (see `trajsearch formats`)."),
     tenant: str = TenantOpt,
     outcomes: Optional[Path] = typer.Option(None, "--outcomes", help="Join verdicts: a JSON/JSONL/CSV file of run id -> outcome/reward (e.g. a SWE-bench report)."),
     group_by: str = typer.Option("trace", "--group-by", help="Span formats: one run per 'trace' or per 'conversation' (session)."),
+    success_threshold: float = typer.Option(0.5, "--success-threshold", min=0.0, max=1.0, help="A graded run (reward from 0 to 1) at or above this is a success, below it a failure."),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Write nothing: print per file the detected format, runs, steps, first task, tools, errors and outcomes."),
     set_field: List[str] = typer.Option([], "--set", help="Default for a field the dump leaves empty, e.g. --set env_version=ci-v9 (repeatable)."),
     dead_letter: Optional[Path] = typer.Option(None, "--dead-letter", help="JSONL of rejected records (default: under the data directory)."),
     rejects: Optional[Path] = typer.Option(None, "--rejects", hidden=True),
@@ -94,12 +96,16 @@ def ingest(
         defaults = dict(_key_value(item) for item in set_field)
     except ValueError as exc:
         _fail(str(exc))
+    if dry_run:
+        _dry_run(paths, fmt, tenant, defaults, group_by, outcomes, success_threshold, as_json)
+        return
     states = state_dir or home() / "ingest"
     show = not (quiet or as_json) and err.is_terminal
     if workers > 1:
         if job_shard.count > 1:
             _fail("use either --workers or --shard, not both")
-        args = [str(p) for p in paths] + [f"--tenant={tenant}", f"--group-by={group_by}", f"--state-dir={states}"]
+        args = [str(p) for p in paths] + [f"--tenant={tenant}", f"--group-by={group_by}", f"--state-dir={states}",
+                                          f"--success-threshold={success_threshold}"]
         args += [f"--format={fmt}"] if fmt else []
         args += [f"--outcomes={outcomes}"] if outcomes else []
         args += [f"--set={item}" for item in set_field] + (["--restart"] if restart else [])
@@ -112,7 +118,7 @@ def ingest(
             raise typer.Exit(1)
         return
     job = IngestJob(paths=paths, fmt=fmt, tenant=tenant, defaults=defaults, group_by=group_by, outcomes=outcomes,
-                    shard=job_shard, checkpoint=checkpoint, dead_letter=dead_letter or rejects, resume=not restart,
+                    success_threshold=success_threshold, shard=job_shard, checkpoint=checkpoint, dead_letter=dead_letter or rejects, resume=not restart,
                     state_dir=states, store_label=store_label)
     columns = (TextColumn("[bold]ingesting"), BarColumn(), DownloadColumn(), TransferSpeedColumn(),
                TextColumn("{task.fields[runs]} runs"), TimeElapsedColumn(), TimeRemainingColumn())
@@ -132,6 +138,42 @@ def ingest(
         except IngestError as exc:
             _fail(f"{exc}")
     _ingest_summary([result.to_dict()], as_json)
+
+
+def _dry_run(paths: List[Path], fmt: str | None, tenant: str, defaults: dict[str, Any], group_by: str,
+             outcomes: Path | None, success_threshold: float, as_json: bool) -> None:
+    from .ingest.outcomes import OutcomeTable
+    from .ingest.preview import preview
+
+    try:
+        table_of_outcomes = OutcomeTable.load(outcomes) if outcomes else None
+        files = preview(paths, fmt=fmt, tenant=tenant, defaults=defaults, group_by=group_by,
+                        outcomes=table_of_outcomes, success_threshold=success_threshold)
+    except (ValueError, FileNotFoundError) as exc:
+        _fail(str(exc))
+    if as_json:
+        _print_json({"dry_run": True, "files": [f.to_dict() for f in files]})
+        return
+    table = Table("file", "format", "runs", "rejected", "steps", "errors", "outcomes", "first task", "tools", "model",
+                  title="dry run: nothing written")
+    for f in files:
+        outcomes_text = ", ".join(f"{k} {v}" for k, v in sorted(f.outcomes.items()))
+        task = " ".join((f.task or "").split())[:60]
+        tools = ", ".join(list(f.tools)[:6]) + (" …" if len(f.tools) > 6 else "")
+        model = ", ".join(list(f.models)[:2])
+        table.add_row(escape(_short_path(f.source)), f.fmt or "?", str(f.runs), str(f.rejected), str(f.steps),
+                      str(f.errors), outcomes_text, escape(task), escape(tools), escape(model))
+    out.print(table)
+    for f in files:
+        if f.first_rejection:
+            err.print(f"  [yellow]rejected[/yellow] {escape(f.source)}, {escape(f.first_rejection)}", highlight=False)
+        if f.renamed:
+            err.print(f"  {f.renamed} run(s) in {escape(f.source)} share an id with a different run: "
+                      "kept under a distinct id (id+hash)", highlight=False)
+
+
+def _short_path(path: str, limit: int = 48) -> str:
+    return path if len(path) <= limit else "…" + path[-(limit - 1):]
 
 
 def _key_value(item: str) -> tuple[str, Any]:
@@ -173,11 +215,15 @@ def _ingest_summary(results: list[dict[str, Any]], as_json: bool) -> None:
             row = by_format.setdefault(name, {"ingested": 0, "unchanged": 0, "rejected": 0})
             for what, n in counts.items():
                 row[what] += n
-    totals = {k: sum(r.get(k) or 0 for r in results) for k in ("ingested", "unchanged", "rejected", "rows_written")}
+    totals = {k: sum(r.get(k) or 0 for r in results) for k in ("read", "ingested", "unchanged", "rejected", "rows_written")}
     out.print(
-        f"ingested {totals['ingested']} runs ({totals['rows_written']} rows), "
+        f"read {totals['read']}: ingested {totals['ingested']} runs ({totals['rows_written']} rows), "
         f"unchanged {totals['unchanged']}, rejected {totals['rejected']}"
     )
+    renamed = [item for r in results for item in (r.get("renamed") or [])]
+    if renamed:
+        out.print(f"{len(renamed)} run(s) shared an id with a different run of the same input and were kept under "
+                  f"a distinct id, e.g. {renamed[0]['trajectory_id']} -> {renamed[0]['renamed_to']}")
     done = sum(r.get("units_already_done") or 0 for r in results)
     if done:
         out.print(f"{done} input(s) already done per the checkpoint (--restart reads them again)")
@@ -194,6 +240,22 @@ def _ingest_summary(results: list[dict[str, Any]], as_json: bool) -> None:
             err.print(f"  all rejections: {r.get('dead_letter')}")
         if r.get("error"):
             err.print(f"[red]error[/red] ({r.get('shard', 'ingest')}): {r['error']}")
+
+
+@app.command()
+def formats(as_json: bool = JsonOpt) -> None:
+    """List the dump formats `ingest` reads (detected per file; force one with --format NAME)."""
+    from .ingest.adapters import ADAPTERS
+
+    rows = [(name, (mod.__doc__ or "").strip().splitlines()[0].removeprefix(f"``{name}``:").strip())
+            for name, mod in ADAPTERS.items()]
+    if as_json:
+        _print_json([{"format": n, "description": d} for n, d in rows])
+        return
+    table = Table("format", "what it reads")
+    for name, description in rows:
+        table.add_row(name, escape(description))
+    out.print(table)
 
 
 @app.command()

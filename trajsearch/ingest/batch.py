@@ -35,10 +35,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping, Sequence
 
+from .adapters._common import DEFAULT_SUCCESS_THRESHOLD
 from .checkpoint import Checkpoint, DeadLetter, job_id
 from .outcomes import OutcomeTable
 from .pipeline import IngestReport, Indexer, Marker
-from .read import Parsed, ReadOptions, Unit, fingerprint, make_context, plan_units, read_unit
+from .read import DistinctIds, Parsed, ReadOptions, Unit, fingerprint, make_context, plan_units, read_unit
 
 log = logging.getLogger(__name__)
 
@@ -83,6 +84,7 @@ class IngestJob:
     defaults: Mapping[str, Any] = field(default_factory=dict)
     group_by: str = "trace"
     outcomes: Path | None = None
+    success_threshold: float = DEFAULT_SUCCESS_THRESHOLD
     shard: Shard = Shard()
     checkpoint: Path | None = None
     dead_letter: Path | None = None
@@ -100,11 +102,13 @@ class JobResult:
     skipped_units: int
     seconds: float
     error: str | None = None
+    renamed: list[tuple[str, str, str]] = field(default_factory=list)  # (source, original id, new id)
 
     def to_dict(self) -> dict[str, Any]:
         return {**self.report.to_dict(), "units": self.units, "units_already_done": self.skipped_units,
                 "seconds": round(self.seconds, 2), "checkpoint": str(self.checkpoint),
-                "dead_letter": str(self.dead_letter), "error": self.error}
+                "dead_letter": str(self.dead_letter), "error": self.error,
+                "renamed": [{"source": s, "trajectory_id": old, "renamed_to": new} for s, old, new in self.renamed]}
 
 
 def identity(job: IngestJob, store: str, traces: str) -> dict[str, Any]:
@@ -113,7 +117,8 @@ def identity(job: IngestJob, store: str, traces: str) -> dict[str, Any]:
         data = Path(job.outcomes).read_bytes()
         outcomes = hashlib.blake2b(data, digest_size=8).hexdigest()
     return {"store": job.store_label or store, "traces": traces, "tenant": job.tenant, "format": job.fmt,
-            "group_by": job.group_by, "defaults": dict(job.defaults), "outcomes": outcomes, "shard": str(job.shard)}
+            "group_by": job.group_by, "defaults": dict(job.defaults), "outcomes": outcomes, "shard": str(job.shard),
+            "success_threshold": job.success_threshold}
 
 
 def default_paths(state_dir: Path, ident: dict[str, Any], shard: Shard) -> tuple[Path, Path]:
@@ -145,7 +150,8 @@ def run_ingest(
     from ..config import home
 
     started = time.monotonic()
-    ctx = make_context(job.paths[0] if job.paths else ".", tenant=job.tenant, defaults=job.defaults)
+    ctx = make_context(job.paths[0] if job.paths else ".", tenant=job.tenant, defaults=job.defaults,
+                       success_threshold=job.success_threshold)
     outcomes = OutcomeTable.load(job.outcomes) if job.outcomes else None
     units: list[Unit] = [u for p in job.paths for u in plan_units(p, job.fmt)]
     ident = identity(job, ts.index.uri, ts.traces.location)
@@ -175,9 +181,12 @@ def run_ingest(
         if on_bytes:
             on_bytes(n)
 
+    distinct = DistinctIds()
+
     def items() -> Iterator[Any]:
         for unit, skip, cursor in plan:
-            yield from read_unit(unit, ctx, options=options, skip=skip, cursor=cursor, on_bytes=count_bytes)
+            for parsed in read_unit(unit, ctx, options=options, skip=skip, cursor=cursor, on_bytes=count_bytes):
+                yield distinct(parsed)
             yield Marker(("unit-done", unit.key))
 
     def on_commit(batch: list[Any], report: IngestReport) -> None:
@@ -201,7 +210,8 @@ def run_ingest(
     finally:
         checkpoint.save(force=True)
         dead.close()
-    return JobResult(report, checkpoint.path, dead.path, len(units), skipped, time.monotonic() - started, error)
+    return JobResult(report, checkpoint.path, dead.path, len(units), skipped, time.monotonic() - started, error,
+                     renamed=distinct.renamed)
 
 
 # -- local workers -----------------------------------------------------------------------

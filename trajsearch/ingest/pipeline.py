@@ -90,8 +90,14 @@ class IngestReport:
             for what, n in counts.items():
                 self.count(fmt, what, n)
 
+    @property
+    def read(self) -> int:
+        """Runs and records this ingest took in: always ingested + unchanged + rejected."""
+        return self.ingested + self.unchanged + self.total_rejected
+
     def to_dict(self) -> dict[str, Any]:
         return {
+            "read": self.read,
             "ingested": self.ingested,
             "unchanged": self.unchanged,
             "rejected": self.total_rejected,
@@ -177,6 +183,7 @@ class _Batch:
 
     items: list[Any]
     runs: dict[Key, tuple[Trajectory, str]] = field(default_factory=dict)  # key -> (run, fmt), last wins
+    repeats: list[tuple[Key, str]] = field(default_factory=list)  # (key, fmt) of each earlier copy a later one replaced
     hashes: dict[Key, str] = field(default_factory=dict)
     stored: dict[Key, str] = field(default_factory=dict)
     todo: list[Key] = field(default_factory=list)
@@ -336,8 +343,10 @@ class Indexer:
                 run = item if isinstance(item, Trajectory) else getattr(item, "trajectory", None)
                 if run is not None:
                     fmt = getattr(item, "fmt", None) or run.metadata.get("source_format") or "trajectory"
-                    batch.runs.pop((run.tenant, run.trajectory_id), None)  # last one wins, in input order
-                    batch.runs[(run.tenant, run.trajectory_id)] = (run, str(fmt))
+                    key = (run.tenant, run.trajectory_id)
+                    if key in batch.runs:  # last one wins, in input order; the earlier copy is still counted
+                        batch.repeats.append((key, batch.runs.pop(key)[1]))
+                    batch.runs[key] = (run, str(fmt))
             batch.hashes = {k: content_hash(t, self.window) for k, (t, _) in batch.runs.items()}
             batch.stored = self._stored_hashes([t for t, _ in batch.runs.values()])
             keys = [k for k in batch.runs if batch.stored.get(k) != batch.hashes[k]]
@@ -392,6 +401,9 @@ class Indexer:
             else:
                 report.unchanged += 1
                 report.count(fmt, "unchanged")
+        for key, fmt in batch.repeats:  # a copy of a run that a later copy in the same batch replaced
+            report.unchanged += 1
+            report.count(fmt, "unchanged")
         for item in batch.items:
             if getattr(item, "error", None) is not None:
                 report.rejected_count += 1

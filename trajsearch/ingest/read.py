@@ -336,6 +336,47 @@ def _read_grouped(unit: Unit, ctx: Context, options: ReadOptions, skip: int,
         spool.close()
 
 
+class DistinctIds:
+    """No run lost in silence: two different runs sharing an id within one job both survive.
+
+    Producers reuse ids (Harbor's agents write one ``session_id`` into several
+    trajectory files; a hand-merged dump may hold two versions of a run).
+    Indexing both under one id would let the second silently replace the
+    first, so a run whose id was already seen *with other content* gets a
+    distinct, stable id: ``<id>+<8 hex of its content>`` (the same content
+    gets the same id on every re-ingest), with the original id kept in
+    ``metadata.original_trajectory_id``. A repeat with identical content is
+    passed through unchanged (the index counts it as unchanged).
+    The memory is one job's (one read of the inputs); a resumed job starts afresh.
+    """
+
+    def __init__(self) -> None:
+        self._seen: dict[tuple[str, str], str] = {}
+        self.renamed: list[tuple[str, str, str]] = []  # (source, original id, new id)
+
+    @staticmethod
+    def _digest(run: Trajectory) -> str:
+        body = run.model_dump_json(exclude={"trajectory_id"})
+        return hashlib.blake2b(body.encode(), digest_size=8).hexdigest()
+
+    def __call__(self, parsed: Parsed) -> Parsed:
+        run = parsed.trajectory
+        if run is None:
+            return parsed
+        key, digest = (run.tenant, run.trajectory_id), self._digest(run)
+        first = self._seen.setdefault(key, digest)
+        if first == digest:
+            return parsed
+        new_id = f"{run.trajectory_id[:183]}+{digest[:8]}"
+        self._seen.setdefault((run.tenant, new_id), digest)
+        self.renamed.append((parsed.source, run.trajectory_id, new_id))
+        renamed = run.model_copy(update={
+            "trajectory_id": new_id,
+            "metadata": {**run.metadata, "original_trajectory_id": run.trajectory_id},
+        })
+        return replace(parsed, trajectory=renamed)
+
+
 def fingerprint(unit: Unit) -> str:
     """Identity of a unit's content: size, mtime and the first 64 KiB of each file."""
     digest = hashlib.blake2b(digest_size=16)
@@ -381,7 +422,8 @@ def read_dump(
     ctx = make_context(path, tenant=tenant, defaults=defaults, success_threshold=success_threshold)
     units = plan_units(path, fmt)
     options = ReadOptions(group_by=group_by, outcomes=outcomes)
-    return (parsed for unit in units for parsed in read_unit(unit, ctx, options=options))
+    distinct = DistinctIds()
+    return (distinct(parsed) for unit in units for parsed in read_unit(unit, ctx, options=options))
 
 
 def make_context(path: str | Path, *, tenant: str | None = "default", defaults: Mapping[str, Any] | None = None,
