@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
 
 import numpy as np
@@ -17,8 +17,9 @@ import numpy as np
 from . import config
 from .embed import Embedder, load_embedder
 from .fusion import looks_like_log, resolve_mode, rrf
-from .ingest.pipeline import IngestReport, Indexer
+from .ingest.pipeline import Indexer
 from .model import Trajectory, valid_id
+from .results import Hit, IngestReport, RunMatch, StepView
 from .represent import WindowConfig, row_id
 from .store.filters import Filters
 from .store.index import OUTPUT_FIELDS, IndexSettings, TrajectoryIndex
@@ -81,75 +82,6 @@ class FusionConfig:
 
     def weights(self, text: str) -> tuple[float, float]:
         return self.log_weights if looks_like_log(text) else self.prose_weights
-
-
-@dataclass
-class Hit:
-    """One matching row: what matched, how well, and where the full run lives."""
-
-    id: str
-    score: float  # cosine in dense mode; the fused score in hybrid, BM25 in lexical mode
-    level: str
-    text: str
-    tenant: str
-    trajectory_id: str
-    step_index: int
-    step_end: int
-    trace_uri: str
-    outcome: str
-    reward: float | None = None
-    quality_score: float | None = None
-    task_id: str = ""
-    task_family: str = ""
-    env_version: str = ""
-    policy_version: str = ""
-    tools: list[str] = field(default_factory=list)
-    tool_versions: dict[str, str] = field(default_factory=dict)
-    created_at: int = 0
-    steps: list[dict[str, Any]] = field(default_factory=list)
-    similarity: float | None = None  # cosine to the query whatever the mode (None: not computed)
-
-    @classmethod
-    def from_row(cls, row: dict[str, Any]) -> Hit:
-        names = cls.__dataclass_fields__
-        values = {k: v for k, v in row.items() if k in names}
-        values.setdefault("score", 0.0)
-        values["tools"] = list(values.get("tools") or [])
-        values["steps"] = list(values.get("steps") or [])
-        return cls(**values)
-
-    def to_dict(self, *, with_steps: bool = False) -> dict[str, Any]:
-        data = asdict(self)
-        if not with_steps:
-            data.pop("steps")
-        return data
-
-
-@dataclass
-class StepView:
-    """One step as shown around a hit: its position in the run, tool, and compact text."""
-
-    position: int
-    index: int
-    action: str
-    text: str
-
-
-@dataclass
-class RunMatch:
-    """A whole run similar to the query, with its best matching step."""
-
-    trajectory_id: str
-    score: float
-    outcome: str
-    task: str
-    trace_uri: str
-    best: Hit
-
-    def to_dict(self) -> dict[str, Any]:
-        data = asdict(self)
-        data["best"] = self.best.to_dict()
-        return data
 
 
 def _grouped(hits: list[dict], k: int, group_size: int) -> list[dict]:

@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator
 
 from ..embed import Embedder
 from ..model import Trajectory
+from ..results import IngestReport, Rejection
 from ..represent import Row, Summarizer, WindowConfig, content_hash, extractive_summary, represent, row_id
 from ..store.filters import Filters
 from ..store.index import TrajectoryIndex
@@ -43,68 +44,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 Key = tuple[str, str]  # (tenant, trajectory_id)
-
-
-@dataclass
-class Rejection:
-    source: str
-    position: str
-    reason: str
-
-    def __str__(self) -> str:
-        return f"{self.source}:{self.position}: {self.reason}"
-
-
-@dataclass
-class IngestReport:
-    """What an ingest did: ingested (new or changed), unchanged (skipped), rejected (with reasons).
-
-    ``rejected`` keeps the rejections themselves (all of them, or the first
-    ``max_kept`` when the caller writes them elsewhere); ``rejected_count``
-    counts every one. ``by_format`` splits the three counts per dump format.
-    """
-
-    ingested: int = 0
-    unchanged: int = 0
-    rows: int = 0
-    rejected: list[Rejection] = field(default_factory=list)
-    rejected_count: int = 0
-    by_format: dict[str, dict[str, int]] = field(default_factory=dict)
-
-    @property
-    def total_rejected(self) -> int:
-        return max(self.rejected_count, len(self.rejected))
-
-    def count(self, fmt: str | None, what: str, n: int = 1) -> None:
-        counts = self.by_format.setdefault(fmt or "trajectory", {"ingested": 0, "unchanged": 0, "rejected": 0})
-        counts[what] += n
-
-    def merge(self, other: IngestReport, max_kept: int | None = None) -> None:
-        self.ingested += other.ingested
-        self.unchanged += other.unchanged
-        self.rows += other.rows
-        self.rejected_count = self.total_rejected + other.total_rejected
-        room = len(other.rejected) if max_kept is None else max(0, max_kept - len(self.rejected))
-        self.rejected.extend(other.rejected[:room])
-        for fmt, counts in other.by_format.items():
-            for what, n in counts.items():
-                self.count(fmt, what, n)
-
-    @property
-    def read(self) -> int:
-        """Runs and records this ingest took in: always ingested + unchanged + rejected."""
-        return self.ingested + self.unchanged + self.total_rejected
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "read": self.read,
-            "ingested": self.ingested,
-            "unchanged": self.unchanged,
-            "rejected": self.total_rejected,
-            "rows_written": self.rows,
-            "by_format": self.by_format,
-            "rejections": [vars(r) for r in self.rejected],
-        }
 
 
 @dataclass(frozen=True)

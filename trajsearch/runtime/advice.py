@@ -13,7 +13,8 @@ from typing import Any, Sequence
 
 from ..model import Trajectory
 from ..represent import decisive_error, render_arguments
-from ..search import Hit, TrajSearch
+from ..results import Hit
+from ..search import TrajSearch
 from ..store.filters import Filters
 from ..store.traces import TraceStoreError
 from .context import RuntimeContext

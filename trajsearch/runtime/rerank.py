@@ -20,7 +20,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from ..embed import Embedder
-from ..search import Hit
+from ..results import Hit
 from .context import RuntimeContext
 
 NEUTRAL = 0.5

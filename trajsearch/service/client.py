@@ -28,9 +28,8 @@ from typing import Any, Iterable, Iterator, Sequence
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from ..ingest.pipeline import IngestReport, Rejection
 from ..model import Trajectory
-from ..search import Hit, RunMatch, StepView
+from ..results import Hit, IngestReport, Rejection, RunMatch, StepView
 from . import convert
 from .auth import API_KEY_ENV
 from .protos import pb2, pb2_grpc

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..search import Hit, RunMatch, StepView
+from ..results import Hit, RunMatch, StepView
 from .protos import pb2
 
 

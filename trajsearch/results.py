@@ -1,0 +1,143 @@
+"""What the library's verbs return: light result types, importable without Milvus, numpy or a model.
+
+The gRPC client, the MCP server and the converters build these from the
+wire; the façade builds them from index rows. Keeping them here (not beside
+the code that computes them) is what lets ``import trajsearch.client`` stay
+free of pymilvus and numpy.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+
+@dataclass
+class Hit:
+    """One matching row: what matched, how well, and where the full run lives."""
+
+    id: str
+    score: float  # cosine in dense mode; the fused score in hybrid, BM25 in lexical mode
+    level: str
+    text: str
+    tenant: str
+    trajectory_id: str
+    step_index: int
+    step_end: int
+    trace_uri: str
+    outcome: str
+    reward: float | None = None
+    quality_score: float | None = None
+    task_id: str = ""
+    task_family: str = ""
+    env_version: str = ""
+    policy_version: str = ""
+    tools: list[str] = field(default_factory=list)
+    tool_versions: dict[str, str] = field(default_factory=dict)
+    created_at: int = 0
+    steps: list[dict[str, Any]] = field(default_factory=list)
+    similarity: float | None = None  # cosine to the query whatever the mode (None: not computed)
+
+    @classmethod
+    def from_row(cls, row: dict[str, Any]) -> Hit:
+        names = cls.__dataclass_fields__
+        values = {k: v for k, v in row.items() if k in names}
+        values.setdefault("score", 0.0)
+        values["tools"] = list(values.get("tools") or [])
+        values["steps"] = list(values.get("steps") or [])
+        return cls(**values)
+
+    def to_dict(self, *, with_steps: bool = False) -> dict[str, Any]:
+        data = asdict(self)
+        if not with_steps:
+            data.pop("steps")
+        return data
+
+
+@dataclass
+class StepView:
+    """One step as shown around a hit: its position in the run, tool, and compact text."""
+
+    position: int
+    index: int
+    action: str
+    text: str
+
+
+@dataclass
+class RunMatch:
+    """A whole run similar to the query, with its best matching step."""
+
+    trajectory_id: str
+    score: float
+    outcome: str
+    task: str
+    trace_uri: str
+    best: Hit
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["best"] = self.best.to_dict()
+        return data
+
+
+@dataclass
+class Rejection:
+    source: str
+    position: str
+    reason: str
+
+    def __str__(self) -> str:
+        return f"{self.source}:{self.position}: {self.reason}"
+
+
+@dataclass
+class IngestReport:
+    """What an ingest did: ingested (new or changed), unchanged (skipped), rejected (with reasons).
+
+    ``rejected`` keeps the rejections themselves (all of them, or the first
+    ``max_kept`` when the caller writes them elsewhere); ``rejected_count``
+    counts every one. ``by_format`` splits the three counts per dump format.
+    """
+
+    ingested: int = 0
+    unchanged: int = 0
+    rows: int = 0
+    rejected: list[Rejection] = field(default_factory=list)
+    rejected_count: int = 0
+    by_format: dict[str, dict[str, int]] = field(default_factory=dict)
+
+    @property
+    def total_rejected(self) -> int:
+        return max(self.rejected_count, len(self.rejected))
+
+    def count(self, fmt: str | None, what: str, n: int = 1) -> None:
+        counts = self.by_format.setdefault(fmt or "trajectory", {"ingested": 0, "unchanged": 0, "rejected": 0})
+        counts[what] += n
+
+    def merge(self, other: IngestReport, max_kept: int | None = None) -> None:
+        self.ingested += other.ingested
+        self.unchanged += other.unchanged
+        self.rows += other.rows
+        self.rejected_count = self.total_rejected + other.total_rejected
+        room = len(other.rejected) if max_kept is None else max(0, max_kept - len(self.rejected))
+        self.rejected.extend(other.rejected[:room])
+        for fmt, counts in other.by_format.items():
+            for what, n in counts.items():
+                self.count(fmt, what, n)
+
+    @property
+    def read(self) -> int:
+        """Runs and records this ingest took in: always ingested + unchanged + rejected."""
+        return self.ingested + self.unchanged + self.total_rejected
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "read": self.read,
+            "ingested": self.ingested,
+            "unchanged": self.unchanged,
+            "rejected": self.total_rejected,
+            "rows_written": self.rows,
+            "by_format": self.by_format,
+            "rejections": [vars(r) for r in self.rejected],
+        }
