@@ -1,10 +1,10 @@
-"""The service CLI commands (``keys``, ``remote ...``) against a real server on loopback,
-plus the generated stubs' provenance."""
+"""The service CLI commands (``keys``) and the generated stubs' provenance.
+
+The read and write commands against a server are in ``test_cli.py`` (both backends)."""
 
 from __future__ import annotations
 
 import hashlib
-import json
 import tomllib
 
 import pytest
@@ -12,13 +12,9 @@ import typer
 from typer.testing import CliRunner
 
 from trajsearch.cli_service import register
-from trajsearch.embed import HashingEmbedder
-from trajsearch.search import TrajSearch
 from trajsearch.service import protos
 from trajsearch.service.auth import KeyRing, hash_key
-from trajsearch.service.server import ServiceServer
 
-from conftest import failing_run, make_run
 
 
 @pytest.fixture(scope="module")
@@ -39,53 +35,6 @@ def test_keys_new_appends_only_the_hash(app, tmp_path):
     assert KeyRing.load(path).authenticate(key).role == "write"
     bad = CliRunner().invoke(app, ["keys", "new", "--tenant", "acme", "--role", "admin"])
     assert bad.exit_code == 2
-
-
-def test_remote_commands(app, tmp_path, monkeypatch):
-    runner = CliRunner()
-    made = runner.invoke(app, ["keys", "new", "--tenant", "acme", "--role", "write", "--append", str(tmp_path / "k.toml")])
-    key = made.stdout.strip().splitlines()[-1]
-    ts = TrajSearch.open(str(tmp_path / "m.db"), traces=str(tmp_path / "t"), embedder=HashingEmbedder())
-    dump = tmp_path / "dump.jsonl"
-    dump.write_text("\n".join([make_run("c1").model_dump_json(), "{broken",
-                               failing_run("c2", "KeyError: 'user_id'").model_dump_json()]) + "\n")
-    with ServiceServer(ts, KeyRing.load(tmp_path / "k.toml"), address="127.0.0.1:0") as srv:
-        monkeypatch.setenv("TRAJSEARCH_SERVER", srv.address)
-        monkeypatch.setenv("TRAJSEARCH_API_KEY", key)
-        out = runner.invoke(app, ["remote", "ingest", str(dump), "--json"])
-        assert out.exit_code == 0, out.output
-        report = json.loads(out.stdout)
-        assert (report["ingested"], report["rejected"]) == (2, 1)
-        out = runner.invoke(app, ["remote", "search", "KeyError user_id", "-k", "2", "--json"])
-        assert out.exit_code == 0 and json.loads(out.stdout)[0]["trajectory_id"] == "c2"
-        out = runner.invoke(app, ["remote", "show", "c2"])
-        assert out.exit_code == 0 and "KeyError" in out.stdout
-        assert json.loads(runner.invoke(app, ["remote", "whoami"]).stdout)["tenant"] == "acme"
-        assert json.loads(runner.invoke(app, ["remote", "health"]).stdout)["status"] == "SERVING"
-        out = runner.invoke(app, ["remote", "search", ""])
-        assert out.exit_code == 1 and "INVALID_ARGUMENT: text:" in out.stderr
-        monkeypatch.setenv("TRAJSEARCH_API_KEY", "ts_wrong")
-        out = runner.invoke(app, ["remote", "stats"])
-        assert out.exit_code == 1 and "UNAUTHENTICATED" in out.stderr
-
-
-def test_mode_is_passed_through_only_when_the_facade_has_it(tmp_path):
-    import inspect
-
-    from trajsearch.client import Client, ServiceError
-    from trajsearch.service.auth import key_entry, new_key
-
-    key = new_key()
-    ts = TrajSearch.open(str(tmp_path / "m.db"), traces=str(tmp_path / "t"), embedder=HashingEmbedder())
-    ts.add([make_run("m1")])
-    with ServiceServer(ts, KeyRing.from_entries([key_entry(key, tenant="acme", role="read")]),
-                       address="127.0.0.1:0") as srv, Client(srv.address, key) as c:
-        assert c.search("payments", mode="dense")
-        if "mode" in inspect.signature(ts.search).parameters:
-            assert {h.trajectory_id for h in c.search("payments", mode="hybrid")} == {"m1"}
-        else:
-            with pytest.raises(ServiceError, match="UNIMPLEMENTED: mode"):
-                c.search("payments", mode="lexical")
 
 
 def test_stubs_are_generated_from_the_current_proto():

@@ -14,9 +14,10 @@ import sys
 # pymilvus' keepalive pings trip milvus-lite's in-process server into logging GOAWAY noise
 os.environ.setdefault("GRPC_VERBOSITY", "ERROR")
 from pathlib import Path
-from typing import Any, List, Optional
+from typing import TYPE_CHECKING, Any, Iterator, List, Optional
 
 import typer
+from contextlib import contextmanager
 from rich.console import Console
 from rich.progress import (
     BarColumn,
@@ -31,6 +32,9 @@ from rich.markup import escape
 from rich.table import Table
 
 
+if TYPE_CHECKING:
+    from .backend import Backend
+
 app = typer.Typer(
     help="Search past AI-agent runs: ingest trace dumps, find similar runs, show the steps that matter.",
     no_args_is_help=True,
@@ -41,23 +45,43 @@ err = Console(stderr=True)
 
 UriOpt = typer.Option(None, "--uri", envvar="TRAJSEARCH_URI", help="Milvus URI: local path (embedded, default ./.trajsearch/milvus.db) or http://host:19530.")
 TracesOpt = typer.Option(None, "--traces", envvar="TRAJSEARCH_TRACES", help="Trace store: path, file:///abs/path or s3://bucket/prefix (default ./.trajsearch/traces).")
-TenantOpt = typer.Option("default", "--tenant", "-t", envvar="TRAJSEARCH_TENANT", help="Tenant to read or write.")
+TenantOpt = typer.Option(None, "--tenant", "-t", envvar="TRAJSEARCH_TENANT", show_default="default",
+                         help="Tenant to read or write (embedded store). With --server the key's tenant applies.")
+ServerOpt = typer.Option(None, "--server", "-s", envvar="TRAJSEARCH_SERVER",
+                         help="A trajsearch server (host:port) instead of the embedded store; the key comes from $TRAJSEARCH_API_KEY.")
+CaOpt = typer.Option(None, "--ca", envvar="TRAJSEARCH_TLS_CA", help="With --server: CA certificate (PEM) to verify it (turns TLS on).")
 JsonOpt = typer.Option(False, "--json", help="Print JSON for scripts.")
 
 
-def _open(uri: str | None, traces: str | None):
-    from .search import TrajSearch  # heavy imports only when a command runs
+@contextmanager
+def _backend(server: str | None, ca: Path | None, uri: str | None, traces: str | None,
+             tenant: str | None) -> Iterator[Backend]:
+    """The embedded store or the server, with library and service errors as one line each."""
+    from .backend import open_backend
 
-    return TrajSearch.open(uri, traces=traces)
+    try:
+        with open_backend(server=server, ca=ca, uri=uri, traces=traces, tenant=tenant) as backend:
+            yield backend
+    except typer.Exit:
+        raise
+    except (ValueError, PermissionError) as exc:  # bad input, a tenant the key does not hold
+        _fail(_plain(exc))
+    except (LookupError, ConnectionError, TimeoutError) as exc:  # not found, server down, deadline
+        _fail(_plain(exc), code=1)
+
+
+def _plain(exc: BaseException) -> str:
+    return str(exc).strip("'\"") or type(exc).__name__
 
 
 def _print_json(data: Any) -> None:
     sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n")
 
 
-def _fail(message: str) -> None:
-    err.print(f"[red]error:[/red] {message}")
-    raise typer.Exit(2)
+def _fail(message: str, code: int = 2) -> None:
+    """One line on stderr and exit: 2 for bad input, 1 for a failure."""
+    err.print(f"[red]error:[/red] {escape(message)}", highlight=False)
+    raise typer.Exit(code)
 
 
 @app.command()
@@ -79,11 +103,17 @@ def ingest(
     state_dir: Optional[Path] = typer.Option(None, "--state-dir", help="Where checkpoints and dead letters go (default: $TRAJSEARCH_HOME/ingest)."),
     store_label: Optional[str] = typer.Option(None, "--store-label", hidden=True),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
+    server: Optional[str] = ServerOpt,
+    ca: Optional[Path] = CaOpt,
     uri: Optional[str] = UriOpt,
     traces: Optional[str] = TracesOpt,
     as_json: bool = JsonOpt,
 ) -> None:
-    """Index trace dumps: streamed, resumable (kill it and rerun), shardable. Bad records go to a dead-letter file; the rest lands."""
+    """Index trace dumps: streamed, resumable (kill it and rerun), shardable. Bad records go to a dead-letter file; the rest lands.
+
+    With --server the records are parsed here and streamed to the server under the key's tenant
+    (a write key); checkpoints, shards and workers are for the embedded store or a Milvus URI.
+    """
     from .config import default_uri, home
     from .ingest.batch import IngestJob, Shard, run_ingest, run_workers
     from .ingest.pipeline import IngestError
@@ -97,8 +127,15 @@ def ingest(
     except ValueError as exc:
         _fail(str(exc))
     if dry_run:
-        _dry_run(paths, fmt, tenant, defaults, group_by, outcomes, success_threshold, as_json)
+        _dry_run(paths, fmt, tenant or "default", defaults, group_by, outcomes, success_threshold, as_json)
         return
+    if server:
+        if workers > 1 or job_shard.count > 1 or checkpoint or restart:
+            _fail("--workers, --shard, --checkpoint and --restart apply to a store this process writes, not to --server")
+        _ingest_remote(paths, server, ca, uri, traces, tenant, fmt=fmt, defaults=defaults, group_by=group_by,
+                       success_threshold=success_threshold, as_json=as_json)
+        return
+    tenant = tenant or "default"
     states = state_dir or home() / "ingest"
     show = not (quiet or as_json) and err.is_terminal
     if workers > 1:
@@ -122,7 +159,8 @@ def ingest(
                     state_dir=states, store_label=store_label)
     columns = (TextColumn("[bold]ingesting"), BarColumn(), DownloadColumn(), TransferSpeedColumn(),
                TextColumn("{task.fields[runs]} runs"), TimeElapsedColumn(), TimeRemainingColumn())
-    with _open(uri, traces) as ts, Progress(*columns, console=err, disable=not show) as progress:
+    with _backend(None, None, uri, traces, tenant) as api, Progress(*columns, console=err, disable=not show) as progress:
+        ts = api.api
         task = progress.add_task("ingest", total=None, runs=0)
         runs = [0]
 
@@ -136,8 +174,24 @@ def ingest(
         except (ValueError, FileNotFoundError) as exc:  # unknown format, bad outcome file...: nothing written
             _fail(str(exc))
         except IngestError as exc:
-            _fail(f"{exc}")
+            _fail(f"{exc}", code=1)
     _ingest_summary([result.to_dict()], as_json)
+
+
+def _ingest_remote(paths: List[Path], server: str, ca: Path | None, uri: str | None, traces: str | None,
+                   tenant: str | None, *, fmt: str | None, defaults: dict[str, Any], group_by: str,
+                   success_threshold: float, as_json: bool) -> None:
+    """Parse here, stream to the server: the tenant is the key's (a --tenant naming another is refused)."""
+    from .ingest.read import read_dump
+
+    with _backend(server, ca, uri, traces, tenant) as api:
+        key_tenant = api.api.whoami()["tenant"]
+        if tenant and tenant != key_tenant:
+            _fail(f"--tenant {tenant!r} is not the key's tenant ({key_tenant!r})")
+        records = (p for path in paths for p in read_dump(path, fmt=fmt, tenant=key_tenant, defaults=defaults,
+                                                          group_by=group_by, success_threshold=success_threshold))
+        report = api.api.add(records, timeout=3600)
+    _ingest_summary([dict(report.to_dict(), results=report.results)], as_json)
 
 
 def _dry_run(paths: List[Path], fmt: str | None, tenant: str, defaults: dict[str, Any], group_by: str,
@@ -261,7 +315,7 @@ def formats(as_json: bool = JsonOpt) -> None:
 @app.command()
 def search(
     text: str = typer.Argument(..., help="Query: a task, free text, or a pasted error line."),
-    tenant: str = TenantOpt,
+    tenant: Optional[str] = TenantOpt,
     level: List[str] = typer.Option([], "--level", "-l", help="task | summary | step | failure (repeatable)."),
     outcome: List[str] = typer.Option([], "--outcome", help="success | failure | infra_error | unknown (repeatable)."),
     env_version: List[str] = typer.Option([], "--env-version"),
@@ -272,28 +326,24 @@ def search(
     no_group: bool = typer.Option(False, "--no-group", help="Do not group hits by run."),
     expand: int = typer.Option(0, "--expand", "-e", help="Show N steps before and after each step hit."),
     mode: str = typer.Option("auto", "--mode", "-m", help="dense | lexical | hybrid | auto (hybrid for log-like queries)."),
+    server: Optional[str] = ServerOpt,
+    ca: Optional[Path] = CaOpt,
     uri: Optional[str] = UriOpt,
     traces: Optional[str] = TracesOpt,
     as_json: bool = JsonOpt,
 ) -> None:
     """Find the rows most similar to TEXT inside the filters."""
-    with _open(uri, traces) as ts:
-        try:
-            hits = ts.search(
-                text, tenant=tenant, levels=level, outcome=outcome, env_version=env_version,
-                task_family=task_family, tools=tool, k=k, group_size=group_size, group_by_trajectory=not no_group,
-                mode=mode,
-            )
-        except ValueError as exc:
-            _fail(str(exc))
-        context = {h.id: ts.expand(h, before=expand, after=expand) for h in hits if expand and h.step_index >= 0}
+    with _backend(server, ca, uri, traces, tenant) as api:
+        hits = api.search(text, levels=level, outcome=outcome, env_version=env_version, task_family=task_family,
+                          tools=tool, k=k, group_size=group_size, group_by_trajectory=not no_group, mode=mode)
+        context = {h.id: api.expand(h, before=expand, after=expand) for h in hits if expand and h.step_index >= 0}
     if as_json:
         _print_json([dict(h.to_dict(), context=[vars(s) for s in context.get(h.id, [])]) for h in hits])
         return
     if not hits:
         out.print("no matches")
     for rank, h in enumerate(hits, 1):
-        out.print(f"[bold]{rank}. {h.trajectory_id}[/bold]  {_where(h)}  score={h.score:.3f}  outcome={h.outcome}")
+        out.print(f"[bold]{rank}. {escape(h.trajectory_id)}[/bold]  {_where(h)}  score={h.score:.3f}  outcome={h.outcome}")
         for step in context.get(h.id) or []:
             marker = ">" if h.step_index <= step.position <= h.step_end else " "
             out.print(f"   {marker} {_one_line(step.text, 160)}", markup=False)
@@ -305,10 +355,12 @@ def search(
 def similar(
     text: Optional[str] = typer.Argument(None, help="Error text or description of the broken run."),
     trajectory_id: Optional[str] = typer.Option(None, "--id", help="Find runs like this indexed run."),
-    tenant: str = TenantOpt,
+    tenant: Optional[str] = TenantOpt,
     outcome: List[str] = typer.Option([], "--outcome"),
     k: int = typer.Option(5, "-k"),
     mode: str = typer.Option("hybrid", "--mode", "-m", help="dense | lexical | hybrid."),
+    server: Optional[str] = ServerOpt,
+    ca: Optional[Path] = CaOpt,
     uri: Optional[str] = UriOpt,
     traces: Optional[str] = TracesOpt,
     as_json: bool = JsonOpt,
@@ -316,18 +368,15 @@ def similar(
     """Runs like this broken one: one result per run, with its best matching step."""
     if (text is None) == (trajectory_id is None):
         _fail("give either TEXT or --id TRAJECTORY_ID")
-    with _open(uri, traces) as ts:
-        try:
-            matches = ts.similar_runs(trajectory_id, text, tenant=tenant, k=k, outcome=outcome, mode=mode)
-        except (ValueError, LookupError) as exc:
-            _fail(str(exc).strip("'\""))
+    with _backend(server, ca, uri, traces, tenant) as api:
+        matches = api.similar_runs(trajectory_id, text, k=k, outcome=outcome, mode=mode)
     if as_json:
         _print_json([m.to_dict() for m in matches])
         return
     if not matches:
         out.print("no similar runs")
     for rank, m in enumerate(matches, 1):
-        out.print(f"[bold]{rank}. {m.trajectory_id}[/bold]  score={m.score:.3f}  outcome={m.outcome}")
+        out.print(f"[bold]{rank}. {escape(m.trajectory_id)}[/bold]  score={m.score:.3f}  outcome={m.outcome}")
         out.print(f"   task: {_one_line(m.task, 200)}", markup=False)
         out.print(f"   best {_where(m.best)}: {_one_line(m.best.text, 240)}", markup=False)
 
@@ -335,21 +384,20 @@ def similar(
 @app.command()
 def show(
     trajectory_id: str = typer.Argument(..., help="The run to show."),
-    tenant: str = TenantOpt,
+    tenant: Optional[str] = TenantOpt,
     steps: Optional[str] = typer.Option(None, "--steps", help="Step positions to show, e.g. 3:8 (default: all)."),
+    server: Optional[str] = ServerOpt,
+    ca: Optional[Path] = CaOpt,
     uri: Optional[str] = UriOpt,
     traces: Optional[str] = TracesOpt,
     as_json: bool = JsonOpt,
 ) -> None:
     """Show a run (or a step range of it) from the trace store."""
-    with _open(uri, traces) as ts:
-        try:
-            run = ts.run(trajectory_id, tenant=tenant)
-        except ValueError as exc:
-            _fail(str(exc))
-        if run is None:
-            _fail(f"no trajectory {trajectory_id!r} in tenant {tenant!r}")
-        trajectory = ts.get_trace(run.trace_uri, tenant=tenant)
+    with _backend(server, ca, uri, traces, tenant) as api:
+        found = api.show(trajectory_id)
+    if found is None:
+        _fail(f"no trajectory {trajectory_id!r}" + (f" in tenant {api.tenant!r}" if api.tenant else ""), code=1)
+    run, trajectory = found
     first, last = _range(steps, len(trajectory.steps))
     chosen = trajectory.steps[first:last]
     if as_json:
@@ -358,7 +406,8 @@ def show(
         data["trace_uri"] = run.trace_uri
         _print_json(data)
         return
-    out.print(f"[bold]{trajectory.trajectory_id}[/bold]  outcome={trajectory.outcome.value}  reward={trajectory.reward}  env={trajectory.env_version}")
+    out.print(f"[bold]{escape(trajectory.trajectory_id)}[/bold]  outcome={trajectory.outcome.value}  "
+              f"reward={trajectory.reward}  env={escape(str(trajectory.env_version))}")
     out.print(f"task: {trajectory.task}", markup=False)
     out.print(f"trace: {run.trace_uri}", markup=False)
     from .represent import step_text
@@ -369,18 +418,21 @@ def show(
 
 @app.command()
 def stats(
-    tenant: str = TenantOpt,
+    tenant: Optional[str] = TenantOpt,
+    server: Optional[str] = ServerOpt,
+    ca: Optional[Path] = CaOpt,
     uri: Optional[str] = UriOpt,
     traces: Optional[str] = TracesOpt,
     as_json: bool = JsonOpt,
 ) -> None:
     """Counts of runs and rows in the index for a tenant."""
-    with _open(uri, traces) as ts:
-        data = ts.stats(tenant=tenant)
+    with _backend(server, ca, uri, traces, tenant) as api:
+        data = api.stats()
     if as_json:
         _print_json(data)
         return
-    table = Table(title=f"trajsearch @ {data['uri']} (tenant {tenant})")
+    where = data.get("uri") or server
+    table = Table(title=f"trajsearch @ {where} (tenant {data['tenant']})")
     table.add_column("what")
     table.add_column("count", justify="right")
     table.add_row("runs", str(data["trajectories"]))
@@ -390,6 +442,51 @@ def stats(
     for name, n in sorted(data["rows_by_level"].items()):
         table.add_row(f"  {name}", str(n))
     out.print(table)
+
+
+@app.command()
+def exemplars(
+    task: str = typer.Argument(..., help="The task the agent is about to do (or, with --warnings, an error)."),
+    tenant: Optional[str] = TenantOpt,
+    env_version: List[str] = typer.Option([], "--env-version", help="Runtime context: applicable env versions."),
+    policy_version: List[str] = typer.Option([], "--policy-version", help="Runtime context: applicable policy versions."),
+    tool: List[str] = typer.Option([], "--tool", help="Runtime context: tools the agent has now."),
+    k: int = typer.Option(0, "-k", help="How many (0: the runtime's default)."),
+    budget: int = typer.Option(0, "--budget", help="Token budget of the rendered context (0: the runtime's default)."),
+    warnings: bool = typer.Option(False, "--warnings", help="Similar failed runs (what not to do) instead."),
+    server: Optional[str] = ServerOpt,
+    ca: Optional[Path] = CaOpt,
+    uri: Optional[str] = UriOpt,
+    traces: Optional[str] = TracesOpt,
+    as_json: bool = JsonOpt,
+) -> None:
+    """The exemplar (or warning) context an agent would get for TASK, exactly as rendered for its prompt."""
+    with _backend(server, ca, uri, traces, tenant) as api:
+        result = api.advice("warnings" if warnings else "exemplars", task, env_version=env_version,
+                            policy_version=policy_version, tools=tool, k=k or None, budget=budget or None)
+    if as_json:
+        _print_json({"strategy": result.strategy, "items": result.items, "context": json.loads(result.json or "{}")})
+    else:
+        out.print(result.text or f"(nothing applicable: {result.strategy or 'no similar failures'})", markup=False)
+
+
+@app.command()
+def whoami(server: Optional[str] = ServerOpt, ca: Optional[Path] = CaOpt) -> None:
+    """The tenant and role of $TRAJSEARCH_API_KEY on the server."""
+    with _backend(server or _need_server(), ca, None, None, None) as api:
+        _print_json(api.api.whoami())
+
+
+@app.command()
+def health(server: Optional[str] = ServerOpt, ca: Optional[Path] = CaOpt) -> None:
+    """The server's gRPC health status and its per-method counters."""
+    with _backend(server or _need_server(), ca, None, None, None) as api:
+        _print_json({"status": api.api.health(), "metrics": api.api.metrics()})
+
+
+def _need_server() -> str:
+    _fail("this command talks to a server: pass --server HOST:PORT or set $TRAJSEARCH_SERVER")
+    return ""
 
 
 SAMPLE = Path(__file__).parent / "samples" / "sample.jsonl"

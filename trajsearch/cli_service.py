@@ -1,9 +1,11 @@
-"""Service commands for the ``trajsearch`` CLI: ``serve``, ``mcp``, ``keys``, and ``remote ...``.
+"""Service commands for the ``trajsearch`` CLI: ``serve``, ``mcp`` and ``keys``.
 
-``register(app)`` mounts them on the main typer app. ``remote`` commands talk
-to a running server (``--server host:port`` or ``$TRAJSEARCH_SERVER``) with
-the API key from ``$TRAJSEARCH_API_KEY`` (never a command-line argument, where
-``ps`` would show it). ``python -m trajsearch.service`` runs the same commands.
+``register(app)`` mounts them on the main typer app; ``python -m
+trajsearch.service`` runs the same commands. Talking *to* a server is not a
+separate group: every read and write command of the main CLI takes
+``--server`` (or ``$TRAJSEARCH_SERVER``), with the API key from
+``$TRAJSEARCH_API_KEY`` (never a command-line argument, where ``ps`` would
+show it).
 """
 
 from __future__ import annotations
@@ -11,17 +13,14 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Any, List, Optional
+from typing import List, Optional
 
 import typer
 
 ServerOpt = typer.Option("127.0.0.1:50051", "--server", "-s", envvar="TRAJSEARCH_SERVER",
                          help="Address of a running trajsearch server (host:port).")
 CaOpt = typer.Option(None, "--ca", envvar="TRAJSEARCH_TLS_CA", help="CA certificate (PEM) to verify the server: turns TLS on.")
-JsonOpt = typer.Option(False, "--json", help="Print JSON for scripts.")
 
-remote_app = typer.Typer(help="Talk to a running trajsearch server (key from $TRAJSEARCH_API_KEY).",
-                         no_args_is_help=True)
 keys_app = typer.Typer(help="Create API keys (only their hashes go into the server's key file).", no_args_is_help=True)
 
 
@@ -32,15 +31,6 @@ def _say(message: str) -> None:
 def _fail(message: str, code: int = 2) -> None:
     _say(f"error: {message}")
     raise typer.Exit(code)
-
-
-def _dump(data: Any) -> None:
-    sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n")
-
-
-def _one_line(text: str, width: int) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= width else flat[: width - 1] + "…"
 
 
 # -- serve / mcp -------------------------------------------------------------------------------
@@ -87,7 +77,7 @@ def serve(
         ts = TrajSearch.open(uri, traces=traces, model=model)
     except Exception as exc:  # noqa: BLE001 (a locked data dir, a wrong model: say it plainly)
         _fail(f"cannot open the index: {exc}. If another process serves this data directory, "
-              "that process owns it: connect to it (trajsearch remote ... --server HOST:PORT) instead")
+              "that process owns it: connect to it (trajsearch search ... --server HOST:PORT) instead")
     try:
         server = ServiceServer(ts, keyring, address=address, tls=tls, limits=limits, max_workers=max_workers,
                                search_cap=search_cap or None)
@@ -162,197 +152,11 @@ def keys_hash() -> None:
     sys.stdout.write(hash_key(key) + "\n")
 
 
-# -- remote ------------------------------------------------------------------------------------
-
-
-def _client(server: str, ca: Path | None):
-    from .service.client import Client
-
-    try:
-        return Client(server, tls=ca is not None, root_certificates=ca)
-    except ValueError as exc:
-        _fail(str(exc))
-
-
-def _remote(fn):
-    """Run ``fn`` and turn service errors into one line on stderr and exit code 1."""
-    from .service.client import ServiceError
-
-    try:
-        return fn()
-    except ServiceError as exc:
-        _fail(str(exc), code=1)
-    except ValueError as exc:
-        _fail(str(exc))
-
-
-@remote_app.command("search")
-def remote_search(
-    text: str = typer.Argument(..., help="Query: a task, free text, or a pasted error line."),
-    level: List[str] = typer.Option([], "--level", "-l"),
-    outcome: List[str] = typer.Option([], "--outcome"),
-    env_version: List[str] = typer.Option([], "--env-version"),
-    task_family: List[str] = typer.Option([], "--task-family"),
-    tool: List[str] = typer.Option([], "--tool"),
-    k: int = typer.Option(5, "-k"),
-    group_size: int = typer.Option(1, "--group-size"),
-    no_group: bool = typer.Option(False, "--no-group"),
-    mode: str = typer.Option("", "--mode", help="dense | lexical | hybrid (where the server has it)."),
-    expand: int = typer.Option(0, "--expand", "-e", help="Show N steps before and after each step hit."),
-    server: str = ServerOpt,
-    ca: Optional[Path] = CaOpt,
-    as_json: bool = JsonOpt,
-) -> None:
-    """Search on the server, inside the key's tenant."""
-    with _client(server, ca) as c:
-        hits = _remote(lambda: c.search(text, levels=level, outcome=outcome, env_version=env_version,
-                                        task_family=task_family, tools=tool, k=k, group_size=group_size,
-                                        group_by_trajectory=not no_group, mode=mode))
-        context = {h.id: _remote(lambda h=h: c.expand(h, before=expand, after=expand))
-                   for h in hits if expand and h.step_index >= 0}
-    if as_json:
-        _dump([dict(h.to_dict(), context=[vars(s) for s in context.get(h.id, [])]) for h in hits])
-        return
-    if not hits:
-        print("no matches")
-    for rank, h in enumerate(hits, 1):
-        where = f"steps {h.step_index}-{h.step_end}" if h.step_index >= 0 else h.level
-        print(f"{rank}. {h.trajectory_id}  {h.level}  {where}  score={h.score:.3f}  outcome={h.outcome}")
-        for step in context.get(h.id) or []:
-            marker = ">" if h.step_index <= step.position <= h.step_end else " "
-            print(f"   {marker} {_one_line(step.text, 160)}")
-        if h.id not in context:
-            print(f"   {_one_line(h.text, 300)}")
-
-
-@remote_app.command("similar")
-def remote_similar(
-    text: Optional[str] = typer.Argument(None, help="Error text or description of the broken run."),
-    trajectory_id: Optional[str] = typer.Option(None, "--id", help="Find runs like this indexed run."),
-    outcome: List[str] = typer.Option([], "--outcome"),
-    k: int = typer.Option(5, "-k"),
-    server: str = ServerOpt,
-    ca: Optional[Path] = CaOpt,
-    as_json: bool = JsonOpt,
-) -> None:
-    """Runs like this broken one, one per run."""
-    if (text is None) == (trajectory_id is None):
-        _fail("give either TEXT or --id TRAJECTORY_ID")
-    with _client(server, ca) as c:
-        matches = _remote(lambda: c.similar_runs(trajectory_id, text, k=k, outcome=outcome))
-    if as_json:
-        _dump([m.to_dict() for m in matches])
-        return
-    for rank, m in enumerate(matches, 1):
-        print(f"{rank}. {m.trajectory_id}  score={m.score:.3f}  outcome={m.outcome}")
-        print(f"   task: {_one_line(m.task, 200)}")
-    if not matches:
-        print("no similar runs")
-
-
-@remote_app.command("show")
-def remote_show(
-    trajectory_id: str = typer.Argument(..., help="The run to show."),
-    server: str = ServerOpt,
-    ca: Optional[Path] = CaOpt,
-    as_json: bool = JsonOpt,
-) -> None:
-    """Show a stored run."""
-    from .represent import step_text
-
-    with _client(server, ca) as c:
-        run = _remote(lambda: c.run(trajectory_id))
-        if run is None:
-            _fail(f"no trajectory {trajectory_id!r}", code=1)
-        trajectory = _remote(lambda: c.get_trace(run.trace_uri))
-    if as_json:
-        _dump(dict(trajectory.model_dump(mode="json"), trace_uri=run.trace_uri))
-        return
-    print(f"{trajectory.trajectory_id}  outcome={trajectory.outcome.value}  env={trajectory.env_version}")
-    print(f"task: {trajectory.task}")
-    for step in trajectory.steps:
-        print(step_text(step))
-
-
-@remote_app.command("ingest")
-def remote_ingest(
-    paths: List[Path] = typer.Argument(..., help="Dump files or directories."),
-    fmt: Optional[str] = typer.Option(None, "--format", "-f"),
-    batch_size: int = typer.Option(64, "--batch-size"),
-    server: str = ServerOpt,
-    ca: Optional[Path] = CaOpt,
-    as_json: bool = JsonOpt,
-) -> None:
-    """Stream dumps to the server (write key). The tenant is the key's."""
-    from .ingest.read import read_dump
-
-    for path in paths:
-        if not path.exists():
-            _fail(f"{path}: no such file or directory")
-    with _client(server, ca) as c:
-        tenant = _remote(c.whoami)["tenant"]
-        records = (p for path in paths for p in read_dump(path, fmt=fmt, tenant=tenant))
-        report = _remote(lambda: c.add(records, batch_size=batch_size, timeout=3600))
-    if as_json:
-        _dump(dict(report.to_dict(), results=report.results))
-        return
-    print(f"ingested {report.ingested} runs ({report.rows} rows), unchanged {report.unchanged}, "
-          f"rejected {len(report.rejected)}")
-    for r in report.rejected[:20]:
-        _say(f"  rejected {r}")
-
-
-@remote_app.command("stats")
-def remote_stats(server: str = ServerOpt, ca: Optional[Path] = CaOpt) -> None:
-    """Counts of runs and rows in the key's tenant."""
-    with _client(server, ca) as c:
-        _dump(_remote(c.stats))
-
-
-@remote_app.command("whoami")
-def remote_whoami(server: str = ServerOpt, ca: Optional[Path] = CaOpt) -> None:
-    """The tenant and role of $TRAJSEARCH_API_KEY."""
-    with _client(server, ca) as c:
-        _dump(_remote(c.whoami))
-
-
-@remote_app.command("health")
-def remote_health(server: str = ServerOpt, ca: Optional[Path] = CaOpt) -> None:
-    """The server's gRPC health status, and its per-method counters."""
-    with _client(server, ca) as c:
-        _dump({"status": _remote(c.health), "metrics": _remote(c.metrics)})
-
-
-@remote_app.command("exemplars")
-def remote_exemplars(
-    task: str = typer.Argument(..., help="The task the agent is about to do."),
-    env_version: List[str] = typer.Option([], "--env-version"),
-    policy_version: List[str] = typer.Option([], "--policy-version"),
-    tool: List[str] = typer.Option([], "--tool", help="Tools available now."),
-    k: int = typer.Option(0, "-k"),
-    budget: int = typer.Option(0, "--budget", help="Token budget (0: runtime default)."),
-    warnings: bool = typer.Option(False, "--warnings", help="Failed runs (what not to do) instead."),
-    server: str = ServerOpt,
-    ca: Optional[Path] = CaOpt,
-    as_json: bool = JsonOpt,
-) -> None:
-    """The exemplar (or warning) context an agent would get for TASK."""
-    with _client(server, ca) as c:
-        verb = c.warnings if warnings else c.exemplars
-        result = _remote(lambda: verb(task, env_version=env_version, policy_version=policy_version,
-                                      tools_available=tool, k=k, token_budget=budget))
-    if as_json:
-        _dump({"strategy": result.strategy, "items": result.items, "context": json.loads(result.json or "{}")})
-    else:
-        print(result.text or f"(nothing applicable: {result.strategy or 'no warnings'})")
-
-
 def register(app: typer.Typer) -> None:
-    """Mount ``serve``, ``mcp``, ``keys`` and ``remote`` on the main CLI."""
+    """Mount ``serve``, ``mcp`` and ``keys`` on the main CLI."""
     app.command("serve")(serve)
     app.command("mcp")(mcp)
     app.add_typer(keys_app, name="keys")
-    app.add_typer(remote_app, name="remote")
 
 
 def main() -> None:

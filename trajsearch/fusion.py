@@ -8,10 +8,10 @@ the query classifier that picks ``hybrid`` for pasted log lines.
 from __future__ import annotations
 
 import re
-from typing import Literal, Sequence
+from typing import Sequence
 
-Mode = Literal["dense", "lexical", "hybrid", "auto"]
-MODES = ("dense", "lexical", "hybrid", "auto")
+from .vocab import MODES
+
 
 #: RRF's constant: large enough that rank 1 vs 2 is not decisive on its own.
 RRF_K = 60

@@ -141,3 +141,19 @@ class IngestReport:
             "by_format": self.by_format,
             "rejections": [vars(r) for r in self.rejected],
         }
+
+
+@dataclass
+class ContextResult:
+    """Exemplars or warnings as an agent gets them: the strategy, the items with provenance, the rendered context.
+
+    ``items`` are ``{"provenance": {trajectory_id, trace_uri, env_version,
+    outcome, similarity}, "text": ..., "view": the item's structured JSON}``;
+    ``text`` is the context formatted for a prompt within the token budget and
+    ``json`` the same as structured JSON text.
+    """
+
+    strategy: str
+    items: list[dict[str, Any]]
+    text: str
+    json: str

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
 from ..model import Trajectory
+from ..results import ContextResult
 from ..search import TrajSearch
 from . import curate
 from .advice import AdviceConfig, Exemplar, ExemplarSet, FailureWarning
@@ -84,6 +85,35 @@ class Runtime:
                           counter=self.counter, budget=budget)
         return PromptContext(found.strategy, found.best_similarity, rendered.text, rendered.data, rendered.tokens,
                              found.items, warned)
+
+    def advice(self, kind: str, text: str, ctx: RuntimeContext, *, k: int | None = None,
+               budget: int | None = None) -> ContextResult:
+        """``exemplars`` or ``warnings`` for ``text`` as one :class:`ContextResult` (what the service returns).
+
+        The same verb behind the gRPC ``Exemplars`` / ``Warnings`` calls and the
+        CLI's ``exemplars`` command, so every interface renders alike.
+        """
+        if kind == "exemplars":
+            found = self.exemplars(text, ctx, k)
+            strategy, exemplars, warnings = found.strategy, found.items, []
+        elif kind == "warnings":
+            strategy, exemplars, warnings = None, [], self.warnings(text, ctx, k)
+        else:
+            raise ValueError(f"kind must be 'exemplars' or 'warnings', got {kind!r}")
+
+        def rendered(fmt: str) -> Any:
+            return render(strategy, exemplars, warnings, config=self.config.format, fmt=fmt, counter=self.counter,
+                          budget=budget)
+
+        as_text, as_json = rendered("text"), rendered("json")
+        items = exemplars or warnings
+        views = {view.get("provenance", {}).get("trajectory_id"): view for view in as_json.data.get(kind, [])}
+        out = [{
+            "provenance": dict(item.provenance(), outcome="success" if kind == "exemplars" else "failure"),
+            "text": getattr(item, "text", "") or getattr(item, "error", ""),
+            "view": views.get(item.trajectory_id),
+        } for item in items]
+        return ContextResult(strategy.value if strategy is not None else "", out, as_text.text, as_json.text)
 
     def tool(self, ctx: RuntimeContext, *, cap: int | None = None) -> SearchPastRuns:
         """A fresh ``search_past_runs`` executor for one agent run, bound to ``ctx``."""

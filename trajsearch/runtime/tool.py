@@ -18,11 +18,11 @@ from ..search import TrajSearch
 from .advice import AdviceConfig, exemplars, search, similarity, warnings
 from .context import RuntimeContext
 from .format import FormatConfig, TokenCounter, default_counter, render, render_json
+from ..vocab import KINDS
 
 log = logging.getLogger(__name__)
 
 TOOL_NAME = "search_past_runs"
-KINDS = ("exemplars", "failures", "steps")
 MAX_K = 5
 MAX_QUERY_CHARS = 2000
 DEFAULT_CAP = 4

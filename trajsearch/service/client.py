@@ -29,7 +29,7 @@ import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from ..model import Trajectory
-from ..results import Hit, IngestReport, Rejection, RunMatch, StepView
+from ..results import ContextResult, Hit, IngestReport, Rejection, RunMatch, StepView
 from . import convert
 from .auth import API_KEY_ENV
 from .protos import pb2, pb2_grpc
@@ -90,16 +90,6 @@ def _error(exc: grpc.RpcError, request_id: str) -> ServiceError:
     code = exc.code() if hasattr(exc, "code") else grpc.StatusCode.UNKNOWN
     details = exc.details() if hasattr(exc, "details") else str(exc)
     return _ERRORS.get(code, ServiceError)(code, details or "", request_id)
-
-
-@dataclass
-class ContextResult:
-    """Exemplars or warnings: the strategy, the items with provenance, and the rendered context."""
-
-    strategy: str
-    items: list[dict[str, Any]]
-    text: str
-    json: str
 
 
 @dataclass
@@ -212,7 +202,7 @@ class Client:
         k: int = 10,
         group_by_trajectory: bool = True,
         group_size: int = 1,
-        mode: str = "",
+        mode: str = "auto",
         timeout: float | None = None,
     ) -> list[Hit]:
         self._check_tenant(tenant)
@@ -233,13 +223,15 @@ class Client:
         k: int = 5,
         outcome: str | Sequence[str] = (),
         env_version: str | Sequence[str] = (),
+        mode: str = "hybrid",
         timeout: float | None = None,
     ) -> list[RunMatch]:
         self._check_tenant(tenant)
         if (trajectory_id is None) == (text is None):
             raise ValueError("give exactly one of trajectory_id or text")
         anchor = {"trajectory_id": trajectory_id} if trajectory_id is not None else {"text": text}
-        request = pb2.SimilarRunsRequest(k=k, outcomes=_list(outcome), env_versions=_list(env_version), **anchor)
+        request = pb2.SimilarRunsRequest(k=k, outcomes=_list(outcome), env_versions=_list(env_version), mode=mode,
+                                         **anchor)
         return [convert.match_from_pb(m) for m in self._invoke("SimilarRuns", request, timeout).matches]
 
     def expand(self, hit: Hit, *, before: int = 2, after: int = 2, tenant: str | None = None,

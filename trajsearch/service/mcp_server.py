@@ -20,12 +20,13 @@ from __future__ import annotations
 import json
 import uuid
 from dataclasses import dataclass
-from typing import Any, Literal, Sequence
+from typing import Any, Sequence
 
 import anyio
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 
+from ..vocab import Kind
 from .client import Client, ServiceError
 
 TOOL_NAME = "search_past_runs"
@@ -84,7 +85,7 @@ def build_mcp(client: Client, context: ToolContext = ToolContext(), *, name: str
         query: str,
         ctx: Context,
         k: int = 3,
-        kind: Literal["exemplars", "failures", "steps"] = "exemplars",
+        kind: Kind = "exemplars",
     ) -> str:
         session_id = sessions.id_of(ctx)
 

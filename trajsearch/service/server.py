@@ -34,7 +34,9 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from pydantic import ValidationError
 
 from ..model import Trajectory
-from ..search import Hit, TrajSearch
+from ..results import Hit
+from ..search import TrajSearch
+from ..vocab import MODES
 from ..store.traces import TraceAccessError, TraceCorruptError, TraceNotFoundError, TraceStoreError
 from . import convert
 from . import validate as v
@@ -115,7 +117,6 @@ class Service(pb2_grpc.TrajSearchServicer):
         self._sessions: OrderedDict[tuple[str, str], tuple[Any, threading.Lock]] = OrderedDict()
         self._sessions_lock = threading.Lock()
         self._rt: Any = None
-        self._modes = "mode" in _parameters(ts.search)
 
     # -- the common path ---------------------------------------------------------------------
 
@@ -203,7 +204,7 @@ class Service(pb2_grpc.TrajSearchServicer):
         text = v.text("text", req.text, lim)
         k = v.bounded("k", req.k, 1, lim.max_k, default=10)
         group_size = v.bounded("group_size", req.group_size, 1, 10, default=1)
-        mode = v.choice("mode", req.mode, v.MODES, default="")
+        mode = v.choice("mode", req.mode, MODES, default="auto")
         env = _narrow(v.strings("env_versions", req.env_versions, lim), call.principal.env_versions)
         policy = _narrow(v.strings("policy_versions", req.policy_versions, lim), call.principal.policy_versions)
         kwargs: dict[str, Any] = dict(
@@ -214,10 +215,7 @@ class Service(pb2_grpc.TrajSearchServicer):
             exclude_trajectory_ids=v.identifiers("exclude_trajectory_ids", req.exclude_trajectory_ids, lim),
             k=k, group_by_trajectory=not req.no_group, group_size=group_size,
         )
-        if mode and mode != "dense" and not self._modes:
-            raise _Abort(grpc.StatusCode.UNIMPLEMENTED, f"mode: {mode!r} search is not available on this server yet")
-        if mode and self._modes:
-            kwargs["mode"] = mode
+        kwargs["mode"] = mode
         if env is None or policy is None:  # the key's pinned versions exclude every requested one
             return pb2.SearchResponse(), {"hits": 0}
         self._check_deadline(call)
@@ -234,11 +232,13 @@ class Service(pb2_grpc.TrajSearchServicer):
         text = v.text("text", req.text, lim) if anchor == "text" else None
         k = v.bounded("k", req.k, 1, lim.max_k, default=5)
         outcomes = v.outcomes("outcomes", req.outcomes, lim)
+        mode = v.choice("mode", req.mode, MODES, default="hybrid")
         env = _narrow(v.strings("env_versions", req.env_versions, lim), call.principal.env_versions)
         if env is None:
             return pb2.SimilarRunsResponse(), {"matches": 0}
         try:
-            matches = self.ts.similar_runs(trajectory_id, text, tenant=call.tenant, k=k, outcome=outcomes, env_version=env)
+            matches = self.ts.similar_runs(trajectory_id, text, tenant=call.tenant, k=k, outcome=outcomes,
+                                           env_version=env, mode=mode)
         except LookupError:
             raise _Abort(grpc.StatusCode.NOT_FOUND, f"trajectory_id: no trajectory {trajectory_id!r}") from None
         return pb2.SimilarRunsResponse(matches=[convert.match_to_pb(m) for m in matches]), {"matches": len(matches)}
@@ -299,11 +299,8 @@ class Service(pb2_grpc.TrajSearchServicer):
         """The agent runtime over this server's façade (built on first use)."""
         with self._sessions_lock:
             if self._rt is None:
-                try:
-                    from ..runtime import Runtime, RuntimeConfig
-                except ImportError as exc:
-                    raise _Abort(grpc.StatusCode.UNIMPLEMENTED,
-                                 f"the agent runtime is not available on this server ({exc})") from None
+                from ..runtime import Runtime, RuntimeConfig
+
                 config = RuntimeConfig(tool_cap=self.search_cap) if self.search_cap else RuntimeConfig()
                 self._rt = Runtime(self.ts, config)
             return self._rt
@@ -323,53 +320,28 @@ class Service(pb2_grpc.TrajSearchServicer):
 
     @rpc()
     def Exemplars(self, req: Any, call: Call) -> Any:
-        rt = self._runtime()
-        task = v.text("task", req.task, self.limits)
-        k = v.bounded("k", req.k, 1, 10, default=0) or None
-        budget = v.bounded("token_budget", req.token_budget, 50, 32_000, default=0) or None
-        ctx = self._runtime_context(call, req.context)
-        if ctx is None:
-            return pb2.ContextResponse(strategy="plan_from_scratch"), {"items": 0}
-        self._check_deadline(call)
-        found = rt.exemplars(task, ctx, k)
-        return self._context_response(rt, found.strategy, found.items, [], budget), {
-            "items": len(found.items), "strategy": found.strategy.value}
+        return self._advice(call, "exemplars", v.text("task", req.task, self.limits), req)
 
     @rpc()
     def Warnings(self, req: Any, call: Call) -> Any:
+        return self._advice(call, "warnings", v.text("text", req.text, self.limits), req)
+
+    def _advice(self, call: Call, kind: str, text: str, req: Any) -> Any:
         rt = self._runtime()
-        text = v.text("text", req.text, self.limits)
         k = v.bounded("k", req.k, 1, 10, default=0) or None
         budget = v.bounded("token_budget", req.token_budget, 50, 32_000, default=0) or None
         ctx = self._runtime_context(call, req.context)
-        if ctx is None:
-            return pb2.ContextResponse(), {"items": 0}
+        if ctx is None:  # the key's pins and the asked versions do not meet: nothing applies
+            empty = "plan_from_scratch" if kind == "exemplars" else ""
+            return pb2.ContextResponse(strategy=empty), {"items": 0}
         self._check_deadline(call)
-        found = rt.warnings(text, ctx, k)
-        return self._context_response(rt, None, [], found, budget), {"items": len(found)}
-
-    @staticmethod
-    def _context_response(rt: Any, strategy: Any, exemplars: list, warnings: list, budget: int | None) -> Any:
-        from ..runtime import render
-
-        def rendered(fmt: str) -> Any:
-            return render(strategy, exemplars, warnings, config=rt.config.format, fmt=fmt, counter=rt.counter,
-                          budget=budget)
-
-        text, data = rendered("text"), rendered("json")
-        kind, items = ("exemplars", exemplars) if exemplars else ("warnings", warnings)
-        views = {view.get("provenance", {}).get("trajectory_id"): view for view in data.data.get(kind, [])}
-        out = []
-        for item in items:
-            provenance = dict(item.provenance(), outcome="success" if kind == "exemplars" else "failure")
-            view = views.get(item.trajectory_id)
-            out.append(pb2.ContextItem(
-                provenance=convert.provenance_to_pb(provenance),
-                text=getattr(item, "text", "") or getattr(item, "error", ""),
-                json=json.dumps(view if view is not None else provenance, ensure_ascii=False, default=str),
-            ))
-        return pb2.ContextResponse(strategy=strategy.value if strategy is not None else "", items=out,
-                                   text=text.text, json=data.text)
+        result = rt.advice(kind, text, ctx, k=k, budget=budget)
+        items = [pb2.ContextItem(provenance=convert.provenance_to_pb(item["provenance"]), text=item["text"],
+                                 json=json.dumps(item["view"] if item["view"] is not None else item["provenance"],
+                                                 ensure_ascii=False, default=str))
+                 for item in result.items]
+        reply = pb2.ContextResponse(strategy=result.strategy, items=items, text=result.text, json=result.json)
+        return reply, {"items": len(items), **({"strategy": result.strategy} if result.strategy else {})}
 
     @rpc()
     def SearchPastRuns(self, req: Any, call: Call) -> Any:
@@ -481,12 +453,6 @@ def _loose_id(text: str) -> str:
 def _expired(context: grpc.ServicerContext) -> bool:
     remaining = context.time_remaining()
     return remaining is not None and remaining <= 0
-
-
-def _parameters(fn: Callable) -> set[str]:
-    import inspect
-
-    return set(inspect.signature(fn).parameters)
 
 
 # -- the server process ------------------------------------------------------------------------

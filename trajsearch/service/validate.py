@@ -10,12 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterable, Sequence
 
-from ..model import Outcome, valid_id
-from ..store.filters import LEVELS
+from ..model import valid_id
+from ..vocab import LEVELS, OUTCOMES
 
-OUTCOMES = tuple(o.value for o in Outcome)
-MODES = ("dense", "lexical", "hybrid")
-KINDS = ("exemplars", "failures", "steps")
 
 
 class FieldError(ValueError):

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
 
 from ..model import Outcome, valid_id, valid_tenant
+from ..vocab import LEVELS
 
-LEVELS = ("task", "summary", "step", "failure")
 _MAX_VALUE_CHARS = 200
 
 

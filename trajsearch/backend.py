@@ -1,0 +1,83 @@
+"""Where a CLI command runs: the embedded store (the façade) or a trajsearch server (the client).
+
+The gRPC :class:`~trajsearch.service.client.Client` mirrors the façade's
+verbs on purpose, so every command is written once against :class:`Backend`
+and renders once; ``--server`` (or ``$TRAJSEARCH_SERVER``) picks the remote
+one, with the API key from ``$TRAJSEARCH_API_KEY``. Remotely the tenant is
+the key's: a command passes ``tenant=None`` and the server decides.
+"""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterator, Sequence
+
+from .model import Trajectory
+from .results import ContextResult, Hit, RunMatch, StepView
+
+DEFAULT_TENANT = "default"
+
+
+@dataclass
+class Backend:
+    """One door for the CLI: ``api`` is a TrajSearch or a Client; ``tenant`` None means "the key's"."""
+
+    api: Any
+    tenant: str | None
+    remote: bool
+
+    def search(self, text: str, **options: Any) -> list[Hit]:
+        return self.api.search(text, tenant=self.tenant, **options)
+
+    def similar_runs(self, trajectory_id: str | None, text: str | None, **options: Any) -> list[RunMatch]:
+        return self.api.similar_runs(trajectory_id, text, tenant=self.tenant, **options)
+
+    def expand(self, hit: Hit, *, before: int, after: int) -> list[StepView]:
+        return self.api.expand(hit, before=before, after=after, tenant=self.tenant)
+
+    def show(self, trajectory_id: str) -> tuple[Hit, Trajectory] | None:
+        """A run's task row and its full trace, or None when the run is not indexed."""
+        run = self.api.run(trajectory_id, tenant=self.tenant)
+        if run is None:
+            return None
+        return run, self.api.get_trace(run.trace_uri, tenant=self.tenant)
+
+    def stats(self) -> dict[str, Any]:
+        return self.api.stats(tenant=self.tenant)
+
+    def advice(self, kind: str, text: str, *, env_version: Sequence[str], policy_version: Sequence[str],
+               tools: Sequence[str], k: int | None, budget: int | None) -> ContextResult:
+        """Exemplars or warnings as an agent would get them in this (trusted) context."""
+        if self.remote:
+            verb = self.api.exemplars if kind == "exemplars" else self.api.warnings
+            return verb(text, env_version=list(env_version), policy_version=list(policy_version),
+                        tools_available=list(tools), k=k or 0, token_budget=budget or 0)
+        from .runtime import Runtime, RuntimeContext
+
+        ctx = RuntimeContext(tenant=self.tenant or DEFAULT_TENANT, env_version=tuple(env_version),
+                             policy_version=tuple(policy_version), tools_available=tuple(tools))
+        return Runtime(self.api).advice(kind, text, ctx, k=k, budget=budget)
+
+
+@contextmanager
+def open_backend(*, server: str | None, ca: Path | None = None, uri: str | None = None,
+                 traces: str | None = None, tenant: str | None = None) -> Iterator[Backend]:
+    """The server's client when ``server`` is set, else the embedded store at ``uri`` / ``traces``.
+
+    With a server, ``uri`` and ``traces`` must not be set (the server owns its
+    store) and ``tenant``, if given, must be the key's own (the server checks).
+    """
+    if server:
+        if uri or traces:
+            raise ValueError("--uri/--traces name a local store; with --server the server owns its store")
+        from .service.client import Client
+
+        with Client(server, tls=ca is not None, root_certificates=ca) as client:
+            yield Backend(client, tenant, remote=True)
+        return
+    from .search import TrajSearch
+
+    with TrajSearch.open(uri, traces=traces) as ts:
+        yield Backend(ts, tenant or DEFAULT_TENANT, remote=False)

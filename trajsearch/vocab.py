@@ -1,0 +1,23 @@
+"""The words every interface shares: row levels, outcomes, search modes, tool kinds.
+
+Declared once here and imported by the store, the façade, the runtime tool,
+the service's validation and the CLI, so a new mode or level cannot be known
+to one door and refused by another.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from .model import Outcome
+
+#: Index row levels: the instruction, the extractive summary, a window of steps, a failure summary.
+LEVELS = ("task", "summary", "step", "failure")
+#: How a run ended (see :class:`~trajsearch.model.Outcome`).
+OUTCOMES = tuple(o.value for o in Outcome)
+#: Search modes: dense vectors, the lexical (BM25) leg, both fused, or chosen per query.
+Mode = Literal["dense", "lexical", "hybrid", "auto"]
+MODES: tuple[str, ...] = ("dense", "lexical", "hybrid", "auto")
+#: What the agent's ``search_past_runs`` tool may ask for.
+Kind = Literal["exemplars", "failures", "steps"]
+KINDS: tuple[str, ...] = ("exemplars", "failures", "steps")
