@@ -377,10 +377,10 @@ class SyntheticRuns:
     def records(self, traj: Trajectory, picked: list[tuple[Row, Any]]) -> list[dict]:
         """Full-schema records of ``traj``'s (row, real vector) pairs, each vector perturbed.
 
-        ``ingest.pipeline._record`` is the one row layout, so the synthetic rows carry
+        ``indexer._record`` is the one row layout, so the synthetic rows carry
         every field (and index) a real ingest writes.
         """
-        from trajsearch.ingest.pipeline import _record
+        from trajsearch.indexer import _record
 
         uri = f"file://{self.trace_root}/traces/{traj.tenant}/{traj.trajectory_id}.json.gz"
         return [_record(traj, row, trace_uri=uri, chash="bench", vector=self.perturb(vector)) for row, vector in picked]

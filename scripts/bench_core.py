@@ -12,7 +12,7 @@ Part B - latency. Rows carry real texts (the rows of part A: task, summary,
 step windows, failure, recombined into synthetic runs of 10-40 windows) and
 cheap vectors (part A's real vectors plus small Gaussian noise, re-normalised),
 written through ``TrajectoryIndex.upsert`` in batches of 1,000 with the full
-schema (``ingest.pipeline._record``), over four tenants, one holding ~70%.
+schema (``indexer._record``), over four tenants, one holding ~70%.
 After a flush, ~100 queries per operation are timed, the façade and the raw
 pymilvus call alternating per query: grouped dense search (k=10, tenant),
 ungrouped, grouped with env_version + outcome filters, grouped in a small

@@ -9,7 +9,7 @@ windows each based on a pooled window with ``--swap`` of its lines replaced by
 lines of other real windows (so texts are log-like and varied, not 25 copies of
 the same window), and vectors = the base row's real vector plus Gaussian noise,
 re-normalised. Rows go through ``TrajectoryIndex.upsert`` in batches of 1,000
-with the full schema (``ingest.pipeline._record``), into one big tenant (~70%)
+with the full schema (``indexer._record``), into one big tenant (~70%)
 and three small ones, until ``--steps`` step rows exist; then a flush.
 
 Timing. Queries are real: exact lines of the big tenant's rows (commands, tool

@@ -112,7 +112,7 @@ from trajsearch.embed import HashingEmbedder
 from trajsearch.search import TrajSearch
 ts = TrajSearch.open({uri!r}, traces={traces!r}, embedder=HashingEmbedder())
 ts.add([failing_run("zebra", "ZebraStripeError: stripes out of order")])   # flushes and saves
-from trajsearch.ingest.pipeline import Indexer
+from trajsearch.indexer import Indexer
 run = failing_run("quagga", "QuaggaError: extinct since 1883")
 # killed right after the batch is written to Milvus, before any flush, save or close
 Indexer(ts.index, ts.embedder, ts.traces).add([run], on_commit=lambda items, report: os._exit(0))

@@ -18,7 +18,7 @@ import pytest
 
 from trajsearch.embed import HashingEmbedder
 from trajsearch.ingest.batch import IngestJob, Shard, run_ingest
-from trajsearch.ingest.pipeline import IngestError, Indexer, RetryPolicy
+from trajsearch.indexer import IngestError, Indexer, RetryPolicy
 from trajsearch.ingest.read import plan_units, read_dump, read_unit, make_context
 from trajsearch.search import TrajSearch
 from trajsearch.store.traces import FileTraceStore, TraceStoreError

@@ -101,7 +101,6 @@ def ingest(
     checkpoint: Optional[Path] = typer.Option(None, "--checkpoint", help="Checkpoint file (default: under the data directory, one per job)."),
     restart: bool = typer.Option(False, "--restart", help="Ignore the checkpoint and read every input again (unchanged runs are still skipped)."),
     state_dir: Optional[Path] = typer.Option(None, "--state-dir", help="Where checkpoints and dead letters go (default: $TRAJSEARCH_HOME/ingest)."),
-    store_label: Optional[str] = typer.Option(None, "--store-label", hidden=True),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
     server: Optional[str] = ServerOpt,
     ca: Optional[Path] = CaOpt,
@@ -116,7 +115,7 @@ def ingest(
     """
     from .config import default_uri, home
     from .ingest.batch import IngestJob, Shard, run_ingest, run_workers
-    from .ingest.pipeline import IngestError
+    from .indexer import IngestError
 
     for path in paths:
         if not path.exists():
@@ -138,25 +137,20 @@ def ingest(
     tenant = tenant or "default"
     states = state_dir or home() / "ingest"
     show = not (quiet or as_json) and err.is_terminal
+    job = IngestJob(paths=[p.resolve() for p in paths], fmt=fmt, tenant=tenant, defaults=defaults,
+                    group_by=group_by, outcomes=outcomes.resolve() if outcomes else None,
+                    success_threshold=success_threshold, shard=job_shard, checkpoint=checkpoint,
+                    dead_letter=dead_letter or rejects, resume=not restart, state_dir=states.resolve())
     if workers > 1:
         if job_shard.count > 1:
             _fail("use either --workers or --shard, not both")
-        args = [str(p) for p in paths] + [f"--tenant={tenant}", f"--group-by={group_by}", f"--state-dir={states}",
-                                          f"--success-threshold={success_threshold}"]
-        args += [f"--format={fmt}"] if fmt else []
-        args += [f"--outcomes={outcomes}"] if outcomes else []
-        args += [f"--set={item}" for item in set_field] + (["--restart"] if restart else [])
-        args += [f"--traces={traces}"] if traces else []
-        if dead_letter:
-            _fail("--dead-letter with --workers: each worker writes its own (under --state-dir)")
-        results = _run_workers_with_progress(run_workers, args, workers, uri or default_uri(), states, show)
+        if dead_letter or checkpoint:
+            _fail("--dead-letter/--checkpoint with --workers: each worker writes its own (under --state-dir)")
+        results = _run_workers_with_progress(run_workers, job, workers, uri or default_uri(), traces, show)
         _ingest_summary(results, as_json)
         if any(r.get("error") for r in results):
             raise typer.Exit(1)
         return
-    job = IngestJob(paths=paths, fmt=fmt, tenant=tenant, defaults=defaults, group_by=group_by, outcomes=outcomes,
-                    success_threshold=success_threshold, shard=job_shard, checkpoint=checkpoint, dead_letter=dead_letter or rejects, resume=not restart,
-                    state_dir=states, store_label=store_label)
     columns = (TextColumn("[bold]ingesting"), BarColumn(), DownloadColumn(), TransferSpeedColumn(),
                TextColumn("{task.fields[runs]} runs"), TimeElapsedColumn(), TimeRemainingColumn())
     with _backend(None, None, uri, traces, tenant) as api, Progress(*columns, console=err, disable=not show) as progress:
@@ -241,7 +235,7 @@ def _key_value(item: str) -> tuple[str, Any]:
     return key.strip(), parsed
 
 
-def _run_workers_with_progress(run_workers: Any, args: list[str], workers: int, uri: str, states: Path,
+def _run_workers_with_progress(run_workers: Any, job: Any, workers: int, uri: str, traces: str | None,
                                show: bool) -> list[dict[str, Any]]:
     columns = (TextColumn(f"[bold]ingesting ({workers} workers)"), BarColumn(), TextColumn("{task.fields[runs]} runs"),
                TimeElapsedColumn(), TimeRemainingColumn())
@@ -256,7 +250,7 @@ def _run_workers_with_progress(run_workers: Any, args: list[str], workers: int, 
             runs = sum((s.get("ingested") or 0) + (s.get("unchanged") or 0) for s in stats)
             progress.update(task, total=total, completed=done, runs=runs)
 
-        return run_workers(args, workers=workers, uri=uri, state_dir=states, poll=poll)
+        return run_workers(job, workers=workers, uri=uri, traces=traces, poll=poll)
 
 
 def _ingest_summary(results: list[dict[str, Any]], as_json: bool) -> None:

@@ -87,7 +87,7 @@ def serve(
     if metrics_address:
         host, _, port = metrics_address.rpartition(":")
         start_metrics_http(server.metrics, host or "127.0.0.1", int(port))
-    _say(f"trajsearch serving on {server.address} ({len(keyring)} keys, index {ts.index.uri})")
+    _say(f"trajsearch serving on {server.address} ({len(keyring)} keys, index {ts.location[0]})")
     serve_forever(server, grace=grace)
 
 

@@ -17,7 +17,7 @@ import numpy as np
 from . import config
 from .embed import Embedder, load_embedder
 from .fusion import looks_like_log, resolve_mode, rrf
-from .ingest.pipeline import Indexer
+from .indexer import Indexer
 from .model import Trajectory, valid_id
 from .results import Hit, IngestReport, RunMatch, StepView
 from .represent import WindowConfig, row_id
@@ -155,7 +155,24 @@ class TrajSearch:
         on_progress: Callable[[int], None] | None = None,
     ) -> IngestReport:
         """Index trajectories; unchanged ones are skipped, changed ones replaced."""
-        return Indexer(self.index, self.embedder, self.traces).add(items, on_progress=on_progress)
+        return self.indexer().add(items, on_progress=on_progress)
+
+    def indexer(self, **options: Any) -> Indexer:
+        """The write pipeline into this store (batch jobs tune it: batch sizes, retries, queue depth)."""
+        return Indexer(self.index, self.embedder, self.traces, **options)
+
+    @property
+    def location(self) -> tuple[str, str]:
+        """(index URI, trace store location): what a checkpoint is tied to."""
+        return self.index.uri, self.traces.location
+
+    def rows(self, filters: Filters, fields: Sequence[str]) -> Iterable[dict[str, Any]]:
+        """Every row inside ``filters``, only ``fields``: for curation and counts, never for ranking."""
+        return self.index.iterate(list(fields), expr=filters.to_expr())
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """Vectors of ``texts`` with this store's embedder (e.g. to judge near-duplicates)."""
+        return np.asarray(self.embedder.encode(list(texts)), dtype=np.float32)
 
     def delete(self, trajectory_id: str, *, tenant: str) -> None:
         run = self.run(trajectory_id, tenant=tenant)

@@ -31,14 +31,15 @@ import socket
 import subprocess
 import sys
 import time
-from dataclasses import dataclass, field
+from contextlib import nullcontext
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping, Sequence
 
 from .adapters._common import DEFAULT_SUCCESS_THRESHOLD
 from .checkpoint import Checkpoint, DeadLetter, job_id
 from .outcomes import OutcomeTable
-from .pipeline import IngestReport, Indexer, Marker
+from ..indexer import IngestReport, Marker
 from .read import DistinctIds, Parsed, ReadOptions, Unit, fingerprint, make_context, plan_units, read_unit
 
 log = logging.getLogger(__name__)
@@ -92,6 +93,23 @@ class IngestJob:
     state_dir: Path | None = None
     store_label: str | None = None  # what the checkpoint ties to (default: the index URI)
 
+    def to_json(self) -> str:
+        """The job as JSON, to hand to a worker process (see :mod:`trajsearch.ingest.worker`)."""
+        data = {f: getattr(self, f) for f in self.__dataclass_fields__}
+        data["paths"] = [str(p) for p in self.paths]
+        data["shard"] = str(self.shard)
+        data["defaults"] = dict(self.defaults)
+        return json.dumps(data, default=str)
+
+    @classmethod
+    def from_json(cls, text: str) -> IngestJob:
+        data = json.loads(text)
+        data["paths"] = [Path(p) for p in data["paths"]]
+        data["shard"] = Shard.parse(data["shard"])
+        for name in ("outcomes", "checkpoint", "dead_letter", "state_dir"):
+            data[name] = Path(data[name]) if data.get(name) else None
+        return cls(**data)
+
 
 @dataclass
 class JobResult:
@@ -144,7 +162,7 @@ def run_ingest(
     are committed (for a progress bar). Argument errors (missing path, unknown
     format, an undetectable single file, a bad outcome file) raise ValueError /
     FileNotFoundError before anything is written; a failed batch raises
-    :class:`~trajsearch.ingest.pipeline.IngestError` after the checkpoint
+    :class:`~trajsearch.indexer.IngestError` after the checkpoint
     covers every batch before it.
     """
     from ..config import home
@@ -154,7 +172,7 @@ def run_ingest(
                        success_threshold=job.success_threshold)
     outcomes = OutcomeTable.load(job.outcomes) if job.outcomes else None
     units: list[Unit] = [u for p in job.paths for u in plan_units(p, job.fmt)]
-    ident = identity(job, ts.index.uri, ts.traces.location)
+    ident = identity(job, *ts.location)
     state_dir = Path(job.state_dir or home() / "ingest")
     ckpt_path, dl_path = default_paths(state_dir, ident, job.shard)
     checkpoint = Checkpoint.open(Path(job.checkpoint or ckpt_path), ident, resume=job.resume)
@@ -203,7 +221,7 @@ def run_ingest(
                                 rejected=report.total_rejected, updated=time.time())
         checkpoint.save()
 
-    indexer = Indexer(ts.index, ts.embedder, ts.traces, **dict(indexer_options or {}))
+    indexer = ts.indexer(**dict(indexer_options or {}))
     error = None
     try:
         report = indexer.add(items(), on_commit=on_commit, on_progress=on_records, max_kept_rejections=KEPT_REJECTIONS)
@@ -241,7 +259,7 @@ class LocalServer:
         Path(self.data_dir).parent.mkdir(parents=True, exist_ok=True)
         self.proc = subprocess.Popen(
             [exe, "server", "--data-dir", self.data_dir, "--host", "127.0.0.1", "--port", str(self.port)],
-            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, preexec_fn=die_with_parent,
         )
         deadline = time.monotonic() + self.timeout
         while time.monotonic() < deadline:
@@ -266,45 +284,60 @@ class LocalServer:
                 self.proc.wait()
 
 
-def worker_command(args: Sequence[str], shard: Shard, uri: str, store_label: str, checkpoint: Path) -> list[str]:
-    return [sys.executable, "-m", "trajsearch.cli", "ingest", *args, "--shard", str(shard), "--uri", uri,
-            "--store-label", store_label, "--checkpoint", str(checkpoint), "--json", "--quiet"]
+def die_with_parent() -> None:
+    """``preexec_fn`` of child processes: the kernel ends them when their parent dies (Linux).
+
+    A ``kill -9`` of ``ingest --workers`` must not leave workers writing or a
+    ``milvus-lite server`` holding the data directory's lock.
+    """
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL("libc.so.6", use_errno=True)
+        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):  # not Linux: the parent's finally-block is the only cleanup
+        pass
 
 
 def run_workers(
-    args: Sequence[str],
+    job: IngestJob,
     *,
     workers: int,
     uri: str,
-    state_dir: Path,
+    traces: str | None = None,
     poll: Callable[[list[dict[str, Any]]], None] | None = None,
     env: Mapping[str, str] | None = None,
 ) -> list[dict[str, Any]]:
-    """Run ``workers`` local ``trajsearch ingest --shard i/N`` processes; their JSON reports.
+    """Run ``job`` as ``workers`` local processes, worker ``i`` taking shard ``i/N``; their JSON reports.
 
-    ``args`` are the ingest arguments without ``--uri`` / ``--shard``. A local
-    Milvus Lite path is served by one ``milvus-lite server`` on 127.0.0.1 for
-    the duration. ``poll(stats)`` is called about twice a second with each
+    Each worker is ``python -m trajsearch.ingest.worker`` given its job as JSON.
+    A local Milvus Lite path is served by one ``milvus-lite server`` on
+    127.0.0.1 for the duration (one process per data directory is all Milvus
+    Lite allows). ``poll(stats)`` is called about twice a second with each
     worker's checkpoint stats (for a combined progress bar).
     """
     from ..store.index import is_server_uri
 
     if workers < 1:
         raise ValueError("--workers must be at least 1")
+    state_dir = Path(job.state_dir or ".")
     server = None if is_server_uri(uri) else LocalServer(uri)
     threads = max(1, (os.cpu_count() or 1) // workers)
     child_env = {**os.environ, **(env or {}), "OMP_NUM_THREADS": str(threads), "MKL_NUM_THREADS": str(threads)}
     state_dir.mkdir(parents=True, exist_ok=True)
-    run_id = job_id({"args": list(args), "uri": uri, "workers": workers})
+    run_id = job_id({"job": job.to_json(), "uri": uri, "workers": workers})
     checkpoints = [state_dir / f"checkpoint-workers-{run_id}-{i}of{workers}.json" for i in range(workers)]
-    with server or _Nothing():
+    with server or nullcontext():
         target = server.uri if server else uri
         procs = []
         for i in range(workers):
             out = open(state_dir / f"worker-{i}of{workers}.out", "w+b")
             err = open(state_dir / f"worker-{i}of{workers}.log", "w+b")
-            cmd = worker_command(args, Shard(i, workers), target, uri, checkpoints[i])
-            procs.append((subprocess.Popen(cmd, stdout=out, stderr=err, env=child_env), out, err))
+            part = replace(job, shard=Shard(i, workers), checkpoint=checkpoints[i], store_label=uri)
+            spec = json.dumps({"job": part.to_json(), "uri": target, "traces": traces})
+            cmd = [sys.executable, "-m", "trajsearch.ingest.worker", spec]
+            procs.append((subprocess.Popen(cmd, stdout=out, stderr=err, env=child_env, preexec_fn=die_with_parent),
+                          out, err))
         try:
             while any(p.poll() is None for p, _, _ in procs):
                 if poll:
@@ -345,11 +378,3 @@ def _worker_stats(checkpoints: list[Path]) -> list[dict[str, Any]]:
             continue
         stats.append(data.get("stats") or {})
     return stats
-
-
-class _Nothing:
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, *exc: object) -> None:
-        return None

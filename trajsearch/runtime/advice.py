@@ -146,7 +146,7 @@ def exemplars(
     ranked = rerank(candidates, ctx, config.rerank)
     if config.rerank.diversity:
         chosen = diversify(
-            ranked, k, embedder=ts.embedder, text_of=lambda s: _summary(ts, s, ctx.tenant),
+            ranked, k, embed=ts.embed, text_of=lambda s: _summary(ts, s, ctx.tenant),
             max_cosine=config.rerank.max_cosine,
         )
     else:

@@ -79,7 +79,7 @@ def _value(quality_score: float | None, reward: float | None, created_at: float,
 
 
 def _runs(ts: TrajSearch, filters: Filters) -> list[dict[str, Any]]:
-    return list(ts.index.iterate(_RUN_FIELDS, expr=filters.to_expr()))
+    return list(ts.rows(filters, _RUN_FIELDS))
 
 
 def add_run(

@@ -19,7 +19,6 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from ..embed import Embedder
 from ..results import Hit
 from .context import RuntimeContext
 
@@ -93,7 +92,7 @@ def diversify(
     candidates: Sequence[Scored],
     k: int,
     *,
-    embedder: Embedder,
+    embed: Callable[[Sequence[str]], np.ndarray],
     text_of: Callable[[Scored], str],
     max_cosine: float,
 ) -> list[Scored]:
@@ -106,7 +105,7 @@ def diversify(
             break
         if candidate.hit.trajectory_id in seen:
             continue
-        vector = embedder.encode([text_of(candidate)])[0]
+        vector = embed([text_of(candidate)])[0]
         if any(float(np.dot(vector, v)) > max_cosine for v in vectors):
             continue
         chosen.append(candidate)

@@ -511,7 +511,7 @@ class ServiceServer:
         self.server.start()
         for name in ("", SERVICE_NAME):
             self.health.set(name, health_pb2.HealthCheckResponse.SERVING)
-        log_event(log, logging.INFO, "serving", address=self.address, uri=self.ts.index.uri)
+        log_event(log, logging.INFO, "serving", address=self.address, uri=self.ts.location[0])
         return self
 
     def stop(self, grace: float = 10.0) -> None:

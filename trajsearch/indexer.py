@@ -30,16 +30,16 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator
 
-from ..embed import Embedder
-from ..model import Trajectory
-from ..results import IngestReport, Rejection
-from ..represent import Row, Summarizer, WindowConfig, content_hash, extractive_summary, represent, row_id
-from ..store.filters import Filters
-from ..store.index import TrajectoryIndex
-from ..store.traces import TraceAccessError, TraceCorruptError, TraceStore, TraceStoreError
+from .embed import Embedder
+from .model import Trajectory
+from .results import IngestReport, Rejection
+from .represent import Row, Summarizer, WindowConfig, content_hash, extractive_summary, represent, row_id
+from .store.filters import Filters
+from .store.index import TrajectoryIndex
+from .store.traces import TraceAccessError, TraceCorruptError, TraceStore, TraceStoreError
 
 if TYPE_CHECKING:
-    from .read import Parsed
+    from .ingest.read import Parsed
 
 log = logging.getLogger(__name__)
 

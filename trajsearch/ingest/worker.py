@@ -1,0 +1,38 @@
+"""One ingest worker process: ``python -m trajsearch.ingest.worker '<spec JSON>'``.
+
+:func:`~trajsearch.ingest.batch.run_workers` starts these; the spec is
+``{"job": IngestJob JSON, "uri": Milvus URI, "traces": trace store or null}``.
+The worker opens the store, runs its shard of the job and prints the result
+as JSON on stdout (an ``"error"`` key when a batch failed). Starting workers
+through this entry point, not the CLI, keeps the library free of the CLI's
+flag names.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+from .batch import IngestJob, run_ingest
+from ..indexer import IngestError
+
+
+def main(argv: list[str]) -> int:
+    os.environ.setdefault("GRPC_VERBOSITY", "ERROR")
+    spec = json.loads(argv[1])
+    job = IngestJob.from_json(spec["job"])
+    from ..search import TrajSearch
+
+    with TrajSearch.open(spec["uri"], traces=spec.get("traces")) as ts:
+        try:
+            result = run_ingest(ts, job).to_dict()
+        except IngestError as exc:
+            sys.stdout.write(json.dumps({"error": str(exc)}) + "\n")
+            return 1
+    sys.stdout.write(json.dumps(result, default=str) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
