@@ -28,8 +28,8 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "mini-swe-agent-dev"
 
 LOADERS = {
-    "torch": "from trajsearch.embed import SentenceTransformerEmbedder as E; e = E()",
-    "onnx": "from trajsearch.embed_onnx import OnnxMiniLMEmbedder as E; e = E(threads={threads})",
+    "torch": "from trajsearch.embed.sentence_transformer import SentenceTransformerEmbedder as E; e = E()",
+    "onnx": "from trajsearch.embed.onnx_runtime import OnnxMiniLMEmbedder as E; e = E(threads={threads})",
 }
 
 
@@ -110,8 +110,8 @@ def main() -> None:
     import torch
 
     torch.set_num_threads(args.threads)
-    from trajsearch.embed import SentenceTransformerEmbedder
-    from trajsearch.embed_onnx import OnnxMiniLMEmbedder
+    from trajsearch.embed.sentence_transformer import SentenceTransformerEmbedder
+    from trajsearch.embed.onnx_runtime import OnnxMiniLMEmbedder
 
     runs = _messages(args.data)
     workloads = {"short ~30 words": short_texts(runs), "windows ~1500 chars": window_texts(runs)}

@@ -10,7 +10,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from trajsearch.embed import HashingEmbedder, SentenceTransformerEmbedder, load_embedder
+from trajsearch.embed import HashingEmbedder, load_embedder
+from trajsearch.embed.sentence_transformer import SentenceTransformerEmbedder
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
@@ -50,7 +51,7 @@ TEXTS = [
 
 @pytest.fixture(scope="module")
 def onnx_embedder():
-    from trajsearch.embed_onnx import OnnxMiniLMEmbedder
+    from trajsearch.embed.onnx_runtime import OnnxMiniLMEmbedder
 
     return OnnxMiniLMEmbedder(threads=2)
 
@@ -75,13 +76,13 @@ def test_hashing_embedder_is_deterministic_and_normalised():
 
 
 def test_default_model_runs_on_onnx():
-    from trajsearch.embed_onnx import OnnxMiniLMEmbedder
+    from trajsearch.embed.onnx_runtime import OnnxMiniLMEmbedder
 
     assert isinstance(load_embedder("all-MiniLM-L6-v2"), OnnxMiniLMEmbedder)
 
 
 def test_weights_fingerprint_tracks_content(tmp_path: Path):
-    from trajsearch.embed_onnx import weights_fingerprint
+    from trajsearch.embed.onnx_runtime import weights_fingerprint
 
     def fingerprint(payload: bytes) -> str:
         header = b'{"w":{}}'
@@ -138,7 +139,7 @@ def test_token_counts_match_hf_tokenizer(onnx_embedder, torch_embedder):
 
 @pytest.mark.model
 def test_export_cache_is_reused(onnx_embedder, monkeypatch):
-    from trajsearch import embed_onnx
+    from trajsearch.embed import onnx_runtime as embed_onnx
 
     path = onnx_embedder.onnx_path
     assert path.exists() and path.stat().st_size > 50_000_000
@@ -158,7 +159,7 @@ def test_export_cache_is_reused(onnx_embedder, monkeypatch):
 def test_cached_load_does_not_import_torch(onnx_embedder):
     code = (
         "import sys\n"
-        "from trajsearch.embed_onnx import OnnxMiniLMEmbedder\n"
+        "from trajsearch.embed.onnx_runtime import OnnxMiniLMEmbedder\n"
         "OnnxMiniLMEmbedder(threads=1).encode(['hello'])\n"
         "heavy = [m for m in ('torch', 'transformers', 'sentence_transformers') if m in sys.modules]\n"
         "assert not heavy, heavy\n"

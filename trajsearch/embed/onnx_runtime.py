@@ -19,7 +19,7 @@ from typing import Sequence
 
 import numpy as np
 
-from trajsearch.embed import DEFAULT_MODEL, _normalise
+from .base import DEFAULT_MODEL, normalise
 
 MAX_SEQ_LENGTH = 256  # sentence_bert_config.json of all-MiniLM-L6-v2
 OPSET = 14
@@ -265,4 +265,4 @@ class OnnxMiniLMEmbedder:
         hidden = self._session.run(None, feeds)[0]
         weights = mask[..., None].astype(np.float32)
         pooled = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
-        return _normalise(pooled)
+        return normalise(pooled)

@@ -1,0 +1,24 @@
+"""What every embedder is: the protocol, the default model's name, L2 normalisation."""
+
+from __future__ import annotations
+
+from typing import Protocol, Sequence
+
+import numpy as np
+
+DEFAULT_MODEL = "all-MiniLM-L6-v2"
+
+
+class Embedder(Protocol):
+    name: str
+    dim: int
+
+    def encode(self, texts: Sequence[str], *, batch_size: int = 64) -> np.ndarray:
+        """Return an array of shape (len(texts), dim), rows L2-normalised."""
+        ...
+
+
+def normalise(vectors: np.ndarray) -> np.ndarray:
+    vectors = np.asarray(vectors, dtype=np.float32)
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    return vectors / np.maximum(norms, 1e-12)
