@@ -315,7 +315,7 @@ def _random_row(rng: random.Random, rid: str) -> dict[str, Any]:
 def test_random_mutations_match_a_reference_model(tiny_delta: bool, monkeypatch: pytest.MonkeyPatch) -> None:
     """Every search, through delta segments and rebuilds, returns exactly the rows a
     plain model says match: the filters hold and the row shares a query term."""
-    from trajsearch.store import lexical
+    from trajsearch.store.lexical import index as lexical
     from trajsearch.store.tokenize import tokenize, tokenize_query
 
     if tiny_delta:  # rebuild the base every few changes

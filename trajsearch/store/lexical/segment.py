@@ -1,0 +1,179 @@
+"""A CSC segment of term frequencies and its BM25 scoring (with coordination re-ranking)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+
+from ..filters import Filters
+from .columns import _Columns, _Counts
+
+
+#: BM25 k1 and b. b is below the textbook 0.75 because whole+parts expansion
+#: inflates the length of path- and code-heavy rows, which full length
+#: normalisation would then over-penalise.
+K1, B = 1.5, 0.5
+#: Query weight of token parts relative to whole chunks and bigrams.
+PART_WEIGHT = 0.3
+#: Coordination re-ranks this many BM25 candidates per requested result (at least _POOL_MIN).
+_POOL_FACTOR, _POOL_MIN = 10, 100
+#: Most query terms scored (the most telling ones, by weight x idf).
+_MAX_TERMS = 24
+
+
+#: Term frequencies are stored as uint16 (a term repeated more often counts this much).
+_TF_MAX = 65_535
+
+
+class _Segment:
+    """Immutable term-frequency CSC matrix (rows = docs, columns = terms) of a fixed
+    list of rows, with their lengths and filter columns.
+
+    ``terms`` is None when column j is term id j (a base), else the sorted term
+    ids of the columns (a delta: only the terms it holds).
+    """
+
+    def __init__(self, ids: list[str], columns: _Columns, doc_len: np.ndarray, indptr: np.ndarray,
+                 rows: np.ndarray, tf: np.ndarray, terms: np.ndarray | None) -> None:
+        self.ids = ids
+        self.pos = {rid: i for i, rid in enumerate(ids)}
+        self.columns = columns
+        self.doc_len = doc_len
+        self.indptr, self.rows, self.tf, self.terms = indptr, rows, tf, terms
+        self.avgdl = float(doc_len.mean()) if len(doc_len) else 0.0
+
+    @classmethod
+    def build(cls, ids: list[str], columns: _Columns, doc_len: np.ndarray, rows: np.ndarray,
+              cols: np.ndarray, tf: np.ndarray, n_cols: int | None) -> _Segment:
+        """From (row, term id, tf) triplets, rows ascending; ``n_cols`` None: local columns."""
+        terms = None
+        if n_cols is None:
+            terms, cols = np.unique(cols, return_inverse=True)
+            n_cols = len(terms)
+        if len(tf):
+            m = sp.coo_matrix((tf, (rows, cols)), shape=(len(ids), n_cols)).tocsc()  # counting sort: O(nnz)
+            indptr, r, t = m.indptr.astype(np.int64), m.indices.astype(np.int32, copy=False), m.data
+        else:
+            indptr, r, t = np.zeros(n_cols + 1, np.int64), np.zeros(0, np.int32), np.zeros(0, np.uint16)
+        return cls(ids, columns, doc_len, indptr, r, t.astype(np.uint16, copy=False), terms)
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    @property
+    def n_cols(self) -> int:
+        return len(self.indptr) - 1
+
+    def column(self, tid: int) -> int:
+        """Column of term id ``tid``, -1 if no row here holds it."""
+        if self.terms is None:
+            return tid if tid < self.n_cols and self.indptr[tid + 1] > self.indptr[tid] else -1
+        j = int(np.searchsorted(self.terms, tid))
+        return j if j < len(self.terms) and self.terms[j] == tid else -1
+
+    def df(self, col: int) -> int:
+        return int(self.indptr[col + 1] - self.indptr[col]) if col >= 0 else 0
+
+
+def _pending_triplets(counts: list[_Counts], first_row: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    sizes = np.fromiter((len(c.terms) for c in counts), dtype=np.int64, count=len(counts))
+    rows = np.repeat(np.arange(first_row, first_row + len(counts), dtype=np.int32), sizes)
+    if not counts:
+        return rows, np.zeros(0, np.int32), np.zeros(0, np.uint16)
+    return rows, np.concatenate([c.terms for c in counts]), np.concatenate([c.tf for c in counts])
+
+
+@dataclass(frozen=True)
+class _View:
+    """What searches read at one version: the base segment without the rows changed
+    since it was built (``alive``), plus a delta segment with their current versions."""
+
+    version: int
+    base: _Segment
+    alive: np.ndarray | None  # None: every base row is current
+    delta: _Segment | None
+    k1: float
+    b: float
+
+    @property
+    def clean(self) -> bool:
+        return self.alive is None and self.delta is None
+
+    def _norms(self) -> tuple[np.ndarray, np.ndarray | None]:
+        avgdl = self.base.avgdl or (self.delta.avgdl if self.delta is not None else 0.0) or 1.0
+        norm = lambda seg: (self.k1 * (1 - self.b + self.b * seg.doc_len / avgdl)).astype(np.float32)  # noqa: E731
+        return norm(self.base), (norm(self.delta) if self.delta is not None else None)
+
+    def __post_init__(self) -> None:
+        base_norm, delta_norm = self._norms()
+        object.__setattr__(self, "norms", (base_norm, delta_norm))
+
+    def search(self, weights: dict[str, float], vocab: dict[str, int], coord: bool, f: Filters,
+               limit: int) -> list[tuple[str, float]]:
+        """Top ``limit`` rows for weighted query terms, among rows matching ``f``."""
+        segments = [(self.base, self.norms[0])]
+        if self.delta is not None:
+            segments.append((self.delta, self.norms[1]))
+        n = sum(len(s) for s, _ in segments)
+        # Per term: its column in each segment, and idf over both.
+        cols: dict[str, list[int]] = {}
+        idf: dict[str, float] = {}
+        for t in weights:
+            tid = vocab.get(t)
+            if tid is None:
+                continue
+            c = [s.column(tid) for s, _ in segments]
+            df = sum(s.df(j) for (s, _), j in zip(segments, c))
+            if df:
+                cols[t], idf[t] = c, math.log((n + 1) / df)
+        terms = sorted(idf, key=lambda t: -weights[t] * idf[t])[:_MAX_TERMS]
+        if not terms:
+            return []
+        total = sum(weights[t] for t in terms)
+        k1p = self.k1 + 1
+        found: list[tuple[float, int, int, str]] = []
+        for rank, (seg, norm) in enumerate(segments):
+            held_terms = [(t, cols[t][rank]) for t in terms if cols[t][rank] >= 0]
+            if not held_terms:
+                continue
+            mask = seg.columns.mask(f)
+            if mask is None:
+                continue
+            if rank == 0 and self.alive is not None:
+                mask &= self.alive
+            scores = np.zeros(len(seg), dtype=np.float32)
+            for t, j in held_terms:  # cost: the term's postings, not the tenant's rows
+                a, z = seg.indptr[j], seg.indptr[j + 1]
+                rows = seg.rows[a:z]
+                tf = seg.tf[a:z].astype(np.float32)
+                tf *= np.float32(weights[t] * idf[t] * k1p) / (tf + norm[rows])
+                scores[rows] += tf
+            hits = np.flatnonzero(mask & (scores > 0))
+            if coord and len(terms) > 1:
+                # Coordination: re-rank the best BM25 rows by the weighted share of
+                # the query terms they hold (a binary search per term: columns are row-sorted).
+                hits = _top(hits, scores[hits], max(limit * _POOL_FACTOR, _POOL_MIN))
+                held = np.zeros(len(hits))
+                pool = hits.astype(seg.rows.dtype)  # searchsorted would otherwise copy the column
+                for t, j in held_terms:
+                    col = seg.rows[seg.indptr[j]:seg.indptr[j + 1]]
+                    at = np.minimum(np.searchsorted(col, pool), len(col) - 1)
+                    held += weights[t] * (col[at] == pool)
+                final = scores[hits].astype(np.float64) * (held / total)
+            else:
+                final = scores[hits].astype(np.float64)
+            for i in _top(np.arange(len(hits)), final, limit):
+                found.append((-float(final[i]), rank, int(hits[i]), seg.ids[hits[i]]))
+        found.sort()  # best first; ties: base before delta, then by position
+        return [(rid, -neg) for neg, _, _, rid in found[:limit]]
+
+
+def _top(positions: np.ndarray, values: np.ndarray, k: int) -> np.ndarray:
+    """``positions`` of the ``k`` largest ``values``, best first, ties by position."""
+    if positions.size > k:
+        keep = np.argpartition(-values, k - 1)[:k]
+        positions, values = positions[keep], values[keep]
+    return positions[np.lexsort((positions, -values))]
