@@ -27,6 +27,26 @@ _TENANT_RE = re.compile(TENANT_PATTERN)
 MAX_TASK_CHARS = 20_000
 MAX_STEP_FIELD_CHARS = 1_000_000
 MAX_STEPS = 5_000
+#: Deepest nesting kept in a step's ``arguments`` (deeper values break JSON encoders downstream).
+MAX_ARGUMENT_DEPTH = 64
+
+
+def json_depth(value: Any, limit: int = 1_000) -> int:
+    """How deep a JSON value nests (a scalar is 0), counted without recursion; stops past ``limit``."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        item, level = stack.pop()
+        if isinstance(item, dict):
+            children = item.values()
+        elif isinstance(item, (list, tuple)):
+            children = item
+        else:
+            continue
+        deepest = max(deepest, level)
+        if deepest > limit:
+            return deepest
+        stack.extend((child, level + 1) for child in children if isinstance(child, (dict, list, tuple)))
+    return deepest
 
 
 class Outcome(str, Enum):
@@ -62,6 +82,13 @@ class Step(BaseModel):
     started_at: datetime | None = None
     ended_at: datetime | None = None
 
+    @field_validator("arguments")
+    @classmethod
+    def _shallow(cls, value: Any) -> Any:
+        if json_depth(value, MAX_ARGUMENT_DEPTH) > MAX_ARGUMENT_DEPTH:
+            raise ValueError(f"nested deeper than {MAX_ARGUMENT_DEPTH} levels")
+        return value
+
 
 class Trajectory(BaseModel):
     """One agent run: the task, the steps taken, and how it ended."""
@@ -93,6 +120,13 @@ class Trajectory(BaseModel):
     @classmethod
     def _aware(cls, value: datetime) -> datetime:
         return value if value.tzinfo else value.replace(tzinfo=timezone.utc)
+
+    @field_validator("metadata", "tool_versions")
+    @classmethod
+    def _shallow_metadata(cls, value: dict[str, Any]) -> dict[str, Any]:
+        if json_depth(value, MAX_ARGUMENT_DEPTH) > MAX_ARGUMENT_DEPTH:
+            raise ValueError(f"nested deeper than {MAX_ARGUMENT_DEPTH} levels")
+        return value
 
     @model_validator(mode="after")
     def _ordered_steps(self) -> Trajectory:

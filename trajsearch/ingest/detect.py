@@ -16,7 +16,7 @@ from typing import Any
 import ijson
 
 from .adapters import ADAPTERS, FORMATS, format_of
-from .sources import GZIP_ERRORS, PEEK_BYTES, first_line_is_json, open_dump, peek
+from .sources import GZIP_ERRORS, PEEK_BYTES, first_line_is_json, open_dump, parse, peek
 
 #: A pretty-printed document up to this size is parsed whole to detect its format.
 WHOLE_PARSE_BYTES = 64 * 1024 * 1024
@@ -45,7 +45,7 @@ def _first_document(path: Path) -> Any:
         with open_dump(path) as f:
             text = f.read(WHOLE_PARSE_BYTES + 1).decode("utf-8", errors="replace")
         return json.JSONDecoder().raw_decode(text.lstrip("\ufeff \t\r\n"))[0]
-    except (ValueError, *GZIP_ERRORS):
+    except (ValueError, RecursionError, *GZIP_ERRORS):
         return None
 
 
@@ -58,10 +58,7 @@ def first_record(path: Path, head: str) -> Any:
         return _first_array_item(path)
     if text.startswith("{") and not first_line_is_json(text):
         return _first_document(path) if _size(path) <= WHOLE_PARSE_BYTES else None
-    try:
-        return json.loads(text.split("\n", 1)[0])
-    except ValueError:
-        return None
+    return parse(text.split("\n", 1)[0])[0]
 
 
 def _by_signature(head: str) -> str | None:

@@ -28,8 +28,13 @@ from typing import IO, Any, Callable, Iterator
 
 import ijson
 
+from ..model import json_depth as depth
+
 #: A longer JSONL line is skipped with an error instead of being held in memory.
 MAX_LINE_BYTES = 64 * 1024 * 1024
+#: A record nested deeper than this is rejected: no format needs it, and deeper values
+#: exhaust the recursion of every JSON consumer downstream (parsers, pydantic, encoders).
+MAX_DEPTH = 200
 PEEK_BYTES = 64 * 1024
 GZIP_ERRORS = (EOFError, OSError, zlib.error)
 
@@ -101,6 +106,8 @@ def first_line_is_json(head: str) -> bool:
         return True
     try:
         json.loads(line)
+    except RecursionError:  # JSON, only too deep: the line reader will say so
+        return True
     except ValueError:
         return False
     return True
@@ -110,7 +117,23 @@ def json_error(exc: json.JSONDecodeError) -> str:
     return f"malformed JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"
 
 
-def _values(text: str) -> Iterator[tuple[Any, json.JSONDecodeError | None]]:
+TOO_DEEP = f"JSON nested deeper than {MAX_DEPTH} levels; rejected"
+
+
+def parse(raw: str | bytes) -> tuple[Any, str | None]:
+    """``(value, None)`` for one JSON text, or ``(None, reason)``: malformed, not UTF-8, or too deep."""
+    try:
+        value = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        return None, f"malformed JSON: {exc.msg} at column {exc.colno}"
+    except UnicodeDecodeError as exc:
+        return None, f"not UTF-8 text: {exc.reason} at byte {exc.start}"
+    except RecursionError:
+        return None, TOO_DEEP
+    return (None, TOO_DEEP) if depth(value, MAX_DEPTH) > MAX_DEPTH else (value, None)
+
+
+def _values(text: str) -> Iterator[tuple[Any, json.JSONDecodeError | str | None]]:
     """Every JSON value in ``text``, one after another (whitespace between them); an error ends it."""
     decoder = json.JSONDecoder()
     pos, end = 0, len(text)
@@ -124,7 +147,10 @@ def _values(text: str) -> Iterator[tuple[Any, json.JSONDecodeError | None]]:
         except json.JSONDecodeError as exc:
             yield None, exc
             return
-        yield value, None
+        except RecursionError:
+            yield None, TOO_DEEP
+            return
+        yield (None, TOO_DEEP) if depth(value, MAX_DEPTH) > MAX_DEPTH else (value, None)
 
 
 def read_text(path: Path, on_bytes: OnBytes = None) -> tuple[str | None, str | None]:
@@ -146,7 +172,8 @@ def loaded_values(path: Path, on_bytes: OnBytes = None) -> Iterator[Record]:
         return
     for number, (value, exc) in enumerate(_values(text or ""), 1):
         if exc is not None:
-            yield ("file" if number == 1 else f"record {number}"), None, json_error(exc), None
+            reason = exc if isinstance(exc, str) else json_error(exc)
+            yield ("file" if number == 1 else f"record {number}"), None, reason, None
         else:
             yield f"record {number}", value, None, None
 
@@ -176,7 +203,10 @@ def streamed(path: Path, prefix: str, wrap: Callable[[Any], Any] | None, on_byte
     try:
         for item in ijson.items(src.stream, prefix, use_float=True):
             number += 1
-            yield f"record {number}", wrap(item) if wrap else item, None, None
+            if depth(item, MAX_DEPTH) > MAX_DEPTH:
+                yield f"record {number}", None, TOO_DEEP, None
+            else:
+                yield f"record {number}", wrap(item) if wrap else item, None, None
             src.report()
     except GZIP_ERRORS as exc:
         yield f"record {number + 1}", None, f"truncated or corrupt gzip stream after record {number}: {exc}", None
@@ -208,12 +238,8 @@ def lines(path: Path, cursor: tuple[int, int] | None = None, on_bytes: OnBytes =
                 continue
             if not raw.strip():
                 continue
-            try:
-                yield position, json.loads(raw), None, (offset, number)
-            except json.JSONDecodeError as exc:
-                yield position, None, f"malformed JSON: {exc.msg} at column {exc.colno}", (offset, number)
-            except UnicodeDecodeError as exc:
-                yield position, None, f"not UTF-8 text: {exc.reason} at byte {exc.start}", (offset, number)
+            value, error = parse(raw)
+            yield position, value, error, (offset, number)
             src.report()
     except GZIP_ERRORS as exc:
         yield f"line {number + 1}", None, f"truncated or corrupt gzip stream after line {number}: {exc}", None

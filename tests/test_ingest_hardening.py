@@ -1,0 +1,66 @@
+"""No input can stop a batch: too deep, malformed or empty records are rejected one by one, with a reason.
+
+Plumbing: real files, real Milvus Lite, the fast hashing *test* embedder.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from trajsearch.embed import HashingEmbedder
+from trajsearch.ingest.batch import IngestJob, run_ingest
+from trajsearch.ingest.read import read_dump
+from trajsearch.search import TrajSearch
+
+from conftest import make_run
+
+
+def good(trajectory_id: str) -> str:
+    return make_run(trajectory_id, tenant="default").model_dump_json(exclude={"tenant"})
+
+
+def nested(levels: int) -> str:
+    return "[" * levels + "]" * levels
+
+
+def test_a_line_nested_100000_deep_is_one_rejection_between_good_records(tmp_path: Path) -> None:
+    dump = tmp_path / "runs.jsonl"
+    dump.write_text("\n".join([good("a"), '{"trajectory_id": "deep", "task": ' + nested(100_000) + "}", good("b")]) + "\n")
+    for _ in range(2):  # a rerun (or --restart) reads the same way
+        parsed = list(read_dump(dump))
+        assert [p.trajectory.trajectory_id for p in parsed if p.ok] == ["a", "b"]
+        [bad] = [p for p in parsed if not p.ok]
+        assert bad.position == "line 2" and "nested deeper than" in bad.error
+
+
+def test_a_json_file_nested_50000_deep_does_not_raise(tmp_path: Path) -> None:
+    deep = tmp_path / "deep.json"
+    deep.write_text("[\n" + nested(50_000) + "\n]")
+    [bad] = list(read_dump(deep, fmt="native"))
+    assert not bad.ok and "nested deeper than" in bad.error
+
+
+def test_arguments_nested_100_deep_reject_that_run_only_and_the_rest_lands(tmp_path: Path) -> None:
+    run = json.loads(good("deep-args"))
+    arguments: dict = {}
+    cursor = arguments
+    for _ in range(50):  # 100 JSON levels: a valid line (under 200) whose arguments are too deep (over 64)
+        cursor["x"] = [{}]
+        cursor = cursor["x"][0]
+    run["steps"][0]["arguments"] = arguments
+    dump = tmp_path / "runs.jsonl"
+    dump.write_text("\n".join([good("a"), json.dumps(run), good("b")]) + "\n")
+    with TrajSearch.open(str(tmp_path / "m.db"), traces=str(tmp_path / "t"), embedder=HashingEmbedder()) as ts:
+        report = run_ingest(ts, IngestJob(paths=[dump], state_dir=tmp_path / "state")).to_dict()
+        assert (report["ingested"], report["rejected"]) == (2, 1)
+        [rejection] = report["rejections"]
+        assert "steps[0].arguments" in rejection["reason"] and "nested deeper" in rejection["reason"]
+        assert ts.run("b", tenant="default") is not None
+
+
+def test_an_empty_run_file_is_a_rejection_not_silence(tmp_path: Path) -> None:
+    empty = tmp_path / "run.traj.json"
+    empty.write_text("[]")
+    parsed = list(read_dump(empty))
+    assert len(parsed) == 1 and not parsed[0].ok and parsed[0].error
