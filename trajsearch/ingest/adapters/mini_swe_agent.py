@@ -185,6 +185,15 @@ def task_family(instance_id: str) -> str | None:
 # -- messages ------------------------------------------------------------------------------
 
 
+def _as_list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def _key(value: Any) -> str | None:
+    """A call id usable as a key (ids are strings; anything else matches nothing)."""
+    return str(value) if isinstance(value, (str, int)) and not isinstance(value, bool) else None
+
+
 def _parts_text(content: Any) -> str:
     """Text of a content value: a string, or parts (``text`` / ``input_text`` / ``output_text`` ...)."""
     if isinstance(content, list):
@@ -206,7 +215,7 @@ def _call(raw: Any) -> dict[str, Any] | None:
         return None
     fn = raw.get("function") if isinstance(raw.get("function"), dict) else raw
     return {
-        "id": raw.get("id") or raw.get("call_id"),
+        "id": _key(raw.get("id") or raw.get("call_id")),
         "name": fn.get("name"),
         "arguments": tool_arguments(fn.get("arguments")),
     }
@@ -218,7 +227,7 @@ def _normalise(msg: dict[str, Any]) -> dict[str, Any]:
     kind = msg.get("type")
     if msg.get("object") == "response" or isinstance(msg.get("output"), list) and "role" not in msg:
         texts, calls, reasoning = [], [], []
-        for item in msg.get("output") or []:
+        for item in _as_list(msg.get("output")):
             if not isinstance(item, dict):
                 continue
             if item.get("type") == "message":
@@ -232,15 +241,15 @@ def _normalise(msg: dict[str, Any]) -> dict[str, Any]:
     if kind == "function_call_output":
         output = msg.get("output")
         return {"role": "tool", "text": output if isinstance(output, str) else _parts_text(output),
-                "call_id": msg.get("call_id"), "extra": extra}
+                "call_id": _key(msg.get("call_id")), "extra": extra}
     if kind == "function_call":
         return {"role": "assistant", "text": "", "calls": [_call(msg)], "extra": extra}
-    calls = [c for c in (_call(c) for c in (msg.get("tool_calls") or [])) if c]
+    calls = [c for c in (_call(c) for c in _as_list(msg.get("tool_calls"))) if c]
     return {
         "role": msg.get("role"),
         "text": _parts_text(msg.get("content")),
         "calls": calls,
-        "call_id": msg.get("tool_call_id"),
+        "call_id": _key(msg.get("tool_call_id")),
         "extra": extra,
         "reasoning": msg.get("reasoning_content") if isinstance(msg.get("reasoning_content"), str) else None,
     }
@@ -371,7 +380,7 @@ def _steps(messages: list[Any], exit_status: str | None, regexes: tuple[str, ...
                     if call.get("id"):
                         by_call_id[call["id"]] = step
                 continue
-            saved = [a for a in (extra.get("actions") or []) if isinstance(a, dict) and "command" in a]
+            saved = [a for a in _as_list(extra.get("actions")) if isinstance(a, dict) and "command" in a]
             if len(saved) == 1:
                 command: str | None = str(saved[0]["command"])
                 _, rest = _text_action(content, regexes)

@@ -134,7 +134,8 @@ def _is_demo(msg: dict[str, Any]) -> bool:
 
 def _instance_prompt(record: dict[str, Any]) -> str | None:
     """The first user message of the main agent that is not a demonstration."""
-    history = [m for m in record.get("history") or [] if isinstance(m, dict)]
+    history = record.get("history") if isinstance(record.get("history"), list) else []
+    history = [m for m in history if isinstance(m, dict)]
     main = next((m.get("agent") for m in history if m.get("role") == "system" and m.get("agent")), None)
     for msg in history:
         if msg.get("role") != "user" or _is_demo(msg):
@@ -216,7 +217,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
             "observation": clip_step_text(observation) if observation else None,
             "error": _step_error(observation),
         })
-    exit_status = info.get("exit_status")
+    exit_status = info.get("exit_status") if isinstance(info.get("exit_status"), str) else None
     outcome = outcome_for(exit_status)
     failure = None
     if outcome in (Outcome.failure, Outcome.infra_error):

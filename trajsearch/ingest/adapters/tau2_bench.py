@@ -105,6 +105,8 @@ def split(document: Any) -> Iterator[tuple[str, Any]]:
         if not isinstance(sims, list):
             raise RecordError("field 'simulations' must be a list of simulation runs")
         tasks = {str(t.get("id")): t for t in document["tasks"] if isinstance(t, dict)}
+        if not isinstance(document.get("info"), (dict, type(None))):
+            raise RecordError("field 'info' must be an object (the run's agent, user and environment info)")
         context = {"info": document.get("info"), "timestamp": document.get("timestamp")}
         for n, sim in enumerate(sims, 1):
             task = tasks.get(str(sim.get("task_id"))) if isinstance(sim, dict) else None
@@ -172,18 +174,22 @@ def _messages(sim: dict[str, Any]) -> list[dict[str, Any]]:
     if isinstance(sim.get("messages"), list):
         return [m for m in sim["messages"] if isinstance(m, dict)]
     out: list[dict[str, Any]] = []
-    for tick in sim.get("ticks") or []:
+    for tick in _as_list(sim.get("ticks")):
         if not isinstance(tick, dict):
             continue
         for side in ("agent", "user"):
             chunk = tick.get(f"{side}_chunk") if isinstance(tick.get(f"{side}_chunk"), dict) else None
-            calls = tick.get(f"{side}_tool_calls") or []
+            calls = [c for c in _as_list(tick.get(f"{side}_tool_calls")) if isinstance(c, dict)]
             if chunk or calls:
                 out.append({"role": "assistant" if side == "agent" else "user",
                             "content": (chunk or {}).get("content"), "tool_calls": calls or None,
                             "timestamp": (chunk or {}).get("timestamp") or tick.get("timestamp")})
-            out.extend(r for r in tick.get(f"{side}_tool_results") or [] if isinstance(r, dict))
+            out.extend(r for r in _as_list(tick.get(f"{side}_tool_results")) if isinstance(r, dict))
     return out
+
+
+def _as_list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
 
 
 def _text(value: Any) -> str:
@@ -229,12 +235,12 @@ def _steps(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     for msg in messages:
         role, when = msg.get("role"), _time(msg.get("timestamp"))
         if role == "tool":
-            for result in msg.get("tool_messages") or [msg]:
+            for result in _as_list(msg.get("tool_messages")) or [msg]:
                 if isinstance(result, dict):
                     answer(result)
             continue
         content = _text(msg.get("content")) if not msg.get("is_audio") else _text(msg.get("audio_script_gold"))
-        calls = [c for c in msg.get("tool_calls") or [] if isinstance(c, dict)]
+        calls = [c for c in _as_list(msg.get("tool_calls")) if isinstance(c, dict)]
         if role == "assistant":
             replying = None
             for n, call in enumerate(calls):
@@ -279,7 +285,7 @@ def _failure(reason: str | None, reward_info: dict[str, Any], steps: list[dict],
         unmet.append("final database differs from the expected one")
     for key, what, flag in (("action_checks", "action", "action_match"), ("nl_assertions", "nl_assertion", "met"),
                             ("communicate_checks", "info", "met"), ("env_assertions", "env_assertion", "met")):
-        for check in reward_info.get(key) or []:
+        for check in _as_list(reward_info.get(key)):
             if isinstance(check, dict) and check.get(flag) is False:
                 item = check.get(what)
                 label = item.get("name") if isinstance(item, dict) else item

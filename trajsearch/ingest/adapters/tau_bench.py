@@ -164,20 +164,22 @@ def _steps(traj: list[Any]) -> list[dict]:
             continue
         if role == "assistant":
             calls = msg.get("tool_calls") or []
+            calls = calls if isinstance(calls, list) else [calls]  # a non-call item is an unforeseen shape
             for n, call in enumerate(calls):
-                fn = call.get("function") or {}
+                fn = _obj(call.get("function"))
                 step = {
                     "thought": (content.strip() or None) if n == 0 else None,
-                    "action": fn.get("name") or "unknown_tool",
+                    "action": str(fn.get("name") or "unknown_tool")[:200],
                     "arguments": tool_arguments(fn.get("arguments")),
                 }
                 steps.append(step)
-                if call.get("id"):
+                if isinstance(call.get("id"), str) and call["id"]:
                     by_call_id[call["id"]] = step
             if not calls:
                 steps.append({"action": "respond", "arguments": {"content": content}})
         elif role == "tool":
-            step = by_call_id.pop(msg.get("tool_call_id"), None) or next(
+            reply_to = msg.get("tool_call_id") if isinstance(msg.get("tool_call_id"), str) else None
+            step = by_call_id.pop(reply_to, None) or next(
                 (s for s in steps if s["action"] not in (None, "respond") and "observation" not in s),
                 None,
             )
@@ -216,7 +218,7 @@ def _action_diffs(expected: list[Any], steps: list[dict]) -> list[str]:
     for action in expected:
         if not isinstance(action, dict) or _READ_ONLY.match(str(action.get("name", ""))):
             continue
-        name, kwargs = action.get("name"), action.get("kwargs") or {}
+        name, kwargs = action.get("name"), _obj(action.get("kwargs"))
         same = [args for called, args in calls if called == name]
         if any(args == kwargs for args in same):
             continue
@@ -231,7 +233,7 @@ def _action_diffs(expected: list[Any], steps: list[dict]) -> list[str]:
         differ = [k for k, v in kwargs.items() if best.get(k) != v]
         parts = [f"{k} expected {_brief(kwargs[k])} got {_brief(best.get(k))}" for k in differ[:3]]
         out.append(f"{name} called with different arguments: " + "; ".join(parts))
-    wanted = [(a.get("name"), a.get("kwargs") or {}) for a in expected if isinstance(a, dict)]
+    wanted = [(a.get("name"), _obj(a.get("kwargs"))) for a in expected if isinstance(a, dict)]
     for step in steps:
         call = (step["action"], step.get("arguments"))
         if step["action"] in (None, "respond") or _READ_ONLY.match(step["action"]) or step.get("error"):
@@ -243,8 +245,8 @@ def _action_diffs(expected: list[Any], steps: list[dict]) -> list[str]:
 
 def _failure(run: dict, info: dict, steps: list[dict], n_messages: int) -> Failure:
     reward = run.get("reward")
-    reward_info = info.get("reward_info") or {}
-    judged = reward_info.get("info") or {}
+    reward_info = _obj(info.get("reward_info"))
+    judged = _obj(reward_info.get("info"))
     if not reward_info:
         why = (
             f"no reward evaluation: the episode stopped after {n_messages} messages "
@@ -261,9 +263,17 @@ def _failure(run: dict, info: dict, steps: list[dict], n_messages: int) -> Failu
     last = next((s for s in reversed(steps) if s.get("error")), None)
     if last:
         error += f"; last tool error: {last['action']} -> {last['error']}"
-    expected = reward_info.get("actions") or (info.get("task") or {}).get("actions") or []
+    expected = _seq(reward_info.get("actions")) or _seq(_obj(info.get("task")).get("actions"))
     diffs = _action_diffs(expected, steps) if reward_info else []
     return Failure(error=error, cause="; ".join(diffs) if diffs else None)
+
+
+def _obj(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _seq(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
 
 
 def _reward(value: Any) -> float | None:
@@ -287,9 +297,9 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     if record.get("task_id") is None:
         raise RecordError("missing field 'task_id'")
     traj = list_field(record, "traj", "a list of chat messages")
-    used = {str(a.get("name")) for a in task.get("actions") or [] if isinstance(a, dict)} | {
-        str((c.get("function") or {}).get("name")) for m in traj if isinstance(m, dict)
-        for c in m.get("tool_calls") or [] if isinstance(c, dict) and isinstance(c.get("function"), dict)}
+    used = {str(a.get("name")) for a in _seq(task.get("actions")) if isinstance(a, dict)} | {
+        str(c["function"].get("name")) for m in traj if isinstance(m, dict)
+        for c in _seq(m.get("tool_calls")) if isinstance(c, dict) and isinstance(c.get("function"), dict)}
     domain = str(ctx.defaults.get("task_family") or guess_domain(ctx.source, used))
     crashed = not traj and bool(info.get("error"))
     instruction = task.get("instruction")
@@ -312,8 +322,8 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
         outcome = outcome_of_reward(reward, ctx)
         if outcome is Outcome.failure:
             failure = _failure(record, info, steps, len(traj))
-    judged = (info.get("reward_info") or {}).get("info") or {}
-    expected = (info.get("reward_info") or {}).get("actions") or task.get("actions") or []
+    judged = _obj(_obj(info.get("reward_info")).get("info"))
+    expected = _seq(_obj(info.get("reward_info")).get("actions")) or _seq(task.get("actions"))
     settings = run_name(ctx.source)
     fields: dict[str, Any] = {
         "trajectory_id": safe_id(f"tau-{file_stem(ctx.source)}-{record['task_id']}-t{trial}"),
