@@ -47,7 +47,9 @@ Mapping
   parts joined, images named by path).
 - Step.error: a result flagged as an error (``is_error``, the step's
   ``extra`` ``*is_error`` / ``status: error``), a non-zero
-  ``[Command finished with exit code N]`` (OpenHands), an exception /
+  ``[Command finished with exit code N]`` (OpenHands) or
+  ``<returncode>N</returncode>`` (mini-swe-agent; 1 without output is "no
+  match", not an error), else (no exit code shown) an exception /
   ``Error:`` / ``ERROR`` line (Terminus: "Previous response had parsing
   errors"): the decisive line.
 - outcome: ATIF carries no verdict: ``unknown``, unless the root ``extra``
@@ -83,6 +85,7 @@ WHOLE_FILE = True
 SIGNATURE = re.compile(r'"schema_version"\s*:\s*"ATIF', re.I)
 _ERRORISH = re.compile(r"^(?:[A-Za-z_][\w.]*(?:Error|Exception)\b:|Error:|ERROR\b|Traceback)", re.M)
 _EXIT_CODE = re.compile(r"\[(?:Command finished|The command completed) with exit code (-?\d+)\.?\]")
+_RETURNCODE = re.compile(r"<returncode>\s*(-?\d+)\s*</returncode>")  # mini-swe-agent's observation (Harbor converts it)
 _REJECTED = re.compile(r"^\s*Previous response had parsing errors", re.I)
 _OH_CALL = re.compile(r"<function=([\w.-]+)>(.*?)</function>", re.S)
 _OH_PARAM = re.compile(r"<parameter=([\w.-]+)>(.*?)</parameter>", re.S)
@@ -162,9 +165,12 @@ def _flagged(raw: dict[str, Any], result: dict[str, Any]) -> bool:
 
 
 def _result_error(content: str, flagged: bool) -> str | None:
-    code = _EXIT_CODE.search(content or "")
+    code = _EXIT_CODE.search(content or "") or _RETURNCODE.search(content or "")
     if code and int(code.group(1)) != 0:
-        line = decisive_line(_EXIT_CODE.sub("", content))
+        line = decisive_line(_RETURNCODE.sub("", _EXIT_CODE.sub("", content)).replace("<output>", "").replace(
+            "</output>", ""))
+        if line is None and int(code.group(1)) == 1:  # grep / test / diff saying "no"
+            return None
         return f"{line} (exit code {code.group(1)})" if line else f"exit code {code.group(1)}"
     if flagged or (not code and _ERRORISH.search(content or "")):
         lines = [ln for ln in (content or "").splitlines() if ln.strip()]

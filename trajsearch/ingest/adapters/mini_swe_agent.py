@@ -362,6 +362,8 @@ def _steps(messages: list[Any], exit_status: str | None, regexes: tuple[str, ...
             continue
         msg = _normalise(raw)
         role, content, extra = msg["role"], msg["text"], msg["extra"]
+        if role == "user" and task_seen and isinstance(extra.get("exit_status"), str):
+            role = "exit"  # the final message, written as a user message by some versions (output_files.md)
         when = _when(raw, extra)
         if role == "user" and not task_seen:
             task_seen = True
