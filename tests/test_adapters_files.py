@@ -193,6 +193,29 @@ def test_tau_bench_crashed_run_is_kept_and_missing_rewards_are_no_verdict(tmp_pa
     assert [(r.outcome, r.reward, r.failure) for r in ungraded] == [(Outcome.unknown, None, None)] * 3
 
 
+def test_tau_bench_react_turns_are_actions(tmp_path: Path) -> None:
+    """tau-bench's ReAct / Act agents (``chat_react_agent.py``) write ``Action: {"name", "arguments"}`` in the
+    text and get the tool output back as a user message prefixed "API output: "."""
+    first, *_ = json.loads(TAU_GROK.read_text())
+    first["traj"] = first["traj"][:2] + [
+        {"role": "assistant", "content": 'Thought:\nFind the user first.\nAction:\n{"name": "find_user_id_by_name_zip", '
+                                         '"arguments": {"first_name": "Yusuf", "last_name": "Rossi", "zip": "19122"}}'},
+        {"role": "user", "content": "API output: yusuf_rossi_9620"},
+        {"role": "assistant", "content": 'Thought:\nAsk which items.\nAction:\n{"name": "respond", '
+                                         '"arguments": {"content": "Which items?"}}'},
+        {"role": "user", "content": "The keyboard."},
+    ]
+    path = tmp_path / "react-gpt-4o-0.0_range_0--1_user-gpt-4o-llm_0101120000.json"
+    path.write_text(json.dumps([first]))
+    run = only(path)
+    lookup, answer = run.steps[-2:]
+    assert (lookup.action, lookup.thought, lookup.observation) == (
+        "find_user_id_by_name_zip", "Find the user first.", "yusuf_rossi_9620")
+    assert (answer.action, answer.arguments, answer.observation) == ("respond", {"content": "Which items?"},
+                                                                      "The keyboard.")
+    assert run.model_id == "gpt-4o" and run.metadata["strategy"] == "react"
+
+
 # -- tau2-bench ----------------------------------------------------------------------------
 
 

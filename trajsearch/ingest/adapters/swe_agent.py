@@ -7,8 +7,8 @@ Mapping
 - task: ``replay_config.problem_statement.text`` (``replay_config`` is a JSON
   string, or an object, in SWE-agent 1.x; a GitHub-issue or file problem
   statement has no text), else the instance prompt: the first ``user``
-  message of ``history`` that is not a demonstration. Demonstrations are in
-  -context examples of *another* issue: 0.x and 1.x flag them ``is_demo``
+  message of ``history`` that is not a demonstration. Demonstrations are
+  in-context examples of *another* issue: 0.x and 1.x flag them ``is_demo``
   (1.x also ``message_type: "demonstration"``), older files only wrap them
   in "Here is a demonstration ..." / ``--- DEMONSTRATION ---``; messages of
   an agent other than the main one (the system prompt's ``agent``) are
