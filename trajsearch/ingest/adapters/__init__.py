@@ -29,13 +29,18 @@ from typing import Any
 
 from trajsearch.model import Trajectory
 
-from . import atif, langfuse, langsmith, mini_swe_agent, native, openinference, otel_genai, swe_agent, tau_bench
+from . import (
+    atif, langfuse, langsmith, mini_swe_agent, native, openinference, otel_genai, swe_agent, tau2_bench, tau_bench,
+)
 from ._common import DEFAULT_TENANT, Context, RecordError
 
 #: Detection order: the first adapter whose ``matches`` accepts a record names its format.
+#: (ATIF comes first: an ATIF-v1.7 root carries a ``trajectory_id``, which native records are told by.)
 ADAPTERS: dict[str, ModuleType] = {
     m.NAME: m
-    for m in (native, mini_swe_agent, tau_bench, swe_agent, atif, langsmith, langfuse, openinference, otel_genai)
+    for m in (
+        atif, native, mini_swe_agent, tau_bench, tau2_bench, swe_agent, langsmith, langfuse, openinference, otel_genai,
+    )
 }
 FORMATS: tuple[str, ...] = tuple(ADAPTERS)
 

@@ -1,37 +1,82 @@
-"""``atif``: Agent Trajectory Interchange Format (Harbor's ``trajectory.json``, ATIF-v1.x).
+"""``atif``: Agent Trajectory Interchange Format (Harbor's ``trajectory.json``, ATIF-v1.0 ... v1.7).
+
+One file is one trajectory; several files may share a ``session_id`` (the
+RFC scopes it to the *run*: Terminus-2 writes ``trajectory.json``, its
+``trajectory.cont-N.json`` continuations and its
+``trajectory.summarization-N-{summary,questions,answers}.json`` subagents in
+one directory under one session). An ATIF-v1.7 file may embed subagent
+trajectories (``subagent_trajectories``): ``split`` yields each as a run of
+its own after the root.
 
 Mapping
-- task: the ``message`` of the first ``source: "user"`` step.
-- trajectory_id = ``atif.<session_id>``; model_id = ``agent.model_name`` (else
-  the first agent step's ``model_name``); tool_versions =
-  ``{agent.name: agent.version}``; created_at = the first step ``timestamp``.
-- steps, in ``step_id`` order (system steps dropped, the first user step is the task):
+- trajectory_id = ``atif.<trajectory_id or session_id>.<where>`` where
+  ``<where>`` is the file's last two directories and its stem
+  (``hello-world__Ab3xQ/agent/trajectory``), so files sharing a session stay
+  distinct runs and a re-ingest of the same file gives the same id; an
+  embedded subagent adds ``.sub.<its trajectory_id>``.
+- task: the first ``source: "user"`` step's message is the agent's rendered
+  prompt. The instruction is cut out of it: by the saved
+  ``agent.extra.agent_config.instance_template`` (Harbor's mini-swe-agent
+  conversion), else by the delimiters of the known templates (Terminus'
+  "Task Description:" ... "Current terminal state:", OpenHands'
+  "NEW TASK DESCRIPTION" block after its in-context example, Terminus-2's
+  hand-off "**Original Task:**", ``<pr_description>``, see ``_prompts``),
+  else the whole message. Copied-context steps count here: a continuation's
+  task is the one it continues.
+- model_id = ``agent.model_name`` (else the first agent step's
+  ``model_name``); tool_versions = ``{agent.name: agent.version}``;
+  created_at = the first step ``timestamp``.
+- steps, in ``step_id`` order; system steps and steps flagged
+  ``is_copied_context`` (context replayed from an earlier trajectory, already
+  a step there) are dropped, the first user step is the task:
   * an agent step with ``tool_calls``: one step per call: action =
     ``function_name``, arguments = ``arguments``, observation = the
-    ``observation.results[]`` entry whose ``source_call_id`` is the call's
+    ``observation.results[]`` entries whose ``source_call_id`` is the call's
     ``tool_call_id`` (results without a call id go to the first call);
-    thought = ``reasoning_content`` (else ``message``) on the first call;
-    Step.error = the result's first line when the result is flagged
-    ``is_error`` or reads as an error (a Python exception line, "Error: ...").
-  * an agent step without tool calls: a ``respond`` step (arguments
-    ``{"content": message}``) with any observation it carries.
+    thought = ``reasoning_content`` (else ``message``) on the first call.
+  * an agent step without ``tool_calls`` whose message holds the agent's own
+    action syntax: Terminus' JSON / XML response (``commands[].keystrokes``
+    -> ``bash_command`` steps, ``task_complete`` -> ``mark_task_complete``,
+    as Harbor itself maps them) or OpenHands' ``<function=NAME>
+    <parameter=K>V</parameter>`` text calls; a turn its agent rejected
+    ("Previous response had parsing errors") is not parsed.
+  * any other agent step: a ``respond`` step (arguments ``{"content":
+    message}``) with any observation it carries.
   * a later user step: a step with no action and the message as observation.
+  Message and result content may be text or ContentPart lists (v1.6+: text
+  parts joined, images named by path).
+- Step.error: a result flagged as an error (``is_error``, the step's
+  ``extra`` ``*is_error`` / ``status: error``), a non-zero
+  ``[Command finished with exit code N]`` (OpenHands) or
+  ``<returncode>N</returncode>`` (mini-swe-agent; 1 without output is "no
+  match", not an error), else (no exit code shown) an exception /
+  ``Error:`` / ``ERROR`` line (Terminus: "Previous response had parsing
+  errors"): the decisive line.
 - outcome: ATIF carries no verdict: ``unknown``, unless the root ``extra``
-  holds one (``extra.outcome`` success/failure, or ``extra.reward``: 1 ->
-  success, 0 -> failure, kept as reward). Harbor writes the verifier's reward
-  into the trial's ``result.json``: join it with ``--outcomes``.
-- metadata: ``schema_version``, agent name, ``final_metrics`` totals, notes.
+  holds one (``extra.outcome``, or ``extra.reward`` through the operator's
+  success threshold), or the file sits in a Harbor trial directory
+  (``<trial>/agent/``) whose ``result.json`` records the verifier's reward
+  (``verifier_result.rewards.reward``) or the trial's exception.
+- metadata: ``schema_version``, agent name, session id, ``final_metrics``
+  totals, continuation / subagent links, notes.
 """
 
 from __future__ import annotations
 
+import json
 import re
-from datetime import datetime
-from typing import Any
+from datetime import datetime, timezone
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Iterator
 
-from trajsearch.model import Outcome, Trajectory
+from trajsearch.model import Failure, Outcome, Trajectory
 
-from ._common import Context, RecordError, build, clip_step_text, clip_task, json_object, list_field, safe_id, short
+from . import _prompts
+from ._common import (
+    Context, RecordError, build, clip_step_text, clip_task, decisive_line, json_object, list_field, outcome_of_reward,
+    safe_id, short,
+)
 
 NAME = "atif"
 #: A file is one run: the reader hands over its whole JSON document.
@@ -39,112 +84,328 @@ WHOLE_FILE = True
 #: Searched in a file's first 64 KiB when no record can be parsed from them (see ``detect``).
 SIGNATURE = re.compile(r'"schema_version"\s*:\s*"ATIF', re.I)
 _ERRORISH = re.compile(r"^(?:[A-Za-z_][\w.]*(?:Error|Exception)\b:|Error:|ERROR\b|Traceback)", re.M)
+_EXIT_CODE = re.compile(r"\[(?:Command finished|The command completed) with exit code (-?\d+)\.?\]")
+_RETURNCODE = re.compile(r"<returncode>\s*(-?\d+)\s*</returncode>")  # mini-swe-agent's observation (Harbor converts it)
+_REJECTED = re.compile(r"^\s*Previous response had parsing errors", re.I)
+_OH_CALL = re.compile(r"<function=([\w.-]+)>(.*?)</function>", re.S)
+_OH_PARAM = re.compile(r"<parameter=([\w.-]+)>(.*?)</parameter>", re.S)
+_XML_KEYS = re.compile(r"<keystrokes(?:\s+duration=\"([\d.]+)\")?\s*>(.*?)</keystrokes>", re.S)
+_XML_DONE = re.compile(r"<task_complete>\s*true\s*</task_complete>", re.I)
 
 
 def matches(record: Any) -> bool:
-    return isinstance(record, dict) and str(record.get("schema_version", "")).upper().startswith("ATIF") or (
-        isinstance(record, dict) and "session_id" in record and isinstance(record.get("steps"), list)
-        and isinstance(record.get("agent"), dict)
-    )
+    if not isinstance(record, dict):
+        return False
+    if str(record.get("schema_version", "")).upper().startswith("ATIF"):
+        return True
+    return (("session_id" in record or "trajectory_id" in record) and isinstance(record.get("steps"), list)
+            and isinstance(record.get("agent"), dict) and "name" in record["agent"])
+
+
+def split(document: Any) -> Iterator[tuple[str, Any]]:
+    """The file's trajectory, then each embedded subagent trajectory (ATIF-v1.7) as a run of its own."""
+    yield "file", document
+    if not isinstance(document, dict):
+        return
+    stack = [((), document)]
+    while stack:
+        path, parent = stack.pop(0)
+        for n, sub in enumerate(_as_list(parent.get("subagent_trajectories")), 1):
+            if isinstance(sub, dict):
+                where = (*path, str(sub.get("trajectory_id") or n))
+                yield f"subagent {'/'.join(where)}", {"atif_subagent": sub, "root": document, "path": list(where)}
+                stack.append((where, sub))
+
+
+# -- text ----------------------------------------------------------------------------------
+
+
+def _as_list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def _text(value: Any) -> str:
+    """A message / result content: a string, or ContentPart list (text joined, media named by path)."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list):
+        out = []
+        for part in value:
+            if isinstance(part, str):
+                out.append(part)
+            elif isinstance(part, dict):
+                if isinstance(part.get("text"), str):
+                    out.append(part["text"])
+                elif isinstance(part.get("source"), dict):
+                    out.append(f"[{part.get('type') or 'media'}: {part['source'].get('path')}]")
+        return "\n".join(out)
+    return "" if value is None else json.dumps(value)
 
 
 def _time(value: Any) -> datetime | None:
     if isinstance(value, str):
         try:
-            return datetime.fromisoformat(value.replace("Z", "+00:00"))
+            when = datetime.fromisoformat(value.replace("Z", "+00:00"))
         except ValueError:
             return None
+        return when if when.tzinfo else when.replace(tzinfo=timezone.utc)
     return None
 
 
-def _result_error(result: dict[str, Any], content: str) -> str | None:
-    if result.get("is_error") or _ERRORISH.search(content or ""):
+def _flagged(raw: dict[str, Any], result: dict[str, Any]) -> bool:
+    """Whether the producer marked this result (or its step) as failed."""
+    extra = result.get("extra") if isinstance(result.get("extra"), dict) else {}
+    if result.get("is_error") is True or extra.get("is_error") is True:
+        return True
+    step_extra = raw.get("extra") if isinstance(raw.get("extra"), dict) else {}
+    if any(k.endswith("is_error") and v is True for k, v in step_extra.items()):
+        return True
+    meta = step_extra.get("metadata") if isinstance(step_extra.get("metadata"), dict) else {}
+    return meta.get("is_error") is True or str(step_extra.get("status", "")).lower() in ("error", "failed", "failure")
+
+
+def _result_error(content: str, flagged: bool) -> str | None:
+    code = _EXIT_CODE.search(content or "") or _RETURNCODE.search(content or "")
+    if code and int(code.group(1)) != 0:
+        line = decisive_line(_RETURNCODE.sub("", _EXIT_CODE.sub("", content)).replace("<output>", "").replace(
+            "</output>", ""))
+        if line is None and int(code.group(1)) == 1:  # grep / test / diff saying "no"
+            return None
+        return f"{line} (exit code {code.group(1)})" if line else f"exit code {code.group(1)}"
+    if flagged or (not code and _ERRORISH.search(content or "")):
         lines = [ln for ln in (content or "").splitlines() if ln.strip()]
         match = next((ln for ln in reversed(lines) if _ERRORISH.search(ln)), lines[0] if lines else "tool error")
         return short(match.strip())
     return None
 
 
-def to_trajectory(record: Any, ctx: Context) -> Trajectory:
-    record = json_object(record)
-    raw_steps = list_field(record, "steps", "a list")
-    session = record.get("session_id")
-    if not session:
-        raise RecordError("missing field 'session_id'")
-    agent = record.get("agent") if isinstance(record.get("agent"), dict) else {}
-    ordered = sorted((s for s in raw_steps if isinstance(s, dict)), key=lambda s: s.get("step_id") or 0)
+# -- actions written in the message --------------------------------------------------------
+
+
+def _terminus_json(message: str) -> dict[str, Any] | None:
+    start, end = message.find("{"), message.rfind("}")
+    if start < 0 or end <= start:
+        return None
+    try:
+        value = json.loads(message[start : end + 1])
+    except ValueError:
+        return None
+    if not isinstance(value, dict) or not isinstance(value.get("commands"), list):
+        return None
+    return value
+
+
+def _text_calls(message: str) -> tuple[list[tuple[str, Any]], str | None] | None:
+    """Actions an agent wrote as text (Terminus JSON/XML, OpenHands ``<function=...>``), and the thought."""
+    response = _terminus_json(message)
+    if response is not None:
+        calls: list[tuple[str, Any]] = [
+            ("bash_command", {"keystrokes": c.get("keystrokes"), "duration": c.get("duration")})
+            for c in response["commands"] if isinstance(c, dict) and "keystrokes" in c
+        ]
+        if response.get("task_complete") is True:
+            calls.append(("mark_task_complete", {}))
+        thought = "\n".join(f"{k.title()}: {response[k]}" for k in ("analysis", "plan")
+                            if isinstance(response.get(k), str) and response[k].strip())
+        return (calls, thought or None) if calls else None
+    if "<commands>" in message or "<response>" in message:
+        calls = [("bash_command", {"keystrokes": k, "duration": float(d) if d else None})
+                 for d, k in _XML_KEYS.findall(message)]
+        if _XML_DONE.search(message):
+            calls.append(("mark_task_complete", {}))
+        parts = [f"{tag.title()}: {m.group(1).strip()}" for tag in ("analysis", "plan")
+                 if (m := re.search(rf"<{tag}>(.*?)</{tag}>", message, re.S))]
+        return (calls, "\n".join(parts) or None) if calls else None
+    found = list(_OH_CALL.finditer(message))
+    if found:
+        calls = [(m.group(1), {k: v.strip("\n") for k, v in _OH_PARAM.findall(m.group(2))}) for m in found]
+        thought = message[: found[0].start()].strip() or None
+        return calls, thought
+    return None
+
+
+# -- one trajectory ------------------------------------------------------------------------
+
+
+def _steps(ordered: list[dict[str, Any]]) -> tuple[str | None, list[dict[str, Any]], list[str]]:
+    """(the first user message, the steps, models named on agent steps)."""
     task = None
     steps: list[dict[str, Any]] = []
-    models = []
+    models: list[str] = []
     for raw in ordered:
         source = raw.get("source")
-        message = raw.get("message") if isinstance(raw.get("message"), str) else ""
+        message = _text(raw.get("message"))
         at = _time(raw.get("timestamp"))
-        if source == "system":
+        if source == "user" and task is None:
+            task = message
+            continue
+        if source == "system" or raw.get("is_copied_context") is True:
             continue
         if source == "user":
-            if task is None:
-                task = message
-            else:
-                steps.append({"action": None, "observation": clip_step_text(message), "started_at": at})
+            steps.append({"action": None, "observation": clip_step_text(message), "started_at": at})
             continue
         if raw.get("model_name"):
-            models.append(raw["model_name"])
-        results = [r for r in ((raw.get("observation") or {}).get("results") or []) if isinstance(r, dict)]
-        thought = raw.get("reasoning_content") or None
-        calls = [c for c in raw.get("tool_calls") or [] if isinstance(c, dict)]
+            models.append(str(raw["model_name"]))
+        observation = raw.get("observation") if isinstance(raw.get("observation"), dict) else {}
+        results = [r for r in _as_list(observation.get("results")) if isinstance(r, dict)]
+        reasoning = raw.get("reasoning_content") if isinstance(raw.get("reasoning_content"), str) else None
+        calls = [c for c in _as_list(raw.get("tool_calls")) if isinstance(c, dict)]
         if calls:
             unmatched = [r for r in results if not r.get("source_call_id")]
             for n, call in enumerate(calls):
                 mine = [r for r in results if r.get("source_call_id") == call.get("tool_call_id")]
                 if n == 0:
                     mine += unmatched
-                content = "\n".join(str(r.get("content") or "") for r in mine) or None
-                errors = [e for r in mine if (e := _result_error(r, str(r.get("content") or "")))]
+                texts = [_text(r.get("content")) for r in mine]
+                content = "\n".join(t for t in texts if t) or None
+                errors = [e for r, t in zip(mine, texts) if (e := _result_error(t, _flagged(raw, r)))]
+                name = str(call.get("function_name") or "tool")[:200]
+                filler = message.strip() == f"Executed {name} {call.get('tool_call_id')}"  # Harbor's placeholder
                 steps.append({
-                    "thought": (thought or message or None) if n == 0 else None,
-                    "action": str(call.get("function_name") or "tool")[:200],
+                    "thought": (reasoning or (None if filler else message) or None) if n == 0 else None,
+                    "action": name,
                     "arguments": call.get("arguments"),
                     "observation": clip_step_text(content),
                     "error": errors[0] if errors else None,
                     "started_at": at,
                 })
-        else:
-            content = "\n".join(str(r.get("content") or "") for r in results) or None
-            steps.append({"thought": thought, "action": "respond", "arguments": {"content": message},
-                          "observation": clip_step_text(content), "started_at": at})
-    if not task or not task.strip():
-        raise RecordError("no task: no step with source 'user' and a message")
+            continue
+        content = "\n".join(t for t in (_text(r.get("content")) for r in results) if t) or None
+        error = next((e for r in results if (e := _result_error(_text(r.get("content")), _flagged(raw, r)))), None)
+        written = None if (content and _REJECTED.search(content)) else _text_calls(message)
+        if written:
+            actions, thought = written
+            for n, (name, arguments) in enumerate(actions):
+                steps.append({"thought": (reasoning or thought) if n == 0 else None, "action": name[:200],
+                              "arguments": arguments, "observation": clip_step_text(content) if n == 0 else None,
+                              "error": error if n == 0 else None, "started_at": at})
+            continue
+        steps.append({"thought": reasoning, "action": "respond", "arguments": {"content": message},
+                      "observation": clip_step_text(content), "error": error, "started_at": at})
     for index, step in enumerate(steps):
         step["index"] = index
         if isinstance(step.get("thought"), str):
             step["thought"] = clip_step_text(step["thought"])
+    return task, steps, models
+
+
+@lru_cache(maxsize=64)
+def _trial_result(path: str, mtime: float) -> dict[str, Any]:
+    data = json.loads(Path(path).read_text(encoding="utf-8"))
+    return data if isinstance(data, dict) else {}
+
+
+def _harbor_verdict(source: Path) -> dict[str, Any] | None:
+    """The Harbor trial ``result.json`` of a trajectory written to ``<trial>/agent/``, if there is one."""
+    if source.parent.name != "agent":
+        return None
+    result = source.parent.parent / "result.json"
+    try:
+        data = _trial_result(str(result), result.stat().st_mtime)
+    except (OSError, ValueError):
+        return None
+    return data if "verifier_result" in data or "exception_info" in data else None
+
+
+def _verdict(extra: dict[str, Any], source: Path, ctx: Context) -> tuple[Outcome, float | None, Failure | None,
+                                                                        dict[str, Any]]:
+    reward = extra.get("reward")
+    if isinstance(reward, (int, float)) and not isinstance(reward, bool):
+        outcome = outcome_of_reward(float(reward), ctx)
+        stated = str(extra.get("outcome", "")).lower()
+        return (Outcome(stated) if stated in ("success", "failure", "infra_error") else outcome), float(reward), \
+            None, {"outcome_basis": "root extra.reward"}
+    stated = str(extra.get("outcome", "")).lower()
+    if stated in ("success", "failure", "infra_error"):
+        return Outcome(stated), None, None, {"outcome_basis": "root extra.outcome"}
+    trial = _harbor_verdict(source)
+    if trial is None:
+        return Outcome.unknown, None, None, {}
+    basis = {"outcome_basis": "Harbor trial result.json", "trial_name": trial.get("trial_name"),
+             "task_name": trial.get("task_name")}
+    verifier = trial.get("verifier_result") if isinstance(trial.get("verifier_result"), dict) else {}
+    rewards = verifier.get("rewards") if isinstance(verifier.get("rewards"), dict) else {}
+    value = rewards.get("reward", next(iter(rewards.values()), None) if len(rewards) == 1 else None)
+    exception = trial.get("exception_info") if isinstance(trial.get("exception_info"), dict) else None
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return outcome_of_reward(float(value), ctx), float(value), None, basis
+    if exception:
+        kind = str(exception.get("exception_type") or "exception")
+        error = short(f"{kind}: {exception.get('exception_message') or ''}", 500)
+        if "AgentTimeout" in kind:
+            return Outcome.failure, None, Failure(error=error), basis
+        return Outcome.infra_error, None, Failure(
+            error=error, cause="infrastructure: the trial failed before the verifier graded it"), basis
+    return Outcome.unknown, None, None, basis
+
+
+def _where(source: Path) -> str:
+    stem = source.name.removesuffix(".gz").removesuffix(".json")
+    return "/".join(p for p in (source.parent.parent.name, source.parent.name, stem) if p)
+
+
+def to_trajectory(record: Any, ctx: Context) -> Trajectory:
+    record = json_object(record)
+    sub_path: list[str] = []
+    root = record
+    if "atif_subagent" in record:
+        root = record.get("root") if isinstance(record.get("root"), dict) else {}
+        sub_path = [str(p) for p in record.get("path") or []]
+        record = json_object(record["atif_subagent"])
+    raw_steps = list_field(record, "steps", "a list of ATIF steps")
+    own = record.get("trajectory_id") or record.get("session_id") or root.get("trajectory_id") or root.get(
+        "session_id")
+    if not own or not isinstance(own, (str, int)):
+        raise RecordError("missing field 'session_id' (and no 'trajectory_id')")
+    root_id = root.get("trajectory_id") or root.get("session_id") or own
+    agent = record.get("agent") if isinstance(record.get("agent"), dict) else {}
+    ordered = sorted((s for s in raw_steps if isinstance(s, dict)),
+                     key=lambda s: s.get("step_id") if isinstance(s.get("step_id"), (int, float)) else 0)
+    prompt, steps, models = _steps(ordered)
+    if not prompt or not prompt.strip():
+        raise RecordError("no task: no step with source 'user' and a message")
+    agent_extra = agent.get("extra") if isinstance(agent.get("extra"), dict) else {}
+    config = agent_extra.get("agent_config") if isinstance(agent_extra.get("agent_config"), dict) else {}
+    task = _prompts.instruction(prompt, (config.get("instance_template"),), ("task",))
     extra = record.get("extra") if isinstance(record.get("extra"), dict) else {}
-    outcome, reward = Outcome.unknown, None
-    if isinstance(extra.get("reward"), (int, float)) and not isinstance(extra.get("reward"), bool):
-        reward = float(extra["reward"])
-        outcome = Outcome.success if reward == 1 else Outcome.failure if reward == 0 else Outcome.unknown
-    if str(extra.get("outcome", "")).lower() in ("success", "failure", "infra_error"):
-        outcome = Outcome(str(extra["outcome"]).lower())
+    outcome, reward, failure, basis = _verdict(extra, ctx.source, ctx) if not sub_path else (
+        Outcome.unknown, None, None, {})
     final = record.get("final_metrics") if isinstance(record.get("final_metrics"), dict) else {}
     created = next((s["started_at"] for s in steps if s.get("started_at")), None) or _time(
         next((s.get("timestamp") for s in ordered if s.get("timestamp")), None))
+    where = _where(ctx.source)
+    trajectory_id = f"atif.{root_id}.{where}" + (f".sub.{'/'.join(sub_path)}" if sub_path else "")
     fields: dict[str, Any] = {
-        "trajectory_id": safe_id(f"atif.{session}"),
-        "task": clip_task(task.strip()),
+        "trajectory_id": safe_id(trajectory_id),
+        "task": clip_task(task.replace("\r\n", "\n").strip()),
         "model_id": agent.get("model_name") or (models[0] if models else None),
-        "tool_versions": {str(agent["name"]): str(agent.get("version"))} if agent.get("name") and agent.get("version") else {},
+        "tool_versions": {str(agent["name"]): str(agent.get("version"))}
+        if agent.get("name") and agent.get("version") else {},
+        "tools_available": [str(t["function"]["name"]) for t in _as_list(agent.get("tool_definitions"))
+                            if isinstance(t, dict) and isinstance(t.get("function"), dict)
+                            and t["function"].get("name")],
         "outcome": outcome,
         "reward": reward,
+        "failure": failure,
         "steps": steps,
         "created_at": created,
         "metadata": {
             "source_format": NAME,
-            "schema_version": record.get("schema_version"),
+            "schema_version": record.get("schema_version") or root.get("schema_version"),
             "agent": agent.get("name"),
-            "session_id": session,
-            **{k: final[k] for k in ("total_prompt_tokens", "total_completion_tokens", "total_cost_usd", "total_steps") if k in final},
+            "session_id": record.get("session_id") or root.get("session_id"),
+            **({"atif_trajectory_id": record["trajectory_id"]} if record.get("trajectory_id") else {}),
+            **({"continued_trajectory_ref": record["continued_trajectory_ref"]}
+               if record.get("continued_trajectory_ref") else {}),
+            **({"continuation_index": agent_extra["continuation_index"]}
+               if "continuation_index" in agent_extra else {}),
+            **({"parent_session_id": agent_extra["parent_session_id"]} if agent_extra.get("parent_session_id") else {}),
+            **({"parent": str(root_id), "subagent_path": sub_path} if sub_path else {}),
+            "copied_context_steps": sum(1 for s in ordered if s.get("is_copied_context") is True),
+            **{k: final[k] for k in ("total_prompt_tokens", "total_completion_tokens", "total_cost_usd", "total_steps")
+               if k in final},
             **({"notes": short(record["notes"], 500)} if isinstance(record.get("notes"), str) else {}),
+            **basis,
         },
     }
     return build(fields, ctx)

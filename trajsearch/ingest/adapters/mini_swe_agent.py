@@ -1,35 +1,69 @@
-"""``mini-swe-agent``: one ``<instance_id>.traj.json`` per run.
+"""``mini-swe-agent``: one ``<instance_id>.traj.json`` per run (SWE-agent/mini-swe-agent, 1.x and 2.x).
+
+Shapes read (from mini-swe-agent's own saving code):
+- 1.x ``save_traj`` and 2.x ``DefaultAgent.serialize``: ``{"info", "messages",
+  "trajectory_format": "mini-swe-agent-1[.1]", "instance_id"?}``;
+- a bare JSON array of messages (what ``mini`` and the tests write as
+  ``*.traj.json`` without the envelope): one run, ``split`` wraps it;
+- messages as chat completions (``content`` a string or a list of
+  ``{"type": "text", "text"}`` parts, Anthropic style), as tool calls
+  (``tool_calls`` + ``role: "tool"`` replies), or as OpenAI Responses API
+  items (a whole ``{"object": "response", "output": [...]}`` per model turn,
+  ``function_call_output`` replies), plus the final ``role: "exit"`` message.
 
 Mapping
-- task: the text inside ``<pr_description>`` of the first user message, minus
-  the "Consider the following PR description:" boilerplate (whole message if
-  there is no such tag).
-- task_id = ``instance_id``; task_family = the repository
-  (``marshmallow-code__marshmallow-1343`` -> ``marshmallow-code/marshmallow``).
-- trajectory_id = ``<config dir>.<instance_id>`` (the agent configuration is the
-  directory above the instance directory), so re-ingesting a dump is idempotent.
-- steps: one per action. Tool-calling dumps (1.x): each ``tool_calls`` entry
-  (action = function name, arguments = parsed JSON) paired with the ``tool``
-  reply of the same ``tool_call_id``; the assistant content is the thought of
-  the first call. Older dumps: the ```bash block in the assistant content is
-  the action (``bash``, ``{"command": ...}``), the rest (minus a "THOUGHT:"
-  label) is the thought, and the
-  next user message is the observation. A user message that answers no action
-  (a format-error nudge) becomes its own step with no action. The final
-  ``exit`` message (the patch, or the crash) is the last pending step's
-  observation. Timestamps in ``extra.timestamp`` give started_at/ended_at;
-  the first one is created_at (else the file's modification time).
-- Step.error: set when ``<returncode>`` is non-zero or an ``<exception>`` is
-  reported: the decisive output line (last exception line, else last
-  error-looking line, else last line) plus "exit code N". Exit code 1 with no
-  output is the usual "no match"/"false" of grep, test and diff and is not an
-  error.
+- task: the first user message is the rendered ``instance_template``; when
+  the dump saved that template (``info.config.agent.instance_template``) the
+  text standing for ``{{task}}`` is cut out of it, else the instruction is
+  found by the known delimiters (``<pr_description>``, "Please solve this
+  issue: ... You can execute bash commands", see ``_prompts``), else the
+  whole message.
+- task_id = ``instance_id`` (else the file name before ``.traj.json``);
+  task_family = the repository (``marshmallow-code__marshmallow-1343`` ->
+  ``marshmallow-code/marshmallow``).
+- trajectory_id = ``<config dir>.<instance_id>`` (the agent configuration is
+  the directory above the instance directory), so re-ingesting a dump is
+  idempotent. A file without ``instance_id`` is named by its path instead
+  (``<grandparent>.<parent>.<file stem>``): Harbor writes every trial's
+  ``agent/mini-swe-agent.trajectory.json`` under the same name.
+- steps: one per action.
+  * Tool calls (2.x default): each ``tool_calls`` entry (or Responses API
+    ``function_call``) is a step: action = function name, arguments = parsed
+    JSON, observation = the reply with the same call id (else the oldest
+    unanswered call); the assistant text is the first call's thought.
+  * Text actions (1.x, 2.x ``*_textbased``): the command is
+    ``extra.actions`` when saved, else found with the config's
+    ``action_regex`` (``info.config.model`` / ``info.config.agent``), else
+    with the stock fences (```` ```mswea_bash_command ````, ```` ```bash ````,
+    ``<mswea_bash_command>``); exactly one match is the action (``bash``,
+    ``{"command": ...}``), the rest of the text minus "THOUGHT:" the thought,
+    the next user message the observation. No or several matches are what
+    the agent itself rejects as a format error: a step with no action whose
+    error is the format-error reply.
+  * A user message that answers no action (a format-error nudge) becomes its
+    own step with no action (the rejected model output, kept in
+    ``extra.model_response``, is its thought); an empty one (1.x's
+    terminating message) is dropped.
+  * The final ``exit`` message (the submission, or the crash) is the last
+    pending step's observation.
+  Timestamps (``extra.timestamp``, 1.x ``timestamp``, else the API
+  response's ``created``) give started_at/ended_at; the first one is
+  created_at (else the file's modification time).
+- Step.error: the harness's ``<exception>`` (or ``exception_info``), else a
+  non-zero return code (``<returncode>``, the JSON observation of ``mini.yaml``,
+  or ``extra.returncode``): the decisive output line (last exception line,
+  else last error-looking line, else last line) plus "exit code N". Exit code
+  1 with no output is the usual "no match"/"false" of grep, test and diff and
+  is not an error; exit code 0 never is. A 1.x "timed out and has been
+  killed" reply is an error.
 - outcome: there is no test result in these dumps. ``Submitted`` only means a
   patch was handed in; it maps to ``success`` (metadata ``outcome_basis`` says
-  "submitted, not evaluated"). Agent-side stops (LimitsExceeded,
-  TimeoutExpired, FormatError, ...) -> ``failure``. Anything else is an
-  exception of the harness or the model API (InternalServerError, Timeout =
-  ``litellm.Timeout``, RateLimitError, ...) -> ``infra_error``.
+  "submitted, not evaluated"). Agent-side stops (LimitsExceeded, TimeExceeded,
+  RepeatedFormatError, TimeoutExpired, FormatError, ...) -> ``failure``; a
+  human stop (UserInterruption, KeyboardInterrupt) or no status -> ``unknown``.
+  Anything else is an exception of the harness or the model API
+  (InternalServerError, Timeout = ``litellm.Timeout``, RateLimitError, ...)
+  -> ``infra_error``.
 - failure (when not success): error = exit status + the exception message, or
   else the last failing step's error; infra errors get cause "infrastructure".
 - model_id = ``info.config.model.model_name`` (else the API's response model);
@@ -39,12 +73,14 @@ Mapping
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 from trajsearch.model import Failure, Outcome, Trajectory
 
+from . import _prompts
 from ._common import (
     Context,
     RecordError,
@@ -67,6 +103,7 @@ WHOLE_FILE = True
 #: Searched in a file's first 64 KiB when no record can be parsed from them (see ``detect``).
 SIGNATURE = re.compile(
     r'"trajectory_format"\s*:\s*"mini-swe-agent|"mini_version"\s*:|"agent_type"\s*:\s*"minisweagent'
+    r"|```mswea_bash_command|<mswea_bash_command>|COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT|MINI_SWE_AGENT_FINAL_OUTPUT"
 )
 #: File names that imply this format when the content says nothing.
 SUFFIXES = (".traj.json",)
@@ -75,6 +112,8 @@ SUCCESS_STATUSES = {"Submitted"}
 #: Stops caused by the agent's own behaviour (budget, hung command, bad format).
 AGENT_FAILURE_STATUSES = {
     "LimitsExceeded",
+    "TimeExceeded",
+    "RepeatedFormatError",
     "TimeoutExpired",
     "ExecutionTimeoutError",
     "FormatError",
@@ -82,16 +121,23 @@ AGENT_FAILURE_STATUSES = {
     "CostLimitExceeded",
     "StepLimitExceeded",
 }
+#: Stops by the person running the agent: no verdict on the agent.
+HUMAN_STOPS = {"UserInterruption", "KeyboardInterrupt"}
 
-_PR = re.compile(r"<pr_description>\s*(.*?)\s*</pr_description>", re.S)
-_BOILERPLATE = re.compile(r"^\s*Consider the following PR description:\s*", re.I)
-_BASH_BLOCK = re.compile(r"```(?:bash|sh)\s*\n(.*?)```", re.S)
+#: The fences of the stock configs, tried in order when the dump does not name its own ``action_regex``.
+DEFAULT_ACTION_REGEXES = (
+    r"```mswea_bash_command\s*\n(.*?)\n```",
+    r"```bash\s*\n(.*?)\n```",
+    r"<mswea_bash_command>(.*?)</mswea_bash_command>",
+    r"```(?:bash|sh)\s*\n(.*?)```",
+)
 _THOUGHT_LABEL = re.compile(r"^\s*THOUGHT:\s*")
 _RETURNCODE = re.compile(r"<returncode>\s*(-?\d+)\s*</returncode>")
 _EXCEPTION = re.compile(r"<exception>(.*?)</exception>", re.S)
 _OUTPUT = re.compile(r"<output(?:_tail)?>\n?(.*?)</output(?:_tail)?>", re.S)
 _DOCKER_ARGV = re.compile(r"Command '\[.*\]'", re.S)  # the harness's argv list: noise
 _FORMAT_ERROR = re.compile(r"<error>\s*(.*?)\s*</error>", re.S)
+_TIMED_OUT = re.compile(r"<command>.*?</command> timed out and has been killed", re.S)
 
 
 def matches(record: Any) -> bool:
@@ -103,9 +149,22 @@ def matches(record: Any) -> bool:
     return {"messages", "info", "instance_id"} <= record.keys()
 
 
+def split(document: Any) -> Iterator[tuple[str, Any]]:
+    """One run per file: the envelope itself, or a bare message list wrapped as one."""
+    if isinstance(document, list) and document and all(isinstance(m, dict) for m in document):
+        if all("messages" in item for item in document):  # several saved runs in one file
+            yield from ((f"record {n}", item) for n, item in enumerate(document, 1))
+        else:
+            yield "file", {"messages": document}
+    elif isinstance(document, list):
+        raise RecordError("expected a JSON object or a list of chat messages, got an empty or mixed list")
+    else:
+        yield "file", document
+
+
 def outcome_for(exit_status: str | None) -> Outcome:
     """Exit status -> outcome (see the module docstring for why)."""
-    if not exit_status:
+    if not exit_status or exit_status in HUMAN_STOPS:
         return Outcome.unknown
     if exit_status in SUCCESS_STATUSES:
         return Outcome.success
@@ -123,100 +182,239 @@ def task_family(instance_id: str) -> str | None:
     return f"{owner}/{repo}"
 
 
-def _task(messages: list[dict]) -> str:
-    first = next((m for m in messages if m.get("role") == "user"), None)
-    if first is None or not isinstance(first.get("content"), str):
-        raise RecordError("missing field 'messages': no user message holding the task")
-    content = first["content"]
-    found = _PR.search(content)
-    text = _BOILERPLATE.sub("", found.group(1)) if found else content
-    if not text.strip():
-        raise RecordError("empty task: the first user message has no PR description")
-    return clip_task(text.replace("\r\n", "\n").strip())
+# -- messages ------------------------------------------------------------------------------
 
 
-def _step_error(content: str) -> str | None:
-    """Decisive error line of a command reply, or None if it succeeded."""
-    exception = _EXCEPTION.search(content)
-    if exception:  # the harness's own report, e.g. a command killed after its time limit
-        return short(_DOCKER_ARGV.sub("Command", exception.group(1)))
-    code = _RETURNCODE.search(content)
-    if not code or int(code.group(1)) == 0:
+def _as_list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def _key(value: Any) -> str | None:
+    """A call id usable as a key (ids are strings; anything else matches nothing)."""
+    return str(value) if isinstance(value, (str, int)) and not isinstance(value, bool) else None
+
+
+def _parts_text(content: Any) -> str:
+    """Text of a content value: a string, or parts (``text`` / ``input_text`` / ``output_text`` ...)."""
+    if isinstance(content, list):
+        texts = []
+        for part in content:
+            if isinstance(part, dict):
+                text = part.get("text")
+                if isinstance(text, str):
+                    texts.append(text)
+            elif isinstance(part, str):
+                texts.append(part)
+        return "\n".join(texts)
+    return content_text(content)
+
+
+def _call(raw: Any) -> dict[str, Any] | None:
+    """A tool call (chat completions nested ``function``, or flat Responses API item) as id/name/arguments."""
+    if not isinstance(raw, dict):
         return None
-    rc = int(code.group(1))
-    out = _OUTPUT.search(content)
-    text = out.group(1) if out else _RETURNCODE.sub("", content)
-    line = decisive_line(text)
+    fn = raw.get("function") if isinstance(raw.get("function"), dict) else raw
+    return {
+        "id": _key(raw.get("id") or raw.get("call_id")),
+        "name": fn.get("name"),
+        "arguments": tool_arguments(fn.get("arguments")),
+    }
+
+
+def _normalise(msg: dict[str, Any]) -> dict[str, Any]:
+    """One stored message as ``{role, text, calls, call_id, extra, reasoning}`` whatever API wrote it."""
+    extra = msg.get("extra") if isinstance(msg.get("extra"), dict) else {}
+    kind = msg.get("type")
+    if msg.get("object") == "response" or isinstance(msg.get("output"), list) and "role" not in msg:
+        texts, calls, reasoning = [], [], []
+        for item in _as_list(msg.get("output")):
+            if not isinstance(item, dict):
+                continue
+            if item.get("type") == "message":
+                texts.append(_parts_text(item.get("content")))
+            elif item.get("type") == "function_call":
+                calls.append(_call(item))
+            elif item.get("type") == "reasoning":
+                reasoning.append(_parts_text(item.get("summary")) or _parts_text(item.get("content")))
+        return {"role": "assistant", "text": "\n".join(t for t in texts if t), "calls": [c for c in calls if c],
+                "extra": extra, "reasoning": "\n".join(r for r in reasoning if r) or None, "model": msg.get("model")}
+    if kind == "function_call_output":
+        output = msg.get("output")
+        return {"role": "tool", "text": output if isinstance(output, str) else _parts_text(output),
+                "call_id": _key(msg.get("call_id")), "extra": extra}
+    if kind == "function_call":
+        return {"role": "assistant", "text": "", "calls": [_call(msg)], "extra": extra}
+    calls = [c for c in (_call(c) for c in _as_list(msg.get("tool_calls"))) if c]
+    return {
+        "role": msg.get("role"),
+        "text": _parts_text(msg.get("content")),
+        "calls": calls,
+        "call_id": _key(msg.get("tool_call_id")),
+        "extra": extra,
+        "reasoning": msg.get("reasoning_content") if isinstance(msg.get("reasoning_content"), str) else None,
+    }
+
+
+def _when(msg: dict[str, Any], extra: dict[str, Any]) -> Any:
+    response = extra.get("response") if isinstance(extra.get("response"), dict) else {}
+    return timestamp(extra.get("timestamp")) or timestamp(msg.get("timestamp")) or timestamp(
+        response.get("created") or msg.get("created_at"))
+
+
+def _action_regexes(info: dict[str, Any]) -> tuple[str, ...]:
+    config = info.get("config") if isinstance(info.get("config"), dict) else {}
+    own = [
+        (config.get(part) or {}).get("action_regex")
+        for part in ("model", "agent")
+        if isinstance(config.get(part), dict)
+    ]
+    return tuple(r for r in own if isinstance(r, str) and r) or DEFAULT_ACTION_REGEXES
+
+
+def _text_action(content: str, regexes: tuple[str, ...]) -> tuple[str | None, str]:
+    """(the one command in ``content``, the text around it); None when there is none or several."""
+    for regex in regexes:
+        try:
+            found = list(re.finditer(regex, content, re.S))
+        except re.error:
+            continue
+        if not found:
+            continue
+        if len(found) != 1:
+            return None, content
+        block = found[0]
+        command = (block.group(1) if block.groups() else block.group(0)).strip()
+        return command, content[: block.start()] + content[block.end():]
+    return None, content
+
+
+# -- step errors ---------------------------------------------------------------------------
+
+
+def _failed_command(rc: int | None, output: str, exception: str | None) -> str | None:
+    if exception and exception.strip():  # the harness's own report, e.g. a command killed after its time limit
+        return short(_DOCKER_ARGV.sub("Command", exception.strip()))
+    if rc is None or rc == 0:
+        return None
+    line = decisive_line(output)
     if line is None:
         return None if rc == 1 else f"exit code {rc} (no output)"
     return f"{line} (exit code {rc})"
 
 
-def _steps(messages: list[dict], exit_status: str | None) -> list[dict]:
+def _json_observation(content: str) -> dict[str, Any] | None:
+    text = content.strip()
+    if not (text.startswith("{") and '"returncode"' in text):
+        return None
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def _step_error(content: str, extra: dict[str, Any]) -> str | None:
+    """Decisive error line of a command reply, or None if it succeeded."""
+    exception = _EXCEPTION.search(content)
+    if exception:
+        return _failed_command(None, "", exception.group(1))
+    code = _RETURNCODE.search(content)
+    if code:
+        out = _OUTPUT.search(content)
+        return _failed_command(int(code.group(1)), out.group(1) if out else _RETURNCODE.sub("", content), None)
+    observed = _json_observation(content)
+    if observed is not None:
+        rc = observed.get("returncode")
+        output = observed.get("output")
+        if output is None:
+            output = "\n".join(str(observed.get(k) or "") for k in ("output_head", "output_tail"))
+        return _failed_command(rc if isinstance(rc, int) else None, str(output), observed.get("exception_info"))
+    if "returncode" in extra or extra.get("exception_info"):
+        rc = extra.get("returncode")
+        return _failed_command(rc if isinstance(rc, int) else None, str(extra.get("raw_output") or content),
+                               extra.get("exception_info") if isinstance(extra.get("exception_info"), str) else None)
+    if _TIMED_OUT.search(content):
+        return short(_TIMED_OUT.search(content).group(0))
+    return None
+
+
+# -- steps ---------------------------------------------------------------------------------
+
+
+def _steps(messages: list[Any], exit_status: str | None, regexes: tuple[str, ...]) -> list[dict]:
     steps: list[dict] = []
     by_call_id: dict[str, dict] = {}
 
     def pending() -> dict | None:
         return next((s for s in steps if s.get("action") and s.get("observation") is None), None)
 
-    def reply(step: dict, content: str, msg: dict) -> None:
+    def reply(step: dict, content: str, extra: dict, when: Any) -> None:
         step["observation"] = clip_step_text(content)
-        step["error"] = _step_error(content)
+        step["error"] = _step_error(content, extra)
         if step.get("action") is None and content.strip():  # the nudge answering a malformed turn
-            step["error"] = short(content.strip().splitlines()[0])
-        step["ended_at"] = timestamp((msg.get("extra") or {}).get("timestamp"))
+            nudge = _FORMAT_ERROR.search(content)
+            step["error"] = short(nudge.group(1)) if nudge else short(content.strip().splitlines()[0])
+        step["ended_at"] = when
 
     task_seen = False
-    for msg in messages:
-        role, content = msg.get("role"), content_text(msg.get("content"))
-        started = timestamp((msg.get("extra") or {}).get("timestamp"))
+    for raw in messages:
+        if not isinstance(raw, dict):
+            continue
+        msg = _normalise(raw)
+        role, content, extra = msg["role"], msg["text"], msg["extra"]
+        if role == "user" and task_seen and isinstance(extra.get("exit_status"), str):
+            role = "exit"  # the final message, written as a user message by some versions (output_files.md)
+        when = _when(raw, extra)
         if role == "user" and not task_seen:
             task_seen = True
         elif role == "assistant":
-            thought: str | None = _THOUGHT_LABEL.sub("", content).strip() or None
-            calls = msg.get("tool_calls") or []
+            calls = msg.get("calls") or []
+            thought: str | None = _THOUGHT_LABEL.sub("", content).strip() or msg.get("reasoning") or None
             if calls:
                 for n, call in enumerate(calls):
-                    fn = call.get("function") or {}
                     step = {
                         "thought": thought if n == 0 else None,
-                        "action": fn.get("name") or "bash",
-                        "arguments": tool_arguments(fn.get("arguments")),
-                        "started_at": started,
+                        "action": str(call.get("name") or "bash")[:200],
+                        "arguments": call.get("arguments"),
+                        "started_at": when,
                     }
                     steps.append(step)
                     if call.get("id"):
                         by_call_id[call["id"]] = step
+                continue
+            saved = [a for a in _as_list(extra.get("actions")) if isinstance(a, dict) and "command" in a]
+            if len(saved) == 1:
+                command: str | None = str(saved[0]["command"])
+                _, rest = _text_action(content, regexes)
             else:
-                block = _BASH_BLOCK.search(content)
-                if block:
-                    rest = content[: block.start()] + content[block.end() :]
-                    thought = _THOUGHT_LABEL.sub("", rest).strip() or None
-                steps.append(
-                    {
-                        "thought": thought,
-                        "action": "bash" if block else None,
-                        "arguments": {"command": block.group(1).strip()} if block else None,
-                        "started_at": started,
-                    }
-                )
+                command, rest = _text_action(content, regexes)
+            if command is not None:
+                thought = _THOUGHT_LABEL.sub("", rest).strip() or msg.get("reasoning") or None
+            steps.append({
+                "thought": thought,
+                "action": "bash" if command is not None else None,
+                "arguments": {"command": command} if command is not None else None,
+                "started_at": when,
+            })
         elif role == "tool":
-            step = by_call_id.pop(msg.get("tool_call_id"), None) or pending()
+            step = by_call_id.pop(msg.get("call_id"), None) or pending()
             if step is not None:
-                reply(step, content, msg)
+                reply(step, content, extra, when)
         elif role == "user":
             step = pending() or (steps[-1] if steps and steps[-1].get("observation") is None else None)
             if step is not None:
-                reply(step, content, msg)
-            else:  # a nudge answering no recorded action (e.g. a tool-call format error)
+                reply(step, content, extra, when)
+            elif content.strip():  # a nudge answering no recorded action (e.g. a tool-call format error)
                 nudge = _FORMAT_ERROR.search(content)
-                steps.append(
-                    {
-                        "observation": clip_step_text(content),
-                        "error": short(nudge.group(1)) if nudge else None,
-                        "started_at": started,
-                    }
-                )
+                is_format_error = extra.get("interrupt_type") == "FormatError"
+                rejected = extra.get("model_response")
+                steps.append({
+                    "thought": _THOUGHT_LABEL.sub("", rejected).strip() or None if isinstance(rejected, str) else None,
+                    "observation": clip_step_text(content),
+                    "error": short(nudge.group(1)) if nudge else (
+                        short(content.strip().splitlines()[0]) if is_format_error else None),
+                    "started_at": when,
+                })
         elif role == "exit":
             step = pending()
             if step is not None:
@@ -230,15 +428,34 @@ def _steps(messages: list[dict], exit_status: str | None) -> list[dict]:
     return steps
 
 
-def _model_id(info: dict, messages: list[dict]) -> str | None:
-    model = ((info.get("config") or {}).get("model") or {}).get("model_name")
-    if model:
-        return str(model)
+def _model_id(info: dict, messages: list[Any]) -> str | None:
+    model = (((info.get("config") or {}).get("model") or {}) if isinstance(info.get("config"), dict) else {})
+    if isinstance(model, dict) and model.get("model_name"):
+        return str(model["model_name"])
     for msg in messages:
-        response = (msg.get("extra") or {}).get("response") or {}
+        if not isinstance(msg, dict):
+            continue
+        extra = msg.get("extra") if isinstance(msg.get("extra"), dict) else {}
+        response = extra.get("response") or {}
         if isinstance(response, dict) and response.get("model"):
             return str(response["model"])
+        if msg.get("object") == "response" and msg.get("model"):
+            return str(msg["model"])
     return None
+
+
+def _task(messages: list[Any], info: dict[str, Any]) -> str:
+    first = next((m for m in messages if isinstance(m, dict) and _normalise(m)["role"] == "user"), None)
+    content = _normalise(first)["text"] if first is not None else ""
+    if not content.strip():
+        raise RecordError("missing field 'messages': no user message holding the task")
+    config = info.get("config") if isinstance(info.get("config"), dict) else {}
+    agent = config.get("agent") if isinstance(config.get("agent"), dict) else {}
+    text = _prompts.instruction(content, (agent.get("instance_template"),), ("task",))
+    text = re.sub(r"^\s*Consider the following PR description:\s*", "", text, flags=re.I)
+    if not text.strip():
+        raise RecordError("empty task: the first user message has no PR description")
+    return clip_task(text.replace("\r\n", "\n").strip())
 
 
 def config_name(source: Path, instance_id: str) -> str:
@@ -247,30 +464,51 @@ def config_name(source: Path, instance_id: str) -> str:
     return (parent.parent if parent.name == instance_id else parent).name or "run"
 
 
+def file_stem(source: Path) -> str:
+    name = source.name.removesuffix(".gz")
+    for suffix in (".traj.json", ".json", ".traj"):
+        if name.endswith(suffix):
+            return name[: -len(suffix)]
+    return name
+
+
 def to_trajectory(record: Any, ctx: Context) -> Trajectory:
+    if isinstance(record, list):
+        record = dict(next(split(record))[1])
     record = json_object(record)
     messages = list_field(record, "messages", "a list of chat messages")
     info = record.get("info") if isinstance(record.get("info"), dict) else {}
-    instance_id = record.get("instance_id") or ctx.source.name.split(".traj.json")[0]
-    if not isinstance(instance_id, str) or not instance_id:
-        raise RecordError("missing field 'instance_id'")
+    own_id = record.get("instance_id")
+    if own_id is not None and (not isinstance(own_id, str) or not own_id):
+        raise RecordError("field 'instance_id' must be a non-empty string")
+    stem = file_stem(ctx.source)
+    instance_id = own_id or stem
+    if own_id:
+        trajectory_id = f"{config_name(ctx.source, instance_id)}.{instance_id}"
+    else:  # no id of its own: its place on disk tells it apart from other trials
+        trajectory_id = ".".join(p for p in (ctx.source.parent.parent.name, ctx.source.parent.name, stem) if p)
     exit_status = info.get("exit_status")
+    exit_status = exit_status if isinstance(exit_status, str) else None
+    if exit_status is None:  # an unfinished save: the exit message, if any, carries the status
+        last = messages[-1] if messages and isinstance(messages[-1], dict) else {}
+        status = (last.get("extra") or {}).get("exit_status") if isinstance(last.get("extra"), dict) else None
+        exit_status = status if isinstance(status, str) else None
     outcome = outcome_for(exit_status)
-    steps = _steps(messages, exit_status)
+    steps = _steps(messages, exit_status, _action_regexes(info))
     config = config_name(ctx.source, instance_id)
-    stats = info.get("model_stats") or {}
+    stats = info.get("model_stats") if isinstance(info.get("model_stats"), dict) else {}
 
     failure = None
     if outcome in (Outcome.failure, Outcome.infra_error):
         exception = info.get("exception_str")
-        last = next((s for s in reversed(steps) if s.get("error")), None)
+        last_error = next((s for s in reversed(steps) if s.get("error")), None)
         if exception:
             detail = short(str(exception), 500)
-        elif last:
-            args = last.get("arguments")
+        elif last_error:
+            args = last_error.get("arguments")
             command = args.get("command") if isinstance(args, dict) else None
-            what = short(str(command or last.get("action") or "no action"), 120)
-            detail = f"last failing step {last['index']} (`{what}`): {last['error']}"
+            what = short(str(command or last_error.get("action") or "no action"), 120)
+            detail = f"last failing step {last_error['index']} (`{what}`): {last_error['error']}"
         else:
             detail = "no error output recorded"
         failure = Failure(
@@ -283,8 +521,8 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     first_ts = next((s["started_at"] for s in steps if s.get("started_at")), None)
     submission = info.get("submission") or ""
     fields: dict[str, Any] = {
-        "trajectory_id": safe_id(f"{config}.{instance_id}"),
-        "task": _task(messages),
+        "trajectory_id": safe_id(trajectory_id),
+        "task": _task(messages, info),
         "task_id": instance_id,
         "task_family": task_family(instance_id),
         "model_id": _model_id(info, messages),

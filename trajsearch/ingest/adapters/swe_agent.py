@@ -1,10 +1,23 @@
 """``swe-agent``: SWE-agent ``<instance_id>.traj`` files (one run per file, JSON).
 
 Mapping
+- run: the file itself; a 1.x retry-loop file holding only ``attempts`` (no
+  top-level ``trajectory`` yet) is read from its best attempt
+  (``info.best_attempt_idx``), else its last.
 - task: ``replay_config.problem_statement.text`` (``replay_config`` is a JSON
-  string in SWE-agent 1.x), else the issue inside the first user message of
-  ``history`` (``<pr_description>`` or the text between ``ISSUE:`` and
-  ``INSTRUCTIONS:``), else that whole message.
+  string, or an object, in SWE-agent 1.x; a GitHub-issue or file problem
+  statement has no text), else the instance prompt: the first ``user``
+  message of ``history`` that is not a demonstration. Demonstrations are
+  in-context examples of *another* issue: 0.x and 1.x flag them ``is_demo``
+  (1.x also ``message_type: "demonstration"``), older files only wrap them
+  in "Here is a demonstration ..." / ``--- DEMONSTRATION ---``; messages of
+  an agent other than the main one (the system prompt's ``agent``) are
+  skipped too. In that prompt the issue is cut out by the template saved in
+  ``replay_config.agent.templates.instance_template`` (``{{problem_statement}}``
+  or ``{problem_statement}``), else by the delimiters (``<pr_description>``,
+  ``ISSUE:`` ... ``INSTRUCTIONS:`` / ``(Open file:``), else the message up to
+  its ``INSTRUCTIONS:`` (EnIGMA's CTF prompt), else the whole message; CRLF
+  line ends become LF.
 - task_id = ``replay_config.problem_statement.id``, else the file name before
   ``.traj``; task_family = the repository for SWE-bench ids
   (``astropy__astropy-12907`` -> ``astropy/astropy``).
@@ -25,7 +38,10 @@ Mapping
   ``exit_error``, ``exit_environment_error``, ``exit_api`` and anything else
   -> infra_error; no exit status -> unknown. Join an evaluation report with
   ``--outcomes`` for real verdicts.
-- model_id = ``replay_config.agent.model.name`` (else ``info.model``);
+- model_id = ``replay_config.agent.model.name`` (a retry agent: its first
+  ``agent_configs`` entry's), else ``info.model``, else the model part of a
+  0.x run directory name (``<model>__<data>__<config>__t-<temp>__p-<top_p>__c-<cost>__install-<n>``,
+  SWE-agent 0.x ``run.py``'s ``run_name``);
   tool_versions = ``{"swe-agent": info.swe_agent_version}``; metadata keeps
   exit_status, submission length, cost and api calls.
 """
@@ -38,6 +54,7 @@ from typing import Any
 
 from trajsearch.model import Failure, Outcome, Trajectory
 
+from . import _prompts
 from ._common import (
     Context, RecordError, build, clip_step_text, clip_task, content_text, decisive_line, json_object, list_field, safe_id,
     short,
@@ -56,8 +73,10 @@ SWE_AGENT_TOOLS = frozenset({
 })
 AGENT_STOPS = ("exit_cost", "exit_context", "exit_format", "exit_command_timeout", "exit_total_execution_time",
                "exit_forfeit", "exit_step_limit", "early_exit")
-_PR = re.compile(r"<pr_description>\s*(.*?)\s*</pr_description>", re.S)
-_ISSUE = re.compile(r"ISSUE:\s*\n(.*?)\n\s*INSTRUCTIONS:", re.S)
+_INSTRUCTIONS = re.compile(r"\n\s*INSTRUCTIONS:\s*\n")  # where SWE-agent templates start telling how to work
+_DEMO = re.compile(r"^\s*Here is a demonstration of how to correctly accomplish|^-{2,} (?:END OF )?DEMONSTRATION -{2,}", re.M)
+#: SWE-agent 0.x ``run_name``: ``{model}__{data}__{config}__t-{temp}__p-{top_p}__c-{cost}__install-{n}``.
+_RUN_NAME = re.compile(r"^(?P<model>.+?)__.+__t-\d+(?:\.\d+)?__p-\d+(?:\.\d+)?__c-\d+(?:\.\d+)?__install-\d")
 _ERROR_OUTPUT = re.compile(
     r"^(?:E\s+)?[A-Za-z_][\w.]*(?:Error|Exception)\b:|command not found|No such file or directory|"
     r"Your proposed edit has introduced new syntax error|^Error:|^ERROR:|Traceback \(most recent call last\)",
@@ -66,9 +85,24 @@ _ERROR_OUTPUT = re.compile(
 
 
 def matches(record: Any) -> bool:
-    return isinstance(record, dict) and isinstance(record.get("trajectory"), list) and (
-        "info" in record or "history" in record
-    ) and "messages" not in record
+    if not isinstance(record, dict) or "messages" in record:
+        return False
+    if isinstance(record.get("trajectory"), list):
+        return "info" in record or "history" in record
+    attempts = record.get("attempts")
+    return isinstance(attempts, list) and bool(attempts) and all(
+        isinstance(a, dict) and isinstance(a.get("trajectory"), list) for a in attempts)
+
+
+def _chosen_attempt(record: dict[str, Any]) -> dict[str, Any]:
+    """The run a file stands for: itself, or (retry loop still running) its best/last attempt."""
+    if isinstance(record.get("trajectory"), list):
+        return record
+    attempts = [a for a in record.get("attempts") or [] if isinstance(a, dict)]
+    if not attempts:
+        return record
+    best = (record.get("info") or {}).get("best_attempt_idx") if isinstance(record.get("info"), dict) else None
+    return attempts[best] if isinstance(best, int) and 0 <= best < len(attempts) else attempts[-1]
 
 
 def outcome_for(exit_status: str | None) -> Outcome:
@@ -92,18 +126,55 @@ def _replay(record: dict[str, Any]) -> dict[str, Any]:
     return raw if isinstance(raw, dict) else {}
 
 
+def _is_demo(msg: dict[str, Any]) -> bool:
+    if msg.get("is_demo") or msg.get("message_type") == "demonstration":
+        return True
+    return bool(_DEMO.search(content_text(msg.get("content"))))
+
+
+def _instance_prompt(record: dict[str, Any]) -> str | None:
+    """The first user message of the main agent that is not a demonstration."""
+    history = record.get("history") if isinstance(record.get("history"), list) else []
+    history = [m for m in history if isinstance(m, dict)]
+    main = next((m.get("agent") for m in history if m.get("role") == "system" and m.get("agent")), None)
+    for msg in history:
+        if msg.get("role") != "user" or _is_demo(msg):
+            continue
+        if main is not None and msg.get("agent") not in (None, main):
+            continue
+        content = content_text(msg.get("content")).strip()
+        if content:
+            return content
+    return None
+
+
 def _task(record: dict[str, Any], replay: dict[str, Any]) -> str:
     statement = replay.get("problem_statement")
     if isinstance(statement, dict) and isinstance(statement.get("text"), str) and statement["text"].strip():
-        return clip_task(statement["text"].strip())
-    for msg in record.get("history") or []:
-        if isinstance(msg, dict) and msg.get("role") == "user":
-            content = content_text(msg.get("content"))
-            found = _PR.search(content) or _ISSUE.search(content)
-            text = (found.group(1) if found else content).strip()
-            if text:
-                return clip_task(text)
-    raise RecordError("no task: no replay_config.problem_statement and no user message in 'history'")
+        return clip_task(statement["text"].replace("\r\n", "\n").strip())
+    prompt = _instance_prompt(record)
+    if prompt is None:
+        raise RecordError("no task: no replay_config.problem_statement.text and no non-demonstration user message "
+                          "in 'history'")
+    agent = replay.get("agent") if isinstance(replay.get("agent"), dict) else {}
+    templates = agent.get("templates") if isinstance(agent.get("templates"), dict) else {}
+    text = _prompts.from_template(prompt, templates.get("instance_template"), ("problem_statement",)) or \
+        _prompts.from_markers(prompt) or _INSTRUCTIONS.split(prompt, 1)[0]
+    return clip_task(text.replace("\r\n", "\n").strip() or prompt)
+
+
+def _model(replay: dict[str, Any], info: dict[str, Any], run_dir: str) -> str | None:
+    agent = replay.get("agent") if isinstance(replay.get("agent"), dict) else {}
+    configs = [agent] + [c for c in agent.get("agent_configs") or [] if isinstance(c, dict)]
+    for config in configs:
+        model = config.get("model")
+        if isinstance(model, dict) and model.get("name"):
+            return str(model["name"])
+    for key in ("model", "model_name"):
+        if isinstance(info.get(key), str) and info[key]:
+            return info[key]
+    found = _RUN_NAME.match(run_dir or "")
+    return found.group("model") if found else None
 
 
 def _step_error(observation: str) -> str | None:
@@ -123,7 +194,7 @@ def task_family(instance_id: str) -> str | None:
 
 
 def to_trajectory(record: Any, ctx: Context) -> Trajectory:
-    record = json_object(record)
+    record = _chosen_attempt(json_object(record))
     entries = list_field(record, "trajectory", "a list of steps")
     info = record.get("info") if isinstance(record.get("info"), dict) else {}
     replay = _replay(record)
@@ -146,7 +217,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
             "observation": clip_step_text(observation) if observation else None,
             "error": _step_error(observation),
         })
-    exit_status = info.get("exit_status")
+    exit_status = info.get("exit_status") if isinstance(info.get("exit_status"), str) else None
     outcome = outcome_for(exit_status)
     failure = None
     if outcome in (Outcome.failure, Outcome.infra_error):
@@ -158,14 +229,13 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
         )
     run_dir = ctx.source.parent.parent.name if ctx.source.parent.name == task_id else ctx.source.parent.name
     stats = info.get("model_stats") if isinstance(info.get("model_stats"), dict) else {}
-    model = ((replay.get("agent") or {}).get("model") or {}).get("name") if isinstance(replay.get("agent"), dict) else None
     submission = info.get("submission") or ""
     fields: dict[str, Any] = {
         "trajectory_id": safe_id(f"swe-agent.{run_dir or 'run'}.{task_id}"),
         "task": _task(record, replay),
         "task_id": task_id,
         "task_family": task_family(task_id),
-        "model_id": model or info.get("model") or info.get("model_name"),
+        "model_id": _model(replay, info, run_dir),
         "tool_versions": {"swe-agent": str(info["swe_agent_version"])} if info.get("swe_agent_version") else {},
         "outcome": outcome,
         "failure": failure,

@@ -1,28 +1,47 @@
-"""``tau-bench``: a results file (JSON array or JSONL) of tool-calling runs.
+"""``tau-bench``: a results file (JSON array or JSONL) of tau-bench v1 runs (sierra-research/tau-bench).
+
+Each record is ``EnvRunResult`` (``tau_bench/types.py``): ``task_id``,
+``reward``, ``info`` (``task``, ``source``, ``user_cost``, ``reward_info``),
+``traj`` (the chat messages) and ``trial``. ``run.py`` writes a crashed run
+as ``reward 0.0``, ``info {"error", "traceback"}`` and ``traj []``.
 
 Mapping
-- task = ``info.task.instruction`` (the simulated user's goal).
+- task = ``info.task.instruction`` (the simulated user's goal). A crashed run
+  has no task in its record: it is named by domain and task id, and says so.
 - task_family = the domain (``airline``, ``retail``...): ``defaults["task_family"]``
-  if the operator gives one, else a domain word in the file name, else "tau".
+  if the operator gives one, else a domain word in the file name, else the
+  domain whose own tools (``tau_bench/envs/<domain>/tools``) the run called or
+  was expected to call, else "tau".
 - task_id = ``<domain>-<task_id>``; trajectory_id = ``tau-<file stem>-<task_id>-t<trial>``
   (the stem names the result set, so two models' files never overwrite each other).
+- model_id: the agent model in the file name ``run.py`` gives its results,
+  ``<strategy>-<model>-<temperature>_range_<start>-<end>_user-<user model>-<user strategy>_<time>.json``
+  (metadata keeps the strategy, temperature and user model); else none.
 - steps, in conversation order (the system policy prompt is dropped):
   * each assistant tool call: action = function name, arguments = parsed JSON,
     thought = the assistant text sent with it (rare), observation = the tool
     reply matched by ``tool_call_id`` (else the oldest unanswered call).
     A reply starting with "Error" sets Step.error to its first line.
+  * ReAct / Act agents (``chat_react_agent``: no tool calls; the text ends in
+    ``Action: {"name", "arguments"}``): that action, the "Thought:" before it
+    as thought; the next user message is its observation ("API output: "
+    dropped) unless the action is ``respond``.
   * an assistant message without tool calls: action ``respond`` (tau-bench's
     own name for talking to the user), arguments ``{"content": text}``, and the
     user's answer as its observation, so a step window reads as one exchange.
   * the user's opening message (answering nothing): a step with no action and
     the message as observation.
-- outcome: reward >= 1 -> success, else failure; reward is kept.
-- failure: error says why the reward is 0 (database state differs from the
-  expected one / expected outputs never given to the user / no evaluation
-  because the episode hit the step limit) plus the last tool error; cause
-  lists expected write actions the agent did not perform as specified
-  (never called, or which arguments differed) and writes of a kind the task
-  did not expect.
+- outcome: ``reward`` through the operator's success threshold
+  (``outcome_of_reward``: tau-bench forks grade partially, 0.65 ... 0.99);
+  a reward that is missing, null or not a number -> ``unknown``; a crashed
+  run (``info.error``, no messages) -> ``infra_error`` with the error (its
+  recorded 0.0 is not a grade: reward stays empty, metadata keeps it).
+- failure (outcome failure): error says why the reward is low (database
+  state differs from the expected one / expected outputs never given to the
+  user / no evaluation because the episode hit the step limit) plus the last
+  tool error; cause lists expected write actions the agent did not perform as
+  specified (never called, or which arguments differed) and writes of a kind
+  the task did not expect.
 - created_at: the results carry no time; the file's modification time stands in
   (stable across re-ingests).
 - metadata: trial, ended_by (``info.source``), user_cost, r_actions/r_outputs,
@@ -42,6 +61,7 @@ from ._common import (
     Context,
     RecordError,
     build,
+    outcome_of_reward,
     clip_step_text,
     clip_task,
     json_object,
@@ -56,6 +76,13 @@ NAME = "tau-bench"
 SIGNATURE = re.compile(r'"traj"\s*:\s*\[')
 KNOWN_DOMAINS = ("airline", "retail", "telecom")
 _READ_ONLY = re.compile(r"^(get|search|list|find|calculate|think)")
+#: ``run.py``'s checkpoint name: ``{strategy}-{model}-{temperature}_range_{start}-{end}_user-{user model}-{user strategy}_{time}``.
+_RESULTS_NAME = re.compile(
+    r"^(?P<strategy>tool-calling|act|react|few-shot)-(?P<model>.+)-(?P<temperature>\d+(?:\.\d+)?)"
+    r"_range_(?P<start>-?\d+)-(?P<end>-?\d+)_user-(?P<user_model>.+)-(?P<user_strategy>[a-z_]+)_\d{6,}$"
+)
+_REACT_ACTION = re.compile(r"Action:\s*(\{.*\})\s*$", re.S)
+_API_OUTPUT = "API output: "
 
 
 def matches(record: Any) -> bool:
@@ -69,14 +96,55 @@ def file_stem(source: Path) -> str:
     return name
 
 
-def guess_domain(source: Path) -> str:
-    """A known domain word in the file name (``gpt-4o-airline.json`` -> airline), else "tau"."""
+#: Tools only one domain has (``tau_bench/envs/<domain>/tools``): a run that used one is of that domain.
+DOMAIN_TOOLS = {
+    "airline": frozenset({
+        "book_reservation", "cancel_reservation", "get_reservation_details", "list_all_airports",
+        "search_direct_flight", "search_onestop_flight", "send_certificate", "update_reservation_baggages",
+        "update_reservation_flights", "update_reservation_passengers",
+    }),
+    "retail": frozenset({
+        "cancel_pending_order", "exchange_delivered_order_items", "find_user_id_by_email", "find_user_id_by_name_zip",
+        "get_order_details", "get_product_details", "list_all_product_types", "modify_pending_order_address",
+        "modify_pending_order_items", "modify_pending_order_payment", "modify_user_address",
+        "return_delivered_order_items",
+    }),
+}
+
+
+def guess_domain(source: Path, tools: set[str] | frozenset[str] = frozenset()) -> str:
+    """A known domain word in the file name (``gpt-4o-airline.json`` -> airline), else the domain of the
+    tools the run used or was expected to use, else "tau"."""
     words = re.split(r"[^a-z]+", file_stem(source).lower())
-    return next((d for d in KNOWN_DOMAINS if d in words), "tau")
+    named = next((d for d in KNOWN_DOMAINS if d in words), None)
+    if named:
+        return named
+    return next((d for d, own in DOMAIN_TOOLS.items() if tools & own), "tau")
 
 
 def _text(value: Any) -> str:
     return value if isinstance(value, str) else "" if value is None else json.dumps(value)
+
+
+def run_name(source: Path) -> dict[str, str]:
+    """The run settings ``run.py`` put in the results file's name (empty when it is named otherwise)."""
+    found = _RESULTS_NAME.match(file_stem(source))
+    return found.groupdict() if found else {}
+
+
+def _react(content: str) -> tuple[str | None, str, Any] | None:
+    """A ReAct/Act turn's (thought, action name, arguments), or None when the text holds no such action."""
+    found = _REACT_ACTION.search(content)
+    if not found:
+        return None
+    try:
+        action = json.loads(found.group(1))
+    except ValueError:
+        return None
+    if not isinstance(action, dict) or not isinstance(action.get("name"), str):
+        return None
+    thought = re.sub(r"^\s*Thought:\s*", "", content[: found.start()]).strip() or None
+    return thought, action["name"], action.get("arguments")
 
 
 def _steps(traj: list[Any]) -> list[dict]:
@@ -86,22 +154,32 @@ def _steps(traj: list[Any]) -> list[dict]:
         if not isinstance(msg, dict):
             continue
         role, content = msg.get("role"), _text(msg.get("content"))
+        if role == "assistant" and not msg.get("tool_calls") and (react := _react(content)):
+            thought, name, arguments = react
+            if name == "respond":
+                text = arguments.get("content") if isinstance(arguments, dict) else arguments
+                steps.append({"thought": thought, "action": "respond", "arguments": {"content": _text(text)}})
+            else:
+                steps.append({"thought": thought, "action": name, "arguments": arguments, "react": True})
+            continue
         if role == "assistant":
             calls = msg.get("tool_calls") or []
+            calls = calls if isinstance(calls, list) else [calls]  # a non-call item is an unforeseen shape
             for n, call in enumerate(calls):
-                fn = call.get("function") or {}
+                fn = _obj(call.get("function"))
                 step = {
                     "thought": (content.strip() or None) if n == 0 else None,
-                    "action": fn.get("name") or "unknown_tool",
+                    "action": str(fn.get("name") or "unknown_tool")[:200],
                     "arguments": tool_arguments(fn.get("arguments")),
                 }
                 steps.append(step)
-                if call.get("id"):
+                if isinstance(call.get("id"), str) and call["id"]:
                     by_call_id[call["id"]] = step
             if not calls:
                 steps.append({"action": "respond", "arguments": {"content": content}})
         elif role == "tool":
-            step = by_call_id.pop(msg.get("tool_call_id"), None) or next(
+            reply_to = msg.get("tool_call_id") if isinstance(msg.get("tool_call_id"), str) else None
+            step = by_call_id.pop(reply_to, None) or next(
                 (s for s in steps if s["action"] not in (None, "respond") and "observation" not in s),
                 None,
             )
@@ -113,11 +191,16 @@ def _steps(traj: list[Any]) -> list[dict]:
                 step["error"] = short(content.strip().splitlines()[0])
         elif role == "user":
             last = steps[-1] if steps else None
-            if last and last["action"] == "respond" and "observation" not in last:
+            if last and last.get("react") and "observation" not in last:  # a ReAct tool's output
+                last["observation"] = content.removeprefix(_API_OUTPUT)
+                if last["observation"].lstrip().lower().startswith("error"):
+                    last["error"] = short(last["observation"].strip().splitlines()[0])
+            elif last and last["action"] == "respond" and "observation" not in last:
                 last["observation"] = content
             else:
                 steps.append({"action": None, "observation": content})
     for index, step in enumerate(steps):
+        step.pop("react", None)
         step["index"] = index
         for key in ("thought", "observation"):
             step[key] = clip_step_text(step.get(key))
@@ -135,7 +218,7 @@ def _action_diffs(expected: list[Any], steps: list[dict]) -> list[str]:
     for action in expected:
         if not isinstance(action, dict) or _READ_ONLY.match(str(action.get("name", ""))):
             continue
-        name, kwargs = action.get("name"), action.get("kwargs") or {}
+        name, kwargs = action.get("name"), _obj(action.get("kwargs"))
         same = [args for called, args in calls if called == name]
         if any(args == kwargs for args in same):
             continue
@@ -150,7 +233,7 @@ def _action_diffs(expected: list[Any], steps: list[dict]) -> list[str]:
         differ = [k for k, v in kwargs.items() if best.get(k) != v]
         parts = [f"{k} expected {_brief(kwargs[k])} got {_brief(best.get(k))}" for k in differ[:3]]
         out.append(f"{name} called with different arguments: " + "; ".join(parts))
-    wanted = [(a.get("name"), a.get("kwargs") or {}) for a in expected if isinstance(a, dict)]
+    wanted = [(a.get("name"), _obj(a.get("kwargs"))) for a in expected if isinstance(a, dict)]
     for step in steps:
         call = (step["action"], step.get("arguments"))
         if step["action"] in (None, "respond") or _READ_ONLY.match(step["action"]) or step.get("error"):
@@ -162,8 +245,8 @@ def _action_diffs(expected: list[Any], steps: list[dict]) -> list[str]:
 
 def _failure(run: dict, info: dict, steps: list[dict], n_messages: int) -> Failure:
     reward = run.get("reward")
-    reward_info = info.get("reward_info") or {}
-    judged = reward_info.get("info") or {}
+    reward_info = _obj(info.get("reward_info"))
+    judged = _obj(reward_info.get("info"))
     if not reward_info:
         why = (
             f"no reward evaluation: the episode stopped after {n_messages} messages "
@@ -180,37 +263,77 @@ def _failure(run: dict, info: dict, steps: list[dict], n_messages: int) -> Failu
     last = next((s for s in reversed(steps) if s.get("error")), None)
     if last:
         error += f"; last tool error: {last['action']} -> {last['error']}"
-    expected = reward_info.get("actions") or (info.get("task") or {}).get("actions") or []
+    expected = _seq(reward_info.get("actions")) or _seq(_obj(info.get("task")).get("actions"))
     diffs = _action_diffs(expected, steps) if reward_info else []
     return Failure(error=error, cause="; ".join(diffs) if diffs else None)
+
+
+def _obj(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _seq(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def _reward(value: Any) -> float | None:
+    """A numeric reward; None for a missing, null, boolean or non-numeric one (no verdict)."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, (int, float)):
+        return float(value)
+    if isinstance(value, str):
+        try:
+            return float(value)
+        except ValueError:
+            return None
+    return None
 
 
 def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     record = json_object(record)
     info = record.get("info") if isinstance(record.get("info"), dict) else {}
     task = info.get("task") if isinstance(info.get("task"), dict) else {}
-    instruction = task.get("instruction")
-    if not isinstance(instruction, str) or not instruction.strip():
-        raise RecordError("missing field 'info.task.instruction'")
     if record.get("task_id") is None:
         raise RecordError("missing field 'task_id'")
     traj = list_field(record, "traj", "a list of chat messages")
-    domain = str(ctx.defaults.get("task_family") or guess_domain(ctx.source))
+    used = {str(a.get("name")) for a in _seq(task.get("actions")) if isinstance(a, dict)} | {
+        str(c["function"].get("name")) for m in traj if isinstance(m, dict)
+        for c in _seq(m.get("tool_calls")) if isinstance(c, dict) and isinstance(c.get("function"), dict)}
+    domain = str(ctx.defaults.get("task_family") or guess_domain(ctx.source, used))
+    crashed = not traj and bool(info.get("error"))
+    instruction = task.get("instruction")
+    if not isinstance(instruction, str) or not instruction.strip():
+        if not crashed:
+            raise RecordError("missing field 'info.task.instruction'")
+        instruction = f"tau-bench {domain} task {record['task_id']} (instruction not recorded: the run crashed)"
     trial = record.get("trial", 0)
-    reward = record.get("reward")
-    reward = float(reward) if isinstance(reward, (int, float)) else None
+    recorded = _reward(record.get("reward"))
     steps = _steps(traj)
-    outcome = Outcome.success if reward is not None and reward >= 1 else Outcome.failure
-    judged = (info.get("reward_info") or {}).get("info") or {}
-    expected = (info.get("reward_info") or {}).get("actions") or task.get("actions") or []
+    failure = None
+    if crashed:
+        outcome, reward = Outcome.infra_error, None
+        failure = Failure(
+            error=short(f"run crashed: {info['error']}", 500),
+            cause="infrastructure: the harness, the environment or a model API raised before the run was graded",
+        )
+    else:
+        reward = recorded
+        outcome = outcome_of_reward(reward, ctx)
+        if outcome is Outcome.failure:
+            failure = _failure(record, info, steps, len(traj))
+    judged = _obj(_obj(info.get("reward_info")).get("info"))
+    expected = _seq(_obj(info.get("reward_info")).get("actions")) or _seq(task.get("actions"))
+    settings = run_name(ctx.source)
     fields: dict[str, Any] = {
         "trajectory_id": safe_id(f"tau-{file_stem(ctx.source)}-{record['task_id']}-t{trial}"),
         "task": clip_task(instruction.strip()),
         "task_id": f"{domain}-{record['task_id']}",
         "task_family": domain,
+        "model_id": settings.get("model"),
         "outcome": outcome,
         "reward": reward,
-        "failure": None if outcome is Outcome.success else _failure(record, info, steps, len(traj)),
+        "failure": failure,
         "steps": steps,
         "metadata": {
             "source_format": NAME,
@@ -219,6 +342,11 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
             "user_cost": info.get("user_cost"),
             **{k: judged[k] for k in ("r_actions", "r_outputs") if k in judged},
             "expected_actions": [a.get("name") for a in expected if isinstance(a, dict)],
+            **({"recorded_reward": recorded, "traceback": short(str(info.get("traceback") or ""), 2000, keep="end")}
+               if crashed else {}),
+            **({"reward_recorded_as": repr(record.get("reward"))[:100]}
+               if reward is None and not crashed and record.get("reward") is not None else {}),
+            **{k: settings[k] for k in ("strategy", "temperature", "user_model", "user_strategy") if k in settings},
         },
     }
     return build(fields, ctx)

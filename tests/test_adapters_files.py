@@ -1,0 +1,339 @@
+"""File-per-run formats on real third-party files: mini-swe-agent, SWE-agent, tau-bench, tau2-bench, ATIF.
+
+Every test goes through the public reader (``read_dump`` / ``detect_format``). The fixtures are real files
+(``tests/fixtures/<format>/.real/``, sources in the ``SOURCE.md`` beside them); where a test needs a shape
+those files lack (a crashed tau-bench run, a tau2 dir-layout run, an ATIF-v1.7 root) it derives it from a
+real file in ``tmp_path``, following the producer's own code (named in each test).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+
+import pytest
+
+from trajsearch.ingest.read import detect_format, read_dump
+from trajsearch.model import Outcome
+
+FIXTURES = Path(__file__).parent / "fixtures"
+MINI_RFC = FIXTURES / "mini-swe-agent/.real/rfc-mini-swe-agent-trajectory.json"
+MINI_BARE = FIXTURES / "mini-swe-agent/.real/test_data/github_issue.traj.json"
+SWE_DEMO = (FIXTURES / "swe-agent/.real/gpt4__swe-bench-dev-easy_first_only__default__t-0.00__p-0.95__c-3.00__install-1"
+            / "pydicom__pydicom-1458.traj")
+SWE_V1 = (FIXTURES / "swe-agent/.real/gpt4__swe-agent-test-repo__default_from_url__t-0.00__p-0.95__c-3.00__install-1"
+          / "6e44b9__sweagenttestrepo-1c2844.traj")
+TAU_GROK = FIXTURES / "tau-bench/.real/tool-calling-grok-3-0.0_range_0--1_user-grok-3-llm_0921131646.json"
+TAU2 = FIXTURES / "tau2-bench/.real/airline_run1.json"
+ATIF_DIR = FIXTURES / "atif/.real/terminus_2"
+ATIF_INVALID = ATIF_DIR / "hello-world-invalid-json.trajectory.json"
+ATIF_CONT = ATIF_DIR / "hello-world-context-summarization-linear-history.trajectory.cont-1.json"
+ATIF_OPENHANDS = FIXTURES / "atif/.real/openhands/hello-world.trajectory.no_function_calling.json"
+HELLO = 'Create a file called hello.txt with "Hello, world!" as the content.'
+
+
+def runs(path: Path, **kwargs) -> list:
+    results = list(read_dump(path, **kwargs))
+    assert all(r.ok for r in results), [r.error for r in results if not r.ok]
+    return [r.trajectory for r in results]
+
+
+def only(path: Path, **kwargs):
+    [run] = runs(path, **kwargs)
+    return run
+
+
+# -- mini-swe-agent ------------------------------------------------------------------------
+
+
+def test_mini_swe_agent_content_parts_give_the_task() -> None:
+    """Bug: Anthropic-style ``content`` parts gave "no user message holding the task"."""
+    assert detect_format(MINI_RFC) == "mini-swe-agent"
+    run = only(MINI_RFC)
+    assert run.task == HELLO  # cut out of "Please solve this issue: {{task}} ..." by the saved instance_template
+    assert [s.arguments for s in run.steps] == [
+        {"command": 'echo "Hello, world!" > hello.txt'},
+        {"command": "cat hello.txt"},
+        {"command": "echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT"},
+    ]
+    assert {s.action for s in run.steps} == {"bash"} and not any(s.error for s in run.steps)
+    assert run.steps[1].observation == "<returncode>0</returncode>\n<output>\nHello, world!\n</output>"
+    assert run.steps[0].thought.startswith("To create a file called hello.txt")
+    assert run.outcome is Outcome.success and run.metadata["exit_status"] == "Submitted"
+    assert run.model_id == "anthropic/claude-3-5-sonnet-20241022"  # info.config.model.model_name
+    assert run.tool_versions == {"mini-swe-agent": "1.13.4"}
+    assert run.created_at.isoformat() == "2025-10-10T06:35:27+00:00"  # the API response's own time
+
+
+def test_mini_swe_agent_bare_message_list_is_one_run_with_fenced_actions() -> None:
+    """Bugs: a JSON array of messages was one rejection per message; the mswea_bash_command fence was not
+    parsed, so every action was None and exit code 0 was flagged as an error."""
+    assert detect_format(MINI_BARE) == "mini-swe-agent"
+    results = list(read_dump(MINI_BARE))
+    assert len(results) == 1 and results[0].ok, [r.error for r in results]
+    run = results[0].trajectory
+    assert run.task.startswith("GitHub Issue: SyntaxError: invalid syntax\n\nI'm running `missing_colon.py`")
+    assert "You can execute bash commands" not in run.task
+    assert len(run.steps) == 10 and {s.action for s in run.steps} == {"bash"}
+    assert run.steps[0].arguments == {
+        "command": "cat /Users/fuchur/Documents/24/git_sync/swe-agent-test-repo/tests/./missing_colon.py"}
+    assert run.steps[0].error.endswith("No such file or directory (exit code 1)")
+    assert run.steps[1].arguments == {"command": "ls -la"} and run.steps[1].observation.startswith("<returncode>0")
+    assert [s.index for s in run.steps if s.error] == [0, 7]  # a missing file, then ZeroDivisionError: never rc 0
+    assert run.steps[7].error == "ZeroDivisionError: division by zero (exit code 1)"
+    assert run.steps[-1].arguments["command"].startswith("echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT")
+    assert run.outcome is Outcome.unknown  # a bare list records no exit status
+    assert run.trajectory_id == "real.test_data.github_issue"  # no instance_id: named by its place
+
+
+def test_mini_swe_agent_v2_shapes(tmp_path: Path) -> None:
+    """2.x shapes from mini-swe-agent's own code: ``extra.actions`` of a text-based model, the JSON
+    observation of ``mini.yaml``, a Responses API turn (``litellm_response_model``) and its
+    ``function_call_output``, and the ``exit`` message."""
+    base = json.loads(MINI_RFC.read_text())
+    messages = base["messages"][:2] + [
+        {"role": "assistant", "content": "Look first.\n\n```mswea_bash_command\nls\n```",
+         "extra": {"actions": [{"command": "ls"}], "timestamp": 1760078200.0}},
+        {"role": "user", "content": '{\n  "returncode": 2,\n  "output": "ls: cannot access x: No such file"\n}',
+         "extra": {"returncode": 2, "timestamp": 1760078201.0}},
+        {"object": "response", "model": "gpt-5", "output": [
+            {"type": "reasoning", "summary": [{"type": "summary_text", "text": "Write the file."}]},
+            {"type": "function_call", "call_id": "fc_1", "name": "bash",
+             "arguments": json.dumps({"command": "echo hi > hello.txt"})}],
+         "extra": {"actions": [{"command": "echo hi > hello.txt", "tool_call_id": "fc_1"}], "timestamp": 1760078202.0}},
+        {"type": "function_call_output", "call_id": "fc_1", "output": "<returncode>0</returncode>\n<output>\n</output>",
+         "extra": {"returncode": 0, "timestamp": 1760078203.0}},
+        {"role": "exit", "content": "", "extra": {"exit_status": "Submitted", "submission": ""}},
+    ]
+    path = tmp_path / "cfg" / "hello.traj.json"
+    path.parent.mkdir()
+    path.write_text(json.dumps({**base, "messages": messages, "trajectory_format": "mini-swe-agent-1.1"}))
+    run = only(path)
+    assert [(s.action, s.arguments) for s in run.steps] == [
+        ("bash", {"command": "ls"}), ("bash", {"command": "echo hi > hello.txt"})]
+    assert run.steps[0].error == "ls: cannot access x: No such file (exit code 2)"
+    assert run.steps[1].thought == "Write the file." and run.steps[1].error is None
+    assert run.task == HELLO and run.outcome is Outcome.success
+
+
+# -- SWE-agent -----------------------------------------------------------------------------
+
+
+def test_swe_agent_demonstration_is_not_the_task() -> None:
+    """Bug: a 0.x history opening with a demonstration gave the demo's (marshmallow) issue as task."""
+    run = only(SWE_DEMO)
+    assert run.task.startswith("Pixel Representation attribute should be optional for pixel data handler")
+    assert "TimeDelta" not in run.task and "INSTRUCTIONS:" not in run.task
+    assert (run.task_id, run.task_family) == ("pydicom__pydicom-1458", "pydicom/pydicom")
+    assert run.model_id == "gpt4"  # the 0.x run directory's model part
+    assert [s.action for s in run.steps] == [
+        "create", "edit", "bash", "find_file", "open", "edit", "edit", "edit", "edit", "bash", "bash", "submit"]
+    assert [s.index for s in run.steps if s.error] == [2, 5, 6, 7]  # the reproduced bug, three rejected edits
+    assert run.outcome is Outcome.success and "not evaluated" in run.metadata["outcome_basis"]
+
+
+def test_swe_agent_demonstration_found_by_its_markers_too(tmp_path: Path) -> None:
+    """Older files wrap the demonstration in markers without the ``is_demo`` flag."""
+    record = json.loads(SWE_DEMO.read_text())
+    for msg in record["history"]:
+        msg.pop("is_demo", None)
+    path = tmp_path / SWE_DEMO.parent.name / SWE_DEMO.name
+    path.parent.mkdir()
+    path.write_text(json.dumps(record))
+    assert only(path).task.startswith("Pixel Representation attribute should be optional")
+
+
+def test_swe_agent_v1_task_from_the_saved_template_and_model_from_replay_config() -> None:
+    run = only(SWE_V1)
+    assert run.task.startswith("SyntaxError: invalid syntax\nI'm running `missing_colon.py` as follows:")
+    assert "\r" not in run.task and "INSTRUCTIONS" not in run.task
+    assert run.task_id == "SWE-agent__test-repo-i1" and run.model_id == "gpt-4o"
+    assert [s.action for s in run.steps][0] == "find_file" and run.steps[-1].action == "submit"
+
+
+# -- tau-bench -----------------------------------------------------------------------------
+
+
+def test_tau_bench_fractional_rewards_use_the_operator_threshold() -> None:
+    """Bug: fractional rewards (0.65-0.99) all became failures."""
+    assert detect_format(TAU_GROK) == "tau-bench"
+    by_task = {r.task_id: r for r in runs(TAU_GROK)}
+    assert set(by_task) == {"retail-0", "retail-8", "retail-31"}  # the domain from tools only retail has
+    graded = {k: (r.outcome, round(r.reward, 2)) for k, r in by_task.items()}
+    assert graded == {"retail-0": (Outcome.success, 0.93), "retail-8": (Outcome.failure, 0.0),
+                      "retail-31": (Outcome.success, 0.65)}
+    assert by_task["retail-0"].failure is None and by_task["retail-8"].failure.error.startswith("reward 0.0")
+    strict = {r.task_id: r.outcome for r in runs(TAU_GROK, success_threshold=0.7)}
+    assert strict["retail-31"] is Outcome.failure and strict["retail-0"] is Outcome.success
+    run = by_task["retail-0"]
+    assert run.model_id == "grok-3" and run.metadata["user_model"] == "grok-3"  # run.py's file name
+    assert run.task.startswith("You are Yusuf Rossi in 19122.")
+    [lookup] = [s for s in run.steps if s.action == "find_user_id_by_name_zip"]
+    assert lookup.arguments == {"first_name": "Yusuf", "last_name": "Rossi", "zip": "19122"}
+    assert lookup.observation == "yusuf_rossi_9620"
+
+
+def test_tau_bench_crashed_run_is_kept_and_missing_rewards_are_no_verdict(tmp_path: Path) -> None:
+    """Bugs: a crashed run (``traj: []`` + ``info.error``, as tau-bench's run.py writes it) was dropped; a
+    missing / null / non-numeric reward became failure."""
+    first, *_ = json.loads(TAU_GROK.read_text())
+    crashed = {"task_id": 5, "reward": 0.0, "trial": 0, "traj": [],
+               "info": {"error": "litellm.RateLimitError: rate limit exceeded", "traceback": "Traceback ..."}}
+    no_reward = [dict(first, task_id=100 + n) for n in range(3)]
+    no_reward[0].pop("reward")
+    no_reward[1]["reward"] = None
+    no_reward[2]["reward"] = "n/a"
+    path = tmp_path / "results.json"
+    path.write_text(json.dumps([crashed, *no_reward]))
+    crash, *ungraded = runs(path)
+    assert crash.outcome is Outcome.infra_error and crash.reward is None
+    assert crash.failure.error == "run crashed: litellm.RateLimitError: rate limit exceeded"
+    assert crash.steps == [] and crash.task_id.endswith("-5") and "crashed" in crash.task
+    assert [(r.outcome, r.reward, r.failure) for r in ungraded] == [(Outcome.unknown, None, None)] * 3
+
+
+def test_tau_bench_react_turns_are_actions(tmp_path: Path) -> None:
+    """tau-bench's ReAct / Act agents (``chat_react_agent.py``) write ``Action: {"name", "arguments"}`` in the
+    text and get the tool output back as a user message prefixed "API output: "."""
+    first, *_ = json.loads(TAU_GROK.read_text())
+    first["traj"] = first["traj"][:2] + [
+        {"role": "assistant", "content": 'Thought:\nFind the user first.\nAction:\n{"name": "find_user_id_by_name_zip", '
+                                         '"arguments": {"first_name": "Yusuf", "last_name": "Rossi", "zip": "19122"}}'},
+        {"role": "user", "content": "API output: yusuf_rossi_9620"},
+        {"role": "assistant", "content": 'Thought:\nAsk which items.\nAction:\n{"name": "respond", '
+                                         '"arguments": {"content": "Which items?"}}'},
+        {"role": "user", "content": "The keyboard."},
+    ]
+    path = tmp_path / "react-gpt-4o-0.0_range_0--1_user-gpt-4o-llm_0101120000.json"
+    path.write_text(json.dumps([first]))
+    run = only(path)
+    lookup, answer = run.steps[-2:]
+    assert (lookup.action, lookup.thought, lookup.observation) == (
+        "find_user_id_by_name_zip", "Find the user first.", "yusuf_rossi_9620")
+    assert (answer.action, answer.arguments, answer.observation) == ("respond", {"content": "Which items?"},
+                                                                      "The keyboard.")
+    assert run.model_id == "gpt-4o" and run.metadata["strategy"] == "react"
+
+
+# -- tau2-bench ----------------------------------------------------------------------------
+
+
+def test_tau2_results_one_run_per_simulation() -> None:
+    """Bug: tau2-bench results files were not recognised."""
+    assert detect_format(TAU2) == "tau2-bench"
+    found = {r.task_id: r for r in runs(TAU2)}
+    assert set(found) == {"airline-0", "airline-1", "airline-9"}
+    run = found["airline-0"]
+    assert run.task.startswith("Reason for call:\nYou want to cancel reservation EHGLP3.")
+    assert "Task instructions:" in run.task and "Airline Agent Policy" not in run.task
+    assert run.trajectory_id == "tau2.airline.0.t0.c4726c14-f132-4944-a51a-465518856f47"
+    assert (run.outcome, run.reward, run.model_id) == (Outcome.failure, 0.0, "whissle")
+    assert run.metadata["termination_reason"] == "user_stop"
+    assert run.failure.cause == "final database differs from the expected one"
+    assert run.steps[0].action == "respond" and run.steps[0].observation.startswith("Hi, I'd like to cancel")
+    call = run.steps[2]
+    assert (call.action, call.arguments) == ("get_reservation_details", {"reservation_id": "EHGLP3"})
+    assert call.observation.startswith('{"reservation_id": "EHGLP3"')
+    assert "cancel_reservation" in run.tools_used
+    assert found["airline-1"].outcome is Outcome.success
+    errors = [(s.action, s.error) for s in found["airline-9"].steps if s.error]
+    assert errors == [("get_reservation_details", "Error: Reservation IFOYWZ not found")]
+
+
+def test_tau2_dir_layout_and_infrastructure_failures(tmp_path: Path) -> None:
+    """tau2's "dir" format: results.json without simulations + simulations/<id>.json (Results.save); an
+    infrastructure failure as runner/controller.py's make_infra_failure_sim writes it."""
+    doc = json.loads(TAU2.read_text())
+    sims = doc.pop("simulations")
+    (tmp_path / "simulations").mkdir()
+    (tmp_path / "results.json").write_text(json.dumps(doc))
+    for sim in sims[:2]:
+        (tmp_path / "simulations" / f"{sim['id']}.json").write_text(json.dumps(sim))
+    crashed = {"id": "f00d", "task_id": "9", "timestamp": "2026-07-31T02:00:00", "start_time": "2026-07-31T02:00:00",
+               "end_time": "2026-07-31T02:00:00", "duration": 0.0, "termination_reason": "infrastructure_error",
+               "messages": [], "trial": 0, "seed": 1, "info": {"error": "worker died", "error_type": "WorkerFailure"}}
+    (tmp_path / "simulations" / "f00d.json").write_text(json.dumps(crashed))
+    found = {r.trajectory_id: r for r in runs(tmp_path)}
+    assert len(found) == 3  # results.json holds no run of its own
+    infra = found["tau2.airline.9.t0.f00d"]
+    assert infra.outcome is Outcome.infra_error and "worker died" in infra.failure.error
+    assert infra.task.startswith("Reason for call:")
+    assert {r.task_id for r in found.values()} == {"airline-0", "airline-1", "airline-9"}
+
+
+# -- ATIF ----------------------------------------------------------------------------------
+
+
+def test_atif_task_is_the_instruction_not_the_prompt() -> None:
+    """Bug: the task was the agent's whole first prompt (Terminus-2 boilerplate, OpenHands' example)."""
+    for path in (ATIF_INVALID, ATIF_CONT, ATIF_OPENHANDS):
+        assert detect_format(path) == "atif"
+        assert only(path).task == HELLO, path.name
+
+
+def test_atif_files_sharing_a_session_stay_distinct_runs() -> None:
+    """Bug: five files sharing one session_id in one directory were ingested as one run."""
+    sessions = {json.loads(p.read_text())["session_id"] for p in ATIF_DIR.glob("*.json")}
+    found = runs(ATIF_DIR)
+    ids = [r.trajectory_id for r in found]
+    assert len(found) == 5 and len(set(ids)) == 5 and len(sessions) == 2
+    assert ids == [r.trajectory_id for r in runs(ATIF_DIR)]  # stable across re-ingests
+    assert "atif.NORMALIZED_SESSION_ID..real/terminus_2/hello-world-invalid-json.trajectory" in ids
+    assert {r.metadata["session_id"] for r in found} == sessions
+
+
+def test_atif_steps_from_tool_calls_and_from_text_actions() -> None:
+    invalid = only(ATIF_INVALID)
+    assert [s.action for s in invalid.steps] == ["respond", "bash_command", "mark_task_complete", "mark_task_complete"]
+    assert invalid.steps[0].error == "ERROR: Missing required fields: analysis, plan"  # a rejected response
+    assert invalid.steps[1].arguments == {"keystrokes": "printf 'Hello, world!\\n' > hello.txt\n", "duration": 0.1}
+    assert [s.error for s in invalid.steps[1:]] == [None] * 3
+    assert invalid.model_id == "openai/gpt-4o" and invalid.outcome is Outcome.unknown
+    # a linear-history continuation: its copied context is not repeated, raw JSON responses are actions
+    cont = only(ATIF_CONT)
+    assert [s.action for s in cont.steps] == ["bash_command", "bash_command", "mark_task_complete",
+                                              "mark_task_complete"]
+    assert cont.steps[0].arguments["keystrokes"] == "printf 'Hello, world!\\n' > hello.txt\n"
+    # OpenHands without function calling writes its calls as <function=...> text
+    openhands = only(ATIF_OPENHANDS)
+    assert [s.action for s in openhands.steps] == ["execute_bash", "finish"]
+    assert openhands.steps[0].arguments == {
+        "command": "cat > /app/hello.txt << 'EOF'\nHello, world!\nEOF", "security_risk": "LOW"}
+    assert "exit code 0" in openhands.steps[0].observation and openhands.steps[0].error is None
+
+
+def test_atif_v17_root_with_trajectory_id_and_embedded_subagent(tmp_path: Path) -> None:
+    """ATIF-v1.7: optional session_id, a root trajectory_id (which native records are also told by) and
+    embedded subagent_trajectories, each a run of its own."""
+    doc = json.loads(ATIF_INVALID.read_text())
+    sub = copy.deepcopy(json.loads((ATIF_DIR / "hello-world-context-summarization.trajectory.summarization-1-questions"
+                                              ".json").read_text()))
+    sub.update(trajectory_id="questions-1", schema_version="ATIF-v1.7")
+    doc.update(schema_version="ATIF-v1.7", trajectory_id="root-7", subagent_trajectories=[sub])
+    del doc["session_id"]
+    path = tmp_path / "trial" / "agent" / "trajectory.json"
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps(doc))
+    assert detect_format(path) == "atif"
+    root, child = runs(path)
+    assert root.trajectory_id == "atif.root-7.trial/agent/trajectory" and root.task == HELLO
+    assert child.trajectory_id == "atif.root-7.trial/agent/trajectory.sub.questions-1"
+    assert child.metadata["parent"] == "root-7" and child.task == HELLO
+
+
+def test_atif_harbor_trial_result_gives_the_verdict(tmp_path: Path) -> None:
+    trial = tmp_path / "hello-world__Ab3xQ"
+    (trial / "agent").mkdir(parents=True)
+    (trial / "agent" / "trajectory.json").write_text(ATIF_INVALID.read_text())
+    (trial / "result.json").write_text(json.dumps(
+        {"trial_name": "hello-world__Ab3xQ", "task_name": "hello-world", "verifier_result": {"rewards": {"reward": 1.0}},
+         "exception_info": None}))
+    run = only(trial / "agent" / "trajectory.json")
+    assert (run.outcome, run.reward, run.metadata["outcome_basis"]) == (
+        Outcome.success, 1.0, "Harbor trial result.json")
+
+
+@pytest.mark.parametrize("path", [MINI_RFC, MINI_BARE, SWE_DEMO, SWE_V1, TAU_GROK, TAU2, ATIF_INVALID, ATIF_OPENHANDS])
+def test_every_real_file_reads_twice_the_same(path: Path) -> None:
+    assert runs(path) == runs(path)

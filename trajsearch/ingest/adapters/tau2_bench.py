@@ -1,0 +1,375 @@
+"""``tau2-bench``: tau2-bench results (sierra-research/tau2-bench, ``tau2.data_model.simulation.Results``).
+
+Shapes read:
+- the ``json`` results file, one document ``{"timestamp", "info", "tasks",
+  "simulations", "simulation_index"?}``: one run per ``simulations[]``
+  entry (``split``), joined to its task by ``task_id``;
+- the ``dir`` layout: ``results.json`` (the same without ``simulations``:
+  it yields no run) beside ``simulations/<id>.json``, one ``SimulationRun``
+  per file; its task and run info are read from that ``results.json``.
+
+Mapping (``SimulationRun``, ``Task``, ``message.py``)
+- task = the joined task's user scenario: ``user_scenario.instructions``
+  (a string, or the structured reason for call / known info / unknown info /
+  task instructions, labelled as tau2 prints them), else the task's
+  ``ticket`` (solo mode), else its ``description.purpose``. A simulation
+  whose task is not in the file is rejected, naming the task id.
+- task_id = ``<domain>-<task_id>``; task_family = the domain
+  (``info.environment_info.domain_name``); trajectory_id =
+  ``tau2.<domain>.<task_id>.t<trial>.<simulation id>`` (the simulation's
+  own uuid: stable, and distinct across trials and result files).
+- steps, in message order (``messages``, or for full-duplex runs the
+  ``ticks`` flattened as tau2's ``get_messages`` does; system messages dropped):
+  * each assistant tool call (``requestor: assistant``): action = ``name``,
+    arguments = ``arguments``, thought = the text sent with it, observation =
+    the ``tool`` message with the same ``id`` (``MultiToolMessage`` unpacked),
+    else the oldest unanswered call; Step.error = the reply's first line when
+    the tool message says ``error: true``.
+  * an assistant text: action ``respond``, arguments ``{"content": text}``,
+    observation = the user's next message (tool calls the simulated user makes
+    on its own device, e.g. telecom, are appended to it as ``[user tool] ...``).
+  * a user message answering nothing (the user speaks first): a step with no
+    action.
+- outcome: ``termination_reason`` ``infrastructure_error`` (a harness
+  failure), ``user_error`` (the user simulator broke) and
+  ``unexpected_error`` -> ``infra_error``; otherwise ``reward_info.reward``
+  through the operator's success threshold (``outcome_of_reward``); no reward
+  -> ``unknown``. failure (not success) names the termination reason, the
+  reward breakdown, unmet checks (DB mismatch, failed actions /
+  NL assertions / communicated info) and the last tool error.
+- model_id = ``info.agent_info.llm``; created_at = the simulation's
+  ``start_time``; step times from message ``timestamp``s.
+- metadata: termination_reason, trial, seed, duration, agent/user cost, user
+  simulator model, reward breakdown, the results file's timestamp.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from datetime import datetime, timezone
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Iterator
+
+from trajsearch.model import Failure, Outcome, Trajectory
+
+from ._common import (
+    Context,
+    RecordError,
+    build,
+    clip_step_text,
+    clip_task,
+    json_object,
+    outcome_of_reward,
+    safe_id,
+    short,
+)
+
+NAME = "tau2-bench"
+#: A results file is one JSON document holding every simulation: ``split`` yields them.
+WHOLE_FILE = True
+#: Searched in a file's first 64 KiB when no record can be parsed from them (see ``detect``).
+SIGNATURE = re.compile(
+    r'"global_simulation_guidelines"\s*:|"termination_reason"\s*:\s*"(?:user_stop|agent_stop|max_steps|timeout|'
+    r'too_many_errors|agent_error|user_error|infrastructure_error|context_window_exceeded|unexpected_error)"'
+)
+INFRA_REASONS = {"infrastructure_error", "user_error", "unexpected_error"}
+
+
+def _is_simulation(record: Any) -> bool:
+    return (
+        isinstance(record, dict)
+        and "task_id" in record
+        and "termination_reason" in record
+        and ("messages" in record or "ticks" in record)
+    )
+
+
+def matches(record: Any) -> bool:
+    if not isinstance(record, dict):
+        return False
+    if isinstance(record.get("tasks"), list) and isinstance(record.get("info"), dict) and (
+        "simulations" in record or "simulation_index" in record
+    ):
+        return True
+    return _is_simulation(record)
+
+
+def split(document: Any) -> Iterator[tuple[str, Any]]:
+    """One record per simulation of a results document; a single simulation file is itself one."""
+    if isinstance(document, dict) and isinstance(document.get("tasks"), list):
+        sims = document.get("simulations")
+        if sims is None:  # the dir layout's metadata: its runs are the files under simulations/
+            return
+        if not isinstance(sims, list):
+            raise RecordError("field 'simulations' must be a list of simulation runs")
+        tasks = {str(t.get("id")): t for t in document["tasks"] if isinstance(t, dict)}
+        if not isinstance(document.get("info"), (dict, type(None))):
+            raise RecordError("field 'info' must be an object (the run's agent, user and environment info)")
+        context = {"info": document.get("info"), "timestamp": document.get("timestamp")}
+        for n, sim in enumerate(sims, 1):
+            task = tasks.get(str(sim.get("task_id"))) if isinstance(sim, dict) else None
+            position = f"simulation {n}" + (f" ({sim.get('id')})" if isinstance(sim, dict) and sim.get("id") else "")
+            yield position, {"simulation": sim, "task": task, **context}
+    else:
+        yield "file", document
+
+
+@lru_cache(maxsize=8)
+def _results_beside(path: str, mtime: float) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(tasks by id, results context) of the ``results.json`` of a dir-layout run."""
+    data = json.loads(Path(path).read_text(encoding="utf-8"))
+    tasks = {str(t.get("id")): t for t in data.get("tasks") or [] if isinstance(t, dict)}
+    return tasks, {"info": data.get("info"), "timestamp": data.get("timestamp")}
+
+
+def _sibling_results(source: Path) -> Path | None:
+    for candidate in (source.parent.parent / "results.json", source.parent / "results.json"):
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+# -- task ----------------------------------------------------------------------------------
+
+
+def task_text(task: dict[str, Any]) -> str | None:
+    """The user's goal in a tau2 task (module docstring)."""
+    scenario = task.get("user_scenario") if isinstance(task.get("user_scenario"), dict) else {}
+    instructions = scenario.get("instructions")
+    if isinstance(instructions, str) and instructions.strip():
+        return instructions.strip()
+    if isinstance(instructions, dict):
+        parts = []
+        for key, label in (("reason_for_call", "Reason for call"), ("known_info", "Known info"),
+                           ("unknown_info", "Unknown info"), ("task_instructions", "Task instructions")):
+            value = instructions.get(key)
+            if isinstance(value, str) and value.strip():
+                parts.append(f"{label}:\n{value.strip()}")
+        if parts:
+            return "\n\n".join(parts)
+    if isinstance(task.get("ticket"), str) and task["ticket"].strip():
+        return task["ticket"].strip()
+    description = task.get("description") if isinstance(task.get("description"), dict) else {}
+    purpose = description.get("purpose")
+    return purpose.strip() if isinstance(purpose, str) and purpose.strip() else None
+
+
+# -- messages ------------------------------------------------------------------------------
+
+
+def _time(value: Any) -> datetime | None:
+    if not isinstance(value, str):
+        return None
+    try:
+        when = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return when if when.tzinfo else when.replace(tzinfo=timezone.utc)
+
+
+def _messages(sim: dict[str, Any]) -> list[dict[str, Any]]:
+    """The simulation's messages; full-duplex runs store ticks instead (flattened like ``Tick.get_all_messages``)."""
+    if isinstance(sim.get("messages"), list):
+        return [m for m in sim["messages"] if isinstance(m, dict)]
+    out: list[dict[str, Any]] = []
+    for tick in _as_list(sim.get("ticks")):
+        if not isinstance(tick, dict):
+            continue
+        for side in ("agent", "user"):
+            chunk = tick.get(f"{side}_chunk") if isinstance(tick.get(f"{side}_chunk"), dict) else None
+            calls = [c for c in _as_list(tick.get(f"{side}_tool_calls")) if isinstance(c, dict)]
+            if chunk or calls:
+                out.append({"role": "assistant" if side == "agent" else "user",
+                            "content": (chunk or {}).get("content"), "tool_calls": calls or None,
+                            "timestamp": (chunk or {}).get("timestamp") or tick.get("timestamp")})
+            out.extend(r for r in _as_list(tick.get(f"{side}_tool_results")) if isinstance(r, dict))
+    return out
+
+
+def _as_list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else "" if value is None else json.dumps(value)
+
+
+def _steps(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    steps: list[dict[str, Any]] = []
+    waiting: dict[str, list[dict]] = {}  # call id -> its unanswered steps, oldest first
+    replying: dict[str, Any] | None = None  # the respond step the user's turn answers
+
+    def hear(text: str, when: datetime | None) -> None:
+        """The user's turn: the observation of the agent's last ``respond``, else a step of its own."""
+        nonlocal replying
+        if not text.strip():
+            return
+        if replying is not None:
+            before = replying.get("observation")
+            replying["observation"] = f"{before}\n{text}" if before else text
+            replying["ended_at"] = when or replying.get("ended_at")
+        else:
+            replying = {"action": None, "observation": text, "started_at": when}
+            steps.append(replying)
+
+    def answer(result: dict[str, Any]) -> None:
+        content = _text(result.get("content"))
+        when = _time(result.get("timestamp"))
+        if result.get("requestor") == "user":  # the simulated user's own device tool
+            hear(f"[user tool result] {content}", when)
+            return
+        queue = waiting.get(str(result.get("id")))
+        step = queue.pop(0) if queue else next(
+            (s for s in steps if s["action"] not in (None, "respond") and "observation" not in s), None)
+        if step is None:  # a reply to no recorded call: keep it rather than lose it
+            step = {"action": "unknown_tool", "started_at": when}
+            steps.append(step)
+        step["observation"] = content
+        step["ended_at"] = when
+        if result.get("error") is True:
+            first = content.strip().splitlines()[0] if content.strip() else "tool call failed"
+            step["error"] = short(first)
+
+    for msg in messages:
+        role, when = msg.get("role"), _time(msg.get("timestamp"))
+        if role == "tool":
+            for result in _as_list(msg.get("tool_messages")) or [msg]:
+                if isinstance(result, dict):
+                    answer(result)
+            continue
+        content = _text(msg.get("content")) if not msg.get("is_audio") else _text(msg.get("audio_script_gold"))
+        calls = [c for c in _as_list(msg.get("tool_calls")) if isinstance(c, dict)]
+        if role == "assistant":
+            replying = None
+            for n, call in enumerate(calls):
+                step = {"thought": (content.strip() or None) if n == 0 else None,
+                        "action": str(call.get("name") or "unknown_tool")[:200],
+                        "arguments": call.get("arguments"), "started_at": when}
+                steps.append(step)
+                waiting.setdefault(str(call.get("id")), []).append(step)
+            if not calls and content.strip():
+                replying = {"action": "respond", "arguments": {"content": content}, "started_at": when}
+                steps.append(replying)
+        elif role == "user":
+            hear(content, when)
+            for call in calls:
+                hear(f"[user tool] {call.get('name')} {json.dumps(call.get('arguments'), sort_keys=True)}", when)
+    for index, step in enumerate(steps):
+        step["index"] = index
+        for key in ("thought", "observation"):
+            step[key] = clip_step_text(step.get(key))
+    return steps
+
+
+# -- outcome -------------------------------------------------------------------------------
+
+
+def _number(value: Any) -> float | None:
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def _failure(reason: str | None, reward_info: dict[str, Any], steps: list[dict], sim: dict[str, Any],
+             outcome: Outcome) -> Failure:
+    parts = [f"termination {reason}" if reason else "no termination reason"]
+    reward = _number(reward_info.get("reward"))
+    if reward is not None:
+        parts.append(f"reward {reward:g}")
+    breakdown = reward_info.get("reward_breakdown")
+    if isinstance(breakdown, dict) and breakdown:
+        parts.append("breakdown " + ", ".join(f"{k} {v}" for k, v in breakdown.items()))
+    unmet = []
+    db = reward_info.get("db_check")
+    if isinstance(db, dict) and db.get("db_match") is False:
+        unmet.append("final database differs from the expected one")
+    for key, what, flag in (("action_checks", "action", "action_match"), ("nl_assertions", "nl_assertion", "met"),
+                            ("communicate_checks", "info", "met"), ("env_assertions", "env_assertion", "met")):
+        for check in _as_list(reward_info.get(key)):
+            if isinstance(check, dict) and check.get(flag) is False:
+                item = check.get(what)
+                label = item.get("name") if isinstance(item, dict) else item
+                unmet.append(f"{key.removesuffix('s').replace('_', ' ')} not met: {short(str(label), 160, keep='head')}")
+    error = "; ".join(parts)
+    info = sim.get("info") if isinstance(sim.get("info"), dict) else {}
+    if info.get("error"):
+        error += f"; {short(str(info['error']), 300)}"
+    last = next((s for s in reversed(steps) if s.get("error")), None)
+    if last:
+        error += f"; last tool error: {last['action']} -> {last['error']}"
+    cause = None
+    if outcome is Outcome.infra_error:
+        cause = "infrastructure: the harness or the user simulator failed, not the agent"
+    elif unmet:
+        cause = "; ".join(unmet[:8])
+    return Failure(error=short(error, 2000, keep="head"), cause=cause)
+
+
+def to_trajectory(record: Any, ctx: Context) -> Trajectory:
+    record = json_object(record)
+    if "simulation" in record:
+        sim, task, info, stamp = record["simulation"], record.get("task"), record.get("info"), record.get("timestamp")
+    elif _is_simulation(record):  # a dir-layout simulations/<id>.json
+        sim, task, info, stamp = record, None, None, None
+        beside = _sibling_results(ctx.source)
+        if beside is not None:
+            try:
+                tasks, context = _results_beside(str(beside), beside.stat().st_mtime)
+            except (OSError, ValueError) as exc:
+                raise RecordError(f"cannot read the task list in {beside.name}: {exc}") from None
+            task, info, stamp = tasks.get(str(record.get("task_id"))), context["info"], context["timestamp"]
+    else:
+        raise RecordError("expected a tau2 results document or a simulation run (no 'simulations' / 'task_id')")
+    sim = json_object(sim)
+    if sim.get("task_id") is None:
+        raise RecordError("missing field 'task_id' in the simulation")
+    info = info if isinstance(info, dict) else {}
+    if not isinstance(task, dict):
+        raise RecordError(f"task {sim['task_id']!r} of simulation {sim.get('id')} is not in the results' 'tasks'")
+    instruction = task_text(task)
+    if not instruction:
+        raise RecordError(f"task {sim['task_id']!r} has no 'user_scenario.instructions', 'ticket' or description")
+    env = info.get("environment_info") if isinstance(info.get("environment_info"), dict) else {}
+    domain = str(ctx.defaults.get("task_family") or env.get("domain_name") or "tau2")
+    steps = _steps(_messages(sim))
+    reward_info = sim.get("reward_info") if isinstance(sim.get("reward_info"), dict) else {}
+    reward = _number(reward_info.get("reward"))
+    reason = sim.get("termination_reason")
+    reason = str(reason) if reason is not None else None
+    outcome = Outcome.infra_error if reason in INFRA_REASONS else outcome_of_reward(reward, ctx)
+    agent = info.get("agent_info") if isinstance(info.get("agent_info"), dict) else {}
+    user = info.get("user_info") if isinstance(info.get("user_info"), dict) else {}
+    trial = sim.get("trial")
+    description = task.get("description") if isinstance(task.get("description"), dict) else {}
+    fields: dict[str, Any] = {
+        "trajectory_id": safe_id(f"tau2.{domain}.{sim['task_id']}.t{trial if trial is not None else 0}."
+                                 f"{sim.get('id') or ctx.source.stem}"),
+        "task": clip_task(instruction),
+        "task_id": f"{domain}-{sim['task_id']}"[:200],
+        "task_family": domain,
+        "model_id": agent.get("llm") or None,
+        "outcome": outcome,
+        "reward": reward,
+        "failure": None if outcome in (Outcome.success, Outcome.unknown) else _failure(
+            reason, reward_info, steps, sim, outcome),
+        "steps": steps,
+        "created_at": _time(sim.get("start_time")) or _time(sim.get("timestamp")),
+        "metadata": {
+            "source_format": NAME,
+            "termination_reason": reason,
+            "trial": trial,
+            "seed": sim.get("seed"),
+            "duration": sim.get("duration"),
+            "agent_cost": sim.get("agent_cost"),
+            "user_cost": sim.get("user_cost"),
+            "agent_implementation": agent.get("implementation"),
+            "user_model": user.get("llm"),
+            "reward_basis": reward_info.get("reward_basis"),
+            "reward_breakdown": reward_info.get("reward_breakdown"),
+            "task_purpose": description.get("purpose"),
+            "results_timestamp": stamp,
+            "simulation_id": sim.get("id"),
+            "mode": sim.get("mode"),
+        },
+    }
+    return build(fields, ctx)
