@@ -64,3 +64,18 @@ def test_an_empty_run_file_is_a_rejection_not_silence(tmp_path: Path) -> None:
     empty.write_text("[]")
     parsed = list(read_dump(empty))
     assert len(parsed) == 1 and not parsed[0].ok and parsed[0].error
+
+
+def test_library_errors_name_the_field(hashing_ts) -> None:
+    import pytest
+
+    from trajsearch.store.filters import Filters
+
+    with pytest.raises(ValueError, match="created_after"):
+        Filters(tenant="acme", created_after=2**63)
+    with pytest.raises(ValueError, match="env_versions too long"):
+        Filters(tenant="acme", env_versions=("v" * 201,))
+    with pytest.raises(ValueError, match="k must be a whole number"):
+        hashing_ts.search("payments", tenant="acme", k=1.5)
+    with pytest.raises(ValueError, match="group_size"):
+        hashing_ts.search("payments", tenant="acme", group_size=0)

@@ -388,10 +388,9 @@ def _check_query(text: str, k: int, group_size: int) -> None:
         raise ValueError("query text must be a non-empty string")
     if len(text) > 20_000:
         raise ValueError(f"query text too long ({len(text)} > 20000 chars)")
-    if not 1 <= k <= MAX_K:
-        raise ValueError(f"k must be 1..{MAX_K}, got {k}")
-    if not 1 <= group_size <= 10:
-        raise ValueError(f"group_size must be 1..10, got {group_size}")
+    for name, value, top in (("k", k, MAX_K), ("group_size", group_size, 10)):
+        if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= top:
+            raise ValueError(f"{name} must be a whole number from 1 to {top}, got {value!r}")
 
 
 __all__ = ["Hit", "RunMatch", "StepView", "TrajSearch"]

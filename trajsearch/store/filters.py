@@ -18,18 +18,18 @@ from ..vocab import LEVELS
 _MAX_VALUE_CHARS = 200
 
 
-def quote(value: str) -> str:
-    """Render ``value`` as a Milvus string literal.
+def quote(value: str, field: str = "filter value") -> str:
+    """Render ``value`` as a Milvus string literal; errors name ``field``.
 
     Backslashes and double quotes are escaped; control characters and
     over-long values are refused outright (no legitimate filter value has them).
     """
     if not isinstance(value, str):
-        raise TypeError(f"filter value must be a string, got {type(value).__name__}")
+        raise TypeError(f"{field} must be a string, got {type(value).__name__}")
     if len(value) > _MAX_VALUE_CHARS:
-        raise ValueError(f"filter value too long ({len(value)} > {_MAX_VALUE_CHARS} chars)")
+        raise ValueError(f"{field} too long ({len(value)} > {_MAX_VALUE_CHARS} chars): {value[:40]!r}…")
     if any(ord(ch) < 32 or ord(ch) == 127 for ch in value):
-        raise ValueError(f"filter value {value!r} contains control characters")
+        raise ValueError(f"{field} {value[:60]!r} contains control characters")
     return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
@@ -81,10 +81,14 @@ class Filters:
             raise ValueError(f"unknown outcome(s) {sorted(bad)}: expected some of {sorted(outcomes)}")
         for tid in self.trajectory_ids + self.exclude_trajectory_ids:
             valid_id(tid)
-        for value in self.env_versions + self.policy_versions + self.task_families + self.tools:
-            quote(value)  # validates
-        if self.created_after is not None and not isinstance(self.created_after, int):
-            raise TypeError("created_after must be epoch seconds (int)")
+        for name in ("env_versions", "policy_versions", "task_families", "tools"):
+            for value in getattr(self, name):
+                quote(value, name)  # validates
+        if self.created_after is not None and (
+            isinstance(self.created_after, bool) or not isinstance(self.created_after, int)
+            or not 0 <= self.created_after < 2**53
+        ):
+            raise ValueError(f"created_after must be epoch seconds from 0 to 2**53, got {self.created_after!r}")
 
     def _one_of(self) -> tuple[tuple[str, tuple[str, ...]], ...]:
         """(field, allowed values) of every "field is one of" constraint: one list for both evaluators."""
