@@ -79,3 +79,20 @@ def test_library_errors_name_the_field(hashing_ts) -> None:
         hashing_ts.search("payments", tenant="acme", k=1.5)
     with pytest.raises(ValueError, match="group_size"):
         hashing_ts.search("payments", tenant="acme", group_size=0)
+
+
+def test_restart_writes_again_the_traces_the_store_lost(tmp_path: Path) -> None:
+    import shutil
+
+    dump = tmp_path / "runs.jsonl"
+    dump.write_text("\n".join([good("a"), good("b")]) + "\n")
+    traces = tmp_path / "t"
+    with TrajSearch.open(str(tmp_path / "m.db"), traces=str(traces), embedder=HashingEmbedder()) as ts:
+        run_ingest(ts, IngestJob(paths=[dump], state_dir=tmp_path / "state"))
+        uri = ts.run("a", tenant="default").trace_uri
+        shutil.rmtree(traces)  # the object store comes back empty
+        again = run_ingest(ts, IngestJob(paths=[dump], state_dir=tmp_path / "state")).to_dict()
+        assert again["units_already_done"] == 1 and again["traces_restored"] == 0  # a plain rerun reads nothing
+        restarted = run_ingest(ts, IngestJob(paths=[dump], state_dir=tmp_path / "state", resume=False)).to_dict()
+        assert (restarted["unchanged"], restarted["traces_restored"]) == (2, 2)
+        assert ts.get_trace(uri, tenant="default").trajectory_id == "a"

@@ -268,6 +268,9 @@ def _ingest_summary(results: list[dict[str, Any]], as_json: bool) -> None:
         f"read {totals['read']}: ingested {totals['ingested']} runs ({totals['rows_written']} rows), "
         f"unchanged {totals['unchanged']}, rejected {totals['rejected']}"
     )
+    restored = sum(r.get("traces_restored") or 0 for r in results)
+    if restored:
+        out.print(f"{restored} unchanged run(s) had lost their trace in the trace store: written again")
     renamed = [item for r in results for item in (r.get("renamed") or [])]
     if renamed:
         out.print(f"{len(renamed)} run(s) shared an id with a different run of the same input and were kept under "

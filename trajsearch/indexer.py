@@ -148,6 +148,7 @@ class Indexer:
         queue_depth: int = 2,
         retry: RetryPolicy = RetryPolicy(),
         put_concurrency: int = 8,
+        verify_traces: bool = False,
     ) -> None:
         self.index = index
         self.embedder = embedder
@@ -160,6 +161,9 @@ class Indexer:
         self.queue_depth = queue_depth
         self.retry = retry
         self.put_concurrency = put_concurrency
+        #: Check that unchanged runs still have their trace, and write it again where it is gone
+        #: (an object store emptied or restored from an old backup); costs one lookup per run.
+        self.verify_traces = verify_traces
         self._pool: ThreadPoolExecutor | None = None
 
     # -- the pipeline ------------------------------------------------------------------------
@@ -331,6 +335,8 @@ class Indexer:
                 self._index_call("row upsert", lambda chunk=chunk: self.index.upsert(chunk))
             for chunk in _chunks(tasks, 1000):
                 self._index_call("task row upsert", lambda chunk=chunk: self.index.upsert(chunk))
+        if self.verify_traces:
+            report.traces_restored += self._restore_traces([batch.runs[k][0] for k in batch.runs if k not in todo])
         for key, (run, fmt) in batch.runs.items():
             if key in todo:
                 report.ingested += 1
@@ -349,6 +355,17 @@ class Indexer:
                 report.count(getattr(item, "fmt", None) or "unknown", "rejected")
                 if self._kept is None or len(report.rejected) < self._kept:
                     report.rejected.append(Rejection(item.source, item.position, item.error))
+
+    def _restore_traces(self, runs: list[Trajectory]) -> int:
+        """Write again the traces of indexed, unchanged runs that the trace store no longer has."""
+        missing = [run for run in runs if not self.retry.run(
+            f"trace store lookup of {run.trajectory_id}",
+            lambda run=run: self.traces.exists(self.traces.uri_for(run.tenant, run.trajectory_id), tenant=run.tenant),
+            _trace_error_is_transient)]
+        if missing:
+            log.warning("restoring %d trace(s) missing from the trace store", len(missing))
+            self._put_traces(missing)
+        return len(missing)
 
     def _put_traces(self, runs: list[Trajectory]) -> list[str]:
         """Store every trace of a batch, several at once (object stores and fsync are latency-bound)."""

@@ -106,6 +106,7 @@ class IngestReport:
     rejected: list[Rejection] = field(default_factory=list)
     rejected_count: int = 0
     by_format: dict[str, dict[str, int]] = field(default_factory=dict)
+    traces_restored: int = 0  # unchanged runs whose missing trace was written again (ingest --restart)
 
     @property
     def total_rejected(self) -> int:
@@ -118,6 +119,7 @@ class IngestReport:
     def merge(self, other: IngestReport, max_kept: int | None = None) -> None:
         self.ingested += other.ingested
         self.unchanged += other.unchanged
+        self.traces_restored += other.traces_restored
         self.rows += other.rows
         self.rejected_count = self.total_rejected + other.total_rejected
         room = len(other.rejected) if max_kept is None else max(0, max_kept - len(self.rejected))
@@ -138,6 +140,7 @@ class IngestReport:
             "unchanged": self.unchanged,
             "rejected": self.total_rejected,
             "rows_written": self.rows,
+            "traces_restored": self.traces_restored,
             "by_format": self.by_format,
             "rejections": [vars(r) for r in self.rejected],
         }

@@ -221,7 +221,8 @@ def run_ingest(
                                 rejected=report.total_rejected, updated=time.time())
         checkpoint.save()
 
-    indexer = ts.indexer(**dict(indexer_options or {}))
+    # a restart also checks that unchanged runs still have their trace (a store emptied since)
+    indexer = ts.indexer(**{"verify_traces": not job.resume, **dict(indexer_options or {})})
     error = None
     try:
         report = indexer.add(items(), on_commit=on_commit, on_progress=on_records, max_kept_rejections=KEPT_REJECTIONS)
