@@ -231,3 +231,52 @@ def test_transient_trace_store_errors_are_retried(tmp_path: Path) -> None:
         indexer = Indexer(ts.index, ts.embedder, traces, retry=RetryPolicy(attempts=3, base_delay=0.01))
         report = indexer.add([make_run(f"r{n}") for n in range(3)])
         assert report.ingested == 3 and traces.calls == 5
+
+
+def test_kill_9_of_ingest_workers_then_rerun_at_once(tmp_path: Path) -> None:
+    """The workers and the loopback milvus-lite server die with their parent; the rerun finds no lock."""
+    dump = tau_dump(tmp_path / "airline-runs.jsonl", 400)
+    home = tmp_path / "home"
+    args = [str(dump), "--tenant", "acme", "--quiet", "--json", "--workers", "2"]
+    proc = cli(*args, home=home, wait=False)
+    state = home / "ingest"
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline and proc.poll() is None:
+        stats = []
+        for ckpt in state.glob("checkpoint-workers-*.json"):
+            try:
+                stats.append((json.loads(ckpt.read_text()).get("stats") or {}).get("ingested") or 0)
+            except ValueError:
+                continue
+        if sum(stats) >= 40:
+            break
+        time.sleep(0.05)
+    assert proc.poll() is None, "the ingest finished before it could be killed: make the dump larger"
+    proc.kill()
+    proc.wait()
+    rerun = cli(*args, home=home)  # at once: no orphan may still hold the data directory
+    assert rerun.returncode == 0, rerun.stderr
+    with TrajSearch.open(str(home / "milvus.db"), traces=str(home / "traces"), embedder=HashingEmbedder()) as ts:
+        assert ts.stats(tenant="acme")["trajectories"] == 400
+
+
+def test_a_store_in_use_is_named_with_its_holder(tmp_path: Path) -> None:
+    from trajsearch.store.lock import StoreOpenError
+
+    holder = subprocess.Popen(
+        [sys.executable, "-c",
+         "import sys; from trajsearch.embed import HashingEmbedder; from trajsearch.search import TrajSearch;"
+         f"ts = TrajSearch.open({str(tmp_path / 'm.db')!r}, traces={str(tmp_path / 't')!r}, embedder=HashingEmbedder());"
+         "print('open', flush=True); sys.stdin.readline()"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, cwd=ROOT)
+    try:
+        assert holder.stdout.readline().strip() == "open"
+        with pytest.raises(StoreOpenError, match=f"in use by process {holder.pid}.*kill {holder.pid}"):
+            TrajSearch.open(str(tmp_path / "m.db"), traces=str(tmp_path / "t"), embedder=HashingEmbedder())
+        holder.kill()  # a killed holder frees the directory: the next open waits for it to go, then opens
+        holder.wait()
+        with TrajSearch.open(str(tmp_path / "m.db"), traces=str(tmp_path / "t"), embedder=HashingEmbedder()) as ts:
+            assert ts.stats(tenant="acme")["trajectories"] == 0
+    finally:
+        if holder.poll() is None:
+            holder.kill()

@@ -13,6 +13,10 @@ import sys
 
 # pymilvus' keepalive pings trip milvus-lite's in-process server into logging GOAWAY noise
 os.environ.setdefault("GRPC_VERBOSITY", "ERROR")
+import logging  # noqa: E402
+
+# milvus-lite logs a traceback when it cannot open a store; the CLI says why in one line instead
+logging.getLogger("milvus_lite").setLevel(logging.CRITICAL)
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterator, List, Optional
 
@@ -58,6 +62,10 @@ def _backend(server: str | None, ca: Path | None, uri: str | None, traces: str |
              tenant: str | None) -> Iterator[Backend]:
     """The embedded store or the server, with library and service errors as one line each."""
     from .backend import open_backend
+    from .indexer import IngestError
+    from .store.index import SchemaMismatchError
+    from .store.lock import StoreOpenError
+    from .store.traces import TraceStoreError
 
     try:
         with open_backend(server=server, ca=ca, uri=uri, traces=traces, tenant=tenant) as backend:
@@ -66,7 +74,8 @@ def _backend(server: str | None, ca: Path | None, uri: str | None, traces: str |
         raise
     except (ValueError, PermissionError) as exc:  # bad input, a tenant the key does not hold
         _fail(_plain(exc))
-    except (LookupError, ConnectionError, TimeoutError) as exc:  # not found, server down, deadline
+    except (LookupError, ConnectionError, TimeoutError, StoreOpenError, SchemaMismatchError,
+            TraceStoreError, IngestError) as exc:  # not found, server down, store in use, ...
         _fail(_plain(exc), code=1)
 
 

@@ -8,6 +8,7 @@ the agent runtime and the service all call these and nothing below them.
 from __future__ import annotations
 
 import threading
+from pathlib import Path
 from collections import OrderedDict
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
@@ -22,7 +23,8 @@ from .model import Trajectory, valid_id
 from .results import Hit, IngestReport, RunMatch, StepView
 from .represent import WindowConfig, row_id
 from .store.filters import Filters
-from .store.index import OUTPUT_FIELDS, IndexSettings, TrajectoryIndex
+from .store.index import OUTPUT_FIELDS, IndexSettings, TrajectoryIndex, is_server_uri
+from .store.lock import StoreOpenError, diagnose
 from .store.traces import TraceStore, open_trace_store
 
 if TYPE_CHECKING:
@@ -134,7 +136,18 @@ class TrajSearch:
         embedder = embedder or load_embedder(model or config.default_model())
         WindowConfig(window, stride)  # validate before anything is created
         settings = IndexSettings(embedder=embedder.name, dim=embedder.dim, window=window, stride=stride)
-        index = TrajectoryIndex(uri or config.default_uri(), settings, token=config.milvus_token())
+        uri = uri or config.default_uri()
+        try:
+            index = TrajectoryIndex(uri, settings, token=config.milvus_token())
+        except Exception as exc:
+            # Milvus Lite says only "Open local milvus failed": find out whether a lock or the
+            # file system is why, waiting briefly for a holder that was just killed to go away
+            if is_server_uri(uri):
+                raise
+            why = diagnose(Path(uri).expanduser().resolve())
+            if why is not None:
+                raise StoreOpenError(why) from exc
+            index = TrajectoryIndex(uri, settings, token=config.milvus_token())  # the holder has gone: once more
         return cls(index, embedder, open_trace_store(traces or config.default_traces()))
 
     def close(self) -> None:

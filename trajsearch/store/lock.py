@@ -1,0 +1,76 @@
+"""Why an embedded store cannot be opened: another process holds it, or the directory is read-only.
+
+Milvus Lite allows one process per data directory (an ``flock`` on its
+``LOCK`` file) and reports a refusal only as "Open local milvus failed". The
+kernel drops an ``flock`` when its holder dies, so a lock is never stale for
+long; but a holder that was just killed may take a moment to go, hence the
+short wait before giving up. The error then names the holder and the command
+that frees the directory.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import time
+from pathlib import Path
+
+LOCK_FILENAME = "LOCK"
+
+
+class StoreOpenError(RuntimeError):
+    """The embedded store could not be opened; the message says why and what to do."""
+
+
+def is_locked(data_dir: Path) -> bool:
+    """Whether another process holds the data directory's lock right now."""
+    lock = data_dir / LOCK_FILENAME
+    try:
+        fd = os.open(lock, os.O_RDWR)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        return True
+    else:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return False
+    finally:
+        os.close(fd)
+
+
+def holders(data_dir: Path) -> list[tuple[int, str]]:
+    """(pid, command line) of the processes with the lock file open (those this user may see)."""
+    target = str((data_dir / LOCK_FILENAME).resolve())
+    found = []
+    for proc in Path("/proc").glob("[0-9]*"):
+        try:
+            if any(os.readlink(fd) == target for fd in (proc / "fd").iterdir()):
+                cmd = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace").strip()
+                found.append((int(proc.name), cmd))
+        except OSError:
+            continue
+    return [h for h in found if h[0] != os.getpid()]
+
+
+def diagnose(data_dir: Path, *, wait: float = 5.0) -> str | None:
+    """Why ``data_dir`` cannot be opened (None: not a lock or permission problem).
+
+    Waits up to ``wait`` seconds for a lock whose holder may be going away.
+    """
+    if data_dir.exists() and not os.access(data_dir, os.W_OK):
+        return f"the data directory {data_dir} is read-only: give this user write access or point --uri elsewhere"
+    deadline = time.monotonic() + wait
+    while is_locked(data_dir):
+        if time.monotonic() >= deadline:
+            who = holders(data_dir)
+            if who:
+                pid, cmd = who[0]
+                return (f"the data directory {data_dir} is in use by process {pid} ({cmd[:120]}); "
+                        f"Milvus Lite allows one process per directory: stop it (kill {pid}) or query it through "
+                        "its server (trajsearch serve, then --server)")
+            return (f"the data directory {data_dir} is in use by another process; Milvus Lite allows one "
+                    "process per directory: stop that process or use a server (trajsearch serve, then --server)")
+        time.sleep(0.2)
+    return None
