@@ -117,7 +117,7 @@ def test_n_workers_equal_one_worker(tmp_path: Path) -> None:
     with open_ts(tmp_path, "one") as a:
         one = run_ingest(a, IngestJob([dumps], tenant="acme", state_dir=tmp_path / "h1")).report
         expected = rows_of(a)
-    assert sum(w["ingested"] for w in two) == one.ingested == 120 + 2 + 2 + 2 + 2
+    assert sum(w["ingested"] for w in two) == one.ingested == 120 + 2 + 2 + 5 + 2  # tau, otel, OI, langsmith, native
     assert sum(w["rejected"] for w in two) == one.total_rejected == 3  # each rejection reported by exactly one worker
     assert all(w["ingested"] > 0 for w in two)
     with TrajSearch.open(str(tmp_path / "two.db"), traces=str(tmp_path / "two-traces"), embedder=HashingEmbedder()) as b:

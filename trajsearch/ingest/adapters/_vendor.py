@@ -42,15 +42,19 @@ _REASONING_PARTS = ("reasoning", "thinking", "redacted_thinking")
 #: Keys of an inputs object that hold the instruction itself (in this order).
 INSTRUCTION_KEYS = (
     "task", "instruction", "input", "question", "query", "prompt", "goal", "user_input", "user_message",
-    "message", "content", "text", "request", "topic",
+    "message", "content", "text", "request",
 )
 
 
 # -- values ------------------------------------------------------------------------------
 
 
-def decode(value: Any, depth: int = 3) -> Any:
-    """JSON text decoded (several times: exports encode some fields twice), else a Python literal, else as is."""
+def decode(value: Any, depth: int = 3, *, literal: bool = False) -> Any:
+    """JSON text decoded (several times: exports encode some fields twice), else as is.
+
+    ``literal``: also a Python ``repr`` of a dict or list (``{'query': 'x'}``, how
+    LangChain records a tool's arguments); only for arguments, never for results.
+    """
     for _ in range(depth):
         if not isinstance(value, str):
             return value
@@ -62,7 +66,7 @@ def decode(value: Any, depth: int = 3) -> Any:
             continue
         except ValueError:
             pass
-        if text[0] in "{[" and len(text) <= _LITERAL_LIMIT:  # a Python repr: {'query': 'x'}
+        if literal and text[0] in "{[" and len(text) <= _LITERAL_LIMIT:  # a Python repr: {'query': 'x'}
             try:
                 return ast.literal_eval(text)
             except Exception:  # literal_eval raises several kinds on non-literals
@@ -79,6 +83,16 @@ def call_id(value: Any) -> str | None:
     if value in (None, ""):
         return None
     return str(value)
+
+
+def result_text(value: Any) -> str | None:
+    """A tool's result as text: a string as written (unwrapped when it is a JSON-encoded string), else JSON."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        inner = decode(value, depth=1)
+        return inner if isinstance(inner, str) else value
+    return text_of(value)
 
 
 def is_empty(value: Any) -> bool:
@@ -105,7 +119,7 @@ def _call(raw: dict[str, Any]) -> dict[str, Any] | None:
         return None
     args = next((fn[k] for k in ("arguments", "args", "input", "parameters") if k in fn), None)
     ident = raw.get("call_id") or raw.get("id") or raw.get("tool_call_id")
-    return {"id": call_id(ident), "name": str(name), "arguments": decode(args)}
+    return {"id": call_id(ident), "name": str(name), "arguments": decode(args, literal=True)}
 
 
 def _parts(parts: list[Any], msg: Message, extra: list[Message]) -> None:
@@ -143,7 +157,8 @@ def _parts(parts: list[Any], msg: Message, extra: list[Message]) -> None:
         elif "function_call" in part or "functionCall" in part:  # Gemini part
             fc = part.get("function_call") or part.get("functionCall") or {}
             if isinstance(fc, dict) and fc.get("name"):
-                msg.calls.append({"id": call_id(fc.get("id")), "name": str(fc["name"]), "arguments": decode(fc.get("args"))})
+                msg.calls.append({"id": call_id(fc.get("id")), "name": str(fc["name"]),
+                                  "arguments": decode(fc.get("args"), literal=True)})
         elif "function_response" in part or "functionResponse" in part:
             fr = part.get("function_response") or part.get("functionResponse") or {}
             if isinstance(fr, dict):
@@ -333,7 +348,8 @@ def instruction(value: Any) -> str | None:
             return nested
     if "role" in value or "parts" in value:
         return first_user_text(messages(value))
-    return None
+    texts = [v.strip() for v in value.values() if isinstance(v, str) and " " in v.strip()]
+    return texts[0] if len(texts) == 1 else None  # one sentence among ids and settings: the instruction
 
 
 def call_args_text(value: Any) -> str | None:

@@ -87,6 +87,7 @@ from ._vendor import (
     is_empty,
     message_dicts,
     output_dicts,
+    result_text,
     trajectory,
 )
 from ._spans import trajectory_id as _span_trajectory_id
@@ -115,8 +116,9 @@ _TOOL_PREFIX = re.compile(r"^(?:execute_tool|running tool:|tool[.:]|tool call:|c
 _LIFECYCLE = re.compile(r"\.(start|finish)(-\d+)?$")
 _EVENT_SUFFIX = re.compile(r"\.(success|error|finish|start)(-\d+)?$")
 _NOT_TOOL_KINDS = ("AGENT", "CHAIN", "LLM", "RETRIEVER", "EMBEDDING", "RERANKER", "GUARDRAIL", "EVALUATOR")
-#: Node.info keys for the adapter's own use, removed before a group is assembled.
-_TYPE, _RAW, _SCORES = "_type", "_raw", "_scores"
+#: Node.info keys for the adapter's own use (all start with "_"), removed before a group is assembled.
+_TYPE, _RAW, _SCORES, _TARGET, _THOUGHT = "_type", "_raw", "_scores", "_target", "_thought"
+_ITERATION = re.compile(r"^iteration-\d+$")
 
 
 def _camel(record: dict[str, Any]) -> dict[str, Any]:
@@ -245,7 +247,8 @@ def _observation_node(obs: dict[str, Any], seq: int) -> Node:
         role = "tool"
     if role == "tool" and _LIFECYCLE.search(name) and is_empty(obs.get("output")):
         role = "other"  # BeeAI's tool.<name>.start-N / .finish-N events: the .success-N span carries the result
-    inputs, outputs = decode(obs.get("input")), decode(obs.get("output"))
+    inputs, raw_output = decode(obs.get("input")), obs.get("output")
+    outputs = decode(raw_output)
     node = Node(
         id=str(obs["id"]), parent=str(obs.get("parentObservationId") or f"trace:{obs['traceId']}"),
         role=role, name=name, seq=seq,
@@ -255,6 +258,10 @@ def _observation_node(obs: dict[str, Any], seq: int) -> Node:
         output_text=None if is_empty(outputs) else text_of(outputs),
         info={_TYPE: kind},
     )
+    if isinstance(attrs.get("target"), str) and attrs["target"].startswith(("agent.react.", "tool.")):
+        node.info[_TARGET] = attrs["target"]  # BeeAI's event spans, see _react
+        if isinstance(attrs.get("thought"), str) and attrs.get("tool.name"):
+            node.info[_THOUGHT] = attrs["thought"]
     if role == "llm":
         node.input_messages = message_dicts(inputs)
         node.output_messages = output_dicts(outputs)
@@ -263,19 +270,21 @@ def _observation_node(obs: dict[str, Any], seq: int) -> Node:
         node.model = str(model) if model and str(model).lower() not in ("unknown", "none") else None
         return node
     node.tool = _tool_name(name, attrs) if role in ("tool", "chain") else name
-    args = inputs
+    args = decode(inputs, literal=True)
     if is_empty(args):
-        args = next((decode(v) for k in ("gen_ai.tool.call.arguments", "tool_arguments", "tool.parameters",
+        args = next((decode(v, literal=True) for k in ("gen_ai.tool.call.arguments", "tool_arguments", "tool.parameters",
                                          "gcp.vertex.agent.tool_call_args", "input.value")
                      if not is_empty(v := attrs.get(k))), None)
         if args is None and isinstance(metadata, dict) and isinstance(metadata.get("inputs"), dict):
             args = metadata["inputs"]  # LangChain's callback handler keeps a tool's kwargs here
     node.arguments = args
     result, result_call, result_error = _tool_output(outputs)
+    if result is outputs and isinstance(raw_output, str):
+        result = raw_output  # text as written, not re-serialised
     if is_empty(result):
-        result = next((decode(v) for k in ("gen_ai.tool.call.result", "tool_response", "gcp.vertex.agent.tool_response",
+        result = next((v for k in ("gen_ai.tool.call.result", "tool_response", "gcp.vertex.agent.tool_response",
                                            "output.value") if not is_empty(v := attrs.get(k))), result)
-    node.result = None if result is None else text_of(result)
+    node.result = result_text(result)
     node.call_id = call_id(attrs.get("gen_ai.tool.call.id") or attrs.get("tool_call.id") or attrs.get("tool_call_id") or
                            (metadata.get("tool_call_id") if isinstance(metadata, dict) else None) or result_call)
     if result_error and not node.error:
@@ -422,8 +431,90 @@ def _one_model_call(group: list[Node]) -> None:
             parent.role = "chain"
 
 
+def _order(node: Node) -> tuple[float, int]:
+    return (node.start if node.start is not None else float("inf"), node.seq)
+
+
+def _react(group: list[Node]) -> None:
+    """BeeAI's ReAct agent (``openinference-instrumentation-beeai``): steps from its event spans.
+
+    Each ``iteration-N`` span holds ``agent.react.update`` / ``partial_update``
+    events carrying ``thought``, ``tool.name``, ``tool.parameters`` and, once
+    the tool ran, its output; ``agent.react.success`` carries the final answer;
+    the generation of an iteration records no output (its tokens were
+    streamed) and the ``tool.<name>.*`` events repeat the call. The last update
+    per iteration and tool becomes the tool step, the iteration's generation
+    gets the thought and the call (or the final answer) as its output.
+    """
+    events = [n for n in group if str(n.info.get(_TARGET, "")).startswith("agent.react.")]
+    if not events:
+        return
+    by_id = {n.id: n for n in group}
+
+    def iteration(node: Node) -> str | None:
+        seen: set[str] = set()
+        current = by_id.get(node.parent or "")
+        while current is not None and current.id not in seen:
+            if _ITERATION.match(current.name):
+                return current.id
+            seen.add(current.id)
+            current = by_id.get(current.parent or "")
+        return node.parent
+
+    for node in group:
+        if str(node.info.get(_TARGET, "")).startswith("tool."):
+            node.role = "other"
+    chosen: dict[tuple[str | None, str | None], Node] = {}
+    finals: dict[str | None, Node] = {}
+    for node in sorted(events, key=_order):
+        target = node.info[_TARGET]
+        if target in ("agent.react.update", "agent.react.partial_update") and _THOUGHT in node.info and node.result:
+            chosen[(iteration(node), node.tool)] = node
+        elif target == "agent.react.success" and node.output_text:
+            finals[iteration(node)] = node
+    generations: dict[str | None, list[Node]] = {}
+    for node in sorted(group, key=_order):
+        if node.role == "llm":
+            generations.setdefault(iteration(node), []).append(node)
+    for (it, _tool), node in chosen.items():
+        node.role, node.call_id = "tool", f"react:{node.id}"
+    for it, gens in generations.items():
+        if gens[0].output_messages:
+            continue
+        calls = [n for (i, _t), n in chosen.items() if i == it]
+        if calls:
+            gens[0].output_messages = [{"role": "assistant", "text": calls[0].info.get(_THOUGHT, "").strip(),
+                                        "reasoning": "", "call_id": None,
+                                        "calls": [{"id": n.call_id, "name": n.tool, "arguments": n.arguments} for n in calls]}]
+        elif it in finals:
+            gens[0].output_messages = output_dicts(decode(finals[it].output_text))
+
+
+def _parallel_calls_in_call_order(group: list[Node]) -> None:
+    """Tool executions that started at the same instant keep the order the model asked for them in."""
+    rank: dict[tuple[str, str], int] = {}
+    n = 0
+    for node in sorted((g for g in group if g.role == "llm"), key=_order):
+        for msg in node.output_messages:
+            for call in msg.get("calls") or []:
+                if call.get("id"):
+                    rank.setdefault(("id", call["id"]), n)
+                rank.setdefault(("name", str(call.get("name"))), n)
+                n += 1
+    slots: dict[tuple[str | None, float | None], list[Node]] = {}
+    for node in group:
+        if node.role == "tool" and node.start is not None:
+            slots.setdefault((node.parent, node.start), []).append(node)
+    for tied in slots.values():
+        if len(tied) > 1:
+            seqs = sorted(t.seq for t in tied)
+            ranked = sorted(tied, key=lambda t: (rank.get(("id", t.call_id or ""), rank.get(("name", t.tool or ""), n)), t.seq))
+            for node, seq in zip(ranked, seqs):
+                node.seq = seq
+
+
 def _task(group: list[Node]) -> str:
-    ordered = sorted(group, key=lambda n: (n.start if n.start is not None else float("inf"), n.seq))
+    ordered = sorted(group, key=_order)
     trace = next((n for n in group if n.id.startswith("trace:")), None)
     ids = {n.id for n in group}
     tops = [n for n in ordered if n is not trace and (n.parent is None or n.parent not in ids or n.parent == (trace.id if trace else None))]
@@ -451,12 +542,14 @@ def trajectory_id(key: str, by: str = "trace") -> str:
 def assemble_trajectory(key: str, group: list[Node], ctx: Context, by: str = "trace") -> Trajectory:
     group = _merged(group)
     _tools_as_spans(group)
+    _react(group)
     _one_model_call(group)
+    _parallel_calls_in_call_order(group)
     task = _task(group)
     scores = [Score(**s) for n in group for s in n.info.get(_SCORES) or []]
     for n in group:
-        for k in (_TYPE, _RAW, _SCORES):
-            n.info.pop(k, None)
+        for k in [k for k in n.info if k.startswith("_")]:
+            del n.info[k]
     root = next((n for n in group if n.id.startswith("trace:")), None)
     if root is not None and not root.error:  # a failed top-level observation is the run failing
         root.error = next((n.error for n in group if n.parent == root.id and n.error and n.role != "tool"), None)
