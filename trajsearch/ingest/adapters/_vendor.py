@@ -95,6 +95,12 @@ def result_text(value: Any) -> str | None:
     return text_of(value)
 
 
+def as_list(value: Any) -> list[Any]:
+    """A list field that may arrive as JSON text, or missing: a list (anything else is no list)."""
+    value = decode(value)
+    return value if isinstance(value, list) else []
+
+
 def is_empty(value: Any) -> bool:
     return value is None or value == {} or value == [] or (isinstance(value, str) and value.strip() in ("", "None", "null"))
 
@@ -171,7 +177,7 @@ def _parts(parts: list[Any], msg: Message, extra: list[Message]) -> None:
 
 def _message(raw: dict[str, Any], default: str) -> list[Message]:
     """One message object in any of the shapes above; a tool result inside it becomes its own message."""
-    if isinstance(raw.get("kwargs"), dict) and isinstance(raw.get("id"), list):  # LangChain "lc" serialisation
+    if isinstance(raw.get("kwargs"), dict) and isinstance(raw.get("id"), list) and raw["id"]:  # LangChain "lc"
         raw = dict(raw["kwargs"], type=str(raw["id"][-1]))
     elif isinstance(raw.get("data"), dict) and "type" in raw:  # LangChain message dict
         raw = dict(raw["data"], type=raw["type"])

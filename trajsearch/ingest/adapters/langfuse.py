@@ -79,6 +79,7 @@ from ._common import Context, RecordError, json_object
 from ._spans import Node, iso_seconds, text_of
 from ._vendor import (
     Score,
+    as_list,
     call_args_text,
     call_id,
     decode,
@@ -180,8 +181,7 @@ def _score(raw: Any) -> Score | None:
 
 
 def _scores(raw: Any) -> list[dict[str, Any]]:
-    raw = decode(raw)
-    return [s.to_json() for item in (raw if isinstance(raw, list) else []) if (s := _score(item)) is not None]
+    return [s.to_json() for item in as_list(raw) if (s := _score(item)) is not None]
 
 
 def _trace_node(trace: dict[str, Any], seq: int) -> Node:
@@ -215,7 +215,7 @@ def _tool_output(value: Any) -> tuple[Any, str | None, str | None]:
     """(result, call id, error) of a tool's output; a LangChain ``ToolMessage`` gives all three."""
     if isinstance(value, dict):
         msg = value
-        if isinstance(msg.get("kwargs"), dict) and isinstance(msg.get("id"), list):  # "lc" serialisation
+        if isinstance(msg.get("kwargs"), dict) and isinstance(msg.get("id"), list) and msg["id"]:  # "lc" form
             msg = dict(msg["kwargs"], type=str(msg["id"][-1]).lower().removesuffix("message"))
         if msg.get("type") == "tool" and "content" in msg:
             content = decode(msg["content"])
@@ -326,7 +326,7 @@ def _one(record: dict[str, Any], ctx: Context, seq: int) -> Iterator[tuple[str, 
         trace_id = str(record["id"])
         root = _trace_node(record, seq)
         yield trace_id, root, record.get("sessionId")
-        for n, obs in enumerate(record.get("observations") or [], 1):
+        for n, obs in enumerate(as_list(record.get("observations")), 1):
             if isinstance(obs, dict):  # the list endpoint gives ids only
                 yield trace_id, _observation_node(dict(_camel(obs), traceId=obs.get("traceId") or obs.get("trace_id") or trace_id), seq + n), None
     else:
@@ -341,10 +341,8 @@ def nodes(record: Any, ctx: Context, seq: int = 0) -> Iterator[tuple[str, Node, 
         trace = dict(record["trace"])
         if not trace.get("id"):
             raise RecordError("Langfuse trace export without 'trace.id'")
-        scores = decode(trace.get("scores")) or []
-        scores = (scores if isinstance(scores, list) else []) + (decode(record.get("scores")) or [])
-        trace["scores"] = scores
-        trace["observations"] = [o for o in decode(record.get("observations")) or [] if isinstance(o, dict)]
+        trace["scores"] = as_list(trace.get("scores")) + as_list(record.get("scores"))
+        trace["observations"] = [o for o in as_list(record.get("observations")) if isinstance(o, dict)]
         yield from _one(trace, ctx, seq)
         return
     if kind == "page":
@@ -545,8 +543,11 @@ def assemble_trajectory(key: str, group: list[Node], ctx: Context, by: str = "tr
     _react(group)
     _one_model_call(group)
     _parallel_calls_in_call_order(group)
-    task = _task(group)
     scores = [Score(**s) for n in group for s in n.info.get(_SCORES) or []]
+    group = [n for n in group if not n.id.startswith("score:")]  # score rows: kept as scores only
+    if not group:
+        raise RecordError(f"trace {key}: only scores, no trace or observation")
+    task = _task(group)
     for n in group:
         for k in [k for k in n.info if k.startswith("_")]:
             del n.info[k]
@@ -557,8 +558,5 @@ def assemble_trajectory(key: str, group: list[Node], ctx: Context, by: str = "tr
         for n in group:
             if n.parent and n.parent.startswith("trace:"):
                 n.parent = None
-    group = [n for n in group if n.role != "evaluator" or n.evaluations]
-    if not group:
-        raise RecordError(f"trace {key}: only scores, no trace or observation")
     return trajectory(NAME, ID_PREFIX, key, group, ctx, by=by, task=task, scores=scores,
                       extra={"observations": sum(1 for n in group if not n.id.startswith("trace:"))})

@@ -63,6 +63,7 @@ from ._spans import Node, iso_seconds, text_of
 from ._spans import trajectory_id as _span_trajectory_id
 from ._vendor import (
     Score,
+    as_list,
     call_args_text,
     call_id,
     decode,
@@ -145,10 +146,11 @@ def _merge(base: dict[str, Any], update: dict[str, Any]) -> dict[str, Any]:
     """A run's create and its update: the update's non-empty fields win; ``extra.metadata`` is merged."""
     out = dict(base)
     for key, value in update.items():
-        if is_empty(value):
-            continue
+        if is_empty(value) or (key == "start_time" and not is_empty(out.get(key))):
+            continue  # an update's start_time may be derived from its dotted order: the create's is exact
         if key == "extra" and isinstance(value, dict) and isinstance(out.get("extra"), dict):
-            meta = {**(out["extra"].get("metadata") or {}), **(value.get("metadata") or {})}
+            old, new = out["extra"].get("metadata"), value.get("metadata")
+            meta = {**(old if isinstance(old, dict) else {}), **(new if isinstance(new, dict) else {})}
             out["extra"] = {**out["extra"], **value, "metadata": meta}
         else:
             out[key] = value
@@ -167,7 +169,7 @@ def _scores_of(run: dict[str, Any]) -> list[dict[str, Any]]:
             label = next(iter(values)) if isinstance(values, dict) and len(values) == 1 else None
             number = float(avg) if isinstance(avg, (int, float)) and not isinstance(avg, bool) else None
             out.append(Score(str(key), number, label, None, None, target).to_json())
-    for fb in run.get("feedback") or []:
+    for fb in as_list(run.get("feedback")):
         if isinstance(fb, dict) and (score := _feedback_score(fb, target)) is not None:
             out.append(score.to_json())
     return out
@@ -192,7 +194,7 @@ def _tool_output(outputs: Any) -> tuple[Any, str | None, str | None]:
     decoded = decode(out)
     if isinstance(decoded, dict):
         msg = decoded
-        if isinstance(msg.get("kwargs"), dict) and isinstance(msg.get("id"), list):  # "lc" serialisation
+        if isinstance(msg.get("kwargs"), dict) and isinstance(msg.get("id"), list) and msg["id"]:  # "lc" form
             msg = dict(msg["kwargs"], type=str(msg["id"][-1]).lower().removesuffix("message"))
         if "content" in msg and (msg.get("type") == "tool" or "tool_call_id" in msg):
             content = decode(msg["content"])
@@ -287,7 +289,7 @@ def _tree(record: dict[str, Any], seq: int, raw: bool) -> Iterator[tuple[str, No
             node.info[_RUN] = {k: v for k, v in run.items() if k != "child_runs"}
         n += 1
         yield trace, node, node.info.get("conversation_id")
-        for child in reversed(run.get("child_runs") or []):
+        for child in reversed(as_list(run.get("child_runs"))):
             if isinstance(child, dict):
                 stack.append((_completed(dict(child, parent_run_id=child.get("parent_run_id") or run["id"])), trace))
 
@@ -300,7 +302,7 @@ def nodes(record: Any, ctx: Context, seq: int = 0) -> Iterator[tuple[str, Node, 
         runs: dict[str, dict[str, Any]] = {}
         order: list[str] = []
         for op in ("post", "patch"):
-            for raw in record.get(op) or []:
+            for raw in as_list(record.get(op)):
                 if not isinstance(raw, dict):
                     raise RecordError(f"LangSmith ingest payload: a '{op}' entry is {type(raw).__name__}, not a run")
                 run = _completed(raw)
