@@ -189,6 +189,33 @@ def test_langfuse_public_api_trace_with_nested_observations(tmp_path: Path) -> N
     assert len(run.steps) == 6
 
 
+def test_langfuse_server_download_without_trace_object(tmp_path: Path) -> None:
+    """The newer download route writes {observations, scores}: trace fields ride on each observation,
+    and Langfuse's own extraction of a generation's tool calls (toolCallNames / toolCalls) may stand in
+    for an output it left out."""
+    export = json.loads(LANGGRAPH.read_text())
+    scores = export["trace"]["scores"]
+    observations = []
+    for obs in export["observations"]:
+        obs = dict(obs, traceName="LangGraph", sessionId="sess-1", tags=["demo"])
+        if obs["type"] == "GENERATION" and obs["output"].get("additional_kwargs", {}).get("tool_calls"):
+            obs["toolCallNames"] = ["Web-Search"]
+            obs["toolCalls"] = [json.dumps({"id": "call_1oGK863sxQHlPreFhDdEs3yl", "arguments": '{"query": "example"}',
+                                            "type": "function", "index": 0})]
+            obs["output"] = None
+        observations.append(obs)
+    path = tmp_path / "trace-e1fde3efec57ce8a69bafd3fb928a7eb.json"
+    path.write_text(json.dumps({"observations": observations, "scores": scores}, indent=2))
+    assert detect_format(path) == "langfuse"
+    run = one(path)
+    assert run.trajectory_id == "lf:e1fde3efec57ce8a69bafd3fb928a7eb"
+    assert run.task == "Search the web for 'example' and summarize."
+    assert [(s.action, s.arguments) for s in run.steps][0] == ("Web-Search", {"query": "example"})
+    assert [s.action for s in run.steps] == ["Web-Search", "respond"]
+    assert (run.metadata["trace_name"], run.metadata["conversation_id"]) == ("LangGraph", "sess-1")
+    assert run.reward is None and [s["name"] for s in run.metadata["scores"]] == ["hallucination", "toxicity"]
+
+
 def with_scores(tmp_path: Path, scores: list[dict[str, Any]]) -> Path:
     export = json.loads(OPENAI_AGENTS.read_text())
     base = json.loads(export["trace"]["scores"]) if isinstance(export["trace"]["scores"], str) else export["trace"]["scores"]

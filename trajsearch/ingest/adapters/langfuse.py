@@ -4,7 +4,11 @@ Records, any mix (one per line, a JSON array, or one object per file):
 - the UI's "download trace" file: ``{"trace": {...}, "observations": [...]}``
   (``scores`` on the trace or beside it); the trace's ``input`` / ``output`` /
   ``metadata`` / ``scores`` are JSON text there, ``input`` / ``output``
-  often JSON-encoded twice;
+  often JSON-encoded twice; the newer server-side download
+  ``{"observations": [...], "scores": [...]}`` has no trace object (its name,
+  session, user and tags ride on each observation) and may leave out the
+  input / output of large traces, keeping Langfuse's own extraction of a
+  generation's tool calls (``toolCallNames`` + ``toolCalls``);
 - a trace as the public API returns it (``GET /api/public/traces/{id}``):
   ``id``, ``name``, ``timestamp``, ``input``, ``output``, ``sessionId``,
   ``userId``, ``tags``, ``metadata``, with ``observations`` and ``scores`` as
@@ -118,7 +122,7 @@ _LIFECYCLE = re.compile(r"\.(start|finish)(-\d+)?$")
 _EVENT_SUFFIX = re.compile(r"\.(success|error|finish|start)(-\d+)?$")
 _NOT_TOOL_KINDS = ("AGENT", "CHAIN", "LLM", "RETRIEVER", "EMBEDDING", "RERANKER", "GUARDRAIL", "EVALUATOR")
 #: Node.info keys for the adapter's own use (all start with "_"), removed before a group is assembled.
-_TYPE, _RAW, _SCORES, _TARGET, _THOUGHT = "_type", "_raw", "_scores", "_target", "_thought"
+_TYPE, _RAW, _SCORES, _TARGET, _THOUGHT, _TRACE_INFO = "_type", "_raw", "_scores", "_target", "_thought", "_trace"
 _ITERATION = re.compile(r"^iteration-\d+$")
 
 
@@ -137,6 +141,9 @@ def _camel(record: dict[str, Any]) -> dict[str, Any]:
 def _kind(record: dict[str, Any]) -> str | None:
     if isinstance(record.get("trace"), dict) and ("observations" in record or "id" in record["trace"]):
         return "export"
+    if "id" not in record and isinstance(record.get("observations"), list) and any(
+            isinstance(o, dict) and ("traceId" in o or "trace_id" in o) for o in record["observations"][:5]):
+        return "download"  # the server-side download: observations and scores, no trace object
     if isinstance(record.get("batch"), list) and any(
             isinstance(e, dict) and _INGESTION.match(str(e.get("type", ""))) for e in record["batch"][:20]):
         return "ingestion"
@@ -262,9 +269,23 @@ def _observation_node(obs: dict[str, Any], seq: int) -> Node:
         node.info[_TARGET] = attrs["target"]  # BeeAI's event spans, see _react
         if isinstance(attrs.get("thought"), str) and attrs.get("tool.name"):
             node.info[_THOUGHT] = attrs["thought"]
+    node.info.update({k: v for k, v in {
+        _TRACE_INFO: {k: v for k, v in {"trace_name": obs.get("traceName"), "conversation_id": obs.get("sessionId"),
+                                        "user_id": obs.get("userId"), "tags": obs.get("tags") or None,
+                                        "release": obs.get("release")}.items() if v} or None,
+    }.items() if v})
     if role == "llm":
         node.input_messages = message_dicts(inputs)
         node.output_messages = output_dicts(outputs)
+        if not any(m.get("calls") for m in node.output_messages) and (names := as_list(obs.get("toolCallNames"))):
+            # Langfuse's own extraction (newer exports): names, and {id, arguments} in the same order
+            details = [decode(c) for c in as_list(obs.get("toolCalls"))]
+            calls = [{"id": call_id(d.get("id")) if isinstance(d, dict) else None, "name": str(name),
+                      "arguments": decode(d.get("arguments"), literal=True) if isinstance(d, dict) else None}
+                     for name, d in zip(names, details + [None] * len(names)) if name]
+            if calls:
+                node.output_messages.append({"role": "assistant", "text": "", "reasoning": "", "call_id": None,
+                                             "calls": calls})
         model = obs.get("model") or obs.get("providedModelName") or attrs.get("gen_ai.response.model") or \
             attrs.get("gen_ai.request.model") or attrs.get("llm.model_name")
         node.model = str(model) if model and str(model).lower() not in ("unknown", "none") else None
@@ -315,7 +336,7 @@ def _one(record: dict[str, Any], ctx: Context, seq: int) -> Iterator[tuple[str, 
     kind = _kind(record)
     if kind == "observation":
         node = _observation_node(record, seq)
-        yield str(record["traceId"]), node, None
+        yield str(record["traceId"]), node, record.get("sessionId") or None
     elif kind == "score":
         score = _score(record)
         trace_id = str(record["traceId"])
@@ -345,8 +366,11 @@ def nodes(record: Any, ctx: Context, seq: int = 0) -> Iterator[tuple[str, Node, 
         trace["observations"] = [o for o in as_list(record.get("observations")) if isinstance(o, dict)]
         yield from _one(trace, ctx, seq)
         return
-    if kind == "page":
-        items: list[Any] = record["data"]
+    if kind == "download":
+        items: list[Any] = [o for o in record["observations"] if isinstance(o, dict)] + \
+            [dict(s, dataType=s.get("dataType") or "NUMERIC") for s in as_list(record.get("scores")) if isinstance(s, dict)]
+    elif kind == "page":
+        items = record["data"]
     elif kind == "ingestion":
         items = list(_ingestion(record))
     else:
@@ -544,6 +568,7 @@ def assemble_trajectory(key: str, group: list[Node], ctx: Context, by: str = "tr
     _one_model_call(group)
     _parallel_calls_in_call_order(group)
     scores = [Score(**s) for n in group for s in n.info.get(_SCORES) or []]
+    trace_info = next((n.info[_TRACE_INFO] for n in sorted(group, key=_order) if n.info.get(_TRACE_INFO)), {})
     group = [n for n in group if not n.id.startswith("score:")]  # score rows: kept as scores only
     if not group:
         raise RecordError(f"trace {key}: only scores, no trace or observation")
@@ -554,9 +579,10 @@ def assemble_trajectory(key: str, group: list[Node], ctx: Context, by: str = "tr
     root = next((n for n in group if n.id.startswith("trace:")), None)
     if root is not None and not root.error:  # a failed top-level observation is the run failing
         root.error = next((n.error for n in group if n.parent == root.id and n.error and n.role != "tool"), None)
+    extra: dict[str, Any] = {"observations": sum(1 for n in group if not n.id.startswith("trace:"))}
     if root is None:  # without its trace record, the observations still form a run
         for n in group:
             if n.parent and n.parent.startswith("trace:"):
                 n.parent = None
-    return trajectory(NAME, ID_PREFIX, key, group, ctx, by=by, task=task, scores=scores,
-                      extra={"observations": sum(1 for n in group if not n.id.startswith("trace:"))})
+        extra.update(trace_info)  # what the observations repeat of their trace
+    return trajectory(NAME, ID_PREFIX, key, group, ctx, by=by, task=task, scores=scores, extra=extra)
