@@ -265,6 +265,8 @@ def messages(value: Any, default: str = "user") -> list[Message]:
     if isinstance(value, str):
         return _text(value, default)
     if isinstance(value, list):
+        if len(value) == 2 and all(isinstance(v, str) for v in value) and _role(value[0], "") in _KNOWN_ROLES:
+            return [Message(_role(value[0], default), value[1])]  # LangChain's ("user", "text") message tuple
         return [m for item in value for m in messages(item, default)]
     if not isinstance(value, dict):
         return []
@@ -438,7 +440,7 @@ def verdict(scores: Iterable[Score], ctx: Context) -> Verdict:
 def trajectory(fmt: str, prefix: str, key: str, nodes: list[Node], ctx: Context, *, by: str, task: str,
                scores: list[Score], task_id: str | None = None, extra: dict[str, Any] | None = None) -> Trajectory:
     """The trajectory of one run: ``_spans.assemble`` for steps and error status, then our task and verdict."""
-    run = assemble(nodes, what=by)
+    run = assemble(nodes, what=by, task=task)
     outcome, failure = run.outcome, run.failure
     metadata: dict[str, Any] = {"source_format": fmt, f"{by}_id": key, **run.metadata, **(extra or {})}
     metadata.pop("evaluations", None)
@@ -459,7 +461,7 @@ def trajectory(fmt: str, prefix: str, key: str, nodes: list[Node], ctx: Context,
         metadata["scores"] = [s.to_json() for s in scores[:20]]
     fields: dict[str, Any] = {
         "trajectory_id": span_trajectory_id(prefix, key, by),
-        "task": task,
+        "task": run.task,
         "task_id": task_id,
         "model_id": run.model_id,
         "outcome": outcome,

@@ -537,7 +537,7 @@ def _parallel_calls_in_call_order(group: list[Node]) -> None:
 
 def _task(group: list[Node]) -> str:
     ordered = sorted(group, key=_order)
-    trace = next((n for n in group if n.id.startswith("trace:")), None)
+    trace = next((n for n in ordered if n.id.startswith("trace:")), None)  # a conversation's first trace
     ids = {n.id for n in group}
     tops = [n for n in ordered if n is not trace and (n.parent is None or n.parent not in ids or n.parent == (trace.id if trace else None))]
     heads = ([trace] if trace else []) + tops
@@ -576,7 +576,7 @@ def assemble_trajectory(key: str, group: list[Node], ctx: Context, by: str = "tr
     for n in group:
         for k in [k for k in n.info if k.startswith("_")]:
             del n.info[k]
-    root = next((n for n in group if n.id.startswith("trace:")), None)
+    root = next((n for n in sorted(group, key=_order) if n.id.startswith("trace:")), None)
     if root is not None and not root.error:  # a failed top-level observation is the run failing
         root.error = next((n.error for n in group if n.parent == root.id and n.error and n.role != "tool"), None)
     extra: dict[str, Any] = {"observations": sum(1 for n in group if not n.id.startswith("trace:"))}
