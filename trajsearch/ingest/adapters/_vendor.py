@@ -120,11 +120,11 @@ def _role(raw: Any, default: str) -> str:
 def _call(raw: dict[str, Any]) -> dict[str, Any] | None:
     """One tool call in OpenAI / LangChain / Anthropic / Gemini / Responses shape -> ``{id, name, arguments}``."""
     fn = raw.get("function") if isinstance(raw.get("function"), dict) else raw
-    name = fn.get("name")
+    name = fn.get("name") or fn.get("toolName")  # Vercel AI SDK: toolName / toolCallId
     if not name:
         return None
     args = next((fn[k] for k in ("arguments", "args", "input", "parameters") if k in fn), None)
-    ident = raw.get("call_id") or raw.get("id") or raw.get("tool_call_id")
+    ident = raw.get("call_id") or raw.get("toolCallId") or raw.get("id") or raw.get("tool_call_id")
     return {"id": call_id(ident), "name": str(name), "arguments": decode(args, literal=True)}
 
 
@@ -155,6 +155,8 @@ def _parts(parts: list[Any], msg: Message, extra: list[Message]) -> None:
                 msg.calls.append(call)
         elif kind in ("tool_result", "tool_call_response", "function_call_output", "tool-result"):
             body = part.get("content", part.get("response", part.get("result", part.get("output"))))
+            if isinstance(body, dict) and "value" in body and "type" in body:  # Vercel AI SDK v5 tool output
+                body = body["value"]
             if isinstance(body, list):
                 body = "\n".join(text_of(b.get("text")) if isinstance(b, dict) and "text" in b else text_of(b) for b in body)
             extra.append(Message("tool", text_of(decode(body)) if not isinstance(body, str) else body,
@@ -185,7 +187,8 @@ def _message(raw: dict[str, Any], default: str) -> list[Message]:
         found = normalise_message(raw)
         return [_clean(found)] if found else []
     kind = raw.get("type")
-    if kind in ("function_call", "custom_tool_call"):  # Responses API items
+    if kind in ("function_call", "custom_tool_call", "tool-call") or (
+            "toolName" in raw and "role" not in raw and kind != "tool-result"):  # Responses / Vercel AI SDK items
         call = _call(raw)
         return [Message("assistant", calls=[call])] if call else []
     if kind in ("function_call_output", "custom_tool_call_output"):
@@ -216,7 +219,7 @@ def _message(raw: dict[str, Any], default: str) -> list[Message]:
     for key in ("reasoning_content", "reasoning", "thinking"):
         if isinstance(raw.get(key), str) and raw[key]:
             msg.reasoning = raw[key]
-    calls = raw.get("tool_calls")
+    calls = decode(raw.get("tool_calls", raw.get("toolCalls")))  # Vercel AI SDK output: a JSON string
     if not calls and isinstance(raw.get("additional_kwargs"), dict):  # LangChain AIMessage from OpenAI
         calls = raw["additional_kwargs"].get("tool_calls")
         if not calls and isinstance(raw["additional_kwargs"].get("function_call"), dict):
@@ -228,7 +231,7 @@ def _message(raw: dict[str, Any], default: str) -> list[Message]:
             msg.calls.append(call)
     if role == "tool" or raw.get("tool_call_id"):
         msg.call_id = call_id(raw.get("tool_call_id") or raw.get("tool_use_id") or raw.get("call_id"))
-    if role == "tool" and not msg.text and not is_empty(content):
+    if role == "tool" and not msg.text and not extra and not is_empty(content):
         msg.text = text_of(content)
     out = [msg] if (msg.text or msg.reasoning or msg.calls or msg.call_id) else []
     return out + extra
@@ -292,9 +295,15 @@ def messages(value: Any, default: str = "user") -> list[Message]:
             return found
     if isinstance(value.get("input"), list):  # OpenAI Responses request
         return messages(value["input"], default)
+    for key in ("input", "prompt"):  # a Responses / Completions request given as text
+        if isinstance(value.get(key), str) and ("model" in value or "instructions" in value) and value[key].strip():
+            found = [Message(default, value[key])]
+            if isinstance(value.get("instructions"), str):
+                found.insert(0, Message("system", value["instructions"]))
+            return found
     if "prompts" in value and isinstance(value["prompts"], list):
         return [m for p in value["prompts"] for m in messages(p, default)]
-    if "role" in value or "type" in value or "parts" in value or "content" in value or \
+    if "role" in value or "type" in value or "parts" in value or "content" in value or "toolName" in value or \
             any(str(k).startswith("message.") for k in value):
         return [_clean(m) for m in _message(value, default)]
     return []

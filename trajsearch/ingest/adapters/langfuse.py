@@ -37,9 +37,13 @@ Mapping
   GenAI ``gen_ai.operation.name = execute_tool`` or a ``gen_ai.tool.name`` /
   ``tool.name``), or when it is childless and named like a tool a generation
   asked for (LangChain and agno trace tools as spans); BeeAI's ``….start-N`` /
-  ``….finish-N`` lifecycle spans are not executions. A generation nested in
-  another (agno: the framework's call wrapping the SDK's) is one model call.
-- steps: action = the tool's name (``gen_ai.tool.name`` / ``tool.name``, else
+  ``….finish-N`` lifecycle spans are not executions, its ReAct ``agent.react.*``
+  events give the tool steps and the final answer (see ``_react``). A
+  generation nested in another (agno: the framework's call wrapping the SDK's)
+  is one model call. Tools executed at the same instant keep the order the
+  model asked for them in.
+- steps: action = the tool's name (``gen_ai.tool.name`` / ``tool.name`` /
+  ``ai.toolCall.name``, else
   the observation name without ``execute_tool`` / ``running tool:`` /
   ``tool.`` prefixes), arguments = ``input`` (JSON or Python-literal text
   decoded; else the tool-argument attributes), observation = ``output`` (a
@@ -232,7 +236,8 @@ def _tool_output(value: Any) -> tuple[Any, str | None, str | None]:
 
 
 def _tool_name(name: str, attrs: dict[str, Any]) -> str:
-    named = attrs.get("gen_ai.tool.name") or attrs.get("tool.name") or attrs.get("tool_name")
+    named = attrs.get("gen_ai.tool.name") or attrs.get("tool.name") or attrs.get("ai.toolCall.name") or \
+        attrs.get("tool_name")
     if isinstance(named, str) and named.strip():
         return named.strip()
     return _EVENT_SUFFIX.sub("", _TOOL_PREFIX.sub("", name)).strip() or name
@@ -306,7 +311,8 @@ def _observation_node(obs: dict[str, Any], seq: int) -> Node:
         result = next((v for k in ("gen_ai.tool.call.result", "tool_response", "gcp.vertex.agent.tool_response",
                                            "output.value") if not is_empty(v := attrs.get(k))), result)
     node.result = result_text(result)
-    node.call_id = call_id(attrs.get("gen_ai.tool.call.id") or attrs.get("tool_call.id") or attrs.get("tool_call_id") or
+    node.call_id = call_id(attrs.get("gen_ai.tool.call.id") or attrs.get("tool_call.id") or attrs.get("ai.toolCall.id") or
+                           attrs.get("tool_call_id") or
                            (metadata.get("tool_call_id") if isinstance(metadata, dict) else None) or result_call)
     if result_error and not node.error:
         node.error = result_error
