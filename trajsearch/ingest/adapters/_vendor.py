@@ -375,7 +375,8 @@ def call_args_text(value: Any) -> str | None:
     if not is_call_args(value):
         return None
     texts = [a for a in value.get("args") or [] if isinstance(a, str)]
-    texts += [a for a in (value.get("kwargs") or {}).values() if isinstance(a, str)] if isinstance(value.get("kwargs"), dict) else []
+    kwargs = value.get("kwargs") if isinstance(value.get("kwargs"), dict) else {}
+    texts += [a for a in kwargs.values() if isinstance(a, str)]
     texts = [t.strip() for t in texts if t.strip()]
     return max(texts, key=len) if texts else None
 

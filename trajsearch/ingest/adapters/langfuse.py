@@ -128,6 +128,13 @@ _NOT_TOOL_KINDS = ("AGENT", "CHAIN", "LLM", "RETRIEVER", "EMBEDDING", "RERANKER"
 #: Node.info keys for the adapter's own use (all start with "_"), removed before a group is assembled.
 _TYPE, _RAW, _SCORES, _TARGET, _THOUGHT, _TRACE_INFO = "_type", "_raw", "_scores", "_target", "_thought", "_trace"
 _ITERATION = re.compile(r"^iteration-\d+$")
+#: Where instrumentations put a tool's arguments, result and call id in ``metadata.attributes``
+#: (GenAI semconv, pydantic-ai/logfire, OpenInference, Google ADK, Vercel AI SDK).
+_ARGUMENT_ATTRIBUTES = ("gen_ai.tool.call.arguments", "tool_arguments", "tool.parameters",
+                        "gcp.vertex.agent.tool_call_args", "ai.toolCall.args", "input.value")
+_RESULT_ATTRIBUTES = ("gen_ai.tool.call.result", "tool_response", "gcp.vertex.agent.tool_response",
+                      "ai.toolCall.result", "output.value")
+_CALL_ID_ATTRIBUTES = ("gen_ai.tool.call.id", "tool_call.id", "ai.toolCall.id", "tool_call_id")
 
 
 def _camel(record: dict[str, Any]) -> dict[str, Any]:
@@ -158,8 +165,8 @@ def _kind(record: dict[str, Any]) -> str | None:
         return "observation"
     if "traceId" in record and "name" in record and ("value" in record or "dataType" in record):
         return "score"
-    if "id" in record and ("observations" in record or "scores" in record or
-                           ("timestamp" in record and ("sessionId" in record or "input" in record) and "run_type" not in record)):
+    if "id" in record and ("observations" in record or "scores" in record or (
+            "timestamp" in record and ("sessionId" in record or "input" in record) and "run_type" not in record)):
         return "trace"
     return None
 
@@ -184,7 +191,8 @@ def _score(raw: Any) -> Score | None:
     if label is None and isinstance(value, str):
         label = value
     if kind == "BOOLEAN" and label is not None and number is None:
-        number = 1.0 if label.strip().lower() in ("true", "1", "yes") else 0.0 if label.strip().lower() in ("false", "0", "no") else None
+        flag = label.strip().lower()
+        number = 1.0 if flag in ("true", "1", "yes") else 0.0 if flag in ("false", "0", "no") else None
     if kind == "BOOLEAN":
         label = None  # "True"/"False" is not a pass/fail label; the value decides
     return Score(str(raw.get("name") or "score"), number, label, raw.get("comment") or None,
@@ -274,11 +282,11 @@ def _observation_node(obs: dict[str, Any], seq: int) -> Node:
         node.info[_TARGET] = attrs["target"]  # BeeAI's event spans, see _react
         if isinstance(attrs.get("thought"), str) and attrs.get("tool.name"):
             node.info[_THOUGHT] = attrs["thought"]
-    node.info.update({k: v for k, v in {
-        _TRACE_INFO: {k: v for k, v in {"trace_name": obs.get("traceName"), "conversation_id": obs.get("sessionId"),
-                                        "user_id": obs.get("userId"), "tags": obs.get("tags") or None,
-                                        "release": obs.get("release")}.items() if v} or None,
-    }.items() if v})
+    trace_info = {k: v for k, v in {"trace_name": obs.get("traceName"), "conversation_id": obs.get("sessionId"),
+                                    "user_id": obs.get("userId"), "tags": obs.get("tags"),
+                                    "release": obs.get("release")}.items() if v}
+    if trace_info:  # what newer exports repeat of the trace on each observation
+        node.info[_TRACE_INFO] = trace_info
     if role == "llm":
         node.input_messages = message_dicts(inputs)
         node.output_messages = output_dicts(outputs)
@@ -298,9 +306,7 @@ def _observation_node(obs: dict[str, Any], seq: int) -> Node:
     node.tool = _tool_name(name, attrs) if role in ("tool", "chain") else name
     args = decode(inputs, literal=True)
     if is_empty(args):
-        args = next((decode(v, literal=True) for k in ("gen_ai.tool.call.arguments", "tool_arguments", "tool.parameters",
-                                         "gcp.vertex.agent.tool_call_args", "input.value")
-                     if not is_empty(v := attrs.get(k))), None)
+        args = next((decode(v, literal=True) for k in _ARGUMENT_ATTRIBUTES if not is_empty(v := attrs.get(k))), None)
         if args is None and isinstance(metadata, dict) and isinstance(metadata.get("inputs"), dict):
             args = metadata["inputs"]  # LangChain's callback handler keeps a tool's kwargs here
     node.arguments = args
@@ -308,11 +314,9 @@ def _observation_node(obs: dict[str, Any], seq: int) -> Node:
     if result is outputs and isinstance(raw_output, str):
         result = raw_output  # text as written, not re-serialised
     if is_empty(result):
-        result = next((v for k in ("gen_ai.tool.call.result", "tool_response", "gcp.vertex.agent.tool_response",
-                                           "output.value") if not is_empty(v := attrs.get(k))), result)
+        result = next((v for k in _RESULT_ATTRIBUTES if not is_empty(v := attrs.get(k))), result)
     node.result = result_text(result)
-    node.call_id = call_id(attrs.get("gen_ai.tool.call.id") or attrs.get("tool_call.id") or attrs.get("ai.toolCall.id") or
-                           attrs.get("tool_call_id") or
+    node.call_id = call_id(next((attrs[k] for k in _CALL_ID_ATTRIBUTES if attrs.get(k)), None) or
                            (metadata.get("tool_call_id") if isinstance(metadata, dict) else None) or result_call)
     if result_error and not node.error:
         node.error = result_error
@@ -355,7 +359,8 @@ def _one(record: dict[str, Any], ctx: Context, seq: int) -> Iterator[tuple[str, 
         yield trace_id, root, record.get("sessionId")
         for n, obs in enumerate(as_list(record.get("observations")), 1):
             if isinstance(obs, dict):  # the list endpoint gives ids only
-                yield trace_id, _observation_node(dict(_camel(obs), traceId=obs.get("traceId") or obs.get("trace_id") or trace_id), seq + n), None
+                obs = dict(_camel(obs), traceId=obs.get("traceId") or obs.get("trace_id") or trace_id)
+                yield trace_id, _observation_node(obs, seq + n), None
     else:
         raise RecordError("not a Langfuse trace, observation or score (expected 'traceId' with a 'type', or a trace "
                           "'id' with 'observations' / 'scores' / 'timestamp')")
@@ -536,7 +541,8 @@ def _parallel_calls_in_call_order(group: list[Node]) -> None:
     for tied in slots.values():
         if len(tied) > 1:
             seqs = sorted(t.seq for t in tied)
-            ranked = sorted(tied, key=lambda t: (rank.get(("id", t.call_id or ""), rank.get(("name", t.tool or ""), n)), t.seq))
+            ranked = sorted(tied, key=lambda t: (
+                rank.get(("id", t.call_id or ""), rank.get(("name", t.tool or ""), n)), t.seq))
             for node, seq in zip(ranked, seqs):
                 node.seq = seq
 
@@ -545,7 +551,8 @@ def _task(group: list[Node]) -> str:
     ordered = sorted(group, key=_order)
     trace = next((n for n in ordered if n.id.startswith("trace:")), None)  # a conversation's first trace
     ids = {n.id for n in group}
-    tops = [n for n in ordered if n is not trace and (n.parent is None or n.parent not in ids or n.parent == (trace.id if trace else None))]
+    top = trace.id if trace else None
+    tops = [n for n in ordered if n is not trace and (n.parent is None or n.parent not in ids or n.parent == top)]
     heads = ([trace] if trace else []) + tops
     for node in heads:
         if node.role != "llm" and (text := instruction(node.input_text)):
