@@ -155,7 +155,9 @@ def test_langfuse_api_traces_and_flat_export_rows() -> None:
     assert [(s.action, s.error) for s in parcel.steps] == [
         ("lookup_tracking", "TimeoutError: carrier API did not answer within 30s")]
     assert parcel.outcome is Outcome.infra_error
-    assert parcel.reward == 0.0  # a NUMERIC user rating is kept, it does not decide the outcome
+    # a NUMERIC user rating is no reward and no verdict: it stays in metadata
+    assert parcel.reward is None
+    assert parcel.metadata["scores"] == [{"name": "user_rating", "value": 0.0, "comment": "no answer"}]
 
 
 def test_atif_mapping() -> None:

@@ -398,8 +398,11 @@ class Assembled:
     metadata: dict[str, Any]
 
 
-def assemble(nodes: list[Node], *, what: str = "trace") -> Assembled:
-    """Steps, task and outcome of one run from its nodes (see the module docstring)."""
+def assemble(nodes: list[Node], *, what: str = "trace", task: str | None = None) -> Assembled:
+    """Steps, task and outcome of one run from its nodes (see the module docstring).
+
+    ``task``: the adapter already knows the run's instruction (Langfuse, LangSmith): not searched for.
+    """
     if not nodes:
         raise RecordError(f"empty {what}: no spans")
     order = _ordered(nodes)
@@ -481,7 +484,7 @@ def assemble(nodes: list[Node], *, what: str = "trace") -> Assembled:
         if isinstance(step.get("thought"), str):
             step["thought"] = clip_step_text(step["thought"]) or None
 
-    task = _task(order)
+    task = clip_task(task.strip()) if task and task.strip() else _task(order)
     outcome, reward, deciding = outcome_from(evaluations)
     failure = None
     basis = f"evaluation {deciding.name!r}" if deciding else None

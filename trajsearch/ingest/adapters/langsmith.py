@@ -1,36 +1,54 @@
-"""``langsmith``: LangSmith run exports (``client.list_runs`` / the export API), flat runs or run trees.
+"""``langsmith``: LangSmith runs: SDK ingest payloads, run exports and run trees, with their feedback.
 
-Records: one run per line (or a JSON array of runs), each with ``id``,
-``trace_id``, ``parent_run_id``, ``run_type``, ``name``, ``inputs``,
-``outputs``, ``error``, ``start_time``, ``end_time``; a run tree nests its
-children in ``child_runs``. Runs are grouped into one trajectory per trace
-(``trace_id``; else the root id at the head of ``dotted_order``; else the run's
-own id), across every file of the input; ``group_by="conversation"`` merges
-the traces of one thread (``extra.metadata.thread_id`` / ``session_id`` /
-``conversation_id``).
+Records, any mix (one per line, a JSON array, or one object per file):
+- the SDK's batch ingest payload ``{"post": [RunCreate...], "patch":
+  [RunUpdate...]}`` (``Client.batch_ingest_runs``; ``multipart_ingest`` sends
+  the same runs as ``post.<id>`` / ``patch.<id>`` parts): a run is created by a
+  ``post`` (``id``, ``trace_id``, ``dotted_order``, ``parent_run_id``,
+  ``name``, ``run_type``, ``start_time``, ``inputs``, ``extra``, ``tags``,
+  ``session_name``) and completed by a ``patch`` (``end_time``, ``outputs``,
+  ``error``, ``events``, ``extra``) of the same id, in the same payload or a
+  later one; a patch without ``id`` (langsmith-js) is identified by the last
+  segment of its ``dotted_order``;
+- runs as ``client.list_runs`` / the export API give them, one per line (or
+  ``{"runs": [...]}``), with ``id``, ``trace_id``, ``parent_run_id``,
+  ``dotted_order``, ``run_type``, ``name``, ``inputs``, ``outputs``,
+  ``error``, ``start_time``, ``end_time``, ``feedback_stats``; a run tree nests
+  its children in ``child_runs``;
+- feedback as ``client.list_feedback`` gives it: ``run_id``, ``trace_id``,
+  ``key``, ``score``, ``value``, ``comment``.
+``dotted_order`` (``<%Y%m%dT%H%M%S%fZ><run id>`` per level, root first) fills
+a missing id, parent, trace id or start time. Runs are grouped into one
+trajectory per trace (``trace_id``; else the root of ``dotted_order``; else the
+run's own id), across every file of the input; ``group_by="conversation"``
+merges the traces of one thread (``extra.metadata.thread_id`` /
+``session_id`` / ``conversation_id``).
 
 Mapping
-- run role by ``run_type``: ``tool`` = step, ``llm`` = model call,
-  ``retriever`` = step, ``chain`` = container (``prompt`` / ``parser`` /
-  ``embedding`` are ignored).
+- run role by ``run_type``: ``tool`` = step, ``llm`` / ``chat_model`` =
+  model call, ``retriever`` = step, ``chain`` = container (``prompt`` /
+  ``parser`` / ``embedding`` are ignored).
 - steps: one per ``tool`` run: action = ``name``, arguments = ``inputs``
-  (``inputs.input`` JSON-decoded when that is all there is), observation =
-  ``outputs.output`` (else all outputs as JSON), error = the last exception
-  line of ``error`` (a traceback). The thought is the text of the ``llm`` run
-  whose output message requested the call (``tool_calls`` in the
-  LangChain/OpenAI message of ``outputs.generations`` or ``outputs.choices``);
-  model text requesting no tool is a ``respond`` step.
-- task: the root run's ``inputs`` (``input`` / ``question`` / ``query`` /
-  ``task`` / the first human message of ``messages``), else the first user
-  message of the first ``llm`` run.
+  (``inputs.input`` decoded when that is all there is), observation =
+  ``outputs.output`` (a LangChain ``ToolMessage``'s content, whose
+  ``tool_call_id`` ties it to the model call and ``status: error`` marks it
+  failed), error = the last exception line of ``error`` (a traceback). Model
+  outputs (Chat Completions ``choices``, LangChain ``generations``, Anthropic
+  ``content``, Responses ``output``) give the thought of the tool steps they
+  requested, or a ``respond`` step when they requested none.
+- task: the root run's inputs (``messages``, ``input`` / ``question`` /
+  ``query`` ...), else the first user message of the earliest model call.
 - trajectory_id = ``ls:<trace_id>``; task_id = the root's
-  ``reference_example_id`` (the dataset example it ran on); tags and
-  ``extra.metadata`` of the root are kept in metadata.
-- outcome: feedback on the root (``feedback_stats`` ``{key: {"avg": ..}}`` or a
-  ``feedback`` list ``[{key, score, value, comment}]``): a pass/fail value, or an
-  average of exactly 1/0 on a success/correctness key, decides; else an
-  ``error`` on the root run -> failure (infra_error for timeouts, rate limits,
-  5xx, connection errors); else ``unknown``.
+  ``reference_example_id``; model_id = ``invocation_params.model``, the
+  request's ``model``, ``ls_model_name``, else the response's ``model``;
+  tags, project and ``extra.metadata`` of the root go to metadata.
+- outcome: feedback on the root run (``feedback_stats`` ``{key: {"avg": ..}}``,
+  a ``feedback`` list, or feedback records) decides only when its key is
+  success / correctness / reward-like (a pass/fail value, or a score that is
+  also the reward, fractional ones against the operator's threshold); other
+  feedback stays in metadata. Else an ``error`` on the root run -> failure
+  (infra_error for timeouts, rate limits, 5xx, connection errors); else
+  ``unknown``.
 """
 
 from __future__ import annotations
@@ -38,32 +56,212 @@ from __future__ import annotations
 import re
 from typing import Any, Iterator
 
+from trajsearch.model import Trajectory
+
 from ._common import Context, RecordError, decisive_line
-from ._spans import (
-    Evaluation,
-    Node,
-    SpanFormat,
-    iso_seconds,
-    maybe_json,
-    normalise_messages,
-    text_of,
+from ._spans import Node, iso_seconds, text_of
+from ._spans import trajectory_id as _span_trajectory_id
+from ._vendor import (
+    Score,
+    as_list,
+    call_args_text,
+    call_id,
+    decode,
+    first_user_text,
+    instruction,
+    is_empty,
+    message_dicts,
+    output_dicts,
+    result_text,
+    trajectory,
 )
 
 NAME = "langsmith"
 #: Searched in a file's first 64 KiB when no record can be parsed from them (see ``detect``).
-SIGNATURE = re.compile(r'"run_type"\s*:\s*"(?:chain|llm|tool|retriever|prompt|parser|embedding)"')
+SIGNATURE = re.compile(
+    r'"run_type"\s*:\s*"(?:chain|llm|tool|retriever|prompt|parser|embedding|chat_model)"'
+    r'|"(?:post|patch)"\s*:\s*\[\s*\{[\s\S]*"dotted_order"'
+)
 GROUPED = True
 ID_PREFIX = "ls"
-_FORMAT = SpanFormat(NAME, ID_PREFIX)
 _ROLES = {"tool": "tool", "llm": "llm", "chat_model": "llm", "retriever": "retriever", "chain": "chain"}
-_DOTTED_ROOT = re.compile(r"^\d{8}T\d{6,}Z([0-9a-fA-F-]{36})")
+_DOTTED = re.compile(r"(\d{8}T\d{6,}Z)([0-9a-fA-F-]{36})")
 _THREAD_KEYS = ("thread_id", "session_id", "conversation_id")
+#: Node.info keys for the adapter's own use (all start with "_"), removed before a group is assembled.
+_RUN, _SCORES = "_run", "_scores"
+
+
+def _dotted(run: dict[str, Any]) -> list[tuple[str, str]]:
+    """``dotted_order`` as ``[(time, run id), ...]`` from the root down to the run itself."""
+    value = run.get("dotted_order")
+    return _DOTTED.findall(value) if isinstance(value, str) else []
+
+
+def _is_run(record: dict[str, Any]) -> bool:
+    return ("run_type" in record and ("id" in record or "dotted_order" in record) and
+            ("inputs" in record or "outputs" in record or "start_time" in record))
+
+
+def _is_batch(record: dict[str, Any]) -> bool:
+    lists = [record[k] for k in ("post", "patch") if k in record]
+    return bool(lists) and all(isinstance(v, list) for v in lists) and any(
+        isinstance(r, dict) and ("dotted_order" in r or "trace_id" in r or "run_type" in r) for v in lists for r in v[:5])
+
+
+def _is_feedback(record: dict[str, Any]) -> bool:
+    return "run_id" in record and "key" in record and "run_type" not in record and any(
+        k in record for k in ("score", "value", "comment", "correction"))
 
 
 def matches(record: Any) -> bool:
-    return isinstance(record, dict) and "run_type" in record and "id" in record and (
-        "inputs" in record or "outputs" in record
+    if not isinstance(record, dict):
+        return False
+    if _is_run(record) or _is_batch(record) or _is_feedback(record):
+        return True
+    runs = record.get("runs")
+    return isinstance(runs, list) and bool(runs) and isinstance(runs[0], dict) and _is_run(runs[0])
+
+
+# -- runs -> nodes -----------------------------------------------------------------------
+
+
+def _completed(run: dict[str, Any]) -> dict[str, Any]:
+    """A run with what ``dotted_order`` says filled in: id, parent, trace id, start time."""
+    path = _dotted(run)
+    out = dict(run)
+    if not out.get("id") and path:
+        out["id"] = path[-1][1]
+    if not out.get("parent_run_id") and len(path) > 1:
+        out["parent_run_id"] = path[-2][1]
+    if not out.get("trace_id") and path:
+        out["trace_id"] = path[0][1]
+    if not out.get("start_time") and path:
+        stamp = path[-1][0]  # 20241013T070537170001Z
+        out["start_time"] = f"{stamp[:4]}-{stamp[4:6]}-{stamp[6:8]}T{stamp[9:11]}:{stamp[11:13]}:{stamp[13:15]}." \
+                            f"{stamp[15:-1]}+00:00"
+    return out
+
+
+def _merge(base: dict[str, Any], update: dict[str, Any]) -> dict[str, Any]:
+    """A run's create and its update: the update's non-empty fields win; ``extra.metadata`` is merged."""
+    out = dict(base)
+    for key, value in update.items():
+        if is_empty(value) or (key == "start_time" and not is_empty(out.get(key))):
+            continue  # an update's start_time may be derived from its dotted order: the create's is exact
+        if key == "extra" and isinstance(value, dict) and isinstance(out.get("extra"), dict):
+            old, new = out["extra"].get("metadata"), value.get("metadata")
+            meta = {**(old if isinstance(old, dict) else {}), **(new if isinstance(new, dict) else {})}
+            out["extra"] = {**out["extra"], **value, "metadata": meta}
+        else:
+            out[key] = value
+    return out
+
+
+def _scores_of(run: dict[str, Any]) -> list[dict[str, Any]]:
+    """``feedback_stats`` and a ``feedback`` list of a run, as scores about that run."""
+    target = str(run.get("id")) if run.get("id") else None
+    out = []
+    stats = decode(run.get("feedback_stats"))
+    for key, stat in (stats.items() if isinstance(stats, dict) else []):
+        if isinstance(stat, dict):
+            avg = stat.get("avg")
+            values = stat.get("values") or {}
+            label = next(iter(values)) if isinstance(values, dict) and len(values) == 1 else None
+            number = float(avg) if isinstance(avg, (int, float)) and not isinstance(avg, bool) else None
+            out.append(Score(str(key), number, label, None, None, target).to_json())
+    for fb in as_list(run.get("feedback")):
+        if isinstance(fb, dict) and (score := _feedback_score(fb, target)) is not None:
+            out.append(score.to_json())
+    return out
+
+
+def _feedback_score(fb: dict[str, Any], target: str | None) -> Score | None:
+    if not fb.get("key"):
+        return None
+    score, value = fb.get("score"), fb.get("value")
+    number = float(score) if isinstance(score, (int, float)) and not isinstance(score, bool) else \
+        (1.0 if score is True else 0.0 if score is False else None)
+    source = fb.get("feedback_source")
+    return Score(str(fb["key"]), number, value if isinstance(value, str) else None, fb.get("comment") or None,
+                 (source.get("type") if isinstance(source, dict) else None), target)
+
+
+def _tool_output(outputs: Any) -> tuple[Any, str | None, str | None]:
+    """(result, call id, error) of a tool run's outputs; a LangChain ``ToolMessage`` gives all three."""
+    out = outputs
+    if isinstance(out, dict) and out and set(out) <= {"output", "documents"}:
+        out = next(iter(out.values()))
+    decoded = decode(out)
+    if isinstance(decoded, dict):
+        msg = decoded
+        if isinstance(msg.get("kwargs"), dict) and isinstance(msg.get("id"), list) and msg["id"]:  # "lc" form
+            msg = dict(msg["kwargs"], type=str(msg["id"][-1]).lower().removesuffix("message"))
+        if "content" in msg and (msg.get("type") == "tool" or "tool_call_id" in msg):
+            content = decode(msg["content"])
+            error = text_of(content) if str(msg.get("status") or "").lower() == "error" else None
+            return content, call_id(msg.get("tool_call_id")), error
+    return out, None, None
+
+
+def _model(run: dict[str, Any], inputs: Any, outputs: Any) -> str | None:
+    extra = run.get("extra") if isinstance(run.get("extra"), dict) else {}
+    invocation = extra.get("invocation_params") if isinstance(extra.get("invocation_params"), dict) else {}
+    meta = extra.get("metadata") if isinstance(extra.get("metadata"), dict) else {}
+    for value in (invocation.get("model"), invocation.get("model_name"),
+                  inputs.get("model") if isinstance(inputs, dict) else None, meta.get("ls_model_name"),
+                  outputs.get("model") if isinstance(outputs, dict) else None):
+        if isinstance(value, str) and value.strip():
+            return value.strip()
+    return None
+
+
+def _node(run: dict[str, Any], seq: int) -> Node:
+    run = _completed(run)
+    if not run.get("id"):
+        raise RecordError("LangSmith run without 'id' (and no 'dotted_order' to take it from)")
+    role = _ROLES.get(str(run.get("run_type") or "").lower(), "other")
+    inputs, outputs = decode(run.get("inputs")), decode(run.get("outputs"))
+    error = run.get("error")
+    node = Node(
+        id=str(run["id"]), parent=str(run["parent_run_id"]) if run.get("parent_run_id") else None,
+        role=role, name=str(run.get("name") or role), seq=seq,
+        start=iso_seconds(run.get("start_time")), end=iso_seconds(run.get("end_time")),
+        error=(decisive_line(error) or error.strip()[:600]) if isinstance(error, str) and error.strip() else None,
+        input_text=None if is_empty(inputs) else text_of(inputs),
+        output_text=None if is_empty(outputs) else text_of(outputs),
+        info={_SCORES: _scores_of(run)} if run.get("feedback_stats") or run.get("feedback") else {},
     )
+    if role in ("tool", "retriever"):
+        node.tool = node.name
+        args = inputs
+        if isinstance(inputs, dict) and len(inputs) == 1 and set(inputs) <= {"input", "tool_input"}:
+            args = decode(next(iter(inputs.values())), literal=True)  # LangChain records str(kwargs) as "input"
+        node.arguments = args
+        result, result_call, result_error = _tool_output(outputs)
+        node.result = result_text(result)
+        extra = run.get("extra") if isinstance(run.get("extra"), dict) else {}
+        meta = extra.get("metadata") if isinstance(extra.get("metadata"), dict) else {}
+        node.call_id = call_id(meta.get("tool_call_id") or result_call)
+        if result_error and not node.error:
+            node.error = result_error
+    elif role == "llm":
+        node.input_messages = message_dicts(inputs)
+        if isinstance(outputs, dict) and set(outputs) == {"output"}:
+            outputs = outputs["output"]  # a @traceable model function's return value
+        node.output_messages = output_dicts(outputs)
+        node.model = _model(run, inputs, outputs)
+    if not run.get("parent_run_id"):
+        extra = run.get("extra") if isinstance(run.get("extra"), dict) else {}
+        meta = extra.get("metadata") if isinstance(extra.get("metadata"), dict) else {}
+        node.info.update({k: v for k, v in {
+            "task_id": str(run["reference_example_id"]) if run.get("reference_example_id") else None,
+            "tags": run.get("tags") or None,
+            "project": run.get("session_name") or run.get("session_id"),
+            "conversation_id": next((str(meta[k]) for k in _THREAD_KEYS if meta.get(k)), None),
+            "run_metadata": {k: v for k, v in meta.items()
+                             if isinstance(v, (str, int, float, bool)) and not k.startswith("ls_")} or None,
+        }.items() if v})
+    return node
 
 
 def _trace_id(run: dict[str, Any], inherited: str | None) -> str:
@@ -71,117 +269,132 @@ def _trace_id(run: dict[str, Any], inherited: str | None) -> str:
         return str(run["trace_id"])
     if inherited:
         return inherited
-    if isinstance(run.get("dotted_order"), str) and (m := _DOTTED_ROOT.match(run["dotted_order"])):
-        return m.group(1)
+    path = _dotted(run)
+    if path:
+        return path[0][1]
     return str(run.get("parent_run_id") or run["id"])
 
 
-def _llm_messages(value: Any) -> list[dict[str, Any]]:
-    value = maybe_json(value)
-    if isinstance(value, dict):
-        if "generations" in value:
-            gens = value["generations"]
-            gens = gens[0] if gens and isinstance(gens[0], list) else gens
-            return [m for g in gens or [] if isinstance(g, dict)
-                    for m in normalise_messages([g.get("message") or {"role": "assistant", "content": g.get("text", "")}])]
-        if "choices" in value:
-            return [m for c in value["choices"] or [] if isinstance(c, dict) for m in normalise_messages([c.get("message") or {}])]
-        for key in ("messages", "prompts", "output", "input"):
-            if key in value:
-                msgs = normalise_messages(value[key] if key != "prompts" else [{"role": "user", "content": p} for p in value[key]])
-                if key == "output":
-                    msgs = [dict(m, role="assistant") if m["role"] == "user" else m for m in msgs]
-                return msgs
-    return normalise_messages(value) if isinstance(value, list) else []
-
-
-def _evaluations(run: dict[str, Any]) -> list[dict[str, Any]]:
-    out = []
-    for key, stats in (run.get("feedback_stats") or {}).items():
-        if isinstance(stats, dict):
-            avg = stats.get("avg")
-            label = None
-            values = stats.get("values") or {}
-            if isinstance(values, dict) and len(values) == 1:
-                label = next(iter(values))
-            out.append(vars(Evaluation(str(key), label, float(avg) if isinstance(avg, (int, float)) else None)))
-    for fb in run.get("feedback") or []:
-        if isinstance(fb, dict) and fb.get("key"):
-            score = fb.get("score")
-            value = fb.get("value")
-            out.append(vars(Evaluation(
-                str(fb["key"]), str(value) if isinstance(value, str) else None,
-                float(score) if isinstance(score, (int, float)) and not isinstance(score, bool) else
-                (1.0 if score is True else 0.0 if score is False else None),
-                fb.get("comment"),
-            )))
-    return out
-
-
-def _node(run: dict[str, Any], seq: int) -> Node:
-    if not run.get("id"):
-        raise RecordError("run without 'id'")
-    role = _ROLES.get(str(run.get("run_type") or "").lower(), "other")
-    inputs, outputs = run.get("inputs"), run.get("outputs")
-    error = run.get("error")
-    node = Node(
-        id=str(run["id"]), parent=str(run["parent_run_id"]) if run.get("parent_run_id") else None,
-        role=role, name=str(run.get("name") or role), seq=seq,
-        start=iso_seconds(run.get("start_time")), end=iso_seconds(run.get("end_time")),
-        error=(decisive_line(error) or error.strip()[:600]) if isinstance(error, str) and error.strip() else None,
-        evaluations=_evaluations(run),
-    )
-    if role in ("tool", "retriever"):
-        node.tool = node.name
-        args = inputs
-        if isinstance(inputs, dict) and set(inputs) <= {"input", "tool_input", "query"} and len(inputs) == 1:
-            args = maybe_json(next(iter(inputs.values())))
-        node.arguments = args
-        if isinstance(outputs, dict) and set(outputs) <= {"output", "documents"} and outputs:
-            out = next(iter(outputs.values()))
-            if isinstance(out, dict) and "content" in out:  # a serialised ToolMessage
-                out = out["content"]
-            node.result = text_of(out)
-        elif outputs is not None:
-            node.result = text_of(outputs)
-        node.call_id = (run.get("extra") or {}).get("metadata", {}).get("tool_call_id") if isinstance(run.get("extra"), dict) else None
-    elif role == "llm":
-        node.input_messages = _llm_messages(inputs)
-        node.output_messages = _llm_messages(outputs)
-        invocation = ((run.get("extra") or {}).get("invocation_params") or {}) if isinstance(run.get("extra"), dict) else {}
-        meta = ((run.get("extra") or {}).get("metadata") or {}) if isinstance(run.get("extra"), dict) else {}
-        node.model = invocation.get("model") or invocation.get("model_name") or meta.get("ls_model_name")
-    node.input_text = text_of(inputs) if inputs is not None else None
-    node.output_text = text_of(outputs) if outputs is not None else None
-    if not run.get("parent_run_id"):
-        meta = ((run.get("extra") or {}).get("metadata") or {}) if isinstance(run.get("extra"), dict) else {}
-        node.info = {k: v for k, v in {
-            "task_id": str(run["reference_example_id"]) if run.get("reference_example_id") else None,
-            "tags": run.get("tags") or None,
-            "project": run.get("session_name") or run.get("session_id"),
-            "conversation_id": next((str(meta[k]) for k in _THREAD_KEYS if meta.get(k)), None),
-            "run_metadata": {k: v for k, v in meta.items() if isinstance(v, (str, int, float, bool))} or None,
-        }.items() if v}
-    return node
+def _tree(record: dict[str, Any], seq: int, raw: bool) -> Iterator[tuple[str, Node, str | None]]:
+    """A run and the runs nested in its ``child_runs``, depth first."""
+    stack: list[tuple[dict[str, Any], str | None]] = [(_completed(record), None)]
+    n = seq
+    while stack:
+        run, inherited = stack.pop()
+        if not run.get("id"):
+            raise RecordError("LangSmith run without 'id' (and no 'dotted_order' to take it from)")
+        trace = _trace_id(run, inherited)
+        node = _node(run, n)
+        if raw:  # a create or update of the ingest API: another record may complete it
+            node.info[_RUN] = {k: v for k, v in run.items() if k != "child_runs"}
+        n += 1
+        yield trace, node, node.info.get("conversation_id")
+        for child in reversed(as_list(run.get("child_runs"))):
+            if isinstance(child, dict):
+                stack.append((_completed(dict(child, parent_run_id=child.get("parent_run_id") or run["id"])), trace))
 
 
 def nodes(record: Any, ctx: Context, seq: int = 0) -> Iterator[tuple[str, Node, str | None]]:
     if not isinstance(record, dict):
-        raise RecordError(f"expected a run object, got {type(record).__name__}")
-    stack: list[tuple[dict[str, Any], str | None]] = [(record, None)]
+        raise RecordError(f"expected a LangSmith run, ingest payload or feedback object, got {type(record).__name__}")
     n = seq
-    while stack:
-        run, inherited = stack.pop()
-        trace = _trace_id(run, inherited)
-        node = _node(run, n)
-        n += 1
-        yield trace, node, node.info.get("conversation_id")
-        for child in reversed(run.get("child_runs") or []):
-            if isinstance(child, dict):
-                child.setdefault("parent_run_id", run["id"])
-                stack.append((child, trace))
+    if _is_batch(record):
+        runs: dict[str, dict[str, Any]] = {}
+        order: list[str] = []
+        for op in ("post", "patch"):
+            for raw in as_list(record.get(op)):
+                if not isinstance(raw, dict):
+                    raise RecordError(f"LangSmith ingest payload: a '{op}' entry is {type(raw).__name__}, not a run")
+                run = _completed(raw)
+                if not run.get("id"):
+                    raise RecordError(f"LangSmith ingest payload: a '{op}' run without 'id' or 'dotted_order'")
+                key = str(run["id"])
+                if key not in runs:
+                    order.append(key)
+                runs[key] = _merge(runs[key], run) if key in runs else run
+        for key in order:
+            for item in _tree(runs[key], n, raw=True):
+                n = max(n, item[1].seq) + 1
+                yield item
+        return
+    if _is_feedback(record):
+        score = _feedback_score(record, str(record["run_id"]))
+        if score is not None:
+            trace = str(record.get("trace_id") or record["run_id"])
+            yield trace, Node(id=f"feedback:{record.get('id') or n}", parent=str(record["run_id"]), role="evaluator",
+                              name=score.name, seq=n, info={_SCORES: [score.to_json()]}), None
+        return
+    runs_list = record.get("runs") if isinstance(record.get("runs"), list) and not _is_run(record) else [record]
+    for run in runs_list:
+        if not isinstance(run, dict):
+            raise RecordError(f"expected a LangSmith run object, got {type(run).__name__}")
+        for item in _tree(run, n, raw=False):
+            n = max(n, item[1].seq) + 1
+            yield item
 
 
-# Grouped runs become a trajectory like any span format's: see ``_spans.SpanFormat``.
-trajectory_id = _FORMAT.trajectory_id
-assemble_trajectory = _FORMAT.assemble_trajectory
+# -- grouped nodes -> a trajectory -------------------------------------------------------
+
+
+def _merged(group: list[Node]) -> list[Node]:
+    """A run created in one payload and completed in another: one node from the merged run."""
+    by_id: dict[str, list[Node]] = {}
+    for node in group:
+        by_id.setdefault(node.id, []).append(node)
+    if all(len(v) == 1 for v in by_id.values()):
+        return group
+    out = []
+    for versions in by_id.values():
+        versions = sorted(versions, key=lambda v: v.seq)
+        raws = [v.info.get(_RUN) for v in versions]
+        if len(versions) == 1 or not all(isinstance(r, dict) for r in raws):
+            out.append(versions[-1])
+            continue
+        run: dict[str, Any] = {}
+        for raw in raws:
+            run = _merge(run, raw)
+        out.append(_node(run, versions[0].seq))
+    return out
+
+
+def _task(group: list[Node], root: Node) -> str:
+    ordered = sorted(group, key=lambda n: (n.start if n.start is not None else float("inf"), n.seq))
+    if root.role == "llm" and (text := first_user_text(root.input_messages)):
+        return text
+    if text := instruction(root.input_text):
+        return text
+    for node in ordered:
+        if node.role == "llm" and (text := first_user_text(node.input_messages)):
+            return text
+        if node.role == "chain" and (text := instruction(node.input_text)):
+            return text
+    if text := call_args_text(root.input_text):
+        return text
+    if root.input_text and root.input_text.strip():
+        return root.input_text.strip()  # inputs with no recognisable instruction: keep what the run received
+    raise RecordError(f"no task: the root run {root.name!r} has no inputs and no model call has a user message")
+
+
+def trajectory_id(key: str, by: str = "trace") -> str:
+    return _span_trajectory_id(ID_PREFIX, key, by)
+
+
+def assemble_trajectory(key: str, group: list[Node], ctx: Context, by: str = "trace") -> Trajectory:
+    group = _merged(group)
+    raw_scores = [(n, s) for n in group for s in n.info.get(_SCORES) or []]
+    for n in group:
+        for k in [k for k in n.info if k.startswith("_")]:
+            del n.info[k]
+    group = [n for n in group if n.role != "evaluator"]
+    if not group:
+        raise RecordError(f"trace {key}: only feedback, none of its runs")
+    ids = {n.id for n in group}
+    roots = sorted((n for n in group if n.parent is None or n.parent not in ids),
+                   key=lambda n: (n.start if n.start is not None else float("inf"), n.seq))
+    root = roots[0]
+    root_ids = {n.id for n in roots if n.parent is None} or {root.id}
+    scores = [Score(**dict(s, target=None if s.get("target") in root_ids or s.get("target") is None else s["target"]))
+              for _n, s in raw_scores]
+    task = _task(group, root)
+    return trajectory(NAME, ID_PREFIX, key, group, ctx, by=by, task=task, scores=scores,
+                      task_id=root.info.get("task_id"))
