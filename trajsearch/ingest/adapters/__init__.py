@@ -29,13 +29,31 @@ from typing import Any
 
 from trajsearch.model import Trajectory
 
-from . import atif, langfuse, langsmith, mini_swe_agent, native, openinference, otel_genai, swe_agent, tau_bench
+from . import (
+    atif,
+    claude_code,
+    codex_cli,
+    gemini_cli,
+    langfuse,
+    langsmith,
+    mini_swe_agent,
+    native,
+    openhands,
+    openinference,
+    otel_genai,
+    swe_agent,
+    tau_bench,
+)
 from ._common import DEFAULT_TENANT, Context, RecordError
 
 #: Detection order: the first adapter whose ``matches`` accepts a record names its format.
 ADAPTERS: dict[str, ModuleType] = {
     m.NAME: m
-    for m in (native, mini_swe_agent, tau_bench, swe_agent, atif, langsmith, langfuse, openinference, otel_genai)
+    for m in (
+        native, mini_swe_agent, tau_bench, swe_agent, atif,
+        claude_code, codex_cli, gemini_cli, openhands,  # coding-agent CLI session files
+        langsmith, langfuse, openinference, otel_genai,
+    )
 }
 FORMATS: tuple[str, ...] = tuple(ADAPTERS)
 
