@@ -157,3 +157,23 @@ def first_time(*candidates: Any) -> datetime | None:
 def prompt_list(prompts: list[str], limit: int = 20) -> list[str]:
     """Later user prompts of a session, each shortened, for metadata."""
     return [short(p, 500, keep="head") for p in prompts[:limit]]
+
+
+def as_str(value: Any) -> str | None:
+    """``value`` if it is a string, else None (a field of the wrong type is treated as missing)."""
+    return value if isinstance(value, str) else None
+
+
+def as_dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def as_list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def as_key(value: Any) -> str | int | None:
+    """An id usable as a dict key: a string or an integer, else None."""
+    if isinstance(value, bool):
+        return None
+    return value if isinstance(value, (str, int)) else None

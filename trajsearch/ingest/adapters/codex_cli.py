@@ -59,7 +59,9 @@ from trajsearch.model import Failure, Outcome, Trajectory
 
 from ._agent_cli import (
     as_int,
+    as_key,
     as_records,
+    as_str,
     error_line,
     exit_code_error,
     finish_steps,
@@ -101,7 +103,7 @@ _FAILED_REPLY = re.compile(
 def matches(record: Any) -> bool:
     if not isinstance(record, dict):
         return False
-    kind = record.get("type")
+    kind = as_str(record.get("type"))
     if kind in ENVELOPE and isinstance(record.get("payload"), dict):
         return True
     # a rollout written before the {type, payload} envelope starts with its bare session meta
@@ -209,11 +211,9 @@ class _Rollout:
 
     def call(self, payload: dict[str, Any], at: Any) -> None:
         kind = payload["type"]
-        call_id = payload.get("call_id") or payload.get("id")
+        call_id = as_key(payload.get("call_id")) or as_key(payload.get("id"))
         if kind == "function_call":
             action, arguments = payload.get("name") or "function", json_arguments(payload.get("arguments"))
-            if payload.get("namespace") and isinstance(payload.get("namespace"), str):
-                action = f"{payload['namespace']}.{action}" if "." not in str(action) else action
         elif kind == "custom_tool_call":
             action, arguments = payload.get("name") or "custom_tool", json_arguments(payload.get("input"))
         elif kind == "local_shell_call":
@@ -239,7 +239,7 @@ class _Rollout:
         if kind == "web_search_call" and payload.get("status") not in (None, "completed"):
             step["error"] = f"web search {payload.get('status')}"
         if kind == "image_generation_call":
-            step["observation"] = payload.get("status")
+            step["observation"] = as_str(payload.get("status"))
         self.steps.append(step)
         if call_id:
             self.by_call[str(call_id)] = step
@@ -262,7 +262,7 @@ def _event_errors(events: list[dict[str, Any]]) -> dict[str, str]:
         call_id = ev.get("call_id")
         if not call_id:
             continue
-        kind = ev.get("type")
+        kind = as_str(ev.get("type"))
         if kind == "exec_command_end":
             code = as_int(ev.get("exit_code"))
             if code not in (None, 0):
@@ -295,7 +295,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     event_prompts: list[str] = []
     for kind, payload, at in lines:
         if kind == "response_item":
-            item = payload.get("type")
+            item = as_str(payload.get("type"))
             if item == "message":
                 role = payload.get("role")
                 text = _message_text(payload)
@@ -311,7 +311,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
             elif item in OUTPUTS:
                 rollout.output(payload, at)
         elif kind == "event_msg":
-            ev = payload.get("type")
+            ev = as_str(payload.get("type"))
             if ev == "user_message":
                 text = str(payload.get("message") or "").strip()
                 if text and payload.get("kind") in (None, "plain") and not _INJECTED.match(text):
@@ -346,7 +346,8 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
 
     git = meta.get("git") if isinstance(meta.get("git"), dict) else {}
     first_ctx = contexts[0] if contexts else {}
-    models = [str(c["model"]) for c in contexts if c.get("model")] or ([str(meta["model"])] if meta.get("model") else [])
+    models = [str(c["model"]) for c in contexts if c.get("model")]
+    models = models or ([str(meta["model"])] if meta.get("model") else [])
     sandbox = first_ctx.get("sandbox_policy")
     tokens = next((e["info"]["total_token_usage"].get("total_tokens") for e in reversed(events)
                    if e.get("type") == "token_count" and isinstance(e.get("info"), dict)
@@ -363,7 +364,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
         "source": meta.get("source") if isinstance(meta.get("source"), str) else None,
         "model_provider": meta.get("model_provider"),
         "forked_from_id": meta.get("forked_from_id"),
-        "approval_policy": first_ctx.get("approval_policy") if isinstance(first_ctx.get("approval_policy"), str) else None,
+        "approval_policy": as_str(first_ctx.get("approval_policy")),
         "sandbox": (sandbox.get("type") or sandbox.get("mode")) if isinstance(sandbox, dict) else sandbox,
         "total_tokens": tokens,
         "user_prompts": prompt_list(prompts[1:]) or None,

@@ -17,7 +17,8 @@ Two layouts, both read:
   message and everything after it), replayed here as the CLI's loader does.
 
 Mapping
-- task: the first ``user`` message whose text is a prompt: not empty, not a
+- task: the first ``user`` message whose text (its ``displayContent`` -- what
+  the user typed -- when recorded, else ``content``) is a prompt: not empty, not a
   ``/`` or ``?`` command, not ``<session_context>``/``<hook_context>``
   injection, not a tool response. Later prompts go to ``metadata.user_prompts``.
 - steps: each ``gemini`` message's ``toolCalls`` entry is a step (action =
@@ -51,7 +52,10 @@ from trajsearch.model import Failure, Outcome, Trajectory
 
 from ._agent_cli import (
     as_int,
+    as_key,
+    as_list,
     as_records,
+    as_str,
     exit_code_error,
     finish_steps,
     first_time,
@@ -74,7 +78,9 @@ _SHELL_ERROR = re.compile(r"^Error:\s*(.+?)\s*$", re.M)
 _TRAILER = re.compile(r"^(?:Exit Code|Signal|Background PIDs|Process Group PGID):")
 #: The shell tool's own report lines around a command's output (``Command:``, ``Exit Code:``, ...).
 _SHELL_HEADER = re.compile(
-    r"^(?:Command|Directory|Exit Code|Signal|Background PIDs|Process Group PGID):.*$|^Error: \(none\)$|^Output: ?", re.M)
+    r"^(?:Command|Directory|Exit Code|Signal|Background PIDs|Process Group PGID):.*$|^Error: \(none\)$|^Output: ?",
+    re.M,
+)
 FAILED = frozenset({"error", "cancelled"})
 
 
@@ -93,7 +99,7 @@ def _replay(document: Any) -> tuple[dict[str, Any], list[dict[str, Any]]]:
         messages: dict[str, dict[str, Any]] = {}
         for n, msg in enumerate(document["messages"]):
             if isinstance(msg, dict):
-                messages[str(msg.get("id") or f"#{n}")] = msg
+                messages[str(as_key(msg.get("id")) or f"#{n}")] = msg
         return meta, list(messages.values())
     meta = {}
     messages = {}
@@ -105,16 +111,16 @@ def _replay(document: Any) -> tuple[dict[str, Any], list[dict[str, Any]]]:
         elif isinstance(rec.get("$set"), dict):
             update = rec["$set"]
             if isinstance(update.get("messages"), list):
-                messages = {str(m.get("id") or f"#{n}.{i}"): m for i, m in enumerate(update["messages"])
+                messages = {str(as_key(m.get("id")) or f"#{n}.{i}"): m for i, m in enumerate(update["messages"])
                             if isinstance(m, dict)}
             meta.update({k: v for k, v in update.items() if k != "messages"})
         elif isinstance(rec.get("id"), str) and ("type" in rec or "content" in rec):
             messages[rec["id"]] = rec
         elif isinstance(rec.get("sessionId"), str):
             meta.update({k: v for k, v in rec.items() if k != "messages"})
-            for i, m in enumerate(rec.get("messages") or []):
+            for i, m in enumerate(as_list(rec.get("messages"))):
                 if isinstance(m, dict):
-                    messages[str(m.get("id") or f"#{n}.{i}")] = m
+                    messages[str(as_key(m.get("id")) or f"#{n}.{i}")] = m
     return meta, list(messages.values())
 
 
@@ -179,7 +185,7 @@ def _display(value: Any) -> str | None:
 
 
 def _call_error(status: Any, text: str, errors: list[str], display: str | None) -> str | None:
-    if status in FAILED:
+    if as_str(status) in FAILED:
         detail = errors[0] if errors else (display or text)
         if status == "cancelled":
             return short(f"cancelled: {detail}", 300) if detail else "cancelled by the user"
@@ -200,9 +206,10 @@ def _call_error(status: Any, text: str, errors: list[str], display: str | None) 
 
 def _thoughts(message: dict[str, Any]) -> list[str]:
     out = []
-    for thought in message.get("thoughts") or []:
+    for thought in as_list(message.get("thoughts")):
         if isinstance(thought, dict):
-            subject, description = str(thought.get("subject") or "").strip(), str(thought.get("description") or "").strip()
+            subject = str(thought.get("subject") or "").strip()
+            description = str(thought.get("description") or "").strip()
             text = f"**{subject}** {description}".strip() if subject else description
             if text:
                 out.append(text)
@@ -256,6 +263,9 @@ class _Recording:
         text = "\n".join(texts).strip()
         if not text:
             return
+        # what the user typed, before ``@file`` references were expanded into the content
+        shown = _text_of(message.get("displayContent")).strip() if message.get("displayContent") else ""
+        text = shown or text
         self.flush()
         if _IGNORED_PROMPT.match(text):
             if text.startswith("/"):
@@ -271,7 +281,7 @@ class _Recording:
             self.tokens += int(tokens["total"])
         at = message.get("timestamp")
         self.thought.extend(_thoughts(message))
-        calls = [c for c in message.get("toolCalls") or [] if isinstance(c, dict)]
+        calls = [c for c in as_list(message.get("toolCalls")) if isinstance(c, dict)]
         known = {str(c.get("id")) for c in calls if c.get("id")}
         texts = []
         for part in _parts(message.get("content") if "content" in message else message.get("parts")):

@@ -53,7 +53,11 @@ from typing import Any
 from trajsearch.model import Failure, Outcome, Trajectory
 
 from ._agent_cli import (
+    as_dict,
     as_int,
+    as_key,
+    as_list,
+    as_str,
     exit_code_error,
     finish_steps,
     first_time,
@@ -78,7 +82,7 @@ _HEX_ID = re.compile(r"([0-9a-f]{16,}|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-
 
 
 def _is_event(record: Any) -> bool:
-    return isinstance(record, dict) and record.get("source") in SOURCES and (
+    return isinstance(record, dict) and as_str(record.get("source")) in SOURCES and (
         isinstance(record.get("action"), str) or isinstance(record.get("observation"), str)
     ) and ("id" in record or "timestamp" in record)
 
@@ -125,8 +129,7 @@ def _model(event: dict[str, Any]) -> str | None:
     response = _tool_meta(event).get("model_response")
     if isinstance(response, dict) and isinstance(response.get("model"), str) and response["model"]:
         return response["model"]
-    usage = (event.get("llm_metrics") or {}).get("accumulated_token_usage") if isinstance(event.get("llm_metrics"), dict) else None
-    model = usage.get("model") if isinstance(usage, dict) else None
+    model = as_dict(as_dict(event.get("llm_metrics")).get("accumulated_token_usage")).get("model")
     return model if isinstance(model, str) and model and model != "default" else None
 
 
@@ -141,9 +144,9 @@ def _llm_call(event: dict[str, Any]) -> tuple[Any, str | None]:
         if not isinstance(message, dict):
             continue
         reasoning = message.get("reasoning_content") if isinstance(message.get("reasoning_content"), str) else None
-        for call in message.get("tool_calls") or []:
+        for call in as_list(message.get("tool_calls")):
             if isinstance(call, dict) and call.get("id") == meta.get("tool_call_id"):
-                raw = (call.get("function") or {}).get("arguments")
+                raw = as_dict(call.get("function")).get("arguments")
                 try:
                     return (json.loads(raw) if isinstance(raw, str) else raw), reasoning
                 except json.JSONDecodeError:
@@ -169,11 +172,11 @@ def _step_for(event: dict[str, Any]) -> dict[str, Any]:
             except json.JSONDecodeError:
                 pass
         return {"action": str(name), "arguments": arguments if arguments is not None else {},
-                "thought": args.get("thought") or None}
+                "thought": as_str(args.get("thought")) or None}
     arguments, _ = _llm_call(event)
     if not isinstance(arguments, dict):  # no function calling: the action's own fields
         arguments = {k: v for k, v in args.items() if k not in NOISE_ARGS and v is not None}
-    return {"action": str(function or kind), "arguments": arguments, "thought": args.get("thought") or None}
+    return {"action": str(function or kind), "arguments": arguments, "thought": as_str(args.get("thought")) or None}
 
 
 def _observation_error(event: dict[str, Any], content: str) -> str | None:
@@ -214,7 +217,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
             kind = event["action"]
             if kind == "system":
                 system_args = _args(event)
-                for tool in system_args.get("tools") or []:
+                for tool in as_list(system_args.get("tools")):
                     fn = tool.get("function") if isinstance(tool, dict) else None
                     if isinstance(fn, dict) and fn.get("name"):
                         tools.append(str(fn["name"]))
@@ -230,15 +233,14 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
                         prompts.append(text)
                 continue
             step = _step_for(event)
-            response_id = (_tool_meta(event).get("model_response") or {}).get("id") if isinstance(
-                _tool_meta(event).get("model_response"), dict) else None
+            response_id = as_key(as_dict(_tool_meta(event).get("model_response")).get("id"))
             reasoning = _llm_call(event)[1]
             if reasoning and response_id not in seen_responses:
                 step["thought"] = "\n\n".join(t for t in (reasoning, step.get("thought")) if t)
             seen_responses.add(response_id)
             step["started_at"] = iso_time(at)
             steps.append(step)
-            if event.get("id") is not None:
+            if as_key(event.get("id")) is not None:
                 by_event[event["id"]] = step
             call_id = _tool_meta(event).get("tool_call_id")
             if call_id:
@@ -256,7 +258,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
             continue
         if kind in ("recall", "null", "condense"):
             continue
-        step = by_event.get(event.get("cause"))
+        step = by_event.get(as_key(event.get("cause")))
         if step is None and _tool_meta(event).get("tool_call_id"):
             step = by_call.get(str(_tool_meta(event)["tool_call_id"]))
         content = event.get("content")
@@ -264,7 +266,8 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
         error = _observation_error(event, content)
         if step is None:
             if error:
-                pending = next((s for s in reversed(steps) if s.get("observation") is None and not s.get("error")), None)
+                pending = next((s for s in reversed(steps)
+                                if s.get("observation") is None and not s.get("error")), None)
                 if pending is not None and event.get("cause") is None:
                     step = pending
                 else:
