@@ -409,7 +409,7 @@ def test_openhands_gui_run_with_a_command_that_never_finished() -> None:
     assert run.steps[1].observation.startswith("Serving HTTP on 0.0.0.0 port 8000")
     assert run.steps[1].error.startswith("command did not finish (exit code -1)")
     assert run.steps[2].arguments["content"].startswith("I've created a complete Vue.js todo application")
-    assert run.metadata["final_agent_state"] == "awaiting_user_input"
+    assert run.metadata["final_agent_state"] == "awaiting_user_input" and run.metadata["cwd"] == "/workspace"
     assert run.outcome is Outcome.unknown and run.model_id == "claude-3-5-sonnet-20241022"
 
 

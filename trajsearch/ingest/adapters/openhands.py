@@ -40,7 +40,9 @@ Mapping
 - trajectory_id = ``openhands.<conversation id>`` when the file name holds
   one (``trajectory-<id>.json``), else ``openhands.<file stem>.<digest of the
   first event's time and the task>`` so two runs never share an id;
-  model_id = the LLM response's ``model``; created_at = the first event time.
+  model_id = the LLM response's ``model``; created_at = the first event time;
+  metadata: cwd (a command's ``working_dir``), OpenHands version and agent
+  class (from the system event), cost, final agent state.
 """
 
 from __future__ import annotations
@@ -306,8 +308,11 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
         digest = hashlib.sha1(f"{first}\x1f{task}".encode()).hexdigest()[:10]
         run_id = f"openhands.{stem}.{digest}"
     last_metrics = next((e["llm_metrics"] for e in reversed(events) if isinstance(e.get("llm_metrics"), dict)), {})
+    cwd = next((wd for e in events if isinstance(
+        wd := as_dict(_extras(e).get("metadata")).get("working_dir"), str) and wd), None)
     metadata: dict[str, Any] = {
         "source_format": NAME,
+        "cwd": cwd,
         "final_agent_state": final_state,
         "agent_class": system_args.get("agent_class"),
         "openhands_version": system_args.get("openhands_version"),
