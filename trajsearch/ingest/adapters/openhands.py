@@ -176,8 +176,9 @@ def _step_for(event: dict[str, Any]) -> dict[str, Any]:
         return {"action": str(name), "arguments": arguments if arguments is not None else {},
                 "thought": as_str(args.get("thought")) or None}
     arguments, _ = _llm_call(event)
-    if not isinstance(arguments, dict):  # no function calling: the action's own fields
-        arguments = {k: v for k, v in args.items() if k not in NOISE_ARGS and v is not None}
+    own = {k: v for k, v in args.items() if k not in NOISE_ARGS and v is not None}
+    if not isinstance(arguments, dict) or (not arguments and own):  # no function call kept: the action's fields
+        arguments = own
     return {"action": str(function or kind), "arguments": arguments, "thought": as_str(args.get("thought")) or None}
 
 
