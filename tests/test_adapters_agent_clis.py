@@ -458,3 +458,22 @@ def test_unusable_files_are_clear_rejections(tmp_path: Path, fmt: str, content: 
     path.write_text(content)
     [result] = read_dump(path, fmt=fmt, tenant="acme")
     assert result.error == message
+
+
+def test_a_first_line_longer_than_the_detection_window_is_still_recognised(tmp_path: Path) -> None:
+    paste = "x" * 70_000  # a pasted log: the first record alone is longer than the 64 KiB peek
+    claude = write_jsonl(tmp_path / "b9c1.jsonl", [
+        json.dumps({"parentUuid": None, "isSidechain": False, "promptId": "p1", "type": "user", "uuid": "u1",
+                    "message": {"role": "user", "content": "summarise this log:\n" + paste},
+                    "timestamp": "2026-08-01T00:00:00Z", "sessionId": "s-big"}, separators=(",", ":")),
+        {"parentUuid": "u1", "isSidechain": False, "type": "assistant", "uuid": "a1", "sessionId": "s-big",
+         "timestamp": "2026-08-01T00:00:05Z", "message": {"id": "m1", "model": "claude-opus-4-8", "role": "assistant",
+                                                          "content": [{"type": "text", "text": "It is all x."}]}},
+    ])
+    codex = write_jsonl(tmp_path / "rollout-big.jsonl", [
+        json.dumps({"timestamp": "2026-01-01T00:00:00Z", "type": "session_meta", "payload": {
+            "id": "019c0000-0000-7000-8000-000000000001", "base_instructions": {"text": paste}}}, separators=(",", ":")),
+        {"timestamp": "2026-01-01T00:00:01Z", "type": "event_msg", "payload": {"type": "user_message", "message": "hi"}},
+    ])
+    assert (detect_format(claude), detect_format(codex)) == ("claude-code", "codex-cli")
+    assert only(claude).task.startswith("summarise this log:") and only(codex).task == "hi"

@@ -89,7 +89,9 @@ NAME = "claude-code"
 #: A file is one session: the reader hands over all its lines at once.
 WHOLE_FILE = True
 #: Searched in a file's first 64 KiB when no record can be parsed from them (see ``detect``).
-SIGNATURE = re.compile(r'"isSidechain"\s*:\s*(?:true|false)[^\n]*"(?:sessionId|session_id)"\s*:|'
+SIGNATURE = re.compile(r'"parentUuid"\s*:\s*(?:null|"[^"]*")\s*,\s*"(?:logicalParentUuid"\s*:\s*(?:null|"[^"]*")\s*,\s*")?'
+                       r'isSidechain"\s*:\s*(?:true|false)|'
+                       r'"isSidechain"\s*:\s*(?:true|false)[^\n]*"(?:sessionId|session_id)"\s*:|'
                        r'"(?:sessionId|session_id)"\s*:[^\n]*"isSidechain"\s*:\s*(?:true|false)')
 
 CONVERSATION = frozenset({"user", "assistant", "system"})
