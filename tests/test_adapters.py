@@ -296,15 +296,16 @@ def test_an_unforeseen_record_shape_does_not_stop_the_file(tmp_path: Path) -> No
 
 def test_directory_is_read_recursively_in_sorted_order() -> None:
     results = list(read_dump(FIXTURES, tenant="acme"))
-    per_file = [r for r in results if r.fmt is None or r.fmt in ("native", "mini-swe-agent", "tau-bench", "swe-agent", "atif")]
+    per_file = [r for r in results if r.fmt is None or r.fmt in ("native", "mini-swe-agent", "tau-bench", "swe-agent", "atif",
+                                                                 "claude-code", "codex-cli", "gemini-cli", "openhands")]
     sources = [Path(r.source).relative_to(FIXTURES).as_posix() for r in per_file]
     assert sources == sorted(sources)  # one file after another, in sorted order
     assert "mini-swe-agent/deepseek_chat_dev/preds.json" not in sources  # sidecar, not a run
     # span files are grouped per format after the per-file inputs: one result per trace
     grouped = results[len(per_file):]
     assert [r.fmt for r in grouped] == ["langfuse"] * 2 + ["langsmith"] * 2 + ["openinference"] * 2 + ["otel-genai"] * 2
-    assert len(per_file) == 2 + 5 + 2 + 1 + 1 + 1  # mini, native, tau, atif, swe-agent, the undetectable report
-    assert sum(r.ok for r in results) == 2 + 2 + 2 + 1 + 1 + 8
+    assert len(per_file) == 2 + 5 + 2 + 1 + 1 + 1 + 7  # mini, native, tau, atif, swe-agent, the undetectable report, CLI sessions
+    assert sum(r.ok for r in results) == 2 + 2 + 2 + 1 + 1 + 8 + 7
     [unknown] = [r for r in results if r.fmt is None]
     assert unknown.source.endswith("outcomes/swebench-report.json") and "unrecognised dump format" in unknown.error
 

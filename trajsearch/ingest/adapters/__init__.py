@@ -30,7 +30,20 @@ from typing import Any
 from trajsearch.model import Trajectory
 
 from . import (
-    atif, langfuse, langsmith, mini_swe_agent, native, openinference, otel_genai, swe_agent, tau2_bench, tau_bench,
+    atif,
+    claude_code,
+    codex_cli,
+    gemini_cli,
+    langfuse,
+    langsmith,
+    mini_swe_agent,
+    native,
+    openhands,
+    openinference,
+    otel_genai,
+    swe_agent,
+    tau2_bench,
+    tau_bench,
 )
 from ._common import DEFAULT_TENANT, Context, RecordError
 
@@ -39,7 +52,9 @@ from ._common import DEFAULT_TENANT, Context, RecordError
 ADAPTERS: dict[str, ModuleType] = {
     m.NAME: m
     for m in (
-        atif, native, mini_swe_agent, tau_bench, tau2_bench, swe_agent, langsmith, langfuse, openinference, otel_genai,
+        atif, native, mini_swe_agent, tau_bench, tau2_bench, swe_agent,
+        claude_code, codex_cli, gemini_cli, openhands,  # coding-agent CLI session files
+        langsmith, langfuse, openinference, otel_genai,
     )
 }
 FORMATS: tuple[str, ...] = tuple(ADAPTERS)

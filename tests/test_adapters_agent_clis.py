@@ -1,0 +1,479 @@
+"""Claude Code, Codex CLI, Gemini CLI and OpenHands session files (see each fixture folder's SOURCE.md)."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pytest
+
+from trajsearch.ingest.adapters import format_of
+from trajsearch.ingest.read import detect_format, read_dump
+from trajsearch.model import Outcome
+
+FIXTURES = Path(__file__).parent / "fixtures"
+CC_INIT = FIXTURES / "claude-code" / "1af7fc5e-8455-4414-9ccd-011d40f70b2a.jsonl"
+CC_TASKS = FIXTURES / "claude-code" / "5c0375b4-57a5-4f26-b12d-d022ee4e51b7.jsonl"
+CODEX = FIXTURES / "codex-cli" / "rollout-2025-11-17T15-30-28-019a93b9-f380-7600-98ff-940e6b99603c.jsonl"
+GEMINI_JSON = FIXTURES / "gemini-cli" / "gemini-cli-trajectory.json"
+GEMINI_JSONL = FIXTURES / "gemini-cli" / "session-2026-04-29T21-39-3f0c2a1b.jsonl"
+OH_HELLO = FIXTURES / "openhands" / "hello-world.trajectory.json"
+OH_GUI = FIXTURES / "openhands" / "basic_gui_mode.json"
+
+
+def only(path: Path, **kwargs):
+    results = list(read_dump(path, tenant="acme", **kwargs))
+    runs = [r for r in results if r.ok]
+    assert len(runs) == 1, [r.error for r in results]
+    return runs[0].trajectory
+
+
+def write_jsonl(path: Path, records: list) -> Path:
+    path.write_text("".join((r if isinstance(r, str) else json.dumps(r)) + "\n" for r in records))
+    return path
+
+
+def errors_at(run) -> dict[int, str]:
+    return {s.index: s.error for s in run.steps if s.error}
+
+
+# -- detection ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("path, fmt", [
+    (CC_INIT, "claude-code"), (CC_TASKS, "claude-code"), (CODEX, "codex-cli"), (GEMINI_JSON, "gemini-cli"),
+    (GEMINI_JSONL, "gemini-cli"), (OH_HELLO, "openhands"), (OH_GUI, "openhands"),
+])
+def test_detection_by_content_survives_renaming_and_gzip(path: Path, fmt: str, tmp_path: Path) -> None:
+    assert detect_format(path) == fmt
+    packed = tmp_path / "dump.json.gz"
+    packed.write_bytes(gzip.compress(path.read_bytes()))
+    assert detect_format(packed) == fmt
+
+
+def test_first_lines_of_every_layout_are_recognised() -> None:
+    # first lines these tools really write (a session may start with bookkeeping, not a message)
+    assert format_of({"type": "file-history-snapshot", "messageId": "4d2196f2", "snapshot": {
+        "messageId": "4d2196f2", "trackedFileBackups": {}, "timestamp": "2026-03-01T22:38:47.560Z"},
+        "isSnapshotUpdate": False}) == "claude-code"
+    assert format_of({"type": "summary", "summary": "Test", "leafUuid": "abc"}) == "claude-code"
+    assert format_of({"type": "queue-operation", "operation": "enqueue", "sessionId": "s",
+                      "timestamp": "2025-12-16T00:00:03.500Z"}) == "claude-code"
+    assert format_of({"id": "0d8e", "timestamp": "2025-07-01T10:00:00.000Z", "instructions": None}) == "codex-cli"
+    assert format_of({"sessionId": "g", "projectHash": "ab", "startTime": "2026-04-29T21:39:22.319Z",
+                      "lastUpdated": "2026-04-29T21:39:22.319Z", "kind": "main"}) == "gemini-cli"
+    assert format_of({"trajectory": [{"id": 0, "timestamp": "2025-01-27T22:44:56", "source": "user",
+                                      "message": "hi", "action": "message", "args": {"content": "hi"}}]}) == "openhands"
+    # ...and the shapes they must not take: a Langfuse trace, a bare chat message, an ATIF step
+    assert format_of({"id": "t1", "timestamp": "2025-01-01T00:00:00Z", "sessionId": "s", "name": "x"}) == "langfuse"
+    assert format_of({"role": "user", "content": "hi"}) is None
+    assert format_of({"step_id": 1, "source": "user", "message": "hi"}) is None
+
+
+# -- Claude Code -------------------------------------------------------------------------
+
+
+def test_claude_code_init_session() -> None:
+    run = only(CC_INIT)
+    assert run.trajectory_id == "claude-code.1af7fc5e-8455-4414-9ccd-011d40f70b2a"
+    # /init carries no arguments: the instruction is the body the command expands to (an isMeta record)
+    assert run.task.startswith("Please analyze this codebase and create a CLAUDE.md file")
+    assert "<command-name>" not in run.task
+    assert [s.action for s in run.steps] == [
+        "TodoWrite", "Bash", "Glob", "Glob", "Glob", "Glob", "Bash", "Glob", "Glob", "TodoWrite", "Write",
+        "TodoWrite", "respond"]
+    first, write, last = run.steps[0], run.steps[10], run.steps[-1]
+    assert first.thought.startswith("I'll analyze the codebase and create a CLAUDE.md")  # text before the call
+    assert first.observation.startswith("Todos have been modified successfully")
+    assert run.steps[2].arguments == {"pattern": "package.json"} and run.steps[2].observation == "No files found"
+    assert write.arguments["file_path"] == "/path/to/Demo/CLAUDE.md"
+    assert errors_at(run) == {10: "Claude requested permissions to write to /path/to/Demo/CLAUDE.md, "
+                                  "but you haven't granted it yet."}
+    assert last.arguments["content"].startswith("I've created a basic CLAUDE.md file")
+    assert run.outcome is Outcome.unknown and run.failure is None
+    assert run.model_id == "claude-sonnet-4-20250514"
+    assert run.created_at == datetime(2025, 9, 3, 0, 47, 19, 293000, tzinfo=timezone.utc)
+    assert run.tool_versions == {"claude-code": "1.0.98"}
+    assert run.metadata["cwd"] == "/path/to/Demo" and run.metadata["cli_version"] == "1.0.98"
+    assert run.steps[1].started_at < run.steps[1].ended_at
+
+
+def test_claude_code_sidechains_and_command_arguments() -> None:
+    run = only(CC_TASKS)
+    assert run.task == "/orchestrator @CLAUDE.md を最新の状態にアップデートしてください"
+    assert [s.action for s in run.steps] == [
+        "TodoWrite", "Glob", "Glob", "TodoWrite", "Task", "Task", "TodoWrite", "Task", "TodoWrite", "Edit",
+        "TodoWrite", "respond"]
+    # the subagent's own Glob/Read turns (isSidechain) are not steps of the main run; its report is the
+    # observation of the Task call that spawned it
+    assert run.metadata["sidechain_records"] == 7
+    assert run.steps[5].arguments["description"] == "Check package configuration"
+    assert run.steps[5].observation.startswith("## Package.json Analysis Summary")
+    assert errors_at(run) == {
+        4: "InputValidationError: Task failed due to the following issue:",
+        9: "File has not been read yet. Read it first before writing to it.",
+    }
+    assert run.steps[-1].arguments["content"].startswith("CLAUDE.mdファイルを最新の状態にアップデートしました")
+    assert run.metadata["git_branch"] == "main" and run.tool_versions == {"claude-code": "1.0.108"}
+
+
+# Lines as Claude Code 2.x writes them (keys and values from real 2.1.x transcripts quoted in public bug
+# reports and log tools; see claude_code.py): one content part per line, several lines per message.id.
+SESSION = "2ff46cd5-f4e7-4724-bb20-579dae7956ea"
+
+
+def _cc(kind: str, uuid: str, at: str, **fields) -> dict:
+    return {"parentUuid": None, "isSidechain": False, "userType": "external", "cwd": "/Users/tom/tmp/lib",
+            "sessionId": SESSION, "version": "2.1.63", "gitBranch": "HEAD", "type": kind, "uuid": uuid,
+            "timestamp": at, **fields}
+
+
+def _assistant(uuid: str, at: str, mid: str, part: dict, **fields) -> dict:
+    return _cc("assistant", uuid, at, requestId="req_011C", message={
+        "model": "claude-opus-4-6", "id": mid, "type": "message", "role": "assistant", "content": [part],
+        "stop_reason": None, "usage": {"input_tokens": 3, "output_tokens": 9}}, **fields)
+
+
+def test_claude_code_2x_split_messages_errors_and_api_failure(tmp_path: Path) -> None:
+    caveat = ("<local-command-caveat>Caveat: The messages below were generated by the user while running local "
+              "commands. DO NOT respond to these messages or otherwise consider them in your response unless the "
+              "user explicitly asks you to.</local-command-caveat>")
+    bash = {"type": "tool_use", "id": "toolu_01T438wYuKcrD7GNCWFwmscZ", "name": "Bash",
+            "input": {"command": "pytest -q", "description": "Run the tests"}}
+    lines = [
+        {"type": "file-history-snapshot", "messageId": "4d2196f2", "snapshot": {
+            "messageId": "4d2196f2", "trackedFileBackups": {}, "timestamp": "2026-03-01T22:38:47.560Z"},
+         "isSnapshotUpdate": False},
+        _cc("user", "u0", "2026-03-01T22:38:40.000Z", isMeta=True, message={"role": "user", "content": caveat}),
+        _cc("user", "u1", "2026-03-01T22:38:41.000Z", message={"role": "user", "content":
+            "<command-name>/model</command-name>\n<command-message>model</command-message>\n<command-args>opus</command-args>"}),
+        _cc("user", "u2", "2026-03-01T22:38:42.000Z", message={"role": "user", "content":
+            "<local-command-stdout>Set model to opus</local-command-stdout>"}),
+        _cc("user", "u3", "2026-03-01T22:38:47.557Z", permissionMode="default", message={"role": "user", "content":
+            "make the failing test pass<system-reminder>The user opened tests/test_api.py</system-reminder>"}),
+        _assistant("a1", "2026-03-01T22:38:51.000Z", "msg_015o", {
+            "type": "thinking", "thinking": "The user wants the tests to pass. Run them first.", "signature": "Eo8D"}),
+        _assistant("a2", "2026-03-01T22:38:51.500Z", "msg_015o", {"type": "text", "text": "Let me run the tests."}),
+        _assistant("a3", "2026-03-01T22:38:52.000Z", "msg_015o", bash),
+        _assistant("a3", "2026-03-01T22:38:52.000Z", "msg_015o", bash),  # the same line written twice
+        '{"parentUuid":"a3","isSidechain":false,"type":"user","message":{"role":"user","cont',  # torn line
+        _cc("user", "u4", "2026-03-01T22:38:55.000Z", toolUseResult={"stdout": "", "stderr": "", "interrupted": False},
+            message={"role": "user", "content": [{"tool_use_id": bash["id"], "type": "tool_result", "is_error": True,
+                     "content": "Exit code 1\nFAILED tests/test_api.py::test_get - KeyError: 'id'\n1 failed in 0.12s"}]}),
+        _assistant("a4", "2026-03-01T22:39:01.000Z", "msg_016x", {
+            "type": "text", "text": "The test fails with a KeyError; the fix needs the API key set."}),
+        _cc("user", "u5", "2026-03-01T22:40:00.000Z", message={"role": "user", "content": "[Request interrupted by user]"}),
+        _cc("user", "u6", "2026-03-01T22:40:10.000Z", message={"role": "user", "content": [
+            {"type": "text", "text": "try again with the key from .env"}]}),
+        _cc("assistant", "a5", "2026-03-01T22:40:12.594Z", requestId="req_011Cd4FdpFh4xXSbbicAccrN",
+            error="rate_limit", apiErrorStatus=429, isApiErrorMessage=True, message={
+                "model": "<synthetic>", "role": "assistant", "type": "message", "content": [{"type": "text", "text":
+                    "You've reached your usage limit. Run /usage-credits to continue or switch models with /model."}]}),
+        {"type": "summary", "summary": "Fixing the API test", "leafUuid": "a5"},
+    ]
+    path = write_jsonl(tmp_path / f"{SESSION}.jsonl", lines)
+    assert detect_format(path) == "claude-code"
+    results = list(read_dump(path, tenant="acme"))
+    assert [r.position for r in results if not r.ok] == ["line 10"]  # the torn line is reported...
+    [run] = [r.trajectory for r in results if r.ok]  # ...and the session is still read
+    assert run.trajectory_id == f"claude-code.{SESSION}"
+    assert run.task == "make the failing test pass"  # not the caveat, the /model command or its stdout
+    assert [s.action for s in run.steps] == ["Bash", "respond"]  # merged by message.id, no duplicate call
+    bash_step = run.steps[0]
+    assert bash_step.thought == "The user wants the tests to pass. Run them first.\n\nLet me run the tests."
+    assert bash_step.arguments == {"command": "pytest -q", "description": "Run the tests"}
+    assert bash_step.error == "FAILED tests/test_api.py::test_get - KeyError: 'id' (exit code 1)"
+    assert run.steps[1].error is None
+    assert run.metadata["user_prompts"] == ["try again with the key from .env"]
+    assert run.metadata["interrupted"] is True and run.metadata["summary"] == "Fixing the API test"
+    # the session ended on the API refusing the request: no verdict on the work, an infrastructure failure
+    assert run.outcome is Outcome.infra_error
+    assert run.failure.error.startswith("You've reached your usage limit.") and "rate_limit, HTTP 429" in run.failure.error
+    assert run.model_id == "claude-opus-4-6"  # never the CLI's own "<synthetic>"
+    assert run.created_at == datetime(2026, 3, 1, 22, 38, 40, tzinfo=timezone.utc)
+
+
+def test_claude_code_subagent_file_and_empty_session(tmp_path: Path) -> None:
+    sub = tmp_path / "agent-a3904c35fbed0ead8.jsonl"
+    write_jsonl(sub, [
+        _cc("user", "s1", "2026-08-01T00:38:51.901Z", isSidechain=True, agentId="a3904c35fbed0ead8",
+            message={"role": "user", "content": "Review the release notes for v0.15.0"}),
+        _assistant("s2", "2026-08-01T00:38:55.000Z", "msg_9", {"type": "text", "text": "VERDICT: publish"},
+                   isSidechain=True, agentId="a3904c35fbed0ead8"),
+    ])
+    run = only(sub)
+    assert run.trajectory_id == f"claude-code.{SESSION}.agent-a3904c35fbed0ead8"  # never the parent's id
+    assert run.task == "Review the release notes for v0.15.0" and run.metadata["is_subagent"] is True
+    assert [(s.action, s.arguments) for s in run.steps] == [("respond", {"content": "VERDICT: publish"})]
+
+    titles = write_jsonl(tmp_path / "titles.jsonl", [{"type": "summary", "summary": "Old chat", "leafUuid": "x"}])
+    [result] = read_dump(titles, tenant="acme")
+    assert result.error == "no conversation in this Claude Code session file (only summary records)"
+
+
+# -- Codex CLI ---------------------------------------------------------------------------
+
+
+def test_codex_rollout() -> None:
+    run = only(CODEX)
+    assert run.trajectory_id == "codex.019a93b9-f380-7600-98ff-940e6b99603c"
+    assert run.task.startswith("finish up the users work by rigging up the chatbot-ui to use lmstudio")
+    assert "<environment_context>" not in run.task
+    assert [s.action for s in run.steps] == ["shell"] * 4 + ["update_plan"] * 2 + ["shell"]
+    ls = run.steps[0]
+    assert ls.arguments == {"command": ["bash", "-lc", "ls"], "workdir": "/home/user/projects/temp/chatbot-ui"}
+    assert ls.observation.startswith("LM Studio configuration.md\nREADME.md")  # unwrapped from {"output", "metadata"}
+    assert ls.thought == "**Planning repository inspection**"  # the reasoning summary before the call
+    assert errors_at(run) == {
+        1: "ls: cannot access 'lib/ai': No such file or directory (exit code 2)",
+        3: "exit code 1",
+    }
+    assert run.steps[4].arguments["plan"][0]["step"].startswith("Inspect existing LM Studio integration points")
+    assert run.steps[4].observation == "Plan updated"
+    assert run.steps[6].observation.startswith("Success. Updated the following files:")
+    assert run.outcome is Outcome.unknown and run.model_id == "gpt-5.1-codex"
+    assert run.created_at == datetime(2025, 11, 17, 21, 30, 28, 608000, tzinfo=timezone.utc)
+    assert run.tool_versions == {"codex-cli": "0.58.0"}
+    meta = run.metadata
+    assert (meta["cwd"], meta["git_branch"], meta["originator"]) == (
+        "/home/user/projects/temp/chatbot-ui", "main", "codex_cli_rs")
+    assert meta["repository_url"] == "git@github.com:AcidicSoil/chatbot-ui.git"
+
+
+def test_codex_newer_items_answers_and_a_final_api_error(tmp_path: Path) -> None:
+    def line(at: str, kind: str, payload: dict) -> dict:
+        return {"timestamp": f"2026-01-18T02:01:{at}Z", "type": kind, "payload": payload}
+
+    patch = "*** Begin Patch\n*** Update File: app.py\n@@\n-x = 1\n+x = 2\n*** End Patch"
+    path = write_jsonl(tmp_path / "rollout-2026-01-18T02-01-28-019bce9f-0a40-79e2-8351-8818e8487fb6.jsonl", [
+        line("28.000", "session_meta", {"id": "019bce9f-0a40-79e2-8351-8818e8487fb6", "timestamp": "2026-01-18T02:01:28Z",
+             "cwd": "/w", "originator": "codex-tui", "cli_version": "0.88.0", "git": {"branch": "fix/x"},
+             "base_instructions": {"text": "You are Codex"}}),
+        line("28.100", "response_item", {"type": "message", "role": "developer", "content": [
+            {"type": "input_text", "text": "<permissions instructions>never</permissions instructions>"}]}),
+        line("28.200", "response_item", {"type": "message", "role": "user", "content": [
+            {"type": "input_text", "text": "# AGENTS.md instructions for /w\n\n<INSTRUCTIONS>be brief</INSTRUCTIONS>"}]}),
+        line("29.000", "response_item", {"type": "message", "role": "user", "content": [
+            {"type": "input_text", "text": "bump x to 2 and run the tests"}]}),
+        line("29.000", "event_msg", {"type": "user_message", "message": "bump x to 2 and run the tests", "images": []}),
+        line("29.100", "turn_context", {"cwd": "/w", "approval_policy": "on-request", "model": "gpt-5.2-codex",
+             "sandbox_policy": {"type": "workspace-write"}}),
+        line("30.000", "response_item", {"type": "reasoning", "summary": [{"type": "summary_text", "text": "**Editing app.py**"}],
+             "content": None, "encrypted_content": "gAAA"}),
+        line("30.100", "response_item", {"type": "message", "role": "assistant", "content": [
+            {"type": "output_text", "text": "I'll patch app.py."}]}),
+        line("30.200", "response_item", {"type": "custom_tool_call", "status": "completed", "call_id": "call_p",
+             "name": "apply_patch", "input": patch}),
+        line("30.300", "response_item", {"type": "custom_tool_call_output", "call_id": "call_p",
+             "output": "{\"output\":\"Success. Updated the following files:\\nM app.py\\n\",\"metadata\":{\"exit_code\":0}}"}),
+        line("31.000", "response_item", {"type": "function_call", "name": "shell_command", "call_id": "call_t",
+             "arguments": "{\"command\":\"pytest -q\",\"workdir\":\"/w\"}"}),
+        line("33.000", "response_item", {"type": "function_call_output", "call_id": "call_t",
+             "output": "Exit code: 1\nWall time: 1.9 seconds\nOutput:\nE   assert 2 == 3\n1 failed in 0.31s\n"}),
+        line("33.500", "event_msg", {"type": "agent_message", "message": "The test expects 3."}),
+        line("33.500", "response_item", {"type": "message", "role": "assistant", "content": [
+            {"type": "output_text", "text": "The test expects 3."}]}),
+        line("40.000", "event_msg", {"type": "user_message", "message": "then make it 3", "images": []}),
+        line("41.000", "event_msg", {"type": "error", "message": "stream disconnected before completion: idle timeout"}),
+    ])
+    run = only(path)
+    assert run.trajectory_id == "codex.019bce9f-0a40-79e2-8351-8818e8487fb6"
+    assert run.task == "bump x to 2 and run the tests"
+    assert [s.action for s in run.steps] == ["apply_patch", "shell_command", "respond"]
+    edit, tests, answer = run.steps
+    assert edit.thought == "**Editing app.py**\n\nI'll patch app.py."  # commentary before a call is narration
+    assert edit.arguments == {"input": patch} and edit.error is None
+    assert tests.arguments == {"command": "pytest -q", "workdir": "/w"}
+    assert tests.error == "1 failed in 0.31s (exit code 1)"
+    assert answer.arguments == {"content": "The test expects 3."}  # once, though the event repeats it
+    assert run.metadata["user_prompts"] == ["then make it 3"] and run.metadata["git_branch"] == "fix/x"
+    assert run.outcome is Outcome.infra_error
+    assert run.failure.error == "stream disconnected before completion: idle timeout"
+    assert run.model_id == "gpt-5.2-codex"
+
+
+def test_codex_rollout_before_the_envelope(tmp_path: Path) -> None:
+    path = write_jsonl(tmp_path / "rollout-2025-06-02T10-00-00-5973b6c0-94b8-487b-a530-2aeb6098ae0e.jsonl", [
+        {"id": "5973b6c0-94b8-487b-a530-2aeb6098ae0e", "timestamp": "2025-06-02T10:00:00.123Z", "instructions": None,
+         "git": {"commit_hash": "abc123", "branch": "main"}},
+        {"record_type": "state"},
+        {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "<user_instructions>\nbe terse\n</user_instructions>"}]},
+        {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "what does setup.py install?"}]},
+        {"record_type": "state"},
+        {"type": "reasoning", "id": "rs_1", "summary": [], "encrypted_content": "gAAA"},
+        {"type": "local_shell_call", "id": "lsh_1", "call_id": "call_1", "status": "completed",
+         "action": {"type": "exec", "command": ["bash", "-lc", "cat setup.py"], "timeout_ms": 10000,
+                    "working_directory": None, "env": None, "user": None}},
+        {"type": "function_call_output", "call_id": "call_1",
+         "output": "{\"output\":\"install_requires=['requests']\\n\",\"metadata\":{\"exit_code\":0,\"duration_seconds\":0.1}}"},
+        {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "It installs requests."}]},
+    ])
+    assert detect_format(path) == "codex-cli"
+    run = only(path)
+    assert run.trajectory_id == "codex.5973b6c0-94b8-487b-a530-2aeb6098ae0e"
+    assert run.task == "what does setup.py install?"
+    assert [(s.action, s.error) for s in run.steps] == [("local_shell", None), ("respond", None)]
+    assert run.steps[0].arguments == {"command": ["bash", "-lc", "cat setup.py"], "timeout_ms": 10000}
+    assert run.steps[0].observation == "install_requires=['requests']\n"
+    assert run.metadata["git_commit"] == "abc123"
+    assert run.created_at == datetime(2025, 6, 2, 10, 0, 0, 123000, tzinfo=timezone.utc)
+
+
+# -- Gemini CLI --------------------------------------------------------------------------
+
+
+def test_gemini_json_recording() -> None:
+    run = only(GEMINI_JSON)
+    assert run.trajectory_id == "gemini-cli.cdd63974-c2a3-4f1c-931d-cce1db22ec03"
+    assert run.task == 'Create a file called hello.txt with "Hello, world!" as the content.'
+    assert [(s.action, s.arguments) for s in run.steps] == [("respond", {
+        "content": 'Okay, I\'ve created the file `/app/hello.txt` with the content "Hello, world!".'})]
+    assert run.outcome is Outcome.unknown and run.model_id == "gemini-2.0-flash"
+    assert run.created_at == datetime(2025, 10, 10, 6, 59, 39, 894000, tzinfo=timezone.utc)
+    assert run.metadata["total_tokens"] == 5939
+
+
+def test_gemini_jsonl_recording() -> None:
+    run = only(GEMINI_JSONL)
+    assert run.trajectory_id == "gemini-cli.3f0c2a1b-5d7e-4c1a-9b8e-2f6d4c8a1e07"
+    assert run.task == "Run the unit tests and fix the failing one."
+    # a message re-appended as its tool call ran is read once, in its first place
+    assert [s.action for s in run.steps] == [
+        "run_shell_command", "read_file", "replace", "replace", "run_shell_command", "respond"]
+    first = run.steps[0]
+    assert first.thought == ("**Planning the test run** I should see which test fails before editing anything."
+                             "\n\nI'll run the test suite first to see what fails.")
+    assert first.arguments == {"command": "npm test", "description": "Run the unit tests."}
+    assert "not ok 2 - sum adds negative numbers" in first.observation
+    assert run.steps[1].observation == "export function sum(a, b) {\n  return Math.abs(a + b);\n}\n"
+    assert errors_at(run) == {
+        0: "AssertionError [ERR_ASSERTION]: Expected values to be strictly equal: (exit code 1)",
+        2: "cancelled: [Operation Cancelled] Reason: User denied execution.",
+    }
+    assert run.steps[5].arguments["content"].startswith("Fixed: `sum()` wrapped the result in `Math.abs`")
+    assert run.metadata["user_prompts"] == ["Go ahead, but keep a comment explaining the fix."]
+    assert run.metadata["summary"] == "Fix the failing sum() unit test" and run.metadata["kind"] == "main"
+    assert run.outcome is Outcome.unknown and run.model_id == "gemini-2.5-pro"
+
+
+def test_gemini_rewind_and_a_final_api_error(tmp_path: Path) -> None:
+    meta = {"sessionId": "g-1", "projectHash": "0b7dfb12", "startTime": "2026-05-01T10:00:00.000Z",
+            "lastUpdated": "2026-05-01T10:00:00.000Z", "kind": "main"}
+    path = write_jsonl(tmp_path / "session-2026-05-01T10-00-g1.jsonl", [
+        meta,
+        {"id": "u1", "timestamp": "2026-05-01T10:00:01.000Z", "type": "user", "content": [{"text": "/about"}]},
+        {"id": "u2", "timestamp": "2026-05-01T10:00:02.000Z", "type": "user", "content": [{"text": "delete the build dir"}]},
+        {"id": "g1", "timestamp": "2026-05-01T10:00:03.000Z", "type": "gemini", "content": "Deleting it now.",
+         "model": "gemini-2.5-flash", "toolCalls": [{"id": "c1", "name": "run_shell_command", "args": {"command": "rm -rf /"},
+                                                     "status": "success", "timestamp": "2026-05-01T10:00:03.500Z"}]},
+        {"$rewindTo": "u2"},  # the user rewound: that prompt and everything after it are gone
+        {"id": "u3", "timestamp": "2026-05-01T10:01:00.000Z", "type": "user", "content": [{"text": "remove ./build only"}]},
+        {"id": "e1", "timestamp": "2026-05-01T10:01:05.000Z", "type": "error",
+         "content": "[API Error: You have exhausted your daily quota on this model.]"},
+    ])
+    run = only(path)
+    assert run.task == "remove ./build only" and run.steps == []
+    assert run.outcome is Outcome.infra_error
+    assert run.failure.error == "[API Error: You have exhausted your daily quota on this model.]"
+
+
+# -- OpenHands ---------------------------------------------------------------------------
+
+
+def test_openhands_function_calling_run() -> None:
+    run = only(OH_HELLO)
+    assert run.trajectory_id.startswith("openhands.hello-world.trajectory.")
+    assert run.task == 'Create a file called hello.txt with "Hello, world!" as the content.'  # not the system prompt
+    assert [s.action for s in run.steps] == ["execute_bash", "finish"]
+    bash, finish = run.steps
+    assert bash.arguments["command"].startswith("printf 'Hello, world!\\n' > hello.txt")
+    assert bash.observation == "Created /app/hello.txt\nSize: 14 bytes\nContent: Hello, world!"
+    assert bash.error is None and finish.error is None
+    assert finish.arguments == {"message": 'Created /app/hello.txt with the requested content: "Hello, world!". '
+                                           "Let me know if you want it moved or modified."}
+    assert run.tools_available == ["execute_bash", "think", "finish", "execute_ipython_cell", "task_tracker",
+                                   "str_replace_editor"]
+    assert run.model_id == "gpt-5-2025-08-07" and run.tool_versions == {"openhands": "0.58.0"}
+    assert run.outcome is Outcome.unknown
+    assert run.created_at == datetime(2025, 10, 10, 6, 10, 15, 158090, tzinfo=timezone.utc)
+    assert run == only(OH_HELLO)  # the same id and content on every read
+
+
+def test_openhands_gui_run_with_a_command_that_never_finished() -> None:
+    run = only(OH_GUI)
+    assert run.task.startswith("I want to create a VueJS app that allows me to:")
+    assert [s.action for s in run.steps] == ["execute_bash", "execute_bash", "respond"]
+    assert run.steps[0].arguments == {"command": "mkdir -p /workspace/todo-app"} and run.steps[0].error is None
+    assert run.steps[1].observation.startswith("Serving HTTP on 0.0.0.0 port 8000")
+    assert run.steps[1].error.startswith("command did not finish (exit code -1)")
+    assert run.steps[2].arguments["content"].startswith("I've created a complete Vue.js todo application")
+    assert run.metadata["final_agent_state"] == "awaiting_user_input" and run.metadata["cwd"] == "/workspace"
+    assert run.outcome is Outcome.unknown and run.model_id == "claude-3-5-sonnet-20241022"
+
+
+def test_openhands_api_wrapper_errors_and_agent_error_state(tmp_path: Path) -> None:
+    events = [
+        {"id": 0, "timestamp": "2025-03-01T10:00:00.000000", "source": "user", "message": "fix the flaky test",
+         "action": "message", "args": {"content": "fix the flaky test", "image_urls": None, "wait_for_response": False}},
+        {"id": 1, "timestamp": "2025-03-01T10:00:05.000000", "source": "agent", "message": "Running command: pytest -x",
+         "action": "run", "args": {"command": "pytest -x", "is_input": False, "thought": "Reproduce it first.",
+                                   "blocking": False, "hidden": False, "confirmation_state": "confirmed"}},
+        {"id": 2, "timestamp": "2025-03-01T10:00:09.000000", "source": "agent", "cause": 1, "observation": "run",
+         "message": "Command `pytest -x` executed with exit code 1.",
+         "content": "E   AssertionError: flaky\n1 failed", "success": False,
+         "extras": {"command": "pytest -x", "metadata": {"exit_code": 1, "pid": -1}}},
+        {"id": 3, "timestamp": "2025-03-01T10:00:12.000000", "source": "agent", "message": "Reading file: /w/t.py",
+         "action": "read", "args": {"path": "/w/t.py", "start": 0, "end": -1, "thought": "", "impl_source": "oh_aci"}},
+        {"id": 4, "timestamp": "2025-03-01T10:00:12.100000", "source": "agent", "cause": 3, "observation": "error",
+         "message": "File not found", "content": "ERROR:\nInvalid `path` parameter: /w/t.py. The path does not exist.",
+         "extras": {"error_id": ""}},
+        {"id": 5, "timestamp": "2025-03-01T10:00:20.000000", "source": "environment", "observation": "agent_state_changed",
+         "message": "", "content": "", "extras": {"agent_state": "error",
+                                                  "reason": "RuntimeError: There was an unexpected error while running the agent."}},
+    ]
+    path = tmp_path / "trajectory-8f3a2b1c9d0e4f5a6b7c8d9e0f1a2b3c.json"
+    path.write_text(json.dumps({"trajectory": events}))
+    assert detect_format(path) == "openhands"
+    run = only(path)
+    assert run.trajectory_id == "openhands.8f3a2b1c9d0e4f5a6b7c8d9e0f1a2b3c"
+    assert [(s.action, s.arguments) for s in run.steps] == [
+        ("run", {"command": "pytest -x", "is_input": False, "blocking": False}), ("read", {"path": "/w/t.py", "start": 0, "end": -1})]
+    assert run.steps[0].thought == "Reproduce it first."
+    assert errors_at(run) == {0: "E AssertionError: flaky (exit code 1)",
+                              1: "Invalid `path` parameter: /w/t.py. The path does not exist."}
+    assert run.outcome is Outcome.infra_error
+    assert run.failure.error == "RuntimeError: There was an unexpected error while running the agent."
+
+
+@pytest.mark.parametrize("fmt, content, message", [
+    ("openhands", "[1, 2]", "no OpenHands event (with 'source' and 'action' or 'observation') in this file"),
+    ("gemini-cli", '{"sessionId": "s", "projectHash": "p", "messages": []}', "no messages in this Gemini CLI recording"),
+    ("codex-cli", '{"type": "session_meta", "payload": {"id": "x"}}\n', "no conversation in this Codex rollout (only session_meta lines)"),
+    ("claude-code", '"just a string"\n', "expected the lines of a Claude Code session file (JSON objects), got str"),
+])
+def test_unusable_files_are_clear_rejections(tmp_path: Path, fmt: str, content: str, message: str) -> None:
+    path = tmp_path / "bad.json"
+    path.write_text(content)
+    [result] = read_dump(path, fmt=fmt, tenant="acme")
+    assert result.error == message
+
+
+def test_a_first_line_longer_than_the_detection_window_is_still_recognised(tmp_path: Path) -> None:
+    paste = "x" * 70_000  # a pasted log: the first record alone is longer than the 64 KiB peek
+    claude = write_jsonl(tmp_path / "b9c1.jsonl", [
+        json.dumps({"parentUuid": None, "isSidechain": False, "promptId": "p1", "type": "user", "uuid": "u1",
+                    "message": {"role": "user", "content": "summarise this log:\n" + paste},
+                    "timestamp": "2026-08-01T00:00:00Z", "sessionId": "s-big"}, separators=(",", ":")),
+        {"parentUuid": "u1", "isSidechain": False, "type": "assistant", "uuid": "a1", "sessionId": "s-big",
+         "timestamp": "2026-08-01T00:00:05Z", "message": {"id": "m1", "model": "claude-opus-4-8", "role": "assistant",
+                                                          "content": [{"type": "text", "text": "It is all x."}]}},
+    ])
+    codex = write_jsonl(tmp_path / "rollout-big.jsonl", [
+        json.dumps({"timestamp": "2026-01-01T00:00:00Z", "type": "session_meta", "payload": {
+            "id": "019c0000-0000-7000-8000-000000000001", "base_instructions": {"text": paste}}}, separators=(",", ":")),
+        {"timestamp": "2026-01-01T00:00:01Z", "type": "event_msg", "payload": {"type": "user_message", "message": "hi"}},
+    ])
+    assert (detect_format(claude), detect_format(codex)) == ("claude-code", "codex-cli")
+    assert only(claude).task.startswith("summarise this log:") and only(codex).task == "hi"

@@ -1,0 +1,476 @@
+"""``claude-code``: Claude Code session transcripts, ``~/.claude/projects/<project>/<session-id>.jsonl``.
+
+Source read: the transcripts themselves (Claude Code's source is not public):
+real lines quoted by log tools and bug reports (versions 1.0.43 to 2.1.2xx),
+the record catalogue of jazzyalex/agent-sessions' schema-drift fixture, and
+daaain/claude-code-log's models. Each line is one record: ``user``,
+``assistant``, ``system``, ``summary``, ``file-history-snapshot``,
+``attachment``, ``progress``, ``queue-operation``, ``custom-title``, ... with
+``uuid``/``parentUuid``, ``sessionId``, ``isSidechain``, ``isMeta``, ``cwd``,
+``gitBranch``, ``version`` and ``timestamp``. Only ``user``, ``assistant`` and
+``system`` records carry the conversation; the rest are bookkeeping and are
+read for metadata only.
+
+Mapping
+- One run per file. A file holding main-conversation records is the main
+  session: records with ``isSidechain: true`` (a subagent's turns, which
+  older versions wrote into the main file) are left out of its steps -- the
+  ``Task``/``Agent`` call that spawned the subagent already carries the
+  subagent's report as its result -- and counted in ``metadata.sidechain_records``.
+  A file holding only sidechain records (``agent-<id>.jsonl``, or
+  ``<session>/subagents/agent-<id>.jsonl``) is the subagent's own run.
+- task: the first real user prompt: a ``user`` record whose text is not
+  ``isMeta`` (caveats, skill banners, expanded command bodies), not a tool
+  result, not a ``<command-name>`` wrapper, ``<local-command-stdout>``,
+  ``<bash-input>`` or hook output, not "[Request interrupted by user]" and not
+  a compaction summary; ``<system-reminder>`` blocks are cut out. A slash
+  command that expands to a prompt (a custom ``.claude/commands`` file,
+  ``/init``, ``/review``: the next user record holds the expanded body) is an
+  instruction: ``/name args`` when it has arguments, else the expanded body.
+  Local commands (``/model``, ``/clear``: no expansion) are not. Fallbacks:
+  the first command, then the compaction summary. Later prompts of a
+  multi-prompt session do not start new runs: they are listed in
+  ``metadata.user_prompts``.
+- steps: assistant records are merged by ``message.id`` (the CLI writes one
+  content part per line, several lines per API response; a part seen twice is
+  kept once; records repeated with the same ``uuid`` are read once). In each
+  response, in order: ``thinking`` text and narration text that precedes a
+  tool call become that call's ``thought``; each ``tool_use`` (or
+  ``server_tool_use``) is a step (action = tool name, arguments = ``input``);
+  its result is the ``tool_result`` with the same ``tool_use_id`` in a later
+  user record (observation = its text; ended_at = that record's time). Text
+  left at the end of a response is a ``respond`` step with
+  ``{"content": text}``; thinking with nothing after it becomes the thought
+  of the next step.
+- Step.error: only when the result says it failed: ``is_error: true`` (the
+  decisive line of the result, e.g. "Exit code 1 ... AssertionError: ..." or
+  "The user doesn't want to proceed with this tool use"), or an interrupted
+  Bash call (``toolUseResult.interrupted``).
+- outcome: a transcript records no verdict -> ``unknown``. When the session
+  ended on an API error (a synthetic assistant message with
+  ``isApiErrorMessage``/``error``, or a ``system`` ``api_error`` record, with
+  no model reply after it) -> ``infra_error`` with that error.
+- trajectory_id = ``claude-code.<session id>``: the file name when it is a
+  session UUID (the CLI names files by session id; a resumed session's file
+  can also hold lines copied from the session it continued), else the last
+  ``sessionId`` of its records; ``.agent-<agentId>`` is appended for a
+  subagent file, whose records carry the parent's session id. created_at =
+  the first timestamp;
+  model_id = the first real ``message.model`` (``<synthetic>`` is the CLI's own).
+- metadata: cwd, git_branch, cli_version, entrypoint, summary / title,
+  user_prompts, sidechain_records, api_errors, interrupted.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from trajsearch.model import Failure, Outcome, Trajectory
+
+from ._agent_cli import (
+    as_records,
+    finish_steps,
+    first_time,
+    iso_time,
+    join_thought,
+    as_dict,
+    as_key,
+    as_str,
+    parts_text,
+    prompt_list,
+    strip_reminders,
+    whole_file,
+)
+from ._common import Context, RecordError, build, clip_task, decisive_line, safe_id, short
+
+NAME = "claude-code"
+#: A file is one session: the reader hands over all its lines at once.
+WHOLE_FILE = True
+#: Searched in a file's first 64 KiB when no record can be parsed from them (see ``detect``).
+SIGNATURE = re.compile(r'"parentUuid"\s*:\s*(?:null|"[^"]*")\s*,\s*"(?:logicalParentUuid"\s*:\s*(?:null|"[^"]*")\s*,\s*")?'
+                       r'isSidechain"\s*:\s*(?:true|false)|'
+                       r'"isSidechain"\s*:\s*(?:true|false)[^\n]*"(?:sessionId|session_id)"\s*:|'
+                       r'"(?:sessionId|session_id)"\s*:[^\n]*"isSidechain"\s*:\s*(?:true|false)')
+
+CONVERSATION = frozenset({"user", "assistant", "system"})
+#: Bookkeeping records a session file may start with (they carry a session id, no message).
+BOOKKEEPING = frozenset({
+    "file-history-snapshot", "queue-operation", "mode", "permission-mode", "agent-name", "custom-title",
+    "ai-title", "last-prompt", "pr-link", "frame-link", "worktree-state", "relocated", "attachment", "progress",
+    "tag",
+})
+
+_COMMAND_NAME = re.compile(r"<command-name>\s*(.*?)\s*</command-name>", re.S)
+_COMMAND_ARGS = re.compile(r"<command-args>\s*(.*?)\s*</command-args>", re.S)
+_INJECTED = re.compile(
+    r"^\s*(?:<local-command-(?:stdout|stderr|caveat)>|<bash-(?:input|stdout|stderr)>|<user-prompt-submit-hook>|"
+    r"<task-notification>|<command-message>|<command-name>|Caveat: The messages below were generated by the user)"
+)
+_UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", re.I)
+_LOCAL_OUTPUT = re.compile(r"^\s*<local-command-(?:stdout|stderr)>")
+_INTERRUPT = re.compile(r"^\[Request interrupted by user[^\]]*\]$")
+_CONTINUATION = re.compile(r"^This session is being continued from a previous conversation")
+_API_ERROR_TEXT = re.compile(r"^(?:API Error|Claude AI usage limit reached|Request timed out|Invalid API key)")
+_TOOL_USE_ERROR = re.compile(r"</?tool_use_error>")
+_EXIT_CODE = re.compile(r"^\s*Exit code:?\s*(-?\d+)")
+
+
+def matches(record: Any) -> bool:
+    if not isinstance(record, dict) or not isinstance(record.get("type"), str):
+        return False
+    kind = record["type"]
+    session = "sessionId" in record or "session_id" in record
+    if kind in CONVERSATION:
+        if "isSidechain" in record or "parentUuid" in record:
+            return True
+        # the Claude Agent SDK's stream-json lines: the same messages, keyed by session_id
+        return session and (isinstance(record.get("message"), dict) or record.get("subtype") == "init")
+    if kind == "summary":
+        return "leafUuid" in record and "summary" in record
+    if kind == "file-history-snapshot":
+        return "snapshot" in record or "messageId" in record
+    return kind in BOOKKEEPING and session and ("uuid" in record or "isSidechain" in record or len(record) <= 6)
+
+
+split = whole_file
+
+
+def _session_of(record: dict[str, Any]) -> str | None:
+    value = record.get("sessionId") or record.get("session_id")
+    return str(value) if value else None
+
+
+def _classify(text: str) -> tuple[str, str]:
+    """(kind, text) of a user message's text: prompt, command, injected, interrupt, compact or empty."""
+    body = strip_reminders(text)
+    if not body:
+        return "empty", ""
+    if _INTERRUPT.match(body):
+        return "interrupt", body
+    if _CONTINUATION.match(body):
+        return "compact", body
+    name = _COMMAND_NAME.search(body)
+    if name:
+        args = _COMMAND_ARGS.search(body)
+        command = name.group(1).strip()
+        if args and args.group(1).strip():
+            command = f"{command} {args.group(1).strip()}"
+        return "command", command
+    if _INJECTED.match(body):
+        return "injected", body
+    return "prompt", body
+
+
+def _result_text(part: dict[str, Any]) -> str:
+    content = part.get("content")
+    if isinstance(content, list):
+        found = [f"{c.get('title') or ''} <{c['url']}>".strip() for c in content
+                 if isinstance(c, dict) and isinstance(c.get("url"), str)]  # web search results
+        return parts_text([c for c in content if isinstance(c, dict) and c.get("type") != "tool_reference"]) or \
+            "\n".join(found)
+    if content is None:
+        return ""
+    return content if isinstance(content, str) else str(content)
+
+
+def _result_error(part: dict[str, Any], text: str, record: dict[str, Any]) -> str | None:
+    detail = record.get("toolUseResult")
+    if isinstance(detail, dict) and detail.get("interrupted") is True:
+        return "interrupted by the user"
+    if part.get("is_error") is not True:
+        return None
+    text = _TOOL_USE_ERROR.sub("", text).strip()
+    code = _EXIT_CODE.match(text)
+    line = decisive_line(_EXIT_CODE.sub("", text, count=1)) if code else decisive_line(text)
+    if code:
+        return f"{line} (exit code {code.group(1)})" if line else f"exit code {code.group(1)}"
+    return line or "tool error"
+
+
+def _api_error_text(record: dict[str, Any]) -> str | None:
+    """The error of a synthetic API-error assistant record or a ``system`` error record, else None."""
+    if record.get("type") == "assistant":
+        message = record.get("message") if isinstance(record.get("message"), dict) else {}
+        text = parts_text(message.get("content")).strip()
+        synthetic = message.get("model") == "<synthetic>"
+        if record.get("isApiErrorMessage") is True or (synthetic and (
+                record.get("error") or record.get("apiErrorStatus") or _API_ERROR_TEXT.match(text))):
+            kind = record.get("error") if isinstance(record.get("error"), str) else None
+            status = record.get("apiErrorStatus")
+            tags = ", ".join(t for t in (kind, f"HTTP {status}" if status else None) if t)
+            text = text or "API error"
+            return short(f"{text} ({tags})" if tags else text, 500, keep="head")
+        return None
+    if record.get("type") == "system" and record.get("subtype") in ("api_error", "error"):
+        error = record.get("error")
+        if isinstance(error, dict):
+            inner = error.get("error") if isinstance(error.get("error"), dict) else {}
+            nested = inner.get("error") if isinstance(inner.get("error"), dict) else {}
+            text = error.get("message") or error.get("formatted") or nested.get("message") or nested.get("type") \
+                or error.get("type") or "API error"
+            status = error.get("status")
+            return short(f"{text}{f' (HTTP {status})' if status else ''}", 500, keep="head")
+        return short(str(error or record.get("content") or "API error"), 500, keep="head")
+    return None
+
+
+class _Session:
+    """Walks one session's records in order, building steps as the conversation goes."""
+
+    def __init__(self) -> None:
+        self.steps: list[dict[str, Any]] = []
+        self.by_call: dict[str, dict[str, Any]] = {}
+        self.pending_thought: list[str] = []
+        self.prompts: list[str] = []
+        self.fallbacks: dict[str, str] = {}
+        self.command: str | None = None  # a slash command whose expansion may follow
+        self.models: list[str] = []
+        self.last_error: str | None = None
+        self.api_errors = 0
+        self.interrupted = False
+        self.orphan_results = 0
+
+    # -- assistant -------------------------------------------------------------------
+    def response(self, message: dict[str, Any], parts: list[dict[str, Any]], at: Any) -> None:
+        model = message.get("model")
+        if isinstance(model, str) and model and model != "<synthetic>" and model not in self.models:
+            self.models.append(model)
+        narration: list[str] = []
+        for part in parts:
+            kind = as_str(part.get("type"))
+            if kind == "thinking" and isinstance(part.get("thinking"), str):
+                self.pending_thought.append(part["thinking"])
+            elif kind == "text" and isinstance(part.get("text"), str) and part["text"].strip():
+                narration.append(part["text"])
+            elif kind in ("tool_use", "server_tool_use", "mcp_tool_use"):
+                step = {
+                    "thought": join_thought(self.pending_thought + narration),
+                    "action": str(part.get("name") or "tool"),
+                    "arguments": part.get("input") if part.get("input") is not None else {},
+                    "started_at": iso_time(at),
+                }
+                self.pending_thought, narration = [], []
+                self.steps.append(step)
+                if as_key(part.get("id")) is not None:
+                    self.by_call[str(part["id"])] = step
+            elif isinstance(kind, str) and kind.endswith("_tool_result") and part.get("tool_use_id"):
+                step = self.by_call.get(str(part["tool_use_id"]))
+                if step is not None and step.get("observation") is None:
+                    step["observation"] = _result_text(part) or None
+                    result = as_dict(part.get("content"))
+                    if str(result.get("type", "")).endswith("_error"):  # e.g. web_search_tool_result_error
+                        step["error"] = str(result.get("error_code") or "tool error")
+        if narration:
+            self.steps.append({
+                "thought": join_thought(self.pending_thought),
+                "action": "respond",
+                "arguments": {"content": "\n\n".join(narration)},
+                "started_at": iso_time(at),
+            })
+            self.pending_thought = []
+
+    # -- user ------------------------------------------------------------------------
+    def user(self, record: dict[str, Any]) -> None:
+        message = record.get("message") if isinstance(record.get("message"), dict) else {}
+        content = message.get("content")
+        at = record.get("timestamp")
+        texts: list[str] = []
+        if isinstance(content, list):
+            for part in content:
+                if not isinstance(part, dict):
+                    continue
+                if part.get("type") == "tool_result":
+                    self.tool_result(part, record, at)
+                elif part.get("type") == "text" and isinstance(part.get("text"), str):
+                    texts.append(part["text"])
+        elif isinstance(content, str):
+            texts.append(content)
+        if not texts:
+            return
+        text = "\n".join(texts)
+        if record.get("isCompactSummary"):
+            self.fallbacks.setdefault("compact", strip_reminders(text))
+            return
+        kind, body = _classify(text)
+        if kind == "prompt" and (record.get("isMeta") or record.get("isVisibleInTranscriptOnly")):
+            kind = "meta"  # injected by the CLI (a skill banner, a command's expanded body), not typed
+        if kind in ("injected", "empty") and not _COMMAND_NAME.search(text):
+            if _LOCAL_OUTPUT.match(body):
+                self.command = None  # a local command (/model, /clear): it expands to no prompt
+            return  # caveats, command output, hook output: nothing the user asked
+        command, self.command = self.command, None
+        if command is not None and kind == "meta" and body:
+            # the body a prompt-type slash command expands to: the instruction is the command's
+            # own arguments when it has some (``/review fix the login bug``), else that body (``/init``)
+            self.prompts.append(command if " " in command else body)
+            return
+        if kind == "prompt":
+            self.prompts.append(body)
+        elif kind == "command":
+            self.command = body
+            self.fallbacks.setdefault("command", body)
+        elif kind == "compact":
+            self.fallbacks.setdefault("compact", body)
+        elif kind == "interrupt":
+            self.interrupted = True
+
+    def tool_result(self, part: dict[str, Any], record: dict[str, Any], at: Any) -> None:
+        step = self.by_call.get(str(part.get("tool_use_id")))
+        if step is None:
+            self.orphan_results += 1
+            return
+        if step.get("_done"):
+            return  # the same result written twice
+        text = _result_text(part)
+        step["observation"] = text or None
+        step["error"] = _result_error(part, text, record)
+        step["ended_at"] = iso_time(at)
+        step["_done"] = True
+        self.last_error = None  # a tool ran: the session went on after any earlier API error
+
+
+def _merged(records: list[dict[str, Any]]) -> list[tuple[dict[str, Any], list[dict[str, Any]]]]:
+    """The conversation as units in order: an assistant response merged over its lines, or one record."""
+    units: list[tuple[dict[str, Any], list[dict[str, Any]]]] = []
+    open_responses: dict[str, tuple[list[dict[str, Any]], set]] = {}
+    for record in records:
+        if record.get("type") != "assistant":
+            units.append((record, []))
+            continue
+        message = record.get("message") if isinstance(record.get("message"), dict) else {}
+        content = message.get("content")
+        parts = [p for p in content if isinstance(p, dict)] if isinstance(content, list) else (
+            [{"type": "text", "text": content}] if isinstance(content, str) else [])
+        mid = as_key(message.get("id")) or as_key(record.get("uuid"))
+        if mid and str(mid) in open_responses and not _api_error_text(record):
+            kept, seen = open_responses[str(mid)]
+        else:
+            kept, seen = [], set()
+            units.append((record, kept))
+            if mid:
+                open_responses[str(mid)] = (kept, seen)
+        for part in parts:
+            kind = part.get("type")
+            if kind in ("tool_use", "server_tool_use", "mcp_tool_use"):
+                key = ("call", part.get("id") or repr(part.get("input")))
+            elif kind == "text":
+                key = ("text", part.get("text"))
+            elif kind == "thinking":
+                key = ("thinking", part.get("thinking"))
+            else:
+                key = (kind, part.get("tool_use_id") or part.get("id") or repr(part)[:200])
+            key = tuple(k if isinstance(k, (str, int, type(None))) else repr(k)[:200] for k in key)
+            if key not in seen:
+                seen.add(key)
+                kept.append(part)
+    return units
+
+
+def to_trajectory(record: Any, ctx: Context) -> Trajectory:
+    records = as_records(record, "Claude Code session")
+    seen: set[tuple] = set()
+    unique = []
+    for rec in records:
+        uid = rec.get("uuid")
+        if isinstance(uid, str) and uid:  # a record written twice (same uuid, same content) is read once
+            key = (uid, str(rec.get("type")), str(rec.get("timestamp")),
+                   json.dumps(rec.get("message"), sort_keys=True, default=str))
+            if key in seen:
+                continue
+            seen.add(key)
+        unique.append(rec)
+    talk = [r for r in unique if as_str(r.get("type")) in CONVERSATION]
+    if not talk:
+        kinds = sorted({str(r.get("type")) for r in unique})
+        raise RecordError(f"no conversation in this Claude Code session file (only {', '.join(kinds)} records)")
+    has_main = any(not r.get("isSidechain") for r in talk if r.get("type") in ("user", "assistant"))
+    subagent = not has_main and any(r.get("isSidechain") for r in talk)
+    chain = [r for r in talk if bool(r.get("isSidechain")) == subagent]
+    sidechain_records = len(talk) - len(chain)
+
+    session = _Session()
+    for unit, parts in _merged(chain):
+        kind = unit.get("type")
+        if kind == "assistant":
+            error = _api_error_text(unit)
+            message = unit.get("message") if isinstance(unit.get("message"), dict) else {}
+            if error or message.get("model") == "<synthetic>":
+                if error:
+                    session.api_errors += 1
+                    session.last_error = error
+                continue
+            session.last_error = None
+            session.response(message, parts, unit.get("timestamp"))
+        elif kind == "user":
+            session.user(unit)
+        elif kind == "system":
+            error = _api_error_text(unit)
+            if error:
+                session.api_errors += 1
+                session.last_error = error
+
+    task = next(iter(session.prompts), None)
+    for fallback in ("command", "compact"):
+        task = task or session.fallbacks.get(fallback)
+    if not task:
+        raise RecordError("no user prompt in this Claude Code session (no user record with text)")
+    followups = session.prompts[1:] if session.prompts else []
+
+    # the CLI names a session's file by its id; a resumed session's file may also hold copied lines of
+    # the session it continued, so the name decides, then the last session id the records carry
+    stem = ctx.source.name.split(".")[0]
+    ids = [s for r in chain if (s := _session_of(r))] or [s for r in unique if (s := _session_of(r))]
+    session_id = stem if _UUID.fullmatch(stem) and not subagent else (ids[-1] if ids else stem)
+    agent_ids = [str(r["agentId"]) for r in chain if r.get("agentId")]
+    agent_suffix = f"agent-{agent_ids[0]}" if subagent and agent_ids else ""
+    run_id = f"claude-code.{session_id}"
+    if agent_suffix and not session_id.endswith(agent_suffix):
+        run_id += f".{agent_suffix}"
+    if subagent and not agent_ids:
+        run_id += f".{ctx.source.name.split('.')[0]}"
+
+    def first(key: str) -> Any:
+        return next((r[key] for r in chain if r.get(key)), None)
+
+    versions = [str(r["version"]) for r in unique if r.get("version")]
+    summaries = [r["summary"] for r in unique if r.get("type") == "summary" and isinstance(r.get("summary"), str)]
+    titles = [t for r in unique if r.get("type") in ("custom-title", "ai-title")
+              and isinstance(t := r.get("customTitle") or r.get("aiTitle"), str)]
+    metadata: dict[str, Any] = {
+        "source_format": NAME,
+        "session_id": session_id,
+        "cwd": first("cwd"),
+        "git_branch": first("gitBranch"),
+        "cli_version": versions[-1] if versions else None,
+        "entrypoint": first("entrypoint"),
+        "is_subagent": subagent or None,
+        "agent_id": agent_ids[0] if subagent and agent_ids else None,
+        "summary": short(summaries[-1], 500, keep="head") if summaries else None,
+        "title": titles[-1] if titles else None,
+        "user_prompts": prompt_list(followups) or None,
+        "sidechain_records": sidechain_records or None,
+        "api_errors": session.api_errors or None,
+        "interrupted": session.interrupted or None,
+        "models": session.models if len(session.models) > 1 else None,
+    }
+    metadata = {k: v for k, v in metadata.items() if v is not None}
+    steps = finish_steps(session.steps, metadata)
+    outcome, failure = Outcome.unknown, None
+    if session.last_error:
+        outcome = Outcome.infra_error
+        failure = Failure(error=session.last_error,
+                          cause="infrastructure: the session ended on an API error, not on the agent's work")
+    fields: dict[str, Any] = {
+        "trajectory_id": safe_id(run_id),
+        "task": clip_task(task),
+        "model_id": session.models[0] if session.models else None,
+        "tool_versions": {"claude-code": versions[-1]} if versions else {},
+        "outcome": outcome,
+        "failure": failure,
+        "steps": steps,
+        "created_at": first_time(*(r.get("timestamp") for r in unique if r.get("timestamp"))),
+        "metadata": metadata,
+    }
+    return build(fields, ctx)

@@ -1,0 +1,392 @@
+"""``codex-cli``: OpenAI Codex CLI rollouts, ``~/.codex/sessions/YYYY/MM/DD/rollout-<ts>-<uuid>.jsonl``.
+
+Source read: openai/codex ``codex-rs/protocol/src/models.rs`` (``ResponseItem``:
+message, reasoning, local_shell_call, function_call, function_call_output,
+custom_tool_call(_output), web_search_call, ghost_snapshot, compaction),
+``protocol.rs`` (``RolloutLine``/``RolloutItem``, ``SessionMeta``, ``EventMsg``)
+and ``core/src/rollout/policy.rs`` (which items are persisted); real rollouts
+quoted in simonw/claude-code-transcripts and jazzyalex/agent-sessions.
+
+A line is ``{"timestamp", "type", "payload"}`` with type ``session_meta``,
+``response_item``, ``event_msg``, ``turn_context`` or ``compacted`` (newer
+builds add ``world_state`` and others, skipped here). Rollouts written before
+the envelope (mid 2025) start with a bare ``{"id", "timestamp",
+"instructions"}`` meta line followed by bare response items and
+``{"record_type": "state"}`` markers; both layouts are read.
+
+Mapping
+- One run per file. trajectory_id = ``codex.<session id>`` (``session_meta``
+  ``id``, else the UUID in the file name); created_at = the meta timestamp;
+  model_id = the first ``turn_context.model``; metadata: cwd, git branch /
+  commit / repository, cli_version, originator, source, model_provider,
+  approval_policy, sandbox mode, the last token totals.
+- task: the first user prompt: the first ``event_msg`` ``user_message``
+  (whose ``kind``, in older builds, is ``plain``), else the first user
+  ``message`` item that is not injected context (``<environment_context>``,
+  ``<user_instructions>``, ``# AGENTS.md instructions ...``, ``<INSTRUCTIONS>``,
+  ``<user_shell_command>``, ...). Developer/system messages are the harness's.
+  Later prompts go to ``metadata.user_prompts``.
+- steps, from ``response_item``s only (``event_msg`` ``agent_message`` /
+  ``agent_reasoning`` repeat them; ``compacted.replacement_history`` repeats
+  old history): each ``function_call`` (arguments = its JSON string decoded),
+  ``custom_tool_call`` (``input``: JSON if it is JSON, else ``{"input": text}``,
+  e.g. an ``apply_patch`` patch), ``local_shell_call`` (``action``),
+  ``web_search_call`` (``action``), ``tool_search_call`` and
+  ``image_generation_call`` is a step; its ``*_output`` item with the same
+  ``call_id`` is the observation (a JSON ``{"output", "metadata":
+  {"exit_code"}}`` string is unwrapped; content-item lists are joined).
+  Reasoning (summary and content text) is the thought of the next step; an
+  assistant message followed by a tool call before the next user prompt is
+  narration and joins that call's thought, otherwise (or when its ``phase``
+  is ``final_answer``) it is a ``respond`` step with ``{"content": text}``.
+- Step.error: a non-zero exit code (JSON metadata, ``Exit code: N`` /
+  ``Process exited with code N`` headers, or the ``exec_command_end`` event),
+  ``success: false``, an MCP result that is ``Err`` or ``isError``, a failed
+  ``patch_apply_end``, or Codex's own failure replies ("failed to parse
+  function arguments", "aborted", ...). Never on a success.
+- outcome: a rollout records no verdict -> ``unknown``; a session whose last
+  turn ended in an ``error`` event (or a ``task_complete`` carrying an error)
+  with no model output after it -> ``infra_error`` with that message.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from trajsearch.model import Failure, Outcome, Trajectory
+
+from ._agent_cli import (
+    as_int,
+    as_key,
+    as_records,
+    as_str,
+    error_line,
+    exit_code_error,
+    finish_steps,
+    first_time,
+    iso_time,
+    join_thought,
+    json_arguments,
+    parts_text,
+    prompt_list,
+    whole_file,
+)
+from ._common import Context, RecordError, build, clip_task, safe_id, short
+
+NAME = "codex-cli"
+#: A file is one session: the reader hands over all its lines at once.
+WHOLE_FILE = True
+#: Searched in a file's first 64 KiB when no record can be parsed from them (see ``detect``).
+SIGNATURE = re.compile(r'"type"\s*:\s*"session_meta"\s*,\s*"payload"\s*:|"originator"\s*:\s*"codex')
+
+ENVELOPE = frozenset({"session_meta", "response_item", "event_msg", "turn_context", "compacted"})
+CALLS = frozenset({"function_call", "custom_tool_call", "local_shell_call", "web_search_call", "tool_search_call",
+                   "image_generation_call"})
+OUTPUTS = frozenset({"function_call_output", "custom_tool_call_output", "tool_search_output"})
+
+_INJECTED = re.compile(
+    r"^\s*(?:<(?:environment_context|user_instructions|INSTRUCTIONS|user_shell_command|turn_aborted|"
+    r"permissions instructions|skill|collaboration_mode|subagent_notification|model_switch|personality_spec|"
+    r"apps_instructions|ide_context|developer_instructions)\b|# AGENTS\.md instructions)"
+)
+_UUID = re.compile(r"([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})", re.I)
+_EXIT_LINE = re.compile(r"^(?:Exit code:?\s*|Process exited with code\s+)(-?\d+)\s*$", re.M)
+_FAILED_REPLY = re.compile(
+    r"^(?:failed to parse function arguments|unsupported call|unsupported custom tool call|execution error|"
+    r"exec command rejected|patch rejected|apply_patch verification failed|aborted\b|"
+    r"error: |Error: |err: )"
+)
+
+
+def matches(record: Any) -> bool:
+    if not isinstance(record, dict):
+        return False
+    kind = as_str(record.get("type"))
+    if kind in ENVELOPE and isinstance(record.get("payload"), dict):
+        return True
+    # a rollout written before the {type, payload} envelope starts with its bare session meta
+    legacy_keys = {"id", "timestamp", "instructions", "git", "cwd", "originator", "cli_version"}
+    return "instructions" in record and {"id", "timestamp"} <= record.keys() and record.keys() <= legacy_keys
+
+
+split = whole_file
+
+
+def _normal(line: dict[str, Any]) -> tuple[str, dict[str, Any], Any]:
+    """(kind, payload, timestamp) of a rollout line in either layout."""
+    if isinstance(line.get("payload"), dict) and isinstance(line.get("type"), str):
+        return line["type"], line["payload"], line.get("timestamp")
+    if line.get("record_type"):
+        return "state", line, None
+    if "instructions" in line and "id" in line and "type" not in line:
+        return "session_meta", line, line.get("timestamp")
+    if isinstance(line.get("type"), str):
+        return "response_item", line, line.get("timestamp")
+    return "unknown", line, None
+
+
+def _message_text(payload: dict[str, Any]) -> str:
+    return parts_text(payload.get("content")).strip()
+
+
+def _reasoning_text(payload: dict[str, Any]) -> list[str]:
+    out: list[str] = []
+    for key in ("summary", "content"):
+        items = payload.get(key)
+        if isinstance(items, list):
+            out.extend(str(i["text"]) for i in items if isinstance(i, dict) and isinstance(i.get("text"), str))
+    return out
+
+
+def _output(payload: dict[str, Any]) -> tuple[str, int | None, bool | None]:
+    """(text, exit code, success flag) of a tool output item."""
+    out = payload.get("output")
+    if payload.get("type") == "tool_search_output":
+        tools = payload.get("tools") if isinstance(payload.get("tools"), list) else []
+        names = [str(t.get("name")) for t in tools if isinstance(t, dict) and t.get("name")]
+        return ", ".join(names), None, None
+    success = None
+    if isinstance(out, dict):
+        success = out.get("success") if isinstance(out.get("success"), bool) else None
+        out = out.get("content") if "content" in out else (out.get("text") if "text" in out else json.dumps(out))
+    if isinstance(out, list):
+        return parts_text(out), None, success
+    if not isinstance(out, str):
+        return ("" if out is None else str(out)), None, success
+    stripped = out.strip()
+    if stripped.startswith("{"):
+        try:
+            decoded = json.loads(stripped)
+        except json.JSONDecodeError:
+            decoded = None
+        if isinstance(decoded, dict) and "output" in decoded:
+            meta = decoded.get("metadata") if isinstance(decoded.get("metadata"), dict) else {}
+            text = decoded["output"] if isinstance(decoded["output"], str) else json.dumps(decoded["output"])
+            return text, as_int(meta.get("exit_code")), success
+    # plain-text shell replies start with a header: "Exit code: 1\nWall time: ...\nOutput:\n..." (shell_command),
+    # or "Chunk ID: ...\nWall time: ...\nProcess exited with code 1\n...\nOutput:\n..." (exec_command)
+    head = out.split("\nOutput:", 1)[0] if "\nOutput:" in out[:1000] else out.split("\n", 1)[0]
+    found = _EXIT_LINE.search(head)
+    return out, (as_int(found.group(1)) if found else None), success
+
+
+def _output_error(text: str, code: int | None, success: bool | None) -> str | None:
+    if code is not None and code != 0:
+        return exit_code_error(text, code)
+    if success is False:
+        return error_line(text, "tool call failed")
+    if code is None and _FAILED_REPLY.match(text.strip()):
+        return short(text.strip().splitlines()[0], 300)
+    return None
+
+
+class _Rollout:
+    def __init__(self) -> None:
+        self.steps: list[dict[str, Any]] = []
+        self.by_call: dict[str, dict[str, Any]] = {}
+        self.thought: list[str] = []
+        self.narration: list[str] = []
+        self.narration_at: Any = None
+        self.last_error: str | None = None
+
+    def flush(self) -> None:
+        """Assistant text not followed by a tool call: the model's answer."""
+        if self.narration:
+            self.steps.append({"thought": join_thought(self.thought), "action": "respond",
+                               "arguments": {"content": "\n\n".join(self.narration)},
+                               "started_at": iso_time(self.narration_at)})
+            self.thought, self.narration = [], []
+
+    def answer(self, text: str, at: Any, final: bool) -> None:
+        if not text:
+            return
+        if not self.narration:
+            self.narration_at = at
+        self.narration.append(text)
+        self.last_error = None
+        if final:
+            self.flush()
+
+    def call(self, payload: dict[str, Any], at: Any) -> None:
+        kind = payload["type"]
+        call_id = as_key(payload.get("call_id")) or as_key(payload.get("id"))
+        if kind == "function_call":
+            action, arguments = payload.get("name") or "function", json_arguments(payload.get("arguments"))
+        elif kind == "custom_tool_call":
+            action, arguments = payload.get("name") or "custom_tool", json_arguments(payload.get("input"))
+        elif kind == "local_shell_call":
+            action = "local_shell"
+            act = payload.get("action") if isinstance(payload.get("action"), dict) else {}
+            arguments = {k: v for k, v in act.items() if k != "type" and v is not None} or act
+        elif kind == "web_search_call":
+            action, arguments = "web_search", payload.get("action") or {}
+        elif kind == "tool_search_call":
+            action, arguments = "tool_search", payload.get("arguments") or {}
+        else:
+            action, arguments = "image_generation", {"prompt": payload.get("revised_prompt")}
+        if arguments is None:
+            arguments = {}
+        step: dict[str, Any] = {
+            "thought": join_thought(self.thought + self.narration),
+            "action": str(action),
+            "arguments": arguments,
+            "started_at": iso_time(at),
+        }
+        self.thought, self.narration = [], []
+        self.last_error = None
+        if kind == "web_search_call" and payload.get("status") not in (None, "completed"):
+            step["error"] = f"web search {payload.get('status')}"
+        if kind == "image_generation_call":
+            step["observation"] = as_str(payload.get("status"))
+        self.steps.append(step)
+        if call_id:
+            self.by_call[str(call_id)] = step
+
+    def output(self, payload: dict[str, Any], at: Any) -> None:
+        step = self.by_call.get(str(payload.get("call_id")))
+        if step is None or step.get("_done"):
+            return
+        text, code, success = _output(payload)
+        step["observation"] = text or None
+        step["error"] = _output_error(text, code, success)
+        step["ended_at"] = iso_time(at)
+        step["_done"] = True
+
+
+def _event_errors(events: list[dict[str, Any]]) -> dict[str, str]:
+    """Failures the ``*_end`` events report per call id (exit codes, MCP errors, rejected patches)."""
+    found: dict[str, str] = {}
+    for ev in events:
+        call_id = ev.get("call_id")
+        if not call_id:
+            continue
+        kind = as_str(ev.get("type"))
+        if kind == "exec_command_end":
+            code = as_int(ev.get("exit_code"))
+            if code not in (None, 0):
+                text = ev.get("aggregated_output") or ev.get("stderr") or ev.get("formatted_output") or ""
+                found[str(call_id)] = exit_code_error(str(text), code)
+        elif kind == "mcp_tool_call_end":
+            result = ev.get("result")
+            if isinstance(result, dict) and "Err" in result:
+                found[str(call_id)] = short(str(result["Err"]), 300)
+            elif isinstance(result, dict) and isinstance(result.get("Ok"), dict) and result["Ok"].get("isError"):
+                found[str(call_id)] = error_line(parts_text(result["Ok"].get("content")), "MCP tool error")
+        elif kind == "patch_apply_end" and ev.get("success") is False:
+            found[str(call_id)] = error_line(str(ev.get("stderr") or ev.get("stdout") or ""), "patch failed to apply")
+    return found
+
+
+def to_trajectory(record: Any, ctx: Context) -> Trajectory:
+    lines = [_normal(line) for line in as_records(record, "Codex rollout")]
+    metas = [p for kind, p, _ in lines if kind == "session_meta"]
+    meta = metas[0] if metas else {}
+    contexts = [p for kind, p, _ in lines if kind == "turn_context"]
+    events = [p for kind, p, _ in lines if kind == "event_msg"]
+    items = [(p, at) for kind, p, at in lines if kind == "response_item"]
+    if not items and not events:
+        kinds = sorted({kind for kind, _, _ in lines})
+        raise RecordError(f"no conversation in this Codex rollout (only {', '.join(kinds)} lines)")
+
+    rollout = _Rollout()
+    item_prompts: list[str] = []
+    event_prompts: list[str] = []
+    for kind, payload, at in lines:
+        if kind == "response_item":
+            item = as_str(payload.get("type"))
+            if item == "message":
+                role = payload.get("role")
+                text = _message_text(payload)
+                if role == "assistant":
+                    rollout.answer(text, at, final=payload.get("phase") == "final_answer")
+                elif role == "user" and text and not _INJECTED.match(text):
+                    rollout.flush()
+                    item_prompts.append(text)
+            elif item == "reasoning":
+                rollout.thought.extend(_reasoning_text(payload))
+            elif item in CALLS:
+                rollout.call(payload, at)
+            elif item in OUTPUTS:
+                rollout.output(payload, at)
+        elif kind == "event_msg":
+            ev = as_str(payload.get("type"))
+            if ev == "user_message":
+                text = str(payload.get("message") or "").strip()
+                if text and payload.get("kind") in (None, "plain") and not _INJECTED.match(text):
+                    event_prompts.append(text)
+                    rollout.flush()
+            elif ev == "error" or (ev == "task_complete" and payload.get("error")):
+                error = payload.get("message") if ev == "error" else payload.get("error")
+                if isinstance(error, dict):
+                    error = error.get("message") or json.dumps(error)
+                rollout.last_error = short(str(error or "error"), 500, keep="head")
+            elif ev == "agent_message" and not items:
+                rollout.answer(str(payload.get("message") or "").strip(), at, final=True)
+            elif ev == "agent_reasoning" and not items:
+                rollout.thought.append(str(payload.get("text") or ""))
+    rollout.flush()
+
+    for call_id, error in _event_errors(events).items():
+        step = rollout.by_call.get(call_id)
+        if step is not None and not step.get("error"):
+            step["error"] = error
+
+    prompts = event_prompts or item_prompts
+    if not prompts:
+        raise RecordError("no user prompt in this Codex rollout (only injected context or no user message)")
+
+    session_id = meta.get("id") or meta.get("session_id")
+    if not session_id:
+        found = _UUID.search(ctx.source.name)
+        session_id = found.group(1) if found else None
+    if not session_id:
+        raise RecordError("missing field 'session_meta.payload.id' (and no session UUID in the file name)")
+
+    git = meta.get("git") if isinstance(meta.get("git"), dict) else {}
+    first_ctx = contexts[0] if contexts else {}
+    models = [str(c["model"]) for c in contexts if c.get("model")]
+    models = models or ([str(meta["model"])] if meta.get("model") else [])
+    sandbox = first_ctx.get("sandbox_policy")
+    tokens = next((e["info"]["total_token_usage"].get("total_tokens") for e in reversed(events)
+                   if e.get("type") == "token_count" and isinstance(e.get("info"), dict)
+                   and isinstance(e["info"].get("total_token_usage"), dict)), None)
+    metadata: dict[str, Any] = {
+        "source_format": NAME,
+        "session_id": str(session_id),
+        "cwd": meta.get("cwd") or first_ctx.get("cwd"),
+        "git_branch": git.get("branch"),
+        "git_commit": git.get("commit_hash"),
+        "repository_url": git.get("repository_url"),
+        "cli_version": meta.get("cli_version"),
+        "originator": meta.get("originator"),
+        "source": meta.get("source") if isinstance(meta.get("source"), str) else None,
+        "model_provider": meta.get("model_provider"),
+        "forked_from_id": meta.get("forked_from_id"),
+        "approval_policy": as_str(first_ctx.get("approval_policy")),
+        "sandbox": (sandbox.get("type") or sandbox.get("mode")) if isinstance(sandbox, dict) else sandbox,
+        "total_tokens": tokens,
+        "user_prompts": prompt_list(prompts[1:]) or None,
+        "turns_aborted": sum(1 for e in events if e.get("type") == "turn_aborted") or None,
+        "models": sorted(set(models)) if len(set(models)) > 1 else None,
+    }
+    metadata = {k: v for k, v in metadata.items() if v is not None}
+    steps = finish_steps(rollout.steps, metadata)
+    outcome, failure = Outcome.unknown, None
+    if rollout.last_error:
+        outcome = Outcome.infra_error
+        failure = Failure(error=rollout.last_error,
+                          cause="infrastructure: the session ended on a Codex/model API error")
+    fields: dict[str, Any] = {
+        "trajectory_id": safe_id(f"codex.{session_id}"),
+        "task": clip_task(prompts[0]),
+        "model_id": models[0] if models else None,
+        "tool_versions": {"codex-cli": str(meta["cli_version"])} if meta.get("cli_version") else {},
+        "outcome": outcome,
+        "failure": failure,
+        "steps": steps,
+        "created_at": first_time(meta.get("timestamp"), *(at for _, _, at in lines if at)),
+        "metadata": metadata,
+    }
+    return build(fields, ctx)

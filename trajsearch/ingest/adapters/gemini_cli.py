@@ -1,0 +1,370 @@
+"""``gemini-cli``: Gemini CLI chat recordings, ``~/.gemini/tmp/<project hash>/chats/session-*.json[l]``.
+
+Source read: google-gemini/gemini-cli ``packages/core/src/services/chatRecordingService.ts``
+and ``chatRecordingTypes.ts`` (``ConversationRecord``, ``MessageRecord``,
+``ToolCallRecord``), ``scheduler/types.ts`` (tool call status values),
+``utils/sessionUtils.ts`` (which user content is not a prompt) and
+``utils/thoughtUtils.ts``; the real recording in Harbor's trajectory RFC.
+
+Two layouts, both read:
+- a JSON document (CLI versions up to late 2025): ``{"sessionId",
+  "projectHash", "startTime", "lastUpdated", "messages": [...]}``;
+- JSONL (newer): a metadata line ``{"sessionId", "projectHash", "startTime",
+  ..., "kind"}``, then message records appended as they change (a message
+  written again with the same ``id`` replaces the earlier copy in place),
+  ``{"$set": {...}}`` metadata updates (a ``messages`` list there is a
+  checkpoint that replaces the history) and ``{"$rewindTo": id}`` (drops that
+  message and everything after it), replayed here as the CLI's loader does.
+
+Mapping
+- task: the first ``user`` message whose text (its ``displayContent`` -- what
+  the user typed -- when recorded, else ``content``) is a prompt: not empty, not a
+  ``/`` or ``?`` command, not ``<session_context>``/``<hook_context>``
+  injection, not a tool response. Later prompts go to ``metadata.user_prompts``.
+- steps: each ``gemini`` message's ``toolCalls`` entry is a step (action =
+  ``name``, arguments = ``args``, observation = the ``functionResponse``
+  ``response.output`` of its ``result``, else ``resultDisplay``);
+  ``functionCall`` parts in ``content`` (newer sessions) are steps too unless
+  the same id is in ``toolCalls``, and their ``functionResponse`` parts in a
+  later ``user`` message are the observation. ``thoughts``
+  (``**subject** description``) and ``thought`` parts are the thought of the
+  next step; message text followed by a tool call before the next prompt is
+  narration joining that call's thought, otherwise a ``respond`` step
+  ``{"content": text}``.
+- Step.error: status ``error`` or ``cancelled`` (the ``response.error``, else
+  the display text), a ``response.error``, or a shell result whose
+  ``Exit Code:`` is not 0 (or whose ``Error:`` line is not ``(none)``).
+- outcome: no verdict is recorded -> ``unknown``; a session whose last message
+  is an ``error`` record (API error, quota) with no model reply after it ->
+  ``infra_error`` with that text.
+- trajectory_id = ``gemini-cli.<sessionId>``; created_at = ``startTime``;
+  model_id = the first ``gemini`` message's ``model``; metadata: project
+  hash, kind (main/subagent), summary, directories, token total.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from trajsearch.model import Failure, Outcome, Trajectory
+
+from ._agent_cli import (
+    as_int,
+    as_key,
+    as_list,
+    as_records,
+    as_str,
+    exit_code_error,
+    finish_steps,
+    first_time,
+    iso_time,
+    join_thought,
+    prompt_list,
+    whole_file,
+)
+from ._common import Context, RecordError, build, clip_task, decisive_line, safe_id, short
+
+NAME = "gemini-cli"
+#: A file is one session: the reader hands over its whole document (or all its lines).
+WHOLE_FILE = True
+#: Searched in a file's first 64 KiB when no record can be parsed from them (see ``detect``).
+SIGNATURE = re.compile(r'"sessionId"\s*:\s*"[^"]+"\s*,\s*"projectHash"\s*:\s*"[0-9a-f]{16,}"')
+
+_IGNORED_PROMPT = re.compile(r"^(?:/|\?|<session_context>|<hook_context>)")
+_SHELL_EXIT = re.compile(r"^Exit Code:\s*(-?\d+)\s*$", re.M)
+_SHELL_ERROR = re.compile(r"^Error:\s*(.+?)\s*$", re.M)
+_TRAILER = re.compile(r"^(?:Exit Code|Signal|Background PIDs|Process Group PGID):")
+#: The shell tool's own report lines around a command's output (``Command:``, ``Exit Code:``, ...).
+_SHELL_HEADER = re.compile(
+    r"^(?:Command|Directory|Exit Code|Signal|Background PIDs|Process Group PGID):.*$|^Error: \(none\)$|^Output: ?",
+    re.M,
+)
+FAILED = frozenset({"error", "cancelled"})
+
+
+def matches(record: Any) -> bool:
+    return isinstance(record, dict) and isinstance(record.get("sessionId"), str) and isinstance(
+        record.get("projectHash"), str)
+
+
+split = whole_file
+
+
+def _replay(document: Any) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """(metadata, messages) of a recording in either layout, after updates and rewinds."""
+    if isinstance(document, dict) and isinstance(document.get("messages"), list):
+        meta = {k: v for k, v in document.items() if k != "messages"}
+        messages: dict[str, dict[str, Any]] = {}
+        for n, msg in enumerate(document["messages"]):
+            if isinstance(msg, dict):
+                messages[str(as_key(msg.get("id")) or f"#{n}")] = msg
+        return meta, list(messages.values())
+    meta = {}
+    messages = {}
+    for n, rec in enumerate(as_records(document, "Gemini CLI recording")):
+        if isinstance(rec.get("$rewindTo"), str):
+            ids = list(messages)
+            cut = ids.index(rec["$rewindTo"]) if rec["$rewindTo"] in messages else 0
+            messages = {k: messages[k] for k in ids[:cut]}
+        elif isinstance(rec.get("$set"), dict):
+            update = rec["$set"]
+            if isinstance(update.get("messages"), list):
+                messages = {str(as_key(m.get("id")) or f"#{n}.{i}"): m for i, m in enumerate(update["messages"])
+                            if isinstance(m, dict)}
+            meta.update({k: v for k, v in update.items() if k != "messages"})
+        elif isinstance(rec.get("id"), str) and ("type" in rec or "content" in rec):
+            messages[rec["id"]] = rec
+        elif isinstance(rec.get("sessionId"), str):
+            meta.update({k: v for k, v in rec.items() if k != "messages"})
+            for i, m in enumerate(as_list(rec.get("messages"))):
+                if isinstance(m, dict):
+                    messages[str(as_key(m.get("id")) or f"#{n}.{i}")] = m
+    return meta, list(messages.values())
+
+
+def _parts(content: Any) -> list[dict[str, Any]]:
+    if isinstance(content, str):
+        return [{"text": content}] if content else []
+    if isinstance(content, dict):
+        return [content]
+    if isinstance(content, list):
+        return [p if isinstance(p, dict) else {"text": str(p)} for p in content if p is not None]
+    return []
+
+
+def _response_text(response: Any) -> tuple[str, str | None]:
+    """(output text, error text) of a ``functionResponse.response``."""
+    if isinstance(response, dict):
+        error = response.get("error")
+        error_text = (error if isinstance(error, str) else json.dumps(error)) if error else None
+        if "output" in response:
+            output = response["output"]
+            return (output if isinstance(output, str) else json.dumps(output)), error_text
+        if "content" in response and isinstance(response["content"], (str, list)):
+            return _text_of(response["content"]), error_text
+        rest = {k: v for k, v in response.items() if k != "error"}
+        return (json.dumps(rest) if rest else ""), error_text
+    return ("" if response is None else str(response)), None
+
+
+def _text_of(content: Any) -> str:
+    return "\n".join(str(p["text"]) for p in _parts(content) if isinstance(p.get("text"), str) and not p.get("thought"))
+
+
+def _result(result: Any) -> tuple[str, list[str]]:
+    """(text, errors) of a tool call ``result`` (a PartListUnion)."""
+    if isinstance(result, str):
+        return result, []
+    texts: list[str] = []
+    errors: list[str] = []
+    for part in _parts(result):
+        response = part.get("functionResponse")
+        if isinstance(response, dict):
+            text, error = _response_text(response.get("response"))
+            if text:
+                texts.append(text)
+            if error:
+                errors.append(error)
+        elif isinstance(part.get("text"), str):
+            texts.append(part["text"])
+        elif "inlineData" in part or "fileData" in part:
+            texts.append("[file]")
+    return "\n".join(texts), errors
+
+
+def _display(value: Any) -> str | None:
+    if isinstance(value, str):
+        return value or None
+    if isinstance(value, dict):
+        for key in ("fileDiff", "summary", "output", "message"):
+            if isinstance(value.get(key), str) and value[key]:
+                return value[key]
+    return None
+
+
+def _call_error(status: Any, text: str, errors: list[str], display: str | None) -> str | None:
+    if as_str(status) in FAILED:
+        detail = errors[0] if errors else (display or text)
+        if status == "cancelled":
+            return short(f"cancelled: {detail}", 300) if detail else "cancelled by the user"
+        return short(decisive_line(detail) or detail, 300) if detail else "tool call failed"
+    if errors:
+        return short(errors[0], 300)
+    code = _SHELL_EXIT.search(text)
+    if code and as_int(code.group(1)) not in (None, 0):
+        return exit_code_error(_SHELL_HEADER.sub("", text), int(code.group(1)))
+    if text.startswith(("Command:", "Output:")):  # the shell tool's report: its own "Error:" line
+        for line in reversed(text.rstrip().splitlines()):
+            if _TRAILER.match(line):
+                continue
+            found = _SHELL_ERROR.match(line)
+            return short(found.group(1), 300) if found and found.group(1) != "(none)" else None
+    return None
+
+
+def _thoughts(message: dict[str, Any]) -> list[str]:
+    out = []
+    for thought in as_list(message.get("thoughts")):
+        if isinstance(thought, dict):
+            subject = str(thought.get("subject") or "").strip()
+            description = str(thought.get("description") or "").strip()
+            text = f"**{subject}** {description}".strip() if subject else description
+            if text:
+                out.append(text)
+        elif isinstance(thought, str) and thought.strip():
+            out.append(thought)
+    return out
+
+
+class _Recording:
+    def __init__(self) -> None:
+        self.steps: list[dict[str, Any]] = []
+        self.by_call: dict[str, dict[str, Any]] = {}
+        self.thought: list[str] = []
+        self.narration: list[str] = []
+        self.narration_at: Any = None
+        self.prompts: list[str] = []
+        self.commands: list[str] = []
+        self.models: list[str] = []
+        self.tokens = 0
+        self.last_error: str | None = None
+
+    def flush(self) -> None:
+        if self.narration:
+            self.steps.append({"thought": join_thought(self.thought), "action": "respond",
+                               "arguments": {"content": "\n\n".join(self.narration)},
+                               "started_at": iso_time(self.narration_at)})
+            self.thought, self.narration = [], []
+
+    def open_call(self, call_id: Any, name: Any, args: Any, at: Any) -> dict[str, Any]:
+        step = {"thought": join_thought(self.thought + self.narration), "action": str(name or "tool"),
+                "arguments": args if args is not None else {}, "started_at": iso_time(at)}
+        self.thought, self.narration = [], []
+        self.steps.append(step)
+        if call_id:
+            self.by_call[str(call_id)] = step
+        return step
+
+    def user(self, message: dict[str, Any]) -> None:
+        texts = []
+        for part in _parts(message.get("content")):
+            response = part.get("functionResponse")
+            if isinstance(response, dict):
+                step = self.by_call.get(str(response.get("id")))
+                if step is not None and step.get("observation") is None:
+                    text, errors = _response_text(response.get("response"))
+                    step["observation"] = text or None
+                    step["error"] = step.get("error") or (short(errors[0], 300) if errors else None)
+                    step["ended_at"] = iso_time(message.get("timestamp"))
+            elif isinstance(part.get("text"), str):
+                texts.append(part["text"])
+        text = "\n".join(texts).strip()
+        if not text:
+            return
+        # what the user typed, before ``@file`` references were expanded into the content
+        shown = _text_of(message.get("displayContent")).strip() if message.get("displayContent") else ""
+        text = shown or text
+        self.flush()
+        if _IGNORED_PROMPT.match(text):
+            if text.startswith("/"):
+                self.commands.append(text)
+            return
+        self.prompts.append(text)
+
+    def gemini(self, message: dict[str, Any]) -> None:
+        if isinstance(message.get("model"), str) and message["model"] and message["model"] not in self.models:
+            self.models.append(message["model"])
+        tokens = message.get("tokens")
+        if isinstance(tokens, dict) and isinstance(tokens.get("total"), (int, float)):
+            self.tokens += int(tokens["total"])
+        at = message.get("timestamp")
+        self.thought.extend(_thoughts(message))
+        calls = [c for c in as_list(message.get("toolCalls")) if isinstance(c, dict)]
+        known = {str(c.get("id")) for c in calls if c.get("id")}
+        texts = []
+        for part in _parts(message.get("content") if "content" in message else message.get("parts")):
+            if part.get("thought") and isinstance(part.get("text"), str):
+                self.thought.append(part["text"])
+            elif isinstance(part.get("text"), str) and part["text"].strip():
+                texts.append(part["text"])
+            elif isinstance(part.get("functionCall"), dict):
+                call = part["functionCall"]
+                if str(call.get("id")) not in known:
+                    if texts:
+                        self.narration.append("\n".join(texts))
+                        self.narration_at = self.narration_at or at
+                        texts = []
+                    self.open_call(call.get("id"), call.get("name"), call.get("args"), at)
+        if texts:
+            if not self.narration:
+                self.narration_at = at
+            self.narration.append("\n".join(texts))
+        for call in calls:
+            step = self.open_call(call.get("id"), call.get("name"), call.get("args"), call.get("timestamp") or at)
+            text, errors = _result(call.get("result"))
+            display = _display(call.get("resultDisplay"))
+            step["observation"] = text or (errors[0] if errors else None) or display
+            step["error"] = _call_error(call.get("status"), text, errors, display)
+            if call.get("result") is not None:
+                step["ended_at"] = iso_time(call.get("timestamp"))
+        if texts or calls or message.get("content"):
+            self.last_error = None
+
+
+def to_trajectory(record: Any, ctx: Context) -> Trajectory:
+    meta, messages = _replay(record)
+    if not messages:
+        raise RecordError("no messages in this Gemini CLI recording")
+    rec = _Recording()
+    infos = 0
+    for message in messages:
+        kind = message.get("type")
+        if kind == "user":
+            rec.user(message)
+        elif kind in ("gemini", "model"):
+            rec.gemini(message)
+        elif kind == "error":
+            rec.flush()
+            rec.last_error = short(_text_of(message.get("content")) or "error", 500, keep="head")
+        elif kind in ("info", "warning"):
+            infos += 1
+    rec.flush()
+    task = rec.prompts[0] if rec.prompts else (rec.commands[0] if rec.commands else None)
+    if not task:
+        raise RecordError("no user prompt in this Gemini CLI recording")
+    session_id = meta.get("sessionId")
+    if not session_id:
+        raise RecordError("missing field 'sessionId'")
+
+    metadata: dict[str, Any] = {
+        "source_format": NAME,
+        "session_id": session_id,
+        "project_hash": meta.get("projectHash"),
+        "kind": meta.get("kind"),
+        "summary": short(str(meta["summary"]), 500, keep="head") if meta.get("summary") else None,
+        "directories": meta.get("directories") or None,
+        "last_updated": meta.get("lastUpdated"),
+        "total_tokens": rec.tokens or None,
+        "user_prompts": prompt_list(rec.prompts[1:]) or None,
+        "info_messages": infos or None,
+        "models": rec.models if len(rec.models) > 1 else None,
+    }
+    metadata = {k: v for k, v in metadata.items() if v is not None}
+    steps = finish_steps(rec.steps, metadata)
+    outcome, failure = Outcome.unknown, None
+    if rec.last_error:
+        outcome = Outcome.infra_error
+        failure = Failure(error=rec.last_error, cause="infrastructure: the session ended on an error record")
+    fields: dict[str, Any] = {
+        "trajectory_id": safe_id(f"gemini-cli.{session_id}"),
+        "task": clip_task(task),
+        "model_id": rec.models[0] if rec.models else None,
+        "outcome": outcome,
+        "failure": failure,
+        "steps": steps,
+        "created_at": first_time(meta.get("startTime"), *(m.get("timestamp") for m in messages)),
+        "metadata": metadata,
+    }
+    return build(fields, ctx)

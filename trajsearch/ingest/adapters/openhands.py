@@ -1,0 +1,340 @@
+"""``openhands``: OpenHands native event trajectories (a JSON list of serialized events).
+
+Written by ``save_trajectory_path``, the UI's "download trajectory" (a list),
+or ``GET /api/conversations/<id>/trajectory`` (``{"trajectory": [...]}``).
+Source read: All-Hands-AI/OpenHands ``openhands/events/serialization/event.py``
+(``event_to_dict``: top keys ``id``, ``timestamp``, ``source``, ``message``,
+``cause``, ``action``/``observation``, ``tool_call_metadata``,
+``llm_metrics``; an action's fields under ``args``, an observation's under
+``content`` + ``extras``, ``success`` for command output), ``core/schema``
+(action / observation / agent-state names), ``events/observation/commands.py``
+(a command failed when ``exit_code != 0``) and the replay trajectories in
+``tests/runtime/trajs/``; the real run in Harbor's trajectory RFC.
+
+Mapping
+- task: the first ``message`` action from ``source: "user"``; the ``system``
+  action (the system prompt; its ``args.tools`` give ``tools_available``) and
+  ``recall`` actions/observations (workspace context) are not steps. Later user
+  messages go to ``metadata.user_prompts``.
+- steps: every other agent action, in order: ``run``, ``run_ipython``,
+  ``read``, ``write``, ``edit``, ``browse*``, ``call_tool_mcp``, ``think``,
+  ``delegate``, ``task_tracking``, ``finish``, ``reject``, ... (action = the
+  tool's ``tool_call_metadata.function_name`` when the agent used function
+  calling, e.g. ``execute_bash``, ``str_replace_editor``; else the action
+  kind); arguments = the LLM's tool-call arguments kept in
+  ``tool_call_metadata.model_response`` (decoded JSON), else ``args``
+  without ``thought`` and bookkeeping (``impl_source``, ``security_risk``,
+  ...); thought = the response's ``reasoning_content`` (once per response)
+  and ``args.thought`` (the text the model wrote before the call). An
+  agent ``message`` is a ``respond`` step ``{"content": ...}``. The
+  observation is the event whose ``cause`` is the action's id (else the one
+  with the same ``tool_call_id``): its ``content``.
+- Step.error: an ``error`` observation, ``user_rejected``, ``success: false``,
+  or ``extras.metadata.exit_code`` other than 0 (OpenHands' own rule: -1 is a
+  command that did not finish) -- the decisive output line plus the code.
+- outcome: the final ``agent_state_changed`` decides only where it records a
+  failure: ``error`` / ``rate_limited`` -> ``infra_error`` (reason kept), a
+  ``reject`` action -> ``failure``. ``finished`` is the agent's own claim,
+  not a verdict -> ``unknown`` (the state, and any ``task_completed``, are in
+  metadata).
+- trajectory_id = ``openhands.<conversation id>`` when the file name holds
+  one (``trajectory-<id>.json``), else ``openhands.<file stem>.<digest of the
+  first event's time and the task>`` so two runs never share an id;
+  model_id = the LLM response's ``model``; created_at = the first event time;
+  metadata: cwd (a command's ``working_dir``), OpenHands version and agent
+  class (from the system event), cost, final agent state.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from typing import Any
+
+from trajsearch.model import Failure, Outcome, Trajectory
+
+from ._agent_cli import (
+    as_dict,
+    as_int,
+    as_key,
+    as_list,
+    as_str,
+    exit_code_error,
+    finish_steps,
+    first_time,
+    iso_time,
+    prompt_list,
+)
+from ._common import Context, RecordError, build, clip_task, decisive_line, safe_id, short
+
+NAME = "openhands"
+#: A file is one conversation: the reader hands over its whole JSON list.
+WHOLE_FILE = True
+#: Searched in a file's first 64 KiB when no record can be parsed from them (see ``detect``).
+SIGNATURE = re.compile(r'"source"\s*:\s*"(?:agent|user|environment)"[\s\S]{0,2000}?"(?:action|observation)"\s*:\s*"'
+                       r'(?:system|message|run|read|edit|recall|agent_state_changed)"')
+
+SOURCES = frozenset({"agent", "user", "environment"})
+NOT_STEPS = frozenset({"system", "recall", "condensation", "condensation_request", "change_agent_state", "null",
+                       "pause", "resume", "stop", "start", "loop_recovery"})
+NOISE_ARGS = frozenset({"thought", "impl_source", "translated_ipython_code", "security_risk", "confirmation_state",
+                        "is_confirmed", "hidden", "wait_for_response", "image_urls", "file_urls"})
+_HEX_ID = re.compile(r"([0-9a-f]{16,}|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})", re.I)
+
+
+def _is_event(record: Any) -> bool:
+    return isinstance(record, dict) and as_str(record.get("source")) in SOURCES and (
+        isinstance(record.get("action"), str) or isinstance(record.get("observation"), str)
+    ) and ("id" in record or "timestamp" in record)
+
+
+def matches(record: Any) -> bool:
+    if isinstance(record, dict) and isinstance(record.get("trajectory"), list):
+        return bool(record["trajectory"]) and _is_event(record["trajectory"][0])
+    return _is_event(record)
+
+
+def split(document: Any):
+    yield "file", document
+
+
+def _events(document: Any) -> list[dict[str, Any]]:
+    if isinstance(document, dict) and isinstance(document.get("trajectory"), list):
+        document = document["trajectory"]
+    elif isinstance(document, dict):
+        document = [document]
+    if not isinstance(document, list):
+        raise RecordError(f"expected a JSON list of OpenHands events, got {type(document).__name__}")
+    events = [e for e in document if _is_event(e)]
+    if not events:
+        raise RecordError("no OpenHands event (with 'source' and 'action' or 'observation') in this file")
+    return events
+
+
+def _args(event: dict[str, Any]) -> dict[str, Any]:
+    args = event.get("args")
+    return args if isinstance(args, dict) else {}
+
+
+def _extras(event: dict[str, Any]) -> dict[str, Any]:
+    extras = event.get("extras")
+    return extras if isinstance(extras, dict) else {}
+
+
+def _tool_meta(event: dict[str, Any]) -> dict[str, Any]:
+    meta = event.get("tool_call_metadata")
+    return meta if isinstance(meta, dict) else {}
+
+
+def _model(event: dict[str, Any]) -> str | None:
+    response = _tool_meta(event).get("model_response")
+    if isinstance(response, dict) and isinstance(response.get("model"), str) and response["model"]:
+        return response["model"]
+    model = as_dict(as_dict(event.get("llm_metrics")).get("accumulated_token_usage")).get("model")
+    return model if isinstance(model, str) and model and model != "default" else None
+
+
+def _llm_call(event: dict[str, Any]) -> tuple[Any, str | None]:
+    """(decoded arguments, reasoning text) of the LLM tool call behind an action, when the event kept it."""
+    meta = _tool_meta(event)
+    response = meta.get("model_response")
+    if not isinstance(response, dict) or not isinstance(response.get("choices"), list):
+        return None, None
+    for choice in response["choices"]:
+        message = choice.get("message") if isinstance(choice, dict) else None
+        if not isinstance(message, dict):
+            continue
+        reasoning = message.get("reasoning_content") if isinstance(message.get("reasoning_content"), str) else None
+        for call in as_list(message.get("tool_calls")):
+            if isinstance(call, dict) and call.get("id") == meta.get("tool_call_id"):
+                raw = as_dict(call.get("function")).get("arguments")
+                try:
+                    return (json.loads(raw) if isinstance(raw, str) else raw), reasoning
+                except json.JSONDecodeError:
+                    return None, reasoning
+    return None, None
+
+
+def _step_for(event: dict[str, Any]) -> dict[str, Any]:
+    kind = event["action"]
+    args = _args(event)
+    function = _tool_meta(event).get("function_name")
+    if kind == "message":
+        return {"action": "respond", "arguments": {"content": args.get("content", event.get("message") or "")},
+                "thought": None}
+    if kind == "think":
+        return {"action": str(function or "think"), "arguments": {"thought": args.get("thought", "")}, "thought": None}
+    if kind == "call_tool_mcp":
+        name = args.get("name") or function or "call_tool_mcp"
+        arguments = args.get("arguments")
+        if isinstance(arguments, str):
+            try:
+                arguments = json.loads(arguments)
+            except json.JSONDecodeError:
+                pass
+        return {"action": str(name), "arguments": arguments if arguments is not None else {},
+                "thought": as_str(args.get("thought")) or None}
+    arguments, _ = _llm_call(event)
+    own = {k: v for k, v in args.items() if k not in NOISE_ARGS and v is not None}
+    if not isinstance(arguments, dict) or (not arguments and own):  # no function call kept: the action's fields
+        arguments = own
+    return {"action": str(function or kind), "arguments": arguments, "thought": as_str(args.get("thought")) or None}
+
+
+def _observation_error(event: dict[str, Any], content: str) -> str | None:
+    kind = event.get("observation")
+    if kind == "error":
+        return short(decisive_line(content) or content or "error", 300)
+    if kind == "user_rejected":
+        return "rejected by the user" + (f": {short(content, 200)}" if content else "")
+    meta = _extras(event).get("metadata")
+    code = as_int(meta.get("exit_code")) if isinstance(meta, dict) else None
+    if code is not None and code != 0:
+        return exit_code_error(content, code) if code != -1 else (
+            "command did not finish (exit code -1)" + (f": {decisive_line(content)}" if decisive_line(content) else ""))
+    if event.get("success") is False:
+        return short(decisive_line(content) or "failed", 300)
+    return None
+
+
+def to_trajectory(record: Any, ctx: Context) -> Trajectory:
+    events = _events(record)
+    steps: list[dict[str, Any]] = []
+    by_event: dict[Any, dict[str, Any]] = {}
+    by_call: dict[str, dict[str, Any]] = {}
+    prompts: list[str] = []
+    tools: list[str] = []
+    models: list[str] = []
+    system_args: dict[str, Any] = {}
+    states: list[tuple[str, str]] = []
+    loose_errors: list[str] = []
+    rejected: str | None = None
+    task_completed = None
+    seen_responses: set[Any] = set()
+    for event in events:
+        at = event.get("timestamp")
+        if (model := _model(event)) and model not in models:
+            models.append(model)
+        if isinstance(event.get("action"), str):
+            kind = event["action"]
+            if kind == "system":
+                system_args = _args(event)
+                for tool in as_list(system_args.get("tools")):
+                    fn = tool.get("function") if isinstance(tool, dict) else None
+                    if isinstance(fn, dict) and fn.get("name"):
+                        tools.append(str(fn["name"]))
+                continue
+            if kind == "change_agent_state" and _args(event).get("agent_state"):
+                states.append((str(_args(event)["agent_state"]), ""))
+            if kind in NOT_STEPS:
+                continue
+            if event.get("source") == "user":
+                if kind == "message":
+                    text = str(_args(event).get("content") or event.get("message") or "").strip()
+                    if text:
+                        prompts.append(text)
+                continue
+            step = _step_for(event)
+            response_id = as_key(as_dict(_tool_meta(event).get("model_response")).get("id"))
+            reasoning = _llm_call(event)[1]
+            if reasoning and response_id not in seen_responses:
+                step["thought"] = "\n\n".join(t for t in (reasoning, step.get("thought")) if t)
+            seen_responses.add(response_id)
+            step["started_at"] = iso_time(at)
+            steps.append(step)
+            if as_key(event.get("id")) is not None:
+                by_event[event["id"]] = step
+            call_id = _tool_meta(event).get("tool_call_id")
+            if call_id:
+                by_call[str(call_id)] = step
+            if kind == "reject":
+                outputs = _args(event).get("outputs")
+                reason = outputs.get("reason") if isinstance(outputs, dict) else None
+                rejected = str(reason or event.get("message") or "the agent rejected the task")
+            if kind == "finish" and _args(event).get("task_completed") is not None:
+                task_completed = _args(event).get("task_completed")
+            continue
+        kind = event.get("observation")
+        if kind == "agent_state_changed":
+            states.append((str(_extras(event).get("agent_state") or ""), str(_extras(event).get("reason") or "")))
+            continue
+        if kind in ("recall", "null", "condense"):
+            continue
+        step = by_event.get(as_key(event.get("cause")))
+        if step is None and _tool_meta(event).get("tool_call_id"):
+            step = by_call.get(str(_tool_meta(event)["tool_call_id"]))
+        content = event.get("content")
+        content = content if isinstance(content, str) else ("" if content is None else json.dumps(content))
+        error = _observation_error(event, content)
+        if step is None:
+            if error:
+                pending = next((s for s in reversed(steps)
+                                if s.get("observation") is None and not s.get("error")), None)
+                if pending is not None and event.get("cause") is None:
+                    step = pending
+                else:
+                    loose_errors.append(error)
+                    continue
+            else:
+                continue
+        if step.get("_done"):
+            continue
+        step["observation"] = content or None
+        step["error"] = error
+        step["ended_at"] = iso_time(at)
+        step["_done"] = True
+
+    if not prompts:
+        raise RecordError("no user message in this OpenHands trajectory (no 'message' action from source 'user')")
+    task = prompts[0]
+    final_state, reason = states[-1] if states else (None, "")
+    outcome, failure = Outcome.unknown, None
+    if final_state in ("error", "rate_limited"):
+        outcome = Outcome.infra_error
+        detail = reason or (loose_errors[-1] if loose_errors else None) or next(
+            (s["error"] for s in reversed(steps) if s.get("error")), None) or f"agent state {final_state}"
+        failure = Failure(error=short(detail, 500, keep="head"),
+                          cause="infrastructure: the agent stopped in state " + final_state)
+    elif rejected is not None or final_state == "rejected":
+        outcome = Outcome.failure
+        failure = Failure(error=short(rejected or reason or "the agent rejected the task", 500, keep="head"))
+
+    stem = ctx.source.name.removesuffix(".gz").removesuffix(".json").removesuffix(".jsonl")
+    found = _HEX_ID.search(stem)
+    if found:
+        run_id = f"openhands.{found.group(1)}"
+    else:
+        first = str(events[0].get("timestamp") or "")
+        digest = hashlib.sha1(f"{first}\x1f{task}".encode()).hexdigest()[:10]
+        run_id = f"openhands.{stem}.{digest}"
+    last_metrics = next((e["llm_metrics"] for e in reversed(events) if isinstance(e.get("llm_metrics"), dict)), {})
+    cwd = next((wd for e in events if isinstance(
+        wd := as_dict(_extras(e).get("metadata")).get("working_dir"), str) and wd), None)
+    metadata: dict[str, Any] = {
+        "source_format": NAME,
+        "cwd": cwd,
+        "final_agent_state": final_state,
+        "agent_class": system_args.get("agent_class"),
+        "openhands_version": system_args.get("openhands_version"),
+        "accumulated_cost": last_metrics.get("accumulated_cost"),
+        "task_completed": task_completed,
+        "user_prompts": prompt_list(prompts[1:]) or None,
+        "unmatched_errors": loose_errors or None,
+        "models": models if len(models) > 1 else None,
+    }
+    metadata = {k: v for k, v in metadata.items() if v is not None}
+    version = system_args.get("openhands_version")
+    fields: dict[str, Any] = {
+        "trajectory_id": safe_id(run_id),
+        "task": clip_task(task),
+        "model_id": models[0] if models else None,
+        "tools_available": list(dict.fromkeys(tools)),
+        "tool_versions": {"openhands": str(version)} if version else {},
+        "outcome": outcome,
+        "failure": failure,
+        "steps": finish_steps(steps, metadata),
+        "created_at": first_time(*(e.get("timestamp") for e in events)),
+        "metadata": metadata,
+    }
+    return build(fields, ctx)
