@@ -21,7 +21,7 @@ from typing import Any, Callable, Sequence
 from ..model import Trajectory
 from ..results import ContextResult
 from ..search import TrajSearch
-from . import curate
+from . import curate, tracing
 from .advice import AdviceConfig, Exemplar, ExemplarSet, FailureWarning
 from .advice import exemplars as _exemplars
 from .advice import warnings as _warnings
@@ -70,21 +70,31 @@ class Runtime:
 
     def exemplars(self, task: str, ctx: RuntimeContext, k: int | None = None, *,
                   exclude_trajectory_ids: Sequence[str] = ()) -> ExemplarSet:
-        return _exemplars(self.ts, task, ctx, k=k, config=self.config.advice, exclude_trajectory_ids=exclude_trajectory_ids)
+        with tracing.retrieval("exemplars", task, ctx, k=k or self.config.advice.exemplars_k) as span:
+            found = _exemplars(self.ts, task, ctx, k=k, config=self.config.advice,
+                               exclude_trajectory_ids=exclude_trajectory_ids)
+            tracing.record_results(span, found.items, strategy=found.strategy.value)
+            return found
 
     def warnings(self, text: str, ctx: RuntimeContext, k: int | None = None, *,
                  exclude_trajectory_ids: Sequence[str] = ()) -> list[FailureWarning]:
-        return _warnings(self.ts, text, ctx, k=k, config=self.config.advice, exclude_trajectory_ids=exclude_trajectory_ids)
+        with tracing.retrieval("warnings", text, ctx, k=k or self.config.advice.warnings_k) as span:
+            found = _warnings(self.ts, text, ctx, k=k, config=self.config.advice,
+                              exclude_trajectory_ids=exclude_trajectory_ids)
+            tracing.record_results(span, found)
+            return found
 
     def context_for(self, task: str, ctx: RuntimeContext, *, fmt: str = "text", budget: int | None = None,
                     exclude_trajectory_ids: Sequence[str] = ()) -> PromptContext:
         """Exemplars + warnings for ``task``, rendered within the token budget, with the strategy."""
-        found = self.exemplars(task, ctx, exclude_trajectory_ids=exclude_trajectory_ids)
-        warned = self.warnings(task, ctx, exclude_trajectory_ids=exclude_trajectory_ids)
-        rendered = render(found.strategy, found.items, warned, config=self.config.format, fmt=fmt,
-                          counter=self.counter, budget=budget)
-        return PromptContext(found.strategy, found.best_similarity, rendered.text, rendered.data, rendered.tokens,
-                             found.items, warned)
+        with tracing.retrieval("context", task, ctx) as span:
+            found = self.exemplars(task, ctx, exclude_trajectory_ids=exclude_trajectory_ids)
+            warned = self.warnings(task, ctx, exclude_trajectory_ids=exclude_trajectory_ids)
+            rendered = render(found.strategy, found.items, warned, config=self.config.format, fmt=fmt,
+                              counter=self.counter, budget=budget)
+            tracing.record_results(span, [*found.items, *warned], strategy=found.strategy.value, tokens=rendered.tokens)
+            return PromptContext(found.strategy, found.best_similarity, rendered.text, rendered.data, rendered.tokens,
+                                 found.items, warned)
 
     def advice(self, kind: str, text: str, ctx: RuntimeContext, *, k: int | None = None,
                budget: int | None = None) -> ContextResult:
@@ -135,8 +145,11 @@ class Runtime:
         return curate.prune(self.ts, ctx.tenant, stale)
 
     def _retrieve(self, query: str, ctx: RuntimeContext, k: int) -> Retrieval:
-        found = self.exemplars(query, ctx, k)
-        return Retrieval(found.strategy, found.best_similarity, found.items, self.warnings(query, ctx))
+        with tracing.retrieval("loop", query, ctx, k=k) as span:
+            found = self.exemplars(query, ctx, k)
+            warned = self.warnings(query, ctx)
+            tracing.record_results(span, [*found.items, *warned], strategy=found.strategy.value)
+            return Retrieval(found.strategy, found.best_similarity, found.items, warned)
 
     def _format(self, strategy: Strategy, exemplars: list[Exemplar], warnings: list[FailureWarning]) -> str:
         return render(strategy, exemplars, warnings, config=self.config.format, counter=self.counter).text

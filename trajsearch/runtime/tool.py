@@ -16,6 +16,7 @@ from typing import Any, Mapping
 from ..represent import clip
 from ..search import TrajSearch
 from .advice import AdviceConfig, exemplars, search, similarity, warnings
+from . import tracing
 from .context import RuntimeContext
 from .format import FormatConfig, TokenCounter, default_counter, render, render_json
 from ..vocab import KINDS
@@ -72,6 +73,17 @@ def definition(cap: int = DEFAULT_CAP) -> dict[str, Any]:
 
 class ToolArgumentError(ValueError):
     pass
+
+
+class _Provenance:
+    """A tool result's provenance as a hit-like object, for its retrieval span."""
+
+    def __init__(self, result: Mapping[str, Any]) -> None:
+        provenance = result.get("provenance") or {}
+        self.trajectory_id = provenance.get("trajectory_id", "")
+        self.similarity = provenance.get("similarity")
+        self.trace_uri = provenance.get("trace_uri")
+        self.outcome = result.get("outcome")
 
 
 def parse_arguments(arguments: Mapping[str, Any] | str) -> tuple[str, int, str]:
@@ -142,11 +154,15 @@ class SearchPastRuns:
         except ToolArgumentError as exc:
             return {"status": "error", "error": str(exc)}
         self.used += 1
-        try:
-            result = self._run(query, k, kind)
-        except Exception:  # the model gets a readable error, the operator the traceback
-            log.exception("%s failed for tenant %s", TOOL_NAME, self.ctx.tenant)
-            result = {"status": "error", "error": "the search failed; continue without it"}
+        with tracing.retrieval(f"tool:{kind}", query, self.ctx, k=k) as span:
+            try:
+                result = self._run(query, k, kind)
+            except Exception:  # the model gets a readable error, the operator the traceback
+                log.exception("%s failed for tenant %s", TOOL_NAME, self.ctx.tenant)
+                result = {"status": "error", "error": "the search failed; continue without it"}
+            tracing.record_results(span, [_Provenance(r) for r in result.get("results") or []],
+                                   strategy=result.get("strategy"))
+            span.set_attribute("trajsearch.tool.status", result["status"])
         result["searches_left"] = self.cap - self.used
         return result
 

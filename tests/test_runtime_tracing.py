@@ -1,0 +1,75 @@
+"""Retrieval spans: every runtime retrieval shows up in the application's OpenTelemetry trace.
+
+Real SDK with its in-memory exporter; real Milvus Lite; the fast hashing *test* embedder.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from opentelemetry import trace
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+from trajsearch.runtime import Runtime, RuntimeContext
+
+from conftest import failing_run, make_run
+
+_EXPORTER = InMemorySpanExporter()
+
+
+@pytest.fixture(scope="module", autouse=True)
+def sdk():
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(_EXPORTER))
+    trace.set_tracer_provider(provider)  # once per process, as an application would
+    yield
+
+
+@pytest.fixture
+def spans():
+    _EXPORTER.clear()
+    yield _EXPORTER
+    _EXPORTER.clear()
+
+
+def test_context_for_emits_retrieval_spans_with_query_filters_hits_and_tokens(hashing_ts, spans):
+    hashing_ts.add([make_run("ok-1", env_version="v2"), failing_run("bad-1", "KeyError: 'user_id'", env_version="v2")])
+    ctx = RuntimeContext(tenant="acme", env_version="v2", tools_available=["bash"])
+    prompt = Runtime(hashing_ts).context_for("Fix the failing unit test in the payments service", ctx)
+
+    by_kind = {s.attributes["trajsearch.kind"]: s for s in spans.get_finished_spans()}
+    assert {"context", "exemplars", "warnings"} <= set(by_kind)
+    outer = by_kind["context"]
+    assert outer.name == "retrieval"
+    assert outer.attributes["gen_ai.operation.name"] == "retrieval"
+    assert outer.attributes["gen_ai.data_source.id"] == "trajsearch"
+    assert outer.attributes["openinference.span.kind"] == "RETRIEVER"
+    assert outer.attributes["input.value"] == outer.attributes["gen_ai.retrieval.query.text"]
+    assert json.loads(outer.attributes["trajsearch.filters"])["env_versions"] == ["v2"]
+    assert outer.attributes["trajsearch.strategy"] == prompt.strategy.value
+    assert outer.attributes["trajsearch.tokens"] == prompt.tokens
+    shown = {item.trajectory_id for item in [*prompt.exemplars, *prompt.warnings]}
+    documents = json.loads(outer.attributes["gen_ai.retrieval.documents"])
+    assert {d["id"] for d in documents} == shown and shown
+    assert outer.attributes["retrieval.documents.0.document.id"] in shown
+    exemplars = by_kind["exemplars"]
+    assert exemplars.parent is not None and exemplars.parent.span_id == outer.context.span_id
+    assert exemplars.attributes["gen_ai.request.top_k"] >= 1
+    assert not any("key" in name.lower() and "api" in name.lower() for name in outer.attributes)
+
+
+def test_the_tool_and_the_loop_emit_spans_too(hashing_ts, spans):
+    hashing_ts.add([failing_run("bad-1", "KeyError: 'user_id'")])
+    ctx = RuntimeContext(tenant="acme")
+    runtime = Runtime(hashing_ts)
+    result = runtime.tool(ctx)({"query": "KeyError: 'user_id'", "kind": "steps", "k": 2})
+    assert result["status"] == "ok"
+    runtime.loop().run("KeyError: 'user_id'", ctx)
+    kinds = [s.attributes["trajsearch.kind"] for s in spans.get_finished_spans()]
+    assert "tool:steps" in kinds and "loop" in kinds
+    tool = next(s for s in spans.get_finished_spans() if s.attributes["trajsearch.kind"] == "tool:steps")
+    assert tool.attributes["trajsearch.tool.status"] == "ok"
+    assert tool.attributes["trajsearch.hits"] == len(result["results"])
