@@ -44,15 +44,14 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ._otlp import is_span_record, otlp_nodes, sample_attribute_keys
-from ._spans import SpanFormat
+from ._otlp import OtlpFormat, is_span_record, otlp_nodes, sample_attribute_keys
 
 NAME = "otel-genai"
 #: Searched in a file's first 64 KiB when no record can be parsed from them (see ``detect``).
-SIGNATURE = re.compile(r'"resourceSpans"[\s\S]*"gen_ai\.|"gen_ai\.operation\.name"')
+SIGNATURE = re.compile(r'"resource(?:Spans|Logs)"[\s\S]*"gen_ai\.|"gen_ai\.operation\.name"|"(?:event_name|eventName)": *"gen_ai\.')
 GROUPED = True
 ID_PREFIX = "otel"
-_FORMAT = SpanFormat(NAME, ID_PREFIX)
+_FORMAT = OtlpFormat(NAME, ID_PREFIX, name_when_no_input=True, latest_user_message=True)
 
 
 def matches(record: Any) -> bool:
