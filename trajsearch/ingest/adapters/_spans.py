@@ -466,10 +466,11 @@ def assemble(nodes: list[Node], *, what: str = "trace") -> Assembled:
         if call.get("id"):
             by_call[call["id"]] = step
     if not any(s.get("error") for s in steps):
-        # a sub-agent or chain failed with no failing step below it: keep the failure visible as a step
+        # a sub-agent or chain failed with no failing step below it: keep the failure visible as a step,
+        # placed where the failure surfaced (the container's end), after the steps it ran
         for node in failed_containers:
             steps.append({"action": None, "thought": f"{node.role} {node.name} failed", "error": short(node.error, 600),
-                          "started_at": when(node.start), "ended_at": when(node.end)})
+                          "started_at": when(node.end or node.start), "ended_at": when(node.end)})
     # second pass: results of untraced calls that only appear in later model inputs
     for node, _ in order:
         for m in node.input_messages:
