@@ -30,12 +30,14 @@ from typing import Any
 from trajsearch.model import Trajectory
 
 from . import atif, langfuse, langsmith, mini_swe_agent, native, openinference, otel_genai, swe_agent, tau_bench
+from . import openai_agents, vercel_ai
 from ._common import DEFAULT_TENANT, Context, RecordError
 
 #: Detection order: the first adapter whose ``matches`` accepts a record names its format.
 ADAPTERS: dict[str, ModuleType] = {
     m.NAME: m
-    for m in (native, mini_swe_agent, tau_bench, swe_agent, atif, langsmith, langfuse, openinference, otel_genai)
+    for m in (native, mini_swe_agent, tau_bench, swe_agent, atif, openai_agents, langsmith, langfuse, vercel_ai,
+              openinference, otel_genai)
 }
 FORMATS: tuple[str, ...] = tuple(ADAPTERS)
 
