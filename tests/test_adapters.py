@@ -302,9 +302,10 @@ def test_directory_is_read_recursively_in_sorted_order() -> None:
     assert "mini-swe-agent/deepseek_chat_dev/preds.json" not in sources  # sidecar, not a run
     # span files are grouped per format after the per-file inputs: one result per trace
     grouped = results[len(per_file):]
-    assert [r.fmt for r in grouped] == ["langfuse"] * 2 + ["langsmith"] * 2 + ["openinference"] * 2 + ["otel-genai"] * 2
+    assert [r.fmt for r in grouped] == (["langfuse"] * 2 + ["langsmith"] * 2 + ["openai-agents"] * 4
+                                        + ["openinference"] * 2 + ["otel-genai"] * 9 + ["vercel-ai"] * 12)
     assert len(per_file) == 2 + 5 + 2 + 1 + 1 + 1  # mini, native, tau, atif, swe-agent, the undetectable report
-    assert sum(r.ok for r in results) == 2 + 2 + 2 + 1 + 1 + 8
+    assert sum(r.ok for r in results) == 2 + 2 + 2 + 1 + 1 + 8 + 4 + 7 + 10  # vercel-ai: 2 embedding traces rejected
     [unknown] = [r for r in results if r.fmt is None]
     assert unknown.source.endswith("outcomes/swebench-report.json") and "unrecognised dump format" in unknown.error
 

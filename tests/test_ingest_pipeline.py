@@ -109,7 +109,8 @@ def test_n_workers_equal_one_worker(tmp_path: Path) -> None:
     tau_dump(dumps / "airline.jsonl.gz", 120, gz=True)
     for sub in ("otel-genai", "openinference", "langsmith", "native"):
         for f in (FIXTURES / sub).iterdir():
-            (dumps / f"{sub}-{f.name}").write_bytes(f.read_bytes())
+            if f.is_file():  # the files at the top of each folder (otel-genai's subfolders hold other tests' files)
+                (dumps / f"{sub}-{f.name}").write_bytes(f.read_bytes())
     multi = cli(str(dumps), "--tenant", "acme", "--json", "--workers", "2", "--uri", str(tmp_path / "two.db"),
                 "--traces", str(tmp_path / "two-traces"), home=tmp_path / "h2")
     assert multi.returncode == 0, multi.stderr
