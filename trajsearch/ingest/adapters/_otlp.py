@@ -12,14 +12,15 @@ Record shapes read (one record may hold many spans):
   ``STATUS_CODE_ERROR`` for an error;
 - the OpenTelemetry Python SDK's ``to_json`` (``ConsoleSpanExporter`` /
   ``ConsoleLogExporter`` output, concatenated pretty objects; any-agent's
-  ``AgentTrace`` dump ``{"spans": [...], "final_output"}``): ``name``,
+  ``AgentTrace`` dump ``{"spans": [...], "final_output"}``, or any object
+  whose values are lists of spans): ``name``,
   ``context.trace_id`` / ``span_id`` (``0x``-prefixed hex, or integers),
   ``parent_id`` or ``parent.span_id``, ISO or epoch-ns ``start_time`` /
   ``end_time``, ``status.status_code`` (``ERROR``) and ``status.description``,
   ``attributes``, ``events``; log records: ``body``, ``event_name`` (or the
   ``event.name`` attribute), ``trace_id``, ``span_id``, ``timestamp``;
 - the OpenTelemetry JS SDK's ``ReadableSpan`` as JSON: ``spanContext.traceId``
-  / ``spanId``, ``parentSpanId`` or ``parentSpanContext.spanId``,
+  / ``spanId`` (``_spanContext`` when a ``Span`` object was stringified), ``parentSpanId`` or ``parentSpanContext.spanId``,
   ``startTime`` / ``endTime`` as ``[seconds, nanoseconds]``, ``status.code``;
 - flat span objects (Phoenix / OpenInference exports, many back-ends):
   ``context.trace_id`` / ``span_id`` or top-level ``trace_id`` / ``traceId``,
@@ -164,9 +165,17 @@ def _time(value: Any) -> float | None:
 # -- record shapes -----------------------------------------------------------------------
 
 
+def _js_context(record: dict[str, Any]) -> dict[str, Any]:
+    """The JS SDK's span context: ``spanContext`` (a ReadableSpan copied out), ``_spanContext`` (JSON.stringify of a Span)."""
+    for key in ("spanContext", "_spanContext"):
+        if isinstance(record.get(key), dict):
+            return record[key]
+    return {}
+
+
 def _span_ids_present(record: dict[str, Any]) -> bool:
     ctx = record.get("context") if isinstance(record.get("context"), dict) else None
-    sctx = record.get("spanContext") if isinstance(record.get("spanContext"), dict) else None
+    sctx = _js_context(record) or None
     return bool(
         (ctx and ("span_id" in ctx or "spanId" in ctx))
         or (sctx and "spanId" in sctx)
@@ -192,10 +201,16 @@ def is_log_record(record: Any) -> bool:
     return (timed or leveled) and ("body" in record or bool(_event_name(record)))
 
 
+def _span_lists(record: dict[str, Any]) -> list[list[Any]]:
+    """The lists of spans a wrapper object holds: any-agent's ``{"spans": [...]}``, or spans keyed by operation."""
+    if _span_ids_present(record):
+        return []
+    return [v for v in record.values()
+            if isinstance(v, list) and any(isinstance(s, dict) and _is_flat_span(s) for s in v[:5])]
+
+
 def _is_container(record: dict[str, Any]) -> bool:
-    spans = record.get("spans")
-    return isinstance(spans, list) and not _span_ids_present(record) and any(
-        isinstance(s, dict) and _is_flat_span(s) for s in spans[:5])
+    return bool(_span_lists(record))
 
 
 def is_span_record(record: Any) -> bool:
@@ -229,10 +244,11 @@ def raw_items(record: Any) -> Iterator[tuple[str, dict[str, Any], dict[str, Any]
                     if isinstance(log, dict):
                         yield "log", resource, log
         return
-    if _is_container(record):
-        for span in record["spans"]:
-            if isinstance(span, dict):
-                yield "span", _resource_of(span), span
+    if lists := _span_lists(record):
+        for spans in lists:
+            for span in spans:
+                if isinstance(span, dict):
+                    yield "span", _resource_of(span), span
         return
     if _is_flat_span(record):
         yield "span", _resource_of(record), record
@@ -281,7 +297,7 @@ def sample_span_names(record: Any, limit: int = 50) -> list[str]:
 
 def _ids(span: dict[str, Any]) -> tuple[str, str, str | None]:
     ctx = span.get("context") if isinstance(span.get("context"), dict) else {}
-    sctx = span.get("spanContext") if isinstance(span.get("spanContext"), dict) else {}
+    sctx = _js_context(span)
     trace = next((v for v in (span.get("traceId"), span.get("trace_id"), ctx.get("trace_id"), ctx.get("traceId"),
                               sctx.get("traceId")) if v not in (None, "")), None)
     span_id = next((v for v in (span.get("spanId"), span.get("span_id"), ctx.get("span_id"), ctx.get("spanId"),
@@ -747,7 +763,8 @@ def current_instruction(nodes: list[Node]) -> str | None:
     else:
         messages = next((n.input_messages for n, _ in order
                          if n.role in ("llm", "agent") and first_user_text(n.input_messages)), [])
-    users = [m["text"] for m in messages if m.get("role") in ("user", "human") and str(m.get("text") or "").strip()]
+    users = [m["text"] for m in messages  # (a user-role message answering a tool call is a tool result)
+             if m.get("role") in ("user", "human") and str(m.get("text") or "").strip() and not m.get("call_id")]
     if not users:
         return None
     return clip_task(_TASK_WRAPPER.sub("", users[-1]).strip() or users[-1].strip())

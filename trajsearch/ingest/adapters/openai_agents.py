@@ -262,7 +262,8 @@ def _match_handoffs(group: list[Node]) -> None:
 def _task(group: list[Node]) -> tuple[str | None, str]:
     ordered = sorted(group, key=lambda n: (n.start if n.start is not None else float("inf"), n.seq))
     for node in ordered:  # the latest user message: a run given a conversation's history answers its last turn
-        users = [m["text"] for m in node.input_messages if m.get("role") == "user" and str(m.get("text") or "").strip()]
+        users = [m["text"] for m in node.input_messages
+                 if m.get("role") == "user" and str(m.get("text") or "").strip() and not m.get("call_id")]
         if node.role == "llm" and users:
             return users[-1], "model input"
     for node in ordered:

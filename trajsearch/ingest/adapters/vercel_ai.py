@@ -87,7 +87,9 @@ def _operation(span: dict[str, Any], attrs: dict[str, Any]) -> str | None:
 def matches(record: Any) -> bool:
     if not is_span_record(record):
         return False
-    for kind, _resource, item in raw_items(record):
+    for n, (kind, _resource, item) in enumerate(raw_items(record)):
+        if n >= 500:  # a big OTLP request: its first spans decide
+            break
         if kind != "span":
             continue
         attrs = attributes(item.get("attributes"))
