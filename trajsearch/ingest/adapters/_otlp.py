@@ -113,16 +113,23 @@ def any_value(value: Any) -> Any:
         except (TypeError, ValueError):
             return value["intValue"]
     if "arrayValue" in value:
-        return [any_value(v) for v in (value["arrayValue"] or {}).get("values", [])]
+        return [any_value(v) for v in _values(value["arrayValue"])]
     if "kvlistValue" in value:
-        return {kv.get("key"): any_value(kv.get("value")) for kv in (value["kvlistValue"] or {}).get("values", [])}
+        return {kv["key"]: any_value(kv.get("value")) for kv in _values(value["kvlistValue"])
+                if isinstance(kv, dict) and isinstance(kv.get("key"), str)}
     return None if not value else value
+
+
+def _values(holder: Any) -> list[Any]:
+    values = holder.get("values") if isinstance(holder, dict) else None
+    return values if isinstance(values, list) else []
 
 
 def attributes(raw: Any) -> dict[str, Any]:
     """OTLP ``[{"key", "value": AnyValue}]`` or a (possibly nested) dict -> flat dotted dict."""
     if isinstance(raw, list):
-        return {kv.get("key"): any_value(kv.get("value")) for kv in raw if isinstance(kv, dict) and kv.get("key")}
+        return {kv["key"]: any_value(kv.get("value")) for kv in raw
+                if isinstance(kv, dict) and isinstance(kv.get("key"), str) and kv["key"]}
     if isinstance(raw, dict):
         return flatten(raw)
     return {}
@@ -227,22 +234,13 @@ def raw_items(record: Any) -> Iterator[tuple[str, dict[str, Any], dict[str, Any]
     if not isinstance(record, dict):
         raise RecordError(f"expected a JSON object holding spans, got {type(record).__name__}")
     if "resourceSpans" in record or "resourceLogs" in record:
-        for rs in record.get("resourceSpans") or []:
-            if not isinstance(rs, dict):
-                continue
-            resource = attributes((rs.get("resource") or {}).get("attributes"))
-            for ss in rs.get("scopeSpans") or rs.get("instrumentationLibrarySpans") or []:
-                for span in (ss or {}).get("spans") or []:
-                    if isinstance(span, dict):
-                        yield "span", resource, span
-        for rl in record.get("resourceLogs") or []:
-            if not isinstance(rl, dict):
-                continue
-            resource = attributes((rl.get("resource") or {}).get("attributes"))
-            for sl in rl.get("scopeLogs") or rl.get("instrumentationLibraryLogs") or []:
-                for log in (sl or {}).get("logRecords") or []:
-                    if isinstance(log, dict):
-                        yield "log", resource, log
+        for kind, top, scopes, items in (("span", "resourceSpans", ("scopeSpans", "instrumentationLibrarySpans"), "spans"),
+                                         ("log", "resourceLogs", ("scopeLogs", "instrumentationLibraryLogs"), "logRecords")):
+            for res in _list(record.get(top)):
+                resource = _resource_of(res)
+                for scope in _list(res.get(scopes[0]) or res.get(scopes[1])):
+                    for item in _list(scope.get(items)):
+                        yield kind, resource, item
         return
     if lists := _span_lists(record):
         for spans in lists:
@@ -257,6 +255,11 @@ def raw_items(record: Any) -> Iterator[tuple[str, dict[str, Any], dict[str, Any]
         yield "log", _resource_of(record), record
         return
     raise RecordError("not a span: expected 'resourceSpans' or a span with 'name', ids and 'attributes'")
+
+
+def _list(value: Any) -> list[dict[str, Any]]:
+    """The JSON objects of a list (anything else: none)."""
+    return [v for v in value if isinstance(v, dict)] if isinstance(value, list) else []
 
 
 def _resource_of(item: dict[str, Any]) -> dict[str, Any]:
@@ -319,11 +322,7 @@ def _status(span: dict[str, Any]) -> tuple[bool, str | None]:
 
 
 def _events(span: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
-    out = []
-    for ev in span.get("events") or []:
-        if isinstance(ev, dict):
-            out.append((str(ev.get("name") or ""), attributes(ev.get("attributes"))))
-    return out
+    return [(str(ev.get("name") or ""), attributes(ev.get("attributes"))) for ev in _list(span.get("events"))]
 
 
 def _evaluations(attrs: dict[str, Any], events: list[tuple[str, dict[str, Any]]]) -> list[dict[str, Any]]:
@@ -529,6 +528,20 @@ def _adk_messages(attrs: dict[str, Any]) -> tuple[list[dict[str, Any]], list[dic
 # -- spans -> nodes ----------------------------------------------------------------------
 
 
+def _scalar_id(value: Any) -> str | None:
+    return str(value) if isinstance(value, (str, int)) and not isinstance(value, bool) and value != "" else None
+
+
+def clean_ids(node: Node) -> Node:
+    """Call ids as strings or None everywhere in a node (assembly matches calls to results by them)."""
+    node.call_id = _scalar_id(node.call_id)
+    for message in (*node.input_messages, *node.output_messages):
+        message["call_id"] = _scalar_id(message.get("call_id"))
+        message["calls"] = [dict(c, id=_scalar_id(c.get("id")), name=c.get("name") if isinstance(c.get("name"), str) else None)
+                            for c in message.get("calls") or [] if isinstance(c, dict)]
+    return node
+
+
 def _error(attrs: dict[str, Any], events: list[tuple[str, dict[str, Any]]], failed: bool, message: str | None) -> str | None:
     exc = next((ev for name, ev in events if name == "exception" or "exception.type" in ev), None)
     parts = []
@@ -641,7 +654,7 @@ def node_from_span(span: dict[str, Any], resource: dict[str, Any], seq: int) -> 
             node.evaluations.append(vars(Evaluation(name, verdict.get("label"), verdict.get("score"), verdict.get("explanation"))))
         elif isinstance(verdict, str) and verdict.strip():
             node.evaluations.append(vars(Evaluation(name, verdict.strip())))
-    return trace, node, conversation
+    return trace, clean_ids(node), conversation
 
 
 def node_from_log(log: dict[str, Any], seq: int) -> tuple[str, Node] | None:
@@ -663,7 +676,7 @@ def node_from_log(log: dict[str, Any], seq: int) -> tuple[str, Node] | None:
                  or log.get("observed_timestamp"))
     node = Node(id=f"{span_id}#event{seq}", parent=span_id, role="event", name=name, start=when, seq=seq,
                 input_messages=inputs, output_messages=outputs, info={k: v for k, v in info.items() if v is not None})
-    return trace, node
+    return trace, clean_ids(node)
 
 
 def otlp_nodes(record: Any, ctx: Context, seq: int = 0) -> Iterator[tuple[str, Node, str | None]]:

@@ -52,6 +52,7 @@ from typing import Any, Iterator
 from trajsearch.model import Trajectory
 
 from ._common import Context, RecordError, clip_task
+from ._otlp import clean_ids
 from ._spans import Message, Node, SpanFormat, iso_seconds, maybe_json, normalise_messages, span_trajectory, text_of
 
 NAME = "openai-agents"
@@ -225,7 +226,7 @@ def _span_node(item: dict[str, Any], seq: int) -> tuple[str, Node, str | None]:
         node.model = str(data["model"]) if data.get("model") else None
     else:
         node.name = str(data.get("name") or kind)
-    return str(trace_id), node, None
+    return str(trace_id), clean_ids(node), None
 
 
 def nodes(record: Any, ctx: Context, seq: int = 0) -> Iterator[tuple[str, Node, str | None]]:

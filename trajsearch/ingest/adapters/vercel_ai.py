@@ -60,6 +60,7 @@ from ._otlp import (
     node_from_span,
     raw_items,
     _ids,
+    clean_ids,
     with_current_instruction,
 )
 from ._spans import Message, Node, SpanFormat, maybe_json, span_trajectory, text_of
@@ -235,7 +236,7 @@ def _node(span: dict[str, Any], resource: dict[str, Any], seq: int) -> tuple[str
         node.arguments = maybe_json(attrs.get("ai.toolCall.args", attrs.get("ai.toolCall.input")))
         result = attrs.get("ai.toolCall.result", attrs.get("ai.toolCall.output"))
         node.result = text_of(maybe_json(result)) if result is not None else None
-    return trace, node, None
+    return trace, clean_ids(node), None
 
 
 def nodes(record: Any, ctx: Context, seq: int = 0) -> Iterator[tuple[str, Node, str | None]]:
