@@ -77,11 +77,12 @@ from ._spans import (
 _GENAI_ROLES = {
     "invoke_agent": "agent", "create_agent": "agent", "invoke_workflow": "agent",
     "agent_step": "chain", "workflow": "chain",
-    "execute_tool": "tool",
+    "execute_tool": "tool", "agent_handoff": "tool",
     "chat": "llm", "text_completion": "llm", "generate_content": "llm", "completion": "llm", "call_llm": "llm",
     "responses": "llm",
     "retrieval": "retriever", "retrieve": "retriever",
-    "embeddings": "other", "rerank": "other",
+    "embeddings": "other", "rerank": "other", "guardrail_check": "other", "transcription": "other",
+    "speech_generation": "other",
 }
 _OI_ROLES = {
     "AGENT": "agent", "CHAIN": "chain", "TOOL": "tool", "LLM": "llm", "RETRIEVER": "retriever",
@@ -606,10 +607,15 @@ def node_from_span(span: dict[str, Any], resource: dict[str, Any], seq: int) -> 
         inputs = [*_system_message(attrs["gen_ai.system_instructions"]), *inputs]
 
     tool = _first(attrs, "gen_ai.tool.name", "tool.name")
+    handoff = {k: attrs[f"gen_ai.handoff.{k}"] for k in ("from_agent", "to_agent") if attrs.get(f"gen_ai.handoff.{k}")}
+    if handoff and not tool:  # opentelemetry-instrumentation-openai-agents: the handoff tool the model called
+        tool = re.sub(r"[^a-zA-Z0-9_]", "_", f"transfer_to_{handoff.get('to_agent', '')}".replace(" ", "_")).lower()
     if role == "tool" and not tool:
         tool = attrs.get("traceloop.entity.name") or name.removeprefix("execute_tool").strip() or None
     arguments = _first(attrs, "gen_ai.tool.call.arguments", "gen_ai.tool.args", "tool_arguments",
                        "gcp.vertex.agent.tool_call_args")
+    if arguments is None and handoff:
+        arguments = handoff
     if arguments is None and role in ("tool", "retriever"):
         arguments = _first(attrs, "input.value", "traceloop.entity.input", "tool.parameters")
         if isinstance(maybe_json(arguments), dict) and set(maybe_json(arguments)) == {"inputs"} and \

@@ -14,7 +14,8 @@ in a sibling file join their spans.
 Mapping
 - span role by ``gen_ai.operation.name``: ``invoke_agent`` / ``create_agent``
   / ``invoke_workflow`` = agent, ``agent_step`` = container, ``execute_tool`` =
-  tool, ``chat`` / ``text_completion`` / ``generate_content`` / ``call_llm``
+  tool, ``agent_handoff`` (opentelemetry-instrumentation-openai-agents) = a
+  step named ``transfer_to_<gen_ai.handoff.to_agent>``, ``chat`` / ``text_completion`` / ``generate_content`` / ``call_llm``
   (any-agent) = model call, ``embeddings`` / ``rerank`` = neither; without one,
   OpenLLMetry's ``traceloop.span.kind`` / ``llm.request.type`` or the span name
   (``call_llm``, ``execute_tool ...``, ``invoke_agent ...``).

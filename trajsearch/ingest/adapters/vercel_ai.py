@@ -14,8 +14,10 @@ are read as generic OpenTelemetry spans.
 Mapping (``ai.operationId``, else the span name)
 - ``ai.generateText`` / ``ai.streamText`` / ``ai.generateObject`` /
   ``ai.streamObject``: the call (agent). Its ``ai.prompt`` (JSON: ``system``,
-  ``prompt`` or ``messages``) gives the task: the prompt text, else the first
-  user message; ``ai.telemetry.functionId`` and ``ai.telemetry.metadata.*``
+  ``prompt`` or ``messages``) gives the task: the prompt text, else the latest
+  user message (a chat UI sends the whole conversation with every call; the
+  run answers its last turn); ``ai.telemetry.functionId``,
+  ``ai.telemetry.metadata.*``, the provider and ``ai.response.finishReason``
   go to metadata.
 - ``ai.generateText.doGenerate`` / ``ai.streamText.doStream`` (and the object
   variants): one model call. Input = ``ai.prompt.messages`` (AI SDK messages:
@@ -38,7 +40,7 @@ Mapping (``ai.operationId``, else the span name)
 - trajectory_id = ``vercel:<traceId>``; created_at = the earliest span start;
   outcome: an ERROR status on the root span -> failure (infra_error for
   timeouts, rate limits, 5xx, connection errors), else ``unknown`` (the SDK
-  records no verdict); ``ai.response.finishReason`` goes to metadata.
+  records no verdict).
 """
 
 from __future__ import annotations
