@@ -116,6 +116,8 @@ def test_console_dump_without_content_is_a_run_per_trace_named_by_its_span() -> 
         assert run.steps == []  # no tool call or answer text was recorded: none is made up
         assert run.model_id == "gpt-4o-mini-2024-07-18" and run.outcome is Outcome.unknown
     assert first.created_at.isoformat() == "2026-12-01T09:58:24.851231+00:00"
+    # what is there is kept: the first call asked for tools, the second answered
+    assert (first.metadata["finish_reasons"], second.metadata["finish_reasons"]) == (["tool_calls"], ["stop"])
 
 
 def test_otlp_base64_ids_are_the_console_hex_ids_and_one_trace_read_twice_is_one_run() -> None:

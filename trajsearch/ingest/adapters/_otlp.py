@@ -639,6 +639,7 @@ def node_from_span(span: dict[str, Any], resource: dict[str, Any], seq: int) -> 
         "service": resource.get("service.name"),
         "provider": attrs.get("gen_ai.provider.name") or attrs.get("gen_ai.system") or attrs.get("llm.provider"),
         "user_id": attrs.get("user.id"),
+        "finish_reasons": attrs.get("gen_ai.response.finish_reasons") if role == "llm" else None,
     } if role in ("agent", "chain") or parent is None else {}
     node = Node(
         id=span_id, parent=parent, role=role, name=name, start=start, end=end, seq=seq,
