@@ -174,7 +174,7 @@ def _time(value: Any) -> float | None:
 
 
 def _js_context(record: dict[str, Any]) -> dict[str, Any]:
-    """The JS SDK's span context: ``spanContext`` (a ReadableSpan copied out), ``_spanContext`` (JSON.stringify of a Span)."""
+    """The JS SDK's span context: ``spanContext`` (a copied ReadableSpan) or ``_spanContext`` (a stringified Span)."""
     for key in ("spanContext", "_spanContext"):
         if isinstance(record.get(key), dict):
             return record[key]
@@ -538,8 +538,10 @@ def clean_ids(node: Node) -> Node:
     node.call_id = _scalar_id(node.call_id)
     for message in (*node.input_messages, *node.output_messages):
         message["call_id"] = _scalar_id(message.get("call_id"))
-        message["calls"] = [dict(c, id=_scalar_id(c.get("id")), name=c.get("name") if isinstance(c.get("name"), str) else None)
-                            for c in message.get("calls") or [] if isinstance(c, dict)]
+        message["calls"] = [
+            dict(c, id=_scalar_id(c.get("id")), name=c.get("name") if isinstance(c.get("name"), str) else None)
+            for c in message.get("calls") or [] if isinstance(c, dict)
+        ]
     return node
 
 
@@ -658,7 +660,8 @@ def node_from_span(span: dict[str, Any], resource: dict[str, Any], seq: int) -> 
     if role == "evaluator":  # an evaluator span: its output is the verdict
         verdict = maybe_json(node.output_text)
         if isinstance(verdict, dict):
-            node.evaluations.append(vars(Evaluation(name, verdict.get("label"), verdict.get("score"), verdict.get("explanation"))))
+            node.evaluations.append(vars(Evaluation(name, verdict.get("label"), verdict.get("score"),
+                                                    verdict.get("explanation"))))
         elif isinstance(verdict, str) and verdict.strip():
             node.evaluations.append(vars(Evaluation(name, verdict.strip())))
     return trace, clean_ids(node), conversation

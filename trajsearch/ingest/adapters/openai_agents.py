@@ -251,7 +251,8 @@ def _match_handoffs(group: list[Node]) -> None:
         target = _handoff_name(str(node.info.get("to_agent") or ""))
         found = next((i for i, c in enumerate(calls) if i not in used and c["name"] == target), None)
         if found is None:
-            found = next((i for i, c in enumerate(calls) if i not in used and str(c["name"]).startswith("transfer_to")), None)
+            found = next((i for i, c in enumerate(calls)
+                          if i not in used and str(c["name"]).startswith("transfer_to")), None)
         node.tool = calls[found]["name"] if found is not None else target
         if found is not None:
             used.add(found)
