@@ -257,7 +257,7 @@ def test_detect_format_by_content_and_through_gzip(tmp_path: Path) -> None:
 def test_unknown_format_is_a_clear_error(tmp_path: Path) -> None:
     odd = tmp_path / "few-shot.jsonl"
     odd.write_text(json.dumps({"messages_display": "user: hi\nassistant: hello"}) + "\n")
-    with pytest.raises(ValueError, match=r"few-shot\.jsonl.*native, mini-swe-agent, tau-bench"):
+    with pytest.raises(ValueError, match=r"few-shot\.jsonl: unrecognised dump format.*native.*tau-bench"):
         detect_format(odd)
     with pytest.raises(ValueError, match="few-shot.jsonl"):
         read_dump(odd)  # raised at call time, not on first iteration
@@ -303,9 +303,10 @@ def test_directory_is_read_recursively_in_sorted_order() -> None:
     assert "mini-swe-agent/deepseek_chat_dev/preds.json" not in sources  # sidecar, not a run
     # span files are grouped per format after the per-file inputs: one result per trace
     grouped = results[len(per_file):]
-    assert [r.fmt for r in grouped] == ["langfuse"] * 2 + ["langsmith"] * 2 + ["openinference"] * 2 + ["otel-genai"] * 2
+    assert [r.fmt for r in grouped] == (["langfuse"] * 2 + ["langsmith"] * 2 + ["openai-agents"] * 4
+                                        + ["openinference"] * 2 + ["otel-genai"] * 9 + ["vercel-ai"] * 12)
     assert len(per_file) == 2 + 5 + 2 + 1 + 1 + 1 + 7  # mini, native, tau, atif, swe-agent, the undetectable report, CLI sessions
-    assert sum(r.ok for r in results) == 2 + 2 + 2 + 1 + 1 + 8 + 7
+    assert sum(r.ok for r in results) == 2 + 2 + 2 + 1 + 1 + 8 + 4 + 7 + 10 + 7  # vercel-ai: 2 embedding traces rejected
     [unknown] = [r for r in results if r.fmt is None]
     assert unknown.source.endswith("outcomes/swebench-report.json") and "unrecognised dump format" in unknown.error
 

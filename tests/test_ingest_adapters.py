@@ -47,8 +47,8 @@ def test_detection_by_content_survives_renaming_and_gzip(tmp_path: Path) -> None
 
 
 def test_otel_genai_groups_spans_across_lines_and_files_by_trace() -> None:
-    found = runs(OTEL)
-    assert set(found) == {"otel:4bf92f3577b34da6a3ce929d0e0e4736", "otel:0af7651916cd43dd8448eb211c80319c"}
+    found = runs(OTEL)  # (the folder's subfolders hold real files, tested in test_adapters_spans)
+    assert {"otel:4bf92f3577b34da6a3ce929d0e0e4736", "otel:0af7651916cd43dd8448eb211c80319c"} <= set(found)
     booking = found["otel:4bf92f3577b34da6a3ce929d0e0e4736"]
     assert booking.task.startswith("Book the cheapest nonstop flight from SFO to JFK")
     assert [s.action for s in booking.steps] == ["search_direct_flight", "book_reservation", "respond"]

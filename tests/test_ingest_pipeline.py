@@ -109,11 +109,11 @@ def test_n_workers_equal_one_worker(tmp_path: Path) -> None:
     tau_dump(dumps / "airline.jsonl.gz", 120, gz=True)
     for sub in ("otel-genai", "openinference", "langsmith", "native"):
         for f in (FIXTURES / sub).iterdir():
-            if f.is_file():  # not the .real/ folders of third-party files
+            if f.is_file():  # the files at the top of each folder (otel-genai's subfolders hold other tests' files; .real/ holds third-party files)
                 (dumps / f"{sub}-{f.name}").write_bytes(f.read_bytes())
     multi = cli(str(dumps), "--tenant", "acme", "--json", "--workers", "2", "--uri", str(tmp_path / "two.db"),
                 "--traces", str(tmp_path / "two-traces"), home=tmp_path / "h2")
-    assert multi.returncode == 0, multi.stderr
+    assert multi.returncode == 0, multi.stderr + " ".join(str(w.get("error")) for w in json.loads(multi.stdout)["workers"])
     two = json.loads(multi.stdout)["workers"]
     with open_ts(tmp_path, "one") as a:
         one = run_ingest(a, IngestJob([dumps], tenant="acme", state_dir=tmp_path / "h1")).report

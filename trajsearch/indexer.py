@@ -22,11 +22,13 @@ redoes a batch rewrites the same rows.
 
 from __future__ import annotations
 
+import fcntl
 import logging
 import queue
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator
 
@@ -149,6 +151,7 @@ class Indexer:
         retry: RetryPolicy = RetryPolicy(),
         put_concurrency: int = 8,
         verify_traces: bool = False,
+        write_lock: str | None = None,
     ) -> None:
         self.index = index
         self.embedder = embedder
@@ -164,6 +167,11 @@ class Indexer:
         #: Check that unchanged runs still have their trace, and write it again where it is gone
         #: (an object store emptied or restored from an old backup); costs one lookup per run.
         self.verify_traces = verify_traces
+        #: A lock file that every writer of one store takes around its index writes. Several
+        #: workers writing at once to one ``milvus-lite server`` interleave its write-ahead log
+        #: (measured: "Invalid IPC stream" on recovery, acknowledged batches lost after a kill),
+        #: so their writes take turns; embedding, the expensive part, still runs in parallel.
+        self.write_lock = write_lock
         self._pool: ThreadPoolExecutor | None = None
 
     # -- the pipeline ------------------------------------------------------------------------
@@ -327,14 +335,15 @@ class Indexer:
                 if uri != self.traces.uri_for(*key):  # a store that names traces its own way
                     for record in batch.records[key]:
                         record["trace_uri"] = uri
-            for key in replace:
-                self._index_call(f"delete of {key[1]}", lambda key=key: self.index.delete_trajectory(*key))
             rows = [r for k in todo for r in batch.records[k] if r["level"] != "task"]
             tasks = [r for k in todo for r in batch.records[k] if r["level"] == "task"]
-            for chunk in _chunks(rows, 1000):
-                self._index_call("row upsert", lambda chunk=chunk: self.index.upsert(chunk))
-            for chunk in _chunks(tasks, 1000):
-                self._index_call("task row upsert", lambda chunk=chunk: self.index.upsert(chunk))
+            with file_lock(self.write_lock):
+                for key in replace:
+                    self._index_call(f"delete of {key[1]}", lambda key=key: self.index.delete_trajectory(*key))
+                for chunk in _chunks(rows, 1000):
+                    self._index_call("row upsert", lambda chunk=chunk: self.index.upsert(chunk))
+                for chunk in _chunks(tasks, 1000):
+                    self._index_call("task row upsert", lambda chunk=chunk: self.index.upsert(chunk))
         if self.verify_traces:
             report.traces_restored += self._restore_traces([batch.runs[k][0] for k in batch.runs if k not in todo])
         for key, (run, fmt) in batch.runs.items():
@@ -410,6 +419,20 @@ class Indexer:
             for row in rows:
                 found[(tenant, row["trajectory_id"])] = row["content_hash"]
         return found
+
+
+@contextmanager
+def file_lock(path: str | None) -> Iterator[None]:
+    """An exclusive ``flock`` on ``path`` for the block (nothing when ``path`` is None)."""
+    if path is None:
+        yield
+        return
+    with open(path, "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def _chunks(items: list[Any], size: int) -> Iterator[list[Any]]:

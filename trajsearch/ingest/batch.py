@@ -335,7 +335,9 @@ def run_workers(
             out = open(state_dir / f"worker-{i}of{workers}.out", "w+b")
             err = open(state_dir / f"worker-{i}of{workers}.log", "w+b")
             part = replace(job, shard=Shard(i, workers), checkpoint=checkpoints[i], store_label=uri)
-            spec = json.dumps({"job": part.to_json(), "uri": target, "traces": traces})
+            # writes to one milvus-lite server take turns (see Indexer.write_lock); a Milvus server needs no lock
+            lock = str(state_dir / f"index-writes-{run_id}.lock") if server else None
+            spec = json.dumps({"job": part.to_json(), "uri": target, "traces": traces, "write_lock": lock})
             cmd = [sys.executable, "-m", "trajsearch.ingest.worker", spec]
             procs.append((subprocess.Popen(cmd, stdout=out, stderr=err, env=child_env, preexec_fn=die_with_parent),
                           out, err))

@@ -1,7 +1,8 @@
 """One ingest worker process: ``python -m trajsearch.ingest.worker '<spec JSON>'``.
 
 :func:`~trajsearch.ingest.batch.run_workers` starts these; the spec is
-``{"job": IngestJob JSON, "uri": Milvus URI, "traces": trace store or null}``.
+``{"job": IngestJob JSON, "uri": Milvus URI, "traces": trace store or null,
+"write_lock": a lock file the workers' index writes take turns on, or null}``.
 The worker opens the store, runs its shard of the job and prints the result
 as JSON on stdout (an ``"error"`` key when a batch failed). Starting workers
 through this entry point, not the CLI, keeps the library free of the CLI's
@@ -26,7 +27,7 @@ def main(argv: list[str]) -> int:
 
     with TrajSearch.open(spec["uri"], traces=spec.get("traces")) as ts:
         try:
-            result = run_ingest(ts, job).to_dict()
+            result = run_ingest(ts, job, indexer_options={"write_lock": spec.get("write_lock")}).to_dict()
         except IngestError as exc:
             sys.stdout.write(json.dumps({"error": str(exc)}) + "\n")
             return 1

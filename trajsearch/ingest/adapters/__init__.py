@@ -38,12 +38,14 @@ from . import (
     langsmith,
     mini_swe_agent,
     native,
+    openai_agents,
     openhands,
     openinference,
     otel_genai,
     swe_agent,
     tau2_bench,
     tau_bench,
+    vercel_ai,
 )
 from ._common import DEFAULT_TENANT, Context, RecordError
 
@@ -52,9 +54,9 @@ from ._common import DEFAULT_TENANT, Context, RecordError
 ADAPTERS: dict[str, ModuleType] = {
     m.NAME: m
     for m in (
-        atif, native, mini_swe_agent, tau_bench, tau2_bench, swe_agent,
+        atif, native, openai_agents, mini_swe_agent, tau_bench, tau2_bench, swe_agent,
         claude_code, codex_cli, gemini_cli, openhands,  # coding-agent CLI session files
-        langsmith, langfuse, openinference, otel_genai,
+        langsmith, langfuse, vercel_ai, openinference, otel_genai,
     )
 }
 FORMATS: tuple[str, ...] = tuple(ADAPTERS)

@@ -150,7 +150,7 @@ def indexed(attrs: dict[str, Any], prefix: str) -> list[dict[str, Any]]:
     """Flattened list attributes (``p.0.a``, ``p.0.b``, ``p.1.a``) -> ``[{"a", "b"}, {"a"}]``."""
     items: dict[int, dict[str, Any]] = {}
     for key, value in attrs.items():
-        if not key.startswith(prefix):
+        if not isinstance(key, str) or not key.startswith(prefix):
             continue
         head, _, rest = key[len(prefix):].partition(".")
         if head.isdigit() and rest:
@@ -183,7 +183,10 @@ def iso_seconds(value: Any) -> float | None:
 
 
 def when(seconds: float | None) -> datetime | None:
-    return datetime.fromtimestamp(seconds, tz=timezone.utc) if seconds else None
+    try:
+        return datetime.fromtimestamp(seconds, tz=timezone.utc) if seconds else None
+    except (OverflowError, OSError, ValueError):  # a timestamp beyond any calendar is no timestamp
+        return None
 
 
 # -- messages ----------------------------------------------------------------------------
@@ -264,7 +267,8 @@ def normalise_message(raw: Any) -> Message | None:
     msg.text, msg.reasoning = _content_text(raw.get("content"))
     if raw.get("reasoning_content"):
         msg.reasoning = text_of(raw["reasoning_content"])
-    for call in raw.get("tool_calls") or indexed(raw, "tool_calls."):
+    calls = maybe_json(raw.get("tool_calls"))  # a list, or that list as a JSON string
+    for call in calls if isinstance(calls, list) else indexed(raw, "tool_calls."):
         if isinstance(call, dict):
             fn = call.get("function") if isinstance(call.get("function"), dict) else call
             msg.calls.append({"id": call.get("id"), "name": fn.get("name"), "arguments": maybe_json(fn.get("arguments", fn.get("args")))})
@@ -469,10 +473,11 @@ def assemble(nodes: list[Node], *, what: str = "trace", task: str | None = None)
         if call.get("id"):
             by_call[call["id"]] = step
     if not any(s.get("error") for s in steps):
-        # a sub-agent or chain failed with no failing step below it: keep the failure visible as a step
+        # a sub-agent or chain failed with no failing step below it: keep the failure visible as a step,
+        # placed where the failure surfaced (the container's end), after the steps it ran
         for node in failed_containers:
             steps.append({"action": None, "thought": f"{node.role} {node.name} failed", "error": short(node.error, 600),
-                          "started_at": when(node.start), "ended_at": when(node.end)})
+                          "started_at": when(node.end or node.start), "ended_at": when(node.end)})
     # second pass: results of untraced calls that only appear in later model inputs
     for node, _ in order:
         for m in node.input_messages:

@@ -39,15 +39,14 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ._otlp import is_span_record, otlp_nodes, sample_attribute_keys
-from ._spans import SpanFormat
+from ._otlp import OtlpFormat, is_span_record, otlp_nodes, sample_attribute_keys
 
 NAME = "openinference"
 #: Searched in a file's first 64 KiB when no record can be parsed from them (see ``detect``).
 SIGNATURE = re.compile(r'"openinference\.span\.kind"')
 GROUPED = True
 ID_PREFIX = "oi"
-_FORMAT = SpanFormat(NAME, ID_PREFIX)
+_FORMAT = OtlpFormat(NAME, ID_PREFIX)
 
 
 def matches(record: Any) -> bool:

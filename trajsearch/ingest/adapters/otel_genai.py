@@ -1,36 +1,66 @@
-"""``otel-genai``: OpenTelemetry spans following the GenAI semantic conventions, as OTLP/JSON.
+"""``otel-genai``: OpenTelemetry spans following the GenAI semantic conventions, and their GenAI log events.
 
-Records: OTLP/JSON export requests (``resourceSpans`` -> ``scopeSpans`` ->
-``spans``; one per line or one per file) or flat span objects (see ``_otlp``).
-Spans are grouped into one trajectory per trace (``traceId``), or with
-``group_by="conversation"`` per ``gen_ai.conversation.id`` (traces without one
-stay alone), across every file of the input.
+Records (see ``_otlp``): OTLP/JSON traces and logs requests (``resourceSpans``
+/ ``resourceLogs``; one per line or one per file), the OpenTelemetry Python
+SDK's ``to_json`` (``ConsoleSpanExporter`` / ``ConsoleLogExporter`` output:
+concatenated pretty objects, spans and log records mixed), any-agent's
+``AgentTrace`` dump ``{"spans": [...], "final_output"}``, JS ``ReadableSpan``
+JSON, and flat span objects. Spans and log records are grouped into one
+trajectory per trace (ids normalised to hex, so a trace exported twice is one
+run), or with ``group_by="conversation"`` per ``gen_ai.conversation.id``
+(traces without one stay alone), across every file of the input: log records
+in a sibling file join their spans.
 
 Mapping
 - span role by ``gen_ai.operation.name``: ``invoke_agent`` / ``create_agent``
-  / ``invoke_workflow`` = agent, ``execute_tool`` = tool, ``chat`` /
-  ``text_completion`` / ``generate_content`` = model call.
+  / ``invoke_workflow`` = agent, ``agent_step`` = container, ``execute_tool`` =
+  tool, ``agent_handoff`` (opentelemetry-instrumentation-openai-agents) = a
+  step named ``transfer_to_<gen_ai.handoff.to_agent>``, ``chat`` / ``text_completion`` / ``generate_content`` / ``call_llm``
+  (any-agent) = model call, ``embeddings`` / ``rerank`` = neither; without one,
+  OpenLLMetry's ``traceloop.span.kind`` / ``llm.request.type`` or the span name
+  (``call_llm``, ``execute_tool ...``, ``invoke_agent ...``).
 - steps: one per ``execute_tool`` span, in parent/start-time order: action =
-  ``gen_ai.tool.name``, arguments = ``gen_ai.tool.call.arguments`` (JSON-decoded),
-  observation = ``gen_ai.tool.call.result``, error = ``error.type`` with the
-  status message or the ``exception`` event (``exception.type: message``) when
-  the span status is ERROR. The thought of a tool step is the text of the model
-  call whose output requested it (``gen_ai.output.messages`` part
-  ``tool_call`` with the same ``gen_ai.tool.call.id``). Model text that asked
-  for no tool is a ``respond`` step. Tool calls a model requested but no span
-  executed are kept as steps, their results taken from later
-  ``gen_ai.input.messages`` (``tool_call_response`` parts).
-- messages: ``gen_ai.input.messages`` / ``gen_ai.output.messages`` (parts
-  ``text``, ``tool_call``, ``tool_call_response``, ``reasoning``), else the
-  older ``gen_ai.prompt`` / ``gen_ai.completion`` (JSON, flattened
-  ``gen_ai.prompt.N.content``, or ``gen_ai.content.prompt`` events).
-- task: the first user message of the root span (an ``invoke_agent`` span may
-  carry ``gen_ai.input.messages``), else of the first model call.
+  ``gen_ai.tool.name``, arguments = ``gen_ai.tool.call.arguments`` (any-agent:
+  ``gen_ai.tool.args``; Pydantic AI: ``tool_arguments``; Google ADK:
+  ``gcp.vertex.agent.tool_call_args``; JSON-decoded), observation =
+  ``gen_ai.tool.call.result`` (any-agent: ``gen_ai.output``; ``tool_response``;
+  ``gcp.vertex.agent.tool_response``), error = ``error.type`` with the status
+  message or description, or the ``exception`` event (``exception.type:
+  message``) when the span status is ERROR. The thought of a tool step is the
+  text of the model call whose output requested it (same
+  ``gen_ai.tool.call.id``, else same name). Model text that asked for no tool
+  is a ``respond`` step. Tool calls a model requested but no span executed are
+  kept as steps, their results taken from later input messages (role ``tool``
+  / ``tool_call_response`` parts with the same id).
+- messages of a model call, the first found of: ``gen_ai.input.messages`` /
+  ``gen_ai.output.messages`` (parts ``text``, ``tool_call``,
+  ``tool_call_response``, ``reasoning``; any-agent: OpenAI-style messages, or
+  plain strings); the older ``gen_ai.prompt`` / ``gen_ai.completion`` (JSON,
+  flattened ``gen_ai.prompt.N.content``, ``gen_ai.content.*`` events);
+  any-agent's ``gen_ai.output`` (``[{"tool.name", "tool.args"}]`` or the answer
+  text); Google ADK's ``gcp.vertex.agent.llm_request`` / ``llm_response``
+  (Gemini contents); GenAI events, as span events or as log records carrying
+  the span's trace and span id (``opentelemetry-instrumentation-openai-v2``):
+  ``gen_ai.system.message`` / ``gen_ai.user.message`` /
+  ``gen_ai.assistant.message`` (``tool_calls``) / ``gen_ai.tool.message``
+  (``id`` = the call answered) in emission order, ``gen_ai.choice``
+  (``message``, ``finish_reason``) by ``index``, and
+  ``gen_ai.client.inference.operation.details`` (``gen_ai.input.messages`` /
+  ``gen_ai.output.messages`` / ``gen_ai.system_instructions`` attributes);
+  Pydantic AI's ``events`` attribute. Log records without ids are reported.
+- task: the latest user message of the root span's input messages (an
+  ``invoke_agent`` span may carry ``gen_ai.input.messages``), else of the first
+  model call's: a call that carries a conversation's history answers its last
+  turn (smolagents' "New task:" wrapper removed). When no span or event
+  recorded any input (message content capture off: the instrumentation's
+  default), the task is the root span's name with "(no input recorded)" and
+  ``metadata.task_source = "span name"``; a trace of embedding calls only is
+  rejected as no agent run.
 - trajectory_id = ``otel:<traceId>`` (``otel:conversation:<id>`` when grouped by
   conversation); model_id = ``gen_ai.response.model`` / ``gen_ai.request.model``
   of the first model call; created_at = the earliest span start; metadata keeps
-  ``gen_ai.agent.name`` / ``.id``, ``gen_ai.conversation.id``, ``service.name``
-  and the provider.
+  ``gen_ai.agent.name`` / ``.id``, ``gen_ai.conversation.id``, ``service.name``,
+  the provider and, for a lone model call, its finish reasons.
 - outcome: ``gen_ai.evaluation.result`` events (``gen_ai.evaluation.name``,
   ``.score.label``, ``.score.value``, ``.explanation``): a pass/fail label (or a
   score of 1/0 on a success/correctness metric) decides, a failing one winning;
@@ -44,15 +74,17 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ._otlp import is_span_record, otlp_nodes, sample_attribute_keys
-from ._spans import SpanFormat
+from ._otlp import OtlpFormat, is_span_record, otlp_nodes, sample_attribute_keys
 
 NAME = "otel-genai"
 #: Searched in a file's first 64 KiB when no record can be parsed from them (see ``detect``).
-SIGNATURE = re.compile(r'"resourceSpans"[\s\S]*"gen_ai\.|"gen_ai\.operation\.name"')
+SIGNATURE = re.compile(
+    r'"resource(?:Spans|Logs)"[\s\S]*"gen_ai\.|"gen_ai\.operation\.name"'
+    r'|"(?:event_name|eventName|event\.name)"[\s\S]{0,60}?"gen_ai\.'  # GenAI log records, content events
+)
 GROUPED = True
 ID_PREFIX = "otel"
-_FORMAT = SpanFormat(NAME, ID_PREFIX)
+_FORMAT = OtlpFormat(NAME, ID_PREFIX, name_when_no_input=True, latest_user_message=True)
 
 
 def matches(record: Any) -> bool:

@@ -1,0 +1,433 @@
+"""Span formats on real files and real exporter output: OTel GenAI, OpenInference, Vercel AI SDK, OpenAI Agents SDK.
+
+Every test goes through the public reader (``read_dump`` / ``detect_format``); the fixtures and where they
+come from are described in each fixture folder's SOURCE.md.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from trajsearch.ingest.read import detect_format, read_dump
+from trajsearch.model import Outcome, Trajectory
+
+FIXTURES = Path(__file__).parent / "fixtures"
+ANY_AGENT = FIXTURES / "otel-genai" / "any-agent" / "OPENAI_trace.json"
+V2_NO_CONTENT = FIXTURES / "otel-genai" / "openai-v2"
+V2 = FIXTURES / "otel-genai" / "openai-v2-content"
+VERCEL = FIXTURES / "vercel-ai"
+AGENTS = FIXTURES / "openai-agents"
+PHOENIX = FIXTURES / "openinference" / "phoenix-spans.jsonl"
+
+WEATHER_TASK = "What's the weather in Paris right now? Answer in Celsius."
+LYON_TASK = "What's the weather in Lyon today, and is the air clean?"
+
+
+def runs(path: Path, **kwargs) -> list[Trajectory]:
+    results = list(read_dump(path, tenant="acme", **kwargs))
+    assert all(r.ok for r in results), [r.error for r in results if not r.ok]
+    return [r.trajectory for r in results]
+
+
+def one_run(path: Path, **kwargs) -> Trajectory:
+    [run] = runs(path, **kwargs)
+    return run
+
+
+def actions(run: Trajectory) -> list[str | None]:
+    return [s.action for s in run.steps]
+
+
+def failing(run: Trajectory) -> list[str | None]:
+    return [s.action for s in run.steps if s.error]
+
+
+# -- OTel GenAI: any-agent -----------------------------------------------------------------
+
+
+def test_any_agent_dump_is_unwrapped_and_its_attribute_names_read() -> None:
+    """Bug 1: {"spans": [...]} was 'not a span'; then call_llm / gen_ai.output / gen_ai.tool.args gave 'no task'."""
+    assert detect_format(ANY_AGENT) == "otel-genai"
+    run = one_run(ANY_AGENT)
+    trace_id = json.loads(ANY_AGENT.read_text())["spans"][0]["context"]["trace_id"]  # an integer in this dump
+    assert run.trajectory_id == f"otel:{trace_id:032x}" == "otel:4bedea77bb33b9c5f280371eae21ea97"
+    assert run.task == ("Find what year it is in the America/New_York timezone and write the value (single number) "
+                        "to a file. Finally, return a list of the steps you have taken.")
+    assert actions(run) == ["get_current_time", "write_file", "respond"]
+    current, write, answer = run.steps
+    assert current.arguments == {"timezone": "America/New_York"}
+    assert json.loads(current.observation)["datetime"] == "2025-09-16T08:43:13-04:00"
+    assert write.arguments == {"text": "2025"} and write.observation == "{}"
+    assert json.loads(answer.arguments["content"])["steps"][1]["description"] == "Write the year to a file."
+    assert failing(run) == []
+    assert (run.outcome, run.reward, run.failure) == (Outcome.unknown, None, None)  # no verdict recorded
+    assert run.model_id == "mistral/mistral-small-latest"
+    assert run.created_at.isoformat() == "2025-09-16T12:43:13.209236+00:00"
+    assert run.metadata["agent_name"] == "any_agent" and run.metadata["root_span"] == "invoke_agent [any_agent]"
+
+
+def test_any_agent_tool_error_marks_only_that_step(tmp_path: Path) -> None:
+    """any-agent sets ERROR with the tool's output as description when a tool call fails."""
+    dump = json.loads(ANY_AGENT.read_text())
+    write = next(s for s in dump["spans"] if s["name"] == "execute_tool write_file")
+    write["status"] = {"status_code": "error", "description": "Error calling tool: disk full"}
+    write["attributes"]["gen_ai.output"] = "Error calling tool: disk full"
+    write["attributes"]["gen_ai.output.type"] = "text"
+    (tmp_path / "trace.json").write_text(json.dumps(dump))
+    run = one_run(tmp_path / "trace.json")
+    assert failing(run) == ["write_file"]
+    assert run.steps[1].error == "Error calling tool: disk full"
+    assert run.steps[0].error is None and run.steps[2].error is None
+    assert run.outcome is Outcome.unknown  # the agent span itself did not fail
+
+
+def test_older_any_agent_dump_with_openinference_attributes_is_openinference(tmp_path: Path) -> None:
+    spans = [{"name": "get_time", "kind": "internal", "context": {"trace_id": 7, "span_id": 2}, "parent": {"span_id": 1},
+              "start_time": 1747991254373300804, "end_time": 1747991254375297492, "status": {"status_code": "ok"},
+              "attributes": {"openinference.span.kind": "TOOL", "tool.name": "get_time", "input.value": "{}",
+                             "output.value": "12:00"}, "events": []},
+             {"name": "any_agent", "kind": "internal", "context": {"trace_id": 7, "span_id": 1}, "parent": None,
+              "start_time": 1747991253176773492, "end_time": 1747991255000000000, "status": {"status_code": "ok"},
+              "attributes": {"openinference.span.kind": "AGENT", "input.value": "What time is it?"}, "events": []}]
+    (tmp_path / "OLD_trace.json").write_text(json.dumps({"spans": spans, "final_output": "12:00"}, indent=2))
+    assert detect_format(tmp_path / "OLD_trace.json") == "openinference"
+    run = one_run(tmp_path / "OLD_trace.json")
+    assert (run.trajectory_id, run.task, actions(run)) == (f"oi:{7:032x}", "What time is it?", ["get_time"])
+
+
+# -- OTel GenAI: opentelemetry-instrumentation-openai-v2 ----------------------------------------
+
+
+def test_console_dump_without_content_is_a_run_per_trace_named_by_its_span() -> None:
+    """Bug 2: ConsoleSpanExporter output gave 'no task'. Content capture was off: only the span name is there."""
+    console = V2_NO_CONTENT / "console-latest.json"
+    assert detect_format(console) == "otel-genai"
+    first, second = runs(console)
+    assert (first.trajectory_id, second.trajectory_id) == (
+        "otel:97f1d2ff322a63ad86010aa30e3ffacd", "otel:a6e723f538cc2c2e4525fb10959ddc38")
+    for run in (first, second):
+        assert run.task == "chat gpt-4o-mini (no input recorded)"
+        assert run.metadata["task_source"] == "span name"
+        assert run.steps == []  # no tool call or answer text was recorded: none is made up
+        assert run.model_id == "gpt-4o-mini-2024-07-18" and run.outcome is Outcome.unknown
+    assert first.created_at.isoformat() == "2026-12-01T09:58:24.851231+00:00"
+    # what is there is kept: the first call asked for tools, the second answered
+    assert (first.metadata["finish_reasons"], second.metadata["finish_reasons"]) == (["tool_calls"], ["stop"])
+
+
+def test_otlp_base64_ids_are_the_console_hex_ids_and_one_trace_read_twice_is_one_run() -> None:
+    otlp = V2_NO_CONTENT / "otlp-latest.json"
+    assert detect_format(otlp) == "otel-genai"
+    ids = [r.trajectory_id for r in runs(otlp)]
+    assert ids == [r.trajectory_id for r in runs(V2_NO_CONTENT / "console-latest.json")]
+    assert [r.trajectory_id for r in runs(V2_NO_CONTENT)] == ids  # both files of the directory: 2 runs, not 4
+
+
+def test_openai_v2_log_events_give_task_tool_call_and_answer() -> None:
+    """Bug 3: message content lives in gen_ai.*.message / gen_ai.choice log records, joined by trace+span id."""
+    console = V2 / "console-one-trace.json"
+    assert detect_format(console) == "otel-genai"  # its first record is a log record
+    run = one_run(console)
+    assert run.task == WEATHER_TASK
+    assert actions(run) == ["get_weather", "respond"]
+    call, answer = run.steps
+    assert call.arguments == {"city": "Paris", "unit": "celsius"}
+    assert json.loads(call.observation) == {"temperature": 18, "unit": "C", "sky": "cloudy"}  # the tool message
+    assert answer.arguments == {"content": "It is 18°C and cloudy in Paris right now."}
+    assert failing(run) == [] and run.outcome is Outcome.unknown
+    assert run.model_id == "gpt-4o-mini-2024-07-18"
+    assert run.metadata["root_span"] == "weather-agent"
+
+
+def test_otlp_logs_in_a_sibling_file_join_their_spans_through_the_spool() -> None:
+    directory = V2 / "otlp-one-trace"
+    assert detect_format(directory / "logs.json") == "otel-genai"
+    assert detect_format(directory / "traces.json") == "otel-genai"
+    run = one_run(directory)
+    console = one_run(V2 / "console-one-trace.json")
+    assert run.trajectory_id == console.trajectory_id
+    assert (run.task, [s.model_dump() for s in run.steps]) == (console.task, [s.model_dump() for s in console.steps])
+    # the spans alone: the chat calls, no content
+    spans_only = one_run(directory / "traces.json")
+    assert spans_only.metadata["task_source"] == "span name" and spans_only.steps == []
+
+
+def test_two_chat_calls_of_one_trace_make_one_run_and_lone_calls_their_own() -> None:
+    """Bug 4: a tool-call completion then the answer, under one parent span: one run with both steps."""
+    together = one_run(V2 / "console-one-trace.json")
+    assert actions(together) == ["get_weather", "respond"] and together.metadata["spans"] == 3
+    first, second = runs(V2 / "console-two-traces.json")  # no parent span: each call is its own trace
+    assert first.trajectory_id != second.trajectory_id
+    assert (first.task, actions(first)) == (WEATHER_TASK, ["get_weather"])
+    assert first.steps[0].observation is None  # its result is only in the other trace's input
+    assert first.metadata["finish_reasons"] == ["tool_calls"]
+    assert (second.task, actions(second)) == (WEATHER_TASK, ["respond"])
+
+
+def test_server_error_fails_the_run_without_blaming_a_step() -> None:
+    run = one_run(V2 / "console-server-error.json")
+    assert run.outcome is Outcome.infra_error
+    assert run.failure.error == ("openai.InternalServerError: Error code: 500 - "
+                                 "The server had an error while processing your request.")
+    assert actions(run) == ["get_weather"] and failing(run) == []
+
+
+def test_logs_alone_still_make_a_run(tmp_path: Path) -> None:
+    shutil.copy(V2 / "otlp-one-trace" / "logs.json", tmp_path / "logs.json")
+    run = one_run(tmp_path / "logs.json")
+    assert (run.task, actions(run)) == (WEATHER_TASK, ["get_weather", "respond"])
+
+
+def test_gen_ai_log_record_without_ids_is_rejected_by_name_and_the_rest_kept(tmp_path: Path) -> None:
+    records = [json.loads(chunk) for chunk in _objects((V2 / "console-one-trace.json").read_text())]
+    user = next(r for r in records if r.get("event_name") == "gen_ai.user.message")
+    orphan = dict(user, trace_id="", span_id="")
+    (tmp_path / "dump.jsonl").write_text("\n".join(json.dumps(r) for r in [orphan, *records]) + "\n")
+    results = list(read_dump(tmp_path / "dump.jsonl"))
+    errors = [r.error for r in results if not r.ok]
+    assert errors == ["log event 'gen_ai.user.message' has no trace_id/span_id: it cannot be joined to its span"]
+    assert [r.trajectory.task for r in results if r.ok] == [WEATHER_TASK]
+
+
+def test_latest_semconv_operation_details_event(tmp_path: Path) -> None:
+    """gen_ai.client.inference.operation.details (opentelemetry-util-genai, experimental semconv) as OTLP logs."""
+    def kv(obj: dict) -> dict:
+        return {"kvlistValue": {"values": [{"key": k, "value": _any(v)} for k, v in obj.items()]}}
+
+    def _any(v: object) -> dict:
+        if isinstance(v, dict):
+            return kv(v)
+        if isinstance(v, list):
+            return {"arrayValue": {"values": [_any(x) for x in v]}}
+        return {"stringValue": str(v)}
+
+    trace_id, span_id = "0af7651916cd43dd8448eb211c80319c", "b7ad6b7169203331"
+    inputs = [{"role": "user", "parts": [{"type": "text", "content": "Summarise the incident report."}]}]
+    outputs = [{"role": "assistant", "parts": [{"type": "text", "content": "The outage lasted 12 minutes."}],
+                "finish_reason": "stop"}]
+    logs = {"resourceLogs": [{"resource": {"attributes": []}, "scopeLogs": [{"logRecords": [{
+        "timeUnixNano": "1767261600000000000", "eventName": "gen_ai.client.inference.operation.details",
+        "traceId": trace_id, "spanId": span_id,
+        "attributes": [{"key": "gen_ai.operation.name", "value": {"stringValue": "chat"}},
+                       {"key": "gen_ai.input.messages", "value": _any(inputs)},
+                       {"key": "gen_ai.output.messages", "value": _any(outputs)}]}]}]}]}
+    spans = {"resourceSpans": [{"resource": {"attributes": []}, "scopeSpans": [{"spans": [{
+        "traceId": trace_id, "spanId": span_id, "name": "chat gpt-4.1", "startTimeUnixNano": "1767261599000000000",
+        "endTimeUnixNano": "1767261600000000000", "status": {},
+        "attributes": [{"key": "gen_ai.operation.name", "value": {"stringValue": "chat"}},
+                       {"key": "gen_ai.request.model", "value": {"stringValue": "gpt-4.1"}}]}]}]}]}
+    (tmp_path / "otel.jsonl").write_text(json.dumps(logs) + "\n" + json.dumps(spans) + "\n")
+    run = one_run(tmp_path / "otel.jsonl")
+    assert (run.trajectory_id, run.task, run.model_id) == (f"otel:{trace_id}", "Summarise the incident report.", "gpt-4.1")
+    assert [s.arguments for s in run.steps] == [{"content": "The outage lasted 12 minutes."}]
+
+
+def _objects(text: str) -> list[str]:
+    decoder, pos, out = json.JSONDecoder(), 0, []
+    while pos < len(text):
+        while pos < len(text) and text[pos].isspace():
+            pos += 1
+        if pos >= len(text):
+            break
+        value, end = decoder.raw_decode(text, pos)
+        out.append(text[pos:end])
+        pos = end
+    return out
+
+
+# -- OpenInference keeps working ------------------------------------------------------------
+
+
+def test_openinference_is_not_taken_by_the_new_adapters() -> None:
+    assert detect_format(PHOENIX) == "openinference"
+    assert {r.trajectory_id for r in runs(PHOENIX)} == {
+        "oi:6a5f1d0c2e8b4b7a9c3d2e1f0a9b8c7d", "oi:7b6e2e1d3f9c5c8b0d4e3f2a1b0c9d8e"}
+
+
+# -- Vercel AI SDK ---------------------------------------------------------------------------
+
+
+def test_vercel_real_capture_one_run_per_call_and_embeddings_rejected() -> None:
+    sample = VERCEL / "all-spans-trimmed.json"
+    assert detect_format(sample) == "vercel-ai"  # not otel-genai, though its do* spans carry gen_ai.* too
+    results = list(read_dump(sample))
+    ok = {r.trajectory.trajectory_id: r.trajectory for r in results if r.ok}
+    assert len(ok) == 8
+    assert [r.error for r in results if not r.ok] == [
+        "not an agent run: the trace holds only ai.embed.doEmbed spans",
+        "not an agent run: the trace holds only ai.embed spans"]
+    haiku = ok["vercel:b3e700af9eab81e19f72f964d62a35af"]  # ai.generateText.doGenerate alone in its trace
+    assert haiku.task == "Write a haiku about programming."
+    assert haiku.steps[0].arguments["content"].startswith("Lines of code align,")
+    assert (actions(haiku), haiku.model_id, haiku.outcome) == (["respond"], "gpt-4o-mini-2024-07-18", Outcome.unknown)
+    # a multi-turn call answers its latest user message, not the first one of the history
+    follow_up = ok["vercel:edff2fc5854be6170e8cccccec0c82cf"]
+    assert (follow_up.task, follow_up.steps[0].arguments["content"]) == ("And what is 3 + 3?", "3 + 3 equals 6.")
+    # ai.generateText exported without its doGenerate span stands for its own model call
+    call = ok["vercel:700d5f98fe2420adcf6ab0822f7a323c"]
+    assert (call.task, actions(call), call.model_id) == ("Write a haiku about programming.", ["respond"], "gpt-4o-mini")
+    assert call.metadata["function_id"] == "test-generate-text"
+    assert call.metadata["telemetry_metadata"] == {"testCategory": "text-generation", "customField": "custom-value"}
+    recipe = ok["vercel:f99cc53c9bb8fe40462f7a48999e7088"]  # ai.generateObject: the object is the answer
+    assert json.loads(recipe.steps[0].arguments["content"])["name"] == "Scrambled Eggs"
+
+
+def test_vercel_tool_loop_tool_step_then_answer() -> None:
+    run = one_run(VERCEL / "stream-text-tool-loop.json")
+    assert run.trajectory_id == "vercel:5f6c2a9e0b1d4c3e8a7f6e5d4c3b2a19"
+    assert run.task == "test-input"
+    assert actions(run) == ["tool1", "respond"]
+    tool, answer = run.steps
+    assert (tool.arguments, tool.observation, tool.thought) == ({"value": "value"}, "result1", "thinking")
+    assert answer.arguments == {"content": "Hello, world!"}
+    assert failing(run) == [] and run.outcome is Outcome.unknown
+    assert run.model_id == "mock-model-id"
+    assert run.created_at.isoformat() == "2026-02-03T15:19:52+00:00"
+
+
+def test_vercel_tool_exception_is_that_steps_error_only() -> None:
+    run = one_run(VERCEL / "generate-text-tool-error.json")
+    assert (run.task, actions(run)) == ("test-input", ["tool1"])
+    assert run.steps[0].error == "Error: Tool execution failed" and run.steps[0].observation is None
+    assert run.outcome is Outcome.unknown  # the call itself ended OK
+
+
+def test_vercel_spans_as_otlp_are_still_vercel(tmp_path: Path) -> None:
+    spans = json.loads((VERCEL / "stream-text-tool-loop.json").read_text())
+
+    def value(v: object) -> dict:
+        if isinstance(v, list):
+            return {"arrayValue": {"values": [value(x) for x in v]}}
+        if isinstance(v, int):
+            return {"intValue": str(v)}
+        return {"stringValue": str(v)}
+
+    otlp = [{"traceId": s["spanContext"]["traceId"], "spanId": s["spanContext"]["spanId"],
+             **({"parentSpanId": s["parentSpanId"]} if "parentSpanId" in s else {}), "name": s["name"],
+             "startTimeUnixNano": str(s["startTime"][0] * 10**9 + s["startTime"][1]),
+             "endTimeUnixNano": str(s["endTime"][0] * 10**9 + s["endTime"][1]), "status": {},
+             "attributes": [{"key": k, "value": value(v)} for k, v in s["attributes"].items()]} for s in spans]
+    (tmp_path / "vercel.json").write_text(json.dumps(
+        {"resourceSpans": [{"resource": {"attributes": []}, "scopeSpans": [{"scope": {"name": "ai"}, "spans": otlp}]}]},
+        indent=2))
+    assert detect_format(tmp_path / "vercel.json") == "vercel-ai"
+    run = one_run(tmp_path / "vercel.json")
+    assert (run.task, actions(run), run.steps[0].observation) == ("test-input", ["tool1", "respond"], "result1")
+
+
+def test_vercel_spans_converted_by_openinference_stay_openinference(tmp_path: Path) -> None:
+    spans = json.loads((VERCEL / "stream-text-tool-loop.json").read_text())
+    for span in spans:
+        span["attributes"]["openinference.span.kind"] = "LLM" if "doStream" in span["name"] else "CHAIN"
+    (tmp_path / "spans.json").write_text(json.dumps(spans))
+    assert detect_format(tmp_path / "spans.json") == "openinference"
+    assert detect_format(ANY_AGENT) == "otel-genai" and detect_format(PHOENIX) == "openinference"
+
+
+# -- OpenAI Agents SDK ---------------------------------------------------------------------
+
+
+def test_agents_sdk_chat_completions_run_with_handoff_and_failing_tool() -> None:
+    dump = AGENTS / "chat-handoff.jsonl"
+    assert detect_format(dump) == "openai-agents"
+    run = one_run(dump)
+    assert run.trajectory_id == "oai-agents:trace_73929ece9e584c6f952aca2393e65ff3"
+    assert run.task == LYON_TASK
+    assert actions(run) == ["transfer_to_weather_agent", "get_weather", "get_air_quality", "respond"]
+    handoff, weather, air, answer = run.steps
+    assert handoff.arguments == {"from_agent": "Triage agent", "to_agent": "Weather agent"}
+    assert handoff.observation == '{"assistant": "Weather agent"}'  # what the SDK told the model
+    assert (weather.arguments, weather.thought) == ({"city": "Lyon"}, "Let me look that up.")
+    assert json.loads(weather.observation) == {"city": "Lyon", "sky": "sunny", "temperature_c": 24}
+    assert failing(run) == ["get_air_quality"]
+    assert air.error == "Error running tool (non-fatal): Tool execution failed. Error details are redacted."
+    assert air.observation == "An error occurred while running the tool. Please try again."
+    assert answer.arguments == {"content": "Lyon is sunny at 24°C; I could not get the air quality right now."}
+    assert (run.outcome, run.reward, run.failure) == (Outcome.unknown, None, None)
+    assert run.model_id == "gpt-4.1-mini"
+    assert run.created_at.isoformat() == "2026-12-01T11:56:21.080930+00:00"
+    meta = run.metadata
+    assert (meta["workflow_name"], meta["group_id"]) == ("Weather workflow", "thread_42")
+    assert meta["trace_metadata"] == {"user": "u-7"}
+    assert meta["agents"] == ["Triage agent", "Weather agent"] and meta["task_source"] == "model input"
+
+
+def test_agents_sdk_backend_batch_payload_is_the_same_run_and_read_twice_counts_once(tmp_path: Path) -> None:
+    batch = AGENTS / "chat-handoff-backend-batch.json"
+    assert detect_format(batch) == "openai-agents"
+    from_batch, from_lines = one_run(batch), one_run(AGENTS / "chat-handoff.jsonl")
+    assert from_batch.model_dump(exclude={"metadata"}) == from_lines.model_dump(exclude={"metadata"})
+    for name in ("chat-handoff.jsonl", "chat-handoff-backend-batch.json"):
+        shutil.copy(AGENTS / name, tmp_path / name)
+    both = one_run(tmp_path)
+    assert actions(both) == actions(from_lines) and both.metadata["spans"] == from_lines.metadata["spans"] == 15
+
+
+def test_agents_sdk_responses_model_exports_no_input_so_the_workflow_names_the_run() -> None:
+    run = one_run(AGENTS / "responses.jsonl")
+    assert run.task == "Weather workflow (Weather agent) (no input recorded)"
+    assert run.metadata["task_source"] == "workflow name"
+    assert run.metadata["response_ids"] == ["resp_001", "resp_002"]
+    assert actions(run) == ["get_weather"] and run.model_id is None and failing(run) == []
+
+
+def test_agents_sdk_response_spans_with_input_and_response_are_read() -> None:
+    run = one_run(AGENTS / "responses-with-input.jsonl")
+    assert (run.task, actions(run)) == (LYON_TASK, ["get_weather", "respond"])
+    assert run.steps[1].arguments == {"content": "Lyon is sunny at 24°C."}
+    assert run.model_id == "gpt-4.1-mini-2025-04-14"
+
+
+def test_agents_sdk_agent_error_is_the_runs_failure() -> None:
+    run = one_run(AGENTS / "model-server-error.jsonl")
+    assert run.outcome is Outcome.infra_error
+    assert run.failure.error == "Error in agent run: Error code: 500 - The server had an error while processing your request."
+    assert actions(run) == ["transfer_to_weather_agent", "get_weather", None]  # the failure comes last
+    assert failing(run) == [None] and run.steps[-1].thought == "agent Weather agent failed"
+
+
+def test_agents_sdk_group_by_conversation_uses_group_id(tmp_path: Path) -> None:
+    for name in ("chat-handoff.jsonl", "responses.jsonl"):
+        shutil.copy(AGENTS / name, tmp_path / name)
+    [run] = runs(tmp_path, group_by="conversation")
+    assert run.trajectory_id == "oai-agents:conversation:thread_42"
+
+
+def test_agents_sdk_span_without_trace_id_is_rejected_by_field(tmp_path: Path) -> None:
+    lines = (AGENTS / "chat-handoff.jsonl").read_text().splitlines()
+    broken = json.loads(lines[1])
+    broken.pop("trace_id")
+    (tmp_path / "spans.jsonl").write_text("\n".join([lines[0], json.dumps(broken), *lines[2:]]) + "\n")
+    results = list(read_dump(tmp_path / "spans.jsonl", fmt="openai-agents"))
+    assert [(r.position, r.error) for r in results if not r.ok] == [
+        ("line 2", "span span_a4dc759240974444be7d6997 has no 'trace_id' or 'id'")]
+    assert [r.trajectory.task for r in results if r.ok] == [LYON_TASK]
+    (tmp_path / "other.jsonl").write_text(json.dumps({"object": "response", "id": "resp_1"}) + "\n")
+    [other] = read_dump(tmp_path / "other.jsonl", fmt="openai-agents")
+    assert other.error.startswith("not an Agents SDK trace or span: expected 'object': 'trace' / 'trace.span'")
+
+
+@pytest.mark.parametrize("path, fmt", [
+    (ANY_AGENT, "otel-genai"), (V2 / "console-two-traces.json", "otel-genai"),
+    (VERCEL / "generate-text-tool-error.json", "vercel-ai"), (AGENTS / "responses.jsonl", "openai-agents"),
+    (PHOENIX, "openinference"),
+])
+def test_detection_survives_renaming(tmp_path: Path, path: Path, fmt: str) -> None:
+    renamed = tmp_path / "dump.json"
+    renamed.write_bytes(path.read_bytes())
+    assert detect_format(renamed) == fmt
+
+
+def test_base64_decoding_only_touches_ids_of_the_right_length() -> None:
+    from trajsearch.ingest.adapters._otlp import normal_id
+
+    trace = bytes.fromhex("97f1d2ff322a63ad86010aa30e3ffacd")
+    assert normal_id(base64.b64encode(trace).decode(), 16) == trace.hex()
+    assert normal_id("0x755060B45C0F95BE", 8) == "755060b45c0f95be"
+    assert normal_id(12324293800750531911, 8) == "ab08afea3548c547"
+    assert normal_id("fixture-trace-1", 16) == "fixture-trace-1" and normal_id("s01", 8) == "s01"

@@ -1,0 +1,320 @@
+"""``openai-agents``: traces of the OpenAI Agents SDK (``openai-agents-python``) as its exporters write them.
+
+Records are what ``Trace.export()`` and ``Span.export()`` return: a trace
+``{"object": "trace", "id": "trace_...", "workflow_name", "group_id",
+"metadata"}`` and spans ``{"object": "trace.span", "id": "span_...",
+"trace_id", "parent_id", "started_at", "ended_at", "span_data": {"type", ...},
+"error": {"message", "data"} | null}``, one per line (a custom
+``TracingProcessor``), in a JSON array, or as the batch payload ``{"data":
+[...]}`` that ``BackendSpanExporter`` posts. Spans are grouped into one
+trajectory per ``trace_id`` across every file of the input (a trace's spans
+may arrive in several batches), or with ``group_by="conversation"`` per
+``group_id``.
+
+Mapping (``span_data.type``)
+- ``function``: a step: action = ``name``, arguments = ``input`` (the model's
+  JSON arguments, decoded), observation = ``output``, error = the span's
+  ``error`` (``message: data.error``), set only when the tool failed.
+- ``handoff``: a step: action = the handoff tool the model called
+  (``transfer_to_<agent>``, matched in the model output), arguments = that
+  call's arguments, else ``{"from_agent", "to_agent"}``.
+- ``generation`` (Chat Completions models): a model call: ``input`` / ``output``
+  are chat messages; its text that requested no tool is a ``respond`` step
+  and the thought of the tool calls it requested; model = ``model``.
+- ``response`` (Responses API models): a model call. Its export holds only
+  ``response_id`` and ``usage`` (kept in metadata); when a processor also
+  stored ``input`` (Responses input items) and ``response`` (the response
+  object), they are read like a generation's.
+- ``agent``: an agent run (name, tools, handoffs to metadata);
+  ``custom`` spans ``task`` / ``turn`` (newer SDKs): containers; ``guardrail``:
+  name and ``triggered`` to metadata; ``mcp_tools``, ``speech``,
+  ``speech_group``, other ``custom`` spans: not steps; ``transcription``: its
+  output is the spoken instruction when nothing else gives the task.
+- task: the latest user message of the first generation / response input,
+  else a transcription's text; when no span recorded any input (the default
+  for Responses models), the workflow and agent names stand in for it
+  (``metadata.task_source = "workflow name"``).
+- trajectory_id = ``oai-agents:<trace_id>``; model_id = the first model call's
+  model; created_at = the earliest span start.
+- outcome: the SDK records no verdict; an error on an ``agent`` or ``task``
+  span (a run that raised: max turns, guardrail tripwire, model error) ->
+  failure (infra_error for timeouts, rate limits, 5xx, connection errors),
+  else ``unknown``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import asdict
+from typing import Any, Iterator
+
+from trajsearch.model import Trajectory
+
+from ._common import Context, RecordError, clip_task
+from ._otlp import clean_ids
+from ._spans import Message, Node, SpanFormat, iso_seconds, maybe_json, normalise_messages, span_trajectory, text_of
+
+NAME = "openai-agents"
+#: Searched in a file's first 64 KiB when no record can be parsed from them (see ``detect``).
+SIGNATURE = re.compile(r'"object": *"trace\.span"[\s\S]*"span_data"|"span_data": *\{[\s\S]*"object": *"trace')
+GROUPED = True
+ID_PREFIX = "oai-agents"
+
+
+def _is_item(record: Any) -> bool:
+    if not isinstance(record, dict):
+        return False
+    if record.get("object") == "trace":
+        return isinstance(record.get("id"), str)
+    if record.get("object") == "trace.span" or ("object" not in record and "trace_id" in record):
+        return isinstance(record.get("span_data"), dict)
+    return False
+
+
+def matches(record: Any) -> bool:
+    if isinstance(record, dict) and isinstance(record.get("data"), list):
+        return any(_is_item(item) for item in record["data"][:20])
+    return _is_item(record)
+
+
+def _items(record: Any) -> Iterator[dict[str, Any]]:
+    if isinstance(record, dict) and isinstance(record.get("data"), list) and "object" not in record:
+        for item in record["data"]:
+            if _is_item(item):
+                yield item
+        return
+    if not _is_item(record):
+        raise RecordError("not an Agents SDK trace or span: expected 'object': 'trace' / 'trace.span' "
+                          "(a span with 'trace_id' and 'span_data'), or a {'data': [...]} batch of them")
+    yield record
+
+
+# -- messages ----------------------------------------------------------------------------
+
+
+def _parts_text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    texts = []
+    for part in content if isinstance(content, list) else []:
+        if isinstance(part, dict) and part.get("type") in ("input_text", "output_text", "text", "refusal"):
+            texts.append(text_of(part.get("text", part.get("refusal"))))
+        elif isinstance(part, str):
+            texts.append(part)
+    return "\n".join(t for t in texts if t)
+
+
+def responses_messages(items: Any, *, output: bool = False) -> list[dict[str, Any]]:
+    """Responses API input items or ``response.output`` items -> message dicts."""
+    items = maybe_json(items)
+    if isinstance(items, str):
+        return [asdict(Message("user", items))] if items.strip() else []
+    out: list[dict[str, Any]] = []
+    pending: Message | None = None  # consecutive assistant calls/text/reasoning make one message
+    for item in items if isinstance(items, list) else []:
+        if not isinstance(item, dict):
+            continue
+        kind = item.get("type") or ("message" if "role" in item else None)
+        if kind in ("function_call", "custom_tool_call", "mcp_call"):
+            pending = pending or Message("assistant")
+            pending.calls.append({"id": item.get("call_id") or item.get("id"), "name": item.get("name"),
+                                  "arguments": maybe_json(item.get("arguments", item.get("input")))})
+            if kind == "mcp_call" and item.get("output") is not None:
+                out.append(asdict(pending))
+                pending = None
+                out.append(asdict(Message("tool", text_of(item["output"]), call_id=item.get("id"))))
+            continue
+        if kind == "reasoning":
+            pending = pending or Message("assistant")
+            summary = item.get("summary") or []
+            pending.reasoning += "\n".join(text_of(s.get("text")) for s in summary if isinstance(s, dict))
+            continue
+        if kind == "message" and (item.get("role") or ("assistant" if output else "user")) == "assistant":
+            pending = pending or Message("assistant")
+            pending.text = "\n".join(t for t in (pending.text, _parts_text(item.get("content"))) if t)
+            continue
+        if pending is not None:
+            out.append(asdict(pending))
+            pending = None
+        if kind in ("function_call_output", "custom_tool_call_output"):
+            out.append(asdict(Message("tool", text_of(maybe_json(item.get("output"))), call_id=item.get("call_id"))))
+        elif kind == "message":
+            role = str(item.get("role") or "user")
+            out.append(asdict(Message("system" if role == "developer" else role, _parts_text(item.get("content")))))
+    if pending is not None:
+        out.append(asdict(pending))
+    return out
+
+
+def _error_text(error: Any) -> str | None:
+    if not isinstance(error, dict):
+        return text_of(error) or None if error else None
+    message = text_of(error.get("message")) or "error"
+    data = error.get("data")
+    if isinstance(data, dict):
+        detail = data.get("error") or data.get("message")
+        if detail:
+            return f"{message}: {text_of(detail)}"
+        rest = {k: v for k, v in data.items() if v not in (None, "", [], {})}
+        return f"{message}: {json.dumps(rest, ensure_ascii=False, default=str)}" if rest else message
+    return f"{message}: {text_of(data)}" if data else message
+
+
+# -- records -> nodes --------------------------------------------------------------------
+
+
+def _trace_node(item: dict[str, Any], seq: int) -> tuple[str, Node, str | None]:
+    trace_id = str(item["id"])
+    info = {"workflow_name": item.get("workflow_name"), "group_id": item.get("group_id"),
+            "trace_metadata": item.get("metadata")}
+    node = Node(id=trace_id, parent=None, role="chain", name=str(item.get("workflow_name") or "trace"), seq=seq,
+                info={k: v for k, v in info.items() if v not in (None, "", {})})
+    return trace_id, node, str(item["group_id"]) if item.get("group_id") else None
+
+
+def _span_node(item: dict[str, Any], seq: int) -> tuple[str, Node, str | None]:
+    trace_id, span_id = item.get("trace_id"), item.get("id") or item.get("span_id")
+    if not trace_id or not span_id:
+        raise RecordError(f"span {span_id or '?'} has no 'trace_id' or 'id'")
+    data = item["span_data"]
+    kind = str(data.get("type") or "custom")
+    node = Node(id=str(span_id), parent=str(item.get("parent_id") or trace_id), role="other", name=kind, seq=seq,
+                start=iso_seconds(item.get("started_at")), end=iso_seconds(item.get("ended_at")),
+                error=_error_text(item.get("error")))
+    if kind == "function":
+        node.role, node.name = "tool", str(data.get("name") or "function")
+        node.tool = node.name
+        node.arguments = maybe_json(data.get("input"))
+        node.result = text_of(data["output"]) if data.get("output") is not None else None
+        if isinstance(data.get("mcp_data"), dict):
+            node.info = {"mcp_data": data["mcp_data"]}
+    elif kind == "handoff":
+        node.role, node.name = "tool", "handoff"
+        node.info = {"from_agent": data.get("from_agent"), "to_agent": data.get("to_agent")}
+        node.arguments = {k: v for k, v in node.info.items() if v}
+    elif kind == "generation":
+        node.role, node.name = "llm", "generation"
+        node.input_messages = normalise_messages(data.get("input")) if data.get("input") else []
+        node.output_messages = [dict(m, role="assistant") if m["role"] == "user" else m
+                                for m in normalise_messages(data.get("output"))] if data.get("output") else []
+        node.model = str(data["model"]) if data.get("model") else None
+    elif kind == "response":
+        node.role, node.name = "llm", "response"
+        response = data.get("response") if isinstance(data.get("response"), dict) else {}
+        node.input_messages = responses_messages(data.get("input")) if data.get("input") is not None else []
+        node.output_messages = responses_messages(response.get("output"), output=True) if response.get("output") else []
+        node.model = str(response["model"]) if response.get("model") else None
+        node.info = {k: v for k, v in {"response_id": data.get("response_id") or response.get("id")}.items() if v}
+    elif kind == "agent":
+        node.role, node.name = "agent", str(data.get("name") or "agent")
+        node.info = {k: v for k, v in {"agent_name": data.get("name"), "tools": data.get("tools"),
+                                       "handoffs": data.get("handoffs"), "output_type": data.get("output_type")}.items()
+                     if v not in (None, [], "")}
+    elif kind == "custom" and isinstance(data.get("data"), dict) and data["data"].get("sdk_span_type") in ("task", "turn"):
+        inner = data["data"]
+        node.role = "chain"
+        node.name = "task" if inner["sdk_span_type"] == "task" else f"turn {inner.get('turn', '')}".strip()
+        node.info = {k: v for k, v in {"sdk_span_type": inner["sdk_span_type"], "agent_name": inner.get("agent_name"),
+                                       "usage": inner.get("usage")}.items() if v not in (None, "", {})}
+    elif kind == "guardrail":
+        node.name = f"guardrail {data.get('name') or ''}".strip()
+        node.info = {"guardrail": data.get("name"), "triggered": bool(data.get("triggered"))}
+    elif kind == "transcription":
+        node.name = "transcription"
+        node.output_text = text_of(data.get("output")) if data.get("output") else None
+        node.model = str(data["model"]) if data.get("model") else None
+    else:
+        node.name = str(data.get("name") or kind)
+    return str(trace_id), clean_ids(node), None
+
+
+def nodes(record: Any, ctx: Context, seq: int = 0) -> Iterator[tuple[str, Node, str | None]]:
+    """(trace id, node, conversation id) for every trace and span of one record; ``ctx`` is unused."""
+    for n, item in enumerate(_items(record)):
+        yield (_trace_node if item.get("object") == "trace" else _span_node)(item, seq + n)
+
+
+# -- assembly ----------------------------------------------------------------------------
+
+
+def _handoff_name(agent: str) -> str:
+    """The SDK's default handoff tool name (``Handoff.default_tool_name``)."""
+    return re.sub(r"[^a-zA-Z0-9_]", "_", re.sub(r"\s", "_", f"transfer_to_{agent}")).lower()
+
+
+def _match_handoffs(group: list[Node]) -> None:
+    calls = [c for n in sorted(group, key=lambda n: (n.start or 0.0, n.seq)) if n.role == "llm"
+             for m in n.output_messages for c in m.get("calls", []) if c.get("name")]
+    used: set[int] = set()
+    for node in (n for n in group if n.name == "handoff" and n.role == "tool"):
+        target = _handoff_name(str(node.info.get("to_agent") or ""))
+        found = next((i for i, c in enumerate(calls) if i not in used and c["name"] == target), None)
+        if found is None:
+            found = next((i for i, c in enumerate(calls)
+                          if i not in used and str(c["name"]).startswith("transfer_to")), None)
+        node.tool = calls[found]["name"] if found is not None else target
+        if found is not None:
+            used.add(found)
+            node.call_id = calls[found].get("id")
+            if calls[found].get("arguments") not in (None, {}, ""):
+                node.arguments = calls[found]["arguments"]
+
+
+def _task(group: list[Node]) -> tuple[str | None, str]:
+    ordered = sorted(group, key=lambda n: (n.start if n.start is not None else float("inf"), n.seq))
+    for node in ordered:  # the latest user message: a run given a conversation's history answers its last turn
+        users = [m["text"] for m in node.input_messages
+                 if m.get("role") == "user" and str(m.get("text") or "").strip() and not m.get("call_id")]
+        if node.role == "llm" and users:
+            return users[-1], "model input"
+    for node in ordered:
+        if node.name == "transcription" and (node.output_text or "").strip():
+            return node.output_text, "transcription"
+    return None, "workflow name"
+
+
+class _Format(SpanFormat):
+    def assemble_trajectory(self, key: str, group: list[Node], ctx: Context, by: str = "trace") -> Trajectory:
+        # a span exported twice (a batch re-posted, a JSONL and a batch dump of one run) counts once
+        group = list({n.id: n for n in sorted(group, key=lambda n: n.seq, reverse=True)}.values())
+        group.sort(key=lambda n: n.seq)
+        if not any(n.parent is not None for n in group):
+            raise RecordError(f"{by} {key} has no spans: only its trace record was read")
+        _match_handoffs(group)
+        starts = [n.start for n in group if n.start is not None]
+        ends = [n.end for n in group if n.end is not None]
+        for node in group:  # the trace record has no times: it spans its spans
+            if node.parent is None and node.start is None and starts:
+                node.start, node.end = min(starts) - 1e-6, max(ends) if ends else None
+        ids = {n.id for n in group}
+        roots = [n for n in group if not n.parent or n.parent not in ids]
+        root = min(roots or group, key=lambda n: (n.start if n.start is not None else float("inf"), n.seq))
+        failure = next((n.error for n in sorted(group, key=lambda n: n.seq)
+                        if n.error and (n.role == "agent" or n.name == "task")), None)
+        if failure and not root.error:
+            root.error = failure
+        task, source = _task(group)
+        if task is None:
+            workflow = root.info.get("workflow_name") or root.name
+            agents = list(dict.fromkeys(n.name for n in group if n.role == "agent"))
+            task = f"{workflow}" + (f" ({', '.join(agents)})" if agents else "") + " (no input recorded)"
+        root.input_text = task
+        run = span_trajectory(self.name, self.prefix, key, group, ctx, by=by)
+        extra: dict[str, Any] = {"task_source": source}
+        guardrails = [n.info for n in group if "guardrail" in n.info]
+        if guardrails:
+            extra["guardrails"] = guardrails
+        responses = [n.info["response_id"] for n in group if n.info.get("response_id")]
+        if responses:
+            extra["response_ids"] = responses[:50]
+        agents = list(dict.fromkeys(n.name for n in sorted(group, key=lambda n: (n.start or 0.0, n.seq))
+                                    if n.role == "agent"))
+        if agents:
+            extra["agents"] = agents
+        return run.model_copy(update={"task": clip_task(task.strip()), "metadata": {**run.metadata, **extra}})
+
+
+_FORMAT = _Format(NAME, ID_PREFIX)
+trajectory_id = _FORMAT.trajectory_id
+assemble_trajectory = _FORMAT.assemble_trajectory

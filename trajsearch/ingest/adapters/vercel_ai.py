@@ -1,0 +1,268 @@
+"""``vercel-ai``: Vercel AI SDK telemetry spans (``ai.*`` attributes), as OTLP/JSON or span JSON.
+
+The AI SDK (``experimental_telemetry: {isEnabled: true}`` in v3-v6,
+``LegacyOpenTelemetry`` from ``@ai-sdk/otel`` in v7) records one span tree per
+call. Records: OTLP/JSON requests, or spans as the OpenTelemetry JS SDK holds
+them (``name``, ``spanContext.traceId`` / ``spanId``, ``parentSpanId`` or
+``parentSpanContext.spanId``, ``startTime`` / ``endTime`` as ``[s, ns]``,
+``status.code``, flat ``attributes``, ``events``), one per line, in a JSON
+array, or pretty-printed (see ``_otlp``). Spans are grouped into one
+trajectory per trace across every file of the input; spans that are not the
+SDK's (an HTTP handler, the app's own root span) keep the tree connected and
+are read as generic OpenTelemetry spans.
+
+Mapping (``ai.operationId``, else the span name)
+- ``ai.generateText`` / ``ai.streamText`` / ``ai.generateObject`` /
+  ``ai.streamObject``: the call (agent). Its ``ai.prompt`` (JSON: ``system``,
+  ``prompt`` or ``messages``) gives the task: the prompt text, else the latest
+  user message (a chat UI sends the whole conversation with every call; the
+  run answers its last turn); ``ai.telemetry.functionId``,
+  ``ai.telemetry.metadata.*``, the provider and ``ai.response.finishReason``
+  go to metadata.
+- ``ai.generateText.doGenerate`` / ``ai.streamText.doStream`` (and the object
+  variants): one model call. Input = ``ai.prompt.messages`` (AI SDK messages:
+  string or ``text`` / ``reasoning`` / ``tool-call`` / ``tool-result`` parts);
+  output = ``ai.response.text`` (``ai.result.text`` before v4),
+  ``ai.response.reasoning`` (the thought), ``ai.response.toolCalls`` /
+  ``ai.result.toolCalls`` (``toolCallId``, ``toolName``, ``input`` or ``args``),
+  ``ai.response.object`` / ``ai.result.object``. Text that requested no tool
+  is a ``respond`` step; model = ``ai.response.model``, else ``ai.model.id``.
+- ``ai.toolCall``: a step: action = ``ai.toolCall.name``, arguments =
+  ``ai.toolCall.args`` (``ai.toolCall.input``; JSON-decoded), observation =
+  ``ai.toolCall.result`` (``ai.toolCall.output``), error = the ``exception``
+  event or the ERROR status message (only set when the tool threw). A tool call
+  a model requested whose execution was not traced is still a step, its result
+  taken from the next call's ``tool-result`` message.
+- ``ai.embed`` / ``ai.embedMany`` / ``ai.rerank`` (and their ``do*`` spans):
+  not steps; a trace made only of them is no agent run and is rejected.
+- a call span with no model-call span below it (exported alone) stands for
+  its own model call (its ``ai.response.*`` is the answer).
+- trajectory_id = ``vercel:<traceId>``; created_at = the earliest span start;
+  outcome: an ERROR status on the root span -> failure (infra_error for
+  timeouts, rate limits, 5xx, connection errors), else ``unknown`` (the SDK
+  records no verdict).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import asdict
+from typing import Any, Iterator
+
+from trajsearch.model import Trajectory
+
+from ._common import Context, RecordError
+from ._otlp import (
+    _error,
+    _events,
+    _status,
+    _time,
+    attributes,
+    is_span_record,
+    node_from_span,
+    raw_items,
+    _ids,
+    clean_ids,
+    with_current_instruction,
+)
+from ._spans import Message, Node, SpanFormat, maybe_json, span_trajectory, text_of
+
+NAME = "vercel-ai"
+#: Searched in a file's first 64 KiB when no record can be parsed from them (see ``detect``).
+SIGNATURE = re.compile(r'"ai\.operationId"|"ai\.(?:generateText|streamText|generateObject|streamObject)(?:\.do\w+)?"')
+GROUPED = True
+ID_PREFIX = "vercel"
+
+_CALLS = ("ai.generateText", "ai.streamText", "ai.generateObject", "ai.streamObject")
+_MODEL_CALLS = tuple(f"{c}.{d}" for c in _CALLS for d in ("doGenerate", "doStream"))
+_EMBEDS = ("ai.embed", "ai.embedMany", "ai.embed.doEmbed", "ai.embedMany.doEmbed", "ai.rerank", "ai.rerank.doRerank")
+_KNOWN = (*_CALLS, *_MODEL_CALLS, "ai.toolCall", *_EMBEDS)
+
+
+def _operation(span: dict[str, Any], attrs: dict[str, Any]) -> str | None:
+    op = attrs.get("ai.operationId")
+    if isinstance(op, str) and op.startswith("ai."):
+        return op
+    name = str(span.get("name") or "")
+    return name if name in _KNOWN else None
+
+
+def matches(record: Any) -> bool:
+    if not is_span_record(record):
+        return False
+    for n, (kind, _resource, item) in enumerate(raw_items(record)):
+        if n >= 500:  # a big OTLP request: its first spans decide
+            break
+        if kind != "span":
+            continue
+        attrs = attributes(item.get("attributes"))
+        if "openinference.span.kind" in attrs:  # converted by openinference-vercel: OpenInference's
+            return False
+        if _operation(item, attrs) and any(k.startswith("ai.") for k in attrs):
+            return True
+    return False
+
+
+# -- messages ----------------------------------------------------------------------------
+
+
+def _part_text(part: dict[str, Any]) -> str:
+    return text_of(part.get("text", part.get("content")))
+
+
+def _result_text(value: Any) -> str:
+    """A tool result as the SDK stores it: v5+ ``{"type": "text"|"json"|"error-text"|..., "value"}``, else raw."""
+    if isinstance(value, dict) and "type" in value and "value" in value:
+        return text_of(value["value"])
+    return text_of(value)
+
+
+def sdk_messages(raw: Any) -> list[dict[str, Any]]:
+    """AI SDK messages (``ai.prompt.messages``, or ``messages`` of ``ai.prompt``) -> message dicts."""
+    raw = maybe_json(raw)
+    if isinstance(raw, dict):
+        raw = raw.get("messages") if isinstance(raw.get("messages"), list) else [raw]
+    out: list[dict[str, Any]] = []
+    for item in raw if isinstance(raw, list) else []:
+        if isinstance(item, str):
+            out.append(asdict(Message("user", item)))
+            continue
+        if not isinstance(item, dict):
+            continue
+        role = str(item.get("role") or "user")
+        content = item.get("content")
+        if isinstance(content, str):
+            out.append(asdict(Message(role, content)))
+            continue
+        texts, reasoning, calls = [], [], []
+        for part in content if isinstance(content, list) else []:
+            if not isinstance(part, dict):
+                continue
+            kind = part.get("type")
+            if kind == "text":
+                texts.append(_part_text(part))
+            elif kind in ("reasoning", "redacted-reasoning"):
+                reasoning.append(_part_text(part))
+            elif kind == "tool-call":
+                calls.append({"id": part.get("toolCallId"), "name": part.get("toolName"),
+                              "arguments": maybe_json(part.get("input", part.get("args")))})
+            elif kind == "tool-result":
+                out.append(asdict(Message("tool", _result_text(part.get("output", part.get("result"))),
+                                          call_id=part.get("toolCallId"))))
+        if texts or reasoning or calls:
+            out.append(asdict(Message(role, "\n".join(t for t in texts if t), "\n".join(r for r in reasoning if r),
+                                      calls)))
+    return out
+
+
+def _prompt_messages(raw: Any) -> list[dict[str, Any]]:
+    """``ai.prompt`` of a call: ``{"system", "prompt"}`` or ``{"system", "messages"}``."""
+    prompt = maybe_json(raw)
+    if isinstance(prompt, str):
+        return [asdict(Message("user", prompt))] if prompt.strip() else []
+    if not isinstance(prompt, dict):
+        return []
+    out = [asdict(Message("system", text_of(prompt["system"])))] if prompt.get("system") else []
+    if isinstance(prompt.get("prompt"), str):
+        out.append(asdict(Message("user", prompt["prompt"])))
+    elif isinstance(prompt.get("prompt"), list):
+        out.extend(sdk_messages(prompt["prompt"]))
+    if isinstance(prompt.get("messages"), list):
+        out.extend(sdk_messages(prompt["messages"]))
+    return out
+
+
+def _tool_calls(raw: Any) -> list[dict[str, Any]]:
+    calls = maybe_json(raw)
+    out = []
+    for call in calls if isinstance(calls, list) else []:
+        if isinstance(call, dict) and call.get("toolName"):
+            out.append({"id": call.get("toolCallId"), "name": call["toolName"],
+                        "arguments": maybe_json(call.get("input", call.get("args")))})
+    return out
+
+
+def _output(attrs: dict[str, Any]) -> list[dict[str, Any]]:
+    text = attrs.get("ai.response.text", attrs.get("ai.result.text"))
+    obj = attrs.get("ai.response.object", attrs.get("ai.result.object"))
+    if not text and obj is not None:
+        text = text_of(obj)
+    calls = _tool_calls(attrs.get("ai.response.toolCalls", attrs.get("ai.result.toolCalls")))
+    reasoning = text_of(attrs.get("ai.response.reasoning")) if attrs.get("ai.response.reasoning") else ""
+    if not (text or calls or reasoning):
+        return []
+    return [asdict(Message("assistant", text_of(text) if text else "", reasoning, calls))]
+
+
+# -- spans -> nodes ----------------------------------------------------------------------
+
+
+def _node(span: dict[str, Any], resource: dict[str, Any], seq: int) -> tuple[str, Node, str | None]:
+    attrs = attributes(span.get("attributes"))
+    op = _operation(span, attrs)
+    if op is None:
+        return node_from_span(span, resource, seq)
+    trace, span_id, parent = _ids(span)
+    events = _events(span)
+    failed, message = _status(span)
+    node = Node(
+        id=span_id, parent=parent, role="other", name=op, seq=seq,
+        start=_time(span.get("startTime") or span.get("startTimeUnixNano") or span.get("start_time")),
+        end=_time(span.get("endTime") or span.get("endTimeUnixNano") or span.get("end_time")),
+        error=_error(attrs, events, failed, message),
+    )
+    model = attrs.get("ai.response.model") or attrs.get("gen_ai.response.model") or attrs.get("ai.model.id")
+    if op in _CALLS:
+        node.role = "agent"
+        node.input_messages = _prompt_messages(attrs.get("ai.prompt"))
+        node.output_messages = _output(attrs)
+        node.model = str(model) if model else None
+        metadata = {k.removeprefix("ai.telemetry.metadata."): v for k, v in attrs.items()
+                    if k.startswith("ai.telemetry.metadata.")}
+        node.info = {k: v for k, v in {
+            "function_id": attrs.get("ai.telemetry.functionId"),
+            "provider": attrs.get("ai.model.provider"),
+            "finish_reason": attrs.get("ai.response.finishReason", attrs.get("ai.finishReason")),
+            "service": resource.get("service.name"),
+            "telemetry_metadata": metadata,
+        }.items() if v not in (None, "", {})}
+    elif op in _MODEL_CALLS:
+        node.role = "llm"
+        node.input_messages = sdk_messages(attrs.get("ai.prompt.messages"))
+        node.output_messages = _output(attrs)
+        node.model = str(model) if model else None
+    elif op == "ai.toolCall":
+        node.role = "tool"
+        node.tool = str(attrs.get("ai.toolCall.name") or "tool")
+        node.call_id = attrs.get("ai.toolCall.id")
+        node.arguments = maybe_json(attrs.get("ai.toolCall.args", attrs.get("ai.toolCall.input")))
+        result = attrs.get("ai.toolCall.result", attrs.get("ai.toolCall.output"))
+        node.result = text_of(maybe_json(result)) if result is not None else None
+    return trace, clean_ids(node), None
+
+
+def nodes(record: Any, ctx: Context, seq: int = 0) -> Iterator[tuple[str, Node, str | None]]:
+    """(trace id, node, conversation id) for every span of one record; ``ctx`` is unused."""
+    for n, (kind, resource, item) in enumerate(raw_items(record)):
+        if kind == "span":
+            yield _node(item, resource, seq + n)
+
+
+class _Format(SpanFormat):
+    def assemble_trajectory(self, key: str, group: list[Node], ctx: Context, by: str = "trace") -> Trajectory:
+        if not any(n.role in ("agent", "llm", "tool") for n in group):
+            kinds = ", ".join(sorted({n.name for n in group}))
+            raise RecordError(f"not an agent run: the {by} holds only {kinds} spans")
+        calls = [n for n in group if n.role == "agent" and n.name in _CALLS]
+        if any(n.role == "llm" for n in group):
+            for n in calls:  # the model id of a run is the one its model calls answered with
+                n.model = None
+        else:  # a call exported without its model-call spans stands for its own model call
+            for n in calls:
+                n.role = "llm"
+        return with_current_instruction(span_trajectory(self.name, self.prefix, key, group, ctx, by=by), group)
+
+
+_FORMAT = _Format(NAME, ID_PREFIX)
+trajectory_id = _FORMAT.trajectory_id
+assemble_trajectory = _FORMAT.assemble_trajectory
