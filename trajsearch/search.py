@@ -286,14 +286,9 @@ class TrajSearch:
         return [Hit.from_row(r) for r in ranked]
 
     def _dense(self, vector: Any, filters: Filters, k: int, grouped: bool, group_size: int) -> list[dict]:
-        if not grouped:
-            return self.index.search(vector, filters, limit=k)
-        hits = self.index.search(vector, filters, limit=k, group_by_trajectory=True, group_size=group_size)
-        if len({h["trajectory_id"] for h in hits}) < k:
-            # milvus-lite's group_by is best-effort (it may return fewer groups than
-            # asked): over-fetch plain neighbours and group them here instead.
-            hits = self.index.search(vector, filters, limit=min(16_384, k * group_size * 20))
-        return _grouped(hits, k, group_size)
+        # grouped: the index returns the k best runs, each filled to group_size where the rows
+        # exist (it completes Milvus' best-effort group_by itself, exact on Milvus Lite)
+        return self.index.search(vector, filters, limit=k, group_by_trajectory=grouped, group_size=group_size)
 
     def expand(self, hit: Hit, *, before: int = 2, after: int = 2, tenant: str | None = None) -> list[StepView]:
         """The steps around a step or failure hit, in order, fetched by key (no scan)."""

@@ -1,0 +1,397 @@
+"""Filtered and grouped search are exact (issue 12): checked against numpy on the same rows.
+
+Real Milvus Lite in a temp dir, through ``TrajectoryIndex`` and ``TrajSearch``. Rows are
+written with chosen vectors (runs of many near rows, runs near each other), the shape where
+an approximate index under a filter, and Milvus' best-effort group_by, came back short.
+Query vectors come from the project's hashing test embedder, or are drawn near a row.
+"""
+
+from __future__ import annotations
+
+import logging
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+from pymilvus import MilvusClient
+
+from trajsearch.embed import HashingEmbedder
+from trajsearch.represent import row_id
+from trajsearch.search import TrajSearch
+from trajsearch.store import index as ix
+from trajsearch.store.filters import Filters
+from trajsearch.store.index import (
+    COLLECTION, MIGRATING, IndexSettings, StoreNeedsMigrationError, TrajectoryIndex, partition_name,
+)
+
+DIM = 64  # the hashing test embedder's
+SETTINGS = IndexSettings(embedder=HashingEmbedder.name, dim=DIM, window=3, stride=2)
+LEVELS = ("task", "summary", "step", "failure")
+OUTCOMES = ("success", "failure", "infra_error", "unknown")
+ENVS = ("env-1", "env-2", "env-3")
+TOOLS = ("bash", "edit", "search", "browser", "python")
+TOL = 1e-5
+
+
+def _unit(v):
+    v = np.asarray(v, dtype=np.float32)
+    return v / np.linalg.norm(v, axis=-1, keepdims=True)
+
+
+class Rows:
+    """Runs of near rows, crowded around a few centres; the records and the same rows in numpy."""
+
+    def __init__(self, n_runs: int, *, seed: int = 7, tenants=("acme", "beta")) -> None:
+        self.rng = np.random.default_rng(seed)
+        self.centres = _unit(self.rng.normal(size=(4, DIM)))
+        self.records: dict[str, dict] = {}
+        for t in range(n_runs):
+            self.add_run(f"run-{t:04d}", tenants[t % len(tenants)] if t % 5 else tenants[0])
+
+    def add_run(self, tid: str, tenant: str, *, outcome: str | None = None, n_steps: int | None = None) -> None:
+        rng = self.rng
+        outcome = outcome or OUTCOMES[int(rng.choice(4, p=(0.5, 0.3, 0.15, 0.05)))]
+        env, tools = ENVS[int(rng.integers(3))], sorted(rng.choice(TOOLS, size=int(rng.integers(1, 3)), replace=False))
+        n_steps = n_steps or int(rng.integers(8, 30))
+        levels = ["task", "summary"] + ["step"] * n_steps + (["failure"] if outcome == "failure" else [])
+        steps = [-1, -1] + [2 * i for i in range(n_steps)] + ([-1] if outcome == "failure" else [])
+        vectors = self.vectors(len(levels))
+        for level, step, vector in zip(levels, steps, vectors):
+            rid = row_id(tenant, tid, level, step)
+            self.records[rid] = {
+                "id": rid, "tenant": tenant, "trajectory_id": tid, "level": level, "step_index": step,
+                "step_end": step + 2 if level == "step" else -1, "task_id": tid, "task_family": "",
+                "policy_version": "p1", "env_version": env, "tool_versions": {}, "tools": list(tools),
+                "outcome": outcome, "reward": None, "quality_score": None, "created_at": 1_767_225_600,
+                "text": f"{level} {step} of {tid}", "steps": [], "trace_uri": f"file:///none/{tid}",
+                "content_hash": "t", "embedding": vector.tolist(),
+            }
+
+    def vectors(self, n: int) -> np.ndarray:
+        centre = self.centres[self.rng.integers(len(self.centres))]
+        run = _unit(centre + self.rng.normal(scale=0.5 / np.sqrt(DIM), size=DIM))
+        return _unit(run + self.rng.normal(scale=0.45 / np.sqrt(DIM), size=(n, DIM)))
+
+    def rewrite_run(self, tid: str, outcome: str) -> list[dict]:
+        rows = [r for r in self.records.values() if r["trajectory_id"] == tid]
+        for row, vector in zip(rows, self.vectors(len(rows))):
+            row.update(embedding=vector.tolist(), outcome=outcome if row["level"] != "failure" else row["outcome"])
+        return rows
+
+    def delete_run(self, tid: str) -> None:
+        self.records = {k: r for k, r in self.records.items() if r["trajectory_id"] != tid}
+
+    def query(self, tenant: str = "acme") -> np.ndarray:
+        ids = [k for k, r in self.records.items() if r["tenant"] == tenant]
+        base = np.asarray(self.records[ids[int(self.rng.integers(len(ids)))]]["embedding"])
+        return _unit(base + self.rng.normal(scale=0.4 / np.sqrt(DIM), size=DIM))
+
+    # -- ground truth --
+
+    def scored(self, q: np.ndarray, f: Filters) -> list[tuple[float, dict]]:
+        rows = [r for r in self.records.values() if f.matches(r)]
+        return sorted(((float(np.dot(q, r["embedding"])), r) for r in rows), key=lambda x: -x[0])
+
+    def true_groups(self, q: np.ndarray, f: Filters, k: int, group_size: int) -> list[tuple[str, list[tuple[float, str]]]]:
+        groups: dict[str, list[tuple[float, str]]] = {}
+        for score, row in self.scored(q, f):
+            members = groups.setdefault(row["trajectory_id"], [])
+            if len(members) < group_size:
+                members.append((score, row["id"]))
+        return list(groups.items())[:k]
+
+
+def write(index: TrajectoryIndex, records) -> None:
+    records = list(records)
+    for start in range(0, len(records), 500):
+        index.upsert(records[start:start + 500])
+
+
+def assert_top_k(rows: Rows, q: np.ndarray, f: Filters, hits: list[dict], k: int) -> None:
+    """``hits`` are the true top-k inside ``f``: as many as match (up to k), each inside the filters
+    and among the top k (a tie with the k-th score counts)."""
+    truth = rows.scored(q, f)
+    assert len(hits) == min(k, len(truth)), f"{len(hits)} hits, {len(truth)} rows match {f}"
+    if not truth:
+        return
+    kth = truth[: k][-1][0]
+    top = {r["id"] for _, r in truth[:k]}
+    for hit in hits:
+        row = rows.records[hit["id"]]
+        assert f.matches(row), f"{hit['id']} is outside {f}"
+        assert hit["id"] in top or np.dot(q, row["embedding"]) >= kth - TOL, f"{hit['id']} is not in the top {k}"
+
+
+def assert_groups(rows: Rows, q: np.ndarray, f: Filters, hits: list[dict], k: int, group_size: int) -> None:
+    """``hits`` are the true top-k runs inside ``f``, best first, each with its best ``group_size`` rows."""
+    truth = rows.true_groups(q, f, k, group_size)
+    got: dict[str, list[dict]] = {}
+    for hit in hits:
+        assert f.matches(rows.records[hit["id"]])
+        got.setdefault(hit["trajectory_id"], []).append(hit)
+    assert len(got) == len(truth), f"{len(got)} runs, want {len(truth)}"
+    for (tid, members), (got_tid, got_members) in zip(truth, got.items()):
+        assert abs(members[0][0] - got_members[0]["score"]) < TOL, f"run {got_tid} in the place of {tid}"
+        assert len(got_members) == len(members), f"run {got_tid}: {len(got_members)} rows, want {len(members)}"
+        for (score, _), hit in zip(members, got_members):
+            assert abs(score - hit["score"]) < TOL
+
+
+CASES = [
+    Filters(tenant="acme"),
+    Filters(tenant="acme", levels=("step", "failure")),
+    Filters(tenant="acme", outcomes=("failure", "infra_error")),
+    Filters(tenant="acme", levels=("step",), env_versions=("env-2",), outcomes=("failure",)),
+    Filters(tenant="acme", tools=("browser", "python")),
+    Filters(tenant="acme", levels=("step",), outcomes=("success", "unknown"), exclude_trajectory_ids=("run-0000", "run-0005")),
+]
+
+
+@pytest.fixture
+def rows():
+    return Rows(80)
+
+
+@pytest.fixture
+def index(tmp_path, rows):
+    idx = TrajectoryIndex(str(tmp_path / "milvus.db"), SETTINGS)
+    write(idx, rows.records.values())
+    idx.flush()
+    yield idx
+    idx.close()
+
+
+def check_all(index: TrajectoryIndex, rows: Rows, queries: int = 6) -> None:
+    for f in CASES:
+        for _ in range(queries):
+            q = rows.query()
+            assert_top_k(rows, q, f, index.search(q, f, limit=10), 10)
+    for group_size in (1, 3):
+        for f in CASES[1:4]:
+            for _ in range(queries):
+                q = rows.query()
+                hits = index.search(q, f, limit=10, group_by_trajectory=True, group_size=group_size)
+                assert_groups(rows, q, f, hits, 10, group_size)
+
+
+def test_filtered_top_k_is_exact(index, rows):
+    assert index.count() == len(rows.records) > 1_500
+    for f in CASES:
+        for _ in range(12):
+            q = rows.query()
+            assert_top_k(rows, q, f, index.search(q, f, limit=10), 10)
+            assert_top_k(rows, q, f, index.search(q, f, limit=37), 37)
+
+
+def test_a_handful_of_matching_rows_all_come_back(index, rows):
+    # the 10k-row report: 8 rows matched and 1 came back; here 2 runs of 4 rows match, far from the query
+    for t in ("few-1", "few-2"):
+        rows.add_run(t, "acme", outcome="infra_error", n_steps=2)
+    for row in rows.records.values():
+        if row["trajectory_id"].startswith("few-"):
+            row["env_version"] = "env-rare"
+    write(index, [r for r in rows.records.values() if r["trajectory_id"].startswith("few-")])
+    f = Filters(tenant="acme", env_versions=("env-rare",))
+    for _ in range(5):
+        q = rows.query()
+        hits = index.search(q, f, limit=10)
+        assert len(hits) == 8
+        assert_top_k(rows, q, f, hits, 10)
+        assert_groups(rows, q, f, index.search(q, f, limit=10, group_by_trajectory=True, group_size=3), 10, 3)
+
+
+def test_grouped_search_returns_the_true_top_runs_filled(index, rows, monkeypatch):
+    calls = []
+    nearest = index._nearest
+    monkeypatch.setattr(index, "_nearest", lambda *a, **kw: calls.append(a) or nearest(*a, **kw))
+    asked = 0
+    for group_size in (1, 3, 5):
+        for f in (Filters(tenant="acme", levels=("step", "failure")), Filters(tenant="acme", outcomes=("failure",))):
+            for _ in range(8):
+                q = rows.query()
+                hits = index.search(q, f, limit=10, group_by_trajectory=True, group_size=group_size)
+                assert_groups(rows, q, f, hits, 10, group_size)
+                asked += 1
+    # these rows crowd Milvus' own group_by: the follow-up searches ran, and were needed
+    assert len(calls) > asked
+
+
+def test_facade_grouped_search_is_exact(tmp_path, rows):
+    embedder = HashingEmbedder()
+    with TrajSearch.open(str(tmp_path / "milvus.db"), traces=str(tmp_path / "traces"), embedder=embedder) as ts:
+        write(ts.index, rows.records.values())
+        for text in ("pytest failed on payments", "deploy timed out", "edit the config file", "browser login"):
+            q = embedder.encode([text])[0]
+            for group_size in (1, 3):
+                hits = ts.search(text, tenant="acme", levels=["step", "failure"], k=10, group_size=group_size,
+                                 mode="dense")
+                f = Filters(tenant="acme", levels=("step", "failure"))
+                assert_groups(rows, q, f, [h.to_dict() for h in hits], 10, group_size)
+            hits = ts.search(text, tenant="acme", outcome=["failure", "infra_error"], k=10, group_by_trajectory=False,
+                             mode="dense")
+            assert_top_k(rows, q, Filters(tenant="acme", outcomes=("failure", "infra_error")),
+                         [h.to_dict() for h in hits], 10)
+
+
+def test_exact_after_upserts_deletes_and_reopen(tmp_path, index, rows):
+    check_all(index, rows, queries=3)
+    acme = sorted({r["trajectory_id"] for r in rows.records.values() if r["tenant"] == "acme"})
+    for tid in acme[:6]:  # new vectors and another outcome, same ids: old versions must not match
+        write(index, rows.rewrite_run(tid, "unknown"))
+    for tid in acme[6:10]:
+        index.delete_trajectory("acme", tid)
+        rows.delete_run(tid)
+    rows.add_run("late-1", "acme")
+    write(index, [r for r in rows.records.values() if r["trajectory_id"] == "late-1"])
+    assert index.count() == len(rows.records)
+    check_all(index, rows, queries=3)  # unflushed
+    index.close()
+    reopened = TrajectoryIndex(str(tmp_path / "milvus.db"), SETTINGS)
+    try:
+        assert reopened.count() == len(rows.records)
+        check_all(reopened, rows, queries=3)
+    finally:
+        reopened.close()
+    index.close = lambda: None  # closed above; the fixture's teardown must not close it again
+
+
+def test_tenants_have_their_own_partitions(index, rows):
+    names = set(index.client.list_partitions(COLLECTION))
+    assert {partition_name("acme"), partition_name("beta")} <= names
+    assert index.search(rows.query(), Filters(tenant="nobody"), limit=5) == []
+    assert index.count("nobody") == 0
+    assert partition_name("nobody") not in index.client.list_partitions(COLLECTION)  # reads create nothing
+    tenants = ["a", "A", "a.b", "a-b", "a_b", "a_2eb", "0x", "a" * 64]
+    made = [partition_name(t) for t in tenants]
+    assert len(set(made)) == len(tenants)
+    assert all(n.startswith("t_") and n.replace("_", "").isalnum() for n in made)
+
+
+# -- stores made by the previous version --------------------------------------------------------
+
+
+def make_old_store(path: Path, rows: Rows, *, partition_key: bool = True) -> None:
+    """A store as the previous version made it: ``tenant`` the partition key, HNSW index (its
+    ``_open_or_create``, written out with pymilvus), rows written as its ``upsert`` did."""
+    client = MilvusClient(str(path))
+    index_params = client.prepare_index_params()
+    index_params.add_index("embedding", index_type="HNSW", metric_type="COSINE",
+                           params={"M": 16, "efConstruction": 200})
+    client.create_collection(
+        COLLECTION, schema=ix._schema(DIM, ix.LEXICAL_MEMORY, partition_key=partition_key),
+        index_params=index_params,
+        properties={"trajsearch.schema_version": ix.SCHEMA_VERSION, "trajsearch.embedder": SETTINGS.embedder,
+                    "trajsearch.dim": str(DIM), "trajsearch.window": "3", "trajsearch.stride": "2",
+                    "trajsearch.lexical": ix.LEXICAL_MEMORY},
+    )
+    records = list(rows.records.values())
+    for start in range(0, len(records), 500):
+        if partition_key:
+            client.upsert(COLLECTION, data=records[start:start + 500])
+        else:
+            for tenant in {r["tenant"] for r in records[start:start + 500]}:
+                if not client.has_partition(COLLECTION, partition_name(tenant)):
+                    client.create_partition(COLLECTION, partition_name(tenant))
+                client.upsert(COLLECTION, data=[r for r in records[start:start + 500] if r["tenant"] == tenant],
+                              partition_name=partition_name(tenant))
+    client.flush(COLLECTION)
+    client.close()
+    from milvus_lite.server_manager import server_manager_instance
+
+    server_manager_instance.release_server(str(path))
+
+
+def assert_current_layout(index: TrajectoryIndex) -> None:
+    fields = index.client.describe_collection(COLLECTION)["fields"]
+    assert not any(f.get("is_partition_key") for f in fields)
+    assert index.client.describe_index(COLLECTION, "embedding")["index_type"] == "FLAT"
+    assert not index.client.has_collection(MIGRATING)
+
+
+def test_store_of_the_previous_version_is_migrated_on_open(tmp_path, rows, caplog):
+    path = tmp_path / "old.db"
+    make_old_store(path, rows)
+    with caplog.at_level(logging.WARNING, logger="trajsearch.store.index"):
+        index = TrajectoryIndex(str(path), SETTINGS)
+    try:
+        assert "migrating" in caplog.text and "one partition per tenant" in caplog.text
+        assert_current_layout(index)
+        assert index.count() == len(rows.records)
+        assert index.count("beta") == sum(r["tenant"] == "beta" for r in rows.records.values())
+        check_all(index, rows, queries=2)
+        got = index.get([next(iter(rows.records))], Filters(tenant=next(iter(rows.records.values()))["tenant"]))
+        assert got and got[0]["text"] == next(iter(rows.records.values()))["text"]  # every field came over
+    finally:
+        index.close()
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="trajsearch.store.index"):
+        again = TrajectoryIndex(str(path), SETTINGS)  # once only
+    try:
+        assert "migrat" not in caplog.text
+        assert again.count() == len(rows.records)
+    finally:
+        again.close()
+
+
+def test_an_unfinished_migration_is_discarded_and_redone(tmp_path, rows):
+    path = tmp_path / "old.db"
+    make_old_store(path, rows)
+    client = MilvusClient(str(path))  # a copy that died part-way: some rows, no "complete" mark
+    client.create_collection(MIGRATING, schema=ix._schema(DIM, ix.LEXICAL_MEMORY, partition_key=False))
+    client.insert(MIGRATING, data=list(rows.records.values())[:10])
+    client.close()
+    from milvus_lite.server_manager import server_manager_instance
+
+    server_manager_instance.release_server(str(path))
+    index = TrajectoryIndex(str(path), SETTINGS)
+    try:
+        assert_current_layout(index)
+        assert index.count() == len(rows.records)
+        check_all(index, rows, queries=1)
+    finally:
+        index.close()
+
+
+def test_an_approximate_index_alone_is_replaced_in_place(tmp_path, rows, caplog):
+    path = tmp_path / "hnsw.db"
+    make_old_store(path, rows, partition_key=False)
+    with caplog.at_level(logging.WARNING, logger="trajsearch.store.index"):
+        index = TrajectoryIndex(str(path), SETTINGS)
+    try:
+        assert "replacing the approximate dense index with FLAT" in caplog.text
+        assert_current_layout(index)
+        assert index.count() == len(rows.records)
+        check_all(index, rows, queries=1)
+    finally:
+        index.close()
+
+
+def test_a_served_old_store_is_refused_with_the_command_that_migrates_it(tmp_path, rows):
+    path = tmp_path / "old.db"
+    make_old_store(path, rows)
+    exe = shutil.which("milvus-lite") or str(Path(sys.executable).parent / "milvus-lite")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    proc = subprocess.Popen([exe, "server", "--data-dir", str(path), "--host", "127.0.0.1", "--port", str(port)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+                break
+            except OSError:
+                assert proc.poll() is None and time.monotonic() < deadline, "milvus-lite server did not start"
+                time.sleep(0.2)
+        with pytest.raises(StoreNeedsMigrationError, match="trajsearch stats --uri") as err:
+            TrajectoryIndex(f"http://127.0.0.1:{port}", SETTINGS)
+        assert "\n" not in str(err.value)
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
