@@ -24,7 +24,7 @@ from .results import Hit, IngestReport, RunMatch, StepView
 from .represent import WindowConfig, row_id
 from .store.filters import Filters
 from .store.index import OUTPUT_FIELDS, IndexSettings, TrajectoryIndex, is_server_uri
-from .store.lock import StoreOpenError, diagnose
+from .store.lock import StoreOpenError, diagnose, held_here
 from .store.traces import TraceStore, open_trace_store
 
 if TYPE_CHECKING:
@@ -142,9 +142,10 @@ class TrajSearch:
         except Exception as exc:
             # Milvus Lite says only "Open local milvus failed": find out whether a lock or the
             # file system is why, waiting briefly for a holder that was just killed to go away
-            if is_server_uri(uri):
+            path = None if is_server_uri(uri) else Path(uri).expanduser().resolve()
+            if path is None or held_here(path):  # a server, or ours opened and then failed otherwise
                 raise
-            why = diagnose(Path(uri).expanduser().resolve())
+            why = diagnose(path)
             if why is not None:
                 raise StoreOpenError(why) from exc
             index = TrajectoryIndex(uri, settings, token=config.milvus_token())  # the holder has gone: once more

@@ -40,6 +40,18 @@ def is_locked(data_dir: Path) -> bool:
         os.close(fd)
 
 
+def _has_open(proc: Path, target: str) -> bool:
+    try:
+        return any(os.readlink(fd) == target for fd in (proc / "fd").iterdir())
+    except OSError:
+        return False
+
+
+def held_here(data_dir: Path) -> bool:
+    """Whether this very process has the lock file open (a failed open of ours, not a rival)."""
+    return _has_open(Path("/proc/self"), str((data_dir / LOCK_FILENAME).resolve()))
+
+
 def holders(data_dir: Path) -> list[tuple[int, str]]:
     """(pid, command line) of the processes with the lock file open (those this user may see)."""
     target = str((data_dir / LOCK_FILENAME).resolve())
