@@ -8,7 +8,6 @@ fast *test* embedder) serves the module; clients talk to it over TCP like any ot
 from __future__ import annotations
 
 import json
-import logging
 import threading
 import time
 import urllib.request
@@ -28,6 +27,7 @@ from trajsearch.service.server import ServiceServer
 from trajsearch.service.validate import Limits
 
 from conftest import failing_run, make_run
+from service_support import rpc_log  # noqa: F401 (fixture)
 
 SECRET = "zebracorn quasar payload"  # words only tenant beta's runs contain
 LIMITS = Limits(max_text_chars=2_000, max_message_bytes=2 * 1024 * 1024, max_batch_records=50, max_k=50)
@@ -75,37 +75,6 @@ def acme(server, keys):
 def beta_trace(server, keys):
     with client(server, keys[0]["beta_r"]) as c:
         return c.run("b1").trace_uri
-
-
-class RpcLog(logging.Handler):
-    """The service's per-call log lines, by request id; ``wait`` blocks until one is written."""
-
-    def __init__(self) -> None:
-        super().__init__(logging.INFO)
-        self.lines: dict[str, logging.LogRecord] = {}
-        self.changed = threading.Condition()
-
-    def emit(self, record: logging.LogRecord) -> None:
-        if record.getMessage() == "rpc" and getattr(record, "request_id", None):
-            with self.changed:
-                self.lines[record.request_id] = record
-                self.changed.notify_all()
-
-    def wait(self, request_id: str, timeout: float = 120) -> logging.LogRecord:
-        with self.changed:
-            assert self.changed.wait_for(lambda: request_id in self.lines, timeout), f"no log line for {request_id}"
-            return self.lines[request_id]
-
-
-@pytest.fixture
-def rpc_log():
-    logger = logging.getLogger("trajsearch.service")
-    handler, level = RpcLog(), logger.level
-    logger.addHandler(handler)
-    logger.setLevel(logging.INFO)
-    yield handler
-    logger.removeHandler(handler)
-    logger.setLevel(level)
 
 
 def _raw(server, method: str, request, metadata=(), timeout: float = 10):

@@ -130,7 +130,7 @@ def _open_index(uri: str | None, traces: str | None, model: str | None):  # -> T
     except ValueError as exc:  # a bad --uri / --traces / --model value
         _fail(_first_line(exc))
     except OSError as exc:  # e.g. the parent of a new data directory is not writable
-        _fail(f"cannot open the index: {_os_error(exc)}", code=1)
+        _fail(f"cannot open the index: {_os_error(exc)}: point --uri at a directory this user can write", code=1)
     except Exception as exc:  # noqa: BLE001 (Milvus, the model: say it plainly, in one line)
         _fail(f"cannot open the index ({type(exc).__name__}): {_first_line(exc)}", code=1)
 

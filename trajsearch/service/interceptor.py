@@ -253,7 +253,7 @@ class _Requests:
         try:
             return wire.parse(self.request_type, data)
         except FieldError as exc:
-            raise FieldError(f"stream[{index}].{exc.field}", str(exc).split(": ", 1)[-1]) from None
+            raise FieldError(f"batches[{index}].{exc.field}", str(exc).split(": ", 1)[-1]) from None
 
 
 def status_of(exc: Exception, name: str, request_id: str,
