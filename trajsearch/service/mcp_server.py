@@ -24,6 +24,7 @@ launch) or add ``--http`` for streamable HTTP on 127.0.0.1.
 from __future__ import annotations
 
 import json
+import re
 import uuid
 from dataclasses import dataclass
 from typing import Any, Sequence
@@ -60,6 +61,10 @@ class SearchPastRunsArguments(BaseModel):
     def _not_blank(cls, value: str) -> str:
         if not value.strip():
             raise ValueError("must not be blank")
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            raise ValueError("is not valid Unicode text (lone surrogate characters)") from None
         return value
 
     @field_validator("k", mode="before")
@@ -75,6 +80,8 @@ def argument_errors(exc: ValidationError) -> str:
     parts = []
     for err in exc.errors():
         name = ".".join(str(p) for p in err["loc"]) or "arguments"
+        if not re.match(r"^[A-Za-z_][A-Za-z0-9_.]{0,40}$", name):  # an odd argument name: quoted, clipped
+            name = json.dumps(name[:40] + ("..." if len(name) > 40 else ""))
         if err["type"] == "extra_forbidden":
             parts.append(f"{name}: unknown argument ({TOOL_NAME} takes only query, k and kind; the tenant and "
                          "version filters are set by the runtime and cannot be changed)")
