@@ -138,6 +138,35 @@ def test_gettrace_waits_at_most_its_trace_timeout(tmp_path, keys, monkeypatch):
         srv.stop(grace=2)
 
 
+def test_writes_into_a_silent_store_hold_at_most_their_write_slots(tmp_path, keys, monkeypatch):
+    """An Ingest stuck on the trace store holds its one write slot; a second write is refused at once,
+    reads go on, and the stuck one ends UNAVAILABLE (not INTERNAL) when the store hangs up."""
+    s3_credentials(monkeypatch)
+    ts = TrajSearch.open(str(tmp_path / "m.db"), traces=str(tmp_path / "t"), embedder=HashingEmbedder())
+    ts.add([make_run("a1")])
+    silent = SilentS3()
+    ts.traces = S3TraceStore("traces", endpoint_url=silent.url, attempts=1, timeout=600)
+    srv = ServiceServer(ts, keys[1], address="127.0.0.1:0", max_workers=3, write_slots=1).start()
+    try:
+        with Client(srv.address, keys[0]["acme_w"], timeout=600) as acme, ThreadPoolExecutor(1) as pool:
+            stuck = pool.submit(acme.add, [make_run("w1")])
+            silent.wait_connections(1)  # the first trace write is in the store, which never answers
+            with pytest.raises(Unavailable, match="busy with 1 writes"):
+                acme.add([make_run("w2")])
+            with pytest.raises(Unavailable, match="busy with 1 writes"):
+                acme.delete("a1")
+            for _ in range(3):
+                assert acme.whoami()["tenant"] == "acme" and acme.search("payments", k=3)
+            assert not stuck.done()
+            silent.close()  # the store hangs up: the indexer's retries meet a closed port
+            with pytest.raises(Unavailable, match="writing failed"):
+                stuck.result()
+            assert acme.run("w1") is None and acme.run("a1") is not None
+    finally:
+        silent.close()
+        srv.stop(grace=2)
+
+
 # -- every bad value names its field -----------------------------------------------------------
 
 

@@ -69,8 +69,6 @@ def serve(
     from .service.server import TLS, InsecureAddressError, ServiceServer, check_address, is_loopback, serve_forever
     from .service.validate import Limits
 
-    configure_logging(log_level)
-    _quiet_libraries()
     if bool(tls_cert) != bool(tls_key):
         _fail("--tls-cert and --tls-key go together")
     try:  # before anything slow is opened: a refused address fails at once
@@ -78,6 +76,8 @@ def serve(
     except InsecureAddressError as exc:
         _fail(str(exc))
     metrics_at = _host_port(metrics_address, "--metrics") if metrics_address else None
+    configure_logging(log_level)
+    _quiet_libraries()
     try:
         keyring = KeyRing.load(keys)
     except KeyConfigError as exc:
@@ -184,10 +184,10 @@ def mcp(
     from .service.observe import configure_logging
     from .service.server import is_loopback
 
-    configure_logging("WARNING")  # stdout is the protocol: logs go to stderr, and only warnings
     if http and not insecure and not is_loopback(f"{host}:{port}"):
         _fail(f"refusing to serve MCP over HTTP on {host}: the endpoint has no authentication of its own and "
               "searches with this process's API key; keep it on 127.0.0.1, or pass --insecure")
+    configure_logging("WARNING")  # stdout is the protocol: logs go to stderr, and only warnings
     try:
         run_mcp(server, env_versions=env_version, policy_versions=policy_version, tools_available=tool,
                 http=http, host=host, port=port, tls=ca is not None, root_certificates=str(ca) if ca else None)

@@ -44,6 +44,7 @@ from typing import Any, Callable, Iterator
 import grpc
 from pydantic import ValidationError
 
+from ..indexer import IngestError
 from ..store.traces import TraceAccessError, TraceCorruptError, TraceNotFoundError, TraceStoreError
 from . import wire
 from .auth import KeyRing, Principal, keys_from_metadata
@@ -278,6 +279,10 @@ def status_of(exc: Exception, name: str, request_id: str,
     if isinstance(exc, TraceStoreError):  # slow, busy or down; the store already retried
         log.error("trace store failed (request %s): %s", request_id, exc)
         return grpc.StatusCode.UNAVAILABLE, f"trace store unavailable (request id {request_id})", False
+    if isinstance(exc, IngestError):  # a write the store or index refused after the indexer's retries
+        log.error("ingest failed (request %s): %s", request_id, exc)
+        return (grpc.StatusCode.UNAVAILABLE, "writing failed: the trace store or the index is unavailable "
+                f"(request id {request_id}); earlier batches of this stream are committed: resend the rest", True)
     if isinstance(exc, PermissionError):
         return grpc.StatusCode.PERMISSION_DENIED, str(exc), True
     if isinstance(exc, LookupError):

@@ -42,7 +42,6 @@ class JsonFormatter(_JsonFormatter):
             ["levelname", "name", "message"],
             rename_fields={"levelname": "level", "name": "logger", "message": "msg"},
             timestamp="ts",
-            json_default=str,
             json_ensure_ascii=False,
         )
 

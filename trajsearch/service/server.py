@@ -91,15 +91,18 @@ class ServiceServer:
 
     ``trace_slots`` trace-store reads may wait at once (default a quarter of the
     workers, at least 1, always fewer than the workers), each at most
-    ``trace_timeout`` seconds or the call's deadline; the other worker threads
-    stay free for searches however slow the store is. Plaintext on a
-    non-loopback ``address`` needs ``insecure=True``.
+    ``trace_timeout`` seconds or the call's deadline; ``write_slots`` write
+    calls (``Ingest``, ``Delete``; default half the workers) may be in progress,
+    more are refused with ``UNAVAILABLE``. However slow the store, the other
+    worker threads stay free for searches. Plaintext on a non-loopback
+    ``address`` needs ``insecure=True``.
     """
 
     def __init__(self, ts: TrajSearch, keys: KeyRing, *, address: str = "127.0.0.1:50051",
                  tls: TLS | None = None, limits: v.Limits | None = None, max_workers: int = 8,
                  max_concurrent_rpcs: int = 64, search_cap: int | None = None, close_index: bool = True,
-                 trace_slots: int | None = None, trace_timeout: float = 10.0, insecure: bool = False) -> None:
+                 trace_slots: int | None = None, trace_timeout: float = 10.0, write_slots: int | None = None,
+                 insecure: bool = False) -> None:
         check_address(address, tls=tls is not None, insecure=insecure)
         self.limits = limits or v.Limits()
         self.metrics = Metrics()
@@ -112,7 +115,11 @@ class ServiceServer:
         store = ts.traces.store if isinstance(ts.traces, TraceReads) else ts.traces
         self.trace_reads = TraceReads(store, slots=slots, timeout=trace_timeout)
         ts.traces = self.trace_reads  # every read of this façade, the runtime's included, is bounded
-        self.service = Service(ts, limits=self.limits, metrics=self.metrics, search_cap=search_cap)
+        writes = write_slots or max(1, max_workers // 2)
+        if max_workers > 1:
+            writes = min(writes, max_workers - 1)
+        self.service = Service(ts, limits=self.limits, metrics=self.metrics, search_cap=search_cap,
+                               write_slots=writes)
         options = [
             ("grpc.max_receive_message_length", self.limits.max_message_bytes),
             ("grpc.max_send_message_length", self.limits.max_message_bytes),

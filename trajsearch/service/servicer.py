@@ -13,8 +13,10 @@ from __future__ import annotations
 import json
 import re
 import threading
+from contextlib import contextmanager
 from typing import Any, Iterator
 
+import grpc
 from cachetools import LRUCache
 from pydantic import ValidationError
 
@@ -28,8 +30,6 @@ from . import validate as v
 from .interceptor import Abort, Call, requires, validation_message
 from .observe import Metrics
 from .protos import pb2, pb2_grpc
-
-import grpc
 
 MAX_SESSIONS = 10_000
 _TOOLS_LIMITS = v.Limits(max_values=256)  # an agent may have many tools; each name is still bounded
@@ -51,12 +51,15 @@ class Service(pb2_grpc.TrajSearchServicer):
     """The servicer. ``ts`` is shared by all calls; writes are serialised by one lock."""
 
     def __init__(self, ts: TrajSearch, *, limits: v.Limits | None = None, metrics: Metrics | None = None,
-                 search_cap: int | None = None) -> None:
+                 search_cap: int | None = None, write_slots: int = 4) -> None:
         self.ts = ts
         self.limits = limits or v.Limits()
         self.metrics = metrics or Metrics()
         self.search_cap = search_cap
         self._write_lock = threading.Lock()
+        # writes wait on one lock and on the trace store: at most write_slots calls may hold worker threads
+        self._writers = threading.BoundedSemaphore(write_slots)
+        self.write_slots = write_slots
         self._sessions: LRUCache = LRUCache(maxsize=MAX_SESSIONS)  # (key id, session id) -> (tool, lock)
         self._sessions_lock = threading.Lock()
         self._rt: Any = None
@@ -254,8 +257,24 @@ class Service(pb2_grpc.TrajSearchServicer):
 
     # -- writes ------------------------------------------------------------------------------
 
+    @contextmanager
+    def _writing(self) -> Iterator[None]:
+        """A write slot for this call, or UNAVAILABLE at once when every one is taken."""
+        if not self._writers.acquire(blocking=False):
+            raise Abort(grpc.StatusCode.UNAVAILABLE,
+                        f"the server is busy with {self.write_slots} writes (a slow trace store or index?): "
+                        "retry shortly")
+        try:
+            yield
+        finally:
+            self._writers.release()
+
     @requires("write")
     def Ingest(self, batches: Iterator[Any], call: Call) -> Any:
+        with self._writing():
+            return self._ingest(batches, call)
+
+    def _ingest(self, batches: Iterator[Any], call: Call) -> Any:
         lim = self.limits
         response = pb2.IngestResponse()
         position = 0
@@ -317,7 +336,7 @@ class Service(pb2_grpc.TrajSearchServicer):
     @requires("write")
     def Delete(self, req: Any, call: Call) -> Any:
         trajectory_id = v.identifier("trajectory_id", req.trajectory_id)
-        with self._write_lock:
+        with self._writing(), self._write_lock:
             found = self._visible_run(call, trajectory_id) is not None
             if found:
                 self.ts.delete(trajectory_id, tenant=call.tenant)
