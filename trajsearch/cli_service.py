@@ -56,6 +56,8 @@ def serve(
                                     help="Trace-store reads that may wait at once (0: a quarter of --workers)."),
     trace_timeout: float = typer.Option(10.0, "--trace-timeout", min=0.1,
                                         help="Seconds a call waits for the trace store before UNAVAILABLE."),
+    write_slots: int = typer.Option(0, "--write-slots", min=0,
+                                    help="Ingest/Delete calls in progress at once; more get UNAVAILABLE (0: half of --workers)."),
     max_k: int = typer.Option(100, "--max-k", help="Largest k a caller may ask for."),
     max_text: int = typer.Option(20_000, "--max-text", help="Longest query text (characters)."),
     max_message_mb: int = typer.Option(32, "--max-message-mb", help="Largest gRPC message (MiB)."),
@@ -93,7 +95,7 @@ def serve(
     try:
         server = ServiceServer(ts, keyring, address=address, tls=tls, limits=limits, max_workers=max_workers,
                                search_cap=search_cap or None, trace_slots=trace_reads or None,
-                               trace_timeout=trace_timeout, insecure=insecure)
+                               trace_timeout=trace_timeout, write_slots=write_slots or None, insecure=insecure)
     except (OSError, ValueError) as exc:
         ts.close()
         _fail(_os_error(exc) if isinstance(exc, OSError) else str(exc), code=1)

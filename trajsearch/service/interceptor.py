@@ -166,8 +166,8 @@ class ServiceInterceptor(grpc.ServerInterceptor):
         self.metrics.enter(tenant)
         code, message, retry, fields = grpc.StatusCode.OK, "", True, {}
         settle_later = False
-        token = DEADLINE.set(time.monotonic() + context.time_remaining() if context.time_remaining() is not None
-                             else None)
+        remaining = context.time_remaining()
+        token = DEADLINE.set(time.monotonic() + remaining if remaining is not None else None)
         try:
             if refusal is not None:
                 raise refusal
