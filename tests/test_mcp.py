@@ -74,7 +74,10 @@ def test_mcp_tool_round_trip_with_cap_and_provenance(served):
     query = "Fix the failing unit test: OSError: [Errno 28] No space left on device"
     calls = [
         {"query": query, "kind": "steps", "k": 3},
-        {"query": query, "kind": "failures", "k": 2, "tenant": "beta", "env_version": "anything"},
+        {"query": query, "kind": "failures", "k": 2, "tenant": "beta", "env_version": "anything"},  # refused
+        {"query": query, "k": 0},  # refused (was: silently 3, and a search spent)
+        {"query": query, "k": 10**12},  # refused (was: an opaque "Error executing tool")
+        {"query": query, "kind": "failures", "k": 2},
         {"query": query, "kind": "exemplars"},
         {"query": "beta's disk", "kind": "steps", "k": 5},
         {"query": query, "kind": "steps"},
@@ -83,11 +86,19 @@ def test_mcp_tool_round_trip_with_cap_and_provenance(served):
     (tool,) = tools
     assert tool.name == "search_past_runs"
     assert set(tool.input_schema["properties"]) == {"query", "k", "kind"}  # no tenant, no filters
+    assert tool.input_schema["additionalProperties"] is False
     assert "cannot change" in tool.description
+    refused = [r.content[0].text for r in results[1:4]]
+    assert all(r.is_error for r in results[1:4])
+    assert "tenant: unknown argument" in refused[0] and "env_version: unknown argument" in refused[0]
+    assert "k: " in refused[1] and "greater than or equal to 1" in refused[1]
+    assert "k: " in refused[2] and "less than or equal to 5" in refused[2] and "1000000000000" in refused[2]
+    results = [results[0], *results[4:]]
     payloads = [json.loads(r.content[0].text) for r in results]
     assert not any(r.is_error for r in results)
     steps, failures, exemplars, probe, capped = payloads
     assert steps["status"] == "ok" and steps["searches_left"] == 3
+    assert failures["searches_left"] == 2  # the refused calls spent nothing
     assert steps["results"] and all(r["provenance"]["trace_uri"].startswith("file://") for r in steps["results"])
     assert {r["provenance"]["trajectory_id"] for r in steps["results"]} <= {"a1", "a2"}
     assert [r["provenance"]["trajectory_id"] for r in failures["results"]] == ["a2"]  # never beta's b1
@@ -95,6 +106,18 @@ def test_mcp_tool_round_trip_with_cap_and_provenance(served):
     assert exemplars["status"] == "ok" and "strategy" in exemplars
     assert {r["provenance"]["trajectory_id"] for r in probe["results"]} <= {"a1", "a2"}
     assert capped["status"] == "limit_reached" and "escalate" in capped["instruction"]
+
+
+def test_mcp_tool_schema_is_the_runtime_tools():
+    """The MCP arguments model and the runtime's tool definition agree (one is not imported by the other)."""
+    from trajsearch.runtime.tool import definition
+    from trajsearch.service.mcp_server import tool_schema
+
+    ours, theirs = tool_schema(), definition()["parameters"]
+    assert ours["required"] == theirs["required"] and ours["additionalProperties"] is theirs["additionalProperties"]
+    for name, spec in theirs["properties"].items():
+        for key in ("type", "minimum", "maximum", "minLength", "maxLength", "enum", "default"):
+            assert ours["properties"][name].get(key) == spec.get(key), (name, key)
 
 
 def test_mcp_tool_reports_an_unreachable_server_as_a_tool_error():

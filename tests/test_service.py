@@ -27,6 +27,7 @@ from trajsearch.service.server import ServiceServer
 from trajsearch.service.validate import Limits
 
 from conftest import failing_run, make_run
+from service_support import rpc_log  # noqa: F401 (fixture)
 
 SECRET = "zebracorn quasar payload"  # words only tenant beta's runs contain
 LIMITS = Limits(max_text_chars=2_000, max_message_bytes=2 * 1024 * 1024, max_batch_records=50, max_k=50)
@@ -237,29 +238,38 @@ def test_message_size_is_bounded(server, acme):
         acme.add([make_run(f"many{i}") for i in range(51)], batch_size=100)
 
 
-def test_deadlines_are_honoured(server, acme):
+def test_deadlines_are_honoured(server, acme, monkeypatch, rpc_log):
+    """Ordered by events, not sleeps: the stream stalls until the client has given up."""
     with pytest.raises(DeadlineExceeded):
         acme.search("payments", timeout=0.0005)
 
-    def slow_stream():
+    added, release = threading.Event(), threading.Event()
+    real_add = server.ts.add
+
+    def add(items, **kw):
+        report = real_add(items, **kw)
+        added.set()
+        return report
+
+    monkeypatch.setattr(server.ts, "add", add)
+
+    def stalled_stream():
         yield pb2.IngestBatch(records=[pb2.TrajectoryRecord(json=make_run("dl1").model_dump_json())])
-        time.sleep(3)  # the client stalls past its deadline
+        release.wait(120)  # the client stalls past its deadline (released once the call has failed)
         yield pb2.IngestBatch(records=[pb2.TrajectoryRecord(json=make_run("dl2").model_dump_json())])
 
-    md = (("authorization", f"Bearer {acme.api_key}"),)
-    with pytest.raises(grpc.RpcError) as err:
-        acme.stub.Ingest(slow_stream(), timeout=1.5, metadata=md)
-    assert err.value.code() == grpc.StatusCode.DEADLINE_EXCEEDED
-    time.sleep(0.5)
+    md = (("authorization", f"Bearer {acme.api_key}"), ("x-request-id", "deadline-1"))
+    future = acme.stub.Ingest.future(stalled_stream(), timeout=5, metadata=md)
+    assert added.wait(120)  # the first batch was processed (it arrived long before the deadline)
+    error = future.exception()  # returns once the deadline has passed
+    release.set()
+    assert error is not None and error.code() == grpc.StatusCode.DEADLINE_EXCEEDED
+    line = rpc_log.wait("deadline-1")  # the server accounts the call when it ends, on its own thread
+    assert line.code in ("DEADLINE_EXCEEDED", "CANCELLED"), line.code
+    assert set(acme.metrics()["methods"]["Ingest"]["codes"]) & {"DEADLINE_EXCEEDED", "CANCELLED"}
     assert acme.run("dl1") is not None  # each batch is durable when processed
     assert acme.run("dl2") is None
     assert acme.search("payments")  # and the server is fine
-    for _ in range(50):  # the server notices the expired stream on its own thread: give it a moment
-        codes = acme.metrics()["methods"]["Ingest"]["codes"]
-        if set(codes) & {"DEADLINE_EXCEEDED", "CANCELLED"}:
-            break
-        time.sleep(0.1)
-    assert set(codes) & {"DEADLINE_EXCEEDED", "CANCELLED"}, codes
 
 
 # -- streaming ingest --------------------------------------------------------------------------
@@ -341,10 +351,14 @@ def test_health_and_metrics(server, acme):
     assert snap["calls"] >= 2 and snap["errors"] >= 1 and snap["codes"]["INVALID_ARGUMENT"] >= 1
     assert 0 < snap["p50_ms"] <= snap["p99_ms"]
     http = start_metrics_http(server.metrics, "127.0.0.1", 0)
-    try:
+    try:  # the operator's endpoint: every tenant, labelled (prometheus_client sorts the labels)
         text = urllib.request.urlopen(f"http://127.0.0.1:{http.server_port}/metrics", timeout=5).read().decode()
-        assert 'trajsearch_rpc_calls_total{method="Search",code="OK"}' in text
-        assert 'trajsearch_rpc_latency_ms_bucket{method="Search",le="+Inf"}' in text
+        assert 'trajsearch_rpc_calls_total{code="OK",method="Search",tenant="acme"}' in text
+        assert 'trajsearch_rpc_latency_ms_bucket{le="+Inf",method="Search",tenant="acme"}' in text
+        assert "trajsearch_rpc_in_flight" in text
+        as_json = json.loads(urllib.request.urlopen(f"http://127.0.0.1:{http.server_port}/metrics.json",
+                                                    timeout=5).read())
+        assert as_json["methods"]["Search"]["calls"] >= snap["calls"]
     finally:
         http.shutdown()
 
@@ -355,8 +369,8 @@ def test_rpc_logs_are_json_with_request_ids(server, acme, caplog):
         pb2.SearchRequest(text="payments"),
         metadata=(("authorization", f"Bearer {acme.api_key}"), ("x-request-id", "req-42")), timeout=10)
     assert ("x-request-id", "req-42") in call.initial_metadata()
-    records = [r for r in caplog.records if getattr(r, "fields", {}).get("request_id") == "req-42"]
-    assert records and records[0].fields["method"] == "Search" and records[0].fields["tenant"] == "acme"
+    records = [r for r in caplog.records if getattr(r, "request_id", None) == "req-42"]
+    assert records and records[0].method == "Search" and records[0].tenant == "acme"
     from trajsearch.service.observe import JsonFormatter
 
     line = json.loads(JsonFormatter().format(records[0]))  # the line `serve` writes to stderr

@@ -474,7 +474,7 @@ def test_s3_refuses_foreign_uris(s3store: S3TraceStore, s3_endpoint):
 
 
 def test_s3_missing_bucket_is_store_error(s3_endpoint):
-    store = S3TraceStore("no-such-bucket", endpoint_url=s3_endpoint, retries=1)
+    store = S3TraceStore("no-such-bucket", endpoint_url=s3_endpoint, attempts=1)
     with pytest.raises(TraceStoreError, match="no-such-bucket") as err:
         store.put(make_traj())
     assert "NoSuchBucket" in str(err.value)
@@ -485,7 +485,7 @@ def test_s3_missing_bucket_is_store_error(s3_endpoint):
 
 def test_s3_outage_refused_port_is_fast_clear_error(s3_endpoint):
     dead = f"http://127.0.0.1:{_free_port()}"
-    store = S3TraceStore(BUCKET, "p", endpoint_url=dead, retries=2, timeout=1)
+    store = S3TraceStore(BUCKET, "p", endpoint_url=dead, attempts=2, timeout=1)
     start = time.monotonic()
     with pytest.raises(TraceStoreError) as err:
         store.put(make_traj())
@@ -502,7 +502,7 @@ def test_s3_outage_silent_server_times_out(s3_endpoint):
         listener.bind(("127.0.0.1", 0))
         listener.listen(16)  # never accept(): connects complete, requests go unanswered
         port = listener.getsockname()[1]
-        store = S3TraceStore(BUCKET, "p", endpoint_url=f"http://127.0.0.1:{port}", retries=2, timeout=0.5)
+        store = S3TraceStore(BUCKET, "p", endpoint_url=f"http://127.0.0.1:{port}", attempts=2, timeout=0.5)
         start = time.monotonic()
         with pytest.raises(TraceStoreError, match="timeout|timed out") as err:
             store.get(store.uri_for("acme", "x"), tenant="acme")

@@ -10,7 +10,7 @@ show it).
 
 from __future__ import annotations
 
-import json
+import logging
 import sys
 from pathlib import Path
 from typing import List, Optional
@@ -38,7 +38,7 @@ def _fail(message: str, code: int = 2) -> None:
 
 def serve(
     address: str = typer.Option("127.0.0.1:50051", "--address", "-a", envvar="TRAJSEARCH_LISTEN",
-                                help="host:port to listen on (port 0 picks a free one; use 0.0.0.0 only with TLS)."),
+                                help="host:port to listen on (port 0 picks a free one). Beyond loopback: TLS, or --insecure."),
     uri: Optional[str] = typer.Option(None, "--uri", envvar="TRAJSEARCH_URI",
                                       help="Milvus URI: local path (embedded; this process owns it) or http://host:19530."),
     traces: Optional[str] = typer.Option(None, "--traces", envvar="TRAJSEARCH_TRACES", help="Trace store location."),
@@ -48,8 +48,16 @@ def serve(
     tls_cert: Optional[Path] = typer.Option(None, "--tls-cert", help="Server certificate chain (PEM)."),
     tls_key: Optional[Path] = typer.Option(None, "--tls-key", help="Server private key (PEM)."),
     tls_client_ca: Optional[Path] = typer.Option(None, "--tls-client-ca", help="Require client certs signed by this CA."),
+    insecure: bool = typer.Option(False, "--insecure",
+                                  help="Allow plaintext on a non-loopback address (behind a TLS proxy or on a private network)."),
     metrics_address: Optional[str] = typer.Option(None, "--metrics", help="host:port for GET /metrics (Prometheus text)."),
-    max_workers: int = typer.Option(8, "--workers", help="RPC worker threads."),
+    max_workers: int = typer.Option(8, "--workers", min=1, help="RPC worker threads."),
+    trace_reads: int = typer.Option(0, "--trace-reads", min=0,
+                                    help="Trace-store reads that may wait at once (0: a quarter of --workers)."),
+    trace_timeout: float = typer.Option(10.0, "--trace-timeout", min=0.1,
+                                        help="Seconds a call waits for the trace store before UNAVAILABLE."),
+    write_slots: int = typer.Option(0, "--write-slots", min=0,
+                                    help="Ingest/Delete calls in progress at once; more get UNAVAILABLE (0: half of --workers)."),
     max_k: int = typer.Option(100, "--max-k", help="Largest k a caller may ask for."),
     max_text: int = typer.Option(20_000, "--max-text", help="Longest query text (characters)."),
     max_message_mb: int = typer.Option(32, "--max-message-mb", help="Largest gRPC message (MiB)."),
@@ -58,37 +66,108 @@ def serve(
     log_level: str = typer.Option("INFO", "--log-level"),
 ) -> None:
     """Serve the index over gRPC: one process owns the data directory, every other one connects here."""
-    from .search import TrajSearch
     from .service.auth import KeyConfigError, KeyRing
-    from .service.observe import configure_logging, start_metrics_http
-    from .service.server import TLS, ServiceServer, serve_forever
+    from .service.observe import configure_logging, log_event, start_metrics_http
+    from .service.server import TLS, InsecureAddressError, ServiceServer, check_address, is_loopback, serve_forever
     from .service.validate import Limits
 
-    configure_logging(log_level)
     if bool(tls_cert) != bool(tls_key):
         _fail("--tls-cert and --tls-key go together")
+    try:  # before anything slow is opened: a refused address fails at once
+        check_address(address, tls=tls_cert is not None, insecure=insecure)
+    except InsecureAddressError as exc:
+        _fail(str(exc))
+    metrics_at = _host_port(metrics_address, "--metrics") if metrics_address else None
+    configure_logging(log_level)
+    _quiet_libraries()
     try:
         keyring = KeyRing.load(keys)
-    except (KeyConfigError, OSError) as exc:
+    except KeyConfigError as exc:
         _fail(str(exc))
-    limits = Limits(max_message_bytes=max_message_mb * 1024 * 1024, max_k=max_k, max_text_chars=max_text)
-    tls = TLS(tls_cert, tls_key, tls_client_ca) if tls_cert and tls_key else None
+    except OSError as exc:
+        _fail(f"cannot read the key file: {_os_error(exc)}")
     try:
-        ts = TrajSearch.open(uri, traces=traces, model=model)
-    except Exception as exc:  # noqa: BLE001 (a locked data dir, a wrong model: say it plainly)
-        _fail(f"cannot open the index: {exc}. If another process serves this data directory, "
-              "that process owns it: connect to it (trajsearch search ... --server HOST:PORT) instead")
+        limits = Limits(max_message_bytes=max_message_mb * 1024 * 1024, max_k=max_k, max_text_chars=max_text)
+    except ValueError as exc:
+        _fail(f"--max-k: {exc}")
+    tls = TLS(tls_cert, tls_key, tls_client_ca) if tls_cert and tls_key else None
+    ts = _open_index(uri, traces, model)
     try:
         server = ServiceServer(ts, keyring, address=address, tls=tls, limits=limits, max_workers=max_workers,
-                               search_cap=search_cap or None)
-    except OSError as exc:
+                               search_cap=search_cap or None, trace_slots=trace_reads or None,
+                               trace_timeout=trace_timeout, write_slots=write_slots or None, insecure=insecure)
+    except (OSError, ValueError) as exc:
         ts.close()
-        _fail(str(exc))
-    if metrics_address:
-        host, _, port = metrics_address.rpartition(":")
-        start_metrics_http(server.metrics, host or "127.0.0.1", int(port))
+        _fail(_os_error(exc) if isinstance(exc, OSError) else str(exc), code=1)
+    if metrics_at:
+        try:
+            start_metrics_http(server.metrics, *metrics_at)
+        except OSError as exc:
+            ts.close()
+            _fail(f"--metrics {metrics_address}: cannot listen: {_os_error(exc)}", code=1)
+    if tls is None and not is_loopback(server.address):
+        log_event(logging.getLogger("trajsearch.service"), logging.WARNING, "plaintext",
+                  address=server.address, note="--insecure: API keys travel unencrypted to this address")
     _say(f"trajsearch serving on {server.address} ({len(keyring)} keys, index {ts.location[0]})")
     serve_forever(server, grace=grace)
+
+
+def _open_index(uri: str | None, traces: str | None, model: str | None):  # -> TrajSearch
+    """The index, or one line saying why not (a store in use, read-only, another model) and exit 1."""
+    from .search import TrajSearch
+    from .store.index import SchemaMismatchError
+    from .store.lock import StoreOpenError
+
+    try:
+        return TrajSearch.open(uri, traces=traces, model=model)
+    except (StoreOpenError, SchemaMismatchError) as exc:
+        # (TrajSearch.open may report a mismatch as "in use": the failed open still held the lock)
+        mismatch = next((e for e in _chain(exc) if isinstance(e, SchemaMismatchError)), None)
+        if mismatch is None:  # in use (by whom, and how to free it) or read-only
+            _fail(_first_line(exc), code=1)
+        message = _first_line(mismatch)  # another model or schema version built this index
+        if "re-index" not in message:
+            message += ": serve it with the --model it was built with, or give a new --uri to index afresh"
+        _fail(message, code=1)
+    except ValueError as exc:  # a bad --uri / --traces / --model value
+        _fail(_first_line(exc))
+    except OSError as exc:  # e.g. the parent of a new data directory is not writable
+        _fail(f"cannot open the index: {_os_error(exc)}: point --uri at a directory this user can write", code=1)
+    except Exception as exc:  # noqa: BLE001 (Milvus, the model: say it plainly, in one line)
+        _fail(f"cannot open the index ({type(exc).__name__}): {_first_line(exc)}", code=1)
+
+
+def _chain(exc: BaseException | None) -> list[BaseException]:
+    """``exc`` and its causes / contexts, outermost first."""
+    seen: list[BaseException] = []
+    while exc is not None and exc not in seen:
+        seen.append(exc)
+        exc = exc.__cause__ or exc.__context__
+    return seen
+
+
+def _quiet_libraries() -> None:
+    """Libraries that log tracebacks for errors this CLI reports in one line."""
+    logging.getLogger("milvus_lite").setLevel(logging.CRITICAL)
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip().strip("'\"") or type(exc).__name__
+    return text.splitlines()[0]
+
+
+def _os_error(exc: OSError) -> str:
+    """``Read-only file system: /x/LOCK`` rather than ``[Errno 30] Read-only file system: '/x/LOCK'``."""
+    if exc.strerror and exc.filename:
+        return f"{exc.strerror}: {exc.filename}"
+    return _first_line(exc)
+
+
+def _host_port(value: str, option: str) -> tuple[str, int]:
+    host, _, port = value.rpartition(":")
+    if not port.isdigit() or not 0 <= int(port) <= 65535:
+        _fail(f"{option}: expected host:port, got {value!r}")
+    return host or "127.0.0.1", int(port)
 
 
 def mcp(
@@ -99,18 +178,25 @@ def mcp(
     http: bool = typer.Option(False, "--http", help="Streamable HTTP instead of stdio."),
     host: str = typer.Option("127.0.0.1", "--host", help="HTTP bind address (keep it on loopback)."),
     port: int = typer.Option(8765, "--port", help="HTTP port."),
+    insecure: bool = typer.Option(False, "--insecure", help="Allow --host beyond loopback (the HTTP endpoint has no auth)."),
     ca: Optional[Path] = CaOpt,
 ) -> None:
     """MCP server exposing search_past_runs (filters from the key and this context; capped per session)."""
     from .service.mcp_server import run_mcp
     from .service.observe import configure_logging
+    from .service.server import is_loopback
 
+    if http and not insecure and not is_loopback(f"{host}:{port}"):
+        _fail(f"refusing to serve MCP over HTTP on {host}: the endpoint has no authentication of its own and "
+              "searches with this process's API key; keep it on 127.0.0.1, or pass --insecure")
     configure_logging("WARNING")  # stdout is the protocol: logs go to stderr, and only warnings
     try:
         run_mcp(server, env_versions=env_version, policy_versions=policy_version, tools_available=tool,
                 http=http, host=host, port=port, tls=ca is not None, root_certificates=str(ca) if ca else None)
     except ValueError as exc:
-        _fail(str(exc))
+        _fail(_first_line(exc))
+    except OSError as exc:
+        _fail(_os_error(exc), code=1)
 
 
 # -- keys --------------------------------------------------------------------------------------
@@ -124,6 +210,8 @@ def keys_new(
     append: Optional[Path] = typer.Option(None, "--append", help="Append the entry to this TOML key file."),
 ) -> None:
     """Make a key: the key goes to stdout (shown once), the hashed entry to the key file or stderr."""
+    import tomli_w
+
     from .service.auth import key_entry, new_key
 
     key = new_key()
@@ -131,10 +219,13 @@ def keys_new(
         entry = key_entry(key, tenant=tenant, role=role, key_id=key_id)
     except ValueError as exc:
         _fail(str(exc))
-    toml = "\n[[keys]]\n" + "".join(f"{k} = {json.dumps(v)}\n" for k, v in entry.items())
+    toml = "\n" + tomli_w.dumps({"keys": [entry]})
     if append:
-        with append.open("a") as fh:
-            fh.write(toml)
+        try:
+            with append.open("a") as fh:
+                fh.write(toml)
+        except OSError as exc:
+            _fail(f"cannot append to the key file: {_os_error(exc)}", code=1)
         _say(f"appended key {entry['id']!r} (tenant {tenant}, role {role}) to {append}")
     else:
         _say("add this to the server's key file:" + toml)

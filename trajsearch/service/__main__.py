@@ -1,4 +1,4 @@
-"""``python -m trajsearch.service serve|mcp|keys|remote ...`` (the same commands as ``trajsearch``)."""
+"""``python -m trajsearch.service serve|mcp|keys ...`` (the same commands as ``trajsearch``)."""
 
 from ..cli_service import main
 

@@ -11,10 +11,16 @@ JSON file (``--keys`` / ``TRAJSEARCH_KEYS_FILE``) or from JSON in
     sha256 = "9f2c..."          # trajsearch keys new prints it
     tenant = "acme"
     role = "read"               # read | write (write may also read)
-    env_versions = ["v2"]       # optional: pinned, ANDed into every search by this key
+    env_versions = ["v2"]       # optional: pinned (see below)
 
 The tenant of every call is the key's. Requests carry no tenant, and an
 ingested record naming another tenant is rejected.
+
+Pinned versions (``env_versions`` / ``policy_versions``) bound everything the
+key sees, not only its searches: they are ANDed into every search, and a run
+outside them does not exist for the key when read by id (``Run``,
+``Expand``, ``SimilarRuns``, ``GetTrace``), deleted or written (``Ingest``
+rejects a record outside them).
 """
 
 from __future__ import annotations
@@ -64,6 +70,11 @@ class Principal:
 
     def can(self, role: str) -> bool:
         return role == "read" or self.role == "write"
+
+    def sees(self, env_version: str | None, policy_version: str | None) -> bool:
+        """Whether a run of these versions is inside this key's pins (no pins: every run)."""
+        return ((not self.env_versions or env_version in self.env_versions)
+                and (not self.policy_versions or policy_version in self.policy_versions))
 
 
 class KeyRing:
@@ -142,16 +153,25 @@ class KeyRing:
         return self._by_hash.get(hash_key(key))
 
 
-def key_from_metadata(metadata: Any) -> str | None:
-    """The key from ``authorization: Bearer <key>`` (or ``x-api-key``) call metadata."""
+def keys_from_metadata(metadata: Any) -> list[str]:
+    """Every key in ``authorization: Bearer <key>`` and ``x-api-key`` call metadata, in order.
+
+    The server refuses a call whose keys differ (it will not guess which one is meant).
+    """
+    keys = []
     for name, value in metadata or ():
         if name == "authorization" and isinstance(value, str):
             scheme, _, token = value.partition(" ")
             if scheme.lower() == "bearer" and token.strip():
-                return token.strip()
+                keys.append(token.strip())
         if name == "x-api-key" and isinstance(value, str) and value.strip():
-            return value.strip()
-    return None
+            keys.append(value.strip())
+    return keys
+
+
+def key_from_metadata(metadata: Any) -> str | None:
+    """The first key in the call metadata (see :func:`keys_from_metadata`)."""
+    return next(iter(keys_from_metadata(metadata)), None)
 
 
 def key_entry(key: str, *, tenant: str, role: str, key_id: str = "") -> dict[str, Any]:

@@ -37,7 +37,9 @@ from .protos import pb2, pb2_grpc
 SERVER_ENV = "TRAJSEARCH_SERVER"
 DEFAULT_ADDRESS = "127.0.0.1:50051"
 _SERVICE = "trajsearch.v1.TrajSearch"
-#: Unary calls are retried on UNAVAILABLE (a restart, a dropped connection); all are idempotent.
+#: Unary calls are retried on UNAVAILABLE (a restart, a dropped connection); all are idempotent. The server
+#: turns retries off for an answer that must not be repeated (``grpc-retry-pushback-ms: -1``: a trace
+#: store that already retried, or whose read slots are all waiting).
 _RETRIED = ["Search", "SimilarRuns", "Expand", "Run", "GetTrace", "Exemplars", "Warnings", "Stats", "Metrics",
             "WhoAmI", "Delete"]
 
@@ -275,6 +277,7 @@ class Client:
         return {"tenant": reply.tenant, "role": reply.role, "key_id": reply.key_id}
 
     def metrics(self, timeout: float | None = None) -> dict[str, Any]:
+        """Per-method counters of this key's tenant (calls, errors, codes, p50/p99/mean ms), in flight, uptime."""
         reply = self._invoke("Metrics", pb2.MetricsRequest(), timeout)
         return {
             "methods": {

@@ -1,17 +1,20 @@
-"""Structured JSON logs with request ids, and per-method call / error / latency counters.
+"""Structured JSON logs with request ids, and per-method call / error / latency metrics.
 
-Logs are one JSON object per line on stderr. They carry the request id, the
-method, the key's label and tenant, the status code and the latency, never
-the API key and never query or trajectory text.
+Logs are one JSON object per line on stderr (python-json-logger). They carry
+the request id, the method, the key's label and tenant, the status code and
+the latency, never the API key and never query or trajectory text. Fields
+go in as ``extra`` (:func:`log_event`), so they are attributes of the record.
 
-:class:`Metrics` keeps, per method, the call count, error count, status-code
-counts, cumulative latency buckets (rendered as Prometheus text by
-:meth:`Metrics.prometheus`) and a window of recent latencies for p50 / p99.
+:class:`Metrics` keeps its counters in a ``prometheus_client`` registry of its
+own (one per server): calls by method, code and tenant, a latency histogram by
+method and tenant, calls in flight by tenant. The operator's HTTP endpoint
+(:func:`start_metrics_http`) exposes all of it; the ``Metrics`` RPC shows a
+caller only its own tenant's (:meth:`Metrics.snapshot`). A window of recent
+latencies per method and tenant gives the RPC exact p50 / p99.
 """
 
 from __future__ import annotations
 
-import bisect
 import json
 import logging
 import math
@@ -19,30 +22,28 @@ import sys
 import threading
 import time
 from collections import deque
-from dataclasses import dataclass, field
-from datetime import datetime, timezone
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
+from socketserver import ThreadingMixIn
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest, make_wsgi_app
+from pythonjsonlogger.json import JsonFormatter as _JsonFormatter
 
 LOGGER = "trajsearch.service"
 BUCKETS_MS = (1, 2.5, 5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000)
 _WINDOW = 2048
 
 
-class JsonFormatter(logging.Formatter):
-    """``{"ts": ..., "level": ..., "logger": ..., "msg": ..., **extra fields}``."""
+class JsonFormatter(_JsonFormatter):
+    """``{"ts": ..., "level": ..., "logger": ..., "msg": ..., **extra fields}``, non-ASCII kept."""
 
-    def format(self, record: logging.LogRecord) -> str:
-        data: dict[str, Any] = {
-            "ts": datetime.fromtimestamp(record.created, timezone.utc).isoformat(timespec="milliseconds"),
-            "level": record.levelname.lower(),
-            "logger": record.name,
-            "msg": record.getMessage(),
-        }
-        data.update(getattr(record, "fields", {}))
-        if record.exc_info:
-            data["exc"] = self.formatException(record.exc_info)
-        return json.dumps(data, default=str, ensure_ascii=False)
+    def __init__(self) -> None:
+        super().__init__(
+            ["levelname", "name", "message"],
+            rename_fields={"levelname": "level", "name": "logger", "message": "msg"},
+            timestamp="ts",
+            json_ensure_ascii=False,
+        )
 
 
 def configure_logging(level: str = "INFO", stream: Any = None) -> None:
@@ -56,83 +57,74 @@ def configure_logging(level: str = "INFO", stream: Any = None) -> None:
 
 
 def log_event(logger: logging.Logger, level: int, msg: str, **fields: Any) -> None:
-    logger.log(level, msg, extra={"fields": fields})
-
-
-@dataclass
-class _MethodStats:
-    calls: int = 0
-    errors: int = 0
-    codes: dict[str, int] = field(default_factory=dict)
-    total_ms: float = 0.0
-    buckets: list[int] = field(default_factory=lambda: [0] * (len(BUCKETS_MS) + 1))
-    recent: deque = field(default_factory=lambda: deque(maxlen=_WINDOW))
+    logger.log(level, msg, extra=fields)
 
 
 class Metrics:
-    """Thread-safe per-method counters. ``record`` once per finished call."""
+    """Thread-safe per-method, per-tenant counters: ``enter`` when a call starts, ``record`` when it ends."""
 
     def __init__(self) -> None:
+        self.registry = CollectorRegistry(auto_describe=True)
+        self._calls = Counter("trajsearch_rpc_calls", "RPCs finished, by method, status code and tenant",
+                              ["method", "code", "tenant"], registry=self.registry)
+        self._latency = Histogram("trajsearch_rpc_latency_ms", "RPC latency in milliseconds",
+                                  ["method", "tenant"], buckets=BUCKETS_MS, registry=self.registry)
+        self._in_flight = Gauge("trajsearch_rpc_in_flight", "RPCs in progress, by tenant ('' before a key is known)",
+                                ["tenant"], registry=self.registry)
         self._lock = threading.Lock()
-        self._methods: dict[str, _MethodStats] = {}
-        self._in_flight = 0
+        self._recent: dict[tuple[str, str], deque] = {}
         self.started = time.monotonic()
 
-    def enter(self) -> None:
-        with self._lock:
-            self._in_flight += 1
+    def enter(self, tenant: str = "") -> None:
+        self._in_flight.labels(tenant).inc()
 
-    def record(self, method: str, code: str, ms: float) -> None:
+    def record(self, method: str, code: str, ms: float, tenant: str = "") -> None:
+        self._in_flight.labels(tenant).dec()
+        self._calls.labels(method, code, tenant).inc()
+        self._latency.labels(method, tenant).observe(ms)
         with self._lock:
-            self._in_flight -= 1
-            stats = self._methods.setdefault(method, _MethodStats())
-            stats.calls += 1
-            if code != "OK":
-                stats.errors += 1
-            stats.codes[code] = stats.codes.get(code, 0) + 1
-            stats.total_ms += ms
-            stats.buckets[bisect.bisect_left(BUCKETS_MS, ms)] += 1
-            stats.recent.append(ms)
+            self._recent.setdefault((method, tenant), deque(maxlen=_WINDOW)).append(ms)
 
     @property
     def in_flight(self) -> int:
-        return self._in_flight
+        """Calls in progress, all tenants."""
+        return int(sum(s.value for m in self._in_flight.collect() for s in m.samples))
 
-    def snapshot(self) -> dict[str, Any]:
-        """``{"methods": {name: {...}}, "in_flight": n, "uptime_s": s}``."""
+    def snapshot(self, tenant: str | None = None) -> dict[str, Any]:
+        """``{"methods": {name: {calls, errors, codes, mean_ms, p50_ms, p99_ms}}, "in_flight": n, "uptime_s": s}``.
+
+        With ``tenant``, only that tenant's calls; without, the whole server's.
+        """
+        mine = (lambda t: t == tenant) if tenant is not None else (lambda t: True)
+        methods: dict[str, dict[str, Any]] = {}
+        for metric in self._calls.collect():
+            for s in metric.samples:
+                if s.name.endswith("_total") and mine(s.labels["tenant"]) and s.value:
+                    stats = methods.setdefault(s.labels["method"], {"calls": 0, "errors": 0, "codes": {}})
+                    n = int(s.value)
+                    stats["calls"] += n
+                    stats["codes"][s.labels["code"]] = stats["codes"].get(s.labels["code"], 0) + n
+                    if s.labels["code"] != "OK":
+                        stats["errors"] += n
+        total_ms: dict[str, float] = {}
+        for metric in self._latency.collect():
+            for s in metric.samples:
+                if s.name.endswith("_sum") and mine(s.labels["tenant"]):
+                    total_ms[s.labels["method"]] = total_ms.get(s.labels["method"], 0.0) + s.value
         with self._lock:
-            methods = {}
-            for name, s in sorted(self._methods.items()):
-                recent = sorted(s.recent)
-                methods[name] = {
-                    "calls": s.calls,
-                    "errors": s.errors,
-                    "codes": dict(s.codes),
-                    "mean_ms": s.total_ms / s.calls if s.calls else 0.0,
-                    "p50_ms": percentile(recent, 50),
-                    "p99_ms": percentile(recent, 99),
-                }
-            return {"methods": methods, "in_flight": self._in_flight, "uptime_s": time.monotonic() - self.started}
+            recent = {key: list(values) for key, values in self._recent.items() if mine(key[1])}
+        for name, stats in methods.items():
+            window = sorted(ms for (method, _), values in recent.items() if method == name for ms in values)
+            stats["mean_ms"] = total_ms.get(name, 0.0) / stats["calls"] if stats["calls"] else 0.0
+            stats["p50_ms"] = percentile(window, 50)
+            stats["p99_ms"] = percentile(window, 99)
+        in_flight = sum(int(s.value) for m in self._in_flight.collect() for s in m.samples if mine(s.labels["tenant"]))
+        return {"methods": dict(sorted(methods.items())), "in_flight": in_flight,
+                "uptime_s": time.monotonic() - self.started}
 
     def prometheus(self) -> str:
-        """The counters in the Prometheus text exposition format."""
-        lines = [
-            "# TYPE trajsearch_rpc_calls_total counter",
-            "# TYPE trajsearch_rpc_latency_ms histogram",
-            "# TYPE trajsearch_rpc_in_flight gauge",
-        ]
-        with self._lock:
-            for name, s in sorted(self._methods.items()):
-                for code, n in sorted(s.codes.items()):
-                    lines.append(f'trajsearch_rpc_calls_total{{method="{name}",code="{code}"}} {n}')
-                cumulative = 0
-                for bound, n in zip((*BUCKETS_MS, "+Inf"), s.buckets):
-                    cumulative += n
-                    lines.append(f'trajsearch_rpc_latency_ms_bucket{{method="{name}",le="{bound}"}} {cumulative}')
-                lines.append(f'trajsearch_rpc_latency_ms_sum{{method="{name}"}} {s.total_ms:.3f}')
-                lines.append(f'trajsearch_rpc_latency_ms_count{{method="{name}"}} {s.calls}')
-            lines.append(f"trajsearch_rpc_in_flight {self._in_flight}")
-        return "\n".join(lines) + "\n"
+        """Every counter in the Prometheus text exposition format."""
+        return generate_latest(self.registry).decode()
 
 
 def percentile(sorted_values: list[float], q: float) -> float:
@@ -143,27 +135,29 @@ def percentile(sorted_values: list[float], q: float) -> float:
     return float(sorted_values[rank - 1])
 
 
-def start_metrics_http(metrics: Metrics, host: str, port: int) -> ThreadingHTTPServer:
-    """Serve ``GET /metrics`` (Prometheus text) and ``GET /metrics.json`` in a daemon thread."""
+class _ThreadingWSGIServer(ThreadingMixIn, WSGIServer):
+    daemon_threads = True
 
-    class Handler(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:  # noqa: N802 (http.server's naming)
-            if self.path == "/metrics":
-                body, kind = metrics.prometheus().encode(), "text/plain; version=0.0.4"
-            elif self.path == "/metrics.json":
-                body, kind = json.dumps(metrics.snapshot()).encode(), "application/json"
-            else:
-                self.send_error(404)
-                return
-            self.send_response(200)
-            self.send_header("Content-Type", kind)
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
 
-        def log_message(self, *args: Any) -> None:  # quiet: the RPC log is the log
-            pass
+class _QuietHandler(WSGIRequestHandler):
+    def log_message(self, *args: Any) -> None:  # the RPC log is the log
+        pass
 
-    server = ThreadingHTTPServer((host, port), Handler)
+
+def start_metrics_http(metrics: Metrics, host: str, port: int) -> WSGIServer:
+    """Serve ``GET /metrics`` (Prometheus text, via prometheus_client) and ``GET /metrics.json`` in a thread.
+
+    Returns the HTTP server (``server_port``; ``shutdown()`` stops it).
+    """
+    prometheus_app = make_wsgi_app(metrics.registry)
+
+    def app(environ: dict[str, Any], start_response: Any) -> list[bytes]:
+        if environ.get("PATH_INFO") == "/metrics.json":
+            body = json.dumps(metrics.snapshot()).encode()
+            start_response("200 OK", [("Content-Type", "application/json"), ("Content-Length", str(len(body)))])
+            return [body]
+        return prometheus_app(environ, start_response)
+
+    server = make_server(host, port, app, server_class=_ThreadingWSGIServer, handler_class=_QuietHandler)
     threading.Thread(target=server.serve_forever, name="trajsearch-metrics", daemon=True).start()
     return server

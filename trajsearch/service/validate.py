@@ -3,23 +3,44 @@
 The library validates too; checking here first gives callers a message of the
 form ``"<field>: <what is wrong>"`` (sent as ``INVALID_ARGUMENT``) and keeps the
 size bounds of the service (max k, text length, list lengths) in one place.
+
+Values are echoed clipped (:func:`shown`): a 1 MB value quoted back in an
+error would exceed gRPC's metadata limit and turn the answer into
+``RESOURCE_EXHAUSTED`` without the field.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from typing import Iterable, Sequence
 
-from ..model import valid_id
+from ..model import ID_PATTERN, valid_id
 from ..vocab import LEVELS, OUTCOMES
 
+#: The longest error text sent back (gRPC status details travel as metadata).
+MAX_MESSAGE_CHARS = 1_000
+#: The latest instant a ``datetime`` holds (9999-12-31T23:59:59Z), in epoch seconds.
+MAX_EPOCH_SECONDS = int(datetime(9999, 12, 31, 23, 59, 59, tzinfo=timezone.utc).timestamp())
+
+
+def shown(value: object, limit: int = 64) -> str:
+    """``repr`` of a caller's value, clipped to ``limit`` characters with its full length noted."""
+    text = value if isinstance(value, str) else repr(value)
+    if len(text) <= limit:
+        return repr(value)
+    return f"{text[:limit]!r}... ({len(text)} characters)"
+
+
+def clip(message: str, limit: int = MAX_MESSAGE_CHARS) -> str:
+    return message if len(message) <= limit else message[: limit - 20] + f"... ({len(message)} chars)"
 
 
 class FieldError(ValueError):
-    """A request field is invalid. ``str()`` is ``"<field>: <message>"``."""
+    """A request field is invalid. ``str()`` is ``"<field>: <message>"`` (at most 1,000 characters)."""
 
     def __init__(self, field: str, message: str) -> None:
-        super().__init__(f"{field}: {message}")
+        super().__init__(clip(f"{field}: {message}"))
         self.field = field
 
 
@@ -78,7 +99,7 @@ def choices(field: str, values: Sequence[str], allowed: Iterable[str], limits: L
     allowed = tuple(allowed)
     for n, value in enumerate(strings(field, values, limits)):
         if value not in allowed:
-            raise FieldError(f"{field}[{n}]", f"unknown value {value!r}: expected one of {list(allowed)}")
+            raise FieldError(f"{field}[{n}]", f"unknown value {shown(value)}: expected one of {list(allowed)}")
     return tuple(values)
 
 
@@ -87,8 +108,17 @@ def choice(field: str, value: str, allowed: Iterable[str], *, default: str) -> s
     if not value:
         return default
     if value not in allowed:
-        raise FieldError(field, f"unknown value {value!r}: expected one of {list(allowed)}")
+        raise FieldError(field, f"unknown value {shown(value)}: expected one of {list(allowed)}")
     return value
+
+
+def timestamp(field: str, value: int) -> datetime | None:
+    """Epoch seconds as an aware datetime; 0 means "not given" (None)."""
+    if value == 0:
+        return None
+    if not 0 < value <= MAX_EPOCH_SECONDS:
+        raise FieldError(field, f"must be epoch seconds from 1 to {MAX_EPOCH_SECONDS} (0: now), got {value}")
+    return datetime.fromtimestamp(value, timezone.utc)
 
 
 def identifier(field: str, value: str) -> str:
@@ -96,8 +126,8 @@ def identifier(field: str, value: str) -> str:
         raise FieldError(field, "is required")
     try:
         return valid_id(value, field)
-    except ValueError as exc:
-        raise FieldError(field, str(exc).removeprefix(f"invalid {field} ")) from None
+    except ValueError:
+        raise FieldError(field, f"{shown(value)} is not a valid id (expected {ID_PATTERN})") from None
 
 
 def identifiers(field: str, values: Sequence[str], limits: Limits) -> tuple[str, ...]:

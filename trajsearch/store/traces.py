@@ -48,6 +48,10 @@ from ..model import Trajectory, valid_id, valid_tenant
 MAX_TRACE_BYTES = 256 * 1024 * 1024
 SUFFIX = ".json.gz"
 S3_ENDPOINT_ENV = "TRAJSEARCH_S3_ENDPOINT"
+S3_TIMEOUT_ENV = "TRAJSEARCH_S3_TIMEOUT"
+S3_ATTEMPTS_ENV = "TRAJSEARCH_S3_ATTEMPTS"
+DEFAULT_S3_TIMEOUT = 4.0  # seconds to wait for each read of an answer
+DEFAULT_S3_ATTEMPTS = 3  # in all, the first one included
 
 _NAME_PREFIX_CHARS = 64
 _HASH_HEX = 16
@@ -239,11 +243,19 @@ class FileTraceStore:
 class S3TraceStore:
     """Traces as objects in ``s3://bucket/prefix``.
 
-    Transient failures are retried by botocore (standard mode, ``retries``
-    attempts, ``timeout`` seconds to connect/read); what still fails becomes a
-    :class:`TraceStoreError` naming the bucket, key and cause. The endpoint is
-    ``endpoint_url``, else ``$TRAJSEARCH_S3_ENDPOINT``, else boto3's own default
-    (which honours ``AWS_ENDPOINT_URL``). Pass ``client`` to use a ready client.
+    Every call is bounded: ``connect_timeout`` seconds to connect, ``timeout``
+    seconds for each read of the answer, and at most ``attempts`` attempts in
+    all (botocore's standard retry mode: throttling, 5xx, connection errors and
+    timeouts are retried with jittered backoff). An endpoint that accepts
+    connections and never answers therefore costs about ``attempts * timeout``
+    seconds plus backoff (~15 s with the defaults; boto3's own defaults were
+    60 s x 5), not forever. What still fails becomes a :class:`TraceStoreError`
+    naming the bucket, key and cause. Defaults come from
+    ``$TRAJSEARCH_S3_TIMEOUT`` / ``$TRAJSEARCH_S3_ATTEMPTS`` when set.
+
+    The endpoint is ``endpoint_url``, else ``$TRAJSEARCH_S3_ENDPOINT``, else
+    boto3's own default (which honours ``AWS_ENDPOINT_URL``). Pass ``client``
+    to use a ready client (its own configuration then applies).
     """
 
     def __init__(
@@ -253,8 +265,9 @@ class S3TraceStore:
         *,
         endpoint_url: str | None = None,
         client: Any = None,
-        retries: int = 5,
-        timeout: float = 10.0,
+        attempts: int | None = None,
+        timeout: float | None = None,
+        connect_timeout: float = 2.0,
     ) -> None:
         if not isinstance(bucket, str) or not _BUCKET_RE.match(bucket) or ".." in bucket:
             raise ValueError(f"invalid S3 bucket name {bucket!r}")
@@ -269,10 +282,15 @@ class S3TraceStore:
             import boto3
             from botocore.config import Config
 
+            attempts = attempts if attempts is not None else _env_number(S3_ATTEMPTS_ENV, int, DEFAULT_S3_ATTEMPTS)
+            timeout = timeout if timeout is not None else _env_number(S3_TIMEOUT_ENV, float, DEFAULT_S3_TIMEOUT)
+            if attempts < 1 or timeout <= 0 or connect_timeout <= 0:
+                raise ValueError("S3 attempts must be >= 1 and timeouts > 0")
             config = Config(
-                retries={"max_attempts": retries, "mode": "standard"},
-                connect_timeout=timeout,
+                retries={"total_max_attempts": attempts, "mode": "standard"},
+                connect_timeout=min(connect_timeout, timeout),
                 read_timeout=timeout,
+                tcp_keepalive=True,
             )
             endpoint = endpoint_url or os.environ.get(S3_ENDPOINT_ENV) or None
             client = boto3.client("s3", endpoint_url=endpoint, config=config)
@@ -338,6 +356,19 @@ class S3TraceStore:
             raise TraceStoreError(f"S3 {op} on s3://{self.bucket}/{key} failed: {code} {message}") from exc
         except (BotoCoreError, OSError) as exc:
             raise TraceStoreError(f"S3 {op} on s3://{self.bucket}/{key} failed: {exc}") from exc
+
+
+def _env_number(name: str, kind: type, default: Any) -> Any:
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        value = kind(raw)
+    except ValueError:
+        raise ValueError(f"${name} must be a number, got {raw!r}") from None
+    if value <= 0:
+        raise ValueError(f"${name} must be positive, got {raw!r}")
+    return value
 
 
 def open_trace_store(location: str) -> TraceStore:

@@ -1,0 +1,113 @@
+"""Helpers shared by the service tests: the per-call log as events, a silent S3 endpoint, raw calls."""
+
+from __future__ import annotations
+
+import logging
+import socket
+import threading
+from typing import Iterable
+
+import grpc
+import pytest
+
+
+class RpcLog(logging.Handler):
+    """The service's per-call log lines, by request id; ``wait`` blocks until one is written."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.INFO)
+        self.lines: dict[str, logging.LogRecord] = {}
+        self.changed = threading.Condition()
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if record.getMessage() == "rpc" and getattr(record, "request_id", None):
+            with self.changed:
+                self.lines[record.request_id] = record
+                self.changed.notify_all()
+
+    def wait(self, request_id: str, timeout: float = 120) -> logging.LogRecord:
+        with self.changed:
+            assert self.changed.wait_for(lambda: request_id in self.lines, timeout), f"no log line for {request_id}"
+            return self.lines[request_id]
+
+
+@pytest.fixture
+def rpc_log():
+    logger = logging.getLogger("trajsearch.service")
+    handler, level = RpcLog(), logger.level
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+    yield handler
+    logger.removeHandler(handler)
+    logger.setLevel(level)
+
+
+class SilentS3:
+    """An "S3 endpoint" on 127.0.0.1 that accepts TCP connections and never answers.
+
+    ``wait_connections(n)`` blocks until ``n`` connections have been accepted;
+    ``close()`` drops them all (the clients then see the connection reset).
+    """
+
+    def __init__(self) -> None:
+        self.listener = socket.socket()
+        self.listener.bind(("127.0.0.1", 0))
+        self.listener.listen(64)
+        self.url = f"http://127.0.0.1:{self.listener.getsockname()[1]}"
+        self.connections: list[socket.socket] = []
+        self.changed = threading.Condition()
+        self.closed = False
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                conn, _ = self.listener.accept()
+            except OSError:
+                return
+            with self.changed:
+                if self.closed:
+                    conn.close()
+                    return
+                self.connections.append(conn)
+                self.changed.notify_all()
+
+    def wait_connections(self, n: int, timeout: float = 120) -> None:
+        with self.changed:
+            assert self.changed.wait_for(lambda: len(self.connections) >= n, timeout), \
+                f"only {len(self.connections)} of {n} connections reached the silent S3 endpoint"
+
+    def close(self) -> None:
+        with self.changed:
+            self.closed = True
+            for conn in self.connections:
+                try:
+                    conn.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
+                conn.close()
+        self.listener.close()
+
+
+def s3_credentials(monkeypatch) -> None:
+    """Dummy AWS credentials, and none of the host's AWS configuration."""
+    for name, value in (("AWS_ACCESS_KEY_ID", "testing"), ("AWS_SECRET_ACCESS_KEY", "testing"),
+                        ("AWS_DEFAULT_REGION", "us-east-1"), ("AWS_CONFIG_FILE", "/nonexistent"),
+                        ("AWS_SHARED_CREDENTIALS_FILE", "/nonexistent")):
+        monkeypatch.setenv(name, value)
+    for name in ("AWS_PROFILE", "AWS_SESSION_TOKEN", "AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_S3"):
+        monkeypatch.delenv(name, raising=False)
+
+
+def raw_unary(address: str, method: str, data: bytes, metadata: Iterable = (), timeout: float = 60) -> bytes:
+    """Call ``method`` with request bytes as they are (no serializer): adversarial wire data goes through."""
+    with grpc.insecure_channel(address, options=[("grpc.enable_retries", 0)]) as channel:
+        call = channel.unary_unary(f"/trajsearch.v1.TrajSearch/{method}")
+        return call(data, metadata=tuple(metadata), timeout=timeout)
+
+
+def raw_stream(address: str, method: str, messages: Iterable[bytes], metadata: Iterable = (),
+               timeout: float = 60) -> bytes:
+    with grpc.insecure_channel(address, options=[("grpc.enable_retries", 0)]) as channel:
+        call = channel.stream_unary(f"/trajsearch.v1.TrajSearch/{method}")
+        return call(iter(messages), metadata=tuple(metadata), timeout=timeout)

@@ -1,0 +1,344 @@
+"""The service's edges (issue 13): a slow object store stalls nothing but GetTrace; every bad value
+is INVALID_ARGUMENT naming its field; and the security decisions of the README's "Security" section.
+
+Real grpcio on loopback, real Milvus Lite, the fast test embedder. Ordered by events: the silent
+S3 endpoint says when connections arrive, calls are awaited, nothing sleeps.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from concurrent.futures import ThreadPoolExecutor, as_completed
+
+import grpc
+import pytest
+
+from trajsearch.client import Client, NotFound, Unavailable
+from trajsearch.embed import HashingEmbedder
+from trajsearch.search import TrajSearch
+from trajsearch.service.auth import KeyRing, key_entry, new_key
+from trajsearch.service.protos import pb2, pb2_grpc
+from trajsearch.service.server import InsecureAddressError, ServiceServer, is_loopback
+from trajsearch.service.validate import Limits
+from trajsearch.store.traces import S3TraceStore
+
+from conftest import failing_run, make_run
+from service_support import SilentS3, raw_stream, raw_unary, rpc_log, s3_credentials  # noqa: F401 (fixture)
+
+LIMITS = Limits(max_text_chars=2_000, max_message_bytes=4 * 1024 * 1024, max_batch_records=50, max_k=50)
+
+
+@pytest.fixture(scope="module")
+def keys():
+    made = {name: new_key() for name in ("acme_w", "acme_r", "beta_r", "v2_r", "v2_w")}
+    entries = [
+        key_entry(made["acme_w"], tenant="acme", role="write"),
+        key_entry(made["acme_r"], tenant="acme", role="read"),
+        key_entry(made["beta_r"], tenant="beta", role="read"),
+        dict(key_entry(made["v2_r"], tenant="acme", role="read", key_id="acme-v2-read"), env_versions=["v2"]),
+        dict(key_entry(made["v2_w"], tenant="acme", role="write", key_id="acme-v2-write"), env_versions=["v2"]),
+    ]
+    return made, KeyRing.from_entries(entries)
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory, keys):
+    tmp = tmp_path_factory.mktemp("edges")
+    ts = TrajSearch.open(str(tmp / "milvus.db"), traces=str(tmp / "traces"), embedder=HashingEmbedder())
+    ts.add([
+        make_run("a1", env_version="v1"),
+        failing_run("a2", "OSError: [Errno 28] No space left on device", env_version="v2"),
+        make_run("a3", env_version="v1", task="Rotate the gateway certificate"),
+        make_run("b1", tenant="beta", env_version="v1"),
+    ])
+    srv = ServiceServer(ts, keys[1], address="127.0.0.1:0", limits=LIMITS, max_workers=4, search_cap=3).start()
+    srv.root = str(tmp)
+    yield srv
+    srv.stop(grace=2)
+
+
+def md(keys, name, *extra):
+    return (("authorization", f"Bearer {keys[0][name]}"), *extra)
+
+
+def _error(server, method, request, metadata):
+    stub = pb2_grpc.TrajSearchStub(grpc.insecure_channel(server.address))
+    with pytest.raises(grpc.RpcError) as err:
+        getattr(stub, method)(request, metadata=metadata, timeout=60)
+    return err.value
+
+
+# -- a slow object store -----------------------------------------------------------------------
+
+
+def test_a_silent_object_store_fails_gettrace_fast_and_stalls_nothing_else(tmp_path, keys, monkeypatch):
+    """Ten GetTrace calls into an S3 endpoint that never answers: two wait (the trace-read slots), eight
+    fail at once, every tenant's Search and WhoAmI go on, and the waiting two end UNAVAILABLE."""
+    s3_credentials(monkeypatch)
+    ts = TrajSearch.open(str(tmp_path / "m.db"), traces=str(tmp_path / "t"), embedder=HashingEmbedder())
+    ts.add([make_run("a1"), make_run("b1", tenant="beta")])
+    silent = SilentS3()
+    ts.traces = S3TraceStore("traces", endpoint_url=silent.url, attempts=1, timeout=600)  # it would wait "forever"
+    srv = ServiceServer(ts, keys[1], address="127.0.0.1:0", max_workers=4, trace_slots=2, trace_timeout=600).start()
+    uris = [ts.traces.uri_for("acme", f"r{i}") for i in range(10)]
+    try:
+        with Client(srv.address, keys[0]["acme_r"], timeout=600) as acme, \
+                Client(srv.address, keys[0]["beta_r"], timeout=60) as beta, ThreadPoolExecutor(10) as pool:
+
+            def get(uri):
+                try:
+                    acme.get_trace(uri)
+                except Exception as exc:  # noqa: BLE001
+                    return exc
+                return None
+
+            calls = [pool.submit(get, uri) for uri in uris]
+            silent.wait_connections(2)  # two reads reached the store and hang there
+            refused = []
+            for done in as_completed(calls):
+                refused.append(done.result())
+                if len(refused) == 8:
+                    break
+            assert all(isinstance(e, Unavailable) and "trace store unavailable" in e.details for e in refused)
+            # the store still holds two calls: searches and key checks of every tenant are served meanwhile
+            for client, tenant in ((acme, "acme"), (beta, "beta")):
+                for _ in range(3):
+                    assert client.whoami()["tenant"] == tenant
+                    assert {h.tenant for h in client.search("payments", k=5)} == {tenant}
+                assert client.run(f"{tenant[0]}1") is not None
+            assert sum(not c.done() for c in calls) == 2  # the two in the store cannot end before it does
+            silent.close()  # the store hangs up: the two waiting reads end
+            rest = [c.result() for c in calls]
+        assert all(isinstance(e, Unavailable) for e in rest), rest
+        codes = srv.metrics.snapshot()["methods"]["GetTrace"]["codes"]
+        assert codes == {"UNAVAILABLE": 10}  # and no client retried them (the store already had)
+    finally:
+        silent.close()
+        srv.stop(grace=2)
+
+
+def test_gettrace_waits_at_most_its_trace_timeout(tmp_path, keys, monkeypatch):
+    """The store would keep the read for 10 minutes; the call gives up after the server's trace timeout."""
+    s3_credentials(monkeypatch)
+    ts = TrajSearch.open(str(tmp_path / "m.db"), traces=str(tmp_path / "t"), embedder=HashingEmbedder())
+    silent = SilentS3()
+    ts.traces = S3TraceStore("traces", endpoint_url=silent.url, attempts=1, timeout=600)
+    srv = ServiceServer(ts, keys[1], address="127.0.0.1:0", max_workers=4, trace_slots=1, trace_timeout=1).start()
+    try:
+        with Client(srv.address, keys[0]["acme_r"], timeout=600) as acme:
+            with pytest.raises(Unavailable):  # not DEADLINE_EXCEEDED: the server answered long before 600 s
+                acme.get_trace(ts.traces.uri_for("acme", "x"))
+            silent.wait_connections(1)
+            with pytest.raises(Unavailable):  # the slot is still held by the hanging read: refused at once
+                acme.get_trace(ts.traces.uri_for("acme", "y"))
+            assert acme.whoami()["tenant"] == "acme"
+    finally:
+        silent.close()
+        srv.stop(grace=2)
+
+
+def test_writes_into_a_silent_store_hold_at_most_their_write_slots(tmp_path, keys, monkeypatch):
+    """An Ingest stuck on the trace store holds its one write slot; a second write is refused at once,
+    reads go on, and the stuck one ends UNAVAILABLE (not INTERNAL) when the store hangs up."""
+    s3_credentials(monkeypatch)
+    ts = TrajSearch.open(str(tmp_path / "m.db"), traces=str(tmp_path / "t"), embedder=HashingEmbedder())
+    ts.add([make_run("a1")])
+    silent = SilentS3()
+    ts.traces = S3TraceStore("traces", endpoint_url=silent.url, attempts=1, timeout=600)
+    srv = ServiceServer(ts, keys[1], address="127.0.0.1:0", max_workers=3, write_slots=1).start()
+    try:
+        with Client(srv.address, keys[0]["acme_w"], timeout=600) as acme, ThreadPoolExecutor(1) as pool:
+            stuck = pool.submit(acme.add, [make_run("w1")])
+            silent.wait_connections(1)  # the first trace write is in the store, which never answers
+            with pytest.raises(Unavailable, match="busy with 1 writes"):
+                acme.add([make_run("w2")])
+            with pytest.raises(Unavailable, match="busy with 1 writes"):
+                acme.delete("a1")
+            for _ in range(3):
+                assert acme.whoami()["tenant"] == "acme" and acme.search("payments", k=3)
+            assert not stuck.done()
+            silent.close()  # the store hangs up: the indexer's retries meet a closed port
+            with pytest.raises(Unavailable, match="writing failed"):
+                stuck.result()
+            assert acme.run("w1") is None and acme.run("a1") is not None
+    finally:
+        silent.close()
+        srv.stop(grace=2)
+
+
+# -- every bad value names its field -----------------------------------------------------------
+
+
+def test_invalid_utf8_is_invalid_argument_naming_the_field(server, keys, rpc_log):
+    text = pb2.SearchRequest(text="payments", k=3).SerializeToString().replace(b"payments", b"pay\xffents")
+    nested = pb2.ExemplarsRequest(task="x", context=pb2.RuntimeContext(env_versions=["v1", "v9"]))
+    nested = nested.SerializeToString().replace(b"v9", b"\xc3\x28")
+    cases = (("Search", text, "text"), ("Exemplars", nested, "context.env_versions[1]"),
+             ("Search", b"\x0a\xff\xff", "text"), ("Run", b"\xff", "request"))
+    for n, (method, data, field) in enumerate(cases):
+        with pytest.raises(grpc.RpcError) as err:
+            raw_unary(server.address, method, data, md(keys, "acme_r", ("x-request-id", f"utf8-{n}")))
+        assert err.value.code() == grpc.StatusCode.INVALID_ARGUMENT, err.value.details()
+        assert err.value.details().startswith(f"{field}: "), err.value.details()
+        line = rpc_log.wait(f"utf8-{n}")  # logged like any call
+        assert (line.code, line.method, line.tenant) == ("INVALID_ARGUMENT", method, "acme")
+    record = pb2.IngestBatch(records=[pb2.TrajectoryRecord(json="{}", source="ok")]).SerializeToString()
+    with pytest.raises(grpc.RpcError) as err:
+        raw_stream(server.address, "Ingest", [record, record.replace(b"ok", b"\xffk")], md(keys, "acme_w"))
+    assert err.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert err.value.details().startswith("batches[1].records[0].source: not valid UTF-8")
+
+
+def test_huge_values_are_clipped_in_the_error(server, keys):
+    huge = "x" * 1_000_000
+    for method, request, field in (
+        ("Search", pb2.SearchRequest(text="x", mode=huge), "mode"),
+        ("Search", pb2.SearchRequest(text="x", levels=[huge]), "levels[0]"),
+        ("Run", pb2.RunRequest(trajectory_id=huge), "trajectory_id"),
+        ("Run", pb2.RunRequest(trajectory_id="a1", level=huge), "level"),
+        ("SearchPastRuns", pb2.SearchPastRunsRequest(session_id="s", query="x", kind=huge), "kind"),
+        ("GetTrace", pb2.GetTraceRequest(trace_uri=huge), "trace_uri"),
+    ):
+        error = _error(server, method, request, md(keys, "acme_r"))
+        assert error.code() == grpc.StatusCode.INVALID_ARGUMENT, (field, error.details()[:200])
+        assert error.details().startswith(f"{field}: ") and len(error.details()) <= 1_000
+
+
+@pytest.mark.parametrize("now", [2**62, 10**15, -1, 2**63 - 1, -(2**63)])
+def test_context_now_out_of_range_names_the_field(server, keys, now):
+    for method, request in (
+        ("Exemplars", pb2.ExemplarsRequest(task="payments", context=pb2.RuntimeContext(now=now))),
+        ("Warnings", pb2.WarningsRequest(text="payments", context=pb2.RuntimeContext(now=now))),
+        ("SearchPastRuns", pb2.SearchPastRunsRequest(session_id="now", query="x", context=pb2.RuntimeContext(now=now))),
+    ):
+        error = _error(server, method, request, md(keys, "acme_r"))
+        assert error.code() == grpc.StatusCode.INVALID_ARGUMENT
+        assert error.details().startswith("context.now: "), error.details()
+
+
+def test_a_valid_context_now_is_used(server, keys):
+    with Client(server.address, keys[0]["acme_r"]) as c:
+        from datetime import datetime, timezone
+
+        assert c.exemplars("Fix the failing unit test", now=datetime(2030, 1, 1, tzinfo=timezone.utc)).strategy
+
+
+@pytest.mark.parametrize("method,request_,field", [
+    ("SearchPastRuns", pb2.SearchPastRunsRequest(session_id="s", query="x", k=6), "k"),
+    ("SearchPastRuns", pb2.SearchPastRunsRequest(session_id="s", query=""), "query"),
+    ("SearchPastRuns", pb2.SearchPastRunsRequest(session_id="s", query="x" * 2001), "query"),
+    ("SearchPastRuns", pb2.SearchPastRunsRequest(session_id="s", query="x", kind="all"), "kind"),
+    ("Expand", pb2.ExpandRequest(trajectory_id="a1", step_index=2**62), "step_index"),
+    ("Expand", pb2.ExpandRequest(trajectory_id="a1", step_index=3, step_end=1), "step_end"),
+    ("Exemplars", pb2.ExemplarsRequest(task="x", token_budget=-5), "token_budget"),
+    ("Exemplars", pb2.ExemplarsRequest(task="x", context=pb2.RuntimeContext(tools_available=["a\nb"])),
+     "context.tools_available[0]"),
+])
+def test_more_invalid_arguments_name_the_field(server, keys, method, request_, field):
+    error = _error(server, method, request_, md(keys, "acme_r"))
+    assert error.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert error.details().startswith(f"{field}: "), error.details()
+
+
+def test_a_refused_tool_call_spends_no_search(server, keys):
+    with Client(server.address, keys[0]["acme_r"]) as c:
+        with pytest.raises(ValueError, match="^INVALID_ARGUMENT: k: "):
+            c.search_past_runs("payments", session_id="spend", k=9)
+        assert c.search_past_runs("payments", session_id="spend")["searches_left"] == 2  # the cap is 3
+
+
+# -- security decisions (README "Security") ----------------------------------------------------
+
+
+def test_two_different_keys_in_one_call_are_refused(server, keys):
+    both = (("authorization", f"Bearer {keys[0]['acme_r']}"), ("x-api-key", keys[0]["beta_r"]))
+    error = _error(server, "WhoAmI", pb2.WhoAmIRequest(), both)
+    assert error.code() == grpc.StatusCode.UNAUTHENTICATED and "two different API keys" in error.details()
+    twice = (("authorization", f"Bearer {keys[0]['beta_r']}"), ("x-api-key", keys[0]["beta_r"]))
+    reply = pb2_grpc.TrajSearchStub(grpc.insecure_channel(server.address)).WhoAmI(
+        pb2.WhoAmIRequest(), metadata=twice, timeout=60)
+    assert reply.tenant == "beta"  # the same key twice is one key
+
+
+def test_a_pinned_key_reads_and_writes_only_inside_its_pins(server, keys):
+    """acme-v2 keys: a1 and a3 (env v1) do not exist for them, by id or by trace URI; a2 (v2) does."""
+    with Client(server.address, keys[0]["acme_w"]) as full:
+        a1, a2 = full.run("a1"), full.run("a2")
+        assert a1 is not None and a2 is not None
+    with Client(server.address, keys[0]["v2_r"]) as pinned:
+        assert pinned.run("a1") is None and pinned.run("a1", level="summary") is None
+        assert pinned.run("a2") is not None
+        with pytest.raises(NotFound) as hidden:
+            pinned.get_trace(a1.trace_uri)
+        with pytest.raises(NotFound) as missing:
+            pinned.get_trace(a1.trace_uri.replace(a1.trace_uri.rsplit("/", 1)[1], "zz-0123456789abcdef.json.gz"))
+        assert hidden.value.details == missing.value.details  # no telling "hidden" from "missing"
+        assert pinned.get_trace(a2.trace_uri).trajectory_id == "a2"
+        with pytest.raises(NotFound):
+            pinned.similar_runs("a1")
+        assert pinned.similar_runs("a2") is not None
+    stub = pb2_grpc.TrajSearchStub(grpc.insecure_channel(server.address))
+    steps = stub.Expand(pb2.ExpandRequest(trajectory_id="a1", step_index=0, after=2), metadata=md(keys, "v2_r"),
+                        timeout=60).steps
+    assert list(steps) == []
+    assert stub.Expand(pb2.ExpandRequest(trajectory_id="a1", step_index=0, after=2), metadata=md(keys, "acme_r"),
+                       timeout=60).steps
+    with Client(server.address, keys[0]["v2_w"]) as writer:
+        assert writer.delete("a3") is False  # outside the pins: not there for this key
+        report = writer.add([make_run("p1", env_version="v1"), make_run("p2", env_version="v2"), make_run("p3")])
+        assert [r["status"] for r in report.results] == ["rejected", "accepted", "rejected"]
+        assert all(r["reason"].startswith("env_version:") for r in report.results if r["status"] == "rejected")
+    with Client(server.address, keys[0]["acme_r"]) as full:
+        assert full.run("a3") is not None and full.run("p2") is not None and full.run("p1") is None
+
+
+def test_metrics_rpc_shows_only_the_callers_tenant(server, keys):
+    with Client(server.address, keys[0]["beta_r"]) as beta, Client(server.address, keys[0]["acme_r"]) as acme:
+        for _ in range(3):
+            beta.stats()  # no acme key calls Stats in this module
+        acme.whoami()
+        mine, theirs = acme.metrics(), beta.metrics()
+    assert "Stats" not in mine["methods"]
+    assert theirs["methods"]["Stats"]["calls"] == 3
+    everything = server.metrics.snapshot()  # the operator's view (--metrics) has every tenant
+    assert everything["methods"]["Stats"]["calls"] == 3
+    assert everything["methods"]["WhoAmI"]["calls"] > theirs["methods"].get("WhoAmI", {"calls": 0})["calls"]
+
+
+def test_errors_do_not_reveal_the_trace_store_root(server, keys):
+    root = server.ts.traces.location
+    assert root.startswith("file://")
+    probes = ["file:///etc/passwd", f"{root}/../../etc/passwd", f"{root}/beta/x-0123456789abcdef.json.gz",
+              f"{root}/acme/not-a-trace", "s3://bucket/acme/x-0123456789abcdef.json.gz", f"{root}/acme/%2e%2e/x"]
+    with Client(server.address, keys[0]["acme_r"]) as c:
+        for uri in probes:
+            with pytest.raises((ValueError, LookupError)) as err:
+                c.get_trace(uri)
+            details = err.value.details
+            assert details.startswith("trace_uri: ") and server.root not in details, details
+            assert root.removeprefix("file://") not in details, details
+
+
+def test_plaintext_beyond_loopback_needs_insecure(tmp_path, keys):
+    for address in ("127.0.0.1:1", "[::1]:1", "localhost:1", "unix:/tmp/x.sock", "127.0.0.2:9"):
+        assert is_loopback(address), address
+    for address in ("0.0.0.0:1", "[::]:1", ":1", "example.com:1", "10.1.2.3:1", "[2001:db8::1]:1"):
+        assert not is_loopback(address), address
+    ts = TrajSearch.open(str(tmp_path / "m.db"), traces=str(tmp_path / "t"), embedder=HashingEmbedder())
+    try:
+        with pytest.raises(InsecureAddressError, match="--insecure"):
+            ServiceServer(ts, keys[1], address="0.0.0.0:0", close_index=False)
+        ServiceServer(ts, keys[1], address="0.0.0.0:0", insecure=True, close_index=False).stop(grace=0)
+    finally:
+        ts.close()
+
+
+def test_ingest_records_with_pathological_json_are_rejected_per_record(server, keys):
+    items = ["[" * 100_000 + "]" * 100_000, json.dumps({"trajectory_id": "t\x00", "task": "x"}),
+             json.dumps({"trajectory_id": "ok-1", "task": "x" * 10, "created_at": 10**20}), make_run("fine-1")]
+    with Client(server.address, keys[0]["acme_w"]) as c:
+        report = c.add(items)
+    assert [r["status"] for r in report.results] == ["rejected", "rejected", "rejected", "accepted"]
+    for result in report.results[:3]:
+        assert re.match(r"^[a-z_]+[a-z_.\[\]0-9]*: ", result["reason"]), result["reason"]

@@ -1,0 +1,306 @@
+"""The per-call path of every TrajSearch RPC, as one ``grpc.ServerInterceptor``.
+
+For each call of ``trajsearch.v1.TrajSearch`` (the health service passes
+through untouched) the interceptor
+
+1. assigns a request id (the caller's ``x-request-id`` if well formed) and
+   echoes it in the initial metadata;
+2. finds the key's principal: no key, an unknown key, or two *different* keys
+   in one call (``authorization`` and ``x-api-key``) -> ``UNAUTHENTICATED``;
+   a method marked :func:`requires` ``("write")`` with a read key ->
+   ``PERMISSION_DENIED``;
+3. parses the request bytes itself (:mod:`.wire`): gRPC's own deserialiser
+   answers invalid UTF-8 with ``INTERNAL``, this one with ``INVALID_ARGUMENT``
+   naming the field;
+4. checks the deadline, publishes it to the trace reads (:data:`DEADLINE`),
+   runs the servicer method with a :class:`Call` (principal, request id,
+   log fields) in place of the gRPC context;
+5. maps exceptions to status codes (:func:`status_of`; input is never
+   ``INTERNAL``, error text is clipped and never names the trace-store root);
+6. counts the call (:class:`.observe.Metrics`) and writes one JSON log line.
+
+An interceptor sees everything this needs: the method name, the metadata,
+the request and the servicer's result or exception. The servicer only
+declares the role a method needs (:func:`requires`) and reads its caller
+from the :class:`Call`.
+
+One gRPC quirk is handled here: when a client-streaming call is cancelled
+(or its deadline passes) while the server waits for the next message,
+grpcio may end the request iterator as if the client had finished sending,
+and only afterwards mark the call cancelled. A stream that ends normally is
+therefore accounted when the call terminates (``add_callback``), when its
+final state is known, instead of being logged as ``OK`` too early.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import time
+import uuid
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterator
+
+import grpc
+from pydantic import ValidationError
+
+from ..indexer import IngestError
+from ..store.traces import TraceAccessError, TraceCorruptError, TraceNotFoundError, TraceStoreError
+from . import wire
+from .auth import KeyRing, Principal, keys_from_metadata
+from .observe import Metrics, log_event
+from .protos import pb2
+from .trace_reads import DEADLINE
+from .validate import FieldError, clip
+
+log = logging.getLogger("trajsearch.service")
+
+SERVICE_NAME = "trajsearch.v1.TrajSearch"
+PREFIX = f"/{SERVICE_NAME}/"
+_REQUEST_ID_RE = re.compile(r"^[A-Za-z0-9._:-]{1,64}$")
+#: Trailing metadata that tells a gRPC client's retry policy not to retry this answer.
+NO_RETRY = (("grpc-retry-pushback-ms", "-1"),)
+
+
+class Abort(Exception):
+    """End the call with ``code`` and ``message`` (what the client sees)."""
+
+    def __init__(self, code: grpc.StatusCode, message: str, *, retry: bool = True) -> None:
+        super().__init__(message)
+        self.code = code
+        self.retry = retry
+
+
+def requires(role: str) -> Callable[[Callable], Callable]:
+    """Mark a servicer method as needing a key of ``role`` (methods without the mark need ``read``)."""
+
+    def mark(method: Callable) -> Callable:
+        method.required_role = role  # type: ignore[attr-defined]
+        return method
+
+    return mark
+
+
+@dataclass
+class Call:
+    """What a handler knows about its caller: the key's principal, the request id, the gRPC context."""
+
+    principal: Principal
+    request_id: str
+    context: grpc.ServicerContext
+    fields: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def tenant(self) -> str:
+        return self.principal.tenant
+
+    def note(self, **fields: Any) -> None:
+        """Add fields to the call's log line (counts, never request text)."""
+        self.fields.update(fields)
+
+    def check_deadline(self) -> None:
+        if expired(self.context):
+            raise Abort(grpc.StatusCode.DEADLINE_EXCEEDED, "deadline exceeded before the work was done")
+
+
+def expired(context: grpc.ServicerContext) -> bool:
+    remaining = context.time_remaining()
+    return remaining is not None and remaining <= 0
+
+
+def _cancelled(context: grpc.ServicerContext) -> bool:
+    """Whether the client went away. Only reliable once the call has terminated (see the module doc).
+
+    grpcio's public API cannot tell a finished call from a cancelled one after
+    the fact (``is_active()`` is False for both), so this reads the state its
+    ``is_active()`` reads; without it, fall back to ``is_active()``.
+    """
+    state = getattr(context, "_state", None)
+    client = getattr(state, "client", None)
+    if isinstance(client, str):
+        return client == "cancelled"
+    return not context.is_active()
+
+
+class ServiceInterceptor(grpc.ServerInterceptor):
+    """Auth, request parsing, deadlines, status mapping, metrics and logs for every TrajSearch RPC."""
+
+    def __init__(self, keys: KeyRing, metrics: Metrics) -> None:
+        self.keys = keys
+        self.metrics = metrics
+        methods = pb2.DESCRIPTOR.services_by_name["TrajSearch"].methods_by_name
+        self._request_types = {name: getattr(pb2, m.input_type.name) for name, m in methods.items()}
+
+    def intercept_service(self, continuation: Callable, details: grpc.HandlerCallDetails) -> Any:
+        handler = continuation(details)
+        if handler is None or not details.method.startswith(PREFIX):
+            return handler
+        name = details.method[len(PREFIX):]
+        request_type = self._request_types[name]
+        if handler.request_streaming and not handler.response_streaming:
+            behavior = handler.stream_unary
+
+            def stream_unary(raw_requests: Iterator[bytes], context: grpc.ServicerContext) -> Any:
+                return self._run(name, behavior, context, lambda: _Requests(request_type, raw_requests))
+
+            return grpc.stream_unary_rpc_method_handler(stream_unary, response_serializer=handler.response_serializer)
+        if not handler.request_streaming and not handler.response_streaming:
+            behavior = handler.unary_unary
+
+            def unary_unary(raw: bytes, context: grpc.ServicerContext) -> Any:
+                return self._run(name, behavior, context, lambda: wire.parse(request_type, raw))
+
+            return grpc.unary_unary_rpc_method_handler(unary_unary, response_serializer=handler.response_serializer)
+        raise TypeError(f"{name}: server-streaming methods are not supported by the interceptor")
+
+    # -- one call ------------------------------------------------------------------------------
+
+    def _run(self, name: str, behavior: Callable, context: grpc.ServicerContext, request: Callable[[], Any]) -> Any:
+        metadata = context.invocation_metadata() or ()
+        supplied = next((val for key, val in metadata if key == "x-request-id"), "")
+        request_id = supplied if isinstance(supplied, str) and _REQUEST_ID_RE.match(supplied) else uuid.uuid4().hex
+        context.send_initial_metadata((("x-request-id", request_id),))
+        started = time.perf_counter()
+        principal, refusal = self._authenticate(name, metadata, getattr(behavior, "required_role", "read"))
+        tenant = principal.tenant if principal else ""
+        self.metrics.enter(tenant)
+        code, message, retry, fields = grpc.StatusCode.OK, "", True, {}
+        settle_later = False
+        remaining = context.time_remaining()
+        token = DEADLINE.set(time.monotonic() + remaining if remaining is not None else None)
+        try:
+            if refusal is not None:
+                raise refusal
+            call = Call(principal, request_id, context)
+            fields = call.fields
+            call.check_deadline()
+            req = request()
+            result = behavior(req, call)
+            if isinstance(req, _Requests) and req.ended:
+                settle_later = True  # a clean end of the stream or a cancellation: known when the call ends
+            elif not context.is_active():  # the client gave up (deadline or cancel) while we worked
+                code = grpc.StatusCode.DEADLINE_EXCEEDED if expired(context) else grpc.StatusCode.CANCELLED
+            return result
+        except Abort as exc:
+            code, message, retry = exc.code, str(exc), exc.retry
+        except Exception as exc:  # noqa: BLE001 (every failure becomes a status, none escapes raw)
+            code, message, retry = status_of(exc, name, request_id, context)
+        finally:
+            DEADLINE.reset(token)
+            finish = (lambda final: self._finish(name, final, started, request_id, principal, context, message,
+                                                 fields))
+            if not settle_later:
+                finish(code)
+            elif not context.add_callback(lambda: finish(self._settled(context))):
+                finish(self._settled(context))  # already over
+        if not retry:
+            context.set_trailing_metadata(NO_RETRY)
+        context.abort(code, clip(message))
+
+    @staticmethod
+    def _settled(context: grpc.ServicerContext) -> grpc.StatusCode:
+        if not _cancelled(context):
+            return grpc.StatusCode.OK
+        return grpc.StatusCode.DEADLINE_EXCEEDED if expired(context) else grpc.StatusCode.CANCELLED
+
+    def _authenticate(self, name: str, metadata: Any, role: str) -> tuple[Principal | None, Abort | None]:
+        keys = set(keys_from_metadata(metadata))
+        if len(keys) > 1:
+            return None, Abort(grpc.StatusCode.UNAUTHENTICATED,
+                               "two different API keys in one call: send exactly one "
+                               "('authorization: Bearer <key>' or 'x-api-key')")
+        principal = self.keys.authenticate(next(iter(keys), None))
+        if principal is None:
+            return None, Abort(grpc.StatusCode.UNAUTHENTICATED,
+                               "missing or unknown API key: send metadata 'authorization: Bearer <key>'")
+        if not principal.can(role):
+            return principal, Abort(grpc.StatusCode.PERMISSION_DENIED,
+                                    f"{name} needs a key with role '{role}'; this key's role is '{principal.role}'")
+        return principal, None
+
+    def _finish(self, name: str, code: grpc.StatusCode, started: float, request_id: str,
+                principal: Principal | None, context: grpc.ServicerContext, message: str,
+                fields: dict[str, Any]) -> None:
+        ms = (time.perf_counter() - started) * 1000
+        tenant = principal.tenant if principal else ""
+        self.metrics.record(name, code.name, ms, tenant)
+        log_event(
+            log, logging.INFO if code == grpc.StatusCode.OK else logging.WARNING, "rpc",
+            method=name, request_id=request_id, code=code.name, ms=round(ms, 2),
+            key_id=principal.key_id if principal else None, tenant=principal.tenant if principal else None,
+            peer=context.peer(), **({"error": clip(message, 300)} if message else {}), **fields,
+        )
+
+
+class _Requests:
+    """The request stream, parsed message by message; ``ended`` once the iterator ran out normally."""
+
+    def __init__(self, request_type: Any, raw: Iterator[bytes]) -> None:
+        self.request_type = request_type
+        self.raw = raw
+        self.ended = False
+        self.position = 0
+
+    def __iter__(self) -> _Requests:
+        return self
+
+    def __next__(self) -> Any:
+        try:
+            data = next(self.raw)
+        except StopIteration:
+            self.ended = True
+            raise
+        index, self.position = self.position, self.position + 1
+        try:
+            return wire.parse(self.request_type, data)
+        except FieldError as exc:
+            raise FieldError(f"batches[{index}].{exc.field}", str(exc).split(": ", 1)[-1]) from None
+
+
+def status_of(exc: Exception, name: str, request_id: str,
+              context: grpc.ServicerContext) -> tuple[grpc.StatusCode, str, bool]:
+    """(code, message, retryable) for an exception a handler raised."""
+    if isinstance(exc, grpc.RpcError):  # reading a client stream that ended badly
+        if expired(context):
+            return grpc.StatusCode.DEADLINE_EXCEEDED, "deadline exceeded while reading the request stream", True
+        return grpc.StatusCode.CANCELLED, "the client cancelled the request stream", True
+    if isinstance(exc, FieldError):
+        return grpc.StatusCode.INVALID_ARGUMENT, str(exc), True
+    if isinstance(exc, ValidationError):
+        return grpc.StatusCode.INVALID_ARGUMENT, validation_message(exc), True
+    if isinstance(exc, TraceAccessError):  # its text names the store's location: log it, don't send it
+        log.info("trace_uri refused (request %s): %s", request_id, exc)
+        return grpc.StatusCode.INVALID_ARGUMENT, "trace_uri: not a trace URI of this server for this key's tenant", True
+    if isinstance(exc, TraceNotFoundError):
+        return grpc.StatusCode.NOT_FOUND, "trace_uri: no such trace", True
+    if isinstance(exc, TraceCorruptError):
+        log.error("corrupt trace (request %s): %s", request_id, exc)
+        return grpc.StatusCode.DATA_LOSS, f"stored trace is unreadable (request id {request_id})", True
+    if isinstance(exc, TraceStoreError):  # slow, busy or down; the store already retried
+        log.error("trace store failed (request %s): %s", request_id, exc)
+        return grpc.StatusCode.UNAVAILABLE, f"trace store unavailable (request id {request_id})", False
+    if isinstance(exc, IngestError):  # a write the store or index refused after the indexer's retries
+        log.error("ingest failed (request %s): %s", request_id, exc)
+        return (grpc.StatusCode.UNAVAILABLE, "writing failed: the trace store or the index is unavailable "
+                f"(request id {request_id}); earlier batches of this stream are committed: resend the rest", True)
+    if isinstance(exc, PermissionError):
+        return grpc.StatusCode.PERMISSION_DENIED, str(exc), True
+    if isinstance(exc, LookupError):
+        return grpc.StatusCode.NOT_FOUND, str(exc).strip("'\""), True
+    if isinstance(exc, ValueError):  # the library's own checks: they name the argument first
+        return grpc.StatusCode.INVALID_ARGUMENT, str(exc), True
+    if type(exc).__module__.startswith("pymilvus"):
+        log.exception("index call failed in %s (request %s)", name, request_id)
+        return grpc.StatusCode.UNAVAILABLE, f"index unavailable (request id {request_id})", True
+    log.exception("unexpected error in %s (request %s)", name, request_id)
+    return grpc.StatusCode.INTERNAL, f"internal error (request id {request_id})", True
+
+
+def validation_message(exc: ValidationError, prefix: str = "") -> str:
+    """The first three errors of a pydantic ValidationError as ``field: message; ...``."""
+    parts = []
+    for err in exc.errors()[:3]:
+        where = ".".join(str(p) for p in err["loc"]) or "record"
+        parts.append(f"{prefix}{where}: {err['msg']}")
+    more = len(exc.errors()) - 3
+    return "; ".join(parts) + (f" (and {more} more)" if more > 0 else "")

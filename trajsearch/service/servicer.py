@@ -1,0 +1,349 @@
+"""The RPC handlers: validate the request, call the library façade inside the key's tenant, convert.
+
+Every handler receives the parsed request and a :class:`~.interceptor.Call`
+(the key's principal, the request id); authentication, roles, deadlines,
+status codes, metrics and logs are the interceptor's. Handlers never read a
+tenant from the request: the proto has no such field, and an ingested record
+naming another tenant is rejected. A key's pinned versions bound every read
+and write (see :mod:`.auth`).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from contextlib import contextmanager
+from typing import Any, Iterator
+
+import grpc
+from cachetools import LRUCache
+from pydantic import ValidationError
+
+from ..model import Trajectory
+from ..results import Hit
+from ..search import TrajSearch
+from ..store.traces import TraceNotFoundError
+from ..vocab import KINDS, MODES
+from . import convert
+from . import validate as v
+from .interceptor import Abort, Call, requires, validation_message
+from .observe import Metrics
+from .protos import pb2, pb2_grpc
+
+MAX_SESSIONS = 10_000
+_TOOLS_LIMITS = v.Limits(max_values=256)  # an agent may have many tools; each name is still bounded
+_TOOL_MAX_K = 5  # the runtime tool's bounds (trajsearch.runtime.tool)
+_TOOL_MAX_QUERY = 2000
+
+
+def _narrow(requested: tuple[str, ...], pinned: tuple[str, ...]) -> tuple[str, ...] | None:
+    """Requested values ANDed with a key's pinned ones; None when nothing can match."""
+    if not pinned:
+        return requested
+    if not requested:
+        return pinned
+    both = tuple(x for x in requested if x in pinned)
+    return both or None
+
+
+class Service(pb2_grpc.TrajSearchServicer):
+    """The servicer. ``ts`` is shared by all calls; writes are serialised by one lock."""
+
+    def __init__(self, ts: TrajSearch, *, limits: v.Limits | None = None, metrics: Metrics | None = None,
+                 search_cap: int | None = None, write_slots: int = 4) -> None:
+        self.ts = ts
+        self.limits = limits or v.Limits()
+        self.metrics = metrics or Metrics()
+        self.search_cap = search_cap
+        self._write_lock = threading.Lock()
+        # writes wait on one lock and on the trace store: at most write_slots calls may hold worker threads
+        self._writers = threading.BoundedSemaphore(write_slots)
+        self.write_slots = write_slots
+        self._sessions: LRUCache = LRUCache(maxsize=MAX_SESSIONS)  # (key id, session id) -> (tool, lock)
+        self._sessions_lock = threading.Lock()
+        self._rt: Any = None
+
+    # -- reads -------------------------------------------------------------------------------
+
+    def Search(self, req: Any, call: Call) -> Any:
+        lim = self.limits
+        text = v.text("text", req.text, lim)
+        k = v.bounded("k", req.k, 1, lim.max_k, default=10)
+        group_size = v.bounded("group_size", req.group_size, 1, 10, default=1)
+        mode = v.choice("mode", req.mode, MODES, default="auto")
+        env = _narrow(v.strings("env_versions", req.env_versions, lim), call.principal.env_versions)
+        policy = _narrow(v.strings("policy_versions", req.policy_versions, lim), call.principal.policy_versions)
+        kwargs: dict[str, Any] = dict(
+            levels=v.levels("levels", req.levels, lim),
+            outcome=v.outcomes("outcomes", req.outcomes, lim),
+            task_family=v.strings("task_families", req.task_families, lim),
+            tools=v.strings("tools", req.tools, lim),
+            exclude_trajectory_ids=v.identifiers("exclude_trajectory_ids", req.exclude_trajectory_ids, lim),
+            k=k, group_by_trajectory=not req.no_group, group_size=group_size, mode=mode,
+        )
+        if env is None or policy is None:  # the key's pinned versions exclude every requested one
+            call.note(hits=0)
+            return pb2.SearchResponse()
+        call.check_deadline()
+        hits = self.ts.search(text, tenant=call.tenant, env_version=env, policy_version=policy, **kwargs)
+        call.note(hits=len(hits), k=k)
+        return pb2.SearchResponse(hits=[convert.hit_to_pb(h) for h in hits])
+
+    def SimilarRuns(self, req: Any, call: Call) -> Any:
+        lim = self.limits
+        anchor = req.WhichOneof("anchor")
+        if anchor is None:
+            raise v.FieldError("anchor", "give exactly one of trajectory_id or text")
+        trajectory_id = v.identifier("trajectory_id", req.trajectory_id) if anchor == "trajectory_id" else None
+        text = v.text("text", req.text, lim) if anchor == "text" else None
+        k = v.bounded("k", req.k, 1, lim.max_k, default=5)
+        outcomes = v.outcomes("outcomes", req.outcomes, lim)
+        mode = v.choice("mode", req.mode, MODES, default="hybrid")
+        env = _narrow(v.strings("env_versions", req.env_versions, lim), call.principal.env_versions)
+        missing = Abort(grpc.StatusCode.NOT_FOUND, f"trajectory_id: no trajectory {v.shown(trajectory_id)}")
+        if trajectory_id is not None and self._visible_run(call, trajectory_id) is None:
+            raise missing
+        if env is None:
+            call.note(matches=0)
+            return pb2.SimilarRunsResponse()
+        try:
+            matches = self.ts.similar_runs(trajectory_id, text, tenant=call.tenant, k=k, outcome=outcomes,
+                                           env_version=env, mode=mode)
+        except LookupError:
+            raise missing from None
+        call.note(matches=len(matches))
+        return pb2.SimilarRunsResponse(matches=[convert.match_to_pb(m) for m in matches])
+
+    def Expand(self, req: Any, call: Call) -> Any:
+        trajectory_id = v.identifier("trajectory_id", req.trajectory_id)
+        step_index = v.bounded("step_index", req.step_index, 0, 10**6)
+        step_end = v.bounded("step_end", req.step_end or step_index, step_index, 10**6)
+        half = self.limits.max_context_steps
+        before = v.bounded("before", req.before, 0, half)
+        after = v.bounded("after", req.after, 0, half)
+        if before + after > half:
+            raise v.FieldError("after", f"before + after must be at most {half}")
+        if call.principal.env_versions or call.principal.policy_versions:
+            if self._visible_run(call, trajectory_id) is None:  # outside the key's pins: like another tenant's
+                call.note(steps=0)
+                return pb2.ExpandResponse()
+        hit = Hit(id="", score=0.0, level="step", text="", tenant=call.tenant, trajectory_id=trajectory_id,
+                  step_index=step_index, step_end=step_end, trace_uri="", outcome="")
+        steps = self.ts.expand(hit, before=before, after=after, tenant=call.tenant)
+        call.note(steps=len(steps))
+        return pb2.ExpandResponse(steps=[convert.step_to_pb(s) for s in steps])
+
+    def Run(self, req: Any, call: Call) -> Any:
+        trajectory_id = v.identifier("trajectory_id", req.trajectory_id)
+        level = v.choice("level", req.level, ("task", "summary", "failure"), default="task")
+        hit = self.ts.run(trajectory_id, tenant=call.tenant, level=level)
+        if hit is None or not call.principal.sees(hit.env_version or None, hit.policy_version or None):
+            return pb2.RunResponse(found=False)
+        return pb2.RunResponse(found=True, hit=convert.hit_to_pb(hit))
+
+    def GetTrace(self, req: Any, call: Call) -> Any:
+        uri = v.text("trace_uri", req.trace_uri, self.limits, max_chars=1024)
+        trajectory = self.ts.get_trace(uri, tenant=call.tenant)
+        if not call.principal.sees(trajectory.env_version, trajectory.policy_version):
+            raise TraceNotFoundError(uri)  # outside the key's pins: answered exactly like a missing trace
+        return pb2.GetTraceResponse(trajectory_json=trajectory.model_dump_json())
+
+    def Stats(self, req: Any, call: Call) -> Any:
+        data = self.ts.stats(tenant=call.tenant)
+        return pb2.StatsResponse(
+            tenant=call.tenant, trajectories=data["trajectories"], rows=data["rows"],
+            rows_by_level=data["rows_by_level"], runs_by_outcome=data["runs_by_outcome"], embedder=data["embedder"],
+        )
+
+    def Metrics(self, req: Any, call: Call) -> Any:
+        snap = self.metrics.snapshot(tenant=call.tenant)  # this key's tenant only; the operator has --metrics
+        return pb2.MetricsResponse(
+            methods=[pb2.MethodMetrics(method=name, **stats) for name, stats in snap["methods"].items()],
+            in_flight=snap["in_flight"], uptime_s=snap["uptime_s"],
+        )
+
+    def WhoAmI(self, req: Any, call: Call) -> Any:
+        return pb2.WhoAmIResponse(tenant=call.tenant, role=call.principal.role, key_id=call.principal.key_id)
+
+    def _visible_run(self, call: Call, trajectory_id: str) -> Hit | None:
+        """The run's task row if it exists for this key (its tenant and inside its pins)."""
+        hit = self.ts.run(trajectory_id, tenant=call.tenant)
+        if hit is None or not call.principal.sees(hit.env_version or None, hit.policy_version or None):
+            return None
+        return hit
+
+    # -- agent runtime -----------------------------------------------------------------------
+
+    def _runtime(self) -> Any:
+        """The agent runtime over this server's façade (built on first use)."""
+        with self._sessions_lock:
+            if self._rt is None:
+                from ..runtime import Runtime, RuntimeConfig
+
+                config = RuntimeConfig(tool_cap=self.search_cap) if self.search_cap else RuntimeConfig()
+                self._rt = Runtime(self.ts, config)
+            return self._rt
+
+    def _runtime_context(self, call: Call, ctx: Any) -> Any | None:
+        """The trusted context: the key's tenant, versions narrowed by the key's pins (None: no match)."""
+        from ..runtime import RuntimeContext
+
+        lim = self.limits
+        env = _narrow(v.strings("context.env_versions", ctx.env_versions, lim), call.principal.env_versions)
+        policy = _narrow(v.strings("context.policy_versions", ctx.policy_versions, lim), call.principal.policy_versions)
+        tools = v.strings("context.tools_available", ctx.tools_available, _TOOLS_LIMITS)
+        now = v.timestamp("context.now", ctx.now)
+        if env is None or policy is None:
+            return None
+        extra = {"now": now} if now is not None else {}
+        return RuntimeContext(tenant=call.tenant, env_version=env, policy_version=policy, tools_available=tools,
+                              **extra)
+
+    def Exemplars(self, req: Any, call: Call) -> Any:
+        return self._advice(call, "exemplars", v.text("task", req.task, self.limits), req)
+
+    def Warnings(self, req: Any, call: Call) -> Any:
+        return self._advice(call, "warnings", v.text("text", req.text, self.limits), req)
+
+    def _advice(self, call: Call, kind: str, text: str, req: Any) -> Any:
+        k = v.bounded("k", req.k, 1, 10, default=0) or None
+        budget = v.bounded("token_budget", req.token_budget, 50, 32_000, default=0) or None
+        ctx = self._runtime_context(call, req.context)
+        rt = self._runtime()
+        if ctx is None:  # the key's pins and the asked versions do not meet: nothing applies
+            call.note(items=0)
+            return pb2.ContextResponse(strategy="plan_from_scratch" if kind == "exemplars" else "")
+        call.check_deadline()
+        result = rt.advice(kind, text, ctx, k=k, budget=budget)
+        items = [pb2.ContextItem(provenance=convert.provenance_to_pb(item["provenance"]), text=item["text"],
+                                 json=json.dumps(item["view"] if item["view"] is not None else item["provenance"],
+                                                 ensure_ascii=False, default=str))
+                 for item in result.items]
+        call.note(items=len(items), **({"strategy": result.strategy} if result.strategy else {}))
+        return pb2.ContextResponse(strategy=result.strategy, items=items, text=result.text, json=result.json)
+
+    def SearchPastRuns(self, req: Any, call: Call) -> Any:
+        session_id = v.text("session_id", req.session_id, self.limits, max_chars=128)
+        query = v.text("query", req.query, self.limits, max_chars=_TOOL_MAX_QUERY)
+        k = v.bounded("k", req.k, 1, _TOOL_MAX_K, default=0)
+        kind = v.choice("kind", req.kind, KINDS, default="exemplars")
+        ctx = self._runtime_context(call, req.context)
+        rt = self._runtime()
+        arguments: dict[str, Any] = {"query": query, "kind": kind, **({"k": k} if k else {})}
+        if ctx is None:  # the key's pins exclude the requested versions: nothing is applicable
+            result: dict[str, Any] = {"status": "ok", "kind": kind, "query": query, "results": []}
+        else:
+            tool, lock = self._session_tool(rt, call, session_id, ctx)
+            call.check_deadline()
+            with lock:  # two concurrent calls of one session must not both pass the cap
+                tool.ctx = ctx
+                result = tool(arguments)
+        call.note(status=result.get("status"), session=session_id[:16])
+        return pb2.SearchPastRunsResponse(
+            result_json=json.dumps(result, ensure_ascii=False, default=str),
+            text=result.get("instruction") or result.get("error") or "",
+            capped=result.get("status") == "limit_reached", searches_left=int(result.get("searches_left", 0)),
+        )
+
+    def _session_tool(self, rt: Any, call: Call, session_id: str, ctx: Any) -> tuple[Any, threading.Lock]:
+        """The session's tool executor (its use count is the cap); the least recently used are evicted."""
+        key = (call.principal.key_id, session_id)
+        with self._sessions_lock:
+            entry = self._sessions.get(key)
+            if entry is None:
+                entry = self._sessions[key] = (rt.tool(ctx), threading.Lock())
+            return entry
+
+    # -- writes ------------------------------------------------------------------------------
+
+    @contextmanager
+    def _writing(self) -> Iterator[None]:
+        """A write slot for this call, or UNAVAILABLE at once when every one is taken."""
+        if not self._writers.acquire(blocking=False):
+            raise Abort(grpc.StatusCode.UNAVAILABLE,
+                        f"the server is busy with {self.write_slots} writes (a slow trace store or index?): "
+                        "retry shortly")
+        try:
+            yield
+        finally:
+            self._writers.release()
+
+    @requires("write")
+    def Ingest(self, batches: Iterator[Any], call: Call) -> Any:
+        with self._writing():
+            return self._ingest(batches, call)
+
+    def _ingest(self, batches: Iterator[Any], call: Call) -> Any:
+        lim = self.limits
+        response = pb2.IngestResponse()
+        position = 0
+        for batch in batches:
+            call.check_deadline()
+            if len(batch.records) > lim.max_batch_records:
+                raise v.FieldError("records", f"a batch holds at most {lim.max_batch_records} records, "
+                                              f"got {len(batch.records)}")
+            if position + len(batch.records) > lim.max_stream_records:
+                raise v.FieldError("records", f"a stream holds at most {lim.max_stream_records} records: "
+                                              "open another stream for the rest")
+            accepted: list[tuple[Any, Trajectory]] = []
+            for record in batch.records:
+                result = pb2.RecordResult(position=position, source=record.source[:1024])
+                position += 1
+                trajectory, reason = self._parse_record(record.json, call)
+                if trajectory is None:
+                    result.status = pb2.RecordResult.REJECTED
+                    result.reason = v.clip(reason, 500)
+                    result.trajectory_id = _loose_id(record.json)
+                    response.rejected += 1
+                else:
+                    result.status = pb2.RecordResult.ACCEPTED
+                    result.trajectory_id = trajectory.trajectory_id
+                    accepted.append((result, trajectory))
+                response.results.append(result)
+            if accepted:
+                with self._write_lock:
+                    report = self.ts.add([t for _, t in accepted])
+                response.ingested += report.ingested
+                response.unchanged += report.unchanged
+                response.rows_written += report.rows
+        call.note(records=position, ingested=response.ingested, rejected=response.rejected)
+        return response
+
+    @staticmethod
+    def _parse_record(text: str, call: Call) -> tuple[Trajectory | None, str]:
+        try:
+            data = json.loads(text)
+        except (ValueError, RecursionError) as exc:
+            return None, f"json: not valid JSON ({v.clip(str(exc), 200)})"
+        if not isinstance(data, dict):
+            return None, "json: expected one trajectory object"
+        named = data.setdefault("tenant", call.tenant)
+        if named != call.tenant:
+            return None, f"tenant: {v.shown(named)} is not the tenant of this API key"
+        try:
+            trajectory = Trajectory.model_validate(data)
+        except ValidationError as exc:
+            return None, validation_message(exc)
+        except (ValueError, RecursionError) as exc:  # a validator that gave up on a pathological value
+            return None, f"json: {v.clip(str(exc), 200)}"
+        for name, pinned in (("env_version", call.principal.env_versions),
+                             ("policy_version", call.principal.policy_versions)):
+            if pinned and getattr(trajectory, name) not in pinned:
+                return None, f"{name}: this API key may only write runs of {name} {list(pinned)}"
+        return trajectory, ""
+
+    @requires("write")
+    def Delete(self, req: Any, call: Call) -> Any:
+        trajectory_id = v.identifier("trajectory_id", req.trajectory_id)
+        with self._writing(), self._write_lock:
+            found = self._visible_run(call, trajectory_id) is not None
+            if found:
+                self.ts.delete(trajectory_id, tenant=call.tenant)
+        return pb2.DeleteResponse(deleted=found)
+
+
+def _loose_id(text: str) -> str:
+    """A trajectory id to echo in a rejection, if the record has a plausible one."""
+    match = re.search(r'"trajectory_id"\s*:\s*"([A-Za-z0-9_.:@/+=-]{1,192})"', text[:4096])
+    return match.group(1) if match else ""
