@@ -330,6 +330,9 @@ def run_workers(
     checkpoints = [state_dir / f"checkpoint-workers-{run_id}-{i}of{workers}.json" for i in range(workers)]
     with server or nullcontext():
         target = server.uri if server else uri
+        from ..search import TrajSearch
+
+        TrajSearch.open(target, traces=traces).close()  # create the collection once: workers racing to create it collide
         procs = []
         for i in range(workers):
             out = open(state_dir / f"worker-{i}of{workers}.out", "w+b")
