@@ -176,7 +176,7 @@ def test_tau_bench_fractional_rewards_use_the_operator_threshold() -> None:
 
 def test_tau_bench_crashed_run_is_kept_and_missing_rewards_are_no_verdict(tmp_path: Path) -> None:
     """Bugs: a crashed run (``traj: []`` + ``info.error``, as tau-bench's run.py writes it) was dropped; a
-    missing / null / non-numeric reward became failure."""
+    missing / null reward became failure; a reward that is no number at all was silently accepted."""
     first, *_ = json.loads(TAU_GROK.read_text())
     crashed = {"task_id": 5, "reward": 0.0, "trial": 0, "traj": [],
                "info": {"error": "litellm.RateLimitError: rate limit exceeded", "traceback": "Traceback ..."}}
@@ -186,11 +186,14 @@ def test_tau_bench_crashed_run_is_kept_and_missing_rewards_are_no_verdict(tmp_pa
     no_reward[2]["reward"] = "n/a"
     path = tmp_path / "results.json"
     path.write_text(json.dumps([crashed, *no_reward]))
-    crash, *ungraded = runs(path)
+    parsed = list(read_dump(path))
+    crash, *ungraded = [p.trajectory for p in parsed if p.ok]
     assert crash.outcome is Outcome.infra_error and crash.reward is None
     assert crash.failure.error == "run crashed: litellm.RateLimitError: rate limit exceeded"
     assert crash.steps == [] and crash.task_id.endswith("-5") and "crashed" in crash.task
-    assert [(r.outcome, r.reward, r.failure) for r in ungraded] == [(Outcome.unknown, None, None)] * 3
+    assert [(r.outcome, r.reward, r.failure) for r in ungraded] == [(Outcome.unknown, None, None)] * 2
+    [bad] = [p for p in parsed if not p.ok]
+    assert bad.position == "record 4" and "field 'reward' must be a number" in bad.error
 
 
 def test_tau_bench_react_turns_are_actions(tmp_path: Path) -> None:

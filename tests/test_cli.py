@@ -121,3 +121,21 @@ def test_server_only_commands_and_a_wrong_key(backend, monkeypatch) -> None:
     assert code == 2 and "UNAUTHENTICATED" in err
     code, out, err = run("search", "x", "--tenant", "other")
     assert code == 2
+
+
+def test_an_unexpected_error_is_one_line_and_debug_shows_the_traceback(tmp_path: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a directory")
+    env = {**os.environ, "TRAJSEARCH_MODEL": "hashing", "TRAJSEARCH_HOME": str(tmp_path / "home")}
+    env.pop("TRAJSEARCH_DEBUG", None)
+    args = [sys.executable, "-m", "trajsearch.cli"]
+    store = ["stats", "--uri", str(blocker / "m.db"), "--traces", str(tmp_path / "t")]
+    plain = subprocess.run([*args, *store], env=env, capture_output=True, text=True, timeout=120)
+    assert plain.returncode == 1
+    assert plain.stderr.count("\n") <= 3 and "Traceback" not in plain.stderr and "--debug" in plain.stderr
+    debug = subprocess.run([*args, "--debug", *store], env=env, capture_output=True, text=True, timeout=120)
+    assert debug.returncode != 0 and ("Traceback" in debug.stderr or "╭" in debug.stderr)

@@ -96,3 +96,22 @@ def test_restart_writes_again_the_traces_the_store_lost(tmp_path: Path) -> None:
         restarted = run_ingest(ts, IngestJob(paths=[dump], state_dir=tmp_path / "state", resume=False)).to_dict()
         assert (restarted["unchanged"], restarted["traces_restored"]) == (2, 2)
         assert ts.get_trace(uri, tenant="default").trajectory_id == "a"
+
+
+def test_malformed_fields_are_rejections_naming_the_field(tmp_path: Path) -> None:
+    mini = tmp_path / "x__y-1.traj.json"
+    mini.write_text(json.dumps({"trajectory_format": "mini-swe-agent-1", "instance_id": "x__y-1", "info": [1],
+                                "messages": [{"role": "user", "content": "<pr_description>Fix it</pr_description>"}]}))
+    tau = tmp_path / "results.json"
+    task = {"instruction": "Cancel my order"}
+    tau.write_text(json.dumps([
+        {"task_id": 1, "reward": 1.0, "info": {"task": task}, "traj": [{"role": 5, "content": "hi"}]},
+        {"task_id": 2, "reward": "x", "info": {"task": task}, "traj": [{"role": "user", "content": "hi"}]},
+        {"task_id": 3, "reward": None, "info": {"task": task}, "traj": [{"role": "user", "content": "hi"}]},
+    ]))
+    [bad_mini] = list(read_dump(mini))
+    assert not bad_mini.ok and "field 'info' must be an object" in bad_mini.error
+    parsed = list(read_dump(tau))
+    assert ["traj[0].role" in (p.error or "") for p in parsed] == [True, False, False]
+    assert "field 'reward' must be a number" in parsed[1].error
+    assert parsed[2].ok and parsed[2].trajectory.outcome.value == "unknown"

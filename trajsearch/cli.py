@@ -572,5 +572,33 @@ from .cli_service import register as _register_service  # noqa: E402 - the servi
 
 _register_service(app)
 
+_DEBUG = {"on": False}
+
+
+@app.callback()
+def _options(debug: bool = typer.Option(False, "--debug", envvar="TRAJSEARCH_DEBUG",
+                                       help="Show the full traceback of an unexpected error.")) -> None:
+    """Search past AI-agent runs: ingest trace dumps, find similar runs, show the steps that matter."""
+    _DEBUG["on"] = debug
+
+
+def main() -> None:
+    """The ``trajsearch`` command: an unexpected error is one line (exit 1), its traceback with --debug."""
+    try:
+        app(standalone_mode=True)
+    except SystemExit:
+        raise
+    except KeyboardInterrupt:
+        err.print("interrupted")
+        sys.exit(130)
+    except Exception as exc:  # noqa: BLE001 - the last line of defence of a command-line tool
+        if _DEBUG["on"] or os.environ.get("TRAJSEARCH_DEBUG"):
+            raise
+        text = " ".join(str(exc).split())[:500] or type(exc).__name__
+        err.print(f"[red]error:[/red] {escape(type(exc).__name__)}: {escape(text)} (run with --debug for the traceback)",
+                  highlight=False)
+        sys.exit(1)
+
+
 if __name__ == "__main__":
-    app()
+    main()

@@ -477,7 +477,9 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
         record = dict(next(split(record))[1])
     record = json_object(record)
     messages = list_field(record, "messages", "a list of chat messages")
-    info = record.get("info") if isinstance(record.get("info"), dict) else {}
+    if record.get("info") is not None and not isinstance(record.get("info"), dict):
+        raise RecordError(f"field 'info' must be an object, got {type(record['info']).__name__}")
+    info = record.get("info") or {}
     own_id = record.get("instance_id")
     if own_id is not None and (not isinstance(own_id, str) or not own_id):
         raise RecordError("field 'instance_id' must be a non-empty string")

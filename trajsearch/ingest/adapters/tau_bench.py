@@ -51,6 +51,7 @@ Mapping
 from __future__ import annotations
 
 import json
+import math
 import re
 from pathlib import Path
 from typing import Any
@@ -277,17 +278,22 @@ def _seq(value: Any) -> list[Any]:
 
 
 def _reward(value: Any) -> float | None:
-    """A numeric reward; None for a missing, null, boolean or non-numeric one (no verdict)."""
-    if isinstance(value, bool):
+    """A numeric reward (a number, or a number written as text); None when missing or null (no verdict).
+
+    Anything else (``"x"``, ``true``, a list) is a malformed record, not "no verdict".
+    """
+    if value is None:
         return None
-    if isinstance(value, (int, float)):
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
         return float(value)
     if isinstance(value, str):
         try:
-            return float(value)
+            number = float(value)
         except ValueError:
-            return None
-    return None
+            number = math.nan
+        if math.isfinite(number):
+            return number
+    raise RecordError(f"field 'reward' must be a number, got {value!r:.40}")
 
 
 def to_trajectory(record: Any, ctx: Context) -> Trajectory:
@@ -297,6 +303,9 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     if record.get("task_id") is None:
         raise RecordError("missing field 'task_id'")
     traj = list_field(record, "traj", "a list of chat messages")
+    for n, msg in enumerate(traj):
+        if not isinstance(msg, dict) or not isinstance(msg.get("role"), str):
+            raise RecordError(f"field 'traj[{n}].role' must be a string (a chat message's role)")
     used = {str(a.get("name")) for a in _seq(task.get("actions")) if isinstance(a, dict)} | {
         str(c["function"].get("name")) for m in traj if isinstance(m, dict)
         for c in _seq(m.get("tool_calls")) if isinstance(c, dict) and isinstance(c.get("function"), dict)}
