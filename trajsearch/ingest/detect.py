@@ -16,7 +16,7 @@ from typing import Any
 import ijson
 
 from .adapters import ADAPTERS, FORMATS, format_of
-from .sources import GZIP_ERRORS, PEEK_BYTES, first_line_is_json, open_dump, parse, peek
+from .sources import GZIP_ERRORS, PEEK_BYTES, first_line_is_json, is_jsonl, open_dump, parse, peek
 
 #: A pretty-printed document up to this size is parsed whole to detect its format.
 WHOLE_PARSE_BYTES = 64 * 1024 * 1024
@@ -54,6 +54,8 @@ def first_record(path: Path, head: str) -> Any:
     text = head.lstrip("\ufeff \t\r\n")
     if not text:
         return None
+    if is_jsonl(text):
+        return parse(text.split("\n", 1)[0])[0]
     if text.startswith("["):
         return _first_array_item(path)
     if text.startswith("{") and not first_line_is_json(text):

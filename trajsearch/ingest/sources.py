@@ -113,6 +113,12 @@ def first_line_is_json(head: str) -> bool:
     return True
 
 
+def is_jsonl(head: str) -> bool:
+    """A first line that is a whole JSON value with more lines after it: JSON Lines, whatever its first value."""
+    first, _, rest = head.partition("\n")
+    return bool(rest.strip()) and len(first) < PEEK_BYTES and first_line_is_json(first)
+
+
 def json_error(exc: json.JSONDecodeError) -> str:
     return f"malformed JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"
 
@@ -253,6 +259,8 @@ _OTLP_OBJECT = re.compile(r'\{\s*"resourceSpans"')
 def records(path: Path, cursor: tuple[int, int] | None = None, on_bytes: OnBytes = None) -> tuple[Iterator[Record], bool]:
     """The records of one file by its shape, and whether ``cursor`` was honoured (only JSONL can seek)."""
     head = peek(path).lstrip("\ufeff \t\r\n")
+    if is_jsonl(head):
+        return lines(path, cursor, on_bytes), True
     if head.startswith("["):
         return streamed(path, "item", None, on_bytes), False
     if head.startswith("{") and _OTLP_OBJECT.match(head) and (
