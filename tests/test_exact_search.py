@@ -238,26 +238,31 @@ def test_facade_grouped_search_is_exact(tmp_path, rows):
                          [h.to_dict() for h in hits], 10)
 
 
-def test_exact_after_upserts_deletes_and_reopen(tmp_path, index, rows):
-    check_all(index, rows, queries=3)
-    acme = sorted({r["trajectory_id"] for r in rows.records.values() if r["tenant"] == "acme"})
-    for tid in acme[:6]:  # new vectors and another outcome, same ids: old versions must not match
-        write(index, rows.rewrite_run(tid, "unknown"))
-    for tid in acme[6:10]:
-        index.delete_trajectory("acme", tid)
-        rows.delete_run(tid)
-    rows.add_run("late-1", "acme")
-    write(index, [r for r in rows.records.values() if r["trajectory_id"] == "late-1"])
-    assert index.count() == len(rows.records)
-    check_all(index, rows, queries=3)  # unflushed
-    index.close()
-    reopened = TrajectoryIndex(str(tmp_path / "milvus.db"), SETTINGS)
+def test_exact_after_upserts_deletes_and_reopen(tmp_path, rows):
+    path = str(tmp_path / "writes.db")
+    index = TrajectoryIndex(path, SETTINGS)
+    try:
+        write(index, rows.records.values())
+        index.flush()
+        check_all(index, rows, queries=3)
+        acme = sorted({r["trajectory_id"] for r in rows.records.values() if r["tenant"] == "acme"})
+        for tid in acme[:6]:  # new vectors and another outcome, same ids: old versions must not match
+            write(index, rows.rewrite_run(tid, "unknown"))
+        for tid in acme[6:10]:
+            index.delete_trajectory("acme", tid)
+            rows.delete_run(tid)
+        rows.add_run("late-1", "acme")
+        write(index, [r for r in rows.records.values() if r["trajectory_id"] == "late-1"])
+        assert index.count() == len(rows.records)
+        check_all(index, rows, queries=3)  # unflushed
+    finally:
+        index.close()
+    reopened = TrajectoryIndex(path, SETTINGS)
     try:
         assert reopened.count() == len(rows.records)
         check_all(reopened, rows, queries=3)
     finally:
         reopened.close()
-    index.close = lambda: None  # closed above; the fixture's teardown must not close it again
 
 
 def test_tenants_have_their_own_partitions(index, rows):
