@@ -121,8 +121,20 @@ def test_n_workers_equal_one_worker(tmp_path: Path) -> None:
     assert sum(w["ingested"] for w in two) == one.ingested == 120 + 2 + 2 + 2 + 2
     assert sum(w["rejected"] for w in two) == one.total_rejected == 3  # each rejection reported by exactly one worker
     assert all(w["ingested"] > 0 for w in two)
+    from trajsearch.store.filters import Filters
+
+    with open_ts(tmp_path, "one") as a:  # rows of distinct runs (the tau-bench replicas share their texts)
+        distinct = [r for r in a.rows(Filters(tenant="acme"), ["id", "text", "trajectory_id"])
+                    if not r["trajectory_id"].startswith("tau") and len(r["text"].split()) >= 6]
     with TrajSearch.open(str(tmp_path / "two.db"), traces=str(tmp_path / "two-traces"), embedder=HashingEmbedder()) as b:
         assert rows_of(b) == expected
+        assert b.stats(tenant="acme")["lexical"] == "memory"  # fixed at creation, whatever URI the workers used
+        # the lexical leg sees every worker's rows (a worker must not save a copy holding only its own)
+        assert len({r["trajectory_id"] for r in distinct}) >= 4
+        for row in distinct:
+            query = " ".join(row["text"].split()[:12])
+            found = {h.id for h in b.search(query, tenant="acme", mode="lexical", k=50, group_by_trajectory=False)}
+            assert row["id"] in found, query
 
 
 def test_shards_partition_the_runs(tmp_path: Path) -> None:

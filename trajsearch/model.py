@@ -143,14 +143,14 @@ class Trajectory(BaseModel):
 
 def valid_tenant(value: str) -> str:
     """Return ``value`` if it is a well-formed tenant name, else raise ValueError."""
-    if not isinstance(value, str) or not _TENANT_RE.match(value):
+    if not isinstance(value, str) or not _TENANT_RE.fullmatch(value):
         raise ValueError(f"invalid tenant {value!r}: expected {TENANT_PATTERN}")
     return value
 
 
 def valid_id(value: str, what: str = "trajectory_id") -> str:
     """Return ``value`` if it is a well-formed identifier, else raise ValueError."""
-    if not isinstance(value, str) or not _ID_RE.match(value):
+    if not isinstance(value, str) or not _ID_RE.fullmatch(value):
         raise ValueError(f"invalid {what} {value!r}: expected {ID_PATTERN}")
     return value
 

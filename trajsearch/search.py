@@ -378,6 +378,7 @@ class TrajSearch:
             "tenant": tenant,
             "uri": self.index.uri,
             "embedder": self.index.settings.embedder,
+            "lexical": self.index.lexical_backend,  # memory: in-process BM25 (Milvus Lite); milvus: native BM25
             "window": {"size": self.window.size, "stride": self.window.stride},
             "trajectories": levels.get("task", 0),
             "rows": sum(levels.values()),

@@ -164,9 +164,12 @@ class TrajectoryIndex:
             Path(uri).expanduser().resolve().parent.mkdir(parents=True, exist_ok=True)
         self.uri = uri
         self.client = MilvusClient(uri=uri, token=token) if token else MilvusClient(uri=uri)
-        self.lexical_backend = LEXICAL_MILVUS if is_server_uri(uri) else LEXICAL_MEMORY
         #: Milvus Lite behind the URI (a local path, or a ``milvus-lite server``): FLAT + a partition per tenant.
         self.embedded = not is_server_uri(uri) or self.client.get_server_version().startswith("milvus_lite")
+        #: In-process BM25 for Milvus Lite however it is reached, Milvus' own on a server; a new
+        #: collection records its choice, and an existing one's is read back in _open_or_create.
+        self.lexical_backend = LEXICAL_MEMORY if self.embedded else LEXICAL_MILVUS
+        self.lexical_path: str | None = None
         self.partitioned = self.embedded  # the collection's own layout, read on open
         self._partitions: set[str] = set()
         self.settings = self._open_or_create(settings)
@@ -185,6 +188,7 @@ class TrajectoryIndex:
                 "trajsearch.window": str(wanted.window),
                 "trajsearch.stride": str(wanted.stride),
                 "trajsearch.lexical": self.lexical_backend,
+                **({"trajsearch.lexical_path": self._local_lexical_path()} if not is_server_uri(self.uri) else {}),
             })
             log.info("created collection %s at %s", COLLECTION, self.uri)
         description = self.client.describe_collection(COLLECTION)
@@ -207,6 +211,10 @@ class TrajectoryIndex:
                 f"cannot query it with {wanted.embedder} (dim {wanted.dim})"
             )
         self.lexical_backend = props.get("trajsearch.lexical", LEXICAL_MEMORY)
+        self.lexical_path = props.get("trajsearch.lexical_path")
+        if self.lexical_backend == LEXICAL_MEMORY and not self.lexical_path and not is_server_uri(self.uri):
+            self.lexical_path = self._local_lexical_path()  # a store made before the path was recorded
+            self.client.alter_collection_properties(COLLECTION, properties={"trajsearch.lexical_path": self.lexical_path})
         self.partitioned = not any(f.get("is_partition_key") for f in description.get("fields", []))
         if self.embedded and (not self.partitioned or self._dense_index_type() != "FLAT"):
             self._migrate(found, props)  # a store of the previous version (HNSW, tenant partition key)
@@ -324,13 +332,19 @@ class TrajectoryIndex:
         def set_generation(value: str) -> None:
             self.client.alter_collection_properties(COLLECTION, properties={GENERATION: value})
 
+        # the owner is the process that opened the data directory itself; a process reaching a
+        # milvus-lite server over a socket is one of several writers (see store/mirror.py)
         return LexicalMirror(
-            Path(str(Path(self.uri).expanduser().resolve()) + ".lexical.npz"),
+            Path(self.lexical_path) if self.lexical_path else None,
             get_generation=get_generation,
             set_generation=set_generation,
             rows=lambda: self.iterate(LEXICAL_FIELDS, batch_size=5_000),
             is_empty=lambda: self.count() == 0,
+            owner=not is_server_uri(self.uri) and self.lexical_path is not None,
         )
+
+    def _local_lexical_path(self) -> str:
+        return str(Path(self.uri).expanduser().resolve()) + ".lexical.npz"
 
     def close(self) -> None:
         """Save the lexical index and let go of the store.

@@ -14,7 +14,17 @@ A stale or missing file is never repaired in place: the index is rebuilt from
 the collection on the first lexical query, once: about 65 s at 110k rows of
 ~2,000 chars on 2 cores (``scripts/bench_rebuild.py``), some 40% of it reading
 the rows out of Milvus Lite.
-Milvus Lite allows one process per data directory, so no writer can bypass this.
+Milvus Lite allows one process per data directory, so no writer can bypass this
+*locally*. A store served by ``milvus-lite server`` (``ingest --workers``) has
+writers in other processes: those are not the *owner* of the saved copy. They
+stamp a fresh generation before their first write (so the saved copy reads as
+stale) and never save; the next owner rebuilds once from the collection. Saving
+an index that holds only one worker's rows would leave a trusted, incomplete
+copy behind.
+
+Where the copy lives is a property of the collection, fixed when the store is
+created (beside the data directory), never derived from the URI a process
+happens to reach the store by.
 """
 
 from __future__ import annotations
@@ -42,17 +52,19 @@ class LexicalMirror:
 
     def __init__(
         self,
-        path: Path,
+        path: Path | None,
         *,
         get_generation: Callable[[], str],
         set_generation: Callable[[str], None],
         rows: Callable[[], Iterator[Mapping[str, Any]]],
         is_empty: Callable[[], bool],
+        owner: bool = True,
     ) -> None:
-        self.path = path  # <data dir>.lexical.npz, with its label in <...>.json
-        self.label = path.with_suffix(".json")
+        self.path = path  # <data dir>.lexical.npz, with its label in <...>.json (None: nowhere to save)
+        self.label = path.with_suffix(".json") if path else None
         self._get_generation, self._set_generation = get_generation, set_generation
         self._rows, self._is_empty = rows, is_empty
+        self.owner = owner and path is not None  # may load and save the copy (see the module docstring)
         self._lock = threading.RLock()
         self._index: LexicalIndex | None = None
         self._dirty = False  # the collection has changed since the file was written
@@ -72,6 +84,8 @@ class LexicalMirror:
 
     def _load(self) -> LexicalIndex | None:
         """The saved index, if its generation is the collection's; else None."""
+        if not self.owner:
+            return None
         try:
             saved = json.loads(self.label.read_text())["generation"]
         except (OSError, ValueError, KeyError):
@@ -99,7 +113,7 @@ class LexicalMirror:
         with self._lock:
             if self._stamped:
                 return
-            if self._index is None:
+            if self._index is None and self.owner:
                 # keep the fast path alive: load a valid file (or start empty) so writes mirror into it
                 self._index = self._load() or (LexicalIndex() if self._is_empty() else None)
             self._set_generation(uuid.uuid4().hex)
@@ -118,7 +132,7 @@ class LexicalMirror:
     def save(self, *, force: bool = False) -> None:
         """Write the index and stamp its generation (skipped when clean or saved recently)."""
         with self._lock:
-            if self._index is None or not self._dirty:
+            if self._index is None or not self._dirty or not self.owner:
                 return
             if not force and time.monotonic() - self._saved_at < SAVE_INTERVAL_S:
                 return
