@@ -65,8 +65,10 @@ def test_lexical_index_follows_reingest_delete_and_reopen(tmp_path):
 
 
 def test_hybrid_on_the_server_path_uses_native_bm25(milvus_server, tmp_path):  # noqa: F811
-    with TrajSearch.open(milvus_server, traces=str(tmp_path / "t"), embedder=HashingEmbedder(dim=48)) as ts:
-        assert ts.index.lexical_backend == "milvus"
+    # milvus-lite server stands in for a Milvus server: the native BM25 leg is asked for explicitly
+    with TrajSearch.open(milvus_server, traces=str(tmp_path / "t"), embedder=HashingEmbedder(dim=48),
+                         lexical="milvus") as ts:
+        assert ts.stats(tenant="acme")["lexical"] == "milvus"
         ts.add(_runs())
         for mode in ("lexical", "hybrid"):
             hits = ts.search("exit code 137", tenant="acme", levels=["step", "failure"], k=3, mode=mode)

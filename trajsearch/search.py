@@ -128,17 +128,21 @@ class TrajSearch:
         embedder: Embedder | None = None,
         window: int = 3,
         stride: int = 2,
+        lexical: str | None = None,
     ) -> TrajSearch:
         """Open (creating if needed) the index at ``uri`` and the trace store at ``traces``.
 
         Defaults: the embedded Milvus Lite under ``./.trajsearch`` (see :mod:`trajsearch.config`).
+        ``lexical`` chooses the lexical leg of a *new* collection (``memory``: in-process BM25, the
+        default for Milvus Lite; ``milvus``: Milvus' native BM25, the default for a Milvus server);
+        an existing collection keeps the one it was created with.
         """
         embedder = embedder or load_embedder(model or config.default_model())
         WindowConfig(window, stride)  # validate before anything is created
         settings = IndexSettings(embedder=embedder.name, dim=embedder.dim, window=window, stride=stride)
         uri = uri or config.default_uri()
         try:
-            index = TrajectoryIndex(uri, settings, token=config.milvus_token())
+            index = TrajectoryIndex(uri, settings, token=config.milvus_token(), lexical=lexical)
         except Exception as exc:
             # Milvus Lite says only "Open local milvus failed": find out whether a lock or the
             # file system is why, waiting briefly for a holder that was just killed to go away
@@ -148,7 +152,7 @@ class TrajSearch:
             why = diagnose(path)
             if why is not None:
                 raise StoreOpenError(why) from exc
-            index = TrajectoryIndex(uri, settings, token=config.milvus_token())  # the holder has gone: once more
+            index = TrajectoryIndex(uri, settings, token=config.milvus_token(), lexical=lexical)  # holder gone: again
         return cls(index, embedder, open_trace_store(traces or config.default_traces()))
 
     def close(self) -> None:

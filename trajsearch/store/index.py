@@ -159,7 +159,7 @@ def _schema(dim: int, lexical: str, *, partition_key: bool = True):
 class TrajectoryIndex:
     """Create/open the collection, write rows, and read them back by vector or by key."""
 
-    def __init__(self, uri: str, settings: IndexSettings, *, token: str = "") -> None:
+    def __init__(self, uri: str, settings: IndexSettings, *, token: str = "", lexical: str | None = None) -> None:
         if not is_server_uri(uri):
             Path(uri).expanduser().resolve().parent.mkdir(parents=True, exist_ok=True)
         self.uri = uri
@@ -168,7 +168,9 @@ class TrajectoryIndex:
         self.embedded = not is_server_uri(uri) or self.client.get_server_version().startswith("milvus_lite")
         #: In-process BM25 for Milvus Lite however it is reached, Milvus' own on a server; a new
         #: collection records its choice, and an existing one's is read back in _open_or_create.
-        self.lexical_backend = LEXICAL_MEMORY if self.embedded else LEXICAL_MILVUS
+        if lexical not in (None, LEXICAL_MEMORY, LEXICAL_MILVUS):
+            raise ValueError(f"lexical must be {LEXICAL_MEMORY!r} or {LEXICAL_MILVUS!r}, got {lexical!r}")
+        self.lexical_backend = lexical or (LEXICAL_MEMORY if self.embedded else LEXICAL_MILVUS)
         self.lexical_path: str | None = None
         self.partitioned = self.embedded  # the collection's own layout, read on open
         self._partitions: set[str] = set()
