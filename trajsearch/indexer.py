@@ -36,6 +36,7 @@ from .embed import Embedder
 from .model import Trajectory
 from .results import IngestReport, Rejection
 from .represent import Row, Summarizer, WindowConfig, content_hash, extractive_summary, represent, row_id
+from .store.fields import MAX_TOOLS
 from .store.filters import Filters
 from .store.index import TrajectoryIndex
 from .store.traces import TraceAccessError, TraceCorruptError, TraceStore, TraceStoreError
@@ -105,7 +106,7 @@ def _record(
         "policy_version": trajectory.policy_version or "",
         "env_version": trajectory.env_version or "",
         "tool_versions": trajectory.tool_versions,
-        "tools": (trajectory.tools_available or trajectory.tools_used)[:64],
+        "tools": (trajectory.tools_available or trajectory.tools_used)[:MAX_TOOLS],
         "outcome": trajectory.outcome.value,
         "reward": trajectory.reward,
         "quality_score": trajectory.quality_score,

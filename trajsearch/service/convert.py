@@ -9,57 +9,33 @@ from .protos import pb2
 
 
 def hit_to_pb(hit: Hit) -> Any:
-    msg = pb2.Hit(
-        id=hit.id,
-        score=float(hit.score),
-        level=hit.level,
-        text=hit.text,
-        tenant=hit.tenant,
-        trajectory_id=hit.trajectory_id,
-        step_index=int(hit.step_index),
-        step_end=int(hit.step_end),
-        trace_uri=hit.trace_uri,
-        outcome=hit.outcome,
-        task_id=hit.task_id or "",
-        task_family=hit.task_family or "",
-        env_version=hit.env_version or "",
-        policy_version=hit.policy_version or "",
-        tools=list(hit.tools or ()),
-        tool_versions={str(k): str(v) for k, v in (hit.tool_versions or {}).items()},
-        created_at=int(hit.created_at or 0),
-    )
-    if hit.reward is not None:
-        msg.reward = float(hit.reward)
-    if hit.quality_score is not None:
-        msg.quality_score = float(hit.quality_score)
-    if hit.similarity is not None:
-        msg.similarity = float(hit.similarity)
+    """Every field :class:`Hit` and the ``Hit`` message share, by name (the proto is the wire's field table)."""
+    msg = pb2.Hit()
+    for name, field in pb2.Hit.DESCRIPTOR.fields_by_name.items():
+        value = getattr(hit, name)
+        if value is None:
+            continue  # an optional field left unset: "not known", not zero
+        if field.message_type is not None and field.message_type.GetOptions().map_entry:
+            getattr(msg, name).update({str(k): str(v) for k, v in value.items()})
+        elif field.is_repeated:
+            getattr(msg, name).extend(value)
+        else:
+            setattr(msg, name, value)
     return msg
 
 
 def hit_from_pb(msg: Any) -> Hit:
-    return Hit(
-        id=msg.id,
-        score=msg.score,
-        level=msg.level,
-        text=msg.text,
-        tenant=msg.tenant,
-        trajectory_id=msg.trajectory_id,
-        step_index=msg.step_index,
-        step_end=msg.step_end,
-        trace_uri=msg.trace_uri,
-        outcome=msg.outcome,
-        reward=msg.reward if msg.HasField("reward") else None,
-        quality_score=msg.quality_score if msg.HasField("quality_score") else None,
-        task_id=msg.task_id,
-        task_family=msg.task_family,
-        env_version=msg.env_version,
-        policy_version=msg.policy_version,
-        tools=list(msg.tools),
-        tool_versions=dict(msg.tool_versions),
-        created_at=msg.created_at,
-        similarity=msg.similarity if msg.HasField("similarity") else None,
-    )
+    values: dict[str, Any] = {}
+    for name, field in pb2.Hit.DESCRIPTOR.fields_by_name.items():
+        if field.has_presence and not msg.HasField(name):
+            values[name] = None
+        elif field.message_type is not None and field.message_type.GetOptions().map_entry:
+            values[name] = dict(getattr(msg, name))
+        elif field.is_repeated:
+            values[name] = list(getattr(msg, name))
+        else:
+            values[name] = getattr(msg, name)
+    return Hit(**values)
 
 
 def step_to_pb(step: StepView) -> Any:

@@ -14,6 +14,7 @@ from typing import Any, Iterable, Mapping
 
 from ..model import Outcome, valid_id, valid_tenant
 from ..vocab import LEVELS
+from .fields import ONE_OF_FIELDS
 
 _MAX_VALUE_CHARS = 200
 
@@ -92,14 +93,7 @@ class Filters:
 
     def _one_of(self) -> tuple[tuple[str, tuple[str, ...]], ...]:
         """(field, allowed values) of every "field is one of" constraint: one list for both evaluators."""
-        return (
-            ("level", self.levels),
-            ("outcome", self.outcomes),
-            ("env_version", self.env_versions),
-            ("policy_version", self.policy_versions),
-            ("task_family", self.task_families),
-            ("trajectory_id", self.trajectory_ids),
-        )
+        return tuple((name, getattr(self, attr)) for name, attr in ONE_OF_FIELDS)
 
     def to_expr(self) -> str:
         """The Milvus boolean expression for these filters."""

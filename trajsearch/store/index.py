@@ -31,6 +31,7 @@ from typing import Any, Iterable, Iterator, Sequence
 
 from pymilvus import DataType, Function, FunctionType, MilvusClient, MilvusException
 
+from .fields import COLUMNS, FILTER_FIELDS, LEXICAL_FIELDS, MAX_TOOLS, OUTPUT_FIELDS
 from .filters import Filters, quote
 from .tokenize import tokenize
 
@@ -55,19 +56,6 @@ MAX_LIMIT = 16_384
 #: A collection mid-migration (see TrajectoryIndex._migrate): copied rows go here first.
 MIGRATING = COLLECTION + "_migrating"
 
-MAX_TEXT = 16_384
-#: Every field but the vector: what a hit carries back.
-OUTPUT_FIELDS = [
-    "id", "tenant", "trajectory_id", "level", "step_index", "step_end", "task_id", "task_family",
-    "policy_version", "env_version", "tool_versions", "tools", "outcome", "reward", "quality_score",
-    "created_at", "text", "steps", "trace_uri", "content_hash",
-]
-#: Every field a filter can name (what Filters.matches needs to see).
-FILTER_FIELDS = [
-    "tenant", "level", "outcome", "env_version", "policy_version", "task_family", "trajectory_id", "tools",
-    "created_at",
-]
-
 #: The lexical leg. On a Milvus server: its native BM25 (a BM25 Function over a
 #: pre-tokenised field), which scales with the cluster. On embedded Milvus Lite: an
 #: in-process BM25 (store/lexical.py), because milvus-lite's BM25 costs 70-170 ms a
@@ -75,13 +63,6 @@ FILTER_FIELDS = [
 LEXICAL_MEMORY, LEXICAL_MILVUS = "memory", "milvus"
 MAX_LEXICAL = 65_000
 _NON_WORD = re.compile(r"\W")
-
-#: What the lexical index needs of a row: its text and every field a filter can name.
-LEXICAL_FIELDS = [
-    "id", "tenant", "text", "level", "outcome", "env_version", "policy_version", "task_family",
-    "trajectory_id", "tools", "created_at",
-]
-
 
 class SchemaMismatchError(RuntimeError):
     """The collection on disk was made by another schema version or embedding model."""
@@ -123,29 +104,28 @@ def partition_name(tenant: str) -> str:
     return "t_" + re.sub(r"[^A-Za-z0-9]", lambda m: f"_{ord(m.group()):02x}", tenant)
 
 
+_TYPES = {"text": DataType.VARCHAR, "int": DataType.INT64, "float": DataType.FLOAT, "json": DataType.JSON,
+          "tags": DataType.ARRAY, "vector": DataType.FLOAT_VECTOR}
+
+
 def _schema(dim: int, lexical: str, *, partition_key: bool = True):
+    """The collection schema, from the field table (store/fields.py)."""
     s = MilvusClient.create_schema(auto_id=False, enable_dynamic_field=False)
-    s.add_field("id", DataType.VARCHAR, is_primary=True, max_length=64)
-    s.add_field("tenant", DataType.VARCHAR, max_length=64, is_partition_key=partition_key)
-    s.add_field("trajectory_id", DataType.VARCHAR, max_length=200)
-    s.add_field("level", DataType.VARCHAR, max_length=16)
-    s.add_field("step_index", DataType.INT64)
-    s.add_field("step_end", DataType.INT64)
-    s.add_field("task_id", DataType.VARCHAR, max_length=200)
-    s.add_field("task_family", DataType.VARCHAR, max_length=200)
-    s.add_field("policy_version", DataType.VARCHAR, max_length=100)
-    s.add_field("env_version", DataType.VARCHAR, max_length=100)
-    s.add_field("tool_versions", DataType.JSON)
-    s.add_field("tools", DataType.ARRAY, element_type=DataType.VARCHAR, max_capacity=64, max_length=200)
-    s.add_field("outcome", DataType.VARCHAR, max_length=16)
-    s.add_field("reward", DataType.FLOAT, nullable=True)
-    s.add_field("quality_score", DataType.FLOAT, nullable=True)
-    s.add_field("created_at", DataType.INT64)
-    s.add_field("text", DataType.VARCHAR, max_length=MAX_TEXT)
-    s.add_field("steps", DataType.JSON)
-    s.add_field("trace_uri", DataType.VARCHAR, max_length=1024)
-    s.add_field("content_hash", DataType.VARCHAR, max_length=64)
-    s.add_field("embedding", DataType.FLOAT_VECTOR, dim=dim)
+    for c in COLUMNS:
+        extra: dict[str, Any] = {}
+        if c.kind == "text":
+            extra["max_length"] = c.max_length
+        elif c.kind == "tags":
+            extra.update(element_type=DataType.VARCHAR, max_capacity=MAX_TOOLS, max_length=c.max_length)
+        elif c.kind == "vector":
+            extra["dim"] = dim
+        if c.nullable:
+            extra["nullable"] = True
+        if c.name == "id":
+            extra["is_primary"] = True
+        if c.name == "tenant" and partition_key:
+            extra["is_partition_key"] = True
+        s.add_field(c.name, _TYPES[c.kind], **extra)
     if lexical == LEXICAL_MILVUS:
         analyzer = {"tokenizer": "standard", "filter": ["lowercase"]}
         s.add_field("lexical", DataType.VARCHAR, max_length=MAX_LEXICAL + 1_000, enable_analyzer=True,

@@ -7,18 +7,13 @@ from typing import Any, Mapping
 
 import numpy as np
 
+from ..fields import ONE_OF_FIELDS
 from ..filters import Filters
 
 
-_COLUMNS = (
-    ("level", "levels"),
-    ("outcome", "outcomes"),
-    ("env_version", "env_versions"),
-    ("policy_version", "policy_versions"),
-    ("task_family", "task_families"),
-    ("trajectory_id", "trajectory_ids"),
-)
-_TRAJECTORY = 5  # position of trajectory_id in _COLUMNS
+#: Single-valued string columns a filter can constrain, with their Filters attribute (the field table's).
+_COLUMNS = ONE_OF_FIELDS
+_TRAJECTORY = [name for name, _ in _COLUMNS].index("trajectory_id")  # its position in _COLUMNS
 
 
 @dataclass(frozen=True, slots=True)
