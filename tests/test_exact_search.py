@@ -23,11 +23,10 @@ from pymilvus import MilvusClient
 from trajsearch.embed import HashingEmbedder
 from trajsearch.represent import row_id
 from trajsearch.search import TrajSearch
-from trajsearch.store import index as ix
+from trajsearch.store import layout
 from trajsearch.store.filters import Filters
-from trajsearch.store.index import (
-    COLLECTION, MIGRATING, IndexSettings, StoreNeedsMigrationError, TrajectoryIndex, partition_name,
-)
+from trajsearch.store.index import TrajectoryIndex
+from trajsearch.store.layout import COLLECTION, MIGRATING, IndexSettings, StoreNeedsMigrationError, partition_name
 
 DIM = 64  # the hashing test embedder's
 SETTINGS = IndexSettings(embedder=HashingEmbedder.name, dim=DIM, window=3, stride=2)
@@ -288,11 +287,11 @@ def make_old_store(path: Path, rows: Rows, *, partition_key: bool = True) -> Non
     index_params.add_index("embedding", index_type="HNSW", metric_type="COSINE",
                            params={"M": 16, "efConstruction": 200})
     client.create_collection(
-        COLLECTION, schema=ix._schema(DIM, ix.LEXICAL_MEMORY, partition_key=partition_key),
+        COLLECTION, schema=layout.schema(DIM, layout.LEXICAL_MEMORY, partition_key=partition_key),
         index_params=index_params,
-        properties={"trajsearch.schema_version": ix.SCHEMA_VERSION, "trajsearch.embedder": SETTINGS.embedder,
+        properties={"trajsearch.schema_version": layout.SCHEMA_VERSION, "trajsearch.embedder": SETTINGS.embedder,
                     "trajsearch.dim": str(DIM), "trajsearch.window": "3", "trajsearch.stride": "2",
-                    "trajsearch.lexical": ix.LEXICAL_MEMORY},
+                    "trajsearch.lexical": layout.LEXICAL_MEMORY},
     )
     records = list(rows.records.values())
     for start in range(0, len(records), 500):
@@ -347,7 +346,7 @@ def test_an_unfinished_migration_is_discarded_and_redone(tmp_path, rows):
     path = tmp_path / "old.db"
     make_old_store(path, rows)
     client = MilvusClient(str(path))  # a copy that died part-way: some rows, no "complete" mark
-    client.create_collection(MIGRATING, schema=ix._schema(DIM, ix.LEXICAL_MEMORY, partition_key=False))
+    client.create_collection(MIGRATING, schema=layout.schema(DIM, layout.LEXICAL_MEMORY, partition_key=False))
     client.insert(MIGRATING, data=list(rows.records.values())[:10])
     client.close()
     from milvus_lite.server_manager import server_manager_instance

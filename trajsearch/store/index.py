@@ -24,117 +24,29 @@ Grouped search (one or ``group_size`` hits per run) completes Milvus' best-effor
 from __future__ import annotations
 
 import logging
-import re
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Sequence
 
-from pymilvus import DataType, Function, FunctionType, MilvusClient, MilvusException
+from pymilvus import MilvusClient, MilvusException
 
-from .fields import COLUMNS, FILTER_FIELDS, LEXICAL_FIELDS, MAX_TOOLS, OUTPUT_FIELDS
+from .fields import FILTER_FIELDS, LEXICAL_FIELDS, OUTPUT_FIELDS
 from .filters import Filters, quote
-from .tokenize import tokenize
+from .layout import (
+    COLLECTION, INDEX_PARAMS, LEXICAL_MEMORY, LEXICAL_MILVUS, LITE_INDEX_PARAMS, LITE_SEARCH_PARAMS, MAX_LIMIT,
+    SCHEMA_VERSION, SEARCH_PARAMS, IndexSettings, SchemaMismatchError, StoreNeedsMigrationError, is_server_uri,
+    lexical_text, partition_name, schema,
+)
+from .migrate import finish_migration, migrate
+
+__all__ = [  # the layout's names are part of this module's API (scripts and the façade import them here)
+    "COLLECTION", "FILTER_FIELDS", "LEXICAL_FIELDS", "OUTPUT_FIELDS", "SEARCH_PARAMS", "IndexSettings",
+    "SchemaMismatchError", "StoreNeedsMigrationError", "TrajectoryIndex", "is_server_uri", "lexical_text",
+]
 
 log = logging.getLogger(__name__)
 # query_iterator warns on every call against milvus-lite ("failed to get mvccTs"): harmless there.
 logging.getLogger("pymilvus").setLevel(logging.ERROR)
-
-SCHEMA_VERSION = "1"
-COLLECTION = "trajectories"
-
-#: The dense index on a Milvus server (build params honoured there) and its search params.
-INDEX_PARAMS = {"index_type": "HNSW", "metric_type": "COSINE", "params": {"M": 16, "efConstruction": 200}}
-SEARCH_PARAMS = {"metric_type": "COSINE", "params": {"ef": 128}}
-#: The dense index on Milvus Lite: exact. On 100k synthetic rows with this schema against numpy
-#: (scripts/bench_exact.py --layouts), HNSW at ef=128 found 0.69-0.95 of the true top-10 under
-#: tenant+level+env+outcome (FACTS.md, another corpus: 0.81-0.88 under ``in`` filters, short
-#: lists); FLAT 1.00 under every filter, and no slower.
-LITE_INDEX_PARAMS = {"index_type": "FLAT", "metric_type": "COSINE", "params": {}}
-LITE_SEARCH_PARAMS = {"metric_type": "COSINE", "params": {}}
-#: Milvus caps a search's limit (topk) at this.
-MAX_LIMIT = 16_384
-#: A collection mid-migration (see TrajectoryIndex._migrate): copied rows go here first.
-MIGRATING = COLLECTION + "_migrating"
-
-#: The lexical leg. On a Milvus server: its native BM25 (a BM25 Function over a
-#: pre-tokenised field), which scales with the cluster. On embedded Milvus Lite: an
-#: in-process BM25 (store/lexical.py), because milvus-lite's BM25 costs 70-170 ms a
-#: query after flush (seconds before) and computes IDF per segment.
-LEXICAL_MEMORY, LEXICAL_MILVUS = "memory", "milvus"
-MAX_LEXICAL = 65_000
-_NON_WORD = re.compile(r"\W")
-
-class SchemaMismatchError(RuntimeError):
-    """The collection on disk was made by another schema version or embedding model."""
-
-
-class StoreNeedsMigrationError(SchemaMismatchError):
-    """An embedded store of the previous layout, opened where it cannot be migrated (over a socket)."""
-
-
-@dataclass(frozen=True)
-class IndexSettings:
-    """What a collection is bound to for life: vectors and window keys depend on these."""
-
-    embedder: str
-    dim: int
-    window: int
-    stride: int
-
-
-def is_server_uri(uri: str) -> bool:
-    return uri.startswith(("http://", "https://", "tcp://", "grpc://"))
-
-
-def lexical_text(text: str) -> str:
-    """Our log/code tokens, each made one word for Milvus' ``standard`` analyzer.
-
-    Milvus Lite and Milvus offer no custom tokenizer for BM25; joining our tokens
-    with their non-word characters turned into ``_`` makes the analyzer keep them
-    whole (``src/app/main.py`` -> ``src_app_main_py``), so both legs see the same terms.
-    """
-    return " ".join(_NON_WORD.sub("_", token) for token in tokenize(text))[:MAX_LEXICAL]
-
-
-def partition_name(tenant: str) -> str:
-    """The partition holding ``tenant``'s rows (embedded layout): ``t_`` and the tenant, every
-    character but ASCII letters and digits written ``_xx`` (hex), so any valid tenant maps to a
-    valid Milvus partition name and two tenants never share one."""
-    quote(tenant)  # refuses what no filter may hold (control characters, over-long values)
-    return "t_" + re.sub(r"[^A-Za-z0-9]", lambda m: f"_{ord(m.group()):02x}", tenant)
-
-
-_TYPES = {"text": DataType.VARCHAR, "int": DataType.INT64, "float": DataType.FLOAT, "json": DataType.JSON,
-          "tags": DataType.ARRAY, "vector": DataType.FLOAT_VECTOR}
-
-
-def _schema(dim: int, lexical: str, *, partition_key: bool = True):
-    """The collection schema, from the field table (store/fields.py)."""
-    s = MilvusClient.create_schema(auto_id=False, enable_dynamic_field=False)
-    for c in COLUMNS:
-        extra: dict[str, Any] = {}
-        if c.kind == "text":
-            extra["max_length"] = c.max_length
-        elif c.kind == "tags":
-            extra.update(element_type=DataType.VARCHAR, max_capacity=MAX_TOOLS, max_length=c.max_length)
-        elif c.kind == "vector":
-            extra["dim"] = dim
-        if c.nullable:
-            extra["nullable"] = True
-        if c.name == "id":
-            extra["is_primary"] = True
-        if c.name == "tenant" and partition_key:
-            extra["is_partition_key"] = True
-        s.add_field(c.name, _TYPES[c.kind], **extra)
-    if lexical == LEXICAL_MILVUS:
-        analyzer = {"tokenizer": "standard", "filter": ["lowercase"]}
-        s.add_field("lexical", DataType.VARCHAR, max_length=MAX_LEXICAL + 1_000, enable_analyzer=True,
-                    analyzer_params=analyzer)
-        s.add_field("sparse", DataType.SPARSE_FLOAT_VECTOR)
-        s.add_function(Function(name="bm25", function_type=FunctionType.BM25,
-                                input_field_names=["lexical"], output_field_names=["sparse"]))
-    return s
-
 
 class TrajectoryIndex:
     """Create/open the collection, write rows, and read them back by vector or by key."""
@@ -161,7 +73,7 @@ class TrajectoryIndex:
 
     def _open_or_create(self, wanted: IndexSettings) -> IndexSettings:
         if self.embedded and not is_server_uri(self.uri):
-            self._finish_migration()
+            finish_migration(self)
         if not self.client.has_collection(COLLECTION):
             self._create(COLLECTION, wanted.dim, self.lexical_backend, {
                 "trajsearch.schema_version": SCHEMA_VERSION,
@@ -199,7 +111,7 @@ class TrajectoryIndex:
             self.client.alter_collection_properties(COLLECTION, properties={"trajsearch.lexical_path": self.lexical_path})
         self.partitioned = not any(f.get("is_partition_key") for f in description.get("fields", []))
         if self.embedded and (not self.partitioned or self._dense_index_type() != "FLAT"):
-            self._migrate(found, props)  # a store of the previous version (HNSW, tenant partition key)
+            migrate(self, found, props)  # a store of the previous version (HNSW, tenant partition key)
         self.search_params = LITE_SEARCH_PARAMS if self._dense_index_type() == "FLAT" else SEARCH_PARAMS
         if self.partitioned:
             self._partitions = set(self.client.list_partitions(COLLECTION))
@@ -214,95 +126,13 @@ class TrajectoryIndex:
             index_params.add_index("sparse", index_type="SPARSE_INVERTED_INDEX", metric_type="BM25")
         self.client.create_collection(
             name,
-            schema=_schema(dim, lexical, partition_key=not self.embedded),
+            schema=schema(dim, lexical, partition_key=not self.embedded),
             index_params=index_params,
             properties=properties,
         )
 
     def _dense_index_type(self) -> str:
         return str((self.client.describe_index(COLLECTION, "embedding") or {}).get("index_type", "")).upper()
-
-    # -- migration of embedded stores made before exact search -------------------------------
-
-    def _migrate(self, settings: IndexSettings, props: dict[str, str]) -> None:
-        """Bring an embedded store of the previous version (HNSW, ``tenant`` as partition key)
-        to this one (FLAT, a partition per tenant), in place, once.
-
-        The partition layout is part of the schema, so the rows are copied into a new
-        collection (vectors and all fields as stored: nothing is re-embedded), which then
-        replaces the old one; a copy that stops part-way is discarded on the next open and
-        the untouched old collection is migrated again (see :meth:`_finish_migration`).
-        Only a process holding the data directory (a local path) may do this.
-        """
-        if is_server_uri(self.uri):
-            raise StoreNeedsMigrationError(
-                f"the embedded store behind {self.uri} predates exact filtered search; migrate it once by "
-                "opening it by its path, e.g. `trajsearch stats --uri <path to its milvus.db>`"
-            )
-        if self.partitioned:  # the layout is current, only the index is not: replace it
-            log.warning("%s: replacing the approximate dense index with FLAT (exact filtered search)", self.uri)
-            self.client.release_collection(COLLECTION)
-            if self._dense_index_type():
-                self.client.drop_index(COLLECTION, "embedding")
-            index_params = self.client.prepare_index_params()
-            index_params.add_index("embedding", **LITE_INDEX_PARAMS)
-            self.client.create_index(COLLECTION, index_params)
-            return
-        self.client.load_collection(COLLECTION)
-        rows = self.count()
-        log.warning(
-            "%s: migrating %d rows to exact filtered search (FLAT index, one partition per tenant); "
-            "a one-off copy, nothing is re-embedded", self.uri, rows,
-        )
-        if self.client.has_collection(MIGRATING):
-            self.client.drop_collection(MIGRATING)
-        self._create(MIGRATING, settings.dim, self.lexical_backend,
-                     {key: value for key, value in props.items() if key.startswith("trajsearch.")})
-        fields = [*OUTPUT_FIELDS, "embedding", *(["lexical"] if self.lexical_backend == LEXICAL_MILVUS else [])]
-        made: set[str] = set()
-        batch: list[dict] = []
-
-        def write() -> None:
-            by_tenant: dict[str, list[dict]] = {}
-            for row in batch:
-                by_tenant.setdefault(row["tenant"], []).append(row)
-            for tenant, part in by_tenant.items():
-                name = partition_name(tenant)
-                if name not in made:
-                    self.client.create_partition(MIGRATING, name)
-                    made.add(name)
-                self.client.insert(MIGRATING, data=part, partition_name=name)
-            batch.clear()
-
-        for row in self.iterate(fields, batch_size=5_000):
-            batch.append(dict(row))
-            if len(batch) >= 2_000:
-                write()
-        write()
-        self.client.flush(MIGRATING)
-        self.client.load_collection(MIGRATING)
-        copied = int(self.client.query(MIGRATING, filter="", output_fields=["count(*)"])[0]["count(*)"])
-        if copied != rows:
-            self.client.drop_collection(MIGRATING)
-            raise RuntimeError(f"{self.uri}: migration copied {copied} of {rows} rows; the store is unchanged")
-        self.client.alter_collection_properties(MIGRATING, properties={"trajsearch.migration": "complete"})
-        self.client.release_collection(MIGRATING)
-        self._finish_migration()
-        self.partitioned = True
-        log.warning("%s: migrated %d rows", self.uri, rows)
-
-    def _finish_migration(self) -> None:
-        """Complete or discard a migration copy left by :meth:`_migrate` (possibly by a process that died)."""
-        if not self.client.has_collection(MIGRATING):
-            return
-        props = self.client.describe_collection(MIGRATING).get("properties", {})
-        if props.get("trajsearch.migration") != "complete":
-            log.warning("%s: discarding an unfinished migration copy; the store is migrated again", self.uri)
-            self.client.drop_collection(MIGRATING)
-            return
-        if self.client.has_collection(COLLECTION):
-            self.client.drop_collection(COLLECTION)
-        self.client.rename_collection(MIGRATING, COLLECTION)
 
     def _lexical_mirror(self) -> Any:
         from .mirror import GENERATION, LexicalMirror  # noqa: PLC0415 - only the embedded path needs it

@@ -1,0 +1,114 @@
+"""How the collection is laid out: names, index types per engine, the schema, partitions, errors.
+
+The choices behind these (exact FLAT on Milvus Lite, HNSW on a server; a
+partition per tenant on Milvus Lite, the partition key on a server; the
+lexical leg per engine) are explained in :mod:`trajsearch.store.index`.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from pymilvus import DataType, Function, FunctionType, MilvusClient
+
+from .fields import COLUMNS, MAX_TOOLS
+from .filters import quote
+from .tokenize import tokenize
+
+SCHEMA_VERSION = "1"
+COLLECTION = "trajectories"
+
+#: The dense index on a Milvus server (build params honoured there) and its search params.
+INDEX_PARAMS = {"index_type": "HNSW", "metric_type": "COSINE", "params": {"M": 16, "efConstruction": 200}}
+SEARCH_PARAMS = {"metric_type": "COSINE", "params": {"ef": 128}}
+#: The dense index on Milvus Lite: exact. On 100k synthetic rows with this schema against numpy
+#: (scripts/bench_exact.py --layouts), HNSW at ef=128 found 0.69-0.95 of the true top-10 under
+#: tenant+level+env+outcome (FACTS.md, another corpus: 0.81-0.88 under ``in`` filters, short
+#: lists); FLAT 1.00 under every filter, and no slower.
+LITE_INDEX_PARAMS = {"index_type": "FLAT", "metric_type": "COSINE", "params": {}}
+LITE_SEARCH_PARAMS = {"metric_type": "COSINE", "params": {}}
+#: Milvus caps a search's limit (topk) at this.
+MAX_LIMIT = 16_384
+#: A collection mid-migration (see store/migrate.py): copied rows go here first.
+MIGRATING = COLLECTION + "_migrating"
+
+#: The lexical leg. On a Milvus server: its native BM25 (a BM25 Function over a
+#: pre-tokenised field), which scales with the cluster. On embedded Milvus Lite: an
+#: in-process BM25 (store/lexical.py), because milvus-lite's BM25 costs 70-170 ms a
+#: query after flush (seconds before) and computes IDF per segment.
+LEXICAL_MEMORY, LEXICAL_MILVUS = "memory", "milvus"
+MAX_LEXICAL = 65_000
+_NON_WORD = re.compile(r"\W")
+
+class SchemaMismatchError(RuntimeError):
+    """The collection on disk was made by another schema version or embedding model."""
+
+
+class StoreNeedsMigrationError(SchemaMismatchError):
+    """An embedded store of the previous layout, opened where it cannot be migrated (over a socket)."""
+
+
+@dataclass(frozen=True)
+class IndexSettings:
+    """What a collection is bound to for life: vectors and window keys depend on these."""
+
+    embedder: str
+    dim: int
+    window: int
+    stride: int
+
+
+def is_server_uri(uri: str) -> bool:
+    return uri.startswith(("http://", "https://", "tcp://", "grpc://"))
+
+
+def lexical_text(text: str) -> str:
+    """Our log/code tokens, each made one word for Milvus' ``standard`` analyzer.
+
+    Milvus Lite and Milvus offer no custom tokenizer for BM25; joining our tokens
+    with their non-word characters turned into ``_`` makes the analyzer keep them
+    whole (``src/app/main.py`` -> ``src_app_main_py``), so both legs see the same terms.
+    """
+    return " ".join(_NON_WORD.sub("_", token) for token in tokenize(text))[:MAX_LEXICAL]
+
+
+def partition_name(tenant: str) -> str:
+    """The partition holding ``tenant``'s rows (embedded layout): ``t_`` and the tenant, every
+    character but ASCII letters and digits written ``_xx`` (hex), so any valid tenant maps to a
+    valid Milvus partition name and two tenants never share one."""
+    quote(tenant)  # refuses what no filter may hold (control characters, over-long values)
+    return "t_" + re.sub(r"[^A-Za-z0-9]", lambda m: f"_{ord(m.group()):02x}", tenant)
+
+
+_TYPES = {"text": DataType.VARCHAR, "int": DataType.INT64, "float": DataType.FLOAT, "json": DataType.JSON,
+          "tags": DataType.ARRAY, "vector": DataType.FLOAT_VECTOR}
+
+
+def schema(dim: int, lexical: str, *, partition_key: bool = True):
+    """The collection schema, from the field table (store/fields.py)."""
+    s = MilvusClient.create_schema(auto_id=False, enable_dynamic_field=False)
+    for c in COLUMNS:
+        extra: dict[str, Any] = {}
+        if c.kind == "text":
+            extra["max_length"] = c.max_length
+        elif c.kind == "tags":
+            extra.update(element_type=DataType.VARCHAR, max_capacity=MAX_TOOLS, max_length=c.max_length)
+        elif c.kind == "vector":
+            extra["dim"] = dim
+        if c.nullable:
+            extra["nullable"] = True
+        if c.name == "id":
+            extra["is_primary"] = True
+        if c.name == "tenant" and partition_key:
+            extra["is_partition_key"] = True
+        s.add_field(c.name, _TYPES[c.kind], **extra)
+    if lexical == LEXICAL_MILVUS:
+        analyzer = {"tokenizer": "standard", "filter": ["lowercase"]}
+        s.add_field("lexical", DataType.VARCHAR, max_length=MAX_LEXICAL + 1_000, enable_analyzer=True,
+                    analyzer_params=analyzer)
+        s.add_field("sparse", DataType.SPARSE_FLOAT_VECTOR)
+        s.add_function(Function(name="bm25", function_type=FunctionType.BM25,
+                                input_field_names=["lexical"], output_field_names=["sparse"]))
+    return s

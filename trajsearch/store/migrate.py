@@ -1,0 +1,103 @@
+"""Stores made before exact filtered search (HNSW, ``tenant`` as the partition key), brought up to date once.
+
+Kept apart from :mod:`trajsearch.store.index` because it runs once per old
+store: :func:`finish_migration` on every open (a copy left by a process that
+died is completed or discarded) and :func:`migrate` when the collection found
+is of the previous layout. Both take the :class:`TrajectoryIndex` being opened.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING
+
+from .fields import OUTPUT_FIELDS
+from .layout import (
+    COLLECTION, LEXICAL_MILVUS, LITE_INDEX_PARAMS, MIGRATING, StoreNeedsMigrationError, is_server_uri, partition_name,
+)
+
+if TYPE_CHECKING:
+    from .index import IndexSettings, TrajectoryIndex
+
+log = logging.getLogger(__name__)
+
+def migrate(self: TrajectoryIndex, settings: IndexSettings, props: dict[str, str]) -> None:
+    """Bring an embedded store of the previous version (HNSW, ``tenant`` as partition key)
+    to this one (FLAT, a partition per tenant), in place, once.
+
+    The partition layout is part of the schema, so the rows are copied into a new
+    collection (vectors and all fields as stored: nothing is re-embedded), which then
+    replaces the old one; a copy that stops part-way is discarded on the next open and
+    the untouched old collection is migrated again (see :func:`finish_migration`).
+    Only a process holding the data directory (a local path) may do this.
+    """
+    if is_server_uri(self.uri):
+        raise StoreNeedsMigrationError(
+            f"the embedded store behind {self.uri} predates exact filtered search; migrate it once by "
+            "opening it by its path, e.g. `trajsearch stats --uri <path to its milvus.db>`"
+        )
+    if self.partitioned:  # the layout is current, only the index is not: replace it
+        log.warning("%s: replacing the approximate dense index with FLAT (exact filtered search)", self.uri)
+        self.client.release_collection(COLLECTION)
+        if self._dense_index_type():
+            self.client.drop_index(COLLECTION, "embedding")
+        index_params = self.client.prepare_index_params()
+        index_params.add_index("embedding", **LITE_INDEX_PARAMS)
+        self.client.create_index(COLLECTION, index_params)
+        return
+    self.client.load_collection(COLLECTION)
+    rows = self.count()
+    log.warning(
+        "%s: migrating %d rows to exact filtered search (FLAT index, one partition per tenant); "
+        "a one-off copy, nothing is re-embedded", self.uri, rows,
+    )
+    if self.client.has_collection(MIGRATING):
+        self.client.drop_collection(MIGRATING)
+    self._create(MIGRATING, settings.dim, self.lexical_backend,
+                 {key: value for key, value in props.items() if key.startswith("trajsearch.")})
+    fields = [*OUTPUT_FIELDS, "embedding", *(["lexical"] if self.lexical_backend == LEXICAL_MILVUS else [])]
+    made: set[str] = set()
+    batch: list[dict] = []
+
+    def write() -> None:
+        by_tenant: dict[str, list[dict]] = {}
+        for row in batch:
+            by_tenant.setdefault(row["tenant"], []).append(row)
+        for tenant, part in by_tenant.items():
+            name = partition_name(tenant)
+            if name not in made:
+                self.client.create_partition(MIGRATING, name)
+                made.add(name)
+            self.client.insert(MIGRATING, data=part, partition_name=name)
+        batch.clear()
+
+    for row in self.iterate(fields, batch_size=5_000):
+        batch.append(dict(row))
+        if len(batch) >= 2_000:
+            write()
+    write()
+    self.client.flush(MIGRATING)
+    self.client.load_collection(MIGRATING)
+    copied = int(self.client.query(MIGRATING, filter="", output_fields=["count(*)"])[0]["count(*)"])
+    if copied != rows:
+        self.client.drop_collection(MIGRATING)
+        raise RuntimeError(f"{self.uri}: migration copied {copied} of {rows} rows; the store is unchanged")
+    self.client.alter_collection_properties(MIGRATING, properties={"trajsearch.migration": "complete"})
+    self.client.release_collection(MIGRATING)
+    finish_migration(self)
+    self.partitioned = True
+    log.warning("%s: migrated %d rows", self.uri, rows)
+
+def finish_migration(self: TrajectoryIndex) -> None:
+    """Complete or discard a migration copy left by :meth:`_migrate` (possibly by a process that died)."""
+    if not self.client.has_collection(MIGRATING):
+        return
+    props = self.client.describe_collection(MIGRATING).get("properties", {})
+    if props.get("trajsearch.migration") != "complete":
+        log.warning("%s: discarding an unfinished migration copy; the store is migrated again", self.uri)
+        self.client.drop_collection(MIGRATING)
+        return
+    if self.client.has_collection(COLLECTION):
+        self.client.drop_collection(COLLECTION)
+    self.client.rename_collection(MIGRATING, COLLECTION)
+
