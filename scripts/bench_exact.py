@@ -450,7 +450,7 @@ def bench_layouts(n_rows: int, workdir: Path, n_queries: int, seed: int) -> list
     from pymilvus import MilvusClient
     from milvus_lite.server_manager import server_manager_instance
 
-    from trajsearch.store import layout
+    from trajsearch.store import layout as store_layout
 
     c = Corpus(n_rows, seed=seed)
     out = []
@@ -462,9 +462,9 @@ def bench_layouts(n_rows: int, workdir: Path, n_queries: int, seed: int) -> list
             params = {"M": 16, "efConstruction": 200} if index_type == "HNSW" else {}
             index_params = client.prepare_index_params()
             index_params.add_index("embedding", index_type=index_type, metric_type="COSINE", params=params)
-            client.create_collection(COLLECTION, schema=layout.schema(DIM, layout.LEXICAL_MEMORY, partition_key=not partitioned),
+            client.create_collection(COLLECTION, schema=store_layout.schema(DIM, store_layout.LEXICAL_MEMORY, partition_key=not partitioned),
                                      index_params=index_params)
-            names = {t: layout.partition_name(t) for t in TENANTS}
+            names = {t: store_layout.partition_name(t) for t in TENANTS}
             if partitioned:
                 for name in names.values():
                     client.create_partition(COLLECTION, name)
