@@ -115,3 +115,34 @@ def test_malformed_fields_are_rejections_naming_the_field(tmp_path: Path) -> Non
     assert ["traj[0].role" in (p.error or "") for p in parsed] == [True, False, False]
     assert "field 'reward' must be a number" in parsed[1].error
     assert parsed[2].ok and parsed[2].trajectory.outcome.value == "unknown"
+
+
+def test_a_writer_killed_between_a_runs_rows_leaves_no_half_run(tmp_path: Path) -> None:
+    """A writer records the runs it begins; one that dies before their task rows (written last)
+    leaves rows the next owner removes on open: no run is ever visible without its task row."""
+    import subprocess
+    import sys
+
+    script = f"""
+import os, sys
+sys.path.insert(0, {str(Path(__file__).parent)!r})
+from conftest import make_run
+from trajsearch.embed import HashingEmbedder
+from trajsearch.search import TrajSearch
+ts = TrajSearch.open({str(tmp_path / 'm.db')!r}, traces={str(tmp_path / 't')!r}, embedder=HashingEmbedder())
+ts.add([make_run("whole", tenant="default")])
+indexer = ts.indexer()
+run = make_run("half", tenant="default")
+prepared = indexer.rows_of(run)
+tasks = [r for r in prepared if r["level"] == "task"]
+ts.index.begin_runs([(r["tenant"], r["trajectory_id"], r["id"], r["content_hash"]) for r in tasks])
+ts.index.upsert([r for r in prepared if r["level"] != "task"])
+ts.index.flush()
+os._exit(0)  # killed before the task rows: no cleanup of any kind
+"""
+    subprocess.run([sys.executable, "-c", script], check=True, timeout=120, cwd=Path(__file__).parents[1])
+    with TrajSearch.open(str(tmp_path / "m.db"), traces=str(tmp_path / "t"), embedder=HashingEmbedder()) as ts:
+        hits = ts.search("Fix the failing unit test", tenant="default", k=10, group_by_trajectory=False)
+        assert {h.trajectory_id for h in hits} == {"whole"}
+        assert ts.stats(tenant="default")["rows"] == len(ts.search("payments", tenant="default", k=50,
+                                                                    group_by_trajectory=False))

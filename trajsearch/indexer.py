@@ -289,6 +289,13 @@ class Indexer:
 
     # -- stage 2: skip unchanged runs, build and embed rows --------------------------------
 
+    def rows_of(self, run: Trajectory) -> list[dict[str, Any]]:
+        """The index rows of one run, embedded, as :meth:`add` writes them (nothing is written)."""
+        rows = represent(run, window=self.window, summarizer=self.summarizer)
+        vectors = self.embedder.encode([row.text for row in rows], batch_size=self.embed_batch_size)
+        chash, uri = content_hash(run, self.window), self.traces.uri_for(run.tenant, run.trajectory_id)
+        return [_record(run, row, trace_uri=uri, chash=chash, vector=vector.tolist()) for row, vector in zip(rows, vectors)]
+
     def _prepare(self, batch: _Batch, only: set[Key] | None = None) -> None:
         if only is None:
             for item in batch.items:
@@ -339,12 +346,16 @@ class Indexer:
             rows = [r for k in todo for r in batch.records[k] if r["level"] != "task"]
             tasks = [r for k in todo for r in batch.records[k] if r["level"] == "task"]
             with file_lock(self.write_lock):
+                # the runs in flight are recorded first: a writer killed mid-batch leaves no half run visible
+                in_flight = [(r["tenant"], r["trajectory_id"], r["id"], r["content_hash"]) for r in tasks]
+                self._index_call("run record", lambda: self.index.begin_runs(in_flight))
                 for key in replace:
                     self._index_call(f"delete of {key[1]}", lambda key=key: self.index.delete_trajectory(*key))
                 for chunk in _chunks(rows, 1000):
                     self._index_call("row upsert", lambda chunk=chunk: self.index.upsert(chunk))
                 for chunk in _chunks(tasks, 1000):
                     self._index_call("task row upsert", lambda chunk=chunk: self.index.upsert(chunk))
+                self._index_call("run record", self.index.end_runs)
         if self.verify_traces:
             report.traces_restored += self._restore_traces([batch.runs[k][0] for k in batch.runs if k not in todo])
         for key, (run, fmt) in batch.runs.items():

@@ -23,6 +23,7 @@ Grouped search (one or ``group_size`` hits per run) completes Milvus' best-effor
 
 from __future__ import annotations
 
+import json
 import logging
 from dataclasses import replace
 from pathlib import Path
@@ -38,6 +39,9 @@ from .layout import (
     lexical_text, partition_name, schema,
 )
 from .migrate import finish_migration, migrate
+
+#: Collection property listing the runs a writer has begun and not finished (see begin_runs).
+PENDING = "trajsearch.pending_runs"
 
 __all__ = [  # the layout's names are part of this module's API (scripts and the façade import them here)
     "COLLECTION", "FILTER_FIELDS", "LEXICAL_FIELDS", "OUTPUT_FIELDS", "SEARCH_PARAMS", "IndexSettings",
@@ -68,6 +72,8 @@ class TrajectoryIndex:
         self._partitions: set[str] = set()
         self.settings = self._open_or_create(settings)
         self._mirror = self._lexical_mirror() if self.lexical_backend == LEXICAL_MEMORY else None
+        if not is_server_uri(uri):  # the owner of the data directory: no other writer can be mid-batch
+            self._recover_runs()
 
     # -- lifecycle ---------------------------------------------------------------------------
 
@@ -134,15 +140,53 @@ class TrajectoryIndex:
     def _dense_index_type(self) -> str:
         return str((self.client.describe_index(COLLECTION, "embedding") or {}).get("index_type", "")).upper()
 
+    def get_property(self, name: str) -> str:
+        """A ``trajsearch.*`` property of the collection ("" when unset)."""
+        return self.client.describe_collection(COLLECTION).get("properties", {}).get(name, "")
+
+    def set_property(self, name: str, value: str) -> None:
+        self.client.alter_collection_properties(COLLECTION, properties={name: value})
+
+    # -- runs in flight: no half-written run is ever visible -----------------------------------
+
+    def begin_runs(self, runs: Sequence[tuple[str, str, str, str]]) -> None:
+        """Record (tenant, trajectory_id, task row id, content hash) of the runs about to be written.
+
+        A run is complete once its task row (written last, carrying the hash) is in;
+        :meth:`end_runs` clears the record. If the writer dies in between, the next
+        owner of the store removes every row of the runs whose task row is missing or
+        stale (:meth:`_recover_runs`), so a search never shows half a run.
+        """
+        self.set_property(PENDING, json.dumps([list(run) for run in runs]))
+
+    def end_runs(self) -> None:
+        self.set_property(PENDING, "")
+
+    def _recover_runs(self) -> None:
+        try:
+            pending = json.loads(self.get_property(PENDING) or "[]")
+        except ValueError:
+            pending = []
+        if not pending:
+            return
+        found = {r["id"]: r["content_hash"] for r in
+                 self.client.get(COLLECTION, ids=[task_id for _, _, task_id, _ in pending], output_fields=["content_hash"])}
+        broken = [(tenant, tid) for tenant, tid, task_id, chash in pending if found.get(task_id) != chash]
+        for tenant, tid in broken:
+            self.delete_trajectory(tenant, tid)
+        if broken:
+            log.warning("%s: removed %d run(s) a writer left half-written: %s", self.uri, len(broken),
+                        ", ".join(tid for _, tid in broken[:5]))
+        self.end_runs()
+
     def _lexical_mirror(self) -> Any:
         from .mirror import GENERATION, LexicalMirror  # noqa: PLC0415 - only the embedded path needs it
 
         def get_generation() -> str:
-            props = self.client.describe_collection(COLLECTION).get("properties", {})
-            return props.get(GENERATION, "")
+            return self.get_property(GENERATION)
 
         def set_generation(value: str) -> None:
-            self.client.alter_collection_properties(COLLECTION, properties={GENERATION: value})
+            self.set_property(GENERATION, value)
 
         # the owner is the process that opened the data directory itself; a process reaching a
         # milvus-lite server over a socket is one of several writers (see store/mirror.py)
