@@ -158,3 +158,13 @@ def test_a_row_holding_the_pasted_line_verbatim_ranks_first(hashing_ts):
     for mode in ("hybrid", "lexical"):
         hits = hashing_ts.search(line, tenant="acme", levels=["step"], k=2, mode=mode)
         assert hits[0].trajectory_id == "verbatim", mode
+
+
+def test_rows_come_in_score_order_in_every_mode_grouped_or_not(hashing_ts):
+    hashing_ts.add(_runs())
+    for mode in ("dense", "lexical", "hybrid"):
+        for grouped in (True, False):
+            hits = hashing_ts.search("exit code 137 Killed", tenant="acme", k=8, mode=mode,
+                                     group_by_trajectory=grouped)
+            scores = [h.score for h in hits]
+            assert scores == sorted(scores, reverse=True), (mode, grouped)

@@ -10,14 +10,14 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 from collections import OrderedDict
-from dataclasses import dataclass
+
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
 
 import numpy as np
 
 from . import config
 from .embed import Embedder, load_embedder
-from .fusion import looks_like_log, resolve_mode, rrf
+from .fusion import FusionConfig, resolve_mode
 from .indexer import Indexer
 from .model import Trajectory, valid_id
 from .results import Hit, IngestReport, RunMatch, StepView
@@ -62,28 +62,6 @@ class QueryVectors:
             self._cache.move_to_end(text)
             while len(self._cache) > self.size:
                 self._cache.popitem(last=False)
-
-
-@dataclass(frozen=True)
-class FusionConfig:
-    """How hybrid search fuses its legs: RRF weights (dense, lexical) per kind of query.
-
-    Pasted log lines, commands and paths lean on the lexical leg: equal-weight RRF
-    dilutes exact matches (FACTS.md: below plain BM25 on two of three query classes).
-    """
-
-    prose_weights: tuple[float, float] = (1.0, 1.0)
-    log_weights: tuple[float, float] = (1.0, 3.0)
-    pool: int = 50  # candidates per leg
-    #: Rows holding the whole query verbatim (whitespace-normalised, at least
-    #: ``verbatim_min_chars`` long) rank above all others: a pasted error line or
-    #: command wants the run where exactly that happened. On ../shared/data this took
-    #: hybrid hit@1 on exact lines from 0.57-0.65 to 1.00 (scripts/eval_exact.py).
-    verbatim_first: bool = True
-    verbatim_min_chars: int = 8
-
-    def weights(self, text: str) -> tuple[float, float]:
-        return self.log_weights if looks_like_log(text) else self.prose_weights
 
 
 def _grouped(hits: list[dict], k: int, group_size: int) -> list[dict]:
@@ -258,30 +236,23 @@ class TrajSearch:
 
     def _fused(self, text: str, filters: Filters, k: int, group_size: int, mode: str) -> list[Hit]:
         """Lexical or hybrid search: both legs inside the same filters, fused, then grouped."""
-        pool = max(self.fusion.pool, k * max(group_size, 1) * 5)
+        pool = self.fusion.pool_size(k, group_size)
         lexical = self.index.lexical_search(text, filters, limit=pool)
         vector = None
         dense: dict[str, dict] = {}
-        if mode == "lexical":
-            scores = dict(lexical)
-        else:
+        if mode != "lexical":
             vector = self.query_vector(text)
             dense = {r["id"]: r for r in self.index.search(vector, filters, limit=pool)}
-            scores = rrf([list(dense), [rid for rid, _ in lexical]], weights=self.fusion.weights(text))
+        scores = self.fusion.fuse(text, list(dense), lexical, mode)
         # rows only the lexical leg found are fetched by key, and only those that can still be shown
-        best = sorted(scores, key=lambda rid: -scores[rid])[: k * max(group_size, 1) * 4]
+        best = self.fusion.shortlist(scores, k, group_size)
         missing = [rid for rid in best if rid not in dense]
         fields = None if vector is None else [*OUTPUT_FIELDS, "embedding"]
         rows = dense | {r["id"]: r for r in self.index.get(missing, filters, fields=fields)}
-        needle = " ".join(text.split())
-        verbatim = self.fusion.verbatim_first and len(needle) >= self.fusion.verbatim_min_chars
-        lift = max(scores.values(), default=0.0)  # puts every verbatim row above every other
+        scores = self.fusion.verbatim_lift(text, scores, {rid: rows[rid]["text"] for rid in best if rid in rows})
         ranked = []
-        for rid in best:
-            if rid not in rows:
-                continue
-            exact = verbatim and needle in " ".join(rows[rid]["text"].split())
-            row = dict(rows[rid], score=scores[rid] + (lift if exact else 0.0))
+        for rid in sorted((rid for rid in best if rid in rows), key=lambda rid: -scores[rid]):
+            row = dict(rows[rid], score=scores[rid])
             if "embedding" in row:
                 row["similarity"] = float(np.dot(vector, row["embedding"]))
             elif rid in dense:
