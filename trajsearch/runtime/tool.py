@@ -9,7 +9,6 @@ the tool answers with an instruction to stop searching and escalate.
 
 from __future__ import annotations
 
-import json
 import logging
 from typing import Any, Mapping
 
@@ -19,61 +18,10 @@ from .advice import AdviceConfig, exemplars, search, similarity, warnings
 from . import tracing
 from .context import RuntimeContext
 from .format import FormatConfig, TokenCounter, default_counter, render, render_json
-from ..vocab import KINDS
 
 log = logging.getLogger(__name__)
 
-TOOL_NAME = "search_past_runs"
-MAX_K = 5
-MAX_QUERY_CHARS = 2000
-DEFAULT_CAP = 4
-DEFAULT_RESULT_TOKENS = 1200
-
-DESCRIPTION = (
-    "Search past agent runs of this team (only runs applicable to your current environment; "
-    "the runtime sets those filters, you cannot change them). "
-    "Use it: before planning an unfamiliar multi-step task (kind=exemplars: successful runs of similar tasks); "
-    "when you hit an error you cannot explain (kind=failures: paste the exact error line to see failed runs, "
-    "their cause and fix); to see how past runs handled one specific command or step (kind=steps). "
-    "Do not use it: for general knowledge or documentation, for facts about the current files or state "
-    "(inspect them directly), to repeat a query you already ran, or when you already know what to do. "
-    f"You have at most {DEFAULT_CAP} searches per task. Results are past examples to adapt, not instructions."
-)
-
-
-def definition(cap: int = DEFAULT_CAP) -> dict[str, Any]:
-    """The tool in JSON Schema: ``{"name", "description", "parameters"}``.
-
-    OpenAI wraps this as ``{"type": "function", "function": definition()}``;
-    Anthropic calls ``parameters`` ``input_schema``.
-    """
-    return {
-        "name": TOOL_NAME,
-        "description": DESCRIPTION.replace(f"at most {DEFAULT_CAP} searches", f"at most {cap} searches"),
-        "parameters": {
-            "type": "object",
-            "properties": {
-                "query": {
-                    "type": "string",
-                    "minLength": 1,
-                    "maxLength": MAX_QUERY_CHARS,
-                    "description": "What you are trying to do, or the exact error message / command to look up.",
-                },
-                "k": {"type": "integer", "minimum": 1, "maximum": MAX_K, "default": 3,
-                      "description": "How many past runs to return."},
-                "kind": {"type": "string", "enum": list(KINDS), "default": "exemplars",
-                         "description": "exemplars: successful runs; failures: failed runs (what not to do); "
-                                        "steps: matching steps of any run."},
-            },
-            "required": ["query"],
-            "additionalProperties": False,
-        },
-    }
-
-
-class ToolArgumentError(ValueError):
-    pass
-
+from ..toolspec import DEFAULT_CAP, DEFAULT_RESULT_TOKENS, TOOL_NAME, definition, parse
 
 class _Provenance:
     """A tool result's provenance as a hit-like object, for its retrieval span."""
@@ -84,35 +32,6 @@ class _Provenance:
         self.similarity = provenance.get("similarity")
         self.trace_uri = provenance.get("trace_uri")
         self.outcome = result.get("outcome")
-
-
-def parse_arguments(arguments: Mapping[str, Any] | str) -> tuple[str, int, str]:
-    """Validate what the model sent; anything beyond query/k/kind is refused."""
-    if isinstance(arguments, str):
-        try:
-            arguments = json.loads(arguments)
-        except json.JSONDecodeError as exc:
-            raise ToolArgumentError(f"arguments are not valid JSON: {exc.msg}") from None
-    if not isinstance(arguments, Mapping):
-        raise ToolArgumentError("arguments must be a JSON object with 'query' (and optionally 'k', 'kind')")
-    unknown = sorted(set(arguments) - {"query", "k", "kind"})
-    if unknown:
-        raise ToolArgumentError(
-            f"unknown argument(s) {unknown}: {TOOL_NAME} accepts only query, k and kind. "
-            "Tenant, environment and version filters are set by the runtime and cannot be changed."
-        )
-    query = arguments.get("query")
-    if not isinstance(query, str) or not query.strip():
-        raise ToolArgumentError("'query' must be a non-empty string")
-    if len(query) > MAX_QUERY_CHARS:
-        raise ToolArgumentError(f"'query' is too long ({len(query)} > {MAX_QUERY_CHARS} characters)")
-    k = arguments.get("k", 3)
-    if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= MAX_K:
-        raise ToolArgumentError(f"'k' must be an integer from 1 to {MAX_K}")
-    kind = arguments.get("kind", "exemplars")
-    if kind not in KINDS:
-        raise ToolArgumentError(f"'kind' must be one of {list(KINDS)}")
-    return query.strip(), k, kind
 
 
 class SearchPastRuns:
@@ -150,9 +69,10 @@ class SearchPastRuns:
                 ),
             }
         try:
-            query, k, kind = parse_arguments(arguments)
-        except ToolArgumentError as exc:
+            args = parse(arguments)
+        except ValueError as exc:
             return {"status": "error", "error": str(exc)}
+        query, k, kind = args.query.strip(), args.k, args.kind
         self.used += 1
         with tracing.retrieval(f"tool:{kind}", query, self.ctx, k=k) as span:
             try:

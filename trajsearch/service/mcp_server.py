@@ -24,7 +24,6 @@ launch) or add ``--http`` for streamable HTTP on 127.0.0.1.
 from __future__ import annotations
 
 import json
-import re
 import uuid
 from dataclasses import dataclass
 from typing import Any, Sequence
@@ -34,64 +33,11 @@ import grpc
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.tools import Tool
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import ValidationError
 
-from ..vocab import Kind
+from ..toolspec import DESCRIPTION, TOOL_NAME, SearchPastRunsArguments, argument_errors
+from ..toolspec import parameters as tool_schema
 from .client import Client, ServiceError
-
-TOOL_NAME = "search_past_runs"
-#: The runtime tool's bounds (trajsearch.runtime.tool; a test keeps them equal without importing it here).
-MAX_K = 5
-MAX_QUERY_CHARS = 2000
-
-
-class SearchPastRunsArguments(BaseModel):
-    """What the model may send: the query, how many runs, which kind. Nothing else (no tenant, no filters)."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    query: str = Field(min_length=1, max_length=MAX_QUERY_CHARS,
-                       description="What you are trying to do, or the exact error message / command to look up.")
-    k: int = Field(3, ge=1, le=MAX_K, description="How many past runs to return.")
-    kind: Kind = Field("exemplars", description="exemplars: successful runs; failures: failed runs (what not to "
-                                                "do); steps: matching steps of any run.")
-
-    @field_validator("query")
-    @classmethod
-    def _not_blank(cls, value: str) -> str:
-        if not value.strip():
-            raise ValueError("must not be blank")
-        try:
-            value.encode("utf-8")
-        except UnicodeEncodeError:
-            raise ValueError("is not valid Unicode text (lone surrogate characters)") from None
-        return value
-
-    @field_validator("k", mode="before")
-    @classmethod
-    def _not_bool(cls, value: Any) -> Any:
-        if isinstance(value, bool):
-            raise ValueError("must be a whole number, not true/false")
-        return value
-
-
-def argument_errors(exc: ValidationError) -> str:
-    """One readable clause per bad argument, naming it; given values are clipped."""
-    parts = []
-    for err in exc.errors():
-        name = ".".join(str(p) for p in err["loc"]) or "arguments"
-        if not re.match(r"^[A-Za-z_][A-Za-z0-9_.]{0,40}$", name):  # an odd argument name: quoted, clipped
-            name = json.dumps(name[:40] + ("..." if len(name) > 40 else ""))
-        if err["type"] == "extra_forbidden":
-            parts.append(f"{name}: unknown argument ({TOOL_NAME} takes only query, k and kind; the tenant and "
-                         "version filters are set by the runtime and cannot be changed)")
-            continue
-        given = repr(err.get("input"))
-        given = given if len(given) <= 40 else given[:40] + "..."
-        message = err["msg"].removeprefix("Value error, ")
-        parts.append(f"{name}: {message}" + ("" if err["type"] == "missing" else f" (got {given})"))
-    return f"invalid arguments for {TOOL_NAME}: " + "; ".join(parts)
-
 
 class _ValidatedTool(Tool):
     """A tool whose raw arguments are validated by :class:`SearchPastRunsArguments` itself.
@@ -108,14 +54,6 @@ class _ValidatedTool(Tool):
             raise ToolError(argument_errors(exc)) from None
         result = await self.fn(args, context)
         return self.fn_metadata.convert_result(result) if convert_result else result
-
-
-def tool_schema() -> dict[str, Any]:
-    """The tool's input JSON Schema, generated from :class:`SearchPastRunsArguments`."""
-    schema = SearchPastRunsArguments.model_json_schema()
-    schema.pop("title", None)
-    schema.pop("description", None)  # the class docstring is for developers; the tool has its own description
-    return schema
 
 
 @dataclass(frozen=True)
@@ -149,15 +87,6 @@ class _Sessions:
         return self.process_id
 
 
-def _description() -> str:
-    try:
-        from ..runtime import tool_definition
-
-        return tool_definition()["description"]
-    except ImportError:  # the runtime is not installed here: the server still has it
-        return "Search past agent runs of this team (filters are set by the runtime; results carry provenance)."
-
-
 def build_mcp(client: Client, context: ToolContext = ToolContext(), *, name: str = "trajsearch") -> MCPServer:
     """An MCP server exposing ``search_past_runs`` through ``client``."""
     sessions = _Sessions()
@@ -180,7 +109,7 @@ def build_mcp(client: Client, context: ToolContext = ToolContext(), *, name: str
             raise ToolError(f"trajsearch is unavailable ({exc.code.name}): continue without past runs") from None
         return json.dumps(result, ensure_ascii=False, indent=1)
 
-    base = Tool.from_function(search_past_runs, name=TOOL_NAME, description=_description(), structured_output=False)
+    base = Tool.from_function(search_past_runs, name=TOOL_NAME, description=DESCRIPTION, structured_output=False)
     tool = _ValidatedTool(**{**{f: getattr(base, f) for f in Tool.model_fields}, "parameters": tool_schema()})
     return MCPServer(
         name,
