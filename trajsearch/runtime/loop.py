@@ -31,6 +31,9 @@ from dataclasses import asdict, dataclass, field
 from enum import Enum
 from typing import Any, Callable, Hashable, Protocol, Sequence
 
+import cachetools
+import tenacity
+
 from .advice import Exemplar, FailureWarning
 from .context import RuntimeContext
 from .novelty import Strategy
@@ -214,35 +217,22 @@ def confidence(documents: Sequence[Document], top: int) -> float:
 # -- the cache --------------------------------------------------------------------------------
 
 
-class TTLCache:
-    """A small thread-safe TTL cache. Keys always include the tenant (see :meth:`RetrievalLoop.cache_key`).
-
-    Entries hold whole runs (for formatting), so the default size is small.
+class TTLCache(cachetools.TTLCache):
+    """A small thread-safe TTL cache (cachetools'). Keys always include the tenant (see
+    :meth:`RetrievalLoop.cache_key`). Entries hold whole runs (for formatting), so the default size is small.
     """
 
     def __init__(self, ttl_seconds: float, *, max_entries: int = 128, clock: Callable[[], float] = time.monotonic):
-        self.ttl, self.max_entries, self.clock = ttl_seconds, max_entries, clock
-        self._data: dict[Hashable, tuple[float, Any]] = {}
+        super().__init__(maxsize=max_entries, ttl=ttl_seconds, timer=clock)
         self._lock = threading.Lock()
 
-    def get(self, key: Hashable) -> Any | None:
+    def get(self, key: Hashable, default: Any = None) -> Any:
         with self._lock:
-            entry = self._data.get(key)
-            if entry is None:
-                return None
-            if self.clock() - entry[0] > self.ttl:
-                del self._data[key]
-                return None
-            return entry[1]
+            return super().get(key, default)
 
     def put(self, key: Hashable, value: Any) -> None:
         with self._lock:
-            if len(self._data) >= self.max_entries:
-                del self._data[min(self._data, key=lambda k: self._data[k][0])]
-            self._data[key] = (self.clock(), value)
-
-    def __len__(self) -> int:
-        return len(self._data)
+            self[key] = value
 
 
 # -- the loop ---------------------------------------------------------------------------------
@@ -409,14 +399,16 @@ class RetrievalLoop:
         if hit is not None:
             return hit, True
         attempts = self.config.retry_attempts + 1
-        for attempt in range(attempts):
-            try:
-                retrieval = self.retriever(query, ctx, self.config.depth.exemplars)
-                break
-            except Exception as exc:
-                if attempt == attempts - 1:
-                    raise RetrievalError(f"retrieval failed after {attempts} attempts: {exc}") from exc
-                self.sleep(self.config.retry_backoff_base * 2**attempt)
+        retrying = tenacity.Retrying(
+            stop=tenacity.stop_after_attempt(attempts),
+            wait=tenacity.wait_exponential(multiplier=self.config.retry_backoff_base, min=0),
+            sleep=self.sleep,
+        )
+        try:
+            retrieval = retrying(self.retriever, query, ctx, self.config.depth.exemplars)
+        except tenacity.RetryError as exc:
+            last = exc.last_attempt.exception()
+            raise RetrievalError(f"retrieval failed after {attempts} attempts: {last}") from last
         self.cache.put(key, retrieval)
         return retrieval, False
 
