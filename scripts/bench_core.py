@@ -44,28 +44,10 @@ from typing import Any, Callable
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import (  # noqa: E402
-    BIG_TENANT as BIG,
-    SMALL_TENANTS as SMALL,
-    CachedEmbedder,
-    Stopwatch,
-    SyntheticRuns,
-    TimedEmbedder,
-    embed_each,
-    load_model,
-    machine_note,
-    open_store,
-    p50,
-    p95,
-    peak_rss_mb,
-    raw_encode,
-    raw_encoder_name,
-    read_real_runs,
-    rss_mb,
-    scratch_dir,
-    spread,
-    table,
-)
+from _common import BIG_TENANT as BIG, SMALL_TENANTS as SMALL, CachedEmbedder, Stopwatch, SyntheticRuns  # noqa: E402
+from _common import TimedEmbedder, embed_each, load_model, machine_note, open_store, p50, p95  # noqa: E402
+from _common import peak_rss_mb, raw_encode, raw_encoder_name, read_real_runs, rss_mb, scratch_dir  # noqa: E402
+from _common import spread, table  # noqa: E402
 
 from trajsearch import config  # noqa: E402
 from trajsearch.model import Outcome, Trajectory  # noqa: E402

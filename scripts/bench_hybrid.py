@@ -52,24 +52,9 @@ from typing import Any, Callable
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import numpy as np  # noqa: E402
-from _common import (  # noqa: E402
-    BIG_TENANT as BIG,
-    CachedEmbedder,
-    Stopwatch,
-    SyntheticRuns,
-    embed_each,
-    load_model,
-    machine_note,
-    open_store,
-    p50,
-    p95,
-    peak_rss_mb,
-    read_real_runs,
-    rss_mb,
-    scratch_dir,
-    spread,
-    table,
-)
+from _common import BIG_TENANT as BIG, CachedEmbedder, Stopwatch, SyntheticRuns, embed_each, load_model  # noqa: E402
+from _common import machine_note, open_store, p50, p95, peak_rss_mb, read_real_runs, rss_mb, scratch_dir  # noqa: E402
+from _common import spread, table  # noqa: E402
 
 from trajsearch import config  # noqa: E402
 from trajsearch.fusion import looks_like_log  # noqa: E402

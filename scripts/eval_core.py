@@ -43,19 +43,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import (  # noqa: E402
-    SWE_DIR,
-    TAU_FILE,
-    CachedEmbedder,
-    Stopwatch,
-    load_model,
-    machine_note,
-    open_store,
-    peak_rss_mb,
-    read_real_runs,
-    store_dir,
-    table,
-)
+from _common import SWE_DIR, TAU_FILE, CachedEmbedder, Stopwatch, load_model, machine_note, open_store  # noqa: E402
+from _common import peak_rss_mb, read_real_runs, store_dir, table  # noqa: E402
 
 from trajsearch import config  # noqa: E402
 from trajsearch.fusion import resolve_mode  # noqa: E402

@@ -58,17 +58,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import (  # noqa: E402
-    CachedEmbedder,
-    Stopwatch,
-    load_model,
-    machine_note,
-    open_store,
-    peak_rss_mb,
-    read_real_runs,
-    store_dir,
-    table,
-)
+from _common import CachedEmbedder, Stopwatch, load_model, machine_note, open_store, peak_rss_mb  # noqa: E402
+from _common import read_real_runs, store_dir, table  # noqa: E402
 
 from trajsearch import config  # noqa: E402
 from trajsearch.fusion import looks_like_log, rrf, weighted  # noqa: E402
