@@ -3,8 +3,10 @@ PY ?= python3.11
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+# the gRPC stubs, generated from the proto at install time (see trajsearch/service/protos.py)
+STUBS := trajsearch/service/_gen/STAMP
 
-.PHONY: install demo test bench eval clean
+.PHONY: install demo test clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -14,12 +16,15 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install -q -e ".[test]"
 	touch $(STAMP)
 
-install: $(STAMP)
+$(STUBS): schemas/trajsearch.proto $(STAMP)
+	$(BIN)/python -m trajsearch.service.protos
 
-demo: $(STAMP)
+install: $(STAMP) $(STUBS)
+
+demo: install
 	$(BIN)/trajsearch demo
 
-test: $(STAMP)
+test: install
 	$(BIN)/python -m pytest -q
 
 clean:

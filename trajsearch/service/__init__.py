@@ -1,6 +1,6 @@
 """The service layer: gRPC server, API-key auth, Python client, MCP server, metrics and logs.
 
-- :mod:`.protos`      generated stubs (grpcio-tools, built on first import, never edited)
+- :mod:`.protos`      generated stubs (grpcio-tools, built at install time, never edited)
 - :mod:`.auth`        API keys (hashed) -> one tenant, a role and optional pinned versions
 - :mod:`.server`      the server process: assembly, TLS / plaintext policy, graceful shutdown
 - :mod:`.servicer`    the RPC handlers (validate, call the façade inside the key's tenant, convert)
