@@ -61,7 +61,6 @@ from ._spans import (
     Message,
     Node,
     SpanFormat,
-    _ordered,
     first_user_text,
     flatten,
     indexed,
@@ -73,6 +72,7 @@ from ._spans import (
     task_from_input,
     text_of,
 )
+from ._spans.assembly import _ordered
 
 _GENAI_ROLES = {
     "invoke_agent": "agent", "create_agent": "agent", "invoke_workflow": "agent",
