@@ -22,7 +22,7 @@ Everything is importable from here, as it was when this was one module.
 
 from __future__ import annotations
 
-from .assembly import Assembled, SpanFormat, assemble, span_trajectory, trajectory_id
+from .assembly import Assembled, SpanFormat, assemble, in_tree_order, span_trajectory, trajectory_id
 from .messages import first_user_text, normalise_message, normalise_messages, task_from_input
 from .nodes import (
     ROLES,
@@ -52,6 +52,7 @@ __all__ = [
     "assemble",
     "error_outcome",
     "first_user_text",
+    "in_tree_order",
     "flatten",
     "indexed",
     "iso_seconds",

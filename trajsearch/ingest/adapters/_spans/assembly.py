@@ -43,7 +43,7 @@ from .nodes import Evaluation, Message, Node, maybe_json, start_order, when
 from .outcome import error_outcome, outcome_from
 
 
-def _ordered(nodes: list[Node]) -> list[tuple[Node, int]]:
+def in_tree_order(nodes: list[Node]) -> list[tuple[Node, int]]:
     """Depth-first from the roots, siblings by (start, read order): (node, depth)."""
     by_id = {n.id: n for n in nodes}
     children: dict[str | None, list[Node]] = {}
@@ -85,7 +85,7 @@ def assemble(nodes: list[Node], *, what: str = "trace", task: str | None = None)
     """
     if not nodes:
         raise RecordError(f"empty {what}: no spans")
-    order = _ordered(nodes)
+    order = in_tree_order(nodes)
     root = order[0][0]
     steps: list[dict[str, Any]] = []
     by_call: dict[str, dict[str, Any]] = {}
