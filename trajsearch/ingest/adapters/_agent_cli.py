@@ -164,14 +164,6 @@ def as_str(value: Any) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def as_dict(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
-def as_list(value: Any) -> list[Any]:
-    return value if isinstance(value, list) else []
-
-
 def as_key(value: Any) -> str | int | None:
     """An id usable as a dict key: a string or an integer, else None."""
     if isinstance(value, bool):

@@ -53,7 +53,6 @@ from trajsearch.model import Failure, Outcome, Trajectory
 from ._agent_cli import (
     as_int,
     as_key,
-    as_list,
     as_records,
     as_str,
     exit_code_error,
@@ -64,7 +63,7 @@ from ._agent_cli import (
     prompt_list,
     whole_file,
 )
-from ._common import Context, RecordError, build, clip_task, decisive_line, safe_id, short
+from ._common import Context, RecordError, as_list, build, clip_task, decisive_line, safe_id, short
 
 NAME = "gemini-cli"
 #: A file is one session: the reader hands over its whole document (or all its lines).

@@ -84,6 +84,7 @@ from . import _prompts
 from ._common import (
     Context,
     RecordError,
+    as_list,
     build,
     clip_step_text,
     clip_task,
@@ -185,10 +186,6 @@ def task_family(instance_id: str) -> str | None:
 # -- messages ------------------------------------------------------------------------------
 
 
-def _as_list(value: Any) -> list[Any]:
-    return value if isinstance(value, list) else []
-
-
 def _key(value: Any) -> str | None:
     """A call id usable as a key (ids are strings; anything else matches nothing)."""
     return str(value) if isinstance(value, (str, int)) and not isinstance(value, bool) else None
@@ -227,7 +224,7 @@ def _normalise(msg: dict[str, Any]) -> dict[str, Any]:
     kind = msg.get("type")
     if msg.get("object") == "response" or isinstance(msg.get("output"), list) and "role" not in msg:
         texts, calls, reasoning = [], [], []
-        for item in _as_list(msg.get("output")):
+        for item in as_list(msg.get("output")):
             if not isinstance(item, dict):
                 continue
             if item.get("type") == "message":
@@ -244,7 +241,7 @@ def _normalise(msg: dict[str, Any]) -> dict[str, Any]:
                 "call_id": _key(msg.get("call_id")), "extra": extra}
     if kind == "function_call":
         return {"role": "assistant", "text": "", "calls": [_call(msg)], "extra": extra}
-    calls = [c for c in (_call(c) for c in _as_list(msg.get("tool_calls"))) if c]
+    calls = [c for c in (_call(c) for c in as_list(msg.get("tool_calls"))) if c]
     return {
         "role": msg.get("role"),
         "text": _parts_text(msg.get("content")),
@@ -382,7 +379,7 @@ def _steps(messages: list[Any], exit_status: str | None, regexes: tuple[str, ...
                     if call.get("id"):
                         by_call_id[call["id"]] = step
                 continue
-            saved = [a for a in _as_list(extra.get("actions")) if isinstance(a, dict) and "command" in a]
+            saved = [a for a in as_list(extra.get("actions")) if isinstance(a, dict) and "command" in a]
             if len(saved) == 1:
                 command: str | None = str(saved[0]["command"])
                 _, rest = _text_action(content, regexes)

@@ -44,7 +44,7 @@ def as_camel(record: dict[str, Any]) -> dict[str, Any]:
 
 
 def record_kind(record: dict[str, Any]) -> str | None:
-    """Which record this is (``export``, ``download``, ``ingestion``, ``page``, ``observation``, ...); None: not ours."""
+    """Which record this is (``export``, ``download``, ``ingestion``, ``page``, ``trace``, ...); None: not ours."""
     if isinstance(record.get("trace"), dict) and ("observations" in record or "id" in record["trace"]):
         return "export"
     if "id" not in record and isinstance(record.get("observations"), list) and any(
