@@ -51,6 +51,7 @@ from typing import Any
 from trajsearch.model import Failure, Outcome, Trajectory
 
 from ._agent_cli import (
+    SessionSteps,
     as_int,
     as_key,
     as_records,
@@ -217,25 +218,13 @@ def _thoughts(message: dict[str, Any]) -> list[str]:
     return out
 
 
-class _Recording:
+class _Recording(SessionSteps):
     def __init__(self) -> None:
-        self.steps: list[dict[str, Any]] = []
-        self.by_call: dict[str, dict[str, Any]] = {}
-        self.thought: list[str] = []
-        self.narration: list[str] = []
-        self.narration_at: Any = None
+        super().__init__()
         self.prompts: list[str] = []
         self.commands: list[str] = []
         self.models: list[str] = []
         self.tokens = 0
-        self.last_error: str | None = None
-
-    def flush(self) -> None:
-        if self.narration:
-            self.steps.append({"thought": join_thought(self.thought), "action": "respond",
-                               "arguments": {"content": "\n\n".join(self.narration)},
-                               "started_at": iso_time(self.narration_at)})
-            self.thought, self.narration = [], []
 
     def open_call(self, call_id: Any, name: Any, args: Any, at: Any) -> dict[str, Any]:
         step = {"thought": join_thought(self.thought + self.narration), "action": str(name or "tool"),
