@@ -1,4 +1,4 @@
-"""OpenTelemetry spans and GenAI log events as JSON -> :class:`~.._spans.Node`, for the span adapters.
+"""OpenTelemetry spans and GenAI log events as JSON -> ``_spans.Node``, for the span adapters.
 
 OTel GenAI, OpenInference and Vercel AI (and the Agents SDK adapter, for its
 ids) read spans through this package. Reading one span answers four separate

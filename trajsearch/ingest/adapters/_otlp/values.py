@@ -9,6 +9,8 @@ epoch nanoseconds, ISO text or the JS SDK's ``[seconds, nanoseconds]``.
 Every shape in ``shapes`` reads its values through these, so one trace read
 from a console dump and from an OTLP file is the same run; they sit apart
 from the shapes because they know encodings, not record layouts.
+:func:`clean_ids` does the same for the tool-call ids inside a finished node
+(the Agents SDK and Vercel AI adapters use it too).
 """
 
 from __future__ import annotations
