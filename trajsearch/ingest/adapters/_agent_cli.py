@@ -5,7 +5,9 @@ document), and each keeps its own step bookkeeping: a call is opened when the
 model asks for a tool and closed when the result comes back by call id. What
 they share lives here: reading a whole-file document as a list of records,
 ISO timestamps, text of content parts, the "pending thought" rule, error
-lines, and the final numbering / clipping / step-limit of the step list.
+lines, the final numbering / clipping / step-limit of the step list, and
+(``SessionSteps``) the step list with its unanswered text, which becomes the
+model's answer when no tool call follows.
 """
 
 from __future__ import annotations
@@ -164,16 +166,34 @@ def as_str(value: Any) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def as_dict(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
-def as_list(value: Any) -> list[Any]:
-    return value if isinstance(value, list) else []
-
-
 def as_key(value: Any) -> str | int | None:
     """An id usable as a dict key: a string or an integer, else None."""
     if isinstance(value, bool):
         return None
     return value if isinstance(value, (str, int)) else None
+
+
+class SessionSteps:
+    """A session's steps as its records are walked: steps by call id, and assistant text not yet tied to a step.
+
+    ``thought`` (reasoning) and ``narration`` (visible text) collect until a
+    tool call takes them as its thought, or :meth:`flush` makes them the
+    model's answer. Codex CLI and Gemini CLI build on this; each adds its own
+    handling of calls and results.
+    """
+
+    def __init__(self) -> None:
+        self.steps: list[dict[str, Any]] = []
+        self.by_call: dict[str, dict[str, Any]] = {}
+        self.thought: list[str] = []
+        self.narration: list[str] = []
+        self.narration_at: Any = None
+        self.last_error: str | None = None
+
+    def flush(self) -> None:
+        """Assistant text not followed by a tool call: the model's answer."""
+        if self.narration:
+            self.steps.append({"thought": join_thought(self.thought), "action": "respond",
+                               "arguments": {"content": "\n\n".join(self.narration)},
+                               "started_at": iso_time(self.narration_at)})
+            self.thought, self.narration = [], []

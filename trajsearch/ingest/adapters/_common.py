@@ -59,6 +59,16 @@ def list_field(record: dict[str, Any], name: str, what: str) -> list[Any]:
     return value
 
 
+def as_list(value: Any) -> list[Any]:
+    """``value`` if it is a list, else an empty one (a field of the wrong type is treated as missing)."""
+    return value if isinstance(value, list) else []
+
+
+def as_dict(value: Any) -> dict[str, Any]:
+    """``value`` if it is a JSON object, else an empty one (a field of the wrong type is treated as missing)."""
+    return value if isinstance(value, dict) else {}
+
+
 def tool_arguments(raw: Any) -> Any:
     """OpenAI-style ``function.arguments``: the JSON string decoded, kept as text when it is not JSON.
 

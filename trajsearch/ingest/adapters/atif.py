@@ -74,8 +74,8 @@ from trajsearch.model import Failure, Outcome, Trajectory
 
 from . import _prompts
 from ._common import (
-    Context, RecordError, build, clip_step_text, clip_task, decisive_line, json_object, list_field, outcome_of_reward,
-    safe_id, short,
+    Context, RecordError, as_list, build, clip_step_text, clip_task, decisive_line, json_object, list_field,
+    outcome_of_reward, safe_id, short,
 )
 
 NAME = "atif"
@@ -110,7 +110,7 @@ def split(document: Any) -> Iterator[tuple[str, Any]]:
     stack = [((), document)]
     while stack:
         path, parent = stack.pop(0)
-        for n, sub in enumerate(_as_list(parent.get("subagent_trajectories")), 1):
+        for n, sub in enumerate(as_list(parent.get("subagent_trajectories")), 1):
             if isinstance(sub, dict):
                 where = (*path, str(sub.get("trajectory_id") or n))
                 yield f"subagent {'/'.join(where)}", {"atif_subagent": sub, "root": document, "path": list(where)}
@@ -118,10 +118,6 @@ def split(document: Any) -> Iterator[tuple[str, Any]]:
 
 
 # -- text ----------------------------------------------------------------------------------
-
-
-def _as_list(value: Any) -> list[Any]:
-    return value if isinstance(value, list) else []
 
 
 def _text(value: Any) -> str:
@@ -247,9 +243,9 @@ def _steps(ordered: list[dict[str, Any]]) -> tuple[str | None, list[dict[str, An
         if raw.get("model_name"):
             models.append(str(raw["model_name"]))
         observation = raw.get("observation") if isinstance(raw.get("observation"), dict) else {}
-        results = [r for r in _as_list(observation.get("results")) if isinstance(r, dict)]
+        results = [r for r in as_list(observation.get("results")) if isinstance(r, dict)]
         reasoning = raw.get("reasoning_content") if isinstance(raw.get("reasoning_content"), str) else None
-        calls = [c for c in _as_list(raw.get("tool_calls")) if isinstance(c, dict)]
+        calls = [c for c in as_list(raw.get("tool_calls")) if isinstance(c, dict)]
         if calls:
             unmatched = [r for r in results if not r.get("source_call_id")]
             for n, call in enumerate(calls):
@@ -381,7 +377,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
         "model_id": agent.get("model_name") or (models[0] if models else None),
         "tool_versions": {str(agent["name"]): str(agent.get("version"))}
         if agent.get("name") and agent.get("version") else {},
-        "tools_available": [str(t["function"]["name"]) for t in _as_list(agent.get("tool_definitions"))
+        "tools_available": [str(t["function"]["name"]) for t in as_list(agent.get("tool_definitions"))
                             if isinstance(t, dict) and isinstance(t.get("function"), dict)
                             and t["function"].get("name")],
         "outcome": outcome,

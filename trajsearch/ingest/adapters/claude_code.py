@@ -75,7 +75,6 @@ from ._agent_cli import (
     first_time,
     iso_time,
     join_thought,
-    as_dict,
     as_key,
     as_str,
     parts_text,
@@ -83,7 +82,7 @@ from ._agent_cli import (
     strip_reminders,
     whole_file,
 )
-from ._common import Context, RecordError, build, clip_task, decisive_line, safe_id, short
+from ._common import Context, RecordError, as_dict, build, clip_task, decisive_line, safe_id, short
 
 NAME = "claude-code"
 #: A file is one session: the reader hands over all its lines at once.

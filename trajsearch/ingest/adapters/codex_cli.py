@@ -58,6 +58,7 @@ from typing import Any
 from trajsearch.model import Failure, Outcome, Trajectory
 
 from ._agent_cli import (
+    SessionSteps,
     as_int,
     as_key,
     as_records,
@@ -182,23 +183,7 @@ def _output_error(text: str, code: int | None, success: bool | None) -> str | No
     return None
 
 
-class _Rollout:
-    def __init__(self) -> None:
-        self.steps: list[dict[str, Any]] = []
-        self.by_call: dict[str, dict[str, Any]] = {}
-        self.thought: list[str] = []
-        self.narration: list[str] = []
-        self.narration_at: Any = None
-        self.last_error: str | None = None
-
-    def flush(self) -> None:
-        """Assistant text not followed by a tool call: the model's answer."""
-        if self.narration:
-            self.steps.append({"thought": join_thought(self.thought), "action": "respond",
-                               "arguments": {"content": "\n\n".join(self.narration)},
-                               "started_at": iso_time(self.narration_at)})
-            self.thought, self.narration = [], []
-
+class _Rollout(SessionSteps):
     def answer(self, text: str, at: Any, final: bool) -> None:
         if not text:
             return

@@ -51,9 +51,9 @@ from typing import Any
 from trajsearch.model import Failure, Outcome, Trajectory
 
 from ._agent_cli import (
+    SessionSteps,
     as_int,
     as_key,
-    as_list,
     as_records,
     as_str,
     exit_code_error,
@@ -64,7 +64,7 @@ from ._agent_cli import (
     prompt_list,
     whole_file,
 )
-from ._common import Context, RecordError, build, clip_task, decisive_line, safe_id, short
+from ._common import Context, RecordError, as_list, build, clip_task, decisive_line, safe_id, short
 
 NAME = "gemini-cli"
 #: A file is one session: the reader hands over its whole document (or all its lines).
@@ -218,25 +218,13 @@ def _thoughts(message: dict[str, Any]) -> list[str]:
     return out
 
 
-class _Recording:
+class _Recording(SessionSteps):
     def __init__(self) -> None:
-        self.steps: list[dict[str, Any]] = []
-        self.by_call: dict[str, dict[str, Any]] = {}
-        self.thought: list[str] = []
-        self.narration: list[str] = []
-        self.narration_at: Any = None
+        super().__init__()
         self.prompts: list[str] = []
         self.commands: list[str] = []
         self.models: list[str] = []
         self.tokens = 0
-        self.last_error: str | None = None
-
-    def flush(self) -> None:
-        if self.narration:
-            self.steps.append({"thought": join_thought(self.thought), "action": "respond",
-                               "arguments": {"content": "\n\n".join(self.narration)},
-                               "started_at": iso_time(self.narration_at)})
-            self.thought, self.narration = [], []
 
     def open_call(self, call_id: Any, name: Any, args: Any, at: Any) -> dict[str, Any]:
         step = {"thought": join_thought(self.thought + self.narration), "action": str(name or "tool"),

@@ -59,7 +59,7 @@ from typing import Any, Iterator
 from trajsearch.model import Trajectory
 
 from ._common import Context, RecordError, decisive_line
-from ._spans import Node, iso_seconds, text_of
+from ._spans import Node, iso_seconds, start_order, text_of
 from ._spans import trajectory_id as _span_trajectory_id
 from ._vendor import (
     Score,
@@ -358,7 +358,7 @@ def _merged(group: list[Node]) -> list[Node]:
 
 
 def _task(group: list[Node], root: Node) -> str:
-    ordered = sorted(group, key=lambda n: (n.start if n.start is not None else float("inf"), n.seq))
+    ordered = sorted(group, key=start_order)
     if root.role == "llm" and (text := first_user_text(root.input_messages)):
         return text
     if text := instruction(root.input_text):
@@ -389,8 +389,7 @@ def assemble_trajectory(key: str, group: list[Node], ctx: Context, by: str = "tr
     if not group:
         raise RecordError(f"trace {key}: only feedback, none of its runs")
     ids = {n.id for n in group}
-    roots = sorted((n for n in group if n.parent is None or n.parent not in ids),
-                   key=lambda n: (n.start if n.start is not None else float("inf"), n.seq))
+    roots = sorted((n for n in group if n.parent is None or n.parent not in ids), key=start_order)
     root = roots[0]
     root_ids = {n.id for n in roots if n.parent is None} or {root.id}
     scores = [Score(**dict(s, target=None if s.get("target") in root_ids or s.get("target") is None else s["target"]))

@@ -69,11 +69,16 @@ Mapping
 - model_id = ``info.config.model.model_name`` (else the API's response model);
   tool_versions = ``{"mini-swe-agent": info.mini_version}``; metadata keeps
   exit_status, submission length, api_calls, cost and the config name.
+
+Code: this module is the adapter protocol, the run-level fields (ids, task,
+outcome, failure) and the exit-status vocabulary; ``_mini_swe_agent.messages``
+reads one message whatever model API wrote it, ``_mini_swe_agent.commands``
+finds a text turn's command and a reply's error, ``_mini_swe_agent.steps``
+pairs actions with their replies.
 """
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 from typing import Any, Iterator
@@ -81,21 +86,9 @@ from typing import Any, Iterator
 from trajsearch.model import Failure, Outcome, Trajectory
 
 from . import _prompts
-from ._common import (
-    Context,
-    RecordError,
-    build,
-    clip_step_text,
-    clip_task,
-    content_text,
-    decisive_line,
-    json_object,
-    list_field,
-    safe_id,
-    short,
-    timestamp,
-    tool_arguments,
-)
+from ._common import Context, RecordError, build, clip_task, json_object, list_field, safe_id, short
+from ._mini_swe_agent.messages import normalise
+from ._mini_swe_agent.steps import steps_of
 
 NAME = "mini-swe-agent"
 #: A file is one run: the reader hands over its whole JSON document.
@@ -131,13 +124,6 @@ DEFAULT_ACTION_REGEXES = (
     r"<mswea_bash_command>(.*?)</mswea_bash_command>",
     r"```(?:bash|sh)\s*\n(.*?)```",
 )
-_THOUGHT_LABEL = re.compile(r"^\s*THOUGHT:\s*")
-_RETURNCODE = re.compile(r"<returncode>\s*(-?\d+)\s*</returncode>")
-_EXCEPTION = re.compile(r"<exception>(.*?)</exception>", re.S)
-_OUTPUT = re.compile(r"<output(?:_tail)?>\n?(.*?)</output(?:_tail)?>", re.S)
-_DOCKER_ARGV = re.compile(r"Command '\[.*\]'", re.S)  # the harness's argv list: noise
-_FORMAT_ERROR = re.compile(r"<error>\s*(.*?)\s*</error>", re.S)
-_TIMED_OUT = re.compile(r"<command>.*?</command> timed out and has been killed", re.S)
 
 
 def matches(record: Any) -> bool:
@@ -182,86 +168,8 @@ def task_family(instance_id: str) -> str | None:
     return f"{owner}/{repo}"
 
 
-# -- messages ------------------------------------------------------------------------------
-
-
-def _as_list(value: Any) -> list[Any]:
-    return value if isinstance(value, list) else []
-
-
-def _key(value: Any) -> str | None:
-    """A call id usable as a key (ids are strings; anything else matches nothing)."""
-    return str(value) if isinstance(value, (str, int)) and not isinstance(value, bool) else None
-
-
-def _parts_text(content: Any) -> str:
-    """Text of a content value: a string, or parts (``text`` / ``input_text`` / ``output_text`` ...)."""
-    if isinstance(content, list):
-        texts = []
-        for part in content:
-            if isinstance(part, dict):
-                text = part.get("text")
-                if isinstance(text, str):
-                    texts.append(text)
-            elif isinstance(part, str):
-                texts.append(part)
-        return "\n".join(texts)
-    return content_text(content)
-
-
-def _call(raw: Any) -> dict[str, Any] | None:
-    """A tool call (chat completions nested ``function``, or flat Responses API item) as id/name/arguments."""
-    if not isinstance(raw, dict):
-        return None
-    fn = raw.get("function") if isinstance(raw.get("function"), dict) else raw
-    return {
-        "id": _key(raw.get("id") or raw.get("call_id")),
-        "name": fn.get("name"),
-        "arguments": tool_arguments(fn.get("arguments")),
-    }
-
-
-def _normalise(msg: dict[str, Any]) -> dict[str, Any]:
-    """One stored message as ``{role, text, calls, call_id, extra, reasoning}`` whatever API wrote it."""
-    extra = msg.get("extra") if isinstance(msg.get("extra"), dict) else {}
-    kind = msg.get("type")
-    if msg.get("object") == "response" or isinstance(msg.get("output"), list) and "role" not in msg:
-        texts, calls, reasoning = [], [], []
-        for item in _as_list(msg.get("output")):
-            if not isinstance(item, dict):
-                continue
-            if item.get("type") == "message":
-                texts.append(_parts_text(item.get("content")))
-            elif item.get("type") == "function_call":
-                calls.append(_call(item))
-            elif item.get("type") == "reasoning":
-                reasoning.append(_parts_text(item.get("summary")) or _parts_text(item.get("content")))
-        return {"role": "assistant", "text": "\n".join(t for t in texts if t), "calls": [c for c in calls if c],
-                "extra": extra, "reasoning": "\n".join(r for r in reasoning if r) or None, "model": msg.get("model")}
-    if kind == "function_call_output":
-        output = msg.get("output")
-        return {"role": "tool", "text": output if isinstance(output, str) else _parts_text(output),
-                "call_id": _key(msg.get("call_id")), "extra": extra}
-    if kind == "function_call":
-        return {"role": "assistant", "text": "", "calls": [_call(msg)], "extra": extra}
-    calls = [c for c in (_call(c) for c in _as_list(msg.get("tool_calls"))) if c]
-    return {
-        "role": msg.get("role"),
-        "text": _parts_text(msg.get("content")),
-        "calls": calls,
-        "call_id": _key(msg.get("tool_call_id")),
-        "extra": extra,
-        "reasoning": msg.get("reasoning_content") if isinstance(msg.get("reasoning_content"), str) else None,
-    }
-
-
-def _when(msg: dict[str, Any], extra: dict[str, Any]) -> Any:
-    response = extra.get("response") if isinstance(extra.get("response"), dict) else {}
-    return timestamp(extra.get("timestamp")) or timestamp(msg.get("timestamp")) or timestamp(
-        response.get("created") or msg.get("created_at"))
-
-
 def _action_regexes(info: dict[str, Any]) -> tuple[str, ...]:
+    """The dump's own ``action_regex`` (``info.config.model`` / ``info.config.agent``), else the stock fences."""
     config = info.get("config") if isinstance(info.get("config"), dict) else {}
     own = [
         (config.get(part) or {}).get("action_regex")
@@ -269,163 +177,6 @@ def _action_regexes(info: dict[str, Any]) -> tuple[str, ...]:
         if isinstance(config.get(part), dict)
     ]
     return tuple(r for r in own if isinstance(r, str) and r) or DEFAULT_ACTION_REGEXES
-
-
-def _text_action(content: str, regexes: tuple[str, ...]) -> tuple[str | None, str]:
-    """(the one command in ``content``, the text around it); None when there is none or several."""
-    for regex in regexes:
-        try:
-            found = list(re.finditer(regex, content, re.S))
-        except re.error:
-            continue
-        if not found:
-            continue
-        if len(found) != 1:
-            return None, content
-        block = found[0]
-        command = (block.group(1) if block.groups() else block.group(0)).strip()
-        return command, content[: block.start()] + content[block.end():]
-    return None, content
-
-
-# -- step errors ---------------------------------------------------------------------------
-
-
-def _failed_command(rc: int | None, output: str, exception: str | None) -> str | None:
-    if exception and exception.strip():  # the harness's own report, e.g. a command killed after its time limit
-        return short(_DOCKER_ARGV.sub("Command", exception.strip()))
-    if rc is None or rc == 0:
-        return None
-    line = decisive_line(output)
-    if line is None:
-        return None if rc == 1 else f"exit code {rc} (no output)"
-    return f"{line} (exit code {rc})"
-
-
-def _json_observation(content: str) -> dict[str, Any] | None:
-    text = content.strip()
-    if not (text.startswith("{") and '"returncode"' in text):
-        return None
-    try:
-        value = json.loads(text)
-    except ValueError:
-        return None
-    return value if isinstance(value, dict) else None
-
-
-def _step_error(content: str, extra: dict[str, Any]) -> str | None:
-    """Decisive error line of a command reply, or None if it succeeded."""
-    exception = _EXCEPTION.search(content)
-    if exception:
-        return _failed_command(None, "", exception.group(1))
-    code = _RETURNCODE.search(content)
-    if code:
-        out = _OUTPUT.search(content)
-        return _failed_command(int(code.group(1)), out.group(1) if out else _RETURNCODE.sub("", content), None)
-    observed = _json_observation(content)
-    if observed is not None:
-        rc = observed.get("returncode")
-        output = observed.get("output")
-        if output is None:
-            output = "\n".join(str(observed.get(k) or "") for k in ("output_head", "output_tail"))
-        return _failed_command(rc if isinstance(rc, int) else None, str(output), observed.get("exception_info"))
-    if "returncode" in extra or extra.get("exception_info"):
-        rc = extra.get("returncode")
-        return _failed_command(rc if isinstance(rc, int) else None, str(extra.get("raw_output") or content),
-                               extra.get("exception_info") if isinstance(extra.get("exception_info"), str) else None)
-    if _TIMED_OUT.search(content):
-        return short(_TIMED_OUT.search(content).group(0))
-    return None
-
-
-# -- steps ---------------------------------------------------------------------------------
-
-
-def _steps(messages: list[Any], exit_status: str | None, regexes: tuple[str, ...]) -> list[dict]:
-    steps: list[dict] = []
-    by_call_id: dict[str, dict] = {}
-
-    def pending() -> dict | None:
-        return next((s for s in steps if s.get("action") and s.get("observation") is None), None)
-
-    def reply(step: dict, content: str, extra: dict, when: Any) -> None:
-        step["observation"] = clip_step_text(content)
-        step["error"] = _step_error(content, extra)
-        if step.get("action") is None and content.strip():  # the nudge answering a malformed turn
-            nudge = _FORMAT_ERROR.search(content)
-            step["error"] = short(nudge.group(1)) if nudge else short(content.strip().splitlines()[0])
-        step["ended_at"] = when
-
-    task_seen = False
-    for raw in messages:
-        if not isinstance(raw, dict):
-            continue
-        msg = _normalise(raw)
-        role, content, extra = msg["role"], msg["text"], msg["extra"]
-        if role == "user" and task_seen and isinstance(extra.get("exit_status"), str):
-            role = "exit"  # the final message, written as a user message by some versions (output_files.md)
-        when = _when(raw, extra)
-        if role == "user" and not task_seen:
-            task_seen = True
-        elif role == "assistant":
-            calls = msg.get("calls") or []
-            thought: str | None = _THOUGHT_LABEL.sub("", content).strip() or msg.get("reasoning") or None
-            if calls:
-                for n, call in enumerate(calls):
-                    step = {
-                        "thought": thought if n == 0 else None,
-                        "action": str(call.get("name") or "bash")[:200],
-                        "arguments": call.get("arguments"),
-                        "started_at": when,
-                    }
-                    steps.append(step)
-                    if call.get("id"):
-                        by_call_id[call["id"]] = step
-                continue
-            saved = [a for a in _as_list(extra.get("actions")) if isinstance(a, dict) and "command" in a]
-            if len(saved) == 1:
-                command: str | None = str(saved[0]["command"])
-                _, rest = _text_action(content, regexes)
-            else:
-                command, rest = _text_action(content, regexes)
-            if command is not None:
-                thought = _THOUGHT_LABEL.sub("", rest).strip() or msg.get("reasoning") or None
-            steps.append({
-                "thought": thought,
-                "action": "bash" if command is not None else None,
-                "arguments": {"command": command} if command is not None else None,
-                "started_at": when,
-            })
-        elif role == "tool":
-            step = by_call_id.pop(msg.get("call_id"), None) or pending()
-            if step is not None:
-                reply(step, content, extra, when)
-        elif role == "user":
-            step = pending() or (steps[-1] if steps and steps[-1].get("observation") is None else None)
-            if step is not None:
-                reply(step, content, extra, when)
-            elif content.strip():  # a nudge answering no recorded action (e.g. a tool-call format error)
-                nudge = _FORMAT_ERROR.search(content)
-                is_format_error = extra.get("interrupt_type") == "FormatError"
-                rejected = extra.get("model_response")
-                steps.append({
-                    "thought": _THOUGHT_LABEL.sub("", rejected).strip() or None if isinstance(rejected, str) else None,
-                    "observation": clip_step_text(content),
-                    "error": short(nudge.group(1)) if nudge else (
-                        short(content.strip().splitlines()[0]) if is_format_error else None),
-                    "started_at": when,
-                })
-        elif role == "exit":
-            step = pending()
-            if step is not None:
-                step["observation"] = clip_step_text(content)
-                if exit_status not in SUCCESS_STATUSES:
-                    step["error"] = short(content) if content else exit_status
-    for index, step in enumerate(steps):
-        step["index"] = index
-        if isinstance(step.get("thought"), str):
-            step["thought"] = clip_step_text(step["thought"])
-    return steps
 
 
 def _model_id(info: dict, messages: list[Any]) -> str | None:
@@ -445,8 +196,8 @@ def _model_id(info: dict, messages: list[Any]) -> str | None:
 
 
 def _task(messages: list[Any], info: dict[str, Any]) -> str:
-    first = next((m for m in messages if isinstance(m, dict) and _normalise(m)["role"] == "user"), None)
-    content = _normalise(first)["text"] if first is not None else ""
+    first = next((m for m in messages if isinstance(m, dict) and normalise(m)["role"] == "user"), None)
+    content = normalise(first)["text"] if first is not None else ""
     if not content.strip():
         raise RecordError("missing field 'messages': no user message holding the task")
     config = info.get("config") if isinstance(info.get("config"), dict) else {}
@@ -496,7 +247,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
         status = (last.get("extra") or {}).get("exit_status") if isinstance(last.get("extra"), dict) else None
         exit_status = status if isinstance(status, str) else None
     outcome = outcome_for(exit_status)
-    steps = _steps(messages, exit_status, _action_regexes(info))
+    steps = steps_of(messages, exit_status, _action_regexes(info), submitted=exit_status in SUCCESS_STATUSES)
     config = config_name(ctx.source, instance_id)
     stats = info.get("model_stats") if isinstance(info.get("model_stats"), dict) else {}
 

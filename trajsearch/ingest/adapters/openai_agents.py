@@ -53,7 +53,17 @@ from trajsearch.model import Trajectory
 
 from ._common import Context, RecordError, clip_task
 from ._otlp import clean_ids
-from ._spans import Message, Node, SpanFormat, iso_seconds, maybe_json, normalise_messages, span_trajectory, text_of
+from ._spans import (
+    Message,
+    Node,
+    SpanFormat,
+    iso_seconds,
+    maybe_json,
+    normalise_messages,
+    span_trajectory,
+    start_order,
+    text_of,
+)
 
 NAME = "openai-agents"
 #: Searched in a file's first 64 KiB when no record can be parsed from them (see ``detect``).
@@ -262,7 +272,7 @@ def _match_handoffs(group: list[Node]) -> None:
 
 
 def _task(group: list[Node]) -> tuple[str | None, str]:
-    ordered = sorted(group, key=lambda n: (n.start if n.start is not None else float("inf"), n.seq))
+    ordered = sorted(group, key=start_order)
     for node in ordered:  # the latest user message: a run given a conversation's history answers its last turn
         users = [m["text"] for m in node.input_messages
                  if m.get("role") == "user" and str(m.get("text") or "").strip() and not m.get("call_id")]
@@ -289,7 +299,7 @@ class _Format(SpanFormat):
                 node.start, node.end = min(starts) - 1e-6, max(ends) if ends else None
         ids = {n.id for n in group}
         roots = [n for n in group if not n.parent or n.parent not in ids]
-        root = min(roots or group, key=lambda n: (n.start if n.start is not None else float("inf"), n.seq))
+        root = min(roots or group, key=start_order)
         failure = next((n.error for n in sorted(group, key=lambda n: n.seq)
                         if n.error and (n.role == "agent" or n.name == "task")), None)
         if failure and not root.error:

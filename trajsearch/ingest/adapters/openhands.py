@@ -55,10 +55,8 @@ from typing import Any
 from trajsearch.model import Failure, Outcome, Trajectory
 
 from ._agent_cli import (
-    as_dict,
     as_int,
     as_key,
-    as_list,
     as_str,
     exit_code_error,
     finish_steps,
@@ -66,7 +64,7 @@ from ._agent_cli import (
     iso_time,
     prompt_list,
 )
-from ._common import Context, RecordError, build, clip_task, decisive_line, safe_id, short
+from ._common import Context, RecordError, as_dict, as_list, build, clip_task, decisive_line, safe_id, short
 
 NAME = "openhands"
 #: A file is one conversation: the reader hands over its whole JSON list.

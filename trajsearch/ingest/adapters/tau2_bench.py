@@ -57,6 +57,7 @@ from trajsearch.model import Failure, Outcome, Trajectory
 from ._common import (
     Context,
     RecordError,
+    as_list,
     build,
     clip_step_text,
     clip_task,
@@ -174,22 +175,18 @@ def _messages(sim: dict[str, Any]) -> list[dict[str, Any]]:
     if isinstance(sim.get("messages"), list):
         return [m for m in sim["messages"] if isinstance(m, dict)]
     out: list[dict[str, Any]] = []
-    for tick in _as_list(sim.get("ticks")):
+    for tick in as_list(sim.get("ticks")):
         if not isinstance(tick, dict):
             continue
         for side in ("agent", "user"):
             chunk = tick.get(f"{side}_chunk") if isinstance(tick.get(f"{side}_chunk"), dict) else None
-            calls = [c for c in _as_list(tick.get(f"{side}_tool_calls")) if isinstance(c, dict)]
+            calls = [c for c in as_list(tick.get(f"{side}_tool_calls")) if isinstance(c, dict)]
             if chunk or calls:
                 out.append({"role": "assistant" if side == "agent" else "user",
                             "content": (chunk or {}).get("content"), "tool_calls": calls or None,
                             "timestamp": (chunk or {}).get("timestamp") or tick.get("timestamp")})
-            out.extend(r for r in _as_list(tick.get(f"{side}_tool_results")) if isinstance(r, dict))
+            out.extend(r for r in as_list(tick.get(f"{side}_tool_results")) if isinstance(r, dict))
     return out
-
-
-def _as_list(value: Any) -> list[Any]:
-    return value if isinstance(value, list) else []
 
 
 def _text(value: Any) -> str:
@@ -235,12 +232,12 @@ def _steps(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     for msg in messages:
         role, when = msg.get("role"), _time(msg.get("timestamp"))
         if role == "tool":
-            for result in _as_list(msg.get("tool_messages")) or [msg]:
+            for result in as_list(msg.get("tool_messages")) or [msg]:
                 if isinstance(result, dict):
                     answer(result)
             continue
         content = _text(msg.get("content")) if not msg.get("is_audio") else _text(msg.get("audio_script_gold"))
-        calls = [c for c in _as_list(msg.get("tool_calls")) if isinstance(c, dict)]
+        calls = [c for c in as_list(msg.get("tool_calls")) if isinstance(c, dict)]
         if role == "assistant":
             replying = None
             for n, call in enumerate(calls):
@@ -285,7 +282,7 @@ def _failure(reason: str | None, reward_info: dict[str, Any], steps: list[dict],
         unmet.append("final database differs from the expected one")
     for key, what, flag in (("action_checks", "action", "action_match"), ("nl_assertions", "nl_assertion", "met"),
                             ("communicate_checks", "info", "met"), ("env_assertions", "env_assertion", "met")):
-        for check in _as_list(reward_info.get(key)):
+        for check in as_list(reward_info.get(key)):
             if isinstance(check, dict) and check.get(flag) is False:
                 item = check.get(what)
                 label = item.get("name") if isinstance(item, dict) else item

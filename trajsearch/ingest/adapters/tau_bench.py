@@ -61,6 +61,8 @@ from trajsearch.model import Failure, Outcome, Trajectory
 from ._common import (
     Context,
     RecordError,
+    as_dict,
+    as_list,
     build,
     outcome_of_reward,
     clip_step_text,
@@ -167,7 +169,7 @@ def _steps(traj: list[Any]) -> list[dict]:
             calls = msg.get("tool_calls") or []
             calls = calls if isinstance(calls, list) else [calls]  # a non-call item is an unforeseen shape
             for n, call in enumerate(calls):
-                fn = _obj(call.get("function"))
+                fn = as_dict(call.get("function"))
                 step = {
                     "thought": (content.strip() or None) if n == 0 else None,
                     "action": str(fn.get("name") or "unknown_tool")[:200],
@@ -219,7 +221,7 @@ def _action_diffs(expected: list[Any], steps: list[dict]) -> list[str]:
     for action in expected:
         if not isinstance(action, dict) or _READ_ONLY.match(str(action.get("name", ""))):
             continue
-        name, kwargs = action.get("name"), _obj(action.get("kwargs"))
+        name, kwargs = action.get("name"), as_dict(action.get("kwargs"))
         same = [args for called, args in calls if called == name]
         if any(args == kwargs for args in same):
             continue
@@ -234,7 +236,7 @@ def _action_diffs(expected: list[Any], steps: list[dict]) -> list[str]:
         differ = [k for k, v in kwargs.items() if best.get(k) != v]
         parts = [f"{k} expected {_brief(kwargs[k])} got {_brief(best.get(k))}" for k in differ[:3]]
         out.append(f"{name} called with different arguments: " + "; ".join(parts))
-    wanted = [(a.get("name"), _obj(a.get("kwargs"))) for a in expected if isinstance(a, dict)]
+    wanted = [(a.get("name"), as_dict(a.get("kwargs"))) for a in expected if isinstance(a, dict)]
     for step in steps:
         call = (step["action"], step.get("arguments"))
         if step["action"] in (None, "respond") or _READ_ONLY.match(step["action"]) or step.get("error"):
@@ -246,8 +248,8 @@ def _action_diffs(expected: list[Any], steps: list[dict]) -> list[str]:
 
 def _failure(run: dict, info: dict, steps: list[dict], n_messages: int) -> Failure:
     reward = run.get("reward")
-    reward_info = _obj(info.get("reward_info"))
-    judged = _obj(reward_info.get("info"))
+    reward_info = as_dict(info.get("reward_info"))
+    judged = as_dict(reward_info.get("info"))
     if not reward_info:
         why = (
             f"no reward evaluation: the episode stopped after {n_messages} messages "
@@ -264,17 +266,9 @@ def _failure(run: dict, info: dict, steps: list[dict], n_messages: int) -> Failu
     last = next((s for s in reversed(steps) if s.get("error")), None)
     if last:
         error += f"; last tool error: {last['action']} -> {last['error']}"
-    expected = _seq(reward_info.get("actions")) or _seq(_obj(info.get("task")).get("actions"))
+    expected = as_list(reward_info.get("actions")) or as_list(as_dict(info.get("task")).get("actions"))
     diffs = _action_diffs(expected, steps) if reward_info else []
     return Failure(error=error, cause="; ".join(diffs) if diffs else None)
-
-
-def _obj(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
-def _seq(value: Any) -> list[Any]:
-    return value if isinstance(value, list) else []
 
 
 def _reward(value: Any) -> float | None:
@@ -306,9 +300,9 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     for n, msg in enumerate(traj):
         if not isinstance(msg, dict) or not isinstance(msg.get("role"), str):
             raise RecordError(f"field 'traj[{n}].role' must be a string (a chat message's role)")
-    used = {str(a.get("name")) for a in _seq(task.get("actions")) if isinstance(a, dict)} | {
+    used = {str(a.get("name")) for a in as_list(task.get("actions")) if isinstance(a, dict)} | {
         str(c["function"].get("name")) for m in traj if isinstance(m, dict)
-        for c in _seq(m.get("tool_calls")) if isinstance(c, dict) and isinstance(c.get("function"), dict)}
+        for c in as_list(m.get("tool_calls")) if isinstance(c, dict) and isinstance(c.get("function"), dict)}
     domain = str(ctx.defaults.get("task_family") or guess_domain(ctx.source, used))
     crashed = not traj and bool(info.get("error"))
     instruction = task.get("instruction")
@@ -331,8 +325,8 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
         outcome = outcome_of_reward(reward, ctx)
         if outcome is Outcome.failure:
             failure = _failure(record, info, steps, len(traj))
-    judged = _obj(_obj(info.get("reward_info")).get("info"))
-    expected = _seq(_obj(info.get("reward_info")).get("actions")) or _seq(task.get("actions"))
+    judged = as_dict(as_dict(info.get("reward_info")).get("info"))
+    expected = as_list(as_dict(info.get("reward_info")).get("actions")) or as_list(task.get("actions"))
     settings = run_name(ctx.source)
     fields: dict[str, Any] = {
         "trajectory_id": safe_id(f"tau-{file_stem(ctx.source)}-{record['task_id']}-t{trial}"),

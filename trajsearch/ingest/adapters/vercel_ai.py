@@ -53,16 +53,16 @@ from trajsearch.model import Trajectory
 
 from ._common import Context, RecordError
 from ._otlp import (
-    _error,
-    _events,
-    _status,
-    _time,
     attributes,
+    clean_ids,
     is_span_record,
     node_from_span,
     raw_items,
-    _ids,
-    clean_ids,
+    span_error,
+    span_events,
+    span_ids,
+    span_status,
+    span_time,
     with_current_instruction,
 )
 from ._spans import Message, Node, SpanFormat, maybe_json, span_trajectory, text_of
@@ -202,14 +202,14 @@ def _node(span: dict[str, Any], resource: dict[str, Any], seq: int) -> tuple[str
     op = _operation(span, attrs)
     if op is None:
         return node_from_span(span, resource, seq)
-    trace, span_id, parent = _ids(span)
-    events = _events(span)
-    failed, message = _status(span)
+    trace, span_id, parent = span_ids(span)
+    events = span_events(span)
+    failed, message = span_status(span)
     node = Node(
         id=span_id, parent=parent, role="other", name=op, seq=seq,
-        start=_time(span.get("startTime") or span.get("startTimeUnixNano") or span.get("start_time")),
-        end=_time(span.get("endTime") or span.get("endTimeUnixNano") or span.get("end_time")),
-        error=_error(attrs, events, failed, message),
+        start=span_time(span.get("startTime") or span.get("startTimeUnixNano") or span.get("start_time")),
+        end=span_time(span.get("endTime") or span.get("endTimeUnixNano") or span.get("end_time")),
+        error=span_error(attrs, events, failed, message),
     )
     model = attrs.get("ai.response.model") or attrs.get("gen_ai.response.model") or attrs.get("ai.model.id")
     if op in _CALLS:

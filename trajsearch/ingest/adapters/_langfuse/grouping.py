@@ -1,0 +1,177 @@
+"""A Langfuse trace's nodes put right before assembly: what the instrumentations recorded their own way.
+
+Once the reader has grouped a trace's observations, some need reading
+together rather than one by one: an observation sent as a create and later
+updates is one node; a childless ``SPAN`` answering a tool call a generation
+made is that tool's execution (LangChain, agno); a generation nested in
+another is one model call; BeeAI's ReAct event spans give the tool steps;
+tools started at the same instant keep the order the model asked for them in;
+and the task is looked for in the trace, the top-level observations and the
+generations, in that order. Apart from the per-record mapping
+(``observations``) because each of these needs the whole trace.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from .._common import RecordError
+from .._spans import Node, start_order
+from .._vendor import call_args_text, decode, first_user_text, instruction, is_empty, output_dicts
+from .observations import INFO_RAW, INFO_TARGET, INFO_THOUGHT, INFO_TYPE, observation_node
+
+_ITERATION = re.compile(r"^iteration-\d+$")
+
+
+def merged(group: list[Node]) -> list[Node]:
+    """Observations sent as a create and later updates (ingestion events): one node per id, fields merged."""
+    by_id: dict[str, list[Node]] = {}
+    for node in group:
+        by_id.setdefault(node.id, []).append(node)
+    if all(len(v) == 1 for v in by_id.values()):
+        return group
+    out = []
+    for versions in by_id.values():
+        raws = [n.info.get(INFO_RAW) for n in sorted(versions, key=lambda n: n.seq)]
+        if len(versions) == 1 or not all(isinstance(r, dict) for r in raws):
+            out.append(versions[-1] if len(versions) > 1 else versions[0])
+            continue
+        body: dict[str, Any] = {}
+        for raw in raws:
+            body.update({k: v for k, v in raw.items() if not is_empty(v) and not (k == "type" and body.get("type") and
+                                                                                v in ("SPAN", "OBSERVATION"))})
+        out.append(observation_node(body, versions[0].seq))
+    return out
+
+
+def tools_as_spans(group: list[Node]) -> None:
+    """Childless SPAN observations named like (or answering) a tool call a generation made are tool executions."""
+    calls = [c for n in group if n.role == "llm" for m in n.output_messages for c in m.get("calls") or []]
+    names = {c.get("name") for c in calls}
+    ids = {c.get("id") for c in calls if c.get("id")}
+    parents = {n.parent for n in group}
+    for n in group:
+        if n.role == "chain" and n.info.get(INFO_TYPE) == "SPAN" and n.id not in parents and (
+                n.tool in names or n.name in names or (n.call_id and n.call_id in ids)):
+            n.role = "tool"
+
+
+def one_model_call(group: list[Node]) -> None:
+    """A generation nested inside another is the same model call traced twice: keep the one with an answer."""
+    by_id = {n.id: n for n in group}
+    for node in group:
+        if node.role != "llm":
+            continue
+        parent, seen = by_id.get(node.parent or ""), set()
+        while parent is not None and parent.role != "llm" and parent.id not in seen:
+            seen.add(parent.id)
+            parent = by_id.get(parent.parent or "")
+        if parent is None or parent.role != "llm":
+            continue
+        if parent.output_messages:
+            node.role = "other"
+        else:
+            parent.role = "chain"
+
+
+def react_steps(group: list[Node]) -> None:
+    """BeeAI's ReAct agent (``openinference-instrumentation-beeai``): steps from its event spans.
+
+    Each ``iteration-N`` span holds ``agent.react.update`` / ``partial_update``
+    events carrying ``thought``, ``tool.name``, ``tool.parameters`` and, once
+    the tool ran, its output; ``agent.react.success`` carries the final answer;
+    the generation of an iteration records no output (its tokens were
+    streamed) and the ``tool.<name>.*`` events repeat the call. The last update
+    per iteration and tool becomes the tool step, the iteration's generation
+    gets the thought and the call (or the final answer) as its output.
+    """
+    events = [n for n in group if str(n.info.get(INFO_TARGET, "")).startswith("agent.react.")]
+    if not events:
+        return
+    by_id = {n.id: n for n in group}
+
+    def iteration(node: Node) -> str | None:
+        seen: set[str] = set()
+        current = by_id.get(node.parent or "")
+        while current is not None and current.id not in seen:
+            if _ITERATION.match(current.name):
+                return current.id
+            seen.add(current.id)
+            current = by_id.get(current.parent or "")
+        return node.parent
+
+    for node in group:
+        if str(node.info.get(INFO_TARGET, "")).startswith("tool."):
+            node.role = "other"
+    chosen: dict[tuple[str | None, str | None], Node] = {}
+    finals: dict[str | None, Node] = {}
+    for node in sorted(events, key=start_order):
+        target = node.info[INFO_TARGET]
+        if target in ("agent.react.update", "agent.react.partial_update") and INFO_THOUGHT in node.info and node.result:
+            chosen[(iteration(node), node.tool)] = node
+        elif target == "agent.react.success" and node.output_text:
+            finals[iteration(node)] = node
+    generations: dict[str | None, list[Node]] = {}
+    for node in sorted(group, key=start_order):
+        if node.role == "llm":
+            generations.setdefault(iteration(node), []).append(node)
+    for (it, _tool), node in chosen.items():
+        node.role, node.call_id = "tool", f"react:{node.id}"
+    for it, gens in generations.items():
+        if gens[0].output_messages:
+            continue
+        calls = [n for (i, _t), n in chosen.items() if i == it]
+        if calls:
+            gens[0].output_messages = [{"role": "assistant", "text": calls[0].info.get(INFO_THOUGHT, "").strip(),
+                                        "reasoning": "", "call_id": None,
+                                        "calls": [{"id": n.call_id, "name": n.tool, "arguments": n.arguments} for n in calls]}]
+        elif it in finals:
+            gens[0].output_messages = output_dicts(decode(finals[it].output_text))
+
+
+def parallel_calls_in_call_order(group: list[Node]) -> None:
+    """Tool executions that started at the same instant keep the order the model asked for them in."""
+    rank: dict[tuple[str, str], int] = {}
+    n = 0
+    for node in sorted((g for g in group if g.role == "llm"), key=start_order):
+        for msg in node.output_messages:
+            for call in msg.get("calls") or []:
+                if call.get("id"):
+                    rank.setdefault(("id", call["id"]), n)
+                rank.setdefault(("name", str(call.get("name"))), n)
+                n += 1
+    slots: dict[tuple[str | None, float | None], list[Node]] = {}
+    for node in group:
+        if node.role == "tool" and node.start is not None:
+            slots.setdefault((node.parent, node.start), []).append(node)
+    for tied in slots.values():
+        if len(tied) > 1:
+            seqs = sorted(t.seq for t in tied)
+            ranked = sorted(tied, key=lambda t: (
+                rank.get(("id", t.call_id or ""), rank.get(("name", t.tool or ""), n)), t.seq))
+            for node, seq in zip(ranked, seqs):
+                node.seq = seq
+
+
+def task_of(group: list[Node]) -> str:
+    ordered = sorted(group, key=start_order)
+    trace = next((n for n in ordered if n.id.startswith("trace:")), None)  # a conversation's first trace
+    ids = {n.id for n in group}
+    top = trace.id if trace else None
+    tops = [n for n in ordered if n is not trace and (n.parent is None or n.parent not in ids or n.parent == top)]
+    heads = ([trace] if trace else []) + tops
+    for node in heads:
+        if node.role != "llm" and (text := instruction(node.input_text)):
+            return text
+    for node in ordered:
+        if node.role == "llm":
+            if text := first_user_text(node.input_messages):
+                return text
+        elif node.role in ("agent", "chain") and (text := instruction(node.input_text)):
+            return text
+    for node in heads + ordered:
+        if text := call_args_text(node.input_text):
+            return text
+    name = trace.name if trace else (ordered[0].name if ordered else "trace")
+    raise RecordError(f"no task: trace {name!r} has no input and no generation has a user message")

@@ -1,0 +1,159 @@
+"""One Langfuse trace or observation -> a :class:`~trajsearch.ingest.adapters._spans.Node`.
+
+An observation's ``type`` gives its role, except that a ``SPAN`` is a tool
+execution when the instrumentation's ``metadata.attributes`` say so (and
+BeeAI's lifecycle spans are not); a generation's input and output become
+chat messages (with Langfuse's own extraction of tool calls when the
+messages carry none); a tool's arguments, result, call id and error come
+from its ``input`` / ``output`` (a LangChain ``ToolMessage`` gives all of
+them) or from the attributes instrumentations put them in. Node fields the
+mapping needs later but assembly does not (the observation type, the raw body
+of an ingestion event, scores, BeeAI event targets, trace fields repeated on
+observations) ride in ``Node.info`` under the ``INFO_*`` keys below.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from .._common import RecordError
+from .._spans import Node, iso_seconds, text_of
+from .._vendor import as_list, call_id, decode, is_empty, message_dicts, output_dicts, result_text
+from .shapes import OBSERVATION_TYPES, as_camel, scores_of
+
+_TOOL_PREFIX = re.compile(r"^(?:execute_tool|running tool:|tool[.:]|tool call:|calling tool:)\s*", re.I)
+_LIFECYCLE = re.compile(r"\.(start|finish)(-\d+)?$")
+_EVENT_SUFFIX = re.compile(r"\.(success|error|finish|start)(-\d+)?$")
+_NOT_TOOL_KINDS = ("AGENT", "CHAIN", "LLM", "RETRIEVER", "EMBEDDING", "RERANKER", "GUARDRAIL", "EVALUATOR")
+#: Node.info keys for the adapter's own use (all start with "_"), removed before a group is assembled:
+#: the observation type, an ingestion event's raw body, scores, BeeAI's event target and thought, trace fields.
+INFO_TYPE, INFO_RAW, INFO_SCORES = "_type", "_raw", "_scores"
+INFO_TARGET, INFO_THOUGHT, INFO_TRACE = "_target", "_thought", "_trace"
+#: Where instrumentations put a tool's arguments, result and call id in ``metadata.attributes``
+#: (GenAI semconv, pydantic-ai/logfire, OpenInference, Google ADK, Vercel AI SDK).
+_ARGUMENT_ATTRIBUTES = ("gen_ai.tool.call.arguments", "tool_arguments", "tool.parameters",
+                        "gcp.vertex.agent.tool_call_args", "ai.toolCall.args", "input.value")
+_RESULT_ATTRIBUTES = ("gen_ai.tool.call.result", "tool_response", "gcp.vertex.agent.tool_response",
+                      "ai.toolCall.result", "output.value")
+_CALL_ID_ATTRIBUTES = ("gen_ai.tool.call.id", "tool_call.id", "ai.toolCall.id", "tool_call_id")
+
+
+def trace_node(trace: dict[str, Any], seq: int) -> Node:
+    trace = as_camel(trace)
+    inputs, outputs = decode(trace.get("input")), decode(trace.get("output"))
+    metadata = decode(trace.get("metadata"))
+    return Node(
+        id=f"trace:{trace['id']}", parent=None, role="agent", name=str(trace.get("name") or "trace"), seq=seq,
+        start=iso_seconds(trace.get("timestamp")),
+        input_text=None if is_empty(inputs) else text_of(inputs),
+        output_text=None if is_empty(outputs) else text_of(outputs),
+        info={k: v for k, v in {
+            "trace_name": trace.get("name"), "conversation_id": trace.get("sessionId"), "user_id": trace.get("userId"),
+            "tags": trace.get("tags") or None, "release": trace.get("release"), "version": trace.get("version"),
+            "environment": trace.get("environment") if trace.get("environment") not in (None, "default") else None,
+            "trace_metadata": {k: v for k, v in metadata.items() if isinstance(v, (str, int, float, bool))} or None
+            if isinstance(metadata, dict) else None,
+            INFO_SCORES: scores_of(trace.get("scores")) or None,
+        }.items() if v not in (None, "", [], {})},
+    )
+
+
+def _attributes(metadata: Any) -> dict[str, Any]:
+    if not isinstance(metadata, dict):
+        return {}
+    attrs = decode(metadata.get("attributes"))
+    return attrs if isinstance(attrs, dict) else {}
+
+
+def _tool_output(value: Any) -> tuple[Any, str | None, str | None]:
+    """(result, call id, error) of a tool's output; a LangChain ``ToolMessage`` gives all three."""
+    if isinstance(value, dict):
+        msg = value
+        if isinstance(msg.get("kwargs"), dict) and isinstance(msg.get("id"), list) and msg["id"]:  # "lc" form
+            msg = dict(msg["kwargs"], type=str(msg["id"][-1]).lower().removesuffix("message"))
+        if msg.get("type") == "tool" and "content" in msg:
+            content = decode(msg["content"])
+            error = text_of(content) if str(msg.get("status") or "").lower() == "error" else None
+            return content, call_id(msg.get("tool_call_id")), error
+    return value, None, None
+
+
+def _tool_name(name: str, attrs: dict[str, Any]) -> str:
+    named = attrs.get("gen_ai.tool.name") or attrs.get("tool.name") or attrs.get("ai.toolCall.name") or \
+        attrs.get("tool_name")
+    if isinstance(named, str) and named.strip():
+        return named.strip()
+    return _EVENT_SUFFIX.sub("", _TOOL_PREFIX.sub("", name)).strip() or name
+
+
+def observation_node(obs: dict[str, Any], seq: int) -> Node:
+    obs = as_camel(obs)
+    if not obs.get("id") or not obs.get("traceId"):
+        raise RecordError("Langfuse observation without 'id' or 'traceId'")
+    kind = str(obs.get("type", "")).upper()
+    role = OBSERVATION_TYPES.get(kind, "other")
+    level = str(obs.get("level") or "DEFAULT").upper()
+    metadata = decode(obs.get("metadata"))
+    attrs = _attributes(metadata)
+    span_kind = str(attrs.get("openinference.span.kind") or "").upper()
+    name = str(obs.get("name") or kind.lower() or "observation")
+    if kind == "SPAN" and (span_kind == "TOOL" or attrs.get("gen_ai.operation.name") == "execute_tool" or (
+            (attrs.get("gen_ai.tool.name") or attrs.get("tool.name")) and span_kind not in _NOT_TOOL_KINDS)):
+        role = "tool"
+    if role == "tool" and _LIFECYCLE.search(name) and is_empty(obs.get("output")):
+        role = "other"  # BeeAI's tool.<name>.start-N / .finish-N events: the .success-N span carries the result
+    inputs, raw_output = decode(obs.get("input")), obs.get("output")
+    outputs = decode(raw_output)
+    node = Node(
+        id=str(obs["id"]), parent=str(obs.get("parentObservationId") or f"trace:{obs['traceId']}"),
+        role=role, name=name, seq=seq,
+        start=iso_seconds(obs.get("startTime")), end=iso_seconds(obs.get("endTime")),
+        error=(str(obs.get("statusMessage") or "level ERROR") if level == "ERROR" else None),
+        input_text=None if is_empty(inputs) else text_of(inputs),
+        output_text=None if is_empty(outputs) else text_of(outputs),
+        info={INFO_TYPE: kind},
+    )
+    if isinstance(attrs.get("target"), str) and attrs["target"].startswith(("agent.react.", "tool.")):
+        node.info[INFO_TARGET] = attrs["target"]  # BeeAI's event spans, see react_steps
+        if isinstance(attrs.get("thought"), str) and attrs.get("tool.name"):
+            node.info[INFO_THOUGHT] = attrs["thought"]
+    trace_info = {k: v for k, v in {"trace_name": obs.get("traceName"), "conversation_id": obs.get("sessionId"),
+                                    "user_id": obs.get("userId"), "tags": obs.get("tags"),
+                                    "release": obs.get("release")}.items() if v}
+    if trace_info:  # what newer exports repeat of the trace on each observation
+        node.info[INFO_TRACE] = trace_info
+    if role == "llm":
+        node.input_messages = message_dicts(inputs)
+        node.output_messages = output_dicts(outputs)
+        if not any(m.get("calls") for m in node.output_messages) and (names := as_list(obs.get("toolCallNames"))):
+            # Langfuse's own extraction (newer exports): names, and {id, arguments} in the same order
+            details = [decode(c) for c in as_list(obs.get("toolCalls"))]
+            calls = [{"id": call_id(d.get("id")) if isinstance(d, dict) else None, "name": str(name),
+                      "arguments": decode(d.get("arguments"), literal=True) if isinstance(d, dict) else None}
+                     for name, d in zip(names, details + [None] * len(names)) if name]
+            if calls:
+                node.output_messages.append({"role": "assistant", "text": "", "reasoning": "", "call_id": None,
+                                             "calls": calls})
+        model = obs.get("model") or obs.get("providedModelName") or attrs.get("gen_ai.response.model") or \
+            attrs.get("gen_ai.request.model") or attrs.get("llm.model_name")
+        node.model = str(model) if model and str(model).lower() not in ("unknown", "none") else None
+        return node
+    node.tool = _tool_name(name, attrs) if role in ("tool", "chain") else name
+    args = decode(inputs, literal=True)
+    if is_empty(args):
+        args = next((decode(v, literal=True) for k in _ARGUMENT_ATTRIBUTES if not is_empty(v := attrs.get(k))), None)
+        if args is None and isinstance(metadata, dict) and isinstance(metadata.get("inputs"), dict):
+            args = metadata["inputs"]  # LangChain's callback handler keeps a tool's kwargs here
+    node.arguments = args
+    result, result_call, result_error = _tool_output(outputs)
+    if result is outputs and isinstance(raw_output, str):
+        result = raw_output  # text as written, not re-serialised
+    if is_empty(result):
+        result = next((v for k in _RESULT_ATTRIBUTES if not is_empty(v := attrs.get(k))), result)
+    node.result = result_text(result)
+    node.call_id = call_id(next((attrs[k] for k in _CALL_ID_ATTRIBUTES if attrs.get(k)), None) or
+                           (metadata.get("tool_call_id") if isinstance(metadata, dict) else None) or result_call)
+    if result_error and not node.error:
+        node.error = result_error
+    return node

@@ -1,0 +1,109 @@
+"""The shapes a Langfuse export comes in -> one kind per record, camelCase fields, scores.
+
+Langfuse data leaves the platform four ways (see ``langfuse`` for the list):
+the UI's trace download, the public API (a trace, or a list page), the
+blob-storage / table exports (flat rows, camelCase or snake_case) and
+ingestion batches (``trace-create``, ``span-update``, ``score-create``...).
+This module tells them apart (:func:`record_kind`), puts snake_case export
+columns under the API's camelCase names, unrolls an ingestion batch into
+export records and reads a score row. Apart from the observation mapping
+(``observations``) because a new export shape changes only this.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Iterator
+
+from .._vendor import Score, as_list, decode
+
+OBSERVATION_TYPES = {
+    "TOOL": "tool", "GENERATION": "llm", "RETRIEVER": "retriever", "AGENT": "agent", "CHAIN": "chain",
+    "SPAN": "chain", "EVALUATOR": "evaluator", "EVENT": "other", "EMBEDDING": "other", "GUARDRAIL": "other",
+}
+_SNAKE = {
+    "trace_id": "traceId", "parent_observation_id": "parentObservationId", "start_time": "startTime",
+    "end_time": "endTime", "status_message": "statusMessage", "provided_model_name": "providedModelName",
+    "model_parameters": "modelParameters", "observation_id": "observationId", "data_type": "dataType",
+    "string_value": "stringValue", "session_id": "sessionId", "user_id": "userId", "trace_name": "traceName",
+}
+_INGESTION = re.compile(r"^(trace|score|span|generation|event|agent|tool|chain|retriever|evaluator|embedding|guardrail|"
+                        r"observation)-(create|update)$")
+
+
+def as_camel(record: dict[str, Any]) -> dict[str, Any]:
+    """Snake_case export columns under the camelCase names the API uses (a camelCase key wins)."""
+    if not any(k in record for k in _SNAKE):
+        return record
+    out = dict(record)
+    for snake, camel in _SNAKE.items():
+        if snake in out:
+            value = out.pop(snake)
+            out.setdefault(camel, value)
+    return out
+
+
+def record_kind(record: dict[str, Any]) -> str | None:
+    """Which record this is (``export``, ``download``, ``ingestion``, ``page``, ``trace``, ...); None: not ours."""
+    if isinstance(record.get("trace"), dict) and ("observations" in record or "id" in record["trace"]):
+        return "export"
+    if "id" not in record and isinstance(record.get("observations"), list) and any(
+            isinstance(o, dict) and ("traceId" in o or "trace_id" in o) for o in record["observations"][:5]):
+        return "download"  # the server-side download: observations and scores, no trace object
+    if isinstance(record.get("batch"), list) and any(
+            isinstance(e, dict) and _INGESTION.match(str(e.get("type", ""))) for e in record["batch"][:20]):
+        return "ingestion"
+    if isinstance(record.get("data"), list) and isinstance(record.get("meta"), dict):
+        return "page" if any(isinstance(d, dict) and record_kind(as_camel(d)) for d in record["data"][:5]) else None
+    record = as_camel(record)
+    if "traceId" in record and str(record.get("type", "")).upper() in OBSERVATION_TYPES:
+        return "observation"
+    if "traceId" in record and "name" in record and ("value" in record or "dataType" in record):
+        return "score"
+    if "id" in record and ("observations" in record or "scores" in record or (
+            "timestamp" in record and ("sessionId" in record or "input" in record) and "run_type" not in record)):
+        return "trace"
+    return None
+
+
+def score_of(raw: Any) -> Score | None:
+    raw = decode(raw)
+    if not isinstance(raw, dict):
+        return None
+    raw = as_camel(raw)
+    kind = str(raw.get("dataType") or "NUMERIC").upper()
+    value = raw.get("value")
+    number = float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else \
+        (1.0 if value is True else 0.0 if value is False else None)
+    label = raw.get("stringValue") if isinstance(raw.get("stringValue"), str) else None
+    if label is None and isinstance(value, str):
+        label = value
+    if kind == "BOOLEAN" and label is not None and number is None:
+        flag = label.strip().lower()
+        number = 1.0 if flag in ("true", "1", "yes") else 0.0 if flag in ("false", "0", "no") else None
+    if kind == "BOOLEAN":
+        label = None  # "True"/"False" is not a pass/fail label; the value decides
+    return Score(str(raw.get("name") or "score"), number, label, raw.get("comment") or None,
+                 raw.get("source") or None, str(raw["observationId"]) if raw.get("observationId") else None)
+
+
+def scores_of(raw: Any) -> list[dict[str, Any]]:
+    return [s.to_json() for item in as_list(raw) if (s := score_of(item)) is not None]
+
+
+def ingestion_records(record: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    """An ingestion batch's events as export records (observation rows carry their raw body for merging)."""
+    for event in record["batch"]:
+        if not isinstance(event, dict) or not isinstance(event.get("body"), dict):
+            continue
+        found = _INGESTION.match(str(event.get("type", "")))
+        if not found:
+            continue
+        what, body = found.group(1), as_camel(event["body"])
+        if what == "trace":
+            yield {"_trace": body}
+        elif what == "score":
+            yield {"_score": body}
+        else:
+            kind = str(body.get("type") or what).upper() if what == "observation" else what.upper()
+            yield {"_observation": dict(body, type=kind)}

@@ -1,0 +1,91 @@
+"""A text turn's bash command, and whether a command's reply says it failed.
+
+Text-based configs (1.x, 2.x ``*_textbased``) put the command in a fence the
+config's ``action_regex`` matches; exactly one match is the action, none or
+several is what the agent itself rejects as a format error. A reply is a
+failure when the harness reports an exception, or a non-zero return code
+(``<returncode>``, the JSON observation of ``mini.yaml``, or
+``extra.returncode``) with its decisive output line; exit code 1 with no
+output is grep's / test's / diff's "no" and exit code 0 never fails; a 1.x
+"timed out and has been killed" reply is an error. These are the harness's
+conventions, apart from the message shapes (``messages``) and the walk that
+pairs actions with replies (``steps``).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from .._common import decisive_line, short
+
+_RETURNCODE = re.compile(r"<returncode>\s*(-?\d+)\s*</returncode>")
+_EXCEPTION = re.compile(r"<exception>(.*?)</exception>", re.S)
+_OUTPUT = re.compile(r"<output(?:_tail)?>\n?(.*?)</output(?:_tail)?>", re.S)
+_DOCKER_ARGV = re.compile(r"Command '\[.*\]'", re.S)  # the harness's argv list: noise
+_TIMED_OUT = re.compile(r"<command>.*?</command> timed out and has been killed", re.S)
+
+
+def text_action(content: str, regexes: tuple[str, ...]) -> tuple[str | None, str]:
+    """(the one command in ``content``, the text around it); None when there is none or several."""
+    for regex in regexes:
+        try:
+            found = list(re.finditer(regex, content, re.S))
+        except re.error:
+            continue
+        if not found:
+            continue
+        if len(found) != 1:
+            return None, content
+        block = found[0]
+        command = (block.group(1) if block.groups() else block.group(0)).strip()
+        return command, content[: block.start()] + content[block.end():]
+    return None, content
+
+
+def _failed_command(rc: int | None, output: str, exception: str | None) -> str | None:
+    if exception and exception.strip():  # the harness's own report, e.g. a command killed after its time limit
+        return short(_DOCKER_ARGV.sub("Command", exception.strip()))
+    if rc is None or rc == 0:
+        return None
+    line = decisive_line(output)
+    if line is None:
+        return None if rc == 1 else f"exit code {rc} (no output)"
+    return f"{line} (exit code {rc})"
+
+
+def _json_observation(content: str) -> dict[str, Any] | None:
+    text = content.strip()
+    if not (text.startswith("{") and '"returncode"' in text):
+        return None
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def step_error(content: str, extra: dict[str, Any]) -> str | None:
+    """Decisive error line of a command reply, or None if it succeeded."""
+    exception = _EXCEPTION.search(content)
+    if exception:
+        return _failed_command(None, "", exception.group(1))
+    code = _RETURNCODE.search(content)
+    if code:
+        out = _OUTPUT.search(content)
+        return _failed_command(int(code.group(1)), out.group(1) if out else _RETURNCODE.sub("", content), None)
+    observed = _json_observation(content)
+    if observed is not None:
+        rc = observed.get("returncode")
+        output = observed.get("output")
+        if output is None:
+            output = "\n".join(str(observed.get(k) or "") for k in ("output_head", "output_tail"))
+        return _failed_command(rc if isinstance(rc, int) else None, str(output), observed.get("exception_info"))
+    if "returncode" in extra or extra.get("exception_info"):
+        rc = extra.get("returncode")
+        return _failed_command(rc if isinstance(rc, int) else None, str(extra.get("raw_output") or content),
+                               extra.get("exception_info") if isinstance(extra.get("exception_info"), str) else None)
+    if _TIMED_OUT.search(content):
+        return short(_TIMED_OUT.search(content).group(0))
+    return None

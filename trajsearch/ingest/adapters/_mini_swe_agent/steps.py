@@ -1,0 +1,110 @@
+"""A mini-swe-agent conversation -> steps: actions paired with their replies, format errors kept as steps.
+
+The walk over the messages (see ``mini_swe_agent`` for the mapping): each
+tool call, or the one command of a text turn, opens a step; a tool reply
+(by call id, else the oldest unanswered call) or the next user message
+closes it as the observation; a user message answering no action is a nudge
+of its own; the final ``exit`` message is the last pending step's
+observation. It reads messages through ``messages`` and commands and their
+errors through ``commands``, so it is only about the order of a conversation.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from .._common import as_list, clip_step_text, short
+from .commands import step_error, text_action
+from .messages import message_time, normalise
+
+_THOUGHT_LABEL = re.compile(r"^\s*THOUGHT:\s*")
+_FORMAT_ERROR = re.compile(r"<error>\s*(.*?)\s*</error>", re.S)
+
+
+def steps_of(messages: list[Any], exit_status: str | None, regexes: tuple[str, ...], *, submitted: bool) -> list[dict]:
+    """The steps of one run; ``submitted``: the exit status is a submission, so the exit message is no error."""
+    steps: list[dict] = []
+    by_call_id: dict[str, dict] = {}
+
+    def pending() -> dict | None:
+        return next((s for s in steps if s.get("action") and s.get("observation") is None), None)
+
+    def reply(step: dict, content: str, extra: dict, when: Any) -> None:
+        step["observation"] = clip_step_text(content)
+        step["error"] = step_error(content, extra)
+        if step.get("action") is None and content.strip():  # the nudge answering a malformed turn
+            nudge = _FORMAT_ERROR.search(content)
+            step["error"] = short(nudge.group(1)) if nudge else short(content.strip().splitlines()[0])
+        step["ended_at"] = when
+
+    task_seen = False
+    for raw in messages:
+        if not isinstance(raw, dict):
+            continue
+        msg = normalise(raw)
+        role, content, extra = msg["role"], msg["text"], msg["extra"]
+        if role == "user" and task_seen and isinstance(extra.get("exit_status"), str):
+            role = "exit"  # the final message, written as a user message by some versions (output_files.md)
+        when = message_time(raw, extra)
+        if role == "user" and not task_seen:
+            task_seen = True
+        elif role == "assistant":
+            calls = msg.get("calls") or []
+            thought: str | None = _THOUGHT_LABEL.sub("", content).strip() or msg.get("reasoning") or None
+            if calls:
+                for n, call in enumerate(calls):
+                    step = {
+                        "thought": thought if n == 0 else None,
+                        "action": str(call.get("name") or "bash")[:200],
+                        "arguments": call.get("arguments"),
+                        "started_at": when,
+                    }
+                    steps.append(step)
+                    if call.get("id"):
+                        by_call_id[call["id"]] = step
+                continue
+            saved = [a for a in as_list(extra.get("actions")) if isinstance(a, dict) and "command" in a]
+            if len(saved) == 1:
+                command: str | None = str(saved[0]["command"])
+                _, rest = text_action(content, regexes)
+            else:
+                command, rest = text_action(content, regexes)
+            if command is not None:
+                thought = _THOUGHT_LABEL.sub("", rest).strip() or msg.get("reasoning") or None
+            steps.append({
+                "thought": thought,
+                "action": "bash" if command is not None else None,
+                "arguments": {"command": command} if command is not None else None,
+                "started_at": when,
+            })
+        elif role == "tool":
+            step = by_call_id.pop(msg.get("call_id"), None) or pending()
+            if step is not None:
+                reply(step, content, extra, when)
+        elif role == "user":
+            step = pending() or (steps[-1] if steps and steps[-1].get("observation") is None else None)
+            if step is not None:
+                reply(step, content, extra, when)
+            elif content.strip():  # a nudge answering no recorded action (e.g. a tool-call format error)
+                nudge = _FORMAT_ERROR.search(content)
+                is_format_error = extra.get("interrupt_type") == "FormatError"
+                rejected = extra.get("model_response")
+                steps.append({
+                    "thought": _THOUGHT_LABEL.sub("", rejected).strip() or None if isinstance(rejected, str) else None,
+                    "observation": clip_step_text(content),
+                    "error": short(nudge.group(1)) if nudge else (
+                        short(content.strip().splitlines()[0]) if is_format_error else None),
+                    "started_at": when,
+                })
+        elif role == "exit":
+            step = pending()
+            if step is not None:
+                step["observation"] = clip_step_text(content)
+                if not submitted:
+                    step["error"] = short(content) if content else exit_status
+    for index, step in enumerate(steps):
+        step["index"] = index
+        if isinstance(step.get("thought"), str):
+            step["thought"] = clip_step_text(step["thought"])
+    return steps

@@ -1,0 +1,68 @@
+"""OpenTelemetry spans and GenAI log events as JSON -> ``_spans.Node``, for the span adapters.
+
+OTel GenAI, OpenInference and Vercel AI (and the Agents SDK adapter, for its
+ids) read spans through this package. Reading one span answers four separate
+questions, one module each, since each changes for its own reason (a new
+exporter, a new convention, a new event name):
+
+- ``shapes``: where the spans and log records are in a record (OTLP/JSON,
+  the Python SDK's console / ``to_json`` output, any-agent's ``{"spans"}``
+  container, the JS SDK's ``ReadableSpan``, flat span objects), and a span's
+  ids, status and events in each of them;
+- ``values``: OTLP's encodings of values, ids and times (``AnyValue``,
+  hex / ``0x`` / base64 / integer ids, nanoseconds, ``[s, ns]`` pairs), so one
+  trace read from a console dump and from an OTLP file is the same run;
+- ``conventions``: what the attributes mean: the GenAI semantic conventions,
+  OpenInference, OpenLLMetry and frameworks' own attributes (one trace often
+  carries several; see ``otel_genai`` and ``openinference`` for the mapping);
+- ``events``: GenAI events (``gen_ai.*.message``, ``gen_ai.choice``,
+  ``gen_ai.client.inference.operation.details``), as log records joined to
+  their span after the spool has grouped them, or as span events;
+
+and ``adapter`` binds them into the span-adapter protocol (``otlp_nodes``,
+:class:`OtlpFormat`). Everything the one module offered is importable from here.
+"""
+
+from __future__ import annotations
+
+from .adapter import OtlpFormat, current_instruction, otlp_nodes, with_current_instruction
+from .conventions import node_from_span, span_error
+from .events import event_messages, merge_events, node_from_log
+from .shapes import (
+    is_log_record,
+    is_span_record,
+    raw_items,
+    raw_spans,
+    sample_attribute_keys,
+    sample_span_names,
+    span_events,
+    span_ids,
+    span_status,
+)
+from .values import any_value, attributes, clean_ids, normal_id, span_time
+
+__all__ = [
+    "OtlpFormat",
+    "any_value",
+    "attributes",
+    "clean_ids",
+    "current_instruction",
+    "event_messages",
+    "is_log_record",
+    "is_span_record",
+    "merge_events",
+    "node_from_log",
+    "node_from_span",
+    "normal_id",
+    "otlp_nodes",
+    "raw_items",
+    "raw_spans",
+    "sample_attribute_keys",
+    "sample_span_names",
+    "span_error",
+    "span_events",
+    "span_ids",
+    "span_status",
+    "span_time",
+    "with_current_instruction",
+]

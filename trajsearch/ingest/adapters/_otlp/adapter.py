@@ -1,0 +1,118 @@
+"""What the OTel GenAI and OpenInference adapters bind: ``otlp_nodes`` and :class:`OtlpFormat`.
+
+The two halves of the span-adapter protocol for spans read through this
+package: every span and GenAI log record of a record as a node
+(:func:`otlp_nodes`, by ``shapes``, ``conventions`` and ``events``), and a
+trace's nodes as a trajectory (:class:`OtlpFormat`: log events merged, spans
+read twice kept once, the task optionally the latest user message, a trace
+without any recorded input still a run when the format asks for it).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, replace
+from typing import Any, Iterator
+
+from trajsearch.model import Trajectory
+
+from .._common import Context, RecordError, clip_task
+from .._spans import Node, SpanFormat, first_user_text, in_tree_order, span_trajectory, start_order, task_from_input
+from .conventions import node_from_span
+from .events import merge_events, node_from_log
+from .shapes import raw_items
+
+
+def otlp_nodes(record: Any, ctx: Context, seq: int = 0) -> Iterator[tuple[str, Node, str | None]]:
+    """(trace id, node, conversation id) for every span and GenAI log event of one record.
+
+    The adapter ``nodes`` of OTel GenAI and OpenInference (see the module
+    docstring); ``ctx`` is unused, kept for the adapter protocol. A GenAI log
+    record without ids is reported after the record's other items are kept.
+    """
+    orphans: list[str] = []
+    for n, (kind, resource, item) in enumerate(raw_items(record)):
+        if kind == "span":
+            yield node_from_span(item, resource, seq + n)
+            continue
+        try:
+            found = node_from_log(item, seq + n)
+        except RecordError as exc:
+            orphans.append(str(exc))
+            continue
+        if found is not None:
+            yield found[0], found[1], None
+    if orphans:
+        more = f" (+{len(orphans) - 1} more)" if len(orphans) > 1 else ""
+        raise RecordError(orphans[0] + more)
+
+
+#: Framework wording around the user's words in the first user message (smolagents' "New task:").
+_TASK_WRAPPER = re.compile(r"^\s*New task:\s*\n")
+
+
+def current_instruction(nodes: list[Node]) -> str | None:
+    """The run's own instruction: the *latest* user message of the message list the task is read from.
+
+    A chat app sends a conversation's whole history with every call, so the
+    first user message of a call is where the conversation started, not what
+    this run was asked; the latest one is. None when the task comes from a
+    root input text instead (see ``_spans.assembly._task``).
+    """
+    order = in_tree_order(nodes)
+    if not order:
+        return None
+    root = order[0][0]
+    if first_user_text(root.input_messages):
+        messages = root.input_messages
+    elif task_from_input(root.input_text):
+        return None
+    else:
+        messages = next((n.input_messages for n, _ in order
+                         if n.role in ("llm", "agent") and first_user_text(n.input_messages)), [])
+    users = [m["text"] for m in messages  # (a user-role message answering a tool call is a tool result)
+             if m.get("role") in ("user", "human") and str(m.get("text") or "").strip() and not m.get("call_id")]
+    if not users:
+        return None
+    return clip_task(_TASK_WRAPPER.sub("", users[-1]).strip() or users[-1].strip())
+
+
+def with_current_instruction(run: Trajectory, nodes: list[Node]) -> Trajectory:
+    task = current_instruction(nodes)
+    return run.model_copy(update={"task": task}) if task and task != run.task else run
+
+
+@dataclass(frozen=True)
+class OtlpFormat(SpanFormat):
+    """A span format read through this package: log events merged, spans read twice kept once.
+
+    With ``latest_user_message`` the task is the latest user message of the
+    first message list (see :func:`current_instruction`). With
+    ``name_when_no_input``, a trace whose spans record no input at all
+    (content capture off: ``opentelemetry-instrumentation-openai-v2`` keeps
+    prompts out of spans and logs unless told otherwise) is still a run: its
+    task names the operation that ran and says that no input was recorded
+    (``metadata.task_source = "span name"``), rather than the run being lost.
+    A trace of embedding calls only is no agent run and is rejected.
+    """
+
+    name_when_no_input: bool = False
+    latest_user_message: bool = False
+
+    def assemble_trajectory(self, key: str, group: list[Node], ctx: Context, by: str = "trace") -> Trajectory:
+        nodes = merge_events(group)
+        try:
+            run = span_trajectory(self.name, self.prefix, key, nodes, ctx, by=by)
+            return with_current_instruction(run, nodes) if self.latest_user_message else run
+        except RecordError as exc:
+            if not (self.name_when_no_input and nodes and str(exc).startswith("no task")):
+                raise
+        if not any(n.role in ("llm", "tool", "agent", "chain", "retriever") for n in nodes):
+            kinds = ", ".join(sorted({n.name.split(" ", 1)[0] for n in nodes}))
+            raise RecordError(f"not an agent run: the {by} holds only {kinds} spans and no input")
+        ids = {n.id for n in nodes}
+        roots = [n for n in nodes if not n.parent or n.parent not in ids or n.parent == n.id]
+        root = min(roots or nodes, key=start_order)
+        nodes = [replace(n, input_text=f"{root.name} (no input recorded)") if n is root else n for n in nodes]
+        run = span_trajectory(self.name, self.prefix, key, nodes, ctx, by=by)
+        return run.model_copy(update={"metadata": {**run.metadata, "task_source": "span name"}})

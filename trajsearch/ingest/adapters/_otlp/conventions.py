@@ -1,0 +1,290 @@
+"""Span attributes -> a :class:`~trajsearch.ingest.adapters._spans.Node`: what each convention calls things.
+
+One trace often carries several conventions at once (an agent framework's
+own spans around an instrumented model client), so every span is read for all
+of them (see ``otel_genai`` and ``openinference`` for the mapping):
+
+- OpenTelemetry GenAI semantic conventions (``gen_ai.operation.name``,
+  ``gen_ai.input.messages`` / ``gen_ai.output.messages``, ``gen_ai.tool.*``,
+  the older ``gen_ai.prompt`` / ``gen_ai.completion``, evaluation events);
+- OpenInference (``openinference.span.kind``, ``llm.input_messages.N.*``,
+  ``input.value`` / ``output.value``, ``retrieval.documents.N.*``,
+  evaluations and annotations);
+- OpenLLMetry / Traceloop (``traceloop.span.kind``, ``traceloop.entity.*``);
+- frameworks' own attributes: any-agent's ``gen_ai.output``, Google ADK's
+  ``gcp.vertex.agent.*`` (Gemini requests and responses), Pydantic AI /
+  Logfire's ``events`` and ``pydantic_ai.all_messages``, the Agents SDK
+  instrumentation's ``gen_ai.handoff.*``.
+
+Where the attributes are in a record is ``shapes``' business; the GenAI
+events carried as span events are read through ``events``.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import asdict
+from typing import Any
+
+from .._spans import Evaluation, Message, Node, indexed, maybe_json, normalise_message, normalise_messages, text_of
+from .events import event_messages, span_event_messages, system_message
+from .shapes import span_events, span_ids, span_status
+from .values import attributes, clean_ids, span_time
+
+_GENAI_ROLES = {
+    "invoke_agent": "agent", "create_agent": "agent", "invoke_workflow": "agent",
+    "agent_step": "chain", "workflow": "chain",
+    "execute_tool": "tool", "agent_handoff": "tool",
+    "chat": "llm", "text_completion": "llm", "generate_content": "llm", "completion": "llm", "call_llm": "llm",
+    "responses": "llm",
+    "retrieval": "retriever", "retrieve": "retriever",
+    "embeddings": "other", "rerank": "other", "guardrail_check": "other", "transcription": "other",
+    "speech_generation": "other",
+}
+_OI_ROLES = {
+    "AGENT": "agent", "CHAIN": "chain", "TOOL": "tool", "LLM": "llm", "RETRIEVER": "retriever",
+    "EVALUATOR": "evaluator", "RERANKER": "other", "EMBEDDING": "other", "GUARDRAIL": "other", "PROMPT": "other",
+}
+#: OpenLLMetry (Traceloop) ``traceloop.span.kind`` and ``llm.request.type``.
+_TRACELOOP_ROLES = {"workflow": "chain", "task": "chain", "agent": "agent", "tool": "tool"}
+_CONVERSATION_KEYS = ("gen_ai.conversation.id", "session.id", "gen_ai.session.id", "conversation.id",
+                      "gcp.vertex.agent.session_id")
+
+
+def _evaluations(attrs: dict[str, Any], events: list[tuple[str, dict[str, Any]]]) -> list[dict[str, Any]]:
+    """GenAI ``gen_ai.evaluation.result`` events and OpenInference ``(trace.)evaluations`` / annotations."""
+    out: list[dict[str, Any]] = []
+
+    def add(name: Any, label: Any, score: Any, explanation: Any) -> None:
+        if label is None and score is None:
+            return
+        try:
+            value = float(score) if score is not None and not isinstance(score, bool) else (1.0 if score else None)
+        except (TypeError, ValueError):
+            value = None
+        out.append(vars(Evaluation(str(name or "evaluation"), str(label) if label is not None else None, value,
+                                   str(explanation) if explanation else None)))
+
+    for name, ev in events:
+        if name == "gen_ai.evaluation.result" or "gen_ai.evaluation.name" in ev:
+            add(ev.get("gen_ai.evaluation.name"), ev.get("gen_ai.evaluation.score.label"),
+                ev.get("gen_ai.evaluation.score.value"), ev.get("gen_ai.evaluation.explanation"))
+    for prefix in ("trace.evaluations.", "evaluations.", "trace.annotations.", "annotations."):
+        kind = "annotation" if "annotation" in prefix else "evaluation"
+        for item in indexed(attrs, prefix):
+            add(item.get(f"{kind}.name"), item.get(f"{kind}.label"), item.get(f"{kind}.score"),
+                item.get(f"{kind}.explanation"))
+    return out
+
+
+def _oi_messages(attrs: dict[str, Any], prefix: str) -> list[dict[str, Any]]:
+    msgs = [normalise_message(m) for m in indexed(attrs, prefix)]
+    return [vars(m) for m in msgs if m is not None]
+
+
+def _legacy_messages(attrs: dict[str, Any], events: list[tuple[str, dict[str, Any]]], which: str) -> list[dict[str, Any]]:
+    """Older GenAI conventions: ``gen_ai.prompt`` / ``gen_ai.completion`` (JSON or text, flattened, or events)."""
+    key = f"gen_ai.{which}"
+    if key in attrs:
+        value = maybe_json(attrs[key])
+        msgs = normalise_messages(value)
+        if which == "completion" and isinstance(value, str):
+            msgs = [dict(m, role="assistant") for m in msgs]
+        return msgs
+    flat = indexed(attrs, f"{key}.")
+    if flat:
+        return normalise_messages(flat)
+    for name, ev in events:
+        if name in (f"gen_ai.content.{which}", f"gen_ai.{which}") and key in ev:
+            msgs = normalise_messages(maybe_json(ev[key]))
+            return [dict(m, role="assistant") for m in msgs] if which == "completion" else msgs
+    return []
+
+
+def _logfire_events(attrs: dict[str, Any]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Pydantic AI / Logfire put the GenAI events of a model call in one JSON ``events`` attribute."""
+    raw = maybe_json(attrs.get("events"))
+    if not isinstance(raw, list):
+        return [], []
+    inputs: list[dict[str, Any]] = []
+    outputs: list[dict[str, Any]] = []
+    for ev in raw:
+        if isinstance(ev, dict) and isinstance(ev.get("event.name"), str):
+            ins, outs = event_messages(ev["event.name"], {k: v for k, v in ev.items() if k != "event.name"}, {})
+            inputs.extend(ins)
+            outputs.extend(outs)
+    return inputs, outputs
+
+
+def _any_agent_output(raw: Any) -> list[dict[str, Any]]:
+    """any-agent's ``gen_ai.output`` of a model call: ``[{"tool.name", "tool.args"}]`` or the answer text."""
+    value = maybe_json(raw)
+    if isinstance(value, list) and value and all(isinstance(v, dict) and "tool.name" in v for v in value):
+        calls = [{"id": v.get("tool.id") or v.get("tool.call.id"), "name": v["tool.name"],
+                  "arguments": maybe_json(v.get("tool.args"))} for v in value]
+        return [asdict(Message("assistant", calls=calls))]
+    text = raw if isinstance(raw, str) else text_of(raw)
+    return [asdict(Message("assistant", text))] if text.strip() else []
+
+
+def _gemini_messages(contents: Any) -> list[dict[str, Any]]:
+    """Gemini ``contents`` (``[{"role": "user"|"model", "parts": [text | function_call | function_response]}]``)."""
+    out: list[dict[str, Any]] = []
+    for content in contents if isinstance(contents, list) else [contents]:
+        if not isinstance(content, dict):
+            continue
+        role = {"model": "assistant"}.get(str(content.get("role") or "user"), str(content.get("role") or "user"))
+        texts, calls = [], []
+        for part in content.get("parts") or []:
+            if not isinstance(part, dict):
+                continue
+            call = part.get("function_call") or part.get("functionCall")
+            response = part.get("function_response") or part.get("functionResponse")
+            if isinstance(call, dict):
+                calls.append({"id": call.get("id"), "name": call.get("name"), "arguments": maybe_json(call.get("args"))})
+            elif isinstance(response, dict):
+                out.append(asdict(Message("tool", text_of(response.get("response")), call_id=response.get("id"))))
+            elif part.get("text") and not part.get("thought"):
+                texts.append(str(part["text"]))
+        if texts or calls:
+            out.append(asdict(Message(role, "\n".join(texts), calls=calls)))
+    return out
+
+
+def _adk_messages(attrs: dict[str, Any]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Google ADK: ``gcp.vertex.agent.llm_request`` / ``llm_response`` (Gemini request and response JSON)."""
+    request = maybe_json(attrs.get("gcp.vertex.agent.llm_request"))
+    response = maybe_json(attrs.get("gcp.vertex.agent.llm_response"))
+    inputs: list[dict[str, Any]] = []
+    if isinstance(request, dict):
+        config = request.get("config") if isinstance(request.get("config"), dict) else {}
+        inputs = [*system_message(config.get("system_instruction")), *_gemini_messages(request.get("contents"))]
+    outputs: list[dict[str, Any]] = []
+    if isinstance(response, dict):
+        content = response.get("content")
+        if content is None and isinstance(response.get("candidates"), list) and response["candidates"]:
+            content = (response["candidates"][0] or {}).get("content")
+        outputs = [dict(m, role="assistant") for m in _gemini_messages(content)]
+    return inputs, outputs
+
+
+def span_error(attrs: dict[str, Any], events: list[tuple[str, dict[str, Any]]], failed: bool, message: str | None) -> str | None:
+    exc = next((ev for name, ev in events if name == "exception" or "exception.type" in ev), None)
+    parts = []
+    if exc:
+        kind, text = exc.get("exception.type") or exc.get("exception.name"), exc.get("exception.message")
+        parts.append(f"{kind}: {text}" if kind and text else str(kind or text or ""))
+    elif attrs.get("error.type") and (failed or message):
+        parts.append(str(attrs["error.type"]) + (f": {message}" if message else ""))
+    elif attrs.get("error.type"):
+        parts.append(str(attrs["error.type"]))
+    elif failed:
+        parts.append(message or "error status")
+    return "; ".join(p for p in parts if p) or None
+
+
+def _role(attrs: dict[str, Any], span: dict[str, Any], name: str) -> str:
+    op = str(attrs.get("gen_ai.operation.name") or "").lower()
+    oi_kind = str(attrs.get("openinference.span.kind") or span.get("span_kind") or "").upper()
+    role = _GENAI_ROLES.get(op) or _OI_ROLES.get(oi_kind)
+    if role:
+        return role
+    if (kind := str(attrs.get("traceloop.span.kind") or "").lower()) in _TRACELOOP_ROLES:
+        return _TRACELOOP_ROLES[kind]
+    if str(attrs.get("llm.request.type") or "").lower() in ("chat", "completion"):
+        return "llm"
+    head = name.split(" ", 1)[0].lower()  # span names as the conventions spell them, "chat gpt-4o"
+    return _GENAI_ROLES.get(head, "other") if head in ("call_llm", "execute_tool", "invoke_agent") else "other"
+
+
+def _first(attrs: dict[str, Any], *keys: str) -> Any:
+    return next((attrs[k] for k in keys if attrs.get(k) is not None), None)
+
+
+def node_from_span(span: dict[str, Any], resource: dict[str, Any], seq: int) -> tuple[str, Node, str | None]:
+    """(trace id, node, conversation id) of one span."""
+    trace, span_id, parent = span_ids(span)
+    attrs = attributes(span.get("attributes"))
+    events = span_events(span)
+    failed, message = span_status(span)
+    name = str(span.get("name") or attrs.get("gen_ai.operation.name") or attrs.get("openinference.span.kind")
+               or span.get("span_kind") or "span")
+    role = _role(attrs, span, name)
+    start = span_time(span.get("startTimeUnixNano") or span.get("start_time") or span.get("startTime"))
+    end = span_time(span.get("endTimeUnixNano") or span.get("end_time") or span.get("endTime"))
+
+    inputs = normalise_messages(attrs["gen_ai.input.messages"]) if "gen_ai.input.messages" in attrs else []
+    outputs = normalise_messages(attrs["gen_ai.output.messages"]) if "gen_ai.output.messages" in attrs else []
+    inputs = inputs or _legacy_messages(attrs, events, "prompt") or _oi_messages(attrs, "llm.input_messages.")
+    outputs = outputs or _legacy_messages(attrs, events, "completion") or _oi_messages(attrs, "llm.output_messages.")
+    if role == "llm" and not outputs and "gen_ai.output" in attrs:  # any-agent
+        outputs = _any_agent_output(attrs["gen_ai.output"])
+    if not inputs and not outputs and ("gcp.vertex.agent.llm_request" in attrs or "gcp.vertex.agent.llm_response" in attrs):
+        inputs, outputs = _adk_messages(attrs)
+    if not inputs and not outputs:
+        ev_in, ev_out = span_event_messages(events)
+        if not ev_in and not ev_out:
+            ev_in, ev_out = _logfire_events(attrs)
+        inputs, outputs = ev_in, ev_out
+    if not inputs and role in ("agent", "chain") and "pydantic_ai.all_messages" in attrs:
+        inputs = normalise_messages(attrs["pydantic_ai.all_messages"])
+    if "gen_ai.system_instructions" in attrs and not any(m["role"] == "system" for m in inputs):
+        inputs = [*system_message(attrs["gen_ai.system_instructions"]), *inputs]
+
+    tool = _first(attrs, "gen_ai.tool.name", "tool.name")
+    handoff = {k: attrs[f"gen_ai.handoff.{k}"] for k in ("from_agent", "to_agent") if attrs.get(f"gen_ai.handoff.{k}")}
+    if handoff and not tool:  # opentelemetry-instrumentation-openai-agents: the handoff tool the model called
+        tool = re.sub(r"[^a-zA-Z0-9_]", "_", f"transfer_to_{handoff.get('to_agent', '')}".replace(" ", "_")).lower()
+    if role == "tool" and not tool:
+        tool = attrs.get("traceloop.entity.name") or name.removeprefix("execute_tool").strip() or None
+    arguments = _first(attrs, "gen_ai.tool.call.arguments", "gen_ai.tool.args", "tool_arguments",
+                       "gcp.vertex.agent.tool_call_args")
+    if arguments is None and handoff:
+        arguments = handoff
+    if arguments is None and role in ("tool", "retriever"):
+        arguments = _first(attrs, "input.value", "traceloop.entity.input", "tool.parameters")
+        if isinstance(maybe_json(arguments), dict) and set(maybe_json(arguments)) == {"inputs"} and \
+                "traceloop.entity.input" in attrs:
+            arguments = maybe_json(arguments)["inputs"]
+    result = _first(attrs, "gen_ai.tool.call.result")
+    if result is None and role == "tool":
+        result = _first(attrs, "gen_ai.output", "tool_response", "gcp.vertex.agent.tool_response", "traceloop.entity.output")
+    if result is None:
+        result = attrs.get("output.value")
+    if role == "retriever" and result is None:
+        docs = indexed(attrs, "retrieval.documents.")
+        result = "\n".join(text_of(d.get("document.content")) for d in docs) or None
+    model = _first(attrs, "gen_ai.response.model", "gen_ai.request.model", "llm.model_name")
+    conversation = next((str(attrs[k]) for k in _CONVERSATION_KEYS if attrs.get(k)), None)
+    input_text = _first(attrs, "input.value", "traceloop.entity.input") if role != "tool" else attrs.get("input.value")
+    info = {
+        "agent_name": attrs.get("gen_ai.agent.name") or attrs.get("agent_name"),
+        "agent_id": attrs.get("gen_ai.agent.id"),
+        "conversation_id": conversation,
+        "service": resource.get("service.name"),
+        "provider": attrs.get("gen_ai.provider.name") or attrs.get("gen_ai.system") or attrs.get("llm.provider"),
+        "user_id": attrs.get("user.id"),
+        "finish_reasons": attrs.get("gen_ai.response.finish_reasons") if role == "llm" else None,
+    } if role in ("agent", "chain") or parent is None else {}
+    node = Node(
+        id=span_id, parent=parent, role=role, name=name, start=start, end=end, seq=seq,
+        tool=str(tool) if tool else None,
+        call_id=_first(attrs, "gen_ai.tool.call.id", "tool.id", "tool_call.id"),
+        arguments=maybe_json(arguments),
+        result=text_of(maybe_json(result)) if result is not None else None,
+        error=span_error(attrs, events, failed, message),
+        input_messages=inputs, output_messages=outputs,
+        input_text=text_of(input_text) if input_text is not None else None,
+        output_text=text_of(attrs.get("output.value")) if attrs.get("output.value") is not None else None,
+        model=str(model) if model else None,
+        evaluations=_evaluations(attrs, events),
+        info={k: v for k, v in info.items() if v},
+    )
+    if role == "evaluator":  # an evaluator span: its output is the verdict
+        verdict = maybe_json(node.output_text)
+        if isinstance(verdict, dict):
+            node.evaluations.append(vars(Evaluation(name, verdict.get("label"), verdict.get("score"),
+                                                    verdict.get("explanation"))))
+        elif isinstance(verdict, str) and verdict.strip():
+            node.evaluations.append(vars(Evaluation(name, verdict.strip())))
+    return trace, clean_ids(node), conversation

@@ -1,0 +1,180 @@
+"""GenAI events (as log records or as span events) -> chat messages; log records folded into their spans.
+
+GenAI log events (``gen_ai.system.message``, ``gen_ai.user.message``,
+``gen_ai.assistant.message``, ``gen_ai.tool.message``, ``gen_ai.choice``, and
+``gen_ai.client.inference.operation.details`` with ``gen_ai.input.messages`` /
+``gen_ai.output.messages``) are where instrumentations such as
+``opentelemetry-instrumentation-openai-v2`` put message content. As log
+records they become ``event`` nodes keyed by their span's trace id, so the
+spool groups them with their span wherever they were read (same file or a
+sibling file); :func:`merge_events` folds them into that span before assembly.
+The same event names as span events are read directly
+(:func:`span_event_messages`).
+
+Apart from the span attributes (``conventions``) because events arrive on
+their own, in other records and files, and need a join step of their own.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import asdict
+from typing import Any
+
+from .._common import RecordError
+from .._spans import Message, Node, maybe_json, normalise_message, normalise_messages, text_of
+from .shapes import event_name
+from .values import any_value, attributes, clean_ids, normal_id, span_time
+
+_MESSAGE_EVENT = re.compile(r"^gen_ai\.(system|user|assistant|tool|developer)\.message$")
+_DETAILS_EVENT = "gen_ai.client.inference.operation.details"
+
+
+def _msg(message: Message | None) -> list[dict[str, Any]]:
+    return [asdict(message)] if message is not None else []
+
+
+def _event_body(body: Any) -> dict[str, Any]:
+    body = maybe_json(any_value(body))
+    if isinstance(body, dict):
+        return body
+    return {"content": body} if body not in (None, "") else {}
+
+
+def _content(value: Any) -> Any:
+    """An event's ``content``: a list of parts (possibly JSON-encoded, as Strands writes it) or text."""
+    decoded = maybe_json(value) if isinstance(value, str) else value
+    if isinstance(decoded, list):
+        return decoded
+    if isinstance(decoded, dict) and ("type" in decoded or "text" in decoded):
+        return [decoded]
+    return value if isinstance(value, str) or value is None else text_of(value)
+
+
+def event_messages(name: str, body: Any, attrs: dict[str, Any]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """(input messages, output messages) carried by one GenAI event (a log record or a span event).
+
+    ``gen_ai.<role>.message`` bodies hold ``content``, an assistant's
+    ``tool_calls`` (``[{"id", "function": {"name", "arguments"}}]``) and a tool
+    message's ``id``; ``gen_ai.choice`` holds ``message`` (and ``index``,
+    ``finish_reason``). When an instrumentation puts these fields in the
+    event's attributes instead of a body (span events), the attributes are used.
+    ``gen_ai.client.inference.operation.details`` carries
+    ``gen_ai.input.messages`` / ``gen_ai.output.messages`` /
+    ``gen_ai.system_instructions`` attributes (lists of parts messages).
+    """
+    fields = _event_body(body) or {k: v for k, v in attrs.items() if k not in ("gen_ai.system", "event.name")}
+    match = _MESSAGE_EVENT.match(name)
+    if match:
+        role = str(fields.get("role") or match.group(1))
+        raw = {"role": "system" if role == "developer" else role, "content": _content(fields.get("content")),
+               "tool_calls": maybe_json(fields.get("tool_calls")) or None,
+               "tool_call_id": fields.get("id") or fields.get("tool_call_id")}
+        return _msg(normalise_message({k: v for k, v in raw.items() if v is not None})), []
+    if name == "gen_ai.choice":
+        message = maybe_json(fields.get("message"))
+        if not isinstance(message, dict):
+            message = {"content": message} if message not in (None, "") else {
+                k: fields[k] for k in ("content", "tool_calls") if k in fields}
+        message = {**message, "role": message.get("role") or "assistant", "content": _content(message.get("content")),
+                   "tool_calls": maybe_json(message.get("tool_calls"))}
+        return [], _msg(normalise_message(message))
+    if name == _DETAILS_EVENT:
+        source = {**attrs, **{k: v for k, v in fields.items() if k.startswith("gen_ai.")}}
+        inputs = normalise_messages(source["gen_ai.input.messages"]) if "gen_ai.input.messages" in source else []
+        outputs = normalise_messages(source["gen_ai.output.messages"]) if "gen_ai.output.messages" in source else []
+        system = system_message(source.get("gen_ai.system_instructions"))
+        return ([*system, *inputs] if system and not any(m["role"] == "system" for m in inputs) else inputs), outputs
+    return [], []
+
+
+def system_message(raw: Any) -> list[dict[str, Any]]:
+    raw = maybe_json(raw)
+    if raw in (None, "", []):
+        return []
+    if isinstance(raw, list):
+        text = "\n".join(text_of(p.get("content", p.get("text"))) if isinstance(p, dict) else text_of(p) for p in raw)
+    else:
+        text = text_of(raw)
+    return [asdict(Message("system", text))] if text.strip() else []
+
+
+def span_event_messages(events: list[tuple[str, dict[str, Any]]]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    inputs: list[dict[str, Any]] = []
+    outputs: list[dict[str, Any]] = []
+    for name, ev in events:
+        if _MESSAGE_EVENT.match(name) or name in ("gen_ai.choice", _DETAILS_EVENT):
+            ins, outs = event_messages(name, ev.get("body") if "body" in ev else None, ev)
+            inputs.extend(ins)
+            outputs.extend(outs)
+    return inputs, outputs
+
+
+def node_from_log(log: dict[str, Any], seq: int) -> tuple[str, Node] | None:
+    """(trace id, ``event`` node) of a GenAI log record; None for other logs. RecordError without ids."""
+    attrs = attributes(log.get("attributes"))
+    name = event_name(log, attrs)
+    if not name.startswith("gen_ai."):
+        return None
+    inputs, outputs = event_messages(name, log.get("body"), attrs)
+    trace = normal_id(log.get("traceId") or log.get("trace_id"), 16)
+    span_id = normal_id(log.get("spanId") or log.get("span_id"), 8)
+    if not trace or not span_id:
+        raise RecordError(f"log event {name!r} has no trace_id/span_id: it cannot be joined to its span")
+    body = _event_body(log.get("body"))
+    info = {"event": name}
+    if name == "gen_ai.choice":
+        info.update({"index": body.get("index"), "finish_reason": body.get("finish_reason")})
+    when = span_time(log.get("timeUnixNano") or log.get("timestamp") or log.get("observedTimeUnixNano")
+                 or log.get("observed_timestamp"))
+    node = Node(id=f"{span_id}#event{seq}", parent=span_id, role="event", name=name, start=when, seq=seq,
+                input_messages=inputs, output_messages=outputs, info={k: v for k, v in info.items() if v is not None})
+    return trace, clean_ids(node)
+
+
+def merge_events(nodes: list[Node]) -> list[Node]:
+    """Fold ``event`` nodes (GenAI log records) into their spans; drop spans read twice.
+
+    A span's own message attributes win; else its events give the input
+    messages in the order they were emitted and the output messages (choices)
+    by ``index``. Events whose span was never exported become a model-call node
+    of their own, so logs without spans still make a run.
+    """
+    spans: dict[str, Node] = {}
+    events: dict[str, list[Node]] = {}
+    seen: set[tuple[Any, ...]] = set()
+    for node in nodes:
+        if node.role == "event":
+            # one event read twice (a console dump and an OTLP file of the same run): same span, name, time, content
+            key = (node.parent, node.name, round(node.start * 1e6) if node.start else None,
+                   json.dumps([node.input_messages, node.output_messages, node.info], sort_keys=True, default=str))
+            if key not in seen:
+                seen.add(key)
+                events.setdefault(node.parent or "", []).append(node)
+        elif node.id not in spans or _richer(node, spans[node.id]):
+            spans[node.id] = node
+    for span_id, group in events.items():
+        group.sort(key=lambda n: (n.seq, n.start or 0.0))
+        inputs = [m for n in group for m in n.input_messages]
+        choices = sorted((n for n in group if n.output_messages), key=lambda n: (n.info.get("index") or 0, n.seq))
+        outputs = [m for n in choices for m in n.output_messages]
+        span = spans.get(span_id)
+        if span is None:
+            starts = [n.start for n in group if n.start]
+            span = spans[span_id] = Node(id=span_id, parent=None, role="llm", name="gen_ai events", seq=group[0].seq,
+                                         start=min(starts) if starts else None, end=max(starts) if starts else None)
+        if not span.input_messages:
+            span.input_messages = inputs
+        if not span.output_messages:
+            span.output_messages = outputs
+        if span.role == "other" and (inputs or outputs):
+            span.role = "llm"
+        reasons = [n.info["finish_reason"] for n in choices if n.info.get("finish_reason")]
+        if reasons:
+            span.info = {**span.info, "finish_reasons": reasons}
+    return sorted(spans.values(), key=lambda n: n.seq)
+
+
+def _richer(new: Node, old: Node) -> bool:
+    return len(new.input_messages) + len(new.output_messages) > len(old.input_messages) + len(old.output_messages)

@@ -1,0 +1,199 @@
+"""The JSON shapes OpenTelemetry spans and log records are written in -> (resource, item) pairs.
+
+Record shapes read (one record may hold many spans):
+
+- OTLP/JSON (``ExportTraceServiceRequest`` / ``ExportLogsServiceRequest``,
+  what the OTLP file exporter and the collector's ``file`` exporter write):
+  ``{"resourceSpans": [{"resource", "scopeSpans": [{"spans": [...]}]}]}`` and
+  ``{"resourceLogs": [{"resource", "scopeLogs": [{"logRecords": [...]}]}]}``;
+  ids are hex strings (or base64 when written by protobuf's JSON printer),
+  times ``*UnixNano``, attribute values ``{"stringValue" | "intValue" | ... |
+  "arrayValue" | "kvlistValue": ...}``, ``status.code`` 2 /
+  ``STATUS_CODE_ERROR`` for an error;
+- the OpenTelemetry Python SDK's ``to_json`` (``ConsoleSpanExporter`` /
+  ``ConsoleLogExporter`` output, concatenated pretty objects; any-agent's
+  ``AgentTrace`` dump ``{"spans": [...], "final_output"}``, or any object
+  whose values are lists of spans): ``name``,
+  ``context.trace_id`` / ``span_id`` (``0x``-prefixed hex, or integers),
+  ``parent_id`` or ``parent.span_id``, ISO or epoch-ns ``start_time`` /
+  ``end_time``, ``status.status_code`` (``ERROR``) and ``status.description``,
+  ``attributes``, ``events``; log records: ``body``, ``event_name`` (or the
+  ``event.name`` attribute), ``trace_id``, ``span_id``, ``timestamp``;
+- the OpenTelemetry JS SDK's ``ReadableSpan`` as JSON: ``spanContext.traceId``
+  / ``spanId`` (``_spanContext`` when a ``Span`` object was stringified), ``parentSpanId`` or ``parentSpanContext.spanId``,
+  ``startTime`` / ``endTime`` as ``[seconds, nanoseconds]``, ``status.code``;
+- flat span objects (Phoenix / OpenInference exports, many back-ends):
+  ``context.trace_id`` / ``span_id`` or top-level ``trace_id`` / ``traceId``,
+  ``parent_id``, ``status_code``, ``status_message``, attributes flat or nested.
+
+Trace and span ids are normalised to lower-case hex (``0x`` dropped, base64
+and integer ids converted, see ``values``), so one trace read from a console
+dump and from an OTLP file is the same run; other ids (``"s01"``) are kept as
+they are.
+
+This module knows where things are in each shape (detection, the items of a
+record, a span's ids, status and events); what the attributes *mean* is
+``conventions``' business, the GenAI events ``events``'.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterator
+
+from .._common import RecordError
+from .values import attributes, normal_id
+
+_ERROR_CODES = {"2", "STATUS_CODE_ERROR", "ERROR", "SPAN_STATUS_CODE_ERROR", "STATUSCODE.ERROR"}
+
+
+def _js_context(record: dict[str, Any]) -> dict[str, Any]:
+    """The JS SDK's span context: ``spanContext`` (a copied ReadableSpan) or ``_spanContext`` (a stringified Span)."""
+    for key in ("spanContext", "_spanContext"):
+        if isinstance(record.get(key), dict):
+            return record[key]
+    return {}
+
+
+def _span_ids_present(record: dict[str, Any]) -> bool:
+    ctx = record.get("context") if isinstance(record.get("context"), dict) else None
+    sctx = _js_context(record) or None
+    return bool(
+        (ctx and ("span_id" in ctx or "spanId" in ctx))
+        or (sctx and "spanId" in sctx)
+        or "span_id" in record or "spanId" in record
+    )
+
+
+def _is_flat_span(record: dict[str, Any]) -> bool:
+    return _span_ids_present(record) and "name" in record and ("attributes" in record or "span_kind" in record)
+
+
+def event_name(record: dict[str, Any], attrs: dict[str, Any] | None = None) -> str:
+    attrs = attrs if attrs is not None else attributes(record.get("attributes"))
+    return str(record.get("event_name") or record.get("eventName") or attrs.get("event.name") or "")
+
+
+def is_log_record(record: Any) -> bool:
+    """A flat OpenTelemetry log record (console ``to_json`` or one OTLP ``logRecord``)."""
+    if not isinstance(record, dict) or "name" in record:
+        return False
+    timed = any(k in record for k in ("observed_timestamp", "observedTimeUnixNano", "timeUnixNano", "timestamp"))
+    leveled = any(k in record for k in ("severity_number", "severityNumber", "severity_text", "severityText"))
+    return (timed or leveled) and ("body" in record or bool(event_name(record)))
+
+
+def _span_lists(record: dict[str, Any]) -> list[list[Any]]:
+    """The lists of spans a wrapper object holds: any-agent's ``{"spans": [...]}``, or spans keyed by operation."""
+    if _span_ids_present(record):
+        return []
+    return [v for v in record.values()
+            if isinstance(v, list) and any(isinstance(s, dict) and _is_flat_span(s) for s in v[:5])]
+
+
+def _is_container(record: dict[str, Any]) -> bool:
+    return bool(_span_lists(record))
+
+
+def is_span_record(record: Any) -> bool:
+    """Whether ``record`` holds OpenTelemetry spans or log records in one of the shapes above."""
+    if not isinstance(record, dict):
+        return False
+    if isinstance(record.get("resourceSpans"), list) or isinstance(record.get("resourceLogs"), list):
+        return True
+    return _is_flat_span(record) or _is_container(record) or is_log_record(record)
+
+
+def raw_items(record: Any) -> Iterator[tuple[str, dict[str, Any], dict[str, Any]]]:
+    """``("span" | "log", resource attributes, item)`` for every span and log record of one record."""
+    if not isinstance(record, dict):
+        raise RecordError(f"expected a JSON object holding spans, got {type(record).__name__}")
+    if "resourceSpans" in record or "resourceLogs" in record:
+        for kind, top, scopes, items in (("span", "resourceSpans", ("scopeSpans", "instrumentationLibrarySpans"), "spans"),
+                                         ("log", "resourceLogs", ("scopeLogs", "instrumentationLibraryLogs"), "logRecords")):
+            for res in _list(record.get(top)):
+                resource = _resource_of(res)
+                for scope in _list(res.get(scopes[0]) or res.get(scopes[1])):
+                    for item in _list(scope.get(items)):
+                        yield kind, resource, item
+        return
+    if lists := _span_lists(record):
+        for spans in lists:
+            for span in spans:
+                if isinstance(span, dict):
+                    yield "span", _resource_of(span), span
+        return
+    if _is_flat_span(record):
+        yield "span", _resource_of(record), record
+        return
+    if is_log_record(record):
+        yield "log", _resource_of(record), record
+        return
+    raise RecordError("not a span: expected 'resourceSpans' or a span with 'name', ids and 'attributes'")
+
+
+def _list(value: Any) -> list[dict[str, Any]]:
+    """The JSON objects of a list (anything else: none)."""
+    return [v for v in value if isinstance(v, dict)] if isinstance(value, list) else []
+
+
+def _resource_of(item: dict[str, Any]) -> dict[str, Any]:
+    res = item.get("resource")
+    return attributes(res.get("attributes")) if isinstance(res, dict) else {}
+
+
+def raw_spans(record: Any) -> Iterator[tuple[dict[str, Any], dict[str, Any]]]:
+    """(resource attributes, span) for every span of a record (log records left out)."""
+    for kind, resource, item in raw_items(record):
+        if kind == "span":
+            yield resource, item
+
+
+def sample_attribute_keys(record: Any, limit: int = 200) -> set[str]:
+    """Attribute keys (and GenAI event names) of the first spans and logs of a record (for detection)."""
+    keys: set[str] = set()
+    for kind, _resource, item in raw_items(record):
+        attrs = attributes(item.get("attributes"))
+        keys.update(attrs.keys())
+        if kind == "log" and (name := event_name(item, attrs)):
+            keys.add(name)
+        if len(keys) > limit:
+            break
+    return keys
+
+
+def sample_span_names(record: Any, limit: int = 50) -> list[str]:
+    """Names of the first spans of a record (for detection)."""
+    names = []
+    for kind, _resource, item in raw_items(record):
+        if kind == "span":
+            names.append(str(item.get("name") or ""))
+        if len(names) >= limit:
+            break
+    return names
+
+
+def span_ids(span: dict[str, Any]) -> tuple[str, str, str | None]:
+    ctx = span.get("context") if isinstance(span.get("context"), dict) else {}
+    sctx = _js_context(span)
+    trace = next((v for v in (span.get("traceId"), span.get("trace_id"), ctx.get("trace_id"), ctx.get("traceId"),
+                              sctx.get("traceId")) if v not in (None, "")), None)
+    span_id = next((v for v in (span.get("spanId"), span.get("span_id"), ctx.get("span_id"), ctx.get("spanId"),
+                                sctx.get("spanId")) if v not in (None, "")), None)
+    parent: Any = span.get("parentSpanId") or span.get("parent_span_id") or span.get("parent_id") or span.get("parentId")
+    for holder in ("parent", "parentSpanContext"):
+        if not parent and isinstance(span.get(holder), dict):
+            parent = span[holder].get("span_id") or span[holder].get("spanId")
+    if trace is None or span_id is None:
+        raise RecordError(f"span {span.get('name')!r} has no trace id or span id")
+    return normal_id(trace, 16) or str(trace), normal_id(span_id, 8) or str(span_id), normal_id(parent, 8)
+
+
+def span_status(span: dict[str, Any]) -> tuple[bool, str | None]:
+    status = span.get("status") if isinstance(span.get("status"), dict) else {}
+    code = status.get("code", status.get("status_code", span.get("status_code")))
+    message = status.get("message") or status.get("description") or span.get("status_message") or None
+    return str(code).strip().upper() in _ERROR_CODES, message
+
+
+def span_events(span: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    return [(str(ev.get("name") or ""), attributes(ev.get("attributes"))) for ev in _list(span.get("events"))]

@@ -1,0 +1,69 @@
+"""Span-shaped traces -> trajectories: what OTel GenAI, OpenInference, LangSmith and Langfuse share.
+
+Those formats record a run as a tree of timed operations (spans, runs,
+observations). Each adapter turns its own records into :class:`Node` objects;
+from there on every span format is read the same way. The pieces, one module
+each because each answers a different question and changes for a different
+reason:
+
+- ``nodes``: the format-neutral model (:class:`Node`, :class:`Message`,
+  :class:`Evaluation`) and the value helpers raw attributes pass through
+  (JSON text, flattened attributes, timestamps);
+- ``messages``: chat messages in the shapes the chat APIs and frameworks
+  write them -> one ``Message`` shape, and the user's instruction in them;
+- ``outcome``: the verdict of explicit evaluations (labels, metric names)
+  and of an error status;
+- ``assembly``: a run's nodes -> its steps, task and outcome (the mapping
+  rules are in that module's docstring), and :class:`SpanFormat`, the
+  grouping half of a span adapter.
+
+Everything is importable from here, as it was when this was one module.
+"""
+
+from __future__ import annotations
+
+from .assembly import Assembled, SpanFormat, assemble, in_tree_order, span_trajectory, trajectory_id
+from .messages import first_user_text, normalise_message, normalise_messages, task_from_input
+from .nodes import (
+    ROLES,
+    Evaluation,
+    Message,
+    Node,
+    flatten,
+    indexed,
+    iso_seconds,
+    maybe_json,
+    start_order,
+    text_of,
+    when,
+)
+from .outcome import FAIL_LABELS, OUTCOME_METRICS, PASS_LABELS, error_outcome, outcome_from
+
+__all__ = [
+    "FAIL_LABELS",
+    "OUTCOME_METRICS",
+    "PASS_LABELS",
+    "ROLES",
+    "Assembled",
+    "Evaluation",
+    "Message",
+    "Node",
+    "SpanFormat",
+    "assemble",
+    "error_outcome",
+    "first_user_text",
+    "flatten",
+    "in_tree_order",
+    "indexed",
+    "iso_seconds",
+    "maybe_json",
+    "normalise_message",
+    "normalise_messages",
+    "outcome_from",
+    "span_trajectory",
+    "start_order",
+    "task_from_input",
+    "text_of",
+    "trajectory_id",
+    "when",
+]

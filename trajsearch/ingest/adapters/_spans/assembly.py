@@ -1,0 +1,263 @@
+"""Nodes -> steps, task and outcome: how every span format's run is assembled, the same way for all.
+
+The span formats record a run as a tree of timed operations (spans, runs,
+observations), each turned into a :class:`~.nodes.Node` with a role:
+``agent``, ``llm``, ``tool``, ``retriever``, ``chain``, ``evaluator`` or
+``other``. :func:`assemble` builds the steps, the task and the outcome from
+the nodes of one run:
+
+- order: depth first from the roots, siblings by start time (then by the order
+  they were read), so a tool call sits after the model call that asked for it;
+- a ``tool`` node is a step: action = tool name, arguments = the call's
+  arguments (JSON-decoded), observation = its result, error = its error
+  (error type / exception event / error status); a ``retriever`` node is a step
+  whose observation is what came back;
+- an ``llm`` node is not a step of its own: its text becomes the thought of
+  the tool steps it requested (matched by tool-call id, else by tool name,
+  else the next tool step); tool calls it requested that no tool node executed
+  become steps too, with the result taken from a later model input message
+  (role ``tool``, same call id); text that requested no tool is the agent
+  talking: a ``respond`` step (arguments ``{"content": text}``);
+- task: the first user message of the root (or of the first model call), else
+  the root's input;
+- outcome: from explicit evaluations only (see :func:`~.outcome.outcome_from`),
+  else an error status on the root (failure, or infra_error for timeouts, rate
+  limits, 5xx and connection errors), else ``unknown``: a clean exit is not a
+  success.
+
+:func:`span_trajectory` and :class:`SpanFormat` wrap that into the grouping
+half of the span-adapter protocol (``trajectory_id``, ``assemble_trajectory``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from datetime import datetime, timezone
+from typing import Any, Iterator
+
+from trajsearch.model import Failure, Outcome, Trajectory
+
+from .._common import Context, RecordError, build, clip_step_text, clip_task, safe_id, short
+from .messages import first_user_text, task_from_input
+from .nodes import Evaluation, Message, Node, maybe_json, start_order, when
+from .outcome import error_outcome, outcome_from
+
+
+def in_tree_order(nodes: list[Node]) -> list[tuple[Node, int]]:
+    """Depth-first from the roots, siblings by (start, read order): (node, depth)."""
+    by_id = {n.id: n for n in nodes}
+    children: dict[str | None, list[Node]] = {}
+    for n in nodes:
+        parent = n.parent if n.parent in by_id and n.parent != n.id else None
+        children.setdefault(parent, []).append(n)
+    out: list[tuple[Node, int]] = []
+    seen: set[str] = set()
+    stack = [(n, 0) for n in sorted(children.get(None, []), key=start_order, reverse=True)]
+    while stack:
+        node, depth = stack.pop()
+        if node.id in seen:
+            continue
+        seen.add(node.id)
+        out.append((node, depth))
+        stack.extend((c, depth + 1) for c in sorted(children.get(node.id, []), key=start_order, reverse=True))
+    # nodes caught in a parent cycle: keep them, in time order, at the end
+    out.extend((n, 0) for n in sorted((n for n in nodes if n.id not in seen), key=start_order))
+    return out
+
+
+@dataclass
+class Assembled:
+    task: str
+    steps: list[dict[str, Any]]
+    outcome: Outcome
+    reward: float | None
+    failure: Failure | None
+    created_at: datetime | None
+    model_id: str | None
+    root: Node
+    metadata: dict[str, Any]
+
+
+def assemble(nodes: list[Node], *, what: str = "trace", task: str | None = None) -> Assembled:
+    """Steps, task and outcome of one run from its nodes (see the module docstring).
+
+    ``task``: the adapter already knows the run's instruction (Langfuse, LangSmith): not searched for.
+    """
+    if not nodes:
+        raise RecordError(f"empty {what}: no spans")
+    order = in_tree_order(nodes)
+    root = order[0][0]
+    steps: list[dict[str, Any]] = []
+    by_call: dict[str, dict[str, Any]] = {}
+    pending: list[dict[str, Any]] = []  # calls requested by a model, not yet matched to a tool node
+    evaluations: list[Evaluation] = []
+    models: list[str] = []
+    failed_containers: list[Node] = []
+
+    def add_step(step: dict[str, Any]) -> dict[str, Any]:
+        steps.append(step)
+        return step
+
+    for node, _depth in order:
+        evaluations.extend(Evaluation(**e) for e in node.evaluations)
+        if node.model:
+            models.append(node.model)
+        if node.role == "llm":
+            outputs = [Message(**m) for m in node.output_messages]
+            inputs = [Message(**m) for m in node.input_messages]
+            for msg in inputs:  # results of calls no tool node executed arrive as model input
+                if msg.role == "tool" and msg.call_id in by_call and by_call[msg.call_id].get("observation") is None:
+                    by_call[msg.call_id]["observation"] = clip_step_text(msg.text)
+            text = "\n".join(m.text for m in outputs if m.role != "tool" and m.text).strip()
+            if not text and not outputs:
+                text = (node.output_text or "").strip()
+            reasoning = "\n".join(m.reasoning for m in outputs if m.reasoning).strip()
+            calls = [c for m in outputs for c in m.calls if c.get("name")]
+            if calls:
+                for n, call in enumerate(calls):
+                    pending.append({"call": call, "thought": (reasoning or text) if n == 0 else None, "at": node.end})
+            elif text:
+                add_step({"thought": reasoning or None, "action": "respond", "arguments": {"content": text},
+                          "started_at": when(node.start), "ended_at": when(node.end), "error": node.error})
+            continue
+        if node.role in ("tool", "retriever"):
+            name = node.tool or node.name or ("retrieve" if node.role == "retriever" else "tool")
+            match = next((p for p in pending if node.call_id and p["call"].get("id") == node.call_id), None)
+            match = match or next((p for p in pending if p["call"].get("name") == name), None)
+            # a model call that asked for *something* just before: its text is the reason for this step
+            thought = None
+            if match:
+                pending.remove(match)
+                thought = match["thought"]
+            arguments = node.arguments if node.arguments is not None else (match or {}).get("call", {}).get("arguments")
+            step = add_step({
+                "thought": thought, "action": name[:200], "arguments": maybe_json(arguments),
+                "observation": clip_step_text(node.result) if node.result is not None else None,
+                "error": short(node.error, 600) if node.error else None,
+                "started_at": when(node.start), "ended_at": when(node.end),
+            })
+            if node.call_id:
+                by_call[node.call_id] = step
+            continue
+        if node.role in ("agent", "chain") and node is not root and node.error:
+            failed_containers.append(node)
+    for p in pending:  # calls whose execution was not traced: keep them, results from model inputs
+        call = p["call"]
+        step = {"thought": p["thought"], "action": str(call.get("name"))[:200], "arguments": call.get("arguments"),
+                "observation": None, "ended_at": when(p["at"])}
+        steps.append(step)
+        if call.get("id"):
+            by_call[call["id"]] = step
+    if not any(s.get("error") for s in steps):
+        # a sub-agent or chain failed with no failing step below it: keep the failure visible as a step,
+        # placed where the failure surfaced (the container's end), after the steps it ran
+        for node in failed_containers:
+            steps.append({"action": None, "thought": f"{node.role} {node.name} failed", "error": short(node.error, 600),
+                          "started_at": when(node.end or node.start), "ended_at": when(node.end)})
+    # second pass: results of untraced calls that only appear in later model inputs
+    for node, _ in order:
+        for m in node.input_messages:
+            if m.get("role") == "tool" and m.get("call_id") in by_call and by_call[m["call_id"]].get("observation") is None:
+                by_call[m["call_id"]]["observation"] = clip_step_text(m.get("text"))
+    steps.sort(key=lambda s: (s.get("started_at") or s.get("ended_at") or datetime.max.replace(tzinfo=timezone.utc)))
+    for index, step in enumerate(steps):
+        step["index"] = index
+        if isinstance(step.get("thought"), str):
+            step["thought"] = clip_step_text(step["thought"]) or None
+
+    task = clip_task(task.strip()) if task and task.strip() else _task(order)
+    outcome, reward, deciding = outcome_from(evaluations)
+    failure = None
+    basis = f"evaluation {deciding.name!r}" if deciding else None
+    root_error = root.error
+    if outcome is Outcome.unknown and root_error:
+        outcome = error_outcome(root_error)
+        basis = "error status of the root span"
+    if outcome in (Outcome.failure, Outcome.infra_error):
+        last = next((s for s in reversed(steps) if s.get("error")), None)
+        if root_error:
+            error = short(root_error, 600)
+        elif deciding is not None:
+            error = f"evaluation {deciding.name}: {deciding.label or deciding.score}"
+            if last:
+                error += f"; last step error: {last['action']} -> {last['error']}"
+        else:
+            error = f"last failing step {last['index']}: {last['error']}" if last else "failed"
+        cause = deciding.explanation if deciding and deciding.explanation else None
+        if outcome is Outcome.infra_error and not cause:
+            cause = "infrastructure: a timeout, rate limit or service error, not the agent's reasoning"
+        failure = Failure(error=error, cause=short(cause, 2000) if cause else None)
+    starts = [n.start for n in nodes if n.start]
+    metadata: dict[str, Any] = {
+        "spans": len(nodes),
+        "root_span": root.name,
+        **({"outcome_basis": basis} if basis else {}),
+        **({"evaluations": [asdict(e) for e in evaluations[:10]]} if evaluations else {}),
+        **{k: v for k, v in root.info.items() if v not in (None, "", [], {})},
+    }
+    return Assembled(
+        task=task, steps=steps, outcome=outcome, reward=reward, failure=failure,
+        created_at=when(min(starts)) if starts else None, model_id=models[0] if models else None,
+        root=root, metadata=metadata,
+    )
+
+
+def _task(order: list[tuple[Node, int]]) -> str:
+    root = order[0][0]
+    candidates: Iterator[str | None] = (
+        c
+        for c in (
+            first_user_text(root.input_messages),
+            task_from_input(root.input_text),
+            *(first_user_text(n.input_messages) for n, _ in order if n.role in ("llm", "agent")),
+            *(task_from_input(n.input_text) for n, _ in order if n.role in ("agent", "chain")),
+        )
+    )
+    task = next((c for c in candidates if c and c.strip()), None)
+    if not task:
+        raise RecordError(f"no task: the root span {root.name!r} has no input and no model call has a user message")
+    return clip_task(task.strip())
+
+
+def span_trajectory(fmt: str, prefix: str, key: str, nodes: list[Node], ctx: Context, *, by: str = "trace") -> Trajectory:
+    """The Trajectory of one group of nodes (a trace, or a conversation of several traces)."""
+    run = assemble(nodes, what=by)
+    metadata = {"source_format": fmt, f"{by}_id": key, **run.metadata}
+    fields: dict[str, Any] = {
+        "trajectory_id": trajectory_id(prefix, key, by),
+        "task": run.task,
+        "task_id": run.root.info.get("task_id"),
+        "model_id": run.model_id,
+        "outcome": run.outcome,
+        "reward": run.reward,
+        "failure": run.failure,
+        "steps": run.steps,
+        "created_at": run.created_at,
+        "metadata": metadata,
+    }
+    return build({k: v for k, v in fields.items() if v is not None}, ctx)
+
+
+def trajectory_id(prefix: str, key: str, by: str = "trace") -> str:
+    """``<prefix>:<key>`` for a trace, ``<prefix>:<by>:<key>`` for a conversation, as a safe id."""
+    return safe_id(f"{prefix}:{key}" if by == "trace" else f"{prefix}:{by}:{key}")
+
+
+@dataclass(frozen=True)
+class SpanFormat:
+    """The grouping half of a span adapter: ``trajectory_id`` and ``assemble_trajectory``.
+
+    Span formats differ in how records become nodes, not in how a group of
+    nodes becomes a trajectory, which depends only on the format's name and id
+    prefix; each span adapter binds these two methods from one instance
+    instead of repeating the same two wrappers.
+    """
+
+    name: str
+    prefix: str
+
+    def trajectory_id(self, key: str, by: str = "trace") -> str:
+        return trajectory_id(self.prefix, key, by)
+
+    def assemble_trajectory(self, key: str, group: list[Node], ctx: Context, by: str = "trace") -> Trajectory:
+        return span_trajectory(self.name, self.prefix, key, group, ctx, by=by)

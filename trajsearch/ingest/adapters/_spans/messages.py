@@ -1,0 +1,159 @@
+"""Chat messages in the shapes span formats record them -> :class:`~.nodes.Message` dicts; the task in them.
+
+A model call's inputs and outputs arrive as GenAI-semconv ``parts``
+messages, OpenAI chat messages, OpenInference's flattened
+``message.*`` attributes or LangChain message dicts (plain or ``lc``
+serialised), often as JSON text. Every span adapter normalises them here to
+the one ``Message`` shape assembly reads, and finds the user's instruction in
+them (or in a root's input value). Apart from the model (``nodes``) because it
+is the one part that knows the chat APIs rather than the span formats.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+from typing import Any
+
+from .nodes import Message, indexed, maybe_json, text_of
+
+_USERISH = ("user", "human")
+
+
+def _content_text(content: Any) -> tuple[str, str]:
+    """(text, reasoning) of a message ``content`` that may be a list of typed parts."""
+    if isinstance(content, str):
+        return content, ""
+    if isinstance(content, dict):
+        content = [content]
+    if not isinstance(content, list):
+        return text_of(content), ""
+    texts, reasoning = [], []
+    for part in content:
+        if isinstance(part, str):
+            texts.append(part)
+        elif isinstance(part, dict):
+            kind = str(part.get("type") or part.get("message_content.type") or "text")
+            body = part.get("content", part.get("text", part.get("message_content.text")))
+            if kind in ("reasoning", "thinking"):
+                reasoning.append(text_of(body if body is not None else part.get("thinking")))
+            elif kind == "text" and body is not None:
+                texts.append(text_of(body))
+    return "\n".join(t for t in texts if t), "\n".join(r for r in reasoning if r)
+
+
+def normalise_message(raw: Any) -> Message | None:
+    """One chat message in any of the shapes these formats use, or None.
+
+    Shapes: GenAI semconv ``{"role", "parts": [text | tool_call | tool_call_response | reasoning]}``;
+    OpenAI ``{"role", "content", "tool_calls": [{"id", "function": {"name", "arguments"}}], "tool_call_id"}``;
+    OpenInference flattened ``{"message.role", "message.content", "message.tool_calls.N.tool_call.*"}``;
+    LangChain ``{"type": "human"|"ai"|"tool", "content"|"data": {...}}``.
+    """
+    if isinstance(raw, str):
+        return Message("user", raw)
+    if not isinstance(raw, dict):
+        return None
+    if any(k.startswith("message.") for k in raw):
+        calls = [
+            {
+                "id": c.get("tool_call.id"),
+                "name": c.get("tool_call.function.name"),
+                "arguments": maybe_json(c.get("tool_call.function.arguments")),
+            }
+            for c in indexed(raw, "message.tool_calls.")
+        ]
+        text, reasoning = _content_text(raw.get("message.content") or "")
+        if not text and (parts := indexed(raw, "message.contents.")):
+            text, reasoning = _content_text(parts)
+        return Message(str(raw.get("message.role") or "user"), text, reasoning, calls, raw.get("message.tool_call_id"))
+    if "data" in raw and isinstance(raw["data"], dict) and "type" in raw:  # LangChain message dict
+        raw = dict(raw["data"], type=raw["type"])
+    elif isinstance(raw.get("kwargs"), dict) and isinstance(raw.get("id"), list):  # LangChain "lc" serialisation
+        kind = str(raw["id"][-1]).lower().removesuffix("messagechunk").removesuffix("message")
+        raw = dict(raw["kwargs"], type=kind)
+    role = str(raw.get("role") or raw.get("type") or "user").lower()
+    role = {"human": "user", "ai": "assistant", "function": "tool", "chat": "user"}.get(role, role)
+    msg = Message(role)
+    if isinstance(raw.get("parts"), list):
+        texts = []
+        for part in raw["parts"]:
+            if not isinstance(part, dict):
+                continue
+            kind = part.get("type")
+            if kind == "text":
+                texts.append(text_of(part.get("content")))
+            elif kind in ("reasoning", "thinking"):
+                msg.reasoning += text_of(part.get("content"))
+            elif kind == "tool_call":
+                msg.calls.append({"id": part.get("id"), "name": part.get("name"), "arguments": maybe_json(part.get("arguments"))})
+            elif kind == "tool_call_response":
+                msg.call_id = part.get("id")
+                texts.append(text_of(part.get("response", part.get("result"))))
+        msg.text = "\n".join(t for t in texts if t)
+        return msg
+    msg.text, msg.reasoning = _content_text(raw.get("content"))
+    if raw.get("reasoning_content"):
+        msg.reasoning = text_of(raw["reasoning_content"])
+    calls = maybe_json(raw.get("tool_calls"))  # a list, or that list as a JSON string
+    for call in calls if isinstance(calls, list) else indexed(raw, "tool_calls."):
+        if isinstance(call, dict):
+            fn = call.get("function") if isinstance(call.get("function"), dict) else call
+            msg.calls.append({"id": call.get("id"), "name": fn.get("name"), "arguments": maybe_json(fn.get("arguments", fn.get("args")))})
+    msg.call_id = raw.get("tool_call_id")
+    return msg
+
+
+def normalise_messages(raw: Any) -> list[dict[str, Any]]:
+    """A list (or JSON string of a list, or nested LangChain ``[[...]]``) of messages -> dicts."""
+    raw = maybe_json(raw)
+    if isinstance(raw, dict):
+        for key in ("messages", "input", "prompt"):
+            if isinstance(raw.get(key), list):
+                raw = raw[key]
+                break
+        else:
+            raw = [raw]
+    if isinstance(raw, list) and len(raw) == 1 and isinstance(raw[0], list):
+        raw = raw[0]
+    if isinstance(raw, str):
+        raw = [raw]
+    if not isinstance(raw, list):
+        return []
+    out = []
+    for item in raw:
+        msg = normalise_message(item)
+        if msg is not None:
+            out.append(asdict(msg))
+    return out
+
+
+def first_user_text(messages: list[dict[str, Any]]) -> str | None:
+    for msg in messages:
+        if msg.get("role") in _USERISH and msg.get("text", "").strip():
+            return msg["text"]
+    return None
+
+
+def task_from_input(value: Any) -> str | None:
+    """The instruction inside a root input: a string, or the usual keys of an inputs dict."""
+    value = maybe_json(value)
+    if isinstance(value, str):
+        return value.strip() or None
+    if isinstance(value, dict):
+        for key in ("task", "instruction", "input", "question", "query", "prompt", "goal", "user_input", "message", "content", "text"):
+            found = value.get(key)
+            if isinstance(found, str) and found.strip():
+                return found.strip()
+            if isinstance(found, (dict, list)):
+                nested = task_from_input(found)
+                if nested:
+                    return nested
+        messages = normalise_messages(value.get("messages")) if "messages" in value else []
+        if text := first_user_text(messages):
+            return text
+        return json.dumps(value, ensure_ascii=False, default=str) if value else None
+    if isinstance(value, list):
+        if text := first_user_text(normalise_messages(value)):
+            return text
+    return None

@@ -1,0 +1,152 @@
+"""The format-neutral model of a span-shaped run: :class:`Node`, :class:`Message`, :class:`Evaluation`.
+
+Each span adapter turns its own records (OTel spans, LangSmith runs, Langfuse
+observations, Agents SDK spans...) into ``Node`` objects, one per operation,
+and the spool stores them as JSON between reading and assembly; everything
+after that (``messages``, ``outcome``, ``assembly``) reads nodes only. The
+small value helpers every span adapter uses on raw attributes (JSON text,
+nested or flattened attribute dicts, timestamps) live here with the model
+since they are what a record must pass through to become a node.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from datetime import datetime, timezone
+from typing import Any
+
+ROLES = ("agent", "llm", "tool", "retriever", "chain", "evaluator", "other")
+
+
+@dataclass
+class Evaluation:
+    name: str
+    label: str | None = None
+    score: float | None = None
+    explanation: str | None = None
+
+
+@dataclass
+class Message:
+    role: str
+    text: str = ""
+    reasoning: str = ""
+    calls: list[dict[str, Any]] = field(default_factory=list)  # {"id", "name", "arguments"}
+    call_id: str | None = None  # a tool result answering this call
+
+
+@dataclass
+class Node:
+    """One operation of a run, in a format-neutral shape (JSON-serialisable for the spool)."""
+
+    id: str
+    parent: str | None
+    role: str
+    name: str
+    start: float | None = None  # unix seconds
+    end: float | None = None
+    seq: int = 0  # read order, breaks start-time ties
+    tool: str | None = None
+    call_id: str | None = None
+    arguments: Any = None
+    result: str | None = None
+    error: str | None = None
+    input_messages: list[dict[str, Any]] = field(default_factory=list)
+    output_messages: list[dict[str, Any]] = field(default_factory=list)
+    input_text: str | None = None
+    output_text: str | None = None
+    model: str | None = None
+    evaluations: list[dict[str, Any]] = field(default_factory=list)
+    info: dict[str, Any] = field(default_factory=dict)  # agent name/id, conversation id, tags...
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self), default=str, separators=(",", ":"))
+
+    @classmethod
+    def from_json(cls, raw: str) -> Node:
+        return cls(**json.loads(raw))
+
+
+# -- value helpers -----------------------------------------------------------------------
+
+
+def text_of(value: Any) -> str:
+    """Any JSON value as readable text (strings as they are)."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False, default=str)
+
+
+def maybe_json(value: Any) -> Any:
+    """Decode a JSON string (arguments, messages are often stored as strings); else unchanged."""
+    if isinstance(value, str):
+        stripped = value.strip()
+        if stripped[:1] in ("{", "[", '"'):
+            try:
+                return json.loads(stripped)
+            except ValueError:
+                return value
+    return value
+
+
+def flatten(attrs: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    """Nested attribute dicts -> dotted keys (``{"input": {"value": x}}`` -> ``input.value``)."""
+    out: dict[str, Any] = {}
+    for key, value in attrs.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, dict) and value:
+            out.update(flatten(value, f"{name}."))
+        else:
+            out[name] = value
+    return out
+
+
+def indexed(attrs: dict[str, Any], prefix: str) -> list[dict[str, Any]]:
+    """Flattened list attributes (``p.0.a``, ``p.0.b``, ``p.1.a``) -> ``[{"a", "b"}, {"a"}]``."""
+    items: dict[int, dict[str, Any]] = {}
+    for key, value in attrs.items():
+        if not isinstance(key, str) or not key.startswith(prefix):
+            continue
+        head, _, rest = key[len(prefix):].partition(".")
+        if head.isdigit() and rest:
+            items.setdefault(int(head), {})[rest] = value
+    return [items[i] for i in sorted(items)]
+
+
+def iso_seconds(value: Any) -> float | None:
+    """ISO-8601 text, unix seconds/ms/ns numbers or numeric strings -> unix seconds."""
+    if value is None or isinstance(value, bool):
+        return None
+    if isinstance(value, (int, float)):
+        number = float(value)
+    elif isinstance(value, str) and value.strip().isdigit():
+        number = float(value.strip())
+    elif isinstance(value, str):
+        try:
+            when = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+        except ValueError:
+            return None
+        return (when if when.tzinfo else when.replace(tzinfo=timezone.utc)).timestamp()
+    else:
+        return None
+    if number <= 0:
+        return None
+    for threshold, divisor in ((1e17, 1e9), (1e14, 1e6), (1e11, 1e3)):  # ns, us, ms since the epoch
+        if number > threshold:
+            return number / divisor
+    return number
+
+
+def when(seconds: float | None) -> datetime | None:
+    try:
+        return datetime.fromtimestamp(seconds, tz=timezone.utc) if seconds else None
+    except (OverflowError, OSError, ValueError):  # a timestamp beyond any calendar is no timestamp
+        return None
+
+
+def start_order(node: Node) -> tuple[float, int]:
+    """Sort key of nodes in time: by start (a node without one last), then by the order they were read."""
+    return (node.start if node.start is not None else float("inf"), node.seq)

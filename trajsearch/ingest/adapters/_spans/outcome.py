@@ -1,0 +1,65 @@
+"""A run's outcome from explicit evaluations (and from an error status), never from a clean exit.
+
+Which evaluation labels and metric names decide success or failure, and
+which errors are the infrastructure's rather than the agent's. Kept apart from
+assembly because the vendor adapters (``_vendor``) judge scores and feedback
+with the same vocabulary before they assemble anything.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Iterable
+
+from trajsearch.model import Outcome
+
+from .nodes import Evaluation
+
+#: Evaluation labels that decide an outcome (lower-cased, compared whole).
+PASS_LABELS = frozenset(
+    {"pass", "passed", "success", "succeeded", "successful", "correct", "resolved", "accepted", "completed",
+     "complete", "solved"}
+)
+FAIL_LABELS = frozenset(
+    {"fail", "failed", "failure", "incorrect", "unresolved", "rejected", "wrong", "not_resolved", "unsolved",
+     "not_completed", "incomplete"}
+)
+#: Evaluations whose numeric score of exactly 1 / 0 means success / failure.
+OUTCOME_METRICS = frozenset(
+    {"success", "task_success", "correctness", "correct", "resolved", "pass", "passed", "outcome",
+     "task_completion", "task_completed", "goal_completion", "solved"}
+)
+_INFRA = re.compile(
+    r"time.?out|timed out|rate.?limit|\b429\b|\b5\d\d\b|unavailable|connection|internal.?server|overloaded|"
+    r"apierror|api_error|service.?error|gateway",
+    re.I,
+)
+
+
+def outcome_from(evaluations: Iterable[Evaluation]) -> tuple[Outcome, float | None, Evaluation | None]:
+    """(outcome, reward, deciding evaluation) from explicit evaluations; unknown without one.
+
+    A label in :data:`FAIL_LABELS` / :data:`PASS_LABELS` decides (any failing
+    verdict wins over passing ones); else a score of exactly 1 or 0 on an
+    evaluation named like :data:`OUTCOME_METRICS`. Other scores are kept as the
+    reward (of the first such evaluation) without deciding the outcome.
+    """
+    evaluations = list(evaluations)
+    verdicts: list[tuple[Outcome, Evaluation]] = []
+    for ev in evaluations:
+        label = (ev.label or "").strip().lower().replace(" ", "_")
+        if label in FAIL_LABELS:
+            verdicts.append((Outcome.failure, ev))
+        elif label in PASS_LABELS:
+            verdicts.append((Outcome.success, ev))
+        elif ev.score is not None and ev.name.strip().lower().replace(" ", "_") in OUTCOME_METRICS and ev.score in (0, 1):
+            verdicts.append((Outcome.success if ev.score == 1 else Outcome.failure, ev))
+    chosen = next((v for v in verdicts if v[0] is Outcome.failure), verdicts[0] if verdicts else None)
+    if chosen:
+        return chosen[0], chosen[1].score, chosen[1]
+    scored = next((ev for ev in evaluations if ev.score is not None), None)
+    return Outcome.unknown, scored.score if scored else None, None
+
+
+def error_outcome(error: str) -> Outcome:
+    return Outcome.infra_error if _INFRA.search(error) else Outcome.failure
