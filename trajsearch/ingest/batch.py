@@ -25,7 +25,6 @@ import hashlib
 import json
 import logging
 import os
-import shutil
 import signal
 import socket
 import subprocess
@@ -256,11 +255,17 @@ class LocalServer:
         return f"http://127.0.0.1:{self.port}"
 
     def __enter__(self) -> LocalServer:
-        exe = shutil.which("milvus-lite") or str(Path(sys.executable).parent / "milvus-lite")
         Path(self.data_dir).parent.mkdir(parents=True, exist_ok=True)
+        from ..store.lock import diagnose
+
+        busy = diagnose(Path(self.data_dir), wait=self.timeout)  # a server of a killed run may still be closing
+        if busy:
+            raise RuntimeError(busy)
+        # through orphans.py: the server asks to die with this process (a kill -9 of ingest included)
         self.proc = subprocess.Popen(
-            [exe, "server", "--data-dir", self.data_dir, "--host", "127.0.0.1", "--port", str(self.port)],
-            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, preexec_fn=die_with_parent,
+            [sys.executable, "-m", "trajsearch.ingest.orphans", str(os.getpid()), "milvus-lite", "server",
+             "--data-dir", self.data_dir, "--host", "127.0.0.1", "--port", str(self.port)],
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
         )
         deadline = time.monotonic() + self.timeout
         while time.monotonic() < deadline:
@@ -283,21 +288,6 @@ class LocalServer:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
-
-
-def die_with_parent() -> None:
-    """``preexec_fn`` of child processes: the kernel ends them when their parent dies (Linux).
-
-    A ``kill -9`` of ``ingest --workers`` must not leave workers writing or a
-    ``milvus-lite server`` holding the data directory's lock.
-    """
-    try:
-        import ctypes
-
-        libc = ctypes.CDLL("libc.so.6", use_errno=True)
-        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):  # not Linux: the parent's finally-block is the only cleanup
-        pass
 
 
 def run_workers(
@@ -340,10 +330,10 @@ def run_workers(
             part = replace(job, shard=Shard(i, workers), checkpoint=checkpoints[i], store_label=uri)
             # writes to one milvus-lite server take turns (see Indexer.write_lock); a Milvus server needs no lock
             lock = str(state_dir / f"index-writes-{run_id}.lock") if server else None
-            spec = json.dumps({"job": part.to_json(), "uri": target, "traces": traces, "write_lock": lock})
+            spec = json.dumps({"job": part.to_json(), "uri": target, "traces": traces, "write_lock": lock,
+                               "parent_pid": os.getpid()})
             cmd = [sys.executable, "-m", "trajsearch.ingest.worker", spec]
-            procs.append((subprocess.Popen(cmd, stdout=out, stderr=err, env=child_env, preexec_fn=die_with_parent),
-                          out, err))
+            procs.append((subprocess.Popen(cmd, stdout=out, stderr=err, env=child_env), out, err))
         try:
             while any(p.poll() is None for p, _, _ in procs):
                 if poll:

@@ -13,15 +13,19 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import sys
 
 from .batch import IngestJob, run_ingest
+from .orphans import die_with_parent
 from ..indexer import IngestError
 
 
 def main(argv: list[str]) -> int:
     os.environ.setdefault("GRPC_VERBOSITY", "ERROR")
     spec = json.loads(argv[1])
+    if spec.get("parent_pid"):
+        die_with_parent(int(spec["parent_pid"]), signal.SIGKILL)  # a dead ingest command takes its workers along
     job = IngestJob.from_json(spec["job"])
     from ..search import TrajSearch
 
