@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install demo test bench eval clean
+.PHONY: install browser demo test screenshots bench eval clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -19,8 +19,24 @@ install: $(STAMP)
 demo: $(STAMP)
 	$(BIN)/trajsearch demo
 
-test: $(STAMP)
+# The browser tests drive Debian's chromium with its chromedriver. Installed here when missing and
+# possible (root and apt-get); otherwise those tests say why and are skipped (except in CI, where
+# .ci/run sets TRAJSEARCH_REQUIRE_BROWSER=1 and they fail instead).
+browser:
+	@if [ -x /usr/bin/chromium ] && [ -x /usr/bin/chromedriver ]; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+		echo "installing chromium and chromium-driver for the browser tests"; \
+		apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium chromium-driver \
+			|| echo "warning: could not install chromium/chromium-driver: the browser tests will be skipped"; \
+	else \
+		echo "note: chromium/chromium-driver are missing and need root + apt-get to install: the browser tests will be skipped"; \
+	fi
+
+test: $(STAMP) browser
 	$(BIN)/python -m pytest -q
+
+screenshots: $(STAMP) browser
+	$(BIN)/python scripts/screenshots.py
 
 clean:
 	rm -rf .trajsearch

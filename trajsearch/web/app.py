@@ -236,7 +236,7 @@ def _signin_form(request: Request, target: str, *, status: int = 200, message: s
 
 async def signin_submit(request: Request) -> Response:
     web = _web(request)
-    form = await request.form(max_files=0, max_fields=10, max_part_size=4096)
+    form = await request.form(max_files=0, max_fields=10, max_part_size=16384)
     target = _safe_next(str(form.get("next") or ""))
     if not _origin_ok(request) or not same_token(str(form.get("csrf") or ""), request.cookies.get(CSRF_COOKIE)):
         log_event(log, logging.WARNING, "signin_refused", reason="csrf")
@@ -271,7 +271,7 @@ def signin_once(request: Request) -> Response:
 
 async def signout(request: Request) -> Response:
     web = _web(request)
-    form = await request.form(max_files=0, max_fields=10, max_part_size=4096)
+    form = await request.form(max_files=0, max_fields=10, max_part_size=16384)
     session = web.session(request)
     if session is not None:
         if not _origin_ok(request) or not same_token(str(form.get("csrf") or ""), session.csrf):
