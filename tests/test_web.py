@@ -333,7 +333,7 @@ def test_filters_bound_the_results(demo):
 def test_bad_filter_values_are_named_next_to_their_field(demo):
     page = demo.get("/", params={"q": "x", "since": "yesterday", "mode": "fast", "tools": "a\x01b"}).text
     assert 'id="err-since"' in page and 'aria-invalid="true"' in page
-    assert "a date, YYYY-MM-DD" in page and 'id="err-mode"' not in page  # an unknown mode falls back to auto
+    assert "a date, YYYY-MM-DD" in page and 'id="err-mode"' in page and 'id="err-tools"' in page
     assert "Runs like this" not in page  # nothing searched with a bad filter
 
 
@@ -411,3 +411,17 @@ def test_cli_refuses_plaintext_pages_beyond_loopback(tmp_path):
     keys.write_text("")
     result = runner.invoke(app, ["serve", "--keys", str(keys), "--http", "0.0.0.0:8080"])
     assert result.exit_code == 2 and "refusing to serve the web pages in plaintext" in result.output
+
+
+def test_a_huge_trace_makes_a_page_of_bounded_size(ts, demo):
+    from conftest import make_run
+
+    line = "all work and no play makes a long output " * 500  # 21k characters
+    steps = [("bash", {"command": f"step {i}"}, line) for i in range(150)]  # 3.1M characters of output
+    steps[77] = ("bash", {"command": "step 77"}, "needle " + line + " the end of step 77")
+    ts.add([make_run("huge-run", tenant="demo", steps=steps, env_version="swe-dev-v1")])
+    response = demo.get("/runs/huge-run", params={"match": "77"})
+    assert response.status_code == 200
+    assert len(response.text) < 1_500_000
+    assert "the end of step 77" in response.text  # the matched step is shown whole
+    assert response.text.count("more characters: download the trace JSON") == 149

@@ -387,8 +387,15 @@ class Guard:
             await self.app(scope, bounded_receive, send_with_headers)
         finally:
             log_event(log, logging.INFO, "http", request_id=state["request_id"], method=scope["method"],
-                      path=scope["path"][:200], status=status, tenant=state.get("tenant", ""),
+                      path=_loggable(scope["path"]), status=status, tenant=state.get("tenant", ""),
                       ms=round((time.perf_counter() - started) * 1000, 1))
+
+
+def _loggable(path: str) -> str:
+    """The path for the log line: a one-time sign-in token is a credential, so it is left out."""
+    if path.startswith("/signin/once/"):
+        return "/signin/once/…"
+    return path[:200]
 
 
 def _header(scope: Scope, wanted: bytes) -> str | None:

@@ -36,6 +36,8 @@ NOT_FOUND_TEXT = "No such run: it does not exist, or this key cannot see it."
 _ID_RE = re.compile(ID_PATTERN)
 MAX_QUERY_CHARS = 20_000
 MAX_FIELD_CHARS = 100_000  # of one step field shown on a page; the JSON download has everything
+PAGE_CHARS = 2_000_000  # of all the step fields of a run page: past it, the fields not matched get less
+SMALL_FIELD_CHARS = 2_000
 K_CHOICES = (10, 20, 50)
 LEVEL_CHOICES = (("", "Steps and failures"), ("any", "Any level"), *((lv, lv.capitalize()) for lv in LEVELS))
 DEFAULT_LEVELS = ("step", "failure")
@@ -518,10 +520,10 @@ def run_for_trace_uri(ts: TrajSearch, principal: Principal, uri: str) -> str:
     return trajectory.trajectory_id
 
 
-def _field(text: str | None, hl: tuple[str, ...]) -> FieldView | None:
+def _field(text: str | None, hl: tuple[str, ...], limit: int = MAX_FIELD_CHARS) -> FieldView | None:
     if not text:
         return None
-    shown = text[:MAX_FIELD_CHARS]
+    shown = text[:limit]
     return FieldView(highlight(shown, hl), len(text) - len(shown))
 
 
@@ -576,12 +578,17 @@ def run_view(ts: TrajSearch, principal: Principal, trajectory_id: str, *, q: str
     failure = failure_of(trajectory)
     span = parse_match(match)
     rows = []
+    total = sum(len(s.thought or "") + len(s.observation or "") + len(s.error or "") for s in trajectory.steps)
+    # a huge trace (up to 5,000 steps of 1 MB fields) still makes a page a browser can open
+    limit = MAX_FIELD_CHARS if total <= PAGE_CHARS else SMALL_FIELD_CHARS
     for position, step in enumerate(trajectory.steps):
         matched = span is not None and span[0] <= position <= span[1]
+        failing = failure is not None and failure.position == position
+        cap = MAX_FIELD_CHARS if matched or failing else limit
         rows.append(StepRow(
-            position, step, matched, failure is not None and failure.position == position, step_summary(step),
-            _field(step.thought, hl), _field(pretty_arguments(step.arguments), hl), _field(step.observation, hl),
-            _field(step.error, hl),
+            position, step, matched, failing, step_summary(step),
+            _field(step.thought, hl, cap), _field(pretty_arguments(step.arguments), hl, cap),
+            _field(step.observation, hl, cap), _field(step.error, hl, cap),
         ))
     view = RunView(run, trajectory, failure, rows, span, q=q)
     if similar:
@@ -635,9 +642,9 @@ class CompareView:
     candidates: list[tuple[RunMatch, str]]
 
 
-def _side(position: int, step: Step) -> Side:
-    return Side(position, step, step_summary(step, 90), _clip(pretty_arguments(step.arguments), 4000),
-                _clip(step.observation or "", 4000), _clip(step.error or "", 2000))
+def _side_of(position: int, step: Step, limit: int = 4000) -> Side:
+    return Side(position, step, step_summary(step, 90), _clip(pretty_arguments(step.arguments), limit),
+                _clip(step.observation or "", limit), _clip(step.error or "", limit))
 
 
 def action_key(step: Step) -> str:
@@ -648,6 +655,11 @@ def align(left: list[Step], right: list[Step]) -> list[CompareRow]:
     """Both runs' steps side by side, aligned on their sequence of actions (difflib)."""
     a = [action_key(s) for s in left]
     b = [action_key(s) for s in right]
+    limit = 4000 if len(a) + len(b) <= 400 else 600  # long runs: shorter cells (the run pages have it all)
+
+    def _side(position: int, step: Step) -> Side:
+        return _side_of(position, step, limit)
+
     rows: list[CompareRow] = []
     for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
         if tag == "equal":
