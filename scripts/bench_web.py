@@ -3,7 +3,7 @@
 Store. The real runs of ../shared/data (tau-bench airline and mini-swe-agent, parsed with
 ``read_dump``) go through the real ingest (``TrajSearch.add``: embeddings, rows, BM25,
 file traces) into one tenant, then again as copies (new ids, a month later) until
-``--rows`` rows exist (284 runs make ~5.1k rows, so 10k is two passes). The copies reuse
+``--rows`` rows exist (284 runs make ~5.1k rows, so 10k is two passes; env versions ``airline-v1`` and ``swe-dev-v1``). The copies reuse
 their original's vectors (a text cache), so the build embeds each text once. The store is
 kept in ``--workdir`` and reused when it already holds enough rows.
 
@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import http.cookiejar
+import os
 import json
 import random
 import re
@@ -35,6 +36,7 @@ from pathlib import Path
 from urllib.parse import quote, urlencode
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+os.environ.setdefault("GRPC_VERBOSITY", "ERROR")  # pymilvus' keepalive pings make milvus-lite log GOAWAY noise
 
 from _common import CachedEmbedder, machine_note, p50, p95, read_real_runs, spread, table  # noqa: E402
 
@@ -49,17 +51,23 @@ def build(workdir: Path, rows_wanted: int) -> None:
     real = read_real_runs(TENANT)
     embedder = CachedEmbedder(load_embedder("all-MiniLM-L6-v2"))
     with TrajSearch.open(str(workdir / "milvus.db"), traces=str(workdir / "traces"), embedder=embedder) as ts:
-        copy = 0
-        while ts.stats(tenant=TENANT)["rows"] < rows_wanted:
-            runs = real.runs if copy == 0 else [
-                t.model_copy(update={"trajectory_id": f"{t.trajectory_id}~{copy}",
-                                     "created_at": t.created_at + timedelta(days=30 * copy)})
-                for t in real.runs]
+        from trajsearch.store.filters import Filters
+
+        stored = list(ts.rows(Filters(tenant=TENANT), ["text", "embedding"]))  # a rerun embeds nothing twice
+        embedder.add([r["text"] for r in stored], [r["embedding"] for r in stored])
+        from trajsearch.represent import represent
+
+        envs = {id(t): "airline-v1" for t in real.tau} | {id(t): "swe-dev-v1" for t in real.swe}
+        per_pass = sum(len(represent(t, window=ts.window)) for t in real.runs)
+        for copy in range(-(-rows_wanted // per_pass)):  # every pass, so a rerun brings old copies up to date
+            runs = [t.model_copy(update={"env_version": envs[id(t)]}) if copy == 0 else
+                    t.model_copy(update={"trajectory_id": f"{t.trajectory_id}@copy{copy}", "env_version": envs[id(t)],
+                                         "created_at": t.created_at + timedelta(days=30 * copy)})
+                    for t in real.runs]
             started = time.perf_counter()
             report = ts.add(runs)
             print(f"pass {copy}: ingested {report.ingested} runs, {report.rows} rows in "
                   f"{time.perf_counter() - started:.0f} s ({embedder.misses} texts embedded so far)", flush=True)
-            copy += 1
 
 
 def queries(ts, n: int, rng: random.Random) -> dict[str, list[dict[str, str]]]:
@@ -69,7 +77,7 @@ def queries(ts, n: int, rng: random.Random) -> dict[str, list[dict[str, str]]]:
                         ["trajectory_id", "level", "text", "outcome", "env_version"]))
     lines, tasks, ids, failed = [], [], [], []
     for row in rows:
-        if "~" in row["trajectory_id"]:
+        if "@copy" in row["trajectory_id"]:
             continue
         if row["level"] == "task":
             tasks.append(" ".join(row["text"].split()[:40]))

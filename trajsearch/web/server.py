@@ -64,8 +64,11 @@ class WebServer:
         if tls_cert and tls_key:
             extra = {"ssl_certfile": str(tls_cert), "ssl_keyfile": str(tls_key),
                      "ssl_version": ssl.PROTOCOL_TLS_SERVER}
+        # limit_concurrency: past it uvicorn answers 503 at once instead of queueing work for the façade,
+        # which the gRPC workers share
         self.config = uvicorn.Config(app, log_config=None, access_log=False, lifespan="off",
-                                     timeout_graceful_shutdown=5, server_header=False, **extra)
+                                     timeout_graceful_shutdown=5, server_header=False, limit_concurrency=128,
+                                     **extra)
         self.server = uvicorn.Server(self.config)
         self.thread: threading.Thread | None = None
 

@@ -171,9 +171,10 @@ def when(epoch: int | float | None) -> str:
 
 @dataclass(frozen=True)
 class RunFacts:
-    """What a result shows that the index rows do not carry (the model), per trace."""
+    """What a result shows that its row does not carry (the model; the task, which a step row lacks), per trace."""
 
     model: str | None
+    task: str | None = None
     readable: bool = True
 
 
@@ -195,15 +196,15 @@ class TraceFacts:
         with self._lock:
             cached = self._cache.get(key)
         if cached is not None or not read:
-            return cached or RunFacts(None, readable=False)
+            return cached or RunFacts(None, None, readable=False)
         try:
             trajectory = self.ts.get_trace(trace_uri, tenant=tenant)
         except (TraceStoreError, ValueError, KeyError):
-            return RunFacts(None, readable=False)
+            return RunFacts(None, None, readable=False)
         return self.remember(tenant, trace_uri, trajectory)
 
     def remember(self, tenant: str, trace_uri: str, trajectory: Trajectory) -> RunFacts:
-        facts = RunFacts(trajectory.model_id)
+        facts = RunFacts(trajectory.model_id, trajectory.task[:400])  # shown clipped to 260
         with self._lock:
             self._cache[(tenant, trace_uri)] = facts
             if facts.model:
@@ -386,7 +387,7 @@ def search(ts: TrajSearch, principal: Principal, form: SearchForm, facts: TraceF
     marked = form.q if out.anchor is None else _error_line(text)  # an id marks its run's error, not itself
     hl = terms(marked)
     for rank, (hit, run_facts) in enumerate(kept, 1):
-        task = _task_text(ts, tenant, hit)
+        task = hit.text if hit.level == "task" else (run_facts.task or _task_text(ts, tenant, hit))
         context: list[StepLine] = []
         snippet = None
         match = None
