@@ -10,7 +10,9 @@ metrics, one JSON log line), :mod:`.trace_reads` (trace-store reads on their
 own bounded threads, so a slow object store costs ``GetTrace`` an
 ``UNAVAILABLE`` and nothing else), :mod:`.observe` (metrics and logs). This
 module assembles them into a :class:`ServiceServer` and refuses to listen in
-plaintext beyond loopback unless told to (:func:`check_address`).
+plaintext beyond loopback unless told to (:func:`check_address`). With
+``http_address`` the same process also serves the web pages (:mod:`trajsearch.web`)
+on a thread of its own, over the same façade, bounded trace reads and keys.
 """
 
 from __future__ import annotations

@@ -47,8 +47,10 @@ def terms(query: str) -> tuple[str, ...]:
 def _pattern(query_terms: tuple[str, ...]) -> re.Pattern[str] | None:
     if not query_terms:
         return None
-    # whitespace inside a pasted line matches any run of whitespace in the text
-    alternatives = [r"\s+".join(re.escape(part) for part in term.split(" ")) for term in query_terms]
+    # whitespace inside a pasted line matches any run of whitespace in the text; a term starts a word
+    # ("date" marks "date" and "dates", not "update")
+    alternatives = [(r"(?<![A-Za-z0-9])" if term[:1].isalnum() else "")
+                    + r"\s+".join(re.escape(part) for part in term.split(" ")) for term in query_terms]
     return re.compile("|".join(alternatives), re.IGNORECASE)
 
 

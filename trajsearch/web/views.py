@@ -268,6 +268,10 @@ class ResultView:
     link: str  # the run page, at the matched step
 
     @property
+    def matched_step(self) -> StepLine | None:
+        return next((line for line in self.context if line.matched), None)
+
+    @property
     def similarity(self) -> float | None:
         """Cosine to the query whatever the mode (None in lexical mode, which computes no vectors)."""
         return self.hit.similarity
