@@ -10,7 +10,7 @@ import html
 import re
 import urllib.error
 import urllib.request
-from urllib.parse import quote, urlencode
+from urllib.parse import urlencode
 
 import pytest
 from starlette.testclient import TestClient
@@ -23,7 +23,7 @@ from trajsearch.web.highlight import highlight, terms
 from trajsearch.web.session import OneTimeTokens
 from trajsearch.web.views import NOT_FOUND_TEXT, align, first_divergence
 
-from web_support import BROKEN, HOSTILE, PAYLOAD, SAMPLE_ERROR, SECRET, SUCCESS, build_store, csrf_of, make_keys
+from web_support import BROKEN, HOSTILE, SAMPLE_ERROR, SECRET, SUCCESS, build_store, csrf_of, make_keys
 
 BASE = "http://127.0.0.1"
 
@@ -227,7 +227,7 @@ def test_another_tenants_run_is_the_same_404_as_a_missing_one(ts, demo):
     other_copy = trace_uri_of(ts, "other", SUCCESS)
     paths = [
         "/runs/other-broken", "/runs/other-ok", "/runs/no-such-run", "/runs/bad%20id", "/runs/" + "x" * 300,
-        "/runs/other-broken?format=json", f"/compare/other-broken", f"/compare/{BROKEN}?with=other-broken",
+        "/runs/other-broken?format=json", "/compare/other-broken", f"/compare/{BROKEN}?with=other-broken",
         "/trace?" + urlencode({"uri": other_uri}), "/trace?" + urlencode({"uri": other_copy}),
         "/trace?" + urlencode({"uri": other_uri.replace("/other/", "/demo/")}),
         "/trace?" + urlencode({"uri": other_uri.replace("/other/", "/demo/../other/")}),
@@ -425,3 +425,53 @@ def test_a_huge_trace_makes_a_page_of_bounded_size(ts, demo):
     assert len(response.text) < 1_500_000
     assert "the end of step 77" in response.text  # the matched step is shown whole
     assert response.text.count("more characters: download the trace JSON") == 149
+
+
+def test_a_damaged_trace_of_this_tenant_says_so(ts, demo):
+    from urllib.parse import urlsplit, unquote
+    from pathlib import Path
+
+    uri = trace_uri_of(ts, "demo", "tau-gpt-4o-airline-45-t0")
+    Path(unquote(urlsplit(uri).path)).write_bytes(b"not gzip")
+    response = demo.get("/runs/tau-gpt-4o-airline-45-t0")
+    assert response.status_code == 502 and "damaged" in response.text
+    assert str(Path(unquote(urlsplit(uri).path)).parent) not in response.text  # no store paths in pages
+
+
+def test_ui_serves_one_user_with_a_key_made_for_this_run(tmp_path):
+    import http.cookiejar
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    from trajsearch.cli import SAMPLE
+
+    env = dict(os.environ, TRAJSEARCH_MODEL="hashing", TRAJSEARCH_HOME=str(tmp_path / "home"), PYTHONUNBUFFERED="1")
+    subprocess.run([sys.executable, "-m", "trajsearch.cli", "ingest", str(SAMPLE), "-t", "demo"], env=env,
+                   check=True, capture_output=True, timeout=600)
+    ui = subprocess.Popen([sys.executable, "-m", "trajsearch.cli", "ui", "-t", "demo", "--address", "127.0.0.1:0"],
+                          env=env, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True)
+    try:
+        lines = [ui.stderr.readline() for _ in range(3)]  # blocks until each line is written
+        link = re.search(r"sign in once:\s+(\S+)", lines[1]).group(1)
+        key = re.search(r"or with key:\s+(ts_\S+)", lines[2]).group(1)
+        assert link.startswith("http://127.0.0.1:") and "tenant demo, read-only" in lines[2]
+        opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(http.cookiejar.CookieJar()))
+        with opener.open(link, timeout=60) as page:  # signs in, then the search page
+            assert page.url.endswith("/") and "tenant <strong>demo</strong>" in page.read().decode()
+        base = link.split("/signin/")[0]
+        with opener.open(base + "/?" + urlencode({"q": SAMPLE_ERROR}), timeout=60) as page:
+            assert BROKEN in page.read().decode()
+        with pytest.raises(urllib.error.HTTPError) as used:
+            urllib.request.urlopen(link, timeout=60)  # once only
+        assert used.value.code == 403
+        other = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(http.cookiejar.CookieJar()))
+        with other.open(base + "/signin", timeout=60) as page:  # the printed key signs in by the form too
+            token = csrf_of(page.read().decode())
+        form = urlencode({"key": key, "csrf": token, "next": "/"}).encode()
+        with other.open(urllib.request.Request(base + "/signin", data=form), timeout=60) as page:
+            assert "tenant <strong>demo</strong>" in page.read().decode()
+    finally:
+        ui.send_signal(signal.SIGTERM)
+        assert ui.wait(timeout=60) == 0

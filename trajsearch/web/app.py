@@ -310,6 +310,13 @@ async def on_unavailable(request: Request, exc: Exception) -> Response:
                                "The run is indexed but its trace could not be read in time: try again shortly.")
 
 
+async def on_damaged(request: Request, exc: Exception) -> Response:
+    log_event(log, logging.ERROR, "trace_damaged", request_id=request.scope.get("state", {}).get("request_id"),
+              detail=str(exc)[:300])
+    return _web(request).error(request, 502, "The trace of this run is damaged",
+                               "The run is indexed but its stored trace cannot be read: re-ingest it.")
+
+
 async def on_http(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, HTTPException)
     if exc.status_code == 404:
@@ -434,6 +441,7 @@ def create_app(ts: TrajSearch, keys: KeyRing, *, config: WebConfig | None = None
         SignInRequired: on_sign_in_required,
         views.NotFound: on_not_found,
         views.TraceUnavailable: on_unavailable,
+        views.TraceDamaged: on_damaged,
         HTTPException: on_http,
         ValueError: on_value_error,
         BodyTooLarge: on_too_large,

@@ -27,9 +27,9 @@ def missing() -> str | None:
     for path, package in ((CHROMIUM, "chromium"), (CHROMEDRIVER, "chromium-driver")):
         if not (Path(path).is_file() and os.access(path, os.X_OK)) and shutil.which(path) is None:
             return f"{path} not found: install the Debian packages chromium and chromium-driver (make test does, as root)"
-    try:
-        import selenium  # noqa: F401
-    except ImportError:
+    import importlib.util
+
+    if importlib.util.find_spec("selenium") is None:
         return "selenium is not installed: pip install -e '.[test]'"
     return None
 

@@ -28,7 +28,7 @@ from ..results import Hit, RunMatch
 from ..search import TrajSearch
 from ..service.auth import Principal
 from ..store.filters import Filters, quote
-from ..store.traces import TraceNotFoundError, TraceStoreError
+from ..store.traces import TraceCorruptError, TraceNotFoundError, TraceStoreError
 from ..vocab import LEVELS, MODES, OUTCOMES
 from .highlight import highlight, terms
 
@@ -49,6 +49,10 @@ class NotFound(LookupError):
 
 class TraceUnavailable(RuntimeError):
     """The trace store failed or did not answer in time."""
+
+
+class TraceDamaged(RuntimeError):
+    """This key's run has a trace, but its stored bytes are not a valid trace of it."""
 
 
 def narrow(requested: tuple[str, ...], pinned: tuple[str, ...]) -> tuple[str, ...] | None:
@@ -499,8 +503,10 @@ def load_trace(ts: TrajSearch, principal: Principal, run: Hit) -> Trajectory:
         trajectory = ts.get_trace(run.trace_uri, tenant=principal.tenant)
     except TraceNotFoundError:
         raise NotFound(run.trajectory_id) from None
+    except TraceCorruptError as exc:  # only ever read inside this tenant's own part of the store
+        raise TraceDamaged(str(exc)) from None
     except TraceStoreError as exc:
-        if isinstance(exc, ValueError):  # not a URI of this tenant, or corrupt
+        if isinstance(exc, ValueError):  # not a URI of this tenant
             raise NotFound(run.trajectory_id) from None
         raise TraceUnavailable(str(exc)) from None
     if not principal.sees(trajectory.env_version, trajectory.policy_version):
