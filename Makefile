@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 # the gRPC stubs, generated from the proto at install time (see trajsearch/service/protos.py)
 STUBS := trajsearch/service/_gen/STAMP
 
-.PHONY: install demo test clean
+.PHONY: install browser demo test screenshots clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -24,8 +24,24 @@ install: $(STAMP) $(STUBS)
 demo: install
 	$(BIN)/trajsearch demo
 
-test: install
+# The browser tests drive Debian's chromium with its chromedriver. Installed here when missing and
+# possible (root and apt-get); otherwise those tests say why and are skipped (except in CI, where
+# .ci/run sets TRAJSEARCH_REQUIRE_BROWSER=1 and they fail instead).
+browser:
+	@if [ -x /usr/bin/chromium ] && [ -x /usr/bin/chromedriver ]; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+		echo "installing chromium and chromium-driver for the browser tests"; \
+		apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium chromium-driver \
+			|| echo "warning: could not install chromium/chromium-driver: the browser tests will be skipped"; \
+	else \
+		echo "note: chromium/chromium-driver are missing and need root + apt-get to install: the browser tests will be skipped"; \
+	fi
+
+test: install browser
 	$(BIN)/python -m pytest -q
+
+screenshots: install browser
+	$(BIN)/python scripts/screenshots.py
 
 clean:
 	rm -rf .trajsearch

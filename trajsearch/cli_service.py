@@ -1,4 +1,4 @@
-"""Service commands for the ``trajsearch`` CLI: ``serve``, ``mcp`` and ``keys``.
+"""Service commands for the ``trajsearch`` CLI: ``serve``, ``ui``, ``mcp`` and ``keys``.
 
 ``register(app)`` mounts them on the main typer app; ``python -m
 trajsearch.service`` runs the same commands. Talking *to* a server is not a
@@ -51,6 +51,9 @@ def serve(
     insecure: bool = typer.Option(False, "--insecure",
                                   help="Allow plaintext on a non-loopback address (behind a TLS proxy or on a private network)."),
     metrics_address: Optional[str] = typer.Option(None, "--metrics", help="host:port for GET /metrics (Prometheus text)."),
+    http: Optional[str] = typer.Option(None, "--http",
+                                       help="host:port for the web pages (sign-in with the same keys), served by this "
+                                            "process. Beyond loopback: TLS (--tls-cert/--tls-key), or --insecure."),
     max_workers: int = typer.Option(8, "--workers", min=1, help="RPC worker threads."),
     trace_reads: int = typer.Option(0, "--trace-reads", min=0,
                                     help="Trace-store reads that may wait at once (0: a quarter of --workers)."),
@@ -68,13 +71,18 @@ def serve(
     """Serve the index over gRPC: one process owns the data directory, every other one connects here."""
     from .service.auth import KeyConfigError, KeyRing
     from .service.observe import configure_logging, log_event, start_metrics_http
-    from .service.server import TLS, InsecureAddressError, ServiceServer, check_address, is_loopback, serve_forever
+    from .service.server import (
+        TLS, InsecureAddressError, ServiceServer, check_address, check_http_address, is_loopback, serve_forever,
+    )
     from .service.validate import Limits
 
     if bool(tls_cert) != bool(tls_key):
         _fail("--tls-cert and --tls-key go together")
     try:  # before anything slow is opened: a refused address fails at once
         check_address(address, tls=tls_cert is not None, insecure=insecure)
+        if http:
+            _host_port(http, "--http")
+            check_http_address(http, tls=tls_cert is not None, insecure=insecure)
     except InsecureAddressError as exc:
         _fail(str(exc))
     metrics_at = _host_port(metrics_address, "--metrics") if metrics_address else None
@@ -95,7 +103,8 @@ def serve(
     try:
         server = ServiceServer(ts, keyring, address=address, tls=tls, limits=limits, max_workers=max_workers,
                                search_cap=search_cap or None, trace_slots=trace_reads or None,
-                               trace_timeout=trace_timeout, write_slots=write_slots or None, insecure=insecure)
+                               trace_timeout=trace_timeout, write_slots=write_slots or None, insecure=insecure,
+                               http_address=http)
     except (OSError, ValueError) as exc:
         ts.close()
         _fail(_os_error(exc) if isinstance(exc, OSError) else str(exc), code=1)
@@ -108,8 +117,100 @@ def serve(
     if tls is None and not is_loopback(server.address):
         log_event(logging.getLogger("trajsearch.service"), logging.WARNING, "plaintext",
                   address=server.address, note="--insecure: API keys travel unencrypted to this address")
-    _say(f"trajsearch serving on {server.address} ({len(keyring)} keys, index {ts.location[0]})")
+    if server.web is not None and tls is None and not is_loopback(server.web.address):
+        log_event(logging.getLogger("trajsearch.service"), logging.WARNING, "plaintext",
+                  address=server.web.address, note="--insecure: sign-in keys and cookies travel unencrypted")
+    web = f", web pages on {server.web.url}" if server.web is not None else ""
+    _say(f"trajsearch serving on {server.address}{web} ({len(keyring)} keys, index {ts.location[0]})")
     serve_forever(server, grace=grace)
+
+
+def ui(
+    address: str = typer.Option("127.0.0.1:8080", "--address", "-a", help="host:port on this machine (loopback only)."),
+    tenant: str = typer.Option("default", "--tenant", "-t", envvar="TRAJSEARCH_TENANT",
+                               help="The tenant whose runs the generated key reads (as for the embedded CLI)."),
+    uri: Optional[str] = typer.Option(None, "--uri", envvar="TRAJSEARCH_URI",
+                                      help="Milvus URI (default: the embedded ./.trajsearch/milvus.db)."),
+    traces: Optional[str] = typer.Option(None, "--traces", envvar="TRAJSEARCH_TRACES", help="Trace store location."),
+    model: Optional[str] = typer.Option(None, "--model", envvar="TRAJSEARCH_MODEL", help="Embedding model."),
+    keys: Optional[Path] = typer.Option(None, "--keys",
+                                        help="Sign in with the keys of this file instead of a key made for this run."),
+    open_browser: bool = typer.Option(False, "--open", help="Open the one-time sign-in link in the default browser."),
+    log_level: str = typer.Option("WARNING", "--log-level"),
+) -> None:
+    """The web pages for one engineer on this machine: the embedded store, on 127.0.0.1 only.
+
+    A read key for --tenant is made for this run (held in memory, never written) and a one-time
+    sign-in link printed; the pages still sign in by key, so the tenant comes from the key.
+    """
+    from .service.auth import KeyConfigError, KeyRing, key_entry, new_key
+    from .service.observe import configure_logging
+    from .service.server import is_loopback
+    from .web import WebConfig, WebServer, create_app
+    from .web.app import LOOPBACK_HOSTS
+    from .web.session import OneTimeTokens
+
+    host, port = _host_port(address, "--address")
+    if not is_loopback(address):
+        _fail(f"refusing to serve the ui on {host}: it is for one user on this machine (127.0.0.1); to serve "
+              "others, run trajsearch serve --http with --keys and TLS")
+    configure_logging(log_level)
+    _quiet_libraries()
+    key = None
+    if keys is not None:
+        try:
+            keyring = KeyRing.load(keys)
+        except KeyConfigError as exc:
+            _fail(str(exc))
+        except OSError as exc:
+            _fail(f"cannot read the key file: {_os_error(exc)}")
+    else:
+        key = new_key()
+        try:
+            keyring = KeyRing.from_entries([key_entry(key, tenant=tenant, role="read", key_id="ui-local")])
+        except (KeyConfigError, ValueError) as exc:
+            _fail(f"--tenant: {exc}")
+    ts = _open_index(uri, traces, model)
+    one_time = OneTimeTokens()
+    app = create_app(ts, keyring, config=WebConfig(allowed_hosts=LOOPBACK_HOSTS), one_time=one_time)
+    try:
+        web = WebServer(app, address)
+    except (OSError, ValueError) as exc:
+        ts.close()
+        _fail(_os_error(exc) if isinstance(exc, OSError) else str(exc), code=1)
+    _say(f"trajsearch ui on {web.url} (index {ts.location[0]})")
+    if key is not None:
+        principal = keyring.authenticate(key)
+        link = f"{web.url}/signin/once/{one_time.issue(principal)}"
+        _say(f"  sign in once:  {link}")
+        _say(f"  or with key:   {key}   (tenant {tenant}, read-only, valid until this process stops)")
+        if open_browser:
+            import webbrowser
+
+            webbrowser.open(link)
+    elif open_browser:
+        import webbrowser
+
+        webbrowser.open(web.url)
+    _run_until_signal(web)
+    ts.close()
+
+
+def _run_until_signal(web) -> None:  # web: WebServer
+    """Serve until SIGTERM / SIGINT, then let in-flight requests finish."""
+    import signal
+    import threading
+
+    stop = threading.Event()
+    previous = {sig: signal.signal(sig, lambda *_: stop.set()) for sig in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        web.start()
+        while not stop.wait(0.5) and web.thread is not None and web.thread.is_alive():
+            pass
+    finally:
+        web.stop()
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
 
 
 def _open_index(uri: str | None, traces: str | None, model: str | None):  # -> TrajSearch
@@ -244,8 +345,9 @@ def keys_hash() -> None:
 
 
 def register(app: typer.Typer) -> None:
-    """Mount ``serve``, ``mcp`` and ``keys`` on the main CLI."""
+    """Mount ``serve``, ``ui``, ``mcp`` and ``keys`` on the main CLI."""
     app.command("serve")(serve)
+    app.command("ui")(ui)
     app.command("mcp")(mcp)
     app.add_typer(keys_app, name="keys")
 

@@ -10,7 +10,9 @@ metrics, one JSON log line), :mod:`.trace_reads` (trace-store reads on their
 own bounded threads, so a slow object store costs ``GetTrace`` an
 ``UNAVAILABLE`` and nothing else), :mod:`.observe` (metrics and logs). This
 module assembles them into a :class:`ServiceServer` and refuses to listen in
-plaintext beyond loopback unless told to (:func:`check_address`).
+plaintext beyond loopback unless told to (:func:`check_address`). With
+``http_address`` the same process also serves the web pages (:mod:`trajsearch.web`)
+on a thread of its own, over the same façade, bounded trace reads and keys.
 """
 
 from __future__ import annotations
@@ -39,7 +41,7 @@ from .trace_reads import TraceReads
 log = logging.getLogger("trajsearch.service")
 
 __all__ = ["SERVICE_NAME", "Service", "ServiceServer", "TLS", "InsecureAddressError", "check_address",
-           "serve_forever"]
+           "check_http_address", "serve_forever"]
 
 
 class InsecureAddressError(ValueError):
@@ -68,6 +70,26 @@ def check_address(address: str, *, tls: bool, insecure: bool) -> None:
         "would cross the network in the clear. Use --tls-cert/--tls-key, or listen on 127.0.0.1, or pass "
         "--insecure if a TLS-terminating proxy or a private network stands in front"
     )
+
+
+def check_http_address(address: str, *, tls: bool, insecure: bool) -> None:
+    """The web pages' twin of :func:`check_address`: sign-in keys and session cookies travel over it."""
+    if tls or insecure or is_loopback(address):
+        return
+    raise InsecureAddressError(
+        f"refusing to serve the web pages in plaintext on {address}, which other machines can reach: API keys "
+        "typed at sign-in and session cookies would cross the network in the clear. Use --tls-cert/--tls-key, "
+        "or listen on 127.0.0.1, or pass --insecure if a TLS-terminating proxy or a private network stands in front"
+    )
+
+
+def _web_server(ts: TrajSearch, keys: KeyRing, address: str, tls: TLS | None) -> Any:
+    from ..web import WebConfig, WebServer, create_app
+    from ..web.app import LOOPBACK_HOSTS
+
+    config = WebConfig(secure_cookies=tls is not None, allowed_hosts=LOOPBACK_HOSTS if is_loopback(address) else None)
+    return WebServer(create_app(ts, keys, config=config), address,
+                     tls_cert=tls.cert if tls else None, tls_key=tls.key if tls else None)
 
 
 @dataclass(frozen=True)
@@ -102,8 +124,10 @@ class ServiceServer:
                  tls: TLS | None = None, limits: v.Limits | None = None, max_workers: int = 8,
                  max_concurrent_rpcs: int = 64, search_cap: int | None = None, close_index: bool = True,
                  trace_slots: int | None = None, trace_timeout: float = 10.0, write_slots: int | None = None,
-                 insecure: bool = False) -> None:
+                 insecure: bool = False, http_address: str | None = None) -> None:
         check_address(address, tls=tls is not None, insecure=insecure)
+        if http_address is not None:
+            check_http_address(http_address, tls=tls is not None, insecure=insecure)
         self.limits = limits or v.Limits()
         self.metrics = Metrics()
         self.ts = ts
@@ -143,6 +167,14 @@ class ServiceServer:
             self._restore()
             raise OSError(f"cannot listen on {address}")
         self.address = f"{address.rsplit(':', 1)[0]}:{self.port}"
+        self.web = None
+        if http_address is not None:  # the web pages, on a thread of this process, over the same façade and keys
+            try:
+                self.web = _web_server(ts, keys, http_address, tls)
+            except (OSError, ValueError):
+                self.server.stop(0)
+                self._restore()
+                raise
         self._stopped = threading.Event()
 
     def _restore(self) -> None:
@@ -150,10 +182,12 @@ class ServiceServer:
 
     def start(self) -> ServiceServer:
         self.server.start()
+        if self.web is not None:
+            self.web.start()
         for name in ("", SERVICE_NAME):
             self.health.set(name, health_pb2.HealthCheckResponse.SERVING)
         log_event(log, logging.INFO, "serving", address=self.address, uri=self.ts.location[0],
-                  trace_slots=self.trace_reads.slots)
+                  trace_slots=self.trace_reads.slots, **({"http": self.web.url} if self.web else {}))
         return self
 
     def stop(self, grace: float = 10.0) -> None:
@@ -163,6 +197,8 @@ class ServiceServer:
         self._stopped.set()
         log_event(log, logging.INFO, "draining", in_flight=self.metrics.in_flight, grace_s=grace)
         self.health.enter_graceful_shutdown()
+        if self.web is not None:
+            self.web.stop(grace)
         self.server.stop(grace).wait()
         self._restore()
         if self.close_index:

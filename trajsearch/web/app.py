@@ -1,0 +1,462 @@
+"""The web pages for engineers: a Starlette app over the library façade, signed in by API key.
+
+Pages (server-rendered with Jinja2, autoescaped; one small script of our own):
+
+- ``/`` search: one box for a pasted error, log line, command, trajectory id, trace URI or
+  free text (an id or trace URI means "runs like this one"), filters, the mode, one result
+  per run with its matching step and neighbours, the query's terms marked;
+- ``/runs/<id>`` a run from the trace store: failure summary, the steps as a timeline of
+  ``<details>``, the matched step opened and marked (``#step-N``), similar runs;
+  ``?format=json`` downloads the trace;
+- ``/compare/<id>?with=<other>`` the run beside a successful similar one, aligned step by
+  step on their actions, the first divergence marked;
+- ``/trace?uri=<trace_uri>`` opens the run a trace URI names (if it is the key's);
+- ``/signin`` (API key), ``/signout``; ``/signin/once/<token>`` for ``trajsearch ui``.
+
+Security: the tenant is the key's (see :mod:`.session` for cookies and CSRF); a run of
+another tenant, outside the key's pins, malformed or missing is one and the same 404; every
+response carries a Content-Security-Policy allowing only this app's own script and style.
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable
+from urllib.parse import quote as urlquote, urlencode, urlsplit
+
+from jinja2 import Environment, PackageLoader, StrictUndefined
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, RedirectResponse, Response
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from ..search import TrajSearch
+from ..service.auth import KeyRing, Principal
+from ..service.observe import log_event
+from ..vocab import MODES, OUTCOMES
+from . import views
+from .session import CSRF_COOKIE, SESSION_COOKIE, OneTimeTokens, Session, SessionStore, new_token, same_token
+
+log = logging.getLogger("trajsearch.web")
+STATIC = Path(__file__).parent / "static"
+
+CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; "
+       "form-action 'self'; base-uri 'none'; frame-ancestors 'none'")
+HEADERS = [
+    (b"content-security-policy", CSP.encode()),
+    (b"x-content-type-options", b"nosniff"),
+    (b"x-frame-options", b"DENY"),
+    (b"referrer-policy", b"same-origin"),  # pasted errors travel in query strings: never to other sites
+    (b"cross-origin-opener-policy", b"same-origin"),
+]
+NO_STORE = (b"cache-control", b"no-store")  # pages hold a tenant's runs: not for shared caches or disk
+LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]")
+MAX_BODY = 64 * 1024  # only the sign-in and sign-out forms are ever posted
+
+
+class BodyTooLarge(Exception):
+    pass
+
+
+class SignInRequired(Exception):
+    """The page needs a session; the handler redirects to the sign-in page."""
+
+
+@dataclass
+class WebConfig:
+    """``secure_cookies``: served over TLS (cookies get Secure). ``allowed_hosts``: Host header values
+    (without port) this app answers; None answers any (behind a proxy that checks it)."""
+
+    secure_cookies: bool = False
+    allowed_hosts: tuple[str, ...] | None = None
+    title: str = "trajsearch"
+    #: nav entries (label, path). The failure-modes page will be added here by its own change.
+    nav: list[tuple[str, str]] = field(default_factory=lambda: [("Search", "/")])
+
+
+class Web:
+    """State shared by every request: the façade, keys, sessions, caches and templates."""
+
+    def __init__(self, ts: TrajSearch, keys: KeyRing, config: WebConfig, one_time: OneTimeTokens | None) -> None:
+        self.ts = ts
+        self.keys = keys
+        self.config = config
+        self.sessions = SessionStore()
+        self.one_time = one_time or OneTimeTokens()
+        self.facts = views.TraceFacts(ts)
+        self.facets = views.Facets(ts)
+        self.asset_version = _asset_version()
+        self.env = Environment(loader=PackageLoader("trajsearch.web", "templates"), autoescape=True,
+                               undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+        self.env.globals.update(run_link=views.run_link, compare_link=compare_link, outcomes=OUTCOMES,
+                                modes=MODES, level_choices=views.LEVEL_CHOICES, k_choices=views.K_CHOICES,
+                                when=views.when)
+        self.env.filters["num"] = lambda x, digits=3: "—" if x is None else f"{x:.{digits}f}"
+
+    # -- sessions --------------------------------------------------------------------------------
+
+    def session(self, request: Request) -> Session | None:
+        return self.sessions.get(request.cookies.get(SESSION_COOKIE))
+
+    def require(self, request: Request) -> Session:
+        session = self.session(request)
+        if session is None:
+            raise SignInRequired()
+        request.scope.setdefault("state", {})["tenant"] = session.principal.tenant
+        return session
+
+    def set_session_cookie(self, response: Response, token: str) -> None:
+        response.set_cookie(SESSION_COOKIE, token, httponly=True, samesite="lax", secure=self.config.secure_cookies,
+                            path="/")
+
+    # -- rendering -------------------------------------------------------------------------------
+
+    def render(self, request: Request, name: str, *, status: int = 200, session: Session | None = None,
+               **context: Any) -> HTMLResponse:
+        session = session if session is not None else self.session(request)
+        html = self.env.get_template(name).render(
+            request=request, session=session, principal=session.principal if session else None,
+            csrf=session.csrf if session else "", nav=self.config.nav, path=request.url.path,
+            asset_version=self.asset_version, title=self.config.title, **context,
+        )
+        return HTMLResponse(html, status_code=status)
+
+    def error(self, request: Request, status: int, heading: str, message: str) -> HTMLResponse:
+        return self.render(request, "error.html", status=status, heading=heading, message=message,
+                           request_id=request.scope.get("state", {}).get("request_id", ""))
+
+
+def compare_link(trajectory_id: str, other: str | None = None) -> str:
+    link = "/compare/" + urlquote(trajectory_id, safe="")
+    return link + ("?" + urlencode({"with": other}) if other else "")
+
+
+def _asset_version() -> str:
+    stamp = max((p.stat().st_mtime_ns for p in STATIC.iterdir()), default=0)
+    return format(stamp % (1 << 40), "x")
+
+
+def _safe_next(value: str | None) -> str:
+    """A local path to return to after sign-in; anything else (another host, ``//x``, ``/\\x``) is ``/``."""
+    if not value or not value.startswith("/") or value.startswith(("//", "/\\")) or len(value) > 4000:
+        return "/"
+    if any(ord(c) < 32 for c in value):
+        return "/"
+    parts = urlsplit(value)
+    return value if not parts.scheme and not parts.netloc else "/"
+
+
+def _origin_ok(request: Request) -> bool:
+    """A POST comes from these pages: ``Origin`` (when sent) names this host, and the fetch is not cross-site."""
+    if request.headers.get("sec-fetch-site", "same-origin") not in ("same-origin", "none"):
+        return False
+    origin = request.headers.get("origin")
+    if origin is None:
+        return True  # older clients: the CSRF token decides
+    host = request.headers.get("host", "")
+    parts = urlsplit(origin)
+    return bool(host) and parts.netloc == host and parts.scheme in ("http", "https")
+
+
+# -- endpoints -----------------------------------------------------------------------------------
+
+
+def _web(request: Request) -> Web:
+    return request.app.state.web
+
+
+def search_page(request: Request) -> Response:
+    web = _web(request)
+    session = web.require(request)
+    principal = session.principal
+    form = views.SearchForm.parse(request.query_params)
+    outcome = views.search(web.ts, principal, form, web.facts)
+    facets = web.facets.get(principal)
+    return web.render(request, "search.html", session=session, form=form, result=outcome, facets=facets,
+                      models=web.facts.models(principal.tenant))
+
+
+def run_page(request: Request) -> Response:
+    web = _web(request)
+    session = web.require(request)
+    trajectory_id = request.path_params["trajectory_id"]
+    if request.query_params.get("format") == "json":
+        run = views.visible_run(web.ts, session.principal, trajectory_id)
+        trajectory = views.load_trace(web.ts, session.principal, run)
+        name = "".join(c if c.isalnum() or c in "._-" else "_" for c in trajectory_id)[:80]
+        return JSONResponse(trajectory.model_dump(mode="json"),
+                            headers={"content-disposition": f'attachment; filename="{name}.json"'})
+    view = views.run_view(web.ts, session.principal, trajectory_id, q=request.query_params.get("q", ""),
+                          match=request.query_params.get("match"), facts=web.facts)
+    return web.render(request, "run.html", session=session, view=view)
+
+
+def trace_page(request: Request) -> Response:
+    web = _web(request)
+    session = web.require(request)
+    trajectory_id = views.run_for_trace_uri(web.ts, session.principal, request.query_params.get("uri", ""))
+    views.visible_run(web.ts, session.principal, trajectory_id)  # indexed for this key, else the same 404
+    return RedirectResponse(views.run_link(trajectory_id), status_code=303)
+
+
+def compare_page(request: Request) -> Response:
+    web = _web(request)
+    session = web.require(request)
+    other = request.query_params.get("with") or None
+    view = views.compare_view(web.ts, session.principal, request.path_params["trajectory_id"], other)
+    return web.render(request, "compare.html", session=session, view=view)
+
+
+def signin_page(request: Request) -> Response:
+    web = _web(request)
+    target = _safe_next(request.query_params.get("next"))
+    if web.session(request) is not None:
+        return RedirectResponse(target, status_code=303)
+    return _signin_form(request, target)
+
+
+def _signin_form(request: Request, target: str, *, status: int = 200, message: str = "") -> Response:
+    web = _web(request)
+    token = request.cookies.get(CSRF_COOKIE) or ""
+    if not (20 <= len(token) <= 64) or not token.replace("-", "").replace("_", "").isalnum():
+        token = new_token()
+    response = web.render(request, "signin.html", status=status, session=None, signin_csrf=token, next=target,
+                          message=message)
+    response.set_cookie(CSRF_COOKIE, token, httponly=True, samesite="strict", secure=web.config.secure_cookies,
+                        path="/signin")
+    return response
+
+
+async def signin_submit(request: Request) -> Response:
+    web = _web(request)
+    form = await request.form(max_files=0, max_fields=10, max_part_size=16384)
+    target = _safe_next(str(form.get("next") or ""))
+    if not _origin_ok(request) or not same_token(str(form.get("csrf") or ""), request.cookies.get(CSRF_COOKIE)):
+        log_event(log, logging.WARNING, "signin_refused", reason="csrf")
+        return _signin_form(request, target, status=403,
+                            message="This form has expired or did not come from this page: sign in again.")
+    principal = web.keys.authenticate(str(form.get("key") or "").strip())
+    if principal is None:
+        log_event(log, logging.WARNING, "signin_refused", reason="unknown key")
+        return _signin_form(request, target, status=401, message="That key was not accepted.")
+    return _signed_in(request, principal, target)
+
+
+def _signed_in(request: Request, principal: Principal, target: str) -> Response:
+    web = _web(request)
+    web.sessions.drop(request.cookies.get(SESSION_COOKIE))  # a fresh id at every sign-in
+    token, _ = web.sessions.create(principal)
+    log_event(log, logging.INFO, "signin", tenant=principal.tenant, key_id=principal.key_id)
+    response = RedirectResponse(target, status_code=303)
+    web.set_session_cookie(response, token)
+    response.delete_cookie(CSRF_COOKIE, path="/signin")
+    return response
+
+
+def signin_once(request: Request) -> Response:
+    web = _web(request)
+    principal = web.one_time.redeem(request.path_params["token"])
+    if principal is None:
+        return _signin_form(request, "/", status=403,
+                            message="That sign-in link was already used or is not valid: sign in with the key.")
+    return _signed_in(request, principal, "/")
+
+
+async def signout(request: Request) -> Response:
+    web = _web(request)
+    form = await request.form(max_files=0, max_fields=10, max_part_size=16384)
+    session = web.session(request)
+    if session is not None:
+        if not _origin_ok(request) or not same_token(str(form.get("csrf") or ""), session.csrf):
+            return web.error(request, 403, "Not signed out", "This form has expired: reload the page and try again.")
+        web.sessions.drop(request.cookies.get(SESSION_COOKIE))
+        log_event(log, logging.INFO, "signout", tenant=session.principal.tenant, key_id=session.principal.key_id)
+    response = RedirectResponse("/signin", status_code=303)
+    response.delete_cookie(SESSION_COOKIE, path="/")
+    return response
+
+
+def healthz(request: Request) -> Response:
+    return PlainTextResponse("ok")
+
+
+def favicon(request: Request) -> Response:
+    return RedirectResponse(f"/static/favicon.svg?v={_web(request).asset_version}", status_code=301)
+
+
+# -- errors --------------------------------------------------------------------------------------
+
+
+async def on_sign_in_required(request: Request, exc: Exception) -> Response:
+    target = request.url.path + (f"?{request.url.query}" if request.url.query else "")
+    return RedirectResponse("/signin?" + urlencode({"next": target}), status_code=303)
+
+
+async def on_not_found(request: Request, exc: Exception) -> Response:
+    return _web(request).error(request, 404, "Not found", views.NOT_FOUND_TEXT)
+
+
+async def on_unavailable(request: Request, exc: Exception) -> Response:
+    log_event(log, logging.WARNING, "trace_unavailable", request_id=request.scope.get("state", {}).get("request_id"),
+              detail=str(exc)[:300])
+    return _web(request).error(request, 503, "The trace store did not answer",
+                               "The run is indexed but its trace could not be read in time: try again shortly.")
+
+
+async def on_damaged(request: Request, exc: Exception) -> Response:
+    log_event(log, logging.ERROR, "trace_damaged", request_id=request.scope.get("state", {}).get("request_id"),
+              detail=str(exc)[:300])
+    return _web(request).error(request, 502, "The trace of this run is damaged",
+                               "The run is indexed but its stored trace cannot be read: re-ingest it.")
+
+
+async def on_http(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, HTTPException)
+    if exc.status_code == 404:
+        return _web(request).error(request, 404, "Not found", "There is no page at this address.")
+    return _web(request).error(request, exc.status_code, "Request refused", str(exc.detail or ""))
+
+
+async def on_value_error(request: Request, exc: Exception) -> Response:
+    return _web(request).error(request, 400, "Cannot search that", str(exc)[:300])
+
+
+async def on_too_large(request: Request, exc: Exception) -> Response:
+    return PlainTextResponse("request body too large", status_code=413)
+
+
+async def on_error(request: Request, exc: Exception) -> Response:
+    request_id = request.scope.get("state", {}).get("request_id", "")
+    log.exception("web request failed", extra={"request_id": request_id})
+    return _web(request).error(request, 500, "Something went wrong",
+                               f"The server could not answer this page (request id {request_id}).")
+
+
+# -- per-request headers, host check and log line ------------------------------------------------
+
+
+class Guard:
+    """Pure ASGI: a request id, the Host check, security headers on every response, one log line."""
+
+    def __init__(self, app: ASGIApp, config: WebConfig) -> None:
+        self.app = app
+        self.allowed = None if config.allowed_hosts is None else {h.lower() for h in config.allowed_hosts}
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        state = scope.setdefault("state", {})
+        state["request_id"] = secrets.token_hex(8)
+        started = time.perf_counter()
+        status = 0
+        if self.allowed is not None and _host(scope) not in self.allowed:
+            response = PlainTextResponse("unknown host: open this page as http://127.0.0.1", status_code=421)
+            response.raw_headers.extend(HEADERS)
+            await response(scope, receive, send)
+            return
+
+        declared = _header(scope, b"content-length")
+        if declared is not None and (not declared.isdigit() or int(declared) > MAX_BODY):
+            response = PlainTextResponse("request body too large", status_code=413)
+            response.raw_headers.extend(HEADERS)
+            await response(scope, receive, send)
+            return
+        received = 0
+
+        async def bounded_receive() -> Message:
+            nonlocal received
+            message = await receive()
+            received += len(message.get("body", b""))
+            if received > MAX_BODY:
+                raise BodyTooLarge()
+            return message
+
+        async def send_with_headers(message: Message) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = message["status"]
+                headers = list(message.get("headers", []))
+                headers.extend(HEADERS)
+                if not scope["path"].startswith("/static/"):
+                    headers.append(NO_STORE)
+                message = dict(message, headers=headers)
+            await send(message)
+
+        try:
+            await self.app(scope, bounded_receive, send_with_headers)
+        finally:
+            log_event(log, logging.INFO, "http", request_id=state["request_id"], method=scope["method"],
+                      path=_loggable(scope["path"]), status=status, tenant=state.get("tenant", ""),
+                      ms=round((time.perf_counter() - started) * 1000, 1))
+
+
+def _loggable(path: str) -> str:
+    """The path for the log line: a one-time sign-in token is a credential, so it is left out."""
+    if path.startswith("/signin/once/"):
+        return "/signin/once/…"
+    return path[:200]
+
+
+def _header(scope: Scope, wanted: bytes) -> str | None:
+    for name, value in scope.get("headers", ()):
+        if name == wanted:
+            return value.decode("latin-1")
+    return None
+
+
+def _host(scope: Scope) -> str:
+    host = (_header(scope, b"host") or "").lower()
+    if host.startswith("["):
+        return host.split("]")[0] + "]"
+    return host.rsplit(":", 1)[0] if ":" in host else host
+
+
+def create_app(ts: TrajSearch, keys: KeyRing, *, config: WebConfig | None = None,
+               one_time: OneTimeTokens | None = None) -> ASGIApp:
+    """The ASGI app; ``app.state.web`` (via :func:`web_of`) holds the sessions and one-time tokens."""
+    config = config or WebConfig()
+    web = Web(ts, keys, config, one_time)
+    routes = [
+        Route("/", search_page, methods=["GET"]),
+        Route("/runs/{trajectory_id:path}", run_page, methods=["GET"]),
+        Route("/trace", trace_page, methods=["GET"]),
+        Route("/compare/{trajectory_id:path}", compare_page, methods=["GET"]),
+        Route("/signin", signin_page, methods=["GET"]),
+        Route("/signin", signin_submit, methods=["POST"]),
+        Route("/signin/once/{token}", signin_once, methods=["GET"]),
+        Route("/signout", signout, methods=["POST"]),
+        Route("/healthz", healthz, methods=["GET"]),
+        Route("/favicon.ico", favicon, methods=["GET"]),
+        Mount("/static", app=StaticFiles(directory=STATIC), name="static"),
+    ]
+    handlers: dict[Any, Any] = {
+        SignInRequired: on_sign_in_required,
+        views.NotFound: on_not_found,
+        views.TraceUnavailable: on_unavailable,
+        views.TraceDamaged: on_damaged,
+        HTTPException: on_http,
+        ValueError: on_value_error,
+        BodyTooLarge: on_too_large,
+        Exception: on_error,
+    }
+    app = Starlette(routes=routes, exception_handlers=handlers)
+    app.state.web = web
+    guarded = Guard(app, config)
+    guarded.web = web  # type: ignore[attr-defined]
+    return guarded
+
+
+def web_of(app: Any) -> Web:
+    return app.web
+
+
+def loopback_hosts(extra: Iterable[str] = ()) -> tuple[str, ...]:
+    return (*LOOPBACK_HOSTS, *extra)
