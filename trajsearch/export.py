@@ -44,9 +44,10 @@ for line, to a second stream (``--out FILE`` -> ``FILE.provenance.jsonl``).
 ``max_tokens``: each record is compressed as the agent runtime compresses a run for
 its prompt (:mod:`trajsearch.runtime.format`): all steps if they fit; else the
 run's decision points (each read once, only the last attempt of a retry); else the
-runtime's three detail levels (at most 8, 4, 0 decision points kept by priority:
-the end, writes, errors and tests, the rest; arguments, outputs and the task cut to
-head and tail); a run that fits at none is left out and counted. Tokens are counted
+runtime's detail levels (at most 8, then 4 decision points kept by priority: the
+end, writes, errors and tests, the rest; arguments, outputs, thoughts and the task
+cut to head and tail; the runtime's third level keeps no steps, which teaches
+nothing, so it is not used); a run that fits at none is left out and counted. Tokens are counted
 with the runtime's counter (all-MiniLM-L6-v2's WordPiece) on the record's text
 (message contents, tool names and arguments), not on the JSON punctuation.
 """
@@ -75,7 +76,7 @@ class ExportRecord:
     record: dict[str, Any]
     provenance: dict[str, Any]
     tokens: int | None = None  # counted when ``max_tokens`` was given
-    compression: str = "none"  # none | decision_points | full | half | bare
+    compression: str = "none"  # none | decision_points | full | half
 
 
 @dataclass
@@ -174,6 +175,8 @@ def _fit(run: Trajectory, fmt: str, system: str | None, provenance: dict[str, An
          counter: Any) -> ExportRecord | None:
     """The record at the richest compression level within ``max_tokens`` (None: none fits)."""
     for level, variant in _variants(run, max_tokens is not None):
+        if run.steps and not variant.steps:
+            continue  # a run cut down to its task teaches nothing (the runtime's "bare" level)
         record = to_record(variant, fmt, system=system, provenance=provenance)
         if counter is None:
             return ExportRecord(record, provenance, compression=level)
