@@ -81,8 +81,8 @@ def show_report(result) -> None:
           f"({result.seconds:.2f} s)\n")
     for n, mode in enumerate(result.modes, 1):
         print(f"{n}. {mode.label}: {mode.count} failures ({mode.share:.1%}), {len(mode.templates)} template(s)")
-        print(f"   env_versions {dict(mode.env_versions)}  models {dict(mode.models)} (of {mode.models_sampled} read)  "
-              f"failing tools {dict(mode.failing_tools)}")
+        print(f"   env_versions {dict(mode.env_versions)}  models {dict(mode.models)} and tools {dict(mode.tools)} "
+              f"(of {mode.models_sampled} traces read)  failing step {dict(mode.failing_tools)}")
         for example in mode.examples[:2]:
             print(f"   - {example.trajectory_id} (similarity {example.similarity:.2f}): {_one_line(example.error, 150)}")
 
@@ -211,7 +211,7 @@ def synthetic(args: argparse.Namespace) -> None:
             seconds, results = [], []
             for attempt in range(args.repeat):
                 failures._CACHE = failures._VectorCache()
-                failures._MODEL_CACHE.clear()
+                failures._RUN_CACHE.clear()
                 with Stopwatch() as sw:
                     result = failures.failure_modes(ts, tenant="bench", since="7d", until=end)
                 seconds.append(sw.seconds)

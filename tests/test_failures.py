@@ -154,6 +154,7 @@ def test_modes_count_share_and_examples(seeded: TrajSearch) -> None:
     assert {e.model for e in top.examples} <= {"gpt-4o", "claude", ""}
     assert sum(top.models.values()) == top.models_sampled == 5  # all five traces read (fewer than the sample)
     assert top.models == {"gpt-4o": 3, "claude": 1, "(unknown)": 1}
+    assert top.tools == {"bash": 5}  # of the same runs, from their traces
     labels = [m.label for m in report.modes]
     assert labels[1] == "disk full" and report.modes[1].count == 2
     assert "model API timeout" in labels  # the infra error

@@ -513,40 +513,42 @@ def failures(
 def _show_failures(report: Any, since: str | None) -> None:
     from datetime import datetime, timezone
 
+    from .represent import clip
+
     def day(epoch: int) -> str:
         return datetime.fromtimestamp(epoch, timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
 
+    def line(text: str) -> None:
+        out.print(text, markup=False, highlight=False, soft_wrap=True)
+
     if report.since is not None:
-        period = f"the {since} up to {day(report.until)} (the {since} before: {report.previous_total})"
+        period = f"the {since} up to {day(report.until)} (the {since} before: {_plural(report.previous_total, 'failure')})"
     else:
         period = "all time"
-    out.print(f"[bold]{report.total} failures[/bold] in tenant {escape(report.tenant)}, {period}: "
-              f"{report.templates} distinct error templates, "
-              f"{len(report.modes) + report.other_modes} modes", highlight=False)
-    if not report.modes:
-        return
+    line(f"{_plural(report.total, 'failure')} in tenant {report.tenant}, {period}: "
+         f"{_plural(report.templates, 'distinct error template')}, {_plural(len(report.modes) + report.other_modes, 'mode')}")
     for n, mode in enumerate(report.modes, 1):
-        out.print("")
-        trend = _trend_text(mode)
-        out.print(f"[bold]{n}. {escape(mode.label)}[/bold]  {mode.count} failures ({mode.share:.0%}){trend}",
-                  highlight=False)
+        line("")
+        line(f"{n}. {mode.label}  {_plural(mode.count, 'failure')} ({mode.share:.0%}){_trend_text(mode)}")
         where = [f"env {_counts_text(mode.env_versions)}"]
-        models = {k: v for k, v in mode.models.items()}
-        if models:
-            sampled = "" if mode.models_sampled >= mode.count else f", {mode.models_sampled} of {mode.count} runs read"
-            where.append(f"model {_counts_text(models)}{sampled}")
+        if mode.models:
+            sampled = "" if mode.models_sampled >= mode.count else f" (of {mode.models_sampled} runs read)"
+            where.append(f"model {_counts_text(mode.models)}{sampled}")
         if mode.failing_tools:
             where.append(f"failing step {_counts_text(mode.failing_tools)}")
         elif mode.tools:
             where.append(f"tools {_counts_text(mode.tools)}")
-        out.print("   " + " · ".join(where), markup=False, highlight=False)
+        line("   " + " · ".join(where))
         if len(mode.templates) > 1:
-            out.print(f"   {len(mode.templates)} templates, e.g. {_one_line(mode.templates[1]['template'], 110)}",
-                      markup=False, highlight=False)
+            line(f"   {len(mode.templates)} templates, e.g. {_one_line(mode.templates[1]['template'], 110)}")
         for example in mode.examples:
-            out.print(f"   - {example.trajectory_id}: {_one_line(example.error, 120)}", markup=False, highlight=False)
+            line(f"   - {example.trajectory_id}: {clip(' '.join(example.error.split()), 40, 80)}")
     if report.other_modes:
-        out.print(f"\n({report.other_modes} more modes hold {report.other_failures} failures: --limit to see them)")
+        line(f"\n({report.other_modes} more modes hold {_plural(report.other_failures, 'failure')}: --limit to see them)")
+
+
+def _plural(n: int | None, word: str) -> str:
+    return f"{n} {word}" + ("" if n == 1 else "s")
 
 
 def _trend_text(mode: Any) -> str:

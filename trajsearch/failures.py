@@ -203,8 +203,7 @@ KNOWN_CAUSES: list[tuple[re.Pattern[str], str]] = [(re.compile(p, re.I), label) 
 
 def label_for(template: str) -> str:
     """A short readable name for a mode, from its most frequent template."""
-    specific = _PREAMBLE.sub("", _TOOL_ARROW.sub("", ([c for c in _CLAUSES.split(template) if c.strip()]
-                                                      or [template])[-1]))
+    specific = _specific(template)
     for pattern, label in KNOWN_CAUSES:
         if pattern.search(specific):
             return label
@@ -245,8 +244,8 @@ class FailureMode:
     change: float | None = None  # (count - previous) / previous
     env_versions: dict[str, int] = field(default_factory=dict)
     models: dict[str, int] = field(default_factory=dict)  # of the runs whose trace was read
-    models_sampled: int = 0  # how many runs of the mode ``models`` counts
-    tools: dict[str, int] = field(default_factory=dict)  # runs of the mode with each tool
+    models_sampled: int = 0  # how many runs of the mode ``models`` and ``tools`` count (their traces read)
+    tools: dict[str, int] = field(default_factory=dict)  # of those runs: how many used each tool
     failing_tools: dict[str, int] = field(default_factory=dict)  # tool of the failing step
     templates: list[dict[str, Any]] = field(default_factory=list)  # {"template", "count"}, most first
     examples: list[FailureExample] = field(default_factory=list)
@@ -339,8 +338,9 @@ class ModeConfig:
     flat_band: float = 0.1
 
 
-FIELDS = ["trajectory_id", "text", "env_version", "policy_version", "tools", "created_at", "trace_uri",
-          "outcome", "content_hash"]
+#: What is read of each failure row. Every field costs decoding time at 100k rows (``tools``, an
+#: array, the most); a run's tools and model come from the traces of the runs sampled per mode.
+FIELDS = ["trajectory_id", "text", "env_version", "created_at", "trace_uri"]
 
 
 class _VectorCache:
@@ -423,7 +423,7 @@ def cluster(vectors: np.ndarray, threshold: float, max_cluster: int = 3000) -> n
 # -- the analysis ------------------------------------------------------------------------
 
 
-@dataclass
+@dataclass(slots=True)
 class _Failure:
     trajectory_id: str
     trace_uri: str
@@ -432,10 +432,8 @@ class _Failure:
     task: str
     failing_tool: str | None
     env_version: str
-    tools: list[str]
     created_at: int
     current: bool
-    content_hash: str = ""
 
 
 def failure_modes(
@@ -485,7 +483,7 @@ def failure_modes(
         failures, meaning = _read(ts, filters, start, end, prefetch)
     finally:
         prefetch.close()
-    models_by_uri: dict[str, str] = {}
+    runs: dict[str, tuple[str, tuple[str, ...]] | None] = {}  # every run's, when a model filter needed them
     wanted_models = _strings(model)
     if wanted_models:
         if len(failures) > config.max_model_traces:
@@ -493,8 +491,8 @@ def failure_modes(
                 f"model: {len(failures)} failures in scope and rows carry no model id, so each needs its trace "
                 f"read (at most {config.max_model_traces}): narrow with since / env_version first"
             )
-        models_by_uri = _models(ts, tenant, failures, config)
-        failures = [f for f in failures if models_by_uri.get(f.trace_uri, "") in wanted_models]
+        runs = _runs(ts, tenant, failures, config)
+        failures = [f for f in failures if (runs.get(f.trace_uri) or ("",))[0] in wanted_models]
     current = [f for f in failures if f.current]
     report = FailureReport(tenant=tenant, since=start, until=end, total=len(current),
                            previous_total=len(failures) - len(current) if start is not None else None)
@@ -531,9 +529,25 @@ def failure_modes(
     report.templates = len({f.template for f in current})
     for group in shown:
         report.modes.append(_mode(ts, tenant, group, report, start is not None, meaning, vector_of_text,
-                                  models_by_uri, examples, config))
+                                  runs, examples, config))
+    _distinct_labels(report.modes)
     report.seconds = time.perf_counter() - started
     return report
+
+
+def _distinct_labels(modes: list[FailureMode]) -> None:
+    """Two modes of one well-known label (meaning kept two wordings apart) get their own wording added."""
+    seen = Counter(m.label for m in modes)
+    for mode in modes:
+        if seen[mode.label] > 1:
+            wording = _specific(mode.templates[0]["template"])
+            mode.label = f"{mode.label}: {wording if len(wording) <= 70 else wording[:69].rstrip() + '…'}"
+
+
+def _specific(template: str) -> str:
+    """A template's most specific clause, without a tool prefix or a grader's preamble."""
+    clauses = [c for c in _CLAUSES.split(template) if c.strip()] or [template]
+    return _PREAMBLE.sub("", _TOOL_ARROW.sub("", clauses[-1])).strip()
 
 
 def _strings(value: str | Sequence[str] | None) -> tuple[str, ...]:
@@ -548,6 +562,7 @@ def _read(ts: Any, filters: Filters, start: int | None, end: int, prefetch: _Pre
     and the meaning text of each template (handed to ``prefetch`` as soon as it is first seen)."""
     out = []
     templates: dict[str, str] = {}
+    masked: dict[str, str] = {}
     meanings: dict[str, str] = {}
     for row in ts.rows(filters, FIELDS):
         created = int(row.get("created_at") or 0)
@@ -557,18 +572,34 @@ def _read(ts: Any, filters: Filters, start: int | None, end: int, prefetch: _Pre
         error = row_error(text)
         template = templates.get(error)
         if template is None:
-            template = templates[error] = error_template(error)
+            template = templates[error] = _template(error, masked)
             if template not in meanings:
                 meanings[template] = meaning_text(template)
                 if prefetch is not None:
                     prefetch.add(meanings[template])
-        out.append(_Failure(
-            trajectory_id=row["trajectory_id"], trace_uri=row.get("trace_uri") or "", error=error[:600],
-            template=template, task=row_task(text)[:300], failing_tool=row_failing_tool(text),
-            env_version=row.get("env_version") or "", tools=list(row.get("tools") or []), created_at=created,
-            current=start is None or created >= start, content_hash=row.get("content_hash") or "",
-        ))
+        out.append(_Failure(row["trajectory_id"], row.get("trace_uri") or "", error[:600], template,
+                            row_task(text)[:300], row_failing_tool(text), row.get("env_version") or "", created,
+                            start is None or created >= start))
     return out, meanings
+
+
+_DIGIT = re.compile(r"\d")
+
+
+def _template(error: str, masked: dict[str, str]) -> str:
+    """:func:`error_template`, computed once per error with its digits masked.
+
+    Every rule but the kept numbers (``exit code 137``) treats digits alike, so two errors
+    that differ only in digits have one template: cache on the masked text (two cheap
+    passes instead of fifteen) unless a kept number is in the error.
+    """
+    if _KEPT_NUMBER.search(error):
+        return error_template(error)
+    key = _DIGIT.sub("0", error)
+    template = masked.get(key)
+    if template is None:
+        template = masked[key] = error_template(error)
+    return template
 
 
 class _Prefetch:
@@ -622,53 +653,55 @@ def _embedder_name(ts: Any) -> str:
     return str(getattr(getattr(ts, "embedder", None), "name", "") or type(ts).__name__)
 
 
-_MODEL_CACHE: OrderedDict[tuple[str, str, str], str] = OrderedDict()
-_MODEL_LOCK = threading.Lock()
+_RUN_CACHE: OrderedDict[tuple[str, str], tuple[str, tuple[str, ...]]] = OrderedDict()
+_RUN_LOCK = threading.Lock()
 
 
-def _models(ts: Any, tenant: str, failures: Iterable[_Failure], config: ModeConfig) -> dict[str, str]:
-    """trace_uri -> model id ("" when unknown or unreadable), reading traces in parallel.
+def _runs(ts: Any, tenant: str, failures: Iterable[_Failure], config: ModeConfig
+          ) -> dict[str, tuple[str, tuple[str, ...]] | None]:
+    """trace_uri -> (model id, tools used) read from the traces, in parallel; None when unreadable.
 
-    Index rows carry no model id, so the trace is the only source; answers are kept per
-    (tenant, trace_uri, content hash), which changes when the run is re-ingested changed.
+    Index rows carry no model id, so the trace is the only source. Answers are kept per
+    (tenant, trace_uri) for the process (a run re-ingested with another model keeps its
+    old answer until the process restarts: the LRU holds 100k).
     """
     todo, out = [], {}
     for f in failures:
-        key = (tenant, f.trace_uri, f.content_hash)
-        with _MODEL_LOCK:
-            known = _MODEL_CACHE.get(key)
-        if known is not None:
-            out[f.trace_uri] = known
-        elif f.trace_uri and f.trace_uri not in out:
-            out[f.trace_uri] = ""
-            todo.append(key)
+        if not f.trace_uri or f.trace_uri in out:
+            continue
+        with _RUN_LOCK:
+            known = _RUN_CACHE.get((tenant, f.trace_uri))
+        out[f.trace_uri] = known
+        if known is None:
+            todo.append(f.trace_uri)
 
-    def read(key: tuple[str, str, str]) -> tuple[tuple[str, str, str], str | None]:
+    def read(uri: str) -> tuple[str, tuple[str, tuple[str, ...]] | None, bool]:
         try:
-            return key, ts.get_trace(key[1], tenant=tenant).model_id or ""
-        except KeyError:  # no trace there (TraceNotFoundError): the model is unknown for good
-            return key, ""
+            run = ts.get_trace(uri, tenant=tenant)
+            return uri, (run.model_id or "", tuple(run.tools_used)), True
+        except KeyError:  # no trace there (TraceNotFoundError): unknown for good
+            return uri, None, True
         except Exception:  # noqa: BLE001 - unreadable now (a slow or busy store): unknown this time
-            return key, None
+            return uri, None, False
 
     if todo:
         with ThreadPoolExecutor(max_workers=max(1, min(config.trace_workers, len(todo)))) as pool:
             # each read in a copy of this context: a server's per-call deadline reaches the trace reads
-            futures = [pool.submit(contextvars.copy_context().run, read, key) for key in todo]
+            futures = [pool.submit(contextvars.copy_context().run, read, uri) for uri in todo]
             for future in futures:
-                key, model_id = future.result()
-                out[key[1]] = model_id or ""
-                if model_id is not None:
-                    with _MODEL_LOCK:
-                        _MODEL_CACHE[key] = model_id
-                        while len(_MODEL_CACHE) > 100_000:
-                            _MODEL_CACHE.popitem(last=False)
+                uri, info, final = future.result()
+                out[uri] = info
+                if final and info is not None:
+                    with _RUN_LOCK:
+                        _RUN_CACHE[(tenant, uri)] = info
+                        while len(_RUN_CACHE) > 100_000:
+                            _RUN_CACHE.popitem(last=False)
     return out
 
 
 def _mode(ts: Any, tenant: str, group: list[_Failure], report: FailureReport, periods: bool,
-          meaning: dict[str, str], vector_of_text: dict[str, Any], models_by_uri: dict[str, str],
-          examples: int, config: ModeConfig) -> FailureMode:
+          meaning: dict[str, str], vector_of_text: dict[str, Any],
+          runs: dict[str, tuple[str, tuple[str, ...]] | None], examples: int, config: ModeConfig) -> FailureMode:
     import numpy as np
 
     now = [f for f in group if f.current]
@@ -688,7 +721,6 @@ def _mode(ts: Any, tenant: str, group: list[_Failure], report: FailureReport, pe
         count=len(now),
         share=len(now) / report.total,
         env_versions=dict(Counter(f.env_version or "(none)" for f in now).most_common()),
-        tools=dict(Counter(t for f in now for t in dict.fromkeys(f.tools)).most_common()),
         failing_tools=dict(Counter(f.failing_tool for f in now if f.failing_tool).most_common()),
         templates=[{"template": t, "count": n} for t, n in templates.most_common()],
     )
@@ -697,29 +729,30 @@ def _mode(ts: Any, tenant: str, group: list[_Failure], report: FailureReport, pe
         mode.trend, mode.change = _trend(mode.count, mode.previous, config.flat_band)
     # examples: the most representative template first, its latest run; then the next templates
     order = sorted(templates, key=lambda t: (-closeness[t], -templates[t], t))
-    runs = {t: sorted((f for f in now if f.template == t), key=lambda f: (-f.created_at, f.trajectory_id))
-            for t in order}
+    by_template: dict[str, list[_Failure]] = {t: [] for t in order}
+    for f in now:
+        by_template[f.template].append(f)
+    for members in by_template.values():
+        members.sort(key=lambda f: (-f.created_at, f.trajectory_id))
     picked: list[_Failure] = []
     depth = 0
     while len(picked) < min(examples, len(now)):
         for t in order:
-            if depth < len(runs[t]) and len(picked) < examples:
-                picked.append(runs[t][depth])
+            if depth < len(by_template[t]) and len(picked) < examples:
+                picked.append(by_template[t][depth])
         depth += 1
     chosen = {id(f): f for f in [*picked, *_spread(now, config.model_sample)]}
     sample = list(chosen.values())[: max(config.model_sample, len(picked))]
-    if models_by_uri:
-        known = {f.trace_uri: models_by_uri.get(f.trace_uri, "") for f in now}
-        mode.models_sampled = len(now)
-    else:
-        known = _models(ts, tenant, sample, config)
-        mode.models_sampled = len(sample)
-    mode.models = dict(Counter(known.get(f.trace_uri) or "(unknown)"
-                               for f in (now if models_by_uri else sample)).most_common())
+    read = now if runs else sample  # with a model filter every run's trace has been read already
+    known = runs or _runs(ts, tenant, sample, config)
+    infos = [known.get(f.trace_uri) for f in read]
+    mode.models_sampled = len(read)
+    mode.models = dict(Counter((info[0] if info else "") or "(unknown)" for info in infos).most_common())
+    mode.tools = dict(Counter(tool for info in infos if info for tool in info[1]).most_common())
     mode.examples = [
         FailureExample(
             trajectory_id=f.trajectory_id, trace_uri=f.trace_uri, error=f.error, task=f.task,
-            env_version=f.env_version, model=known.get(f.trace_uri, ""), created_at=f.created_at,
+            env_version=f.env_version, model=(known.get(f.trace_uri) or ("",))[0], created_at=f.created_at,
             similarity=round(closeness[f.template], 4),
         )
         for f in picked
