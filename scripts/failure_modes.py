@@ -147,11 +147,13 @@ def evaluate(args: argparse.Namespace) -> None:
     causes = [c for _, c in pairs]
     # real dumps: failure rows' errors -> templates; truth = template
     runs = read_real_runs(tenant=TENANT)
-    real_templates = []
     from trajsearch.represent import failure_text
+
+    real_templates, failure_rows = [], []
     for run in runs.runs:
         if run.outcome.value in ("failure", "infra_error"):
-            real_templates.append(error_template(row_error(failure_text(run)[0])))
+            failure_rows.append(failure_text(run)[0])
+            real_templates.append(error_template(row_error(failure_rows[-1])))
     real_unique = list(dict.fromkeys(real_templates))
     real_vectors = vectors_of(real_unique)
     real_index = {t: i for i, t in enumerate(real_unique)}
@@ -179,12 +181,28 @@ def evaluate(args: argparse.Namespace) -> None:
                      len(set(real_labels)), purity(by_failure, real_templates), sw.seconds])
     print(table(["method (on meaning vectors)", "corpus modes", "purity", "inverse purity", "ms",
                  "real modes", "real template purity", f"{len(scale_templates)} templates: s"], rows))
-    # the raw template text and the row vectors, for contrast
+    # the chosen method on other vectors, for contrast: the raw template text, and the failure rows' own
+    # vectors (the embedding of the row text: task + error + cause + failing step), averaged per template
+    chosen = methods[2][1]
     raw_vectors = embedder.encode(corpus_unique)
-    labels = fit(methods[2][1], raw_vectors)
+    labels = fit(chosen, raw_vectors)
     by_error = [labels[corpus_index[t]] for t in corpus_templates]
-    print(f"\nthe same (average, t=0.4) on raw template text: corpus purity {purity(by_error, causes):.3f}, "
-          f"inverse {purity(causes, by_error):.3f}, {len(set(labels))} modes")
+    real_raw = fit(chosen, embedder.encode(real_unique))
+    print(f"\nagglomerative average, t=0.4 on raw template text: corpus purity {purity(by_error, causes):.3f}, "
+          f"inverse {purity(causes, by_error):.3f}, {len(set(labels))} modes; real template purity "
+          f"{purity([real_raw[real_index[t]] for t in real_templates], real_templates):.3f}, "
+          f"{len(set(real_raw))} modes")
+    row_vectors = embedder.encode(failure_rows)
+    means = np.zeros((len(real_unique), row_vectors.shape[1]), dtype=np.float32)
+    for template, vector in zip(real_templates, row_vectors):
+        means[real_index[template]] += vector
+    means /= np.linalg.norm(means, axis=1, keepdims=True)
+    for t in (0.2, 0.4):
+        labels = fit(lambda t=t: AgglomerativeClustering(n_clusters=None, distance_threshold=t, metric="cosine",
+                                                         linkage="average"), means)
+        print(f"agglomerative average, t={t} on the failure rows' own vectors (mean per template): real template "
+              f"purity {purity([labels[real_index[x]] for x in real_templates], real_templates):.3f}, "
+              f"{len(set(labels))} modes")
 
 
 def _zipf(n: int, s: float = 1.1) -> list[float]:
@@ -222,7 +240,8 @@ def synthetic(args: argparse.Namespace) -> None:
         result = results[-1]
         print(f"\n{result.total + (result.previous_total or 0)} failure rows read ({result.total} in the last 7 days, "
               f"{result.previous_total} the 7 before), {result.templates} templates this period, "
-              f"{len(result.modes) + result.other_modes} modes")
+              f"{len(result.modes) + result.other_modes} modes; {result.rare} failures ({result.rare / result.total:.1%}) "
+              f"of meanings too rare to embed, grouped by template only")
         print(f"analysis, template vectors not cached: median {statistics.median(seconds):.1f} s "
               f"(runs: {', '.join(f'{s:.1f}' for s in seconds)}); cached (same process, asked again): "
               f"{warm.seconds:.1f} s")

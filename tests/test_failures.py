@@ -217,6 +217,7 @@ def test_no_failures_is_an_empty_report(hashing_ts: TrajSearch) -> None:
 def test_too_rare_to_embed_meanings_are_modes_of_their_own(seeded: TrajSearch) -> None:
     report = failure_modes(seeded, tenant="acme", config=ModeConfig(max_embed=1))
     assert report.total == 8 and report.modes[0].count == 5 and len(report.modes) == 3
+    assert report.rare == 3  # disk full (2) and the timeout (1): grouped by their exact template only
 
 
 # -- meaning: the real model -------------------------------------------------------------------
@@ -296,7 +297,7 @@ def test_failures_command_on_both_backends(backend, tmp_path: Path) -> None:
 
     code, out, err = _cli("failures", "--since", "5d", "--until", "2026-01-10", "--env", "v2")
     assert code == 0, err
-    assert "1 failures" in out and "disk full" in out and "new" in out and "g1" in out
+    assert "1 failure in tenant acme" in out and "disk full" in out and "new" in out and "g1" in out
 
     code, out, err = _cli("failures")
     assert code == 0, err

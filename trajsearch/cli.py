@@ -545,6 +545,8 @@ def _show_failures(report: Any, since: str | None) -> None:
             line(f"   - {example.trajectory_id}: {clip(' '.join(example.error.split()), 40, 80)}")
     if report.other_modes:
         line(f"\n({report.other_modes} more modes hold {_plural(report.other_failures, 'failure')}: --limit to see them)")
+    if report.rare:
+        line(f"({_plural(report.rare, 'failure')} of errors too rare to compare by meaning: grouped by exact template)")
 
 
 def _plural(n: int | None, word: str) -> str:

@@ -105,7 +105,7 @@ def failure_report_to_pb(report: FailureReport) -> Any:
     msg = pb2.FailuresResponse(
         tenant=report.tenant, until=int(report.until), total=int(report.total), other_modes=int(report.other_modes),
         other_failures=int(report.other_failures), templates=int(report.templates), seconds=float(report.seconds),
-        modes=[_mode_to_pb(m) for m in report.modes],
+        rare=int(report.rare), modes=[_mode_to_pb(m) for m in report.modes],
     )
     if report.since is not None:
         msg.since = int(report.since)
@@ -159,5 +159,6 @@ def failure_report_from_pb(msg: Any) -> FailureReport:
         other_modes=msg.other_modes,
         other_failures=msg.other_failures,
         templates=msg.templates,
+        rare=msg.rare,
         seconds=msg.seconds,
     )
