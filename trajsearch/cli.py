@@ -620,6 +620,8 @@ def export(
                                          (job.missing_trace, "without a readable trace")) if n]
     err.print(f"exported {job.written} of {job.found} matching runs{where}" + (f" ({'; '.join(left)} left out)"
                                                                           if left else ""), highlight=False)
+    if job.stopped:
+        err.print(f"[yellow]note:[/yellow] {escape(job.stopped)}", highlight=False)
 
 
 @contextmanager

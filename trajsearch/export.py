@@ -93,6 +93,7 @@ class Export:
     too_long: int = 0  # left out: over max_tokens at every compression level
     missing_trace: int = 0  # left out: the trace could not be read
     skipped: list[str] = field(default_factory=list)
+    stopped: str = ""  # why fewer than k runs were asked for although more may match (a server's bounds)
 
     def __iter__(self) -> Iterator[ExportRecord]:
         return self.records
@@ -131,14 +132,22 @@ def export_runs(
     filters = dict(levels=levels, outcome=outcome, env_version=env_version, policy_version=policy_version,
                    task_family=task_family, tools=tools, mode=mode)
     hits: list[Any] = []
+    stopped = ""
     while len(hits) < k:
         want = min(PAGE, k - len(hits))
-        page = ts.search(query, tenant=tenant, k=want, exclude_trajectory_ids=[h.trajectory_id for h in hits],
-                         **filters)
+        try:
+            page = ts.search(query, tenant=tenant, k=want, exclude_trajectory_ids=[h.trajectory_id for h in hits],
+                             **filters)
+        except ValueError as exc:
+            if not hits:
+                raise
+            # a server bounds how many runs a request may exclude (its max_values): the first pages stand
+            stopped = f"stopped after {len(hits)} runs: the next page was refused ({exc})"
+            break
         hits.extend(page)
         if len(page) < want:
             break
-    export = Export(records=iter(()), found=len(hits))
+    export = Export(records=iter(()), found=len(hits), stopped=stopped)
     export.records = _records(ts, tenant, hits, query, fmt, max_tokens, system, export)
     return export
 
