@@ -2,9 +2,10 @@
 
 ``Client("127.0.0.1:50051", api_key=...)`` has the façade's method names
 (``search``, ``similar_runs``, ``expand``, ``run``, ``get_trace``, ``add``,
-``delete``, ``stats``) and the agent runtime's (``exemplars``, ``warnings``,
-``search_past_runs``), and returns the library's types (:class:`Hit`,
-:class:`StepView`, :class:`RunMatch`, :class:`Trajectory`). Read methods
+``delete``, ``stats``), the failure-mode analysis (``failures``: the same
+:class:`~trajsearch.failures.FailureReport` as ``failure_modes``) and the agent
+runtime's (``exemplars``, ``warnings``, ``search_past_runs``), and returns the
+library's types (:class:`Hit`, :class:`StepView`, :class:`RunMatch`, :class:`Trajectory`). Read methods
 accept ``tenant=`` so code written against the library runs unchanged, but
 it can only name the key's own tenant (anything else raises PermissionError):
 the server never takes a tenant from a request.

@@ -187,9 +187,14 @@ class Service(pb2_grpc.TrajSearchServicer):
         call.check_deadline()
         # model ids come from traces: read no more at once than the server's trace-read slots
         config = ModeConfig(trace_workers=getattr(self.ts.traces, "slots", None) or ModeConfig.trace_workers)
-        report = failure_modes(self.ts, tenant=call.tenant, since=since, until=until, env_version=env,
-                               policy_version=policy, model=models, tools=tools, outcome=outcomes, limit=limit,
-                               examples=examples, config=config)
+        try:
+            report = failure_modes(self.ts, tenant=call.tenant, since=since, until=until, env_version=env,
+                                   policy_version=policy, model=models, tools=tools, outcome=outcomes, limit=limit,
+                                   examples=examples, config=config)
+        except ValueError as exc:  # the library's "model: too many failures to read every trace": our field name
+            if not str(exc).startswith("model: "):
+                raise
+            raise v.FieldError("models", str(exc).removeprefix("model: ")) from None
         call.note(failures=report.total, modes=len(report.modes))
         return convert.failure_report_to_pb(report)
 
