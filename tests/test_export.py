@@ -248,11 +248,13 @@ def test_a_missing_trace_is_left_out_and_counted(store: TrajSearch) -> None:
     assert "air-1" not in ids and (export.written, export.missing_trace) == (3, 1)
 
 
-def test_to_record_of_a_step_without_dict_arguments() -> None:
-    run = make_run("x", steps=[("python", "print(1)", "1")])
+def test_to_record_of_odd_steps() -> None:
+    run = make_run("x", steps=[("python", "print(1)", "1"), ("mcp.server/tool call", {"q": 1}, "ok")])
     record = to_record(run, "openai-chat")
     assert validate_openai_chat(record) == []
     assert json.loads(record["messages"][1]["tool_calls"][0]["function"]["arguments"]) == {"input": "print(1)"}
+    assert record["messages"][3]["tool_calls"][0]["function"]["name"] == "mcp_server_tool_call"
+    assert [t["function"]["name"] for t in record["tools"]] == ["python", "mcp_server_tool_call"]
 
 
 # -- the CLI, on both backends -----------------------------------------------------------------

@@ -55,6 +55,7 @@ with the runtime's counter (all-MiniLM-L6-v2's WordPiece) on the record's text
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Sequence
 
@@ -277,10 +278,19 @@ def _turns(run: Trajectory) -> list[_Turn]:
                 turns.append(_Turn("user", _result_text(step)))
             continue
         call_id = f"call_{n}"
-        turns.append(_Turn("call", step.thought or "", name=step.action, arguments=_arguments(step.arguments),
-                           call_id=call_id))
+        turns.append(_Turn("call", step.thought or "", name=tool_name(step.action),
+                           arguments=_arguments(step.arguments), call_id=call_id))
         turns.append(_Turn("result", _result_text(step), call_id=call_id))
     return turns
+
+
+_NOT_NAME = re.compile(r"[^A-Za-z0-9_-]")
+
+
+def tool_name(action: str) -> str:
+    """A recorded action as a function name OpenAI accepts (``^[A-Za-z0-9_-]{1,64}$``): other
+    characters become ``_`` (``functions.bash`` -> ``functions_bash``), at most 64 of them."""
+    return _NOT_NAME.sub("_", action)[:64] or "tool"
 
 
 def _arguments(arguments: Any) -> dict[str, Any]:

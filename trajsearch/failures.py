@@ -728,7 +728,9 @@ class _Prefetch:
 
 
 def _embedder_name(ts: Any) -> str:
-    return str(getattr(getattr(ts, "embedder", None), "name", "") or type(ts).__name__)
+    """What cached vectors belong to: the store's embedder (its name and dimension)."""
+    embedder = getattr(ts, "embedder", None)
+    return f"{getattr(embedder, 'name', '') or type(ts).__name__}/{getattr(embedder, 'dim', '')}"
 
 
 _RUN_CACHE: OrderedDict[tuple[str, str], tuple[str, tuple[str, ...]]] = OrderedDict()
