@@ -192,6 +192,7 @@ def _bases(trace_uri: str) -> dict[str, list]:
         "SearchPastRuns": [pb2.SearchPastRunsRequest(session_id="fz", query="disk full", kind="failures", context=ctx)],
         "Delete": [pb2.DeleteRequest(trajectory_id="not-there")],
         "Stats": [pb2.StatsRequest()], "Metrics": [pb2.MetricsRequest()], "WhoAmI": [pb2.WhoAmIRequest()],
+        "Failures": [pb2.FailuresRequest(), pb2.FailuresRequest(since_seconds=7 * 86400, env_versions=["v1"], limit=5)],
         "Ingest": [pb2.IngestBatch(records=[pb2.TrajectoryRecord(json=make_run("fz-base").model_dump_json())])],
     }
 

@@ -12,8 +12,12 @@ from __future__ import annotations
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Iterator, Sequence
 
+from .failures import FailureReport
+
+if TYPE_CHECKING:
+    from .export import Export
 from .model import Trajectory
 from .results import ContextResult, Hit, RunMatch, StepView
 
@@ -46,6 +50,22 @@ class Backend:
 
     def stats(self) -> dict[str, Any]:
         return self.api.stats(tenant=self.tenant)
+
+    def failures(self, **options: Any) -> FailureReport:
+        """Failure modes inside the filters (see :func:`trajsearch.failures.failure_modes`)."""
+        if self.remote:
+            return self.api.failures(tenant=self.tenant, **options)
+        from .failures import failure_modes
+
+        return failure_modes(self.api, tenant=self.tenant or DEFAULT_TENANT, **options)
+
+    def export(self, query: str, **options: Any) -> Export:
+        """Matching runs as a dataset stream (see :func:`trajsearch.export.export_runs`): the
+        same ``search`` and ``get_trace`` calls on either backend."""
+        from .export import export_runs
+
+        return export_runs(self.api, query, tenant=self.tenant if self.remote else self.tenant or DEFAULT_TENANT,
+                           **options)
 
     def advice(self, kind: str, text: str, *, env_version: Sequence[str], policy_version: Sequence[str],
                tools: Sequence[str], k: int | None, budget: int | None) -> ContextResult:

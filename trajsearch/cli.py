@@ -477,6 +477,180 @@ def exemplars(
 
 
 @app.command()
+def failures(
+    tenant: Optional[str] = TenantOpt,
+    since: Optional[str] = typer.Option(None, "--since", help="Only this period before --until (7d, 24h, 2w, 90m), compared with the period of the same length before it. Default: every failure, no trend."),
+    until: Optional[str] = typer.Option(None, "--until", help="End of the period: an ISO date or time (default now)."),
+    env_version: List[str] = typer.Option([], "--env", "--env-version", help="Keep runs of these env versions (repeatable)."),
+    model: List[str] = typer.Option([], "--model", help="Keep runs of these model ids (read from each failure's trace: rows carry no model id)."),
+    tool: List[str] = typer.Option([], "--tool", help="Keep runs that had any of these tools."),
+    outcome: List[str] = typer.Option([], "--outcome", help="failure | infra_error (default both)."),
+    limit: int = typer.Option(20, "--limit", "-n", min=1, max=1000, help="How many modes to show (the rest are counted)."),
+    examples: int = typer.Option(3, "--examples", min=1, max=20, help="Example runs per mode, most representative first."),
+    server: Optional[str] = ServerOpt,
+    ca: Optional[Path] = CaOpt,
+    uri: Optional[str] = UriOpt,
+    traces: Optional[str] = TracesOpt,
+    as_json: bool = JsonOpt,
+) -> None:
+    """Failure modes: the failed runs inside the filters grouped by cause, with counts, share, trend and example runs."""
+    from .failures import parse_duration, parse_time
+
+    try:
+        since_seconds = parse_duration(since) if since else None
+        until_epoch = parse_time(until)
+    except ValueError as exc:
+        _fail(str(exc))
+    with _backend(server, ca, uri, traces, tenant) as api:
+        report = api.failures(since=since_seconds, until=until_epoch, env_version=env_version, model=model,
+                              tools=tool, outcome=outcome, limit=limit, examples=examples)
+    if as_json:
+        _print_json(report.to_dict())
+        return
+    _show_failures(report, since)
+
+
+def _show_failures(report: Any, since: str | None) -> None:
+    from datetime import datetime, timezone
+
+    from .represent import clip
+
+    def day(epoch: int) -> str:
+        return datetime.fromtimestamp(epoch, timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+
+    def line(text: str) -> None:
+        out.print(text, markup=False, highlight=False, soft_wrap=True)
+
+    if report.since is not None:
+        period = f"the {since} up to {day(report.until)} (the {since} before: {_plural(report.previous_total, 'failure')})"
+    else:
+        period = "all time"
+    line(f"{_plural(report.total, 'failure')} in tenant {report.tenant}, {period}: "
+         f"{_plural(report.templates, 'distinct error template')}, {_plural(len(report.modes) + report.other_modes, 'mode')}")
+    for n, mode in enumerate(report.modes, 1):
+        line("")
+        line(f"{n}. {mode.label}  {_plural(mode.count, 'failure')} ({mode.share:.0%}){_trend_text(mode)}")
+        where = [f"env {_counts_text(mode.env_versions)}"]
+        if mode.models:
+            sampled = "" if mode.models_sampled >= mode.count else f" (of {mode.models_sampled} runs read)"
+            where.append(f"model {_counts_text(mode.models)}{sampled}")
+        if mode.failing_tools:
+            where.append(f"failing step {_counts_text(mode.failing_tools)}")
+        elif mode.tools:
+            where.append(f"tools {_counts_text(mode.tools)}")
+        line("   " + " · ".join(where))
+        if len(mode.templates) > 1:
+            line(f"   {len(mode.templates)} templates, e.g. {_one_line(mode.templates[1]['template'], 110)}")
+        for example in mode.examples:
+            line(f"   - {example.trajectory_id}: {clip(' '.join(example.error.split()), 40, 80)}")
+    if report.other_modes:
+        line(f"\n({report.other_modes} more modes hold {_plural(report.other_failures, 'failure')}: --limit to see them)")
+    if report.rare:
+        line(f"({_plural(report.rare, 'failure')} of errors too rare to compare by meaning: grouped by exact template)")
+
+
+def _plural(n: int | None, word: str) -> str:
+    return f"{n} {word}" + ("" if n == 1 else "s")
+
+
+def _trend_text(mode: Any) -> str:
+    if mode.previous is None:
+        return ""
+    if mode.trend == "new":
+        return "  new (none the period before)"
+    change = f", {mode.change:+.0%}" if mode.change is not None else ""
+    arrow = {"up": "up", "down": "down", "flat": "flat"}.get(mode.trend, mode.trend)
+    return f"  {arrow} from {mode.previous}{change}"
+
+
+def _counts_text(counts: dict[str, int], top: int = 3) -> str:
+    items = list(counts.items())
+    text = ", ".join(f"{k} {v}" for k, v in items[:top])
+    return text + (f", +{len(items) - top} more" if len(items) > top else "")
+
+
+@app.command()
+def export(
+    query: str = typer.Option(..., "--query", "-q", help="Rank runs by similarity to this (a task, free text or an error line), as search does."),
+    tenant: Optional[str] = TenantOpt,
+    fmt: str = typer.Option("openai-chat", "--format", "-f", help="openai-chat | sharegpt | jsonl (our trajectory JSON)."),
+    out_file: Optional[Path] = typer.Option(None, "--out", "-o", help="Write here (default stdout)."),
+    k: int = typer.Option(100, "-k", "--limit", min=1, max=10_000, help="How many runs (one record per run, best first)."),
+    outcome: List[str] = typer.Option(["success"], "--outcome", help="success | failure | infra_error | unknown (repeatable; default success)."),
+    level: List[str] = typer.Option([], "--level", "-l", help="Rank by rows of these levels (task | summary | step | failure; default all)."),
+    env_version: List[str] = typer.Option([], "--env-version", "--env"),
+    policy_version: List[str] = typer.Option([], "--policy-version"),
+    task_family: List[str] = typer.Option([], "--task-family"),
+    tool: List[str] = typer.Option([], "--tool", help="Keep runs that had any of these tools."),
+    mode: str = typer.Option("auto", "--mode", "-m", help="dense | lexical | hybrid | auto, as in search."),
+    max_tokens: Optional[int] = typer.Option(None, "--max-tokens", min=16, help="Per record: compress each run as the agent runtime does until it fits; runs that never fit are left out."),
+    system: Optional[str] = typer.Option(None, "--system", help="A system prompt for every record (chat formats)."),
+    provenance: str = typer.Option("inline", "--provenance", help="inline: a metadata key on each record; sidecar: OUT.provenance.jsonl, line for line, leaving the chat records exactly in the trainer's schema."),
+    quiet: bool = typer.Option(False, "--quiet", help="No progress bar."),
+    server: Optional[str] = ServerOpt,
+    ca: Optional[Path] = CaOpt,
+    uri: Optional[str] = UriOpt,
+    traces: Optional[str] = TracesOpt,
+) -> None:
+    """Export the runs that best match --query as a few-shot or fine-tuning dataset, one record per run with its provenance."""
+    from .export import FORMATS, PROVENANCE, write
+
+    if fmt not in FORMATS:
+        _fail(f"--format must be one of {', '.join(FORMATS)}, got {fmt!r}")
+    if provenance not in PROVENANCE:
+        _fail(f"--provenance must be inline or sidecar, got {provenance!r}")
+    if provenance == "sidecar" and (out_file is None or fmt == "jsonl"):
+        _fail("--provenance sidecar needs --out FILE and a chat format (jsonl keeps provenance in each trajectory)")
+    with _backend(server, ca, uri, traces, tenant) as api:
+        try:
+            job = api.export(query, fmt=fmt, k=k, outcome=outcome, levels=level, env_version=env_version,
+                             policy_version=policy_version, task_family=task_family, tools=tool, mode=mode,
+                             max_tokens=max_tokens, system=system)
+        except (ValueError, PermissionError) as exc:
+            _fail(_plain(exc))
+        show = not quiet and err.is_terminal and job.found > 1
+        columns = (TextColumn("[bold]exporting"), BarColumn(), TextColumn("{task.completed}/{task.total} runs"),
+                   TimeElapsedColumn(), TimeRemainingColumn())
+        with _output(out_file) as (stream, sidecar), Progress(*columns, console=err, disable=not show) as progress:
+            bar = progress.add_task("export", total=job.found)
+            write(job, stream, fmt=fmt, provenance=provenance, sidecar=sidecar,
+                  on_record=lambda _: progress.advance(bar))
+    where = f" to {out_file}" if out_file else ""
+    left = [f"{n} {why}" for n, why in ((job.too_long, f"over --max-tokens {max_tokens}"),
+                                         (job.missing_trace, "without a readable trace")) if n]
+    err.print(f"exported {job.written} of {job.found} matching runs{where}" + (f" ({'; '.join(left)} left out)"
+                                                                          if left else ""), highlight=False)
+    if job.stopped:
+        err.print(f"[yellow]note:[/yellow] {escape(job.stopped)}", highlight=False)
+
+
+@contextmanager
+def _output(path: Path | None) -> Iterator[tuple[Any, Any]]:
+    """stdout, or ``path`` written whole or not at all (a temp file renamed at the end), and its sidecar."""
+    if path is None:
+        yield sys.stdout, None
+        return
+    import tempfile
+
+    path = path.resolve()
+    sidecar_path = path.with_name(path.name + ".provenance.jsonl")
+    made = []
+    try:
+        with tempfile.NamedTemporaryFile("w", dir=path.parent, prefix=f".{path.name}.", suffix=".tmp",
+                                         delete=False, encoding="utf-8") as stream, \
+             tempfile.NamedTemporaryFile("w", dir=path.parent, prefix=f".{sidecar_path.name}.", suffix=".tmp",
+                                         delete=False, encoding="utf-8") as sidecar:
+            made = [stream.name, sidecar.name]
+            yield stream, sidecar
+        os.replace(stream.name, path)
+        if os.path.getsize(sidecar.name):
+            os.replace(sidecar.name, sidecar_path)
+    finally:
+        for name in made:
+            Path(name).unlink(missing_ok=True)
+
+
+@app.command()
 def whoami(server: Optional[str] = ServerOpt, ca: Optional[Path] = CaOpt) -> None:
     """The tenant and role of $TRAJSEARCH_API_KEY on the server."""
     with _backend(server or _need_server(), ca, None, None, None) as api:

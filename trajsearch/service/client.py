@@ -2,9 +2,10 @@
 
 ``Client("127.0.0.1:50051", api_key=...)`` has the façade's method names
 (``search``, ``similar_runs``, ``expand``, ``run``, ``get_trace``, ``add``,
-``delete``, ``stats``) and the agent runtime's (``exemplars``, ``warnings``,
-``search_past_runs``), and returns the library's types (:class:`Hit`,
-:class:`StepView`, :class:`RunMatch`, :class:`Trajectory`). Read methods
+``delete``, ``stats``), the failure-mode analysis (``failures``: the same
+:class:`~trajsearch.failures.FailureReport` as ``failure_modes``) and the agent
+runtime's (``exemplars``, ``warnings``, ``search_past_runs``), and returns the
+library's types (:class:`Hit`, :class:`StepView`, :class:`RunMatch`, :class:`Trajectory`). Read methods
 accept ``tenant=`` so code written against the library runs unchanged, but
 it can only name the key's own tenant (anything else raises PermissionError):
 the server never takes a tenant from a request.
@@ -21,13 +22,14 @@ import json
 import os
 import uuid
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Sequence
 
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
+from ..failures import FailureReport, parse_duration, parse_time
 from ..model import Trajectory
 from ..results import ContextResult, Hit, IngestReport, Rejection, RunMatch, StepView
 from . import convert
@@ -41,7 +43,7 @@ _SERVICE = "trajsearch.v1.TrajSearch"
 #: turns retries off for an answer that must not be repeated (``grpc-retry-pushback-ms: -1``: a trace
 #: store that already retried, or whose read slots are all waiting).
 _RETRIED = ["Search", "SimilarRuns", "Expand", "Run", "GetTrace", "Exemplars", "Warnings", "Stats", "Metrics",
-            "WhoAmI", "Delete"]
+            "WhoAmI", "Delete", "Failures"]
 
 
 class ServiceError(Exception):
@@ -288,6 +290,34 @@ class Client:
             "in_flight": reply.in_flight,
             "uptime_s": reply.uptime_s,
         }
+
+    def failures(
+        self,
+        *,
+        tenant: str | None = None,
+        since: str | int | timedelta | None = None,
+        until: str | int | datetime | None = None,
+        env_version: str | Sequence[str] = (),
+        policy_version: str | Sequence[str] = (),
+        model: str | Sequence[str] = (),
+        tools: str | Sequence[str] = (),
+        outcome: str | Sequence[str] = (),
+        limit: int | None = 20,
+        examples: int = 3,
+        timeout: float | None = None,
+    ) -> FailureReport:
+        """The key's tenant's failure modes (see :func:`trajsearch.failures.failure_modes`)."""
+        self._check_tenant(tenant)
+        if isinstance(examples, bool) or not isinstance(examples, int) or not 1 <= examples <= 20:
+            raise ValueError(f"examples must be 1..20 over the service, got {examples!r}")
+        request = pb2.FailuresRequest(
+            since_seconds=parse_duration(since) if since is not None else 0, until=parse_time(until) or 0,
+            env_versions=_list(env_version), policy_versions=_list(policy_version), models=_list(model),
+            tools=_list(tools), outcomes=_list(outcome), limit=limit or 1000, examples=examples,
+        )
+        if timeout is None and self.timeout is not None:
+            timeout = max(self.timeout, 120.0)  # an analysis of a large tenant takes tens of seconds
+        return convert.failure_report_from_pb(self._invoke("Failures", request, timeout))
 
     # -- agent runtime -----------------------------------------------------------------------
 

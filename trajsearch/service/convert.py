@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..failures import FailureExample, FailureMode, FailureReport
 from ..results import Hit, RunMatch, StepView
 from .protos import pb2
 
@@ -72,4 +73,68 @@ def provenance_to_pb(data: dict[str, Any]) -> Any:
         similarity=float(data.get("similarity") or data.get("score") or 0.0),
         level=str(data.get("level") or ""),
         step_index=int(data.get("step_index", -1) if data.get("step_index") is not None else -1),
+    )
+
+
+def failure_report_to_pb(report: FailureReport) -> Any:
+    """A :class:`~trajsearch.failures.FailureReport` as a ``FailuresResponse``."""
+    msg = pb2.FailuresResponse(
+        tenant=report.tenant, until=int(report.until), total=int(report.total), other_modes=int(report.other_modes),
+        other_failures=int(report.other_failures), templates=int(report.templates), seconds=float(report.seconds),
+        rare=int(report.rare), modes=[_mode_to_pb(m) for m in report.modes],
+    )
+    if report.since is not None:
+        msg.since = int(report.since)
+    if report.previous_total is not None:
+        msg.previous_total = int(report.previous_total)
+    return msg
+
+
+def _mode_to_pb(mode: FailureMode) -> Any:
+    msg = pb2.FailureMode(
+        mode_id=mode.mode_id, label=mode.label, count=int(mode.count), share=float(mode.share), trend=mode.trend,
+        env_versions=mode.env_versions, models=mode.models, models_sampled=int(mode.models_sampled),
+        tools=mode.tools, failing_tools=mode.failing_tools,
+        templates=[pb2.TemplateCount(template=t["template"], count=int(t["count"])) for t in mode.templates],
+        examples=[pb2.FailureExample(
+            trajectory_id=e.trajectory_id, trace_uri=e.trace_uri, error=e.error, task=e.task,
+            env_version=e.env_version, model=e.model, created_at=int(e.created_at), similarity=float(e.similarity),
+        ) for e in mode.examples],
+    )
+    if mode.previous is not None:
+        msg.previous = int(mode.previous)
+    if mode.change is not None:
+        msg.change = float(mode.change)
+    return msg
+
+
+def _counts(values: Any) -> dict[str, int]:
+    """A proto map (unordered) as the library's dict: most first, then by name."""
+    return dict(sorted(((k, int(v)) for k, v in values.items()), key=lambda kv: (-kv[1], kv[0])))
+
+
+def failure_report_from_pb(msg: Any) -> FailureReport:
+    return FailureReport(
+        tenant=msg.tenant,
+        since=msg.since if msg.HasField("since") else None,
+        until=msg.until,
+        total=msg.total,
+        previous_total=msg.previous_total if msg.HasField("previous_total") else None,
+        modes=[FailureMode(
+            mode_id=m.mode_id, label=m.label, count=m.count, share=m.share,
+            previous=m.previous if m.HasField("previous") else None, trend=m.trend,
+            change=m.change if m.HasField("change") else None,
+            env_versions=_counts(m.env_versions), models=_counts(m.models), models_sampled=m.models_sampled,
+            tools=_counts(m.tools), failing_tools=_counts(m.failing_tools),
+            templates=[{"template": t.template, "count": t.count} for t in m.templates],
+            examples=[FailureExample(
+                trajectory_id=e.trajectory_id, trace_uri=e.trace_uri, error=e.error, task=e.task,
+                env_version=e.env_version, model=e.model, created_at=e.created_at, similarity=e.similarity,
+            ) for e in m.examples],
+        ) for m in msg.modes],
+        other_modes=msg.other_modes,
+        other_failures=msg.other_failures,
+        templates=msg.templates,
+        rare=msg.rare,
+        seconds=msg.seconds,
     )

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import re
 import threading
+import time
 from contextlib import contextmanager
 from typing import Any, Iterator
 
@@ -162,6 +163,40 @@ class Service(pb2_grpc.TrajSearchServicer):
             methods=[pb2.MethodMetrics(method=name, **stats) for name, stats in snap["methods"].items()],
             in_flight=snap["in_flight"], uptime_s=snap["uptime_s"],
         )
+
+    def Failures(self, req: Any, call: Call) -> Any:
+        from ..failures import ModeConfig, failure_modes
+
+        lim = self.limits
+        since = v.bounded("since_seconds", req.since_seconds, 1, 100 * 365 * 86400, default=0) or None
+        until = v.timestamp("until", req.until)
+        env = _narrow(v.strings("env_versions", req.env_versions, lim), call.principal.env_versions)
+        policy = _narrow(v.strings("policy_versions", req.policy_versions, lim), call.principal.policy_versions)
+        models = v.strings("models", req.models, lim)
+        tools = v.strings("tools", req.tools, _TOOLS_LIMITS)
+        outcomes = v.choices("outcomes", req.outcomes, ("failure", "infra_error"), lim)
+        limit = v.bounded("limit", req.limit, 1, 1000, default=20)
+        examples = v.bounded("examples", req.examples, 1, 20, default=3)
+        if env is None or policy is None:  # the key's pins exclude every requested version: no failures
+            until_s = int(until.timestamp()) if until else int(time.time())
+            call.note(modes=0)
+            response = pb2.FailuresResponse(tenant=call.tenant, until=until_s)
+            if since:
+                response.since, response.previous_total = until_s - since, 0
+            return response
+        call.check_deadline()
+        # model ids come from traces: read no more at once than the server's trace-read slots
+        config = ModeConfig(trace_workers=getattr(self.ts.traces, "slots", None) or ModeConfig.trace_workers)
+        try:
+            report = failure_modes(self.ts, tenant=call.tenant, since=since, until=until, env_version=env,
+                                   policy_version=policy, model=models, tools=tools, outcome=outcomes, limit=limit,
+                                   examples=examples, config=config)
+        except ValueError as exc:  # the library's "model: too many failures to read every trace": our field name
+            if not str(exc).startswith("model: "):
+                raise
+            raise v.FieldError("models", str(exc).removeprefix("model: ")) from None
+        call.note(failures=report.total, modes=len(report.modes))
+        return convert.failure_report_to_pb(report)
 
     def WhoAmI(self, req: Any, call: Call) -> Any:
         return pb2.WhoAmIResponse(tenant=call.tenant, role=call.principal.role, key_id=call.principal.key_id)
