@@ -475,3 +475,16 @@ def test_ui_serves_one_user_with_a_key_made_for_this_run(tmp_path):
     finally:
         ui.send_signal(signal.SIGTERM)
         assert ui.wait(timeout=60) == 0
+
+
+
+def test_failure_modes_page_lists_the_tenants_modes_with_runs_to_open(demo, app, keys):
+    page = demo.get("/failures?period=")
+    assert page.status_code == 200, page.text
+    assert "Failure modes" in page.text and 'aria-current="page"' in page.text
+    modes = re.findall(r'<li class="mode">', page.text)
+    assert modes and "failed run" in page.text
+    assert re.search(r'href="/runs/[^"]+"', page.text)  # examples open their run
+    assert SECRET not in page.text  # the other tenant's failure never counts
+    pinned = sign_in(app, keys.pinned).get("/failures?period=&env=airline-v1")  # outside the key's pins
+    assert pinned.status_code == 200 and "No failed runs" in pinned.text

@@ -77,8 +77,8 @@ class WebConfig:
     secure_cookies: bool = False
     allowed_hosts: tuple[str, ...] | None = None
     title: str = "trajsearch"
-    #: nav entries (label, path). The failure-modes page will be added here by its own change.
-    nav: list[tuple[str, str]] = field(default_factory=lambda: [("Search", "/")])
+    #: nav entries (label, path)
+    nav: list[tuple[str, str]] = field(default_factory=lambda: [("Search", "/"), ("Failure modes", "/failures")])
 
 
 class Web:
@@ -212,6 +212,14 @@ def compare_page(request: Request) -> Response:
     other = request.query_params.get("with") or None
     view = views.compare_view(web.ts, session.principal, request.path_params["trajectory_id"], other)
     return web.render(request, "compare.html", session=session, view=view)
+
+
+def failures_page(request: Request) -> Response:
+    web = _web(request)
+    session = web.require(request)
+    form = views.FailuresForm.parse(dict(request.query_params))
+    report = views.failures_view(web.ts, session.principal, form)
+    return web.render(request, "failures.html", session=session, form=form, report=report, periods=views.PERIODS)
 
 
 def signin_page(request: Request) -> Response:
@@ -429,6 +437,7 @@ def create_app(ts: TrajSearch, keys: KeyRing, *, config: WebConfig | None = None
         Route("/runs/{trajectory_id:path}", run_page, methods=["GET"]),
         Route("/trace", trace_page, methods=["GET"]),
         Route("/compare/{trajectory_id:path}", compare_page, methods=["GET"]),
+        Route("/failures", failures_page, methods=["GET"]),
         Route("/signin", signin_page, methods=["GET"]),
         Route("/signin", signin_submit, methods=["POST"]),
         Route("/signin/once/{token}", signin_once, methods=["GET"]),

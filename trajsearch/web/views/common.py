@@ -1,0 +1,93 @@
+"""What every page shares: the not-found rule, the key's pins, links, and where a run may be seen."""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime, timezone
+
+from ...model import ID_PATTERN, valid_id
+from ...results import Hit
+from ...search import TrajSearch
+from ...service.auth import Principal
+from ...vocab import LEVELS
+
+
+NOT_FOUND_TEXT = "No such run: it does not exist, or this key cannot see it."
+_ID_RE = re.compile(ID_PATTERN)
+MAX_QUERY_CHARS = 20_000
+MAX_FIELD_CHARS = 100_000  # of one step field shown on a page; the JSON download has everything
+PAGE_CHARS = 2_000_000  # of all the step fields of a run page: past it, the fields not matched get less
+SMALL_FIELD_CHARS = 2_000
+K_CHOICES = (10, 20, 50)
+LEVEL_CHOICES = (("", "Steps and failures"), ("any", "Any level"), *((lv, lv.capitalize()) for lv in LEVELS))
+DEFAULT_LEVELS = ("step", "failure")
+
+
+class NotFound(LookupError):
+    """A run (or trace) this key cannot see: missing, another tenant's, outside its pins, malformed."""
+
+
+class TraceUnavailable(RuntimeError):
+    """The trace store failed or did not answer in time."""
+
+
+class TraceDamaged(RuntimeError):
+    """This key's run has a trace, but its stored bytes are not a valid trace of it."""
+
+
+def narrow(requested: tuple[str, ...], pinned: tuple[str, ...]) -> tuple[str, ...] | None:
+    """Requested values ANDed with a key's pinned ones; None when nothing can match."""
+    if not pinned:
+        return requested
+    if not requested:
+        return pinned
+    both = tuple(x for x in requested if x in pinned)
+    return both or None
+
+
+# -- the search form ---------------------------------------------------------------------------
+
+
+def looks_like_id(text: str) -> bool:
+    return bool(text) and len(text.split()) == 1 and _ID_RE.match(text) is not None
+
+
+def looks_like_trace_uri(text: str) -> bool:
+    return len(text.split()) == 1 and text.startswith(("file://", "s3://")) and text.endswith(".json.gz")
+
+
+def visible_run(ts: TrajSearch, principal: Principal, trajectory_id: str, level: str = "task") -> Hit:
+    """The run's row (task by default) if this key can see it, else :class:`NotFound`."""
+    try:
+        valid_id(trajectory_id)
+    except ValueError:
+        raise NotFound(trajectory_id) from None
+    hit = ts.run(trajectory_id, tenant=principal.tenant, level=level)
+    if hit is None or not principal.sees(hit.env_version or None, hit.policy_version or None):
+        raise NotFound(trajectory_id)
+    return hit
+
+
+def run_link(trajectory_id: str, *, q: str = "", match: tuple[int, int] | None = None) -> str:
+    from urllib.parse import quote as urlquote, urlencode
+
+    path = "/runs/" + urlquote(trajectory_id, safe="")
+    params = {}
+    if q:
+        params["q"] = q[:500]
+    if match is not None and match[0] >= 0:
+        params["match"] = f"{match[0]}-{match[1]}"
+    link = path + (("?" + urlencode(params)) if params else "")
+    if match is not None and match[0] >= 0:
+        link += f"#step-{match[0]}"
+    return link
+
+
+def when(epoch: int | float | None) -> str:
+    if not epoch:
+        return ""
+    return datetime.fromtimestamp(int(epoch), tz=timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+
+
+def _clip(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -1,0 +1,116 @@
+"""The compare page: a broken run beside a successful similar one, aligned step by step."""
+
+from __future__ import annotations
+
+import difflib
+import json
+from dataclasses import dataclass
+from typing import Any, Iterable
+
+
+from ...model import Step
+from ...results import RunMatch
+from ...search import TrajSearch
+from ...service.auth import Principal
+from .run import RunView, pretty_arguments, run_view, similar_runs, step_summary
+from .search import _clip
+
+
+@dataclass
+class Side:
+    position: int
+    step: Step
+    summary: str
+    arguments: str
+    observation: str
+    error: str
+
+
+@dataclass
+class CompareRow:
+    tag: str  # equal | replace | delete (only the broken run) | insert (only the other run)
+    left: Side | None
+    right: Side | None
+    args_differ: bool = False
+    first_divergence: bool = False
+
+
+@dataclass
+class CompareView:
+    left: RunView
+    right: RunView | None
+    rows: list[CompareRow]
+    divergence: CompareRow | None
+    divergence_kind: str  # "actions" | "arguments" | ""
+    candidates: list[tuple[RunMatch, str]]
+
+
+def _side_of(position: int, step: Step, limit: int = 4000) -> Side:
+    return Side(position, step, step_summary(step, 90), _clip(pretty_arguments(step.arguments), limit),
+                _clip(step.observation or "", limit), _clip(step.error or "", limit))
+
+
+def action_key(step: Step) -> str:
+    return step.action or "(no tool)"
+
+
+def align(left: list[Step], right: list[Step]) -> list[CompareRow]:
+    """Both runs' steps side by side, aligned on their sequence of actions (difflib)."""
+    a = [action_key(s) for s in left]
+    b = [action_key(s) for s in right]
+    limit = 4000 if len(a) + len(b) <= 400 else 600  # long runs: shorter cells (the run pages have it all)
+
+    def _side(position: int, step: Step) -> Side:
+        return _side_of(position, step, limit)
+
+    rows: list[CompareRow] = []
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+        if tag == "equal":
+            for i, j in zip(range(i1, i2), range(j1, j2)):
+                differ = _canon(left[i].arguments) != _canon(right[j].arguments)
+                rows.append(CompareRow("equal", _side(i, left[i]), _side(j, right[j]), args_differ=differ))
+        elif tag == "replace":
+            for n in range(max(i2 - i1, j2 - j1)):
+                i, j = i1 + n, j1 + n
+                rows.append(CompareRow(
+                    "replace" if i < i2 and j < j2 else ("delete" if i < i2 else "insert"),
+                    _side(i, left[i]) if i < i2 else None, _side(j, right[j]) if j < j2 else None,
+                ))
+        elif tag == "delete":
+            rows.extend(CompareRow("delete", _side(i, left[i]), None) for i in range(i1, i2))
+        else:
+            rows.extend(CompareRow("insert", None, _side(j, right[j])) for j in range(j1, j2))
+    return rows
+
+
+def _canon(arguments: Any) -> str:
+    return json.dumps(arguments, sort_keys=True, ensure_ascii=False, default=str)
+
+
+def first_divergence(rows: Iterable[CompareRow]) -> tuple[CompareRow | None, str]:
+    """The first row where the actions differ; failing that, the first where the arguments do."""
+    rows = list(rows)
+    for row in rows:
+        if row.tag != "equal":
+            row.first_divergence = True
+            return row, "actions"
+    for row in rows:
+        if row.args_differ:
+            row.first_divergence = True
+            return row, "arguments"
+    return None, ""
+
+
+def compare_view(ts: TrajSearch, principal: Principal, trajectory_id: str, other_id: str | None) -> CompareView:
+    left = run_view(ts, principal, trajectory_id, similar=False)
+    candidates, _ = similar_runs(ts, principal, trajectory_id, outcome="success", k=10)
+    # a success of the very same task first: the closest thing to "what should have happened"
+    task_id = left.trajectory.task_id
+    candidates.sort(key=lambda c: not (task_id and c[0].best.task_id == task_id))
+    candidates = candidates[:6]
+    if not other_id and candidates:
+        other_id = candidates[0][0].trajectory_id
+    right = run_view(ts, principal, other_id, similar=False) if other_id else None
+    rows = align(left.trajectory.steps, right.trajectory.steps) if right else []
+    divergence, kind = first_divergence(rows)
+    return CompareView(left, right, rows, divergence, kind, candidates)

@@ -1,0 +1,36 @@
+"""The failure-modes page: what keeps breaking in this tenant, how often, whether it is rising, with runs to open."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ...failures import FailureReport, failure_modes
+from ...search import TrajSearch
+from ...service.auth import Principal
+from .common import narrow
+
+#: The periods the page offers ("" is all time): the analysis compares each with the one before it.
+PERIODS = (("7d", "last 7 days"), ("30d", "last 30 days"), ("24h", "last 24 hours"), ("", "all time"))
+MAX_FILTER_CHARS = 100
+
+
+@dataclass
+class FailuresForm:
+    period: str = "7d"
+    env: str = ""
+
+    @classmethod
+    def parse(cls, params: dict[str, str]) -> FailuresForm:
+        period = params.get("period", "7d")
+        if period not in {p for p, _ in PERIODS}:
+            period = "7d"
+        return cls(period=period, env=(params.get("env") or "").strip()[:MAX_FILTER_CHARS])
+
+
+def failures_view(ts: TrajSearch, principal: Principal, form: FailuresForm) -> FailureReport:
+    """The key's tenant's failure modes in the period; a key's pinned versions bound them as every read."""
+    env = narrow((form.env,) if form.env else (), principal.env_versions)
+    if env is None:  # the asked version is outside the key's pins: nothing it may see
+        return FailureReport(tenant=principal.tenant, since=None, until=0, total=0)
+    return failure_modes(ts, tenant=principal.tenant, since=form.period or None, env_version=env,
+                         policy_version=principal.policy_versions, limit=20)

@@ -1,0 +1,364 @@
+"""The search page: the form, one result per run with its matched step in context, the facets."""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass, field
+from datetime import date, datetime, timedelta, timezone
+from typing import Any, Mapping
+
+from cachetools import TTLCache
+from markupsafe import Markup
+
+from ...fusion import resolve_mode
+from ...model import Trajectory
+from ...results import Hit
+from ...search import TrajSearch
+from ...service.auth import Principal
+from ...store.filters import Filters, quote
+from ...store.traces import TraceStoreError
+from ...vocab import MODES, OUTCOMES
+from .common import _clip, when, DEFAULT_LEVELS, K_CHOICES, LEVEL_CHOICES, MAX_QUERY_CHARS, NotFound, looks_like_id, looks_like_trace_uri, narrow, run_link, visible_run
+from ..highlight import highlight, terms
+
+
+@dataclass
+class SearchForm:
+    """The search page's query string, validated; ``errors`` maps a field name to what is wrong with it."""
+
+    q: str = ""
+    mode: str = "auto"
+    env: str = ""
+    outcome: str = ""
+    level: str = ""
+    tools: str = ""
+    model: str = ""
+    since: str = ""
+    until: str = ""
+    k: int = 10
+    errors: dict[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def parse(cls, params: Mapping[str, str]) -> SearchForm:
+        form = cls()
+        get = lambda name: (params.get(name) or "").strip()  # noqa: E731
+        form.q = (params.get("q") or "").strip()
+        if len(form.q) > MAX_QUERY_CHARS:
+            form.errors["q"] = f"at most {MAX_QUERY_CHARS} characters (got {len(form.q)})"
+            form.q = form.q[:MAX_QUERY_CHARS]
+        if any(0xD800 <= ord(ch) <= 0xDFFF for ch in form.q):
+            form.errors["q"] = "not valid text"
+            form.q = ""
+        form.mode = get("mode") or "auto"
+        if form.mode not in MODES:
+            form.errors["mode"] = f"one of {', '.join(MODES)}"
+            form.mode = "auto"
+        form.outcome = get("outcome")
+        if form.outcome and form.outcome not in OUTCOMES:
+            form.errors["outcome"] = f"one of {', '.join(OUTCOMES)}"
+            form.outcome = ""
+        form.level = get("level")
+        if form.level not in dict(LEVEL_CHOICES):
+            form.errors["level"] = f"one of {', '.join(v or 'default' for v, _ in LEVEL_CHOICES)}"
+            form.level = ""
+        for name in ("env", "model"):
+            value = get(name)
+            setattr(form, name, value)
+            if value:
+                try:
+                    quote(value, name)
+                except (TypeError, ValueError):
+                    form.errors[name] = "at most 200 characters, no control characters"
+                    setattr(form, name, "")
+        form.tools = get("tools")
+        for tool in form.tool_list:
+            try:
+                quote(tool, "tools")
+            except (TypeError, ValueError):
+                form.errors["tools"] = "tool names of at most 200 characters, separated by commas"
+                form.tools = ""
+                break
+        for name in ("since", "until"):
+            value = get(name)
+            setattr(form, name, value)
+            if value:
+                try:
+                    date.fromisoformat(value)
+                except ValueError:
+                    form.errors[name] = "a date, YYYY-MM-DD"
+                    setattr(form, name, "")
+        if form.since and form.until and form.since > form.until:
+            form.errors["until"] = "on or after the start date"
+            form.until = ""
+        k = get("k")
+        form.k = int(k) if k.isdigit() and int(k) in K_CHOICES else 10
+        return form
+
+    @property
+    def tool_list(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(t.strip() for t in self.tools.split(",") if t.strip()))[:32]
+
+    @property
+    def levels(self) -> tuple[str, ...]:
+        if self.level == "any":
+            return ()
+        return (self.level,) if self.level else DEFAULT_LEVELS
+
+    def params(self, **overrides: Any) -> dict[str, str]:
+        """The non-default fields as query parameters (for links that keep the filters)."""
+        values = {"q": self.q, "mode": self.mode if self.mode != "auto" else "", "env": self.env,
+                  "outcome": self.outcome, "level": self.level, "tools": self.tools, "model": self.model,
+                  "since": self.since, "until": self.until, "k": str(self.k) if self.k != 10 else ""}
+        values.update({k: str(v) for k, v in overrides.items()})
+        return {k: v for k, v in values.items() if v}
+
+
+def _epoch(day: str, *, end: bool = False) -> int:
+    start = datetime.combine(date.fromisoformat(day), datetime.min.time(), tzinfo=timezone.utc)
+    return int((start + timedelta(days=1 if end else 0)).timestamp())
+
+
+# -- run facts that only the trace holds ---------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RunFacts:
+    """What a result shows that its row does not carry (the model; the task, which a step row lacks), per trace."""
+
+    model: str | None
+    task: str | None = None
+    readable: bool = True
+
+
+class TraceFacts:
+    """Per-tenant cache of :class:`RunFacts` read from traces (the index has no ``model_id`` field).
+
+    Reads go through the façade (the service bounds them); once a read fails in a
+    request, the rest of that request does without (a slow store costs one read).
+    """
+
+    def __init__(self, ts: TrajSearch, *, size: int = 50_000, ttl: float = 300.0) -> None:
+        self.ts = ts
+        self._cache: TTLCache = TTLCache(maxsize=size, ttl=ttl)
+        self._lock = threading.Lock()
+        self._models: dict[str, set[str]] = {}
+
+    def get(self, tenant: str, trace_uri: str, *, read: bool = True) -> RunFacts:
+        key = (tenant, trace_uri)
+        with self._lock:
+            cached = self._cache.get(key)
+        if cached is not None or not read:
+            return cached or RunFacts(None, None, readable=False)
+        try:
+            trajectory = self.ts.get_trace(trace_uri, tenant=tenant)
+        except (TraceStoreError, ValueError, KeyError):
+            return RunFacts(None, None, readable=False)
+        return self.remember(tenant, trace_uri, trajectory)
+
+    def remember(self, tenant: str, trace_uri: str, trajectory: Trajectory) -> RunFacts:
+        facts = RunFacts(trajectory.model_id, trajectory.task[:400])  # shown clipped to 260
+        with self._lock:
+            self._cache[(tenant, trace_uri)] = facts
+            if facts.model:
+                self._models.setdefault(tenant, set()).add(facts.model)
+        return facts
+
+    def models(self, tenant: str) -> list[str]:
+        """Models seen so far in this tenant's traces (suggestions for the model filter)."""
+        with self._lock:
+            return sorted(self._models.get(tenant, ()))
+
+
+class Facets:
+    """Values to suggest in the filters (env versions, tools), per tenant, refreshed every few minutes."""
+
+    def __init__(self, ts: TrajSearch, *, ttl: float = 300.0) -> None:
+        self.ts = ts
+        self._cache: TTLCache = TTLCache(maxsize=1024, ttl=ttl)
+        self._lock = threading.Lock()
+
+    def get(self, principal: Principal) -> dict[str, list[str]]:
+        key = (principal.tenant, principal.env_versions, principal.policy_versions)
+        with self._lock:
+            found = self._cache.get(key)
+        if found is not None:
+            return found
+        envs: set[str] = set()
+        tools: set[str] = set()
+        filters = Filters(tenant=principal.tenant, levels=("task",), env_versions=principal.env_versions,
+                          policy_versions=principal.policy_versions)
+        for row in self.ts.rows(filters, ["env_version", "tools"]):
+            if row.get("env_version"):
+                envs.add(row["env_version"])
+            tools.update(row.get("tools") or ())
+        found = {"envs": sorted(envs), "tools": sorted(tools)}
+        with self._lock:
+            self._cache[key] = found
+        return found
+
+
+# -- search ------------------------------------------------------------------------------------
+
+
+@dataclass
+class StepLine:
+    position: int
+    index: int
+    action: str
+    text: Markup
+    matched: bool
+
+
+@dataclass
+class ResultView:
+    rank: int
+    hit: Hit
+    task: str
+    model: str | None
+    context: list[StepLine]
+    snippet: Markup | None  # task / summary hits: the matched text itself
+    link: str  # the run page, at the matched step
+
+    @property
+    def matched_step(self) -> StepLine | None:
+        return next((line for line in self.context if line.matched), None)
+
+    @property
+    def similarity(self) -> float | None:
+        """Cosine to the query whatever the mode (None in lexical mode, which computes no vectors)."""
+        return self.hit.similarity
+
+    @property
+    def when(self) -> str:
+        return when(self.hit.created_at)
+
+
+@dataclass
+class SearchOutcome:
+    form: SearchForm
+    results: list[ResultView] = field(default_factory=list)
+    anchor: Hit | None = None  # "runs like this one": the run whose id was pasted
+    mode_used: str = ""
+    notes: list[str] = field(default_factory=list)
+    ms: float = 0.0
+    searched: bool = False
+
+
+def search(ts: TrajSearch, principal: Principal, form: SearchForm, facts: TraceFacts) -> SearchOutcome:
+    """The search page: a pasted id means "runs like this one"; anything else is searched as text."""
+    started = time.perf_counter()
+    out = SearchOutcome(form=form)
+    if not form.q or form.errors:
+        return out
+    out.searched = True
+    tenant = principal.tenant
+    text = form.q
+    exclude: tuple[str, ...] = ()
+    anchor_id = None
+    if looks_like_trace_uri(text):
+        try:
+            anchor_id = ts.get_trace(text, tenant=tenant).trajectory_id
+        except (TraceStoreError, ValueError, KeyError):
+            out.notes.append("No run of yours has that trace URI; searched it as text.")
+    elif looks_like_id(text):
+        anchor_id = text
+    if anchor_id is not None:
+        try:
+            out.anchor = visible_run(ts, principal, anchor_id)
+        except NotFound:
+            out.anchor = None
+        if out.anchor is not None:  # runs like this one: its failure, else its task
+            try:
+                text = visible_run(ts, principal, anchor_id, level="failure").text
+            except NotFound:
+                text = out.anchor.text
+            exclude = (anchor_id,)
+    env = narrow((form.env,) if form.env else (), principal.env_versions)
+    policy = narrow((), principal.policy_versions)
+    out.mode_used = resolve_mode(form.mode, text)
+    if env is None or policy is None:  # the key's pins exclude the asked env version
+        out.ms = (time.perf_counter() - started) * 1000
+        return out
+    filters = Filters(
+        tenant=tenant, levels=form.levels, outcomes=(form.outcome,) if form.outcome else (),
+        env_versions=env, policy_versions=policy, tools=form.tool_list, exclude_trajectory_ids=exclude,
+        created_after=_epoch(form.since) if form.since else None,
+    )
+    post_filtered = bool(form.model or form.until)
+    k = min(200, form.k * 5) if post_filtered else form.k
+    hits = ts.search_filtered(text, filters, k=k, group_by_trajectory=True, group_size=1, mode=form.mode)
+    if form.until:
+        before = _epoch(form.until, end=True)
+        hits = [h for h in hits if h.created_at < before]
+    read_ok = True
+    kept: list[tuple[Hit, RunFacts]] = []
+    for hit in hits:
+        if len(kept) >= form.k:
+            break
+        run_facts = facts.get(tenant, hit.trace_uri, read=read_ok)
+        read_ok = read_ok and run_facts.readable
+        if form.model and run_facts.model != form.model:
+            continue
+        kept.append((hit, run_facts))
+    if not read_ok:
+        out.notes.append("The trace store did not answer: models are not shown"
+                         + (" and the model filter may miss runs." if form.model else "."))
+    if post_filtered and len(hits) >= k and len(kept) < form.k:
+        out.notes.append(f"The model and end-date filters are applied to the best {k} runs only.")
+    marked = form.q if out.anchor is None else _error_line(text)  # an id marks its run's error, not itself
+    hl = terms(marked)
+    for rank, (hit, run_facts) in enumerate(kept, 1):
+        task = hit.text if hit.level == "task" else (run_facts.task or _task_text(ts, tenant, hit))
+        context: list[StepLine] = []
+        snippet = None
+        match = None
+        if hit.step_index >= 0 and hit.level in ("step", "failure"):
+            steps = ts.expand(hit, before=1, after=1, tenant=tenant)
+            best = best_step(steps, hit, marked, hl)
+            for step in steps:
+                if abs(step.position - best) > 1:
+                    continue  # the matching step and one neighbour on each side
+                matched = step.position == best
+                shown = _clip(step.text, 1500 if matched else 320)
+                context.append(StepLine(step.position, step.index, step.action, highlight(shown, hl), matched))
+            match = (best, best)
+        if not context:
+            snippet = highlight(_clip(hit.text, 1200), hl)
+        out.results.append(ResultView(rank, hit, task, run_facts.model, context, snippet,
+                                      run_link(hit.trajectory_id, q=marked, match=match)))
+    out.ms = (time.perf_counter() - started) * 1000
+    return out
+
+
+def best_step(steps: list[Any], hit: Hit, query: str, hl: tuple[str, ...]) -> int:
+    """Which step of a matched window holds the match: the one with the pasted text verbatim, else the
+    one with the most distinct query terms, else the window's first step."""
+    needle = " ".join(query.split()).lower()
+    best, best_score = hit.step_index, -1
+    for step in steps:
+        if not hit.step_index <= step.position <= hit.step_end:
+            continue
+        flat = " ".join(step.text.split()).lower()
+        score = (1000 if len(needle) >= 8 and needle in flat else 0) + sum(1 for t in hl if t in flat)
+        if score > best_score:
+            best, best_score = step.position, score
+    return best
+
+
+def _error_line(failure_text: str) -> str:
+    """The ``Error:`` line of a failure row's text (what to mark for "runs like this one")."""
+    for line in failure_text.splitlines():
+        if line.startswith("Error: "):
+            return line[len("Error: "):].strip()
+    return ""
+
+
+def _task_text(ts: TrajSearch, tenant: str, hit: Hit) -> str:
+    if hit.level == "task":
+        return hit.text
+    row = ts.run(hit.trajectory_id, tenant=tenant)
+    return row.text if row is not None else ""
+
+
+# -- a run -------------------------------------------------------------------------------------
