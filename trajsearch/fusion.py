@@ -131,9 +131,10 @@ class FusionConfig:
             return dict(lexical)
         return rrf([list(dense), [rid for rid, _ in lexical]], weights=self.weights(text))
 
-    def shortlist(self, scores: dict[str, float], k: int, group_size: int) -> list[str]:
-        """The best ids, as many as grouping may need: the rows worth fetching by key."""
-        return sorted(scores, key=lambda rid: -scores[rid])[: k * max(group_size, 1) * 4]
+    def shortlist_size(self, k: int, group_size: int) -> int:
+        """How many of the best fused candidates are fetched by key up front and checked for the
+        query verbatim (grouping walks further when these hold fewer than ``k`` runs)."""
+        return k * max(group_size, 1) * 4
 
     def verbatim_lift(self, text: str, scores: dict[str, float], texts: dict[str, str]) -> dict[str, float]:
         """Rows whose text holds the whole query (whitespace-normalised) above every other row."""
