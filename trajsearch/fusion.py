@@ -100,10 +100,9 @@ def _prose_share(text: str) -> float:
 
 
 def _sentence(line: str) -> bool:
-    """One short line that reads as a sentence or a question (identifiers allowed in a question)."""
+    """One short line that reads as a sentence: seven words or more, a capital or a question word
+    first, three in ten of them function words."""
     words = line.split()
-    if _QUESTION.match(line) and line.endswith("?") and len(words) >= 4:
-        return True
     return len(words) >= 7 and (line[0].isupper() or _QUESTION.match(line) is not None) and _function_share(words) >= 0.3
 
 
@@ -137,6 +136,8 @@ def looks_like_log(text: str) -> bool:
         if len(lines) == 1 and (_TOOL_CALL.match(t) or _CODE_START.match(t) or _EXCEPTION_LABEL.match(t)):
             return True
         return _prose_share(t) < _PROSE_SHARE
+    if _QUESTION.match(t) and t.endswith("?") and len(t.split()) >= 4:
+        return False  # a question, whatever it names
     if _LOG_START.match(t) or _CODE_START.match(t) or _EXCEPTION_LABEL.search(t) or _TOOL_CALL.match(t):
         return True
     if _sentence(t):
