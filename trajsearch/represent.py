@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Protocol, Sequence
 
 from .model import Outcome, Step, Trajectory
+from .touched import touched
 
 #: Bump when the derived text changes, so re-ingest rewrites rows instead of skipping them.
 #: 2: passage rows (the clipped-away parts of long outputs), the summary's "Touched" line.
@@ -160,7 +161,7 @@ def _error_in_steps(trajectory: Trajectory) -> tuple[str | None, int]:
 
 
 def extractive_summary(trajectory: Trajectory) -> str:
-    """Goal + approach + outcome, built only from what the trajectory records."""
+    """Goal + approach + what the run touched + outcome, built only from what the trajectory records."""
     goal = clip(trajectory.task.split("\n\n")[0], 300)
     tools = trajectory.tools_used
     sentences = [f"Goal: {goal}"]
@@ -173,6 +174,9 @@ def extractive_summary(trajectory: Trajectory) -> str:
     ]
     if key_actions:
         sentences.append("Key actions: " + "; ".join(dict.fromkeys(key_actions[-3:])) + ".")
+    touched_line = touched(trajectory).line()
+    if touched_line:
+        sentences.append(clip(touched_line, 1_200))
     outcome = f"Outcome: {trajectory.outcome.value}"
     if trajectory.reward is not None:
         outcome += f" (reward {trajectory.reward:g})"
