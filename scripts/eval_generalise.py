@@ -198,6 +198,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--store", type=Path, default=Path("/tmp/trajsearch-eval-generalise"))
     ap.add_argument("--fresh", action="store_true")
+    ap.add_argument("--emb-cache", type=Path, help="vectors by text (default: in --store); share it between checkouts")
     ap.add_argument("--model", default=config.default_model())
     ap.add_argument("--tau", type=Path, nargs="*", default=[TAU_FILE], help="tau-bench result files")
     ap.add_argument("--swe", type=Path, default=SWE_DIR, help="mini-swe-agent runs (<config>/<instance>/*.traj.json)")
@@ -223,7 +224,7 @@ def main() -> int:
 
     root = store_dir(args.store, fresh=args.fresh)
     model, _ = load_model(args.model)
-    embedder = DiskCachedEmbedder(model, root / f"emb-cache-{args.model.replace('/', '_')}.npz")
+    embedder = DiskCachedEmbedder(model, args.emb_cache or root / f"emb-cache-{args.model.replace('/', '_')}.npz")
     ts = open_store(root / "store", embedder)
     results: dict[str, Any] = {}
     try:

@@ -26,9 +26,9 @@ from .represent import WindowConfig, row_id
 from .store.filters import Filters
 from .store.index import OUTPUT_FIELDS, IndexSettings, TrajectoryIndex, is_server_uri
 from .store.layout import MAX_LIMIT
-from .vocab import DENSE_LEVELS
 from .store.lock import StoreOpenError, diagnose, held_here
 from .store.traces import TraceStore, open_trace_store
+from .vocab import DENSE_LEVELS
 
 if TYPE_CHECKING:
     from .ingest.read import Parsed
@@ -267,7 +267,6 @@ class TrajSearch:
         ``k`` runs (``k`` rows ungrouped) and a leg came back full, the pools grow (x4) and the
         legs are asked again, until ``k`` are found or the candidates inside the filters run out.
         """
-        per_run = max(group_size, 1)
         pool = self.fusion.pool_size(k, group_size)
         dense_filters = None if mode == "lexical" else self._dense_filters(filters)
         lexical_filters = self._lexical_filters(filters)
