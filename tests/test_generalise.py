@@ -324,3 +324,30 @@ def test_novelty_threshold_sits_between_out_of_domain_and_in_domain_tasks(model_
                  "Update the tax rate table used for Norwegian invoices"):
         assert probe.exemplars(task, ACME).best_similarity >= t
         assert Runtime(model_ts).exemplars(task, ACME).strategy is Strategy.use_as_inspiration
+
+
+def test_an_older_store_is_searched_as_it_is_and_upgraded_without_reembedding(tmp_path, monkeypatch):
+    import trajsearch.represent as represent_module
+    from trajsearch.touched import Touched
+
+    output, probes = long_output("RuntimeError: the old store never saw this line")
+    runs = [make_run("long", steps=[("bash", {"command": "git diff"}, PATCH), ("bash", {"command": "run"}, output)]),
+            make_run("short")]
+    embedder = HashingEmbedder()
+    texts: list[str] = []
+    encode = embedder.encode
+    monkeypatch.setattr(embedder, "encode", lambda batch, **kw: texts.extend(batch) or encode(batch, **kw))
+    with TrajSearch.open(str(tmp_path / "m.db"), traces=str(tmp_path / "t"), embedder=embedder) as ts:
+        with monkeypatch.context() as old:  # the representation before issue 11: no passages, no Touched line
+            old.setattr(represent_module, "REPRESENTATION_VERSION", 1)
+            old.setattr(represent_module, "step_passages", lambda run, windows: [])
+            old.setattr(represent_module, "touched", lambda run: Touched())
+            ts.add(runs)
+        assert probes[2] not in ts.search(probes[2], tenant="acme", k=1, mode="lexical")[0].text
+        texts.clear()
+        assert ts.upgrade() == 2
+        assert len(texts) == 2 and all(t.startswith("Goal:") for t in texts)  # only the new summaries
+        hit = ts.search(probes[2], tenant="acme", k=1, mode="hybrid")[0]
+        assert hit.trajectory_id == "long" and probes[2] in hit.text
+        assert "Touched: changed src/billing/invoice.py" in ts.run("long", tenant="acme", level="summary").text
+        assert ts.upgrade() == 0 and ts.add(runs).unchanged == 2  # now current: nothing to redo

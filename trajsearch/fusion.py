@@ -212,6 +212,10 @@ class FusionConfig:
     #: hybrid hit@1 on exact lines from 0.57-0.65 to 1.00 (scripts/eval_exact.py).
     verbatim_first: bool = True
     verbatim_min_chars: int = 8
+    #: The lexical leg's best rows are checked for the query verbatim too, wherever fusion put
+    #: them: a passage (the clipped part of a long output) has no vector of its own, so a row
+    #: both legs found outranks it in RRF even when only the passage holds the pasted line.
+    lexical_checked: int = 10
 
     def weights(self, text: str) -> tuple[float, float]:
         return self.log_weights if looks_like_log(text) else self.prose_weights

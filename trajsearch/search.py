@@ -7,6 +7,7 @@ the agent runtime and the service all call these and nothing below them.
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections import OrderedDict
 from dataclasses import replace
@@ -34,6 +35,7 @@ if TYPE_CHECKING:
     from .ingest.read import Parsed
 
 MAX_K = 200
+log = logging.getLogger(__name__)
 
 
 class QueryVectors:
@@ -174,6 +176,52 @@ class TrajSearch:
         """Vectors of ``texts`` with this store's embedder (e.g. to judge near-duplicates)."""
         return np.asarray(self.embedder.encode(list(texts)), dtype=np.float32)
 
+    def upgrade(self, *, tenant: str | None = None, batch: int = 32) -> int:
+        """Bring runs indexed by an older representation (see ``represent.REPRESENTATION_VERSION``)
+        up to this one from their traces, re-embedding only the rows whose text changed; returns
+        how many runs were rewritten.
+
+        A store made before passages and the summary's ``Touched:`` line needs no schema change:
+        it is searched as it is (long outputs clipped, as before) until its runs are re-ingested
+        or upgraded. Re-ingesting re-embeds every row of every run; this keeps the stored vector
+        of every row whose text is unchanged (tasks, step windows, failures), gives passages
+        their window's vector and embeds the new summaries: one text per run. The task row, which
+        carries the content hash, is written last, as ingest does.
+        """
+        from .indexer import _record  # noqa: PLC0415 - the one row layout
+        from .represent import content_hash, embed_rows, represent  # noqa: PLC0415
+
+        expr = Filters(tenant=tenant, levels=("task",)).to_expr() if tenant else 'level == "task"'
+        todo = list(self.index.iterate(["tenant", "trajectory_id", "content_hash", "trace_uri"], expr=expr))
+        rewritten = 0
+        for start in range(0, len(todo), batch):
+            records: list[dict[str, Any]] = []
+            for task_row in todo[start : start + batch]:
+                run_tenant = task_row["tenant"]
+                try:
+                    run = self.traces.get(task_row["trace_uri"], tenant=run_tenant)
+                except Exception as exc:  # noqa: BLE001 - a run without its trace stays as it is
+                    log.warning("upgrade: trace of %s unavailable (%s): left as it is", task_row["trajectory_id"], exc)
+                    continue
+                chash = content_hash(run, self.window)
+                if chash == task_row["content_hash"]:
+                    continue
+                rows = represent(run, window=self.window)
+                ids = [row_id(run_tenant, run.trajectory_id, r.level, r.step_index, r.part) for r in rows]
+                stored = {r["id"]: r for r in self.index.get(ids, Filters(tenant=run_tenant), fields=["text", "embedding"])}
+                known = {id(r): stored[i]["embedding"] for r, i in zip(rows, ids)
+                         if i in stored and r.vector_of is None and stored[i]["text"] == r.text}
+                fresh = [r for r in rows if id(r) not in known and id(r.vector_of) not in known]
+                vectors = dict(zip(map(id, fresh), embed_rows(self.embedder, fresh).tolist())) if fresh else {}
+                vectors.update(known)
+                records += [_record(run, r, trace_uri=task_row["trace_uri"], chash=chash,
+                                    vector=vectors[id(r.vector_of) if r.vector_of is not None else id(r)]) for r in rows]
+                rewritten += 1
+            self.index.upsert([r for r in records if r["level"] != "task"])
+            self.index.upsert([r for r in records if r["level"] == "task"])
+        self.index.flush()
+        return rewritten
+
     def delete(self, trajectory_id: str, *, tenant: str) -> None:
         run = self.run(trajectory_id, tenant=tenant)
         self.index.delete_trajectory(tenant, trajectory_id)
@@ -281,11 +329,13 @@ class TrajSearch:
                 rows.update(dense)
             scores = self.fusion.fuse(text, list(dense), lexical, mode)
             ranking = sorted(scores, key=lambda rid: -scores[rid])
-            # the shortlist (rows that may show) is fetched by key and lifted where it holds the query verbatim
-            best = ranking[: self.fusion.shortlist_size(k, group_size)]
+            # the shortlist (rows that may show, and the lexical leg's best: a passage has no dense
+            # rank to lift it) is fetched by key and lifted where it holds the query verbatim
+            shortlist = self.fusion.shortlist_size(k, group_size)
+            best = list(dict.fromkeys(ranking[:shortlist] + [rid for rid, _ in lexical[: self.fusion.lexical_checked]]))
             self._fetch(rows, best, filters, fields)
             scores = self.fusion.verbatim_lift(text, scores, {rid: rows[rid]["text"] for rid in best if rid in rows})
-            order = sorted(best, key=lambda rid: -scores[rid]) + ranking[len(best):]
+            order = sorted(ranking, key=lambda rid: -scores[rid])
             chosen = self._choose(order, len(best), rows, scores, k, group_size, filters, fields)
             found = len({r["trajectory_id"] for r in chosen}) if group_size else len(chosen)
             full = len(lexical) >= pool or len(dense) >= pool
