@@ -44,7 +44,6 @@ checkout or a rerun embeds nothing it has seen.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import random
 import re
@@ -57,12 +56,11 @@ from typing import Any, Sequence
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import numpy as np  # noqa: E402
 from _common import (  # noqa: E402
     SWE_DIR,
     TAU_FILE,
+    DiskCachedEmbedder,
     Stopwatch,
-    WrappedEmbedder,
     load_model,
     machine_note,
     open_store,
@@ -127,44 +125,6 @@ def relevant_to(query: list[Trajectory], candidate: Trajectory, truth: dict[str,
         wanted = frozenset().union(*(truth.get(r.trajectory_id, frozenset()) for r in query))
         return bool(wanted & truth[candidate.trajectory_id])
     return truth[candidate.trajectory_id] == truth.get(query[0].trajectory_id)
-
-
-# -- embeddings cached on disk -------------------------------------------------------------
-
-
-class DiskCachedEmbedder(WrappedEmbedder):
-    """Vectors by text digest, kept in an ``.npz`` between runs (and between checkouts)."""
-
-    def __init__(self, inner: Any, path: Path) -> None:
-        super().__init__(inner)
-        self.path = path
-        self.table: dict[str, np.ndarray] = {}
-        if path.exists():
-            with np.load(path) as data:
-                self.table = dict(zip(data["keys"].tolist(), data["vectors"]))
-        self.new = 0
-
-    @staticmethod
-    def key(text: str) -> str:
-        return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=12).hexdigest()
-
-    def encode(self, texts: Sequence[str], *, batch_size: int = 64) -> np.ndarray:
-        keys = [self.key(t) for t in texts]
-        todo = {k: t for k, t in zip(keys, texts) if k not in self.table}
-        if todo:
-            vectors = self.inner.encode(list(todo.values()), batch_size=batch_size)
-            self.table.update(zip(todo, np.asarray(vectors, dtype=np.float32)))
-            self.new += len(todo)
-        if not texts:
-            return np.zeros((0, self.dim), dtype=np.float32)
-        return np.stack([self.table[k] for k in keys])
-
-    def save(self) -> None:
-        if self.new:
-            tmp = self.path.with_suffix(".tmp.npz")
-            np.savez(tmp, keys=np.array(list(self.table)), vectors=np.stack(list(self.table.values())))
-            tmp.replace(self.path)
-            self.new = 0
 
 
 # -- lines ---------------------------------------------------------------------------------

@@ -31,7 +31,7 @@ from typing import Sequence
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import CachedEmbedder  # noqa: E402
+from _common import CachedEmbedder, DiskCachedEmbedder  # noqa: E402
 from trajsearch.embed import load_embedder  # noqa: E402
 from trajsearch.ingest.read import read_dump  # noqa: E402
 from trajsearch.model import Trajectory  # noqa: E402
@@ -76,14 +76,20 @@ def main() -> int:
     parser.add_argument("--cache", default="/tmp/trajsearch-eval-runtime")
     parser.add_argument("--ood", default=str(ROOT / "scripts" / "ood_tasks.txt"))
     parser.add_argument("--budget", type=int, default=2000)
+    parser.add_argument("--emb-cache", type=Path, help="vectors by text kept on disk between runs (scripts/_common.py)")
     args = parser.parse_args()
 
     started = time.time()
-    embedder = CachedEmbedder(load_embedder("all-MiniLM-L6-v2"))  # each text embedded once across configs
+    model = load_embedder("all-MiniLM-L6-v2")
+    if args.emb_cache:
+        model = DiskCachedEmbedder(model, args.emb_cache)
+    embedder = CachedEmbedder(model)  # each text embedded once across configs
     ts = TrajSearch.open(f"{args.cache}/milvus.db", traces=f"{args.cache}/traces", embedder=embedder)
     runs: list[Trajectory] = [p.trajectory for p in read_dump(args.data, tenant=TENANT) if p.trajectory]
     report = ts.add(runs)
     ts.index.flush()
+    if args.emb_cache:
+        model.save()
     print(f"ingest: {len(runs)} runs, {report.ingested} new, {report.unchanged} cached, "
           f"{ts.index.count(TENANT)} rows ({time.time() - started:.0f}s)", file=sys.stderr)
 
