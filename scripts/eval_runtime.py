@@ -1,6 +1,11 @@
 """Evaluate the agent runtime on ../shared/data and calibrate the novelty thresholds.
 
     python scripts/eval_runtime.py [--data ../shared/data] [--cache /tmp/trajsearch-eval-runtime]
+    python scripts/eval_runtime.py --data ../shared/data/tau-bench/gpt-4o-airline.json ../shared/data/mini-swe-agent-dev
+
+(``../shared/data`` as a whole now also holds real-formats/: runs of other formats whose tasks
+are one-line smoke tests, "hello world"; the two benchmark dumps are the library the novelty
+thresholds are calibrated on.)
 
 Reports, with and without reranking + diversity:
 - recall@1 / recall@3 of a successful run of the same task (leave-one-out: query
@@ -72,7 +77,7 @@ def best_threshold(low: list[float], high: list[float]) -> float:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data", default=str(ROOT.parent / "shared" / "data"))
+    parser.add_argument("--data", nargs="+", default=[str(ROOT.parent / "shared" / "data")])
     parser.add_argument("--cache", default="/tmp/trajsearch-eval-runtime")
     parser.add_argument("--ood", default=str(ROOT / "scripts" / "ood_tasks.txt"))
     parser.add_argument("--budget", type=int, default=2000)
@@ -85,7 +90,7 @@ def main() -> int:
         model = DiskCachedEmbedder(model, args.emb_cache)
     embedder = CachedEmbedder(model)  # each text embedded once across configs
     ts = TrajSearch.open(f"{args.cache}/milvus.db", traces=f"{args.cache}/traces", embedder=embedder)
-    runs: list[Trajectory] = [p.trajectory for p in read_dump(args.data, tenant=TENANT) if p.trajectory]
+    runs: list[Trajectory] = [p.trajectory for path in args.data for p in read_dump(path, tenant=TENANT) if p.trajectory]
     report = ts.add(runs)
     ts.index.flush()
     if args.emb_cache:
