@@ -179,16 +179,34 @@ def exemplars(
     if strategy is Strategy.plan_from_scratch:
         return ExemplarSet(strategy, best_task, [])
     touched = touched_scores(task, [summaries.get(h.trajectory_id, "") for h in candidates])
-    ranked = rerank(candidates, ctx, config.rerank, touched)
+    # the last ``call_slots`` places go by the ranking that also weighs tool calls the task names
+    # (weak evidence: a task may ask for what policy refuses), the first by the ranking without,
+    # and only when no run chosen so far does that work
+    slots = min(config.rerank.call_slots, k - 1) if config.rerank.enabled and config.rerank.w_calls else 0
+    ranked = rerank(candidates, ctx, replace(config.rerank, w_calls=0.0) if slots else config.rerank, touched)
+    by_calls = rerank(candidates, ctx, config.rerank, touched) if slots else ranked
     if config.rerank.diversity:
-        chosen = diversify(
-            ranked, k, embed=ts.embed,
-            text_of=lambda s: summaries.get(s.hit.trajectory_id) or _summary(ts, s, ctx.tenant),
-            max_cosine=config.rerank.max_cosine,
-        )
+        def pick(order: list[Scored], n: int) -> list[Scored]:
+            return diversify(order, n, embed=ts.embed,
+                             text_of=lambda s: summaries.get(s.hit.trajectory_id) or _summary(ts, s, ctx.tenant),
+                             max_cosine=config.rerank.max_cosine)
+        chosen = pick(ranked, k - slots)
+        if slots and not _covered(chosen, by_calls):
+            chosen = pick(chosen + [s for s in by_calls if s not in chosen] + ranked, k)
+        elif slots:
+            chosen = pick(ranked, k)
     else:
-        chosen = ranked[:k]
+        chosen = ranked[: k - slots]
+        extra = [s for s in by_calls if s not in chosen] if slots and not _covered(chosen, by_calls) else ranked
+        chosen += [s for s in extra if s not in chosen][: k - len(chosen)]
     return ExemplarSet(strategy, best_task, [_exemplar(ts, s, ctx.tenant) for s in chosen])
+
+
+def _covered(chosen: Sequence[Scored], candidates: Sequence[Scored]) -> bool:
+    """Whether a chosen run already does the state-changing work the task names as well as any
+    candidate does (then no place goes by tool calls)."""
+    best = max((c.features.get("calls", 0.0) for c in candidates), default=0.0)
+    return best <= 0.0 or max((c.features.get("calls", 0.0) for c in chosen), default=0.0) >= best
 
 
 def _summary(ts: TrajSearch, scored: Scored, tenant: str) -> str:

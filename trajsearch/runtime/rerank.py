@@ -2,7 +2,8 @@
 
 score = w_similarity * similarity
       + w_touched    * touched        (how much of the code the run changed the task names)
-      + w_calls      * calls          (how much of what its state-changing tool calls did the task names)
+      + w_calls      * calls          (how much of what its state-changing tool calls did the task names;
+                                       only for the last exemplar, see RerankConfig.call_slots)
       + w_tools      * tool overlap   (share of the run's tools that are available now)
       + w_recency    * recency        (0.5 ** (age_days / half_life_days))
       + w_quality    * quality        (quality_score, else reward clipped to 0..1, else 0.5)
@@ -42,10 +43,14 @@ class RerankConfig:
     #: that the run did the work the task needs, worth more than a few points of wording.
     w_touched: float = 0.25
     #: The task says what the run's state-changing tools did (``cancel`` of ``cancel_reservation``):
-    #: weaker (a task may ask for what policy refuses). Measured by scripts/eval_generalise.py,
-    #: leave-task-out: 0.10 lifted recall@3 of a run doing the same work on tau-bench retail
-    #: (held out while choosing it) from 0.61 to 0.70, airline unchanged; 0.20 lost on both.
+    #: weaker evidence (a task may ask for what policy refuses), so it only decides the last
+    #: ``call_slots`` exemplars, and only when no run chosen before them does that work. Measured
+    #: leave-task-out (scripts/eval_generalise.py): on tau-bench retail (held out while choosing
+    #: this) recall@3 of a run doing the same work 0.59 -> 0.67; airline unchanged. Added to every
+    #: candidate's score instead, it also cost airline recall@1 0.66 -> 0.58 and lost same-task
+    #: runs in scripts/eval_runtime.py (recall@3 0.786 -> 0.779, short queries @1 0.502 -> 0.488).
     w_calls: float = 0.10
+    call_slots: int = 1
     w_tools: float = 0.10
     w_recency: float = 0.05
     w_quality: float = 0.10
