@@ -267,6 +267,49 @@ class CachedEmbedder(WrappedEmbedder):
         return np.stack([self.table[t] for t in texts])
 
 
+class DiskCachedEmbedder(WrappedEmbedder):
+    """Vectors by text digest, kept in an ``.npz`` between runs, scripts and checkouts.
+
+    Evaluations embed the same real texts over and over (every window of every run, in each
+    script's own store, before and after a change); with one cache file only new texts cost
+    model time. ``save`` after an ingest.
+    """
+
+    def __init__(self, inner: Any, path: Path) -> None:
+        super().__init__(inner)
+        self.path = Path(path)
+        self.table: dict[str, np.ndarray] = {}
+        if self.path.exists():
+            with np.load(self.path) as data:
+                self.table = dict(zip(data["keys"].tolist(), data["vectors"]))
+        self.new = 0
+
+    @staticmethod
+    def key(text: str) -> str:
+        import hashlib  # noqa: PLC0415
+
+        return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=12).hexdigest()
+
+    def encode(self, texts: Sequence[str], *, batch_size: int = 64) -> np.ndarray:
+        keys = [self.key(t) for t in texts]
+        todo = {k: t for k, t in zip(keys, texts) if k not in self.table}
+        if todo:
+            vectors = self.inner.encode(list(todo.values()), batch_size=batch_size)
+            self.table.update(zip(todo, np.asarray(vectors, dtype=np.float32)))
+            self.new += len(todo)
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        return np.stack([self.table[k] for k in keys])
+
+    def save(self) -> None:
+        if self.new:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = self.path.with_suffix(".tmp.npz")
+            np.savez(tmp, keys=np.array(list(self.table)), vectors=np.stack(list(self.table.values())))
+            tmp.replace(self.path)
+            self.new = 0
+
+
 def embed_each(model: Any, texts: Sequence[str], *, warmup: Sequence[str]) -> tuple[list[np.ndarray], list[float]]:
     """Each of ``texts`` embedded on its own, and the seconds each took.
 

@@ -108,12 +108,16 @@ def pool_vectors(model: Any, texts: list[str], cache: Path, store: Path | None =
 
 
 class RowFactory(SyntheticRuns):
-    """Synthetic runs recombined from real rows; vectors are perturbed real vectors."""
+    """Synthetic runs recombined from real rows; vectors are perturbed real vectors.
+
+    A real window brings its passages along (the clipped parts of its long outputs: lexical
+    rows sharing the window's vector, see represent.step_passages), at the same offsets."""
 
     def __init__(self, pooled: list[dict], vectors: dict[str, np.ndarray], lines: list[str], *,
-                 swap: float, noise: float, seed: int) -> None:
+                 swap: float, noise: float, seed: int, passages: dict[int, list[Row]] | None = None) -> None:
         super().__init__(noise=noise, seed=seed, trace_root="/tmp/trajsearch-bench-hybrid")
         self.vectors, self.lines, self.swap = vectors, lines, swap
+        self.passages = passages or {}  # id(window row) -> its passages
         by_run: dict[str, dict[str, Any]] = {}
         for item in pooled:
             run = by_run.setdefault(item["run"].trajectory_id, {"run": item["run"], "steps": []})
@@ -141,6 +145,9 @@ class RowFactory(SyntheticRuns):
         for i, w in enumerate(windows):
             text = self._mutate(w.text) if i >= len(src["steps"]) or self.rng.random() < 0.5 else w.text
             picked.append((Row("step", 2 * i, 2 * i + 2, text, w.steps), w.text))
+            for p in self.passages.get(id(w), []):
+                at = 2 * i + p.step_index - w.step_index
+                picked.append((Row("passage", at, at, p.text, part=p.part), w.text))
         if traj.outcome not in (Outcome.success, Outcome.unknown):
             f = src.get("failure") or self.rng.choice(self.failures)
             position = min(max(f.step_index, 0), 2 * len(windows))
@@ -151,11 +158,13 @@ class RowFactory(SyntheticRuns):
 def fill(ts: TrajSearch, factory: RowFactory, steps: int) -> dict[str, Any]:
     """Upsert synthetic runs until ``steps`` step rows exist; flush. Returns figures."""
     start = time.perf_counter()
-    runs, n_rows, n_steps = factory.upsert_until(ts.index, steps, counts=lambda r: r["level"] == "step")
+    made: list[dict] = []
+    runs, n_rows, n_steps = factory.upsert_until(ts.index, steps, counts=lambda r: made.append(r["level"]) or
+                                                 r["level"] == "step")
     upserted = time.perf_counter() - start
     with Stopwatch() as sw:
         ts.index.flush()
-    return {"rows": n_rows, "step_rows": n_steps, "runs": len(runs),
+    return {"rows": n_rows, "step_rows": n_steps, "passage_rows": made.count("passage"), "runs": len(runs),
             "big_runs": sum(t.tenant == BIG for t in runs), "upsert_s": upserted, "flush_s": sw.seconds}
 
 
@@ -277,7 +286,11 @@ def main() -> int:
     if args.reuse is None:
         rows = material(runs)
         steps = [r for r in rows if r["row"].level == "step"]
-        others = [r for r in rows if r["row"].level != "step"]
+        others = [r for r in rows if r["row"].level not in ("step", "passage")]
+        passages: dict[int, list[Row]] = {}
+        for r in rows:
+            if r["row"].level == "passage":
+                passages.setdefault(id(r["row"].vector_of), []).append(r["row"])
         n_steps = max(1, args.pool - len(others) // 2)
         pooled = spread(others, args.pool - n_steps) + spread(steps, n_steps)
         pooled_runs = {p["run"].trajectory_id for p in pooled}
@@ -291,7 +304,8 @@ def main() -> int:
                                    args.vectors_from)
         stamp(f"vector pool: {len(texts)} real row texts ({sw.seconds:.0f} s to embed or load)")
         lines = [ln for r in steps for ln in r["row"].text.splitlines() if ln.strip()]
-        factory = RowFactory(pooled, vectors, lines, swap=args.swap, noise=args.noise, seed=args.seed)
+        factory = RowFactory(pooled, vectors, lines, swap=args.swap, noise=args.noise, seed=args.seed,
+                             passages=passages)
     calls = [0]
 
     def open_counting_store() -> TrajSearch:
@@ -310,7 +324,8 @@ def main() -> int:
     try:
         if args.reuse is None:
             build = fill(ts, factory, args.steps)
-            stamp(f"built {build['rows']} rows ({build['step_rows']} step rows, {build['runs']} runs, "
+            stamp(f"built {build['rows']} rows ({build['step_rows']} step rows, {build['passage_rows']} passage rows, "
+                  f"{build['runs']} runs, "
                   f"{build['big_runs']} in '{BIG}'): upsert {build['upsert_s']:.0f} s (the in-process BM25 is "
                   f"mirrored during it), flush {build['flush_s']:.1f} s, RSS {rss_mb():.0f} MiB")
         levels = ts.index.count_by("level", BIG)

@@ -58,8 +58,18 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import CachedEmbedder, Stopwatch, load_model, machine_note, open_store, peak_rss_mb  # noqa: E402
-from _common import read_real_runs, store_dir, table  # noqa: E402
+from _common import (  # noqa: E402
+    CachedEmbedder,
+    DiskCachedEmbedder,
+    Stopwatch,
+    load_model,
+    machine_note,
+    open_store,
+    peak_rss_mb,
+    read_real_runs,
+    store_dir,
+    table,
+)
 
 from trajsearch import config  # noqa: E402
 from trajsearch.fusion import looks_like_log, rrf, weighted  # noqa: E402
@@ -232,6 +242,7 @@ def main() -> int:
     ap.add_argument("--no-what-if", action="store_true", help="skip the what-if fusion variants")
     ap.add_argument("--show-misses", type=int, default=6, help="hybrid misses at rank 1 to print per class")
     ap.add_argument("--json", type=Path)
+    ap.add_argument("--emb-cache", type=Path, help="vectors by text kept on disk between runs (scripts/_common.py)")
     args = ap.parse_args()
     started = time.perf_counter()
     rng = random.Random(args.seed)
@@ -243,12 +254,16 @@ def main() -> int:
     print(f"parsed {len(tau)} tau-bench + {len(swe)} mini-swe-agent runs ({len(real.rejected)} rejected) "
           f"in {real.seconds:.1f} s")
     model, _ = load_model(args.model)
+    if args.emb_cache:
+        model = DiskCachedEmbedder(model, args.emb_cache)
     cached = CachedEmbedder(model)
     ts = open_store(store, cached)
     try:
         with Stopwatch() as sw:
             report = ts.add(runs)
         ts.index.flush()
+        if args.emb_cache:
+            model.save()
         print(f"ingest: {report.ingested} new/changed, {report.unchanged} unchanged, {report.rows} rows written, "
               f"{sw.seconds:.0f} s (store {store})")
 

@@ -26,7 +26,7 @@ _LOG_SIGNS = re.compile(
       | Traceback | \bFAILED\b | \bERROR\b | \bfatal:
       | [\w.-]+/[\w./-]+                                   # paths
       | \b\w+\.(py|js|ts|go|rs|java|rb|sh|yaml|yml|json|toml)\b
-      | \b[a-z]+_[a-z_]+\b                                 # snake_case identifiers / tool names
+      | \b[A-Za-z][A-Za-z0-9]*_[A-Za-z0-9_]+\b             # snake_case identifiers / tool names / ids
       | \s--?[a-z][\w-]*                                   # command-line flags
       | \b\d{3,}\b                                         # codes, ports, line numbers
       | [(){}\[\]<>=`'"]
@@ -39,18 +39,113 @@ _LOG_SIGNS = re.compile(
 #: ``KeyError: 'x'``, ``fatal: ...``), a code such as ``E501``, a dunder name.
 _SHORT_LOG_SIGNS = re.compile(r"^\s*[A-Za-z_][\w.]*:(\s|$) | \b[A-Z]{2,}\d+\b | \b__\w+__\b", re.X)
 
+# -- telling prose (task descriptions, questions) from pasted logs, traces and commands ------------
+
+#: English function words: the glue of sentences, rare in logs, code and commands.
+_FUNCTION_WORDS = frozenset("""
+a an the to of in on at for with from by about as into onto than and or but if so because when while where
+which who whom whose what how why is are was were be been being am do does did have has had can could should
+would will shall may might must not no nor i me my we us our you your he him his she her it its they them
+their this that these those there here please want wants need needs over under after before between through
+during without within up down out off again then now still even instead also just only very too more most
+other some such each both all any few same own get gets got using use used make makes made it's i'm don't
+doesn't can't isn't i'd i'll you're there's that's let's
+""".split())
+#: A plain word: letters only, one capital at most at its start, perhaps quoted or followed by punctuation.
+_PLAIN_WORD = re.compile(r"""^["'(*_`]*[A-Za-z][a-z]*(?:'[a-z]+)?["'`*_,.;:!?)]*$""")
+#: Fenced code (``` ... ```), and markdown structure (headings, bold labels, fences): a written description.
+_FENCE = re.compile(r"```.*?(?:```|\Z)", re.S)
+_MARKDOWN = re.compile(r"^\s*(?:\#{1,6}\s+\S|\*\*[^*]+\*\*|```)", re.M)
+#: How a line of a log, a trace or a diff starts: a ``label:``, ``Traceback``, ``File "..."``, pytest's
+#: ``E ``/``FAILED``/``ERROR``, a prompt (``$ ``, ``>>>``), a diff marker, a comment, a line number.
+_LOG_START = re.compile(r"""^\s*(?:\S+:(?:\s|$)|Traceback\b|File\s"|E\s|FAILED\b|ERROR\b|PASSED\b|\$\s|>>>|[+-]{1,3}\s|@@
+                           |\#|\d+[:|\t-])""", re.X)
+#: How a line of code or a shell command starts.
+_CODE_START = re.compile(r"""^\s*(?:import\s|from\s\S+\simport\s|return\b|def\s|class\s|raise\s|assert\s|if\s.*:$|for\s.*\sin\s
+                           |while\s|with\s|print\(|self\.|@\w|\w+(?:\.\w+)*\s*[-+*/]?=\s|[\]\)\}]|\.\.\.
+                           |(?:cd|ls|cat|head|tail|grep|rg|find|sed|awk|git|python3?|pip3?|pytest|tox|make|npm|npx|yarn
+                             |node|docker|kubectl|curl|wget|echo|export|mkdir|rm|cp|mv|chmod|sudo|bash|sh|nl|wc|diff
+                             |patch|apt(?:-get)?|uv|poetry|cargo|go|java|mvn|gradle)\s)""", re.X)
+#: An exception label anywhere (``... AttributeError: x``), a tool call as step rows render it (``think Check ...``).
+_EXCEPTION_LABEL = re.compile(r"\b[A-Z]\w*(?:Error|Exception|Warning|Exit|Interrupt)\b:")
+_TOOL_CALL = re.compile(r"^[a-z][a-z0-9_]*\s+[A-Z]")
+_DOTTED = re.compile(r"\b[A-Za-z_]\w*\.[A-Za-z_]\w*")
+_QUESTION = re.compile(r"^(?:how|why|what|when|where|which|who|whose|can|could|should|would|is|are|was|were|does|do"
+                       r"|did|will|has|have)\b", re.I)
+#: A block (several lines, or a line of this many words or more) is judged by its share of prose.
+_BLOCK_WORDS = 25
+#: A block is prose when lines of prose hold at least this share of its words.
+_PROSE_SHARE = 0.2
+#: A line of at most this many words and no sentence is keywords (or an output line): exact terms matter.
+_KEYWORDS = 3
+
+
+def _function_share(words: list[str]) -> float:
+    return sum(w.lower().strip("\"'(),.;:!?*`") in _FUNCTION_WORDS for w in words) / max(1, len(words))
+
+
+def _prose_line(line: str) -> bool:
+    """A line of natural language: six words or more, mostly plain words, a fifth of them function words."""
+    words = line.split()
+    if len(words) < 6:
+        return False
+    plain = sum(_PLAIN_WORD.match(w) is not None for w in words)
+    return plain >= 0.6 * len(words) and _function_share(words) >= 0.2
+
+
+def _prose_share(text: str) -> float:
+    """The share of ``text``'s words that stand in lines of prose."""
+    words = sum(len(line.split()) for line in text.splitlines() if _prose_line(line))
+    return words / max(1, len(text.split()))
+
+
+def _sentence(line: str) -> bool:
+    """One short line that reads as a sentence: seven words or more, a capital or a question word
+    first, three in ten of them function words."""
+    words = line.split()
+    return len(words) >= 7 and (line[0].isupper() or _QUESTION.match(line) is not None) and _function_share(words) >= 0.3
+
 
 def looks_like_log(text: str) -> bool:
-    """True for pasted error lines, commands, paths and identifiers; False for prose tasks.
+    """True for pasted log lines, stack traces, commands, paths and identifiers; False for prose:
+    task descriptions and questions, even when they name identifiers, paths or errors.
 
-    Calibrated with ``scripts/eval_exact.py``: the short-line signs route tool errors
-    such as ``Error: Reservation not found`` to hybrid (dense alone finds the run
-    holding the exact line for about a quarter of them) without routing more prose.
+    - A *block* (several lines, or 25 words or more) is prose when lines of natural language
+      hold a fifth of its words or more; a description in markdown (fenced code, headings) is
+      judged by its words outside the fences, so an issue quoting a traceback stays prose. A
+      single long line that starts as a log record, code or a tool call is a log.
+    - A *short line* is a log when it starts like one (``label:``, ``Traceback``, ``File "``,
+      a prompt, a diff marker, code, a shell command) or holds an exception label; prose when
+      it reads as a sentence or question; otherwise it is counted by its log signs (paths,
+      snake_case, flags, numbers, brackets, dotted names): two, or one in a line of up to
+      eight words; up to three words are keywords (or a bit of output): hybrid too.
+
+    Measured by ``scripts/eval_generalise.py`` on ../shared/data: every task text (SWE-bench
+    issues, tau-bench instructions) and out-of-domain task routes to dense; 0.99-1.00 of
+    traceback lines, tool errors, commands and tool calls, and about 0.9 of arbitrary lines
+    of outputs (docstring sentences are the rest), route to hybrid.
     """
-    signs = len(_LOG_SIGNS.findall(text))
-    words = max(1, len(text.split()))
-    return (signs >= 2 or (signs >= 1 and words <= 8)
-            or (words <= 16 and _SHORT_LOG_SIGNS.search(text) is not None))
+    t = text.strip()
+    if not t:
+        return False
+    lines = [line for line in t.splitlines() if line.strip()]
+    if len(lines) > 1 or len(t.split()) >= _BLOCK_WORDS:
+        body = _FENCE.sub(" ", t)
+        if body != t or len(_MARKDOWN.findall(t)) >= 2:  # markdown: a written description quoting code or logs
+            return not (len(body.split()) >= 5 and _prose_share(body) >= _PROSE_SHARE)
+        if len(lines) == 1 and (_TOOL_CALL.match(t) or _CODE_START.match(t) or _EXCEPTION_LABEL.match(t)):
+            return True
+        return _prose_share(t) < _PROSE_SHARE
+    if _QUESTION.match(t) and t.endswith("?") and len(t.split()) >= 4:
+        return False  # a question, whatever it names
+    if _LOG_START.match(t) or _CODE_START.match(t) or _EXCEPTION_LABEL.search(t) or _TOOL_CALL.match(t):
+        return True
+    if _sentence(t):
+        return False
+    signs = len(_LOG_SIGNS.findall(t)) + len(_DOTTED.findall(t))
+    words = max(1, len(t.split()))
+    return (signs >= 2 or (signs >= 1 and words <= 8) or words <= _KEYWORDS
+            or (words <= 16 and _SHORT_LOG_SIGNS.search(t) is not None))
 
 
 def resolve_mode(mode: str, text: str) -> str:
@@ -117,6 +212,10 @@ class FusionConfig:
     #: hybrid hit@1 on exact lines from 0.57-0.65 to 1.00 (scripts/eval_exact.py).
     verbatim_first: bool = True
     verbatim_min_chars: int = 8
+    #: The lexical leg's best rows are checked for the query verbatim too, wherever fusion put
+    #: them: a passage (the clipped part of a long output) has no vector of its own, so a row
+    #: both legs found outranks it in RRF even when only the passage holds the pasted line.
+    lexical_checked: int = 10
 
     def weights(self, text: str) -> tuple[float, float]:
         return self.log_weights if looks_like_log(text) else self.prose_weights
@@ -131,9 +230,10 @@ class FusionConfig:
             return dict(lexical)
         return rrf([list(dense), [rid for rid, _ in lexical]], weights=self.weights(text))
 
-    def shortlist(self, scores: dict[str, float], k: int, group_size: int) -> list[str]:
-        """The best ids, as many as grouping may need: the rows worth fetching by key."""
-        return sorted(scores, key=lambda rid: -scores[rid])[: k * max(group_size, 1) * 4]
+    def shortlist_size(self, k: int, group_size: int) -> int:
+        """How many of the best fused candidates are fetched by key up front and checked for the
+        query verbatim (grouping walks further when these hold fewer than ``k`` runs)."""
+        return k * max(group_size, 1) * 4
 
     def verbatim_lift(self, text: str, scores: dict[str, float], texts: dict[str, str]) -> dict[str, float]:
         """Rows whose text holds the whole query (whitespace-normalised) above every other row."""

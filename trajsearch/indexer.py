@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator
 from .embed import Embedder
 from .model import Trajectory
 from .results import IngestReport, Rejection
-from .represent import Row, Summarizer, WindowConfig, content_hash, extractive_summary, represent, row_id
+from .represent import Row, Summarizer, WindowConfig, content_hash, embed_rows, extractive_summary, represent, row_id
 from .store.fields import MAX_TOOLS
 from .store.filters import Filters
 from .store.index import TrajectoryIndex
@@ -95,7 +95,7 @@ def _record(
     trajectory: Trajectory, row: Row, *, trace_uri: str, chash: str, vector: Any
 ) -> dict[str, Any]:
     return {
-        "id": row_id(trajectory.tenant, trajectory.trajectory_id, row.level, row.step_index),
+        "id": row_id(trajectory.tenant, trajectory.trajectory_id, row.level, row.step_index, row.part),
         "tenant": trajectory.tenant,
         "trajectory_id": trajectory.trajectory_id,
         "level": row.level,
@@ -292,7 +292,7 @@ class Indexer:
     def rows_of(self, run: Trajectory) -> list[dict[str, Any]]:
         """The index rows of one run, embedded, as :meth:`add` writes them (nothing is written)."""
         rows = represent(run, window=self.window, summarizer=self.summarizer)
-        vectors = self.embedder.encode([row.text for row in rows], batch_size=self.embed_batch_size)
+        vectors = embed_rows(self.embedder, rows, batch_size=self.embed_batch_size)
         chash, uri = content_hash(run, self.window), self.traces.uri_for(run.tenant, run.trajectory_id)
         return [_record(run, row, trace_uri=uri, chash=chash, vector=vector.tolist()) for row, vector in zip(rows, vectors)]
 
@@ -318,7 +318,7 @@ class Indexer:
             for key in keys
             for row in represent(batch.runs[key][0], window=self.window, summarizer=self.summarizer)
         ]
-        vectors = self.embedder.encode([row.text for _, row in pending], batch_size=self.embed_batch_size)
+        vectors = embed_rows(self.embedder, [row for _, row in pending], batch_size=self.embed_batch_size)
         for key in keys:
             batch.records[key] = []
         for (key, row), vector in zip(pending, vectors):

@@ -1,10 +1,15 @@
 """Trajectory -> index rows: what of a run is searchable, and as which text.
 
-Four levels, each one row per unit:
+Five levels, each one row per unit:
 - ``task``: the instruction, as given;
-- ``summary``: goal, approach, outcome in a few extractive sentences;
+- ``summary``: goal, approach, what the run touched (files, functions, tests,
+  commands, tools), outcome, in a few extractive sentences;
 - ``step``: a window of 2-5 consecutive steps, compacted (long outputs keep
   their head and tail; the full text stays in the trace store);
+- ``passage``: the part of one long output, argument or error that its step
+  window clips away, in pieces of whole lines: searchable by the lexical leg
+  only (a passage shares its window's vector and is never embedded), so every
+  character of every output stays findable by its exact text;
 - ``failure``: for runs that did not succeed, the decisive error with its
   cause and fix where known.
 
@@ -18,12 +23,14 @@ import hashlib
 import json
 import re
 from dataclasses import dataclass, field
-from typing import Any, Callable, Protocol
+from typing import Any, Callable, Protocol, Sequence
 
 from .model import Outcome, Step, Trajectory
+from .touched import touched
 
 #: Bump when the derived text changes, so re-ingest rewrites rows instead of skipping them.
-REPRESENTATION_VERSION = 1
+#: 2: passage rows (the clipped-away parts of long outputs), the summary's "Touched" line.
+REPRESENTATION_VERSION = 2
 
 TRAJECTORY_LEVEL_INDEX = -1  # step_index of task and summary rows
 MAX_ROW_CHARS = 12_000  # the stored/lexical text of one row
@@ -31,6 +38,12 @@ OBSERVATION_HEAD = 700
 OBSERVATION_TAIL = 1_100
 ARGUMENT_CHARS = 600
 THOUGHT_CHARS = 300
+ERROR_HEAD = ERROR_TAIL = 400
+#: A passage holds whole lines up to this many characters (a longer line is cut into pieces
+#: overlapping by PASSAGE_OVERLAP, so any stretch of up to that many characters of it lies
+#: whole in one piece).
+PASSAGE_CHARS = 1_600
+PASSAGE_OVERLAP = 400
 
 _TRACEBACK_TAIL = re.compile(r"^\s*([A-Za-z_][\w.]*(Error|Exception|Exit|Interrupt|Warning)\b.*)$", re.M)
 _RETURNCODE = re.compile(r"<returncode>\s*(-?\d+)\s*</returncode>")
@@ -65,6 +78,10 @@ class Row:
     step_end: int
     text: str
     steps: list[dict[str, Any]] = field(default_factory=list)
+    #: Distinguishes rows of one level at one position (passages: ``<field>.<piece>``); part of the key.
+    part: str = ""
+    #: A row that is never embedded shares this row's vector (passages: their step window's).
+    vector_of: Row | None = field(default=None, repr=False, compare=False)
 
 
 class Summarizer(Protocol):
@@ -80,16 +97,22 @@ def clip(text: str, head: int, tail: int = 0) -> str:
     return f"{text[:head]} …[{cut} chars cut]… {text[len(text) - tail:]}" if tail else f"{text[:head]} …"
 
 
-def render_arguments(arguments: Any) -> str:
+def argument_text(arguments: Any) -> str:
+    """The arguments as step rows render them, in full: a lone string argument
+    (``{"command": "ls -la"}``) as the bare string, anything else as sorted JSON."""
     if arguments is None:
         return ""
     if isinstance(arguments, dict) and len(arguments) == 1:
         (value,) = arguments.values()
         if isinstance(value, str):  # {"command": "ls -la"} reads best as the bare command
-            return clip(value, ARGUMENT_CHARS)
+            return value.strip()
     if isinstance(arguments, str):
-        return clip(arguments, ARGUMENT_CHARS)
-    return clip(json.dumps(arguments, ensure_ascii=False, sort_keys=True), ARGUMENT_CHARS)
+        return arguments.strip()
+    return json.dumps(arguments, ensure_ascii=False, sort_keys=True)
+
+
+def render_arguments(arguments: Any) -> str:
+    return clip(argument_text(arguments), ARGUMENT_CHARS)
 
 
 def step_text(step: Step) -> str:
@@ -102,7 +125,7 @@ def step_text(step: Step) -> str:
     if step.observation:
         lines.append(f"result: {clip(step.observation, OBSERVATION_HEAD, OBSERVATION_TAIL)}")
     if step.error:
-        lines.append(f"error: {clip(step.error, 400, 400)}")
+        lines.append(f"error: {clip(step.error, ERROR_HEAD, ERROR_TAIL)}")
     return f"[step {step.index}] " + "\n".join(lines)
 
 
@@ -138,7 +161,7 @@ def _error_in_steps(trajectory: Trajectory) -> tuple[str | None, int]:
 
 
 def extractive_summary(trajectory: Trajectory) -> str:
-    """Goal + approach + outcome, built only from what the trajectory records."""
+    """Goal + approach + what the run touched + outcome, built only from what the trajectory records."""
     goal = clip(trajectory.task.split("\n\n")[0], 300)
     tools = trajectory.tools_used
     sentences = [f"Goal: {goal}"]
@@ -151,6 +174,9 @@ def extractive_summary(trajectory: Trajectory) -> str:
     ]
     if key_actions:
         sentences.append("Key actions: " + "; ".join(dict.fromkeys(key_actions[-3:])) + ".")
+    touched_line = touched(trajectory).line()
+    if touched_line:
+        sentences.append(clip(touched_line, 1_200))
     outcome = f"Outcome: {trajectory.outcome.value}"
     if trajectory.reward is not None:
         outcome += f" (reward {trajectory.reward:g})"
@@ -198,6 +224,91 @@ def step_windows(trajectory: Trajectory, window: WindowConfig) -> list[Row]:
     return rows
 
 
+def _clipped(text: str, head: int, tail: int) -> tuple[int, int] | None:
+    """The stretch ``[start, end)`` of ``text`` (stripped) that :func:`clip` leaves out, if any."""
+    if len(text) <= head + tail + 20:
+        return None
+    return head, len(text) - tail
+
+
+def passage_pieces(text: str, start: int, end: int) -> list[str]:
+    """The whole lines of ``text`` that overlap ``[start, end)``, packed into pieces of at most
+    :data:`PASSAGE_CHARS` characters; a longer line is cut into pieces overlapping by
+    :data:`PASSAGE_OVERLAP`, so a stretch of up to that many characters lies whole in one."""
+    first = text.rfind("\n", 0, start) + 1
+    last = text.find("\n", max(end - 1, first))
+    region = text[first : len(text) if last < 0 else last]
+    pieces: list[str] = []
+    current: list[str] = []
+    size = 0
+
+    def flush() -> None:
+        nonlocal size
+        if current and any(line.strip() for line in current):
+            pieces.append("\n".join(current))
+        current.clear()
+        size = 0
+
+    for line in region.split("\n"):
+        if len(line) > PASSAGE_CHARS:
+            flush()
+            stride = PASSAGE_CHARS - PASSAGE_OVERLAP
+            for at in range(0, len(line) - PASSAGE_OVERLAP, stride):
+                pieces.append(line[at : at + PASSAGE_CHARS])
+            continue
+        if current and size + 1 + len(line) > PASSAGE_CHARS:
+            flush()
+        current.append(line)
+        size += len(line) + (1 if size else 0)
+    flush()
+    return pieces
+
+
+def _step_fields(step: Step, whole: bool) -> list[tuple[str, str, int, int]]:
+    """(label, full text, head kept, tail kept) of each field a step row clips; ``whole``: the
+    step row shows none of it (a window cut at MAX_ROW_CHARS), so everything is a passage."""
+    fields = [("arguments", argument_text(step.arguments), ARGUMENT_CHARS, 0),
+              ("result", (step.observation or "").strip(), OBSERVATION_HEAD, OBSERVATION_TAIL),
+              ("error", (step.error or "").strip(), ERROR_HEAD, ERROR_TAIL)]
+    if whole:
+        fields.insert(0, ("thought", (step.thought or "").strip(), THOUGHT_CHARS, 0))
+        return [(label, text, 0, 0) for label, text, _, _ in fields if text]
+    return [f for f in fields if f[1]]
+
+
+def step_passages(trajectory: Trajectory, windows: list[Row]) -> list[Row]:
+    """Passage rows: what the step windows clip away of each step's output, arguments and error.
+
+    Each piece is a ``passage`` row at its step's position (``step_index = step_end``),
+    sharing the vector of the first window holding the step. A step that no window shows
+    in full (its window text was cut at MAX_ROW_CHARS) gets all of its fields as passages.
+    """
+    shown: dict[int, Row] = {}  # position -> a window holding that step's whole text
+    holder: dict[int, Row] = {}  # position -> the first window holding the step at all
+    for row in windows:
+        offset = 0
+        for position, part in enumerate(row.steps, start=row.step_index):
+            holder.setdefault(position, row)
+            offset += len(part["text"]) + 1
+            if offset - 1 <= MAX_ROW_CHARS:
+                shown.setdefault(position, row)
+    rows: list[Row] = []
+    for position, step in enumerate(trajectory.steps):
+        window = shown.get(position) or holder.get(position)
+        if window is None:
+            continue
+        for label, text, head, tail in _step_fields(step, whole=position not in shown):
+            span = (0, len(text)) if position not in shown else _clipped(text, head, tail)
+            if span is None:
+                continue
+            pieces = passage_pieces(text, *span)
+            for number, piece in enumerate(pieces, 1):
+                header = f"[step {step.index}] {label}, clipped part {number}/{len(pieces)}:"
+                rows.append(Row("passage", position, position, f"{header}\n{piece}", part=f"{label}.{number}",
+                                vector_of=window))
+    return rows
+
+
 def represent(
     trajectory: Trajectory,
     *,
@@ -209,21 +320,38 @@ def represent(
         Row("task", TRAJECTORY_LEVEL_INDEX, TRAJECTORY_LEVEL_INDEX, trajectory.task[:MAX_ROW_CHARS]),
         Row("summary", TRAJECTORY_LEVEL_INDEX, TRAJECTORY_LEVEL_INDEX, summarizer(trajectory)[:MAX_ROW_CHARS]),
     ]
-    rows.extend(step_windows(trajectory, window))
+    windows = step_windows(trajectory, window)
+    rows.extend(windows)
+    rows.extend(step_passages(trajectory, windows))
     if trajectory.outcome in (Outcome.failure, Outcome.infra_error):
         text, position = failure_text(trajectory)
         rows.append(Row("failure", position, position, text[:MAX_ROW_CHARS]))
     return rows
 
 
-def row_id(tenant: str, trajectory_id: str, level: str, step_index: int) -> str:
+def embed_rows(embedder: Any, rows: Sequence[Row], *, batch_size: int = 64) -> Any:
+    """One vector per row, in order: rows with ``vector_of`` (passages) take that row's vector
+    and cost no embedding; every other row's text is embedded once."""
+    import numpy as np  # noqa: PLC0415 - represent stays importable without numpy
+
+    own: dict[int, Row] = {}
+    for row in rows:
+        source = row.vector_of if row.vector_of is not None else row
+        own.setdefault(id(source), source)
+    at = {key: i for i, key in enumerate(own)}
+    vectors = np.asarray(embedder.encode([r.text for r in own.values()], batch_size=batch_size))
+    return vectors[[at[id(r.vector_of if r.vector_of is not None else r)] for r in rows]] if rows else vectors
+
+
+def row_id(tenant: str, trajectory_id: str, level: str, step_index: int, part: str = "") -> str:
     """Deterministic primary key: re-ingest upserts, and neighbours are addressable by key.
 
-    Failure rows are keyed at -1 whatever step they point at: one per run.
+    Failure rows are keyed at -1 whatever step they point at: one per run. Passages are
+    keyed by their step and ``part`` (field and piece).
     """
-    key_index = TRAJECTORY_LEVEL_INDEX if level != "step" else step_index
-    raw = f"{tenant}\x1f{trajectory_id}\x1f{level}\x1f{key_index}".encode()
-    return hashlib.blake2b(raw, digest_size=16).hexdigest()
+    key_index = step_index if level in ("step", "passage") else TRAJECTORY_LEVEL_INDEX
+    raw = f"{tenant}\x1f{trajectory_id}\x1f{level}\x1f{key_index}" + (f"\x1f{part}" if part else "")
+    return hashlib.blake2b(raw.encode(), digest_size=16).hexdigest()
 
 
 def content_hash(trajectory: Trajectory, window: WindowConfig) -> str:

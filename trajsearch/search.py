@@ -7,9 +7,11 @@ the agent runtime and the service all call these and nothing below them.
 
 from __future__ import annotations
 
+import logging
 import threading
-from pathlib import Path
 from collections import OrderedDict
+from dataclasses import replace
+from pathlib import Path
 
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
 
@@ -24,13 +26,16 @@ from .results import Hit, IngestReport, RunMatch, StepView
 from .represent import WindowConfig, row_id
 from .store.filters import Filters
 from .store.index import OUTPUT_FIELDS, IndexSettings, TrajectoryIndex, is_server_uri
+from .store.layout import MAX_LIMIT
 from .store.lock import StoreOpenError, diagnose, held_here
 from .store.traces import TraceStore, open_trace_store
+from .vocab import DENSE_LEVELS
 
 if TYPE_CHECKING:
     from .ingest.read import Parsed
 
 MAX_K = 200
+log = logging.getLogger(__name__)
 
 
 class QueryVectors:
@@ -65,14 +70,15 @@ class QueryVectors:
 
 
 def _grouped(hits: list[dict], k: int, group_size: int) -> list[dict]:
-    """At most ``group_size`` hits per trajectory and ``k`` trajectories, best first."""
+    """At most ``group_size`` hits per trajectory and ``k`` trajectories (those with the best
+    hits), every hit in score order."""
     groups: dict[str, list[dict]] = {}
     for hit in sorted(hits, key=lambda h: -h["score"]):
         members = groups.setdefault(hit["trajectory_id"], [])
         if len(members) < group_size:
             members.append(hit)
     ordered = sorted(groups.values(), key=lambda g: -g[0]["score"])[:k]
-    return [hit for group in ordered for hit in group]
+    return sorted((hit for group in ordered for hit in group), key=lambda h: -h["score"])
 
 
 class TrajSearch:
@@ -170,6 +176,52 @@ class TrajSearch:
         """Vectors of ``texts`` with this store's embedder (e.g. to judge near-duplicates)."""
         return np.asarray(self.embedder.encode(list(texts)), dtype=np.float32)
 
+    def upgrade(self, *, tenant: str | None = None, batch: int = 32) -> int:
+        """Bring runs indexed by an older representation (see ``represent.REPRESENTATION_VERSION``)
+        up to this one from their traces, re-embedding only the rows whose text changed; returns
+        how many runs were rewritten.
+
+        A store made before passages and the summary's ``Touched:`` line needs no schema change:
+        it is searched as it is (long outputs clipped, as before) until its runs are re-ingested
+        or upgraded. Re-ingesting re-embeds every row of every run; this keeps the stored vector
+        of every row whose text is unchanged (tasks, step windows, failures), gives passages
+        their window's vector and embeds the new summaries: one text per run. The task row, which
+        carries the content hash, is written last, as ingest does.
+        """
+        from .indexer import _record  # noqa: PLC0415 - the one row layout
+        from .represent import content_hash, embed_rows, represent  # noqa: PLC0415
+
+        expr = Filters(tenant=tenant, levels=("task",)).to_expr() if tenant else 'level == "task"'
+        todo = list(self.index.iterate(["tenant", "trajectory_id", "content_hash", "trace_uri"], expr=expr))
+        rewritten = 0
+        for start in range(0, len(todo), batch):
+            records: list[dict[str, Any]] = []
+            for task_row in todo[start : start + batch]:
+                run_tenant = task_row["tenant"]
+                try:
+                    run = self.traces.get(task_row["trace_uri"], tenant=run_tenant)
+                except Exception as exc:  # noqa: BLE001 - a run without its trace stays as it is
+                    log.warning("upgrade: trace of %s unavailable (%s): left as it is", task_row["trajectory_id"], exc)
+                    continue
+                chash = content_hash(run, self.window)
+                if chash == task_row["content_hash"]:
+                    continue
+                rows = represent(run, window=self.window)
+                ids = [row_id(run_tenant, run.trajectory_id, r.level, r.step_index, r.part) for r in rows]
+                stored = {r["id"]: r for r in self.index.get(ids, Filters(tenant=run_tenant), fields=["text", "embedding"])}
+                known = {id(r): stored[i]["embedding"] for r, i in zip(rows, ids)
+                         if i in stored and r.vector_of is None and stored[i]["text"] == r.text}
+                fresh = [r for r in rows if id(r) not in known and id(r.vector_of) not in known]
+                vectors = dict(zip(map(id, fresh), embed_rows(self.embedder, fresh).tolist())) if fresh else {}
+                vectors.update(known)
+                records += [_record(run, r, trace_uri=task_row["trace_uri"], chash=chash,
+                                    vector=vectors[id(r.vector_of) if r.vector_of is not None else id(r)]) for r in rows]
+                rewritten += 1
+            self.index.upsert([r for r in records if r["level"] != "task"])
+            self.index.upsert([r for r in records if r["level"] == "task"])
+        self.index.flush()
+        return rewritten
+
     def delete(self, trajectory_id: str, *, tenant: str) -> None:
         run = self.run(trajectory_id, tenant=tenant)
         self.index.delete_trajectory(tenant, trajectory_id)
@@ -229,37 +281,109 @@ class TrajSearch:
         _check_query(text, k, group_size)
         mode = resolve_mode(mode, text)
         if mode == "dense":
+            dense = self._dense_filters(filters)
+            if dense is None:  # passages only: they have no vector of their own
+                return []
             vector = self.query_vector(text)
-            rows = self._dense(vector, filters, k, group_by_trajectory, group_size)
+            rows = self._dense(vector, dense, k, group_by_trajectory, group_size)
+            rows = sorted(rows, key=lambda r: -r["score"])  # grouped: runs best first, rows in score order
             return [Hit.from_row(dict(r, similarity=r["score"])) for r in rows]
         return self._fused(text, filters, k, group_size if group_by_trajectory else 0, mode)
 
+    def _dense_filters(self, filters: Filters) -> Filters | None:
+        """``filters`` for the dense leg: levels with a vector only (None: nothing left to rank).
+
+        On Milvus Lite passages sit in partitions the dense search never names; on a server they
+        share the tenant's partition, so the level filter keeps them out."""
+        if not filters.levels:
+            return filters if self.index.partitioned else replace(filters, levels=DENSE_LEVELS)
+        levels = tuple(level for level in filters.levels if level in DENSE_LEVELS)
+        return replace(filters, levels=levels) if levels else None
+
+    @staticmethod
+    def _lexical_filters(filters: Filters) -> Filters:
+        """``filters`` for the lexical leg: asking for ``step`` rows asks for their passages too
+        (the parts of long outputs a step row clips)."""
+        if "step" in filters.levels and "passage" not in filters.levels:
+            return replace(filters, levels=(*filters.levels, "passage"))
+        return filters
+
     def _fused(self, text: str, filters: Filters, k: int, group_size: int, mode: str) -> list[Hit]:
-        """Lexical or hybrid search: both legs inside the same filters, fused, then grouped."""
+        """Lexical or hybrid search: both legs inside the same filters, fused, then grouped.
+
+        Each leg is asked for a pool of candidates; when the fused candidates hold fewer than
+        ``k`` runs (``k`` rows ungrouped) and a leg came back full, the pools grow (x4) and the
+        legs are asked again, until ``k`` are found or the candidates inside the filters run out.
+        """
         pool = self.fusion.pool_size(k, group_size)
-        lexical = self.index.lexical_search(text, filters, limit=pool)
-        vector = None
-        dense: dict[str, dict] = {}
-        if mode != "lexical":
-            vector = self.query_vector(text)
-            dense = {r["id"]: r for r in self.index.search(vector, filters, limit=pool)}
-        scores = self.fusion.fuse(text, list(dense), lexical, mode)
-        # rows only the lexical leg found are fetched by key, and only those that can still be shown
-        best = self.fusion.shortlist(scores, k, group_size)
-        missing = [rid for rid in best if rid not in dense]
+        dense_filters = None if mode == "lexical" else self._dense_filters(filters)
+        lexical_filters = self._lexical_filters(filters)
+        vector = None if dense_filters is None else self.query_vector(text)
         fields = None if vector is None else [*OUTPUT_FIELDS, "embedding"]
-        rows = dense | {r["id"]: r for r in self.index.get(missing, filters, fields=fields)}
-        scores = self.fusion.verbatim_lift(text, scores, {rid: rows[rid]["text"] for rid in best if rid in rows})
-        ranked = []
-        for rid in sorted((rid for rid in best if rid in rows), key=lambda rid: -scores[rid]):
-            row = dict(rows[rid], score=scores[rid])
+        rows: dict[str, dict] = {}  # every candidate row fetched so far, by id
+        while True:
+            lexical = self.index.lexical_search(text, lexical_filters, limit=pool)
+            dense: dict[str, dict] = {}
+            if dense_filters is not None:
+                dense = {r["id"]: r for r in self.index.search(vector, dense_filters, limit=pool)}
+                rows.update(dense)
+            scores = self.fusion.fuse(text, list(dense), lexical, mode)
+            ranking = sorted(scores, key=lambda rid: -scores[rid])
+            # the shortlist (rows that may show, and the lexical leg's best: a passage has no dense
+            # rank to lift it) is fetched by key and lifted where it holds the query verbatim
+            shortlist = self.fusion.shortlist_size(k, group_size)
+            best = list(dict.fromkeys(ranking[:shortlist] + [rid for rid, _ in lexical[: self.fusion.lexical_checked]]))
+            self._fetch(rows, best, filters, fields)
+            scores = self.fusion.verbatim_lift(text, scores, {rid: rows[rid]["text"] for rid in best if rid in rows})
+            order = sorted(ranking, key=lambda rid: -scores[rid])
+            chosen = self._choose(order, len(best), rows, scores, k, group_size, filters, fields)
+            found = len({r["trajectory_id"] for r in chosen}) if group_size else len(chosen)
+            full = len(lexical) >= pool or len(dense) >= pool
+            if found >= k or not full or pool >= MAX_LIMIT:
+                break
+            pool = min(MAX_LIMIT, pool * 4)
+        for row in chosen:
             if "embedding" in row:
-                row["similarity"] = float(np.dot(vector, row["embedding"]))
-            elif rid in dense:
-                row["similarity"] = dense[rid]["score"]
-            ranked.append(row)
-        ranked = _grouped(ranked, k, group_size) if group_size else ranked[:k]
-        return [Hit.from_row(r) for r in ranked]
+                row["similarity"] = float(np.dot(vector, row.pop("embedding")))
+            elif row["id"] in dense:
+                row["similarity"] = dense[row["id"]]["score"]
+        return [Hit.from_row(r) for r in sorted(chosen, key=lambda r: -r["score"])]
+
+    def _fetch(self, rows: dict[str, dict], ids: Sequence[str], filters: Filters, fields: list[str] | None) -> None:
+        """Rows of ``ids`` not fetched yet, by key, into ``rows`` (rows only the lexical leg found)."""
+        missing = [rid for rid in ids if rid not in rows]
+        if missing:
+            rows.update({r["id"]: r for r in self.index.get(missing, self._lexical_filters(filters), fields=fields)})
+
+    def _choose(self, order: list[str], shortlist: int, rows: dict[str, dict], scores: dict[str, float], k: int,
+                group_size: int, filters: Filters, fields: list[str] | None) -> list[dict]:
+        """The rows to show, walking ``order`` (fetching rows in chunks as needed): the first ``k``
+        rows, or with ``group_size`` the rows of the first ``k`` runs, at most ``group_size`` each
+        (their further rows are looked for within the first ``shortlist`` candidates only)."""
+        chosen: list[dict] = []
+        groups: dict[str, int] = {}
+        chunk = max(shortlist, 16)
+        for start in range(0, len(order), chunk):
+            part = order[start : start + chunk]
+            self._fetch(rows, part, filters, fields)
+            for rid in part:
+                row = rows.get(rid)
+                if row is None:
+                    continue
+                if not group_size:
+                    chosen.append(dict(row, score=scores[rid]))
+                    if len(chosen) == k:
+                        return chosen
+                    continue
+                tid = row["trajectory_id"]
+                if tid not in groups and len(groups) == k:
+                    continue  # k runs already: only their further rows may join
+                if groups.get(tid, 0) < group_size:
+                    groups[tid] = groups.get(tid, 0) + 1
+                    chosen.append(dict(row, score=scores[rid]))
+            if len(groups) == k and (start + chunk >= shortlist or all(n == group_size for n in groups.values())):
+                return chosen
+        return chosen
 
     def _dense(self, vector: Any, filters: Filters, k: int, grouped: bool, group_size: int) -> list[dict]:
         # grouped: the index returns the k best runs, each filled to group_size where the rows

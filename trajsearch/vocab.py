@@ -11,8 +11,11 @@ from typing import Literal
 
 from .model import Outcome
 
-#: Index row levels: the instruction, the extractive summary, a window of steps, a failure summary.
-LEVELS = ("task", "summary", "step", "failure")
+#: Index row levels: the instruction, the extractive summary, a window of steps, a failure summary,
+#: and a passage: a piece of a long output its step window clips (lexical leg only, no vector of its own).
+LEVELS = ("task", "summary", "step", "failure", "passage")
+#: Levels with a vector of their own: what dense search ranks.
+DENSE_LEVELS = ("task", "summary", "step", "failure")
 #: How a run ended (see :class:`~trajsearch.model.Outcome`).
 OUTCOMES = tuple(o.value for o in Outcome)
 #: Search modes: dense vectors, the lexical (BM25) leg, both fused, or chosen per query.

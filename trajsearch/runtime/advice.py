@@ -8,7 +8,7 @@ the trace store) for the formatter.
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Sequence
 
 from ..model import Trajectory
@@ -17,9 +17,10 @@ from ..results import Hit
 from ..search import TrajSearch
 from ..store.filters import Filters
 from ..store.traces import TraceStoreError
+from ..touched import identifiers
 from .context import RuntimeContext
 from .novelty import NoveltyConfig, Strategy, strategy_for
-from .rerank import RerankConfig, Scored, diversify, rerank
+from .rerank import RerankConfig, Scored, diversify, rerank, touched_scores
 
 log = logging.getLogger(__name__)
 
@@ -30,6 +31,8 @@ class AdviceConfig:
     warnings_k: int = 2
     #: candidates fetched per exemplar asked for (reranking and diversity need spares)
     pool_factor: int = 5
+    #: more candidates: runs whose summary (its "Touched:" line) names what the task names, by the lexical leg
+    touched_candidates: int = 10
     rerank: RerankConfig = RerankConfig()
     novelty: NoveltyConfig = NoveltyConfig()
     #: failure rows below this cosine are not shown (an unrelated failure teaches nothing)
@@ -105,24 +108,53 @@ def load_trace(ts: TrajSearch, hit: Hit, tenant: str) -> Trajectory | None:
         return None
 
 
-def _candidates(ts: TrajSearch, task: str, ctx: RuntimeContext, k: int, exclude: Sequence[str]) -> tuple[list[Hit], float | None]:
-    """One candidate per run (its better row of task and summary) and the best task-level cosine.
+def _candidates(
+    ts: TrajSearch, task: str, ctx: RuntimeContext, k: int, exclude: Sequence[str], touched_k: int
+) -> tuple[list[Hit], dict[str, str], float | None]:
+    """One candidate per run (its better row of task and summary), each run's summary text, and
+    the best task-level cosine.
 
-    One search per level: a run has exactly one row of each, so no group_by is needed
-    (milvus-lite's is best-effort), and the best task cosine, which novelty is
-    calibrated on, is exact rather than whatever a mixed top-k happened to hold.
+    Candidates come from three searches inside the same hard filters: the task's nearest
+    ``task`` rows and nearest ``summary`` rows (dense: one search per level, a run has exactly one
+    row of each, so no group_by is needed and the best task cosine, which novelty is calibrated
+    on, is exact), and the runs whose summary names what the task names: the task's identifiers
+    (paths, modules, classes, functions, test ids; :func:`trajsearch.touched.identifiers`)
+    searched by the lexical leg in the summaries' ``Touched:`` lines, so a run that changed the
+    module a task names is a candidate even when its task was worded otherwise. Their cosines
+    are looked up like every other candidate's.
     """
     best: dict[str, Hit] = {}
+    summaries: dict[str, str] = {}
     best_task: float | None = None
+
+    def keep(hit: Hit) -> None:
+        if hit.trajectory_id not in best or hit.score > best[hit.trajectory_id].score:
+            best[hit.trajectory_id] = hit
+        if hit.level == "summary":
+            summaries[hit.trajectory_id] = hit.text
+
     for level in ("task", "summary"):
         filters = ctx.filters(levels=(level,), outcomes=("success",), exclude_trajectory_ids=exclude)
         hits = search(ts, task, filters, k=k, grouped=False)  # dense: thresholds are cosines
         if level == "task" and hits:
             best_task = hits[0].score
         for hit in hits:
-            if hit.trajectory_id not in best or hit.score > best[hit.trajectory_id].score:
-                best[hit.trajectory_id] = hit
-    return sorted(best.values(), key=lambda h: -h.score), best_task
+            keep(hit)
+    names = identifiers(task)
+    if names and touched_k:
+        filters = ctx.filters(levels=("summary",), outcomes=("success",), exclude_trajectory_ids=exclude)
+        found = search(ts, " ".join(names), filters, k=touched_k, grouped=False, mode="lexical")
+        new = list(dict.fromkeys(h.trajectory_id for h in found if h.trajectory_id not in best))
+        for hit in found:
+            summaries.setdefault(hit.trajectory_id, hit.text)
+        if new:
+            scoped = replace(ctx.filters(levels=("task", "summary"), outcomes=("success",)), trajectory_ids=tuple(new))
+            for hit in search(ts, task, scoped, k=2 * len(new), grouped=False):
+                keep(hit)
+    for tid in [t for t in best if t not in summaries]:
+        row = ts.run(tid, tenant=ctx.tenant, level="summary")
+        summaries[tid] = row.text if row is not None else ""
+    return sorted(best.values(), key=lambda h: -h.score), summaries, best_task
 
 
 def exemplars(
@@ -136,22 +168,45 @@ def exemplars(
 ) -> ExemplarSet:
     """Up to ``k`` successful runs to adapt, reranked and diversified, with the strategy.
 
-    ``exclude_trajectory_ids`` is for trusted callers (the current run, evaluation).
+    Reranking weighs what each run touched against the task (see :mod:`.rerank`); diversity
+    keeps one run per trajectory and per task. ``exclude_trajectory_ids`` is for trusted
+    callers (the current run, evaluation).
     """
     k = k or config.exemplars_k
-    candidates, best_task = _candidates(ts, task, ctx, min(200, k * config.pool_factor), exclude_trajectory_ids)
+    candidates, summaries, best_task = _candidates(
+        ts, task, ctx, min(200, k * config.pool_factor), exclude_trajectory_ids, config.touched_candidates)
     strategy = strategy_for(best_task, config.novelty)
     if strategy is Strategy.plan_from_scratch:
         return ExemplarSet(strategy, best_task, [])
-    ranked = rerank(candidates, ctx, config.rerank)
+    touched = touched_scores(task, [summaries.get(h.trajectory_id, "") for h in candidates])
+    # the last ``call_slots`` places go by the ranking that also weighs tool calls the task names
+    # (weak evidence: a task may ask for what policy refuses), the first by the ranking without,
+    # and only when no run chosen so far does that work
+    slots = min(config.rerank.call_slots, k - 1) if config.rerank.enabled and config.rerank.w_calls else 0
+    ranked = rerank(candidates, ctx, replace(config.rerank, w_calls=0.0) if slots else config.rerank, touched)
+    by_calls = rerank(candidates, ctx, config.rerank, touched) if slots else ranked
     if config.rerank.diversity:
-        chosen = diversify(
-            ranked, k, embed=ts.embed, text_of=lambda s: _summary(ts, s, ctx.tenant),
-            max_cosine=config.rerank.max_cosine,
-        )
+        def pick(order: list[Scored], n: int) -> list[Scored]:
+            return diversify(order, n, embed=ts.embed,
+                             text_of=lambda s: summaries.get(s.hit.trajectory_id) or _summary(ts, s, ctx.tenant),
+                             max_cosine=config.rerank.max_cosine)
+        chosen = pick(ranked, k - slots)
+        if slots and not _covered(chosen, by_calls):
+            chosen = pick(chosen + [s for s in by_calls if s not in chosen] + ranked, k)
+        elif slots:
+            chosen = pick(ranked, k)
     else:
-        chosen = ranked[:k]
+        chosen = ranked[: k - slots]
+        extra = [s for s in by_calls if s not in chosen] if slots and not _covered(chosen, by_calls) else ranked
+        chosen += [s for s in extra if s not in chosen][: k - len(chosen)]
     return ExemplarSet(strategy, best_task, [_exemplar(ts, s, ctx.tenant) for s in chosen])
+
+
+def _covered(chosen: Sequence[Scored], candidates: Sequence[Scored]) -> bool:
+    """Whether a chosen run already does the state-changing work the task names as well as any
+    candidate does (then no place goes by tool calls)."""
+    best = max((c.features.get("calls", 0.0) for c in candidates), default=0.0)
+    return best <= 0.0 or max((c.features.get("calls", 0.0) for c in chosen), default=0.0) >= best
 
 
 def _summary(ts: TrajSearch, scored: Scored, tenant: str) -> str:

@@ -7,12 +7,18 @@ by ``scripts/eval_runtime.py`` on ../shared/data (SWE-bench runs of
 mini-swe-agent, tau-bench airline runs) plus the out-of-domain tasks in
 ``scripts/ood_tasks.txt``:
 
-- ``plan_from_scratch`` below ``inspiration`` (0.34): the 40 out-of-domain tasks
-  scored at most 0.29 (median 0.16), the 73 in-domain tasks, each held out with
-  every run of its task, at least 0.39 (median 0.63); 0.34 is the middle of that
-  gap (precision and recall of "novel" 1.0, also 2-fold cross-validated). The gap
-  is narrow: on another library out-of-domain tasks reached 0.38 (FACTS.md), so
-  recalibrate when the library changes.
+- ``plan_from_scratch`` below ``inspiration`` (0.314): the middle of the gap between
+  the 40 out-of-domain tasks, which score at most 0.290 against the whole library,
+  and the in-domain tasks, each held out with every run of its task *and* searched
+  within its own repository only (a tenant per repository, the harder case: a
+  repository with few tasks has fewer near neighbours), which score at least 0.337
+  (pydicom-901; median 0.63). The margin is 0.024 on the out-of-domain side and
+  0.023 on the in-domain side. Against the whole library the in-domain minimum is
+  0.390; the previous threshold (0.34, the middle of 0.29..0.39) sat 0.003 *above*
+  one in-domain task searched within its own repository here, and only 0.018 below
+  the lowest in-domain task of the 450 runs measured for issue 11. The gap is narrow: on another library
+  out-of-domain tasks reached 0.38 (FACTS.md), so recalibrate when the library
+  changes (``scripts/eval_runtime.py`` prints the gap, the middle and both margins).
 - ``follow_closely`` at 0.96 and above: runs of the same task score 1.0 here
   (identical task texts); *different* tau-bench tasks built from one template
   (same user and trip, another change requested) reach 0.95, and following one
@@ -46,7 +52,7 @@ ADVICE = {
 @dataclass(frozen=True)
 class NoveltyConfig:
     follow_closely: float = 0.96
-    inspiration: float = 0.34
+    inspiration: float = 0.314
 
     def __post_init__(self) -> None:
         if not 0.0 <= self.inspiration <= self.follow_closely <= 1.0:

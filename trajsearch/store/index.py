@@ -34,7 +34,7 @@ from pymilvus import MilvusClient, MilvusException
 from .fields import FILTER_FIELDS, LEXICAL_FIELDS, OUTPUT_FIELDS
 from .filters import Filters, quote
 from .layout import (
-    COLLECTION, INDEX_PARAMS, LEXICAL_MEMORY, LEXICAL_MILVUS, LITE_INDEX_PARAMS, LITE_SEARCH_PARAMS, MAX_LIMIT,
+    COLLECTION, INDEX_PARAMS, LEXICAL_MEMORY, LEXICAL_MILVUS, LITE_INDEX_PARAMS, LITE_SEARCH_PARAMS, MAX_LIMIT, PASSAGE,
     SCHEMA_VERSION, SEARCH_PARAMS, IndexSettings, SchemaMismatchError, StoreNeedsMigrationError, is_server_uri,
     lexical_text, partition_name, schema,
 )
@@ -225,21 +225,19 @@ class TrajectoryIndex:
 
     # -- partitions (embedded layout) --------------------------------------------------------
 
-    def _scope(self, tenant: str) -> dict[str, Any] | None:
+    def _scope(self, tenant: str, passages: bool = False) -> dict[str, Any] | None:
         """Read arguments confining a call to ``tenant``'s rows: its partition where tenants have
         their own, nothing extra where ``tenant`` is the partition key (the filter prunes); None
-        when the tenant has no partition, hence no rows."""
+        when the tenant has no partition, hence no rows. ``passages``: its passage partition too."""
         if not self.partitioned:
             return {}
-        name = partition_name(tenant)
-        if name not in self._partitions:
-            if not self.client.has_partition(COLLECTION, name):  # another process may have made it since
-                return None
-            self._partitions.add(name)
-        return {"partition_names": [name]}
+        names = [name for name in (partition_name(tenant), *([partition_name(tenant, True)] if passages else []))
+                 if name in self._partitions or self.client.has_partition(COLLECTION, name)]  # maybe made elsewhere
+        self._partitions.update(names)
+        return {"partition_names": names} if names else None
 
-    def _partition_for_write(self, tenant: str) -> str:
-        name = partition_name(tenant)
+    def _partition_for_write(self, tenant: str, passages: bool = False) -> str:
+        name = partition_name(tenant, passages)
         if name not in self._partitions:
             try:
                 if not self.client.has_partition(COLLECTION, name):
@@ -260,11 +258,11 @@ class TrajectoryIndex:
         else:
             self._mirror.before_write()
         if self.partitioned:
-            by_tenant: dict[str, list[dict[str, Any]]] = {}
+            by_tenant: dict[tuple[str, bool], list[dict[str, Any]]] = {}
             for row in rows:
-                by_tenant.setdefault(row["tenant"], []).append(row)
-            for tenant, part in by_tenant.items():
-                self.client.upsert(COLLECTION, data=part, partition_name=self._partition_for_write(tenant))
+                by_tenant.setdefault((row["tenant"], row["level"] == PASSAGE), []).append(row)
+            for (tenant, passages), part in by_tenant.items():
+                self.client.upsert(COLLECTION, data=part, partition_name=self._partition_for_write(tenant, passages))
         else:
             self.client.upsert(COLLECTION, data=list(rows))
         if self._mirror is not None:
@@ -274,10 +272,9 @@ class TrajectoryIndex:
         filters = Filters(tenant=tenant, trajectory_ids=(trajectory_id,))
         if self._mirror is not None:
             self._mirror.before_write()
-        scope = self._scope(tenant)
-        if scope is not None:
-            where = {"partition_name": scope["partition_names"][0]} if scope else {}
-            self.client.delete(COLLECTION, filter=filters.to_expr(), **where)
+        scope = self._scope(tenant, passages=True)  # None: no partition, hence no rows
+        for name in ([] if scope is None else scope.get("partition_names", [None])):
+            self.client.delete(COLLECTION, filter=filters.to_expr(), **({"partition_name": name} if name else {}))
         if self._mirror is not None:
             self._mirror.delete_where(tenant, trajectory_id)
 
@@ -431,7 +428,7 @@ class TrajectoryIndex:
         """BM25 ids and scores inside ``filters``, best first (native on a server, in-process embedded)."""
         if self.lexical_backend == LEXICAL_MILVUS:
             terms = lexical_text(query)
-            scope = self._scope(filters.tenant)
+            scope = self._scope(filters.tenant, passages=True)
             if not terms or scope is None:
                 return []
             result = self.client.search(

@@ -74,12 +74,21 @@ def lexical_text(text: str) -> str:
     return " ".join(_NON_WORD.sub("_", token) for token in tokenize(text))[:MAX_LEXICAL]
 
 
-def partition_name(tenant: str) -> str:
+def partition_name(tenant: str, passages: bool = False) -> str:
     """The partition holding ``tenant``'s rows (embedded layout): ``t_`` and the tenant, every
     character but ASCII letters and digits written ``_xx`` (hex), so any valid tenant maps to a
-    valid Milvus partition name and two tenants never share one."""
+    valid Milvus partition name and two tenants never share one.
+
+    ``passages``: the partition of the tenant's ``passage`` rows (``p_`` ...). They are searched
+    by the lexical leg only, and Milvus Lite's dense search costs every row of the partitions it
+    names (a Python loop per row, even for rows a filter excludes), so they are kept apart.
+    """
     quote(tenant)  # refuses what no filter may hold (control characters, over-long values)
-    return "t_" + re.sub(r"[^A-Za-z0-9]", lambda m: f"_{ord(m.group()):02x}", tenant)
+    return ("p_" if passages else "t_") + re.sub(r"[^A-Za-z0-9]", lambda m: f"_{ord(m.group()):02x}", tenant)
+
+
+#: The level whose rows live in their own partition on the embedded layout (see partition_name).
+PASSAGE = "passage"
 
 
 _TYPES = {"text": DataType.VARCHAR, "int": DataType.INT64, "float": DataType.FLOAT, "json": DataType.JSON,

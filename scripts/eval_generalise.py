@@ -1,0 +1,429 @@
+"""Retrieval that generalises (issue 11), measured on the real runs in ../shared/data.
+
+Every run is ingested with the real model, one tenant per repository (mini-swe-agent:
+``task_family``, e.g. ``pylint-dev/astroid``) or tau-bench domain (``airline``), the way
+a team would keep them. Four measurements, each through the public API only (so this
+script runs unchanged against an older checkout: compare before and after):
+
+1. **Exemplars, leave-task-out.** For every task, all of its runs are withheld
+   (``exclude_trajectory_ids``) and the task's text is the query. Relevant: a
+   successful run of a *different* task that needs the same work: for mini-swe-agent one
+   whose submission (``info.submission``) edits a file that a submission of the query's
+   task edits; for tau-bench one whose task has the same set of write actions
+   (``info.task.actions`` minus the read-only tools). A task is *findable* when its
+   tenant holds such a run. Reported: recall@1 / recall@3 over findable tasks for the
+   runtime's ``exemplars`` (as configured; an empty set, e.g. ``plan_from_scratch``,
+   is a miss) next to a plain task-cosine baseline in the same run (dense search of
+   ``task`` rows of successful runs, top 3 runs).
+2. **Exact lines from the middle of long outputs.** Lines of observations longer than
+   head + tail (700 + 1,100 characters) lying wholly in characters 700..len-1,100 (the
+   part step rows clip away), and lines from anywhere in any output. Query: the line,
+   tenant-wide, ``levels=step+failure``, one hit per run, k=5, in every mode. hit@1: the
+   first row returned holds the line (row level); run@1: the first run holds it in its
+   full trace.
+3. **Short results.** ``search(k)`` for task texts (every level) and lines (step +
+   failure) in every mode, k = 5 and 10, and ``similar_runs(k=5)`` by id: the share of
+   calls returning fewer runs than exist inside the filters (dense / hybrid: every run
+   with a row at those levels; lexical: every run with a row holding a query term), and
+   the share whose rows are out of score order.
+4. **auto routing.** What ``fusion.resolve_mode("auto", q)`` does with log lines taken
+   from real observations (traceback last lines, failed commands' decisive lines, tool
+   errors, commands, tool calls, lines from the middle of outputs: hybrid expected) and
+   task texts (each real task, its first 12 words, scripts/ood_tasks.txt: dense expected).
+5. **Novelty margins**: the best applicable task similarity of held-out in-domain tasks
+   and of the out-of-domain tasks, against the configured ``inspiration`` threshold.
+
+Query and row vectors are cached on disk by text (``--store``/emb-cache.npz), so a second
+checkout or a rerun embeds nothing it has seen.
+
+    python scripts/eval_generalise.py                   # store in /tmp/trajsearch-eval-generalise
+    python scripts/eval_generalise.py --fresh --json /tmp/generalise.json
+    python scripts/eval_generalise.py --tau ../shared/data/real-formats/tau-bench/tool-calling-grok-3-*.json --no-swe
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import re
+import statistics
+import sys
+import time
+from collections import defaultdict
+from pathlib import Path
+from typing import Any, Sequence
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _common import (  # noqa: E402
+    SWE_DIR,
+    TAU_FILE,
+    DiskCachedEmbedder,
+    Stopwatch,
+    load_model,
+    machine_note,
+    open_store,
+    read_runs,
+    store_dir,
+    table,
+)
+
+from trajsearch import config  # noqa: E402
+from trajsearch.fusion import resolve_mode  # noqa: E402
+from trajsearch.model import Trajectory  # noqa: E402
+from trajsearch.runtime import AdviceConfig, NoveltyConfig, Runtime, RuntimeConfig, RuntimeContext  # noqa: E402
+from trajsearch.store.filters import Filters  # noqa: E402
+from trajsearch.vocab import LEVELS  # noqa: E402
+
+K = 3
+HEAD, TAIL = 700, 1_100  # what step rows keep of an output (represent.OBSERVATION_HEAD / _TAIL before issue 11)
+LINE_MIN, LINE_MAX = 8, 400
+MODES = ("dense", "lexical", "hybrid", "auto")
+#: tau-bench tools that change nothing (the rest are write actions).
+READ_ONLY = re.compile(r"^(get_|search_|list_|find_|calculate$|think$|transfer_to_human)")
+_DIFF_FILE = re.compile(r"^diff --git a/(\S+) b/", re.M)
+OOD_TASKS = Path(__file__).resolve().parent / "ood_tasks.txt"
+
+
+# -- data and ground truth -----------------------------------------------------------------
+
+
+def tenant_of(run: Trajectory) -> str:
+    """One tenant per repository / domain (``pylint-dev/astroid`` -> ``pylint-dev.astroid``)."""
+    return re.sub(r"[^A-Za-z0-9_.-]", ".", run.task_family or "default")[:64]
+
+
+def swe_truth(runs: list[Trajectory], root: Path) -> dict[str, frozenset[str]]:
+    """trajectory_id -> files its submission edits (``info.submission`` of its own file)."""
+    out = {}
+    for run in runs:
+        path = root / str(run.metadata.get("config")) / str(run.task_id) / f"{run.task_id}.traj.json"
+        try:
+            info = json.loads(path.read_text())["info"]
+        except (OSError, KeyError, ValueError):
+            continue
+        out[run.trajectory_id] = frozenset(_DIFF_FILE.findall(info.get("submission") or ""))
+    return out
+
+
+def tau_truth(runs: list[Trajectory], files: Sequence[Path]) -> dict[str, frozenset[str]]:
+    """trajectory_id -> the write actions its *task* needs (``info.task.actions``)."""
+    needs: dict[str, frozenset[str]] = {}
+    for path in files:
+        for record in json.loads(Path(path).read_text()):
+            task = record.get("info", {}).get("task") or {}
+            needs[str(task.get("instruction", ""))] = frozenset(
+                a["name"] for a in task.get("actions", []) if not READ_ONLY.match(a["name"]))
+    return {r.trajectory_id: needs[r.task] for r in runs if r.task in needs}
+
+
+def relevant_to(query: list[Trajectory], candidate: Trajectory, truth: dict[str, frozenset[str]], kind: str) -> bool:
+    if candidate.outcome.value != "success" or candidate.trajectory_id not in truth:
+        return False
+    if kind == "swe":
+        wanted = frozenset().union(*(truth.get(r.trajectory_id, frozenset()) for r in query))
+        return bool(wanted & truth[candidate.trajectory_id])
+    return truth[candidate.trajectory_id] == truth.get(query[0].trajectory_id)
+
+
+# -- lines ---------------------------------------------------------------------------------
+
+
+def output_lines(run: Trajectory) -> tuple[list[str], list[str]]:
+    """(lines from the clipped-away middle of long outputs, lines from anywhere in an output)."""
+    middle, anywhere = [], []
+    for step in run.steps:
+        text = (step.observation or "").strip()
+        n, at = len(text), 0
+        for line in text.split("\n"):
+            start, at = at, at + len(line) + 1
+            line = line.strip()
+            if not LINE_MIN <= len(line) <= LINE_MAX or sum(c.isalnum() for c in line) < 4:
+                continue
+            anywhere.append(line)
+            if n > HEAD + TAIL + 20 and start >= HEAD and start + len(line) <= n - TAIL:
+                middle.append(line)
+    return middle, anywhere
+
+
+def share(values: list[bool]) -> float:
+    return sum(values) / len(values) if values else float("nan")
+
+
+# -- main ----------------------------------------------------------------------------------
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--store", type=Path, default=Path("/tmp/trajsearch-eval-generalise"))
+    ap.add_argument("--fresh", action="store_true")
+    ap.add_argument("--emb-cache", type=Path, help="vectors by text (default: in --store); share it between checkouts")
+    ap.add_argument("--model", default=config.default_model())
+    ap.add_argument("--tau", type=Path, nargs="*", default=[TAU_FILE], help="tau-bench result files")
+    ap.add_argument("--swe", type=Path, default=SWE_DIR, help="mini-swe-agent runs (<config>/<instance>/*.traj.json)")
+    ap.add_argument("--no-swe", action="store_true")
+    ap.add_argument("--lines", type=int, default=300, help="sampled lines per kind (middle / anywhere)")
+    ap.add_argument("--similar", type=int, default=120, help="runs whose similar_runs are checked")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--json", type=Path)
+    args = ap.parse_args()
+    started = time.perf_counter()
+    rng = random.Random(args.seed)
+    print(f"# trajsearch: retrieval that generalises\n\n{machine_note()}\n")
+
+    tau, _ = read_runs(args.tau, tenant="x")
+    swe = [] if args.no_swe else read_runs(sorted(args.swe.glob("*/*/*.traj.json")), tenant="x")[0]
+    tau = [r.model_copy(update={"tenant": tenant_of(r)}) for r in tau]
+    swe = [r.model_copy(update={"tenant": tenant_of(r)}) for r in swe]
+    runs = tau + swe
+    kind_of = {r.trajectory_id: "tau" for r in tau} | {r.trajectory_id: "swe" for r in swe}
+    truth = tau_truth(tau, args.tau) | swe_truth(swe, args.swe)
+    print(f"{len(tau)} tau-bench + {len(swe)} mini-swe-agent runs; {len({r.tenant for r in runs})} tenants; "
+          f"ground truth for {len(truth)} runs")
+
+    root = store_dir(args.store, fresh=args.fresh)
+    model, _ = load_model(args.model)
+    embedder = DiskCachedEmbedder(model, args.emb_cache or root / f"emb-cache-{args.model.replace('/', '_')}.npz")
+    ts = open_store(root / "store", embedder)
+    results: dict[str, Any] = {}
+    try:
+        with Stopwatch() as sw:
+            report = ts.add(runs)
+        ts.index.flush()
+        embedder.save()
+        print(f"ingest: {report.ingested} new/changed, {report.unchanged} unchanged, {report.rows} rows written, "
+              f"{sw.seconds:.0f} s ({embedder.new} texts embedded)\n")
+        results["exemplars"] = eval_exemplars(ts, runs, truth, kind_of)
+        lines = sample_lines(runs, args.lines, rng)
+        results["lines"] = eval_lines(ts, lines)
+        results["short"] = eval_short(ts, runs, lines, args.similar, rng)
+        results["routing"] = eval_routing(runs, lines)
+        results["novelty"] = eval_novelty(ts, runs)
+        embedder.save()
+    finally:
+        ts.close()
+    print(f"\n(total {time.perf_counter() - started:.0f} s)")
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=2, default=str))
+    return 0
+
+
+def eval_exemplars(ts: Any, runs: list[Trajectory], truth: dict, kind_of: dict) -> dict:
+    groups: dict[tuple[str, str], list[Trajectory]] = defaultdict(list)
+    for run in runs:
+        groups[(run.tenant, run.task_id or run.trajectory_id)].append(run)
+    by_tenant: dict[str, list[Trajectory]] = defaultdict(list)
+    for run in runs:
+        by_tenant[run.tenant].append(run)
+    rt = Runtime(ts)
+    stats: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+    misses = []
+    with Stopwatch() as sw:
+        for (tenant, task_id), group in sorted(groups.items()):
+            kind = kind_of[group[0].trajectory_id]
+            exclude = [r.trajectory_id for r in group]
+            relevant = {c.trajectory_id for c in by_tenant[tenant]
+                        if (c.task_id or c.trajectory_id) != task_id and relevant_to(group, c, truth, kind)}
+            for label in (kind, "all"):
+                stats[label]["tasks"].append(1.0)
+                stats[label]["findable"].append(float(bool(relevant)))
+            if not relevant:
+                continue
+            text = group[0].task
+            base = [h.trajectory_id for h in ts.search(text, tenant=tenant, levels="task", outcome="success",
+                                                       exclude_trajectory_ids=exclude, k=K, mode="dense")]
+            found = rt.exemplars(text, RuntimeContext(tenant=tenant), k=K, exclude_trajectory_ids=exclude)
+            got = [e.trajectory_id for e in found.items]
+            for label in (kind, "all"):
+                for name, ids in (("baseline", base), ("exemplars", got)):
+                    stats[label][f"{name}@1"].append(float(bool(set(ids[:1]) & relevant)))
+                    stats[label][f"{name}@3"].append(float(bool(set(ids[:K]) & relevant)))
+                stats[label]["empty"].append(float(not got))
+            if not set(got[:K]) & relevant:
+                misses.append({"task": task_id, "tenant": tenant, "relevant": len(relevant),
+                               "strategy": found.strategy.value, "got": got, "baseline": base})
+    rows, out = [], {}
+    for label in ("tau", "swe", "all"):
+        s = stats.get(label)
+        if not s:
+            continue
+        m = {key: (sum(v) if key in ("tasks", "findable") else statistics.mean(v) if v else float("nan"))
+             for key, v in s.items()}
+        out[label] = m
+        rows.append([label, int(m["tasks"]), int(m["findable"]), m.get("baseline@1", float("nan")),
+                     m.get("baseline@3", float("nan")), m.get("exemplars@1", float("nan")),
+                     m.get("exemplars@3", float("nan")), m.get("empty", float("nan"))])
+    print(f"## Exemplars, leave-task-out (k={K}; recall over findable tasks; {sw.seconds:.0f} s)\n")
+    print(table(["runs", "tasks", "findable", "task-cosine @1", "task-cosine @3", "exemplars @1", "exemplars @3",
+                 "empty sets"], rows))
+    for miss in misses[:12]:
+        print(f"  miss: {miss['tenant']}/{miss['task']} ({miss['relevant']} relevant runs, {miss['strategy']}): "
+              f"got {miss['got']}")
+    out["misses"] = misses
+    return out
+
+
+def sample_lines(runs: list[Trajectory], n: int, rng: random.Random) -> dict[str, list[tuple[str, str]]]:
+    """(tenant, line) samples: from the middle of long outputs, and from anywhere."""
+    middle, anywhere = set(), set()
+    for run in runs:
+        m, a = output_lines(run)
+        middle.update((run.tenant, line) for line in m)
+        anywhere.update((run.tenant, line) for line in a)
+    return {"middle": sorted(rng.sample(sorted(middle), min(n, len(middle)))),
+            "anywhere": sorted(rng.sample(sorted(anywhere), min(n, len(anywhere))))}
+
+
+def holders(ts: Any, tenant: str) -> dict[str, str]:
+    """line lookups need every run's full outputs: trajectory_id -> all observation text."""
+    out = {}
+    for row in ts.index.iterate(["trajectory_id", "trace_uri"], expr=Filters(tenant=tenant, levels=("task",)).to_expr(),
+                                tenant=tenant):
+        run = ts.get_trace(row["trace_uri"], tenant=tenant)
+        out[row["trajectory_id"]] = "\n".join((s.observation or "") for s in run.steps)
+    return out
+
+
+def eval_lines(ts: Any, lines: dict[str, list[tuple[str, str]]]) -> dict:
+    full: dict[str, dict[str, str]] = {}
+    out: dict[str, Any] = {}
+    rows = []
+    with Stopwatch() as sw:
+        for kind, sample in lines.items():
+            hit: dict[str, list[bool]] = {m: [] for m in MODES}
+            run_hit: dict[str, list[bool]] = {m: [] for m in MODES}
+            for tenant, line in sample:
+                if tenant not in full:
+                    full[tenant] = holders(ts, tenant)
+                for mode in MODES:
+                    hits = ts.search(line, tenant=tenant, levels=("step", "failure"), k=5, mode=mode)
+                    hit[mode].append(bool(hits) and line in hits[0].text)
+                    run_hit[mode].append(bool(hits) and line in full[tenant].get(hits[0].trajectory_id, ""))
+            out[kind] = {m: {"hit1": share(hit[m]), "run1": share(run_hit[m])} for m in MODES}
+            rows.append([kind, len(sample), *[f"{share(hit[m]):.3f} / {share(run_hit[m]):.3f}" for m in MODES]])
+    print(f"\n## Exact lines of outputs (k=5, levels step+failure, one hit per run; hit@1 row / run; {sw.seconds:.0f} s)\n")
+    print(table(["lines", "n", *MODES], rows))
+    return out
+
+
+def eval_short(ts: Any, runs: list[Trajectory], lines: dict, n_similar: int, rng: random.Random) -> dict:
+    """Calls returning fewer runs than exist inside their filters, and rows out of score order."""
+    runs_of: dict[str, str] = {}
+    levels_of: dict[str, str] = {}
+    for row in ts.index.iterate(["id", "trajectory_id", "level"]):
+        runs_of[row["id"]], levels_of[row["id"]] = row["trajectory_id"], row["level"]
+    step_levels = ("step", "failure")
+    lexical_levels = lambda levels: tuple(levels) + (("passage",) if "passage" in LEVELS and (  # noqa: E731
+        not levels or "step" in levels) else ())
+    with_rows: dict[tuple[str, tuple[str, ...]], set[str]] = defaultdict(set)
+    by_id = {r.trajectory_id: r for r in runs}
+    for rid, tid in runs_of.items():
+        level = levels_of[rid]
+        tenant = by_id[tid].tenant if tid in by_id else ""
+        with_rows[(tenant, ())].add(tid)
+        if level in ("step", "failure", "passage"):
+            with_rows[(tenant, step_levels)].add(tid)
+    queries = [(tenant, task, ()) for tenant, task in sorted({(r.tenant, r.task) for r in runs})]
+    queries += [(tenant, line, step_levels) for sample in lines.values() for tenant, line in sample[:150]]
+    short: dict[str, list[bool]] = defaultdict(list)
+    unordered: dict[str, list[bool]] = defaultdict(list)
+    examples: list[str] = []
+    with Stopwatch() as sw:
+        for tenant, text, levels in queries:
+            exist_all = len(with_rows[(tenant, levels)])
+            lexical_runs = None
+            for k in (5, 10):
+                for mode in MODES:
+                    hits = ts.search(text, tenant=tenant, levels=levels, k=k, mode=mode)
+                    if mode == "lexical" or (mode == "auto" and resolve_mode("auto", text) == "lexical"):
+                        if lexical_runs is None:
+                            found = ts.index.lexical_search(text, Filters(tenant=tenant, levels=lexical_levels(levels)),
+                                                            limit=1_000_000)
+                            lexical_runs = len({runs_of[i] for i, _ in found if i in runs_of})
+                        exist = lexical_runs
+                    else:
+                        exist = exist_all
+                    got = len({h.trajectory_id for h in hits})
+                    label = f"{mode} k={k}"
+                    short[label].append(got < min(k, exist))
+                    scores = [h.score for h in hits]
+                    unordered[label].append(any(b > a + 1e-9 for a, b in zip(scores, scores[1:])))
+                    if got < min(k, exist) and len(examples) < 6:
+                        examples.append(f"{label}: {got} of {min(k, exist)} runs for {text[:70]!r}")
+        sims = rng.sample(runs, min(n_similar, len(runs)))
+        for run in sims:
+            matches = ts.similar_runs(run.trajectory_id, tenant=run.tenant, k=5)
+            exist = len(with_rows[(run.tenant, step_levels)] - {run.trajectory_id})
+            short["similar_runs k=5"].append(len(matches) < min(5, exist))
+            scores = [m.score for m in matches]
+            unordered["similar_runs k=5"].append(any(b > a + 1e-9 for a, b in zip(scores, scores[1:])))
+    rows = [[label, len(v), share(v), share(unordered[label])] for label, v in short.items()]
+    print(f"\n## Fewer than k runs where k exist ({len(queries)} queries: task texts, lines; "
+          f"{len(sims)} similar_runs; {sw.seconds:.0f} s)\n")
+    print(table(["call", "n", "short of k", "rows out of score order"], rows))
+    for example in examples:
+        print(f"  e.g. {example}")
+    return {label: {"n": len(v), "short": share(v), "unordered": share(unordered[label])} for label, v in short.items()}
+
+
+def eval_routing(runs: list[Trajectory], lines: dict) -> dict:
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from eval_exact import CLASSES, collect  # noqa: PLC0415 - the same log-line classes as eval_exact
+
+    tau = [r for r in runs if r.metadata.get("source_format") == "tau-bench"]
+    swe = [r for r in runs if r.metadata.get("source_format") != "tau-bench"]
+    logs = {name: sorted(found) for name, found in collect(tau, swe).items()}
+    logs["output line (middle)"] = sorted({line for _, line in lines["middle"]})
+    logs["output line (anywhere)"] = sorted({line for _, line in lines["anywhere"]})
+    tasks = sorted({r.task for r in runs})
+    prose = {
+        "task text (mini-swe-agent)": sorted({r.task for r in swe}),
+        "task text (tau-bench)": sorted({r.task for r in tau}),
+        "task, first 12 words": sorted({" ".join(t.split()[:12]) for t in tasks}),
+        "out-of-domain task": [ln.strip() for ln in OOD_TASKS.read_text().splitlines()
+                               if ln.strip() and not ln.startswith("#")],
+    }
+    rows, out = [], {}
+    for expected, groups in (("hybrid", logs), ("dense", prose)):
+        for name, queries in groups.items():
+            right = share([resolve_mode("auto", q) == expected for q in queries])
+            out[name] = right
+            rows.append([name, expected, len(queries), right])
+    for expected, groups in (("hybrid", logs), ("dense", prose)):
+        queries = [q for name, qs in groups.items() if name in CLASSES or expected == "dense" or "output" in name
+                   for q in qs]
+        out[f"all {expected}"] = share([resolve_mode("auto", q) == expected for q in queries])
+        rows.append([f"all that should be {expected}", expected, len(queries), out[f"all {expected}"]])
+    print("\n## auto routing (fusion.resolve_mode): share routed as expected\n")
+    print(table(["queries", "expected", "n", "accuracy"], rows))
+    return out
+
+
+def eval_novelty(ts: Any, runs: list[Trajectory]) -> dict:
+    configured = NoveltyConfig()
+    probe = Runtime(ts, RuntimeConfig(advice=AdviceConfig(novelty=NoveltyConfig(0.0, 0.0))))
+    groups: dict[tuple[str, str], list[Trajectory]] = defaultdict(list)
+    for run in runs:
+        groups[(run.tenant, run.task_id or run.trajectory_id)].append(run)
+    known = []
+    for (tenant, _), group in groups.items():
+        found = probe.exemplars(group[0].task, RuntimeContext(tenant=tenant), k=1,
+                                exclude_trajectory_ids=[r.trajectory_id for r in group])
+        if found.best_similarity is not None:  # a tenant with no other task has nothing applicable: not counted
+            known.append(found.best_similarity)
+    ood = [ln.strip() for ln in OOD_TASKS.read_text().splitlines() if ln.strip() and not ln.startswith("#")]
+    ood_scores = [max((probe.exemplars(t, RuntimeContext(tenant=tenant), k=1).best_similarity or 0.0)
+                      for tenant in {r.tenant for r in runs}) for t in ood]
+    low, high, t = max(ood_scores), min(known), configured.inspiration
+    print(f"\n## Novelty (best applicable task similarity; inspiration threshold {t:.3f})\n")
+    print(table(["", "n", "min", "median", "max", "margin to threshold"],
+                [["out-of-domain (best over tenants)", len(ood_scores), min(ood_scores), statistics.median(ood_scores),
+                  low, t - low],
+                 ["in-domain, held out with its task", len(known), high, statistics.median(known), max(known), high - t]]))
+    print(f"misrouted: {sum(s >= t for s in ood_scores)} out-of-domain above, {sum(s < t for s in known)} in-domain below")
+    return {"threshold": t, "ood_max": low, "known_min": high, "margin_ood": t - low, "margin_known": high - t}
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,353 @@
+"""Retrieval that generalises (issue 11): every line of every output findable, k results whenever
+k exist, auto routing of prose vs logs, exemplars that share the code being changed, novelty.
+
+Plumbing with the hashing test embedder on real Milvus Lite; what depends on semantics
+(routing is pure computation; exemplar ranking and novelty need the real model) is marked
+``model``.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from trajsearch.embed import HashingEmbedder
+from trajsearch.fusion import looks_like_log, resolve_mode
+from trajsearch.model import Trajectory
+from trajsearch.represent import MAX_ROW_CHARS, PASSAGE_CHARS, WindowConfig, represent
+from trajsearch.runtime import AdviceConfig, NoveltyConfig, RerankConfig, Runtime, RuntimeConfig, RuntimeContext, Strategy
+from trajsearch.runtime.rerank import touched_names, touched_scores
+from trajsearch.search import TrajSearch
+from trajsearch.touched import identifiers, touched
+
+from conftest import BASE_TIME, make_run
+from test_server_uri import milvus_server  # noqa: F401 - the module-scoped server fixture
+
+ACME = RuntimeContext(tenant="acme", now=BASE_TIME)
+
+
+def long_output(marker: str, n: int = 400) -> tuple[str, list[str]]:
+    """A long output (tens of KB) and lines of it: first, middle (several), last, and a marker."""
+    lines = [f"{i:04d} collected case test_case_{i} of module pkg/mod_{i % 7}.py in {i * 3} ms" for i in range(n)]
+    lines.insert(n // 2, marker)
+    return "\n".join(lines), [lines[0], lines[n // 4], marker, lines[3 * n // 4], lines[-1]]
+
+
+# -- 1. every character of every output is findable ---------------------------------------------------------
+
+
+def test_passages_cover_what_step_rows_clip_and_nothing_else():
+    output, _ = long_output("ValueError: flux capacitor overheated at 88 mph")
+    huge_line = "x" * 50 + " ".join(f"tok{i}" for i in range(2_000))  # one line far longer than a passage
+    run = make_run("r", steps=[("bash", {"command": "python run.py " + "--flag " * 200}, output),
+                               ("bash", {"command": "cat blob.json"}, huge_line),
+                               ("bash", {"command": "ls"}, "short")])
+    rows = represent(run)
+    passages = [r for r in rows if r.level == "passage"]
+    windows = [r for r in rows if r.level == "step"]
+    assert passages and all(p.vector_of in windows and p.step_index == p.step_end for p in passages)
+    assert all(len(p.text) <= PASSAGE_CHARS + 80 for p in passages)
+    visible = "\n".join(r.text for r in rows if r.level != "passage") + "\n" + "\n".join(p.text for p in passages)
+    for line in output.splitlines():  # every line of the long output lies whole in some row
+        assert line in visible, line
+    for start in range(0, len(huge_line) - 400, 397):  # any 400 characters of an over-long line lie in one passage
+        assert any(huge_line[start:start + 400] in p.text for p in passages)
+    assert any("--flag --flag" in p.text and p.part.startswith("arguments") for p in passages)
+    assert not [p for p in passages if p.step_index == 2]  # a short step has nothing clipped
+    ids = {(r.level, r.step_index, r.part) for r in rows}
+    assert len(ids) == len(rows)  # every row has its own key
+
+
+def test_a_step_cut_from_its_window_is_covered_whole():
+    # five long steps in one window: the window text is cut at MAX_ROW_CHARS, later steps are in passages
+    steps = [("bash", {"command": f"ARG{i} " + "a" * 900}, f"OUT{i} " + "y" * 3_000 + f" END{i}") for i in range(5)]
+    run = make_run("w", steps=steps)
+    run = run.model_copy(update={"steps": [s.model_copy(update={"error": f"ERR{i} " + "e" * 1_000, "thought": "t" * 400})
+                                           for i, s in enumerate(run.steps)]})
+    rows = represent(run, window=WindowConfig(5, 5))
+    window = next(r for r in rows if r.level == "step")
+    assert len(window.text) == MAX_ROW_CHARS
+    text = "\n".join(r.text for r in rows)
+    for i in range(5):
+        assert all(f"{what}{i}" in text for what in ("ARG", "OUT", "END", "ERR")), i
+
+
+@pytest.mark.parametrize("mode", ["lexical", "hybrid", "auto"])
+def test_every_line_of_a_long_output_is_found_first(hashing_ts, mode):
+    output, probes = long_output("ValueError: flux capacitor overheated at 88 mph")
+    hashing_ts.add([make_run("long", steps=[("bash", {"command": "python run.py"}, output),
+                                            ("bash", {"command": "ls"}, "ok")]),
+                    make_run("other")])
+    for line in probes:
+        hits = hashing_ts.search(line, tenant="acme", levels=["step", "failure"], k=5, mode=mode)
+        assert hits and hits[0].trajectory_id == "long" and line in hits[0].text, (mode, line)
+    # dense never ranks passages (they have no vector of their own)
+    dense = hashing_ts.search(probes[2], tenant="acme", k=20, group_by_trajectory=False, mode="dense")
+    assert "passage" not in {h.level for h in dense}
+    assert hashing_ts.search(probes[2], tenant="acme", levels="passage", k=5, mode="dense") == []
+
+
+def test_passages_follow_reingest_delete_and_reopen(tmp_path):
+    uri, traces = str(tmp_path / "m.db"), str(tmp_path / "traces")
+    old, _ = long_output("QuaggaError: extinct since 1883")
+    new, _ = long_output("ZebraStripeError: stripes out of order")
+    with TrajSearch.open(uri, traces=traces, embedder=HashingEmbedder()) as ts:
+        ts.add([make_run("r", steps=[("bash", {"command": "run"}, old)]), make_run("gone", steps=[
+            ("bash", {"command": "run"}, long_output("WalrusError: tusk missing")[0])])])
+        ts.add([make_run("r", steps=[("bash", {"command": "run"}, new)])])
+        ts.delete("gone", tenant="acme")
+        assert not [h for h in ts.search("QuaggaError: extinct since 1883", tenant="acme", k=3, mode="lexical")
+                    if "Quagga" in h.text]
+        assert "gone" not in {h.trajectory_id for h in ts.search("WalrusError: tusk missing", tenant="acme", k=3,
+                                                                  mode="lexical")}
+        assert ts.search("ZebraStripeError: stripes out of order", tenant="acme", k=1, mode="lexical")[0].level == "passage"
+    with TrajSearch.open(uri, traces=traces, embedder=HashingEmbedder()) as ts:
+        ts.index._mirror.label.unlink()  # force a rebuild of the lexical index from the collection
+    with TrajSearch.open(uri, traces=traces, embedder=HashingEmbedder()) as ts:
+        hit = ts.search("ZebraStripeError: stripes out of order", tenant="acme", k=1, mode="hybrid")[0]
+        assert hit.trajectory_id == "r" and "ZebraStripeError" in hit.text
+        assert [v.position for v in ts.expand(hit, before=0, after=0)] == [0]  # a passage expands to its step
+        assert "gone" not in {h.trajectory_id for h in ts.search("WalrusError: tusk missing", tenant="acme", k=3,
+                                                                  mode="lexical")}
+
+
+def test_passages_on_the_server_path_native_bm25(milvus_server, tmp_path):  # noqa: F811
+    output, probes = long_output("KeyError: 'quantum_flux_density'")
+    with TrajSearch.open(milvus_server, traces=str(tmp_path / "t"), embedder=HashingEmbedder(dim=48),
+                         lexical="milvus") as ts:
+        ts.add([make_run("long", steps=[("bash", {"command": "python run.py"}, output)]), make_run("other")])
+        for mode in ("lexical", "hybrid"):
+            hits = ts.search(probes[2], tenant="acme", levels=["step"], k=3, mode=mode)
+            assert hits[0].trajectory_id == "long" and probes[2] in hits[0].text, mode
+        ts.delete("long", tenant="acme")
+        assert all(h.trajectory_id != "long" for h in ts.search(probes[2], tenant="acme", k=3, mode="lexical"))
+
+
+def test_dense_excludes_passages_where_they_share_the_tenant_partition(hashing_ts):
+    # a Milvus server keeps every row of a tenant in one partition: the level filter must keep passages out
+    output, probes = long_output("OSError: disk quota exceeded on /dev/sdb1")
+    hashing_ts.add([make_run("long", steps=[("bash", {"command": "run"}, output)]), make_run("other")])
+    hashing_ts.index.partitioned = False  # search as on a server: no partition names, filters only
+    for levels in ((), ("step",), ("step", "passage")):
+        hits = hashing_ts.search(probes[2], tenant="acme", levels=levels, k=50, group_by_trajectory=False, mode="dense")
+        assert hits and "passage" not in {h.level for h in hits}, levels
+
+
+# -- 2. k results whenever k exist, rows in score order -------------------------------------------------------
+
+
+def _crowded(ts: TrajSearch) -> None:
+    """One run whose 60 windows all say 'deploy timeout', and eight runs that say it once."""
+    busy = [("bash", {"command": f"deploy --stage {i}"}, f"deploy timeout on stage {i}") for i in range(120)]
+    ts.add([make_run("busy", steps=busy)] + [
+        make_run(f"r{i}", task=f"Task {i}", steps=[("bash", {"command": "deploy"}, "deploy timeout"),
+                                                   ("bash", {"command": "ls"}, f"file{i}.txt")])
+        for i in range(8)])
+
+
+@pytest.mark.parametrize("mode", ["lexical", "hybrid", "dense", "auto"])
+def test_k_runs_come_back_whenever_k_exist(hashing_ts, mode):
+    _crowded(hashing_ts)
+    for k in (5, 9):
+        hits = hashing_ts.search("deploy timeout", tenant="acme", levels=["step"], k=k, mode=mode)
+        assert len({h.trajectory_id for h in hits}) == k, (mode, k)
+        scores = [h.score for h in hits]
+        assert scores == sorted(scores, reverse=True)
+    hits = hashing_ts.search("deploy timeout", tenant="acme", levels=["step"], k=12, mode=mode)
+    assert len({h.trajectory_id for h in hits}) == 9  # only nine runs exist
+    grouped = hashing_ts.search("deploy timeout", tenant="acme", levels=["step"], k=4, group_size=3, mode=mode)
+    assert len({h.trajectory_id for h in grouped}) == 4
+    assert [h.score for h in grouped] == sorted((h.score for h in grouped), reverse=True)
+    rows = hashing_ts.search("deploy timeout", tenant="acme", levels=["step"], k=30, group_by_trajectory=False, mode=mode)
+    assert len(rows) == 30
+
+
+def test_similar_runs_fill_k_in_a_crowded_tenant(hashing_ts):
+    _crowded(hashing_ts)
+    for mode in ("hybrid", "lexical", "dense"):
+        matches = hashing_ts.similar_runs(text="deploy timeout", tenant="acme", k=6, mode=mode)
+        assert len(matches) == 6, mode
+        assert [m.score for m in matches] == sorted((m.score for m in matches), reverse=True)
+
+
+# -- 3. auto routing: prose vs logs ---------------------------------------------------------------------------
+
+ISSUE = '''temperature.fuentes errors when given tz-aware inputs on pandas>=1.0.0
+**Describe the bug**
+When the weather timeseries inputs to `temperature.fuentes` have tz-aware index, an internal call to
+`np.diff(index)` returns an array of `Timedelta` objects instead of an array of nanosecond ints.
+
+```
+Traceback (most recent call last):
+  File "/home/kevin/pvlib/temperature.py", line 602, in fuentes
+    timedelta_hours = np.diff(poa_global.index).astype(float) / 1e9 / 60 / 60
+TypeError: float() argument must be a string or a number, not 'Timedelta'
+```
+**Expected behavior**
+`temperature.fuentes` should work with both tz-naive and tz-aware inputs.
+'''
+
+
+def test_auto_sends_task_descriptions_and_questions_to_dense():
+    for prose in (ISSUE,
+                  "You are mia_li_3668. You want to fly from New York to Seattle on May 20 (one way). You do not "
+                  "want to fly before 11am est. You want to use your two certificates to pay, and your 7447 card.",
+                  "Why does pytest fail with ModuleNotFoundError: No module named 'yaml' in CI?",
+                  "Fix the bug where the login page shows a blank screen for some users",
+                  "Write a Terraform module that provisions an S3 bucket with versioning and encryption."):
+        assert resolve_mode("auto", prose) == "dense", prose[:60]
+
+
+def test_auto_sends_pasted_logs_traces_and_commands_to_hybrid():
+    trace = ("Traceback (most recent call last):\n  File \"app.py\", line 3, in <module>\n    import yaml\n"
+             "ModuleNotFoundError: No module named 'yaml'")
+    for log in (trace, "ModuleNotFoundError: No module named 'yaml'", "exit code 137",
+                "cd /testbed && git log --oneline | head -5", "pytest -x tests/test_api.py::test_login",
+                "E   AssertionError: assert 3 == 4", "Error: Reservation not found for this user",
+                "import unittest", "return self._fit(X, y)", "aarav_anderson_8794", "src/app/main.py",
+                "FAILED tests/test_x.py::test_y - KeyError: 'id'", "get_user_details omar_rossi_1241"):
+        assert looks_like_log(log), log
+        assert resolve_mode("auto", log) == "hybrid", log
+
+
+# -- 4. exemplars that share the code being changed -----------------------------------------------------------
+
+PATCH = """diff --git a/src/billing/invoice.py b/src/billing/invoice.py
+--- a/src/billing/invoice.py
++++ b/src/billing/invoice.py
+@@ -40,7 +40,7 @@ def compute_tax(amount, region):
+-    return round(amount * rate, 1)
++    return round(amount * rate, 2)
+"""
+
+
+def test_touched_reads_files_functions_tests_commands_and_calls():
+    run = make_run("t", steps=[
+        ("bash", {"command": "cd /testbed && grep -n 'def compute_tax' src/billing/invoice.py"}, "40:def compute_tax"),
+        ("bash", {"command": "cat > reproduce.py <<'EOF'\nfrom billing import invoice\nEOF\npython reproduce.py"}, "0.1"),
+        ("bash", {"command": "sed -i 's/, 1)/, 2)/' /testbed/src/billing/invoice.py"}, ""),
+        ("bash", {"command": "python -m pytest tests/test_invoice.py::test_tax -q"}, "1 passed"),
+        ("bash", {"command": "git diff"}, PATCH),
+        ("str_replace_editor", {"command": "view", "path": "/testbed/src/billing/rates.py"}, "RATES = {...}"),
+        ("cancel_reservation", {"reservation_id": "ABC123"}, "cancelled"),
+        ("get_user_details", {"user_id": "mia_li_3668"}, "{...}"),
+    ])
+    found = touched(run)
+    assert found.changed == ["src/billing/invoice.py"]  # the diff decides; reproduce.py is scratch
+    assert found.modules == ["billing.invoice"]
+    assert "compute_tax" in found.symbols
+    assert {"src/billing/rates.py"} <= set(found.read) and "reproduce.py" not in found.read
+    assert found.tests == ["tests/test_invoice.py::test_tax"]
+    assert {"grep", "python", "sed", "git", "cat"} <= set(found.commands)
+    assert found.calls == ["cancel_reservation"]
+    line = found.line()
+    assert line.startswith("Touched: changed src/billing/invoice.py (modules billing.invoice)")
+    assert {"invoice", "billing/invoice", "billing.invoice", "compute_tax"} <= touched_names(line)["code"]
+    assert touched_names(line)["calls"] == {"cancel", "reservation"}
+    summary = next(r for r in represent(run) if r.level == "summary").text
+    assert line in summary
+
+
+def test_identifiers_of_a_task_meet_what_runs_touched():
+    names = identifiers("pvlib.irradiance.reindl() generates NaNs; see `haydavies` and tests/test_irradiance.py::test_x")
+    assert {"pvlib.irradiance.reindl", "pvlib.irradiance", "pvlib/irradiance.py", "haydavies",
+            "tests/test_irradiance.py::test_x"} <= set(names)
+    scores = touched_scores("Rounding in billing.invoice.compute_tax is off", [
+        "Goal: x\nTouched: changed src/billing/invoice.py (modules billing.invoice); functions/classes compute_tax.",
+        "Goal: y\nTouched: changed src/auth/login.py (modules auth.login); functions/classes login.",
+        "Goal: z"])
+    assert scores["code"][0] > 0.5 and scores["code"][1] == 0.0 and scores["code"][2] == 0.0
+    calls = touched_scores("You want to cancel your flight", ["Touched: calls cancel_reservation.",
+                                                             "Touched: calls book_reservation.", ""])["calls"]
+    assert calls[0] > 0.5 and calls[1] == calls[2] == 0.0
+
+
+def test_one_exemplar_per_task(hashing_ts):
+    same = [make_run(f"pay-{i}", task_id="pay", task="Fix the failing unit test in the payments service")
+            for i in range(3)]
+    other = make_run("refund", task_id="refund", task="Fix the refund rounding in the payments service",
+                     steps=[("search_docs", {"q": "currency rounding rules"}, "banker's rounding in decimal module"),
+                            ("write_file", {"path": "src/rounding.py", "content": "quantize"}, "written")])
+    hashing_ts.add(same + [other])
+    open_ = Runtime(hashing_ts, RuntimeConfig(advice=AdviceConfig(novelty=NoveltyConfig(follow_closely=1.0, inspiration=0.0))))
+    items = open_.exemplars("Fix the failing unit test in the payments service", ACME, k=2).items
+    assert len(items) == 2 and "refund" in {e.trajectory_id for e in items}
+
+
+def _library() -> list[Trajectory]:
+    edit = lambda path, fn: [  # noqa: E731
+        ("bash", {"command": f"grep -n 'def {fn}' {path}"}, f"40:def {fn}(amount):"),
+        ("bash", {"command": f"sed -i 's/1)/2)/' {path}"}, ""),
+        ("bash", {"command": "git diff"}, f"diff --git a/{path} b/{path}\n--- a/{path}\n+++ b/{path}\n"
+                                          f"@@ -40,2 +40,2 @@ def {fn}(amount):\n-    x\n+    y\n"),
+    ]
+    return [
+        # worded like the new task, but changed other code
+        make_run("wording-1", task_id="w1", task="Invoices show the wrong total amount for customers in Europe",
+                 steps=edit("src/shop/cart.py", "cart_total")),
+        make_run("wording-2", task_id="w2", task="Wrong total amount on invoices for European customers",
+                 steps=edit("src/shop/display.py", "format_total")),
+        make_run("wording-3", task_id="w3", task="European customers see a wrong invoice total",
+                 steps=edit("src/shop/locale.py", "currency_symbol")),
+        # worded otherwise, but changed the module the new task names
+        make_run("module-1", task_id="m1", task="Tax for Norway is computed with the old rate table",
+                 steps=edit("src/billing/invoice.py", "compute_tax")),
+    ]
+
+
+@pytest.mark.model
+def test_exemplars_include_a_run_that_changed_the_module_the_task_names(model_ts):
+    model_ts.add(_library())
+    task = "Invoices for customers in Europe show the wrong total: billing.invoice.compute_tax rounds to 1 digit"
+    rt = Runtime(model_ts)
+    got = [e.trajectory_id for e in rt.exemplars(task, ACME, k=3).items]
+    assert "module-1" in got, got
+    # by wording alone it would not be there
+    plain = Runtime(model_ts, RuntimeConfig(advice=AdviceConfig(
+        touched_candidates=0, rerank=RerankConfig(w_touched=0.0, w_calls=0.0))))
+    wording = [e.trajectory_id for e in plain.exemplars(task, ACME, k=3).items]
+    assert "module-1" not in wording, wording
+
+
+# -- 5. novelty thresholds ------------------------------------------------------------------------------------
+
+
+@pytest.mark.model
+def test_novelty_threshold_sits_between_out_of_domain_and_in_domain_tasks(model_ts):
+    model_ts.add(_library())
+    probe = Runtime(model_ts, RuntimeConfig(advice=AdviceConfig(novelty=NoveltyConfig(0.0, 0.0))))
+    t = NoveltyConfig().inspiration
+    for task in ("Compose a short haiku sequence about the ocean at dawn.",
+                 "Plan a week of high-protein vegetarian dinners on a tight budget."):
+        assert probe.exemplars(task, ACME).best_similarity < t
+        assert Runtime(model_ts).exemplars(task, ACME).strategy is Strategy.plan_from_scratch
+    for task in ("The invoice total is wrong for customers in Germany",
+                 "Update the tax rate table used for Norwegian invoices"):
+        assert probe.exemplars(task, ACME).best_similarity >= t
+        assert Runtime(model_ts).exemplars(task, ACME).strategy is Strategy.use_as_inspiration
+
+
+def test_an_older_store_is_searched_as_it_is_and_upgraded_without_reembedding(tmp_path, monkeypatch):
+    import trajsearch.represent as represent_module
+    from trajsearch.touched import Touched
+
+    output, probes = long_output("RuntimeError: the old store never saw this line")
+    runs = [make_run("long", steps=[("bash", {"command": "git diff"}, PATCH), ("bash", {"command": "run"}, output)]),
+            make_run("short")]
+    embedder = HashingEmbedder()
+    texts: list[str] = []
+    encode = embedder.encode
+    monkeypatch.setattr(embedder, "encode", lambda batch, **kw: texts.extend(batch) or encode(batch, **kw))
+    with TrajSearch.open(str(tmp_path / "m.db"), traces=str(tmp_path / "t"), embedder=embedder) as ts:
+        with monkeypatch.context() as old:  # the representation before issue 11: no passages, no Touched line
+            old.setattr(represent_module, "REPRESENTATION_VERSION", 1)
+            old.setattr(represent_module, "step_passages", lambda run, windows: [])
+            old.setattr(represent_module, "touched", lambda run: Touched())
+            ts.add(runs)
+        assert probes[2] not in ts.search(probes[2], tenant="acme", k=1, mode="lexical")[0].text
+        texts.clear()
+        assert ts.upgrade() == 2
+        assert len(texts) == 2 and all(t.startswith("Goal:") for t in texts)  # only the new summaries
+        hit = ts.search(probes[2], tenant="acme", k=1, mode="hybrid")[0]
+        assert hit.trajectory_id == "long" and probes[2] in hit.text
+        assert "Touched: changed src/billing/invoice.py" in ts.run("long", tenant="acme", level="summary").text
+        assert ts.upgrade() == 0 and ts.add(runs).unchanged == 2  # now current: nothing to redo

@@ -1,0 +1,339 @@
+"""What a run touched: the files it changed and read, the functions and classes it changed,
+the tests and commands it ran, the tools it called that change things.
+
+Read only from what the run records: unified diffs in outputs and arguments (a
+submitted patch, ``git diff``), edit-tool arguments (``path`` + ``old_str`` /
+``new_str`` / ``content``), and shell commands (``sed -i FILE``, ``> FILE``,
+``tee FILE``, ``open("FILE", "w")``; ``cat`` / ``grep`` / ``sed -n`` / ``head``
+of a file; ``pytest`` node ids). When the run shows a diff, the files in its
+diffs are what it changed (files it wrote and left out of every diff, such as a
+reproduction script, count as read). Tools are told apart by name: ``get_``,
+``search_``, ``list_``, ``find_``, ``read``, ``view``... read; any other tool that
+is not a shell changes something (``book_reservation``, ``str_replace_editor``).
+
+This is what makes an exemplar useful beyond its wording: a past run that changed
+the module a new task names. The summary row carries it as one ``Touched:`` line
+(see :func:`trajsearch.represent.extractive_summary`), so the lexical leg finds a
+path, module, class or test named in a new task among the runs that touched it,
+and :func:`identifiers` picks those names out of a task.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any, Iterable
+
+from .model import Trajectory
+
+#: Tools that run shell commands (their ``command`` argument is parsed).
+SHELL_TOOLS = frozenset({"bash", "shell", "sh", "zsh", "terminal", "execute_bash", "run_command", "run_shell_command",
+                         "exec_command", "run", "execute", "cmd", "powershell", "local_shell", "container.exec"})
+#: A tool whose name starts like this only reads (or talks): it touches nothing.
+_READ_TOOL = re.compile(r"^(?:get|search|list|find|fetch|read|view|open|lookup|query|check|calculate|think|respond"
+                        r"|describe|show|grep|glob|ls|cat|browse|web_search|ask|say|message|transfer|finish|submit)"
+                        r"(?:_|$)|(?:^|_)(?:view|read|search|list|get)$", re.I)
+_PATH_KEYS = ("path", "file_path", "filepath", "filename", "file", "target_file", "notebook_path", "file_name")
+_CONTENT_KEYS = ("new_str", "content", "file_text", "code", "new_string", "text", "patch", "diff", "insert_text")
+
+_DIFF_FILE = re.compile(r"^diff --git a/(\S+) b/(\S+)", re.M)
+_DIFF_PLUS = re.compile(r"^\+\+\+ (?:b/)?(\S+)", re.M)
+_HUNK = re.compile(r"^@@ [^@\n]* @@ ?(.*)$", re.M)
+_DEF = re.compile(r"\b(?:async\s+)?(?:def|class|function|func|fn)\s+(?:\([^)]*\)\s*)?([A-Za-z_]\w*)")
+_CHANGED_DEF = re.compile(r"^[+-]\s*(?:async\s+)?(?:def|class)\s+([A-Za-z_]\w*)", re.M)
+#: A file argument: a path with a directory, or a name with a usual file extension.
+_FILE_TOKEN = re.compile(r"""^(?:/?(?:[\w.@+-]+/)+[\w.@+-]+
+                          |[\w.@+-]*\w\.(?:py|pyi|pyx|txt|md|rst|cfg|toml|ini|json|ya?ml|sql|js|jsx|ts|tsx|c|h|cc|cpp
+                             |hpp|go|rs|java|kt|rb|php|sh|html|css|xml|csv|lock|in|conf|ipynb|dcm|scala|swift|r))$""", re.X)
+_HEREDOC = re.compile(r"<<-?\s*['\"]?(\w+)['\"]?")
+_OPEN_WRITE = re.compile(r"""open\(\s*['"]([^'"\s]+)['"]\s*,\s*['"][wa]""")
+_WRITE_TEXT = re.compile(r"""Path\(\s*['"]([^'"\s]+)['"]\s*\)\.write_(?:text|bytes)""")
+_REDIRECT = re.compile(r"(?<![<>&\d])>>?\s*([^\s;&|<>]+)")
+_READERS = frozenset({"cat", "head", "tail", "nl", "less", "more", "wc", "bat", "view"})
+_SEARCHERS = frozenset({"grep", "egrep", "fgrep", "rg", "ag", "awk", "ack"})  # first argument: a pattern
+_RUNNERS = frozenset({"pytest", "py.test", "tox", "nosetests"})
+_SKIP_WORDS = frozenset({"sudo", "time", "timeout", "env", "nohup", "exec", "xargs"})
+#: First words of a line that are no command (code in a quoted script that the rough split reached).
+_NOT_COMMANDS = frozenset({"def", "class", "import", "from", "return", "if", "else", "elif", "for", "while", "try",
+                           "except", "with", "print", "raise", "assert", "pass", "self", "result", "then", "fi", "do",
+                           "done", "EOF"})
+_NOT_FILES = re.compile(r"^(?:/dev/|/tmp/|/proc/)|^-")
+
+#: How many of each kind the summary line lists.
+_SHOWN = {"changed": 12, "read": 10, "symbols": 20, "tests": 8, "commands": 12, "calls": 10}
+
+
+@dataclass
+class Touched:
+    """What a run touched; lists in order of first sight (commands: most used first)."""
+
+    changed: list[str] = field(default_factory=list)
+    read: list[str] = field(default_factory=list)
+    symbols: list[str] = field(default_factory=list)
+    tests: list[str] = field(default_factory=list)
+    commands: list[str] = field(default_factory=list)
+    calls: list[str] = field(default_factory=list)
+
+    @property
+    def modules(self) -> list[str]:
+        """Dotted module names of the changed source files (``src/pkg/mod.py`` -> ``pkg.mod``)."""
+        return list(dict.fromkeys(m for m in map(module_of, self.changed) if m))
+
+    def line(self) -> str:
+        """One line for the summary row ("" when nothing was touched)."""
+        parts = []
+        if self.changed:
+            modules = self.modules[: _SHOWN["changed"]]
+            parts.append("changed " + ", ".join(self.changed[: _SHOWN["changed"]])
+                         + (f" (modules {', '.join(modules)})" if modules else ""))
+        for name, label in (("symbols", "functions/classes"), ("read", "read"), ("tests", "tests"),
+                            ("calls", "calls"), ("commands", "commands")):
+            values = getattr(self, name)[: _SHOWN[name]]
+            if values:
+                parts.append(f"{label} {', '.join(values)}")
+        return ("Touched: " + "; ".join(parts) + ".") if parts else ""
+
+
+def module_of(path: str) -> str:
+    """``pvlib/irradiance.py`` -> ``pvlib.irradiance``; ``src/sqlfluff/rules/L031.py`` -> ``sqlfluff.rules.L031``."""
+    stem, dot, ext = path.rpartition(".")
+    if not dot or ext not in ("py", "pyi", "pyx", "js", "ts", "jsx", "tsx", "go", "rs", "java", "rb", "kt", "scala"):
+        return ""
+    parts = [p for p in stem.split("/") if p and p not in (".", "..")]
+    while parts and parts[0] in ("src", "lib", "testbed", "app"):
+        parts = parts[1:]
+    if parts and parts[-1] == "__init__":
+        parts = parts[:-1]
+    return ".".join(parts) if parts and all(re.fullmatch(r"[A-Za-z_][\w-]*", p) for p in parts) else ""
+
+
+def touched(trajectory: Trajectory) -> Touched:
+    """Everything the run touched, from its steps (see the module docstring)."""
+    diffed: list[str] = []
+    written: list[str] = []
+    read: list[str] = []
+    symbols: list[str] = []
+    tests: list[str] = []
+    commands: Counter[str] = Counter()
+    calls: list[str] = []
+    roots: set[str] = set()
+    for step in trajectory.steps:
+        action = (step.action or "").strip()
+        args = step.arguments
+        texts = [step.observation or ""] + [v for v in _strings(args)]
+        for text in texts:
+            if "@@" in text or "diff --git" in text:
+                files, names = _diff(text)
+                diffed += files
+                symbols += names
+        command = _command(action, args)
+        if command is not None:
+            _shell(command, written, read, tests, commands, roots)
+            continue
+        if not action or action.lower() in SHELL_TOOLS:
+            continue
+        path = _path_argument(args)
+        reading = bool(_READ_TOOL.search(action)) or (isinstance(args, dict) and str(args.get("command", "")).lower()
+                                                      in ("view", "read", "open", "show"))
+        if path:
+            (read if reading else written).append(path)
+            if not reading:
+                for key in _CONTENT_KEYS:
+                    value = args.get(key) if isinstance(args, dict) else None
+                    if isinstance(value, str):
+                        symbols += _DEF.findall(value)
+        elif not reading:
+            calls.append(action)
+    changed = _paths(diffed or written, roots)
+    scratch = set(_paths(written, roots)) - set(changed)  # written, and left out of every diff
+    return Touched(
+        changed=changed,
+        read=[p for p in _paths(read, roots) if p not in changed and p not in scratch],
+        symbols=_unique(s for s in symbols if len(s) > 2 and s not in ("self", "cls")),
+        tests=[t for t in _paths(tests, roots) if "/" in t or "::" in t],
+        commands=[c for c, _ in commands.most_common()],
+        calls=_unique(calls),
+    )
+
+
+def _strings(value: Any) -> Iterable[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from _strings(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _strings(item)
+
+
+def _diff(text: str) -> tuple[list[str], list[str]]:
+    """Files and changed functions/classes of the unified diffs in ``text``."""
+    files = [b for _, b in _DIFF_FILE.findall(text)] + [p for p in _DIFF_PLUS.findall(text) if p != "/dev/null"]
+    if not files:
+        return [], []
+    names = [m.group(1) for h in _HUNK.findall(text) if (m := _DEF.search(h))]
+    names += _CHANGED_DEF.findall(text)
+    return files, names
+
+
+def _command(action: str, args: Any) -> str | None:
+    """The shell command of a step, if it ran one: a shell tool's argument, or a ``command`` /
+    ``cmd`` / ``script`` argument holding a command line (an editor's ``"command": "view"`` is none)."""
+    shell = action.lower() in SHELL_TOOLS
+    if isinstance(args, str):
+        return args if shell else None
+    if isinstance(args, dict):
+        value = next((args[key] for key in ("command", "cmd", "script") if args.get(key)), None)
+        if isinstance(value, list) and all(isinstance(v, str) for v in value):
+            value = " ".join(value)
+        if isinstance(value, str) and (shell or " " in value.strip()):
+            return value
+    return None
+
+
+def _path_argument(args: Any) -> str:
+    if isinstance(args, dict):
+        for key in _PATH_KEYS:
+            value = args.get(key)
+            if isinstance(value, str) and value.strip() and "\n" not in value and len(value) < 300:
+                return value.strip()
+    return ""
+
+
+def _segments(command: str) -> list[str]:
+    """Simple commands of a command line: heredoc bodies dropped, split at ``&&``, ``||``, ``;``,
+    ``|`` and newlines outside quotes."""
+    lines = command.split("\n")
+    kept, i = [], 0
+    while i < len(lines):
+        kept.append(lines[i])
+        found = _HEREDOC.search(lines[i])
+        i += 1
+        if found:  # skip the body up to the delimiter line
+            while i < len(lines) and lines[i].strip() != found.group(1):
+                i += 1
+            i += 1
+    text = "\n".join(kept)
+    out, current, quote, at = [], [], "", 0
+    while at < len(text):
+        char = text[at]
+        if quote:
+            current.append(char)
+            if char == quote:
+                quote = ""
+        elif char in "'\"":
+            quote = char
+            current.append(char)
+        elif char in ";|\n&":
+            if char == "&" and text[at + 1 : at + 2] != "&":
+                current.append(char)  # a redirection such as 2>&1
+            else:
+                out.append("".join(current))
+                current = []
+                at += 1 if text[at + 1 : at + 2] == char and char in "|&" else 0
+        else:
+            current.append(char)
+        at += 1
+    out.append("".join(current))
+    return [segment.strip() for segment in out if segment.strip()]
+
+
+def _shell(command: str, written: list[str], read: list[str], tests: list[str], commands: Counter[str],
+           roots: set[str]) -> None:
+    """Files written and read, tests and commands of one shell command (a rough parse, never a failure)."""
+    written += [m for m in _OPEN_WRITE.findall(command) + _WRITE_TEXT.findall(command)]
+    for segment in _segments(command):
+        words = segment.split()
+        while words and (words[0] in _SKIP_WORDS or "=" in words[0] or words[0].isdigit()
+                         or (words[0].startswith("-") and len(words) > 1)):
+            words = words[1:]
+        if not words:
+            continue
+        name = words[0].rsplit("/", 1)[-1]
+        if name == "cd" and len(words) > 1 and words[1].startswith("/"):
+            roots.add(words[1].rstrip("/") + "/")
+            continue
+        if not re.fullmatch(r"[A-Za-z][\w.+-]*", name) or name in _NOT_COMMANDS:
+            continue
+        commands[name] += 1
+        args = [w.strip("'\"") for w in words[1:]]
+        for target in _REDIRECT.findall(segment):
+            target = target.strip("'\"")
+            if _FILE_TOKEN.match(target) and not _NOT_FILES.match(target):
+                written.append(target)
+        args = [a for a in args if not a.startswith((">", "<", "2>", "&"))]
+        operands = [a for a in args if not a.startswith("-")]
+        if name in _SEARCHERS or name == "sed":
+            operands = operands[1:]  # the pattern or the script
+        files = [a for a in operands if _FILE_TOKEN.match(a.split("::", 1)[0]) and not _NOT_FILES.match(a)]
+        runner = name in _RUNNERS or (name.startswith("python") and args[:2] == ["-m", "pytest"])
+        if runner:
+            tests += [a for a in operands if "::" in a or "/" in a and _FILE_TOKEN.match(a)]
+        elif name == "sed" and any(a.startswith("-i") or a == "--in-place" for a in args):
+            written += files
+        elif name == "tee":
+            written += files
+        elif name in _READERS or name in _SEARCHERS or name == "sed":
+            read += files
+        elif name.startswith("python") and files and "/" in files[0] and re.search(r"test", files[0]):
+            tests.append(files[0])
+
+
+def _paths(paths: Iterable[str], roots: set[str]) -> list[str]:
+    """Paths made relative to the run's working directories, ``./`` dropped, absolute twins of
+    relative paths merged, in order of first sight."""
+    out: list[str] = []
+    for path in paths:
+        path = path.strip().strip("'\"`")
+        for root in sorted(roots, key=len, reverse=True):
+            if path.startswith(root):
+                path = path[len(root):]
+                break
+        while path.startswith("./"):
+            path = path[2:]
+        if path and not _NOT_FILES.match(path):
+            out.append(path)
+    relative = [p for p in out if not p.startswith("/")]
+    merged = [p for p in out if not (p.startswith("/") and any(p.endswith("/" + r) for r in relative))]
+    return _unique(merged)
+
+
+def _unique(items: Iterable[str]) -> list[str]:
+    return list(dict.fromkeys(items))
+
+
+# -- the query side: identifiers in a task ---------------------------------------------------------
+
+_IDENT = re.compile(r"""
+    (?:[\w.-]+/)*[\w.-]+::[\w:\[\]-]+         # test ids
+  | (?:[\w.-]+/)+[\w.-]+                      # paths
+  | [A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+           # dotted names
+  | \w+\.\w{1,5}\b                            # file names
+  | \b[a-z]+[A-Z]\w*                          # camelCase
+  | \b[A-Z][a-z0-9]+[A-Z]\w*                  # CamelCase
+  | \b[A-Za-z][A-Za-z0-9]*_\w+                # snake_case
+  | \b[A-Z]{1,4}\d{2,}\b                      # codes: L031, E501
+""", re.X)
+_BACKTICKS = re.compile(r"`([^`\n]{2,80})`")
+
+
+def identifiers(text: str) -> list[str]:
+    """The code-like names in a task text (paths, dotted names, file names, test ids, CamelCase,
+    snake_case, codes, anything in backticks), in order of first sight; ``pvlib.irradiance.reindl``
+    also yields ``pvlib.irradiance`` and ``pvlib/irradiance.py``, so a task that names a function
+    meets a run that changed its module."""
+    found: list[str] = []
+    for name in _BACKTICKS.findall(text) + _IDENT.findall(text):
+        name = name.strip(".,;:()[]{}'\"").removesuffix("()")
+        if len(name) < 3 or name.isdigit():
+            continue
+        found.append(name)
+        parts = name.split(".")
+        if (len(parts) > 2 and parts[0] not in ("self", "cls", "this")
+                and all(re.fullmatch(r"[A-Za-z_]\w*", p) for p in parts)):
+            for n in range(len(parts) - 1, 1, -1):  # pkg.mod.func -> pkg.mod, pkg/mod.py
+                found.append(".".join(parts[:n]))
+                found.append("/".join(parts[:n]) + ".py")
+    return _unique(found)
