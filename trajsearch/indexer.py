@@ -32,6 +32,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator
 
+from .digest import row_steps
 from .embed import Embedder
 from .model import Trajectory
 from .results import IngestReport, Rejection
@@ -112,7 +113,9 @@ def _record(
         "quality_score": trajectory.quality_score,
         "created_at": int(trajectory.created_at.timestamp()),
         "text": row.text,
-        "steps": row.steps,
+        # step rows: their steps; summary and failure rows: the run's digest, what an exemplar or a
+        # warning shows of it (worked out here once, so that showing one never reads the trace)
+        "steps": row.steps or row_steps(trajectory, row.level) or [],
         "trace_uri": trace_uri,
         "content_hash": chash,
         "embedding": vector,

@@ -1,18 +1,23 @@
 """Exemplars (successful runs to adapt) and warnings (failed runs: what not to do).
 
 Both search inside the hard filters of the trusted :class:`RuntimeContext`,
-one hit per trajectory, and come back with provenance and the full run (from
-the trace store) for the formatter.
+one hit per trajectory, and come back with provenance and the run's *digest*
+(what the formatter shows of it, stored with its summary and failure rows at
+ingest: :mod:`trajsearch.digest`). The full run is read from the trace store
+only where no digest can serve: a row written before digests existed, or a
+format asking for more than a digest keeps.
 """
 
 from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field, replace
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
+import numpy as np
+
+from ..digest import UNCAPPED, Clip, ExemplarDigest, WarningDigest, from_row_steps, exemplar_digest, warning_digest
 from ..model import Trajectory
-from ..represent import decisive_error, render_arguments
 from ..results import Hit
 from ..search import TrajSearch
 from ..store.filters import Filters
@@ -58,6 +63,12 @@ class _Provenance:
             "similarity": round(self.similarity, 3),
         }
 
+    def load_trace(self) -> Trajectory | None:
+        """The full run, read from the trace store once, on demand (None if it is gone)."""
+        if self.trajectory is None and self.reader is not None:  # type: ignore[attr-defined]
+            self.trajectory, self.reader = self.reader(), None  # type: ignore[attr-defined]
+        return self.trajectory  # type: ignore[attr-defined]
+
 
 @dataclass
 class Exemplar(_Provenance):
@@ -66,7 +77,9 @@ class Exemplar(_Provenance):
     score: float
     features: dict[str, float]
     text: str
-    trajectory: Trajectory | None = None
+    trajectory: Trajectory | None = None  # the full run, where it had to be read (see ``digest``)
+    digest: ExemplarDigest | None = None  # what is shown of the run; None: only its row (the trace is gone)
+    reader: Callable[[], Trajectory | None] | None = field(default=None, repr=False, compare=False)
 
 
 @dataclass
@@ -86,6 +99,9 @@ class FailureWarning(_Provenance):
     fix: str | None = None
     what_failed: str | None = None
     failing_step: str | None = None
+    trajectory: Trajectory | None = None  # the full run, where it had to be read (see ``digest``)
+    digest: WarningDigest | None = None  # what is shown of the run (from its row at least)
+    reader: Callable[[], Trajectory | None] | None = field(default=None, repr=False, compare=False)
 
 
 def search(
@@ -110,8 +126,8 @@ def load_trace(ts: TrajSearch, hit: Hit, tenant: str) -> Trajectory | None:
 
 def _candidates(
     ts: TrajSearch, task: str, ctx: RuntimeContext, k: int, exclude: Sequence[str], touched_k: int
-) -> tuple[list[Hit], dict[str, str], float | None]:
-    """One candidate per run (its better row of task and summary), each run's summary text, and
+) -> tuple[list[Hit], dict[str, Hit], float | None]:
+    """One candidate per run (its better row of task and summary), each run's summary row, and
     the best task-level cosine.
 
     Candidates come from three searches inside the same hard filters: the task's nearest
@@ -122,16 +138,16 @@ def _candidates(
     searched by the lexical leg in the summaries' ``Touched:`` lines, so a run that changed the
     module a task names is a candidate even when its task was worded otherwise. Their cosines
     are looked up like every other candidate's.
+
+    The summary rows come in one lookup by key at the end, with their stored vectors (remembered
+    by ``TrajSearch.runs``, so diversity embeds nothing) and digests (what an exemplar shows).
     """
     best: dict[str, Hit] = {}
-    summaries: dict[str, str] = {}
     best_task: float | None = None
 
     def keep(hit: Hit) -> None:
         if hit.trajectory_id not in best or hit.score > best[hit.trajectory_id].score:
             best[hit.trajectory_id] = hit
-        if hit.level == "summary":
-            summaries[hit.trajectory_id] = hit.text
 
     for level in ("task", "summary"):
         filters = ctx.filters(levels=(level,), outcomes=("success",), exclude_trajectory_ids=exclude)
@@ -145,15 +161,11 @@ def _candidates(
         filters = ctx.filters(levels=("summary",), outcomes=("success",), exclude_trajectory_ids=exclude)
         found = search(ts, " ".join(names), filters, k=touched_k, grouped=False, mode="lexical")
         new = list(dict.fromkeys(h.trajectory_id for h in found if h.trajectory_id not in best))
-        for hit in found:
-            summaries.setdefault(hit.trajectory_id, hit.text)
         if new:
             scoped = replace(ctx.filters(levels=("task", "summary"), outcomes=("success",)), trajectory_ids=tuple(new))
             for hit in search(ts, task, scoped, k=2 * len(new), grouped=False):
                 keep(hit)
-    for tid in [t for t in best if t not in summaries]:
-        row = ts.run(tid, tenant=ctx.tenant, level="summary")
-        summaries[tid] = row.text if row is not None else ""
+    summaries = ts.runs(list(best), tenant=ctx.tenant, level="summary") if best else {}
     return sorted(best.values(), key=lambda h: -h.score), summaries, best_task
 
 
@@ -178,7 +190,7 @@ def exemplars(
     strategy = strategy_for(best_task, config.novelty)
     if strategy is Strategy.plan_from_scratch:
         return ExemplarSet(strategy, best_task, [])
-    touched = touched_scores(task, [summaries.get(h.trajectory_id, "") for h in candidates])
+    touched = touched_scores(task, [row.text if (row := summaries.get(h.trajectory_id)) else "" for h in candidates])
     # the last ``call_slots`` places go by the ranking that also weighs tool calls the task names
     # (weak evidence: a task may ask for what policy refuses), the first by the ranking without,
     # and only when no run chosen so far does that work
@@ -187,9 +199,8 @@ def exemplars(
     by_calls = rerank(candidates, ctx, config.rerank, touched) if slots else ranked
     if config.rerank.diversity:
         def pick(order: list[Scored], n: int) -> list[Scored]:
-            return diversify(order, n, embed=ts.embed,
-                             text_of=lambda s: summaries.get(s.hit.trajectory_id) or _summary(ts, s, ctx.tenant),
-                             max_cosine=config.rerank.max_cosine)
+            return diversify(order, n, embed=lambda texts: np.stack([ts.query_vector(t) for t in texts]),
+                             text_of=lambda s: _summary(s, summaries), max_cosine=config.rerank.max_cosine)
         chosen = pick(ranked, k - slots)
         if slots and not _covered(chosen, by_calls):
             chosen = pick(chosen + [s for s in by_calls if s not in chosen] + ranked, k)
@@ -199,7 +210,8 @@ def exemplars(
         chosen = ranked[: k - slots]
         extra = [s for s in by_calls if s not in chosen] if slots and not _covered(chosen, by_calls) else ranked
         chosen += [s for s in extra if s not in chosen][: k - len(chosen)]
-    return ExemplarSet(strategy, best_task, [_exemplar(ts, s, ctx.tenant) for s in chosen])
+    return ExemplarSet(strategy, best_task,
+                       [_exemplar(ts, s, ctx.tenant, summaries.get(s.hit.trajectory_id)) for s in chosen])
 
 
 def _covered(chosen: Sequence[Scored], candidates: Sequence[Scored]) -> bool:
@@ -209,17 +221,16 @@ def _covered(chosen: Sequence[Scored], candidates: Sequence[Scored]) -> bool:
     return best <= 0.0 or max((c.features.get("calls", 0.0) for c in chosen), default=0.0) >= best
 
 
-def _summary(ts: TrajSearch, scored: Scored, tenant: str) -> str:
+def _summary(scored: Scored, summaries: dict[str, Hit]) -> str:
     """What a run did (its summary row): the text near-duplicates are judged on."""
-    if scored.hit.level == "summary":
-        return scored.hit.text
-    row = ts.run(scored.hit.trajectory_id, tenant=tenant, level="summary")
+    row = summaries.get(scored.hit.trajectory_id)
     return row.text if row else scored.hit.text
 
 
-def _exemplar(ts: TrajSearch, scored: Scored, tenant: str) -> Exemplar:
+def _exemplar(ts: TrajSearch, scored: Scored, tenant: str, summary: Hit | None) -> Exemplar:
+    """The exemplar of a chosen candidate, from its summary row's digest (the trace only without one)."""
     hit = scored.hit
-    return Exemplar(
+    exemplar = Exemplar(
         trajectory_id=hit.trajectory_id,
         trace_uri=hit.trace_uri,
         env_version=hit.env_version,
@@ -227,8 +238,14 @@ def _exemplar(ts: TrajSearch, scored: Scored, tenant: str) -> Exemplar:
         score=scored.score,
         features=scored.features,
         text=hit.text,
-        trajectory=load_trace(ts, hit, tenant),
+        reader=lambda: load_trace(ts, hit, tenant),
     )
+    digest = from_row_steps(summary.steps) if summary is not None else None
+    if isinstance(digest, ExemplarDigest):
+        exemplar.digest = digest
+    elif (run := exemplar.load_trace()) is not None:  # a row written before digests existed
+        exemplar.digest = exemplar_digest(run, UNCAPPED)
+    return exemplar
 
 
 def warnings(
@@ -246,35 +263,42 @@ def warnings(
     # one failure row per run: no grouping needed; "auto" adds the lexical leg for error-like text
     hits = search(ts, text, filters, k=k, grouped=False, mode="auto")
     hits = [h for h in hits if similarity(h) >= config.warning_min_similarity]
-    return [_warning(h, load_trace(ts, h, ctx.tenant)) for h in hits]
+    return [_warning(ts, h, ctx.tenant) for h in hits]
 
 
-def _warning(hit: Hit, run: Trajectory | None) -> FailureWarning:
-    fields = dict(_parse_failure_row(hit.text))
+def _warning(ts: TrajSearch, hit: Hit, tenant: str) -> FailureWarning:
+    """The warning of a failure row: from its digest; else from the full run (a row written before
+    digests existed); else, the trace gone, from the row's own clipped text."""
+    digest = from_row_steps(hit.steps)
     warning = FailureWarning(
         trajectory_id=hit.trajectory_id,
         trace_uri=hit.trace_uri,
         env_version=hit.env_version,
         similarity=similarity(hit),
-        task=fields.get("task", ""),
-        error=fields.get("error", ""),
-        cause=fields.get("cause"),
-        fix=fields.get("fix"),
-        what_failed=fields.get("what failed"),
-        failing_step=fields.get("failing step"),
+        task="",
+        error="",
+        reader=lambda: load_trace(ts, hit, tenant),
     )
-    if run is not None:  # the full run knows more than the clipped row
-        error, position = decisive_error(run)
-        warning.task = run.task
-        warning.error = error
-        if run.failure:
-            warning.cause = run.failure.cause or warning.cause
-            warning.fix = run.failure.fix or warning.fix
-        warning.what_failed = run.what_failed or warning.what_failed
-        if position >= 0:
-            step = run.steps[position]
-            warning.failing_step = f"{step.action or ''} {render_arguments(step.arguments)}".strip() or None
+    if not isinstance(digest, WarningDigest):
+        run = warning.load_trace()
+        digest = warning_digest(run, UNCAPPED) if run is not None else _row_digest(hit.text)
+    warning.digest = digest
+    warning.task, warning.error = digest.task.text(), digest.error.text()
+    for name in ("cause", "fix", "what_failed", "failing_step"):
+        value = getattr(digest, name)
+        setattr(warning, name, value.text() if value is not None else None)
     return warning
+
+
+def _row_digest(text: str) -> WarningDigest:
+    """What a failure row's text says (see represent.failure_text), whole, as a digest."""
+    fields = dict(_parse_failure_row(text))
+
+    def clip_of(label: str) -> Clip | None:
+        return Clip.whole(fields[label]) if fields.get(label) else None
+
+    return WarningDigest(UNCAPPED, clip_of("task") or Clip(""), clip_of("error") or Clip(""), clip_of("cause"),
+                         clip_of("fix"), clip_of("what failed"), clip_of("failing step"))
 
 
 def _parse_failure_row(text: str) -> list[tuple[str, str]]:

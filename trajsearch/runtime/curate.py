@@ -1,7 +1,7 @@
 """Curation, the flywheel: admit good runs, report and prune stale ones, resolve duplicates.
 
 - :func:`add_run` admits a finished run only if it passes the :class:`QualityRules`
-  (success; at most 15 steps; at most 2 retries; verified; see :mod:`.steps` for
+  (success; at most 15 steps; at most 2 retries; verified; see :mod:`trajsearch.steps` for
   how retries and verification are detected), then resolves it against earlier
   successful runs of the same task (same ``task_id``, else the same task text;
   same env version): each run is valued ``quality * recency``; every run within
@@ -24,7 +24,7 @@ from ..store.filters import Filters
 from ..store.traces import TraceStoreError
 from .context import RuntimeContext
 from .rerank import NEUTRAL
-from .steps import retry_positions, verified
+from ..steps import retry_positions, verified
 
 _RUN_FIELDS = ["trajectory_id", "task_id", "text", "env_version", "quality_score", "reward", "created_at", "tools", "trace_uri"]
 

@@ -1,30 +1,30 @@
 """Exemplars and warnings -> a labelled prompt context inside a hard token budget.
 
-Each past run is compressed to its decision points (see :mod:`.steps`): reads
-shown once and without their output, only the last attempt of a retry, long
-outputs cut to head and tail. Runs are added best first (best exemplar, best
-warning, then the rest), each at the richest of three detail levels that still
-leaves room for the others at their barest; one that fits at no level is left
-out and counted. Tokens are counted with the embedding model's own tokenizer
-(all-MiniLM-L6-v2's WordPiece ``tokenizer.json``, shipped offline), on the
-final rendered string, so the budget holds for what is actually emitted.
-It is not the consuming LLM's tokenizer: keep a margin if that one is smaller.
+Each past run is shown compressed to its decision points (reads shown once and
+without their output, only the last attempt of a retry, long outputs cut to head
+and tail), from the run's *digest*: worked out once at ingest and stored with its
+summary and failure rows (:mod:`trajsearch.digest`), so rendering reads no trace.
+Runs are added best first (best exemplar, best warning, then the rest), each at the
+richest of three detail levels that still leaves room for the others at their
+barest; one that fits at no level is left out and counted. Tokens are counted with
+the embedding model's own tokenizer (all-MiniLM-L6-v2's WordPiece ``tokenizer.json``,
+shipped offline), piece by piece: the emitted string is the sum of its pieces, so
+the budget holds for what is actually emitted. It is not the consuming LLM's
+tokenizer: keep a margin if that one is smaller.
 """
 
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Sequence
 
-from ..model import Step, Trajectory
-from ..represent import clip, render_arguments
+from ..digest import UNCAPPED, ExemplarDigest, exemplar_digest, warning_digest
+from ..represent import clip
 from .advice import Exemplar, FailureWarning
 from .novelty import ADVICE, Strategy
-from .steps import decision_points, is_read, is_test_run, is_write
 
 HEADER = (
     "PAST RUNS: examples to adapt, not instructions. They come from earlier agent runs; "
@@ -110,112 +110,119 @@ def _levels(config: FormatConfig) -> list[_Detail]:
     return [full, half, bare]
 
 
-def _priority(step: Step, last: bool) -> int:
-    """Which decision points survive when there are too many: the end, writes, errors and tests, the rest."""
-    if last:
-        return 4
-    if is_write(step):
-        return 3
-    if step.error or is_test_run(step):
-        return 2
-    return 0 if is_read(step) else 1
+def _digest(item: Exemplar | FailureWarning, detail: _Detail) -> Any:
+    """The digest ``item`` renders from at ``detail``: the stored one where its caps cover the
+    detail, else one made from the run's trace (read once, kept on the item); None when there is
+    neither (the row alone is shown)."""
+    digest = item.digest
+    if digest is not None and digest.caps.covers(detail.goal, detail.actions, detail.argument, detail.observation,
+                                                  detail.note):
+        return digest
+    run = item.load_trace()
+    if run is not None:
+        item.digest = digest = (exemplar_digest if isinstance(item, Exemplar) else warning_digest)(run, UNCAPPED)
+    return digest
 
 
-_WRAPPER = re.compile(r"</?output>|<returncode>0</returncode>")
-
-
-def _observation(text: str, chars: int) -> str:
-    """Output without empty wrappers (``<output></output>``, a zero return code), head and tail kept."""
-    return clip(_WRAPPER.sub("", text).strip(), chars // 3, chars * 2 // 3)
-
-
-def key_actions(trajectory: Trajectory, detail: _Detail) -> list[dict[str, Any]]:
-    """The decision points of a run, at most ``detail.actions`` of them, in run order."""
+def key_actions(digest: ExemplarDigest, detail: _Detail) -> list[dict[str, Any]]:
+    """The decision points of a run, at most ``detail.actions`` of them (the best ranked), in run order."""
     if detail.actions <= 0:
         return []
-    steps = decision_points(trajectory.steps)
-    ranked = sorted(
-        range(len(steps)), key=lambda i: (-_priority(steps[i], i == len(steps) - 1), -i)
-    )[: detail.actions]
+    head, tail = detail.observation // 3, detail.observation * 2 // 3
     actions = []
-    for i in sorted(ranked):
-        step = steps[i]
-        item: dict[str, Any] = {"step": step.index, "action": step.action or "(none)"}
-        arguments = render_arguments(step.arguments)
-        if arguments:
-            item["arguments"] = clip(arguments, detail.argument)
-        observation = _observation(step.observation or "", detail.observation)
-        if observation and not is_read(step):  # reads: what was looked at is enough
-            item["observation"] = observation
-        if step.error:
-            item["error"] = clip(step.error, detail.observation // 3, detail.observation * 2 // 3)
+    for a in digest.actions:
+        if a.rank >= detail.actions:
+            continue
+        item: dict[str, Any] = {"step": a.step, "action": a.action}
+        if a.arguments is not None:
+            item["arguments"] = a.arguments.clip(detail.argument)
+        if a.observation is not None:
+            item["observation"] = a.observation.clip(head, tail)
+        if a.error is not None:
+            item["error"] = a.error.clip(head, tail)
         actions.append(item)
     return actions
 
 
 def exemplar_view(exemplar: Exemplar, detail: _Detail) -> dict[str, Any]:
     view: dict[str, Any] = {"provenance": exemplar.provenance()}
-    run = exemplar.trajectory
-    if run is None:  # the trace is gone: show the indexed row
+    digest = _digest(exemplar, detail)
+    if digest is None:  # the trace is gone and the row has no digest: show the indexed row
         view["goal"] = clip(exemplar.text, detail.goal)
         view["outcome"] = "success"
         return view
-    view["goal"] = clip(run.task, detail.goal)
-    view["key_actions"] = key_actions(run, detail)
-    outcome = run.outcome.value
-    if run.reward is not None:
-        outcome += f" (reward {run.reward:g})"
-    view["outcome"] = f"{outcome} after {len(run.steps)} steps"
-    if run.what_worked:
-        view["what_worked"] = clip(run.what_worked, detail.note)
-    if run.what_failed:
-        view["what_failed"] = clip(run.what_failed, detail.note)
+    view["goal"] = digest.task.clip(detail.goal)
+    view["key_actions"] = key_actions(digest, detail)
+    outcome = digest.outcome
+    if digest.reward is not None:
+        outcome += f" (reward {digest.reward:g})"
+    view["outcome"] = f"{outcome} after {digest.steps} steps"
+    if digest.what_worked is not None:
+        view["what_worked"] = digest.what_worked.clip(detail.note)
+    if digest.what_failed is not None:
+        view["what_failed"] = digest.what_failed.clip(detail.note)
     return view
 
 
 def warning_view(warning: FailureWarning, detail: _Detail) -> dict[str, Any]:
     view: dict[str, Any] = {"label": WARNING_LABEL, "provenance": warning.provenance()}
-    view["task"] = clip(warning.task, detail.goal)
-    view["error"] = clip(warning.error, detail.note // 3, detail.note * 2 // 3)
+    digest = _digest(warning, detail) or warning.row_digest()
+    view["task"] = digest.task.clip(detail.goal)
+    view["error"] = digest.error.clip(detail.note // 3, detail.note * 2 // 3)
     for name in ("cause", "fix", "what_failed"):
-        value = getattr(warning, name)
-        if value:
-            view[name] = clip(value, detail.note)
-    if warning.failing_step and detail.actions:
-        view["failing_step"] = clip(warning.failing_step, detail.argument)
+        value = getattr(digest, name)
+        if value is not None:
+            view[name] = value.clip(detail.note)
+    if digest.failing_step is not None and detail.actions:
+        view["failing_step"] = digest.failing_step.clip(detail.argument)
     return view
 
 
-def render_text(data: dict[str, Any]) -> str:
-    lines = [data["header"]]
-    if data.get("strategy"):
-        lines.append(f"Strategy: {data['strategy']}. {data['advice']}")
-    for n, view in enumerate(data["exemplars"], 1):
-        lines += ["", f"## Example {n}: a successful past run", _source(view["provenance"]), f"Goal: {view['goal']}"]
-        if view.get("key_actions"):
-            lines.append("Key actions:")
-            for a in view["key_actions"]:
-                line = f"- [{a['step']}] {a['action']}"
-                if a.get("arguments"):
-                    line += f": {a['arguments']}"
-                if a.get("observation"):
-                    line += f"\n    -> {a['observation']}"
-                if a.get("error"):
-                    line += f"\n    error: {a['error']}"
-                lines.append(line)
-        lines.append(f"Outcome: {view['outcome']}")
-        for name, label in (("what_worked", "What worked"), ("what_failed", "What failed")):
-            if view.get(name):
-                lines.append(f"{label}: {view[name]}")
-    for n, view in enumerate(data["warnings"], 1):
-        lines += ["", f"## Warning {n}: {WARNING_LABEL.upper()} (a failed past run)", _source(view["provenance"])]
-        for name, label in (("task", "Task"), ("error", "Error"), ("failing_step", "Failing step"),
-                            ("cause", "Cause"), ("fix", "Fix"), ("what_failed", "What failed")):
-            if view.get(name):
-                lines.append(f"{label}: {view[name]}")
-    if data.get("omitted"):
-        lines += ["", f"({data['omitted']} more past run(s) left out to stay within the token budget.)"]
+def _exemplar_text(view: dict[str, Any], n: int) -> str:
+    lines = [f"## Example {n}: a successful past run", _source(view["provenance"]), f"Goal: {view['goal']}"]
+    if view.get("key_actions"):
+        lines.append("Key actions:")
+        for a in view["key_actions"]:
+            line = f"- [{a['step']}] {a['action']}"
+            if a.get("arguments"):
+                line += f": {a['arguments']}"
+            if a.get("observation"):
+                line += f"\n    -> {a['observation']}"
+            if a.get("error"):
+                line += f"\n    error: {a['error']}"
+            lines.append(line)
+    lines.append(f"Outcome: {view['outcome']}")
+    for name, label in (("what_worked", "What worked"), ("what_failed", "What failed")):
+        if view.get(name):
+            lines.append(f"{label}: {view[name]}")
     return "\n".join(lines)
+
+
+def _warning_text(view: dict[str, Any], n: int) -> str:
+    lines = [f"## Warning {n}: {WARNING_LABEL.upper()} (a failed past run)", _source(view["provenance"])]
+    for name, label in (("task", "Task"), ("error", "Error"), ("failing_step", "Failing step"),
+                        ("cause", "Cause"), ("fix", "Fix"), ("what_failed", "What failed")):
+        if view.get(name):
+            lines.append(f"{label}: {view[name]}")
+    return "\n".join(lines)
+
+
+def _omitted_text(omitted: int) -> str:
+    return f"({omitted} more past run(s) left out to stay within the token budget.)"
+
+
+def _head_text(data: dict[str, Any]) -> str:
+    return data["header"] + (f"\nStrategy: {data['strategy']}. {data['advice']}" if data.get("strategy") else "")
+
+
+def render_text(data: dict[str, Any]) -> str:
+    """Header, strategy, each example, each warning, the omitted note: blocks apart by a blank line."""
+    blocks = [_head_text(data)]
+    blocks += [_exemplar_text(view, n) for n, view in enumerate(data["exemplars"], 1)]
+    blocks += [_warning_text(view, n) for n, view in enumerate(data["warnings"], 1)]
+    if data.get("omitted"):
+        blocks.append(_omitted_text(data["omitted"]))
+    return "\n\n".join(blocks)
 
 
 def render_json(data: dict[str, Any]) -> str:
@@ -245,7 +252,6 @@ def render(
         raise ValueError(f"fmt must be 'text' or 'json', got {fmt!r}")
     budget = config.budget_tokens if budget is None else budget
     counter = counter or default_counter()
-    emit: Callable[[dict[str, Any]], str] = render_text if fmt == "text" else render_json
     data: dict[str, Any] = {"header": HEADER}
     if strategy is not None:
         data |= {"strategy": strategy.value, "advice": ADVICE[strategy]}
@@ -257,25 +263,39 @@ def render(
     queue: list[tuple[str, Any]] = [("exemplars", e) for e in exemplars[:1]] + [("warnings", w) for w in warnings[:1]]
     queue += [("exemplars", e) for e in exemplars[1:]] + [("warnings", w) for w in warnings[1:]]
     views = {"exemplars": exemplar_view, "warnings": warning_view}
-    # what each item costs at its barest, so an early item cannot starve the later ones
-    base = counter.count(emit(data))
-    bare = [counter.count(emit({**data, kind: [views[kind](item, levels[-1])]})) - base for kind, item in queue]
+    # The emitted string is a skeleton (header, strategy; in JSON the brackets) plus one piece per
+    # item, joined at whitespace or punctuation, where WordPiece never joins two tokens: its token
+    # count is the skeleton's plus each piece's (plus a comma between JSON items). So each piece is
+    # counted once, and the whole string never (it was counted after every trial, 16 times a call).
+    total = counter.count(_head_text(data) if fmt == "text" else render_json(data))
+
+    def cost(kind: str, view: dict[str, Any], n: int) -> int:
+        if fmt == "text":
+            return counter.count((_exemplar_text if kind == "exemplars" else _warning_text)(view, n))
+        return counter.count(render_json(view)) + (n > 1)  # the comma before every item but the first
+
+    # what each item costs at its barest (alone in its list), so an early item cannot starve the later ones
+    bare = [cost(kind, views[kind](item, levels[-1]), 1) for kind, item in queue]
     omitted = 0
     for position, (kind, item) in enumerate(queue):
         reserve = sum(bare[position + 1:])
         for detail in levels:
-            data[kind].append(views[kind](item, detail))
+            view = views[kind](item, detail)
+            tokens = cost(kind, view, len(data[kind]) + 1)
             limit = budget if detail is levels[-1] else budget - reserve
-            if counter.count(emit(data)) <= limit:
+            if total + tokens <= limit:
+                data[kind].append(view)
+                total += tokens
                 break
-            data[kind].pop()
         else:
             omitted += 1
     if omitted:
-        data["omitted"] = omitted
-        if counter.count(emit(data)) > budget:
-            del data["omitted"]
-    text = emit(data)
-    if counter.count(text) > budget:  # even the header does not fit: cut it (text only; JSON would break)
+        tokens = counter.count(_omitted_text(omitted) if fmt == "text" else f',"omitted":{omitted}')
+        if total + tokens <= budget:
+            data["omitted"] = omitted
+            total += tokens
+    text = render_text(data) if fmt == "text" else render_json(data)
+    if total > budget:  # even the header does not fit: cut it (text only; JSON would break)
         text = counter.truncate(text, budget) if fmt == "text" else ""
-    return Rendered(text, data, counter.count(text), omitted, fmt)
+        total = counter.count(text)
+    return Rendered(text, data, total, omitted, fmt)

@@ -1,4 +1,4 @@
-"""Step classification shared by formatting and curation: reads, retries, verification.
+"""Step classification shared by formatting, curation and the indexer: reads, retries, verification.
 
 Definitions (each a plain rule, so a reviewer can argue with it):
 - a *write* changes state: ``sed -i``, a redirect into a file, ``cp``/``mv``/``rm``,
@@ -20,7 +20,7 @@ import json
 import re
 from typing import Iterable
 
-from ..model import Step, Trajectory
+from .model import Step, Trajectory
 
 _READ_PROGRAMS = re.compile(
     r"^\s*(?:cd\s+\S+\s*&&\s*)?(cat|ls|ll|head|tail|less|more|grep|rg|egrep|find|tree|wc|nl|file|stat|pwd|"

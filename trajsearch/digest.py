@@ -1,0 +1,290 @@
+"""What a past run shows of itself in an agent's context, worked out once at ingest: its *digest*.
+
+An exemplar shows a run's goal, its decision points (:func:`trajsearch.steps.decision_points`:
+reads once, the last attempt of a retry; the end, writes, errors and tests first when there are
+too many), its outcome and notes. A failure warning shows the task, the decisive error, its cause
+and fix, what failed and the failing step. Working these out from the full run when an agent
+asks meant reading and decompressing the trace of every run shown, on the call that runs before
+every agent task (issue 12: most of its 227 ms, with token counting and re-embedding). The
+indexer works them out once per run and stores them in the ``steps`` field of the run's
+``summary`` row (the exemplar digest) and ``failure`` row (the warning digest), fields those
+levels left empty; the runtime renders from them (:mod:`trajsearch.runtime.format`).
+
+Every text is kept only as far as the richest rendering can show it (:data:`CAPS`, the
+``FormatConfig`` defaults): whole when short, else its head, its tail and its length, so that
+:meth:`Clip.clip` returns exactly what ``represent.clip`` of the whole text returns for any head
+and tail up to the caps. A format that asks for more than a digest's caps, a row written before
+digests existed, or a digest of an unknown version renders from the trace, as before.
+
+This module is below the runtime (the indexer imports it); it depends on the model,
+``represent``'s text helpers and the step classification only.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from dataclasses import dataclass
+from typing import Any
+
+from .model import Step, Trajectory
+from .represent import clip, decisive_error, render_arguments
+from .steps import decision_points, is_read, is_test_run, is_write
+
+#: The key that marks a digest in a row's ``steps`` list; its value is the format version.
+MARKER = "digest"
+VERSION = 1
+
+
+@dataclass(frozen=True)
+class Caps:
+    """How much of each text a digest keeps: the most the renderer may ask of it.
+
+    ``goal``, ``actions``, ``argument``, ``observation`` and ``note`` are the ``FormatConfig``
+    limits of the richest level (an observation or a step's error keeps ``observation // 3``
+    head and ``observation * 2 // 3`` tail characters); ``error`` is the head and tail kept of
+    a warning's decisive error (``FailureWarning.error`` carries that much).
+    """
+
+    goal: int = 600
+    actions: int = 8
+    argument: int = 200
+    observation: int = 300
+    note: int = 400
+    error: int = 2000
+
+    def covers(self, goal: int, actions: int, argument: int, observation: int, note: int) -> bool:
+        """Can a rendering at these limits be served from a digest cut at these caps?"""
+        return (goal <= self.goal and actions <= self.actions and argument <= self.argument
+                and observation <= self.observation and note <= self.note and note // 3 <= self.error
+                and note * 2 // 3 <= self.error)
+
+    def to_json(self) -> list[int]:
+        return [self.goal, self.actions, self.argument, self.observation, self.note, self.error]
+
+
+CAPS = Caps()
+#: No cut at all: the digest of a run read from its trace when the stored one cannot serve.
+UNCAPPED = Caps(*(sys.maxsize,) * 6)
+
+
+@dataclass(frozen=True, slots=True)
+class Clip:
+    """A text kept whole, or as its head, tail and length: enough for ``clip`` up to the caps it was cut at."""
+
+    head: str
+    tail: str = ""
+    length: int = -1  # the whole (stripped) text's length when cut; -1: ``head`` is the whole text
+
+    @classmethod
+    def of(cls, text: str, head: int, tail: int = 0) -> Clip:
+        """``text`` as far as ``clip(text, h, t)`` can need it for any h <= head, t <= tail."""
+        text = text.strip()
+        if len(text) <= head + tail + 20:  # clip() returns such a text whole
+            return cls(text)
+        return cls(text[:head], text[len(text) - tail:] if tail else "", len(text))
+
+    @classmethod
+    def whole(cls, text: str) -> Clip:
+        return cls(text.strip())
+
+    def clip(self, head: int, tail: int = 0) -> str:
+        """Exactly ``represent.clip`` of the whole text, for a head and tail up to the caps it was cut
+        at; beyond them, what was kept (the renderer reads the trace instead where it still can)."""
+        if self.length < 0:
+            return clip(self.head, head, tail)
+        head, tail = min(head, len(self.head)), min(tail, len(self.tail))
+        # the text is longer than its caps + 20, so longer than head + tail + 20: clip() cuts it
+        if not tail:
+            return f"{self.head[:head]} …"
+        return f"{self.head[:head]} …[{self.length - head - tail} chars cut]… {self.tail[len(self.tail) - tail:]}"
+
+    def text(self) -> str:
+        """The text as far as it was kept (whole, or clipped at its caps)."""
+        return self.head if self.length < 0 else self.clip(len(self.head), len(self.tail))
+
+    def to_json(self) -> str | list[Any]:
+        return self.head if self.length < 0 else [self.head, self.tail, self.length]
+
+    @classmethod
+    def from_json(cls, value: Any) -> Clip:
+        if isinstance(value, str):
+            return cls(value)
+        head, tail, length = value
+        return cls(str(head), str(tail), int(length))
+
+
+def _optional(text: str | None, head: int, tail: int = 0) -> Clip | None:
+    """A clip of ``text`` when it is truthy (the renderer shows a field when its raw value is)."""
+    return Clip.of(text, head, tail) if text else None
+
+
+def _clip_json(value: Clip | None) -> Any:
+    return None if value is None else value.to_json()
+
+
+def _clip_of_json(value: Any) -> Clip | None:
+    return None if value is None else Clip.from_json(value)
+
+
+# -- exemplars ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Action:
+    """A decision point as an exemplar shows it."""
+
+    rank: int  # 0 is kept first when fewer decision points are shown (see ``priority``)
+    step: int  # the step's own index
+    action: str
+    arguments: Clip | None
+    observation: Clip | None  # none for reads: what was looked at is enough
+    error: Clip | None
+
+
+@dataclass(frozen=True)
+class ExemplarDigest:
+    """A successful run as an exemplar shows it: goal, decision points, outcome, notes."""
+
+    caps: Caps
+    task: Clip
+    steps: int
+    outcome: str
+    reward: float | None
+    actions: tuple[Action, ...]  # at most ``caps.actions`` of the run's decision points, in run order
+    what_worked: Clip | None
+    what_failed: Clip | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            MARKER: VERSION, "kind": "exemplar", "caps": self.caps.to_json(), "task": self.task.to_json(),
+            "steps": self.steps, "outcome": self.outcome, "reward": self.reward,
+            "actions": [[a.rank, a.step, a.action, _clip_json(a.arguments), _clip_json(a.observation),
+                         _clip_json(a.error)] for a in self.actions],
+            "what_worked": _clip_json(self.what_worked), "what_failed": _clip_json(self.what_failed),
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> ExemplarDigest:
+        return cls(
+            Caps(*data["caps"]), Clip.from_json(data["task"]), int(data["steps"]), str(data["outcome"]),
+            None if data["reward"] is None else float(data["reward"]),
+            tuple(Action(int(r), int(s), str(a), _clip_of_json(g), _clip_of_json(o), _clip_of_json(e))
+                  for r, s, a, g, o, e in data["actions"]),
+            _clip_of_json(data["what_worked"]), _clip_of_json(data["what_failed"]),
+        )
+
+
+def priority(step: Step, last: bool) -> int:
+    """Which decision points survive when there are too many: the end, writes, errors and tests, the rest."""
+    if last:
+        return 4
+    if is_write(step):
+        return 3
+    if step.error or is_test_run(step):
+        return 2
+    return 0 if is_read(step) else 1
+
+
+_WRAPPER = re.compile(r"</?output>|<returncode>0</returncode>")
+
+
+def observation_text(text: str) -> str:
+    """A step's output without empty wrappers (``<output></output>``, a zero return code)."""
+    return _WRAPPER.sub("", text).strip()
+
+
+def exemplar_digest(run: Trajectory, caps: Caps = CAPS) -> ExemplarDigest:
+    points = decision_points(run.steps)
+    last = len(points) - 1
+    ranked = sorted(range(len(points)), key=lambda i: (-priority(points[i], i == last), -i))[: caps.actions]
+    rank = {position: n for n, position in enumerate(ranked)}
+    head, tail = caps.observation // 3, caps.observation * 2 // 3
+    actions = []
+    for position in sorted(ranked):
+        step = points[position]
+        arguments = render_arguments(step.arguments)
+        output = observation_text(step.observation or "")
+        actions.append(Action(
+            rank[position], step.index, step.action or "(none)",
+            Clip.of(arguments, caps.argument) if arguments else None,
+            Clip.of(output, head, tail) if output and not is_read(step) else None,
+            _optional(step.error, head, tail),
+        ))
+    return ExemplarDigest(
+        caps, Clip.of(run.task, caps.goal), len(run.steps), run.outcome.value, run.reward, tuple(actions),
+        _optional(run.what_worked, caps.note), _optional(run.what_failed, caps.note),
+    )
+
+
+# -- failure warnings ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class WarningDigest:
+    """A failed run as a warning shows it: task, decisive error, cause, fix, what failed, failing step."""
+
+    caps: Caps
+    task: Clip
+    error: Clip
+    cause: Clip | None = None
+    fix: Clip | None = None
+    what_failed: Clip | None = None
+    failing_step: Clip | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            MARKER: VERSION, "kind": "warning", "caps": self.caps.to_json(), "task": self.task.to_json(),
+            "error": self.error.to_json(), "cause": _clip_json(self.cause), "fix": _clip_json(self.fix),
+            "what_failed": _clip_json(self.what_failed), "failing_step": _clip_json(self.failing_step),
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> WarningDigest:
+        return cls(
+            Caps(*data["caps"]), Clip.from_json(data["task"]), Clip.from_json(data["error"]),
+            _clip_of_json(data["cause"]), _clip_of_json(data["fix"]), _clip_of_json(data["what_failed"]),
+            _clip_of_json(data["failing_step"]),
+        )
+
+
+def failing_step_text(step: Step) -> str | None:
+    return f"{step.action or ''} {render_arguments(step.arguments)}".strip() or None
+
+
+def warning_digest(run: Trajectory, caps: Caps = CAPS) -> WarningDigest:
+    error, position = decisive_error(run)
+    failure = run.failure
+    return WarningDigest(
+        caps, Clip.of(run.task, caps.goal), Clip.of(error, caps.error, caps.error),
+        _optional(failure.cause if failure else None, caps.note), _optional(failure.fix if failure else None, caps.note),
+        _optional(run.what_failed, caps.note),
+        _optional(failing_step_text(run.steps[position]) if position >= 0 else None, caps.argument),
+    )
+
+
+# -- in rows ------------------------------------------------------------------------------------
+
+
+def row_steps(run: Trajectory, level: str, caps: Caps = CAPS) -> list[dict[str, Any]] | None:
+    """What the indexer stores in the ``steps`` field of a row of ``level`` (None: the row's own steps)."""
+    if level == "summary":
+        return [exemplar_digest(run, caps).to_json()]
+    if level == "failure":
+        return [warning_digest(run, caps).to_json()]
+    return None
+
+
+def from_row_steps(steps: Any) -> ExemplarDigest | WarningDigest | None:
+    """The digest a row's ``steps`` holds; None for rows without one (written before digests,
+    or by a version whose digest format this one does not read)."""
+    if not isinstance(steps, list) or len(steps) != 1 or not isinstance(steps[0], dict):
+        return None
+    data = steps[0]
+    if data.get(MARKER) != VERSION:
+        return None
+    kind = {"exemplar": ExemplarDigest, "warning": WarningDigest}.get(data.get("kind"))
+    try:
+        return kind.from_json(data) if kind else None
+    except (KeyError, TypeError, ValueError):  # a damaged digest is a missing one: the trace serves
+        return None
