@@ -228,15 +228,24 @@ class WrappedEmbedder:
 
 @dataclass
 class TimedEmbedder(WrappedEmbedder):
-    """Wraps an embedder and accumulates the time spent in ``encode`` (ingest breakdown)."""
+    """Wraps an embedder and accumulates the time spent in ``encode`` and ``encode_documents``
+    (ingest breakdown)."""
 
     seconds: float = 0.0
     texts: int = 0
 
     def encode(self, texts: Sequence[str], *, batch_size: int = 64) -> np.ndarray:
+        return self._timed(self.inner.encode, texts, batch_size)
+
+    def encode_documents(self, texts: Sequence[str], *, batch_size: int = 64) -> np.ndarray:
+        from trajsearch.embed import document_encoder
+
+        return self._timed(document_encoder(self.inner), texts, batch_size)
+
+    def _timed(self, encode: Callable[..., np.ndarray], texts: Sequence[str], batch_size: int) -> np.ndarray:
         start = time.perf_counter()
         try:
-            return self.inner.encode(texts, batch_size=batch_size)
+            return encode(texts, batch_size=batch_size)
         finally:
             self.seconds += time.perf_counter() - start
             self.texts += len(texts)
@@ -247,24 +256,38 @@ class CachedEmbedder(WrappedEmbedder):
     """Serves precomputed vectors by text, so query embedding is timed apart from search.
 
     A text not in the table is embedded by ``inner`` (and counted in ``misses``),
-    so results stay correct even when the table is incomplete.
+    so results stay correct even when the table is incomplete. Documents (what ingest
+    embeds, through ``encode_documents``: the inner embedder's bulk path) have a table
+    of their own, so a query never gets a document's vector for the same text, nor
+    the other way round.
     """
 
     table: dict[str, np.ndarray] = field(default_factory=dict)
+    documents: dict[str, np.ndarray] = field(default_factory=dict)
     misses: int = 0
 
-    def add(self, texts: Sequence[str], vectors: Any) -> None:
+    def add(self, texts: Sequence[str], vectors: Any, table: dict[str, np.ndarray] | None = None) -> None:
+        table = self.table if table is None else table
         for text, vector in zip(texts, vectors):
-            self.table[text] = np.asarray(vector, dtype=np.float32)
+            table[text] = np.asarray(vector, dtype=np.float32)
 
     def encode(self, texts: Sequence[str], *, batch_size: int = 64) -> np.ndarray:
-        missing = [t for t in dict.fromkeys(texts) if t not in self.table]
+        return self._cached(self.table, self.inner.encode, texts, batch_size)
+
+    def encode_documents(self, texts: Sequence[str], *, batch_size: int = 64) -> np.ndarray:
+        from trajsearch.embed import document_encoder
+
+        return self._cached(self.documents, document_encoder(self.inner), texts, batch_size)
+
+    def _cached(self, table: dict[str, np.ndarray], encode: Callable[..., np.ndarray], texts: Sequence[str],
+                batch_size: int) -> np.ndarray:
+        missing = [t for t in dict.fromkeys(texts) if t not in table]
         if missing:
             self.misses += len(missing)
-            self.add(missing, self.inner.encode(missing, batch_size=batch_size))
+            self.add(missing, encode(missing, batch_size=batch_size), table)
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        return np.stack([self.table[t] for t in texts])
+        return np.stack([table[t] for t in texts])
 
 
 class DiskCachedEmbedder(WrappedEmbedder):

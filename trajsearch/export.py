@@ -202,7 +202,7 @@ def _variants(run: Trajectory, compress: bool) -> Iterator[tuple[str, Trajectory
     if not compress:
         return
     from .runtime.format import FormatConfig, _levels, _observation, _priority
-    from .runtime.steps import decision_points
+    from .steps import decision_points
 
     points = decision_points(run.steps)
     if len(points) < len(run.steps):

@@ -23,17 +23,21 @@ redoes a batch rewrites the same rows.
 from __future__ import annotations
 
 import fcntl
+import hashlib
 import logging
 import queue
 import threading
 import time
+from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Sequence
+
+import numpy as np
 
 from .digest import row_steps
-from .embed import Embedder
+from .embed import Embedder, document_encoder
 from .model import Trajectory
 from .results import IngestReport, Rejection
 from .represent import Row, Summarizer, WindowConfig, content_hash, embed_rows, extractive_summary, represent, row_id
@@ -177,6 +181,12 @@ class Indexer:
         #: so their writes take turns; embedding, the expensive part, still runs in parallel.
         self.write_lock = write_lock
         self._pool: ThreadPoolExecutor | None = None
+        #: Vectors of texts embedded lately, by digest of the text: the same text comes again
+        #: across runs (a task's trials, a shared first step) and is embedded once.
+        self._recent: OrderedDict[bytes, Any] = OrderedDict()
+        self._recent_lock = threading.Lock()  # the write stage re-prepares runs now and then, concurrently
+        self.recent_size = 8_192
+        self.texts_embedded = 0  # distinct texts sent to the model (the rest came from _recent)
 
     # -- the pipeline ------------------------------------------------------------------------
 
@@ -292,10 +302,29 @@ class Indexer:
 
     # -- stage 2: skip unchanged runs, build and embed rows --------------------------------
 
+    def encode(self, texts: Sequence[str], *, batch_size: int | None = None) -> np.ndarray:
+        """Vectors of ``texts`` for the index (the embedder's bulk path where it has one), each
+        distinct text embedded once, and texts embedded lately not again."""
+        keys = [hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest() for text in texts]
+        with self._recent_lock:
+            todo = {key: text for key, text in zip(keys, texts) if key not in self._recent}
+            if todo:
+                encode = document_encoder(self.embedder)
+                vectors = encode(list(todo.values()), batch_size=batch_size or self.embed_batch_size)
+                self.texts_embedded += len(todo)
+                self._recent.update(zip(todo, vectors))
+            found = []
+            for key in keys:
+                self._recent.move_to_end(key)
+                found.append(self._recent[key])
+            while len(self._recent) > self.recent_size:
+                self._recent.popitem(last=False)
+        return np.stack(found).astype(np.float32, copy=False) if found else np.empty((0, 0), np.float32)
+
     def rows_of(self, run: Trajectory) -> list[dict[str, Any]]:
         """The index rows of one run, embedded, as :meth:`add` writes them (nothing is written)."""
         rows = represent(run, window=self.window, summarizer=self.summarizer)
-        vectors = embed_rows(self.embedder, rows, batch_size=self.embed_batch_size)
+        vectors = embed_rows(self, rows)
         chash, uri = content_hash(run, self.window), self.traces.uri_for(run.tenant, run.trajectory_id)
         return [_record(run, row, trace_uri=uri, chash=chash, vector=vector.tolist()) for row, vector in zip(rows, vectors)]
 
@@ -321,7 +350,7 @@ class Indexer:
             for key in keys
             for row in represent(batch.runs[key][0], window=self.window, summarizer=self.summarizer)
         ]
-        vectors = embed_rows(self.embedder, [row for _, row in pending], batch_size=self.embed_batch_size)
+        vectors = embed_rows(self, [row for _, row in pending])
         for key in keys:
             batch.records[key] = []
         for (key, row), vector in zip(pending, vectors):

@@ -17,9 +17,9 @@ from typing import Sequence
 
 import numpy as np
 
-from .base import DEFAULT_MODEL, Embedder, normalise
+from .base import DEFAULT_MODEL, Embedder, document_encoder, normalise
 
-__all__ = ["DEFAULT_MODEL", "Embedder", "HashingEmbedder", "load_embedder", "normalise"]
+__all__ = ["DEFAULT_MODEL", "Embedder", "HashingEmbedder", "document_encoder", "load_embedder", "normalise"]
 
 
 class HashingEmbedder:

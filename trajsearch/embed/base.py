@@ -18,6 +18,12 @@ class Embedder(Protocol):
         ...
 
 
+def document_encoder(embedder: Embedder):  # type: ignore[no-untyped-def]
+    """What embeds texts in bulk (ingest): the embedder's ``encode_documents`` where it has one (a
+    faster path for many texts, vectors within cosine 0.9999 of ``encode``'s), else ``encode``."""
+    return getattr(embedder, "encode_documents", embedder.encode)
+
+
 def normalise(vectors: np.ndarray) -> np.ndarray:
     vectors = np.asarray(vectors, dtype=np.float32)
     norms = np.linalg.norm(vectors, axis=1, keepdims=True)

@@ -203,11 +203,16 @@ class OnnxMiniLMEmbedder:
         threads: int | None = None,
         spin: bool = False,
         max_seq_length: int = MAX_SEQ_LENGTH,
+        bulk: str | None = None,
     ) -> None:
         import onnxruntime as ort
         from tokenizers import Tokenizer
 
         model_dir = Path(model_dir) if model_dir else default_model_dir()
+        self._model_dir, self._max_seq_length = model_dir, max_seq_length
+        #: ``encode_documents``' path (see embed/bulk.py): auto | off | cpu-bf16 | cuda, decided on first use
+        self.bulk = bulk
+        self._bulk_encoder: object | None = None
         self.onnx_path = Path(onnx_path) if onnx_path else cached_onnx_path(model_dir)
         if not self.onnx_path.exists():
             export_onnx(self.onnx_path, model_dir)
@@ -256,6 +261,20 @@ class OnnxMiniLMEmbedder:
             rows = order[start : start + batch_size]
             out[rows] = self._embed_batch([texts[i] for i in rows])
         return out
+
+    def encode_documents(self, texts: Sequence[str], *, batch_size: int = 64) -> np.ndarray:
+        """Many texts at once (ingest), on the machine's fastest path (embed/bulk.py: bfloat16 on
+        AMX, fp16 on a GPU; vectors within cosine 0.9999 of :meth:`encode`'s), else :meth:`encode`."""
+        if self._bulk_encoder is None:
+            from .bulk import TorchBulkEncoder, choose
+
+            path = choose(self.bulk)
+            self._bulk_encoder = self if path == "off" else TorchBulkEncoder(
+                self._model_dir, device=path, max_seq_length=self._max_seq_length)
+            self.bulk = path
+        if self._bulk_encoder is self or not texts:
+            return self.encode(texts, batch_size=batch_size)
+        return self._bulk_encoder.encode(texts, batch_size=batch_size)  # type: ignore[attr-defined]
 
     def _embed_batch(self, texts: list[str]) -> np.ndarray:
         encodings = self._tok.encode_batch(texts)

@@ -1,0 +1,179 @@
+"""The agent context from run digests (issue 12): what is shown of a past run is worked out at
+ingest and rendered without reading its trace, identically to rendering from the trace.
+
+Real Milvus Lite in a temp dir, the hashing test embedder, and real third-party trace files
+(tests/fixtures) for runs with long outputs, retries, reads and failures.
+"""
+
+from __future__ import annotations
+
+import random
+import shutil
+from pathlib import Path
+
+import pytest
+
+from trajsearch.digest import CAPS, Clip, ExemplarDigest, WarningDigest, exemplar_digest, from_row_steps, warning_digest
+from trajsearch.embed import HashingEmbedder
+from trajsearch.ingest.read import read_dump
+from trajsearch.model import Outcome
+from trajsearch.represent import clip, row_id
+from trajsearch.runtime import FormatConfig, Runtime, RuntimeConfig, RuntimeContext, Strategy
+from trajsearch.runtime.advice import AdviceConfig, Exemplar, FailureWarning
+from trajsearch.runtime.format import default_counter, render
+from trajsearch.runtime.novelty import NoveltyConfig
+from trajsearch.search import TrajSearch
+from trajsearch.store.filters import Filters
+from trajsearch.store.index import OUTPUT_FIELDS
+
+from conftest import BASE_TIME
+
+FIXTURES = Path(__file__).parent / "fixtures"
+OPEN = RuntimeConfig(advice=AdviceConfig(novelty=NoveltyConfig(0.99, 0.0), warning_min_similarity=-1.0))
+BUDGETS = (60, 250, 500, 900, 1500, 2000, 4000)
+
+
+@pytest.fixture(scope="module")
+def fixture_runs():
+    """Every run the fixture files hold (several formats), in one tenant."""
+    runs = {}
+    for path in sorted(FIXTURES.iterdir()):
+        if path.is_dir():
+            for parsed in read_dump(path, tenant="acme"):
+                if parsed.trajectory is not None and parsed.trajectory.steps:
+                    runs.setdefault(parsed.trajectory.trajectory_id, parsed.trajectory)
+    assert len(runs) >= 15 and any(r.outcome is Outcome.failure for r in runs.values())
+    return list(runs.values())
+
+
+def _exemplar(run, **kw) -> Exemplar:
+    return Exemplar(run.trajectory_id, f"file:///t/{run.trajectory_id}", run.env_version or "", 0.8, 0.9, {}, "row", **kw)
+
+
+def _warning(run, **kw) -> FailureWarning:
+    return FailureWarning(run.trajectory_id, f"file:///t/{run.trajectory_id}", run.env_version or "", 0.7, "", "", **kw)
+
+
+def _stored(digest):
+    """A digest as the index stores and returns it (JSON in the row's steps)."""
+    return from_row_steps([digest.to_json()])
+
+
+def test_clip_keeps_exactly_what_clip_can_show():
+    rng = random.Random(7)
+    words = ["pytest", "Traceback", "  ", "\n", "ModuleNotFoundError:", "é", "x" * 40, "src/app.py", "…"]
+    for _ in range(400):
+        text = " ".join(rng.choice(words) for _ in range(rng.randint(0, 400)))
+        head_cap, tail_cap = rng.randint(1, 700), rng.choice([0, rng.randint(1, 700)])
+        kept = Clip.from_json(Clip.of(text, head_cap, tail_cap).to_json())
+        for _ in range(5):
+            head, tail = rng.randint(0, head_cap), rng.randint(0, tail_cap) if tail_cap else 0
+            assert kept.clip(head, tail) == clip(text, head, tail)
+
+
+def test_views_from_a_stored_digest_equal_views_from_the_trace(fixture_runs):
+    counter = default_counter()
+    for run in fixture_runs:
+        for budget in BUDGETS:
+            for fmt in ("text", "json"):
+                stored = render(Strategy.use_as_inspiration, [_exemplar(run, digest=_stored(exemplar_digest(run)))],
+                                [_warning(run, digest=_stored(warning_digest(run)))], fmt=fmt, budget=budget,
+                                counter=counter)
+                traced = render(Strategy.use_as_inspiration, [_exemplar(run, reader=lambda run=run: run)],
+                                [_warning(run, reader=lambda run=run: run)], fmt=fmt, budget=budget, counter=counter)
+                assert stored.text == traced.text, (run.trajectory_id, budget, fmt)
+                assert stored.tokens == traced.tokens
+
+
+def test_rendered_tokens_are_the_emitted_strings_tokens(fixture_runs):
+    counter = default_counter()
+    exemplars = [_exemplar(r, digest=exemplar_digest(r)) for r in fixture_runs[:4]]
+    warnings = [_warning(r, digest=warning_digest(r)) for r in fixture_runs[4:7]]
+    for budget in (5, 40, *BUDGETS):
+        for fmt in ("text", "json"):
+            for strategy in (Strategy.follow_closely, None):
+                rendered = render(strategy, exemplars, warnings, fmt=fmt, budget=budget, counter=counter)
+                assert rendered.tokens == counter.count(rendered.text) <= budget, (budget, fmt)
+
+
+def test_digests_are_cut_at_the_caps_and_know_it(fixture_runs):
+    digests = [exemplar_digest(r) for r in fixture_runs]
+    assert all(len(d.actions) <= CAPS.actions for d in digests)
+    kept = [a.observation for d in digests for a in d.actions if a.observation is not None]
+    cut = [o for o in kept if o.length >= 0]
+    assert cut  # long outputs are kept as head + tail + length ...
+    assert all(len(o.head) == CAPS.observation // 3 and len(o.tail) == CAPS.observation * 2 // 3 for o in cut)
+    assert all(len(o.head) <= CAPS.observation + 20 for o in kept if o.length < 0)  # ... short ones whole
+    assert CAPS.covers(*(getattr(FormatConfig(), f) for f in
+                         ("goal_chars", "max_actions", "argument_chars", "observation_chars", "note_chars")))
+    assert from_row_steps([]) is None and from_row_steps([{"digest": 999}]) is None
+    assert from_row_steps([{"digest": 1, "kind": "exemplar"}]) is None  # damaged: the trace serves
+    assert isinstance(_stored(digests[0]), ExemplarDigest)
+    assert isinstance(_stored(warning_digest(fixture_runs[0])), WarningDigest)
+
+
+# -- end to end: the store -----------------------------------------------------------------------
+
+
+class CountingEmbedder(HashingEmbedder):
+    def __init__(self) -> None:
+        super().__init__()
+        self.calls: list[list[str]] = []
+
+    def encode(self, texts, *, batch_size: int = 64):
+        self.calls.append(list(texts))
+        return super().encode(texts, batch_size=batch_size)
+
+
+@pytest.fixture
+def store(tmp_path, fixture_runs):
+    embedder = CountingEmbedder()
+    ts = TrajSearch.open(str(tmp_path / "milvus.db"), traces=str(tmp_path / "traces"), embedder=embedder)
+    ts.add([r.model_copy(update={"created_at": BASE_TIME}) for r in fixture_runs])
+    yield ts, tmp_path / "traces"
+    ts.close()
+
+
+def _contexts(ts, fixture_runs, config=OPEN):
+    rt = Runtime(ts, config)
+    ctx = RuntimeContext(tenant="acme", now=BASE_TIME)
+    return [(rt.context_for(r.task, ctx).text, rt.context_for(r.task, ctx, fmt="json", budget=700).text)
+            for r in fixture_runs[:8]]
+
+
+def test_context_reads_no_trace(store, fixture_runs):
+    ts, traces = store
+    before = _contexts(ts, fixture_runs)
+    assert any("Key actions:" in text for text, _ in before) and any("## Warning" in text for text, _ in before)
+    shutil.rmtree(traces)  # every trace gone: what is shown comes from the rows
+    assert _contexts(ts, fixture_runs) == before
+
+
+def test_diversity_embeds_no_summary(store, fixture_runs):
+    ts, _ = store
+    embedder = ts.embedder
+    rt = Runtime(ts, OPEN)
+    embedder.calls.clear()
+    found = rt.exemplars(fixture_runs[0].task, RuntimeContext(tenant="acme", now=BASE_TIME), k=3)
+    assert len(found.items) == 3
+    assert embedder.calls == [[fixture_runs[0].task]]  # the query, once; the summaries' stored vectors serve
+
+
+def test_rows_written_before_digests_render_from_the_trace(store, fixture_runs):
+    ts, _ = store
+    before = _contexts(ts, fixture_runs)
+    ids = [row_id("acme", r.trajectory_id, level, -1) for r in fixture_runs for level in ("summary", "failure")]
+    rows = ts.index.get(ids, Filters(tenant="acme"), fields=[*OUTPUT_FIELDS, "embedding"])
+    assert rows and all(from_row_steps(r["steps"]) is not None for r in rows)
+    ts.index.upsert([dict(r, steps=[]) for r in rows])  # as the previous version wrote them
+    assert _contexts(ts, fixture_runs) == before
+
+
+def test_a_format_beyond_the_digest_reads_the_trace(store, fixture_runs):
+    ts, traces = store
+    wide = RuntimeConfig(advice=OPEN.advice, format=FormatConfig(observation_chars=1500, note_chars=1200, goal_chars=2000))
+    from_traces = _contexts(ts, fixture_runs, wide)
+    assert from_traces != _contexts(ts, fixture_runs)  # it shows more than the default
+    shutil.rmtree(traces)
+    degraded = _contexts(ts, fixture_runs, wide)  # no trace to read: what the digest kept, no error
+    assert all(text for text, _ in degraded)

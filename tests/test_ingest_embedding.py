@@ -1,0 +1,94 @@
+"""What ingest embeds and how (issue 12): each distinct text once, through the embedder's bulk
+path where it has one (embed/bulk.py), with vectors that match the query path's."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from trajsearch.embed import HashingEmbedder, document_encoder
+from trajsearch.embed.bulk import choose, cpu_has_amx
+from trajsearch.search import TrajSearch
+
+from conftest import make_run
+
+TEXTS = [
+    "Fix the failing unit test in the payments service",
+    "ModuleNotFoundError: No module named 'yaml'",
+    "[step 3] action: bash pytest -x tests/test_payments.py\nresult: 1 failed: AssertionError: 3 != 4",
+    "Cancel my reservation ABC123 and refund the unused segments to the original card. " * 12,
+    "ls",
+] * 8
+
+
+class DocumentCounter(HashingEmbedder):
+    """The hashing test embedder with a bulk path that records what it was given."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.documents: list[str] = []
+
+    def encode_documents(self, texts, *, batch_size: int = 64):
+        self.documents.extend(texts)
+        return self.encode(texts, batch_size=batch_size)
+
+
+def test_each_distinct_text_is_embedded_once(tmp_path):
+    embedder = DocumentCounter()
+    trials = [make_run(f"trial-{n}") for n in range(4)]  # one task, four runs with the same steps
+    other = make_run("other", task="Add a dark mode toggle to the settings page")
+    with TrajSearch.open(str(tmp_path / "m.db"), traces=str(tmp_path / "t"), embedder=embedder) as ts:
+        indexer = ts.indexer()
+        report = indexer.add([*trials[:2], other])
+        indexer.add(trials[2:])  # a later batch: its texts were embedded already
+        rows = list(ts.index.iterate(["trajectory_id", "level", "text", "embedding"], tenant="acme"))
+    assert report.ingested == 3 and len(rows) == 5 * len(trials + [other])
+    texts = [r["text"] for r in rows]
+    assert sorted(embedder.documents) == sorted(set(texts))  # every distinct text, once, through the bulk path
+    assert indexer.texts_embedded == len(set(texts))
+    by_text: dict[str, list] = {}
+    for row in rows:
+        by_text.setdefault(row["text"], []).append(row["embedding"])
+    for text, vectors in by_text.items():
+        assert all(np.allclose(v, vectors[0]) for v in vectors)
+        np.testing.assert_allclose(vectors[0], embedder.encode([text])[0], atol=1e-6)
+
+
+def test_embedders_without_a_bulk_path_encode_documents_as_queries():
+    hashing = HashingEmbedder()
+    assert document_encoder(hashing) == hashing.encode
+    np.testing.assert_array_equal(document_encoder(hashing)(TEXTS[:5]), hashing.encode(TEXTS[:5]))
+
+
+def test_the_bulk_path_choice(monkeypatch):
+    monkeypatch.setenv("TRAJSEARCH_BULK", "fastest")
+    with pytest.raises(ValueError, match="TRAJSEARCH_BULK"):
+        choose()
+    monkeypatch.setenv("TRAJSEARCH_BULK", "off")
+    assert choose() == "off"
+    assert choose("cpu-bf16") == "cpu-bf16"
+    monkeypatch.delenv("TRAJSEARCH_BULK")
+    assert choose() in ("cuda", "cpu-bf16" if cpu_has_amx() else "off")
+
+
+@pytest.mark.model
+def test_bulk_vectors_match_the_query_path(real_embedder):
+    """On this machine's bulk path (bfloat16 on AMX: the default here), the vectors ingest stores are
+    within cosine 0.9999 of the ones queries get, and rank the texts alike."""
+    if choose() == "off":
+        pytest.skip("no bulk path on this machine (no AMX, no GPU): ingest uses encode itself")
+    queries = real_embedder.encode(TEXTS[:5])
+    documents = real_embedder.encode_documents(TEXTS)
+    assert documents.shape == (len(TEXTS), 384) and documents.dtype == np.float32
+    np.testing.assert_allclose(np.linalg.norm(documents, axis=1), 1.0, rtol=1e-5)
+    assert (documents[:5] * queries).sum(axis=1).min() >= 0.9999
+    np.testing.assert_array_equal(np.argsort(-(documents[:5] @ queries.T), axis=0),
+                                  np.argsort(-(queries @ queries.T), axis=0))
+
+
+def test_the_indexer_writes_what_the_bulk_path_returned(tmp_path):
+    embedder = DocumentCounter()
+    with TrajSearch.open(str(tmp_path / "m.db"), traces=str(tmp_path / "t"), embedder=embedder) as ts:
+        ts.add([make_run("r1")])
+        assert ts.search("payments", tenant="acme", k=1, mode="dense")[0].trajectory_id == "r1"
+        assert ts.index.count("acme") == len(embedder.documents) == 5
