@@ -201,20 +201,22 @@ def _variants(run: Trajectory, compress: bool) -> Iterator[tuple[str, Trajectory
     yield "none", run
     if not compress:
         return
-    from .runtime.format import FormatConfig, _levels, _observation, _priority
+    from .digest import observation_text, priority
+    from .runtime.format import FormatConfig, _levels
     from .steps import decision_points
 
     points = decision_points(run.steps)
     if len(points) < len(run.steps):
         yield "decision_points", run.model_copy(update={"steps": points})
     for name, detail in zip(("full", "half", "bare"), _levels(FormatConfig())):
-        ranked = sorted(range(len(points)), key=lambda i: (-_priority(points[i], i == len(points) - 1), -i))
+        ranked = sorted(range(len(points)), key=lambda i: (-priority(points[i], i == len(points) - 1), -i))
         kept = [points[i] for i in sorted(ranked[: detail.actions])]
         steps = [
             step.model_copy(update={
                 "thought": clip(step.thought, detail.note // 2, detail.note // 2) if step.thought else None,
                 "arguments": _clip_arguments(step.arguments, detail.argument),
-                "observation": _observation(step.observation, detail.observation) if step.observation else None,
+                "observation": clip(observation_text(step.observation), detail.observation // 3, detail.observation * 2 // 3)
+                if step.observation else None,
                 "error": clip(step.error, detail.observation // 3, detail.observation * 2 // 3) if step.error else None,
             })
             for step in kept
