@@ -127,7 +127,8 @@ def rate(args: argparse.Namespace, dump: Path, fast: bool) -> dict:
 
             def indexer(**kw):  # noqa: ANN003, ANN202
                 made = original(**kw)
-                made.embed = lambda batch: list(made.embedder.encode(batch, batch_size=made.embed_batch_size))
+                made.encode = lambda batch, batch_size=None: made.embedder.encode(
+                    batch, batch_size=batch_size or made.embed_batch_size)
                 return made
 
             ts.indexer = indexer
