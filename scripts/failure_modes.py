@@ -215,6 +215,7 @@ def _zipf(n: int, s: float = 1.1) -> list[float]:
 def synthetic(args: argparse.Namespace) -> None:
     from trajsearch import failures
     from trajsearch.embed import load_embedder
+    from trajsearch.failures import traces, vectors
 
     directory, temporary = _store_dir(args.store)
     try:
@@ -228,8 +229,8 @@ def synthetic(args: argparse.Namespace) -> None:
             end = _END
             seconds, results = [], []
             for attempt in range(args.repeat):
-                failures._CACHE = failures._VectorCache()
-                failures._RUN_CACHE.clear()
+                vectors._CACHE = vectors._VectorCache()
+                traces._RUN_CACHE.clear()
                 with Stopwatch() as sw:
                     result = failures.failure_modes(ts, tenant="bench", since="7d", until=end)
                 seconds.append(sw.seconds)

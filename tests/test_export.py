@@ -15,12 +15,12 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from trajsearch import export as export_module
 from trajsearch.cli import app
 from trajsearch.embed import HashingEmbedder
 from trajsearch.export import (
     OPENAI_CHAT_SCHEMA, export_runs, record_text, to_record, validate_openai_chat, validate_sharegpt, write,
 )
+from trajsearch.export import stream as export_stream  # export_runs reads PAGE there
 from trajsearch.ingest.read import read_dump
 from trajsearch.model import Step, Trajectory
 from trajsearch.runtime.format import default_counter
@@ -208,7 +208,7 @@ def test_max_tokens_compresses_as_the_runtime_does(store: TrajSearch) -> None:
 
 def test_paging_keeps_search_order_and_outcome_can_be_changed(store: TrajSearch, monkeypatch) -> None:
     whole = [r.provenance["trajectory_id"] for r in export_runs(store, QUERY, tenant="acme", k=3)]
-    monkeypatch.setattr(export_module, "PAGE", 1)
+    monkeypatch.setattr(export_stream, "PAGE", 1)
     paged = [r.provenance["trajectory_id"] for r in export_runs(store, QUERY, tenant="acme", k=3)]
     assert paged == whole and len(whole) == 3
     failed = [r.provenance for r in export_runs(store, QUERY, tenant="acme", outcome="failure")]
@@ -234,7 +234,7 @@ def test_a_refused_page_keeps_the_runs_already_found(store: TrajSearch, monkeypa
         def get_trace(self, *args, **kwargs):
             return store.get_trace(*args, **kwargs)
 
-    monkeypatch.setattr(export_module, "PAGE", 1)
+    monkeypatch.setattr(export_stream, "PAGE", 1)
     export = export_runs(Refusing(), QUERY, tenant="acme", k=3)
     assert (export.found, len(list(export))) == (1, 1)
     assert "stopped after 1 runs" in export.stopped and "at most 32" in export.stopped

@@ -1,0 +1,59 @@
+"""A run's ever more compressed variants, tried in turn until its record fits ``max_tokens``.
+
+``max_tokens``: each record is compressed as the agent runtime compresses a run for
+its prompt (:mod:`trajsearch.runtime.format`): all steps if they fit; else the
+run's decision points (each read once, only the last attempt of a retry); else the
+runtime's detail levels (at most 8, then 4 decision points kept by priority: the
+end, writes, errors and tests, the rest; arguments, outputs, thoughts and the task
+cut to head and tail; the runtime's third level keeps no steps, which teaches
+nothing, so it is not used); a run that fits at none is left out and counted. Tokens are counted
+with the runtime's counter (all-MiniLM-L6-v2's WordPiece) on the record's text
+(message contents, tool names and arguments), not on the JSON punctuation.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterator
+
+from ..model import Trajectory
+from ..represent import clip
+
+
+def _variants(run: Trajectory, compress: bool) -> Iterator[tuple[str, Trajectory]]:
+    """The run as is, then ever more compressed as the runtime compresses runs for a prompt."""
+    yield "none", run
+    if not compress:
+        return
+    from ..digest import observation_text, priority
+    from ..runtime.format import FormatConfig, _levels
+    from ..steps import decision_points
+
+    points = decision_points(run.steps)
+    if len(points) < len(run.steps):
+        yield "decision_points", run.model_copy(update={"steps": points})
+    for name, detail in zip(("full", "half", "bare"), _levels(FormatConfig())):
+        ranked = sorted(range(len(points)), key=lambda i: (-priority(points[i], i == len(points) - 1), -i))
+        kept = [points[i] for i in sorted(ranked[: detail.actions])]
+        steps = [
+            step.model_copy(update={
+                "thought": clip(step.thought, detail.note // 2, detail.note // 2) if step.thought else None,
+                "arguments": _clip_arguments(step.arguments, detail.argument),
+                "observation": clip(observation_text(step.observation), detail.observation // 3, detail.observation * 2 // 3)
+                if step.observation else None,
+                "error": clip(step.error, detail.observation // 3, detail.observation * 2 // 3) if step.error else None,
+            })
+            for step in kept
+        ]
+        yield name, run.model_copy(update={"task": clip(run.task, detail.goal // 2, detail.goal // 2),
+                                           "steps": steps})
+
+
+def _clip_arguments(arguments: Any, chars: int) -> Any:
+    """Long string values cut to head and tail; the arguments stay JSON of the same shape."""
+    if isinstance(arguments, str):
+        return clip(arguments, chars // 2, chars // 2)
+    if isinstance(arguments, dict):
+        return {k: _clip_arguments(v, chars) for k, v in arguments.items()}
+    if isinstance(arguments, list):
+        return [_clip_arguments(v, chars) for v in arguments]
+    return arguments

@@ -1,0 +1,78 @@
+"""Readable mode labels: a well-known cause's name, else the mode's most specific clause.
+
+People scan a list of modes by their labels ("missing Python module", "disk full");
+the table of well-known causes and the rule that keeps two modes of one label apart
+live here so a new cause is one line in one place.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+from .report import FailureMode
+from .templates import _CLAUSES, _PREAMBLE, _TOOL_ARROW
+
+
+#: Well-known causes, tried in order on a mode's most frequent template; anything else is
+#: labelled with its own most specific clause (``not enough seats on flight <id>``).
+KNOWN_CAUSES: list[tuple[re.Pattern[str], str]] = [(re.compile(p, re.I), label) for p, label in [
+    (r"No module named|ModuleNotFoundError", "missing Python module"),
+    (r"Cannot find module|(?-i:\bMODULE_NOT_FOUND\b)", "missing Node module"),
+    (r"No space left on device|(?-i:\bENOSPC\b)", "disk full"),
+    (r"exit(?: code| status)? 137|(?-i:\bOOM\b)|out of memory|MemoryError|(?-i:\bKilled\b)", "killed: out of memory"),
+    (r"Segmentation fault|exit(?: code| status)? 139|(?-i:\bSIGSEGV\b)", "segmentation fault"),
+    (r"context (?:length|window)|prompt is too long|maximum context", "context window exceeded"),
+    (r"RateLimit|\b429\b|Too Many Requests|rate limit", "rate limited"),
+    (r"\bSSL\b|EOF occurred in violation of protocol", "SSL connection dropped"),
+    (r"(?:API|Request|read operation|litellm|model).{0,40}(?:timed out|Timeout)|Timeout.{0,60}(?:API|Exception)",
+     "model API timeout"),
+    (r"timed out|TimeoutExpired|time limit", "command timed out"),
+    (r"Connection refused|(?-i:\bECONNREFUSED\b)", "connection refused"),
+    (r"Name or service not known|Could not resolve host|(?-i:\bENOTFOUND\b)|getaddrinfo", "host name not resolved"),
+    (r"Address already in use|(?-i:\bEADDRINUSE\b)", "address already in use"),
+    (r"AuthenticationError|\b401\b|API key", "invalid API key"),
+    (r"Permission denied|PermissionError|(?-i:\bEACCES\b)", "permission denied"),
+    (r"No such file or directory|FileNotFoundError|(?-i:\bENOENT\b)", "file not found"),
+    (r"command not found|: not found$", "command not found"),
+    (r"IndentationError|TabError", "indentation error"),
+    (r"JSONDecodeError|in JSON at position", "invalid JSON"),
+    (r"SyntaxError", "syntax error"),
+    (r"Unicode(?:De|En)codeError|codec can't", "text encoding error"),
+    (r"RecursionError|maximum recursion depth", "infinite recursion"),
+    (r"ZeroDivisionError", "division by zero"),
+    (r"NameError", "undefined name"),
+    (r"AttributeError", "missing attribute"),
+    (r"KeyError", "missing key"),
+    (r"IndexError", "index out of range"),
+    (r"(?-i:\bCONFLICT\b)|merge conflict", "merge conflict"),
+    (r"patch failed|patch does not apply|hunks? FAILED", "patch does not apply"),
+    (r"AssertionError|\bassert\b|tests? failed", "test assertion failed"),
+    (r"step limit|max_iterations|max turns", "step limit reached"),
+    (r"cost limit|budget", "cost limit reached"),
+]]
+
+
+def label_for(template: str) -> str:
+    """A short readable name for a mode, from its most frequent template."""
+    specific = _specific(template)
+    for pattern, label in KNOWN_CAUSES:
+        if pattern.search(specific):
+            return label
+    specific = re.sub(r"^(?:Error|error|ERROR)\s*:\s*", "", specific).strip()
+    return specific if len(specific) <= 80 else specific[:79].rstrip() + "…"
+
+
+def _distinct_labels(modes: list[FailureMode]) -> None:
+    """Two modes of one well-known label (meaning kept two wordings apart) get their own wording added."""
+    seen = Counter(m.label for m in modes)
+    for mode in modes:
+        if seen[mode.label] > 1:
+            wording = _specific(mode.templates[0]["template"])
+            mode.label = f"{mode.label}: {wording if len(wording) <= 70 else wording[:69].rstrip() + '…'}"
+
+
+def _specific(template: str) -> str:
+    """A template's most specific clause, without a tool prefix or a grader's preamble."""
+    clauses = [c for c in _CLAUSES.split(template) if c.strip()] or [template]
+    return _PREAMBLE.sub("", _TOOL_ARROW.sub("", clauses[-1])).strip()
