@@ -1,0 +1,73 @@
+"""``trajsearch``: a thin typer CLI over the library façade.
+
+Read commands print a readable view by default and JSON with ``--json``.
+Every command takes ``--uri`` (a local path for embedded Milvus Lite, or
+``http://host:19530`` for a Milvus server) and ``--traces``.
+
+This module assembles the app from the command modules (one per concept) and
+holds ``main``, the console script, which turns an unexpected error into one line.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+# pymilvus' keepalive pings trip milvus-lite's in-process server into logging GOAWAY noise
+os.environ.setdefault("GRPC_VERBOSITY", "ERROR")
+import logging  # noqa: E402
+
+# milvus-lite logs a traceback when it cannot open a store; the CLI says why in one line instead
+logging.getLogger("milvus_lite").setLevel(logging.CRITICAL)
+
+import typer  # noqa: E402
+from rich.markup import escape  # noqa: E402
+
+from ..cli_service import register as _register_service  # noqa: E402
+from .demo_command import SAMPLE, demo  # noqa: E402
+from .export_command import export  # noqa: E402
+from .failures_command import failures  # noqa: E402
+from .ingest_commands import formats, ingest  # noqa: E402
+from .output import err  # noqa: E402
+from .query_commands import exemplars, search, show, similar, stats  # noqa: E402
+from .server_commands import health, whoami  # noqa: E402
+
+__all__ = ["SAMPLE", "app", "main"]
+
+app = typer.Typer(
+    help="Search past AI-agent runs: ingest trace dumps, find similar runs, show the steps that matter.",
+    no_args_is_help=True,
+    add_completion=False,
+)
+
+# registration order is the order `trajsearch --help` lists the commands in
+for _command in (ingest, formats, search, similar, show, stats, exemplars, failures, export, whoami, health, demo):
+    app.command()(_command)
+_register_service(app)  # serve, ui, mcp and keys
+
+_DEBUG = {"on": False}
+
+
+@app.callback()
+def _options(debug: bool = typer.Option(False, "--debug", envvar="TRAJSEARCH_DEBUG",
+                                       help="Show the full traceback of an unexpected error.")) -> None:
+    """Search past AI-agent runs: ingest trace dumps, find similar runs, show the steps that matter."""
+    _DEBUG["on"] = debug
+
+
+def main() -> None:
+    """The ``trajsearch`` command: an unexpected error is one line (exit 1), its traceback with --debug."""
+    try:
+        app(standalone_mode=True)
+    except SystemExit:
+        raise
+    except KeyboardInterrupt:
+        err.print("interrupted")
+        sys.exit(130)
+    except Exception as exc:  # noqa: BLE001 - the last line of defence of a command-line tool
+        if _DEBUG["on"] or os.environ.get("TRAJSEARCH_DEBUG"):
+            raise
+        text = " ".join(str(exc).split())[:500] or type(exc).__name__
+        err.print(f"[red]error:[/red] {escape(type(exc).__name__)}: {escape(text)} (run with --debug for the traceback)",
+                  highlight=False)
+        sys.exit(1)

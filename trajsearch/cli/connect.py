@@ -1,0 +1,40 @@
+"""Opening the runs a command works on: the embedded store or a server, behind one interface.
+
+Every read and write command goes through ``connect``, so the library's and the service's errors
+become the same one-line messages and exit codes whichever backend answers.
+"""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Iterator
+
+import typer
+
+from .output import fail, plain
+
+if TYPE_CHECKING:
+    from ..backend import Backend
+
+
+@contextmanager
+def connect(server: str | None, ca: Path | None, uri: str | None, traces: str | None,
+            tenant: str | None) -> Iterator[Backend]:
+    """The embedded store or the server, with library and service errors as one line each."""
+    from ..backend import open_backend
+    from ..indexer import IngestError
+    from ..store.index import SchemaMismatchError
+    from ..store.lock import StoreOpenError
+    from ..store.traces import TraceStoreError
+
+    try:
+        with open_backend(server=server, ca=ca, uri=uri, traces=traces, tenant=tenant) as backend:
+            yield backend
+    except typer.Exit:
+        raise
+    except (ValueError, PermissionError) as exc:  # bad input, a tenant the key does not hold
+        fail(plain(exc))
+    except (LookupError, ConnectionError, TimeoutError, StoreOpenError, SchemaMismatchError,
+            TraceStoreError, IngestError) as exc:  # not found, server down, store in use, ...
+        fail(plain(exc), code=1)

@@ -1,0 +1,100 @@
+"""``export``: the runs that best match a query, written as a few-shot or fine-tuning dataset.
+
+A file is written whole or not at all, so a trainer never reads half an export.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Iterator, List, Optional
+
+import typer
+from rich.markup import escape
+from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+from .connect import connect
+from .options import Ca, Server, TaskFamilies, Tenant, Tools, Traces, Uri
+from .output import err, fail, plain
+
+
+def export(
+    query: str = typer.Option(..., "--query", "-q", help="Rank runs by similarity to this (a task, free text or an error line), as search does."),
+    tenant: Tenant = None,
+    fmt: str = typer.Option("openai-chat", "--format", "-f", help="openai-chat | sharegpt | jsonl (our trajectory JSON)."),
+    out_file: Optional[Path] = typer.Option(None, "--out", "-o", help="Write here (default stdout)."),
+    k: int = typer.Option(100, "-k", "--limit", min=1, max=10_000, help="How many runs (one record per run, best first)."),
+    outcome: List[str] = typer.Option(["success"], "--outcome", help="success | failure | infra_error | unknown (repeatable; default success)."),
+    level: List[str] = typer.Option([], "--level", "-l", help="Rank by rows of these levels (task | summary | step | failure; default all)."),
+    env_version: List[str] = typer.Option([], "--env-version", "--env"),
+    policy_version: List[str] = typer.Option([], "--policy-version"),
+    task_family: TaskFamilies = [],
+    tool: Tools = [],
+    mode: str = typer.Option("auto", "--mode", "-m", help="dense | lexical | hybrid | auto, as in search."),
+    max_tokens: Optional[int] = typer.Option(None, "--max-tokens", min=16, help="Per record: compress each run as the agent runtime does until it fits; runs that never fit are left out."),
+    system: Optional[str] = typer.Option(None, "--system", help="A system prompt for every record (chat formats)."),
+    provenance: str = typer.Option("inline", "--provenance", help="inline: a metadata key on each record; sidecar: OUT.provenance.jsonl, line for line, leaving the chat records exactly in the trainer's schema."),
+    quiet: bool = typer.Option(False, "--quiet", help="No progress bar."),
+    server: Server = None,
+    ca: Ca = None,
+    uri: Uri = None,
+    traces: Traces = None,
+) -> None:
+    """Export the runs that best match --query as a few-shot or fine-tuning dataset, one record per run with its provenance."""
+    from ..export import FORMATS, PROVENANCE, write
+
+    if fmt not in FORMATS:
+        fail(f"--format must be one of {', '.join(FORMATS)}, got {fmt!r}")
+    if provenance not in PROVENANCE:
+        fail(f"--provenance must be inline or sidecar, got {provenance!r}")
+    if provenance == "sidecar" and (out_file is None or fmt == "jsonl"):
+        fail("--provenance sidecar needs --out FILE and a chat format (jsonl keeps provenance in each trajectory)")
+    with connect(server, ca, uri, traces, tenant) as api:
+        try:
+            job = api.export(query, fmt=fmt, k=k, outcome=outcome, levels=level, env_version=env_version,
+                             policy_version=policy_version, task_family=task_family, tools=tool, mode=mode,
+                             max_tokens=max_tokens, system=system)
+        except (ValueError, PermissionError) as exc:
+            fail(plain(exc))
+        show = not quiet and err.is_terminal and job.found > 1
+        columns = (TextColumn("[bold]exporting"), BarColumn(), TextColumn("{task.completed}/{task.total} runs"),
+                   TimeElapsedColumn(), TimeRemainingColumn())
+        with _output(out_file) as (stream, sidecar), Progress(*columns, console=err, disable=not show) as progress:
+            bar = progress.add_task("export", total=job.found)
+            write(job, stream, fmt=fmt, provenance=provenance, sidecar=sidecar,
+                  on_record=lambda _: progress.advance(bar))
+    where = f" to {out_file}" if out_file else ""
+    left = [f"{n} {why}" for n, why in ((job.too_long, f"over --max-tokens {max_tokens}"),
+                                         (job.missing_trace, "without a readable trace")) if n]
+    err.print(f"exported {job.written} of {job.found} matching runs{where}" + (f" ({'; '.join(left)} left out)"
+                                                                          if left else ""), highlight=False)
+    if job.stopped:
+        err.print(f"[yellow]note:[/yellow] {escape(job.stopped)}", highlight=False)
+
+
+@contextmanager
+def _output(path: Path | None) -> Iterator[tuple[Any, Any]]:
+    """stdout, or ``path`` written whole or not at all (a temp file renamed at the end), and its sidecar."""
+    if path is None:
+        yield sys.stdout, None
+        return
+    import tempfile
+
+    path = path.resolve()
+    sidecar_path = path.with_name(path.name + ".provenance.jsonl")
+    made = []
+    try:
+        with tempfile.NamedTemporaryFile("w", dir=path.parent, prefix=f".{path.name}.", suffix=".tmp",
+                                         delete=False, encoding="utf-8") as stream, \
+             tempfile.NamedTemporaryFile("w", dir=path.parent, prefix=f".{sidecar_path.name}.", suffix=".tmp",
+                                         delete=False, encoding="utf-8") as sidecar:
+            made = [stream.name, sidecar.name]
+            yield stream, sidecar
+        os.replace(stream.name, path)
+        if os.path.getsize(sidecar.name):
+            os.replace(sidecar.name, sidecar_path)
+    finally:
+        for name in made:
+            Path(name).unlink(missing_ok=True)

@@ -1,0 +1,251 @@
+"""``ingest`` and ``formats``: getting trace dumps into the index, and saying which dumps it reads.
+
+Ingest is the one command that writes: it alone needs progress bars, dry runs, shards, workers,
+checkpoints and a summary of what landed and what was rejected.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, List, Optional
+
+import typer
+from rich.markup import escape
+from rich.progress import (
+    BarColumn,
+    DownloadColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+    TransferSpeedColumn,
+)
+from rich.table import Table
+
+from .connect import connect
+from .options import AsJson, Ca, Server, Tenant, Traces, Uri
+from .output import err, fail, out, print_json
+
+
+def ingest(
+    paths: List[Path] = typer.Argument(..., help="Dump files or directories (.jsonl, .json, .traj, .traj.json, OTLP JSON; .gz ok)."),
+    fmt: Optional[str] = typer.Option(None, "--format", "-f", help="Force a format instead of detecting it per file (see `trajsearch formats`)."),
+    tenant: Tenant = None,
+    outcomes: Optional[Path] = typer.Option(None, "--outcomes", help="Join verdicts: a JSON/JSONL/CSV file of run id -> outcome/reward (e.g. a SWE-bench report)."),
+    group_by: str = typer.Option("trace", "--group-by", help="Span formats: one run per 'trace' or per 'conversation' (session)."),
+    success_threshold: float = typer.Option(0.5, "--success-threshold", min=0.0, max=1.0, help="A graded run (reward from 0 to 1) at or above this is a success, below it a failure."),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Write nothing: print per file the detected format, runs, steps, first task, tools, errors and outcomes."),
+    set_field: List[str] = typer.Option([], "--set", help="Default for a field the dump leaves empty, e.g. --set env_version=ci-v9 (repeatable)."),
+    dead_letter: Optional[Path] = typer.Option(None, "--dead-letter", help="JSONL of rejected records (default: under the data directory)."),
+    rejects: Optional[Path] = typer.Option(None, "--rejects", hidden=True),
+    shard: str = typer.Option("0/1", "--shard", help="Take shard i/N of the runs (by hash of tenant + trajectory_id); run N of these, anywhere."),
+    workers: int = typer.Option(1, "--workers", "-w", help="Run N local worker processes against one store (serves a local Milvus Lite path over 127.0.0.1)."),
+    checkpoint: Optional[Path] = typer.Option(None, "--checkpoint", help="Checkpoint file (default: under the data directory, one per job)."),
+    restart: bool = typer.Option(False, "--restart", help="Ignore the checkpoint and read every input again (unchanged runs are still skipped)."),
+    state_dir: Optional[Path] = typer.Option(None, "--state-dir", help="Where checkpoints and dead letters go (default: $TRAJSEARCH_HOME/ingest)."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
+    server: Server = None,
+    ca: Ca = None,
+    uri: Uri = None,
+    traces: Traces = None,
+    as_json: AsJson = False,
+) -> None:
+    """Index trace dumps: streamed, resumable (kill it and rerun), shardable. Bad records go to a dead-letter file; the rest lands.
+
+    With --server the records are parsed here and streamed to the server under the key's tenant
+    (a write key); checkpoints, shards and workers are for the embedded store or a Milvus URI.
+    """
+    from ..config import default_uri, home
+    from ..ingest.batch import IngestJob, Shard, run_ingest, run_workers
+    from ..indexer import IngestError
+
+    for path in paths:
+        if not path.exists():
+            fail(f"{path}: no such file or directory")
+    try:
+        job_shard = Shard.parse(shard)
+        defaults = dict(_key_value(item) for item in set_field)
+    except ValueError as exc:
+        fail(str(exc))
+    if dry_run:
+        _dry_run(paths, fmt, tenant or "default", defaults, group_by, outcomes, success_threshold, as_json)
+        return
+    if server:
+        if workers > 1 or job_shard.count > 1 or checkpoint or restart:
+            fail("--workers, --shard, --checkpoint and --restart apply to a store this process writes, not to --server")
+        _ingest_remote(paths, server, ca, uri, traces, tenant, fmt=fmt, defaults=defaults, group_by=group_by,
+                       success_threshold=success_threshold, as_json=as_json)
+        return
+    tenant = tenant or "default"
+    states = state_dir or home() / "ingest"
+    show = not (quiet or as_json) and err.is_terminal
+    job = IngestJob(paths=[p.resolve() for p in paths], fmt=fmt, tenant=tenant, defaults=defaults,
+                    group_by=group_by, outcomes=outcomes.resolve() if outcomes else None,
+                    success_threshold=success_threshold, shard=job_shard, checkpoint=checkpoint,
+                    dead_letter=dead_letter or rejects, resume=not restart, state_dir=states.resolve())
+    if workers > 1:
+        if job_shard.count > 1:
+            fail("use either --workers or --shard, not both")
+        if dead_letter or checkpoint:
+            fail("--dead-letter/--checkpoint with --workers: each worker writes its own (under --state-dir)")
+        results = _run_workers_with_progress(run_workers, job, workers, uri or default_uri(), traces, show)
+        _ingest_summary(results, as_json)
+        if any(r.get("error") for r in results):
+            raise typer.Exit(1)
+        return
+    columns = (TextColumn("[bold]ingesting"), BarColumn(), DownloadColumn(), TransferSpeedColumn(),
+               TextColumn("{task.fields[runs]} runs"), TimeElapsedColumn(), TimeRemainingColumn())
+    with connect(None, None, uri, traces, tenant) as api, Progress(*columns, console=err, disable=not show) as progress:
+        ts = api.api
+        task = progress.add_task("ingest", total=None, runs=0)
+        runs = [0]
+
+        def on_records(n: int) -> None:
+            runs[0] += n
+            progress.update(task, runs=runs[0])
+
+        try:
+            result = run_ingest(ts, job, on_plan=lambda total: progress.update(task, total=total),
+                                on_bytes=lambda n: progress.advance(task, n), on_records=on_records)
+        except (ValueError, FileNotFoundError) as exc:  # unknown format, bad outcome file...: nothing written
+            fail(str(exc))
+        except IngestError as exc:
+            fail(f"{exc}", code=1)
+    _ingest_summary([result.to_dict()], as_json)
+
+
+def _ingest_remote(paths: List[Path], server: str, ca: Path | None, uri: str | None, traces: str | None,
+                   tenant: str | None, *, fmt: str | None, defaults: dict[str, Any], group_by: str,
+                   success_threshold: float, as_json: bool) -> None:
+    """Parse here, stream to the server: the tenant is the key's (a --tenant naming another is refused)."""
+    from ..ingest.read import read_dump
+
+    with connect(server, ca, uri, traces, tenant) as api:
+        key_tenant = api.api.whoami()["tenant"]
+        if tenant and tenant != key_tenant:
+            fail(f"--tenant {tenant!r} is not the key's tenant ({key_tenant!r})")
+        records = (p for path in paths for p in read_dump(path, fmt=fmt, tenant=key_tenant, defaults=defaults,
+                                                          group_by=group_by, success_threshold=success_threshold))
+        report = api.api.add(records, timeout=3600)
+    _ingest_summary([dict(report.to_dict(), results=report.results)], as_json)
+
+
+def _dry_run(paths: List[Path], fmt: str | None, tenant: str, defaults: dict[str, Any], group_by: str,
+             outcomes: Path | None, success_threshold: float, as_json: bool) -> None:
+    from ..ingest.outcomes import OutcomeTable
+    from ..ingest.preview import preview
+
+    try:
+        table_of_outcomes = OutcomeTable.load(outcomes) if outcomes else None
+        files = preview(paths, fmt=fmt, tenant=tenant, defaults=defaults, group_by=group_by,
+                        outcomes=table_of_outcomes, success_threshold=success_threshold)
+    except (ValueError, FileNotFoundError) as exc:
+        fail(str(exc))
+    if as_json:
+        print_json({"dry_run": True, "files": [f.to_dict() for f in files]})
+        return
+    table = Table("file", "format", "runs", "rejected", "steps", "errors", "outcomes", "first task", "tools", "model",
+                  title="dry run: nothing written")
+    for f in files:
+        outcomes_text = ", ".join(f"{k} {v}" for k, v in sorted(f.outcomes.items()))
+        task = " ".join((f.task or "").split())[:60]
+        tools = ", ".join(list(f.tools)[:6]) + (" …" if len(f.tools) > 6 else "")
+        model = ", ".join(list(f.models)[:2])
+        table.add_row(escape(_short_path(f.source)), f.fmt or "?", str(f.runs), str(f.rejected), str(f.steps),
+                      str(f.errors), outcomes_text, escape(task), escape(tools), escape(model))
+    out.print(table)
+    for f in files:
+        if f.first_rejection:
+            err.print(f"  [yellow]rejected[/yellow] {escape(f.source)}, {escape(f.first_rejection)}", highlight=False)
+        if f.renamed:
+            err.print(f"  {f.renamed} run(s) in {escape(f.source)} share an id with a different run: "
+                      "kept under a distinct id (id+hash)", highlight=False)
+
+
+def _short_path(path: str, limit: int = 48) -> str:
+    return path if len(path) <= limit else "…" + path[-(limit - 1):]
+
+
+def _key_value(item: str) -> tuple[str, Any]:
+    key, sep, value = item.partition("=")
+    if not sep or not key.strip():
+        raise ValueError(f"--set expects FIELD=VALUE, got {item!r}")
+    try:
+        parsed = json.loads(value) if value[:1] in "[{" else value
+    except ValueError:
+        parsed = value
+    return key.strip(), parsed
+
+
+def _run_workers_with_progress(run_workers: Any, job: Any, workers: int, uri: str, traces: str | None,
+                               show: bool) -> list[dict[str, Any]]:
+    columns = (TextColumn(f"[bold]ingesting ({workers} workers)"), BarColumn(), TextColumn("{task.fields[runs]} runs"),
+               TimeElapsedColumn(), TimeRemainingColumn())
+    with Progress(*columns, console=err, disable=not show) as progress:
+        task = progress.add_task("ingest", total=None, runs=0)
+
+        def poll(stats: list[dict[str, Any]]) -> None:
+            if not stats:
+                return
+            total = max((s.get("bytes_total") or 0) for s in stats) or None
+            done = sum((s.get("bytes_read") or 0) for s in stats) / max(len(stats), 1)
+            runs = sum((s.get("ingested") or 0) + (s.get("unchanged") or 0) for s in stats)
+            progress.update(task, total=total, completed=done, runs=runs)
+
+        return run_workers(job, workers=workers, uri=uri, traces=traces, poll=poll)
+
+
+def _ingest_summary(results: list[dict[str, Any]], as_json: bool) -> None:
+    if as_json:
+        print_json(results[0] if len(results) == 1 else {"workers": results})
+        return
+    by_format: dict[str, dict[str, int]] = {}
+    for r in results:
+        for name, counts in (r.get("by_format") or {}).items():
+            row = by_format.setdefault(name, {"ingested": 0, "unchanged": 0, "rejected": 0})
+            for what, n in counts.items():
+                row[what] += n
+    totals = {k: sum(r.get(k) or 0 for r in results) for k in ("read", "ingested", "unchanged", "rejected", "rows_written")}
+    out.print(
+        f"read {totals['read']}: ingested {totals['ingested']} runs ({totals['rows_written']} rows), "
+        f"unchanged {totals['unchanged']}, rejected {totals['rejected']}"
+    )
+    restored = sum(r.get("traces_restored") or 0 for r in results)
+    if restored:
+        out.print(f"{restored} unchanged run(s) had lost their trace in the trace store: written again")
+    renamed = [item for r in results for item in (r.get("renamed") or [])]
+    if renamed:
+        out.print(f"{len(renamed)} run(s) shared an id with a different run of the same input and were kept under "
+                  f"a distinct id, e.g. {renamed[0]['trajectory_id']} -> {renamed[0]['renamed_to']}")
+    done = sum(r.get("units_already_done") or 0 for r in results)
+    if done:
+        out.print(f"{done} input(s) already done per the checkpoint (--restart reads them again)")
+    if len(by_format) > 1 or any(v["rejected"] for v in by_format.values()):
+        table = Table("format", "ingested", "unchanged", "rejected")
+        for name, counts in sorted(by_format.items()):
+            table.add_row(name, str(counts["ingested"]), str(counts["unchanged"]), str(counts["rejected"]))
+        out.print(table)
+    for r in results:
+        for rej in (r.get("rejections") or [])[:10]:
+            err.print(f"  [yellow]rejected[/yellow] {escape(rej['source'])}:{escape(rej['position'])}: {escape(rej['reason'])}",
+                      highlight=False)
+        if r.get("rejected"):
+            err.print(f"  all rejections: {r.get('dead_letter')}")
+        if r.get("error"):
+            err.print(f"[red]error[/red] ({r.get('shard', 'ingest')}): {r['error']}")
+
+
+def formats(as_json: AsJson = False) -> None:
+    """List the dump formats `ingest` reads (detected per file; force one with --format NAME)."""
+    from ..ingest.adapters import ADAPTERS
+
+    rows = [(name, (mod.__doc__ or "").strip().splitlines()[0].removeprefix(f"``{name}``:").strip())
+            for name, mod in ADAPTERS.items()]
+    if as_json:
+        print_json([{"format": n, "description": d} for n, d in rows])
+        return
+    table = Table("format", "what it reads")
+    for name, description in rows:
+        table.add_row(name, escape(description))
+    out.print(table)

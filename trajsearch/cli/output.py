@@ -1,0 +1,42 @@
+"""How every command speaks: results on stdout (readable, or JSON for scripts), errors as one line on stderr.
+
+Kept in one place so that every command fails the same way (exit 2 for bad input, 1 for a failure)
+and prints hits the same way.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+
+out = Console()
+err = Console(stderr=True)
+
+
+def print_json(data: Any) -> None:
+    sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n")
+
+
+def fail(message: str, code: int = 2) -> None:
+    """One line on stderr and exit: 2 for bad input, 1 for a failure."""
+    err.print(f"[red]error:[/red] {escape(message)}", highlight=False)
+    raise typer.Exit(code)
+
+
+def plain(exc: BaseException) -> str:
+    return str(exc).strip("'\"") or type(exc).__name__
+
+
+def one_line(text: str, width: int) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= width else flat[: width - 1] + "…"
+
+
+def where(hit) -> str:
+    """``step 4-6`` for a hit with a step range, else just its level."""
+    return f"{hit.level} {hit.step_index}-{hit.step_end}" if hit.step_index >= 0 else hit.level

@@ -1,0 +1,182 @@
+"""The read commands: ``search``, ``similar``, ``show``, ``stats`` and ``exemplars``.
+
+Each asks the backend one question and renders the answer: readable by default, JSON with ``--json``.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import List, Optional
+
+import typer
+from rich.markup import escape
+from rich.table import Table
+
+from .connect import connect
+from .options import AsJson, Ca, Server, TaskFamilies, Tenant, Tools, Traces, Uri
+from .output import fail, one_line, out, print_json, where
+
+
+def search(
+    text: str = typer.Argument(..., help="Query: a task, free text, or a pasted error line."),
+    tenant: Tenant = None,
+    level: List[str] = typer.Option([], "--level", "-l", help="task | summary | step | failure (repeatable)."),
+    outcome: List[str] = typer.Option([], "--outcome", help="success | failure | infra_error | unknown (repeatable)."),
+    env_version: List[str] = typer.Option([], "--env-version"),
+    task_family: TaskFamilies = [],
+    tool: Tools = [],
+    k: int = typer.Option(5, "-k", help="How many runs (or rows without grouping)."),
+    group_size: int = typer.Option(1, "--group-size", help="Hits per run."),
+    no_group: bool = typer.Option(False, "--no-group", help="Do not group hits by run."),
+    expand: int = typer.Option(0, "--expand", "-e", help="Show N steps before and after each step hit."),
+    mode: str = typer.Option("auto", "--mode", "-m", help="dense | lexical | hybrid | auto (hybrid for log-like queries)."),
+    server: Server = None,
+    ca: Ca = None,
+    uri: Uri = None,
+    traces: Traces = None,
+    as_json: AsJson = False,
+) -> None:
+    """Find the rows most similar to TEXT inside the filters."""
+    with connect(server, ca, uri, traces, tenant) as api:
+        hits = api.search(text, levels=level, outcome=outcome, env_version=env_version, task_family=task_family,
+                          tools=tool, k=k, group_size=group_size, group_by_trajectory=not no_group, mode=mode)
+        context = {h.id: api.expand(h, before=expand, after=expand) for h in hits if expand and h.step_index >= 0}
+    if as_json:
+        print_json([dict(h.to_dict(), context=[vars(s) for s in context.get(h.id, [])]) for h in hits])
+        return
+    if not hits:
+        out.print("no matches")
+    for rank, h in enumerate(hits, 1):
+        out.print(f"[bold]{rank}. {escape(h.trajectory_id)}[/bold]  {where(h)}  score={h.score:.3f}  outcome={h.outcome}")
+        for step in context.get(h.id) or []:
+            marker = ">" if h.step_index <= step.position <= h.step_end else " "
+            out.print(f"   {marker} {one_line(step.text, 160)}", markup=False)
+        if h.id not in context:
+            out.print(f"   {one_line(h.text, 300)}", markup=False)
+
+
+def similar(
+    text: Optional[str] = typer.Argument(None, help="Error text or description of the broken run."),
+    trajectory_id: Optional[str] = typer.Option(None, "--id", help="Find runs like this indexed run."),
+    tenant: Tenant = None,
+    outcome: List[str] = typer.Option([], "--outcome"),
+    k: int = typer.Option(5, "-k"),
+    mode: str = typer.Option("hybrid", "--mode", "-m", help="dense | lexical | hybrid."),
+    server: Server = None,
+    ca: Ca = None,
+    uri: Uri = None,
+    traces: Traces = None,
+    as_json: AsJson = False,
+) -> None:
+    """Runs like this broken one: one result per run, with its best matching step."""
+    if (text is None) == (trajectory_id is None):
+        fail("give either TEXT or --id TRAJECTORY_ID")
+    with connect(server, ca, uri, traces, tenant) as api:
+        matches = api.similar_runs(trajectory_id, text, k=k, outcome=outcome, mode=mode)
+    if as_json:
+        print_json([m.to_dict() for m in matches])
+        return
+    if not matches:
+        out.print("no similar runs")
+    for rank, m in enumerate(matches, 1):
+        out.print(f"[bold]{rank}. {escape(m.trajectory_id)}[/bold]  score={m.score:.3f}  outcome={m.outcome}")
+        out.print(f"   task: {one_line(m.task, 200)}", markup=False)
+        out.print(f"   best {where(m.best)}: {one_line(m.best.text, 240)}", markup=False)
+
+
+def show(
+    trajectory_id: str = typer.Argument(..., help="The run to show."),
+    tenant: Tenant = None,
+    steps: Optional[str] = typer.Option(None, "--steps", help="Step positions to show, e.g. 3:8 (default: all)."),
+    server: Server = None,
+    ca: Ca = None,
+    uri: Uri = None,
+    traces: Traces = None,
+    as_json: AsJson = False,
+) -> None:
+    """Show a run (or a step range of it) from the trace store."""
+    with connect(server, ca, uri, traces, tenant) as api:
+        found = api.show(trajectory_id)
+    if found is None:
+        fail(f"no trajectory {trajectory_id!r}" + (f" in tenant {api.tenant!r}" if api.tenant else ""), code=1)
+    run, trajectory = found
+    first, last = _range(steps, len(trajectory.steps))
+    chosen = trajectory.steps[first:last]
+    if as_json:
+        data = trajectory.model_dump(mode="json")
+        data["steps"] = [s.model_dump(mode="json") for s in chosen]
+        data["trace_uri"] = run.trace_uri
+        print_json(data)
+        return
+    out.print(f"[bold]{escape(trajectory.trajectory_id)}[/bold]  outcome={trajectory.outcome.value}  "
+              f"reward={trajectory.reward}  env={escape(str(trajectory.env_version))}")
+    out.print(f"task: {trajectory.task}", markup=False)
+    out.print(f"trace: {run.trace_uri}", markup=False)
+    from ..represent import step_text
+
+    for step in chosen:
+        out.print(step_text(step), markup=False)
+
+
+def stats(
+    tenant: Tenant = None,
+    server: Server = None,
+    ca: Ca = None,
+    uri: Uri = None,
+    traces: Traces = None,
+    as_json: AsJson = False,
+) -> None:
+    """Counts of runs and rows in the index for a tenant."""
+    with connect(server, ca, uri, traces, tenant) as api:
+        data = api.stats()
+    if as_json:
+        print_json(data)
+        return
+    where = data.get("uri") or server
+    table = Table(title=f"trajsearch @ {where} (tenant {data['tenant']})")
+    table.add_column("what")
+    table.add_column("count", justify="right")
+    table.add_row("runs", str(data["trajectories"]))
+    for name, n in sorted(data["runs_by_outcome"].items()):
+        table.add_row(f"  {name}", str(n))
+    table.add_row("rows", str(data["rows"]))
+    for name, n in sorted(data["rows_by_level"].items()):
+        table.add_row(f"  {name}", str(n))
+    out.print(table)
+
+
+def exemplars(
+    task: str = typer.Argument(..., help="The task the agent is about to do (or, with --warnings, an error)."),
+    tenant: Tenant = None,
+    env_version: List[str] = typer.Option([], "--env-version", help="Runtime context: applicable env versions."),
+    policy_version: List[str] = typer.Option([], "--policy-version", help="Runtime context: applicable policy versions."),
+    tool: List[str] = typer.Option([], "--tool", help="Runtime context: tools the agent has now."),
+    k: int = typer.Option(0, "-k", help="How many (0: the runtime's default)."),
+    budget: int = typer.Option(0, "--budget", help="Token budget of the rendered context (0: the runtime's default)."),
+    warnings: bool = typer.Option(False, "--warnings", help="Similar failed runs (what not to do) instead."),
+    server: Server = None,
+    ca: Ca = None,
+    uri: Uri = None,
+    traces: Traces = None,
+    as_json: AsJson = False,
+) -> None:
+    """The exemplar (or warning) context an agent would get for TASK, exactly as rendered for its prompt."""
+    with connect(server, ca, uri, traces, tenant) as api:
+        result = api.advice("warnings" if warnings else "exemplars", task, env_version=env_version,
+                            policy_version=policy_version, tools=tool, k=k or None, budget=budget or None)
+    if as_json:
+        print_json({"strategy": result.strategy, "items": result.items, "context": json.loads(result.json or "{}")})
+    else:
+        out.print(result.text or f"(nothing applicable: {result.strategy or 'no similar failures'})", markup=False)
+
+
+def _range(spec: str | None, n: int) -> tuple[int, int]:
+    if not spec:
+        return 0, n
+    try:
+        a, _, b = spec.partition(":")
+        first = int(a) if a else 0
+        last = int(b) + 1 if b else (n if _ == ":" else first + 1)
+    except ValueError:
+        fail(f"--steps {spec!r}: expected N, N:M, N: or :M")
+    return max(0, first), min(n, last)
