@@ -16,7 +16,7 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from trajsearch.cli_service import register
+from trajsearch.cli.service_commands import register
 from trajsearch.service import protos
 from trajsearch.service.auth import KeyRing, hash_key, key_entry, new_key
 

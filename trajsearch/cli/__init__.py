@@ -23,7 +23,7 @@ logging.getLogger("milvus_lite").setLevel(logging.CRITICAL)
 import typer  # noqa: E402
 from rich.markup import escape  # noqa: E402
 
-from ..cli_service import register as _register_service  # noqa: E402
+from .service_commands import register as _register_service  # noqa: E402
 from .demo_command import SAMPLE, demo  # noqa: E402
 from .export_command import export  # noqa: E402
 from .failures_command import failures  # noqa: E402

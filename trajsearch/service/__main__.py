@@ -1,5 +1,5 @@
 """``python -m trajsearch.service serve|mcp|keys ...`` (the same commands as ``trajsearch``)."""
 
-from ..cli_service import main
+from ..cli.service_commands import main
 
 main()

@@ -69,12 +69,12 @@ def serve(
     log_level: str = typer.Option("INFO", "--log-level"),
 ) -> None:
     """Serve the index over gRPC: one process owns the data directory, every other one connects here."""
-    from .service.auth import KeyConfigError, KeyRing
-    from .service.observe import configure_logging, log_event, start_metrics_http
-    from .service.server import (
+    from ..service.auth import KeyConfigError, KeyRing
+    from ..service.observe import configure_logging, log_event, start_metrics_http
+    from ..service.server import (
         TLS, InsecureAddressError, ServiceServer, check_address, check_http_address, is_loopback, serve_forever,
     )
-    from .service.validate import Limits
+    from ..service.validate import Limits
 
     if bool(tls_cert) != bool(tls_key):
         _fail("--tls-cert and --tls-key go together")
@@ -143,12 +143,12 @@ def ui(
     A read key for --tenant is made for this run (held in memory, never written) and a one-time
     sign-in link printed; the pages still sign in by key, so the tenant comes from the key.
     """
-    from .service.auth import KeyConfigError, KeyRing, key_entry, new_key
-    from .service.observe import configure_logging
-    from .service.server import is_loopback
-    from .web import WebConfig, WebServer, create_app
-    from .web.app import LOOPBACK_HOSTS
-    from .web.session import OneTimeTokens
+    from ..service.auth import KeyConfigError, KeyRing, key_entry, new_key
+    from ..service.observe import configure_logging
+    from ..service.server import is_loopback
+    from ..web import WebConfig, WebServer, create_app
+    from ..web.app import LOOPBACK_HOSTS
+    from ..web.session import OneTimeTokens
 
     host, port = _host_port(address, "--address")
     if not is_loopback(address):
@@ -215,9 +215,9 @@ def _run_until_signal(web) -> None:  # web: WebServer
 
 def _open_index(uri: str | None, traces: str | None, model: str | None):  # -> TrajSearch
     """The index, or one line saying why not (a store in use, read-only, another model) and exit 1."""
-    from .search import TrajSearch
-    from .store.index import SchemaMismatchError
-    from .store.lock import StoreOpenError
+    from ..search import TrajSearch
+    from ..store.index import SchemaMismatchError
+    from ..store.lock import StoreOpenError
 
     try:
         return TrajSearch.open(uri, traces=traces, model=model)
@@ -283,9 +283,9 @@ def mcp(
     ca: Optional[Path] = CaOpt,
 ) -> None:
     """MCP server exposing search_past_runs (filters from the key and this context; capped per session)."""
-    from .service.mcp_server import run_mcp
-    from .service.observe import configure_logging
-    from .service.server import is_loopback
+    from ..service.mcp_server import run_mcp
+    from ..service.observe import configure_logging
+    from ..service.server import is_loopback
 
     if http and not insecure and not is_loopback(f"{host}:{port}"):
         _fail(f"refusing to serve MCP over HTTP on {host}: the endpoint has no authentication of its own and "
@@ -313,7 +313,7 @@ def keys_new(
     """Make a key: the key goes to stdout (shown once), the hashed entry to the key file or stderr."""
     import tomli_w
 
-    from .service.auth import key_entry, new_key
+    from ..service.auth import key_entry, new_key
 
     key = new_key()
     try:
@@ -336,7 +336,7 @@ def keys_new(
 @keys_app.command("hash")
 def keys_hash() -> None:
     """Print the sha256 of a key read from stdin (to write a key file by hand)."""
-    from .service.auth import hash_key
+    from ..service.auth import hash_key
 
     key = sys.stdin.readline().strip()
     if not key:
