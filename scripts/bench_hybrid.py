@@ -155,6 +155,36 @@ class RowFactory(SyntheticRuns):
         return traj, self.records(traj, [(row, self.vectors[base]) for row, base in picked])
 
 
+def make_factory(runs: list, model: Any, args: argparse.Namespace, stamp: Callable[[str], None],
+                 prepare: Callable[[list[str], Path], str] | None = None) -> RowFactory:
+    """The synthetic-run factory over a pool of ``args.pool`` real row texts and their vectors.
+
+    ``prepare(texts, cache)`` runs before the pool is embedded or loaded (e.g. to seed the cache)
+    and returns a note for the log line."""
+    rows = material(runs)
+    steps = [r for r in rows if r["row"].level == "step"]
+    others = [r for r in rows if r["row"].level not in ("step", "passage")]
+    passages: dict[int, list[Row]] = {}
+    for r in rows:
+        if r["row"].level == "passage":
+            passages.setdefault(id(r["row"].vector_of), []).append(r["row"])
+    n_steps = max(1, args.pool - len(others) // 2)
+    pooled = spread(others, args.pool - n_steps) + spread(steps, n_steps)
+    pooled_runs = {p["run"].trajectory_id for p in pooled}
+    # a source run needs its task and summary rows in the pool
+    seen = {id(p) for p in pooled}
+    pooled += [r for r in others if r["run"].trajectory_id in pooled_runs and r["row"].level in ("task", "summary")
+               and id(r) not in seen]
+    texts = list(dict.fromkeys(p["row"].text for p in pooled))
+    cache = args.workdir / f"pool-{args.model.replace('/', '_')}.npz"
+    note = prepare(texts, cache) if prepare else ""
+    with Stopwatch() as sw:
+        vectors = pool_vectors(model, texts, cache, args.vectors_from)
+    stamp(f"vector pool: {len(texts)} real row texts ({note}{sw.seconds:.0f} s to embed or load)")
+    lines = [ln for r in steps for ln in r["row"].text.splitlines() if ln.strip()]
+    return RowFactory(pooled, vectors, lines, swap=args.swap, noise=args.noise, seed=args.seed, passages=passages)
+
+
 def fill(ts: TrajSearch, factory: RowFactory, steps: int) -> dict[str, Any]:
     """Upsert synthetic runs until ``steps`` step rows exist; flush. Returns figures."""
     start = time.perf_counter()
@@ -284,28 +314,7 @@ def main() -> int:
     store = args.reuse or scratch_dir(args.workdir)
     build: dict[str, Any] = {}
     if args.reuse is None:
-        rows = material(runs)
-        steps = [r for r in rows if r["row"].level == "step"]
-        others = [r for r in rows if r["row"].level not in ("step", "passage")]
-        passages: dict[int, list[Row]] = {}
-        for r in rows:
-            if r["row"].level == "passage":
-                passages.setdefault(id(r["row"].vector_of), []).append(r["row"])
-        n_steps = max(1, args.pool - len(others) // 2)
-        pooled = spread(others, args.pool - n_steps) + spread(steps, n_steps)
-        pooled_runs = {p["run"].trajectory_id for p in pooled}
-        # a source run needs its task and summary rows in the pool
-        seen = {id(p) for p in pooled}
-        pooled += [r for r in others if r["run"].trajectory_id in pooled_runs and r["row"].level in ("task", "summary")
-                   and id(r) not in seen]
-        texts = list(dict.fromkeys(p["row"].text for p in pooled))
-        with Stopwatch() as sw:
-            vectors = pool_vectors(model, texts, args.workdir / f"pool-{args.model.replace('/', '_')}.npz",
-                                   args.vectors_from)
-        stamp(f"vector pool: {len(texts)} real row texts ({sw.seconds:.0f} s to embed or load)")
-        lines = [ln for r in steps for ln in r["row"].text.splitlines() if ln.strip()]
-        factory = RowFactory(pooled, vectors, lines, swap=args.swap, noise=args.noise, seed=args.seed,
-                             passages=passages)
+        factory = make_factory(runs, model, args, stamp)
     calls = [0]
 
     def open_counting_store() -> TrajSearch:

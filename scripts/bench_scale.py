@@ -81,7 +81,7 @@ from threadpoolctl import threadpool_limits  # noqa: E402
 
 import bench_hybrid  # noqa: E402
 from _common import BIG_TENANT as BIG, SMALL_TENANTS, CachedEmbedder, Stopwatch, embed_each, load_model  # noqa: E402
-from _common import machine_note, open_store, p50, p95, peak_rss_mb, read_real_runs, rss_mb, spread, table  # noqa: E402
+from _common import machine_note, open_store, p50, p95, peak_rss_mb, read_real_runs, rss_mb, table  # noqa: E402
 
 from trajsearch import config  # noqa: E402
 from trajsearch.store.filters import Filters  # noqa: E402
@@ -127,33 +127,11 @@ def seed_pool_cache(texts: list[str], cache: Path, seeds: list[Path]) -> int:
 
 
 def make_factory(runs: list, model: Any, args: argparse.Namespace, stamp: Any) -> bench_hybrid.RowFactory:
-    """bench_hybrid's RowFactory over the same pool bench_hybrid.main() picks.
+    """bench_hybrid's factory, its pool cache seeded from ``--seed-vectors`` first."""
+    def seed(texts: list[str], cache: Path) -> str:
+        return f"{seed_pool_cache(texts, cache, args.seed_vectors or [])} taken from --seed-vectors; "
 
-    The pool selection below mirrors bench_hybrid.main() line for line (it is inline there,
-    not a function); keep them in step until it is lifted into a function of its own."""
-    rows = bench_hybrid.material(runs)
-    steps = [r for r in rows if r["row"].level == "step"]
-    others = [r for r in rows if r["row"].level not in ("step", "passage")]
-    passages: dict[int, list] = {}
-    for r in rows:
-        if r["row"].level == "passage":
-            passages.setdefault(id(r["row"].vector_of), []).append(r["row"])
-    n_steps = max(1, args.pool - len(others) // 2)
-    pooled = spread(others, args.pool - n_steps) + spread(steps, n_steps)
-    pooled_runs = {p["run"].trajectory_id for p in pooled}
-    seen = {id(p) for p in pooled}
-    pooled += [r for r in others if r["run"].trajectory_id in pooled_runs and r["row"].level in ("task", "summary")
-               and id(r) not in seen]
-    texts = list(dict.fromkeys(p["row"].text for p in pooled))
-    cache = args.workdir / f"pool-{args.model.replace('/', '_')}.npz"
-    seeded = seed_pool_cache(texts, cache, args.seed_vectors or [])
-    with Stopwatch() as sw:
-        vectors = bench_hybrid.pool_vectors(model, texts, cache, args.vectors_from)
-    stamp(f"vector pool: {len(texts)} real row texts ({seeded} taken from --seed-vectors; "
-          f"{sw.seconds:.0f} s to embed or load the rest)")
-    lines = [ln for r in steps for ln in r["row"].text.splitlines() if ln.strip()]
-    return bench_hybrid.RowFactory(pooled, vectors, lines, swap=args.swap, noise=args.noise, seed=args.seed,
-                                   passages=passages)
+    return bench_hybrid.make_factory(runs, model, args, stamp, prepare=seed)
 
 
 def disk_mib(path: Path) -> dict[str, float]:
