@@ -10,44 +10,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
-from typer.testing import CliRunner
-
-from trajsearch.cli import app
-from trajsearch.embed import HashingEmbedder
-from trajsearch.search import TrajSearch
-from trajsearch.service.auth import KeyRing, key_entry, new_key
-from trajsearch.service.server import ServiceServer
-
+from cli_support import backend, run_cli  # noqa: F401 (fixture)
 from conftest import failing_run, make_run
-
-
-@pytest.fixture(params=["embedded", "server"])
-def backend(request, tmp_path: Path, monkeypatch):
-    """Environment for one backend; yields its name. The server owns its own store."""
-    monkeypatch.setenv("TRAJSEARCH_MODEL", "hashing")
-    monkeypatch.delenv("TRAJSEARCH_SERVER", raising=False)
-    monkeypatch.delenv("TRAJSEARCH_TENANT", raising=False)
-    if request.param == "embedded":
-        monkeypatch.setenv("TRAJSEARCH_HOME", str(tmp_path / "home"))
-        monkeypatch.setenv("TRAJSEARCH_URI", str(tmp_path / "home" / "milvus.db"))
-        monkeypatch.setenv("TRAJSEARCH_TRACES", str(tmp_path / "home" / "traces"))
-        monkeypatch.setenv("TRAJSEARCH_TENANT", "acme")
-        yield "embedded"
-        return
-    key = new_key()
-    ts = TrajSearch.open(str(tmp_path / "srv.db"), traces=str(tmp_path / "srv-traces"), embedder=HashingEmbedder())
-    keys = KeyRing.from_entries([key_entry(key, tenant="acme", role="write")])
-    with ServiceServer(ts, keys, address="127.0.0.1:0") as srv:
-        monkeypatch.setenv("TRAJSEARCH_SERVER", srv.address)
-        monkeypatch.setenv("TRAJSEARCH_API_KEY", key)
-        yield "server"
-    ts.close()
-
-
-def run(*args: str) -> tuple[int, str, str]:
-    result = CliRunner().invoke(app, list(args))
-    return result.exit_code, result.stdout, result.stderr
 
 
 def dump(tmp_path: Path) -> Path:
@@ -59,67 +23,67 @@ def dump(tmp_path: Path) -> Path:
 
 
 def test_every_command_on_both_backends(backend, tmp_path: Path) -> None:
-    code, out, err = run("ingest", str(dump(tmp_path)), "--json", "--quiet")
+    code, out, err = run_cli("ingest", str(dump(tmp_path)), "--json", "--quiet")
     assert code == 0, err
     report = json.loads(out)
     assert (report["read"], report["ingested"], report["rejected"]) == (3, 2, 1)
 
-    code, out, err = run("search", "KeyError user_id", "-k", "2", "--json")
+    code, out, err = run_cli("search", "KeyError user_id", "-k", "2", "--json")
     assert code == 0, err
     hits = json.loads(out)
     assert hits[0]["trajectory_id"] == "c2" and hits[0]["tenant"] == "acme"
 
-    code, out, err = run("search", "pytest payments", "--level", "step", "-e", "1")
+    code, out, err = run_cli("search", "pytest payments", "--level", "step", "-e", "1")
     assert code == 0, err
     assert "> " in out and ("c1" in out or "c2" in out)
 
-    code, out, err = run("similar", "KeyError: 'user_id'", "--json")
+    code, out, err = run_cli("similar", "KeyError: 'user_id'", "--json")
     assert code == 0, err
     assert json.loads(out)[0]["trajectory_id"] == "c2"
 
-    code, out, err = run("show", "c2", "--steps", "1:1")
+    code, out, err = run_cli("show", "c2", "--steps", "1:1")
     assert code == 0, err
     assert "KeyError" in out and "pip install" not in out
 
-    code, out, err = run("stats", "--json")
+    code, out, err = run_cli("stats", "--json")
     assert code == 0, err
     stats = json.loads(out)
     assert stats["trajectories"] == 2 and stats["tenant"] == "acme"
 
-    code, out, err = run("exemplars", "Fix the failing unit test in the payments service", "--json")
+    code, out, err = run_cli("exemplars", "Fix the failing unit test in the payments service", "--json")
     assert code == 0, err
     data = json.loads(out)
     assert data["strategy"] in ("follow_closely", "use_as_inspiration", "plan_from_scratch")
     assert all(item["provenance"]["trajectory_id"] == "c1" for item in data["items"])
 
-    code, out, err = run("exemplars", "python -m app KeyError: 'user_id'", "--warnings")
+    code, out, err = run_cli("exemplars", "python -m app KeyError: 'user_id'", "--warnings")
     assert code == 0, err
     assert "c2" in out
 
 
 def test_errors_are_one_line_with_the_right_exit_code(backend, tmp_path: Path) -> None:
-    run("ingest", str(dump(tmp_path)), "--quiet")
-    code, out, err = run("show", "no-such-run")
+    run_cli("ingest", str(dump(tmp_path)), "--quiet")
+    code, out, err = run_cli("show", "no-such-run")
     assert code == 1 and "no trajectory 'no-such-run'" in err and "Traceback" not in err
-    code, out, err = run("search", "   ")
+    code, out, err = run_cli("search", "   ")
     assert code == 2 and err.count("\n") <= 2 and "Traceback" not in err
-    code, out, err = run("similar")
+    code, out, err = run_cli("similar")
     assert code == 2 and "give either TEXT or --id" in err
 
 
 def test_server_only_commands_and_a_wrong_key(backend, monkeypatch) -> None:
     if backend == "embedded":
-        code, out, err = run("whoami")
+        code, out, err = run_cli("whoami")
         assert code == 2 and "talks to a server" in err
         return
-    code, out, err = run("whoami")
+    code, out, err = run_cli("whoami")
     assert code == 0 and json.loads(out)["tenant"] == "acme"
-    code, out, err = run("health")
+    code, out, err = run_cli("health")
     assert code == 0 and json.loads(out)["status"] == "SERVING"
     monkeypatch.setenv("TRAJSEARCH_API_KEY", "ts_wrong")
-    code, out, err = run("stats")
+    code, out, err = run_cli("stats")
     assert code == 2 and "UNAUTHENTICATED" in err
-    code, out, err = run("search", "x", "--tenant", "other")
+    code, out, err = run_cli("search", "x", "--tenant", "other")
     assert code == 2
 
 

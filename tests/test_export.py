@@ -13,10 +13,7 @@ import json
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
-from trajsearch.cli import app
-from trajsearch.embed import HashingEmbedder
 from trajsearch.export import (
     OPENAI_CHAT_SCHEMA, export_runs, record_text, to_record, validate_openai_chat, validate_sharegpt, write,
 )
@@ -25,9 +22,8 @@ from trajsearch.ingest.read import read_dump
 from trajsearch.model import Step, Trajectory
 from trajsearch.runtime.format import default_counter
 from trajsearch.search import TrajSearch
-from trajsearch.service.auth import KeyRing, key_entry, new_key
-from trajsearch.service.server import ServiceServer
 
+from cli_support import backend, run_cli  # noqa: F401 (fixture)
 from conftest import BASE_TIME, failing_run, make_run
 
 QUERY = "cancel the reservation and refund the customer"
@@ -260,50 +256,23 @@ def test_to_record_of_odd_steps() -> None:
 # -- the CLI, on both backends -----------------------------------------------------------------
 
 
-@pytest.fixture(params=["embedded", "server"])
-def backend(request, tmp_path: Path, monkeypatch):
-    monkeypatch.setenv("TRAJSEARCH_MODEL", "hashing")
-    monkeypatch.delenv("TRAJSEARCH_SERVER", raising=False)
-    monkeypatch.delenv("TRAJSEARCH_TENANT", raising=False)
-    if request.param == "embedded":
-        monkeypatch.setenv("TRAJSEARCH_HOME", str(tmp_path / "home"))
-        monkeypatch.setenv("TRAJSEARCH_URI", str(tmp_path / "home" / "milvus.db"))
-        monkeypatch.setenv("TRAJSEARCH_TRACES", str(tmp_path / "home" / "traces"))
-        monkeypatch.setenv("TRAJSEARCH_TENANT", "acme")
-        yield "embedded"
-        return
-    key = new_key()
-    ts = TrajSearch.open(str(tmp_path / "srv.db"), traces=str(tmp_path / "srv-traces"), embedder=HashingEmbedder())
-    keys = KeyRing.from_entries([key_entry(key, tenant="acme", role="write")])
-    with ServiceServer(ts, keys, address="127.0.0.1:0") as srv:
-        monkeypatch.setenv("TRAJSEARCH_SERVER", srv.address)
-        monkeypatch.setenv("TRAJSEARCH_API_KEY", key)
-        yield "server"
-    ts.close()
-
-
-def _cli(*args: str) -> tuple[int, str, str]:
-    result = CliRunner().invoke(app, list(args))
-    return result.exit_code, result.stdout, result.stderr
-
-
 def test_export_command_on_both_backends(backend, tmp_path: Path) -> None:
     dump = tmp_path / "runs.jsonl"
     runs = [airline_run("air-1"), make_run("swe-1", task="Fix the failing refund unit test"),
             failing_run("bad-1", "KeyError: 'refund'")]
     dump.write_text("\n".join(r.model_dump_json(exclude={"tenant"}) for r in runs) + "\n")
-    code, _, err = _cli("ingest", str(dump), "--quiet", "--json")
+    code, _, err = run_cli("ingest", str(dump), "--quiet", "--json")
     assert code == 0, err
 
     out_file = tmp_path / "train.jsonl"
-    code, _, err = _cli("export", "--query", QUERY, "--format", "openai-chat", "--out", str(out_file))
+    code, _, err = run_cli("export", "--query", QUERY, "--format", "openai-chat", "--out", str(out_file))
     assert code == 0, err
     assert "exported 2 of 2 matching runs" in err
     records = [json.loads(line) for line in out_file.read_text().splitlines()]
     assert [r["metadata"]["trajectory_id"] for r in records][0] == "air-1"
     assert all(validate_openai_chat(r) == [] for r in records)
 
-    code, _, err = _cli("export", "-q", QUERY, "-f", "openai-chat", "-o", str(out_file), "--provenance", "sidecar",
+    code, _, err = run_cli("export", "-q", QUERY, "-f", "openai-chat", "-o", str(out_file), "--provenance", "sidecar",
                         "--max-tokens", "200")
     assert code == 0, err
     records = [json.loads(line) for line in out_file.read_text().splitlines()]
@@ -311,12 +280,12 @@ def test_export_command_on_both_backends(backend, tmp_path: Path) -> None:
     assert len(records) == len(sidecar) >= 1
     assert all(validate_openai_chat(r, allow_metadata=False) == [] for r in records)
 
-    code, out, err = _cli("export", "-q", QUERY, "-f", "sharegpt", "--outcome", "failure")
+    code, out, err = run_cli("export", "-q", QUERY, "-f", "sharegpt", "--outcome", "failure")
     assert code == 0, err
     (line,) = out.splitlines()
     assert json.loads(line)["metadata"]["trajectory_id"] == "bad-1"
 
-    code, _, err = _cli("export", "-q", QUERY, "-f", "csv")
+    code, _, err = run_cli("export", "-q", QUERY, "-f", "csv")
     assert code == 2 and "--format" in err
-    code, _, err = _cli("export", "-q", QUERY, "--provenance", "sidecar")
+    code, _, err = run_cli("export", "-q", QUERY, "--provenance", "sidecar")
     assert code == 2 and "--out" in err

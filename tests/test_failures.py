@@ -14,9 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from typer.testing import CliRunner
 
-from trajsearch.cli import app
 from trajsearch.client import Client
 from trajsearch.embed import HashingEmbedder
 from trajsearch.failures import (
@@ -29,6 +27,7 @@ from trajsearch.search import TrajSearch
 from trajsearch.service.auth import KeyRing, key_entry, new_key
 from trajsearch.service.server import ServiceServer
 
+from cli_support import backend, run_cli  # noqa: F401 (fixture)
 from conftest import BASE_TIME, failing_run, make_run
 
 DAY = 86400
@@ -251,33 +250,6 @@ def test_paraphrases_of_one_cause_merge_and_different_causes_do_not(model_ts: Tr
 # -- the CLI, on both backends -----------------------------------------------------------------
 
 
-@pytest.fixture(params=["embedded", "server"])
-def backend(request, tmp_path: Path, monkeypatch):
-    monkeypatch.setenv("TRAJSEARCH_MODEL", "hashing")
-    monkeypatch.delenv("TRAJSEARCH_SERVER", raising=False)
-    monkeypatch.delenv("TRAJSEARCH_TENANT", raising=False)
-    if request.param == "embedded":
-        monkeypatch.setenv("TRAJSEARCH_HOME", str(tmp_path / "home"))
-        monkeypatch.setenv("TRAJSEARCH_URI", str(tmp_path / "home" / "milvus.db"))
-        monkeypatch.setenv("TRAJSEARCH_TRACES", str(tmp_path / "home" / "traces"))
-        monkeypatch.setenv("TRAJSEARCH_TENANT", "acme")
-        yield "embedded"
-        return
-    key = new_key()
-    ts = TrajSearch.open(str(tmp_path / "srv.db"), traces=str(tmp_path / "srv-traces"), embedder=HashingEmbedder())
-    keys = KeyRing.from_entries([key_entry(key, tenant="acme", role="write")])
-    with ServiceServer(ts, keys, address="127.0.0.1:0") as srv:
-        monkeypatch.setenv("TRAJSEARCH_SERVER", srv.address)
-        monkeypatch.setenv("TRAJSEARCH_API_KEY", key)
-        yield "server"
-    ts.close()
-
-
-def _cli(*args: str) -> tuple[int, str, str]:
-    result = CliRunner().invoke(app, list(args))
-    return result.exit_code, result.stdout, result.stderr
-
-
 def test_failures_command_on_both_backends(backend, tmp_path: Path) -> None:
     runs = [failing_run(f"f{n}", f"ModuleNotFoundError: No module named 'mod{n}x'", tenant="acme", env_version="v1",
                         days=n) for n in range(3)]
@@ -285,25 +257,25 @@ def test_failures_command_on_both_backends(backend, tmp_path: Path) -> None:
                          days=9), make_run("ok", tenant="acme")]
     dump = tmp_path / "runs.jsonl"
     dump.write_text("\n".join(r.model_dump_json(exclude={"tenant"}) for r in runs) + "\n")
-    code, _, err = _cli("ingest", str(dump), "--quiet", "--json")
+    code, _, err = run_cli("ingest", str(dump), "--quiet", "--json")
     assert code == 0, err
 
-    code, out, err = _cli("failures", "--json")
+    code, out, err = run_cli("failures", "--json")
     assert code == 0, err
     report = json.loads(out)
     assert report["tenant"] == "acme" and report["total"] == 4
     assert [(m["label"], m["count"]) for m in report["modes"]] == [("missing Python module", 3), ("disk full", 1)]
     assert len(report["modes"][0]["examples"]) == 3
 
-    code, out, err = _cli("failures", "--since", "5d", "--until", "2026-01-10", "--env", "v2")
+    code, out, err = run_cli("failures", "--since", "5d", "--until", "2026-01-10", "--env", "v2")
     assert code == 0, err
     assert "1 failure in tenant acme" in out and "disk full" in out and "new" in out and "g1" in out
 
-    code, out, err = _cli("failures")
+    code, out, err = run_cli("failures")
     assert code == 0, err
     assert "missing Python module" in out and "f2" in out and "4 failures" in out
 
-    code, _, err = _cli("failures", "--since", "a fortnight")
+    code, _, err = run_cli("failures", "--since", "a fortnight")
     assert code == 2 and "since" in err
 
 

@@ -1,0 +1,52 @@
+"""The CLI on both backends, for the tests of any command: the ``backend`` fixture and ``run_cli``.
+
+One CLI (``trajsearch.cli``) renders the results; ``--server`` / ``$TRAJSEARCH_SERVER`` only
+changes where the verbs run, so a command's test runs once per backend with the same assertions.
+The server is real (gRPC on 127.0.0.1) and so is Milvus Lite; the embedder is the fast hashing
+*test* embedder. A test module uses them with ``from cli_support import backend, run_cli``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from trajsearch.cli import app
+from trajsearch.embed import HashingEmbedder
+from trajsearch.search import TrajSearch
+from trajsearch.service.auth import KeyRing, key_entry, new_key
+from trajsearch.service.server import ServiceServer
+
+
+@pytest.fixture(params=["embedded", "server"])
+def backend(request, tmp_path: Path, monkeypatch):
+    """Environment for one backend; yields its name. The server owns its own store.
+
+    Either way the CLI's tenant is ``acme``: set for the embedded store, the key's on the server.
+    """
+    monkeypatch.setenv("TRAJSEARCH_MODEL", "hashing")
+    monkeypatch.delenv("TRAJSEARCH_SERVER", raising=False)
+    monkeypatch.delenv("TRAJSEARCH_TENANT", raising=False)
+    if request.param == "embedded":
+        monkeypatch.setenv("TRAJSEARCH_HOME", str(tmp_path / "home"))
+        monkeypatch.setenv("TRAJSEARCH_URI", str(tmp_path / "home" / "milvus.db"))
+        monkeypatch.setenv("TRAJSEARCH_TRACES", str(tmp_path / "home" / "traces"))
+        monkeypatch.setenv("TRAJSEARCH_TENANT", "acme")
+        yield "embedded"
+        return
+    key = new_key()
+    ts = TrajSearch.open(str(tmp_path / "srv.db"), traces=str(tmp_path / "srv-traces"), embedder=HashingEmbedder())
+    keys = KeyRing.from_entries([key_entry(key, tenant="acme", role="write")])
+    with ServiceServer(ts, keys, address="127.0.0.1:0") as srv:
+        monkeypatch.setenv("TRAJSEARCH_SERVER", srv.address)
+        monkeypatch.setenv("TRAJSEARCH_API_KEY", key)
+        yield "server"
+    ts.close()
+
+
+def run_cli(*args: str) -> tuple[int, str, str]:
+    """``trajsearch ARGS...`` in this process: its exit code, stdout and stderr."""
+    result = CliRunner().invoke(app, list(args))
+    return result.exit_code, result.stdout, result.stderr
