@@ -7,6 +7,7 @@ for anything whose outcome depends on retrieval quality.
 
 from __future__ import annotations
 
+import socket
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
@@ -53,6 +54,14 @@ def failing_run(trajectory_id: str, error: str, **kw: Any) -> Trajectory:
         ("bash", {"command": "python -m app"}, f"Traceback (most recent call last):\n  File \"app.py\", line 1\n{error}"),
     ]
     return make_run(trajectory_id, outcome="failure", steps=steps, failure=Failure(error=error), **kw)
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on now: for a server a test starts in another process,
+    which must be told its port before it runs (an in-process server binds port 0 instead)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
 
 
 @pytest.fixture

@@ -10,7 +10,6 @@ import asyncio
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -20,13 +19,7 @@ import pytest
 from trajsearch.client import Client
 from trajsearch.service.auth import key_entry, new_key
 
-from conftest import failing_run, make_run
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+from conftest import failing_run, free_port, make_run
 
 
 @pytest.fixture(scope="module")
@@ -36,7 +29,7 @@ def served(tmp_path_factory):
     (tmp / "keys.json").write_text(json.dumps({"keys": [
         key_entry(keys["acme"], tenant="acme", role="write"), key_entry(keys["beta"], tenant="beta", role="write"),
     ]}))
-    address = f"127.0.0.1:{_free_port()}"
+    address = f"127.0.0.1:{free_port()}"
     log = open(tmp / "serve.log", "w")
     proc = subprocess.Popen(
         [sys.executable, "-m", "trajsearch.service", "serve", "--address", address, "--uri", str(tmp / "milvus.db"),
@@ -127,7 +120,7 @@ def test_mcp_tool_reports_an_unreachable_server_as_a_tool_error():
     from trajsearch.service.mcp_server import build_mcp
 
     async def call():
-        with Client(f"127.0.0.1:{_free_port()}", "ts_any", retries=1, timeout=3) as backend:
+        with Client(f"127.0.0.1:{free_port()}", "ts_any", retries=1, timeout=3) as backend:
             async with McpClient(build_mcp(backend)) as mcp:
                 return await mcp.call_tool("search_past_runs", {"query": "x"})
 

@@ -18,19 +18,13 @@ import pytest
 from trajsearch.embed import HashingEmbedder
 from trajsearch.search import TrajSearch
 
-from conftest import failing_run, make_run
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+from conftest import failing_run, free_port, make_run
 
 
 @pytest.fixture(scope="module")
 def milvus_server(tmp_path_factory):
     exe = shutil.which("milvus-lite") or str(Path(sys.executable).parent / "milvus-lite")
-    port = _free_port()
+    port = free_port()
     data = tmp_path_factory.mktemp("milvus-server")
     proc = subprocess.Popen(
         [exe, "server", "--data-dir", str(data), "--host", "127.0.0.1", "--port", str(port)],

@@ -33,6 +33,8 @@ from trajsearch.store.traces import (
     trace_name,
 )
 
+from conftest import free_port
+
 BUCKET = "traces"
 
 
@@ -331,12 +333,6 @@ def test_open_trace_store_rejects(location: str):
 # ---------------------------------------------------------------- S3 (moto server)
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def s3_endpoint(tmp_path_factory):
     """A moto S3 server on loopback, with dummy credentials in the environment."""
@@ -350,7 +346,7 @@ def s3_endpoint(tmp_path_factory):
         for var in ("AWS_PROFILE", "AWS_SESSION_TOKEN", "AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_S3",
                     traces.S3_ENDPOINT_ENV):
             mp.delenv(var, raising=False)
-        port = _free_port()
+        port = free_port()
         log = tmp_path_factory.mktemp("moto") / "moto.log"
         with open(log, "wb") as fh:
             proc = subprocess.Popen(
@@ -484,7 +480,7 @@ def test_s3_missing_bucket_is_store_error(s3_endpoint):
 
 
 def test_s3_outage_refused_port_is_fast_clear_error(s3_endpoint):
-    dead = f"http://127.0.0.1:{_free_port()}"
+    dead = f"http://127.0.0.1:{free_port()}"
     store = S3TraceStore(BUCKET, "p", endpoint_url=dead, attempts=2, timeout=1)
     start = time.monotonic()
     with pytest.raises(TraceStoreError) as err:
