@@ -1,14 +1,49 @@
-"""Helpers shared by the service tests: the per-call log as events, a silent S3 endpoint, raw calls."""
+"""Helpers shared by the service tests: keys, a served store, the per-call log as events, a silent S3
+endpoint, raw calls."""
 
 from __future__ import annotations
 
 import logging
 import socket
 import threading
-from typing import Iterable
+from pathlib import Path
+from typing import Any, Iterable
 
 import grpc
 import pytest
+
+from trajsearch.embed import HashingEmbedder
+from trajsearch.model import Trajectory
+from trajsearch.search import TrajSearch
+from trajsearch.service.auth import KeyRing, key_entry, new_key
+from trajsearch.service.server import ServiceServer
+from trajsearch.service.validate import Limits
+
+
+def key_ring(**keys: dict[str, Any]) -> tuple[dict[str, str], KeyRing]:
+    """A new key for each name, and the ring that holds them all.
+
+    Each name's dict is what ``key_entry`` takes (``tenant``, ``role``, ``key_id``), plus
+    ``env_versions`` to pin the key to those versions: the tests' access matrix reads as one table.
+    """
+    made = {name: new_key() for name in keys}
+    entries = []
+    for name, spec in keys.items():
+        pins = spec.get("env_versions")
+        entry = key_entry(made[name], **{k: v for k, v in spec.items() if k != "env_versions"})
+        entries.append(dict(entry, env_versions=pins) if pins else entry)
+    return made, KeyRing.from_entries(entries)
+
+
+def serve_store(tmp: Path, ring: KeyRing, runs: list[Trajectory], limits: Limits) -> ServiceServer:
+    """A started server on 127.0.0.1 over a new store in ``tmp`` holding ``runs``.
+
+    Real Milvus Lite and file traces, the fast hashing test embedder; few workers and a search
+    cap of 3, so that the tests of limits and slots reach them with a handful of calls.
+    """
+    ts = TrajSearch.open(str(tmp / "milvus.db"), traces=str(tmp / "traces"), embedder=HashingEmbedder())
+    ts.add(runs)
+    return ServiceServer(ts, ring, address="127.0.0.1:0", limits=limits, max_workers=4, search_cap=3).start()
 
 
 class RpcLog(logging.Handler):

@@ -24,11 +24,11 @@ from trajsearch.failures import (
 from trajsearch.model import Failure
 from trajsearch.represent import failure_text
 from trajsearch.search import TrajSearch
-from trajsearch.service.auth import KeyRing, key_entry, new_key
 from trajsearch.service.server import ServiceServer
 
 from cli_support import backend, run_cli  # noqa: F401 (fixture)
 from conftest import BASE_TIME, failing_run, make_run
+from service_support import key_ring
 
 DAY = 86400
 #: The end of the analysed period in the trend tests: BASE_TIME + 20 days.
@@ -293,12 +293,8 @@ def test_failures_rpc_answers_the_library_modes_of_the_keys_tenant_only(tmp_path
         ])
         _errors(ts, [("b1", "BETA-ONLY failure: vault sealed", {"days": 16}),
                      ("b2", "ModuleNotFoundError: No module named 'yaml'", {"days": 16})], tenant="beta")
-        made = {name: new_key() for name in ("acme", "beta", "acme_v2")}
-        keys = KeyRing.from_entries([
-            key_entry(made["acme"], tenant="acme", role="read"),
-            key_entry(made["beta"], tenant="beta", role="read"),
-            dict(key_entry(made["acme_v2"], tenant="acme", role="read", key_id="v2-only"), env_versions=["v2"]),
-        ])
+        made, keys = key_ring(acme=dict(tenant="acme", role="read"), beta=dict(tenant="beta", role="read"),
+                              acme_v2=dict(tenant="acme", role="read", key_id="v2-only", env_versions=["v2"]))
         with ServiceServer(ts, keys, address="127.0.0.1:0") as srv:
             for key, tenant, pins in ((made["acme"], "acme", {}), (made["beta"], "beta", {}),
                                       (made["acme_v2"], "acme", {"env_version": ["v2"]})):

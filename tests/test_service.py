@@ -27,7 +27,7 @@ from trajsearch.service.server import ServiceServer
 from trajsearch.service.validate import Limits
 
 from conftest import failing_run, make_run
-from service_support import rpc_log  # noqa: F401 (fixture)
+from service_support import key_ring, rpc_log, serve_store  # noqa: F401 (fixture)
 
 SECRET = "zebracorn quasar payload"  # words only tenant beta's runs contain
 LIMITS = Limits(max_text_chars=2_000, max_message_bytes=2 * 1024 * 1024, max_batch_records=50, max_k=50)
@@ -35,28 +35,19 @@ LIMITS = Limits(max_text_chars=2_000, max_message_bytes=2 * 1024 * 1024, max_bat
 
 @pytest.fixture(scope="module")
 def keys():
-    made = {name: new_key() for name in ("acme_w", "acme_r", "beta_w", "beta_r", "acme_v2")}
-    entries = [
-        key_entry(made["acme_w"], tenant="acme", role="write"),
-        key_entry(made["acme_r"], tenant="acme", role="read"),
-        key_entry(made["beta_w"], tenant="beta", role="write"),
-        key_entry(made["beta_r"], tenant="beta", role="read"),
-        dict(key_entry(made["acme_v2"], tenant="acme", role="read", key_id="acme-v2-only"), env_versions=["v2"]),
-    ]
-    return made, KeyRing.from_entries(entries)
+    return key_ring(acme_w=dict(tenant="acme", role="write"), acme_r=dict(tenant="acme", role="read"),
+                    beta_w=dict(tenant="beta", role="write"), beta_r=dict(tenant="beta", role="read"),
+                    acme_v2=dict(tenant="acme", role="read", key_id="acme-v2-only", env_versions=["v2"]))
 
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory, keys):
-    tmp = tmp_path_factory.mktemp("service")
-    ts = TrajSearch.open(str(tmp / "milvus.db"), traces=str(tmp / "traces"), embedder=HashingEmbedder())
-    ts.add([
+    srv = serve_store(tmp_path_factory.mktemp("service"), keys[1], [
         make_run("a1", env_version="v1"),
         failing_run("a2", "OSError: [Errno 28] No space left on device", env_version="v2"),
         make_run("b1", tenant="beta", task=f"Deploy the {SECRET} service", env_version="v1"),
         failing_run("b2", f"RuntimeError: {SECRET} exploded", tenant="beta", env_version="v1"),
-    ])
-    srv = ServiceServer(ts, keys[1], address="127.0.0.1:0", limits=LIMITS, max_workers=4, search_cap=3).start()
+    ], LIMITS)
     yield srv
     srv.stop(grace=2)
 

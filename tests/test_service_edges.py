@@ -17,42 +17,36 @@ import pytest
 from trajsearch.client import Client, NotFound, Unavailable
 from trajsearch.embed import HashingEmbedder
 from trajsearch.search import TrajSearch
-from trajsearch.service.auth import KeyRing, key_entry, new_key
 from trajsearch.service.protos import pb2, pb2_grpc
 from trajsearch.service.server import InsecureAddressError, ServiceServer, is_loopback
 from trajsearch.service.validate import Limits
 from trajsearch.store.traces import S3TraceStore
 
 from conftest import failing_run, make_run
-from service_support import SilentS3, raw_stream, raw_unary, rpc_log, s3_credentials  # noqa: F401 (fixture)
+from service_support import (  # noqa: F401 (fixture)
+    SilentS3, key_ring, raw_stream, raw_unary, rpc_log, s3_credentials, serve_store,
+)
 
 LIMITS = Limits(max_text_chars=2_000, max_message_bytes=4 * 1024 * 1024, max_batch_records=50, max_k=50)
 
 
 @pytest.fixture(scope="module")
 def keys():
-    made = {name: new_key() for name in ("acme_w", "acme_r", "beta_r", "v2_r", "v2_w")}
-    entries = [
-        key_entry(made["acme_w"], tenant="acme", role="write"),
-        key_entry(made["acme_r"], tenant="acme", role="read"),
-        key_entry(made["beta_r"], tenant="beta", role="read"),
-        dict(key_entry(made["v2_r"], tenant="acme", role="read", key_id="acme-v2-read"), env_versions=["v2"]),
-        dict(key_entry(made["v2_w"], tenant="acme", role="write", key_id="acme-v2-write"), env_versions=["v2"]),
-    ]
-    return made, KeyRing.from_entries(entries)
+    return key_ring(acme_w=dict(tenant="acme", role="write"), acme_r=dict(tenant="acme", role="read"),
+                    beta_r=dict(tenant="beta", role="read"),
+                    v2_r=dict(tenant="acme", role="read", key_id="acme-v2-read", env_versions=["v2"]),
+                    v2_w=dict(tenant="acme", role="write", key_id="acme-v2-write", env_versions=["v2"]))
 
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory, keys):
     tmp = tmp_path_factory.mktemp("edges")
-    ts = TrajSearch.open(str(tmp / "milvus.db"), traces=str(tmp / "traces"), embedder=HashingEmbedder())
-    ts.add([
+    srv = serve_store(tmp, keys[1], [
         make_run("a1", env_version="v1"),
         failing_run("a2", "OSError: [Errno 28] No space left on device", env_version="v2"),
         make_run("a3", env_version="v1", task="Rotate the gateway certificate"),
         make_run("b1", tenant="beta", env_version="v1"),
-    ])
-    srv = ServiceServer(ts, keys[1], address="127.0.0.1:0", limits=LIMITS, max_workers=4, search_cap=3).start()
+    ], LIMITS)
     srv.root = str(tmp)
     yield srv
     srv.stop(grace=2)

@@ -13,9 +13,10 @@ from trajsearch.embed import HashingEmbedder
 from trajsearch.ingest.read import read_dump
 from trajsearch.model import Failure, Step, Trajectory
 from trajsearch.search import TrajSearch
-from trajsearch.service.auth import KeyRing, key_entry, new_key
+from trajsearch.service.auth import KeyRing
 
 from conftest import BASE_TIME, failing_run, make_run
+from service_support import key_ring
 
 SECRET = "zebracorn quasar payload"  # only tenant "other" has these words
 SAMPLE_ERROR = "Error: flight HAT223 not available on date 2024-05-14"  # a step error in the sample
@@ -35,13 +36,9 @@ class Keys:
 
 
 def make_keys() -> Keys:
-    made = {name: new_key() for name in ("demo", "other", "pinned", "writer")}
-    ring = KeyRing.from_entries([
-        key_entry(made["demo"], tenant="demo", role="read"),
-        key_entry(made["other"], tenant="other", role="read"),
-        dict(key_entry(made["pinned"], tenant="demo", role="read", key_id="demo-swe-only"), env_versions=["swe-dev-v1"]),
-        key_entry(made["writer"], tenant="demo", role="write"),
-    ])
+    made, ring = key_ring(demo=dict(tenant="demo", role="read"), other=dict(tenant="other", role="read"),
+                          pinned=dict(tenant="demo", role="read", key_id="demo-swe-only", env_versions=["swe-dev-v1"]),
+                          writer=dict(tenant="demo", role="write"))
     return Keys(made["demo"], made["other"], made["pinned"], made["writer"], ring)
 
 
