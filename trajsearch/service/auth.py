@@ -77,6 +77,20 @@ class Principal:
                 and (not self.policy_versions or policy_version in self.policy_versions))
 
 
+def narrow(requested: tuple[str, ...], pinned: tuple[str, ...]) -> tuple[str, ...] | None:
+    """Requested values ANDed with a key's pinned ones; None when nothing can match.
+
+    Every read a pinned key makes, over gRPC or the web pages, filters by this: a pin only ever
+    narrows what the caller asked for, never widens it.
+    """
+    if not pinned:
+        return requested
+    if not requested:
+        return pinned
+    both = tuple(x for x in requested if x in pinned)
+    return both or None
+
+
 class KeyRing:
     """Hash -> principal. ``authenticate`` returns None for a missing or unknown key."""
 

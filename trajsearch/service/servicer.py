@@ -28,6 +28,7 @@ from ..store.traces import TraceNotFoundError
 from ..vocab import KINDS, MODES
 from . import convert
 from . import validate as v
+from .auth import narrow
 from .interceptor import Abort, Call, requires, validation_message
 from .observe import Metrics
 from .protos import pb2, pb2_grpc
@@ -36,16 +37,6 @@ MAX_SESSIONS = 10_000
 _TOOLS_LIMITS = v.Limits(max_values=256)  # an agent may have many tools; each name is still bounded
 _TOOL_MAX_K = 5  # the runtime tool's bounds (trajsearch.runtime.tool)
 _TOOL_MAX_QUERY = 2000
-
-
-def _narrow(requested: tuple[str, ...], pinned: tuple[str, ...]) -> tuple[str, ...] | None:
-    """Requested values ANDed with a key's pinned ones; None when nothing can match."""
-    if not pinned:
-        return requested
-    if not requested:
-        return pinned
-    both = tuple(x for x in requested if x in pinned)
-    return both or None
 
 
 class Service(pb2_grpc.TrajSearchServicer):
@@ -73,8 +64,8 @@ class Service(pb2_grpc.TrajSearchServicer):
         k = v.bounded("k", req.k, 1, lim.max_k, default=10)
         group_size = v.bounded("group_size", req.group_size, 1, 10, default=1)
         mode = v.choice("mode", req.mode, MODES, default="auto")
-        env = _narrow(v.strings("env_versions", req.env_versions, lim), call.principal.env_versions)
-        policy = _narrow(v.strings("policy_versions", req.policy_versions, lim), call.principal.policy_versions)
+        env = narrow(v.strings("env_versions", req.env_versions, lim), call.principal.env_versions)
+        policy = narrow(v.strings("policy_versions", req.policy_versions, lim), call.principal.policy_versions)
         kwargs: dict[str, Any] = dict(
             levels=v.levels("levels", req.levels, lim),
             outcome=v.outcomes("outcomes", req.outcomes, lim),
@@ -101,7 +92,7 @@ class Service(pb2_grpc.TrajSearchServicer):
         k = v.bounded("k", req.k, 1, lim.max_k, default=5)
         outcomes = v.outcomes("outcomes", req.outcomes, lim)
         mode = v.choice("mode", req.mode, MODES, default="hybrid")
-        env = _narrow(v.strings("env_versions", req.env_versions, lim), call.principal.env_versions)
+        env = narrow(v.strings("env_versions", req.env_versions, lim), call.principal.env_versions)
         missing = Abort(grpc.StatusCode.NOT_FOUND, f"trajectory_id: no trajectory {v.shown(trajectory_id)}")
         if trajectory_id is not None and self._visible_run(call, trajectory_id) is None:
             raise missing
@@ -170,8 +161,8 @@ class Service(pb2_grpc.TrajSearchServicer):
         lim = self.limits
         since = v.bounded("since_seconds", req.since_seconds, 1, 100 * 365 * 86400, default=0) or None
         until = v.timestamp("until", req.until)
-        env = _narrow(v.strings("env_versions", req.env_versions, lim), call.principal.env_versions)
-        policy = _narrow(v.strings("policy_versions", req.policy_versions, lim), call.principal.policy_versions)
+        env = narrow(v.strings("env_versions", req.env_versions, lim), call.principal.env_versions)
+        policy = narrow(v.strings("policy_versions", req.policy_versions, lim), call.principal.policy_versions)
         models = v.strings("models", req.models, lim)
         tools = v.strings("tools", req.tools, _TOOLS_LIMITS)
         outcomes = v.choices("outcomes", req.outcomes, ("failure", "infra_error"), lim)
@@ -225,8 +216,8 @@ class Service(pb2_grpc.TrajSearchServicer):
         from ..runtime import RuntimeContext
 
         lim = self.limits
-        env = _narrow(v.strings("context.env_versions", ctx.env_versions, lim), call.principal.env_versions)
-        policy = _narrow(v.strings("context.policy_versions", ctx.policy_versions, lim), call.principal.policy_versions)
+        env = narrow(v.strings("context.env_versions", ctx.env_versions, lim), call.principal.env_versions)
+        policy = narrow(v.strings("context.policy_versions", ctx.policy_versions, lim), call.principal.policy_versions)
         tools = v.strings("context.tools_available", ctx.tools_available, _TOOLS_LIMITS)
         now = v.timestamp("context.now", ctx.now)
         if env is None or policy is None:

@@ -10,8 +10,9 @@ run, compare, failures) and what they share (common).
 
 from __future__ import annotations
 
+from ...service.auth import narrow
 from .common import (
-    K_CHOICES, LEVEL_CHOICES, NOT_FOUND_TEXT, NotFound, TraceDamaged, TraceUnavailable, narrow, run_link, visible_run, when,
+    K_CHOICES, LEVEL_CHOICES, NOT_FOUND_TEXT, NotFound, TraceDamaged, TraceUnavailable, run_link, visible_run, when,
 )
 from .compare import align, compare_view, first_divergence
 from .failures import PERIODS, FailuresForm, failures_view

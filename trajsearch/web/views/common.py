@@ -35,16 +35,6 @@ class TraceDamaged(RuntimeError):
     """This key's run has a trace, but its stored bytes are not a valid trace of it."""
 
 
-def narrow(requested: tuple[str, ...], pinned: tuple[str, ...]) -> tuple[str, ...] | None:
-    """Requested values ANDed with a key's pinned ones; None when nothing can match."""
-    if not pinned:
-        return requested
-    if not requested:
-        return pinned
-    both = tuple(x for x in requested if x in pinned)
-    return both or None
-
-
 # -- the search form ---------------------------------------------------------------------------
 
 

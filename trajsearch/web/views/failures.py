@@ -6,8 +6,7 @@ from dataclasses import dataclass
 
 from ...failures import FailureReport, failure_modes
 from ...search import TrajSearch
-from ...service.auth import Principal
-from .common import narrow
+from ...service.auth import Principal, narrow
 
 #: The periods the page offers ("" is all time): the analysis compares each with the one before it.
 PERIODS = (("7d", "last 7 days"), ("30d", "last 30 days"), ("24h", "last 24 hours"), ("", "all time"))

@@ -13,9 +13,9 @@ from ...model import Outcome, Step, Trajectory
 from ...represent import decisive_error, render_arguments
 from ...results import Hit, RunMatch
 from ...search import TrajSearch
-from ...service.auth import Principal
+from ...service.auth import Principal, narrow
 from ...store.traces import TraceCorruptError, TraceNotFoundError, TraceStoreError
-from .common import MAX_FIELD_CHARS, MAX_QUERY_CHARS, NotFound, PAGE_CHARS, SMALL_FIELD_CHARS, TraceDamaged, TraceUnavailable, narrow, run_link, visible_run
+from .common import MAX_FIELD_CHARS, MAX_QUERY_CHARS, NotFound, PAGE_CHARS, SMALL_FIELD_CHARS, TraceDamaged, TraceUnavailable, run_link, visible_run
 from .common import _clip, when
 from .search import TraceFacts
 from ..highlight import highlight, terms

@@ -15,11 +15,11 @@ from ...fusion import resolve_mode
 from ...model import Trajectory
 from ...results import Hit
 from ...search import TrajSearch
-from ...service.auth import Principal
+from ...service.auth import Principal, narrow
 from ...store.filters import Filters, quote
 from ...store.traces import TraceStoreError
 from ...vocab import MODES, OUTCOMES
-from .common import _clip, when, DEFAULT_LEVELS, K_CHOICES, LEVEL_CHOICES, MAX_QUERY_CHARS, NotFound, looks_like_id, looks_like_trace_uri, narrow, run_link, visible_run
+from .common import _clip, when, DEFAULT_LEVELS, K_CHOICES, LEVEL_CHOICES, MAX_QUERY_CHARS, NotFound, looks_like_id, looks_like_trace_uri, run_link, visible_run
 from ..highlight import highlight, terms
 
 
