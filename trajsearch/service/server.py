@@ -63,23 +63,25 @@ def is_loopback(address: str) -> bool:
 
 def check_address(address: str, *, tls: bool, insecure: bool) -> None:
     """Refuse plaintext on a non-loopback address unless ``insecure`` says it is meant."""
-    if tls or insecure or is_loopback(address):
-        return
-    raise InsecureAddressError(
-        f"refusing to serve plaintext gRPC on {address}, which other machines can reach: API keys and results "
-        "would cross the network in the clear. Use --tls-cert/--tls-key, or listen on 127.0.0.1, or pass "
-        "--insecure if a TLS-terminating proxy or a private network stands in front"
-    )
+    _refuse_plaintext(address, tls=tls, insecure=insecure, what="plaintext gRPC",
+                      exposed="API keys and results")
 
 
 def check_http_address(address: str, *, tls: bool, insecure: bool) -> None:
     """The web pages' twin of :func:`check_address`: sign-in keys and session cookies travel over it."""
+    _refuse_plaintext(address, tls=tls, insecure=insecure, what="the web pages in plaintext",
+                      exposed="API keys typed at sign-in and session cookies")
+
+
+def _refuse_plaintext(address: str, *, tls: bool, insecure: bool, what: str, exposed: str) -> None:
+    """One rule and one remedy for every listener: serving ``what`` on ``address`` without TLS needs
+    a loopback address or an explicit ``--insecure``, since ``exposed`` would travel in the clear."""
     if tls or insecure or is_loopback(address):
         return
     raise InsecureAddressError(
-        f"refusing to serve the web pages in plaintext on {address}, which other machines can reach: API keys "
-        "typed at sign-in and session cookies would cross the network in the clear. Use --tls-cert/--tls-key, "
-        "or listen on 127.0.0.1, or pass --insecure if a TLS-terminating proxy or a private network stands in front"
+        f"refusing to serve {what} on {address}, which other machines can reach: {exposed} would cross the "
+        "network in the clear. Use --tls-cert/--tls-key, or listen on 127.0.0.1, or pass --insecure if a "
+        "TLS-terminating proxy or a private network stands in front"
     )
 
 
