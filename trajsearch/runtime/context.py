@@ -13,15 +13,7 @@ from datetime import datetime, timezone
 from typing import Sequence
 
 from ..model import valid_tenant
-from ..store.filters import Filters
-
-
-def _strings(value: str | Sequence[str] | None) -> tuple[str, ...]:
-    if value is None:
-        return ()
-    if isinstance(value, str):
-        return (value,)
-    return tuple(value)
+from ..store.filters import Filters, as_tuple
 
 
 @dataclass(frozen=True)
@@ -38,9 +30,9 @@ class RuntimeContext:
 
     def __post_init__(self) -> None:
         valid_tenant(self.tenant)
-        object.__setattr__(self, "env_version", _strings(self.env_version))
-        object.__setattr__(self, "policy_version", _strings(self.policy_version))
-        object.__setattr__(self, "tools_available", _strings(self.tools_available))
+        object.__setattr__(self, "env_version", as_tuple(self.env_version))
+        object.__setattr__(self, "policy_version", as_tuple(self.policy_version))
+        object.__setattr__(self, "tools_available", as_tuple(self.tools_available))
         if self.now.tzinfo is None:
             object.__setattr__(self, "now", self.now.replace(tzinfo=timezone.utc))
 

@@ -41,7 +41,12 @@ def _in(field_name: str, values: Iterable[str]) -> str:
     return f"{field_name} in [{', '.join(quote(v) for v in items)}]"
 
 
-def _tuple(values: str | Iterable[str] | None) -> tuple[str, ...]:
+def as_tuple(values: str | Iterable[str] | None) -> tuple[str, ...]:
+    """A filter value as callers pass it (one string, several, or None) as a tuple of values.
+
+    A lone string is one value, not its characters; the runtime context takes its versions
+    and tools the same way, through this.
+    """
     if values is None:
         return ()
     if isinstance(values, str):
@@ -72,7 +77,7 @@ class Filters:
         valid_tenant(self.tenant)
         for name in ("levels", "outcomes", "env_versions", "policy_versions", "task_families",
                      "tools", "trajectory_ids", "exclude_trajectory_ids"):
-            object.__setattr__(self, name, _tuple(getattr(self, name)))
+            object.__setattr__(self, name, as_tuple(getattr(self, name)))
         unknown = set(self.levels) - set(LEVELS)
         if unknown:
             raise ValueError(f"unknown level(s) {sorted(unknown)}: expected some of {list(LEVELS)}")
