@@ -69,7 +69,6 @@ def serve(
     log_level: str = typer.Option("INFO", "--log-level"),
 ) -> None:
     """Serve the index over gRPC: one process owns the data directory, every other one connects here."""
-    from ..service.auth import KeyConfigError, KeyRing
     from ..service.observe import configure_logging, log_event, start_metrics_http
     from ..service.server import (
         TLS, InsecureAddressError, ServiceServer, check_address, check_http_address, is_loopback, serve_forever,
@@ -88,12 +87,7 @@ def serve(
     metrics_at = _host_port(metrics_address, "--metrics") if metrics_address else None
     configure_logging(log_level)
     _quiet_libraries()
-    try:
-        keyring = KeyRing.load(keys)
-    except KeyConfigError as exc:
-        _fail(str(exc))
-    except OSError as exc:
-        _fail(f"cannot read the key file: {_os_error(exc)}")
+    keyring = _load_keys(keys)
     try:
         limits = Limits(max_message_bytes=max_message_mb * 1024 * 1024, max_k=max_k, max_text_chars=max_text)
     except ValueError as exc:
@@ -106,8 +100,7 @@ def serve(
                                trace_timeout=trace_timeout, write_slots=write_slots or None, insecure=insecure,
                                http_address=http)
     except (OSError, ValueError) as exc:
-        ts.close()
-        _fail(_os_error(exc) if isinstance(exc, OSError) else str(exc), code=1)
+        _cannot_listen(ts, exc)
     if metrics_at:
         try:
             start_metrics_http(server.metrics, *metrics_at)
@@ -158,12 +151,7 @@ def ui(
     _quiet_libraries()
     key = None
     if keys is not None:
-        try:
-            keyring = KeyRing.load(keys)
-        except KeyConfigError as exc:
-            _fail(str(exc))
-        except OSError as exc:
-            _fail(f"cannot read the key file: {_os_error(exc)}")
+        keyring = _load_keys(keys)
     else:
         key = new_key()
         try:
@@ -176,8 +164,7 @@ def ui(
     try:
         web = WebServer(app, address)
     except (OSError, ValueError) as exc:
-        ts.close()
-        _fail(_os_error(exc) if isinstance(exc, OSError) else str(exc), code=1)
+        _cannot_listen(ts, exc)
     _say(f"trajsearch ui on {web.url} (index {ts.location[0]})")
     if key is not None:
         principal = keyring.authenticate(key)
@@ -211,6 +198,28 @@ def _run_until_signal(web) -> None:  # web: WebServer
         web.stop()
         for sig, handler in previous.items():
             signal.signal(sig, handler)
+
+
+def _load_keys(path: Path | None):  # -> KeyRing
+    """The key file (``None``: JSON in ``$TRAJSEARCH_KEYS``), or one line saying why it cannot serve and exit 2.
+
+    ``serve`` and ``ui --keys`` read the same file, so they refuse a bad one in the same words.
+    """
+    from ..service.auth import KeyConfigError, KeyRing
+
+    try:
+        return KeyRing.load(path)
+    except KeyConfigError as exc:
+        _fail(str(exc))
+    except OSError as exc:
+        _fail(f"cannot read the key file: {_os_error(exc)}")
+
+
+def _cannot_listen(ts, exc: OSError | ValueError) -> None:  # ts: TrajSearch
+    """A server that could not start listening (address in use, bad address): close the index it was
+    given, say why in one line, exit 1."""
+    ts.close()
+    _fail(_os_error(exc) if isinstance(exc, OSError) else str(exc), code=1)
 
 
 def _open_index(uri: str | None, traces: str | None, model: str | None):  # -> TrajSearch
