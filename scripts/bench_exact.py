@@ -326,6 +326,41 @@ CASES = [
 ]
 
 
+@dataclass
+class Accuracy:
+    """One case's accuracy over its queries, as the tables show it.
+
+    A plain top-K case adds recall@K and the answers that came back short; a grouped case adds
+    runs found and group fill. Both measurements (the façade's and each raw layout's) score the
+    same way, so they fill the same columns.
+    """
+
+    recall: list[float] = field(default_factory=list)
+    short: int = 0
+    found: list[float] = field(default_factory=list)
+    fill: list[float] = field(default_factory=list)
+
+    def add(self, c: Corpus, q: np.ndarray, mask: np.ndarray, group_size: int, got: list[dict]) -> None:
+        """Score one query's result ``got`` (hits as ``{"id": ...}``) against numpy on ``mask``."""
+        if group_size:
+            runs, fill = score_grouped(c, q, mask, group_size, got)
+            self.found.append(runs)
+            self.fill.append(fill)
+        else:
+            recall, short = score_plain(c, q, mask, [g["id"] for g in got])
+            self.recall.append(recall)
+            self.short += short
+
+    def columns(self) -> list[Any]:
+        """recall@K, short, runs, fill: the mean of each (``-`` for short where no query was plain)."""
+        return [_mean(self.recall), self.short if self.recall else "-", _mean(self.found), _mean(self.fill)]
+
+
+def print_row(row: list[Any]) -> None:
+    """A table row as soon as it is measured (a long run shows its progress), floats to 3 places."""
+    print("  " + " | ".join(str(x) if not isinstance(x, float) else f"{x:.3f}" for x in row), flush=True)
+
+
 def numpy_floor(c: Corpus, tenant: str, f: Filters, q: np.ndarray) -> float:
     """Seconds for the exact top-K on the tenant's rows held in memory (filters as a mask)."""
     rows = np.flatnonzero(c.alive & (c.tenant == TENANTS.index(tenant)))
@@ -353,7 +388,7 @@ def run_cases(c: Corpus, ts: TrajSearch, embedder: TableEmbedder, phase: str, n_
     try:
         for tenant in (BIG, SMALL):
             for case in cases:
-                recall, short, found, fill, times, floor, ncalls = [], 0, [], [], [], [], []
+                accuracy, times, floor, ncalls = Accuracy(), [], [], []
                 for _ in range(case.queries or n_queries):
                     q = c.query(tenant)
                     f = Filters(tenant=tenant, **case.filters)
@@ -370,20 +405,12 @@ def run_cases(c: Corpus, ts: TrajSearch, embedder: TableEmbedder, phase: str, n_
                     times.append(time.perf_counter() - start)
                     ncalls.append(calls[0] or 1)
                     floor.append(numpy_floor(c, tenant, f, q))
-                    if case.group_size:
-                        a, b = score_grouped(c, q, mask, case.group_size, got)
-                        found.append(a)
-                        fill.append(b)
-                    else:
-                        r, s = score_plain(c, q, mask, [g["id"] for g in got])
-                        recall.append(r)
-                        short += s
+                    accuracy.add(c, q, mask, case.group_size, got)
                 out.append([
                     phase, f"{tenant} ({int(np.sum(c.alive & (c.tenant == TENANTS.index(tenant))))} rows)", case.name,
-                    _mean(recall), short if recall else "-", _mean(found), _mean(fill), statistics.mean(ncalls),
-                    p50(times) * 1e3, p95(times) * 1e3, p50(floor) * 1e3,
+                    *accuracy.columns(), statistics.mean(ncalls), p50(times) * 1e3, p95(times) * 1e3, p50(floor) * 1e3,
                 ])
-                print("  " + " | ".join(str(x) if not isinstance(x, float) else f"{x:.3f}" for x in out[-1]), flush=True)
+                print_row(out[-1])
     finally:
         ts.index._nearest = nearest
     return out
@@ -487,7 +514,7 @@ def bench_layouts(n_rows: int, workdir: Path, n_queries: int, seed: int) -> list
                 for case in CASES:
                     if case.name.startswith("raw") or (case.group_size and "env" in case.name):
                         continue
-                    recall, short, found, fill, times = [], 0, [], [], []
+                    accuracy, times = Accuracy(), []
                     for _ in range(case.queries or n_queries):
                         q = c.query(tenant)
                         f = Filters(tenant=tenant, **case.filters)
@@ -497,19 +524,10 @@ def bench_layouts(n_rows: int, workdir: Path, n_queries: int, seed: int) -> list
                         res = client.search(COLLECTION, data=[q.tolist()], filter=f.to_expr(), limit=K,
                                             output_fields=OUTPUT_FIELDS, search_params=search_params, **scope, **group)[0]
                         times.append(time.perf_counter() - start)
-                        got = [{"id": h["id"]} for h in res]
-                        if case.group_size:
-                            a, b = score_grouped(c, q, mask, case.group_size, got)
-                            found.append(a)
-                            fill.append(b)
-                        else:
-                            r, s = score_plain(c, q, mask, [g["id"] for g in got])
-                            recall.append(r)
-                            short += s
-                    out.append([label, tenant, case.name.replace("grouped", "Lite group_by"), _mean(recall),
-                                short if recall else "-", _mean(found), _mean(fill), p50(times) * 1e3])
-                    print("  " + " | ".join(str(x) if not isinstance(x, float) else f"{x:.3f}" for x in out[-1]),
-                          flush=True)
+                        accuracy.add(c, q, mask, case.group_size, [{"id": h["id"]} for h in res])
+                    out.append([label, tenant, case.name.replace("grouped", "Lite group_by"), *accuracy.columns(),
+                                p50(times) * 1e3])
+                    print_row(out[-1])
             client.close()
             server_manager_instance.release_server(path)
     return out
