@@ -290,6 +290,33 @@ class CachedEmbedder(WrappedEmbedder):
         return np.stack([table[t] for t in texts])
 
 
+def text_key(text: str) -> str:
+    """What a vector cache keys a text by (its blake2b digest, 12 bytes).
+
+    Every cache of real vectors (``DiskCachedEmbedder``'s, bench_hybrid's pool, bench_scale's
+    seeds) uses this one key and :func:`load_vector_cache`'s format, so one can seed another.
+    """
+    import hashlib  # noqa: PLC0415
+
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=12).hexdigest()
+
+
+def load_vector_cache(path: Path) -> dict[str, np.ndarray]:
+    """Vectors by :func:`text_key` from an ``.npz`` of ``keys`` and ``vectors``; empty when there is none."""
+    if not path.exists():
+        return {}
+    with np.load(path) as data:
+        return dict(zip(data["keys"].tolist(), data["vectors"]))
+
+
+def save_vector_cache(path: Path, vectors: dict[str, np.ndarray]) -> None:
+    """Write ``vectors`` (by :func:`text_key`) where :func:`load_vector_cache` reads them; whole or not at all."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp.npz")
+    np.savez(tmp, keys=np.array(list(vectors)), vectors=np.stack(list(vectors.values())))
+    tmp.replace(path)
+
+
 class DiskCachedEmbedder(WrappedEmbedder):
     """Vectors by text digest, kept in an ``.npz`` between runs, scripts and checkouts.
 
@@ -301,17 +328,10 @@ class DiskCachedEmbedder(WrappedEmbedder):
     def __init__(self, inner: Any, path: Path) -> None:
         super().__init__(inner)
         self.path = Path(path)
-        self.table: dict[str, np.ndarray] = {}
-        if self.path.exists():
-            with np.load(self.path) as data:
-                self.table = dict(zip(data["keys"].tolist(), data["vectors"]))
+        self.table: dict[str, np.ndarray] = load_vector_cache(self.path)
         self.new = 0
 
-    @staticmethod
-    def key(text: str) -> str:
-        import hashlib  # noqa: PLC0415
-
-        return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=12).hexdigest()
+    key = staticmethod(text_key)
 
     def encode(self, texts: Sequence[str], *, batch_size: int = 64) -> np.ndarray:
         keys = [self.key(t) for t in texts]
@@ -326,10 +346,7 @@ class DiskCachedEmbedder(WrappedEmbedder):
 
     def save(self) -> None:
         if self.new:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = self.path.with_suffix(".tmp.npz")
-            np.savez(tmp, keys=np.array(list(self.table)), vectors=np.stack(list(self.table.values())))
-            tmp.replace(self.path)
+            save_vector_cache(self.path, self.table)
             self.new = 0
 
 

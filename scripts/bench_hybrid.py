@@ -39,7 +39,6 @@ caches), and cached in the work directory either way.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import random
 import re
@@ -54,7 +53,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import numpy as np  # noqa: E402
 from _common import BIG_TENANT as BIG, CachedEmbedder, Stopwatch, SyntheticRuns, embed_each, load_model  # noqa: E402
 from _common import machine_note, open_store, p50, p95, peak_rss_mb, read_real_runs, rss_mb, scratch_dir  # noqa: E402
-from _common import spread, table  # noqa: E402
+from _common import load_vector_cache, save_vector_cache, spread, table, text_key  # noqa: E402
 
 from trajsearch import config  # noqa: E402
 from trajsearch.fusion import looks_like_log  # noqa: E402
@@ -84,27 +83,22 @@ def material(runs: list[Trajectory]) -> list[dict]:
 def pool_vectors(model: Any, texts: list[str], cache: Path, store: Path | None = None) -> dict[str, np.ndarray]:
     """Real vectors of ``texts``: from ``cache`` (keyed by text digest), else from the rows of an
     existing trajsearch ``store`` made with the same model (e.g. eval_exact.py's), else embedded now."""
-    key = lambda t: hashlib.blake2b(t.encode("utf-8", "surrogatepass"), digest_size=12).hexdigest()  # noqa: E731
-    have: dict[str, np.ndarray] = {}
-    if cache.exists():
-        with np.load(cache) as data:
-            have = dict(zip(data["keys"].tolist(), data["vectors"]))
-    wanted = {key(t) for t in texts} - set(have)
+    have = load_vector_cache(cache)
+    wanted = {text_key(t) for t in texts} - set(have)
     if wanted and store is not None:
         index = TrajectoryIndex(str(store / "milvus.db"), IndexSettings(model.name, model.dim, 3, 2))
         try:
             for row in index.iterate(["text", "embedding"], batch_size=2_000):
-                if key(row["text"]) in wanted:
-                    have[key(row["text"])] = np.asarray(row["embedding"], dtype=np.float32)
+                if text_key(row["text"]) in wanted:
+                    have[text_key(row["text"])] = np.asarray(row["embedding"], dtype=np.float32)
         finally:
             index.close()
-    todo = [t for t in texts if key(t) not in have]
+    todo = [t for t in texts if text_key(t) not in have]
     if todo or wanted:
         if todo:
-            have.update(zip(map(key, todo), model.encode(todo, batch_size=32)))
-        cache.parent.mkdir(parents=True, exist_ok=True)
-        np.savez(cache, keys=np.array(list(have)), vectors=np.stack(list(have.values())))
-    return {t: have[key(t)] for t in texts}
+            have.update(zip(map(text_key, todo), model.encode(todo, batch_size=32)))
+        save_vector_cache(cache, have)
+    return {t: have[text_key(t)] for t in texts}
 
 
 class RowFactory(SyntheticRuns):

@@ -61,7 +61,6 @@ the memory the shared machine had free).
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import os
 import random
@@ -82,6 +81,7 @@ from threadpoolctl import threadpool_limits  # noqa: E402
 import bench_hybrid  # noqa: E402
 from _common import BIG_TENANT as BIG, SMALL_TENANTS, CachedEmbedder, Stopwatch, embed_each, load_model  # noqa: E402
 from _common import machine_note, open_store, p50, p95, peak_rss_mb, read_real_runs, rss_mb, table  # noqa: E402
+from _common import load_vector_cache, save_vector_cache, text_key  # noqa: E402
 
 from trajsearch import config  # noqa: E402
 from trajsearch.store.filters import Filters  # noqa: E402
@@ -99,14 +99,11 @@ BUILD_LIMIT_S = 20 * 60
 
 
 def seed_pool_cache(texts: list[str], cache: Path, seeds: list[Path]) -> int:
-    """Copy into ``cache`` the vectors of ``texts`` found in ``seeds`` (npz of keys/vectors by the
-    same blake2b digest as ``bench_hybrid.pool_vectors`` and ``DiskCachedEmbedder``); read only."""
-    key = lambda t: hashlib.blake2b(t.encode("utf-8", "surrogatepass"), digest_size=12).hexdigest()  # noqa: E731
-    have: dict[str, np.ndarray] = {}
-    if cache.exists():
-        with np.load(cache) as data:
-            have = dict(zip(data["keys"].tolist(), data["vectors"]))
-    wanted = {key(t) for t in texts} - set(have)
+    """Copy into ``cache`` the vectors of ``texts`` found in ``seeds`` (vector caches of the
+    ``_common.load_vector_cache`` format, as ``bench_hybrid.pool_vectors`` and ``DiskCachedEmbedder``
+    write them); the seeds are only read."""
+    have = load_vector_cache(cache)
+    wanted = {text_key(t) for t in texts} - set(have)
     added = 0
     for seed in seeds:
         if not wanted or not seed.exists():
@@ -121,8 +118,7 @@ def seed_pool_cache(texts: list[str], cache: Path, seeds: list[Path]) -> int:
                     wanted.discard(keys[i])
                     added += 1
     if added:
-        cache.parent.mkdir(parents=True, exist_ok=True)
-        np.savez(cache, keys=np.array(list(have)), vectors=np.stack(list(have.values())))
+        save_vector_cache(cache, have)
     return added
 
 
