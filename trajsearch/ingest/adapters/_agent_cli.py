@@ -5,9 +5,10 @@ document), and each keeps its own step bookkeeping: a call is opened when the
 model asks for a tool and closed when the result comes back by call id. What
 they share lives here: reading a whole-file document as a list of records,
 ISO timestamps, text of content parts, the "pending thought" rule, error
-lines, the final numbering / clipping / step-limit of the step list, and
+lines, the final numbering / clipping / step-limit of the step list,
 (``SessionSteps``) the step list with its unanswered text, which becomes the
-model's answer when no tool call follows.
+model's answer when no tool call follows, and (``session_trajectory``) the
+read session -> a trajectory.
 """
 
 from __future__ import annotations
@@ -17,9 +18,9 @@ import re
 from datetime import datetime, timezone
 from typing import Any, Iterator
 
-from trajsearch.model import MAX_STEPS
+from trajsearch.model import MAX_STEPS, Failure, Outcome, Trajectory
 
-from ._common import RecordError, clip_step_text, decisive_line, short
+from ._common import Context, RecordError, build, clip_step_text, clip_task, decisive_line, safe_id, short
 
 _SYSTEM_REMINDER = re.compile(r"<system-reminder>.*?</system-reminder>", re.S)
 
@@ -146,6 +147,44 @@ def finish_steps(steps: list[dict[str, Any]], metadata: dict[str, Any]) -> list[
             item["action"] = item["action"][:200]
         out.append(item)
     return out
+
+
+def session_trajectory(
+    ctx: Context,
+    *,
+    run_id: str,
+    task: str,
+    model_id: str | None,
+    steps: list[dict[str, Any]],
+    metadata: dict[str, Any],
+    last_error: str | None,
+    error_cause: str,
+    created_at: datetime | None,
+    tool_versions: dict[str, str] | None = None,
+) -> Trajectory:
+    """A session read by a CLI adapter (Claude Code, Codex CLI, Gemini CLI) -> its trajectory.
+
+    Metadata without a value is left out and the steps are finished (:func:`finish_steps`). A
+    session log holds no verdict on the task, so the outcome is unknown, unless the session
+    ended on an error the agent did not make (``last_error``: an API or error record with no
+    work after it), which is an infrastructure error caused as ``error_cause`` says.
+    """
+    metadata = {k: v for k, v in metadata.items() if v is not None}
+    finished = finish_steps(steps, metadata)
+    outcome, failure = Outcome.unknown, None
+    if last_error:
+        outcome, failure = Outcome.infra_error, Failure(error=last_error, cause=error_cause)
+    return build({
+        "trajectory_id": safe_id(run_id),
+        "task": clip_task(task),
+        "model_id": model_id,
+        "tool_versions": tool_versions or {},
+        "outcome": outcome,
+        "failure": failure,
+        "steps": finished,
+        "created_at": created_at,
+        "metadata": metadata,
+    }, ctx)
 
 
 def first_time(*candidates: Any) -> datetime | None:

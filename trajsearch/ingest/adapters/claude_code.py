@@ -67,11 +67,10 @@ import json
 import re
 from typing import Any
 
-from trajsearch.model import Failure, Outcome, Trajectory
+from trajsearch.model import Trajectory
 
 from ._agent_cli import (
     as_records,
-    finish_steps,
     first_time,
     iso_time,
     join_thought,
@@ -79,10 +78,11 @@ from ._agent_cli import (
     as_str,
     parts_text,
     prompt_list,
+    session_trajectory,
     strip_reminders,
     whole_file,
 )
-from ._common import Context, RecordError, as_dict, build, clip_task, decisive_line, safe_id, short
+from ._common import Context, RecordError, as_dict, decisive_line, short
 
 NAME = "claude-code"
 #: A file is one session: the reader hands over all its lines at once.
@@ -454,22 +454,10 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
         "interrupted": session.interrupted or None,
         "models": session.models if len(session.models) > 1 else None,
     }
-    metadata = {k: v for k, v in metadata.items() if v is not None}
-    steps = finish_steps(session.steps, metadata)
-    outcome, failure = Outcome.unknown, None
-    if session.last_error:
-        outcome = Outcome.infra_error
-        failure = Failure(error=session.last_error,
-                          cause="infrastructure: the session ended on an API error, not on the agent's work")
-    fields: dict[str, Any] = {
-        "trajectory_id": safe_id(run_id),
-        "task": clip_task(task),
-        "model_id": session.models[0] if session.models else None,
-        "tool_versions": {"claude-code": versions[-1]} if versions else {},
-        "outcome": outcome,
-        "failure": failure,
-        "steps": steps,
-        "created_at": first_time(*(r.get("timestamp") for r in unique if r.get("timestamp"))),
-        "metadata": metadata,
-    }
-    return build(fields, ctx)
+    return session_trajectory(
+        ctx, run_id=run_id, task=task, model_id=session.models[0] if session.models else None,
+        tool_versions={"claude-code": versions[-1]} if versions else {}, steps=session.steps, metadata=metadata,
+        last_error=session.last_error,
+        error_cause="infrastructure: the session ended on an API error, not on the agent's work",
+        created_at=first_time(*(r.get("timestamp") for r in unique if r.get("timestamp"))),
+    )

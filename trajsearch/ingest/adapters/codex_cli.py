@@ -55,7 +55,7 @@ import json
 import re
 from typing import Any
 
-from trajsearch.model import Failure, Outcome, Trajectory
+from trajsearch.model import Trajectory
 
 from ._agent_cli import (
     SessionSteps,
@@ -65,16 +65,16 @@ from ._agent_cli import (
     as_str,
     error_line,
     exit_code_error,
-    finish_steps,
     first_time,
     iso_time,
     join_thought,
     json_arguments,
     parts_text,
     prompt_list,
+    session_trajectory,
     whole_file,
 )
-from ._common import Context, RecordError, build, clip_task, safe_id, short
+from ._common import Context, RecordError, short
 
 NAME = "codex-cli"
 #: A file is one session: the reader hands over all its lines at once.
@@ -356,22 +356,10 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
         "turns_aborted": sum(1 for e in events if e.get("type") == "turn_aborted") or None,
         "models": sorted(set(models)) if len(set(models)) > 1 else None,
     }
-    metadata = {k: v for k, v in metadata.items() if v is not None}
-    steps = finish_steps(rollout.steps, metadata)
-    outcome, failure = Outcome.unknown, None
-    if rollout.last_error:
-        outcome = Outcome.infra_error
-        failure = Failure(error=rollout.last_error,
-                          cause="infrastructure: the session ended on a Codex/model API error")
-    fields: dict[str, Any] = {
-        "trajectory_id": safe_id(f"codex.{session_id}"),
-        "task": clip_task(prompts[0]),
-        "model_id": models[0] if models else None,
-        "tool_versions": {"codex-cli": str(meta["cli_version"])} if meta.get("cli_version") else {},
-        "outcome": outcome,
-        "failure": failure,
-        "steps": steps,
-        "created_at": first_time(meta.get("timestamp"), *(at for _, _, at in lines if at)),
-        "metadata": metadata,
-    }
-    return build(fields, ctx)
+    return session_trajectory(
+        ctx, run_id=f"codex.{session_id}", task=prompts[0], model_id=models[0] if models else None,
+        tool_versions={"codex-cli": str(meta["cli_version"])} if meta.get("cli_version") else {},
+        steps=rollout.steps, metadata=metadata, last_error=rollout.last_error,
+        error_cause="infrastructure: the session ended on a Codex/model API error",
+        created_at=first_time(meta.get("timestamp"), *(at for _, _, at in lines if at)),
+    )

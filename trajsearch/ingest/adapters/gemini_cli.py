@@ -48,7 +48,7 @@ import json
 import re
 from typing import Any
 
-from trajsearch.model import Failure, Outcome, Trajectory
+from trajsearch.model import Trajectory
 
 from ._agent_cli import (
     SessionSteps,
@@ -57,14 +57,14 @@ from ._agent_cli import (
     as_records,
     as_str,
     exit_code_error,
-    finish_steps,
     first_time,
     iso_time,
     join_thought,
     prompt_list,
+    session_trajectory,
     whole_file,
 )
-from ._common import Context, RecordError, as_list, build, clip_task, decisive_line, safe_id, short
+from ._common import Context, RecordError, as_list, decisive_line, short
 
 NAME = "gemini-cli"
 #: A file is one session: the reader hands over its whole document (or all its lines).
@@ -339,20 +339,9 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
         "info_messages": infos or None,
         "models": rec.models if len(rec.models) > 1 else None,
     }
-    metadata = {k: v for k, v in metadata.items() if v is not None}
-    steps = finish_steps(rec.steps, metadata)
-    outcome, failure = Outcome.unknown, None
-    if rec.last_error:
-        outcome = Outcome.infra_error
-        failure = Failure(error=rec.last_error, cause="infrastructure: the session ended on an error record")
-    fields: dict[str, Any] = {
-        "trajectory_id": safe_id(f"gemini-cli.{session_id}"),
-        "task": clip_task(task),
-        "model_id": rec.models[0] if rec.models else None,
-        "outcome": outcome,
-        "failure": failure,
-        "steps": steps,
-        "created_at": first_time(meta.get("startTime"), *(m.get("timestamp") for m in messages)),
-        "metadata": metadata,
-    }
-    return build(fields, ctx)
+    return session_trajectory(
+        ctx, run_id=f"gemini-cli.{session_id}", task=task, model_id=rec.models[0] if rec.models else None,
+        steps=rec.steps, metadata=metadata, last_error=rec.last_error,
+        error_cause="infrastructure: the session ended on an error record",
+        created_at=first_time(meta.get("startTime"), *(m.get("timestamp") for m in messages)),
+    )
