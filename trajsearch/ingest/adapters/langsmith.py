@@ -59,7 +59,7 @@ from typing import Any, Iterator
 from trajsearch.model import Trajectory
 
 from ._common import Context, RecordError, decisive_line
-from ._spans import Node, iso_seconds, start_order, text_of
+from ._spans import Node, iso_seconds, one_node_per_id, start_order, text_of
 from ._spans import trajectory_id as _span_trajectory_id
 from ._vendor import (
     Score,
@@ -338,23 +338,19 @@ def nodes(record: Any, ctx: Context, seq: int = 0) -> Iterator[tuple[str, Node, 
 
 def _merged(group: list[Node]) -> list[Node]:
     """A run created in one payload and completed in another: one node from the merged run."""
-    by_id: dict[str, list[Node]] = {}
-    for node in group:
-        by_id.setdefault(node.id, []).append(node)
-    if all(len(v) == 1 for v in by_id.values()):
-        return group
-    out = []
-    for versions in by_id.values():
-        versions = sorted(versions, key=lambda v: v.seq)
-        raws = [v.info.get(_RUN) for v in versions]
-        if len(versions) == 1 or not all(isinstance(r, dict) for r in raws):
-            out.append(versions[-1])
-            continue
-        run: dict[str, Any] = {}
-        for raw in raws:
-            run = _merge(run, raw)
-        out.append(_node(run, versions[0].seq))
-    return out
+    return one_node_per_id(group, _merged_run)
+
+
+def _merged_run(versions: list[Node]) -> Node:
+    """One node from the versions' runs merged in seq order (:func:`_merge`); the latest if a run is missing."""
+    versions = sorted(versions, key=lambda v: v.seq)
+    raws = [v.info.get(_RUN) for v in versions]
+    if not all(isinstance(r, dict) for r in raws):
+        return versions[-1]
+    run: dict[str, Any] = {}
+    for raw in raws:
+        run = _merge(run, raw)
+    return _node(run, versions[0].seq)
 
 
 def _task(group: list[Node], root: Node) -> str:

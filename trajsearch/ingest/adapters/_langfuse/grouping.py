@@ -17,7 +17,7 @@ import re
 from typing import Any
 
 from .._common import RecordError
-from .._spans import Node, start_order
+from .._spans import Node, one_node_per_id, start_order
 from .._vendor import call_args_text, decode, first_user_text, instruction, is_empty, output_dicts
 from .observations import INFO_RAW, INFO_TARGET, INFO_THOUGHT, INFO_TYPE, observation_node
 
@@ -26,23 +26,20 @@ _ITERATION = re.compile(r"^iteration-\d+$")
 
 def merged(group: list[Node]) -> list[Node]:
     """Observations sent as a create and later updates (ingestion events): one node per id, fields merged."""
-    by_id: dict[str, list[Node]] = {}
-    for node in group:
-        by_id.setdefault(node.id, []).append(node)
-    if all(len(v) == 1 for v in by_id.values()):
-        return group
-    out = []
-    for versions in by_id.values():
-        raws = [n.info.get(INFO_RAW) for n in sorted(versions, key=lambda n: n.seq)]
-        if len(versions) == 1 or not all(isinstance(r, dict) for r in raws):
-            out.append(versions[-1] if len(versions) > 1 else versions[0])
-            continue
-        body: dict[str, Any] = {}
-        for raw in raws:
-            body.update({k: v for k, v in raw.items() if not is_empty(v) and not (k == "type" and body.get("type") and
-                                                                                v in ("SPAN", "OBSERVATION"))})
-        out.append(observation_node(body, versions[0].seq))
-    return out
+    return one_node_per_id(group, _merged_observation)
+
+
+def _merged_observation(versions: list[Node]) -> Node:
+    """One observation from its bodies in seq order: a later value wins unless it is empty, and a generic
+    type (SPAN, OBSERVATION) does not replace a specific one; the last version if a body is missing."""
+    raws = [n.info.get(INFO_RAW) for n in sorted(versions, key=lambda n: n.seq)]
+    if not all(isinstance(r, dict) for r in raws):
+        return versions[-1]
+    body: dict[str, Any] = {}
+    for raw in raws:
+        body.update({k: v for k, v in raw.items() if not is_empty(v) and not (k == "type" and body.get("type") and
+                                                                            v in ("SPAN", "OBSERVATION"))})
+    return observation_node(body, versions[0].seq)
 
 
 def tools_as_spans(group: list[Node]) -> None:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
-from typing import Any
+from typing import Any, Callable
 
 ROLES = ("agent", "llm", "tool", "retriever", "chain", "evaluator", "other")
 
@@ -66,6 +66,22 @@ class Node:
     @classmethod
     def from_json(cls, raw: str) -> Node:
         return cls(**json.loads(raw))
+
+
+def one_node_per_id(group: list[Node], merge: Callable[[list[Node]], Node]) -> list[Node]:
+    """``group`` with the nodes that share an id merged into one, in the order the ids first occur.
+
+    An operation may be sent more than once (created in one payload, completed or updated in
+    another), so a run's group can hold several versions of one node. ``merge`` gets every
+    version of such an id, in the group's order, and returns the node that stands for them; how
+    versions combine is the format's own rule. A group with no repeated id comes back as it is.
+    """
+    by_id: dict[str, list[Node]] = {}
+    for node in group:
+        by_id.setdefault(node.id, []).append(node)
+    if all(len(v) == 1 for v in by_id.values()):
+        return group
+    return [versions[0] if len(versions) == 1 else merge(versions) for versions in by_id.values()]
 
 
 # -- value helpers -----------------------------------------------------------------------
