@@ -41,9 +41,10 @@ class Caps:
     """How much of each text a digest keeps: the most the renderer may ask of it.
 
     ``goal``, ``actions``, ``argument``, ``observation`` and ``note`` are the ``FormatConfig``
-    limits of the richest level (an observation or a step's error keeps ``observation // 3``
-    head and ``observation * 2 // 3`` tail characters); ``error`` is the head and tail kept of
-    a warning's decisive error (``FailureWarning.error`` carries that much).
+    limits of the richest level, whose defaults are taken from :data:`CAPS` (an observation or a
+    step's error keeps ``observation // 3`` head and ``observation * 2 // 3`` tail characters);
+    ``error`` is the head and tail kept of a warning's decisive error (``FailureWarning.error``
+    carries that much).
     """
 
     goal: int = 600

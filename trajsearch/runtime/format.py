@@ -21,7 +21,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Sequence
 
-from ..digest import UNCAPPED, ExemplarDigest, exemplar_digest, warning_digest
+from ..digest import CAPS, UNCAPPED, ExemplarDigest, exemplar_digest, warning_digest
 from ..represent import clip
 from .advice import Exemplar, FailureWarning
 from .novelty import ADVICE, Strategy
@@ -74,12 +74,18 @@ def default_counter() -> TokenCounter:
 
 @dataclass(frozen=True)
 class FormatConfig:
+    """The token budget, and how much of each text the richest detail level shows.
+
+    The per-text limits default to the digest's caps (:data:`trajsearch.digest.CAPS`), set in that
+    one place: a digest worked out at ingest then serves the default rendering with no trace read.
+    """
+
     budget_tokens: int = 2000
-    goal_chars: int = 600
-    max_actions: int = 8
-    argument_chars: int = 200
-    observation_chars: int = 300
-    note_chars: int = 400
+    goal_chars: int = CAPS.goal
+    max_actions: int = CAPS.actions
+    argument_chars: int = CAPS.argument
+    observation_chars: int = CAPS.observation
+    note_chars: int = CAPS.note
 
 
 @dataclass
