@@ -456,8 +456,8 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     }
     return session_trajectory(
         ctx, run_id=run_id, task=task, model_id=session.models[0] if session.models else None,
-        tool_versions={"claude-code": versions[-1]} if versions else {}, steps=session.steps, metadata=metadata,
-        last_error=session.last_error,
+        tool_versions={"claude-code": versions[-1]} if versions else {},
+        steps=session.steps, metadata=metadata, last_error=session.last_error,
         error_cause="infrastructure: the session ended on an API error, not on the agent's work",
         created_at=first_time(*(r.get("timestamp") for r in unique if r.get("timestamp"))),
     )
