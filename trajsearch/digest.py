@@ -195,10 +195,15 @@ def observation_text(text: str) -> str:
     return _WRAPPER.sub("", text).strip()
 
 
+def by_priority(points: list[Step]) -> list[int]:
+    """Positions of a run's decision points, the ones to keep first (:func:`priority`; later before earlier)."""
+    last = len(points) - 1
+    return sorted(range(len(points)), key=lambda i: (-priority(points[i], i == last), -i))
+
+
 def exemplar_digest(run: Trajectory, caps: Caps = CAPS) -> ExemplarDigest:
     points = decision_points(run.steps)
-    last = len(points) - 1
-    ranked = sorted(range(len(points)), key=lambda i: (-priority(points[i], i == last), -i))[: caps.actions]
+    ranked = by_priority(points)[: caps.actions]
     rank = {position: n for n, position in enumerate(ranked)}
     head, tail = caps.observation // 3, caps.observation * 2 // 3
     actions = []

@@ -24,15 +24,15 @@ def _variants(run: Trajectory, compress: bool) -> Iterator[tuple[str, Trajectory
     yield "none", run
     if not compress:
         return
-    from ..digest import observation_text, priority
+    from ..digest import by_priority, observation_text
     from ..runtime.format import FormatConfig, _levels
     from ..steps import decision_points
 
     points = decision_points(run.steps)
     if len(points) < len(run.steps):
         yield "decision_points", run.model_copy(update={"steps": points})
+    ranked = by_priority(points)
     for name, detail in zip(("full", "half", "bare"), _levels(FormatConfig())):
-        ranked = sorted(range(len(points)), key=lambda i: (-priority(points[i], i == len(points) - 1), -i))
         kept = [points[i] for i in sorted(ranked[: detail.actions])]
         steps = [
             step.model_copy(update={
