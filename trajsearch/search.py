@@ -173,8 +173,9 @@ class TrajSearch:
         return self.index.iterate(list(fields), expr=filters.to_expr())
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
-        """Vectors of ``texts`` with this store's embedder (e.g. to judge near-duplicates)."""
-        return np.asarray(self.embedder.encode(list(texts)), dtype=np.float32)
+        """Vectors of ``texts`` with this store's embedder (e.g. to judge near-duplicates), through the
+        query-vector cache: rows fetched by :meth:`runs` come with their stored vectors, so no model call."""
+        return np.stack([self.query_vector(text) for text in texts]).astype(np.float32, copy=False)
 
     def upgrade(self, *, tenant: str | None = None, batch: int = 32) -> int:
         """Bring runs indexed by an older representation (see ``represent.REPRESENTATION_VERSION``)

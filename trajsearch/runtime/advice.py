@@ -14,8 +14,6 @@ import logging
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Sequence
 
-import numpy as np
-
 from ..digest import UNCAPPED, Clip, ExemplarDigest, WarningDigest, from_row_steps, exemplar_digest, warning_digest
 from ..model import Trajectory
 from ..results import Hit
@@ -199,7 +197,7 @@ def exemplars(
     by_calls = rerank(candidates, ctx, config.rerank, touched) if slots else ranked
     if config.rerank.diversity:
         def pick(order: list[Scored], n: int) -> list[Scored]:
-            return diversify(order, n, embed=lambda texts: np.stack([ts.query_vector(t) for t in texts]),
+            return diversify(order, n, embed=ts.embed,
                              text_of=lambda s: _summary(s, summaries), max_cosine=config.rerank.max_cosine)
         chosen = pick(ranked, k - slots)
         if slots and not _covered(chosen, by_calls):
