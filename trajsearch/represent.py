@@ -331,15 +331,18 @@ def represent(
 
 def embed_rows(embedder: Any, rows: Sequence[Row], *, batch_size: int = 64) -> Any:
     """One vector per row, in order: rows with ``vector_of`` (passages) take that row's vector
-    and cost no embedding; every other row's text is embedded once."""
+    and cost no embedding; every other row's text is embedded once, as a document (the
+    embedder's bulk path where it has one: the vectors ingest writes, however rows are made)."""
     import numpy as np  # noqa: PLC0415 - represent stays importable without numpy
+
+    from .embed.base import document_encoder  # noqa: PLC0415
 
     own: dict[int, Row] = {}
     for row in rows:
         source = row.vector_of if row.vector_of is not None else row
         own.setdefault(id(source), source)
     at = {key: i for i, key in enumerate(own)}
-    vectors = np.asarray(embedder.encode([r.text for r in own.values()], batch_size=batch_size))
+    vectors = np.asarray(document_encoder(embedder)([r.text for r in own.values()], batch_size=batch_size))
     return vectors[[at[id(r.vector_of if r.vector_of is not None else r)] for r in rows]] if rows else vectors
 
 
