@@ -92,6 +92,15 @@ def read_real_runs(tenant: str = "default") -> RealRuns:
     return RealRuns(tau, swe, tau_rejected + swe_rejected, sw.seconds)
 
 
+OOD_TASKS = Path(__file__).resolve().parent / "ood_tasks.txt"
+
+
+def ood_tasks(path: Path = OOD_TASKS) -> list[str]:
+    """Out-of-domain tasks (nothing like the library), one a line; ``#`` lines are comments."""
+    lines = [line.strip() for line in Path(path).read_text().splitlines()]
+    return [line for line in lines if line and not line.startswith("#")]
+
+
 def spread(items: Sequence[Any], n: int) -> list[Any]:
     """``n`` items spread evenly over ``items`` (a deterministic, representative subset)."""
     if n >= len(items):

@@ -56,7 +56,7 @@ from typing import Any, Callable
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _common import DiskCachedEmbedder, Stopwatch, TimedEmbedder, load_model, machine_note, open_store  # noqa: E402
-from _common import p50, p95, peak_rss_mb, read_real_runs, spread, store_dir, table  # noqa: E402
+from _common import OOD_TASKS, ood_tasks, p50, p95, peak_rss_mb, read_real_runs, spread, store_dir, table  # noqa: E402
 
 from trajsearch.model import Trajectory  # noqa: E402
 from trajsearch.represent import represent  # noqa: E402
@@ -67,11 +67,6 @@ ROOT = Path(__file__).resolve().parents[1]
 TENANT = "bench"
 TARGET_MS = 50.0
 K = 10
-
-
-def ood_tasks(path: Path) -> list[str]:
-    lines = [line.strip() for line in path.read_text().splitlines()]
-    return [line for line in lines if line and not line.startswith("#")]
 
 
 # -- store ---------------------------------------------------------------------------------
@@ -203,7 +198,7 @@ def main() -> int:
     ap.add_argument("--model", default="all-MiniLM-L6-v2")
     ap.add_argument("--work", type=Path, default=default_work, help="where the store is kept and reused")
     ap.add_argument("--emb-cache", type=Path, help="vectors by text between runs (default: <work>/emb-cache.npz)")
-    ap.add_argument("--ood", type=Path, default=ROOT / "scripts" / "ood_tasks.txt")
+    ap.add_argument("--ood", type=Path, default=OOD_TASKS)
     ap.add_argument("--fresh", action="store_true", help="rebuild the store")
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args()

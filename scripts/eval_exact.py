@@ -64,6 +64,7 @@ from _common import (  # noqa: E402
     Stopwatch,
     load_model,
     machine_note,
+    ood_tasks,
     open_store,
     peak_rss_mb,
     read_real_runs,
@@ -96,7 +97,6 @@ _OUTPUT = re.compile(r"<output(?:_tail)?>\n?(.*?)</output(?:_tail)?>", re.S)
 #: a leading ``label:`` (``Error:``, ``bash: line 1:``, ``patch:``, ``TypeError:``), upper-case codes
 #: with digits (``HAT139``, ``L022``) and dunder names, enough on their own in a query of <= 16 words.
 AS_CONFIGURED = "as configured (RRF + verbatim-first)"
-OOD_TASKS = Path(__file__).resolve().parent / "ood_tasks.txt"
 
 
 # -- query lines -------------------------------------------------------------------------
@@ -426,8 +426,7 @@ def main() -> int:
             print(table(["queries", "n", "top-5 runs changed", "top-1 run changed"], side))
 
         # -- auto-mode routing: what fusion.looks_like_log sends to hybrid (pure computation)
-        prose = [r.task for r in runs] + [ln.strip() for ln in OOD_TASKS.read_text().splitlines()
-                                           if ln.strip() and not ln.startswith("#")]
+        prose = [r.task for r in runs] + ood_tasks()
         prose = list(dict.fromkeys(prose))
         route_rows = [[name, share([looks_like_log(q) for q in queries[name]]),
                        share([r == 1 for r in results[name]["auto"]])] for name in CLASSES]

@@ -63,6 +63,7 @@ from _common import (  # noqa: E402
     Stopwatch,
     load_model,
     machine_note,
+    ood_tasks,
     open_store,
     read_runs,
     store_dir,
@@ -83,7 +84,6 @@ MODES = ("dense", "lexical", "hybrid", "auto")
 #: tau-bench tools that change nothing (the rest are write actions).
 READ_ONLY = re.compile(r"^(get_|search_|list_|find_|calculate$|think$|transfer_to_human)")
 _DIFF_FILE = re.compile(r"^diff --git a/(\S+) b/", re.M)
-OOD_TASKS = Path(__file__).resolve().parent / "ood_tasks.txt"
 
 
 # -- data and ground truth -----------------------------------------------------------------
@@ -381,8 +381,7 @@ def eval_routing(runs: list[Trajectory], lines: dict) -> dict:
         "task text (mini-swe-agent)": sorted({r.task for r in swe}),
         "task text (tau-bench)": sorted({r.task for r in tau}),
         "task, first 12 words": sorted({" ".join(t.split()[:12]) for t in tasks}),
-        "out-of-domain task": [ln.strip() for ln in OOD_TASKS.read_text().splitlines()
-                               if ln.strip() and not ln.startswith("#")],
+        "out-of-domain task": ood_tasks(),
     }
     rows, out = [], {}
     for expected, groups in (("hybrid", logs), ("dense", prose)):
@@ -412,7 +411,7 @@ def eval_novelty(ts: Any, runs: list[Trajectory]) -> dict:
                                 exclude_trajectory_ids=[r.trajectory_id for r in group])
         if found.best_similarity is not None:  # a tenant with no other task has nothing applicable: not counted
             known.append(found.best_similarity)
-    ood = [ln.strip() for ln in OOD_TASKS.read_text().splitlines() if ln.strip() and not ln.startswith("#")]
+    ood = ood_tasks()
     ood_scores = [max((probe.exemplars(t, RuntimeContext(tenant=tenant), k=1).best_similarity or 0.0)
                       for tenant in {r.tenant for r in runs}) for t in ood]
     low, high, t = max(ood_scores), min(known), configured.inspiration

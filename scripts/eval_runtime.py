@@ -36,7 +36,7 @@ from typing import Sequence
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import CachedEmbedder, DiskCachedEmbedder  # noqa: E402
+from _common import OOD_TASKS, CachedEmbedder, DiskCachedEmbedder, ood_tasks  # noqa: E402
 from trajsearch.embed import load_embedder  # noqa: E402
 from trajsearch.ingest.read import read_dump  # noqa: E402
 from trajsearch.model import Trajectory  # noqa: E402
@@ -47,11 +47,6 @@ from trajsearch.search import TrajSearch  # noqa: E402
 ROOT = Path(__file__).resolve().parents[1]
 TENANT = "eval"
 K = 3
-
-
-def ood_tasks(path: Path) -> list[str]:
-    lines = [line.strip() for line in path.read_text().splitlines()]
-    return [line for line in lines if line and not line.startswith("#")]
 
 
 def threshold_pr(novel_scores: list[float], known_scores: list[float], t: float) -> tuple[float, float]:
@@ -79,7 +74,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", nargs="+", default=[str(ROOT.parent / "shared" / "data")])
     parser.add_argument("--cache", default="/tmp/trajsearch-eval-runtime")
-    parser.add_argument("--ood", default=str(ROOT / "scripts" / "ood_tasks.txt"))
+    parser.add_argument("--ood", default=str(OOD_TASKS))
     parser.add_argument("--budget", type=int, default=2000)
     parser.add_argument("--emb-cache", type=Path, help="vectors by text kept on disk between runs (scripts/_common.py)")
     args = parser.parse_args()
