@@ -63,7 +63,6 @@ from trajsearch.represent import represent  # noqa: E402
 from trajsearch.runtime import Runtime, RuntimeContext, Strategy  # noqa: E402
 from trajsearch.search import TrajSearch  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[1]
 TENANT = "bench"
 TARGET_MS = 50.0
 K = 10
