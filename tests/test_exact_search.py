@@ -26,7 +26,9 @@ from trajsearch.search import TrajSearch
 from trajsearch.store import layout
 from trajsearch.store.filters import Filters
 from trajsearch.store.index import TrajectoryIndex
-from trajsearch.store.layout import COLLECTION, MIGRATING, IndexSettings, StoreNeedsMigrationError, partition_name
+from trajsearch.store.layout import (
+    COLLECTION, EPISODES, EPISODES_APART, MIGRATING, PASSAGES, IndexSettings, StoreNeedsMigrationError, partition_name,
+)
 
 DIM = 64  # the hashing test embedder's
 SETTINGS = IndexSettings(embedder=HashingEmbedder.name, dim=DIM, window=3, stride=2)
@@ -148,6 +150,9 @@ CASES = [
     Filters(tenant="acme", levels=("step",), env_versions=("env-2",), outcomes=("failure",)),
     Filters(tenant="acme", tools=("browser", "python")),
     Filters(tenant="acme", levels=("step",), outcomes=("success", "unknown"), exclude_trajectory_ids=("run-0000", "run-0005")),
+    Filters(tenant="acme", levels=("task", "summary"), outcomes=("success",)),  # exemplar candidates: one partition
+    Filters(tenant="acme", levels=("failure", "task")),  # warnings and novelty: the same partition
+    Filters(tenant="acme", levels=("summary", "step")),  # both partitions
 ]
 
 
@@ -267,6 +272,8 @@ def test_exact_after_upserts_deletes_and_reopen(tmp_path, rows):
 def test_tenants_have_their_own_partitions(index, rows):
     names = set(index.client.list_partitions(COLLECTION))
     assert {partition_name("acme"), partition_name("beta")} <= names
+    assert {partition_name("acme", EPISODES), partition_name("beta", EPISODES)} <= names
+    assert partition_name("acme", PASSAGES) not in names  # no passage rows written: no partition for them
     assert index.search(rows.query(), Filters(tenant="nobody"), limit=5) == []
     assert index.count("nobody") == 0
     assert partition_name("nobody") not in index.client.list_partitions(COLLECTION)  # reads create nothing
@@ -279,30 +286,35 @@ def test_tenants_have_their_own_partitions(index, rows):
 # -- stores made by the previous version --------------------------------------------------------
 
 
-def make_old_store(path: Path, rows: Rows, *, partition_key: bool = True) -> None:
-    """A store as the previous version made it: ``tenant`` the partition key, HNSW index (its
-    ``_open_or_create``, written out with pymilvus), rows written as its ``upsert`` did."""
+def make_old_store(path: Path, rows: Rows, *, partition_key: bool = True, index_type: str = "HNSW",
+                   episodes_apart: bool = False) -> None:
+    """A store as an earlier version made it (its ``_open_or_create``, written out with pymilvus),
+    rows written as its ``upsert`` did: by default the first one (``tenant`` the partition key,
+    HNSW); ``partition_key=False``: a partition per tenant holding all its rows, and with
+    ``episodes_apart`` task, summary and failure rows in a partition of their own."""
     client = MilvusClient(str(path))
     index_params = client.prepare_index_params()
-    index_params.add_index("embedding", index_type="HNSW", metric_type="COSINE",
-                           params={"M": 16, "efConstruction": 200})
+    index_params.add_index("embedding", index_type=index_type, metric_type="COSINE",
+                           params={"M": 16, "efConstruction": 200} if index_type == "HNSW" else {})
     client.create_collection(
         COLLECTION, schema=layout.schema(DIM, layout.LEXICAL_MEMORY, partition_key=partition_key),
         index_params=index_params,
         properties={"trajsearch.schema_version": layout.SCHEMA_VERSION, "trajsearch.embedder": SETTINGS.embedder,
                     "trajsearch.dim": str(DIM), "trajsearch.window": "3", "trajsearch.stride": "2",
-                    "trajsearch.lexical": layout.LEXICAL_MEMORY},
+                    "trajsearch.lexical": layout.LEXICAL_MEMORY, **({EPISODES_APART: "1"} if episodes_apart else {})},
     )
     records = list(rows.records.values())
     for start in range(0, len(records), 500):
         if partition_key:
             client.upsert(COLLECTION, data=records[start:start + 500])
-        else:
-            for tenant in {r["tenant"] for r in records[start:start + 500]}:
-                if not client.has_partition(COLLECTION, partition_name(tenant)):
-                    client.create_partition(COLLECTION, partition_name(tenant))
-                client.upsert(COLLECTION, data=[r for r in records[start:start + 500] if r["tenant"] == tenant],
-                              partition_name=partition_name(tenant))
+            continue
+        parts: dict[str, list[dict]] = {}
+        for r in records[start:start + 500]:
+            parts.setdefault(partition_name(r["tenant"], layout.part_of(r["level"], episodes_apart)), []).append(r)
+        for name, some in parts.items():
+            if not client.has_partition(COLLECTION, name):
+                client.create_partition(COLLECTION, name)
+            client.upsert(COLLECTION, data=some, partition_name=name)
     client.flush(COLLECTION)
     client.close()
     from milvus_lite.server_manager import server_manager_instance
@@ -323,7 +335,7 @@ def test_store_of_the_previous_version_is_migrated_on_open(tmp_path, rows, caplo
     with caplog.at_level(logging.WARNING, logger="trajsearch.store.index"):
         index = TrajectoryIndex(str(path), SETTINGS)
     try:
-        assert "migrating" in caplog.text and "one partition per tenant" in caplog.text
+        assert "migrating" in caplog.text and "the current layout" in caplog.text
         assert_current_layout(index)
         assert index.count() == len(rows.records)
         assert index.count("beta") == sum(r["tenant"] == "beta" for r in rows.records.values())
@@ -361,9 +373,24 @@ def test_an_unfinished_migration_is_discarded_and_redone(tmp_path, rows):
         index.close()
 
 
+def test_a_store_keeping_task_rows_with_the_steps_is_migrated_on_open(tmp_path, rows, caplog):
+    path = tmp_path / "steps.db"
+    make_old_store(path, rows, partition_key=False, index_type="FLAT")
+    with caplog.at_level(logging.WARNING, logger="trajsearch.store.index"):
+        index = TrajectoryIndex(str(path), SETTINGS)
+    try:
+        assert "migrating" in caplog.text
+        assert_current_layout(index)
+        assert partition_name("acme", EPISODES) in index.client.list_partitions(COLLECTION)
+        assert index.count() == len(rows.records)
+        check_all(index, rows, queries=2)
+    finally:
+        index.close()
+
+
 def test_an_approximate_index_alone_is_replaced_in_place(tmp_path, rows, caplog):
     path = tmp_path / "hnsw.db"
-    make_old_store(path, rows, partition_key=False)
+    make_old_store(path, rows, partition_key=False, episodes_apart=True)
     with caplog.at_level(logging.WARNING, logger="trajsearch.store.index"):
         index = TrajectoryIndex(str(path), SETTINGS)
     try:

@@ -14,7 +14,9 @@ the dense index are chosen per engine, below this class's API:
   returned short lists; FLAT answered every filter exactly at the same speed.
   Lite's search loops in Python over every row in scope, so naming the tenant's
   partition makes a search cost the tenant's rows, not the collection's (100k
-  rows, a tenant of 5%: 169 -> 34 ms; with a tools filter 4.5 -> 0.24 s).
+  rows, a tenant of 5%: 169 -> 34 ms; with a tools filter 4.5 -> 0.24 s). A tenant's
+  few rows per run (task, summary, failure) and its passages have partitions of their
+  own too, so a search of those levels costs only their rows (store/layout.py).
 - A Milvus server: HNSW, and ``tenant`` as the partition key (its own pruning).
 
 Grouped search (one or ``group_size`` hits per run) completes Milvus' best-effort
@@ -31,12 +33,13 @@ from typing import Any, Iterable, Iterator, Sequence
 
 from pymilvus import MilvusClient, MilvusException
 
+from ..vocab import DENSE_LEVELS, LEVELS
 from .fields import FILTER_FIELDS, LEXICAL_FIELDS, OUTPUT_FIELDS
 from .filters import Filters, quote
 from .layout import (
-    COLLECTION, INDEX_PARAMS, LEXICAL_MEMORY, LEXICAL_MILVUS, LITE_INDEX_PARAMS, LITE_SEARCH_PARAMS, MAX_LIMIT, PASSAGE,
-    SCHEMA_VERSION, SEARCH_PARAMS, IndexSettings, SchemaMismatchError, StoreNeedsMigrationError, is_server_uri,
-    lexical_text, partition_name, schema,
+    COLLECTION, EPISODES_APART, INDEX_PARAMS, LEXICAL_MEMORY, LEXICAL_MILVUS, LITE_INDEX_PARAMS, LITE_SEARCH_PARAMS,
+    MAX_LIMIT, SCHEMA_VERSION, SEARCH_PARAMS, IndexSettings, SchemaMismatchError, StoreNeedsMigrationError,
+    is_server_uri, lexical_text, part_of, partition_name, schema,
 )
 from .migrate import finish_migration, migrate
 
@@ -69,6 +72,7 @@ class TrajectoryIndex:
         self.lexical_backend = lexical or (LEXICAL_MEMORY if self.embedded else LEXICAL_MILVUS)
         self.lexical_path: str | None = None
         self.partitioned = self.embedded  # the collection's own layout, read on open
+        self.episodes_apart = self.embedded  # task, summary and failure rows in partitions of their own (read on open)
         self._partitions: set[str] = set()
         self.settings = self._open_or_create(settings)
         self._mirror = self._lexical_mirror() if self.lexical_backend == LEXICAL_MEMORY else None
@@ -89,6 +93,7 @@ class TrajectoryIndex:
                 "trajsearch.stride": str(wanted.stride),
                 "trajsearch.lexical": self.lexical_backend,
                 **({"trajsearch.lexical_path": self._local_lexical_path()} if not is_server_uri(self.uri) else {}),
+                **({EPISODES_APART: "1"} if self.embedded else {}),
             })
             log.info("created collection %s at %s", COLLECTION, self.uri)
         description = self.client.describe_collection(COLLECTION)
@@ -116,8 +121,12 @@ class TrajectoryIndex:
             self.lexical_path = self._local_lexical_path()  # a store made before the path was recorded
             self.client.alter_collection_properties(COLLECTION, properties={"trajsearch.lexical_path": self.lexical_path})
         self.partitioned = not any(f.get("is_partition_key") for f in description.get("fields", []))
-        if self.embedded and (not self.partitioned or self._dense_index_type() != "FLAT"):
-            migrate(self, found, props)  # a store of the previous version (HNSW, tenant partition key)
+        apart = props.get(EPISODES_APART) == "1"
+        if self.embedded and (not self.partitioned or self._dense_index_type() != "FLAT"
+                              or not (apart or is_server_uri(self.uri))):
+            migrate(self, found, props)  # a store of an earlier layout (see store/migrate.py)
+            apart = self.get_property(EPISODES_APART) == "1"
+        self.episodes_apart = self.partitioned and apart
         self.search_params = LITE_SEARCH_PARAMS if self._dense_index_type() == "FLAT" else SEARCH_PARAMS
         if self.partitioned:
             self._partitions = set(self.client.list_partitions(COLLECTION))
@@ -225,19 +234,21 @@ class TrajectoryIndex:
 
     # -- partitions (embedded layout) --------------------------------------------------------
 
-    def _scope(self, tenant: str, passages: bool = False) -> dict[str, Any] | None:
-        """Read arguments confining a call to ``tenant``'s rows: its partition where tenants have
-        their own, nothing extra where ``tenant`` is the partition key (the filter prunes); None
-        when the tenant has no partition, hence no rows. ``passages``: its passage partition too."""
+    def _scope(self, tenant: str, levels: Sequence[str] = DENSE_LEVELS) -> dict[str, Any] | None:
+        """Read arguments confining a call to ``tenant``'s rows of ``levels`` (all of them: every
+        level a dense search ranks): the partitions that hold them where tenants have their own,
+        nothing extra where ``tenant`` is the partition key (the filter prunes); None when the
+        tenant has none of those partitions, hence no such rows."""
         if not self.partitioned:
             return {}
-        names = [name for name in (partition_name(tenant), *([partition_name(tenant, True)] if passages else []))
+        parts = dict.fromkeys(part_of(level, self.episodes_apart) for level in levels or DENSE_LEVELS)
+        names = [name for name in (partition_name(tenant, part) for part in parts)
                  if name in self._partitions or self.client.has_partition(COLLECTION, name)]  # maybe made elsewhere
         self._partitions.update(names)
         return {"partition_names": names} if names else None
 
-    def _partition_for_write(self, tenant: str, passages: bool = False) -> str:
-        name = partition_name(tenant, passages)
+    def _partition_for_write(self, tenant: str, part: str) -> str:
+        name = partition_name(tenant, part)
         if name not in self._partitions:
             try:
                 if not self.client.has_partition(COLLECTION, name):
@@ -258,11 +269,11 @@ class TrajectoryIndex:
         else:
             self._mirror.before_write()
         if self.partitioned:
-            by_tenant: dict[tuple[str, bool], list[dict[str, Any]]] = {}
+            by_part: dict[tuple[str, str], list[dict[str, Any]]] = {}
             for row in rows:
-                by_tenant.setdefault((row["tenant"], row["level"] == PASSAGE), []).append(row)
-            for (tenant, passages), part in by_tenant.items():
-                self.client.upsert(COLLECTION, data=part, partition_name=self._partition_for_write(tenant, passages))
+                by_part.setdefault((row["tenant"], part_of(row["level"], self.episodes_apart)), []).append(row)
+            for (tenant, part), some in by_part.items():
+                self.client.upsert(COLLECTION, data=some, partition_name=self._partition_for_write(tenant, part))
         else:
             self.client.upsert(COLLECTION, data=list(rows))
         if self._mirror is not None:
@@ -272,7 +283,7 @@ class TrajectoryIndex:
         filters = Filters(tenant=tenant, trajectory_ids=(trajectory_id,))
         if self._mirror is not None:
             self._mirror.before_write()
-        scope = self._scope(tenant, passages=True)  # None: no partition, hence no rows
+        scope = self._scope(tenant, LEVELS)  # None: no partition, hence no rows
         for name in ([] if scope is None else scope.get("partition_names", [None])):
             self.client.delete(COLLECTION, filter=filters.to_expr(), **({"partition_name": name} if name else {}))
         if self._mirror is not None:
@@ -309,7 +320,7 @@ class TrajectoryIndex:
         each with its ``group_size`` nearest rows inside ``filters`` (fewer only where the run
         has fewer), as one flat list. On Milvus Lite (FLAT) both are exact.
         """
-        scope = self._scope(filters.tenant)
+        scope = self._scope(filters.tenant, filters.levels)
         if scope is None:
             return []
         query = [float(x) for x in vector]
@@ -428,7 +439,7 @@ class TrajectoryIndex:
         """BM25 ids and scores inside ``filters``, best first (native on a server, in-process embedded)."""
         if self.lexical_backend == LEXICAL_MILVUS:
             terms = lexical_text(query)
-            scope = self._scope(filters.tenant, passages=True)
+            scope = self._scope(filters.tenant, filters.levels or LEVELS)
             if not terms or scope is None:
                 return []
             result = self.client.search(

@@ -74,21 +74,39 @@ def lexical_text(text: str) -> str:
     return " ".join(_NON_WORD.sub("_", token) for token in tokenize(text))[:MAX_LEXICAL]
 
 
-def partition_name(tenant: str, passages: bool = False) -> str:
-    """The partition holding ``tenant``'s rows (embedded layout): ``t_`` and the tenant, every
-    character but ASCII letters and digits written ``_xx`` (hex), so any valid tenant maps to a
-    valid Milvus partition name and two tenants never share one.
+#: The parts a tenant's rows are split into on the embedded layout, as partition-name prefixes.
+#: Milvus Lite's dense search costs every row of the partitions it names (a Python loop per row,
+#: even for rows a filter excludes), so rows searched apart are kept apart:
+#: - ``t_``: step windows, most of a tenant's rows;
+#: - ``e_``: the few rows per run (task, summary, failure) that exemplar, warning and task
+#:   searches rank. Apart, such a search costs those rows only: at 10k rows of real runs
+#:   (1,369 of them task/summary/failure) 10.8 -> 3.9 ms per search, and ``context_for``
+#:   makes four or five;
+#: - ``p_``: passages, which only the lexical leg reads (no dense search names them).
+STEPS, EPISODES, PASSAGES = "t_", "e_", "p_"
+#: Levels whose rows live in the ``e_`` part (where the store keeps them apart, see ``EPISODES_APART``).
+EPISODE_LEVELS = ("task", "summary", "failure")
+#: The level whose rows live in the ``p_`` part.
+PASSAGE = "passage"
+#: Collection property: "1" once task, summary and failure rows are kept apart from steps
+#: (stores made before that hold them with the steps, until opened by their path: store/migrate.py).
+EPISODES_APART = "trajsearch.episodes_apart"
 
-    ``passages``: the partition of the tenant's ``passage`` rows (``p_`` ...). They are searched
-    by the lexical leg only, and Milvus Lite's dense search costs every row of the partitions it
-    names (a Python loop per row, even for rows a filter excludes), so they are kept apart.
+
+def part_of(level: str, episodes_apart: bool = True) -> str:
+    """The part (``STEPS``, ``EPISODES`` or ``PASSAGES``) that holds rows of ``level``."""
+    if level == PASSAGE:
+        return PASSAGES
+    return EPISODES if episodes_apart and level in EPISODE_LEVELS else STEPS
+
+
+def partition_name(tenant: str, part: str = STEPS) -> str:
+    """The partition holding one ``part`` of ``tenant``'s rows (embedded layout): the part's
+    prefix and the tenant, every character but ASCII letters and digits written ``_xx`` (hex),
+    so any valid tenant maps to a valid Milvus partition name and two tenants never share one.
     """
     quote(tenant)  # refuses what no filter may hold (control characters, over-long values)
-    return ("p_" if passages else "t_") + re.sub(r"[^A-Za-z0-9]", lambda m: f"_{ord(m.group()):02x}", tenant)
-
-
-#: The level whose rows live in their own partition on the embedded layout (see partition_name).
-PASSAGE = "passage"
+    return part + re.sub(r"[^A-Za-z0-9]", lambda m: f"_{ord(m.group()):02x}", tenant)
 
 
 _TYPES = {"text": DataType.VARCHAR, "int": DataType.INT64, "float": DataType.FLOAT, "json": DataType.JSON,

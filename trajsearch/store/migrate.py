@@ -1,9 +1,11 @@
-"""Stores made before exact filtered search (HNSW, ``tenant`` as the partition key), brought up to date once.
+"""Embedded stores of an earlier layout, brought up to date once, in place.
 
 Kept apart from :mod:`trajsearch.store.index` because it runs once per old
 store: :func:`finish_migration` on every open (a copy left by a process that
 died is completed or discarded) and :func:`migrate` when the collection found
-is of the previous layout. Both take the :class:`TrajectoryIndex` being opened.
+predates exact filtered search (HNSW, ``tenant`` as the partition key) or keeps
+task, summary and failure rows with the step rows. Both take the
+:class:`TrajectoryIndex` being opened.
 """
 
 from __future__ import annotations
@@ -13,7 +15,8 @@ from typing import TYPE_CHECKING
 
 from .fields import OUTPUT_FIELDS
 from .layout import (
-    COLLECTION, LEXICAL_MILVUS, LITE_INDEX_PARAMS, MIGRATING, StoreNeedsMigrationError, is_server_uri, partition_name,
+    COLLECTION, EPISODES_APART, LEXICAL_MILVUS, LITE_INDEX_PARAMS, MIGRATING, StoreNeedsMigrationError, is_server_uri,
+    part_of, partition_name,
 )
 
 if TYPE_CHECKING:
@@ -22,21 +25,18 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 def migrate(self: TrajectoryIndex, settings: IndexSettings, props: dict[str, str]) -> None:
-    """Bring an embedded store of the previous version (HNSW, ``tenant`` as partition key)
-    to this one (FLAT, a partition per tenant), in place, once.
+    """Bring an embedded store of an earlier layout to this one (FLAT; per tenant a partition
+    of step rows, one of task, summary and failure rows, one of passages), in place, once.
 
-    The partition layout is part of the schema, so the rows are copied into a new
-    collection (vectors and all fields as stored: nothing is re-embedded), which then
-    replaces the old one; a copy that stops part-way is discarded on the next open and
-    the untouched old collection is migrated again (see :func:`finish_migration`).
-    Only a process holding the data directory (a local path) may do this.
+    The partition layout is part of the schema and Milvus Lite deletes by primary key in every
+    partition at once (a row cannot be moved), so the rows are copied into a new collection
+    (vectors and all fields as stored: nothing is re-embedded), which then replaces the old
+    one; a copy that stops part-way is discarded on the next open and the untouched old
+    collection is migrated again (see :func:`finish_migration`). Only a process holding the
+    data directory (a local path) may copy; over a socket a store whose only lag is that its
+    task, summary and failure rows share the step partition is used as it is (exact, slower).
     """
-    if is_server_uri(self.uri):
-        raise StoreNeedsMigrationError(
-            f"the embedded store behind {self.uri} predates exact filtered search; migrate it once by "
-            "opening it by its path, e.g. `trajsearch stats --uri <path to its milvus.db>`"
-        )
-    if self.partitioned:  # the layout is current, only the index is not: replace it
+    if self.partitioned and (props.get(EPISODES_APART) == "1" or is_server_uri(self.uri)):
         log.warning("%s: replacing the approximate dense index with FLAT (exact filtered search)", self.uri)
         self.client.release_collection(COLLECTION)
         if self._dense_index_type():
@@ -45,33 +45,37 @@ def migrate(self: TrajectoryIndex, settings: IndexSettings, props: dict[str, str
         index_params.add_index("embedding", **LITE_INDEX_PARAMS)
         self.client.create_index(COLLECTION, index_params)
         return
+    if is_server_uri(self.uri):
+        raise StoreNeedsMigrationError(
+            f"the embedded store behind {self.uri} predates exact filtered search; migrate it once by "
+            "opening it by its path, e.g. `trajsearch stats --uri <path to its milvus.db>`"
+        )
     self.client.load_collection(COLLECTION)
     rows = self.count()
     log.warning(
-        "%s: migrating %d rows to exact filtered search (FLAT index, one partition per tenant); "
-        "a one-off copy, nothing is re-embedded", self.uri, rows,
+        "%s: migrating %d rows to the current layout (exact FLAT index; per tenant one partition of step "
+        "rows, one of task, summary and failure rows, one of passages); a one-off copy, nothing is re-embedded",
+        self.uri, rows,
     )
     if self.client.has_collection(MIGRATING):
         self.client.drop_collection(MIGRATING)
     self._create(MIGRATING, settings.dim, self.lexical_backend,
-                 {key: value for key, value in props.items() if key.startswith("trajsearch.")})
-    fields = [*OUTPUT_FIELDS, "embedding", *(["lexical"] if self.lexical_backend == LEXICAL_MILVUS else [])]
+                 {**{key: value for key, value in props.items() if key.startswith("trajsearch.")}, EPISODES_APART: "1"})
     made: set[str] = set()
     batch: list[dict] = []
 
     def write() -> None:
-        by_tenant: dict[str, list[dict]] = {}
+        by_part: dict[str, list[dict]] = {}
         for row in batch:
-            by_tenant.setdefault(row["tenant"], []).append(row)
-        for tenant, part in by_tenant.items():
-            name = partition_name(tenant)
+            by_part.setdefault(partition_name(row["tenant"], part_of(row["level"])), []).append(row)
+        for name, some in by_part.items():
             if name not in made:
                 self.client.create_partition(MIGRATING, name)
                 made.add(name)
-            self.client.insert(MIGRATING, data=part, partition_name=name)
+            self.client.insert(MIGRATING, data=some, partition_name=name)
         batch.clear()
 
-    for row in self.iterate(fields, batch_size=5_000):
+    for row in self.iterate(_fields(self), batch_size=5_000):
         batch.append(dict(row))
         if len(batch) >= 2_000:
             write()
@@ -101,3 +105,8 @@ def finish_migration(self: TrajectoryIndex) -> None:
         self.client.drop_collection(COLLECTION)
     self.client.rename_collection(MIGRATING, COLLECTION)
 
+
+
+def _fields(self: TrajectoryIndex) -> list[str]:
+    """Every stored field of a row, vector included (what a copy must carry)."""
+    return [*OUTPUT_FIELDS, "embedding", *(["lexical"] if self.lexical_backend == LEXICAL_MILVUS else [])]
