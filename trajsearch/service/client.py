@@ -273,24 +273,16 @@ class Client:
 
     # -- agent runtime -----------------------------------------------------------------------
 
-    def exemplars(self, task: str, *, env_version: str | Sequence[str] = (), policy_version: str | Sequence[str] = (),
-                  tools_available: Sequence[str] = (), now: datetime | None = None, k: int = 0,
-                  token_budget: int = 0, timeout: float | None = None) -> ContextResult:
-        """Successful past runs to adapt; the tenant is the key's, the rest is your runtime context."""
-        request = pb2.ExemplarsRequest(
-            task=task, k=k, token_budget=token_budget,
-            context=_context(env_version, policy_version, tools_available, now),
-        )
+    def exemplars(self, task: str, *, k: int = 0, token_budget: int = 0, timeout: float | None = None,
+                  **context: Any) -> ContextResult:
+        """Successful past runs to adapt; the tenant is the key's, ``context`` your runtime (:func:`_context`)."""
+        request = pb2.ExemplarsRequest(task=task, k=k, token_budget=token_budget, context=_context(**context))
         return _context_result(self._invoke("Exemplars", request, timeout))
 
-    def warnings(self, text: str, *, env_version: str | Sequence[str] = (), policy_version: str | Sequence[str] = (),
-                 tools_available: Sequence[str] = (), now: datetime | None = None, k: int = 0,
-                 token_budget: int = 0, timeout: float | None = None) -> ContextResult:
-        """Similar failed runs (what not to do), with error / cause / fix where recorded."""
-        request = pb2.WarningsRequest(
-            text=text, k=k, token_budget=token_budget,
-            context=_context(env_version, policy_version, tools_available, now),
-        )
+    def warnings(self, text: str, *, k: int = 0, token_budget: int = 0, timeout: float | None = None,
+                 **context: Any) -> ContextResult:
+        """Similar failed runs (what not to do), with error / cause / fix where recorded; ``context`` as exemplars."""
+        request = pb2.WarningsRequest(text=text, k=k, token_budget=token_budget, context=_context(**context))
         return _context_result(self._invoke("Warnings", request, timeout))
 
     def search_past_runs(self, query: str, *, session_id: str, k: int = 0, kind: str = "",
@@ -299,7 +291,7 @@ class Client:
         """The ``search_past_runs`` tool; the server caps searches per (key, ``session_id``)."""
         request = pb2.SearchPastRunsRequest(
             session_id=session_id, query=query, k=k, kind=kind,
-            context=_context(env_version, policy_version, tools_available, None),
+            context=_context(env_version=env_version, policy_version=policy_version, tools_available=tools_available),
         )
         return json.loads(self._invoke("SearchPastRuns", request, timeout).result_json)
 
@@ -396,9 +388,11 @@ def _request(message: Any, verb: str, fields: _Keywords, options: dict[str, Any]
     return message(**values)
 
 
-def _context(env: Any, policy: Any, tools: Sequence[str], now: datetime | None) -> Any:
-    return pb2.RuntimeContext(env_versions=_list(env), policy_versions=_list(policy),
-                              tools_available=list(tools), now=int(now.timestamp()) if now else 0)
+def _context(*, env_version: str | Sequence[str] = (), policy_version: str | Sequence[str] = (),
+             tools_available: Sequence[str] = (), now: datetime | None = None) -> Any:
+    """The runtime context the agent-runtime verbs take as keywords (the tenant is the key's), as sent."""
+    return pb2.RuntimeContext(env_versions=_list(env_version), policy_versions=_list(policy_version),
+                              tools_available=list(tools_available), now=int(now.timestamp()) if now else 0)
 
 
 def _context_result(reply: Any) -> ContextResult:
