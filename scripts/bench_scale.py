@@ -81,7 +81,7 @@ from threadpoolctl import threadpool_limits  # noqa: E402
 import bench_hybrid  # noqa: E402
 from _common import BIG_TENANT as BIG, SMALL_TENANTS, CachedEmbedder, Stopwatch, embed_each, load_model  # noqa: E402
 from _common import machine_note, open_store, p50, p95, peak_rss_mb, read_real_runs, rss_mb, table  # noqa: E402
-from _common import load_vector_cache, save_vector_cache, text_key  # noqa: E402
+from _common import collection_sizes, load_vector_cache, save_vector_cache, text_key  # noqa: E402
 
 from trajsearch import config  # noqa: E402
 from trajsearch.store.filters import Filters  # noqa: E402
@@ -535,7 +535,7 @@ def main() -> int:
     ]
     started = time.perf_counter()
     print(f"# trajsearch scale curve (Milvus Lite)\n\n{machine_note()}", flush=True)
-    sizes = sorted(int(x) for x in args.rows.split(","))
+    sizes = collection_sizes(args.rows)
     curve = [one_size(args, n) for n in sizes]
 
     million_note = ("not asked for (--million no)" if args.million == "no" else "in --rows" if MILLION in sizes
