@@ -498,16 +498,12 @@ def main() -> int:
     ap.add_argument("--context-queries", type=int, default=10, help="real tasks for context_for per tenant (0: skip)")
     ap.add_argument("--threads", type=int, default=2, help="threads for the measured dense QPS (0: skip)")
     ap.add_argument("--check", type=int, default=5, help="queries whose façade runs are compared with numpy's")
-    ap.add_argument("--pool", type=int, default=1_500, help="real row texts in the vector pool (bench_hybrid's)")
-    ap.add_argument("--swap", type=float, default=0.3)
-    ap.add_argument("--noise", type=float, default=0.02)
+    bench_hybrid.add_factory_options(ap)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--model", default=config.default_model())
     ap.add_argument("--workdir", type=Path, default=Path("/tmp/trajsearch-bench-scale"))
     ap.add_argument("--cache", type=Path, help="keep the stores here (rows-N) and reuse them when the parameters match")
     ap.add_argument("--fresh", action="store_true", help="rebuild cached stores")
-    ap.add_argument("--vectors-from", type=Path, help="as bench_hybrid's: a store of the real runs to take pool "
-                                                      "vectors from")
     ap.add_argument("--seed-vectors", type=Path, nargs="*", help="npz caches (keys, vectors by text digest) to "
                                                                  "take pool vectors from, read only")
     ap.add_argument("--million", choices=("auto", "yes", "no"), default="auto",
