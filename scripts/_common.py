@@ -101,6 +101,11 @@ def ood_tasks(path: Path = OOD_TASKS) -> list[str]:
     return [line for line in lines if line and not line.startswith("#")]
 
 
+def collection_sizes(text: str) -> list[int]:
+    """A benchmark's ``--rows 10000,100000``: the collection sizes it builds, smallest first."""
+    return sorted(int(n) for n in text.split(","))
+
+
 def spread(items: Sequence[Any], n: int) -> list[Any]:
     """``n`` items spread evenly over ``items`` (a deterministic, representative subset)."""
     if n >= len(items):

@@ -47,7 +47,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import BIG_TENANT as BIG, SMALL_TENANTS as SMALL, CachedEmbedder, Stopwatch, SyntheticRuns  # noqa: E402
 from _common import TimedEmbedder, embed_each, load_model, machine_note, open_store, p50, p95  # noqa: E402
 from _common import peak_rss_mb, raw_encode, raw_encoder_name, read_real_runs, rss_mb, scratch_dir  # noqa: E402
-from _common import spread, table  # noqa: E402
+from _common import collection_sizes, spread, table  # noqa: E402
 
 from trajsearch import config  # noqa: E402
 from trajsearch.model import Outcome, Trajectory  # noqa: E402
@@ -313,7 +313,7 @@ def main() -> int:
                     help="skip part A and reuse the rows+vectors it saved last time (for iterating on part B)")
     ap.add_argument("--json", type=Path, help="also write the figures here")
     args = ap.parse_args()
-    sizes = sorted(int(s) for s in args.rows.split(","))
+    sizes = collection_sizes(args.rows)
     rng = random.Random(args.seed)
     started = time.perf_counter()
 

@@ -65,7 +65,7 @@ from threadpoolctl import threadpool_limits
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import Stopwatch, machine_note, p50, p95, peak_rss_mb, scratch_dir, table  # noqa: E402
+from _common import Stopwatch, collection_sizes, machine_note, p50, p95, peak_rss_mb, scratch_dir, table  # noqa: E402
 
 from trajsearch.represent import row_id  # noqa: E402
 from trajsearch.search import TrajSearch  # noqa: E402
@@ -542,7 +542,7 @@ def main() -> int:
     ap.add_argument("--layouts", action="store_true", help="compare index types and layouts on raw pymilvus instead")
     args = ap.parse_args()
     print(f"# exact filtered search\n\n{machine_note()}")
-    for n in (int(x) for x in args.rows.split(",")):
+    for n in collection_sizes(args.rows):
         if args.layouts:
             rows = bench_layouts(n, args.workdir, args.queries, args.seed)
             print(f"\n### layouts at {n} rows (raw pymilvus, one Milvus call per query; medians)\n")

@@ -149,6 +149,17 @@ class RowFactory(SyntheticRuns):
         return traj, self.records(traj, [(row, self.vectors[base]) for row, base in picked])
 
 
+def add_factory_options(ap: argparse.ArgumentParser) -> None:
+    """The options :func:`make_factory` reads (beside ``--model``, ``--workdir`` and ``--seed``), for every
+    benchmark that builds its collection with it."""
+    ap.add_argument("--pool", type=int, default=1_500, help="real row texts embedded for the vector pool")
+    ap.add_argument("--swap", type=float, default=0.3, help="share of a window's lines swapped when recombining")
+    ap.add_argument("--noise", type=float, default=0.02, help="per-dimension std of the vector perturbation")
+    ap.add_argument("--vectors-from", type=Path,
+                    help="a trajsearch store of the real runs (e.g. /tmp/trajsearch-eval-exact/all-MiniLM-L6-v2) "
+                         "to take pool vectors from instead of embedding them; must not be open elsewhere")
+
+
 def make_factory(runs: list, model: Any, args: argparse.Namespace, stamp: Callable[[str], None],
                  prepare: Callable[[list[str], Path], str] | None = None) -> RowFactory:
     """The synthetic-run factory over a pool of ``args.pool`` real row texts and their vectors.
@@ -280,16 +291,11 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--steps", type=int, default=100_000, help="step rows in the collection")
     ap.add_argument("--queries", type=int, default=40)
-    ap.add_argument("--pool", type=int, default=1_500, help="real row texts embedded for the vector pool")
-    ap.add_argument("--swap", type=float, default=0.3, help="share of a window's lines swapped when recombining")
-    ap.add_argument("--noise", type=float, default=0.02, help="per-dimension std of the vector perturbation")
+    add_factory_options(ap)
     ap.add_argument("--model", default=config.default_model())
     ap.add_argument("--workdir", type=Path, default=Path("/tmp/trajsearch-bench-hybrid"))
     ap.add_argument("--reuse", type=Path, help="time an existing store (made with --keep) instead of building one")
     ap.add_argument("--keep", action="store_true", help="keep the store")
-    ap.add_argument("--vectors-from", type=Path,
-                    help="a trajsearch store of the real runs (e.g. /tmp/trajsearch-eval-exact/all-MiniLM-L6-v2) "
-                         "to take pool vectors from instead of embedding them; must not be open elsewhere")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--json", type=Path)
     args = ap.parse_args()

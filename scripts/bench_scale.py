@@ -81,7 +81,7 @@ from threadpoolctl import threadpool_limits  # noqa: E402
 import bench_hybrid  # noqa: E402
 from _common import BIG_TENANT as BIG, SMALL_TENANTS, CachedEmbedder, Stopwatch, embed_each, load_model  # noqa: E402
 from _common import machine_note, open_store, p50, p95, peak_rss_mb, read_real_runs, rss_mb, table  # noqa: E402
-from _common import load_vector_cache, save_vector_cache, text_key  # noqa: E402
+from _common import collection_sizes, load_vector_cache, save_vector_cache, text_key  # noqa: E402
 
 from trajsearch import config  # noqa: E402
 from trajsearch.store.filters import Filters  # noqa: E402
@@ -498,16 +498,12 @@ def main() -> int:
     ap.add_argument("--context-queries", type=int, default=10, help="real tasks for context_for per tenant (0: skip)")
     ap.add_argument("--threads", type=int, default=2, help="threads for the measured dense QPS (0: skip)")
     ap.add_argument("--check", type=int, default=5, help="queries whose façade runs are compared with numpy's")
-    ap.add_argument("--pool", type=int, default=1_500, help="real row texts in the vector pool (bench_hybrid's)")
-    ap.add_argument("--swap", type=float, default=0.3)
-    ap.add_argument("--noise", type=float, default=0.02)
+    bench_hybrid.add_factory_options(ap)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--model", default=config.default_model())
     ap.add_argument("--workdir", type=Path, default=Path("/tmp/trajsearch-bench-scale"))
     ap.add_argument("--cache", type=Path, help="keep the stores here (rows-N) and reuse them when the parameters match")
     ap.add_argument("--fresh", action="store_true", help="rebuild cached stores")
-    ap.add_argument("--vectors-from", type=Path, help="as bench_hybrid's: a store of the real runs to take pool "
-                                                      "vectors from")
     ap.add_argument("--seed-vectors", type=Path, nargs="*", help="npz caches (keys, vectors by text digest) to "
                                                                  "take pool vectors from, read only")
     ap.add_argument("--million", choices=("auto", "yes", "no"), default="auto",
@@ -535,7 +531,7 @@ def main() -> int:
     ]
     started = time.perf_counter()
     print(f"# trajsearch scale curve (Milvus Lite)\n\n{machine_note()}", flush=True)
-    sizes = sorted(int(x) for x in args.rows.split(","))
+    sizes = collection_sizes(args.rows)
     curve = [one_size(args, n) for n in sizes]
 
     million_note = ("not asked for (--million no)" if args.million == "no" else "in --rows" if MILLION in sizes

@@ -13,6 +13,8 @@ from trajsearch.ingest.adapters.mini_swe_agent import outcome_for, task_family
 from trajsearch.ingest.read import Parsed, detect_format, read_dump
 from trajsearch.model import Outcome
 
+from adapter_support import only
+
 FIXTURES = Path(__file__).parent / "fixtures"
 NATIVE = FIXTURES / "native" / "mixed.jsonl"
 MINI_TOOLCALLS = (
@@ -21,13 +23,6 @@ MINI_TOOLCALLS = (
 )
 MINI_LEGACY = FIXTURES / "mini-swe-agent/sonnet_legacy/pvlib__pvlib-python-1072/pvlib__pvlib-python-1072.traj.json"
 TAU = FIXTURES / "tau-bench" / "gpt-4o-airline-mini.json"
-
-
-def only(path: Path, **kwargs):
-    results = list(read_dump(path, **kwargs))
-    assert len(results) == 1, results
-    assert results[0].error is None, results[0].error
-    return results[0].trajectory
 
 
 # -- native --------------------------------------------------------------------------------

@@ -5,6 +5,7 @@ from __future__ import annotations
 import gzip
 import json
 from datetime import datetime, timezone
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -12,6 +13,8 @@ import pytest
 from trajsearch.ingest.adapters import format_of
 from trajsearch.ingest.read import detect_format, read_dump
 from trajsearch.model import Outcome
+
+import adapter_support
 
 FIXTURES = Path(__file__).parent / "fixtures"
 CC_INIT = FIXTURES / "claude-code" / "1af7fc5e-8455-4414-9ccd-011d40f70b2a.jsonl"
@@ -23,11 +26,7 @@ OH_HELLO = FIXTURES / "openhands" / "hello-world.trajectory.json"
 OH_GUI = FIXTURES / "openhands" / "basic_gui_mode.json"
 
 
-def only(path: Path, **kwargs):
-    results = list(read_dump(path, tenant="acme", **kwargs))
-    runs = [r for r in results if r.ok]
-    assert len(runs) == 1, [r.error for r in results]
-    return runs[0].trajectory
+only = partial(adapter_support.only, tenant="acme")
 
 
 def write_jsonl(path: Path, records: list) -> Path:

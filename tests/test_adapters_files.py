@@ -17,6 +17,8 @@ import pytest
 from trajsearch.ingest.read import detect_format, read_dump
 from trajsearch.model import Outcome
 
+from adapter_support import only, runs
+
 FIXTURES = Path(__file__).parent / "fixtures"
 MINI_RFC = FIXTURES / "mini-swe-agent/.real/rfc-mini-swe-agent-trajectory.json"
 MINI_BARE = FIXTURES / "mini-swe-agent/.real/test_data/github_issue.traj.json"
@@ -31,17 +33,6 @@ ATIF_INVALID = ATIF_DIR / "hello-world-invalid-json.trajectory.json"
 ATIF_CONT = ATIF_DIR / "hello-world-context-summarization-linear-history.trajectory.cont-1.json"
 ATIF_OPENHANDS = FIXTURES / "atif/.real/openhands/hello-world.trajectory.no_function_calling.json"
 HELLO = 'Create a file called hello.txt with "Hello, world!" as the content.'
-
-
-def runs(path: Path, **kwargs) -> list:
-    results = list(read_dump(path, **kwargs))
-    assert all(r.ok for r in results), [r.error for r in results if not r.ok]
-    return [r.trajectory for r in results]
-
-
-def only(path: Path, **kwargs):
-    [run] = runs(path, **kwargs)
-    return run
 
 
 # -- mini-swe-agent ------------------------------------------------------------------------

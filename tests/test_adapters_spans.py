@@ -9,12 +9,15 @@ from __future__ import annotations
 import base64
 import json
 import shutil
+from functools import partial
 from pathlib import Path
 
 import pytest
 
 from trajsearch.ingest.read import detect_format, read_dump
 from trajsearch.model import Outcome, Trajectory
+
+import adapter_support
 
 FIXTURES = Path(__file__).parent / "fixtures"
 ANY_AGENT = FIXTURES / "otel-genai" / "any-agent" / "OPENAI_trace.json"
@@ -28,15 +31,8 @@ WEATHER_TASK = "What's the weather in Paris right now? Answer in Celsius."
 LYON_TASK = "What's the weather in Lyon today, and is the air clean?"
 
 
-def runs(path: Path, **kwargs) -> list[Trajectory]:
-    results = list(read_dump(path, tenant="acme", **kwargs))
-    assert all(r.ok for r in results), [r.error for r in results if not r.ok]
-    return [r.trajectory for r in results]
-
-
-def one_run(path: Path, **kwargs) -> Trajectory:
-    [run] = runs(path, **kwargs)
-    return run
+runs = partial(adapter_support.runs, tenant="acme")
+one_run = partial(adapter_support.only, tenant="acme")
 
 
 def actions(run: Trajectory) -> list[str | None]:

@@ -7,13 +7,16 @@ from __future__ import annotations
 
 import json
 from datetime import datetime, timezone
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from trajsearch.ingest.read import detect_format, read_dump
-from trajsearch.model import Outcome, Trajectory
+from trajsearch.model import Outcome
+
+from adapter_support import only
 
 FIXTURES = Path(__file__).parent / "fixtures"
 LANGFUSE = FIXTURES / "langfuse" / ".real"  # a dot-directory: tests/test_adapters.py's walk does not count them
@@ -28,11 +31,7 @@ LS_PY = LANGSMITH / "langsmith_py_wrap_openai_.json"
 LS_SPLIT = LANGSMITH / "wrap_openai_chat.json"
 
 
-def one(path: Path, **kwargs: Any) -> Trajectory:
-    results = list(read_dump(path, tenant="acme", **kwargs))
-    assert [r.error for r in results if not r.ok] == []
-    [run] = [r.trajectory for r in results]
-    return run
+one = partial(only, tenant="acme")
 
 
 def rejected(path: Path) -> list[str]:

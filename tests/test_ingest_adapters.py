@@ -14,6 +14,8 @@ from trajsearch.ingest.outcomes import OutcomeTable
 from trajsearch.ingest.read import detect_format, read_dump
 from trajsearch.model import Outcome
 
+import adapter_support
+
 FIXTURES = Path(__file__).parent / "fixtures"
 OTEL = FIXTURES / "otel-genai"
 OI = FIXTURES / "openinference" / "phoenix-spans.jsonl"
@@ -24,9 +26,7 @@ ATIF = FIXTURES / "atif" / "hello-world__Ab3xQ.trajectory.json"
 
 
 def runs(path: Path, **kwargs) -> dict[str, object]:
-    results = list(read_dump(path, tenant="acme", **kwargs))
-    assert all(r.ok for r in results), [r.error for r in results if not r.ok]
-    return {r.trajectory.trajectory_id: r.trajectory for r in results}
+    return {run.trajectory_id: run for run in adapter_support.runs(path, tenant="acme", **kwargs)}
 
 
 def test_auto_detection_of_every_format() -> None:

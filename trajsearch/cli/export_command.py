@@ -16,7 +16,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
 from .connect import connect
-from .options import Ca, Server, TaskFamilies, Tenant, Tools, Traces, Uri
+from .options import Ca, EnvVersions, Levels, Mode, Outcomes, Server, TaskFamilies, Tenant, Tools, Traces, Uri
 from .output import err, fail, plain
 
 
@@ -26,13 +26,13 @@ def export(
     fmt: str = typer.Option("openai-chat", "--format", "-f", help="openai-chat | sharegpt | jsonl (our trajectory JSON)."),
     out_file: Optional[Path] = typer.Option(None, "--out", "-o", help="Write here (default stdout)."),
     k: int = typer.Option(100, "-k", "--limit", min=1, max=10_000, help="How many runs (one record per run, best first)."),
-    outcome: List[str] = typer.Option(["success"], "--outcome", help="success | failure | infra_error | unknown (repeatable; default success)."),
-    level: List[str] = typer.Option([], "--level", "-l", help="Rank by rows of these levels (task | summary | step | failure; default all)."),
-    env_version: List[str] = typer.Option([], "--env-version", "--env"),
+    outcome: Outcomes = ["success"],
+    level: Levels = [],
+    env_version: EnvVersions = [],
     policy_version: List[str] = typer.Option([], "--policy-version"),
     task_family: TaskFamilies = [],
     tool: Tools = [],
-    mode: str = typer.Option("auto", "--mode", "-m", help="dense | lexical | hybrid | auto, as in search."),
+    mode: Mode = "auto",
     max_tokens: Optional[int] = typer.Option(None, "--max-tokens", min=16, help="Per record: compress each run as the agent runtime does until it fits; runs that never fit are left out."),
     system: Optional[str] = typer.Option(None, "--system", help="A system prompt for every record (chat formats)."),
     provenance: str = typer.Option("inline", "--provenance", help="inline: a metadata key on each record; sidecar: OUT.provenance.jsonl, line for line, leaving the chat records exactly in the trainer's schema."),

@@ -10,7 +10,7 @@ from typing import Any, List, Optional
 import typer
 
 from .connect import connect
-from .options import AsJson, Ca, Server, Tenant, Tools, Traces, Uri
+from .options import AsJson, Ca, EnvVersions, Server, Tenant, Tools, Traces, Uri
 from .output import fail, one_line, out, print_json
 
 
@@ -18,7 +18,7 @@ def failures(
     tenant: Tenant = None,
     since: Optional[str] = typer.Option(None, "--since", help="Only this period before --until (7d, 24h, 2w, 90m), compared with the period of the same length before it. Default: every failure, no trend."),
     until: Optional[str] = typer.Option(None, "--until", help="End of the period: an ISO date or time (default now)."),
-    env_version: List[str] = typer.Option([], "--env", "--env-version", help="Keep runs of these env versions (repeatable)."),
+    env_version: EnvVersions = [],
     model: List[str] = typer.Option([], "--model", help="Keep runs of these model ids (read from each failure's trace: rows carry no model id)."),
     tool: Tools = [],
     outcome: List[str] = typer.Option([], "--outcome", help="failure | infra_error (default both)."),

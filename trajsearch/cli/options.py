@@ -1,15 +1,24 @@
 """The options many commands share, declared once so their flags, env vars and help cannot drift apart.
 
-Each is an ``Annotated`` type: a command takes one as ``server: Server = None``. Options that one
-command alone has stay in that command's signature.
+Each is an ``Annotated`` type: a command takes one as ``server: Server = None`` (the ``=`` value is
+that command's default). Options that one command alone has stay in that command's signature. The
+words an option accepts (levels, outcomes, modes) are spelled from :mod:`trajsearch.vocab`, where
+every interface takes them from.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, List, Optional
+from typing import Annotated, Iterable, List, Optional
 
 import typer
+
+from ..vocab import DENSE_LEVELS, MODES, OUTCOMES
+
+
+def _one_of(words: Iterable[str]) -> str:
+    return " | ".join(words)
+
 
 # where the runs are: the embedded store (--uri, --traces) or a server (--server, --ca)
 Uri = Annotated[Optional[str], typer.Option(
@@ -26,9 +35,24 @@ Ca = Annotated[Optional[Path], typer.Option(
 Tenant = Annotated[Optional[str], typer.Option(
     "--tenant", "-t", envvar="TRAJSEARCH_TENANT", show_default="default",
     help="Tenant to read or write (embedded store). With --server the key's tenant applies.")]
+# the model a process that opens the index embeds with (serve, ui)
+EmbeddingModel = Annotated[Optional[str], typer.Option("--model", envvar="TRAJSEARCH_MODEL", help="Embedding model.")]
 
 AsJson = Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")]
 
 # filters that read the same in every command that has them
+Levels = Annotated[List[str], typer.Option("--level", "-l", help=f"{_one_of(DENSE_LEVELS)} (repeatable).")]
+Outcomes = Annotated[List[str], typer.Option("--outcome", help=f"{_one_of(OUTCOMES)} (repeatable).")]
+EnvVersions = Annotated[List[str], typer.Option(
+    "--env-version", "--env", help="Keep runs of these env versions (repeatable).")]
 Tools = Annotated[List[str], typer.Option("--tool", help="Keep runs that had any of these tools.")]
 TaskFamilies = Annotated[List[str], typer.Option("--task-family")]
+Mode = Annotated[str, typer.Option(
+    "--mode", "-m", help=f"{_one_of(MODES)} (auto: hybrid for log-like queries, else dense).")]
+
+# an agent's runtime context (exemplars, mcp): what applies to the agent now
+ContextEnvVersions = Annotated[List[str], typer.Option(
+    "--env-version", help="Runtime context: applicable env versions.")]
+ContextPolicyVersions = Annotated[List[str], typer.Option(
+    "--policy-version", help="Runtime context: applicable policy versions.")]
+ContextTools = Annotated[List[str], typer.Option("--tool", help="Runtime context: tools the agent has now.")]

@@ -13,15 +13,18 @@ from rich.markup import escape
 from rich.table import Table
 
 from .connect import connect
-from .options import AsJson, Ca, Server, TaskFamilies, Tenant, Tools, Traces, Uri
+from .options import (
+    AsJson, Ca, ContextEnvVersions, ContextPolicyVersions, ContextTools, Levels, Mode, Outcomes, Server, TaskFamilies,
+    Tenant, Tools, Traces, Uri,
+)
 from .output import fail, one_line, out, print_json, where
 
 
 def search(
     text: str = typer.Argument(..., help="Query: a task, free text, or a pasted error line."),
     tenant: Tenant = None,
-    level: List[str] = typer.Option([], "--level", "-l", help="task | summary | step | failure (repeatable)."),
-    outcome: List[str] = typer.Option([], "--outcome", help="success | failure | infra_error | unknown (repeatable)."),
+    level: Levels = [],
+    outcome: Outcomes = [],
     env_version: List[str] = typer.Option([], "--env-version"),
     task_family: TaskFamilies = [],
     tool: Tools = [],
@@ -29,7 +32,7 @@ def search(
     group_size: int = typer.Option(1, "--group-size", help="Hits per run."),
     no_group: bool = typer.Option(False, "--no-group", help="Do not group hits by run."),
     expand: int = typer.Option(0, "--expand", "-e", help="Show N steps before and after each step hit."),
-    mode: str = typer.Option("auto", "--mode", "-m", help="dense | lexical | hybrid | auto (hybrid for log-like queries)."),
+    mode: Mode = "auto",
     server: Server = None,
     ca: Ca = None,
     uri: Uri = None,
@@ -59,9 +62,9 @@ def similar(
     text: Optional[str] = typer.Argument(None, help="Error text or description of the broken run."),
     trajectory_id: Optional[str] = typer.Option(None, "--id", help="Find runs like this indexed run."),
     tenant: Tenant = None,
-    outcome: List[str] = typer.Option([], "--outcome"),
+    outcome: Outcomes = [],
     k: int = typer.Option(5, "-k"),
-    mode: str = typer.Option("hybrid", "--mode", "-m", help="dense | lexical | hybrid."),
+    mode: Mode = "hybrid",
     server: Server = None,
     ca: Ca = None,
     uri: Uri = None,
@@ -148,9 +151,9 @@ def stats(
 def exemplars(
     task: str = typer.Argument(..., help="The task the agent is about to do (or, with --warnings, an error)."),
     tenant: Tenant = None,
-    env_version: List[str] = typer.Option([], "--env-version", help="Runtime context: applicable env versions."),
-    policy_version: List[str] = typer.Option([], "--policy-version", help="Runtime context: applicable policy versions."),
-    tool: List[str] = typer.Option([], "--tool", help="Runtime context: tools the agent has now."),
+    env_version: ContextEnvVersions = [],
+    policy_version: ContextPolicyVersions = [],
+    tool: ContextTools = [],
     k: int = typer.Option(0, "-k", help="How many (0: the runtime's default)."),
     budget: int = typer.Option(0, "--budget", help="Token budget of the rendered context (0: the runtime's default)."),
     warnings: bool = typer.Option(False, "--warnings", help="Similar failed runs (what not to do) instead."),

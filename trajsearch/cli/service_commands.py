@@ -13,13 +13,14 @@ from __future__ import annotations
 import logging
 import sys
 from pathlib import Path
-from typing import List, Optional
+from typing import Optional
 
 import typer
 
+from .options import Ca, ContextEnvVersions, ContextPolicyVersions, ContextTools, EmbeddingModel, Traces, Uri
+
 ServerOpt = typer.Option("127.0.0.1:50051", "--server", "-s", envvar="TRAJSEARCH_SERVER",
                          help="Address of a running trajsearch server (host:port).")
-CaOpt = typer.Option(None, "--ca", envvar="TRAJSEARCH_TLS_CA", help="CA certificate (PEM) to verify the server: turns TLS on.")
 
 keys_app = typer.Typer(help="Create API keys (only their hashes go into the server's key file).", no_args_is_help=True)
 
@@ -39,10 +40,9 @@ def _fail(message: str, code: int = 2) -> None:
 def serve(
     address: str = typer.Option("127.0.0.1:50051", "--address", "-a", envvar="TRAJSEARCH_LISTEN",
                                 help="host:port to listen on (port 0 picks a free one). Beyond loopback: TLS, or --insecure."),
-    uri: Optional[str] = typer.Option(None, "--uri", envvar="TRAJSEARCH_URI",
-                                      help="Milvus URI: local path (embedded; this process owns it) or http://host:19530."),
-    traces: Optional[str] = typer.Option(None, "--traces", envvar="TRAJSEARCH_TRACES", help="Trace store location."),
-    model: Optional[str] = typer.Option(None, "--model", envvar="TRAJSEARCH_MODEL", help="Embedding model."),
+    uri: Uri = None,
+    traces: Traces = None,
+    model: EmbeddingModel = None,
     keys: Optional[Path] = typer.Option(None, "--keys", envvar="TRAJSEARCH_KEYS_FILE",
                                         help="API key file (TOML or JSON); else JSON in $TRAJSEARCH_KEYS."),
     tls_cert: Optional[Path] = typer.Option(None, "--tls-cert", help="Server certificate chain (PEM)."),
@@ -122,10 +122,9 @@ def ui(
     address: str = typer.Option("127.0.0.1:8080", "--address", "-a", help="host:port on this machine (loopback only)."),
     tenant: str = typer.Option("default", "--tenant", "-t", envvar="TRAJSEARCH_TENANT",
                                help="The tenant whose runs the generated key reads (as for the embedded CLI)."),
-    uri: Optional[str] = typer.Option(None, "--uri", envvar="TRAJSEARCH_URI",
-                                      help="Milvus URI (default: the embedded ./.trajsearch/milvus.db)."),
-    traces: Optional[str] = typer.Option(None, "--traces", envvar="TRAJSEARCH_TRACES", help="Trace store location."),
-    model: Optional[str] = typer.Option(None, "--model", envvar="TRAJSEARCH_MODEL", help="Embedding model."),
+    uri: Uri = None,
+    traces: Traces = None,
+    model: EmbeddingModel = None,
     keys: Optional[Path] = typer.Option(None, "--keys",
                                         help="Sign in with the keys of this file instead of a key made for this run."),
     open_browser: bool = typer.Option(False, "--open", help="Open the one-time sign-in link in the default browser."),
@@ -282,14 +281,14 @@ def _host_port(value: str, option: str) -> tuple[str, int]:
 
 def mcp(
     server: str = ServerOpt,
-    env_version: List[str] = typer.Option([], "--env-version", help="Runtime context: applicable env versions."),
-    policy_version: List[str] = typer.Option([], "--policy-version", help="Runtime context: applicable policy versions."),
-    tool: List[str] = typer.Option([], "--tool", help="Runtime context: tools the agent has now."),
+    env_version: ContextEnvVersions = [],
+    policy_version: ContextPolicyVersions = [],
+    tool: ContextTools = [],
     http: bool = typer.Option(False, "--http", help="Streamable HTTP instead of stdio."),
     host: str = typer.Option("127.0.0.1", "--host", help="HTTP bind address (keep it on loopback)."),
     port: int = typer.Option(8765, "--port", help="HTTP port."),
     insecure: bool = typer.Option(False, "--insecure", help="Allow --host beyond loopback (the HTTP endpoint has no auth)."),
-    ca: Optional[Path] = CaOpt,
+    ca: Ca = None,
 ) -> None:
     """MCP server exposing search_past_runs (filters from the key and this context; capped per session)."""
     from ..service.mcp_server import run_mcp

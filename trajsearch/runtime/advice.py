@@ -54,12 +54,8 @@ class _Provenance:
     similarity: float
 
     def provenance(self) -> dict[str, Any]:
-        return {
-            "trajectory_id": self.trajectory_id,
-            "trace_uri": self.trace_uri,
-            "env_version": self.env_version,
-            "similarity": round(self.similarity, 3),
-        }
+        shown = {name: getattr(self, name) for name in _Provenance.__dataclass_fields__}
+        return dict(shown, similarity=round(self.similarity, 3))
 
     def load_trace(self) -> Trajectory | None:
         """The full run, read from the trace store once, on demand (None if it is gone)."""

@@ -5,10 +5,11 @@
 ``delete``, ``stats``), the failure-mode analysis (``failures``: the same
 :class:`~trajsearch.failures.FailureReport` as ``failure_modes``) and the agent
 runtime's (``exemplars``, ``warnings``, ``search_past_runs``), and returns the
-library's types (:class:`Hit`, :class:`StepView`, :class:`RunMatch`, :class:`Trajectory`). Read methods
-accept ``tenant=`` so code written against the library runs unchanged, but
-it can only name the key's own tenant (anything else raises PermissionError):
-the server never takes a tenant from a request.
+library's types (:class:`Hit`, :class:`StepView`, :class:`RunMatch`, :class:`Trajectory`). The read
+methods take the library's keywords, declared there alone: what a call leaves out is not sent, and the
+server answers with the library's default. They accept ``tenant=`` so code written against the library
+runs unchanged, but it can only name the key's own tenant (anything else raises PermissionError): the
+server never takes a tenant from a request.
 
 Failures raise :class:`ServiceError` subclasses that are also the builtin
 exception the library raises for the same problem (``InvalidArgument`` is a
@@ -19,12 +20,13 @@ exception the library raises for the same problem (``InvalidArgument`` is a
 from __future__ import annotations
 
 import json
+import operator
 import os
 import uuid
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import datetime
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Sequence
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
@@ -191,51 +193,21 @@ class Client:
 
     # -- reads -------------------------------------------------------------------------------
 
-    def search(
-        self,
-        text: str,
-        *,
-        tenant: str | None = None,
-        levels: str | Sequence[str] = (),
-        outcome: str | Sequence[str] = (),
-        env_version: str | Sequence[str] = (),
-        policy_version: str | Sequence[str] = (),
-        task_family: str | Sequence[str] = (),
-        tools: str | Sequence[str] = (),
-        exclude_trajectory_ids: Sequence[str] = (),
-        k: int = 10,
-        group_by_trajectory: bool = True,
-        group_size: int = 1,
-        mode: str = "auto",
-        timeout: float | None = None,
-    ) -> list[Hit]:
+    def search(self, text: str, *, tenant: str | None = None, timeout: float | None = None,
+               **options: Any) -> list[Hit]:
+        """:meth:`TrajSearch.search <trajsearch.search.TrajSearch.search>` on the server (its keywords)."""
         self._check_tenant(tenant)
-        request = pb2.SearchRequest(
-            text=text, levels=_list(levels), outcomes=_list(outcome), env_versions=_list(env_version),
-            policy_versions=_list(policy_version), task_families=_list(task_family), tools=_list(tools),
-            exclude_trajectory_ids=list(exclude_trajectory_ids), k=k, no_group=not group_by_trajectory,
-            group_size=group_size, mode=mode,
-        )
+        request = _request(pb2.SearchRequest, "search", _SEARCH, options, text=text)
         return [convert.hit_from_pb(h) for h in self._invoke("Search", request, timeout).hits]
 
-    def similar_runs(
-        self,
-        trajectory_id: str | None = None,
-        text: str | None = None,
-        *,
-        tenant: str | None = None,
-        k: int = 5,
-        outcome: str | Sequence[str] = (),
-        env_version: str | Sequence[str] = (),
-        mode: str = "hybrid",
-        timeout: float | None = None,
-    ) -> list[RunMatch]:
+    def similar_runs(self, trajectory_id: str | None = None, text: str | None = None, *, tenant: str | None = None,
+                     timeout: float | None = None, **options: Any) -> list[RunMatch]:
+        """:meth:`TrajSearch.similar_runs <trajsearch.search.TrajSearch.similar_runs>` on the server (its keywords)."""
         self._check_tenant(tenant)
         if (trajectory_id is None) == (text is None):
             raise ValueError("give exactly one of trajectory_id or text")
         anchor = {"trajectory_id": trajectory_id} if trajectory_id is not None else {"text": text}
-        request = pb2.SimilarRunsRequest(k=k, outcomes=_list(outcome), env_versions=_list(env_version), mode=mode,
-                                         **anchor)
+        request = _request(pb2.SimilarRunsRequest, "similar_runs", _SIMILAR, options, **anchor)
         return [convert.match_from_pb(m) for m in self._invoke("SimilarRuns", request, timeout).matches]
 
     def expand(self, hit: Hit, *, before: int = 2, after: int = 2, tenant: str | None = None,
@@ -291,54 +263,26 @@ class Client:
             "uptime_s": reply.uptime_s,
         }
 
-    def failures(
-        self,
-        *,
-        tenant: str | None = None,
-        since: str | int | timedelta | None = None,
-        until: str | int | datetime | None = None,
-        env_version: str | Sequence[str] = (),
-        policy_version: str | Sequence[str] = (),
-        model: str | Sequence[str] = (),
-        tools: str | Sequence[str] = (),
-        outcome: str | Sequence[str] = (),
-        limit: int | None = 20,
-        examples: int = 3,
-        timeout: float | None = None,
-    ) -> FailureReport:
-        """The key's tenant's failure modes (see :func:`trajsearch.failures.failure_modes`)."""
+    def failures(self, *, tenant: str | None = None, timeout: float | None = None, **options: Any) -> FailureReport:
+        """The key's tenant's failure modes: :func:`trajsearch.failures.failure_modes`'s keywords, on the server."""
         self._check_tenant(tenant)
-        if isinstance(examples, bool) or not isinstance(examples, int) or not 1 <= examples <= 20:
-            raise ValueError(f"examples must be 1..20 over the service, got {examples!r}")
-        request = pb2.FailuresRequest(
-            since_seconds=parse_duration(since) if since is not None else 0, until=parse_time(until) or 0,
-            env_versions=_list(env_version), policy_versions=_list(policy_version), models=_list(model),
-            tools=_list(tools), outcomes=_list(outcome), limit=limit or 1000, examples=examples,
-        )
+        request = _request(pb2.FailuresRequest, "failures", _FAILURES, options)
         if timeout is None and self.timeout is not None:
             timeout = max(self.timeout, 120.0)  # an analysis of a large tenant takes tens of seconds
         return convert.failure_report_from_pb(self._invoke("Failures", request, timeout))
 
     # -- agent runtime -----------------------------------------------------------------------
 
-    def exemplars(self, task: str, *, env_version: str | Sequence[str] = (), policy_version: str | Sequence[str] = (),
-                  tools_available: Sequence[str] = (), now: datetime | None = None, k: int = 0,
-                  token_budget: int = 0, timeout: float | None = None) -> ContextResult:
-        """Successful past runs to adapt; the tenant is the key's, the rest is your runtime context."""
-        request = pb2.ExemplarsRequest(
-            task=task, k=k, token_budget=token_budget,
-            context=_context(env_version, policy_version, tools_available, now),
-        )
+    def exemplars(self, task: str, *, k: int = 0, token_budget: int = 0, timeout: float | None = None,
+                  **context: Any) -> ContextResult:
+        """Successful past runs to adapt; the tenant is the key's, ``context`` your runtime (:func:`_context`)."""
+        request = pb2.ExemplarsRequest(task=task, k=k, token_budget=token_budget, context=_context(**context))
         return _context_result(self._invoke("Exemplars", request, timeout))
 
-    def warnings(self, text: str, *, env_version: str | Sequence[str] = (), policy_version: str | Sequence[str] = (),
-                 tools_available: Sequence[str] = (), now: datetime | None = None, k: int = 0,
-                 token_budget: int = 0, timeout: float | None = None) -> ContextResult:
-        """Similar failed runs (what not to do), with error / cause / fix where recorded."""
-        request = pb2.WarningsRequest(
-            text=text, k=k, token_budget=token_budget,
-            context=_context(env_version, policy_version, tools_available, now),
-        )
+    def warnings(self, text: str, *, k: int = 0, token_budget: int = 0, timeout: float | None = None,
+                 **context: Any) -> ContextResult:
+        """Similar failed runs (what not to do), with error / cause / fix where recorded; ``context`` as exemplars."""
+        request = pb2.WarningsRequest(text=text, k=k, token_budget=token_budget, context=_context(**context))
         return _context_result(self._invoke("Warnings", request, timeout))
 
     def search_past_runs(self, query: str, *, session_id: str, k: int = 0, kind: str = "",
@@ -347,7 +291,7 @@ class Client:
         """The ``search_past_runs`` tool; the server caps searches per (key, ``session_id``)."""
         request = pb2.SearchPastRunsRequest(
             session_id=session_id, query=query, k=k, kind=kind,
-            context=_context(env_version, policy_version, tools_available, None),
+            context=_context(env_version=env_version, policy_version=policy_version, tools_available=tools_available),
         )
         return json.loads(self._invoke("SearchPastRuns", request, timeout).result_json)
 
@@ -401,9 +345,54 @@ def _list(value: str | Sequence[str]) -> list[str]:
     return [value] if isinstance(value, str) else list(value)
 
 
-def _context(env: Any, policy: Any, tools: Sequence[str], now: datetime | None) -> Any:
-    return pb2.RuntimeContext(env_versions=_list(env), policy_versions=_list(policy),
-                              tools_available=list(tools), now=int(now.timestamp()) if now else 0)
+def _as_is(value: Any) -> Any:
+    return value
+
+
+def _examples(value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 20:
+        raise ValueError(f"examples must be 1..20 over the service, got {value!r}")
+    return value
+
+
+# The read verbs' keywords, as the library's signatures name them, and the request field each travels in
+# (written so). The library's signatures are the reference, names and defaults: a keyword left out is not
+# sent, and the server answers with the library's default.
+_Keywords = dict[str, tuple[str, Callable[[Any], Any]]]
+_FILTERS: _Keywords = {
+    "levels": ("levels", _list), "outcome": ("outcomes", _list), "env_version": ("env_versions", _list),
+    "policy_version": ("policy_versions", _list), "task_family": ("task_families", _list), "tools": ("tools", _list),
+}
+_SEARCH: _Keywords = {
+    **_FILTERS, "exclude_trajectory_ids": ("exclude_trajectory_ids", list), "k": ("k", _as_is),
+    "group_by_trajectory": ("no_group", operator.not_), "group_size": ("group_size", _as_is), "mode": ("mode", _as_is),
+}
+_SIMILAR: _Keywords = {name: _SEARCH[name] for name in ("k", "outcome", "env_version", "mode")}
+_FAILURES: _Keywords = {
+    **{name: _FILTERS[name] for name in ("env_version", "policy_version", "tools", "outcome")},
+    "model": ("models", _list),
+    "since": ("since_seconds", lambda since: parse_duration(since) if since is not None else 0),
+    "until": ("until", lambda until: parse_time(until) or 0),
+    "limit": ("limit", lambda limit: limit or 1000),  # None: every mode (as many as the server returns)
+    "examples": ("examples", _examples),
+}
+
+
+def _request(message: Any, verb: str, fields: _Keywords, options: dict[str, Any], **values: Any) -> Any:
+    """A request ``message`` of ``verb``'s keyword ``options`` (see the tables above) and ``values``."""
+    for name, value in options.items():
+        if name not in fields:
+            raise TypeError(f"{verb}() got an unexpected keyword argument {name!r}")
+        field_name, write = fields[name]
+        values[field_name] = write(value)
+    return message(**values)
+
+
+def _context(*, env_version: str | Sequence[str] = (), policy_version: str | Sequence[str] = (),
+             tools_available: Sequence[str] = (), now: datetime | None = None) -> Any:
+    """The runtime context the agent-runtime verbs take as keywords (the tenant is the key's), as sent."""
+    return pb2.RuntimeContext(env_versions=_list(env_version), policy_versions=_list(policy_version),
+                              tools_available=list(tools_available), now=int(now.timestamp()) if now else 0)
 
 
 def _context_result(reply: Any) -> ContextResult:
