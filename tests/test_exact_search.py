@@ -373,29 +373,21 @@ def test_an_unfinished_migration_is_discarded_and_redone(tmp_path, rows):
         index.close()
 
 
-def test_a_store_keeping_task_rows_with_the_steps_is_migrated_on_open(tmp_path, rows, caplog):
-    path = tmp_path / "steps.db"
-    make_old_store(path, rows, partition_key=False, index_type="FLAT")
+@pytest.mark.parametrize("earlier, message", [
+    # task, summary and failure rows in the step rows' partition: copied into the current layout
+    (dict(partition_key=False, index_type="FLAT"), "migrating"),
+    # the layout is current but the index approximate: the index alone is replaced
+    (dict(partition_key=False, episodes_apart=True), "replacing the approximate dense index with FLAT"),
+])
+def test_a_store_of_an_earlier_partition_layout_is_brought_up_to_date(tmp_path, rows, caplog, earlier, message):
+    path = tmp_path / "earlier.db"
+    make_old_store(path, rows, **earlier)
     with caplog.at_level(logging.WARNING, logger="trajsearch.store.index"):
         index = TrajectoryIndex(str(path), SETTINGS)
     try:
-        assert "migrating" in caplog.text
+        assert message in caplog.text
         assert_current_layout(index)
         assert partition_name("acme", EPISODES) in index.client.list_partitions(COLLECTION)
-        assert index.count() == len(rows.records)
-        check_all(index, rows, queries=2)
-    finally:
-        index.close()
-
-
-def test_an_approximate_index_alone_is_replaced_in_place(tmp_path, rows, caplog):
-    path = tmp_path / "hnsw.db"
-    make_old_store(path, rows, partition_key=False, episodes_apart=True)
-    with caplog.at_level(logging.WARNING, logger="trajsearch.store.index"):
-        index = TrajectoryIndex(str(path), SETTINGS)
-    try:
-        assert "replacing the approximate dense index with FLAT" in caplog.text
-        assert_current_layout(index)
         assert index.count() == len(rows.records)
         check_all(index, rows, queries=1)
     finally:
