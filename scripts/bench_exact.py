@@ -19,7 +19,8 @@ The same rows are kept in memory and searched exactly with numpy; for every quer
   tenant's rows in memory (a matrix product and a partial sort), the floor.
 
 Cases, in the big tenant (45 %) and the small one (5 %): tenant alone; ``level in``;
-``outcome in``; tenant+level+env+outcome; tools (``array_contains_any``); grouped
+``outcome in``; tenant+level+env+outcome; task+summary of successful runs (what exemplar
+candidates ask: a partition of their own); tools (``array_contains_any``); grouped
 size 1 and 3 over step+failure rows; and, for comparison, Milvus Lite's own group_by
 in one call ("raw group_by"). Phases: after the bulk load and a flush; after writes
 (3 % of the runs re-upserted with new vectors and, unless failed, another outcome; 1 % new
@@ -316,6 +317,7 @@ CASES = [
     Case("level in [step, failure]", {"levels": ("step", "failure")}),
     Case("outcome in [failure, infra_error]", {"outcomes": ("failure", "infra_error")}),
     Case("tenant+level+env+outcome", {"levels": ("step",), "env_versions": ("env-3",), "outcomes": ("failure",)}),
+    Case("level in [task, summary], success", {"levels": ("task", "summary"), "outcomes": ("success",)}),
     Case("tools any [tool_3, tool_7]", {"tools": ("tool_3", "tool_7")}, queries=8),
     Case("grouped, size 1", {"levels": ("step", "failure")}, group_size=1),
     Case("grouped, size 3", {"levels": ("step", "failure")}, group_size=3),
