@@ -147,7 +147,7 @@ class _View:
             scores = np.zeros(len(seg), dtype=np.float32)
             for t, j in held_terms:  # cost: the term's postings, not the tenant's rows
                 a, z = seg.indptr[j], seg.indptr[j + 1]
-                rows = seg.rows[a:z]
+                rows = seg.rows[a:z].astype(np.intp)  # an int32 index is converted on every use: once here
                 tf = seg.tf[a:z].astype(np.float32)
                 tf *= np.float32(weights[t] * idf[t] * k1p) / (tf + norm[rows])
                 scores[rows] += tf
@@ -155,13 +155,17 @@ class _View:
             if coord and len(terms) > 1:
                 # Coordination: re-rank the best BM25 rows by the weighted share of
                 # the query terms they hold (a binary search per term: columns are row-sorted).
+                # The pool is searched in row order, each search starting where the last ended.
                 hits = _top(hits, scores[hits], max(limit * _POOL_FACTOR, _POOL_MIN))
-                held = np.zeros(len(hits))
-                pool = hits.astype(seg.rows.dtype)  # searchsorted would otherwise copy the column
+                by_row = np.argsort(hits)
+                pool = hits[by_row].astype(seg.rows.dtype)  # searchsorted would otherwise copy the column
+                in_pool = np.zeros(len(hits))
                 for t, j in held_terms:
                     col = seg.rows[seg.indptr[j]:seg.indptr[j + 1]]
                     at = np.minimum(np.searchsorted(col, pool), len(col) - 1)
-                    held += weights[t] * (col[at] == pool)
+                    in_pool += weights[t] * (col[at] == pool)
+                held = np.empty(len(hits))
+                held[by_row] = in_pool
                 final = scores[hits].astype(np.float64) * (held / total)
             else:
                 final = scores[hits].astype(np.float64)
