@@ -170,8 +170,9 @@ class _View:
                 final = scores[hits].astype(np.float64) * (held / total)
             else:
                 final = scores[hits].astype(np.float64)
-            for i in _top(np.arange(len(hits)), final, limit):
-                found.append((-float(final[i]), rank, int(hits[i]), seg.ids[hits[i]]))
+            best = _top(np.arange(len(hits)), final, limit)
+            at = hits[best].tolist()
+            found += zip((-final[best]).tolist(), [rank] * len(at), at, [seg.ids[i] for i in at])
         found.sort()  # best first; ties: base before delta, then by position
         return [(rid, -neg) for neg, _, _, rid in found[:limit]]
 
