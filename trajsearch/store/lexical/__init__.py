@@ -34,7 +34,11 @@ Design (a sparse inverted index):
   query parts (``module`` in ``ModuleNotFoundError``) weigh ``PART_WEIGHT``, and
   the best candidates are re-ranked by coordination (the weighted share of query
   terms a row holds), so the row holding a whole error line beats a shorter row
-  holding most of it.
+  holding most of it. The shares are added up per row in the scoring loop, a pass
+  over postings already read (0.06-0.3 ms a query up to 100k postings); binary
+  searches of the candidates in each term's column cost 0.2-0.45 ms whatever the
+  postings, so they take over only past ``_COUNT_WHILE_SCORING`` postings per
+  candidate (log lines in a 209k-row tenant). Both add in term order: same shares.
 * Filters run as numpy masks over per-segment columns (dictionary-encoded
   strings, an ``int64`` ``created_at``, a tool -> rows posting list), with the
   same semantics as :meth:`Filters.matches`.
@@ -52,6 +56,12 @@ distinct): about 3 KB of arrays per row (int32 row + uint16 tf per posting) plus
 vocabulary (1.2M terms at 100k rows, bigrams mostly); a query costs the postings of
 its (at most ``_MAX_TERMS``) terms plus a few passes over the tenant's filter
 columns; upsert is tokenising plus ``Counter`` and vocabulary look-ups per row.
+A search for 50 rows (a fused search's pool) in bench_scale's 100k-row store, warm,
+2 shared cores at load 1.6-2.0: 1.0 ms p50 in its 68k-row tenant (44k rows + 24k
+passages; exact log lines 1.4 ms, task texts 0.7), 0.6 ms in a 10.6k-row one; 2.3 ms
+in the 209k-row tenant of the 300k store. Most of it is scoring the postings (numpy
+scatters: an ``int32`` index is cast to ``intp`` once per term, not on every use)
+and choosing the pool (``argpartition``).
 """
 
 from __future__ import annotations

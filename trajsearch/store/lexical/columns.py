@@ -14,6 +14,8 @@ from ..filters import Filters
 #: Single-valued string columns a filter can constrain, with their Filters attribute (the field table's).
 _COLUMNS = ONE_OF_FIELDS
 _TRAJECTORY = [name for name, _ in _COLUMNS].index("trajectory_id")  # its position in _COLUMNS
+#: Values a filter matches by one comparison each; more take a look-up table (as fast at 8, 68k rows).
+_FEW = 8
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,7 +80,14 @@ class _Columns:
         wanted = [vocab[v] for v in set(values) if v in vocab]
         if not wanted:
             return None
-        return codes == wanted[0] if len(wanted) == 1 else np.isin(codes, wanted)
+        if len(wanted) > _FEW:  # a look-up table: one gather per row
+            table = np.zeros(len(vocab), dtype=bool)
+            table[wanted] = True
+            return table.take(codes)
+        mask = codes == wanted[0]
+        for code in wanted[1:]:  # a comparison per value: levels step or passage, 68k rows: 0.014 ms (np.isin 0.27)
+            mask |= codes == code
+        return mask
 
     def mask(self, f: Filters) -> np.ndarray | None:
         """Rows satisfying ``f`` (tenant aside: the partition is the tenant); None if none."""

@@ -22,6 +22,9 @@ PART_WEIGHT = 0.3
 _POOL_FACTOR, _POOL_MIN = 10, 100
 #: Most query terms scored (the most telling ones, by weight x idf).
 _MAX_TERMS = 24
+#: Coordination counts the terms each row holds while scoring when the scored postings are at most this
+#: many per pool row; past that, binary searches of the pool in each column cost less (about 240 measured).
+_COUNT_WHILE_SCORING = 200
 
 
 #: Term frequencies are stored as uint16 (a term repeated more often counts this much).
@@ -67,15 +70,17 @@ class _Segment:
     def n_cols(self) -> int:
         return len(self.indptr) - 1
 
-    def column(self, tid: int) -> int:
-        """Column of term id ``tid``, -1 if no row here holds it."""
+    def lookup(self, tids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Columns of term ids (-1 where no row here holds the term) and their document frequencies."""
         if self.terms is None:
-            return tid if tid < self.n_cols and self.indptr[tid + 1] > self.indptr[tid] else -1
-        j = int(np.searchsorted(self.terms, tid))
-        return j if j < len(self.terms) and self.terms[j] == tid else -1
-
-    def df(self, col: int) -> int:
-        return int(self.indptr[col + 1] - self.indptr[col]) if col >= 0 else 0
+            cols = np.where(tids < self.n_cols, tids, -1)
+        elif len(self.terms):
+            at = np.minimum(np.searchsorted(self.terms, tids), len(self.terms) - 1)
+            cols = np.where(self.terms[at] == tids, at, -1)
+        else:
+            cols = np.full(len(tids), -1)
+        df = np.where(cols >= 0, self.indptr[cols + 1] - self.indptr[np.maximum(cols, 0)], 0)
+        return np.where(df > 0, cols, -1), df
 
 
 def _pending_triplets(counts: list[_Counts], first_row: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -118,15 +123,14 @@ class _View:
         if self.delta is not None:
             segments.append((self.delta, self.norms[1]))
         n = sum(len(s) for s, _ in segments)
-        # Per term: its column in each segment, and idf over both.
-        cols: dict[str, list[int]] = {}
+        # Per term: its column in each segment, and idf over both (looked up for all terms at once).
+        known = [t for t in weights if t in vocab]
+        tids = np.array([vocab[t] for t in known], dtype=np.int64)
+        looked = [s.lookup(tids) for s, _ in segments]
+        dfs = sum(df for _, df in looked).tolist()
+        cols: dict[str, tuple[int, ...]] = {}
         idf: dict[str, float] = {}
-        for t in weights:
-            tid = vocab.get(t)
-            if tid is None:
-                continue
-            c = [s.column(tid) for s, _ in segments]
-            df = sum(s.df(j) for (s, _), j in zip(segments, c))
+        for t, df, c in zip(known, dfs, zip(*(c.tolist() for c, _ in looked))):
             if df:
                 cols[t], idf[t] = c, math.log((n + 1) / df)
         terms = sorted(idf, key=lambda t: -weights[t] * idf[t])[:_MAX_TERMS]
@@ -144,31 +148,49 @@ class _View:
                 continue
             if rank == 0 and self.alive is not None:
                 mask &= self.alive
+            pool = max(limit * _POOL_FACTOR, _POOL_MIN)
+            coordinate = coord and len(terms) > 1
+            postings = sum(int(seg.indptr[j + 1] - seg.indptr[j]) for _, j in held_terms)
+            counts = np.zeros(len(seg)) if coordinate and postings <= _COUNT_WHILE_SCORING * pool else None
             scores = np.zeros(len(seg), dtype=np.float32)
             for t, j in held_terms:  # cost: the term's postings, not the tenant's rows
                 a, z = seg.indptr[j], seg.indptr[j + 1]
-                rows = seg.rows[a:z]
+                rows = seg.rows[a:z].astype(np.intp)  # an int32 index is converted on every use: once here
                 tf = seg.tf[a:z].astype(np.float32)
                 tf *= np.float32(weights[t] * idf[t] * k1p) / (tf + norm[rows])
-                scores[rows] += tf
+                np.add.at(scores, rows, tf)  # rows are distinct: as scores[rows] += tf, in one pass
+                if counts is not None:
+                    np.add.at(counts, rows, weights[t])
             hits = np.flatnonzero(mask & (scores > 0))
-            if coord and len(terms) > 1:
-                # Coordination: re-rank the best BM25 rows by the weighted share of
-                # the query terms they hold (a binary search per term: columns are row-sorted).
-                hits = _top(hits, scores[hits], max(limit * _POOL_FACTOR, _POOL_MIN))
-                held = np.zeros(len(hits))
-                pool = hits.astype(seg.rows.dtype)  # searchsorted would otherwise copy the column
-                for t, j in held_terms:
-                    col = seg.rows[seg.indptr[j]:seg.indptr[j + 1]]
-                    at = np.minimum(np.searchsorted(col, pool), len(col) - 1)
-                    held += weights[t] * (col[at] == pool)
+            if coordinate:
+                # Coordination: re-rank the best BM25 rows by the weighted share of the query terms
+                # they hold, counted while scoring or found by binary searches (columns are row-sorted).
+                hits = _top(hits, scores[hits], pool)
+                held = counts[hits] if counts is not None else _held(seg, held_terms, weights, hits)
                 final = scores[hits].astype(np.float64) * (held / total)
             else:
                 final = scores[hits].astype(np.float64)
-            for i in _top(np.arange(len(hits)), final, limit):
-                found.append((-float(final[i]), rank, int(hits[i]), seg.ids[hits[i]]))
+            best = _top(np.arange(len(hits)), final, limit)
+            at = hits[best].tolist()
+            found += zip((-final[best]).tolist(), [rank] * len(at), at, [seg.ids[i] for i in at])
         found.sort()  # best first; ties: base before delta, then by position
         return [(rid, -neg) for neg, _, _, rid in found[:limit]]
+
+
+def _held(seg: _Segment, terms: list[tuple[str, int]], weights: dict[str, float], hits: np.ndarray) -> np.ndarray:
+    """Weighted count of the query ``terms`` (with their columns) each row of ``hits`` holds, added
+    in term order as while scoring: a binary search per term and row, the rows in order (numpy's
+    searchsorted starts each search where the last one ended)."""
+    by_row = np.argsort(hits)
+    pool = hits[by_row].astype(seg.rows.dtype)  # searchsorted would otherwise copy the column
+    counts = np.zeros(len(hits))
+    for t, j in terms:
+        col = seg.rows[seg.indptr[j]:seg.indptr[j + 1]]
+        holds = col.take(np.searchsorted(col, pool), mode="clip") == pool
+        np.add(counts, weights[t], out=counts, where=holds)
+    held = np.empty(len(hits))
+    held[by_row] = counts
+    return held
 
 
 def _top(positions: np.ndarray, values: np.ndarray, k: int) -> np.ndarray:
