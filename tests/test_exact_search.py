@@ -9,11 +9,6 @@ Query vectors come from the project's hashing test embedder, or are drawn near a
 from __future__ import annotations
 
 import logging
-import shutil
-import socket
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -21,6 +16,7 @@ import pytest
 from pymilvus import MilvusClient
 
 from trajsearch.embed import HashingEmbedder
+from trajsearch.ingest.batch import LocalServer
 from trajsearch.represent import row_id
 from trajsearch.search import TrajSearch
 from trajsearch.store import layout
@@ -397,24 +393,24 @@ def test_a_store_of_an_earlier_partition_layout_is_brought_up_to_date(tmp_path, 
 def test_a_served_old_store_is_refused_with_the_command_that_migrates_it(tmp_path, rows):
     path = tmp_path / "old.db"
     make_old_store(path, rows)
-    exe = shutil.which("milvus-lite") or str(Path(sys.executable).parent / "milvus-lite")
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    proc = subprocess.Popen([exe, "server", "--data-dir", str(path), "--host", "127.0.0.1", "--port", str(port)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
-                break
-            except OSError:
-                assert proc.poll() is None and time.monotonic() < deadline, "milvus-lite server did not start"
-                time.sleep(0.2)
+    with LocalServer(str(path)) as server:
         with pytest.raises(StoreNeedsMigrationError, match="trajsearch stats --uri") as err:
-            TrajectoryIndex(f"http://127.0.0.1:{port}", SETTINGS)
+            TrajectoryIndex(server.uri, SETTINGS)
         assert "\n" not in str(err.value)
-    finally:
-        proc.terminate()
-        proc.wait(timeout=30)
+
+
+def test_a_served_store_keeping_task_rows_with_the_steps_is_searched_as_it_is(tmp_path, rows):
+    # over a socket the store cannot be copied into the current layout: it is read and written in its own
+    path = tmp_path / "steps.db"
+    make_old_store(path, rows, partition_key=False, index_type="FLAT")
+    with LocalServer(str(path)) as server:
+        index = TrajectoryIndex(server.uri, SETTINGS)
+        try:
+            assert not index.episodes_apart
+            check_all(index, rows, queries=1)
+            rows.add_run("late", "acme", outcome="success", n_steps=3)
+            write(index, [r for r in rows.records.values() if r["trajectory_id"] == "late"])
+            assert partition_name("acme", EPISODES) not in index.client.list_partitions(COLLECTION)
+            check_all(index, rows, queries=1)
+        finally:
+            index.close()
