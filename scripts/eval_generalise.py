@@ -191,9 +191,10 @@ def main() -> int:
         with Stopwatch() as sw:
             report = ts.add(runs)
         ts.index.flush()
+        embedded = embedder.new  # save() starts the count again
         embedder.save()
         print(f"ingest: {report.ingested} new/changed, {report.unchanged} unchanged, {report.rows} rows written, "
-              f"{sw.seconds:.0f} s ({embedder.new} texts embedded)\n")
+              f"{sw.seconds:.0f} s ({embedded} texts embedded)\n")
         results["exemplars"] = eval_exemplars(ts, runs, truth, kind_of)
         lines = sample_lines(runs, args.lines, rng)
         results["lines"] = eval_lines(ts, lines)
