@@ -1,8 +1,9 @@
 """How the collection is laid out: names, index types per engine, the schema, partitions, errors.
 
-The choices behind these (exact FLAT on Milvus Lite, HNSW on a server; a
-partition per tenant on Milvus Lite, the partition key on a server; the
-lexical leg per engine) are explained in :mod:`trajsearch.store.index`.
+The choices behind these (exact FLAT on Milvus Lite, HNSW on a server;
+partitions per tenant on Milvus Lite, three of them, see ``STEPS``; the
+partition key on a server; the lexical leg per engine) are explained in
+:mod:`trajsearch.store.index`.
 """
 
 from __future__ import annotations
