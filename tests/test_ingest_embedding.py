@@ -86,6 +86,22 @@ def test_bulk_vectors_match_the_query_path(real_embedder):
                                   np.argsort(-(queries @ queries.T), axis=0))
 
 
+@pytest.mark.model
+def test_bulk_batches_run_side_by_side_and_each_text_keeps_its_vector(real_embedder):
+    """Many batches are encoded a batch per core at once: every text still gets its own vector
+    (as when it is encoded alone), and torch's thread setting is what it was."""
+    if choose() == "off":
+        pytest.skip("no bulk path on this machine (no AMX, no GPU): ingest uses encode itself")
+    import torch
+
+    threads = torch.get_num_threads()
+    texts = [f"{text} (variant {i}: {'x' * (i * 7 % 50)})" for i, text in enumerate(TEXTS * 8)]
+    together = real_embedder.encode_documents(texts, batch_size=4)  # several batches in flight
+    alone = np.vstack([real_embedder.encode_documents([text]) for text in texts[::9]])
+    assert (together[::9] * alone).sum(axis=1).min() >= 0.999
+    assert torch.get_num_threads() == threads
+
+
 def test_the_indexer_writes_what_the_bulk_path_returned(tmp_path):
     embedder = DocumentCounter()
     with TrajSearch.open(str(tmp_path / "m.db"), traces=str(tmp_path / "t"), embedder=embedder) as ts:
