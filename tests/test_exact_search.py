@@ -279,6 +279,13 @@ def test_tenants_have_their_own_partitions(index, rows):
     assert all(n.startswith("t_") and n.replace("_", "").isalnum() for n in made)
 
 
+def test_reading_rows_of_some_levels_reads_every_such_row_and_no_other(index, rows):
+    for levels in [("failure",), ("task", "summary"), ("step",), ("summary", "step"), ()]:
+        f = Filters(tenant="acme", levels=levels)
+        got = sorted(r["id"] for r in index.iterate(["id"], expr=f.to_expr(), tenant="acme", levels=levels or LEVELS))
+        assert got == sorted(k for k, r in rows.records.items() if f.matches(r)), levels
+
+
 # -- stores made by the previous version --------------------------------------------------------
 
 

@@ -29,7 +29,7 @@ from .store.index import OUTPUT_FIELDS, IndexSettings, TrajectoryIndex, is_serve
 from .store.layout import MAX_LIMIT
 from .store.lock import StoreOpenError, diagnose, held_here
 from .store.traces import TraceStore, open_trace_store
-from .vocab import DENSE_LEVELS
+from .vocab import DENSE_LEVELS, LEVELS
 
 if TYPE_CHECKING:
     from .ingest.read import Parsed
@@ -169,8 +169,13 @@ class TrajSearch:
         return self.index.uri, self.traces.location
 
     def rows(self, filters: Filters, fields: Sequence[str]) -> Iterable[dict[str, Any]]:
-        """Every row inside ``filters``, only ``fields``: for curation and counts, never for ranking."""
-        return self.index.iterate(list(fields), expr=filters.to_expr())
+        """Every row inside ``filters``, only ``fields``: for curation and counts, never for ranking.
+
+        Read from the partitions of the tenant's asked-for levels only (all of them, passages too,
+        when none are asked for): the failure rows of a 44k-row tenant at 100k rows in 0.5 s, not
+        the 1.5 s of a whole-collection scan."""
+        return self.index.iterate(list(fields), expr=filters.to_expr(), tenant=filters.tenant,
+                                  levels=filters.levels or LEVELS)
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         """Vectors of ``texts`` with this store's embedder (e.g. to judge near-duplicates), through the

@@ -407,9 +407,11 @@ class TrajectoryIndex:
         return [hit for t in best for hit in groups[t]]
 
     def iterate(
-        self, fields: list[str], batch_size: int = 2_000, expr: str = "", tenant: str | None = None
+        self, fields: list[str], batch_size: int = 2_000, expr: str = "", tenant: str | None = None,
+        levels: Sequence[str] = DENSE_LEVELS,
     ) -> Iterator[dict]:
-        """Every row (optionally filtered, optionally of one ``tenant`` only), in pages; used to rebuild derived indexes.
+        """Every row (optionally filtered, optionally of one ``tenant`` only, then read from the
+        partitions of its ``levels`` alone), in pages; used to rebuild derived indexes.
 
         A page holds at least ``batch_size`` rows, and more while it stays near 64 MB
         (judged on a sample of rows; gRPC refuses messages over 256 MB), up to pymilvus'
@@ -419,7 +421,7 @@ class TrajectoryIndex:
         """
         scope: dict[str, Any] | None = {}
         if tenant is not None:
-            scope = self._scope(tenant)
+            scope = self._scope(tenant, levels)
             if scope is None:
                 return
             expr = " and ".join(filter(None, [f"tenant == {quote(tenant)}", expr]))
