@@ -311,10 +311,7 @@ def make_old_store(path: Path, rows: Rows, *, partition_key: bool = True, index_
         if partition_key:
             client.upsert(COLLECTION, data=records[start:start + 500])
             continue
-        parts: dict[str, list[dict]] = {}
-        for r in records[start:start + 500]:
-            parts.setdefault(partition_name(r["tenant"], layout.part_of(r["level"], episodes_apart)), []).append(r)
-        for name, some in parts.items():
+        for name, some in layout.by_partition(records[start:start + 500], episodes_apart).items():
             if not client.has_partition(COLLECTION, name):
                 client.create_partition(COLLECTION, name)
             client.upsert(COLLECTION, data=some, partition_name=name)

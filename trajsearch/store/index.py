@@ -39,7 +39,7 @@ from .filters import Filters, quote
 from .layout import (
     COLLECTION, EPISODES_APART, INDEX_PARAMS, LEXICAL_MEMORY, LEXICAL_MILVUS, LITE_INDEX_PARAMS, LITE_SEARCH_PARAMS,
     MAX_LIMIT, SCHEMA_VERSION, SEARCH_PARAMS, IndexSettings, SchemaMismatchError, StoreNeedsMigrationError,
-    is_server_uri, lexical_text, part_of, partition_name, schema,
+    by_partition, is_server_uri, lexical_text, part_of, partition_name, schema,
 )
 from .migrate import finish_migration, migrate
 
@@ -247,8 +247,7 @@ class TrajectoryIndex:
         self._partitions.update(names)
         return {"partition_names": names} if names else None
 
-    def _partition_for_write(self, tenant: str, part: str) -> str:
-        name = partition_name(tenant, part)
+    def _partition_for_write(self, name: str) -> str:
         if name not in self._partitions:
             try:
                 if not self.client.has_partition(COLLECTION, name):
@@ -269,11 +268,8 @@ class TrajectoryIndex:
         else:
             self._mirror.before_write()
         if self.partitioned:
-            by_part: dict[tuple[str, str], list[dict[str, Any]]] = {}
-            for row in rows:
-                by_part.setdefault((row["tenant"], part_of(row["level"], self.episodes_apart)), []).append(row)
-            for (tenant, part), some in by_part.items():
-                self.client.upsert(COLLECTION, data=some, partition_name=self._partition_for_write(tenant, part))
+            for name, some in by_partition(rows, self.episodes_apart).items():
+                self.client.upsert(COLLECTION, data=some, partition_name=self._partition_for_write(name))
         else:
             self.client.upsert(COLLECTION, data=list(rows))
         if self._mirror is not None:

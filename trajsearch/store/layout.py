@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Iterable
 
 from pymilvus import DataType, Function, FunctionType, MilvusClient
 
@@ -108,6 +108,14 @@ def partition_name(tenant: str, part: str = STEPS) -> str:
     """
     quote(tenant)  # refuses what no filter may hold (control characters, over-long values)
     return part + re.sub(r"[^A-Za-z0-9]", lambda m: f"_{ord(m.group()):02x}", tenant)
+
+
+def by_partition(rows: Iterable[dict[str, Any]], episodes_apart: bool = True) -> dict[str, list[dict[str, Any]]]:
+    """``rows`` grouped by the partition that holds each (embedded layout), in input order."""
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for row in rows:
+        groups.setdefault(partition_name(row["tenant"], part_of(row["level"], episodes_apart)), []).append(row)
+    return groups
 
 
 _TYPES = {"text": DataType.VARCHAR, "int": DataType.INT64, "float": DataType.FLOAT, "json": DataType.JSON,

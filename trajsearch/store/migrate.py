@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from .fields import OUTPUT_FIELDS
 from .layout import (
     COLLECTION, EPISODES_APART, LEXICAL_MILVUS, LITE_INDEX_PARAMS, MIGRATING, StoreNeedsMigrationError, is_server_uri,
-    part_of, partition_name,
+    by_partition,
 )
 
 if TYPE_CHECKING:
@@ -65,17 +65,15 @@ def migrate(self: TrajectoryIndex, settings: IndexSettings, props: dict[str, str
     batch: list[dict] = []
 
     def write() -> None:
-        by_part: dict[str, list[dict]] = {}
-        for row in batch:
-            by_part.setdefault(partition_name(row["tenant"], part_of(row["level"])), []).append(row)
-        for name, some in by_part.items():
+        for name, some in by_partition(batch).items():
             if name not in made:
                 self.client.create_partition(MIGRATING, name)
                 made.add(name)
             self.client.insert(MIGRATING, data=some, partition_name=name)
         batch.clear()
 
-    for row in self.iterate(_fields(self), batch_size=5_000):
+    fields = [*OUTPUT_FIELDS, "embedding", *(["lexical"] if self.lexical_backend == LEXICAL_MILVUS else [])]
+    for row in self.iterate(fields, batch_size=5_000):
         batch.append(dict(row))
         if len(batch) >= 2_000:
             write()
@@ -105,8 +103,3 @@ def finish_migration(self: TrajectoryIndex) -> None:
         self.client.drop_collection(COLLECTION)
     self.client.rename_collection(MIGRATING, COLLECTION)
 
-
-
-def _fields(self: TrajectoryIndex) -> list[str]:
-    """Every stored field of a row, vector included (what a copy must carry)."""
-    return [*OUTPUT_FIELDS, "embedding", *(["lexical"] if self.lexical_backend == LEXICAL_MILVUS else [])]
