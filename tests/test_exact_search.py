@@ -188,6 +188,23 @@ def test_filtered_top_k_is_exact(index, rows):
             assert_top_k(rows, q, f, index.search(q, f, limit=37), 37)
 
 
+def test_scores_are_cosines_whatever_length_the_vectors_come_in(tmp_path, rows):
+    # the embedded index ranks by inner product: it must scale what it is handed to unit length
+    idx = TrajectoryIndex(str(tmp_path / "scaled.db"), SETTINGS)
+    try:
+        scale = np.linspace(0.2, 7.0, len(rows.records))
+        write(idx, [dict(r, embedding=list(np.asarray(r["embedding"]) * s)) for r, s in zip(rows.records.values(), scale)])
+        idx.flush()
+        for f in CASES[:3]:
+            q = rows.query()
+            hits = idx.search(q * 4.5, f, limit=10)
+            assert_top_k(rows, q, f, hits, 10)
+            for hit in hits:
+                assert abs(hit["score"] - float(np.dot(q, rows.records[hit["id"]]["embedding"]))) < TOL
+    finally:
+        idx.close()
+
+
 def test_a_handful_of_matching_rows_all_come_back(index, rows):
     # the 10k-row report: 8 rows matched and 1 came back; here 2 runs of 4 rows match, far from the query
     for t in ("few-1", "few-2"):
@@ -325,7 +342,8 @@ def make_old_store(path: Path, rows: Rows, *, partition_key: bool = True, index_
 def assert_current_layout(index: TrajectoryIndex) -> None:
     fields = index.client.describe_collection(COLLECTION)["fields"]
     assert not any(f.get("is_partition_key") for f in fields)
-    assert index.client.describe_index(COLLECTION, "embedding")["index_type"] == "FLAT"
+    dense = index.client.describe_index(COLLECTION, "embedding")
+    assert (dense["index_type"], dense["metric_type"]) == ("FLAT", "IP")
     assert not index.client.has_collection(MIGRATING)
 
 
@@ -377,7 +395,9 @@ def test_an_unfinished_migration_is_discarded_and_redone(tmp_path, rows):
     # task, summary and failure rows in the step rows' partition: copied into the current layout
     (dict(partition_key=False, index_type="FLAT"), "migrating"),
     # the layout is current but the index approximate: the index alone is replaced
-    (dict(partition_key=False, episodes_apart=True), "replacing the approximate dense index with FLAT"),
+    (dict(partition_key=False, episodes_apart=True), "replacing the dense index (HNSW COSINE) with FLAT IP"),
+    # the layout is current, the index exact, but by COSINE (milvus-lite re-normalises every row per query)
+    (dict(partition_key=False, episodes_apart=True, index_type="FLAT"), "replacing the dense index (FLAT COSINE)"),
 ])
 def test_a_store_of_an_earlier_partition_layout_is_brought_up_to_date(tmp_path, rows, caplog, earlier, message):
     path = tmp_path / "earlier.db"

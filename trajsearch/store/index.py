@@ -38,8 +38,8 @@ from .fields import FILTER_FIELDS, LEXICAL_FIELDS, OUTPUT_FIELDS
 from .filters import Filters, quote
 from .layout import (
     COLLECTION, EPISODES_APART, INDEX_PARAMS, LEXICAL_MEMORY, LEXICAL_MILVUS, LITE_INDEX_PARAMS, LITE_SEARCH_PARAMS,
-    MAX_LIMIT, SCHEMA_VERSION, SEARCH_PARAMS, IndexSettings, SchemaMismatchError, StoreNeedsMigrationError,
-    by_partition, is_server_uri, lexical_text, part_of, partition_name, schema,
+    LITE_DENSE, MAX_LIMIT, SCHEMA_VERSION, SEARCH_PARAMS, IndexSettings, SchemaMismatchError, StoreNeedsMigrationError,
+    by_partition, is_server_uri, lexical_text, part_of, partition_name, schema, unit,
 )
 from .migrate import finish_migration, migrate
 
@@ -122,12 +122,12 @@ class TrajectoryIndex:
             self.client.alter_collection_properties(COLLECTION, properties={"trajsearch.lexical_path": self.lexical_path})
         self.partitioned = not any(f.get("is_partition_key") for f in description.get("fields", []))
         apart = props.get(EPISODES_APART) == "1"
-        if self.embedded and (not self.partitioned or self._dense_index_type() != "FLAT"
+        if self.embedded and (not self.partitioned or self._dense_index() != LITE_DENSE
                               or not (apart or is_server_uri(self.uri))):
             migrate(self, found, props)  # a store of an earlier layout (see store/migrate.py)
             apart = self.get_property(EPISODES_APART) == "1"
         self.episodes_apart = self.partitioned and apart
-        self.search_params = LITE_SEARCH_PARAMS if self._dense_index_type() == "FLAT" else SEARCH_PARAMS
+        self.search_params = LITE_SEARCH_PARAMS if self._dense_index() == LITE_DENSE else SEARCH_PARAMS
         if self.partitioned:
             self._partitions = set(self.client.list_partitions(COLLECTION))
         self.client.load_collection(COLLECTION)  # a reopened store must be loaded before search
@@ -146,8 +146,10 @@ class TrajectoryIndex:
             properties=properties,
         )
 
-    def _dense_index_type(self) -> str:
-        return str((self.client.describe_index(COLLECTION, "embedding") or {}).get("index_type", "")).upper()
+    def _dense_index(self) -> tuple[str, str]:
+        """The dense index's type and metric, e.g. ``("FLAT", "IP")`` (empty strings: no index)."""
+        found = self.client.describe_index(COLLECTION, "embedding") or {}
+        return str(found.get("index_type", "")).upper(), str(found.get("metric_type", "")).upper()
 
     def get_property(self, name: str) -> str:
         """A ``trajsearch.*`` property of the collection ("" when unset)."""
@@ -263,6 +265,7 @@ class TrajectoryIndex:
     def upsert(self, rows: Sequence[dict[str, Any]]) -> None:
         if not rows:
             return
+        rows = [dict(row, embedding=unit(row["embedding"])) for row in rows]
         if self._mirror is None:
             rows = [dict(row, lexical=lexical_text(row["text"])) for row in rows]
         else:
@@ -319,7 +322,7 @@ class TrajectoryIndex:
         scope = self._scope(filters.tenant, filters.levels)
         if scope is None:
             return []
-        query = [float(x) for x in vector]
+        query = unit(vector)
         if not group_by_trajectory:
             return self._nearest(query, filters, min(limit, MAX_LIMIT), scope)
         return self._nearest_runs(query, filters, limit, group_size, scope)

@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Iterable
 
+import numpy as np
 from pymilvus import DataType, Function, FunctionType, MilvusClient
 
 from .fields import COLUMNS, MAX_TOOLS
@@ -27,9 +28,14 @@ SEARCH_PARAMS = {"metric_type": "COSINE", "params": {"ef": 128}}
 #: The dense index on Milvus Lite: exact. On 100k synthetic rows with this schema against numpy
 #: (scripts/bench_exact.py --layouts), HNSW at ef=128 found 0.69-0.95 of the true top-10 under
 #: tenant+level+env+outcome (FACTS.md, another corpus: 0.81-0.88 under ``in`` filters, short
-#: lists); FLAT 1.00 under every filter, and no slower.
-LITE_INDEX_PARAMS = {"index_type": "FLAT", "metric_type": "COSINE", "params": {}}
-LITE_SEARCH_PARAMS = {"metric_type": "COSINE", "params": {}}
+#: lists); FLAT 1.00 under every filter, and no slower. Inner product, not COSINE: the vectors
+#: are unit length (TrajectoryIndex normalises what it writes and asks), so IP *is* the cosine,
+#: and milvus-lite's COSINE re-normalises every stored vector in scope on every query (44k rows:
+#: 146 ms against 8 ms for the same ranking by IP; scripts/bench_metric.py).
+LITE_INDEX_PARAMS = {"index_type": "FLAT", "metric_type": "IP", "params": {}}
+LITE_SEARCH_PARAMS = {"metric_type": "IP", "params": {}}
+#: What an embedded store's dense index is once opened (an earlier one is replaced: store/migrate.py).
+LITE_DENSE = (LITE_INDEX_PARAMS["index_type"], LITE_INDEX_PARAMS["metric_type"])
 #: Milvus caps a search's limit (topk) at this.
 MAX_LIMIT = 16_384
 #: A collection mid-migration (see store/migrate.py): copied rows go here first.
@@ -63,6 +69,14 @@ class IndexSettings:
 
 def is_server_uri(uri: str) -> bool:
     return uri.startswith(("http://", "https://", "tcp://", "grpc://"))
+
+
+def unit(vector: Any) -> list[float]:
+    """``vector`` at length 1 (as it came when it already is; a zero vector stays zero): the
+    inner product of two such is their cosine, whatever an embedder handed over."""
+    v = np.asarray(vector, dtype=np.float32)
+    norm = float(np.linalg.norm(v))
+    return (v / norm if norm and abs(norm - 1.0) > 1e-6 else v).tolist()
 
 
 def lexical_text(text: str) -> str:

@@ -3,8 +3,9 @@
 Kept apart from :mod:`trajsearch.store.index` because it runs once per old
 store: :func:`finish_migration` on every open (a copy left by a process that
 died is completed or discarded) and :func:`migrate` when the collection found
-predates exact filtered search (HNSW, ``tenant`` as the partition key) or keeps
-task, summary and failure rows with the step rows. Both take the
+predates exact filtered search (HNSW, ``tenant`` as the partition key), keeps
+task, summary and failure rows with the step rows, or ranks by COSINE (the index alone is
+replaced). Both take the
 :class:`TrajectoryIndex` being opened.
 """
 
@@ -15,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from .fields import OUTPUT_FIELDS
 from .layout import (
-    COLLECTION, EPISODES_APART, LEXICAL_MILVUS, LITE_INDEX_PARAMS, MIGRATING, StoreNeedsMigrationError, is_server_uri,
+    COLLECTION, EPISODES_APART, LEXICAL_MILVUS, LITE_DENSE, LITE_INDEX_PARAMS, MIGRATING, StoreNeedsMigrationError, is_server_uri,
     by_partition,
 )
 
@@ -25,8 +26,9 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 def migrate(self: TrajectoryIndex, settings: IndexSettings, props: dict[str, str]) -> None:
-    """Bring an embedded store of an earlier layout to this one (FLAT; per tenant a partition
-    of step rows, one of task, summary and failure rows, one of passages), in place, once.
+    """Bring an embedded store of an earlier layout to this one (FLAT over inner product; per
+    tenant a partition of step rows, one of task, summary and failure rows, one of passages), in
+    place, once. Where the partitions are already right, only the dense index is replaced.
 
     The partition layout is part of the schema and Milvus Lite deletes by primary key in every
     partition at once (a row cannot be moved), so the rows are copied into a new collection
@@ -37,9 +39,12 @@ def migrate(self: TrajectoryIndex, settings: IndexSettings, props: dict[str, str
     task, summary and failure rows share the step partition is used as it is (exact, slower).
     """
     if self.partitioned and (props.get(EPISODES_APART) == "1" or is_server_uri(self.uri)):
-        log.warning("%s: replacing the approximate dense index with FLAT (exact filtered search)", self.uri)
+        found = self._dense_index()
+        log.warning("%s: replacing the dense index (%s) with %s: exact filtered search, and inner product on the "
+                    "unit vectors stored is their cosine without milvus-lite re-normalising every row per query",
+                    self.uri, " ".join(found) or "none", " ".join(LITE_DENSE))
         self.client.release_collection(COLLECTION)
-        if self._dense_index_type():
+        if any(found):
             self.client.drop_index(COLLECTION, "embedding")
         index_params = self.client.prepare_index_params()
         index_params.add_index("embedding", **LITE_INDEX_PARAMS)
