@@ -60,9 +60,15 @@ def queries(index: TrajectoryIndex, tenant: str, n: int, rng: np.random.Generato
     return [v / np.linalg.norm(v) for v in noisy]
 
 
+def _same(a: list[tuple[str, float]], b: list[tuple[str, float]]) -> bool:
+    """The same runs in the same order, with scores within 1e-5."""
+    return [t for t, _ in a] == [t for t, _ in b] and all(abs(x - y) < 1e-5 for (_, x), (_, y) in zip(a, b))
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--store", type=Path, required=True, help="a store directory holding milvus.db (copied, not changed)")
+    ap.add_argument("--store", type=Path, required=True,
+                    help="a store directory holding milvus.db (copied, not changed)")
     ap.add_argument("--queries", type=int, default=20, help="queries per tenant")
     ap.add_argument("--rounds", type=int, default=4, help="alternating rounds (each metric gets half)")
     ap.add_argument("--seed", type=int, default=0)
@@ -74,7 +80,7 @@ def main() -> int:
         settings_probe = IndexSettings("all-MiniLM-L6-v2", 384, 3, 2)
         index = TrajectoryIndex(str(work / "store" / "milvus.db"), settings_probe)  # migrates an older copy first
         sizes = {t: index.count(t) for t in index.tenants()}
-        tenants = [max(sizes, key=sizes.get), min(sizes, key=sizes.get)]
+        tenants = list(dict.fromkeys([max(sizes, key=sizes.get), min(sizes, key=sizes.get)]))  # one, if only one
         rng = np.random.default_rng(args.seed)
         asked = {t: queries(index, t, args.queries, rng) for t in tenants}
         times: dict[tuple[str, str], list[float]] = {}
@@ -96,14 +102,14 @@ def main() -> int:
         rows = []
         for tenant in tenants:
             ip, cos = times[("IP", tenant)], times[("COSINE", tenant)]
-            same = all([t for t, _ in a] == [t for t, _ in b] and all(abs(x - y) < 1e-5 for (_, x), (_, y) in zip(a, b))
-                       for a, b in zip(answers[("IP", tenant)], answers[("COSINE", tenant)]))
+            same = all(_same(a, b) for a, b in zip(answers[("IP", tenant)], answers[("COSINE", tenant)]))
             rows.append([tenant, sizes[tenant], f"{p50(cos) * 1e3:.1f} / {p95(cos) * 1e3:.1f}",
-                         f"{p50(ip) * 1e3:.1f} / {p95(ip) * 1e3:.1f}", f"{p50(ip) / p50(cos):.2f}", "yes" if same else "NO"])
+                         f"{p50(ip) * 1e3:.1f} / {p95(ip) * 1e3:.1f}", f"{p50(ip) / p50(cos):.2f}",
+                         "yes" if same else "NO"])
         print(f"\n{sum(sizes.values())} rows; dense search, k={K}, one hit per run; {args.queries} queries per tenant "
               f"x {args.rounds // 2} rounds per metric, alternating; index rebuilds took p50 {p50(switches):.1f} s\n")
-        print(table(["tenant", "rows (dense levels)", "COSINE p50 / p95 ms", "IP p50 / p95 ms", "IP / COSINE", "same runs, order, scores"],
-                    rows))
+        print(table(["tenant", "rows (dense levels)", "COSINE p50 / p95 ms", "IP p50 / p95 ms", "IP / COSINE",
+                     "same runs, order, scores"], rows))
         print("\n" + machine_note())
         index.close()
     finally:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -412,6 +413,38 @@ def test_a_store_of_an_earlier_partition_layout_is_brought_up_to_date(tmp_path, 
         check_all(index, rows, queries=1)
     finally:
         index.close()
+
+
+def _scaled(rows: Rows) -> SimpleNamespace:
+    """The same rows with vectors not of unit length (an embedder that does not normalise)."""
+    return SimpleNamespace(records={k: dict(r, embedding=list(np.asarray(r["embedding"]) * 3.0))
+                                    for k, r in rows.records.items()})
+
+
+def test_an_old_store_of_vectors_not_unit_length_is_copied_at_unit_length(tmp_path, rows, caplog):
+    # inner product ranks by cosine only on unit vectors: such a store cannot keep its rows under a new index
+    path = tmp_path / "scaled.db"
+    make_old_store(path, _scaled(rows), partition_key=False, index_type="FLAT", episodes_apart=True)
+    with caplog.at_level(logging.WARNING, logger="trajsearch.store.index"):
+        index = TrajectoryIndex(str(path), SETTINGS)
+    try:
+        assert "migrating" in caplog.text
+        assert_current_layout(index)
+        check_all(index, rows, queries=1)  # scores are the unit rows' cosines
+    finally:
+        index.close()
+
+
+def test_a_served_store_of_vectors_not_unit_length_keeps_ranking_by_cosine(tmp_path, rows):
+    path = tmp_path / "scaled.db"
+    make_old_store(path, _scaled(rows), partition_key=False, episodes_apart=True)  # HNSW: replaced over the socket
+    with LocalServer(str(path)) as server:
+        index = TrajectoryIndex(server.uri, SETTINGS)
+        try:
+            assert index.client.describe_index(COLLECTION, "embedding")["metric_type"] == "COSINE"
+            check_all(index, rows, queries=1)
+        finally:
+            index.close()
 
 
 def test_a_served_old_store_is_refused_with_the_command_that_migrates_it(tmp_path, rows):

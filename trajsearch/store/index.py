@@ -37,7 +37,7 @@ from ..vocab import DENSE_LEVELS, LEVELS
 from .fields import FILTER_FIELDS, LEXICAL_FIELDS, OUTPUT_FIELDS
 from .filters import Filters, quote
 from .layout import (
-    COLLECTION, EPISODES_APART, INDEX_PARAMS, LEXICAL_MEMORY, LEXICAL_MILVUS, LITE_INDEX_PARAMS, LITE_SEARCH_PARAMS,
+    COLLECTION, EPISODES_APART, INDEX_PARAMS, LEXICAL_MEMORY, LEXICAL_MILVUS, LITE_INDEX_PARAMS,
     LITE_DENSE, MAX_LIMIT, SCHEMA_VERSION, SEARCH_PARAMS, IndexSettings, SchemaMismatchError, StoreNeedsMigrationError,
     by_partition, is_server_uri, lexical_text, part_of, partition_name, schema, unit,
 )
@@ -127,7 +127,8 @@ class TrajectoryIndex:
             migrate(self, found, props)  # a store of an earlier layout (see store/migrate.py)
             apart = self.get_property(EPISODES_APART) == "1"
         self.episodes_apart = self.partitioned and apart
-        self.search_params = LITE_SEARCH_PARAMS if self._dense_index() == LITE_DENSE else SEARCH_PARAMS
+        kind, metric = self._dense_index()
+        self.search_params = {"metric_type": metric, "params": {}} if kind == "FLAT" else SEARCH_PARAMS
         if self.partitioned:
             self._partitions = set(self.client.list_partitions(COLLECTION))
         self.client.load_collection(COLLECTION)  # a reopened store must be loaded before search

@@ -34,7 +34,6 @@ SEARCH_PARAMS = {"metric_type": "COSINE", "params": {"ef": 128}}
 #: step over 44k rows: 146 ms against 8 ms by IP; a whole grouped search there 164 -> 99 ms with the
 #: same results, scripts/bench_metric.py).
 LITE_INDEX_PARAMS = {"index_type": "FLAT", "metric_type": "IP", "params": {}}
-LITE_SEARCH_PARAMS = {"metric_type": "IP", "params": {}}
 #: What an embedded store's dense index is once opened (an earlier one is replaced: store/migrate.py).
 LITE_DENSE = (LITE_INDEX_PARAMS["index_type"], LITE_INDEX_PARAMS["metric_type"])
 #: Milvus caps a search's limit (topk) at this.

@@ -14,10 +14,12 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
+import numpy as np
+
 from .fields import OUTPUT_FIELDS
 from .layout import (
-    COLLECTION, EPISODES_APART, LEXICAL_MILVUS, LITE_DENSE, LITE_INDEX_PARAMS, MIGRATING, StoreNeedsMigrationError, is_server_uri,
-    by_partition,
+    COLLECTION, EPISODES_APART, LEXICAL_MILVUS, LITE_DENSE, LITE_INDEX_PARAMS, MIGRATING, StoreNeedsMigrationError,
+    by_partition, is_server_uri, unit,
 )
 
 if TYPE_CHECKING:
@@ -39,17 +41,10 @@ def migrate(self: TrajectoryIndex, settings: IndexSettings, props: dict[str, str
     task, summary and failure rows share the step partition is used as it is (exact, slower).
     """
     if self.partitioned and (props.get(EPISODES_APART) == "1" or is_server_uri(self.uri)):
-        found = self._dense_index()
-        log.warning("%s: replacing the dense index (%s) with %s: exact filtered search, and inner product on the "
-                    "unit vectors stored is their cosine without milvus-lite re-normalising every row per query",
-                    self.uri, " ".join(found) or "none", " ".join(LITE_DENSE))
-        self.client.release_collection(COLLECTION)
-        if any(found):
-            self.client.drop_index(COLLECTION, "embedding")
-        index_params = self.client.prepare_index_params()
-        index_params.add_index("embedding", **LITE_INDEX_PARAMS)
-        self.client.create_index(COLLECTION, index_params)
-        return
+        unit_vectors = _vectors_are_unit(self)
+        if unit_vectors or is_server_uri(self.uri):  # else the copy below writes them at unit length
+            _replace_dense_index(self, LITE_DENSE[1] if unit_vectors else "COSINE")
+            return
     if is_server_uri(self.uri):
         raise StoreNeedsMigrationError(
             f"the embedded store behind {self.uri} predates exact filtered search; migrate it once by "
@@ -79,7 +74,7 @@ def migrate(self: TrajectoryIndex, settings: IndexSettings, props: dict[str, str
 
     fields = [*OUTPUT_FIELDS, "embedding", *(["lexical"] if self.lexical_backend == LEXICAL_MILVUS else [])]
     for row in self.iterate(fields, batch_size=5_000):
-        batch.append(dict(row))
+        batch.append(dict(row, embedding=unit(row["embedding"])))  # an inner-product index ranks them by cosine
         if len(batch) >= 2_000:
             write()
     write()
@@ -94,6 +89,34 @@ def migrate(self: TrajectoryIndex, settings: IndexSettings, props: dict[str, str
     finish_migration(self)
     self.partitioned = True
     log.warning("%s: migrated %d rows", self.uri, rows)
+
+def _vectors_are_unit(self: TrajectoryIndex) -> bool:
+    """Whether the stored vectors are unit length, so that inner product ranks them by cosine
+    (judged on a sample: an embedder normalises all its vectors or none; every trajsearch one does)."""
+    self.client.load_collection(COLLECTION)
+    rows = self.client.query(COLLECTION, filter="", output_fields=["embedding"], limit=1_000)
+    vectors = np.asarray([row["embedding"] for row in rows], dtype=np.float32).reshape(len(rows), -1)
+    norms = np.linalg.norm(vectors, axis=1)
+    return bool(np.all(np.abs(norms - 1.0) < 1e-3))
+
+
+def _replace_dense_index(self: TrajectoryIndex, metric: str) -> None:
+    """The dense index rebuilt as FLAT over ``metric``, rows untouched (COSINE only where the stored
+    vectors are not unit length and cannot be rewritten: a store served over a socket)."""
+    found = self._dense_index()
+    if found == ("FLAT", metric):
+        return
+    log.warning("%s: replacing the dense index (%s) with FLAT %s: exact filtered search%s", self.uri,
+                " ".join(found) or "none", metric,
+                ", and inner product on the unit vectors stored is their cosine without milvus-lite re-normalising "
+                "every row per query" if metric == "IP" else " (the stored vectors are not unit length: COSINE kept)")
+    self.client.release_collection(COLLECTION)
+    if any(found):
+        self.client.drop_index(COLLECTION, "embedding")
+    index_params = self.client.prepare_index_params()
+    index_params.add_index("embedding", **{**LITE_INDEX_PARAMS, "metric_type": metric})
+    self.client.create_index(COLLECTION, index_params)
+
 
 def finish_migration(self: TrajectoryIndex) -> None:
     """Complete or discard a migration copy left by :meth:`_migrate` (possibly by a process that died)."""
