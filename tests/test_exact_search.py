@@ -415,6 +415,21 @@ def test_a_store_of_an_earlier_partition_layout_is_brought_up_to_date(tmp_path, 
         index.close()
 
 
+def test_an_empty_store_of_the_previous_index_is_brought_up_to_date(tmp_path, rows, caplog):
+    path = tmp_path / "empty.db"  # made by the previous version, never written to
+    make_old_store(path, SimpleNamespace(records={}), partition_key=False, index_type="FLAT", episodes_apart=True)
+    with caplog.at_level(logging.WARNING, logger="trajsearch.store.index"):
+        index = TrajectoryIndex(str(path), SETTINGS)
+    try:
+        assert "replacing the dense index (FLAT COSINE) with FLAT IP" in caplog.text
+        assert_current_layout(index)
+        write(index, rows.records.values())
+        index.flush()
+        check_all(index, rows, queries=1)
+    finally:
+        index.close()
+
+
 def _scaled(rows: Rows) -> SimpleNamespace:
     """The same rows with vectors not of unit length (an embedder that does not normalise)."""
     return SimpleNamespace(records={k: dict(r, embedding=list(np.asarray(r["embedding"]) * 3.0))

@@ -95,9 +95,8 @@ def _vectors_are_unit(self: TrajectoryIndex) -> bool:
     (judged on a sample: an embedder normalises all its vectors or none; every trajsearch one does)."""
     self.client.load_collection(COLLECTION)
     rows = self.client.query(COLLECTION, filter="", output_fields=["embedding"], limit=1_000)
-    vectors = np.asarray([row["embedding"] for row in rows], dtype=np.float32).reshape(len(rows), -1)
-    norms = np.linalg.norm(vectors, axis=1)
-    return bool(np.all(np.abs(norms - 1.0) < 1e-3))
+    norms = [float(np.linalg.norm(np.asarray(row["embedding"], dtype=np.float32))) for row in rows]
+    return all(abs(norm - 1.0) < 1e-3 for norm in norms)  # no rows: nothing to rank wrongly
 
 
 def _replace_dense_index(self: TrajectoryIndex, metric: str) -> None:
