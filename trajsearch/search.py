@@ -337,7 +337,7 @@ class TrajSearch:
             ranking = sorted(scores, key=lambda rid: -scores[rid])
             # the shortlist (rows that may show, and the lexical leg's best: a passage has no dense
             # rank to lift it) is fetched by key and lifted where it holds the query verbatim
-            shortlist = self.fusion.shortlist_size(k, group_size)
+            shortlist = self.fusion.shortlist_size(k, group_size, mode)
             best = list(dict.fromkeys(ranking[:shortlist] + [rid for rid, _ in lexical[: self.fusion.lexical_checked]]))
             self._fetch(rows, best, filters, fields)
             scores = self.fusion.verbatim_lift(text, scores, {rid: rows[rid]["text"] for rid in best if rid in rows})
