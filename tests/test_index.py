@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from trajsearch.embed import HashingEmbedder
@@ -159,13 +160,15 @@ def test_query_validation(hashing_ts):
 
 
 class CountingEmbedder(HashingEmbedder):
-    """The hashing test embedder, counting the texts it is asked to embed."""
+    """The hashing test embedder, counting the texts it is asked to embed and the calls."""
 
     def __init__(self) -> None:
         super().__init__()
         self.texts: list[str] = []
+        self.calls = 0
 
     def encode(self, texts, batch_size: int = 64):
+        self.calls += 1
         self.texts.extend(texts)
         return super().encode(texts, batch_size=batch_size)
 
@@ -187,5 +190,25 @@ def test_a_query_is_embedded_once_and_similar_runs_reuses_the_stored_vector(tmp_
         anchor = ts.run("broken", tenant="acme", level="failure")
         by_text = ts.similar_runs(text=anchor.text, tenant="acme", k=5)
         assert [m.trajectory_id for m in by_id] == [m.trajectory_id for m in by_text if m.trajectory_id != "broken"]
+    finally:
+        ts.close()
+
+
+def test_embed_takes_stored_vectors_and_embeds_the_rest_in_one_call(tmp_path):
+    embedder = CountingEmbedder()
+    ts = TrajSearch.open(str(tmp_path / "milvus.db"), traces=str(tmp_path / "traces"), embedder=embedder)
+    try:
+        ts.add([make_run("fine"), make_run("other", task="Refund the duplicate charge")])
+        summaries = ts.runs(["fine", "other"], tenant="acme", level="summary")  # brings their stored vectors
+        embedder.texts.clear()
+        embedder.calls = 0
+        stored = [hit.text for hit in summaries.values()]
+        fresh = ["meaning one", "meaning two", "meaning one"]
+        vectors = ts.embed([stored[0], *fresh, stored[1]])
+        assert embedder.texts == ["meaning one", "meaning two"] and embedder.calls == 1  # stored ones not at all
+        assert vectors.shape == (5, embedder.dim)
+        assert np.allclose(vectors[1], vectors[3]) and np.allclose(vectors[1:3], HashingEmbedder().encode(fresh[:2]))
+        assert np.allclose(vectors[[0, 4]], HashingEmbedder().encode(stored), atol=1e-6)
+        assert ts.embed([]).shape == (0, embedder.dim)
     finally:
         ts.close()

@@ -60,6 +60,18 @@ class QueryVectors:
         self.remember(text, vector)
         return vector
 
+    def many(self, texts: Sequence[str]) -> np.ndarray:
+        """Vectors of ``texts``, in order: remembered ones as they are, the rest in one model call
+        (and not remembered: a bulk of texts would push the queries out)."""
+        with self._lock:
+            known = {text: self._cache[text] for text in texts if text in self._cache}
+        missing = list(dict.fromkeys(text for text in texts if text not in known))
+        if missing:
+            known.update(zip(missing, np.asarray(self.embedder.encode(missing), dtype=np.float32)))
+        if not texts:
+            return np.zeros((0, self.embedder.dim), dtype=np.float32)
+        return np.stack([known[text] for text in texts])
+
     def remember(self, text: str, vector: Any) -> None:
         """Store a vector known to be ``text``'s embedding (e.g. a stored row's)."""
         with self._lock:
@@ -178,9 +190,10 @@ class TrajSearch:
                                   levels=filters.levels or LEVELS)
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
-        """Vectors of ``texts`` with this store's embedder (e.g. to judge near-duplicates), through the
-        query-vector cache: rows fetched by :meth:`runs` come with their stored vectors, so no model call."""
-        return np.stack([self.query_vector(text) for text in texts]).astype(np.float32, copy=False)
+        """Vectors of ``texts`` with this store's embedder (e.g. to judge near-duplicates): texts of rows
+        fetched by :meth:`runs` come with their stored vectors (no model call), the rest are embedded
+        in one batch."""
+        return self.query_vector.many(list(texts))
 
     def upgrade(self, *, tenant: str | None = None, batch: int = 32) -> int:
         """Bring runs indexed by an older representation (see ``represent.REPRESENTATION_VERSION``)
