@@ -34,18 +34,15 @@ from _common import machine_note, p50, p95, table  # noqa: E402
 
 from trajsearch.store.filters import Filters  # noqa: E402
 from trajsearch.store.index import COLLECTION, IndexSettings, TrajectoryIndex  # noqa: E402
+from trajsearch.store.migrate import replace_dense_index  # noqa: E402
 
 K = 10
 
 
 def set_metric(index: TrajectoryIndex, metric: str) -> float:
-    """Rebuild the copy's FLAT index with ``metric``; the seconds it took (rows untouched)."""
+    """Rebuild the copy's FLAT index with ``metric`` as an upgrade does (rows untouched); the seconds it took."""
     start = time.perf_counter()
-    index.client.release_collection(COLLECTION)
-    index.client.drop_index(COLLECTION, "embedding")
-    params = index.client.prepare_index_params()
-    params.add_index("embedding", index_type="FLAT", metric_type=metric, params={})
-    index.client.create_index(COLLECTION, params)
+    replace_dense_index(index, metric)
     index.client.load_collection(COLLECTION)
     index.search_params = {"metric_type": metric, "params": {}}
     return time.perf_counter() - start

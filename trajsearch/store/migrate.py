@@ -4,9 +4,8 @@ Kept apart from :mod:`trajsearch.store.index` because it runs once per old
 store: :func:`finish_migration` on every open (a copy left by a process that
 died is completed or discarded) and :func:`migrate` when the collection found
 predates exact filtered search (HNSW, ``tenant`` as the partition key), keeps
-task, summary and failure rows with the step rows, or ranks by COSINE (the index alone is
-replaced). Both take the
-:class:`TrajectoryIndex` being opened.
+task, summary and failure rows with the step rows, or ranks by COSINE (the index
+alone is replaced). Both take the :class:`TrajectoryIndex` being opened.
 """
 
 from __future__ import annotations
@@ -43,7 +42,7 @@ def migrate(self: TrajectoryIndex, settings: IndexSettings, props: dict[str, str
     if self.partitioned and (props.get(EPISODES_APART) == "1" or is_server_uri(self.uri)):
         unit_vectors = _vectors_are_unit(self)
         if unit_vectors or is_server_uri(self.uri):  # else the copy below writes them at unit length
-            _replace_dense_index(self, LITE_DENSE[1] if unit_vectors else "COSINE")
+            replace_dense_index(self, LITE_DENSE[1] if unit_vectors else "COSINE")
             return
     if is_server_uri(self.uri):
         raise StoreNeedsMigrationError(
@@ -99,9 +98,10 @@ def _vectors_are_unit(self: TrajectoryIndex) -> bool:
     return all(abs(norm - 1.0) < 1e-3 for norm in norms)  # no rows: nothing to rank wrongly
 
 
-def _replace_dense_index(self: TrajectoryIndex, metric: str) -> None:
-    """The dense index rebuilt as FLAT over ``metric``, rows untouched (COSINE only where the stored
-    vectors are not unit length and cannot be rewritten: a store served over a socket)."""
+def replace_dense_index(self: TrajectoryIndex, metric: str) -> None:
+    """The dense index rebuilt as FLAT over ``metric``, rows untouched, the collection left released
+    (COSINE only where the stored vectors are not unit length and cannot be rewritten: a store
+    served over a socket; scripts/bench_metric.py switches between the two to time them)."""
     found = self._dense_index()
     if found == ("FLAT", metric):
         return
