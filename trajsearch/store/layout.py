@@ -15,6 +15,7 @@ from typing import Any, Iterable
 import numpy as np
 from pymilvus import DataType, Function, FunctionType, MilvusClient
 
+from ..embed.base import normalise
 from .fields import COLUMNS, MAX_TOOLS
 from .filters import quote
 from .tokenize import tokenize
@@ -75,8 +76,7 @@ def unit(vector: Any) -> list[float]:
     """``vector`` at length 1 (as it came when it already is; a zero vector stays zero): the
     inner product of two such is their cosine, whatever an embedder handed over."""
     v = np.asarray(vector, dtype=np.float32)
-    norm = float(np.linalg.norm(v))
-    return (v / norm if norm and abs(norm - 1.0) > 1e-6 else v).tolist()
+    return (v if abs(float(np.linalg.norm(v)) - 1.0) <= 1e-6 else normalise(v[None])[0]).tolist()
 
 
 def lexical_text(text: str) -> str:
