@@ -29,8 +29,9 @@ untimed warm-up on other tasks. Per task, timed one after another:
   embedding included (the façade's query-vector cache is emptied before each call);
 - ``Runtime.context_for`` (text, default budget), the query embedding included, and inside it:
   how many searches it made and texts it embedded, the time in the searches (``search_filtered``,
-  embedding included), in the by-key run lookups (``TrajSearch.runs``: summary rows with digests
-  and vectors), in the model, and the rest (rerank, diversity, digests to views, token counting,
+  embedding included, and ``lexical_runs``), in the by-key run lookups (``TrajSearch.runs``:
+  summary rows with digests and vectors; ``score_runs``: the rows of runs found by what they
+  touched), in the model, and the rest (rerank, diversity, digests to views, token counting,
   rendering).
 
 Reported: median (p50) and p95 of each, in ms, for held-out tasks that got exemplars and for
@@ -110,15 +111,18 @@ def build(ts: TrajSearch, runs: list[Trajectory]) -> tuple[Any, float]:
 
 class Probe:
     """Times what a ``context_for`` call spends in searches, run lookups and the model, by
-    wrapping the façade's ``search_filtered`` and ``runs`` on the instance (the runtime calls
-    both through the instance) and the embedder (a :class:`TimedEmbedder`)."""
+    wrapping the façade's ``search_filtered`` and ``lexical_runs`` (searches), ``runs`` and
+    ``score_runs`` (lookups by key) on the instance (the runtime calls them through the
+    instance) and the embedder (a :class:`TimedEmbedder`)."""
 
     def __init__(self, ts: TrajSearch, embedder: TimedEmbedder) -> None:
         self.ts, self.embedder = ts, embedder
         self.searches = 0
         self.search_s = self.runs_s = 0.0
         ts.search_filtered = self._timed(ts.search_filtered, "search")  # type: ignore[method-assign]
+        ts.lexical_runs = self._timed(ts.lexical_runs, "search")  # type: ignore[method-assign]
         ts.runs = self._timed(ts.runs, "runs")  # type: ignore[method-assign]
+        ts.score_runs = self._timed(ts.score_runs, "runs")  # type: ignore[method-assign]
 
     def _timed(self, fn: Callable[..., Any], kind: str) -> Callable[..., Any]:
         def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -290,7 +294,7 @@ def main() -> int:
         ("**Runtime.context_for** (text, budget 2000)", "context"),
         ("  in it: time in its searches (embedding incl.)", "ctx_search"),
         ("  in it: model (query embedding)", "ctx_embed"),
-        ("  in it: run lookups by key (ts.runs)", "ctx_runs"),
+        ("  in it: run lookups by key (ts.runs, ts.score_runs)", "ctx_runs"),
         ("  in it: the rest (rerank, diversity, render)", "ctx_rest"),
     ]
     for label, name in spec:

@@ -212,3 +212,45 @@ def test_embed_takes_stored_vectors_and_embeds_the_rest_in_one_call(tmp_path):
         assert ts.embed([]).shape == (0, embedder.dim)
     finally:
         ts.close()
+
+
+def test_score_runs_equals_a_dense_search_over_those_runs(hashing_ts):
+    from trajsearch.store.filters import Filters
+
+    hashing_ts.add([make_run(f"r{i}", task=f"Fix bug number {i} in module m{i % 3}", days=i) for i in range(8)]
+                   + [make_run("lost", outcome="failure"), make_run("other", tenant="beta")])
+    ids = ["r1", "r4", "r6", "lost", "other", "absent"]
+    filters = Filters(tenant="acme", levels=("task", "summary"), outcomes=("success",))
+    scored = hashing_ts.score_runs("fix the bug in module m1", ids, filters)
+    searched = hashing_ts.search_filtered("fix the bug in module m1", Filters(
+        tenant="acme", levels=("task", "summary"), outcomes=("success",), trajectory_ids=tuple(ids)),
+        k=50, group_by_trajectory=False, mode="dense")
+    assert [(h.trajectory_id, h.level) for h in scored] == [(h.trajectory_id, h.level) for h in searched]
+    assert np.allclose([h.score for h in scored], [h.score for h in searched], atol=1e-5)
+    assert {h.trajectory_id for h in scored} == {"r1", "r4", "r6"}  # the failed run, another tenant's, none
+    assert all(h.similarity == h.score for h in scored)
+    with pytest.raises(ValueError, match="one row per run"):
+        hashing_ts.score_runs("fix", ["r1"], Filters(tenant="acme", levels=("step",)))
+
+
+def test_lexical_runs_are_the_runs_bm25_ranks_best(hashing_ts):
+    from trajsearch.store.filters import Filters
+
+    hashing_ts.add([
+        make_run("edits-parser", steps=[("edit", {"path": "src/parser.py"}, "ok"), ("bash", {"command": "pytest"}, "ok")]),
+        make_run("edits-both", steps=[("edit", {"path": "src/parser.py"}, "ok"), ("edit", {"path": "src/lexer.py"}, "ok")]),
+        make_run("edits-lexer", steps=[("edit", {"path": "src/lexer.py"}, "ok"), ("bash", {"command": "pytest"}, "ok")]),
+        make_run("failed-parser", outcome="failure",
+                 steps=[("edit", {"path": "src/parser.py"}, "ok"), ("bash", {"command": "pytest"}, "1 failed")]),
+        make_run("beta-parser", tenant="beta", steps=[("edit", {"path": "src/parser.py"}, "ok")]),
+    ])
+    filters = Filters(tenant="acme", levels=("summary",), outcomes=("success",))
+    found = hashing_ts.lexical_runs("src/parser.py src/lexer.py", filters, k=10)
+    assert found[0] == "edits-both" and set(found) == {"edits-both", "edits-parser", "edits-lexer"}
+    by_parser = hashing_ts.lexical_runs("src/parser.py", filters, k=10)  # lexer's run shares "src" and "py" only
+    assert set(by_parser[:2]) == {"edits-parser", "edits-both"} and by_parser[2:] == ["edits-lexer"]
+    lexical = hashing_ts.search_filtered("src/parser.py src/lexer.py", filters, k=10, group_by_trajectory=False,
+                                         mode="lexical")
+    assert found == list(dict.fromkeys(h.trajectory_id for h in lexical))
+    assert hashing_ts.lexical_runs("src/parser.py", filters, k=1) == by_parser[:1]
+    assert hashing_ts.lexical_runs("nothing_like_this_anywhere", filters, k=10) == []

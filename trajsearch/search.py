@@ -26,7 +26,7 @@ from .results import Hit, IngestReport, RunMatch, StepView
 from .represent import WindowConfig, row_id
 from .store.filters import Filters
 from .store.index import OUTPUT_FIELDS, IndexSettings, TrajectoryIndex, is_server_uri
-from .store.layout import MAX_LIMIT
+from .store.layout import MAX_LIMIT, unit
 from .store.lock import StoreOpenError, diagnose, held_here
 from .store.traces import TraceStore, open_trace_store
 from .vocab import DENSE_LEVELS, LEVELS
@@ -447,6 +447,34 @@ class TrajSearch:
         for row in rows:
             self.query_vector.remember(row["text"], row["embedding"])
         return {row["trajectory_id"]: Hit.from_row(row) for row in rows}
+
+    def lexical_runs(self, text: str, filters: Filters, *, k: int) -> list[str]:
+        """The runs of the ``k`` rows inside ``filters`` that BM25 alone ranks best for ``text``,
+        best first: ids only (a narrow lookup by key), where a lexical :meth:`search` fetches
+        each candidate row whole."""
+        _check_query(text, k, 1)
+        ranked = [rid for rid, _ in self.index.lexical_search(text, self._lexical_filters(filters), limit=k)]
+        runs = {row["id"]: row["trajectory_id"] for row in self.index.get(ranked, filters, fields=["id"])}
+        return list(dict.fromkeys(runs[rid] for rid in ranked if rid in runs))
+
+    def score_runs(self, text: str, trajectory_ids: Sequence[str], filters: Filters) -> list[Hit]:
+        """The rows of these runs at ``filters.levels`` (task, summary, failure: one row per run
+        each) inside ``filters``, scored by cosine to ``text``, best first.
+
+        By key and stored vector: what a dense search restricted to these runs returns, without
+        its scan of every row of the levels.
+        """
+        levels = filters.levels or ("task",)
+        if any(level not in ("task", "summary", "failure") for level in levels):
+            raise ValueError(f"score_runs reads one row per run and level: task, summary or failure, not {levels}")
+        ids = [row_id(filters.tenant, valid_id(t), level, -1) for t in dict.fromkeys(trajectory_ids) for level in levels]
+        rows = self.index.get(ids, filters, fields=[*OUTPUT_FIELDS, "embedding"])
+        if not rows:
+            return []
+        query = np.asarray(unit(self.query_vector(text)), dtype=np.float32)
+        scores = np.asarray([row.pop("embedding") for row in rows], dtype=np.float32) @ query
+        hits = [Hit.from_row(dict(row, score=float(s), similarity=float(s))) for row, s in zip(rows, scores)]
+        return sorted(hits, key=lambda h: -h.score)
 
     def similar_runs(
         self,

@@ -119,48 +119,39 @@ def load_trace(ts: TrajSearch, hit: Hit, tenant: str) -> Trajectory | None:
 
 
 def _candidates(
-    ts: TrajSearch, task: str, ctx: RuntimeContext, k: int, exclude: Sequence[str], touched_k: int
-) -> tuple[list[Hit], dict[str, Hit], float | None]:
-    """One candidate per run (its better row of task and summary), each run's summary row, and
-    the best task-level cosine.
+    ts: TrajSearch, task: str, ctx: RuntimeContext, by_task: list[Hit], k: int, exclude: Sequence[str],
+    touched_k: int,
+) -> tuple[list[Hit], dict[str, Hit]]:
+    """One candidate per run (its better row of task and summary), and each run's summary row.
 
     Candidates come from three searches inside the same hard filters: the task's nearest
-    ``task`` rows and nearest ``summary`` rows (dense: one search per level, a run has exactly one
-    row of each, so no group_by is needed and the best task cosine, which novelty is calibrated
-    on, is exact), and the runs whose summary names what the task names: the task's identifiers
-    (paths, modules, classes, functions, test ids; :func:`trajsearch.touched.identifiers`)
-    searched by the lexical leg in the summaries' ``Touched:`` lines, so a run that changed the
-    module a task names is a candidate even when its task was worded otherwise. Their cosines
-    are looked up like every other candidate's.
+    ``task`` rows (``by_task``, searched first: novelty is judged on them) and nearest
+    ``summary`` rows (dense: one search per level, a run has exactly one row of each, so no
+    group_by is needed), and the runs whose summary names what the task names: the task's
+    identifiers (paths, modules, classes, functions, test ids; :func:`trajsearch.touched.identifiers`)
+    looked up by BM25 in the summaries' ``Touched:`` lines, so a run that changed the module a
+    task names is a candidate even when its task was worded otherwise. Their task and summary
+    rows are then scored by key (:meth:`TrajSearch.score_runs`) like every other candidate.
 
     The summary rows come in one lookup by key at the end, with their stored vectors (remembered
     by ``TrajSearch.runs``, so diversity embeds nothing) and digests (what an exemplar shows).
     """
     best: dict[str, Hit] = {}
-    best_task: float | None = None
 
     def keep(hit: Hit) -> None:
         if hit.trajectory_id not in best or hit.score > best[hit.trajectory_id].score:
             best[hit.trajectory_id] = hit
 
-    for level in ("task", "summary"):
-        filters = ctx.filters(levels=(level,), outcomes=("success",), exclude_trajectory_ids=exclude)
-        hits = search(ts, task, filters, k=k, grouped=False)  # dense: thresholds are cosines
-        if level == "task" and hits:
-            best_task = hits[0].score
-        for hit in hits:
-            keep(hit)
+    summary = ctx.filters(levels=("summary",), outcomes=("success",), exclude_trajectory_ids=exclude)
+    for hit in [*by_task, *search(ts, task, summary, k=k, grouped=False)]:  # dense: thresholds are cosines
+        keep(hit)
     names = identifiers(task)
     if names and touched_k:
-        filters = ctx.filters(levels=("summary",), outcomes=("success",), exclude_trajectory_ids=exclude)
-        found = search(ts, " ".join(names), filters, k=touched_k, grouped=False, mode="lexical")
-        new = list(dict.fromkeys(h.trajectory_id for h in found if h.trajectory_id not in best))
-        if new:
-            scoped = replace(ctx.filters(levels=("task", "summary"), outcomes=("success",)), trajectory_ids=tuple(new))
-            for hit in search(ts, task, scoped, k=2 * len(new), grouped=False):
-                keep(hit)
+        new = [t for t in ts.lexical_runs(" ".join(names), summary, k=touched_k) if t not in best]
+        for hit in ts.score_runs(task, new, ctx.filters(levels=("task", "summary"), outcomes=("success",))):
+            keep(hit)
     summaries = ts.runs(list(best), tenant=ctx.tenant, level="summary") if best else {}
-    return sorted(best.values(), key=lambda h: -h.score), summaries, best_task
+    return sorted(best.values(), key=lambda h: -h.score), summaries
 
 
 def exemplars(
@@ -179,11 +170,15 @@ def exemplars(
     callers (the current run, evaluation).
     """
     k = k or config.exemplars_k
-    candidates, summaries, best_task = _candidates(
-        ts, task, ctx, min(200, k * config.pool_factor), exclude_trajectory_ids, config.touched_candidates)
+    pool = min(200, k * config.pool_factor)
+    by_task = search(ts, task, ctx.filters(levels=("task",), outcomes=("success",),
+                                           exclude_trajectory_ids=exclude_trajectory_ids), k=pool, grouped=False)
+    best_task = by_task[0].score if by_task else None  # the cosine novelty is calibrated on
     strategy = strategy_for(best_task, config.novelty)
-    if strategy is Strategy.plan_from_scratch:
+    if strategy is Strategy.plan_from_scratch:  # nothing close enough to show: no further search
         return ExemplarSet(strategy, best_task, [])
+    candidates, summaries = _candidates(ts, task, ctx, by_task, pool, exclude_trajectory_ids,
+                                        config.touched_candidates)
     touched = touched_scores(task, [row.text if (row := summaries.get(h.trajectory_id)) else "" for h in candidates])
     # the last ``call_slots`` places go by the ranking that also weighs tool calls the task names
     # (weak evidence: a task may ask for what policy refuses), the first by the ranking without,
