@@ -20,7 +20,7 @@ from trajsearch.model import Outcome
 from trajsearch.represent import clip, row_id
 from trajsearch.runtime import FormatConfig, Runtime, RuntimeConfig, RuntimeContext, Strategy
 from trajsearch.runtime.advice import AdviceConfig, Exemplar, FailureWarning
-from trajsearch.runtime.format import default_counter, render
+from trajsearch.runtime.format import TokenCounter, default_counter, render
 from trajsearch.runtime.novelty import NoveltyConfig
 from trajsearch.search import TrajSearch
 from trajsearch.store.filters import Filters
@@ -94,6 +94,38 @@ def test_rendered_tokens_are_the_emitted_strings_tokens(fixture_runs):
             for strategy in (Strategy.follow_closely, None):
                 rendered = render(strategy, exemplars, warnings, fmt=fmt, budget=budget, counter=counter)
                 assert rendered.tokens == counter.count(rendered.text) <= budget, (budget, fmt)
+
+
+class _CountEverything(TokenCounter):
+    """The counter without its lower bound: every piece is counted (the renders to equal)."""
+
+    def at_least(self, text: str) -> int:
+        return 0
+
+
+def test_the_token_floor_is_never_above_the_count(fixture_runs):
+    counter = default_counter()
+    rng = random.Random(3)
+    # what BERT's normaliser removes or splits (controls, zero-width, combining marks, CJK,
+    # Unicode punctuation and symbols, underscores, words over 100 chars) next to plain words
+    parts = ["a\x1cb", "\x00", "\u200b", "e\u0301", "\u0301", "日本語", "—", "→", "é1", "a_b", "x" * 150, "…",
+             "\ufffd", "\x7f", "ok", "src/app.py:12", "(", " ", "\n", "\t", "\u00a0", "🙂", "١٢", "Ⅻ"]
+    texts = ["".join(rng.choice(parts) for _ in range(rng.randint(0, 60))) for _ in range(500)]
+    texts += [render(Strategy.follow_closely, [_exemplar(r, digest=exemplar_digest(r))], [], fmt=fmt).text
+              for r in fixture_runs for fmt in ("text", "json")]
+    assert all(counter.at_least(text) <= counter.count(text) for text in texts)
+    assert sum(map(counter.at_least, texts)) > 0.7 * sum(map(counter.count, texts))  # and close to it
+
+
+def test_renders_equal_with_and_without_the_token_floor(fixture_runs):
+    counter, full = default_counter(), _CountEverything()
+    exemplars = [_exemplar(r, digest=exemplar_digest(r)) for r in fixture_runs[:5]]
+    warnings = [_warning(r, digest=warning_digest(r)) for r in fixture_runs[5:8]]
+    for budget in (40, *BUDGETS):
+        for fmt in ("text", "json"):
+            fast = render(Strategy.follow_closely, exemplars, warnings, fmt=fmt, budget=budget, counter=counter)
+            slow = render(Strategy.follow_closely, exemplars, warnings, fmt=fmt, budget=budget, counter=full)
+            assert (fast.text, fast.tokens, fast.omitted) == (slow.text, slow.tokens, slow.omitted), (budget, fmt)
 
 
 def test_digests_are_cut_at_the_caps_and_know_it(fixture_runs):
