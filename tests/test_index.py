@@ -229,8 +229,9 @@ def test_score_runs_equals_a_dense_search_over_those_runs(hashing_ts):
     assert np.allclose([h.score for h in scored], [h.score for h in searched], atol=1e-5)
     assert {h.trajectory_id for h in scored} == {"r1", "r4", "r6"}  # the failed run, another tenant's, none
     assert all(h.similarity == h.score for h in scored)
-    with pytest.raises(ValueError, match="one row per run"):
-        hashing_ts.score_runs("fix", ["r1"], Filters(tenant="acme", levels=("step",)))
+    for levels in (("step",), ()):
+        with pytest.raises(ValueError, match="one row per run"):
+            hashing_ts.score_runs("fix", ["r1"], Filters(tenant="acme", levels=levels))
 
 
 def test_lexical_runs_are_the_runs_bm25_ranks_best(hashing_ts):

@@ -29,7 +29,7 @@ from .store.index import OUTPUT_FIELDS, IndexSettings, TrajectoryIndex, is_serve
 from .store.layout import MAX_LIMIT, unit
 from .store.lock import StoreOpenError, diagnose, held_here
 from .store.traces import TraceStore, open_trace_store
-from .vocab import DENSE_LEVELS, LEVELS
+from .vocab import DENSE_LEVELS, LEVELS, RUN_LEVELS
 
 if TYPE_CHECKING:
     from .ingest.read import Parsed
@@ -464,10 +464,11 @@ class TrajSearch:
         By key and stored vector: what a dense search restricted to these runs returns, without
         its scan of every row of the levels.
         """
-        levels = filters.levels or ("task",)
-        if any(level not in ("task", "summary", "failure") for level in levels):
-            raise ValueError(f"score_runs reads one row per run and level: task, summary or failure, not {levels}")
-        ids = [row_id(filters.tenant, valid_id(t), level, -1) for t in dict.fromkeys(trajectory_ids) for level in levels]
+        if not filters.levels or any(level not in RUN_LEVELS for level in filters.levels):
+            raise ValueError(f"score_runs reads one row per run and level: task, summary or failure, "
+                             f"not {filters.levels or 'every level'}")
+        ids = [row_id(filters.tenant, valid_id(t), level, -1)
+               for t in dict.fromkeys(trajectory_ids) for level in filters.levels]
         rows = self.index.get(ids, filters, fields=[*OUTPUT_FIELDS, "embedding"])
         if not rows:
             return []

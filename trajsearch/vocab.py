@@ -16,6 +16,8 @@ from .model import Outcome
 LEVELS = ("task", "summary", "step", "failure", "passage")
 #: Levels with a vector of their own: what dense search ranks.
 DENSE_LEVELS = ("task", "summary", "step", "failure")
+#: Levels with one row per run, keyed by the run alone (``represent.row_id``): fetched by key.
+RUN_LEVELS = ("task", "summary", "failure")
 #: How a run ended (see :class:`~trajsearch.model.Outcome`).
 OUTCOMES = tuple(o.value for o in Outcome)
 #: Search modes: dense vectors, the lexical (BM25) leg, both fused, or chosen per query.

@@ -16,6 +16,7 @@ import numpy as np
 from pymilvus import DataType, Function, FunctionType, MilvusClient
 
 from ..embed.base import normalise
+from ..vocab import RUN_LEVELS
 from .fields import COLUMNS, MAX_TOOLS
 from .filters import quote
 from .tokenize import tokenize
@@ -100,7 +101,7 @@ def lexical_text(text: str) -> str:
 #: - ``p_``: passages, which only the lexical leg reads (no dense search names them).
 STEPS, EPISODES, PASSAGES = "t_", "e_", "p_"
 #: Levels whose rows live in the ``e_`` part (where the store keeps them apart, see ``EPISODES_APART``).
-EPISODE_LEVELS = ("task", "summary", "failure")
+EPISODE_LEVELS = RUN_LEVELS
 #: The level whose rows live in the ``p_`` part.
 PASSAGE = "passage"
 #: Collection property: "1" once task, summary and failure rows are kept apart from steps
