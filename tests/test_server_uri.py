@@ -17,6 +17,7 @@ import pytest
 
 from trajsearch.embed import HashingEmbedder
 from trajsearch.search import TrajSearch
+from trajsearch.store.filters import Filters
 
 from conftest import failing_run, free_port, make_run
 
@@ -58,6 +59,11 @@ def test_same_code_path_against_a_server_uri(milvus_server, tmp_path):
         assert {h.trajectory_id for h in hits} == {"a1", "a2"}
         assert hits[0].trajectory_id == "a2"
         assert ts.expand(hits[0], before=1, after=1)
+        # the runtime's narrow reads: BM25 ids to runs, and per-run rows scored by key
+        assert ts.lexical_runs("No space left on device", Filters(tenant="acme", levels=("failure",)), k=5) == ["a2"]
+        scored = ts.score_runs("No space left on device", ["a1", "a2", "b1"], Filters(tenant="acme", levels=("task",)))
+        assert sorted(h.trajectory_id for h in scored) == ["a1", "a2"]
+        assert scored[0].score >= scored[1].score
     # a second client (another process would do the same) sees the rows, and re-ingest is a no-op
     with TrajSearch.open(milvus_server, traces=traces, embedder=HashingEmbedder()) as ts:
         assert ts.add([make_run("a1")]).unchanged == 1
