@@ -453,7 +453,8 @@ class TrajSearch:
         best first: ids only (a narrow lookup by key), where a lexical :meth:`search` fetches
         each candidate row whole."""
         _check_query(text, k, 1)
-        ranked = [rid for rid, _ in self.index.lexical_search(text, self._lexical_filters(filters), limit=k)]
+        filters = self._lexical_filters(filters)  # step rows bring their passages, as in search
+        ranked = [rid for rid, _ in self.index.lexical_search(text, filters, limit=k)]
         runs = {row["id"]: row["trajectory_id"] for row in self.index.get(ranked, filters, fields=["id"])}
         return list(dict.fromkeys(runs[rid] for rid in ranked if rid in runs))
 
