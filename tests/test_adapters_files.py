@@ -26,6 +26,7 @@ SWE_DEMO = (FIXTURES / "swe-agent/.real/gpt4__swe-bench-dev-easy_first_only__def
             / "pydicom__pydicom-1458.traj")
 SWE_V1 = (FIXTURES / "swe-agent/.real/gpt4__swe-agent-test-repo__default_from_url__t-0.00__p-0.95__c-3.00__install-1"
           / "6e44b9__sweagenttestrepo-1c2844.traj")
+SWE_HISTORY = FIXTURES / "swe-agent/.real/demonstrations/function_calling_simple.traj"
 TAU_GROK = FIXTURES / "tau-bench/.real/tool-calling-grok-3-0.0_range_0--1_user-grok-3-llm_0921131646.json"
 TAU2 = FIXTURES / "tau2-bench/.real/airline_run1.json"
 ATIF_DIR = FIXTURES / "atif/.real/terminus_2"
@@ -141,6 +142,21 @@ def test_swe_agent_v1_task_from_the_saved_template_and_model_from_replay_config(
     assert "\r" not in run.task and "INSTRUCTIONS" not in run.task
     assert run.task_id == "SWE-agent__test-repo-i1" and run.model_id == "gpt-4o"
     assert [s.action for s in run.steps][0] == "find_file" and run.steps[-1].action == "submit"
+
+
+def test_swe_agent_history_only_file_gives_its_steps() -> None:
+    """Bug: a demonstration file (``history`` only, as run_traj_to_demo.py writes it) was rejected
+    with "missing field 'trajectory'"."""
+    assert detect_format(SWE_HISTORY) == "swe-agent"
+    run = only(SWE_HISTORY)
+    assert run.task.startswith("SyntaxError: invalid syntax\nI'm running `missing_colon.py` as follows:")
+    assert [s.action for s in run.steps] == ["find_file", "open", "edit", "bash", "submit"]
+    assert run.steps[0].arguments == {"command": "find_file missing_colon.py"}
+    assert run.steps[0].thought.startswith("The `SyntaxError` in `missing_colon.py` is likely due to")
+    assert run.steps[0].observation.startswith('Found 1 matches for "missing_colon.py"')
+    assert run.steps[3].observation.startswith("8.2")  # the script's output once the colon is added
+    assert "diff --git a/tests/missing_colon.py" in run.steps[4].observation
+    assert run.outcome is Outcome.unknown  # no exit status in a demonstration
 
 
 # -- tau-bench -----------------------------------------------------------------------------
@@ -328,6 +344,6 @@ def test_atif_harbor_trial_result_gives_the_verdict(tmp_path: Path) -> None:
         Outcome.success, 1.0, "Harbor trial result.json")
 
 
-@pytest.mark.parametrize("path", [MINI_RFC, MINI_BARE, SWE_DEMO, SWE_V1, TAU_GROK, TAU2, ATIF_INVALID, ATIF_OPENHANDS])
+@pytest.mark.parametrize("path", [MINI_RFC, MINI_BARE, SWE_DEMO, SWE_V1, SWE_HISTORY, TAU_GROK, TAU2, ATIF_INVALID, ATIF_OPENHANDS])
 def test_every_real_file_reads_twice_the_same(path: Path) -> None:
     assert runs(path) == runs(path)

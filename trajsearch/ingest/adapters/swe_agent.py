@@ -30,6 +30,11 @@ Mapping
   observation = ``observation``; Step.error = the decisive error line when the
   observation shows one (a Python exception line, ``command not found``,
   ``No such file``, a rejected edit), since SWE-agent records no exit codes.
+  A file holding only ``history`` (what SWE-agent's ``run_traj_to_demo.py``
+  writes for demonstrations, and what its replay reads) has its steps from the
+  main agent's non-demonstration messages instead: each ``assistant`` message
+  with an ``action`` is a step (thought = ``thought``, else its content), its
+  observation the ``tool`` / ``user`` messages up to the next one.
 - outcome: there is no test result in a ``.traj``. ``info.exit_status``
   ``submitted`` -> success (metadata ``outcome_basis`` says "submitted, not
   evaluated"); ``submitted (exit_cost)`` and other ``submitted (exit_*)``
@@ -89,9 +94,33 @@ def matches(record: Any) -> bool:
         return False
     if isinstance(record.get("trajectory"), list):
         return "info" in record or "history" in record
+    if "trajectory" not in record and _history_actions(record):
+        return True
     attempts = record.get("attempts")
     return isinstance(attempts, list) and bool(attempts) and all(
         isinstance(a, dict) and isinstance(a.get("trajectory"), list) for a in attempts)
+
+
+def _main_history(record: dict[str, Any]) -> list[dict[str, Any]]:
+    """The messages of ``history`` from the main agent (the system prompt's ``agent``), demonstrations left out."""
+    history = record.get("history") if isinstance(record.get("history"), list) else []
+    history = [m for m in history if isinstance(m, dict)]
+    main = next((m.get("agent") for m in history if m.get("role") == "system" and m.get("agent")), None)
+    return [m for m in history if not _is_demo(m) and (main is None or m.get("agent") in (None, main))]
+
+
+def _history_actions(record: dict[str, Any]) -> list[dict[str, Any]]:
+    """``trajectory``-like entries from a history-only file: an assistant message that ran an
+    ``action``, with the tool / user messages that followed it as its observation."""
+    entries: list[dict[str, Any]] = []
+    for msg in _main_history(record):
+        if msg.get("role") == "assistant" and isinstance(msg.get("action"), str):
+            entries.append({"action": msg["action"], "thought": msg.get("thought") or content_text(msg.get("content")),
+                            "observation": ""})
+        elif entries and msg.get("role") in ("tool", "user"):
+            text = content_text(msg.get("content"))
+            entries[-1]["observation"] = "\n".join(filter(None, [entries[-1]["observation"], text]))
+    return entries
 
 
 def _chosen_attempt(record: dict[str, Any]) -> dict[str, Any]:
@@ -134,13 +163,8 @@ def _is_demo(msg: dict[str, Any]) -> bool:
 
 def _instance_prompt(record: dict[str, Any]) -> str | None:
     """The first user message of the main agent that is not a demonstration."""
-    history = record.get("history") if isinstance(record.get("history"), list) else []
-    history = [m for m in history if isinstance(m, dict)]
-    main = next((m.get("agent") for m in history if m.get("role") == "system" and m.get("agent")), None)
-    for msg in history:
-        if msg.get("role") != "user" or _is_demo(msg):
-            continue
-        if main is not None and msg.get("agent") not in (None, main):
+    for msg in _main_history(record):
+        if msg.get("role") != "user":
             continue
         content = content_text(msg.get("content")).strip()
         if content:
@@ -195,7 +219,10 @@ def task_family(instance_id: str) -> str | None:
 
 def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     record = _chosen_attempt(json_object(record))
-    entries = list_field(record, "trajectory", "a list of steps")
+    if "trajectory" not in record and (from_history := _history_actions(record)):
+        entries = from_history
+    else:
+        entries = list_field(record, "trajectory", "a list of steps")
     info = record.get("info") if isinstance(record.get("info"), dict) else {}
     replay = _replay(record)
     statement = replay.get("problem_statement") if isinstance(replay.get("problem_statement"), dict) else {}
