@@ -26,6 +26,7 @@ LANGGRAPH = LANGFUSE / "langgraph-2025-08-22.json"
 PYDANTIC_AI = LANGFUSE / "pydantic-ai-tools-2025-12-04.json"
 AGNO = LANGFUSE / "agno-2025-06-11.json"
 MS_AGENT = LANGFUSE / "microsoft-agent-2025-10-14.json"
+CREWAI = LANGFUSE / "crewai-2025-07-11.trace.json"
 LS_JS = LANGSMITH / "langsmith_js_wrap_openai_default.json"
 LS_PY = LANGSMITH / "langsmith_py_wrap_openai_.json"
 LS_SPLIT = LANGSMITH / "wrap_openai_chat.json"
@@ -45,7 +46,7 @@ def when(text: str) -> datetime:
 # -- detection ---------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("path", [OPENAI_AGENTS, LANGGRAPH, PYDANTIC_AI, AGNO, MS_AGENT])
+@pytest.mark.parametrize("path", [OPENAI_AGENTS, LANGGRAPH, PYDANTIC_AI, AGNO, MS_AGENT, CREWAI])
 def test_langfuse_ui_exports_are_detected(path: Path) -> None:
     assert detect_format(path) == "langfuse"
 
@@ -129,6 +130,14 @@ def test_langfuse_agno_double_encoded_input_and_nested_generations() -> None:
     assert run.steps[1].arguments["content"].startswith("To find out what's currently trending on Twitter")
     assert run.model_id == "gpt-4o-mini"
     assert run.metadata["conversation_id"] == "35cc6c90-b657-4819-b66c-c931c03ad569"
+
+
+def test_langfuse_crewai_task_is_the_instruction_not_the_agents_repr() -> None:
+    """Bug: the task span's input ``{"agent": "id=UUID(...) role='Software developer' ...", ...}`` gave
+    the agent's Python repr as the task; the instruction is in the generation's user message."""
+    run = one(CREWAI)
+    assert run.task.startswith("Current Task: Define the HTML for making a simple website with heading- Hello World!")
+    assert "UUID(" not in run.task and "object at 0x" not in run.task
 
 
 def test_langfuse_list_valued_call_ids_do_not_crash() -> None:

@@ -37,6 +37,9 @@ _ROLES = {
 _KNOWN_ROLES = frozenset({"user", "assistant", "system", "tool"})
 _TRANSCRIPT = re.compile(r"^(system|developer|user|human|assistant|ai|model|tool)\s*:\s", re.I | re.M)
 _AGNO_REPR = re.compile(r"""^role='(?P<role>\w+)' content=(?P<content>'(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*"|None)""", re.S)
+#: ``name=`` at the start of a repr's field (pydantic's ``__repr_str__``) and a default object repr.
+_FIELD = re.compile(r"(?:^|(?<=\s))[A-Za-z_]\w*=(?!=)")
+_OBJECT_AT = re.compile(r"<[\w.]+ object at 0x[0-9a-fA-F]+>")
 _TEXT_PARTS = ("text", "input_text", "output_text", "summary_text")
 _REASONING_PARTS = ("reasoning", "thinking", "redacted_thinking")
 #: Keys of an inputs object that hold the instruction itself (in this order).
@@ -365,8 +368,15 @@ def instruction(value: Any) -> str | None:
             return nested
     if "role" in value or "parts" in value:
         return first_user_text(messages(value))
-    texts = [v.strip() for v in value.values() if isinstance(v, str) and " " in v.strip()]
+    texts = [v.strip() for v in value.values() if isinstance(v, str) and " " in v.strip() and not is_object_repr(v)]
     return texts[0] if len(texts) == 1 else None  # one sentence among ids and settings: the instruction
+
+
+def is_object_repr(text: str) -> bool:
+    """Whether ``text`` is a Python object's repr, not words: pydantic's ``name=value name=value ...``
+    (CrewAI records its agent so, as a task span's input) or ``<module.Class object at 0x...>``."""
+    text = text.strip()
+    return bool(_OBJECT_AT.search(text)) or (bool(_FIELD.match(text)) and len(_FIELD.findall(text)) >= 3)
 
 
 def call_args_text(value: Any) -> str | None:
