@@ -94,3 +94,21 @@ def test_cli_dry_run_prints_json_per_file_and_opens_no_store(tmp_path: Path) -> 
     assert entry["format"] == "tau-bench" and entry["runs"] == 2 and entry["steps"] > 0
     assert entry["task"] and entry["tools"]
     assert not home.exists()  # nothing written, no store created
+
+
+def test_a_file_holding_no_run_is_listed_and_named_not_dropped(tmp_path: Path) -> None:
+    """A tau2-bench results.json of the directory layout (the results without ``simulations``, as
+    tau2 writes beside simulations/) holds no run: the dry run lists it with 0 runs, the ingest says so."""
+    results = json.loads((ROOT / "tests/fixtures/tau2-bench/.real/airline_run1.json").read_text())
+    del results["simulations"]
+    path = tmp_path / "results.json"
+    path.write_text(json.dumps(results))
+    [entry] = [f.to_dict() for f in preview([path])]
+    assert (entry["source"], entry["format"], entry["runs"], entry["rejected"]) == (str(path), "tau2-bench", 0, 0)
+
+    env = {**os.environ, "TRAJSEARCH_HOME": str(tmp_path / "home"), "TRAJSEARCH_MODEL": "hashing"}
+    done = subprocess.run([sys.executable, "-m", "trajsearch.cli", "ingest", str(path), "-t", "acme"],
+                          env=env, capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert done.returncode == 0, done.stderr
+    assert "read 0: ingested 0 runs" in done.stdout
+    assert "no run in the input" in " ".join(done.stderr.split())

@@ -221,6 +221,10 @@ def _ingest_summary(results: list[dict[str, Any]], as_json: bool) -> None:
     done = sum(r.get("units_already_done") or 0 for r in results)
     if done:
         out.print(f"{done} input(s) already done per the checkpoint (--restart reads them again)")
+    elif not totals["read"] and not any(r.get("error") for r in results):
+        err.print("[yellow]no run in the input[/yellow]: its files hold no record of their format (a tau2-bench "
+                  "results.json of the directory layout, for one, keeps its runs in simulations/ beside it: ingest "
+                  "that directory); --dry-run lists what each file holds", highlight=False)
     if len(by_format) > 1 or any(v["rejected"] for v in by_format.values()):
         table = Table("format", "ingested", "unchanged", "rejected")
         for name, counts in sorted(by_format.items()):

@@ -101,4 +101,8 @@ def preview(
             for parsed in read_unit(unit, ctx, options=options):
                 yield distinct(parsed)
 
-    return preview_items(items())
+    files = preview_items(items())
+    seen = {f.source for f in files}
+    # a file that holds no run is listed too, with 0 runs (e.g. a tau2 dir layout's results.json)
+    return files + [FilePreview(unit.key, unit.fmt) for unit in units
+                    if len(unit.files) == 1 and unit.key not in seen and str(unit.files[0]) not in seen]
