@@ -136,8 +136,8 @@ def test_langfuse_crewai_task_is_the_instruction_not_the_agents_repr() -> None:
     """Bug: the task span's input ``{"agent": "id=UUID(...) role='Software developer' ...", ...}`` gave
     the agent's Python repr as the task; the instruction is in the generation's user message."""
     run = one(CREWAI)
-    assert run.task.startswith("Current Task: Define the HTML for making a simple website with heading- Hello World!")
-    assert "UUID(" not in run.task and "object at 0x" not in run.task
+    # cut out of CrewAI's prompt ("\nCurrent Task: {input}\n\nThis is the expected criteria ...\n\nBegin! ...")
+    assert run.task == "Define the HTML for making a simple website with heading- Hello World! Langfuse monitors your CrewAI agent!"
 
 
 def test_langfuse_list_valued_call_ids_do_not_crash() -> None:

@@ -19,7 +19,8 @@ the nodes of one run:
   (role ``tool``, same call id); text that requested no tool is the agent
   talking: a ``respond`` step (arguments ``{"content": text}``);
 - task: the first user message of the root (or of the first model call), else
-  the root's input;
+  the root's input; where that is a well-known framework's rendered prompt, the
+  task part of it (:func:`~trajsearch.ingest.adapters._prompts.from_markers`);
 - outcome: from explicit evaluations only (see :func:`~.outcome.outcome_from`),
   else an error status on the root (failure, or infra_error for timeouts, rate
   limits, 5xx and connection errors), else ``unknown``: a clean exit is not a
@@ -37,6 +38,7 @@ from typing import Any, Iterator
 
 from trajsearch.model import Failure, Outcome, Trajectory
 
+from .. import _prompts
 from .._common import Context, RecordError, build, clip_step_text, clip_task, safe_id, short
 from .messages import first_user_text, task_from_input
 from .nodes import Evaluation, Message, Node, maybe_json, start_order, when
@@ -165,7 +167,8 @@ def assemble(nodes: list[Node], *, what: str = "trace", task: str | None = None)
         if isinstance(step.get("thought"), str):
             step["thought"] = clip_step_text(step["thought"]) or None
 
-    task = clip_task(task.strip()) if task and task.strip() else _task(order)
+    task = task.strip() if task and task.strip() else _task(order)
+    task = clip_task(_prompts.from_markers(task) or task)  # an agent framework's prompt: its task part
     outcome, reward, deciding = outcome_from(evaluations)
     failure = None
     basis = f"evaluation {deciding.name!r}" if deciding else None
