@@ -26,6 +26,7 @@ V2 = FIXTURES / "otel-genai" / "openai-v2-content"
 VERCEL = FIXTURES / "vercel-ai"
 AGENTS = FIXTURES / "openai-agents"
 PHOENIX = FIXTURES / "openinference" / "phoenix-spans.jsonl"
+OI_SPEC = FIXTURES / "openinference" / ".real" / "spec-llm-span-tool-call.json"
 
 WEATHER_TASK = "What's the weather in Paris right now? Answer in Celsius."
 LYON_TASK = "What's the weather in Lyon today, and is the air clean?"
@@ -243,6 +244,17 @@ def test_openinference_is_not_taken_by_the_new_adapters() -> None:
     assert detect_format(PHOENIX) == "openinference"
     assert {r.trajectory_id for r in runs(PHOENIX)} == {
         "oi:6a5f1d0c2e8b4b7a9c3d2e1f0a9b8c7d", "oi:7b6e2e1d3f9c5c8b0d4e3f2a1b0c9d8e"}
+
+
+def test_openinference_messages_held_whole_as_the_spec_writes_them() -> None:
+    """Bug: ``llm.input_messages`` as a list of ``{"message.role", ...}`` (the spec's own span JSON,
+    Phoenix exports) was not read: "no task: the root span 'llm' has no input"."""
+    assert detect_format(OI_SPEC) == "openinference"
+    run = one_run(OI_SPEC)
+    assert run.task == "what is 23 times 87"
+    [step] = run.steps
+    assert step.action == "multiply" and step.arguments == {"a": 23, "b": 87}  # nested in message.tool_calls
+    assert run.model_id == "gpt-3.5-turbo-0613"
 
 
 # -- Vercel AI SDK ---------------------------------------------------------------------------

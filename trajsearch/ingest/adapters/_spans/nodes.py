@@ -121,7 +121,14 @@ def flatten(attrs: dict[str, Any], prefix: str = "") -> dict[str, Any]:
 
 
 def indexed(attrs: dict[str, Any], prefix: str) -> list[dict[str, Any]]:
-    """Flattened list attributes (``p.0.a``, ``p.0.b``, ``p.1.a``) -> ``[{"a", "b"}, {"a"}]``."""
+    """Flattened list attributes (``p.0.a``, ``p.0.b``, ``p.1.a``) -> ``[{"a", "b"}, {"a"}]``.
+
+    The same list held whole under ``p`` (``{"p": [{"a", "b"}, {"a"}]}``: the OpenInference spec's
+    span JSON and Phoenix exports write ``llm.input_messages`` so) is read alike, its items flattened.
+    """
+    nested = attrs.get(prefix.rstrip("."))
+    if isinstance(nested, list) and nested and all(isinstance(item, dict) for item in nested):
+        return [flatten(item) for item in nested]
     items: dict[int, dict[str, Any]] = {}
     for key, value in attrs.items():
         if not isinstance(key, str) or not key.startswith(prefix):
