@@ -27,6 +27,7 @@ SWE_DEMO = (FIXTURES / "swe-agent/.real/gpt4__swe-bench-dev-easy_first_only__def
 SWE_V1 = (FIXTURES / "swe-agent/.real/gpt4__swe-agent-test-repo__default_from_url__t-0.00__p-0.95__c-3.00__install-1"
           / "6e44b9__sweagenttestrepo-1c2844.traj")
 SWE_HISTORY = FIXTURES / "swe-agent/.real/demonstrations/function_calling_simple.traj"
+SWE_SHELL = FIXTURES / "swe-agent/.real/20240825_SWE-agent_doubao-pro-128k/trajs/fasterxml__jackson-databind-3851.traj"
 TAU_GROK = FIXTURES / "tau-bench/.real/tool-calling-grok-3-0.0_range_0--1_user-grok-3-llm_0921131646.json"
 TAU2 = FIXTURES / "tau2-bench/.real/airline_run1.json"
 ATIF_DIR = FIXTURES / "atif/.real/terminus_2"
@@ -157,6 +158,18 @@ def test_swe_agent_history_only_file_gives_its_steps() -> None:
     assert run.steps[3].observation.startswith("8.2")  # the script's output once the colon is added
     assert "diff --git a/tests/missing_colon.py" in run.steps[4].observation
     assert run.outcome is Outcome.unknown  # no exit status in a demonstration
+
+
+def test_swe_agent_shell_diagnostics_are_step_errors_and_its_stop_is_no_shell_command() -> None:
+    """Bug: ``/bin/bash: line 2: unexpected EOF while looking for matching ...`` (33 steps of this run)
+    was no step error, and the ``exit_cost`` stop was counted as a bash command."""
+    run = only(SWE_SHELL)
+    assert run.trajectory_id == "swe-agent.20240825_SWE-agent_doubao-pro-128k.fasterxml__jackson-databind-3851"
+    assert len(run.steps) == 50 and run.outcome is Outcome.failure  # exit_cost
+    assert run.steps[3].error == "/bin/bash: line 4: syntax error: unexpected end of file"
+    assert sum(1 for s in run.steps if s.error) == 48
+    assert run.steps[-1].action == "exit_cost" and run.steps[-1].error is None
+    assert [s.action for s in run.steps].count("bash") == 48  # the rest: the stop, and one empty action
 
 
 # -- tau-bench -----------------------------------------------------------------------------
@@ -344,6 +357,6 @@ def test_atif_harbor_trial_result_gives_the_verdict(tmp_path: Path) -> None:
         Outcome.success, 1.0, "Harbor trial result.json")
 
 
-@pytest.mark.parametrize("path", [MINI_RFC, MINI_BARE, SWE_DEMO, SWE_V1, SWE_HISTORY, TAU_GROK, TAU2, ATIF_INVALID, ATIF_OPENHANDS])
+@pytest.mark.parametrize("path", [MINI_RFC, MINI_BARE, SWE_DEMO, SWE_V1, SWE_HISTORY, SWE_SHELL, TAU_GROK, TAU2, ATIF_INVALID, ATIF_OPENHANDS])
 def test_every_real_file_reads_twice_the_same(path: Path) -> None:
     assert runs(path) == runs(path)

@@ -22,14 +22,18 @@ Mapping
   ``.traj``; task_family = the repository for SWE-bench ids
   (``astropy__astropy-12907`` -> ``astropy/astropy``).
 - trajectory_id = ``swe-agent.<run directory>.<task_id>`` (the directory that
-  holds the file names the run set, as for mini-swe-agent).
+  holds the file names the run set, as for mini-swe-agent; in the SWE-bench
+  experiments layout, ``<system>/trajs/<id>.traj``, the system's directory).
 - steps: one per ``trajectory[]`` entry: thought = ``thought`` (else
   ``response``), arguments = ``{"command": action}``, action = the command's
   first word when it is a SWE-agent tool (``str_replace_editor``, ``open``,
   ``edit``, ``find_file``, ``search_dir``, ``submit``, ...) else ``bash``,
   observation = ``observation``; Step.error = the decisive error line when the
   observation shows one (a Python exception line, ``command not found``,
-  ``No such file``, a rejected edit), since SWE-agent records no exit codes.
+  ``No such file``, a rejected edit, the shell's own ``bash: line N: ...``
+  diagnostics), since SWE-agent records no exit codes. The stop SWE-agent
+  records as a last action (``exit_cost``, ``exit_context``, ...) keeps its own
+  name as the action, not ``bash``.
   A file holding only ``history`` (what SWE-agent's ``run_traj_to_demo.py``
   writes for demonstrations, and what its replay reads) has its steps from the
   main agent's non-demonstration messages instead: each ``assistant`` message
@@ -84,9 +88,12 @@ _DEMO = re.compile(r"^\s*Here is a demonstration of how to correctly accomplish|
 _RUN_NAME = re.compile(r"^(?P<model>.+?)__.+__t-\d+(?:\.\d+)?__p-\d+(?:\.\d+)?__c-\d+(?:\.\d+)?__install-\d")
 _ERROR_OUTPUT = re.compile(
     r"^(?:E\s+)?[A-Za-z_][\w.]*(?:Error|Exception)\b:|command not found|No such file or directory|"
-    r"Your proposed edit has introduced new syntax error|^Error:|^ERROR:|Traceback \(most recent call last\)",
+    r"Your proposed edit has introduced new syntax error|^Error:|^ERROR:|Traceback \(most recent call last\)|"
+    r"^(?:/\S*/)?(?:ba|da|z)?sh: (?:line \d+: )?",  # the shell's own diagnostics (a quote left open, ...)
     re.M,
 )
+#: What SWE-agent records as the last action when it stops a run itself (a limit hit, a format error, ...).
+_EXIT_ACTION = re.compile(r"^(?:exit|early_exit)_?\w*$")
 
 
 def matches(record: Any) -> bool:
@@ -209,7 +216,9 @@ def _step_error(observation: str) -> str | None:
 
 def _action(command: str) -> str:
     first = command.strip().split(maxsplit=1)[0] if command.strip() else ""
-    return first if first in SWE_AGENT_TOOLS else "bash"
+    if first in SWE_AGENT_TOOLS or (first == command.strip() and _EXIT_ACTION.match(first)):
+        return first  # a tool of SWE-agent's, or its own stop (``exit_cost``): not a shell command
+    return "bash"
 
 
 def task_family(instance_id: str) -> str | None:
@@ -254,7 +263,9 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
             error=f"{exit_status}: {detail}",
             cause="infrastructure: the harness or model API failed, not the agent" if outcome is Outcome.infra_error else None,
         )
-    run_dir = ctx.source.parent.parent.name if ctx.source.parent.name == task_id else ctx.source.parent.name
+    # <run>/<id>.traj, <run>/<id>/<id>.traj, or SWE-bench experiments' <system>/trajs/<id>.traj
+    up = ctx.source.parent.name in (task_id, "trajs", "trajectories")
+    run_dir = ctx.source.parent.parent.name if up else ctx.source.parent.name
     stats = info.get("model_stats") if isinstance(info.get("model_stats"), dict) else {}
     submission = info.get("submission") or ""
     fields: dict[str, Any] = {
