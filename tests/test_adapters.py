@@ -147,6 +147,17 @@ def test_task_family_from_instance_id() -> None:
     assert task_family("no-separator-1") is None
 
 
+@pytest.mark.parametrize("layout", ["system/trajs/{id}/{id}.traj.json", "system/trajs/{id}.traj.json",
+                                    "system/{id}/{id}.traj.json", "system/{id}.traj.json"])
+def test_mini_swe_agent_run_is_named_by_its_system_in_every_layout(tmp_path: Path, layout: str) -> None:
+    """SWE-bench experiments keep a system's runs in ``<system>/trajs/``: the run set is the system, not "trajs"."""
+    instance = "marshmallow-code__marshmallow-1343"
+    path = tmp_path / layout.format(id=instance)
+    path.parent.mkdir(parents=True)
+    path.write_bytes(MINI_TOOLCALLS.read_bytes())
+    assert only(path).trajectory_id == f"system.{instance}"
+
+
 def test_mini_swe_agent_infra_error_keeps_the_exception(tmp_path: Path) -> None:
     record = json.loads(MINI_TOOLCALLS.read_text())
     record["info"].update(

@@ -187,6 +187,21 @@ def apply_defaults(fields: dict[str, Any], defaults: Mapping[str, Any]) -> dict[
     return merged
 
 
+#: Directories that only hold a run set's files: SWE-bench experiments' ``<system>/trajs/``.
+_CONTAINERS = ("trajs", "trajectories")
+
+
+def run_directory(source: Path, instance_id: str) -> str:
+    """The name of the directory that stands for a file's run set: ``<run>/<id>.traj``,
+    ``<run>/<id>/<id>.traj`` and ``<run>/trajs/[<id>/]<id>.traj`` all give ``<run>`` ("" at the root)."""
+    parent = source.parent
+    if parent.name == instance_id:
+        parent = parent.parent
+    if parent.name in _CONTAINERS:
+        parent = parent.parent
+    return parent.name
+
+
 def file_time(source: Path) -> datetime | None:
     """The dump file's modification time: a stable stand-in for a missing ``created_at``.
 

@@ -86,7 +86,7 @@ from typing import Any, Iterator
 from trajsearch.model import Failure, Outcome, Trajectory
 
 from . import _prompts
-from ._common import Context, RecordError, build, clip_task, json_object, list_field, safe_id, short
+from ._common import Context, RecordError, build, clip_task, json_object, list_field, run_directory, safe_id, short
 from ._mini_swe_agent.messages import normalise
 from ._mini_swe_agent.steps import steps_of
 
@@ -210,9 +210,9 @@ def _task(messages: list[Any], info: dict[str, Any]) -> str:
 
 
 def config_name(source: Path, instance_id: str) -> str:
-    """The agent-configuration directory: ``<config>/<instance_id>/<file>`` or ``<config>/<file>``."""
-    parent = source.parent
-    return (parent.parent if parent.name == instance_id else parent).name or "run"
+    """The agent-configuration directory: ``<config>/<instance_id>/<file>`` or ``<config>/<file>``
+    (``<system>/trajs/...`` in SWE-bench experiments: the system's)."""
+    return run_directory(source, instance_id) or "run"
 
 
 def file_stem(source: Path) -> str:

@@ -65,8 +65,8 @@ from trajsearch.model import Failure, Outcome, Trajectory
 
 from . import _prompts
 from ._common import (
-    Context, RecordError, build, clip_step_text, clip_task, content_text, decisive_line, json_object, list_field, safe_id,
-    short,
+    Context, RecordError, build, clip_step_text, clip_task, content_text, decisive_line, json_object, list_field,
+    run_directory, safe_id, short,
 )
 
 NAME = "swe-agent"
@@ -263,9 +263,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
             error=f"{exit_status}: {detail}",
             cause="infrastructure: the harness or model API failed, not the agent" if outcome is Outcome.infra_error else None,
         )
-    # <run>/<id>.traj, <run>/<id>/<id>.traj, or SWE-bench experiments' <system>/trajs/<id>.traj
-    up = ctx.source.parent.name in (task_id, "trajs", "trajectories")
-    run_dir = ctx.source.parent.parent.name if up else ctx.source.parent.name
+    run_dir = run_directory(ctx.source, task_id)
     stats = info.get("model_stats") if isinstance(info.get("model_stats"), dict) else {}
     submission = info.get("submission") or ""
     fields: dict[str, Any] = {
