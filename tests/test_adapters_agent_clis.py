@@ -24,9 +24,11 @@ GEMINI_JSON = FIXTURES / "gemini-cli" / "gemini-cli-trajectory.json"
 GEMINI_JSONL = FIXTURES / "gemini-cli" / "session-2026-04-29T21-39-3f0c2a1b.jsonl"
 OH_HELLO = FIXTURES / "openhands" / "hello-world.trajectory.json"
 OH_GUI = FIXTURES / "openhands" / "basic_gui_mode.json"
+OH_EVAL = FIXTURES / "openhands" / ".real" / "multi_swe_bench" / "output.jsonl"
 
 
 only = partial(adapter_support.only, tenant="acme")
+runs = partial(adapter_support.runs, tenant="acme")
 
 
 def write_jsonl(path: Path, records: list) -> Path:
@@ -410,6 +412,34 @@ def test_openhands_gui_run_with_a_command_that_never_finished() -> None:
     assert run.steps[2].arguments["content"].startswith("I've created a complete Vue.js todo application")
     assert run.metadata["final_agent_state"] == "awaiting_user_input" and run.metadata["cwd"] == "/workspace"
     assert run.outcome is Outcome.unknown and run.model_id == "claude-3-5-sonnet-20241022"
+
+
+def test_openhands_evaluation_output_lines_are_runs() -> None:
+    """Bug: an evaluation ``output.jsonl`` line (``instance_id``, ``instruction``, ``history`` of events,
+    ``metadata``, ``test_result``, ``error``) was detected as openhands, then rejected: "no OpenHands event"."""
+    assert detect_format(OH_EVAL) == "openhands"
+    run = only(OH_EVAL)
+    assert run.trajectory_id.startswith("openhands.ponylang__ponyc-4588.")
+    assert run.task.startswith("Incorrect aliasing of iso when using match")  # the issue, out of OpenHands' prompt
+    assert "<issue_description>" not in run.task and "uploaded" not in run.task
+    assert run.model_id == "meta-llama/llama-4-maverick" and len(run.steps) == 49
+    assert run.steps[0].action == "execute_bash" and run.steps[0].arguments == {"command": "cd /workspace/ponylang__ponyc__0.1 && ls -l"}
+    assert run.outcome is Outcome.failure and run.failure.error.startswith("RuntimeError: Agent reached maximum iteration")
+    assert run.metadata["agent_class"] == "CodeActAgent" and run.metadata["patch_chars"] == 557
+
+
+def test_openhands_evaluation_output_report_decides_and_each_line_is_a_run(tmp_path: Path) -> None:
+    line = json.loads(OH_EVAL.read_text())
+    resolved = dict(line, instance_id="ponylang__ponyc-1", error=None,
+                    test_result=dict(line["test_result"], report={"resolved": True}))  # what the evaluation adds
+    unresolved = dict(line, instance_id="ponylang__ponyc-2", error=None,
+                      test_result=dict(line["test_result"], report={"resolved": False}))
+    path = write_jsonl(tmp_path / "output.jsonl", [line, resolved, unresolved])
+    got = {r.metadata["instance_id"]: r for r in runs(path)}
+    assert got["ponylang__ponyc-1"].outcome is Outcome.success and got["ponylang__ponyc-1"].failure is None
+    assert got["ponylang__ponyc-2"].outcome is Outcome.failure
+    assert got["ponylang__ponyc-4588"].outcome is Outcome.failure
+    assert len({r.trajectory_id for r in got.values()}) == 3
 
 
 def test_openhands_api_wrapper_errors_and_agent_error_state(tmp_path: Path) -> None:

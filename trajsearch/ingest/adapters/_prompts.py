@@ -23,6 +23,8 @@ back to the instruction, used by the file-per-run adapters:
     mini-swe-agent default / mini / textbased templates);
   * ``**Original Task:**`` … ``**Summary from Previous Agent:**`` (Terminus-2's
     hand-off prompt after a context summarization);
+  * ``<issue_description>`` … ``</issue_description>`` (OpenHands' SWE-bench-style
+    evaluation prompts);
   * ``Current Task:`` … ``This is the expected criteria for your final answer:``
     / ``Begin! This is VERY important`` (CrewAI's ``task`` and ``expected_output``
     prompt slices, seen in the traces of CrewAI agents).
@@ -46,6 +48,7 @@ _MARKERS: tuple[re.Pattern[str], ...] = (
     re.compile(r"(?:^|\n)ISSUE:\s*\n(.*?)\n\s*(?:INSTRUCTIONS:|\(Open file:)", re.S),
     re.compile(r"^\s*Please solve this issue:\s*(.*?)\n\s*\nYou can execute bash commands", re.S),
     re.compile(r"\*\*Original Task:\*\*\s*(.*?)\n\s*\n\*\*Summary from Previous Agent:\*\*", re.S),
+    re.compile(r"<issue_description>\s*(.*?)\s*</issue_description>", re.S),
     re.compile(r"(?:^|\n)Current Task:[ \t]*(.*?)\n\s*\n(?:This is the expected criteria for your final answer:|"
                r"Begin! This is VERY important)", re.S),
 )

@@ -1,7 +1,12 @@
 """``openhands``: OpenHands native event trajectories (a JSON list of serialized events).
 
 Written by ``save_trajectory_path``, the UI's "download trajectory" (a list),
-or ``GET /api/conversations/<id>/trajectory`` (``{"trajectory": [...]}``).
+or ``GET /api/conversations/<id>/trajectory`` (``{"trajectory": [...]}``); and
+the evaluation harness's ``output.jsonl`` (``evaluation/utils/shared.py``
+``EvalOutput``: one line per instance, ``instance_id``, ``instruction``,
+``history`` = the run's events, ``metadata`` with ``agent_class`` and
+``llm_config.model``, ``test_result`` with the ``git_patch`` and, once
+evaluated, a ``report``, and ``error``).
 Source read: All-Hands-AI/OpenHands ``openhands/events/serialization/event.py``
 (``event_to_dict``: top keys ``id``, ``timestamp``, ``source``, ``message``,
 ``cause``, ``action``/``observation``, ``tool_call_metadata``,
@@ -37,10 +42,19 @@ Mapping
   ``reject`` action -> ``failure``. ``finished`` is the agent's own claim,
   not a verdict -> ``unknown`` (the state, and any ``task_completed``, are in
   metadata).
+  An evaluation output line decides by its ``test_result.report.resolved``
+  where the benchmark's evaluation added one; else its ``error`` (the harness
+  or agent error that ended the run) makes it a failure, or ``infra_error``
+  for timeouts, rate limits, connection and server errors.
+- task: for a SWE-bench-style prompt the issue between ``<issue_description>``
+  tags (OpenHands' own prompt), else the whole first user message.
 - trajectory_id = ``openhands.<conversation id>`` when the file name holds
   one (``trajectory-<id>.json``), else ``openhands.<file stem>.<digest of the
-  first event's time and the task>`` so two runs never share an id;
-  model_id = the LLM response's ``model``; created_at = the first event time;
+  first event's time and the task>`` so two runs never share an id; an
+  evaluation output line: ``openhands.<instance_id>.<digest of the run's
+  output directory, start time and model>``;
+  model_id = the LLM response's ``model`` (else an evaluation's
+  ``metadata.llm_config.model``); created_at = the first event time;
   metadata: cwd (a command's ``working_dir``), OpenHands version and agent
   class (from the system event), cost, final agent state.
 """
@@ -64,7 +78,9 @@ from ._agent_cli import (
     iso_time,
     prompt_list,
 )
+from . import _prompts
 from ._common import Context, RecordError, as_dict, as_list, build, clip_task, decisive_line, safe_id, short
+from ._spans.outcome import error_outcome
 
 NAME = "openhands"
 #: A file is one conversation: the reader hands over its whole JSON list.
@@ -87,19 +103,31 @@ def _is_event(record: Any) -> bool:
     ) and ("id" in record or "timestamp" in record)
 
 
+def _is_eval_output(record: Any) -> bool:
+    """A line of the evaluation harness's ``output.jsonl``: one instance's run, its events in ``history``."""
+    return isinstance(record, dict) and "instance_id" in record and isinstance(record.get("history"), list) and \
+        any(_is_event(event) for event in record["history"][:5])
+
+
 def matches(record: Any) -> bool:
     if isinstance(record, dict) and isinstance(record.get("trajectory"), list):
         return bool(record["trajectory"]) and _is_event(record["trajectory"][0])
-    return _is_event(record)
+    return _is_event(record) or _is_eval_output(record)
 
 
 def split(document: Any):
-    yield "file", document
+    """A file is one run, except an evaluation ``output.jsonl``: one run per line (instance)."""
+    if isinstance(document, list) and document and all(_is_eval_output(line) for line in document):
+        yield from ((f"record {n}", line) for n, line in enumerate(document, 1))
+    else:
+        yield "file", document
 
 
 def _events(document: Any) -> list[dict[str, Any]]:
     if isinstance(document, dict) and isinstance(document.get("trajectory"), list):
         document = document["trajectory"]
+    elif _is_eval_output(document):
+        document = document["history"]
     elif isinstance(document, dict):
         document = [document]
     if not isinstance(document, list):
@@ -283,9 +311,12 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
         step["ended_at"] = iso_time(at)
         step["_done"] = True
 
+    evaluation = record if _is_eval_output(record) else {}
+    if not prompts and isinstance(evaluation.get("instruction"), str) and evaluation["instruction"].strip():
+        prompts.append(evaluation["instruction"].strip())
     if not prompts:
         raise RecordError("no user message in this OpenHands trajectory (no 'message' action from source 'user')")
-    task = prompts[0]
+    task = _prompts.from_markers(prompts[0]) or prompts[0]
     final_state, reason = states[-1] if states else (None, "")
     outcome, failure = Outcome.unknown, None
     if final_state in ("error", "rate_limited"):
@@ -297,10 +328,24 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     elif rejected is not None or final_state == "rejected":
         outcome = Outcome.failure
         failure = Failure(error=short(rejected or reason or "the agent rejected the task", 500, keep="head"))
+    settings = as_dict(evaluation.get("metadata"))
+    resolved = as_dict(as_dict(evaluation.get("test_result")).get("report")).get("resolved")
+    if isinstance(resolved, bool):  # the benchmark's own verdict
+        outcome, failure = (Outcome.success, None) if resolved else (
+            Outcome.failure, Failure(error="not resolved: the benchmark's tests failed on the patch"))
+    elif isinstance(evaluation.get("error"), str) and evaluation["error"].strip() and outcome is Outcome.unknown:
+        outcome = error_outcome(evaluation["error"])
+        failure = Failure(error=short(evaluation["error"].strip(), 500, keep="head"))
 
     stem = ctx.source.name.removesuffix(".gz").removesuffix(".json").removesuffix(".jsonl")
     found = _HEX_ID.search(stem)
-    if found:
+    if evaluation:
+        model = as_dict(settings.get("llm_config")).get("model")
+        if isinstance(model, str) and model and not models:
+            models.append(model)
+        run = "\x1f".join(str(settings.get(k) or "") for k in ("eval_output_dir", "start_time")) + f"\x1f{model}"
+        run_id = f"openhands.{evaluation['instance_id']}.{hashlib.sha1(run.encode()).hexdigest()[:10]}"
+    elif found:
         run_id = f"openhands.{found.group(1)}"
     else:
         first = str(events[0].get("timestamp") or "")
@@ -313,13 +358,16 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
         "source_format": NAME,
         "cwd": cwd,
         "final_agent_state": final_state,
-        "agent_class": system_args.get("agent_class"),
         "openhands_version": system_args.get("openhands_version"),
         "accumulated_cost": last_metrics.get("accumulated_cost"),
         "task_completed": task_completed,
         "user_prompts": prompt_list(prompts[1:]) or None,
         "unmatched_errors": loose_errors or None,
         "models": models if len(models) > 1 else None,
+        "instance_id": evaluation.get("instance_id"),
+        "agent_class": system_args.get("agent_class") or settings.get("agent_class"),
+        "patch_chars": len(patch) if isinstance(patch := as_dict(evaluation.get("test_result")).get("git_patch"), str)
+        else None,
     }
     metadata = {k: v for k, v in metadata.items() if v is not None}
     version = system_args.get("openhands_version")
