@@ -1,4 +1,4 @@
-"""``openhands``: OpenHands native event trajectories (a JSON list of serialized events).
+"""``openhands``: OpenHands event trajectories (a JSON list of serialized events; evaluation output.jsonl lines).
 
 Written by ``save_trajectory_path``, the UI's "download trajectory" (a list),
 or ``GET /api/conversations/<id>/trajectory`` (``{"trajectory": [...]}``); and
