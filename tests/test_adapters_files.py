@@ -59,6 +59,20 @@ def test_mini_swe_agent_content_parts_give_the_task() -> None:
     assert run.created_at.isoformat() == "2025-10-10T06:35:27+00:00"  # the API response's own time
 
 
+@pytest.mark.parametrize("extra", [{}, {"interrupt_type": "UserRejection"}])
+def test_mini_swe_agent_a_command_the_user_rejected_is_a_step_error(tmp_path: Path, extra: dict) -> None:
+    """Confirm mode: the interactive agent answers a refused command with "Command not executed. The user
+    rejected your command with the following message: ..." (``interrupt_type: UserRejection`` since 1.x)."""
+    record = json.loads(MINI_RFC.read_text())
+    refusal = "Command not executed. The user rejected your command with the following message: use printf"
+    record["messages"][3] = {"role": "user", "content": refusal, **({"extra": extra} if extra else {})}
+    path = tmp_path / "cfg" / MINI_RFC.name
+    path.parent.mkdir()
+    path.write_text(json.dumps(record))
+    run = only(path)
+    assert run.steps[0].error == refusal and run.steps[1].error is None
+
+
 def test_mini_swe_agent_bare_message_list_is_one_run_with_fenced_actions() -> None:
     """Bugs: a JSON array of messages was one rejection per message; the mswea_bash_command fence was not
     parsed, so every action was None and exit code 0 was flagged as an error."""

@@ -66,6 +66,11 @@ def _json_observation(content: str) -> dict[str, Any] | None:
     return value if isinstance(value, dict) else None
 
 
+#: mini-swe-agent's reply when the user refuses a command in confirm mode (interactive agents,
+#: ``interrupt_type: "UserRejection"`` since 1.x; older files have the text only).
+_REJECTED = re.compile(r"\s*Commands? not executed\. The user rejected your command")
+
+
 def step_error(content: str, extra: dict[str, Any]) -> str | None:
     """Decisive error line of a command reply, or None if it succeeded."""
     exception = _EXCEPTION.search(content)
@@ -88,4 +93,6 @@ def step_error(content: str, extra: dict[str, Any]) -> str | None:
                                extra.get("exception_info") if isinstance(extra.get("exception_info"), str) else None)
     if _TIMED_OUT.search(content):
         return short(_TIMED_OUT.search(content).group(0))
+    if extra.get("interrupt_type") == "UserRejection" or _REJECTED.match(content):
+        return short(content.strip().splitlines()[0])  # the user refused to run it (confirm mode)
     return None
