@@ -93,7 +93,7 @@ _ERROR_OUTPUT = re.compile(
     re.M,
 )
 #: What SWE-agent records as the last action when it stops a run itself (a limit hit, a format error, ...).
-_EXIT_ACTION = re.compile(r"^(?:exit|early_exit)_?\w*$")
+_EXIT_ACTION = re.compile(r"^(?:exit_\w+|early_exit)$")
 
 
 def matches(record: Any) -> bool:
