@@ -22,6 +22,7 @@ CC_TASKS = FIXTURES / "claude-code" / "5c0375b4-57a5-4f26-b12d-d022ee4e51b7.json
 CODEX = FIXTURES / "codex-cli" / "rollout-2025-11-17T15-30-28-019a93b9-f380-7600-98ff-940e6b99603c.jsonl"
 GEMINI_JSON = FIXTURES / "gemini-cli" / "gemini-cli-trajectory.json"
 GEMINI_JSONL = FIXTURES / "gemini-cli" / "session-2026-04-29T21-39-3f0c2a1b.jsonl"
+GEMINI_CHECKPOINT = FIXTURES / "gemini-cli" / ".real" / "checkpoint-agent-teams.json"
 OH_HELLO = FIXTURES / "openhands" / "hello-world.trajectory.json"
 OH_GUI = FIXTURES / "openhands" / "basic_gui_mode.json"
 OH_EVAL = FIXTURES / "openhands" / ".real" / "multi_swe_bench" / "output.jsonl"
@@ -45,7 +46,7 @@ def errors_at(run) -> dict[int, str]:
 
 @pytest.mark.parametrize("path, fmt", [
     (CC_INIT, "claude-code"), (CC_TASKS, "claude-code"), (CODEX, "codex-cli"), (GEMINI_JSON, "gemini-cli"),
-    (GEMINI_JSONL, "gemini-cli"), (OH_HELLO, "openhands"), (OH_GUI, "openhands"),
+    (GEMINI_JSONL, "gemini-cli"), (GEMINI_CHECKPOINT, "gemini-cli"), (OH_HELLO, "openhands"), (OH_GUI, "openhands"),
 ])
 def test_detection_by_content_survives_renaming_and_gzip(path: Path, fmt: str, tmp_path: Path) -> None:
     assert detect_format(path) == fmt
@@ -381,6 +382,17 @@ def test_gemini_rewind_and_a_final_api_error(tmp_path: Path) -> None:
 
 
 # -- OpenHands ---------------------------------------------------------------------------
+
+
+def test_gemini_cli_checkpoint_history_is_a_run() -> None:
+    """Bug: a checkpoint (the history as Gemini ``Content[]``, what ``/chat save`` writes) was not
+    detected, and forced with --format it was rejected with "no messages in this Gemini CLI recording"."""
+    run = only(GEMINI_CHECKPOINT)
+    assert run.trajectory_id.startswith("gemini-cli.checkpoint.checkpoint-agent-teams.")
+    assert run.task == "agent teams shouldn't persist, I want it to ask me every boot"  # not the context or snapshot
+    assert len(run.steps) == 51 and sum(1 for s in run.steps if s.error) == 5
+    assert {"read_file", "replace", "run_shell_command"} <= {s.action for s in run.steps}
+    assert run.outcome is Outcome.unknown and len(run.metadata["user_prompts"]) == 5  # the later prompts
 
 
 def test_openhands_function_calling_run() -> None:

@@ -6,7 +6,11 @@ and ``chatRecordingTypes.ts`` (``ConversationRecord``, ``MessageRecord``,
 ``utils/sessionUtils.ts`` (which user content is not a prompt) and
 ``utils/thoughtUtils.ts``; the real recording in Harbor's trajectory RFC.
 
-Two layouts, both read:
+Three layouts, all read:
+- a checkpoint (``/chat save <tag>``'s ``checkpoint-<tag>.json``, ``logger.ts``
+  ``saveCheckpoint``): the chat history as Gemini ``Content[]``, a JSON list of
+  ``{"role": "user"|"model", "parts": [...]}``; no session id, so the run is
+  ``gemini-cli.checkpoint.<file stem>.<digest of the task>``;
 - a JSON document (CLI versions up to late 2025): ``{"sessionId",
   "projectHash", "startTime", "lastUpdated", "messages": [...]}``;
 - JSONL (newer): a metadata line ``{"sessionId", "projectHash", "startTime",
@@ -20,7 +24,8 @@ Mapping
 - task: the first ``user`` message whose text (its ``displayContent`` -- what
   the user typed -- when recorded, else ``content``) is a prompt: not empty, not a
   ``/`` or ``?`` command, not ``<session_context>``/``<hook_context>``
-  injection, not a tool response. Later prompts go to ``metadata.user_prompts``.
+  injection or a ``<state_snapshot>`` (the CLI's summary of compressed history),
+  not a tool response. Later prompts go to ``metadata.user_prompts``.
 - steps: each ``gemini`` message's ``toolCalls`` entry is a step (action =
   ``name``, arguments = ``args``, observation = the ``functionResponse``
   ``response.output`` of its ``result``, else ``resultDisplay``);
@@ -44,6 +49,7 @@ Mapping
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from typing import Any
@@ -64,7 +70,7 @@ from ._agent_cli import (
     session_trajectory,
     whole_file,
 )
-from ._common import Context, RecordError, as_list, decisive_line, short
+from ._common import Context, RecordError, as_list, decisive_line, safe_id, short
 
 NAME = "gemini-cli"
 #: A file is one session: the reader hands over its whole document (or all its lines).
@@ -72,7 +78,7 @@ WHOLE_FILE = True
 #: Searched in a file's first 64 KiB when no record can be parsed from them (see ``detect``).
 SIGNATURE = re.compile(r'"sessionId"\s*:\s*"[^"]+"\s*,\s*"projectHash"\s*:\s*"[0-9a-f]{16,}"')
 
-_IGNORED_PROMPT = re.compile(r"^(?:/|\?|<session_context>|<hook_context>)")
+_IGNORED_PROMPT = re.compile(r"^(?:/|\?|<session_context>|<hook_context>|<state_snapshot>)")
 _SHELL_EXIT = re.compile(r"^Exit Code:\s*(-?\d+)\s*$", re.M)
 _SHELL_ERROR = re.compile(r"^Error:\s*(.+?)\s*$", re.M)
 _TRAILER = re.compile(r"^(?:Exit Code|Signal|Background PIDs|Process Group PGID):")
@@ -84,16 +90,31 @@ _SHELL_HEADER = re.compile(
 FAILED = frozenset({"error", "cancelled"})
 
 
+#: The parts of a Gemini ``Content`` (a checkpoint's entries); OTel GenAI's ``parts`` have a ``type``.
+_PART_KEYS = frozenset({"text", "functionCall", "functionResponse", "thought", "thoughtSignature", "inlineData",
+                        "fileData", "executableCode", "codeExecutionResult"})
+
+
+def _is_content(record: Any) -> bool:
+    """One entry of a checkpoint's history: ``{"role": "user"|"model", "parts": [...]}``."""
+    return isinstance(record, dict) and set(record) <= {"role", "parts"} and record.get("role") in ("user", "model") \
+        and isinstance(record.get("parts"), list) and bool(record["parts"]) and all(
+            isinstance(part, dict) and part.keys() & _PART_KEYS and "type" not in part for part in record["parts"])
+
+
 def matches(record: Any) -> bool:
-    return isinstance(record, dict) and isinstance(record.get("sessionId"), str) and isinstance(
-        record.get("projectHash"), str)
+    return (isinstance(record, dict) and isinstance(record.get("sessionId"), str) and isinstance(
+        record.get("projectHash"), str)) or _is_content(record)
 
 
 split = whole_file
 
 
 def _replay(document: Any) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """(metadata, messages) of a recording in either layout, after updates and rewinds."""
+    """(metadata, messages) of a recording in any layout, after updates and rewinds."""
+    if isinstance(document, list) and document and all(_is_content(entry) for entry in document):
+        return {"checkpoint": True}, [{"id": f"#{n}", "type": "user" if entry["role"] == "user" else "gemini",
+                                       "content": entry["parts"]} for n, entry in enumerate(document)]
     if isinstance(document, dict) and isinstance(document.get("messages"), list):
         meta = {k: v for k, v in document.items() if k != "messages"}
         messages: dict[str, dict[str, Any]] = {}
@@ -323,8 +344,13 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     if not task:
         raise RecordError("no user prompt in this Gemini CLI recording")
     session_id = meta.get("sessionId")
-    if not session_id:
+    if meta.get("checkpoint"):
+        stem = ctx.source.name.removesuffix(".gz").removesuffix(".json")
+        run_id = f"gemini-cli.checkpoint.{stem}.{hashlib.sha1(task.encode()).hexdigest()[:10]}"
+    elif not session_id:
         raise RecordError("missing field 'sessionId'")
+    else:
+        run_id = f"gemini-cli.{session_id}"
 
     metadata: dict[str, Any] = {
         "source_format": NAME,
@@ -340,7 +366,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
         "models": rec.models if len(rec.models) > 1 else None,
     }
     return session_trajectory(
-        ctx, run_id=f"gemini-cli.{session_id}", task=task, model_id=rec.models[0] if rec.models else None,
+        ctx, run_id=safe_id(run_id), task=task, model_id=rec.models[0] if rec.models else None,
         steps=rec.steps, metadata=metadata, last_error=rec.last_error,
         error_cause="infrastructure: the session ended on an error record",
         created_at=first_time(meta.get("startTime"), *(m.get("timestamp") for m in messages)),
