@@ -189,6 +189,14 @@ def test_swe_agent_shell_diagnostics_are_step_errors_and_its_stop_is_no_shell_co
 # -- tau-bench -----------------------------------------------------------------------------
 
 
+def test_tau_bench_model_from_a_results_name_with_a_suffix(tmp_path: Path) -> None:
+    """A results file renamed with a suffix after run.py's time (``..._0920134328__trials_1.json``, as found in
+    a real fork) lost its model: the name pattern had to end at the time."""
+    renamed = tmp_path / TAU_GROK.name.replace(".json", "__trials_1.json")
+    renamed.write_bytes(TAU_GROK.read_bytes())
+    assert {r.model_id for r in runs(renamed)} == {r.model_id for r in runs(TAU_GROK)} == {"grok-3"}
+
+
 def test_tau_bench_fractional_rewards_use_the_operator_threshold() -> None:
     """Bug: fractional rewards (0.65-0.99) all became failures."""
     assert detect_format(TAU_GROK) == "tau-bench"

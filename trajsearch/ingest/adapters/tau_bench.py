@@ -82,7 +82,8 @@ _READ_ONLY = re.compile(r"^(get|search|list|find|calculate|think)")
 #: ``run.py``'s checkpoint name: ``{strategy}-{model}-{temperature}_range_{start}-{end}_user-{user model}-{user strategy}_{time}``.
 _RESULTS_NAME = re.compile(
     r"^(?P<strategy>tool-calling|act|react|few-shot)-(?P<model>.+)-(?P<temperature>\d+(?:\.\d+)?)"
-    r"_range_(?P<start>-?\d+)-(?P<end>-?\d+)_user-(?P<user_model>.+)-(?P<user_strategy>[a-z_]+)_\d{6,}$"
+    r"_range_(?P<start>-?\d+)-(?P<end>-?\d+)_user-(?P<user_model>.+)-(?P<user_strategy>[a-z_]+)_\d{6,}"
+    r"(?:_.*)?$"  # a suffix an operator added after the time (``__trials_1``)
 )
 _REACT_ACTION = re.compile(r"Action:\s*(\{.*\})\s*$", re.S)
 _API_OUTPUT = "API output: "
