@@ -27,6 +27,7 @@ PYDANTIC_AI = LANGFUSE / "pydantic-ai-tools-2025-12-04.json"
 AGNO = LANGFUSE / "agno-2025-06-11.json"
 MS_AGENT = LANGFUSE / "microsoft-agent-2025-10-14.json"
 CREWAI = LANGFUSE / "crewai-2025-07-11.trace.json"
+VERTEX = LANGFUSE / "vertex-ai-2025-08-01.trace.json"
 LS_JS = LANGSMITH / "langsmith_js_wrap_openai_default.json"
 LS_PY = LANGSMITH / "langsmith_py_wrap_openai_.json"
 LS_SPLIT = LANGSMITH / "wrap_openai_chat.json"
@@ -138,6 +139,12 @@ def test_langfuse_crewai_task_is_the_instruction_not_the_agents_repr() -> None:
     run = one(CREWAI)
     # cut out of CrewAI's prompt ("\nCurrent Task: {input}\n\nThis is the expected criteria ...\n\nBegin! ...")
     assert run.task == "Define the HTML for making a simple website with heading- Hello World! Langfuse monitors your CrewAI agent!"
+
+
+def test_a_vertex_ai_model_resource_path_is_its_model_name() -> None:
+    """The generation records ``projects/<p>/locations/<l>/publishers/google/models/gemini-2.5-flash``."""
+    run = one(VERTEX)
+    assert run.model_id == "gemini-2.5-flash" and run.task == "What is Langfuse?"
 
 
 def test_langfuse_list_valued_call_ids_do_not_crash() -> None:

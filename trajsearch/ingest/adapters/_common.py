@@ -214,10 +214,22 @@ def file_time(source: Path) -> datetime | None:
         return None
 
 
+#: A Vertex AI model's resource name (``projects/P/locations/L/publishers/google/models/gemini-2.5-flash``).
+_VERTEX_MODEL = re.compile(r"^projects/[^/]+/locations/[^/]+/publishers/[^/]+/models/([^/]+)$")
+
+
+def model_name(model: str) -> str:
+    """The model's own name where a platform recorded a resource path (Vertex AI) instead."""
+    found = _VERTEX_MODEL.match(model.strip())
+    return found.group(1) if found else model
+
+
 def build(fields: dict[str, Any], ctx: Context) -> Trajectory:
     """Adapter output + operator defaults + tenant -> a validated Trajectory."""
     merged = apply_defaults(fields, ctx.defaults)
     merged["tenant"] = ctx.tenant or DEFAULT_TENANT
+    if isinstance(merged.get("model_id"), str):
+        merged["model_id"] = model_name(merged["model_id"])
     if merged.get("created_at") is None and (when := file_time(ctx.source)):
         merged["created_at"] = when
     return Trajectory.model_validate(merged)
