@@ -202,6 +202,17 @@ def run_directory(source: Path, instance_id: str) -> str:
     return parent.name
 
 
+def file_stem(source: Path, suffixes: tuple[str, ...]) -> str:
+    """The file's name without ``.gz`` and the longest of its format's ``suffixes`` it ends
+    with: ``x.traj.json.gz`` gives ``x`` for ``(".traj.json", ".json")``. Run ids are built
+    from it, so it must not change for a given file."""
+    name = source.name.removesuffix(".gz")
+    for suffix in sorted(suffixes, key=len, reverse=True):
+        if name.endswith(suffix):
+            return name[: -len(suffix)]
+    return name
+
+
 def file_time(source: Path) -> datetime | None:
     """The dump file's modification time: a stable stand-in for a missing ``created_at``.
 

@@ -74,8 +74,8 @@ from trajsearch.model import Failure, Outcome, Trajectory
 
 from . import _prompts
 from ._common import (
-    Context, RecordError, as_list, build, clip_step_text, clip_task, decisive_line, json_object, list_field,
-    outcome_of_reward, safe_id, short,
+    Context, RecordError, as_list, build, clip_step_text, clip_task, decisive_line, file_stem, json_object,
+    list_field, outcome_of_reward, safe_id, short,
 )
 
 NAME = "atif"
@@ -336,7 +336,7 @@ def _verdict(extra: dict[str, Any], source: Path, ctx: Context) -> tuple[Outcome
 
 
 def _where(source: Path) -> str:
-    stem = source.name.removesuffix(".gz").removesuffix(".json")
+    stem = file_stem(source, (".json",))
     return "/".join(p for p in (source.parent.parent.name, source.parent.name, stem) if p)
 
 

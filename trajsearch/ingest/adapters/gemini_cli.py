@@ -70,7 +70,7 @@ from ._agent_cli import (
     session_trajectory,
     whole_file,
 )
-from ._common import Context, RecordError, as_list, decisive_line, safe_id, short
+from ._common import Context, RecordError, as_list, decisive_line, file_stem, safe_id, short
 
 NAME = "gemini-cli"
 #: A file is one session: the reader hands over its whole document (or all its lines).
@@ -345,7 +345,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
         raise RecordError("no user prompt in this Gemini CLI recording")
     session_id = meta.get("sessionId")
     if meta.get("checkpoint"):
-        stem = ctx.source.name.removesuffix(".gz").removesuffix(".json")
+        stem = file_stem(ctx.source, (".json",))
         run_id = f"gemini-cli.checkpoint.{stem}.{hashlib.sha1(task.encode()).hexdigest()[:10]}"
     elif not session_id:
         raise RecordError("missing field 'sessionId'")

@@ -86,7 +86,7 @@ from typing import Any, Iterator
 from trajsearch.model import Failure, Outcome, Trajectory
 
 from . import _prompts
-from ._common import Context, RecordError, build, clip_task, json_object, list_field, run_directory, safe_id, short
+from ._common import Context, RecordError, build, clip_task, file_stem, json_object, list_field, run_directory, safe_id, short
 from ._mini_swe_agent.messages import normalise
 from ._mini_swe_agent.steps import steps_of
 
@@ -215,14 +215,6 @@ def config_name(source: Path, instance_id: str) -> str:
     return run_directory(source, instance_id) or "run"
 
 
-def file_stem(source: Path) -> str:
-    name = source.name.removesuffix(".gz")
-    for suffix in (".traj.json", ".json", ".traj"):
-        if name.endswith(suffix):
-            return name[: -len(suffix)]
-    return name
-
-
 def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     if isinstance(record, list):
         record = dict(next(split(record))[1])
@@ -234,7 +226,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     own_id = record.get("instance_id")
     if own_id is not None and (not isinstance(own_id, str) or not own_id):
         raise RecordError("field 'instance_id' must be a non-empty string")
-    stem = file_stem(ctx.source)
+    stem = file_stem(ctx.source, (".traj.json", ".json", ".traj"))
     instance_id = own_id or stem
     if own_id:
         trajectory_id = f"{config_name(ctx.source, instance_id)}.{instance_id}"

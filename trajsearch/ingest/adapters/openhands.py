@@ -79,7 +79,7 @@ from ._agent_cli import (
     prompt_list,
 )
 from . import _prompts
-from ._common import Context, RecordError, as_dict, as_list, build, clip_task, decisive_line, safe_id, short
+from ._common import Context, RecordError, as_dict, as_list, build, clip_task, decisive_line, file_stem, safe_id, short
 from ._spans.outcome import error_outcome
 
 NAME = "openhands"
@@ -337,7 +337,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
         outcome = error_outcome(evaluation["error"])
         failure = Failure(error=short(evaluation["error"].strip(), 500, keep="head"))
 
-    stem = ctx.source.name.removesuffix(".gz").removesuffix(".json").removesuffix(".jsonl")
+    stem = file_stem(ctx.source, (".json", ".jsonl"))
     found = _HEX_ID.search(stem)
     if evaluation:
         model = as_dict(settings.get("llm_config")).get("model")

@@ -65,8 +65,8 @@ from trajsearch.model import Failure, Outcome, Trajectory
 
 from . import _prompts
 from ._common import (
-    Context, RecordError, build, clip_step_text, clip_task, content_text, decisive_line, json_object, list_field,
-    run_directory, safe_id, short,
+    Context, RecordError, build, clip_step_text, clip_task, content_text, decisive_line, file_stem, json_object,
+    list_field, run_directory, safe_id, short,
 )
 
 NAME = "swe-agent"
@@ -235,7 +235,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     info = record.get("info") if isinstance(record.get("info"), dict) else {}
     replay = _replay(record)
     statement = replay.get("problem_statement") if isinstance(replay.get("problem_statement"), dict) else {}
-    stem = ctx.source.name.removesuffix(".gz").removesuffix(".json").removesuffix(".traj")
+    stem = file_stem(ctx.source, (".traj.json", ".json", ".traj"))
     task_id = str(statement.get("id") or stem)
     steps = []
     for entry in entries:

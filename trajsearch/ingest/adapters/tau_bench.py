@@ -67,6 +67,7 @@ from ._common import (
     outcome_of_reward,
     clip_step_text,
     clip_task,
+    file_stem,
     json_object,
     list_field,
     safe_id,
@@ -93,11 +94,8 @@ def matches(record: Any) -> bool:
     return isinstance(record, dict) and "traj" in record and "task_id" in record
 
 
-def file_stem(source: Path) -> str:
-    name = source.name.removesuffix(".gz")
-    for suffix in (".jsonl", ".json", ".ndjson"):
-        name = name.removesuffix(suffix)
-    return name
+#: What a results file's name may end with.
+_SUFFIXES = (".jsonl", ".json", ".ndjson")
 
 
 #: Tools only one domain has (``tau_bench/envs/<domain>/tools``): a run that used one is of that domain.
@@ -119,7 +117,7 @@ DOMAIN_TOOLS = {
 def guess_domain(source: Path, tools: set[str] | frozenset[str] = frozenset()) -> str:
     """A known domain word in the file name (``gpt-4o-airline.json`` -> airline), else the domain of the
     tools the run used or was expected to use, else "tau"."""
-    words = re.split(r"[^a-z]+", file_stem(source).lower())
+    words = re.split(r"[^a-z]+", file_stem(source, _SUFFIXES).lower())
     named = next((d for d in KNOWN_DOMAINS if d in words), None)
     if named:
         return named
@@ -132,7 +130,7 @@ def _text(value: Any) -> str:
 
 def run_name(source: Path) -> dict[str, str]:
     """The run settings ``run.py`` put in the results file's name (empty when it is named otherwise)."""
-    found = _RESULTS_NAME.match(file_stem(source))
+    found = _RESULTS_NAME.match(file_stem(source, _SUFFIXES))
     return found.groupdict() if found else {}
 
 
@@ -330,7 +328,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     expected = as_list(as_dict(info.get("reward_info")).get("actions")) or as_list(task.get("actions"))
     settings = run_name(ctx.source)
     fields: dict[str, Any] = {
-        "trajectory_id": safe_id(f"tau-{file_stem(ctx.source)}-{record['task_id']}-t{trial}"),
+        "trajectory_id": safe_id(f"tau-{file_stem(ctx.source, _SUFFIXES)}-{record['task_id']}-t{trial}"),
         "task": clip_task(instruction.strip()),
         "task_id": f"{domain}-{record['task_id']}",
         "task_family": domain,
