@@ -255,3 +255,44 @@ def test_lexical_runs_are_the_runs_bm25_ranks_best(hashing_ts):
     assert found == list(dict.fromkeys(h.trajectory_id for h in lexical))
     assert hashing_ts.lexical_runs("src/parser.py", filters, k=1) == by_parser[:1]
     assert hashing_ts.lexical_runs("nothing_like_this_anywhere", filters, k=10) == []
+
+
+class _ScaledHashingEmbedder(HashingEmbedder):
+    """The fast deterministic *test* embedder, breaking the protocol's unit-length promise (x3),
+    as a user's own embedder might."""
+
+    def encode(self, texts, *, batch_size: int = 64):
+        return super().encode(texts, batch_size=batch_size) * 3.0
+
+
+def test_similarity_is_the_cosine_in_every_mode_whatever_the_embedders_scale(tmp_path):
+    """A hit's similarity is the cosine of query and row, whether the dense leg found the row,
+    only the lexical leg did (a passage from the middle of a long output), or score_runs scored it."""
+    from trajsearch.store.filters import Filters
+
+    noise = "\n".join(f"collecting item {i} of the suite" for i in range(400))
+    log = f"{noise}\nValueError: bucket quota 7731 exceeded for tenant\n{noise}"
+    ts = TrajSearch.open(str(tmp_path / "m.db"), traces=str(tmp_path / "t"), embedder=_ScaledHashingEmbedder())
+    try:
+        ts.add([make_run(f"r{i}", task=f"Fix bug number {i} in module m{i % 3}") for i in range(6)]
+               + [make_run("long", steps=[("bash", {"command": "pytest"}, log), ("edit", {"path": "a.py"}, "ok")])])
+        tasks = Filters(tenant="acme", levels=("task",))
+        query = "fix the bug in module m1"
+        dense = {h.trajectory_id: h.similarity for h in ts.search_filtered(
+            query, tasks, k=7, group_by_trajectory=False, mode="dense")}
+        hybrid = {h.trajectory_id: h.similarity for h in ts.search_filtered(
+            query, tasks, k=7, group_by_trajectory=False, mode="hybrid")}
+        scored = {h.trajectory_id: h.similarity for h in ts.score_runs(query, list(dense), tasks)}
+        assert set(hybrid) == set(dense) == set(scored)
+        for run, cosine in dense.items():
+            assert -1.0 <= cosine <= 1.0
+            assert hybrid[run] == pytest.approx(cosine, abs=1e-5)
+            assert scored[run] == pytest.approx(cosine, abs=1e-5)
+        line = "ValueError: bucket quota 7731 exceeded for tenant"
+        steps = Filters(tenant="acme", levels=("step",), trajectory_ids=("long",))
+        passage = ts.search_filtered(line, steps, k=1, group_by_trajectory=False, mode="hybrid")[0]
+        window = ts.search_filtered(line, steps, k=1, group_by_trajectory=False, mode="dense")[0]
+        assert line in passage.text and line not in window.text  # the passage, found by BM25 alone
+        assert passage.similarity == pytest.approx(window.similarity, abs=1e-5)  # it shares its window's vector
+    finally:
+        ts.close()

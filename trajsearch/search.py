@@ -43,7 +43,9 @@ class QueryVectors:
 
     One agent step asks several questions of the same text (exemplars search the
     task and summary levels; the loop retries; a service sees repeated queries),
-    and one query embedding costs as much as the search itself: embed once.
+    and one query embedding costs as much as the search itself: embed once. Vectors
+    are kept at unit length (as the index stores rows), so an inner product with a
+    stored vector is the cosine even from an embedder that does not normalise.
     """
 
     def __init__(self, embedder: Embedder, size: int = 256) -> None:
@@ -56,7 +58,7 @@ class QueryVectors:
             if text in self._cache:
                 self._cache.move_to_end(text)
                 return self._cache[text]
-        vector = np.asarray(self.embedder.encode([text])[0], dtype=np.float32)
+        vector = _unit(self.embedder.encode([text])[0])
         self.remember(text, vector)
         return vector
 
@@ -67,7 +69,7 @@ class QueryVectors:
             known = {text: self._cache[text] for text in texts if text in self._cache}
         missing = list(dict.fromkeys(text for text in texts if text not in known))
         if missing:
-            known.update(zip(missing, np.asarray(self.embedder.encode(missing), dtype=np.float32)))
+            known.update((text, _unit(v)) for text, v in zip(missing, self.embedder.encode(missing)))
         if not texts:
             return np.zeros((0, self.embedder.dim), dtype=np.float32)
         return np.stack([known[text] for text in texts])
@@ -75,10 +77,14 @@ class QueryVectors:
     def remember(self, text: str, vector: Any) -> None:
         """Store a vector known to be ``text``'s embedding (e.g. a stored row's)."""
         with self._lock:
-            self._cache[text] = np.asarray(vector, dtype=np.float32)
+            self._cache[text] = _unit(vector)
             self._cache.move_to_end(text)
             while len(self._cache) > self.size:
                 self._cache.popitem(last=False)
+
+
+def _unit(vector: Any) -> np.ndarray:
+    return np.asarray(unit(vector), dtype=np.float32)
 
 
 def _grouped(hits: list[dict], k: int, group_size: int) -> list[dict]:
@@ -473,7 +479,7 @@ class TrajSearch:
         rows = self.index.get(ids, filters, fields=[*OUTPUT_FIELDS, "embedding"])
         if not rows:
             return []
-        query = np.asarray(unit(self.query_vector(text)), dtype=np.float32)
+        query = self.query_vector(text)
         scores = np.asarray([row.pop("embedding") for row in rows], dtype=np.float32) @ query
         hits = [Hit.from_row(dict(row, score=float(s), similarity=float(s))) for row, s in zip(rows, scores)]
         return sorted(hits, key=lambda h: -h.score)
