@@ -504,3 +504,29 @@ def test_s3_outage_silent_server_times_out(s3_endpoint):
             store.get(store.uri_for("acme", "x"), tenant="acme")
         assert f"s3://{BUCKET}/p/acme/" in str(err.value)
         assert time.monotonic() - start < 15
+
+
+def test_a_moved_store_reads_its_traces_where_they_are_now(tmp_path: Path):
+    """A store directory (index + traces) moved elsewhere: its rows still name the old root, and
+    each trace is found under the new one by its <tenant>/<name> key, never outside the root."""
+    import shutil
+
+    from trajsearch.embed import HashingEmbedder
+    from trajsearch.search import TrajSearch
+
+    old = tmp_path / "old" / ".trajsearch"
+    ts = TrajSearch.open(str(old / "milvus.db"), traces=str(old / "traces"), embedder=HashingEmbedder())
+    ts.add([make_traj("mine"), make_traj("theirs", tenant="other")])
+    ts.close()
+    new = tmp_path / "new" / ".trajsearch"
+    shutil.move(str(old), str(new))
+    ts = TrajSearch.open(str(new / "milvus.db"), traces=str(new / "traces"), embedder=HashingEmbedder())
+    try:
+        hit = ts.run("mine", tenant="acme")
+        assert hit is not None and hit.trace_uri.startswith(old.as_uri())  # the row names the old place
+        assert ts.get_trace(hit.trace_uri, tenant="acme").trajectory_id == "mine"
+        theirs = ts.run("theirs", tenant="other")
+        with pytest.raises(TraceAccessError, match="belongs to tenant 'other'"):
+            ts.get_trace(theirs.trace_uri, tenant="acme")  # still another tenant's
+    finally:
+        ts.close()
