@@ -439,3 +439,21 @@ def test_base64_decoding_only_touches_ids_of_the_right_length() -> None:
     assert normal_id("0x755060B45C0F95BE", 8) == "755060b45c0f95be"
     assert normal_id(12324293800750531911, 8) == "ab08afea3548c547"
     assert normal_id("fixture-trace-1", 16) == "fixture-trace-1" and normal_id("s01", 8) == "s01"
+
+
+def test_strands_tool_spans_give_arguments_and_results_and_converse_blocks_the_calls() -> None:
+    """Strands Agents (real AgentCore fixture): a tool span's gen_ai.tool.message event is the call's input
+    and its gen_ai.choice the result; the chat span's Bedrock toolUse blocks are its calls."""
+    path = FIXTURES / "otel-genai" / ".real" / "strands_tool_call_spans.json"
+    assert detect_format(path) == "otel-genai"
+    runs = {r.trajectory.task: r.trajectory for r in read_dump(path, tenant="acme") if r.ok}
+    run = runs["Book the cheapest flight from SEA to NYC for 2025-03-15 and book the most expensive hotel "
+               "for the next 3 days"]
+    assert [s.action for s in run.steps] == ["search_flights", "search_hotels", "book_flight", "book_hotel", "respond"]
+    search = run.steps[0]
+    assert search.arguments == {"origin": "SEA", "destination": "NYC", "date": "2025-03-15"}
+    assert "'flight_id': 'AA101'" in search.observation  # the tool's result, not its input again
+    assert search.thought.startswith("I'll help you find and book those!")
+    assert run.steps[2].arguments == {"flight_id": "DL420"} and "'status': 'confirmed'" in run.steps[2].observation
+    assert run.steps[-1].arguments["content"].startswith("Great! I've successfully booked both for you")
+    assert run.model_id == "us.anthropic.claude-sonnet-4-20250514-v1:0"

@@ -15,13 +15,19 @@ import json
 from dataclasses import asdict
 from typing import Any
 
+from .._common import as_dict
 from .nodes import Message, indexed, maybe_json, text_of
 
 _USERISH = ("user", "human")
 
 
 def _content_text(content: Any) -> tuple[str, str]:
-    """(text, reasoning) of a message ``content`` that may be a list of typed parts."""
+    """(text, reasoning) of a message ``content`` that may be a list of typed parts.
+
+    Parts are typed (``{"type": "text", ...}``) or, in Amazon Bedrock's Converse shape (what
+    Strands Agents records), keyed by kind: ``{"text"}``, ``{"json"}``, ``{"reasoningContent"}``,
+    ``{"toolResult": {"content": [...]}}`` (its text is the message's); ``{"toolUse"}`` holds no
+    text (:func:`_converse_calls`)."""
     if isinstance(content, str):
         return content, ""
     if isinstance(content, dict):
@@ -32,6 +38,13 @@ def _content_text(content: Any) -> tuple[str, str]:
     for part in content:
         if isinstance(part, str):
             texts.append(part)
+        elif isinstance(part, dict) and "type" not in part and _CONVERSE_KINDS & part.keys():
+            if isinstance(part.get("json"), (dict, list)):
+                texts.append(json.dumps(part["json"], ensure_ascii=False))
+            elif isinstance(part.get("reasoningContent"), dict):
+                reasoning.append(text_of(as_dict(part["reasoningContent"].get("reasoningText")).get("text")))
+            elif isinstance(part.get("toolResult"), dict):
+                texts.append(_content_text(part["toolResult"].get("content"))[0])
         elif isinstance(part, dict):
             kind = str(part.get("type") or part.get("message_content.type") or "text")
             body = part.get("content", part.get("text", part.get("message_content.text")))
@@ -93,6 +106,7 @@ def normalise_message(raw: Any) -> Message | None:
         msg.text = "\n".join(t for t in texts if t)
         return msg
     msg.text, msg.reasoning = _content_text(raw.get("content"))
+    msg.calls, msg.call_id = _converse_calls(raw.get("content"))
     if raw.get("reasoning_content"):
         msg.reasoning = text_of(raw["reasoning_content"])
     calls = maybe_json(raw.get("tool_calls"))  # a list, or that list as a JSON string
@@ -100,8 +114,25 @@ def normalise_message(raw: Any) -> Message | None:
         if isinstance(call, dict):
             fn = call.get("function") if isinstance(call.get("function"), dict) else call
             msg.calls.append({"id": call.get("id"), "name": fn.get("name"), "arguments": maybe_json(fn.get("arguments", fn.get("args")))})
-    msg.call_id = raw.get("tool_call_id")
+    msg.call_id = raw.get("tool_call_id") or msg.call_id
     return msg
+
+
+#: Bedrock Converse content blocks that are not ``{"text"}``.
+_CONVERSE_KINDS = {"json", "reasoningContent", "toolResult", "toolUse"}
+
+
+def _converse_calls(content: Any) -> tuple[list[dict[str, Any]], str | None]:
+    """(tool calls, id of the call answered) of Bedrock Converse blocks in ``content``:
+    ``{"toolUse": {"toolUseId", "name", "input"}}`` and ``{"toolResult": {"toolUseId", ...}}``."""
+    calls, answered = [], None
+    for part in content if isinstance(content, list) else []:
+        if isinstance(part, dict) and "type" not in part:
+            use, result = as_dict(part.get("toolUse")), as_dict(part.get("toolResult"))
+            if use.get("name"):
+                calls.append({"id": use.get("toolUseId"), "name": use["name"], "arguments": maybe_json(use.get("input"))})
+            answered = answered or result.get("toolUseId")
+    return calls, answered
 
 
 def normalise_messages(raw: Any) -> list[dict[str, Any]]:
