@@ -27,6 +27,7 @@ SWE_DEMO = (FIXTURES / "swe-agent/.real/gpt4__swe-bench-dev-easy_first_only__def
 SWE_V1 = (FIXTURES / "swe-agent/.real/gpt4__swe-agent-test-repo__default_from_url__t-0.00__p-0.95__c-3.00__install-1"
           / "6e44b9__sweagenttestrepo-1c2844.traj")
 SWE_HISTORY = FIXTURES / "swe-agent/.real/demonstrations/function_calling_simple.traj"
+SWE_CODER = FIXTURES / "swe-agent/.real/coder/trajs/django__django-11099.traj"
 SWE_SHELL = FIXTURES / "swe-agent/.real/20240825_SWE-agent_doubao-pro-128k/trajs/fasterxml__jackson-databind-3851.traj"
 TAU_GROK = FIXTURES / "tau-bench/.real/tool-calling-grok-3-0.0_range_0--1_user-grok-3-llm_0921131646.json"
 TAU2 = FIXTURES / "tau2-bench/.real/airline_run1.json"
@@ -382,3 +383,12 @@ def test_atif_harbor_trial_result_gives_the_verdict(tmp_path: Path) -> None:
 @pytest.mark.parametrize("path", [MINI_RFC, MINI_BARE, SWE_DEMO, SWE_V1, SWE_HISTORY, SWE_SHELL, TAU_GROK, TAU2, ATIF_INVALID, ATIF_OPENHANDS])
 def test_every_real_file_reads_twice_the_same(path: Path) -> None:
     assert runs(path) == runs(path)
+
+
+def test_swe_agent_coder_prompt_gives_the_issue_not_the_plans() -> None:
+    """CodeR (built on SWE-agent 0.x) ends the issue with a singular INSTRUCTION: before its plans and tips."""
+    [run] = [r.trajectory for r in read_dump(SWE_CODER, tenant="acme")]
+    assert run.trajectory_id == "swe-agent.coder.django__django-11099"
+    assert run.task.startswith("UsernameValidator allows trailing newline in usernames")
+    assert run.task.endswith("using the regex above in the two validators in contrib.auth.validators.")
+    assert "INSTRUCTION" not in run.task and "Plan one" not in run.task

@@ -14,7 +14,8 @@ back to the instruction, used by the file-per-run adapters:
 
   * ``<pr_description>`` … ``</pr_description>`` (SWE-agent 1.x, mini-swe-agent
     SWE-bench configs), minus "Consider the following PR description:";
-  * ``ISSUE:`` … ``INSTRUCTIONS:`` / ``(Open file:`` (SWE-agent 0.x);
+  * ``ISSUE:`` … ``INSTRUCTIONS:`` / ``(Open file:`` (SWE-agent 0.x; ``INSTRUCTION:`` in CodeR's
+    multi-agent prompts built on it);
   * ``Task Description:`` … ``Current terminal state:`` (Harbor's Terminus /
     Terminus-2 JSON and XML templates);
   * ``NEW TASK DESCRIPTION`` … ``END OF NEW TASK DESCRIPTION`` (OpenHands'
@@ -45,7 +46,7 @@ _MARKERS: tuple[re.Pattern[str], ...] = (
         r"-{5,} NEW TASK DESCRIPTION -{5,}\s*\n(.*?)\n\s*-{5,} END OF NEW TASK DESCRIPTION -{5,}", re.S
     ),
     re.compile(r"(?:^|\n)Task Description:\s*\n(.*?)\n\s*\nCurrent [Tt]erminal [Ss]tate:", re.S),
-    re.compile(r"(?:^|\n)ISSUE:\s*\n(.*?)\n\s*(?:INSTRUCTIONS:|\(Open file:)", re.S),
+    re.compile(r"(?:^|\n)ISSUE:\s*\n(.*?)\n\s*(?:INSTRUCTIONS?:|\(Open file:)", re.S),
     re.compile(r"^\s*Please solve this issue:\s*(.*?)\n\s*\nYou can execute bash commands", re.S),
     re.compile(r"\*\*Original Task:\*\*\s*(.*?)\n\s*\n\*\*Summary from Previous Agent:\*\*", re.S),
     re.compile(r"<issue_description>\s*(.*?)\s*</issue_description>", re.S),

@@ -82,7 +82,7 @@ SWE_AGENT_TOOLS = frozenset({
 })
 AGENT_STOPS = ("exit_cost", "exit_context", "exit_format", "exit_command_timeout", "exit_total_execution_time",
                "exit_forfeit", "exit_step_limit", "early_exit")
-_INSTRUCTIONS = re.compile(r"\n\s*INSTRUCTIONS:\s*\n")  # where SWE-agent templates start telling how to work
+_INSTRUCTIONS = re.compile(r"\n\s*INSTRUCTIONS?:\s*\n")  # where SWE-agent (and CodeR) templates start telling how to work
 _DEMO = re.compile(r"^\s*Here is a demonstration of how to correctly accomplish|^-{2,} (?:END OF )?DEMONSTRATION -{2,}", re.M)
 #: SWE-agent 0.x ``run_name``: ``{model}__{data}__{config}__t-{temp}__p-{top_p}__c-{cost}__install-{n}``.
 _RUN_NAME = re.compile(r"^(?P<model>.+?)__.+__t-\d+(?:\.\d+)?__p-\d+(?:\.\d+)?__c-\d+(?:\.\d+)?__install-\d")
