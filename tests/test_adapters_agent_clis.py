@@ -518,3 +518,21 @@ def test_a_first_line_longer_than_the_detection_window_is_still_recognised(tmp_p
     ])
     assert (detect_format(claude), detect_format(codex)) == ("claude-code", "codex-cli")
     assert only(claude).task.startswith("summarise this log:") and only(codex).task == "hi"
+
+
+def test_codex_prompt_from_an_ide_extension_is_cut_to_the_request() -> None:
+    """Codex's VS Code extension puts the editor's context before '## My request for Codex:' (real rollout)."""
+    path = FIXTURES / "codex-cli" / ".real" / "rollout-2025-09-25T15-12-14-019982b8-3422-79e0-8b3b-05abaf4f3c3e.jsonl"
+    [run] = [r.trajectory for r in read_dump(path, tenant="acme")]
+    assert run.trajectory_id == "codex.019982b8-3422-79e0-8b3b-05abaf4f3c3e"
+    assert run.task.startswith("Evaluate @packages/services and create a new \n  package called @packages/services-prisma")
+    assert "Context from my IDE setup" not in run.task and "Open tabs" not in run.task
+    assert [s.action for s in run.steps] == ["shell", "shell"]
+
+
+def test_claude_code_summaries_of_other_sessions_are_not_this_runs() -> None:
+    """A summary record belongs to the conversation whose last message its leafUuid names (real 2.0.28 file)."""
+    [run] = [r.trajectory for r in read_dump(FIXTURES / "claude-code" / ".real" / "full-session-five.jsonl", tenant="acme")]
+    assert run.task == "search the web for the claude code response types"
+    assert run.metadata.get("summary") is None  # 16 summaries in the file, none of this session
+    assert [s.action for s in run.steps] == ["WebSearch"] * 3

@@ -57,7 +57,9 @@ Mapping
   subagent file, whose records carry the parent's session id. created_at =
   the first timestamp;
   model_id = the first real ``message.model`` (``<synthetic>`` is the CLI's own).
-- metadata: cwd, git_branch, cli_version, entrypoint, summary / title,
+- metadata: cwd, git_branch, cli_version, entrypoint, summary (of this file's
+  conversation: a ``summary`` record whose ``leafUuid`` is one of its messages;
+  the others sum up other sessions) / title,
   user_prompts, sidechain_records, api_errors, interrupted.
 """
 
@@ -434,7 +436,10 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
         return next((r[key] for r in chain if r.get(key)), None)
 
     versions = [str(r["version"]) for r in unique if r.get("version")]
-    summaries = [r["summary"] for r in unique if r.get("type") == "summary" and isinstance(r.get("summary"), str)]
+    # a summary names the conversation it sums up by its last message (leafUuid): often another session's
+    uuids = {r.get("uuid") for r in unique if r.get("uuid")}
+    summaries = [r["summary"] for r in unique if r.get("type") == "summary" and isinstance(r.get("summary"), str)
+                 and r.get("leafUuid") in uuids]
     titles = [t for r in unique if r.get("type") in ("custom-title", "ai-title")
               and isinstance(t := r.get("customTitle") or r.get("aiTitle"), str)]
     metadata: dict[str, Any] = {

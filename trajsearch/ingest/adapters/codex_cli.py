@@ -25,6 +25,8 @@ Mapping
   ``message`` item that is not injected context (``<environment_context>``,
   ``<user_instructions>``, ``# AGENTS.md instructions ...``, ``<INSTRUCTIONS>``,
   ``<user_shell_command>``, ...). Developer/system messages are the harness's.
+  A prompt from an IDE extension (``# Context from my IDE setup:`` ... ``## My
+  request for Codex:`` ...) is cut to the request, as Codex titles threads.
   Later prompts go to ``metadata.user_prompts``.
 - steps, from ``response_item``s only (``event_msg`` ``agent_message`` /
   ``agent_reasoning`` repeat them; ``compacted.replacement_history`` repeats
@@ -92,6 +94,9 @@ _INJECTED = re.compile(
     r"permissions instructions|skill|collaboration_mode|subagent_notification|model_switch|personality_spec|"
     r"apps_instructions|ide_context|developer_instructions)\b|# AGENTS\.md instructions)"
 )
+#: Codex's IDE extensions put the editor's context (active file, open tabs) before the request under this
+#: heading; Codex itself titles a thread by what follows it (``USER_MESSAGE_BEGIN`` in codex-rs).
+_USER_MESSAGE_BEGIN = "## My request for Codex:"
 _UUID = re.compile(r"([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})", re.I)
 _EXIT_LINE = re.compile(r"^(?:Exit code:?\s*|Process exited with code\s+)(-?\d+)\s*$", re.M)
 _FAILED_REPLY = re.compile(
@@ -99,6 +104,12 @@ _FAILED_REPLY = re.compile(
     r"exec command rejected|patch rejected|apply_patch verification failed|aborted\b|"
     r"error: |Error: |err: )"
 )
+
+
+def _request(prompt: str) -> str:
+    """The user's request in a prompt an IDE extension prefixed with its context (as Codex reads it)."""
+    _, found, request = prompt.partition(_USER_MESSAGE_BEGIN)
+    return request.strip() if found and request.strip() else prompt
 
 
 def matches(record: Any) -> bool:
@@ -288,7 +299,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
                     rollout.answer(text, at, final=payload.get("phase") == "final_answer")
                 elif role == "user" and text and not _INJECTED.match(text):
                     rollout.flush()
-                    item_prompts.append(text)
+                    item_prompts.append(_request(text))
             elif item == "reasoning":
                 rollout.thought.extend(_reasoning_text(payload))
             elif item in CALLS:
@@ -300,7 +311,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
             if ev == "user_message":
                 text = str(payload.get("message") or "").strip()
                 if text and payload.get("kind") in (None, "plain") and not _INJECTED.match(text):
-                    event_prompts.append(text)
+                    event_prompts.append(_request(text))
                     rollout.flush()
             elif ev == "error" or (ev == "task_complete" and payload.get("error")):
                 error = payload.get("message") if ev == "error" else payload.get("error")
