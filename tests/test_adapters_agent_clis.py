@@ -536,3 +536,24 @@ def test_claude_code_summaries_of_other_sessions_are_not_this_runs() -> None:
     assert run.task == "search the web for the claude code response types"
     assert run.metadata.get("summary") is None  # 16 summaries in the file, none of this session
     assert [s.action for s in run.steps] == ["WebSearch"] * 3
+
+
+@pytest.mark.parametrize("name, says", [
+    ("codex-cli/.real/codex-exec-json-stream-output-2.jsonl",
+     "no run in this file: this is `codex exec --json` output, which does not record the prompt; ingest the session's "
+     "rollout instead: ~/.codex/sessions/YYYY/MM/DD/rollout-*-019a2d7a-6455-7170-a661-c6d8b94c630a.jsonl"),
+    ("claude-code/.real/headless-result.json",
+     "no run in this file: this is the final result of a headless Claude Code run (`claude -p --output-format json`)"),
+    ("claude-code/.real/headless-stream-json.jsonl",
+     "no user prompt: headless `claude -p --output-format stream-json` output does not record it"),
+])
+def test_headless_outputs_say_they_hold_no_run_and_name_the_transcript(name: str, says: str) -> None:
+    """What the CLIs print in headless mode is not their session file: say so, and where the session is."""
+    try:  # an unrecognised file named on its own is refused; a session file without a run is a rejected record
+        [result] = read_dump(FIXTURES / name, tenant="acme")
+        assert not result.ok
+        message = result.error
+    except ValueError as refused:
+        message = str(refused)
+    assert says in message
+    assert "40e7b02d-c0f9-4876-9010-f514d4eb0603.jsonl" in message or "019a2d7a" in message

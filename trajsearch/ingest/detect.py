@@ -15,7 +15,7 @@ from typing import Any
 
 import ijson
 
-from .adapters import ADAPTERS, FORMATS, format_of
+from .adapters import ADAPTERS, FORMATS, format_of, why_not_a_run
 from .sources import GZIP_ERRORS, PEEK_BYTES, first_line_is_json, is_jsonl, open_dump, parse, peek
 
 #: A pretty-printed document up to this size is parsed whole to detect its format.
@@ -86,6 +86,9 @@ def detect_format(path: str | Path) -> str:
     fmt = format_of(record) if record is not None else None
     fmt = fmt or _by_signature(head[:PEEK_BYTES]) or _by_suffix(p.name.removesuffix(".gz"))
     if fmt is None:
+        reason = why_not_a_run(record) if record is not None else None
+        if reason:
+            raise ValueError(f"{p}: no run in this file: {reason}")
         raise ValueError(
             f"{p}: unrecognised dump format; supported formats: {', '.join(FORMATS)} "
             "(pass --format NAME to force one)"

@@ -6,7 +6,10 @@ entry in ``ADAPTERS``. A module exposes:
 - ``NAME``; ``matches(record) -> bool`` on a file's first record (detection,
   see ``trajsearch.ingest.detect``); optionally ``SIGNATURE`` (a regex searched
   in the first 64 KiB when no record can be parsed from them) and
-  ``SUFFIXES`` (file names that imply the format);
+  ``SUFFIXES`` (file names that imply the format); optionally ``not_a_run(record)``,
+  the reason a file its producer wrote holds no run and where the run is (a
+  headless tool's final result, an event stream without the prompt), for the
+  error that names an unrecognised file;
 - a record-per-run adapter: ``to_trajectory(record, ctx) -> Trajectory``. With
   ``WHOLE_FILE = True`` a file is handed over as one value (its JSON document,
   or the list of its JSONL lines) and optionally ``split(document)`` yields
@@ -101,3 +104,16 @@ __all__ = [
     "is_grouped",
     "to_trajectory",
 ]
+
+
+def why_not_a_run(record: Any) -> str | None:
+    """What an adapter knows about a file it does not read: a producer's other output, and where its run is."""
+    for mod in ADAPTERS.values():
+        explain = getattr(mod, "not_a_run", None)
+        try:
+            reason = explain(record) if explain is not None else None
+        except Exception:  # an odd shape: no hint
+            reason = None
+        if reason:
+            return reason
+    return None

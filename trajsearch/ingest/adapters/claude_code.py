@@ -137,6 +137,18 @@ def matches(record: Any) -> bool:
 
 split = whole_file
 
+_TRANSCRIPT = "~/.claude/projects/<project>/{session}.jsonl"
+
+
+def not_a_run(record: Any) -> str | None:
+    """``claude -p --output-format json`` prints the final result only: the answer, not the steps."""
+    if isinstance(record, dict) and record.get("type") == "result" and isinstance(record.get("session_id"), str) \
+            and "subtype" in record:
+        return ("this is the final result of a headless Claude Code run (`claude -p --output-format json`): the "
+                "answer, not the steps; ingest the session transcript instead: "
+                + _TRANSCRIPT.format(session=record["session_id"]))
+    return None
+
 
 def _session_of(record: dict[str, Any]) -> str | None:
     value = record.get("sessionId") or record.get("session_id")
@@ -416,6 +428,13 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     for fallback in ("command", "compact"):
         task = task or session.fallbacks.get(fallback)
     if not task:
+        headless = next((r for r in unique if r.get("type") == "system" and r.get("subtype") == "init"
+                         or r.get("type") == "result"), None)
+        if headless is not None:  # stream-json echoes the prompt only with --replay-user-messages
+            raise RecordError(
+                "no user prompt: headless `claude -p --output-format stream-json` output does not record it (only "
+                "`--input-format stream-json --replay-user-messages` echoes it); ingest the session transcript instead: "
+                + _TRANSCRIPT.format(session=headless.get("session_id") or "<session id>"))
         raise RecordError("no user prompt in this Claude Code session (no user record with text)")
     followups = session.prompts[1:] if session.prompts else []
 

@@ -126,6 +126,14 @@ def matches(record: Any) -> bool:
 split = whole_file
 
 
+def not_a_run(record: Any) -> str | None:
+    """``codex exec --json`` prints events (``thread.started``, ``item.completed``, ...) without the prompt."""
+    if isinstance(record, dict) and record.get("type") == "thread.started" and isinstance(record.get("thread_id"), str):
+        return ("this is `codex exec --json` output, which does not record the prompt; ingest the session's rollout "
+                f"instead: ~/.codex/sessions/YYYY/MM/DD/rollout-*-{record['thread_id']}.jsonl")
+    return None
+
+
 def _normal(line: dict[str, Any]) -> tuple[str, dict[str, Any], Any]:
     """(kind, payload, timestamp) of a rollout line in either layout."""
     if isinstance(line.get("payload"), dict) and isinstance(line.get("type"), str):
