@@ -457,3 +457,29 @@ def test_strands_tool_spans_give_arguments_and_results_and_converse_blocks_the_c
     assert run.steps[2].arguments == {"flight_id": "DL420"} and "'status': 'confirmed'" in run.steps[2].observation
     assert run.steps[-1].arguments["content"].startswith("Great! I've successfully booked both for you")
     assert run.model_id == "us.anthropic.claude-sonnet-4-20250514-v1:0"
+
+
+def test_agentcore_adot_content_logs_give_task_arguments_and_results() -> None:
+    """Bedrock AgentCore under ADOT: each span's content is a log record beside it (real Strands fixture)."""
+    path = FIXTURES / "otel-genai" / ".real" / "strands_qa_spans.json"
+    [run] = [r.trajectory for r in read_dump(path, tenant="acme")]
+    assert run.task.startswith("I'm 45 years old, weigh 80kg, 180cm tall, and have diabetes. Calculate my BMI")
+    assert "task_source" not in run.metadata  # the input was recorded, in the logs
+    assert [s.action for s in run.steps] == ["calculate_bmi"] + ["calculate_daily_calories"] * 3 + ["respond"]
+    bmi = run.steps[0]
+    assert bmi.arguments == {"weight_kg": 80, "height_m": 1.8}
+    assert bmi.observation == "BMI: 24.7 (Normal weight). Normal range is 18.5-24.9."
+    assert bmi.thought.startswith("I'll help you calculate your BMI and daily caloric needs")
+    assert run.steps[2].arguments["activity_level"] == "moderate" and "2741 calories" in run.steps[2].observation
+    assert run.steps[-1].arguments["content"].startswith("Let me break down the results")
+
+
+def test_agentcore_adot_content_logs_of_openinference_spans() -> None:
+    """The same log records for OpenInference's LangChain spans: attribute values as text (real fixture)."""
+    path = FIXTURES / "openinference" / ".real" / "agentcore_openinference_langchain_spans.json"
+    assert detect_format(path) == "openinference"
+    runs = {r.trajectory.task: r.trajectory for r in read_dump(path, tenant="acme")}
+    assert set(runs) == {"What is the weather in Sunnyvale", "What will be the weather in the next week in Delhi?"}
+    weather = runs["What is the weather in Sunnyvale"]
+    assert [(s.action, s.observation) for s in weather.steps][0] == ("get_weather", "It's always sunny in Sunnyvale!")
+    assert weather.steps[-1].action == "respond" and "sunny" in weather.steps[-1].arguments["content"]

@@ -3,6 +3,8 @@
 Records: OTLP/JSON export requests, or flat span objects as Phoenix exports
 them (``name``, ``context.trace_id`` / ``span_id``, ``parent_id``,
 ``start_time``, ``status_code``, ``attributes`` flat or nested, ``events``).
+Under the AWS Distro for OpenTelemetry (Bedrock AgentCore's ``sessionSpans``) the
+content attributes live in one log record per span, read back into it.
 Spans are grouped into one trajectory per trace, or with
 ``group_by="conversation"`` per ``session.id``.
 

@@ -48,6 +48,10 @@ Mapping
   ``gen_ai.client.inference.operation.details`` (``gen_ai.input.messages`` /
   ``gen_ai.output.messages`` / ``gen_ai.system_instructions`` attributes);
   Pydantic AI's ``events`` attribute. Log records without ids are reported.
+  The AWS Distro for OpenTelemetry (Bedrock AgentCore) moves a span's events and
+  content attributes into one log record per span (body ``{"input": {"messages"},
+  "output": {"messages"}}``, named after the instrumentation scope): read the same way;
+  a tool span's own input and result events are its arguments and observation.
 - task: the latest user message of the root span's input messages (an
   ``invoke_agent`` span may carry ``gen_ai.input.messages``), else of the first
   model call's: a call that carries a conversation's history answers its last

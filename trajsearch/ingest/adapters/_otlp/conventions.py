@@ -27,7 +27,7 @@ from dataclasses import asdict
 from typing import Any
 
 from .._spans import Evaluation, Message, Node, indexed, maybe_json, normalise_message, normalise_messages, text_of
-from .events import event_messages, span_event_messages, system_message
+from .events import event_messages, span_event_messages, system_message, tool_io
 from .shapes import span_events, span_ids, span_status
 from .values import attributes, clean_ids, span_time
 
@@ -201,23 +201,6 @@ def _first(attrs: dict[str, Any], *keys: str) -> Any:
     return next((attrs[k] for k in keys if attrs.get(k) is not None), None)
 
 
-def _tool_io(arguments: Any, result: Any, inputs: list[dict[str, Any]], outputs: list[dict[str, Any]]) -> tuple[
-        Any, Any, list[dict[str, Any]], list[dict[str, Any]]]:
-    """A tool span's call and result recorded as messages on the span itself, as Strands Agents
-    does (a ``gen_ai.tool.message`` event holding the input, a ``gen_ai.choice`` the result; or, on
-    the latest conventions, ``tool_call`` / ``tool_call_response`` parts): they are the step's
-    arguments and observation, not a conversation, so they leave the messages."""
-    call = next((c for m in inputs for c in m["calls"]), None)
-    own_input = next((m["text"] for m in inputs if m["role"] == "tool" and m["text"]), None)
-    texts = [m["text"] for m in outputs if m["text"]]
-    if arguments is None and (call is not None or own_input is not None):
-        arguments = call.get("arguments") if call is not None else own_input
-        inputs = []
-    if result is None and texts:
-        result, outputs = "\n".join(texts), []
-    return arguments, result, inputs, outputs
-
-
 def node_from_span(span: dict[str, Any], resource: dict[str, Any], seq: int) -> tuple[str, Node, str | None]:
     """(trace id, node, conversation id) of one span."""
     trace, span_id, parent = span_ids(span)
@@ -266,8 +249,6 @@ def node_from_span(span: dict[str, Any], resource: dict[str, Any], seq: int) -> 
     result = _first(attrs, "gen_ai.tool.call.result")
     if result is None and role == "tool":
         result = _first(attrs, "gen_ai.output", "tool_response", "gcp.vertex.agent.tool_response", "traceloop.entity.output")
-    if role == "tool" and (arguments is None or result is None) and (inputs or outputs):
-        arguments, result, inputs, outputs = _tool_io(arguments, result, inputs, outputs)
     if result is None:
         result = attrs.get("output.value")
     if role == "retriever" and result is None:
@@ -306,4 +287,5 @@ def node_from_span(span: dict[str, Any], resource: dict[str, Any], seq: int) -> 
                                                     verdict.get("explanation"))))
         elif isinstance(verdict, str) and verdict.strip():
             node.evaluations.append(vars(Evaluation(name, verdict.strip())))
+    tool_io(node)  # Strands records a tool's input and result as events on its span
     return trace, clean_ids(node), conversation

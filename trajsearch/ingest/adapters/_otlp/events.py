@@ -9,7 +9,10 @@ records they become ``event`` nodes keyed by their span's trace id, so the
 spool groups them with their span wherever they were read (same file or a
 sibling file); :func:`merge_events` folds them into that span before assembly.
 The same event names as span events are read directly
-(:func:`span_event_messages`).
+(:func:`span_event_messages`). The AWS Distro for OpenTelemetry (ADOT, what
+Bedrock AgentCore runs) moves a span's content out of it into one log record
+named after the instrumentation scope, its body ``{"input": {"messages"},
+"output": {"messages"}}`` (:func:`llo_messages`).
 
 Apart from the span attributes (``conventions``) because events arrive on
 their own, in other records and files, and need a join step of their own.
@@ -22,7 +25,7 @@ import re
 from dataclasses import asdict
 from typing import Any
 
-from .._common import RecordError
+from .._common import RecordError, as_dict, as_list
 from .._spans import Message, Node, maybe_json, normalise_message, normalise_messages, text_of
 from .shapes import event_name
 from .values import any_value, attributes, clean_ids, normal_id, span_time
@@ -111,19 +114,76 @@ def span_event_messages(events: list[tuple[str, dict[str, Any]]]) -> tuple[list[
     return inputs, outputs
 
 
+def _llo_body(body: Any) -> dict[str, Any] | None:
+    body = maybe_json(any_value(body))
+    if isinstance(body, dict) and body and set(body) <= {"input", "output"} and all(
+            isinstance(side, dict) and isinstance(side.get("messages"), list) for side in body.values()):
+        return body
+    return None
+
+
+def llo_messages(body: dict[str, Any]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """(input, output messages) of an ADOT "large language object" log body.
+
+    ADOT's ``LLOHandler`` lists each content attribute or GenAI span event of a span as
+    ``{"role", "content"}``: a span event's whole attributes as ``content`` (a dict: a
+    ``gen_ai.choice`` is known by its ``message``, and is the output; other events are the
+    input, assistant history included), an attribute's value as text (``input.value``, a
+    ``gen_ai.input.messages`` JSON list, ...), placed by role and source. A JSON value that
+    is no message list (``{"generations": ...}``) is kept only when nothing plainer is there.
+    """
+    sides: dict[str, list[dict[str, Any]]] = {"input": [], "output": []}
+    dumps: dict[str, list[dict[str, Any]]] = {"input": [], "output": []}
+    for side in ("input", "output"):
+        for raw in as_list(as_dict(body.get(side)).get("messages")):
+            raw = as_dict(raw)
+            role = str(raw.get("role") or "unknown")
+            role = ("user" if side == "input" else "assistant") if role == "unknown" else role
+            content = raw.get("content")
+            if isinstance(content, dict):
+                choice = "message" in content and role == "assistant"
+                ins, outs = event_messages("gen_ai.choice" if choice else f"gen_ai.{role}.message", None, content)
+                sides["output" if choice else "input"].extend(ins + outs)
+            elif content not in (None, ""):
+                decoded = maybe_json(content)
+                found = normalise_messages(decoded) if isinstance(decoded, (list, dict)) else []
+                if any(m["text"] or m["calls"] for m in found):
+                    sides[side].extend(found)
+                else:
+                    (dumps if isinstance(decoded, (list, dict)) else sides)[side].append(asdict(Message(role, text_of(content))))
+    return sides["input"] or dumps["input"], sides["output"] or dumps["output"]
+
+
+def tool_io(node: Node) -> None:
+    """A tool span's call and result recorded as messages (Strands' span events, ADOT's log of
+    a tool span) are its arguments and observation, not a conversation: moved there."""
+    if node.role != "tool" or (node.arguments is not None and node.result is not None):
+        return
+    call = next((c for m in node.input_messages for c in m["calls"]), None)
+    given = next((m["text"] for m in node.input_messages if m["role"] in ("tool", "user") and m["text"]), None)
+    if node.arguments is None and (call is not None or given is not None):
+        node.arguments = maybe_json(call.get("arguments") if call is not None else given)
+        node.input_messages = []
+    texts = [m["text"] for m in node.output_messages if m["text"]]
+    if node.result is None and texts:
+        node.result, node.output_messages = "\n".join(texts), []
+
+
 def node_from_log(log: dict[str, Any], seq: int) -> tuple[str, Node] | None:
-    """(trace id, ``event`` node) of a GenAI log record; None for other logs. RecordError without ids."""
+    """(trace id, ``event`` node) of a GenAI (or ADOT content) log record; None for other logs.
+    RecordError without ids."""
     attrs = attributes(log.get("attributes"))
     name = event_name(log, attrs)
-    if not name.startswith("gen_ai."):
+    llo = _llo_body(log.get("body"))
+    if not name.startswith("gen_ai.") and llo is None:
         return None
-    inputs, outputs = event_messages(name, log.get("body"), attrs)
+    inputs, outputs = llo_messages(llo) if llo is not None else event_messages(name, log.get("body"), attrs)
     trace = normal_id(log.get("traceId") or log.get("trace_id"), 16)
     span_id = normal_id(log.get("spanId") or log.get("span_id"), 8)
     if not trace or not span_id:
         raise RecordError(f"log event {name!r} has no trace_id/span_id: it cannot be joined to its span")
     body = _event_body(log.get("body"))
-    info = {"event": name}
+    info = {"event": name, "llo": llo is not None or None}
     if name == "gen_ai.choice":
         info.update({"index": body.get("index"), "finish_reason": body.get("finish_reason")})
     when = span_time(log.get("timeUnixNano") or log.get("timestamp") or log.get("observedTimeUnixNano")
@@ -164,16 +224,21 @@ def merge_events(nodes: list[Node]) -> list[Node]:
             starts = [n.start for n in group if n.start]
             span = spans[span_id] = Node(id=span_id, parent=None, role="llm", name="gen_ai events", seq=group[0].seq,
                                          start=min(starts) if starts else None, end=max(starts) if starts else None)
-        if not span.input_messages:
+        if not _said(span.input_messages):  # ADOT leaves a message's role attributes, not its content
             span.input_messages = inputs
-        if not span.output_messages:
+        if not _said(span.output_messages):
             span.output_messages = outputs
-        if span.role == "other" and (inputs or outputs):
-            span.role = "llm"
+        if span.role == "other" and (inputs or outputs) and not any(n.info.get("llo") for n in group):
+            span.role = "llm"  # a span known by its GenAI events alone (an ADOT log follows any span's role)
+        tool_io(span)
         reasons = [n.info["finish_reason"] for n in choices if n.info.get("finish_reason")]
         if reasons:
             span.info = {**span.info, "finish_reasons": reasons}
     return sorted(spans.values(), key=lambda n: n.seq)
+
+
+def _said(messages: list[dict[str, Any]]) -> bool:
+    return any(m.get("text") or m.get("calls") for m in messages)
 
 
 def _richer(new: Node, old: Node) -> bool:

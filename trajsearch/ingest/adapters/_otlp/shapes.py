@@ -119,8 +119,8 @@ def raw_items(record: Any) -> Iterator[tuple[str, dict[str, Any], dict[str, Any]
     if lists := _span_lists(record):
         for spans in lists:
             for span in spans:
-                if isinstance(span, dict):
-                    yield "span", _resource_of(span), span
+                if isinstance(span, dict):  # AgentCore's ``sessionSpans`` also hold the spans' content logs
+                    yield "log" if is_log_record(span) else "span", _resource_of(span), span
         return
     if _is_flat_span(record):
         yield "span", _resource_of(record), record
