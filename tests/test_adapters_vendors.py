@@ -28,6 +28,7 @@ AGNO = LANGFUSE / "agno-2025-06-11.json"
 MS_AGENT = LANGFUSE / "microsoft-agent-2025-10-14.json"
 CREWAI = LANGFUSE / "crewai-2025-07-11.trace.json"
 VERTEX = LANGFUSE / "vertex-ai-2025-08-01.trace.json"
+AI_SDK = LANGFUSE / "agentprism-vercel-ai-sdk-2025-09-19.json"
 LS_JS = LANGSMITH / "langsmith_js_wrap_openai_default.json"
 LS_PY = LANGSMITH / "langsmith_py_wrap_openai_.json"
 LS_SPLIT = LANGSMITH / "wrap_openai_chat.json"
@@ -47,7 +48,7 @@ def when(text: str) -> datetime:
 # -- detection ---------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("path", [OPENAI_AGENTS, LANGGRAPH, PYDANTIC_AI, AGNO, MS_AGENT, CREWAI])
+@pytest.mark.parametrize("path", [OPENAI_AGENTS, LANGGRAPH, PYDANTIC_AI, AGNO, MS_AGENT, CREWAI, AI_SDK])
 def test_langfuse_ui_exports_are_detected(path: Path) -> None:
     assert detect_format(path) == "langfuse"
 
@@ -131,6 +132,46 @@ def test_langfuse_agno_double_encoded_input_and_nested_generations() -> None:
     assert run.steps[1].arguments["content"].startswith("To find out what's currently trending on Twitter")
     assert run.model_id == "gpt-4o-mini"
     assert run.metadata["conversation_id"] == "35cc6c90-b657-4819-b66c-c931c03ad569"
+
+
+def test_langfuse_vercel_ai_sdk_calls_inside_wrapping_generations() -> None:
+    """Bug: the app's generation around ai.streamText around two ai.streamText.doStream calls was read as one call:
+    the answer came first, timed at the trace start, and the first call's text (the reason for the search) was lost."""
+    run = one(AI_SDK)
+    assert run.trajectory_id == "lf:ac29be521ce79d5df06d9081b50f2cb3"
+    assert run.task == "How to use langfuse for N+1 evaluations?"
+    assert [s.action for s in run.steps] == ["searchLangfuseDocs", "respond"]  # once each, in time order
+    search, answer = run.steps
+    # the first doStream: its text is the output, its tool call only in ai.response.toolCalls
+    assert search.thought == ("I\u2019ll look up the Langfuse docs for \u201cN+1 evaluations\u201d to share the recommended "
+                              "approach and a minimal example.")
+    assert search.arguments == {"query": "N+1 evaluations Langfuse how to implement n+1 evaluation pattern batch eval "
+                                         "per prediction vs per dataset Python JS"}
+    assert search.observation.startswith('{"_meta":{"id":"inkeep-chatcmpl-40fc3a6d-a341-4906-ba8f-eecf1570e0e3"')
+    assert search.started_at == when("2025-09-19T06:51:20.208")
+    # the second doStream recorded nothing: the answer ai.streamText (and the app's generation) recorded is its
+    assert answer.arguments["content"].startswith("# N+1 evaluations in Langfuse\n\nDo you want to compare N model")
+    assert answer.started_at == when("2025-09-19T06:51:25.036")
+    assert answer.thought is None
+    assert all(s.error is None for s in run.steps)
+    assert run.model_id == "gpt-5"
+    assert run.created_at == when("2025-09-19T06:51:14.794")
+    assert (run.outcome, run.reward) == (Outcome.unknown, None)  # helpfulness 0, is_question 1...: no verdict
+    assert run.metadata["conversation_id"] == "chat_53668515-211a-4a42-b069-554b7e1fcc60"
+
+
+def test_langfuse_a_generation_around_two_calls_is_no_call_whatever_they_are_named(tmp_path: Path) -> None:
+    """Two generations under one make it a container even without the AI SDK's doStream names."""
+    export = json.loads(AI_SDK.read_text())
+    for obs in export["observations"]:
+        if obs["name"] == "ai.streamText.doStream":
+            obs["name"] = "chat gpt-5"
+    renamed = tmp_path / "renamed.json"
+    renamed.write_text(json.dumps(export))
+    run = one(renamed)
+    assert [(s.action, s.started_at) for s in run.steps] == [
+        ("searchLangfuseDocs", when("2025-09-19T06:51:20.208")), ("respond", when("2025-09-19T06:51:25.036"))]
+    assert run.steps[0].thought.startswith("I\u2019ll look up the Langfuse docs")
 
 
 def test_langfuse_crewai_task_is_the_instruction_not_the_agents_repr() -> None:

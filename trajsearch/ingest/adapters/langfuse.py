@@ -39,9 +39,16 @@ Mapping
   asked for (LangChain and agno trace tools as spans); BeeAI's ``….start-N`` /
   ``….finish-N`` lifecycle spans are not executions, its ReAct ``agent.react.*``
   events give the tool steps and the final answer (see
-  ``_langfuse.grouping.react_steps``). A generation nested in another (agno:
-  the framework's call wrapping the SDK's) is one model call. Tools executed
-  at the same instant keep the order the model asked for them in.
+  ``_langfuse.grouping.react_steps``). A generation nested in one other (agno:
+  the framework's call wrapping the SDK's) is one model call; a generation
+  with two or more innermost generations below it, or with a Vercel AI SDK
+  provider call (``ai.*.doStream`` / ``ai.*.doGenerate``) below it, is a
+  container of those calls (the SDK's ``ai.streamText`` and the app's own
+  generation around it), and its answer goes to its last call when that
+  call recorded none. A generation's tool calls are read from its output,
+  else from Langfuse's ``toolCallNames`` / ``toolCalls``, else from the AI
+  SDK's ``ai.response.toolCalls`` attribute. Tools executed at the same
+  instant keep the order the model asked for them in.
 - steps: action = the tool's name (``gen_ai.tool.name`` / ``tool.name`` /
   ``ai.toolCall.name``, else
   the observation name without ``execute_tool`` / ``running tool:`` /

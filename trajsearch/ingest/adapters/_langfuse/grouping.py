@@ -4,7 +4,8 @@ Once the reader has grouped a trace's observations, some need reading
 together rather than one by one: an observation sent as a create and later
 updates is one node; a childless ``SPAN`` answering a tool call a generation
 made is that tool's execution (LangChain, agno); a generation nested in
-another is one model call; BeeAI's ReAct event spans give the tool steps;
+one other is one model call, one wrapping several calls (the Vercel AI SDK's)
+is a container; BeeAI's ReAct event spans give the tool steps;
 tools started at the same instant keep the order the model asked for them in;
 and the task is looked for in the trace, the top-level observations and the
 generations, in that order. Apart from the per-record mapping
@@ -22,6 +23,8 @@ from .._vendor import call_args_text, decode, first_user_text, instruction, is_e
 from .observations import INFO_RAW, INFO_TARGET, INFO_THOUGHT, INFO_TYPE, observation_node
 
 _ITERATION = re.compile(r"^iteration-\d+$")
+#: The Vercel AI SDK's provider call under ``ai.generateText`` / ``streamText`` / ``generateObject`` / ``streamObject``.
+_PROVIDER_CALL = re.compile(r"^ai\.\w+\.do(?:Generate|Stream)$")
 
 
 def merged(group: list[Node]) -> list[Node]:
@@ -55,21 +58,98 @@ def tools_as_spans(group: list[Node]) -> None:
 
 
 def one_model_call(group: list[Node]) -> None:
-    """A generation nested inside another is the same model call traced twice: keep the one with an answer."""
+    """Generations nested in generations: which of them are the model calls.
+
+    A generation wrapping several model calls (the Vercel AI SDK's
+    ``ai.streamText`` around one ``ai.streamText.doStream`` per step, the app's
+    own generation around that) is the run, not a call: it becomes a
+    container (see :func:`_call_wrappers`). A generation nested inside one
+    other generation is the same model call traced twice (agno's call around
+    the SDK's): the one with an answer is kept.
+    """
     by_id = {n.id: n for n in group}
+    wrappers = _call_wrappers(group, by_id)
+    for wrapper in wrappers:
+        wrapper.role = "chain"
     for node in group:
         if node.role != "llm":
             continue
-        parent, seen = by_id.get(node.parent or ""), set()
-        while parent is not None and parent.role != "llm" and parent.id not in seen:
-            seen.add(parent.id)
-            parent = by_id.get(parent.parent or "")
-        if parent is None or parent.role != "llm":
+        parent = _outer_generation(node, by_id)
+        if parent is None:
             continue
         if parent.output_messages:
             node.role = "other"
         else:
             parent.role = "chain"
+    for wrapper in wrappers:
+        _answer_of_last_call(wrapper, group, by_id)
+
+
+def _outer_generation(node: Node, by_id: dict[str, Node]) -> Node | None:
+    """The nearest generation ``node`` is nested in (through spans), if any."""
+    parent, seen = by_id.get(node.parent or ""), set()
+    while parent is not None and parent.role != "llm" and parent.id not in seen:
+        seen.add(parent.id)
+        parent = by_id.get(parent.parent or "")
+    return parent if parent is not None and parent.role == "llm" else None
+
+
+def _call_wrappers(group: list[Node], by_id: dict[str, Node]) -> list[Node]:
+    """Generations that wrap model calls rather than being one, innermost first.
+
+    A generation is a wrapper when two or more innermost generations lie below
+    it (one model call traced twice nests one in one), or when a generation
+    below it is the Vercel AI SDK's provider call (``ai.*.doStream`` /
+    ``ai.*.doGenerate``): that one is the call, whatever wraps it.
+    """
+    outer = {n.id: _outer_generation(n, by_id) for n in group if n.role == "llm"}
+    inner: dict[str, list[Node]] = {}
+    for node_id, parent in outer.items():
+        if parent is not None:
+            inner.setdefault(parent.id, []).append(by_id[node_id])
+
+    def nested(node: Node, seen: set[str]) -> list[Node]:  # every generation below node (a parent cycle: once)
+        seen.add(node.id)
+        return [d for k in inner.get(node.id, []) if k.id not in seen for d in (k, *nested(k, seen))]
+
+    def depth(node: Node) -> int:
+        n, parent = 0, outer.get(node.id)
+        while parent is not None and n < len(outer):
+            n, parent = n + 1, outer.get(parent.id)
+        return n
+
+    wrappers = []
+    for node_id in inner:
+        below = nested(by_id[node_id], set())
+        if sum(d.id not in inner for d in below) >= 2 or any(_PROVIDER_CALL.match(d.name) for d in below):
+            wrappers.append(by_id[node_id])
+    return sorted(wrappers, key=depth, reverse=True)
+
+
+def _answer_of_last_call(wrapper: Node, group: list[Node], by_id: dict[str, Node]) -> None:
+    """A wrapper's answer is its last call's: given to that call when the call recorded none.
+
+    The AI SDK's ``ai.streamText`` records the final text, its last ``doStream``
+    may record nothing (a streamed answer): the answer then belongs to that
+    call, at its time, rather than to the wrapper at the run's start.
+    """
+    if not wrapper.output_messages:
+        return
+    calls = [n for n in group if n.role == "llm" and _inside(n, wrapper, by_id)]
+    last = max(calls, key=start_order, default=None)
+    if last is not None and not last.output_messages:
+        last.output_messages = wrapper.output_messages
+        last.output_text = last.output_text or wrapper.output_text
+
+
+def _inside(node: Node, ancestor: Node, by_id: dict[str, Node]) -> bool:
+    parent, seen = by_id.get(node.parent or ""), set()
+    while parent is not None and parent.id not in seen:
+        if parent is ancestor:
+            return True
+        seen.add(parent.id)
+        parent = by_id.get(parent.parent or "")
+    return False
 
 
 def react_steps(group: list[Node]) -> None:

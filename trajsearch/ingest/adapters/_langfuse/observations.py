@@ -3,8 +3,9 @@
 An observation's ``type`` gives its role, except that a ``SPAN`` is a tool
 execution when the instrumentation's ``metadata.attributes`` say so (and
 BeeAI's lifecycle spans are not); a generation's input and output become
-chat messages (with Langfuse's own extraction of tool calls when the
-messages carry none); a tool's arguments, result, call id and error come
+chat messages (with Langfuse's own extraction of tool calls, else the
+Vercel AI SDK's ``ai.response.toolCalls`` attribute, when the messages carry
+none); a tool's arguments, result, call id and error come
 from its ``input`` / ``output`` (a LangChain ``ToolMessage`` gives all of
 them) or from the attributes instrumentations put them in. Node fields the
 mapping needs later but assembly does not (the observation type, the raw body
@@ -87,6 +88,13 @@ def _tool_name(name: str, attrs: dict[str, Any]) -> str:
     return _EVENT_SUFFIX.sub("", _TOOL_PREFIX.sub("", name)).strip() or name
 
 
+def _sdk_tool_calls(attrs: dict[str, Any]) -> list[dict[str, Any]]:
+    """The tool calls the Vercel AI SDK keeps in ``ai.response.toolCalls`` (``ai.result.toolCalls`` before v4):
+    Langfuse's ``output`` of an ``ai.*.doStream`` / ``doGenerate`` generation is the response text alone."""
+    raw = attrs.get("ai.response.toolCalls", attrs.get("ai.result.toolCalls"))
+    return [m for m in output_dicts(raw) if m.get("calls")] if raw else []
+
+
 def observation_node(obs: dict[str, Any], seq: int) -> Node:
     obs = as_camel(obs)
     if not obs.get("id") or not obs.get("traceId"):
@@ -135,6 +143,8 @@ def observation_node(obs: dict[str, Any], seq: int) -> Node:
             if calls:
                 node.output_messages.append({"role": "assistant", "text": "", "reasoning": "", "call_id": None,
                                              "calls": calls})
+        if not any(m.get("calls") for m in node.output_messages):
+            node.output_messages += _sdk_tool_calls(attrs)
         model = obs.get("model") or obs.get("providedModelName") or attrs.get("gen_ai.response.model") or \
             attrs.get("gen_ai.request.model") or attrs.get("llm.model_name")
         node.model = str(model) if model and str(model).lower() not in ("unknown", "none") else None
