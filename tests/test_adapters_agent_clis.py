@@ -26,6 +26,8 @@ GEMINI_CHECKPOINT = FIXTURES / "gemini-cli" / ".real" / "checkpoint-agent-teams.
 OH_HELLO = FIXTURES / "openhands" / "hello-world.trajectory.json"
 OH_GUI = FIXTURES / "openhands" / "basic_gui_mode.json"
 OH_EVAL = FIXTURES / "openhands" / ".real" / "multi_swe_bench" / "output.jsonl"
+OH_RESOLVER = FIXTURES / "openhands" / ".real" / "resolver" / "output.jsonl"
+OH_RESOLVER_OLD = FIXTURES / "openhands" / ".real" / "resolver" / "swegym-output.jsonl"
 
 
 only = partial(adapter_support.only, tenant="acme")
@@ -452,6 +454,86 @@ def test_openhands_evaluation_output_report_decides_and_each_line_is_a_run(tmp_p
     assert got["ponylang__ponyc-2"].outcome is Outcome.failure
     assert got["ponylang__ponyc-4588"].outcome is Outcome.failure
     assert len({r.trajectory_id for r in got.values()}) == 3
+
+
+def test_openhands_resolver_output_lines_are_runs() -> None:
+    """Bug: the issue resolver's ``output.jsonl`` (``ResolverOutput``: ``issue``, ``instruction``, ``history`` of
+    flat ``dataclasses.asdict`` events without ``source``/``id``, ``success``, ...) was not detected, and forced
+    with --format openhands it was rejected: "no OpenHands event (with 'source' and 'action' or 'observation')"."""
+    assert detect_format(OH_RESOLVER) == "openhands"
+    license, dark = runs(OH_RESOLVER)
+    assert license.trajectory_id.startswith("openhands.resolver.neubig__pr-viewer-5.")
+    assert dark.trajectory_id.startswith("openhands.resolver.neubig__pr-viewer-1.")
+    assert license.task == "Add MIT license\n\nWe can license this repo under the MIT license."  # the issue, not the prompt
+    assert [s.action for s in license.steps] == ["run", "run_ipython", "run", "finish"]  # the opening message is the task
+    touch, write, cat, finish = license.steps
+    assert touch.arguments == {"command": "touch LICENSE"}  # without keep_prompt / is_confirmed bookkeeping
+    assert touch.thought.startswith("Certainly! I'll add the MIT license to the repository")
+    assert touch.observation == "\r\nroot@bcd3959393a1:/workspace # "  # the observation after the action answers it
+    assert list(write.arguments) == ["code"] and write.arguments["code"].startswith('mit_license = """MIT License')
+    assert write.observation.startswith("MIT License has been added to the LICENSE file.")
+    assert cat.arguments == {"command": "cat LICENSE"} and cat.observation.startswith("MIT License\r\n")
+    assert finish.thought.startswith("The MIT License has been successfully added") and finish.observation is None
+    assert not any(s.error for s in license.steps) and "user_prompts" not in license.metadata
+    assert license.outcome is Outcome.success and license.failure is None and license.model_id is None
+    assert license.metadata["issue"] == "neubig/pr-viewer#5" and license.metadata["issue_type"] == "issue"
+    assert license.metadata["patch_chars"] == 1284 and license.metadata["accumulated_cost"] == 0.070713
+    assert license.metadata["result_explanation"].startswith("The AI agent has successfully added the MIT License")
+    assert dark.task.startswith("Add a toggle for dark mode\n\nIt'd be nice if this app could also support dark mode")
+    assert len(dark.steps) == 22 and sum("new syntax error" in (s.observation or "") for s in dark.steps) == 8
+
+
+def test_openhands_resolver_older_line_and_its_verdicts(tmp_path: Path) -> None:
+    old = only(OH_RESOLVER_OLD)  # the SWE-Gym fork's copy of the same run: success_explanation, security_risk
+    license = runs(OH_RESOLVER)[0]
+    assert old.trajectory_id == license.trajectory_id and old.steps == license.steps
+    assert old.metadata["result_explanation"] == license.metadata["result_explanation"]
+    # what process_issue writes for an unresolved issue, a crashed agent (no history) and an infrastructure error
+    line = json.loads(OH_RESOLVER.read_text().splitlines()[0])
+    unresolved = dict(line, success=False, git_patch="",  # another attempt at issue 5: another id
+                      result_explanation="The copyright line still holds a placeholder name.")
+    crashed = dict(line, issue=dict(line["issue"], number=6), history=[], metrics=None, git_patch="", success=False,
+                   result_explanation="Agent failed to run", error="Agent failed to run or crashed")
+    timed_out = dict(line, issue=dict(line["issue"], number=7), success=False, result_explanation="No patch.",
+                     error="RuntimeError: Command timed out after 120 seconds")
+    got = runs(write_jsonl(tmp_path / "output.jsonl", [unresolved, crashed, timed_out]))
+    assert [r.outcome for r in got] == [Outcome.failure, Outcome.failure, Outcome.infra_error]
+    assert got[0].failure.error == "The copyright line still holds a placeholder name." and got[0].failure.cause is None
+    assert got[1].failure.error == "Agent failed to run or crashed" and got[1].failure.cause == "Agent failed to run"
+    assert got[1].steps == [] and got[1].task == license.task
+    assert got[2].failure.error == "RuntimeError: Command timed out after 120 seconds"
+    assert len({r.trajectory_id for r in (*got, license)}) == 4
+
+
+def test_openhands_resolver_line_longer_than_the_detection_window(tmp_path: Path) -> None:
+    """A first line too long to parse from the file's first 64 KiB is told by how it starts (the issue)."""
+    line = json.loads(OH_RESOLVER.read_text().splitlines()[0])
+    line["issue"]["body"] = "A long issue. " * 6000
+    path = write_jsonl(tmp_path / "output.jsonl", [line])
+    assert detect_format(path) == "openhands"
+    assert only(path).task.startswith("Add MIT license\n\nA long issue. A long issue.")
+
+
+def test_openhands_resolver_fake_user_replies_and_failed_commands(tmp_path: Path) -> None:
+    """An agent message that waits for a reply is answered by the headless fake user; newer events keep the exit
+    code under ``metadata`` (CmdOutputMetadata), older ones at the top."""
+    line = json.loads(OH_RESOLVER.read_text().splitlines()[0])
+    history = line["history"][:1] + [
+        {"content": "Which licence holder?", "wait_for_response": True, "action": "message"},
+        {"content": "Please continue working on the task.", "wait_for_response": False, "action": "message"},
+        {"command": "pytest", "thought": "", "blocking": False, "action": "run"},
+        {"content": "E   assert 1 == 2", "command": "pytest", "observation": "run",
+         "metadata": {"exit_code": 1, "working_dir": "/workspace"}},
+        {"command": "make", "action": "run"},
+        {"content": "make: *** No targets.  Stop.", "command_id": -1, "command": "make", "exit_code": 2,
+         "observation": "run"},
+    ]
+    run = only(write_jsonl(tmp_path / "output.jsonl", [dict(line, history=history)]))
+    assert [s.action for s in run.steps] == ["respond", "run", "run"]
+    assert run.steps[0].arguments == {"content": "Which licence holder?"}
+    assert run.metadata["user_prompts"] == ["Please continue working on the task."]
+    assert errors_at(run) == {1: "E assert 1 == 2 (exit code 1)", 2: "make: *** No targets. Stop. (exit code 2)"}
+    assert run.metadata["cwd"] == "/workspace"
 
 
 def test_openhands_api_wrapper_errors_and_agent_error_state(tmp_path: Path) -> None:

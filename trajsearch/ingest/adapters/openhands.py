@@ -6,7 +6,12 @@ the evaluation harness's ``output.jsonl`` (``evaluation/utils/shared.py``
 ``EvalOutput``: one line per instance, ``instance_id``, ``instruction``,
 ``history`` = the run's events, ``metadata`` with ``agent_class`` and
 ``llm_config.model``, ``test_result`` with the ``git_patch`` and, once
-evaluated, a ``report``, and ``error``).
+evaluated, a ``report``, and ``error``); and the GitHub issue resolver's
+``output.jsonl`` (``openhands/resolver/resolver_output.py`` ``ResolverOutput``:
+one line per issue, ``issue`` (owner, repo, number, title, body), ``issue_type``,
+``instruction``, ``base_commit``, ``git_patch``, ``history`` = the run's events as
+``dataclasses.asdict`` (flat, without ``source``/``id``/``cause``), ``metrics``,
+``success`` with ``result_explanation`` (older: ``success_explanation``), ``error``).
 Source read: All-Hands-AI/OpenHands ``openhands/events/serialization/event.py``
 (``event_to_dict``: top keys ``id``, ``timestamp``, ``source``, ``message``,
 ``cause``, ``action``/``observation``, ``tool_call_metadata``,
@@ -46,6 +51,19 @@ Mapping
   where the benchmark's evaluation added one; else its ``error`` (the harness
   or agent error that ended the run) makes it a failure, or ``infra_error``
   for timeouts, rate limits, connection and server errors.
+- An issue resolver line: its flat events are read as ``event_to_dict`` would
+  have written them (an action's fields are its ``args``; an observation's
+  ``content`` + ``extras``, a top-level ``exit_code`` as ``metadata.exit_code``).
+  Every action is the agent's except the opening ``message`` (the resolver's
+  instruction) and a message right after an agent message that waited for a
+  reply (the headless fake user's); an observation answers the action before
+  it. task = the issue's title and body; outcome = ``success`` (the resolver's
+  own check of the patch): true -> ``success``; false -> ``failure`` with the
+  ``error`` (``infra_error`` for infrastructure errors as above) or else the
+  explanation as its error, the explanation as cause where both are there;
+  model = ``metrics``' token usage model; metadata: issue, issue_type,
+  base_commit, patch_chars, comment_success, and for a successful run the
+  explanation and any error (``_openhands_resolver`` reads the line's fields).
 - task: for a SWE-bench-style prompt the issue between ``<issue_description>``
   tags (OpenHands' own prompt), else the whole first user message.
 - trajectory_id = ``openhands.<conversation id>`` when the file name holds
@@ -53,6 +71,8 @@ Mapping
   first event's time and the task>`` so two runs never share an id; an
   evaluation output line: ``openhands.<instance_id>.<digest of the run's
   output directory, start time and model>``;
+  a resolver line: ``openhands.resolver.<owner>__<repo>-<number>.<digest of
+  the issue type, base commit, patch, cost and history length>``;
   model_id = the LLM response's ``model`` (else an evaluation's
   ``metadata.llm_config.model``); created_at = the first event time;
   metadata: cwd (a command's ``working_dir``), OpenHands version and agent
@@ -78,22 +98,26 @@ from ._agent_cli import (
     iso_time,
     prompt_list,
 )
-from . import _prompts
+from . import _openhands_resolver as resolver_line, _prompts
 from ._common import Context, RecordError, as_dict, as_list, build, clip_task, decisive_line, file_stem, safe_id, short
 from ._spans.outcome import error_outcome
 
 NAME = "openhands"
 #: A file is one conversation: the reader hands over its whole JSON list.
 WHOLE_FILE = True
-#: Searched in a file's first 64 KiB when no record can be parsed from them (see ``detect``).
+#: Searched in a file's first 64 KiB when no record can be parsed from them (see ``detect``); the second
+#: alternative is the start of a resolver line (``ResolverOutput``'s first field, the issue) too long to parse there.
 SIGNATURE = re.compile(r'"source"\s*:\s*"(?:agent|user|environment)"[\s\S]{0,2000}?"(?:action|observation)"\s*:\s*"'
-                       r'(?:system|message|run|read|edit|recall|agent_state_changed)"')
+                       r'(?:system|message|run|read|edit|recall|agent_state_changed)"'
+                       r'|^\s*\{\s*"issue"\s*:\s*\{\s*"owner"\s*:\s*"[^"]*"\s*,'
+                       r'\s*"repo"\s*:\s*"[^"]*"\s*,\s*"number"\s*:\s*\d+')
 
 SOURCES = frozenset({"agent", "user", "environment"})
 NOT_STEPS = frozenset({"system", "recall", "condensation", "condensation_request", "change_agent_state", "null",
                        "pause", "resume", "stop", "start", "loop_recovery"})
 NOISE_ARGS = frozenset({"thought", "impl_source", "translated_ipython_code", "security_risk", "confirmation_state",
-                        "is_confirmed", "hidden", "wait_for_response", "image_urls", "file_urls"})
+                        "is_confirmed", "hidden", "wait_for_response", "image_urls", "file_urls",
+                        "keep_prompt", "kernel_init_code", "action_risk"})
 _HEX_ID = re.compile(r"([0-9a-f]{16,}|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})", re.I)
 
 
@@ -112,12 +136,13 @@ def _is_eval_output(record: Any) -> bool:
 def matches(record: Any) -> bool:
     if isinstance(record, dict) and isinstance(record.get("trajectory"), list):
         return bool(record["trajectory"]) and _is_event(record["trajectory"][0])
-    return _is_event(record) or _is_eval_output(record)
+    return _is_event(record) or _is_eval_output(record) or resolver_line.is_output(record)
 
 
 def split(document: Any):
-    """A file is one run, except an evaluation ``output.jsonl``: one run per line (instance)."""
-    if isinstance(document, list) and document and all(_is_eval_output(line) for line in document):
+    """A file is one run, except an evaluation or resolver ``output.jsonl``: one run per line (instance, issue)."""
+    if isinstance(document, list) and document and all(
+            _is_eval_output(line) or resolver_line.is_output(line) for line in document):
         yield from ((f"record {n}", line) for n, line in enumerate(document, 1))
     else:
         yield "file", document
@@ -128,6 +153,8 @@ def _events(document: Any) -> list[dict[str, Any]]:
         document = document["trajectory"]
     elif _is_eval_output(document):
         document = document["history"]
+    elif resolver_line.is_output(document):
+        return _flat_events(document["history"])  # a resolver that crashed wrote no history: a run without steps
     elif isinstance(document, dict):
         document = [document]
     if not isinstance(document, list):
@@ -135,6 +162,35 @@ def _events(document: Any) -> list[dict[str, Any]]:
     events = [e for e in document if _is_event(e)]
     if not events:
         raise RecordError("no OpenHands event (with 'source' and 'action' or 'observation') in this file")
+    return events
+
+
+def _flat_events(history: list[Any]) -> list[dict[str, Any]]:
+    """The resolver's ``dataclasses.asdict`` events in ``event_to_dict``'s shape, so one mapping reads both.
+
+    asdict leaves out the underscored ``source``, ``id`` and ``cause``; they are put back: an action is the
+    agent's, except the opening message (the resolver's instruction) and a message answering an agent message
+    that waited for a reply (the headless fake user's); an observation answers the action before it."""
+    events: list[dict[str, Any]] = []
+    user_turn, last_action = True, None
+    for n, flat in enumerate(history):
+        if not isinstance(flat, dict) or _is_event(flat):  # already event_to_dict's shape: kept as it is
+            events.extend([flat] if isinstance(flat, dict) else [])
+            continue
+        props = {k: v for k, v in flat.items() if k not in ("action", "observation")}
+        if isinstance(flat.get("action"), str):
+            kind = flat["action"]
+            source = "user" if kind == "message" and user_turn else "agent"
+            if kind not in NOT_STEPS:  # bookkeeping (system, recall, state changes) does not take a turn
+                user_turn = source == "agent" and kind == "message" and bool(flat.get("wait_for_response"))
+            events.append({"id": n, "source": source, "action": kind, "args": props})
+            last_action = n
+        elif isinstance(flat.get("observation"), str):
+            if "exit_code" in props and not isinstance(props.get("metadata"), dict):  # before CmdOutputMetadata
+                props["metadata"] = {"exit_code": props["exit_code"]}
+            content = props.pop("content", "")
+            events.append({"id": n, "source": "environment", "cause": last_action,
+                           "observation": flat["observation"], "content": content, "extras": props})
     return events
 
 
@@ -312,11 +368,13 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
         step["_done"] = True
 
     evaluation = record if _is_eval_output(record) else {}
-    if not prompts and isinstance(evaluation.get("instruction"), str) and evaluation["instruction"].strip():
-        prompts.append(evaluation["instruction"].strip())
+    resolver = record if resolver_line.is_output(record) else {}
+    line = evaluation or resolver
+    if not prompts and isinstance(line.get("instruction"), str) and line["instruction"].strip():
+        prompts.append(line["instruction"].strip())
     if not prompts:
         raise RecordError("no user message in this OpenHands trajectory (no 'message' action from source 'user')")
-    task = _prompts.from_markers(prompts[0]) or prompts[0]
+    task = (resolver and resolver_line.task(resolver)) or _prompts.from_markers(prompts[0]) or prompts[0]
     final_state, reason = states[-1] if states else (None, "")
     outcome, failure = Outcome.unknown, None
     if final_state in ("error", "rate_limited"):
@@ -336,6 +394,8 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     elif isinstance(evaluation.get("error"), str) and evaluation["error"].strip() and outcome is Outcome.unknown:
         outcome = error_outcome(evaluation["error"])
         failure = Failure(error=short(evaluation["error"].strip(), 500, keep="head"))
+    if resolver:
+        outcome, failure = resolver_line.outcome(resolver)
 
     stem = file_stem(ctx.source, (".json", ".jsonl"))
     found = _HEX_ID.search(stem)
@@ -345,6 +405,10 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
             models.append(model)
         run = "\x1f".join(str(settings.get(k) or "") for k in ("eval_output_dir", "start_time")) + f"\x1f{model}"
         run_id = f"openhands.{evaluation['instance_id']}.{hashlib.sha1(run.encode()).hexdigest()[:10]}"
+    elif resolver:
+        run_id = resolver_line.run_id(resolver)
+        if (model := resolver_line.metrics_model(resolver.get("metrics"))) and not models:
+            models.append(model)
     elif found:
         run_id = f"openhands.{found.group(1)}"
     else:
@@ -369,6 +433,8 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
         "patch_chars": len(patch) if isinstance(patch := as_dict(evaluation.get("test_result")).get("git_patch"), str)
         else None,
     }
+    if resolver:
+        metadata.update(resolver_line.metadata(resolver, outcome))
     metadata = {k: v for k, v in metadata.items() if v is not None}
     version = system_args.get("openhands_version")
     fields: dict[str, Any] = {
