@@ -483,3 +483,13 @@ def test_agentcore_adot_content_logs_of_openinference_spans() -> None:
     weather = runs["What is the weather in Sunnyvale"]
     assert [(s.action, s.observation) for s in weather.steps][0] == ("get_weather", "It's always sunny in Sunnyvale!")
     assert weather.steps[-1].action == "respond" and "sunny" in weather.steps[-1].arguments["content"]
+
+
+def test_one_model_request_traced_by_two_instrumentors_makes_its_steps_once() -> None:
+    """LangChain's ChatOpenAI span and OpenAI's ChatCompletion span of the same request (real Phoenix export)."""
+    path = FIXTURES / "openinference" / ".real" / "agentprism_quo_tav_agent.trimmed.json"
+    [run] = [r.trajectory for r in read_dump(path, tenant="acme")]
+    assert run.task == "What are the latest AI trends in 2024?"
+    assert [s.action for s in run.steps] == ["tavily_search", "tavily_extract", "respond"]
+    assert run.steps[0].observation.startswith('{"output": {"query": "latest AI trends 2024"')
+    assert run.steps[-1].arguments["content"].startswith("In 2024, several key trends have emerged")

@@ -12,6 +12,8 @@ the nodes of one run:
   arguments (JSON-decoded), observation = its result, error = its error
   (error type / exception event / error status); a ``retriever`` node is a step
   whose observation is what came back;
+- an ``llm`` node traced twice (a framework's span and its SDK's over the same
+  interval with the same answer, :func:`twin_calls`) counts once;
 - an ``llm`` node is not a step of its own: its text becomes the thought of
   the tool steps it requested (matched by tool-call id, else by tool name,
   else the next tool step); tool calls it requested that no tool node executed
@@ -67,6 +69,54 @@ def in_tree_order(nodes: list[Node]) -> list[tuple[Node, int]]:
     return out
 
 
+def twin_calls(order: list[Node]) -> set[str]:
+    """Ids of model-call nodes that are another node's call traced a second time.
+
+    Two instrumentations of one request (a framework's and its SDK's: LangChain's
+    ``ChatOpenAI`` and OpenAI's ``ChatCompletion`` under Phoenix) give two model-call
+    spans over the same interval with the same answer, in different branches of the
+    tree; each would make the same steps. The one met first in ``order`` (tree order,
+    where its tool spans follow it) is kept, with the other's tool-call ids where it
+    has none (a tool span is matched by them).
+    """
+    position = {n.id: i for i, n in enumerate(order)}
+    timed = sorted((n for n in order if n.role == "llm" and n.start is not None and n.end is not None), key=start_order)
+    twins: set[str] = set()
+    for i, first in enumerate(timed):
+        for other in timed[i + 1:]:
+            if other.start > first.end or first.id in twins:  # type: ignore[operator]
+                break
+            if other.id not in twins and _same_call(first, other):
+                kept, twin = sorted((first, other), key=lambda n: position[n.id])
+                twins.add(twin.id)
+                _lend_call_ids(twin, kept)
+    return twins
+
+
+def _lend_call_ids(source: Node, target: Node) -> None:
+    ids = {}
+    for call in (c for m in source.output_messages for c in m.get("calls") or [] if c.get("id")):
+        ids.setdefault(call.get("name"), []).append(call["id"])
+    for call in (c for m in target.output_messages for c in m.get("calls") or []):
+        if not call.get("id") and ids.get(call.get("name")):
+            call["id"] = ids[call["name"]].pop(0)
+
+
+def _same_call(a: Node, b: Node) -> bool:
+    """The same interval (each within 10% of the shorter's length of the other) and the same answer."""
+    slack = 0.1 * min(a.end - a.start, b.end - b.start)  # type: ignore[operator]
+    if abs(a.start - b.start) > slack or abs(a.end - b.end) > slack:  # type: ignore[operator]
+        return False
+    answer_a, answer_b = _answer(a), _answer(b)
+    return answer_a == answer_b and answer_a != ("", ())
+
+
+def _answer(node: Node) -> tuple[str, tuple[str, ...]]:
+    outputs = [m for m in node.output_messages if m.get("role") != "tool"]
+    text = " ".join(" ".join(str(m.get("text") or "") for m in outputs).split())
+    return text, tuple(sorted(str(c.get("name")) for m in outputs for c in m.get("calls") or []))
+
+
 @dataclass
 class Assembled:
     task: str
@@ -100,10 +150,13 @@ def assemble(nodes: list[Node], *, what: str = "trace", task: str | None = None)
         steps.append(step)
         return step
 
+    twins = twin_calls([n for n, _ in order])
     for node, _depth in order:
         evaluations.extend(Evaluation(**e) for e in node.evaluations)
         if node.model:
             models.append(node.model)
+        if node.role == "llm" and node.id in twins:
+            continue
         if node.role == "llm":
             outputs = [Message(**m) for m in node.output_messages]
             inputs = [Message(**m) for m in node.input_messages]
