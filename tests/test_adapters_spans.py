@@ -493,3 +493,12 @@ def test_one_model_request_traced_by_two_instrumentors_makes_its_steps_once() ->
     assert [s.action for s in run.steps] == ["tavily_search", "tavily_extract", "respond"]
     assert run.steps[0].observation.startswith('{"output": {"query": "latest AI trends 2024"')
     assert run.steps[-1].arguments["content"].startswith("In 2024, several key trends have emerged")
+
+
+@pytest.mark.parametrize("name, task", [
+    ("agentprism_smol_deep_research_agent.json", "what are the AI trends in 2025"),  # smolagents' planning prompt
+    ("agentprism_rag_earnings_agent.json", "what was meta's revenue in Q4 2023"),  # the chain's input, not the RAG prompt
+])
+def test_task_under_an_apps_own_root_span_is_the_request_not_the_rendered_prompt(name: str, task: str) -> None:
+    [run] = [r.trajectory for r in read_dump(FIXTURES / "openinference" / ".real" / name, tenant="acme")]
+    assert run.task == task

@@ -28,7 +28,10 @@ back to the instruction, used by the file-per-run adapters:
     evaluation prompts);
   * ``Current Task:`` … ``This is the expected criteria for your final answer:``
     / ``Begin! This is VERY important`` (CrewAI's ``task`` and ``expected_output``
-    prompt slices, seen in the traces of CrewAI agents).
+    prompt slices, seen in the traces of CrewAI agents);
+  * smolagents (``prompts/code_agent.yaml``, ``memory.py``): ``New task:`` opening the task
+    message, ``Here is your task:`` and a fenced block before "First in part 1, write the facts
+    survey" (the initial plan).
 """
 
 from __future__ import annotations
@@ -52,6 +55,8 @@ _MARKERS: tuple[re.Pattern[str], ...] = (
     re.compile(r"<issue_description>\s*(.*?)\s*</issue_description>", re.S),
     re.compile(r"(?:^|\n)Current Task:[ \t]*(.*?)\n\s*\n(?:This is the expected criteria for your final answer:|"
                r"Begin! This is VERY important)", re.S),
+    re.compile(r"^New task:\n(.*)$", re.S),
+    re.compile(r"Here is your task:\n```\n(.*?)\n```\nFirst in part 1, write the facts survey", re.S),
 )
 
 

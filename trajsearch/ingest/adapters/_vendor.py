@@ -27,6 +27,7 @@ from trajsearch.model import Failure, Outcome, Trajectory
 
 from ._common import Context, build, outcome_of_reward, short
 from ._spans import FAIL_LABELS, OUTCOME_METRICS, PASS_LABELS, Message, Node, assemble, normalise_message, text_of
+from ._spans.messages import is_object_repr
 from ._spans import trajectory_id as span_trajectory_id
 
 _LITERAL_LIMIT = 200_000
@@ -38,8 +39,6 @@ _KNOWN_ROLES = frozenset({"user", "assistant", "system", "tool"})
 _TRANSCRIPT = re.compile(r"^(system|developer|user|human|assistant|ai|model|tool)\s*:\s", re.I | re.M)
 _AGNO_REPR = re.compile(r"""^role='(?P<role>\w+)' content=(?P<content>'(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*"|None)""", re.S)
 #: ``name=`` at the start of a repr's field (pydantic's ``__repr_str__``) and a default object repr.
-_FIELD = re.compile(r"(?:^|(?<=\s))[A-Za-z_]\w*=(?!=)")
-_OBJECT_AT = re.compile(r"<[\w.]+ object at 0x[0-9a-fA-F]+>")
 _TEXT_PARTS = ("text", "input_text", "output_text", "summary_text")
 _REASONING_PARTS = ("reasoning", "thinking", "redacted_thinking")
 #: Keys of an inputs object that hold the instruction itself (in this order).
@@ -370,13 +369,6 @@ def instruction(value: Any) -> str | None:
         return first_user_text(messages(value))
     texts = [v.strip() for v in value.values() if isinstance(v, str) and " " in v.strip() and not is_object_repr(v)]
     return texts[0] if len(texts) == 1 else None  # one sentence among ids and settings: the instruction
-
-
-def is_object_repr(text: str) -> bool:
-    """Whether ``text`` is a Python object's repr, not words: pydantic's ``name=value name=value ...``
-    (CrewAI records its agent so, as a task span's input) or ``<module.Class object at 0x...>``."""
-    text = text.strip()
-    return bool(_OBJECT_AT.search(text)) or (bool(_FIELD.match(text)) and len(_FIELD.findall(text)) >= 3)
 
 
 def call_args_text(value: Any) -> str | None:

@@ -42,7 +42,7 @@ from trajsearch.model import Failure, Outcome, Trajectory
 
 from .. import _prompts
 from .._common import Context, RecordError, build, clip_step_text, clip_task, safe_id, short
-from .messages import first_user_text, task_from_input
+from .messages import first_user_text, is_object_repr, task_from_input
 from .nodes import Evaluation, Message, Node, maybe_json, start_order, when
 from .outcome import error_outcome, outcome_from
 
@@ -259,12 +259,18 @@ def assemble(nodes: list[Node], *, what: str = "trace", task: str | None = None)
 
 
 def _task(order: list[tuple[Node, int]]) -> str:
+    """The root's input; else the outermost agent or chain given a plain instruction (the run's entry
+    point under an app's own root span: a model call's first user message is often a rendered prompt);
+    else the first user message of a model call; else any container's input."""
     root = order[0][0]
+    entry = min(((depth, n.seq, text) for n, depth in order[1:] if n.role in ("agent", "chain")
+                 and (text := _plain(task_from_input(n.input_text)))), default=None)
     candidates: Iterator[str | None] = (
         c
         for c in (
             first_user_text(root.input_messages),
             task_from_input(root.input_text),
+            entry[2] if entry else None,
             *(first_user_text(n.input_messages) for n, _ in order if n.role in ("llm", "agent")),
             *(task_from_input(n.input_text) for n, _ in order if n.role in ("agent", "chain")),
         )
@@ -273,6 +279,12 @@ def _task(order: list[tuple[Node, int]]) -> str:
     if not task:
         raise RecordError(f"no task: the root span {root.name!r} has no input and no model call has a user message")
     return clip_task(task.strip())
+
+
+def _plain(text: str | None) -> str | None:
+    """``text`` unless it is a structure dumped as JSON or an object's repr (an input that names no instruction)."""
+    plain = text and text.strip() and not text.lstrip().startswith(("{", "[")) and not is_object_repr(text)
+    return text if plain else None
 
 
 def span_trajectory(fmt: str, prefix: str, key: str, nodes: list[Node], ctx: Context, *, by: str = "trace") -> Trajectory:

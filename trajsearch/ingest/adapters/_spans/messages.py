@@ -12,6 +12,7 @@ is the one part that knows the chat APIs rather than the span formats.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import asdict
 from typing import Any
 
@@ -19,6 +20,8 @@ from .._common import as_dict
 from .nodes import Message, indexed, maybe_json, text_of
 
 _USERISH = ("user", "human")
+_FIELD = re.compile(r"(?:^|(?<=\s))[A-Za-z_]\w*=(?!=)")
+_OBJECT_AT = re.compile(r"<[\w.]+ object at 0x[0-9a-fA-F]+>")
 
 
 def _content_text(content: Any) -> tuple[str, str]:
@@ -188,3 +191,11 @@ def task_from_input(value: Any) -> str | None:
         if text := first_user_text(normalise_messages(value)):
             return text
     return None
+
+
+def is_object_repr(text: str) -> bool:
+    """Whether ``text`` is a Python object's repr, not words: pydantic's ``name=value name=value ...``
+    (CrewAI records its agent so, as a task span's input; LangChain a message as ``content='...'
+    additional_kwargs={} ...``) or ``<module.Class object at 0x...>``."""
+    text = text.strip()
+    return bool(_OBJECT_AT.search(text)) or (bool(_FIELD.match(text)) and len(_FIELD.findall(text)) >= 3)
