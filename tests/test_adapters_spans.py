@@ -498,6 +498,8 @@ def test_one_model_request_traced_by_two_instrumentors_makes_its_steps_once() ->
 @pytest.mark.parametrize("name, task", [
     ("agentprism_smol_deep_research_agent.json", "what are the AI trends in 2025"),  # smolagents' planning prompt
     ("agentprism_rag_earnings_agent.json", "what was meta's revenue in Q4 2023"),  # the chain's input, not the RAG prompt
+    ("anyagent_LANGCHAIN_trace.json", "Use the tools to find what year it is in the America/New_York timezone and write "
+                                      "the value (single number) to a file"),  # LangGraph's ("user", text) input
 ])
 def test_task_under_an_apps_own_root_span_is_the_request_not_the_rendered_prompt(name: str, task: str) -> None:
     [run] = [r.trajectory for r in read_dump(FIXTURES / "openinference" / ".real" / name, tenant="acme")]

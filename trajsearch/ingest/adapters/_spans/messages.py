@@ -64,10 +64,12 @@ def normalise_message(raw: Any) -> Message | None:
     Shapes: GenAI semconv ``{"role", "parts": [text | tool_call | tool_call_response | reasoning]}``;
     OpenAI ``{"role", "content", "tool_calls": [{"id", "function": {"name", "arguments"}}], "tool_call_id"}``;
     OpenInference flattened ``{"message.role", "message.content", "message.tool_calls.N.tool_call.*"}``;
-    LangChain ``{"type": "human"|"ai"|"tool", "content"|"data": {...}}``.
+    LangChain ``{"type": "human"|"ai"|"tool", "content"|"data": {...}}`` and its ``("user", "text")`` pairs.
     """
     if isinstance(raw, str):
         return Message("user", raw)
+    if _role_pair(raw):  # LangChain's ("user", "text") shorthand, as LangGraph's inputs are written
+        raw = {"role": raw[0], "content": raw[1]}
     if not isinstance(raw, dict):
         return None
     if any(k.startswith("message.") for k in raw):
@@ -138,6 +140,14 @@ def _converse_calls(content: Any) -> tuple[list[dict[str, Any]], str | None]:
     return calls, answered
 
 
+_ROLES = frozenset({"user", "human", "assistant", "ai", "system", "tool", "developer"})
+
+
+def _role_pair(raw: Any) -> bool:
+    return isinstance(raw, (list, tuple)) and len(raw) == 2 and isinstance(raw[0], str) and raw[0] in _ROLES \
+        and isinstance(raw[1], (str, list))
+
+
 def normalise_messages(raw: Any) -> list[dict[str, Any]]:
     """A list (or JSON string of a list, or nested LangChain ``[[...]]``) of messages -> dicts."""
     raw = maybe_json(raw)
@@ -148,7 +158,7 @@ def normalise_messages(raw: Any) -> list[dict[str, Any]]:
                 break
         else:
             raw = [raw]
-    if isinstance(raw, list) and len(raw) == 1 and isinstance(raw[0], list):
+    if isinstance(raw, list) and len(raw) == 1 and isinstance(raw[0], list) and not _role_pair(raw[0]):
         raw = raw[0]
     if isinstance(raw, str):
         raw = [raw]
