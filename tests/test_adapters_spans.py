@@ -504,3 +504,12 @@ def test_one_model_request_traced_by_two_instrumentors_makes_its_steps_once() ->
 def test_task_under_an_apps_own_root_span_is_the_request_not_the_rendered_prompt(name: str, task: str) -> None:
     [run] = [r.trajectory for r in read_dump(FIXTURES / "openinference" / ".real" / name, tenant="acme")]
     assert run.task == task
+
+
+def test_smolagents_tool_spans_give_the_call_s_keyword_arguments() -> None:
+    """OpenInference's smolagents tool spans wrap the arguments in smolagents' call record (real any-agent trace)."""
+    [run] = [r.trajectory for r in read_dump(FIXTURES / "openinference" / ".real" / "anyagent_SMOLAGENTS_trace.json",
+                                            tenant="acme")]
+    assert [(s.action, s.arguments) for s in run.steps][:2] == [
+        ("get_current_time", {"timezone": "America/New_York"}), ("write_file", {"text": "2025"})]
+    assert run.steps[2].action == "final_answer" and run.steps[2].arguments["answer"].startswith("The current year")

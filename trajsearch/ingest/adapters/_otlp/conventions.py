@@ -201,6 +201,16 @@ def _first(attrs: dict[str, Any], *keys: str) -> Any:
     return next((attrs[k] for k in keys if attrs.get(k) is not None), None)
 
 
+def _call_envelope(arguments: Any) -> Any:
+    """The keyword arguments of smolagents' tool-call record (``{"args": [], "sanitize_inputs_outputs": ...,
+    "kwargs": {...}}``, what OpenInference's smolagents instrumentor puts in a tool's ``input.value``)."""
+    value = maybe_json(arguments)
+    if isinstance(value, dict) and isinstance(value.get("kwargs"), dict) and not value.get("args") \
+            and set(value) <= {"args", "kwargs", "sanitize_inputs_outputs"}:
+        return value["kwargs"]
+    return arguments
+
+
 def node_from_span(span: dict[str, Any], resource: dict[str, Any], seq: int) -> tuple[str, Node, str | None]:
     """(trace id, node, conversation id) of one span."""
     trace, span_id, parent = span_ids(span)
@@ -246,6 +256,7 @@ def node_from_span(span: dict[str, Any], resource: dict[str, Any], seq: int) -> 
         if isinstance(maybe_json(arguments), dict) and set(maybe_json(arguments)) == {"inputs"} and \
                 "traceloop.entity.input" in attrs:
             arguments = maybe_json(arguments)["inputs"]
+        arguments = _call_envelope(arguments)
     result = _first(attrs, "gen_ai.tool.call.result")
     if result is None and role == "tool":
         result = _first(attrs, "gen_ai.output", "tool_response", "gcp.vertex.agent.tool_response", "traceloop.entity.output")
