@@ -639,3 +639,16 @@ def test_headless_outputs_say_they_hold_no_run_and_name_the_transcript(name: str
         message = str(refused)
     assert says in message
     assert "40e7b02d-c0f9-4876-9010-f514d4eb0603.jsonl" in message or "019a2d7a" in message
+
+
+def test_gemini_cli_own_continuation_is_no_prompt_and_init_gives_its_prompt(tmp_path: Path) -> None:
+    """'System: Please continue.' is the CLI's, not the user's; /init submitted a prompt (real recording)."""
+    path = FIXTURES / "gemini-cli" / ".real" / "session-continue-init.jsonl"
+    [run] = [r.trajectory for r in read_dump(path, tenant="acme")]
+    assert run.task == "幫我做一個小修改 請幫我將上面確保執行時要透過 uv run 來執行 避免環境有問題"
+    assert "Please continue" not in json.dumps(run.metadata.get("user_prompts"))
+    lines = path.read_text(encoding="utf-8").splitlines()
+    alone = tmp_path / "init-only.jsonl"  # the same session before the user typed anything
+    alone.write_text("\n".join(line for line in lines if "uv run" not in line or '"type":"user"' not in line) + "\n")
+    [init] = [r.trajectory for r in read_dump(alone, tenant="acme")]
+    assert init.task.startswith("You are an AI agent that brings the power of Gemini directly into the terminal")

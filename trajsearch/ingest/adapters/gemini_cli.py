@@ -25,7 +25,9 @@ Mapping
   the user typed -- when recorded, else ``content``) is a prompt: not empty, not a
   ``/`` or ``?`` command, not ``<session_context>``/``<hook_context>``
   injection or a ``<state_snapshot>`` (the CLI's summary of compressed history),
-  not a tool response. Later prompts go to ``metadata.user_prompts``.
+  not a tool response, not the CLI's own "Please continue." Later prompts go to
+  ``metadata.user_prompts``. A session with no prompt takes its first command:
+  the prompt it submitted where it submitted one (``/init``), else its text.
 - steps: each ``gemini`` message's ``toolCalls`` entry is a step (action =
   ``name``, arguments = ``args``, observation = the ``functionResponse``
   ``response.output`` of its ``result``, else ``resultDisplay``);
@@ -79,6 +81,9 @@ WHOLE_FILE = True
 SIGNATURE = re.compile(r'"sessionId"\s*:\s*"[^"]+"\s*,\s*"projectHash"\s*:\s*"[0-9a-f]{16,}"')
 
 _IGNORED_PROMPT = re.compile(r"^(?:/|\?|<session_context>|<hook_context>|<state_snapshot>)")
+#: What the CLI sends by itself for the model to go on (``client.ts``: the next-speaker check, a retry after an
+#: invalid stream), recorded as a user message that carries the previous request's ``displayContent``.
+_CONTINUE = re.compile(r"^(?:System: )?Please continue\.$")
 _SHELL_EXIT = re.compile(r"^Exit Code:\s*(-?\d+)\s*$", re.M)
 _SHELL_ERROR = re.compile(r"^Error:\s*(.+?)\s*$", re.M)
 _TRAILER = re.compile(r"^(?:Exit Code|Signal|Background PIDs|Process Group PGID):")
@@ -270,12 +275,15 @@ class _Recording(SessionSteps):
             elif isinstance(part.get("text"), str):
                 texts.append(part["text"])
         text = "\n".join(texts).strip()
-        if not text:
+        if not text or _CONTINUE.match(text):
             return
         # what the user typed, before ``@file`` references were expanded into the content
         shown = _text_of(message.get("displayContent")).strip() if message.get("displayContent") else ""
-        text = shown or text
         self.flush()
+        if shown.startswith("/") and not _IGNORED_PROMPT.match(text):
+            self.commands.append(text)  # a command that submitted a prompt (/init): what the model was asked
+            return
+        text = shown or text
         if _IGNORED_PROMPT.match(text):
             if text.startswith("/"):
                 self.commands.append(text)
