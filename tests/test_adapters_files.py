@@ -392,3 +392,12 @@ def test_swe_agent_coder_prompt_gives_the_issue_not_the_plans() -> None:
     assert run.task.startswith("UsernameValidator allows trailing newline in usernames")
     assert run.task.endswith("using the regex above in the two validators in contrib.auth.validators.")
     assert "INSTRUCTION" not in run.task and "Plan one" not in run.task
+
+
+def test_tau_bench_arguments_that_are_no_json_are_said_so_not_reported_as_null() -> None:
+    """A custom agent wrote Python literals as tool arguments (real fork record): the failure says what it got."""
+    path = FIXTURES / "tau-bench/.real/assertions-agent-none-0.1_range_80-90_user-none-llm_0618150115.json"
+    [run] = [r.trajectory for r in read_dump(path, tenant="acme")]
+    assert run.outcome.value == "failure"
+    assert "return_delivered_order_items called with arguments that are not a JSON object" in run.failure.cause
+    assert "'order_id': '#W3069600'" in run.failure.cause and "got null" not in run.failure.cause

@@ -227,6 +227,9 @@ def _action_diffs(expected: list[Any], steps: list[dict]) -> list[str]:
         if not same:
             out.append(f"{name} never called")
             continue
+        if not any(isinstance(a, dict) for a in same):  # e.g. a Python literal where JSON was due
+            out.append(f"{name} called with arguments that are not a JSON object: {_brief(same[0])}")
+            continue
         best = max(
             (a for a in same if isinstance(a, dict)),
             key=lambda a: sum(a.get(k) == v for k, v in kwargs.items()),
