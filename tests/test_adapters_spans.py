@@ -513,3 +513,12 @@ def test_smolagents_tool_spans_give_the_call_s_keyword_arguments() -> None:
     assert [(s.action, s.arguments) for s in run.steps][:2] == [
         ("get_current_time", {"timezone": "America/New_York"}), ("write_file", {"text": "2025"})]
     assert run.steps[2].action == "final_answer" and run.steps[2].arguments["answer"].startswith("The current year")
+
+
+def test_one_tool_message_answering_two_calls_gives_each_call_its_own_result() -> None:
+    """AI SDK 7's GenAI spans: one tool message with a tool_call_response part per call (real SDK output)."""
+    path = FIXTURES / "otel-genai" / ".real" / "ai-sdk-7-semconv-two-tools.otlp.json"
+    [run] = [r.trajectory for r in read_dump(path, tenant="acme")]
+    steps = {s.action: s for s in run.steps}
+    assert steps["getWeather"].observation == '{"city": "Lyon", "tempC": 18, "sky": "cloudy"}'
+    assert steps["getAirQuality"].observation == "Error: air quality service unavailable for Lyon"

@@ -165,11 +165,26 @@ def normalise_messages(raw: Any) -> list[dict[str, Any]]:
     if not isinstance(raw, list):
         return []
     out = []
-    for item in raw:
+    for item in (one for item in raw for one in _one_per_result(item)):
         msg = normalise_message(item)
         if msg is not None:
             out.append(asdict(msg))
     return out
+
+
+def _one_per_result(raw: Any) -> list[Any]:
+    """A message answering several tool calls (GenAI ``tool_call_response`` parts, Bedrock ``toolResult``
+    blocks) as one message per answer, so that each result goes to its own call."""
+    if not isinstance(raw, dict):
+        return [raw]
+    for key, is_result in (("parts", lambda p: p.get("type") == "tool_call_response"),
+                           ("content", lambda p: "type" not in p and isinstance(p.get("toolResult"), dict))):
+        parts = raw.get(key)
+        results = [p for p in parts if isinstance(p, dict) and is_result(p)] if isinstance(parts, list) else []
+        if len(results) > 1:
+            rest = [p for p in parts if not (isinstance(p, dict) and is_result(p))]
+            return ([{**raw, key: rest}] if rest else []) + [{**raw, key: [p]} for p in results]
+    return [raw]
 
 
 def first_user_text(messages: list[dict[str, Any]]) -> str | None:
