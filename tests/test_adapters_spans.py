@@ -522,3 +522,14 @@ def test_one_tool_message_answering_two_calls_gives_each_call_its_own_result() -
     steps = {s.action: s for s in run.steps}
     assert steps["getWeather"].observation == '{"city": "Lyon", "tempC": 18, "sky": "cloudy"}'
     assert steps["getAirQuality"].observation == "Error: air quality service unavailable for Lyon"
+
+
+def test_agents_sdk_tripped_guardrail_fails_the_run() -> None:
+    """The tripwire's error is on the turn span and the guardrail span says triggered (real SDK output)."""
+    path = AGENTS / ".real" / "agents-as-tools-parallel.jsonl"
+    runs = {r.trajectory.task: r.trajectory for r in read_dump(path, tenant="acme")}
+    blocked = runs["Solve my math homework: integrate x^2 from 0 to 3"]
+    assert blocked.outcome.value == "failure" and "Guardrail tripwire triggered" in blocked.failure.error
+    [allowed] = [run for task, run in runs.items() if task.startswith("Say 'Hello, how is the weather?' in French")]
+    assert allowed.outcome.value == "unknown" and allowed.metadata["guardrails"] == [
+        {"guardrail": "homework_guard", "triggered": False}]

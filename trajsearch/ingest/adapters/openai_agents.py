@@ -36,8 +36,9 @@ Mapping (``span_data.type``)
   (``metadata.task_source = "workflow name"``).
 - trajectory_id = ``oai-agents:<trace_id>``; model_id = the first model call's
   model; created_at = the earliest span start.
-- outcome: the SDK records no verdict; an error on an ``agent`` or ``task``
-  span (a run that raised: max turns, guardrail tripwire, model error) ->
+- outcome: the SDK records no verdict; an error on an ``agent``, ``task`` or
+  ``turn`` span (a run that raised: max turns, guardrail tripwire, model
+  error), or a guardrail span with ``triggered`` (the tripwire's own record) ->
   failure (infra_error for timeouts, rate limits, 5xx, connection errors),
   else ``unknown``.
 """
@@ -301,7 +302,9 @@ class _Format(SpanFormat):
         roots = [n for n in group if not n.parent or n.parent not in ids]
         root = min(roots or group, key=start_order)
         failure = next((n.error for n in sorted(group, key=lambda n: n.seq)
-                        if n.error and (n.role == "agent" or n.name == "task")), None)
+                        if n.error and (n.role == "agent" or n.info.get("sdk_span_type") in ("task", "turn"))), None)
+        tripped = [n.info["guardrail"] or "guardrail" for n in group if n.info.get("triggered")]
+        failure = failure or (f"Guardrail tripwire triggered: {', '.join(tripped)}" if tripped else None)
         if failure and not root.error:
             root.error = failure
         task, source = _task(group)
