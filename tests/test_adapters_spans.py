@@ -533,3 +533,12 @@ def test_agents_sdk_tripped_guardrail_fails_the_run() -> None:
     [allowed] = [run for task, run in runs.items() if task.startswith("Say 'Hello, how is the weather?' in French")]
     assert allowed.outcome.value == "unknown" and allowed.metadata["guardrails"] == [
         {"guardrail": "homework_guard", "triggered": False}]
+
+
+def test_vercel_tool_result_marked_as_error_text_is_that_steps_error() -> None:
+    """AI SDK 5 streamText: the failed call is known only from the next prompt's error-text result (real SDK output)."""
+    path = VERCEL / ".real" / "ai5-streamText-tools-and-429.otlp.json"
+    runs = {r.trajectory.task: r.trajectory for r in read_dump(path, tenant="acme") if r.ok}
+    steps = {s.action: s for s in runs["How do I install it, and how many users do we have?"].steps}
+    assert steps["runSql"].error == "permission denied for table users"
+    assert steps["searchDocs"].error is None and "Install guide" in steps["searchDocs"].observation

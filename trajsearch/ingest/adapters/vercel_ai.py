@@ -147,8 +147,9 @@ def sdk_messages(raw: Any) -> list[dict[str, Any]]:
                 calls.append({"id": part.get("toolCallId"), "name": part.get("toolName"),
                               "arguments": maybe_json(part.get("input", part.get("args")))})
             elif kind == "tool-result":
-                out.append(asdict(Message("tool", _result_text(part.get("output", part.get("result"))),
-                                          call_id=part.get("toolCallId"))))
+                output = part.get("output", part.get("result"))
+                failed = isinstance(output, dict) and str(output.get("type", "")).startswith("error")
+                out.append(asdict(Message("tool", _result_text(output), call_id=part.get("toolCallId"), failed=failed)))
         if texts or reasoning or calls:
             out.append(asdict(Message(role, "\n".join(t for t in texts if t), "\n".join(r for r in reasoning if r),
                                       calls)))

@@ -69,6 +69,13 @@ def in_tree_order(nodes: list[Node]) -> list[tuple[Node, int]]:
     return out
 
 
+def _answered(step: dict[str, Any], message: dict[str, Any]) -> None:
+    """A step whose result only a later model input holds: that result, and its error where marked so."""
+    step["observation"] = clip_step_text(message.get("text"))
+    if message.get("failed") and not step.get("error"):
+        step["error"] = short(message.get("text") or "tool error", 600)
+
+
 def twin_calls(order: list[Node]) -> set[str]:
     """Ids of model-call nodes that are another node's call traced a second time.
 
@@ -162,7 +169,7 @@ def assemble(nodes: list[Node], *, what: str = "trace", task: str | None = None)
             inputs = [Message(**m) for m in node.input_messages]
             for msg in inputs:  # results of calls no tool node executed arrive as model input
                 if msg.role == "tool" and msg.call_id in by_call and by_call[msg.call_id].get("observation") is None:
-                    by_call[msg.call_id]["observation"] = clip_step_text(msg.text)
+                    _answered(by_call[msg.call_id], asdict(msg))
             text = "\n".join(m.text for m in outputs if m.role != "tool" and m.text).strip()
             if not text and not outputs:
                 text = (node.output_text or "").strip()
@@ -213,7 +220,7 @@ def assemble(nodes: list[Node], *, what: str = "trace", task: str | None = None)
     for node, _ in order:
         for m in node.input_messages:
             if m.get("role") == "tool" and m.get("call_id") in by_call and by_call[m["call_id"]].get("observation") is None:
-                by_call[m["call_id"]]["observation"] = clip_step_text(m.get("text"))
+                _answered(by_call[m["call_id"]], m)
     steps.sort(key=lambda s: (s.get("started_at") or s.get("ended_at") or datetime.max.replace(tzinfo=timezone.utc)))
     for index, step in enumerate(steps):
         step["index"] = index

@@ -34,6 +34,7 @@ class Message:
     reasoning: str = ""
     calls: list[dict[str, Any]] = field(default_factory=list)  # {"id", "name", "arguments"}
     call_id: str | None = None  # a tool result answering this call
+    failed: bool = False  # a tool result its producer marked as an error (the AI SDK's ``error-text``)
 
 
 @dataclass
