@@ -522,3 +522,12 @@ def test_reading_twice_gives_identical_runs() -> None:
     """No 'now' leaks into a run and ids come from the runs themselves."""
     for path in (OPENAI_AGENTS, PYDANTIC_AI, LS_JS, LS_SPLIT):
         assert one(path).model_dump() == one(path).model_dump()
+
+
+def test_langsmith_failed_tool_has_its_error_and_no_empty_object_as_result() -> None:
+    """A tool run that raised records outputs {} (real LangGraph run, captured from the SDK's /runs/batch)."""
+    [run] = [r.trajectory for r in read_dump(LANGSMITH / "langgraph-react-runs-batch.json", tenant="acme")]
+    steps = {s.action: s for s in run.steps}
+    assert steps["get_air_quality"].error == "ValueError: No sensor data for Lyon"
+    assert steps["get_air_quality"].observation is None  # was '{}'
+    assert steps["get_weather"].observation == "It's always sunny in Lyon."
