@@ -542,3 +542,11 @@ def test_vercel_tool_result_marked_as_error_text_is_that_steps_error() -> None:
     steps = {s.action: s for s in runs["How do I install it, and how many users do we have?"].steps}
     assert steps["runSql"].error == "permission denied for table users"
     assert steps["searchDocs"].error is None and "Install guide" in steps["searchDocs"].observation
+
+
+def test_a_trace_that_only_builds_an_agent_is_no_run() -> None:
+    """AutoGen traces create_agent apart from the run (real recorded spans): refused with the reason."""
+    results = list(read_dump(FIXTURES / "otel-genai" / ".real" / "autogen_live_spans.json", tenant="acme"))
+    assert [r.error for r in results if not r.ok] == ["not an agent run: the trace holds only create_agent spans and no input"]
+    [run] = [r.trajectory for r in results if r.ok]
+    assert run.task == "invoke_agent math_assistant (no input recorded)" and [s.action for s in run.steps] == ["calculate"]

@@ -93,7 +93,8 @@ class OtlpFormat(SpanFormat):
     prompts out of spans and logs unless told otherwise) is still a run: its
     task names the operation that ran and says that no input was recorded
     (``metadata.task_source = "span name"``), rather than the run being lost.
-    A trace of embedding calls only is no agent run and is rejected.
+    A trace of embedding calls (or of an agent's ``create_agent`` alone) is no
+    agent run and is rejected.
     """
 
     name_when_no_input: bool = False
@@ -107,7 +108,8 @@ class OtlpFormat(SpanFormat):
         except RecordError as exc:
             if not (self.name_when_no_input and nodes and str(exc).startswith("no task")):
                 raise
-        if not any(n.role in ("llm", "tool", "agent", "chain", "retriever") for n in nodes):
+        if not any(n.role in ("llm", "tool", "agent", "chain", "retriever") and not n.name.startswith("create_agent")
+                   for n in nodes):  # building an agent (AutoGen traces it apart) is no run of it
             kinds = ", ".join(sorted({n.name.split(" ", 1)[0] for n in nodes}))
             raise RecordError(f"not an agent run: the {by} holds only {kinds} spans and no input")
         ids = {n.id for n in nodes}
