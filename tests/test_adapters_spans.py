@@ -550,3 +550,14 @@ def test_a_trace_that_only_builds_an_agent_is_no_run() -> None:
     assert [r.error for r in results if not r.ok] == ["not an agent run: the trace holds only create_agent spans and no input"]
     [run] = [r.trajectory for r in results if r.ok]
     assert run.task == "invoke_agent math_assistant (no input recorded)" and [s.action for s in run.steps] == ["calculate"]
+
+
+def test_a_responses_function_call_written_as_its_repr_is_a_call_not_speech() -> None:
+    """opentelemetry-instrumentation-openai-agents writes ResponseFunctionToolCall(...) reprs as text (real spans)."""
+    [run] = [r.trajectory for r in read_dump(FIXTURES / "otel-genai" / ".real" / "openai_agents_genai_adot_spans.json",
+                                            tenant="acme")]
+    assert not any("ResponseFunctionToolCall" in json.dumps(s.arguments) for s in run.steps)
+    [multiply] = [s for s in run.steps if s.action == "multiply_numbers"]
+    assert multiply.arguments == {"a": 42, "b": 7} and multiply.observation == "294.0"
+    assert {s.action for s in run.steps} >= {"transfer_to_math_specialist", "transfer_to_research_specialist"}
+    assert [s.action for s in run.steps].count("respond") == 1

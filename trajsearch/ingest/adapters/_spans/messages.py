@@ -11,6 +11,7 @@ is the one part that knows the chat APIs rather than the span formats.
 
 from __future__ import annotations
 
+import ast
 import json
 import re
 from dataclasses import asdict
@@ -99,7 +100,9 @@ def normalise_message(raw: Any) -> Message | None:
             if not isinstance(part, dict):
                 continue
             kind = part.get("type")
-            if kind == "text":
+            if kind == "text" and (call := _repr_call(part.get("content"))):
+                msg.calls.append(call)
+            elif kind == "text":
                 texts.append(text_of(part.get("content")))
             elif kind in ("reasoning", "thinking"):
                 msg.reasoning += text_of(part.get("content"))
@@ -138,6 +141,26 @@ def _converse_calls(content: Any) -> tuple[list[dict[str, Any]], str | None]:
                 calls.append({"id": use.get("toolUseId"), "name": use["name"], "arguments": maybe_json(use.get("input"))})
             answered = answered or result.get("toolUseId")
     return calls, answered
+
+
+#: The repr of an OpenAI Responses tool call, which some instrumentations write as a text part.
+_FUNCTION_CALL_REPR = re.compile(r"^ResponseFunctionToolCall\((.*)\)$", re.S)
+_REPR_FIELD = re.compile(r"(\w+)=('(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\")")
+
+
+def _repr_call(content: Any) -> dict[str, Any] | None:
+    """``ResponseFunctionToolCall(arguments='{...}', call_id='call_..', name='..', ...)`` as a tool call: what
+    opentelemetry-instrumentation-openai-agents records for a Responses model's function call."""
+    found = _FUNCTION_CALL_REPR.match(content.strip()) if isinstance(content, str) else None
+    if not found:
+        return None
+    try:
+        fields = {k: ast.literal_eval(v) for k, v in _REPR_FIELD.findall(found.group(1))}
+    except (ValueError, SyntaxError):
+        return None
+    if not isinstance(fields.get("name"), str):
+        return None
+    return {"id": fields.get("call_id"), "name": fields["name"], "arguments": maybe_json(fields.get("arguments"))}
 
 
 _ROLES = frozenset({"user", "human", "assistant", "ai", "system", "tool", "developer"})
