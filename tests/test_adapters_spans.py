@@ -561,3 +561,15 @@ def test_a_responses_function_call_written_as_its_repr_is_a_call_not_speech() ->
     assert multiply.arguments == {"a": 42, "b": 7} and multiply.observation == "294.0"
     assert {s.action for s in run.steps} >= {"transfer_to_math_specialist", "transfer_to_research_specialist"}
     assert [s.action for s in run.steps].count("respond") == 1
+
+
+def test_model_turns_recorded_on_the_agent_span_give_thoughts_and_the_answer() -> None:
+    """The Claude Agent SDK instrumentor: no LLM span, the turns are the AGENT span's output messages (recorded spans)."""
+    path = FIXTURES / "openinference" / ".real" / "claude_agent_sdk_live_spans.json"
+    [run] = [r.trajectory for r in read_dump(path, tenant="acme")]
+    assert run.task == "Look up the weather in New York and Seattle, then calculate the temperature difference."
+    assert [s.action for s in run.steps] == ["Agent", "Agent", "Bash", "Bash", "Agent", "Bash", "respond"]
+    assert run.steps[0].thought == "I'll look up the weather in both cities and then calculate the difference."
+    [math] = [s for s in run.steps if s.action == "Agent" and s.arguments["subagent_type"] == "math-specialist"]
+    assert math.thought == "Got both temperatures! Now let me calculate the difference."
+    assert run.steps[-1].arguments["content"].startswith("New York is 89°F and Seattle is 72°F.")

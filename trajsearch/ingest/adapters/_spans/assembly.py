@@ -12,6 +12,9 @@ the nodes of one run:
   arguments (JSON-decoded), observation = its result, error = its error
   (error type / exception event / error status); a ``retriever`` node is a step
   whose observation is what came back;
+- when no ``llm`` node exists, an ``agent`` node's output messages are the
+  model's turns (the Claude Agent SDK's instrumentor records them so): text
+  before a call is its thought, text after the last call a ``respond`` step;
 - an ``llm`` node traced twice (a framework's span and its SDK's over the same
   interval with the same answer, :func:`twin_calls`) counts once;
 - an ``llm`` node is not a step of its own: its text becomes the thought of
@@ -67,6 +70,20 @@ def in_tree_order(nodes: list[Node]) -> list[tuple[Node, int]]:
     # nodes caught in a parent cycle: keep them, in time order, at the end
     out.extend((n, 0) for n in sorted((n for n in nodes if n.id not in seen), key=start_order))
     return out
+
+
+def _agent_turns(node: Node, pending: list[dict[str, Any]], add_step: Any) -> None:
+    """The model's turns recorded on an agent's span, in order: text before a tool call is that call's
+    thought; text after the last call is the answer, a ``respond`` step at the agent's end."""
+    said: list[str] = []
+    for message in (Message(**m) for m in node.output_messages if m.get("role") != "tool"):
+        said.extend(t.strip() for t in (message.reasoning, message.text) if t.strip())
+        for call in (c for c in message.calls if c.get("name")):
+            pending.append({"call": call, "thought": "\n".join(said) or None, "at": node.end})
+            said = []
+    if said:
+        add_step({"thought": None, "action": "respond", "arguments": {"content": "\n".join(said)},
+                  "started_at": when(node.end), "ended_at": when(node.end), "error": node.error})
 
 
 def _answered(step: dict[str, Any], message: dict[str, Any]) -> None:
@@ -158,11 +175,18 @@ def assemble(nodes: list[Node], *, what: str = "trace", task: str | None = None)
         return step
 
     twins = twin_calls([n for n, _ in order])
+    # an instrumentation that records the model's turns on the agent's span, with no model-call span (the
+    # Claude Agent SDK's): the agent's output messages are read turn by turn (:func:`_agent_turns`)
+    speaking_agents = set() if any(n.role == "llm" for n in nodes) else {
+        n.id for n in nodes if n.role == "agent" and n.output_messages}
     for node, _depth in order:
         evaluations.extend(Evaluation(**e) for e in node.evaluations)
         if node.model:
             models.append(node.model)
         if node.role == "llm" and node.id in twins:
+            continue
+        if node.id in speaking_agents:
+            _agent_turns(node, pending, add_step)
             continue
         if node.role == "llm":
             outputs = [Message(**m) for m in node.output_messages]

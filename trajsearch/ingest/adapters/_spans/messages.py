@@ -21,6 +21,7 @@ from .._common import as_dict
 from .nodes import Message, indexed, maybe_json, text_of
 
 _USERISH = ("user", "human")
+_CONTENT_ITEM = re.compile(r"^message\.content\.\d+$")
 _FIELD = re.compile(r"(?:^|(?<=\s))[A-Za-z_]\w*=(?!=)")
 _OBJECT_AT = re.compile(r"<[\w.]+ object at 0x[0-9a-fA-F]+>")
 
@@ -85,6 +86,10 @@ def normalise_message(raw: Any) -> Message | None:
         text, reasoning = _content_text(raw.get("message.content") or "")
         if not text and (parts := indexed(raw, "message.contents.")):
             text, reasoning = _content_text(parts)
+        if not text:  # the content as a flattened list of texts (the Claude Agent SDK instrumentor's)
+            pieces = sorted((int(k.rsplit(".", 1)[1]), v) for k, v in raw.items()
+                            if _CONTENT_ITEM.match(k) and isinstance(v, str))
+            text = "\n".join(v for _, v in pieces)
         return Message(str(raw.get("message.role") or "user"), text, reasoning, calls, raw.get("message.tool_call_id"))
     if "data" in raw and isinstance(raw["data"], dict) and "type" in raw:  # LangChain message dict
         raw = dict(raw["data"], type=raw["type"])
