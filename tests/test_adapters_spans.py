@@ -573,3 +573,12 @@ def test_model_turns_recorded_on_the_agent_span_give_thoughts_and_the_answer() -
     [math] = [s for s in run.steps if s.action == "Agent" and s.arguments["subagent_type"] == "math-specialist"]
     assert math.thought == "Got both temperatures! Now let me calculate the difference."
     assert run.steps[-1].arguments["content"].startswith("New York is 89°F and Seattle is 72°F.")
+
+
+def test_tools_started_in_the_same_millisecond_keep_the_order_the_model_asked_for_them_in() -> None:
+    """The AI SDK rounds span starts to the millisecond; parallel calls tie and exporters list them as they end."""
+    path = FIXTURES / "otel-genai" / ".real" / "ai-sdk-7-semconv-two-tools.otlp.json"
+    [run] = [r.trajectory for r in read_dump(path, tenant="acme")]
+    assert [s.action for s in run.steps] == ["getWeather", "getAirQuality", "respond"]
+    assert run.steps[0].started_at == run.steps[1].started_at  # a tie in the file
+    assert run.steps[0].thought == "Let me check both."

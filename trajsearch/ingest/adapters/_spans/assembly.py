@@ -8,6 +8,8 @@ the nodes of one run:
 
 - order: depth first from the roots, siblings by start time (then by the order
   they were read), so a tool call sits after the model call that asked for it;
+  steps by start time, tools started at the same instant in the order the
+  model asked for them (exporters list parallel calls as they end);
 - a ``tool`` node is a step: action = tool name, arguments = the call's
   arguments (JSON-decoded), observation = its result, error = its error
   (error type / exception event / error status); a ``retriever`` node is a step
@@ -37,6 +39,7 @@ half of the span-adapter protocol (``trajectory_id``, ``assemble_trajectory``).
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
 from typing import Any, Iterator
@@ -48,6 +51,9 @@ from .._common import Context, RecordError, build, clip_step_text, clip_task, sa
 from .messages import first_user_text, is_object_repr, task_from_input
 from .nodes import Evaluation, Message, Node, maybe_json, start_order, when
 from .outcome import error_outcome, outcome_from
+
+
+_inf = float("inf")
 
 
 def in_tree_order(nodes: list[Node]) -> list[tuple[Node, int]]:
@@ -72,14 +78,14 @@ def in_tree_order(nodes: list[Node]) -> list[tuple[Node, int]]:
     return out
 
 
-def _agent_turns(node: Node, pending: list[dict[str, Any]], add_step: Any) -> None:
+def _agent_turns(node: Node, pending: list[dict[str, Any]], asked: Iterator[int], add_step: Any) -> None:
     """The model's turns recorded on an agent's span, in order: text before a tool call is that call's
     thought; text after the last call is the answer, a ``respond`` step at the agent's end."""
     said: list[str] = []
     for message in (Message(**m) for m in node.output_messages if m.get("role") != "tool"):
         said.extend(t.strip() for t in (message.reasoning, message.text) if t.strip())
         for call in (c for c in message.calls if c.get("name")):
-            pending.append({"call": call, "thought": "\n".join(said) or None, "at": node.end})
+            pending.append({"call": call, "thought": "\n".join(said) or None, "at": node.end, "asked": next(asked)})
             said = []
     if said:
         add_step({"thought": None, "action": "respond", "arguments": {"content": "\n".join(said)},
@@ -166,6 +172,7 @@ def assemble(nodes: list[Node], *, what: str = "trace", task: str | None = None)
     steps: list[dict[str, Any]] = []
     by_call: dict[str, dict[str, Any]] = {}
     pending: list[dict[str, Any]] = []  # calls requested by a model, not yet matched to a tool node
+    asked = itertools.count()  # the order the model asked for its calls in: ties in time keep it
     evaluations: list[Evaluation] = []
     models: list[str] = []
     failed_containers: list[Node] = []
@@ -186,7 +193,7 @@ def assemble(nodes: list[Node], *, what: str = "trace", task: str | None = None)
         if node.role == "llm" and node.id in twins:
             continue
         if node.id in speaking_agents:
-            _agent_turns(node, pending, add_step)
+            _agent_turns(node, pending, asked, add_step)
             continue
         if node.role == "llm":
             outputs = [Message(**m) for m in node.output_messages]
@@ -201,7 +208,8 @@ def assemble(nodes: list[Node], *, what: str = "trace", task: str | None = None)
             calls = [c for m in outputs for c in m.calls if c.get("name")]
             if calls:
                 for n, call in enumerate(calls):
-                    pending.append({"call": call, "thought": (reasoning or text) if n == 0 else None, "at": node.end})
+                    pending.append({"call": call, "thought": (reasoning or text) if n == 0 else None, "at": node.end,
+                                    "asked": next(asked)})
             elif text:
                 add_step({"thought": reasoning or None, "action": "respond", "arguments": {"content": text},
                           "started_at": when(node.start), "ended_at": when(node.end), "error": node.error})
@@ -217,6 +225,7 @@ def assemble(nodes: list[Node], *, what: str = "trace", task: str | None = None)
                 thought = match["thought"]
             arguments = node.arguments if node.arguments is not None else (match or {}).get("call", {}).get("arguments")
             step = add_step({
+                "_asked": match["asked"] if match else None,
                 "thought": thought, "action": name[:200], "arguments": maybe_json(arguments),
                 "observation": clip_step_text(node.result) if node.result is not None else None,
                 "error": short(node.error, 600) if node.error else None,
@@ -229,8 +238,8 @@ def assemble(nodes: list[Node], *, what: str = "trace", task: str | None = None)
             failed_containers.append(node)
     for p in pending:  # calls whose execution was not traced: keep them, results from model inputs
         call = p["call"]
-        step = {"thought": p["thought"], "action": str(call.get("name"))[:200], "arguments": call.get("arguments"),
-                "observation": None, "ended_at": when(p["at"])}
+        step = {"_asked": p["asked"], "thought": p["thought"], "action": str(call.get("name"))[:200],
+                "arguments": call.get("arguments"), "observation": None, "ended_at": when(p["at"])}
         steps.append(step)
         if call.get("id"):
             by_call[call["id"]] = step
@@ -245,8 +254,10 @@ def assemble(nodes: list[Node], *, what: str = "trace", task: str | None = None)
         for m in node.input_messages:
             if m.get("role") == "tool" and m.get("call_id") in by_call and by_call[m["call_id"]].get("observation") is None:
                 _answered(by_call[m["call_id"]], m)
-    steps.sort(key=lambda s: (s.get("started_at") or s.get("ended_at") or datetime.max.replace(tzinfo=timezone.utc)))
+    steps.sort(key=lambda s: (s.get("started_at") or s.get("ended_at") or datetime.max.replace(tzinfo=timezone.utc),
+                              _inf if s.get("_asked") is None else s["_asked"]))
     for index, step in enumerate(steps):
+        step.pop("_asked", None)
         step["index"] = index
         if isinstance(step.get("thought"), str):
             step["thought"] = clip_step_text(step["thought"]) or None
