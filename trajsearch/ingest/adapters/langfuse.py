@@ -101,7 +101,6 @@ from ._common import Context, RecordError, json_object
 from ._langfuse.grouping import (
     merged,
     one_model_call,
-    parallel_calls_in_call_order,
     react_steps,
     task_of,
     tools_as_spans,
@@ -207,7 +206,6 @@ def assemble_trajectory(key: str, group: list[Node], ctx: Context, by: str = "tr
     tools_as_spans(group)
     react_steps(group)
     one_model_call(group)
-    parallel_calls_in_call_order(group)
     scores = [Score(**s) for n in group for s in n.info.get(INFO_SCORES) or []]
     trace_info = next((n.info[INFO_TRACE] for n in sorted(group, key=start_order) if n.info.get(INFO_TRACE)), {})
     group = [n for n in group if not n.id.startswith("score:")]  # score rows: kept as scores only

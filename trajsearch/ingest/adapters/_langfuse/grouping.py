@@ -6,7 +6,6 @@ updates is one node; a childless ``SPAN`` answering a tool call a generation
 made is that tool's execution (LangChain, agno); a generation nested in
 one other is one model call, one wrapping several calls (the Vercel AI SDK's)
 is a container; BeeAI's ReAct event spans give the tool steps;
-tools started at the same instant keep the order the model asked for them in;
 and the task is looked for in the trace, the top-level observations and the
 generations, in that order. Apart from the per-record mapping
 (``observations``) because each of these needs the whole trace.
@@ -205,30 +204,6 @@ def react_steps(group: list[Node]) -> None:
                                         "calls": [{"id": n.call_id, "name": n.tool, "arguments": n.arguments} for n in calls]}]
         elif it in finals:
             gens[0].output_messages = output_dicts(decode(finals[it].output_text))
-
-
-def parallel_calls_in_call_order(group: list[Node]) -> None:
-    """Tool executions that started at the same instant keep the order the model asked for them in."""
-    rank: dict[tuple[str, str], int] = {}
-    n = 0
-    for node in sorted((g for g in group if g.role == "llm"), key=start_order):
-        for msg in node.output_messages:
-            for call in msg.get("calls") or []:
-                if call.get("id"):
-                    rank.setdefault(("id", call["id"]), n)
-                rank.setdefault(("name", str(call.get("name"))), n)
-                n += 1
-    slots: dict[tuple[str | None, float | None], list[Node]] = {}
-    for node in group:
-        if node.role == "tool" and node.start is not None:
-            slots.setdefault((node.parent, node.start), []).append(node)
-    for tied in slots.values():
-        if len(tied) > 1:
-            seqs = sorted(t.seq for t in tied)
-            ranked = sorted(tied, key=lambda t: (
-                rank.get(("id", t.call_id or ""), rank.get(("name", t.tool or ""), n)), t.seq))
-            for node, seq in zip(ranked, seqs):
-                node.seq = seq
 
 
 def task_of(group: list[Node]) -> str:

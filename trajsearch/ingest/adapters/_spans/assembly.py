@@ -8,8 +8,7 @@ the nodes of one run:
 
 - order: depth first from the roots, siblings by start time (then by the order
   they were read), so a tool call sits after the model call that asked for it;
-  steps by start time, tools started at the same instant in the order the
-  model asked for them (exporters list parallel calls as they end);
+  tools started at the same instant in the order the model asked for them;
 - a ``tool`` node is a step: action = tool name, arguments = the call's
   arguments (JSON-decoded), observation = its result, error = its error
   (error type / exception event / error status); a ``retriever`` node is a step
@@ -39,7 +38,6 @@ half of the span-adapter protocol (``trajectory_id``, ``assemble_trajectory``).
 
 from __future__ import annotations
 
-import itertools
 from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
 from typing import Any, Iterator
@@ -53,7 +51,30 @@ from .nodes import Evaluation, Message, Node, maybe_json, start_order, when
 from .outcome import error_outcome, outcome_from
 
 
-_inf = float("inf")
+def _parallel_calls_in_call_order(group: list[Node]) -> None:
+    """Tool executions that started at the same instant keep the order the model asked for them in
+    (read order is often the order they ended: exporters write a span when it ends, and the AI SDK
+    rounds starts to the millisecond)."""
+    rank: dict[tuple[str, str], int] = {}
+    n = 0
+    for node in sorted((g for g in group if g.role == "llm"), key=start_order):
+        for msg in node.output_messages:
+            for call in msg.get("calls") or []:
+                if call.get("id"):
+                    rank.setdefault(("id", call["id"]), n)
+                rank.setdefault(("name", str(call.get("name"))), n)
+                n += 1
+    slots: dict[tuple[str | None, float | None], list[Node]] = {}
+    for node in group:
+        if node.role == "tool" and node.start is not None:
+            slots.setdefault((node.parent, node.start), []).append(node)
+    for tied in slots.values():
+        if len(tied) > 1:
+            seqs = sorted(t.seq for t in tied)
+            ranked = sorted(tied, key=lambda t: (
+                rank.get(("id", t.call_id or ""), rank.get(("name", t.tool or ""), n)), t.seq))
+            for node, seq in zip(ranked, seqs):
+                node.seq = seq
 
 
 def in_tree_order(nodes: list[Node]) -> list[tuple[Node, int]]:
@@ -78,14 +99,14 @@ def in_tree_order(nodes: list[Node]) -> list[tuple[Node, int]]:
     return out
 
 
-def _agent_turns(node: Node, pending: list[dict[str, Any]], asked: Iterator[int], add_step: Any) -> None:
+def _agent_turns(node: Node, pending: list[dict[str, Any]], add_step: Any) -> None:
     """The model's turns recorded on an agent's span, in order: text before a tool call is that call's
     thought; text after the last call is the answer, a ``respond`` step at the agent's end."""
     said: list[str] = []
     for message in (Message(**m) for m in node.output_messages if m.get("role") != "tool"):
         said.extend(t.strip() for t in (message.reasoning, message.text) if t.strip())
         for call in (c for c in message.calls if c.get("name")):
-            pending.append({"call": call, "thought": "\n".join(said) or None, "at": node.end, "asked": next(asked)})
+            pending.append({"call": call, "thought": "\n".join(said) or None, "at": node.end})
             said = []
     if said:
         add_step({"thought": None, "action": "respond", "arguments": {"content": "\n".join(said)},
@@ -167,12 +188,12 @@ def assemble(nodes: list[Node], *, what: str = "trace", task: str | None = None)
     """
     if not nodes:
         raise RecordError(f"empty {what}: no spans")
+    _parallel_calls_in_call_order(nodes)
     order = in_tree_order(nodes)
     root = order[0][0]
     steps: list[dict[str, Any]] = []
     by_call: dict[str, dict[str, Any]] = {}
     pending: list[dict[str, Any]] = []  # calls requested by a model, not yet matched to a tool node
-    asked = itertools.count()  # the order the model asked for its calls in: ties in time keep it
     evaluations: list[Evaluation] = []
     models: list[str] = []
     failed_containers: list[Node] = []
@@ -193,7 +214,7 @@ def assemble(nodes: list[Node], *, what: str = "trace", task: str | None = None)
         if node.role == "llm" and node.id in twins:
             continue
         if node.id in speaking_agents:
-            _agent_turns(node, pending, asked, add_step)
+            _agent_turns(node, pending, add_step)
             continue
         if node.role == "llm":
             outputs = [Message(**m) for m in node.output_messages]
@@ -208,8 +229,7 @@ def assemble(nodes: list[Node], *, what: str = "trace", task: str | None = None)
             calls = [c for m in outputs for c in m.calls if c.get("name")]
             if calls:
                 for n, call in enumerate(calls):
-                    pending.append({"call": call, "thought": (reasoning or text) if n == 0 else None, "at": node.end,
-                                    "asked": next(asked)})
+                    pending.append({"call": call, "thought": (reasoning or text) if n == 0 else None, "at": node.end})
             elif text:
                 add_step({"thought": reasoning or None, "action": "respond", "arguments": {"content": text},
                           "started_at": when(node.start), "ended_at": when(node.end), "error": node.error})
@@ -225,7 +245,6 @@ def assemble(nodes: list[Node], *, what: str = "trace", task: str | None = None)
                 thought = match["thought"]
             arguments = node.arguments if node.arguments is not None else (match or {}).get("call", {}).get("arguments")
             step = add_step({
-                "_asked": match["asked"] if match else None,
                 "thought": thought, "action": name[:200], "arguments": maybe_json(arguments),
                 "observation": clip_step_text(node.result) if node.result is not None else None,
                 "error": short(node.error, 600) if node.error else None,
@@ -238,8 +257,8 @@ def assemble(nodes: list[Node], *, what: str = "trace", task: str | None = None)
             failed_containers.append(node)
     for p in pending:  # calls whose execution was not traced: keep them, results from model inputs
         call = p["call"]
-        step = {"_asked": p["asked"], "thought": p["thought"], "action": str(call.get("name"))[:200],
-                "arguments": call.get("arguments"), "observation": None, "ended_at": when(p["at"])}
+        step = {"thought": p["thought"], "action": str(call.get("name"))[:200], "arguments": call.get("arguments"),
+                "observation": None, "ended_at": when(p["at"])}
         steps.append(step)
         if call.get("id"):
             by_call[call["id"]] = step
@@ -254,10 +273,8 @@ def assemble(nodes: list[Node], *, what: str = "trace", task: str | None = None)
         for m in node.input_messages:
             if m.get("role") == "tool" and m.get("call_id") in by_call and by_call[m["call_id"]].get("observation") is None:
                 _answered(by_call[m["call_id"]], m)
-    steps.sort(key=lambda s: (s.get("started_at") or s.get("ended_at") or datetime.max.replace(tzinfo=timezone.utc),
-                              _inf if s.get("_asked") is None else s["_asked"]))
+    steps.sort(key=lambda s: (s.get("started_at") or s.get("ended_at") or datetime.max.replace(tzinfo=timezone.utc)))
     for index, step in enumerate(steps):
-        step.pop("_asked", None)
         step["index"] = index
         if isinstance(step.get("thought"), str):
             step["thought"] = clip_step_text(step["thought"]) or None
