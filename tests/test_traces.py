@@ -250,6 +250,9 @@ def _refusals(root: Path, other_uri: str, secret: Path) -> list[str]:
         f"s3://{BUCKET}/acme/{trace_name('mine')}",
         other_uri,  # another tenant's genuine URI
         "",
+        f"file:acme/{trace_name('mine')}",  # relative: no moved store names its traces so
+        f"file:///{trace_name('mine')}",
+        f"file:///acme/{trace_name('mine')}",  # a root of "/": not a store directory that moved
     ]
 
 

@@ -10,13 +10,13 @@ lives here as gzip-compressed JSON. Two backends share one layout::
 re-putting a trajectory overwrites it in place.
 
 URIs come back from the index and may be tampered with, so reading is strict:
-a URI is accepted only if it is *exactly* ``<store location>/<caller's
-tenant>/<well-formed name>``. Anything else (another scheme, bucket, prefix
-or root, ``..`` in any spelling, symlinks leading out of the tenant's
-directory, another tenant's trace) raises :class:`TraceAccessError`. One
-exception, for a store directory that was moved or copied: a ``file://`` URI
-under another root is read by its ``<tenant>/<name>`` tail under this root
-(still the caller's tenant only), so the index's old URIs keep working.
+a URI is accepted only if it is ``<store location>/<caller's tenant>/<well-formed
+name>``. Anything else (another scheme, bucket or prefix, ``..`` in any
+spelling, symlinks leading out of the tenant's directory, another tenant's
+trace) raises :class:`TraceAccessError`. One allowance, for a store directory
+that was moved or copied: an absolute ``file://`` URI under another root is
+read by its ``<tenant>/<name>`` tail under *this* root (still the caller's
+tenant only, never a file elsewhere), so the index's old URIs keep working.
 
 Exceptions (all subclass :class:`TraceStoreError`):
 
@@ -236,7 +236,10 @@ class FileTraceStore:
         except ValueError:
             # A store directory that was moved or copied: its rows still name the old root. The
             # URI's <tenant>/<name> tail is the trace's key, looked up under this root only.
-            rel = PurePosixPath(*PurePosixPath(decoded).parts[-2:])
+            moved = PurePosixPath(decoded)
+            if not moved.is_absolute() or len(moved.parts) < 4:  # "/", a root, <tenant>, <name>
+                raise TraceAccessError(f"trace URI {uri!r} is outside the store root {self.root}") from None
+            rel = PurePosixPath(*moved.parts[-2:])
         _check_entry(uri, list(rel.parts), tenant, self.location)
         path = self.root / rel
         # Symlinks may point anywhere, including another tenant's directory.
