@@ -582,3 +582,54 @@ def test_tools_started_in_the_same_millisecond_keep_the_order_the_model_asked_fo
     assert [s.action for s in run.steps] == ["getWeather", "getAirQuality", "respond"]
     assert run.steps[0].started_at == run.steps[1].started_at  # a tie in the file
     assert run.steps[0].thought == "Let me check both."
+
+
+def _oi_span(sid: str, parent: str | None, kind: str, start: str, end: str, **attrs: str) -> dict:
+    """A flat OpenInference span as Phoenix exports them (hand-built: for the twin rule's limits only)."""
+    return {"name": kind.lower(), "context": {"trace_id": "7" * 32, "span_id": sid}, "parent_id": parent,
+            "span_kind": kind, "start_time": f"2026-01-05T09:00:{start}Z", "end_time": f"2026-01-05T09:00:{end}Z",
+            "status_code": "OK", "attributes": {"openinference.span.kind": kind, **attrs}}
+
+
+def _oi_call(sid: str, parent: str, start: str, end: str, asked: str, **output: str) -> dict:
+    return _oi_span(sid, parent, "LLM", start, end, **{
+        "llm.input_messages.0.message.role": "user", "llm.input_messages.0.message.content": asked,
+        "llm.output_messages.0.message.role": "assistant",
+        **{f"llm.output_messages.0.message.{k.replace('__', '.')}": v for k, v in output.items()}})
+
+
+def test_model_calls_over_one_interval_that_asked_or_said_different_things_are_not_twins(tmp_path: Path) -> None:
+    """Parallel calls of their own are kept: sibling classifiers answering alike, sub-agents calling with other
+    arguments (the review's counter-examples to a rule matching on the answer alone)."""
+    calls = "tool_calls.0.tool_call"
+    spans = [
+        _oi_span("r", None, "CHAIN", "00.000", "09.000", **{"input.value": "Classify two reviews, then compare cities"}),
+        _oi_call("c1", "r", "00.200", "01.200", "Review A: great product", content="positive"),
+        _oi_call("c2", "r", "00.205", "01.210", "Review B: love it", content="positive"),
+        _oi_span("a1", "r", "AGENT", "02.000", "05.000", **{"input.value": "Paris weather"}),
+        _oi_span("a2", "r", "AGENT", "02.000", "05.000", **{"input.value": "Rome weather"}),
+        _oi_call("w1", "a1", "02.200", "03.200", "weather?", **{f"{calls}__id": "k1", f"{calls}__function__name": "weather",
+                                                             f"{calls}__function__arguments": '{"city": "Paris"}'}),
+        _oi_call("w2", "a2", "02.210", "03.190", "weather?", **{f"{calls}__id": "k2", f"{calls}__function__name": "weather",
+                                                             f"{calls}__function__arguments": '{"city": "Rome"}'}),
+    ]
+    path = tmp_path / "spans.jsonl"
+    path.write_text("".join(json.dumps(s) + "\n" for s in spans))
+    [run] = [r.trajectory for r in read_dump(path, tenant="acme")]
+    assert [s.action for s in run.steps].count("respond") == 2
+    assert sorted(s.arguments["city"] for s in run.steps if s.action == "weather") == ["Paris", "Rome"]
+
+
+def test_a_sub_agent_the_model_handed_work_to_later_does_not_give_the_task(tmp_path: Path) -> None:
+    """Under an app's root span with no input, only a container around or before the first model call is the
+    entry point (hand-built spans: the review's counter-example to the entry rule)."""
+    spans = [
+        _oi_span("r", None, "UNKNOWN", "00.000", "09.000"),
+        _oi_call("l1", "r", "00.100", "01.000", "Plan a 5-day trip to Japan in May for two people",
+                 content="I'll ask the flight agent."),
+        _oi_span("a1", "r", "AGENT", "01.100", "05.000", **{"input.value": "Find flights SFO to NRT May 3"}),
+    ]
+    path = tmp_path / "spans.jsonl"
+    path.write_text("".join(json.dumps(s) + "\n" for s in spans))
+    [run] = [r.trajectory for r in read_dump(path, tenant="acme")]
+    assert run.task == "Plan a 5-day trip to Japan in May for two people"

@@ -38,6 +38,7 @@ half of the span-adapter protocol (``trajectory_id``, ``assemble_trajectory``).
 
 from __future__ import annotations
 
+import json
 from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
 from typing import Any, Iterator
@@ -125,8 +126,8 @@ def twin_calls(order: list[Node]) -> set[str]:
 
     Two instrumentations of one request (a framework's and its SDK's: LangChain's
     ``ChatOpenAI`` and OpenAI's ``ChatCompletion`` under Phoenix) give two model-call
-    spans over the same interval with the same answer, in different branches of the
-    tree; each would make the same steps. The one met first in ``order`` (tree order,
+    spans over the same interval, asked the same and answering the same, in different
+    branches of the tree (:func:`_same_call`); each would make the same steps. The one met first in ``order`` (tree order,
     where its tool spans follow it) is kept, with the other's tool-call ids where it
     has none (a tool span is matched by them).
     """
@@ -154,18 +155,30 @@ def _lend_call_ids(source: Node, target: Node) -> None:
 
 
 def _same_call(a: Node, b: Node) -> bool:
-    """The same interval (each within 10% of the shorter's length of the other) and the same answer."""
+    """In different branches, over the same interval (each end within 10% of the shorter's length of
+    the other's), asked the same last message and answering the same: text, tool names and arguments."""
+    if a.parent == b.parent:  # siblings are calls of their own (a chain classifying two texts at once)
+        return False
     slack = 0.1 * min(a.end - a.start, b.end - b.start)  # type: ignore[operator]
     if abs(a.start - b.start) > slack or abs(a.end - b.end) > slack:  # type: ignore[operator]
+        return False
+    asked_a, asked_b = _last_said(a.input_messages), _last_said(b.input_messages)
+    if asked_a and asked_b and asked_a != asked_b:
         return False
     answer_a, answer_b = _answer(a), _answer(b)
     return answer_a == answer_b and answer_a != ("", ())
 
 
+def _last_said(messages: list[dict[str, Any]]) -> str:
+    return next((" ".join(str(m.get("text")).split()) for m in reversed(messages) if m.get("text")), "")
+
+
 def _answer(node: Node) -> tuple[str, tuple[str, ...]]:
     outputs = [m for m in node.output_messages if m.get("role") != "tool"]
     text = " ".join(" ".join(str(m.get("text") or "") for m in outputs).split())
-    return text, tuple(sorted(str(c.get("name")) for m in outputs for c in m.get("calls") or []))
+    calls = (json.dumps([c.get("name"), maybe_json(c.get("arguments"))], sort_keys=True, default=str)
+             for m in outputs for c in m.get("calls") or [])
+    return text, tuple(sorted(calls))
 
 
 @dataclass
@@ -318,12 +331,15 @@ def assemble(nodes: list[Node], *, what: str = "trace", task: str | None = None)
 
 
 def _task(order: list[tuple[Node, int]]) -> str:
-    """The root's input; else the outermost agent or chain given a plain instruction (the run's entry
-    point under an app's own root span: a model call's first user message is often a rendered prompt);
-    else the first user message of a model call; else any container's input."""
+    """The root's input; else the outermost agent or chain given a plain instruction before the first
+    model call or around it (the run's entry point under an app's own root span: a model call's first
+    user message is often a rendered prompt); else the first user message of a model call; else any
+    container's input."""
     root = order[0][0]
+    first_call = next((n for n, _ in order if n.role == "llm"), None)
     entry = min(((depth, n.seq, text) for n, depth in order[1:] if n.role in ("agent", "chain")
-                 and (text := _plain(task_from_input(n.input_text)))), default=None)
+                 and _leads_to(n, first_call, order) and (text := _plain(task_from_input(n.input_text)))),
+                default=None)
     candidates: Iterator[str | None] = (
         c
         for c in (
@@ -338,6 +354,21 @@ def _task(order: list[tuple[Node, int]]) -> str:
     if not task:
         raise RecordError(f"no task: the root span {root.name!r} has no input and no model call has a user message")
     return clip_task(task.strip())
+
+
+def _leads_to(node: Node, call: Node | None, order: list[tuple[Node, int]]) -> bool:
+    """Whether ``node`` contains the run's first model call or started before it (not a sub-task the
+    model handed out later)."""
+    if call is None:
+        return True
+    by_id = {n.id: n for n, _ in order}
+    parent, seen = by_id.get(call.parent or ""), set()
+    while parent is not None and parent.id not in seen:
+        if parent is node:
+            return True
+        seen.add(parent.id)
+        parent = by_id.get(parent.parent or "")
+    return node.start is not None and call.start is not None and node.start <= call.start
 
 
 def _plain(text: str | None) -> str | None:
