@@ -652,3 +652,21 @@ def test_gemini_cli_own_continuation_is_no_prompt_and_init_gives_its_prompt(tmp_
     alone.write_text("\n".join(line for line in lines if "uv run" not in line or '"type":"user"' not in line) + "\n")
     [init] = [r.trajectory for r in read_dump(alone, tenant="acme")]
     assert init.task.startswith("You are an AI agent that brings the power of Gemini directly into the terminal")
+
+
+def test_gemini_cli_a_user_who_types_please_continue_is_heard(tmp_path: Path) -> None:
+    """Only the CLI's own continuation is dropped: typed, "Please continue." is a prompt (hand-built session,
+    the review's counter-example; the CLI's own is in the real recording above)."""
+    head = {"sessionId": "0ab84937-9fe7-4284-986a-33c832af0b6b", "projectHash": "9" * 64,
+            "startTime": "2026-04-23T12:52:52.759Z", "lastUpdated": "2026-04-23T12:52:52.759Z", "kind": "main"}
+    said = [head,
+            {"id": "1", "timestamp": "2026-04-23T12:53:05Z", "type": "user", "content": [{"text": "Refactor utils.py"}]},
+            {"id": "2", "timestamp": "2026-04-23T12:53:09Z", "type": "gemini", "content": "Done part 1.", "model": "m"},
+            {"id": "3", "timestamp": "2026-04-23T12:54:05Z", "type": "user", "content": [{"text": "Please continue."}],
+             "displayContent": [{"text": "Please continue."}]},
+            {"id": "4", "timestamp": "2026-04-23T12:54:09Z", "type": "gemini", "content": "Done part 2.", "model": "m"}]
+    path = tmp_path / "session-2026-04-23T12-52-0ab84937.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in said))
+    [run] = [r.trajectory for r in read_dump(path, tenant="acme")]
+    assert run.task == "Refactor utils.py" and run.metadata["user_prompts"] == ["Please continue."]
+    assert [s.arguments["content"] for s in run.steps] == ["Done part 1.", "Done part 2."]

@@ -83,7 +83,7 @@ SIGNATURE = re.compile(r'"sessionId"\s*:\s*"[^"]+"\s*,\s*"projectHash"\s*:\s*"[0
 _IGNORED_PROMPT = re.compile(r"^(?:/|\?|<session_context>|<hook_context>|<state_snapshot>)")
 #: What the CLI sends by itself for the model to go on (``client.ts``: the next-speaker check, a retry after an
 #: invalid stream), recorded as a user message that carries the previous request's ``displayContent``.
-_CONTINUE = re.compile(r"^(?:System: )?Please continue\.$")
+_CONTINUE = re.compile(r"^(System: )?Please continue\.$")
 _SHELL_EXIT = re.compile(r"^Exit Code:\s*(-?\d+)\s*$", re.M)
 _SHELL_ERROR = re.compile(r"^Error:\s*(.+?)\s*$", re.M)
 _TRAILER = re.compile(r"^(?:Exit Code|Signal|Background PIDs|Process Group PGID):")
@@ -244,6 +244,13 @@ def _thoughts(message: dict[str, Any]) -> list[str]:
     return out
 
 
+def _continued(text: str, message: dict[str, Any], shown: str) -> bool:
+    """The CLI's own "Please continue." (marked "System: ", or shown as something else: the previous
+    request's display), not a user who typed it."""
+    found = _CONTINUE.match(text)
+    return bool(found) and (bool(found.group(1)) or ("displayContent" in message and shown != text))
+
+
 class _Recording(SessionSteps):
     def __init__(self) -> None:
         super().__init__()
@@ -275,10 +282,10 @@ class _Recording(SessionSteps):
             elif isinstance(part.get("text"), str):
                 texts.append(part["text"])
         text = "\n".join(texts).strip()
-        if not text or _CONTINUE.match(text):
-            return
         # what the user typed, before ``@file`` references were expanded into the content
         shown = _text_of(message.get("displayContent")).strip() if message.get("displayContent") else ""
+        if not text or _continued(text, message, shown):
+            return
         self.flush()
         if shown.startswith("/") and not _IGNORED_PROMPT.match(text):
             self.commands.append(text)  # a command that submitted a prompt (/init): what the model was asked
