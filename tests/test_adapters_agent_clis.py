@@ -670,3 +670,18 @@ def test_gemini_cli_a_user_who_types_please_continue_is_heard(tmp_path: Path) ->
     [run] = [r.trajectory for r in read_dump(path, tenant="acme")]
     assert run.task == "Refactor utils.py" and run.metadata["user_prompts"] == ["Please continue."]
     assert [s.arguments["content"] for s in run.steps] == ["Done part 1.", "Done part 2."]
+
+
+def test_claude_code_odd_ids_do_not_lose_the_session(tmp_path: Path) -> None:
+    """A summary's leafUuid or a record's uuid of the wrong type is ignored, not a crash (review finding)."""
+    session = "5c0375b4-57a5-4f26-b12d-d022ee4e51b8"
+    base = {"parentUuid": None, "isSidechain": False, "sessionId": session, "version": "1.0.108",
+            "timestamp": "2025-09-07T09:52:03.071Z"}
+    lines = [{"type": "summary", "summary": "Fix", "leafUuid": ["x"]},
+             {**base, "type": "user", "message": {"role": "user", "content": "fix the bug"}, "uuid": {"a": 1}},
+             {**base, "type": "assistant", "uuid": "u2", "parentUuid": "u1",
+              "message": {"role": "assistant", "model": "claude", "content": [{"type": "text", "text": "done"}]}}]
+    path = tmp_path / f"{session}.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    [result] = read_dump(path, tenant="acme")
+    assert result.ok and result.trajectory.task == "fix the bug" and "summary" not in result.trajectory.metadata

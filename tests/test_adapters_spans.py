@@ -633,3 +633,23 @@ def test_a_sub_agent_the_model_handed_work_to_later_does_not_give_the_task(tmp_p
     path.write_text("".join(json.dumps(s) + "\n" for s in spans))
     [run] = [r.trajectory for r in read_dump(path, tenant="acme")]
     assert run.task == "Plan a 5-day trip to Japan in May for two people"
+
+
+def test_agents_sdk_guardrail_name_of_an_odd_type_is_no_crash(tmp_path: Path) -> None:
+    """A triggered guardrail whose name is not a string still fails the run, by that name (review finding)."""
+    trace = "trace_8890c65fd42347c1b4b7fefca6b83d88"
+    lines = [{"object": "trace", "id": trace, "workflow_name": "W"},
+             {"object": "trace.span", "id": "span_a", "trace_id": trace, "parent_id": None,
+              "started_at": "2026-12-02T00:36:43+00:00", "ended_at": "2026-12-02T00:36:45+00:00",
+              "span_data": {"type": "agent", "name": "A"}},
+             {"object": "trace.span", "id": "span_g", "trace_id": trace, "parent_id": "span_a",
+              "started_at": "2026-12-02T00:36:43.1+00:00", "ended_at": "2026-12-02T00:36:43.2+00:00",
+              "span_data": {"type": "generation", "input": [{"role": "user", "content": "hi"}],
+                            "output": [{"role": "assistant", "content": "yo"}]}},
+             {"object": "trace.span", "id": "span_r", "trace_id": trace, "parent_id": "span_a",
+              "started_at": "2026-12-02T00:36:43.1+00:00", "ended_at": "2026-12-02T00:36:43.2+00:00",
+              "span_data": {"type": "guardrail", "name": ["a"], "triggered": True}}]
+    path = tmp_path / "o.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    [run] = [r.trajectory for r in read_dump(path, tenant="acme", fmt="openai-agents")]
+    assert run.outcome.value == "failure" and run.failure.error == "Guardrail tripwire triggered: ['a']"

@@ -456,9 +456,9 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
 
     versions = [str(r["version"]) for r in unique if r.get("version")]
     # a summary names the conversation it sums up by its last message (leafUuid): often another session's
-    uuids = {r.get("uuid") for r in unique if r.get("uuid")}
+    uuids = {r["uuid"] for r in unique if isinstance(r.get("uuid"), str)}
     summaries = [r["summary"] for r in unique if r.get("type") == "summary" and isinstance(r.get("summary"), str)
-                 and r.get("leafUuid") in uuids]
+                 and isinstance(r.get("leafUuid"), str) and r["leafUuid"] in uuids]
     titles = [t for r in unique if r.get("type") in ("custom-title", "ai-title")
               and isinstance(t := r.get("customTitle") or r.get("aiTitle"), str)]
     metadata: dict[str, Any] = {

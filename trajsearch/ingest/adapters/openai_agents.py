@@ -303,7 +303,7 @@ class _Format(SpanFormat):
         root = min(roots or group, key=start_order)
         failure = next((n.error for n in sorted(group, key=lambda n: n.seq)
                         if n.error and (n.role == "agent" or n.info.get("sdk_span_type") in ("task", "turn"))), None)
-        tripped = [n.info["guardrail"] or "guardrail" for n in group if n.info.get("triggered")]
+        tripped = [str(n.info["guardrail"] or "guardrail") for n in group if n.info.get("triggered")]
         failure = failure or (f"Guardrail tripwire triggered: {', '.join(tripped)}" if tripped else None)
         if failure and not root.error:
             root.error = failure
