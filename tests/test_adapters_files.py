@@ -401,3 +401,16 @@ def test_tau_bench_arguments_that_are_no_json_are_said_so_not_reported_as_null()
     assert run.outcome.value == "failure"
     assert "return_delivered_order_items called with arguments that are not a JSON object" in run.failure.cause
     assert "'order_id': '#W3069600'" in run.failure.cause and "got null" not in run.failure.cause
+
+
+@pytest.mark.parametrize("name, suffixes, stem", [
+    ("r_0920134328.json.jsonl", (".jsonl", ".json", ".ndjson"), "r_0920134328"),  # tau-bench: each suffix in turn
+    ("output.jsonl.json", (".json", ".jsonl"), "output"),  # openhands
+    ("x.traj.json.gz", (".json", ".traj"), "x"),  # swe-agent
+    ("x.json.traj", (".json", ".traj"), "x.json"),
+    ("a.json.json", (".traj.json", ".json", ".traj"), "a.json"),  # mini-swe-agent: one suffix
+])
+def test_file_stems_that_run_ids_are_made_of_stay_as_each_adapter_cut_them(name: str, suffixes: tuple, stem: str) -> None:
+    from trajsearch.ingest.adapters._common import file_stem
+
+    assert file_stem(Path(name), suffixes) == stem

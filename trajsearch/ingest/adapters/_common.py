@@ -203,13 +203,12 @@ def run_directory(source: Path, instance_id: str) -> str:
 
 
 def file_stem(source: Path, suffixes: tuple[str, ...]) -> str:
-    """The file's name without ``.gz`` and the longest of its format's ``suffixes`` it ends
-    with: ``x.traj.json.gz`` gives ``x`` for ``(".traj.json", ".json")``. Run ids are built
-    from it, so it must not change for a given file."""
+    """The file's name without ``.gz`` and then each of its format's ``suffixes`` in turn (each cut once
+    if the name ends with it): ``x.traj.json.gz`` gives ``x`` for ``(".json", ".traj")``. Run ids are
+    built from it, so it must not change for a given file."""
     name = source.name.removesuffix(".gz")
-    for suffix in sorted(suffixes, key=len, reverse=True):
-        if name.endswith(suffix):
-            return name[: -len(suffix)]
+    for suffix in suffixes:
+        name = name.removesuffix(suffix)
     return name
 
 

@@ -235,7 +235,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     info = record.get("info") if isinstance(record.get("info"), dict) else {}
     replay = _replay(record)
     statement = replay.get("problem_statement") if isinstance(replay.get("problem_statement"), dict) else {}
-    stem = file_stem(ctx.source, (".traj.json", ".json", ".traj"))
+    stem = file_stem(ctx.source, (".json", ".traj"))
     task_id = str(statement.get("id") or stem)
     steps = []
     for entry in entries:
