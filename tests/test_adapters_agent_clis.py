@@ -685,3 +685,15 @@ def test_claude_code_odd_ids_do_not_lose_the_session(tmp_path: Path) -> None:
     path.write_text("".join(json.dumps(line) + "\n" for line in lines))
     [result] = read_dump(path, tenant="acme")
     assert result.ok and result.trajectory.task == "fix the bug" and "summary" not in result.trajectory.metadata
+
+
+def test_openhands_resolver_line_without_history_is_rejected_alone(tmp_path: Path) -> None:
+    """A bad line of a resolver output.jsonl is its own rejection; the other lines stay runs (review finding)."""
+    real = FIXTURES / "openhands" / ".real" / "resolver" / "output.jsonl"
+    lines = [json.loads(line) for line in real.read_text().splitlines() if line.strip()]
+    lines[1]["history"] = None
+    path = tmp_path / "output.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    results = list(read_dump(path, tenant="acme"))
+    assert [r.trajectory.task.split("\n")[0] for r in results if r.ok] == ["Add MIT license"]
+    assert [r.error for r in results if not r.ok] == ["issue resolver line without 'history' (a list of events)"]

@@ -18,11 +18,25 @@ from ._common import as_dict, as_list, short
 from ._spans.outcome import error_outcome
 
 
+def names_an_issue(record: Any) -> bool:
+    """A line that is the resolver's by its first field, whatever else it holds (one run per line)."""
+    issue = record.get("issue") if isinstance(record, dict) else None
+    return isinstance(issue, dict) and "number" in issue and "repo" in issue
+
+
 def is_output(record: Any) -> bool:
     """A line of the issue resolver's ``output.jsonl`` (``ResolverOutput``): one issue's run, its events flat."""
-    issue = record.get("issue") if isinstance(record, dict) else None
-    return isinstance(issue, dict) and "number" in issue and "repo" in issue and \
-        isinstance(record.get("history"), list) and isinstance(record.get("instruction"), str) and "success" in record
+    return names_an_issue(record) and isinstance(record.get("history"), list) and \
+        isinstance(record.get("instruction"), str) and "success" in record
+
+
+def missing(record: dict[str, Any]) -> str:
+    """What a line naming an issue lacks to be a resolver run: the reason it is rejected."""
+    wants = {"history": "a list of events", "instruction": "a string", "success": "a verdict"}
+    absent = [f"'{k}' ({what})" for k, what in wants.items()
+              if not (isinstance(record.get(k), list) if k == "history" else
+                      isinstance(record.get(k), str) if k == "instruction" else k in record)]
+    return "issue resolver line without " + ", ".join(absent)
 
 
 def task(record: dict[str, Any]) -> str | None:

@@ -142,7 +142,7 @@ def matches(record: Any) -> bool:
 def split(document: Any):
     """A file is one run, except an evaluation or resolver ``output.jsonl``: one run per line (instance, issue)."""
     if isinstance(document, list) and document and all(
-            _is_eval_output(line) or resolver_line.is_output(line) for line in document):
+            _is_eval_output(line) or resolver_line.names_an_issue(line) for line in document):
         yield from ((f"record {n}", line) for n, line in enumerate(document, 1))
     else:
         yield "file", document
@@ -155,6 +155,8 @@ def _events(document: Any) -> list[dict[str, Any]]:
         document = document["history"]
     elif resolver_line.is_output(document):
         return _flat_events(document["history"])  # a resolver that crashed wrote no history: a run without steps
+    elif resolver_line.names_an_issue(document):
+        raise RecordError(resolver_line.missing(document))
     elif isinstance(document, dict):
         document = [document]
     if not isinstance(document, list):
