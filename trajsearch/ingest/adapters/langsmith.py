@@ -238,7 +238,8 @@ def _node(run: dict[str, Any], seq: int) -> Node:
             args = decode(next(iter(inputs.values())), literal=True)  # LangChain records str(kwargs) as "input"
         node.arguments = args
         result, result_call, result_error = _tool_output(outputs)
-        node.result = result_text(result) if result not in ({}, None) else None  # a failed tool's outputs are {}
+        failed = bool(node.error or result_error)
+        node.result = None if failed and result in ({}, None) else result_text(result)  # a raise leaves outputs {}
         extra = run.get("extra") if isinstance(run.get("extra"), dict) else {}
         meta = extra.get("metadata") if isinstance(extra.get("metadata"), dict) else {}
         node.call_id = call_id(meta.get("tool_call_id") or result_call)

@@ -183,7 +183,7 @@ def node_from_log(log: dict[str, Any], seq: int) -> tuple[str, Node] | None:
     if not trace or not span_id:
         raise RecordError(f"log event {name!r} has no trace_id/span_id: it cannot be joined to its span")
     body = _event_body(log.get("body"))
-    info = {"event": name, "llo": llo is not None or None}
+    info: dict[str, Any] = {"event": name, **({"llo": True} if llo is not None else {})}
     if name == "gen_ai.choice":
         info.update({"index": body.get("index"), "finish_reason": body.get("finish_reason")})
     when = span_time(log.get("timeUnixNano") or log.get("timestamp") or log.get("observedTimeUnixNano")
