@@ -17,7 +17,7 @@ import re
 from typing import Any
 
 from .._common import RecordError
-from .._spans import Node, one_node_per_id, start_order
+from .._spans import Node, ancestors, one_node_per_id, start_order
 from .._vendor import call_args_text, decode, first_user_text, instruction, is_empty, output_dicts
 from .observations import INFO_RAW, INFO_TARGET, INFO_THOUGHT, INFO_TYPE, observation_node
 
@@ -86,11 +86,7 @@ def one_model_call(group: list[Node]) -> None:
 
 def _outer_generation(node: Node, by_id: dict[str, Node]) -> Node | None:
     """The nearest generation ``node`` is nested in (through spans), if any."""
-    parent, seen = by_id.get(node.parent or ""), set()
-    while parent is not None and parent.role != "llm" and parent.id not in seen:
-        seen.add(parent.id)
-        parent = by_id.get(parent.parent or "")
-    return parent if parent is not None and parent.role == "llm" else None
+    return next((a for a in ancestors(node, by_id) if a.role == "llm"), None)
 
 
 def _call_wrappers(group: list[Node], by_id: dict[str, Node]) -> list[Node]:
@@ -142,13 +138,7 @@ def _answer_of_last_call(wrapper: Node, group: list[Node], by_id: dict[str, Node
 
 
 def _inside(node: Node, ancestor: Node, by_id: dict[str, Node]) -> bool:
-    parent, seen = by_id.get(node.parent or ""), set()
-    while parent is not None and parent.id not in seen:
-        if parent is ancestor:
-            return True
-        seen.add(parent.id)
-        parent = by_id.get(parent.parent or "")
-    return False
+    return any(a is ancestor for a in ancestors(node, by_id))
 
 
 def react_steps(group: list[Node]) -> None:

@@ -48,7 +48,7 @@ from trajsearch.model import Failure, Outcome, Trajectory
 from .. import _prompts
 from .._common import Context, RecordError, build, clip_step_text, clip_task, safe_id, short
 from .messages import first_user_text, is_object_repr, task_from_input
-from .nodes import Evaluation, Message, Node, maybe_json, start_order, when
+from .nodes import Evaluation, Message, Node, ancestors, maybe_json, start_order, when
 from .outcome import error_outcome, outcome_from
 
 
@@ -361,13 +361,8 @@ def _leads_to(node: Node, call: Node | None, order: list[tuple[Node, int]]) -> b
     model handed out later)."""
     if call is None:
         return True
-    by_id = {n.id: n for n, _ in order}
-    parent, seen = by_id.get(call.parent or ""), set()
-    while parent is not None and parent.id not in seen:
-        if parent is node:
-            return True
-        seen.add(parent.id)
-        parent = by_id.get(parent.parent or "")
+    if any(a is node for a in ancestors(call, {n.id: n for n, _ in order})):
+        return True
     return node.start is not None and call.start is not None and node.start <= call.start
 
 

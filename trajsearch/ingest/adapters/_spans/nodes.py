@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 ROLES = ("agent", "llm", "tool", "retriever", "chain", "evaluator", "other")
 
@@ -169,6 +169,15 @@ def when(seconds: float | None) -> datetime | None:
         return datetime.fromtimestamp(seconds, tz=timezone.utc) if seconds else None
     except (OverflowError, OSError, ValueError):  # a timestamp beyond any calendar is no timestamp
         return None
+
+
+def ancestors(node: Node, by_id: dict[str, Node]) -> Iterator[Node]:
+    """The nodes above ``node``, nearest first (each once: a parent cycle ends the walk)."""
+    parent, seen = by_id.get(node.parent or ""), {node.id}
+    while parent is not None and parent.id not in seen:
+        yield parent
+        seen.add(parent.id)
+        parent = by_id.get(parent.parent or "")
 
 
 def start_order(node: Node) -> tuple[float, int]:
