@@ -395,6 +395,8 @@ def test_gemini_cli_checkpoint_history_is_a_run() -> None:
     assert len(run.steps) == 51 and sum(1 for s in run.steps if s.error) == 5
     assert {"read_file", "replace", "run_shell_command"} <= {s.action for s in run.steps}
     assert run.outcome is Outcome.unknown and len(run.metadata["user_prompts"]) == 5  # the later prompts
+    denied = next(s for s in run.steps if s.error and s.action == "run_shell_command")
+    assert denied.error == "[Operation Cancelled] Reason: User denied execution."  # the whole text, not its "["
 
 
 def test_openhands_function_calling_run() -> None:
@@ -697,3 +699,17 @@ def test_openhands_resolver_line_without_history_is_rejected_alone(tmp_path: Pat
     results = list(read_dump(path, tenant="acme"))
     assert [r.trajectory.task.split("\n")[0] for r in results if r.ok] == ["Add MIT license"]
     assert [r.error for r in results if not r.ok] == ["issue resolver line without 'history' (a list of events)"]
+
+
+def test_gemini_cli_resumed_session_keeps_its_times_model_and_errors() -> None:
+    """A resume rewrites the history with its own time and no model (real gemini-cli 0.61.0 recording)."""
+    path = FIXTURES / "gemini-cli" / ".real" / "session-2026-12-02T00-55-7b961b3c.jsonl"
+    [run] = [r.trajectory for r in read_dump(path, tenant="acme")]
+    assert run.task == "Fix the greeting in main.py to say hello, then read missing.txt"
+    assert run.model_id == "gemini-3.8-flash"
+    assert run.created_at == datetime(2026, 12, 2, 0, 55, 43, 233000, tzinfo=timezone.utc)  # the first start
+    assert [s.action for s in run.steps] == ["replace", "read_file", "respond", "read_file", "respond"]
+    missing = run.steps[1]
+    assert missing.error == missing.observation == "File not found: /tmp/fmtcheck15/work/proj6/missing.txt"
+    assert len({s.started_at for s in run.steps}) == 5  # each when it happened, not all at the resume
+    assert run.metadata["user_prompts"] == ["What is on line 2 of notes.txt?"]

@@ -18,7 +18,10 @@ Three layouts, all read:
   written again with the same ``id`` replaces the earlier copy in place),
   ``{"$set": {...}}`` metadata updates (a ``messages`` list there is a
   checkpoint that replaces the history) and ``{"$rewindTo": id}`` (drops that
-  message and everything after it), replayed here as the CLI's loader does.
+  message and everything after it), replayed here as the CLI's loader does. A
+  resume writes the header again and the history back, stamped with its own time
+  and without models: the session keeps its first start, and each message the
+  time and model it was first recorded with.
 
 Mapping
 - task: the first ``user`` message whose text (its ``displayContent`` -- what
@@ -127,8 +130,9 @@ def _replay(document: Any) -> tuple[dict[str, Any], list[dict[str, Any]]]:
             if isinstance(msg, dict):
                 messages[str(as_key(msg.get("id")) or f"#{n}")] = msg
         return meta, list(messages.values())
-    meta = {}
-    messages = {}
+    meta: dict[str, Any] = {}
+    messages: dict[str, dict[str, Any]] = {}
+    first: dict[str, dict[str, Any]] = {}  # each message as first recorded, by id
     for n, rec in enumerate(as_records(document, "Gemini CLI recording")):
         if isinstance(rec.get("$rewindTo"), str):
             ids = list(messages)
@@ -137,17 +141,33 @@ def _replay(document: Any) -> tuple[dict[str, Any], list[dict[str, Any]]]:
         elif isinstance(rec.get("$set"), dict):
             update = rec["$set"]
             if isinstance(update.get("messages"), list):
-                messages = {str(as_key(m.get("id")) or f"#{n}.{i}"): m for i, m in enumerate(update["messages"])
-                            if isinstance(m, dict)}
+                messages = _rebuilt(update["messages"], first, n)
             meta.update({k: v for k, v in update.items() if k != "messages"})
         elif isinstance(rec.get("id"), str) and ("type" in rec or "content" in rec):
             messages[rec["id"]] = rec
+            first.setdefault(rec["id"], rec)
         elif isinstance(rec.get("sessionId"), str):
+            start = meta.get("startTime")  # a resumed session writes its header again: it started at the first
             meta.update({k: v for k, v in rec.items() if k != "messages"})
+            meta["startTime"] = start or meta.get("startTime")
             for i, m in enumerate(as_list(rec.get("messages"))):
                 if isinstance(m, dict):
                     messages[str(as_key(m.get("id")) or f"#{n}.{i}")] = m
     return meta, list(messages.values())
+
+
+def _rebuilt(history: list[Any], first: dict[str, dict[str, Any]], n: int) -> dict[str, dict[str, Any]]:
+    """The history a resume writes back (``$set.messages``): every message stamped with the resume's time
+    and without its model, a call's response under the call's id. Each keeps its own key, and the time and
+    model it was first recorded with."""
+    out: dict[str, dict[str, Any]] = {}
+    for i, m in enumerate(m for m in history if isinstance(m, dict)):
+        key = str(as_key(m.get("id")) or f"#{n}.{i}")
+        was = first.get(key)
+        if was is not None and was.get("type") == m.get("type"):
+            m = {**m, "timestamp": was.get("timestamp", m.get("timestamp")), "model": m.get("model") or was.get("model")}
+        out[key if key not in out else f"{key}#{i}"] = m
+    return out
 
 
 def _parts(content: Any) -> list[dict[str, Any]]:
@@ -275,9 +295,9 @@ class _Recording(SessionSteps):
             if isinstance(response, dict):
                 step = self.by_call.get(str(response.get("id")))
                 if step is not None and step.get("observation") is None:
-                    text, errors = _response_text(response.get("response"))
-                    step["observation"] = text or None
-                    step["error"] = step.get("error") or (short(errors[0], 300) if errors else None)
+                    text, error = _response_text(response.get("response"))
+                    step["observation"] = text or error or None
+                    step["error"] = step.get("error") or (short(error, 300) if error else None)
                     step["ended_at"] = iso_time(message.get("timestamp"))
             elif isinstance(part.get("text"), str):
                 texts.append(part["text"])
