@@ -713,3 +713,15 @@ def test_gemini_cli_resumed_session_keeps_its_times_model_and_errors() -> None:
     assert missing.error == missing.observation == "File not found: /tmp/fmtcheck15/work/proj6/missing.txt"
     assert len({s.started_at for s in run.steps}) == 5  # each when it happened, not all at the resume
     assert run.metadata["user_prompts"] == ["What is on line 2 of notes.txt?"]
+
+
+def test_claude_code_background_agent_report_joins_its_call() -> None:
+    """Claude Code 2.1 runs an Agent call in the background; its report comes as a task-notification (real CLI)."""
+    path = FIXTURES / "claude-code" / ".real" / "143b8ac3-becf-41e0-a3ab-73a4d00f4b54.jsonl"
+    [run] = [r.trajectory for r in read_dump(path, tenant="acme")]
+    [agent] = [s for s in run.steps if s.action == "Agent"]
+    assert agent.observation.startswith("Async agent launched successfully.")
+    assert agent.observation.endswith("\nnotes.txt has 3 lines.")  # the subagent's report
+    [bash] = [s for s in run.steps if s.action == "Bash" and s.error]
+    assert bash.error == "hello (exit code 2)"
+    assert run.outcome is Outcome.infra_error and run.model_id == "claude-opus-5-5"
