@@ -725,3 +725,11 @@ def test_claude_code_background_agent_report_joins_its_call() -> None:
     [bash] = [s for s in run.steps if s.action == "Bash" and s.error]
     assert bash.error == "hello (exit code 2)"
     assert run.outcome is Outcome.infra_error and run.model_id == "claude-opus-5-5"
+
+
+def test_codex_window_full_mark_is_not_the_runs_token_count() -> None:
+    """After context_length_exceeded Codex writes total_tokens = the context window (real codex 0.171.0 rollout)."""
+    path = FIXTURES / "codex-cli" / ".real" / "rollout-2026-12-02T00-54-18-01a2343e-c43a-71b0-8325-96dd5e2db5fe.jsonl"
+    [run] = [r.trajectory for r in read_dump(path, tenant="acme")]
+    assert run.metadata["total_tokens"] == 4300
+    assert run.outcome is Outcome.infra_error and any(s.error for s in run.steps)

@@ -76,7 +76,7 @@ from ._agent_cli import (
     session_trajectory,
     whole_file,
 )
-from ._common import Context, RecordError, short
+from ._common import Context, RecordError, as_dict, short
 
 NAME = "codex-cli"
 #: A file is one session: the reader hands over all its lines at once.
@@ -353,9 +353,9 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     models = [str(c["model"]) for c in contexts if c.get("model")]
     models = models or ([str(meta["model"])] if meta.get("model") else [])
     sandbox = first_ctx.get("sandbox_policy")
-    tokens = next((e["info"]["total_token_usage"].get("total_tokens") for e in reversed(events)
-                   if e.get("type") == "token_count" and isinstance(e.get("info"), dict)
-                   and isinstance(e["info"].get("total_token_usage"), dict)), None)
+    tokens = next((usage.get("total_tokens") for e in reversed(events) if e.get("type") == "token_count"
+                   and (usage := as_dict(as_dict(e.get("info")).get("total_token_usage")))
+                   and (usage.get("input_tokens") or usage.get("output_tokens"))), None)  # not the "window full" mark
     metadata: dict[str, Any] = {
         "source_format": NAME,
         "session_id": str(session_id),
