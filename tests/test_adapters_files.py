@@ -414,3 +414,14 @@ def test_file_stems_that_run_ids_are_made_of_stay_as_each_adapter_cut_them(name:
     from trajsearch.ingest.adapters._common import file_stem
 
     assert file_stem(Path(name), suffixes) == stem
+
+
+def test_mini_swe_agent_cli_submission_is_the_last_steps_result_not_an_error() -> None:
+    """The 2.x CLI answers the submitting call with an 'action was not executed' placeholder (real 2.4.6 run)."""
+    [run] = [r.trajectory for r in read_dump(FIXTURES / "mini-swe-agent/.real/mini-2.4.6-toolcall-submission.traj.json",
+                                            tenant="acme")]
+    submit = run.steps[-1]
+    assert submit.arguments == {"command": "echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT && cat patch.txt"}
+    assert submit.error is None and submit.observation.startswith("diff --git a/hello.py b/hello.py")
+    assert [s.index for s in run.steps if s.error] == [1]  # the cat of a missing file, only
+    assert run.outcome.value == "success"

@@ -5,7 +5,8 @@ tool call, or the one command of a text turn, opens a step; a tool reply
 (by call id, else the oldest unanswered call) or the next user message
 closes it as the observation; a user message answering no action is a nudge
 of its own; the final ``exit`` message is the last pending step's
-observation. It reads messages through ``messages`` and commands and their
+observation (also of a submitting call the interactive agent answered with its
+"action was not executed" placeholder). It reads messages through ``messages`` and commands and their
 errors through ``commands``, so it is only about the order of a conversation.
 """
 
@@ -20,6 +21,9 @@ from .messages import message_time, normalise
 
 _THOUGHT_LABEL = re.compile(r"^\s*THOUGHT:\s*")
 _FORMAT_ERROR = re.compile(r"<error>\s*(.*?)\s*</error>", re.S)
+#: The reply the interactive agent (the 2.x ``mini`` CLI) gives a call still open when the run ends: the submitting
+#: command did run, and its output is the exit message's submission.
+_NOT_RUN = "action was not executed"
 
 
 def steps_of(messages: list[Any], exit_status: str | None, regexes: tuple[str, ...], *, submitted: bool) -> list[dict]:
@@ -82,6 +86,7 @@ def steps_of(messages: list[Any], exit_status: str | None, regexes: tuple[str, .
             step = by_call_id.pop(msg.get("call_id"), None) or pending()
             if step is not None:
                 reply(step, content, extra, when)
+                step["_not_run"] = extra.get("exception_info") == _NOT_RUN
         elif role == "user":
             step = pending() or (steps[-1] if steps and steps[-1].get("observation") is None else None)
             if step is not None:
@@ -99,11 +104,15 @@ def steps_of(messages: list[Any], exit_status: str | None, regexes: tuple[str, .
                 })
         elif role == "exit":
             step = pending()
+            if step is None and submitted and steps and steps[-1].get("_not_run"):
+                step = steps[-1]  # the submitting call, answered with a placeholder before the exit (2.x CLI)
+                step["error"] = None
             if step is not None:
                 step["observation"] = clip_step_text(content)
                 if not submitted:
                     step["error"] = short(content) if content else exit_status
     for index, step in enumerate(steps):
+        step.pop("_not_run", None)
         step["index"] = index
         if isinstance(step.get("thought"), str):
             step["thought"] = clip_step_text(step["thought"])
