@@ -653,3 +653,20 @@ def test_agents_sdk_guardrail_name_of_an_odd_type_is_no_crash(tmp_path: Path) ->
     path.write_text("".join(json.dumps(line) + "\n" for line in lines))
     [run] = [r.trajectory for r in read_dump(path, tenant="acme", fmt="openai-agents")]
     assert run.outcome.value == "failure" and run.failure.error == "Guardrail tripwire triggered: ['a']"
+
+
+def test_langgraph_tool_spans_give_the_tool_message_content_and_the_models_arguments() -> None:
+    """OpenInference's LangChain TOOL spans hold the whole ToolMessage and LangChain's single input (real run)."""
+    path = FIXTURES / "openinference" / ".real" / "langgraph-react-agent.otlp.json"
+    [run] = [r.trajectory for r in read_dump(path, tenant="acme")]
+    weather, population = run.steps[0], run.steps[1]
+    assert (weather.action, weather.arguments, weather.observation) == ("get_weather", {"city": "Paris"}, "Sunny, 22 C in Paris")
+    assert population.arguments == {"city": "Paris"} and "population database unavailable" in population.error
+
+
+def test_strands_latest_conventions_results_are_text_not_content_blocks() -> None:
+    """gen_ai.tool.call.result holds Strands' content blocks as JSON (real strands-agents 1.62 run)."""
+    path = FIXTURES / "otel-genai" / ".real" / "strands-latest-conventions.otlp.json"
+    [run] = [r.trajectory for r in read_dump(path, tenant="acme")]
+    assert [s.observation for s in run.steps[:2]] == [
+        "Sunny, 22 C in Paris", "Error: population database unavailable for Paris"]

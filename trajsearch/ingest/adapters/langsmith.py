@@ -61,6 +61,7 @@ from trajsearch.model import Trajectory
 from ._common import Context, RecordError, decisive_line
 from ._spans import Node, iso_seconds, one_node_per_id, start_order, text_of
 from ._spans import trajectory_id as _span_trajectory_id
+from ._spans.messages import tool_message
 from ._vendor import (
     Score,
     as_list,
@@ -191,16 +192,12 @@ def _tool_output(outputs: Any) -> tuple[Any, str | None, str | None]:
     out = outputs
     if isinstance(out, dict) and out and set(out) <= {"output", "documents"}:
         out = next(iter(out.values()))
-    decoded = decode(out)
-    if isinstance(decoded, dict):
-        msg = decoded
-        if isinstance(msg.get("kwargs"), dict) and isinstance(msg.get("id"), list) and msg["id"]:  # "lc" form
-            msg = dict(msg["kwargs"], type=str(msg["id"][-1]).lower().removesuffix("message"))
-        if "content" in msg and (msg.get("type") == "tool" or "tool_call_id" in msg):
-            content = decode(msg["content"])
-            error = text_of(content) if str(msg.get("status") or "").lower() == "error" else None
-            return content, call_id(msg.get("tool_call_id")), error
-    return out, None, None
+    found = tool_message(decode(out))
+    if found is None:
+        return out, None, None
+    content, call, failed = found
+    content = decode(content)
+    return content, call_id(call), text_of(content) if failed else None
 
 
 def _model(run: dict[str, Any], inputs: Any, outputs: Any) -> str | None:

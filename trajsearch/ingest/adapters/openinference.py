@@ -15,7 +15,9 @@ Mapping
 - steps: one per ``TOOL`` span: action = ``tool.name``, arguments = the call's
   ``input.value`` (JSON-decoded; ``tool.parameters`` when there is no input:
   OpenInference defines it as the tool's parameter schema, some tracers put the
-  call's arguments there), observation = ``output.value``, id = ``tool.id``,
+  call's arguments there; the model's arguments by name where the tool recorded a
+  bare value, as LangChain does), observation = ``output.value`` (a LangChain
+  ``ToolMessage``'s content, its ``status: error`` the step's error), id = ``tool.id``,
   error = the ``exception`` event or the ERROR status message. ``RETRIEVER``
   spans: action = span name, observation = the ``retrieval.documents``
   contents. The thought of a tool step is the text of the ``LLM`` span whose

@@ -26,7 +26,9 @@ import re
 from dataclasses import asdict
 from typing import Any
 
+from .._common import short
 from .._spans import Evaluation, Message, Node, indexed, maybe_json, normalise_message, normalise_messages, text_of
+from .._spans.messages import result_text, tool_message
 from .events import event_messages, span_event_messages, system_message, tool_io
 from .shapes import span_events, span_ids, span_status
 from .values import attributes, clean_ids, span_time
@@ -262,6 +264,12 @@ def node_from_span(span: dict[str, Any], resource: dict[str, Any], seq: int) -> 
         result = _first(attrs, "gen_ai.output", "tool_response", "gcp.vertex.agent.tool_response", "traceloop.entity.output")
     if result is None:
         result = attrs.get("output.value")
+    failed_tool = False
+    if role == "tool" and (said := tool_message(result)) is not None:  # LangChain's ToolMessage, whole
+        result, message_call, failed_tool = said
+        call_of_message = message_call
+    else:
+        call_of_message = None
     if role == "retriever" and result is None:
         docs = indexed(attrs, "retrieval.documents.")
         result = "\n".join(text_of(d.get("document.content")) for d in docs) or None
@@ -280,10 +288,10 @@ def node_from_span(span: dict[str, Any], resource: dict[str, Any], seq: int) -> 
     node = Node(
         id=span_id, parent=parent, role=role, name=name, start=start, end=end, seq=seq,
         tool=str(tool) if tool else None,
-        call_id=_first(attrs, "gen_ai.tool.call.id", "tool.id", "tool_call.id"),
+        call_id=_first(attrs, "gen_ai.tool.call.id", "tool.id", "tool_call.id") or call_of_message,
         arguments=maybe_json(arguments),
-        result=text_of(maybe_json(result)) if result is not None else None,
-        error=span_error(attrs, events, failed, message),
+        result=result_text(result) if result is not None else None,
+        error=span_error(attrs, events, failed, message) or (short(result_text(result), 600) if failed_tool else None),
         input_messages=inputs, output_messages=outputs,
         input_text=text_of(input_text) if input_text is not None else None,
         output_text=text_of(attrs.get("output.value")) if attrs.get("output.value") is not None else None,

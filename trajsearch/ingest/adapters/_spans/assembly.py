@@ -256,7 +256,11 @@ def assemble(nodes: list[Node], *, what: str = "trace", task: str | None = None)
             if match:
                 pending.remove(match)
                 thought = match["thought"]
-            arguments = node.arguments if node.arguments is not None else (match or {}).get("call", {}).get("arguments")
+            asked = maybe_json((match or {}).get("call", {}).get("arguments"))
+            # the model's arguments by name where the tool recorded a bare value (LangChain's single input)
+            arguments = asked if node.arguments is None or (isinstance(asked, dict) and asked
+                                                             and not isinstance(node.arguments, (dict, list))) \
+                else node.arguments
             step = add_step({
                 "thought": thought, "action": name[:200], "arguments": maybe_json(arguments),
                 "observation": clip_step_text(node.result) if node.result is not None else None,

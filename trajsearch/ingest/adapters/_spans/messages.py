@@ -115,7 +115,7 @@ def normalise_message(raw: Any) -> Message | None:
                 msg.calls.append({"id": part.get("id"), "name": part.get("name"), "arguments": maybe_json(part.get("arguments"))})
             elif kind == "tool_call_response":
                 msg.call_id = part.get("id")
-                texts.append(text_of(part.get("response", part.get("result"))))
+                texts.append(result_text(part.get("response", part.get("result"))))
         msg.text = "\n".join(t for t in texts if t)
         return msg
     msg.text, msg.reasoning = _content_text(raw.get("content"))
@@ -252,3 +252,27 @@ def is_object_repr(text: str) -> bool:
     additional_kwargs={} ...``) or ``<module.Class object at 0x...>``."""
     text = text.strip()
     return bool(_OBJECT_AT.search(text)) or (bool(_FIELD.match(text)) and len(_FIELD.findall(text)) >= 3)
+
+
+def tool_message(value: Any) -> tuple[Any, str | None, bool] | None:
+    """(content, call id, failed) of a LangChain ``ToolMessage`` in any of its serialised forms (flat,
+    ``{"type": "tool", "data": {...}}``, ``lc``), as tracers record a tool's output; None for anything else."""
+    msg = maybe_json(value)
+    if not isinstance(msg, dict):
+        return None
+    if isinstance(msg.get("kwargs"), dict) and isinstance(msg.get("id"), list) and msg["id"]:  # "lc" form
+        msg = dict(msg["kwargs"], type=str(msg["id"][-1]).lower().removesuffix("message"))
+    elif isinstance(msg.get("data"), dict) and "type" in msg:
+        msg = dict(msg["data"], type=msg["type"])
+    if "content" in msg and (msg.get("type") == "tool" or "tool_call_id" in msg):
+        call = msg.get("tool_call_id")
+        return msg["content"], str(call) if call else None, str(msg.get("status") or "").lower() == "error"
+    return None
+
+
+def result_text(value: Any) -> str:
+    """A tool result as text: content parts (``[{"text": ...}]``, what Strands records) joined, else as is."""
+    decoded = maybe_json(value)
+    if isinstance(decoded, list) and decoded and all(isinstance(p, dict) and "text" in p for p in decoded):
+        return _content_text(decoded)[0]
+    return text_of(decoded)
