@@ -670,3 +670,14 @@ def test_strands_latest_conventions_results_are_text_not_content_blocks() -> Non
     [run] = [r.trajectory for r in read_dump(path, tenant="acme")]
     assert [s.observation for s in run.steps[:2]] == [
         "Sunny, 22 C in Paris", "Error: population database unavailable for Paris"]
+
+
+def test_spans_and_their_logs_named_one_by_one_are_read_together() -> None:
+    """`ingest traces.json logs.json` joins them as a folder of both does (review of real openai-v2 output)."""
+    from trajsearch.ingest.preview import preview
+
+    directory = V2 / "otlp-one-trace"
+    [joined] = preview([directory / "traces.json", directory / "logs.json"], tenant="acme")
+    [folder] = preview([directory], tenant="acme")
+    assert (joined.runs, joined.task, joined.tools) == (folder.runs, folder.task, folder.tools) == (
+        1, one_run(directory).task, folder.tools)

@@ -39,7 +39,7 @@ from .adapters._common import DEFAULT_SUCCESS_THRESHOLD
 from .checkpoint import Checkpoint, DeadLetter, job_id
 from .outcomes import OutcomeTable
 from ..indexer import IngestReport, Marker
-from .read import DistinctIds, Parsed, ReadOptions, Unit, fingerprint, make_context, plan_units, read_unit
+from .read import DistinctIds, Parsed, ReadOptions, Unit, fingerprint, make_context, plan_inputs, read_unit
 
 log = logging.getLogger(__name__)
 
@@ -170,7 +170,7 @@ def run_ingest(
     ctx = make_context(job.paths[0] if job.paths else ".", tenant=job.tenant, defaults=job.defaults,
                        success_threshold=job.success_threshold)
     outcomes = OutcomeTable.load(job.outcomes) if job.outcomes else None
-    units: list[Unit] = [u for p in job.paths for u in plan_units(p, job.fmt)]
+    units: list[Unit] = plan_inputs(job.paths, job.fmt)
     ident = identity(job, *ts.location)
     state_dir = Path(job.state_dir or home() / "ingest")
     ckpt_path, dl_path = default_paths(state_dir, ident, job.shard)

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping
 
 from .adapters._common import DEFAULT_SUCCESS_THRESHOLD
-from .read import DistinctIds, Parsed, ReadOptions, make_context, plan_units, read_unit
+from .read import DistinctIds, Parsed, ReadOptions, make_context, plan_inputs, read_unit
 
 
 @dataclass
@@ -93,7 +93,7 @@ def preview(
     ctx = make_context(paths[0] if paths else ".", tenant=tenant, defaults=defaults,
                        success_threshold=success_threshold)
     options = ReadOptions(group_by=group_by, outcomes=outcomes)
-    units = [u for p in paths for u in plan_units(p, fmt)]
+    units = plan_inputs(paths, fmt)
     distinct = DistinctIds()
 
     def items() -> Iterator[Parsed]:

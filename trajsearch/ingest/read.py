@@ -22,7 +22,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Callable, Iterator, Mapping
+from typing import Any, Callable, Iterable, Iterator, Mapping
 
 from pydantic import ValidationError
 
@@ -207,6 +207,27 @@ def plan_units(path: str | Path, fmt: str | None = None) -> list[Unit]:
             units.append(Unit(str(file), file_fmt, (file,)))
     for span_fmt, files in spans.items():
         units.append(Unit(f"{p}#{span_fmt}", span_fmt, tuple(files)))
+    return units
+
+
+def plan_inputs(paths: Iterable[str | Path], fmt: str | None = None) -> list[Unit]:
+    """The units of several inputs: as :func:`plan_units` each, except that the span files of one format
+    are read together across all the inputs (a trace's spans and its log records often sit in files
+    named one by one, ``ingest spans.json logs.json``, and join only when read together)."""
+    units: list[Unit] = []
+    spans: dict[str, list[Unit]] = {}
+    for unit in (u for p in paths for u in plan_units(p, fmt)):
+        if unit.error is None and unit.grouped:
+            spans.setdefault(unit.fmt, []).append(unit)  # type: ignore[arg-type]
+        else:
+            units.append(unit)
+    for span_fmt, group in spans.items():
+        if len(group) == 1:
+            units.append(group[0])
+        else:  # a key of its own, stable for the same inputs (the checkpoint resumes by it)
+            digest = hashlib.sha1("\n".join(u.key for u in group).encode()).hexdigest()[:12]
+            units.append(Unit(f"{group[0].key}+{len(group) - 1}#{span_fmt}#{digest}", span_fmt,
+                              tuple(f for u in group for f in u.files)))
     return units
 
 
