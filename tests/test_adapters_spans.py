@@ -681,3 +681,10 @@ def test_spans_and_their_logs_named_one_by_one_are_read_together() -> None:
     [folder] = preview([directory], tenant="acme")
     assert (joined.runs, joined.task, joined.tools) == (folder.runs, folder.task, folder.tools) == (
         1, one_run(directory).task, folder.tools)
+
+
+def test_a_tool_error_that_says_unavailable_is_a_failure_not_infrastructure() -> None:
+    """"unavailable" alone is no service outage: a ValueError raised by a tool ended the run (real pydantic-ai run)."""
+    [run] = [r.trajectory for r in read_dump(FIXTURES / "otel-genai" / ".real" / "pydantic-ai-tool-raises.otlp.json",
+                                            tenant="acme")]
+    assert run.outcome is Outcome.failure and "population database unavailable" in run.failure.error

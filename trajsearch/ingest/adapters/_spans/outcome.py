@@ -30,7 +30,8 @@ OUTCOME_METRICS = frozenset(
      "task_completion", "task_completed", "goal_completion", "solved"}
 )
 _INFRA = re.compile(
-    r"time.?out|timed out|rate.?limit|\b429\b|\b5\d\d\b|unavailable|connection|internal.?server|overloaded|"
+    r"time.?out|timed out|rate.?limit|\b429\b|\b5\d\d\b|(?:service|server|temporarily)\W?unavailable|connection|"
+    r"internal.?server|overloaded|"
     r"apierror|api_error|service.?error|gateway",
     re.I,
 )
