@@ -733,3 +733,18 @@ def test_codex_window_full_mark_is_not_the_runs_token_count() -> None:
     [run] = [r.trajectory for r in read_dump(path, tenant="acme")]
     assert run.metadata["total_tokens"] == 4300
     assert run.outcome is Outcome.infra_error and any(s.error for s in run.steps)
+
+
+def test_gemini_cli_headless_stream_json_is_a_run_of_its_turn() -> None:
+    """gemini -p --output-format stream-json holds the prompt, calls, results and answer (real 0.61.0 stdout)."""
+    [run] = [r.trajectory for r in read_dump(FIXTURES / "gemini-cli" / ".real" / "headless-stream-json.jsonl",
+                                            tenant="acme")]
+    assert run.trajectory_id == "gemini-cli.6063c588-98d5-459d-9224-7f4455d84eb5.turn-76f091d786"
+    assert run.task == "List the files here, show me notes.txt, and also try to cat missing.txt"
+    assert [(s.action, s.arguments.get("command")) for s in run.steps[:3]] == [
+        ("run_shell_command", "ls"), ("run_shell_command", "cat notes.txt"), ("run_shell_command", "cat missing.txt")]
+    assert run.steps[0].thought == "Let me list the files." and run.steps[1].observation == "alpha\nbeta\ngamma"
+    assert run.steps[-1].action == "respond" and run.outcome is Outcome.unknown
+    [failed] = [r.trajectory for r in read_dump(FIXTURES / "gemini-cli" / ".real" / "headless-stream-json-api-error.jsonl",
+                                               tenant="acme")]
+    assert failed.outcome is Outcome.infra_error and "exceeds the maximum number of tokens" in failed.failure.error

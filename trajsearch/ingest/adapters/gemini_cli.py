@@ -1,4 +1,6 @@
-"""``gemini-cli``: Gemini CLI chat recordings, ``~/.gemini/tmp/<project hash>/chats/session-*.json[l]``.
+"""``gemini-cli``: Gemini CLI chat recordings (``~/.gemini/tmp/<hash>/chats/session-*.json[l]``) and stream-json output.
+
+The headless ``--output-format stream-json`` output (one ``gemini -p`` turn) is read by ``_gemini_stream``.
 
 Source read: google-gemini/gemini-cli ``packages/core/src/services/chatRecordingService.ts``
 and ``chatRecordingTypes.ts`` (``ConversationRecord``, ``MessageRecord``,
@@ -75,6 +77,7 @@ from ._agent_cli import (
     session_trajectory,
     whole_file,
 )
+from . import _gemini_stream as headless
 from ._common import Context, RecordError, as_list, decisive_line, file_stem, safe_id, short
 
 NAME = "gemini-cli"
@@ -112,7 +115,7 @@ def _is_content(record: Any) -> bool:
 
 def matches(record: Any) -> bool:
     return (isinstance(record, dict) and isinstance(record.get("sessionId"), str) and isinstance(
-        record.get("projectHash"), str)) or _is_content(record)
+        record.get("projectHash"), str)) or _is_content(record) or headless.is_stream(record)
 
 
 split = whole_file
@@ -358,6 +361,8 @@ class _Recording(SessionSteps):
 
 
 def to_trajectory(record: Any, ctx: Context) -> Trajectory:
+    if isinstance(record, list) and record and headless.is_stream(record[0]):
+        return headless.to_trajectory(record, ctx)
     meta, messages = _replay(record)
     if not messages:
         raise RecordError("no messages in this Gemini CLI recording")

@@ -1,0 +1,88 @@
+"""Gemini CLI's headless ``--output-format stream-json`` output, for the ``gemini-cli`` adapter.
+
+One JSON event per line (the CLI's ``JsonStreamEventType``): ``init`` (``session_id``,
+``model``, often "auto"), ``message`` (``role`` user | assistant, ``content``; the assistant's
+text arrives in ``delta`` chunks), ``tool_use`` (``tool_name``, ``tool_id``, ``parameters``),
+``tool_result`` (``tool_id``, ``status`` success | error, ``output``, ``error.message``),
+``error`` (``severity``, ``message``: a warning or a non-fatal error) and ``result``
+(``status``, ``error``, ``stats.models`` by name). Unlike Claude Code's and Codex's headless
+streams it holds the prompt, so it is a run: the turn one ``gemini -p`` answered. Its id names
+the session and that turn (``gemini-cli.<session>.turn-<digest of the start and prompt>``), apart
+from the session file's run of the same session.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+from trajsearch.model import Trajectory
+
+from ._agent_cli import as_str, first_time, iso_time, prompt_list, session_trajectory
+from ._common import Context, RecordError, as_dict, short
+
+
+def is_stream(record: Any) -> bool:
+    """The stream's first event: ``{"type": "init", "timestamp", "session_id", "model"}``."""
+    return isinstance(record, dict) and record.get("type") == "init" and isinstance(record.get("session_id"), str) \
+        and "model" in record
+
+
+def to_trajectory(events: list[Any], ctx: Context) -> Trajectory:
+    init = as_dict(events[0])
+    prompts: list[str] = []
+    steps: list[dict[str, Any]] = []
+    by_call: dict[str, dict[str, Any]] = {}
+    said, said_at = "", None  # assistant text since the last tool call: that call's thought, or the answer
+    last_error, warnings, models = None, 0, {}
+
+    def answer() -> None:
+        nonlocal said
+        if said.strip():
+            steps.append({"action": "respond", "arguments": {"content": said.strip()}, "started_at": iso_time(said_at)})
+        said = ""
+
+    for event in (as_dict(e) for e in events[1:]):
+        kind, at = event.get("type"), event.get("timestamp")
+        if kind == "message" and event.get("role") == "user" and as_str(event.get("content")):
+            answer()
+            prompts.append(str(event["content"]).strip())
+        elif kind == "message" and event.get("role") == "assistant":
+            said_at = said_at if said.strip() else at
+            said += str(event.get("content") or "") if event.get("delta") else "\n" + str(event.get("content") or "")
+        elif kind == "tool_use":
+            step = {"thought": said.strip() or None, "action": str(event.get("tool_name") or "tool")[:200],
+                    "arguments": event.get("parameters"), "started_at": iso_time(at)}
+            said = ""
+            steps.append(step)
+            by_call[str(event.get("tool_id"))] = step
+        elif kind == "tool_result" and (step := by_call.get(str(event.get("tool_id")))) is not None:
+            error = as_str(as_dict(event.get("error")).get("message"))
+            output = event.get("output")
+            step["observation"] = (output if isinstance(output, str) else json.dumps(output) if output else None) or error
+            step["error"] = short(error, 300) if event.get("status") == "error" and error else None
+            step["ended_at"] = iso_time(at)
+        elif kind == "error":
+            warnings += 1
+        elif kind == "result":
+            answer()
+            stats = as_dict(event.get("stats"))
+            models = {name: as_dict(use).get("total_tokens") or 0 for name, use in as_dict(stats.get("models")).items()}
+            if event.get("status") == "error":
+                last_error = short(as_str(as_dict(event.get("error")).get("message")) or "error", 500, keep="head")
+    answer()
+    if not prompts:
+        raise RecordError("no user prompt in this Gemini CLI stream-json output (no user message event)")
+    session = str(init["session_id"])
+    turn = hashlib.sha1(f"{init.get('timestamp')}\x1f{prompts[0]}".encode()).hexdigest()[:10]
+    used = sorted(models, key=lambda name: -models[name])  # the model that did most of the work first
+    model = used[0] if used else (as_str(init.get("model")) if init.get("model") not in (None, "auto") else None)
+    return session_trajectory(
+        ctx, run_id=f"gemini-cli.{session}.turn-{turn}", task=prompts[0], model_id=model, steps=steps,
+        metadata={"source_format": "gemini-cli", "session_id": session, "headless": "stream-json",
+                  "user_prompts": prompt_list(prompts[1:]) or None, "models": used if len(used) > 1 else None,
+                  "warnings": warnings or None},
+        last_error=last_error, error_cause="infrastructure: the headless run ended on an API or CLI error",
+        created_at=first_time(init.get("timestamp")),
+    )
