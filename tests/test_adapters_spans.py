@@ -688,3 +688,13 @@ def test_a_tool_error_that_says_unavailable_is_a_failure_not_infrastructure() ->
     [run] = [r.trajectory for r in read_dump(FIXTURES / "otel-genai" / ".real" / "pydantic-ai-tool-raises.otlp.json",
                                             tenant="acme")]
     assert run.outcome is Outcome.failure and "population database unavailable" in run.failure.error
+
+
+def test_openinference_handoff_span_is_the_transfer_the_model_asked_for() -> None:
+    """'handoff to X' TOOL spans (OpenInference's Agents SDK instrumentor) answer the model's transfer_to_x call."""
+    path = FIXTURES / "openinference" / ".real" / "openai_agents_openinference_adot_spans.json"
+    [run] = [r.trajectory for r in read_dump(path, tenant="acme")]
+    actions = [s.action for s in run.steps]
+    assert actions.count("transfer_to_math_specialist") == 1 and "handoff to math_specialist" not in actions
+    [handoff] = [s for s in run.steps if s.action == "transfer_to_math_specialist"]
+    assert handoff.arguments == {"from_agent": "coordinator", "to_agent": "math_specialist"}

@@ -199,6 +199,10 @@ def _role(attrs: dict[str, Any], span: dict[str, Any], name: str) -> str:
     return _GENAI_ROLES.get(head, "other") if head in ("call_llm", "execute_tool", "invoke_agent") else "other"
 
 
+#: OpenInference's name for an Agents SDK handoff span (input: the agent handing off; output: the one taking over).
+_HANDOFF_SPAN = re.compile(r"^handoff to (.+)$")
+
+
 def _first(attrs: dict[str, Any], *keys: str) -> Any:
     return next((attrs[k] for k in keys if attrs.get(k) is not None), None)
 
@@ -245,6 +249,8 @@ def node_from_span(span: dict[str, Any], resource: dict[str, Any], seq: int) -> 
 
     tool = _first(attrs, "gen_ai.tool.name", "tool.name")
     handoff = {k: attrs[f"gen_ai.handoff.{k}"] for k in ("from_agent", "to_agent") if attrs.get(f"gen_ai.handoff.{k}")}
+    if not handoff and not tool and (named := _HANDOFF_SPAN.match(name)):  # OpenInference's Agents SDK spans
+        handoff = {k: v for k, v in (("from_agent", attrs.get("input.value")), ("to_agent", named.group(1))) if v}
     if handoff and not tool:  # opentelemetry-instrumentation-openai-agents: the handoff tool the model called
         tool = re.sub(r"[^a-zA-Z0-9_]", "_", f"transfer_to_{handoff.get('to_agent', '')}".replace(" ", "_")).lower()
     if role == "tool" and not tool:
