@@ -698,3 +698,13 @@ def test_openinference_handoff_span_is_the_transfer_the_model_asked_for() -> Non
     assert actions.count("transfer_to_math_specialist") == 1 and "handoff to math_specialist" not in actions
     [handoff] = [s for s in run.steps if s.action == "transfer_to_math_specialist"]
     assert handoff.arguments == {"from_agent": "coordinator", "to_agent": "math_specialist"}
+
+
+def test_the_agent_roots_answer_when_no_model_call_recorded_content() -> None:
+    """Semantic Kernel's spans alone: chat spans without content, the answer on the agent root (real SK run)."""
+    [run] = [r.trajectory for r in read_dump(FIXTURES / "otel-genai" / ".real" / "semantic-kernel-spans.otlp.json",
+                                            tenant="acme")]
+    assert [s.action for s in run.steps] == ["WeatherPlugin-get_weather", "WeatherPlugin-get_weather",
+                                             "WeatherPlugin-convert_temperature", "respond"]
+    assert run.steps[-1].arguments["content"].startswith("Paris is sunny at 18 C (64.4 F).")
+    assert run.steps[1].error == "ValueError: No weather station found for Atlantis"

@@ -114,6 +114,14 @@ def _agent_turns(node: Node, pending: list[dict[str, Any]], add_step: Any) -> No
                   "started_at": when(node.end), "ended_at": when(node.end), "error": node.error})
 
 
+def _root_answer(root: Node, add_step: Any) -> None:
+    """The answer an agent root span recorded (``gen_ai.output.messages``), as a ``respond`` step at its end."""
+    text = "\n".join(m.get("text") or "" for m in root.output_messages if m.get("role") != "tool").strip()
+    if root.role == "agent" and text:
+        add_step({"thought": None, "action": "respond", "arguments": {"content": text},
+                  "started_at": when(root.end), "ended_at": when(root.end), "error": None})
+
+
 def _answered(step: dict[str, Any], message: dict[str, Any]) -> None:
     """A step whose result only a later model input holds: that result, and its error where marked so."""
     step["observation"] = clip_step_text(message.get("text"))
@@ -279,6 +287,9 @@ def assemble(nodes: list[Node], *, what: str = "trace", task: str | None = None)
         steps.append(step)
         if call.get("id"):
             by_call[call["id"]] = step
+    if not any(s.get("action") == "respond" for s in steps) and not any(
+            n.role == "llm" and n.output_messages for n in nodes):
+        _root_answer(root, add_step)  # model calls traced without content (Semantic Kernel): the agent's answer
     if not any(s.get("error") for s in steps):
         # a sub-agent or chain failed with no failing step below it: keep the failure visible as a step,
         # placed where the failure surfaced (the container's end), after the steps it ran
