@@ -708,3 +708,14 @@ def test_the_agent_roots_answer_when_no_model_call_recorded_content() -> None:
                                              "WeatherPlugin-convert_temperature", "respond"]
     assert run.steps[-1].arguments["content"].startswith("Paris is sunny at 18 C (64.4 F).")
     assert run.steps[1].error == "ValueError: No weather station found for Atlantis"
+
+
+def test_results_are_paired_with_their_calls_by_turn_where_ids_do_not_match() -> None:
+    """Google ADK's content events name a call and its response after their places in a message (real ADK run)."""
+    [run] = [r.trajectory for r in read_dump(FIXTURES / "otel-genai" / ".real" / "adk-event-only-logs.console.json",
+                                            tenant="acme")]
+    weather = {s.arguments["city"]: s for s in run.steps if s.action == "get_weather"}
+    assert weather["Paris"].observation == '{"city": "Paris", "condition": "sunny", "temperature_c": 18}'
+    assert "No weather station found for Atlantis" in weather["Atlantis"].observation
+    [convert] = [s for s in run.steps if s.action == "convert_temperature"]
+    assert convert.observation == '{"fahrenheit": 64.4}'

@@ -114,6 +114,24 @@ def _agent_turns(node: Node, pending: list[dict[str, Any]], add_step: Any) -> No
                   "started_at": when(node.end), "ended_at": when(node.end), "error": node.error})
 
 
+def _answered_in_turn(history: list[dict[str, Any]], steps: list[dict[str, Any]]) -> None:
+    """Results a model's input history pairs with their calls by position where the ids do not match (ADK
+    names calls and responses after their place in a message, so a call and its answer differ): the k-th
+    response after an assistant turn answers its k-th call, given to the step of that name and arguments."""
+    asked: list[dict[str, Any]] = []
+    for message in history:
+        if message.get("role") == "assistant" and message.get("calls"):
+            asked = list(message["calls"])
+        elif message.get("call_id") and asked:
+            call = asked.pop(0)
+            step = next((s for s in steps if s.get("observation") is None and s.get("action") == call.get("name")
+                         and maybe_json(s.get("arguments")) == maybe_json(call.get("arguments"))), None)
+            if step is not None:
+                _answered(step, message)
+        elif message.get("role") in ("user", "system"):
+            asked = []
+
+
 def _root_answer(root: Node, add_step: Any) -> None:
     """The answer an agent root span recorded (``gen_ai.output.messages``), as a ``respond`` step at its end."""
     text = "\n".join(m.get("text") or "" for m in root.output_messages if m.get("role") != "tool").strip()
@@ -301,6 +319,7 @@ def assemble(nodes: list[Node], *, what: str = "trace", task: str | None = None)
         for m in node.input_messages:
             if m.get("role") == "tool" and m.get("call_id") in by_call and by_call[m["call_id"]].get("observation") is None:
                 _answered(by_call[m["call_id"]], m)
+        _answered_in_turn(node.input_messages, steps)
     steps.sort(key=lambda s: (s.get("started_at") or s.get("ended_at") or datetime.max.replace(tzinfo=timezone.utc)))
     for index, step in enumerate(steps):
         step["index"] = index
