@@ -719,3 +719,22 @@ def test_results_are_paired_with_their_calls_by_turn_where_ids_do_not_match() ->
     assert "No weather station found for Atlantis" in weather["Atlantis"].observation
     [convert] = [s for s in run.steps if s.action == "convert_temperature"]
     assert convert.observation == '{"fahrenheit": 64.4}'
+
+
+def test_llamaindex_agent_task_steps_and_calls_seen_by_two_instrumentors() -> None:
+    """LlamaIndex's workflow state is no task, a prepared request no answer, and one call seen twice is one."""
+    path = FIXTURES / "openinference" / ".real" / "llamaindex-function-agent-plus-openai.otlp.json"
+    [run] = [r.trajectory for r in read_dump(path, tenant="acme")]
+    assert run.task == "What is the weather in Paris, in Fahrenheit too, and how many people live there?"
+    tools = [s.action for s in run.steps if s.action != "respond"]
+    assert tools == ["get_weather", "get_population", "convert_temperature"]
+    assert not any("ChatMessage(" in json.dumps(s.arguments) for s in run.steps)
+    assert run.steps[0].thought == "I'll check the weather in Paris first."
+
+
+def test_dspy_react_task_and_tool_names() -> None:
+    """DSPy wraps a module's inputs in input_args and names tool spans after __call__ (real dspy.ReAct run)."""
+    [run] = [r.trajectory for r in read_dump(FIXTURES / "openinference" / ".real" / "dspy-react.otlp.json", tenant="acme")]
+    assert run.task == "What is the weather in Paris, in Fahrenheit too, and how many people live there?"
+    assert [s.action for s in run.steps if s.action != "respond"] == [
+        "get_weather", "get_population", "convert_temperature", "finish"]

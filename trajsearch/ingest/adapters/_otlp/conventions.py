@@ -255,6 +255,7 @@ def node_from_span(span: dict[str, Any], resource: dict[str, Any], seq: int) -> 
         tool = re.sub(r"[^a-zA-Z0-9_]", "_", f"transfer_to_{handoff.get('to_agent', '')}".replace(" ", "_")).lower()
     if role == "tool" and not tool:
         tool = attrs.get("traceloop.entity.name") or name.removeprefix("execute_tool").strip() or None
+        tool = tool.removesuffix(".__call__") if tool else None  # DSPy's tool spans are named after the method
     arguments = _first(attrs, "gen_ai.tool.call.arguments", "gen_ai.tool.args", "tool_arguments",
                        "gcp.vertex.agent.tool_call_args")
     if arguments is None and handoff:

@@ -158,8 +158,13 @@ def twin_calls(order: list[Node]) -> set[str]:
     has none (a tool span is matched by them).
     """
     position = {n.id: i for i, n in enumerate(order)}
-    timed = sorted((n for n in order if n.role == "llm" and n.start is not None and n.end is not None), key=start_order)
     twins: set[str] = set()
+    by_ids: dict[tuple[Any, ...], Node] = {}
+    for node in (n for n in order if n.role == "llm" and _call_ids(n)):  # the same calls, whenever each was timed
+        if by_ids.setdefault((_call_ids(node), *_answer(node)), node) is not node:  # (ADK reuses ids: args too)
+            twins.add(node.id)
+    timed = sorted((n for n in order if n.role == "llm" and n.start is not None and n.end is not None
+                    and n.id not in twins), key=start_order)
     for i, first in enumerate(timed):
         for other in timed[i + 1:]:
             if other.start > first.end or first.id in twins:  # type: ignore[operator]
@@ -181,8 +186,12 @@ def _lend_call_ids(source: Node, target: Node) -> None:
 
 
 def _same_call(a: Node, b: Node) -> bool:
-    """In different branches, over the same interval (each end within 10% of the shorter's length of
-    the other's), asked the same last message and answering the same: text, tool names and arguments."""
+    """Answering with the same tool-call ids (one request seen by two instrumentors); else in different
+    branches, over the same interval (each end within 10% of the shorter's length of the other's), asked
+    the same last message and answering the same: text, tool names and arguments."""
+    ids_a, ids_b = _call_ids(a), _call_ids(b)
+    if ids_a and ids_b:
+        return ids_a == ids_b and _answer(a) == _answer(b)
     if a.parent == b.parent:  # siblings are calls of their own (a chain classifying two texts at once)
         return False
     slack = 0.1 * min(a.end - a.start, b.end - b.start)  # type: ignore[operator]
@@ -193,6 +202,17 @@ def _same_call(a: Node, b: Node) -> bool:
         return False
     answer_a, answer_b = _answer(a), _answer(b)
     return answer_a == answer_b and answer_a != ("", ())
+
+
+def _a_request(output: str | None) -> bool:
+    """An "LLM" span whose output is the request it prepared (``{"messages": [...]}``, LlamaIndex's
+    ``_prepare_chat_with_tools``), not a model's answer."""
+    value = maybe_json(output)
+    return isinstance(value, dict) and isinstance(value.get("messages"), list)
+
+
+def _call_ids(node: Node) -> frozenset[str]:
+    return frozenset(str(c["id"]) for m in node.output_messages for c in m.get("calls") or [] if c.get("id"))
 
 
 def _last_said(messages: list[dict[str, Any]]) -> str:
@@ -262,7 +282,7 @@ def assemble(nodes: list[Node], *, what: str = "trace", task: str | None = None)
                 if msg.role == "tool" and msg.call_id in by_call and by_call[msg.call_id].get("observation") is None:
                     _answered(by_call[msg.call_id], asdict(msg))
             text = "\n".join(m.text for m in outputs if m.role != "tool" and m.text).strip()
-            if not text and not outputs:
+            if not text and not outputs and not _a_request(node.output_text):  # not a prepared request (LlamaIndex)
                 text = (node.output_text or "").strip()
             reasoning = "\n".join(m.reasoning for m in outputs if m.reasoning).strip()
             calls = [c for m in outputs for c in m.calls if c.get("name")]
@@ -378,7 +398,7 @@ def _task(order: list[tuple[Node, int]]) -> str:
         c
         for c in (
             first_user_text(root.input_messages),
-            task_from_input(root.input_text),
+            _plain(task_from_input(root.input_text)),  # not a framework's state dumped as JSON (LlamaIndex's)
             entry[2] if entry else None,
             *(first_user_text(n.input_messages) for n, _ in order if n.role in ("llm", "agent")),
             *(task_from_input(n.input_text) for n, _ in order if n.role in ("agent", "chain")),

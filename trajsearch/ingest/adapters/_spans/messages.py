@@ -228,7 +228,8 @@ def task_from_input(value: Any) -> str | None:
     if isinstance(value, str):
         return value.strip() or None
     if isinstance(value, dict):
-        for key in ("task", "instruction", "input", "question", "query", "prompt", "goal", "user_input", "message", "content", "text"):
+        for key in ("task", "instruction", "input", "question", "query", "prompt", "goal", "user_input", "message", "content",
+                    "text", "input_args"):  # input_args: DSPy's instrumentor wraps a module's inputs so
             found = value.get(key)
             if isinstance(found, str) and found.strip():
                 return found.strip()
