@@ -1,0 +1,122 @@
+"""Model calls as a trace records them: which are one request recorded twice, and the order tools were asked in.
+
+Two instrumentations of one request (a framework's and its SDK's: LangChain's ``ChatOpenAI``
+and OpenAI's ``ChatCompletion``, LlamaIndex's and OpenAI's under Phoenix) give two model-call
+nodes; each would make the same steps (:func:`twin_calls`). Tools the model asked for at once
+start at the same instant and are read in the order they ended
+(:func:`parallel_calls_in_call_order`). Apart from ``assembly`` because both are about telling
+model calls apart, not about building steps.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from .nodes import Node, maybe_json, start_order
+
+
+def parallel_calls_in_call_order(group: list[Node]) -> None:
+    """Tool executions that started at the same instant keep the order the model asked for them in
+    (read order is often the order they ended: exporters write a span when it ends, and the AI SDK
+    rounds starts to the millisecond)."""
+    rank: dict[tuple[str, str], int] = {}
+    n = 0
+    for node in sorted((g for g in group if g.role == "llm"), key=start_order):
+        for msg in node.output_messages:
+            for call in msg.get("calls") or []:
+                if call.get("id"):
+                    rank.setdefault(("id", call["id"]), n)
+                rank.setdefault(("name", str(call.get("name"))), n)
+                n += 1
+    slots: dict[tuple[str | None, float | None], list[Node]] = {}
+    for node in group:
+        if node.role == "tool" and node.start is not None:
+            slots.setdefault((node.parent, node.start), []).append(node)
+    for tied in slots.values():
+        if len(tied) > 1:
+            seqs = sorted(t.seq for t in tied)
+            ranked = sorted(tied, key=lambda t: (
+                rank.get(("id", t.call_id or ""), rank.get(("name", t.tool or ""), n)), t.seq))
+            for node, seq in zip(ranked, seqs):
+                node.seq = seq
+
+
+def twin_calls(order: list[Node]) -> set[str]:
+    """Ids of model-call nodes that are another node's call traced a second time.
+
+    Two instrumentations of one request (a framework's and its SDK's: LangChain's
+    ``ChatOpenAI`` and OpenAI's ``ChatCompletion`` under Phoenix) give two model-call
+    spans over the same interval, asked the same and answering the same, in different
+    branches of the tree (:func:`_same_call`); each would make the same steps. The one met first in ``order`` (tree order,
+    where its tool spans follow it) is kept, with the other's tool-call ids where it
+    has none (a tool span is matched by them).
+    """
+    position = {n.id: i for i, n in enumerate(order)}
+    twins: set[str] = set()
+    by_ids: dict[tuple[Any, ...], Node] = {}
+    for node in (n for n in order if n.role == "llm" and _call_ids(n)):  # the same calls, whenever each was timed
+        if by_ids.setdefault((_call_ids(node), *_answer(node)), node) is not node:  # (ADK reuses ids: args too)
+            twins.add(node.id)
+    timed = sorted((n for n in order if n.role == "llm" and n.start is not None and n.end is not None
+                    and n.id not in twins), key=start_order)
+    for i, first in enumerate(timed):
+        for other in timed[i + 1:]:
+            if other.start > first.end or first.id in twins:  # type: ignore[operator]
+                break
+            if other.id not in twins and _same_call(first, other):
+                kept, twin = sorted((first, other), key=lambda n: position[n.id])
+                twins.add(twin.id)
+                _lend_call_ids(twin, kept)
+    return twins
+
+
+def _lend_call_ids(source: Node, target: Node) -> None:
+    ids = {}
+    for call in (c for m in source.output_messages for c in m.get("calls") or [] if c.get("id")):
+        ids.setdefault(call.get("name"), []).append(call["id"])
+    for call in (c for m in target.output_messages for c in m.get("calls") or []):
+        if not call.get("id") and ids.get(call.get("name")):
+            call["id"] = ids[call["name"]].pop(0)
+
+
+def _same_call(a: Node, b: Node) -> bool:
+    """Answering with the same tool-call ids (one request seen by two instrumentors); else in different
+    branches, over the same interval (each end within 10% of the shorter's length of the other's), asked
+    the same last message and answering the same: text, tool names and arguments."""
+    ids_a, ids_b = _call_ids(a), _call_ids(b)
+    if ids_a and ids_b:
+        return ids_a == ids_b and _answer(a) == _answer(b)
+    if a.parent == b.parent:  # siblings are calls of their own (a chain classifying two texts at once)
+        return False
+    slack = 0.1 * min(a.end - a.start, b.end - b.start)  # type: ignore[operator]
+    if abs(a.start - b.start) > slack or abs(a.end - b.end) > slack:  # type: ignore[operator]
+        return False
+    asked_a, asked_b = _last_said(a.input_messages), _last_said(b.input_messages)
+    if asked_a and asked_b and asked_a != asked_b:
+        return False
+    answer_a, answer_b = _answer(a), _answer(b)
+    return answer_a == answer_b and answer_a != ("", ())
+
+
+def prepared_request(output: str | None) -> bool:
+    """An "LLM" span whose output is the request it prepared (``{"messages": [...]}``, LlamaIndex's
+    ``_prepare_chat_with_tools``), not a model's answer."""
+    value = maybe_json(output)
+    return isinstance(value, dict) and isinstance(value.get("messages"), list)
+
+
+def _call_ids(node: Node) -> frozenset[str]:
+    return frozenset(str(c["id"]) for m in node.output_messages for c in m.get("calls") or [] if c.get("id"))
+
+
+def _last_said(messages: list[dict[str, Any]]) -> str:
+    return next((" ".join(str(m.get("text")).split()) for m in reversed(messages) if m.get("text")), "")
+
+
+def _answer(node: Node) -> tuple[str, tuple[str, ...]]:
+    outputs = [m for m in node.output_messages if m.get("role") != "tool"]
+    text = " ".join(" ".join(str(m.get("text") or "") for m in outputs).split())
+    calls = (json.dumps([c.get("name"), maybe_json(c.get("arguments"))], sort_keys=True, default=str)
+             for m in outputs for c in m.get("calls") or [])
+    return text, tuple(sorted(calls))
