@@ -13,6 +13,8 @@ reason:
   write them -> one ``Message`` shape, and the user's instruction in them;
 - ``outcome``: the verdict of explicit evaluations (labels, metric names)
   and of an error status;
+- ``calls``: which model calls are one request recorded twice (two
+  instrumentors), and the order the model asked for parallel tools in;
 - ``assembly``: a run's nodes -> its steps, task and outcome (the mapping
   rules are in that module's docstring), and :class:`SpanFormat`, the
   grouping half of a span adapter.
