@@ -730,6 +730,14 @@ def test_llamaindex_agent_task_steps_and_calls_seen_by_two_instrumentors() -> No
     assert tools == ["get_weather", "get_population", "convert_temperature"]
     assert not any("ChatMessage(" in json.dumps(s.arguments) for s in run.steps)
     assert run.steps[0].thought == "I'll check the weather in Paris first."
+    assert run.steps[0].observation == "Paris: sunny, 22 C"  # the ToolOutput's text, not its JSON
+
+
+def test_an_error_type_repeated_as_its_message_is_said_once() -> None:
+    """ADK sets error.type and the status description alike for a handled tool error (real ADK spans)."""
+    [run] = [r.trajectory for r in read_dump(FIXTURES / "otel-genai" / ".real" / "adk-tool-error-callback.otlp.json",
+                                            tenant="acme")]
+    assert [s.error for s in run.steps] == [None, "TOOL_ERROR", None]
 
 
 def test_dspy_react_task_and_tool_names() -> None:

@@ -177,7 +177,8 @@ def span_error(attrs: dict[str, Any], events: list[tuple[str, dict[str, Any]]], 
         kind, text = exc.get("exception.type") or exc.get("exception.name"), exc.get("exception.message")
         parts.append(f"{kind}: {text}" if kind and text else str(kind or text or ""))
     elif attrs.get("error.type") and (failed or message):
-        parts.append(str(attrs["error.type"]) + (f": {message}" if message else ""))
+        kind = str(attrs["error.type"])  # ADK sets type and status description alike ("TOOL_ERROR")
+        parts.append(kind + (f": {message}" if message and message != kind else ""))
     elif attrs.get("error.type"):
         parts.append(str(attrs["error.type"]))
     elif failed:
