@@ -272,15 +272,12 @@ def node_from_span(span: dict[str, Any], resource: dict[str, Any], seq: int) -> 
         result = _first(attrs, "gen_ai.output", "tool_response", "gcp.vertex.agent.tool_response", "traceloop.entity.output")
     if result is None:
         result = attrs.get("output.value")
-    failed_tool = False
-    if role == "tool" and (said := tool_message(result)) is not None:  # LangChain's ToolMessage, whole
-        result, message_call, failed_tool = said
-        call_of_message = message_call
-    else:
-        call_of_message = None
+    said = tool_message(result) if role == "tool" else None  # LangChain's ToolMessage, whole
+    result, call_of_message, failed_tool = said if said is not None else (result, None, False)
     if role == "retriever" and result is None:
         docs = indexed(attrs, "retrieval.documents.")
         result = "\n".join(text_of(d.get("document.content")) for d in docs) or None
+    result_said = result_text(result) if result is not None else None
     model = _first(attrs, "gen_ai.response.model", "gen_ai.request.model", "llm.model_name")
     conversation = next((str(attrs[k]) for k in _CONVERSATION_KEYS if attrs.get(k)), None)
     input_text = _first(attrs, "input.value", "traceloop.entity.input") if role != "tool" else attrs.get("input.value")
@@ -298,8 +295,8 @@ def node_from_span(span: dict[str, Any], resource: dict[str, Any], seq: int) -> 
         tool=str(tool) if tool else None,
         call_id=_first(attrs, "gen_ai.tool.call.id", "tool.id", "tool_call.id") or call_of_message,
         arguments=maybe_json(arguments),
-        result=result_text(result) if result is not None else None,
-        error=span_error(attrs, events, failed, message) or (short(result_text(result), 600) if failed_tool else None),
+        result=result_said,
+        error=span_error(attrs, events, failed, message) or (short(result_said or "", 600) if failed_tool else None),
         input_messages=inputs, output_messages=outputs,
         input_text=text_of(input_text) if input_text is not None else None,
         output_text=text_of(attrs.get("output.value")) if attrs.get("output.value") is not None else None,

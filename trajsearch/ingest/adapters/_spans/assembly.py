@@ -74,6 +74,13 @@ def in_tree_order(nodes: list[Node]) -> list[tuple[Node, int]]:
     return out
 
 
+def _respond(text: str, thought: str | None, start: float | None, end: float | None,
+             error: str | None) -> dict[str, Any]:
+    """The agent talking: a ``respond`` step whose arguments hold what it said."""
+    return {"thought": thought, "action": "respond", "arguments": {"content": text},
+            "started_at": when(start), "ended_at": when(end), "error": error}
+
+
 def _agent_turns(node: Node, pending: list[dict[str, Any]], add_step: Any) -> None:
     """The model's turns recorded on an agent's span, in order: text before a tool call is that call's
     thought; text after the last call is the answer, a ``respond`` step at the agent's end."""
@@ -84,8 +91,7 @@ def _agent_turns(node: Node, pending: list[dict[str, Any]], add_step: Any) -> No
             pending.append({"call": call, "thought": "\n".join(said) or None, "at": node.end})
             said = []
     if said:
-        add_step({"thought": None, "action": "respond", "arguments": {"content": "\n".join(said)},
-                  "started_at": when(node.end), "ended_at": when(node.end), "error": node.error})
+        add_step(_respond("\n".join(said), None, node.end, node.end, node.error))
 
 
 def _answered_in_turn(history: list[dict[str, Any]], steps: list[dict[str, Any]]) -> None:
@@ -110,8 +116,7 @@ def _root_answer(root: Node, add_step: Any) -> None:
     """The answer an agent root span recorded (``gen_ai.output.messages``), as a ``respond`` step at its end."""
     text = "\n".join(m.get("text") or "" for m in root.output_messages if m.get("role") != "tool").strip()
     if root.role == "agent" and text:
-        add_step({"thought": None, "action": "respond", "arguments": {"content": text},
-                  "started_at": when(root.end), "ended_at": when(root.end), "error": None})
+        add_step(_respond(text, None, root.end, root.end, None))
 
 
 def _answered(step: dict[str, Any], message: dict[str, Any]) -> None:
@@ -184,8 +189,7 @@ def assemble(nodes: list[Node], *, what: str = "trace", task: str | None = None)
                 for n, call in enumerate(calls):
                     pending.append({"call": call, "thought": (reasoning or text) if n == 0 else None, "at": node.end})
             elif text:
-                add_step({"thought": reasoning or None, "action": "respond", "arguments": {"content": text},
-                          "started_at": when(node.start), "ended_at": when(node.end), "error": node.error})
+                add_step(_respond(text, reasoning or None, node.start, node.end, node.error))
             continue
         if node.role in ("tool", "retriever"):
             name = node.tool or node.name or ("retrieve" if node.role == "retriever" else "tool")

@@ -47,10 +47,11 @@ def twin_calls(order: list[Node]) -> set[str]:
 
     Two instrumentations of one request (a framework's and its SDK's: LangChain's
     ``ChatOpenAI`` and OpenAI's ``ChatCompletion`` under Phoenix) give two model-call
-    spans over the same interval, asked the same and answering the same, in different
-    branches of the tree (:func:`_same_call`); each would make the same steps. The one met first in ``order`` (tree order,
-    where its tool spans follow it) is kept, with the other's tool-call ids where it
-    has none (a tool span is matched by them).
+    spans answering with the same tool-call ids and arguments, or, without ids, over the
+    same interval in different branches of the tree (:func:`_same_call`); each would make
+    the same steps. The one met first in ``order`` (tree order, where its tool spans
+    follow it) is kept, with the other's tool-call ids where it has none (a tool span is
+    matched by them).
     """
     position = {n.id: i for i, n in enumerate(order)}
     twins: set[str] = set()
@@ -81,12 +82,11 @@ def _lend_call_ids(source: Node, target: Node) -> None:
 
 
 def _same_call(a: Node, b: Node) -> bool:
-    """Answering with the same tool-call ids (one request seen by two instrumentors); else in different
+    """Calls without tool-call ids on both sides (twins that have them were found by id): in different
     branches, over the same interval (each end within 10% of the shorter's length of the other's), asked
     the same last message and answering the same: text, tool names and arguments."""
-    ids_a, ids_b = _call_ids(a), _call_ids(b)
-    if ids_a and ids_b:
-        return ids_a == ids_b and _answer(a) == _answer(b)
+    if _call_ids(a) and _call_ids(b):  # both carry ids and were not matched by them: two calls
+        return False
     if a.parent == b.parent:  # siblings are calls of their own (a chain classifying two texts at once)
         return False
     slack = 0.1 * min(a.end - a.start, b.end - b.start)  # type: ignore[operator]
