@@ -26,7 +26,7 @@ from .results import Hit, IngestReport, RunMatch, StepView
 from .represent import WindowConfig, row_id
 from .store.filters import Filters
 from .store.index import OUTPUT_FIELDS, IndexSettings, TrajectoryIndex, is_server_uri
-from .store.layout import MAX_LIMIT, unit
+from .store.layout import MAX_LIMIT, unit_vector
 from .store.lock import StoreOpenError, diagnose, held_here
 from .store.traces import TraceStore, open_trace_store
 from .vocab import DENSE_LEVELS, LEVELS, RUN_LEVELS
@@ -58,7 +58,7 @@ class QueryVectors:
             if text in self._cache:
                 self._cache.move_to_end(text)
                 return self._cache[text]
-        vector = _unit(self.embedder.encode([text])[0])
+        vector = unit_vector(self.embedder.encode([text])[0])
         self.remember(text, vector)
         return vector
 
@@ -69,7 +69,7 @@ class QueryVectors:
             known = {text: self._cache[text] for text in texts if text in self._cache}
         missing = list(dict.fromkeys(text for text in texts if text not in known))
         if missing:
-            known.update((text, _unit(v)) for text, v in zip(missing, self.embedder.encode(missing)))
+            known.update((text, unit_vector(v)) for text, v in zip(missing, self.embedder.encode(missing)))
         if not texts:
             return np.zeros((0, self.embedder.dim), dtype=np.float32)
         return np.stack([known[text] for text in texts])
@@ -77,14 +77,10 @@ class QueryVectors:
     def remember(self, text: str, vector: Any) -> None:
         """Store a vector known to be ``text``'s embedding (e.g. a stored row's)."""
         with self._lock:
-            self._cache[text] = _unit(vector)
+            self._cache[text] = unit_vector(vector)
             self._cache.move_to_end(text)
             while len(self._cache) > self.size:
                 self._cache.popitem(last=False)
-
-
-def _unit(vector: Any) -> np.ndarray:
-    return np.asarray(unit(vector), dtype=np.float32)
 
 
 def _grouped(hits: list[dict], k: int, group_size: int) -> list[dict]:

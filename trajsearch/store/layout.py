@@ -73,11 +73,16 @@ def is_server_uri(uri: str) -> bool:
     return uri.startswith(("http://", "https://", "tcp://", "grpc://"))
 
 
-def unit(vector: Any) -> list[float]:
+def unit_vector(vector: Any) -> np.ndarray:
     """``vector`` at length 1 (as it came when it already is; a zero vector stays zero): the
     inner product of two such is their cosine, whatever an embedder handed over."""
     v = np.asarray(vector, dtype=np.float32)
-    return (v if abs(float(np.linalg.norm(v)) - 1.0) <= 1e-6 else normalise(v[None])[0]).tolist()
+    return v if abs(float(np.linalg.norm(v)) - 1.0) <= 1e-6 else normalise(v[None])[0]
+
+
+def unit(vector: Any) -> list[float]:
+    """:func:`unit_vector` as the list pymilvus writes and searches with."""
+    return unit_vector(vector).tolist()
 
 
 def lexical_text(text: str) -> str:
