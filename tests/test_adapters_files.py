@@ -403,6 +403,41 @@ def test_tau_bench_arguments_that_are_no_json_are_said_so_not_reported_as_null()
     assert "'order_id': '#W3069600'" in run.failure.cause and "got null" not in run.failure.cause
 
 
+TAU_ACT = FIXTURES / "tau-bench/.real/act-grok-4-fast-non-reasoning-0.0_range_0--1_user-grok-4-fast-non-reasoning-llm_1129210244.json"
+TAU_REACT = FIXTURES / "tau-bench/.real/react-grok-4-fast-reasoning-0.0_range_0--1_user-grok-4-fast-reasoning-llm_1129215652.json"
+TAU_FEW_SHOT = (FIXTURES / "tau-bench/.real"
+                / "few-shot-grok-4-fast-non-reasoning-0.0_range_0--1_user-grok-4-fast-non-reasoning-llm_1129212504.json")
+
+
+def test_tau_bench_react_runs_the_last_action_even_without_the_word() -> None:
+    """Bugs (real Act / ReAct runs): tau-bench runs the JSON after the *last* "Action:", or the whole text
+    when the model left the word out; both were stored as ``respond`` with the raw text, losing the tool."""
+    by_task = {r.task_id: r for r in (p.trajectory for p in read_dump(TAU_REACT)) if r}
+    lookups = [s for s in by_task["airline-2"].steps if s.action == "get_reservation_details"]
+    assert {s.arguments["reservation_id"] for s in lookups} >= {"2FBBAH"}
+    assert not [s for s in by_task["airline-2"].steps if s.action == "respond"
+                and (s.observation or "").startswith("API output")]
+    [act28] = [p.trajectory for p in read_dump(TAU_ACT) if p.trajectory.task_id == "airline-28"]
+    [transfer] = [s for s in act28.steps if s.action == "transfer_to_human_agents"]
+    assert transfer.observation == "Transfer successful"
+
+
+def test_tau_bench_runs_without_tools_take_the_files_domain() -> None:
+    """Bug: a results file named by run.py says no domain; a run whose tools show none (a crashed run, Act
+    actions not counted) became task family "tau", splitting one task's trials between two task ids."""
+    act = {p.trajectory.task_id for p in read_dump(TAU_ACT)}
+    assert act == {"airline-13", "airline-28"}  # task 13 writes only through Act actions
+    react = {p.trajectory.task_id: p.trajectory for p in read_dump(TAU_REACT)}
+    assert set(react) == {"airline-2", "airline-14"}
+    assert react["airline-14"].outcome is Outcome.infra_error and react["airline-14"].task_family == "airline"
+
+
+def test_tau_bench_crash_keeps_the_exceptions_head() -> None:
+    """Bug: a crash's error kept the end of its message: the gateway's HTML page, not the exception."""
+    [crash] = [p.trajectory for p in read_dump(TAU_FEW_SHOT)]
+    assert crash.failure.error.startswith("run crashed: litellm.BadGatewayError: BadGatewayError: XaiException")
+
+
 @pytest.mark.parametrize("name, suffixes, stem", [
     ("r_0920134328.json.jsonl", (".jsonl", ".json", ".ndjson"), "r_0920134328"),  # tau-bench: each suffix in turn
     ("output.jsonl.json", (".json", ".jsonl"), "output"),  # openhands

@@ -300,6 +300,9 @@ def _read_records(unit: Unit, ctx: Context, options: ReadOptions, skip: int,
     adapter = adapter_for(fmt)
     source = str(path)
     ctx = replace(ctx, source=path)  # adapters derive ids from the file's own name
+    if hasattr(adapter, "file_hints"):  # what the whole file says, whichever record a resumed read starts at
+        ctx = replace(ctx, hints=adapter.file_hints(
+            record for _, record, error, _ in sources.records(path)[0] if error is None))
     records, seeked = _file_records(path, adapter, cursor if skip else None, on_bytes)
     seq = skip if (cursor and skip and seeked) else 0
     for position, record, error, after in records:

@@ -13,7 +13,10 @@ entry in ``ADAPTERS``. A module exposes:
 - a record-per-run adapter: ``to_trajectory(record, ctx) -> Trajectory``. With
   ``WHOLE_FILE = True`` a file is handed over as one value (its JSON document,
   or the list of its JSONL lines) and optionally ``split(document)`` yields
-  ``(position, record)`` per run in it;
+  ``(position, record)`` per run in it. Optionally ``file_hints(records)``
+  reads a file's records once before any is converted and returns what the
+  file says of them all (``ctx.hints``; e.g. the one tau-bench domain of a
+  results file, for a crashed run that shows none);
 - a span adapter (``GROUPED = True``: OTel GenAI, OpenInference, LangSmith,
   Langfuse): ``nodes(record, ctx, seq)`` yielding ``(trace key, Node,
   conversation id)``, ``trajectory_id(key, by)`` and

@@ -34,6 +34,8 @@ class Context:
     tenant: str | None = DEFAULT_TENANT
     defaults: Mapping[str, Any] = field(default_factory=dict)
     success_threshold: float = DEFAULT_SUCCESS_THRESHOLD
+    #: what the whole file says about records that do not say it themselves (an adapter's ``file_hints``)
+    hints: Mapping[str, Any] = field(default_factory=dict)
 
 
 def json_object(record: Any) -> dict[str, Any]:

@@ -11,7 +11,8 @@ Mapping
 - task_family = the domain (``airline``, ``retail``...): ``defaults["task_family"]``
   if the operator gives one, else a domain word in the file name, else the
   domain whose own tools (``tau_bench/envs/<domain>/tools``) the run called or
-  was expected to call, else "tau".
+  was expected to call, else the domain most runs of the file show that way
+  (``run.py`` writes one domain per file: a crashed run shows none), else "tau".
 - task_id = ``<domain>-<task_id>``; trajectory_id = ``tau-<file stem>-<task_id>-t<trial>``
   (the stem names the result set, so two models' files never overwrite each other).
 - model_id: the agent model in the file name ``run.py`` gives its results,
@@ -22,10 +23,12 @@ Mapping
     thought = the assistant text sent with it (rare), observation = the tool
     reply matched by ``tool_call_id`` (else the oldest unanswered call).
     A reply starting with "Error" sets Step.error to its first line.
-  * ReAct / Act agents (``chat_react_agent``: no tool calls; the text ends in
-    ``Action: {"name", "arguments"}``): that action, the "Thought:" before it
-    as thought; the next user message is its observation ("API output: "
-    dropped) unless the action is ``respond``.
+  * ReAct / Act agents (``chat_react_agent``: no tool calls): the action is
+    what tau-bench ran, the JSON after the text's *last* ``Action:`` (or the
+    whole text, when a model left the word out and tau-bench answered with
+    "API output: "), the text before it ("Thought:" dropped) as thought; the
+    next user message is its observation ("API output: " dropped) unless the
+    action is ``respond``.
   * an assistant message without tool calls: action ``respond`` (tau-bench's
     own name for talking to the user), arguments ``{"content": text}``, and the
     user's answer as its observation, so a step window reads as one exchange.
@@ -53,8 +56,9 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections import Counter
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable
 
 from trajsearch.model import Failure, Outcome, Trajectory
 
@@ -86,7 +90,7 @@ _RESULTS_NAME = re.compile(
     r"_range_(?P<start>-?\d+)-(?P<end>-?\d+)_user-(?P<user_model>.+)-(?P<user_strategy>[a-z_]+)_\d{6,}"
     r"(?:_.*)?$"  # a suffix an operator added after the time (``__trials_1``)
 )
-_REACT_ACTION = re.compile(r"Action:\s*(\{.*\})\s*$", re.S)
+_ACTION = "Action:"
 _API_OUTPUT = "API output: "
 
 
@@ -114,14 +118,35 @@ DOMAIN_TOOLS = {
 }
 
 
-def guess_domain(source: Path, tools: set[str] | frozenset[str] = frozenset()) -> str:
+def guess_domain(source: Path, tools: set[str] | frozenset[str] = frozenset(), fallback: str = "tau") -> str:
     """A known domain word in the file name (``gpt-4o-airline.json`` -> airline), else the domain of the
-    tools the run used or was expected to use, else "tau"."""
+    tools the run used or was expected to use, else ``fallback``."""
     words = re.split(r"[^a-z]+", file_stem(source, _SUFFIXES).lower())
     named = next((d for d in KNOWN_DOMAINS if d in words), None)
     if named:
         return named
-    return next((d for d, own in DOMAIN_TOOLS.items() if tools & own), "tau")
+    return next((d for d, own in DOMAIN_TOOLS.items() if tools & own), fallback)
+
+
+def _tools_of(record: dict[str, Any], steps: list[dict]) -> set[str]:
+    """The tools a run called (tool calls and ReAct actions) or was expected to call."""
+    task = as_dict(as_dict(record.get("info")).get("task"))
+    expected = {str(a.get("name")) for a in as_list(task.get("actions")) if isinstance(a, dict)}
+    return expected | {s["action"] for s in steps if s["action"]}
+
+
+def file_hints(records: Iterable[Any]) -> dict[str, str]:
+    """The domain most runs of a file show by their tools: ``run.py`` writes one domain per file
+    and names none in the file's name, so a run that shows none (a crashed run, a task only a
+    transfer to a human ends) is of the same domain."""
+    seen: Counter[str] = Counter()
+    for record in records:
+        try:
+            tools = _tools_of(record, _steps(list_field(json_object(record), "traj", "chat messages")))
+        except Exception:  # a malformed record shows nothing here; converting it reports why
+            continue
+        seen.update(d for d, own in DOMAIN_TOOLS.items() if tools & own)
+    return {"domain": seen.most_common(1)[0][0]} if seen else {}
 
 
 def _text(value: Any) -> str:
@@ -134,29 +159,35 @@ def run_name(source: Path) -> dict[str, str]:
     return found.groupdict() if found else {}
 
 
-def _react(content: str) -> tuple[str | None, str, Any] | None:
-    """A ReAct/Act turn's (thought, action name, arguments), or None when the text holds no such action."""
-    found = _REACT_ACTION.search(content)
-    if not found:
+def _react(content: str, answered_as_tool: bool) -> tuple[str | None, str, Any] | None:
+    """A ReAct/Act turn's (thought, action name, arguments), or None when tau-bench ran no action from it.
+
+    ``chat_react_agent`` parses the text after the last "Action:" (the whole text if there is
+    none) as JSON; a text without the word counts only when tau-bench answered it as a tool
+    (``answered_as_tool``: the next message starts with "API output: "), since a tool-calling
+    agent's plain answer may be JSON too.
+    """
+    if _ACTION not in content and not answered_as_tool:
         return None
+    before, _, after = content.rpartition(_ACTION)
     try:
-        action = json.loads(found.group(1))
+        action = json.loads(after.strip())
     except ValueError:
         return None
     if not isinstance(action, dict) or not isinstance(action.get("name"), str):
         return None
-    thought = re.sub(r"^\s*Thought:\s*", "", content[: found.start()]).strip() or None
+    thought = re.sub(r"^\s*Thought:\s*", "", before).strip() or None
     return thought, action["name"], action.get("arguments")
 
 
 def _steps(traj: list[Any]) -> list[dict]:
     steps: list[dict] = []
     by_call_id: dict[str, dict] = {}
-    for msg in traj:
+    for n, msg in enumerate(traj):
         if not isinstance(msg, dict):
             continue
         role, content = msg.get("role"), _text(msg.get("content"))
-        if role == "assistant" and not msg.get("tool_calls") and (react := _react(content)):
+        if role == "assistant" and not msg.get("tool_calls") and (react := _react(content, _tool_output(traj, n + 1))):
             thought, name, arguments = react
             if name == "respond":
                 text = arguments.get("content") if isinstance(arguments, dict) else arguments
@@ -207,6 +238,12 @@ def _steps(traj: list[Any]) -> list[dict]:
         for key in ("thought", "observation"):
             step[key] = clip_step_text(step.get(key))
     return steps
+
+
+def _tool_output(traj: list[Any], n: int) -> bool:
+    """Whether message ``n`` is tau-bench's report of a ReAct action it ran (a user turn "API output: ...")."""
+    msg = traj[n] if n < len(traj) else None
+    return isinstance(msg, dict) and msg.get("role") == "user" and _text(msg.get("content")).startswith(_API_OUTPUT)
 
 
 def _brief(value: Any) -> str:
@@ -302,10 +339,9 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     for n, msg in enumerate(traj):
         if not isinstance(msg, dict) or not isinstance(msg.get("role"), str):
             raise RecordError(f"field 'traj[{n}].role' must be a string (a chat message's role)")
-    used = {str(a.get("name")) for a in as_list(task.get("actions")) if isinstance(a, dict)} | {
-        str(c["function"].get("name")) for m in traj if isinstance(m, dict)
-        for c in as_list(m.get("tool_calls")) if isinstance(c, dict) and isinstance(c.get("function"), dict)}
-    domain = str(ctx.defaults.get("task_family") or guess_domain(ctx.source, used))
+    steps = _steps(traj)
+    domain = str(ctx.defaults.get("task_family")
+                 or guess_domain(ctx.source, _tools_of(record, steps), ctx.hints.get("domain", "tau")))
     crashed = not traj and bool(info.get("error"))
     instruction = task.get("instruction")
     if not isinstance(instruction, str) or not instruction.strip():
@@ -314,12 +350,11 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
         instruction = f"tau-bench {domain} task {record['task_id']} (instruction not recorded: the run crashed)"
     trial = record.get("trial", 0)
     recorded = _reward(record.get("reward"))
-    steps = _steps(traj)
     failure = None
     if crashed:
         outcome, reward = Outcome.infra_error, None
-        failure = Failure(
-            error=short(f"run crashed: {info['error']}", 500),
+        failure = Failure(  # the exception's message: its head names it (a server's HTML page may follow)
+            error=short(f"run crashed: {info['error']}", 500, keep="head"),
             cause="infrastructure: the harness, the environment or a model API raised before the run was graded",
         )
     else:
