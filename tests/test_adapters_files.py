@@ -287,6 +287,16 @@ def test_tau2_results_one_run_per_simulation() -> None:
     assert errors == [("get_reservation_details", "Error: Reservation IFOYWZ not found")]
 
 
+def test_tau2_env_assertions_and_solo_runs_read_as_tau2_wrote_them() -> None:
+    """Bugs (real telecom runs): an unmet environment assertion was named "None" (its name is ``func_name``);
+    a solo run's task was the simulated user's script, which no one read, not the ticket its agent got."""
+    [graded] = runs(FIXTURES / "tau2-bench/.real/e2e_telecom_adversarial.json")
+    assert "env assertion not met: assert_" in graded.failure.cause and "None" not in graded.failure.cause
+    [solo] = runs(FIXTURES / "tau2-bench/.real/gpt-4.1_telecom_no-user_gpt-4.1_1trials.json")
+    assert solo.task.startswith("The user is experiencing issues with their mobile data")
+    assert "Reason for call" not in solo.task and solo.metadata.get("user_model") is None
+
+
 def test_tau2_dir_layout_and_infrastructure_failures(tmp_path: Path) -> None:
     """tau2's "dir" format: results.json without simulations + simulations/<id>.json (Results.save); an
     infrastructure failure as runner/controller.py's make_infra_failure_sim writes it."""

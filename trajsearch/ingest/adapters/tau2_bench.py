@@ -12,7 +12,9 @@ Mapping (``SimulationRun``, ``Task``, ``message.py``)
 - task = the joined task's user scenario: ``user_scenario.instructions``
   (a string, or the structured reason for call / known info / unknown info /
   task instructions, labelled as tau2 prints them), else the task's
-  ``ticket`` (solo mode), else its ``description.purpose``. A simulation
+  ``ticket``, else its ``description.purpose``. A solo run (agent
+  ``llm_agent_solo``, user ``dummy_user``: no one talks to the agent) takes
+  the ``ticket`` first, the one text its agent got. A simulation
   whose task is not in the file is rejected, naming the task id.
 - task_id = ``<domain>-<task_id>``; task_family = the domain
   (``info.environment_info.domain_name``); trajectory_id =
@@ -135,8 +137,10 @@ def _sibling_results(source: Path) -> Path | None:
 # -- task ----------------------------------------------------------------------------------
 
 
-def task_text(task: dict[str, Any]) -> str | None:
-    """The user's goal in a tau2 task (module docstring)."""
+def task_text(task: dict[str, Any], solo: bool = False) -> str | None:
+    """The user's goal in a tau2 task (module docstring); in solo mode the ticket, the one text the agent got."""
+    if solo and isinstance(task.get("ticket"), str) and task["ticket"].strip():
+        return task["ticket"].strip()
     scenario = task.get("user_scenario") if isinstance(task.get("user_scenario"), dict) else {}
     instructions = scenario.get("instructions")
     if isinstance(instructions, str) and instructions.strip():
@@ -284,8 +288,8 @@ def _failure(reason: str | None, reward_info: dict[str, Any], steps: list[dict],
                             ("communicate_checks", "info", "met"), ("env_assertions", "env_assertion", "met")):
         for check in as_list(reward_info.get(key)):
             if isinstance(check, dict) and check.get(flag) is False:
-                item = check.get(what)
-                label = item.get("name") if isinstance(item, dict) else item
+                item = check.get(what)  # an env assertion names its check ``func_name``
+                label = (item.get("name") or item.get("func_name")) if isinstance(item, dict) else item
                 unmet.append(f"{key.removesuffix('s').replace('_', ' ')} not met: {short(str(label), 160, keep='head')}")
     error = "; ".join(parts)
     info = sim.get("info") if isinstance(sim.get("info"), dict) else {}
@@ -323,7 +327,10 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     info = info if isinstance(info, dict) else {}
     if not isinstance(task, dict):
         raise RecordError(f"task {sim['task_id']!r} of simulation {sim.get('id')} is not in the results' 'tasks'")
-    instruction = task_text(task)
+    agent = info.get("agent_info") if isinstance(info.get("agent_info"), dict) else {}
+    user = info.get("user_info") if isinstance(info.get("user_info"), dict) else {}
+    solo = "solo" in str(agent.get("implementation") or "")  # ``LLMSoloAgent`` (and its ``_gt``) read the ticket
+    instruction = task_text(task, solo)
     if not instruction:
         raise RecordError(f"task {sim['task_id']!r} has no 'user_scenario.instructions', 'ticket' or description")
     env = info.get("environment_info") if isinstance(info.get("environment_info"), dict) else {}
@@ -334,8 +341,6 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     reason = sim.get("termination_reason")
     reason = str(reason) if reason is not None else None
     outcome = Outcome.infra_error if reason in INFRA_REASONS else outcome_of_reward(reward, ctx)
-    agent = info.get("agent_info") if isinstance(info.get("agent_info"), dict) else {}
-    user = info.get("user_info") if isinstance(info.get("user_info"), dict) else {}
     trial = sim.get("trial")
     description = task.get("description") if isinstance(task.get("description"), dict) else {}
     fields: dict[str, Any] = {
@@ -360,7 +365,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
             "agent_cost": sim.get("agent_cost"),
             "user_cost": sim.get("user_cost"),
             "agent_implementation": agent.get("implementation"),
-            "user_model": user.get("llm"),
+            "user_model": None if user.get("implementation") == "dummy_user" else user.get("llm"),  # it has none
             "reward_basis": reward_info.get("reward_basis"),
             "reward_breakdown": reward_info.get("reward_breakdown"),
             "task_purpose": description.get("purpose"),
