@@ -390,6 +390,46 @@ def test_atif_harbor_trial_result_gives_the_verdict(tmp_path: Path) -> None:
         Outcome.success, 1.0, "Harbor trial result.json")
 
 
+HARBOR = FIXTURES / "atif/.real/harbor-0.25"
+
+
+def test_atif_from_harbors_cli_converters_keeps_the_users_request_and_real_errors() -> None:
+    """Bugs (Harbor 0.25's own conversions of real sessions): Codex's injected environment context was the task;
+    a Claude Code result Harbor flags ``tool_result_is_error`` and exit codes as Claude Code, Codex and Gemini
+    print them were no errors, while Gemini's ``Error: (none)`` was one; a subagent's turns were the run's."""
+    codex = only(HARBOR / "codex-0171-proj4/agent/trajectory.json")
+    assert codex.task == "Fix the greeting in main.py to say hello and run it"
+    assert all("environment_context" not in (s.observation or "") for s in codex.steps)
+    [failed] = [s for s in codex.steps if s.error]
+    assert failed.action == "exec_command" and failed.error.endswith("(exit code 2)")
+    claude = only(HARBOR / "cc-proj2/agent/trajectory.json")
+    [bash] = [s for s in claude.steps if s.error]
+    assert bash.action == "Bash" and bash.error == "hello (exit code 2)"
+    assert not [s for s in claude.steps if s.action is None and "SUBAGENT-MARKER" in (s.observation or "")]
+    assert "3 notes.txt" not in [s.observation for s in claude.steps]  # the subagent's own Bash call
+    assert claude.metadata["subagent_steps"] == 3
+    assert not [s for s in claude.steps if "task-notification" in (s.observation or "")]
+    gemini = only(HARBOR / "gemini-mgemini-1121/agent/trajectory.json")
+    assert [s.error for s in gemini.steps] == [None, None]
+
+
+def test_atif_mini_swe_agent_text_turns_are_bash_actions() -> None:
+    """Bug: Harbor keeps mini-swe-agent's text-based turns as messages; the fenced command became ``respond``."""
+    run = only(HARBOR / "msa-gruckion-gemini3/agent/trajectory.json")
+    assert {s.action for s in run.steps} == {"bash"}
+    assert run.steps[0].arguments == {"command": "ls -R"}
+    assert run.steps[0].thought.startswith("I need to explore the codebase")
+
+
+def test_atif_chat_message_task_and_results_in_a_system_step() -> None:
+    """Bug (an older NeMo-Relay's export): the task is a list of chat messages and the tool results come in a
+    system step by call id; the file was rejected ("no task"), and then the results were lost."""
+    run = only(FIXTURES / "atif/.real/nemo-relay/trajectory.json")
+    assert run.task == "What is the weather and population of San Francisco?"
+    assert {s.action: s.observation for s in run.steps if s.action and s.action.startswith("get_")} == {
+        "get_weather": "62°F, foggy", "get_population": "873,965"}
+
+
 @pytest.mark.parametrize("path", [MINI_RFC, MINI_BARE, SWE_DEMO, SWE_V1, SWE_HISTORY, SWE_SHELL, TAU_GROK, TAU2, ATIF_INVALID, ATIF_OPENHANDS])
 def test_every_real_file_reads_twice_the_same(path: Path) -> None:
     assert runs(path) == runs(path)

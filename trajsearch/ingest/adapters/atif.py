@@ -28,14 +28,21 @@ Mapping
   created_at = the first step ``timestamp``.
 - steps, in ``step_id`` order; system steps and steps flagged
   ``is_copied_context`` (context replayed from an earlier trajectory, already
-  a step there) are dropped, the first user step is the task:
+  a step there) are dropped, and so are a subagent's turns that Harbor's
+  Claude Code conversion interleaves (``extra.is_sidechain``: the subagent's
+  report is its call's result) and user messages the CLI wrote itself
+  (Codex's ``<environment_context>`` / AGENTS.md, Claude Code's command
+  output and notifications, empty ones; ``_agent_cli.typed_prompt``, which
+  also gives a ``<command-name>`` wrapper as ``/name args``); the first user
+  step left is the task:
   * an agent step with ``tool_calls``: one step per call: action =
     ``function_name``, arguments = ``arguments``, observation = the
     ``observation.results[]`` entries whose ``source_call_id`` is the call's
     ``tool_call_id`` (results without a call id go to the first call);
     thought = ``reasoning_content`` (else ``message``) on the first call.
   * an agent step without ``tool_calls`` whose message holds the agent's own
-    action syntax: Terminus' JSON / XML response (``commands[].keystrokes``
+    action syntax: mini-swe-agent's fenced command (its ``action_regex``, else
+    the stock fences) -> a ``bash`` step, Terminus' JSON / XML response (``commands[].keystrokes``
     -> ``bash_command`` steps, ``task_complete`` -> ``mark_task_complete``,
     as Harbor itself maps them) or OpenHands' ``<function=NAME>
     <parameter=K>V</parameter>`` text calls; a turn its agent rejected
@@ -43,14 +50,20 @@ Mapping
   * any other agent step: a ``respond`` step (arguments ``{"content":
     message}``) with any observation it carries.
   * a later user step: a step with no action and the message as observation.
+  * a system step's results (RFC v1.2; an older NeMo-Relay put tool results
+    there) go to the earlier calls their ``source_call_id`` names.
   Message and result content may be text or ContentPart lists (v1.6+: text
-  parts joined, images named by path).
-- Step.error: a result flagged as an error (``is_error``, the step's
-  ``extra`` ``*is_error`` / ``status: error``), a non-zero
-  ``[Command finished with exit code N]`` (OpenHands) or
+  parts joined, images named by path; a list of chat messages, as an older
+  NeMo-Relay wrote, gives their contents).
+- Step.error: a result flagged as an error (``is_error``, its ``extra``'s
+  ``*is_error`` or a nested ``is_error``, the step's ``extra`` ``*is_error`` /
+  ``status: error``), a non-zero exit code as each agent prints it
+  (``[Command finished with exit code N]`` (OpenHands), ``Exit code N`` /
+  ``[exit_code] N`` (Claude Code), ``Exit code: N`` / ``Process exited with
+  code N`` (Codex), ``Exit Code: N`` (Gemini CLI)) or
   ``<returncode>N</returncode>`` (mini-swe-agent; 1 without output is "no
   match", not an error), else (no exit code shown) an exception /
-  ``Error:`` / ``ERROR`` line (Terminus: "Previous response had parsing
+  ``Error:`` / ``ERROR`` line (not Gemini CLI's ``Error: (none)``) (Terminus: "Previous response had parsing
   errors"): the decisive line.
 - outcome: ATIF carries no verdict: ``unknown``, unless the root ``extra``
   holds one (``extra.outcome``, or ``extra.reward`` through the operator's
@@ -73,10 +86,12 @@ from typing import Any, Iterator
 from trajsearch.model import Failure, Outcome, Trajectory
 
 from . import _prompts
+from ._agent_cli import typed_prompt
 from ._common import (
     Context, RecordError, as_list, build, clip_step_text, clip_task, decisive_line, file_stem, json_object,
     list_field, outcome_of_reward, safe_id, short,
 )
+from ._mini_swe_agent.commands import DEFAULT_ACTION_REGEXES, text_action
 
 NAME = "atif"
 #: A file is one run: the reader hands over its whole JSON document.
@@ -84,7 +99,14 @@ WHOLE_FILE = True
 #: Searched in a file's first 64 KiB when no record can be parsed from them (see ``detect``).
 SIGNATURE = re.compile(r'"schema_version"\s*:\s*"ATIF', re.I)
 _ERRORISH = re.compile(r"^(?:[A-Za-z_][\w.]*(?:Error|Exception)\b:|Error:|ERROR\b|Traceback)", re.M)
-_EXIT_CODE = re.compile(r"\[(?:Command finished|The command completed) with exit code (-?\d+)\.?\]")
+#: The exit code as each converted agent prints it: OpenHands' ``[Command finished with exit code N]``,
+#: Claude Code's ``Exit code N`` (Harbor adds ``[exit_code] N``), Codex's ``Exit code: N`` / ``Process exited
+#: with code N``, Gemini CLI's ``Exit Code: N``.
+_EXIT_CODE = re.compile(r"\[(?:Command finished|The command completed) with exit code (-?\d+)\.?\]|"
+                        r"^(?:Exit [Cc]ode:?|\[exit_code\]|Process exited with code) *(-?\d+)\s*$", re.M)
+#: Lines a result holds that say nothing failed (Gemini CLI's ``Error: (none)``), or only that something did
+#: (Harbor's ``[error] tool reported failure`` under a flagged Claude Code result).
+_NOT_THE_ERROR = re.compile(r"^(?:[A-Z][\w ]*: \((?:none|empty)\)|\[error\] tool reported failure)\s*$", re.M)
 _RETURNCODE = re.compile(r"<returncode>\s*(-?\d+)\s*</returncode>")  # mini-swe-agent's observation (Harbor converts it)
 _REJECTED = re.compile(r"^\s*Previous response had parsing errors", re.I)
 _OH_CALL = re.compile(r"<function=([\w.-]+)>(.*?)</function>", re.S)
@@ -134,6 +156,8 @@ def _text(value: Any) -> str:
                     out.append(part["text"])
                 elif isinstance(part.get("source"), dict):
                     out.append(f"[{part.get('type') or 'media'}: {part['source'].get('path')}]")
+                elif "content" in part:  # a chat message (NeMo-Relay before ATIF-v1.7 wrote {role, content})
+                    out.append(_text(part["content"]))
         return "\n".join(out)
     return "" if value is None else json.dumps(value)
 
@@ -149,9 +173,12 @@ def _time(value: Any) -> datetime | None:
 
 
 def _flagged(raw: dict[str, Any], result: dict[str, Any]) -> bool:
-    """Whether the producer marked this result (or its step) as failed."""
+    """Whether the producer marked this result (or its step) as failed (Harbor's Claude Code conversion:
+    ``extra.tool_result_is_error``, ``extra.tool_result_metadata.is_error``)."""
     extra = result.get("extra") if isinstance(result.get("extra"), dict) else {}
-    if result.get("is_error") is True or extra.get("is_error") is True:
+    if result.get("is_error") is True or any(k.endswith("is_error") and v is True for k, v in extra.items()):
+        return True
+    if any(isinstance(v, dict) and v.get("is_error") is True for v in extra.values()):
         return True
     step_extra = raw.get("extra") if isinstance(raw.get("extra"), dict) else {}
     if any(k.endswith("is_error") and v is True for k, v in step_extra.items()):
@@ -161,15 +188,17 @@ def _flagged(raw: dict[str, Any], result: dict[str, Any]) -> bool:
 
 
 def _result_error(content: str, flagged: bool) -> str | None:
-    code = _EXIT_CODE.search(content or "") or _RETURNCODE.search(content or "")
-    if code and int(code.group(1)) != 0:
+    content = _NOT_THE_ERROR.sub("", content or "")
+    code = _EXIT_CODE.search(content) or _RETURNCODE.search(content)
+    number = int(next(g for g in code.groups() if g is not None)) if code else 0
+    if number:
         line = decisive_line(_RETURNCODE.sub("", _EXIT_CODE.sub("", content)).replace("<output>", "").replace(
             "</output>", ""))
-        if line is None and int(code.group(1)) == 1:  # grep / test / diff saying "no"
+        if line is None and number == 1:  # grep / test / diff saying "no"
             return None
-        return f"{line} (exit code {code.group(1)})" if line else f"exit code {code.group(1)}"
-    if flagged or (not code and _ERRORISH.search(content or "")):
-        lines = [ln for ln in (content or "").splitlines() if ln.strip()]
+        return f"{line} (exit code {number})" if line else f"exit code {number}"
+    if flagged or (not code and _ERRORISH.search(content)):
+        lines = [ln for ln in content.splitlines() if ln.strip()]
         match = next((ln for ln in reversed(lines) if _ERRORISH.search(ln)), lines[0] if lines else "tool error")
         return short(match.strip())
     return None
@@ -223,19 +252,36 @@ def _text_calls(message: str) -> tuple[list[tuple[str, Any]], str | None] | None
 # -- one trajectory ------------------------------------------------------------------------
 
 
-def _steps(ordered: list[dict[str, Any]]) -> tuple[str | None, list[dict[str, Any]], list[str]]:
-    """(the first user message, the steps, models named on agent steps)."""
+def _steps(ordered: list[dict[str, Any]], fences: tuple[str, ...] = ()
+           ) -> tuple[str | None, list[dict[str, Any]], list[str], int]:
+    """(the first user message, the steps, models named on agent steps, subagent steps left out).
+
+    ``fences`` are mini-swe-agent's action regexes when the trajectory is one of its runs: Harbor keeps
+    its text-based turns as messages, the command in a fence.
+    """
     task = None
     steps: list[dict[str, Any]] = []
     models: list[str] = []
+    by_call: dict[Any, dict[str, Any]] = {}
+    sidechain = 0
     for raw in ordered:
         source = raw.get("source")
         message = _text(raw.get("message"))
         at = _time(raw.get("timestamp"))
-        if source == "user" and task is None:
-            task = message
+        if isinstance(raw.get("extra"), dict) and raw["extra"].get("is_sidechain") is True:
+            sidechain += 1  # a subagent's turn (Harbor's Claude Code conversion): its report is its call's result
             continue
-        if source == "system" or raw.get("is_copied_context") is True:
+        if source == "user":
+            message = typed_prompt(message) or ""  # context the CLI injected (Codex, Claude Code) is no prompt
+            if not message:
+                continue
+            if task is None:
+                task = message
+                continue
+        if source == "system":
+            _late_results(raw, by_call)
+            continue
+        if raw.get("is_copied_context") is True:
             continue
         if source == "user":
             steps.append({"action": None, "observation": clip_step_text(message), "started_at": at})
@@ -245,6 +291,7 @@ def _steps(ordered: list[dict[str, Any]]) -> tuple[str | None, list[dict[str, An
         observation = raw.get("observation") if isinstance(raw.get("observation"), dict) else {}
         results = [r for r in as_list(observation.get("results")) if isinstance(r, dict)]
         reasoning = raw.get("reasoning_content") if isinstance(raw.get("reasoning_content"), str) else None
+        reasoning = None if reasoning == message else reasoning  # the message repeated (Harbor's mini-swe-agent)
         calls = [c for c in as_list(raw.get("tool_calls")) if isinstance(c, dict)]
         if calls:
             unmatched = [r for r in results if not r.get("source_call_id")]
@@ -252,9 +299,7 @@ def _steps(ordered: list[dict[str, Any]]) -> tuple[str | None, list[dict[str, An
                 mine = [r for r in results if r.get("source_call_id") == call.get("tool_call_id")]
                 if n == 0:
                     mine += unmatched
-                texts = [_text(r.get("content")) for r in mine]
-                content = "\n".join(t for t in texts if t) or None
-                errors = [e for r, t in zip(mine, texts) if (e := _result_error(t, _flagged(raw, r)))]
+                content, error = _observed(raw, mine)
                 name = str(call.get("function_name") or "tool")[:200]
                 filler = message.strip() == f"Executed {name} {call.get('tool_call_id')}"  # Harbor's placeholder
                 steps.append({
@@ -262,13 +307,14 @@ def _steps(ordered: list[dict[str, Any]]) -> tuple[str | None, list[dict[str, An
                     "action": name,
                     "arguments": call.get("arguments"),
                     "observation": clip_step_text(content),
-                    "error": errors[0] if errors else None,
+                    "error": error,
                     "started_at": at,
                 })
+                if call.get("tool_call_id"):
+                    by_call[call["tool_call_id"]] = steps[-1]
             continue
-        content = "\n".join(t for t in (_text(r.get("content")) for r in results) if t) or None
-        error = next((e for r in results if (e := _result_error(_text(r.get("content")), _flagged(raw, r)))), None)
-        written = None if (content and _REJECTED.search(content)) else _text_calls(message)
+        content, error = _observed(raw, results)
+        written = None if (content and _REJECTED.search(content)) else _written_actions(message, fences)
         if written:
             actions, thought = written
             for n, (name, arguments) in enumerate(actions):
@@ -282,7 +328,34 @@ def _steps(ordered: list[dict[str, Any]]) -> tuple[str | None, list[dict[str, An
         step["index"] = index
         if isinstance(step.get("thought"), str):
             step["thought"] = clip_step_text(step["thought"])
-    return task, steps, models
+    return task, steps, models, sidechain
+
+
+def _observed(raw: dict[str, Any], results: list[dict[str, Any]]) -> tuple[str | None, str | None]:
+    """The joined text of a call's results, and the first error they show."""
+    texts = [_text(r.get("content")) for r in results]
+    errors = [e for r, t in zip(results, texts) if (e := _result_error(t, _flagged(raw, r)))]
+    return "\n".join(t for t in texts if t) or None, errors[0] if errors else None
+
+
+def _late_results(raw: dict[str, Any], by_call: dict[Any, dict[str, Any]]) -> None:
+    """Results a system step brings for earlier calls (RFC v1.2 lets system steps carry observations;
+    NeMo-Relay put tool results there), given to the calls they name that have none yet."""
+    observation = raw.get("observation") if isinstance(raw.get("observation"), dict) else {}
+    for result in as_list(observation.get("results")):
+        step = by_call.get(result.get("source_call_id")) if isinstance(result, dict) else None
+        if step is not None and step.get("observation") is None:
+            content, error = _observed(raw, [result])
+            step["observation"], step["error"] = clip_step_text(content), error
+
+
+def _written_actions(message: str, fences: tuple[str, ...]) -> tuple[list[tuple[str, Any]], str | None] | None:
+    """Actions an agent wrote in its message: mini-swe-agent's fenced command, or :func:`_text_calls`."""
+    if fences:
+        command, rest = text_action(message, fences)
+        if command is not None:
+            return [("bash", {"command": command})], re.sub(r"^\s*THOUGHT:\s*", "", rest).strip() or None
+    return _text_calls(message)
 
 
 @lru_cache(maxsize=64)
@@ -357,11 +430,13 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     agent = record.get("agent") if isinstance(record.get("agent"), dict) else {}
     ordered = sorted((s for s in raw_steps if isinstance(s, dict)),
                      key=lambda s: s.get("step_id") if isinstance(s.get("step_id"), (int, float)) else 0)
-    prompt, steps, models = _steps(ordered)
-    if not prompt or not prompt.strip():
-        raise RecordError("no task: no step with source 'user' and a message")
     agent_extra = agent.get("extra") if isinstance(agent.get("extra"), dict) else {}
     config = agent_extra.get("agent_config") if isinstance(agent_extra.get("agent_config"), dict) else {}
+    fences = ((config["action_regex"],) if isinstance(config.get("action_regex"), str) else DEFAULT_ACTION_REGEXES
+              ) if agent.get("name") == "mini-swe-agent" else ()
+    prompt, steps, models, sidechain = _steps(ordered, fences)
+    if not prompt or not prompt.strip():
+        raise RecordError("no task: no step with source 'user' and a message")
     task = _prompts.instruction(prompt, (config.get("instance_template"),), ("task",))
     extra = record.get("extra") if isinstance(record.get("extra"), dict) else {}
     outcome, reward, failure, basis = _verdict(extra, ctx.source, ctx) if not sub_path else (
@@ -398,6 +473,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
             **({"parent_session_id": agent_extra["parent_session_id"]} if agent_extra.get("parent_session_id") else {}),
             **({"parent": str(root_id), "subagent_path": sub_path} if sub_path else {}),
             "copied_context_steps": sum(1 for s in ordered if s.get("is_copied_context") is True),
+            **({"subagent_steps": sidechain} if sidechain else {}),
             **{k: final[k] for k in ("total_prompt_tokens", "total_completion_tokens", "total_cost_usd", "total_steps")
                if k in final},
             **({"notes": short(record["notes"], 500)} if isinstance(record.get("notes"), str) else {}),

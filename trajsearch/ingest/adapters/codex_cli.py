@@ -60,6 +60,7 @@ from typing import Any
 from trajsearch.model import Trajectory
 
 from ._agent_cli import (
+    CODEX_INJECTED,
     SessionSteps,
     as_int,
     as_key,
@@ -89,11 +90,6 @@ CALLS = frozenset({"function_call", "custom_tool_call", "local_shell_call", "web
                    "image_generation_call"})
 OUTPUTS = frozenset({"function_call_output", "custom_tool_call_output", "tool_search_output"})
 
-_INJECTED = re.compile(
-    r"^\s*(?:<(?:environment_context|user_instructions|INSTRUCTIONS|user_shell_command|turn_aborted|"
-    r"permissions instructions|skill|collaboration_mode|subagent_notification|model_switch|personality_spec|"
-    r"apps_instructions|ide_context|developer_instructions)\b|# AGENTS\.md instructions)"
-)
 #: Codex's IDE extensions put the editor's context (active file, open tabs) before the request under this
 #: heading; Codex itself titles a thread by what follows it (``USER_MESSAGE_BEGIN`` in codex-rs).
 _USER_MESSAGE_BEGIN = "## My request for Codex:"
@@ -305,7 +301,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
                 text = _message_text(payload)
                 if role == "assistant":
                     rollout.answer(text, at, final=payload.get("phase") == "final_answer")
-                elif role == "user" and text and not _INJECTED.match(text):
+                elif role == "user" and text and not CODEX_INJECTED.match(text):
                     rollout.flush()
                     item_prompts.append(_request(text))
             elif item == "reasoning":
@@ -318,7 +314,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
             ev = as_str(payload.get("type"))
             if ev == "user_message":
                 text = str(payload.get("message") or "").strip()
-                if text and payload.get("kind") in (None, "plain") and not _INJECTED.match(text):
+                if text and payload.get("kind") in (None, "plain") and not CODEX_INJECTED.match(text):
                     event_prompts.append(_request(text))
                     rollout.flush()
             elif ev == "error" or (ev == "task_complete" and payload.get("error")):

@@ -88,6 +88,7 @@ from trajsearch.model import Failure, Outcome, Trajectory
 from . import _prompts
 from ._common import Context, RecordError, build, clip_task, file_stem, json_object, list_field, run_directory, safe_id, short
 from ._mini_swe_agent.messages import normalise
+from ._mini_swe_agent.commands import DEFAULT_ACTION_REGEXES
 from ._mini_swe_agent.steps import steps_of
 
 NAME = "mini-swe-agent"
@@ -116,14 +117,6 @@ AGENT_FAILURE_STATUSES = {
 }
 #: Stops by the person running the agent: no verdict on the agent.
 HUMAN_STOPS = {"UserInterruption", "KeyboardInterrupt"}
-
-#: The fences of the stock configs, tried in order when the dump does not name its own ``action_regex``.
-DEFAULT_ACTION_REGEXES = (
-    r"```mswea_bash_command\s*\n(.*?)\n```",
-    r"```bash\s*\n(.*?)\n```",
-    r"<mswea_bash_command>(.*?)</mswea_bash_command>",
-    r"```(?:bash|sh)\s*\n(.*?)```",
-)
 
 
 def matches(record: Any) -> bool:

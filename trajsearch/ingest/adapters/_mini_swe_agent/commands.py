@@ -20,6 +20,14 @@ from typing import Any
 
 from .._common import decisive_line, short
 
+#: The fences of the stock configs, tried in order when the dump does not name its own ``action_regex``.
+DEFAULT_ACTION_REGEXES = (
+    r"```mswea_bash_command\s*\n(.*?)\n```",
+    r"```bash\s*\n(.*?)\n```",
+    r"<mswea_bash_command>(.*?)</mswea_bash_command>",
+    r"```(?:bash|sh)\s*\n(.*?)```",
+)
+
 _RETURNCODE = re.compile(r"<returncode>\s*(-?\d+)\s*</returncode>")
 _EXCEPTION = re.compile(r"<exception>(.*?)</exception>", re.S)
 _OUTPUT = re.compile(r"<output(?:_tail)?>\n?(.*?)</output(?:_tail)?>", re.S)
