@@ -535,6 +535,29 @@ def test_agents_sdk_tripped_guardrail_fails_the_run() -> None:
         {"guardrail": "homework_guard", "triggered": False}]
 
 
+def test_agents_sdk_guardrail_and_agent_tool_models_are_not_the_agent_talking() -> None:
+    """Bug (real SDK output): a guardrail agent's verdict and an agent-as-tool's answer were respond steps."""
+    path = AGENTS / ".real" / "agents-as-tools-parallel.jsonl"
+    for run in (r.trajectory for r in read_dump(path, tenant="acme")):
+        said = [s.arguments["content"] for s in run.steps if s.action == "respond"]
+        assert not [text for text in said if "is_homework" in text or text == "Bonjour, quel temps fait-il ?"]
+
+
+def test_agents_sdk_streamed_chat_handoff_override_and_approval_read_as_run() -> None:
+    """Bugs (real SDK 0.24 output): a streamed Chat Completions generation (a Responses object as output) lost
+    every thought and the answer; a handoff with ``tool_name_override`` was two steps, one a made-up
+    ``transfer_to_...``; a tool paused for approval and resumed was run twice."""
+    [streamed] = adapter_support.runs(AGENTS / ".real" / "parallel-tools-streamed-chat.jsonl")
+    assert [s.action for s in streamed.steps] == ["get_weather", "get_population", "get_stock", "respond"]
+    assert streamed.steps[0].thought == "Let me look all three up."
+    assert streamed.steps[-1].arguments["content"].startswith("Paris: sunny, 22 C.")
+    [handoff] = adapter_support.runs(AGENTS / ".real" / "handoff-override-chat.jsonl")
+    assert [s.action for s in handoff.steps] == ["escalate_to_refunds", "issue_refund", "respond"]
+    assert handoff.steps[0].arguments == {"reason": "duplicate charge on INV-2041", "priority": "high"}
+    [approved] = adapter_support.runs(AGENTS / ".real" / "approval-resume-one-trace.jsonl")
+    assert [(s.action, s.observation) for s in approved.steps] == [("delete_file", "deleted /srv/app/run/app.lock")]
+
+
 def test_vercel_tool_result_marked_as_error_text_is_that_steps_error() -> None:
     """AI SDK 5 streamText: the failed call is known only from the next prompt's error-text result (real SDK output)."""
     path = VERCEL / ".real" / "ai5-streamText-tools-and-429.otlp.json"

@@ -14,13 +14,20 @@ may arrive in several batches), or with ``group_by="conversation"`` per
 Mapping (``span_data.type``)
 - ``function``: a step: action = ``name``, arguments = ``input`` (the model's
   JSON arguments, decoded), observation = ``output``, error = the span's
-  ``error`` (``message: data.error``), set only when the tool failed.
+  ``error`` (``message: data.error``), set only when the tool failed. A tool
+  paused for approval is recorded at the interruption (no output) and again
+  when the resumed run executes it: the first record is dropped.
 - ``handoff``: a step: action = the handoff tool the model called
-  (``transfer_to_<agent>``, matched in the model output), arguments = that
-  call's arguments, else ``{"from_agent", "to_agent"}``.
+  (``transfer_to_<agent>``, else the call the SDK answered ``{"assistant":
+  <to_agent>}``: a ``tool_name_override``), arguments = that call's
+  arguments, else ``{"from_agent", "to_agent"}``.
 - ``generation`` (Chat Completions models): a model call: ``input`` / ``output``
-  are chat messages; its text that requested no tool is a ``respond`` step
-  and the thought of the tool calls it requested; model = ``model``.
+  are chat messages (a streamed call's output, and LiteLLM's or AnyLLM's, is
+  one Responses object, read as a response's); its text that requested no
+  tool is a ``respond`` step and the thought of the tool calls it requested;
+  model = ``model``. A model call under a ``guardrail`` span is the
+  guardrail's check, and one inside a tool (an agent used as a tool) is that
+  tool's work: neither is the agent talking.
 - ``response`` (Responses API models): a model call. Its export holds only
   ``response_id`` and ``usage`` (kept in metadata); when a processor also
   stored ``input`` (Responses input items) and ``response`` (the response
@@ -56,6 +63,7 @@ from ._common import Context, RecordError, clip_task
 from ._otlp import clean_ids
 from ._spans import (
     Message,
+    ancestors,
     Node,
     SpanFormat,
     iso_seconds,
@@ -207,8 +215,7 @@ def _span_node(item: dict[str, Any], seq: int) -> tuple[str, Node, str | None]:
     elif kind == "generation":
         node.role, node.name = "llm", "generation"
         node.input_messages = normalise_messages(data.get("input")) if data.get("input") else []
-        node.output_messages = [dict(m, role="assistant") if m["role"] == "user" else m
-                                for m in normalise_messages(data.get("output"))] if data.get("output") else []
+        node.output_messages = _generation_output(data.get("output"))
         node.model = str(data["model"]) if data.get("model") else None
     elif kind == "response":
         node.role, node.name = "llm", "response"
@@ -240,6 +247,18 @@ def _span_node(item: dict[str, Any], seq: int) -> tuple[str, Node, str | None]:
     return str(trace_id), clean_ids(node), None
 
 
+def _generation_output(output: Any) -> list[dict[str, Any]]:
+    """A generation's output messages: chat messages, or (streamed Chat Completions, LiteLLM and AnyLLM
+    models: ``populate_generation_span`` stores ``[response.model_dump()]``) a Responses object's items."""
+    if not output:
+        return []
+    items = output if isinstance(output, list) else [output]
+    if any(isinstance(i, dict) and i.get("object") == "response" for i in items):
+        return [m for i in items if isinstance(i, dict)
+                for m in responses_messages(i.get("output") if i.get("object") == "response" else [i], output=True)]
+    return [dict(m, role="assistant") if m["role"] == "user" else m for m in normalise_messages(output)]
+
+
 def nodes(record: Any, ctx: Context, seq: int = 0) -> Iterator[tuple[str, Node, str | None]]:
     """(trace id, node, conversation id) for every trace and span of one record; ``ctx`` is unused."""
     for n, item in enumerate(_items(record)):
@@ -254,13 +273,32 @@ def _handoff_name(agent: str) -> str:
     return re.sub(r"[^a-zA-Z0-9_]", "_", re.sub(r"\s", "_", f"transfer_to_{agent}")).lower()
 
 
+def _handed_to(group: list[Node]) -> dict[str, str]:
+    """The agent each handoff call handed over to, by call id: the SDK answers a handoff tool call with
+    ``{"assistant": <agent name>}``, which the next model input carries."""
+    found: dict[str, str] = {}
+    for node in group:
+        for m in node.input_messages if node.role == "llm" else []:
+            result = maybe_json(m.get("text")) if m.get("role") == "tool" and m.get("call_id") else None
+            if isinstance(result, dict) and list(result) == ["assistant"]:
+                found[str(m["call_id"])] = str(result["assistant"])
+    return found
+
+
 def _match_handoffs(group: list[Node]) -> None:
+    """Each handoff span's model call: by the SDK's default tool name, else the agent its result names
+    (a ``tool_name_override``), else the first unused ``transfer_to...`` call."""
     calls = [c for n in sorted(group, key=lambda n: (n.start or 0.0, n.seq)) if n.role == "llm"
              for m in n.output_messages for c in m.get("calls", []) if c.get("name")]
+    handed_to = _handed_to(group)
     used: set[int] = set()
     for node in (n for n in group if n.name == "handoff" and n.role == "tool"):
-        target = _handoff_name(str(node.info.get("to_agent") or ""))
+        agent = str(node.info.get("to_agent") or "")
+        target = _handoff_name(agent)
         found = next((i for i, c in enumerate(calls) if i not in used and c["name"] == target), None)
+        if found is None:
+            found = next((i for i, c in enumerate(calls)
+                          if i not in used and agent and handed_to.get(str(c.get("id"))) == agent), None)
         if found is None:
             found = next((i for i, c in enumerate(calls)
                           if i not in used and str(c["name"]).startswith("transfer_to")), None)
@@ -270,6 +308,24 @@ def _match_handoffs(group: list[Node]) -> None:
             node.call_id = calls[found].get("id")
             if calls[found].get("arguments") not in (None, {}, ""):
                 node.arguments = calls[found]["arguments"]
+
+
+def _without_interrupted_calls(group: list[Node]) -> list[Node]:
+    """The spans without a tool call that paused for approval: the SDK records it at the interruption
+    (no output, no error) and again when the resumed run executes it, with the same input."""
+    ran = {(n.tool, json.dumps(n.arguments, sort_keys=True, default=str)) for n in group
+           if n.role == "tool" and n.name != "handoff" and (n.result is not None or n.error)}
+    return [n for n in group if not (n.role == "tool" and n.name != "handoff" and n.result is None and not n.error
+                                     and (n.tool, json.dumps(n.arguments, sort_keys=True, default=str)) in ran)]
+
+
+def _silence_guardrail_models(group: list[Node]) -> None:
+    """A guardrail agent's model calls are its check (the guardrail span says whether it tripped), not the
+    agent talking to the user: their words make no steps."""
+    by_id = {n.id: n for n in group}
+    for node in group:
+        if node.role == "llm" and any("guardrail" in a.info for a in ancestors(node, by_id)):
+            node.output_messages, node.output_text = [], None
 
 
 def _task(group: list[Node]) -> tuple[str | None, str]:
@@ -292,6 +348,8 @@ class _Format(SpanFormat):
         group.sort(key=lambda n: n.seq)
         if not any(n.parent is not None for n in group):
             raise RecordError(f"{by} {key} has no spans: only its trace record was read")
+        group = _without_interrupted_calls(group)
+        _silence_guardrail_models(group)
         _match_handoffs(group)
         starts = [n.start for n in group if n.start is not None]
         ends = [n.end for n in group if n.end is not None]
@@ -307,10 +365,11 @@ class _Format(SpanFormat):
         failure = failure or (f"Guardrail tripwire triggered: {', '.join(tripped)}" if tripped else None)
         if failure and not root.error:
             root.error = failure
+        agents = list(dict.fromkeys(n.name for n in sorted(group, key=lambda n: (n.start or 0.0, n.seq))
+                                    if n.role == "agent"))  # in the order they started (spans end inner first)
         task, source = _task(group)
         if task is None:
             workflow = root.info.get("workflow_name") or root.name
-            agents = list(dict.fromkeys(n.name for n in group if n.role == "agent"))
             task = f"{workflow}" + (f" ({', '.join(agents)})" if agents else "") + " (no input recorded)"
         root.input_text = task
         run = span_trajectory(self.name, self.prefix, key, group, ctx, by=by)
@@ -321,8 +380,6 @@ class _Format(SpanFormat):
         responses = [n.info["response_id"] for n in group if n.info.get("response_id")]
         if responses:
             extra["response_ids"] = responses[:50]
-        agents = list(dict.fromkeys(n.name for n in sorted(group, key=lambda n: (n.start or 0.0, n.seq))
-                                    if n.role == "agent"))
         if agents:
             extra["agents"] = agents
         return run.model_copy(update={"task": clip_task(task.strip()), "metadata": {**run.metadata, **extra}})

@@ -23,7 +23,9 @@ the nodes of one run:
   else the next tool step); tool calls it requested that no tool node executed
   become steps too, with the result taken from a later model input message
   (role ``tool``, same call id); text that requested no tool is the agent
-  talking: a ``respond`` step (arguments ``{"content": text}``);
+  talking: a ``respond`` step (arguments ``{"content": text}``), unless the
+  model call sits inside a tool (an agent used as a tool), whose result
+  already shows what it said;
 - task: the first user message of the root (or of the first model call), else
   the root's input; where that is a well-known framework's rendered prompt, the
   task part of it (:func:`~trajsearch.ingest.adapters._prompts.from_markers`);
@@ -161,6 +163,10 @@ def assemble(nodes: list[Node], *, what: str = "trace", task: str | None = None)
         return step
 
     twins = twin_calls([n for n, _ in order])
+    by_id = {n.id: n for n, _ in order}
+    # a model call inside a tool (an agent used as a tool): its words are the tool's work, which the tool's
+    # result shows; they are not the agent talking to the user
+    in_tool = {n.id for n, _ in order if n.role == "llm" and any(a.role == "tool" for a in ancestors(n, by_id))}
     # an instrumentation that records the model's turns on the agent's span, with no model-call span (the
     # Claude Agent SDK's): the agent's output messages are read turn by turn (:func:`_agent_turns`)
     speaking_agents = set() if any(n.role == "llm" for n in nodes) else {
@@ -188,7 +194,7 @@ def assemble(nodes: list[Node], *, what: str = "trace", task: str | None = None)
             if calls:
                 for n, call in enumerate(calls):
                     pending.append({"call": call, "thought": (reasoning or text) if n == 0 else None, "at": node.end})
-            elif text:
+            elif text and node.id not in in_tool:
                 add_step(_respond(text, reasoning or None, node.start, node.end, node.error))
             continue
         if node.role in ("tool", "retriever"):
