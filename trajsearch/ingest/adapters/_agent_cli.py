@@ -7,8 +7,10 @@ they share lives here: reading a whole-file document as a list of records,
 ISO timestamps, text of content parts, the "pending thought" rule, error
 lines, the final numbering / clipping / step-limit of the step list,
 (``SessionSteps``) the step list with its unanswered text, which becomes the
-model's answer when no tool call follows, and (``session_trajectory``) the
-read session -> a trajectory.
+model's answer when no tool call follows, (``session_trajectory``) the
+read session -> a trajectory, and which user messages a CLI wrote itself
+(``CODEX_INJECTED``, ``CLAUDE_INJECTED``, ``typed_prompt``: also read where
+Harbor converted these sessions to ATIF).
 """
 
 from __future__ import annotations
