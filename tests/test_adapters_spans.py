@@ -567,6 +567,24 @@ def test_vercel_tool_result_marked_as_error_text_is_that_steps_error() -> None:
     assert steps["searchDocs"].error is None and "Install guide" in steps["searchDocs"].observation
 
 
+def test_vercel_ai6_provider_failures_mcp_errors_and_telemetry_under_an_app_root() -> None:
+    """Bugs (real AI SDK 6 output): a streamText whose provider failed (root left unmarked) was a clean run; spent
+    retries on a 500 were the agent's failure; a retried call's model was the failed attempt's; an MCP tool's
+    ``isError`` result was no error; functionId and metadata were lost under an app's own root span."""
+    real = VERCEL / ".real"
+    [stream] = adapter_support.runs(real / "ai6-streamText-tool-loop-then-500-exhausted.otlp.json")
+    assert stream.outcome is Outcome.infra_error and "server had an error" in stream.failure.error
+    assert [s.action for s in stream.steps] == ["get_weather"]
+    retried, spent = adapter_support.runs(real / "ai6-http500-retry-then-ok-and-exhausted.otlp.json")
+    assert (retried.outcome, retried.model_id) == (Outcome.unknown, "gpt-4o-mini-2024-07-18")
+    assert spent.outcome is Outcome.infra_error and spent.failure.error.startswith("AI_RetryError")
+    [mcp] = adapter_support.runs(real / "ai6-mcp-tools.otlp.json")
+    assert [(s.action, s.error) for s in mcp.steps[:2]] == [("add", None), ("read_note", "note missing.txt not found")]
+    [route] = adapter_support.runs(real / "ai6-vercel-otel-next-route-streamText.otlp.json")
+    assert route.metadata["root_span"] == "POST /api/chat" and route.metadata["function_id"] == "chat-route"
+    assert route.metadata["telemetry_metadata"] == {"chatId": "chat-123", "userId": "user-7"}
+
+
 def test_a_trace_that_only_builds_an_agent_is_no_run() -> None:
     """AutoGen traces create_agent apart from the run (real recorded spans): refused with the reason."""
     results = list(read_dump(FIXTURES / "otel-genai" / ".real" / "autogen_live_spans.json", tenant="acme"))

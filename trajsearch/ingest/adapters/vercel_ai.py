@@ -18,7 +18,7 @@ Mapping (``ai.operationId``, else the span name)
   user message (a chat UI sends the whole conversation with every call; the
   run answers its last turn); ``ai.telemetry.functionId``,
   ``ai.telemetry.metadata.*``, the provider and ``ai.response.finishReason``
-  go to metadata.
+  go to metadata (the outermost call's, under an app's own root span too).
 - ``ai.generateText.doGenerate`` / ``ai.streamText.doStream`` (and the object
   variants): one model call. Input = ``ai.prompt.messages`` (AI SDK messages:
   string or ``text`` / ``reasoning`` / ``tool-call`` / ``tool-result`` parts);
@@ -30,7 +30,8 @@ Mapping (``ai.operationId``, else the span name)
 - ``ai.toolCall``: a step: action = ``ai.toolCall.name``, arguments =
   ``ai.toolCall.args`` (``ai.toolCall.input``; JSON-decoded), observation =
   ``ai.toolCall.result`` (``ai.toolCall.output``), error = the ``exception``
-  event or the ERROR status message (only set when the tool threw). A tool call
+  event or the ERROR status message (set when the tool threw), or an MCP
+  tool's result flagged ``isError`` (an MCP client does not throw). A tool call
   a model requested whose execution was not traced is still a step, its result
   taken from the next call's ``tool-result`` message.
 - ``ai.embed`` / ``ai.embedMany`` / ``ai.rerank`` (and their ``do*`` spans):
@@ -38,9 +39,11 @@ Mapping (``ai.operationId``, else the span name)
 - a call span with no model-call span below it (exported alone) stands for
   its own model call (its ``ai.response.*`` is the answer).
 - trajectory_id = ``vercel:<traceId>``; created_at = the earliest span start;
-  outcome: an ERROR status on the root span -> failure (infra_error for
-  timeouts, rate limits, 5xx, connection errors), else ``unknown`` (the SDK
-  records no verdict).
+  outcome: an ERROR status on the root span, or on the last model call with
+  nothing answered after it (``streamText`` leaves its root unmarked when the
+  provider fails) -> failure (infra_error for timeouts, rate limits, 5xx,
+  connection errors, retries spent), else ``unknown`` (the SDK records no
+  verdict).
 """
 
 from __future__ import annotations
@@ -65,7 +68,7 @@ from ._otlp import (
     span_time,
     with_current_instruction,
 )
-from ._spans import Message, Node, SpanFormat, maybe_json, span_trajectory, text_of
+from ._spans import Message, Node, SpanFormat, maybe_json, span_trajectory, start_order, text_of
 
 NAME = "vercel-ai"
 #: Searched in a file's first 64 KiB when no record can be parsed from them (see ``detect``).
@@ -261,7 +264,12 @@ class _Format(SpanFormat):
         else:  # a call exported without its model-call spans stands for its own model call
             for n in calls:
                 n.role = "llm"
-        return with_current_instruction(span_trajectory(self.name, self.prefix, key, group, ctx, by=by), group)
+        run = with_current_instruction(span_trajectory(self.name, self.prefix, key, group, ctx, by=by), group)
+        if calls:  # under an app's own root span (a route handler): the outermost call's telemetry still applies
+            outer = min(calls, key=start_order)
+            run = run.model_copy(update={"metadata": {
+                **run.metadata, **{k: v for k, v in outer.info.items() if k not in run.metadata}}})
+        return run
 
 
 _FORMAT = _Format(NAME, ID_PREFIX)

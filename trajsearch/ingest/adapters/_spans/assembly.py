@@ -29,10 +29,14 @@ the nodes of one run:
 - task: the first user message of the root (or of the first model call), else
   the root's input; where that is a well-known framework's rendered prompt, the
   task part of it (:func:`~trajsearch.ingest.adapters._prompts.from_markers`);
+- a tool result in MCP's shape flagged ``isError`` is the step's error (an
+  MCP client returns it rather than raising);
 - outcome: from explicit evaluations only (see :func:`~.outcome.outcome_from`),
-  else an error status on the root (failure, or infra_error for timeouts, rate
+  else an error status on the root, or on the run's last model call when
+  nothing answered after it (failure, or infra_error for timeouts, rate
   limits, 5xx and connection errors), else ``unknown``: a clean exit is not a
-  success.
+  success. The model is the first that answered (a failed attempt retried
+  names only the model asked for).
 
 :func:`span_trajectory` and :class:`SpanFormat` wrap that into the grouping
 half of the span-adapter protocol (``trajectory_id``, ``assemble_trajectory``).
@@ -49,7 +53,7 @@ from trajsearch.model import Failure, Outcome, Trajectory
 from .. import _prompts
 from .._common import Context, RecordError, build, clip_step_text, clip_task, safe_id, short
 from .calls import parallel_calls_in_call_order, prepared_request, twin_calls
-from .messages import first_user_text, is_object_repr, task_from_input
+from .messages import first_user_text, is_object_repr, mcp_error, task_from_input
 from .nodes import Evaluation, Message, Node, ancestors, maybe_json, start_order, when
 from .outcome import error_outcome, outcome_from
 
@@ -157,6 +161,7 @@ def assemble(nodes: list[Node], *, what: str = "trace", task: str | None = None)
     evaluations: list[Evaluation] = []
     models: list[str] = []
     failed_containers: list[Node] = []
+    fallback_models: list[str] = []
 
     def add_step(step: dict[str, Any]) -> dict[str, Any]:
         steps.append(step)
@@ -173,8 +178,8 @@ def assemble(nodes: list[Node], *, what: str = "trace", task: str | None = None)
         n.id for n in nodes if n.role == "agent" and n.output_messages}
     for node, _depth in order:
         evaluations.extend(Evaluation(**e) for e in node.evaluations)
-        if node.model:
-            models.append(node.model)
+        if node.model:  # a failed attempt names the model asked for, not the one that answered
+            (fallback_models if node.role == "llm" and node.error else models).append(node.model)
         if node.role == "llm" and node.id in twins:
             continue
         if node.id in speaking_agents:
@@ -214,7 +219,7 @@ def assemble(nodes: list[Node], *, what: str = "trace", task: str | None = None)
             step = add_step({
                 "thought": thought, "action": name[:200], "arguments": maybe_json(arguments),
                 "observation": clip_step_text(node.result) if node.result is not None else None,
-                "error": short(node.error, 600) if node.error else None,
+                "error": short(error, 600) if (error := node.error or mcp_error(node.result)) else None,
                 "started_at": when(node.start), "ended_at": when(node.end),
             })
             if node.call_id:
@@ -222,6 +227,9 @@ def assemble(nodes: list[Node], *, what: str = "trace", task: str | None = None)
             continue
         if node.role in ("agent", "chain") and node is not root and node.error:
             failed_containers.append(node)
+    # the run's last model call failed and nothing answered after it (a provider error is not a step's fault)
+    last_call = max((n for n, _ in order if n.role == "llm" and n.id not in twins), key=start_order, default=None)
+    failed_call = last_call if last_call and last_call.error and not last_call.output_messages else None
     for p in pending:  # calls whose execution was not traced: keep them, results from model inputs
         call = p["call"]
         step = {"thought": p["thought"], "action": str(call.get("name"))[:200], "arguments": call.get("arguments"),
@@ -259,6 +267,10 @@ def assemble(nodes: list[Node], *, what: str = "trace", task: str | None = None)
     if outcome is Outcome.unknown and root_error:
         outcome = error_outcome(root_error)
         basis = "error status of the root span"
+    elif outcome is Outcome.unknown and failed_call is not None:  # streamText leaves its root unmarked
+        root_error = failed_call.error
+        outcome = error_outcome(root_error)
+        basis = "error status of the last model call"
     if outcome in (Outcome.failure, Outcome.infra_error):
         last = next((s for s in reversed(steps) if s.get("error")), None)
         if root_error:
@@ -283,7 +295,7 @@ def assemble(nodes: list[Node], *, what: str = "trace", task: str | None = None)
     }
     return Assembled(
         task=task, steps=steps, outcome=outcome, reward=reward, failure=failure,
-        created_at=when(min(starts)) if starts else None, model_id=models[0] if models else None,
+        created_at=when(min(starts)) if starts else None, model_id=(models or fallback_models or [None])[0],
         root=root, metadata=metadata,
     )
 

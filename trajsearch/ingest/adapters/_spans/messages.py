@@ -280,3 +280,12 @@ def result_text(value: Any) -> str:
     if isinstance(decoded, list) and decoded and all(isinstance(p, dict) and "text" in p for p in decoded):
         return _content_text(decoded)[0]
     return text_of(decoded)
+
+
+def mcp_error(result: str | None) -> str | None:
+    """The text of an MCP tool result that reports a failure (``{"content": [...], "isError": true}``: an MCP
+    client returns it rather than raising, so the tool's span shows no error), else None."""
+    decoded = maybe_json(result) if result else None
+    if isinstance(decoded, dict) and decoded.get("isError") is True:
+        return _content_text(decoded.get("content"))[0] or "tool error"
+    return None

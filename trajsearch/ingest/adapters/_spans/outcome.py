@@ -32,7 +32,8 @@ OUTCOME_METRICS = frozenset(
 _INFRA = re.compile(
     r"time.?out|timed out|rate.?limit|\b429\b|\b5\d\d\b|(?:service|server|temporarily)\W?unavailable|connection|"
     r"internal.?server|overloaded|"
-    r"apierror|api_error|service.?error|gateway",
+    r"apierror|api_error|service.?error|gateway|"
+    r"retry.?error|failed after \d+ attempts|server had an error",  # retries spent: only retryable errors are retried
     re.I,
 )
 
