@@ -572,6 +572,24 @@ def test_openhands_api_wrapper_errors_and_agent_error_state(tmp_path: Path) -> N
     assert run.failure.error == "RuntimeError: There was an unexpected error while running the agent."
 
 
+def test_openhands_file_editor_errors_are_step_errors() -> None:
+    """Bug: the runtime reports a file editor failure only as ``ERROR:\\n<message>`` in an ``edit``/``read``
+    observation's content (no error flag), and those steps had no error (real UI download, cut)."""
+    run = only(FIXTURES / "openhands" / ".real" / "agentdataeva" / "test.cut.json")
+    assert run.task.startswith("Now I want you to build a project or a repo")
+    assert [s.action for s in run.steps] == ["execute_bash"] * 3 + ["str_replace_editor"] * 4
+    assert run.steps[3].arguments["command"] == "create" and run.steps[3].observation.startswith("ERROR:\nInvalid")
+    assert errors_at(run) == {
+        3: "Invalid `path` parameter: /workspace/openhands-logger/README.md. File already exists at: "
+           "/workspace/openhands-logger/README.md. Cannot overwrite files using command `create`.",
+        5: 'No replacement was performed, old_str `@app.get("/") … return {"message": "Welcome to OpenHands Logger '
+           'API"}` did not appear verbatim in /workspace/openhands-logger/src/api.py.',
+        6: "Invalid `view_range` parameter: [150, 180]. Its second element `180` should be smaller than the number "
+           "of lines in the file: `175`.",
+    }
+    assert run.steps[4].error is None and run.outcome is Outcome.unknown
+
+
 @pytest.mark.parametrize("fmt, content, message", [
     ("openhands", "[1, 2]", "no OpenHands event (with 'source' and 'action' or 'observation') in this file"),
     ("gemini-cli", '{"sessionId": "s", "projectHash": "p", "messages": []}', "no messages in this Gemini CLI recording"),

@@ -41,7 +41,10 @@ Mapping
   with the same ``tool_call_id``): its ``content``.
 - Step.error: an ``error`` observation, ``user_rejected``, ``success: false``,
   or ``extras.metadata.exit_code`` other than 0 (OpenHands' own rule: -1 is a
-  command that did not finish) -- the decisive output line plus the code.
+  command that did not finish) -- the decisive output line plus the code; an
+  ``edit``/``read`` observation whose content starts ``ERROR:`` (the runtime's
+  ``_execute_file_editor`` reports the file editor's failures only so) -- the
+  editor's message.
 - outcome: the final ``agent_state_changed`` decides only where it records a
   failure: ``error`` / ``rate_limited`` -> ``infra_error`` (reason kept), a
   ``reject`` action -> ``failure``. ``finished`` is the agent's own claim,
@@ -266,10 +269,25 @@ def _step_for(event: dict[str, Any]) -> dict[str, Any]:
     return {"action": str(function or kind), "arguments": arguments, "thought": as_str(args.get("thought")) or None}
 
 
+def _editor_error(content: str) -> str | None:
+    """The file editor's failure, which the runtime reports only in the text of an ``edit``/``read`` observation.
+
+    ``_execute_file_editor`` returns ``f'ERROR:\\n{result.error}'`` as the content, with no error flag; the
+    message is one sentence, spread over lines only when it quotes an ``old_str`` (its first and last line)."""
+    if not content.startswith("ERROR:"):
+        return None
+    lines = [line.strip() for line in content[len("ERROR:"):].splitlines() if line.strip()]
+    if not lines:
+        return "file editor error"
+    return short(lines[0] if len(lines) == 1 else f"{lines[0]} … {lines[-1]}", 300)
+
+
 def _observation_error(event: dict[str, Any], content: str) -> str | None:
     kind = event.get("observation")
     if kind == "error":
         return short(decisive_line(content) or content or "error", 300)
+    if kind in ("edit", "read") and (error := _editor_error(content)):
+        return error
     if kind == "user_rejected":
         return "rejected by the user" + (f": {short(content, 200)}" if content else "")
     meta = _extras(event).get("metadata")
