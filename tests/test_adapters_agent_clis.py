@@ -590,6 +590,33 @@ def test_openhands_file_editor_errors_are_step_errors() -> None:
     assert run.steps[4].error is None and run.outcome is Outcome.unknown
 
 
+OH_EXPORT = FIXTURES / "openhands" / ".real" / "cloudexport" / "2c6ec633e00c4c5da99601de500e5752.cut.json"
+
+
+def test_openhands_events_api_answer_and_its_export_read_like_the_event_list(tmp_path: Path) -> None:
+    """Bug: ``GET /api/conversations/<id>/events`` answers ``{"events": [...], "has_more": ...}`` and an export
+    of it adds ``conversation``; both were rejected: "no OpenHands event" (real export, cut)."""
+    assert detect_format(OH_EXPORT) == "openhands"
+    run = only(OH_EXPORT)
+    assert run.trajectory_id == "openhands.2c6ec633e00c4c5da99601de500e5752"  # the conversation's own id
+    assert run.task.startswith("@openhands Understand this PR well. Read all comments.")
+    assert run.model_id == "litellm_proxy/gpt-5.2-2025-12-11" and run.tool_versions == {"openhands": "1.1.0"}
+    assert run.metadata["conversation_title"] == "Roasted PR Review: Build Project & Run Tests"
+    assert run.metadata["repository"] == "OpenHands/software-agent-sdk"
+    assert run.metadata["branch"] == "openhands/fix-websocket-subscription-ready"
+    fetch = next(s for s in run.steps if s.action == "fetch")
+    assert fetch.arguments == {"url": "https://api.github.com/repos/OpenHands/software-agent-sdk/pulls/1791",
+                               "max_length": 5000}
+    assert "bash: pytest: command not found (exit code 127)" in errors_at(run).values()
+    events = json.loads(OH_EXPORT.read_text())["events"]
+    page = tmp_path / "events.json"  # the API's own page, without the export's conversation details
+    page.write_text(json.dumps({"events": events, "has_more": False}))
+    assert detect_format(page) == "openhands"
+    paged = only(page)
+    assert paged.trajectory_id.startswith("openhands.events.") and "repository" not in paged.metadata
+    assert paged.task == run.task and [s.arguments for s in paged.steps] == [s.arguments for s in run.steps]
+
+
 @pytest.mark.parametrize("fmt, content, message", [
     ("openhands", "[1, 2]", "no OpenHands event (with 'source' and 'action' or 'observation') in this file"),
     ("gemini-cli", '{"sessionId": "s", "projectHash": "p", "messages": []}', "no messages in this Gemini CLI recording"),

@@ -1,7 +1,11 @@
 """``openhands``: OpenHands event trajectories (a JSON list of serialized events; evaluation output.jsonl lines).
 
 Written by ``save_trajectory_path``, the UI's "download trajectory" (a list),
-or ``GET /api/conversations/<id>/trajectory`` (``{"trajectory": [...]}``); and
+``GET /api/conversations/<id>/trajectory`` (``{"trajectory": [...]}``) or
+``GET /api/conversations/<id>/events`` (``{"events": [...], "has_more": ...}``;
+an export of it may keep the conversation's details beside, ``{exported_at,
+base_url, conversation, events}``, as enyst/llm-playground's
+``export_conversation.py`` writes); and
 the evaluation harness's ``output.jsonl`` (``evaluation/utils/shared.py``
 ``EvalOutput``: one line per instance, ``instance_id``, ``instruction``,
 ``history`` = the run's events, ``metadata`` with ``agent_class`` and
@@ -69,8 +73,9 @@ Mapping
   explanation and any error (``_openhands_resolver`` reads the line's fields).
 - task: for a SWE-bench-style prompt the issue between ``<issue_description>``
   tags (OpenHands' own prompt), else the whole first user message.
-- trajectory_id = ``openhands.<conversation id>`` when the file name holds
-  one (``trajectory-<id>.json``), else ``openhands.<file stem>.<digest of the
+- trajectory_id = ``openhands.<conversation id>``: an export's
+  ``conversation.conversation_id``, else the id the file name holds
+  (``trajectory-<id>.json``), else ``openhands.<file stem>.<digest of the
   first event's time and the task>`` so two runs never share an id; an
   evaluation output line: ``openhands.<instance_id>.<digest of the run's
   output directory, start time and model>``;
@@ -79,7 +84,8 @@ Mapping
   model_id = the LLM response's ``model`` (else an evaluation's
   ``metadata.llm_config.model``); created_at = the first event time;
   metadata: cwd (a command's ``working_dir``), OpenHands version and agent
-  class (from the system event), cost, final agent state.
+  class (from the system event), cost, final agent state; an export's
+  conversation title, repository and branch.
 """
 
 from __future__ import annotations
@@ -136,9 +142,25 @@ def _is_eval_output(record: Any) -> bool:
         any(_is_event(event) for event in record["history"][:5])
 
 
+def _wrapped(record: Any) -> list[Any] | None:
+    """The event list inside an API answer: ``{"trajectory": [...]}``, or ``{"events": [...], "has_more": ...}``
+    (``GET /api/conversations/<id>/events``; an export script adds ``conversation``, ``exported_at``, ``base_url``)."""
+    if not isinstance(record, dict):
+        return None
+    for key in ("trajectory", "events"):
+        if isinstance(record.get(key), list):
+            return record[key]
+    return None
+
+
+def _conversation(record: Any) -> dict[str, Any]:
+    """The conversation's details an export kept beside its events (``GET /api/conversations/<id>``), else {}."""
+    return as_dict(record.get("conversation")) if isinstance(_wrapped(record), list) else {}
+
+
 def matches(record: Any) -> bool:
-    if isinstance(record, dict) and isinstance(record.get("trajectory"), list):
-        return bool(record["trajectory"]) and _is_event(record["trajectory"][0])
+    if (wrapped := _wrapped(record)) is not None:
+        return bool(wrapped) and _is_event(wrapped[0])
     return _is_event(record) or _is_eval_output(record) or resolver_line.is_output(record)
 
 
@@ -152,8 +174,8 @@ def split(document: Any):
 
 
 def _events(document: Any) -> list[dict[str, Any]]:
-    if isinstance(document, dict) and isinstance(document.get("trajectory"), list):
-        document = document["trajectory"]
+    if (wrapped := _wrapped(document)) is not None:
+        document = wrapped
     elif _is_eval_output(document):
         document = document["history"]
     elif resolver_line.is_output(document):
@@ -417,6 +439,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     if resolver:
         outcome, failure = resolver_line.outcome(resolver)
 
+    conversation = _conversation(record)
     stem = file_stem(ctx.source, (".json", ".jsonl"))
     found = _HEX_ID.search(stem)
     if evaluation:
@@ -429,6 +452,8 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
         run_id = resolver_line.run_id(resolver)
         if (model := resolver_line.metrics_model(resolver.get("metrics"))) and not models:
             models.append(model)
+    elif isinstance(conversation.get("conversation_id"), str) and conversation["conversation_id"].strip():
+        run_id = f"openhands.{conversation['conversation_id'].strip()}"
     elif found:
         run_id = f"openhands.{found.group(1)}"
     else:
@@ -450,6 +475,9 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
         "models": models if len(models) > 1 else None,
         "instance_id": evaluation.get("instance_id"),
         "agent_class": system_args.get("agent_class") or settings.get("agent_class"),
+        "conversation_title": conversation.get("title") or None,
+        "repository": conversation.get("selected_repository") or None,
+        "branch": conversation.get("selected_branch") or None,
         "patch_chars": len(patch) if isinstance(patch := as_dict(evaluation.get("test_result")).get("git_patch"), str)
         else None,
     }
