@@ -617,6 +617,25 @@ def test_openhands_events_api_answer_and_its_export_read_like_the_event_list(tmp
     assert paged.task == run.task and [s.arguments for s in paged.steps] == [s.arguments for s in run.steps]
 
 
+def test_openhands_runtime_setup_commands_are_not_agent_steps(tmp_path: Path) -> None:
+    """Bug: the runtime's own setup script (a ``run`` action from ``source: "environment"``, ``hidden``) was the
+    run's first step, as if the agent had run it (real export's events, as a downloaded trajectory)."""
+    events = json.loads(OH_EXPORT.read_text())["events"]
+    assert events[1]["source"] == "environment" and events[1]["args"]["hidden"] is True
+    path = tmp_path / "trajectory-2c6ec633e00c4c5da99601de500e5752.json"
+    path.write_text(json.dumps(events))
+    run = only(path)
+    assert not any(".openhands/setup.sh" in json.dumps(s.arguments) for s in run.steps)
+    assert run.steps[0].arguments["command"].startswith("cd /workspace/project/software-agent-sdk && git status")
+    assert len(run.steps) == 10 and "setup_errors" not in run.metadata
+    assert only(OH_EXPORT).steps[0].arguments == run.steps[0].arguments
+    events[2]["extras"]["metadata"]["exit_code"] = 1  # had the setup script failed: said, but still no step
+    path.write_text(json.dumps(events))
+    failed = only(path)
+    assert len(failed.steps) == 10 and errors_at(failed) == errors_at(run)
+    assert failed.metadata["setup_errors"][0].startswith("chmod +x .openhands/setup.sh && source .openhands/setup.sh: ")
+
+
 @pytest.mark.parametrize("fmt, content, message", [
     ("openhands", "[1, 2]", "no OpenHands event (with 'source' and 'action' or 'observation') in this file"),
     ("gemini-cli", '{"sessionId": "s", "projectHash": "p", "messages": []}', "no messages in this Gemini CLI recording"),

@@ -27,8 +27,11 @@ Source read: All-Hands-AI/OpenHands ``openhands/events/serialization/event.py``
 
 Mapping
 - task: the first ``message`` action from ``source: "user"``; the ``system``
-  action (the system prompt; its ``args.tools`` give ``tools_available``) and
-  ``recall`` actions/observations (workspace context) are not steps. Later user
+  action (the system prompt; its ``args.tools`` give ``tools_available``),
+  ``recall`` actions/observations (workspace context) and actions from
+  ``source: "environment"`` (the runtime's own ``hidden`` commands:
+  ``maybe_run_setup_script``'s ``.openhands/setup.sh``, git hooks; a failed
+  one goes to ``metadata.setup_errors``) are not steps. Later user
   messages go to ``metadata.user_prompts``.
 - steps: every other agent action, in order: ``run``, ``run_ipython``,
   ``read``, ``write``, ``edit``, ``browse*``, ``call_tool_mcp``, ``think``,
@@ -333,6 +336,8 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     system_args: dict[str, Any] = {}
     states: list[tuple[str, str]] = []
     loose_errors: list[str] = []
+    setup: dict[Any, str] = {}  # the runtime's own commands (id -> command), answered by no step
+    setup_errors: list[str] = []
     rejected: str | None = None
     task_completed = None
     seen_responses: set[Any] = set()
@@ -352,6 +357,9 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
             if kind == "change_agent_state" and _args(event).get("agent_state"):
                 states.append((str(_args(event)["agent_state"]), ""))
             if kind in NOT_STEPS:
+                continue
+            if event.get("source") == "environment":  # the runtime's setup script or git hooks, not the agent's
+                setup[as_key(event.get("id"))] = str(_args(event).get("command") or kind)
                 continue
             if event.get("source") == "user":
                 if kind == "message":
@@ -384,6 +392,10 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
             states.append((str(_extras(event).get("agent_state") or ""), str(_extras(event).get("reason") or "")))
             continue
         if kind in ("recall", "null", "condense"):
+            continue
+        if as_key(event.get("cause")) in setup:
+            if error := _observation_error(event, event.get("content") if isinstance(event.get("content"), str) else ""):
+                setup_errors.append(f"{short(setup[as_key(event['cause'])], 100)}: {error}")
             continue
         step = by_event.get(as_key(event.get("cause")))
         if step is None and _tool_meta(event).get("tool_call_id"):
@@ -472,6 +484,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
         "task_completed": task_completed,
         "user_prompts": prompt_list(prompts[1:]) or None,
         "unmatched_errors": loose_errors or None,
+        "setup_errors": setup_errors or None,
         "models": models if len(models) > 1 else None,
         "instance_id": evaluation.get("instance_id"),
         "agent_class": system_args.get("agent_class") or settings.get("agent_class"),
