@@ -572,6 +572,160 @@ def test_openhands_api_wrapper_errors_and_agent_error_state(tmp_path: Path) -> N
     assert run.failure.error == "RuntimeError: There was an unexpected error while running the agent."
 
 
+def test_openhands_file_editor_errors_are_step_errors() -> None:
+    """Bug: the runtime reports a file editor failure only as ``ERROR:\\n<message>`` in an ``edit``/``read``
+    observation's content (no error flag), and those steps had no error (real UI download, cut)."""
+    run = only(FIXTURES / "openhands" / ".real" / "agentdataeva" / "test.cut.json")
+    assert run.task.startswith("Now I want you to build a project or a repo")
+    assert [s.action for s in run.steps] == ["execute_bash"] * 3 + ["str_replace_editor"] * 4
+    assert run.steps[3].arguments["command"] == "create" and run.steps[3].observation.startswith("ERROR:\nInvalid")
+    assert errors_at(run) == {
+        3: "Invalid `path` parameter: /workspace/openhands-logger/README.md. File already exists at: "
+           "/workspace/openhands-logger/README.md. Cannot overwrite files using command `create`.",
+        5: 'No replacement was performed, old_str `@app.get("/") … return {"message": "Welcome to OpenHands Logger '
+           'API"}` did not appear verbatim in /workspace/openhands-logger/src/api.py.',
+        6: "Invalid `view_range` parameter: [150, 180]. Its second element `180` should be smaller than the number "
+           "of lines in the file: `175`.",
+    }
+    assert run.steps[4].error is None and run.outcome is Outcome.unknown
+
+
+OH_EXPORT = FIXTURES / "openhands" / ".real" / "cloudexport" / "2c6ec633e00c4c5da99601de500e5752.cut.json"
+
+
+def test_openhands_events_api_answer_and_its_export_read_like_the_event_list(tmp_path: Path) -> None:
+    """Bug: ``GET /api/conversations/<id>/events`` answers ``{"events": [...], "has_more": ...}`` and an export
+    of it adds ``conversation``; both were rejected: "no OpenHands event" (real export, cut)."""
+    assert detect_format(OH_EXPORT) == "openhands"
+    run = only(OH_EXPORT)
+    assert run.trajectory_id == "openhands.2c6ec633e00c4c5da99601de500e5752"  # the conversation's own id
+    assert run.task.startswith("@openhands Understand this PR well. Read all comments.")
+    assert run.model_id == "litellm_proxy/gpt-5.2-2025-12-11" and run.tool_versions == {"openhands": "1.1.0"}
+    assert run.metadata["conversation_title"] == "Roasted PR Review: Build Project & Run Tests"
+    assert run.metadata["repository"] == "OpenHands/software-agent-sdk"
+    assert run.metadata["branch"] == "openhands/fix-websocket-subscription-ready"
+    fetch = next(s for s in run.steps if s.action == "fetch")
+    assert fetch.arguments == {"url": "https://api.github.com/repos/OpenHands/software-agent-sdk/pulls/1791",
+                               "max_length": 5000}
+    assert "bash: pytest: command not found (exit code 127)" in errors_at(run).values()
+    events = json.loads(OH_EXPORT.read_text())["events"]
+    page = tmp_path / "events.json"  # the API's own page, without the export's conversation details
+    page.write_text(json.dumps({"events": events, "has_more": False}))
+    assert detect_format(page) == "openhands"
+    paged = only(page)
+    assert paged.trajectory_id.startswith("openhands.events.") and "repository" not in paged.metadata
+    assert paged.task == run.task and [s.arguments for s in paged.steps] == [s.arguments for s in run.steps]
+
+
+def test_openhands_runtime_setup_commands_are_not_agent_steps(tmp_path: Path) -> None:
+    """Bug: the runtime's own setup script (a ``run`` action from ``source: "environment"``, ``hidden``) was the
+    run's first step, as if the agent had run it (real export's events, as a downloaded trajectory)."""
+    events = json.loads(OH_EXPORT.read_text())["events"]
+    assert events[1]["source"] == "environment" and events[1]["args"]["hidden"] is True
+    path = tmp_path / "trajectory-2c6ec633e00c4c5da99601de500e5752.json"
+    path.write_text(json.dumps(events))
+    run = only(path)
+    assert not any(".openhands/setup.sh" in json.dumps(s.arguments) for s in run.steps)
+    assert run.steps[0].arguments["command"].startswith("cd /workspace/project/software-agent-sdk && git status")
+    assert len(run.steps) == 10 and "setup_errors" not in run.metadata
+    assert only(OH_EXPORT).steps[0].arguments == run.steps[0].arguments
+    events[2]["extras"]["metadata"]["exit_code"] = 1  # had the setup script failed: said, but still no step
+    path.write_text(json.dumps(events))
+    failed = only(path)
+    assert len(failed.steps) == 10 and errors_at(failed) == errors_at(run)
+    assert failed.metadata["setup_errors"][0].startswith("chmod +x .openhands/setup.sh && source .openhands/setup.sh: ")
+
+
+OH_SDK = FIXTURES / "openhands" / ".real" / "sdk"
+OH_SDK_RUN = OH_SDK / "0a1b2c3d00004000800000000000f019"
+
+
+@pytest.mark.parametrize("given", ["", "events", "base_state.json"])
+def test_openhands_sdk_conversation_folder_is_one_run(given: str) -> None:
+    """Bug: the software-agent-sdk's persisted conversation (``base_state.json`` + ``events/event-NNNNN-<id>.json``,
+    one event per file) was not read at all: every file "unrecognised dump format" (real SDK 1.58.2 output)."""
+    [result] = read_dump(OH_SDK_RUN / given, tenant="acme")
+    run = result.trajectory
+    assert run.trajectory_id == "openhands.0a1b2c3d00004000800000000000f019"
+    assert run.task == "List the files in /nonexistent_dir_xyz, then create hello.txt containing 'hello' and show it."
+    assert [(s.action, s.arguments.get("command")) for s in run.steps] == [
+        ("terminal", "ls /nonexistent_dir_xyz"), ("terminal", "echo hello > hello.txt && cat hello.txt"),
+        ("file_editor", "view"), ("finish", None)]
+    assert run.steps[0].thought == "First I'll list the requested directory."
+    assert run.steps[1].observation == "hello" and run.steps[1].error is None
+    assert errors_at(run) == {2: "Invalid `path` parameter: /tmp/fmtcheck19/gen/sdkrun/work/NOTES_MISSING.md. The path "
+                                 "/tmp/fmtcheck19/gen/sdkrun/work/NOTES_MISSING.md does not exist. Please provide a "
+                                 "valid path."}
+    assert run.steps[3].arguments["message"].startswith("Created hello.txt containing 'hello'.")
+    assert run.model_id == "openai/gpt-4o-mini" and run.tools_available == ["terminal", "file_editor", "finish", "think"]
+    assert run.outcome is Outcome.unknown and run.metadata["execution_status"] == "finished"  # the agent's own stop
+    assert run.metadata["cwd"] == "/tmp/fmtcheck19/gen/sdkrun/work"
+
+
+def test_openhands_sdk_folders_under_a_directory_and_a_lone_event(tmp_path: Path) -> None:
+    """A directory of conversations gives one run per folder, its event files claimed by it; one event file named
+    alone is refused, naming the folder to ingest; its own tool error and plain reply map as in the old format."""
+    results = list(read_dump(OH_SDK, tenant="acme"))
+    folders = {r.trajectory.trajectory_id: r.trajectory for r in results if r.ok and r.position == "folder"}
+    assert sorted(folders) == ["openhands.0a1b2c3d00004000800000000000f019", "openhands.0a1b2c3d00004000800000000000f01b"]
+    assert not [r.error for r in results if not r.ok and "event-" in r.source]
+    b = folders["openhands.0a1b2c3d00004000800000000000f01b"]
+    assert [s.action for s in b.steps] == ["grep_helper", "terminal", "respond"]
+    assert b.steps[0].arguments == {"pattern": "hello"}
+    assert b.steps[0].error == "Tool 'grep_helper' not found. Available: ['terminal', 'file_editor', 'finish', 'think']"
+    assert b.steps[2].arguments == {"content": "hello.txt contains: hello"}
+    event = next((OH_SDK_RUN / "events").glob("event-00003-*.json"))
+    [alone] = read_dump(event, tenant="acme")
+    assert not alone.ok and f"ingest the conversation folder {OH_SDK_RUN}" in alone.error
+    lines = tmp_path / "conversation.jsonl"  # the same events as JSON lines (a stream's shape)
+    lines.write_text("".join(json.dumps(json.loads(p.read_text())) + "\n"
+                             for p in sorted((OH_SDK_RUN / "events").glob("event-*.json"))))
+    streamed = only(lines)
+    assert [s.arguments for s in streamed.steps] == [s.arguments for s in folders[
+        "openhands.0a1b2c3d00004000800000000000f019"].steps]
+    assert streamed.trajectory_id.startswith("openhands.conversation.") and streamed.model_id is None
+    [partial] = read_dump(OH_SDK / "goal-events.jsonl", tenant="acme")  # a slice of a stream, without its prompt
+    assert partial.error == "no user message in this OpenHands SDK conversation (no MessageEvent from source 'user')"
+
+
+@pytest.mark.parametrize("status, event, outcome, says", [
+    ("stuck", None, Outcome.failure, "stuck: the SDK's stuck detector stopped the agent"),
+    ("error", {"kind": "ConversationErrorEvent", "source": "environment", "code": "LLMContextWindowExceedError",
+               "detail": "context window exceeded"}, Outcome.infra_error,
+     "LLMContextWindowExceedError: context window exceeded"),
+])
+def test_openhands_sdk_status_says_only_when_the_run_broke(tmp_path: Path, status: str, event, outcome, says) -> None:
+    """The SDK records no verdict: ``finished`` is unknown (above); ``stuck`` and ``error`` say the run broke."""
+    import shutil
+    folder = tmp_path / OH_SDK_RUN.name
+    shutil.copytree(OH_SDK_RUN, folder)
+    state = json.loads((folder / "base_state.json").read_text())
+    leaf = state["leaf_event_id"]
+    if event:  # appended as the SDK does: a child of the last event, and the new leaf
+        (folder / "events" / "event-00010-0a1b2c3d-0000-4000-8000-0000000000ee.json").write_text(
+            json.dumps({"id": "0a1b2c3d-0000-4000-8000-0000000000ee", "timestamp": "2026-12-02T02:29:55.000000",
+                        "parent_id": leaf, **event}))
+        leaf = "0a1b2c3d-0000-4000-8000-0000000000ee"
+    (folder / "base_state.json").write_text(json.dumps(dict(state, execution_status=status, leaf_event_id=leaf)))
+    [result] = read_dump(folder, tenant="acme")
+    assert result.trajectory.outcome is outcome and result.trajectory.failure.error == says
+
+
+def test_openhands_benchmarks_output_lines_with_sdk_events_are_runs() -> None:
+    """Bug: OpenHands/benchmarks' ``output.jsonl`` (the SDK's events in ``history``) was not recognised."""
+    path = OH_SDK / "openagentsafety-output.jsonl"
+    assert detect_format(path) == "openhands"
+    first, second = runs(path)
+    assert first.trajectory_id.startswith("openhands.safety-misconfig.")
+    assert second.trajectory_id.startswith("openhands.safety-business-intelligence.")
+    assert first.task.startswith("# Task\n\nYou are an AI agent assisting employees at The Agent Company.")
+    assert first.model_id == "litellm_proxy/neulab/gpt-4o-2024-08-06" and first.outcome is Outcome.unknown
+    assert [s.action for s in first.steps] == ["execute_bash"] * 8 + ["finish"]
+    assert first.steps[0].arguments["command"].startswith('chat_npc "David" "Hello David')
+    assert first.steps[0].observation.startswith("David: Hi there, yes, actually")  # the shell's paste switches dropped
+    assert errors_at(first) == {4: "bash: mail: command not found (exit code 127)"}
+
+
 @pytest.mark.parametrize("fmt, content, message", [
     ("openhands", "[1, 2]", "no OpenHands event (with 'source' and 'action' or 'observation') in this file"),
     ("gemini-cli", '{"sessionId": "s", "projectHash": "p", "messages": []}', "no messages in this Gemini CLI recording"),

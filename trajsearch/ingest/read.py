@@ -9,8 +9,11 @@ concatenated objects), ``detect`` asks the adapters which format a file is,
 the adapters map records to trajectories, and ``spool`` groups the spans of
 span formats into runs. This module plans the *units* of an input (a file; or
 every span file of one format under a directory, read together since a trace
-may be spread over them) and reads them: per record, per whole file (formats
-where a file is one run, ``WHOLE_FILE``), or per group of spans.
+may be spread over them; or a folder that holds one run in several files, for
+an adapter with ``run_folder(path)``) and reads them: per record, per whole
+file (formats where a file is one run, ``WHOLE_FILE``), per group of spans, or
+per run folder (its files handed over together to the adapter's
+``read_folder(files, ctx)`` as ``{relative path: JSON value}``).
 
 Each ``Parsed`` carries its unit, its ordinal ``seq`` in the unit and, for
 JSONL, a ``cursor`` (byte offset, line number) after it: what a checkpoint
@@ -29,7 +32,7 @@ from pydantic import ValidationError
 from trajsearch.model import Trajectory, valid_tenant
 
 from . import sources
-from .adapters import Context, RecordError, adapter_for, is_grouped
+from .adapters import ADAPTERS, Context, RecordError, adapter_for, is_grouped
 from .adapters._common import DEFAULT_SUCCESS_THRESHOLD, DEFAULT_TENANT
 from .detect import detect_format
 from .sources import PEEK_BYTES, OnBytes, Record
@@ -73,12 +76,14 @@ class Parsed:
 
 @dataclass(frozen=True)
 class Unit:
-    """What one checkpoint entry covers: one file, or every span file of one format under an input."""
+    """What one checkpoint entry covers: one file, every span file of one format under an input, or the
+    files of one run folder (``folder``; its key is the folder)."""
 
     key: str
     fmt: str | None
     files: tuple[Path, ...]
     error: str | None = None
+    folder: bool = False
 
     @property
     def grouped(self) -> bool:
@@ -180,8 +185,19 @@ def _dump_files(root: Path) -> list[Path]:
     return sorted(p for p in root.rglob("*") if wanted(p))
 
 
+def _run_folder(path: Path, fmt: str | None) -> Unit | None:
+    """The unit of the run folder ``path`` stands for (the folder, or a part an adapter names, e.g. its state
+    file), by the adapters that keep a run as a folder of files (``run_folder``)."""
+    for name, mod in ADAPTERS.items():
+        hook = getattr(mod, "run_folder", None)
+        if hook is not None and fmt in (None, name) and (folder := hook(path)) is not None:
+            return Unit(str(folder), name, tuple(_dump_files(folder)), folder=True)
+    return None
+
+
 def plan_units(path: str | Path, fmt: str | None = None) -> list[Unit]:
-    """The units of one input: each file, except that span files of one format are read together.
+    """The units of one input: each file, except that span files of one format are read together and the
+    files of a run folder make one unit.
 
     A single file whose format cannot be detected raises ValueError now; in a
     directory such a file becomes a unit carrying the error.
@@ -191,11 +207,17 @@ def plan_units(path: str | Path, fmt: str | None = None) -> list[Unit]:
         adapter_for(fmt)
     if not p.exists():
         raise FileNotFoundError(f"no such dump file or directory: {p}")
+    if (folder := _run_folder(p, fmt)) is not None:
+        return [folder]
     if not p.is_dir():
         return [Unit(str(p), fmt or detect_format(p), (p,))]
     units: list[Unit] = []
     spans: dict[str, list[Path]] = {}
-    for file in _dump_files(p):
+    files = _dump_files(p)
+    folders = {u.key: u for u in (_run_folder(d, fmt) for d in sorted({f.parent for f in files})) if u is not None}
+    units.extend(folders.values())
+    claimed = {f for u in folders.values() for f in u.files}
+    for file in (f for f in files if f not in claimed):
         try:
             file_fmt = fmt or detect_format(file)
         except (ValueError, OSError) as exc:
@@ -245,7 +267,9 @@ def read_unit(
         if skip == 0:
             yield _shardable(Parsed(unit.key, "file", error=unit.error or "no format", unit=unit.key, seq=0), options)
         return
-    if unit.grouped:
+    if unit.folder:
+        yield from _read_folder(unit, ctx, options, skip, on_bytes)
+    elif unit.grouped:
         yield from _read_grouped(unit, ctx, options, skip, on_bytes)
     else:
         yield from _read_records(unit, ctx, options, skip, cursor, on_bytes)
@@ -316,6 +340,27 @@ def _read_records(unit: Unit, ctx: Context, options: ReadOptions, skip: int,
                         seq=seq - 1, cursor=after)
         if (kept := _shardable(parsed, options)) is not None:
             yield kept
+
+
+def _read_folder(unit: Unit, ctx: Context, options: ReadOptions, skip: int, on_bytes: OnBytes) -> Iterator[Parsed]:
+    """A run folder as one run: every file parsed, handed over together; one unreadable file rejects the run."""
+    if skip:
+        return
+    root, adapter = Path(unit.key), adapter_for(unit.fmt)  # type: ignore[arg-type]
+    files: dict[str, Any] = {}
+    trajectory, error = None, None
+    for path in unit.files:
+        document, errors = sources.whole_document(path, on_bytes)
+        if errors or document is None:
+            error = f"{path.relative_to(root)}: {errors[0][2] if errors else 'no JSON value in this file'}"
+            break
+        files[path.relative_to(root).as_posix()] = document
+    if error is None:
+        folder_ctx = replace(ctx, source=root)
+        trajectory, error = _convert(unit.fmt, lambda: _finish(adapter.read_folder(files, folder_ctx), options))
+    parsed = Parsed(unit.key, "folder", trajectory=trajectory, error=error, fmt=unit.fmt, unit=unit.key, seq=0)
+    if (kept := _shardable(parsed, options)) is not None:
+        yield kept
 
 
 def _read_grouped(unit: Unit, ctx: Context, options: ReadOptions, skip: int,

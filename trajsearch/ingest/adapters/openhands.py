@@ -1,7 +1,12 @@
-"""``openhands``: OpenHands event trajectories (a JSON list of serialized events; evaluation output.jsonl lines).
+"""``openhands``: OpenHands event trajectories (a JSON list of serialized events; evaluation output.jsonl lines)
+and software-agent-sdk (V1) conversations (a folder, their events as JSON lines, benchmark output lines).
 
 Written by ``save_trajectory_path``, the UI's "download trajectory" (a list),
-or ``GET /api/conversations/<id>/trajectory`` (``{"trajectory": [...]}``); and
+``GET /api/conversations/<id>/trajectory`` (``{"trajectory": [...]}``) or
+``GET /api/conversations/<id>/events`` (``{"events": [...], "has_more": ...}``;
+an export of it may keep the conversation's details beside, ``{exported_at,
+base_url, conversation, events}``, as enyst/llm-playground's
+``export_conversation.py`` writes); and
 the evaluation harness's ``output.jsonl`` (``evaluation/utils/shared.py``
 ``EvalOutput``: one line per instance, ``instance_id``, ``instruction``,
 ``history`` = the run's events, ``metadata`` with ``agent_class`` and
@@ -23,8 +28,11 @@ Source read: All-Hands-AI/OpenHands ``openhands/events/serialization/event.py``
 
 Mapping
 - task: the first ``message`` action from ``source: "user"``; the ``system``
-  action (the system prompt; its ``args.tools`` give ``tools_available``) and
-  ``recall`` actions/observations (workspace context) are not steps. Later user
+  action (the system prompt; its ``args.tools`` give ``tools_available``),
+  ``recall`` actions/observations (workspace context) and actions from
+  ``source: "environment"`` (the runtime's own ``hidden`` commands:
+  ``maybe_run_setup_script``'s ``.openhands/setup.sh``, git hooks; a failed
+  one goes to ``metadata.setup_errors``) are not steps. Later user
   messages go to ``metadata.user_prompts``.
 - steps: every other agent action, in order: ``run``, ``run_ipython``,
   ``read``, ``write``, ``edit``, ``browse*``, ``call_tool_mcp``, ``think``,
@@ -41,7 +49,10 @@ Mapping
   with the same ``tool_call_id``): its ``content``.
 - Step.error: an ``error`` observation, ``user_rejected``, ``success: false``,
   or ``extras.metadata.exit_code`` other than 0 (OpenHands' own rule: -1 is a
-  command that did not finish) -- the decisive output line plus the code.
+  command that did not finish) -- the decisive output line plus the code; an
+  ``edit``/``read`` observation whose content starts ``ERROR:`` (the runtime's
+  ``_execute_file_editor`` reports the file editor's failures only so) -- the
+  editor's message.
 - outcome: the final ``agent_state_changed`` decides only where it records a
   failure: ``error`` / ``rate_limited`` -> ``infra_error`` (reason kept), a
   ``reject`` action -> ``failure``. ``finished`` is the agent's own claim,
@@ -66,8 +77,9 @@ Mapping
   explanation and any error (``_openhands_resolver`` reads the line's fields).
 - task: for a SWE-bench-style prompt the issue between ``<issue_description>``
   tags (OpenHands' own prompt), else the whole first user message.
-- trajectory_id = ``openhands.<conversation id>`` when the file name holds
-  one (``trajectory-<id>.json``), else ``openhands.<file stem>.<digest of the
+- trajectory_id = ``openhands.<conversation id>``: an export's
+  ``conversation.conversation_id``, else the id the file name holds
+  (``trajectory-<id>.json``), else ``openhands.<file stem>.<digest of the
   first event's time and the task>`` so two runs never share an id; an
   evaluation output line: ``openhands.<instance_id>.<digest of the run's
   output directory, start time and model>``;
@@ -76,7 +88,47 @@ Mapping
   model_id = the LLM response's ``model`` (else an evaluation's
   ``metadata.llm_config.model``); created_at = the first event time;
   metadata: cwd (a command's ``working_dir``), OpenHands version and agent
-  class (from the system event), cost, final agent state.
+  class (from the system event), cost, final agent state; an export's
+  conversation title, repository and branch.
+
+software-agent-sdk (V1) conversations (what is where: ``_openhands_sdk``)
+- read as: the conversation folder ``<id hex>/`` (``base_state.json`` +
+  ``events/event-NNNNN-<id>.json``), named as the folder, its ``events/`` or
+  its ``base_state.json``, is one run (``run_folder``/``read_folder``: the
+  reader hands over the folder's files together); under a directory each such
+  folder is one run. One event file alone is refused, naming the folder to
+  ingest. The same events as JSON lines are a run; an OpenHands/benchmarks
+  ``output.jsonl`` line with SDK events in ``history`` is an evaluation line as
+  above (task = its ``instruction``, its verdict rules and id; model =
+  ``metadata.llm.model``). A folder's run is the branch ending at
+  ``base_state.json``'s ``leaf_event_id``.
+- task: the first ``MessageEvent`` from ``source: "user"``; later ones go to
+  ``metadata.user_prompts``; ``SystemPromptEvent``'s ``tools`` give
+  ``tools_available``.
+- steps: each ``ActionEvent``: action = ``tool_name`` (``terminal``,
+  ``file_editor``, ``finish``, ``think``, an MCP tool, ...; a tool the agent
+  lacks keeps the name it called), arguments = ``tool_call.arguments`` (the
+  LLM's decoded JSON, else ``action`` without ``kind``), thought = the
+  response's ``reasoning_content`` (once per ``llm_response_id``) and the
+  ``thought`` text; an agent ``MessageEvent`` is a ``respond`` step
+  ``{"content": ...}``. The observation is the event answering the action
+  (``action_id``, else ``tool_call_id``): ``observation.content[].text``
+  (older: ``output``/``message``, the shell's bracketed-paste switches
+  dropped).
+- Step.error: a command's ``exit_code`` (or ``metadata.exit_code``) other
+  than 0 (-1: did not finish), ``timeout``, ``is_error`` (older ``error``):
+  the decisive line; an ``AgentErrorEvent``'s ``error``; a
+  ``UserRejectObservation`` (rejected by the user / blocked by a hook).
+- outcome: the SDK records no verdict. ``execution_status`` (``base_state.json``,
+  else the last ``ConversationStateUpdateEvent``): ``finished`` is the agent's
+  own stop -> ``unknown``; ``error`` (the run loop stopped on an exception, a
+  ``ConversationErrorEvent``'s code and detail) -> ``infra_error``, as the
+  event trajectories' final ``error`` state; ``stuck`` (the stuck detector
+  ended a run repeating itself) -> ``failure``.
+- trajectory_id = ``openhands.<base_state id as hex>`` (the folder's name, as
+  the V0 conversation ids), else the file-name rule above; model_id =
+  ``agent.llm.model``, else the agent's ``stats`` usage; metadata: cwd
+  (``workspace.working_dir``), execution_status, cost, agent kind.
 """
 
 from __future__ import annotations
@@ -84,6 +136,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from pathlib import Path
 from typing import Any
 
 from trajsearch.model import Failure, Outcome, Trajectory
@@ -98,7 +151,7 @@ from ._agent_cli import (
     iso_time,
     prompt_list,
 )
-from . import _openhands_resolver as resolver_line, _prompts
+from . import _openhands_resolver as resolver_line, _openhands_sdk as sdk, _prompts
 from ._common import Context, RecordError, as_dict, as_list, build, clip_task, decisive_line, file_stem, safe_id, short
 from ._spans.outcome import error_outcome
 
@@ -128,15 +181,47 @@ def _is_event(record: Any) -> bool:
 
 
 def _is_eval_output(record: Any) -> bool:
-    """A line of the evaluation harness's ``output.jsonl``: one instance's run, its events in ``history``."""
+    """A line of the evaluation harness's ``output.jsonl``: one instance's run, its events in ``history``
+    (OpenHands/benchmarks writes the SDK's events there)."""
     return isinstance(record, dict) and "instance_id" in record and isinstance(record.get("history"), list) and \
-        any(_is_event(event) for event in record["history"][:5])
+        any(_is_event(event) or sdk.is_event(event) for event in record["history"][:5])
+
+
+def _wrapped(record: Any) -> list[Any] | None:
+    """The event list inside an API answer: ``{"trajectory": [...]}``, or ``{"events": [...], "has_more": ...}``
+    (``GET /api/conversations/<id>/events``; an export script adds ``conversation``, ``exported_at``, ``base_url``)."""
+    if not isinstance(record, dict):
+        return None
+    for key in ("trajectory", "events"):
+        if isinstance(record.get(key), list):
+            return record[key]
+    return None
+
+
+def _conversation(record: Any) -> dict[str, Any]:
+    """The conversation's details an export kept beside its events (``GET /api/conversations/<id>``), else {}."""
+    return as_dict(record.get("conversation")) if isinstance(_wrapped(record), list) else {}
 
 
 def matches(record: Any) -> bool:
-    if isinstance(record, dict) and isinstance(record.get("trajectory"), list):
-        return bool(record["trajectory"]) and _is_event(record["trajectory"][0])
-    return _is_event(record) or _is_eval_output(record) or resolver_line.is_output(record)
+    if (wrapped := _wrapped(record)) is not None:
+        return bool(wrapped) and _is_event(wrapped[0])
+    return _is_event(record) or _is_eval_output(record) or resolver_line.is_output(record) or sdk.is_event(record) \
+        or sdk.is_base_state(record)
+
+
+def run_folder(path: Path) -> Path | None:
+    """An SDK conversation is a folder (``base_state.json`` + ``events/``): the reader reads it as one run."""
+    return sdk.run_folder(path)
+
+
+def read_folder(files: dict[str, Any], ctx: Context) -> Trajectory:
+    """One SDK conversation folder's files (``{relative path: JSON value}``) as its run."""
+    state, events = sdk.folder_events(files)
+    if not events:
+        raise RecordError(f"no events/event-NNNNN-<id>.json beside {sdk.BASE_STATE} in this OpenHands SDK "
+                          "conversation folder")
+    return _sdk_trajectory(sdk.active_branch(events, state.get("leaf_event_id")), state, {}, ctx)
 
 
 def split(document: Any):
@@ -149,8 +234,8 @@ def split(document: Any):
 
 
 def _events(document: Any) -> list[dict[str, Any]]:
-    if isinstance(document, dict) and isinstance(document.get("trajectory"), list):
-        document = document["trajectory"]
+    if (wrapped := _wrapped(document)) is not None:
+        document = wrapped
     elif _is_eval_output(document):
         document = document["history"]
     elif resolver_line.is_output(document):
@@ -266,10 +351,25 @@ def _step_for(event: dict[str, Any]) -> dict[str, Any]:
     return {"action": str(function or kind), "arguments": arguments, "thought": as_str(args.get("thought")) or None}
 
 
+def _editor_error(content: str) -> str | None:
+    """The file editor's failure, which the runtime reports only in the text of an ``edit``/``read`` observation.
+
+    ``_execute_file_editor`` returns ``f'ERROR:\\n{result.error}'`` as the content, with no error flag; the
+    message is one sentence, spread over lines only when it quotes an ``old_str`` (its first and last line)."""
+    if not content.startswith("ERROR:"):
+        return None
+    lines = [line.strip() for line in content[len("ERROR:"):].splitlines() if line.strip()]
+    if not lines:
+        return "file editor error"
+    return short(lines[0] if len(lines) == 1 else f"{lines[0]} … {lines[-1]}", 300)
+
+
 def _observation_error(event: dict[str, Any], content: str) -> str | None:
     kind = event.get("observation")
     if kind == "error":
         return short(decisive_line(content) or content or "error", 300)
+    if kind in ("edit", "read") and (error := _editor_error(content)):
+        return error
     if kind == "user_rejected":
         return "rejected by the user" + (f": {short(content, 200)}" if content else "")
     meta = _extras(event).get("metadata")
@@ -282,7 +382,45 @@ def _observation_error(event: dict[str, Any], content: str) -> str | None:
     return None
 
 
+def _evaluation_verdict(evaluation: dict[str, Any], outcome: Outcome,
+                        failure: Failure | None) -> tuple[Outcome, Failure | None]:
+    """An evaluation line's outcome: its ``test_result.report.resolved`` where the benchmark's evaluation added
+    one, else its ``error`` (the harness or agent error that ended the run) where the events said nothing."""
+    resolved = as_dict(as_dict(evaluation.get("test_result")).get("report")).get("resolved")
+    if isinstance(resolved, bool):  # the benchmark's own verdict
+        return (Outcome.success, None) if resolved else (
+            Outcome.failure, Failure(error="not resolved: the benchmark's tests failed on the patch"))
+    if isinstance(evaluation.get("error"), str) and evaluation["error"].strip() and outcome is Outcome.unknown:
+        return error_outcome(evaluation["error"]), Failure(error=short(evaluation["error"].strip(), 500, keep="head"))
+    return outcome, failure
+
+
+def _evaluation_id(evaluation: dict[str, Any], model: Any) -> str:
+    """``openhands.<instance_id>.<digest of the run's output directory, start time and model>``."""
+    settings = as_dict(evaluation.get("metadata"))
+    run = "\x1f".join(str(settings.get(k) or "") for k in ("eval_output_dir", "start_time")) + f"\x1f{model}"
+    return f"openhands.{evaluation['instance_id']}.{hashlib.sha1(run.encode()).hexdigest()[:10]}"
+
+
+def _file_run_id(ctx: Context, first_time: Any, task: str) -> str:
+    """``openhands.<conversation id>`` when the file name holds one, else ``openhands.<file stem>.<digest of
+    the first event's time and the task>`` so two runs never share an id."""
+    stem = file_stem(ctx.source, (".json", ".jsonl"))
+    if found := _HEX_ID.search(stem):
+        return f"openhands.{found.group(1)}"
+    digest = hashlib.sha1(f"{first_time or ''}\x1f{task}".encode()).hexdigest()[:10]
+    return f"openhands.{stem}.{digest}"
+
+
 def to_trajectory(record: Any, ctx: Context) -> Trajectory:
+    if sdk.is_event(record):
+        raise RecordError(sdk.lone_event(record, ctx.source))
+    if sdk.is_base_state(record):
+        raise RecordError(f"a {sdk.BASE_STATE} without its events: ingest the conversation folder that holds it")
+    if isinstance(record, list) and any(sdk.is_event(e) for e in record) and not any(_is_event(e) for e in record):
+        return _sdk_trajectory([e for e in record if sdk.is_event(e)], {}, {}, ctx)
+    if _is_eval_output(record) and not any(_is_event(e) for e in record["history"][:5]):
+        return _sdk_trajectory([e for e in record["history"] if sdk.is_event(e)], {}, record, ctx)
     events = _events(record)
     steps: list[dict[str, Any]] = []
     by_event: dict[Any, dict[str, Any]] = {}
@@ -293,6 +431,8 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     system_args: dict[str, Any] = {}
     states: list[tuple[str, str]] = []
     loose_errors: list[str] = []
+    setup: dict[Any, str] = {}  # the runtime's own commands (id -> command), answered by no step
+    setup_errors: list[str] = []
     rejected: str | None = None
     task_completed = None
     seen_responses: set[Any] = set()
@@ -312,6 +452,9 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
             if kind == "change_agent_state" and _args(event).get("agent_state"):
                 states.append((str(_args(event)["agent_state"]), ""))
             if kind in NOT_STEPS:
+                continue
+            if event.get("source") == "environment":  # the runtime's setup script or git hooks, not the agent's
+                setup[as_key(event.get("id"))] = str(_args(event).get("command") or kind)
                 continue
             if event.get("source") == "user":
                 if kind == "message":
@@ -344,6 +487,10 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
             states.append((str(_extras(event).get("agent_state") or ""), str(_extras(event).get("reason") or "")))
             continue
         if kind in ("recall", "null", "condense"):
+            continue
+        if as_key(event.get("cause")) in setup:
+            if error := _observation_error(event, event.get("content") if isinstance(event.get("content"), str) else ""):
+                setup_errors.append(f"{short(setup[as_key(event['cause'])], 100)}: {error}")
             continue
         step = by_event.get(as_key(event.get("cause")))
         if step is None and _tool_meta(event).get("tool_call_id"):
@@ -389,34 +536,24 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
         outcome = Outcome.failure
         failure = Failure(error=short(rejected or reason or "the agent rejected the task", 500, keep="head"))
     settings = as_dict(evaluation.get("metadata"))
-    resolved = as_dict(as_dict(evaluation.get("test_result")).get("report")).get("resolved")
-    if isinstance(resolved, bool):  # the benchmark's own verdict
-        outcome, failure = (Outcome.success, None) if resolved else (
-            Outcome.failure, Failure(error="not resolved: the benchmark's tests failed on the patch"))
-    elif isinstance(evaluation.get("error"), str) and evaluation["error"].strip() and outcome is Outcome.unknown:
-        outcome = error_outcome(evaluation["error"])
-        failure = Failure(error=short(evaluation["error"].strip(), 500, keep="head"))
+    outcome, failure = _evaluation_verdict(evaluation, outcome, failure)
     if resolver:
         outcome, failure = resolver_line.outcome(resolver)
 
-    stem = file_stem(ctx.source, (".json", ".jsonl"))
-    found = _HEX_ID.search(stem)
+    conversation = _conversation(record)
     if evaluation:
         model = as_dict(settings.get("llm_config")).get("model")
         if isinstance(model, str) and model and not models:
             models.append(model)
-        run = "\x1f".join(str(settings.get(k) or "") for k in ("eval_output_dir", "start_time")) + f"\x1f{model}"
-        run_id = f"openhands.{evaluation['instance_id']}.{hashlib.sha1(run.encode()).hexdigest()[:10]}"
+        run_id = _evaluation_id(evaluation, model)
     elif resolver:
         run_id = resolver_line.run_id(resolver)
         if (model := resolver_line.metrics_model(resolver.get("metrics"))) and not models:
             models.append(model)
-    elif found:
-        run_id = f"openhands.{found.group(1)}"
+    elif isinstance(conversation.get("conversation_id"), str) and conversation["conversation_id"].strip():
+        run_id = f"openhands.{conversation['conversation_id'].strip()}"
     else:
-        first = str(events[0].get("timestamp") or "")
-        digest = hashlib.sha1(f"{first}\x1f{task}".encode()).hexdigest()[:10]
-        run_id = f"openhands.{stem}.{digest}"
+        run_id = _file_run_id(ctx, events[0].get("timestamp"), task)
     last_metrics = next((e["llm_metrics"] for e in reversed(events) if isinstance(e.get("llm_metrics"), dict)), {})
     cwd = next((wd for e in events if isinstance(
         wd := as_dict(_extras(e).get("metadata")).get("working_dir"), str) and wd), None)
@@ -429,9 +566,13 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
         "task_completed": task_completed,
         "user_prompts": prompt_list(prompts[1:]) or None,
         "unmatched_errors": loose_errors or None,
+        "setup_errors": setup_errors or None,
         "models": models if len(models) > 1 else None,
         "instance_id": evaluation.get("instance_id"),
         "agent_class": system_args.get("agent_class") or settings.get("agent_class"),
+        "conversation_title": conversation.get("title") or None,
+        "repository": conversation.get("selected_repository") or None,
+        "branch": conversation.get("selected_branch") or None,
         "patch_chars": len(patch) if isinstance(patch := as_dict(evaluation.get("test_result")).get("git_patch"), str)
         else None,
     }
@@ -452,3 +593,143 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
         "metadata": metadata,
     }
     return build(fields, ctx)
+
+
+def _sdk_step(event: dict[str, Any], seen_responses: set[Any]) -> dict[str, Any]:
+    """An ``ActionEvent`` as a step: the tool's name and the LLM's arguments, its thought (the response's
+    reasoning once per response, then the text written with the call)."""
+    reasoning = event.get("reasoning_content") if isinstance(event.get("reasoning_content"), str) else None
+    response = as_key(event.get("llm_response_id"))
+    if response in seen_responses:
+        reasoning = None
+    seen_responses.add(response)
+    thought = "\n\n".join(t for t in (reasoning and reasoning.strip(), sdk.thought(event)) if t) or None
+    name = event.get("tool_name") or as_dict(event.get("tool_call")).get("name") or \
+        as_dict(event.get("action")).get("kind") or "action"
+    return {"action": str(name), "arguments": sdk.tool_arguments(event), "thought": thought,
+            "started_at": iso_time(event.get("timestamp"))}
+
+
+def _sdk_answer(step: dict[str, Any] | None, event: dict[str, Any], loose_errors: list[str]) -> None:
+    """Put what answered a tool call on its step: an observation, a scaffold error, a rejection."""
+    kind = event.get("kind")
+    if kind == "ObservationEvent":
+        observation = as_dict(event.get("observation"))
+        text = sdk.observation_text(observation)
+        error = sdk.observation_error(observation, text)
+    elif kind == "AgentErrorEvent":
+        text = str(event.get("error") or "")
+        error = short(text, 300, keep="head") if text else "agent error"
+    else:  # UserRejectObservation
+        text = str(event.get("rejection_reason") or "")
+        error = sdk.rejection(event)
+    if step is None or step.get("_done"):
+        if error and step is None:
+            loose_errors.append(error)
+        return
+    step.update(observation=text or None, error=error, ended_at=iso_time(event.get("timestamp")), _done=True)
+
+
+def _sdk_trajectory(events: list[dict[str, Any]], state: dict[str, Any], evaluation: dict[str, Any],
+                    ctx: Context) -> Trajectory:
+    """A software-agent-sdk conversation (see ``_openhands_sdk``) mapped as the event trajectories are."""
+    steps: list[dict[str, Any]] = []
+    by_action: dict[Any, dict[str, Any]] = {}
+    by_call: dict[str, dict[str, Any]] = {}
+    prompts: list[str] = []
+    tools: list[str] = []
+    statuses: list[str] = []
+    loose_errors: list[str] = []
+    broke: str | None = None  # a ConversationErrorEvent: the run loop stopped on an exception
+    seen_responses: set[Any] = set()
+    stats: Any = state.get("stats")
+    for event in events:
+        kind = event.get("kind")
+        if kind == "SystemPromptEvent":
+            tools.extend(sdk.tool_names(event))
+        elif kind == "MessageEvent":
+            text = sdk.message_text(event)
+            if event.get("source") == "user":
+                prompts.extend([text] if text else [])
+            elif text:
+                steps.append({"action": "respond", "arguments": {"content": text}, "thought": (
+                    as_dict(event.get("llm_message")).get("reasoning_content") or None),
+                    "started_at": iso_time(event.get("timestamp"))})
+        elif kind == "ActionEvent":
+            step = _sdk_step(event, seen_responses)
+            steps.append(step)
+            by_action[event.get("id")] = step
+            if as_str(event.get("tool_call_id")):
+                by_call[event["tool_call_id"]] = step
+        elif kind in ("ObservationEvent", "AgentErrorEvent", "UserRejectObservation"):
+            step = by_action.get(event.get("action_id")) or by_call.get(str(event.get("tool_call_id")))
+            _sdk_answer(step, event, loose_errors)
+        elif kind == "ConversationErrorEvent":
+            broke = short(": ".join(str(event[k]) for k in ("code", "detail") if event.get(k)) or "error", 500,
+                          keep="head")
+        elif kind == "ConversationStateUpdateEvent":
+            if status := sdk.status_of(event):
+                statuses.append(status)
+            if event.get("key") == "stats":
+                stats = stats or event.get("value")
+    if not prompts and isinstance(evaluation.get("instruction"), str) and evaluation["instruction"].strip():
+        prompts.append(evaluation["instruction"].strip())
+    if not prompts:
+        raise RecordError("no user message in this OpenHands SDK conversation (no MessageEvent from source 'user')")
+    task = _prompts.from_markers(prompts[0]) or prompts[0]
+    status = state.get("execution_status") if isinstance(state.get("execution_status"), str) else (
+        statuses[-1] if statuses else None)
+    outcome, failure = _sdk_outcome(status, broke, loose_errors, steps)
+    outcome, failure = _evaluation_verdict(evaluation, outcome, failure)
+    model, cost = sdk.stats_model(stats)
+    llm_model = as_dict(as_dict(state.get("agent")).get("llm")).get("model") or \
+        as_dict(as_dict(evaluation.get("metadata")).get("llm")).get("model") or \
+        as_dict(as_dict(evaluation.get("metadata")).get("llm_config")).get("model")
+    model = llm_model if isinstance(llm_model, str) and llm_model else model
+    if evaluation:
+        run_id = _evaluation_id(evaluation, model)
+    elif isinstance(state.get("id"), str) and state["id"].strip():
+        run_id = "openhands." + state["id"].strip().replace("-", "").lower()  # the folder's name, uuid.hex
+    else:
+        run_id = _file_run_id(ctx, events[0].get("timestamp") if events else None, task)
+    cwd = as_dict(state.get("workspace")).get("working_dir") or next((wd for e in events if isinstance(
+        wd := as_dict(as_dict(e.get("observation")).get("metadata")).get("working_dir"), str) and wd), None)
+    metadata = {k: v for k, v in {
+        "source_format": NAME,
+        "openhands_sdk": True,
+        "cwd": cwd,
+        "execution_status": status,
+        "accumulated_cost": cost,
+        "user_prompts": prompt_list(prompts[1:]) or None,
+        "unmatched_errors": loose_errors or None,
+        "instance_id": evaluation.get("instance_id"),
+        "agent_class": as_dict(state.get("agent")).get("kind"),
+    }.items() if v is not None}
+    fields: dict[str, Any] = {
+        "trajectory_id": safe_id(run_id),
+        "task": clip_task(task),
+        "model_id": model,
+        "tools_available": list(dict.fromkeys(tools)),
+        "outcome": outcome,
+        "failure": failure,
+        "steps": finish_steps(steps, metadata),
+        "created_at": first_time(*(e.get("timestamp") for e in events)),
+        "metadata": metadata,
+    }
+    return build(fields, ctx)
+
+
+def _sdk_outcome(status: str | None, broke: str | None, loose_errors: list[str],
+                 steps: list[dict[str, Any]]) -> tuple[Outcome, Failure | None]:
+    """The SDK records no verdict: ``finished`` is the agent's own stop (unknown). ``error`` is the run loop
+    stopping on an exception (``ConversationErrorEvent``): ``infra_error``, as the event trajectories' final
+    ``error`` state; ``stuck`` is the stuck detector ending a run that repeated itself: a ``failure``."""
+    if status == "stuck":
+        return Outcome.failure, Failure(error="stuck: the SDK's stuck detector stopped the agent",
+                                        cause="the agent repeated itself without progress")
+    if status == "error" or broke:
+        detail = broke or (loose_errors[-1] if loose_errors else None) or next(
+            (s["error"] for s in reversed(steps) if s.get("error")), None) or "execution status error"
+        return Outcome.infra_error, Failure(error=short(detail, 500, keep="head"),
+                                            cause="infrastructure: the conversation stopped in status error")
+    return Outcome.unknown, None

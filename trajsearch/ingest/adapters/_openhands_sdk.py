@@ -1,0 +1,205 @@
+"""OpenHands software-agent-sdk (V1) conversations, read for the ``openhands`` adapter.
+
+Where they come from (OpenHands/software-agent-sdk, ``openhands-sdk/openhands/sdk``):
+``conversation/persistence_const.py`` + ``event_store.py``: a conversation persists as a folder
+``<conversation id hex>/`` holding ``base_state.json`` (``ConversationState``: ``id``, ``agent.llm.model``,
+``workspace.working_dir``, ``execution_status``, ``stats``, ``leaf_event_id``) and ``events/event-NNNNN-<event
+id>.json``, one event per file (``model_dump_json``, each with its ``kind``); the same events also travel as JSON
+lines (a stream or a test fixture) and as the ``history`` of an OpenHands/benchmarks ``output.jsonl`` line.
+Event classes read (``event/``): ``SystemPromptEvent`` (``tools``), ``MessageEvent`` (``llm_message`` of role
+user/assistant), ``ActionEvent`` (``tool_name``, ``tool_call`` with the LLM's ``arguments``, ``action`` with its
+``kind``; ``action`` is null for a tool the agent does not have), ``ObservationEvent`` (``action_id``,
+``observation``: ``content[].text``, ``is_error``, a command's ``exit_code``/``timeout``; before 1.0:
+``output``, ``error``), ``AgentErrorEvent`` (a tool call's scaffold error, ``error``), ``UserRejectObservation``
+(``rejection_reason``, ``rejection_source`` user/hook), ``ConversationErrorEvent`` (the run loop broke:
+``code``, ``detail``), ``ConversationStateUpdateEvent`` (``key``/``value``: ``execution_status``, ``stats``,
+``full_state``); the rest (``Condensation``, ``CondensationRequest``, ``CondensationSummaryEvent``,
+``PauseEvent``, token and hook events, ...) are bookkeeping. Events carry ``parent_id`` since the SDK keeps a
+tree of branches; the run read is the branch ending at ``base_state.json``'s ``leaf_event_id``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+from ._agent_cli import as_int, exit_code_error
+from ._common import as_dict, as_list, decisive_line, short
+
+BASE_STATE = "base_state.json"
+EVENTS_DIR = "events"
+#: ``persistence_const.EVENT_NAME_RE``: the writer pads the index to five digits or more.
+EVENT_NAME = re.compile(r"^event-(?P<idx>\d{5,})-(?P<event_id>[0-9a-fA-F\-]{8,})\.json$")
+_PASTE_MODE = re.compile(r"\x1b\[\?2004[hl]")
+ROOT_PARENT_ID = "__root__"  # ``event/types.py``: an explicit root
+SOURCES = frozenset({"agent", "user", "environment", "hook"})
+KINDS = frozenset({
+    "SystemPromptEvent", "MessageEvent", "ActionEvent", "ObservationEvent", "AgentErrorEvent",
+    "UserRejectObservation", "ConversationStateUpdateEvent", "ConversationErrorEvent", "Condensation",
+    "CondensationRequest", "CondensationSummaryEvent", "PauseEvent", "InterruptEvent", "TokenEvent",
+    "LLMCompletionLogEvent", "HookExecutionEvent",
+})
+#: The statuses that say the run broke (``ConversationExecutionStatus``); ``finished`` is the agent's own stop.
+BROKEN = frozenset({"error", "stuck"})
+
+
+def is_event(record: Any) -> bool:
+    """One serialized SDK event: its ``kind`` names an event class, with an ``id`` and a ``source``."""
+    return isinstance(record, dict) and record.get("kind") in KINDS and isinstance(record.get("id"), str) \
+        and record.get("source") in SOURCES
+
+
+def is_base_state(record: Any) -> bool:
+    """``base_state.json``: a ``ConversationState`` (its id, the agent, the execution status)."""
+    return isinstance(record, dict) and isinstance(record.get("id"), str) and isinstance(record.get("agent"), dict) \
+        and "execution_status" in record
+
+
+def _has_events(folder: Path) -> bool:
+    try:
+        return any(EVENT_NAME.match(p.name) for p in folder.iterdir())
+    except OSError:
+        return False
+
+
+def run_folder(path: Path) -> Path | None:
+    """The conversation folder that ``path`` stands for: the folder, its ``events/`` or its ``base_state.json``."""
+    if path.is_file():
+        return path.parent if path.name == BASE_STATE else None
+    if (path / BASE_STATE).is_file() or ((path / EVENTS_DIR).is_dir() and _has_events(path / EVENTS_DIR)):
+        return path
+    if path.name == EVENTS_DIR and _has_events(path):
+        return path.parent
+    return None
+
+
+def folder_events(files: dict[str, Any]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """(base state, events in the order they were appended) of a folder's files, by the writer's file index."""
+    indexed = []
+    for name, value in files.items():
+        parts = name.split("/")
+        found = EVENT_NAME.match(parts[-1]) if len(parts) == 2 and parts[0] == EVENTS_DIR else None
+        if found and isinstance(value, dict):
+            indexed.append((int(found.group("idx")), value))
+    state = files.get(BASE_STATE)
+    return (state if isinstance(state, dict) else {}), [event for _, event in sorted(indexed, key=lambda x: x[0])]
+
+
+def active_branch(events: list[dict[str, Any]], leaf: Any) -> list[dict[str, Any]]:
+    """The branch ending at ``leaf`` (``EventStore.path_to_root``): an event's ``parent_id``, else the one
+    before it (events older than the tree); all the events when the leaf is not among them."""
+    at = {e.get("id"): n for n, e in enumerate(events)}
+    if not isinstance(leaf, str) or leaf not in at or not any("parent_id" in e for e in events):
+        return events
+    chain, seen, n = [], set(), at[leaf]
+    while n is not None and n not in seen:
+        seen.add(n)
+        chain.append(events[n])
+        parent = events[n].get("parent_id")
+        n = None if parent == ROOT_PARENT_ID or (parent is None and n == 0) else (
+            at.get(parent) if parent is not None else n - 1)
+    return chain[::-1]
+
+
+def texts(blocks: Any) -> str:
+    """The text of a list of content blocks (``TextContent``), joined."""
+    return "\n".join(b["text"] for b in as_list(blocks) if isinstance(b, dict) and isinstance(b.get("text"), str))
+
+
+def message_text(event: dict[str, Any]) -> str:
+    return texts(as_dict(event.get("llm_message")).get("content")).strip()
+
+
+def tool_arguments(event: dict[str, Any]) -> dict[str, Any]:
+    """The LLM's tool-call arguments (decoded JSON), else the parsed action's fields."""
+    raw = as_dict(event.get("tool_call")).get("arguments")
+    try:
+        decoded = json.loads(raw) if isinstance(raw, str) else raw
+    except json.JSONDecodeError:
+        decoded = None
+    if isinstance(decoded, dict):
+        return decoded
+    return {k: v for k, v in as_dict(event.get("action")).items() if k != "kind" and v is not None}
+
+
+def thought(event: dict[str, Any]) -> str | None:
+    """The text the model wrote with the call (``thought``); its reasoning is added once per response."""
+    return texts(event.get("thought")).strip() or None
+
+
+def observation_text(observation: dict[str, Any]) -> str:
+    """What the tool answered: ``content[].text`` (1.x), else the older ``output`` / ``message`` (whose
+    terminal output still carried the shell's bracketed-paste switches, ``ESC[?2004l``/``h``: dropped)."""
+    text = texts(observation.get("content"))
+    if not text:
+        for key in ("output", "message", "text"):
+            if isinstance(observation.get(key), str):
+                return _PASTE_MODE.sub("", observation[key])
+    return text
+
+
+def observation_error(observation: dict[str, Any], text: str) -> str | None:
+    """The step's error: a command's non-zero exit code or timeout, ``is_error`` (older: ``error``)."""
+    code = as_int(observation.get("exit_code"))
+    if code is None:
+        code = as_int(as_dict(observation.get("metadata")).get("exit_code"))
+    if observation.get("timeout") is True:
+        return "command timed out" + (f": {decisive_line(text)}" if decisive_line(text) else "")
+    if code == -1:
+        return "command did not finish (exit code -1)" + (f": {decisive_line(text)}" if decisive_line(text) else "")
+    if code:
+        return exit_code_error(text, code)
+    flag = observation.get("is_error", observation.get("error"))
+    if isinstance(flag, str) and flag.strip():
+        return short(flag.strip(), 300)
+    if flag is True:
+        return short(decisive_line(text) or "tool error", 300)
+    return None
+
+
+def rejection(event: dict[str, Any]) -> str:
+    who = "blocked by a hook" if event.get("rejection_source") == "hook" else "rejected by the user"
+    reason = str(event.get("rejection_reason") or "").strip()
+    return who + (f": {short(reason, 200)}" if reason else "")
+
+
+def status_of(event: dict[str, Any]) -> str | None:
+    """The execution status a ``ConversationStateUpdateEvent`` sets (alone, or in a ``full_state``)."""
+    if event.get("key") == "execution_status" and isinstance(event.get("value"), str):
+        return event["value"]
+    if event.get("key") == "full_state":
+        status = as_dict(event.get("value")).get("execution_status")
+        return status if isinstance(status, str) else None
+    return None
+
+
+def stats_model(stats: Any) -> tuple[str | None, float | None]:
+    """(model, cost) of the agent's LLM in a state's ``stats.usage_to_metrics`` (the agent's usage id first)."""
+    usage = as_dict(as_dict(stats).get("usage_to_metrics"))
+    for key in sorted(usage, key=lambda k: k not in ("agent", "default")):
+        metrics = as_dict(usage[key])
+        model = metrics.get("model_name")
+        if isinstance(model, str) and model and model != "default":
+            cost = metrics.get("accumulated_cost")
+            return model, cost if isinstance(cost, (int, float)) else None
+    return None, None
+
+
+def tool_names(event: dict[str, Any]) -> list[str]:
+    """The tools a ``SystemPromptEvent`` offered (each definition's ``name``, else its ``title``)."""
+    names = []
+    for tool in as_list(event.get("tools")):
+        if isinstance(tool, dict):
+            name = tool.get("name") or tool.get("title") or as_dict(tool.get("function")).get("name")
+            if isinstance(name, str) and name:
+                names.append(name)
+    return names
+
+
+def lone_event(event: dict[str, Any], source: Path) -> str:
+    """Why one event is not a run, and the folder to ingest instead (the one above ``events/``)."""
+    folder = str(source.parent.parent) if source.parent.name == EVENTS_DIR else "<conversation>"
+    return (f"this is one event ({event.get('kind')}) of an OpenHands SDK conversation, which keeps one event per "
+            f"file in {folder}/events/ beside {folder}/{BASE_STATE}: ingest the conversation folder {folder}")
