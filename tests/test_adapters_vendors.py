@@ -188,6 +188,26 @@ def test_a_vertex_ai_model_resource_path_is_its_model_name() -> None:
     assert run.model_id == "gemini-2.5-flash" and run.task == "What is Langfuse?"
 
 
+def test_langfuse_ingestion_trace_creates_merge_and_decorator_arguments_are_the_call() -> None:
+    """Bugs (real langfuse 2.60 SDK bodies): a later ``trace-create`` (output only) replaced the first, losing the
+    name, user, session and tags; an ``@observe`` tool's arguments were the decorator's ``{"args", "kwargs"}``."""
+    [handler] = [r.trajectory for r in read_dump(LANGFUSE / "lf2_langchain_handler_langgraph.ingestion.jsonl")]
+    assert (handler.metadata["trace_name"], handler.metadata["user_id"], handler.metadata["conversation_id"],
+            handler.metadata["tags"]) == ("city_agent", "carol", "lf2-lg-session", ["langgraph"])
+    [decorated] = [r.trajectory for r in read_dump(LANGFUSE / "lf2_observe_openai.ingestion.jsonl")]
+    assert decorated.metadata["trace_name"] == "city-agent"
+    assert [s.arguments for s in decorated.steps if s.action == "get_weather"] == [{"city": "Paris"}]
+
+
+def test_langsmith_graph_interrupt_is_no_failure_and_js_outputs_are_unwrapped() -> None:
+    """Bugs (real SDK payloads): LangGraph's ``interrupt()`` (``GraphInterrupt`` on a chain run) became a failed
+    step; the JS SDK's ``{"outputs": "..."}`` wrapper of a tool's string result stayed in the observation."""
+    paused, _resumed = [r.trajectory for r in read_dump(LANGSMITH / "langgraph_subgraph_interrupt_resume.batch.jsonl")]
+    assert not [s for s in paused.steps if s.error] and paused.outcome is Outcome.unknown
+    [js] = [r.trajectory for r in read_dump(LANGSMITH / "js_traceable_wrap_openai.batch.jsonl")]
+    assert js.steps[0].observation == "Sunny, 22 C in Paris"
+
+
 def test_langfuse_list_valued_call_ids_do_not_crash() -> None:
     """Bug 2: Microsoft Agent Framework's call id ["run_…", "call_…"] crashed with 'unhashable type: list'."""
     run = one(MS_AGENT)

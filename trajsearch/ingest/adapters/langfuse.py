@@ -24,7 +24,11 @@ Records, any mix (one per line, a JSON array, or one object per file):
   traces without nested lists;
 - an ingestion request ``{"batch": [{"type": "trace-create" | "span-create" |
   "span-update" | "generation-create" | "tool-create" | ... | "score-create",
-  "body": {...}}]}``: an ``*-update`` completes the observation of the same id.
+  "body": {...}}]}``: an ``*-update`` completes the observation of the same id,
+  and a later ``trace-create`` of a trace completes the earlier ones (the v2
+  SDK sends one with the name, user, session and tags, and one with the
+  output). An ``@observe`` tool's input ``{"args": [], "kwargs": {...}}`` is
+  its arguments ``{...}``.
 Everything is grouped by trace id across every file of the input
 (``group_by="conversation"``: by ``sessionId``).
 
@@ -194,6 +198,8 @@ def nodes(record: Any, ctx: Context, seq: int = 0) -> Iterator[tuple[str, Node, 
             continue
         for key, node, conversation in _one(item, ctx, n):
             n = max(n, node.seq) + 1
+            if node.id.startswith("trace:") and kind == "ingestion":  # a trace-create may be one of several
+                node.info[INFO_RAW] = {k: v for k, v in item.items() if k != "observations"}
             yield key, node, conversation
 
 

@@ -30,7 +30,7 @@ Mapping
   ``parser`` / ``embedding`` are ignored).
 - steps: one per ``tool`` run: action = ``name``, arguments = ``inputs``
   (``inputs.input`` decoded when that is all there is), observation =
-  ``outputs.output`` (a LangChain ``ToolMessage``'s content, whose
+  ``outputs.output`` (``outputs.outputs`` from the JS SDK; a LangChain ``ToolMessage``'s content, whose
   ``tool_call_id`` ties it to the model call and ``status: error`` marks it
   failed), error = the last exception line of ``error`` (a traceback). Model
   outputs (Chat Completions ``choices``, LangChain ``generations``, Anthropic
@@ -190,7 +190,7 @@ def _feedback_score(fb: dict[str, Any], target: str | None) -> Score | None:
 def _tool_output(outputs: Any) -> tuple[Any, str | None, str | None]:
     """(result, call id, error) of a tool run's outputs; a LangChain ``ToolMessage`` gives all three."""
     out = outputs
-    if isinstance(out, dict) and out and set(out) <= {"output", "documents"}:
+    if isinstance(out, dict) and out and set(out) <= {"output", "outputs", "documents"}:  # JS wraps as "outputs"
         out = next(iter(out.values()))
     found = tool_message(decode(out))
     if found is None:

@@ -19,7 +19,7 @@ from typing import Any
 from .._common import RecordError
 from .._spans import Node, ancestors, one_node_per_id, start_order
 from .._vendor import call_args_text, decode, first_user_text, instruction, is_empty, output_dicts
-from .observations import INFO_RAW, INFO_TARGET, INFO_THOUGHT, INFO_TYPE, observation_node
+from .observations import INFO_RAW, INFO_TARGET, INFO_THOUGHT, INFO_TYPE, observation_node, trace_node
 
 _ITERATION = re.compile(r"^iteration-\d+$")
 #: The Vercel AI SDK's provider call under ``ai.generateText`` / ``streamText`` / ``generateObject`` / ``streamObject``.
@@ -32,8 +32,9 @@ def merged(group: list[Node]) -> list[Node]:
 
 
 def _merged_observation(versions: list[Node]) -> Node:
-    """One observation from its bodies in seq order: a later value wins unless it is empty, and a generic
-    type (SPAN, OBSERVATION) does not replace a specific one; the last version if a body is missing."""
+    """One observation (or trace: ``trace-create`` events, the first naming it, a last one adding its output)
+    from its bodies in seq order: a later value wins unless it is empty, and a generic type (SPAN,
+    OBSERVATION) does not replace a specific one; the last version if a body is missing."""
     raws = [n.info.get(INFO_RAW) for n in sorted(versions, key=lambda n: n.seq)]
     if not all(isinstance(r, dict) for r in raws):
         return versions[-1]
@@ -41,6 +42,8 @@ def _merged_observation(versions: list[Node]) -> Node:
     for raw in raws:
         body.update({k: v for k, v in raw.items() if not is_empty(v) and not (k == "type" and body.get("type") and
                                                                             v in ("SPAN", "OBSERVATION"))})
+    if versions[0].id.startswith("trace:"):
+        return trace_node(body, versions[0].seq)
     return observation_node(body, versions[0].seq)
 
 

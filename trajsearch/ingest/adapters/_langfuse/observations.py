@@ -20,7 +20,7 @@ from typing import Any
 
 from .._common import RecordError
 from .._spans import Node, iso_seconds, text_of
-from .._vendor import as_list, call_id, decode, is_empty, message_dicts, output_dicts, result_text
+from .._vendor import as_list, call_id, decode, is_call_args, is_empty, message_dicts, output_dicts, result_text
 from .shapes import OBSERVATION_TYPES, as_camel, scores_of
 
 _TOOL_PREFIX = re.compile(r"^(?:execute_tool|running tool:|tool[.:]|tool call:|calling tool:)\s*", re.I)
@@ -155,6 +155,9 @@ def observation_node(obs: dict[str, Any], seq: int) -> Node:
         args = next((decode(v, literal=True) for k in _ARGUMENT_ATTRIBUTES if not is_empty(v := attrs.get(k))), None)
         if args is None and isinstance(metadata, dict) and isinstance(metadata.get("inputs"), dict):
             args = metadata["inputs"]  # LangChain's callback handler keeps a tool's kwargs here
+    if is_call_args(args) and not [a for a in args.get("args") or [] if a is not None] and isinstance(
+            args.get("kwargs"), dict):
+        args = args["kwargs"]  # the @observe decorator's record of a keyword-only call: the tool's arguments
     node.arguments = args
     result, result_call, result_error = _tool_output(outputs)
     if result is outputs and isinstance(raw_output, str):

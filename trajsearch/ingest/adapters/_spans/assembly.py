@@ -30,7 +30,9 @@ the nodes of one run:
   the root's input; where that is a well-known framework's rendered prompt, the
   task part of it (:func:`~trajsearch.ingest.adapters._prompts.from_markers`);
 - a tool result in MCP's shape flagged ``isError`` is the step's error (an
-  MCP client returns it rather than raising);
+  MCP client returns it rather than raising); an error that is a framework's
+  control flow (LangGraph's ``GraphInterrupt``: a pause for a human, resumed
+  in a later trace) is no error;
 - outcome: from explicit evaluations only (see :func:`~.outcome.outcome_from`),
   else an error status on the root, or on the run's last model call when
   nothing answered after it (failure, or infra_error for timeouts, rate
@@ -55,7 +57,7 @@ from .._common import Context, RecordError, build, clip_step_text, clip_task, sa
 from .calls import parallel_calls_in_call_order, prepared_request, twin_calls
 from .messages import first_user_text, is_object_repr, mcp_error, task_from_input
 from .nodes import Evaluation, Message, Node, ancestors, maybe_json, start_order, when
-from .outcome import error_outcome, outcome_from
+from .outcome import failed, error_outcome, outcome_from
 
 
 def in_tree_order(nodes: list[Node]) -> list[tuple[Node, int]]:
@@ -219,17 +221,17 @@ def assemble(nodes: list[Node], *, what: str = "trace", task: str | None = None)
             step = add_step({
                 "thought": thought, "action": name[:200], "arguments": maybe_json(arguments),
                 "observation": clip_step_text(node.result) if node.result is not None else None,
-                "error": short(error, 600) if (error := node.error or mcp_error(node.result)) else None,
+                "error": short(error, 600) if (error := failed(node.error) or mcp_error(node.result)) else None,
                 "started_at": when(node.start), "ended_at": when(node.end),
             })
             if node.call_id:
                 by_call[node.call_id] = step
             continue
-        if node.role in ("agent", "chain") and node is not root and node.error:
+        if node.role in ("agent", "chain") and node is not root and failed(node.error):
             failed_containers.append(node)
     # the run's last model call failed and nothing answered after it (a provider error is not a step's fault)
     last_call = max((n for n, _ in order if n.role == "llm" and n.id not in twins), key=start_order, default=None)
-    failed_call = last_call if last_call and last_call.error and not last_call.output_messages else None
+    failed_call = last_call if last_call and failed(last_call.error) and not last_call.output_messages else None
     for p in pending:  # calls whose execution was not traced: keep them, results from model inputs
         call = p["call"]
         step = {"thought": p["thought"], "action": str(call.get("name"))[:200], "arguments": call.get("arguments"),
@@ -263,7 +265,7 @@ def assemble(nodes: list[Node], *, what: str = "trace", task: str | None = None)
     outcome, reward, deciding = outcome_from(evaluations)
     failure = None
     basis = f"evaluation {deciding.name!r}" if deciding else None
-    root_error = root.error
+    root_error = failed(root.error)
     if outcome is Outcome.unknown and root_error:
         outcome = error_outcome(root_error)
         basis = "error status of the root span"

@@ -63,5 +63,15 @@ def outcome_from(evaluations: Iterable[Evaluation]) -> tuple[Outcome, float | No
     return Outcome.unknown, scored.score if scored else None, None
 
 
+#: Exceptions a framework raises to pause or redirect a run, not because anything failed: LangGraph's
+#: ``interrupt()`` (human in the loop, resumed in a later trace) and ``Command(graph=PARENT)``.
+_CONTROL_FLOW = re.compile(r"\b(?:GraphInterrupt|NodeInterrupt|GraphBubbleUp|ParentCommand)\b")
+
+
+def failed(error: str | None) -> str | None:
+    """``error`` unless it is control flow (see ``_CONTROL_FLOW``): what a span's error status says went wrong."""
+    return None if not error or _CONTROL_FLOW.search(error) else error
+
+
 def error_outcome(error: str) -> Outcome:
     return Outcome.infra_error if _INFRA.search(error) else Outcome.failure
