@@ -390,6 +390,33 @@ def test_atif_harbor_trial_result_gives_the_verdict(tmp_path: Path) -> None:
         Outcome.success, 1.0, "Harbor trial result.json")
 
 
+MINI_BATCH = FIXTURES / "mini-swe-agent/.real"
+
+
+def test_mini_swe_agent_batch_crashes_rejected_turns_and_submissions_as_the_runner_wrote_them() -> None:
+    """Bugs (real 1.17.5 / 2.4.6 batch runs): a 1.x crash's message (saved as the submission) was lost; a 2.x
+    rejected tool-calling turn lost what the model tried; an empty patch was a success; the submission of a
+    turn with two calls went to the first."""
+    crash = only(MINI_BATCH / "batch-1.17.5/demo__greet-23/demo__greet-23.traj.json")
+    assert crash.failure.error.startswith("ContextWindowExceededError: litellm.ContextWindowExceededError")
+    assert crash.metadata["submission_chars"] == 0
+    empty = only(MINI_BATCH / "batch-2.4.6/demo__greet-11/demo__greet-11.traj.json")
+    assert empty.outcome is Outcome.failure and "empty patch" in empty.failure.error
+    assert "str_replace_editor" in empty.steps[1].thought and empty.steps[1].action is None
+    two = only(MINI_BATCH / "batch-2.4.6/demo__greet-14/demo__greet-14.traj.json")
+    submit = two.steps[-1]
+    assert "COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT" in submit.arguments["command"] and submit.observation
+    assert two.steps[-2].observation is None
+
+
+def test_swe_agent_timeouts_are_errors_and_issue_instances_name_their_repo() -> None:
+    """Bugs: SWE-agent's "EXECUTION TIMED OUT" was no step error (real EnIGMA run); a GitHub issue's instance
+    ``owner__repo-i1`` had the family ``owner/repo-i1``."""
+    rock = only(FIXTURES / "swe-agent/.real/ctf/rock.traj")
+    assert rock.steps[0].error == "EXECUTION TIMED OUT"
+    assert only(SWE_V1).task_family == "SWE-agent/test-repo"
+
+
 HARBOR = FIXTURES / "atif/.real/harbor-0.25"
 
 

@@ -135,6 +135,13 @@ def clip_task(text: str) -> str:
     return clip(text, MAX_TASK_CHARS) or ""
 
 
+def instance_repo(instance_id: str) -> str | None:
+    """The repository a SWE-bench-style instance id names: ``owner__repo-123`` -> ``owner/repo`` (SWE-agent
+    names a GitHub issue's instance ``owner__repo-i123``); None for an id of another shape."""
+    owner, sep, rest = instance_id.partition("__")
+    return f"{owner}/{re.sub(r'-i?[0-9]+$', '', rest)}" if sep else None
+
+
 def short(text: str, limit: int = 300, *, keep: str = "end") -> str:
     """One line of at most ``limit`` chars; keeps the end (where messages conclude) or the head."""
     line = " ".join(text.split())

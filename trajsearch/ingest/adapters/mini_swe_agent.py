@@ -58,13 +58,15 @@ Mapping
   killed" reply is an error.
 - outcome: there is no test result in these dumps. ``Submitted`` only means a
   patch was handed in; it maps to ``success`` (metadata ``outcome_basis`` says
-  "submitted, not evaluated"). Agent-side stops (LimitsExceeded, TimeExceeded,
+  "submitted, not evaluated"), except an empty patch for a SWE-bench-named
+  instance, which cannot resolve it: ``failure``. Agent-side stops (LimitsExceeded, TimeExceeded,
   RepeatedFormatError, TimeoutExpired, FormatError, ...) -> ``failure``; a
   human stop (UserInterruption, KeyboardInterrupt) or no status -> ``unknown``.
   Anything else is an exception of the harness or the model API
   (InternalServerError, Timeout = ``litellm.Timeout``, RateLimitError, ...)
   -> ``infra_error``.
-- failure (when not success): error = exit status + the exception message, or
+- failure (when not success): error = exit status + the exception message
+  (``exception_str``; 1.x's batch runner saved it as the ``submission``), or
   else the last failing step's error; infra errors get cause "infrastructure".
 - model_id = ``info.config.model.model_name`` (else the API's response model);
   tool_versions = ``{"mini-swe-agent": info.mini_version}``; metadata keeps
@@ -86,7 +88,10 @@ from typing import Any, Iterator
 from trajsearch.model import Failure, Outcome, Trajectory
 
 from . import _prompts
-from ._common import Context, RecordError, build, clip_task, file_stem, json_object, list_field, run_directory, safe_id, short
+from ._common import (
+    Context, RecordError, build, clip_task, file_stem, instance_repo, json_object, list_field, run_directory, safe_id,
+    short,
+)
 from ._mini_swe_agent.messages import normalise
 from ._mini_swe_agent.commands import DEFAULT_ACTION_REGEXES
 from ._mini_swe_agent.steps import steps_of
@@ -152,13 +157,7 @@ def outcome_for(exit_status: str | None) -> Outcome:
     return Outcome.infra_error
 
 
-def task_family(instance_id: str) -> str | None:
-    """``owner__repo-123`` -> ``owner/repo`` (SWE-bench naming)."""
-    owner, sep, rest = instance_id.partition("__")
-    if not sep:
-        return None
-    repo = re.sub(r"-\d+$", "", rest)
-    return f"{owner}/{repo}"
+task_family = instance_repo  # ``owner__repo-123`` -> ``owner/repo``
 
 
 def _action_regexes(info: dict[str, Any]) -> tuple[str, ...]:
@@ -232,16 +231,23 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
         status = (last.get("extra") or {}).get("exit_status") if isinstance(last.get("extra"), dict) else None
         exit_status = status if isinstance(status, str) else None
     outcome = outcome_for(exit_status)
+    submission = info.get("submission") if isinstance(info.get("submission"), str) else ""
+    empty_patch = outcome is Outcome.success and not submission.strip() and task_family(instance_id) is not None
+    if empty_patch:  # a SWE-bench instance submitted with no patch cannot be resolved
+        outcome = Outcome.failure
     steps = steps_of(messages, exit_status, _action_regexes(info), submitted=exit_status in SUCCESS_STATUSES)
     config = config_name(ctx.source, instance_id)
     stats = info.get("model_stats") if isinstance(info.get("model_stats"), dict) else {}
 
     failure = None
     if outcome in (Outcome.failure, Outcome.infra_error):
-        exception = info.get("exception_str")
+        # 1.x's batch runner saves a crash's message as the ``submission`` (``result = str(e)``)
+        exception = info.get("exception_str") or (submission.strip() if exit_status not in SUCCESS_STATUSES else "")
         last_error = next((s for s in reversed(steps) if s.get("error")), None)
-        if exception:
-            detail = short(str(exception), 500)
+        if empty_patch:
+            detail = "an empty patch (nothing handed in)"
+        elif exception:
+            detail = short(str(exception), 500, keep="head")
         elif last_error:
             args = last_error.get("arguments")
             command = args.get("command") if isinstance(args, dict) else None
@@ -257,7 +263,6 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
         )
 
     first_ts = next((s["started_at"] for s in steps if s.get("started_at")), None)
-    submission = info.get("submission") or ""
     fields: dict[str, Any] = {
         "trajectory_id": safe_id(trajectory_id),
         "task": _task(messages, info),
@@ -274,7 +279,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
             "trajectory_format": record.get("trajectory_format"),
             "config": config,
             "exit_status": exit_status,
-            "submission_chars": len(submission) if isinstance(submission, str) else 0,
+            "submission_chars": len(submission) if exit_status in SUCCESS_STATUSES else 0,
             "api_calls": stats.get("api_calls"),
             "cost": stats.get("instance_cost"),
             **(

@@ -20,7 +20,8 @@ Mapping
   line ends become LF.
 - task_id = ``replay_config.problem_statement.id``, else the file name before
   ``.traj``; task_family = the repository for SWE-bench ids
-  (``astropy__astropy-12907`` -> ``astropy/astropy``).
+  (``astropy__astropy-12907`` -> ``astropy/astropy``; a GitHub issue's
+  ``owner__repo-i12`` -> ``owner/repo``).
 - trajectory_id = ``swe-agent.<run directory>.<task_id>`` (the directory that
   holds the file names the run set, as for mini-swe-agent; in the SWE-bench
   experiments layout, ``<system>/trajs/<id>.traj``, the system's directory).
@@ -31,7 +32,9 @@ Mapping
   observation = ``observation``; Step.error = the decisive error line when the
   observation shows one (a Python exception line, ``command not found``,
   ``No such file``, a rejected edit, the shell's own ``bash: line N: ...``
-  diagnostics), since SWE-agent records no exit codes. The stop SWE-agent
+  diagnostics) or a command SWE-agent stopped ("EXECUTION TIMED OUT", 1.x's
+  "... was cancelled because it took more than N seconds"), since SWE-agent
+  records no exit codes. The stop SWE-agent
   records as a last action (``exit_cost``, ``exit_context``, ...) keeps its own
   name as the action, not ``bash``.
   A file holding only ``history`` (what SWE-agent's ``run_traj_to_demo.py``
@@ -66,7 +69,7 @@ from trajsearch.model import Failure, Outcome, Trajectory
 from . import _prompts
 from ._common import (
     Context, RecordError, build, clip_step_text, clip_task, content_text, decisive_line, file_stem, json_object,
-    list_field, run_directory, safe_id, short,
+    instance_repo, list_field, run_directory, safe_id, short,
 )
 
 NAME = "swe-agent"
@@ -86,6 +89,8 @@ _INSTRUCTIONS = re.compile(r"\n\s*INSTRUCTIONS?:\s*\n")  # where SWE-agent (and 
 _DEMO = re.compile(r"^\s*Here is a demonstration of how to correctly accomplish|^-{2,} (?:END OF )?DEMONSTRATION -{2,}", re.M)
 #: SWE-agent 0.x ``run_name``: ``{model}__{data}__{config}__t-{temp}__p-{top_p}__c-{cost}__install-{n}``.
 _RUN_NAME = re.compile(r"^(?P<model>.+?)__.+__t-\d+(?:\.\d+)?__p-\d+(?:\.\d+)?__c-\d+(?:\.\d+)?__install-\d")
+#: A command SWE-agent stopped: 0.x appends "EXECUTION TIMED OUT"; 1.x answers with its timeout template.
+_TIMED_OUT = re.compile(r"^.*(?:EXECUTION TIMED OUT|was cancelled because it took more than \d+ seconds).*$", re.M)
 _ERROR_OUTPUT = re.compile(
     r"^(?:E\s+)?[A-Za-z_][\w.]*(?:Error|Exception)\b:|command not found|No such file or directory|"
     r"Your proposed edit has introduced new syntax error|^Error:|^ERROR:|Traceback \(most recent call last\)|"
@@ -209,6 +214,8 @@ def _model(replay: dict[str, Any], info: dict[str, Any], run_dir: str) -> str | 
 
 
 def _step_error(observation: str) -> str | None:
+    if observation and (timed_out := _TIMED_OUT.search(observation)):
+        return short(timed_out.group(0).strip())
     if not observation or not _ERROR_OUTPUT.search(observation):
         return None
     return decisive_line(observation)
@@ -219,11 +226,6 @@ def _action(command: str) -> str:
     if first in SWE_AGENT_TOOLS or (first == command.strip() and _EXIT_ACTION.match(first)):
         return first  # a tool of SWE-agent's, or its own stop (``exit_cost``): not a shell command
     return "bash"
-
-
-def task_family(instance_id: str) -> str | None:
-    owner, sep, rest = instance_id.partition("__")
-    return f"{owner}/{re.sub(r'-[0-9]+$', '', rest)}" if sep else None
 
 
 def to_trajectory(record: Any, ctx: Context) -> Trajectory:
@@ -270,7 +272,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
         "trajectory_id": safe_id(f"swe-agent.{run_dir or 'run'}.{task_id}"),
         "task": _task(record, replay),
         "task_id": task_id,
-        "task_family": task_family(task_id),
+        "task_family": instance_repo(task_id),
         "model_id": _model(replay, info, run_dir),
         "tool_versions": {"swe-agent": str(info["swe_agent_version"])} if info.get("swe_agent_version") else {},
         "outcome": outcome,

@@ -24,6 +24,24 @@ _FORMAT_ERROR = re.compile(r"<error>\s*(.*?)\s*</error>", re.S)
 #: The reply the interactive agent (the 2.x ``mini`` CLI) gives a call still open when the run ends: the submitting
 #: command did run, and its output is the exit message's submission.
 _NOT_RUN = "action was not executed"
+#: The word a submitting command echoes (2.x and late 1.x; ``MINI_SWE_AGENT_FINAL_OUTPUT`` before).
+_SUBMIT = re.compile(r"COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT|MINI_SWE_AGENT_FINAL_OUTPUT")
+
+
+def _rejected(extra: dict[str, Any]) -> str | None:
+    """What the model wrote in a turn the agent rejected: ``extra.model_response`` (text-based models), else the
+    raw ``extra.response`` a tool-calling model gave (2.x keeps no assistant message then): its text and calls."""
+    if isinstance(extra.get("model_response"), str):
+        return _THOUGHT_LABEL.sub("", extra["model_response"]).strip() or None
+    choices = extra.get("response", {}).get("choices") if isinstance(extra.get("response"), dict) else None
+    message = choices[0].get("message") if isinstance(choices, list) and choices and isinstance(choices[0], dict) \
+        else None
+    if not isinstance(message, dict):
+        return None
+    calls = [c.get("function") for c in as_list(message.get("tool_calls")) if isinstance(c, dict)]
+    tried = [f"tried {c.get('name')} {c.get('arguments') or ''}".strip() for c in calls if isinstance(c, dict)]
+    text = message.get("content") if isinstance(message.get("content"), str) else ""
+    return "\n".join(t for t in (text.strip(), *tried) if t) or None
 
 
 def steps_of(messages: list[Any], exit_status: str | None, regexes: tuple[str, ...], *, submitted: bool) -> list[dict]:
@@ -94,16 +112,17 @@ def steps_of(messages: list[Any], exit_status: str | None, regexes: tuple[str, .
             elif content.strip():  # a nudge answering no recorded action (e.g. a tool-call format error)
                 nudge = _FORMAT_ERROR.search(content)
                 is_format_error = extra.get("interrupt_type") == "FormatError"
-                rejected = extra.get("model_response")
                 steps.append({
-                    "thought": _THOUGHT_LABEL.sub("", rejected).strip() or None if isinstance(rejected, str) else None,
+                    "thought": _rejected(extra),
                     "observation": clip_step_text(content),
                     "error": short(nudge.group(1)) if nudge else (
                         short(content.strip().splitlines()[0]) if is_format_error else None),
                     "started_at": when,
                 })
-        elif role == "exit":
-            step = pending()
+        elif role == "exit":  # the submitting call if it is among those left unanswered (several in one turn)
+            step = next((s for s in steps if s.get("action") and s.get("observation") is None
+                         and _SUBMIT.search(str(s.get("arguments")))), None) if submitted else None
+            step = step or pending()
             if step is None and submitted and steps and steps[-1].get("_not_run"):
                 step = steps[-1]  # the submitting call, answered with a placeholder before the exit (2.x CLI)
                 step["error"] = None
