@@ -392,7 +392,7 @@ def test_gemini_cli_checkpoint_history_is_a_run() -> None:
     run = only(GEMINI_CHECKPOINT)
     assert run.trajectory_id.startswith("gemini-cli.checkpoint.checkpoint-agent-teams.")
     assert run.task == "agent teams shouldn't persist, I want it to ask me every boot"  # not the context or snapshot
-    assert len(run.steps) == 51 and sum(1 for s in run.steps if s.error) == 5
+    assert len(run.steps) == 50 and sum(1 for s in run.steps if s.error) == 5  # no "Got it" answer of the CLI
     assert {"read_file", "replace", "run_shell_command"} <= {s.action for s in run.steps}
     assert run.outcome is Outcome.unknown and len(run.metadata["user_prompts"]) == 5  # the later prompts
     denied = next(s for s in run.steps if s.error and s.action == "run_shell_command")
@@ -855,6 +855,46 @@ def test_openhands_resolver_line_without_history_is_rejected_alone(tmp_path: Pat
     assert [r.error for r in results if not r.ok] == ["issue resolver line without 'history' (a list of events)"]
 
 
+def test_gemini_cli_compressions_keep_what_came_before_and_saved_chats_read() -> None:
+    """Bugs (real 0.61 recordings): a compression's ``$set.messages`` replaced the history, losing the first prompt
+    and every step before it and adding the CLI's "Got it" as an answer; a ``/compress`` with little to compress
+    lost a cancelled call; a ``/chat save`` file ``{"history", "authType"}`` was not recognised."""
+    real = FIXTURES / "gemini-cli" / ".real"
+    [compressed] = [r.trajectory for r in read_dump(real / "session-2026-12-02T02-52-1b82a497.jsonl")]
+    assert compressed.task == "SCEN-G2: echo something big"
+    assert compressed.steps[0].action == "run_shell_command"
+    assert not [s for s in compressed.steps if "Got it" in str(s.arguments)]
+    [reset] = [r.trajectory for r in read_dump(real / "session-2026-12-02T02-50-85dd4e28.jsonl")]
+    assert reset.task == "SCEN-G4: write cancel-me.txt"
+    assert reset.steps[0].action == "write_file" and reset.steps[0].error.startswith("cancelled")
+    assert detect_format(real / "checkpoint-g7tag.json") == "gemini-cli"
+    [saved] = [r.trajectory for r in read_dump(real / "checkpoint-g7tag.json")]
+    assert saved.task == "SCEN-G3: what is the capital of France?"
+
+
+def test_codex_017x_mcp_calls_interrupts_and_compaction_summaries() -> None:
+    """Bugs (real 0.171 rollouts): an MCP call lost its server (``namespace``) and its failure (an ``item_completed``
+    McpToolCall ``failed``); an interrupted command ("aborted by user" after a wall-time line) was no error; the
+    summarizer's reply before a ``compacted`` line became the next step's thought."""
+    real = FIXTURES / "codex-cli" / ".real"
+    [mcp] = [r.trajectory for r in read_dump(real / "rollout-2026-12-02T02-46-25-01a234a5-689a-7bf0-bedd-2035743e42da.jsonl")]
+    calls = {s.action: s for s in mcp.steps if s.action.startswith("mcp__")}
+    assert calls["mcp__demo__add"].error is None
+    assert calls["mcp__demo__lookup"].error == "KeyError: no such key 'release' in demo store"
+    [aborted] = [r.trajectory for r in read_dump(real / "rollout-2026-12-02T02-48-19-01a234a7-28a1-7d61-a3e9-85ee2685efae.jsonl")]
+    assert aborted.steps[0].error == "aborted by user"
+    [compacted] = [r.trajectory for r in read_dump(real / "rollout-2026-12-02T02-47-29-01a234a6-6350-7630-a51b-5ad07db0746b.jsonl")]
+    assert not [s for s in compacted.steps if "COMPACT-SUMMARY-MARKER" in (s.thought or "")]
+
+
+def test_claude_stream_json_opening_with_a_session_start_hook_is_detected() -> None:
+    """Bug (real 2.1.332 stdout): a stream-json run whose SessionStart hook wrote the first lines was unrecognised."""
+    path = FIXTURES / "claude-code" / ".real" / "headless-stream-json-session-start-hook.jsonl"
+    assert detect_format(path) == "claude-code"
+    [run] = [r.trajectory for r in read_dump(path)]
+    assert run.task.startswith("SCEN-A: add 2 and 3 with the demo tool")
+
+
 def test_gemini_cli_resumed_session_keeps_its_times_model_and_errors() -> None:
     """A resume rewrites the history with its own time and no model (real gemini-cli 0.61.0 recording)."""
     path = FIXTURES / "gemini-cli" / ".real" / "session-2026-12-02T00-55-7b961b3c.jsonl"
@@ -866,7 +906,8 @@ def test_gemini_cli_resumed_session_keeps_its_times_model_and_errors() -> None:
     missing = run.steps[1]
     assert missing.error == missing.observation == "File not found: /tmp/fmtcheck15/work/proj6/missing.txt"
     assert len({s.started_at for s in run.steps}) == 5  # each when it happened, not all at the resume
-    assert run.metadata["user_prompts"] == ["What is on line 2 of notes.txt?"]
+    # the last prompt's request failed and the CLI wrote the history back without it: the user still typed it
+    assert run.metadata["user_prompts"] == ["What is on line 2 of notes.txt?", "TRIGGER_FAIL summarize everything"]
 
 
 def test_claude_code_background_agent_report_joins_its_call() -> None:

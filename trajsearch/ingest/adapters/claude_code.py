@@ -127,8 +127,10 @@ def matches(record: Any) -> bool:
     if kind in CONVERSATION:
         if "isSidechain" in record or "parentUuid" in record:
             return True
-        # the Claude Agent SDK's stream-json lines: the same messages, keyed by session_id
-        return session and (isinstance(record.get("message"), dict) or record.get("subtype") == "init")
+        # the Claude Agent SDK's stream-json lines: the same messages, keyed by session_id; a stream opens with
+        # ``init``, or with the ``hook_started`` / ``hook_response`` of a SessionStart hook
+        return session and (isinstance(record.get("message"), dict) or record.get("subtype") in (
+            "init", "hook_started", "hook_response"))
     if kind == "summary":
         return "leafUuid" in record and "summary" in record
     if kind == "file-history-snapshot":

@@ -95,6 +95,7 @@ OUTPUTS = frozenset({"function_call_output", "custom_tool_call_output", "tool_se
 _USER_MESSAGE_BEGIN = "## My request for Codex:"
 _UUID = re.compile(r"([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})", re.I)
 _EXIT_LINE = re.compile(r"^(?:Exit code:?\s*|Process exited with code\s+)(-?\d+)\s*$", re.M)
+_WALL_TIME = re.compile(r"^Wall time: [^\n]*\n")
 _FAILED_REPLY = re.compile(
     r"^(?:failed to parse function arguments|unsupported call|unsupported custom tool call|execution error|"
     r"exec command rejected|patch rejected|apply_patch verification failed|aborted\b|"
@@ -193,8 +194,9 @@ def _output_error(text: str, code: int | None, success: bool | None) -> str | No
         return exit_code_error(text, code)
     if success is False:
         return error_line(text, "tool call failed")
-    if code is None and _FAILED_REPLY.match(text.strip()):
-        return short(text.strip().splitlines()[0], 300)
+    body = _WALL_TIME.sub("", text.strip(), count=1)  # 0.17x puts "Wall time: ..." before the reply
+    if code is None and _FAILED_REPLY.match(body):
+        return short(body.splitlines()[0], 300)
     return None
 
 
@@ -212,8 +214,9 @@ class _Rollout(SessionSteps):
     def call(self, payload: dict[str, Any], at: Any) -> None:
         kind = payload["type"]
         call_id = as_key(payload.get("call_id")) or as_key(payload.get("id"))
-        if kind == "function_call":
-            action, arguments = payload.get("name") or "function", json_arguments(payload.get("arguments"))
+        if kind == "function_call":  # an MCP tool's call names its server apart (0.17x): ``mcp__<server>``
+            action = "__".join(str(p) for p in (payload.get("namespace"), payload.get("name") or "function") if p)
+            arguments = json_arguments(payload.get("arguments"))
         elif kind == "custom_tool_call":
             action, arguments = payload.get("name") or "custom_tool", json_arguments(payload.get("input"))
         elif kind == "local_shell_call":
@@ -255,10 +258,30 @@ class _Rollout(SessionSteps):
         step["_done"] = True
 
 
+def _item_error(item: dict[str, Any]) -> str | None:
+    """The failure an ``item_completed`` event (0.17x) reports for a call: a failed MCP call's error (a refused
+    approval, or its result flagged ``isError``), a failed command's exit code (-1: interrupted)."""
+    if item.get("status") != "failed":
+        return None
+    error, result = item.get("error"), item.get("result")
+    if isinstance(error, dict) and error.get("message"):
+        return short(str(error["message"]), 300)
+    if item.get("type") == "McpToolCall" and isinstance(result, dict):
+        return error_line(parts_text(result.get("content")), "MCP tool error")
+    if item.get("type") == "CommandExecution":
+        code = as_int(item.get("exit_code"))
+        return exit_code_error(str(item.get("aggregated_output") or ""), code) if code else "command failed"
+    return None
+
+
 def _event_errors(events: list[dict[str, Any]]) -> dict[str, str]:
-    """Failures the ``*_end`` events report per call id (exit codes, MCP errors, rejected patches)."""
+    """Failures the ``*_end`` and ``item_completed`` events report per call id (exit codes, MCP errors, rejected
+    patches)."""
     found: dict[str, str] = {}
     for ev in events:
+        item = ev.get("item") if ev.get("type") == "item_completed" and isinstance(ev.get("item"), dict) else None
+        if item is not None and item.get("id") and (error := _item_error(item)):
+            found[str(item["id"])] = error
         call_id = ev.get("call_id")
         if not call_id:
             continue
@@ -326,6 +349,9 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
                 rollout.answer(str(payload.get("message") or "").strip(), at, final=True)
             elif ev == "agent_reasoning" and not items:
                 rollout.thought.append(str(payload.get("text") or ""))
+        elif kind == "compacted" and rollout.narration and isinstance(payload.get("message"), str) and \
+                payload["message"].rstrip().endswith(rollout.narration[-1].strip()):
+            rollout.narration.pop()  # the summarizer's reply (local compaction), which the compacted line quotes
     rollout.flush()
 
     for call_id, error in _event_errors(events).items():

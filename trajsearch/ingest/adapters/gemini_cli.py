@@ -11,15 +11,19 @@ and ``chatRecordingTypes.ts`` (``ConversationRecord``, ``MessageRecord``,
 Three layouts, all read:
 - a checkpoint (``/chat save <tag>``'s ``checkpoint-<tag>.json``, ``logger.ts``
   ``saveCheckpoint``): the chat history as Gemini ``Content[]``, a JSON list of
-  ``{"role": "user"|"model", "parts": [...]}``; no session id, so the run is
+  ``{"role": "user"|"model", "parts": [...]}`` (newer versions: ``{"history":
+  [...], "authType"}``); no session id, so the run is
   ``gemini-cli.checkpoint.<file stem>.<digest of the task>``;
 - a JSON document (CLI versions up to late 2025): ``{"sessionId",
   "projectHash", "startTime", "lastUpdated", "messages": [...]}``;
 - JSONL (newer): a metadata line ``{"sessionId", "projectHash", "startTime",
   ..., "kind"}``, then message records appended as they change (a message
   written again with the same ``id`` replaces the earlier copy in place),
-  ``{"$set": {...}}`` metadata updates (a ``messages`` list there is a
-  checkpoint that replaces the history) and ``{"$rewindTo": id}`` (drops that
+  ``{"$set": {...}}`` metadata updates (a ``messages`` list there is the
+  model's history written back: a resume's updates the recorded messages, and
+  none removes one; a compression's -- a ``<state_snapshot>`` summary and
+  copies of the latest messages under new ids -- adds nothing) and
+  ``{"$rewindTo": id}`` (drops that
   message and everything after it), replayed here as the CLI's loader does. A
   resume writes the header again and the history back, stamped with its own time
   and without models: the session keeps its first start, and each message the
@@ -42,7 +46,8 @@ Mapping
   (``**subject** description``) and ``thought`` parts are the thought of the
   next step; message text followed by a tool call before the next prompt is
   narration joining that call's thought, otherwise a ``respond`` step
-  ``{"content": text}``.
+  ``{"content": text}``; the CLI's own "Got it. Thanks for the additional
+  context!" after a compression is none.
 - Step.error: status ``error`` or ``cancelled`` (the ``response.error``, else
   the display text), a ``response.error``, or a shell result whose
   ``Exit Code:`` is not 0 (or whose ``Error:`` line is not ``(none)``).
@@ -106,6 +111,18 @@ _PART_KEYS = frozenset({"text", "functionCall", "functionResponse", "thought", "
                         "fileData", "executableCode", "codeExecutionResult"})
 
 
+#: The model turn the CLI writes itself after a compression's summary (``chatCompressionService``).
+_COMPRESSION_ACK = "Got it. Thanks for the additional context!"
+
+
+def _saved_chat(record: Any) -> list[Any] | None:
+    """The history of a ``/chat save`` file of newer versions, ``{"history": Content[], "authType"}``, else None."""
+    if isinstance(record, dict) and set(record) <= {"history", "authType"} and isinstance(record.get("history"), list) \
+            and record["history"] and all(_is_content(entry) for entry in record["history"]):
+        return record["history"]
+    return None
+
+
 def _is_content(record: Any) -> bool:
     """One entry of a checkpoint's history: ``{"role": "user"|"model", "parts": [...]}``."""
     return isinstance(record, dict) and set(record) <= {"role", "parts"} and record.get("role") in ("user", "model") \
@@ -115,7 +132,8 @@ def _is_content(record: Any) -> bool:
 
 def matches(record: Any) -> bool:
     return (isinstance(record, dict) and isinstance(record.get("sessionId"), str) and isinstance(
-        record.get("projectHash"), str)) or _is_content(record) or headless.is_stream(record)
+        record.get("projectHash"), str)) or _is_content(record) or headless.is_stream(record) or \
+        _saved_chat(record) is not None
 
 
 split = whole_file
@@ -123,6 +141,7 @@ split = whole_file
 
 def _replay(document: Any) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """(metadata, messages) of a recording in any layout, after updates and rewinds."""
+    document = _saved_chat(document) or document
     if isinstance(document, list) and document and all(_is_content(entry) for entry in document):
         return {"checkpoint": True}, [{"id": f"#{n}", "type": "user" if entry["role"] == "user" else "gemini",
                                        "content": entry["parts"]} for n, entry in enumerate(document)]
@@ -143,8 +162,12 @@ def _replay(document: Any) -> tuple[dict[str, Any], list[dict[str, Any]]]:
             messages = {k: messages[k] for k in ids[:cut]}
         elif isinstance(rec.get("$set"), dict):
             update = rec["$set"]
-            if isinstance(update.get("messages"), list):
-                messages = _rebuilt(update["messages"], first, n)
+            if isinstance(update.get("messages"), list) and not _compressed(update["messages"]):
+                # a resume writes the history back; a reset of the model's context (a ``/compress`` with little to
+                # compress) leaves less of it: what was recorded stays the run's either way
+                rebuilt = _rebuilt(update["messages"], first, n)
+                messages = rebuilt if messages.keys() <= rebuilt.keys() else {
+                    **messages, **{k: m for k, m in rebuilt.items() if k not in messages}}
             meta.update({k: v for k, v in update.items() if k != "messages"})
         elif isinstance(rec.get("id"), str) and ("type" in rec or "content" in rec):
             messages[rec["id"]] = rec
@@ -157,6 +180,14 @@ def _replay(document: Any) -> tuple[dict[str, Any], list[dict[str, Any]]]:
                 if isinstance(m, dict):
                     messages[str(as_key(m.get("id")) or f"#{n}.{i}")] = m
     return meta, list(messages.values())
+
+
+def _compressed(history: list[Any]) -> bool:
+    """Whether a ``$set.messages`` is a compression's (``/compress`` or automatic): the model's new context,
+    a ``<state_snapshot>`` summary, the CLI's "Got it" and copies of the latest messages under new ids. The
+    messages recorded so far stay the run's."""
+    return any(isinstance(m, dict) and m.get("type") == "user" and _text_of(m.get("content")).lstrip().startswith(
+        "<state_snapshot>") for m in history)
 
 
 def _rebuilt(history: list[Any], first: dict[str, dict[str, Any]], n: int) -> dict[str, dict[str, Any]]:
@@ -372,7 +403,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
         kind = message.get("type")
         if kind == "user":
             rec.user(message)
-        elif kind in ("gemini", "model"):
+        elif kind in ("gemini", "model") and _text_of(message.get("content")).strip() != _COMPRESSION_ACK:
             rec.gemini(message)
         elif kind == "error":
             rec.flush()
