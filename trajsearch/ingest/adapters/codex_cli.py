@@ -30,7 +30,9 @@ Mapping
   Later prompts go to ``metadata.user_prompts``.
 - steps, from ``response_item``s only (``event_msg`` ``agent_message`` /
   ``agent_reasoning`` repeat them; ``compacted.replacement_history`` repeats
-  old history): each ``function_call`` (arguments = its JSON string decoded),
+  old history): each ``function_call`` (arguments = its JSON string decoded;
+  an MCP tool's name keeps its server, ``<namespace>__<name>``:
+  ``mcp__demo__lookup``),
   ``custom_tool_call`` (``input``: JSON if it is JSON, else ``{"input": text}``,
   e.g. an ``apply_patch`` patch), ``local_shell_call`` (``action``),
   ``web_search_call`` (``action``), ``tool_search_call`` and
@@ -40,12 +42,16 @@ Mapping
   Reasoning (summary and content text) is the thought of the next step; an
   assistant message followed by a tool call before the next user prompt is
   narration and joins that call's thought, otherwise (or when its ``phase``
-  is ``final_answer``) it is a ``respond`` step with ``{"content": text}``.
+  is ``final_answer``) it is a ``respond`` step with ``{"content": text}``;
+  the summarizer's reply a local compaction writes before its ``compacted``
+  line (which quotes it) is neither.
 - Step.error: a non-zero exit code (JSON metadata, ``Exit code: N`` /
   ``Process exited with code N`` headers, or the ``exec_command_end`` event),
   ``success: false``, an MCP result that is ``Err`` or ``isError``, a failed
-  ``patch_apply_end``, or Codex's own failure replies ("failed to parse
-  function arguments", "aborted", ...). Never on a success.
+  ``patch_apply_end``, an ``item_completed`` item (0.17x) that ``failed`` (an
+  MCP call's error, a command's exit code), or Codex's own failure replies
+  ("failed to parse function arguments", "aborted", ..., after 0.17x's
+  ``Wall time:`` line). Never on a success.
 - outcome: a rollout records no verdict -> ``unknown``; a session whose last
   turn ended in an ``error`` event (or a ``task_complete`` carrying an error)
   with no model output after it -> ``infra_error`` with that message.
