@@ -208,6 +208,16 @@ def test_langsmith_graph_interrupt_is_no_failure_and_js_outputs_are_unwrapped() 
     assert js.steps[0].observation == "Sunny, 22 C in Paris"
 
 
+def test_langsmith_feedback_on_a_child_run_joins_its_trace() -> None:
+    """Bug (real SDK payload): feedback on a child run carries its ``run_id`` only; it was rejected as "only
+    feedback, none of its runs" and its score lost."""
+    results = list(read_dump(LANGSMITH / "react_agent_tool_raises.batch.jsonl"))
+    assert [r.error for r in results if not r.ok] == []
+    [run] = [r.trajectory for r in results]
+    child = [s for s in run.metadata["scores"] if s.get("target")]
+    assert [(s["name"], s["value"]) for s in child] == [("correctness", 0.0)]
+
+
 def test_langfuse_list_valued_call_ids_do_not_crash() -> None:
     """Bug 2: Microsoft Agent Framework's call id ["run_…", "call_…"] crashed with 'unhashable type: list'."""
     run = one(MS_AGENT)

@@ -3,7 +3,10 @@
 A trace may be spread over many lines and files of one input (OTel exporters
 write spans as they end, Langfuse exports observations apart from traces), so
 spans are spooled into SQLite in a temporary directory and read back group by
-group once the whole input has been seen.
+group once the whole input has been seen. A record that knows only the span it
+is about, not its trace (LangSmith feedback on a child run gives its
+``run_id``), is filed under that span's id: such a group joins the group that
+holds the span.
 """
 
 from __future__ import annotations
@@ -24,14 +27,14 @@ class Spool:
         self.db = sqlite3.connect(os.path.join(self._dir.name, "spool.db"), isolation_level=None)
         self.db.executescript(
             "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA temp_store=FILE;"
-            "CREATE TABLE span (gkey TEXT, seq INTEGER, payload TEXT);"
+            "CREATE TABLE span (gkey TEXT, seq INTEGER, sid TEXT, payload TEXT);"
             "CREATE TABLE grp (gkey TEXT PRIMARY KEY, first INTEGER, conv TEXT, source TEXT, position TEXT);"
         )
         self.db.execute("BEGIN")
         self.count = 0
 
     def add(self, key: str, node: Node, conversation: str | None, source: str, position: str) -> None:
-        self.db.execute("INSERT INTO span VALUES (?, ?, ?)", (key, node.seq, node.to_json()))
+        self.db.execute("INSERT INTO span VALUES (?, ?, ?, ?)", (key, node.seq, node.id, node.to_json()))
         self.db.execute("INSERT OR IGNORE INTO grp VALUES (?, ?, NULL, ?, ?)", (key, node.seq, source, position))
         if conversation:
             self.db.execute("UPDATE grp SET conv = ? WHERE gkey = ? AND conv IS NULL", (conversation, key))
@@ -41,17 +44,22 @@ class Spool:
         """(group key, first source, first position, nodes) in order of first appearance."""
         self.db.execute("COMMIT")
         self.db.execute("CREATE INDEX span_key ON span (gkey, seq)")
-        if by == "conversation":
-            query = ("SELECT COALESCE(conv, gkey) AS k, MIN(first) AS f FROM grp GROUP BY k ORDER BY f")
-        else:
-            query = "SELECT gkey, first FROM grp ORDER BY first"
-        keys = [row[0] for row in self.db.execute(query)]
-        for key in keys:
-            if by == "conversation":
-                members = [r[0] for r in self.db.execute(
-                    "SELECT gkey FROM grp WHERE COALESCE(conv, gkey) = ? ORDER BY first", (key,))]
-            else:
-                members = [key]
+        self.db.execute("CREATE INDEX span_sid ON span (sid)")
+        owner = dict(self.db.execute(  # a group named by a span of another group: that group's
+            "SELECT g.gkey, MIN(s.gkey) FROM grp g JOIN span s ON s.sid = g.gkey AND s.gkey != g.gkey GROUP BY g.gkey"))
+
+        def home(key: str) -> str:
+            for _ in range(8):  # a span's group may itself be filed under a span's id
+                key = owner.get(key, key)
+            return key
+
+        rows = list(self.db.execute("SELECT gkey, first, conv FROM grp ORDER BY first"))
+        conv = {home(k): c for k, _, c in rows if c and home(k) == k}
+        label = {k: (conv.get(home(k)) or home(k)) if by == "conversation" else home(k) for k, _, _ in rows}
+        groups: dict[str, list[str]] = {}  # by label, in order of first appearance
+        for k, _, _ in rows:
+            groups.setdefault(label[k], []).append(k)
+        for key, members in groups.items():
             first = self.db.execute("SELECT source, position FROM grp WHERE gkey = ?", (members[0],)).fetchone()
             nodes: list[Node] = []
             for member in members:
