@@ -585,6 +585,40 @@ def test_vercel_ai6_provider_failures_mcp_errors_and_telemetry_under_an_app_root
     assert route.metadata["telemetry_metadata"] == {"chatId": "chat-123", "userId": "user-7"}
 
 
+OI_REAL = FIXTURES / "openinference" / ".real"
+
+
+def test_openinference_autogen_tools_traced_twice_count_once_with_their_thoughts() -> None:
+    """Bug (real autogen-agentchat 0.7 spans): every tool run was two steps (OpenInference's TOOL span and
+    autogen-core's ``execute_tool`` inside it), the error on the empty twin; no step had a thought."""
+    results = list(read_dump(OI_REAL / "autogen_single.otlp.json"))
+    assert [r.error for r in results if not r.ok] == [
+        "not an agent run: the trace holds only create_agent spans and no input"]
+    [run] = [r.trajectory for r in results if r.ok]
+    assert [s.action for s in run.steps] == ["get_weather", "get_population", "convert_temperature", "respond"]
+    assert run.steps[1].error.startswith("RuntimeError: population service unavailable")
+    assert run.steps[0].arguments == {"city": "Paris"} and run.steps[0].thought == "I'll check the weather in Paris first."
+
+
+def test_openinference_follow_up_turns_haystack_pipelines_stream_order_and_phoenix_exports() -> None:
+    """Bugs (real instrumentor output): a pydantic-ai follow-up run had the first run's task; a Haystack pipeline's
+    task was a rendered prompt or a ChatMessage repr, its retriever's result the documents' reprs; a streamed JS
+    run's answer came before the tool started in the same millisecond; Phoenix's spans dataframe was refused."""
+    first, second = adapter_support.runs(OI_REAL / "pydai_two_turns.otlp.json")
+    assert (first.task.startswith("What's the weather in Paris"), second.task) == (True, "And what about Berlin's weather?")
+    [rag] = adapter_support.runs(OI_REAL / "haystack_rag.otlp.json")
+    assert rag.task == "How many people live in Paris?"
+    assert rag.steps[0].observation.startswith("The Eiffel Tower in Paris is 330 metres tall.")
+    [agent] = adapter_support.runs(OI_REAL / "haystack_agent.otlp.json")
+    assert agent.task.startswith("What's the weather in Paris, what's its population")
+    [stream] = adapter_support.runs(OI_REAL / "js_openai_stream.otlp.json")
+    assert [s.action for s in stream.steps][:4] == ["get_weather", "get_population", "convert_temperature", "respond"]
+    assert detect_format(OI_REAL / "phoenix_spans_df.jsonl") == "openinference"
+    exported = {r.trajectory_id: r for r in adapter_support.runs(OI_REAL / "phoenix_spans_df.jsonl")}
+    assert exported[second.trajectory_id].task == "And what about Berlin's weather?"
+    assert exported[rag.trajectory_id].task == rag.task
+
+
 def test_a_trace_that_only_builds_an_agent_is_no_run() -> None:
     """AutoGen traces create_agent apart from the run (real recorded spans): refused with the reason."""
     results = list(read_dump(FIXTURES / "otel-genai" / ".real" / "autogen_live_spans.json", tenant="acme"))

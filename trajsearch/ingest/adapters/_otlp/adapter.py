@@ -106,12 +106,14 @@ class OtlpFormat(SpanFormat):
             run = span_trajectory(self.name, self.prefix, key, nodes, ctx, by=by)
             return with_current_instruction(run, nodes) if self.latest_user_message else run
         except RecordError as exc:
-            if not (self.name_when_no_input and nodes and str(exc).startswith("no task")):
+            if not (nodes and str(exc).startswith("no task")):
                 raise
-        if not any(n.role in ("llm", "tool", "agent", "chain", "retriever") and not n.name.startswith("create_agent")
-                   for n in nodes):  # building an agent (AutoGen traces it apart) is no run of it
-            kinds = ", ".join(sorted({n.name.split(" ", 1)[0] for n in nodes}))
-            raise RecordError(f"not an agent run: the {by} holds only {kinds} spans and no input")
+            if not any(n.role in ("llm", "tool", "agent", "chain", "retriever") and not n.name.startswith("create_agent")
+                       for n in nodes):  # building an agent (AutoGen traces it apart) is no run of it
+                kinds = ", ".join(sorted({n.name.split(" ", 1)[0] for n in nodes}))
+                raise RecordError(f"not an agent run: the {by} holds only {kinds} spans and no input") from None
+            if not self.name_when_no_input:
+                raise
         ids = {n.id for n in nodes}
         roots = [n for n in nodes if not n.parent or n.parent not in ids or n.parent == n.id]
         root = min(roots or nodes, key=start_order)

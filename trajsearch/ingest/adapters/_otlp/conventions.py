@@ -186,6 +186,16 @@ def span_error(attrs: dict[str, Any], events: list[tuple[str, dict[str, Any]]], 
     return "; ".join(p for p in parts if p) or None
 
 
+def _new_messages(attrs: dict[str, Any]) -> Any:
+    """A pydantic-ai agent run's messages without the conversation history it was given
+    (``pydantic_ai.new_message_index``: where this run's own messages start), so a later turn's task is its own."""
+    messages = maybe_json(attrs["pydantic_ai.all_messages"])
+    start = attrs.get("pydantic_ai.new_message_index")
+    if isinstance(messages, list) and isinstance(start, int) and not isinstance(start, bool) and 0 < start < len(messages):
+        return messages[start:]
+    return messages
+
+
 def _role(attrs: dict[str, Any], span: dict[str, Any], name: str) -> str:
     op = str(attrs.get("gen_ai.operation.name") or "").lower()
     oi_kind = str(attrs.get("openinference.span.kind") or span.get("span_kind") or "").upper()
@@ -236,6 +246,10 @@ def node_from_span(span: dict[str, Any], resource: dict[str, Any], seq: int) -> 
     outputs = outputs or _legacy_messages(attrs, events, "completion") or _oi_messages(attrs, "llm.output_messages.")
     if role == "llm" and not outputs and "gen_ai.output" in attrs:  # any-agent
         outputs = _any_agent_output(attrs["gen_ai.output"])
+    if role == "llm" and outputs and not any(m.get("text") or m.get("reasoning") for m in outputs):
+        said = maybe_json(attrs.get("output.value"))  # autogen's CreateResult keeps the text sent with calls apart
+        if isinstance(said, dict) and isinstance(said.get("thought"), str) and said["thought"].strip():
+            outputs = [{**outputs[0], "reasoning": said["thought"].strip()}, *outputs[1:]]
     if not inputs and not outputs and ("gcp.vertex.agent.llm_request" in attrs or "gcp.vertex.agent.llm_response" in attrs):
         inputs, outputs = _adk_messages(attrs)
     if not inputs and not outputs:
@@ -244,7 +258,7 @@ def node_from_span(span: dict[str, Any], resource: dict[str, Any], seq: int) -> 
             ev_in, ev_out = _logfire_events(attrs)
         inputs, outputs = ev_in, ev_out
     if not inputs and role in ("agent", "chain") and "pydantic_ai.all_messages" in attrs:
-        inputs = normalise_messages(attrs["pydantic_ai.all_messages"])
+        inputs = normalise_messages(_new_messages(attrs))
     if "gen_ai.system_instructions" in attrs and not any(m["role"] == "system" for m in inputs):
         inputs = [*system_message(attrs["gen_ai.system_instructions"]), *inputs]
 
@@ -274,9 +288,9 @@ def node_from_span(span: dict[str, Any], resource: dict[str, Any], seq: int) -> 
         result = attrs.get("output.value")
     said = tool_message(result) if role == "tool" else None  # LangChain's ToolMessage, whole
     result, call_of_message, failed_tool = said if said is not None else (result, None, False)
-    if role == "retriever" and result is None:
+    if role == "retriever":  # the documents' contents, where recorded, over the output's serialisation (reprs)
         docs = indexed(attrs, "retrieval.documents.")
-        result = "\n".join(text_of(d.get("document.content")) for d in docs) or None
+        result = "\n".join(text_of(d.get("document.content")) for d in docs if d.get("document.content")) or result
     result_said = result_text(result) if result is not None else None
     model = _first(attrs, "gen_ai.response.model", "gen_ai.request.model", "llm.model_name")
     conversation = next((str(attrs[k]) for k in _CONVERSATION_KEYS if attrs.get(k)), None)

@@ -24,7 +24,10 @@ Record shapes read (one record may hold many spans):
   ``startTime`` / ``endTime`` as ``[seconds, nanoseconds]``, ``status.code``;
 - flat span objects (Phoenix / OpenInference exports, many back-ends):
   ``context.trace_id`` / ``span_id`` or top-level ``trace_id`` / ``traceId``,
-  ``parent_id``, ``status_code``, ``status_message``, attributes flat or nested.
+  ``parent_id``, ``status_code``, ``status_message``, attributes flat or nested;
+  also a row of Phoenix's ``get_spans_dataframe()`` written by pandas
+  (``to_json(orient="records")``, lines or a list), whose column names are
+  dotted: ``"context.span_id"``, ``"attributes.input.value"``, ...
 
 Trace and span ids are normalised to lower-case hex (``0x`` dropped, base64
 and integer ids converted, see ``values``), so one trace read from a console
@@ -52,6 +55,18 @@ def _js_context(record: dict[str, Any]) -> dict[str, Any]:
         if isinstance(record.get(key), dict):
             return record[key]
     return {}
+
+
+def _undotted(record: dict[str, Any]) -> dict[str, Any]:
+    """A Phoenix spans-dataframe row (``"context.span_id"``, ``"attributes.<key>"`` columns; an empty cell is
+    null) as the flat span it was made from; any other record as it is."""
+    if "context.span_id" not in record or "context" in record:
+        return record
+    span = {k: v for k, v in record.items() if not k.startswith(("context.", "attributes."))}
+    span["context"] = {k.removeprefix("context."): v for k, v in record.items() if k.startswith("context.")}
+    span["attributes"] = {k.removeprefix("attributes."): v for k, v in record.items()
+                          if k.startswith("attributes.") and v is not None}
+    return span
 
 
 def _span_ids_present(record: dict[str, Any]) -> bool:
@@ -98,6 +113,7 @@ def is_span_record(record: Any) -> bool:
     """Whether ``record`` holds OpenTelemetry spans or log records in one of the shapes above."""
     if not isinstance(record, dict):
         return False
+    record = _undotted(record)
     if isinstance(record.get("resourceSpans"), list) or isinstance(record.get("resourceLogs"), list):
         return True
     return _is_flat_span(record) or _is_container(record) or is_log_record(record)
@@ -107,6 +123,7 @@ def raw_items(record: Any) -> Iterator[tuple[str, dict[str, Any], dict[str, Any]
     """``("span" | "log", resource attributes, item)`` for every span and log record of one record."""
     if not isinstance(record, dict):
         raise RecordError(f"expected a JSON object holding spans, got {type(record).__name__}")
+    record = _undotted(record)
     if "resourceSpans" in record or "resourceLogs" in record:
         for kind, top, scopes, items in (("span", "resourceSpans", ("scopeSpans", "instrumentationLibrarySpans"), "spans"),
                                          ("log", "resourceLogs", ("scopeLogs", "instrumentationLibraryLogs"), "logRecords")):
@@ -120,6 +137,7 @@ def raw_items(record: Any) -> Iterator[tuple[str, dict[str, Any], dict[str, Any]
         for spans in lists:
             for span in spans:
                 if isinstance(span, dict):  # AgentCore's ``sessionSpans`` also hold the spans' content logs
+                    span = _undotted(span)
                     yield "log" if is_log_record(span) else "span", _resource_of(span), span
         return
     if _is_flat_span(record):

@@ -17,7 +17,8 @@ the nodes of one run:
   model's turns (the Claude Agent SDK's instrumentor records them so): text
   before a call is its thought, text after the last call a ``respond`` step;
 - an ``llm`` node traced twice (a framework's span and its SDK's over the same
-  interval with the same answer, :func:`twin_calls`) counts once;
+  interval with the same answer, :func:`twin_calls`) counts once, and so does a
+  tool execution traced twice (a tool node inside one of the same tool);
 - an ``llm`` node is not a step of its own: its text becomes the thought of
   the tool steps it requested (matched by tool-call id, else by tool name,
   else the next tool step); tool calls it requested that no tool node executed
@@ -54,7 +55,7 @@ from trajsearch.model import Failure, Outcome, Trajectory
 
 from .. import _prompts
 from .._common import Context, RecordError, build, clip_step_text, clip_task, safe_id, short
-from .calls import parallel_calls_in_call_order, prepared_request, twin_calls
+from .calls import parallel_calls_in_call_order, prepared_request, tool_twins, twin_calls
 from .messages import first_user_text, is_object_repr, mcp_error, task_from_input
 from .nodes import Evaluation, Message, Node, ancestors, maybe_json, start_order, when
 from .outcome import failed, error_outcome, outcome_from
@@ -154,6 +155,7 @@ def assemble(nodes: list[Node], *, what: str = "trace", task: str | None = None)
     """
     if not nodes:
         raise RecordError(f"empty {what}: no spans")
+    nodes = tool_twins(nodes)
     parallel_calls_in_call_order(nodes)
     order = in_tree_order(nodes)
     root = order[0][0]
@@ -254,7 +256,10 @@ def assemble(nodes: list[Node], *, what: str = "trace", task: str | None = None)
             if m.get("role") == "tool" and m.get("call_id") in by_call and by_call[m["call_id"]].get("observation") is None:
                 _answered(by_call[m["call_id"]], m)
         _answered_in_turn(node.input_messages, steps)
-    steps.sort(key=lambda s: (s.get("started_at") or s.get("ended_at") or datetime.max.replace(tzinfo=timezone.utc)))
+    # a model call that asked for no tool and started in the same instant as a tool step (starts rounded to the
+    # millisecond) answered after it: no tool ran on its word
+    steps.sort(key=lambda s: (s.get("started_at") or s.get("ended_at") or datetime.max.replace(tzinfo=timezone.utc),
+                              s.get("action") == "respond"))
     for index, step in enumerate(steps):
         step["index"] = index
         if isinstance(step.get("thought"), str):

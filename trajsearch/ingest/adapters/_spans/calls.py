@@ -2,7 +2,8 @@
 
 Two instrumentations of one request (a framework's and its SDK's: LangChain's ``ChatOpenAI``
 and OpenAI's ``ChatCompletion``, LlamaIndex's and OpenAI's under Phoenix) give two model-call
-nodes; each would make the same steps (:func:`twin_calls`). Tools the model asked for at once
+nodes; each would make the same steps (:func:`twin_calls`); so would a tool execution traced twice
+(:func:`tool_twins`). Tools the model asked for at once
 start at the same instant and are read in the order they ended
 (:func:`parallel_calls_in_call_order`). Apart from ``assembly`` because both are about telling
 model calls apart, not about building steps.
@@ -14,6 +15,24 @@ import json
 from typing import Any
 
 from .nodes import Node, maybe_json, start_order
+
+
+def tool_twins(group: list[Node]) -> list[Node]:
+    """The nodes with each tool execution traced twice counted once: a tool node whose parent is a tool node
+    of the same tool (autogen-agentchat's ``execute_tool X`` under OpenInference's ``agent.X``) joins its
+    parent, which keeps what either recorded (arguments, result, call id, error)."""
+    by_id = {n.id: n for n in group}
+    twins = {n.id for n in group if n.role == "tool" and n.tool and (parent := by_id.get(n.parent or "")) is not None
+             and parent.role == "tool" and parent.tool == n.tool}
+    for node in (n for n in group if n.id in twins):
+        outer = by_id[node.parent or ""]
+        for name in ("arguments", "result", "call_id", "error"):
+            if getattr(outer, name) in (None, "", {}) and getattr(node, name) not in (None, "", {}):
+                setattr(outer, name, getattr(node, name))
+    for node in group:  # what ran inside a dropped twin ran inside its outer node
+        while node.parent in twins:
+            node.parent = by_id[node.parent].parent
+    return [n for n in group if n.id not in twins]
 
 
 def parallel_calls_in_call_order(group: list[Node]) -> None:

@@ -24,6 +24,8 @@ _USERISH = ("user", "human")
 _CONTENT_ITEM = re.compile(r"^message\.content\.\d+$")
 _FIELD = re.compile(r"(?:^|(?<=\s))[A-Za-z_]\w*=(?!=)")
 _OBJECT_AT = re.compile(r"<[\w.]+ object at 0x[0-9a-fA-F]+>")
+_CHAT_MESSAGE = re.compile(r"^ChatMessage\(_role=<ChatRole\.\w+: '(\w+)'>")
+_TEXT_CONTENT = re.compile(r"TextContent\(text=('(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\")\)")
 
 
 def _content_text(content: Any) -> tuple[str, str]:
@@ -69,7 +71,7 @@ def normalise_message(raw: Any) -> Message | None:
     LangChain ``{"type": "human"|"ai"|"tool", "content"|"data": {...}}`` and its ``("user", "text")`` pairs.
     """
     if isinstance(raw, str):
-        return Message("user", raw)
+        return _haystack_message(raw) or Message("user", raw)
     if _role_pair(raw):  # LangChain's ("user", "text") shorthand, as LangGraph's inputs are written
         raw = {"role": raw[0], "content": raw[1]}
     if not isinstance(raw, dict):
@@ -176,6 +178,21 @@ def _role_pair(raw: Any) -> bool:
         and isinstance(raw[1], (str, list))
 
 
+def _haystack_message(text: str) -> Message | None:
+    """A Haystack ``ChatMessage`` as its repr (what OpenInference's Haystack instrumentor records as a
+    component's input): ``ChatMessage(_role=<ChatRole.USER: 'user'>, _content=[TextContent(text='...')], ...)``."""
+    found = _CHAT_MESSAGE.match(text)
+    if not found:
+        return None
+    parts = []
+    for literal in _TEXT_CONTENT.findall(text):
+        try:
+            parts.append(str(ast.literal_eval(literal)))
+        except (ValueError, SyntaxError):
+            continue
+    return Message(found.group(1), "\n".join(parts))
+
+
 def normalise_messages(raw: Any) -> list[dict[str, Any]]:
     """A list (or JSON string of a list, or nested LangChain ``[[...]]``) of messages -> dicts."""
     raw = maybe_json(raw)
@@ -222,14 +239,23 @@ def first_user_text(messages: list[dict[str, Any]]) -> str | None:
     return None
 
 
+_INSTRUCTION_KEYS_IN_ORDER = ("task", "instruction", "input", "question", "query", "prompt", "goal", "user_input",
+                              "message", "content", "text", "input_args")
+_INSTRUCTION_KEYS = frozenset((*_INSTRUCTION_KEYS_IN_ORDER, "messages"))
+
+
 def task_from_input(value: Any) -> str | None:
-    """The instruction inside a root input: a string, or the usual keys of an inputs dict."""
+    """The instruction inside a root input: a string, or the usual keys of an inputs dict (a Haystack
+    pipeline's ``{"data": {component: inputs}}``: the first component given one)."""
     value = maybe_json(value)
     if isinstance(value, str):
         return value.strip() or None
+    if isinstance(value, dict) and isinstance(value.get("data"), dict) and value["data"] and set(value) <= {
+            "data", "include_outputs_from"} and all(isinstance(v, dict) for v in value["data"].values()):
+        found = (task_from_input(inputs) for inputs in value["data"].values() if _INSTRUCTION_KEYS & inputs.keys())
+        return next((t for t in found if t), None) or json.dumps(value, ensure_ascii=False, default=str)
     if isinstance(value, dict):
-        for key in ("task", "instruction", "input", "question", "query", "prompt", "goal", "user_input", "message", "content",
-                    "text", "input_args"):  # input_args: DSPy's instrumentor wraps a module's inputs so
+        for key in _INSTRUCTION_KEYS_IN_ORDER:  # input_args: DSPy's instrumentor wraps a module's inputs so
             found = value.get(key)
             if isinstance(found, str) and found.strip():
                 return found.strip()
