@@ -619,6 +619,15 @@ def test_openinference_follow_up_turns_haystack_pipelines_stream_order_and_phoen
     assert exported[rag.trajectory_id].task == rag.task
 
 
+def test_a_span_file_opening_with_generic_genai_spans_is_of_the_specific_format_later_spans_show() -> None:
+    """Bug (real anthropic 2.x + OpenInference console dump): the SDK's own GenAI span came first, so the file was
+    read as otel-genai and its run got another id than the same run's OTLP export."""
+    path = OI_REAL / "anthropic_wrapped.console.json"
+    assert detect_format(path) == "openinference"
+    [run] = adapter_support.runs(path)
+    assert run.trajectory_id.startswith("oi:") and run.task.startswith("What's the weather in Paris")
+
+
 def test_a_trace_that_only_builds_an_agent_is_no_run() -> None:
     """AutoGen traces create_agent apart from the run (real recorded spans): refused with the reason."""
     results = list(read_dump(FIXTURES / "otel-genai" / ".real" / "autogen_live_spans.json", tenant="acme"))
