@@ -628,6 +628,29 @@ def test_a_span_file_opening_with_generic_genai_spans_is_of_the_specific_format_
     assert run.trajectory_id.startswith("oi:") and run.task.startswith("What's the weather in Paris")
 
 
+OTEL_REAL = FIXTURES / "otel-genai" / ".real"
+
+
+def test_otel_genai_producers_read_as_they_record_runs() -> None:
+    """Bugs (real instrumentation output): OpenLLMetry's LangChain tool arguments and results kept the callback's
+    envelope; google-genai's answer came before the tools its call ran, and a streamed turn's answer was lost in a
+    thought; logfire v1's request_data/response_data were not read (0 steps); LiteLLM's tool calls were dropped."""
+    [lc] = [
+        r.trajectory for r in read_dump(OTEL_REAL / "traceloop_langgraph.traces.jsonl") if r.ok]
+    assert [(s.action, s.arguments, s.observation) for s in lc.steps][:1] == [
+        ("get_weather", {"city": "Paris"}, "Sunny, 22 C in Paris")]
+    [span] = adapter_support.runs(OTEL_REAL / "ggenai_latest_span.traces.jsonl")
+    assert [s.action for s in span.steps] == ["get_weather", "get_population", "respond"]
+    [stream] = adapter_support.runs(OTEL_REAL / "ggenai_latest_spanevent_stream.traces.jsonl")
+    assert [(s.action, s.thought) for s in stream.steps] == [
+        ("get_weather", "I'll check the weather first."), ("get_population", "Now the population."), ("respond", None)]
+    [logfire] = adapter_support.runs(OTEL_REAL / "logfire_openai1.traces.jsonl")
+    assert logfire.task == "What is the weather in Paris, and how many people live there?"
+    assert [s.action for s in logfire.steps] == ["get_weather", "get_population", "respond"]
+    litellm = adapter_support.runs(OTEL_REAL / "litellm_default.traces.jsonl")
+    assert [s.action for run in litellm for s in run.steps] == ["get_weather", "get_population", "respond"]
+
+
 def test_a_trace_that_only_builds_an_agent_is_no_run() -> None:
     """AutoGen traces create_agent apart from the run (real recorded spans): refused with the reason."""
     results = list(read_dump(FIXTURES / "otel-genai" / ".real" / "autogen_live_spans.json", tenant="acme"))

@@ -10,11 +10,17 @@ of them (see ``otel_genai`` and ``openinference`` for the mapping):
 - OpenInference (``openinference.span.kind``, ``llm.input_messages.N.*``,
   ``input.value`` / ``output.value``, ``retrieval.documents.N.*``,
   evaluations and annotations);
-- OpenLLMetry / Traceloop (``traceloop.span.kind``, ``traceloop.entity.*``);
+- OpenLLMetry / Traceloop (``traceloop.span.kind``, ``traceloop.entity.*``;
+  its LangChain tool records ``{"input_str", "inputs", ...}`` / ``{"output",
+  "kwargs"}`` give the inputs and the output);
 - frameworks' own attributes: any-agent's ``gen_ai.output``, Google ADK's
   ``gcp.vertex.agent.*`` (Gemini requests and responses), Pydantic AI /
-  Logfire's ``events`` and ``pydantic_ai.all_messages``, the Agents SDK
-  instrumentation's ``gen_ai.handoff.*``.
+  Logfire's ``events``, ``pydantic_ai.all_messages`` (from
+  ``pydantic_ai.new_message_index``: a run's own messages) and logfire v1's
+  ``request_data`` / ``response_data`` (a span named by its template is named
+  by ``logfire.msg``), LiteLLM's tool calls left in
+  ``gen_ai.completion.N.function_call.*``, autogen's ``output.value``
+  ``thought``, the Agents SDK instrumentation's ``gen_ai.handoff.*``.
 
 Where the attributes are in a record is ``shapes``' business; the GenAI
 events carried as span events are read through ``events``.
@@ -186,6 +192,41 @@ def span_error(attrs: dict[str, Any], events: list[tuple[str, dict[str, Any]]], 
     return "; ".join(p for p in parts if p) or None
 
 
+#: What OpenLLMetry's LangChain instrumentation wraps a tool's input and output in (the callback's arguments).
+_CALLBACK_INPUT = frozenset({"input_str", "tags", "metadata", "inputs", "kwargs"})
+_CALLBACK_OUTPUT = frozenset({"output", "kwargs"})
+
+
+def _callback_envelope(value: Any, key: str, envelope: frozenset[str], openllmetry: bool) -> Any:
+    """``value[key]`` when ``value`` is OpenLLMetry's record of a LangChain callback (``{"input_str", "inputs",
+    "tags", "metadata", "kwargs"}`` / ``{"output", "kwargs"}``), else ``value`` as it is. Only on a span
+    OpenLLMetry wrote (``traceloop.entity.*``), where a tool's own ``{"output": ...}`` cannot be meant."""
+    decoded = maybe_json(value)
+    if openllmetry and isinstance(decoded, dict) and key in decoded and set(decoded) <= envelope:
+        return decoded[key]
+    return value
+
+
+def _legacy_function_calls(attrs: dict[str, Any]) -> list[dict[str, Any]]:
+    """Calls written as ``gen_ai.completion.N.function_call.{name,arguments}`` (LiteLLM's OTel callback)."""
+    return [{"id": c.get("function_call.id") or c.get("tool_call.id"), "name": c["function_call.name"],
+             "arguments": maybe_json(c.get("function_call.arguments"))}
+            for c in indexed(attrs, "gen_ai.completion.") if c.get("function_call.name")]
+
+
+def _logfire_request(attrs: dict[str, Any]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The messages of logfire's first OpenAI instrumentation (``instrument_openai(version=1)``, all older
+    logfire): the request as sent (``request_data.messages``) and the reply (``response_data.message``, or
+    its ``choices``)."""
+    request, response = maybe_json(attrs.get("request_data")), maybe_json(attrs.get("response_data"))
+    inputs = normalise_messages(request.get("messages")) if isinstance(request, dict) else []
+    reply = response.get("message") if isinstance(response, dict) else None
+    if reply is None and isinstance(response, dict) and isinstance(response.get("choices"), list):
+        reply = [c.get("message") for c in response["choices"] if isinstance(c, dict)]
+    outputs = [dict(m, role="assistant") for m in normalise_messages(reply)] if reply else []
+    return inputs, outputs
+
+
 def _new_messages(attrs: dict[str, Any]) -> Any:
     """A pydantic-ai agent run's messages without the conversation history it was given
     (``pydantic_ai.new_message_index``: where this run's own messages start), so a later turn's task is its own."""
@@ -236,6 +277,8 @@ def node_from_span(span: dict[str, Any], resource: dict[str, Any], seq: int) -> 
     failed, message = span_status(span)
     name = str(span.get("name") or attrs.get("gen_ai.operation.name") or attrs.get("openinference.span.kind")
                or span.get("span_kind") or "span")
+    if "{" in name and isinstance(attrs.get("logfire.msg"), str) and attrs["logfire.msg"].strip():
+        name = attrs["logfire.msg"].strip()  # logfire names a span by its message template; the message is filled in
     role = _role(attrs, span, name)
     start = span_time(span.get("startTimeUnixNano") or span.get("start_time") or span.get("startTime"))
     end = span_time(span.get("endTimeUnixNano") or span.get("end_time") or span.get("endTime"))
@@ -246,6 +289,10 @@ def node_from_span(span: dict[str, Any], resource: dict[str, Any], seq: int) -> 
     outputs = outputs or _legacy_messages(attrs, events, "completion") or _oi_messages(attrs, "llm.output_messages.")
     if role == "llm" and not outputs and "gen_ai.output" in attrs:  # any-agent
         outputs = _any_agent_output(attrs["gen_ai.output"])
+    if role == "llm" and not any(m.get("calls") for m in outputs) and (called := _legacy_function_calls(attrs)):
+        # LiteLLM writes the new-style output without its tool calls, which stay in the older flat keys
+        last = outputs[-1] if outputs else {"role": "assistant", "text": ""}
+        outputs = [*outputs[:-1], {**last, "calls": called}]
     if role == "llm" and outputs and not any(m.get("text") or m.get("reasoning") for m in outputs):
         said = maybe_json(attrs.get("output.value"))  # autogen's CreateResult keeps the text sent with calls apart
         if isinstance(said, dict) and isinstance(said.get("thought"), str) and said["thought"].strip():
@@ -256,6 +303,8 @@ def node_from_span(span: dict[str, Any], resource: dict[str, Any], seq: int) -> 
         ev_in, ev_out = span_event_messages(events)
         if not ev_in and not ev_out:
             ev_in, ev_out = _logfire_events(attrs)
+        if not ev_in and not ev_out:
+            ev_in, ev_out = _logfire_request(attrs)
         inputs, outputs = ev_in, ev_out
     if not inputs and role in ("agent", "chain") and "pydantic_ai.all_messages" in attrs:
         inputs = normalise_messages(_new_messages(attrs))
@@ -277,15 +326,14 @@ def node_from_span(span: dict[str, Any], resource: dict[str, Any], seq: int) -> 
         arguments = handoff
     if arguments is None and role in ("tool", "retriever"):
         arguments = _first(attrs, "input.value", "traceloop.entity.input", "tool.parameters")
-        if isinstance(maybe_json(arguments), dict) and set(maybe_json(arguments)) == {"inputs"} and \
-                "traceloop.entity.input" in attrs:
-            arguments = maybe_json(arguments)["inputs"]
         arguments = _call_envelope(arguments)
+    arguments = _callback_envelope(arguments, "inputs", _CALLBACK_INPUT, "traceloop.entity.input" in attrs)
     result = _first(attrs, "gen_ai.tool.call.result")
     if result is None and role == "tool":
         result = _first(attrs, "gen_ai.output", "tool_response", "gcp.vertex.agent.tool_response", "traceloop.entity.output")
     if result is None:
         result = attrs.get("output.value")
+    result = _callback_envelope(result, "output", _CALLBACK_OUTPUT, "traceloop.entity.output" in attrs)
     said = tool_message(result) if role == "tool" else None  # LangChain's ToolMessage, whole
     result, call_of_message, failed_tool = said if said is not None else (result, None, False)
     if role == "retriever":  # the documents' contents, where recorded, over the output's serialisation (reprs)

@@ -90,6 +90,25 @@ def _respond(text: str, thought: str | None, start: float | None, end: float | N
             "started_at": when(start), "ended_at": when(end), "error": error}
 
 
+def _calls_in_turn(outputs: list[Message], node: Node, pending: list[dict[str, Any]]) -> str:
+    """Queue the calls a model call asked for, each message's text (and what came before it) the thought of its
+    first call, reasoning first (a streamed answer's parts are split per call: ``messages``); return the text
+    said after the last call."""
+    said: list[str] = []
+    reasons: list[str] = []
+    for msg in (m for m in outputs if m.role != "tool"):
+        calls = [c for c in msg.calls if c.get("name")]
+        said.append(msg.text)
+        reasons.append(msg.reasoning)
+        if not calls:
+            continue
+        thought = "\n".join(r for r in reasons if r).strip() or "\n".join(t for t in said if t).strip()
+        for n, call in enumerate(calls):
+            pending.append({"call": call, "thought": thought if n == 0 else None, "at": node.end})
+        said, reasons = [], []
+    return "\n".join(t for t in said if t).strip()
+
+
 def _agent_turns(node: Node, pending: list[dict[str, Any]], add_step: Any) -> None:
     """The model's turns recorded on an agent's span, in order: text before a tool call is that call's
     thought; text after the last call is the answer, a ``respond`` step at the agent's end."""
@@ -173,6 +192,7 @@ def assemble(nodes: list[Node], *, what: str = "trace", task: str | None = None)
 
     twins = twin_calls([n for n, _ in order])
     by_id = {n.id: n for n, _ in order}
+    parents = {n.parent for n, _ in order}
     # a model call inside a tool (an agent used as a tool): its words are the tool's work, which the tool's
     # result shows; they are not the agent talking to the user
     in_tool = {n.id for n, _ in order if n.role == "llm" and any(a.role == "tool" for a in ancestors(n, by_id))}
@@ -199,12 +219,14 @@ def assemble(nodes: list[Node], *, what: str = "trace", task: str | None = None)
             if not text and not outputs and not prepared_request(node.output_text):  # not a prepared request (LlamaIndex)
                 text = (node.output_text or "").strip()
             reasoning = "\n".join(m.reasoning for m in outputs if m.reasoning).strip()
-            calls = [c for m in outputs for c in m.calls if c.get("name")]
-            if calls:
-                for n, call in enumerate(calls):
-                    pending.append({"call": call, "thought": (reasoning or text) if n == 0 else None, "at": node.end})
-            elif text and node.id not in in_tool:
-                add_step(_respond(text, reasoning or None, node.start, node.end, node.error))
+            if any(c.get("name") for m in outputs for c in m.calls):
+                trailing = _calls_in_turn(outputs, node, pending)
+                if trailing and node.id not in in_tool:  # text after the last call (a streamed turn's parts)
+                    add_step(_respond(trailing, None, node.end, node.end, node.error))
+            elif text and node.id not in in_tool:  # a call that ran tools inside it (google-genai's automatic
+                # function calling) answered when it ended, after them
+                said_at = node.end if node.id in parents and node.end is not None else node.start
+                add_step(_respond(text, reasoning or None, said_at, node.end, node.error))
             continue
         if node.role in ("tool", "retriever"):
             name = node.tool or node.name or ("retrieve" if node.role == "retriever" else "tool")

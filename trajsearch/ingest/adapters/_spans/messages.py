@@ -219,9 +219,19 @@ def normalise_messages(raw: Any) -> list[dict[str, Any]]:
 
 def _one_per_result(raw: Any) -> list[Any]:
     """A message answering several tool calls (GenAI ``tool_call_response`` parts, Bedrock ``toolResult``
-    blocks) as one message per answer, so that each result goes to its own call."""
+    blocks) as one message per answer, so that each result goes to its own call; a streamed turn whose GenAI
+    parts say something after a tool call (google-genai: text, call, text, call, text) as one message per
+    call, so each text is its own call's thought and the last one the answer."""
     if not isinstance(raw, dict):
         return [raw]
+    if _said_after_a_call(raw.get("parts")):
+        segments: list[list[Any]] = [[]]
+        for part in raw["parts"]:
+            if isinstance(part, dict) and part.get("type") == "text" and any(
+                    isinstance(p, dict) and p.get("type") == "tool_call" for p in segments[-1]):
+                segments.append([])
+            segments[-1].append(part)
+        return [{**raw, "parts": segment} for segment in segments]
     for key, is_result in (("parts", lambda p: p.get("type") == "tool_call_response"),
                            ("content", lambda p: "type" not in p and isinstance(p.get("toolResult"), dict))):
         parts = raw.get(key)
@@ -230,6 +240,17 @@ def _one_per_result(raw: Any) -> list[Any]:
             rest = [p for p in parts if not (isinstance(p, dict) and is_result(p))]
             return ([{**raw, key: rest}] if rest else []) + [{**raw, key: [p]} for p in results]
     return [raw]
+
+
+def _said_after_a_call(parts: Any) -> bool:
+    """Whether parts interleave text and calls (text, call, text ...): a streamed turn in the order it was said.
+    A message that only puts its text after its calls (openai-v2 writes a chat message's ``tool_calls``
+    first, then its ``content``) says it before them."""
+    kinds = [p.get("type") for p in parts if isinstance(p, dict)] if isinstance(parts, list) else []
+    if "tool_call" not in kinds:
+        return False
+    first = kinds.index("tool_call")
+    return "text" in kinds[:first] and "text" in kinds[first:]
 
 
 def first_user_text(messages: list[dict[str, Any]]) -> str | None:
