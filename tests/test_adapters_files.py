@@ -440,6 +440,17 @@ def test_atif_from_harbors_cli_converters_keeps_the_users_request_and_real_error
     assert [s.error for s in gemini.steps] == [None, None]
 
 
+def test_atif_multi_step_trials_and_errors_known_only_from_their_text() -> None:
+    """Bugs: a step of a Harbor 0.25 multi-step trial (``<trial>/steps/<step>/agent/``) had no verdict, and its id
+    did not name its trial; opencode's converter drops exit codes, so "[Errno 2] No such file" was no error."""
+    trial = HARBOR / "hello-multi__pI7xYz"
+    write, test = only(trial / "steps/write/agent/trajectory.json"), only(trial / "steps/test/agent/trajectory.json")
+    assert (write.outcome, write.reward, test.outcome, test.reward) == (Outcome.success, 1.0, Outcome.failure, 0.0)
+    assert "hello-multi__pI7xYz/write/agent/trajectory" in write.trajectory_id
+    opencode = only(HARBOR / "opencode/agent/trajectory.json")
+    assert [s.error for s in opencode.steps if s.error and "run_tests.py" in s.error]
+
+
 def test_atif_mini_swe_agent_text_turns_are_bash_actions() -> None:
     """Bug: Harbor keeps mini-swe-agent's text-based turns as messages; the fenced command became ``respond``."""
     run = only(HARBOR / "msa-gruckion-gemini3/agent/trajectory.json")

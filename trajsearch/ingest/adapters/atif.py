@@ -11,7 +11,8 @@ its own after the root.
 Mapping
 - trajectory_id = ``atif.<trajectory_id or session_id>.<where>`` where
   ``<where>`` is the file's last two directories and its stem
-  (``hello-world__Ab3xQ/agent/trajectory``), so files sharing a session stay
+  (``hello-world__Ab3xQ/agent/trajectory``; a multi-step trial's step adds the
+  trial: ``<trial>/<step>/agent/trajectory``), so files sharing a session stay
   distinct runs and a re-ingest of the same file gives the same id; an
   embedded subagent adds ``.sub.<its trajectory_id>``.
 - task: the first ``source: "user"`` step's message is the agent's rendered
@@ -60,16 +61,21 @@ Mapping
   ``status: error``), a non-zero exit code as each agent prints it
   (``[Command finished with exit code N]`` (OpenHands), ``Exit code N`` /
   ``[exit_code] N`` (Claude Code), ``Exit code: N`` / ``Process exited with
-  code N`` (Codex), ``Exit Code: N`` (Gemini CLI)) or
+  code N`` (Codex), ``Exit Code: N`` (Gemini CLI), ``Command exited with
+  code N`` (pi)) or
   ``<returncode>N</returncode>`` (mini-swe-agent; 1 without output is "no
   match", not an error), else (no exit code shown) an exception /
   ``Error:`` / ``ERROR`` line (not Gemini CLI's ``Error: (none)``) (Terminus: "Previous response had parsing
-  errors"): the decisive line.
+  errors"), or an ``[Errno N]``, ``...: command not found`` or ``...: No such
+  file or directory`` line (converters that drop the exit code: opencode's,
+  openhands-sdk's): the decisive line.
 - outcome: ATIF carries no verdict: ``unknown``, unless the root ``extra``
   holds one (``extra.outcome``, or ``extra.reward`` through the operator's
   success threshold), or the file sits in a Harbor trial directory
-  (``<trial>/agent/``) whose ``result.json`` records the verifier's reward
-  (``verifier_result.rewards.reward``) or the trial's exception.
+  (``<trial>/agent/``, or a multi-step trial's ``<trial>/steps/<step>/agent/``)
+  whose ``result.json`` records the verifier's reward
+  (``verifier_result.rewards.reward``; a step's own in ``step_results``) or
+  the trial's exception.
 - metadata: ``schema_version``, agent name, session id, ``final_metrics``
   totals, continuation / subagent links, notes.
 """
@@ -98,12 +104,13 @@ NAME = "atif"
 WHOLE_FILE = True
 #: Searched in a file's first 64 KiB when no record can be parsed from them (see ``detect``).
 SIGNATURE = re.compile(r'"schema_version"\s*:\s*"ATIF', re.I)
-_ERRORISH = re.compile(r"^(?:[A-Za-z_][\w.]*(?:Error|Exception)\b:|Error:|ERROR\b|Traceback)", re.M)
+_ERRORISH = re.compile(r"^(?:[A-Za-z_][\w.]*(?:Error|Exception)\b:|Error:|ERROR\b|Traceback)|"
+                       r"\[Errno \d+\]|: command not found$|: No such file or directory$", re.M)
 #: The exit code as each converted agent prints it: OpenHands' ``[Command finished with exit code N]``,
 #: Claude Code's ``Exit code N`` (Harbor adds ``[exit_code] N``), Codex's ``Exit code: N`` / ``Process exited
 #: with code N``, Gemini CLI's ``Exit Code: N``.
 _EXIT_CODE = re.compile(r"\[(?:Command finished|The command completed) with exit code (-?\d+)\.?\]|"
-                        r"^(?:Exit [Cc]ode:?|\[exit_code\]|Process exited with code) *(-?\d+)\s*$", re.M)
+                        r"^(?:Exit [Cc]ode:?|\[exit_code\]|(?:Process|Command) exited with code) *(-?\d+)\s*$", re.M)
 #: Lines a result holds that say nothing failed (Gemini CLI's ``Error: (none)``), or only that something did
 #: (Harbor's ``[error] tool reported failure`` under a flagged Claude Code result).
 _NOT_THE_ERROR = re.compile(r"^(?:[A-Z][\w ]*: \((?:none|empty)\)|\[error\] tool reported failure)\s*$", re.M)
@@ -364,15 +371,32 @@ def _trial_result(path: str, mtime: float) -> dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
-def _harbor_verdict(source: Path) -> dict[str, Any] | None:
-    """The Harbor trial ``result.json`` of a trajectory written to ``<trial>/agent/``, if there is one."""
+def _trial_dir(source: Path) -> tuple[Path, str | None] | None:
+    """(the Harbor trial directory, the step) of a trajectory written to ``<trial>/agent/`` or, in a multi-step
+    trial (Harbor 0.25), ``<trial>/steps/<step>/agent/``; None elsewhere."""
     if source.parent.name != "agent":
         return None
-    result = source.parent.parent / "result.json"
+    if source.parent.parent.parent.name == "steps":
+        return source.parent.parent.parent.parent, source.parent.parent.name
+    return source.parent.parent, None
+
+
+def _harbor_verdict(source: Path) -> dict[str, Any] | None:
+    """The Harbor trial ``result.json`` of a trajectory in a trial directory, if there is one; for one step
+    of a multi-step trial, that step's own result (``step_results[step]``) over the trial's."""
+    found = _trial_dir(source)
+    if found is None:
+        return None
+    result = found[0] / "result.json"
     try:
         data = _trial_result(str(result), result.stat().st_mtime)
     except (OSError, ValueError):
         return None
+    step = next((r for r in as_list(data.get("step_results")) if isinstance(r, dict) and found[1] is not None
+                 and r.get("step_name") == found[1]), None)
+    if step is not None and (step.get("verifier_result") or step.get("exception_info")):
+        data = {**data, "verifier_result": step.get("verifier_result"), "exception_info": step.get("exception_info"),
+                "step_name": found[1]}
     return data if "verifier_result" in data or "exception_info" in data else None
 
 
@@ -391,7 +415,7 @@ def _verdict(extra: dict[str, Any], source: Path, ctx: Context) -> tuple[Outcome
     if trial is None:
         return Outcome.unknown, None, None, {}
     basis = {"outcome_basis": "Harbor trial result.json", "trial_name": trial.get("trial_name"),
-             "task_name": trial.get("task_name")}
+             "task_name": trial.get("task_name"), **({"trial_step": trial["step_name"]} if trial.get("step_name") else {})}
     verifier = trial.get("verifier_result") if isinstance(trial.get("verifier_result"), dict) else {}
     rewards = verifier.get("rewards") if isinstance(verifier.get("rewards"), dict) else {}
     value = rewards.get("reward", next(iter(rewards.values()), None) if len(rewards) == 1 else None)
@@ -410,6 +434,9 @@ def _verdict(extra: dict[str, Any], source: Path, ctx: Context) -> tuple[Outcome
 
 def _where(source: Path) -> str:
     stem = file_stem(source, (".json",))
+    trial = _trial_dir(source)
+    if trial is not None and trial[1] is not None:  # a step of a multi-step trial: the trial names it too
+        return "/".join((trial[0].name, trial[1], source.parent.name, stem))
     return "/".join(p for p in (source.parent.parent.name, source.parent.name, stem) if p)
 
 
@@ -451,7 +478,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
         "task": clip_task(task.replace("\r\n", "\n").strip()),
         "model_id": agent.get("model_name") or (models[0] if models else None),
         "tool_versions": {str(agent["name"]): str(agent.get("version"))}
-        if agent.get("name") and agent.get("version") else {},
+        if agent.get("name") and agent.get("version") not in (None, "", "unknown") else {},
         "tools_available": [str(t["function"]["name"]) for t in as_list(agent.get("tool_definitions"))
                             if isinstance(t, dict) and isinstance(t.get("function"), dict)
                             and t["function"].get("name")],
