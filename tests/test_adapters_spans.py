@@ -651,6 +651,18 @@ def test_otel_genai_producers_read_as_they_record_runs() -> None:
     assert [s.action for run in litellm for s in run.steps] == ["get_weather", "get_population", "respond"]
 
 
+@pytest.mark.parametrize("name", ["mastra0.24_agent.traces.jsonl", "mastra1.71_agent.traces.jsonl"])
+def test_mastra_spans_give_the_request_the_tool_steps_and_the_answer(name: str) -> None:
+    """Bug (real Mastra 0.24 / 1.71 exports): 0.x's operations were unknown (0 steps); in 1.x the task was the
+    span name and the step's thoughts were answers (its tool calls are on the model step, not the inference)."""
+    [run] = adapter_support.runs(OTEL_REAL / name)
+    assert run.task == "What is the weather in Paris, and how many people live there?"
+    assert [(s.action, s.thought) for s in run.steps][:2] == [
+        ("get_weather", "I'll check the weather first."), ("get_population", "Now the population.")]
+    assert run.steps[1].error.endswith("population database unavailable for Paris")
+    assert [s.action for s in run.steps] == ["get_weather", "get_population", "respond"]
+
+
 def test_a_trace_that_only_builds_an_agent_is_no_run() -> None:
     """AutoGen traces create_agent apart from the run (real recorded spans): refused with the reason."""
     results = list(read_dump(FIXTURES / "otel-genai" / ".real" / "autogen_live_spans.json", tenant="acme"))

@@ -20,7 +20,10 @@ of them (see ``otel_genai`` and ``openinference`` for the mapping):
   ``request_data`` / ``response_data`` (a span named by its template is named
   by ``logfire.msg``), LiteLLM's tool calls left in
   ``gen_ai.completion.N.function_call.*``, autogen's ``output.value``
-  ``thought``, the Agents SDK instrumentation's ``gen_ai.handoff.*``.
+  ``thought``, the Agents SDK instrumentation's ``gen_ai.handoff.*``, Mastra's
+  span types (``mastra.span.type``: the model step holds the call's text and
+  tool calls, ``mastra.model_step.*`` / ``input`` / ``output``; its
+  ``error.message``).
 
 Where the attributes are in a record is ``shapes``' business; the GenAI
 events carried as span events are read through ``events``.
@@ -32,7 +35,7 @@ import re
 from dataclasses import asdict
 from typing import Any
 
-from .._common import short
+from .._common import as_list, short
 from .._spans import Evaluation, Message, Node, indexed, maybe_json, normalise_message, normalise_messages, text_of
 from .._spans.messages import result_text, tool_message
 from .events import event_messages, span_event_messages, system_message, tool_io
@@ -185,8 +188,9 @@ def span_error(attrs: dict[str, Any], events: list[tuple[str, dict[str, Any]]], 
     elif attrs.get("error.type") and (failed or message):
         kind = str(attrs["error.type"])  # ADK sets type and status description alike ("TOOL_ERROR")
         parts.append(kind + (f": {message}" if message and message != kind else ""))
-    elif attrs.get("error.type"):
-        parts.append(str(attrs["error.type"]))
+    elif attrs.get("error.type"):  # Mastra says what failed in error.message
+        kind, said = str(attrs["error.type"]), attrs.get("error.message")
+        parts.append(str(said) if said and kind == "unknown" else kind + (f": {said}" if said else ""))
     elif failed:
         parts.append(message or "error status")
     return "; ".join(p for p in parts if p) or None
@@ -214,6 +218,27 @@ def _legacy_function_calls(attrs: dict[str, Any]) -> list[dict[str, Any]]:
             for c in indexed(attrs, "gen_ai.completion.") if c.get("function_call.name")]
 
 
+def _mastra_messages(attrs: dict[str, Any], role: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """A Mastra model step's request and its ``{"text", "toolCalls"}`` output (``mastra.model_step.*`` in 1.x,
+    ``input`` / ``output`` in 0.x, the request under ``body``); an agent run's input and answer."""
+    if role == "agent":
+        given = _first(attrs, "mastra.agent_run.input", "input")
+        said = maybe_json(_first(attrs, "mastra.agent_run.output", "output"))
+        inputs = normalise_messages(given) if given is not None else []
+        text = said.get("text") if isinstance(said, dict) else said
+        return inputs, ([{"role": "assistant", "text": text}] if isinstance(text, str) and text else [])
+    request = maybe_json(_first(attrs, "mastra.model_step.input", "input"))
+    if isinstance(request, dict) and isinstance(request.get("body"), dict):
+        request = request["body"].get("messages")
+    said = maybe_json(_first(attrs, "mastra.model_step.output", "output"))
+    said = said if isinstance(said, dict) else {}
+    calls = [{"id": c.get("toolCallId"), "name": c.get("toolName"), "arguments": maybe_json(c.get("args"))}
+             for c in as_list(said.get("toolCalls")) if isinstance(c, dict)]
+    text = said.get("text") if isinstance(said.get("text"), str) else ""
+    return normalise_messages(request) if request else [], ([{"role": "assistant", "text": text, "calls": calls}]
+                                                           if text or calls else [])
+
+
 def _logfire_request(attrs: dict[str, Any]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """The messages of logfire's first OpenAI instrumentation (``instrument_openai(version=1)``, all older
     logfire): the request as sent (``request_data.messages``) and the reply (``response_data.message``, or
@@ -237,7 +262,15 @@ def _new_messages(attrs: dict[str, Any]) -> Any:
     return messages
 
 
+#: Mastra's own span types (``mastra.span.type``): a model step (one call: text and tool calls) is the model
+#: call; the model generation around all steps, the inference inside one and streamed chunks are not.
+_MASTRA_ROLES = {"agent_run": "agent", "workflow_run": "chain", "model_step": "llm", "tool_call": "tool",
+                 "mcp_tool_call": "tool", "model_generation": "other", "model_inference": "other", "model_chunk": "other"}
+
+
 def _role(attrs: dict[str, Any], span: dict[str, Any], name: str) -> str:
+    if (mastra := _MASTRA_ROLES.get(str(attrs.get("mastra.span.type") or ""))) is not None:
+        return mastra
     op = str(attrs.get("gen_ai.operation.name") or "").lower()
     oi_kind = str(attrs.get("openinference.span.kind") or span.get("span_kind") or "").upper()
     role = _GENAI_ROLES.get(op) or _OI_ROLES.get(oi_kind)
@@ -306,6 +339,8 @@ def node_from_span(span: dict[str, Any], resource: dict[str, Any], seq: int) -> 
         if not ev_in and not ev_out:
             ev_in, ev_out = _logfire_request(attrs)
         inputs, outputs = ev_in, ev_out
+    if "mastra.span.type" in attrs and role in ("llm", "agent"):
+        inputs, outputs = _mastra_messages(attrs, role) if not (inputs or outputs) or role == "llm" else (inputs, outputs)
     if not inputs and role in ("agent", "chain") and "pydantic_ai.all_messages" in attrs:
         inputs = normalise_messages(_new_messages(attrs))
     if "gen_ai.system_instructions" in attrs and not any(m["role"] == "system" for m in inputs):
@@ -321,14 +356,14 @@ def node_from_span(span: dict[str, Any], resource: dict[str, Any], seq: int) -> 
         tool = attrs.get("traceloop.entity.name") or name.removeprefix("execute_tool").strip() or None
         tool = tool.removesuffix(".__call__") if tool else None  # DSPy's tool spans are named after the method
     arguments = _first(attrs, "gen_ai.tool.call.arguments", "gen_ai.tool.args", "tool_arguments",
-                       "gcp.vertex.agent.tool_call_args")
+                       "gcp.vertex.agent.tool_call_args", "gen_ai.tool.input")
     if arguments is None and handoff:
         arguments = handoff
     if arguments is None and role in ("tool", "retriever"):
         arguments = _first(attrs, "input.value", "traceloop.entity.input", "tool.parameters")
         arguments = _call_envelope(arguments)
     arguments = _callback_envelope(arguments, "inputs", _CALLBACK_INPUT, "traceloop.entity.input" in attrs)
-    result = _first(attrs, "gen_ai.tool.call.result")
+    result = _first(attrs, "gen_ai.tool.call.result", "gen_ai.tool.output")
     if result is None and role == "tool":
         result = _first(attrs, "gen_ai.output", "tool_response", "gcp.vertex.agent.tool_response", "traceloop.entity.output")
     if result is None:
