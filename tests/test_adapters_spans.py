@@ -619,6 +619,21 @@ def test_openinference_follow_up_turns_haystack_pipelines_stream_order_and_phoen
     assert exported[rag.trajectory_id].task == rag.task
 
 
+def test_openinference_results_without_ids_and_follow_up_turns() -> None:
+    """Bugs (real LiteLLM and google-genai instrumentor output): tool results recorded without call ids (only in
+    the next call's input) were lost, Gemini's ``{"error": ...}`` result was no error, and a session's follow-up
+    turn had the first turn's question as its task."""
+    litellm = adapter_support.runs(OI_REAL / "litellm_two_turns.otlp.json", group_by="conversation")
+    steps = {s.action: s for run in litellm for s in run.steps if s.action != "respond"}
+    assert steps["get_population"].observation.startswith("Error: RuntimeError: population service unavailable")
+    assert steps["convert_temperature"].observation == "71.6 F"
+    turns = adapter_support.runs(OI_REAL / "google_genai_two_turns.otlp.json")  # one model call per trace
+    session = adapter_support.runs(OI_REAL / "google_genai_two_turns.otlp.json", group_by="conversation")
+    assert [run.task for run in turns][-1] == "And what about Berlin's weather?"
+    [failed] = [s for run in session for s in run.steps if s.error]
+    assert failed.action == "get_population" and failed.error.startswith("Failed to invoke function get_population")
+
+
 def test_a_span_file_opening_with_generic_genai_spans_is_of_the_specific_format_later_spans_show() -> None:
     """Bug (real anthropic 2.x + OpenInference console dump): the SDK's own GenAI span came first, so the file was
     read as otel-genai and its run got another id than the same run's OTLP export."""

@@ -24,10 +24,14 @@ Mapping
   ``llm.output_messages.N.message.tool_calls.M.tool_call`` requested it (by
   ``tool_call.id``, else by name); model text that requested no tool is a
   ``respond`` step; untraced calls get their results from later
-  ``llm.input_messages`` with role ``tool`` and ``message.tool_call_id``.
+  ``llm.input_messages`` with role ``tool`` and ``message.tool_call_id`` (by
+  position after the assistant turn where no ids are recorded: LiteLLM's,
+  Mistral's, google-genai's instrumentors).
 - task: the root span's ``input.value`` (a string, or the ``input`` /
   ``query`` / ``question`` / ``messages`` of a JSON input), else the first user
-  message of the first ``LLM`` span.
+  message of the first ``LLM`` span -- unless that span's input is a
+  conversation (several user turns) starting with it: then its latest user
+  message, what this run was asked (a session's follow-up turn).
 - trajectory_id = ``oi:<trace_id>`` (``oi:conversation:<session.id>`` when
   grouped by session); model_id = ``llm.model_name``; metadata keeps the
   session and user ids.
@@ -50,7 +54,7 @@ NAME = "openinference"
 SIGNATURE = re.compile(r'"openinference\.span\.kind"')
 GROUPED = True
 ID_PREFIX = "oi"
-_FORMAT = OtlpFormat(NAME, ID_PREFIX)
+_FORMAT = OtlpFormat(NAME, ID_PREFIX, latest_user_message="over first")
 
 
 def matches(record: Any) -> bool:

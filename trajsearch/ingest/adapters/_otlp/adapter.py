@@ -51,14 +51,9 @@ def otlp_nodes(record: Any, ctx: Context, seq: int = 0) -> Iterator[tuple[str, N
 _TASK_WRAPPER = re.compile(r"^\s*New task:\s*\n")
 
 
-def current_instruction(nodes: list[Node]) -> str | None:
-    """The run's own instruction: the *latest* user message of the message list the task is read from.
-
-    A chat app sends a conversation's whole history with every call, so the
-    first user message of a call is where the conversation started, not what
-    this run was asked; the latest one is. None when the task comes from a
-    root input text instead (see ``_spans.assembly._task``).
-    """
+def _user_turns(nodes: list[Node]) -> list[str] | None:
+    """The user messages of the message list the task is read from (None when the task comes from a root
+    input text instead, see ``_spans.assembly._task``)."""
     order = in_tree_order(nodes)
     if not order:
         return None
@@ -70,16 +65,37 @@ def current_instruction(nodes: list[Node]) -> str | None:
     else:
         messages = next((n.input_messages for n, _ in order
                          if n.role in ("llm", "agent") and first_user_text(n.input_messages)), [])
-    users = [m["text"] for m in messages  # (a user-role message answering a tool call is a tool result)
-             if m.get("role") in ("user", "human") and str(m.get("text") or "").strip() and not m.get("call_id")]
-    if not users:
-        return None
-    return clip_task(_TASK_WRAPPER.sub("", users[-1]).strip() or users[-1].strip())
+    return [m["text"] for m in messages  # (a user-role message answering a tool call is a tool result)
+            if m.get("role") in ("user", "human") and str(m.get("text") or "").strip() and not m.get("call_id")]
 
 
-def with_current_instruction(run: Trajectory, nodes: list[Node]) -> Trajectory:
-    task = current_instruction(nodes)
-    return run.model_copy(update={"task": task}) if task and task != run.task else run
+def _instruction(text: str) -> str:
+    return clip_task(_TASK_WRAPPER.sub("", text).strip() or text.strip())
+
+
+def current_instruction(nodes: list[Node]) -> str | None:
+    """The run's own instruction: the *latest* user message of the message list the task is read from.
+
+    A chat app sends a conversation's whole history with every call, so the
+    first user message of a call is where the conversation started, not what
+    this run was asked; the latest one is. None when the task comes from a
+    root input text instead (see ``_spans.assembly._task``).
+    """
+    users = _user_turns(nodes)
+    return _instruction(users[-1]) if users else None
+
+
+def with_current_instruction(run: Trajectory, nodes: list[Node], *, only_over_first: bool = False) -> Trajectory:
+    """``run`` with the latest user message as its task (:func:`current_instruction`); with ``only_over_first``,
+    only where the task is where that conversation started (its first user message), not a task an app's
+    entry span or a framework's prompt gave."""
+    users = _user_turns(nodes)
+    task = _instruction(users[-1]) if users else None
+    if not task or task == run.task:
+        return run
+    if only_over_first and (len(users or []) < 2 or _instruction(users[0]) != run.task):
+        return run
+    return run.model_copy(update={"task": task})
 
 
 @dataclass(frozen=True)
@@ -98,13 +114,15 @@ class OtlpFormat(SpanFormat):
     """
 
     name_when_no_input: bool = False
-    latest_user_message: bool = False
+    #: True, or "over first": only where the task is the history's first user message (see with_current_instruction)
+    latest_user_message: bool | str = False
 
     def assemble_trajectory(self, key: str, group: list[Node], ctx: Context, by: str = "trace") -> Trajectory:
         nodes = merge_events(group)
         try:
             run = span_trajectory(self.name, self.prefix, key, nodes, ctx, by=by)
-            return with_current_instruction(run, nodes) if self.latest_user_message else run
+            return with_current_instruction(run, nodes, only_over_first=self.latest_user_message == "over first") \
+                if self.latest_user_message else run
         except RecordError as exc:
             if not (nodes and str(exc).startswith("no task")):
                 raise

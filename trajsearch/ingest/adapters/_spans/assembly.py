@@ -47,6 +47,7 @@ half of the span-adapter protocol (``trajectory_id``, ``assemble_trajectory``).
 
 from __future__ import annotations
 
+import json
 from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
 from typing import Any, Iterator
@@ -124,13 +125,14 @@ def _agent_turns(node: Node, pending: list[dict[str, Any]], add_step: Any) -> No
 
 def _answered_in_turn(history: list[dict[str, Any]], steps: list[dict[str, Any]]) -> None:
     """Results a model's input history pairs with their calls by position where the ids do not match (ADK
-    names calls and responses after their place in a message, so a call and its answer differ): the k-th
-    response after an assistant turn answers its k-th call, given to the step of that name and arguments."""
+    names calls and responses after their place in a message, so a call and its answer differ) or are not
+    recorded (LiteLLM's, Mistral's and google-genai's instrumentors keep no ids): the k-th response after an
+    assistant (or ``model``) turn answers its k-th call, given to the step of that name and arguments."""
     asked: list[dict[str, Any]] = []
     for message in history:
-        if message.get("role") == "assistant" and message.get("calls"):
+        if message.get("role") in ("assistant", "model") and message.get("calls"):
             asked = list(message["calls"])
-        elif message.get("call_id") and asked:
+        elif (message.get("call_id") or message.get("role") == "tool") and asked:
             call = asked.pop(0)
             step = next((s for s in steps if s.get("observation") is None and s.get("action") == call.get("name")
                          and maybe_json(s.get("arguments")) == maybe_json(call.get("arguments"))), None)
@@ -148,10 +150,17 @@ def _root_answer(root: Node, add_step: Any) -> None:
 
 
 def _answered(step: dict[str, Any], message: dict[str, Any]) -> None:
-    """A step whose result only a later model input holds: that result, and its error where marked so."""
-    step["observation"] = clip_step_text(message.get("text"))
-    if message.get("failed") and not step.get("error"):
-        step["error"] = short(message.get("text") or "tool error", 600)
+    """A step whose result only a later model input holds: that result, and its error where marked so (or
+    where the result is Gemini's function-response shape, ``{"error": ...}``; ``{"result": ...}`` is its value)."""
+    text, failed = message.get("text"), message.get("failed")
+    said = maybe_json(text)
+    if isinstance(said, dict) and len(said) == 1 and set(said) & {"result", "error"}:
+        failed = failed or "error" in said
+        value = next(iter(said.values()))
+        text = value if isinstance(value, str) else json.dumps(value)
+    step["observation"] = clip_step_text(text)
+    if failed and not step.get("error"):
+        step["error"] = short(text or "tool error", 600)
 
 
 @dataclass
