@@ -634,48 +634,40 @@ def test_openinference_results_without_ids_and_follow_up_turns() -> None:
     assert failed.action == "get_population" and failed.error.startswith("Failed to invoke function get_population")
 
 
-def test_a_span_file_opening_with_generic_genai_spans_is_of_the_specific_format_later_spans_show() -> None:
-    """Bug (real anthropic 2.x + OpenInference console dump): the SDK's own GenAI span came first, so the file was
-    read as otel-genai and its run got another id than the same run's OTLP export."""
-    path = OI_REAL / "anthropic_wrapped.console.json"
-    assert detect_format(path) == "openinference"
-    [run] = adapter_support.runs(path)
-    assert run.trajectory_id.startswith("oi:") and run.task.startswith("What's the weather in Paris")
+def test_an_mcp_call_traced_on_both_sides_is_one_step_with_the_servers_error() -> None:
+    """Bug (real MCP client + server spans): every call was two steps (client and server tool spans, an MCP
+    send span between them), the error a bare 'tool_error', the result an MCP content block's JSON."""
+    results = list(read_dump(OI_REAL / "oai_agents_mcp_client_server.otlp.jsonl"))
+    assert [r.error for r in results if not r.ok] == [  # the server's own tool discovery
+        "not an agent run: the trace holds only MCP, server/discover spans and no input"]
+    first, _second = [r.trajectory for r in results if r.ok]
+    assert [s.action for s in first.steps] == ["get_weather", "get_population", "convert_temperature", "respond"]
+    assert first.steps[1].error.startswith("RuntimeError: population service unavailable")
+    assert first.steps[2].observation == "71.6 F"
 
 
-OTEL_REAL = FIXTURES / "otel-genai" / ".real"
+def test_files_of_kinds_trajsearch_does_not_read_say_what_they_are() -> None:
+    """A CSV file (a real outcomes file here) is refused naming it, not as an 'unrecognised dump format'."""
+    with pytest.raises(ValueError, match="a CSV file"):
+        detect_format(FIXTURES / "outcomes" / "rewards.csv")
 
 
-def test_otel_genai_producers_read_as_they_record_runs() -> None:
-    """Bugs (real instrumentation output): OpenLLMetry's LangChain tool arguments and results kept the callback's
-    envelope; google-genai's answer came before the tools its call ran, and a streamed turn's answer was lost in a
-    thought; logfire v1's request_data/response_data were not read (0 steps); LiteLLM's tool calls were dropped."""
-    [lc] = [
-        r.trajectory for r in read_dump(OTEL_REAL / "traceloop_langgraph.traces.jsonl") if r.ok]
-    assert [(s.action, s.arguments, s.observation) for s in lc.steps][:1] == [
-        ("get_weather", {"city": "Paris"}, "Sunny, 22 C in Paris")]
-    [span] = adapter_support.runs(OTEL_REAL / "ggenai_latest_span.traces.jsonl")
-    assert [s.action for s in span.steps] == ["get_weather", "get_population", "respond"]
-    [stream] = adapter_support.runs(OTEL_REAL / "ggenai_latest_spanevent_stream.traces.jsonl")
-    assert [(s.action, s.thought) for s in stream.steps] == [
-        ("get_weather", "I'll check the weather first."), ("get_population", "Now the population."), ("respond", None)]
-    [logfire] = adapter_support.runs(OTEL_REAL / "logfire_openai1.traces.jsonl")
-    assert logfire.task == "What is the weather in Paris, and how many people live there?"
-    assert [s.action for s in logfire.steps] == ["get_weather", "get_population", "respond"]
-    litellm = adapter_support.runs(OTEL_REAL / "litellm_default.traces.jsonl")
-    assert [s.action for run in litellm for s in run.steps] == ["get_weather", "get_population", "respond"]
+EDGE = FIXTURES / "otel-genai" / ".edge"
 
 
-@pytest.mark.parametrize("name", ["mastra0.24_agent.traces.jsonl", "mastra1.71_agent.traces.jsonl"])
-def test_mastra_spans_give_the_request_the_tool_steps_and_the_answer(name: str) -> None:
-    """Bug (real Mastra 0.24 / 1.71 exports): 0.x's operations were unknown (0 steps); in 1.x the task was the
-    span name and the step's thoughts were answers (its tool calls are on the model step, not the inference)."""
-    [run] = adapter_support.runs(OTEL_REAL / name)
-    assert run.task == "What is the weather in Paris, and how many people live there?"
-    assert [(s.action, s.thought) for s in run.steps][:2] == [
-        ("get_weather", "I'll check the weather first."), ("get_population", "Now the population.")]
-    assert run.steps[1].error.endswith("population database unavailable for Paris")
-    assert [s.action for s in run.steps] == ["get_weather", "get_population", "respond"]
+def test_span_edge_cases_a_review_found() -> None:
+    """A self-parented tool span is read (it hung); sequential trace ids that equal span ids stay apart; results
+    without ids after a streamed turn go to their own calls; a root that answered is not failed by a side call
+    failing after it; a tool root keeps the answer of the model call inside it."""
+    [own] = adapter_support.runs(EDGE / "self-parent-tool.jsonl")
+    assert [s.action for s in own.steps] == ["search"]
+    assert [r.task for r in adapter_support.runs(EDGE / "sequential-ids.jsonl")] == ["first task", "second task"]
+    [turn] = adapter_support.runs(EDGE / "interleaved-turn-no-ids.jsonl")
+    assert [(s.action, s.observation) for s in turn.steps][:2] == [("search", "SEARCH RESULT"), ("lookup", "LOOKUP RESULT")]
+    [side] = adapter_support.runs(EDGE / "answered-then-side-call-fails.jsonl")
+    assert side.outcome is Outcome.unknown
+    [tool_root] = adapter_support.runs(EDGE / "tool-root.jsonl")
+    assert [s.action for s in tool_root.steps][-1] == "respond"
 
 
 def test_a_trace_that_only_builds_an_agent_is_no_run() -> None:

@@ -1,9 +1,7 @@
 """Which format a dump file is in: asked of the adapters, in one place.
 
 Every adapter owns its detection (see ``adapters/__init__``): ``matches(record)``
-on the file's first record (for generic GenAI spans, also on the other records
-of the file's head: a more specific span format among them wins), an optional
-``SIGNATURE`` regex searched in the
+on the file's first record, an optional ``SIGNATURE`` regex searched in the
 first 64 KiB when no record can be parsed from them (a big pretty-printed
 document), and optional ``SUFFIXES`` of file names that imply the format when
 the content says nothing (a bare message list in ``*.traj.json``).
@@ -65,30 +63,6 @@ def first_record(path: Path, head: str) -> Any:
     return parse(text.split("\n", 1)[0])[0]
 
 
-def _head_records(head: str, limit: int = 50) -> list[Any]:
-    """The JSON values that lie whole in a file's head (JSON lines, or concatenated pretty-printed objects)."""
-    decoder, text, out, at = json.JSONDecoder(), head.lstrip("\ufeff \t\r\n"), [], 0
-    while at < len(text) and len(out) < limit:
-        try:
-            value, end = decoder.raw_decode(text, at)
-        except (ValueError, RecursionError):
-            break
-        out.append(value)
-        at = end
-        while at < len(text) and text[at] in " \t\r\n,":
-            at += 1
-    return out
-
-
-def _specific_spans(fmt: str, head: str) -> str:
-    """A file of generic GenAI spans whose head also holds spans of a more specific format (an SDK's own spans
-    written first, then OpenInference's) is of that format: the one whose conventions say most about it."""
-    if fmt != "otel-genai":
-        return fmt
-    found = {format_of(r) for r in _head_records(head)} - {None, "otel-genai"}
-    return next((f for f in FORMATS if f in found and getattr(ADAPTERS[f], "GROUPED", False)), fmt)
-
-
 def _by_signature(head: str) -> str | None:
     return next((name for name, mod in ADAPTERS.items()
                  if getattr(mod, "SIGNATURE", None) is not None and mod.SIGNATURE.search(head)), None)
@@ -97,6 +71,27 @@ def _by_signature(head: str) -> str | None:
 def _by_suffix(name: str) -> str | None:
     return next((fmt for fmt, mod in ADAPTERS.items()
                  if any(name.endswith(s) for s in getattr(mod, "SUFFIXES", ()))), None)
+
+
+#: Files trajsearch does not read, told by their first bytes or their name: said so rather than "unrecognised".
+_TABLE = "export the spans as JSON instead (Phoenix: get_spans_dataframe().to_json(orient='records'))"
+_UNREADABLE_MAGIC = {b"\x28\xb5\x2f\xfd": "zstd-compressed (decompress it first: zstd -d)",
+                     b"PAR1": f"a Parquet file ({_TABLE})", b"PK\x03\x04": "a zip archive (unpack it first)"}
+
+
+def _unreadable_kind(path: Path) -> str | None:
+    try:
+        with open(path, "rb") as f:
+            magic = f.read(8)
+    except OSError:
+        return None
+    kind = next((what for head, what in _UNREADABLE_MAGIC.items() if magic.startswith(head)), None)
+    if kind is None and magic[4:8] == b"\x28\xb5\x2f\xfd":  # the Collector's file exporter: length + zstd frame
+        kind = "zstd-compressed, as the OpenTelemetry Collector's file exporter writes with compression: zstd " \
+               "(write it uncompressed, or decompress it first)"
+    if kind is None and path.suffix.lower() in (".csv", ".tsv"):
+        kind = f"a CSV file ({_TABLE})"
+    return kind
 
 
 def detect_format(path: str | Path) -> str:
@@ -110,12 +105,13 @@ def detect_format(path: str | Path) -> str:
     head = peek(p)
     record = first_record(p, head)
     fmt = format_of(record) if record is not None else None
-    fmt = _specific_spans(fmt, head) if fmt else None
     fmt = fmt or _by_signature(head[:PEEK_BYTES]) or _by_suffix(p.name.removesuffix(".gz"))
     if fmt is None:
         reason = why_not_a_run(record) if record is not None else None
         if reason:
             raise ValueError(f"{p}: no run in this file: {reason}")
+        if kind := _unreadable_kind(p):
+            raise ValueError(f"{p}: {kind}; trajsearch reads JSON, JSON lines and their gzip")
         raise ValueError(
             f"{p}: unrecognised dump format; supported formats: {', '.join(FORMATS)} "
             "(pass --format NAME to force one)"

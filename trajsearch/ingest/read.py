@@ -343,19 +343,22 @@ def _read_records(unit: Unit, ctx: Context, options: ReadOptions, skip: int,
 
 
 def _read_folder(unit: Unit, ctx: Context, options: ReadOptions, skip: int, on_bytes: OnBytes) -> Iterator[Parsed]:
-    """A run folder as one run: every file parsed, handed over together; one unreadable file rejects the run."""
+    """A run folder as one run: every file parsed, handed over together. A file that cannot be read (the last
+    event of a run that was killed, cut short) is left out, and named in the error if nothing else reads."""
     if skip:
         return
     root, adapter = Path(unit.key), adapter_for(unit.fmt)  # type: ignore[arg-type]
     files: dict[str, Any] = {}
-    trajectory, error = None, None
+    trajectory, error, unread = None, None, []
     for path in unit.files:
         document, errors = sources.whole_document(path, on_bytes)
         if errors or document is None:
-            error = f"{path.relative_to(root)}: {errors[0][2] if errors else 'no JSON value in this file'}"
-            break
+            unread.append(f"{path.relative_to(root)}: {errors[0][2] if errors else 'no JSON value in this file'}")
+            continue
         files[path.relative_to(root).as_posix()] = document
-    if error is None:
+    if not files:
+        error = "; ".join(unread) or "no files in this run folder"
+    else:
         folder_ctx = replace(ctx, source=root)
         trajectory, error = _convert(unit.fmt, lambda: _finish(adapter.read_folder(files, folder_ctx), options))
     parsed = Parsed(unit.key, "folder", trajectory=trajectory, error=error, fmt=unit.fmt, unit=unit.key, seq=0)

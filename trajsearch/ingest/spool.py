@@ -3,10 +3,10 @@
 A trace may be spread over many lines and files of one input (OTel exporters
 write spans as they end, Langfuse exports observations apart from traces), so
 spans are spooled into SQLite in a temporary directory and read back group by
-group once the whole input has been seen. A record that knows only the span it
+group once the whole input has been seen. A verdict that knows only the span it
 is about, not its trace (LangSmith feedback on a child run gives its
-``run_id``), is filed under that span's id: such a group joins the group that
-holds the span.
+``run_id``), is filed under that span's id: a group of nothing but verdicts
+named so joins the group that holds the span.
 """
 
 from __future__ import annotations
@@ -27,14 +27,14 @@ class Spool:
         self.db = sqlite3.connect(os.path.join(self._dir.name, "spool.db"), isolation_level=None)
         self.db.executescript(
             "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA temp_store=FILE;"
-            "CREATE TABLE span (gkey TEXT, seq INTEGER, sid TEXT, payload TEXT);"
+            "CREATE TABLE span (gkey TEXT, seq INTEGER, sid TEXT, role TEXT, payload TEXT);"
             "CREATE TABLE grp (gkey TEXT PRIMARY KEY, first INTEGER, conv TEXT, source TEXT, position TEXT);"
         )
         self.db.execute("BEGIN")
         self.count = 0
 
     def add(self, key: str, node: Node, conversation: str | None, source: str, position: str) -> None:
-        self.db.execute("INSERT INTO span VALUES (?, ?, ?, ?)", (key, node.seq, node.id, node.to_json()))
+        self.db.execute("INSERT INTO span VALUES (?, ?, ?, ?, ?)", (key, node.seq, node.id, node.role, node.to_json()))
         self.db.execute("INSERT OR IGNORE INTO grp VALUES (?, ?, NULL, ?, ?)", (key, node.seq, source, position))
         if conversation:
             self.db.execute("UPDATE grp SET conv = ? WHERE gkey = ? AND conv IS NULL", (conversation, key))
@@ -45,8 +45,9 @@ class Spool:
         self.db.execute("COMMIT")
         self.db.execute("CREATE INDEX span_key ON span (gkey, seq)")
         self.db.execute("CREATE INDEX span_sid ON span (sid)")
-        owner = dict(self.db.execute(  # a group named by a span of another group: that group's
-            "SELECT g.gkey, MIN(s.gkey) FROM grp g JOIN span s ON s.sid = g.gkey AND s.gkey != g.gkey GROUP BY g.gkey"))
+        owner = dict(self.db.execute(  # a group of verdicts only, named by a span of another group: that group's
+            "SELECT g.gkey, MIN(s.gkey) FROM grp g JOIN span s ON s.sid = g.gkey AND s.gkey != g.gkey "
+            "WHERE NOT EXISTS (SELECT 1 FROM span o WHERE o.gkey = g.gkey AND o.role != 'evaluator') GROUP BY g.gkey"))
 
         def home(key: str) -> str:
             for _ in range(8):  # a span's group may itself be filed under a span's id

@@ -104,8 +104,10 @@ NAME = "atif"
 WHOLE_FILE = True
 #: Searched in a file's first 64 KiB when no record can be parsed from them (see ``detect``).
 SIGNATURE = re.compile(r'"schema_version"\s*:\s*"ATIF', re.I)
-_ERRORISH = re.compile(r"^(?:[A-Za-z_][\w.]*(?:Error|Exception)\b:|Error:|ERROR\b|Traceback)|"
-                       r"\[Errno \d+\]|: command not found$|: No such file or directory$", re.M)
+_ERRORISH = re.compile(r"^(?:[A-Za-z_][\w.]*(?:Error|Exception)\b:|Error:|ERROR\b|Traceback)", re.M)
+#: A failed command's last words where no exit code was kept (opencode's, openhands-sdk's converters); only the
+#: output's last line counts: a terminal screen (Terminus) keeps earlier commands' lines.
+_FAILED_LAST_LINE = re.compile(r"\[Errno \d+\]|: command not found$|: No such file or directory$")
 #: The exit code as each converted agent prints it: OpenHands' ``[Command finished with exit code N]``,
 #: Claude Code's ``Exit code N`` (Harbor adds ``[exit_code] N``), Codex's ``Exit code: N`` / ``Process exited
 #: with code N``, Gemini CLI's ``Exit Code: N``.
@@ -196,7 +198,9 @@ def _flagged(raw: dict[str, Any], result: dict[str, Any]) -> bool:
 
 def _result_error(content: str, flagged: bool) -> str | None:
     content = _NOT_THE_ERROR.sub("", content or "")
-    code = _EXIT_CODE.search(content) or _RETURNCODE.search(content)
+    lines = content.splitlines()
+    edges = "\n".join(lines[:6] + lines[-6:])  # where each agent prints its exit code (not inside a file's text)
+    code = _EXIT_CODE.search(edges) or _RETURNCODE.search(content)
     number = int(next(g for g in code.groups() if g is not None)) if code else 0
     if number:
         line = decisive_line(_RETURNCODE.sub("", _EXIT_CODE.sub("", content)).replace("<output>", "").replace(
@@ -204,8 +208,11 @@ def _result_error(content: str, flagged: bool) -> str | None:
         if line is None and number == 1:  # grep / test / diff saying "no"
             return None
         return f"{line} (exit code {number})" if line else f"exit code {number}"
+    said = [ln for ln in lines if ln.strip()]
+    if not code and not flagged and said and _FAILED_LAST_LINE.search(said[-1].strip()):
+        return short(said[-1].strip())
     if flagged or (not code and _ERRORISH.search(content)):
-        lines = [ln for ln in content.splitlines() if ln.strip()]
+        lines = said
         match = next((ln for ln in reversed(lines) if _ERRORISH.search(ln)), lines[0] if lines else "tool error")
         return short(match.strip())
     return None
@@ -317,7 +324,7 @@ def _steps(ordered: list[dict[str, Any]], fences: tuple[str, ...] = ()
                     "error": error,
                     "started_at": at,
                 })
-                if call.get("tool_call_id"):
+                if isinstance(call.get("tool_call_id"), (str, int)) and call["tool_call_id"]:
                     by_call[call["tool_call_id"]] = steps[-1]
             continue
         content, error = _observed(raw, results)
@@ -350,7 +357,8 @@ def _late_results(raw: dict[str, Any], by_call: dict[Any, dict[str, Any]]) -> No
     NeMo-Relay put tool results there), given to the calls they name that have none yet."""
     observation = raw.get("observation") if isinstance(raw.get("observation"), dict) else {}
     for result in as_list(observation.get("results")):
-        step = by_call.get(result.get("source_call_id")) if isinstance(result, dict) else None
+        key = result.get("source_call_id") if isinstance(result, dict) else None
+        step = by_call.get(key) if isinstance(key, (str, int)) else None
         if step is not None and step.get("observation") is None:
             content, error = _observed(raw, [result])
             step["observation"], step["error"] = clip_step_text(content), error
@@ -376,7 +384,7 @@ def _trial_dir(source: Path) -> tuple[Path, str | None] | None:
     trial (Harbor 0.25), ``<trial>/steps/<step>/agent/``; None elsewhere."""
     if source.parent.name != "agent":
         return None
-    if source.parent.parent.parent.name == "steps":
+    if source.parent.parent.parent.name == "steps" and (source.parents[3] / "result.json").is_file():
         return source.parent.parent.parent.parent, source.parent.parent.name
     return source.parent.parent, None
 

@@ -313,10 +313,15 @@ def _match_handoffs(group: list[Node]) -> None:
 def _without_interrupted_calls(group: list[Node]) -> list[Node]:
     """The spans without a tool call that paused for approval: the SDK records it at the interruption
     (no output, no error) and again when the resumed run executes it, with the same input."""
-    ran = {(n.tool, json.dumps(n.arguments, sort_keys=True, default=str)) for n in group
-           if n.role == "tool" and n.name != "handoff" and (n.result is not None or n.error)}
+    def call(n: Node) -> tuple[Any, str]:
+        return n.tool, json.dumps(n.arguments, sort_keys=True, default=str)
+
+    ran: dict[tuple[Any, str], float] = {}  # each call that ran: when its last run started
+    for n in group:
+        if n.role == "tool" and n.name != "handoff" and (n.result is not None or n.error):
+            ran[call(n)] = max(ran.get(call(n), 0.0), n.start or 0.0)
     return [n for n in group if not (n.role == "tool" and n.name != "handoff" and n.result is None and not n.error
-                                     and (n.tool, json.dumps(n.arguments, sort_keys=True, default=str)) in ran)]
+                                     and call(n) in ran and (n.end or n.start or 0.0) <= ran[call(n)])]
 
 
 def _silence_guardrail_models(group: list[Node]) -> None:

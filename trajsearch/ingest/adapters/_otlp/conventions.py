@@ -339,8 +339,9 @@ def node_from_span(span: dict[str, Any], resource: dict[str, Any], seq: int) -> 
         if not ev_in and not ev_out:
             ev_in, ev_out = _logfire_request(attrs)
         inputs, outputs = ev_in, ev_out
-    if "mastra.span.type" in attrs and role in ("llm", "agent"):
-        inputs, outputs = _mastra_messages(attrs, role) if not (inputs or outputs) or role == "llm" else (inputs, outputs)
+    if "mastra.span.type" in attrs and role in ("llm", "agent") and (not (inputs or outputs) or role == "llm"):
+        m_in, m_out = _mastra_messages(attrs, role)
+        inputs, outputs = m_in or inputs, m_out or outputs
     if not inputs and role in ("agent", "chain") and "pydantic_ai.all_messages" in attrs:
         inputs = normalise_messages(_new_messages(attrs))
     if "gen_ai.system_instructions" in attrs and not any(m["role"] == "system" for m in inputs):

@@ -129,10 +129,14 @@ def _answered_in_turn(history: list[dict[str, Any]], steps: list[dict[str, Any]]
     recorded (LiteLLM's, Mistral's and google-genai's instrumentors keep no ids): the k-th response after an
     assistant (or ``model``) turn answers its k-th call, given to the step of that name and arguments."""
     asked: list[dict[str, Any]] = []
+    speaking = False  # the previous message was the model's too: one turn (a streamed turn split per call)
     for message in history:
-        if message.get("role") in ("assistant", "model") and message.get("calls"):
-            asked = list(message["calls"])
-        elif (message.get("call_id") or message.get("role") == "tool") and asked:
+        if message.get("role") in ("assistant", "model"):
+            asked = (asked if speaking else []) + list(message.get("calls") or [])
+            speaking = True
+            continue
+        speaking = False
+        if (message.get("call_id") or message.get("role") == "tool") and asked:
             call = asked.pop(0)
             step = next((s for s in steps if s.get("observation") is None and s.get("action") == call.get("name")
                          and maybe_json(s.get("arguments")) == maybe_json(call.get("arguments"))), None)
@@ -154,7 +158,8 @@ def _answered(step: dict[str, Any], message: dict[str, Any]) -> None:
     where the result is Gemini's function-response shape, ``{"error": ...}``; ``{"result": ...}`` is its value)."""
     text, failed = message.get("text"), message.get("failed")
     said = maybe_json(text)
-    if isinstance(said, dict) and len(said) == 1 and set(said) & {"result", "error"}:
+    if isinstance(said, dict) and len(said) == 1 and set(said) & {"result", "error"} and \
+            next(iter(said.values())) is not None:
         failed = failed or "error" in said
         value = next(iter(said.values()))
         text = value if isinstance(value, str) else json.dumps(value)
@@ -204,7 +209,8 @@ def assemble(nodes: list[Node], *, what: str = "trace", task: str | None = None)
     parents = {n.parent for n, _ in order}
     # a model call inside a tool (an agent used as a tool): its words are the tool's work, which the tool's
     # result shows; they are not the agent talking to the user
-    in_tool = {n.id for n, _ in order if n.role == "llm" and any(a.role == "tool" for a in ancestors(n, by_id))}
+    in_tool = {n.id for n, _ in order if n.role == "llm" and any(a.role == "tool" and a is not root
+                                                                   for a in ancestors(n, by_id))}
     # an instrumentation that records the model's turns on the agent's span, with no model-call span (the
     # Claude Agent SDK's): the agent's output messages are read turn by turn (:func:`_agent_turns`)
     speaking_agents = set() if any(n.role == "llm" for n in nodes) else {
@@ -264,7 +270,10 @@ def assemble(nodes: list[Node], *, what: str = "trace", task: str | None = None)
             failed_containers.append(node)
     # the run's last model call failed and nothing answered after it (a provider error is not a step's fault)
     last_call = max((n for n, _ in order if n.role == "llm" and n.id not in twins), key=start_order, default=None)
-    failed_call = last_call if last_call and failed(last_call.error) and not last_call.output_messages else None
+    answered = bool(root.output_text) or any(m.get("text") and not m.get("calls") and m.get("role") != "tool"
+                                             for m in root.output_messages)  # a root with a final answer finished
+    failed_call = last_call if last_call and failed(last_call.error) and not last_call.output_messages \
+        and not answered else None
     for p in pending:  # calls whose execution was not traced: keep them, results from model inputs
         call = p["call"]
         step = {"thought": p["thought"], "action": str(call.get("name"))[:200], "arguments": call.get("arguments"),

@@ -22,17 +22,41 @@ def tool_twins(group: list[Node]) -> list[Node]:
     of the same tool (autogen-agentchat's ``execute_tool X`` under OpenInference's ``agent.X``) joins its
     parent, which keeps what either recorded (arguments, result, call id, error)."""
     by_id = {n.id: n for n in group}
-    twins = {n.id for n in group if n.role == "tool" and n.tool and (parent := by_id.get(n.parent or "")) is not None
-             and parent.role == "tool" and parent.tool == n.tool}
-    for node in (n for n in group if n.id in twins):
-        outer = by_id[node.parent or ""]
-        for name in ("arguments", "result", "call_id", "error"):
-            if getattr(outer, name) in (None, "", {}) and getattr(node, name) not in (None, "", {}):
-                setattr(outer, name, getattr(node, name))
+
+    def outer_tool(node: Node) -> Node | None:
+        """The tool node this one runs inside, through plumbing (an MCP client's ``send`` span) but no model
+        call or agent."""
+        at, seen = by_id.get(node.parent or ""), {node.id}
+        while at is not None and at.id not in seen and at.role not in ("llm", "agent"):  # a parent cycle ends it
+            if at.role == "tool":
+                return at
+            seen.add(at.id)
+            at = by_id.get(at.parent or "")
+        return None
+
+    outer = {n.id: t for n in group if n.role == "tool" and n.tool and (t := outer_tool(n)) is not None
+             and t.tool == n.tool}
+    for node in sorted((n for n in group if n.id in outer), key=lambda n: -_depth(n, by_id)):  # innermost first
+        into = outer[node.id]
+        for name in ("arguments", "result", "call_id"):
+            if getattr(into, name) in (None, "", {}) and getattr(node, name) not in (None, "", {}):
+                setattr(into, name, getattr(node, name))
+        if node.error and len(node.error) > len(into.error or ""):  # the more telling of two error records
+            into.error = node.error
     for node in group:  # what ran inside a dropped twin ran inside its outer node
-        while node.parent in twins:
-            node.parent = by_id[node.parent].parent
-    return [n for n in group if n.id not in twins]
+        seen: set[str] = set()
+        while node.parent in outer and node.parent not in seen:
+            seen.add(node.parent)
+            node.parent = outer[node.parent].id
+    return [n for n in group if n.id not in outer]
+
+
+def _depth(node: Node, by_id: dict[str, Node]) -> int:
+    depth, at, seen = 0, by_id.get(node.parent or ""), {node.id}
+    while at is not None and at.id not in seen:
+        seen.add(at.id)
+        depth, at = depth + 1, by_id.get(at.parent or "")
+    return depth
 
 
 def parallel_calls_in_call_order(group: list[Node]) -> None:

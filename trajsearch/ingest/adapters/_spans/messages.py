@@ -319,11 +319,14 @@ def tool_message(value: Any) -> tuple[Any, str | None, bool] | None:
 
 
 def result_text(value: Any) -> str:
-    """A tool result as text: content parts (``[{"text": ...}]``, what Strands records) joined, LlamaIndex's
-    ``ToolOutput`` (``{"blocks", "tool_name", "raw_output", ...}``) as its blocks' text, else as is."""
+    """A tool result as text: content parts (``[{"text": ...}]``, what Strands records) joined, one MCP content
+    block (``{"type": "text", "text"}``) as its text, LlamaIndex's ``ToolOutput`` (``{"blocks", "tool_name",
+    "raw_output", ...}``) as its blocks' text, else as is."""
     decoded = maybe_json(value)
     if isinstance(decoded, dict) and {"blocks", "tool_name", "raw_output"} <= decoded.keys():
         decoded = decoded["blocks"]
+    if isinstance(decoded, dict) and decoded.get("type") == "text" and isinstance(decoded.get("text"), str):
+        return decoded["text"]  # one MCP content block
     if isinstance(decoded, list) and decoded and all(isinstance(p, dict) and "text" in p for p in decoded):
         return _content_text(decoded)[0]
     return text_of(decoded)

@@ -33,7 +33,7 @@ _INFRA = re.compile(
     r"time.?out|timed out|rate.?limit|\b429\b|\b5\d\d\b|(?:service|server|temporarily)\W?unavailable|connection|"
     r"internal.?server|overloaded|"
     r"apierror|api_error|service.?error|gateway|"
-    r"retry.?error|failed after \d+ attempts|server had an error",  # retries spent: only retryable errors are retried
+    r"ai_retryerror|server had an error",  # the AI SDK spends its retries on retryable errors only
     re.I,
 )
 
@@ -65,11 +65,12 @@ def outcome_from(evaluations: Iterable[Evaluation]) -> tuple[Outcome, float | No
 
 #: Exceptions a framework raises to pause or redirect a run, not because anything failed: LangGraph's
 #: ``interrupt()`` (human in the loop, resumed in a later trace) and ``Command(graph=PARENT)``.
-_CONTROL_FLOW = re.compile(r"\b(?:GraphInterrupt|NodeInterrupt|GraphBubbleUp|ParentCommand)\b")
+_CONTROL_FLOW = re.compile(r"^\s*(?:[\w.]+\.)?(?:GraphInterrupt|NodeInterrupt|GraphBubbleUp|ParentCommand)\b")
 
 
 def failed(error: str | None) -> str | None:
-    """``error`` unless it is control flow (see ``_CONTROL_FLOW``): what a span's error status says went wrong."""
+    """``error`` unless it is control flow (an error that *is* one of ``_CONTROL_FLOW``'s, not one that mentions
+    it): what a span's error status says went wrong."""
     return None if not error or _CONTROL_FLOW.search(error) else error
 
 
