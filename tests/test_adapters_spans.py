@@ -652,6 +652,14 @@ def test_files_of_kinds_trajsearch_does_not_read_say_what_they_are() -> None:
         detect_format(FIXTURES / "outcomes" / "rewards.csv")
 
 
+def test_openinference_beeai_arguments_and_its_error_span() -> None:
+    """Bug (real BeeAI output): arguments were BeeAI's ``{"input", "options"}`` record, and a failing tool's own
+    ``error`` span was a second, failed step."""
+    first, _ = adapter_support.runs(OI_REAL / "beeai_requirement.otlp.json")
+    assert [s.action for s in first.steps] == ["get_weather", "get_population", "convert_temperature", "final_answer"]
+    assert first.steps[0].arguments == {"city": "Paris"} and [s.action for s in first.steps if s.error] == ["get_population"]
+
+
 EDGE = FIXTURES / "otel-genai" / ".edge"
 
 

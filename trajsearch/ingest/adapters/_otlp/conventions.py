@@ -294,11 +294,14 @@ def _first(attrs: dict[str, Any], *keys: str) -> Any:
 
 def _call_envelope(arguments: Any) -> Any:
     """The keyword arguments of smolagents' tool-call record (``{"args": [], "sanitize_inputs_outputs": ...,
-    "kwargs": {...}}``, what OpenInference's smolagents instrumentor puts in a tool's ``input.value``)."""
+    "kwargs": {...}}``, what OpenInference's smolagents instrumentor puts in a tool's ``input.value``) or of
+    BeeAI's (``{"input": {...}, "options": ...}``)."""
     value = maybe_json(arguments)
     if isinstance(value, dict) and isinstance(value.get("kwargs"), dict) and not value.get("args") \
             and set(value) <= {"args", "kwargs", "sanitize_inputs_outputs"}:
         return value["kwargs"]
+    if isinstance(value, dict) and isinstance(value.get("input"), dict) and set(value) == {"input", "options"}:
+        return value["input"]
     return arguments
 
 
@@ -353,6 +356,8 @@ def node_from_span(span: dict[str, Any], resource: dict[str, Any], seq: int) -> 
         handoff = {k: v for k, v in (("from_agent", attrs.get("input.value")), ("to_agent", named.group(1))) if v}
     if handoff and not tool:  # opentelemetry-instrumentation-openai-agents: the handoff tool the model called
         tool = re.sub(r"[^a-zA-Z0-9_]", "_", f"transfer_to_{handoff.get('to_agent', '')}".replace(" ", "_")).lower()
+    if role == "tool" and not tool and name == "error" and isinstance(maybe_json(attrs.get("input.value")), dict):
+        role = "other"  # BeeAI records a failing tool's error as a TOOL span of its own, inside the tool's
     if role == "tool" and not tool:
         tool = attrs.get("traceloop.entity.name") or name.removeprefix("execute_tool").strip() or None
         tool = tool.removesuffix(".__call__") if tool else None  # DSPy's tool spans are named after the method
