@@ -660,6 +660,17 @@ def test_openinference_beeai_arguments_and_its_error_span() -> None:
     assert first.steps[0].arguments == {"city": "Paris"} and [s.action for s in first.steps if s.error] == ["get_population"]
 
 
+def test_a_jaeger_json_export_reads_as_its_otlp_source() -> None:
+    """Jaeger's JSON (its API, the UI's "Download JSON") was refused; it reads as the same run as the OTLP file."""
+    real = FIXTURES / "otel-genai" / ".real"
+    path = real / "jaeger-ggenai_latest_span.json"
+    assert detect_format(path) == "otel-genai"
+    [jaeger] = adapter_support.runs(path)
+    [otlp] = adapter_support.runs(real / "ggenai_latest_span.traces.jsonl")
+    assert (jaeger.trajectory_id, jaeger.task) == (otlp.trajectory_id, otlp.task)
+    assert [(s.action, s.arguments, s.error) for s in jaeger.steps] == [(s.action, s.arguments, s.error) for s in otlp.steps]
+
+
 EDGE = FIXTURES / "otel-genai" / ".edge"
 
 

@@ -27,7 +27,14 @@ Record shapes read (one record may hold many spans):
   ``parent_id``, ``status_code``, ``status_message``, attributes flat or nested;
   also a row of Phoenix's ``get_spans_dataframe()`` written by pandas
   (``to_json(orient="records")``, lines or a list), whose column names are
-  dotted: ``"context.span_id"``, ``"attributes.input.value"``, ...
+  dotted: ``"context.span_id"``, ``"attributes.input.value"``, ...;
+- Jaeger's JSON (its query API and the UI's "Download JSON": ``{"data":
+  [{"traceID", "spans", "processes"}]}``, or one such trace): ``operationName``,
+  ``traceID`` / ``spanID``, the parent in ``references`` (``CHILD_OF``),
+  ``startTime`` and ``duration`` in microseconds, ``tags`` and ``logs[].fields``
+  as ``[{key, type, value}]`` (an event's name in its ``event`` field), the
+  status in the ``otel.status_code`` / ``otel.status_description`` (or
+  ``error``) tags, the resource in ``processes[processID]``.
 
 Trace and span ids are normalised to lower-case hex (``0x`` dropped, base64
 and integer ids converted, see ``values``), so one trace read from a console
@@ -55,6 +62,43 @@ def _js_context(record: dict[str, Any]) -> dict[str, Any]:
         if isinstance(record.get(key), dict):
             return record[key]
     return {}
+
+
+def _jaeger_traces(record: dict[str, Any]) -> list[dict[str, Any]] | None:
+    """The traces of a Jaeger JSON document (``{"data": [trace, ...]}`` or one trace), else None."""
+    traces = record.get("data") if isinstance(record.get("data"), list) else [record]
+    if traces and all(isinstance(t, dict) and isinstance(t.get("spans"), list) and "traceID" in t for t in traces):
+        return traces
+    return None
+
+
+def _tags(tags: Any) -> dict[str, Any]:
+    return {str(t["key"]): t.get("value") for t in _list(tags) if "key" in t}
+
+
+def _from_jaeger(span: dict[str, Any], processes: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(resource attributes, the flat span) of one Jaeger span."""
+    tags = _tags(span.get("tags"))
+    process = processes.get(str(span.get("processID"))) if isinstance(processes, dict) else None
+    resource = {**_tags(process.get("tags")), "service.name": process.get("serviceName")} \
+        if isinstance(process, dict) else {}
+    parent = next((r.get("spanID") for r in _list(span.get("references")) if r.get("refType") == "CHILD_OF"), None)
+    start = span.get("startTime") if isinstance(span.get("startTime"), (int, float)) else None
+    end = start + span["duration"] if start is not None and isinstance(span.get("duration"), (int, float)) else None
+    failed = str(tags.get("otel.status_code") or "").upper() == "ERROR" or tags.get("error") in (True, "true")
+    events = [{"name": str(fields.get("event") or "log"), "attributes": {k: v for k, v in fields.items() if k != "event"}}
+              for fields in (_tags(log.get("fields")) for log in _list(span.get("logs")))]
+    flat = {
+        "name": span.get("operationName"),
+        "context": {"trace_id": span.get("traceID"), "span_id": span.get("spanID")},
+        "parent_id": parent,
+        "start_time": start * 1000 if start is not None else None,  # microseconds -> nanoseconds
+        "end_time": end * 1000 if end is not None else None,
+        "status": {"status_code": "ERROR" if failed else "UNSET", "description": tags.get("otel.status_description")},
+        "attributes": {k: v for k, v in tags.items() if not k.startswith("otel.status_")},
+        "events": events,
+    }
+    return resource, flat
 
 
 def _undotted(record: dict[str, Any]) -> dict[str, Any]:
@@ -116,7 +160,7 @@ def is_span_record(record: Any) -> bool:
     record = _undotted(record)
     if isinstance(record.get("resourceSpans"), list) or isinstance(record.get("resourceLogs"), list):
         return True
-    return _is_flat_span(record) or _is_container(record) or is_log_record(record)
+    return _is_flat_span(record) or _is_container(record) or is_log_record(record) or _jaeger_traces(record) is not None
 
 
 def raw_items(record: Any) -> Iterator[tuple[str, dict[str, Any], dict[str, Any]]]:
@@ -132,6 +176,12 @@ def raw_items(record: Any) -> Iterator[tuple[str, dict[str, Any], dict[str, Any]
                 for scope in _list(res.get(scopes[0]) or res.get(scopes[1])):
                     for item in _list(scope.get(items)):
                         yield kind, resource, item
+        return
+    if (traces := _jaeger_traces(record)) is not None:
+        for trace in traces:
+            for span in _list(trace.get("spans")):
+                resource, flat = _from_jaeger(span, trace.get("processes") or {})
+                yield "span", resource, flat
         return
     if lists := _span_lists(record):
         for spans in lists:
