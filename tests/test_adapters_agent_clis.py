@@ -887,6 +887,15 @@ def test_codex_017x_mcp_calls_interrupts_and_compaction_summaries() -> None:
     assert not [s for s in compacted.steps if "COMPACT-SUMMARY-MARKER" in (s.thought or "")]
 
 
+def test_codex_2025_rollout_sandbox_and_mcp_failures_are_errors() -> None:
+    """Bug (a real September 2025 rollout): "failed in sandbox ..." and "tool call error: ..." replies were no
+    step errors (12 of the file's 21 failures)."""
+    path = FIXTURES / "codex-cli" / ".real" / "rollout-2025-09-10-acidic-viewer-cut.jsonl"
+    [run] = [r.trajectory for r in read_dump(path)]
+    assert [(s.action, s.error.split(":")[0]) for s in run.steps] == [
+        ("memory__add_observations", "tool call error"), ("shell", "failed in sandbox LinuxSeccomp with execution error")]
+
+
 def test_claude_stream_json_opening_with_a_session_start_hook_is_detected() -> None:
     """Bug (real 2.1.332 stdout): a stream-json run whose SessionStart hook wrote the first lines was unrecognised."""
     path = FIXTURES / "claude-code" / ".real" / "headless-stream-json-session-start-hook.jsonl"

@@ -50,7 +50,8 @@ Mapping
   ``success: false``, an MCP result that is ``Err`` or ``isError``, a failed
   ``patch_apply_end``, an ``item_completed`` item (0.17x) that ``failed`` (an
   MCP call's error, a command's exit code), or Codex's own failure replies
-  ("failed to parse function arguments", "aborted", ..., after 0.17x's
+  ("failed to parse function arguments", "aborted", 2025's "failed in sandbox
+  ..." and "tool call error: ...", ..., after 0.17x's
   ``Wall time:`` line). Never on a success.
 - outcome: a rollout records no verdict -> ``unknown``; a session whose last
   turn ended in an ``error`` event (or a ``task_complete`` carrying an error)
@@ -105,6 +106,7 @@ _WALL_TIME = re.compile(r"^Wall time: [^\n]*\n")
 _FAILED_REPLY = re.compile(
     r"^(?:failed to parse function arguments|unsupported call|unsupported custom tool call|execution error|"
     r"exec command rejected|patch rejected|apply_patch verification failed|aborted\b|"
+    r"failed in sandbox |tool call error: |"  # 2025 rollouts: a sandboxed command's failure, an MCP call's
     r"error: |Error: |err: )"
 )
 
