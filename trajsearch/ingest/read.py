@@ -207,8 +207,10 @@ def plan_units(path: str | Path, fmt: str | None = None) -> list[Unit]:
         adapter_for(fmt)
     if not p.exists():
         raise FileNotFoundError(f"no such dump file or directory: {p}")
-    if (folder := _run_folder(p, fmt)) is not None:
-        return [folder]
+    if (folder := _run_folder(p, fmt)) is not None:  # and the runs kept inside it (an SDK's sub-agents)
+        inner = {u.key: u for u in (_run_folder(d, fmt) for d in sorted({f.parent for f in folder.files}))
+                 if u is not None and u.key != folder.key}
+        return [folder, *inner.values()]
     if not p.is_dir():
         return [Unit(str(p), fmt or detect_format(p), (p,))]
     units: list[Unit] = []

@@ -122,7 +122,9 @@ software-agent-sdk (V1) conversations (what is where: ``_openhands_sdk``)
 - outcome: the SDK records no verdict. ``execution_status`` (``base_state.json``,
   else the last ``ConversationStateUpdateEvent``): ``finished`` is the agent's
   own stop -> ``unknown``; ``error`` (the run loop stopped on an exception, a
-  ``ConversationErrorEvent``'s code and detail) -> ``infra_error``, as the
+  ``ConversationErrorEvent``'s code and detail; an error the run was resumed
+  from does not count) -> ``infra_error`` (``MaxIterationsReached`` /
+  ``MaxBudgetReached``: ``failure``), as the
   event trajectories' final ``error`` state; ``stuck`` (the stuck detector
   ended a run repeating itself) -> ``failure``.
 - trajectory_id = ``openhands.<base_state id as hex>`` (the folder's name, as
@@ -641,6 +643,7 @@ def _sdk_trajectory(events: list[dict[str, Any]], state: dict[str, Any], evaluat
     statuses: list[str] = []
     loose_errors: list[str] = []
     broke: str | None = None  # a ConversationErrorEvent: the run loop stopped on an exception
+    broke_code = ""
     seen_responses: set[Any] = set()
     stats: Any = state.get("stats")
     for event in events:
@@ -651,11 +654,13 @@ def _sdk_trajectory(events: list[dict[str, Any]], state: dict[str, Any], evaluat
             text = sdk.message_text(event)
             if event.get("source") == "user":
                 prompts.extend([text] if text else [])
-            elif text:
+            elif text and event.get("source") in ("agent", None):  # not the SDK's own nudges (source environment)
+                broke = None
                 steps.append({"action": "respond", "arguments": {"content": text}, "thought": (
                     as_dict(event.get("llm_message")).get("reasoning_content") or None),
                     "started_at": iso_time(event.get("timestamp"))})
         elif kind == "ActionEvent":
+            broke = None  # the run went on after an error (resumed): that error did not end it
             step = _sdk_step(event, seen_responses)
             steps.append(step)
             by_action[event.get("id")] = step
@@ -667,6 +672,7 @@ def _sdk_trajectory(events: list[dict[str, Any]], state: dict[str, Any], evaluat
         elif kind == "ConversationErrorEvent":
             broke = short(": ".join(str(event[k]) for k in ("code", "detail") if event.get(k)) or "error", 500,
                           keep="head")
+            broke_code = str(event.get("code") or "")
         elif kind == "ConversationStateUpdateEvent":
             if status := sdk.status_of(event):
                 statuses.append(status)
@@ -679,7 +685,7 @@ def _sdk_trajectory(events: list[dict[str, Any]], state: dict[str, Any], evaluat
     task = _prompts.from_markers(prompts[0]) or prompts[0]
     status = state.get("execution_status") if isinstance(state.get("execution_status"), str) else (
         statuses[-1] if statuses else None)
-    outcome, failure = _sdk_outcome(status, broke, loose_errors, steps)
+    outcome, failure = _sdk_outcome(status, broke, loose_errors, steps, broke_code)
     outcome, failure = _evaluation_verdict(evaluation, outcome, failure)
     model, cost = sdk.stats_model(stats)
     llm_model = as_dict(as_dict(state.get("agent")).get("llm")).get("model") or \
@@ -719,17 +725,25 @@ def _sdk_trajectory(events: list[dict[str, Any]], state: dict[str, Any], evaluat
     return build(fields, ctx)
 
 
+#: The run loop's own limits (``ConversationErrorEvent.code``): the agent ran out of its budget, a failure.
+_AGENT_LIMITS = frozenset({"MaxIterationsReached", "MaxBudgetReached", "MaxBudgetPerTaskReached"})
+
+
 def _sdk_outcome(status: str | None, broke: str | None, loose_errors: list[str],
-                 steps: list[dict[str, Any]]) -> tuple[Outcome, Failure | None]:
-    """The SDK records no verdict: ``finished`` is the agent's own stop (unknown). ``error`` is the run loop
-    stopping on an exception (``ConversationErrorEvent``): ``infra_error``, as the event trajectories' final
-    ``error`` state; ``stuck`` is the stuck detector ending a run that repeated itself: a ``failure``."""
+                 steps: list[dict[str, Any]], code: str = "") -> tuple[Outcome, Failure | None]:
+    """The SDK records no verdict: ``finished`` is the agent's own stop (unknown), even after an error it was
+    resumed from. ``error`` is the run loop stopping on an exception (``ConversationErrorEvent``): a limit of
+    the agent's (iterations, budget) is a ``failure``, anything else ``infra_error``, as the event
+    trajectories' final ``error`` state; ``stuck`` is the stuck detector ending a run that repeated itself: a
+    ``failure``."""
     if status == "stuck":
         return Outcome.failure, Failure(error="stuck: the SDK's stuck detector stopped the agent",
                                         cause="the agent repeated itself without progress")
-    if status == "error" or broke:
+    if status == "error" or (broke and status is None):
         detail = broke or (loose_errors[-1] if loose_errors else None) or next(
             (s["error"] for s in reversed(steps) if s.get("error")), None) or "execution status error"
+        if code in _AGENT_LIMITS:
+            return Outcome.failure, Failure(error=short(detail, 500, keep="head"), cause="the agent ran out of its limit")
         return Outcome.infra_error, Failure(error=short(detail, 500, keep="head"),
                                             cause="infrastructure: the conversation stopped in status error")
     return Outcome.unknown, None
