@@ -903,6 +903,20 @@ def test_openhands_sdk_limits_resumes_nudges_and_sub_agents() -> None:
     assert [s.action for s in runs["S_SUB"].steps] == ["terminal", "finish"] and "S_TASK" in runs
 
 
+def test_openhands_maximum_iteration_is_the_agents_failure(tmp_path: Path) -> None:
+    """OpenHands' controller stops a run at its iteration limit in state ``error`` with the reason
+    "RuntimeError: Agent reached maximum iteration. ..." (its own test_agent_controller.py): the agent's failure,
+    not the infrastructure's (it was infra_error)."""
+    events = json.loads(OH_GUI.read_text())
+    last = dict(events[-1], id=10_000, source="environment", observation="agent_state_changed", content="",
+                message="", extras={"agent_state": "error", "reason": "RuntimeError: Agent reached maximum iteration. "
+                                    "Current iteration: 3, max iteration: 3"})
+    path = tmp_path / "trajectory.json"
+    path.write_text(json.dumps([*events, last]))
+    run = only(path)
+    assert run.outcome is Outcome.failure and run.failure.error.startswith("RuntimeError: Agent reached maximum")
+
+
 def test_codex_2025_rollout_sandbox_and_mcp_failures_are_errors() -> None:
     """Bug (a real September 2025 rollout): "failed in sandbox ..." and "tool call error: ..." replies were no
     step errors (12 of the file's 21 failures)."""

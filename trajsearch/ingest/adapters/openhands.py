@@ -54,7 +54,8 @@ Mapping
   ``_execute_file_editor`` reports the file editor's failures only so) -- the
   editor's message.
 - outcome: the final ``agent_state_changed`` decides only where it records a
-  failure: ``error`` / ``rate_limited`` -> ``infra_error`` (reason kept), a
+  failure: ``error`` / ``rate_limited`` -> ``infra_error`` (reason kept; the
+  agent's own iteration or budget limit -> ``failure``), a
   ``reject`` action -> ``failure``. ``finished`` is the agent's own claim,
   not a verdict -> ``unknown`` (the state, and any ``task_completed``, are in
   metadata).
@@ -534,6 +535,8 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
             (s["error"] for s in reversed(steps) if s.get("error")), None) or f"agent state {final_state}"
         failure = Failure(error=short(detail, 500, keep="head"),
                           cause="infrastructure: the agent stopped in state " + final_state)
+        if _AGENT_LIMIT.search(detail):  # its iteration or budget limit: the agent's failure, not the harness's
+            outcome, failure = Outcome.failure, Failure(error=failure.error, cause="the agent ran out of its limit")
     elif rejected is not None or final_state == "rejected":
         outcome = Outcome.failure
         failure = Failure(error=short(rejected or reason or "the agent rejected the task", 500, keep="head"))
@@ -725,6 +728,8 @@ def _sdk_trajectory(events: list[dict[str, Any]], state: dict[str, Any], evaluat
     return build(fields, ctx)
 
 
+#: The agent's own limits in an event trajectory's error state ("Agent reached maximum iteration ...").
+_AGENT_LIMIT = re.compile(r"reached maximum iteration|maximum budget|budget (?:exceeded|limit)", re.I)
 #: The run loop's own limits (``ConversationErrorEvent.code``): the agent ran out of its budget, a failure.
 _AGENT_LIMITS = frozenset({"MaxIterationsReached", "MaxBudgetReached", "MaxBudgetPerTaskReached"})
 
