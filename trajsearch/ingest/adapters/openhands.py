@@ -585,19 +585,8 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
         metadata.update(resolver_line.metadata(resolver, outcome))
     metadata = {k: v for k, v in metadata.items() if v is not None}
     version = system_args.get("openhands_version")
-    fields: dict[str, Any] = {
-        "trajectory_id": safe_id(run_id),
-        "task": clip_task(task),
-        "model_id": models[0] if models else None,
-        "tools_available": list(dict.fromkeys(tools)),
-        "tool_versions": {"openhands": str(version)} if version else {},
-        "outcome": outcome,
-        "failure": failure,
-        "steps": finish_steps(steps, metadata),
-        "created_at": first_time(*(e.get("timestamp") for e in events)),
-        "metadata": metadata,
-    }
-    return build(fields, ctx)
+    return build(_run_fields(run_id, task, models[0] if models else None, tools, outcome, failure, steps, events,
+                             metadata, {"openhands": str(version)} if version else {}), ctx)
 
 
 def _sdk_step(event: dict[str, Any], seen_responses: set[Any]) -> dict[str, Any]:
@@ -714,18 +703,25 @@ def _sdk_trajectory(events: list[dict[str, Any]], state: dict[str, Any], evaluat
         "instance_id": evaluation.get("instance_id"),
         "agent_class": as_dict(state.get("agent")).get("kind"),
     }.items() if v is not None}
-    fields: dict[str, Any] = {
+    return build(_run_fields(run_id, task, model, tools, outcome, failure, steps, events, metadata), ctx)
+
+
+def _run_fields(run_id: str, task: str, model: Any, tools: list[str], outcome: Outcome, failure: Failure | None,
+                steps: list[dict[str, Any]], events: list[dict[str, Any]], metadata: dict[str, Any],
+                versions: dict[str, str] | None = None) -> dict[str, Any]:
+    """A run's fields, as both event formats (V0 trajectories, SDK conversations) give them."""
+    return {
         "trajectory_id": safe_id(run_id),
         "task": clip_task(task),
         "model_id": model,
         "tools_available": list(dict.fromkeys(tools)),
+        **({"tool_versions": versions} if versions is not None else {}),
         "outcome": outcome,
         "failure": failure,
         "steps": finish_steps(steps, metadata),
         "created_at": first_time(*(e.get("timestamp") for e in events)),
         "metadata": metadata,
     }
-    return build(fields, ctx)
 
 
 #: The agent's own limits in an event trajectory's error state ("Agent reached maximum iteration ...").
