@@ -16,7 +16,10 @@ entry in ``ADAPTERS``. A module exposes:
   ``(position, record)`` per run in it. Optionally ``file_hints(records)``
   reads a file's records once before any is converted and returns what the
   file says of them all (``ctx.hints``; e.g. the one tau-bench domain of a
-  results file, for a crashed run that shows none);
+  results file, for a crashed run that shows none); optionally
+  ``run_folder(path)`` (the folder a path stands for, when a run is kept as a
+  folder of files: an OpenHands SDK conversation) and
+  ``read_folder(files, ctx)`` (its files, ``{relative path: JSON value}``);
 - a span adapter (``GROUPED = True``: OTel GenAI, OpenInference, LangSmith,
   Langfuse): ``nodes(record, ctx, seq)`` yielding ``(trace key, Node,
   conversation id)``, ``trajectory_id(key, by)`` and
