@@ -530,13 +530,13 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     final_state, reason = states[-1] if states else (None, "")
     outcome, failure = Outcome.unknown, None
     if final_state in ("error", "rate_limited"):
-        outcome = Outcome.infra_error
         detail = reason or (loose_errors[-1] if loose_errors else None) or next(
             (s["error"] for s in reversed(steps) if s.get("error")), None) or f"agent state {final_state}"
-        failure = Failure(error=short(detail, 500, keep="head"),
-                          cause="infrastructure: the agent stopped in state " + final_state)
         if _AGENT_LIMIT.search(detail):  # its iteration or budget limit: the agent's failure, not the harness's
-            outcome, failure = Outcome.failure, Failure(error=failure.error, cause="the agent ran out of its limit")
+            outcome, cause = Outcome.failure, "the agent ran out of its limit"
+        else:
+            outcome, cause = Outcome.infra_error, "infrastructure: the agent stopped in state " + final_state
+        failure = Failure(error=short(detail, 500, keep="head"), cause=cause)
     elif rejected is not None or final_state == "rejected":
         outcome = Outcome.failure
         failure = Failure(error=short(rejected or reason or "the agent rejected the task", 500, keep="head"))
@@ -634,8 +634,7 @@ def _sdk_trajectory(events: list[dict[str, Any]], state: dict[str, Any], evaluat
     tools: list[str] = []
     statuses: list[str] = []
     loose_errors: list[str] = []
-    broke: str | None = None  # a ConversationErrorEvent: the run loop stopped on an exception
-    broke_code = ""
+    broke: dict[str, Any] | None = None  # the ConversationErrorEvent the run loop stopped on, if nothing came after
     seen_responses: set[Any] = set()
     stats: Any = state.get("stats")
     for event in events:
@@ -662,9 +661,7 @@ def _sdk_trajectory(events: list[dict[str, Any]], state: dict[str, Any], evaluat
             step = by_action.get(event.get("action_id")) or by_call.get(str(event.get("tool_call_id")))
             _sdk_answer(step, event, loose_errors)
         elif kind == "ConversationErrorEvent":
-            broke = short(": ".join(str(event[k]) for k in ("code", "detail") if event.get(k)) or "error", 500,
-                          keep="head")
-            broke_code = str(event.get("code") or "")
+            broke = event
         elif kind == "ConversationStateUpdateEvent":
             if status := sdk.status_of(event):
                 statuses.append(status)
@@ -677,7 +674,7 @@ def _sdk_trajectory(events: list[dict[str, Any]], state: dict[str, Any], evaluat
     task = _prompts.from_markers(prompts[0]) or prompts[0]
     status = state.get("execution_status") if isinstance(state.get("execution_status"), str) else (
         statuses[-1] if statuses else None)
-    outcome, failure = _sdk_outcome(status, broke, loose_errors, steps, broke_code)
+    outcome, failure = _sdk_outcome(status, broke, loose_errors, steps)
     outcome, failure = _evaluation_verdict(evaluation, outcome, failure)
     model, cost = sdk.stats_model(stats)
     llm_model = as_dict(as_dict(state.get("agent")).get("llm")).get("model") or \
@@ -730,8 +727,8 @@ _AGENT_LIMIT = re.compile(r"reached maximum iteration|maximum budget|budget (?:e
 _AGENT_LIMITS = frozenset({"MaxIterationsReached", "MaxBudgetReached", "MaxBudgetPerTaskReached"})
 
 
-def _sdk_outcome(status: str | None, broke: str | None, loose_errors: list[str],
-                 steps: list[dict[str, Any]], code: str = "") -> tuple[Outcome, Failure | None]:
+def _sdk_outcome(status: str | None, broke: dict[str, Any] | None, loose_errors: list[str],
+                 steps: list[dict[str, Any]]) -> tuple[Outcome, Failure | None]:
     """The SDK records no verdict: ``finished`` is the agent's own stop (unknown), even after an error it was
     resumed from. ``error`` is the run loop stopping on an exception (``ConversationErrorEvent``): a limit of
     the agent's (iterations, budget) is a ``failure``, anything else ``infra_error``, as the event
@@ -741,9 +738,10 @@ def _sdk_outcome(status: str | None, broke: str | None, loose_errors: list[str],
         return Outcome.failure, Failure(error="stuck: the SDK's stuck detector stopped the agent",
                                         cause="the agent repeated itself without progress")
     if status == "error" or (broke and status is None):
-        detail = broke or (loose_errors[-1] if loose_errors else None) or next(
+        said = (": ".join(str(broke[k]) for k in ("code", "detail") if broke.get(k)) or "error") if broke else None
+        detail = said or (loose_errors[-1] if loose_errors else None) or next(
             (s["error"] for s in reversed(steps) if s.get("error")), None) or "execution status error"
-        if code in _AGENT_LIMITS:
+        if broke and broke.get("code") in _AGENT_LIMITS:
             return Outcome.failure, Failure(error=short(detail, 500, keep="head"), cause="the agent ran out of its limit")
         return Outcome.infra_error, Failure(error=short(detail, 500, keep="head"),
                                             cause="infrastructure: the conversation stopped in status error")
