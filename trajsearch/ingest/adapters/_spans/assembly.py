@@ -158,11 +158,11 @@ def _answered(step: dict[str, Any], message: dict[str, Any]) -> None:
     where the result is Gemini's function-response shape, ``{"error": ...}``; ``{"result": ...}`` is its value)."""
     text, failed = message.get("text"), message.get("failed")
     said = maybe_json(text)
-    if isinstance(said, dict) and len(said) == 1 and set(said) & {"result", "error"} and \
-            next(iter(said.values())) is not None:
-        failed = failed or "error" in said
-        value = next(iter(said.values()))
-        text = value if isinstance(value, str) else json.dumps(value)
+    if isinstance(said, dict) and len(said) == 1 and set(said) <= {"result", "error"}:
+        [(key, value)] = said.items()
+        if value is not None:
+            failed = failed or key == "error"
+            text = value if isinstance(value, str) else json.dumps(value)
     step["observation"] = clip_step_text(text)
     if failed and not step.get("error"):
         step["error"] = short(text or "tool error", 600)

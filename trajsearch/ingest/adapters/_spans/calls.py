@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from .nodes import Node, maybe_json, start_order
+from .nodes import Node, ancestors, maybe_json, start_order
 
 
 def tool_twins(group: list[Node]) -> list[Node]:
@@ -26,17 +26,13 @@ def tool_twins(group: list[Node]) -> list[Node]:
     def outer_tool(node: Node) -> Node | None:
         """The tool node this one runs inside, through plumbing (an MCP client's ``send`` span) but no model
         call or agent."""
-        at, seen = by_id.get(node.parent or ""), {node.id}
-        while at is not None and at.id not in seen and at.role not in ("llm", "agent"):  # a parent cycle ends it
-            if at.role == "tool":
-                return at
-            seen.add(at.id)
-            at = by_id.get(at.parent or "")
-        return None
+        above = next((a for a in ancestors(node, by_id) if a.role in ("tool", "llm", "agent")), None)
+        return above if above is not None and above.role == "tool" else None
 
     outer = {n.id: t for n in group if n.role == "tool" and n.tool and (t := outer_tool(n)) is not None
              and t.tool == n.tool}
-    for node in sorted((n for n in group if n.id in outer), key=lambda n: -_depth(n, by_id)):  # innermost first
+    for node in sorted((n for n in group if n.id in outer),  # innermost first
+                       key=lambda n: -sum(1 for _ in ancestors(n, by_id))):
         into = outer[node.id]
         for name in ("arguments", "result", "call_id"):
             if getattr(into, name) in (None, "", {}) and getattr(node, name) not in (None, "", {}):
@@ -49,14 +45,6 @@ def tool_twins(group: list[Node]) -> list[Node]:
             seen.add(node.parent)
             node.parent = outer[node.parent].id
     return [n for n in group if n.id not in outer]
-
-
-def _depth(node: Node, by_id: dict[str, Node]) -> int:
-    depth, at, seen = 0, by_id.get(node.parent or ""), {node.id}
-    while at is not None and at.id not in seen:
-        seen.add(at.id)
-        depth, at = depth + 1, by_id.get(at.parent or "")
-    return depth
 
 
 def parallel_calls_in_call_order(group: list[Node]) -> None:
