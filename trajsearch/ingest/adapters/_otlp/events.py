@@ -147,7 +147,7 @@ def llo_messages(body: dict[str, Any]) -> tuple[list[dict[str, Any]], list[dict[
             elif content not in (None, ""):
                 decoded = maybe_json(content)
                 found = normalise_messages(decoded) if isinstance(decoded, (list, dict)) else []
-                if any(m["text"] or m["calls"] for m in found):
+                if _said(found):
                     sides[side].extend(found)
                 else:
                     (dumps if isinstance(decoded, (list, dict)) else sides)[side].append(asdict(Message(role, text_of(content))))
