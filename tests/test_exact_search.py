@@ -8,24 +8,27 @@ Query vectors come from the project's hashing test embedder, or are drawn near a
 
 from __future__ import annotations
 
+import copy
 import logging
 from pathlib import Path
 from types import SimpleNamespace
 
 import numpy as np
 import pytest
-from pymilvus import MilvusClient
+from pymilvus import MilvusClient, MilvusException
 
 from trajsearch.embed import HashingEmbedder
 from trajsearch.ingest.batch import LocalServer
 from trajsearch.represent import row_id
 from trajsearch.search import TrajSearch
 from trajsearch.store import layout
+from trajsearch.store.fields import OUTPUT_FIELDS
 from trajsearch.store.filters import Filters
 from trajsearch.store.index import TrajectoryIndex
 from trajsearch.store.layout import (
     COLLECTION, EPISODES, EPISODES_APART, MIGRATING, PASSAGES, IndexSettings, StoreNeedsMigrationError, partition_name,
 )
+from trajsearch.store.lite import InProcessReads
 
 DIM = 64  # the hashing test embedder's
 SETTINGS = IndexSettings(embedder=HashingEmbedder.name, dim=DIM, window=3, stride=2)
@@ -486,3 +489,37 @@ def test_a_served_store_keeping_task_rows_with_the_steps_is_searched_as_it_is(tm
             check_all(index, rows, queries=1)
         finally:
             index.close()
+
+
+def test_an_embedded_store_reads_in_process_with_the_answers_grpc_gives(index, rows):
+    """Searches and gets on an embedded store skip the gRPC hop to the engine running in this
+    process (store/lite.py: most of ``context_for``'s time went to it) and answer as gRPC does:
+    the same rows in the same order, the same scores and fields, JSON decoded; engine errors as
+    MilvusException."""
+    assert isinstance(index.reads, InProcessReads)  # a milvus-lite that hides its engine fails here, not silently slower
+    over_grpc = copy.copy(index)
+    over_grpc.reads = index.client
+    some = [r for r in rows.records.values() if r["tenant"] == "acme"][:40]
+    index.upsert([dict(r, steps=[{"index": i, "action": "bash", "text": f"ls {i}"}], tool_versions={"bash": "5.2"},
+                       reward=0.5) for i, r in enumerate(some)])
+
+    def same(a: list[dict], b: list[dict]) -> None:
+        assert [h["id"] for h in a] == [h["id"] for h in b]
+        for x, y in zip(a, b):
+            assert abs(x.pop("score") - y.pop("score")) < TOL
+            assert x == y
+
+    for f in CASES:
+        q = rows.query()
+        same(index.search(q, f, limit=10), over_grpc.search(q, f, limit=10))
+        same(index.search(q, f, limit=5, group_by_trajectory=True, group_size=3),
+             over_grpc.search(q, f, limit=5, group_by_trajectory=True, group_size=3))
+    ids = [r["id"] for r in some] + ["no-such-row"]
+    fields = [*OUTPUT_FIELDS, "embedding"]
+    got = index.get(ids, Filters(tenant="acme"), fields=fields)
+    assert got == over_grpc.get(ids, Filters(tenant="acme"), fields=fields)
+    assert len(got) == len(some) and got[0]["steps"] == [{"index": 0, "action": "bash", "text": "ls 0"}]
+    assert got[0]["tool_versions"] == {"bash": "5.2"}
+    for reads in (index.reads, index.client):
+        with pytest.raises(MilvusException):
+            reads.search(COLLECTION, data=[rows.query().tolist()], filter="tenant ==", limit=3)

@@ -36,6 +36,7 @@ from pymilvus import MilvusClient, MilvusException
 from ..vocab import DENSE_LEVELS, LEVELS
 from .fields import FILTER_FIELDS, LEXICAL_FIELDS, OUTPUT_FIELDS
 from .filters import Filters, quote
+from .lite import InProcessReads
 from .layout import (
     COLLECTION, EPISODES_APART, INDEX_PARAMS, LEXICAL_MEMORY, LEXICAL_MILVUS, LITE_INDEX_PARAMS,
     LITE_DENSE, MAX_LIMIT, SCHEMA_VERSION, SEARCH_PARAMS, IndexSettings, SchemaMismatchError, StoreNeedsMigrationError,
@@ -63,6 +64,8 @@ class TrajectoryIndex:
             Path(uri).expanduser().resolve().parent.mkdir(parents=True, exist_ok=True)
         self.uri = uri
         self.client = MilvusClient(uri=uri, token=token) if token else MilvusClient(uri=uri)
+        #: Where searches and gets go: the engine itself when this process runs it (store/lite.py), else the client.
+        self.reads: Any = (None if is_server_uri(uri) else InProcessReads.of(uri)) or self.client
         #: Milvus Lite behind the URI (a local path, or a ``milvus-lite server``): FLAT + a partition per tenant.
         self.embedded = not is_server_uri(uri) or self.client.get_server_version().startswith("milvus_lite")
         #: In-process BM25 for Milvus Lite however it is reached, Milvus' own on a server; a new
@@ -302,7 +305,7 @@ class TrajectoryIndex:
         if not ids:
             return []
         wanted = list(dict.fromkeys([*(fields or OUTPUT_FIELDS), *FILTER_FIELDS]))
-        rows = self.client.get(COLLECTION, ids=ids, output_fields=wanted)
+        rows = self.reads.get(COLLECTION, ids=ids, output_fields=wanted)
         return [dict(row) for row in rows if filters.matches(row)]
 
     def search(
@@ -334,7 +337,7 @@ class TrajectoryIndex:
         """One Milvus search: the ``limit`` nearest rows inside ``filters``; with ``group_size``,
         Milvus' own group_by: up to ``limit`` runs of up to ``group_size`` rows each."""
         grouping = {"group_by_field": "trajectory_id", "group_size": group_size} if group_size else {}
-        result = self.client.search(
+        result = self.reads.search(
             COLLECTION,
             data=[query],
             filter=filters.to_expr(),
