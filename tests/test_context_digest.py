@@ -103,18 +103,39 @@ class _CountEverything(TokenCounter):
         return 0
 
 
-def test_the_token_floor_is_never_above_the_count(fixture_runs):
-    counter = default_counter()
+def _hard_texts(fixture_runs) -> list[str]:
+    """What BERT's normaliser removes or splits (controls, zero-width, combining marks, CJK, Unicode
+    punctuation and symbols, underscores, words of 100 chars and over, upper case) next to plain
+    words, mixed at random; plain ones too; and every fixture run's context and step texts."""
     rng = random.Random(3)
-    # what BERT's normaliser removes or splits (controls, zero-width, combining marks, CJK,
-    # Unicode punctuation and symbols, underscores, words over 100 chars) next to plain words
-    parts = ["a\x1cb", "\x00", "\u200b", "e\u0301", "\u0301", "日本語", "—", "→", "é1", "a_b", "x" * 150, "…",
-             "\ufffd", "\x7f", "ok", "src/app.py:12", "(", " ", "\n", "\t", "\u00a0", "🙂", "١٢", "Ⅻ"]
-    texts = ["".join(rng.choice(parts) for _ in range(rng.randint(0, 60))) for _ in range(500)]
+    odd = ["a\x1cb", "\x00", "\u200b", "e\u0301", "\u0301", "日本語", "—", "→", "é1", "\ufffd", "\x7f", "\u00a0", "🙂",
+           "١٢", "Ⅻ", "…"]
+    plain = ["a_b", "x" * 150, "y" * 100, "z" * 101, "ok", "OK", "Unaffable", "src/app.py:12", "(", " ", "\n", "\t",
+             "\r\n", "$HOME", "`ls`", "12.5e-3", "don't"]
+    texts = ["".join(rng.choice(odd + plain) for _ in range(rng.randint(0, 60))) for _ in range(500)]
+    texts += ["".join(rng.choice(plain) for _ in range(rng.randint(0, 60))) for _ in range(500)]
     texts += [render(Strategy.follow_closely, [_exemplar(r, digest=exemplar_digest(r))], [], fmt=fmt).text
               for r in fixture_runs for fmt in ("text", "json")]
+    texts += [str(part) for r in fixture_runs for s in r.steps for part in (s.arguments, s.observation, s.thought) if part]
+    return texts
+
+
+def test_counts_are_the_tokenizers_own(fixture_runs):
+    """Plain text is counted word by word from remembered WordPiece counts, other text encoded
+    whole: either way the count is what the tokenizer makes of the whole text."""
+    counter = default_counter()
+    texts = _hard_texts(fixture_runs)
+    whole = [len(counter._tokenizer.encode(t, add_special_tokens=False).ids) for t in texts]  # the reference
+    assert [counter.count(t) for t in texts] == whole
+    assert [counter.count(t) for t in texts] == whole  # and again, from what it remembered
+
+
+def test_the_token_floor_is_never_above_the_count(fixture_runs):
+    counter = default_counter()
+    texts = _hard_texts(fixture_runs)
     assert all(counter.at_least(text) <= counter.count(text) for text in texts)
-    assert sum(map(counter.at_least, texts)) > 0.7 * sum(map(counter.count, texts))  # and close to it
+    real = texts[1000:]  # rendered contexts and real step texts: there the floor is close to the count
+    assert sum(map(counter.at_least, real)) > 0.7 * sum(map(counter.count, real))
 
 
 def test_renders_equal_with_and_without_the_token_floor(fixture_runs):
