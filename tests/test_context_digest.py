@@ -111,7 +111,7 @@ def _hard_texts(fixture_runs) -> list[str]:
     odd = ["a\x1cb", "\x00", "\u200b", "e\u0301", "\u0301", "日本語", "—", "→", "é1", "\ufffd", "\x7f", "\u00a0", "🙂",
            "١٢", "Ⅻ", "…"]
     plain = ["a_b", "x" * 150, "y" * 100, "z" * 101, "ok", "OK", "Unaffable", "src/app.py:12", "(", " ", "\n", "\t",
-             "\r\n", "$HOME", "`ls`", "12.5e-3", "don't"]
+             "\r\n", "$HOME", "`ls`", "12.5e-3", "don't", "don’t", "a…b", "…[12 chars cut]…", "“q”", "a—b–c", "‘x’"]
     texts = ["".join(rng.choice(odd + plain) for _ in range(rng.randint(0, 60))) for _ in range(500)]
     texts += ["".join(rng.choice(plain) for _ in range(rng.randint(0, 60))) for _ in range(500)]
     texts += [render(Strategy.follow_closely, [_exemplar(r, digest=exemplar_digest(r))], [], fmt=fmt).text

@@ -40,10 +40,13 @@ _ASCII_PUNCT = r"!-/:-@\[-`{-~"
 #: What surely becomes a BERT token: an ASCII punctuation mark, or a run between those and
 #: whitespace that holds an ASCII letter or digit (no normalisation removes those).
 _SURE_TOKENS = re.compile(rf"[{_ASCII_PUNCT}]|[^ \t\n\r{_ASCII_PUNCT}]*[A-Za-z0-9][^ \t\n\r{_ASCII_PUNCT}]*")
-#: Text BERT's normaliser changes only by lower-casing: printable ASCII and the whitespace it keeps.
-_PLAIN = re.compile(r"[\t\n\r\x20-\x7e]*")
+#: Unicode punctuation common in contexts (the clip marker's ellipsis, quotes, dashes): BERT's
+#: normaliser leaves each as it is and its pre-tokeniser makes each a word of its own.
+_WIDE_PUNCT = "\u2026\u2018\u2019\u201c\u201d\u2013\u2014"
+#: Text BERT's normaliser changes only by lower-casing: printable ASCII, the whitespace it keeps, those marks.
+_PLAIN = re.compile(rf"[\t\n\r\x20-\x7e{_WIDE_PUNCT}]*")
 #: BERT's words of such text: each punctuation mark, and each run of letters and digits.
-_PLAIN_WORDS = re.compile(rf"[{_ASCII_PUNCT}]|[^ \t\n\r{_ASCII_PUNCT}]+")
+_PLAIN_WORDS = re.compile(rf"[{_ASCII_PUNCT}{_WIDE_PUNCT}]|[^ \t\n\r{_ASCII_PUNCT}{_WIDE_PUNCT}]+")
 #: Most words whose WordPiece counts a counter remembers.
 _MAX_WORDS = 200_000
 
@@ -72,7 +75,7 @@ class TokenCounter:
     def count(self, text: str) -> int:
         """The tokens of ``text``.
 
-        Plain text (printable ASCII and whitespace: what rendered contexts mostly are) is counted
+        Plain text (printable ASCII, whitespace, common punctuation: what contexts mostly are) is counted
         word by word, each word's WordPiece count asked of the tokenizer's own model once and
         remembered: BERT's normaliser only lower-cases such text and its pre-tokeniser splits it at
         whitespace and punctuation, so the sum is the whole text's count, for a quarter of the time of
