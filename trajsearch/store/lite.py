@@ -16,11 +16,11 @@ as ``MilvusException``).
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 from typing import Any, Sequence
 
+import orjson
 from pymilvus import MilvusException
 
 from .fields import COLUMNS
@@ -75,8 +75,9 @@ class InProcessReads:
 
 
 def _decoded(row: dict[str, Any]) -> dict[str, Any]:
-    """``row`` with its JSON fields parsed, as pymilvus returns them."""
+    """``row`` with its JSON fields parsed, as pymilvus returns them (with pymilvus' parser: orjson,
+    a third of the stdlib's time on digests; a context's 130 of them took 1.3 ms)."""
     for name in _JSON_FIELDS.intersection(row):
         if isinstance(row[name], str):
-            row[name] = json.loads(row[name])
+            row[name] = orjson.loads(row[name])
     return row
