@@ -21,6 +21,9 @@ the dense index are chosen per engine, below this class's API:
 
 Grouped search (one or ``group_size`` hits per run) completes Milvus' best-effort
 ``group_by`` with follow-up searches, see :meth:`TrajectoryIndex.search`.
+
+On a local path, searches and gets are asked of the Milvus Lite engine running in this process
+(store/lite.py) instead of crossing gRPC to it; everything else goes through ``MilvusClient``.
 """
 
 from __future__ import annotations
