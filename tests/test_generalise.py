@@ -15,7 +15,7 @@ from trajsearch.fusion import looks_like_log, resolve_mode
 from trajsearch.model import Trajectory
 from trajsearch.represent import MAX_ROW_CHARS, PASSAGE_CHARS, WindowConfig, represent
 from trajsearch.runtime import AdviceConfig, NoveltyConfig, RerankConfig, Runtime, RuntimeConfig, RuntimeContext, Strategy
-from trajsearch.runtime.rerank import touched_names, touched_scores
+from trajsearch.runtime.rerank import touched_names, touched_scores, work_done
 from trajsearch.search import TrajSearch
 from trajsearch.touched import identifiers, touched
 
@@ -271,6 +271,61 @@ def test_one_exemplar_per_task(hashing_ts):
     open_ = Runtime(hashing_ts, RuntimeConfig(advice=AdviceConfig(novelty=NoveltyConfig(follow_closely=1.0, inspiration=0.0))))
     items = open_.exemplars("Fix the failing unit test in the payments service", ACME, k=2).items
     assert len(items) == 2 and "refund" in {e.trajectory_id for e in items}
+
+
+def _airline(tid: str, task: str, *writes: str) -> Trajectory:
+    """A run of an airline-like agent: a read, then ``writes`` (state-changing calls), one task each."""
+    steps = [("get_reservation_details", {"reservation_id": "ABC123"}, "reservation ABC123: JFK-SEA, economy")]
+    steps += [(w, {"reservation_id": "ABC123"}, "done") for w in writes]
+    return make_run(tid, task_id=tid, task=task, steps=steps)
+
+
+def test_near_ties_go_to_runs_that_did_other_work(hashing_ts):
+    """A run that made the same state-changing calls as an exemplar already chosen gives way to a
+    run that did other work and scores at most ``other_work_margin`` less (if the first did the
+    wrong thing, so did its twin); a clearer lead keeps it; with nothing else left, twins fill k."""
+    task = "Cancel my reservation ABC123 to Seattle and refund it to my credit card"
+    hashing_ts.add([
+        _airline("first", "Cancel my reservation ABC123 to Seattle and refund it to my credit card please",
+                 "cancel_reservation"),
+        _airline("twin", "Cancel my reservation ABC123 to Seattle and refund it to my card", "cancel_reservation"),
+        _airline("other", "Change my reservation ABC123 to a nonstop flight", "update_reservation_flights"),
+    ])
+
+    def exemplars(k: int, margin: float) -> dict[str, float]:
+        rerank = RerankConfig(other_work_margin=margin, max_cosine=1.0)  # the twins' summaries are near-copies too
+        config = RuntimeConfig(advice=AdviceConfig(novelty=NoveltyConfig(follow_closely=1.0, inspiration=0.0),
+                                                   rerank=rerank))
+        return {e.trajectory_id: e.score for e in Runtime(hashing_ts, config).exemplars(task, ACME, k=k).items}
+
+    by_score = exemplars(3, margin=0.0)
+    assert list(by_score) == ["first", "twin", "other"]
+    lead = by_score["twin"] - by_score["other"]
+    assert list(exemplars(2, margin=lead + 0.01)) == ["first", "other"]
+    assert list(exemplars(2, margin=lead - 0.01)) == ["first", "twin"]
+    assert list(exemplars(3, margin=lead + 0.01)) == ["first", "other", "twin"]
+
+
+def test_runs_with_no_recorded_work_are_not_twins(hashing_ts):
+    """Two runs that changed nothing and called no state-changing tool are not known to have done
+    the same work (a request refused, or steps that say nothing): neither gives way."""
+    task = "Cancel my reservation ABC123 to Seattle and refund it to my credit card"
+    hashing_ts.add([
+        _airline("first", "Cancel my reservation ABC123 to Seattle and refund it to my credit card please"),
+        _airline("twin", "Cancel my reservation ABC123 to Seattle and refund it to my card"),
+        _airline("other", "Change my reservation ABC123 to a nonstop flight", "update_reservation_flights"),
+    ])
+    config = RuntimeConfig(advice=AdviceConfig(novelty=NoveltyConfig(follow_closely=1.0, inspiration=0.0),
+                                               rerank=RerankConfig(other_work_margin=1.0, max_cosine=1.0)))
+    assert [e.trajectory_id for e in Runtime(hashing_ts, config).exemplars(task, ACME, k=2).items] == ["first", "twin"]
+
+
+def test_work_done_reads_changed_files_and_calls_of_the_touched_line():
+    line = ("Summary.\nTouched: changed src/app.py, lib/util.py (modules app, util); functions/classes main; "
+            "read README.md; calls cancel_reservation, send_certificate; commands pytest.")
+    assert work_done(line) == {"changed src/app.py", "changed lib/util.py", "calls cancel_reservation",
+                               "calls send_certificate"}
+    assert work_done("Summary without a touched line.") == frozenset()
 
 
 def _library() -> list[Trajectory]:

@@ -188,8 +188,8 @@ def exemplars(
     by_calls = rerank(candidates, ctx, config.rerank, touched) if slots else ranked
     if config.rerank.diversity:
         def pick(order: list[Scored], n: int) -> list[Scored]:
-            return diversify(order, n, embed=ts.embed,
-                             text_of=lambda s: _summary(s, summaries), max_cosine=config.rerank.max_cosine)
+            return diversify(order, n, embed=ts.embed, text_of=lambda s: _summary(s, summaries),
+                             max_cosine=config.rerank.max_cosine, other_work_margin=config.rerank.other_work_margin)
         chosen = pick(ranked, k - slots)
         if slots and not _covered(chosen, by_calls):
             chosen = pick(chosen + [s for s in by_calls if s not in chosen] + ranked, k)
