@@ -56,6 +56,10 @@ __all__ = [  # the layout's names are part of this module's API (scripts and the
 ]
 
 log = logging.getLogger(__name__)
+#: pymilvus pings an idle channel every 10 s; Milvus Lite's in-process server, whose channel sits idle
+#: while reads go to the engine directly (store/lite.py), answers the third ping with GOAWAY
+#: "too_many_pings", which gRPC logs to stderr. Within one process there is nothing to keep alive.
+_LOCAL_CHANNEL = {"grpc_options": {"grpc.keepalive_permit_without_calls": 0}}
 # query_iterator warns on every call against milvus-lite ("failed to get mvccTs"): harmless there.
 logging.getLogger("pymilvus").setLevel(logging.ERROR)
 
@@ -66,7 +70,8 @@ class TrajectoryIndex:
         if not is_server_uri(uri):
             Path(uri).expanduser().resolve().parent.mkdir(parents=True, exist_ok=True)
         self.uri = uri
-        self.client = MilvusClient(uri=uri, token=token) if token else MilvusClient(uri=uri)
+        channel = {} if is_server_uri(uri) else _LOCAL_CHANNEL
+        self.client = MilvusClient(uri=uri, token=token, **channel) if token else MilvusClient(uri=uri, **channel)
         #: Where searches and gets go: the engine itself when this process runs it (store/lite.py), else the client.
         self.reads: Any = (None if is_server_uri(uri) else InProcessReads.of(uri)) or self.client
         #: Milvus Lite behind the URI (a local path, or a ``milvus-lite server``): FLAT + a partition per tenant.
