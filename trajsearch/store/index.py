@@ -39,12 +39,12 @@ from pymilvus import MilvusClient, MilvusException
 from ..vocab import DENSE_LEVELS, LEVELS
 from .fields import FILTER_FIELDS, LEXICAL_FIELDS, OUTPUT_FIELDS
 from .filters import Filters, quote
-from .lite import InProcessReads
 from .layout import (
     COLLECTION, EPISODES_APART, INDEX_PARAMS, LEXICAL_MEMORY, LEXICAL_MILVUS, LITE_INDEX_PARAMS,
     LITE_DENSE, MAX_LIMIT, SCHEMA_VERSION, SEARCH_PARAMS, IndexSettings, SchemaMismatchError, StoreNeedsMigrationError,
     by_partition, is_server_uri, lexical_text, part_of, partition_name, schema, unit,
 )
+from .lite import InProcessReads
 from .migrate import finish_migration, migrate
 
 #: Collection property listing the runs a writer has begun and not finished (see begin_runs).
