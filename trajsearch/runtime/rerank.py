@@ -104,49 +104,42 @@ _TOUCHED = re.compile(r"^Touched: (.*)$", re.M)
 _TOUCHED_PARTS = {"changed": "changed ", "symbols": "functions/classes ", "calls": "calls "}
 
 
+def _touched_lists(summary: str) -> dict[str, list[str]]:
+    """The lists a summary row's ``Touched:`` line holds, as written: the files ``changed``, their
+    ``modules``, the ``symbols`` (functions and classes) and the state-changing ``calls``."""
+    lists: dict[str, list[str]] = {"changed": [], "modules": [], "symbols": [], "calls": []}
+    found = _TOUCHED.search(summary or "")
+    for part in found.group(1).rstrip(".").split("; ") if found else ():
+        for kind, prefix in _TOUCHED_PARTS.items():
+            if part.startswith(prefix):
+                body, _, modules = part[len(prefix):].partition(" (modules ")
+                lists[kind] += [item.strip() for item in body.split(",") if item.strip()]
+                lists["modules"] += [m.strip() for m in modules.rstrip(")").split(",") if m.strip()]
+    return lists
+
+
 def touched_names(summary: str) -> dict[str, set[str]]:
     """What a summary row's ``Touched:`` line says the run changed, lowercased, in two kinds:
     ``code``: each changed file's stem and last two path parts, its module, the functions and
     classes changed; ``calls``: the words of the state-changing tools it called
     (``cancel_reservation`` -> ``cancel``, ``reservation``)."""
-    names: dict[str, set[str]] = {"code": set(), "calls": set()}
-    found = _TOUCHED.search(summary or "")
-    if not found:
-        return names
-    code, calls = names["code"], names["calls"]
-    for part in found.group(1).rstrip(".").split("; "):
-        for kind, prefix in _TOUCHED_PARTS.items():
-            if not part.startswith(prefix):
-                continue
-            body = part[len(prefix):]
-            if kind == "changed" and " (modules " in body:
-                body, modules = body.split(" (modules ", 1)
-                code.update(m.strip().lower() for m in modules.rstrip(")").split(","))
-            for item in (i.strip().lower() for i in body.split(",")):
-                if kind == "changed":
-                    path = item.rsplit(".", 1)[0] if "." in item.rsplit("/", 1)[-1] else item
-                    pieces = [p for p in path.split("/") if p]
-                    code.update(pieces[-1:])
-                    if len(pieces) >= 2:
-                        code.add("/".join(pieces[-2:]))
-                elif kind == "calls":
-                    calls.update(re.split(r"[_\W]+", item))
-                else:
-                    code.add(item)
-    return {kind: {n for n in found_ if len(n) > 2} for kind, found_ in names.items()}
+    lists = {kind: [item.lower() for item in items] for kind, items in _touched_lists(summary).items()}
+    code = set(lists["modules"]) | set(lists["symbols"])
+    for item in lists["changed"]:
+        path = item.rsplit(".", 1)[0] if "." in item.rsplit("/", 1)[-1] else item
+        pieces = [p for p in path.split("/") if p]
+        code.update(pieces[-1:])
+        if len(pieces) >= 2:
+            code.add("/".join(pieces[-2:]))
+    calls = {word for item in lists["calls"] for word in re.split(r"[_\W]+", item)}
+    return {"code": {n for n in code if len(n) > 2}, "calls": {n for n in calls if len(n) > 2}}
 
 
 def work_done(summary: str) -> frozenset[str]:
     """The work a summary row's ``Touched:`` line says the run did: the files it changed and the
     state-changing tools it called, as a set (empty when it names neither: nothing to compare)."""
-    found = _TOUCHED.search(summary or "")
-    work: set[str] = set()
-    for part in found.group(1).rstrip(".").split("; ") if found else ():
-        for kind in ("changed", "calls"):
-            if part.startswith(_TOUCHED_PARTS[kind]):
-                body = part[len(_TOUCHED_PARTS[kind]):].split(" (modules ", 1)[0]
-                work.update(f"{kind} {item.strip()}" for item in body.split(",") if item.strip())
-    return frozenset(work)
+    lists = _touched_lists(summary)
+    return frozenset(f"{kind} {item}" for kind in ("changed", "calls") for item in lists[kind])
 
 
 def touched_scores(query: str, summaries: Sequence[str]) -> dict[str, list[float]]:
