@@ -70,8 +70,7 @@ class TrajectoryIndex:
         if not is_server_uri(uri):
             Path(uri).expanduser().resolve().parent.mkdir(parents=True, exist_ok=True)
         self.uri = uri
-        channel = {} if is_server_uri(uri) else _LOCAL_CHANNEL
-        self.client = MilvusClient(uri=uri, token=token, **channel) if token else MilvusClient(uri=uri, **channel)
+        self.client = MilvusClient(uri=uri, token=token, **({} if is_server_uri(uri) else _LOCAL_CHANNEL))
         #: Where searches and gets go: the engine itself when this process runs it (store/lite.py), else the client.
         self.reads: Any = (None if is_server_uri(uri) else InProcessReads.of(uri)) or self.client
         #: Milvus Lite behind the URI (a local path, or a ``milvus-lite server``): FLAT + a partition per tenant.
