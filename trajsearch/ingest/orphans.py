@@ -43,6 +43,10 @@ def main(argv: list[str]) -> int:
     die_with_parent(int(argv[1]))
     from milvus_lite.cmdline import main as milvus_lite_main
 
+    from ..store import lite_search
+
+    lite_search.install()  # the server's engine runs in this process: its dense searches skip per-row loops
+
     return milvus_lite_main(argv[3:])
 
 

@@ -23,7 +23,8 @@ Grouped search (one or ``group_size`` hits per run) completes Milvus' best-effor
 ``group_by`` with follow-up searches, see :meth:`TrajectoryIndex.search`.
 
 On a local path, searches and gets are asked of the Milvus Lite engine running in this process
-(store/lite.py) instead of crossing gRPC to it; everything else goes through ``MilvusClient``.
+(store/lite.py) instead of crossing gRPC to it, and its dense search skips two Python loops over
+every row in scope (store/lite_search.py); everything else goes through ``MilvusClient``.
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ from .layout import (
     LITE_DENSE, MAX_LIMIT, SCHEMA_VERSION, SEARCH_PARAMS, IndexSettings, SchemaMismatchError, StoreNeedsMigrationError,
     by_partition, is_server_uri, lexical_text, part_of, partition_name, schema, unit,
 )
+from . import lite_search
 from .lite import InProcessReads
 from .migrate import finish_migration, migrate
 
@@ -73,6 +75,8 @@ class TrajectoryIndex:
         self.client = MilvusClient(uri=uri, token=token, **({} if is_server_uri(uri) else _LOCAL_CHANNEL))
         #: Where searches and gets go: the engine itself when this process runs it (store/lite.py), else the client.
         self.reads: Any = (None if is_server_uri(uri) else InProcessReads.of(uri)) or self.client
+        if not is_server_uri(uri):  # the engine runs here: its dense searches without per-row loops
+            lite_search.install()
         #: Milvus Lite behind the URI (a local path, or a ``milvus-lite server``): FLAT + a partition per tenant.
         self.embedded = not is_server_uri(uri) or self.client.get_server_version().startswith("milvus_lite")
         #: In-process BM25 for Milvus Lite however it is reached, Milvus' own on a server; a new
