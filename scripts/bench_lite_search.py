@@ -23,7 +23,6 @@ hides them), kept in ``--work`` and reused.
 
 from __future__ import annotations
 
-import argparse
 import sys
 import time
 from pathlib import Path
@@ -31,10 +30,10 @@ from typing import Any, Callable
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import machine_note, open_store, p50, p95, read_real_runs, spread, store_dir, table  # noqa: E402
+from _common import machine_note  # noqa: E402
 
-from bench_context import TENANT, build, library  # noqa: E402
-from trajsearch.embed import HashingEmbedder  # noqa: E402
+from bench_context import TENANT  # noqa: E402
+from bench_reads import arguments, hashing_library, side_by_side  # noqa: E402
 from trajsearch.runtime import Runtime, RuntimeContext  # noqa: E402
 from trajsearch.store import lite_search  # noqa: E402
 from trajsearch.store.filters import Filters  # noqa: E402
@@ -44,28 +43,15 @@ CALLS = ("dense grouped", "dense", "hybrid", "context_for")
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--rows", type=int, default=10_000, help="rows of the searched levels (as bench_context)")
-    ap.add_argument("--tasks", type=int, default=32, help="real tasks (2/3 tau-bench, 1/3 mini-swe-agent)")
-    ap.add_argument("--repeat", type=int, default=3, help="rounds over the tasks")
-    ap.add_argument("--work", type=Path, default=Path("/tmp/trajsearch-bench-lite-search"))
-    ap.add_argument("--fresh", action="store_true", help="rebuild the store")
-    args = ap.parse_args()
+    args = arguments(__doc__, Path("/tmp/trajsearch-bench-lite-search"))
     print(f"# trajsearch: Milvus Lite dense search, the engine's executor against trajsearch's\n\n{machine_note()}\n")
-
-    real = read_real_runs(TENANT)
-    ts = open_store(store_dir(args.work, fresh=args.fresh) / f"store-{args.rows}", HashingEmbedder())
+    if not lite_search.install():
+        print("this milvus-lite is not the version trajsearch's executor replaces: nothing to compare")
+        return 1
+    ts, copies, tasks = hashing_library(args)
     try:
-        if not lite_search.install():
-            print("this milvus-lite is not the version trajsearch's executor replaces: nothing to compare")
-            return 1
-        runs, copies = library(real.runs, args.rows, ts, 0)
-        report, seconds = build(ts, runs)
         ts.index.flush()
-        print(f"store: {len(runs)} runs ({report.ingested} ingested now, {report.unchanged} unchanged, "
-              f"{seconds:.0f} s), {ts.index.count(TENANT)} rows, hashing test embedder")
         rt, ctx, tenant = Runtime(ts), RuntimeContext(tenant=TENANT), Filters(tenant=TENANT)
-        tasks = spread(real.tau, args.tasks * 2 // 3) + spread(real.swe, args.tasks - args.tasks * 2 // 3)
 
         def calls(run: Any) -> dict[str, Callable[[], Any]]:
             exclude = [run.trajectory_id, *copies[run.trajectory_id]]
@@ -95,13 +81,8 @@ def main() -> int:
     finally:
         ts.close()
 
-    rows = []
-    for name in CALLS:
-        a, b = times[(name, "trajsearch")], times[(name, "engine")]
-        rows.append([name, f"{1000 * p50(a):.1f}", f"{1000 * p95(a):.1f}", f"{1000 * p50(b):.1f}",
-                     f"{1000 * p95(b):.1f}", f"{p50(b) / p50(a):.2f}x"])
     print(f"\n## {len(tasks)} tasks x {args.repeat} rounds, p50 / p95 in ms (no model time: hashing test embedder)\n")
-    print(table(["call", "trajsearch p50", "p95", "engine p50", "p95", "engine / trajsearch"], rows))
+    print(side_by_side(times, CALLS, WAYS))
     print(f"\nanswers that differ between the two executors: {differ} of {compared}")
     print(f"\n{machine_note()}")
     return 0 if differ == 0 else 1

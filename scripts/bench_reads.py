@@ -25,7 +25,7 @@ import argparse
 import sys
 import time
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -33,36 +33,59 @@ from _common import machine_note, open_store, p50, p95, read_real_runs, spread, 
 
 from bench_context import TENANT, build, library  # noqa: E402
 from trajsearch.embed import HashingEmbedder  # noqa: E402
+from trajsearch.model import Trajectory  # noqa: E402
+from trajsearch.search import TrajSearch  # noqa: E402
 from trajsearch.runtime import Runtime, RuntimeContext  # noqa: E402
 from trajsearch.store.lite import InProcessReads  # noqa: E402
 
 WAYS = ("in-process", "gRPC")
 
 
-def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def arguments(doc: str, work: Path) -> argparse.Namespace:
+    """The options of the side-by-side read benchmarks (this one and bench_lite_search.py)."""
+    ap = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--rows", type=int, default=10_000, help="rows of the searched levels (as bench_context)")
     ap.add_argument("--tasks", type=int, default=32, help="real tasks (2/3 tau-bench, 1/3 mini-swe-agent)")
     ap.add_argument("--repeat", type=int, default=3, help="rounds over the tasks")
-    ap.add_argument("--work", type=Path, default=Path("/tmp/trajsearch-bench-reads"))
+    ap.add_argument("--work", type=Path, default=work)
     ap.add_argument("--fresh", action="store_true", help="rebuild the store")
-    args = ap.parse_args()
-    print(f"# trajsearch reads: in-process against gRPC\n\n{machine_note()}\n")
+    return ap.parse_args()
 
+
+def hashing_library(args: argparse.Namespace) -> tuple[TrajSearch, dict[str, list[str]], list[Trajectory]]:
+    """bench_context's library (real runs plus copies up to ``--rows``) with the hashing test embedder,
+    built in ``--work`` or reused: the store, each real run's copies, and ``--tasks`` real runs to ask."""
     real = read_real_runs(TENANT)
     ts = open_store(store_dir(args.work, fresh=args.fresh) / f"store-{args.rows}", HashingEmbedder())
+    runs, copies = library(real.runs, args.rows, ts, 0)
+    report, seconds = build(ts, runs)
+    print(f"store: {len(runs)} runs ({report.ingested} ingested now, {report.unchanged} unchanged, "
+          f"{seconds:.0f} s), {ts.index.count(TENANT)} rows, hashing test embedder")
+    tasks = spread(real.tau, args.tasks * 2 // 3) + spread(real.swe, args.tasks - args.tasks * 2 // 3)
+    return ts, copies, tasks
+
+
+def side_by_side(times: dict[tuple[str, str], list[float]], calls: Sequence[str], ways: Sequence[str]) -> str:
+    """A table of each call's p50 and p95 (ms) both ways, and the second way's time over the first's."""
+    rows = []
+    for name in calls:
+        a, b = times[(name, ways[0])], times[(name, ways[1])]
+        rows.append([name, f"{1000 * p50(a):.1f}", f"{1000 * p95(a):.1f}", f"{1000 * p50(b):.1f}",
+                     f"{1000 * p95(b):.1f}", f"{p50(b) / p50(a):.2f}x"])
+    return table(["call", f"{ways[0]} p50", "p95", f"{ways[1]} p50", "p95", f"{ways[1]} / {ways[0]}"], rows)
+
+
+def main() -> int:
+    args = arguments(__doc__, Path("/tmp/trajsearch-bench-reads"))
+    print(f"# trajsearch reads: in-process against gRPC\n\n{machine_note()}\n")
+    ts, copies, tasks = hashing_library(args)
     try:
-        runs, copies = library(real.runs, args.rows, ts, 0)
-        report, seconds = build(ts, runs)
-        print(f"store: {len(runs)} runs ({report.ingested} ingested now, {report.unchanged} unchanged, "
-              f"{seconds:.0f} s), {ts.index.count(TENANT)} rows, hashing test embedder")
         direct = ts.index.reads
         if not isinstance(direct, InProcessReads):
             print("this store's engine is not reachable in-process: nothing to compare")
             return 1
         ways = {"in-process": direct, "gRPC": ts.index.client}
         rt, ctx = Runtime(ts), RuntimeContext(tenant=TENANT)
-        tasks = spread(real.tau, args.tasks * 2 // 3) + spread(real.swe, args.tasks - args.tasks * 2 // 3)
 
         def calls(run: Any) -> dict[str, Callable[[], list[str]]]:
             exclude = [run.trajectory_id, *copies[run.trajectory_id]]
@@ -93,13 +116,8 @@ def main() -> int:
     finally:
         ts.close()
 
-    rows = []
-    for name in ("context_for", "search dense", "search lexical", "search hybrid"):
-        a, b = times[(name, "in-process")], times[(name, "gRPC")]
-        rows.append([name, f"{1000 * p50(a):.1f}", f"{1000 * p95(a):.1f}", f"{1000 * p50(b):.1f}",
-                     f"{1000 * p95(b):.1f}", f"{p50(b) / p50(a):.2f}x"])
     print(f"\n## {len(tasks)} tasks x {args.repeat} rounds, p50 / p95 in ms (no model time: hashing test embedder)\n")
-    print(table(["call", "in-process p50", "p95", "gRPC p50", "p95", "gRPC / in-process"], rows))
+    print(side_by_side(times, ("context_for", "search dense", "search lexical", "search hybrid"), WAYS))
     print(f"\ncontext_for gave exemplars for {with_exemplars} of {len(tasks)} tasks (the rest: a new task, one search)")
     print(f"answers that differ between the two ways: {differ} of {len(tasks) * 4 * (args.repeat + 1)}")
     print(f"\n{machine_note()}")

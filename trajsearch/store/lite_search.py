@@ -1,20 +1,25 @@
-"""Milvus Lite's dense search, without its two Python loops over every row in scope.
+"""Milvus Lite's dense search without its per-row Python loops and its copy of the vectors.
 
 Why: milvus-lite 3.2.2 (pure Python) answers a dense search by walking every row of the
-searched partitions in Python twice per query, once to map each primary key to its newest
-version and once to mark the live rows (newest version, no tombstone after it): ~2 us a row,
-~80 of ~100 ms in a 44k-row tenant, where the distances take ~5 ms (issue 12). Almost every
-row is live and has one version. The rows that need the check are those whose key has two
-versions (an upsert not yet compacted away) or a tombstone; set operations over the keys the
-segments already index (``Segment.pk_to_row``) find them at C speed, and only they are checked
-row by row, by the engine's own rule.
+searched partitions in Python twice (once to map each primary key to its newest version, once
+to mark the live rows: newest version, no tombstone after it), ~2 us a row, then copies the
+partition's whole vector matrix (``vectors[arange(n)]``) before a product that takes a tenth of
+the copy's time, and reads every column of each hit, the vector's 384 floats included, to keep
+the few asked for. In a 44k-row tenant that was ~80 of ~100 ms, where the distances take ~5 ms
+(issue 12). :func:`search_with_index` is the engine's ``execute_search_with_index``
+(Apache-2.0) with those three steps done otherwise:
 
-:func:`search_with_index` is ``milvus_lite.search.executor_indexed.execute_search_with_index``
-(Apache-2.0) with that one step replaced: the same arguments, recall per segment, merge order
-and materialisation, hence the same answers (a test compares them with upserts, deletes,
-unflushed rows and filters). :func:`install` puts it in the engine's place for milvus-lite
-3.2.2 only, where the replaced function is the one it was written against; any other version
-keeps the engine's own.
+- liveness by set operations over the keys the segments already index (``Segment.pk_to_row``):
+  almost every row is live and has one version, and only keys with two versions (an upsert
+  not yet compacted away) or a tombstone are checked row by row, by the engine's own rule;
+- with every row of a segment valid, the product is taken on the segment's own matrix (same
+  shape and values as the copy: the same distances bit for bit);
+- a hit's row is read as its key and the fields asked for, when those are all columns.
+
+Recall per segment, merge order and projection are the engine's, so the answers are too (a
+test compares them whole, with upserts, deletes, unflushed rows, filters and a reopen).
+:func:`install` puts it in the engine's place for the executor it was written against
+(milvus-lite 3.2.2, checked by a hash of its source); any other keeps the engine's own.
 """
 
 from __future__ import annotations
@@ -30,13 +35,11 @@ log = logging.getLogger(__name__)
 
 #: sha256 of the source of the engine function this module replaces (milvus-lite 3.2.2)
 _REPLACES = "e22ce49c5ee11c9535792072df8ac5d07fe48f7a76888f1063d46adc14a6022f"
-_engine_search: Callable[..., list[list[dict]]] | None = None  # the engine's own, while replaced
 
 
 def install() -> bool:
     """Answer this process's Milvus Lite dense searches with :func:`search_with_index`; True if
     they are. Only where the engine's function is the one replaced (milvus-lite 3.2.2)."""
-    global _engine_search
     from milvus_lite.engine import collection
     from milvus_lite.search import executor_indexed
 
@@ -50,17 +53,16 @@ def install() -> bool:
     if digest != _REPLACES or collection.execute_search_with_index is not original:
         log.info("milvus-lite's search executor is not the one trajsearch replaces: keeping the engine's")
         return False
-    _engine_search, collection.execute_search_with_index = original, search_with_index
+    collection.execute_search_with_index = search_with_index
     return True
 
 
 def uninstall() -> None:
     """Give dense searches back to the engine's own executor."""
-    global _engine_search
     from milvus_lite.engine import collection
+    from milvus_lite.search import executor_indexed
 
-    if _engine_search is not None:
-        collection.execute_search_with_index, _engine_search = _engine_search, None
+    collection.execute_search_with_index = executor_indexed.execute_search_with_index
 
 
 class _Source:
@@ -114,8 +116,9 @@ def search_with_index(
     project_record_fn: Callable[[dict], dict] | None = None,
     search_params: dict[str, Any] | None = None,
 ) -> list[list[dict]]:
-    """``execute_search_with_index`` of milvus-lite 3.2.2 with the live-row masks of :func:`live_masks`."""
+    """``execute_search_with_index`` of milvus-lite 3.2.2: the same arguments and answers (see the module)."""
     from milvus_lite.index.brute_force import BruteForceIndex
+    from milvus_lite.search.executor_indexed import execute_search_with_index
     from milvus_lite.search.filter import evaluate_mask
     from milvus_lite.search.indexed_filter import evaluate_segment_filter
 
@@ -134,9 +137,9 @@ def search_with_index(
     if not in_scope and not mt_pks:
         return [[] for _ in range(nq)]
 
-    if any(len(s.pk_to_row) != s.num_rows for s in in_scope) and _engine_search is not None:
-        # a key twice in one segment (never written so here): the engine's own walk decides
-        return _engine_search(query_vectors, in_scope, memtable, delta_index, top_k, metric_type, pk_field,
+    if any(len(s.pk_to_row) != s.num_rows for s in in_scope):
+        # a key twice in one segment (the engine never writes one so): its own walk decides
+        return execute_search_with_index(query_vectors, in_scope, memtable, delta_index, top_k, metric_type, pk_field,
                               vector_field, partition_names, compiled_filter, output_fields,
                               indexed_filter_plan, project_record_fn, search_params)
     sources = [_Source(s.pks, s.seqs, s.pk_to_row) for s in in_scope]
