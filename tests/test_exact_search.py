@@ -577,3 +577,21 @@ def test_embedded_dense_search_answers_as_the_engines_own_executor(tmp_path, row
         check()
     finally:
         reopened.close()
+
+
+def test_an_engine_executor_other_than_the_one_replaced_is_left_in_place(monkeypatch):
+    from milvus_lite.engine import collection
+    from milvus_lite.search import executor_indexed
+
+    def another_version(*args, **kwargs):
+        return []
+
+    lite_search.uninstall()
+    try:
+        monkeypatch.setattr(executor_indexed, "execute_search_with_index", another_version)
+        monkeypatch.setattr(collection, "execute_search_with_index", another_version)
+        assert not lite_search.install()
+        assert collection.execute_search_with_index is another_version
+    finally:
+        monkeypatch.undo()
+        assert lite_search.install()

@@ -33,13 +33,15 @@ import numpy as np
 
 log = logging.getLogger(__name__)
 
-#: sha256 of the source of the engine function this module replaces (milvus-lite 3.2.2)
-_REPLACES = "e22ce49c5ee11c9535792072df8ac5d07fe48f7a76888f1063d46adc14a6022f"
+#: The engine this was written against (its segments', tombstones' and indexes' attributes are read too)
+#: and the sha256 of the source of the function replaced.
+_VERSION, _REPLACES = "3.2.2", "e22ce49c5ee11c9535792072df8ac5d07fe48f7a76888f1063d46adc14a6022f"
 
 
 def install() -> bool:
     """Answer this process's Milvus Lite dense searches with :func:`search_with_index`; True if
     they are. Only where the engine's function is the one replaced (milvus-lite 3.2.2)."""
+    import milvus_lite
     from milvus_lite.engine import collection
     from milvus_lite.search import executor_indexed
 
@@ -50,7 +52,8 @@ def install() -> bool:
         digest = hashlib.sha256(inspect.getsource(original).encode()).hexdigest()
     except (OSError, TypeError):  # no source to compare: keep the engine's
         digest = ""
-    if digest != _REPLACES or collection.execute_search_with_index is not original:
+    known = getattr(milvus_lite, "__version__", "") == _VERSION and digest == _REPLACES
+    if not known or collection.execute_search_with_index is not original:
         log.info("milvus-lite's search executor is not the one trajsearch replaces: keeping the engine's")
         return False
     collection.execute_search_with_index = search_with_index
