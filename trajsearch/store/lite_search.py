@@ -80,7 +80,9 @@ class _Source:
 def live_masks(sources: Sequence[_Source], deleted: dict[Any, int], mt_deletes: dict[Any, tuple]) -> list[np.ndarray]:
     """Per source, which rows are live: the newest version of their key across ``sources``, with
     no tombstone newer than it (``deleted``: flushed, key -> delete seq; ``mt_deletes``: not yet
-    flushed, key -> (seq, partition)). The engine's rule, checked only where it can say no."""
+    flushed, key -> (seq, partition)). The engine's rule, checked only where it can say no: keys
+    found in two sources (an upsert's old version stays in its segment until compaction merges
+    four files of a size) or with a tombstone."""
     seen: set[Any] = set()
     doubled: set[Any] = set()
     for source in sources:
@@ -91,15 +93,21 @@ def live_masks(sources: Sequence[_Source], deleted: dict[Any, int], mt_deletes: 
     masks = [np.ones(len(source.pks), dtype=bool) for source in sources]
     if not suspect:
         return masks
-    newest = {pk: max(int(s.seqs[s.rows[pk]]) for s in sources if pk in s.rows) for pk in doubled}
-    for source, mask in zip(sources, masks):
-        for pk in (suspect.intersection(source.rows) if len(suspect) < len(source.rows) else
-                   suspect.intersection(source.pks)):
-            i = source.rows[pk]
-            seq = int(source.seqs[i])
-            dropped = mt_deletes.get(pk)
-            mask[i] = (newest.get(pk, seq) == seq and deleted.get(pk, -1) <= seq
-                       and (dropped is None or dropped[0] <= seq))
+    newest: dict[Any, int] = {}
+    found = []  # per source: its suspect keys, their rows and versions
+    for n, source in enumerate(sources):
+        rows = source.rows
+        keys = [pk for pk in suspect if pk in rows] if len(suspect) < len(rows) else [pk for pk in rows if pk in suspect]
+        at = [rows[pk] for pk in keys]
+        seqs = source.seqs[at].tolist()
+        for pk, seq in zip(keys, seqs):
+            if seq > newest.get(pk, -1):
+                newest[pk] = seq
+        found.append((n, keys, at, seqs))
+    for n, keys, at, seqs in found:
+        dead = [row for pk, row, seq in zip(keys, at, seqs)
+                if newest[pk] != seq or deleted.get(pk, -1) > seq or mt_deletes.get(pk, (-1,))[0] > seq]
+        masks[n][dead] = False
     return masks
 
 
