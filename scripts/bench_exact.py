@@ -41,7 +41,12 @@ Figures of 2026-12-01 (shared 2-core machine, load average 3-4.5: read latencies
 | 100k | 4,698       | 19-67 ms                | 287 ms  | 148 ms    | 96 ms     | 1.1 ms| 0.68 / 0.68, 0.72 / 0.67      |
 
 Recall, runs and fill were 1.00 in every case and phase (fresh, after writes, after reopen);
-no list came back short. ``--layouts`` at 100k (one Milvus call, no follow-ups): HNSW found
+no list came back short. On 2026-12-02, with dense searches through trajsearch/store/lite_search.py
+(load ~1-2), fresh phase: 100k / 44,632 rows plain filters 10-20 ms, grouped 24 / 29 ms (size 1 / 3),
+numpy 6-8 ms; 10k / 4,774 rows 2.5-3.3 ms and 16 / 20 ms; tools (a filter the engine tests row by
+row) 1.9 s and 172 ms; after writes, not flushed (the engine reads every unflushed row's vector in
+Python), 100k plain 120-148 ms, grouped 149 / 273 ms; after reopen 21-47 ms and 47 / 82 ms. Every
+case and phase again 1.00. ``--layouts`` at 100k (one Milvus call, no follow-ups): HNSW found
 0.69-0.95 of the true top-10 under tenant+level+env+outcome (FLAT 1.00); a partition per
 tenant against the tenant as partition key, FLAT, p50: 5% tenant 34 vs 169 ms (tools 0.24
 vs 4.5 s), 45% tenant 160 vs 209 ms (tools 2.3 vs 4.9 s).
