@@ -53,6 +53,14 @@ answer no faster than one (QPS ~ 1/p50). 1M rows, extrapolated from 100k -> 300k
 ~17 GiB, build ~35 min, disk ~6 GiB: not run (over the 20-minute build limit, and over 80% of
 the memory the shared machine had free).
 
+On 2026-12-02, with Milvus Lite's dense search through trajsearch/store/lite_search.py (the engine's
+executor without its per-row Python loops and its copy of the vectors), the code before and after
+alternated on the same cached stores, two runs each (load 0.2-1.4): 100k, 43,835 rows: dense 74-90 ->
+21-23 ms, hybrid 85-87 -> 21-22 ms, context_for 26-27 -> 15-16 ms, floor 6-7 ms; 100k, 6,971 rows: dense
+18-26 -> 8-11 ms, hybrid 17-22 -> 9-10 ms; 300k, 133,981 rows: dense 262-296 -> 30-44 ms, hybrid 258-299
+-> 34-45 ms, context_for 55-64 -> 26-35 ms, floor 20-21 ms; 300k, 18,585 rows: dense 46-51 -> 12-17 ms.
+Façade runs = numpy's in every check; memory unchanged.
+
     python scripts/bench_scale.py --rows 10000
     python scripts/bench_scale.py --cache /tmp/trajsearch-bench-scale/cache \\
         --seed-vectors /tmp/retrieval/bench/pool-all-MiniLM-L6-v2.npz --json scale.json
