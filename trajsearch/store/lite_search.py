@@ -149,10 +149,10 @@ def search_with_index(
         return [[] for _ in range(nq)]
 
     if any(len(s.pk_to_row) != s.num_rows for s in in_scope):
-        # a key twice in one segment (the engine never writes one so): its own walk decides
-        return execute_search_with_index(query_vectors, in_scope, memtable, delta_index, top_k, metric_type, pk_field,
-                              vector_field, partition_names, compiled_filter, output_fields,
-                              indexed_filter_plan, project_record_fn, search_params)
+        # a key twice in one segment (flush and compaction write one row per key): the engine's own walk decides
+        return execute_search_with_index(
+            query_vectors, in_scope, memtable, delta_index, top_k, metric_type, pk_field, vector_field,
+            partition_names, compiled_filter, output_fields, indexed_filter_plan, project_record_fn, search_params)
     sources = [_Source(s.pks, s.seqs, s.pk_to_row) for s in in_scope]
     if mt_pks:
         sources.append(_Source(mt_pks, mt_seqs, {pk: i for i, pk in enumerate(mt_pks)}))
