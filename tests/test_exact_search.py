@@ -595,3 +595,39 @@ def test_an_engine_executor_other_than_the_one_replaced_is_left_in_place(monkeyp
     finally:
         monkeypatch.undo()
         assert lite_search.install()
+
+
+def test_array_filters_are_evaluated_column_wise_as_the_engine_does(index, rows):
+    """The engine tests array membership (the ``tools`` filter) row by row over every column of the
+    table (1.9-2.5 s a search in a 44k-row tenant); lite_search evaluates such filters column-wise,
+    mask for mask the same, and leaves to the engine what it cannot promise that for."""
+    from milvus_lite.search.filter import compile_filter, evaluate_mask
+
+    no_tools = dict(next(iter(rows.records.values())), id="no-tools", trajectory_id="run-none", tools=[])
+    index.upsert([no_tools])  # an empty list, unflushed: the memtable's table
+    collection = index.reads._db.get_collection(COLLECTION)
+    segments, _ = collection._read_snapshot()
+    tables = [segment.table for segment in segments] + [collection._memtable.to_search_snapshot(
+        vector_field="embedding", include_table=True)[4]]
+    exprs = [
+        Filters(tenant="acme", tools=("browser", "python")).to_expr(),
+        Filters(tenant="acme", levels=("step",), tools=("edit",), exclude_trajectory_ids=("run-0001",)).to_expr(),
+        'array_contains(tools, "edit")',
+        'array_contains_all(tools, ["bash", "edit"])',
+        'array_contains_any(tools, ["nothing"]) or outcome == "failure"',
+        'not array_contains_any(tools, ["search", "bash"]) and level in ["step", "task"]',
+    ]
+    for expr in exprs:
+        compiled = compile_filter(expr, collection._schema)
+        assert compiled.backend == "python"  # what makes the engine walk every row
+        matched = []
+        for table in tables:
+            got = lite_search.columnar_filter(compiled, table)
+            assert got is not None, expr
+            want = evaluate_mask(compiled, table)
+            assert got.tolist() == want.tolist(), expr
+            matched += want.tolist()
+        assert 0 < sum(matched) < len(matched), expr  # the case tells rows apart
+    for expr in ('array_contains(tools, "edit") and reward > 0.5',  # a field that can be null
+                 'array_contains_any(tools, [])', 'array_length(tools) > 1'):
+        assert lite_search.columnar_filter(compile_filter(expr, collection._schema), tables[0]) is None, expr
