@@ -46,7 +46,9 @@ no list came back short. On 2026-12-02, with dense searches through trajsearch/s
 numpy 6-8 ms; 10k / 4,774 rows 2.5-3.3 ms and 16 / 20 ms; tools (a filter the engine tests row by
 row) 1.9 s and 172 ms; after writes, not flushed (the engine reads every unflushed row's vector in
 Python), 100k plain 120-148 ms, grouped 149 / 273 ms; after reopen 21-47 ms and 47 / 82 ms. Every
-case and phase again 1.00. ``--layouts`` at 100k (one Milvus call, no follow-ups): HNSW found
+case and phase again 1.00. Then with array filters evaluated column-wise (lite_search.columnar_filter):
+tools 1.9-2.5 s -> 20 ms fresh, 26 ms after reopen, 91 ms after writes (44,632 / 44,201 rows); 10k
+172-214 ms -> 3.6-10 ms; every case 1.00. ``--layouts`` at 100k (one Milvus call, no follow-ups): HNSW found
 0.69-0.95 of the true top-10 under tenant+level+env+outcome (FLAT 1.00); a partition per
 tenant against the tenant as partition key, FLAT, p50: 5% tenant 34 vs 169 ms (tools 0.24
 vs 4.5 s), 45% tenant 160 vs 209 ms (tools 2.3 vs 4.9 s).
