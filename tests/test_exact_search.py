@@ -631,3 +631,33 @@ def test_array_filters_are_evaluated_column_wise_as_the_engine_does(index, rows)
     for expr in ('array_contains(tools, "edit") and reward > 0.5',  # a field that can be null
                  'array_contains_any(tools, [])', 'array_length(tools) > 1'):
         assert lite_search.columnar_filter(compile_filter(expr, collection._schema), tables[0]) is None, expr
+
+
+def test_rows_per_level_count_every_live_row_once(tmp_path, rows):
+    """Stats count step rows from their partition's statistics (reading them made Milvus Lite build
+    every row whole: ~7 s at 100k rows); the counts stay those of the live rows, through new
+    versions of rows, deletes and writes not yet flushed."""
+    from collections import Counter
+
+    index = TrajectoryIndex(str(tmp_path / "counts.db"), SETTINGS)
+    try:
+        def check() -> None:
+            for tenant in ("acme", "beta"):
+                want = Counter(r["level"] for r in rows.records.values() if r["tenant"] == tenant)
+                assert index.count_by("level", tenant) == dict(want)
+            assert index.count_by("level", "nobody") == {}
+
+        write(index, rows.records.values())
+        index.flush()
+        check()
+        acme = sorted({r["trajectory_id"] for r in rows.records.values() if r["tenant"] == "acme"})
+        write(index, rows.rewrite_run(acme[0], "unknown"))  # new versions, not flushed
+        index.delete_trajectory("acme", acme[1])
+        rows.delete_run(acme[1])
+        rows.add_run("late-1", "acme", n_steps=3)
+        write(index, [r for r in rows.records.values() if r["trajectory_id"] == "late-1"])
+        check()
+        index.flush()
+        check()
+    finally:
+        index.close()

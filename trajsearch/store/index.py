@@ -477,9 +477,21 @@ class TrajectoryIndex:
         return int(result[0]["count(*)"])
 
     def count_by(self, field: str, tenant: str) -> dict[str, int]:
-        """Row counts per value of a scalar field within one tenant (for stats)."""
+        """Row counts per value of a scalar field within one tenant (for stats).
+
+        Where a tenant's step rows have a partition of their own (Milvus Lite), their level is
+        counted from the partition's statistics: reading rows to count them made Milvus Lite
+        build every row whole, vectors included (~7 s for the 44k rows of a 100k-row store).
+        """
         counts: dict[str, int] = {}
-        for row in self.iterate([field], tenant=tenant):
+        levels = DENSE_LEVELS
+        if field == "level" and self.episodes_apart:
+            steps = partition_name(tenant, part_of("step", True))
+            if self._scope(tenant, ("step",)) is not None:
+                rows = int(self.client.get_partition_stats(COLLECTION, steps).get("row_count", 0))
+                counts.update({"step": rows} if rows else {})
+            levels = tuple(level for level in DENSE_LEVELS if level != "step")
+        for row in self.iterate([field], tenant=tenant, levels=levels):
             key = str(row[field])
             counts[key] = counts.get(key, 0) + 1
         return counts
