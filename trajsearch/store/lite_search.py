@@ -133,7 +133,6 @@ def search_with_index(
     """``execute_search_with_index`` of milvus-lite 3.2.2: the same arguments and answers (see the module)."""
     from milvus_lite.index.brute_force import BruteForceIndex
     from milvus_lite.search.executor_indexed import execute_search_with_index
-    from milvus_lite.search.filter import evaluate_mask
 
     if query_vectors.ndim == 1:
         query_vectors = query_vectors.reshape(1, -1)
@@ -190,8 +189,7 @@ def search_with_index(
     if mt_pks:
         mask = masks[-1]
         if compiled_filter is not None and mt_table is not None:
-            found = columnar_filter(compiled_filter, mt_table)
-            mask = mask & (found if found is not None else evaluate_mask(compiled_filter, mt_table).astype(bool))
+            mask = mask & table_filter(compiled_filter, mt_table)
         recall(len(in_scope), mt_vecs, mask, None)
 
     project = project_record_fn or _projection(output_fields, pk_field, vector_field)
@@ -219,12 +217,21 @@ def search_with_index(
 
 
 def segment_filter(segment: Any, compiled: Any, plan: Any) -> np.ndarray:
-    """The engine's ``evaluate_segment_filter``, with :func:`columnar_filter` where it applies."""
+    """The engine's ``evaluate_segment_filter``: its scalar indexes where they cover the filter,
+    else :func:`table_filter` over the segment's rows."""
     from milvus_lite.search.indexed_filter import evaluate_segment_filter
 
-    usable_plan = plan is not None and plan.required_fields <= segment.scalar_indexes.keys()
-    found = None if usable_plan else columnar_filter(compiled, segment.table)
-    return found if found is not None else evaluate_segment_filter(segment, compiled, plan).astype(bool)
+    if plan is not None and plan.required_fields <= segment.scalar_indexes.keys():
+        return evaluate_segment_filter(segment, compiled, plan).astype(bool)
+    return table_filter(compiled, segment.table)
+
+
+def table_filter(compiled: Any, table: Any) -> np.ndarray:
+    """The engine's ``evaluate_mask``, with :func:`columnar_filter` where it applies."""
+    from milvus_lite.search.filter import evaluate_mask
+
+    found = columnar_filter(compiled, table)
+    return found if found is not None else evaluate_mask(compiled, table).astype(bool)
 
 
 def columnar_filter(compiled: Any, table: Any) -> np.ndarray | None:
