@@ -486,10 +486,10 @@ class TrajectoryIndex:
         counts: dict[str, int] = {}
         levels = DENSE_LEVELS
         if field == "level" and self.episodes_apart:
-            steps = partition_name(tenant, part_of("step", True))
-            if self._scope(tenant, ("step",)) is not None:
-                rows = int(self.client.get_partition_stats(COLLECTION, steps).get("row_count", 0))
-                counts.update({"step": rows} if rows else {})
+            scope = self._scope(tenant, ("step",))  # the step rows' own partition, None if there is none
+            rows = sum(int(self.client.get_partition_stats(COLLECTION, name).get("row_count", 0))
+                       for name in (scope or {}).get("partition_names", ()))
+            counts.update({"step": rows} if rows else {})
             levels = tuple(level for level in DENSE_LEVELS if level != "step")
         for row in self.iterate([field], tenant=tenant, levels=levels):
             key = str(row[field])
