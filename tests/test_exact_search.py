@@ -530,7 +530,8 @@ def test_embedded_dense_search_answers_as_the_engines_own_executor(tmp_path, row
     """On a local path the engine's dense search runs without its two per-row Python loops
     (store/lite_search.py: ~80 of ~100 ms in a 44k-row tenant). Its answers are the engine's own,
     bit for bit: the same rows, order, scores and fields, with the cases that make rows not
-    live (upserted runs, deleted runs, flushed or not) and every filter."""
+    live (upserted runs, deleted runs, flushed or not) and every filter, searched before and after
+    each change (liveness is kept between writes)."""
     path = str(tmp_path / "both.db")
     index = TrajectoryIndex(path, SETTINGS)
     assert lite_search.install()  # the pinned milvus-lite: a version the replacement does not know fails here
@@ -557,6 +558,12 @@ def test_embedded_dense_search_answers_as_the_engines_own_executor(tmp_path, row
         index.flush()
         check()
         acme = sorted({r["trajectory_id"] for r in rows.records.values() if r["tenant"] == "acme"})
+        for batch in (acme[9:11], acme[11:13]):  # deleted and flushed: same segments, new tombstones (liveness is kept)
+            for tid in batch:
+                index.delete_trajectory("acme", tid)
+                rows.delete_run(tid)
+            index.flush()
+            check()
         for tid in acme[:4]:  # new versions of rows already flushed: two versions of each key
             write(index, rows.rewrite_run(tid, "unknown"))
         for tid in acme[4:7]:  # deleted, the deletes not flushed

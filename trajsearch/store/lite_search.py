@@ -12,6 +12,8 @@ the few asked for. In a 44k-row tenant that was ~80 of ~100 ms, where the distan
 - liveness by set operations over the keys the segments already index (``Segment.pk_to_row``):
   almost every row is live and has one version, and only keys with two versions (an upsert
   not yet compacted away) or a tombstone are checked row by row, by the engine's own rule;
+- and that answer kept until the data changes (:class:`LiveRows`): between writes every search
+  of a partition asks the same question;
 - with every row of a segment valid, the product is taken on the segment's own matrix (same
   shape and values as the copy: the same distances bit for bit);
 - a hit's row is read as its key and the fields asked for, when those are all columns;
@@ -30,6 +32,8 @@ from __future__ import annotations
 import hashlib
 import inspect
 import logging
+import threading
+import weakref
 from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
@@ -114,6 +118,42 @@ def live_masks(sources: Sequence[_Source], deleted: dict[Any, int], mt_deletes: 
     return masks
 
 
+class LiveRows:
+    """Each partition scope's live-row masks, kept while its segments and tombstones stay the same.
+
+    Segments are immutable (a flush or a compaction makes new ones) and tombstones only grow or
+    are collected, so the same segment objects and the same tombstones give the same answer:
+    a store that was written and flushed once (trajsearch's ingest flushes) works it out once,
+    not per search (a thousand keys with two versions took 1.5 ms a search at 10k rows). With
+    unflushed rows or deletes in the memtable nothing is kept. Entries hang off the collection's
+    memtable, which every flush replaces (weakly: a closed store leaves nothing behind), one per
+    scope, the newest; the segments and tombstones are compared as well.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._by_memtable: weakref.WeakKeyDictionary[Any, dict] = weakref.WeakKeyDictionary()
+
+    def masks(self, memtable: Any, scope: frozenset | None, segments: Sequence[Any], sources: Sequence[_Source],
+              deleted: dict[Any, int], mt_deletes: dict[Any, tuple]) -> list[np.ndarray]:
+        if len(sources) != len(segments) or mt_deletes:  # unflushed writes: worked out each time
+            return live_masks(sources, deleted, mt_deletes)
+        with self._lock:
+            entry = self._by_memtable.get(memtable, {}).get(scope)
+        if entry is not None and len(entry[0]) == len(segments) \
+                and all(a is b for a, b in zip(entry[0], segments)) and entry[1] == deleted:
+            return entry[2]
+        masks = live_masks(sources, deleted, mt_deletes)
+        for mask in masks:
+            mask.flags.writeable = False  # shared by later searches: nobody may change one
+        with self._lock:
+            self._by_memtable.setdefault(memtable, {})[scope] = (tuple(segments), dict(deleted), masks)
+        return masks
+
+
+_live_rows = LiveRows()
+
+
 def search_with_index(
     query_vectors: np.ndarray,
     segments: Iterable[Any],
@@ -157,7 +197,8 @@ def search_with_index(
     sources = [_Source(s.pks, s.seqs, s.pk_to_row) for s in in_scope]
     if mt_pks:
         sources.append(_Source(mt_pks, mt_seqs, {pk: i for i, pk in enumerate(mt_pks)}))
-    masks = live_masks(sources, getattr(delta_index, "_map"), memtable.delete_index_snapshot())
+    masks = _live_rows.masks(memtable, partitions and frozenset(partitions), in_scope, sources,
+                             getattr(delta_index, "_map"), memtable.delete_index_snapshot())
 
     # per source: the live rows that pass the filter (and have a vector), then its top_k
     candidates: list[list[tuple[float, int, int]]] = [[] for _ in range(nq)]
