@@ -586,6 +586,57 @@ def test_embedded_dense_search_answers_as_the_engines_own_executor(tmp_path, row
         reopened.close()
 
 
+def test_rows_by_key_are_the_ones_grpc_gives_through_writes_and_reopen(tmp_path, rows):
+    """Gets on a local path read each segment's rows in one take (lite_search.get_rows) instead of
+    the engine's scalar-by-scalar build; the rows are the engine's own (asked over gRPC): the same
+    keys, order, versions and fields, with rows in the memtable, new versions, deletes flushed or
+    not, keys that do not exist, and after a reopen."""
+    path = str(tmp_path / "gets.db")
+    index = TrajectoryIndex(path, SETTINGS)
+    every_id = list(rows.records)[::-1] + ["no-such-row"]
+
+    def same() -> None:
+        over_grpc = copy.copy(index)
+        over_grpc.reads = index.client
+        for tenant in ("acme", "beta"):
+            live = {i for i, r in rows.records.items() if r["tenant"] == tenant}
+            for fields in ([*OUTPUT_FIELDS, "embedding"], ["trajectory_id", "outcome"], None):
+                got = index.get(every_id, Filters(tenant=tenant), fields=fields)
+                assert got == over_grpc.get(every_id, Filters(tenant=tenant), fields=fields)
+                assert {row["id"] for row in got} == live
+        for row in index.get(every_id, Filters(tenant="acme"), fields=["embedding", "outcome"]):
+            assert row["outcome"] == rows.records[row["id"]]["outcome"]
+            assert np.allclose(row["embedding"], _unit(rows.records[row["id"]]["embedding"]), atol=TOL)
+
+    try:
+        write(index, rows.records.values())
+        same()  # every row in the memtable
+        index.flush()
+        same()
+        acme = sorted({r["trajectory_id"] for r in rows.records.values() if r["tenant"] == "acme"})
+        for tid in acme[:4]:  # new versions of flushed rows
+            write(index, rows.rewrite_run(tid, "unknown"))
+        for tid in acme[4:7]:  # deleted, not flushed
+            index.delete_trajectory("acme", tid)
+            rows.delete_run(tid)
+        same()
+        index.flush()
+        same()  # two versions of keys in segments, tombstones flushed
+        for tid in acme[7:9]:
+            index.delete_trajectory("acme", tid)
+            rows.delete_run(tid)
+        index.flush()
+        write(index, rows.rewrite_run(acme[0], "success"))  # a third version, in the memtable
+        same()
+    finally:
+        index.close()
+    index = TrajectoryIndex(path, SETTINGS)
+    try:
+        same()
+    finally:
+        index.close()
+
+
 def test_an_engine_executor_other_than_the_one_replaced_is_left_in_place(monkeypatch):
     from milvus_lite.engine import collection
     from milvus_lite.search import executor_indexed
@@ -602,6 +653,22 @@ def test_an_engine_executor_other_than_the_one_replaced_is_left_in_place(monkeyp
     finally:
         monkeypatch.undo()
         assert lite_search.install()
+
+
+def test_gets_on_an_engine_other_than_the_one_replaced_are_the_engines_own(index, rows, monkeypatch):
+    from milvus_lite.engine.collection import Collection
+
+    asked: list[list] = []
+    original = Collection.get
+
+    def another_version(self, pks, **kwargs):
+        asked.append(list(pks))
+        return original(self, pks, **kwargs)
+
+    monkeypatch.setattr(Collection, "get", another_version)
+    ids = [i for i, r in rows.records.items() if r["tenant"] == "acme"][:5]
+    assert [row["id"] for row in index.get(ids, Filters(tenant="acme"))] == ids
+    assert asked == [ids]
 
 
 def test_array_filters_are_evaluated_column_wise_as_the_engine_does(index, rows):

@@ -24,6 +24,7 @@ import orjson
 from pymilvus import MilvusException
 
 from .fields import COLUMNS
+from .lite_search import get_rows
 
 log = logging.getLogger(__name__)
 
@@ -68,7 +69,7 @@ class InProcessReads:
 
     def get(self, collection_name: str, *, ids: Sequence[str], output_fields: list[str] | None = None) -> list[dict]:
         try:
-            rows = self._db.get_collection(collection_name).get(list(ids), output_fields=output_fields)
+            rows = get_rows(self._db.get_collection(collection_name), list(ids), output_fields)
         except Exception as exc:
             raise MilvusException(message=f"{type(exc).__name__}: {exc}") from exc
         return [_decoded(row) for row in rows]
