@@ -67,7 +67,7 @@ def install() -> bool:
     from milvus_lite.engine import collection
     from milvus_lite.search import executor_indexed
 
-    if collection.execute_search_with_index is search_with_index:
+    if installed():
         return True
     original = executor_indexed.execute_search_with_index
     if not _is_known(original, _REPLACES) or collection.execute_search_with_index is not original:
@@ -77,8 +77,15 @@ def install() -> bool:
     return True
 
 
+def installed() -> bool:
+    """Whether this process's Milvus Lite dense searches (and gets by key) are this module's."""
+    from milvus_lite.engine import collection
+
+    return collection.execute_search_with_index is search_with_index
+
+
 def uninstall() -> None:
-    """Give dense searches back to the engine's own executor."""
+    """Give dense searches and gets by key back to the engine's own code."""
     from milvus_lite.engine import collection
     from milvus_lite.search import executor_indexed
 
@@ -450,13 +457,13 @@ def get_rows(collection: Any, pks: list[Any], output_fields: list[str] | None) -
     at 10k rows, 0.85 ms in one take per segment. Which version of a key is live is decided as
     there: the memtable's row, else none if the memtable deleted it, else the segments' newest
     version unless a tombstone is newer. Anything else (dynamic fields, fields that are not
-    columns, another engine) is the engine's own ``get``."""
+    columns, another engine, the executor uninstalled) is the engine's own ``get``."""
     from milvus_lite.engine.projection import build_projection_plan, project_record
 
     schema = collection._schema
     columns = [f.name for f in schema.fields]
-    if output_fields is None or schema.enable_dynamic_field or not set(output_fields) <= set(columns) \
-            or not _is_known(type(collection).get, _REPLACES_GET):
+    if not installed() or output_fields is None or schema.enable_dynamic_field \
+            or not set(output_fields) <= set(columns) or not _is_known(type(collection).get, _REPLACES_GET):
         return collection.get(pks, output_fields=output_fields)
     collection._require_loaded()
     pk_field, memtable = collection._pk_name, collection._memtable
