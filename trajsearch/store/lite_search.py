@@ -438,7 +438,8 @@ def read_hits(segment: Any, rows: list[int], pk_field: str, output_fields: list[
             found.append((record[pk_field] if pk_field in record else segment.pks[row], project(record)))
         return found
     shown = [name for name in segment.table.schema.names if name in names and name != pk_field]
-    return [(record.pop(pk_field), record) for record in segment.table.take(rows).select([pk_field, *shown]).to_pylist()]
+    records = segment.table.take(rows).select([pk_field, *shown]).to_pylist()
+    return [(record.pop(pk_field), record) for record in records]
 
 
 def _projection(output_fields: list[str] | None, pk_field: str, vector_field: str) -> Callable[[dict], dict]:
