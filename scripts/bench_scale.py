@@ -60,6 +60,10 @@ alternated on the same cached stores, two runs each (load 0.2-1.4): 100k, 43,835
 18-26 -> 8-11 ms, hybrid 17-22 -> 9-10 ms; 300k, 133,981 rows: dense 262-296 -> 30-44 ms, hybrid 258-299
 -> 34-45 ms, context_for 55-64 -> 26-35 ms, floor 20-21 ms; 300k, 18,585 rows: dense 46-51 -> 12-17 ms.
 Façade runs = numpy's in every check; memory unchanged.
+Later that day, with live rows kept between writes and hits and gets read in one Arrow take per
+segment, the code before and after alternated (load 0.9-1.1): 100k, 43,835 rows: dense 16 -> 8 ms,
+hybrid 16 -> 11 ms, context_for 22 -> 15 ms (floor 6-7 ms); 6,971 rows: dense 7 -> 4 ms. 300k (after
+only): 133,981 rows dense 21 ms, hybrid 28 ms, context_for 27 ms, floor 24 ms; 18,585 rows dense 7 ms.
 
     python scripts/bench_scale.py --rows 10000
     python scripts/bench_scale.py --cache /tmp/trajsearch-bench-scale/cache \\
