@@ -306,6 +306,28 @@ def test_near_ties_go_to_runs_that_did_other_work(hashing_ts):
     assert list(exemplars(3, margin=lead + 0.01)) == ["first", "other", "twin"]
 
 
+def test_the_last_place_goes_to_a_run_making_the_calls_the_task_names(hashing_ts):
+    """When no exemplar chosen so far made the state-changing call the task asks for (runs worded
+    alike that only read: a request refused), the last place goes to the best run that made it,
+    however worded; a run sharing only a common word of a call's name (``reservation``) does not
+    count as making it."""
+    task = "Cancel all of my upcoming flights in my reservation, even without a refund"
+    near = [_airline(f"near-{i}", f"Cancel all of my upcoming flights in my reservation{tail}")
+            for i, tail in enumerate((", even if there is no refund", " and refund me", " today, no refund needed"))]
+    partial = _airline("partial", "Add a checked bag to my reservation", "update_reservation_baggages")
+    does_it = _airline("does-it", "Please drop my trip ABC123 to Seattle", "cancel_reservation")
+    config = RuntimeConfig(advice=AdviceConfig(novelty=NoveltyConfig(follow_closely=1.0, inspiration=0.0)))
+
+    def exemplars() -> list[str]:
+        return [e.trajectory_id for e in Runtime(hashing_ts, config).exemplars(task, ACME, k=3).items]
+
+    hashing_ts.add([*near, partial])
+    assert sorted(exemplars()) == ["near-0", "near-1", "near-2"]
+    hashing_ts.add([does_it])
+    chosen = exemplars()
+    assert chosen[-1] == "does-it" and set(chosen[:2]) < {"near-0", "near-1", "near-2"}
+
+
 def test_runs_with_no_recorded_work_are_not_twins(hashing_ts):
     """Two runs that changed nothing and called no state-changing tool are not known to have done
     the same work (a request refused, or steps that say nothing): neither gives way."""

@@ -180,12 +180,14 @@ def exemplars(
     candidates, summaries = _candidates(ts, task, ctx, by_task, pool, exclude_trajectory_ids,
                                         config.touched_candidates)
     touched = touched_scores(task, [row.text if (row := summaries.get(h.trajectory_id)) else "" for h in candidates])
-    # the last ``call_slots`` places go by the ranking that also weighs tool calls the task names
-    # (weak evidence: a task may ask for what policy refuses), the first by the ranking without,
-    # and only when no run chosen so far does that work
+    # the last ``call_slots`` places go first to runs making the state-changing calls the task names,
+    # then by the ranking that also weighs them (weak evidence: a task may ask for what policy
+    # refuses), the first by the ranking without, and only when no run chosen so far does that work
     slots = min(config.rerank.call_slots, k - 1) if config.rerank.enabled and config.rerank.w_calls else 0
     ranked = rerank(candidates, ctx, replace(config.rerank, w_calls=0.0) if slots else config.rerank, touched)
     by_calls = rerank(candidates, ctx, config.rerank, touched) if slots else ranked
+    if slots:  # stable: each part keeps its order
+        by_calls = sorted(by_calls, key=lambda s: s.features["calls"] < config.rerank.call_match)
     if config.rerank.diversity:
         def pick(order: list[Scored], n: int) -> list[Scored]:
             return diversify(order, n, embed=ts.embed, text_of=lambda s: _summary(s, summaries),
