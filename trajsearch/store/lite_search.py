@@ -30,6 +30,7 @@ test compares them whole, with upserts, deletes, unflushed rows, filters and a r
 
 from __future__ import annotations
 
+import copy
 import functools
 import hashlib
 import inspect
@@ -144,7 +145,8 @@ class LiveRows:
     not per search (a thousand keys with two versions took 1.5 ms a search at 10k rows). With
     unflushed rows or deletes in the memtable nothing is kept. Entries hang off the collection's
     memtable, which every flush replaces (weakly: a closed store leaves nothing behind), one per
-    scope, the newest; the segments and tombstones are compared as well.
+    scope, the newest; the segments and tombstones are compared as well, and an entry holding
+    segments a compaction replaced is let go at the next mask worked out.
     """
 
     def __init__(self) -> None:
@@ -152,7 +154,10 @@ class LiveRows:
         self._by_memtable: weakref.WeakKeyDictionary[Any, dict] = weakref.WeakKeyDictionary()
 
     def masks(self, memtable: Any, scope: frozenset | None, segments: Sequence[Any], sources: Sequence[_Source],
-              deleted: dict[Any, int], mt_deletes: dict[Any, tuple]) -> list[np.ndarray]:
+              deleted: dict[Any, int], mt_deletes: dict[Any, tuple], every_segment: Sequence[Any]) -> list[np.ndarray]:
+        """The live-row masks of ``sources`` (``segments``, then the memtable's rows if any), kept or
+        worked out; ``every_segment``: the collection's segments now, to let go of entries holding
+        segments a compaction has replaced (they would keep the old files' vectors in memory)."""
         if len(sources) != len(segments) or mt_deletes:  # unflushed writes: worked out each time
             return live_masks(sources, deleted, mt_deletes)
         with self._lock:
@@ -163,8 +168,12 @@ class LiveRows:
         masks = live_masks(sources, deleted, mt_deletes)
         for mask in masks:
             mask.flags.writeable = False  # shared by later searches: nobody may change one
+        current = {id(segment) for segment in every_segment}
         with self._lock:
-            self._by_memtable.setdefault(memtable, {})[scope] = (tuple(segments), dict(deleted), masks)
+            entries = self._by_memtable.setdefault(memtable, {})
+            for stale in [key for key, (kept, _, _) in entries.items() if any(id(s) not in current for s in kept)]:
+                del entries[stale]
+            entries[scope] = (tuple(segments), dict(deleted), masks)
         return masks
 
 
@@ -200,6 +209,7 @@ def search_with_index(
         return [[] for _ in range(nq)]
 
     partitions = set(partition_names) if partition_names else None
+    segments = tuple(segments)
     in_scope = [s for s in segments if s.num_rows > 0 and (partitions is None or s.partition in partitions)]
     mt_pks, mt_seqs, mt_vecs, mt_row_refs, mt_table = memtable.to_search_snapshot(
         vector_field=vector_field, partition_names=partition_names, include_table=compiled_filter is not None)
@@ -215,7 +225,7 @@ def search_with_index(
     if mt_pks:
         sources.append(_Source(mt_pks, mt_seqs, {pk: i for i, pk in enumerate(mt_pks)}))
     masks = _live_rows.masks(memtable, partitions and frozenset(partitions), in_scope, sources,
-                             getattr(delta_index, "_map"), memtable.delete_index_snapshot())
+                             getattr(delta_index, "_map"), memtable.delete_index_snapshot(), segments)
 
     # per source: the live rows that pass the filter (and have a vector), then its top_k
     candidates: list[list[tuple[float, int, int]]] = [[] for _ in range(nq)]
@@ -274,8 +284,8 @@ def search_with_index(
     for found in chosen:
         hits = []
         for dist, source_idx, local_id in found:
-            pk, entity = read[(source_idx, local_id)]
-            hits.append({"id": pk, "distance": dist, "entity": dict(entity)})
+            pk, entity = read[(source_idx, local_id)]  # a row found by two queries: each its own copy, as there
+            hits.append({"id": pk, "distance": dist, "entity": entity if nq == 1 else copy.deepcopy(entity)})
         results.append(hits)
     return results
 
