@@ -709,8 +709,9 @@ def test_array_filters_are_evaluated_column_wise_as_the_engine_does(index, rows)
 
 def test_rows_per_level_count_every_live_row_once(tmp_path, rows):
     """Stats count step rows from their partition's statistics (reading them made Milvus Lite build
-    every row whole: ~7 s at 100k rows); the counts stay those of the live rows, through new
-    versions of rows, deletes and writes not yet flushed."""
+    every row whole: ~7 s at 100k rows), and runs by outcome from the task rows' partition alone;
+    the counts stay those of the live rows, through new versions of rows, deletes and writes not
+    yet flushed."""
     from collections import Counter
 
     index = TrajectoryIndex(str(tmp_path / "counts.db"), SETTINGS)
@@ -719,6 +720,8 @@ def test_rows_per_level_count_every_live_row_once(tmp_path, rows):
             for tenant in ("acme", "beta"):
                 want = Counter(r["level"] for r in rows.records.values() if r["tenant"] == tenant)
                 assert index.count_by("level", tenant) == dict(want)
+                runs = Counter(r["outcome"] for r in rows.records.values() if r["tenant"] == tenant and r["level"] == "task")
+                assert index.count_by("outcome", tenant, levels=("task",)) == dict(runs)
             assert index.count_by("level", "nobody") == {}
 
         write(index, rows.records.values())

@@ -545,14 +545,8 @@ class TrajSearch:
             "trajectories": levels.get("task", 0),
             "rows": sum(levels.values()),
             "rows_by_level": levels,
-            "runs_by_outcome": self._outcomes(tenant),
+            "runs_by_outcome": self.index.count_by("outcome", tenant, levels=("task",)),
         }
-
-    def _outcomes(self, tenant: str) -> dict[str, int]:
-        counts: dict[str, int] = {}
-        for row in self.index.iterate(["outcome"], expr=Filters(tenant=tenant, levels=("task",)).to_expr()):
-            counts[row["outcome"]] = counts.get(row["outcome"], 0) + 1
-        return counts
 
 
 def _check_query(text: str, k: int, group_size: int) -> None:
