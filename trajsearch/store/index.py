@@ -69,16 +69,17 @@ class TrajectoryIndex:
     """Create/open the collection, write rows, and read them back by vector or by key."""
 
     def __init__(self, uri: str, settings: IndexSettings, *, token: str = "", lexical: str | None = None) -> None:
-        if not is_server_uri(uri):
+        local = not is_server_uri(uri)  # a path: Milvus Lite's engine runs in this process
+        if local:
             Path(uri).expanduser().resolve().parent.mkdir(parents=True, exist_ok=True)
         self.uri = uri
-        self.client = MilvusClient(uri=uri, token=token, **({} if is_server_uri(uri) else _LOCAL_CHANNEL))
+        self.client = MilvusClient(uri=uri, token=token, **(_LOCAL_CHANNEL if local else {}))
         #: Where searches and gets go: the engine itself when this process runs it (store/lite.py), else the client.
-        self.reads: Any = (None if is_server_uri(uri) else InProcessReads.of(uri)) or self.client
-        if not is_server_uri(uri):  # the engine runs here: its dense searches without per-row loops
+        self.reads: Any = (InProcessReads.of(uri) if local else None) or self.client
+        if local:  # its dense searches and gets without per-row loops
             lite_search.install()
         #: Milvus Lite behind the URI (a local path, or a ``milvus-lite server``): FLAT + a partition per tenant.
-        self.embedded = not is_server_uri(uri) or self.client.get_server_version().startswith("milvus_lite")
+        self.embedded = local or self.client.get_server_version().startswith("milvus_lite")
         #: In-process BM25 for Milvus Lite however it is reached, Milvus' own on a server; a new
         #: collection records its choice, and an existing one's is read back in _open_or_create.
         if lexical not in (None, LEXICAL_MEMORY, LEXICAL_MILVUS):
@@ -90,7 +91,7 @@ class TrajectoryIndex:
         self._partitions: set[str] = set()
         self.settings = self._open_or_create(settings)
         self._mirror = self._lexical_mirror() if self.lexical_backend == LEXICAL_MEMORY else None
-        if not is_server_uri(uri):  # the owner of the data directory: no other writer can be mid-batch
+        if local:  # the owner of the data directory: no other writer can be mid-batch
             self._recover_runs()
 
     # -- lifecycle ---------------------------------------------------------------------------
