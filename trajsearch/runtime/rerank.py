@@ -227,7 +227,12 @@ def diversify(
     seen: set[str] = set()
     tasks: set[str] = set()
     done: set[frozenset[str]] = set()
-    work = {id(c): work_done(text_of(c)) for c in candidates} if other_work_margin > 0 else {}
+    known: dict[int, frozenset[str]] = {}
+
+    def work(c: Scored) -> frozenset[str]:  # read from its text when first needed: most never are
+        if id(c) not in known:
+            known[id(c)] = work_done(text_of(c))
+        return known[id(c)]
 
     def open_(c: Scored) -> bool:
         return c.hit.trajectory_id not in seen and not (c.hit.task_id and c.hit.task_id in tasks)
@@ -237,9 +242,9 @@ def diversify(
         candidate = queue.pop(0)
         if not open_(candidate):
             continue
-        if work and work[id(candidate)] and work[id(candidate)] in done:
+        if other_work_margin > 0 and work(candidate) and work(candidate) in done:
             ahead = next((i for i, c in enumerate(queue) if c.score >= candidate.score - other_work_margin
-                          and work[id(c)] not in done and open_(c)), None)
+                          and work(c) not in done and open_(c)), None)
             if ahead is not None:  # that one first, then this one is asked again
                 queue[:0] = [queue.pop(ahead), candidate]
                 continue
@@ -249,8 +254,8 @@ def diversify(
         chosen.append(candidate)
         vectors.append(vector)
         seen.add(candidate.hit.trajectory_id)
-        if work:
-            done.add(work[id(candidate)])
+        if other_work_margin > 0:
+            done.add(work(candidate))
         if candidate.hit.task_id:
             tasks.add(candidate.hit.task_id)
     return chosen
