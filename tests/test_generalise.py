@@ -328,6 +328,23 @@ def test_the_last_place_goes_to_a_run_making_the_calls_the_task_names(hashing_ts
     assert chosen[-1] == "does-it" and set(chosen[:2]) < {"near-0", "near-1", "near-2"}
 
 
+def test_many_runs_of_one_task_do_not_fill_the_candidate_pool(hashing_ts):
+    """Runs of one task share its text (retries, benchmark trials): the nearest task rows can be one
+    task over and over, and diversity keeps one run per task. The task leg fetches deeper than the
+    other legs (``AdviceConfig.task_depth``), so other tasks and the run making the call the task
+    names (worded otherwise) are still candidates."""
+    task = "Cancel all of my upcoming flights in my reservation, even without a refund"
+    trials = [make_run(f"trial-{i}", task_id="trials", task=task + " please",
+                       steps=[("get_reservation_details", {"reservation_id": "ABC123"}, "reservation ABC123")])
+              for i in range(16)]  # more than the 15 rows (3 exemplars x pool_factor 5) the pool once held
+    near = _airline("near", "Cancel my upcoming flights in my reservation, no refund needed")
+    does_it = _airline("does-it", "Please drop my trip ABC123 to Seattle", "cancel_reservation")
+    hashing_ts.add([*trials, near, does_it])
+    config = RuntimeConfig(advice=AdviceConfig(novelty=NoveltyConfig(follow_closely=1.0, inspiration=0.0)))
+    chosen = [e.trajectory_id for e in Runtime(hashing_ts, config).exemplars(task, ACME, k=3).items]
+    assert chosen[0].startswith("trial-") and chosen[1:] == ["near", "does-it"]
+
+
 def test_runs_with_no_recorded_work_are_not_twins(hashing_ts):
     """Two runs that changed nothing and called no state-changing tool are not known to have done
     the same work (a request refused, or steps that say nothing): neither gives way."""

@@ -34,6 +34,12 @@ class AdviceConfig:
     warnings_k: int = 2
     #: candidates fetched per exemplar asked for (reranking and diversity need spares)
     pool_factor: int = 5
+    #: the task leg fetches this many times deeper: runs of one task share its text (retries,
+    #: trials), so its nearest rows are a few tasks over and over, and diversity keeps one run per
+    #: task. Leave-task-out (scripts/eval_generalise.py), recall@3 of a run doing the same work: 0.850
+    #: -> 0.875 (tau-bench airline 0.842 -> 0.868), retail (held out) 0.707 either way; eval_runtime
+    #: unchanged; `context_for` about 1-2 ms slower (scripts/bench_context.py).
+    task_depth: int = 2
     #: more candidates: runs whose summary (its "Touched:" line) names what the task names, by the lexical leg
     touched_candidates: int = 10
     rerank: RerankConfig = RerankConfig()
@@ -172,7 +178,8 @@ def exemplars(
     k = k or config.exemplars_k
     pool = min(200, k * config.pool_factor)
     by_task = search(ts, task, ctx.filters(levels=("task",), outcomes=("success",),
-                                           exclude_trajectory_ids=exclude_trajectory_ids), k=pool, grouped=False)
+                                           exclude_trajectory_ids=exclude_trajectory_ids),
+                     k=min(200, pool * config.task_depth), grouped=False)
     best_task = by_task[0].score if by_task else None  # the cosine novelty is calibrated on
     strategy = strategy_for(best_task, config.novelty)
     if strategy is Strategy.plan_from_scratch:  # nothing close enough to show: no further search
