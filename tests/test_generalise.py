@@ -328,6 +328,30 @@ def test_the_last_place_goes_to_a_run_making_the_calls_the_task_names(hashing_ts
     assert chosen[-1] == "does-it" and set(chosen[:2]) < {"near-0", "near-1", "near-2"}
 
 
+def test_the_last_place_goes_to_a_run_that_did_work_when_the_first_did_none(hashing_ts):
+    """Runs worded like the task that only read (a request refused) take the first places; when
+    none of them changed anything, the last place goes to the best run that did, even though the
+    task names none of its calls (``change`` is not ``update_reservation_flights``). With one
+    chosen run that did work, the ranking decides it as before."""
+    task = "Change my upcoming flight to a nonstop one on the same day"
+    near = [_airline(f"near-{i}", text) for i, text in enumerate((
+        "Change my upcoming flight to a nonstop one on the same day, please",
+        "I need to change my upcoming flight to a nonstop flight on the same day: my mother is sick",
+        "Can you change the upcoming flight in my booking to a nonstop one today? I can pay a fee",
+    ))]
+    does_it = _airline("does-it", "Move trip ABC123 to a direct connection", "update_reservation_flights")
+    config = RuntimeConfig(advice=AdviceConfig(novelty=NoveltyConfig(follow_closely=1.0, inspiration=0.0)))
+
+    def exemplars() -> list[str]:
+        return [e.trajectory_id for e in Runtime(hashing_ts, config).exemplars(task, ACME, k=3).items]
+
+    hashing_ts.add([*near, does_it])
+    chosen = exemplars()
+    assert chosen[-1] == "does-it" and set(chosen[:2]) < {"near-0", "near-1", "near-2"}
+    hashing_ts.add([_airline("near-0", near[0].task, "update_reservation_baggages")])  # the first did work now
+    assert sorted(exemplars()) == ["near-0", "near-1", "near-2"]
+
+
 def test_many_runs_of_one_task_do_not_fill_the_candidate_pool(hashing_ts):
     """Runs of one task share its text (retries, benchmark trials): the nearest task rows can be one
     task over and over, and diversity keeps one run per task. The task leg fetches deeper than the

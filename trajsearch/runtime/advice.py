@@ -23,7 +23,7 @@ from ..store.traces import TraceStoreError
 from ..touched import identifiers
 from .context import RuntimeContext
 from .novelty import NoveltyConfig, Strategy, strategy_for
-from .rerank import RerankConfig, Scored, diversify, rerank, touched_scores
+from .rerank import RerankConfig, Scored, diversify, rerank, touched_scores, work_done
 
 log = logging.getLogger(__name__)
 
@@ -187,9 +187,8 @@ def exemplars(
     candidates, summaries = _candidates(ts, task, ctx, by_task, pool, exclude_trajectory_ids,
                                         config.touched_candidates)
     touched = touched_scores(task, [row.text if (row := summaries.get(h.trajectory_id)) else "" for h in candidates])
-    # the last ``call_slots`` places go first to runs making the state-changing calls the task names,
-    # then by the ranking that also weighs them (weak evidence: a task may ask for what policy
-    # refuses), the first by the ranking without, and only when no run chosen so far does that work
+    # the last ``call_slots`` places are filled in their own order (see _last_places); the first by
+    # the ranking without the calls feature (weak evidence: a task may ask for what policy refuses)
     slots = min(config.rerank.call_slots, k - 1) if config.rerank.enabled and config.rerank.w_calls else 0
     ranked = rerank(candidates, ctx, replace(config.rerank, w_calls=0.0) if slots else config.rerank, touched)
     by_calls = rerank(candidates, ctx, config.rerank, touched) if slots else ranked
@@ -200,16 +199,31 @@ def exemplars(
             return diversify(order, n, embed=ts.embed, text_of=lambda s: _summary(s, summaries),
                              max_cosine=config.rerank.max_cosine, other_work_margin=config.rerank.other_work_margin)
         chosen = pick(ranked, k - slots)
-        if slots and not _covered(chosen, by_calls):
-            chosen = pick(chosen + [s for s in by_calls if s not in chosen] + ranked, k)
-        elif slots:
-            chosen = pick(ranked, k)
+        if slots:
+            chosen = pick(chosen + [s for s in _last_places(chosen, ranked, by_calls, summaries) if s not in chosen], k)
     else:
         chosen = ranked[: k - slots]
-        extra = [s for s in by_calls if s not in chosen] if slots and not _covered(chosen, by_calls) else ranked
-        chosen += [s for s in extra if s not in chosen][: k - len(chosen)]
+        if slots:
+            chosen += [s for s in _last_places(chosen, ranked, by_calls, summaries) if s not in chosen][: k - len(chosen)]
     return ExemplarSet(strategy, best_task,
                        [_exemplar(ts, s, ctx.tenant, summaries.get(s.hit.trajectory_id)) for s in chosen])
+
+
+def _last_places(chosen: Sequence[Scored], ranked: list[Scored], by_calls: list[Scored],
+                 summaries: dict[str, Hit]) -> list[Scored]:
+    """The order the last places are filled in, after the runs ``chosen`` first.
+
+    Runs making the state-changing calls the task names come first when no chosen run does that
+    work (:func:`_covered`). Else, when no chosen run recorded any work at all (no file changed, no
+    state-changing call: a request refused, a question answered), the runs that did come first:
+    an agent shown only refusals learns nothing of how to do the work where it is allowed. Else
+    the ranking. Each part best first.
+    """
+    if not _covered(chosen, by_calls):
+        return by_calls + ranked
+    if not any(work_done(_summary(s, summaries)) for s in chosen):
+        return [s for s in ranked if work_done(_summary(s, summaries))] + ranked
+    return ranked
 
 
 def _covered(chosen: Sequence[Scored], candidates: Sequence[Scored]) -> bool:
