@@ -587,13 +587,15 @@ def test_embedded_dense_search_answers_as_the_engines_own_executor(tmp_path, row
 
 
 def test_rows_by_key_are_the_ones_grpc_gives_through_writes_and_reopen(tmp_path, rows):
-    """Gets on a local path read each segment's rows in one take (lite_search.get_rows) instead of
-    the engine's scalar-by-scalar build; the rows are the engine's own (asked over gRPC): the same
-    keys, order, versions and fields, with rows in the memtable, new versions, deletes flushed or
-    not, keys that do not exist, and after a reopen."""
+    """Gets on a local path read each segment's rows in one take, or cell by cell when few
+    (lite_search.get_rows), instead of the engine's scalar-by-scalar build; the rows are the
+    engine's own (asked over gRPC): the same keys, order, versions and fields, with rows in the
+    memtable, new versions, deletes flushed or not, keys that do not exist, and after a reopen."""
     path = str(tmp_path / "gets.db")
     index = TrajectoryIndex(path, SETTINGS)
     every_id = list(rows.records)[::-1] + ["no-such-row"]
+    few = every_id[:: len(every_id) // 8 + 1]  # fewer than lite_search.CELL_BY_CELL rows of any one segment
+    assert 0 < len(few) < lite_search.CELL_BY_CELL
 
     def same() -> None:
         over_grpc = copy.copy(index)
@@ -604,6 +606,8 @@ def test_rows_by_key_are_the_ones_grpc_gives_through_writes_and_reopen(tmp_path,
                 got = index.get(every_id, Filters(tenant=tenant), fields=fields)
                 assert got == over_grpc.get(every_id, Filters(tenant=tenant), fields=fields)
                 assert {row["id"] for row in got} == live
+                assert index.get(few, Filters(tenant=tenant), fields=fields) == \
+                    over_grpc.get(few, Filters(tenant=tenant), fields=fields)
         for row in index.get(every_id, Filters(tenant="acme"), fields=["embedding", "outcome"]):
             assert row["outcome"] == rows.records[row["id"]]["outcome"]
             assert np.allclose(row["embedding"], _unit(rows.records[row["id"]]["embedding"]), atol=TOL)

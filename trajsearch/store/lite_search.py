@@ -448,8 +448,23 @@ def read_hits(segment: Any, rows: list[int], pk_field: str, output_fields: list[
             found.append((record[pk_field] if pk_field in record else segment.pks[row], project(record)))
         return found
     shown = [name for name in segment.table.schema.names if name in names and name != pk_field]
-    records = segment.table.take(rows).select([pk_field, *shown]).to_pylist()
+    records = read_records(segment.table, rows, [pk_field, *shown])
     return [(record.pop(pk_field), record) for record in records]
+
+
+#: Fewer rows than this of one segment are read cell by cell: an Arrow ``take`` costs ~0.3 ms
+#: whatever its size (~15 us a column), a cell ~2 us (scripts/bench_lite_search.py; 100k rows in
+#: ~40 segments: a hybrid search's rows by key are one or two per segment).
+CELL_BY_CELL = 10
+
+
+def read_records(table: Any, rows: list[int], names: list[str]) -> list[dict]:
+    """The ``names`` fields of ``rows`` of an Arrow table, one dict each, keys in ``names``' order
+    (``table.take(rows).select(names).to_pylist()``: the same values, read the cheaper way)."""
+    if len(rows) >= CELL_BY_CELL:
+        return table.take(rows).select(names).to_pylist()
+    columns = [(name, table.column(name)) for name in names]
+    return [{name: column[row].as_py() for name, column in columns} for row in rows]
 
 
 def _projection(output_fields: list[str] | None, pk_field: str, vector_field: str) -> Callable[[dict], dict]:
@@ -503,7 +518,7 @@ def get_rows(collection: Any, pks: list[Any], output_fields: list[str] | None) -
     for positions in by_segment.values():
         segment = found[positions[0]][0]
         present = set(segment.table.schema.names)
-        table = segment.table.take([found[i][1] for i in positions]).select([n for n in wanted if n in present])
-        for i, row in zip(positions, table.to_pylist()):
+        records = read_records(segment.table, [found[i][1] for i in positions], [n for n in wanted if n in present])
+        for i, row in zip(positions, records):
             found[i] = row
     return [row for row in found if row is not None]
