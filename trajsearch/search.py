@@ -345,9 +345,8 @@ class TrajSearch:
         while True:
             lexical = self.index.lexical_search(text, lexical_filters, limit=pool)
             dense: dict[str, dict] = {}
-            if dense_filters is not None:
-                dense = {r["id"]: r for r in self.index.search(vector, dense_filters, limit=pool)}
-                rows.update(dense)
+            if dense_filters is not None:  # ranks and runs only: rows that may show are fetched below
+                dense = {r["id"]: r for r in self.index.search(vector, dense_filters, limit=pool, fields=())}
             scores = self.fusion.fuse(text, list(dense), lexical, mode)
             ranking = sorted(scores, key=lambda rid: -scores[rid])
             # the shortlist (rows that may show, and the lexical leg's best: a passage has no dense

@@ -328,8 +328,10 @@ class TrajectoryIndex:
         limit: int,
         group_by_trajectory: bool = False,
         group_size: int = 1,
+        fields: Sequence[str] = OUTPUT_FIELDS,
     ) -> list[dict]:
-        """Dense nearest neighbours inside ``filters``, best first; each hit has ``score`` (cosine) and its fields.
+        """Dense nearest neighbours inside ``filters``, best first; each hit has ``score`` (cosine),
+        ``id`` and ``fields`` (``trajectory_id`` always).
 
         Grouped: the ``limit`` runs whose best row inside ``filters`` is nearest, best first,
         each with its ``group_size`` nearest rows inside ``filters`` (fewer only where the run
@@ -339,12 +341,14 @@ class TrajectoryIndex:
         if scope is None:
             return []
         query = unit(vector)
+        fields = list(dict.fromkeys(["trajectory_id", *fields]))
         if not group_by_trajectory:
-            return self._nearest(query, filters, min(limit, MAX_LIMIT), scope)
-        return self._nearest_runs(query, filters, limit, group_size, scope)
+            return self._nearest(query, filters, min(limit, MAX_LIMIT), scope, fields=fields)
+        return self._nearest_runs(query, filters, limit, group_size, scope, fields)
 
     def _nearest(
-        self, query: list[float], filters: Filters, limit: int, scope: dict[str, Any], group_size: int = 0
+        self, query: list[float], filters: Filters, limit: int, scope: dict[str, Any], group_size: int = 0,
+        fields: list[str] = OUTPUT_FIELDS,
     ) -> list[dict]:
         """One Milvus search: the ``limit`` nearest rows inside ``filters``; with ``group_size``,
         Milvus' own group_by: up to ``limit`` runs of up to ``group_size`` rows each."""
@@ -354,7 +358,7 @@ class TrajectoryIndex:
             data=[query],
             filter=filters.to_expr(),
             limit=limit,
-            output_fields=OUTPUT_FIELDS,
+            output_fields=fields,
             search_params=self.search_params,
             **scope,
             **grouping,
@@ -362,7 +366,8 @@ class TrajectoryIndex:
         return [dict(hit["entity"], id=hit["id"], score=float(hit["distance"])) for hit in result[0]]
 
     def _nearest_runs(
-        self, query: list[float], filters: Filters, k: int, group_size: int, scope: dict[str, Any]
+        self, query: list[float], filters: Filters, k: int, group_size: int, scope: dict[str, Any],
+        fields: list[str] = OUTPUT_FIELDS,
     ) -> list[dict]:
         """Grouped search that does not stop short.
 
@@ -391,14 +396,14 @@ class TrajectoryIndex:
                 if len(members) < group_size:
                     members.append(hit)
 
-        hits = self._nearest(query, filters, k, scope, group_size=group_size)
+        hits = self._nearest(query, filters, k, scope, group_size=group_size, fields=fields)
         add(hits)
         n = max(10 * k, 3 * k * group_size)
         while hits and len(groups) < k:
             seen = tuple(groups)
             rest = replace(filters, exclude_trajectory_ids=filters.exclude_trajectory_ids + seen)
             want = min(n, MAX_LIMIT)
-            hits = self._nearest(query, rest, want, scope)
+            hits = self._nearest(query, rest, want, scope, fields=fields)
             add(hits)
             if len(hits) < want:  # every row of the runs not excluded has been seen
                 complete.update(t for t in groups if t not in seen)
@@ -408,7 +413,7 @@ class TrajectoryIndex:
         short = [t for t in best if len(groups[t]) < group_size and t not in complete]
         while short:
             want = min(len(short) * group_size, MAX_LIMIT)
-            hits = self._nearest(query, replace(filters, trajectory_ids=tuple(short)), want, scope)
+            hits = self._nearest(query, replace(filters, trajectory_ids=tuple(short)), want, scope, fields=fields)
             found: dict[str, list[dict]] = {t: [] for t in short}
             for hit in hits:
                 if len(found[hit["trajectory_id"]]) < group_size:
