@@ -340,7 +340,7 @@ class TrajSearch:
         dense_filters = None if mode == "lexical" else self._dense_filters(filters)
         lexical_filters = self._lexical_filters(filters)
         vector = None if dense_filters is None else self.query_vector(text)
-        fields = None if vector is None else [*OUTPUT_FIELDS, "embedding"]
+        fields = None  # what shows; the vectors of rows the dense leg did not rank are read at the end
         rows: dict[str, dict] = {}  # every candidate row fetched so far, by id
         while True:
             lexical = self.index.lexical_search(text, lexical_filters, limit=pool)
@@ -362,11 +362,14 @@ class TrajSearch:
             if found >= k or not full or pool >= MAX_LIMIT:
                 break
             pool = min(MAX_LIMIT, pool * 4)
-        for row in chosen:
-            if "embedding" in row:
-                row["similarity"] = float(np.dot(vector, row.pop("embedding")))
-            elif row["id"] in dense:
-                row["similarity"] = dense[row["id"]]["score"]
+        if vector is not None:  # the cosine: the dense leg's score, else from the row's stored vector
+            unranked = [row["id"] for row in chosen if row["id"] not in dense]
+            stored = {r["id"]: r["embedding"] for r in self.index.get(unranked, lexical_filters, fields=["embedding"])}
+            for row in chosen:
+                if row["id"] in dense:
+                    row["similarity"] = dense[row["id"]]["score"]
+                elif row["id"] in stored:
+                    row["similarity"] = float(np.dot(vector, stored[row["id"]]))
         return [Hit.from_row(r) for r in sorted(chosen, key=lambda r: -r["score"])]
 
     def _fetch(self, rows: dict[str, dict], ids: Sequence[str], filters: Filters, fields: list[str] | None) -> None:
