@@ -352,6 +352,22 @@ def test_the_last_place_goes_to_a_run_that_did_work_when_the_first_did_none(hash
     assert sorted(exemplars()) == ["near-0", "near-1", "near-2"]
 
 
+def test_without_diversity_the_last_places_still_take_one_run_each(hashing_ts):
+    """With diversity off and two last places, a run that did work comes first for them and also
+    stands in the ranking; it still takes one place, not two."""
+    task = "Change my upcoming flight to a nonstop one on the same day"
+    hashing_ts.add([
+        _airline("near", task + ", please"),
+        _airline("does-it", "Change my upcoming flight to a nonstop one", "update_reservation_flights"),
+        _airline("other", "Can you change the upcoming flight in my booking to a nonstop one today? I can pay a fee"),
+    ])
+    rerank = RerankConfig(diversity=False, call_slots=2)
+    config = RuntimeConfig(advice=AdviceConfig(novelty=NoveltyConfig(follow_closely=1.0, inspiration=0.0),
+                                               rerank=rerank))
+    chosen = [e.trajectory_id for e in Runtime(hashing_ts, config).exemplars(task, ACME, k=3).items]
+    assert chosen == ["near", "does-it", "other"]
+
+
 def test_many_runs_of_one_task_do_not_fill_the_candidate_pool(hashing_ts):
     """Runs of one task share its text (retries, benchmark trials): the nearest task rows can be one
     task over and over, and diversity keeps one run per task. The task leg fetches deeper than the
