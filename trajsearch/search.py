@@ -340,7 +340,6 @@ class TrajSearch:
         dense_filters = None if mode == "lexical" else self._dense_filters(filters)
         lexical_filters = self._lexical_filters(filters)
         vector = None if dense_filters is None else self.query_vector(text)
-        fields = None  # what shows; the vectors of rows the dense leg did not rank are read at the end
         rows: dict[str, dict] = {}  # every candidate row fetched so far, by id
         while True:
             lexical = self.index.lexical_search(text, lexical_filters, limit=pool)
@@ -353,10 +352,10 @@ class TrajSearch:
             # rank to lift it) is fetched by key and lifted where it holds the query verbatim
             shortlist = self.fusion.shortlist_size(k, group_size, mode)
             best = list(dict.fromkeys(ranking[:shortlist] + [rid for rid, _ in lexical[: self.fusion.lexical_checked]]))
-            self._fetch(rows, best, filters, fields)
+            self._fetch(rows, best, filters)
             scores = self.fusion.verbatim_lift(text, scores, {rid: rows[rid]["text"] for rid in best if rid in rows})
             order = sorted(ranking, key=lambda rid: -scores[rid])
-            chosen = self._choose(order, len(best), rows, scores, k, group_size, filters, fields)
+            chosen = self._choose(order, len(best), rows, scores, k, group_size, filters)
             found = len({r["trajectory_id"] for r in chosen}) if group_size else len(chosen)
             full = len(lexical) >= pool or len(dense) >= pool
             if found >= k or not full or pool >= MAX_LIMIT:
@@ -372,14 +371,14 @@ class TrajSearch:
                     row["similarity"] = float(np.dot(vector, stored[row["id"]]))
         return [Hit.from_row(r) for r in sorted(chosen, key=lambda r: -r["score"])]
 
-    def _fetch(self, rows: dict[str, dict], ids: Sequence[str], filters: Filters, fields: list[str] | None) -> None:
-        """Rows of ``ids`` not fetched yet, by key, into ``rows`` (rows only the lexical leg found)."""
+    def _fetch(self, rows: dict[str, dict], ids: Sequence[str], filters: Filters) -> None:
+        """Rows of ``ids`` not fetched yet, by key and without their vectors, into ``rows``."""
         missing = [rid for rid in ids if rid not in rows]
         if missing:
-            rows.update({r["id"]: r for r in self.index.get(missing, self._lexical_filters(filters), fields=fields)})
+            rows.update({r["id"]: r for r in self.index.get(missing, self._lexical_filters(filters))})
 
     def _choose(self, order: list[str], shortlist: int, rows: dict[str, dict], scores: dict[str, float], k: int,
-                group_size: int, filters: Filters, fields: list[str] | None) -> list[dict]:
+                group_size: int, filters: Filters) -> list[dict]:
         """The rows to show, walking ``order`` (fetching rows in chunks as needed): the first ``k``
         rows, or with ``group_size`` the rows of the first ``k`` runs, at most ``group_size`` each
         (their further rows are looked for within the first ``shortlist`` candidates only)."""
@@ -388,7 +387,7 @@ class TrajSearch:
         chunk = max(shortlist, 16)
         for start in range(0, len(order), chunk):
             part = order[start : start + chunk]
-            self._fetch(rows, part, filters, fields)
+            self._fetch(rows, part, filters)
             for rid in part:
                 row = rows.get(rid)
                 if row is None:

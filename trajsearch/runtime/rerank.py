@@ -248,7 +248,7 @@ def diversify(
             continue
         if other_work_margin > 0 and work(candidate) and work(candidate) in done:
             ahead = next((i for i, c in enumerate(queue) if c.score >= candidate.score - other_work_margin
-                          and work(c) not in done and open_(c)), None)
+                          and open_(c) and work(c) not in done), None)
             if ahead is not None:  # that one first, then this one is asked again
                 queue[:0] = [queue.pop(ahead), candidate]
                 continue

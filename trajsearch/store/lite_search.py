@@ -17,7 +17,8 @@ the few asked for. In a 44k-row tenant that was ~80 of ~100 ms, where the distan
 - with every row of a segment valid, the product is taken on the segment's own matrix (same
   shape and values as the copy: the same distances bit for bit);
 - the hits' rows are read as their key and the fields asked for, when those are all columns,
-  in one ``take`` per segment (:func:`read_hits`; gets by key likewise, :func:`get_rows`);
+  in one ``take`` per segment, or cell by cell where it holds few of them (:func:`read_hits`,
+  :func:`read_records`; gets by key likewise, :func:`get_rows`);
 - a filter testing array membership (the ``tools`` filter), which the engine evaluates row by row
   after turning the whole table into Python dicts (~2.5 s in a 44k-row tenant), is evaluated
   column-wise (:func:`columnar_filter`, mask for mask the engine's).
@@ -435,8 +436,8 @@ def nearest_of_all(index: Any, queries: np.ndarray, top_k: int) -> tuple[np.ndar
 def read_hits(segment: Any, rows: list[int], pk_field: str, output_fields: list[str] | None,
               project: Callable[[dict], dict]) -> list[tuple[Any, dict]]:
     """Each hit row's key and entity (the fields asked for, the key not among them: the engine's
-    search projection). When every field asked for is a column of the segment, in one ``take`` of
-    those columns; else the engine's way, every column of each row (``row_to_dict``) projected.
+    search projection). When every field asked for is a column of the segment, only those columns
+    (:func:`read_records`); else the engine's way, every column of each row (``row_to_dict``) projected.
     The engine reads every column, the 384 floats of the vector included, scalar by scalar, then
     drops what was not asked for: 9 ms for the 100 rows a grouped search of 10 runs reads."""
     names = set(output_fields or ()) | {pk_field}
@@ -476,7 +477,7 @@ def _projection(output_fields: list[str] | None, pk_field: str, vector_field: st
 
 def get_rows(collection: Any, pks: list[Any], output_fields: list[str] | None) -> list[dict]:
     """``collection.get(pks, output_fields=output_fields)`` of milvus-lite 3.2.2, the same rows in
-    the same order, with each segment's hits read in one ``take`` of the fields asked for.
+    the same order, with each segment's hits read as the fields asked for (:func:`read_records`).
 
     The engine builds each row scalar by scalar, every column (the vector's 384 floats
     included), then drops what was not asked for: 2.3 ms for the 45 rows a ``context_for`` reads
