@@ -453,9 +453,10 @@ def read_hits(segment: Any, rows: list[int], pk_field: str, output_fields: list[
     return [(record.pop(pk_field), record) for record in records]
 
 
-#: Fewer rows than this of one segment are read cell by cell: an Arrow ``take`` costs ~0.3 ms
-#: whatever its size (~15 us a column), a cell ~2 us (scripts/bench_lite_search.py; 100k rows in
-#: ~40 segments: a hybrid search's rows by key are one or two per segment).
+#: Fewer rows than this of one segment are read cell by cell: an Arrow ``take`` of the 22 display
+#: fields costs ~0.3 ms whatever its size, a row read cell by cell ~35 us (one row 305 -> 76 us,
+#: even at ~12 rows; measured on scripts/bench_hybrid.py's 100k-row store, whose ~40 segments
+#: hold one or two of a hybrid search's rows by key each).
 CELL_BY_CELL = 10
 
 
