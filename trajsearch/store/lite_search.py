@@ -465,8 +465,23 @@ def read_records(table: Any, rows: list[int], names: list[str]) -> list[dict]:
     (``table.take(rows).select(names).to_pylist()``: the same values, read the cheaper way)."""
     if len(rows) >= CELL_BY_CELL:
         return table.take(rows).select(names).to_pylist()
-    columns = [(name, table.column(name)) for name in names]
-    return [{name: column[row].as_py() for name, column in columns} for row in rows]
+    columns = _columns_of(table)
+    return [{name: columns[name][row].as_py() for name in names} for row in rows]
+
+
+_COLUMNS: dict[int, tuple[weakref.ref, dict[str, Any]]] = {}
+
+
+def _columns_of(table: Any) -> dict[str, Any]:
+    """A segment table's columns by name, looked up once while the table lives: a lookup costs
+    ~1 us a column, as much as reading a cell (segment tables are never changed in place)."""
+    key = id(table)
+    entry = _COLUMNS.get(key)
+    if entry is not None and entry[0]() is table:
+        return entry[1]
+    columns = dict(zip(table.column_names, table.columns))
+    _COLUMNS[key] = (weakref.ref(table, lambda _, key=key: _COLUMNS.pop(key, None)), columns)
+    return columns
 
 
 def _projection(output_fields: list[str] | None, pk_field: str, vector_field: str) -> Callable[[dict], dict]:
@@ -508,7 +523,7 @@ def get_rows(collection: Any, pks: list[Any], output_fields: list[str] | None) -
             continue
         best, best_seq = None, -1
         for segment in segments:
-            at = segment.find_row(pk)
+            at = segment.pk_to_row.get(pk)  # Segment.find_row, without a call per segment and key
             if at is not None and int(segment.seqs[at]) > best_seq:
                 best, best_seq = (segment, at), int(segment.seqs[at])
         if best is not None and not tombstones.is_deleted(pk, best_seq):
