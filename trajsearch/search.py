@@ -352,10 +352,10 @@ class TrajSearch:
             # rank to lift it) is fetched by key and lifted where it holds the query verbatim
             shortlist = self.fusion.shortlist_size(k, group_size, mode)
             best = list(dict.fromkeys(ranking[:shortlist] + [rid for rid, _ in lexical[: self.fusion.lexical_checked]]))
-            self._fetch(rows, best, filters)
+            self._fetch(rows, best, lexical_filters)
             scores = self.fusion.verbatim_lift(text, scores, {rid: rows[rid]["text"] for rid in best if rid in rows})
             order = sorted(ranking, key=lambda rid: -scores[rid])
-            chosen = self._choose(order, len(best), rows, scores, k, group_size, filters)
+            chosen = self._choose(order, len(best), rows, scores, k, group_size, lexical_filters)
             found = len({r["trajectory_id"] for r in chosen}) if group_size else len(chosen)
             full = len(lexical) >= pool or len(dense) >= pool
             if found >= k or not full or pool >= MAX_LIMIT:
@@ -372,10 +372,11 @@ class TrajSearch:
         return [Hit.from_row(r) for r in sorted(chosen, key=lambda r: -r["score"])]
 
     def _fetch(self, rows: dict[str, dict], ids: Sequence[str], filters: Filters) -> None:
-        """Rows of ``ids`` not fetched yet, by key and without their vectors, into ``rows``."""
+        """Rows of ``ids`` not fetched yet, by key and without their vectors, inside ``filters`` (the
+        lexical leg's: passages included), into ``rows``."""
         missing = [rid for rid in ids if rid not in rows]
         if missing:
-            rows.update({r["id"]: r for r in self.index.get(missing, self._lexical_filters(filters))})
+            rows.update({r["id"]: r for r in self.index.get(missing, filters)})
 
     def _choose(self, order: list[str], shortlist: int, rows: dict[str, dict], scores: dict[str, float], k: int,
                 group_size: int, filters: Filters) -> list[dict]:

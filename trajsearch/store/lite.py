@@ -11,8 +11,8 @@ administration keep going through ``MilvusClient``, so both see one store.
 
 :class:`InProcessReads` is a drop-in for those two ``MilvusClient`` methods: the
 same arguments, the same result shapes (JSON fields decoded, engine errors raised
-as ``MilvusException``). Gets read each segment's rows in one Arrow ``take``
-(:func:`.lite_search.get_rows`, the engine's rows, tested against it).
+as ``MilvusException``). Gets read only the fields asked for, by Arrow ``take`` or
+cell by cell (:func:`.lite_search.get_rows`, the engine's rows, tested against it).
 """
 
 from __future__ import annotations
