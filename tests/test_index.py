@@ -296,3 +296,24 @@ def test_similarity_is_the_cosine_in_every_mode_whatever_the_embedders_scale(tmp
         assert passage.similarity == pytest.approx(window.similarity, abs=1e-5)  # it shares its window's vector
     finally:
         ts.close()
+
+
+def test_get_reads_the_fields_asked_for_and_still_applies_every_filter(hashing_ts):
+    """A get by key returns ``id``, the fields asked for and those its filters read (no more: a get of
+    vectors read all nine filter fields before), and a row outside the filters is never returned,
+    whatever was asked for."""
+    from trajsearch.represent import row_id
+    from trajsearch.store.filters import Filters
+
+    hashing_ts.add([make_run("ok-v1", env_version="v1"), failing_run("bad-v2", "TimeoutError: x", env_version="v2")])
+    ids = [row_id("acme", tid, "task", -1) for tid in ("ok-v1", "bad-v2")]
+    rows = hashing_ts.index.get(ids, Filters(tenant="acme"), fields=["embedding"])
+    assert {tuple(sorted(r)) for r in rows} == {("embedding", "id", "tenant")}
+    narrow = Filters(tenant="acme", env_versions=("v1",), exclude_trajectory_ids=("nope",))
+    assert narrow.fields() == ["tenant", "env_version", "trajectory_id"]
+    rows = hashing_ts.index.get(ids, narrow, fields=["text"])
+    assert [(r["id"], sorted(r)) for r in rows] == [(ids[0], ["env_version", "id", "tenant", "text", "trajectory_id"])]
+    rest = hashing_ts.index.get(ids, Filters(tenant="acme", exclude_trajectory_ids=("ok-v1",)), fields=["text"])
+    assert [(r["id"], r["trajectory_id"], r["text"]) for r in rest] == \
+        [(ids[1], "bad-v2", hashing_ts.run("bad-v2", tenant="acme").text)]
+    assert hashing_ts.index.get(ids, Filters(tenant="beta"), fields=["text"]) == []

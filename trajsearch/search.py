@@ -459,7 +459,7 @@ class TrajSearch:
         _check_query(text, k, 1)
         filters = self._lexical_filters(filters)  # step rows bring their passages, as in search
         ranked = [rid for rid, _ in self.index.lexical_search(text, filters, limit=k)]
-        runs = {row["id"]: row["trajectory_id"] for row in self.index.get(ranked, filters, fields=["id"])}
+        runs = {row["id"]: row["trajectory_id"] for row in self.index.get(ranked, filters, fields=["trajectory_id"])}
         return list(dict.fromkeys(runs[rid] for rid in ranked if rid in runs))
 
     def score_runs(self, text: str, trajectory_ids: Sequence[str], filters: Filters) -> list[Hit]:

@@ -100,6 +100,17 @@ class Filters:
         """(field, allowed values) of every "field is one of" constraint: one list for both evaluators."""
         return tuple((name, getattr(self, attr)) for name, attr in ONE_OF_FIELDS)
 
+    def fields(self) -> list[str]:
+        """The row fields :meth:`matches` reads for these filters (the tenant, and each field constrained)."""
+        names = ["tenant", *(name for name, values in self._one_of() if values)]
+        if self.exclude_trajectory_ids:
+            names.append("trajectory_id")
+        if self.tools:
+            names.append("tools")
+        if self.created_after is not None:
+            names.append("created_at")
+        return list(dict.fromkeys(names))
+
     def to_expr(self) -> str:
         """The Milvus boolean expression for these filters."""
         parts = [f"tenant == {quote(self.tenant)}"]
