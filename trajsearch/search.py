@@ -349,7 +349,8 @@ class TrajSearch:
             scores = self.fusion.fuse(text, list(dense), lexical, mode)
             ranking = sorted(scores, key=lambda rid: -scores[rid])
             # the shortlist (rows that may show, and the lexical leg's best: a passage has no dense
-            # rank to lift it) is fetched by key and lifted where it holds the query verbatim
+            # rank to lift it) is fetched by key, its run and text only, and lifted where it holds
+            # the query verbatim
             shortlist = self.fusion.shortlist_size(k, group_size, mode)
             best = list(dict.fromkeys(ranking[:shortlist] + [rid for rid, _ in lexical[: self.fusion.lexical_checked]]))
             self._fetch(rows, best, lexical_filters)
@@ -361,22 +362,29 @@ class TrajSearch:
             if found >= k or not full or pool >= MAX_LIMIT:
                 break
             pool = min(MAX_LIMIT, pool * 4)
+        # the rows shown, whole, in one get: with their vectors where the dense leg did not rank them
+        fields = OUTPUT_FIELDS if vector is None else [*OUTPUT_FIELDS, "embedding"]
+        whole = {r["id"]: r for r in self.index.get([r["id"] for r in chosen], lexical_filters, fields=fields)}
+        shown = [dict(whole[r["id"]], score=r["score"]) for r in chosen if r["id"] in whole]
         if vector is not None:  # the cosine: the dense leg's score, else from the row's stored vector
-            unranked = [row["id"] for row in chosen if row["id"] not in dense]
-            stored = {r["id"]: r["embedding"] for r in self.index.get(unranked, lexical_filters, fields=["embedding"])}
-            for row in chosen:
+            unranked = [row for row in shown if row["id"] not in dense]
+            stored = np.asarray([row["embedding"] for row in unranked], dtype=np.float64)  # one conversion
+            for row, embedding in zip(unranked, stored):
+                row["similarity"] = float(np.dot(vector, embedding))
+            for row in shown:
                 if row["id"] in dense:
                     row["similarity"] = dense[row["id"]]["score"]
-                elif row["id"] in stored:
-                    row["similarity"] = float(np.dot(vector, stored[row["id"]]))
-        return [Hit.from_row(r) for r in sorted(chosen, key=lambda r: -r["score"])]
+        return [Hit.from_row(r) for r in sorted(shown, key=lambda r: -r["score"])]
+
+    #: What choosing reads of a candidate row: its run (one place per run) and its text (verbatim lift).
+    _CHOICE_FIELDS = ["trajectory_id", "text"]
 
     def _fetch(self, rows: dict[str, dict], ids: Sequence[str], filters: Filters) -> None:
-        """Rows of ``ids`` not fetched yet, by key and without their vectors, inside ``filters`` (the
-        lexical leg's: passages included), into ``rows``."""
+        """The run and text of the rows of ``ids`` not fetched yet, by key, inside ``filters`` (the
+        lexical leg's: passages included), into ``rows``; the rows shown are read whole afterwards."""
         missing = [rid for rid in ids if rid not in rows]
         if missing:
-            rows.update({r["id"]: r for r in self.index.get(missing, filters)})
+            rows.update({r["id"]: r for r in self.index.get(missing, filters, fields=self._CHOICE_FIELDS)})
 
     def _choose(self, order: list[str], shortlist: int, rows: dict[str, dict], scores: dict[str, float], k: int,
                 group_size: int, filters: Filters) -> list[dict]:
