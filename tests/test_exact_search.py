@@ -26,7 +26,8 @@ from trajsearch.store.fields import OUTPUT_FIELDS
 from trajsearch.store.filters import Filters
 from trajsearch.store.index import TrajectoryIndex
 from trajsearch.store.layout import (
-    COLLECTION, EPISODES, EPISODES_APART, MIGRATING, PASSAGES, IndexSettings, StoreNeedsMigrationError, partition_name,
+    COLLECTION, EPISODES, EPISODES_APART, MIGRATING, PASSAGES, STEPS, IndexSettings, StoreNeedsMigrationError,
+    partition_name,
 )
 from trajsearch.store import lite_search
 from trajsearch.store.lite import InProcessReads
@@ -611,6 +612,19 @@ def test_rows_by_key_are_the_ones_grpc_gives_through_writes_and_reopen(tmp_path,
         for row in index.get(every_id, Filters(tenant="acme"), fields=["embedding", "outcome"]):
             assert row["outcome"] == rows.records[row["id"]]["outcome"]
             assert np.allclose(row["embedding"], _unit(rows.records[row["id"]]["embedding"]), atol=TOL)
+        # asked in this process a get looks only in the partitions of the tenant's levels filtered
+        for levels in [("step",), ("task", "failure"), ("summary", "step")]:
+            f = Filters(tenant="acme", levels=levels)
+            got = index.get(every_id, f, fields=["level"])
+            assert got == over_grpc.get(every_id, f, fields=["level"])
+            assert {row["id"] for row in got} == {i for i, r in rows.records.items()
+                                                  if r["tenant"] == "acme" and r["level"] in levels}
+        # ... as the engine's own get does, names of no partition included (they hold nothing)
+        engine = index.reads._db.get_collection(COLLECTION)
+        names = [partition_name("acme", part) for part in (STEPS, EPISODES)] + [partition_name("nobody", STEPS)]
+        for scope in (names, names[:1], names[2:]):
+            assert lite_search.get_rows(engine, every_id, ["level", "text"], scope) == \
+                engine.get(every_id, partition_names=scope, output_fields=["level", "text"])
 
     try:
         write(index, rows.records.values())

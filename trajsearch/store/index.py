@@ -259,11 +259,16 @@ class TrajectoryIndex:
         tenant has none of those partitions, hence no such rows."""
         if not self.partitioned:
             return {}
-        parts = dict.fromkeys(part_of(level, self.episodes_apart) for level in levels or DENSE_LEVELS)
-        names = [name for name in (partition_name(tenant, part) for part in parts)
+        names = [name for name in self._partition_names(tenant, levels or DENSE_LEVELS)
                  if name in self._partitions or self.client.has_partition(COLLECTION, name)]  # maybe made elsewhere
         self._partitions.update(names)
         return {"partition_names": names} if names else None
+
+    def _partition_names(self, tenant: str, levels: Sequence[str]) -> list[str]:
+        """The partitions that would hold ``tenant``'s rows of ``levels`` (embedded layout), whether or
+        not they exist."""
+        parts = dict.fromkeys(part_of(level, self.episodes_apart) for level in levels)
+        return [partition_name(tenant, part) for part in parts]
 
     def _partition_for_write(self, name: str) -> str:
         if name not in self._partitions:
@@ -313,13 +318,18 @@ class TrajectoryIndex:
         A primary-key ``get`` (about 0.6 ms per id at 110k rows) with the filters applied to the
         returned rows by :meth:`Filters.matches`; an ``id in [...] and tenant == ...``
         query expression makes milvus-lite scan instead (hundreds of ms at 100k). Only the filter
-        fields in use are read: reading all nine doubled the cost of a get of vectors.
+        fields in use are read: reading all nine doubled the cost of a get of vectors. Asked in this
+        process, a get looks only in the tenant's partitions (of the levels filtered): Milvus Lite
+        looks each key up in every segment, 0.26 ms more per get of 10 keys at 200 tenants.
         """
         ids = list(dict.fromkeys(ids))
         if not ids:
             return []
         wanted = list(dict.fromkeys([*(fields or OUTPUT_FIELDS), *filters.fields()]))
-        rows = self.reads.get(COLLECTION, ids=ids, output_fields=wanted)
+        scope: dict[str, Any] = {}
+        if self.partitioned and isinstance(self.reads, InProcessReads):  # names of no partition match nothing
+            scope = {"partition_names": self._partition_names(filters.tenant, filters.levels or LEVELS)}
+        rows = self.reads.get(COLLECTION, ids=ids, output_fields=wanted, **scope)
         return [dict(row) for row in rows if filters.matches(row)]
 
     def search(

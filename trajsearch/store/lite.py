@@ -68,9 +68,12 @@ class InProcessReads:
             raise MilvusException(message=f"{type(exc).__name__}: {exc}") from exc
         return [[dict(hit, entity=_decoded(hit["entity"])) for hit in hits] for hits in found]
 
-    def get(self, collection_name: str, *, ids: Sequence[str], output_fields: list[str] | None = None) -> list[dict]:
+    def get(self, collection_name: str, *, ids: Sequence[str], output_fields: list[str] | None = None,
+            partition_names: Sequence[str] | None = None) -> list[dict]:
+        """``MilvusClient.get``, except that ``partition_names`` may name partitions that do not exist
+        (they hold no rows): the caller need not ask which of a tenant's partitions exist first."""
         try:
-            rows = get_rows(self._db.get_collection(collection_name), list(ids), output_fields)
+            rows = get_rows(self._db.get_collection(collection_name), list(ids), output_fields, partition_names)
         except Exception as exc:
             raise MilvusException(message=f"{type(exc).__name__}: {exc}") from exc
         return [_decoded(row) for row in rows]

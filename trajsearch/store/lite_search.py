@@ -211,10 +211,12 @@ def search_with_index(
 
     partitions = set(partition_names) if partition_names else None
     segments = tuple(segments)
-    in_scope = [s for s in segments if s.num_rows > 0 and (partitions is None or s.partition in partitions)]
+    # the partition first: ``num_rows`` is a property, and most segments of a store of many tenants are others'
+    in_scope = [s for s in segments if (partitions is None or s.partition in partitions) and s.num_rows > 0]
     # the unflushed rows, with the table the filter is evaluated on only when there are some: the
     # engine builds an empty table of the schema otherwise, 150 us of every search of a flushed store
-    snapshot = functools.partial(memtable.to_search_snapshot, vector_field=vector_field, partition_names=partition_names)
+    snapshot = functools.partial(memtable.to_search_snapshot, vector_field=vector_field,
+                                 partition_names=partition_names)
     mt_pks, mt_seqs, mt_vecs, mt_row_refs, mt_table = snapshot(
         include_table=compiled_filter is not None and memtable.size() > 0)
     if compiled_filter is not None and mt_pks and mt_table is None:  # rows written since: again, with their table
@@ -496,9 +498,11 @@ def _projection(output_fields: list[str] | None, pk_field: str, vector_field: st
     return lambda record: {k: record[k] for k in keep if k in record}
 
 
-def get_rows(collection: Any, pks: list[Any], output_fields: list[str] | None) -> list[dict]:
-    """``collection.get(pks, output_fields=output_fields)`` of milvus-lite 3.2.2, the same rows in
-    the same order, with each segment's hits read as the fields asked for (:func:`read_records`).
+def get_rows(collection: Any, pks: list[Any], output_fields: list[str] | None,
+             partition_names: Sequence[str] | None = None) -> list[dict]:
+    """``collection.get(pks, partition_names, output_fields=output_fields)`` of milvus-lite 3.2.2, the
+    same rows in the same order, with each segment's hits read as the fields asked for (:func:`read_records`),
+    and only the segments of ``partition_names`` (names of no partition match nothing) looked in.
 
     The engine builds each row scalar by scalar, every column (the vector's 384 floats
     included), then drops what was not asked for: 2.3 ms for the 45 rows a ``context_for`` reads
@@ -512,15 +516,19 @@ def get_rows(collection: Any, pks: list[Any], output_fields: list[str] | None) -
     columns = [f.name for f in schema.fields]
     if not installed() or output_fields is None or schema.enable_dynamic_field \
             or not set(output_fields) <= set(columns) or not _is_known(type(collection).get, _REPLACES_GET):
-        return collection.get(pks, output_fields=output_fields)
+        return collection.get(pks, partition_names=list(partition_names) if partition_names else None,
+                              output_fields=output_fields)
     collection._require_loaded()
+    partitions = set(partition_names) if partition_names else None
     pk_field, memtable = collection._pk_name, collection._memtable
     plan = build_projection_plan(output_fields, schema, api_kind="get")
     wanted = [*plan.response_schema_fields, *([pk_field] if pk_field not in plan.response_schema_fields else [])]
     segments, tombstones = collection._read_snapshot()
+    if partitions is not None:  # a key is looked up in every segment: at 400 segments, 0.26 ms for 10 keys
+        segments = [segment for segment in segments if segment.partition in partitions]
     found: list[Any] = [None] * len(pks)  # per key: its row (from the memtable), or (segment, row), or None
     for i, pk in enumerate(pks):
-        row = memtable.get(pk)
+        row = memtable.get(pk, partition_filter=partitions)
         if row is not None:
             found[i] = project_record(row, schema, plan)
             continue
