@@ -310,6 +310,8 @@ def main() -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--json", type=Path)
     args = ap.parse_args()
+    if args.rounds < 1:
+        ap.error(f"--rounds must be 1 or more, got {args.rounds}")
     rng = random.Random(args.seed)
     started = time.perf_counter()
     print(f"# trajsearch hybrid search benchmark\n\n{machine_note()}\n")
