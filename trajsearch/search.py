@@ -362,8 +362,9 @@ class TrajSearch:
             if found >= k or not full or pool >= MAX_LIMIT:
                 break
             pool = min(MAX_LIMIT, pool * 4)
-        # the rows shown, whole, in one get: with their vectors where the dense leg did not rank them
-        fields = OUTPUT_FIELDS if vector is None else [*OUTPUT_FIELDS, "embedding"]
+        # the rows shown, whole, in one get: with their vectors when the dense leg did not rank one of them
+        unscored = vector is not None and any(row["id"] not in dense for row in chosen)
+        fields = [*OUTPUT_FIELDS, "embedding"] if unscored else OUTPUT_FIELDS
         whole = {r["id"]: r for r in self.index.get([r["id"] for r in chosen], lexical_filters, fields=fields)}
         shown = [dict(whole[r["id"]], score=r["score"]) for r in chosen if r["id"] in whole]
         if vector is not None:  # the cosine: the dense leg's score, else from the row's stored vector
