@@ -251,10 +251,10 @@ class TimedEmbedder(WrappedEmbedder):
     def encode(self, texts: Sequence[str], *, batch_size: int = 64) -> np.ndarray:
         return self._timed(self.inner.encode, texts, batch_size)
 
-    def encode_documents(self, texts: Sequence[str], *, batch_size: int = 64) -> np.ndarray:
+    def encode_documents(self, texts: Sequence[str], *, batch_size: int = 64, max_tokens: int | None = None) -> np.ndarray:
         from trajsearch.embed import document_encoder
 
-        return self._timed(document_encoder(self.inner), texts, batch_size)
+        return self._timed(document_encoder(self.inner, max_tokens=max_tokens), texts, batch_size)
 
     def _timed(self, encode: Callable[..., np.ndarray], texts: Sequence[str], batch_size: int) -> np.ndarray:
         start = time.perf_counter()
@@ -278,6 +278,7 @@ class CachedEmbedder(WrappedEmbedder):
 
     table: dict[str, np.ndarray] = field(default_factory=dict)
     documents: dict[str, np.ndarray] = field(default_factory=dict)
+    capped: dict[int, dict[str, np.ndarray]] = field(default_factory=dict)  # documents cut at N tokens
     misses: int = 0
 
     def add(self, texts: Sequence[str], vectors: Any, table: dict[str, np.ndarray] | None = None) -> None:
@@ -288,10 +289,11 @@ class CachedEmbedder(WrappedEmbedder):
     def encode(self, texts: Sequence[str], *, batch_size: int = 64) -> np.ndarray:
         return self._cached(self.table, self.inner.encode, texts, batch_size)
 
-    def encode_documents(self, texts: Sequence[str], *, batch_size: int = 64) -> np.ndarray:
+    def encode_documents(self, texts: Sequence[str], *, batch_size: int = 64, max_tokens: int | None = None) -> np.ndarray:
         from trajsearch.embed import document_encoder
 
-        return self._cached(self.documents, document_encoder(self.inner), texts, batch_size)
+        table = self.documents if max_tokens is None else self.capped.setdefault(max_tokens, {})
+        return self._cached(table, document_encoder(self.inner, max_tokens=max_tokens), texts, batch_size)
 
     def _cached(self, table: dict[str, np.ndarray], encode: Callable[..., np.ndarray], texts: Sequence[str],
                 batch_size: int) -> np.ndarray:
@@ -348,10 +350,21 @@ class DiskCachedEmbedder(WrappedEmbedder):
     key = staticmethod(text_key)
 
     def encode(self, texts: Sequence[str], *, batch_size: int = 64) -> np.ndarray:
-        keys = [self.key(t) for t in texts]
+        return self._lookup([self.key(t) for t in texts], texts, self.inner.encode, batch_size)
+
+    def encode_documents(self, texts: Sequence[str], *, batch_size: int = 64, max_tokens: int | None = None) -> np.ndarray:
+        """Documents as queries (same vectors, same keys), but texts cut at ``max_tokens`` have keys of their own."""
+        if not max_tokens:
+            return self.encode(texts, batch_size=batch_size)
+        from trajsearch.embed import document_encoder
+
+        keys = [self.key(f"\x00{max_tokens}\x00{t}") for t in texts]
+        return self._lookup(keys, texts, document_encoder(self.inner, max_tokens=max_tokens), batch_size)
+
+    def _lookup(self, keys: list[str], texts: Sequence[str], encode: Callable[..., np.ndarray], batch_size: int) -> np.ndarray:
         todo = {k: t for k, t in zip(keys, texts) if k not in self.table}
         if todo:
-            vectors = self.inner.encode(list(todo.values()), batch_size=batch_size)
+            vectors = encode(list(todo.values()), batch_size=batch_size)
             self.table.update(zip(todo, np.asarray(vectors, dtype=np.float32)))
             self.new += len(todo)
         if not texts:

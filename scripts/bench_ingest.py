@@ -4,10 +4,11 @@ and peak memory at 1x and 4x.
 1. Rate. The same real runs from ../shared/data (``--rate-runs``, default 200: every mini-swe-agent
    run and a spread of tau-bench runs, as the dump files those tools write) are ingested twice with
    the real model into fresh embedded stores, through the CLI's ``run_ingest``:
-   - *before*: every text embedded by ONNX Runtime fp32, each occurrence (the previous version's
-     embedding path; the rest of the pipeline is today's);
-   - *after*: the default: each distinct text embedded once, by the machine's bulk path
-     (trajsearch/embed/bulk.py: bfloat16 on AMX, fp16 on a GPU, else ONNX Runtime fp32).
+   - *before*: every text embedded whole (up to the model's 256 tokens) by ONNX Runtime fp32, each
+     occurrence (the previous versions' embedding; the rest of the pipeline is today's);
+   - *after*: the default: step windows from their first 128 tokens (represent.WINDOW_TOKENS), each
+     distinct text embedded once, by the machine's bulk path (trajsearch/embed/bulk.py: bfloat16
+     on AMX, fp16 on a GPU, else ONNX Runtime fp32).
    Which goes first alternates with ``--order``; figures are rows/s of the whole ingest. The
    raw model then embeds exactly the texts the *before* ingest embedded, same batch size,
    straight through ONNX Runtime: before/raw shows the pipeline hides behind the model.
@@ -114,9 +115,9 @@ def rate(args: argparse.Namespace, dump: Path, fast: bool) -> dict:
             return embedder.encode(batch, batch_size=batch_size)
 
         if fast:
-            def encode_documents(self, batch, *, batch_size=64):  # noqa: ANN001
+            def encode_documents(self, batch, *, batch_size=64, max_tokens=None):  # noqa: ANN001
                 texts.extend(batch)
-                return document_encoder(embedder)(batch, batch_size=batch_size)
+                return document_encoder(embedder, max_tokens=max_tokens)(batch, batch_size=batch_size)
 
     document_encoder(embedder)(["warm up the model"] * 8)  # loads the bulk path, if any, untimed
     embedder.encode(["warm up the model"] * 8)
@@ -127,8 +128,8 @@ def rate(args: argparse.Namespace, dump: Path, fast: bool) -> dict:
 
             def indexer(**kw):  # noqa: ANN003, ANN202
                 made = original(**kw)
-                made.encode = lambda batch, batch_size=None: made.embedder.encode(
-                    batch, batch_size=batch_size or made.embed_batch_size)
+                made.encode_documents = lambda batch, batch_size=None, max_tokens=None: made.embedder.encode(
+                    batch, batch_size=batch_size or made.embed_batch_size)  # whole windows, as before
                 return made
 
             ts.indexer = indexer

@@ -117,6 +117,29 @@ def test_onnx_matches_torch(onnx_embedder, torch_embedder):
 
 
 @pytest.mark.model
+def test_a_token_cap_embeds_each_texts_head_alike_on_both_paths(onnx_embedder, torch_embedder):
+    """Step windows are embedded from their first 128 tokens (represent.WINDOW_TOKENS): a long text's
+    capped vector is its head's, the same on ONNX and torch; a text shorter than the cap is unchanged."""
+    from trajsearch.embed.onnx_runtime import OnnxMiniLMEmbedder
+
+    onnx = OnnxMiniLMEmbedder(threads=2, bulk="off")  # the capped fp32 path itself, on any CPU
+    ours = onnx.encode_documents(TEXTS, batch_size=8, max_tokens=128)
+    theirs = torch_embedder.encode_documents(TEXTS, batch_size=8, max_tokens=128)
+    assert (ours * theirs).sum(axis=1).min() >= 0.9999
+    counts = [len(onnx.tokenizer.encode(t).ids) for t in TEXTS]
+    whole = onnx_embedder.encode(TEXTS)
+    for text, count, capped, full in zip(TEXTS, counts, ours, whole):
+        if count <= 128:
+            assert float(capped @ full) >= 0.9999, text[:40]
+        else:  # the head the cap keeps: its first 126 word pieces, between [CLS] and [SEP]
+            head = text[: onnx.tokenizer.encode(text, add_special_tokens=False).offsets[125][1]]
+            assert float(capped @ onnx_embedder.encode([head])[0]) >= 0.9999, text[:40]
+    assert any(count > 256 for count in counts)
+    long = [i for i, count in enumerate(counts) if count > 160]
+    assert (ours[long] * whole[long]).sum(axis=1).min() < 0.999  # the cap did cut
+
+
+@pytest.mark.model
 def test_onnx_output_is_normalised_and_order_preserving(onnx_embedder):
     batched = onnx_embedder.encode(TEXTS, batch_size=5)  # sorted by length inside
     np.testing.assert_allclose(np.linalg.norm(batched, axis=1), 1.0, rtol=1e-5)

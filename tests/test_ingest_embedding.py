@@ -8,6 +8,7 @@ import pytest
 
 from trajsearch.embed import HashingEmbedder, document_encoder
 from trajsearch.embed.bulk import choose, cpu_has_amx
+from trajsearch.represent import WINDOW_TOKENS
 from trajsearch.search import TrajSearch
 
 from conftest import make_run
@@ -27,9 +28,11 @@ class DocumentCounter(HashingEmbedder):
     def __init__(self) -> None:
         super().__init__()
         self.documents: list[str] = []
+        self.caps: dict[str, int | None] = {}  # text -> the token cap it was embedded with
 
-    def encode_documents(self, texts, *, batch_size: int = 64):
+    def encode_documents(self, texts, *, batch_size: int = 64, max_tokens: int | None = None):
         self.documents.extend(texts)
+        self.caps.update(dict.fromkeys(texts, max_tokens))
         return self.encode(texts, batch_size=batch_size)
 
 
@@ -46,6 +49,8 @@ def test_each_distinct_text_is_embedded_once(tmp_path):
     texts = [r["text"] for r in rows]
     assert sorted(embedder.documents) == sorted(set(texts))  # every distinct text, once, through the bulk path
     assert indexer.texts_embedded == len(set(texts))
+    for row in rows:  # step windows from their first WINDOW_TOKENS tokens; the rest whole, as queries
+        assert embedder.caps[row["text"]] == (WINDOW_TOKENS if row["level"] == "step" else None), row["level"]
     by_text: dict[str, list] = {}
     for row in rows:
         by_text.setdefault(row["text"], []).append(row["embedding"])
@@ -112,3 +117,20 @@ def test_the_indexer_writes_what_the_bulk_path_returned(tmp_path):
     assert sorted(embedder.documents) == sorted({row["text"] for row in rows})
     for row in rows:
         np.testing.assert_allclose(row["embedding"], embedder.encode([row["text"]])[0], atol=1e-6)
+
+
+@pytest.mark.model
+def test_windows_are_embedded_from_their_first_tokens_and_the_rest_as_queries(tmp_path, real_embedder):
+    """What ingest stores: a step window's vector is its first WINDOW_TOKENS tokens' (the lexical
+    leg has all of it), a task row's is exactly what a query of the same text gets."""
+    long_output = "\n".join(f"tests/test_payments.py::test_case_{i} PASSED" for i in range(60))
+    run = make_run("r1", steps=[("bash", {"command": "pytest -v"}, long_output), ("bash", {"command": "ls"}, "ok")])
+    with TrajSearch.open(str(tmp_path / "m.db"), traces=str(tmp_path / "t"), embedder=real_embedder) as ts:
+        ts.add([run])
+        rows = {r["level"]: r for r in ts.index.iterate(["level", "text", "embedding"], tenant="acme")}
+    window, task = rows["step"], rows["task"]
+    assert len(real_embedder.tokenizer.encode(window["text"]).ids) > 2 * WINDOW_TOKENS
+    capped = real_embedder.encode_documents([window["text"]], max_tokens=WINDOW_TOKENS)[0]
+    assert float(np.dot(window["embedding"], capped)) >= 0.999
+    assert float(np.dot(window["embedding"], real_embedder.encode([window["text"]])[0])) < 0.99
+    assert float(np.dot(task["embedding"], real_embedder.encode([task["text"]])[0])) >= 0.9999

@@ -302,14 +302,18 @@ class Indexer:
 
     # -- stage 2: skip unchanged runs, build and embed rows --------------------------------
 
-    def encode(self, texts: Sequence[str], *, batch_size: int | None = None) -> np.ndarray:
-        """Vectors of ``texts`` for the index (the embedder's bulk path where it has one), each
-        distinct text embedded once, and texts embedded lately not again."""
-        keys = [hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest() for text in texts]
+    def encode_documents(
+        self, texts: Sequence[str], *, batch_size: int | None = None, max_tokens: int | None = None
+    ) -> np.ndarray:
+        """Vectors of ``texts`` for the index (the embedder's bulk path where it has one; ``max_tokens``:
+        each text's first so many tokens), each distinct text embedded once, and texts embedded
+        lately not again."""
+        salt = f"{max_tokens or ''}\x1f".encode()
+        keys = [hashlib.blake2b(salt + text.encode("utf-8", "surrogatepass"), digest_size=16).digest() for text in texts]
         with self._recent_lock:
             todo = {key: text for key, text in zip(keys, texts) if key not in self._recent}
             if todo:
-                encode = document_encoder(self.embedder)
+                encode = document_encoder(self.embedder, max_tokens=max_tokens)
                 vectors = encode(list(todo.values()), batch_size=batch_size or self.embed_batch_size)
                 self.texts_embedded += len(todo)
                 self._recent.update(zip(todo, vectors))

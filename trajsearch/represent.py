@@ -30,7 +30,8 @@ from .touched import touched
 
 #: Bump when the derived text changes, so re-ingest rewrites rows instead of skipping them.
 #: 2: passage rows (the clipped-away parts of long outputs), the summary's "Touched" line.
-REPRESENTATION_VERSION = 2
+#: 3: step-window vectors from the window's first WINDOW_TOKENS tokens.
+REPRESENTATION_VERSION = 3
 
 TRAJECTORY_LEVEL_INDEX = -1  # step_index of task and summary rows
 MAX_ROW_CHARS = 12_000  # the stored/lexical text of one row
@@ -44,6 +45,14 @@ ERROR_HEAD = ERROR_TAIL = 400
 #: whole in one piece).
 PASSAGE_CHARS = 1_600
 PASSAGE_OVERLAP = 400
+#: A step window's vector is made from its first 128 tokens (task, summary and failure rows: the
+#: model's 256, as queries). Nearly every window is far longer than either (median 844 tokens), so
+#: a 256-token vector already saw mostly the first step; the lexical leg indexes every character.
+#: The model was trained on 128-token texts: found by a step's thought, action or error (dense,
+#: 4,250 real windows, hit@5) 0.52 / 0.41 / 0.16 against 0.50 / 0.40 / 0.16 at 256 tokens, and
+#: 2.1x the texts/s: windows are ~90% of ingest's model time (issue 12).
+WINDOW_TOKENS = 128
+WINDOW_TOKENS_SINCE = 3  # the REPRESENTATION_VERSION that brought it: older window vectors are re-made
 
 _TRACEBACK_TAIL = re.compile(r"^\s*([A-Za-z_][\w.]*(Error|Exception|Exit|Interrupt|Warning)\b.*)$", re.M)
 _RETURNCODE = re.compile(r"<returncode>\s*(-?\d+)\s*</returncode>")
@@ -332,7 +341,8 @@ def represent(
 def embed_rows(embedder: Any, rows: Sequence[Row], *, batch_size: int = 64) -> Any:
     """One vector per row, in order: rows with ``vector_of`` (passages) take that row's vector
     and cost no embedding; every other row's text is embedded once, as a document (the
-    embedder's bulk path where it has one: the vectors ingest writes, however rows are made)."""
+    embedder's bulk path where it has one: the vectors ingest writes, however rows are made),
+    step windows from their first :data:`WINDOW_TOKENS` tokens."""
     import numpy as np  # noqa: PLC0415 - represent stays importable without numpy
 
     from .embed.base import document_encoder  # noqa: PLC0415
@@ -341,9 +351,19 @@ def embed_rows(embedder: Any, rows: Sequence[Row], *, batch_size: int = 64) -> A
     for row in rows:
         source = row.vector_of if row.vector_of is not None else row
         own.setdefault(id(source), source)
+    sources = list(own.values())
+    by_cap: dict[int | None, list[int]] = {}  # token cap -> positions in sources
+    for i, row in enumerate(sources):
+        by_cap.setdefault(WINDOW_TOKENS if row.level == "step" else None, []).append(i)
+    vectors = np.zeros((len(sources), 0), dtype=np.float32)
+    for cap, mine in by_cap.items():
+        got = np.asarray(document_encoder(embedder, max_tokens=cap)([sources[i].text for i in mine],
+                                                                     batch_size=batch_size))
+        if not vectors.shape[1]:
+            vectors = np.zeros((len(sources), got.shape[1]), dtype=np.float32)
+        vectors[mine] = got
     at = {key: i for i, key in enumerate(own)}
-    vectors = np.asarray(document_encoder(embedder)([r.text for r in own.values()], batch_size=batch_size))
-    return vectors[[at[id(r.vector_of if r.vector_of is not None else r)] for r in rows]] if rows else vectors
+    return vectors[[at[id(r.vector_of if r.vector_of is not None else r)] for r in rows]]
 
 
 def row_id(tenant: str, trajectory_id: str, level: str, step_index: int, part: str = "") -> str:
@@ -357,7 +377,14 @@ def row_id(tenant: str, trajectory_id: str, level: str, step_index: int, part: s
     return hashlib.blake2b(raw.encode(), digest_size=16).hexdigest()
 
 
-def content_hash(trajectory: Trajectory, window: WindowConfig) -> str:
-    """Changes whenever the trajectory or the way it is represented changes."""
-    payload = trajectory.model_dump_json() + f"|v{REPRESENTATION_VERSION}|w{window.size}s{window.stride}"
+def content_hash(trajectory: Trajectory, window: WindowConfig, *, version: int | None = None) -> str:
+    """Changes whenever the trajectory or the way it is represented (``version``: this one) changes."""
+    payload = trajectory.model_dump_json() + f"|v{version or REPRESENTATION_VERSION}|w{window.size}s{window.stride}"
     return hashlib.blake2b(payload.encode(), digest_size=16).hexdigest()
+
+
+def indexed_version(trajectory: Trajectory, window: WindowConfig, stored_hash: str) -> int | None:
+    """The representation version ``trajectory`` was indexed with, told by its stored content hash
+    (``None``: another trajectory or window, or a version that never existed)."""
+    return next((v for v in range(REPRESENTATION_VERSION, 0, -1)
+                 if content_hash(trajectory, window, version=v) == stored_hash), None)

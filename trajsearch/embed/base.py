@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Protocol, Sequence
 
 import numpy as np
@@ -18,10 +19,17 @@ class Embedder(Protocol):
         ...
 
 
-def document_encoder(embedder: Embedder):  # type: ignore[no-untyped-def]
+def document_encoder(embedder: Embedder, *, max_tokens: int | None = None):  # type: ignore[no-untyped-def]
     """What embeds texts in bulk (ingest): the embedder's ``encode_documents`` where it has one (a
-    faster path for many texts, vectors within cosine 0.9999 of ``encode``'s), else ``encode``."""
-    return getattr(embedder, "encode_documents", embedder.encode)
+    faster path for many texts, vectors within cosine 0.9999 of ``encode``'s), else ``encode``.
+
+    ``max_tokens``: embed each text's first so many tokens only (step windows, see represent.py).
+    Embedders with ``encode_documents`` honour it; others (the hashing test embedder) embed whole texts.
+    """
+    documents = getattr(embedder, "encode_documents", None)
+    if documents is None:
+        return embedder.encode
+    return partial(documents, max_tokens=max_tokens) if max_tokens else documents
 
 
 def normalise(vectors: np.ndarray) -> np.ndarray:

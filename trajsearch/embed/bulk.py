@@ -1,8 +1,9 @@
 """Bulk encoding for ingest: all-MiniLM-L6-v2 on the fastest path the machine has, used when one is faster.
 
-Ingest embeds thousands of texts, most of them step windows cut at the model's 256 tokens, and
-is bound by the model (31 rows/s on the 2-core machines, 94% of ONNX Runtime's own rate). Two
-paths beat ONNX Runtime fp32 there, measured on real rows (scripts/bench_ingest.py):
+Ingest embeds thousands of texts, most of them step windows (embedded from their first 128 tokens
+since represent.WINDOW_TOKENS; 256 when these figures were taken), and is bound by the model (31
+rows/s on the 2-core machines, 94% of ONNX Runtime's own rate). Two paths beat ONNX Runtime fp32
+there, measured on real rows (scripts/bench_ingest.py):
 
 - a CPU with AMX (``amx_bf16`` in /proc/cpuinfo: Intel Sapphire Rapids and later): torch with
   bfloat16 autocast, so the matrix products run on the AMX tiles (layer norms, softmax and the
@@ -11,8 +12,8 @@ paths beat ONNX Runtime fp32 there, measured on real rows (scripts/bench_ingest.
   was 1.5x at cosine 0.98). SDPA attention, batches of 64 (32 or 16 were slower). One batch per
   core at a time, each on one thread, rather than every core on each batch: 512 real windows,
   57-60 -> 63-65 texts/s on 2 cores (the batches are the same, so are the vectors' inputs).
-  Ingest's windows are mostly at the model's 256-token cap (91.5% of 4,158 real ones), so
-  padding costs 0.4% and larger or merged batches gain nothing: the model's arithmetic is the cost.
+  Ingest's windows are nearly all at their token cap (91.5% of 4,158 real ones at 256), so
+  padding costs little and larger or merged batches gain nothing: the model's arithmetic is the cost.
 - a CUDA GPU, where torch sees one: fp16 autocast. Used when present, never required
   (``torch`` is a dependency already; a CUDA build of it is the user's choice).
 
@@ -66,7 +67,7 @@ def choose(spec: str | None = None) -> str:
 class TorchBulkEncoder:
     """all-MiniLM-L6-v2 on torch, reduced-precision autocast: tokenizer, BERT, mean pooling, L2."""
 
-    def __init__(self, model_dir: Path, *, device: str, max_seq_length: int) -> None:
+    def __init__(self, model_dir: Path, *, device: str) -> None:
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         import torch
         from tokenizers import Tokenizer
@@ -79,19 +80,27 @@ class TorchBulkEncoder:
         self.device = "cuda" if device == "cuda" else "cpu"
         self.dtype = torch.float16 if self.device == "cuda" else torch.bfloat16
         self._model = AutoModel.from_pretrained(str(model_dir), attn_implementation="sdpa").eval().to(self.device)
-        self._tok = Tokenizer.from_file(str(Path(model_dir) / "tokenizer.json"))
-        self._tok.enable_truncation(max_length=max_seq_length)
-        self._tok.enable_padding(pad_id=0, pad_token="[PAD]")  # to the longest in the batch
+        self._tokenizer_file = Path(model_dir) / "tokenizer.json"
+        self._toks: dict[int, Tokenizer] = {}
 
-    def encode(self, texts: Sequence[str], *, batch_size: int = 64) -> np.ndarray:
+    def encode(self, texts: Sequence[str], *, batch_size: int = 64, max_tokens: int = 256) -> np.ndarray:
+        """Each text's first ``max_tokens`` tokens, embedded."""
         torch = self._torch
+        if max_tokens not in self._toks:
+            from tokenizers import Tokenizer
+
+            tok = Tokenizer.from_file(str(self._tokenizer_file))
+            tok.enable_truncation(max_length=max_tokens)
+            tok.enable_padding(pad_id=0, pad_token="[PAD]")  # to the longest in the batch
+            self._toks[max_tokens] = tok
+        tok = self._toks[max_tokens]
         out = np.empty((len(texts), self._model.config.hidden_size), dtype=np.float32)
         order = np.argsort([-len(text) for text in texts], kind="stable")  # similar lengths share a batch
         batches = [order[start : start + batch_size] for start in range(0, len(texts), batch_size)]
 
         def run(rows: np.ndarray) -> None:
             with torch.inference_mode(), torch.autocast(self.device, dtype=self.dtype):
-                encodings = self._tok.encode_batch([texts[i] for i in rows])
+                encodings = tok.encode_batch([texts[i] for i in rows])
                 ids = torch.tensor([e.ids for e in encodings], device=self.device)
                 mask = torch.tensor([e.attention_mask for e in encodings], device=self.device)
                 hidden = self._model(input_ids=ids, attention_mask=mask, token_type_ids=torch.zeros_like(ids))

@@ -220,9 +220,8 @@ class OnnxMiniLMEmbedder:
         # tokenizer.json ships with truncation and fixed padding at 128: reset both.
         self._tokenizer_file = model_dir / "tokenizer.json"
         self._counter: Tokenizer | None = None
-        self._tok = Tokenizer.from_file(str(self._tokenizer_file))
-        self._tok.enable_truncation(max_length=max_seq_length)
-        self._tok.enable_padding(pad_id=0, pad_token="[PAD]")  # to the longest in the batch
+        self._toks: dict[int, Tokenizer] = {}  # by token cap: the model's, and shorter ones for documents
+        self._tok = self._tokenizer(max_seq_length)
 
         options = ort.SessionOptions()
         options.intra_op_num_threads = threads or os.cpu_count() or 1
@@ -234,6 +233,17 @@ class OnnxMiniLMEmbedder:
         self._session = ort.InferenceSession(
             str(self.onnx_path), sess_options=options, providers=["CPUExecutionProvider"]
         )
+
+    def _tokenizer(self, cap: int):  # type: ignore[no-untyped-def]
+        """The batch tokenizer that cuts texts at ``cap`` tokens and pads to the longest in a batch."""
+        if cap not in self._toks:
+            from tokenizers import Tokenizer
+
+            tok = Tokenizer.from_file(str(self._tokenizer_file))
+            tok.enable_truncation(max_length=cap)
+            tok.enable_padding(pad_id=0, pad_token="[PAD]")
+            self._toks[cap] = tok
+        return self._toks[cap]
 
     @property
     def tokenizer(self):  # type: ignore[no-untyped-def]
@@ -251,6 +261,26 @@ class OnnxMiniLMEmbedder:
         return self._counter
 
     def encode(self, texts: Sequence[str], *, batch_size: int = 64) -> np.ndarray:
+        return self._encode(texts, batch_size, self._tok)
+
+    def encode_documents(
+        self, texts: Sequence[str], *, batch_size: int = 64, max_tokens: int | None = None
+    ) -> np.ndarray:
+        """Many texts at once (ingest), on the machine's fastest path (embed/bulk.py: bfloat16 on
+        AMX, fp16 on a GPU; vectors within cosine 0.9999 of :meth:`encode`'s), else :meth:`encode`.
+        ``max_tokens``: each text's first so many tokens only (at most the model's 256)."""
+        cap = min(max_tokens or self._max_seq_length, self._max_seq_length)
+        if self._bulk_encoder is None:
+            from .bulk import TorchBulkEncoder, choose
+
+            path = choose(self.bulk)
+            self._bulk_encoder = self if path == "off" else TorchBulkEncoder(self._model_dir, device=path)
+            self.bulk = path
+        if self._bulk_encoder is self or not texts:
+            return self._encode(texts, batch_size, self._tokenizer(cap))
+        return self._bulk_encoder.encode(texts, batch_size=batch_size, max_tokens=cap)  # type: ignore[attr-defined]
+
+    def _encode(self, texts: Sequence[str], batch_size: int, tok) -> np.ndarray:  # type: ignore[no-untyped-def]
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         # Longest first, as sentence-transformers does: similar lengths share a
@@ -259,25 +289,11 @@ class OnnxMiniLMEmbedder:
         out = np.empty((len(texts), self.dim), dtype=np.float32)
         for start in range(0, len(texts), batch_size):
             rows = order[start : start + batch_size]
-            out[rows] = self._embed_batch([texts[i] for i in rows])
+            out[rows] = self._embed_batch([texts[i] for i in rows], tok)
         return out
 
-    def encode_documents(self, texts: Sequence[str], *, batch_size: int = 64) -> np.ndarray:
-        """Many texts at once (ingest), on the machine's fastest path (embed/bulk.py: bfloat16 on
-        AMX, fp16 on a GPU; vectors within cosine 0.9999 of :meth:`encode`'s), else :meth:`encode`."""
-        if self._bulk_encoder is None:
-            from .bulk import TorchBulkEncoder, choose
-
-            path = choose(self.bulk)
-            self._bulk_encoder = self if path == "off" else TorchBulkEncoder(
-                self._model_dir, device=path, max_seq_length=self._max_seq_length)
-            self.bulk = path
-        if self._bulk_encoder is self or not texts:
-            return self.encode(texts, batch_size=batch_size)
-        return self._bulk_encoder.encode(texts, batch_size=batch_size)  # type: ignore[attr-defined]
-
-    def _embed_batch(self, texts: list[str]) -> np.ndarray:
-        encodings = self._tok.encode_batch(texts)
+    def _embed_batch(self, texts: list[str], tok) -> np.ndarray:  # type: ignore[no-untyped-def]
+        encodings = tok.encode_batch(texts)
         ids = np.array([e.ids for e in encodings], dtype=np.int64)
         mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
         feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
