@@ -353,12 +353,15 @@ class DiskCachedEmbedder(WrappedEmbedder):
         return self._lookup([self.key(t) for t in texts], texts, self.inner.encode, batch_size)
 
     def encode_documents(self, texts: Sequence[str], *, batch_size: int = 64, max_tokens: int | None = None) -> np.ndarray:
-        """Documents as queries (same vectors, same keys), but texts cut at ``max_tokens`` have keys of their own."""
+        """Documents as queries (same vectors, same keys), but texts cut at ``max_tokens`` have keys of their
+        own, per bulk path (their vectors are that path's: int8 on CPUs with VNNI and no AMX)."""
         if not max_tokens:
             return self.encode(texts, batch_size=batch_size)
         from trajsearch.embed import document_encoder
+        from trajsearch.embed.bulk import choose
 
-        keys = [self.key(f"\x00{max_tokens}\x00{t}") for t in texts]
+        path = choose(getattr(self.inner, "bulk", None)) if hasattr(self.inner, "encode_documents") else ""
+        keys = [self.key(f"\x00{max_tokens}{path}\x00{t}") for t in texts]
         return self._lookup(keys, texts, document_encoder(self.inner, max_tokens=max_tokens), batch_size)
 
     def _lookup(self, keys: list[str], texts: Sequence[str], encode: Callable[..., np.ndarray], batch_size: int) -> np.ndarray:

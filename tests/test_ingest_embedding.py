@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from trajsearch.embed import HashingEmbedder, document_encoder
-from trajsearch.embed.bulk import choose, cpu_has_amx
+from trajsearch.embed.bulk import choose, cpu_has_amx, cpu_has_vnni
 from trajsearch.represent import WINDOW_TOKENS
 from trajsearch.search import TrajSearch
 
@@ -72,16 +72,17 @@ def test_the_bulk_path_choice(monkeypatch):
     monkeypatch.setenv("TRAJSEARCH_BULK", "off")
     assert choose() == "off"
     assert choose("cpu-bf16") == "cpu-bf16"
+    assert choose("cpu-int8") == "cpu-int8"
     monkeypatch.delenv("TRAJSEARCH_BULK")
-    assert choose() in ("cuda", "cpu-bf16" if cpu_has_amx() else "off")
+    assert choose() in ("cuda", "cpu-bf16" if cpu_has_amx() else "cpu-int8" if cpu_has_vnni() else "off")
 
 
 @pytest.mark.model
 def test_bulk_vectors_match_the_query_path(real_embedder):
     """On this machine's bulk path (bfloat16 on AMX: the default here), the vectors ingest stores are
     within cosine 0.9999 of the ones queries get, and rank the texts alike."""
-    if choose() == "off":
-        pytest.skip("no bulk path on this machine (no AMX, no GPU): ingest uses encode itself")
+    if choose() in ("off", "cpu-int8"):
+        pytest.skip("no bfloat16 / fp16 path on this machine (no AMX, no GPU): whole texts go through encode")
     queries = real_embedder.encode(TEXTS[:5])
     documents = real_embedder.encode_documents(TEXTS)
     assert documents.shape == (len(TEXTS), 384) and documents.dtype == np.float32
@@ -95,8 +96,8 @@ def test_bulk_vectors_match_the_query_path(real_embedder):
 def test_bulk_batches_run_side_by_side_and_each_text_keeps_its_vector(real_embedder):
     """Many batches are encoded a batch per core at once: every text still gets its own vector
     (as when it is encoded alone), and torch's thread setting is what it was."""
-    if choose() == "off":
-        pytest.skip("no bulk path on this machine (no AMX, no GPU): ingest uses encode itself")
+    if choose() in ("off", "cpu-int8"):
+        pytest.skip("no torch bulk path on this machine (no AMX, no GPU)")
     import torch
 
     threads = torch.get_num_threads()
@@ -105,6 +106,25 @@ def test_bulk_batches_run_side_by_side_and_each_text_keeps_its_vector(real_embed
     alone = np.vstack([real_embedder.encode_documents([text]) for text in texts[::9]])
     assert (together[::9] * alone).sum(axis=1).min() >= 0.999
     assert torch.get_num_threads() == threads
+
+
+@pytest.mark.model
+def test_int8_windows_stay_close_to_fp32_and_whole_texts_stay_exact():
+    """The int8 path (CPUs with VNNI and no AMX: embed/bulk.py) embeds only texts cut at a token cap
+    (step windows), within cosine 0.97 of fp32 whatever their batch, neighbours kept; whole texts
+    (task, summary and failure rows) get exactly the query path's vectors."""
+    from trajsearch.embed.onnx_runtime import OnnxMiniLMEmbedder
+
+    int8, fp32 = OnnxMiniLMEmbedder(bulk="cpu-int8"), OnnxMiniLMEmbedder(bulk="off")
+    texts = list(dict.fromkeys(TEXTS))
+    capped = int8.encode_documents(TEXTS, max_tokens=WINDOW_TOKENS)[: len(texts)]
+    want = fp32.encode_documents(texts, max_tokens=WINDOW_TOKENS)
+    alone = np.vstack([int8.encode_documents([t], max_tokens=WINDOW_TOKENS) for t in texts])
+    assert int8.bulk == "cpu-int8" and capped.dtype == np.float32
+    assert (capped * want).sum(axis=1).min() >= 0.97 and (alone * want).sum(axis=1).min() >= 0.97
+    assert (capped * want).sum(axis=1).max() < 0.99999  # the int8 graph did the work
+    np.testing.assert_array_equal(np.argmax(capped @ want.T, axis=1), np.arange(len(texts)))
+    np.testing.assert_array_equal(int8.encode_documents(texts), fp32.encode(texts))
 
 
 def test_the_indexer_writes_what_the_bulk_path_returned(tmp_path):

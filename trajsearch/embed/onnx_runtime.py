@@ -148,6 +148,41 @@ def export_onnx(dest: Path, model_dir: Path | None = None, *, fuse: bool = True)
         fused.unlink(missing_ok=True)
 
 
+def quantise_onnx(src: Path, dest: Path, model_dir: Path | None = None) -> Path:
+    """Dynamic int8 of ``src`` (the fused fp32 graph) at ``dest``, atomically: MatMul and Attention
+    weights per channel, activations quantised per batch as they come (embed/bulk.py: why, where).
+
+    The result is checked against ``src`` on real-looking texts (cosine >= 0.97, else refused), so
+    a bad quantisation never lands in the cache.
+    """
+    import logging
+
+    import onnx
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    tmp = _temp_path(dest)
+    root = logging.getLogger()
+    level = root.level
+    root.setLevel(logging.ERROR)  # the quantiser advises pre-processing on the root logger, every time
+    try:
+        quantize_dynamic(str(src), str(tmp), weight_type=QuantType.QInt8, per_channel=True,
+                         op_types_to_quantize=["MatMul", "Attention"],
+                         extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT})  # fused ops hide types
+        probe = ["[step 3] action: bash pytest -x tests/test_payments.py\nresult: 1 failed: AssertionError",
+                 "Cancel reservation ABC123 and refund the unused segments to the original card"]
+        want, got = (OnnxMiniLMEmbedder(model_dir=model_dir, onnx_path=path, bulk="off", threads=1).encode(probe)
+                     for path in (src, tmp))
+        cosine = float((want * got).sum(axis=1).min())
+        if cosine < 0.97:
+            raise RuntimeError(f"int8 quantisation of {DEFAULT_MODEL} is off (cosine {cosine:.3f} to fp32)")
+        tmp.chmod(0o644)
+        os.replace(tmp, dest)
+        return dest
+    finally:
+        root.setLevel(level)
+        tmp.unlink(missing_ok=True)
+
+
 def _temp_path(dest: Path) -> Path:
     fd, name = tempfile.mkstemp(prefix=dest.name + ".", suffix=".tmp", dir=dest.parent)
     os.close(fd)
@@ -210,7 +245,7 @@ class OnnxMiniLMEmbedder:
 
         model_dir = Path(model_dir) if model_dir else default_model_dir()
         self._model_dir, self._max_seq_length = model_dir, max_seq_length
-        #: ``encode_documents``' path (see embed/bulk.py): auto | off | cpu-bf16 | cuda, decided on first use
+        #: ``encode_documents``' path (see embed/bulk.py): auto | off | cpu-bf16 | cpu-int8 | cuda, decided on first use
         self.bulk = bulk
         self._bulk_encoder: object | None = None
         self.onnx_path = Path(onnx_path) if onnx_path else cached_onnx_path(model_dir)
@@ -224,6 +259,7 @@ class OnnxMiniLMEmbedder:
         self._tok = self._tokenizer(max_seq_length)
 
         options = ort.SessionOptions()
+        self._threads = threads
         options.intra_op_num_threads = threads or os.cpu_count() or 1
         options.inter_op_num_threads = 1
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
@@ -267,18 +303,32 @@ class OnnxMiniLMEmbedder:
         self, texts: Sequence[str], *, batch_size: int = 64, max_tokens: int | None = None
     ) -> np.ndarray:
         """Many texts at once (ingest), on the machine's fastest path (embed/bulk.py: bfloat16 on
-        AMX, fp16 on a GPU; vectors within cosine 0.9999 of :meth:`encode`'s), else :meth:`encode`.
+        AMX, fp16 on a GPU, vectors within cosine 0.9999 of :meth:`encode`'s; int8 with VNNI, for
+        texts cut at ``max_tokens`` only, ~0.99), else as :meth:`encode`.
         ``max_tokens``: each text's first so many tokens only (at most the model's 256)."""
         cap = min(max_tokens or self._max_seq_length, self._max_seq_length)
         if self._bulk_encoder is None:
-            from .bulk import TorchBulkEncoder, choose
-
-            path = choose(self.bulk)
-            self._bulk_encoder = self if path == "off" else TorchBulkEncoder(self._model_dir, device=path)
-            self.bulk = path
-        if self._bulk_encoder is self or not texts:
+            self._bulk_encoder = self._bulk_path()
+        # int8 only for texts embedded from a head (step windows): see embed/bulk.py
+        if self._bulk_encoder is self or not texts or (self.bulk == "cpu-int8" and max_tokens is None):
             return self._encode(texts, batch_size, self._tokenizer(cap))
-        return self._bulk_encoder.encode(texts, batch_size=batch_size, max_tokens=cap)  # type: ignore[attr-defined]
+        encode = getattr(self._bulk_encoder, "encode_documents" if self.bulk == "cpu-int8" else "encode")
+        return encode(texts, batch_size=batch_size, max_tokens=cap)
+
+    def _bulk_path(self) -> object:
+        """What :meth:`encode_documents` hands texts to (``self``: no faster path here); sets :attr:`bulk`."""
+        from .bulk import TorchBulkEncoder, choose
+
+        self.bulk = choose(self.bulk)
+        if self.bulk == "off":
+            return self
+        if self.bulk == "cpu-int8":
+            int8 = self.onnx_path.with_name(self.onnx_path.stem + "-int8.onnx")
+            if not int8.exists():
+                quantise_onnx(self.onnx_path, int8, self._model_dir)
+            return OnnxMiniLMEmbedder(model_dir=self._model_dir, onnx_path=int8, bulk="off",
+                                      threads=self._threads, max_seq_length=self._max_seq_length)
+        return TorchBulkEncoder(self._model_dir, device=self.bulk)
 
     def _encode(self, texts: Sequence[str], batch_size: int, tok) -> np.ndarray:  # type: ignore[no-untyped-def]
         if not texts:
@@ -297,7 +347,10 @@ class OnnxMiniLMEmbedder:
         ids = np.array([e.ids for e in encodings], dtype=np.int64)
         mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
         feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
-        hidden = self._session.run(None, feeds)[0]
-        weights = mask[..., None].astype(np.float32)
-        pooled = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
-        return normalise(pooled)
+        return mean_pool(self._session.run(None, feeds)[0], mask)
+
+
+def mean_pool(hidden: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """sentence-transformers' pooling: the mean of the token states under the attention mask, L2-normalised."""
+    weights = mask[..., None].astype(np.float32)
+    return normalise((hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9))
