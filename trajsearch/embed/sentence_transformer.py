@@ -55,7 +55,7 @@ class SentenceTransformerEmbedder:
     ) -> np.ndarray:
         """As :meth:`encode`; ``max_tokens``: each text cut after its first so many tokens (counting
         [CLS] and [SEP], as the ONNX embedder's cap does), so both give a window the same vector."""
-        if max_tokens and max_tokens < self._model.max_seq_length:
+        if texts and max_tokens and max_tokens < self._model.max_seq_length:
             spans = self.tokenizer(list(texts), add_special_tokens=False, truncation=True,
                                    max_length=max_tokens - 2, return_offsets_mapping=True)["offset_mapping"]
             texts = [text[: span[-1][1]] if span else text for text, span in zip(texts, spans)]
