@@ -8,10 +8,11 @@ lengths on the real runs in ../shared/data, side by side in one run:
   action's arguments (a command, a tool call) and its error (the last 200 characters), squashed to
   one line; a hit is a window of the same run holding that step among the top 1 / 5 by cosine,
   over every window of the runs (exact numpy search, one pool, as one tenant);
-- *speed*: texts/s of the windows' embedding at each length (ONNX Runtime fp32, the query path).
+- *speed*: texts/s of the windows' embedding at each length (``--bulk``: ONNX Runtime fp32 by default).
 
     python scripts/eval_windows.py                       # caps 256 and 128, ~6 min on 2 cores
     python scripts/eval_windows.py --caps 256 192 128 96
+    python scripts/eval_windows.py --caps 128 --bulk cpu-int8   # windows as ingest embeds them without AMX
 """
 
 from __future__ import annotations
@@ -68,6 +69,7 @@ def main() -> None:
     ap.add_argument("--swe-runs", type=int, default=80, help="mini-swe-agent runs (tau-bench airline: all)")
     ap.add_argument("--queries", type=int, default=900)
     ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument("--bulk", default="off", help="the windows' embedding path (embed/bulk.py): off = ONNX fp32, cpu-int8, ...")
     args = ap.parse_args()
     if any(not 8 <= cap <= 256 for cap in args.caps):
         ap.error("--caps must each be 8..256 (the model's limit is 256)")
@@ -76,7 +78,7 @@ def main() -> None:
     windows = [(number, row.step_index, row.step_end, row.text) for number, run in enumerate(runs)
                for row in represent(run, window=WindowConfig()) if row.level == "step"]
     queries = step_queries(runs, args.queries, args.seed)
-    model = OnnxMiniLMEmbedder(bulk="off")
+    model = OnnxMiniLMEmbedder(bulk=args.bulk)  # queries are fp32 whatever the path
     tokens = np.array([len(model.tokenizer.encode(w[3]).ids) for w in windows])
     print(f"{len(runs)} runs, {len(windows)} windows (tokens p10/p50/p90 "
           f"{' / '.join(str(int(x)) for x in np.percentile(tokens, [10, 50, 90]))}), {len(queries)} queries\n")
