@@ -277,8 +277,7 @@ class CachedEmbedder(WrappedEmbedder):
     """
 
     table: dict[str, np.ndarray] = field(default_factory=dict)
-    documents: dict[str, np.ndarray] = field(default_factory=dict)
-    capped: dict[int, dict[str, np.ndarray]] = field(default_factory=dict)  # documents cut at N tokens
+    documents: dict[int | None, dict[str, np.ndarray]] = field(default_factory=dict)  # by token cap (None: whole)
     misses: int = 0
 
     def add(self, texts: Sequence[str], vectors: Any, table: dict[str, np.ndarray] | None = None) -> None:
@@ -292,8 +291,8 @@ class CachedEmbedder(WrappedEmbedder):
     def encode_documents(self, texts: Sequence[str], *, batch_size: int = 64, max_tokens: int | None = None) -> np.ndarray:
         from trajsearch.embed import document_encoder
 
-        table = self.documents if max_tokens is None else self.capped.setdefault(max_tokens, {})
-        return self._cached(table, document_encoder(self.inner, max_tokens=max_tokens), texts, batch_size)
+        return self._cached(self.documents.setdefault(max_tokens, {}), document_encoder(self.inner, max_tokens=max_tokens),
+                            texts, batch_size)
 
     def _cached(self, table: dict[str, np.ndarray], encode: Callable[..., np.ndarray], texts: Sequence[str],
                 batch_size: int) -> np.ndarray:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from functools import partial
+from functools import lru_cache, partial
 from typing import Protocol, Sequence
 
 import numpy as np
@@ -30,6 +30,21 @@ def document_encoder(embedder: Embedder, *, max_tokens: int | None = None):  # t
     if documents is None:
         return embedder.encode
     return partial(documents, max_tokens=max_tokens) if max_tokens else documents
+
+
+@lru_cache(maxsize=8)
+def batch_tokenizer(tokenizer_file: str, max_tokens: int):  # type: ignore[no-untyped-def]
+    """The model's ``tokenizers.Tokenizer`` cutting each text at ``max_tokens`` tokens and padding a
+    batch to its longest (one per file and cap, shared: it keeps no state between calls).
+
+    ``tokenizer.json`` of all-MiniLM-L6-v2 ships with truncation and fixed padding at 128: both are reset.
+    """
+    from tokenizers import Tokenizer  # noqa: PLC0415 - the hashing test embedder needs no tokenizer
+
+    tok = Tokenizer.from_file(tokenizer_file)
+    tok.enable_truncation(max_length=max_tokens)
+    tok.enable_padding(pad_id=0, pad_token="[PAD]")
+    return tok
 
 
 def normalise(vectors: np.ndarray) -> np.ndarray:

@@ -41,6 +41,8 @@ from typing import Sequence
 
 import numpy as np
 
+from .base import batch_tokenizer
+
 log = logging.getLogger(__name__)
 
 CHOICES = ("auto", "off", "cpu-bf16", "cpu-int8", "cuda")
@@ -92,7 +94,6 @@ class TorchBulkEncoder:
     def __init__(self, model_dir: Path, *, device: str) -> None:
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         import torch
-        from tokenizers import Tokenizer
         from transformers import AutoModel
         from transformers.utils import logging as hf_logging
 
@@ -102,20 +103,12 @@ class TorchBulkEncoder:
         self.device = "cuda" if device == "cuda" else "cpu"
         self.dtype = torch.float16 if self.device == "cuda" else torch.bfloat16
         self._model = AutoModel.from_pretrained(str(model_dir), attn_implementation="sdpa").eval().to(self.device)
-        self._tokenizer_file = Path(model_dir) / "tokenizer.json"
-        self._toks: dict[int, Tokenizer] = {}
+        self._tokenizer_file = str(Path(model_dir) / "tokenizer.json")
 
-    def encode(self, texts: Sequence[str], *, batch_size: int = 64, max_tokens: int = 256) -> np.ndarray:
+    def encode_documents(self, texts: Sequence[str], *, batch_size: int = 64, max_tokens: int = 256) -> np.ndarray:
         """Each text's first ``max_tokens`` tokens, embedded."""
         torch = self._torch
-        if max_tokens not in self._toks:
-            from tokenizers import Tokenizer
-
-            tok = Tokenizer.from_file(str(self._tokenizer_file))
-            tok.enable_truncation(max_length=max_tokens)
-            tok.enable_padding(pad_id=0, pad_token="[PAD]")  # to the longest in the batch
-            self._toks[max_tokens] = tok
-        tok = self._toks[max_tokens]
+        tok = batch_tokenizer(self._tokenizer_file, max_tokens)
         out = np.empty((len(texts), self._model.config.hidden_size), dtype=np.float32)
         order = np.argsort([-len(text) for text in texts], kind="stable")  # similar lengths share a batch
         batches = [order[start : start + batch_size] for start in range(0, len(texts), batch_size)]

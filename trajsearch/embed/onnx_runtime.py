@@ -19,7 +19,7 @@ from typing import Sequence
 
 import numpy as np
 
-from .base import DEFAULT_MODEL, normalise
+from .base import DEFAULT_MODEL, batch_tokenizer, normalise
 
 MAX_SEQ_LENGTH = 256  # sentence_bert_config.json of all-MiniLM-L6-v2
 OPSET = 14
@@ -252,10 +252,8 @@ class OnnxMiniLMEmbedder:
         if not self.onnx_path.exists():
             export_onnx(self.onnx_path, model_dir)
 
-        # tokenizer.json ships with truncation and fixed padding at 128: reset both.
         self._tokenizer_file = model_dir / "tokenizer.json"
         self._counter: Tokenizer | None = None
-        self._toks: dict[int, Tokenizer] = {}  # by token cap: the model's, and shorter ones for documents
         self._tok = self._tokenizer(max_seq_length)
 
         options = ort.SessionOptions()
@@ -272,14 +270,7 @@ class OnnxMiniLMEmbedder:
 
     def _tokenizer(self, cap: int):  # type: ignore[no-untyped-def]
         """The batch tokenizer that cuts texts at ``cap`` tokens and pads to the longest in a batch."""
-        if cap not in self._toks:
-            from tokenizers import Tokenizer
-
-            tok = Tokenizer.from_file(str(self._tokenizer_file))
-            tok.enable_truncation(max_length=cap)
-            tok.enable_padding(pad_id=0, pad_token="[PAD]")
-            self._toks[cap] = tok
-        return self._toks[cap]
+        return batch_tokenizer(str(self._tokenizer_file), cap)
 
     @property
     def tokenizer(self):  # type: ignore[no-untyped-def]
@@ -312,8 +303,7 @@ class OnnxMiniLMEmbedder:
         # int8 only for texts embedded from a head (step windows): see embed/bulk.py
         if self._bulk_encoder is self or not texts or (self.bulk == "cpu-int8" and max_tokens is None):
             return self._encode(texts, batch_size, self._tokenizer(cap))
-        encode = getattr(self._bulk_encoder, "encode_documents" if self.bulk == "cpu-int8" else "encode")
-        return encode(texts, batch_size=batch_size, max_tokens=cap)
+        return self._bulk_encoder.encode_documents(texts, batch_size=batch_size, max_tokens=cap)  # type: ignore[attr-defined]
 
     def _bulk_path(self) -> object:
         """What :meth:`encode_documents` hands texts to (``self``: no faster path here); sets :attr:`bulk`."""
