@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from trajsearch.embed import HashingEmbedder
-from trajsearch.fusion import looks_like_log, resolve_mode, rrf
+from trajsearch.fusion import FusionConfig, looks_like_log, resolve_mode, rrf
 from trajsearch.search import TrajSearch
 from trajsearch.store.index import lexical_text
 
@@ -158,6 +158,19 @@ def test_a_row_holding_the_pasted_line_verbatim_ranks_first(hashing_ts):
     for mode in ("hybrid", "lexical"):
         hits = hashing_ts.search(line, tenant="acme", levels=["step"], k=2, mode=mode)
         assert hits[0].trajectory_id == "verbatim", mode
+
+
+def test_the_verbatim_lift_matches_across_any_whitespace_and_nothing_looser():
+    line = "make: *** [all] Error (1) in src/a.c"
+    texts = {
+        "wrapped": "building\nmake:  ***\t[all]\n    Error (1) in src/a.c\ndone",  # pasted across lines
+        "other": "make: *** [all] Error (2) in src/a.c",
+        "pattern-like": "make: xxx [a] Error 1 in src/abc",  # what the line would match read as a regex
+        "shuffled": "Error (1) in src/a.c make: *** [all]",
+    }
+    scores = {rid: 1.0 for rid in texts}
+    lifted = FusionConfig().verbatim_lift(line, scores, texts)
+    assert {rid for rid, score in lifted.items() if score > 1.0} == {"wrapped"}
 
 
 def test_rows_come_in_score_order_in_every_mode_grouped_or_not(hashing_ts):
