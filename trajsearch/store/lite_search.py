@@ -469,9 +469,10 @@ CELL_BY_CELL = 10
 
 def read_records(table: Any, rows: list[int], names: list[str]) -> list[dict]:
     """The ``names`` fields of ``rows`` of an Arrow table, one dict each, keys in ``names``' order
-    (``table.take(rows).select(names).to_pylist()``: the same values, read the cheaper way)."""
+    (``table.take(rows).select(names).to_pylist()``: the same values, read the cheaper way). A take
+    copies only the columns asked for: taking every column first made a take of a run and text 3x dearer."""
     if len(rows) >= CELL_BY_CELL:
-        return table.take(rows).select(names).to_pylist()
+        return table.select(names).take(rows).to_pylist()
     columns = _columns_of(table)
     return [{name: columns[name][row].as_py() for name in names} for row in rows]
 
