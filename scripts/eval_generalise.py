@@ -39,6 +39,7 @@ checkout or a rerun embeds nothing it has seen.
     python scripts/eval_generalise.py                   # store in /tmp/trajsearch-eval-generalise
     python scripts/eval_generalise.py --fresh --json /tmp/generalise.json
     python scripts/eval_generalise.py --tau ../shared/data/real-formats/tau-bench/tool-calling-grok-3-*.json --no-swe
+    python scripts/eval_generalise.py --tau ../shared/data/real-formats/tau-bench/tau2/airline_run1.json --no-swe
 """
 
 from __future__ import annotations
@@ -108,14 +109,26 @@ def swe_truth(runs: list[Trajectory], root: Path) -> dict[str, frozenset[str]]:
 
 
 def tau_truth(runs: list[Trajectory], files: Sequence[Path]) -> dict[str, frozenset[str]]:
-    """trajectory_id -> the write actions its *task* needs (``info.task.actions``)."""
+    """trajectory_id -> the write actions its *task* needs: tau-bench's ``info.task.actions``
+    (joined by instruction), tau2-bench's ``tasks[].evaluation_criteria.actions`` (joined by the
+    adapter's ``task_id``, ``<domain>-<id>``)."""
     needs: dict[str, frozenset[str]] = {}
+
+    def writes(actions: Any) -> frozenset[str]:
+        return frozenset(a["name"] for a in actions or [] if not READ_ONLY.match(a["name"]))
+
     for path in files:
-        for record in json.loads(Path(path).read_text()):
+        data = json.loads(Path(path).read_text())
+        if isinstance(data, dict) and "tasks" in data:  # tau2-bench results
+            domain = (data.get("info") or {}).get("environment_info", {}).get("domain_name", "")
+            for task in data["tasks"]:
+                needs[f"{domain}-{task['id']}"] = writes((task.get("evaluation_criteria") or {}).get("actions"))
+            continue
+        for record in data:
             task = record.get("info", {}).get("task") or {}
-            needs[str(task.get("instruction", ""))] = frozenset(
-                a["name"] for a in task.get("actions", []) if not READ_ONLY.match(a["name"]))
-    return {r.trajectory_id: needs[r.task] for r in runs if r.task in needs}
+            needs[str(task.get("instruction", ""))] = writes(task.get("actions"))
+    return {r.trajectory_id: needs[key] for r in runs
+            for key in (r.task, r.task_id) if key in needs}
 
 
 def relevant_to(query: list[Trajectory], candidate: Trajectory, truth: dict[str, frozenset[str]], kind: str) -> bool:
@@ -372,8 +385,8 @@ def eval_routing(runs: list[Trajectory], lines: dict) -> dict:
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     from eval_exact import CLASSES, collect  # noqa: PLC0415 - the same log-line classes as eval_exact
 
-    tau = [r for r in runs if r.metadata.get("source_format") == "tau-bench"]
-    swe = [r for r in runs if r.metadata.get("source_format") != "tau-bench"]
+    tau = [r for r in runs if str(r.metadata.get("source_format")).startswith("tau")]
+    swe = [r for r in runs if not str(r.metadata.get("source_format")).startswith("tau")]
     logs = {name: sorted(found) for name, found in collect(tau, swe).items()}
     logs["output line (middle)"] = sorted({line for _, line in lines["middle"]})
     logs["output line (anywhere)"] = sorted({line for _, line in lines["anywhere"]})
