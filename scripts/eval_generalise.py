@@ -30,6 +30,9 @@ script runs unchanged against an older checkout: compare before and after):
    from real observations (traceback last lines, failed commands' decisive lines, tool
    errors, commands, tool calls, lines from the middle of outputs: hybrid expected) and
    task texts (each real task, its first 12 words, scripts/ood_tasks.txt: dense expected).
+   The sampled output lines that are a tau-bench user's words (the observation of a
+   ``respond``, or of the opening step with no tool) are prose: dense expected, counted
+   on their own.
 5. **Novelty margins**: the best applicable task similarity of held-out in-domain tasks
    and of the out-of-domain tasks, against the configured ``inspiration`` threshold.
 
@@ -388,12 +391,19 @@ def eval_routing(runs: list[Trajectory], lines: dict) -> dict:
     tau = [r for r in runs if str(r.metadata.get("source_format")).startswith("tau")]
     swe = [r for r in runs if not str(r.metadata.get("source_format")).startswith("tau")]
     logs = {name: sorted(found) for name, found in collect(tau, swe).items()}
-    logs["output line (middle)"] = sorted({line for _, line in lines["middle"]})
-    logs["output line (anywhere)"] = sorted({line for _, line in lines["anywhere"]})
+    # tau-bench records the simulated user's words as observations: the opening message (a step
+    # with no tool) and each answer to the agent's ``respond``. That is prose, not a log line
+    # (dense is right for it), so it is counted on its own
+    replies = {line.strip() for r in tau for step in r.steps if step.action in (None, "respond")
+               for line in (step.observation or "").split("\n")}
+    sampled = {line for _, line in lines["middle"] + lines["anywhere"]}
+    logs["output line (middle)"] = sorted({line for _, line in lines["middle"]} - replies)
+    logs["output line (anywhere)"] = sorted({line for _, line in lines["anywhere"]} - replies)
     tasks = sorted({r.task for r in runs})
     prose = {
         "task text (mini-swe-agent)": sorted({r.task for r in swe}),
         "task text (tau-bench)": sorted({r.task for r in tau}),
+        "user's words (tau-bench)": sorted(sampled & replies),
         "task, first 12 words": sorted({" ".join(t.split()[:12]) for t in tasks}),
         "out-of-domain task": ood_tasks(),
     }
