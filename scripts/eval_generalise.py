@@ -39,7 +39,7 @@ script runs unchanged against an older checkout: compare before and after):
 Query and row vectors are cached on disk by text (``--store``/emb-cache.npz), so a second
 checkout or a rerun embeds nothing it has seen.
 
-    python scripts/eval_generalise.py                   # store in /tmp/trajsearch-eval-generalise
+    python scripts/eval_generalise.py                   # store in /tmp/trajsearch-eval-generalise-<inputs>
     python scripts/eval_generalise.py --fresh --json /tmp/generalise.json
     python scripts/eval_generalise.py --tau ../shared/data/real-formats/tau-bench/tool-calling-grok-3-*.json --no-swe
     python scripts/eval_generalise.py --tau ../shared/data/real-formats/tau-bench/tau2/airline_run1.json --no-swe
@@ -48,6 +48,7 @@ checkout or a rerun embeds nothing it has seen.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import random
 import re
@@ -91,6 +92,13 @@ _DIFF_FILE = re.compile(r"^diff --git a/(\S+) b/", re.M)
 
 
 # -- data and ground truth -----------------------------------------------------------------
+
+
+def default_store(args: argparse.Namespace) -> Path:
+    """One store per set of inputs: the store keeps what earlier runs ingested, and two dumps of one
+    domain (tau-bench and tau2 airline) would otherwise share a tenant and find each other's runs."""
+    inputs = sorted(str(p.resolve()) for p in args.tau) + ["no-swe" if args.no_swe else str(args.swe.resolve())]
+    return Path(f"/tmp/trajsearch-eval-generalise-{hashlib.sha256(chr(0).join(inputs).encode()).hexdigest()[:8]}")
 
 
 def tenant_of(run: Trajectory) -> str:
@@ -172,7 +180,8 @@ def share(values: list[bool]) -> float:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--store", type=Path, default=Path("/tmp/trajsearch-eval-generalise"))
+    ap.add_argument("--store", type=Path, help="where the store is kept between runs (default: one directory "
+                    "per set of inputs under /tmp, so runs of other dumps never share a tenant)")
     ap.add_argument("--fresh", action="store_true")
     ap.add_argument("--emb-cache", type=Path, help="vectors by text (default: in --store); share it between checkouts")
     ap.add_argument("--model", default=config.default_model())
@@ -198,7 +207,7 @@ def main() -> int:
     print(f"{len(tau)} tau-bench + {len(swe)} mini-swe-agent runs; {len({r.tenant for r in runs})} tenants; "
           f"ground truth for {len(truth)} runs")
 
-    root = store_dir(args.store, fresh=args.fresh)
+    root = store_dir(args.store or default_store(args), fresh=args.fresh)
     model, _ = load_model(args.model)
     embedder = DiskCachedEmbedder(model, args.emb_cache or root / f"emb-cache-{args.model.replace('/', '_')}.npz")
     ts = open_store(root / "store", embedder)
@@ -209,7 +218,7 @@ def main() -> int:
         ts.index.flush()
         embedded = embedder.new  # save() starts the count again
         embedder.save()
-        print(f"ingest: {report.ingested} new/changed, {report.unchanged} unchanged, {report.rows} rows written, "
+        print(f"store {root}; ingest: {report.ingested} new/changed, {report.unchanged} unchanged, {report.rows} rows written, "
               f"{sw.seconds:.0f} s ({embedded} texts embedded)\n")
         results["exemplars"] = eval_exemplars(ts, runs, truth, kind_of)
         lines = sample_lines(runs, args.lines, rng)
