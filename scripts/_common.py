@@ -10,6 +10,7 @@ need it, so importing this module stays cheap.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import random
 import shutil
@@ -141,6 +142,14 @@ def store_dir(path: Path, *, fresh: bool = False) -> Path:
         shutil.rmtree(path, ignore_errors=True)
     path.mkdir(parents=True, exist_ok=True)
     return path
+
+
+def store_for(name: str, inputs: Sequence[str | Path]) -> Path:
+    """The default cached store of evaluation ``name`` over ``inputs`` (files, folders or flags):
+    one per set of inputs, because a cached store keeps what earlier runs ingested, and two dumps
+    of one domain (tau-bench and tau2 airline) would otherwise share a tenant and find each other's runs."""
+    key = "\0".join(sorted(str(Path(i).resolve()) if Path(i).exists() else str(i) for i in inputs))
+    return Path(f"/tmp/trajsearch-{name}-{hashlib.sha256(key.encode()).hexdigest()[:8]}")
 
 
 def scratch_dir(workdir: Path) -> Path:

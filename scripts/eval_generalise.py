@@ -48,7 +48,6 @@ checkout or a rerun embeds nothing it has seen.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import random
 import re
@@ -72,6 +71,7 @@ from _common import (  # noqa: E402
     open_store,
     read_runs,
     store_dir,
+    store_for,
     table,
 )
 
@@ -92,13 +92,6 @@ _DIFF_FILE = re.compile(r"^diff --git a/(\S+) b/", re.M)
 
 
 # -- data and ground truth -----------------------------------------------------------------
-
-
-def default_store(args: argparse.Namespace) -> Path:
-    """One store per set of inputs: the store keeps what earlier runs ingested, and two dumps of one
-    domain (tau-bench and tau2 airline) would otherwise share a tenant and find each other's runs."""
-    inputs = sorted(str(p.resolve()) for p in args.tau) + ["no-swe" if args.no_swe else str(args.swe.resolve())]
-    return Path(f"/tmp/trajsearch-eval-generalise-{hashlib.sha256(chr(0).join(inputs).encode()).hexdigest()[:8]}")
 
 
 def tenant_of(run: Trajectory) -> str:
@@ -207,7 +200,8 @@ def main() -> int:
     print(f"{len(tau)} tau-bench + {len(swe)} mini-swe-agent runs; {len({r.tenant for r in runs})} tenants; "
           f"ground truth for {len(truth)} runs")
 
-    root = store_dir(args.store or default_store(args), fresh=args.fresh)
+    inputs = [*args.tau, "no-swe" if args.no_swe else args.swe]
+    root = store_dir(args.store or store_for("eval-generalise", inputs), fresh=args.fresh)
     model, _ = load_model(args.model)
     embedder = DiskCachedEmbedder(model, args.emb_cache or root / f"emb-cache-{args.model.replace('/', '_')}.npz")
     ts = open_store(root / "store", embedder)

@@ -1,11 +1,13 @@
 """Evaluate the agent runtime on ../shared/data and calibrate the novelty thresholds.
 
-    python scripts/eval_runtime.py [--data ../shared/data] [--cache /tmp/trajsearch-eval-runtime]
+    python scripts/eval_runtime.py        # the two benchmark dumps; store cached per set of --data
     python scripts/eval_runtime.py --data ../shared/data/tau-bench/gpt-4o-airline.json ../shared/data/mini-swe-agent-dev
 
-(``../shared/data`` as a whole now also holds real-formats/: runs of other formats whose tasks
-are one-line smoke tests, "hello world"; the two benchmark dumps are the library the novelty
-thresholds are calibrated on.)
+The default ``--data`` is the two benchmark dumps, the library the novelty thresholds are
+calibrated on. (``../shared/data`` as a whole also holds real-formats/: runs of other formats,
+many of them one-line smoke tests, "hello world", "write a product description": with them in
+the library the out-of-domain tasks find near runs and the printed margins are not the
+calibration's.)
 
 Reports, with and without reranking + diversity:
 - recall@1 / recall@3 of a successful run of the same task (leave-one-out: query
@@ -36,7 +38,7 @@ from typing import Sequence
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import OOD_TASKS, CachedEmbedder, DiskCachedEmbedder, ood_tasks  # noqa: E402
+from _common import OOD_TASKS, SWE_DIR, TAU_FILE, CachedEmbedder, DiskCachedEmbedder, ood_tasks, store_for  # noqa: E402
 from trajsearch.embed import load_embedder  # noqa: E402
 from trajsearch.ingest.read import read_dump  # noqa: E402
 from trajsearch.model import Trajectory  # noqa: E402
@@ -44,7 +46,6 @@ from trajsearch.runtime import AdviceConfig, NoveltyConfig, RerankConfig, Runtim
 from trajsearch.runtime.advice import search  # noqa: E402
 from trajsearch.search import TrajSearch  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[1]
 TENANT = "eval"
 K = 3
 
@@ -72,14 +73,17 @@ def best_threshold(low: list[float], high: list[float]) -> float:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data", nargs="+", default=[str(ROOT.parent / "shared" / "data")])
-    parser.add_argument("--cache", default="/tmp/trajsearch-eval-runtime")
+    parser.add_argument("--data", nargs="+", default=[str(TAU_FILE), str(SWE_DIR)],
+                        help="dump files or folders (default: the two benchmark dumps in ../shared/data)")
+    parser.add_argument("--cache", help="where the store is kept between runs (default: one directory per set of "
+                        "--data under /tmp, so runs of other dumps are never mixed in)")
     parser.add_argument("--ood", default=str(OOD_TASKS))
     parser.add_argument("--budget", type=int, default=2000)
     parser.add_argument("--emb-cache", type=Path, help="vectors by text kept on disk between runs (scripts/_common.py)")
     args = parser.parse_args()
 
     started = time.time()
+    args.cache = args.cache or str(store_for("eval-runtime", args.data))
     model = load_embedder("all-MiniLM-L6-v2")
     if args.emb_cache:
         model = DiskCachedEmbedder(model, args.emb_cache)
@@ -90,7 +94,7 @@ def main() -> int:
     ts.index.flush()
     if args.emb_cache:
         model.save()
-    print(f"ingest: {len(runs)} runs, {report.ingested} new, {report.unchanged} cached, "
+    print(f"store {args.cache}; ingest: {len(runs)} runs, {report.ingested} new, {report.unchanged} cached, "
           f"{ts.index.count(TENANT)} rows ({time.time() - started:.0f}s)", file=sys.stderr)
 
     ctx = RuntimeContext(tenant=TENANT)

@@ -50,7 +50,8 @@ class RerankConfig:
     #: leave-task-out (scripts/eval_generalise.py): on tau-bench retail (held out while choosing
     #: this) recall@3 of a run doing the same work 0.59 -> 0.67; airline unchanged. Added to every
     #: candidate's score instead, it also cost airline recall@1 0.66 -> 0.58 and lost same-task
-    #: runs in scripts/eval_runtime.py (recall@3 0.786 -> 0.779, short queries @1 0.502 -> 0.488).
+    #: runs in scripts/eval_runtime.py --data ../shared/data (recall@3 0.786 -> 0.779, short queries @1
+    #: 0.502 -> 0.488).
     w_calls: float = 0.10
     #: When the runs chosen before these places recorded no work at all (refusals, answers), the
     #: places go first to the best runs that did (see ``advice._last_places``). Leave-task-out
@@ -75,9 +76,10 @@ class RerankConfig:
     #: thing, so did its twin.
     #: Leave-task-out (scripts/eval_generalise.py), recall@3 of a run doing the work the task
     #: needs: tau-bench airline 0.763 -> 0.789, retail (held out while choosing) 0.667 -> 0.687;
-    #: eval_runtime's same-task recall unchanged. Passing over twins whatever their lead (retail
-    #: 0.697), and also counting runs with no recorded work as twins (airline 0.842), found more
-    #: but lost same-task runs there (recall@3 of 12-word queries 0.628 -> 0.621, -> 0.561). 0: off.
+    #: eval_runtime's same-task recall (``--data ../shared/data``) unchanged. Passing over twins
+    #: whatever their lead (retail 0.697), and also counting runs with no recorded work as twins
+    #: (airline 0.842), found more but lost same-task runs there (recall@3 of 12-word queries
+    #: 0.628 -> 0.621, -> 0.561). 0: off.
     other_work_margin: float = 0.05
 
 
