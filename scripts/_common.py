@@ -144,6 +144,11 @@ def store_dir(path: Path, *, fresh: bool = False) -> Path:
     return path
 
 
+def is_tau_bench(run: Trajectory) -> bool:
+    """A run of tau-bench or tau2-bench (their adapters' ``source_format``), as opposed to a coding agent's."""
+    return str(run.metadata.get("source_format")).startswith("tau")
+
+
 def store_for(name: str, inputs: Sequence[str | Path]) -> Path:
     """The default cached store of evaluation ``name`` over ``inputs`` (files, folders or flags):
     one per set of inputs, because a cached store keeps what earlier runs ingested, and two dumps

@@ -65,6 +65,7 @@ from _common import (  # noqa: E402
     TAU_FILE,
     DiskCachedEmbedder,
     Stopwatch,
+    is_tau_bench,
     load_model,
     machine_note,
     ood_tasks,
@@ -124,7 +125,7 @@ def tau_truth(runs: list[Trajectory], files: Sequence[Path]) -> dict[str, frozen
     for path in files:
         data = json.loads(Path(path).read_text())
         if isinstance(data, dict) and "tasks" in data:  # tau2-bench results
-            domain = (data.get("info") or {}).get("environment_info", {}).get("domain_name", "")
+            domain = ((data.get("info") or {}).get("environment_info") or {}).get("domain_name", "")
             for task in data["tasks"]:
                 needs[f"{domain}-{task['id']}"] = writes((task.get("evaluation_criteria") or {}).get("actions"))
             continue
@@ -391,8 +392,8 @@ def eval_routing(runs: list[Trajectory], lines: dict) -> dict:
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     from eval_exact import CLASSES, collect  # noqa: PLC0415 - the same log-line classes as eval_exact
 
-    tau = [r for r in runs if str(r.metadata.get("source_format")).startswith("tau")]
-    swe = [r for r in runs if not str(r.metadata.get("source_format")).startswith("tau")]
+    tau = [r for r in runs if is_tau_bench(r)]
+    swe = [r for r in runs if not is_tau_bench(r)]
     logs = {name: sorted(found) for name, found in collect(tau, swe).items()}
     # tau-bench records the simulated user's words as observations: the opening message (a step
     # with no tool) and each answer to the agent's ``respond``. That is prose, not a log line

@@ -38,7 +38,8 @@ from typing import Sequence
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import OOD_TASKS, SWE_DIR, TAU_FILE, CachedEmbedder, DiskCachedEmbedder, ood_tasks, store_for  # noqa: E402
+from _common import (  # noqa: E402
+    OOD_TASKS, SWE_DIR, TAU_FILE, CachedEmbedder, DiskCachedEmbedder, is_tau_bench, ood_tasks, store_for)
 from trajsearch.embed import load_embedder  # noqa: E402
 from trajsearch.ingest.read import read_dump  # noqa: E402
 from trajsearch.model import Trajectory  # noqa: E402
@@ -104,7 +105,7 @@ def main() -> int:
     winners = {tid: {r.trajectory_id for r in group if r.outcome.value == "success"} for tid, group in by_task.items()}
 
     def source(run: Trajectory) -> str:
-        return "tau-bench" if run.metadata.get("source_format") == "tau-bench" else "mini-swe-agent"
+        return "tau-bench" if is_tau_bench(run) else "mini-swe-agent"
 
     # -- novelty calibration -------------------------------------------------------------------
     probe = Runtime(ts, RuntimeConfig(advice=AdviceConfig(novelty=NoveltyConfig(0.0, 0.0))))
