@@ -54,7 +54,7 @@ import re
 import statistics
 import sys
 import time
-from collections import defaultdict
+from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -237,6 +237,7 @@ def eval_exemplars(ts: Any, runs: list[Trajectory], truth: dict, kind_of: dict) 
     by_tenant: dict[str, list[Trajectory]] = defaultdict(list)
     for run in runs:
         by_tenant[run.tenant].append(run)
+    by_id = {run.trajectory_id: run for run in runs}
     rt = Runtime(ts)
     stats: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     misses = []
@@ -263,7 +264,8 @@ def eval_exemplars(ts: Any, runs: list[Trajectory], truth: dict, kind_of: dict) 
                 stats[label]["empty"].append(float(not got))
             if not set(got[:K]) & relevant:
                 misses.append({"task": task_id, "tenant": tenant, "relevant": len(relevant),
-                               "strategy": found.strategy.value, "got": got, "baseline": base})
+                               "strategy": found.strategy.value, "got": got, "baseline": base,
+                               "kind": miss_kind(ts, group, [by_id[t] for t in got], truth, kind)})
     rows, out = [], {}
     for label in ("tau", "swe", "all"):
         s = stats.get(label)
@@ -278,11 +280,37 @@ def eval_exemplars(ts: Any, runs: list[Trajectory], truth: dict, kind_of: dict) 
     print(f"## Exemplars, leave-task-out (k={K}; recall over findable tasks; {sw.seconds:.0f} s)\n")
     print(table(["runs", "tasks", "findable", "task-cosine @1", "task-cosine @3", "exemplars @1", "exemplars @3",
                  "empty sets"], rows))
+    kinds = Counter(miss["kind"] for miss in misses)
+    print(f"\nmisses by kind ({len(misses)}): " + ", ".join(f"{kind}: {n}" for kind, n in kinds.most_common()))
     for miss in misses[:12]:
-        print(f"  miss: {miss['tenant']}/{miss['task']} ({miss['relevant']} relevant runs, {miss['strategy']}): "
-              f"got {miss['got']}")
+        print(f"  miss: {miss['tenant']}/{miss['task']} ({miss['relevant']} relevant runs, {miss['strategy']}, "
+              f"{miss['kind']}): got {miss['got']}")
     out["misses"] = misses
+    out["miss_kinds"] = dict(kinds)
     return out
+
+
+#: A shown run whose task embeds at least this close to the query's is a near-twin: the same
+#: request in other words or with other numbers (tau-bench writes variants of one scenario).
+TWIN_COSINE = 0.90
+
+
+def miss_kind(ts: Any, query: list[Trajectory], shown: list[Trajectory], truth: dict, kind: str) -> str:
+    """Why a task's exemplars missed, as far as the data tells (first that applies):
+    ``no writes needed`` (tau-bench: the task needs only reads or a refusal, which its words
+    rarely say), ``near-twin shown`` (a run shown first did a task worded like this one that
+    needed other work: wording cannot tell them apart), ``several writes`` (the task needs a set
+    of two or more writes, and only the whole set counts), else ``other``."""
+    needs = truth.get(query[0].trajectory_id, frozenset())
+    if kind == "tau" and not needs:
+        return "no writes needed"
+    if shown:
+        vectors = ts.embed([query[0].task, shown[0].task])
+        if float(vectors[0] @ vectors[1]) >= TWIN_COSINE:
+            return "near-twin shown"
+    if kind == "tau" and len(needs) >= 2:
+        return "several writes"
+    return "other"
 
 
 def sample_lines(runs: list[Trajectory], n: int, rng: random.Random) -> dict[str, list[tuple[str, str]]]:
