@@ -14,7 +14,9 @@ script runs unchanged against an older checkout: compare before and after):
    tenant holds such a run. Reported: recall@1 / recall@3 over findable tasks for the
    runtime's ``exemplars`` (as configured; an empty set, e.g. ``plan_from_scratch``,
    is a miss) next to a plain task-cosine baseline in the same run (dense search of
-   ``task`` rows of successful runs, top 3 runs).
+   ``task`` rows of successful runs, top 3 runs). Each miss is sorted by kind
+   (``miss_kind``): no writes needed, a near-twin task's run shown first, several
+   writes, other.
 2. **Exact lines from the middle of long outputs.** Lines of observations longer than
    head + tail (700 + 1,100 characters) lying wholly in characters 700..len-1,100 (the
    part step rows clip away), and lines from anywhere in any output. Query: the line,
