@@ -230,10 +230,9 @@ def test_codex_rollout() -> None:
     assert ls.arguments == {"command": ["bash", "-lc", "ls"], "workdir": "/home/user/projects/temp/chatbot-ui"}
     assert ls.observation.startswith("LM Studio configuration.md\nREADME.md")  # unwrapped from {"output", "metadata"}
     assert ls.thought == "**Planning repository inspection**"  # the reasoning summary before the call
-    assert errors_at(run) == {
-        1: "ls: cannot access 'lib/ai': No such file or directory (exit code 2)",
-        3: "exit code 1",
-    }
+    # step 3, `rg -n "OLLAMA"`, exited 1 with no output: rg's "no match", as mini-swe-agent's adapter reads it
+    assert errors_at(run) == {1: "ls: cannot access 'lib/ai': No such file or directory (exit code 2)"}
+    assert run.steps[3].arguments["command"][-1] == 'rg -n "OLLAMA" -n' and not run.steps[3].observation
     assert run.steps[4].arguments["plan"][0]["step"].startswith("Inspect existing LM Studio integration points")
     assert run.steps[4].observation == "Plan updated"
     assert run.steps[6].observation.startswith("Success. Updated the following files:")
@@ -982,3 +981,61 @@ def test_gemini_cli_headless_stream_json_is_a_run_of_its_turn() -> None:
     [failed] = [r.trajectory for r in read_dump(FIXTURES / "gemini-cli" / ".real" / "headless-stream-json-api-error.jsonl",
                                                tenant="acme")]
     assert failed.outcome is Outcome.infra_error and "exceeds the maximum number of tokens" in failed.failure.error
+
+
+# Real Gemini CLI recordings of one user on Windows (PowerShell) and Linux, Nov 2025 - Jan 2026:
+# mischa-thisness/M-Gemini Archives/ @ 3bad8d462ef0a93165eb373a44f09a77910e5ecd (CC0), copied unchanged.
+M_GEMINI = FIXTURES / "gemini-cli" / ".real"
+
+
+def test_gemini_cli_only_api_errors_end_a_session_and_every_error_record_is_kept() -> None:
+    """An error record answering the user's own `/directory add` (no path) is no infrastructure failure;
+    API errors the session went on after are kept too."""
+    [run] = [r.trajectory for r in read_dump(M_GEMINI / "session-2025-12-06T07-22-e0f194ce.json", tenant="acme")]
+    assert run.outcome is Outcome.unknown and run.failure is None  # was infra_error, "Please provide at least..."
+    assert run.metadata["error_records"] == [
+        "[API Error: Cannot read properties of undefined (reading 'error')]",
+        "[API Error: Cannot read properties of undefined (reading 'error')]",
+        "Please provide at least one path to add.",
+    ]
+
+
+def test_gemini_cli_powershell_errors_are_read_from_their_message_not_their_wrapped_tail() -> None:
+    """PowerShell wraps its error records at the console's width: the last line is a fragment
+    ("stCommand", "oundException"); the error is the record's `<command> : <message>` line."""
+    [install] = [r.trajectory for r in read_dump(M_GEMINI / "session-2025-12-06T07-22-e0f194ce.json", tenant="acme")]
+    assert install.steps[1].error == ("iex : The term 'Get-FileHash' is not recognized as the name of a cmdlet, "
+                                      "function, script file, or (exit code 1)")
+    [run] = [r.trajectory for r in read_dump(M_GEMINI / "session-2025-11-22T17-32-1d1e17a8.json", tenant="acme")]
+    assert run.steps[6].arguments["command"] == "curl --version"  # PowerShell's curl is Invoke-WebRequest
+    assert run.steps[6].error == "curl : The remote name could not be resolved: '--version' (exit code 1)"
+    # thrown from a module with no message line: the record's category, unwrapped
+    assert run.steps[8].error == "OperationStopped: (:) [], FileFormatException (exit code 1)"
+
+
+def test_gemini_cli_exit_1_with_empty_output_is_no_error() -> None:
+    """`git config --global credential.helper` with none set prints nothing and exits 1 ("Output: (empty)"):
+    a "no", as grep's no match, not a failure (the same rule in every adapter: see exit_code_error)."""
+    [run] = [r.trajectory for r in read_dump(M_GEMINI / "session-2026-01-01T22-12-2e883c59.json", tenant="acme")]
+    for step in (run.steps[3], run.steps[5]):
+        assert step.arguments["command"].startswith("git config --global credential.helper")
+        assert "Output: (empty)" in step.observation and "Exit Code: 1" in step.observation
+        assert step.error is None
+    assert not [s.error for s in run.steps if s.error]
+
+
+@pytest.mark.parametrize("output, expected", [
+    # a native program's stderr becomes a NativeCommandError record: the traceback under it says more
+    ("python : Traceback (most recent call last):\nAt line:1 char:1\n+ python x.py\n+ ~~~~~~~~~~~\n"
+     "    + CategoryInfo          : NotSpecified: (Traceback (most recent call last)::String) [], RemoteException\n"
+     "    + FullyQualifiedErrorId : NativeCommandError\n \n  File \"x.py\", line 1, in <module>\n"
+     "ValueError: bad value", "ValueError: bad value"),
+    # a parse error: its message sits under the `+ ~` marks
+    ("At C:\\s\\audit.ps1:76 char:2\n+ \"@\n+  ~\nUnexpected token '@' in expression or statement.\n"
+     "    + CategoryInfo          : ParserError: (:) [], ParentContainsErrorRecordException\n"
+     "    + FullyQualifiedErrorId : UnexpectedToken", "Unexpected token '@' in expression or statement."),
+])
+def test_decisive_line_of_powershell_records(output: str, expected: str) -> None:
+    from trajsearch.ingest.adapters._common import decisive_line
+
+    assert decisive_line(output) == expected

@@ -150,9 +150,13 @@ def error_line(text: str | None, fallback: str = "tool error") -> str:
     return decisive_line(text or "") or fallback
 
 
-def exit_code_error(text: str | None, code: int) -> str:
-    """Error for a command that exited ``code``: its decisive output line plus the code."""
+def exit_code_error(text: str | None, code: int) -> str | None:
+    """Error for a command that exited ``code``: its decisive output line plus the code. None for exit
+    code 1 with no output: the "no" of grep, rg, test and diff (no match, false), not a failure (as
+    mini-swe-agent's adapter reads its harness's return codes)."""
     line = decisive_line(text or "")
+    if line is None and code == 1:
+        return None
     return f"{line} (exit code {code})" if line else f"exit code {code}"
 
 

@@ -6,6 +6,7 @@ Kept apart so each adapter module holds only its own format's mapping.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import re
 from dataclasses import dataclass, field
@@ -157,14 +158,53 @@ _ERRORISH = re.compile(
 )
 
 
+#: A PowerShell error record, each line wrapped at the console's width: ``<command> : <message>``, where
+#: it happened (``At line:1 char:1``, or a script's path and ``char:13``), the ``+ ...`` lines under the
+#: command, then ``+ CategoryInfo : ...`` and ``+ FullyQualifiedErrorId : ...``.
+_PS_FIELD = re.compile(r"^\+ (?:CategoryInfo|FullyQualifiedErrorId)\s*:")
+_PS_HEADER = re.compile(r"^([\w.-]+) :(?: (.+))?$")
+
+
+def _powershell_error(lines: list[str]) -> str | None:
+    """The message of the last PowerShell error record in ``lines``: its ``<command> : <message>`` line,
+    else the message under the ``+ ~`` marks (a parse error), else (an exception thrown with no message)
+    its category, unwrapped. None without a record, and for a native program's stderr
+    (``NativeCommandError``: its first line made a record; the rest of it, a Python traceback say,
+    follows the record and says more)."""
+    fields = [i for i, line in enumerate(lines) if _PS_FIELD.match(line)]
+    if not fields or "NativeCommandError" in "".join(lines[fields[-1]:fields[-1] + 2]):
+        return None
+    at = next((i for i in range(fields[-1], -1, -1) if lines[i].startswith("At ")
+               and "char:" in " ".join(lines[i:i + 2])), None)
+    for i in range(at - 1, max(-1, at - 50), -1) if at is not None else ():  # a message may run over many lines
+        if lines[i].startswith("+"):
+            break  # the record before this one
+        header = _PS_HEADER.match(lines[i])
+        if header:
+            message = header.group(2) or (lines[i + 1] if i + 1 < at else "")
+            return short(f"{header.group(1)} : {message}".rstrip(" :"))
+    start = next((i for i in reversed(fields) if lines[i].startswith("+ CategoryInfo")), None)
+    if start is None:
+        return None
+    below = list(itertools.takewhile(lambda line: not line.startswith("+"), reversed(lines[:start])))
+    if below and len(below) < start and not below[-1].startswith("At "):
+        return short(below[-1])  # a parse error's message, under the ``+ ~`` line marking where
+    wrapped = [lines[start]] + list(itertools.takewhile(lambda line: not line.startswith("+"), lines[start + 1:]))
+    return short("".join(wrapped).removeprefix("+ ").replace("CategoryInfo", "", 1).lstrip(" :"))
+
+
 def decisive_line(output: str) -> str | None:
     """The line of a failed command's output most likely to say what went wrong.
 
-    Preference: the last exception line (``TypeError: ...``), then the last line
-    naming one (pytest's ``FAILED test - TypeError: ...``), then the last line
-    mentioning an error, then the last non-empty line.
+    Preference: the message of the last PowerShell error record (its lines are
+    wrapped at the console's width, so a fragment such as ``oundException`` would
+    pass for an exception line), then the last exception line (``TypeError: ...``),
+    then the last line naming one (pytest's ``FAILED test - TypeError: ...``), then
+    the last line mentioning an error, then the last non-empty line.
     """
     lines = [ln.strip() for ln in output.splitlines() if ln.strip()]
+    if found := _powershell_error(lines):
+        return found
     for pattern in (_EXC_LINE, _EXC_ANYWHERE, _ERRORISH):
         for line in reversed(lines):
             if pattern.search(line):

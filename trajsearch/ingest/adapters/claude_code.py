@@ -46,8 +46,9 @@ Mapping
   of the next step.
 - Step.error: only when the result says it failed: ``is_error: true`` (the
   decisive line of the result, e.g. "Exit code 1 ... AssertionError: ..." or
-  "The user doesn't want to proceed with this tool use"), or an interrupted
-  Bash call (``toolUseResult.interrupted``).
+  "The user doesn't want to proceed with this tool use"; "Exit code 1" with no
+  output is grep's "no match", no error), or an interrupted Bash call
+  (``toolUseResult.interrupted``).
 - outcome: a transcript records no verdict -> ``unknown``. When the session
   ended on an API error (a synthetic assistant message with
   ``isApiErrorMessage``/``error``, or a ``system`` ``api_error`` record, with
@@ -75,6 +76,7 @@ from trajsearch.model import Trajectory
 
 from ._agent_cli import (
     CLAUDE_INJECTED,
+    exit_code_error,
     as_records,
     first_time,
     iso_time,
@@ -195,10 +197,9 @@ def _result_error(part: dict[str, Any], text: str, record: dict[str, Any]) -> st
         return None
     text = _TOOL_USE_ERROR.sub("", text).strip()
     code = _EXIT_CODE.match(text)
-    line = decisive_line(_EXIT_CODE.sub("", text, count=1)) if code else decisive_line(text)
     if code:
-        return f"{line} (exit code {code.group(1)})" if line else f"exit code {code.group(1)}"
-    return line or "tool error"
+        return exit_code_error(_EXIT_CODE.sub("", text, count=1), int(code.group(1)))
+    return decisive_line(text) or "tool error"
 
 
 def _api_error_text(record: dict[str, Any]) -> str | None:

@@ -46,7 +46,8 @@ Mapping
   the summarizer's reply a local compaction writes before its ``compacted``
   line (which quotes it) is neither.
 - Step.error: a non-zero exit code (JSON metadata, ``Exit code: N`` /
-  ``Process exited with code N`` headers, or the ``exec_command_end`` event),
+  ``Process exited with code N`` headers, or the ``exec_command_end`` event;
+  exit code 1 with no output is ``rg``'s or ``grep``'s "no match", no error),
   ``success: false``, an MCP result that is ``Err`` or ``isError``, a failed
   ``patch_apply_end``, an ``item_completed`` item (0.17x) that ``failed`` (an
   MCP call's error, a command's exit code), or Codex's own failure replies

@@ -50,10 +50,15 @@ Mapping
   context!" after a compression is none.
 - Step.error: status ``error`` or ``cancelled`` (the ``response.error``, else
   the display text), a ``response.error``, or a shell result whose
-  ``Exit Code:`` is not 0 (or whose ``Error:`` line is not ``(none)``).
-- outcome: no verdict is recorded -> ``unknown``; a session whose last message
-  is an ``error`` record (API error, quota) with no model reply after it ->
-  ``infra_error`` with that text.
+  ``Exit Code:`` is not 0 (or whose ``Error:`` line is not ``(none)``), apart
+  from exit code 1 with no output (``Output: (empty)``: grep's or findstr's "no
+  match", see ``exit_code_error``).
+- outcome: no verdict is recorded -> ``unknown``; a session whose last API
+  error record (``[API Error: ...]``, quota, rate limit) has no model reply after
+  it -> ``infra_error`` with that text. The CLI's other error records answer its
+  own commands ("Please provide at least one path to add.") and decide nothing.
+  Every error record's text is kept in ``metadata.error_records``, also those the
+  session went on after.
 - trajectory_id = ``gemini-cli.<sessionId>``; created_at = ``startTime``;
   model_id = the first ``gemini`` message's ``model``; metadata: project
   hash, kind (main/subagent), summary, directories, token total.
@@ -100,10 +105,16 @@ _SHELL_ERROR = re.compile(r"^Error:\s*(.+?)\s*$", re.M)
 _TRAILER = re.compile(r"^(?:Exit Code|Signal|Background PIDs|Process Group PGID):")
 #: The shell tool's own report lines around a command's output (``Command:``, ``Exit Code:``, ...).
 _SHELL_HEADER = re.compile(
-    r"^(?:Command|Directory|Exit Code|Signal|Background PIDs|Process Group PGID):.*$|^Error: \(none\)$|^Output: ?",
+    r"^(?:Command|Directory|Exit Code|Signal|Background PIDs|Process Group PGID):.*$|^Error: \(none\)$"
+    r"|^Output: \(empty\)\s*$|^Output: ?",  # "(empty)": the tool's word for no output
     re.M,
 )
+#: An error record from the model API (``parseAndFormatApiError``: ``[API Error: ...]``, quota, rate limits);
+#: the CLI's other error records answer its own commands (``/directory add`` with no path, a failed update).
+_API_ERROR = re.compile(r"^\[API Error\b|\bquota\b|rate.?limit|RESOURCE_EXHAUSTED|\b(?:429|50[0234])\b", re.I)
 FAILED = frozenset({"error", "cancelled"})
+#: How many of a session's error records its metadata keeps (the first ones).
+MAX_ERROR_RECORDS = 10
 
 
 #: The parts of a Gemini ``Content`` (a checkpoint's entries); OTel GenAI's ``parts`` have a ``type``.
@@ -399,6 +410,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
         raise RecordError("no messages in this Gemini CLI recording")
     rec = _Recording()
     infos = 0
+    errors: list[str] = []  # every error record, in order: a session that went on after one still had it
     for message in messages:
         kind = message.get("type")
         if kind == "user":
@@ -407,7 +419,10 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
             rec.gemini(message)
         elif kind == "error":
             rec.flush()
-            rec.last_error = short(_text_of(message.get("content")) or "error", 500, keep="head")
+            text = short(_text_of(message.get("content")) or "error", 500, keep="head")
+            errors.append(text)
+            if _API_ERROR.search(text):
+                rec.last_error = text
         elif kind in ("info", "warning"):
             infos += 1
     rec.flush()
@@ -434,6 +449,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
         "total_tokens": rec.tokens or None,
         "user_prompts": prompt_list(rec.prompts[1:]) or None,
         "info_messages": infos or None,
+        "error_records": errors[:MAX_ERROR_RECORDS] or None,
         "models": rec.models if len(rec.models) > 1 else None,
     }
     return session_trajectory(
