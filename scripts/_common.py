@@ -49,13 +49,17 @@ def swe_files() -> list[Path]:
     return sorted(SWE_DIR.glob("*/*/*.traj.json"))
 
 
-def read_runs(paths: Iterable[Path], *, tenant: str = "default", limit: int | None = None) -> tuple[list, list[str]]:
-    """Trajectories parsed from dump files with ``read_dump``, and the rejection messages."""
+def read_runs(paths: Iterable[Path], *, tenant: str = "default", limit: int | None = None,
+              outcomes: Path | None = None) -> tuple[list, list[str]]:
+    """Trajectories parsed from dump files with ``read_dump``, and the rejection messages;
+    ``outcomes``: a verdict file joined onto them (see ``trajsearch.ingest.outcomes``)."""
+    from trajsearch.ingest.outcomes import OutcomeTable
     from trajsearch.ingest.read import read_dump
 
+    table = OutcomeTable.load(outcomes) if outcomes else None
     runs, errors = [], []
     for path in paths:
-        for parsed in read_dump(path, tenant=tenant):
+        for parsed in read_dump(path, tenant=tenant, outcomes=table):
             if parsed.error is not None:
                 errors.append(str(parsed))
             else:

@@ -184,6 +184,8 @@ def main() -> int:
     ap.add_argument("--tau", type=Path, nargs="*", default=[TAU_FILE], help="tau-bench result files")
     ap.add_argument("--swe", type=Path, default=SWE_DIR, help="mini-swe-agent runs (<config>/<instance>/*.traj.json)")
     ap.add_argument("--no-swe", action="store_true")
+    ap.add_argument("--outcomes", type=Path, help="verdicts joined onto the --swe runs (e.g. a SWE-bench report: "
+                    "without one a submitted patch counts as a success)")
     ap.add_argument("--lines", type=int, default=300, help="sampled lines per kind (middle / anywhere)")
     ap.add_argument("--similar", type=int, default=120, help="runs whose similar_runs are checked")
     ap.add_argument("--seed", type=int, default=0)
@@ -194,7 +196,8 @@ def main() -> int:
     print(f"# trajsearch: retrieval that generalises\n\n{machine_note()}\n")
 
     tau, _ = read_runs(args.tau, tenant="x")
-    swe = [] if args.no_swe else read_runs(sorted(args.swe.glob("*/*/*.traj.json")), tenant="x")[0]
+    swe = [] if args.no_swe else read_runs(sorted(args.swe.glob("*/*/*.traj.json")), tenant="x",
+                                                 outcomes=args.outcomes)[0]
     tau = [r.model_copy(update={"tenant": tenant_of(r)}) for r in tau]
     swe = [r.model_copy(update={"tenant": tenant_of(r)}) for r in swe]
     runs = tau + swe
@@ -203,7 +206,7 @@ def main() -> int:
     print(f"{len(tau)} tau-bench + {len(swe)} mini-swe-agent runs; {len({r.tenant for r in runs})} tenants; "
           f"ground truth for {len(truth)} runs")
 
-    inputs = [*args.tau, "no-swe" if args.no_swe else args.swe]
+    inputs = [*args.tau, "no-swe" if args.no_swe else args.swe, *([args.outcomes] if args.outcomes else [])]
     root = store_dir(args.store or store_for("eval-generalise", inputs), fresh=args.fresh)
     model, _ = load_model(args.model)
     embedder = DiskCachedEmbedder(model, args.emb_cache or root / f"emb-cache-{args.model.replace('/', '_')}.npz")
