@@ -261,6 +261,23 @@ def test_identifiers_of_a_task_meet_what_runs_touched():
     assert calls[0] > 0.5 and calls[1] == calls[2] == 0.0
 
 
+def test_a_run_that_changed_what_the_task_names_scores_full_however_much_else_it_changed():
+    """`code` is the share of the code the task names (among what the candidates changed) that a run changed:
+    a big patch that also changed the named module is not diluted by the rest of it."""
+    task = "QuerySet.union() drops the ordering; see django/db/models/query.py and sql.compiler"
+    scores = touched_scores(task, [
+        "Touched: changed django/db/models/query.py, django/db/models/sql/compiler.py, django/db/backends/base.py, "
+        "docs/ref/models/querysets.txt, tests/queries/test_qs_combinators.py (modules django.db.models.query, "
+        "django.db.models.sql.compiler, django.db.backends.base); functions/classes union, _combinator_query, "
+        "get_combinator_sql, as_sql, _order_by.",
+        "Touched: changed django/db/models/query.py (modules django.db.models.query); functions/classes union.",
+        "Touched: changed django/utils/functional.py (modules django.utils.functional); functions/classes cached.",
+    ])["code"]
+    assert scores[0] == pytest.approx(1.0)  # it changed both the module and the compiler the task names
+    assert 0.2 < scores[1] < scores[0]  # the module only
+    assert scores[2] == 0.0
+
+
 def test_one_exemplar_per_task(hashing_ts):
     same = [make_run(f"pay-{i}", task_id="pay", task="Fix the failing unit test in the payments service")
             for i in range(3)]
