@@ -193,7 +193,10 @@ def test_auto_sends_task_descriptions_and_questions_to_dense():
                   "want to fly before 11am est. You want to use your two certificates to pay, and your 7447 card.",
                   "Why does pytest fail with ModuleNotFoundError: No module named 'yaml' in CI?",
                   "Fix the bug where the login page shows a blank screen for some users",
-                  "Write a Terraform module that provisions an S3 bucket with versioning and encryption."):
+                  "Write a Terraform module that provisions an S3 bucket with versioning and encryption.",
+                  # SWE-bench Verified issue titles that open with the code they are about
+                  "model_to_dict() should return an empty dict for an empty list of fields.",
+                  "`io.fits.Card` may use a string representation of floats that is larger than necessary"):
         assert resolve_mode("auto", prose) == "dense", prose[:60]
 
 

@@ -99,11 +99,16 @@ def _prose_share(text: str) -> float:
     return words / max(1, len(text.split()))
 
 
+#: A sentence about code may open with the code it is about: ``model_to_dict() should ...``, ```io.fits.Card` may ...``.
+_NAMED_SUBJECT = re.compile(r"^`?[A-Za-z_][\w.]*(?:\(\))?`?\s")
+
+
 def _sentence(line: str) -> bool:
     """One short line that reads as a sentence: seven words or more, a capital or a question word
     first, three in ten of them function words."""
     words = line.split()
-    return len(words) >= 7 and (line[0].isupper() or _QUESTION.match(line) is not None) and _function_share(words) >= 0.3
+    return len(words) >= 7 and (line[0].isupper() or _QUESTION.match(line) is not None
+                                or _NAMED_SUBJECT.match(line) is not None) and _function_share(words) >= 0.3
 
 
 def looks_like_log(text: str) -> bool:
@@ -116,7 +121,8 @@ def looks_like_log(text: str) -> bool:
       single long line that starts as a log record, code or a tool call is a log.
     - A *short line* is a log when it starts like one (``label:``, ``Traceback``, ``File "``,
       a prompt, a diff marker, code, a shell command) or holds an exception label; prose when
-      it reads as a sentence or question; otherwise it is counted by its log signs (paths,
+      it reads as a sentence or question (one may open with the code it is about:
+      ``model_to_dict() should return ...``); otherwise it is counted by its log signs (paths,
       snake_case, flags, numbers, brackets, dotted names): two, or one in a line of up to
       eight words; up to three words are keywords (or a bit of output): hybrid too.
 
