@@ -38,7 +38,8 @@ Mapping (``SimulationRun``, ``Task``, ``message.py``)
   through the operator's success threshold (``outcome_of_reward``); no reward
   -> ``unknown``. failure (not success) names the termination reason, the
   reward breakdown, unmet checks (DB mismatch, failed actions /
-  NL assertions / communicated info) and the last tool error.
+  NL assertions / communicated info / env assertions: only those of the task's
+  ``reward_basis``, the others run for diagnostics) and the last tool error.
 - model_id = ``info.agent_info.llm``; created_at = the simulation's
   ``start_time``; step times from message ``timestamp``s.
 - metadata: termination_reason, trial, seed, duration, agent/user cost, user
@@ -115,6 +116,10 @@ def split(document: Any) -> Iterator[tuple[str, Any]]:
             task = tasks.get(str(sim.get("task_id"))) if isinstance(sim, dict) else None
             position = f"simulation {n}" + (f" ({sim.get('id')})" if isinstance(sim, dict) and sim.get("id") else "")
             yield position, {"simulation": sim, "task": task, **context}
+    elif isinstance(document, list) and document and all(_is_simulation(sim) for sim in document[:3]):
+        raise RecordError(f"a bare list of {len(document)} tau2 simulation runs without their results document: "
+                          "each run's task (its user scenario) is in the results' 'tasks', which this file lacks; "
+                          "ingest the results file tau2 wrote ({\"info\", \"tasks\", \"simulations\"})")
     else:
         yield "file", document
 
@@ -271,6 +276,11 @@ def _number(value: Any) -> float | None:
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
 
+#: The ``reward_basis`` component (tau2 ``RewardType``) each kind of check belongs to.
+_BASIS_OF = {"db_check": "DB", "action_checks": "ACTION", "nl_assertions": "NL_ASSERTION",
+             "communicate_checks": "COMMUNICATE", "env_assertions": "ENV_ASSERTION"}
+
+
 def _failure(reason: str | None, reward_info: dict[str, Any], steps: list[dict], sim: dict[str, Any],
              outcome: Outcome) -> Failure:
     parts = [f"termination {reason}" if reason else "no termination reason"]
@@ -281,11 +291,16 @@ def _failure(reason: str | None, reward_info: dict[str, Any], steps: list[dict],
     if isinstance(breakdown, dict) and breakdown:
         parts.append("breakdown " + ", ".join(f"{k} {v}" for k, v in breakdown.items()))
     unmet = []
+    # only the checks of the reward's basis decide it (the rest run for diagnostics: a telecom task is scored on
+    # its env assertions alone, and its successful runs fail the database check too); no basis recorded: all
+    basis = {str(b).upper() for b in as_list(reward_info.get("reward_basis"))} or set(_BASIS_OF.values())
     db = reward_info.get("db_check")
-    if isinstance(db, dict) and db.get("db_match") is False:
+    if "DB" in basis and isinstance(db, dict) and db.get("db_match") is False:
         unmet.append("final database differs from the expected one")
     for key, what, flag in (("action_checks", "action", "action_match"), ("nl_assertions", "nl_assertion", "met"),
                             ("communicate_checks", "info", "met"), ("env_assertions", "env_assertion", "met")):
+        if _BASIS_OF[key] not in basis:
+            continue
         for check in as_list(reward_info.get(key)):
             if isinstance(check, dict) and check.get(flag) is False:
                 item = check.get(what)  # an env assertion names its check ``func_name``
