@@ -281,6 +281,18 @@ def test_a_run_that_changed_what_the_task_names_scores_full_however_much_else_it
     assert scores[2] == 0.0
 
 
+def test_a_path_in_the_task_tells_a_changed_file_from_its_namesakes():
+    """The task's path is matched as a run's changed files are named (stem, last two parts): the run that
+    changed base/schema.py outranks one that changed another schema.py."""
+    task = "index_together deletion crashes in django/db/backends/base/schema.py with a ValueError"
+    scores = touched_scores(task, [
+        "Touched: changed django/db/backends/sqlite3/schema.py (modules django.db.backends.sqlite3.schema).",
+        "Touched: changed django/db/backends/base/schema.py (modules django.db.backends.base.schema).",
+        "Touched: changed django/db/models/options.py (modules django.db.models.options).",
+    ])["code"]
+    assert scores[1] > scores[0] > scores[2] == 0.0
+
+
 def test_one_exemplar_per_task(hashing_ts):
     same = [make_run(f"pay-{i}", task_id="pay", task="Fix the failing unit test in the payments service")
             for i in range(3)]
