@@ -8,6 +8,8 @@ Plumbing with the hashing test embedder on real Milvus Lite; what depends on sem
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from trajsearch.embed import HashingEmbedder
@@ -415,6 +417,31 @@ def test_many_runs_of_one_task_do_not_fill_the_candidate_pool(hashing_ts):
     config = RuntimeConfig(advice=AdviceConfig(novelty=NoveltyConfig(follow_closely=1.0, inspiration=0.0)))
     chosen = [e.trajectory_id for e in Runtime(hashing_ts, config).exemplars(task, ACME, k=3).items]
     assert chosen[0].startswith("trial-") and chosen[1:] == ["near", "does-it"]
+
+
+def test_the_task_leg_stops_at_the_first_tasks_when_each_has_one_run(hashing_ts):
+    """The task leg fetches deep only to reach ``pool`` distinct tasks (runs of one task share its text):
+    with one run per task, the tasks beyond the first ``pool`` are no candidates, so a far run cannot
+    win on reranking features alone (SWE-bench leave-task-out: recall@3 0.757 -> 0.780)."""
+    words = [f"w{i}" for i in range(20)]
+    query = " ".join(words)
+
+    def run(tid: str, missing: list[int], tool: str, result: str = "done") -> Trajectory:
+        task = " ".join(w for i, w in enumerate(words) if i not in missing)
+        return make_run(tid, task_id=tid, task=task, steps=[(tool, {"x": tid}, result)])
+
+    near = [run("t1", [0], "rare_tool")] + [run(f"t{i}", [0, i], "rare_tool") for i in range(2, 7)]
+    # the 7th task by text, and its summary (its result) far too; the only run whose tool is available now
+    far = run("far", [0, 7, 8], "bash", " ".join(f"other{i}" for i in range(40)))
+    hashing_ts.add([*near, far])
+    ctx = RuntimeContext(tenant="acme", now=BASE_TIME, tools_available=["bash"])
+    config = RuntimeConfig(advice=AdviceConfig(novelty=NoveltyConfig(follow_closely=1.0, inspiration=0.0),
+                                               rerank=RerankConfig(w_tools=0.5)))
+    [first] = Runtime(hashing_ts, config).exemplars(query, ctx, k=1).items  # pool: 5 tasks
+    assert first.trajectory_id == "t1"
+    wide = replace(config.advice, pool_factor=7)  # 7 tasks: the far run is a candidate, and its tool wins
+    [first] = Runtime(hashing_ts, replace(config, advice=wide)).exemplars(query, ctx, k=1).items
+    assert first.trajectory_id == "far"
 
 
 def test_runs_with_no_recorded_work_are_not_twins(hashing_ts):
