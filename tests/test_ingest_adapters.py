@@ -196,6 +196,13 @@ def test_outcome_file_shapes(tmp_path: Path) -> None:
     empty.write_text("trajectory_id,comment\nz,nothing\n")
     with pytest.raises(ValueError, match="no run outcomes"):
         OutcomeTable.load(empty)
+    # one instance's harness report, flattened without its id (real: gruckion/mini-swe-agent
+    # swebench_results/20251118_gemini-3-pro-74pct/logs/django__django-11138/report.json): its keys are no run ids
+    flat = tmp_path / "report.json"
+    flat.write_text(json.dumps({"patch_is_None": False, "patch_exists": True, "patch_successfully_applied": True,
+                                "resolved": False, "tests_status": {"FAIL_TO_PASS": {"success": [], "failure": []}}}))
+    with pytest.raises(ValueError, match="without its instance id"):
+        OutcomeTable.load(flat)
 
 
 def test_evaluation_labels_decide_only_when_explicit() -> None:

@@ -39,6 +39,8 @@ REWARD_FIELDS = ("reward", "score")
 _SUCCESS = {"success", "succeeded", "resolved", "pass", "passed", "true", "1", "yes", "correct", "solved"}
 _FAILURE = {"failure", "failed", "fail", "unresolved", "false", "0", "no", "incorrect", "unsolved"}
 _INFRA = {"infra_error", "error", "errored", "infrastructure"}
+#: Keys of one instance's SWE-bench harness report (``{instance_id: {these}}``).
+_INSTANCE_REPORT_KEYS = {"patch_is_None", "patch_exists", "patch_successfully_applied", "tests_status"}
 #: Metadata keys where adapters keep the source's own run id.
 SOURCE_ID_KEYS = ("trace_id", "conversation_id", "session_id", "instance_id")
 
@@ -118,6 +120,11 @@ class OutcomeTable:
                 records = [json.loads(line) for line in text.splitlines() if line.strip()]
                 cls._records(records, verdicts, p)
             if isinstance(data, dict):
+                if "resolved" in data and data.keys() & _INSTANCE_REPORT_KEYS:  # its keys would pass for run ids
+                    raise ValueError(
+                        f"{p}: one instance's SWE-bench report without its instance id (keys "
+                        f"{', '.join(sorted(data)[:5])}): the harness writes {{\"<instance_id>\": {{...}}}}; wrap it "
+                        "so, or pass the run's report listing resolved_ids")
                 cls._mapping(data, verdicts)
         if not verdicts:
             raise ValueError(f"{p}: no run outcomes found (expected id -> outcome/reward; see trajsearch.ingest.outcomes)")
