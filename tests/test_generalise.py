@@ -209,7 +209,12 @@ def test_auto_sends_pasted_logs_traces_and_commands_to_hybrid():
                 "cd /testbed && git log --oneline | head -5", "pytest -x tests/test_api.py::test_login",
                 "E   AssertionError: assert 3 == 4", "Error: Reservation not found for this user",
                 "import unittest", "return self._fit(X, y)", "aarav_anderson_8794", "src/app/main.py",
-                "FAILED tests/test_x.py::test_y - KeyError: 'id'", "get_user_details omar_rossi_1241"):
+                "FAILED tests/test_x.py::test_y - KeyError: 'id'", "get_user_details omar_rossi_1241",
+                # sphinx linkcheck's line in a SWE-bench Verified run: long, wordy, an exception built with its message
+                "(line 1) broken https://lkfqhlkghflkhs - HTTPSConnectionPool(host='lkfqhlkghflkhs', port=443): Max "
+                "retries exceeded with url: / (Caused by NameResolutionError(\"<urllib3.connection.HTTPSConnection "
+                "object at 0x7050507a3100>: Failed to resolve 'lkfqhlkghflkhs' ([Errno -2] Name or service not "
+                "known)\"))"):
         assert looks_like_log(log), log
         assert resolve_mode("auto", log) == "hybrid", log
 

@@ -68,6 +68,8 @@ _CODE_START = re.compile(r"""^\s*(?:import\s|from\s\S+\simport\s|return\b|def\s|
                              |patch|apt(?:-get)?|uv|poetry|cargo|go|java|mvn|gradle)\s)""", re.X)
 #: An exception label anywhere (``... AttributeError: x``), a tool call as step rows render it (``think Check ...``).
 _EXCEPTION_LABEL = re.compile(r"\b[A-Z]\w*(?:Error|Exception|Warning|Exit|Interrupt)\b:")
+#: An exception constructed with its message, as a log prints it: ``(Caused by NameResolutionError("...``.
+_EXCEPTION_CALL = re.compile(r"\b[A-Z]\w*(?:Error|Exception)\(['\"]")
 _TOOL_CALL = re.compile(r"^[a-z][a-z0-9_]*\s+[A-Z]")
 _DOTTED = re.compile(r"\b[A-Za-z_]\w*\.[A-Za-z_]\w*")
 _QUESTION = re.compile(r"^(?:how|why|what|when|where|which|who|whose|can|could|should|would|is|are|was|were|does|do"
@@ -120,7 +122,8 @@ def looks_like_log(text: str) -> bool:
       judged by its words outside the fences, so an issue quoting a traceback stays prose. A
       single long line that starts as a log record, code or a tool call is a log.
     - A *short line* is a log when it starts like one (``label:``, ``Traceback``, ``File "``,
-      a prompt, a diff marker, code, a shell command) or holds an exception label; prose when
+      a prompt, a diff marker, code, a shell command) or holds an exception label (or an
+      exception built with its message, ``NameResolutionError("...``, as a long line may); prose when
       it reads as a sentence or question (one may open with the code it is about:
       ``model_to_dict() should return ...``); otherwise it is counted by its log signs (paths,
       snake_case, flags, numbers, brackets, dotted names): two, or one in a line of up to
@@ -139,12 +142,14 @@ def looks_like_log(text: str) -> bool:
         body = _FENCE.sub(" ", t)
         if body != t or len(_MARKDOWN.findall(t)) >= 2:  # markdown: a written description quoting code or logs
             return not (len(body.split()) >= 5 and _prose_share(body) >= _PROSE_SHARE)
-        if len(lines) == 1 and (_TOOL_CALL.match(t) or _CODE_START.match(t) or _EXCEPTION_LABEL.match(t)):
+        if len(lines) == 1 and (_TOOL_CALL.match(t) or _CODE_START.match(t) or _EXCEPTION_LABEL.match(t)
+                                or _EXCEPTION_CALL.search(t)):
             return True
         return _prose_share(t) < _PROSE_SHARE
     if _QUESTION.match(t) and t.endswith("?") and len(t.split()) >= 4:
         return False  # a question, whatever it names
-    if _LOG_START.match(t) or _CODE_START.match(t) or _EXCEPTION_LABEL.search(t) or _TOOL_CALL.match(t):
+    if (_LOG_START.match(t) or _CODE_START.match(t) or _EXCEPTION_LABEL.search(t) or _EXCEPTION_CALL.search(t)
+            or _TOOL_CALL.match(t)):
         return True
     if _sentence(t):
         return False
