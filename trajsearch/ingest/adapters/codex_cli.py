@@ -299,7 +299,8 @@ def _event_errors(events: list[dict[str, Any]]) -> dict[str, str]:
             code = as_int(ev.get("exit_code"))
             if code not in (None, 0):
                 text = ev.get("aggregated_output") or ev.get("stderr") or ev.get("formatted_output") or ""
-                found[str(call_id)] = exit_code_error(str(text), code)
+                if error := exit_code_error(str(text), code):  # none for exit 1 with no output: a "no match"
+                    found[str(call_id)] = error
         elif kind == "mcp_tool_call_end":
             result = ev.get("result")
             if isinstance(result, dict) and "Err" in result:
