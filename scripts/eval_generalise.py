@@ -305,7 +305,9 @@ def miss_kind(ts: Any, query: list[Trajectory], shown: list[Trajectory], truth: 
     ``no writes needed`` (tau-bench: the task needs only reads or a refusal, which its words
     rarely say), ``near-twin shown`` (a run shown first did a task worded like this one that
     needed other work: wording cannot tell them apart), ``several writes`` (the task needs a set
-    of two or more writes, and only the whole set counts), else ``other``."""
+    of two or more writes, and only the whole set counts), ``names no file it changed``
+    (mini-swe-agent: no file the task's own patches changed is named in its text, not even by its
+    stem: only wording can find the runs), else ``other``."""
     needs = truth.get(query[0].trajectory_id, frozenset())
     if kind == "tau" and not needs:
         return "no writes needed"
@@ -315,6 +317,11 @@ def miss_kind(ts: Any, query: list[Trajectory], shown: list[Trajectory], truth: 
             return "near-twin shown"
     if kind == "tau" and len(needs) >= 2:
         return "several writes"
+    if kind == "swe":
+        changed = frozenset().union(*(truth.get(r.trajectory_id, frozenset()) for r in query))
+        stems = {Path(f).stem.lower() for f in changed} - {"__init__", "setup", "tox", "pyproject", "conftest"}
+        if not any(re.search(rf"\b{re.escape(stem)}\b", query[0].task.lower()) for stem in stems):
+            return "names no file it changed"
     return "other"
 
 
