@@ -45,6 +45,8 @@ checkout or a rerun embeds nothing it has seen.
     python scripts/eval_generalise.py --fresh --json /tmp/generalise.json
     python scripts/eval_generalise.py --tau ../shared/data/real-formats/tau-bench/tool-calling-grok-3-*.json --no-swe
     python scripts/eval_generalise.py --tau ../shared/data/real-formats/tau-bench/tau2/airline_run1.json --no-swe
+    python scripts/eval_generalise.py --tau --swe RUNS/ --outcomes RUNS/report.json   # mini-swe-agent runs only,
+        # laid out <config>/<instance>/<instance>.traj.json, verdicts from their SWE-bench report
 """
 
 from __future__ import annotations
@@ -181,7 +183,8 @@ def main() -> int:
     ap.add_argument("--fresh", action="store_true")
     ap.add_argument("--emb-cache", type=Path, help="vectors by text (default: in --store); share it between checkouts")
     ap.add_argument("--model", default=config.default_model())
-    ap.add_argument("--tau", type=Path, nargs="*", default=[TAU_FILE], help="tau-bench result files")
+    ap.add_argument("--tau", type=Path, nargs="*", default=[TAU_FILE],
+                    help="tau-bench / tau2-bench result files (none after the flag: no tau-bench runs)")
     ap.add_argument("--swe", type=Path, default=SWE_DIR, help="mini-swe-agent runs (<config>/<instance>/*.traj.json)")
     ap.add_argument("--no-swe", action="store_true")
     ap.add_argument("--outcomes", type=Path, help="verdicts joined onto the --swe runs (e.g. a SWE-bench report: "
