@@ -1034,8 +1034,58 @@ def test_gemini_cli_exit_1_with_empty_output_is_no_error() -> None:
     ("At C:\\s\\audit.ps1:76 char:2\n+ \"@\n+  ~\nUnexpected token '@' in expression or statement.\n"
      "    + CategoryInfo          : ParserError: (:) [], ParentContainsErrorRecordException\n"
      "    + FullyQualifiedErrorId : UnexpectedToken", "Unexpected token '@' in expression or statement."),
+    # `Remove-Item build; pytest`: the record comes first, the test run's failure after it decides
+    ("Remove-Item : Cannot find path 'C:\\w\\build' because it does not exist.\nAt line:1 char:1\n"
+     "+ Remove-Item build; pytest\n+ ~~~~~~~~~~~~~~~~\n"
+     "    + CategoryInfo          : ObjectNotFound: (C:\\w\\build:String) [Remove-Item], ItemNotFoundException\n"
+     "    + FullyQualifiedErrorId : PathNotFound,Microsoft.PowerShell.Commands.RemoveItemCommand\n"
+     "E       AssertionError: assert 1 == 2\nFAILED tests/test_x.py::test_y", "E AssertionError: assert 1 == 2"),
+    # a .NET method's exception has no `<command> :` line; `Version : 5.1` above it is output, not a header
+    ("Version : 5.1\nException calling \"Parse\" with \"1\" argument(s): \"Input string was not in a correct "
+     "format.\"\nAt line:1 char:1\n+ [int]::Parse(\"x\")\n+ ~~~~~~~~~~~~~~~~~\n"
+     "    + CategoryInfo          : NotSpecified: (:) [], MethodInvocationException\n"
+     "    + FullyQualifiedErrorId : FormatException",
+     "Exception calling \"Parse\" with \"1\" argument(s): \"Input string was not in a correct format.\""),
+    # two records, the last one without `At`: its own category, not the first record's message
+    ("Get-Item : Cannot find path 'C:\\a' because it does not exist.\nAt line:1 char:1\n+ Get-Item C:\\a\n+ ~~~\n"
+     "    + CategoryInfo          : ObjectNotFound: (C:\\a:String) [Get-Item], ItemNotFoundException\n"
+     "    + FullyQualifiedErrorId : PathNotFound,Microsoft.PowerShell.Commands.GetItemCommand\n"
+     "Write-Error : final failure here\n"
+     "    + CategoryInfo          : NotSpecified: (:) [Write-Error], WriteErrorException\n"
+     "    + FullyQualifiedErrorId : Microsoft.PowerShell.Commands.WriteErrorException",
+     "NotSpecified: (:) [Write-Error], WriteErrorException"),
+    # a script's path as the command; a cmdlet named by its alias (`dir`) in the echoed line
+    ("C:\\s\\deploy.ps1 : Cannot bind argument to parameter 'Path' because it is null.\nAt line:1 char:1\n"
+     "+ .\\deploy.ps1\n+ ~~~~~~~~~~~~\n"
+     "    + CategoryInfo          : InvalidData: (:) [deploy.ps1], ParameterBindingValidationException\n"
+     "    + FullyQualifiedErrorId : ParameterArgumentValidationErrorNullNotAllowed,deploy.ps1",
+     "C:\\s\\deploy.ps1 : Cannot bind argument to parameter 'Path' because it is null."),
+    ("Get-ChildItem : A positional parameter cannot be found that accepts argument '/b'.\nAt line:1 char:1\n"
+     "+ dir /b\n+ ~~~~~~\n    + CategoryInfo          : InvalidArgument: (:) [Get-ChildItem], ParameterBindingException\n"
+     "    + FullyQualifiedErrorId : PositionalParameterNotFound,Microsoft.PowerShell.Commands.GetChildItemCommand",
+     "Get-ChildItem : A positional parameter cannot be found that accepts argument '/b'."),
 ])
 def test_decisive_line_of_powershell_records(output: str, expected: str) -> None:
     from trajsearch.ingest.adapters._common import decisive_line
 
     assert decisive_line(output) == expected
+
+
+def test_codex_plain_text_reply_with_exit_1_and_no_output_is_no_error(tmp_path: Path) -> None:
+    """codex 0.171's plain-text shell reply: a header ("Process exited with code N ... Output:") then the output.
+    The header is no output: exit 1 with nothing after it is rg's / grep's "no match" (see exit_code_error)."""
+    real = FIXTURES / "codex-cli" / ".real" / "rollout-2026-12-02T00-54-18-01a2343e-c43a-71b0-8325-96dd5e2db5fe.jsonl"
+    lines = real.read_text().splitlines()
+    record = json.loads(lines[21])
+    assert record["payload"]["output"].startswith("Chunk ID: 64085a\nWall time: 0.0000 seconds\nProcess exited with code 2")
+    [before] = [r.trajectory for r in read_dump(real, tenant="acme")]
+    [step] = [s for s in before.steps if s.error and "(exit code 2)" in s.error]
+    record["payload"]["output"] = "Chunk ID: 64085a\nWall time: 0.0000 seconds\nProcess exited with code 1\n" \
+                                  "Original token count: 0\nOutput:\n"
+    lines[21] = json.dumps(record)
+    event = json.loads(lines[20])  # the same command's item_completed event says so too
+    event["payload"]["item"].update(aggregated_output="", exit_code=1)
+    lines[20] = json.dumps(event)
+    (tmp_path / real.name).write_text("\n".join(lines) + "\n")
+    [after] = [r.trajectory for r in read_dump(tmp_path / real.name, tenant="acme")]
+    assert after.steps[step.index].error is None

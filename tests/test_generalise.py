@@ -198,7 +198,11 @@ def test_auto_sends_task_descriptions_and_questions_to_dense():
                   "Write a Terraform module that provisions an S3 bucket with versioning and encryption.",
                   # SWE-bench Verified issue titles that open with the code they are about
                   "model_to_dict() should return an empty dict for an empty list of fields.",
-                  "`io.fits.Card` may use a string representation of floats that is larger than necessary"):
+                  "`io.fits.Card` may use a string representation of floats that is larger than necessary",
+                  # prose naming an exception built with its message (no bracket or colon before it)
+                  "The client raises ConnectionError('timeout') when the server is slow to respond to the first request",
+                  "Django's URLValidator raises ValidationError('Enter a valid URL.') for URLs with a trailing dot in "
+                  "the host name, although such URLs are valid according to RFC 3986 and browsers accept them."):
         assert resolve_mode("auto", prose) == "dense", prose[:60]
 
 
@@ -214,7 +218,11 @@ def test_auto_sends_pasted_logs_traces_and_commands_to_hybrid():
                 "(line 1) broken https://lkfqhlkghflkhs - HTTPSConnectionPool(host='lkfqhlkghflkhs', port=443): Max "
                 "retries exceeded with url: / (Caused by NameResolutionError(\"<urllib3.connection.HTTPSConnection "
                 "object at 0x7050507a3100>: Failed to resolve 'lkfqhlkghflkhs' ([Errno -2] Name or service not "
-                "known)\"))"):
+                "known)\"))",
+                # lowercase error messages: their first word is no code a sentence could be about
+                "connection to server on socket \"/var/run/postgresql/.s.PGSQL.5432\" failed: No such file or directory",
+                "unable to access 'https://github.com/x/y.git/': Could not resolve host: github.com",
+                "fixture 'db' not found in the test module tests/test_x.py"):
         assert looks_like_log(log), log
         assert resolve_mode("auto", log) == "hybrid", log
 

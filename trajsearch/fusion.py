@@ -68,8 +68,9 @@ _CODE_START = re.compile(r"""^\s*(?:import\s|from\s\S+\simport\s|return\b|def\s|
                              |patch|apt(?:-get)?|uv|poetry|cargo|go|java|mvn|gradle)\s)""", re.X)
 #: An exception label anywhere (``... AttributeError: x``), a tool call as step rows render it (``think Check ...``).
 _EXCEPTION_LABEL = re.compile(r"\b[A-Z]\w*(?:Error|Exception|Warning|Exit|Interrupt)\b:")
-#: An exception constructed with its message, as a log prints it: ``(Caused by NameResolutionError("...``.
-_EXCEPTION_CALL = re.compile(r"\b[A-Z]\w*(?:Error|Exception)\(['\"]")
+#: An exception's repr inside a log line: ``(Caused by NameResolutionError("...``, ``: ValueError('x')``; prose
+#: that names one ("raises ValidationError('...')") has no bracket or colon before it.
+_EXCEPTION_CALL = re.compile(r"""(?:[(\[:,]\s*|Caused\sby\s)[A-Z]\w*(?:Error|Exception)\(['"<]""")
 _TOOL_CALL = re.compile(r"^[a-z][a-z0-9_]*\s+[A-Z]")
 _DOTTED = re.compile(r"\b[A-Za-z_]\w*\.[A-Za-z_]\w*")
 _QUESTION = re.compile(r"^(?:how|why|what|when|where|which|who|whose|can|could|should|would|is|are|was|were|does|do"
@@ -101,8 +102,10 @@ def _prose_share(text: str) -> float:
     return words / max(1, len(text.split()))
 
 
-#: A sentence about code may open with the code it is about: ``model_to_dict() should ...``, ```io.fits.Card` may ...``.
-_NAMED_SUBJECT = re.compile(r"^`?[A-Za-z_][\w.]*(?:\(\))?`?\s")
+#: A sentence about code may open with the code it is about: ``model_to_dict() should ...``, ```io.fits.Card` may ...``
+#: (a call, a backticked or dotted name, snake_case or CamelCase; a plain word is no code).
+_NAMED_SUBJECT = re.compile(r"""^(?:`[^`\s]+`|[A-Za-z_][\w.]*\(\)|[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+|[a-z]+_\w+
+                             |[A-Z][a-z0-9]+[A-Z]\w*)\s""", re.X)
 
 
 def _sentence(line: str) -> bool:

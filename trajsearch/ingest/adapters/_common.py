@@ -159,56 +159,74 @@ _ERRORISH = re.compile(
 
 
 #: A PowerShell error record, each line wrapped at the console's width: ``<command> : <message>``, where
-#: it happened (``At line:1 char:1``, or a script's path and ``char:13``), the ``+ ...`` lines under the
+#: it happened (``At line:1 char:1``, or a script's path and ``char:13``), the ``+ ...`` lines echoing the
 #: command, then ``+ CategoryInfo : ...`` and ``+ FullyQualifiedErrorId : ...``.
 _PS_FIELD = re.compile(r"^\+ (?:CategoryInfo|FullyQualifiedErrorId)\s*:")
-_PS_HEADER = re.compile(r"^([\w.-]+) :(?: (.+))?$")
+_PS_HEADER = re.compile(r"^(\S.*?) :(?: (.+))?$")
+_PS_METHOD = re.compile(r'^Exception (?:calling|setting|getting) "')
+_CMDLET = re.compile(r"^[A-Z][a-z]+-[A-Z][A-Za-z]+$")  # Get-ChildItem, also when the command echoed is its alias (dir)
 
 
-def _powershell_error(lines: list[str]) -> str | None:
-    """The message of the last PowerShell error record in ``lines``: its ``<command> : <message>`` line,
-    else the message under the ``+ ~`` marks (a parse error), else (an exception thrown with no message)
-    its category, unwrapped. None without a record, and for a native program's stderr
-    (``NativeCommandError``: its first line made a record; the rest of it, a Python traceback say,
-    follows the record and says more)."""
+def _powershell_error(lines: list[str]) -> tuple[str, int] | None:
+    """(message, index of its record's last line) of the last PowerShell error record in ``lines``.
+
+    The message is the record's ``<command> : <message>`` line (the command a cmdlet or one the record
+    echoes under ``At``: an output line such as ``Version : 5.1`` is no header), else the message under
+    the ``+ ~`` marks (a parse error), else (an exception thrown with no message line) the category,
+    unwrapped. None without a record, and for a native program's stderr (``NativeCommandError``: its
+    first line made a record; the rest of it, a Python traceback say, follows and says more)."""
     fields = [i for i, line in enumerate(lines) if _PS_FIELD.match(line)]
-    if not fields or "NativeCommandError" in "".join(lines[fields[-1]:fields[-1] + 2]):
+    if not fields or not lines[fields[-1]].startswith("+ FullyQualifiedErrorId") \
+            or "NativeCommandError" in "".join(lines[fields[-1]:fields[-1] + 2]):
         return None
-    at = next((i for i in range(fields[-1], -1, -1) if lines[i].startswith("At ")
+    last = fields[-1]
+    category = next((f for f in reversed(fields) if last - 4 <= f <= last and lines[f].startswith("+ CategoryInfo")),
+                    None)
+    first = category if category is not None else last
+    previous = max((f for f in fields if f < first), default=-1)  # the end of the record before this one
+    wrap = last + 1 < len(lines) and " " not in lines[last + 1] and not lines[last + 1].startswith("+")
+    end = last + 1 if wrap else last  # the id's wrapped tail ("stCommand")
+    at = next((i for i in range(first - 1, previous, -1) if lines[i].startswith("At ")
                and "char:" in " ".join(lines[i:i + 2])), None)
-    for i in range(at - 1, max(-1, at - 50), -1) if at is not None else ():  # a message may run over many lines
-        if lines[i].startswith("+"):
-            break  # the record before this one
-        header = _PS_HEADER.match(lines[i])
-        if header:
-            message = header.group(2) or (lines[i + 1] if i + 1 < at else "")
-            return short(f"{header.group(1)} : {message}".rstrip(" :"))
-    start = next((i for i in reversed(fields) if lines[i].startswith("+ CategoryInfo")), None)
-    if start is None:
+    if at is not None:
+        echoed = " ".join(line for line in lines[at + 1:first] if line.startswith("+"))
+        for i in range(at - 1, max(previous, at - 50), -1):  # a message may run over many lines
+            header = _PS_HEADER.match(lines[i])
+            if _PS_METHOD.match(lines[i]):  # a .NET method's exception, which has no command
+                return short(lines[i]), end
+            command = header.group(1) if header else ""
+            if header and (_CMDLET.match(command) or re.split(r"[\\/]", command)[-1] in echoed):
+                message = header.group(2) or (lines[i + 1] if i + 1 < at else "")
+                return short(f"{header.group(1)} : {message}".rstrip(" :")), end
+    if category is None:
         return None
-    below = list(itertools.takewhile(lambda line: not line.startswith("+"), reversed(lines[:start])))
-    if below and len(below) < start and not below[-1].startswith("At "):
-        return short(below[-1])  # a parse error's message, under the ``+ ~`` line marking where
-    wrapped = [lines[start]] + list(itertools.takewhile(lambda line: not line.startswith("+"), lines[start + 1:]))
-    return short("".join(wrapped).removeprefix("+ ").replace("CategoryInfo", "", 1).lstrip(" :"))
+    below = list(itertools.takewhile(lambda line: not line.startswith("+"), reversed(lines[previous + 1:category])))
+    if below and category - len(below) > previous + 1 and not below[-1].startswith("At "):
+        return short(below[-1]), end  # a parse error's message, under the ``+ ~`` line marking where
+    wrapped = [lines[category]] + list(itertools.takewhile(lambda line: not line.startswith("+"),
+                                                           lines[category + 1:last]))
+    return short("".join(wrapped).removeprefix("+ ").replace("CategoryInfo", "", 1).lstrip(" :")), end
 
 
 def decisive_line(output: str) -> str | None:
     """The line of a failed command's output most likely to say what went wrong.
 
-    Preference: the message of the last PowerShell error record (its lines are
-    wrapped at the console's width, so a fragment such as ``oundException`` would
-    pass for an exception line), then the last exception line (``TypeError: ...``),
-    then the last line naming one (pytest's ``FAILED test - TypeError: ...``), then
-    the last line mentioning an error, then the last non-empty line.
+    Preference: the message of the last PowerShell error record, unless an exception line
+    follows the record (its lines are wrapped at the console's width, so a fragment such as
+    ``oundException`` would pass for one), then the last exception line (``TypeError: ...``),
+    then the last line naming one (pytest's ``FAILED test - TypeError: ...``), then the last
+    line mentioning an error, then the last non-empty line.
     """
     lines = [ln.strip() for ln in output.splitlines() if ln.strip()]
-    if found := _powershell_error(lines):
-        return found
+    record = _powershell_error(lines)
+    if record and not any(_EXC_LINE.search(line) or _EXC_ANYWHERE.search(line) for line in lines[record[1] + 1:]):
+        return record[0]
     for pattern in (_EXC_LINE, _EXC_ANYWHERE, _ERRORISH):
-        for line in reversed(lines):
+        for line in reversed(lines[record[1] + 1:] if record else lines):
             if pattern.search(line):
                 return short(line)
+    if record:
+        return record[0]
     return short(lines[-1]) if lines else None
 
 

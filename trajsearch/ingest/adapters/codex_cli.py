@@ -199,8 +199,8 @@ def _output(payload: dict[str, Any]) -> tuple[str, int | None, bool | None]:
 
 
 def _output_error(text: str, code: int | None, success: bool | None) -> str | None:
-    if code is not None and code != 0:
-        return exit_code_error(text, code)
+    if code is not None and code != 0:  # a plain-text reply's header ("Exit code: 1 ... Output:") is no output
+        return exit_code_error(text.split("\nOutput:", 1)[1] if "\nOutput:" in text[:1000] else text, code)
     if success is False:
         return error_line(text, "tool call failed")
     body = _WALL_TIME.sub("", text.strip(), count=1)  # 0.17x puts "Wall time: ..." before the reply

@@ -111,7 +111,7 @@ _SHELL_HEADER = re.compile(
 )
 #: An error record from the model API (``parseAndFormatApiError``: ``[API Error: ...]``, quota, rate limits);
 #: the CLI's other error records answer its own commands (``/directory add`` with no path, a failed update).
-_API_ERROR = re.compile(r"^\[API Error\b|\bquota\b|rate.?limit|RESOURCE_EXHAUSTED|\b(?:429|50[0234])\b", re.I)
+_API_ERROR = re.compile(r"^\[API Error\b|\bquota\b|rate.?limit|RESOURCE_EXHAUSTED", re.I)
 FAILED = frozenset({"error", "cancelled"})
 #: How many of a session's error records its metadata keeps (the first ones).
 MAX_ERROR_RECORDS = 10
