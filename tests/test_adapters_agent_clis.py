@@ -1005,7 +1005,9 @@ def test_gemini_cli_powershell_errors_are_read_from_their_message_not_their_wrap
     ("stCommand", "oundException"); the error is the record's `<command> : <message>` line."""
     [install] = [r.trajectory for r in read_dump(M_GEMINI / "session-2025-12-06T07-22-e0f194ce.json", tenant="acme")]
     assert install.steps[1].error == ("iex : The term 'Get-FileHash' is not recognized as the name of a cmdlet, "
-                                      "function, script file, or (exit code 1)")
+                                      "function, script file, or operable program. Check the spelling of the name, "
+                                      "or if a path was included, verify that the path is correct and try again. "
+                                      "(exit code 1)")  # its three wrapped lines joined
     [run] = [r.trajectory for r in read_dump(M_GEMINI / "session-2025-11-22T17-32-1d1e17a8.json", tenant="acme")]
     assert run.steps[6].arguments["command"] == "curl --version"  # PowerShell's curl is Invoke-WebRequest
     assert run.steps[6].error == "curl : The remote name could not be resolved: '--version' (exit code 1)"

@@ -196,8 +196,8 @@ def _powershell_error(lines: list[str]) -> tuple[str, int] | None:
                 return short(lines[i]), end
             command = header.group(1) if header else ""
             if header and (_CMDLET.match(command) or re.split(r"[\\/]", command)[-1] in echoed):
-                message = header.group(2) or (lines[i + 1] if i + 1 < at else "")
-                return short(f"{header.group(1)} : {message}".rstrip(" :")), end
+                message = " ".join([header.group(2) or "", *lines[i + 1:at]]).strip()  # unwrapped
+                return short(f"{command} : {message}".rstrip(" :"), keep="head"), end
     if category is None:
         return None
     below = list(itertools.takewhile(lambda line: not line.startswith("+"), reversed(lines[previous + 1:category])))
