@@ -191,9 +191,9 @@ def _powershell_error(lines: list[str]) -> tuple[str, int] | None:
     if at is not None:
         echoed = " ".join(line for line in lines[at + 1:first] if line.startswith("+"))
         for i in range(at - 1, max(previous, at - 50), -1):  # a message may run over many lines
-            header = _PS_HEADER.match(lines[i])
             if _PS_METHOD.match(lines[i]):  # a .NET method's exception, which has no command
                 return short(lines[i]), end
+            header = _PS_HEADER.match(lines[i])
             command = header.group(1) if header else ""
             if header and (_CMDLET.match(command) or re.split(r"[\\/]", command)[-1] in echoed):
                 message = " ".join([header.group(2) or "", *lines[i + 1:at]]).strip()  # unwrapped
@@ -218,15 +218,15 @@ def decisive_line(output: str) -> str | None:
     line mentioning an error, then the last non-empty line.
     """
     lines = [ln.strip() for ln in output.splitlines() if ln.strip()]
-    record = _powershell_error(lines)
-    if record and not any(_EXC_LINE.search(line) or _EXC_ANYWHERE.search(line) for line in lines[record[1] + 1:]):
-        return record[0]
+    if record := _powershell_error(lines):
+        message, end = record
+        lines = lines[end + 1:]  # what follows the record: an exception line there says more
+        if not any(_EXC_LINE.search(line) or _EXC_ANYWHERE.search(line) for line in lines):
+            return message
     for pattern in (_EXC_LINE, _EXC_ANYWHERE, _ERRORISH):
-        for line in reversed(lines[record[1] + 1:] if record else lines):
+        for line in reversed(lines):
             if pattern.search(line):
                 return short(line)
-    if record:
-        return record[0]
     return short(lines[-1]) if lines else None
 
 

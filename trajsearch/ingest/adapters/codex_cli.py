@@ -191,16 +191,23 @@ def _output(payload: dict[str, Any]) -> tuple[str, int | None, bool | None]:
             meta = decoded.get("metadata") if isinstance(decoded.get("metadata"), dict) else {}
             text = decoded["output"] if isinstance(decoded["output"], str) else json.dumps(decoded["output"])
             return text, as_int(meta.get("exit_code")), success
-    # plain-text shell replies start with a header: "Exit code: 1\nWall time: ...\nOutput:\n..." (shell_command),
-    # or "Chunk ID: ...\nWall time: ...\nProcess exited with code 1\n...\nOutput:\n..." (exec_command)
-    head = out.split("\nOutput:", 1)[0] if "\nOutput:" in out[:1000] else out.split("\n", 1)[0]
-    found = _EXIT_LINE.search(head)
+    found = _EXIT_LINE.search(_reply_parts(out)[0])
     return out, (as_int(found.group(1)) if found else None), success
 
 
+def _reply_parts(text: str) -> tuple[str, str]:
+    """(header, output) of a plain-text shell reply: "Exit code: 1\nWall time: ...\nOutput:\n..." (shell_command),
+    or "Chunk ID: ...\nWall time: ...\nProcess exited with code 1\n...\nOutput:\n..." (exec_command); a reply
+    with no such header: (its first line, all of it)."""
+    if "\nOutput:" in text[:1000]:
+        head, _, body = text.partition("\nOutput:")
+        return head, body
+    return text.split("\n", 1)[0], text
+
+
 def _output_error(text: str, code: int | None, success: bool | None) -> str | None:
-    if code is not None and code != 0:  # a plain-text reply's header ("Exit code: 1 ... Output:") is no output
-        return exit_code_error(text.split("\nOutput:", 1)[1] if "\nOutput:" in text[:1000] else text, code)
+    if code is not None and code != 0:  # the reply's header is no output: exit 1 with nothing after it is no error
+        return exit_code_error(_reply_parts(text)[1], code)
     if success is False:
         return error_line(text, "tool call failed")
     body = _WALL_TIME.sub("", text.strip(), count=1)  # 0.17x puts "Wall time: ..." before the reply
