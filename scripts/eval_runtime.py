@@ -108,7 +108,7 @@ def main() -> int:
         return "tau-bench" if is_tau_bench(run) else "mini-swe-agent"
 
     # -- novelty calibration -------------------------------------------------------------------
-    probe = Runtime(ts, RuntimeConfig(advice=AdviceConfig(novelty=NoveltyConfig(0.0, 0.0))))
+    probe = Runtime(ts, RuntimeConfig(advice=AdviceConfig(novelty=NoveltyConfig(0.0, 0.0, per_tenant=False))))
     held_out = {
         tid: probe.exemplars(group[0].task, ctx, k=1, exclude_trajectory_ids=[r.trajectory_id for r in group]).best_similarity or 0.0
         for tid, group in by_task.items()

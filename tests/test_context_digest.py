@@ -29,7 +29,7 @@ from trajsearch.store.index import OUTPUT_FIELDS
 from conftest import BASE_TIME
 
 FIXTURES = Path(__file__).parent / "fixtures"
-OPEN = RuntimeConfig(advice=AdviceConfig(novelty=NoveltyConfig(0.99, 0.0), warning_min_similarity=-1.0))
+OPEN = RuntimeConfig(advice=AdviceConfig(novelty=NoveltyConfig(0.99, 0.0, per_tenant=False), warning_min_similarity=-1.0))
 BUDGETS = (60, 250, 500, 900, 1500, 2000, 4000)
 
 

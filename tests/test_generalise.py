@@ -315,7 +315,7 @@ def test_one_exemplar_per_task(hashing_ts):
                      steps=[("search_docs", {"q": "currency rounding rules"}, "banker's rounding in decimal module"),
                             ("write_file", {"path": "src/rounding.py", "content": "quantize"}, "written")])
     hashing_ts.add(same + [other])
-    open_ = Runtime(hashing_ts, RuntimeConfig(advice=AdviceConfig(novelty=NoveltyConfig(follow_closely=1.0, inspiration=0.0))))
+    open_ = Runtime(hashing_ts, RuntimeConfig(advice=AdviceConfig(novelty=NoveltyConfig(follow_closely=1.0, inspiration=0.0, per_tenant=False))))
     items = open_.exemplars("Fix the failing unit test in the payments service", ACME, k=2).items
     assert len(items) == 2 and "refund" in {e.trajectory_id for e in items}
 
@@ -341,7 +341,7 @@ def test_near_ties_go_to_runs_that_did_other_work(hashing_ts):
 
     def exemplars(k: int, margin: float) -> dict[str, float]:
         rerank = RerankConfig(other_work_margin=margin, max_cosine=1.0)  # the twins' summaries are near-copies too
-        config = RuntimeConfig(advice=AdviceConfig(novelty=NoveltyConfig(follow_closely=1.0, inspiration=0.0),
+        config = RuntimeConfig(advice=AdviceConfig(novelty=NoveltyConfig(follow_closely=1.0, inspiration=0.0, per_tenant=False),
                                                    rerank=rerank))
         return {e.trajectory_id: e.score for e in Runtime(hashing_ts, config).exemplars(task, ACME, k=k).items}
 
@@ -363,7 +363,7 @@ def test_the_last_place_goes_to_a_run_making_the_calls_the_task_names(hashing_ts
             for i, tail in enumerate((", even if there is no refund", " and refund me", " today, no refund needed"))]
     partial = _airline("partial", "Add a checked bag to my reservation", "update_reservation_baggages")
     does_it = _airline("does-it", "Please drop my trip ABC123 to Seattle", "cancel_reservation")
-    config = RuntimeConfig(advice=AdviceConfig(novelty=NoveltyConfig(follow_closely=1.0, inspiration=0.0)))
+    config = RuntimeConfig(advice=AdviceConfig(novelty=NoveltyConfig(follow_closely=1.0, inspiration=0.0, per_tenant=False)))
 
     def exemplars() -> list[str]:
         return [e.trajectory_id for e in Runtime(hashing_ts, config).exemplars(task, ACME, k=3).items]
@@ -387,7 +387,7 @@ def test_the_last_place_goes_to_a_run_that_did_work_when_the_first_did_none(hash
         "Can you change the upcoming flight in my booking to a nonstop one today? I can pay a fee",
     ))]
     does_it = _airline("does-it", "Move trip ABC123 to a direct connection", "update_reservation_flights")
-    config = RuntimeConfig(advice=AdviceConfig(novelty=NoveltyConfig(follow_closely=1.0, inspiration=0.0)))
+    config = RuntimeConfig(advice=AdviceConfig(novelty=NoveltyConfig(follow_closely=1.0, inspiration=0.0, per_tenant=False)))
 
     def exemplars() -> list[str]:
         return [e.trajectory_id for e in Runtime(hashing_ts, config).exemplars(task, ACME, k=3).items]
@@ -409,7 +409,7 @@ def test_without_diversity_the_last_places_still_take_one_run_each(hashing_ts):
         _airline("other", "Can you change the upcoming flight in my booking to a nonstop one today? I can pay a fee"),
     ])
     rerank = RerankConfig(diversity=False, call_slots=2)
-    config = RuntimeConfig(advice=AdviceConfig(novelty=NoveltyConfig(follow_closely=1.0, inspiration=0.0),
+    config = RuntimeConfig(advice=AdviceConfig(novelty=NoveltyConfig(follow_closely=1.0, inspiration=0.0, per_tenant=False),
                                                rerank=rerank))
     chosen = [e.trajectory_id for e in Runtime(hashing_ts, config).exemplars(task, ACME, k=3).items]
     assert chosen == ["near", "does-it", "other"]
@@ -427,7 +427,7 @@ def test_many_runs_of_one_task_do_not_fill_the_candidate_pool(hashing_ts):
     near = _airline("near", "Cancel my upcoming flights in my reservation, no refund needed")
     does_it = _airline("does-it", "Please drop my trip ABC123 to Seattle", "cancel_reservation")
     hashing_ts.add([*trials, near, does_it])
-    config = RuntimeConfig(advice=AdviceConfig(novelty=NoveltyConfig(follow_closely=1.0, inspiration=0.0)))
+    config = RuntimeConfig(advice=AdviceConfig(novelty=NoveltyConfig(follow_closely=1.0, inspiration=0.0, per_tenant=False)))
     chosen = [e.trajectory_id for e in Runtime(hashing_ts, config).exemplars(task, ACME, k=3).items]
     assert chosen[0].startswith("trial-") and chosen[1:] == ["near", "does-it"]
 
@@ -448,7 +448,7 @@ def test_the_task_leg_stops_at_the_first_tasks_when_each_has_one_run(hashing_ts)
     far = run("far", [0, 7, 8], "bash", " ".join(f"other{i}" for i in range(40)))
     hashing_ts.add([*near, far])
     ctx = RuntimeContext(tenant="acme", now=BASE_TIME, tools_available=["bash"])
-    config = RuntimeConfig(advice=AdviceConfig(novelty=NoveltyConfig(follow_closely=1.0, inspiration=0.0),
+    config = RuntimeConfig(advice=AdviceConfig(novelty=NoveltyConfig(follow_closely=1.0, inspiration=0.0, per_tenant=False),
                                                rerank=RerankConfig(w_tools=0.5)))
     [first] = Runtime(hashing_ts, config).exemplars(query, ctx, k=1).items  # pool: 5 tasks
     assert first.trajectory_id == "t1"
@@ -466,7 +466,7 @@ def test_runs_with_no_recorded_work_are_not_twins(hashing_ts):
         _airline("twin", "Cancel my reservation ABC123 to Seattle and refund it to my card"),
         _airline("other", "Change my reservation ABC123 to a nonstop flight", "update_reservation_flights"),
     ])
-    config = RuntimeConfig(advice=AdviceConfig(novelty=NoveltyConfig(follow_closely=1.0, inspiration=0.0),
+    config = RuntimeConfig(advice=AdviceConfig(novelty=NoveltyConfig(follow_closely=1.0, inspiration=0.0, per_tenant=False),
                                                rerank=RerankConfig(other_work_margin=1.0, max_cosine=1.0)))
     assert [e.trajectory_id for e in Runtime(hashing_ts, config).exemplars(task, ACME, k=2).items] == ["first", "twin"]
 
@@ -520,7 +520,7 @@ def test_exemplars_include_a_run_that_changed_the_module_the_task_names(model_ts
 @pytest.mark.model
 def test_novelty_threshold_sits_between_out_of_domain_and_in_domain_tasks(model_ts):
     model_ts.add(_library())
-    probe = Runtime(model_ts, RuntimeConfig(advice=AdviceConfig(novelty=NoveltyConfig(0.0, 0.0))))
+    probe = Runtime(model_ts, RuntimeConfig(advice=AdviceConfig(novelty=NoveltyConfig(0.0, 0.0, per_tenant=False))))
     t = NoveltyConfig().inspiration
     for task in ("Compose a short haiku sequence about the ocean at dawn.",
                  "Plan a week of high-protein vegetarian dinners on a tight budget."):
@@ -530,6 +530,84 @@ def test_novelty_threshold_sits_between_out_of_domain_and_in_domain_tasks(model_
                  "Update the tax rate table used for Norwegian invoices"):
         assert probe.exemplars(task, ACME).best_similarity >= t
         assert Runtime(model_ts).exemplars(task, ACME).strategy is Strategy.use_as_inspiration
+
+
+#: A shop's customer-service library, worded the way tau-bench retail tasks are (one template, many
+#: requests): its own tasks sit far above the global threshold, so the tenant gets one of its own.
+SHOP_TASKS = [
+    "Your name is Yusuf Rossi and your zip code is 19122. You are polite and patient. You received your order "
+    "#W2378156 and wish to exchange the mechanical keyboard for a similar one with clicky switches.",
+    "Your name is Mei Davis and your zip code is 80217. You are polite and patient. You want to return the water "
+    "bottle and the desk lamp from order #W2890441 and get the refund to your original payment method.",
+    "Your name is Ethan Garcia and your zip code is 80280. You are polite and patient. Cancel your pending order "
+    "#W4967593 because you no longer need the hiking boots.",
+    "Your name is Sofia Hernandez and your zip code is 98193. You are polite and patient. Your order #W3947049 has "
+    "not shipped yet; change its shipping address to your new apartment in Seattle.",
+    "Your name is Noah Brown and your zip code is 20090. You are polite and patient. You want to know how many "
+    "t-shirt options are available in the online store right now.",
+    "Your name is Amelia Silva and your zip code is 19117. You are polite and patient. Exchange the smart watch in "
+    "delivered order #W7342738 for one with a leather band and pay the difference with your gift card.",
+    "Your name is Lucas Muller and your zip code is 77246. You are polite and patient. You ordered a coffee maker by "
+    "mistake; cancel order #W1234567 and refund to your credit card.",
+    "Your name is Olivia Lopez and your zip code is 76171. You are polite and patient. Return the bluetooth speaker "
+    "from order #W9911233 because it stopped working after a week.",
+    "Your name is Mia Kim and your zip code is 43251. You are polite and patient. Update the default address on your "
+    "user account to 12 Oak Street, Columbus.",
+    "Your name is Liam Khan and your zip code is 94107. You are polite and patient. Modify the pending order "
+    "#W5566778 to switch the blue backpack to the black one in the same size.",
+    "Your name is Ava Ito and your zip code is 10040. You are polite and patient. You want to return everything from "
+    "order #W8812345 except the yoga mat and get the refund on PayPal.",
+    "Your name is James Sanchez and your zip code is 32208. You are polite and patient. Ask what payment methods are "
+    "on your account and change the one used for pending order #W3344556 to your gift card.",
+]
+SHOP = RuntimeContext(tenant="shop")
+
+
+@pytest.mark.model
+def test_a_tenant_whose_tasks_sit_high_gets_a_higher_threshold_of_its_own(model_ts):
+    model_ts.add([make_run(f"shop-{i}", tenant="shop", task_id=f"s{i}", task=task) for i, task in enumerate(SHOP_TASKS)])
+    rt = Runtime(model_ts)
+    calibration = rt.calibrations("shop")
+    assert calibration.basis == "calibrated" and calibration.tasks == len(SHOP_TASKS)
+    assert calibration.out_of_domain < calibration.threshold < calibration.in_domain
+    assert calibration.threshold > NoveltyConfig().inspiration
+    assert calibration.margins()[0] == pytest.approx(calibration.margins()[1])  # the middle of the gap
+
+    # a shop owner's own chore, not a customer's request: above the global threshold, below the shop's
+    chore = "Set up a Shopify store that sells handmade candles and accepts PayPal."
+    global_only = Runtime(model_ts, RuntimeConfig(advice=AdviceConfig(novelty=NoveltyConfig(per_tenant=False))))
+    assert global_only.exemplars(chore, SHOP).strategy is Strategy.use_as_inspiration
+    found = rt.exemplars(chore, SHOP)
+    assert found.strategy is Strategy.plan_from_scratch and found.calibration == calibration
+    assert NoveltyConfig().inspiration <= found.best_similarity < calibration.threshold
+    # a new customer's request still gets the shop's runs
+    request = ("Your name is Chen Wu and your zip code is 60601. You are polite and patient. You want to exchange the "
+               "running shoes in delivered order #W4455667 for a larger size.")
+    assert rt.exemplars(request, SHOP).strategy is Strategy.use_as_inspiration
+
+
+def test_a_small_tenant_keeps_the_global_threshold(hashing_ts):
+    hashing_ts.add([make_run(f"small-{i}", task_id=f"t{i}", task=f"Fix bug number {i} in the parser") for i in range(4)])
+    calibration = Runtime(hashing_ts).calibrations("acme")
+    assert calibration.threshold == NoveltyConfig().inspiration
+    assert calibration.basis == "global: fewer than 10 tasks" and calibration.tasks == 4
+    assert Runtime(hashing_ts).calibrations("nobody").tasks == 0
+
+
+def test_a_tenant_is_calibrated_again_once_its_calibration_is_old(hashing_ts):
+    """Plumbing, with the fast test embedder: the clock is the test's, nothing waits."""
+    from trajsearch.runtime import Calibrations
+
+    now = [0.0]
+    config = NoveltyConfig()
+    calibrations = Calibrations(hashing_ts, config, clock=lambda: now[0])
+    hashing_ts.add([make_run(f"a-{i}", task_id=f"a{i}", task=f"Fix bug number {i} in the parser") for i in range(4)])
+    assert calibrations("acme").tasks == 4
+    hashing_ts.add([make_run(f"b-{i}", task_id=f"b{i}", task=f"Add feature {i} to the exporter") for i in range(8)])
+    assert calibrations("acme").tasks == 4  # still fresh: not measured again
+    now[0] += config.recalibrate_seconds
+    again = calibrations("acme")
+    assert again.tasks == 12 and again.basis != "global: fewer than 10 tasks"
 
 
 def test_an_older_store_is_searched_as_it_is_and_upgraded_without_reembedding(tmp_path, monkeypatch):

@@ -30,8 +30,8 @@ ACME = RuntimeContext(tenant="acme", now=BASE_TIME)
 BETA = RuntimeContext(tenant="beta", now=BASE_TIME)
 TASK = "Fix the failing unit test in the payments service"
 #: plumbing tests must not depend on where the (real-model) novelty thresholds sit
-OPEN = RuntimeConfig(advice=AdviceConfig(novelty=NoveltyConfig(0.99, 0.0), warning_min_similarity=-1.0))
-NO_DIVERSITY = RuntimeConfig(advice=AdviceConfig(novelty=NoveltyConfig(0.99, 0.0), warning_min_similarity=-1.0,
+OPEN = RuntimeConfig(advice=AdviceConfig(novelty=NoveltyConfig(0.99, 0.0, per_tenant=False), warning_min_similarity=-1.0))
+NO_DIVERSITY = RuntimeConfig(advice=AdviceConfig(novelty=NoveltyConfig(0.99, 0.0, per_tenant=False), warning_min_similarity=-1.0,
                                                  rerank=RerankConfig(diversity=False)))
 
 

@@ -58,6 +58,9 @@ def test_context_for_emits_retrieval_spans_with_query_filters_hits_and_tokens(ha
     exemplars = by_kind["exemplars"]
     assert exemplars.parent is not None and exemplars.parent.span_id == outer.context.span_id
     assert exemplars.attributes["gen_ai.request.top_k"] >= 1
+    # why this strategy: the tenant's novelty threshold (too few tasks here to measure its own)
+    assert exemplars.attributes["trajsearch.novelty.threshold"] == 0.314
+    assert exemplars.attributes["trajsearch.novelty.basis"] == "global: fewer than 10 tasks"
     assert not any("key" in name.lower() and "api" in name.lower() for name in outer.attributes)
 
 

@@ -22,6 +22,7 @@ from ..model import Trajectory
 from ..results import ContextResult
 from ..search import TrajSearch
 from . import curate, tracing
+from .calibration import Calibration, Calibrations
 from .advice import AdviceConfig, Exemplar, ExemplarSet, FailureWarning
 from .advice import exemplars as _exemplars
 from .advice import warnings as _warnings
@@ -67,13 +68,18 @@ class Runtime:
         self.ts, self.config = ts, config
         self.counter = counter or default_counter()
         self.cache = TTLCache(config.loop.cache_ttl_seconds)
+        #: each tenant's novelty threshold, measured on its library on first use (see .calibration)
+        self.calibrations = Calibrations(ts, config.advice.novelty)
 
     def exemplars(self, task: str, ctx: RuntimeContext, k: int | None = None, *,
                   exclude_trajectory_ids: Sequence[str] = ()) -> ExemplarSet:
         with tracing.retrieval("exemplars", task, ctx, k=k or self.config.advice.exemplars_k) as span:
             found = _exemplars(self.ts, task, ctx, k=k, config=self.config.advice,
-                               exclude_trajectory_ids=exclude_trajectory_ids)
+                               exclude_trajectory_ids=exclude_trajectory_ids, calibrations=self.calibrations)
             tracing.record_results(span, found.items, strategy=found.strategy.value)
+            if found.calibration is not None and span.is_recording():  # why this strategy: the tenant's threshold
+                span.set_attributes({"trajsearch.novelty.threshold": round(found.calibration.threshold, 4),
+                                     "trajsearch.novelty.basis": found.calibration.basis})
             return found
 
     def warnings(self, text: str, ctx: RuntimeContext, k: int | None = None, *,
@@ -128,7 +134,7 @@ class Runtime:
     def tool(self, ctx: RuntimeContext, *, cap: int | None = None) -> SearchPastRuns:
         """A fresh ``search_past_runs`` executor for one agent run, bound to ``ctx``."""
         return SearchPastRuns(self.ts, ctx, cap=cap or self.config.tool_cap, advice=self.config.advice,
-                              fmt=self.config.format, counter=self.counter)
+                              fmt=self.config.format, counter=self.counter, calibrations=self.calibrations)
 
     def loop(self, *, llm: LLM | None = None, config: LoopConfig | None = None,
              on_action: Callable[[ActionRecord], None] | None = None) -> RetrievalLoop:
@@ -156,8 +162,8 @@ class Runtime:
 
 
 __all__ = [
-    "ActionRecord", "AdviceConfig", "CurationResult", "DuplicatePolicy", "Exemplar", "ExemplarSet",
-    "FailureWarning", "FormatConfig", "GenerationError", "LLM", "LoopConfig", "LoopResult",
+    "ActionRecord", "AdviceConfig", "Calibration", "Calibrations", "CurationResult", "DuplicatePolicy", "Exemplar",
+    "ExemplarSet", "FailureWarning", "FormatConfig", "GenerationError", "LLM", "LoopConfig", "LoopResult",
     "MaxIterationsExceeded", "NoveltyConfig", "PromptContext", "QualityRules", "RerankConfig", "Retrieval",
     "RetrievalError", "RetrievalLoop", "Runtime", "RuntimeConfig", "RuntimeContext", "SearchPastRuns",
     "StaleRun", "StalenessRules", "Strategy", "TTLCache", "TokenCounter", "tool_definition",

@@ -21,6 +21,7 @@ from ..search import TrajSearch
 from ..store.filters import Filters
 from ..store.traces import TraceStoreError
 from ..touched import identifiers
+from .calibration import Calibration
 from .context import RuntimeContext
 from .novelty import NoveltyConfig, Strategy, strategy_for
 from .rerank import RerankConfig, Scored, diversify, rerank, touched_scores, work_done
@@ -89,6 +90,9 @@ class ExemplarSet:
     strategy: Strategy
     best_similarity: float | None
     items: list[Exemplar] = field(default_factory=list)
+    #: the tenant's novelty threshold the strategy was judged against, and why it is that (see
+    #: :mod:`.calibration`)
+    calibration: Calibration | None = None
 
 
 @dataclass
@@ -170,12 +174,14 @@ def exemplars(
     k: int | None = None,
     config: AdviceConfig = AdviceConfig(),
     exclude_trajectory_ids: Sequence[str] = (),
+    calibrations: Callable[[str], Calibration] | None = None,
 ) -> ExemplarSet:
     """Up to ``k`` successful runs to adapt, reranked and diversified, with the strategy.
 
     Reranking weighs what each run touched against the task (see :mod:`.rerank`); diversity
     keeps one run per trajectory and per task. ``exclude_trajectory_ids`` is for trusted
-    callers (the current run, evaluation).
+    callers (the current run, evaluation). ``calibrations`` gives the tenant's novelty threshold
+    (a :class:`~.calibration.Calibrations`); none: the configured one.
     """
     k = k or config.exemplars_k
     pool = min(200, k * config.pool_factor)
@@ -184,9 +190,10 @@ def exemplars(
                      k=min(200, pool * config.task_depth), grouped=False)
     by_task = _first_tasks(by_task, pool)
     best_task = by_task[0].score if by_task else None  # the cosine novelty is calibrated on
-    strategy = strategy_for(best_task, config.novelty)
+    calibration = calibrations(ctx.tenant) if calibrations is not None else None
+    strategy = strategy_for(best_task, config.novelty, calibration.threshold if calibration else None)
     if strategy is Strategy.plan_from_scratch:  # nothing close enough to show: no further search
-        return ExemplarSet(strategy, best_task, [])
+        return ExemplarSet(strategy, best_task, [], calibration)
     candidates, summaries = _candidates(ts, task, ctx, by_task, pool, exclude_trajectory_ids,
                                         config.touched_candidates)
     touched = touched_scores(task, [row.text if (row := summaries.get(h.trajectory_id)) else "" for h in candidates])
@@ -213,7 +220,7 @@ def exemplars(
                     chosen.append(s)
                     taken.add(s.hit.trajectory_id)
     return ExemplarSet(strategy, best_task,
-                       [_exemplar(ts, s, ctx.tenant, summaries.get(s.hit.trajectory_id)) for s in chosen])
+                       [_exemplar(ts, s, ctx.tenant, summaries.get(s.hit.trajectory_id)) for s in chosen], calibration)
 
 
 def _first_tasks(hits: list[Hit], n: int) -> list[Hit]:

@@ -10,12 +10,13 @@ the tool answers with an instruction to stop searching and escalate.
 from __future__ import annotations
 
 import logging
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 from ..represent import clip
 from ..search import TrajSearch
 from .advice import AdviceConfig, exemplars, search, similarity, warnings
 from . import tracing
+from .calibration import Calibration
 from .context import RuntimeContext
 from .format import FormatConfig, TokenCounter, default_counter, render, render_json
 
@@ -49,8 +50,10 @@ class SearchPastRuns:
         fmt: FormatConfig = FormatConfig(),
         result_tokens: int = DEFAULT_RESULT_TOKENS,
         counter: TokenCounter | None = None,
+        calibrations: Callable[[str], Calibration] | None = None,
     ) -> None:
         self.ts, self.ctx, self.cap = ts, ctx, cap
+        self.calibrations = calibrations  # the tenant's novelty threshold (see .calibration); none: the configured one
         self.advice, self.fmt, self.result_tokens = advice, fmt, result_tokens
         self.counter = counter or default_counter()
         self.used = 0
@@ -91,7 +94,7 @@ class SearchPastRuns:
         if kind == "steps":
             return base | {"results": self._steps(query, k)}
         if kind == "exemplars":
-            found = exemplars(self.ts, query, self.ctx, k=k, config=self.advice)
+            found = exemplars(self.ts, query, self.ctx, k=k, config=self.advice, calibrations=self.calibrations)
             rendered = render(found.strategy, found.items, [], config=self.fmt, fmt="json",
                               counter=self.counter, budget=self.result_tokens)
             results = rendered.data["exemplars"]

@@ -1,0 +1,62 @@
+"""Tasks from elsewhere: the out-of-domain side of each tenant's novelty threshold.
+
+Fifty everyday and professional requests of many kinds (software outside agent benchmarks,
+home, money, health, travel, writing, school), none of them the work of the agents whose runs
+a tenant keeps. Their best similarity to a tenant's tasks says how close a task from
+elsewhere gets (:mod:`trajsearch.runtime.calibration`). They are not the 40 tasks
+``scripts/ood_tasks.txt`` evaluates novelty with, so that evaluation stays a check, not a
+replay of the calibration.
+"""
+
+PROBES: tuple[str, ...] = (
+    "Set up continuous integration for a Node.js monorepo so every pull request runs lint and unit tests.",
+    "Write a Rust command-line tool that watches a folder and resizes every new image to 800 pixels wide.",
+    "Configure automatic nightly backups of a MySQL server to an off-site storage bucket.",
+    "Build a small iOS app in Swift that tracks daily water intake with a home screen widget.",
+    "Set up single sign-on for a company's Google Workspace users in a self-hosted wiki.",
+    "Replace a failing hard drive in a RAID 5 array on a home NAS without losing data.",
+    "Write an Excel formula that flags duplicate invoice numbers across two sheets.",
+    "Train a small image classifier to tell ripe from unripe bananas using a hundred photos.",
+    "Draft a privacy policy for a mobile fitness app that stores heart-rate data.",
+    "Write the opening chapter of a detective novel set in 1920s Shanghai.",
+    "Compose a limerick about a cat who learned to play the piano.",
+    "Write a eulogy for a grandfather who was a fisherman and loved crossword puzzles.",
+    "Create a wedding seating chart for 120 guests with three families who do not get along.",
+    "Plan a ten-day road trip along the Pacific coast from Seattle to San Diego with camping stops.",
+    "Find a cheap way to travel from Berlin to Lisbon by train with a bicycle.",
+    "What should I pack for a winter trek to Everest base camp?",
+    "Give me a gluten-free recipe for a chocolate birthday cake for twelve children.",
+    "How do I pickle cucumbers so they stay crunchy for months?",
+    "Suggest a wine to pair with grilled lamb and rosemary potatoes.",
+    "Explain how compound interest works on a 30-year mortgage with extra monthly payments.",
+    "Should I pay off my student loans early or invest in an index fund?",
+    "How do I set up a budget spreadsheet for a family of four with irregular income?",
+    "What are the symptoms of vitamin D deficiency and how is it treated?",
+    "Design a physiotherapy routine for recovering from a sprained ankle.",
+    "How much sleep does a teenager need, and how can they fall asleep earlier?",
+    "Explain the rules of cricket to someone who only knows baseball.",
+    "Write a training plan to swim one kilometre without stopping in eight weeks.",
+    "Teach me the basic chords to play a pop song on the ukulele.",
+    "Explain general relativity and why clocks run slower near a black hole.",
+    "Describe the life cycle of a monarch butterfly for a nature journal.",
+    "What caused the fall of the Roman Empire in the West?",
+    "Compare the economic policies of Keynes and Hayek in a short essay.",
+    "Summarise the arguments for and against a four-day work week.",
+    "How do I prepare for a job interview as a junior accountant?",
+    "Write a resignation letter that keeps a good relationship with my manager.",
+    "Draft a complaint letter to my city council about a broken streetlight on my road.",
+    "How do I get a toddler to eat more vegetables?",
+    "Plan a vegetable garden for a small north-facing backyard in a rainy climate.",
+    "How do I remove red wine stains from a wool carpet?",
+    "Choose a family dog breed that is good with young children and lives in an apartment.",
+    "What documents do I need to renew my passport from abroad?",
+    "Explain how to apply for a small business grant for a rural craft brewery.",
+    "Write a speech for a high school graduation about failure and resilience.",
+    "Create a quiz of ten questions about the solar system for a primary school class.",
+    "Organise a charity bake sale and estimate how much to charge for each item.",
+    "Describe how to knit a simple scarf for a complete beginner.",
+    "What are good strategies for learning Japanese kanji as an adult?",
+    "Plan the logistics of moving house across the country with two cats.",
+    "Explain how vaccines train the immune system to a worried parent.",
+    "Design a board game about saving coral reefs for players aged eight and up.",
+)
