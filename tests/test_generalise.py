@@ -638,3 +638,11 @@ def test_an_older_store_is_searched_as_it_is_and_upgraded_without_reembedding(tm
         assert hit.trajectory_id == "long" and probes[2] in hit.text
         assert "Touched: changed src/billing/invoice.py" in ts.run("long", tenant="acme", level="summary").text
         assert ts.upgrade() == 0 and ts.add(runs).unchanged == 2  # now current: nothing to redo
+
+
+def test_a_tenant_with_only_failed_runs_keeps_the_global_threshold(hashing_ts):
+    hashing_ts.add([make_run(f"f-{i}", task_id=f"f{i}", task=f"Fix bug number {i} in the parser", outcome="failure")
+                    for i in range(12)])
+    calibration = Runtime(hashing_ts).calibrations("acme")
+    assert calibration.threshold == NoveltyConfig().inspiration and calibration.tasks == 12
+    assert calibration.basis == "global: no successful run to measure against"

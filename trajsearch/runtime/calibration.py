@@ -67,8 +67,10 @@ def calibrate(ts: TrajSearch, tenant: str, config: NoveltyConfig = NoveltyConfig
     for row in ts.rows(Filters(tenant=tenant, levels=("task",)), ("trajectory_id", "task_id", "outcome")):
         runs_of.setdefault(row["task_id"] or row["trajectory_id"], []).append(row["trajectory_id"])
         successful = successful or row["outcome"] == "success"
-    if len(runs_of) < config.min_tasks or not successful:
+    if len(runs_of) < config.min_tasks:
         return Calibration(tenant, floor, f"global: fewer than {config.min_tasks} tasks", len(runs_of))
+    if not successful:
+        return Calibration(tenant, floor, "global: no successful run to measure against", len(runs_of))
     sample = sorted(runs_of, key=lambda task: hashlib.blake2b(task.encode(), digest_size=8).digest())
     sample = sample[: config.sample_tasks]
     rows = ts.runs([runs_of[task][0] for task in sample], tenant=tenant, level="task")
@@ -86,7 +88,7 @@ def calibrate(ts: TrajSearch, tenant: str, config: NoveltyConfig = NoveltyConfig
     best.sort()
     in_domain = best[int((len(best) - 1) * config.quantile)]
     everyday = Filters(tenant=tenant, levels=("task",), outcomes=("success",))
-    out_of_domain = max(s for probe in PROBES if (s := _nearest(ts, probe, everyday)) is not None)
+    out_of_domain = max((s for probe in PROBES if (s := _nearest(ts, probe, everyday)) is not None), default=0.0)
     middle = min((in_domain + out_of_domain) / 2, config.follow_closely)
     if in_domain - out_of_domain < config.min_gap:
         basis = f"global: the gap between this tenant's tasks and tasks from elsewhere is under {config.min_gap}"
