@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from ..digest import UNCAPPED, Clip, ExemplarDigest, WarningDigest, from_row_steps, exemplar_digest, warning_digest
 from ..model import Trajectory
@@ -21,10 +21,12 @@ from ..search import TrajSearch
 from ..store.filters import Filters
 from ..store.traces import TraceStoreError
 from ..touched import identifiers
-from .calibration import Calibration
 from .context import RuntimeContext
 from .novelty import NoveltyConfig, Strategy, strategy_for
 from .rerank import RerankConfig, Scored, diversify, rerank, touched_scores, work_done
+
+if TYPE_CHECKING:  # the calibration module caches with the loop's TTLCache, and the loop imports this
+    from .calibration import Calibration
 
 log = logging.getLogger(__name__)
 

@@ -26,13 +26,13 @@ from __future__ import annotations
 
 import hashlib
 import logging
-import threading
 import time
 from dataclasses import dataclass
 from typing import Callable
 
 from ..search import TrajSearch
 from ..store.filters import Filters
+from .loop import TTLCache
 from .novelty import NoveltyConfig
 from .probes import PROBES
 
@@ -109,22 +109,19 @@ class Calibrations:
     is ``config.recalibrate_seconds`` old. Thread-safe; two threads may measure at once (same result)."""
 
     def __init__(self, ts: TrajSearch, config: NoveltyConfig, *, clock: Callable[[], float] = time.monotonic):
-        self.ts, self.config, self.clock = ts, config, clock
-        self._known: dict[str, tuple[float, Calibration]] = {}
-        self._lock = threading.Lock()
+        self.ts, self.config = ts, config
+        self._known = TTLCache(config.recalibrate_seconds, max_entries=4096, clock=clock)
 
     def __call__(self, tenant: str) -> Calibration:
         if not self.config.per_tenant:
             return Calibration(tenant, self.config.inspiration, "global: per-tenant calibration is off")
-        with self._lock:
-            known = self._known.get(tenant)
-        if known is not None and self.clock() - known[0] < self.config.recalibrate_seconds:
-            return known[1]
+        known = self._known.get(tenant)
+        if known is not None:
+            return known
         try:
             measured = calibrate(self.ts, tenant, self.config)
         except Exception as exc:  # the global threshold still judges novelty; measured again next call
             log.warning("novelty calibration of tenant %s failed, using the global threshold: %s", tenant, exc)
             return Calibration(tenant, self.config.inspiration, f"global: calibration failed ({exc})")
-        with self._lock:
-            self._known[tenant] = (self.clock(), measured)
+        self._known.put(tenant, measured)
         return measured
