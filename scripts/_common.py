@@ -148,6 +148,16 @@ def store_dir(path: Path, *, fresh: bool = False) -> Path:
     return path
 
 
+def ungated_runtime(ts: TrajSearch) -> Any:
+    """A ``Runtime`` whose novelty gate is open (no threshold, not even a tenant's own): its
+    ``exemplars(...).best_similarity`` is the similarity novelty is judged on, whatever it is.
+    An older checkout has no per-tenant thresholds (``NoveltyConfig.per_tenant``) to turn off."""
+    from trajsearch.runtime import AdviceConfig, NoveltyConfig, Runtime, RuntimeConfig
+
+    per_tenant = {"per_tenant": False} if "per_tenant" in NoveltyConfig.__dataclass_fields__ else {}
+    return Runtime(ts, RuntimeConfig(advice=AdviceConfig(novelty=NoveltyConfig(0.0, 0.0, **per_tenant))))
+
+
 def is_tau_bench(run: Trajectory) -> bool:
     """A run of tau-bench or tau2-bench (their adapters' ``source_format``), as opposed to a coding agent's."""
     return str(run.metadata.get("source_format")).startswith("tau")

@@ -46,10 +46,10 @@ from __future__ import annotations
 
 import argparse
 import random
+import statistics
 import sys
 import tempfile
 import time
-import statistics
 from collections import Counter, defaultdict
 from datetime import timedelta
 from pathlib import Path

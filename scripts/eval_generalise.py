@@ -80,12 +80,13 @@ from _common import (  # noqa: E402
     store_dir,
     store_for,
     table,
+    ungated_runtime,
 )
 
 from trajsearch import config  # noqa: E402
 from trajsearch.fusion import resolve_mode  # noqa: E402
 from trajsearch.model import Trajectory  # noqa: E402
-from trajsearch.runtime import AdviceConfig, NoveltyConfig, Runtime, RuntimeConfig, RuntimeContext  # noqa: E402
+from trajsearch.runtime import NoveltyConfig, Runtime, RuntimeContext  # noqa: E402
 from trajsearch.store.filters import Filters  # noqa: E402
 from trajsearch.vocab import LEVELS  # noqa: E402
 
@@ -476,7 +477,7 @@ def eval_novelty(ts: Any, runs: list[Trajectory]) -> dict:
     """Each task's best applicable similarity against the configured (global) threshold and against
     its tenant's own (``Runtime.calibrations``; an older checkout has none: the global one)."""
     configured = NoveltyConfig()
-    probe = Runtime(ts, RuntimeConfig(advice=AdviceConfig(novelty=NoveltyConfig(0.0, 0.0, per_tenant=False))))
+    probe = ungated_runtime(ts)
     calibrations = getattr(Runtime(ts), "calibrations", None)
     tenants = sorted({r.tenant for r in runs})
     own = {tenant: calibrations(tenant) if calibrations else None for tenant in tenants}
@@ -522,6 +523,7 @@ def eval_novelty(ts: Any, runs: list[Trajectory]) -> dict:
     return {"threshold": t, "ood_max": low, "known_min": high, "margin_ood": t - low, "margin_known": high - t,
             "misrouted": {name: {"out_of_domain_above": a, "in_domain_below": b} for name, (a, b) in misrouted.items()},
             "tenants": {tenant: vars(c) for tenant, c in own.items() if c is not None}}
+
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -39,7 +39,8 @@ from typing import Sequence
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _common import (  # noqa: E402
-    OOD_TASKS, SWE_DIR, TAU_FILE, CachedEmbedder, DiskCachedEmbedder, is_tau_bench, ood_tasks, store_for)
+    OOD_TASKS, SWE_DIR, TAU_FILE, CachedEmbedder, DiskCachedEmbedder, is_tau_bench, ood_tasks, store_for,
+    ungated_runtime)
 from trajsearch.embed import load_embedder  # noqa: E402
 from trajsearch.ingest.read import read_dump  # noqa: E402
 from trajsearch.model import Trajectory  # noqa: E402
@@ -108,7 +109,7 @@ def main() -> int:
         return "tau-bench" if is_tau_bench(run) else "mini-swe-agent"
 
     # -- novelty calibration -------------------------------------------------------------------
-    probe = Runtime(ts, RuntimeConfig(advice=AdviceConfig(novelty=NoveltyConfig(0.0, 0.0, per_tenant=False))))
+    probe = ungated_runtime(ts)
     held_out = {
         tid: probe.exemplars(group[0].task, ctx, k=1, exclude_trajectory_ids=[r.trajectory_id for r in group]).best_similarity or 0.0
         for tid, group in by_task.items()
