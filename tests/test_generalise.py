@@ -17,7 +17,7 @@ from trajsearch.fusion import looks_like_log, resolve_mode
 from trajsearch.model import Trajectory
 from trajsearch.represent import MAX_ROW_CHARS, PASSAGE_CHARS, WindowConfig, represent
 from trajsearch.runtime import AdviceConfig, NoveltyConfig, RerankConfig, Runtime, RuntimeConfig, RuntimeContext, Strategy
-from trajsearch.runtime.rerank import touched_names, touched_scores, work_done
+from trajsearch.runtime.rerank import defined_in, touched_names, touched_scores, work_done
 from trajsearch.search import TrajSearch
 from trajsearch.touched import identifiers, touched
 
@@ -306,6 +306,79 @@ def test_a_path_in_the_task_tells_a_changed_file_from_its_namesakes():
         "Touched: changed django/db/models/options.py (modules django.db.models.options).",
     ])["code"]
     assert scores[1] > scores[0] > scores[2] == 0.0
+
+
+def test_reads_show_where_code_lives():
+    """What a run's reads showed defined (a file it printed, a search over many files, an editor's view) is
+    kept per file; output that is no read (a script's) and a read of two files at once are not."""
+    run = make_run("r", steps=[
+        ("bash", {"command": "cd /testbed && grep -n 'class QuerySet' django/db/models/query.py"},
+         "<returncode>0</returncode>\n<output>\n185:class QuerySet:\n</output>"),
+        ("bash", {"command": "sed -n '460,470p' django/db/models/query.py"},
+         "<returncode>0</returncode>\n<output>\n    def bulk_create(self, objs, batch_size=None):\n        \"\"\"Insert\"\"\"\n"
+         "    def __init__(self):\n</output>"),
+        ("bash", {"command": "grep -rn FILE_UPLOAD_PERMISSIONS django/ docs/"},
+         "django/conf/global_settings.py:307:FILE_UPLOAD_PERMISSIONS = None\n"
+         "django/core/files/storage.py:260:            if self.file_permissions_mode is not None:\n"
+         "docs/ref/settings.txt:1500:FILE_UPLOAD_PERMISSIONS\n"),
+        ("bash", {"command": "nl -ba src/widgets.js | sed -n '1,40p'"},
+         "     1\texport function renderWidget(el) {\n     2\t  const MAX_ITEMS = 3;\n"),
+        ("str_replace_editor", {"command": "view", "path": "/testbed/django/conf/global_settings.py"},
+         "     1\tDEFAULT_CHARSET = 'utf-8'\n     2\t    NESTED_SETTING = 1\n"),
+        ("bash", {"command": "python reproduce.py"}, "def looks_defined_but_is_output():"),
+        ("bash", {"command": "cat a.py b.py"}, "def which_file_was_it():"),
+        ("bash", {"command": "git diff"}, PATCH),
+    ])
+    found = touched(run)
+    assert found.defined == {
+        "django/db/models/query.py": ["QuerySet", "bulk_create"],
+        "django/conf/global_settings.py": ["FILE_UPLOAD_PERMISSIONS", "DEFAULT_CHARSET"],
+        "src/widgets.js": ["renderWidget"],
+    }
+    line = found.line()
+    assert "definitions read django/db/models/query.py: QuerySet bulk_create, django/conf/global_settings.py: " in line
+    assert defined_in([line]) == {"queryset": {"models/query.py"}, "bulk_create": {"models/query.py"},
+                                  "file_upload_permissions": {"conf/global_settings.py"},
+                                  "default_charset": {"conf/global_settings.py"}, "renderwidget": {"src/widgets.js"}}
+
+
+def test_a_task_naming_what_a_file_defines_meets_the_runs_that_changed_that_file():
+    """``where``: the task names ``bulk_create``; one candidate's reads showed it defined in query.py; the run
+    that changed query.py scores, though neither its patch nor its task names bulk_create."""
+    task = "bulk_create() ignores the batch_size argument when it is smaller than the database limit"
+    reader = ("Touched: changed docs/releases/4.2.txt; definitions read django/db/models/query.py: QuerySet "
+              "bulk_create bulk_update, django/db/models/sql/compiler.py: SQLInsertCompiler.")
+    changer = "Touched: changed django/db/models/query.py (modules django.db.models.query); functions/classes _batched_insert."
+    other = "Touched: changed django/forms/widgets.py (modules django.forms.widgets)."
+    where = touched_scores(task, [reader, changer, other])["where"]
+    assert where == [0.0, 1.0, 0.0]
+    # a name defined in many files says nowhere in particular
+    many = ", ".join(f"pkg/m{i}.py: bulk_create" for i in range(4))
+    assert touched_scores(task, [f"Touched: definitions read {many}.", changer])["where"] == [0.0, 0.0]
+
+
+def test_exemplars_prefer_the_run_that_changed_where_the_named_code_lives(hashing_ts):
+    """Plumbing (hashing test embedder): two runs as close to the task in wording; the one that changed the
+    file where the task's function lives (as another run's read showed) comes first."""
+    task = "Fix the failing unit test: quantize_total rounds half down"
+
+    def fix(run_id: str, path: str) -> Trajectory:
+        return make_run(run_id, task_id=run_id, task=task.replace("quantize_total", f"a bug {run_id}"), steps=[
+            ("bash", {"command": f"cat {path}"}, "def helper():\n    pass\n"),
+            ("bash", {"command": f"sed -i 's/a/b/' {path}"}, ""),
+            ("bash", {"command": "git diff"}, f"diff --git a/{path} b/{path}\n--- a/{path}\n+++ b/{path}\n@@ -1 +1 @@\n-a\n+b\n"),
+        ])
+
+    reader = make_run("reader", task_id="reader", task="Document the money helpers", steps=[
+        ("bash", {"command": "grep -n 'def ' src/money/rounding.py"}, "12:def quantize_total(amount):\n30:def round_half(x):"),
+        ("bash", {"command": "sed -i 's/x/y/' docs/money.md"}, ""),
+    ])
+    hashing_ts.add([fix("wrong", "src/money/format.py"), fix("right", "src/money/rounding.py"), reader])
+    gate = NoveltyConfig(follow_closely=1.0, inspiration=0.0, per_tenant=False)
+    ranked = Runtime(hashing_ts, RuntimeConfig(advice=AdviceConfig(novelty=gate))).exemplars(task, ACME, k=3).items
+    assert ranked[0].trajectory_id == "right"
+    unaware = AdviceConfig(novelty=gate, rerank=RerankConfig(w_where=0.0))
+    assert Runtime(hashing_ts, RuntimeConfig(advice=unaware)).exemplars(task, ACME, k=3).items[0].trajectory_id == "wrong"
 
 
 def test_one_exemplar_per_task(hashing_ts):

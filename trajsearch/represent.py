@@ -31,7 +31,8 @@ from .touched import touched
 #: Bump when the derived text changes, so re-ingest rewrites rows instead of skipping them.
 #: 2: passage rows (the clipped-away parts of long outputs), the summary's "Touched" line.
 #: 3: step-window vectors from the window's first WINDOW_TOKENS tokens.
-REPRESENTATION_VERSION = 3
+#: 4: the "Touched" line lists the definitions the run's reads showed (where code lives).
+REPRESENTATION_VERSION = 4
 
 TRAJECTORY_LEVEL_INDEX = -1  # step_index of task and summary rows
 MAX_ROW_CHARS = 12_000  # the stored/lexical text of one row
@@ -185,7 +186,7 @@ def extractive_summary(trajectory: Trajectory) -> str:
         sentences.append("Key actions: " + "; ".join(dict.fromkeys(key_actions[-3:])) + ".")
     touched_line = touched(trajectory).line()
     if touched_line:
-        sentences.append(clip(touched_line, 1_200))
+        sentences.append(clip(touched_line, 2_400))
     outcome = f"Outcome: {trajectory.outcome.value}"
     if trajectory.reward is not None:
         outcome += f" (reward {trajectory.reward:g})"

@@ -1,5 +1,6 @@
 """What a run touched: the files it changed and read, the functions and classes it changed,
-the tests and commands it ran, the tools it called that change things.
+the tests and commands it ran, the tools it called that change things, and where the code it
+read defines things.
 
 Read only from what the run records: unified diffs in outputs and arguments (a
 submitted patch, ``git diff``), edit-tool arguments (``path`` + ``old_str`` /
@@ -11,6 +12,12 @@ reproduction script, count as read). Tools are told apart by name: ``get_``,
 ``search_``, ``list_``, ``find_``, ``read``, ``view``... read; any other tool that
 is not a shell changes something (``book_reservation``, ``str_replace_editor``).
 
+What a read shows also says where code lives: ``def bulk_create`` in the output of
+``cat django/db/models/query.py``, a ``grep -rn`` hit ``django/conf/global_settings.py:307:FILE_UPLOAD_PERMISSIONS = 0o644``.
+Those definitions (functions, classes, module-level UPPER_CASE settings; per file, as seen)
+let a task that names ``bulk_create`` meet a run that changed ``query.py`` even when neither
+the task nor the run's patch names the other (see :func:`trajsearch.runtime.rerank.touched_scores`).
+
 This is what makes an exemplar useful beyond its wording: a past run that changed
 the module a new task names. The summary row carries it as one ``Touched:`` line
 (see :func:`trajsearch.represent.extractive_summary`), so the lexical leg finds a
@@ -21,6 +28,7 @@ and :func:`identifiers` picks those names out of a task.
 from __future__ import annotations
 
 import re
+import shlex
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Iterable
@@ -59,9 +67,22 @@ _NOT_COMMANDS = frozenset({"def", "class", "import", "from", "return", "if", "el
                            "except", "with", "print", "raise", "assert", "pass", "self", "result", "then", "fi", "do",
                            "done", "EOF"})
 _NOT_FILES = re.compile(r"^(?:/dev/|/tmp/|/proc/)|^-")
+#: A definition as a reader shows a file (``cat``, ``cat -n``, ``nl``, ``sed -n``, ``grep -n``, an
+#: editor's view), after an optional line number: a function or class, or a module-level
+#: UPPER_CASE setting (at the start of its line).
+_LINE_NO = r"^(?:[ \t]*\d+(?:[:\t-]|  +))?"
+_SHOWN_DEF = re.compile(_LINE_NO + r"[ \t]*(?:export\s+(?:default\s+)?|pub(?:\(crate\))?\s+)?(?:async\s+)?"
+                        r"(?:def|class|function|func|fn)\s+([A-Za-z_]\w*)", re.M)
+_SHOWN_SETTING = re.compile(_LINE_NO + r"([A-Z][A-Z0-9]*_[A-Z0-9_]+)[ \t]*=(?!=)", re.M)
+_SOURCE_FILE = r"[\w./@+-]+\.(?:py|pyi|pyx|js|jsx|ts|tsx|go|rs|java|kt|rb|php|c|h|cc|cpp|hpp|scala|swift)"
+_SOURCE = re.compile(_SOURCE_FILE + "$")
+#: One line of a search over many files: ``path:line:text`` (``grep -rn``, ``rg -n``).
+_GREP_HIT = re.compile(r"^(?:\./)?(" + _SOURCE_FILE + r")[:-]\d+[:-](.*)$", re.M)
 
 #: How many of each kind the summary line lists.
 _SHOWN = {"changed": 12, "read": 10, "symbols": 20, "tests": 8, "commands": 12, "calls": 10}
+#: How many files, and names per file, the summary line lists as defined (about 40 names per run).
+_DEFINED_FILES, _DEFINED_NAMES = 12, 16
 
 
 @dataclass
@@ -74,6 +95,8 @@ class Touched:
     tests: list[str] = field(default_factory=list)
     commands: list[str] = field(default_factory=list)
     calls: list[str] = field(default_factory=list)
+    #: file -> the functions, classes and settings the run saw defined there (in what it read)
+    defined: dict[str, list[str]] = field(default_factory=dict)
 
     @property
     def modules(self) -> list[str]:
@@ -92,6 +115,9 @@ class Touched:
             values = getattr(self, name)[: _SHOWN[name]]
             if values:
                 parts.append(f"{label} {', '.join(values)}")
+        if self.defined:
+            parts.append("definitions read " + ", ".join(
+                f"{path}: {' '.join(names[:_DEFINED_NAMES])}" for path, names in list(self.defined.items())[:_DEFINED_FILES]))
         return ("Touched: " + "; ".join(parts) + ".") if parts else ""
 
 
@@ -118,6 +144,7 @@ def touched(trajectory: Trajectory) -> Touched:
     commands: Counter[str] = Counter()
     calls: list[str] = []
     roots: set[str] = set()
+    seen: list[tuple[str, str]] = []  # (file, name) definitions shown by reads
     for step in trajectory.steps:
         action = (step.action or "").strip()
         args = step.arguments
@@ -129,7 +156,9 @@ def touched(trajectory: Trajectory) -> Touched:
                 symbols += names
         command = _command(action, args)
         if command is not None:
+            first = len(read)
             _shell(command, written, read, tests, commands, roots)
+            seen += _definitions(step.observation or "", read[first:])
             continue
         if not action or action.lower() in SHELL_TOOLS:
             continue
@@ -138,7 +167,9 @@ def touched(trajectory: Trajectory) -> Touched:
                                                       in ("view", "read", "open", "show"))
         if path:
             (read if reading else written).append(path)
-            if not reading:
+            if reading:
+                seen += _definitions(step.observation or "", [path])
+            else:
                 for key in _CONTENT_KEYS:
                     value = args.get(key) if isinstance(args, dict) else None
                     if isinstance(value, str):
@@ -146,6 +177,11 @@ def touched(trajectory: Trajectory) -> Touched:
         elif not reading:
             calls.append(action)
     changed = _paths(diffed or written, roots)
+    defined: dict[str, list[str]] = {}
+    for path, name in seen:
+        relative = _paths([path], roots)
+        if relative and name not in defined.setdefault(relative[0], []):
+            defined[relative[0]].append(name)
     scratch = set(_paths(written, roots)) - set(changed)  # written, and left out of every diff
     return Touched(
         changed=changed,
@@ -154,7 +190,20 @@ def touched(trajectory: Trajectory) -> Touched:
         tests=[t for t in _paths(tests, roots) if "/" in t or "::" in t],
         commands=[c for c, _ in commands.most_common()],
         calls=_unique(calls),
+        defined=defined,
     )
+
+
+def _definitions(output: str, files: list[str]) -> list[tuple[str, str]]:
+    """(file, name) of what a read's output shows defined: every name when it read one source file,
+    else the ``path:line:`` hits of a search over many. Dunder names say nothing about a file."""
+    sources = [f for f in dict.fromkeys(files) if _SOURCE.search(f)]
+    if len(set(files)) == 1 and sources:
+        found = [(sources[0], name) for pattern in (_SHOWN_DEF, _SHOWN_SETTING) for name in pattern.findall(output)]
+    else:
+        found = [(path, shown.group(1)) for path, text in _GREP_HIT.findall(output)
+                 if (shown := _SHOWN_DEF.match(text) or _SHOWN_SETTING.match(text))]
+    return [(path, name) for path, name in found if len(name) > 2 and not name.startswith("__")]
 
 
 def _strings(value: Any) -> Iterable[str]:
@@ -245,7 +294,7 @@ def _shell(command: str, written: list[str], read: list[str], tests: list[str], 
     """Files written and read, tests and commands of one shell command (a rough parse, never a failure)."""
     written += [m for m in _OPEN_WRITE.findall(command) + _WRITE_TEXT.findall(command)]
     for segment in _segments(command):
-        words = segment.split()
+        words = _words(segment)
         while words and (words[0] in _SKIP_WORDS or "=" in words[0] or words[0].isdigit()
                          or (words[0].startswith("-") and len(words) > 1)):
             words = words[1:]
@@ -279,6 +328,15 @@ def _shell(command: str, written: list[str], read: list[str], tests: list[str], 
             read += files
         elif name.startswith("python") and files and "/" in files[0] and re.search(r"test", files[0]):
             tests.append(files[0])
+
+
+def _words(segment: str) -> list[str]:
+    """A simple command's words as the shell splits them (``sed -n '/def f/,/return/p' a.py`` is three
+    words), or at whitespace where its quoting does not parse."""
+    try:
+        return shlex.split(segment)
+    except ValueError:
+        return segment.split()
 
 
 def _paths(paths: Iterable[str], roots: set[str]) -> list[str]:
