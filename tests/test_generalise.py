@@ -713,6 +713,40 @@ def test_an_older_store_is_searched_as_it_is_and_upgraded_without_reembedding(tm
         assert ts.upgrade() == 0 and ts.add(runs).unchanged == 2  # now current: nothing to redo
 
 
+@pytest.mark.parametrize("version", [3, 2])
+def test_reingesting_after_a_representation_upgrade_embeds_only_what_changed(tmp_path, monkeypatch, version):
+    """A store indexed by version 3 (no definitions in the Touched line) or 2 (windows' vectors from 256
+    tokens), re-ingested by a new process: the rows whose text and vector recipe are unchanged keep their
+    stored vectors; only the new summaries (and, from version 2, the windows) are embedded."""
+    import trajsearch.represent as represent_module
+    from trajsearch.touched import Touched
+
+    runs = [make_run("long", steps=[("bash", {"command": "cat src/billing/invoice.py"}, "def compute_tax(amount, region):"),
+                                    ("bash", {"command": "git diff"}, PATCH)]),
+            make_run("short", task_id="other", task="Rotate the API keys of the billing service")]
+    embedder = HashingEmbedder()
+    texts: list[str] = []
+    encode = embedder.encode
+    monkeypatch.setattr(embedder, "encode", lambda batch, **kw: texts.extend(batch) or encode(batch, **kw))
+    where = {"uri": str(tmp_path / "m.db"), "traces": str(tmp_path / "t"), "embedder": embedder}
+    with monkeypatch.context() as old, TrajSearch.open(**where) as ts:
+        old.setattr(represent_module, "REPRESENTATION_VERSION", version)
+        old.setattr(represent_module, "touched", lambda run: Touched())  # a summary without the Touched line
+        ts.add(runs)
+        windows = {r["text"] for r in ts.index.iterate(["text"], tenant="acme", levels=("step",))}
+    texts.clear()
+    with TrajSearch.open(**where) as ts:  # a new process: nothing embedded lately
+        assert ts.add(runs).ingested == 2
+        summaries = [t for t in texts if t.startswith("Goal:")]
+        assert len(summaries) == 2
+        assert sorted(texts) == sorted(summaries + (sorted(windows) if version < 3 else []))
+        summary = ts.run("long", tenant="acme", level="summary").text
+        assert "definitions read src/billing/invoice.py: compute_tax" in summary
+        assert ts.search("refund the wrong tax rounding", tenant="acme", k=2, mode="dense")  # the kept vectors serve
+        texts.clear()
+        assert ts.add(runs).unchanged == 2 and texts == []
+
+
 def test_a_tenant_with_only_failed_runs_keeps_the_global_threshold(hashing_ts):
     hashing_ts.add([make_run(f"f-{i}", task_id=f"f{i}", task=f"Fix bug number {i} in the parser", outcome="failure")
                     for i in range(12)])

@@ -40,7 +40,8 @@ from .digest import row_steps
 from .embed import Embedder, document_encoder
 from .model import Trajectory
 from .results import IngestReport, Rejection
-from .represent import Row, Summarizer, WindowConfig, content_hash, embed_rows, extractive_summary, represent, row_id
+from .represent import (WINDOW_TOKENS_SINCE, Row, Summarizer, WindowConfig, content_hash, embed_rows, extractive_summary,
+                        indexed_version, represent, row_id, token_cap)
 from .store.fields import MAX_TOOLS
 from .store.filters import Filters
 from .store.index import TrajectoryIndex
@@ -124,6 +125,22 @@ def _record(
         "content_hash": chash,
         "embedding": vector,
     }
+
+
+def reusable_vectors(index: TrajectoryIndex, run: Trajectory, rows: Sequence[Row], stored_hash: str,
+                     window: WindowConfig) -> dict[int, Any]:
+    """``id(row)`` -> the stored vector of each row of ``run`` that an older representation (told by
+    ``stored_hash``) indexed with the same text and the same vector recipe (step windows: only since
+    ``WINDOW_TOKENS_SINCE``). Empty when ``run`` itself changed: re-indexing after an upgrade then
+    embeds only what the new representation changed (the summaries, for version 4)."""
+    version = indexed_version(run, window, stored_hash)
+    if version is None:
+        return {}
+    ids = [row_id(run.tenant, run.trajectory_id, r.level, r.step_index, r.part) for r in rows]
+    stored = {r["id"]: r for r in index.get(ids, Filters(tenant=run.tenant), fields=["text", "embedding"])}
+    return {id(r): stored[i]["embedding"] for r, i in zip(rows, ids)
+            if i in stored and r.vector_of is None and stored[i]["text"] == r.text
+            and (r.level != "step" or version >= WINDOW_TOKENS_SINCE)}
 
 
 @dataclass
@@ -308,8 +325,7 @@ class Indexer:
         """Vectors of ``texts`` for the index (the embedder's bulk path where it has one; ``max_tokens``:
         each text's first so many tokens), each distinct text embedded once, and texts embedded
         lately not again."""
-        salt = f"{max_tokens or ''}\x1f".encode()
-        keys = [hashlib.blake2b(salt + text.encode("utf-8", "surrogatepass"), digest_size=16).digest() for text in texts]
+        keys = [_text_key(text, max_tokens) for text in texts]
         with self._recent_lock:
             todo = {key: text for key, text in zip(keys, texts) if key not in self._recent}
             if todo:
@@ -324,6 +340,15 @@ class Indexer:
             while len(self._recent) > self.recent_size:
                 self._recent.popitem(last=False)
         return np.stack(found).astype(np.float32, copy=False) if found else np.empty((0, 0), np.float32)
+
+    def _remember(self, rows: Sequence[Row], vectors: dict[int, Any]) -> None:
+        """Take stored vectors (``id(row)`` -> vector) as if these rows' texts had just been embedded."""
+        with self._recent_lock:
+            for row in rows:
+                if id(row) in vectors:
+                    self._recent[_text_key(row.text, token_cap(row))] = np.asarray(vectors[id(row)], dtype=np.float32)
+            while len(self._recent) > self.recent_size:
+                self._recent.popitem(last=False)
 
     def rows_of(self, run: Trajectory) -> list[dict[str, Any]]:
         """The index rows of one run, embedded, as :meth:`add` writes them (nothing is written)."""
@@ -349,11 +374,15 @@ class Indexer:
         else:
             keys = [k for k in batch.runs if k in only]
             batch.todo = list(dict.fromkeys([*batch.todo, *keys]))
-        pending = [
-            (key, row)
-            for key in keys
-            for row in represent(batch.runs[key][0], window=self.window, summarizer=self.summarizer)
-        ]
+        pending = []
+        for key in keys:
+            rows = represent(batch.runs[key][0], window=self.window, summarizer=self.summarizer)
+            pending += [(key, row) for row in rows]
+            if key in batch.stored:  # indexed before, by an older representation: keep what is unchanged
+                run, stored = batch.runs[key][0], batch.stored[key]
+                known = self._index_call("lookup", lambda run=run, rows=rows, stored=stored:
+                                         reusable_vectors(self.index, run, rows, stored, self.window))
+                self._remember(rows, known)
         vectors = embed_rows(self, [row for _, row in pending])
         for key in keys:
             batch.records[key] = []
@@ -467,6 +496,12 @@ class Indexer:
             for row in rows:
                 found[(tenant, row["trajectory_id"])] = row["content_hash"]
         return found
+
+
+def _text_key(text: str, max_tokens: int | None) -> bytes:
+    """A text's key among the vectors embedded lately (the token cap is part of it)."""
+    salt = f"{max_tokens or ''}\x1f".encode()
+    return hashlib.blake2b(salt + text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
 
 
 @contextmanager

@@ -339,6 +339,11 @@ def represent(
     return rows
 
 
+def token_cap(row: Row) -> int | None:
+    """How many of a row's first tokens its vector is made of (``None``: as many as the model reads)."""
+    return WINDOW_TOKENS if row.level == "step" else None
+
+
 def embed_rows(embedder: Any, rows: Sequence[Row], *, batch_size: int = 64) -> Any:
     """One vector per row, in order: rows with ``vector_of`` (passages) take that row's vector
     and cost no embedding; every other row's text is embedded once, as a document (the
@@ -355,7 +360,7 @@ def embed_rows(embedder: Any, rows: Sequence[Row], *, batch_size: int = 64) -> A
     sources = list(own.values())
     by_cap: dict[int | None, list[int]] = {}  # token cap -> positions in sources
     for i, row in enumerate(sources):
-        by_cap.setdefault(WINDOW_TOKENS if row.level == "step" else None, []).append(i)
+        by_cap.setdefault(token_cap(row), []).append(i)
     vectors = np.zeros((len(sources), 0), dtype=np.float32)
     for cap, mine in by_cap.items():
         got = np.asarray(document_encoder(embedder, max_tokens=cap)([sources[i].text for i in mine],

@@ -204,14 +204,15 @@ class TrajSearch:
 
         An older store needs no schema change: it is searched as it is (long outputs clipped,
         windows' vectors from 256 tokens, as before) until its runs are re-ingested or upgraded.
-        Re-ingesting re-embeds every row of every run; this keeps the stored vector of every row
-        whose text is unchanged (tasks, failures; step windows too when they were indexed since
-        ``WINDOW_TOKENS_SINCE``), gives passages their window's vector and embeds the rest (the
-        new summaries; windows whose vectors came from 256 tokens). The task row, which carries
-        the content hash, is written last, as ingest does.
+        Like a re-ingest of the same runs (:func:`~trajsearch.indexer.reusable_vectors`), this keeps the
+        stored vector of every row whose text is unchanged (tasks, failures; step windows too when they
+        were indexed since ``WINDOW_TOKENS_SINCE``), gives passages their window's vector and embeds
+        the rest (the new summaries; windows whose vectors came from 256 tokens), but needs no dumps:
+        it reads the trace store. The task row, which carries the content hash, is written last, as
+        ingest does.
         """
-        from .indexer import _record  # noqa: PLC0415 - the one row layout
-        from .represent import WINDOW_TOKENS_SINCE, content_hash, embed_rows, indexed_version, represent  # noqa: PLC0415
+        from .indexer import _record, reusable_vectors  # noqa: PLC0415 - the one row layout
+        from .represent import content_hash, embed_rows, represent  # noqa: PLC0415
 
         expr = Filters(tenant=tenant, levels=("task",)).to_expr() if tenant else 'level == "task"'
         todo = list(self.index.iterate(["tenant", "trajectory_id", "content_hash", "trace_uri"], expr=expr))
@@ -229,12 +230,7 @@ class TrajSearch:
                 if chash == task_row["content_hash"]:
                     continue
                 rows = represent(run, window=self.window)
-                ids = [row_id(run_tenant, run.trajectory_id, r.level, r.step_index, r.part) for r in rows]
-                stored = {r["id"]: r for r in self.index.get(ids, Filters(tenant=run_tenant), fields=["text", "embedding"])}
-                windows_current = (indexed_version(run, self.window, task_row["content_hash"]) or 0) >= WINDOW_TOKENS_SINCE
-                known = {id(r): stored[i]["embedding"] for r, i in zip(rows, ids)
-                         if i in stored and r.vector_of is None and stored[i]["text"] == r.text
-                         and (r.level != "step" or windows_current)}
+                known = reusable_vectors(self.index, run, rows, task_row["content_hash"], self.window)
                 fresh = [r for r in rows if id(r) not in known and id(r.vector_of) not in known]
                 vectors = dict(zip(map(id, fresh), embed_rows(self.embedder, fresh).tolist())) if fresh else {}
                 vectors.update(known)
