@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections import Counter
+
 import numpy as np
 import pytest
 
@@ -37,6 +39,22 @@ def test_changed_run_replaces_its_rows(hashing_ts):
     stats = hashing_ts.stats(tenant="acme")
     assert stats["rows_by_level"] == {"task": 1, "summary": 1, "step": 1}
     assert stats["trajectories"] == 1
+
+
+def test_changed_runs_of_a_batch_lose_their_old_rows_together_and_nothing_else(hashing_ts):
+    """Changed runs are deleted a batch at a time (one delete per tenant): each keeps only its new rows,
+    while an unchanged run and a namesake in another tenant keep theirs, dense and lexical."""
+    old = [_step_run("r1", 9), _step_run("r2", 9), _step_run("same", 9),
+           _step_run("r1", 9).model_copy(update={"tenant": "beta"})]
+    hashing_ts.add(old)
+    report = hashing_ts.add([_step_run("r1", 3), _step_run("r2", 3), _step_run("same", 9)])
+    assert (report.ingested, report.unchanged) == (2, 1)
+    windows = Counter(r["trajectory_id"] for r in hashing_ts.index.iterate(["trajectory_id"], tenant="acme", levels=("step",)))
+    assert windows == {"r1": 1, "r2": 1, "same": 4}
+    assert hashing_ts.stats(tenant="beta")["rows_by_level"]["step"] == 4
+    stale = [h for h in hashing_ts.search("step 7", tenant="acme", levels="step", k=20, mode="lexical",
+                                          group_by_trajectory=False) if h.trajectory_id in ("r1", "r2")]
+    assert all(h.step_index < 3 for h in stale)
 
 
 def test_tenant_isolation_and_injection(hashing_ts):

@@ -51,6 +51,8 @@ from .migrate import finish_migration, migrate
 
 #: Collection property listing the runs a writer has begun and not finished (see begin_runs).
 PENDING = "trajsearch.pending_runs"
+#: Runs per filtered delete (their ids make up its expression).
+DELETE_RUNS = 100
 
 __all__ = [  # the layout's names are part of this module's API (scripts and the façade import them here)
     "COLLECTION", "FILTER_FIELDS", "LEXICAL_FIELDS", "OUTPUT_FIELDS", "SEARCH_PARAMS", "IndexSettings",
@@ -199,8 +201,11 @@ class TrajectoryIndex:
         found = {r["id"]: r["content_hash"] for r in
                  self.client.get(COLLECTION, ids=[task_id for _, _, task_id, _ in pending], output_fields=["content_hash"])}
         broken = [(tenant, tid) for tenant, tid, task_id, chash in pending if found.get(task_id) != chash]
+        by_tenant: dict[str, list[str]] = {}
         for tenant, tid in broken:
-            self.delete_trajectory(tenant, tid)
+            by_tenant.setdefault(tenant, []).append(tid)
+        for tenant, tids in by_tenant.items():
+            self.delete_trajectories(tenant, tids)
         if broken:
             log.warning("%s: removed %d run(s) a writer left half-written: %s", self.uri, len(broken),
                         ", ".join(tid for _, tid in broken[:5]))
@@ -300,14 +305,25 @@ class TrajectoryIndex:
             self._mirror.upsert(rows)
 
     def delete_trajectory(self, tenant: str, trajectory_id: str) -> None:
-        filters = Filters(tenant=tenant, trajectory_ids=(trajectory_id,))
+        self.delete_trajectories(tenant, [trajectory_id])
+
+    def delete_trajectories(self, tenant: str, trajectory_ids: Sequence[str]) -> None:
+        """Every row of these runs of one tenant, by one filtered delete per partition and
+        ``DELETE_RUNS`` runs: Milvus Lite takes about as long for 30 runs as for one (0.12 s against
+        0.06-0.14 s each), so re-ingesting changed runs deletes them a batch at a time."""
+        ids = list(dict.fromkeys(trajectory_ids))
+        if not ids:
+            return
         if self._mirror is not None:
             self._mirror.before_write()
         scope = self._scope(tenant, LEVELS)  # None: no partition, hence no rows
-        for name in ([] if scope is None else scope.get("partition_names", [None])):
-            self.client.delete(COLLECTION, filter=filters.to_expr(), **({"partition_name": name} if name else {}))
+        for start in range(0, len(ids), DELETE_RUNS):
+            expr = Filters(tenant=tenant, trajectory_ids=tuple(ids[start : start + DELETE_RUNS])).to_expr()
+            for name in ([] if scope is None else scope.get("partition_names", [None])):
+                self.client.delete(COLLECTION, filter=expr, **({"partition_name": name} if name else {}))
         if self._mirror is not None:
-            self._mirror.delete_where(tenant, trajectory_id)
+            for trajectory_id in ids:
+                self._mirror.delete_where(tenant, trajectory_id)
 
     # -- reads -------------------------------------------------------------------------------
 
