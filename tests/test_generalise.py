@@ -9,6 +9,7 @@ Plumbing with the hashing test embedder on real Milvus Lite; what depends on sem
 from __future__ import annotations
 
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 
@@ -21,10 +22,12 @@ from trajsearch.runtime.rerank import defined_in, touched_names, touched_scores,
 from trajsearch.search import TrajSearch
 from trajsearch.touched import identifiers, touched
 
+from adapter_support import only
 from conftest import BASE_TIME, make_run
 from test_server_uri import milvus_server  # noqa: F401 - the module-scoped server fixture
 
 ACME = RuntimeContext(tenant="acme", now=BASE_TIME)
+FIXTURES = Path(__file__).parent / "fixtures"
 
 
 def long_output(marker: str, n: int = 400) -> tuple[str, list[str]]:
@@ -340,6 +343,21 @@ def test_reads_show_where_code_lives():
     assert defined_in([line]) == {"queryset": {"models/query.py"}, "bulk_create": {"models/query.py"},
                                   "file_upload_permissions": {"conf/global_settings.py"},
                                   "default_charset": {"conf/global_settings.py"}, "renderwidget": {"src/widgets.js"}}
+
+
+def test_swe_agent_runs_show_where_code_lives_and_their_edit_bodies_are_no_commands():
+    """Real SWE-agent trajectories: its viewer's ``[File: /repo/... (N lines total)]`` output shows what
+    the file defines (the absolute path merged with the relative one the run changed), and the body of
+    an ``edit N:M ... end_of_edit`` command or a thought written as the action is not read as commands."""
+    real = FIXTURES / "swe-agent" / ".real"
+    django = touched(only(real / "coder" / "trajs" / "django__django-11099.traj"))
+    assert django.changed == ["django/contrib/auth/validators.py"]
+    assert django.defined == {"django/contrib/auth/validators.py": ["ASCIIUsernameValidator", "UnicodeUsernameValidator"]}
+    pydicom = touched(only(real / "gpt4__swe-bench-dev-easy_first_only__default__t-0.00__p-0.95__c-3.00__install-1"
+                           / "pydicom__pydicom-1458.traj"))
+    assert set(pydicom.commands) == {"edit", "python", "create", "find_file", "open", "rm"}
+    jackson = touched(only(real / "20240825_SWE-agent_doubao-pro-128k" / "trajs" / "fasterxml__jackson-databind-3851.traj"))
+    assert jackson.commands == ["javac"]
 
 
 def test_a_task_naming_what_a_file_defines_meets_the_runs_that_changed_that_file():

@@ -132,7 +132,7 @@ def reusable_vectors(index: TrajectoryIndex, run: Trajectory, rows: Sequence[Row
     """``id(row)`` -> the stored vector of each row of ``run`` that an older representation (told by
     ``stored_hash``) indexed with the same text and the same vector recipe (step windows: only since
     ``WINDOW_TOKENS_SINCE``). Empty when ``run`` itself changed: re-indexing after an upgrade then
-    embeds only what the new representation changed (the summaries, for version 4)."""
+    embeds only what the new representation changed (the summaries, for versions 4 and 5)."""
     version = indexed_version(run, window, stored_hash)
     if version is None:
         return {}

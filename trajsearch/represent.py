@@ -32,7 +32,8 @@ from .touched import touched
 #: 2: passage rows (the clipped-away parts of long outputs), the summary's "Touched" line.
 #: 3: step-window vectors from the window's first WINDOW_TOKENS tokens.
 #: 4: the "Touched" line lists the definitions the run's reads showed (where code lives).
-REPRESENTATION_VERSION = 4
+#: 5: ... SWE-agent's viewer included; its edit bodies and prose no longer listed as commands.
+REPRESENTATION_VERSION = 5
 
 TRAJECTORY_LEVEL_INDEX = -1  # step_index of task and summary rows
 MAX_ROW_CHARS = 12_000  # the stored/lexical text of one row

@@ -55,10 +55,15 @@ _FILE_TOKEN = re.compile(r"""^(?:/?(?:[\w.@+-]+/)+[\w.@+-]+
                           |[\w.@+-]*\w\.(?:py|pyi|pyx|txt|md|rst|cfg|toml|ini|json|ya?ml|sql|js|jsx|ts|tsx|c|h|cc|cpp
                              |hpp|go|rs|java|kt|rb|php|sh|html|css|xml|csv|lock|in|conf|ipynb|dcm|scala|swift|r))$""", re.X)
 _HEREDOC = re.compile(r"<<-?\s*['\"]?(\w+)['\"]?")
+#: SWE-agent's ``edit 287:295`` command: its body runs to an ``end_of_edit`` line, like a heredoc's.
+_SWE_AGENT_EDIT = re.compile(r"^\s*edit\s+\d+:\d+\s*$")
+#: SWE-agent's file viewer (``open``, ``goto``, ``scroll_down``, ``edit``, ``create``) heads its output
+#: with the file it shows: ``[File: /repo/pkg/mod.py (372 lines total)]``.
+_FILE_VIEW = re.compile(r"^\[File: (\S+) \(\d+ lines total\)\]")
 _OPEN_WRITE = re.compile(r"""open\(\s*['"]([^'"\s]+)['"]\s*,\s*['"][wa]""")
 _WRITE_TEXT = re.compile(r"""Path\(\s*['"]([^'"\s]+)['"]\s*\)\.write_(?:text|bytes)""")
 _REDIRECT = re.compile(r"(?<![<>&\d])>>?\s*([^\s;&|<>]+)")
-_READERS = frozenset({"cat", "head", "tail", "nl", "less", "more", "wc", "bat", "view"})
+_READERS = frozenset({"cat", "head", "tail", "nl", "less", "more", "wc", "bat", "view", "open"})  # open: SWE-agent's
 _SEARCHERS = frozenset({"grep", "egrep", "fgrep", "rg", "ag", "awk", "ack"})  # first argument: a pattern
 _RUNNERS = frozenset({"pytest", "py.test", "tox", "nosetests"})
 _SKIP_WORDS = frozenset({"sudo", "time", "timeout", "env", "nohup", "exec", "xargs"})
@@ -154,6 +159,9 @@ def touched(trajectory: Trajectory) -> Touched:
                 files, names = _diff(text)
                 diffed += files
                 symbols += names
+        viewed = _FILE_VIEW.match((step.observation or "").lstrip())
+        if viewed:  # SWE-agent's viewer shows one file, whichever command asked
+            seen += _definitions(step.observation or "", [viewed.group(1)])
         command = _command(action, args)
         if command is not None:
             first = len(read)
@@ -179,9 +187,13 @@ def touched(trajectory: Trajectory) -> Touched:
     changed = _paths(diffed or written, roots)
     defined: dict[str, list[str]] = {}
     for path, name in seen:
-        relative = _paths([path], roots)
-        if relative and name not in defined.setdefault(relative[0], []):
-            defined[relative[0]].append(name)
+        found = _paths([path], roots)
+        if found and name not in defined.setdefault(found[0], []):
+            defined[found[0]].append(name)
+    for path in [p for p in defined if p.startswith("/")]:  # /repo/pkg/mod.py is the pkg/mod.py seen elsewhere
+        twin = next((r for r in [*changed, *defined] if not r.startswith("/") and path.endswith("/" + r)), None)
+        if twin:
+            defined[twin] = _unique([*defined.get(twin, []), *defined.pop(path)])
     scratch = set(_paths(written, roots)) - set(changed)  # written, and left out of every diff
     return Touched(
         changed=changed,
@@ -252,16 +264,17 @@ def _path_argument(args: Any) -> str:
 
 
 def _segments(command: str) -> list[str]:
-    """Simple commands of a command line: heredoc bodies dropped, split at ``&&``, ``||``, ``;``,
-    ``|`` and newlines outside quotes."""
+    """Simple commands of a command line: heredoc bodies (and SWE-agent's edit bodies) dropped, split
+    at ``&&``, ``||``, ``;``, ``|`` and newlines outside quotes."""
     lines = command.split("\n")
     kept, i = [], 0
     while i < len(lines):
         kept.append(lines[i])
         found = _HEREDOC.search(lines[i])
+        end = found.group(1) if found else "end_of_edit" if _SWE_AGENT_EDIT.match(lines[i]) else None
         i += 1
-        if found:  # skip the body up to the delimiter line
-            while i < len(lines) and lines[i].strip() != found.group(1):
+        if end:  # skip the body up to the delimiter line
+            while i < len(lines) and lines[i].strip() != end:
                 i += 1
             i += 1
     text = "\n".join(kept)
@@ -304,7 +317,7 @@ def _shell(command: str, written: list[str], read: list[str], tests: list[str], 
         if name == "cd" and len(words) > 1 and words[1].startswith("/"):
             roots.add(words[1].rstrip("/") + "/")
             continue
-        if not re.fullmatch(r"[A-Za-z][\w.+-]*", name) or name in _NOT_COMMANDS:
+        if not re.fullmatch(r"[a-z][\w.+-]*", name) or name in _NOT_COMMANDS:  # "The", "DISCUSSION": prose
             continue
         commands[name] += 1
         args = [w.strip("'\"") for w in words[1:]]
