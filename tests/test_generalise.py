@@ -328,6 +328,8 @@ def test_reads_show_where_code_lives():
          "     1\texport function renderWidget(el) {\n     2\t  const MAX_ITEMS = 3;\n"),
         ("str_replace_editor", {"command": "view", "path": "/testbed/django/conf/global_settings.py"},
          "     1\tDEFAULT_CHARSET = 'utf-8'\n     2\t    NESTED_SETTING = 1\n"),
+        ("bash", {"command": "cat > reproduce.py <<'EOF'\ndef repro():\n    pass\nEOF"}, ""),
+        ("bash", {"command": "cat reproduce.py"}, "def repro():\n    pass\n"),  # a scratch script lives nowhere
         ("bash", {"command": "python reproduce.py"}, "def looks_defined_but_is_output():"),
         ("bash", {"command": "cat a.py b.py"}, "def which_file_was_it():"),
         ("bash", {"command": "git diff"}, PATCH),

@@ -195,6 +195,7 @@ def touched(trajectory: Trajectory) -> Touched:
         if twin:
             defined[twin] = _unique([*defined.get(twin, []), *defined.pop(path)])
     scratch = set(_paths(written, roots)) - set(changed)  # written, and left out of every diff
+    defined = {path: names for path, names in defined.items() if path not in scratch}  # a repro script lives nowhere
     return Touched(
         changed=changed,
         read=[p for p in _paths(read, roots) if p not in changed and p not in scratch],
