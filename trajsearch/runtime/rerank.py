@@ -65,7 +65,8 @@ class RerankConfig:
     #: runs (scripts/eval_generalise.py --swe), recall@1 / @3 of a run editing a same file: 0.520 /
     #: 0.787 without it (the definitions in the summaries already feed the lexical candidates:
     #: 0.780 before), 0.560 / 0.797 at 0.15, 0.563 / 0.787 at 0.25, 0.563 / 0.783 at 0.4 (chosen on
-    #: these runs); the shared dumps unchanged (tau-bench reads no code).
+    #: these runs; 0.557 / 0.797 once scratch scripts' definitions were left out); the shared dumps
+    #: unchanged (tau-bench reads no code).
     w_where: float = 0.15
     #: The task says what the run's state-changing tools did (``cancel`` of ``cancel_reservation``):
     #: weaker evidence (a task may ask for what policy refuses), so it only decides the last
