@@ -355,6 +355,7 @@ def test_swe_agent_runs_show_where_code_lives_and_their_edit_bodies_are_no_comma
     django = touched(only(real / "coder" / "trajs" / "django__django-11099.traj"))
     assert django.changed == ["django/contrib/auth/validators.py"]
     assert django.defined == {"django/contrib/auth/validators.py": ["ASCIIUsernameValidator", "UnicodeUsernameValidator"]}
+    assert "end_of_plan" not in django.commands and "plan" in django.commands  # a plan's JSON body is no command
     pydicom = touched(only(real / "gpt4__swe-bench-dev-easy_first_only__default__t-0.00__p-0.95__c-3.00__install-1"
                            / "pydicom__pydicom-1458.traj"))
     assert set(pydicom.commands) == {"edit", "python", "create", "find_file", "open", "rm"}

@@ -55,8 +55,6 @@ _FILE_TOKEN = re.compile(r"""^(?:/?(?:[\w.@+-]+/)+[\w.@+-]+
                           |[\w.@+-]*\w\.(?:py|pyi|pyx|txt|md|rst|cfg|toml|ini|json|ya?ml|sql|js|jsx|ts|tsx|c|h|cc|cpp
                              |hpp|go|rs|java|kt|rb|php|sh|html|css|xml|csv|lock|in|conf|ipynb|dcm|scala|swift|r))$""", re.X)
 _HEREDOC = re.compile(r"<<-?\s*['\"]?(\w+)['\"]?")
-#: SWE-agent's ``edit 287:295`` command: its body runs to an ``end_of_edit`` line, like a heredoc's.
-_SWE_AGENT_EDIT = re.compile(r"^\s*edit\s+\d+:\d+\s*$")
 #: SWE-agent's file viewer (``open``, ``goto``, ``scroll_down``, ``edit``, ``create``) heads its output
 #: with the file it shows: ``[File: /repo/pkg/mod.py (372 lines total)]``.
 _FILE_VIEW = re.compile(r"^\[File: (\S+) \(\d+ lines total\)\]")
@@ -265,14 +263,17 @@ def _path_argument(args: Any) -> str:
 
 
 def _segments(command: str) -> list[str]:
-    """Simple commands of a command line: heredoc bodies (and SWE-agent's edit bodies) dropped, split
-    at ``&&``, ``||``, ``;``, ``|`` and newlines outside quotes."""
+    """Simple commands of a command line: heredoc bodies (and SWE-agent's ``edit``/``plan`` bodies)
+    dropped, split at ``&&``, ``||``, ``;``, ``|`` and newlines outside quotes."""
     lines = command.split("\n")
+    # SWE-agent's multi-line commands (``edit 287:295``, ``plan``) run to an ``end_of_<command>`` line
+    closers = {line.strip() for line in lines if line.strip().startswith("end_of_")}
     kept, i = [], 0
     while i < len(lines):
         kept.append(lines[i])
         found = _HEREDOC.search(lines[i])
-        end = found.group(1) if found else "end_of_edit" if _SWE_AGENT_EDIT.match(lines[i]) else None
+        first = lines[i].split()[0] if lines[i].split() else ""
+        end = found.group(1) if found else f"end_of_{first}" if f"end_of_{first}" in closers else None
         i += 1
         if end:  # skip the body up to the delimiter line
             while i < len(lines) and lines[i].strip() != end:
