@@ -7,7 +7,7 @@ rotated order (the machine is shared):
 
 - *today*: rows whose text and vector recipe are unchanged keep their stored vectors
   (``indexer.reusable_vectors``), and the changed runs of a batch are deleted by one filtered delete
-  per tenant (``TrajectoryIndex.delete_trajectories``);
+  per tenant (``TrajectoryIndex.delete_runs``);
 - *before*: every row embedded again, and one filtered delete per run (how stop 33 re-ingested);
 - *fresh*: the same runs into an empty store (what a re-ingest competes with).
 
@@ -68,13 +68,13 @@ def version_3() -> Iterator[None]:
 @contextmanager
 def as_before() -> Iterator[None]:
     """Today's code re-ingesting as stop 33 did: no stored vector kept, one delete per run."""
-    def one_by_one(self: TrajectoryIndex, tenant: str, trajectory_ids: Any) -> None:
-        for trajectory_id in trajectory_ids:
-            original(self, tenant, [trajectory_id])
+    def one_by_one(self: TrajectoryIndex, runs: Any) -> None:
+        for run in runs:
+            original(self, [run])
 
-    original = TrajectoryIndex.delete_trajectories
+    original = TrajectoryIndex.delete_runs
     with patched(indexer_module, "reusable_vectors", lambda *a, **k: {}), \
-            patched(TrajectoryIndex, "delete_trajectories", one_by_one):
+            patched(TrajectoryIndex, "delete_runs", one_by_one):
         yield
 
 

@@ -414,12 +414,8 @@ class Indexer:
                 # the runs in flight are recorded first: a writer killed mid-batch leaves no half run visible
                 in_flight = [(r["tenant"], r["trajectory_id"], r["id"], r["content_hash"]) for r in tasks]
                 self._index_call("run record", lambda: self.index.begin_runs(in_flight))
-                by_tenant: dict[str, list[str]] = {}
-                for tenant, trajectory_id in replace:
-                    by_tenant.setdefault(tenant, []).append(trajectory_id)
-                for tenant, ids in by_tenant.items():  # one delete for many runs: each costs a scan
-                    self._index_call(f"delete of {len(ids)} run(s) of {tenant}",
-                                     lambda tenant=tenant, ids=ids: self.index.delete_trajectories(tenant, ids))
+                if replace:  # one delete for many runs: each costs a scan
+                    self._index_call(f"delete of {len(replace)} run(s)", lambda: self.index.delete_runs(replace))
                 for chunk in _chunks(rows, 1000):
                     self._index_call("row upsert", lambda chunk=chunk: self.index.upsert(chunk))
                 for chunk in _chunks(tasks, 1000):
