@@ -158,13 +158,14 @@ def touched(trajectory: Trajectory) -> Touched:
                 diffed += files
                 symbols += names
         viewed = _FILE_VIEW.match((step.observation or "").lstrip())
-        if viewed:  # SWE-agent's viewer shows one file, whichever command asked
+        if viewed:  # SWE-agent's viewer shows one file, whichever command asked: its header says which
             seen += _definitions(step.observation or "", [viewed.group(1)])
         command = _command(action, args)
         if command is not None:
             first = len(read)
             _shell(command, written, read, tests, commands, roots)
-            seen += _definitions(step.observation or "", read[first:])
+            if not viewed:
+                seen += _definitions(step.observation or "", read[first:])
             continue
         if not action or action.lower() in SHELL_TOOLS:
             continue
@@ -174,7 +175,8 @@ def touched(trajectory: Trajectory) -> Touched:
         if path:
             (read if reading else written).append(path)
             if reading:
-                seen += _definitions(step.observation or "", [path])
+                if not viewed:
+                    seen += _definitions(step.observation or "", [path])
             else:
                 for key in _CONTENT_KEYS:
                     value = args.get(key) if isinstance(args, dict) else None
