@@ -25,32 +25,22 @@ import shutil
 import statistics
 import sys
 import tempfile
-import time
 from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import Any, Iterator
+from unittest.mock import patch
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import load_model, machine_note, open_store, read_real_runs, table  # noqa: E402
+from _common import Stopwatch, load_model, machine_note, open_store, read_real_runs, table  # noqa: E402
 from eval_generalise import tenant_of  # noqa: E402 - one tenant per repository / domain, as there
 
 import trajsearch.indexer as indexer_module  # noqa: E402
 import trajsearch.represent as represent_module  # noqa: E402
 from trajsearch.store.index import TrajectoryIndex  # noqa: E402
 from trajsearch.touched import Touched, touched  # noqa: E402
-
-
-@contextmanager
-def patched(obj: Any, name: str, value: Any) -> Iterator[None]:
-    old = getattr(obj, name)
-    setattr(obj, name, value)
-    try:
-        yield
-    finally:
-        setattr(obj, name, old)
 
 
 @contextmanager
@@ -61,7 +51,7 @@ def version_3() -> Iterator[None]:
         found.defined = {}
         return found
 
-    with patched(represent_module, "REPRESENTATION_VERSION", 3), patched(represent_module, "touched", without_definitions):
+    with patch.object(represent_module, "REPRESENTATION_VERSION", 3), patch.object(represent_module, "touched", without_definitions):
         yield
 
 
@@ -73,8 +63,8 @@ def as_before() -> Iterator[None]:
             original(self, [run])
 
     original = TrajectoryIndex.delete_runs
-    with patched(indexer_module, "reusable_vectors", lambda *a, **k: {}), \
-            patched(TrajectoryIndex, "delete_runs", one_by_one):
+    with patch.object(indexer_module, "reusable_vectors", lambda *a, **k: {}), \
+            patch.object(TrajectoryIndex, "delete_runs", one_by_one):
         yield
 
 
@@ -98,11 +88,9 @@ class Counted:
 
 def ingest(directory: Path, runs: list, model: Counted) -> tuple[float, int, Any]:
     model.texts = 0
-    with open_store(directory, model) as ts:
-        started = time.perf_counter()
+    with open_store(directory, model) as ts, Stopwatch() as sw:
         report = ts.add(runs)
-        seconds = time.perf_counter() - started
-    return seconds, model.texts, report
+    return sw.seconds, model.texts, report
 
 
 def rows_of(directory: Path, model: Counted) -> dict[str, tuple[str, np.ndarray]]:
