@@ -103,3 +103,52 @@ def test_an_unexpected_error_is_one_line_and_debug_shows_the_traceback(tmp_path:
     assert plain.stderr.count("\n") <= 3 and "Traceback" not in plain.stderr and "--debug" in plain.stderr
     debug = subprocess.run([*args, "--debug", *store], env=env, capture_output=True, text=True, timeout=120)
     assert debug.returncode != 0 and ("Traceback" in debug.stderr or "╭" in debug.stderr)
+
+
+REAL = Path(__file__).parent / "fixtures"
+SWEBENCH_RUN = REAL / "mini-swe-agent/.real/swebench-gemini-3-pro"  # a run, its harness reports and their summary
+SWE_AGENT_RUN_DIR = REAL / "swe-agent/.real/gpt4__swe-bench-dev-easy_first_only__default__t-0.00__p-0.95__c-3.00__install-1"
+
+
+def test_outcome_files_join_on_both_backends_and_say_how_many_runs_they_matched(backend) -> None:
+    """Bugs (real SWE-bench outputs): a summary keeping its records under ``instances`` joined nothing, silently;
+    a folder of per-instance reports was an IsADirectoryError; ``--server`` dropped ``--outcomes``; the reports and
+    predictions beside the runs were rejected as unrecognised dumps."""
+    code, out, err = run_cli("ingest", str(SWEBENCH_RUN), "--outcomes", str(SWEBENCH_RUN / "results_summary.json"),
+                             "--json", "--quiet")
+    assert code == 0, err
+    report = json.loads(out)
+    assert (report["ingested"], report["rejected"]) == (1, 0)  # its three report.json and the summary passed over
+    assert report["outcomes"] == {"file": "results_summary.json", "verdicts": 500, "runs": 1, "matched": 1}
+    code, out, err = run_cli("search", "ModelAdmin inlines", "--level", "summary", "--json")
+    [hit] = json.loads(out)
+    code, out, err = run_cli("show", hit["trajectory_id"], "--json")
+    assert code == 0, err
+    shown = json.loads(out)
+    assert shown["outcome"] == "success"
+    assert shown["metadata"]["outcome_basis"] == "outcomes file results_summary.json"
+
+    # a folder of the harness's reports, each written without its instance id: the folder names it
+    code, out, err = run_cli("ingest", str(SWEBENCH_RUN / "trajs"), "--outcomes", str(SWEBENCH_RUN / "logs"), "--quiet")
+    assert code == 0, err
+    assert "outcomes file logs/ (3 files): a verdict for 1 of 1 run(s) read" in " ".join(out.split())
+    code, out, err = run_cli("show", hit["trajectory_id"], "--json")
+    assert json.loads(out)["metadata"]["outcome_basis"] == "outcomes file logs/ (3 files)"
+
+    # verdicts for other runs: said, not silent; SWE-agent's all_preds.jsonl beside its run is no rejection
+    code, out, err = run_cli("ingest", str(SWE_AGENT_RUN_DIR), "--outcomes", str(SWEBENCH_RUN / "results_summary.json"),
+                             "--quiet")
+    assert code == 0, err
+    assert "rejected 0" in out
+    assert "joined no verdict" in err and "500 ids" in " ".join(err.split())
+
+
+def test_side_files_named_alone_say_what_they_are(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("TRAJSEARCH_MODEL", "hashing")
+    monkeypatch.setenv("TRAJSEARCH_HOME", str(tmp_path))
+    code, out, err = run_cli("ingest", "--dry-run", str(SWE_AGENT_RUN_DIR / "all_preds.jsonl"))
+    assert code == 2 and "SWE-bench predictions" in " ".join(err.split())
+    code, out, err = run_cli("ingest", "--dry-run", str(SWEBENCH_RUN / "results_summary.json"))
+    assert code == 2 and "pass it (or its folder) with --outcomes" in " ".join(err.split())
+    code, out, err = run_cli("ingest", "--dry-run", str(SWEBENCH_RUN), "--outcomes", str(SWEBENCH_RUN / "no-such.json"))
+    assert code == 2 and "no-such.json:nosuchfileordirectory" in "".join(err.split())

@@ -205,6 +205,24 @@ def test_outcome_file_shapes(tmp_path: Path) -> None:
         OutcomeTable.load(flat)
 
 
+def test_swebench_summaries_and_folders_of_reports_are_outcome_files(tmp_path: Path) -> None:
+    """Real files (gruckion/mini-swe-agent, tests/fixtures/mini-swe-agent/.real/swebench-gemini-3-pro): a summary
+    keeping its records under ``instances`` beside totals, and the harness's folder of per-instance reports."""
+    real = FIXTURES / "mini-swe-agent" / ".real" / "swebench-gemini-3-pro"
+    summary = OutcomeTable.load(real / "results_summary.json")
+    assert len(summary) == 500 and "total" not in summary.verdicts  # its totals are no run ids
+    assert summary.verdicts["astropy__astropy-13033"].outcome is Outcome.failure
+    assert summary.verdicts["django__django-16255"].outcome is Outcome.success
+    reports = OutcomeTable.load(real / "logs")  # each report.json lacks its id: its folder's name gives it
+    assert {k: v.outcome for k, v in reports.verdicts.items()} == {
+        "astropy__astropy-13033": Outcome.failure, "django__django-16255": Outcome.success,
+        "pylint-dev__pylint-4551": Outcome.failure}
+    assert reports.source == "logs/ (3 files)"
+    assert len(OutcomeTable.load(real)) == 500  # the whole run folder: the runs themselves are passed over
+    with pytest.raises(ValueError, match="no outcome file in this directory"):
+        OutcomeTable.load(real / "trajs")
+
+
 def test_evaluation_labels_decide_only_when_explicit() -> None:
     assert outcome_from([Evaluation("task_success", "pass")])[0] is Outcome.success
     assert outcome_from([Evaluation("task_success", "pass"), Evaluation("safety", "fail")])[0] is Outcome.failure

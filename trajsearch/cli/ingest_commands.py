@@ -32,7 +32,7 @@ def ingest(
     paths: List[Path] = typer.Argument(..., help="Dump files or directories (.jsonl, .json, .traj, .traj.json, OTLP JSON; .gz ok)."),
     fmt: Optional[str] = typer.Option(None, "--format", "-f", help="Force a format instead of detecting it per file (see `trajsearch formats`)."),
     tenant: Tenant = None,
-    outcomes: Optional[Path] = typer.Option(None, "--outcomes", help="Join verdicts: a JSON/JSONL/CSV file of run id -> outcome/reward (e.g. a SWE-bench report)."),
+    outcomes: Optional[Path] = typer.Option(None, "--outcomes", help="Join verdicts: a JSON/JSONL/CSV file of run id -> outcome/reward (e.g. a SWE-bench report), or a directory of them (the harness's logs/<instance>/report.json). The summary says how many runs it matched."),
     group_by: str = typer.Option("trace", "--group-by", help="Span formats: one run per 'trace' or per 'conversation' (session)."),
     success_threshold: float = typer.Option(0.5, "--success-threshold", min=0.0, max=1.0, help="A graded run (reward from 0 to 1) at or above this is a success, below it a failure."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Write nothing: print per file the detected format, runs, steps, first task, tools, errors and outcomes."),
@@ -60,7 +60,7 @@ def ingest(
     from ..ingest.batch import IngestJob, Shard, run_ingest, run_workers
     from ..indexer import IngestError
 
-    for path in paths:
+    for path in [*paths, *([outcomes] if outcomes else [])]:
         if not path.exists():
             fail(f"{path}: no such file or directory")
     try:
@@ -75,7 +75,7 @@ def ingest(
         if workers > 1 or job_shard.count > 1 or checkpoint or restart:
             fail("--workers, --shard, --checkpoint and --restart apply to a store this process writes, not to --server")
         _ingest_remote(paths, server, ca, uri, traces, tenant, fmt=fmt, defaults=defaults, group_by=group_by,
-                       success_threshold=success_threshold, as_json=as_json)
+                       outcomes=outcomes, success_threshold=success_threshold, as_json=as_json)
         return
     tenant = tenant or "default"
     states = state_dir or home() / "ingest"
@@ -108,7 +108,7 @@ def ingest(
         try:
             result = run_ingest(ts, job, on_plan=lambda total: progress.update(task, total=total),
                                 on_bytes=lambda n: progress.advance(task, n), on_records=on_records)
-        except (ValueError, FileNotFoundError) as exc:  # unknown format, bad outcome file...: nothing written
+        except (ValueError, OSError) as exc:  # unknown format, bad outcome file, unreadable input...: nothing written
             fail(str(exc))
         except IngestError as exc:
             fail(f"{exc}", code=1)
@@ -117,18 +117,25 @@ def ingest(
 
 def _ingest_remote(paths: List[Path], server: str, ca: Path | None, uri: str | None, traces: str | None,
                    tenant: str | None, *, fmt: str | None, defaults: dict[str, Any], group_by: str,
-                   success_threshold: float, as_json: bool) -> None:
+                   outcomes: Path | None, success_threshold: float, as_json: bool) -> None:
     """Parse here, stream to the server: the tenant is the key's (a --tenant naming another is refused)."""
+    from ..ingest.outcomes import OutcomeTable
     from ..ingest.read import read_dump
 
+    try:
+        table = OutcomeTable.load(outcomes) if outcomes else None
+    except (ValueError, OSError) as exc:
+        fail(str(exc))
     with connect(server, ca, uri, traces, tenant) as api:
         key_tenant = api.api.whoami()["tenant"]
         if tenant and tenant != key_tenant:
             fail(f"--tenant {tenant!r} is not the key's tenant ({key_tenant!r})")
         records = (p for path in paths for p in read_dump(path, fmt=fmt, tenant=key_tenant, defaults=defaults,
-                                                          group_by=group_by, success_threshold=success_threshold))
+                                                          group_by=group_by, outcomes=table,
+                                                          success_threshold=success_threshold))
         report = api.api.add(records, timeout=3600)
-    _ingest_summary([dict(report.to_dict(), results=report.results)], as_json)
+    _ingest_summary([dict(report.to_dict(), results=report.results,
+                          outcomes=table.counts() if table is not None else None)], as_json)
 
 
 def _dry_run(paths: List[Path], fmt: str | None, tenant: str, defaults: dict[str, Any], group_by: str,
@@ -140,10 +147,11 @@ def _dry_run(paths: List[Path], fmt: str | None, tenant: str, defaults: dict[str
         table_of_outcomes = OutcomeTable.load(outcomes) if outcomes else None
         files = preview(paths, fmt=fmt, tenant=tenant, defaults=defaults, group_by=group_by,
                         outcomes=table_of_outcomes, success_threshold=success_threshold)
-    except (ValueError, FileNotFoundError) as exc:
+    except (ValueError, OSError) as exc:
         fail(str(exc))
+    joined = table_of_outcomes.counts() if table_of_outcomes is not None else None
     if as_json:
-        print_json({"dry_run": True, "files": [f.to_dict() for f in files]})
+        print_json({"dry_run": True, "files": [f.to_dict() for f in files], "outcomes": joined})
         return
     table = Table("file", "format", "runs", "rejected", "steps", "errors", "outcomes", "first task", "tools", "model",
                   title="dry run: nothing written")
@@ -161,6 +169,22 @@ def _dry_run(paths: List[Path], fmt: str | None, tenant: str, defaults: dict[str
         if f.renamed:
             err.print(f"  {f.renamed} run(s) in {escape(f.source)} share an id with a different run: "
                       "kept under a distinct id (id+hash)", highlight=False)
+    if joined:
+        _outcomes_line([joined])
+
+
+def _outcomes_line(joins: list[dict[str, Any]]) -> None:
+    """How many of the runs read the outcome file had a verdict for (workers: summed); a warning when none."""
+    if not joins:
+        return
+    runs, matched = sum(j["runs"] for j in joins), sum(j["matched"] for j in joins)
+    name = escape(joins[0]["file"])
+    if runs and not matched:
+        err.print(f"[yellow]outcomes file {name} joined no verdict[/yellow]: none of its {joins[0]['verdicts']} ids is "
+                  f"the trajectory id, source run id or task id of the {runs} run(s) read; their outcomes are the "
+                  "dumps' own", highlight=False)
+    else:
+        out.print(f"outcomes file {name}: a verdict for {matched} of {runs} run(s) read", highlight=False)
 
 
 def _short_path(path: str, limit: int = 48) -> str:
@@ -218,6 +242,7 @@ def _ingest_summary(results: list[dict[str, Any]], as_json: bool) -> None:
     if renamed:
         out.print(f"{len(renamed)} run(s) shared an id with a different run of the same input and were kept under "
                   f"a distinct id, e.g. {renamed[0]['trajectory_id']} -> {renamed[0]['renamed_to']}")
+    _outcomes_line([r["outcomes"] for r in results if r.get("outcomes")])
     done = sum(r.get("units_already_done") or 0 for r in results)
     if done:
         out.print(f"{done} input(s) already done per the checkpoint (--restart reads them again)")

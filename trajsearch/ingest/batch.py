@@ -120,21 +120,22 @@ class JobResult:
     seconds: float
     error: str | None = None
     renamed: list[tuple[str, str, str]] = field(default_factory=list)  # (source, original id, new id)
+    outcomes: OutcomeTable | None = None  # the job's outcome file, counting the runs it had a verdict for
 
     def to_dict(self) -> dict[str, Any]:
         return {**self.report.to_dict(), "units": self.units, "units_already_done": self.skipped_units,
                 "seconds": round(self.seconds, 2), "checkpoint": str(self.checkpoint),
                 "dead_letter": str(self.dead_letter), "error": self.error,
-                "renamed": [{"source": s, "trajectory_id": old, "renamed_to": new} for s, old, new in self.renamed]}
+                "renamed": [{"source": s, "trajectory_id": old, "renamed_to": new} for s, old, new in self.renamed],
+                "outcomes": self.outcomes.counts() if self.outcomes is not None else None}
 
 
-def identity(job: IngestJob, store: str, traces: str) -> dict[str, Any]:
-    outcomes = None
-    if job.outcomes is not None:
-        data = Path(job.outcomes).read_bytes()
-        outcomes = hashlib.blake2b(data, digest_size=8).hexdigest()
+def identity(job: IngestJob, store: str, traces: str, outcomes: OutcomeTable | None = None) -> dict[str, Any]:
+    """What a checkpoint belongs to: the same inputs read the same way into the same store
+    (other verdicts make another job: its runs must be read again)."""
     return {"store": job.store_label or store, "traces": traces, "tenant": job.tenant, "format": job.fmt,
-            "group_by": job.group_by, "defaults": dict(job.defaults), "outcomes": outcomes, "shard": str(job.shard),
+            "group_by": job.group_by, "defaults": dict(job.defaults),
+            "outcomes": outcomes.fingerprint() if outcomes is not None else None, "shard": str(job.shard),
             "success_threshold": job.success_threshold}
 
 
@@ -171,7 +172,7 @@ def run_ingest(
                        success_threshold=job.success_threshold)
     outcomes = OutcomeTable.load(job.outcomes) if job.outcomes else None
     units: list[Unit] = plan_inputs(job.paths, job.fmt)
-    ident = identity(job, *ts.location)
+    ident = identity(job, *ts.location, outcomes)
     state_dir = Path(job.state_dir or home() / "ingest")
     ckpt_path, dl_path = default_paths(state_dir, ident, job.shard)
     checkpoint = Checkpoint.open(Path(job.checkpoint or ckpt_path), ident, resume=job.resume)
@@ -229,7 +230,7 @@ def run_ingest(
         checkpoint.save(force=True)
         dead.close()
     return JobResult(report, checkpoint.path, dead.path, len(units), skipped, time.monotonic() - started, error,
-                     renamed=distinct.renamed)
+                     renamed=distinct.renamed, outcomes=outcomes)
 
 
 # -- local workers -----------------------------------------------------------------------

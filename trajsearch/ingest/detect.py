@@ -15,7 +15,7 @@ from typing import Any
 
 import ijson
 
-from .adapters import ADAPTERS, FORMATS, format_of, why_not_a_run
+from .adapters import ADAPTERS, FORMATS, format_of, side_file, why_not_a_run
 from .sources import GZIP_ERRORS, PEEK_BYTES, first_line_is_json, is_jsonl, open_dump, parse, peek
 
 #: A pretty-printed document up to this size is parsed whole to detect its format.
@@ -94,6 +94,11 @@ def _unreadable_kind(path: Path) -> str | None:
     return kind
 
 
+class SideFile(ValueError):
+    """A file a producer writes beside its runs that holds none (predictions, a report): a directory
+    walk passes it over; named on its own it is an error that says what it is."""
+
+
 def detect_format(path: str | Path) -> str:
     """The dump format of one file: by its first record, its head's signature, then its name.
 
@@ -107,6 +112,8 @@ def detect_format(path: str | Path) -> str:
     fmt = format_of(record) if record is not None else None
     fmt = fmt or _by_signature(head[:PEEK_BYTES]) or _by_suffix(p.name.removesuffix(".gz"))
     if fmt is None:
+        if record is not None and (what := side_file(record)):
+            raise SideFile(f"{p}: no run in this file: {what}")
         reason = why_not_a_run(record) if record is not None else None
         if reason:
             raise ValueError(f"{p}: no run in this file: {reason}")

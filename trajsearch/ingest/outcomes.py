@@ -10,7 +10,10 @@ outcome file maps a run id to an outcome and/or a reward:
 - JSON array / JSONL of records, or CSV with a header: an id column
   (``trajectory_id``, ``run_id``, ``instance_id``, ``task_id``, ``session_id``,
   ``trace_id`` or ``id``) and ``outcome`` / ``status`` / ``resolved`` /
-  ``success`` / ``passed`` and/or ``reward`` / ``score``.
+  ``success`` / ``passed`` and/or ``reward`` / ``score``; such records may also sit
+  in a list under a key of a JSON object (``{"total": 500, "instances": [...]}``);
+- a directory of such files, e.g. the SWE-bench harness's ``logs/<instance_id>/report.json``
+  (a report written without its instance id takes its folder's name).
 
 Values: ``success``/``resolved``/``pass``/true/1 -> success,
 ``failure``/``unresolved``/``fail``/false/0 -> failure, ``infra_error``/``error``
@@ -25,6 +28,7 @@ the dump's own outcome; ``metadata.outcome_basis`` names the file.
 from __future__ import annotations
 
 import csv
+import hashlib
 import io
 import json
 from dataclasses import dataclass
@@ -36,11 +40,13 @@ from trajsearch.model import Failure, Outcome, Trajectory
 ID_FIELDS = ("trajectory_id", "run_id", "instance_id", "task_id", "session_id", "trace_id", "id")
 OUTCOME_FIELDS = ("outcome", "status", "resolved", "success", "passed", "result", "verdict")
 REWARD_FIELDS = ("reward", "score")
+#: What a directory of outcome files is searched for.
+OUTCOME_SUFFIXES = (".json", ".jsonl", ".csv", ".tsv")
 _SUCCESS = {"success", "succeeded", "resolved", "pass", "passed", "true", "1", "yes", "correct", "solved"}
 _FAILURE = {"failure", "failed", "fail", "unresolved", "false", "0", "no", "incorrect", "unsolved"}
 _INFRA = {"infra_error", "error", "errored", "infrastructure"}
 #: Keys of one instance's SWE-bench harness report (``{instance_id: {these}}``).
-_INSTANCE_REPORT_KEYS = {"patch_is_None", "patch_exists", "patch_successfully_applied", "tests_status"}
+INSTANCE_REPORT_KEYS = {"patch_is_None", "patch_exists", "patch_successfully_applied", "tests_status"}
 #: Metadata keys where adapters keep the source's own run id.
 SOURCE_ID_KEYS = ("trace_id", "conversation_id", "session_id", "instance_id")
 
@@ -92,18 +98,63 @@ def _from_value(value: Any) -> Verdict | None:
 
 
 class OutcomeTable:
-    """Run id -> :class:`Verdict`, loaded from one outcome file."""
+    """Run id -> :class:`Verdict`, loaded from an outcome file or a directory of them.
+
+    It counts the runs it was asked about and those it had a verdict for (``runs``, ``matched``):
+    a file keyed by ids the runs do not carry joins nothing, and the ingest says so."""
 
     def __init__(self, verdicts: dict[str, Verdict], source: str) -> None:
         self.verdicts = verdicts
         self.source = source
+        self.runs = 0
+        self.matched = 0
 
     def __len__(self) -> int:
         return len(self.verdicts)
 
+    def fingerprint(self) -> str:
+        """A digest of the verdicts (whatever files they came from): what a checkpoint ties to."""
+        text = json.dumps(sorted((k, v.outcome and v.outcome.value, v.reward) for k, v in self.verdicts.items()))
+        return hashlib.blake2b(text.encode(), digest_size=8).hexdigest()
+
+    def counts(self) -> dict[str, Any]:
+        """What the join did, for a report: the file, its verdicts, the runs read, the runs given one."""
+        return {"file": self.source, "verdicts": len(self.verdicts), "runs": self.runs, "matched": self.matched}
+
     @classmethod
     def load(cls, path: str | Path) -> OutcomeTable:
         p = Path(path)
+        if p.is_dir():
+            return cls._load_directory(p)
+        verdicts = cls._read(p)
+        if not verdicts:
+            raise ValueError(f"{p}: no run outcomes found (expected id -> outcome/reward; see trajsearch.ingest.outcomes)")
+        return cls(verdicts, p.name)
+
+    @classmethod
+    def _load_directory(cls, root: Path) -> OutcomeTable:
+        """Every outcome file under ``root``; files holding no verdicts (logs, patches, runs) are passed over."""
+        verdicts: dict[str, Verdict] = {}
+        files = 0
+        for file in sorted(root.rglob("*")):
+            name = file.name.lower()
+            if (not file.is_file() or name.startswith(".") or name.endswith((".traj.json", ".traj"))
+                    or file.suffix.lower() not in OUTCOME_SUFFIXES):
+                continue
+            try:
+                found = cls._read(file, folder_id=file.parent.name)
+            except ValueError:  # not an outcome file (a log, a patch, a run)
+                continue
+            files += bool(found)
+            verdicts.update(found)
+        if not verdicts:
+            raise ValueError(f"{root}: no outcome file in this directory (looked for {', '.join(OUTCOME_SUFFIXES)} "
+                             "files mapping run ids to outcomes/rewards; see trajsearch.ingest.outcomes)")
+        return cls(verdicts, f"{root.name}/ ({files} files)")
+
+    @classmethod
+    def _read(cls, p: Path, folder_id: str | None = None) -> dict[str, Verdict]:
+        """The verdicts of one file; ``folder_id``: the id of a one-instance report that leaves it out."""
         text = p.read_text(encoding="utf-8-sig")
         stripped = text.lstrip()
         verdicts: dict[str, Verdict] = {}
@@ -120,23 +171,31 @@ class OutcomeTable:
                 records = [json.loads(line) for line in text.splitlines() if line.strip()]
                 cls._records(records, verdicts, p)
             if isinstance(data, dict):
-                if "resolved" in data and data.keys() & _INSTANCE_REPORT_KEYS:  # its keys would pass for run ids
-                    raise ValueError(
-                        f"{p}: one instance's SWE-bench report without its instance id (keys "
-                        f"{', '.join(sorted(data)[:5])}): the harness writes {{\"<instance_id>\": {{...}}}}; wrap it "
-                        "so, or pass the run's report listing resolved_ids")
-                cls._mapping(data, verdicts)
-        if not verdicts:
-            raise ValueError(f"{p}: no run outcomes found (expected id -> outcome/reward; see trajsearch.ingest.outcomes)")
-        return cls(verdicts, p.name)
+                if "resolved" in data and data.keys() & INSTANCE_REPORT_KEYS:  # its keys would pass for run ids
+                    if folder_id is not None:
+                        data = {folder_id: data}
+                    else:
+                        raise ValueError(
+                            f"{p}: one instance's SWE-bench report without its instance id (keys "
+                            f"{', '.join(sorted(data)[:5])}): the harness writes {{\"<instance_id>\": {{...}}}}; wrap it "
+                            "so, pass the folder of reports (each named by its instance's folder), or pass the run's "
+                            "report listing resolved_ids")
+                cls._mapping(data, verdicts, p)
+        return verdicts
 
-    @staticmethod
-    def _mapping(data: dict[str, Any], verdicts: dict[str, Verdict]) -> None:
+    @classmethod
+    def _mapping(cls, data: dict[str, Any], verdicts: dict[str, Verdict], path: Path) -> None:
         lists = {"resolved_ids": Outcome.success, "unresolved_ids": Outcome.failure, "error_ids": Outcome.infra_error}
         if any(isinstance(data.get(k), list) for k in lists):
             for key, outcome in lists.items():
                 for run_id in data.get(key) or []:
                     verdicts[str(run_id)] = Verdict(outcome, None)
+            return
+        nested = [value for value in data.values() if isinstance(value, list) and value
+                  and all(isinstance(item, dict) for item in value) and value[0].keys() & set(ID_FIELDS)]
+        if nested:  # records under a key, beside totals that are no run ids: {"total": 500, "instances": [...]}
+            for records in nested:
+                cls._records(records, verdicts, path)
             return
         for run_id, value in data.items():
             if (verdict := _from_value(value)) is not None:
@@ -164,8 +223,10 @@ class OutcomeTable:
     def apply(self, trajectory: Trajectory) -> Trajectory:
         """The trajectory with the file's verdict (unchanged when the file has none for it)."""
         verdict = self.lookup(trajectory)
+        self.runs += 1
         if verdict is None:
             return trajectory
+        self.matched += 1
         update: dict[str, Any] = {"metadata": {**trajectory.metadata, "outcome_basis": f"outcomes file {self.source}"}}
         if verdict.reward is not None:
             update["reward"] = verdict.reward

@@ -23,6 +23,7 @@ needs to resume a unit exactly where the last committed record ended.
 from __future__ import annotations
 
 import hashlib
+import logging
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Mapping
@@ -34,13 +35,16 @@ from trajsearch.model import Trajectory, valid_tenant
 from . import sources
 from .adapters import ADAPTERS, Context, RecordError, adapter_for, is_grouped
 from .adapters._common import DEFAULT_SUCCESS_THRESHOLD, DEFAULT_TENANT
-from .detect import detect_format
+from .detect import SideFile, detect_format
 from .sources import PEEK_BYTES, OnBytes, Record
 from .spool import Spool
 
+log = logging.getLogger(__name__)
+
 DUMP_SUFFIXES = (".jsonl", ".ndjson", ".json", ".traj")
-#: Files that sit beside runs in known dump layouts but hold no runs.
-SIDECAR_NAMES = frozenset({"preds.json"})
+#: Files that sit beside runs in known dump layouts but hold no runs, passed over by name even when
+#: --format is forced (else by content: ``side_file`` of the adapters, see detect.SideFile).
+SIDECAR_NAMES = frozenset({"preds.json", "all_preds.jsonl"})
 GROUP_BY = ("trace", "conversation")
 
 
@@ -222,6 +226,9 @@ def plan_units(path: str | Path, fmt: str | None = None) -> list[Unit]:
     for file in (f for f in files if f not in claimed):
         try:
             file_fmt = fmt or detect_format(file)
+        except SideFile as exc:  # predictions or a report beside the runs: nothing to read, nothing wrong
+            log.info("passed over: %s", exc)
+            continue
         except (ValueError, OSError) as exc:
             units.append(Unit(str(file), None, (file,), error=str(exc)))
             continue

@@ -9,7 +9,9 @@ entry in ``ADAPTERS``. A module exposes:
   ``SUFFIXES`` (file names that imply the format); optionally ``not_a_run(record)``,
   the reason a file its producer wrote holds no run and where the run is (a
   headless tool's final result, an event stream without the prompt), for the
-  error that names an unrecognised file;
+  error that names an unrecognised file; optionally ``side_file(record)``, what a
+  file its producer writes beside the runs is (predictions, an evaluation report):
+  passed over in a directory, named when given alone;
 - a record-per-run adapter: ``to_trajectory(record, ctx) -> Trajectory``. With
   ``WHOLE_FILE = True`` a file is handed over as one value (its JSON document,
   or the list of its JSONL lines) and optionally ``split(document)`` yields
@@ -110,6 +112,12 @@ __all__ = [
     "is_grouped",
     "to_trajectory",
 ]
+
+
+def side_file(record: Any) -> str | None:
+    """What a file is that a producer writes beside its runs (``side_file`` of an adapter), if it is one."""
+    return next((reason for mod in ADAPTERS.values()
+                 if (hook := getattr(mod, "side_file", None)) is not None and (reason := hook(record))), None)
 
 
 def why_not_a_run(record: Any) -> str | None:

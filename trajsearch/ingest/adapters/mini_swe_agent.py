@@ -88,6 +88,7 @@ from typing import Any, Iterator
 from trajsearch.model import Failure, Outcome, Trajectory
 
 from . import _prompts
+from ._swebench import side_file  # noqa: F401  (the adapter hook: predictions and reports beside the runs)
 from ._common import (
     Context, RecordError, build, clip_task, file_stem, instance_repo, json_object, list_field, run_directory, safe_id,
     short,

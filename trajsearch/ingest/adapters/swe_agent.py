@@ -67,6 +67,7 @@ from typing import Any
 from trajsearch.model import Failure, Outcome, Trajectory
 
 from . import _prompts
+from ._swebench import side_file  # noqa: F401  (the adapter hook: predictions and reports beside the runs)
 from ._common import (
     Context, RecordError, build, clip_step_text, clip_task, content_text, decisive_line, file_stem, json_object,
     instance_repo, list_field, run_directory, safe_id, short,

@@ -1,0 +1,39 @@
+"""What SWE-bench's agents and harness write beside the runs: predictions and evaluation reports.
+
+SWE-agent writes ``all_preds.jsonl`` and mini-swe-agent ``preds.json`` (``instance_id``,
+``model_name_or_path``, ``model_patch``: the patch each run submitted) next to the ``.traj``
+files; the harness and ``sb-cli`` write reports (``resolved_ids``, one instance's
+``{"patch_is_None": ..., "resolved": ...}``, or a summary listing ``{"instance_id", "resolved"}``
+records). None holds a run, so a directory walk passes them
+over; a report is what ``--outcomes`` reads.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..outcomes import INSTANCE_REPORT_KEYS
+
+_PREDICTION_KEYS = {"instance_id", "model_patch"}
+
+
+def _prediction(value: Any) -> bool:
+    return isinstance(value, dict) and _PREDICTION_KEYS <= value.keys()
+
+
+def _report(value: Any) -> bool:
+    return isinstance(value, dict) and "resolved" in value and bool(value.keys() & INSTANCE_REPORT_KEYS)
+
+
+def side_file(record: Any) -> str | None:
+    """The adapter hook (see ``adapters/__init__``): what this file is, when it is one of these."""
+    if not isinstance(record, dict) or not record:
+        return None
+    values = list(record.values())
+    if _prediction(record) or all(_prediction(v) for v in values):
+        return "SWE-bench predictions (the patch each run submitted), not runs: the runs are the trajectory files beside it"
+    listed = any(isinstance(v, list) and v and isinstance(v[0], dict) and {"instance_id", "resolved"} <= v[0].keys()
+                 for v in values)  # {"total": 500, "instances": [{"instance_id": ..., "resolved": true}, ...]}
+    if isinstance(record.get("resolved_ids"), list) or listed or _report(record) or all(_report(v) for v in values):
+        return "a SWE-bench evaluation report, not a run: pass it (or its folder) with --outcomes to join its verdicts"
+    return None
