@@ -230,3 +230,22 @@ def test_a_format_beyond_the_digest_reads_the_trace(store, fixture_runs):
     shutil.rmtree(traces)
     degraded = _contexts(ts, fixture_runs, wide)  # no trace to read: what the digest kept, no error
     assert all(text for text, _ in degraded)
+
+
+def test_an_unevaluated_submission_is_not_shown_as_a_success_until_a_verdict_joins(tmp_path):
+    """Bug (a real mini-swe-agent SWE-bench run): a patch handed in but never tested is stored as a success (so
+    that such dumps still yield exemplars), and was shown to agents as "a successful past run"."""
+    from trajsearch.ingest.outcomes import OutcomeTable
+
+    real = FIXTURES / "mini-swe-agent" / ".real" / "swebench-gemini-3-pro"
+    [run] = [p.trajectory for p in read_dump(real / "trajs", tenant="acme")]
+    verdicts = OutcomeTable.load(real / "logs")
+    ctx = RuntimeContext(tenant="acme", now=BASE_TIME)
+    with TrajSearch.open(str(tmp_path / "m.db"), traces=str(tmp_path / "traces"), embedder=HashingEmbedder()) as ts:
+        ts.add([run])
+        text = Runtime(ts, OPEN).context_for(run.task, ctx).text
+        assert "## Example 1: a past run, submitted but not evaluated" in text
+        assert "Outcome: submitted, not evaluated after" in text and "successful" not in text
+        ts.add([verdicts.apply(run)])  # the harness resolved it
+        text = Runtime(ts, OPEN).context_for(run.task, ctx).text
+        assert "## Example 1: a successful past run" in text and "Outcome: success after" in text

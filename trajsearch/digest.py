@@ -27,7 +27,7 @@ import sys
 from dataclasses import dataclass
 from typing import Any
 
-from .model import Step, Trajectory
+from .model import Step, Trajectory, outcome_shown
 from .represent import clip, decisive_error, render_arguments
 from .steps import decision_points, is_read, is_test_run, is_write
 
@@ -218,7 +218,7 @@ def exemplar_digest(run: Trajectory, caps: Caps = CAPS) -> ExemplarDigest:
             _optional(step.error, head, tail),
         ))
     return ExemplarDigest(
-        caps, Clip.of(run.task, caps.goal), len(run.steps), run.outcome.value, run.reward, tuple(actions),
+        caps, Clip.of(run.task, caps.goal), len(run.steps), outcome_shown(run), run.reward, tuple(actions),
         _optional(run.what_worked, caps.note), _optional(run.what_failed, caps.note),
     )
 

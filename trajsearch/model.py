@@ -56,6 +56,19 @@ class Outcome(str, Enum):
     unknown = "unknown"
 
 
+#: ``metadata["outcome_basis"]`` of a run counted a success because it handed its work in (a SWE-bench
+#: agent's submitted patch) with no verdict in the dump: shown as such, never as "successful", until an
+#: outcome file (``ingest --outcomes``) says.
+UNEVALUATED = "submitted, not evaluated (no test result in the dump)"
+
+
+def outcome_shown(run: Trajectory) -> str:
+    """A run's outcome as a reader is told it: ``submitted, not evaluated`` for an :data:`UNEVALUATED` success."""
+    if run.outcome is Outcome.success and run.metadata.get("outcome_basis") == UNEVALUATED:
+        return "submitted, not evaluated"
+    return run.outcome.value
+
+
 class Failure(BaseModel):
     """What went wrong in a run, why, and what fixed it (each where known)."""
 

@@ -33,7 +33,8 @@ from .touched import touched
 #: 3: step-window vectors from the window's first WINDOW_TOKENS tokens.
 #: 4: the "Touched" line lists the definitions the run's reads showed (where code lives).
 #: 5: ... SWE-agent's viewer included; its edit bodies and prose no longer listed as commands.
-REPRESENTATION_VERSION = 5
+#: 6: an exemplar digest shows an unevaluated submission as "submitted, not evaluated" (texts unchanged).
+REPRESENTATION_VERSION = 6
 
 TRAJECTORY_LEVEL_INDEX = -1  # step_index of task and summary rows
 MAX_ROW_CHARS = 12_000  # the stored/lexical text of one row

@@ -238,7 +238,8 @@ def warning_view(warning: FailureWarning, detail: _Detail) -> dict[str, Any]:
 
 
 def _exemplar_text(view: dict[str, Any], n: int) -> str:
-    lines = [f"## Example {n}: a successful past run", _source(view["provenance"]), f"Goal: {view['goal']}"]
+    what = "a successful past run" if view["outcome"].startswith("success") else "a past run, submitted but not evaluated"
+    lines = [f"## Example {n}: {what}", _source(view["provenance"]), f"Goal: {view['goal']}"]
     if view.get("key_actions"):
         lines.append("Key actions:")
         for a in view["key_actions"]:

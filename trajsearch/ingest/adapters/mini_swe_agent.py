@@ -85,7 +85,7 @@ import re
 from pathlib import Path
 from typing import Any, Iterator
 
-from trajsearch.model import Failure, Outcome, Trajectory
+from trajsearch.model import UNEVALUATED, Failure, Outcome, Trajectory
 
 from . import _prompts
 from ._swebench import side_file  # noqa: F401  (the adapter hook: predictions and reports beside the runs)
@@ -284,7 +284,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
             "api_calls": stats.get("api_calls"),
             "cost": stats.get("instance_cost"),
             **(
-                {"outcome_basis": "submitted, not evaluated (no test result in the dump)"}
+                {"outcome_basis": UNEVALUATED}
                 if outcome is Outcome.success
                 else {}
             ),

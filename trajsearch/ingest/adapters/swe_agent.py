@@ -64,7 +64,7 @@ import json
 import re
 from typing import Any
 
-from trajsearch.model import Failure, Outcome, Trajectory
+from trajsearch.model import UNEVALUATED, Failure, Outcome, Trajectory
 
 from . import _prompts
 from ._swebench import side_file  # noqa: F401  (the adapter hook: predictions and reports beside the runs)
@@ -286,7 +286,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
             "cost": stats.get("instance_cost"),
             "api_calls": stats.get("api_calls"),
             "run_dir": run_dir,
-            **({"outcome_basis": "submitted, not evaluated (no test result in the dump)"} if outcome is Outcome.success else {}),
+            **({"outcome_basis": UNEVALUATED} if outcome is Outcome.success else {}),
         },
     }
     return build(fields, ctx)
