@@ -18,7 +18,7 @@ from trajsearch.fusion import looks_like_log, resolve_mode
 from trajsearch.model import Trajectory
 from trajsearch.represent import MAX_ROW_CHARS, PASSAGE_CHARS, WindowConfig, represent
 from trajsearch.runtime import AdviceConfig, NoveltyConfig, RerankConfig, Runtime, RuntimeConfig, RuntimeContext, Strategy
-from trajsearch.runtime.rerank import defined_in, touched_names, touched_scores, work_done
+from trajsearch.runtime.rerank import defined_in, named_files, touched_names, touched_scores, work_done
 from trajsearch.search import TrajSearch
 from trajsearch.touched import identifiers, touched
 
@@ -378,6 +378,20 @@ def test_a_task_naming_what_a_file_defines_meets_the_runs_that_changed_that_file
     assert touched_scores(task, [f"Touched: definitions read {many}.", changer])["where"] == [0.0, 0.0]
 
 
+def test_a_file_the_task_names_outright_is_where_its_work_lies():
+    """``where`` counts the source files a task names as written, by path, link or file name (real wording:
+    SWE-bench Verified django-12143 and django-15569); a module path guessed from a dotted name is no file."""
+    task = ("While browsing the code in admin/options.py [1] I came across that line ... [1] https://github.com/django/"
+            "django/blob/ef93fd4/django/contrib/admin/options.py#L1634; see also django.db.models.query_utils")
+    assert named_files(task) == {"admin/options.py"}
+    assert named_files("the cache is not cleared in query_utils.py") == {"query_utils.py"}
+    admin = "Touched: changed django/contrib/admin/options.py (modules django.contrib.admin.options)."
+    utils = "Touched: changed django/db/models/query_utils.py (modules django.db.models.query_utils)."
+    forms = "Touched: changed django/forms/formsets.py (modules django.forms.formsets)."
+    assert touched_scores(task, [admin, utils, forms])["where"] == [1.0, 0.0, 0.0]
+    assert touched_scores("the cache is not cleared in query_utils.py", [admin, utils])["where"] == [0.0, 1.0]
+
+
 def test_exemplars_prefer_the_run_that_changed_where_the_named_code_lives(hashing_ts):
     """Plumbing (hashing test embedder): two runs as close to the task in wording; the one that changed the
     file where the task's function lives (as another run's read showed) comes first."""
@@ -400,6 +414,32 @@ def test_exemplars_prefer_the_run_that_changed_where_the_named_code_lives(hashin
     assert ranked[0].trajectory_id == "right"
     unaware = AdviceConfig(novelty=gate, rerank=RerankConfig(w_where=0.0))
     assert Runtime(hashing_ts, RuntimeConfig(advice=unaware)).exemplars(task, ACME, k=3).items[0].trajectory_id == "wrong"
+
+
+def test_a_run_that_changed_a_file_the_task_names_is_a_candidate_however_its_task_was_worded(hashing_ts):
+    """Plumbing (hashing test embedder): the dense pool holds only runs worded like the task; the run that
+    changed the file the task names comes in by its own lookup (with the lookup of every identifier off)."""
+    task = "Possible data loss in the changeform view when using regex special characters in formset prefix"
+
+    def run(run_id: str, wording: str, path: str) -> Trajectory:
+        return make_run(run_id, task_id=run_id, task=wording, steps=[
+            ("bash", {"command": f"sed -i 's/a/b/' {path}"}, ""),
+            ("bash", {"command": "git diff"}, f"diff --git a/{path} b/{path}\n--- a/{path}\n+++ b/{path}\n@@ -1 +1 @@\n-a\n+b\n"),
+        ])
+
+    near = [run(f"near-{i}", f"{task} ({i})", f"django/contrib/admin/options{i}.py") for i in range(4)]
+    far = run("far", "Allow overriding the widget in formfield_for_manytomany", "django/contrib/admin/options.py")
+    hashing_ts.add([*near, far])
+    gate = NoveltyConfig(follow_closely=1.0, inspiration=0.0, per_tenant=False)
+    asked = f"{task}; see admin/options.py"
+
+    def shown(named: int) -> list[str]:
+        config = AdviceConfig(novelty=gate, pool_factor=1, touched_candidates=0, named_file_candidates=named,
+                              rerank=RerankConfig(w_where=1.0))
+        return [e.trajectory_id for e in Runtime(hashing_ts, RuntimeConfig(advice=config)).exemplars(asked, ACME, k=3).items]
+
+    assert shown(10)[0] == "far"
+    assert "far" not in shown(0)
 
 
 def test_one_exemplar_per_task(hashing_ts):

@@ -79,6 +79,11 @@ _SHOWN_DEF = re.compile(_LINE_NO + r"[ \t]*(?:export\s+(?:default\s+)?|pub(?:\(c
 _SHOWN_SETTING = re.compile(_LINE_NO + r"([A-Z][A-Z0-9]*_[A-Z0-9_]+)[ \t]*=(?!=)", re.M)
 _SOURCE_FILE = r"[\w./@+-]+\.(?:py|pyi|pyx|js|jsx|ts|tsx|go|rs|java|kt|rb|php|c|h|cc|cpp|hpp|scala|swift)"
 _SOURCE = re.compile(_SOURCE_FILE + "$")
+
+
+def is_source(path: str) -> bool:
+    """Whether ``path`` names a source file (by its extension; a ``#L12`` anchor or ``::test`` id aside)."""
+    return bool(_SOURCE.match(re.split(r"[#:]", path, maxsplit=1)[0]))
 #: One line of a search over many files: ``path:line:text`` (``grep -rn``, ``rg -n``).
 _GREP_HIT = re.compile(r"^(?:\./)?(" + _SOURCE_FILE + r")[:-]\d+[:-](.*)$", re.M)
 

@@ -23,7 +23,7 @@ from ..store.traces import TraceStoreError
 from ..touched import identifiers
 from .context import RuntimeContext
 from .novelty import NoveltyConfig, Strategy, strategy_for
-from .rerank import RerankConfig, Scored, diversify, rerank, touched_scores, work_done
+from .rerank import RerankConfig, Scored, diversify, named_files, rerank, touched_scores, work_done
 
 if TYPE_CHECKING:  # the calibration module caches with the loop's TTLCache, and the loop imports this
     from .calibration import Calibration
@@ -47,6 +47,9 @@ class AdviceConfig:
     task_depth: int = 2
     #: more candidates: runs whose summary (its "Touched:" line) names what the task names, by the lexical leg
     touched_candidates: int = 10
+    #: and runs whose summary names a source file the task names outright (a path, a link to one),
+    #: looked up on their own (see ``RerankConfig.w_where``)
+    named_file_candidates: int = 10
     rerank: RerankConfig = RerankConfig()
     novelty: NoveltyConfig = NoveltyConfig()
     #: failure rows below this cosine are not shown (an unrelated failure teaches nothing)
@@ -134,7 +137,7 @@ def load_trace(ts: TrajSearch, hit: Hit, tenant: str) -> Trajectory | None:
 
 def _candidates(
     ts: TrajSearch, task: str, ctx: RuntimeContext, by_task: list[Hit], k: int, exclude: Sequence[str],
-    touched_k: int,
+    touched_k: int, named_k: int = 0,
 ) -> tuple[list[Hit], dict[str, Hit]]:
     """One candidate per run (its better row of task and summary), and each run's summary row.
 
@@ -144,7 +147,8 @@ def _candidates(
     group_by is needed), and the runs whose summary names what the task names: the task's
     identifiers (paths, modules, classes, functions, test ids; :func:`trajsearch.touched.identifiers`)
     looked up by BM25 in the summaries' ``Touched:`` lines, so a run that changed the module a
-    task names is a candidate even when its task was worded otherwise. Their task and summary
+    task names is a candidate even when its task was worded otherwise (and the source files it
+    names outright, :func:`~.rerank.named_files`, looked up on their own: ``named_k`` runs). Their task and summary
     rows are then scored by key (:meth:`TrajSearch.score_runs`) like every other candidate.
 
     The summary rows come in one lookup by key at the end, with their stored vectors (remembered
@@ -160,8 +164,11 @@ def _candidates(
     for hit in [*by_task, *search(ts, task, summary, k=k, grouped=False)]:  # dense: thresholds are cosines
         keep(hit)
     names = identifiers(task)
-    if names and touched_k:
-        new = [t for t in ts.lexical_runs(" ".join(names), summary, k=touched_k) if t not in best]
+    files = sorted(named_files(task)) if named_k else []
+    new = [t for t in ts.lexical_runs(" ".join(names), summary, k=touched_k) if t not in best] if names and touched_k else []
+    if files:  # the files it names outright, on their own: among many identifiers they weigh little
+        new += [t for t in ts.lexical_runs(" ".join(files), summary, k=named_k) if t not in best and t not in new]
+    if new:
         for hit in ts.score_runs(task, new, ctx.filters(levels=("task", "summary"), outcomes=("success",))):
             keep(hit)
     summaries = ts.runs(list(best), tenant=ctx.tenant, level="summary") if best else {}
@@ -197,7 +204,7 @@ def exemplars(
     if strategy is Strategy.plan_from_scratch:  # nothing close enough to show: no further search
         return ExemplarSet(strategy, best_task, [], calibration)
     candidates, summaries = _candidates(ts, task, ctx, by_task, pool, exclude_trajectory_ids,
-                                        config.touched_candidates)
+                                        config.touched_candidates, config.named_file_candidates)
     touched = touched_scores(task, [row.text if (row := summaries.get(h.trajectory_id)) else "" for h in candidates])
     # the last ``call_slots`` places are filled in their own order (see _last_places); the first by
     # the ranking without the calls feature (weak evidence: a task may ask for what policy refuses)

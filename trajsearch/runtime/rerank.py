@@ -45,6 +45,8 @@ from .context import RuntimeContext
 NEUTRAL = 0.5
 #: A name defined in more files than this says too little about where the task's work lies.
 WHERE_MAX_FILES = 3
+#: What a file the task names outright counts for in ``where``, against 1 for each name it defines.
+NAMED_FILE = 1.0
 
 
 @dataclass(frozen=True)
@@ -66,7 +68,10 @@ class RerankConfig:
     #: 0.787 without it (the definitions in the summaries already feed the lexical candidates:
     #: 0.780 before), 0.560 / 0.797 at 0.15, 0.563 / 0.787 at 0.25, 0.563 / 0.783 at 0.4 (chosen on
     #: these runs; 0.557 / 0.797 once scratch scripts' definitions were left out); the shared dumps
-    #: unchanged (tau-bench reads no code).
+    #: unchanged (tau-bench reads no code). A source file the task names outright (a path, a link to
+    #: one) is such a home too, counting ``NAMED_FILE``, and its runs are candidates of their own
+    #: (``AdviceConfig.named_file_candidates``): 0.557 / 0.797 -> 0.560 / 0.807 on those runs (151 of
+    #: the 500 tasks name a file their own patch changed); 0.560 / 0.803 at half the weight.
     w_where: float = 0.15
     #: The task says what the run's state-changing tools did (``cancel`` of ``cancel_reservation``):
     #: weaker evidence (a task may ask for what policy refuses), so it only decides the last
@@ -247,10 +252,27 @@ def touched_scores(query: str, summaries: Sequence[str]) -> dict[str, list[float
         if name in named and len(name) > 3 and len(files) <= WHERE_MAX_FILES:
             for file in files:
                 homes[file] = homes.get(file, 0.0) + 1 / len(files)
+    for path in named_files(query):  # a file the task names outright is where its work lies
+        homes[path] = homes.get(path, 0.0) + NAMED_FILE
     total = sum(homes.values())
-    out["where"] = [sum(homes.get(key, 0.0) for key in {_file_key(p) for p in _touched_lists(s)["changed"]}) / total
-                    if total else 0.0 for s in summaries]
+    out["where"] = [sum(homes.get(key, 0.0) for key in _changed_keys(s)) / total if total else 0.0 for s in summaries]
     return out
+
+
+def named_files(text: str) -> set[str]:
+    """The source files a task names as written (a path, a file name, a link to one), each as
+    :func:`_file_key` keys it: ``admin/options.py`` and ``.../django/contrib/admin/options.py#L1634`` are
+    one file; a bare ``options.py`` is its own key."""
+    from ..touched import identifiers, is_source  # noqa: PLC0415
+
+    return {_file_key(re.split(r"[#:]", name, maxsplit=1)[0]) for name in identifiers(text)
+            if is_source(name) and name in text}  # not a module path guessed from a dotted name
+
+
+def _changed_keys(summary: str) -> set[str]:
+    """The files a summary says its run changed, by :func:`_file_key` and by bare file name."""
+    changed = _touched_lists(summary)["changed"]
+    return {_file_key(p) for p in changed} | {p.rsplit("/", 1)[-1] for p in changed}
 
 
 def rerank(hits: Sequence[Hit], ctx: RuntimeContext, config: RerankConfig,
