@@ -174,10 +174,11 @@ def _dry_run(paths: List[Path], fmt: str | None, tenant: str, defaults: dict[str
 
 
 def _outcomes_line(joins: list[dict[str, Any]]) -> None:
-    """How many of the runs read the outcome file had a verdict for (workers: summed); a warning when none."""
+    """How many of the runs read the outcome file had a verdict for; a warning when none. Every worker
+    parses every input (and joins before it keeps its shard), so workers report the same counts."""
     if not joins:
         return
-    runs, matched = sum(j["runs"] for j in joins), sum(j["matched"] for j in joins)
+    runs, matched = max(j["runs"] for j in joins), max(j["matched"] for j in joins)
     name = escape(joins[0]["file"])
     if runs and not matched:
         err.print(f"[yellow]outcomes file {name} joined no verdict[/yellow]: none of its {joins[0]['verdicts']} ids is "
