@@ -218,6 +218,18 @@ def test_swebench_summaries_and_folders_of_reports_are_outcome_files(tmp_path: P
         "astropy__astropy-13033": Outcome.failure, "django__django-16255": Outcome.success,
         "pylint-dev__pylint-4551": Outcome.failure}
     assert reports.source == "logs/ (3 files)"
+    # a failed instance's report says what failed; a run it fails carries that as its error
+    assert reports.verdicts["astropy__astropy-13033"].detail == (
+        "SWE-bench evaluation: 1 of 1 tests it should fix still fail (FAIL_TO_PASS): "
+        "astropy/timeseries/tests/test_sampled.py::test_required_columns; 1 of 20 tests that passed before now fail "
+        "(PASS_TO_PASS): astropy/timeseries/tests/test_sampled.py::test_empty_initialization_invalid")
+    assert reports.verdicts["pylint-dev__pylint-4551"].detail.endswith(", +5 more")
+    [run] = runs(real / "trajs").values()
+    assert run.outcome is Outcome.success and run.failure is None  # submitted; its own report: resolved
+    failed = reports.apply(run.model_copy(update={"trajectory_id": "astropy__astropy-13033"}))
+    assert failed.outcome is Outcome.failure
+    assert failed.failure.error.startswith("SWE-bench evaluation: 1 of 1 tests it should fix still fail")
+    assert failed.failure.cause == "outcomes file logs/ (3 files)"
     assert len(OutcomeTable.load(real)) == 500  # the whole run folder: the runs themselves are passed over
     with pytest.raises(ValueError, match="no outcome file in this directory"):
         OutcomeTable.load(real / "trajs")

@@ -22,7 +22,10 @@ exactly 1 (success) or 0 (failure), other rewards are kept without deciding. A r
 its trajectory_id, else by the source run id the adapter kept in metadata
 (``trace_id``, ``session_id``, ...), else by ``task_id`` (so one report per run
 set: several runs of one task all take its verdict). A joined verdict replaces
-the dump's own outcome; ``metadata.outcome_basis`` names the file.
+the dump's own outcome; ``metadata.outcome_basis`` names the file. A failed instance's
+SWE-bench report also says what failed (the tests the patch should have fixed that still
+fail, the ones it broke, a patch that did not apply): that becomes the run's error when it
+recorded none, so its failure warning says what to avoid.
 """
 
 from __future__ import annotations
@@ -55,6 +58,33 @@ SOURCE_ID_KEYS = ("trace_id", "conversation_id", "session_id", "instance_id")
 class Verdict:
     outcome: Outcome | None
     reward: float | None
+    #: what the evaluation says went wrong, where it says (a SWE-bench report's failing tests)
+    detail: str | None = None
+
+
+#: Failing tests named in a verdict's detail, per kind.
+SHOWN_TESTS = 5
+
+
+def _report_detail(report: dict[str, Any]) -> str | None:
+    """What one instance's SWE-bench harness report says failed: no patch, a patch that did not apply,
+    the tests it should have fixed that still fail, the tests it broke."""
+    if report.get("patch_is_None") or report.get("patch_exists") is False:
+        return "SWE-bench evaluation: no patch was submitted"
+    if report.get("patch_successfully_applied") is False:
+        return "SWE-bench evaluation: the patch did not apply"
+    status = report.get("tests_status")
+    if not isinstance(status, dict):
+        return None
+    parts = []
+    for kind, what in (("FAIL_TO_PASS", "tests it should fix still fail"), ("PASS_TO_PASS", "tests that passed before now fail")):
+        tests = status.get(kind) if isinstance(status.get(kind), dict) else {}
+        failed = [str(t) for t in tests.get("failure") or []]
+        if failed:
+            total = len(failed) + len(tests.get("success") or [])
+            more = f", +{len(failed) - SHOWN_TESTS} more" if len(failed) > SHOWN_TESTS else ""
+            parts.append(f"{len(failed)} of {total} {what} ({kind}): {', '.join(failed[:SHOWN_TESTS])}{more}")
+    return "SWE-bench evaluation: " + "; ".join(parts) if parts else None
 
 
 def _outcome(value: Any) -> Outcome | None:
@@ -94,7 +124,8 @@ def _from_value(value: Any) -> Verdict | None:
         reward = _reward(value) if not isinstance(value, str) else None
     if outcome is None and reward in (0.0, 1.0):
         outcome = Outcome.success if reward == 1.0 else Outcome.failure
-    return Verdict(outcome, reward) if outcome is not None or reward is not None else None
+    detail = _report_detail(value) if isinstance(value, dict) and outcome is Outcome.failure else None
+    return Verdict(outcome, reward, detail) if outcome is not None or reward is not None else None
 
 
 class OutcomeTable:
@@ -114,7 +145,7 @@ class OutcomeTable:
 
     def fingerprint(self) -> str:
         """A digest of the verdicts (whatever files they came from): what a checkpoint ties to."""
-        text = json.dumps(sorted((k, v.outcome and v.outcome.value, v.reward) for k, v in self.verdicts.items()))
+        text = json.dumps(sorted((k, v.outcome and v.outcome.value, v.reward, v.detail) for k, v in self.verdicts.items()))
         return hashlib.blake2b(text.encode(), digest_size=8).hexdigest()
 
     def counts(self) -> dict[str, Any]:
@@ -236,4 +267,6 @@ class OutcomeTable:
                 update["failure"] = None
             elif trajectory.failure is None and verdict.outcome is Outcome.infra_error:
                 update["failure"] = Failure(error="evaluation errored (infrastructure)", cause=f"outcomes file {self.source}")
+            elif trajectory.failure is None and verdict.detail:  # a handed-in run the tests failed: say how
+                update["failure"] = Failure(error=verdict.detail, cause=f"outcomes file {self.source}")
         return trajectory.model_copy(update=update)
