@@ -217,6 +217,19 @@ def test_claude_code_subagent_file_and_empty_session(tmp_path: Path) -> None:
     assert result.error == "no conversation in this Claude Code session file (only summary records)"
 
 
+def test_a_stop_hook_that_refuses_the_end_of_a_turn_is_what_that_turn_got_back() -> None:
+    """Bug (a real 2.1.14 transcript, DRMacIver/claude-reliability): the "Stop hook feedback" that made the agent
+    go on was dropped as hook output, so its next reply looked unprompted and the hook's words were unsearchable."""
+    run = only(FIXTURES / "claude-code" / ".real" / "claude-reliability" / "stop-hook-reflection-first-stop.jsonl")
+    assert [s.action for s in run.steps] == ["Read", "Edit", "Bash", "Bash", "respond", "respond"]
+    refused = run.steps[4]
+    assert refused.arguments["content"].startswith("Done. I read `test.txt`")
+    assert refused.observation.startswith("Stop hook feedback:\n[${CLAUDE_PLUGIN_ROOT}/scripts/hooks/stop.sh]: "
+                                          "# Task Completion Check")
+    assert run.steps[5].arguments["content"].startswith("I have fully completed the task.")
+    assert run.task.startswith('Read test.txt and change the content to "modified content"')  # not a prompt
+
+
 # -- Codex CLI ---------------------------------------------------------------------------
 
 

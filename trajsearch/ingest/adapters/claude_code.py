@@ -43,7 +43,9 @@ Mapping
   user record (observation = its text; ended_at = that record's time). Text
   left at the end of a response is a ``respond`` step with
   ``{"content": text}``; thinking with nothing after it becomes the thought
-  of the next step.
+  of the next step. A Stop hook that refuses to let a turn end ("Stop hook
+  feedback: ..." in a user record) is what that turn's last step got back: its
+  observation (the agent's next steps answer it).
 - Step.error: only when the result says it failed: ``is_error: true`` (the
   decisive line of the result, e.g. "Exit code 1 ... AssertionError: ..." or
   "The user doesn't want to proceed with this tool use"; "Exit code 1" with no
@@ -119,6 +121,8 @@ _CONTINUATION = re.compile(r"^This session is being continued from a previous co
 _API_ERROR_TEXT = re.compile(r"^(?:API Error|Claude AI usage limit reached|Request timed out|Invalid API key)")
 _TOOL_USE_ERROR = re.compile(r"</?tool_use_error>")
 _EXIT_CODE = re.compile(r"^\s*Exit code:?\s*(-?\d+)")
+#: What the CLI tells the agent when a Stop (or SubagentStop) hook blocks the end of its turn.
+_STOP_HOOK = re.compile(r"^(?:Subagent)?Stop hook feedback:")
 
 
 def matches(record: Any) -> bool:
@@ -307,6 +311,10 @@ class _Session:
             self.fallbacks.setdefault("compact", strip_reminders(text))
             return
         kind, body = _classify(text)
+        if _STOP_HOOK.match(body) and self.steps:  # a Stop hook refused to let the turn end: what it told the agent
+            last = self.steps[-1]
+            last["observation"] = "\n".join(t for t in (last.get("observation"), body) if t)
+            return
         if kind == "prompt" and (record.get("isMeta") or record.get("isVisibleInTranscriptOnly")):
             kind = "meta"  # injected by the CLI (a skill banner, a command's expanded body), not typed
         if kind in ("injected", "empty") and not slash_command(text):
