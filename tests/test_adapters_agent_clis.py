@@ -430,6 +430,16 @@ def test_openhands_function_calling_run() -> None:
     assert run == only(OH_HELLO)  # the same id and content on every read
 
 
+def test_openhands_finish_keeps_its_closing_words_and_follow_ups_stay_listed() -> None:
+    """Bug (OpenHands' own replay trajectory): a ``finish`` whose closing words are only the event's ``message``
+    lost them (``{"outputs": {}}``)."""
+    run = only(FIXTURES / "openhands" / ".real" / "runtime-trajs" / "basic_interactions.json")
+    assert run.task == "what's 1+1?"
+    assert [s.action for s in run.steps] == ["respond", "respond", "finish"]
+    assert run.steps[2].arguments == {"outputs": {}, "message": "All done! What's next on the agenda?"}
+    assert run.metadata["user_prompts"] == ["No, I mean by Goldbach's conjecture!", "Finish please"]
+
+
 def test_openhands_gui_run_with_a_command_that_never_finished() -> None:
     run = only(OH_GUI)
     assert run.task.startswith("I want to create a VueJS app that allows me to:")

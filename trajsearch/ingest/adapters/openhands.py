@@ -351,6 +351,9 @@ def _step_for(event: dict[str, Any]) -> dict[str, Any]:
     own = {k: v for k, v in args.items() if k not in NOISE_ARGS and v is not None}
     if not isinstance(arguments, dict) or (not arguments and own):  # no function call kept: the action's fields
         arguments = own
+    if kind == "finish" and not as_str(arguments.get("final_thought") or arguments.get("message")) \
+            and as_str(event.get("message")):  # older versions keep the closing words only as the event's message
+        arguments = {**arguments, "message": event["message"]}
     return {"action": str(function or kind), "arguments": arguments, "thought": as_str(args.get("thought")) or None}
 
 
