@@ -164,7 +164,7 @@ def _candidates(
     for hit in [*by_task, *search(ts, task, summary, k=k, grouped=False)]:  # dense: thresholds are cosines
         keep(hit)
     names = identifiers(task)
-    files = sorted(named_files(task)) if named_k else []
+    files = sorted(named_files(task, names)) if named_k else []
     new = [t for t in ts.lexical_runs(" ".join(names), summary, k=touched_k) if t not in best] if names and touched_k else []
     if files:  # the files it names outright, on their own: among many identifiers they weigh little
         new += [t for t in ts.lexical_runs(" ".join(files), summary, k=named_k) if t not in best and t not in new]
