@@ -720,6 +720,20 @@ def test_model_turns_recorded_on_the_agent_span_give_thoughts_and_the_answer() -
     assert run.steps[-1].arguments["content"].startswith("New York is 89°F and Seattle is 72°F.")
 
 
+def test_a_code_agents_words_are_the_thought_of_the_tool_its_code_ran() -> None:
+    """Bug (smolagents CodeAgent, recorded spans): the model's "Thought: ... <code>" asks for no tool by name (the
+    agent runs the code, which calls the tool) and was shown as the agent talking to the user, twice."""
+    path = FIXTURES / "openinference" / ".real" / "smolagents_code_agent_live_spans.json"
+    [run] = [r.trajectory for r in read_dump(path, tenant="acme")]
+    assert run.task == "What is the population of Tokyo?"
+    assert [s.action for s in run.steps] == ["web_search", "final_answer"]
+    search, answer = run.steps
+    assert search.arguments == {"query": "population of Tokyo"}
+    assert search.thought.startswith("Thought: I need to find the current population of Tokyo.") and "<code>" in search.thought
+    assert answer.thought.startswith("Thought: Based on the search results")
+    assert answer.observation.startswith("The population of Tokyo is approximately 14 million")
+
+
 def test_tools_started_in_the_same_millisecond_keep_the_order_the_model_asked_for_them_in() -> None:
     """The AI SDK rounds span starts to the millisecond; parallel calls tie and exporters list them as they end."""
     path = FIXTURES / "otel-genai" / ".real" / "ai-sdk-7-semconv-two-tools.otlp.json"

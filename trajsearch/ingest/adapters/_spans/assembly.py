@@ -26,7 +26,9 @@ the nodes of one run:
   (role ``tool``, same call id); text that requested no tool is the agent
   talking: a ``respond`` step (arguments ``{"content": text}``), unless the
   model call sits inside a tool (an agent used as a tool), whose result
-  already shows what it said;
+  already shows what it said, or a tool no model call asked for runs right
+  after it (a code agent's "Thought: ... <code>", which smolagents executes):
+  then the text is that tool step's thought;
 - task: the first user message of the root (or of the first model call), else
   the root's input; where that is a well-known framework's rendered prompt, the
   task part of it (:func:`~trajsearch.ingest.adapters._prompts.from_markers`);
@@ -204,6 +206,7 @@ def assemble(nodes: list[Node], *, what: str = "trace", task: str | None = None)
         steps.append(step)
         return step
 
+    unasked: tuple[dict[str, Any], Node] | None = None  # the last model words that asked for no tool, as a step
     twins = twin_calls([n for n, _ in order])
     by_id = {n.id: n for n, _ in order}
     parents = {n.parent for n, _ in order}
@@ -241,7 +244,9 @@ def assemble(nodes: list[Node], *, what: str = "trace", task: str | None = None)
             elif text and node.id not in in_tool:  # a call that ran tools inside it (google-genai's automatic
                 # function calling) answered when it ended, after them
                 said_at = node.end if node.id in parents and node.end is not None else node.start
-                add_step(_respond(text, reasoning or None, said_at, node.end, node.error))
+                said = add_step(_respond(text, reasoning or None, said_at, node.end, node.error))
+                if node.id not in parents:
+                    unasked = (said, node)
             continue
         if node.role in ("tool", "retriever"):
             name = node.tool or node.name or ("retrieve" if node.role == "retriever" else "tool")
@@ -252,6 +257,13 @@ def assemble(nodes: list[Node], *, what: str = "trace", task: str | None = None)
             if match:
                 pending.remove(match)
                 thought = match["thought"]
+            elif unasked and steps[-1] is unasked[0] and start_order(node) >= start_order(unasked[1]) \
+                    and node.start is not None and unasked[1].end is not None and node.start >= unasked[1].end:
+                # words that asked for no tool, then a tool no model call asked for, run after them (a code
+                # agent's "Thought: ... <code>", which smolagents executes): the words were the reason for it
+                said = steps.pop()
+                thought = clip_step_text("\n\n".join(t for t in (said.get("thought"), said["arguments"]["content"]) if t))
+            unasked = None
             asked = maybe_json((match or {}).get("call", {}).get("arguments"))
             # the model's arguments by name where the tool recorded a bare value (LangChain's single input)
             arguments = asked if node.arguments is None or (isinstance(asked, dict) and asked
