@@ -148,8 +148,9 @@ def _candidates(
     identifiers (paths, modules, classes, functions, test ids; :func:`trajsearch.touched.identifiers`)
     looked up by BM25 in the summaries' ``Touched:`` lines, so a run that changed the module a
     task names is a candidate even when its task was worded otherwise (and the source files it
-    names outright, :func:`~.rerank.named_files`, looked up on their own: ``named_k`` runs). Their task and summary
-    rows are then scored by key (:meth:`TrajSearch.score_runs`) like every other candidate.
+    names outright, :func:`~.rerank.named_files`, looked up on their own: ``named_k`` runs). Their
+    task and summary rows are then scored by key (:meth:`TrajSearch.score_runs`) like every other
+    candidate.
 
     The summary rows come in one lookup by key at the end, with their stored vectors (remembered
     by ``TrajSearch.runs``, so diversity embeds nothing) and digests (what an exemplar shows).
@@ -165,7 +166,8 @@ def _candidates(
         keep(hit)
     names = identifiers(task)
     files = sorted(named_files(task, names)) if named_k else []
-    new = [t for t in ts.lexical_runs(" ".join(names), summary, k=touched_k) if t not in best] if names and touched_k else []
+    new = [t for t in ts.lexical_runs(" ".join(names), summary, k=touched_k) if t not in best] \
+        if names and touched_k else []
     if files:  # the files it names outright, on their own: among many identifiers they weigh little
         new += [t for t in ts.lexical_runs(" ".join(files), summary, k=named_k) if t not in best and t not in new]
     if new:

@@ -238,7 +238,7 @@ def warning_view(warning: FailureWarning, detail: _Detail) -> dict[str, Any]:
 
 
 def _exemplar_text(view: dict[str, Any], n: int) -> str:
-    what = "a successful past run" if view["outcome"].startswith("success") else "a past run, submitted but not evaluated"
+    what = "a past run, submitted but not evaluated" if view["outcome"].startswith("submitted") else "a successful past run"
     lines = [f"## Example {n}: {what}", _source(view["provenance"]), f"Goal: {view['goal']}"]
     if view.get("key_actions"):
         lines.append("Key actions:")

@@ -4,8 +4,8 @@ SWE-agent writes ``all_preds.jsonl`` and mini-swe-agent ``preds.json`` (``instan
 ``model_name_or_path``, ``model_patch``: the patch each run submitted) next to the ``.traj``
 files; the harness and ``sb-cli`` write reports (``resolved_ids``, one instance's
 ``{"patch_is_None": ..., "resolved": ...}``, or a summary listing ``{"instance_id", "resolved"}``
-records). None holds a run, so a directory walk passes them
-over; a report is what ``--outcomes`` reads.
+records). None holds a run, so a directory walk passes them over; a report is what
+``--outcomes`` reads.
 """
 
 from __future__ import annotations
@@ -31,7 +31,8 @@ def side_file(record: Any) -> str | None:
         return None
     values = list(record.values())
     if _prediction(record) or all(_prediction(v) for v in values):
-        return "SWE-bench predictions (the patch each run submitted), not runs: the runs are the trajectory files beside it"
+        return ("SWE-bench predictions (the patch each run submitted), not runs: the runs are the trajectory "
+                "files beside it")
     listed = any(isinstance(v, list) and v and isinstance(v[0], dict) and {"instance_id", "resolved"} <= v[0].keys()
                  for v in values)  # {"total": 500, "instances": [{"instance_id": ..., "resolved": true}, ...]}
     if isinstance(record.get("resolved_ids"), list) or listed or _report(record) or all(_report(v) for v in values):
