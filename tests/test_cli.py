@@ -114,14 +114,18 @@ def test_outcome_files_join_on_both_backends_and_say_how_many_runs_they_matched(
     """Bugs (real SWE-bench outputs): a summary keeping its records under ``instances`` joined nothing, silently;
     a folder of per-instance reports was an IsADirectoryError; ``--server`` dropped ``--outcomes``; the reports and
     predictions beside the runs were rejected as unrecognised dumps."""
+    code, out, err = run_cli("ingest", str(SWEBENCH_RUN / "trajs"), "--quiet")
+    assert code == 0, err
+    code, out, err = run_cli("search", "ModelAdmin inlines", "--level", "summary", "--json")
+    [hit] = json.loads(out)
+    code, out, err = run_cli("show", hit["trajectory_id"], "--steps", "0:0")
+    assert "outcome=submitted, not evaluated" in out  # no verdict yet: not shown as a success
     code, out, err = run_cli("ingest", str(SWEBENCH_RUN), "--outcomes", str(SWEBENCH_RUN / "results_summary.json"),
                              "--json", "--quiet")
     assert code == 0, err
     report = json.loads(out)
     assert (report["ingested"], report["rejected"]) == (1, 0)  # its three report.json and the summary passed over
     assert report["outcomes"] == {"file": "results_summary.json", "verdicts": 500, "runs": 1, "matched": 1}
-    code, out, err = run_cli("search", "ModelAdmin inlines", "--level", "summary", "--json")
-    [hit] = json.loads(out)
     code, out, err = run_cli("show", hit["trajectory_id"], "--json")
     assert code == 0, err
     shown = json.loads(out)
@@ -152,3 +156,14 @@ def test_side_files_named_alone_say_what_they_are(tmp_path: Path, monkeypatch) -
     assert code == 2 and "pass it (or its folder) with --outcomes" in " ".join(err.split())
     code, out, err = run_cli("ingest", "--dry-run", str(SWEBENCH_RUN), "--outcomes", str(SWEBENCH_RUN / "no-such.json"))
     assert code == 2 and "no-such.json:nosuchfileordirectory" in "".join(err.split())
+
+
+def test_show_prints_a_sessions_later_prompts(backend) -> None:
+    """OpenHands' own replay trajectory: the user's follow-ups are kept as the run's later prompts, and shown."""
+    code, out, err = run_cli("ingest", str(REAL / "openhands/.real/runtime-trajs/basic_interactions.json"), "--quiet")
+    assert code == 0, err
+    code, out, err = run_cli("search", "what's 1+1?", "--level", "task", "--json")
+    [hit] = json.loads(out)
+    code, out, err = run_cli("show", hit["trajectory_id"])
+    assert code == 0, err
+    assert "later prompts: No, I mean by Goldbach's conjecture! | Finish please" in " ".join(out.split())

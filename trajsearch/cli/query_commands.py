@@ -111,12 +111,18 @@ def show(
         data["trace_uri"] = run.trace_uri
         print_json(data)
         return
-    out.print(f"[bold]{escape(trajectory.trajectory_id)}[/bold]  outcome={trajectory.outcome.value}  "
-              f"reward={trajectory.reward}  env={escape(str(trajectory.env_version))}")
-    out.print(f"task: {trajectory.task}", markup=False)
-    out.print(f"trace: {run.trace_uri}", markup=False)
+    from ..model import outcome_shown
     from ..represent import step_text
 
+    out.print(f"[bold]{escape(trajectory.trajectory_id)}[/bold]  outcome={escape(outcome_shown(trajectory))}  "
+              f"reward={trajectory.reward}  env={escape(str(trajectory.env_version))}")
+    out.print(f"task: {trajectory.task}", markup=False)
+    if later := trajectory.metadata.get("user_prompts"):  # a multi-prompt session's later requests
+        out.print("later prompts: " + " | ".join(str(p) for p in later), markup=False)
+    if trajectory.failure is not None:
+        cause = f" (cause: {trajectory.failure.cause})" if trajectory.failure.cause else ""
+        out.print(f"failure: {trajectory.failure.error}{cause}", markup=False)
+    out.print(f"trace: {run.trace_uri}", markup=False)
     for step in chosen:
         out.print(step_text(step), markup=False)
 
