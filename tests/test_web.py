@@ -350,6 +350,13 @@ def test_run_page_has_the_failure_on_top_and_the_matched_step_open(demo):
     assert data.json()["trajectory_id"] == BROKEN and "attachment" in data.headers["content-disposition"]
 
 
+def test_run_page_says_where_the_outcome_came_from(demo):
+    """A mini-swe-agent run of the sample handed in a patch nobody tested: the page says so beside its outcome."""
+    page = demo.get("/runs/deepseek_chat_dev.pvlib__pvlib-python-1606").text
+    assert "<dt>verdict</dt><dd>submitted, not evaluated (no test result in the dump)</dd>" in page
+    assert "<dt>verdict</dt>" not in demo.get(f"/runs/{BROKEN}").text  # tau-bench's reward decides: no basis kept
+
+
 def test_compare_puts_a_success_of_the_same_task_beside_the_broken_run(demo):
     page = demo.get(f"/compare/{BROKEN}").text
     assert f"Successful: <a href=\"/runs/{SUCCESS}\">" in page

@@ -64,6 +64,12 @@ class RunView:
     def when(self) -> str:
         return when(self.trajectory.created_at.timestamp())
 
+    @property
+    def verdict(self) -> str | None:
+        """Where the outcome came from (an outcome file, a score, a submission nobody evaluated), when recorded."""
+        basis = self.trajectory.metadata.get("outcome_basis")
+        return str(basis) if basis else None
+
 
 def load_trace(ts: TrajSearch, principal: Principal, run: Hit) -> Trajectory:
     try:
