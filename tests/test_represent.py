@@ -103,3 +103,20 @@ def test_model_rejects_bad_records():
         })
     with pytest.raises(ValidationError, match="task"):
         Trajectory.model_validate({"trajectory_id": "r", "tenant": "acme", "task": "x" * 20_001})
+
+
+def test_a_sessions_later_requests_are_searchable(hashing_ts):
+    """Bug (real multi-prompt sessions: Claude Code 2.1 resumed twice, OpenHands' replay trajectory): an agent CLI
+    keeps a session's later prompts in ``metadata.user_prompts``, and no row held them, so a run could not be found
+    by what the user asked after the first prompt."""
+    from adapter_support import only
+
+    fixtures = ROOT / "tests" / "fixtures"
+    resumed = only(fixtures / "claude-code" / ".real" / "143b8ac3-becf-41e0-a3ab-73a4d00f4b54.jsonl")
+    chat = only(fixtures / "openhands" / ".real" / "runtime-trajs" / "basic_interactions.json")
+    [summary] = [r for r in represent(chat) if r.level == "summary"]
+    assert "Later requests: No, I mean by Goldbach's conjecture! | Finish please" in summary.text
+    hashing_ts.add([resumed.model_copy(update={"tenant": "acme"}), chat.model_copy(update={"tenant": "acme"})])
+    for asked, run in (("TRIGGER400 summarize everything", resumed), ("mean", chat)):  # words of a later prompt only
+        hits = hashing_ts.search(asked, tenant="acme", levels="summary", mode="lexical", k=1)
+        assert [h.trajectory_id for h in hits] == [run.trajectory_id]

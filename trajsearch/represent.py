@@ -34,13 +34,15 @@ from .touched import touched
 #: 4: the "Touched" line lists the definitions the run's reads showed (where code lives).
 #: 5: ... SWE-agent's viewer included; its edit bodies and prose no longer listed as commands.
 #: 6: an exemplar digest shows an unevaluated submission as "submitted, not evaluated" (texts unchanged).
-REPRESENTATION_VERSION = 6
+#: 7: the summary lists a session's later requests (``metadata.user_prompts``).
+REPRESENTATION_VERSION = 7
 
 TRAJECTORY_LEVEL_INDEX = -1  # step_index of task and summary rows
 MAX_ROW_CHARS = 12_000  # the stored/lexical text of one row
 OBSERVATION_HEAD = 700
 OBSERVATION_TAIL = 1_100
 ARGUMENT_CHARS = 600
+LATER_REQUESTS_CHARS = 1_200  # a multi-prompt session's later prompts, in its summary
 THOUGHT_CHARS = 300
 ERROR_HEAD = ERROR_TAIL = 400
 #: A passage holds whole lines up to this many characters (a longer line is cut into pieces
@@ -177,6 +179,9 @@ def extractive_summary(trajectory: Trajectory) -> str:
     goal = clip(trajectory.task.split("\n\n")[0], 300)
     tools = trajectory.tools_used
     sentences = [f"Goal: {goal}"]
+    later = [str(p) for p in trajectory.metadata.get("user_prompts") or [] if str(p).strip()]
+    if later:  # a session's later requests (agent CLIs keep them in metadata): often where the real work is asked
+        sentences.append(f"Later requests: {clip(' | '.join(later), LATER_REQUESTS_CHARS)}")
     if tools:
         sentences.append(f"Approach: {len(trajectory.steps)} steps using {' -> '.join(tools[:8])}.")
     key_actions = [
