@@ -79,11 +79,6 @@ _SHOWN_DEF = re.compile(_LINE_NO + r"[ \t]*(?:export\s+(?:default\s+)?|pub(?:\(c
 _SHOWN_SETTING = re.compile(_LINE_NO + r"([A-Z][A-Z0-9]*_[A-Z0-9_]+)[ \t]*=(?!=)", re.M)
 _SOURCE_FILE = r"[\w./@+-]+\.(?:py|pyi|pyx|js|jsx|ts|tsx|go|rs|java|kt|rb|php|c|h|cc|cpp|hpp|scala|swift)"
 _SOURCE = re.compile(_SOURCE_FILE + "$")
-
-
-def is_source(path: str) -> bool:
-    """Whether ``path`` names a source file (by its extension; a ``#L12`` anchor or ``::test`` id aside)."""
-    return bool(_SOURCE.match(re.split(r"[#:]", path, maxsplit=1)[0]))
 #: One line of a search over many files: ``path:line:text`` (``grep -rn``, ``rg -n``).
 _GREP_HIT = re.compile(r"^(?:\./)?(" + _SOURCE_FILE + r")[:-]\d+[:-](.*)$", re.M)
 
@@ -210,6 +205,13 @@ def touched(trajectory: Trajectory) -> Touched:
         calls=_unique(calls),
         defined=defined,
     )
+
+
+def source_file(name: str) -> str | None:
+    """The source file a name (a path, a link) points at, a ``#L12`` anchor or ``::test`` id cut off; None
+    when it names no source file (by its extension)."""
+    path = re.split(r"[#:]", name, maxsplit=1)[0]
+    return path if _SOURCE.match(path) else None
 
 
 def _definitions(output: str, files: list[str]) -> list[tuple[str, str]]:

@@ -265,10 +265,10 @@ def named_files(text: str, names: Sequence[str] | None = None) -> set[str]:
     :func:`_file_key` keys it: ``admin/options.py`` and ``.../django/contrib/admin/options.py#L1634`` are
     one file; a bare ``options.py`` is its own key. ``names``: ``identifiers(text)`` when already at hand
     (about 1 ms for an issue-length task)."""
-    from ..touched import identifiers, is_source  # noqa: PLC0415
+    from ..touched import identifiers, source_file  # noqa: PLC0415
 
-    return {_file_key(re.split(r"[#:]", name, maxsplit=1)[0]) for name in (identifiers(text) if names is None else names)
-            if is_source(name) and name in text}  # not a module path guessed from a dotted name
+    return {_file_key(path) for name in (identifiers(text) if names is None else names)
+            if name in text and (path := source_file(name))}  # not a module path guessed from a dotted name
 
 
 def _changed_keys(summary: str) -> set[str]:
