@@ -49,9 +49,14 @@ _SUCCESS = {"success", "succeeded", "resolved", "pass", "passed", "true", "1", "
 _FAILURE = {"failure", "failed", "fail", "unresolved", "false", "0", "no", "incorrect", "unsolved"}
 _INFRA = {"infra_error", "error", "errored", "infrastructure"}
 #: Keys of one instance's SWE-bench harness report (``{instance_id: {these}}``).
-INSTANCE_REPORT_KEYS = {"patch_is_None", "patch_exists", "patch_successfully_applied", "tests_status"}
+_INSTANCE_REPORT_KEYS = {"patch_is_None", "patch_exists", "patch_successfully_applied", "tests_status"}
 #: Metadata keys where adapters keep the source's own run id.
 SOURCE_ID_KEYS = ("trace_id", "conversation_id", "session_id", "instance_id")
+
+
+def is_instance_report(value: Any) -> bool:
+    """Whether ``value`` is one instance's SWE-bench harness report (its verdict, without its id)."""
+    return isinstance(value, dict) and "resolved" in value and bool(value.keys() & _INSTANCE_REPORT_KEYS)
 
 
 @dataclass(frozen=True)
@@ -202,7 +207,7 @@ class OutcomeTable:
                 records = [json.loads(line) for line in text.splitlines() if line.strip()]
                 cls._records(records, verdicts, p)
             if isinstance(data, dict):
-                if "resolved" in data and data.keys() & INSTANCE_REPORT_KEYS:  # its keys would pass for run ids
+                if is_instance_report(data):  # its keys would pass for run ids
                     if folder_id is not None:
                         data = {folder_id: data}
                     else:

@@ -12,17 +12,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..outcomes import INSTANCE_REPORT_KEYS
+from ..outcomes import is_instance_report
 
 _PREDICTION_KEYS = {"instance_id", "model_patch"}
 
 
 def _prediction(value: Any) -> bool:
     return isinstance(value, dict) and _PREDICTION_KEYS <= value.keys()
-
-
-def _report(value: Any) -> bool:
-    return isinstance(value, dict) and "resolved" in value and bool(value.keys() & INSTANCE_REPORT_KEYS)
 
 
 def side_file(record: Any) -> str | None:
@@ -35,6 +31,7 @@ def side_file(record: Any) -> str | None:
                 "files beside it")
     listed = any(isinstance(v, list) and v and isinstance(v[0], dict) and {"instance_id", "resolved"} <= v[0].keys()
                  for v in values)  # {"total": 500, "instances": [{"instance_id": ..., "resolved": true}, ...]}
-    if isinstance(record.get("resolved_ids"), list) or listed or _report(record) or all(_report(v) for v in values):
+    if (isinstance(record.get("resolved_ids"), list) or listed or is_instance_report(record)
+            or all(is_instance_report(v) for v in values)):
         return "a SWE-bench evaluation report, not a run: pass it (or its folder) with --outcomes to join its verdicts"
     return None
