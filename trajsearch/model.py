@@ -60,12 +60,14 @@ class Outcome(str, Enum):
 #: agent's submitted patch) with no verdict in the dump: shown as such, never as "successful", until an
 #: outcome file (``ingest --outcomes``) says.
 UNEVALUATED = "submitted, not evaluated (no test result in the dump)"
+#: How such a run's outcome is shown (:func:`outcome_shown`).
+SUBMITTED = "submitted, not evaluated"
 
 
 def outcome_shown(run: Trajectory) -> str:
-    """A run's outcome as a reader is told it: ``submitted, not evaluated`` for an :data:`UNEVALUATED` success."""
+    """A run's outcome as a reader is told it: :data:`SUBMITTED` for an :data:`UNEVALUATED` success."""
     if run.outcome is Outcome.success and run.metadata.get("outcome_basis") == UNEVALUATED:
-        return "submitted, not evaluated"
+        return SUBMITTED
     return run.outcome.value
 
 

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from ..digest import CAPS, UNCAPPED, ExemplarDigest, exemplar_digest, warning_digest
+from ..model import SUBMITTED
 from ..represent import clip
 from .advice import Exemplar, FailureWarning
 from .novelty import ADVICE, Strategy
@@ -238,7 +239,7 @@ def warning_view(warning: FailureWarning, detail: _Detail) -> dict[str, Any]:
 
 
 def _exemplar_text(view: dict[str, Any], n: int) -> str:
-    what = "a past run, submitted but not evaluated" if view["outcome"].startswith("submitted") else "a successful past run"
+    what = "a past run, submitted but not evaluated" if view["outcome"].startswith(SUBMITTED) else "a successful past run"
     lines = [f"## Example {n}: {what}", _source(view["provenance"]), f"Goal: {view['goal']}"]
     if view.get("key_actions"):
         lines.append("Key actions:")
