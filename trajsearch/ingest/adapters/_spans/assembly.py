@@ -257,8 +257,8 @@ def assemble(nodes: list[Node], *, what: str = "trace", task: str | None = None)
             if match:
                 pending.remove(match)
                 thought = match["thought"]
-            elif unasked and steps[-1] is unasked[0] and start_order(node) >= start_order(unasked[1]) \
-                    and node.start is not None and unasked[1].end is not None and node.start >= unasked[1].end:
+            elif unasked and steps[-1] is unasked[0] and node.start is not None and unasked[1].end is not None \
+                    and node.start >= unasked[1].end:
                 # words that asked for no tool, then a tool no model call asked for, run after them (a code
                 # agent's "Thought: ... <code>", which smolagents executes): the words were the reason for it
                 said = steps.pop()
