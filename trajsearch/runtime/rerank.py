@@ -174,7 +174,12 @@ def touched_names(summary: str) -> dict[str, set[str]]:
     ``code``: each changed file's stem and last two path parts, its module, the functions and
     classes changed; ``calls``: the words of the state-changing tools it called
     (``cancel_reservation`` -> ``cancel``, ``reservation``)."""
-    lists = {kind: [item.lower() for item in items] for kind, items in _touched_lists(summary).items()}
+    return _names_changed(_touched_lists(summary))
+
+
+def _names_changed(parsed: dict[str, list[str]]) -> dict[str, set[str]]:
+    """:func:`touched_names` of a ``Touched:`` line already parsed (:func:`_touched_lists`)."""
+    lists = {kind: [item.lower() for item in items] for kind, items in parsed.items()}
     code = set(lists["modules"]) | set(lists["symbols"])
     for item in lists["changed"]:
         code |= _file_names(item)
@@ -196,9 +201,14 @@ def _file_key(path: str) -> str:
 
 def defined_in(summaries: Sequence[str]) -> dict[str, set[str]]:
     """Name (lowercased) -> the files (:func:`_file_key`) the runs' reads showed defining it."""
+    return _defined([_touched_lists(summary) for summary in summaries])
+
+
+def _defined(parsed: Sequence[dict[str, list[str]]]) -> dict[str, set[str]]:
+    """:func:`defined_in` of ``Touched:`` lines already parsed (:func:`_touched_lists`)."""
     where: dict[str, set[str]] = {}
-    for summary in summaries:
-        for entry in _touched_lists(summary)["defined"]:
+    for lists in parsed:
+        for entry in lists["defined"]:
             path, _, names = entry.partition(": ")
             for name in names.split():
                 where.setdefault(name.lower(), set()).add(_file_key(path))
@@ -229,7 +239,8 @@ def touched_scores(query: str, summaries: Sequence[str]) -> dict[str, list[float
         if "/" in name:  # a path names its file as a run's changes do: pkg/mod.py -> pkg/mod, mod
             mentioned.add(name.lower().rsplit(".", 1)[0])
             mentioned |= _file_names(name.lower().split("::", 1)[0])
-    per_run = [touched_names(s) for s in summaries]
+    parsed = [_touched_lists(s) for s in summaries]  # each line once, for every kind below
+    per_run = [_names_changed(lists) for lists in parsed]
     out: dict[str, list[float]] = {}
     for kind in ("code", "calls"):
         names = [found[kind] for found in per_run]
@@ -249,14 +260,15 @@ def touched_scores(query: str, summaries: Sequence[str]) -> dict[str, list[float
                 scores.append(hit / total if total else 0.0)
         out[kind] = scores
     homes: dict[str, float] = {}  # file -> how much of what the task names it defines
-    for name, files in defined_in(summaries).items():
+    for name, files in _defined(parsed).items():
         if name in named and len(name) > 3 and len(files) <= WHERE_MAX_FILES:
             for file in files:
                 homes[file] = homes.get(file, 0.0) + 1 / len(files)
     for path in named_files(query, identified):  # a file the task names outright is where its work lies
         homes[path] = homes.get(path, 0.0) + NAMED_FILE
     total = sum(homes.values())
-    out["where"] = [sum(homes.get(key, 0.0) for key in _changed_keys(s)) / total if total else 0.0 for s in summaries]
+    out["where"] = [sum(homes.get(key, 0.0) for key in _changed_keys(lists)) / total if total else 0.0
+                    for lists in parsed]
     return out
 
 
@@ -271,9 +283,9 @@ def named_files(text: str, names: Sequence[str] | None = None) -> set[str]:
             if name in text and (path := source_file(name))}  # not a module path guessed from a dotted name
 
 
-def _changed_keys(summary: str) -> set[str]:
-    """The files a summary says its run changed, by :func:`_file_key` and by bare file name."""
-    changed = _touched_lists(summary)["changed"]
+def _changed_keys(parsed: dict[str, list[str]]) -> set[str]:
+    """The files a parsed ``Touched:`` line says its run changed, by :func:`_file_key` and by bare file name."""
+    changed = parsed["changed"]
     return {_file_key(p) for p in changed} | {p.rsplit("/", 1)[-1] for p in changed}
 
 
