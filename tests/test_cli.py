@@ -158,6 +158,22 @@ def test_side_files_named_alone_say_what_they_are(tmp_path: Path, monkeypatch) -
     assert code == 2 and "no-such.json:nosuchfileordirectory" in "".join(err.split())
 
 
+def test_an_older_swebench_report_beside_its_runs_is_passed_over_and_says_what_it_failed(tmp_path: Path,
+                                                                                          monkeypatch) -> None:
+    """Real: AutoCodeRover's SWE-agent runs and their first-harness report, which lists only the resolved."""
+    monkeypatch.setenv("TRAJSEARCH_MODEL", "hashing")
+    monkeypatch.setenv("TRAJSEARCH_HOME", str(tmp_path))
+    run_dir = REAL / "swe-agent/.real/acr-swe-agent-gpt4-lite"
+    code, out, err = run_cli("ingest", "--dry-run", str(run_dir), "--outcomes", str(run_dir / "final_report.json"))
+    assert code == 0, err
+    said = " ".join(out.split())
+    assert "outcomes file final_report.json: a verdict for 2 of 2 run(s) read (1 not listed as resolved in it: failed)" in said
+    code, out, err = run_cli("ingest", "--dry-run", "--json", str(run_dir), "--outcomes", str(run_dir / "final_report.json"))
+    report = json.loads(out)
+    assert [(Path(f["source"]).name, f["outcomes"]) for f in report["files"]] == [  # the report itself: no rejection
+        ("pylint-dev__pylint-7114.traj", {"failure": 1}), ("pytest-dev__pytest-5227.traj", {"success": 1})]
+
+
 def test_show_prints_a_sessions_later_prompts(backend) -> None:
     """OpenHands' own replay trajectory: the user's follow-ups are kept as the run's later prompts, and shown."""
     code, out, err = run_cli("ingest", str(REAL / "openhands/.real/runtime-trajs/basic_interactions.json"), "--quiet")

@@ -235,6 +235,32 @@ def test_swebench_summaries_and_folders_of_reports_are_outcome_files(tmp_path: P
         OutcomeTable.load(real / "trajs")
 
 
+def test_older_swebench_reports_fail_the_runs_they_do_not_list_as_resolved(tmp_path: Path) -> None:
+    """Bug (real: AutoCodeRover's reproduction of SWE-agent on SWE-bench Lite, its run's ``final_report.json``):
+    the first harness's report lists only the resolved instances (``{"stats", "resolved": [ids]}``; the
+    leaderboard's ``results.json`` adds ``no_generation`` and ``no_logs``) and was "no run outcomes found"."""
+    real = FIXTURES / "swe-agent" / ".real" / "acr-swe-agent-gpt4-lite"
+    report = OutcomeTable.load(real / "final_report.json")
+    assert len(report) == 28 and report.verdicts["pytest-dev__pytest-5227"].outcome is Outcome.success
+    joined = runs(real, outcomes=report)
+    assert {r.task_id: r.outcome for r in joined.values()} == {
+        "pytest-dev__pytest-5227": Outcome.success, "pylint-dev__pylint-7114": Outcome.failure}
+    [failed] = [r for r in joined.values() if r.outcome is Outcome.failure]
+    assert failed.failure.error == "SWE-bench evaluation: not resolved (not among the report's resolved instances)"
+    assert report.counts() == {"file": "final_report.json", "verdicts": 28, "runs": 2, "matched": 2, "unlisted": 1}
+    other = next(iter(runs(ATIF).values()))  # not a SWE-bench instance: not this report's to judge
+    assert report.apply(other).outcome is other.outcome and report.counts()["unlisted"] == 1
+
+    leaderboard = tmp_path / "results.json"
+    leaderboard.write_text(json.dumps({"no_generation": ["pylint-dev__pylint-7114"], "no_logs": ["x__y-1"],
+                                       "resolved": []}))
+    table = OutcomeTable.load(leaderboard)  # nothing resolved is still a report
+    assert table.verdicts["pylint-dev__pylint-7114"].detail == "SWE-bench evaluation: no patch was generated"
+    assert table.verdicts["x__y-1"].outcome is Outcome.infra_error
+    assert {r.task_id: r.outcome for r in runs(real, outcomes=table).values()} == {
+        "pytest-dev__pytest-5227": Outcome.failure, "pylint-dev__pylint-7114": Outcome.failure}
+
+
 def test_evaluation_labels_decide_only_when_explicit() -> None:
     assert outcome_from([Evaluation("task_success", "pass")])[0] is Outcome.success
     assert outcome_from([Evaluation("task_success", "pass"), Evaluation("safety", "fail")])[0] is Outcome.failure

@@ -185,7 +185,9 @@ def _outcomes_line(joins: list[dict[str, Any]]) -> None:
                   f"the trajectory id, source run id or task id of the {runs} run(s) read; their outcomes are the "
                   "dumps' own", highlight=False)
     else:
-        out.print(f"outcomes file {name}: a verdict for {matched} of {runs} run(s) read", highlight=False)
+        unlisted = max((j["unlisted"] for j in joins if "unlisted" in j), default=None)
+        told = f" ({unlisted} not listed as resolved in it: failed)" if unlisted else ""
+        out.print(f"outcomes file {name}: a verdict for {matched} of {runs} run(s) read{told}", highlight=False)
 
 
 def _short_path(path: str, limit: int = 48) -> str:

@@ -7,6 +7,11 @@ outcome file maps a run id to an outcome and/or a reward:
 - JSON object ``{run_id: "success" | true | 0.0 | {"outcome"|"resolved"|"reward": ...}}``;
 - SWE-bench harness report ``{"resolved_ids": [...], "unresolved_ids": [...],
   "error_ids": [...]}`` (``error_ids`` -> infra_error);
+- SWE-bench's older reports, lists of instance ids by what became of them: the leaderboard's
+  ``results/results.json`` (``{"resolved": [...], "no_generation": [...], "no_logs": [...]}``)
+  and the first harness's ``get_model_report`` (``generated``, ``applied``, ... ``resolved``).
+  They list the resolved instances and leave the unresolved ones out, so a run such a report
+  does not list as resolved, or as not evaluated, failed;
 - JSON array / JSONL of records, or CSV with a header: an id column
   (``trajectory_id``, ``run_id``, ``instance_id``, ``task_id``, ``session_id``,
   ``trace_id`` or ``id``) and ``outcome`` / ``status`` / ``resolved`` /
@@ -34,6 +39,7 @@ import csv
 import hashlib
 import io
 import json
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable
@@ -50,13 +56,42 @@ _FAILURE = {"failure", "failed", "fail", "unresolved", "false", "0", "no", "inco
 _INFRA = {"infra_error", "error", "errored", "infrastructure"}
 #: Keys of one instance's SWE-bench harness report (``{instance_id: {these}}``).
 _INSTANCE_REPORT_KEYS = {"patch_is_None", "patch_exists", "patch_successfully_applied", "tests_status"}
+#: The lists of SWE-bench's older reports that say more than "not resolved" (the rest, ``generated``,
+#: ``with_logs``, ``applied``, are stages every resolved instance passed too): outcome, what went wrong.
+_UNRESOLVED_LISTS = {
+    "no_generation": (Outcome.failure, "SWE-bench evaluation: no patch was generated"),
+    "no_apply": (Outcome.failure, "SWE-bench evaluation: the patch did not apply"),
+    "test_timeout": (Outcome.failure, "SWE-bench evaluation: the tests timed out"),
+    "no_logs": (Outcome.infra_error, None),
+    "install_fail": (Outcome.infra_error, None),
+    "reset_failed": (Outcome.infra_error, None),
+    "test_errored": (Outcome.infra_error, None),
+}
+#: A SWE-bench instance id (``django__django-11099``): the runs an older report judges by leaving them out.
+_INSTANCE_ID = re.compile(r"^[\w.-]+__[\w.-]+-\d+$")
 #: Metadata keys where adapters keep the source's own run id.
 SOURCE_ID_KEYS = ("trace_id", "conversation_id", "session_id", "instance_id")
+
+
+def _id_list(value: Any) -> list[str] | None:
+    """``value`` as a list of run ids, if it is one (a list of strings)."""
+    return value if isinstance(value, list) and all(isinstance(item, str) for item in value) else None
 
 
 def is_instance_report(value: Any) -> bool:
     """Whether ``value`` is one instance's SWE-bench harness report (its verdict, without its id)."""
     return isinstance(value, dict) and "resolved" in value and bool(value.keys() & _INSTANCE_REPORT_KEYS)
+
+
+def is_swebench_report(record: dict[str, Any]) -> bool:
+    """Whether a JSON object is a SWE-bench evaluation report of any kind this module reads: a run's
+    (``resolved_ids``, or an older one's ``resolved`` list), one instance's, several instances' by id,
+    or a summary listing ``{"instance_id", "resolved"}`` records under a key."""
+    values = list(record.values())
+    listed = any(isinstance(v, list) and v and isinstance(v[0], dict) and {"instance_id", "resolved"} <= v[0].keys()
+                 for v in values)  # {"total": 500, "instances": [{"instance_id": ..., "resolved": true}, ...]}
+    return (isinstance(record.get("resolved_ids"), list) or _id_list(record.get("resolved")) is not None or listed
+            or is_instance_report(record) or bool(values) and all(is_instance_report(v) for v in values))
 
 
 @dataclass(frozen=True)
@@ -65,6 +100,10 @@ class Verdict:
     reward: float | None
     #: what the evaluation says went wrong, where it says (a SWE-bench report's failing tests)
     detail: str | None = None
+
+
+#: What a run an older SWE-bench report leaves out is told: it was evaluated and not resolved.
+NOT_RESOLVED = Verdict(Outcome.failure, None, "SWE-bench evaluation: not resolved (not among the report's resolved instances)")
 
 
 #: Failing tests named in a verdict's detail, per kind.
@@ -137,40 +176,47 @@ class OutcomeTable:
     """Run id -> :class:`Verdict`, loaded from an outcome file or a directory of them.
 
     It counts the runs it was asked about and those it had a verdict for (``runs``, ``matched``):
-    a file keyed by ids the runs do not carry joins nothing, and the ingest says so."""
+    a file keyed by ids the runs do not carry joins nothing, and the ingest says so. ``unlisted``: the
+    verdict of a run the file does not list, where its kind of report says (an older SWE-bench report
+    lists only what it resolved); ``implicit`` counts the runs given it."""
 
-    def __init__(self, verdicts: dict[str, Verdict], source: str) -> None:
+    def __init__(self, verdicts: dict[str, Verdict], source: str, unlisted: Verdict | None = None) -> None:
         self.verdicts = verdicts
         self.source = source
+        self.unlisted = unlisted
         self.runs = 0
         self.matched = 0
+        self.implicit = 0
 
     def __len__(self) -> int:
         return len(self.verdicts)
 
     def fingerprint(self) -> str:
         """A digest of the verdicts (whatever files they came from): what a checkpoint ties to."""
-        text = json.dumps(sorted((k, v.outcome and v.outcome.value, v.reward, v.detail) for k, v in self.verdicts.items()))
+        rows = [(k, v.outcome and v.outcome.value, v.reward, v.detail) for k, v in self.verdicts.items()]
+        text = json.dumps([sorted(rows), self.unlisted and self.unlisted.detail])
         return hashlib.blake2b(text.encode(), digest_size=8).hexdigest()
 
     def counts(self) -> dict[str, Any]:
         """What the join did, for a report: the file, its verdicts, the runs read, the runs given one."""
-        return {"file": self.source, "verdicts": len(self.verdicts), "runs": self.runs, "matched": self.matched}
+        counts = {"file": self.source, "verdicts": len(self.verdicts), "runs": self.runs, "matched": self.matched}
+        return counts | ({"unlisted": self.implicit} if self.unlisted is not None else {})
 
     @classmethod
     def load(cls, path: str | Path) -> OutcomeTable:
         p = Path(path)
         if p.is_dir():
             return cls._load_directory(p)
-        verdicts = cls._read(p)
-        if not verdicts:
+        verdicts, unlisted = cls._read(p)
+        if not verdicts and unlisted is None:
             raise ValueError(f"{p}: no run outcomes found (expected id -> outcome/reward; see trajsearch.ingest.outcomes)")
-        return cls(verdicts, p.name)
+        return cls(verdicts, p.name, unlisted)
 
     @classmethod
     def _load_directory(cls, root: Path) -> OutcomeTable:
         """Every outcome file under ``root``; files holding no verdicts (logs, patches, runs) are passed over."""
         verdicts: dict[str, Verdict] = {}
+        unlisted: Verdict | None = None
         files = 0
         for file in sorted(root.rglob("*")):
             name = file.name.lower()
@@ -178,22 +224,25 @@ class OutcomeTable:
                     or file.suffix.lower() not in OUTCOME_SUFFIXES):
                 continue
             try:
-                found = cls._read(file, folder_id=file.parent.name)
+                found, rest = cls._read(file, folder_id=file.parent.name)
             except ValueError:  # not an outcome file (a log, a patch, a run)
                 continue
-            files += bool(found)
+            files += bool(found or rest)
             verdicts.update(found)
-        if not verdicts:
+            unlisted = unlisted or rest
+        if not verdicts and unlisted is None:
             raise ValueError(f"{root}: no outcome file in this directory (looked for {', '.join(OUTCOME_SUFFIXES)} "
                              "files mapping run ids to outcomes/rewards; see trajsearch.ingest.outcomes)")
-        return cls(verdicts, f"{root.name}/ ({files} files)")
+        return cls(verdicts, f"{root.name}/ ({files} files)", unlisted)
 
     @classmethod
-    def _read(cls, p: Path, folder_id: str | None = None) -> dict[str, Verdict]:
-        """The verdicts of one file; ``folder_id``: the id of a one-instance report that leaves it out."""
+    def _read(cls, p: Path, folder_id: str | None = None) -> tuple[dict[str, Verdict], Verdict | None]:
+        """The verdicts of one file, and the verdict of the runs it leaves out where it says one (see
+        ``unlisted``); ``folder_id``: the id of a one-instance report that leaves it out."""
         text = p.read_text(encoding="utf-8-sig")
         stripped = text.lstrip()
         verdicts: dict[str, Verdict] = {}
+        unlisted = None
         if p.suffix.lower() in (".csv", ".tsv") or not stripped[:1] in ("{", "["):
             dialect = "excel-tab" if p.suffix.lower() == ".tsv" else "excel"
             cls._records(csv.DictReader(io.StringIO(text), dialect=dialect), verdicts, p)
@@ -216,26 +265,36 @@ class OutcomeTable:
                             f"{', '.join(sorted(data)[:5])}): the harness writes {{\"<instance_id>\": {{...}}}}; wrap it "
                             "so, pass the folder of reports (each named by its instance's folder), or pass the run's "
                             "report listing resolved_ids")
-                cls._mapping(data, verdicts, p)
-        return verdicts
+                unlisted = cls._mapping(data, verdicts, p)
+        return verdicts, unlisted
 
     @classmethod
-    def _mapping(cls, data: dict[str, Any], verdicts: dict[str, Verdict], path: Path) -> None:
+    def _mapping(cls, data: dict[str, Any], verdicts: dict[str, Verdict], path: Path) -> Verdict | None:
+        """The verdicts of a JSON object, and those of the runs it leaves out where its kind says (see
+        ``unlisted``)."""
         lists = {"resolved_ids": Outcome.success, "unresolved_ids": Outcome.failure, "error_ids": Outcome.infra_error}
         if any(isinstance(data.get(k), list) for k in lists):
             for key, outcome in lists.items():
                 for run_id in data.get(key) or []:
                     verdicts[str(run_id)] = Verdict(outcome, None)
-            return
+            return None
+        if _id_list(data.get("resolved")) is not None:  # an older SWE-bench report: its unresolved instances go unlisted
+            for key, (outcome, detail) in _UNRESOLVED_LISTS.items():
+                for run_id in _id_list(data.get(key)) or []:
+                    verdicts[run_id] = Verdict(outcome, None, detail)
+            for run_id in data["resolved"]:
+                verdicts[run_id] = Verdict(Outcome.success, None)
+            return NOT_RESOLVED
         nested = [value for value in data.values() if isinstance(value, list) and value
                   and all(isinstance(item, dict) for item in value) and value[0].keys() & set(ID_FIELDS)]
         if nested:  # records under a key, beside totals that are no run ids: {"total": 500, "instances": [...]}
             for records in nested:
                 cls._records(records, verdicts, path)
-            return
+            return None
         for run_id, value in data.items():
             if (verdict := _from_value(value)) is not None:
                 verdicts[str(run_id)] = verdict
+        return None
 
     @staticmethod
     def _records(records: Iterable[Any], verdicts: dict[str, Verdict], path: Path) -> None:
@@ -256,9 +315,19 @@ class OutcomeTable:
             keys.append(trajectory.task_id)
         return next((self.verdicts[k] for k in keys if k in self.verdicts), None)
 
+    def _verdict(self, trajectory: Trajectory) -> Verdict | None:
+        """The file's verdict for the run: its own, else what the file says of the runs it leaves out,
+        for a run of a SWE-bench instance (``<owner>__<repo>-<number>``: a run of anything else is not its
+        to judge)."""
+        verdict = self.lookup(trajectory)
+        if verdict is None and self.unlisted is not None and _INSTANCE_ID.match(trajectory.task_id or ""):
+            self.implicit += 1
+            return self.unlisted
+        return verdict
+
     def apply(self, trajectory: Trajectory) -> Trajectory:
         """The trajectory with the file's verdict (unchanged when the file has none for it)."""
-        verdict = self.lookup(trajectory)
+        verdict = self._verdict(trajectory)
         self.runs += 1
         if verdict is None:
             return trajectory

@@ -2,9 +2,9 @@
 
 SWE-agent writes ``all_preds.jsonl`` and mini-swe-agent ``preds.json`` (``instance_id``,
 ``model_name_or_path``, ``model_patch``: the patch each run submitted) next to the ``.traj``
-files; the harness and ``sb-cli`` write reports (``resolved_ids``, one instance's
-``{"patch_is_None": ..., "resolved": ...}``, or a summary listing ``{"instance_id", "resolved"}``
-records). None holds a run, so a directory walk passes them over; a report is what
+files; the harness and ``sb-cli`` write reports (``resolved_ids``, an older harness's ``resolved``
+list, one instance's ``{"patch_is_None": ..., "resolved": ...}``, or a summary listing
+``{"instance_id", "resolved"}`` records). None holds a run, so a directory walk passes them over; a report is what
 ``--outcomes`` reads.
 """
 
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..outcomes import is_instance_report
+from ..outcomes import is_swebench_report
 
 _PREDICTION_KEYS = {"instance_id", "model_patch"}
 
@@ -29,9 +29,6 @@ def side_file(record: Any) -> str | None:
     if _prediction(record) or all(_prediction(v) for v in values):
         return ("SWE-bench predictions (the patch each run submitted), not runs: the runs are the trajectory "
                 "files beside it")
-    listed = any(isinstance(v, list) and v and isinstance(v[0], dict) and {"instance_id", "resolved"} <= v[0].keys()
-                 for v in values)  # {"total": 500, "instances": [{"instance_id": ..., "resolved": true}, ...]}
-    if (isinstance(record.get("resolved_ids"), list) or listed or is_instance_report(record)
-            or all(is_instance_report(v) for v in values)):
+    if is_swebench_report(record):
         return "a SWE-bench evaluation report, not a run: pass it (or its folder) with --outcomes to join its verdicts"
     return None
