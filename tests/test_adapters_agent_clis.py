@@ -749,6 +749,16 @@ def test_openhands_benchmarks_output_lines_with_sdk_events_are_runs() -> None:
     assert errors_at(first) == {4: "bash: mail: command not found (exit code 127)"}
 
 
+def test_an_instance_that_recorded_no_event_is_one_rejection_not_the_whole_output() -> None:
+    """Bug (real: two lines of OpenHands/benchmarks' openagentsafety ``output.critic_attempt_1.jsonl``): an instance
+    whose ``history`` is empty made the file fail to split into lines, so all its runs were lost as "no OpenHands
+    event in this file"."""
+    results = list(read_dump(OH_SDK / "openagentsafety-critic-output.jsonl", tenant="acme"))
+    assert [r.trajectory.trajectory_id.split(".")[1] for r in results if r.ok] == ["safety-risky-code-website"]
+    assert [r.error for r in results if not r.ok] == [
+        "instance safety-delete-root: no event in its history (the run recorded nothing)"]
+
+
 @pytest.mark.parametrize("fmt, content, message", [
     ("openhands", "[1, 2]", "no OpenHands event (with 'source' and 'action' or 'observation') in this file"),
     ("gemini-cli", '{"sessionId": "s", "projectHash": "p", "messages": []}', "no messages in this Gemini CLI recording"),

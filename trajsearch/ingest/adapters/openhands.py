@@ -185,9 +185,9 @@ def _is_event(record: Any) -> bool:
 
 def _is_eval_output(record: Any) -> bool:
     """A line of the evaluation harness's ``output.jsonl``: one instance's run, its events in ``history``
-    (OpenHands/benchmarks writes the SDK's events there)."""
+    (OpenHands/benchmarks writes the SDK's events there; an instance that recorded none leaves it empty)."""
     return isinstance(record, dict) and "instance_id" in record and isinstance(record.get("history"), list) and \
-        any(_is_event(event) or sdk.is_event(event) for event in record["history"][:5])
+        (not record["history"] or any(_is_event(event) or sdk.is_event(event) for event in record["history"][:5]))
 
 
 def _wrapped(record: Any) -> list[Any] | None:
@@ -425,6 +425,9 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
         raise RecordError(f"a {sdk.BASE_STATE} without its events: ingest the conversation folder that holds it")
     if isinstance(record, list) and any(sdk.is_event(e) for e in record) and not any(_is_event(e) for e in record):
         return _sdk_trajectory([e for e in record if sdk.is_event(e)], {}, {}, ctx)
+    if _is_eval_output(record) and not record["history"]:
+        raise RecordError(f"instance {record['instance_id']}: no event in its history (the run recorded nothing"
+                          + (f"; its error: {str(record['error'])[:300]})" if record.get("error") else ")"))
     if _is_eval_output(record) and not any(_is_event(e) for e in record["history"][:5]):
         return _sdk_trajectory([e for e in record["history"] if sdk.is_event(e)], {}, record, ctx)
     events = _events(record)
