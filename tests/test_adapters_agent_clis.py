@@ -342,7 +342,7 @@ def test_codex_rollout_before_the_envelope(tmp_path: Path) -> None:
 
 def test_gemini_json_recording() -> None:
     run = only(GEMINI_JSON)
-    assert run.trajectory_id == "gemini-cli.cdd63974-c2a3-4f1c-931d-cce1db22ec03"
+    assert run.trajectory_id == "gemini-cli.cdd63974-c2a3-4f1c-931d-cce1db22ec03.2025-10-10T06-59-39-894Z"
     assert run.task == 'Create a file called hello.txt with "Hello, world!" as the content.'
     assert [(s.action, s.arguments) for s in run.steps] == [("respond", {
         "content": 'Okay, I\'ve created the file `/app/hello.txt` with the content "Hello, world!".'})]
@@ -353,7 +353,7 @@ def test_gemini_json_recording() -> None:
 
 def test_gemini_jsonl_recording() -> None:
     run = only(GEMINI_JSONL)
-    assert run.trajectory_id == "gemini-cli.3f0c2a1b-5d7e-4c1a-9b8e-2f6d4c8a1e07"
+    assert run.trajectory_id == "gemini-cli.3f0c2a1b-5d7e-4c1a-9b8e-2f6d4c8a1e07.2026-04-29T21-39-22-319Z"
     assert run.task == "Run the unit tests and fix the failing one."
     # a message re-appended as its tool call ran is read once, in its first place
     assert [s.action for s in run.steps] == [

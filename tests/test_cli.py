@@ -174,6 +174,21 @@ def test_an_older_swebench_report_beside_its_runs_is_passed_over_and_says_what_i
         ("pylint-dev__pylint-7114.traj", {"failure": 1}), ("pytest-dev__pytest-5227.traj", {"success": 1})]
 
 
+def test_recordings_of_one_gemini_session_ingested_apart_are_two_runs(backend) -> None:
+    """Bug (real: M-Gemini's two recordings of one session, before and after ``/clear``): both had the run id
+    ``gemini-cli.<sessionId>``, so ingesting the second on its own replaced the first, without a word."""
+    folder = REAL / "gemini-cli/.real/one-session-two-recordings"
+    for name in ("session-2025-12-30T07-24-a1c91f1a.json", "session-2025-12-30T07-44-a1c91f1a.json"):
+        code, out, err = run_cli("ingest", str(folder / name), "--quiet")
+        assert code == 0, err
+    code, out, err = run_cli("search", "change theme of qt-based gui apps", "--level", "task", "--json")
+    code2, out2, err2 = run_cli("search", "fix the gemini web app link", "--level", "task", "--json")
+    first, second = json.loads(out)[0]["trajectory_id"], json.loads(out2)[0]["trajectory_id"]
+    assert first != second and {first, second} == {
+        "gemini-cli.a1c91f1a-1a8b-4f17-96c8-ce5d4b9163a5.2025-12-30T07-25-51-744Z",
+        "gemini-cli.a1c91f1a-1a8b-4f17-96c8-ce5d4b9163a5.2025-12-30T07-44-49-582Z"}
+
+
 def test_show_prints_a_sessions_later_prompts(backend) -> None:
     """OpenHands' own replay trajectory: the user's follow-ups are kept as the run's later prompts, and shown."""
     code, out, err = run_cli("ingest", str(REAL / "openhands/.real/runtime-trajs/basic_interactions.json"), "--quiet")

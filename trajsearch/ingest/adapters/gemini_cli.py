@@ -59,7 +59,9 @@ Mapping
   own commands ("Please provide at least one path to add.") and decide nothing.
   Every error record's text is kept in ``metadata.error_records``, also those the
   session went on after.
-- trajectory_id = ``gemini-cli.<sessionId>``; created_at = ``startTime``;
+- trajectory_id = ``gemini-cli.<sessionId>.<startTime>`` (a recording's own start: the session id is
+  shared by the recordings a session writes -- its subagents', a new one after ``/clear`` -- while a
+  resume goes on writing the same file, its start kept); created_at = ``startTime``;
   model_id = the first ``gemini`` message's ``model``; metadata: project
   hash, kind (main/subagent), summary, directories, token total.
 """
@@ -435,8 +437,9 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
         run_id = f"gemini-cli.checkpoint.{stem}.{hashlib.sha1(task.encode()).hexdigest()[:10]}"
     elif not session_id:
         raise RecordError("missing field 'sessionId'")
-    else:
-        run_id = f"gemini-cli.{session_id}"
+    else:  # one session id, several recordings: its subagents', and a new one after each /clear
+        start = re.sub(r"[^0-9A-Za-z]+", "-", str(meta.get("startTime") or "")).strip("-")
+        run_id = f"gemini-cli.{session_id}" + (f".{start}" if start else "")
 
     metadata: dict[str, Any] = {
         "source_format": NAME,
