@@ -167,11 +167,12 @@ def test_an_older_swebench_report_beside_its_runs_is_passed_over_and_says_what_i
     code, out, err = run_cli("ingest", "--dry-run", str(run_dir), "--outcomes", str(run_dir / "final_report.json"))
     assert code == 0, err
     said = " ".join(out.split())
-    assert "outcomes file final_report.json: a verdict for 2 of 2 run(s) read (1 not listed as resolved in it: failed)" in said
+    assert "outcomes file final_report.json: a verdict for 3 of 3 run(s) read (2 not listed as resolved in it: failed)" in said
     code, out, err = run_cli("ingest", "--dry-run", "--json", str(run_dir), "--outcomes", str(run_dir / "final_report.json"))
     report = json.loads(out)
     assert [(Path(f["source"]).name, f["outcomes"]) for f in report["files"]] == [  # the report itself: no rejection
-        ("pylint-dev__pylint-7114.traj", {"failure": 1}), ("pytest-dev__pytest-5227.traj", {"success": 1})]
+        ("django__django-11283.traj", {"failure": 1}), ("pylint-dev__pylint-7114.traj", {"failure": 1}),
+        ("pytest-dev__pytest-5227.traj", {"success": 1})]
 
 
 def test_recordings_of_one_gemini_session_ingested_apart_are_two_runs(backend) -> None:

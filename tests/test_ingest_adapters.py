@@ -242,14 +242,14 @@ def test_older_swebench_reports_fail_the_runs_they_do_not_list_as_resolved(tmp_p
     real = FIXTURES / "swe-agent" / ".real" / "acr-swe-agent-gpt4-lite"
     report = OutcomeTable.load(real / "final_report.json")
     assert len(report) == 28 and report.verdicts["pytest-dev__pytest-5227"].outcome is Outcome.success
-    joined = runs(real, outcomes=report)
-    assert {r.task_id: r.outcome for r in joined.values()} == {
+    joined = {r.task_id: r for r in runs(real, outcomes=report).values()}
+    assert {task: r.outcome for task, r in joined.items()} == {"django__django-11283": Outcome.failure,
         "pytest-dev__pytest-5227": Outcome.success, "pylint-dev__pylint-7114": Outcome.failure}
-    [failed] = [r for r in joined.values() if r.outcome is Outcome.failure]
-    assert failed.failure.error == "SWE-bench evaluation: not resolved (not among the report's resolved instances)"
-    assert report.counts() == {"file": "final_report.json", "verdicts": 28, "runs": 2, "matched": 2, "unlisted": 1}
+    assert joined["pylint-dev__pylint-7114"].failure.error == (
+        "SWE-bench evaluation: not resolved (not among the report's resolved instances)")
+    assert report.counts() == {"file": "final_report.json", "verdicts": 28, "runs": 3, "matched": 3, "unlisted": 2}
     other = next(iter(runs(ATIF).values()))  # not a SWE-bench instance: not this report's to judge
-    assert report.apply(other).outcome is other.outcome and report.counts()["unlisted"] == 1
+    assert report.apply(other).outcome is other.outcome and report.counts()["unlisted"] == 2
 
     leaderboard = tmp_path / "results.json"
     leaderboard.write_text(json.dumps({"no_generation": ["pylint-dev__pylint-7114"], "no_logs": ["x__y-1"],
@@ -257,8 +257,16 @@ def test_older_swebench_reports_fail_the_runs_they_do_not_list_as_resolved(tmp_p
     table = OutcomeTable.load(leaderboard)  # nothing resolved is still a report
     assert table.verdicts["pylint-dev__pylint-7114"].detail == "SWE-bench evaluation: no patch was generated"
     assert table.verdicts["x__y-1"].outcome is Outcome.infra_error
-    assert {r.task_id: r.outcome for r in runs(real, outcomes=table).values()} == {
+    assert {r.task_id: r.outcome for r in runs(real, outcomes=table).values()} == {"django__django-11283": Outcome.failure,
         "pytest-dev__pytest-5227": Outcome.failure, "pylint-dev__pylint-7114": Outcome.failure}
+
+
+def test_a_swe_agent_run_submitting_nothing_failed() -> None:
+    """Bug (real: AutoCodeRover's SWE-agent run of django__django-11283, ``exit_status: submitted`` with
+    ``submission: null``): it was a success, shown to agents as a submitted run."""
+    [run] = runs(FIXTURES / "swe-agent" / ".real" / "acr-swe-agent-gpt4-lite" / "django__django-11283.traj").values()
+    assert run.outcome is Outcome.failure
+    assert run.failure.error == "submitted: an empty submission (nothing handed in)"
 
 
 def test_evaluation_labels_decide_only_when_explicit() -> None:

@@ -44,7 +44,8 @@ Mapping
   observation the ``tool`` / ``user`` messages up to the next one.
 - outcome: there is no test result in a ``.traj``. ``info.exit_status``
   ``submitted`` -> success (metadata ``outcome_basis`` says "submitted, not
-  evaluated"); ``submitted (exit_cost)`` and other ``submitted (exit_*)``
+  evaluated"), unless ``info.submission`` is recorded empty (nothing handed in:
+  failure); ``submitted (exit_cost)`` and other ``submitted (exit_*)``
   (auto-submitted when a limit hit), ``exit_cost``, ``exit_context``,
   ``exit_format``, ``exit_command_timeout`` and the like -> failure;
   ``exit_error``, ``exit_environment_error``, ``exit_api`` and anything else
@@ -258,17 +259,23 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
         })
     exit_status = info.get("exit_status") if isinstance(info.get("exit_status"), str) else None
     outcome = outcome_for(exit_status)
+    submission = info.get("submission") or ""
+    # "submitted" with the submission recorded empty: nothing was handed in (no patch, no flag)
+    empty = outcome is Outcome.success and "submission" in info and not str(submission).strip()
+    if empty:
+        outcome = Outcome.failure
     failure = None
     if outcome in (Outcome.failure, Outcome.infra_error):
         last = next((s for s in reversed(steps) if s.get("error")), None)
         detail = f"last failing step {last['index']} (`{short(last['arguments']['command'], 120)}`): {last['error']}" if last else "no error output recorded"
+        if empty:
+            detail = "an empty submission (nothing handed in)"
         failure = Failure(
             error=f"{exit_status}: {detail}",
             cause="infrastructure: the harness or model API failed, not the agent" if outcome is Outcome.infra_error else None,
         )
     run_dir = run_directory(ctx.source, task_id)
     stats = info.get("model_stats") if isinstance(info.get("model_stats"), dict) else {}
-    submission = info.get("submission") or ""
     fields: dict[str, Any] = {
         "trajectory_id": safe_id(f"swe-agent.{run_dir or 'run'}.{task_id}"),
         "task": _task(record, replay),
