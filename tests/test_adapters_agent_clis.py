@@ -749,6 +749,15 @@ def test_openhands_benchmarks_output_lines_with_sdk_events_are_runs() -> None:
     assert errors_at(first) == {4: "bash: mail: command not found (exit code 127)"}
 
 
+def test_a_claude_code_compaction_file_is_no_run() -> None:
+    """Bug (real: marot/spotter's ``subagents/agent-acompact-fffbd0.jsonl``, Claude Code 2.1.39): a compaction's own
+    file was a run whose task was the CLI's summarisation prompt, one per compaction of every session."""
+    session = FIXTURES / "claude-code/.real/spotter-compaction/258c7280-ae70-4798-800f-63464d01a85d"
+    assert list(read_dump(session, tenant="acme")) == []  # walked: passed over
+    with pytest.raises(ValueError, match="no run in this file: a Claude Code compaction of session 258c7280-"):
+        list(read_dump(session / "subagents/agent-acompact-fffbd0.jsonl", tenant="acme"))  # named: said what it is
+
+
 def test_an_instance_that_recorded_no_event_is_one_rejection_not_the_whole_output() -> None:
     """Bug (real: two lines of OpenHands/benchmarks' openagentsafety ``output.critic_attempt_1.jsonl``): an instance
     whose ``history`` is empty made the file fail to split into lines, so all its runs were lost as "no OpenHands

@@ -109,11 +109,11 @@ def detect_format(path: str | Path) -> str:
         raise ValueError(f"{p} is a directory: formats are detected per file")
     head = peek(p)
     record = first_record(p, head)
+    if record is not None and (what := side_file(record)):  # before the formats: it may look like one of them
+        raise SideFile(f"{p}: no run in this file: {what}")
     fmt = format_of(record) if record is not None else None
     fmt = fmt or _by_signature(head[:PEEK_BYTES]) or _by_suffix(p.name.removesuffix(".gz"))
     if fmt is None:
-        if record is not None and (what := side_file(record)):
-            raise SideFile(f"{p}: no run in this file: {what}")
         reason = why_not_a_run(record) if record is not None else None
         if reason:
             raise ValueError(f"{p}: no run in this file: {reason}")

@@ -20,7 +20,10 @@ Mapping
   from the later ``<task-notification>`` naming the call -- and counted in
   ``metadata.sidechain_records``.
   A file holding only sidechain records (``agent-<id>.jsonl``, or
-  ``<session>/subagents/agent-<id>.jsonl``) is the subagent's own run.
+  ``<session>/subagents/agent-<id>.jsonl``) is the subagent's own run, except
+  a compaction's (``agent-acompact-<id>.jsonl``: the CLI asking the model to
+  sum up the session so far, which the session's own file records as its
+  compaction summary): no run, passed over (``side_file``).
 - task: the first real user prompt: a ``user`` record whose text is not
   ``isMeta`` (caveats, skill banners, expanded command bodies), not a tool
   result, not a ``<command-name>`` wrapper, ``<local-command-stdout>``,
@@ -147,6 +150,14 @@ def matches(record: Any) -> bool:
 split = whole_file
 
 _TRANSCRIPT = "~/.claude/projects/<project>/{session}.jsonl"
+
+
+def side_file(record: Any) -> str | None:
+    """The adapter hook (see ``adapters/__init__``): a compaction's own file holds no run of the agent."""
+    if isinstance(record, dict) and str(record.get("agentId") or "").startswith("acompact"):
+        return (f"a Claude Code compaction of session {record.get('sessionId')} (the CLI's summary of it so far, "
+                "also recorded in the session's own file), not a run")
+    return None
 
 
 def not_a_run(record: Any) -> str | None:
