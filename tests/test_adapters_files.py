@@ -265,6 +265,16 @@ def test_tau_bench_react_turns_are_actions(tmp_path: Path) -> None:
 # -- tau2-bench ----------------------------------------------------------------------------
 
 
+def test_tau2_failure_keeps_the_evaluators_note_and_a_file_of_no_simulation_says_so() -> None:
+    """Bugs (real: blakeelias/tau2-bench results): a failure whose only explanation is the evaluator's note lost it;
+    a results file with ``"simulations": []`` read as nothing, and the CLI sent the user looking for simulations/."""
+    folder = FIXTURES / "tau2-bench/.real/relaxed-airline"
+    [run] = runs(folder / "airline_relaxed_grok-4-fast-reasoning.one-simulation.json")
+    assert run.failure.error == "termination user_stop; reward 0; evaluator: No acceptable outcome matched"
+    [empty] = read_dump(folder / "telecom-workflow_grok-4.no-simulations.json", tenant="acme")
+    assert empty.error == "no simulation in this tau2-bench results file (1 task(s), 'simulations' empty): the run recorded none"
+
+
 def test_tau2_results_one_run_per_simulation() -> None:
     """Bug: tau2-bench results files were not recognised."""
     assert detect_format(TAU2) == "tau2-bench"

@@ -37,7 +37,7 @@ Mapping (``SimulationRun``, ``Task``, ``message.py``)
   ``unexpected_error`` -> ``infra_error``; otherwise ``reward_info.reward``
   through the operator's success threshold (``outcome_of_reward``); no reward
   -> ``unknown``. failure (not success) names the termination reason, the
-  reward breakdown, unmet checks (DB mismatch, failed actions /
+  reward breakdown, the evaluator's note (``reward_info.info.note``), unmet checks (DB mismatch, failed actions /
   NL assertions / communicated info / env assertions: only those of the task's
   ``reward_basis``, the others run for diagnostics) and the last tool error.
 - model_id = ``info.agent_info.llm``; created_at = the simulation's
@@ -108,6 +108,9 @@ def split(document: Any) -> Iterator[tuple[str, Any]]:
             return
         if not isinstance(sims, list):
             raise RecordError("field 'simulations' must be a list of simulation runs")
+        if not sims:
+            raise RecordError(f"no simulation in this tau2-bench results file ({len(document['tasks'])} task(s), "
+                              "'simulations' empty): the run recorded none")
         tasks = {str(t.get("id")): t for t in document["tasks"] if isinstance(t, dict)}
         if not isinstance(document.get("info"), (dict, type(None))):
             raise RecordError("field 'info' must be an object (the run's agent, user and environment info)")
@@ -290,6 +293,9 @@ def _failure(reason: str | None, reward_info: dict[str, Any], steps: list[dict],
     breakdown = reward_info.get("reward_breakdown")
     if isinstance(breakdown, dict) and breakdown:
         parts.append("breakdown " + ", ".join(f"{k} {v}" for k, v in breakdown.items()))
+    evaluator = reward_info.get("info") if isinstance(reward_info.get("info"), dict) else {}
+    if isinstance(evaluator.get("note"), str) and evaluator["note"].strip():  # the evaluator's own word on it
+        parts.append(f"evaluator: {short(evaluator['note'].strip(), 300, keep='head')}")
     unmet = []
     # only the checks of the reward's basis decide it (the rest run for diagnostics: a telecom task is scored on
     # its env assertions alone, and its successful runs fail the database check too); no basis recorded: all
