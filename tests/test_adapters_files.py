@@ -481,6 +481,20 @@ def test_atif_chat_message_task_and_results_in_a_system_step() -> None:
         "get_weather": "62°F, foggy", "get_population": "873,965"}
 
 
+NEMO_FIRST = FIXTURES / "atif/.real/nemo-relay-f7e66e17/trajectory.json"
+
+
+def test_atif_chat_api_objects_as_messages_give_the_prompt_and_the_reasoning() -> None:
+    """Bug (the first NeMo-Relay export, f7e66e17): a user step's message is the whole chat request and an agent
+    step's the assistant message object; the task was the request dumped as JSON, and so was the thought."""
+    run = only(NEMO_FIRST)
+    assert run.task == "What is the weather and population of San Francisco?"
+    assert run.steps[0].thought.startswith("Okay, the user is asking for both the weather")
+    assert not [s for s in run.steps if "max_tokens" in (s.observation or "")]
+    older = only(FIXTURES / "atif/.real/nemo-relay/trajectory.json")
+    assert older.steps[0].thought.startswith("Okay, the user is asking about both")
+
+
 @pytest.mark.parametrize("path", [MINI_RFC, MINI_BARE, SWE_DEMO, SWE_V1, SWE_HISTORY, SWE_SHELL, TAU_GROK, TAU2, ATIF_INVALID, ATIF_OPENHANDS])
 def test_every_real_file_reads_twice_the_same(path: Path) -> None:
     assert runs(path) == runs(path)

@@ -55,7 +55,10 @@ Mapping
     there) go to the earlier calls their ``source_call_id`` names.
   Message and result content may be text or ContentPart lists (v1.6+: text
   parts joined, images named by path; a list of chat messages, as an older
-  NeMo-Relay wrote, gives their contents).
+  NeMo-Relay wrote, gives their contents). A message written as a chat-API
+  object (NeMo-Relay's first exports: the request sent to the model, the
+  assistant message it returned) gives its messages' contents, its content;
+  such an assistant message's ``reasoning`` is the thought.
 - Step.error: a result flagged as an error (``is_error``, its ``extra``'s
   ``*is_error`` or a nested ``is_error``, the step's ``extra`` ``*is_error`` /
   ``status: error``), a non-zero exit code as each agent prints it
@@ -171,6 +174,24 @@ def _text(value: Any) -> str:
     return "" if value is None else json.dumps(value)
 
 
+def _chat(message: Any) -> Any:
+    """A step message written as a chat-API object (off-spec: ATIF asks for text or ContentParts, but the first
+    NeMo-Relay exports did it): a request ``{"messages": [...], "model", "tools", ...}`` gives its messages, an
+    assistant message ``{"role", "content", "reasoning", "tool_calls"}`` its content; anything else is itself."""
+    if isinstance(message, dict) and isinstance(message.get("messages"), list):
+        return message["messages"]
+    if isinstance(message, dict) and "role" in message:
+        return message.get("content")
+    return message
+
+
+def _reasoning(raw: dict[str, Any]) -> str | None:
+    """The step's ``reasoning_content``, else the reasoning a chat-message ``message`` carries (NeMo-Relay)."""
+    message = raw.get("message") if isinstance(raw.get("message"), dict) else {}
+    found = raw.get("reasoning_content") or message.get("reasoning_content") or message.get("reasoning")
+    return found if isinstance(found, str) else None
+
+
 def _time(value: Any) -> datetime | None:
     if isinstance(value, str):
         try:
@@ -280,7 +301,7 @@ def _steps(ordered: list[dict[str, Any]], fences: tuple[str, ...] = ()
     sidechain = 0
     for raw in ordered:
         source = raw.get("source")
-        message = _text(raw.get("message"))
+        message = _text(_chat(raw.get("message")))
         at = _time(raw.get("timestamp"))
         if isinstance(raw.get("extra"), dict) and raw["extra"].get("is_sidechain") is True:
             sidechain += 1  # a subagent's turn (Harbor's Claude Code conversion): its report is its call's result
@@ -304,7 +325,7 @@ def _steps(ordered: list[dict[str, Any]], fences: tuple[str, ...] = ()
             models.append(str(raw["model_name"]))
         observation = raw.get("observation") if isinstance(raw.get("observation"), dict) else {}
         results = [r for r in as_list(observation.get("results")) if isinstance(r, dict)]
-        reasoning = raw.get("reasoning_content") if isinstance(raw.get("reasoning_content"), str) else None
+        reasoning = _reasoning(raw)
         reasoning = None if reasoning == message else reasoning  # the message repeated (Harbor's mini-swe-agent)
         calls = [c for c in as_list(raw.get("tool_calls")) if isinstance(c, dict)]
         if calls:
