@@ -495,6 +495,11 @@ def test_atif_chat_api_objects_as_messages_give_the_prompt_and_the_reasoning() -
     assert older.steps[0].thought.startswith("Okay, the user is asking about both")
 
 
+def test_atif_run_begins_at_its_first_step_the_task_included() -> None:
+    """Bug: created_at was the first agent step's time, not the first step's (the request, 0.9 s earlier here)."""
+    assert only(NEMO_FIRST).created_at.isoformat() == "2026-03-13T15:53:20.452159+00:00"
+
+
 @pytest.mark.parametrize("path", [MINI_RFC, MINI_BARE, SWE_DEMO, SWE_V1, SWE_HISTORY, SWE_SHELL, TAU_GROK, TAU2, ATIF_INVALID, ATIF_OPENHANDS])
 def test_every_real_file_reads_twice_the_same(path: Path) -> None:
     assert runs(path) == runs(path)

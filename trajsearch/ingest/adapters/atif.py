@@ -26,7 +26,8 @@ Mapping
   task is the one it continues.
 - model_id = ``agent.model_name`` (else the first agent step's
   ``model_name``); tool_versions = ``{agent.name: agent.version}``;
-  created_at = the first step ``timestamp``.
+  created_at = the first step ``timestamp`` (the task's step included; not
+  copied context).
 - steps, in ``step_id`` order; system steps and steps flagged
   ``is_copied_context`` (context replayed from an earlier trajectory, already
   a step there) are dropped, and so are a subagent's turns that Harbor's
@@ -461,6 +462,13 @@ def _verdict(extra: dict[str, Any], source: Path, ctx: Context) -> tuple[Outcome
     return Outcome.unknown, None, None, basis
 
 
+def _started(ordered: list[dict[str, Any]]) -> datetime | None:
+    """When the run began: its first step's timestamp, the task's included (context a continuation copied
+    from an earlier trajectory is older than the run)."""
+    own = [s for s in ordered if s.get("is_copied_context") is not True] or ordered
+    return next((when for s in own if (when := _time(s.get("timestamp")))), None)
+
+
 def _where(source: Path) -> str:
     stem = file_stem(source, (".json",))
     trial = _trial_dir(source)
@@ -498,8 +506,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     outcome, reward, failure, basis = _verdict(extra, ctx.source, ctx) if not sub_path else (
         Outcome.unknown, None, None, {})
     final = record.get("final_metrics") if isinstance(record.get("final_metrics"), dict) else {}
-    created = next((s["started_at"] for s in steps if s.get("started_at")), None) or _time(
-        next((s.get("timestamp") for s in ordered if s.get("timestamp")), None))
+    created = _started(ordered)
     where = _where(ctx.source)
     trajectory_id = f"atif.{root_id}.{where}" + (f".sub.{'/'.join(sub_path)}" if sub_path else "")
     fields: dict[str, Any] = {
