@@ -261,6 +261,14 @@ def test_older_swebench_reports_fail_the_runs_they_do_not_list_as_resolved(tmp_p
         "pytest-dev__pytest-5227": Outcome.failure, "pylint-dev__pylint-7114": Outcome.failure}
 
 
+def test_a_swe_agent_edit_its_linter_refused_has_the_linters_findings_as_its_error() -> None:
+    """Bug (real: AutoCodeRover's SWE-agent run of django__django-11283): an edit refused for ``F821 undefined name``
+    had SWE-agent's footer "DO NOT re-run the same failed edit command..." as its error."""
+    [run] = runs(FIXTURES / "swe-agent" / ".real" / "acr-swe-agent-gpt4-lite" / "django__django-11283.traj").values()
+    assert [s.error for s in run.steps[2:4]] == [
+        "F821 undefined name 'new_content_type'", "F821 undefined name 'old_content_type'"]
+
+
 def test_a_swe_agent_run_submitting_nothing_failed() -> None:
     """Bug (real: AutoCodeRover's SWE-agent run of django__django-11283, ``exit_status: submitted`` with
     ``submission: null``): it was a success, shown to agents as a submitted run."""

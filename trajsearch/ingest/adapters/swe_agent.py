@@ -31,7 +31,7 @@ Mapping
   ``edit``, ``find_file``, ``search_dir``, ``submit``, ...) else ``bash``,
   observation = ``observation``; Step.error = the decisive error line when the
   observation shows one (a Python exception line, ``command not found``,
-  ``No such file``, a rejected edit, the shell's own ``bash: line N: ...``
+  ``No such file``, a rejected edit (its linter's ``ERRORS:`` lines), the shell's own ``bash: line N: ...``
   diagnostics) or a command SWE-agent stopped ("EXECUTION TIMED OUT", 1.x's
   "... was cancelled because it took more than N seconds"), since SWE-agent
   records no exit codes. The stop SWE-agent
@@ -92,6 +92,8 @@ _DEMO = re.compile(r"^\s*Here is a demonstration of how to correctly accomplish|
 #: SWE-agent 0.x ``run_name``: ``{model}__{data}__{config}__t-{temp}__p-{top_p}__c-{cost}__install-{n}``.
 _RUN_NAME = re.compile(r"^(?P<model>.+?)__.+__t-\d+(?:\.\d+)?__p-\d+(?:\.\d+)?__c-\d+(?:\.\d+)?__install-\d")
 #: A command SWE-agent stopped: 0.x appends "EXECUTION TIMED OUT"; 1.x answers with its timeout template.
+#: SWE-agent's linter refusing an edit lists what it found: ``ERRORS:`` then ``- F821 undefined name 'x'`` lines.
+_LINT_ERRORS = re.compile(r"^ERRORS:\n((?:- .+\n?)+)", re.M)
 _TIMED_OUT = re.compile(r"^.*(?:EXECUTION TIMED OUT|was cancelled because it took more than \d+ seconds).*$", re.M)
 _ERROR_OUTPUT = re.compile(
     r"^(?:E\s+)?[A-Za-z_][\w.]*(?:Error|Exception)\b:|command not found|No such file or directory|"
@@ -220,6 +222,8 @@ def _step_error(observation: str) -> str | None:
         return short(timed_out.group(0).strip())
     if not observation or not _ERROR_OUTPUT.search(observation):
         return None
+    if lint := _LINT_ERRORS.search(observation):  # the linter's findings, not its "DO NOT re-run" footer
+        return short("; ".join(line[2:].strip() for line in lint.group(1).splitlines() if line.strip()), 300)
     return decisive_line(observation)
 
 
