@@ -905,3 +905,20 @@ def test_dspy_react_task_and_tool_names() -> None:
     assert run.task == "What is the weather in Paris, in Fahrenheit too, and how many people live there?"
     assert [s.action for s in run.steps if s.action != "respond"] == [
         "get_weather", "get_population", "convert_temperature", "finish"]
+
+
+AGENTS_JA = AGENTS / ".real" / "oai-agents-ja-tool-error-then-max-turns.jsonl"
+LANGSMITH_JA = FIXTURES / "langsmith" / ".real" / "oai-agents-via-langsmith.batch.jsonl"
+
+
+@pytest.mark.parametrize("path", [AGENTS_JA, LANGSMITH_JA], ids=["openai-agents", "langsmith"])
+def test_a_conversation_keeps_its_later_requests_and_a_later_turns_failure(path: Path) -> None:
+    """Bugs (real openai-agents 0.24 run, and the same through LangSmith's integration), ``--group-by
+    conversation``: the second turn's request was nowhere, and its MaxTurnsExceeded step was dropped because the
+    first turn's unrelated tool error counted as its failing step."""
+    [run] = runs(path, group_by="conversation")
+    assert run.task == "東京の年間平均気温と、トヨタ(7203.T)の株価を教えてください。"
+    assert run.metadata["user_prompts"] == ["What is the rainfall in Osaka?"]
+    assert actions(run) == ["search_docs", "get_stock", "respond", "search_docs", "search_docs", None]
+    assert run.steps[-1].thought == ("agent" if path == AGENTS_JA else "chain") + " リサーチ担当 failed"
+    assert "Max turns exceeded" in run.steps[-1].error

@@ -29,9 +29,13 @@ the nodes of one run:
   already shows what it said, or a tool no model call asked for runs right
   after it (a code agent's "Thought: ... <code>", which smolagents executes):
   then the text is that tool step's thought;
+- a sub-agent or chain that failed with no failing step in its time is a step
+  (action ``None``) at its end: the failure stays visible;
 - task: the first user message of the root (or of the first model call), else
   the root's input; where that is a well-known framework's rendered prompt, the
   task part of it (:func:`~trajsearch.ingest.adapters._prompts.from_markers`);
+  a conversation (several traces, one per turn) keeps what its later turns
+  asked in ``metadata.user_prompts``;
 - a tool result in MCP's shape flagged ``isError`` is the step's error (an
   MCP client returns it rather than raising); an error that is a framework's
   control flow (LangGraph's ``GraphInterrupt``: a pause for a human, resumed
@@ -57,6 +61,7 @@ from typing import Any, Iterator
 from trajsearch.model import Failure, Outcome, Trajectory
 
 from .. import _prompts
+from .._agent_cli import prompt_list
 from .._common import Context, RecordError, build, clip_step_text, clip_task, safe_id, short
 from .calls import parallel_calls_in_call_order, prepared_request, tool_twins, twin_calls
 from .messages import first_user_text, is_object_repr, mcp_error, task_from_input
@@ -146,6 +151,21 @@ def _answered_in_turn(history: list[dict[str, Any]], steps: list[dict[str, Any]]
                 _answered(step, message)
         elif message.get("role") in ("user", "system"):
             asked = []
+
+
+def _container_failures(containers: list[Node], steps: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A step for each sub-agent or chain that failed with no failing step of its own, placed where the failure
+    surfaced (its end): the failure stays visible. A step is the container's when it ran within the container's
+    time (another turn's failing tool, in a conversation of several traces, says nothing about this one)."""
+    def inside(step: dict[str, Any], node: Node) -> bool:
+        at = step.get("started_at") or step.get("ended_at")
+        if node.start is None or node.end is None or at is None:
+            return True  # no times to tell by: any failing step may be the container's
+        return when(node.start) <= at <= when(node.end)
+
+    return [{"action": None, "thought": f"{node.role} {node.name} failed", "error": short(node.error, 600),
+             "started_at": when(node.end or node.start), "ended_at": when(node.end)}
+            for node in containers if not any(s.get("error") and inside(s, node) for s in steps)]
 
 
 def _root_answer(root: Node, add_step: Any) -> None:
@@ -296,18 +316,13 @@ def assemble(nodes: list[Node], *, what: str = "trace", task: str | None = None)
     if not any(s.get("action") == "respond" for s in steps) and not any(
             n.role == "llm" and n.output_messages for n in nodes):
         _root_answer(root, add_step)  # model calls traced without content (Semantic Kernel): the agent's answer
-    if not any(s.get("error") for s in steps):
-        # a sub-agent or chain failed with no failing step below it: keep the failure visible as a step,
-        # placed where the failure surfaced (the container's end), after the steps it ran
-        for node in failed_containers:
-            steps.append({"action": None, "thought": f"{node.role} {node.name} failed", "error": short(node.error, 600),
-                          "started_at": when(node.end or node.start), "ended_at": when(node.end)})
     # second pass: results of untraced calls that only appear in later model inputs
     for node, _ in order:
         for m in node.input_messages:
             if m.get("role") == "tool" and m.get("call_id") in by_call and by_call[m["call_id"]].get("observation") is None:
                 _answered(by_call[m["call_id"]], m)
         _answered_in_turn(node.input_messages, steps)
+    steps.extend(_container_failures(failed_containers, steps))
     # a model call that asked for no tool and started in the same instant as a tool step (starts rounded to the
     # millisecond) answered after it: no tool ran on its word
     steps.sort(key=lambda s: (s.get("started_at") or s.get("ended_at") or datetime.max.replace(tzinfo=timezone.utc),
@@ -345,9 +360,11 @@ def assemble(nodes: list[Node], *, what: str = "trace", task: str | None = None)
             cause = "infrastructure: a timeout, rate limit or service error, not the agent's reasoning"
         failure = Failure(error=error, cause=short(cause, 2000) if cause else None)
     starts = [n.start for n in nodes if n.start]
+    later = _later_requests(order, task) if what == "conversation" else []
     metadata: dict[str, Any] = {
         "spans": len(nodes),
         "root_span": root.name,
+        **({"user_prompts": prompt_list(later)} if later else {}),
         **({"outcome_basis": basis} if basis else {}),
         **({"evaluations": [asdict(e) for e in evaluations[:10]]} if evaluations else {}),
         **{k: v for k, v in root.info.items() if v not in (None, "", [], {})},
@@ -383,6 +400,33 @@ def _task(order: list[tuple[Node, int]]) -> str:
     if not task:
         raise RecordError(f"no task: the root span {root.name!r} has no input and no model call has a user message")
     return clip_task(task.strip())
+
+
+def _later_requests(order: list[tuple[Node, int]], task: str) -> list[str]:
+    """What a conversation's later turns asked, each once (``metadata.user_prompts``, as the agent CLIs keep a
+    session's later prompts): a conversation groups several traces, each a turn under a root of its own."""
+    turns: list[list[Node]] = []
+    for node, depth in order:
+        if depth == 0:
+            turns.append([])
+        turns[-1].append(node)
+    asked: list[str] = []
+    for turn in turns[1:]:
+        request = _request(turn)
+        if request and request != task and request not in asked:
+            asked.append(request)
+    return asked
+
+
+def _request(turn: list[Node]) -> str | None:
+    """A turn's request: the latest user message of the first message list (a later turn is given the
+    conversation's history, the earlier requests first), else its root's plain input."""
+    messages = next((n.input_messages for n in turn if n.role in ("llm", "agent") or n is turn[0]
+                     if first_user_text(n.input_messages)), [])
+    users = [m["text"] for m in messages
+             if m.get("role") in ("user", "human") and str(m.get("text") or "").strip() and not m.get("call_id")]
+    text = users[-1] if users else _plain(task_from_input(turn[0].input_text))
+    return clip_task(_prompts.from_markers(text) or text.strip()) if text and text.strip() else None
 
 
 def _leads_to(node: Node, call: Node | None, order: list[tuple[Node, int]]) -> bool:
