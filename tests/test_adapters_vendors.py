@@ -16,7 +16,7 @@ import pytest
 from trajsearch.ingest.read import detect_format, read_dump
 from trajsearch.model import Outcome
 
-from adapter_support import only
+from adapter_support import only, runs
 
 FIXTURES = Path(__file__).parent / "fixtures"
 LANGFUSE = FIXTURES / "langfuse" / ".real"  # a dot-directory: tests/test_adapters.py's walk does not count them
@@ -562,3 +562,14 @@ def test_langsmith_failed_tool_has_its_error_and_no_empty_object_as_result() -> 
     # not '{}' (the raise left outputs empty): the message the model was given about it
     assert steps["get_air_quality"].observation.startswith("Error: ValueError('No sensor data for Lyon')")
     assert steps["get_weather"].observation == "It's always sunny in Lyon."
+
+
+def test_langsmith_openai_agents_integration_run_that_raised_is_a_failure() -> None:
+    """Bugs (real langsmith 0.14.17 ``OpenAIAgentsTracingProcessor`` over openai-agents 0.24): the integration
+    marks the agent's chain run with MaxTurnsExceeded, never the root, so the run was ``unknown`` (the Agents SDK's
+    own export of it is a failure), and its errors, ``str()`` of the SDK's error dict, were shown as that repr."""
+    first, second = runs(LANGSMITH / "oai-agents-via-langsmith.batch.jsonl")
+    assert first.outcome is Outcome.unknown  # a non-fatal tool error, then an answer
+    assert first.steps[1].error == "Error running tool (non-fatal): Tool execution failed. Error details are redacted."
+    assert second.outcome is Outcome.failure
+    assert second.failure.error == second.steps[-1].error == 'Max turns exceeded: {"max_turns": 2}'

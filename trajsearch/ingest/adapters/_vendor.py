@@ -55,7 +55,8 @@ def decode(value: Any, depth: int = 3, *, literal: bool = False) -> Any:
     """JSON text decoded (several times: exports encode some fields twice), else as is.
 
     ``literal``: also a Python ``repr`` of a dict or list (``{'query': 'x'}``, how
-    LangChain records a tool's arguments); only for arguments, never for results.
+    LangChain records a tool's arguments, and LangSmith's Agents SDK integration an
+    error); only for arguments and errors, never for results.
     """
     for _ in range(depth):
         if not isinstance(value, str):

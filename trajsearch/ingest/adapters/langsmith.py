@@ -46,9 +46,12 @@ Mapping
   a ``feedback`` list, or feedback records) decides only when its key is
   success / correctness / reward-like (a pass/fail value, or a score that is
   also the reward, fractional ones against the operator's threshold); other
-  feedback stays in metadata. Else an ``error`` on the root run -> failure
+  feedback stays in metadata. Else an ``error`` on the root run, or on a
+  chain run after which nothing ran (the OpenAI Agents SDK integration marks
+  the agent's run, never the root; see ``_spans.assembly``) -> failure
   (infra_error for timeouts, rate limits, 5xx, connection errors); else
-  ``unknown``.
+  ``unknown``. An ``error`` written as ``str()`` of the Agents SDK's span error
+  (``{'message': ..., 'data': ...}``) reads as the SDK's own export does.
 """
 
 from __future__ import annotations
@@ -59,7 +62,7 @@ from typing import Any, Iterator
 from trajsearch.model import Trajectory
 
 from ._common import Context, RecordError, decisive_line
-from ._spans import Node, iso_seconds, one_node_per_id, start_order, text_of
+from ._spans import Node, error_text, iso_seconds, one_node_per_id, start_order, text_of
 from ._spans import trajectory_id as _span_trajectory_id
 from ._spans.messages import tool_message
 from ._vendor import (
@@ -218,7 +221,8 @@ def _node(run: dict[str, Any], seq: int) -> Node:
         raise RecordError("LangSmith run without 'id' (and no 'dotted_order' to take it from)")
     role = _ROLES.get(str(run.get("run_type") or "").lower(), "other")
     inputs, outputs = decode(run.get("inputs")), decode(run.get("outputs"))
-    error = run.get("error")
+    # the OpenAI Agents SDK integration posts its span error (``{"message", "data"}``) as ``str(dict)``
+    error = error_text(decode(run.get("error"), literal=True))
     node = Node(
         id=str(run["id"]), parent=str(run["parent_run_id"]) if run.get("parent_run_id") else None,
         role=role, name=str(run.get("name") or role), seq=seq,

@@ -65,6 +65,7 @@ from ._spans import (
     Message,
     ancestors,
     Node,
+    error_text,
     SpanFormat,
     iso_seconds,
     maybe_json,
@@ -166,20 +167,6 @@ def responses_messages(items: Any, *, output: bool = False) -> list[dict[str, An
     return out
 
 
-def _error_text(error: Any) -> str | None:
-    if not isinstance(error, dict):
-        return text_of(error) or None if error else None
-    message = text_of(error.get("message")) or "error"
-    data = error.get("data")
-    if isinstance(data, dict):
-        detail = data.get("error") or data.get("message")
-        if detail:
-            return f"{message}: {text_of(detail)}"
-        rest = {k: v for k, v in data.items() if v not in (None, "", [], {})}
-        return f"{message}: {json.dumps(rest, ensure_ascii=False, default=str)}" if rest else message
-    return f"{message}: {text_of(data)}" if data else message
-
-
 # -- records -> nodes --------------------------------------------------------------------
 
 
@@ -200,7 +187,7 @@ def _span_node(item: dict[str, Any], seq: int) -> tuple[str, Node, str | None]:
     kind = str(data.get("type") or "custom")
     node = Node(id=str(span_id), parent=str(item.get("parent_id") or trace_id), role="other", name=kind, seq=seq,
                 start=iso_seconds(item.get("started_at")), end=iso_seconds(item.get("ended_at")),
-                error=_error_text(item.get("error")))
+                error=error_text(item.get("error")))
     if kind == "function":
         node.role, node.name = "tool", str(data.get("name") or "function")
         node.tool = node.name

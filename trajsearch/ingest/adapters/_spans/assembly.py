@@ -42,7 +42,8 @@ the nodes of one run:
   in a later trace) is no error;
 - outcome: from explicit evaluations only (see :func:`~.outcome.outcome_from`),
   else an error status on the root, or on the run's last model call when
-  nothing answered after it (failure, or infra_error for timeouts, rate
+  nothing answered after it, or on a sub-agent or chain after which no model
+  call or tool started (failure, or infra_error for timeouts, rate
   limits, 5xx and connection errors), else ``unknown``: a clean exit is not a
   success. The model is the first that answered (a failed attempt retried
   names only the model asked for).
@@ -166,6 +167,18 @@ def _container_failures(containers: list[Node], steps: list[dict[str, Any]]) -> 
     return [{"action": None, "thought": f"{node.role} {node.name} failed", "error": short(node.error, 600),
              "started_at": when(node.end or node.start), "ended_at": when(node.end)}
             for node in containers if not any(s.get("error") and inside(s, node) for s in steps)]
+
+
+def _failure_that_ended(containers: list[Node], nodes: list[Node], last_call: Node | None) -> Node | None:
+    """The failed sub-agent or chain after whose end no model call or tool started, where the model's last word
+    was no answer: the run ended on that failure even if its root is left unmarked (LangSmith's OpenAI Agents
+    SDK integration marks the agent's run, never the root). A run whose last model call answered finished."""
+    if last_call is not None and any(m.get("text") and not m.get("calls") and m.get("role") != "tool"
+                                     for m in last_call.output_messages):
+        return None
+    work = [n.start for n in nodes if n.role in ("llm", "tool", "retriever") and n.start is not None]
+    ended = [c for c in containers if c.end is not None and not any(start > c.end for start in work)]
+    return max(ended, key=lambda c: c.end or 0.0, default=None)
 
 
 def _root_answer(root: Node, add_step: Any) -> None:
@@ -345,6 +358,10 @@ def assemble(nodes: list[Node], *, what: str = "trace", task: str | None = None)
         root_error = failed_call.error
         outcome = error_outcome(root_error)
         basis = "error status of the last model call"
+    elif outcome is Outcome.unknown and (ended := _failure_that_ended(failed_containers, nodes, last_call)) is not None:
+        root_error = ended.error
+        outcome = error_outcome(root_error)
+        basis = f"error status of the {ended.role} {ended.name!r}, which ended the run"
     if outcome in (Outcome.failure, Outcome.infra_error):
         last = next((s for s in reversed(steps) if s.get("error")), None)
         if root_error:

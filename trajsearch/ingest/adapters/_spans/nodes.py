@@ -97,6 +97,23 @@ def text_of(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, default=str)
 
 
+def error_text(error: Any) -> str | None:
+    """An error as text: a string as it is; the object ``{"message", "data"}`` (the Agents SDK's span error,
+    which LangSmith's integration posts too) as ``message: detail``, the detail being ``data.error`` /
+    ``data.message`` where present, else the rest of ``data`` as JSON; None for no error."""
+    if not isinstance(error, dict) or "message" not in error:
+        return text_of(error) or None if error else None
+    message = text_of(error.get("message")) or "error"
+    data = error.get("data")
+    if isinstance(data, dict):
+        detail = data.get("error") or data.get("message")
+        if detail:
+            return f"{message}: {text_of(detail)}"
+        rest = {k: v for k, v in data.items() if v not in (None, "", [], {})}
+        return f"{message}: {json.dumps(rest, ensure_ascii=False, default=str)}" if rest else message
+    return f"{message}: {text_of(data)}" if data else message
+
+
 def maybe_json(value: Any) -> Any:
     """Decode a JSON string (arguments, messages are often stored as strings); else unchanged."""
     if isinstance(value, str):
