@@ -922,3 +922,15 @@ def test_a_conversation_keeps_its_later_requests_and_a_later_turns_failure(path:
     assert actions(run) == ["search_docs", "get_stock", "respond", "search_docs", "search_docs", None]
     assert run.steps[-1].thought == ("agent" if path == AGENTS_JA else "chain") + " リサーチ担当 failed"
     assert "Max turns exceeded" in run.steps[-1].error
+
+
+def test_vercel_ai4_tool_that_throws_503_is_a_failure_not_an_outage() -> None:
+    """Bug (real ai@4.3.19 run): the tool's exception aborts an AI SDK 4 run (``AI_ToolExecutionError`` on the
+    ``ai.generateText`` span); its message "census service returned 503" made it an infrastructure error, so no
+    agent was warned of the failing tool. An outage is the model provider's, not a tool's backend's."""
+    failed, german = runs(VERCEL / ".real" / "ai4-generateText-streamText-tools.otlp.json")
+    assert failed.outcome is Outcome.failure
+    assert failed.failure.error == "AI_ToolExecutionError: Error executing tool getPopulation: census service returned 503"
+    assert [(s.action, s.error) for s in failed.steps] == [
+        ("getWeather", None), ("getPopulation", "Error: census service returned 503")]
+    assert german.outcome is Outcome.unknown and german.task == "Hallo! Wie ist das Wetter in Zürich?"

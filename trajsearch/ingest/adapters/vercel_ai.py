@@ -42,8 +42,9 @@ Mapping (``ai.operationId``, else the span name)
   outcome: an ERROR status on the root span, or on the last model call with
   nothing answered after it (``streamText`` leaves its root unmarked when the
   provider fails) -> failure (infra_error for timeouts, rate limits, 5xx,
-  connection errors, retries spent), else ``unknown`` (the SDK records no
-  verdict).
+  connection errors, retries spent, but not for a tool's exception that
+  aborted the run, AI SDK 4's ``AI_ToolExecutionError``, whatever it says),
+  else ``unknown`` (the SDK records no verdict).
 """
 
 from __future__ import annotations

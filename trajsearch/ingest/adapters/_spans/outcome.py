@@ -74,5 +74,17 @@ def failed(error: str | None) -> str | None:
     return None if not error or _CONTROL_FLOW.search(error) else error
 
 
+#: Errors a framework raises *because a tool raised*: the AI SDK's ``AI_ToolExecutionError`` ("Error executing tool
+#: X: ..."), the Agents SDK's "Error running tool X: ...", LangChain's ``ToolException``. The run's tool failed,
+#: whatever its message says (a 503 from the tool's own backend): an agent should be warned of that; an outage is
+#: the model provider's or the infrastructure's.
+_TOOL_RAISED = re.compile(
+    r"^\s*(?:[\w.]+\.)?(?:AI_ToolExecutionError|ToolExecutionError|ToolException)\b"
+    r"|^\s*(?:[\w.]+:\s*)?Error (?:executing|running) tool\b"
+)
+
+
 def error_outcome(error: str) -> Outcome:
-    return Outcome.infra_error if _INFRA.search(error) else Outcome.failure
+    """infra_error for an outage (:data:`_INFRA`: timeouts, rate limits, 5xx, connection errors) unless the error
+    is a tool's own (:data:`_TOOL_RAISED`), else failure."""
+    return Outcome.infra_error if _INFRA.search(error) and not _TOOL_RAISED.search(error) else Outcome.failure
