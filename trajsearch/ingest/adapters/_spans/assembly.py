@@ -438,8 +438,8 @@ def _later_requests(order: list[tuple[Node, int]], task: str) -> list[str]:
 def _request(turn: list[Node]) -> str | None:
     """A turn's request: the latest user message of the first message list (a later turn is given the
     conversation's history, the earlier requests first), else its root's plain input."""
-    messages = next((n.input_messages for n in turn if n.role in ("llm", "agent") or n is turn[0]
-                     if first_user_text(n.input_messages)), [])
+    messages = next((n.input_messages for n in turn
+                     if (n is turn[0] or n.role in ("llm", "agent")) and first_user_text(n.input_messages)), [])
     users = [m["text"] for m in messages
              if m.get("role") in ("user", "human") and str(m.get("text") or "").strip() and not m.get("call_id")]
     text = users[-1] if users else _plain(task_from_input(turn[0].input_text))
