@@ -7,9 +7,10 @@ script runs unchanged against an older checkout: compare before and after):
 
 1. **Exemplars, leave-task-out.** For every task, all of its runs are withheld
    (``exclude_trajectory_ids``) and the task's text is the query. Relevant: a
-   successful run of a *different* task that needs the same work: for mini-swe-agent one
-   whose submission (``info.submission``) edits a file that a submission of the query's
-   task edits; for tau-bench one whose task has the same set of write actions
+   successful run of a *different* task that needs the same work: for mini-swe-agent and
+   SWE-agent one whose submission (``info.submission``) changes a file that a submission of
+   the query's task changes (files a patch creates, such as SWE-agent's ``reproduce_bug.py``,
+   do not count); for tau-bench one whose task has the same set of write actions
    (``info.task.actions`` minus the read-only tools). A task is *findable* when its
    tenant holds such a run. Reported: recall@1 / recall@3 over findable tasks for the
    runtime's ``exemplars`` (as configured; an empty set, e.g. ``plan_from_scratch``,
@@ -47,8 +48,8 @@ checkout or a rerun embeds nothing it has seen.
     python scripts/eval_generalise.py --fresh --json /tmp/generalise.json
     python scripts/eval_generalise.py --tau ../shared/data/real-formats/tau-bench/tool-calling-grok-3-*.json --no-swe
     python scripts/eval_generalise.py --tau ../shared/data/real-formats/tau-bench/tau2/airline_run1.json --no-swe
-    python scripts/eval_generalise.py --tau --swe RUNS/ --outcomes RUNS/report.json   # mini-swe-agent runs only,
-        # laid out <config>/<instance>/<instance>.traj.json, verdicts from their SWE-bench report
+    python scripts/eval_generalise.py --tau --swe RUNS/ --outcomes RUNS/report.json   # SWE-bench runs only (mini-swe-agent
+        # <config>/<instance>/<instance>.traj.json or a SWE-agent run directory), verdicts from their SWE-bench report
 """
 
 from __future__ import annotations
@@ -96,7 +97,8 @@ LINE_MIN, LINE_MAX = 8, 400
 MODES = ("dense", "lexical", "hybrid", "auto")
 #: tau-bench tools that change nothing (the rest are write actions).
 READ_ONLY = re.compile(r"^(get_|search_|list_|find_|calculate$|think$|transfer_to_human)")
-_DIFF_FILE = re.compile(r"^diff --git a/(\S+) b/", re.M)
+_DIFF_BLOCK = re.compile(r"^(?=diff --git )", re.M)
+_DIFF_FILE = re.compile(r"^diff --git a/(\S+) b/")
 
 
 # -- data and ground truth -----------------------------------------------------------------
@@ -107,17 +109,34 @@ def tenant_of(run: Trajectory) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]", ".", run.task_family or "default")[:64]
 
 
-def swe_truth(runs: list[Trajectory], root: Path) -> dict[str, frozenset[str]]:
-    """trajectory_id -> files its submission edits (``info.submission`` of its own file)."""
-    out = {}
-    for run in runs:
-        path = root / str(run.metadata.get("config")) / str(run.task_id) / f"{run.task_id}.traj.json"
+def swe_files_under(root: Path) -> list[Path]:
+    """The run files under ``root``: mini-swe-agent's ``<config>/<instance>/<instance>.traj.json``, else
+    SWE-agent's ``.traj`` files (one per instance, in a run directory)."""
+    return sorted(root.glob("*/*/*.traj.json")) or sorted(root.rglob("*.traj"))
+
+
+def read_swe(root: Path, outcomes: Path | None) -> tuple[list[Trajectory], dict[str, frozenset[str]]]:
+    """The runs under ``root``, and what each one's submission edits (``info.submission`` of its own file)."""
+    runs, truth = [], {}
+    for path in swe_files_under(root):
+        found, _ = read_runs([path], tenant="x", outcomes=outcomes)
         try:
             info = json.loads(path.read_text())["info"]
         except (OSError, KeyError, ValueError):
-            continue
-        out[run.trajectory_id] = frozenset(_DIFF_FILE.findall(info.get("submission") or ""))
-    return out
+            info = None
+        for run in found:
+            runs.append(run)
+            if isinstance(info, dict):
+                truth[run.trajectory_id] = edited_files(info.get("submission") or "")
+    return runs, truth
+
+
+def edited_files(patch: str) -> frozenset[str]:
+    """The files a patch changes that existed before it: a file it creates (SWE-agent's runs hand in their
+    ``reproduce_bug.py`` with the fix) is no work two tasks can share."""
+    blocks = _DIFF_BLOCK.split(patch)[1:]
+    return frozenset(found.group(1) for block in blocks
+                     if (found := _DIFF_FILE.match(block)) and "new file mode" not in block.split("\n@@", 1)[0])
 
 
 def tau_truth(runs: list[Trajectory], files: Sequence[Path]) -> dict[str, frozenset[str]]:
@@ -188,7 +207,8 @@ def main() -> int:
     ap.add_argument("--model", default=config.default_model())
     ap.add_argument("--tau", type=Path, nargs="*", default=[TAU_FILE],
                     help="tau-bench / tau2-bench result files (none after the flag: no tau-bench runs)")
-    ap.add_argument("--swe", type=Path, default=SWE_DIR, help="mini-swe-agent runs (<config>/<instance>/*.traj.json)")
+    ap.add_argument("--swe", type=Path, default=SWE_DIR, help="mini-swe-agent runs (<config>/<instance>/*.traj.json) "
+                    "or a SWE-agent run directory (*.traj)")
     ap.add_argument("--no-swe", action="store_true")
     ap.add_argument("--outcomes", type=Path, help="verdicts joined onto the --swe runs (e.g. a SWE-bench report: "
                     "without one a submitted patch counts as a success)")
@@ -202,13 +222,13 @@ def main() -> int:
     print(f"# trajsearch: retrieval that generalises\n\n{machine_note()}\n")
 
     tau, _ = read_runs(args.tau, tenant="x")
-    swe = [] if args.no_swe else read_runs(sorted(args.swe.glob("*/*/*.traj.json")), tenant="x",
-                                                 outcomes=args.outcomes)[0]
+    swe, swe_edits = ([], {}) if args.no_swe else read_swe(args.swe, args.outcomes)
     tau = [r.model_copy(update={"tenant": tenant_of(r)}) for r in tau]
     swe = [r.model_copy(update={"tenant": tenant_of(r)}) for r in swe]
     runs = tau + swe
     kind_of = {r.trajectory_id: "tau" for r in tau} | {r.trajectory_id: "swe" for r in swe}
-    truth = tau_truth(tau, args.tau) | swe_truth(swe, args.swe)
+    truth = tau_truth(tau, args.tau) | {run.trajectory_id: swe_edits[run.trajectory_id] for run in swe
+                                          if run.trajectory_id in swe_edits}
     print(f"{len(tau)} tau-bench + {len(swe)} mini-swe-agent runs; {len({r.tenant for r in runs})} tenants; "
           f"ground truth for {len(truth)} runs")
 
