@@ -749,6 +749,19 @@ def test_openhands_benchmarks_output_lines_with_sdk_events_are_runs() -> None:
     assert errors_at(first) == {4: "bash: mail: command not found (exit code 127)"}
 
 
+def test_a_failed_commands_error_is_the_tools_own_error_line() -> None:
+    """Bug (real: agentcmd's Gemini CLI recording): ``pip3 install`` refused by Homebrew's Python had as its error
+    the last line mentioning a failure, "file. Failure to do this can result in a broken Homebrew installation.",
+    not pip's own ``error: externally-managed-environment``."""
+    [result] = read_dump(FIXTURES / "gemini-cli/.real/session-2025-10-27T19-55-981c87cb.json", tenant="acme")
+    assert result.trajectory.steps[9].error == "error: externally-managed-environment (exit code 1)"
+    # a failed test run (real: an excerpt of marot/spotter's Claude Code session): the runner's tally, not a line of
+    # the HTML page its output held
+    mix = FIXTURES / "claude-code/.real/spotter-compaction/258c7280-ae70-4798-800f-63464d01a85d.mix-test-excerpt.jsonl"
+    [result] = read_dump(mix, tenant="acme", fmt="claude-code")
+    assert [s.error for s in result.trajectory.steps] == ["5 tests, 4 failures (exit code 2)"]
+
+
 def test_a_claude_code_compaction_file_is_no_run() -> None:
     """Bug (real: marot/spotter's ``subagents/agent-acompact-fffbd0.jsonl``, Claude Code 2.1.39): a compaction's own
     file was a run whose task was the CLI's summarisation prompt, one per compaction of every session."""

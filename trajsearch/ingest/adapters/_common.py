@@ -153,6 +153,14 @@ def short(text: str, limit: int = 300, *, keep: str = "end") -> str:
 
 _EXC_LINE = re.compile(r"^(?:E\s+)?[A-Za-z_][\w.]*(?:Error|Exception|Interrupt|Exit|Warning)\b:?")
 _EXC_ANYWHERE = re.compile(r"\b[A-Za-z_][\w.]*(?:Error|Exception)\b:")
+#: A tool's own error line (pip's and git's ``error: ...``, ``fatal: ...``, rustc's ``error[E0308]: ...``, pip's
+#: ``ERROR: ...``; after Gemini CLI's ``Output:`` label): it says what went wrong, where a later line only
+#: mentions a failure ("Failure to do this can result in a broken installation").
+_TOOL_ERROR = re.compile(r"^(?:Output:\s*)?(?:error|fatal|ERROR|FATAL)(?:\[[\w-]+\])?:\s")
+#: A test runner's tally of a failed run: ExUnit's and RSpec's ``5 tests, 4 failures``, Jest's ``Tests: 4 failed``
+#: (the lines before it are the tests' own output, an HTML page, a log).
+_TEST_TALLY = re.compile(r"^(?:\d+ (?:tests?|examples?|specs?|doctests?), .*\b[1-9]\d* (?:failures?|failed|errors?)\b"
+                         r"|Tests:\s+[1-9]\d* failed\b)")
 _ERRORISH = re.compile(
     r"\b(error|fatal|failed|failure|not found|no such file|cannot|can't|denied|invalid)\b", re.I
 )
@@ -214,8 +222,9 @@ def decisive_line(output: str) -> str | None:
     Preference: the message of the last PowerShell error record, unless an exception line
     follows the record (its lines are wrapped at the console's width, so a fragment such as
     ``oundException`` would pass for one), then the last exception line (``TypeError: ...``),
-    then the last line naming one (pytest's ``FAILED test - TypeError: ...``), then the last
-    line mentioning an error, then the last non-empty line.
+    then the last line naming one (pytest's ``FAILED test - TypeError: ...``), then a tool's
+    own error line (``error: ...``), then a test runner's tally (``5 tests, 4 failures``),
+    then the last line mentioning an error, then the last non-empty line.
     """
     lines = [ln.strip() for ln in output.splitlines() if ln.strip()]
     if record := _powershell_error(lines):
@@ -223,7 +232,7 @@ def decisive_line(output: str) -> str | None:
         lines = lines[end + 1:]  # what follows the record: an exception line there says more
         if not any(_EXC_LINE.search(line) or _EXC_ANYWHERE.search(line) for line in lines):
             return message
-    for pattern in (_EXC_LINE, _EXC_ANYWHERE, _ERRORISH):
+    for pattern in (_EXC_LINE, _EXC_ANYWHERE, _TOOL_ERROR, _TEST_TALLY, _ERRORISH):
         for line in reversed(lines):
             if pattern.search(line):
                 return short(line)
