@@ -757,15 +757,42 @@ def test_a_failed_commands_error_is_the_tools_own_error_line() -> None:
     assert result.trajectory.steps[9].error == "error: externally-managed-environment (exit code 1)"
     # a failed test run (real: an excerpt of marot/spotter's Claude Code session): the runner's tally, not a line of
     # the HTML page its output held
-    mix = FIXTURES / "claude-code/.real/spotter-compaction/258c7280-ae70-4798-800f-63464d01a85d.mix-test-excerpt.jsonl"
+    mix = FIXTURES / "claude-code/.real/spotter/258c7280-ae70-4798-800f-63464d01a85d.mix-test-excerpt.jsonl"
     [result] = read_dump(mix, tenant="acme", fmt="claude-code")
     assert [s.error for s in result.trajectory.steps] == ["5 tests, 4 failures (exit code 2)"]
+
+
+def test_a_background_shell_commands_notification_says_how_it_ended() -> None:
+    """Bug (real: an excerpt of marot/spotter's Claude Code 2.1.39 session): a ``Bash`` call sent to the background
+    kept only "Command running in background with ID: b0be39e"; the notification of how it ended was dropped."""
+    excerpt = FIXTURES / "claude-code/.real/spotter/258c7280-ae70-4798-800f-63464d01a85d.background-bash-excerpt.jsonl"
+    [result] = read_dump(excerpt, tenant="acme", fmt="claude-code")
+    [step] = result.trajectory.steps
+    assert step.observation.startswith("Command running in background with ID: b0be39e.")
+    assert step.observation.endswith(
+        'Background command "Force recompile ash deps to clear stale associations" completed (exit code 0)')
+    assert step.error is None
+
+
+def test_a_failed_background_shell_command_is_the_steps_error(tmp_path: Path) -> None:
+    """A notification reporting a failure (the shape newer versions write, naming the call as well:
+    ``<tool-use-id>``, ``<status>failed</status>``, "... failed (exit code 1)") makes the launching step an error."""
+    excerpt = FIXTURES / "claude-code/.real/spotter/258c7280-ae70-4798-800f-63464d01a85d.background-bash-excerpt.jsonl"
+    lines = excerpt.read_text().splitlines()
+    call = json.loads(lines[1])["message"]["content"][0]["id"]
+    note = json.loads(lines[3])
+    note["message"]["content"] = (f"<task-notification>\n<task-id>b0be39e</task-id>\n<tool-use-id>{call}</tool-use-id>\n"
+                                  "<status>failed</status>\n<summary>Background command \"Force recompile\" failed "
+                                  "(exit code 1)</summary>\n</task-notification>")
+    path = write_jsonl(tmp_path / "s.jsonl", [*lines[:3], json.dumps(note)])
+    [result] = read_dump(path, tenant="acme", fmt="claude-code")
+    assert result.trajectory.steps[0].error == 'Background command "Force recompile" failed (exit code 1)'
 
 
 def test_a_claude_code_compaction_file_is_no_run() -> None:
     """Bug (real: marot/spotter's ``subagents/agent-acompact-fffbd0.jsonl``, Claude Code 2.1.39): a compaction's own
     file was a run whose task was the CLI's summarisation prompt, one per compaction of every session."""
-    session = FIXTURES / "claude-code/.real/spotter-compaction/258c7280-ae70-4798-800f-63464d01a85d"
+    session = FIXTURES / "claude-code/.real/spotter/258c7280-ae70-4798-800f-63464d01a85d"
     assert list(read_dump(session, tenant="acme")) == []  # walked: passed over
     with pytest.raises(ValueError, match="no run in this file: a Claude Code compaction of session 258c7280-"):
         list(read_dump(session / "subagents/agent-acompact-fffbd0.jsonl", tenant="acme"))  # named: said what it is

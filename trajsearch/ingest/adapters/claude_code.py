@@ -17,7 +17,9 @@ Mapping
   older versions wrote into the main file) are left out of its steps -- the
   ``Task``/``Agent`` call that spawned the subagent already carries the
   subagent's report as its result, or, for a background agent (2.1+), gets it
-  from the later ``<task-notification>`` naming the call -- and counted in
+  from the later ``<task-notification>`` naming the call (a background shell
+  command's notification, naming its task id, adds how it ended: an error
+  when it failed) -- and counted in
   ``metadata.sidechain_records``.
   A file holding only sidechain records (``agent-<id>.jsonl``, or
   ``<session>/subagents/agent-<id>.jsonl``) is the subagent's own run, except
@@ -118,6 +120,12 @@ _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12
 #: A background task's report (2.1+): the Agent call it answers and what it found.
 _NOTIFICATION = re.compile(r"<task-notification>.*?<tool-use-id>(?P<call>[^<]+)</tool-use-id>.*?"
                            r"<result>(?P<result>.*?)</result>", re.S)
+#: A shell command sent to the background (2.1+): its call's result names the task, whose notification reports
+#: how it ended (``<task-id>``, ``<status>``, ``<summary>Background command "..." completed (exit code 0)``).
+_BACKGROUND_ID = re.compile(r"^Command running in background with ID: (\w+)")
+_TASK_NOTIFICATION = re.compile(r"<task-notification>.*?<task-id>(?P<task>[^<]+)</task-id>.*?"
+                                r"<status>(?P<status>[^<]*)</status>.*?<summary>(?P<summary>.*?)</summary>", re.S)
+_EXIT_IN_SUMMARY = re.compile(r"\(exit code (-?\d+)\)")
 _LOCAL_OUTPUT = re.compile(r"^\s*<local-command-(?:stdout|stderr)>")
 _INTERRUPT = re.compile(r"^\[Request interrupted by user[^\]]*\]$")
 _CONTINUATION = re.compile(r"^This session is being continued from a previous conversation")
@@ -250,6 +258,7 @@ class _Session:
     def __init__(self) -> None:
         self.steps: list[dict[str, Any]] = []
         self.by_call: dict[str, dict[str, Any]] = {}
+        self.background: dict[str, dict[str, Any]] = {}  # background shell task id -> the call that launched it
         self.pending_thought: list[str] = []
         self.prompts: list[str] = []
         self.fallbacks: dict[str, str] = {}
@@ -350,12 +359,22 @@ class _Session:
             self.interrupted = True
 
     def background_result(self, body: str) -> None:
-        """A background agent's report (``<task-notification>``: the Agent call's own result only says it
-        launched) joins that call's observation."""
+        """A background task's report (``<task-notification>``: the call's own result only says it launched)
+        joins that call's observation: an agent's findings, or how a background shell command ended (an
+        error when it failed)."""
         found = _NOTIFICATION.search(body)
         step = self.by_call.get(found.group("call")) if found else None
         if step is not None and found.group("result").strip() not in (step.get("observation") or ""):
             step["observation"] = "\n".join(t for t in (step.get("observation"), found.group("result").strip()) if t)
+            return
+        ended = _TASK_NOTIFICATION.search(body)
+        step = self.background.get(ended.group("task").strip()) if ended else None
+        if step is None or (summary := ended.group("summary").strip()) in (step.get("observation") or ""):
+            return
+        step["observation"] = "\n".join(t for t in (step.get("observation"), summary) if t)
+        code = _EXIT_IN_SUMMARY.search(summary)
+        if ended.group("status").strip() in ("failed", "killed") or (code and code.group(1) != "0"):
+            step["error"] = step.get("error") or summary
 
     def tool_result(self, part: dict[str, Any], record: dict[str, Any], at: Any) -> None:
         step = self.by_call.get(str(part.get("tool_use_id")))
@@ -367,6 +386,8 @@ class _Session:
         text = _result_text(part)
         step["observation"] = text or None
         step["error"] = _result_error(part, text, record)
+        if launched := _BACKGROUND_ID.match(text or ""):  # its end is reported later (``background_result``)
+            self.background[launched.group(1)] = step
         step["ended_at"] = iso_time(at)
         step["_done"] = True
         self.last_error = None  # a tool ran: the session went on after any earlier API error
