@@ -89,6 +89,15 @@ def test_langfuse_openai_agents_export() -> None:
     assert [(s["name"], s["value"]) for s in run.metadata["scores"]] == [("toxicity", 0.8), ("hallucination", 0.0)]
 
 
+def test_tool_arguments_are_the_models_where_the_tracing_wrapped_them() -> None:
+    """Bug (real: Langfuse's own export of a Claude Agent SDK run, traced by LangSmith's exporter): each tool's
+    arguments were its tracing wrapper ``{"input": {"city": "Berlin"}}``, not the ``{"city": "Berlin"}`` the model
+    sent. (A model that itself sends ``{"input": ...}``, as pydantic-ai's ``final_result`` can, keeps it.)"""
+    run = one(CREWAI.parent / "claude-agent-2025-12-22.trace.json")
+    assert [(s.action, s.arguments) for s in run.steps if s.action != "respond"] == [
+        ("mcp__weather__get_weather", {"city": "Berlin"}), ("mcp__weather__get_weather", {"city": "New York"})]
+
+
 def test_langfuse_langgraph_tools_traced_as_spans() -> None:
     """Bug 2: a tool traced as a SPAN (LangChain callback handler) was lost."""
     run = one(LANGGRAPH)

@@ -298,9 +298,10 @@ def assemble(nodes: list[Node], *, what: str = "trace", task: str | None = None)
                 thought = clip_step_text("\n\n".join(t for t in (said.get("thought"), said["arguments"]["content"]) if t))
             unasked = None
             asked = maybe_json((match or {}).get("call", {}).get("arguments"))
-            # the model's arguments by name where the tool recorded a bare value (LangChain's single input)
-            arguments = asked if node.arguments is None or (isinstance(asked, dict) and asked
-                                                             and not isinstance(node.arguments, (dict, list))) \
+            # the model's arguments by name where the tool recorded a bare value (LangChain's single input), or
+            # wrapped them (LangSmith's tracing of the Claude Agent SDK: {"input": <the model's arguments>})
+            arguments = asked if node.arguments is None or (isinstance(asked, dict) and asked and (
+                not isinstance(node.arguments, (dict, list)) or maybe_json(node.arguments) == {"input": asked})) \
                 else node.arguments
             step = add_step({
                 "thought": thought, "action": name[:200], "arguments": maybe_json(arguments),
