@@ -235,6 +235,26 @@ def test_swebench_summaries_and_folders_of_reports_are_outcome_files(tmp_path: P
         OutcomeTable.load(real / "trajs")
 
 
+def test_reports_that_disagree_give_each_run_the_one_in_its_own_folder() -> None:
+    """Bug (real: christsakm/Trajectories, two models' SWE-agent runs of getmoto__moto-4799, each with its harness
+    report in its run's folder): a folder of reports kept the last one read per instance, so the resolved gpt-5 run
+    was failed with the kimi-k2 run's failing tests as its error, and nothing said so."""
+    table = OutcomeTable.load(FIXTURES / "outcomes" / ".real" / "christsakm-moto-4799")
+    [run] = runs(SWE).values()  # a real SWE-agent run, keyed as each model's run of that instance is
+    def of(run_dir: str, model: str):
+        return run.model_copy(update={"trajectory_id": f"swe-agent.{run_dir}.getmoto__moto-4799",
+                                      "task_id": "getmoto__moto-4799", "model_id": model,
+                                      "metadata": {**run.metadata, "run_dir": run_dir}})
+    gpt5 = table.apply(of("trace_01_gpt-5-2025-08-07", "gpt-5-2025-08-07"))
+    kimi = table.apply(of("trace_02_kimi-k2-instruct-0905", "fireworks_ai/kimi-k2-instruct-0905"))
+    assert (gpt5.outcome, gpt5.failure) == (Outcome.success, None)
+    assert kimi.outcome is Outcome.failure and "6 of 19 tests that passed before now fail" in kimi.failure.error
+    elsewhere = of("trace_09_other", "other-model")
+    assert table.apply(elsewhere) is elsewhere  # named by neither report's folder: left as it was
+    assert table.counts() | {"file": None} == {"file": None, "verdicts": 0, "runs": 3, "matched": 2,
+                                               "conflicting": 1, "ambiguous": 1}
+
+
 def test_older_swebench_reports_fail_the_runs_they_do_not_list_as_resolved(tmp_path: Path) -> None:
     """Bug (real: AutoCodeRover's reproduction of SWE-agent on SWE-bench Lite, its run's ``final_report.json``):
     the first harness's report lists only the resolved instances (``{"stats", "resolved": [ids]}``; the

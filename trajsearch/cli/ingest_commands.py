@@ -188,6 +188,12 @@ def _outcomes_line(joins: list[dict[str, Any]]) -> None:
         unlisted = max((j["unlisted"] for j in joins if "unlisted" in j), default=None)
         told = f" ({unlisted} not listed as resolved in it: failed)" if unlisted else ""
         out.print(f"outcomes file {name}: a verdict for {matched} of {runs} run(s) read{told}", highlight=False)
+    conflicting, ambiguous = max(j.get("conflicting", 0) for j in joins), max(j.get("ambiguous", 0) for j in joins)
+    if conflicting:
+        err.print(f"[yellow]outcomes file {name}: {conflicting} id(s) judged differently by its reports[/yellow] (one "
+                  "report per model?): each run took the verdict of the report whose folder names it"
+                  + (f"; {ambiguous} run(s) matched none and keep their own outcome" if ambiguous else ""),
+                  highlight=False)
 
 
 def _short_path(path: str, limit: int = 48) -> str:

@@ -78,6 +78,13 @@ def _id_list(value: Any) -> list[str] | None:
     return value if isinstance(value, list) and all(isinstance(item, str) for item in value) else None
 
 
+def _keys(trajectory: Trajectory) -> list[str]:
+    """The ids a verdict may name a run by: its own, the source's run id, its task's."""
+    keys = [trajectory.trajectory_id]
+    keys += [str(trajectory.metadata[k]) for k in SOURCE_ID_KEYS if trajectory.metadata.get(k)]
+    return keys + ([trajectory.task_id] if trajectory.task_id else [])
+
+
 def is_instance_report(value: Any) -> bool:
     """Whether ``value`` is one instance's SWE-bench harness report (its verdict, without its id)."""
     return isinstance(value, dict) and "resolved" in value and bool(value.keys() & _INSTANCE_REPORT_KEYS)
@@ -184,23 +191,30 @@ class OutcomeTable:
         self.verdicts = verdicts
         self.source = source
         self.unlisted = unlisted
+        #: ids that reports in one folder judge differently (one report per model of a multi-model evaluation):
+        #: each verdict with the folders of its file; a run takes the one whose folder names it (see ``_verdict``)
+        self.conflicts: dict[str, list[tuple[Verdict, tuple[str, ...]]]] = {}
         self.runs = 0
         self.matched = 0
         self.implicit = 0
+        self.ambiguous = 0
 
     def __len__(self) -> int:
         return len(self.verdicts)
 
     def fingerprint(self) -> str:
         """A digest of the verdicts (whatever files they came from): what a checkpoint ties to."""
-        rows = [(k, v.outcome and v.outcome.value, v.reward, v.detail) for k, v in self.verdicts.items()]
+        rows = [(k, v.outcome and v.outcome.value, v.reward, v.detail, "/".join(where))
+                for k, seen in [*((k, [(v, ())]) for k, v in self.verdicts.items()), *self.conflicts.items()]
+                for v, where in seen]
         text = json.dumps([sorted(rows), self.unlisted and self.unlisted.detail])
         return hashlib.blake2b(text.encode(), digest_size=8).hexdigest()
 
     def counts(self) -> dict[str, Any]:
         """What the join did, for a report: the file, its verdicts, the runs read, the runs given one."""
         counts = {"file": self.source, "verdicts": len(self.verdicts), "runs": self.runs, "matched": self.matched}
-        return counts | ({"unlisted": self.implicit} if self.unlisted is not None else {})
+        counts |= {"unlisted": self.implicit} if self.unlisted is not None else {}
+        return counts | ({"conflicting": len(self.conflicts), "ambiguous": self.ambiguous} if self.conflicts else {})
 
     @classmethod
     def load(cls, path: str | Path) -> OutcomeTable:
@@ -216,6 +230,7 @@ class OutcomeTable:
     def _load_directory(cls, root: Path) -> OutcomeTable:
         """Every outcome file under ``root``; files holding no verdicts (logs, patches, runs) are passed over."""
         verdicts: dict[str, Verdict] = {}
+        where: dict[str, list[tuple[Verdict, tuple[str, ...]]]] = {}  # id -> each file's verdict, with its folders
         unlisted: Verdict | None = None
         files = 0
         for file in sorted(root.rglob("*")):
@@ -228,12 +243,18 @@ class OutcomeTable:
             except ValueError:  # not an outcome file (a log, a patch, a run)
                 continue
             files += bool(found or rest)
-            verdicts.update(found)
+            for run_id, verdict in found.items():
+                where.setdefault(run_id, []).append((verdict, file.relative_to(root).parent.parts))
             unlisted = unlisted or rest
-        if not verdicts and unlisted is None:
+        conflicts = {run_id: seen for run_id, seen in where.items() if len({(v.outcome, v.reward) for v, _ in seen}) > 1}
+        verdicts = {run_id: max((v for v, _ in seen), key=lambda v: v.detail is not None)  # agreeing: the one saying more
+                    for run_id, seen in where.items() if run_id not in conflicts}
+        if not verdicts and not conflicts and unlisted is None:
             raise ValueError(f"{root}: no outcome file in this directory (looked for {', '.join(OUTCOME_SUFFIXES)} "
                              "files mapping run ids to outcomes/rewards; see trajsearch.ingest.outcomes)")
-        return cls(verdicts, f"{root.name}/ ({files} files)", unlisted)
+        table = cls(verdicts, f"{root.name}/ ({files} files)", unlisted)
+        table.conflicts = conflicts
+        return table
 
     @classmethod
     def _read(cls, p: Path, folder_id: str | None = None) -> tuple[dict[str, Verdict], Verdict | None]:
@@ -309,10 +330,7 @@ class OutcomeTable:
                 verdicts[run_id] = verdict
 
     def lookup(self, trajectory: Trajectory) -> Verdict | None:
-        keys = [trajectory.trajectory_id]
-        keys += [str(trajectory.metadata[k]) for k in SOURCE_ID_KEYS if trajectory.metadata.get(k)]
-        if trajectory.task_id:
-            keys.append(trajectory.task_id)
+        keys = _keys(trajectory)
         return next((self.verdicts[k] for k in keys if k in self.verdicts), None)
 
     def _verdict(self, trajectory: Trajectory) -> Verdict | None:
@@ -320,10 +338,25 @@ class OutcomeTable:
         for a run of a SWE-bench instance (``<owner>__<repo>-<number>``: a run of anything else is not its
         to judge)."""
         verdict = self.lookup(trajectory)
+        if verdict is None and (seen := next((self.conflicts[k] for k in _keys(trajectory) if k in self.conflicts), None)):
+            return self._named(trajectory, seen)
         if verdict is None and self.unlisted is not None and _INSTANCE_ID.match(trajectory.task_id or ""):
             self.implicit += 1
             return self.unlisted
         return verdict
+
+    def _named(self, trajectory: Trajectory, seen: list[tuple[Verdict, tuple[str, ...]]]) -> Verdict | None:
+        """Of verdicts that disagree, the one whose report's folder names the run (its run directory, config or
+        model: ``trace_01_gpt-5/report.json`` beside the run, the harness's ``<run>/<model>/<instance>/``);
+        none when no single one does (the run keeps its own outcome, counted ``ambiguous``)."""
+        names = {part for part in trajectory.trajectory_id.split(".") if part} | {
+            str(trajectory.metadata[k]) for k in ("run_dir", "config") if trajectory.metadata.get(k)}
+        names |= {trajectory.model_id, (trajectory.model_id or "").rsplit("/", 1)[-1]} - {None, ""}
+        named = {verdict for verdict, folders in seen if names & set(folders)}
+        if len(named) == 1:
+            return named.pop()
+        self.ambiguous += 1
+        return None
 
     def apply(self, trajectory: Trajectory) -> Trajectory:
         """The trajectory with the file's verdict (unchanged when the file has none for it)."""
