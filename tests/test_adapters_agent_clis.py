@@ -796,6 +796,8 @@ def test_a_claude_code_compaction_file_is_no_run() -> None:
     assert list(read_dump(session, tenant="acme")) == []  # walked: passed over
     with pytest.raises(ValueError, match="no run in this file: a Claude Code compaction of session 258c7280-"):
         list(read_dump(session / "subagents/agent-acompact-fffbd0.jsonl", tenant="acme"))  # named: said what it is
+    # a 2.0.x subagent's startup warm-up (real: the fasthooks sdist's Claude Code 2.0.76 file): no run either
+    assert list(read_dump(FIXTURES / "claude-code/.real/fasthooks", tenant="acme")) == []
 
 
 def test_an_instance_that_recorded_no_event_is_one_rejection_not_the_whole_output() -> None:

@@ -25,7 +25,8 @@ Mapping
   ``<session>/subagents/agent-<id>.jsonl``) is the subagent's own run, except
   a compaction's (``agent-acompact-<id>.jsonl``: the CLI asking the model to
   sum up the session so far, which the session's own file records as its
-  compaction summary): no run, passed over (``side_file``).
+  compaction summary), or a 2.0.x subagent's warm-up (the CLI's own
+  "Warmup" prompt at startup): no run, passed over (``side_file``).
 - task: the first real user prompt: a ``user`` record whose text is not
   ``isMeta`` (caveats, skill banners, expanded command bodies), not a tool
   result, not a ``<command-name>`` wrapper, ``<local-command-stdout>``,
@@ -161,10 +162,17 @@ _TRANSCRIPT = "~/.claude/projects/<project>/{session}.jsonl"
 
 
 def side_file(record: Any) -> str | None:
-    """The adapter hook (see ``adapters/__init__``): a compaction's own file holds no run of the agent."""
-    if isinstance(record, dict) and str(record.get("agentId") or "").startswith("acompact"):
+    """The adapter hook (see ``adapters/__init__``): a compaction's own file, and a subagent's warm-up (2.0.x
+    starts its subagents with the prompt "Warmup" before any user asks anything), hold no run of the agent."""
+    if not isinstance(record, dict):
+        return None
+    if str(record.get("agentId") or "").startswith("acompact"):
         return (f"a Claude Code compaction of session {record.get('sessionId')} (the CLI's summary of it so far, "
                 "also recorded in the session's own file), not a run")
+    message = record.get("message") if isinstance(record.get("message"), dict) else {}
+    if record.get("isSidechain") and record.get("parentUuid") is None and message.get("content") == "Warmup":
+        return (f"a Claude Code subagent's warm-up in session {record.get('sessionId')} (the CLI's own \"Warmup\" "
+                "prompt at startup; no user asked anything), not a run")
     return None
 
 
