@@ -762,6 +762,14 @@ def test_a_failed_commands_error_is_the_tools_own_error_line() -> None:
     assert [s.error for s in result.trajectory.steps] == ["5 tests, 4 failures (exit code 2)"]
 
 
+def test_the_clis_notice_after_a_read_is_not_the_files_content() -> None:
+    """Bug (real: claude-reliability's Claude Code 2.1.14 transcript): every Read result kept the CLI's appended
+    ``<system-reminder>`` ("Whenever you read a file, ... malware ..."), stored, embedded and shown as the file."""
+    path = FIXTURES / "claude-code/.real/claude-reliability/stop-hook-reflection-first-stop.jsonl"
+    [result] = read_dump(path, tenant="acme")
+    assert result.trajectory.steps[0].observation == "     1→original content\n     2→"
+
+
 def test_a_background_shell_commands_notification_says_how_it_ended() -> None:
     """Bug (real: an excerpt of marot/spotter's Claude Code 2.1.39 session): a ``Bash`` call sent to the background
     kept only "Command running in background with ID: b0be39e"; the notification of how it ended was dropped."""

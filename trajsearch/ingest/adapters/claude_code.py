@@ -127,6 +127,9 @@ _BACKGROUND_ID = re.compile(r"^Command running in background with ID: (\w+)")
 _TASK_NOTIFICATION = re.compile(r"<task-notification>.*?<task-id>(?P<task>[^<]+)</task-id>.*?"
                                 r"<status>(?P<status>[^<]*)</status>.*?<summary>(?P<summary>.*?)</summary>", re.S)
 _EXIT_IN_SUMMARY = re.compile(r"\(exit code (-?\d+)\)")
+#: The CLI's own notice appended to a tool's result (Read's "Whenever you read a file, ... malware"): not the tool's
+#: output. A hook's words there (``PostToolUse:Edit hook additional context: ...``) are kept.
+_CLI_NOTICE = re.compile(r"\s*<system-reminder>(?:(?!hook|</system-reminder>).)*</system-reminder>", re.S)
 _LOCAL_OUTPUT = re.compile(r"^\s*<local-command-(?:stdout|stderr)>")
 _INTERRUPT = re.compile(r"^\[Request interrupted by user[^\]]*\]$")
 _CONTINUATION = re.compile(r"^This session is being continued from a previous conversation")
@@ -392,6 +395,7 @@ class _Session:
         if step.get("_done"):
             return  # the same result written twice
         text = _result_text(part)
+        text = _CLI_NOTICE.sub("", text).rstrip() if "<system-reminder>" in text else text
         step["observation"] = text or None
         step["error"] = _result_error(part, text, record)
         if launched := _BACKGROUND_ID.match(text or ""):  # its end is reported later (``background_result``)
