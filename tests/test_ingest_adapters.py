@@ -315,7 +315,7 @@ def test_span_without_ids_is_a_clear_rejection_and_the_rest_lands(tmp_path: Path
     results = list(read_dump(dump, tenant="acme"))
     errors = [(r.position, r.error) for r in results if not r.ok]
     assert errors == [("line 2", "not a span: expected 'resourceSpans' or a span with 'name', ids and 'attributes'"),
-                      ("line 3", "malformed JSON: Expecting property name enclosed in double quotes at column 2")]
+                      ("line 3", "malformed JSON: Expecting property name enclosed in double quotes (column 2)")]
     assert {r.trajectory.trajectory_id for r in results if r.ok} == {
         "oi:6a5f1d0c2e8b4b7a9c3d2e1f0a9b8c7d", "oi:7b6e2e1d3f9c5c8b0d4e3f2a1b0c9d8e"}
 

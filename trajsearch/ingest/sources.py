@@ -131,7 +131,7 @@ def parse(raw: str | bytes) -> tuple[Any, str | None]:
     try:
         value = json.loads(raw)
     except json.JSONDecodeError as exc:
-        return None, f"malformed JSON: {exc.msg} at column {exc.colno}"
+        return None, f"malformed JSON: {exc.msg} (column {exc.colno})"  # a msg may end "starting at"
     except UnicodeDecodeError as exc:
         return None, f"not UTF-8 text: {exc.reason} at byte {exc.start}"
     except RecursionError:
