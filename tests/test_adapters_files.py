@@ -495,6 +495,15 @@ def test_atif_chat_api_objects_as_messages_give_the_prompt_and_the_reasoning() -
     assert older.steps[0].thought.startswith("Okay, the user is asking about both")
 
 
+def test_atif_calls_named_as_the_chat_api_names_them_keep_their_tools() -> None:
+    """Bug (real: OpenAgents' "ATIF v1.4" export of a Claude Code run): calls written ``{"id", "name", "arguments"}``
+    were all anonymous "tool" steps, and ``agent.model`` was not the model."""
+    run = only(FIXTURES / "atif/.real/openagents-regex-log/trajectory.json")
+    assert run.model_id == "claude-sonnet-4-20250514"
+    assert [s.action for s in run.steps] == ["respond", "Write", "Bash", "Bash", "Bash", "Write"]
+    assert run.steps[2].arguments["command"].startswith("pwd && ls -la /")
+
+
 def test_atif_run_begins_at_its_first_step_the_task_included() -> None:
     """Bug: created_at was the first agent step's time, not the first step's (the request, 0.9 s earlier here)."""
     assert only(NEMO_FIRST).created_at.isoformat() == "2026-03-13T15:53:20.452159+00:00"

@@ -186,6 +186,13 @@ def _chat(message: Any) -> Any:
     return message
 
 
+def _call(call: dict[str, Any]) -> dict[str, Any]:
+    """A tool call as the spec names its fields, also where a producer wrote the chat API's ``name`` and ``id``
+    (OpenAgents' own "ATIF v1.4" export of Claude Code runs): else every call is an anonymous "tool"."""
+    return {**call, "function_name": call.get("function_name") or call.get("name"),
+            "tool_call_id": call.get("tool_call_id") or call.get("id")}
+
+
 def _reasoning(raw: dict[str, Any]) -> str | None:
     """The step's ``reasoning_content``, else the reasoning a chat-message ``message`` carries (NeMo-Relay)."""
     message = raw.get("message") if isinstance(raw.get("message"), dict) else {}
@@ -328,7 +335,7 @@ def _steps(ordered: list[dict[str, Any]], fences: tuple[str, ...] = ()
         results = [r for r in as_list(observation.get("results")) if isinstance(r, dict)]
         reasoning = _reasoning(raw)
         reasoning = None if reasoning == message else reasoning  # the message repeated (Harbor's mini-swe-agent)
-        calls = [c for c in as_list(raw.get("tool_calls")) if isinstance(c, dict)]
+        calls = [_call(c) for c in as_list(raw.get("tool_calls")) if isinstance(c, dict)]
         if calls:
             unmatched = [r for r in results if not r.get("source_call_id")]
             for n, call in enumerate(calls):
@@ -512,7 +519,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     fields: dict[str, Any] = {
         "trajectory_id": safe_id(trajectory_id),
         "task": clip_task(task.replace("\r\n", "\n").strip()),
-        "model_id": agent.get("model_name") or (models[0] if models else None),
+        "model_id": agent.get("model_name") or (models[0] if models else None) or agent.get("model"),
         "tool_versions": {str(agent["name"]): str(agent.get("version"))}
         if agent.get("name") and agent.get("version") not in (None, "", "unknown") else {},
         "tools_available": [str(t["function"]["name"]) for t in as_list(agent.get("tool_definitions"))
