@@ -783,13 +783,14 @@ def test_a_background_shell_commands_notification_says_how_it_ended() -> None:
 
 
 def test_a_failed_background_shell_command_is_the_steps_error(tmp_path: Path) -> None:
-    """A notification reporting a failure (the shape newer versions write, naming the call as well:
-    ``<tool-use-id>``, ``<status>failed</status>``, "... failed (exit code 1)") makes the launching step an error."""
+    """A notification reporting a failure (the shape newer versions write, naming the call: ``<tool-use-id>``,
+    ``<status>failed</status>``, "... failed (exit code 1)"; its task id here is one the run's result never named)
+    makes the launching step an error."""
     excerpt = FIXTURES / "claude-code/.real/spotter/258c7280-ae70-4798-800f-63464d01a85d.background-bash-excerpt.jsonl"
     lines = excerpt.read_text().splitlines()
     call = json.loads(lines[1])["message"]["content"][0]["id"]
     note = json.loads(lines[3])
-    note["message"]["content"] = (f"<task-notification>\n<task-id>b0be39e</task-id>\n<tool-use-id>{call}</tool-use-id>\n"
+    note["message"]["content"] = (f"<task-notification>\n<task-id>b9</task-id>\n<tool-use-id>{call}</tool-use-id>\n"
                                   "<status>failed</status>\n<summary>Background command \"Force recompile\" failed "
                                   "(exit code 1)</summary>\n</task-notification>")
     path = write_jsonl(tmp_path / "s.jsonl", [*lines[:3], json.dumps(note)])

@@ -127,6 +127,7 @@ _BACKGROUND_ID = re.compile(r"^Command running in background with ID: (\w+)")
 _TASK_NOTIFICATION = re.compile(r"<task-notification>.*?<task-id>(?P<task>[^<]+)</task-id>.*?"
                                 r"<status>(?P<status>[^<]*)</status>.*?<summary>(?P<summary>.*?)</summary>", re.S)
 _EXIT_IN_SUMMARY = re.compile(r"\(exit code (-?\d+)\)")
+_CALL_IN_NOTIFICATION = re.compile(r"<tool-use-id>([^<]+)</tool-use-id>")
 #: The CLI's own notice appended to a tool's result (Read's "Whenever you read a file, ... malware"): not the tool's
 #: output. A hook's words there (``PostToolUse:Edit hook additional context: ...``) are kept.
 _CLI_NOTICE = re.compile(r"\s*<system-reminder>(?:(?!hook|</system-reminder>).)*</system-reminder>", re.S)
@@ -379,7 +380,9 @@ class _Session:
             step["observation"] = "\n".join(t for t in (step.get("observation"), found.group("result").strip()) if t)
             return
         ended = _TASK_NOTIFICATION.search(body)
-        step = self.background.get(ended.group("task").strip()) if ended else None
+        call = _CALL_IN_NOTIFICATION.search(ended.group(0)) if ended else None  # newer versions name the call too
+        step = (self.by_call.get(call.group(1)) if call else None) or (
+            self.background.get(ended.group("task").strip()) if ended else None)
         if step is None or (summary := ended.group("summary").strip()) in (step.get("observation") or ""):
             return
         step["observation"] = "\n".join(t for t in (step.get("observation"), summary) if t)
