@@ -849,6 +849,19 @@ def test_a_tool_error_that_says_unavailable_is_a_failure_not_infrastructure() ->
     assert run.outcome is Outcome.failure and "population database unavailable" in run.failure.error
 
 
+@pytest.mark.parametrize("name, error", [
+    ("adk-2.13-transfer-subagent-de.latest.otlp.json", "RuntimeError: UV service unavailable for München"),
+    ("pydantic-ai-2.68-delegation-stream-tool-raises.otlp.json",
+     "ConnectionError: inventory service unavailable: connection refused")])
+def test_an_error_that_started_in_a_tools_span_is_a_failure_whatever_it_says(name: str, error: str) -> None:
+    """Bug (real google-adk 2.13 and pydantic-ai 2.68 runs): a tool raised, every span above it re-raised the same
+    error, and its "service unavailable" / "connection" made the run an outage, so no agent was warned of it.
+    Where the error started decides, not its words."""
+    [run] = [r for r in runs(FIXTURES / "otel-genai" / ".real" / name) if r.failure]
+    assert (run.outcome, run.failure.error, run.failure.cause) == (Outcome.failure, error, None)
+    assert run.steps[-1].error == error
+
+
 def test_openinference_handoff_span_is_the_transfer_the_model_asked_for() -> None:
     """'handoff to X' TOOL spans (OpenInference's Agents SDK instrumentor) answer the model's transfer_to_x call."""
     path = FIXTURES / "openinference" / ".real" / "openai_agents_openinference_adot_spans.json"

@@ -44,7 +44,8 @@ the nodes of one run:
   else an error status on the root, or on the run's last model call when
   nothing answered after it, or on a sub-agent or chain after which no model
   call or tool started (failure, or infra_error for timeouts, rate
-  limits, 5xx and connection errors), else ``unknown``: a clean exit is not a
+  limits, 5xx and connection errors unless the error started in a tool's own
+  span: a tool's failure is the run's), else ``unknown``: a clean exit is not a
   success. The model is the first that answered (a failed attempt retried
   names only the model asked for).
 
@@ -353,16 +354,15 @@ def assemble(nodes: list[Node], *, what: str = "trace", task: str | None = None)
     basis = f"evaluation {deciding.name!r}" if deciding else None
     root_error = failed(root.error)
     if outcome is Outcome.unknown and root_error:
-        outcome = error_outcome(root_error)
         basis = "error status of the root span"
     elif outcome is Outcome.unknown and failed_call is not None:  # streamText leaves its root unmarked
         root_error = failed_call.error
-        outcome = error_outcome(root_error)
         basis = "error status of the last model call"
     elif outcome is Outcome.unknown and (ended := _failure_that_ended(failed_containers, nodes, last_call)) is not None:
         root_error = ended.error
-        outcome = error_outcome(root_error)
         basis = f"error status of the {ended.role} {ended.name!r}, which ended the run"
+    if outcome is Outcome.unknown and root_error:
+        outcome = error_outcome(root_error, by_tool=_started_in_tool(root_error, order))
     if outcome in (Outcome.failure, Outcome.infra_error):
         last = next((s for s in reversed(steps) if s.get("error")), None)
         if root_error:
@@ -392,6 +392,19 @@ def assemble(nodes: list[Node], *, what: str = "trace", task: str | None = None)
         created_at=when(min(starts)) if starts else None, model_id=(models or fallback_models or [None])[0],
         root=root, metadata=metadata,
     )
+
+
+def _started_in_tool(error: str, order: list[tuple[Node, int]]) -> bool:
+    """Whether ``error`` started in a tool's (or retriever's) own span: the deepest span whose error is this one
+    (the same text, or one holding the other: a framework re-raises a tool's exception on every span above it,
+    ADK's and pydantic-ai's with the same message) is a tool's. A model call's timeout that a tool (an agent used
+    as a tool) passed on started in the model call."""
+    def same(own: str | None) -> bool:
+        own = (failed(own) or "").strip()
+        return bool(own) and (own in error or error.strip() in own)
+
+    carriers = [(depth, n.seq, n) for n, depth in order if same(n.error)]
+    return bool(carriers) and max(carriers, key=lambda c: c[:2])[2].role in ("tool", "retriever")
 
 
 def _task(order: list[tuple[Node, int]]) -> str:

@@ -84,7 +84,8 @@ _TOOL_RAISED = re.compile(
 )
 
 
-def error_outcome(error: str) -> Outcome:
+def error_outcome(error: str, *, by_tool: bool = False) -> Outcome:
     """infra_error for an outage (:data:`_INFRA`: timeouts, rate limits, 5xx, connection errors) unless the error
-    is a tool's own (:data:`_TOOL_RAISED`), else failure."""
-    return Outcome.infra_error if _INFRA.search(error) and not _TOOL_RAISED.search(error) else Outcome.failure
+    is a tool's own (``by_tool``: it started in a tool's span, or :data:`_TOOL_RAISED` says so), else failure."""
+    tools = by_tool or _TOOL_RAISED.search(error)
+    return Outcome.infra_error if _INFRA.search(error) and not tools else Outcome.failure
