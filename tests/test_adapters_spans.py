@@ -937,6 +937,19 @@ def test_a_conversation_keeps_its_later_requests_and_a_later_turns_failure(path:
     assert "Max turns exceeded" in run.steps[-1].error
 
 
+def test_js_agents_sdk_completion_objects_give_the_thought_the_answer_and_the_handoff_the_model_called() -> None:
+    """Bug (real @openai/agents 0.20 run, Chat Completions): a generation's output is the raw completion object
+    (``choices[].message``), so the agent's text and its final answer were lost; the handoff step was named
+    ``transfer_to_refunds_agent`` where the JS SDK (keeping the agent name's case) had the model call
+    ``transfer_to_Refunds_agent``."""
+    [run] = runs(AGENTS / ".real" / "openai-agents-js-0.20-handoff-refund-ja.jsonl")
+    assert actions(run) == ["transfer_to_Refunds_agent", "lookup_order", "issue_refund", "respond"]
+    assert run.steps[1].thought == "注文を確認します。"
+    assert run.steps[-1].arguments == {
+        "content": "注文 JP-552 を確認しましたが、返金処理でエラーが発生しました。担当者から連絡します。"}
+    assert run.steps[2].error and run.steps[3].error is None
+
+
 def test_vercel_ai4_tool_that_throws_503_is_a_failure_not_an_outage() -> None:
     """Bug (real ai@4.3.19 run): the tool's exception aborts an AI SDK 4 run (``AI_ToolExecutionError`` on the
     ``ai.generateText`` span); its message "census service returned 503" made it an infrastructure error, so no

@@ -23,7 +23,8 @@ Mapping (``span_data.type``)
   arguments, else ``{"from_agent", "to_agent"}``.
 - ``generation`` (Chat Completions models): a model call: ``input`` / ``output``
   are chat messages (a streamed call's output, and LiteLLM's or AnyLLM's, is
-  one Responses object, read as a response's); its text that requested no
+  one Responses object, read as a response's; the JS SDK's output is the raw
+  completion object, its ``choices[].message`` read); its text that requested no
   tool is a ``respond`` step and the thought of the tool calls it requested;
   model = ``model``. A model call under a ``guardrail`` span is the
   guardrail's check, and one inside a tool (an agent used as a tool) is that
@@ -236,13 +237,18 @@ def _span_node(item: dict[str, Any], seq: int) -> tuple[str, Node, str | None]:
 
 def _generation_output(output: Any) -> list[dict[str, Any]]:
     """A generation's output messages: chat messages, or (streamed Chat Completions, LiteLLM and AnyLLM
-    models: ``populate_generation_span`` stores ``[response.model_dump()]``) a Responses object's items."""
+    models: ``populate_generation_span`` stores ``[response.model_dump()]``) a Responses object's items, or
+    (the JS SDK's Chat Completions model) the raw completion objects, whose ``choices[].message`` are the
+    messages."""
     if not output:
         return []
     items = output if isinstance(output, list) else [output]
     if any(isinstance(i, dict) and i.get("object") == "response" for i in items):
         return [m for i in items if isinstance(i, dict)
                 for m in responses_messages(i.get("output") if i.get("object") == "response" else [i], output=True)]
+    if any(isinstance(i, dict) and isinstance(i.get("choices"), list) for i in items):
+        output = [c["message"] for i in items if isinstance(i, dict) for c in i.get("choices") or []
+                  if isinstance(c, dict) and isinstance(c.get("message"), dict)]
     return [dict(m, role="assistant") if m["role"] == "user" else m for m in normalise_messages(output)]
 
 
@@ -256,7 +262,7 @@ def nodes(record: Any, ctx: Context, seq: int = 0) -> Iterator[tuple[str, Node, 
 
 
 def _handoff_name(agent: str) -> str:
-    """The SDK's default handoff tool name (``Handoff.default_tool_name``)."""
+    """The Python SDK's default handoff tool name (``Handoff.default_tool_name``), lower-cased."""
     return re.sub(r"[^a-zA-Z0-9_]", "_", re.sub(r"\s", "_", f"transfer_to_{agent}")).lower()
 
 
@@ -282,7 +288,8 @@ def _match_handoffs(group: list[Node]) -> None:
     for node in (n for n in group if n.name == "handoff" and n.role == "tool"):
         agent = str(node.info.get("to_agent") or "")
         target = _handoff_name(agent)
-        found = next((i for i, c in enumerate(calls) if i not in used and c["name"] == target), None)
+        # the JS SDK keeps the agent name's case (``toFunctionToolName``), the Python SDK lower-cases it
+        found = next((i for i, c in enumerate(calls) if i not in used and str(c["name"]).lower() == target), None)
         if found is None:
             found = next((i for i, c in enumerate(calls)
                           if i not in used and agent and handed_to.get(str(c.get("id"))) == agent), None)
