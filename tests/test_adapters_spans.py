@@ -950,6 +950,22 @@ def test_js_agents_sdk_completion_objects_give_the_thought_the_answer_and_the_ha
     assert run.steps[2].error and run.steps[3].error is None
 
 
+def test_logfire_openai_agents_spans_read_as_the_agents_sdks_own_export() -> None:
+    """Bug (real logfire 5.4 ``instrument_openai_agents()`` run, OTLP/JSON): Logfire's spans carry the Agents
+    SDK's span data as attributes under message-template names, with no GenAI operation name, so every run was
+    rejected as "not an agent run"; they read as the SDK's own export: handoff, tools, error, answers."""
+    path = AGENTS / ".real" / "logfire-openai-agents-handoff-de.otlp.json"
+    assert detect_format(path) == "openai-agents"
+    first, streamed = runs(path)
+    assert first.task == "Ist meine Rechnung RE-2024-0815 schon bezahlt?"
+    assert actions(first) == ["transfer_to_rechnungs_agent", "get_invoice", "get_payment_status", "respond"]
+    assert first.steps[1].thought == "Ich prüfe die Rechnung und den Zahlungsstatus."
+    assert first.steps[2].error.startswith("Error running tool (non-fatal)") and first.steps[1].error is None
+    assert first.metadata["group_id"] == "conv-77" and first.metadata["agents"] == ["Triage", "Rechnungs-Agent"]
+    assert actions(streamed) == ["get_invoice", "respond"]  # a streamed generation's output: a Responses object
+    assert streamed.steps[-1].arguments == {"content": "Invoice RE-2024-0999 does not exist."}
+
+
 def test_vercel_ai4_tool_that_throws_503_is_a_failure_not_an_outage() -> None:
     """Bug (real ai@4.3.19 run): the tool's exception aborts an AI SDK 4 run (``AI_ToolExecutionError`` on the
     ``ai.generateText`` span); its message "census service returned 503" made it an infrastructure error, so no

@@ -11,6 +11,14 @@ trajectory per ``trace_id`` across every file of the input (a trace's spans
 may arrive in several batches), or with ``group_by="conversation"`` per
 ``group_id``.
 
+Logfire's ``instrument_openai_agents()`` spans (OTLP / OTel span JSON) are the
+same records: each OTel span, named by a Logfire message template (``Agent
+run: {name!r}``, ``Function: {name}``, ``Handoff: {from_agent} → {to_agent}``
+...), carries its span's ``span_data.export()`` as attributes and its error as
+``error``; its ``OpenAI Agents trace: {name}`` span is the trace record. They
+are read as the SDK's export (OTel trace id as the trace id); other spans of
+such a file are not.
+
 Mapping (``span_data.type``)
 - ``function``: a step: action = ``name``, arguments = ``input`` (the model's
   JSON arguments, decoded), observation = ``output``, error = the span's
@@ -61,7 +69,7 @@ from typing import Any, Iterator
 from trajsearch.model import Trajectory
 
 from ._common import Context, RecordError, clip_task
-from ._otlp import clean_ids
+from ._otlp import attributes, clean_ids, is_span_record, raw_spans, span_ids, span_time
 from ._spans import (
     Message,
     ancestors,
@@ -96,10 +104,68 @@ def _is_item(record: Any) -> bool:
 def matches(record: Any) -> bool:
     if isinstance(record, dict) and isinstance(record.get("data"), list):
         return any(_is_item(item) for item in record["data"][:20])
-    return _is_item(record)
+    return _is_item(record) or _is_logfire(record)
+
+
+# -- Logfire's spans of an Agents SDK run ------------------------------------------------
+
+#: The message templates ``logfire.instrument_openai_agents()`` names its spans by (``logfire/_internal/
+#: integrations/openai_agents.py``), by the Agents SDK span type each records; task and turn spans inline their
+#: names in the template and carry ``sdk_span_type``.
+_LOGFIRE_TEMPLATES = {
+    "OpenAI Agents trace: {name}": "trace", "Agent run: {name!r}": "agent", "Function: {name}": "function",
+    "Chat completion with {gen_ai.request.model!r}": "generation", "Responses API": "response",
+    "Responses API with {gen_ai.request.model!r}": "response", "Guardrail {name!r} {triggered=}": "guardrail",
+    "Handoff: {from_agent} → {to_agent}": "handoff", "Custom span: {name}": "custom",
+    "Speech → Text with {gen_ai.request.model!r}": "transcription", "Text → Speech": "speech",
+    "Text → Speech group": "speech_group", "MCP: list tools from server {server}": "mcp_tools",
+}
+
+
+def _logfire_kind(attrs: dict[str, Any]) -> str | None:
+    """The Agents SDK span type a Logfire span records, None for a span Logfire's integration did not write."""
+    if attrs.get("sdk_span_type") in ("task", "turn") and "logfire.msg_template" in attrs:
+        return "custom"
+    return _LOGFIRE_TEMPLATES.get(str(attrs.get("logfire.msg_template")))
+
+
+def _is_logfire(record: Any) -> bool:
+    return is_span_record(record) and any(_logfire_kind(attributes(span.get("attributes")))
+                                          for _resource, span in raw_spans(record))
+
+
+def _logfire_items(record: Any) -> Iterator[dict[str, Any]]:
+    """Logfire's spans as the Agents SDK's own export: Logfire writes each span's ``span_data.export()`` as its
+    attributes (``model`` as ``gen_ai.request.model``, a task's or turn's ``data`` spread out, a response's input
+    as ``raw_input``) and the span's error as ``error``; its trace span is the trace record."""
+    spans = [(attributes(span.get("attributes")), span) for _resource, span in raw_spans(record)]
+    traces = {span_ids(span)[1] for attrs, span in spans if _logfire_kind(attrs) == "trace"}
+    for attrs, span in spans:
+        kind = _logfire_kind(attrs)
+        if kind is None:
+            continue
+        trace_id, span_id, parent = span_ids(span)
+        data = {k: None if v == "null" else maybe_json(v)  # Logfire writes a None field as JSON
+                for k, v in attrs.items() if not k.startswith(("logfire.", "code.", "gen_ai."))}
+        if kind == "trace":
+            yield {"object": "trace", "id": trace_id, "workflow_name": data.get("name"),
+                   "group_id": data.get("group_id"), "metadata": data.get("metadata")}
+            continue
+        data.update(type=kind, model=attrs.get("gen_ai.request.model"))
+        if kind == "custom" and data.get("sdk_span_type"):
+            data["data"] = dict(data)
+        if kind == "response":
+            data.update(input=data.get("raw_input"), response=data.get("response"))
+        yield {"object": "trace.span", "id": span_id, "trace_id": trace_id,
+               "parent_id": None if parent in traces else parent, "error": data.pop("error", None),
+               "started_at": span_time(span.get("startTimeUnixNano") or span.get("start_time")),
+               "ended_at": span_time(span.get("endTimeUnixNano") or span.get("end_time")), "span_data": data}
 
 
 def _items(record: Any) -> Iterator[dict[str, Any]]:
+    if _is_logfire(record):
+        yield from _logfire_items(record)
+        return
     if isinstance(record, dict) and isinstance(record.get("data"), list) and "object" not in record:
         for item in record["data"]:
             if _is_item(item):
