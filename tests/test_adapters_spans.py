@@ -862,6 +862,17 @@ def test_an_error_that_started_in_a_tools_span_is_a_failure_whatever_it_says(nam
     assert run.steps[-1].error == error
 
 
+def test_a_model_call_without_output_said_what_the_next_calls_history_says() -> None:
+    """Bug (real OpenLLMetry openai-agents 0.62 run): the instrumentation records only model inputs, so the
+    handoff call and the agent's words were lost (they are in the next call's history), and the tool error was
+    the SDK's error dict as a Python repr. The guardrail agent, given the same request, said none of it."""
+    run, _tripped = runs(FIXTURES / "otel-genai" / ".real" / "openllmetry-openai-agents-0.62-handoff-guardrail.otlp.json")
+    assert actions(run) == ["transfer_to_refund_agent", "lookup_order", "refund_policy"]
+    assert run.steps[0].observation == '{"assistant": "Refund agent"}'
+    assert run.steps[1].thought == "Looking up the order and refund policy."
+    assert run.steps[2].error == "Error running tool (non-fatal): Tool execution failed. Error details are redacted."
+
+
 def test_openinference_handoff_span_is_the_transfer_the_model_asked_for() -> None:
     """'handoff to X' TOOL spans (OpenInference's Agents SDK instrumentor) answer the model's transfer_to_x call."""
     path = FIXTURES / "openinference" / ".real" / "openai_agents_openinference_adot_spans.json"

@@ -31,12 +31,13 @@ events carried as span events are read through ``events``.
 
 from __future__ import annotations
 
+import ast
 import re
 from dataclasses import asdict
 from typing import Any
 
 from .._common import as_list, short
-from .._spans import Evaluation, Message, Node, indexed, maybe_json, normalise_message, normalise_messages, text_of
+from .._spans import Evaluation, Message, Node, error_text, indexed, maybe_json, normalise_message, normalise_messages, text_of
 from .._spans.messages import result_text, tool_message
 from .events import event_messages, span_event_messages, system_message, tool_io
 from .shapes import span_events, span_ids, span_status
@@ -179,6 +180,18 @@ def _adk_messages(attrs: dict[str, Any]) -> tuple[list[dict[str, Any]], list[dic
     return inputs, outputs
 
 
+def _status_text(message: str | None) -> str | None:
+    """A status message that is an error object written as text (OpenLLMetry's Agents SDK instrumentation
+    writes the SDK's ``{"message", "data"}`` error as its Python repr) as the error's words, else as it is."""
+    if not message or not message.lstrip().startswith("{"):
+        return message
+    try:
+        error = ast.literal_eval(message.strip())
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        error = maybe_json(message)
+    return (error_text(error) or message) if isinstance(error, dict) and "message" in error else message
+
+
 def span_error(attrs: dict[str, Any], events: list[tuple[str, dict[str, Any]]], failed: bool, message: str | None) -> str | None:
     exc = next((ev for name, ev in events if name == "exception" or "exception.type" in ev), None)
     parts = []
@@ -311,6 +324,7 @@ def node_from_span(span: dict[str, Any], resource: dict[str, Any], seq: int) -> 
     attrs = attributes(span.get("attributes"))
     events = span_events(span)
     failed, message = span_status(span)
+    message = _status_text(message)
     name = str(span.get("name") or attrs.get("gen_ai.operation.name") or attrs.get("openinference.span.kind")
                or span.get("span_kind") or "span")
     if "{" in name and isinstance(attrs.get("logfire.msg"), str) and attrs["logfire.msg"].strip():

@@ -16,6 +16,8 @@ the nodes of one run:
 - when no ``llm`` node exists, an ``agent`` node's output messages are the
   model's turns (the Claude Agent SDK's instrumentor records them so): text
   before a call is its thought, text after the last call a ``respond`` step;
+- an ``llm`` node that recorded no output (only its input) said what the
+  next model call's history holds right after its own input;
 - an ``llm`` node traced twice (a framework's span and its SDK's over the same
   interval with the same answer, :func:`twin_calls`) counts once, and so does a
   tool execution traced twice (a tool node inside one of the same tool);
@@ -58,6 +60,7 @@ from __future__ import annotations
 import json
 from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
+from itertools import takewhile
 from typing import Any, Iterator
 
 from trajsearch.model import Failure, Outcome, Trajectory
@@ -155,6 +158,32 @@ def _answered_in_turn(history: list[dict[str, Any]], steps: list[dict[str, Any]]
             asked = []
 
 
+def _said_in_later_history(nodes: list[Node]) -> None:
+    """What a model call said, where it recorded no output (OpenLLMetry's Agents SDK instrumentation records
+    only inputs): the assistant messages the next call's history holds right after this call's own input, the
+    conversation compared without its system prompt (an agent handed over to has its own). Words are one
+    call's: of calls given the same conversation (a guardrail agent checks the user's request beside the
+    agent), the first to start said them."""
+    def said(messages: list[dict[str, Any]]) -> tuple[tuple[Any, ...], ...]:
+        return tuple((m.get("role"), m.get("text"), m.get("call_id"),
+                      tuple((c.get("id"), c.get("name")) for c in m.get("calls") or [])) for m in messages)
+
+    calls = sorted((n for n in nodes if n.role == "llm" and n.input_messages), key=start_order)
+    claimed: set[tuple[Any, ...]] = set()
+    for index, node in enumerate(calls):
+        asked = said([m for m in node.input_messages if m.get("role") != "system"])
+        if node.output_messages or node.error or not asked:
+            continue
+        for later in calls[index + 1:]:
+            history = [m for m in later.input_messages if m.get("role") != "system"]
+            if len(history) > len(asked) and said(history[:len(asked)]) == asked:
+                answer = list(takewhile(lambda m: m.get("role") in ("assistant", "model"), history[len(asked):]))
+                if answer and (asked, said(answer)) not in claimed:
+                    claimed.add((asked, said(answer)))
+                    node.output_messages = [dict(m) for m in answer]
+                break
+
+
 def _container_failures(containers: list[Node], steps: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """A step for each sub-agent or chain that failed with no failing step of its own, placed where the failure
     surfaced (its end): the failure stays visible. A step is the container's when it ran within the container's
@@ -225,6 +254,7 @@ def assemble(nodes: list[Node], *, what: str = "trace", task: str | None = None)
     if not nodes:
         raise RecordError(f"empty {what}: no spans")
     nodes = tool_twins(nodes)
+    _said_in_later_history(nodes)
     parallel_calls_in_call_order(nodes)
     order = in_tree_order(nodes)
     root = order[0][0]
