@@ -873,6 +873,14 @@ def test_a_model_call_without_output_said_what_the_next_calls_history_says() -> 
     assert run.steps[2].error == "Error running tool (non-fatal): Tool execution failed. Error details are redacted."
 
 
+def test_a_framework_object_passed_to_a_tool_is_not_one_of_the_models_arguments() -> None:
+    """Bug (real LlamaIndex 0.14 AgentWorkflow run, OpenInference): the handoff tool span's input adds the
+    workflow Context LlamaIndex passes in, as its repr with a memory address, to what the model asked for."""
+    [run] = runs(OI_REAL / "llamaindex-0.14-agentworkflow-handoff-de.otlp.json")
+    [handoff] = [s for s in run.steps if s.action == "handoff"]
+    assert handoff.arguments == {"to_agent": "WriteAgent", "reason": "facts collected"}
+
+
 def test_openinference_handoff_span_is_the_transfer_the_model_asked_for() -> None:
     """'handoff to X' TOOL spans (OpenInference's Agents SDK instrumentor) answer the model's transfer_to_x call."""
     path = FIXTURES / "openinference" / ".real" / "openai_agents_openinference_adot_spans.json"

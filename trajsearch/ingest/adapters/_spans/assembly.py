@@ -184,6 +184,23 @@ def _said_in_later_history(nodes: list[Node]) -> None:
                 break
 
 
+def _arguments(recorded: Any, asked: Any) -> Any:
+    """A tool step's arguments: the model's by name where the tool recorded none, a bare value (LangChain's
+    single input), the model's wrapped (LangSmith's tracing of the Claude Agent SDK: ``{"input": <the model's
+    arguments>}``) or the model's plus objects the framework passed in (LlamaIndex's workflow ``Context``,
+    recorded as its repr: noise that differs per run); else what the tool recorded."""
+    if recorded is None:
+        return asked
+    if not (isinstance(asked, dict) and asked):
+        return recorded
+    if not isinstance(recorded, (dict, list)):
+        return asked
+    injected = isinstance(recorded, dict) and len(recorded) > len(asked) and all(
+        recorded.get(k) == v for k, v in asked.items()) and all(
+        isinstance(v, str) and is_object_repr(v) for k, v in recorded.items() if k not in asked)
+    return asked if recorded == {"input": asked} or injected else recorded
+
+
 def _container_failures(containers: list[Node], steps: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """A step for each sub-agent or chain that failed with no failing step of its own, placed where the failure
     surfaced (its end): the failure stays visible. A step is the container's when it ran within the container's
@@ -329,13 +346,8 @@ def assemble(nodes: list[Node], *, what: str = "trace", task: str | None = None)
                 thought = clip_step_text("\n\n".join(t for t in (said.get("thought"), said["arguments"]["content"]) if t))
             unasked = None
             asked = maybe_json((match or {}).get("call", {}).get("arguments"))
-            # the model's arguments by name where the tool recorded a bare value (LangChain's single input), or
-            # wrapped them (LangSmith's tracing of the Claude Agent SDK: {"input": <the model's arguments>})
-            arguments = asked if node.arguments is None or (isinstance(asked, dict) and asked and (
-                not isinstance(node.arguments, (dict, list)) or maybe_json(node.arguments) == {"input": asked})) \
-                else node.arguments
             step = add_step({
-                "thought": thought, "action": name[:200], "arguments": maybe_json(arguments),
+                "thought": thought, "action": name[:200], "arguments": maybe_json(_arguments(node.arguments, asked)),
                 "observation": clip_step_text(node.result) if node.result is not None else None,
                 "error": short(error, 600) if (error := failed(node.error) or mcp_error(node.result)) else None,
                 "started_at": when(node.start), "ended_at": when(node.end),
