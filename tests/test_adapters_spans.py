@@ -881,6 +881,18 @@ def test_a_framework_object_passed_to_a_tool_is_not_one_of_the_models_arguments(
     assert handoff.arguments == {"to_agent": "WriteAgent", "reason": "facts collected"}
 
 
+def test_otlp_json_with_protobufs_field_names_reads_as_with_its_json_names() -> None:
+    """Bug (real ag2 1.2 spans printed by protobuf with ``preserving_proto_field_name``): ``resource_spans`` /
+    ``string_value`` keys, which protobuf's parsers accept, were rejected as "not a span"."""
+    path = FIXTURES / "otel-genai" / ".real" / "ag2-1.2-telemetry.snake_case-proto.otlp.json"
+    assert detect_format(path) == "otel-genai"
+    tools, outage = runs(path)
+    assert (tools.task, actions(tools)) == ("Where is my order A-1001?", ["get_order", "track_parcel", "respond"])
+    assert tools.steps[1].error == "ConnectionError: courier API unreachable"
+    assert tools.steps[0].arguments == {"order_id": "A-1001"} and tools.model_id == "gpt-4.1-mini"
+    assert outage.outcome is Outcome.infra_error and "500" in outage.failure.error
+
+
 def test_openinference_handoff_span_is_the_transfer_the_model_asked_for() -> None:
     """'handoff to X' TOOL spans (OpenInference's Agents SDK instrumentor) answer the model's transfer_to_x call."""
     path = FIXTURES / "openinference" / ".real" / "openai_agents_openinference_adot_spans.json"

@@ -9,7 +9,9 @@ Record shapes read (one record may hold many spans):
   ids are hex strings (or base64 when written by protobuf's JSON printer),
   times ``*UnixNano``, attribute values ``{"stringValue" | "intValue" | ... |
   "arrayValue" | "kvlistValue": ...}``, ``status.code`` 2 /
-  ``STATUS_CODE_ERROR`` for an error;
+  ``STATUS_CODE_ERROR`` for an error; also with protobuf's field names
+  (``resource_spans``, ``string_value``: its JSON printer's
+  ``preserving_proto_field_name``), which its parsers accept alike;
 - the OpenTelemetry Python SDK's ``to_json`` (``ConsoleSpanExporter`` /
   ``ConsoleLogExporter`` output, concatenated pretty objects; any-agent's
   ``AgentTrace`` dump ``{"spans": [...], "final_output"}``, or any object
@@ -48,6 +50,7 @@ record, a span's ids, status and events); what the attributes *mean* is
 
 from __future__ import annotations
 
+import re
 from typing import Any, Iterator
 
 from .._common import RecordError
@@ -113,6 +116,22 @@ def _undotted(record: dict[str, Any]) -> dict[str, Any]:
     return span
 
 
+def _camel_named(record: dict[str, Any]) -> dict[str, Any]:
+    """OTLP/JSON printed with protobuf's field names (``MessageToJson(..., preserving_proto_field_name=True)``:
+    ``resource_spans``, ``scope_spans``, ``string_value``), which protobuf's parsers accept, with the JSON names
+    (``resourceSpans``...); any other record as it is. Every key of an OTLP request is a field name (attribute
+    names are ``key`` values), so all are renamed."""
+    if "resource_spans" not in record and "resource_logs" not in record:
+        return record
+
+    def renamed(value: Any) -> Any:
+        if isinstance(value, dict):
+            return {re.sub(r"_([a-z])", lambda m: m.group(1).upper(), k): renamed(v) for k, v in value.items()}
+        return [renamed(v) for v in value] if isinstance(value, list) else value
+
+    return renamed(record)
+
+
 def _span_ids_present(record: dict[str, Any]) -> bool:
     ctx = record.get("context") if isinstance(record.get("context"), dict) else None
     sctx = _js_context(record) or None
@@ -157,7 +176,7 @@ def is_span_record(record: Any) -> bool:
     """Whether ``record`` holds OpenTelemetry spans or log records in one of the shapes above."""
     if not isinstance(record, dict):
         return False
-    record = _undotted(record)
+    record = _camel_named(_undotted(record))
     if isinstance(record.get("resourceSpans"), list) or isinstance(record.get("resourceLogs"), list):
         return True
     return _is_flat_span(record) or _is_container(record) or is_log_record(record) or _jaeger_traces(record) is not None
@@ -167,7 +186,7 @@ def raw_items(record: Any) -> Iterator[tuple[str, dict[str, Any], dict[str, Any]
     """``("span" | "log", resource attributes, item)`` for every span and log record of one record."""
     if not isinstance(record, dict):
         raise RecordError(f"expected a JSON object holding spans, got {type(record).__name__}")
-    record = _undotted(record)
+    record = _camel_named(_undotted(record))
     if "resourceSpans" in record or "resourceLogs" in record:
         for kind, top, scopes, items in (("span", "resourceSpans", ("scopeSpans", "instrumentationLibrarySpans"), "spans"),
                                          ("log", "resourceLogs", ("scopeLogs", "instrumentationLibraryLogs"), "logRecords")):
