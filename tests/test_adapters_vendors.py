@@ -582,3 +582,13 @@ def test_langsmith_openai_agents_integration_run_that_raised_is_a_failure() -> N
     assert first.steps[1].error == "Error running tool (non-fatal): Tool execution failed. Error details are redacted."
     assert second.outcome is Outcome.failure
     assert second.failure.error == second.steps[-1].error == 'Max turns exceeded: {"max_turns": 2}'
+
+
+def test_koog_tool_calls_kept_as_json_text_in_the_message_are_calls_in_the_order_asked() -> None:
+    """Bug (real Langfuse UI download of a Koog agent): each call is an assistant message whose content is the JSON
+    text of its ``tool_calls`` list, so the calls became the thought and the two tools, started in the same
+    millisecond, came out in reverse order."""
+    [run] = runs(LANGFUSE / "koog-2025-08-26.trace.json")
+    assert [(s.action, s.arguments, s.thought) for s in run.steps] == [
+        ("HelloTool", {"name": "Bob"}, None), ("ByeTool", {"name": "Bob"}, None),
+        ("respond", {"content": "Hello my darling Bob! And, bye my dear Bob!"}, None)]

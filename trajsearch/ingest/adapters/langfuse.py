@@ -49,8 +49,8 @@ Mapping
   provider call (``ai.*.doStream`` / ``ai.*.doGenerate``) below it, is a
   container of those calls (the SDK's ``ai.streamText`` and the app's own
   generation around it), and its answer goes to its last call when that
-  call recorded none. A generation's tool calls are read from its output,
-  else from Langfuse's ``toolCallNames`` / ``toolCalls``, else from the AI
+  call recorded none. A generation's tool calls are read from its output
+  (an assistant message whose text is a ``tool_calls`` list: Koog's), else from Langfuse's ``toolCallNames`` / ``toolCalls``, else from the AI
   SDK's ``ai.response.toolCalls`` attribute. Tools executed at the same
   instant keep the order the model asked for them in.
 - steps: action = the tool's name (``gen_ai.tool.name`` / ``tool.name`` /

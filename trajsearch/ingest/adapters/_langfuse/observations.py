@@ -20,6 +20,7 @@ from typing import Any
 
 from .._common import RecordError
 from .._spans import Node, iso_seconds, text_of
+from .._spans.messages import listed_calls
 from .._vendor import as_list, call_id, decode, is_call_args, is_empty, message_dicts, output_dicts, result_text
 from .shapes import OBSERVATION_TYPES, as_camel, scores_of
 
@@ -95,6 +96,13 @@ def _sdk_tool_calls(attrs: dict[str, Any]) -> list[dict[str, Any]]:
     return [m for m in output_dicts(raw) if m.get("calls")] if raw else []
 
 
+def _listed_as_calls(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``messages`` with an assistant message whose text is a ``tool_calls`` list (Koog's, as the Langfuse UI
+    downloads it: JSON text inside the message's JSON text) as those calls, not as words."""
+    return [dict(m, text="", calls=listed) if m.get("role") == "assistant" and not m.get("calls")
+            and (listed := listed_calls(m.get("text") or "")) else m for m in messages]
+
+
 def observation_node(obs: dict[str, Any], seq: int) -> Node:
     obs = as_camel(obs)
     if not obs.get("id") or not obs.get("traceId"):
@@ -132,8 +140,8 @@ def observation_node(obs: dict[str, Any], seq: int) -> Node:
     if trace_info:  # what newer exports repeat of the trace on each observation
         node.info[INFO_TRACE] = trace_info
     if role == "llm":
-        node.input_messages = message_dicts(inputs)
-        node.output_messages = output_dicts(outputs)
+        node.input_messages = _listed_as_calls(message_dicts(inputs))
+        node.output_messages = _listed_as_calls(output_dicts(outputs))
         if not any(m.get("calls") for m in node.output_messages) and (names := as_list(obs.get("toolCallNames"))):
             # Langfuse's own extraction (newer exports): names, and {id, arguments} in the same order
             details = [decode(c) for c in as_list(obs.get("toolCalls"))]

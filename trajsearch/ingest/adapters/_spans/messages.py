@@ -122,6 +122,8 @@ def normalise_message(raw: Any) -> Message | None:
         return msg
     msg.text, msg.reasoning = _content_text(raw.get("content"))
     msg.calls, msg.call_id = _converse_calls(raw.get("content"))
+    if role == "assistant" and not msg.calls and (listed := listed_calls(raw.get("content"))):
+        msg.calls, msg.text = listed, ""
     if raw.get("reasoning_content"):
         msg.reasoning = text_of(raw["reasoning_content"])
     calls = maybe_json(raw.get("tool_calls"))  # a list, or that list as a JSON string
@@ -131,6 +133,18 @@ def normalise_message(raw: Any) -> Message | None:
             msg.calls.append({"id": call.get("id"), "name": fn.get("name"), "arguments": maybe_json(fn.get("arguments", fn.get("args")))})
     msg.call_id = raw.get("tool_call_id") or msg.call_id
     return msg
+
+
+def listed_calls(content: Any) -> list[dict[str, Any]]:
+    """Tool calls an assistant message's content holds as OpenAI's ``tool_calls`` list (``[{"id", "type":
+    "function", "function": {"name", "arguments"}}]``, or its JSON text: Koog's messages as Langfuse keeps
+    them); none for any other content."""
+    listed = maybe_json(content)
+    if not isinstance(listed, list) or not listed or not all(
+            isinstance(c, dict) and isinstance(c.get("function"), dict) and c["function"].get("name") for c in listed):
+        return []
+    return [{"id": c.get("id"), "name": c["function"]["name"], "arguments": maybe_json(c["function"].get("arguments"))}
+            for c in listed]
 
 
 #: Bedrock Converse content blocks that are not ``{"text"}``.
