@@ -893,6 +893,14 @@ def test_otlp_json_with_protobufs_field_names_reads_as_with_its_json_names() -> 
     assert outage.outcome is Outcome.infra_error and "500" in outage.failure.error
 
 
+def test_an_mcp_result_written_as_its_repr_is_its_text() -> None:
+    """Bug (real any-agent trace, ADK backend): an MCP tool's result was kept as the ``CallToolResult`` repr
+    (``meta=None content=[TextContent(...)] isError=False``), not the text it holds."""
+    [run] = runs(FIXTURES / "otel-genai" / ".real" / "any-agent-ab1b642a-GOOGLE_trace.json")
+    [clock] = [s for s in run.steps if s.action == "get_current_time"]
+    assert json.loads(clock.observation)["timezone"] == "America/New_York" and clock.error is None
+
+
 def test_openinference_handoff_span_is_the_transfer_the_model_asked_for() -> None:
     """'handoff to X' TOOL spans (OpenInference's Agents SDK instrumentor) answer the model's transfer_to_x call."""
     path = FIXTURES / "openinference" / ".real" / "openai_agents_openinference_adot_spans.json"

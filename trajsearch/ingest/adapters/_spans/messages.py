@@ -332,11 +332,31 @@ def tool_message(value: Any) -> tuple[Any, str | None, bool] | None:
     return None
 
 
+#: An MCP ``CallToolResult`` written as its repr (``meta=None content=[TextContent(type='text', text='...',
+#: annotations=None)] isError=False``: any-agent's ADK backend): its text blocks' literals, and its error flag.
+_MCP_REPR = re.compile(r"^\s*(?:meta=\S+\s+)?content=\[.*\]\s+(?:structuredContent=.*\s+)?isError=(True|False)\s*$", re.S)
+_MCP_REPR_TEXT = re.compile(r"TextContent\(type='text', text=('(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\")")
+
+
+def _mcp_repr(value: Any) -> tuple[str, bool] | None:
+    """(text, is error) of an MCP tool result written as its Python repr; None for anything else."""
+    found = _MCP_REPR.match(value) if isinstance(value, str) else None
+    if not found:
+        return None
+    try:
+        texts = [ast.literal_eval(literal) for literal in _MCP_REPR_TEXT.findall(value)]
+    except (ValueError, SyntaxError):
+        return None
+    return "\n".join(t for t in texts if isinstance(t, str)), found.group(1) == "True"
+
+
 def result_text(value: Any) -> str:
     """A tool result as text: content parts (``[{"text": ...}]``, what Strands records) joined, one MCP content
-    block (``{"type": "text", "text"}``) as its text, LlamaIndex's ``ToolOutput`` (``{"blocks", "tool_name",
-    "raw_output", ...}``) as its blocks' text, else as is."""
+    block (``{"type": "text", "text"}``) as its text, an MCP result's repr as its text blocks, LlamaIndex's
+    ``ToolOutput`` (``{"blocks", "tool_name", "raw_output", ...}``) as its blocks' text, else as is."""
     decoded = maybe_json(value)
+    if (mcp := _mcp_repr(decoded)) is not None and not mcp[1]:  # a failed one stays whole: see mcp_error
+        return mcp[0]
     if isinstance(decoded, dict) and {"blocks", "tool_name", "raw_output"} <= decoded.keys():
         decoded = decoded["blocks"]
     if isinstance(decoded, dict) and decoded.get("type") == "text" and isinstance(decoded.get("text"), str):
@@ -347,9 +367,12 @@ def result_text(value: Any) -> str:
 
 
 def mcp_error(result: str | None) -> str | None:
-    """The text of an MCP tool result that reports a failure (``{"content": [...], "isError": true}``: an MCP
-    client returns it rather than raising, so the tool's span shows no error), else None."""
+    """The text of an MCP tool result that reports a failure (``{"content": [...], "isError": true}``, or its
+    repr with ``isError=True``: an MCP client returns it rather than raising, so the tool's span shows no
+    error), else None."""
     decoded = maybe_json(result) if result else None
+    if (mcp := _mcp_repr(decoded)) is not None:
+        return (mcp[0] or "tool error") if mcp[1] else None
     if isinstance(decoded, dict) and decoded.get("isError") is True:
         return _content_text(decoded.get("content"))[0] or "tool error"
     return None
