@@ -901,6 +901,21 @@ def test_an_mcp_result_written_as_its_repr_is_its_text() -> None:
     assert json.loads(clock.observation)["timezone"] == "America/New_York" and clock.error is None
 
 
+def test_langfuse_sdk_v3_and_later_otel_spans_are_read() -> None:
+    """Bug (real langfuse 5.2 Python SDK spans, OTLP/JSON): the SDK (OpenTelemetry-based since v3) writes
+    ``langfuse.observation.*`` attributes only, and the file was not even recognised as spans."""
+    path = FIXTURES / "otel-genai" / ".real" / "langfuse-py5.2-observe-openai-zh.otlp.json"
+    assert detect_format(path) == "otel-genai"
+    answered, failed = runs(path)
+    assert answered.task == "CA1234 航班准点吗？北京天气怎么样？" and answered.model_id == "gpt-4.1-mini-2025-04-14"
+    assert [(s.action, s.arguments, s.error) for s in answered.steps] == [
+        ("flight_status", {"flight": "CA1234"}, None), ("weather", {"city": "北京"}, "weather API timed out after 10s"),
+        ("respond", {"content": "CA1234 航班准点，预计 18:05 到达；北京天气暂时无法获取。"}, None)]
+    assert answered.steps[0].thought == "我先查询航班状态和天气。" and answered.outcome is Outcome.unknown
+    assert answered.metadata["conversation_id"] == "sess-zh-1"
+    assert failed.outcome is Outcome.failure and failed.failure.error == "'unknown flight XX0000'"
+
+
 def test_openinference_handoff_span_is_the_transfer_the_model_asked_for() -> None:
     """'handoff to X' TOOL spans (OpenInference's Agents SDK instrumentor) answer the model's transfer_to_x call."""
     path = FIXTURES / "openinference" / ".real" / "openai_agents_openinference_adot_spans.json"

@@ -18,7 +18,11 @@ Mapping
   step named ``transfer_to_<gen_ai.handoff.to_agent>``, ``chat`` / ``text_completion`` / ``generate_content`` / ``call_llm``
   (any-agent) = model call, ``embeddings`` / ``rerank`` = neither; without one,
   OpenLLMetry's ``traceloop.span.kind`` / ``llm.request.type`` or the span name
-  (``call_llm``, ``execute_tool ...``, ``invoke_agent ...``).
+  (``call_llm``, ``execute_tool ...``, ``invoke_agent ...``). The Langfuse SDK
+  (v3 and later: OpenTelemetry spans sent to Langfuse's ``/api/public/otel``)
+  writes ``langfuse.observation.type`` (``agent``, ``generation``, ``tool``...)
+  and ``langfuse.observation.input`` / ``output`` (a generation's request and
+  reply, a tool's ``{"args", "kwargs"}`` and result), ``.model.name``, ``.level``.
 - steps: one per ``execute_tool`` span, in parent/start-time order: action =
   ``gen_ai.tool.name``, arguments = ``gen_ai.tool.call.arguments`` (any-agent:
   ``gen_ai.tool.args``; Pydantic AI: ``tool_arguments``; Google ADK:
@@ -85,6 +89,7 @@ NAME = "otel-genai"
 SIGNATURE = re.compile(
     r'"resource(?:Spans|Logs)"[\s\S]*"gen_ai\.|"gen_ai\.operation\.name"'
     r'|"(?:event_name|eventName|event\.name)"[\s\S]{0,60}?"gen_ai\.'  # GenAI log records, content events
+    r'|"langfuse\.observation\.type"'  # the Langfuse SDK's (v3 and later) spans
 )
 GROUPED = True
 ID_PREFIX = "otel"
@@ -95,7 +100,8 @@ def matches(record: Any) -> bool:
     if not is_span_record(record):
         return False
     keys = sample_attribute_keys(record)
-    return any(k.startswith("gen_ai.") for k in keys) and "openinference.span.kind" not in keys
+    return (any(k.startswith("gen_ai.") for k in keys) or "langfuse.observation.type" in keys) \
+        and "openinference.span.kind" not in keys
 
 
 # The rest of the span-adapter protocol is shared: see ``_otlp.otlp_nodes`` and ``_spans.SpanFormat``.

@@ -23,7 +23,9 @@ of them (see ``otel_genai`` and ``openinference`` for the mapping):
   ``thought``, the Agents SDK instrumentation's ``gen_ai.handoff.*``, Mastra's
   span types (``mastra.span.type``: the model step holds the call's text and
   tool calls, ``mastra.model_step.*`` / ``input`` / ``output``; its
-  ``error.message``).
+  ``error.message``), the Langfuse SDK's (v3 and later) ``langfuse.observation.*``
+  (``type`` gives the role; ``input`` / ``output``, ``model.name``, ``level``
+  ``ERROR`` with its ``status_message``).
 
 Where the attributes are in a record is ``shapes``' business; the GenAI
 events carried as span events are read through ``events``.
@@ -265,6 +267,17 @@ def _logfire_request(attrs: dict[str, Any]) -> tuple[list[dict[str, Any]], list[
     return inputs, outputs
 
 
+def _langfuse_messages(attrs: dict[str, Any]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """A Langfuse SDK generation's messages: its input (the request's keyword arguments, ``messages`` among them,
+    as ``langfuse.openai`` records them; or messages) and its output (the reply)."""
+    request = maybe_json(attrs.get("langfuse.observation.input"))
+    if isinstance(request, dict) and "messages" in request:
+        request = request["messages"]
+    reply = maybe_json(attrs.get("langfuse.observation.output"))
+    return (normalise_messages(request) if request else [],
+            [dict(m, role="assistant") for m in normalise_messages(reply)] if reply else [])
+
+
 def _new_messages(attrs: dict[str, Any]) -> Any:
     """A pydantic-ai agent run's messages without the conversation history it was given
     (``pydantic_ai.new_message_index``: where this run's own messages start), so a later turn's task is its own."""
@@ -281,9 +294,17 @@ _MASTRA_ROLES = {"agent_run": "agent", "workflow_run": "chain", "model_step": "l
                  "mcp_tool_call": "tool", "model_generation": "other", "model_inference": "other", "model_chunk": "other"}
 
 
+#: The Langfuse SDK's (v3 and later, OpenTelemetry-based) observation types (``langfuse.observation.type``).
+_LANGFUSE_ROLES = {"agent": "agent", "generation": "llm", "tool": "tool", "retriever": "retriever",
+                   "chain": "chain", "span": "chain", "evaluator": "evaluator", "embedding": "other",
+                   "guardrail": "other", "event": "other"}
+
+
 def _role(attrs: dict[str, Any], span: dict[str, Any], name: str) -> str:
     if (mastra := _MASTRA_ROLES.get(str(attrs.get("mastra.span.type") or ""))) is not None:
         return mastra
+    if (langfuse := _LANGFUSE_ROLES.get(str(attrs.get("langfuse.observation.type") or ""))) is not None:
+        return langfuse
     op = str(attrs.get("gen_ai.operation.name") or "").lower()
     oi_kind = str(attrs.get("openinference.span.kind") or span.get("span_kind") or "").upper()
     role = _GENAI_ROLES.get(op) or _OI_ROLES.get(oi_kind)
@@ -324,6 +345,8 @@ def node_from_span(span: dict[str, Any], resource: dict[str, Any], seq: int) -> 
     attrs = attributes(span.get("attributes"))
     events = span_events(span)
     failed, message = span_status(span)
+    if attrs.get("langfuse.observation.level") == "ERROR":  # the Langfuse SDK's own error mark
+        failed, message = True, message or attrs.get("langfuse.observation.status_message")
     message = _status_text(message)
     name = str(span.get("name") or attrs.get("gen_ai.operation.name") or attrs.get("openinference.span.kind")
                or span.get("span_kind") or "span")
@@ -359,6 +382,8 @@ def node_from_span(span: dict[str, Any], resource: dict[str, Any], seq: int) -> 
     if "mastra.span.type" in attrs and role in ("llm", "agent") and (not (inputs or outputs) or role == "llm"):
         m_in, m_out = _mastra_messages(attrs, role)
         inputs, outputs = m_in or inputs, m_out or outputs
+    if role == "llm" and not (inputs or outputs) and "langfuse.observation.type" in attrs:
+        inputs, outputs = _langfuse_messages(attrs)
     if not inputs and role in ("agent", "chain") and "pydantic_ai.all_messages" in attrs:
         inputs = normalise_messages(_new_messages(attrs))
     if "gen_ai.system_instructions" in attrs and not any(m["role"] == "system" for m in inputs):
@@ -380,14 +405,15 @@ def node_from_span(span: dict[str, Any], resource: dict[str, Any], seq: int) -> 
     if arguments is None and handoff:
         arguments = handoff
     if arguments is None and role in ("tool", "retriever"):
-        arguments = _first(attrs, "input.value", "traceloop.entity.input", "tool.parameters")
+        arguments = _first(attrs, "input.value", "traceloop.entity.input", "tool.parameters",
+                           "langfuse.observation.input")
         arguments = _call_envelope(arguments)
     arguments = _callback_envelope(arguments, "inputs", _CALLBACK_INPUT, "traceloop.entity.input" in attrs)
     result = _first(attrs, "gen_ai.tool.call.result", "gen_ai.tool.output")
     if result is None and role == "tool":
         result = _first(attrs, "gen_ai.output", "tool_response", "gcp.vertex.agent.tool_response", "traceloop.entity.output")
     if result is None:
-        result = attrs.get("output.value")
+        result = _first(attrs, "output.value", "langfuse.observation.output")
     result = _callback_envelope(result, "output", _CALLBACK_OUTPUT, "traceloop.entity.output" in attrs)
     said = tool_message(result) if role == "tool" else None  # LangChain's ToolMessage, whole
     result, call_of_message, failed_tool = said if said is not None else (result, None, False)
@@ -395,9 +421,12 @@ def node_from_span(span: dict[str, Any], resource: dict[str, Any], seq: int) -> 
         docs = indexed(attrs, "retrieval.documents.")
         result = "\n".join(text_of(d.get("document.content")) for d in docs if d.get("document.content")) or result
     result_said = result_text(result) if result is not None else None
-    model = _first(attrs, "gen_ai.response.model", "gen_ai.request.model", "llm.model_name")
+    model = _first(attrs, "gen_ai.response.model", "gen_ai.request.model", "llm.model_name",
+                   "langfuse.observation.model.name")
     conversation = next((str(attrs[k]) for k in _CONVERSATION_KEYS if attrs.get(k)), None)
-    input_text = _first(attrs, "input.value", "traceloop.entity.input") if role != "tool" else attrs.get("input.value")
+    input_text = _first(attrs, "input.value", "traceloop.entity.input", "langfuse.observation.input") \
+        if role != "tool" else attrs.get("input.value")
+    output = _first(attrs, "output.value", "langfuse.observation.output")
     info = {
         "agent_name": attrs.get("gen_ai.agent.name") or attrs.get("agent_name"),
         "agent_id": attrs.get("gen_ai.agent.id"),
@@ -416,7 +445,7 @@ def node_from_span(span: dict[str, Any], resource: dict[str, Any], seq: int) -> 
         error=span_error(attrs, events, failed, message) or (short(result_said or "", 600) if failed_tool else None),
         input_messages=inputs, output_messages=outputs,
         input_text=text_of(input_text) if input_text is not None else None,
-        output_text=text_of(attrs.get("output.value")) if attrs.get("output.value") is not None else None,
+        output_text=text_of(output) if output is not None else None,
         model=str(model) if model else None,
         evaluations=_evaluations(attrs, events),
         info={k: v for k, v in info.items() if v},
