@@ -793,9 +793,15 @@ def test_a_failed_background_shell_command_is_the_steps_error(tmp_path: Path) ->
     note["message"]["content"] = (f"<task-notification>\n<task-id>b9</task-id>\n<tool-use-id>{call}</tool-use-id>\n"
                                   "<status>failed</status>\n<summary>Background command \"Force recompile\" failed "
                                   "(exit code 1)</summary>\n</task-notification>")
-    path = write_jsonl(tmp_path / "s.jsonl", [*lines[:3], json.dumps(note)])
+    path = write_jsonl(tmp_path / "s.jsonl", [*lines[:3], json.dumps(note), json.dumps(note)])  # told twice
     [result] = read_dump(path, tenant="acme", fmt="claude-code")
     assert result.trajectory.steps[0].error == 'Background command "Force recompile" failed (exit code 1)'
+    assert result.trajectory.steps[0].observation.count("failed (exit code 1)") == 1
+    # one the agent stopped itself (KillShell: "failed (exit code 137)") did not fail
+    note["message"]["content"] = note["message"]["content"].replace("exit code 1)", "exit code 137)")
+    path = write_jsonl(tmp_path / "k.jsonl", [*lines[:3], json.dumps(note)])
+    [result] = read_dump(path, tenant="acme", fmt="claude-code")
+    assert result.trajectory.steps[0].error is None
 
 
 def test_a_claude_code_compaction_file_is_no_run() -> None:

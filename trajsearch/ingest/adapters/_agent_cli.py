@@ -24,7 +24,6 @@ from trajsearch.model import MAX_STEPS, Failure, Outcome, Trajectory
 
 from ._common import Context, RecordError, build, clip_step_text, clip_task, decisive_line, safe_id, short
 
-_SYSTEM_REMINDER = re.compile(r"<system-reminder>.*?</system-reminder>", re.S)
 
 #: Context Codex writes as a user message that no user typed (environment, AGENTS.md, skills, IDE context...).
 CODEX_INJECTED = re.compile(
@@ -122,9 +121,23 @@ def parts_text(content: Any, *, image: str = "[image]") -> str:
     return "\n".join(p for p in out if p)
 
 
-def strip_reminders(text: str) -> str:
-    """Text without the harness's ``<system-reminder>`` blocks."""
-    return _SYSTEM_REMINDER.sub("", text).strip()
+def strip_reminders(text: str, *, keep_hooks: bool = False) -> str:
+    """Text without the harness's ``<system-reminder>`` blocks, found by position (linear however long the
+    text: tool outputs run to megabytes). ``keep_hooks``: a block holding a hook's words
+    (``PostToolUse:Edit hook additional context: ...``) stays, and only trailing space is trimmed (a tool's
+    output, whose first line may be indented)."""
+    opening, closing = "<system-reminder>", "</system-reminder>"
+    kept, at = [], 0
+    while (start := text.find(opening, at)) != -1 and (end := text.find(closing, start)) != -1:
+        end += len(closing)
+        if keep_hooks and "hook" in text[start:end]:
+            kept.append(text[at:end])
+        else:
+            kept.append(text[at:start].rstrip() if keep_hooks else text[at:start])
+        at = end
+    kept.append(text[at:])
+    joined = "".join(kept)
+    return joined.rstrip() if keep_hooks else joined.strip()
 
 
 def json_arguments(raw: Any, *, key: str = "input") -> Any:

@@ -118,19 +118,14 @@ BOOKKEEPING = frozenset({
 })
 
 _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", re.I)
-#: A background task's report (2.1+): the Agent call it answers and what it found.
-_NOTIFICATION = re.compile(r"<task-notification>.*?<tool-use-id>(?P<call>[^<]+)</tool-use-id>.*?"
-                           r"<result>(?P<result>.*?)</result>", re.S)
-#: A shell command sent to the background (2.1+): its call's result names the task, whose notification reports
-#: how it ended (``<task-id>``, ``<status>``, ``<summary>Background command "..." completed (exit code 0)``).
+#: A shell command sent to the background (2.1+): its call's result names the task, whose ``<task-notification>``
+#: later reports how it ended.
 _BACKGROUND_ID = re.compile(r"^Command running in background with ID: (\w+)")
-_TASK_NOTIFICATION = re.compile(r"<task-notification>.*?<task-id>(?P<task>[^<]+)</task-id>.*?"
-                                r"<status>(?P<status>[^<]*)</status>.*?<summary>(?P<summary>.*?)</summary>", re.S)
-_EXIT_IN_SUMMARY = re.compile(r"\(exit code (-?\d+)\)")
-_CALL_IN_NOTIFICATION = re.compile(r"<tool-use-id>([^<]+)</tool-use-id>")
-#: The CLI's own notice appended to a tool's result (Read's "Whenever you read a file, ... malware"): not the tool's
-#: output. A hook's words there (``PostToolUse:Edit hook additional context: ...``) are kept.
-_CLI_NOTICE = re.compile(r"\s*<system-reminder>(?:(?!hook|</system-reminder>).)*</system-reminder>", re.S)
+#: The fields of a ``<task-notification>`` (2.1+): the call or task it reports on, how it ended, what it found.
+_NOTIFICATION_FIELDS = ("tool-use-id", "task-id", "status", "summary", "result")
+#: A background command the agent itself stopped (KillShell, TaskStop: "failed (exit code 137)", "was stopped")
+#: did not fail.
+_STOPPED = re.compile(r"exit code (?:137|143|144)\b|was stopped|\bkilled\b", re.I)
 _LOCAL_OUTPUT = re.compile(r"^\s*<local-command-(?:stdout|stderr)>")
 _INTERRUPT = re.compile(r"^\[Request interrupted by user[^\]]*\]$")
 _CONTINUATION = re.compile(r"^This session is being continued from a previous conversation")
@@ -163,6 +158,23 @@ def matches(record: Any) -> bool:
 split = whole_file
 
 _TRANSCRIPT = "~/.claude/projects/<project>/{session}.jsonl"
+
+
+def _notifications(body: str) -> list[dict[str, str]]:
+    """The fields of each ``<task-notification>`` block of a message, found by position (linear in the text)."""
+    notes, at = [], 0
+    while (start := body.find("<task-notification>", at)) != -1:
+        end = body.find("</task-notification>", start)
+        block = body[start:end if end != -1 else len(body)]
+        note = {}
+        for name in _NOTIFICATION_FIELDS:
+            opened = block.find(f"<{name}>")
+            closed = block.find(f"</{name}>", opened) if opened != -1 else -1
+            if closed != -1:
+                note[name] = block[opened + len(name) + 2:closed].strip()
+        notes.append(note)
+        at = end if end != -1 else len(body)
+    return notes
 
 
 def side_file(record: Any) -> str | None:
@@ -374,21 +386,15 @@ class _Session:
         """A background task's report (``<task-notification>``: the call's own result only says it launched)
         joins that call's observation: an agent's findings, or how a background shell command ended (an
         error when it failed)."""
-        found = _NOTIFICATION.search(body)
-        step = self.by_call.get(found.group("call")) if found else None
-        if step is not None and found.group("result").strip() not in (step.get("observation") or ""):
-            step["observation"] = "\n".join(t for t in (step.get("observation"), found.group("result").strip()) if t)
-            return
-        ended = _TASK_NOTIFICATION.search(body)
-        call = _CALL_IN_NOTIFICATION.search(ended.group(0)) if ended else None  # newer versions name the call too
-        step = (self.by_call.get(call.group(1)) if call else None) or (
-            self.background.get(ended.group("task").strip()) if ended else None)
-        if step is None or (summary := ended.group("summary").strip()) in (step.get("observation") or ""):
-            return
-        step["observation"] = "\n".join(t for t in (step.get("observation"), summary) if t)
-        code = _EXIT_IN_SUMMARY.search(summary)
-        if ended.group("status").strip() in ("failed", "killed") or (code and code.group(1) != "0"):
-            step["error"] = step.get("error") or summary
+        for note in _notifications(body):
+            step = self.by_call.get(note.get("tool-use-id", "")) or self.background.get(note.get("task-id", ""))
+            said = note.get("result") or note.get("summary")
+            if step is None or not said or said in (step.get("observation") or ""):
+                continue  # a notification repeated says nothing new
+            step["observation"] = "\n".join(t for t in (step.get("observation"), said) if t)
+            summary = note.get("summary", "")
+            if note.get("status") == "failed" and not _STOPPED.search(summary):
+                step["error"] = step.get("error") or summary or said
 
     def tool_result(self, part: dict[str, Any], record: dict[str, Any], at: Any) -> None:
         step = self.by_call.get(str(part.get("tool_use_id")))
@@ -398,7 +404,8 @@ class _Session:
         if step.get("_done"):
             return  # the same result written twice
         text = _result_text(part)
-        text = _CLI_NOTICE.sub("", text).rstrip() if "<system-reminder>" in text else text
+        # the CLI's own notice appended to a result (Read's "Whenever you read a file, ... malware") is not the tool's
+        text = strip_reminders(text, keep_hooks=True) if "<system-reminder>" in text else text
         step["observation"] = text or None
         step["error"] = _result_error(part, text, record)
         if launched := _BACKGROUND_ID.match(text or ""):  # its end is reported later (``background_result``)
