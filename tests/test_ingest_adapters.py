@@ -282,6 +282,23 @@ def test_older_swebench_reports_fail_the_runs_they_do_not_list_as_resolved(tmp_p
         "pytest-dev__pytest-5227": Outcome.failure, "pylint-dev__pylint-7114": Outcome.failure}
 
 
+def test_older_reports_of_two_models_in_one_folder_judge_each_models_runs(tmp_path: Path) -> None:
+    """Bug (review): a folder of older reports, one per model (the leaderboard's ``<model>/results/results.json``),
+    gave one model's "resolved" to every model's run of the instance: what a report leaves out was no verdict of its."""
+    real = FIXTURES / "swe-agent" / ".real" / "acr-swe-agent-gpt4-lite" / "final_report.json"  # resolves pytest-5227
+    (tmp_path / "gpt4").mkdir()
+    (tmp_path / "gpt4" / "final_report.json").write_bytes(real.read_bytes())
+    (tmp_path / "claude3opus" / "results").mkdir(parents=True)
+    (tmp_path / "claude3opus" / "results" / "results.json").write_text('{"resolved": [], "no_generation": []}')
+    table = OutcomeTable.load(tmp_path)
+    [run] = runs(FIXTURES / "swe-agent" / ".real" / "acr-swe-agent-gpt4-lite" / "pytest-dev__pytest-5227.traj").values()
+    def of(model: str):
+        return table.apply(run.model_copy(update={"trajectory_id": f"swe-agent.{model}.pytest-dev__pytest-5227",
+                                                  "metadata": {**run.metadata, "run_dir": model}}))
+    assert (of("gpt4").outcome, of("claude3opus").outcome) == (Outcome.success, Outcome.failure)
+    assert table.counts()["conflicting"] == 1
+
+
 def test_a_swe_agent_edit_its_linter_refused_has_the_linters_findings_as_its_error() -> None:
     """Bug (real: AutoCodeRover's SWE-agent run of django__django-11283): an edit refused for ``F821 undefined name``
     had SWE-agent's footer "DO NOT re-run the same failed edit command..." as its error."""

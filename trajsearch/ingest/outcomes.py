@@ -231,6 +231,7 @@ class OutcomeTable:
         """Every outcome file under ``root``; files holding no verdicts (logs, patches, runs) are passed over."""
         verdicts: dict[str, Verdict] = {}
         where: dict[str, list[tuple[Verdict, tuple[str, ...]]]] = {}  # id -> each file's verdict, with its folders
+        leaving_out: list[tuple[set[str], Verdict, tuple[str, ...]]] = []  # older reports: what they list, and where
         unlisted: Verdict | None = None
         files = 0
         for file in sorted(root.rglob("*")):
@@ -243,9 +244,15 @@ class OutcomeTable:
             except ValueError:  # not an outcome file (a log, a patch, a run)
                 continue
             files += bool(found or rest)
+            folders = file.relative_to(root).parent.parts
             for run_id, verdict in found.items():
-                where.setdefault(run_id, []).append((verdict, file.relative_to(root).parent.parts))
+                where.setdefault(run_id, []).append((verdict, folders))
+            if rest is not None:
+                leaving_out.append((set(found), rest, folders))
             unlisted = unlisted or rest
+        for listed, rest, folders in leaving_out:  # an older report judges what it leaves out: say so per id, so
+            for run_id in where.keys() - listed:   # another model's report resolving it is a disagreement
+                where[run_id].append((rest, folders))
         conflicts = {run_id: seen for run_id, seen in where.items() if len({(v.outcome, v.reward) for v, _ in seen}) > 1}
         verdicts = {run_id: max((v for v, _ in seen), key=lambda v: v.detail is not None)  # agreeing: the one saying more
                     for run_id, seen in where.items() if run_id not in conflicts}
