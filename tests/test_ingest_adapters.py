@@ -296,7 +296,7 @@ def test_older_reports_of_two_models_in_one_folder_judge_each_models_runs(tmp_pa
         return table.apply(run.model_copy(update={"trajectory_id": f"swe-agent.{model}.pytest-dev__pytest-5227",
                                                   "metadata": {**run.metadata, "run_dir": model}}))
     assert (of("gpt4").outcome, of("claude3opus").outcome) == (Outcome.success, Outcome.failure)
-    assert table.counts()["conflicting"] == 1
+    assert table.counts()["conflicting"] == 28  # every instance the one resolved and the other left out
 
 
 def test_a_swe_agent_edit_its_linter_refused_has_the_linters_findings_as_its_error() -> None:
