@@ -1030,3 +1030,44 @@ def test_vercel_ai4_tool_that_throws_503_is_a_failure_not_an_outage() -> None:
     assert [(s.action, s.error) for s in failed.steps] == [
         ("getWeather", None), ("getPopulation", "Error: census service returned 503")]
     assert german.outcome is Outcome.unknown and german.task == "Hallo! Wie ist das Wetter in Zürich?"
+
+
+# -- edge cases from the review of stop 36's diff (synthetic OTLP: the shapes are the spec's) ----------------------
+
+
+def _otlp_file(path: Path, spans: list[tuple[str, str | None, str, dict, float, float, dict | None]]) -> Path:
+    """An OTLP/JSON file of one trace: (span id, parent, name, string attributes, start s, end s, status)."""
+    def one(sid, parent, name, attrs, start, end, status):
+        span = {"traceId": "0af7651916cd43dd8448eb211c80319c", "spanId": sid, "name": name, "kind": 1,
+                "startTimeUnixNano": str(int(start * 1e9)), "endTimeUnixNano": str(int(end * 1e9)),
+                "attributes": [{"key": k, "value": {"stringValue": v}} for k, v in attrs.items()]}
+        return span | ({"parentSpanId": parent} if parent else {}) | ({"status": status} if status else {})
+    doc = {"resourceSpans": [{"resource": {"attributes": []}, "scopeSpans": [{"spans": [one(*s) for s in spans]}]}]}
+    path.write_text(json.dumps(doc))
+    return path
+
+
+def test_a_model_timeout_after_a_tool_timed_out_is_still_an_outage(tmp_path: Path) -> None:
+    """A tool's earlier error "timed out" is a fragment of the model call's "APITimeoutError: Request timed out.",
+    not where that error started: the run is an outage, not the agent's failure."""
+    outage = {"code": 2, "message": "openai.APITimeoutError: Request timed out."}
+    path = _otlp_file(tmp_path / "t.json", [
+        ("b7ad6b7169203331", None, "invoke_agent a", {"gen_ai.operation.name": "invoke_agent", "input.value": "fetch"},
+         1, 9, outage),
+        ("c7ad6b7169203332", "b7ad6b7169203331", "call_llm", {"gen_ai.operation.name": "chat"}, 1.1, 2, None),
+        ("d7ad6b7169203333", "c7ad6b7169203332", "execute_tool fetch",
+         {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "fetch"}, 1.5, 1.9, {"code": 2, "message": "timed out"}),
+        ("e7ad6b7169203334", "b7ad6b7169203331", "call_llm", {"gen_ai.operation.name": "chat"}, 3, 9, outage)])
+    [result] = read_dump(path, tenant="acme")
+    assert result.trajectory.outcome is Outcome.infra_error
+
+
+def test_a_status_message_that_looks_like_a_literal_but_is_none_is_kept_as_text(tmp_path: Path) -> None:
+    """A status message such as ``{[1]: 2}`` made the literal parser raise a TypeError that rejected the trace."""
+    path = _otlp_file(tmp_path / "s.json", [
+        ("b7ad6b7169203331", None, "invoke_agent a", {"gen_ai.operation.name": "invoke_agent", "input.value": "do it"},
+         1, 5, {"code": 2, "message": "{[1]: 2}"}),
+        ("c7ad6b7169203332", "b7ad6b7169203331", "execute_tool t",
+         {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "t"}, 2, 3, None)])
+    [result] = read_dump(path, tenant="acme")
+    assert result.ok and result.trajectory.failure.error.startswith("{[1]: 2}")

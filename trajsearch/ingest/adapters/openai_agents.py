@@ -155,7 +155,7 @@ def _logfire_items(record: Any) -> Iterator[dict[str, Any]]:
         if kind == "custom" and data.get("sdk_span_type"):
             data["data"] = dict(data)
         if kind == "response":
-            data.update(input=data.get("raw_input"), response=data.get("response"))
+            data["input"] = data.get("raw_input")
         yield {"object": "trace.span", "id": span_id, "trace_id": trace_id,
                "parent_id": None if parent in traces else parent, "error": data.pop("error", None),
                "started_at": span_time(span.get("startTimeUnixNano") or span.get("start_time")),

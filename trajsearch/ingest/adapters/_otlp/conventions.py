@@ -33,12 +33,12 @@ events carried as span events are read through ``events``.
 
 from __future__ import annotations
 
-import ast
 import re
 from dataclasses import asdict
 from typing import Any
 
 from .._common import as_list, short
+from .._vendor import decode
 from .._spans import Evaluation, Message, Node, error_text, indexed, maybe_json, normalise_message, normalise_messages, text_of
 from .._spans.messages import result_text, tool_message
 from .events import event_messages, span_event_messages, system_message, tool_io
@@ -187,10 +187,7 @@ def _status_text(message: str | None) -> str | None:
     writes the SDK's ``{"message", "data"}`` error as its Python repr) as the error's words, else as it is."""
     if not message or not message.lstrip().startswith("{"):
         return message
-    try:
-        error = ast.literal_eval(message.strip())
-    except (ValueError, SyntaxError, MemoryError, RecursionError):
-        error = maybe_json(message)
+    error = decode(message.strip(), literal=True)  # JSON or a Python literal; anything else stays text
     return (error_text(error) or message) if isinstance(error, dict) and "message" in error else message
 
 

@@ -438,12 +438,13 @@ def assemble(nodes: list[Node], *, what: str = "trace", task: str | None = None)
 
 def _started_in_tool(error: str, order: list[tuple[Node, int]]) -> bool:
     """Whether ``error`` started in a tool's (or retriever's) own span: the deepest span whose error is this one
-    (the same text, or one holding the other: a framework re-raises a tool's exception on every span above it,
-    ADK's and pydantic-ai's with the same message) is a tool's. A model call's timeout that a tool (an agent used
+    (the same text, or one holding the other and at least half its length: a framework re-raises a tool's
+    exception on every span above it, ADK's and pydantic-ai's with the same message) is a tool's. A model call's timeout that a tool (an agent used
     as a tool) passed on started in the model call."""
-    def same(own: str | None) -> bool:
-        own = (failed(own) or "").strip()
-        return bool(own) and (own in error or error.strip() in own)
+    def same(own: str | None) -> bool:  # one holds the other, and is no mere fragment of it ("timed out")
+        own, whole = (failed(own) or "").strip(), error.strip()
+        shorter, longer = sorted((own, whole), key=len)
+        return bool(own) and shorter in longer and len(shorter) >= len(longer) / 2
 
     carriers = [(depth, n.seq, n) for n, depth in order if same(n.error)]
     return bool(carriers) and max(carriers, key=lambda c: c[:2])[2].role in ("tool", "retriever")

@@ -340,7 +340,8 @@ _MCP_REPR_TEXT = re.compile(r"TextContent\(type='text', text=('(?:[^'\\]|\\.)*'|
 
 def _mcp_repr(value: Any) -> tuple[str, bool] | None:
     """(text, is error) of an MCP tool result written as its Python repr; None for anything else."""
-    found = _MCP_REPR.match(value) if isinstance(value, str) else None
+    ends_so = isinstance(value, str) and value.rstrip().endswith(("isError=True", "isError=False"))
+    found = _MCP_REPR.match(value) if ends_so else None  # (else its greedy parts backtrack over a long text)
     if not found:
         return None
     try:
