@@ -86,6 +86,8 @@ from _common import (  # noqa: E402
 
 from trajsearch import config  # noqa: E402
 from trajsearch.fusion import resolve_mode  # noqa: E402
+from trajsearch.ingest.outcomes import OutcomeTable  # noqa: E402
+from trajsearch.ingest.read import read_dump  # noqa: E402
 from trajsearch.model import Trajectory  # noqa: E402
 from trajsearch.runtime import NoveltyConfig, Runtime, RuntimeContext  # noqa: E402
 from trajsearch.store.filters import Filters  # noqa: E402
@@ -118,8 +120,9 @@ def swe_files_under(root: Path) -> list[Path]:
 def read_swe(root: Path, outcomes: Path | None) -> tuple[list[Trajectory], dict[str, frozenset[str]]]:
     """The runs under ``root``, and what each one's submission edits (``info.submission`` of its own file)."""
     runs, truth = [], {}
+    table = OutcomeTable.load(outcomes) if outcomes else None  # read once, joined onto every file's runs
     for path in swe_files_under(root):
-        found, _ = read_runs([path], tenant="x", outcomes=outcomes)
+        found = [p.trajectory for p in read_dump(path, tenant="x", outcomes=table) if p.error is None]
         try:
             info = json.loads(path.read_text())["info"]
         except (OSError, KeyError, ValueError):
@@ -229,7 +232,7 @@ def main() -> int:
     kind_of = {r.trajectory_id: "tau" for r in tau} | {r.trajectory_id: "swe" for r in swe}
     truth = tau_truth(tau, args.tau) | {run.trajectory_id: swe_edits[run.trajectory_id] for run in swe
                                           if run.trajectory_id in swe_edits}
-    print(f"{len(tau)} tau-bench + {len(swe)} mini-swe-agent runs; {len({r.tenant for r in runs})} tenants; "
+    print(f"{len(tau)} tau-bench + {len(swe)} SWE-bench runs; {len({r.tenant for r in runs})} tenants; "
           f"ground truth for {len(truth)} runs")
 
     inputs = [*args.tau, "no-swe" if args.no_swe else args.swe, *([args.outcomes] if args.outcomes else [])]
