@@ -185,7 +185,7 @@ class OutcomeTable:
     It counts the runs it was asked about and those it had a verdict for (``runs``, ``matched``):
     a file keyed by ids the runs do not carry joins nothing, and the ingest says so. ``unlisted``: the
     verdict of a run the file does not list, where its kind of report says (an older SWE-bench report
-    lists only what it resolved); ``implicit`` counts the runs given it."""
+    lists only what it resolved); ``unlisted_runs`` counts the runs given it."""
 
     def __init__(self, verdicts: dict[str, Verdict], source: str, unlisted: Verdict | None = None) -> None:
         self.verdicts = verdicts
@@ -196,7 +196,7 @@ class OutcomeTable:
         self.conflicts: dict[str, list[tuple[Verdict, tuple[str, ...]]]] = {}
         self.runs = 0
         self.matched = 0
-        self.implicit = 0
+        self.unlisted_runs = 0
         self.ambiguous = 0
 
     def __len__(self) -> int:
@@ -213,7 +213,7 @@ class OutcomeTable:
     def counts(self) -> dict[str, Any]:
         """What the join did, for a report: the file, its verdicts, the runs read, the runs given one."""
         counts = {"file": self.source, "verdicts": len(self.verdicts), "runs": self.runs, "matched": self.matched}
-        counts |= {"unlisted": self.implicit} if self.unlisted is not None else {}
+        counts |= {"unlisted": self.unlisted_runs} if self.unlisted is not None else {}
         return counts | ({"conflicting": len(self.conflicts), "ambiguous": self.ambiguous} if self.conflicts else {})
 
     @classmethod
@@ -348,7 +348,7 @@ class OutcomeTable:
         if verdict is None and (seen := next((self.conflicts[k] for k in _keys(trajectory) if k in self.conflicts), None)):
             return self._named(trajectory, seen)
         if verdict is None and self.unlisted is not None and _INSTANCE_ID.match(trajectory.task_id or ""):
-            self.implicit += 1
+            self.unlisted_runs += 1
             return self.unlisted
         return verdict
 
