@@ -187,13 +187,14 @@ class OutcomeTable:
     verdict of a run the file does not list, where its kind of report says (an older SWE-bench report
     lists only what it resolved); ``unlisted_runs`` counts the runs given it."""
 
-    def __init__(self, verdicts: dict[str, Verdict], source: str, unlisted: Verdict | None = None) -> None:
+    def __init__(self, verdicts: dict[str, Verdict], source: str, unlisted: Verdict | None = None,
+                 conflicts: dict[str, list[tuple[Verdict, tuple[str, ...]]]] | None = None) -> None:
         self.verdicts = verdicts
         self.source = source
         self.unlisted = unlisted
         #: ids that reports in one folder judge differently (one report per model of a multi-model evaluation):
         #: each verdict with the folders of its file; a run takes the one whose folder names it (see ``_verdict``)
-        self.conflicts: dict[str, list[tuple[Verdict, tuple[str, ...]]]] = {}
+        self.conflicts = conflicts or {}
         self.runs = 0
         self.matched = 0
         self.unlisted_runs = 0
@@ -229,7 +230,6 @@ class OutcomeTable:
     @classmethod
     def _load_directory(cls, root: Path) -> OutcomeTable:
         """Every outcome file under ``root``; files holding no verdicts (logs, patches, runs) are passed over."""
-        verdicts: dict[str, Verdict] = {}
         where: dict[str, list[tuple[Verdict, tuple[str, ...]]]] = {}  # id -> each file's verdict, with its folders
         leaving_out: list[tuple[set[str], Verdict, tuple[str, ...]]] = []  # older reports: what they list, and where
         unlisted: Verdict | None = None
@@ -259,9 +259,7 @@ class OutcomeTable:
         if not verdicts and not conflicts and unlisted is None:
             raise ValueError(f"{root}: no outcome file in this directory (looked for {', '.join(OUTCOME_SUFFIXES)} "
                              "files mapping run ids to outcomes/rewards; see trajsearch.ingest.outcomes)")
-        table = cls(verdicts, f"{root.name}/ ({files} files)", unlisted)
-        table.conflicts = conflicts
-        return table
+        return cls(verdicts, f"{root.name}/ ({files} files)", unlisted, conflicts)
 
     @classmethod
     def _read(cls, p: Path, folder_id: str | None = None) -> tuple[dict[str, Verdict], Verdict | None]:
@@ -336,16 +334,13 @@ class OutcomeTable:
             if verdict is not None:
                 verdicts[run_id] = verdict
 
-    def lookup(self, trajectory: Trajectory) -> Verdict | None:
-        keys = _keys(trajectory)
-        return next((self.verdicts[k] for k in keys if k in self.verdicts), None)
-
     def _verdict(self, trajectory: Trajectory) -> Verdict | None:
         """The file's verdict for the run: its own, else what the file says of the runs it leaves out,
         for a run of a SWE-bench instance (``<owner>__<repo>-<number>``: a run of anything else is not its
         to judge)."""
-        verdict = self.lookup(trajectory)
-        if verdict is None and (seen := next((self.conflicts[k] for k in _keys(trajectory) if k in self.conflicts), None)):
+        keys = _keys(trajectory)
+        verdict = next((self.verdicts[k] for k in keys if k in self.verdicts), None)
+        if verdict is None and (seen := next((self.conflicts[k] for k in keys if k in self.conflicts), None)):
             return self._named(trajectory, seen)
         if verdict is None and self.unlisted is not None and _INSTANCE_ID.match(trajectory.task_id or ""):
             self.unlisted_runs += 1
