@@ -169,17 +169,18 @@ def _said_in_later_history(nodes: list[Node]) -> None:
                       tuple((c.get("id"), c.get("name")) for c in m.get("calls") or [])) for m in messages)
 
     calls = sorted((n for n in nodes if n.role == "llm" and n.input_messages), key=start_order)
+    histories = [[m for m in n.input_messages if m.get("role") != "system"] for n in calls]
+    keys = [said(history) for history in histories]  # each call's conversation, compared as a whole
     claimed: set[tuple[Any, ...]] = set()
     for index, node in enumerate(calls):
-        asked = said([m for m in node.input_messages if m.get("role") != "system"])
+        asked = keys[index]
         if node.output_messages or node.error or not asked:
             continue
-        for later in calls[index + 1:]:
-            history = [m for m in later.input_messages if m.get("role") != "system"]
-            if len(history) > len(asked) and said(history[:len(asked)]) == asked:
+        for history, key in zip(histories[index + 1:], keys[index + 1:]):
+            if len(key) > len(asked) and key[:len(asked)] == asked:
                 answer = list(takewhile(lambda m: m.get("role") in ("assistant", "model"), history[len(asked):]))
-                if answer and (asked, said(answer)) not in claimed:
-                    claimed.add((asked, said(answer)))
+                if answer and (claim := (asked, said(answer))) not in claimed:
+                    claimed.add(claim)
                     node.output_messages = [dict(m) for m in answer]
                 break
 
@@ -439,8 +440,8 @@ def assemble(nodes: list[Node], *, what: str = "trace", task: str | None = None)
 def _started_in_tool(error: str, order: list[tuple[Node, int]]) -> bool:
     """Whether ``error`` started in a tool's (or retriever's) own span: the deepest span whose error is this one
     (the same text, or one holding the other and at least half its length: a framework re-raises a tool's
-    exception on every span above it, ADK's and pydantic-ai's with the same message) is a tool's. A model call's timeout that a tool (an agent used
-    as a tool) passed on started in the model call."""
+    exception on every span above it, ADK's and pydantic-ai's with the same message) is a tool's. A model
+    call's timeout that a tool (an agent used as a tool) passed on started in the model call."""
     def same(own: str | None) -> bool:  # one holds the other, and is no mere fragment of it ("timed out")
         own, whole = (failed(own) or "").strip(), error.strip()
         shorter, longer = sorted((own, whole), key=len)
