@@ -163,8 +163,8 @@ def _logfire_items(record: Any) -> Iterator[dict[str, Any]]:
 
 
 def _items(record: Any) -> Iterator[dict[str, Any]]:
-    if _is_logfire(record):
-        yield from _logfire_items(record)
+    if is_span_record(record) and (rebuilt := list(_logfire_items(record))):  # each span's attributes decoded once
+        yield from rebuilt
         return
     if isinstance(record, dict) and isinstance(record.get("data"), list) and "object" not in record:
         for item in record["data"]:
