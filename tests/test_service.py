@@ -230,9 +230,19 @@ def test_message_size_is_bounded(server, acme):
 
 
 def test_deadlines_are_honoured(server, acme, monkeypatch, rpc_log):
-    """Ordered by events, not sleeps: the stream stalls until the client has given up."""
-    with pytest.raises(DeadlineExceeded):
-        acme.search("payments", timeout=0.0005)
+    """Ordered by events, not sleeps: the search and the stream stall until the client has given up."""
+    answer = threading.Event()
+    real_search = server.ts.search
+
+    def search(*args, **kw):  # a search that cannot beat the deadline: it waits until the client has given up
+        answer.wait(120)
+        return real_search(*args, **kw)
+
+    monkeypatch.setattr(server.ts, "search", search)
+    with pytest.raises(DeadlineExceeded):  # (a deadline of 0.5 ms was beaten once the search was warm)
+        acme.search("payments", timeout=0.5)
+    answer.set()
+    monkeypatch.setattr(server.ts, "search", real_search)
 
     added, release = threading.Event(), threading.Event()
     real_add = server.ts.add
