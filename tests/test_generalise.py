@@ -487,6 +487,38 @@ def test_near_ties_go_to_runs_that_did_other_work(hashing_ts):
     assert list(exemplars(3, margin=lead + 0.01)) == ["first", "other", "twin"]
 
 
+def test_a_run_sharing_files_with_a_chosen_one_gives_way_by_the_share_it_shares(hashing_ts):
+    """Plumbing (hashing test embedder): a run that changed one of the two files an exemplar already
+    chosen changed (half its work done) loses half the margin to a near tie that changed another file;
+    three runs sharing work cover less than three that each changed their own."""
+    task = "QuerySet.update() ignores the ordering of the related model"
+
+    def fix(run_id: str, wording: str, *paths: str) -> Trajectory:
+        diff = "".join(f"diff --git a/{p} b/{p}\n--- a/{p}\n+++ b/{p}\n@@ -1 +1 @@\n-a\n+b\n" for p in paths)
+        return make_run(run_id, task_id=run_id, task=wording, steps=[
+            *[("bash", {"command": f"sed -i 's/a/b/' {p}"}, "") for p in paths],
+            ("bash", {"command": "git diff"}, diff),
+        ])
+
+    hashing_ts.add([
+        fix("first", task, "django/db/models/query.py"),
+        fix("partial", task + " on the manager", "django/db/models/query.py", "django/db/models/sql/compiler.py"),
+        fix("other", "QuerySet.update() drops the ordering of a model", "django/forms/models.py"),
+    ])
+
+    def exemplars(k: int, margin: float) -> dict[str, float]:
+        rerank = RerankConfig(other_work_margin=margin, max_cosine=1.0)
+        config = RuntimeConfig(advice=AdviceConfig(novelty=NoveltyConfig(follow_closely=1.0, inspiration=0.0, per_tenant=False),
+                                                   rerank=rerank))
+        return {e.trajectory_id: e.score for e in Runtime(hashing_ts, config).exemplars(task, ACME, k=k).items}
+
+    by_score = exemplars(3, margin=0.0)
+    assert list(by_score) == ["first", "partial", "other"]
+    lead = by_score["partial"] - by_score["other"]
+    assert list(exemplars(2, margin=2 * lead + 0.01)) == ["first", "other"]
+    assert list(exemplars(2, margin=2 * lead - 0.01)) == ["first", "partial"]  # more than its lead, half of it less
+
+
 def test_the_last_place_goes_to_a_run_making_the_calls_the_task_names(hashing_ts):
     """When no exemplar chosen so far made the state-changing call the task asks for (runs worded
     alike that only read: a request refused), the last place goes to the best run that made it,
