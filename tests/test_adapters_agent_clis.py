@@ -18,6 +18,7 @@ import adapter_support
 
 FIXTURES = Path(__file__).parent / "fixtures"
 CC_INIT = FIXTURES / "claude-code" / "1af7fc5e-8455-4414-9ccd-011d40f70b2a.jsonl"
+CC_REAL = FIXTURES / "claude-code" / ".real"
 CC_TASKS = FIXTURES / "claude-code" / "5c0375b4-57a5-4f26-b12d-d022ee4e51b7.jsonl"
 CODEX = FIXTURES / "codex-cli" / "rollout-2025-11-17T15-30-28-019a93b9-f380-7600-98ff-940e6b99603c.jsonl"
 GEMINI_JSON = FIXTURES / "gemini-cli" / "gemini-cli-trajectory.json"
@@ -802,6 +803,16 @@ def test_a_failed_background_shell_command_is_the_steps_error(tmp_path: Path) ->
     path = write_jsonl(tmp_path / "k.jsonl", [*lines[:3], json.dumps(note)])
     [result] = read_dump(path, tenant="acme", fmt="claude-code")
     assert result.trajectory.steps[0].error is None
+
+
+def test_a_command_the_user_sent_to_the_background_gets_its_notification() -> None:
+    """Bug (real: M-Thisness/M-Claude's 3cfce0ff, Claude Code 2.1.6): a Bash call the user backgrounded (Ctrl+B:
+    "Command was manually backgrounded by user with ID: bdb354d") never learnt from its ``<task-notification>``
+    that it failed with exit code 1, as only "Command running in background with ID" was registered."""
+    run = adapter_support.only(CC_REAL / "m-claude/3cfce0ff-0725-47be-a572-f8af8122b71e.jsonl", tenant="acme")
+    [step] = run.steps
+    assert step.error == 'Background command "Commit with proper message via PowerShell" failed with exit code 1'
+    assert step.observation.startswith("Command was manually backgrounded by user with ID: bdb354d.")
 
 
 def test_a_claude_code_compaction_file_is_no_run() -> None:

@@ -118,9 +118,9 @@ BOOKKEEPING = frozenset({
 })
 
 _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", re.I)
-#: A shell command sent to the background (2.1+): its call's result names the task, whose ``<task-notification>``
-#: later reports how it ended.
-_BACKGROUND_ID = re.compile(r"^Command running in background with ID: (\w+)")
+#: A shell command sent to the background (2.1+), by the agent or by the user (Ctrl+B): its call's result names
+#: the task, whose ``<task-notification>`` later reports how it ended.
+_BACKGROUND_ID = re.compile(r"^Command (?:running in background|was manually backgrounded by user) with ID: (\w+)")
 #: The fields of a ``<task-notification>`` (2.1+): the call or task it reports on, how it ended, what it found.
 _NOTIFICATION_FIELDS = ("tool-use-id", "task-id", "status", "summary", "result")
 #: A background command the agent itself stopped (KillShell, TaskStop: "failed (exit code 137)", "was stopped")
@@ -247,6 +247,16 @@ def _result_error(part: dict[str, Any], text: str, record: dict[str, Any]) -> st
     if code:
         return exit_code_error(_EXIT_CODE.sub("", text, count=1), int(code.group(1)))
     return decisive_line(text) or "tool error"
+
+
+def _background_task(text: str, record: dict[str, Any]) -> str | None:
+    """The id of the background task a call's result launched, else None: ``toolUseResult.backgroundTaskId``,
+    else the id the result's text names (versions that wrote no ``toolUseResult``)."""
+    task = as_dict(record.get("toolUseResult")).get("backgroundTaskId")
+    if isinstance(task, str) and task:
+        return task
+    launched = _BACKGROUND_ID.match(text)
+    return launched.group(1) if launched else None
 
 
 def _api_error_text(record: dict[str, Any]) -> str | None:
@@ -408,8 +418,8 @@ class _Session:
         text = strip_reminders(text, keep_hooks=True) if "<system-reminder>" in text else text
         step["observation"] = text or None
         step["error"] = _result_error(part, text, record)
-        if launched := _BACKGROUND_ID.match(text or ""):  # its end is reported later (``background_result``)
-            self.background[launched.group(1)] = step
+        if task := _background_task(text, record):  # its end is reported later (``background_result``)
+            self.background[task] = step
         step["ended_at"] = iso_time(at)
         step["_done"] = True
         self.last_error = None  # a tool ran: the session went on after any earlier API error
