@@ -815,6 +815,17 @@ def test_a_command_the_user_sent_to_the_background_gets_its_notification() -> No
     assert step.observation.startswith("Command was manually backgrounded by user with ID: bdb354d.")
 
 
+def test_a_background_agent_named_by_its_agent_id_gets_its_report() -> None:
+    """Bug (real: M-Thisness/M-Claude's 554b9fa6, Claude Code 2.1.9): this version's ``<task-notification>`` names
+    a background agent only by ``<task-id>``, the ``agentId`` its launch returned ("Async agent launched
+    successfully.\nagentId: af8391d"), with no ``<tool-use-id>``: the agent's report and ending were lost."""
+    run = adapter_support.only(CC_REAL / "m-claude/554b9fa6-f719-40e8-ba70-beee69bd60b5.jsonl", tenant="acme")
+    launched = [s for s in run.steps if s.observation and s.observation.startswith("Async agent launched")]
+    assert len(launched) == 2
+    assert launched[0].observation.endswith("\nYou're out of extra usage · resets 2pm (America/Denver)")
+    assert "You're out of extra usage" not in launched[1].observation  # a6acba3: no notification in a user record
+
+
 def test_a_claude_code_compaction_file_is_no_run() -> None:
     """Bug (real: marot/spotter's ``subagents/agent-acompact-fffbd0.jsonl``, Claude Code 2.1.39): a compaction's own
     file was a run whose task was the CLI's summarisation prompt, one per compaction of every session."""

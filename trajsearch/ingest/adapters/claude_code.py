@@ -121,6 +121,9 @@ _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12
 #: A shell command sent to the background (2.1+), by the agent or by the user (Ctrl+B): its call's result names
 #: the task, whose ``<task-notification>`` later reports how it ended.
 _BACKGROUND_ID = re.compile(r"^Command (?:running in background|was manually backgrounded by user) with ID: (\w+)")
+#: An agent launched in the background (2.1+): its notification may name it only by this id (2.1.9: no
+#: ``<tool-use-id>``).
+_AGENT_ID = re.compile(r"^Async agent launched successfully\.\s*agentId: (\w+)")
 #: The fields of a ``<task-notification>`` (2.1+): the call or task it reports on, how it ended, what it found.
 _NOTIFICATION_FIELDS = ("tool-use-id", "task-id", "status", "summary", "result")
 #: A background command the agent itself stopped (KillShell, TaskStop: "failed (exit code 137)", "was stopped")
@@ -250,12 +253,14 @@ def _result_error(part: dict[str, Any], text: str, record: dict[str, Any]) -> st
 
 
 def _background_task(text: str, record: dict[str, Any]) -> str | None:
-    """The id of the background task a call's result launched, else None: ``toolUseResult.backgroundTaskId``,
-    else the id the result's text names (versions that wrote no ``toolUseResult``)."""
-    task = as_dict(record.get("toolUseResult")).get("backgroundTaskId")
+    """The id of the background task (a shell command, an agent) a call's result launched, else None:
+    ``toolUseResult``'s ``backgroundTaskId`` or an async agent's ``agentId``, else the id the result's text
+    names (versions that wrote no ``toolUseResult``)."""
+    detail = as_dict(record.get("toolUseResult"))
+    task = detail.get("backgroundTaskId") or (detail.get("agentId") if detail.get("isAsync") is True else None)
     if isinstance(task, str) and task:
         return task
-    launched = _BACKGROUND_ID.match(text)
+    launched = _BACKGROUND_ID.match(text) or _AGENT_ID.match(text)
     return launched.group(1) if launched else None
 
 
@@ -292,7 +297,7 @@ class _Session:
     def __init__(self) -> None:
         self.steps: list[dict[str, Any]] = []
         self.by_call: dict[str, dict[str, Any]] = {}
-        self.background: dict[str, dict[str, Any]] = {}  # background shell task id -> the call that launched it
+        self.background: dict[str, dict[str, Any]] = {}  # background task id -> the call that launched it
         self.pending_thought: list[str] = []
         self.prompts: list[str] = []
         self.fallbacks: dict[str, str] = {}
