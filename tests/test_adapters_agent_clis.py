@@ -826,6 +826,15 @@ def test_a_background_agent_named_by_its_agent_id_gets_its_report() -> None:
     assert "You're out of extra usage" not in launched[1].observation  # a6acba3: no notification in a user record
 
 
+def test_a_command_expanded_in_its_own_record_is_the_prompt() -> None:
+    """Bug (real: chiphuyen/sniffly's ba79134d, Claude Code 1.0.17): 1.0.x wrote the prompt /init expands to into
+    the command's own record (``<command-contents>``), not into the next one; the record was taken for a local
+    command, and the session's task was its second prompt, though the first turn was the /init work."""
+    run = adapter_support.only(CC_REAL / "sniffly/ba79134d-b6e9-4867-af0c-6941038c9e4b.jsonl", tenant="acme")
+    assert run.task.startswith("Please analyze this codebase and create a CLAUDE.md file, which will be given")
+    assert run.metadata["user_prompts"] == ["ok, now write the program using the instruction in README.md"]
+
+
 def test_a_claude_code_compaction_file_is_no_run() -> None:
     """Bug (real: marot/spotter's ``subagents/agent-acompact-fffbd0.jsonl``, Claude Code 2.1.39): a compaction's own
     file was a run whose task was the CLI's summarisation prompt, one per compaction of every session."""

@@ -33,7 +33,8 @@ Mapping
   ``<bash-input>`` or hook output, not "[Request interrupted by user]" and not
   a compaction summary; ``<system-reminder>`` blocks are cut out. A slash
   command that expands to a prompt (a custom ``.claude/commands`` file,
-  ``/init``, ``/review``: the next user record holds the expanded body) is an
+  ``/init``, ``/review``: the next user record holds the expanded body, 1.0.x
+  wrote it into the command's own record as ``<command-contents>``) is an
   instruction: ``/name args`` when it has arguments, else the expanded body.
   Local commands (``/model``, ``/clear``: no expansion) are not. Fallbacks:
   the first command, then the compaction summary. Later prompts of a
@@ -227,6 +228,27 @@ def _classify(text: str) -> tuple[str, str]:
     return "prompt", body
 
 
+def _command_contents(text: str) -> str | None:
+    """The prompt a slash command expanded to when Claude Code 1.0.x wrote it into the command's own record
+    (``<command-contents>``, a content part as JSON), else None; found by position, as reminders are."""
+    opening, closing = "<command-contents>", "</command-contents>"
+    start, end = text.find(opening), text.rfind(closing)
+    if start == -1 or end < start:
+        return None
+    contents = text[start + len(opening):end].strip()
+    try:
+        part = json.loads(contents)
+    except json.JSONDecodeError:
+        return contents or None
+    return (parts_text(part) if isinstance(part, (dict, list)) else contents).strip() or None
+
+
+def _instruction(command: str, expansion: str) -> str:
+    """What a prompt-type slash command asks: its own arguments when it has some (``/review fix the login
+    bug``), else the body it expands to (``/init``)."""
+    return command if " " in command else expansion
+
+
 def _result_text(part: dict[str, Any]) -> str:
     content = part.get("content")
     if isinstance(content, list):
@@ -382,13 +404,13 @@ class _Session:
                 self.command = None  # a local command (/model, /clear): it expands to no prompt
             return  # caveats, command output, hook output: nothing the user asked
         command, self.command = self.command, None
-        if command is not None and kind == "meta" and body:
-            # the body a prompt-type slash command expands to: the instruction is the command's
-            # own arguments when it has some (``/review fix the login bug``), else that body (``/init``)
-            self.prompts.append(command if " " in command else body)
+        if command is not None and kind == "meta" and body:  # the body a prompt-type slash command expands to
+            self.prompts.append(_instruction(command, body))
             return
         if kind == "prompt":
             self.prompts.append(body)
+        elif kind == "command" and (expanded := _command_contents(text)):  # 1.0.x: the body in the same record
+            self.prompts.append(_instruction(body, expanded))
         elif kind == "command":
             self.command = body
             self.fallbacks.setdefault("command", body)
