@@ -214,8 +214,10 @@ def test_claude_code_subagent_file_and_empty_session(tmp_path: Path) -> None:
     assert [(s.action, s.arguments) for s in run.steps] == [("respond", {"content": "VERDICT: publish"})]
 
     titles = write_jsonl(tmp_path / "titles.jsonl", [{"type": "summary", "summary": "Old chat", "leafUuid": "x"}])
-    [result] = read_dump(titles, tenant="acme")
-    assert result.error == "no conversation in this Claude Code session file (only summary records)"
+    with pytest.raises(ValueError, match="no run in this file: a Claude Code file of summaries of sessions only"):
+        list(read_dump(titles, tenant="acme"))  # no run: named alone, said what it is
+    [result] = read_dump(titles, tenant="acme", fmt="claude-code")  # read as a session: a rejection, same words
+    assert result.error.startswith("a Claude Code file of summaries of sessions only")
 
 
 def test_a_stop_hook_that_refuses_the_end_of_a_turn_is_what_that_turn_got_back() -> None:
@@ -844,6 +846,27 @@ def test_a_claude_code_compaction_file_is_no_run() -> None:
         list(read_dump(session / "subagents/agent-acompact-fffbd0.jsonl", tenant="acme"))  # named: said what it is
     # a 2.0.x subagent's startup warm-up (real: the fasthooks sdist's Claude Code 2.0.76 file): no run either
     assert list(read_dump(FIXTURES / "claude-code/.real/fasthooks", tenant="acme")) == []
+
+
+def test_claude_code_files_that_hold_no_run_are_passed_over(tmp_path: Path) -> None:
+    """Bug (real: M-Claude's 10864eef and d9c6fe1d, Claude Code 2.1.6; sniffly's ff71dbed, 1.0.x; agent-sessions'
+    ``agent-<id>.meta.json``, 2.1.x): a session file holding only local commands (/clear, /exit: no prompt, no
+    model reply) was a 0-step run; one of summaries only, and a subagent's ``.meta.json``, were rejected; a
+    ``sessions-index.json`` was rejected "(only None records)". The CLI writes all of them beside its runs."""
+    folder = CC_REAL / "no-run"
+    assert list(read_dump(folder, tenant="acme")) == []  # walked: passed over
+    for name, what in [("10864eef-43f7-4a26-8c95-614598473bde.jsonl", "slash commands only \\(/clear:"),
+                       ("d9c6fe1d-de36-427c-b97e-7b9c3dcf9b6b.jsonl", "slash commands only \\(/usage, /exit:"),
+                       ("ff71dbed-a4f2-4284-a4fc-fe2fb90de929.jsonl", "summaries of sessions only"),
+                       ("subagents/agent-a0ad4f44468bdf20d.meta.json", "a Claude Code subagent's metadata")]:
+        with pytest.raises(ValueError, match=f"no run in this file: .*{what}"):
+            list(read_dump(folder / name, tenant="acme"))  # named: said what it is
+    index = tmp_path / "sessions-index.json"  # the documented shape of the CLI's index of a project's sessions
+    index.write_text(json.dumps({"version": 1, "originalPath": "/Users/x/proj", "entries": [
+        {"sessionId": "de3b8b19-5bc0-4a2a-934a-1b6806567e25", "firstPrompt": "Write a shell script",
+         "messageCount": 8, "isSidechain": False}]}))
+    with pytest.raises(ValueError, match="no run in this file: Claude Code's index of a project's sessions"):
+        list(read_dump(index, tenant="acme"))
 
 
 def test_an_instance_that_recorded_no_event_is_one_rejection_not_the_whole_output() -> None:

@@ -16,7 +16,7 @@ from typing import Any
 import ijson
 
 from .adapters import ADAPTERS, FORMATS, format_of, side_file, why_not_a_run
-from .sources import GZIP_ERRORS, PEEK_BYTES, first_line_is_json, is_jsonl, open_dump, parse, peek
+from .sources import GZIP_ERRORS, PEEK_BYTES, first_line_is_json, is_jsonl, open_dump, parse, peek, whole_document
 
 #: A pretty-printed document up to this size is parsed whole to detect its format.
 WHOLE_PARSE_BYTES = 64 * 1024 * 1024
@@ -99,6 +99,16 @@ class SideFile(ValueError):
     walk passes it over; named on its own it is an error that says what it is."""
 
 
+def _side_document(fmt: str, path: Path) -> str | None:
+    """What a whole-file document is when its adapter's ``side_document`` says it holds no run (a session file
+    of summaries only); asked only of a file that fits in the head, so detection never reads a big file twice."""
+    hook = getattr(ADAPTERS[fmt], "side_document", None)
+    if hook is None or _size(path) > PEEK_BYTES:
+        return None
+    document, _ = whole_document(path)
+    return hook(document) if document is not None else None
+
+
 def detect_format(path: str | Path) -> str:
     """The dump format of one file: by its first record, its head's signature, then its name.
 
@@ -113,6 +123,8 @@ def detect_format(path: str | Path) -> str:
         raise SideFile(f"{p}: no run in this file: {what}")
     fmt = format_of(record) if record is not None else None
     fmt = fmt or _by_signature(head[:PEEK_BYTES]) or _by_suffix(p.name.removesuffix(".gz"))
+    if fmt is not None and (what := _side_document(fmt, p)):
+        raise SideFile(f"{p}: no run in this file: {what}")
     if fmt is None:
         reason = why_not_a_run(record) if record is not None else None
         if reason:

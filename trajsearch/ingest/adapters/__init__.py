@@ -11,7 +11,9 @@ entry in ``ADAPTERS``. A module exposes:
   headless tool's final result, an event stream without the prompt), for the
   error that names an unrecognised file; optionally ``side_file(record)``, what a
   file its producer writes beside the runs is (predictions, an evaluation report):
-  passed over in a directory, named when given alone;
+  passed over in a directory, named when given alone; optionally
+  ``side_document(document)``, the same for a whole small file (a session file
+  of bookkeeping only), with ``WHOLE_FILE``;
 - a record-per-run adapter: ``to_trajectory(record, ctx) -> Trajectory``. With
   ``WHOLE_FILE = True`` a file is handed over as one value (its JSON document,
   or the list of its JSONL lines) and optionally ``split(document)`` yields

@@ -26,7 +26,11 @@ Mapping
   a compaction's (``agent-acompact-<id>.jsonl``: the CLI asking the model to
   sum up the session so far, which the session's own file records as its
   compaction summary), or a 2.0.x subagent's warm-up (the CLI's own
-  "Warmup" prompt at startup): no run, passed over (``side_file``).
+  "Warmup" prompt at startup): no run, passed over (``side_file``). So are a
+  subagent's ``agent-<id>.meta.json``, a project's ``sessions-index.json``,
+  and (``side_document``, for a file of up to 64 KiB) a session file of
+  summaries or bookkeeping only, or of local commands only (``/clear``,
+  ``/exit``: no prompt, no model reply).
 - task: the first real user prompt: a ``user`` record whose text is not
   ``isMeta`` (caveats, skill banners, expanded command bodies), not a tool
   result, not a ``<command-name>`` wrapper, ``<local-command-stdout>``,
@@ -182,18 +186,59 @@ def _notifications(body: str) -> list[dict[str, str]]:
 
 
 def side_file(record: Any) -> str | None:
-    """The adapter hook (see ``adapters/__init__``): a compaction's own file, and a subagent's warm-up (2.0.x
-    starts its subagents with the prompt "Warmup" before any user asks anything), hold no run of the agent."""
+    """The adapter hook (see ``adapters/__init__``): a compaction's own file, a subagent's warm-up (2.0.x
+    starts its subagents with the prompt "Warmup" before any user asks anything), a subagent's metadata and
+    the index of a project's sessions hold no run of the agent."""
     if not isinstance(record, dict):
         return None
     if str(record.get("agentId") or "").startswith("acompact"):
         return (f"a Claude Code compaction of session {record.get('sessionId')} (the CLI's summary of it so far, "
                 "also recorded in the session's own file), not a run")
+    if isinstance(record.get("agentType"), str) and not {"type", "message"} & record.keys():
+        return ("a Claude Code subagent's metadata (agent-<id>.meta.json: its type, beside its transcript "
+                "agent-<id>.jsonl), not a run")
+    if isinstance(record.get("entries"), list) and "originalPath" in record:
+        return "Claude Code's index of a project's sessions (sessions-index.json), not a run"
     message = record.get("message") if isinstance(record.get("message"), dict) else {}
     if record.get("isSidechain") and record.get("parentUuid") is None and message.get("content") == "Warmup":
         return (f"a Claude Code subagent's warm-up in session {record.get('sessionId')} (the CLI's own \"Warmup\" "
                 "prompt at startup; no user asked anything), not a run")
     return None
+
+
+def side_document(document: Any) -> str | None:
+    """The adapter hook for a whole small file (see ``detect``): a session file the CLI wrote with no run in it
+    (see ``_no_run``)."""
+    try:
+        return _no_run(as_records(document, "Claude Code session"))
+    except RecordError:
+        return None
+
+
+def _no_run(records: list[dict[str, Any]]) -> str | None:
+    """Why a session file holds no run, else None: summaries (1.x and 2.0 wrote a project's into files of their
+    own) or other bookkeeping only, or local commands only (``/clear``, ``/exit``: no prompt, no model reply)."""
+    talk = [r for r in records if as_str(r.get("type")) in CONVERSATION]
+    if not talk:
+        if any(r.get("type") == "summary" for r in records):
+            return "a Claude Code file of summaries of sessions only (no conversation), not a run"
+        kinds = sorted({r["type"] for r in records if isinstance(r.get("type"), str)})
+        return f"no conversation in this Claude Code session file (only {', '.join(kinds) or 'untyped'} records)"
+    if any(r.get("type") == "assistant" or _api_error_text(r) for r in talk):
+        return None
+    said = [_classify(_record_text(r)) for r in talk]
+    commands = [body for kind, body in said if kind == "command"]
+    if not commands or any(kind in ("prompt", "compact") for kind, _ in said):
+        return None
+    return (f"a Claude Code session file of slash commands only ({', '.join(dict.fromkeys(commands))}: no "
+            "prompt sent, no model reply), not a run")
+
+
+def _record_text(record: dict[str, Any]) -> str:
+    """The text of a user record, or of a ``system`` ``local_command`` record (2.0.x wrote local commands so)."""
+    if record.get("type") == "system":
+        return as_str(record.get("content")) or "" if record.get("subtype") == "local_command" else ""
+    return parts_text(as_dict(record.get("message")).get("content"))
 
 
 def not_a_run(record: Any) -> str | None:
@@ -502,10 +547,9 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
                 continue
             seen.add(key)
         unique.append(rec)
+    if reason := _no_run(unique):  # a file too big for detection to have passed it over (see side_document)
+        raise RecordError(reason)
     talk = [r for r in unique if as_str(r.get("type")) in CONVERSATION]
-    if not talk:
-        kinds = sorted({str(r.get("type")) for r in unique})
-        raise RecordError(f"no conversation in this Claude Code session file (only {', '.join(kinds)} records)")
     has_main = any(not r.get("isSidechain") for r in talk if r.get("type") in ("user", "assistant"))
     subagent = not has_main and any(r.get("isSidechain") for r in talk)
     chain = [r for r in talk if bool(r.get("isSidechain")) == subagent]
