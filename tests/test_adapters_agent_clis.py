@@ -837,6 +837,15 @@ def test_a_command_expanded_in_its_own_record_is_the_prompt() -> None:
     assert run.metadata["user_prompts"] == ["ok, now write the program using the instruction in README.md"]
 
 
+def test_a_long_one_line_error_keeps_what_failed() -> None:
+    """Bug (real: M-Claude's 554b9fa6, Claude Code 2.1.9): a Task call's error is one long line, "Agent type '...'
+    not found. Available agents: ..." and 60 names; the line's end was kept, and what failed was cut off."""
+    run = adapter_support.only(CC_REAL / "m-claude/554b9fa6-f719-40e8-ba70-beee69bd60b5.jsonl", tenant="acme")
+    errors = [s.error for s in run.steps if s.error]
+    assert len(errors) == 2 and all(e.startswith(
+        "Agent type 'oh-my-claude-sisyphus:sisyphus-junior-high' not found. Available agents: Bash") for e in errors)
+
+
 def test_a_claude_code_compaction_file_is_no_run() -> None:
     """Bug (real: marot/spotter's ``subagents/agent-acompact-fffbd0.jsonl``, Claude Code 2.1.39): a compaction's own
     file was a run whose task was the CLI's summarisation prompt, one per compaction of every session."""

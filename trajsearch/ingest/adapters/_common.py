@@ -234,9 +234,17 @@ def decisive_line(output: str) -> str | None:
             return message
     for pattern in (_EXC_LINE, _EXC_ANYWHERE, _TOOL_ERROR, _TEST_TALLY, _ERRORISH):
         for line in reversed(lines):
-            if pattern.search(line):
-                return short(line)
+            if found := pattern.search(line):
+                return _short_keeping(line, found)
     return short(lines[-1]) if lines else None
+
+
+def _short_keeping(line: str, found: re.Match[str], limit: int = 300) -> str:
+    """``line`` shortened to ``limit`` keeping its end (where messages conclude), unless that would cut off the
+    words that made it the decisive line and its head holds them ("Agent type 'x' not found. Available agents:
+    ..." listing hundreds of names): then its head."""
+    cut = len(line) - limit  # roughly where the kept end starts (``short`` also folds runs of spaces)
+    return short(line, limit, keep="head" if found.start() < cut and found.end() < limit else "end")
 
 
 def timestamp(value: Any) -> datetime | None:
