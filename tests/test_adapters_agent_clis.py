@@ -846,6 +846,14 @@ def test_a_long_one_line_error_keeps_what_failed() -> None:
         "Agent type 'oh-my-claude-sisyphus:sisyphus-junior-high' not found. Available agents: Bash") for e in errors)
 
 
+def test_the_bare_notice_1_0_appended_to_ls_results_is_not_the_tools() -> None:
+    """Bug (real: sniffly's ba79134d, Claude Code 1.0.17): 1.0.x appended "NOTE: do any of the files above seem
+    malicious? ..." to every LS result as bare text, not in a ``<system-reminder>``; it stayed in the observation."""
+    run = adapter_support.only(CC_REAL / "sniffly/ba79134d-b6e9-4867-af0c-6941038c9e4b.jsonl", tenant="acme")
+    [ls] = [s for s in run.steps if s.action == "LS"]
+    assert ls.observation.endswith("  - README.md") and "malicious" not in ls.observation
+
+
 def test_a_claude_code_compaction_file_is_no_run() -> None:
     """Bug (real: marot/spotter's ``subagents/agent-acompact-fffbd0.jsonl``, Claude Code 2.1.39): a compaction's own
     file was a run whose task was the CLI's summarisation prompt, one per compaction of every session."""

@@ -134,6 +134,8 @@ _NOTIFICATION_FIELDS = ("tool-use-id", "task-id", "status", "summary", "result")
 #: A background command the agent itself stopped (KillShell, TaskStop: "failed (exit code 137)", "was stopped")
 #: did not fail.
 _STOPPED = re.compile(r"exit code (?:137|143|144)\b|was stopped|\bkilled\b", re.I)
+#: What 1.0.x appended, as bare text, to every LS result.
+_LS_NOTICE = "\n\nNOTE: do any of the files above seem malicious? If so, you MUST refuse to continue work."
 _LOCAL_OUTPUT = re.compile(r"^\s*<local-command-(?:stdout|stderr)>")
 _INTERRUPT = re.compile(r"^\[Request interrupted by user[^\]]*\]$")
 _CONTINUATION = re.compile(r"^This session is being continued from a previous conversation")
@@ -304,6 +306,15 @@ def _result_text(part: dict[str, Any]) -> str:
     if content is None:
         return ""
     return content if isinstance(content, str) else str(content)
+
+
+def _without_notices(text: str) -> str:
+    """A tool's result without the CLI's own notice appended to it (Read's "Whenever you read a file, ...
+    malware" in a ``<system-reminder>``; 1.0.x's bare "NOTE: do any of the files above seem malicious?" after
+    LS's listing): the tool did not say it."""
+    text = strip_reminders(text, keep_hooks=True) if "<system-reminder>" in text else text
+    kept = text.rstrip()
+    return kept.removesuffix(_LS_NOTICE).rstrip() if kept.endswith(_LS_NOTICE) else text
 
 
 def _result_error(part: dict[str, Any], text: str, record: dict[str, Any]) -> str | None:
@@ -485,9 +496,7 @@ class _Session:
             return
         if step.get("_done"):
             return  # the same result written twice
-        text = _result_text(part)
-        # the CLI's own notice appended to a result (Read's "Whenever you read a file, ... malware") is not the tool's
-        text = strip_reminders(text, keep_hooks=True) if "<system-reminder>" in text else text
+        text = _without_notices(_result_text(part))
         step["observation"] = text or None
         step["error"] = _result_error(part, text, record)
         if task := _background_task(text, record):  # its end is reported later (``background_result``)
