@@ -854,6 +854,17 @@ def test_the_bare_notice_1_0_appended_to_ls_results_is_not_the_tools() -> None:
     assert ls.observation.endswith("  - README.md") and "malicious" not in ls.observation
 
 
+def test_a_parallel_call_cancelled_because_a_sibling_failed_is_not_an_error() -> None:
+    """Bug (real: marot/spotter's subagent agent-a2898e3, Claude Code 2.1.39): when one of eight parallel Reads
+    failed ("File does not exist."), the CLI cancelled the other seven ("Sibling tool call errored"): they never
+    ran, yet counted as seven more errors of their own."""
+    run = adapter_support.only(CC_REAL / "spotter/4d5611e5-241a-462a-8d15-5122611a9569/subagents/agent-a2898e3.jsonl",
+                               tenant="acme")
+    assert [s.error for s in run.steps if s.error] == ["File does not exist."]
+    cancelled = [s for s in run.steps if s.observation and "Sibling tool call errored" in s.observation]
+    assert len(cancelled) == 7 and all(s.observation.startswith("not run:") for s in cancelled)
+
+
 def test_a_claude_code_compaction_file_is_no_run() -> None:
     """Bug (real: marot/spotter's ``subagents/agent-acompact-fffbd0.jsonl``, Claude Code 2.1.39): a compaction's own
     file was a run whose task was the CLI's summarisation prompt, one per compaction of every session."""

@@ -61,7 +61,9 @@ Mapping
   decisive line of the result, e.g. "Exit code 1 ... AssertionError: ..." or
   "The user doesn't want to proceed with this tool use"; "Exit code 1" with no
   output is grep's "no match", no error), or an interrupted Bash call
-  (``toolUseResult.interrupted``).
+  (``toolUseResult.interrupted``). A parallel call the CLI cancelled because
+  another one failed ("Sibling tool call errored") never ran: no error of its
+  own, its observation says so.
 - outcome: a transcript records no verdict -> ``unknown``. When the session
   ended on an API error (a synthetic assistant message with
   ``isApiErrorMessage``/``error``, or a ``system`` ``api_error`` record, with
@@ -141,6 +143,9 @@ _INTERRUPT = re.compile(r"^\[Request interrupted by user[^\]]*\]$")
 _CONTINUATION = re.compile(r"^This session is being continued from a previous conversation")
 _API_ERROR_TEXT = re.compile(r"^(?:API Error|Claude AI usage limit reached|Request timed out|Invalid API key)")
 _TOOL_USE_ERROR = re.compile(r"</?tool_use_error>")
+#: A parallel call the CLI cancelled (2.1+) because another call of the same response failed.
+_SIBLING_ERRORED = "<tool_use_error>Sibling tool call errored</tool_use_error>"
+_CANCELLED = "not run: Sibling tool call errored (a call made with it in parallel failed, so the CLI cancelled it)"
 _EXIT_CODE = re.compile(r"^\s*Exit code:?\s*(-?\d+)")
 #: What the CLI tells the agent when a Stop (or SubagentStop) hook blocks the end of its turn.
 _STOP_HOOK = re.compile(r"^(?:Subagent)?Stop hook feedback:")
@@ -497,8 +502,9 @@ class _Session:
         if step.get("_done"):
             return  # the same result written twice
         text = _without_notices(_result_text(part))
-        step["observation"] = text or None
-        step["error"] = _result_error(part, text, record)
+        cancelled = text.strip() == _SIBLING_ERRORED  # it never ran: the failure is its sibling's, not its own
+        step["observation"] = _CANCELLED if cancelled else text or None
+        step["error"] = None if cancelled else _result_error(part, text, record)
         if task := _background_task(text, record):  # its end is reported later (``background_result``)
             self.background[task] = step
         step["ended_at"] = iso_time(at)
