@@ -1071,3 +1071,19 @@ def test_a_status_message_that_looks_like_a_literal_but_is_none_is_kept_as_text(
          {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "t"}, 2, 3, None)])
     [result] = read_dump(path, tenant="acme")
     assert result.ok and result.trajectory.failure.error.startswith("{[1]: 2}")
+
+
+# -- probe B: AgentCore's CloudWatch records of Strands and LangGraph agents (real files) ---------------------------
+
+AGENTCORE_STRANDS_OPENAI = FIXTURES / "otel-genai" / ".real" / "agentcore-strands-openai"
+
+
+def test_a_strands_tool_that_returned_an_error_result_is_a_failed_step() -> None:
+    """Strands marks a tool that returned an error result (instead of raising) ``gen_ai.tool.status: "error"``,
+    its span status OK: the step failed, its error the result's words (in the content log beside the span)."""
+    runs = {r.trajectory.task: r.trajectory for r in read_dump(AGENTCORE_STRANDS_OPENAI, fmt="otel-genai") if r.ok}
+    run = runs["calculate currentv time in difefrent formats using code interoprter"]
+    [tool] = [s for s in run.steps if s.action == "code_interpreter"]
+    assert tool.error.startswith("Failed to initialize session 'cfd84bec-fec8-47a5-8a28-73b9aa5ee6c6'")
+    assert "AccessDeniedException" in tool.error and tool.observation.startswith(tool.error)
+    assert [s.action for s in runs["Hello"].steps if s.error] == []

@@ -30,7 +30,8 @@ Mapping
   ``gen_ai.tool.call.result`` (any-agent: ``gen_ai.output``; ``tool_response``;
   ``gcp.vertex.agent.tool_response``), error = ``error.type`` with the status
   message or description, or the ``exception`` event (``exception.type:
-  message``) when the span status is ERROR. The thought of a tool step is the
+  message``) when the span status is ERROR; a tool that returned its failure
+  (Strands' ``gen_ai.tool.status: "error"``, status OK) failed with its result's words. The thought of a tool step is the
   text of the model call whose output requested it (same
   ``gen_ai.tool.call.id``, else same name). Model text that asked for no tool
   is a ``respond`` step. Tool calls a model requested but no span executed are

@@ -41,7 +41,7 @@ from .._common import as_list, short
 from .._vendor import decode
 from .._spans import Evaluation, Message, Node, error_text, indexed, maybe_json, normalise_message, normalise_messages, text_of
 from .._spans.messages import result_text, tool_message
-from .events import event_messages, span_event_messages, system_message, tool_io
+from .events import event_messages, returned_error, span_event_messages, system_message, tool_io
 from .shapes import span_events, span_ids, span_status
 from .values import attributes, clean_ids, span_time
 
@@ -414,6 +414,7 @@ def node_from_span(span: dict[str, Any], resource: dict[str, Any], seq: int) -> 
     result = _callback_envelope(result, "output", _CALLBACK_OUTPUT, "traceloop.entity.output" in attrs)
     said = tool_message(result) if role == "tool" else None  # LangChain's ToolMessage, whole
     result, call_of_message, failed_tool = said if said is not None else (result, None, False)
+    failed_tool = failed_tool or (role == "tool" and str(attrs.get("gen_ai.tool.status") or "").lower() == "error")
     if role == "retriever":  # the documents' contents, where recorded, over the output's serialisation (reprs)
         docs = indexed(attrs, "retrieval.documents.")
         result = "\n".join(text_of(d.get("document.content")) for d in docs if d.get("document.content")) or result
@@ -439,7 +440,7 @@ def node_from_span(span: dict[str, Any], resource: dict[str, Any], seq: int) -> 
         call_id=_first(attrs, "gen_ai.tool.call.id", "tool.id", "tool_call.id") or call_of_message,
         arguments=maybe_json(arguments),
         result=result_said,
-        error=span_error(attrs, events, failed, message) or (short(result_said or "", 600) if failed_tool else None),
+        error=span_error(attrs, events, failed, message),
         input_messages=inputs, output_messages=outputs,
         input_text=text_of(input_text) if input_text is not None else None,
         output_text=text_of(output) if output is not None else None,
@@ -455,4 +456,6 @@ def node_from_span(span: dict[str, Any], resource: dict[str, Any], seq: int) -> 
         elif isinstance(verdict, str) and verdict.strip():
             node.evaluations.append(vars(Evaluation(name, verdict.strip())))
     tool_io(node)  # Strands records a tool's input and result as events on its span
+    if failed_tool and not node.error:  # it returned its failure (Strands' gen_ai.tool.status) rather than raising
+        node.error = returned_error(node)
     return trace, clean_ids(node), conversation

@@ -25,7 +25,7 @@ import re
 from dataclasses import asdict
 from typing import Any
 
-from .._common import RecordError, as_dict, as_list
+from .._common import RecordError, as_dict, as_list, short
 from .._spans import Message, Node, maybe_json, normalise_message, normalise_messages, text_of
 from .shapes import event_name
 from .values import any_value, attributes, clean_ids, normal_id, span_time
@@ -167,6 +167,18 @@ def tool_io(node: Node) -> None:
     texts = [m["text"] for m in node.output_messages if m["text"]]
     if node.result is None and texts:
         node.result, node.output_messages = "\n".join(texts), []
+        if node.error == RETURNED_ERROR:  # its words arrived with its content log
+            node.error = returned_error(node)
+
+
+#: The error of a tool that returned its failure before its result is known (its content log not read yet).
+RETURNED_ERROR = "the tool returned an error"
+
+
+def returned_error(node: Node) -> str:
+    """The error of a tool that returned its failure rather than raising (a LangChain ``ToolMessage`` with status
+    ``error``, Strands' ``gen_ai.tool.status: "error"``; its span's status is OK): its result's words."""
+    return short(node.result, 600) if node.result else RETURNED_ERROR
 
 
 def node_from_log(log: dict[str, Any], seq: int) -> tuple[str, Node] | None:
