@@ -1087,3 +1087,17 @@ def test_a_strands_tool_that_returned_an_error_result_is_a_failed_step() -> None
     assert tool.error.startswith("Failed to initialize session 'cfd84bec-fec8-47a5-8a28-73b9aa5ee6c6'")
     assert "AccessDeniedException" in tool.error and tool.observation.startswith(tool.error)
     assert [s.action for s in runs["Hello"].steps if s.error] == []
+
+
+def test_an_adot_log_file_of_strands_content_records_alone_is_otel_genai_so_a_folder_is_read_whole() -> None:
+    """ADOT names each content record after its instrumentation scope (``event.name`` = ``strands.telemetry.tracer``,
+    no ``gen_ai.*`` event): a log file holding only those was unrecognised, so a folder of spans and logs read the
+    spans alone (tasks "POST /invocations (no input recorded)", no arguments, results or answers)."""
+    logs = AGENTCORE_STRANDS_OPENAI / "unwrapped_st_raw_otel_strands_openai_runtime_logs.json"
+    assert detect_format(logs) == "otel-genai"
+    runs = {r.trajectory.task: r.trajectory for r in read_dump(AGENTCORE_STRANDS_OPENAI) if r.ok}
+    assert set(runs) == {"calculate currentv time in difefrent formats using code interoprter", "Hello"}
+    tool, answer = runs["calculate currentv time in difefrent formats using code interoprter"].steps[-2:]
+    assert tool.action == "code_interpreter" and tool.arguments["code_interpreter_input"]["action"]["type"] == "executeCode"
+    assert answer.arguments["content"].startswith("It looks like I'm currently unable to execute the code")
+    assert [s.arguments["content"] for s in runs["Hello"].steps] == ["Hello! How can I assist you today?"]

@@ -56,7 +56,9 @@ Mapping
   The AWS Distro for OpenTelemetry (Bedrock AgentCore) moves a span's events and
   content attributes into one log record per span (body ``{"input": {"messages"},
   "output": {"messages"}}``, named after the instrumentation scope): read the same way;
-  a tool span's own input and result events are its arguments and observation.
+  a tool span's own input and result events are its arguments and observation. A
+  file of those records alone is known by them (each record's ``event.name`` is
+  its scope's name, e.g. ``strands.telemetry.tracer``), so it joins its spans.
 - task: the latest user message of the root span's input messages (an
   ``invoke_agent`` span may carry ``gen_ai.input.messages``), else of the first
   model call's: a call that carries a conversation's history answers its last
@@ -91,6 +93,8 @@ SIGNATURE = re.compile(
     r'"resource(?:Spans|Logs)"[\s\S]*"gen_ai\.|"gen_ai\.operation\.name"'
     r'|"(?:event_name|eventName|event\.name)"[\s\S]{0,60}?"gen_ai\.'  # GenAI log records, content events
     r'|"langfuse\.observation\.type"'  # the Langfuse SDK's (v3 and later) spans
+    # ADOT's content records, named after their instrumentation's scope (Strands'), not OpenInference's
+    r'|"scope"\s*:\s*\{\s*"name"\s*:\s*"(?!openinference\.)([\w.-]+)"(?:(?!"scope")[\s\S])*?"event\.name"\s*:\s*"\1"'
 )
 GROUPED = True
 ID_PREFIX = "otel"
