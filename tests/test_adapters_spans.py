@@ -1101,3 +1101,17 @@ def test_an_adot_log_file_of_strands_content_records_alone_is_otel_genai_so_a_fo
     assert tool.action == "code_interpreter" and tool.arguments["code_interpreter_input"]["action"]["type"] == "executeCode"
     assert answer.arguments["content"].startswith("It looks like I'm currently unable to execute the code")
     assert [s.arguments["content"] for s in runs["Hello"].steps] == ["Hello! How can I assist you today?"]
+
+
+def test_cloudwatch_records_are_read_inside_their_wrapper_and_app_log_lines_passed_over() -> None:
+    """AgentCore's toolkit (and a CloudWatch query) gives each stored event as ``{"timestamp", "raw_otel_json":
+    {<span or log record>}}``: every record was rejected as "not a span". The runtime log stream also holds the
+    app's own JSON log lines (``{"timestamp", "level", "message", "logger"}``, no ids): passed over, not rejected."""
+    hello, memory = sorted(adapter_support.runs(FIXTURES / "otel-genai" / ".real" / "agentcore-langgraph-cloudwatch"),
+                           key=lambda r: r.task)
+    assert (hello.task, memory.task) == ("Hello", "Hello, find everything about me from my memory")
+    assert [s.arguments["content"] for s in hello.steps] == [
+        "Hello! How can I help you today? I'm ready to assist you with calculations, answer questions, or help you "
+        "with any task you might have in mind."]
+    assert memory.steps[-1].arguments["content"].startswith("I apologize, but I do not have any pre-existing personal")
+    assert hello.model_id == "us.anthropic.claude-3-5-haiku-20241022-v1:0"

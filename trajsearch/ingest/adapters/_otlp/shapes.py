@@ -30,6 +30,9 @@ Record shapes read (one record may hold many spans):
   also a row of Phoenix's ``get_spans_dataframe()`` written by pandas
   (``to_json(orient="records")``, lines or a list), whose column names are
   dotted: ``"context.span_id"``, ``"attributes.input.value"``, ...;
+- a CloudWatch event as AgentCore's toolkit and a Logs Insights query give it: ``{"timestamp",
+  "raw_otel_json": <one span or log record above>}``; an application's own JSON log line in the same
+  stream (``{"timestamp", "level", "message", "logger"}``, no OTel key) holds no span and is passed over;
 - Jaeger's JSON (its query API and the UI's "Download JSON": ``{"data":
   [{"traceID", "spans", "processes"}]}``, or one such trace): ``operationName``,
   ``traceID`` / ``spanID``, the parent in ``references`` (``CHILD_OF``),
@@ -132,6 +135,31 @@ def _camel_named(record: dict[str, Any]) -> dict[str, Any]:
     return renamed(record)
 
 
+def _unwrapped(record: dict[str, Any]) -> dict[str, Any]:
+    """The span or log record inside a CloudWatch event as AgentCore's toolkit and a Logs Insights query give it
+    (``{"timestamp", "raw_otel_json": {...}}``); any other record as it is."""
+    inside = record.get("raw_otel_json")
+    return inside if isinstance(inside, dict) and set(record) <= {"timestamp", "raw_otel_json"} else record
+
+
+def _record(record: dict[str, Any]) -> dict[str, Any]:
+    """A record in the shape the readers below expect: unwrapped, undotted, with the JSON field names."""
+    return _camel_named(_undotted(_unwrapped(record)))
+
+
+#: Keys a span or log record has some of (in any shape above); an application's own log line has none.
+_OTEL_KEYS = frozenset({"name", "body", "attributes", "context", "resource", "events", "status",
+                        "traceId", "trace_id", "spanId", "span_id", "resourceSpans", "resourceLogs"})
+
+
+def _app_log_line(record: dict[str, Any]) -> bool:
+    """An application's own JSON log line (``{"timestamp", "level", "message", "logger"}``: AgentCore's runtime
+    log stream holds them beside the OTel records), with no key of a span or log record: no span, passed over.
+    A record with any such key (a span without ids, say) is still read, and rejected if malformed."""
+    return isinstance(record.get("level"), str) and isinstance(record.get("message"), str) \
+        and not _OTEL_KEYS & record.keys()
+
+
 def _span_ids_present(record: dict[str, Any]) -> bool:
     ctx = record.get("context") if isinstance(record.get("context"), dict) else None
     sctx = _js_context(record) or None
@@ -176,7 +204,7 @@ def is_span_record(record: Any) -> bool:
     """Whether ``record`` holds OpenTelemetry spans or log records in one of the shapes above."""
     if not isinstance(record, dict):
         return False
-    record = _camel_named(_undotted(record))
+    record = _record(record)
     if isinstance(record.get("resourceSpans"), list) or isinstance(record.get("resourceLogs"), list):
         return True
     return _is_flat_span(record) or _is_container(record) or is_log_record(record) or _jaeger_traces(record) is not None
@@ -186,7 +214,9 @@ def raw_items(record: Any) -> Iterator[tuple[str, dict[str, Any], dict[str, Any]
     """``("span" | "log", resource attributes, item)`` for every span and log record of one record."""
     if not isinstance(record, dict):
         raise RecordError(f"expected a JSON object holding spans, got {type(record).__name__}")
-    record = _camel_named(_undotted(record))
+    record = _record(record)
+    if _app_log_line(record):
+        return
     if "resourceSpans" in record or "resourceLogs" in record:
         for kind, top, scopes, items in (("span", "resourceSpans", ("scopeSpans", "instrumentationLibrarySpans"), "spans"),
                                          ("log", "resourceLogs", ("scopeLogs", "instrumentationLibraryLogs"), "logRecords")):
