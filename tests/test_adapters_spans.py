@@ -1115,3 +1115,14 @@ def test_cloudwatch_records_are_read_inside_their_wrapper_and_app_log_lines_pass
         "with any task you might have in mind."]
     assert memory.steps[-1].arguments["content"].startswith("I apologize, but I do not have any pre-existing personal")
     assert hello.model_id == "us.anthropic.claude-3-5-haiku-20241022-v1:0"
+
+
+def test_a_trace_of_two_invocations_keeps_the_later_request() -> None:
+    """Two root agent spans in one trace (two user requests): the first is the task and the second was lost, so
+    the booking steps read as the answer to a greeting; it is kept in ``metadata.user_prompts``, as a
+    conversation grouped from several traces keeps its later turns."""
+    run = one_run(OI_REAL / "agentcore_custom_nested_spans.json")
+    assert run.task == "Hey, how can you help me"
+    assert run.metadata["user_prompts"] == [
+        "Book the cheapest flight from SEA to NYC for 2025-03-15 and book the most expensive hotel for the next 3 days"]
+    assert actions(run) == ["respond", "search_flights", "search_hotels", "book_flight", "book_hotel", "respond"]

@@ -37,7 +37,8 @@ the nodes of one run:
   the root's input; where that is a well-known framework's rendered prompt, the
   task part of it (:func:`~trajsearch.ingest.adapters._prompts.from_markers`);
   a conversation (several traces, one per turn) keeps what its later turns
-  asked in ``metadata.user_prompts``;
+  asked in ``metadata.user_prompts``, and so does a trace of several turns
+  (agent or chain spans without a parent: two invocations in one trace);
 - a tool result in MCP's shape flagged ``isError`` is the step's error (an
   MCP client returns it rather than raising); an error that is a framework's
   control flow (LangGraph's ``GraphInterrupt``: a pause for a human, resumed
@@ -421,7 +422,7 @@ def assemble(nodes: list[Node], *, what: str = "trace", task: str | None = None)
             cause = "infrastructure: a timeout, rate limit or service error, not the agent's reasoning"
         failure = Failure(error=error, cause=short(cause, 2000) if cause else None)
     starts = [n.start for n in nodes if n.start]
-    later = _later_requests(order, task) if what == "conversation" else []
+    later = _later_requests(order, task, every_root=what == "conversation")
     metadata: dict[str, Any] = {
         "spans": len(nodes),
         "root_span": root.name,
@@ -477,12 +478,15 @@ def _task(order: list[tuple[Node, int]]) -> str:
     return clip_task(task.strip())
 
 
-def _later_requests(order: list[tuple[Node, int]], task: str) -> list[str]:
-    """What a conversation's later turns asked, each once (``metadata.user_prompts``, as the agent CLIs keep a
-    session's later prompts): a conversation groups several traces, each a turn under a root of its own."""
+def _later_requests(order: list[tuple[Node, int]], task: str, *, every_root: bool) -> list[str]:
+    """What a run's later turns asked, each once (``metadata.user_prompts``, as the agent CLIs keep a session's
+    later prompts), so later steps are not read as answering the first request. With ``every_root``, each root
+    starts a turn (a conversation groups several traces, each a turn under a root of its own); else only an agent
+    or chain span without a parent does (one trace holding two invocations), not a span whose parent went
+    unexported or a content log without its span."""
     turns: list[list[Node]] = []
     for node, depth in order:
-        if depth == 0:
+        if not turns or depth == 0 and (every_root or node.parent is None and node.role in ("agent", "chain")):
             turns.append([])
         turns[-1].append(node)
     asked: list[str] = []
