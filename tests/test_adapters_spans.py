@@ -1126,3 +1126,14 @@ def test_a_trace_of_two_invocations_keeps_the_later_request() -> None:
     assert run.metadata["user_prompts"] == [
         "Book the cheapest flight from SEA to NYC for 2025-03-15 and book the most expensive hotel for the next 3 days"]
     assert actions(run) == ["respond", "search_flights", "search_hotels", "book_flight", "book_hotel", "respond"]
+
+
+def test_a_tool_message_printed_as_its_str_is_its_content() -> None:
+    """ADOT's LangChain instrumentation records a tool's result as the ``ToolMessage``'s ``str()``
+    (``content='{...}' name='search_flights' tool_call_id='toolu_...'``): the observation is its content, the
+    JSON the tool returned, not the repr around it."""
+    run = one_run(FIXTURES / "otel-genai" / ".real" / "agentcore_opentelemetry_langchain_spans.json")
+    [tool] = [s for s in run.steps if s.action == "search_flights"]
+    found = json.loads(tool.observation)
+    assert (found["origin"], found["destination"], found["flights"][0]["flight_id"]) == ("SEA", "NYC", "AA101")
+    assert tool.error is None

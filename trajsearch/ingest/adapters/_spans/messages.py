@@ -320,6 +320,8 @@ def tool_message(value: Any) -> tuple[Any, str | None, bool] | None:
     """(content, call id, failed) of a LangChain ``ToolMessage`` in any of its serialised forms (flat,
     ``{"type": "tool", "data": {...}}``, ``lc``), as tracers record a tool's output; None for anything else."""
     msg = maybe_json(value)
+    if isinstance(msg, str):
+        msg = _tool_message_repr(msg)
     if not isinstance(msg, dict):
         return None
     if isinstance(msg.get("kwargs"), dict) and isinstance(msg.get("id"), list) and msg["id"]:  # "lc" form
@@ -330,6 +332,24 @@ def tool_message(value: Any) -> tuple[Any, str | None, bool] | None:
         call = msg.get("tool_call_id")
         return msg["content"], str(call) if call else None, str(msg.get("status") or "").lower() == "error"
     return None
+
+
+_PY_STR = r"'(?:[^'\\]|\\.)*'" + r'|"(?:[^"\\]|\\.)*"'  # a Python string literal, as a repr writes it
+#: A LangChain ``ToolMessage`` written as ``str()`` prints it (``content='...' name='search_flights'
+#: tool_call_id='toolu_...'``: ADOT's LangChain instrumentation's ``gen_ai.tool.call.result``): text fields only.
+_TOOL_MESSAGE_REPR = re.compile(rf"^content=(?:{_PY_STR})(?:\s+\w+=(?:{_PY_STR}|None))*\s*$", re.S)
+_REPR_FIELD = re.compile(rf"(?:^|\s)(\w+)=({_PY_STR}|None)", re.S)
+
+
+def _tool_message_repr(text: str) -> dict[str, Any] | None:
+    """The fields of a ``ToolMessage`` printed as its ``str()`` (string content, a ``tool_call_id``), else None."""
+    if not text.startswith("content=") or "tool_call_id=" not in text or not _TOOL_MESSAGE_REPR.match(text):
+        return None
+    try:
+        fields = {name: ast.literal_eval(literal) for name, literal in _REPR_FIELD.findall(text)}
+    except (ValueError, SyntaxError):
+        return None
+    return fields if isinstance(fields.get("content"), str) and fields.get("tool_call_id") else None
 
 
 #: An MCP ``CallToolResult`` written as its repr (``meta=None content=[TextContent(type='text', text='...',
