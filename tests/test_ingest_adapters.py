@@ -299,6 +299,31 @@ def test_older_reports_of_two_models_in_one_folder_judge_each_models_runs(tmp_pa
     assert table.counts()["conflicting"] == 28  # every instance the one resolved and the other left out
 
 
+def test_multi_swe_bench_reports_read_every_list_and_each_model_keeps_its_own() -> None:
+    """Bug (real: multi-swe-bench/experiments, three SWE-agent submissions' ``results/results.json`` and gpt-4o's run of
+    jackson-core-1309): the harness names its resolved list ``resolved`` beside ``unresolved_ids``; it was never read,
+    so a resolved run that ran out of budget stayed failed, a report resolving one instance was refused, and in the
+    folder of reports one model's ``unresolved_ids`` failed every model's run of that instance."""
+    real = FIXTURES / "outcomes" / ".real" / "mswe-java-verified"
+    gpt4o = real / "20240825_SWE-agent_gpt-4o-2024-05-13"
+    report = OutcomeTable.load(gpt4o / "results" / "results.json")
+    assert report.verdicts["apache__dubbo-11781"].detail == "SWE-bench evaluation: no patch was submitted"
+    [run] = runs(gpt4o / "trajs", outcomes=report).values()  # exit_status "submitted (exit_cost)"; the report: resolved
+    assert (run.outcome, run.failure) == (Outcome.success, None)
+    mini = OutcomeTable.load(real / "20240825_SWE-agent_gpt-4o-mini-2024-07-18" / "results" / "results.json")
+    assert mini.verdicts["fasterxml__jackson-databind-3701"].outcome is Outcome.success  # its one resolved instance
+    unevaluated = run.model_copy(update={"task_id": "fasterxml__jackson-core-1133"})  # in its incomplete_ids
+    assert mini.apply(unevaluated) is unevaluated
+    folder = OutcomeTable.load(real)
+    def of(model: str, instance: str):
+        return folder.apply(run.model_copy(update={"trajectory_id": f"swe-agent.20240825_SWE-agent_{model}.{instance}",
+                                                   "task_id": instance}))
+    assert of("gpt-4o-2024-05-13", "fasterxml__jackson-core-1309").outcome is Outcome.success
+    assert of("deepseek-coder-v2", "fasterxml__jackson-core-1133").outcome is Outcome.success  # gpt-4o's: unresolved
+    assert of("gpt-4o-2024-05-13", "fasterxml__jackson-core-1133").outcome is Outcome.failure
+    assert of("gpt-4o-mini-2024-07-18", "apache__dubbo-10638").outcome is run.outcome  # not evaluated: its own
+
+
 def test_a_swe_agent_edit_its_linter_refused_has_the_linters_findings_as_its_error() -> None:
     """Bug (real: AutoCodeRover's SWE-agent run of django__django-11283): an edit refused for ``F821 undefined name``
     had SWE-agent's footer "DO NOT re-run the same failed edit command..." as its error."""

@@ -6,7 +6,9 @@ outcome file maps a run id to an outcome and/or a reward:
 
 - JSON object ``{run_id: "success" | true | 0.0 | {"outcome"|"resolved"|"reward": ...}}``;
 - SWE-bench harness report ``{"resolved_ids": [...], "unresolved_ids": [...],
-  "error_ids": [...]}`` (``error_ids`` -> infra_error);
+  "error_ids": [...], "empty_patch_ids": [...], "incomplete_ids": [...]}`` (``error_ids`` -> infra_error,
+  ``empty_patch_ids`` -> failure, ``incomplete_ids``: never evaluated, so the run keeps its own outcome);
+  Multi-SWE-bench's names its resolved list ``resolved``;
 - SWE-bench's older reports, lists of instance ids by what became of them: the leaderboard's
   ``results/results.json`` (``{"resolved": [...], "no_generation": [...], "no_logs": [...]}``)
   and the first harness's ``get_model_report`` (``generated``, ``applied``, ... ``resolved``).
@@ -111,6 +113,19 @@ class Verdict:
 
 #: What a run an older SWE-bench report leaves out is told: it was evaluated and not resolved.
 NOT_RESOLVED = Verdict(Outcome.failure, None, "SWE-bench evaluation: not resolved (not among the report's resolved instances)")
+#: A report's word that it did not evaluate a run: no verdict (the run keeps its own outcome), but said, so that in a
+#: folder of one report per model another model's verdict on the instance is a disagreement, not this run's verdict.
+NOT_EVALUATED = Verdict(None, None, "SWE-bench evaluation: not evaluated (no prediction submitted)")
+#: The id lists of a SWE-bench harness run report, each with its verdict (later lists win); Multi-SWE-bench's
+#: report names the resolved list ``resolved``. ``completed_ids`` and ``submitted_ids`` are stages, no verdicts.
+_RUN_REPORT_LISTS = {
+    "incomplete_ids": NOT_EVALUATED,
+    "empty_patch_ids": Verdict(Outcome.failure, None, "SWE-bench evaluation: no patch was submitted"),
+    "resolved_ids": Verdict(Outcome.success, None),
+    "resolved": Verdict(Outcome.success, None),
+    "unresolved_ids": Verdict(Outcome.failure, None),
+    "error_ids": Verdict(Outcome.infra_error, None),
+}
 
 
 #: Failing tests named in a verdict's detail, per kind.
@@ -298,11 +313,10 @@ class OutcomeTable:
     def _mapping(cls, data: dict[str, Any], verdicts: dict[str, Verdict], path: Path) -> Verdict | None:
         """The verdicts of a JSON object, and those of the runs it leaves out where its kind says (see
         ``unlisted``)."""
-        lists = {"resolved_ids": Outcome.success, "unresolved_ids": Outcome.failure, "error_ids": Outcome.infra_error}
-        if any(isinstance(data.get(k), list) for k in lists):
-            for key, outcome in lists.items():
-                for run_id in data.get(key) or []:
-                    verdicts[str(run_id)] = Verdict(outcome, None)
+        if any(isinstance(data.get(k), list) for k in ("resolved_ids", "unresolved_ids", "error_ids")):
+            for key, verdict in _RUN_REPORT_LISTS.items():
+                for run_id in _id_list(data.get(key)) or []:
+                    verdicts[run_id] = verdict
             return None
         if _id_list(data.get("resolved")) is not None:  # an older SWE-bench report: its unresolved instances go unlisted
             for key, (outcome, detail) in _UNRESOLVED_LISTS.items():
@@ -341,11 +355,11 @@ class OutcomeTable:
         keys = _keys(trajectory)
         verdict = next((self.verdicts[k] for k in keys if k in self.verdicts), None)
         if verdict is None and (seen := next((self.conflicts[k] for k in keys if k in self.conflicts), None)):
-            return self._named(trajectory, seen)
-        if verdict is None and self.unlisted is not None and _INSTANCE_ID.match(trajectory.task_id or ""):
+            verdict = self._named(trajectory, seen)
+        elif verdict is None and self.unlisted is not None and _INSTANCE_ID.match(trajectory.task_id or ""):
             self.unlisted_runs += 1
             return self.unlisted
-        return verdict
+        return None if verdict == NOT_EVALUATED else verdict
 
     def _named(self, trajectory: Trajectory, seen: list[tuple[Verdict, tuple[str, ...]]]) -> Verdict | None:
         """Of verdicts that disagree, the one whose report's folder names the run (its run directory, config or
