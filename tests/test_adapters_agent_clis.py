@@ -463,10 +463,20 @@ def test_openhands_evaluation_output_lines_are_runs() -> None:
     assert run.trajectory_id.startswith("openhands.ponylang__ponyc-4588.")
     assert run.task.startswith("Incorrect aliasing of iso when using match")  # the issue, out of OpenHands' prompt
     assert "<issue_description>" not in run.task and "uploaded" not in run.task
-    assert run.model_id == "meta-llama/llama-4-maverick" and len(run.steps) == 49
+    assert run.model_id == "meta-llama/llama-4-maverick" and len(run.steps) == 50
     assert run.steps[0].action == "execute_bash" and run.steps[0].arguments == {"command": "cd /workspace/ponylang__ponyc__0.1 && ls -l"}
     assert run.outcome is Outcome.failure and run.failure.error.startswith("RuntimeError: Agent reached maximum iteration")
     assert run.metadata["agent_class"] == "CodeActAgent" and run.metadata["patch_chars"] == 557
+
+
+def test_openhands_error_with_no_cause_is_a_step_of_its_own() -> None:
+    """Bug (real: the same line, event 55): the agent's invalid tool call leaves only an ``error`` observation with no
+    ``cause``; it was bound to an earlier command with no output, already answered, and so dropped from the run."""
+    run = only(OH_EVAL)
+    invalid = "Parameter 'command' is expected to be one of ['view', 'create', 'str_replace', 'insert', 'undo_edit']."
+    [step] = [s for s in run.steps if s.error == invalid]
+    assert step.action is None and step.observation == invalid
+    assert run.steps[step.index - 1].error.startswith("No replacement was performed")  # the edit before keeps its own
 
 
 def test_openhands_evaluation_output_report_decides_and_each_line_is_a_run(tmp_path: Path) -> None:

@@ -125,6 +125,17 @@ def test_mini_swe_agent_v2_shapes(tmp_path: Path) -> None:
     assert run.task == HELLO and run.outcome is Outcome.success
 
 
+def test_mini_swe_agent_tool_replies_with_no_call_id_are_the_results_of_turns_with_no_recognised_action() -> None:
+    """Bug (real: Berkeley-CS-264 homework-4-react-swe-agent-whxwhx, a mini-swe-agent-derived agent writing its calls
+    as ``----BEGIN_FUNCTION_CALL----`` text): its ``tool`` replies carry no ``tool_call_id`` and answer a turn with no
+    recognised action, and every one was dropped: 8 turns, no observation."""
+    run = only(FIXTURES / "mini-swe-agent/.real/cs264-react/django__django-10973.traj.json")
+    assert len(run.steps) == 8 and all(s.action is None for s in run.steps)
+    assert all("----TOOL RESULT BEGIN----" in s.observation for s in run.steps)
+    assert "No such file or directory" in run.steps[1].observation
+    assert all(s.error is None for s in run.steps)  # a command's output, not a nudge answering a malformed turn
+
+
 # -- SWE-agent -----------------------------------------------------------------------------
 
 

@@ -3,7 +3,8 @@
 The walk over the messages (see ``mini_swe_agent`` for the mapping): each
 tool call, or the one command of a text turn, opens a step; a tool reply
 (by call id, else the oldest unanswered call) or the next user message
-closes it as the observation; a user message answering no action is a nudge
+closes it as the observation (a tool reply with no call id after a turn with no
+recognised action is that turn's result); a user message answering no action is a nudge
 of its own; the final ``exit`` message is the last pending step's
 observation (also of a submitting call the interactive agent answered with its
 "action was not executed" placeholder). It reads messages through ``messages`` and commands and their
@@ -52,10 +53,15 @@ def steps_of(messages: list[Any], exit_status: str | None, regexes: tuple[str, .
     def pending() -> dict | None:
         return next((s for s in steps if s.get("action") and s.get("observation") is None), None)
 
-    def reply(step: dict, content: str, extra: dict, when: Any) -> None:
+    def answerable() -> dict | None:
+        """The step a reply with no call id answers: the oldest open action, else the last turn if unanswered (its
+        action, if any, was not recognised: a derived agent's own call syntax)."""
+        return pending() or (steps[-1] if steps and steps[-1].get("observation") is None else None)
+
+    def reply(step: dict, content: str, extra: dict, when: Any, *, nudge: bool = True) -> None:
         step["observation"] = clip_step_text(content)
         step["error"] = step_error(content, extra)
-        if step.get("action") is None and content.strip():  # the nudge answering a malformed turn
+        if nudge and step.get("action") is None and content.strip():  # the nudge answering a malformed turn
             nudge = _FORMAT_ERROR.search(content)
             step["error"] = short(nudge.group(1)) if nudge else short(content.strip().splitlines()[0])
         step["ended_at"] = when
@@ -101,12 +107,12 @@ def steps_of(messages: list[Any], exit_status: str | None, regexes: tuple[str, .
                 "started_at": when,
             })
         elif role == "tool":
-            step = by_call_id.pop(msg.get("call_id"), None) or pending()
-            if step is not None:
-                reply(step, content, extra, when)
+            step = by_call_id.pop(msg.get("call_id"), None) or answerable()
+            if step is not None:  # a tool's output, never a nudge
+                reply(step, content, extra, when, nudge=False)
                 step["_not_run"] = extra.get("exception_info") == _NOT_RUN
         elif role == "user":
-            step = pending() or (steps[-1] if steps and steps[-1].get("observation") is None else None)
+            step = answerable()
             if step is not None:
                 reply(step, content, extra, when)
             elif content.strip():  # a nudge answering no recorded action (e.g. a tool-call format error)
