@@ -46,7 +46,9 @@ Mapping
   and ``args.thought`` (the text the model wrote before the call). An
   agent ``message`` is a ``respond`` step ``{"content": ...}``. The
   observation is the event whose ``cause`` is the action's id (else the one
-  with the same ``tool_call_id``): its ``content``.
+  with the same ``tool_call_id``): its ``content``. An ``error`` observation
+  with no ``cause`` (a tool call OpenHands could not run, e.g. an invalid
+  argument: no action event) is a step of its own, with no action.
 - Step.error: an ``error`` observation, ``user_rejected``, ``success: false``,
   or ``extras.metadata.exit_code`` other than 0 (OpenHands' own rule: -1 is a
   command that did not finish) -- the decisive output line plus the code; an
@@ -388,6 +390,13 @@ def _observation_error(event: dict[str, Any], content: str) -> str | None:
     return None
 
 
+def _unrun_call(content: str, error: str, at: Any) -> dict[str, Any]:
+    """An ``error`` observation with no ``cause`` as a step of its own: OpenHands writes one for a tool call it could
+    not turn into an action (an invalid argument), so no action event precedes it."""
+    return {"action": None, "observation": content or None, "error": error, "started_at": iso_time(at),
+            "ended_at": iso_time(at), "_done": True}
+
+
 def _evaluation_verdict(evaluation: dict[str, Any], outcome: Outcome,
                         failure: Failure | None) -> tuple[Outcome, Failure | None]:
     """An evaluation line's outcome: its ``test_result.report.resolved`` where the benchmark's evaluation added
@@ -508,16 +517,11 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
         content = content if isinstance(content, str) else ("" if content is None else json.dumps(content))
         error = _observation_error(event, content)
         if step is None:
-            if error:
-                pending = next((s for s in reversed(steps)
-                                if s.get("observation") is None and not s.get("error")), None)
-                if pending is not None and event.get("cause") is None:
-                    step = pending
-                else:
-                    loose_errors.append(error)
-                    continue
-            else:
-                continue
+            if error and event.get("cause") is None:  # answering no action: the agent's call it could not run
+                steps.append(_unrun_call(content, error, at))
+            elif error:
+                loose_errors.append(error)
+            continue
         if step.get("_done"):
             continue
         step["observation"] = content or None
