@@ -27,6 +27,7 @@ GEMINI_CHECKPOINT = FIXTURES / "gemini-cli" / ".real" / "checkpoint-agent-teams.
 OH_HELLO = FIXTURES / "openhands" / "hello-world.trajectory.json"
 OH_GUI = FIXTURES / "openhands" / "basic_gui_mode.json"
 OH_EVAL = FIXTURES / "openhands" / ".real" / "multi_swe_bench" / "output.jsonl"
+OH_EVAL_JSON = FIXTURES / "openhands" / ".real" / "eval-json" / "temp_log_check.json"
 OH_RESOLVER = FIXTURES / "openhands" / ".real" / "resolver" / "output.jsonl"
 OH_RESOLVER_OLD = FIXTURES / "openhands" / ".real" / "resolver" / "swegym-output.jsonl"
 
@@ -477,6 +478,15 @@ def test_openhands_error_with_no_cause_is_a_step_of_its_own() -> None:
     [step] = [s for s in run.steps if s.error == invalid]
     assert step.action is None and step.observation == invalid
     assert run.steps[step.index - 1].error.startswith("No replacement was performed")  # the edit before keeps its own
+
+
+def test_openhands_evaluation_that_failed_before_the_agents_first_step_is_an_infrastructure_error() -> None:
+    """Bug (real: nunu0404/Python_OpenHands ``temp_log_check.json``, one evaluation output line): the LLM provider was
+    misconfigured (litellm's ``BadRequestError``), so the agent never acted, and the run counted as its failure."""
+    run = only(OH_EVAL_JSON, fmt="openhands")
+    assert run.steps == [] and run.outcome is Outcome.infra_error
+    assert run.failure.error.startswith("BadRequestError: litellm.BadRequestError: LLM Provider NOT provided")
+    assert run.failure.cause == "infrastructure: the run failed before the agent's first step"
 
 
 def test_openhands_evaluation_output_report_decides_and_each_line_is_a_run(tmp_path: Path) -> None:

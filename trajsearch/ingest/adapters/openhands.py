@@ -64,7 +64,8 @@ Mapping
   An evaluation output line decides by its ``test_result.report.resolved``
   where the benchmark's evaluation added one; else its ``error`` (the harness
   or agent error that ended the run) makes it a failure, or ``infra_error``
-  for timeouts, rate limits, connection and server errors.
+  for timeouts, rate limits, connection and server errors, and for any error
+  before the agent's first step (the LLM provider or the runtime never worked).
 - An issue resolver line: its flat events are read as ``event_to_dict`` would
   have written them (an action's fields are its ``args``; an observation's
   ``content`` + ``extras``, a top-level ``exit_code`` as ``metadata.exit_code``).
@@ -397,16 +398,21 @@ def _unrun_call(content: str, error: str, at: Any) -> dict[str, Any]:
             "ended_at": iso_time(at), "_done": True}
 
 
-def _evaluation_verdict(evaluation: dict[str, Any], outcome: Outcome,
-                        failure: Failure | None) -> tuple[Outcome, Failure | None]:
+def _evaluation_verdict(evaluation: dict[str, Any], outcome: Outcome, failure: Failure | None,
+                        acted: bool) -> tuple[Outcome, Failure | None]:
     """An evaluation line's outcome: its ``test_result.report.resolved`` where the benchmark's evaluation added
-    one, else its ``error`` (the harness or agent error that ended the run) where the events said nothing."""
+    one, else its ``error`` (the harness or agent error that ended the run) where the events said nothing; an error
+    before the agent ``acted`` at all (the LLM provider or the runtime failed to start) is the harness's."""
     resolved = as_dict(as_dict(evaluation.get("test_result")).get("report")).get("resolved")
     if isinstance(resolved, bool):  # the benchmark's own verdict
         return (Outcome.success, None) if resolved else (
             Outcome.failure, Failure(error="not resolved: the benchmark's tests failed on the patch"))
     if isinstance(evaluation.get("error"), str) and evaluation["error"].strip() and outcome is Outcome.unknown:
-        return error_outcome(evaluation["error"]), Failure(error=short(evaluation["error"].strip(), 500, keep="head"))
+        error = short(evaluation["error"].strip(), 500, keep="head")
+        if not acted and not _AGENT_LIMIT.search(error):
+            return Outcome.infra_error, Failure(error=error, cause="infrastructure: the run failed before the agent's "
+                                                                   "first step")
+        return error_outcome(evaluation["error"]), Failure(error=error)
     return outcome, failure
 
 
@@ -551,7 +557,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
         outcome = Outcome.failure
         failure = Failure(error=short(rejected or reason or "the agent rejected the task", 500, keep="head"))
     settings = as_dict(evaluation.get("metadata"))
-    outcome, failure = _evaluation_verdict(evaluation, outcome, failure)
+    outcome, failure = _evaluation_verdict(evaluation, outcome, failure, acted=bool(steps))
     if resolver:
         outcome, failure = resolver_line.outcome(resolver)
 
@@ -685,7 +691,7 @@ def _sdk_trajectory(events: list[dict[str, Any]], state: dict[str, Any], evaluat
     status = state.get("execution_status") if isinstance(state.get("execution_status"), str) else (
         statuses[-1] if statuses else None)
     outcome, failure = _sdk_outcome(status, broke, loose_errors, steps)
-    outcome, failure = _evaluation_verdict(evaluation, outcome, failure)
+    outcome, failure = _evaluation_verdict(evaluation, outcome, failure, acted=bool(steps))
     model, cost = sdk.stats_model(stats)
     llm_model = as_dict(as_dict(state.get("agent")).get("llm")).get("model") or \
         as_dict(as_dict(evaluation.get("metadata")).get("llm")).get("model") or \
