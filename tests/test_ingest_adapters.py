@@ -324,6 +324,21 @@ def test_multi_swe_bench_reports_read_every_list_and_each_model_keeps_its_own() 
     assert of("gpt-4o-mini-2024-07-18", "apache__dubbo-10638").outcome is run.outcome  # not evaluated: its own
 
 
+def test_swe_smith_run_reports_give_verdicts_by_id_and_its_reports_are_side_files() -> None:
+    """Bug (real: SWE-bench/SWE-smith ``tests/test_logs/run_evaluation/report.json`` and ``run_validation/report.json``):
+    the run report's counts (``resolved: 3, unresolved: 50, total: 53``) became three runs with rewards > 1 and its
+    ``ids_resolved``/``ids_unresolved`` were never read; in a folder walk both reports were rejected as
+    "unrecognised dump format"."""
+    real = FIXTURES / "outcomes" / ".real" / "swesmith"
+    report = OutcomeTable.load(real / "run_evaluation" / "report.json")
+    assert len(report) == 53 and not {"resolved", "unresolved", "total"} & report.verdicts.keys()
+    assert report.verdicts["pandas-dev__pandas.95280573.pr_53652"].outcome is Outcome.success
+    [run] = runs(SWE).values()  # a real SWE-agent run, keyed as SWE-smith's run of an instance it did not resolve
+    failed = report.apply(run.model_copy(update={"task_id": "pandas-dev__pandas.95280573.pr_53856"}))
+    assert failed.outcome is Outcome.failure
+    assert list(read_dump(real)) == []  # the report and the validation report hold no run: passed over
+
+
 def test_a_swe_agent_edit_its_linter_refused_has_the_linters_findings_as_its_error() -> None:
     """Bug (real: AutoCodeRover's SWE-agent run of django__django-11283): an edit refused for ``F821 undefined name``
     had SWE-agent's footer "DO NOT re-run the same failed edit command..." as its error."""

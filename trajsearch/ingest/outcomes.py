@@ -8,7 +8,8 @@ outcome file maps a run id to an outcome and/or a reward:
 - SWE-bench harness report ``{"resolved_ids": [...], "unresolved_ids": [...],
   "error_ids": [...], "empty_patch_ids": [...], "incomplete_ids": [...]}`` (``error_ids`` -> infra_error,
   ``empty_patch_ids`` -> failure, ``incomplete_ids``: never evaluated, so the run keeps its own outcome);
-  Multi-SWE-bench's names its resolved list ``resolved``;
+  Multi-SWE-bench's names its resolved list ``resolved``; SWE-smith's is ``{"resolved": 3, "unresolved": 50,
+  "total": 53, "ids_resolved": [...], "ids_unresolved": [...]}`` (the counts are no run ids);
 - SWE-bench's older reports, lists of instance ids by what became of them: the leaderboard's
   ``results/results.json`` (``{"resolved": [...], "no_generation": [...], "no_logs": [...]}``)
   and the first harness's ``get_model_report`` (``generated``, ``applied``, ... ``resolved``).
@@ -99,7 +100,8 @@ def is_swebench_report(record: dict[str, Any]) -> bool:
     values = list(record.values())
     listed = any(isinstance(v, list) and v and isinstance(v[0], dict) and {"instance_id", "resolved"} <= v[0].keys()
                  for v in values)  # {"total": 500, "instances": [{"instance_id": ..., "resolved": true}, ...]}
-    return (isinstance(record.get("resolved_ids"), list) or _id_list(record.get("resolved")) is not None or listed
+    run_report = any(isinstance(record.get(k), list) for k in _RUN_REPORT_KEYS)
+    return (run_report or _id_list(record.get("resolved")) is not None or listed
             or is_instance_report(record) or bool(values) and all(is_instance_report(v) for v in values))
 
 
@@ -125,7 +127,11 @@ _RUN_REPORT_LISTS = {
     "resolved": Verdict(Outcome.success, None),
     "unresolved_ids": Verdict(Outcome.failure, None),
     "error_ids": Verdict(Outcome.infra_error, None),
+    "ids_resolved": Verdict(Outcome.success, None),  # SWE-smith's run report, beside its counts
+    "ids_unresolved": Verdict(Outcome.failure, None),
 }
+#: Lists only a run report has (an older report's ``resolved`` list alone is read by ``_UNRESOLVED_LISTS``' rule).
+_RUN_REPORT_KEYS = ("resolved_ids", "unresolved_ids", "error_ids", "ids_resolved", "ids_unresolved")
 
 
 #: Failing tests named in a verdict's detail, per kind.
@@ -313,7 +319,7 @@ class OutcomeTable:
     def _mapping(cls, data: dict[str, Any], verdicts: dict[str, Verdict], path: Path) -> Verdict | None:
         """The verdicts of a JSON object, and those of the runs it leaves out where its kind says (see
         ``unlisted``)."""
-        if any(isinstance(data.get(k), list) for k in ("resolved_ids", "unresolved_ids", "error_ids")):
+        if any(isinstance(data.get(k), list) for k in _RUN_REPORT_KEYS):
             for key, verdict in _RUN_REPORT_LISTS.items():
                 for run_id in _id_list(data.get(key)) or []:
                     verdicts[run_id] = verdict

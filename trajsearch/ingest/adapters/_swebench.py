@@ -4,8 +4,9 @@ SWE-agent writes ``all_preds.jsonl`` and mini-swe-agent ``preds.json`` (``instan
 ``model_name_or_path``, ``model_patch``: the patch each run submitted) next to the ``.traj``
 files; the harness and ``sb-cli`` write reports (``resolved_ids``, an older harness's ``resolved``
 list, one instance's ``{"patch_is_None": ..., "resolved": ...}``, or a summary listing
-``{"instance_id", "resolved"}`` records). None holds a run, so a directory walk passes them over; a report is what
-``--outcomes`` reads.
+``{"instance_id", "resolved"}`` records); SWE-smith's validation writes each instance's tests
+(``{"FAIL_TO_PASS": [...], "PASS_TO_PASS": [...], "FAIL_TO_FAIL": [...], "PASS_TO_FAIL": [...]}``).
+None holds a run, so a directory walk passes them over; a report is what ``--outcomes`` reads.
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ from typing import Any
 from ..outcomes import is_swebench_report
 
 _PREDICTION_KEYS = {"instance_id", "model_patch"}
+#: A SWE-smith validation report's lists: how each test fared once the instance's fix was applied.
+_VALIDATION_KEYS = {"FAIL_TO_PASS", "PASS_TO_PASS", "FAIL_TO_FAIL", "PASS_TO_FAIL"}
 
 
 def _prediction(value: Any) -> bool:
@@ -31,4 +34,6 @@ def side_file(record: Any) -> str | None:
                 "files beside it")
     if is_swebench_report(record):
         return "a SWE-bench evaluation report, not a run: pass it (or its folder) with --outcomes to join its verdicts"
+    if "FAIL_TO_PASS" in record and record.keys() <= _VALIDATION_KEYS and all(isinstance(v, list) for v in values):
+        return "a SWE-smith validation report (the tests an instance's fix makes pass and keeps passing), not a run"
     return None
