@@ -489,6 +489,13 @@ def test_openhands_evaluation_that_failed_before_the_agents_first_step_is_an_inf
     assert run.failure.cause == "infrastructure: the run failed before the agent's first step"
 
 
+def test_openhands_evaluation_line_saved_as_one_json_object_is_recognised() -> None:
+    """Bug (real: the same ``temp_log_check.json``, 216 KB on one line): its ``history`` starts at byte 155,394, past
+    the 64 KiB that detection reads when the first record cannot be parsed there: "unrecognised dump format"."""
+    assert detect_format(OH_EVAL_JSON) == "openhands"
+    assert only(OH_EVAL_JSON).metadata["instance_id"] == "mikedh__trimesh-2354"
+
+
 def test_openhands_evaluation_output_report_decides_and_each_line_is_a_run(tmp_path: Path) -> None:
     line = json.loads(OH_EVAL.read_text())
     resolved = dict(line, instance_id="ponylang__ponyc-1", error=None,

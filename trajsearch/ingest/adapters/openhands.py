@@ -164,12 +164,15 @@ from ._spans.outcome import error_outcome
 NAME = "openhands"
 #: A file is one conversation: the reader hands over its whole JSON list.
 WHOLE_FILE = True
-#: Searched in a file's first 64 KiB when no record can be parsed from them (see ``detect``); the second
-#: alternative is the start of a resolver line (``ResolverOutput``'s first field, the issue) too long to parse there.
+#: Searched in a file's first 64 KiB when no record can be parsed from them (see ``detect``); the second and third
+#: alternatives are the start of a line too long to parse there, as its model writes its first fields: a resolver
+#: line (``ResolverOutput``: the issue) and an evaluation line (``EvalOutput``: ``instance_id``, then ``test_result``,
+#: whose patch, the instruction and the metadata can push ``history`` far past the window).
 SIGNATURE = re.compile(r'"source"\s*:\s*"(?:agent|user|environment)"[\s\S]{0,2000}?"(?:action|observation)"\s*:\s*"'
                        r'(?:system|message|run|read|edit|recall|agent_state_changed)"'
                        r'|^\s*\{\s*"issue"\s*:\s*\{\s*"owner"\s*:\s*"[^"]*"\s*,'
-                       r'\s*"repo"\s*:\s*"[^"]*"\s*,\s*"number"\s*:\s*\d+')
+                       r'\s*"repo"\s*:\s*"[^"]*"\s*,\s*"number"\s*:\s*\d+'
+                       r'|^\s*\{\s*"instance_id"\s*:\s*"[^"]*"\s*,\s*"test_result"\s*:\s*\{')
 
 SOURCES = frozenset({"agent", "user", "environment"})
 NOT_STEPS = frozenset({"system", "recall", "condensation", "condensation_request", "change_agent_state", "null",
