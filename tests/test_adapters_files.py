@@ -383,6 +383,15 @@ def test_atif_steps_from_tool_calls_and_from_text_actions() -> None:
     assert "exit code 0" in openhands.steps[0].observation and openhands.steps[0].error is None
 
 
+def test_atif_step_with_reasoning_and_a_message_keeps_both() -> None:
+    """Bug (real: OpenAgentsInc/openagents qa-runner ``login-trace/trajectory.json``, ATIF-v1.7): an agent step's
+    ``reasoning_content`` became its thought and its ``message`` was stored nowhere."""
+    run = only(FIXTURES / "atif/.real/openagents-qa-login/trajectory.json")
+    assert [s.action for s in run.steps] == ["navigate", "waitFor", "assert", "assert", "screenshot", "done"]
+    assert run.steps[0].thought == 'Chose action "navigate" against /login; outcome ok.\n\nnavigate to /login'
+    assert run.steps[-1].thought == "Final verdict PASS after 5 action(s).\n\nGoal verified. Marking the session complete."
+
+
 def test_atif_v17_root_with_trajectory_id_and_embedded_subagent(tmp_path: Path) -> None:
     """ATIF-v1.7: optional session_id, a root trajectory_id (which native records are also told by) and
     embedded subagent_trajectories, each a run of its own."""

@@ -41,7 +41,8 @@ Mapping
     ``function_name``, arguments = ``arguments``, observation = the
     ``observation.results[]`` entries whose ``source_call_id`` is the call's
     ``tool_call_id`` (results without a call id go to the first call);
-    thought = ``reasoning_content`` (else ``message``) on the first call.
+    thought = ``reasoning_content`` then ``message`` (what the agent said with
+    the calls), joined, on the first call.
   * an agent step without ``tool_calls`` whose message holds the agent's own
     action syntax: mini-swe-agent's fenced command (its ``action_regex``, else
     the stock fences) -> a ``bash`` step, Terminus' JSON / XML response (``commands[].keystrokes``
@@ -96,7 +97,7 @@ from typing import Any, Iterator
 from trajsearch.model import Failure, Outcome, Trajectory
 
 from . import _prompts
-from ._agent_cli import typed_prompt
+from ._agent_cli import join_thought, typed_prompt
 from ._common import (
     Context, RecordError, as_list, build, clip_step_text, clip_task, decisive_line, file_stem, json_object,
     list_field, outcome_of_reward, safe_id, short,
@@ -346,7 +347,7 @@ def _steps(ordered: list[dict[str, Any]], fences: tuple[str, ...] = ()
                 name = str(call.get("function_name") or "tool")[:200]
                 filler = message.strip() == f"Executed {name} {call.get('tool_call_id')}"  # Harbor's placeholder
                 steps.append({
-                    "thought": (reasoning or (None if filler else message) or None) if n == 0 else None,
+                    "thought": join_thought([reasoning, "" if filler else message]) if n == 0 else None,
                     "action": name,
                     "arguments": call.get("arguments"),
                     "observation": clip_step_text(content),
@@ -361,7 +362,7 @@ def _steps(ordered: list[dict[str, Any]], fences: tuple[str, ...] = ()
         if written:
             actions, thought = written
             for n, (name, arguments) in enumerate(actions):
-                steps.append({"thought": (reasoning or thought) if n == 0 else None, "action": name[:200],
+                steps.append({"thought": join_thought([reasoning, thought]) if n == 0 else None, "action": name[:200],
                               "arguments": arguments, "observation": clip_step_text(content) if n == 0 else None,
                               "error": error if n == 0 else None, "started_at": at})
             continue
