@@ -355,6 +355,14 @@ def test_a_swe_agent_run_submitting_nothing_failed() -> None:
     assert run.failure.error == "submitted: an empty submission (nothing handed in)"
 
 
+def test_a_swe_smith_instance_is_of_its_repositorys_family() -> None:
+    """Bug (real: SWE-bench/SWE-smith's SWE-agent run of ``pandas-dev__pandas.95280573.pr_53652``): a SWE-smith id
+    (``<owner>__<repo>.<commit>.<how the bug was made>``) gave the family ``pandas-dev/pandas.95280573.pr_53652``,
+    one per run, not the repository."""
+    [run] = runs(FIXTURES / "swe-agent" / ".real" / "swesmith").values()
+    assert (run.task_id, run.task_family) == ("pandas-dev__pandas.95280573.pr_53652", "pandas-dev/pandas")
+
+
 def test_evaluation_labels_decide_only_when_explicit() -> None:
     assert outcome_from([Evaluation("task_success", "pass")])[0] is Outcome.success
     assert outcome_from([Evaluation("task_success", "pass"), Evaluation("safety", "fail")])[0] is Outcome.failure

@@ -136,11 +136,19 @@ def clip_task(text: str) -> str:
     return clip(text, MAX_TASK_CHARS) or ""
 
 
+#: A SWE-smith instance id after ``owner__``: ``<repo>.<commit, 8 hex>.<how its bug was made>``.
+_SWE_SMITH_REST = re.compile(r"^(.+?)\.[0-9a-f]{8}\.[^.]+$")
+
+
 def instance_repo(instance_id: str) -> str | None:
     """The repository a SWE-bench-style instance id names: ``owner__repo-123`` -> ``owner/repo`` (SWE-agent
-    names a GitHub issue's instance ``owner__repo-i123``); None for an id of another shape."""
+    names a GitHub issue's instance ``owner__repo-i123``; SWE-smith ``owner__repo.<commit>.<bug>``); None for an
+    id of another shape."""
     owner, sep, rest = instance_id.partition("__")
-    return f"{owner}/{re.sub(r'-i?[0-9]+$', '', rest)}" if sep else None
+    if not sep:
+        return None
+    smith = _SWE_SMITH_REST.match(rest)
+    return f"{owner}/{smith.group(1) if smith else re.sub(r'-i?[0-9]+$', '', rest)}"
 
 
 def short(text: str, limit: int = 300, *, keep: str = "end") -> str:
