@@ -496,6 +496,13 @@ def test_openhands_evaluation_line_saved_as_one_json_object_is_recognised() -> N
     assert only(OH_EVAL_JSON).metadata["instance_id"] == "mikedh__trimesh-2354"
 
 
+def test_openhands_evaluation_run_is_of_its_instances_task() -> None:
+    """Bug (real: the Multi-SWE-bench line of ponyc-4588): an evaluation run had no task_id or task_family (the
+    instance only in metadata), so it could not be grouped with other agents' runs of the instance."""
+    run = only(OH_EVAL)
+    assert (run.task_id, run.task_family) == ("ponylang__ponyc-4588", "ponylang/ponyc")
+
+
 def test_openhands_evaluation_output_report_decides_and_each_line_is_a_run(tmp_path: Path) -> None:
     line = json.loads(OH_EVAL.read_text())
     resolved = dict(line, instance_id="ponylang__ponyc-1", error=None,

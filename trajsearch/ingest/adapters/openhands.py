@@ -86,7 +86,8 @@ Mapping
   (``trajectory-<id>.json``), else ``openhands.<file stem>.<digest of the
   first event's time and the task>`` so two runs never share an id; an
   evaluation output line: ``openhands.<instance_id>.<digest of the run's
-  output directory, start time and model>``;
+  output directory, start time and model>`` (task_id = its ``instance_id``,
+  task_family = the repository a SWE-bench-style id names);
   a resolver line: ``openhands.resolver.<owner>__<repo>-<number>.<digest of
   the issue type, base commit, patch, cost and history length>``;
   model_id = the LLM response's ``model`` (else an evaluation's
@@ -158,7 +159,9 @@ from ._agent_cli import (
     prompt_list,
 )
 from . import _openhands_resolver as resolver_line, _openhands_sdk as sdk, _prompts
-from ._common import Context, RecordError, as_dict, as_list, build, clip_task, decisive_line, file_stem, safe_id, short
+from ._common import (
+    Context, RecordError, as_dict, as_list, build, clip_task, decisive_line, file_stem, instance_repo, safe_id, short,
+)
 from ._spans.outcome import error_outcome
 
 NAME = "openhands"
@@ -419,6 +422,15 @@ def _evaluation_verdict(evaluation: dict[str, Any], outcome: Outcome, failure: F
     return outcome, failure
 
 
+def _instance_task(evaluation: dict[str, Any]) -> dict[str, Any]:
+    """An evaluation line's instance as the run's task id, its repository as the family (a SWE-bench-style id), so
+    runs of one instance by OpenHands and by other agents group together."""
+    instance = evaluation.get("instance_id")
+    if not isinstance(instance, str) or not instance.strip():
+        return {}
+    return {"task_id": instance.strip()[:200], "task_family": instance_repo(instance.strip())}
+
+
 def _evaluation_id(evaluation: dict[str, Any], model: Any) -> str:
     """``openhands.<instance_id>.<digest of the run's output directory, start time and model>``."""
     settings = as_dict(evaluation.get("metadata"))
@@ -604,8 +616,9 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
         metadata.update(resolver_line.metadata(resolver, outcome))
     metadata = {k: v for k, v in metadata.items() if v is not None}
     version = system_args.get("openhands_version")
-    return build(_run_fields(run_id, task, models[0] if models else None, tools, outcome, failure, steps, events,
-                             metadata, {"openhands": str(version)} if version else {}), ctx)
+    fields = _run_fields(run_id, task, models[0] if models else None, tools, outcome, failure, steps, events,
+                         metadata, {"openhands": str(version)} if version else {})
+    return build(fields | _instance_task(evaluation), ctx)
 
 
 def _sdk_step(event: dict[str, Any], seen_responses: set[Any]) -> dict[str, Any]:
@@ -719,7 +732,8 @@ def _sdk_trajectory(events: list[dict[str, Any]], state: dict[str, Any], evaluat
         "instance_id": evaluation.get("instance_id"),
         "agent_class": as_dict(state.get("agent")).get("kind"),
     }.items() if v is not None}
-    return build(_run_fields(run_id, task, model, tools, outcome, failure, steps, events, metadata), ctx)
+    return build(_run_fields(run_id, task, model, tools, outcome, failure, steps, events, metadata)
+                 | _instance_task(evaluation), ctx)
 
 
 def _run_fields(run_id: str, task: str, model: Any, tools: list[str], outcome: Outcome, failure: Failure | None,
