@@ -186,6 +186,12 @@ def test_swe_agent_history_only_file_gives_its_steps() -> None:
     assert run.outcome is Outcome.unknown  # no exit status in a demonstration
 
 
+def test_swe_agent_model_from_its_experiments_submission_folder() -> None:
+    """Bug (real: multi-swe-bench/experiments ``20240825_SWE-agent_doubao-pro-128k/trajs/``): a 0.x ``.traj`` names
+    no model, the submission folder does, and model_id was None."""
+    assert only(SWE_SHELL).model_id == "doubao-pro-128k"
+
+
 def test_swe_agent_shell_diagnostics_are_step_errors_and_its_stop_is_no_shell_command() -> None:
     """Bug: ``/bin/bash: line 2: unexpected EOF while looking for matching ...`` (33 steps of this run)
     was no step error, and the ``exit_cost`` stop was counted as a bash command."""

@@ -54,7 +54,8 @@ Mapping
 - model_id = ``replay_config.agent.model.name`` (a retry agent: its first
   ``agent_configs`` entry's), else ``info.model``, else the model part of a
   0.x run directory name (``<model>__<data>__<config>__t-<temp>__p-<top_p>__c-<cost>__install-<n>``,
-  SWE-agent 0.x ``run.py``'s ``run_name``);
+  SWE-agent 0.x ``run.py``'s ``run_name``), else that of a SWE-bench
+  experiments submission folder (``<YYYYMMDD>_SWE-agent_<model>/trajs/``);
   tool_versions = ``{"swe-agent": info.swe_agent_version}``; metadata keeps
   exit_status, submission length, cost and api calls.
 """
@@ -91,6 +92,9 @@ _INSTRUCTIONS = re.compile(r"\n\s*INSTRUCTIONS?:\s*\n")  # where SWE-agent (and 
 _DEMO = re.compile(r"^\s*Here is a demonstration of how to correctly accomplish|^-{2,} (?:END OF )?DEMONSTRATION -{2,}", re.M)
 #: SWE-agent 0.x ``run_name``: ``{model}__{data}__{config}__t-{temp}__p-{top_p}__c-{cost}__install-{n}``.
 _RUN_NAME = re.compile(r"^(?P<model>.+?)__.+__t-\d+(?:\.\d+)?__p-\d+(?:\.\d+)?__c-\d+(?:\.\d+)?__install-\d")
+#: A SWE-bench (and Multi-SWE-bench) experiments submission folder of SWE-agent: ``<YYYYMMDD>_SWE-agent_<model>``
+#: (SWE-bench's own spells it ``sweagent``).
+_SUBMISSION = re.compile(r"^\d{8}_(?:SWE-agent|sweagent)_(?P<model>.+)$", re.I)
 #: A command SWE-agent stopped: 0.x appends "EXECUTION TIMED OUT"; 1.x answers with its timeout template.
 #: SWE-agent's linter refusing an edit lists what it found: ``ERRORS:`` then ``- F821 undefined name 'x'`` lines.
 _LINT_ERRORS = re.compile(r"^ERRORS:\n((?:- .+\n?)+)", re.M)
@@ -213,7 +217,7 @@ def _model(replay: dict[str, Any], info: dict[str, Any], run_dir: str) -> str | 
     for key in ("model", "model_name"):
         if isinstance(info.get(key), str) and info[key]:
             return info[key]
-    found = _RUN_NAME.match(run_dir or "")
+    found = _RUN_NAME.match(run_dir or "") or _SUBMISSION.match(run_dir or "")
     return found.group("model") if found else None
 
 
