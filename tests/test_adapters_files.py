@@ -136,6 +136,13 @@ def test_mini_swe_agent_tool_replies_with_no_call_id_are_the_results_of_turns_wi
     assert all(s.error is None for s in run.steps)  # a command's output, not a nudge answering a malformed turn
 
 
+def test_mini_swe_agent_run_saved_with_no_message_is_refused_as_empty() -> None:
+    """Bug (real: LakshyAAAgrawal/cs294-264-hw-FA25 ``results10/django__django-11179``, ``"messages": []``): it was
+    refused as "missing field 'messages'", though the field is there, empty."""
+    [result] = read_dump(FIXTURES / "mini-swe-agent/.real/cs294-empty/django__django-11179.traj.json")
+    assert result.error == "field 'messages' is empty: the run saved no conversation, so no task"
+
+
 # -- SWE-agent -----------------------------------------------------------------------------
 
 

@@ -189,6 +189,8 @@ def _model_id(info: dict, messages: list[Any]) -> str | None:
 
 
 def _task(messages: list[Any], info: dict[str, Any]) -> str:
+    if not messages:  # a harness that saved its run's info but not its conversation
+        raise RecordError("field 'messages' is empty: the run saved no conversation, so no task")
     first = next((m for m in messages if isinstance(m, dict) and normalise(m)["role"] == "user"), None)
     content = normalise(first)["text"] if first is not None else ""
     if not content.strip():
