@@ -797,6 +797,11 @@ def test_a_failed_commands_error_is_the_tools_own_error_line() -> None:
     mix = FIXTURES / "claude-code/.real/spotter/258c7280-ae70-4798-800f-63464d01a85d.mix-test-excerpt.jsonl"
     [result] = read_dump(mix, tenant="acme", fmt="claude-code")
     assert [s.error for s in result.trajectory.steps] == ["5 tests, 4 failures (exit code 2)"]
+    # a pre-commit hook's Dialyzer report ending in Elixir terms (real: the same session's ``git commit``): a value
+    # printed, ``{:error,``, is no statement that something failed; the hook's own words are
+    dialyzer = FIXTURES / "claude-code/.real/spotter/4d5611e5-dialyzer-commit.jsonl"
+    [error] = [s.error for s in adapter_support.only(dialyzer, tenant="acme").steps]
+    assert error.startswith("Pre-commit validation failed:")
 
 
 def test_the_clis_notice_after_a_read_is_not_the_files_content() -> None:

@@ -169,8 +169,10 @@ _TOOL_ERROR = re.compile(r"^(?:Output:\s*)?(?:error|fatal|ERROR|FATAL)(?:\[[\w-]
 #: (the lines before it are the tests' own output, an HTML page, a log).
 _TEST_TALLY = re.compile(r"^(?:\d+ (?:tests?|examples?|specs?|doctests?), .*\b[1-9]\d* (?:failures?|failed|errors?)\b"
                          r"|Tests:\s+[1-9]\d* failed\b)")
+#: A line mentioning an error; a code atom or symbol (Elixir's and Erlang's ``{:error, reason}``, Ruby's ``:error``)
+#: is a value the output printed, not a statement that something failed.
 _ERRORISH = re.compile(
-    r"\b(error|fatal|failed|failure|not found|no such file|cannot|can't|denied|invalid)\b", re.I
+    r"(?<![:{])\b(error|fatal|failed|failure|not found|no such file|cannot|can't|denied|invalid)\b", re.I
 )
 
 
