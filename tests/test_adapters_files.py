@@ -193,7 +193,7 @@ def test_swe_agent_history_only_file_gives_its_steps() -> None:
     assert run.outcome is Outcome.unknown  # no exit status in a demonstration
 
 
-def test_swe_agent_model_from_its_experiments_submission_folder() -> None:
+def test_swe_agent_llm_named_by_its_experiments_submission_folder() -> None:
     """Bug (real: multi-swe-bench/experiments ``20240825_SWE-agent_doubao-pro-128k/trajs/``): a 0.x ``.traj`` names
     no model, the submission folder does, and model_id was None."""
     assert only(SWE_SHELL).model_id == "doubao-pro-128k"

@@ -299,7 +299,7 @@ def test_older_reports_of_two_models_in_one_folder_judge_each_models_runs(tmp_pa
     assert table.counts()["conflicting"] == 28  # every instance the one resolved and the other left out
 
 
-def test_multi_swe_bench_reports_read_every_list_and_each_model_keeps_its_own() -> None:
+def test_multi_swe_bench_reports_read_every_list_and_each_submission_keeps_its_own() -> None:
     """Bug (real: multi-swe-bench/experiments, three SWE-agent submissions' ``results/results.json`` and gpt-4o's run of
     jackson-core-1309): the harness names its resolved list ``resolved`` beside ``unresolved_ids``; it was never read,
     so a resolved run that ran out of budget stayed failed, a report resolving one instance was refused, and in the

@@ -58,10 +58,10 @@ def steps_of(messages: list[Any], exit_status: str | None, regexes: tuple[str, .
         action, if any, was not recognised: a derived agent's own call syntax)."""
         return pending() or (steps[-1] if steps and steps[-1].get("observation") is None else None)
 
-    def reply(step: dict, content: str, extra: dict, when: Any, *, nudge: bool = True) -> None:
+    def reply(step: dict, content: str, extra: dict, when: Any, *, may_nudge: bool = True) -> None:
         step["observation"] = clip_step_text(content)
         step["error"] = step_error(content, extra)
-        if nudge and step.get("action") is None and content.strip():  # the nudge answering a malformed turn
+        if may_nudge and step.get("action") is None and content.strip():  # the nudge answering a malformed turn
             nudge = _FORMAT_ERROR.search(content)
             step["error"] = short(nudge.group(1)) if nudge else short(content.strip().splitlines()[0])
         step["ended_at"] = when
@@ -109,7 +109,7 @@ def steps_of(messages: list[Any], exit_status: str | None, regexes: tuple[str, .
         elif role == "tool":
             step = by_call_id.pop(msg.get("call_id"), None) or answerable()
             if step is not None:  # a tool's output, never a nudge
-                reply(step, content, extra, when, nudge=False)
+                reply(step, content, extra, when, may_nudge=False)
                 step["_not_run"] = extra.get("exception_info") == _NOT_RUN
         elif role == "user":
             step = answerable()
