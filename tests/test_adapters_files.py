@@ -365,6 +365,15 @@ def test_atif_task_is_the_instruction_not_the_prompt() -> None:
         assert only(path).task == HELLO, path.name
 
 
+def test_atif_run_id_does_not_depend_on_how_the_path_was_written(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Bug (read_dump API, real Terminus-2 file): the id took the file's last two directories as written, so a
+    relative path (``terminus_2/x.json`` from ``.real``) gave another id than the absolute one, a duplicate run."""
+    absolute = only(ATIF_INVALID).trajectory_id
+    monkeypatch.chdir(ATIF_DIR.parent)
+    assert only(Path("terminus_2") / ATIF_INVALID.name).trajectory_id == absolute
+    assert absolute.endswith(".real/terminus_2/hello-world-invalid-json.trajectory")
+
+
 def test_atif_files_sharing_a_session_stay_distinct_runs() -> None:
     """Bug: five files sharing one session_id in one directory were ingested as one run."""
     sessions = {json.loads(p.read_text())["session_id"] for p in ATIF_DIR.glob("*.json")}
