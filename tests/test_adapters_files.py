@@ -136,6 +136,12 @@ def test_mini_swe_agent_tool_replies_with_no_call_id_are_the_results_of_turns_wi
     assert all(s.error is None for s in run.steps)  # a command's output, not a nudge answering a malformed turn
 
 
+def test_mini_swe_agent_llm_named_by_a_config_string() -> None:
+    """Bug (real: the same CS-264 run, ``info.config: {"agent": "swe-agent", "model": "gpt-5-mini"}``): a config
+    whose ``model`` is the name itself, not mini-swe-agent's ``{"model_name": ...}``, gave no model_id."""
+    assert only(FIXTURES / "mini-swe-agent/.real/cs264-react/django__django-10973.traj.json").model_id == "gpt-5-mini"
+
+
 def test_mini_swe_agent_run_saved_with_no_message_is_refused_as_empty() -> None:
     """Bug (real: LakshyAAAgrawal/cs294-264-hw-FA25 ``results10/django__django-11179``, ``"messages": []``): it was
     refused as "missing field 'messages'", though the field is there, empty."""

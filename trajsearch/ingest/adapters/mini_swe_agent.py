@@ -68,7 +68,8 @@ Mapping
 - failure (when not success): error = exit status + the exception message
   (``exception_str``; 1.x's batch runner saved it as the ``submission``), or
   else the last failing step's error; infra errors get cause "infrastructure".
-- model_id = ``info.config.model.model_name`` (else the API's response model);
+- model_id = ``info.config.model.model_name`` (``info.config.model`` where a derived
+  agent writes the name there; else the API's response model);
   tool_versions = ``{"mini-swe-agent": info.mini_version}``; metadata keeps
   exit_status, submission length, api_calls, cost and the config name.
 
@@ -176,6 +177,8 @@ def _model_id(info: dict, messages: list[Any]) -> str | None:
     model = (((info.get("config") or {}).get("model") or {}) if isinstance(info.get("config"), dict) else {})
     if isinstance(model, dict) and model.get("model_name"):
         return str(model["model_name"])
+    if isinstance(model, str) and model.strip():  # a derived agent's config naming the model itself
+        return model.strip()
     for msg in messages:
         if not isinstance(msg, dict):
             continue
