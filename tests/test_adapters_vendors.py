@@ -592,3 +592,12 @@ def test_koog_tool_calls_kept_as_json_text_in_the_message_are_calls_in_the_order
     assert [(s.action, s.arguments, s.thought) for s in run.steps] == [
         ("HelloTool", {"name": "Bob"}, None), ("ByeTool", {"name": "Bob"}, None),
         ("respond", {"content": "Hello my darling Bob! And, bye my dear Bob!"}, None)]
+
+
+def test_a_model_turns_reasoning_and_words_before_a_call_are_both_its_thought() -> None:
+    """Bug (real: Langfuse's test trace of Anthropic's Messages API with thinking on): a turn holding reasoning, text
+    said to the user and a tool call kept the reasoning as the call's thought and dropped the text."""
+    run = only(LANGFUSE / "anthropic-messages-api-2026-03-25.trace.json")
+    assert run.steps[0].action == "Read"
+    assert run.steps[0].thought == ("The user wants help with the repository. Let me explore the project structure "
+                                    "first.\nOf course! Let me first take a look at the repository structure.")

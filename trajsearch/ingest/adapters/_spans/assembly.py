@@ -105,21 +105,21 @@ def _respond(text: str, thought: str | None, start: float | None, end: float | N
 
 
 def _calls_in_turn(outputs: list[Message], node: Node, pending: list[dict[str, Any]]) -> str:
-    """Queue the calls a model call asked for, each message's text (and what came before it) the thought of its
-    first call, reasoning first (a streamed answer's parts are split per call: ``messages``); return the text
+    """Queue the calls a model call asked for, each message's reasoning and text (and what came before them)
+    the thought of its first call (a streamed answer's parts are split per call: ``messages``); return the text
     said after the last call."""
     said: list[str] = []
-    reasons: list[str] = []
+    thought: list[str] = []
     for msg in (m for m in outputs if m.role != "tool"):
         calls = [c for c in msg.calls if c.get("name")]
         said.append(msg.text)
-        reasons.append(msg.reasoning)
+        thought += [msg.reasoning, msg.text]
         if not calls:
             continue
-        thought = "\n".join(r for r in reasons if r).strip() or "\n".join(t for t in said if t).strip()
         for n, call in enumerate(calls):
-            pending.append({"call": call, "thought": thought if n == 0 else None, "at": node.end})
-        said, reasons = [], []
+            pending.append({"call": call, "thought": "\n".join(t for t in thought if t).strip() if n == 0 else None,
+                            "at": node.end})
+        said, thought = [], []
     return "\n".join(t for t in said if t).strip()
 
 
