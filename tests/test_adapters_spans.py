@@ -679,7 +679,7 @@ def test_span_edge_cases_a_review_found() -> None:
     without ids after a streamed turn go to their own calls; a root that answered is not failed by a side call
     failing after it; a tool root keeps the answer of the model call inside it."""
     [own] = adapter_support.runs(EDGE / "self-parent-tool.jsonl")
-    assert [s.action for s in own.steps] == ["search"]
+    assert [s.action for s in own.steps] == ["search", "respond"]  # the agent span's output.value: its answer
     assert [r.task for r in adapter_support.runs(EDGE / "sequential-ids.jsonl")] == ["first task", "second task"]
     [turn] = adapter_support.runs(EDGE / "interleaved-turn-no-ids.jsonl")
     assert [(s.action, s.observation) for s in turn.steps][:2] == [("search", "SEARCH RESULT"), ("lookup", "LOOKUP RESULT")]

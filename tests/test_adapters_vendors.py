@@ -601,3 +601,13 @@ def test_a_model_turns_reasoning_and_words_before_a_call_are_both_its_thought() 
     assert run.steps[0].action == "Read"
     assert run.steps[0].thought == ("The user wants help with the repository. Let me explore the project structure "
                                     "first.\nOf course! Let me first take a look at the repository structure.")
+
+
+def test_a_trace_whose_observations_kept_no_output_is_answered_by_the_trace_output() -> None:
+    """Bug (real: agent-prism's copy of a Langfuse "download trace as JSON", every observation's input and output
+    null): the run had no step at all, as if the agent had said nothing; the answer is in the trace's output."""
+    run = only(LANGFUSE / "agentprism-langfuse-3.json")
+    assert run.task == "what is AI?"
+    [answer] = run.steps
+    assert answer.action == "respond"
+    assert answer.arguments["content"].startswith("I can help with Langfuse and building/observing LLM apps.")

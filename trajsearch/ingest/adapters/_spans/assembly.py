@@ -231,8 +231,10 @@ def _failure_that_ended(containers: list[Node], nodes: list[Node], last_call: No
 
 
 def _root_answer(root: Node, add_step: Any) -> None:
-    """The answer an agent root span recorded (``gen_ai.output.messages``), as a ``respond`` step at its end."""
-    text = "\n".join(m.get("text") or "" for m in root.output_messages if m.get("role") != "tool").strip()
+    """The answer an agent root span recorded (``gen_ai.output.messages``, else its output: a Langfuse trace's,
+    where the export kept no observation's input or output), as a ``respond`` step at its end."""
+    text = "\n".join(m.get("text") or "" for m in root.output_messages if m.get("role") != "tool").strip() \
+        or (root.output_text or "").strip()
     if root.role == "agent" and text:
         add_step(_respond(text, None, root.end, root.end, None))
 
