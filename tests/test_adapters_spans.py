@@ -1137,3 +1137,15 @@ def test_a_tool_message_printed_as_its_str_is_its_content() -> None:
     found = json.loads(tool.observation)
     assert (found["origin"], found["destination"], found["flights"][0]["flight_id"]) == ("SEA", "NYC", "AA101")
     assert tool.error is None
+
+
+def test_strands_and_botocore_chat_spans_of_one_bedrock_call_are_one_answer() -> None:
+    """ADOT writes Strands' ``chat`` span and botocore's ``chat`` span inside it for every Bedrock call: the same
+    interval, the same answer, but histories that end on different messages (Strands' content record groups the
+    messages by role; botocore's are one log record each, stored out of order). The answer was a step twice."""
+    runs = {r.trajectory.task: r.trajectory for r in read_dump(FIXTURES / "otel-genai" / ".real" / "agentcore-strands-bedrock")
+            if r.ok}
+    hello = runs["Hello"]
+    assert [(s.action, s.arguments["content"][:40]) for s in hello.steps] == [
+        ("respond", "Hello! I'm here and ready to assist you.")]
+    assert hello.model_id == "us.anthropic.claude-3-7-sonnet-20250219-v1:0"

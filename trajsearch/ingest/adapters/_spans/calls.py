@@ -77,14 +77,15 @@ def twin_calls(order: list[Node]) -> set[str]:
     """Ids of model-call nodes that are another node's call traced a second time.
 
     Two instrumentations of one request (a framework's and its SDK's: LangChain's
-    ``ChatOpenAI`` and OpenAI's ``ChatCompletion`` under Phoenix) give two model-call
-    spans answering with the same tool-call ids and arguments, or, without ids, over the
-    same interval in different branches of the tree (:func:`_same_call`); each would make
-    the same steps. The one met first in ``order`` (tree order, where its tool spans
-    follow it) is kept, with the other's tool-call ids where it has none (a tool span is
-    matched by them).
+    ``ChatOpenAI`` and OpenAI's ``ChatCompletion`` under Phoenix, Strands' ``chat`` and
+    botocore's under ADOT) give two model-call spans answering with the same tool-call ids
+    and arguments, or, without ids, over the same interval in different branches of the
+    tree or one inside the other (:func:`_same_call`); each would make the same steps. The
+    one met first in ``order`` (tree order, where its tool spans follow it) is kept, with the
+    other's tool-call ids where it has none (a tool span is matched by them).
     """
     position = {n.id: i for i, n in enumerate(order)}
+    by_id = {n.id: n for n in order}
     twins: set[str] = set()
     by_ids: dict[tuple[Any, ...], Node] = {}
     for node in (n for n in order if n.role == "llm" and _call_ids(n)):  # the same calls, whenever each was timed
@@ -96,7 +97,7 @@ def twin_calls(order: list[Node]) -> set[str]:
         for other in timed[i + 1:]:
             if other.start > first.end or first.id in twins:  # type: ignore[operator]
                 break
-            if other.id not in twins and _same_call(first, other):
+            if other.id not in twins and _same_call(first, other, by_id):
                 kept, twin = sorted((first, other), key=lambda n: position[n.id])
                 twins.add(twin.id)
                 _lend_call_ids(twin, kept)
@@ -112,10 +113,22 @@ def _lend_call_ids(source: Node, target: Node) -> None:
             call["id"] = ids[call["name"]].pop(0)
 
 
-def _same_call(a: Node, b: Node) -> bool:
+def _nested(a: Node, b: Node, by_id: dict[str, Node]) -> bool:
+    """One model call recorded inside the other, with no agent, tool or other model call between them."""
+    for inner, outer in ((a, b), (b, a)):
+        if next((n for n in ancestors(inner, by_id) if n.role in ("llm", "agent", "tool")), None) is outer:
+            return True
+    return False
+
+
+def _same_call(a: Node, b: Node, by_id: dict[str, Node]) -> bool:
     """Calls without tool-call ids on both sides (twins that have them were found by id): in different
-    branches, over the same interval (each end within 10% of the shorter's length of the other's), asked
-    the same last message and answering the same: text, tool names and arguments."""
+    branches or one inside the other, over the same interval (each end within 10% of the shorter's
+    length of the other's), answering the same (text, tool names and arguments) and, unless one is
+    inside the other, asked the same last message. A model call inside a model call over its whole
+    time is one request seen by two instrumentations, whatever history each recorded: ADOT moves
+    Strands' ``chat`` messages into one log record grouped by role (their order lost), and those of
+    botocore's ``chat`` inside it into one record per message, which CloudWatch can return out of order."""
     if _call_ids(a) and _call_ids(b):  # both carry ids and were not matched by them: two calls
         return False
     if a.parent == b.parent:  # siblings are calls of their own (a chain classifying two texts at once)
@@ -124,10 +137,10 @@ def _same_call(a: Node, b: Node) -> bool:
     if abs(a.start - b.start) > slack or abs(a.end - b.end) > slack:  # type: ignore[operator]
         return False
     asked_a, asked_b = _last_said(a.input_messages), _last_said(b.input_messages)
-    if asked_a and asked_b and asked_a != asked_b:
-        return False
     answer_a, answer_b = _answer(a), _answer(b)
-    return answer_a == answer_b and answer_a != ("", ())
+    if answer_a != answer_b or answer_a == ("", ()):
+        return False
+    return not (asked_a and asked_b and asked_a != asked_b) or _nested(a, b, by_id)
 
 
 def prepared_request(output: str | None) -> bool:
