@@ -1149,3 +1149,20 @@ def test_strands_and_botocore_chat_spans_of_one_bedrock_call_are_one_answer() ->
     assert [(s.action, s.arguments["content"][:40]) for s in hello.steps] == [
         ("respond", "Hello! I'm here and ready to assist you.")]
     assert hello.model_id == "us.anthropic.claude-3-7-sonnet-20250219-v1:0"
+
+
+def test_langchain_callback_records_read_without_their_spans_are_no_answers_and_one_call_is_one_step() -> None:
+    """ADOT's LangChain instrumentation writes each callback's arguments as a content record: a chain's (a LangGraph
+    node's or edge's) ``{"inputs": ...}`` / ``{"outputs": "tools" | {"messages": [...]}, "kwargs"}``, a tool's
+    ``{"input_str", "inputs", ...}`` / ``{"output": ToolMessage, "kwargs"}``. Read without their spans (the runtime
+    log stream alone) each record was a model call: every envelope became a ``respond`` step, and the one
+    ``calculator`` call (botocore's choice, the next call's history, the tool's record) three steps."""
+    [run] = [r.trajectory for r in read_dump(FIXTURES / "otel-genai" / ".real" / "agentcore-langgraph-tool-logs")]
+    assert run.task == "calculate currentv time in difefrent formats using code interoprter"
+    assert actions(run) == ["calculator", "respond"]
+    tool, answer = run.steps
+    assert (tool.arguments, tool.observation, tool.error) == ({"expression": "1"}, "1", None)
+    assert tool.thought.startswith("I'll help you calculate the current time in different formats using code.")
+    assert answer.arguments["content"].startswith("Here's a comprehensive Python script to show current time")
+    logs = FIXTURES / "otel-genai" / ".real" / "agentcore-langgraph-cloudwatch" / "st_raw_otel_langchain_runtime_logs.json"
+    assert sorted(actions(r.trajectory) for r in read_dump(logs) if r.ok) == [["respond"], ["respond"]]

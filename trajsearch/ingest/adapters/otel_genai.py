@@ -56,8 +56,10 @@ Mapping
   The AWS Distro for OpenTelemetry (Bedrock AgentCore) moves a span's events and
   content attributes into one log record per span (body ``{"input": {"messages"},
   "output": {"messages"}}``, named after the instrumentation scope): read the same way;
-  a tool span's own input and result events are its arguments and observation. A
-  file of those records alone is known by them (each record's ``event.name`` is
+  a tool span's own input and result events are its arguments and observation; ADOT's
+  LangChain records hold LangChain's callback arguments (a tool's call and ``ToolMessage``,
+  a chain's state or routing decision), which make a tool or chain node, never an answer,
+  spans or not. A file of those records alone is known by them (each record's ``event.name`` is
   its scope's name, e.g. ``strands.telemetry.tracer``), so it joins its spans.
 - task: the latest user message of the root span's input messages (an
   ``invoke_agent`` span may carry ``gen_ai.input.messages``), else of the first

@@ -11,8 +11,8 @@ of them (see ``otel_genai`` and ``openinference`` for the mapping):
   ``input.value`` / ``output.value``, ``retrieval.documents.N.*``,
   evaluations and annotations);
 - OpenLLMetry / Traceloop (``traceloop.span.kind``, ``traceloop.entity.*``;
-  its LangChain tool records ``{"input_str", "inputs", ...}`` / ``{"output",
-  "kwargs"}`` give the inputs and the output);
+  its LangChain callback records ``{"input_str", "inputs", ...}`` / ``{"output",
+  "kwargs"}`` give the inputs and the output: ``events.callback_envelope``);
 - frameworks' own attributes: any-agent's ``gen_ai.output``, Google ADK's
   ``gcp.vertex.agent.*`` (Gemini requests and responses), Pydantic AI /
   Logfire's ``events``, ``pydantic_ai.all_messages`` (from
@@ -41,7 +41,7 @@ from .._common import as_list, short
 from .._vendor import decode
 from .._spans import Evaluation, Message, Node, error_text, indexed, maybe_json, normalise_message, normalise_messages, text_of
 from .._spans.messages import result_text, tool_message
-from .events import event_messages, returned_error, span_event_messages, system_message, tool_io
+from .events import callback_envelope, event_messages, returned_error, span_event_messages, system_message, tool_io
 from .shapes import span_events, span_ids, span_status
 from .values import attributes, clean_ids, span_time
 
@@ -206,21 +206,6 @@ def span_error(attrs: dict[str, Any], events: list[tuple[str, dict[str, Any]]], 
     elif failed:
         parts.append(message or "error status")
     return "; ".join(p for p in parts if p) or None
-
-
-#: What OpenLLMetry's LangChain instrumentation wraps a tool's input and output in (the callback's arguments).
-_CALLBACK_INPUT = frozenset({"input_str", "tags", "metadata", "inputs", "kwargs"})
-_CALLBACK_OUTPUT = frozenset({"output", "kwargs"})
-
-
-def _callback_envelope(value: Any, key: str, envelope: frozenset[str], openllmetry: bool) -> Any:
-    """``value[key]`` when ``value`` is OpenLLMetry's record of a LangChain callback (``{"input_str", "inputs",
-    "tags", "metadata", "kwargs"}`` / ``{"output", "kwargs"}``), else ``value`` as it is. Only on a span
-    OpenLLMetry wrote (``traceloop.entity.*``), where a tool's own ``{"output": ...}`` cannot be meant."""
-    decoded = maybe_json(value)
-    if openllmetry and isinstance(decoded, dict) and key in decoded and set(decoded) <= envelope:
-        return decoded[key]
-    return value
 
 
 def _legacy_function_calls(attrs: dict[str, Any]) -> list[dict[str, Any]]:
@@ -405,13 +390,13 @@ def node_from_span(span: dict[str, Any], resource: dict[str, Any], seq: int) -> 
         arguments = _first(attrs, "input.value", "traceloop.entity.input", "tool.parameters",
                            "langfuse.observation.input")
         arguments = _call_envelope(arguments)
-    arguments = _callback_envelope(arguments, "inputs", _CALLBACK_INPUT, "traceloop.entity.input" in attrs)
+    arguments, _ = callback_envelope(arguments, "input", "traceloop.entity.input" in attrs)
     result = _first(attrs, "gen_ai.tool.call.result", "gen_ai.tool.output")
     if result is None and role == "tool":
         result = _first(attrs, "gen_ai.output", "tool_response", "gcp.vertex.agent.tool_response", "traceloop.entity.output")
     if result is None:
         result = _first(attrs, "output.value", "langfuse.observation.output")
-    result = _callback_envelope(result, "output", _CALLBACK_OUTPUT, "traceloop.entity.output" in attrs)
+    result, _ = callback_envelope(result, "output", "traceloop.entity.output" in attrs)
     said = tool_message(result) if role == "tool" else None  # LangChain's ToolMessage, whole
     result, call_of_message, failed_tool = said if said is not None else (result, None, False)
     failed_tool = failed_tool or (role == "tool" and str(attrs.get("gen_ai.tool.status") or "").lower() == "error")

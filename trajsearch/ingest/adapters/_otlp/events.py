@@ -12,7 +12,9 @@ The same event names as span events are read directly
 (:func:`span_event_messages`). The AWS Distro for OpenTelemetry (ADOT, what
 Bedrock AgentCore runs) moves a span's content out of it into one log record
 named after the instrumentation scope, its body ``{"input": {"messages"},
-"output": {"messages"}}`` (:func:`llo_messages`).
+"output": {"messages"}}`` (:func:`llo_messages`); its LangChain instrumentation's
+records hold LangChain's callback arguments (:func:`callback_envelope`): a
+tool's call and result, or a chain's (a LangGraph node's or edge's) state.
 
 Apart from the span attributes (``conventions``) because events arrive on
 their own, in other records and files, and need a join step of their own.
@@ -27,6 +29,7 @@ from typing import Any
 
 from .._common import RecordError, as_dict, as_list, short
 from .._spans import Message, Node, maybe_json, normalise_message, normalise_messages, text_of
+from .._spans.messages import result_text, tool_message
 from .shapes import event_name
 from .values import any_value, attributes, clean_ids, normal_id, span_time
 
@@ -154,6 +157,66 @@ def llo_messages(body: dict[str, Any]) -> tuple[list[dict[str, Any]], list[dict[
     return sides["input"] or dumps["input"], sides["output"] or dumps["output"]
 
 
+#: What LangChain's callbacks are given, as OpenLLMetry's LangChain instrumentation (and ADOT's, built on it)
+#: records them: a tool's ``{"input_str", "inputs", "tags", "metadata", "kwargs"}`` / ``{"output", "kwargs"}``,
+#: a chain's (a LangGraph node or edge) ``{"inputs", "tags", "metadata", "kwargs"}`` / ``{"outputs", "kwargs"}``.
+_CALLBACK = {"input": frozenset({"input_str", "tags", "metadata", "inputs", "kwargs"}),
+             "output": frozenset({"output", "outputs", "kwargs"})}
+#: The scope (and ADOT content records' ``event.name``) of the LangChain instrumentation.
+LANGCHAIN_SCOPE = "opentelemetry.instrumentation.langchain"
+
+
+def callback_envelope(value: Any, side: str, langchain: bool) -> tuple[Any, str | None]:
+    """(what it wraps, ``"tool"`` or ``"chain"``) when ``value`` is the record of a LangChain callback's
+    ``side`` (``"input"``: ``inputs``; ``"output"``: a tool's ``output``, a chain's ``outputs``), else
+    ``(value, None)``. Only where the LangChain instrumentation wrote it (``langchain``: a span with
+    OpenLLMetry's ``traceloop.entity.*``, an ADOT record of :data:`LANGCHAIN_SCOPE`), where a tool's own
+    ``{"output": ...}`` cannot be meant."""
+    decoded = maybe_json(value)
+    if not (langchain and isinstance(decoded, dict) and set(decoded) <= _CALLBACK[side]):
+        return value, None
+    key = next((k for k in (("inputs",) if side == "input" else ("output", "outputs")) if k in decoded), None)
+    if key is None:
+        return value, None
+    return decoded[key], "tool" if "input_str" in decoded or key == "output" else "chain"
+
+
+def _langchain_callback(body: dict[str, Any]) -> tuple[str, Any, Any] | None:
+    """(``"tool"`` or ``"chain"``, input, output) of an ADOT LangChain record holding a callback's arguments
+    (one content each side), else None: a model call's record holds its messages instead."""
+    found: dict[str, tuple[Any, str | None]] = {}
+    for side in ("input", "output"):
+        contents = [as_dict(m).get("content") for m in as_list(as_dict(body.get(side)).get("messages"))]
+        if len(contents) == 1:
+            found[side] = callback_envelope(contents[0], side, True)
+    kinds = {kind for _, kind in found.values()}
+    if not kinds or None in kinds:
+        return None
+    kind = "tool" if "tool" in kinds else "chain"
+    return kind, found.get("input", (None, None))[0], found.get("output", (None, None))[0]
+
+
+def _callback_node(kind: str, given: Any, said: Any, node: Node) -> None:
+    """What a LangChain callback record says about its span: a tool's arguments, result, name and call id (a
+    ``ToolMessage``'s), or a chain's messages (LangGraph's state; a routing decision, ``"tools"``, is none)."""
+    if kind == "tool":
+        message = tool_message(said)
+        result, call_id, failed = message if message is not None else (said, None, False)
+        named = maybe_json(said)
+        named = named.get("kwargs", {}) if isinstance(named, dict) else {}
+        node.tool = str(named.get("name")) if named.get("name") else None
+        node.call_id, node.arguments = call_id, maybe_json(given)
+        node.result = result_text(result) if result is not None else None
+        node.info["callback"] = "tool"
+        if failed:
+            node.error = RETURNED_ERROR
+        return
+    node.input_messages, node.output_messages = (
+        normalise_messages(side.get("messages")) if isinstance(side, dict) and isinstance(side.get("messages"), list)
+        else [] for side in (maybe_json(given), maybe_json(said)))
+    node.info["callback"] = "chain"
+
+
 def tool_io(node: Node) -> None:
     """A tool span's call and result recorded as messages (Strands' span events, ADOT's log of
     a tool span) are its arguments and observation, not a conversation: moved there."""
@@ -202,6 +265,8 @@ def node_from_log(log: dict[str, Any], seq: int) -> tuple[str, Node] | None:
                  or log.get("observed_timestamp"))
     node = Node(id=f"{span_id}#event{seq}", parent=span_id, role="event", name=name, start=when, seq=seq,
                 input_messages=inputs, output_messages=outputs, info={k: v for k, v in info.items() if v is not None})
+    if llo is not None and name == LANGCHAIN_SCOPE and (callback := _langchain_callback(llo)) is not None:
+        _callback_node(*callback, node)
     return trace, clean_ids(node)
 
 
@@ -211,7 +276,9 @@ def merge_events(nodes: list[Node]) -> list[Node]:
     A span's own message attributes win; else its events give the input
     messages in the order they were emitted and the output messages (choices)
     by ``index``. Events whose span was never exported become a model-call node
-    of their own, so logs without spans still make a run.
+    of their own, so logs without spans still make a run; a LangChain callback's
+    record (see :func:`callback_envelope`) makes a tool or chain node, and gives a
+    tool span what it did not record (name, call id, arguments, result).
     """
     spans: dict[str, Node] = {}
     events: dict[str, list[Node]] = {}
@@ -232,10 +299,18 @@ def merge_events(nodes: list[Node]) -> list[Node]:
         choices = sorted((n for n in group if n.output_messages), key=lambda n: (n.info.get("index") or 0, n.seq))
         outputs = [m for n in choices for m in n.output_messages]
         span = spans.get(span_id)
+        callback = next((n for n in group if n.info.get("callback")), None)
         if span is None:
             starts = [n.start for n in group if n.start]
-            span = spans[span_id] = Node(id=span_id, parent=None, role="llm", name="gen_ai events", seq=group[0].seq,
+            role = callback.info["callback"] if callback is not None else "llm"
+            span = spans[span_id] = Node(id=span_id, parent=None, role=role, name="gen_ai events", seq=group[0].seq,
                                          start=min(starts) if starts else None, end=max(starts) if starts else None)
+        if callback is not None and callback.info["callback"] == "tool":
+            for field in ("tool", "call_id", "arguments", "result", "error"):
+                if getattr(span, field) in (None, "") and getattr(callback, field) not in (None, ""):
+                    setattr(span, field, getattr(callback, field))
+            if span.error == RETURNED_ERROR:  # its words arrived with its content log
+                span.error = returned_error(span)
         if not _said(span.input_messages):  # ADOT leaves a message's role attributes, not its content
             span.input_messages = inputs
         if not _said(span.output_messages):

@@ -79,18 +79,27 @@ def twin_calls(order: list[Node]) -> set[str]:
     Two instrumentations of one request (a framework's and its SDK's: LangChain's
     ``ChatOpenAI`` and OpenAI's ``ChatCompletion`` under Phoenix, Strands' ``chat`` and
     botocore's under ADOT) give two model-call spans answering with the same tool-call ids
-    and arguments, or, without ids, over the same interval in different branches of the
-    tree or one inside the other (:func:`_same_call`); each would make the same steps. The
-    one met first in ``order`` (tree order, where its tool spans follow it) is kept, with the
-    other's tool-call ids where it has none (a tool span is matched by them).
+    and arguments (and the same words, where both recorded some), or, without ids, over the
+    same interval in different branches of the tree or one inside the other
+    (:func:`_same_call`); each would make the same steps. The one met first in ``order``
+    (tree order, where its tool spans follow it) is kept, with the other's words where it
+    has none and its tool-call ids where it has none (a tool span is matched by them).
     """
     position = {n.id: i for i, n in enumerate(order)}
     by_id = {n.id: n for n in order}
     twins: set[str] = set()
-    by_ids: dict[tuple[Any, ...], Node] = {}
+    by_ids: dict[tuple[Any, ...], list[Node]] = {}
     for node in (n for n in order if n.role == "llm" and _call_ids(n)):  # the same calls, whenever each was timed
-        if by_ids.setdefault((_call_ids(node), *_answer(node)), node) is not node:  # (ADK reuses ids: args too)
-            twins.add(node.id)
+        text, calls = _answer(node)
+        earlier = by_ids.setdefault((_call_ids(node), calls), [])  # (ADK reuses ids: args too)
+        # the same words, or none on one side (botocore records a Bedrock turn's calls without them)
+        kept = next((k for k in earlier if not text or _answer(k)[0] in (text, "")), None)
+        if kept is None:
+            earlier.append(node)
+            continue
+        twins.add(node.id)
+        if text and not _answer(kept)[0]:
+            kept.output_messages = [dict(m) for m in node.output_messages]
     timed = sorted((n for n in order if n.role == "llm" and n.start is not None and n.end is not None
                     and n.id not in twins), key=start_order)
     for i, first in enumerate(timed):

@@ -127,8 +127,9 @@ def normalise_message(raw: Any) -> Message | None:
     if raw.get("reasoning_content"):
         msg.reasoning = text_of(raw["reasoning_content"])
     calls = maybe_json(raw.get("tool_calls"))  # a list, or that list as a JSON string
-    for call in calls if isinstance(calls, list) else indexed(raw, "tool_calls."):
-        if isinstance(call, dict):
+    listed = {c.get("id") for c in msg.calls if c.get("id")}  # a call in the content is one of the list too
+    for call in calls if isinstance(calls, list) else indexed(raw, "tool_calls."):  # (botocore's, LangChain's)
+        if isinstance(call, dict) and not (call.get("id") and call.get("id") in listed):
             fn = call.get("function") if isinstance(call.get("function"), dict) else call
             msg.calls.append({"id": call.get("id"), "name": fn.get("name"), "arguments": maybe_json(fn.get("arguments", fn.get("args")))})
     msg.call_id = raw.get("tool_call_id") or msg.call_id
