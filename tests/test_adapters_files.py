@@ -371,13 +371,18 @@ def test_atif_task_is_the_instruction_not_the_prompt() -> None:
         assert only(path).task == HELLO, path.name
 
 
-def test_atif_run_id_does_not_depend_on_how_the_path_was_written(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Bug (read_dump API, real Terminus-2 file): the id took the file's last two directories as written, so a
-    relative path (``terminus_2/x.json`` from ``.real``) gave another id than the absolute one, a duplicate run."""
+def test_a_run_id_does_not_depend_on_how_the_path_was_written(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Bug (read_dump API, real Terminus-2 and mini-swe-agent files): ids built from a file's directories took
+    them as written, so a relative path (``terminus_2/x.json`` from ``.real``) gave another id than the absolute
+    one, a duplicate run; the reader resolves the path first, for every format."""
     absolute = only(ATIF_INVALID).trajectory_id
     monkeypatch.chdir(ATIF_DIR.parent)
     assert only(Path("terminus_2") / ATIF_INVALID.name).trajectory_id == absolute
     assert absolute.endswith(".real/terminus_2/hello-world-invalid-json.trajectory")
+    mini = FIXTURES / "mini-swe-agent" / ".real" / "rfc-mini-swe-agent-trajectory.json"  # no instance_id of its own
+    absolute = only(mini).trajectory_id
+    monkeypatch.chdir(mini.parent)
+    assert only(Path(mini.name)).trajectory_id == absolute
 
 
 def test_atif_files_sharing_a_session_stay_distinct_runs() -> None:

@@ -204,9 +204,10 @@ def plan_units(path: str | Path, fmt: str | None = None) -> list[Unit]:
     files of a run folder make one unit.
 
     A single file whose format cannot be detected raises ValueError now; in a
-    directory such a file becomes a unit carrying the error.
+    directory such a file becomes a unit carrying the error. The path is resolved first: adapters derive run
+    ids from where a file lies, which must not depend on how its path was written (``x.traj`` or ``./runs/x.traj``).
     """
-    p = Path(path)
+    p = Path(path).resolve()
     if fmt is not None:
         adapter_for(fmt)
     if not p.exists():

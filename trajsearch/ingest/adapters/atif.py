@@ -13,8 +13,8 @@ Mapping
   ``<where>`` is the file's last two directories and its stem
   (``hello-world__Ab3xQ/agent/trajectory``; a multi-step trial's step adds the
   trial: ``<trial>/<step>/agent/trajectory``), so files sharing a session stay
-  distinct runs and a re-ingest of the same file gives the same id (the path
-  resolved first, however it was written); an
+  distinct runs and a re-ingest of the same file gives the same id (the reader
+  resolves the path first, however it was written); an
   embedded subagent adds ``.sub.<its trajectory_id>``.
 - task: the first ``source: "user"`` step's message is the agent's rendered
   prompt. The instruction is cut out of it: by the saved
@@ -512,12 +512,11 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
         raise RecordError("no task: no step with source 'user' and a message")
     task = _prompts.instruction(prompt, (config.get("instance_template"),), ("task",))
     extra = record.get("extra") if isinstance(record.get("extra"), dict) else {}
-    source = ctx.source.resolve()  # the id and the trial around the file, however its path was written
-    outcome, reward, failure, basis = _verdict(extra, source, ctx) if not sub_path else (
+    outcome, reward, failure, basis = _verdict(extra, ctx.source, ctx) if not sub_path else (
         Outcome.unknown, None, None, {})
     final = record.get("final_metrics") if isinstance(record.get("final_metrics"), dict) else {}
     created = _started(ordered)
-    where = _where(source)
+    where = _where(ctx.source)
     trajectory_id = f"atif.{root_id}.{where}" + (f".sub.{'/'.join(sub_path)}" if sub_path else "")
     fields: dict[str, Any] = {
         "trajectory_id": safe_id(trajectory_id),
