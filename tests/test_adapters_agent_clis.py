@@ -748,6 +748,33 @@ def test_openhands_sdk_folders_under_a_directory_and_a_lone_event(tmp_path: Path
     assert partial.error == "no user message in this OpenHands SDK conversation (no MessageEvent from source 'user')"
 
 
+OH_STORE = FIXTURES / "openhands" / ".real" / "v0-sessions" / "63b4315947a049e2b7a51249b3d4fcc3"
+
+
+@pytest.mark.parametrize("given", ["", "events", "metadata.json"])
+def test_openhands_v0_conversation_store_folder_is_one_run(given: str) -> None:
+    """Bug: the V0 server's conversation store (``sessions/<id>/events/<n>.json``, one event per file, beside
+    ``metadata.json``) was read file by file: its user message became a run of 0 steps, the other events and
+    ``metadata.json`` were rejected, the run itself (its steps, model, conversation id) lost."""
+    [result] = read_dump(OH_STORE / given, tenant="acme")
+    run = result.trajectory
+    assert run.trajectory_id == "openhands.63b4315947a049e2b7a51249b3d4fcc3" and run.task == "Flip a coin!"
+    assert [s.action for s in run.steps] == ["execute_ipython_cell", "execute_ipython_cell", "finish"]
+    assert run.steps[1].observation.startswith("The coin flip result is: Heads")
+    assert run.model_id == "claude-3-7-sonnet-20250219"  # the model that answered (metadata: anthropic/...)
+    assert run.metadata["conversation_title"] == "Coin Flip Simulation"
+    assert run.metadata["final_agent_state"] == "finished"
+
+
+def test_openhands_v0_conversation_store_under_a_directory_and_a_lone_event() -> None:
+    """Under a directory the store is one run, its files claimed by it; one event file alone is refused, naming the
+    conversation folder (it was a run of its own when it held the user's message)."""
+    assert [r.trajectory.trajectory_id for r in read_dump(OH_STORE.parent, tenant="acme")] == [
+        "openhands.63b4315947a049e2b7a51249b3d4fcc3"]
+    [alone] = read_dump(OH_STORE / "events" / "4.json", tenant="acme")
+    assert not alone.ok and f"ingest the conversation folder {OH_STORE}" in alone.error
+
+
 @pytest.mark.parametrize("status, event, outcome, says", [
     ("stuck", None, Outcome.failure, "stuck: the SDK's stuck detector stopped the agent"),
     ("error", {"kind": "ConversationErrorEvent", "source": "environment", "code": "LLMContextWindowExceedError",

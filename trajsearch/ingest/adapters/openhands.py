@@ -6,7 +6,12 @@ Written by ``save_trajectory_path``, the UI's "download trajectory" (a list),
 ``GET /api/conversations/<id>/events`` (``{"events": [...], "has_more": ...}``;
 an export of it may keep the conversation's details beside, ``{exported_at,
 base_url, conversation, events}``, as enyst/llm-playground's
-``export_conversation.py`` writes); and
+``export_conversation.py`` writes); the V0 server's own conversation store
+(``sessions/<id>/events/<n>.json``, one event per file, beside
+``sessions/<id>/metadata.json``: read as a folder, the folder, its ``events/``
+or its ``metadata.json`` named, its metadata as an export's conversation,
+``llm_model`` the model where no response names one; one event file alone is
+refused, naming the folder); and
 the evaluation harness's ``output.jsonl`` (``evaluation/utils/shared.py``
 ``EvalOutput``: one line per instance, ``instance_id``, ``instruction``,
 ``history`` = the run's events, ``metadata`` with ``agent_class`` and
@@ -222,13 +227,55 @@ def matches(record: Any) -> bool:
         or sdk.is_base_state(record)
 
 
+#: The V0 server's conversation store (``openhands/storage/locations.py``): ``sessions/<id>/events/<n>.json``, one
+#: event per file (``event_to_dict``), beside ``sessions/<id>/metadata.json`` (``ConversationMetadata``).
+STORE_METADATA = "metadata.json"
+_STORE_EVENT = re.compile(r"^(\d+)\.json$")
+
+
+def _store_folder(path: Path) -> Path | None:
+    """The V0 conversation store ``path`` stands for (the folder, its ``events/`` or its ``metadata.json``): a
+    folder holding ``metadata.json`` and ``events/<n>.json``."""
+    folder = (path.parent if path.name == STORE_METADATA else None) if path.is_file() else (
+        path.parent if path.name == sdk.EVENTS_DIR else path)
+    if folder is None or not (folder / STORE_METADATA).is_file() or not (folder / sdk.EVENTS_DIR).is_dir():
+        return None
+    try:
+        return folder if any(_STORE_EVENT.match(p.name) for p in (folder / sdk.EVENTS_DIR).iterdir()) else None
+    except OSError:
+        return None
+
+
 def run_folder(path: Path) -> Path | None:
-    """An SDK conversation is a folder (``base_state.json`` + ``events/``): the reader reads it as one run."""
-    return sdk.run_folder(path)
+    """A run kept as a folder, read as one run: an SDK conversation (``base_state.json`` + ``events/``), or a V0
+    server's conversation store (``metadata.json`` + ``events/<n>.json``)."""
+    return sdk.run_folder(path) or _store_folder(path)
+
+
+def _store_events(files: dict[str, Any]) -> list[Any]:
+    """A V0 conversation store's events, in the order of their ids (the file names)."""
+    indexed = [(int(found.group(1)), value) for name, value in files.items()
+               if (parts := name.split("/"))[0] == sdk.EVENTS_DIR and len(parts) == 2
+               and (found := _STORE_EVENT.match(parts[1]))]
+    return [event for _, event in sorted(indexed, key=lambda x: x[0])]
+
+
+def _lone_store_event(record: Any, source: Path) -> str | None:
+    """Why one event file of a V0 conversation store is not a run (the folder to ingest instead), if it is one."""
+    if not _is_event(record) or source.parent.name != sdk.EVENTS_DIR or not _STORE_EVENT.match(source.name) \
+            or not (source.parent.parent / STORE_METADATA).is_file():
+        return None
+    folder = source.parent.parent
+    return (f"this is one event ({record.get('action') or record.get('observation')}) of an OpenHands conversation, "
+            f"which keeps one event per file in {folder}/events/ beside {folder}/{STORE_METADATA}: ingest the "
+            f"conversation folder {folder}")
 
 
 def read_folder(files: dict[str, Any], ctx: Context) -> Trajectory:
-    """One SDK conversation folder's files (``{relative path: JSON value}``) as its run."""
+    """One conversation folder's files (``{relative path: JSON value}``) as its run: a V0 store's events with its
+    metadata as an export's conversation, else an SDK conversation."""
+    if STORE_METADATA in files and sdk.BASE_STATE not in files:
+        return to_trajectory({"events": _store_events(files), "conversation": as_dict(files[STORE_METADATA])}, ctx)
     state, events = sdk.folder_events(files)
     if not events:
         raise RecordError(f"no events/event-NNNNN-<id>.json beside {sdk.BASE_STATE} in this OpenHands SDK "
@@ -451,6 +498,8 @@ def _file_run_id(ctx: Context, first_time: Any, task: str) -> str:
 def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     if sdk.is_event(record):
         raise RecordError(sdk.lone_event(record, ctx.source))
+    if reason := _lone_store_event(record, ctx.source):
+        raise RecordError(reason)
     if sdk.is_base_state(record):
         raise RecordError(f"a {sdk.BASE_STATE} without its events: ingest the conversation folder that holds it")
     if isinstance(record, list) and any(sdk.is_event(e) for e in record) and not any(_is_event(e) for e in record):
@@ -588,6 +637,8 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
             models.append(model)
     elif isinstance(conversation.get("conversation_id"), str) and conversation["conversation_id"].strip():
         run_id = f"openhands.{conversation['conversation_id'].strip()}"
+        if isinstance(conversation.get("llm_model"), str) and conversation["llm_model"] and not models:
+            models.append(conversation["llm_model"])  # the model the conversation was set up with
     else:
         run_id = _file_run_id(ctx, events[0].get("timestamp"), task)
     last_metrics = next((e["llm_metrics"] for e in reversed(events) if isinstance(e.get("llm_metrics"), dict)), {})
@@ -598,7 +649,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
         "cwd": cwd,
         "final_agent_state": final_state,
         "openhands_version": system_args.get("openhands_version"),
-        "accumulated_cost": last_metrics.get("accumulated_cost"),
+        "accumulated_cost": last_metrics.get("accumulated_cost", conversation.get("accumulated_cost")),
         "task_completed": task_completed,
         "user_prompts": prompt_list(prompts[1:]) or None,
         "unmatched_errors": loose_errors or None,
