@@ -517,6 +517,24 @@ def test_openhands_evaluation_output_report_decides_and_each_line_is_a_run(tmp_p
     assert len({r.trajectory_id for r in got.values()}) == 3
 
 
+OH_OPENDEVIN = FIXTURES / "openhands" / ".real" / "opendevin-eval" / "prontoqa-output.jsonl"
+
+
+def test_openhands_opendevin_evaluation_lines_of_action_observation_pairs_are_runs() -> None:
+    """Bug: an OpenDevin-era evaluation ``output.jsonl`` (the instance's ``id``, ``history`` as ``[action,
+    observation]`` pairs, ``test_result.result``) was refused whole ("no OpenHands event ... in this file"): every
+    run of the file lost, with its verdict."""
+    failed, solved = runs(OH_OPENDEVIN)
+    assert (failed.task_id, failed.outcome, solved.task_id, solved.outcome) == (
+        "ProntoQA_1", Outcome.failure, "ProntoQA_2", Outcome.success)
+    assert failed.failure.error.startswith("not solved: the benchmark's check of the answer failed")
+    assert failed.model_id == "gpt-4o-2024-05-13" and failed.metadata["agent_class"] == "CodeActAgent"
+    assert failed.task.startswith("You are a helpful assistant assigned with logic reasoning task.")
+    assert [s.action for s in failed.steps] == ["run_ipython", "run_ipython", "respond", "finish"]
+    assert failed.steps[0].arguments["code"] == "%pip install scitools-pyke"
+    assert failed.steps[0].observation.startswith("[Package installed successfully]")
+
+
 def test_openhands_resolver_output_lines_are_runs() -> None:
     """Bug: the issue resolver's ``output.jsonl`` (``ResolverOutput``: ``issue``, ``instruction``, ``history`` of
     flat ``dataclasses.asdict`` events without ``source``/``id``, ``success``, ...) was not detected, and forced

@@ -16,7 +16,10 @@ the evaluation harness's ``output.jsonl`` (``evaluation/utils/shared.py``
 ``EvalOutput``: one line per instance, ``instance_id``, ``instruction``,
 ``history`` = the run's events, ``metadata`` with ``agent_class`` and
 ``llm_config.model``, ``test_result`` with the ``git_patch`` and, once
-evaluated, a ``report``, and ``error``); and the GitHub issue resolver's
+evaluated, a ``report``, and ``error``; the OpenDevin-era harness, before 0.9,
+wrote the instance as ``id``, ``history`` as ``[action, observation]`` pairs,
+read flat, ``metadata.model_name`` and a benchmark's ``test_result.result``
+true/false); and the GitHub issue resolver's
 ``output.jsonl`` (``openhands/resolver/resolver_output.py`` ``ResolverOutput``:
 one line per issue, ``issue`` (owner, repo, number, title, body), ``issue_type``,
 ``instruction``, ``base_commit``, ``git_patch``, ``history`` = the run's events as
@@ -67,7 +70,8 @@ Mapping
   not a verdict -> ``unknown`` (the state, and any ``task_completed``, are in
   metadata).
   An evaluation output line decides by its ``test_result.report.resolved``
-  where the benchmark's evaluation added one; else its ``error`` (the harness
+  where the benchmark's evaluation added one (an OpenDevin-era line: its
+  ``test_result.result`` true/false); else its ``error`` (the harness
   or agent error that ended the run) makes it a failure, or ``infra_error``
   for timeouts, rate limits, connection and server errors, and for any error
   before the agent's first step (the LLM provider or the runtime never worked).
@@ -204,6 +208,17 @@ def _is_eval_output(record: Any) -> bool:
         (not record["history"] or any(_is_event(event) or sdk.is_event(event) for event in record["history"][:5]))
 
 
+def _paired_line(record: Any) -> Any:
+    """An OpenDevin-era evaluation line (before 0.9: the instance's ``id``, ``history`` as ``[action, observation]``
+    pairs) in today's shape, ``instance_id`` and the events flat; any other record as it is."""
+    if not isinstance(record, dict) or "instance_id" in record or not isinstance(record.get("id"), (str, int)) \
+            or not isinstance(record.get("instruction"), str) or not isinstance(record.get("history"), list) \
+            or not record["history"] or not all(isinstance(pair, list) for pair in record["history"]):
+        return record
+    return {**record, "instance_id": str(record["id"]),
+            "history": [event for pair in record["history"] for event in pair if isinstance(event, dict)]}
+
+
 def _wrapped(record: Any) -> list[Any] | None:
     """The event list inside an API answer: ``{"trajectory": [...]}``, or ``{"events": [...], "has_more": ...}``
     (``GET /api/conversations/<id>/events``; an export script adds ``conversation``, ``exported_at``, ``base_url``)."""
@@ -223,7 +238,7 @@ def _conversation(record: Any) -> dict[str, Any]:
 def matches(record: Any) -> bool:
     if (wrapped := _wrapped(record)) is not None:
         return bool(wrapped) and _is_event(wrapped[0])
-    return _is_event(record) or _is_eval_output(record) or resolver_line.is_output(record) or sdk.is_event(record) \
+    return _is_event(record) or _is_eval_output(_paired_line(record)) or resolver_line.is_output(record) or sdk.is_event(record) \
         or sdk.is_base_state(record)
 
 
@@ -286,7 +301,7 @@ def read_folder(files: dict[str, Any], ctx: Context) -> Trajectory:
 def split(document: Any):
     """A file is one run, except an evaluation or resolver ``output.jsonl``: one run per line (instance, issue)."""
     if isinstance(document, list) and document and all(
-            _is_eval_output(line) or resolver_line.names_an_issue(line) for line in document):
+            _is_eval_output(_paired_line(line)) or resolver_line.names_an_issue(line) for line in document):
         yield from ((f"record {n}", line) for n, line in enumerate(document, 1))
     else:
         yield "file", document
@@ -460,6 +475,11 @@ def _evaluation_verdict(evaluation: dict[str, Any], outcome: Outcome, failure: F
     if isinstance(resolved, bool):  # the benchmark's own verdict
         return (Outcome.success, None) if resolved else (
             Outcome.failure, Failure(error="not resolved: the benchmark's tests failed on the patch"))
+    result = as_dict(evaluation.get("test_result")).get("result")
+    if isinstance(result, bool):  # an OpenDevin-era benchmark's own check of the agent's answer
+        return (Outcome.success, None) if result else (
+            Outcome.failure, Failure(error="not solved: the benchmark's check of the answer failed (test_result.result "
+                                           "false)"))
     if isinstance(evaluation.get("error"), str) and evaluation["error"].strip() and outcome is Outcome.unknown:
         error = short(evaluation["error"].strip(), 500, keep="head")
         if not acted and not _AGENT_LIMIT.search(error):
@@ -496,6 +516,7 @@ def _file_run_id(ctx: Context, first_time: Any, task: str) -> str:
 
 
 def to_trajectory(record: Any, ctx: Context) -> Trajectory:
+    record = _paired_line(record)
     if sdk.is_event(record):
         raise RecordError(sdk.lone_event(record, ctx.source))
     if reason := _lone_store_event(record, ctx.source):
@@ -627,7 +648,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
 
     conversation = _conversation(record)
     if evaluation:
-        model = as_dict(settings.get("llm_config")).get("model")
+        model = as_dict(settings.get("llm_config")).get("model") or settings.get("model_name")
         if isinstance(model, str) and model and not models:
             models.append(model)
         run_id = _evaluation_id(evaluation, model)
