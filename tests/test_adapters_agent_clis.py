@@ -793,6 +793,24 @@ def test_openhands_v0_conversation_store_under_a_directory_and_a_lone_event() ->
     assert not alone.ok and f"ingest the conversation folder {OH_STORE}" in alone.error
 
 
+OH_CLI = FIXTURES / "openhands" / ".real" / "oh-cli" / "simple_echo_hello_world"
+
+
+def test_openhands_sdk_events_saved_flat_in_a_folder_are_one_conversation() -> None:
+    """Bug: OpenHands-CLI's recorded conversations keep the SDK's event files in the folder itself (no ``events/``):
+    ingesting the folder refused each event file alone, naming the placeholder ``<conversation>`` as the folder."""
+    for given in (OH_CLI, OH_CLI.parent):
+        run = only(given)
+        assert run.task == "echo hello world" and run.tools_available[:3] == ["terminal", "file_editor", "task_tracker"]
+        assert [(s.action, s.arguments.get("command")) for s in run.steps] == [("terminal", "echo hello world"),
+                                                                            ("respond", None)]
+        assert run.steps[0].observation == "hello world" and run.steps[0].error is None
+        assert run.trajectory_id.startswith("openhands.simple_echo_hello_world.")
+    [alone] = read_dump(next(OH_CLI.glob("event-00002-*.json")), tenant="acme")
+    assert not alone.ok and alone.error.endswith(f"ingest the conversation folder {OH_CLI}")
+    assert "<conversation>" not in alone.error
+
+
 @pytest.mark.parametrize("status, event, outcome, says", [
     ("stuck", None, Outcome.failure, "stuck: the SDK's stuck detector stopped the agent"),
     ("error", {"kind": "ConversationErrorEvent", "source": "environment", "code": "LLMContextWindowExceedError",

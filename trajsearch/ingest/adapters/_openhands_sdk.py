@@ -4,7 +4,8 @@ Where they come from (OpenHands/software-agent-sdk, ``openhands-sdk/openhands/sd
 ``conversation/persistence_const.py`` + ``event_store.py``: a conversation persists as a folder
 ``<conversation id hex>/`` holding ``base_state.json`` (``ConversationState``: ``id``, ``agent.llm.model``,
 ``workspace.working_dir``, ``execution_status``, ``stats``, ``leaf_event_id``) and ``events/event-NNNNN-<event
-id>.json``, one event per file (``model_dump_json``, each with its ``kind``); the same events also travel as JSON
+id>.json``, one event per file (``model_dump_json``, each with its ``kind``; OpenHands-CLI's recorded conversations
+keep the event files in the folder itself, with or without ``base_state.json``); the same events also travel as JSON
 lines (a stream or a test fixture) and as the ``history`` of an OpenHands/benchmarks ``output.jsonl`` line.
 Event classes read (``event/``): ``SystemPromptEvent`` (``tools``), ``MessageEvent`` (``llm_message`` of role
 user/assistant), ``ActionEvent`` (``tool_name``, ``tool_call`` with the LLM's ``arguments``, ``action`` with its
@@ -65,24 +66,27 @@ def _has_events(folder: Path) -> bool:
 
 
 def run_folder(path: Path) -> Path | None:
-    """The conversation folder that ``path`` stands for: the folder, its ``events/`` or its ``base_state.json``."""
+    """The conversation folder that ``path`` stands for: the folder, its ``events/`` or its ``base_state.json``;
+    or a folder holding the event files themselves (OpenHands-CLI's recorded conversations)."""
     if path.is_file():
         return path.parent if path.name == BASE_STATE else None
     if (path / BASE_STATE).is_file() or ((path / EVENTS_DIR).is_dir() and _has_events(path / EVENTS_DIR)):
         return path
-    if path.name == EVENTS_DIR and _has_events(path):
-        return path.parent
+    if _has_events(path):
+        return path.parent if path.name == EVENTS_DIR else path
     return None
 
 
 def folder_events(files: dict[str, Any]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """(base state, events in the order they were appended) of a folder's files, by the writer's file index."""
-    indexed = []
+    """(base state, events in the order they were appended) of a folder's files, by the writer's file index: those in
+    ``events/``, else those saved flat in the folder itself."""
+    nested, flat = [], []
     for name, value in files.items():
         parts = name.split("/")
-        found = EVENT_NAME.match(parts[-1]) if len(parts) == 2 and parts[0] == EVENTS_DIR else None
+        found = EVENT_NAME.match(parts[-1]) if len(parts) == 1 or (len(parts) == 2 and parts[0] == EVENTS_DIR) else None
         if found and isinstance(value, dict):
-            indexed.append((int(found.group("idx")), value))
+            (nested if len(parts) == 2 else flat).append((int(found.group("idx")), value))
+    indexed = nested or flat
     state = files.get(BASE_STATE)
     return (state if isinstance(state, dict) else {}), [event for _, event in sorted(indexed, key=lambda x: x[0])]
 
@@ -199,7 +203,13 @@ def tool_names(event: dict[str, Any]) -> list[str]:
 
 
 def lone_event(event: dict[str, Any], source: Path) -> str:
-    """Why one event is not a run, and the folder to ingest instead (the one above ``events/``)."""
-    folder = str(source.parent.parent) if source.parent.name == EVENTS_DIR else "<conversation>"
+    """Why one event is not a run, and the folder to ingest instead (the one above ``events/``, else the one that
+    holds the event files)."""
+    if source.parent.name == EVENTS_DIR:
+        folder = source.parent.parent
+        where = f"in {folder}/events/ beside {folder}/{BASE_STATE}"
+    else:
+        folder = source.parent
+        where = f"(event-NNNNN-<id>.json) in {folder}"
     return (f"this is one event ({event.get('kind')}) of an OpenHands SDK conversation, which keeps one event per "
-            f"file in {folder}/events/ beside {folder}/{BASE_STATE}: ingest the conversation folder {folder}")
+            f"file {where}: ingest the conversation folder {folder}")

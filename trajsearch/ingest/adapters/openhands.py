@@ -107,7 +107,8 @@ Mapping
 
 software-agent-sdk (V1) conversations (what is where: ``_openhands_sdk``)
 - read as: the conversation folder ``<id hex>/`` (``base_state.json`` +
-  ``events/event-NNNNN-<id>.json``), named as the folder, its ``events/`` or
+  ``events/event-NNNNN-<id>.json``; OpenHands-CLI's recordings: the event
+  files in the folder itself), named as the folder, its ``events/`` or
   its ``base_state.json``, is one run (``run_folder``/``read_folder``: the
   reader hands over the folder's files together); under a directory each such
   folder is one run. One event file alone is refused, naming the folder to
@@ -293,8 +294,8 @@ def read_folder(files: dict[str, Any], ctx: Context) -> Trajectory:
         return to_trajectory({"events": _store_events(files), "conversation": as_dict(files[STORE_METADATA])}, ctx)
     state, events = sdk.folder_events(files)
     if not events:
-        raise RecordError(f"no events/event-NNNNN-<id>.json beside {sdk.BASE_STATE} in this OpenHands SDK "
-                          "conversation folder")
+        raise RecordError(f"no events/event-NNNNN-<id>.json (nor event files in the folder) beside {sdk.BASE_STATE} in "
+                          "this OpenHands SDK conversation folder")
     return _sdk_trajectory(sdk.active_branch(events, state.get("leaf_event_id")), state, {}, ctx)
 
 
