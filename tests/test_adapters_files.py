@@ -385,6 +385,26 @@ def test_a_run_id_does_not_depend_on_how_the_path_was_written(monkeypatch: pytes
     assert only(Path(mini.name)).trajectory_id == absolute
 
 
+HARBOR_JOB = FIXTURES / "atif/.real/harbor-runme/2026-06-30__14-22-55"
+HARBOR_TRIAL = HARBOR_JOB / "update-minor-deps__xQmAxjA"
+
+
+def test_harbor_job_gives_one_run_per_trial_and_passes_over_its_raw_session_and_own_files() -> None:
+    """Bug: a Harbor job of the codex agent gave each trial twice (the ATIF ``agent/trajectory.json``, with the
+    verdict, and the raw Codex rollout under ``agent/sessions/`` it was converted from, with none), and Harbor's own
+    ``result.json``, ``config.json``, ``lock.json``, ``verifier/reward.json`` each counted as a rejection."""
+    for given in (HARBOR_JOB, HARBOR_TRIAL, HARBOR_TRIAL / "agent"):
+        run = only(given)
+        assert run.trajectory_id.endswith("update-minor-deps__xQmAxjA/agent/trajectory") and len(run.steps) == 22
+        assert run.outcome is Outcome.success and run.metadata["outcome_basis"] == "Harbor trial result.json"
+    [rollout] = (HARBOR_TRIAL / "agent/sessions").rglob("rollout-*.jsonl")
+    with pytest.raises(ValueError, match="raw codex-cli session in Harbor trial update-minor-deps__xQmAxjA"):
+        detect_format(rollout)
+    for own in (HARBOR_JOB / "lock.json", HARBOR_TRIAL / "result.json", HARBOR_TRIAL / "verifier/reward.json"):
+        with pytest.raises(ValueError, match="no run in this file: (Harbor's own|the verifier output)"):
+            detect_format(own)
+
+
 def test_atif_files_sharing_a_session_stay_distinct_runs() -> None:
     """Bug: five files sharing one session_id in one directory were ingested as one run."""
     sessions = {json.loads(p.read_text())["session_id"] for p in ATIF_DIR.glob("*.json")}

@@ -15,7 +15,7 @@ from typing import Any
 
 import ijson
 
-from .adapters import ADAPTERS, FORMATS, format_of, side_file, why_not_a_run
+from .adapters import ADAPTERS, FORMATS, format_of, side_file, side_path, why_not_a_run
 from .sources import GZIP_ERRORS, PEEK_BYTES, first_line_is_json, is_jsonl, open_dump, parse, peek, whole_document
 
 #: A pretty-printed document up to this size is parsed whole to detect its format.
@@ -124,6 +124,8 @@ def detect_format(path: str | Path) -> str:
     fmt = format_of(record) if record is not None else None
     fmt = fmt or _by_signature(head[:PEEK_BYTES]) or _by_suffix(p.name.removesuffix(".gz"))
     if fmt is not None and (what := _side_document(fmt, p)):
+        raise SideFile(f"{p}: no run in this file: {what}")
+    if what := side_path(p, fmt):
         raise SideFile(f"{p}: no run in this file: {what}")
     if fmt is None:
         reason = why_not_a_run(record) if record is not None else None

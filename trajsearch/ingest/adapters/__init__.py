@@ -13,7 +13,9 @@ entry in ``ADAPTERS``. A module exposes:
   file its producer writes beside the runs is (predictions, an evaluation report):
   passed over in a directory, named when given alone; optionally
   ``side_document(document)``, the same for a whole small file (a session file
-  of bookkeeping only), with ``WHOLE_FILE``;
+  of bookkeeping only), with ``WHOLE_FILE``; optionally ``side_path(path, fmt)``,
+  the same told by where a file sits (a raw session beside the run converted
+  from it, a job's own files), given its detected format (None: unrecognised);
 - a record-per-run adapter: ``to_trajectory(record, ctx) -> Trajectory``. With
   ``WHOLE_FILE = True`` a file is handed over as one value (its JSON document,
   or the list of its JSONL lines) and optionally ``split(document)`` yields
@@ -37,6 +39,7 @@ Each module documents its field mapping in its docstring. File handling
 
 from __future__ import annotations
 
+from pathlib import Path
 from types import ModuleType
 from typing import Any
 
@@ -120,6 +123,13 @@ def side_file(record: Any) -> str | None:
     """What a file is that a producer writes beside its runs (``side_file`` of an adapter), if it is one."""
     return next((reason for mod in ADAPTERS.values()
                  if (hook := getattr(mod, "side_file", None)) is not None and (reason := hook(record))), None)
+
+
+def side_path(path: Path, fmt: str | None) -> str | None:
+    """What a file is that a producer writes beside its runs, told by where it sits (``side_path`` of an adapter:
+    a raw session beside its converted run, a job's own files), given the format detected (None: unrecognised)."""
+    return next((reason for mod in ADAPTERS.values()
+                 if (hook := getattr(mod, "side_path", None)) is not None and (reason := hook(path, fmt))), None)
 
 
 def why_not_a_run(record: Any) -> str | None:

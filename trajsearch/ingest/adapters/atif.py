@@ -82,6 +82,12 @@ Mapping
   whose ``result.json`` records the verifier's reward
   (``verifier_result.rewards.reward``; a step's own in ``step_results``) or
   the trial's exception.
+- beside it, in a Harbor job directory (``side_path``): the agent's raw
+  session that Harbor converted (Codex's ``agent/sessions/**/rollout-*.jsonl``,
+  Claude Code's ``agent/sessions/projects/**.jsonl``, ...) is passed over when
+  the trial has its ATIF ``agent/trajectory.json``, the trial's one run; so are
+  Harbor's own ``config.json``, ``result.json``, ``result.harbor.json``,
+  ``lock.json`` and what the verifier wrote (``verifier/reward.json``, ...).
 - metadata: ``schema_version``, agent name, session id, ``final_metrics``
   totals, continuation / subagent links, notes.
 """
@@ -418,6 +424,50 @@ def _trial_dir(source: Path) -> tuple[Path, str | None] | None:
     if source.parent.parent.parent.name == "steps" and (source.parents[3] / "result.json").is_file():
         return source.parent.parent.parent.parent, source.parent.parent.name
     return source.parent.parent, None
+
+
+#: Harbor's own files in a job directory (``config.json``, ``result.json``, ``lock.json``) and a trial directory
+#: (``config.json``, ``result.json``, its copy ``result.harbor.json``).
+_HARBOR_OWN = frozenset({"config.json", "config.harbor.json", "result.json", "result.harbor.json", "lock.json"})
+
+
+def _is_trial(folder: Path) -> bool:
+    """A Harbor trial directory: its ``config.json`` and ``result.json`` beside the ``agent/`` or ``verifier/`` logs."""
+    return (folder / "result.json").is_file() and (folder / "config.json").is_file() and (
+        (folder / "agent").is_dir() or (folder / "verifier").is_dir())
+
+
+def _is_job(folder: Path) -> bool:
+    """A Harbor job directory: its ``config.json`` and ``result.json`` above its trial directories."""
+    if not ((folder / "result.json").is_file() and (folder / "config.json").is_file()):
+        return False
+    try:
+        return any(d.is_dir() and _is_trial(d) for d in folder.iterdir())
+    except OSError:
+        return False
+
+
+def side_path(path: Path, fmt: str | None) -> str | None:
+    """The adapter hook (see ``adapters/__init__``): what a file in a Harbor job is when it holds no run of its own.
+    The agent's raw session (Codex's ``agent/sessions/**/rollout-*.jsonl``, ...) beside the ATIF
+    ``agent/trajectory.json`` Harbor converted it to: the trial's run is that one, which has the trial's verdict;
+    Harbor's own results, configuration and lock; the verifier's output."""
+    if fmt is not None and fmt != NAME:
+        agent = next((d for d in path.parents if d.name == "agent"), None)
+        converted = agent / "trajectory.json" if agent is not None else None
+        if converted is not None and converted.is_file() and (trial := _trial_dir(converted)) is not None \
+                and (trial[0] / "result.json").is_file():
+            return (f"the agent's raw {fmt} session in Harbor trial {trial[0].name}, which Harbor converted to ATIF: "
+                    f"the trial's run is {converted}, read with the trial's verdict")
+        return None
+    if fmt is not None:
+        return None
+    if path.name in _HARBOR_OWN and (_is_trial(path.parent) or _is_job(path.parent)):
+        return f"Harbor's own {path.name} of {'trial' if _is_trial(path.parent) else 'job'} {path.parent.name}, not a run"
+    verifier = next((d for d in path.parents if d.name in ("verifier", "artifacts")), None)
+    if verifier is not None and _is_trial(verifier.parent):
+        return f"the {verifier.name} output of Harbor trial {verifier.parent.name}, not a run"
+    return None
 
 
 def _harbor_verdict(source: Path) -> dict[str, Any] | None:
