@@ -811,6 +811,14 @@ def test_openhands_sdk_events_saved_flat_in_a_folder_are_one_conversation() -> N
     assert "<conversation>" not in alone.error
 
 
+def test_openhands_sdk_tools_added_mid_conversation_are_available() -> None:
+    """Bug: the SDK's ``SystemPromptUpdateEvent`` (``reason: tools_changed``) was ignored: the ``terminal`` tool it
+    added mid-conversation was missing from ``tools_available``."""
+    run = only(FIXTURES / "openhands" / ".real" / "sdk-tools-changed" / "30692f28b39a4e4eab8257c4b6b50ded")
+    assert run.tools_available == ["file_editor", "finish", "think", "terminal"]
+    assert run.metadata["user_prompts"][0] == "Now I added another tool. Please confirm you can see it."
+
+
 @pytest.mark.parametrize("status, event, outcome, says", [
     ("stuck", None, Outcome.failure, "stuck: the SDK's stuck detector stopped the agent"),
     ("error", {"kind": "ConversationErrorEvent", "source": "environment", "code": "LLMContextWindowExceedError",

@@ -7,7 +7,8 @@ Where they come from (OpenHands/software-agent-sdk, ``openhands-sdk/openhands/sd
 id>.json``, one event per file (``model_dump_json``, each with its ``kind``; OpenHands-CLI's recorded conversations
 keep the event files in the folder itself, with or without ``base_state.json``); the same events also travel as JSON
 lines (a stream or a test fixture) and as the ``history`` of an OpenHands/benchmarks ``output.jsonl`` line.
-Event classes read (``event/``): ``SystemPromptEvent`` (``tools``), ``MessageEvent`` (``llm_message`` of role
+Event classes read (``event/``): ``SystemPromptEvent`` (``tools``), ``SystemPromptUpdateEvent`` (the tools
+after a change mid-conversation, ``reason: tools_changed``), ``MessageEvent`` (``llm_message`` of role
 user/assistant), ``ActionEvent`` (``tool_name``, ``tool_call`` with the LLM's ``arguments``, ``action`` with its
 ``kind``; ``action`` is null for a tool the agent does not have), ``ObservationEvent`` (``action_id``,
 ``observation``: ``content[].text``, ``is_error``, a command's ``exit_code``/``timeout``; before 1.0:
@@ -37,7 +38,7 @@ _PASTE_MODE = re.compile(r"\x1b\[\?2004[hl]")
 ROOT_PARENT_ID = "__root__"  # ``event/types.py``: an explicit root
 SOURCES = frozenset({"agent", "user", "environment", "hook"})
 KINDS = frozenset({
-    "SystemPromptEvent", "MessageEvent", "ActionEvent", "ObservationEvent", "AgentErrorEvent",
+    "SystemPromptEvent", "SystemPromptUpdateEvent", "MessageEvent", "ActionEvent", "ObservationEvent", "AgentErrorEvent",
     "UserRejectObservation", "ConversationStateUpdateEvent", "ConversationErrorEvent", "Condensation",
     "CondensationRequest", "CondensationSummaryEvent", "PauseEvent", "InterruptEvent", "TokenEvent",
     "LLMCompletionLogEvent", "HookExecutionEvent",
@@ -192,7 +193,7 @@ def stats_model(stats: Any) -> tuple[str | None, float | None]:
 
 
 def tool_names(event: dict[str, Any]) -> list[str]:
-    """The tools a ``SystemPromptEvent`` offered (each definition's ``name``, else its ``title``)."""
+    """The tools a ``SystemPromptEvent`` (or ``SystemPromptUpdateEvent``) offered (each definition's ``name``, else its ``title``)."""
     names = []
     for tool in as_list(event.get("tools")):
         if isinstance(tool, dict):

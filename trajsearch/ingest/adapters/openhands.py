@@ -119,7 +119,7 @@ software-agent-sdk (V1) conversations (what is where: ``_openhands_sdk``)
   ``base_state.json``'s ``leaf_event_id``.
 - task: the first ``MessageEvent`` from ``source: "user"``; later ones go to
   ``metadata.user_prompts``; ``SystemPromptEvent``'s ``tools`` give
-  ``tools_available``.
+  ``tools_available``, with those a ``SystemPromptUpdateEvent`` adds.
 - steps: each ``ActionEvent``: action = ``tool_name`` (``terminal``,
   ``file_editor``, ``finish``, ``think``, an MCP tool, ...; a tool the agent
   lacks keeps the name it called), arguments = ``tool_call.arguments`` (the
@@ -744,7 +744,7 @@ def _sdk_trajectory(events: list[dict[str, Any]], state: dict[str, Any], evaluat
     stats: Any = state.get("stats")
     for event in events:
         kind = event.get("kind")
-        if kind == "SystemPromptEvent":
+        if kind in ("SystemPromptEvent", "SystemPromptUpdateEvent"):  # the update: tools added mid-conversation
             tools.extend(sdk.tool_names(event))
         elif kind == "MessageEvent":
             text = sdk.message_text(event)
