@@ -819,6 +819,15 @@ def test_openhands_sdk_tools_added_mid_conversation_are_available() -> None:
     assert run.metadata["user_prompts"][0] == "Now I added another tool. Please confirm you can see it."
 
 
+def test_openhands_sdk_terminal_output_loses_the_shells_control_codes() -> None:
+    """Bug: an SDK terminal observation (``content[].text``) kept the shell's bracketed-paste switch
+    (``ESC[?2004l``) and its colour codes in the step's observation; only the older ``output`` field lost them."""
+    run = only(FIXTURES / "openhands" / ".real" / "oh-cli-codes" / "cli447_hi_followup_iterative_case_a")
+    [listing] = [s for s in run.steps if s.arguments.get("command") == "ls -la /home/xingyaow"]
+    assert listing.observation.startswith("total 88\ndrwxr-xr-x 11 xingyaow xingyaow 4096 Feb 18 17:08 .\n")
+    assert "\x1b" not in listing.observation and " .cache\n" in listing.observation
+
+
 @pytest.mark.parametrize("status, event, outcome, says", [
     ("stuck", None, Outcome.failure, "stuck: the SDK's stuck detector stopped the agent"),
     ("error", {"kind": "ConversationErrorEvent", "source": "environment", "code": "LLMContextWindowExceedError",

@@ -34,7 +34,9 @@ BASE_STATE = "base_state.json"
 EVENTS_DIR = "events"
 #: ``persistence_const.EVENT_NAME_RE``: the writer pads the index to five digits or more.
 EVENT_NAME = re.compile(r"^event-(?P<idx>\d{5,})-(?P<event_id>[0-9a-fA-F\-]{8,})\.json$")
-_PASTE_MODE = re.compile(r"\x1b\[\?2004[hl]")
+#: The terminal's control codes a shell writes into a command's output: CSI sequences (the bracketed-paste switches
+#: ``ESC[?2004l``/``h``, colours ``ESC[01;34m``, cursor moves), OSC sequences (window titles), two-byte escapes.
+_TERMINAL_CODES = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[@-Z\\-_])")
 ROOT_PARENT_ID = "__root__"  # ``event/types.py``: an explicit root
 SOURCES = frozenset({"agent", "user", "environment", "hook"})
 KINDS = frozenset({
@@ -135,14 +137,13 @@ def thought(event: dict[str, Any]) -> str | None:
 
 
 def observation_text(observation: dict[str, Any]) -> str:
-    """What the tool answered: ``content[].text`` (1.x), else the older ``output`` / ``message`` (whose
-    terminal output still carried the shell's bracketed-paste switches, ``ESC[?2004l``/``h``: dropped)."""
+    """What the tool answered: ``content[].text`` (1.x), else the older ``output`` / ``message``; the terminal's
+    control codes the shell wrote into it (the bracketed-paste switches ``ESC[?2004l``/``h``, colours) dropped."""
     text = texts(observation.get("content"))
     if not text:
-        for key in ("output", "message", "text"):
-            if isinstance(observation.get(key), str):
-                return _PASTE_MODE.sub("", observation[key])
-    return text
+        text = next((observation[key] for key in ("output", "message", "text") if isinstance(observation.get(key), str)),
+                    "")
+    return _TERMINAL_CODES.sub("", text)
 
 
 def observation_error(observation: dict[str, Any], text: str) -> str | None:

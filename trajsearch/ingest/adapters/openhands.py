@@ -128,8 +128,8 @@ software-agent-sdk (V1) conversations (what is where: ``_openhands_sdk``)
   ``thought`` text; an agent ``MessageEvent`` is a ``respond`` step
   ``{"content": ...}``. The observation is the event answering the action
   (``action_id``, else ``tool_call_id``): ``observation.content[].text``
-  (older: ``output``/``message``, the shell's bracketed-paste switches
-  dropped).
+  (older: ``output``/``message``), the terminal's control codes the shell
+  wrote into it (bracketed-paste switches, colours) dropped.
 - Step.error: a command's ``exit_code`` (or ``metadata.exit_code``) other
   than 0 (-1: did not finish), ``timeout``, ``is_error`` (older ``error``):
   the decisive line; an ``AgentErrorEvent``'s ``error``; a
