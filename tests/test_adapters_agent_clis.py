@@ -480,13 +480,22 @@ def test_openhands_error_with_no_cause_is_a_step_of_its_own() -> None:
     assert run.steps[step.index - 1].error.startswith("No replacement was performed")  # the edit before keeps its own
 
 
-def test_openhands_evaluation_that_failed_before_the_agents_first_step_is_an_infrastructure_error() -> None:
+def test_openhands_evaluation_that_failed_before_the_agents_first_step_is_an_infrastructure_error(tmp_path: Path) -> None:
     """Bug (real: nunu0404/Python_OpenHands ``temp_log_check.json``, one evaluation output line): the LLM provider was
     misconfigured (litellm's ``BadRequestError``), so the agent never acted, and the run counted as its failure."""
     run = only(OH_EVAL_JSON, fmt="openhands")
     assert run.steps == [] and run.outcome is Outcome.infra_error
     assert run.failure.error.startswith("BadRequestError: litellm.BadRequestError: LLM Provider NOT provided")
     assert run.failure.cause == "infrastructure: the run failed before the agent's first step"
+    # with the error event OpenHands' controller writes when the LLM call raises (``report_error()``: an error
+    # observation from the agent, no cause), which is a step of its own but no action the agent took
+    line = json.loads(OH_EVAL_JSON.read_text())
+    line["history"].append({"id": 5, "timestamp": "2026-01-20T05:25:39", "source": "agent", "observation": "error",
+                            "message": "There was an unexpected error while running the agent",
+                            "content": "There was an unexpected error while running the agent", "extras": {"error_id": ""}})
+    reported = tmp_path / "reported.json"
+    reported.write_text(json.dumps(line))
+    assert only(reported, fmt="openhands").outcome is Outcome.infra_error
 
 
 def test_openhands_evaluation_line_saved_as_one_json_object_is_recognised() -> None:

@@ -467,6 +467,12 @@ def _unrun_call(content: str, error: str, at: Any) -> dict[str, Any]:
             "ended_at": iso_time(at), "_done": True}
 
 
+def _acted(steps: list[dict[str, Any]]) -> bool:
+    """Whether the agent acted: a step with an action. An error event with no cause is a step of its own but no
+    action (the controller's ``report_error()`` when the LLM call raised writes one before any step)."""
+    return any(step.get("action") for step in steps)
+
+
 def _evaluation_verdict(evaluation: dict[str, Any], outcome: Outcome, failure: Failure | None,
                         acted: bool) -> tuple[Outcome, Failure | None]:
     """An evaluation line's outcome: its ``test_result.report.resolved`` where the benchmark's evaluation added
@@ -643,7 +649,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
         outcome = Outcome.failure
         failure = Failure(error=short(rejected or reason or "the agent rejected the task", 500, keep="head"))
     settings = as_dict(evaluation.get("metadata"))
-    outcome, failure = _evaluation_verdict(evaluation, outcome, failure, acted=bool(steps))
+    outcome, failure = _evaluation_verdict(evaluation, outcome, failure, acted=_acted(steps))
     if resolver:
         outcome, failure = resolver_line.outcome(resolver)
 
@@ -780,7 +786,7 @@ def _sdk_trajectory(events: list[dict[str, Any]], state: dict[str, Any], evaluat
     status = state.get("execution_status") if isinstance(state.get("execution_status"), str) else (
         statuses[-1] if statuses else None)
     outcome, failure = _sdk_outcome(status, broke, loose_errors, steps)
-    outcome, failure = _evaluation_verdict(evaluation, outcome, failure, acted=bool(steps))
+    outcome, failure = _evaluation_verdict(evaluation, outcome, failure, acted=_acted(steps))
     model, cost = sdk.stats_model(stats)
     llm_model = as_dict(as_dict(state.get("agent")).get("llm")).get("model") or \
         as_dict(as_dict(evaluation.get("metadata")).get("llm")).get("model") or \
