@@ -1023,6 +1023,10 @@ def test_claude_code_files_that_hold_no_run_are_passed_over(tmp_path: Path) -> N
          "messageCount": 8, "isSidechain": False}]}))
     with pytest.raises(ValueError, match="no run in this file: Claude Code's index of a project's sessions"):
         list(read_dump(index, tenant="acme"))
+    # a run of another format that carries a field of that name is no subagent's metadata (found by review)
+    native = json.loads((FIXTURES / "native" / "mixed.jsonl").read_text().splitlines()[0])
+    (tmp_path / "run.jsonl").write_text(json.dumps(dict(native, agentType="planner")) + "\n")
+    assert detect_format(tmp_path / "run.jsonl") == "native"
 
 
 def test_an_instance_that_recorded_no_event_is_one_rejection_not_the_whole_output() -> None:

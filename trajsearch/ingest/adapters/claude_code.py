@@ -201,7 +201,7 @@ def side_file(record: Any) -> str | None:
     if str(record.get("agentId") or "").startswith("acompact"):
         return (f"a Claude Code compaction of session {record.get('sessionId')} (the CLI's summary of it so far, "
                 "also recorded in the session's own file), not a run")
-    if isinstance(record.get("agentType"), str) and not {"type", "message"} & record.keys():
+    if isinstance(record.get("agentType"), str) and isinstance(record.get("spawnDepth"), int) and len(record) <= 6:
         return ("a Claude Code subagent's metadata (agent-<id>.meta.json: its type, beside its transcript "
                 "agent-<id>.jsonl), not a run")
     if isinstance(record.get("entries"), list) and "originalPath" in record:
