@@ -1166,3 +1166,16 @@ def test_langchain_callback_records_read_without_their_spans_are_no_answers_and_
     assert answer.arguments["content"].startswith("Here's a comprehensive Python script to show current time")
     logs = FIXTURES / "otel-genai" / ".real" / "agentcore-langgraph-cloudwatch" / "st_raw_otel_langchain_runtime_logs.json"
     assert sorted(actions(r.trajectory) for r in read_dump(logs) if r.ok) == [["respond"], ["respond"]]
+
+
+def test_a_langchain_tool_record_whose_output_is_no_message_is_read(tmp_path: Path) -> None:
+    """Found by review: a tool callback's output that is a dict with a ``kwargs`` that is not one (a tool returning
+    ``{"function": ..., "kwargs": None}``) raised AttributeError, so the whole record was rejected."""
+    records = json.loads((FIXTURES / "otel-genai" / ".real" / "agentcore-langgraph-tool-logs" /
+                          "unwrapped_st_raw_otel_langchain_tool_runtime_logs.json").read_text())
+    bodies = [r["body"] for r in records if isinstance(r.get("body"), dict)]
+    for said in (m for body in bodies for m in (body.get("output") or {}).get("messages", [])):
+        if str(said.get("content", "")).startswith('{"output"'):  # the tool's record
+            said["content"] = json.dumps({"output": {"function": "lookup", "kwargs": None}})
+    (tmp_path / "logs.json").write_text(json.dumps(records))
+    assert all(r.ok for r in read_dump(tmp_path / "logs.json"))

@@ -202,8 +202,7 @@ def _callback_node(kind: str, given: Any, said: Any, node: Node) -> None:
     if kind == "tool":
         message = tool_message(said)
         result, call_id, failed = message if message is not None else (said, None, False)
-        named = maybe_json(said)
-        named = named.get("kwargs", {}) if isinstance(named, dict) else {}
+        named = as_dict(as_dict(maybe_json(said)).get("kwargs"))
         node.tool = str(named.get("name")) if named.get("name") else None
         node.call_id, node.arguments = call_id, maybe_json(given)
         node.result = result_text(result) if result is not None else None
