@@ -217,8 +217,13 @@ def test_claude_code_subagent_file_and_empty_session(tmp_path: Path) -> None:
     titles = write_jsonl(tmp_path / "titles.jsonl", [{"type": "summary", "summary": "Old chat", "leafUuid": "x"}])
     with pytest.raises(ValueError, match="no run in this file: a Claude Code file of summaries of sessions only"):
         list(read_dump(titles, tenant="acme"))  # no run: named alone, said what it is
-    [result] = read_dump(titles, tenant="acme", fmt="claude-code")  # read as a session: a rejection, same words
-    assert result.error.startswith("a Claude Code file of summaries of sessions only")
+    assert list(read_dump(titles, tenant="acme", fmt="claude-code")) == []  # read as a session: no run in it
+    # one too big for detection to look at whole (found by review: it was a rejection, a small one passed over)
+    (tmp_path / "big").mkdir()
+    write_jsonl(tmp_path / "big" / "titles.jsonl", [{"type": "summary", "summary": f"Chat {n} " + "x" * 200,
+                                                      "leafUuid": f"{n}"} for n in range(400)])
+    assert (tmp_path / "big" / "titles.jsonl").stat().st_size > 64 * 1024
+    assert list(read_dump(tmp_path / "big", tenant="acme")) == []
 
 
 def test_a_stop_hook_that_refuses_the_end_of_a_turn_is_what_that_turn_got_back() -> None:

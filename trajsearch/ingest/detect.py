@@ -99,11 +99,12 @@ class SideFile(ValueError):
     walk passes it over; named on its own it is an error that says what it is."""
 
 
-def _side_document(fmt: str, path: Path) -> str | None:
+def _side_document(fmt: str, path: Path, head: str) -> str | None:
     """What a whole-file document is when its adapter's ``side_document`` says it holds no run (a session file
-    of summaries only); asked only of a file that fits in the head, so detection never reads a big file twice."""
+    of summaries only); asked only of a file whose whole text is in the ``head`` peeked (of a .gz: the text it
+    holds, not its size on disk), so detection never reads a big file twice."""
     hook = getattr(ADAPTERS[fmt], "side_document", None)
-    if hook is None or _size(path) > PEEK_BYTES:
+    if hook is None or len(head.encode("utf-8")) >= PEEK_BYTES:
         return None
     document, _ = whole_document(path)
     return hook(document) if document is not None else None
@@ -123,7 +124,7 @@ def detect_format(path: str | Path) -> str:
         raise SideFile(f"{p}: no run in this file: {what}")
     fmt = format_of(record) if record is not None else None
     fmt = fmt or _by_signature(head[:PEEK_BYTES]) or _by_suffix(p.name.removesuffix(".gz"))
-    if fmt is not None and (what := _side_document(fmt, p)):
+    if fmt is not None and (what := _side_document(fmt, p, head)):
         raise SideFile(f"{p}: no run in this file: {what}")
     if what := side_path(p, fmt):
         raise SideFile(f"{p}: no run in this file: {what}")

@@ -85,7 +85,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from typing import Any, Iterator
 
 from trajsearch.model import Trajectory
 
@@ -220,6 +220,13 @@ def side_document(document: Any) -> str | None:
         return _no_run(as_records(document, "Claude Code session"))
     except RecordError:
         return None
+
+
+def split(document: Any) -> Iterator[tuple[str, Any]]:
+    """The file's one run, or none when it holds none (a file of that kind too big for detection to have looked
+    at whole, see ``side_document``: listed with 0 runs, as a small one is passed over, never a rejection)."""
+    if side_document(document) is None:
+        yield "file", document
 
 
 def _no_run(records: list[dict[str, Any]]) -> str | None:
@@ -562,8 +569,6 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
                 continue
             seen.add(key)
         unique.append(rec)
-    if reason := _no_run(unique):  # a file too big for detection to have passed it over (see side_document)
-        raise RecordError(reason)
     talk = [r for r in unique if as_str(r.get("type")) in CONVERSATION]
     has_main = any(not r.get("isSidechain") for r in talk if r.get("type") in ("user", "assistant"))
     subagent = not has_main and any(r.get("isSidechain") for r in talk)
