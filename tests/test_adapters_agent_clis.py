@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import shutil
 from datetime import datetime, timezone
 from functools import partial
 from pathlib import Path
@@ -805,6 +806,38 @@ def test_openhands_v0_conversation_store_under_a_directory_and_a_lone_event() ->
         "openhands.63b4315947a049e2b7a51249b3d4fcc3"]
     [alone] = read_dump(OH_STORE / "events" / "4.json", tenant="acme")
     assert not alone.ok and f"ingest the conversation folder {OH_STORE}" in alone.error
+
+
+def test_a_conversation_folder_is_told_by_its_contents_and_claims_only_its_own_files(tmp_path: Path) -> None:
+    """Found by review: a folder was an OpenHands conversation by file names alone (``metadata.json`` + ``events/<n>.json``,
+    or one ``event-NNNNN-<hex>.json``) and its unit took every file below it: a dataset folder so shaped lost its
+    runs. Now the contents decide, and a conversation folder holds only the files its run is read from; an SDK
+    conversation with a ``metadata.json`` of its own is still read as one."""
+    mini = FIXTURES / "mini-swe-agent" / ".real" / "rfc-mini-swe-agent-trajectory.json"
+    dataset = tmp_path / "dataset"
+    (dataset / "events").mkdir(parents=True)
+    (dataset / "metadata.json").write_text(json.dumps({"name": "my dataset", "version": 2}))
+    (dataset / "events" / "0.json").write_text(json.dumps({"kind": "release", "date": "2026-01-01"}))
+    (dataset / "event-00001-abcdef12.json").write_text(json.dumps({"event": "signup"}))
+    shutil.copytree(OH_STORE, dataset / "store")  # a real conversation store, and a real run beside it
+    (dataset / "runs").mkdir()
+    shutil.copy(mini, dataset / "runs" / mini.name)
+    read = list(read_dump(dataset, tenant="acme"))
+    assert sorted(r.trajectory.trajectory_id for r in read if r.ok) == [
+        "dataset.runs.rfc-mini-swe-agent-trajectory", "openhands.63b4315947a049e2b7a51249b3d4fcc3"]
+    sdk_folder = tmp_path / "conversation"
+    shutil.copytree(OH_CLI, sdk_folder)
+    (sdk_folder / "metadata.json").write_text(json.dumps({"conversation_id": "x", "title": "echo"}))
+    assert only(sdk_folder).task == "echo hello world"
+
+
+def test_a_chat_of_role_text_pairs_is_not_an_openhands_evaluation_line(tmp_path: Path) -> None:
+    """Found by review: a line ``{id, instruction, history: [[role, text], ...]}`` (a chat dataset) was taken for an
+    OpenDevin-era evaluation line and rejected as OpenHands; its history holds no OpenHands event."""
+    chat = tmp_path / "chat.jsonl"
+    chat.write_text(json.dumps({"id": 1, "instruction": "Say hi", "history": [["user", "hi"], ["assistant", "hello"]]}))
+    with pytest.raises(ValueError, match="unrecognised dump format"):
+        detect_format(chat)
 
 
 OH_CLI = FIXTURES / "openhands" / ".real" / "oh-cli" / "simple_echo_hello_world"

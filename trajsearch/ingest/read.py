@@ -195,7 +195,8 @@ def _run_folder(path: Path, fmt: str | None) -> Unit | None:
     for name, mod in ADAPTERS.items():
         hook = getattr(mod, "run_folder", None)
         if hook is not None and fmt in (None, name) and (folder := hook(path)) is not None:
-            return Unit(str(folder), name, tuple(_dump_files(folder)), folder=True)
+            files = mod.folder_files(folder) if hasattr(mod, "folder_files") else _dump_files(folder)
+            return Unit(str(folder), name, tuple(files), folder=True)
     return None
 
 
@@ -212,12 +213,10 @@ def plan_units(path: str | Path, fmt: str | None = None) -> list[Unit]:
         adapter_for(fmt)
     if not p.exists():
         raise FileNotFoundError(f"no such dump file or directory: {p}")
-    if (folder := _run_folder(p, fmt)) is not None:  # and the runs kept inside it (an SDK's sub-agents)
-        inner = {u.key: u for u in (_run_folder(d, fmt) for d in sorted({f.parent for f in folder.files}))
-                 if u is not None and u.key != folder.key}
-        return [folder, *inner.values()]
     if not p.is_dir():
-        return [Unit(str(p), fmt or detect_format(p), (p,))]
+        if (folder := _run_folder(p, fmt)) is None:
+            return [Unit(str(p), fmt or detect_format(p), (p,))]
+        p = Path(folder.key)  # a file standing for its run folder (its state file): the folder, walked below
     units: list[Unit] = []
     spans: dict[str, list[Path]] = {}
     files = _dump_files(p)

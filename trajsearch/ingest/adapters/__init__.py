@@ -24,8 +24,10 @@ entry in ``ADAPTERS``. A module exposes:
   file says of them all (``ctx.hints``; e.g. the one tau-bench domain of a
   results file, for a crashed run that shows none); optionally
   ``run_folder(path)`` (the folder a path stands for, when a run is kept as a
-  folder of files: an OpenHands SDK conversation) and
-  ``read_folder(files, ctx)`` (its files, ``{relative path: JSON value}``);
+  folder of files: an OpenHands SDK conversation), optionally
+  ``folder_files(folder)`` (the files its run is read from: the rest below it
+  is read as any other input; default all) and ``read_folder(files, ctx)``
+  (its files, ``{relative path: JSON value}``);
 - a span adapter (``GROUPED = True``: OTel GenAI, OpenInference, LangSmith,
   Langfuse): ``nodes(record, ctx, seq)`` yielding ``(trace key, Node,
   conversation id)``, ``trajectory_id(key, by)`` and

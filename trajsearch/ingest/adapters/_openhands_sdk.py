@@ -61,11 +61,29 @@ def is_base_state(record: Any) -> bool:
         and "execution_status" in record
 
 
-def _has_events(folder: Path) -> bool:
+def _event_files(folder: Path) -> list[Path]:
+    """The SDK event files directly in ``folder`` (``event-NNNNN-<id>.json``), by name."""
     try:
-        return any(EVENT_NAME.match(p.name) for p in folder.iterdir())
+        return sorted(p for p in folder.iterdir() if EVENT_NAME.match(p.name) and p.is_file())
     except OSError:
+        return []
+
+
+def _has_events(folder: Path) -> bool:
+    """Whether ``folder`` holds SDK event files: named so, and the first of them one by its content."""
+    found = _event_files(folder)
+    try:
+        return bool(found) and is_event(json.loads(found[0].read_text(encoding="utf-8")))
+    except (OSError, ValueError):
         return False
+
+
+def conversation_files(folder: Path) -> list[Path]:
+    """The files an SDK conversation folder's run is read from: its ``base_state.json`` and its event files (in
+    ``events/``, else flat in the folder); anything else below it is no part of it (a sub-agent's folder, other
+    runs kept beside it)."""
+    state = [folder / BASE_STATE] if (folder / BASE_STATE).is_file() else []
+    return state + (_event_files(folder / EVENTS_DIR) or _event_files(folder))
 
 
 def run_folder(path: Path) -> Path | None:

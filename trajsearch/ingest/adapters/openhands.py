@@ -214,7 +214,9 @@ def _paired_line(record: Any) -> Any:
     pairs) in today's shape, ``instance_id`` and the events flat; any other record as it is."""
     if not isinstance(record, dict) or "instance_id" in record or not isinstance(record.get("id"), (str, int)) \
             or not isinstance(record.get("instruction"), str) or not isinstance(record.get("history"), list) \
-            or not record["history"] or not all(isinstance(pair, list) for pair in record["history"]):
+            or not record["history"] or not all(isinstance(pair, list) and len(pair) == 2 and all(
+                isinstance(event, dict) and ("action" in event or "observation" in event) for event in pair)
+                for pair in record["history"]):  # OpenHands' events, not a chat's [role, text] pairs
         return record
     return {**record, "instance_id": str(record["id"]),
             "history": [event for pair in record["history"] for event in pair if isinstance(event, dict)]}
@@ -249,23 +251,50 @@ STORE_METADATA = "metadata.json"
 _STORE_EVENT = re.compile(r"^(\d+)\.json$")
 
 
+def _store_event_files(folder: Path) -> list[Path]:
+    """A V0 conversation store's event files (``events/<n>.json``), by name."""
+    try:
+        return sorted(p for p in (folder / sdk.EVENTS_DIR).iterdir() if _STORE_EVENT.match(p.name) and p.is_file())
+    except OSError:
+        return []
+
+
 def _store_folder(path: Path) -> Path | None:
     """The V0 conversation store ``path`` stands for (the folder, its ``events/`` or its ``metadata.json``): a
-    folder holding ``metadata.json`` and ``events/<n>.json``."""
+    folder holding ``metadata.json`` (a ``ConversationMetadata``: its ``conversation_id``) and ``events/<n>.json``
+    (OpenHands events), told by their contents, not their names alone."""
     folder = (path.parent if path.name == STORE_METADATA else None) if path.is_file() else (
         path.parent if path.name == sdk.EVENTS_DIR else path)
-    if folder is None or not (folder / STORE_METADATA).is_file() or not (folder / sdk.EVENTS_DIR).is_dir():
+    if folder is None or not (events := _store_event_files(folder)) or not _has_metadata(folder):
         return None
     try:
-        return folder if any(_STORE_EVENT.match(p.name) for p in (folder / sdk.EVENTS_DIR).iterdir()) else None
-    except OSError:
+        return folder if _is_event(json.loads(events[0].read_text(encoding="utf-8"))) else None
+    except (OSError, ValueError):
         return None
+
+
+def _has_metadata(folder: Path) -> bool:
+    """Whether ``folder`` holds a conversation's ``metadata.json`` (a ``ConversationMetadata``: its ``conversation_id``)."""
+    try:
+        metadata = json.loads((folder / STORE_METADATA).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return isinstance(metadata, dict) and "conversation_id" in metadata
 
 
 def run_folder(path: Path) -> Path | None:
     """A run kept as a folder, read as one run: an SDK conversation (``base_state.json`` + ``events/``), or a V0
     server's conversation store (``metadata.json`` + ``events/<n>.json``)."""
     return sdk.run_folder(path) or _store_folder(path)
+
+
+def folder_files(folder: Path) -> list[Path]:
+    """The files the run of a conversation folder (``run_folder``) is read from; the rest of what lies below it is
+    read as any other input is."""
+    metadata = [folder / STORE_METADATA] if _has_metadata(folder) else []
+    if _store_folder(folder) is not None and not (folder / sdk.BASE_STATE).is_file():
+        return [*metadata, *_store_event_files(folder)]
+    return [*metadata, *sdk.conversation_files(folder)]
 
 
 def _store_events(files: dict[str, Any]) -> list[Any]:
@@ -290,7 +319,7 @@ def _lone_store_event(record: Any, source: Path) -> str | None:
 def read_folder(files: dict[str, Any], ctx: Context) -> Trajectory:
     """One conversation folder's files (``{relative path: JSON value}``) as its run: a V0 store's events with its
     metadata as an export's conversation, else an SDK conversation."""
-    if STORE_METADATA in files and sdk.BASE_STATE not in files:
+    if STORE_METADATA in files and sdk.BASE_STATE not in files and _store_events(files):
         return to_trajectory({"events": _store_events(files), "conversation": as_dict(files[STORE_METADATA])}, ctx)
     state, events = sdk.folder_events(files)
     if not events:
