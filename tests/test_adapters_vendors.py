@@ -611,3 +611,17 @@ def test_a_trace_whose_observations_kept_no_output_is_answered_by_the_trace_outp
     [answer] = run.steps
     assert answer.action == "respond"
     assert answer.arguments["content"].startswith("I can help with Langfuse and building/observing LLM apps.")
+
+
+@pytest.mark.parametrize("output", [
+    {"role": "assistant", "content": "It is 4."},  # one message object
+    {"messages": [{"role": "user", "content": "what is AI?"}, {"role": "assistant", "content": "It is 4."}]},  # a state
+])
+def test_a_trace_output_holding_messages_answers_with_their_last_words(tmp_path: Path, output: dict) -> None:
+    """Found by review: where the trace's output (the answer of last resort) is not text, its JSON was the answer:
+    a message object, or a LangGraph state with the whole conversation, the user's question included."""
+    export = json.loads((LANGFUSE / "agentprism-langfuse-3.json").read_text())
+    export["trace"]["output"] = output
+    (tmp_path / "trace.json").write_text(json.dumps(export))
+    [answer] = only(tmp_path / "trace.json").steps
+    assert answer.arguments["content"] == "It is 4."

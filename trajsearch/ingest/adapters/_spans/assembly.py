@@ -70,7 +70,7 @@ from .. import _prompts
 from .._agent_cli import prompt_list
 from .._common import Context, RecordError, build, clip_step_text, clip_task, safe_id, short
 from .calls import parallel_calls_in_call_order, prepared_request, tool_twins, twin_calls
-from .messages import first_user_text, is_object_repr, mcp_error, task_from_input
+from .messages import first_user_text, is_object_repr, mcp_error, normalise_messages, task_from_input
 from .nodes import Evaluation, Message, Node, ancestors, maybe_json, start_order, when
 from .outcome import failed, error_outcome, outcome_from
 
@@ -234,9 +234,19 @@ def _root_answer(root: Node, add_step: Any) -> None:
     """The answer an agent root span recorded (``gen_ai.output.messages``, else its output: a Langfuse trace's,
     where the export kept no observation's input or output), as a ``respond`` step at its end."""
     text = "\n".join(m.get("text") or "" for m in root.output_messages if m.get("role") != "tool").strip() \
-        or (root.output_text or "").strip()
+        or _said_last(root.output_text)
     if root.role == "agent" and text:
         add_step(_respond(text, None, root.end, root.end, None))
+
+
+def _said_last(output: str | None) -> str:
+    """What an output recorded as text says last: the text itself, or the last assistant words of the messages it
+    holds (a LangGraph state's ``{"messages": [...]}``, one message object); never a JSON dump of other data."""
+    value = maybe_json(output)
+    if isinstance(value, str):
+        return value.strip()
+    said = [m["text"] for m in normalise_messages(value) if m["role"] in ("assistant", "model") and m["text"].strip()]
+    return said[-1].strip() if said else ""
 
 
 def _answered(step: dict[str, Any], message: dict[str, Any]) -> None:
