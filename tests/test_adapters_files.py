@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -385,6 +386,15 @@ def test_a_run_id_does_not_depend_on_how_the_path_was_written(monkeypatch: pytes
     assert only(Path(mini.name)).trajectory_id == absolute
 
 
+def test_a_file_linked_twice_in_a_tree_is_one_run(tmp_path: Path) -> None:
+    """Found by review: with the input resolved once at its root, a file and a link to it in the same tree were two
+    runs (ATIF had resolved each file itself); each file is now resolved, so it is read once."""
+    (tmp_path / "runs" / "terminus_2").mkdir(parents=True)
+    shutil.copy(ATIF_INVALID, tmp_path / "runs" / "terminus_2" / ATIF_INVALID.name)
+    (tmp_path / "latest.trajectory.json").symlink_to(tmp_path / "runs" / "terminus_2" / ATIF_INVALID.name)
+    assert len(runs(tmp_path)) == 1
+
+
 HARBOR_JOB = FIXTURES / "atif/.real/harbor-runme/2026-06-30__14-22-55"
 HARBOR_TRIAL = HARBOR_JOB / "update-minor-deps__xQmAxjA"
 
@@ -403,6 +413,22 @@ def test_harbor_job_gives_one_run_per_trial_and_passes_over_its_raw_session_and_
     for own in (HARBOR_JOB / "lock.json", HARBOR_TRIAL / "result.json", HARBOR_TRIAL / "verifier/reward.json"):
         with pytest.raises(ValueError, match="no run in this file: (Harbor's own|the verifier output)"):
             detect_format(own)
+
+
+def test_a_harbor_trial_whose_conversion_is_broken_or_not_atif_keeps_its_runs(tmp_path: Path) -> None:
+    """Found by review: the raw session was passed over whenever a trial held ``agent/trajectory.json``, even one cut
+    short (a killed converter: the trial then gave no run at all), and that file itself, when of another format,
+    was passed over as a raw session of itself."""
+    job = tmp_path / "job"
+    shutil.copytree(HARBOR_JOB, job)
+    converted = job / HARBOR_TRIAL.name / "agent" / "trajectory.json"
+    text = converted.read_text()
+    converted.write_text(text[: len(text) // 2])
+    read = list(read_dump(job))
+    assert [r.fmt for r in read if r.ok] == ["codex-cli"]  # the rollout, read
+    assert [r.error.startswith("malformed JSON") for r in read if not r.ok] == [True]
+    shutil.copy(FIXTURES / "mini-swe-agent" / ".real" / "rfc-mini-swe-agent-trajectory.json", converted)
+    assert detect_format(converted) == "mini-swe-agent"
 
 
 def test_atif_files_sharing_a_session_stay_distinct_runs() -> None:

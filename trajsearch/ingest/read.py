@@ -186,7 +186,7 @@ def _dump_files(root: Path) -> list[Path]:
         hidden = any(part.startswith(".") for part in p.relative_to(root).parts)
         return p.is_file() and not hidden and name.endswith(DUMP_SUFFIXES) and name not in SIDECAR_NAMES
 
-    return sorted(p for p in root.rglob("*") if wanted(p))
+    return sorted({p.resolve() for p in root.rglob("*") if wanted(p)})  # a file linked twice in the tree: read once
 
 
 def _run_folder(path: Path, fmt: str | None) -> Unit | None:

@@ -455,8 +455,8 @@ def side_path(path: Path, fmt: str | None) -> str | None:
     if fmt is not None and fmt != NAME:
         agent = next((d for d in path.parents if d.name == "agent"), None)
         converted = agent / "trajectory.json" if agent is not None else None
-        if converted is not None and converted.is_file() and (trial := _trial_dir(converted)) is not None \
-                and (trial[0] / "result.json").is_file():
+        if converted is not None and converted != path and (trial := _trial_dir(converted)) is not None \
+                and (trial[0] / "result.json").is_file() and _is_atif_file(converted):
             return (f"the agent's raw {fmt} session in Harbor trial {trial[0].name}, which Harbor converted to ATIF: "
                     f"the trial's run is {converted}, read with the trial's verdict")
         return None
@@ -468,6 +468,24 @@ def side_path(path: Path, fmt: str | None) -> str | None:
     if verifier is not None and _is_trial(verifier.parent):
         return f"the {verifier.name} output of Harbor trial {verifier.parent.name}, not a run"
     return None
+
+
+def _is_atif_file(path: Path) -> bool:
+    """Whether ``path`` holds a readable ATIF trajectory: only then is a raw session beside it passed over, so a
+    trial whose conversion is missing, broken or of another format keeps its run."""
+    try:
+        return _holds_atif(path, path.stat().st_mtime_ns)
+    except OSError:
+        return False
+
+
+@lru_cache(maxsize=64)
+def _holds_atif(path: Path, version: int) -> bool:
+    """:func:`_is_atif_file` of one version of a file (parsed once per trial, however many raw files lie beside it)."""
+    try:
+        return matches(json.loads(path.read_text(encoding="utf-8")))
+    except (OSError, ValueError):
+        return False
 
 
 def _harbor_verdict(source: Path) -> dict[str, Any] | None:
