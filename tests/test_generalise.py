@@ -9,6 +9,7 @@ Plumbing with the hashing test embedder on real Milvus Lite; what depends on sem
 from __future__ import annotations
 
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -461,6 +462,15 @@ def _airline(tid: str, task: str, *writes: str) -> Trajectory:
     return make_run(tid, task_id=tid, task=task, steps=steps)
 
 
+def _scored_exemplars(ts: TrajSearch, task: str, k: int, margin: float) -> dict[str, float]:
+    """The exemplars shown for ``task`` with the given near-tie margin, and their scores (every run applicable;
+    no near-copy left out: twins' summaries are near-copies too)."""
+    rerank = RerankConfig(other_work_margin=margin, max_cosine=1.0)
+    config = RuntimeConfig(advice=AdviceConfig(novelty=NoveltyConfig(follow_closely=1.0, inspiration=0.0, per_tenant=False),
+                                               rerank=rerank))
+    return {e.trajectory_id: e.score for e in Runtime(ts, config).exemplars(task, ACME, k=k).items}
+
+
 def test_near_ties_go_to_runs_that_did_other_work(hashing_ts):
     """A run that made the same state-changing calls as an exemplar already chosen gives way to a
     run that did other work and scores at most ``other_work_margin`` less (if the first did the
@@ -473,11 +483,7 @@ def test_near_ties_go_to_runs_that_did_other_work(hashing_ts):
         _airline("other", "Change my reservation ABC123 to a nonstop flight", "update_reservation_flights"),
     ])
 
-    def exemplars(k: int, margin: float) -> dict[str, float]:
-        rerank = RerankConfig(other_work_margin=margin, max_cosine=1.0)  # the twins' summaries are near-copies too
-        config = RuntimeConfig(advice=AdviceConfig(novelty=NoveltyConfig(follow_closely=1.0, inspiration=0.0, per_tenant=False),
-                                                   rerank=rerank))
-        return {e.trajectory_id: e.score for e in Runtime(hashing_ts, config).exemplars(task, ACME, k=k).items}
+    exemplars = partial(_scored_exemplars, hashing_ts, task)
 
     by_score = exemplars(3, margin=0.0)
     assert list(by_score) == ["first", "twin", "other"]
@@ -506,11 +512,7 @@ def test_a_run_sharing_files_with_a_chosen_one_gives_way_by_the_share_it_shares(
         fix("other", "QuerySet.update() drops the ordering of a model", "django/forms/models.py"),
     ])
 
-    def exemplars(k: int, margin: float) -> dict[str, float]:
-        rerank = RerankConfig(other_work_margin=margin, max_cosine=1.0)
-        config = RuntimeConfig(advice=AdviceConfig(novelty=NoveltyConfig(follow_closely=1.0, inspiration=0.0, per_tenant=False),
-                                                   rerank=rerank))
-        return {e.trajectory_id: e.score for e in Runtime(hashing_ts, config).exemplars(task, ACME, k=k).items}
+    exemplars = partial(_scored_exemplars, hashing_ts, task)
 
     by_score = exemplars(3, margin=0.0)
     assert list(by_score) == ["first", "partial", "other"]
