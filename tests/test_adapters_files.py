@@ -699,3 +699,16 @@ def test_tau2_bare_list_of_simulations_is_rejected_saying_what_is_missing(tmp_pa
     [parsed] = list(read_dump(path, tenant="acme"))
     assert parsed.error is not None and "bare list of 3 tau2 simulation runs" in str(parsed.error)
     assert "'tasks'" in str(parsed.error)
+
+
+def test_a_reasoning_models_thinking_is_thought_not_words_said() -> None:
+    """Found by a probe (real: a course project's tau-bench ReAct run, a Qwen-style model as agent and as simulated
+    user): each message opens with ``<think>...</think>``; the agent's thinking went into the words it said to the user,
+    and the simulated user's into what the user said."""
+    run = only(FIXTURES / "tau-bench/.real/react-qwen-think-airline.json")
+    assert run.steps[0].observation.startswith('"I’m really frustrated right now, but I need to downgrade')
+    assert not any("<think>" in (s.observation or "") + (s.thought or "") + str(s.arguments) for s in run.steps)
+    answer = next(s for s in run.steps if s.action == "respond")
+    assert answer.thought.startswith("Okay, let me try to figure out what the user needs here.")
+    assert answer.arguments["content"].startswith("All your business flights have been successfully downgraded")
+    assert run.steps[1].thought.startswith("Okay, the user wants to downgrade their business flights to economy.")

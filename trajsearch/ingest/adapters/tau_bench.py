@@ -159,6 +159,16 @@ def run_name(source: Path) -> dict[str, str]:
     return found.groupdict() if found else {}
 
 
+#: A reasoning model's thinking written at the head of its message (Qwen3's, DeepSeek-R1's ``<think>...</think>``).
+_THINKING = re.compile(r"^\s*<think>(.*?)</think>\s*", re.S)
+
+
+def _thinking(text: str) -> tuple[str | None, str]:
+    """(the thinking at the head of a message, the rest: what was said)."""
+    found = _THINKING.match(text)
+    return (found.group(1).strip() or None, text[found.end():]) if found else (None, text)
+
+
 def _react(content: str, answered_as_tool: bool) -> tuple[str | None, str, Any] | None:
     """A ReAct/Act turn's (thought, action name, arguments), or None when tau-bench ran no action from it.
 
@@ -176,7 +186,8 @@ def _react(content: str, answered_as_tool: bool) -> tuple[str | None, str, Any] 
         return None
     if not isinstance(action, dict) or not isinstance(action.get("name"), str):
         return None
-    thought = re.sub(r"^\s*Thought:\s*", "", before).strip() or None
+    thinking, before = _thinking(before)
+    thought = "\n".join(t for t in (thinking, re.sub(r"^\s*Thought:\s*", "", before).strip()) if t) or None
     return thought, action["name"], action.get("arguments")
 
 
@@ -208,8 +219,9 @@ def _steps(traj: list[Any]) -> list[dict]:
                 steps.append(step)
                 if isinstance(call.get("id"), str) and call["id"]:
                     by_call_id[call["id"]] = step
-            if not calls:
-                steps.append({"action": "respond", "arguments": {"content": content}})
+            if not calls:  # its thinking is its thought, not words to the user
+                thinking, said = _thinking(content)
+                steps.append({"thought": thinking, "action": "respond", "arguments": {"content": said}})
         elif role == "tool":
             reply_to = msg.get("tool_call_id") if isinstance(msg.get("tool_call_id"), str) else None
             step = by_call_id.pop(reply_to, None) or next(
@@ -223,6 +235,7 @@ def _steps(traj: list[Any]) -> list[dict]:
             if content.lstrip().lower().startswith("error"):
                 step["error"] = short(content.strip().splitlines()[0])
         elif role == "user":
+            content = _thinking(content)[1]  # a reasoning model simulating the user thinks first: not what it said
             last = steps[-1] if steps else None
             if last and last.get("react") and "observation" not in last:  # a ReAct tool's output
                 last["observation"] = content.removeprefix(_API_OUTPUT)
