@@ -1442,3 +1442,12 @@ def test_codex_plain_text_reply_with_exit_1_and_no_output_is_no_error(tmp_path: 
     (tmp_path / real.name).write_text("\n".join(lines) + "\n")
     [after] = [r.trajectory for r in read_dump(tmp_path / real.name, tenant="acme")]
     assert after.steps[step.index].error is None
+
+
+def test_a_qwen_code_session_is_not_taken_for_claude_code() -> None:
+    """Found by a probe (real: Qwen Code 0.18.1's session file in splitrail's tests): its records look like Claude
+    Code's but hold Gemini's messages (``parts``); it was read as Claude Code and refused with "no user prompt in
+    this Claude Code session", which sent the reader looking for a missing prompt. Qwen Code is not read: it is an
+    unrecognised format, said so."""
+    with pytest.raises(ValueError, match="unrecognised dump format"):
+        detect_format(CC_REAL / "not-claude" / "qwen_code.jsonl")

@@ -156,6 +156,9 @@ def matches(record: Any) -> bool:
         return False
     kind = record["type"]
     session = "sessionId" in record or "session_id" in record
+    message = record.get("message")
+    if isinstance(message, dict) and "parts" in message and "content" not in message:
+        return False  # Gemini's message shape in Claude Code's records: Qwen Code's sessions, which are not read
     if kind in CONVERSATION:
         if "isSidechain" in record or "parentUuid" in record:
             return True
