@@ -1451,3 +1451,11 @@ def test_a_qwen_code_session_is_not_taken_for_claude_code() -> None:
     unrecognised format, said so."""
     with pytest.raises(ValueError, match="unrecognised dump format"):
         detect_format(CC_REAL / "not-claude" / "qwen_code.jsonl")
+
+
+def test_a_codex_request_made_by_comments_keeps_the_users_words() -> None:
+    """Found by a probe (the Codex app's in-app browser comment, as crispierry/codex-log-viewer keeps it): the request
+    was what follows "## My request for Codex:", there the app's caption of a screenshot; the user's words, under
+    "# Diff comments:" ... "Comment:", were in no part of the run. They now open the task."""
+    run = only(FIXTURES / "codex-cli" / ".real" / "desktop-visual-comment.jsonl")
+    assert run.task.startswith("Move the fixture button to the right side\n\nThe next image shows the browser page")

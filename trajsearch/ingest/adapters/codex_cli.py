@@ -101,6 +101,10 @@ OUTPUTS = frozenset({"function_call_output", "custom_tool_call_output", "tool_se
 #: Codex's IDE extensions put the editor's context (active file, open tabs) before the request under this
 #: heading; Codex itself titles a thread by what follows it (``USER_MESSAGE_BEGIN`` in codex-rs).
 _USER_MESSAGE_BEGIN = "## My request for Codex:"
+#: The Codex app's comments attached to a request: ``## Comment <n>`` (``## User Comment <n>``) with ``File:``,
+#: ``Side:``, ``Lines:`` ... and the user's words under ``Comment:``, up to the next heading.
+_COMMENTS_BEGIN = "# Diff comments:"
+_COMMENT_BODY = re.compile(r"^Comment:[ \t]*\n(.*?)(?=^#{1,2} |\Z)", re.S | re.M)
 _UUID = re.compile(r"([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})", re.I)
 _EXIT_LINE = re.compile(r"^(?:Exit code:?\s*|Process exited with code\s+)(-?\d+)\s*$", re.M)
 _WALL_TIME = re.compile(r"^Wall time: [^\n]*\n")
@@ -113,9 +117,15 @@ _FAILED_REPLY = re.compile(
 
 
 def _request(prompt: str) -> str:
-    """The user's request in a prompt an IDE extension prefixed with its context (as Codex reads it)."""
-    _, found, request = prompt.partition(_USER_MESSAGE_BEGIN)
-    return request.strip() if found and request.strip() else prompt
+    """The user's request in a prompt an IDE extension prefixed with its context (as Codex reads it), after the
+    words of the comments the user attached to it (the Codex app's ``# Diff comments:``, on a diff or on a page
+    of its browser: where a request was made by comments, what follows the heading is the app's own caption of a
+    screenshot)."""
+    context, found, request = prompt.partition(_USER_MESSAGE_BEGIN)
+    if not found:
+        return prompt
+    comments = _COMMENT_BODY.findall(context.partition(_COMMENTS_BEGIN)[2]) if _COMMENTS_BEGIN in context else []
+    return "\n\n".join(part for part in (*(c.strip() for c in comments), request.strip()) if part) or prompt
 
 
 def matches(record: Any) -> bool:
