@@ -1459,3 +1459,13 @@ def test_a_codex_request_made_by_comments_keeps_the_users_words() -> None:
     "# Diff comments:" ... "Comment:", were in no part of the run. They now open the task."""
     run = only(FIXTURES / "codex-cli" / ".real" / "desktop-visual-comment.jsonl")
     assert run.task.startswith("Move the fixture button to the right side\n\nThe next image shows the browser page")
+
+
+def test_a_codex_sub_agents_session_is_linked_to_the_thread_that_started_it() -> None:
+    """Found by a probe: a sub-agent's rollout (``session_meta.source`` an object, codex-rs' ``SubAgentSource``) kept
+    no source at all (only a string was), so nothing linked it to the thread that spawned it."""
+    worker = only(FIXTURES / "codex-cli" / ".real" / "subagent-thread-spawn.jsonl").metadata
+    assert (worker["source"], worker["is_subagent"], worker["parent_thread_id"]) == ("subagent:thread_spawn", True, "codex-root")
+    assert (worker["agent_role"], worker["agent_nickname"]) == ("reviewer", "Ada")
+    guardian = only(FIXTURES / "codex-cli" / ".real" / "subagent-guardian.jsonl").metadata
+    assert (guardian["source"], guardian["parent_thread_id"]) == ("subagent:other:guardian", "codex-worker")

@@ -19,7 +19,9 @@ Mapping
   ``id``, else the UUID in the file name); created_at = the meta timestamp;
   model_id = the first ``turn_context.model``; metadata: cwd, git branch /
   commit / repository, cli_version, originator, source, model_provider,
-  approval_policy, sandbox mode, the last token totals.
+  approval_policy, sandbox mode, the last token totals; a sub-agent's
+  session (``source: {"subagent": ...}``) is ``is_subagent``, with its
+  ``parent_thread_id``, ``agent_role`` and ``agent_nickname``.
 - task: the first user prompt: the first ``event_msg`` ``user_message``
   (whose ``kind``, in older builds, is ``plain``), else the first user
   ``message`` item that is not injected context (``<environment_context>``,
@@ -114,6 +116,23 @@ _FAILED_REPLY = re.compile(
     r"failed in sandbox |tool call error: |"  # 2025 rollouts: a sandboxed command's failure, an MCP call's
     r"error: |Error: |err: )"
 )
+
+
+def _session_source(meta: dict[str, Any]) -> dict[str, Any]:
+    """What started the session (``session_meta.source``, codex-rs' ``SessionSource``): a string (``cli``,
+    ``vscode``, ``exec``), or a sub-agent's object, ``{"subagent": "review" | "compact" | {"thread_spawn":
+    {parent_thread_id, depth, agent_role, agent_nickname, ...}} | {"other": "guardian"}}``: then the run is a
+    sub-agent's (``is_subagent``), linked to the thread that started it (``parent_thread_id``)."""
+    source = meta.get("source")
+    if not isinstance(source, dict) or "subagent" not in source:
+        return {"source": source if isinstance(source, str) else None}
+    kind = source["subagent"]
+    spawn = as_dict(as_dict(kind).get("thread_spawn"))
+    if isinstance(kind, dict):  # {"thread_spawn": {...}} or {"other": "guardian"}
+        kind = next(iter(kind), "") + (f":{other}" if isinstance(other := kind.get("other"), str) else "")
+    return {"source": f"subagent:{kind}" if kind else "subagent", "is_subagent": True,
+            "parent_thread_id": as_str(meta.get("parent_thread_id")) or as_str(spawn.get("parent_thread_id")),
+            "agent_role": as_str(spawn.get("agent_role")), "agent_nickname": as_str(spawn.get("agent_nickname"))}
 
 
 def _request(prompt: str) -> str:
@@ -414,7 +433,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
         "repository_url": git.get("repository_url"),
         "cli_version": meta.get("cli_version"),
         "originator": meta.get("originator"),
-        "source": meta.get("source") if isinstance(meta.get("source"), str) else None,
+        **_session_source(meta),
         "model_provider": meta.get("model_provider"),
         "forked_from_id": meta.get("forked_from_id"),
         "approval_policy": as_str(first_ctx.get("approval_policy")),
