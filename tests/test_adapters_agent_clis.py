@@ -1469,3 +1469,19 @@ def test_a_codex_sub_agents_session_is_linked_to_the_thread_that_started_it() ->
     assert (worker["agent_role"], worker["agent_nickname"]) == ("reviewer", "Ada")
     guardian = only(FIXTURES / "codex-cli" / ".real" / "subagent-guardian.jsonl").metadata
     assert (guardian["source"], guardian["parent_thread_id"]) == ("subagent:other:guardian", "codex-worker")
+
+
+CC_BACKUP = CC_REAL / "claude-backup"
+
+
+def test_an_agent_sdk_prompt_marked_is_meta_is_the_task() -> None:
+    """Found by a probe (real: a claude-mem observer session of the Agent SDK, CLI 2.1.212): that version marks every
+    prompt ``isMeta`` with ``promptSource: "sdk"``; it is the SDK caller's prompt, not a caveat or an expanded
+    command body. Before, every such session was refused with "no user prompt"."""
+    run = only(CC_BACKUP / "0431bdac-e353-4580-97e6-a2e322fd6afc.jsonl")
+    assert run.trajectory_id == "claude-code.0431bdac-e353-4580-97e6-a2e322fd6afc"
+    assert run.task.startswith("Hello memory agent, you are continuing to observe the primary Claude session.")
+    [followup] = run.metadata["user_prompts"]
+    assert followup.startswith("<observed_from_primary_session> <what_happened>mcp__serper__google_search")
+    assert run.metadata["entrypoint"] == "sdk-cli"
+    assert run.outcome is Outcome.infra_error and run.failure.error.startswith("Not logged in")

@@ -32,7 +32,9 @@ Mapping
   summaries or bookkeeping only, or of local commands only (``/clear``,
   ``/exit``: no prompt, no model reply).
 - task: the first real user prompt: a ``user`` record whose text is not
-  ``isMeta`` (caveats, skill banners, expanded command bodies), not a tool
+  ``isMeta`` (caveats, skill banners, expanded command bodies; but 2.1.2xx
+  marks every prompt of an Agent SDK session ``isMeta`` with
+  ``promptSource: "sdk"``: the SDK caller's prompt, kept), not a tool
   result, not a ``<command-name>`` wrapper, ``<local-command-stdout>``,
   ``<bash-input>`` or hook output, not "[Request interrupted by user]" and not
   a compaction summary; ``<system-reminder>`` blocks are cut out. A slash
@@ -467,7 +469,8 @@ class _Session:
             last = self.steps[-1]
             last["observation"] = "\n".join(t for t in (last.get("observation"), body) if t)
             return
-        if kind == "prompt" and (record.get("isMeta") or record.get("isVisibleInTranscriptOnly")):
+        if kind == "prompt" and (record.get("isMeta") or record.get("isVisibleInTranscriptOnly")) \
+                and record.get("promptSource") != "sdk":  # 2.1.2xx marks an Agent SDK caller's prompt isMeta too
             kind = "meta"  # injected by the CLI (a skill banner, a command's expanded body), not typed
         if kind in ("injected", "empty") and not slash_command(text):
             self.background_result(body)
