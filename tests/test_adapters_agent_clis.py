@@ -1485,3 +1485,15 @@ def test_an_agent_sdk_prompt_marked_is_meta_is_the_task() -> None:
     assert followup.startswith("<observed_from_primary_session> <what_happened>mcp__serper__google_search")
     assert run.metadata["entrypoint"] == "sdk-cli"
     assert run.outcome is Outcome.infra_error and run.failure.error.startswith("Not logged in")
+
+
+def test_a_skill_loaded_by_its_slash_command_is_not_the_task() -> None:
+    """Found by a probe (real, CLI 2.1.68): ``/superpowers:using-superpowers`` with no arguments expands to the skill's
+    instructions ("Base directory for this skill: ..."), which load the skill and ask nothing; the user's request is
+    the next prompt. Before, the 5 kB of skill instructions were the task (a prompt-type command's rule, which stays:
+    see ``test_claude_code_init_session``)."""
+    run = only(CC_BACKUP / "1d813ba4-2cda-4218-95be-1a7c8e02427b.jsonl")
+    assert run.task == "帮我创建一个avd,需要支持adb root"
+    assert run.metadata.get("user_prompts") is None
+    assert run.steps[0].action == "respond"
+    assert run.steps[0].arguments["content"].lstrip().startswith("Using `superpowers:using-superpowers`")

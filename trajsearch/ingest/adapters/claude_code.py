@@ -42,6 +42,10 @@ Mapping
   ``/init``, ``/review``: the next user record holds the expanded body, 1.0.x
   wrote it into the command's own record as ``<command-contents>``) is an
   instruction: ``/name args`` when it has arguments, else the expanded body.
+  A skill's command (``/superpowers:using-superpowers``, 2.1.x: the expansion
+  is the skill's own instructions, "Base directory for this skill: ...")
+  loads the skill: without arguments it asks nothing, the next prompt is the
+  user's request.
   Local commands (``/model``, ``/clear``: no expansion) are not. Fallbacks:
   the first command, then the compaction summary. Later prompts of a
   multi-prompt session do not start new runs: they are listed in
@@ -149,6 +153,8 @@ _TOOL_USE_ERROR = re.compile(r"</?tool_use_error>")
 _SIBLING_ERRORED = "<tool_use_error>Sibling tool call errored</tool_use_error>"
 _CANCELLED = "not run: Sibling tool call errored (a call made with it in parallel failed, so the CLI cancelled it)"
 _EXIT_CODE = re.compile(r"^\s*Exit code:?\s*(-?\d+)")
+#: How the CLI opens a skill's instructions when it loads one (a plugin skill's slash command, the Skill tool).
+_SKILL_BANNER = "Base directory for this skill:"
 #: What the CLI tells the agent when a Stop (or SubagentStop) hook blocks the end of its turn.
 _STOP_HOOK = re.compile(r"^(?:Subagent)?Stop hook feedback:")
 
@@ -479,6 +485,8 @@ class _Session:
             return  # caveats, command output, hook output: nothing the user asked
         command, self.command = self.command, None
         if command is not None and kind == "meta" and body:  # the body a prompt-type slash command expands to
+            if " " not in command and body.startswith(_SKILL_BANNER):
+                return  # a skill the user loaded: the agent's instructions; the user's request comes next
             self.prompts.append(_instruction(command, body))
             return
         if kind == "prompt":
