@@ -1497,3 +1497,14 @@ def test_a_skill_loaded_by_its_slash_command_is_not_the_task() -> None:
     assert run.metadata.get("user_prompts") is None
     assert run.steps[0].action == "respond"
     assert run.steps[0].arguments["content"].lstrip().startswith("Using `superpowers:using-superpowers`")
+
+
+def test_a_read_answered_only_by_a_system_reminder_keeps_that_answer() -> None:
+    """Found by a probe (real, dagster-io/erk, CLI 2.0.67): a Read past the end of a file is answered only by a
+    ``<system-reminder>`` ("the file exists but is shorter than the provided offset"). The CLI's notices appended to
+    a result are cut out, but this one is the whole answer; before, the step had no observation at all."""
+    run = only(CC_REAL / "erk" / "ebe65926-23e2-4d5c-b494-624df5482be3.jsonl")
+    [read] = [s for s in run.steps if s.action == "Read"]
+    assert read.arguments == {"file_path": "/home/runner/work/erk/erk/tests/commands/submit/__init__.py"}
+    assert read.observation == "Warning: the file exists but is shorter than the provided offset (1). The file has 1 lines."
+    assert read.error is None

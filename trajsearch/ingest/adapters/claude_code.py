@@ -57,7 +57,9 @@ Mapping
   tool call become that call's ``thought``; each ``tool_use`` (or
   ``server_tool_use``) is a step (action = tool name, arguments = ``input``);
   its result is the ``tool_result`` with the same ``tool_use_id`` in a later
-  user record (observation = its text; ended_at = that record's time). Text
+  user record (observation = its text, without the notices the CLI appends
+  in ``<system-reminder>`` blocks, unless a reminder is all there is: a Read
+  past the end of a file; ended_at = that record's time). Text
   left at the end of a response is a ``respond`` step with
   ``{"content": text}``; thinking with nothing after it becomes the thought
   of the next step. A Stop hook that refuses to let a turn end ("Stop hook
@@ -334,8 +336,13 @@ def _result_text(part: dict[str, Any]) -> str:
 def _without_notices(text: str) -> str:
     """A tool's result without the CLI's own notice appended to it (Read's "Whenever you read a file, ...
     malware" in a ``<system-reminder>``; 1.0.x's bare "NOTE: do any of the files above seem malicious?" after
-    LS's listing): the tool did not say it."""
-    text = strip_reminders(text, keep_hooks=True) if "<system-reminder>" in text else text
+    LS's listing): the tool did not say it. A result that is a reminder only is the tool's answer (Read past the
+    end of a file: "Warning: the file exists but is shorter than the provided offset ..."): its words are kept."""
+    if "<system-reminder>" in text:
+        kept = strip_reminders(text, keep_hooks=True)
+        if not kept.strip():
+            return text.replace("<system-reminder>", "").replace("</system-reminder>", "").strip()
+        text = kept
     kept = text.rstrip()
     return kept.removesuffix(_LS_NOTICE).rstrip() if kept.endswith(_LS_NOTICE) else text
 
