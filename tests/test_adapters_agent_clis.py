@@ -1508,3 +1508,16 @@ def test_a_read_answered_only_by_a_system_reminder_keeps_that_answer() -> None:
     assert read.arguments == {"file_path": "/home/runner/work/erk/erk/tests/commands/submit/__init__.py"}
     assert read.observation == "Warning: the file exists but is shorter than the provided offset (1). The file has 1 lines."
     assert read.error is None
+
+
+def test_a_session_file_that_starts_mid_conversation_is_a_run_of_its_calls() -> None:
+    """Found by a probe (real, SWORDIntel/claude-backups, CLI 1.0.90): the file opens with a tool's result, then the
+    agent goes on editing; no prompt is in it. Its calls are a run; the task is the best the file offers (no summary
+    or title here: the agent's first words, marked as not the user's). Before, the whole file was refused with "no
+    user prompt"."""
+    run = only(CC_REAL / "claude-backups" / "a7cf1760-ec41-4c5e-8546-866e1abd17df.jsonl")
+    assert run.task == ("(this session file starts mid-conversation, with no prompt; the agent's first words:) "
+                        "I need to redo the metadata changes that got reset. Let me quickly apply them again:")
+    assert [s.action for s in run.steps] == ["Edit", "Bash"]
+    assert errors_at(run) == {1: "fatal: pathspec 'agents/MLOPS.md' is beyond a symbolic link"}
+    assert run.metadata["starts_mid_conversation"] is True and run.outcome is Outcome.unknown

@@ -47,7 +47,11 @@ Mapping
   loads the skill: without arguments it asks nothing, the next prompt is the
   user's request.
   Local commands (``/model``, ``/clear``: no expansion) are not. Fallbacks:
-  the first command, then the compaction summary. Later prompts of a
+  the first command, then the compaction summary; a file that starts
+  mid-conversation (1.0.x: its first record a tool result) with no prompt is
+  still a run of its calls (``metadata.starts_mid_conversation``), its task
+  the summary or title of its conversation, else the agent's first words,
+  marked as such. Later prompts of a
   multi-prompt session do not start new runs: they are listed in
   ``metadata.user_prompts``.
 - steps: assistant records are merged by ``message.id`` (the CLI writes one
@@ -157,6 +161,8 @@ _CANCELLED = "not run: Sibling tool call errored (a call made with it in paralle
 _EXIT_CODE = re.compile(r"^\s*Exit code:?\s*(-?\d+)")
 #: How the CLI opens a skill's instructions when it loads one (a plugin skill's slash command, the Skill tool).
 _SKILL_BANNER = "Base directory for this skill:"
+#: The task of a file that starts mid-conversation with no prompt, before the agent's first words: not the user's.
+_CONTINUED = "(this session file starts mid-conversation, with no prompt; the agent's first words:) "
 #: What the CLI tells the agent when a Stop (or SubagentStop) hook blocks the end of its turn.
 _STOP_HOOK = re.compile(r"^(?:Subagent)?Stop hook feedback:")
 
@@ -540,6 +546,29 @@ class _Session:
         self.last_error = None  # a tool ran: the session went on after any earlier API error
 
 
+def _starts_mid_conversation(chain: list[dict[str, Any]]) -> bool:
+    """Whether a session file opens mid-conversation (1.0.x could start a file so): its first message is the
+    result of a call made before the file began. (A file that opens with the agent's reply may be an excerpt cut
+    from a session: it is not taken for one.)"""
+    first = next((r for r in chain if r.get("type") in ("user", "assistant")), None)
+    if first is None or first.get("type") != "user":
+        return False
+    content = as_dict(first.get("message")).get("content")
+    return isinstance(content, list) and bool(content) and all(
+        isinstance(p, dict) and p.get("type") == "tool_result" for p in content)
+
+
+def _first_words(steps: list[dict[str, Any]]) -> str:
+    """What the agent first said in a run (a call's thought, its words to the user), else its first call."""
+    for step in steps:
+        said = step.get("thought") or (step["arguments"].get("content") if step["action"] == "respond" else None)
+        if isinstance(said, str) and said.strip():
+            return short(said, 500, keep="head")
+    first = steps[0]
+    return short(f"{first['action']} {json.dumps(first['arguments'], ensure_ascii=False, default=str)}", 500,
+                 keep="head")
+
+
 def _merged(records: list[dict[str, Any]]) -> list[tuple[dict[str, Any], list[dict[str, Any]]]]:
     """The conversation as units in order: an assistant response merged over its lines, or one record."""
     units: list[tuple[dict[str, Any], list[dict[str, Any]]]] = []
@@ -617,12 +646,24 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
                 session.api_errors += 1
                 session.last_error = error
 
+    # a summary names the conversation it sums up by its last message (leafUuid): often another session's
+    uuids = {r["uuid"] for r in unique if isinstance(r.get("uuid"), str)}
+    summaries = [r["summary"] for r in unique if r.get("type") == "summary" and isinstance(r.get("summary"), str)
+                 and isinstance(r.get("leafUuid"), str) and r["leafUuid"] in uuids]
+    titles = [t for r in unique if r.get("type") in ("custom-title", "ai-title")
+              and isinstance(t := r.get("customTitle") or r.get("aiTitle"), str)]
+
     task = next(iter(session.prompts), None)
     for fallback in ("command", "compact"):
         task = task or session.fallbacks.get(fallback)
+    headless = next((r for r in unique if r.get("type") == "system" and r.get("subtype") == "init"
+                     or r.get("type") == "result"), None)
+    continued = not task and headless is None and _starts_mid_conversation(chain) and \
+        any(s["action"] != "respond" for s in session.steps)
+    if continued:  # its calls are the run; what it was about, as best the file tells
+        task = (summaries[-1] if summaries else None) or (titles[-1] if titles else None) or \
+            _CONTINUED + _first_words(session.steps)
     if not task:
-        headless = next((r for r in unique if r.get("type") == "system" and r.get("subtype") == "init"
-                         or r.get("type") == "result"), None)
         if headless is not None:  # stream-json echoes the prompt only with --replay-user-messages
             raise RecordError(
                 "no user prompt: headless `claude -p --output-format stream-json` output does not record it (only "
@@ -648,12 +689,6 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
         return next((r[key] for r in chain if r.get(key)), None)
 
     versions = [str(r["version"]) for r in unique if r.get("version")]
-    # a summary names the conversation it sums up by its last message (leafUuid): often another session's
-    uuids = {r["uuid"] for r in unique if isinstance(r.get("uuid"), str)}
-    summaries = [r["summary"] for r in unique if r.get("type") == "summary" and isinstance(r.get("summary"), str)
-                 and isinstance(r.get("leafUuid"), str) and r["leafUuid"] in uuids]
-    titles = [t for r in unique if r.get("type") in ("custom-title", "ai-title")
-              and isinstance(t := r.get("customTitle") or r.get("aiTitle"), str)]
     metadata: dict[str, Any] = {
         "source_format": NAME,
         "session_id": session_id,
@@ -669,6 +704,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
         "sidechain_records": sidechain_records or None,
         "api_errors": session.api_errors or None,
         "interrupted": session.interrupted or None,
+        "starts_mid_conversation": continued or None,
         "models": session.models if len(session.models) > 1 else None,
     }
     return session_trajectory(
