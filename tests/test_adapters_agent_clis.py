@@ -1521,3 +1521,24 @@ def test_a_session_file_that_starts_mid_conversation_is_a_run_of_its_calls() -> 
     assert [s.action for s in run.steps] == ["Edit", "Bash"]
     assert errors_at(run) == {1: "fatal: pathspec 'agents/MLOPS.md' is beyond a symbolic link"}
     assert run.metadata["starts_mid_conversation"] is True and run.outcome is Outcome.unknown
+
+
+def test_a_workflows_journal_and_empty_subagent_files_are_passed_over(tmp_path: Path) -> None:
+    """Found by a probe (real, CLI 2.1.x ``subagents/<session>/workflows/wf_<id>/``): a workflow's ``journal.jsonl``
+    (its agents' ``started`` / ``result`` records) and the empty ``agent-<id>.jsonl`` / ``.meta.json`` of a workflow
+    agent that never wrote, and a workflow agent's metadata ({"agentType": "workflow-subagent"}) hold no run: passed
+    over, not rejected as "unrecognised dump format". Told by content (the
+    journal's records, an empty file of the CLI's names), so a run of another format under such a name is read."""
+    from trajsearch.ingest.detect import SideFile
+
+    folder = CC_BACKUP / "subagents" / "3e89eb15-32e7-43f8-8734-8d47310263ea" / "workflows" / "wf_9cab1d1d-783"
+    for name in ("journal.jsonl", "agent-a12b5a9796f0e62c5.jsonl", "agent-a12b5a9796f0e62c5.meta.json",
+                 "agent-a31705e19a80e6d01.meta.json"):
+        with pytest.raises(SideFile, match="no run in this file"):
+            detect_format(folder / name)
+    assert list(read_dump(folder, tenant="acme")) == []
+    other = tmp_path / "wf_1"
+    other.mkdir()
+    for name in ("journal.jsonl", "agent-a1.jsonl"):
+        shutil.copy(CODEX, other / name)
+        assert detect_format(other / name) == "codex-cli"

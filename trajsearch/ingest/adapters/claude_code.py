@@ -28,7 +28,10 @@ Mapping
   compaction summary), or a 2.0.x subagent's warm-up (the CLI's own
   "Warmup" prompt at startup): no run, passed over (``side_file``). So are a
   subagent's ``agent-<id>.meta.json``, a project's ``sessions-index.json``,
-  and (``side_document``, for a file of up to 64 KiB) a session file of
+  a 2.1.x workflow's ``journal.jsonl`` (its agents' start and result
+  records), an empty ``agent-<id>.jsonl`` / ``.meta.json`` (``side_path``:
+  a workflow agent that never wrote), and (``side_document``, for a file of
+  up to 64 KiB) a session file of
   summaries or bookkeeping only, or of local commands only (``/clear``,
   ``/exit``: no prompt, no model reply).
 - task: the first real user prompt: a ``user`` record whose text is not
@@ -97,6 +100,7 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 from typing import Any, Iterator
 
 from trajsearch.model import Trajectory
@@ -136,6 +140,8 @@ BOOKKEEPING = frozenset({
     "tag",
 })
 
+#: The files of a subagent (2.x): its transcript and its metadata.
+_SUBAGENT_FILE = re.compile(r"agent-[\w-]+\.(?:jsonl|meta\.json)")
 _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", re.I)
 #: A shell command sent to the background (2.1+), by the agent or by the user (Ctrl+B): its call's result names
 #: the task, whose ``<task-notification>`` later reports how it ended.
@@ -220,16 +226,36 @@ def side_file(record: Any) -> str | None:
     if str(record.get("agentId") or "").startswith("acompact"):
         return (f"a Claude Code compaction of session {record.get('sessionId')} (the CLI's summary of it so far, "
                 "also recorded in the session's own file), not a run")
-    if isinstance(record.get("agentType"), str) and isinstance(record.get("spawnDepth"), int) and len(record) <= 6:
+    if isinstance(record.get("agentType"), str) and (isinstance(record.get("spawnDepth"), int) and len(record) <= 6
+                                                     or set(record) == {"agentType"}):  # a workflow agent's (2.1.x)
         return ("a Claude Code subagent's metadata (agent-<id>.meta.json: its type, beside its transcript "
                 "agent-<id>.jsonl), not a run")
     if isinstance(record.get("entries"), list) and "originalPath" in record:
         return "Claude Code's index of a project's sessions (sessions-index.json), not a run"
+    if record.get("type") in ("started", "result") and isinstance(record.get("key"), str) \
+            and isinstance(record.get("agentId"), str) and set(record) <= {"type", "key", "agentId", "result"}:
+        return ("a Claude Code workflow's journal (journal.jsonl: which of its agents started and what each "
+                "returned; their transcripts are the agent-<id>.jsonl beside it), not a run")
     message = record.get("message") if isinstance(record.get("message"), dict) else {}
     if record.get("isSidechain") and record.get("parentUuid") is None and message.get("content") == "Warmup":
         return (f"a Claude Code subagent's warm-up in session {record.get('sessionId')} (the CLI's own \"Warmup\" "
                 "prompt at startup; no user asked anything), not a run")
     return None
+
+
+def side_path(path: Path, fmt: str | None) -> str | None:
+    """The adapter hook (see ``adapters/__init__``): an empty file of the names Claude Code gives a subagent's
+    transcript and metadata (``agent-<id>.jsonl``, ``agent-<id>.meta.json``: 2.1.x creates them for a workflow's
+    agents, and leaves them empty when the agent never ran) or a workflow's journal."""
+    if fmt is not None or not (_SUBAGENT_FILE.fullmatch(path.name) or (
+            path.name == "journal.jsonl" and path.parent.name.startswith("wf_"))):
+        return None
+    try:
+        empty = path.stat().st_size == 0
+    except OSError:
+        return None
+    return f"an empty Claude Code {'workflow journal' if path.name == 'journal.jsonl' else 'subagent file'} " \
+           "(the agent wrote nothing), not a run" if empty else None
 
 
 def side_document(document: Any) -> str | None:
