@@ -1542,3 +1542,15 @@ def test_a_workflows_journal_and_empty_subagent_files_are_passed_over(tmp_path: 
     for name in ("journal.jsonl", "agent-a1.jsonl"):
         shutil.copy(CODEX, other / name)
         assert detect_format(other / name) == "codex-cli"
+
+
+def test_thinking_the_session_ends_on_is_kept() -> None:
+    """Found by a probe (real, SWORDIntel/claude-backups, CLI 1.0.89): the session's last response holds only
+    thinking. Thinking becomes the thought of the step after it; with none after it, it joins the last step's thought.
+    Before, it was dropped."""
+    run = only(CC_REAL / "claude-backups" / "8bc71cde-9490-41fb-ba44-0c3a7a3b0d87.jsonl")
+    assert run.task == "load claude.md"
+    [write] = run.steps
+    assert write.action == "Write" and write.observation.startswith("File created successfully at:")
+    assert write.thought.startswith("**UltraThink Direct ZFS Streaming - Novel Architecture Design**")
+    assert write.thought.endswith("Now let me create the Docker integration for this revolutionary approach:")

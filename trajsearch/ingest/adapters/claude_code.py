@@ -69,7 +69,7 @@ Mapping
   past the end of a file; ended_at = that record's time). Text
   left at the end of a response is a ``respond`` step with
   ``{"content": text}``; thinking with nothing after it becomes the thought
-  of the next step. A Stop hook that refuses to let a turn end ("Stop hook
+  of the next step (at the session's end, it joins the last step's thought). A Stop hook that refuses to let a turn end ("Stop hook
   feedback: ..." in a user record) is what that turn's last step got back: its
   observation (the agent's next steps answer it).
 - Step.error: only when the result says it failed: ``is_error: true`` (the
@@ -671,6 +671,11 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
             if error:
                 session.api_errors += 1
                 session.last_error = error
+
+    if session.pending_thought and session.steps:  # thinking the session ended on: no step follows to take it
+        last = session.steps[-1]
+        last["thought"] = join_thought([t for t in (last.get("thought"),) if t] + session.pending_thought)
+        session.pending_thought = []
 
     # a summary names the conversation it sums up by its last message (leafUuid): often another session's
     uuids = {r["uuid"] for r in unique if isinstance(r.get("uuid"), str)}
