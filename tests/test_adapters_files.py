@@ -395,6 +395,19 @@ def test_a_file_linked_twice_in_a_tree_is_one_run(tmp_path: Path) -> None:
     assert len(runs(tmp_path)) == 1
 
 
+def test_a_run_linked_from_a_blob_store_keeps_the_path_it_was_found_at(tmp_path: Path) -> None:
+    """Found by review: each walked file was replaced by its target, so runs kept as links into a content store
+    (a Hugging Face cache, git-annex, DVC: ``runs/<model>/<instance>.traj`` -> ``blobs/<hash>``) lost the model
+    folder from their ids, and a re-ingest stored them again under the new ids."""
+    traj = FIXTURES / "swe-agent" / "default__gpt-4o" / "astropy__astropy-12907.traj"
+    (tmp_path / "blobs").mkdir()
+    shutil.copy(traj, tmp_path / "blobs" / "3f2a9c")
+    (tmp_path / "runs" / "default__gpt-4o").mkdir(parents=True)
+    (tmp_path / "runs" / "default__gpt-4o" / traj.name).symlink_to(tmp_path / "blobs" / "3f2a9c")
+    [run] = runs(tmp_path)
+    assert run.trajectory_id == only(traj).trajectory_id == "swe-agent.default__gpt-4o.astropy__astropy-12907"
+
+
 HARBOR_JOB = FIXTURES / "atif/.real/harbor-runme/2026-06-30__14-22-55"
 HARBOR_TRIAL = HARBOR_JOB / "update-minor-deps__xQmAxjA"
 

@@ -186,7 +186,13 @@ def _dump_files(root: Path) -> list[Path]:
         hidden = any(part.startswith(".") for part in p.relative_to(root).parts)
         return p.is_file() and not hidden and name.endswith(DUMP_SUFFIXES) and name not in SIDECAR_NAMES
 
-    return sorted({p.resolve() for p in root.rglob("*") if wanted(p)})  # a file linked twice in the tree: read once
+    files, seen = [], set()
+    for path in sorted(p for p in root.rglob("*") if wanted(p)):
+        stat = path.stat()  # a file linked twice in the tree is read once, by the first path walked to it
+        if (stat.st_dev, stat.st_ino) not in seen:
+            seen.add((stat.st_dev, stat.st_ino))
+            files.append(path)
+    return files
 
 
 def _run_folder(path: Path, fmt: str | None) -> Unit | None:
