@@ -1461,6 +1461,17 @@ def test_a_codex_request_made_by_comments_keeps_the_users_words() -> None:
     assert run.task.startswith("Move the fixture button to the right side\n\nThe next image shows the browser page")
 
 
+def test_a_codex_comment_runs_to_the_apps_next_heading_not_to_a_line_of_its_own(tmp_path: Path) -> None:
+    """Found by review: a comment was cut at its first line starting with "# " (a code comment, a heading of the
+    user's own), the rest lost. It runs to the app's next heading (``## Comment 2``, ``# In app browser:``)."""
+    lines = (FIXTURES / "codex-cli" / ".real" / "desktop-visual-comment.jsonl").read_text().splitlines()
+    lines = [line.replace("Comment:\\nMove the fixture button to the right side",
+                          "Comment:\\nMove the fixture button:\\n# keep it in the header\\nthen add a test") for line in lines]
+    (tmp_path / "rollout.jsonl").write_text("\n".join(lines) + "\n")
+    assert only(tmp_path / "rollout.jsonl").task.startswith(
+        "Move the fixture button:\n# keep it in the header\nthen add a test\n\nThe next image shows")
+
+
 def test_a_codex_sub_agents_session_is_linked_to_the_thread_that_started_it() -> None:
     """Found by a probe: a sub-agent's rollout (``session_meta.source`` an object, codex-rs' ``SubAgentSource``) kept
     no source at all (only a string was), so nothing linked it to the thread that spawned it."""

@@ -104,9 +104,14 @@ OUTPUTS = frozenset({"function_call_output", "custom_tool_call_output", "tool_se
 #: heading; Codex itself titles a thread by what follows it (``USER_MESSAGE_BEGIN`` in codex-rs).
 _USER_MESSAGE_BEGIN = "## My request for Codex:"
 #: The Codex app's comments attached to a request: ``## Comment <n>`` (``## User Comment <n>``) with ``File:``,
-#: ``Side:``, ``Lines:`` ... and the user's words under ``Comment:``, up to the next heading.
+#: ``Side:``, ``Lines:`` ... and the user's words under ``Comment:``, up to the app's next heading (the user's own
+#: words may hold a ``# `` line: a code comment, a heading).
 _COMMENTS_BEGIN = "# Diff comments:"
-_COMMENT_BODY = re.compile(r"^Comment:[ \t]*\n(.*?)(?=^#{1,2} |\Z)", re.S | re.M)
+_COMMENT_BODY = re.compile(
+    r"^Comment:[ \t]*(.*?)(?=^## (?:User )?Comment \d+[ \t]*$|^# (?:In app browser|Files mentioned by the user|"
+    r"Files pasted by the user|Failing PR checks|Review findings|Browser comments|Selected text|Response "
+    r"annotations|Context from my IDE setup):|^## (?:Prior conversation with Codex|Code review guidelines|Pull "
+    r"request fix|Auto resolve merge):|\Z)", re.S | re.M)
 _UUID = re.compile(r"([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})", re.I)
 _EXIT_LINE = re.compile(r"^(?:Exit code:?\s*|Process exited with code\s+)(-?\d+)\s*$", re.M)
 _WALL_TIME = re.compile(r"^Wall time: [^\n]*\n")
