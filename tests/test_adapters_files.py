@@ -725,3 +725,16 @@ def test_a_reasoning_models_thinking_is_thought_not_words_said() -> None:
     assert answer.thought.startswith("Okay, let me try to figure out what the user needs here.")
     assert answer.arguments["content"].startswith("All your business flights have been successfully downgraded")
     assert run.steps[1].thought.startswith("Okay, the user wants to downgrade their business flights to economy.")
+
+
+def test_a_tool_calling_agents_thinking_is_its_thought_without_the_tags(tmp_path: Path) -> None:
+    """Found by review: a message sent with a tool call kept ``<think>...</think>`` as written in its call's thought;
+    the thinking and the words are the thought, without the tags (the real run, its message 4 given a thinking
+    block as a reasoning model writes it)."""
+    results = json.loads(TAU_GROK.read_text())
+    message = results[0]["traj"][4]
+    message["content"] = "<think>\nThe user gave name and zip: look the user up.\n</think>\n\n" + message["content"]
+    (tmp_path / "results.json").write_text(json.dumps(results[:1]))
+    [run] = runs(tmp_path / "results.json")
+    call = next(s for s in run.steps if s.action == "find_user_id_by_name_zip")
+    assert call.thought.startswith("The user gave name and zip: look the user up.\nThank you for providing that information")

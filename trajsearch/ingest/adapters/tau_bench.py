@@ -169,6 +169,12 @@ def _thinking(text: str) -> tuple[str | None, str]:
     return (found.group(1).strip() or None, text[found.end():]) if found else (None, text)
 
 
+def _as_thought(text: str) -> str | None:
+    """A message sent with a tool call, as that call's thought: its thinking, then its words, without the tags."""
+    thinking, said = _thinking(text)
+    return "\n".join(t for t in (thinking, said.strip()) if t) or None
+
+
 def _react(content: str, answered_as_tool: bool) -> tuple[str | None, str, Any] | None:
     """A ReAct/Act turn's (thought, action name, arguments), or None when tau-bench ran no action from it.
 
@@ -212,7 +218,7 @@ def _steps(traj: list[Any]) -> list[dict]:
             for n, call in enumerate(calls):
                 fn = as_dict(call.get("function"))
                 step = {
-                    "thought": (content.strip() or None) if n == 0 else None,
+                    "thought": _as_thought(content) if n == 0 else None,
                     "action": str(fn.get("name") or "unknown_tool")[:200],
                     "arguments": tool_arguments(fn.get("arguments")),
                 }
