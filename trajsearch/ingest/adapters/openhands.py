@@ -291,10 +291,9 @@ def run_folder(path: Path) -> Path | None:
 def folder_files(folder: Path) -> list[Path]:
     """The files the run of a conversation folder (``run_folder``) is read from; the rest of what lies below it is
     read as any other input is."""
-    metadata = [folder / STORE_METADATA] if _has_metadata(folder) else []
-    if _store_folder(folder) is not None and not (folder / sdk.BASE_STATE).is_file():
-        return [*metadata, *_store_event_files(folder)]
-    return [*metadata, *sdk.conversation_files(folder)]
+    if not (folder / sdk.BASE_STATE).is_file() and _store_folder(folder) is not None:  # its metadata checked there
+        return [folder / STORE_METADATA, *_store_event_files(folder)]
+    return [*([folder / STORE_METADATA] if _has_metadata(folder) else []), *sdk.conversation_files(folder)]
 
 
 def _store_events(files: dict[str, Any]) -> list[Any]:
@@ -308,7 +307,7 @@ def _store_events(files: dict[str, Any]) -> list[Any]:
 def _lone_store_event(record: Any, source: Path) -> str | None:
     """Why one event file of a V0 conversation store is not a run (the folder to ingest instead), if it is one."""
     if not _is_event(record) or source.parent.name != sdk.EVENTS_DIR or not _STORE_EVENT.match(source.name) \
-            or not (source.parent.parent / STORE_METADATA).is_file():
+            or not _has_metadata(source.parent.parent):  # a conversation's, as a store is told (_store_folder)
         return None
     folder = source.parent.parent
     return (f"this is one event ({record.get('action') or record.get('observation')}) of an OpenHands conversation, "
