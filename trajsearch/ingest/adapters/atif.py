@@ -452,21 +452,26 @@ def side_path(path: Path, fmt: str | None) -> str | None:
     The agent's raw session (Codex's ``agent/sessions/**/rollout-*.jsonl``, ...) beside the ATIF
     ``agent/trajectory.json`` Harbor converted it to: the trial's run is that one, which has the trial's verdict;
     Harbor's own results, configuration and lock; the verifier's output."""
-    if fmt is not None and fmt != NAME:
-        agent = next((d for d in path.parents if d.name == "agent"), None)
-        converted = agent / "trajectory.json" if agent is not None else None
-        if converted is not None and converted != path and (trial := _trial_dir(converted)) is not None \
-                and (trial[0] / "result.json").is_file() and _is_atif_file(converted):
-            return (f"the agent's raw {fmt} session in Harbor trial {trial[0].name}, which Harbor converted to ATIF: "
-                    f"the trial's run is {converted}, read with the trial's verdict")
+    if fmt == NAME:
         return None
     if fmt is not None:
-        return None
-    if path.name in _HARBOR_OWN and (_is_trial(path.parent) or _is_job(path.parent)):
-        return f"Harbor's own {path.name} of {'trial' if _is_trial(path.parent) else 'job'} {path.parent.name}, not a run"
+        return _raw_session(path, fmt)
+    if path.name in _HARBOR_OWN and ((trial := _is_trial(path.parent)) or _is_job(path.parent)):
+        return f"Harbor's own {path.name} of {'trial' if trial else 'job'} {path.parent.name}, not a run"
     verifier = next((d for d in path.parents if d.name in ("verifier", "artifacts")), None)
     if verifier is not None and _is_trial(verifier.parent):
         return f"the {verifier.name} output of Harbor trial {verifier.parent.name}, not a run"
+    return None
+
+
+def _raw_session(path: Path, fmt: str) -> str | None:
+    """Why a file of another format under a Harbor trial's ``agent/`` is the raw session Harbor converted, if it is."""
+    agent = next((d for d in path.parents if d.name == "agent"), None)
+    converted = agent / "trajectory.json" if agent is not None else None
+    if converted is not None and converted != path and (trial := _trial_dir(converted)) is not None \
+            and (trial[0] / "result.json").is_file() and _is_atif_file(converted):
+        return (f"the agent's raw {fmt} session in Harbor trial {trial[0].name}, which Harbor converted to ATIF: "
+                f"the trial's run is {converted}, read with the trial's verdict")
     return None
 
 
