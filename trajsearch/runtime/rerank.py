@@ -347,10 +347,15 @@ def diversify(
     seen: set[str] = set()
     tasks: set[str] = set()
     works: set[frozenset[str]] = set()  # the work of each run chosen so far
-    work = {id(c): work_done(text_of(c)) for c in candidates} if other_work_margin > 0 else {}
+    known: dict[int, frozenset[str]] = {}
+
+    def work(c: Scored) -> frozenset[str]:  # read from its text when first needed: most candidates never are
+        if id(c) not in known:
+            known[id(c)] = work_done(text_of(c)) if other_work_margin > 0 else frozenset()
+        return known[id(c)]
 
     def adjusted(c: Scored) -> float:
-        return c.score - other_work_margin * repeated(work.get(id(c), frozenset()), works)
+        return c.score - other_work_margin * repeated(work(c), works)
 
     remaining = list(candidates)
     while len(chosen) < k:
@@ -369,7 +374,7 @@ def diversify(
         chosen.append(candidate)
         vectors.append(vector)
         seen.add(candidate.hit.trajectory_id)
-        works.add(work.get(id(candidate), frozenset()))
+        works.add(work(candidate))
         if candidate.hit.task_id:
             tasks.add(candidate.hit.task_id)
     return chosen
