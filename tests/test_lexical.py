@@ -296,10 +296,27 @@ def test_search_survives_strict_numpy_errstate() -> None:
         ix.refresh()
 
 
-def test_long_query_is_capped_but_still_finds_its_row(index: LexicalIndex) -> None:
+def test_long_query_finds_its_row_first_and_k_rows_in_all(index: LexicalIndex) -> None:
+    """Scored on its most telling terms first (all of them only in its own row), then widened by
+    the next ones until k rows hold some: the distractors share only its numbers."""
     long_line = " ".join(f"word{i}" for i in range(80)) + " unique_marker_xyz"
     index.upsert([row("long", long_line)])
-    assert ids(index.search(long_line, Filters(tenant="acme"), 3)) == ["long"]
+    found = ids(index.search(long_line, Filters(tenant="acme"), 3))
+    assert found[0] == "long" and len(found) == 3
+
+
+def test_long_query_whose_rarest_words_lie_outside_the_filter_still_finds_rows_inside_it() -> None:
+    """Idf is the tenant's: a pasted task's rarest words are in its own task row. Searched among step
+    rows (or with its own run left out) it must find the steps that share its other words."""
+    task = ("Migrations crash when a ForeignKey points to a renamed model; " +
+            " ".join(f"detail{i}" for i in range(60)))
+    ix = LexicalIndex()
+    ix.upsert([row("own-task", task, level="task", trajectory_id="own"),
+               row("step-a", "ForeignKey to a renamed model: migrations crash in the autodetector"),
+               row("step-b", "renamed model, ForeignKey updated"),
+               row("step-c", "unrelated output of ls")])
+    for f in (Filters(tenant="acme", levels=("step",)), Filters(tenant="acme", exclude_trajectory_ids=("own",))):
+        assert ids(ix.search(task, f, 2)) == ["step-a", "step-b"]
 
 
 WORDS = ["exit", "code", "137", "1", "error", "yaml", "pytest", "src/app/main.py", "run_tests", "KeyError"]

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from itertools import islice
+from typing import Iterator
 
 import numpy as np
 import scipy.sparse as sp
@@ -20,8 +22,10 @@ K1, B = 1.5, 0.5
 PART_WEIGHT = 0.3
 #: Coordination re-ranks this many BM25 candidates per requested result (at least _POOL_MIN).
 _POOL_FACTOR, _POOL_MIN = 10, 100
-#: Most query terms scored (the most telling ones, by weight x idf).
+#: Query terms scored at first (the most telling ones, by weight x idf); more while too few rows are found.
 _MAX_TERMS = 24
+#: Postings read to check that a query term occurs inside the filter at all (see :func:`_telling`).
+_CHECKED_POSTINGS = 200_000
 #: Coordination counts the terms each row holds while scoring when the scored postings are at most this
 #: many per pool row; past that, binary searches of the pool in each column cost less (about 240 measured).
 _COUNT_WHILE_SCORING = 200
@@ -133,21 +137,35 @@ class _View:
         for t, df, c in zip(known, dfs, zip(*(c.tolist() for c, _ in looked))):
             if df:
                 cols[t], idf[t] = c, math.log((n + 1) / df)
-        terms = sorted(idf, key=lambda t: -weights[t] * idf[t])[:_MAX_TERMS]
-        if not terms:
-            return []
+        masks = [seg.columns.mask(f) for seg, _ in segments]  # None: no row of the segment passes
+        if self.alive is not None and masks[0] is not None:
+            masks[0] &= self.alive
+        # The most telling terms first; a long query scored on too few of them finds too few rows
+        # (each holds none of them), so it widens, twice as many terms each time, until ``limit``
+        # rows are found or every row inside the filter is.
+        telling = _telling(sorted(idf, key=lambda t: -weights[t] * idf[t]), cols, segments, masks)
+        passing = sum(int(m.sum()) for m in masks if m is not None)
+        terms: list[str] = []
+        found: list[tuple[str, float]] = []
+        while more := list(islice(telling, max(_MAX_TERMS, len(terms)))):
+            terms += more
+            found = self._score(terms, weights, idf, cols, segments, masks, coord, limit)
+            if len(found) >= min(limit, passing):
+                break
+        return found
+
+    def _score(self, terms: list[str], weights: dict[str, float], idf: dict[str, float],
+               cols: dict[str, tuple[int, ...]], segments: list[tuple[_Segment, np.ndarray]],
+               masks: list[np.ndarray | None], coord: bool, limit: int) -> list[tuple[str, float]]:
+        """Top ``limit`` rows inside ``masks`` by BM25 of ``terms`` (then coordination)."""
         total = sum(weights[t] for t in terms)
         k1p = self.k1 + 1
         found: list[tuple[float, int, int, str]] = []
         for rank, (seg, norm) in enumerate(segments):
             held_terms = [(t, cols[t][rank]) for t in terms if cols[t][rank] >= 0]
-            if not held_terms:
+            mask = masks[rank]
+            if not held_terms or mask is None:
                 continue
-            mask = seg.columns.mask(f)
-            if mask is None:
-                continue
-            if rank == 0 and self.alive is not None:
-                mask &= self.alive
             pool = max(limit * _POOL_FACTOR, _POOL_MIN)
             coordinate = coord and len(terms) > 1
             postings = sum(int(seg.indptr[j + 1] - seg.indptr[j]) for _, j in held_terms)
@@ -175,6 +193,29 @@ class _View:
             found += zip((-final[best]).tolist(), [rank] * len(at), at, [seg.ids[i] for i in at])
         found.sort()  # best first; ties: base before delta, then by position
         return [(rid, -neg) for neg, _, _, rid in found[:limit]]
+
+
+def _telling(ranked: list[str], cols: dict[str, tuple[int, ...]], segments: list[tuple[_Segment, np.ndarray]],
+             masks: list[np.ndarray | None]) -> Iterator[str]:
+    """The terms of ``ranked`` (most telling first) that some row inside the filter holds. Idf is the
+    tenant's, so a long query's rarest terms are often words found only in rows the filter leaves out
+    (the query's own run, other levels): scored, they took every place and the search found nothing.
+    Each term is looked for in the filtered rows (its postings: cheap for the rare terms that come
+    first) until ``_CHECKED_POSTINGS`` postings were read; later ones are common enough to pass unchecked."""
+    budget = _CHECKED_POSTINGS
+    for t in ranked:
+        if budget <= 0:
+            yield t
+            continue
+        for rank, ((seg, _), mask) in enumerate(zip(segments, masks)):
+            j = cols[t][rank]
+            if j < 0 or mask is None:
+                continue
+            rows = seg.rows[seg.indptr[j]:seg.indptr[j + 1]]
+            budget -= len(rows)
+            if mask[rows].any():
+                yield t
+                break
 
 
 def _held(seg: _Segment, terms: list[tuple[str, int]], weights: dict[str, float], hits: np.ndarray) -> np.ndarray:
