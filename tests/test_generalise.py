@@ -413,7 +413,7 @@ def test_exemplars_prefer_the_run_that_changed_where_the_named_code_lives(hashin
     gate = NoveltyConfig(follow_closely=1.0, inspiration=0.0, per_tenant=False)
     ranked = Runtime(hashing_ts, RuntimeConfig(advice=AdviceConfig(novelty=gate))).exemplars(task, ACME, k=3).items
     assert ranked[0].trajectory_id == "right"
-    unaware = AdviceConfig(novelty=gate, rerank=RerankConfig(w_where=0.0))
+    unaware = AdviceConfig(novelty=gate, cover_weight=0.0, rerank=RerankConfig(w_where=0.0))  # nor the steps that read it
     assert Runtime(hashing_ts, RuntimeConfig(advice=unaware)).exemplars(task, ACME, k=3).items[0].trajectory_id == "wrong"
 
 
@@ -464,10 +464,10 @@ def _airline(tid: str, task: str, *writes: str) -> Trajectory:
 
 def _scored_exemplars(ts: TrajSearch, task: str, k: int, margin: float) -> dict[str, float]:
     """The exemplars shown for ``task`` with the given near-tie margin, and their scores (every run applicable;
-    no near-copy left out: twins' summaries are near-copies too)."""
+    no near-copy left out: twins' summaries are near-copies too; no covering of likely files, tested on its own)."""
     rerank = RerankConfig(other_work_margin=margin, max_cosine=1.0)
     config = RuntimeConfig(advice=AdviceConfig(novelty=NoveltyConfig(follow_closely=1.0, inspiration=0.0, per_tenant=False),
-                                               rerank=rerank))
+                                               rerank=rerank, cover_weight=0.0))
     return {e.trajectory_id: e.score for e in Runtime(ts, config).exemplars(task, ACME, k=k).items}
 
 
@@ -677,7 +677,7 @@ def test_exemplars_include_a_run_that_changed_the_module_the_task_names(model_ts
     assert "module-1" in got, got
     # by wording alone it would not be there
     plain = Runtime(model_ts, RuntimeConfig(advice=AdviceConfig(
-        touched_candidates=0, rerank=RerankConfig(w_touched=0.0, w_calls=0.0))))
+        touched_candidates=0, cover_weight=0.0, rerank=RerankConfig(w_touched=0.0, w_calls=0.0))))
     wording = [e.trajectory_id for e in plain.exemplars(task, ACME, k=3).items]
     assert "module-1" not in wording, wording
 
@@ -848,3 +848,38 @@ def test_a_tenant_with_only_failed_runs_keeps_the_global_threshold(hashing_ts):
     calibration = Runtime(hashing_ts).calibrations("acme")
     assert calibration.threshold == NoveltyConfig().inspiration and calibration.tasks == 12
     assert calibration.basis == "global: no successful run to measure against"
+
+
+def test_exemplars_cover_the_file_the_nearest_steps_point_to(hashing_ts):
+    """Plumbing (hashing test embedder): three runs worded like the task changed ``query.py``, a run
+    worded less like it changed ``sql/compiler.py``, and the steps nearest the task (failed runs that
+    looked there) name ``sql/compiler.py``. The second place goes to the run that changed it: two
+    exemplars around the two likeliest files rather than two around one. Without covering (or
+    without those steps) the second place is a run that changed ``query.py`` again."""
+    task = "QuerySet.update() ignores the ordering of the related model"
+
+    def fix(run_id: str, wording: str, path: str, outcome: str = "success") -> Trajectory:
+        diff = f"diff --git a/{path} b/{path}\n--- a/{path}\n+++ b/{path}\n@@ -1 +1 @@\n-a\n+b\n"
+        return make_run(run_id, task_id=run_id, task=wording, outcome=outcome, steps=[
+            ("bash", {"command": f"grep -n ordering {path}"}, f"{path}:12: ordering = None"),
+            ("bash", {"command": f"sed -i 's/a/b/' {path}"}, ""),
+            ("bash", {"command": "git diff"}, diff),
+        ])
+
+    near = [fix(f"near-{i}", task + tail, "django/db/models/query.py")
+            for i, tail in enumerate(("", " of a model", " when ordered"))]
+    other = fix("compiler", "update() of a queryset ignores related ordering", "django/db/models/sql/compiler.py")
+    looked = [fix(f"looked-{i}", task + tail, "django/db/models/sql/compiler.py", outcome="failure")
+              for i, tail in enumerate((" (tried)", " again"))]
+
+    def exemplars(cover_weight: float) -> list[str]:
+        config = RuntimeConfig(advice=AdviceConfig(
+            novelty=NoveltyConfig(follow_closely=1.0, inspiration=0.0, per_tenant=False), cover_weight=cover_weight,
+            rerank=RerankConfig(other_work_margin=0.0, max_cosine=1.0)))
+        return [e.trajectory_id for e in Runtime(hashing_ts, config).exemplars(task, ACME, k=2).items]
+
+    hashing_ts.add([*near, other])
+    assert exemplars(1.0) == exemplars(0.0) == ["near-0", "near-1"]  # the candidates alone: query.py
+    hashing_ts.add(looked)
+    assert exemplars(1.0) == ["near-0", "compiler"]
+    assert exemplars(0.0) == ["near-0", "near-1"]

@@ -27,7 +27,9 @@ then takes candidates best first, at most one per trajectory and one per task
 than ``max_cosine`` to one already chosen, and giving near ties to runs that did
 other work than those chosen (other files changed, other state-changing calls; a run
 sharing some of the files changed gives way by the share it shares; see
-``RerankConfig.other_work_margin``).
+``RerankConfig.other_work_margin``), and, given where the task's work likely lies
+(:mod:`.where`), counting for each candidate the likelihood of the files it changed that no run
+chosen before it changed.
 """
 
 from __future__ import annotations
@@ -193,6 +195,11 @@ def _names_changed(parsed: dict[str, list[str]]) -> dict[str, set[str]]:
     return {"code": {n for n in code if len(n) > 2}, "calls": {n for n in calls if len(n) > 2}}
 
 
+def changed_files(summary: str) -> list[str]:
+    """The files a summary row's ``Touched:`` line says its run changed, as written."""
+    return _touched_lists(summary)["changed"]
+
+
 def work_done(summary: str) -> frozenset[str]:
     """The work a summary row's ``Touched:`` line says the run did: the files it changed and the
     state-changing tools it called, as a set (empty when it names neither: nothing to compare)."""
@@ -200,13 +207,13 @@ def work_done(summary: str) -> frozenset[str]:
     return frozenset(f"{kind} {item}" for kind in ("changed", "calls") for item in lists[kind])
 
 
-def _file_key(path: str) -> str:
+def file_key(path: str) -> str:
     """A file as two runs name it alike whatever their working directory: its last two path parts."""
     return "/".join([part for part in path.split("/") if part][-2:])
 
 
 def defined_in(summaries: Sequence[str]) -> dict[str, set[str]]:
-    """Name (lowercased) -> the files (:func:`_file_key`) the runs' reads showed defining it."""
+    """Name (lowercased) -> the files (:func:`file_key`) the runs' reads showed defining it."""
     return _defined([_touched_lists(summary) for summary in summaries])
 
 
@@ -217,7 +224,7 @@ def _defined(parsed: Sequence[dict[str, list[str]]]) -> dict[str, set[str]]:
         for entry in lists["defined"]:
             path, _, names = entry.partition(": ")
             for name in names.split():
-                where.setdefault(name.lower(), set()).add(_file_key(path))
+                where.setdefault(name.lower(), set()).add(file_key(path))
     return where
 
 
@@ -280,19 +287,19 @@ def touched_scores(query: str, summaries: Sequence[str]) -> dict[str, list[float
 
 def named_files(text: str, names: Sequence[str] | None = None) -> set[str]:
     """The source files a task names as written (a path, a file name, a link to one), each as
-    :func:`_file_key` keys it: ``admin/options.py`` and ``.../django/contrib/admin/options.py#L1634`` are
+    :func:`file_key` keys it: ``admin/options.py`` and ``.../django/contrib/admin/options.py#L1634`` are
     one file; a bare ``options.py`` is its own key. ``names``: ``identifiers(text)`` when already at hand
     (about 1 ms for an issue-length task)."""
     from ..touched import identifiers, source_file  # noqa: PLC0415
 
-    return {_file_key(path) for name in (identifiers(text) if names is None else names)
+    return {file_key(path) for name in (identifiers(text) if names is None else names)
             if name in text and (path := source_file(name))}  # not a module path guessed from a dotted name
 
 
 def _changed_keys(parsed: dict[str, list[str]]) -> set[str]:
-    """The files a parsed ``Touched:`` line says its run changed, by :func:`_file_key` and by bare file name."""
+    """The files a parsed ``Touched:`` line says its run changed, by :func:`file_key` and by bare file name."""
     changed = parsed["changed"]
-    return {_file_key(p) for p in changed} | {p.rsplit("/", 1)[-1] for p in changed}
+    return {file_key(p) for p in changed} | {p.rsplit("/", 1)[-1] for p in changed}
 
 
 def rerank(hits: Sequence[Hit], ctx: RuntimeContext, config: RerankConfig,
@@ -336,26 +343,42 @@ def diversify(
     text_of: Callable[[Scored], str],
     max_cosine: float,
     other_work_margin: float = 0.0,
+    cover: Mapping[str, float] | None = None,
+    cover_weight: float = 0.0,
 ) -> list[Scored]:
     """Up to ``k`` candidates: one per trajectory and per task (``task_id``), none a near-copy of a
     chosen one, in the candidates' order, except that a candidate repeating work already chosen
     (:func:`work_done` of ``text_of``: files changed, state-changing calls) competes with those
     scoring at most ``other_work_margin`` less after it, each counted at its score less the margin
-    times how much of its work they did (:func:`repeated`). 0: the candidates' order."""
+    times how much of its work they did (:func:`repeated`). 0: the candidates' order.
+
+    ``cover``: how likely the task's work lies in each file (:func:`~.where.likely_files`, by
+    :func:`file_key`). Each place then goes to the candidate whose score, plus ``cover_weight``
+    times the likelihood of the files it changed that no run chosen before it changed, is highest:
+    three exemplars around the three likeliest files rather than three around one."""
     chosen: list[Scored] = []
     vectors: list[np.ndarray] = []
     seen: set[str] = set()
     tasks: set[str] = set()
     works: set[frozenset[str]] = set()  # the work of each run chosen so far
+    covered: set[str] = set()  # the files they changed
     known: dict[int, frozenset[str]] = {}
+    covering = bool(cover) and cover_weight > 0
 
     def work(c: Scored) -> frozenset[str]:  # read from its text when first needed: most candidates never are
         if id(c) not in known:
-            known[id(c)] = work_done(text_of(c)) if other_work_margin > 0 else frozenset()
+            known[id(c)] = work_done(text_of(c)) if other_work_margin > 0 or covering else frozenset()
         return known[id(c)]
 
     def adjusted(c: Scored) -> float:
         return c.score - other_work_margin * repeated(work(c), works)
+
+    def files(c: Scored) -> set[str]:
+        return {file_key(item[len("changed "):]) for item in work(c) if item.startswith("changed ")}
+
+    def value(c: Scored) -> float:
+        gain = sum(cover.get(key, 0.0) for key in files(c) - covered) if cover else 0.0
+        return adjusted(c) + cover_weight * gain
 
     remaining = list(candidates)
     while len(chosen) < k:
@@ -364,9 +387,11 @@ def diversify(
         if not remaining:
             break
         candidate = remaining[0]
-        if adjusted(candidate) < candidate.score:  # it repeats work chosen: a near tie may do other work
+        if covering:
+            candidate = max(remaining, key=value)  # the first of equals: the candidates' order
+        elif adjusted(candidate) < candidate.score:  # it repeats work chosen: a near tie may do other work
             near = [c for c in remaining if c.score >= candidate.score - other_work_margin]
-            candidate = max(near, key=adjusted)  # the first of equals: the candidates' order
+            candidate = max(near, key=adjusted)
         remaining.remove(candidate)
         vector = embed([text_of(candidate)])[0]
         if any(float(np.dot(vector, v)) > max_cosine for v in vectors):
@@ -375,6 +400,7 @@ def diversify(
         vectors.append(vector)
         seen.add(candidate.hit.trajectory_id)
         works.add(work(candidate))
+        covered |= files(candidate)
         if candidate.hit.task_id:
             tasks.add(candidate.hit.task_id)
     return chosen
