@@ -341,7 +341,8 @@ class TrajSearch:
         vector = None if dense_filters is None else self.query_vector(text)
         rows: dict[str, dict] = {}  # every candidate row fetched so far, by id
         while True:
-            lexical = self.index.lexical_search(text, lexical_filters, limit=pool)
+            # hybrid: the dense leg fills the places, so a long query's lexical leg keeps to its telling words
+            lexical = self.index.lexical_search(text, lexical_filters, limit=pool, widen=mode == "lexical")
             dense: dict[str, dict] = {}
             if dense_filters is not None:  # ranks and runs only: rows that may show are fetched below
                 dense = {r["id"]: r for r in self.index.search(vector, dense_filters, limit=pool, fields=())}

@@ -483,8 +483,9 @@ class TrajectoryIndex:
         finally:
             iterator.close()
 
-    def lexical_search(self, query: str, filters: Filters, *, limit: int) -> list[tuple[str, float]]:
-        """BM25 ids and scores inside ``filters``, best first (native on a server, in-process embedded)."""
+    def lexical_search(self, query: str, filters: Filters, *, limit: int, widen: bool = True) -> list[tuple[str, float]]:
+        """BM25 ids and scores inside ``filters``, best first (native on a server, in-process embedded;
+        ``widen``: see :meth:`LexicalIndex.search`, Milvus' own BM25 scores every term)."""
         if self.lexical_backend == LEXICAL_MILVUS:
             terms = lexical_text(query)
             scope = self._scope(filters.tenant, filters.levels or LEVELS)
@@ -496,7 +497,7 @@ class TrajectoryIndex:
             )
             # best first either way; milvus-lite reports BM25 as a negative distance, Milvus as a score
             return [(hit["id"], abs(float(hit["distance"]))) for hit in result[0]]
-        return self._mirror.search(query, filters, limit)
+        return self._mirror.search(query, filters, limit, widen)
 
     def count(self, tenant: str | None = None) -> int:
         scope: dict[str, Any] | None = {}

@@ -73,8 +73,8 @@ class LexicalMirror:
 
     # -- reads ------------------------------------------------------------------------------
 
-    def search(self, query: str, filters: Filters, limit: int) -> list[tuple[str, float]]:
-        return self._loaded().search(query, filters, limit)
+    def search(self, query: str, filters: Filters, limit: int, widen: bool = True) -> list[tuple[str, float]]:
+        return self._loaded().search(query, filters, limit, widen=widen)
 
     def _loaded(self) -> LexicalIndex:
         with self._lock:

@@ -244,8 +244,10 @@ class LexicalIndex:
 
     # -- reading ------------------------------------------------------------------
 
-    def search(self, query: str, filters: Filters, limit: int = 10) -> list[tuple[str, float]]:
-        """Ids and scores of rows matching ``filters``, best first; rows without a query term left out."""
+    def search(self, query: str, filters: Filters, limit: int = 10, *, widen: bool = True) -> list[tuple[str, float]]:
+        """Ids and scores of rows matching ``filters``, best first; rows without a query term left out.
+        ``widen``: a long query short of ``limit`` rows on its most telling terms is scored on more
+        (off where another leg fills the places: hybrid search)."""
         primary, parts = self._tokenize_query(query)
         if not (primary or parts) or limit <= 0:
             return []
@@ -255,7 +257,7 @@ class LexicalIndex:
         view, vocab = got
         weights = {t: self._part_weight for t in parts} if self._part_weight else {}
         weights.update((t, 1.0) for t in primary)
-        return view.search(weights, vocab, self._coord, filters, limit)
+        return view.search(weights, vocab, self._coord, filters, limit, widen)
 
     def refresh(self, tenant: str | None = None) -> None:
         """Fold pending changes into a full rebuild now (one tenant, or all)."""

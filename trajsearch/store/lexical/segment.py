@@ -121,7 +121,7 @@ class _View:
         object.__setattr__(self, "norms", (base_norm, delta_norm))
 
     def search(self, weights: dict[str, float], vocab: dict[str, int], coord: bool, f: Filters,
-               limit: int) -> list[tuple[str, float]]:
+               limit: int, widen: bool = True) -> list[tuple[str, float]]:
         """Top ``limit`` rows for weighted query terms, among rows matching ``f``."""
         segments = [(self.base, self.norms[0])]
         if self.delta is not None:
@@ -142,7 +142,7 @@ class _View:
             masks[0] &= self.alive
         # The most telling terms first; a long query scored on too few of them finds too few rows
         # (each holds none of them), so it widens, twice as many terms each time, until ``limit``
-        # rows are found or every row inside the filter is.
+        # rows are found or every row inside the filter is (when ``widen``).
         telling = _telling(sorted(idf, key=lambda t: -weights[t] * idf[t]), cols, segments, masks)
         passing = sum(int(m.sum()) for m in masks if m is not None)
         terms: list[str] = []
@@ -150,7 +150,7 @@ class _View:
         while more := list(islice(telling, max(_MAX_TERMS, len(terms)))):
             terms += more
             found = self._score(terms, weights, idf, cols, segments, masks, coord, limit)
-            if len(found) >= min(limit, passing):
+            if not widen or len(found) >= min(limit, passing):
                 break
         return found
 
