@@ -137,6 +137,29 @@ def test_mini_swe_agent_tool_replies_with_no_call_id_are_the_results_of_turns_wi
     assert all(s.error is None for s in run.steps)  # a command's output, not a nudge answering a malformed turn
 
 
+MINI_SYSTEM_REPLIES = FIXTURES / "mini-swe-agent/.real/cs294-system-replies/astropy__astropy-7166.traj.json"
+
+
+def test_mini_swe_agent_tool_replies_saved_as_system_messages_are_observations(tmp_path: Path) -> None:
+    """Bug (real: ChiChuRita/cs294-264-hw ``baseline-results/astropy__astropy-7166``, a mini-swe-agent-derived agent
+    saving its tools' output as ``role: "system"`` messages): every reply was dropped (15 of the 16 turns answered,
+    none kept) and so were its errors. The system prompt before the task is still no turn's reply."""
+    run = only(MINI_SYSTEM_REPLIES)
+    assert len(run.steps) == 16 and all(s.observation for s in run.steps[:15])
+    assert run.steps[1].observation.startswith("Result:\n## main\nmain\nastropy/utils/tests/test_misc.py:78:")
+    assert [(s.index, s.error) for s in run.steps if s.error] == [
+        (0, "Tool 'run_bash_cmd' error (no message)"),  # the tool raised
+        (5, "error: unrecognized input"),  # output opening as a failure (no return code is saved)
+        (11, "UnicodeDecodeError: 'ascii' codec can't decode byte 0xc3 in position 12028: ordinal not in range(128)"),
+    ]
+    record = json.loads(MINI_SYSTEM_REPLIES.read_text())
+    record["messages"][0]["content"] = "You are a ReAct agent solving software engineering tasks."  # its own prompt
+    prompted = tmp_path / MINI_SYSTEM_REPLIES.name
+    prompted.write_text(json.dumps(record))
+    again = only(prompted)
+    assert [s.observation for s in again.steps] == [s.observation for s in run.steps] and again.task == run.task
+
+
 def test_mini_swe_agent_llm_named_by_a_config_string() -> None:
     """Bug (real: the same CS-264 run, ``info.config: {"agent": "swe-agent", "model": "gpt-5-mini"}``): a config
     whose ``model`` is the name itself, not mini-swe-agent's ``{"model_name": ...}``, gave no model_id."""

@@ -46,6 +46,10 @@ Mapping
     terminating message) is dropped.
   * The final ``exit`` message (the submission, or the crash) is the last
     pending step's observation.
+  * A ``system`` message after the task is a tool reply with no call id: the
+    way mini-swe-agent-derived homework agents (CS 294-264) save their tools'
+    output (``Result:\n<output>``, ``Tool '<name>' error: ...``); the system
+    prompt comes before the task.
   Timestamps (``extra.timestamp``, 1.x ``timestamp``, else the API
   response's ``created``) give started_at/ended_at; the first one is
   created_at (else the file's modification time).
@@ -55,7 +59,10 @@ Mapping
   else last error-looking line, else last line) plus "exit code N". Exit code
   1 with no output is the usual "no match"/"false" of grep, test and diff and
   is not an error; exit code 0 never is. A 1.x "timed out and has been
-  killed" reply is an error.
+  killed" reply is an error. So is a derived ReAct agent's ``Tool '<name>'
+  error:``, its format-error and backtrack notices, and a ``Result:`` (it
+  keeps no return code) whose output opens as a failure (``error:``, a
+  traceback, the shell's own complaint).
 - outcome: there is no test result in these dumps. ``Submitted`` only means a
   patch was handed in; it maps to ``success`` (metadata ``outcome_basis`` says
   "submitted, not evaluated"), except an empty patch for a SWE-bench-named

@@ -77,6 +77,13 @@ def _json_observation(content: str) -> dict[str, Any] | None:
 #: mini-swe-agent's reply when the user refuses a command in confirm mode (interactive agents,
 #: ``interrupt_type: "UserRejection"`` since 1.x; older files have the text only).
 _REJECTED = re.compile(r"\s*Commands? not executed\. The user rejected your command")
+#: The replies of a mini-swe-agent-derived ReAct agent (CS 294-264 homework, saved as ``system`` messages): a tool
+#: that raised, the agent backing off after it raised again, a turn with no function call.
+_AGENT_ERROR = re.compile(r"(Tool '[^']+' error|AUTO-BACKTRACK applied due to repeated '[^']+' errors):[ \t]*(.*)", re.S)
+_FORMAT_ERROR = re.compile(r"Format error: .*")
+#: Its ``Result:`` of a tool that returned: no return code is kept, so only output that opens as a failure (a tool's
+#: ``error:`` line, a traceback, the shell's own complaint) is one; a file's text merely mentioning errors is not.
+_RESULT_FAILED = re.compile(r"Result:\n\s*(?:(?:error|fatal|ERROR|FATAL):\s|Traceback \(most recent call last\):|(?:ba)?sh: )")
 
 
 def step_error(content: str, extra: dict[str, Any]) -> str | None:
@@ -103,4 +110,16 @@ def step_error(content: str, extra: dict[str, Any]) -> str | None:
         return short(_TIMED_OUT.search(content).group(0))
     if extra.get("interrupt_type") == "UserRejection" or _REJECTED.match(content):
         return short(content.strip().splitlines()[0])  # the user refused to run it (confirm mode)
+    return _react_error(content)
+
+
+def _react_error(content: str) -> str | None:
+    """The error a derived ReAct agent's reply reports (see ``_AGENT_ERROR``), None for a plain result."""
+    if raised := _AGENT_ERROR.match(content):
+        said = decisive_line(raised.group(2))
+        return short(f"{raised.group(1)}: {said}" if said else f"{raised.group(1)} (no message)")
+    if _FORMAT_ERROR.match(content):
+        return short(content.splitlines()[0])
+    if _RESULT_FAILED.match(content):
+        return decisive_line(content.removeprefix("Result:"))
     return None

@@ -4,7 +4,8 @@ The walk over the messages (see ``mini_swe_agent`` for the mapping): each
 tool call, or the one command of a text turn, opens a step; a tool reply
 (by call id, else the oldest unanswered call) or the next user message
 closes it as the observation (a tool reply with no call id after a turn with no
-recognised action is that turn's result); a user message answering no action is a nudge
+recognised action is that turn's result; a ``system`` message after the task is a tool reply too, as
+mini-swe-agent-derived homework agents save their tools' output); a user message answering no action is a nudge
 of its own; the final ``exit`` message is the last pending step's
 observation (also of a submitting call the interactive agent answered with its
 "action was not executed" placeholder). It reads messages through ``messages`` and commands and their
@@ -106,7 +107,7 @@ def steps_of(messages: list[Any], exit_status: str | None, regexes: tuple[str, .
                 "arguments": {"command": command} if command is not None else None,
                 "started_at": when,
             })
-        elif role == "tool":
+        elif role == "tool" or role == "system" and task_seen:  # a derived agent's tool output as ``system``
             step = by_call_id.pop(msg.get("call_id"), None) or answerable()
             if step is not None:  # a tool's output, never a nudge
                 reply(step, content, extra, when, may_nudge=False)
