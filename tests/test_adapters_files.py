@@ -160,6 +160,16 @@ def test_mini_swe_agent_tool_replies_saved_as_system_messages_are_observations(t
     assert [s.observation for s in again.steps] == [s.observation for s in run.steps] and again.task == run.task
 
 
+def test_mini_swe_agent_patch_of_a_run_saved_with_no_exit_message_is_kept() -> None:
+    """Bug (real: the same ChiChuRita/cs294-264-hw run, ``info.submission`` a 531-character patch, no exit message and
+    no ``exit_status``, the run ending on its unanswered ``finish`` call): the patch was read nowhere and counted 0."""
+    run = only(MINI_SYSTEM_REPLIES)
+    patch = json.loads(MINI_SYSTEM_REPLIES.read_text())["info"]["submission"]
+    assert run.steps[-1].observation == patch and run.steps[-1].error is None
+    assert patch.startswith("diff --git a/astropy/utils/misc.py b/astropy/utils/misc.py")
+    assert run.metadata["submission_chars"] == 531 and run.outcome is Outcome.unknown  # handed in, not evaluated
+
+
 def test_mini_swe_agent_llm_named_by_a_config_string() -> None:
     """Bug (real: the same CS-264 run, ``info.config: {"agent": "swe-agent", "model": "gpt-5-mini"}``): a config
     whose ``model`` is the name itself, not mini-swe-agent's ``{"model_name": ...}``, gave no model_id."""

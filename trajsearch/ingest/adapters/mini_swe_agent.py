@@ -45,7 +45,9 @@ Mapping
     ``extra.model_response``, is its thought); an empty one (1.x's
     terminating message) is dropped.
   * The final ``exit`` message (the submission, or the crash) is the last
-    pending step's observation.
+    pending step's observation. A run saved with neither an exit message nor
+    an exit status (a derived agent's) keeps ``info.submission`` as the
+    result of its last turn when that is unanswered (its submitting call).
   * A ``system`` message after the task is a tool reply with no call id: the
     way mini-swe-agent-derived homework agents (CS 294-264) save their tools'
     output (``Result:\n<output>``, ``Tool '<name>' error: ...``); the system
@@ -103,7 +105,7 @@ from ._common import (
 )
 from ._mini_swe_agent.messages import normalise
 from ._mini_swe_agent.commands import DEFAULT_ACTION_REGEXES
-from ._mini_swe_agent.steps import steps_of
+from ._mini_swe_agent.steps import hand_in, steps_of
 
 NAME = "mini-swe-agent"
 #: A file is one run: the reader hands over its whole JSON document.
@@ -249,6 +251,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     if empty_patch:  # a SWE-bench instance submitted with no patch cannot be resolved
         outcome = Outcome.failure
     steps = steps_of(messages, exit_status, _action_regexes(info), submitted=exit_status in SUCCESS_STATUSES)
+    handed_in = exit_status is None and hand_in(steps, submission)  # no exit message to carry the patch
     config = config_name(ctx.source, instance_id)
     stats = info.get("model_stats") if isinstance(info.get("model_stats"), dict) else {}
 
@@ -292,7 +295,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
             "trajectory_format": record.get("trajectory_format"),
             "config": config,
             "exit_status": exit_status,
-            "submission_chars": len(submission) if exit_status in SUCCESS_STATUSES else 0,
+            "submission_chars": len(submission) if exit_status in SUCCESS_STATUSES or handed_in else 0,
             "api_calls": stats.get("api_calls"),
             "cost": stats.get("instance_cost"),
             **(

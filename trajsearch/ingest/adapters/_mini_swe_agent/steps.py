@@ -143,3 +143,12 @@ def steps_of(messages: list[Any], exit_status: str | None, regexes: tuple[str, .
         if isinstance(step.get("thought"), str):
             step["thought"] = clip_step_text(step["thought"])
     return steps
+
+
+def hand_in(steps: list[dict], submission: str) -> bool:
+    """Keep the patch of a run saved with no exit message (derived agents write none) where that message would go:
+    as the result of its last turn, if unanswered (the submitting call). Whether it was kept."""
+    if not submission.strip() or not steps or steps[-1].get("observation") is not None:
+        return False
+    steps[-1]["observation"] = clip_step_text(submission)
+    return True
