@@ -206,6 +206,20 @@ def test_outcome_file_shapes(tmp_path: Path) -> None:
         OutcomeTable.load(flat)
 
 
+def test_one_runs_result_is_that_runs_verdict_not_a_table_keyed_by_its_fields() -> None:
+    """Bug (real: laude-institute/terminal-bench-leaderboard, a terminal-bench 0.1.1 trial's ``results.json``): one
+    run's result was read as a table keyed by its field names, verdicts for ``is_resolved``, ``total_input_tokens``
+    and ``total_output_tokens`` (0 -> failure) and none for its task. It is its task's verdict now; a result with
+    no verdict (``is_resolved: null``) is refused, and a folder of them passes it over."""
+    real = FIXTURES / "outcomes" / ".real" / "terminal-bench-0.1.1"
+    trial = OutcomeTable.load(real / "blind-maze-explorer-5x5" / "results.json")
+    assert {k: (v.outcome, v.reward) for k, v in trial.verdicts.items()} == {
+        "blind-maze-explorer-5x5": (Outcome.success, None)}
+    with pytest.raises(ValueError, match="one record of run 'eval-mteb.hard', not a table keyed by run ids, with no"):
+        OutcomeTable.load(real / "eval-mteb.hard" / "results.json")
+    assert list(OutcomeTable.load(real).verdicts) == ["blind-maze-explorer-5x5"]
+
+
 def test_swebench_summaries_and_folders_of_reports_are_outcome_files(tmp_path: Path) -> None:
     """Real files (gruckion/mini-swe-agent, tests/fixtures/mini-swe-agent/.real/swebench-gemini-3-pro): a summary
     keeping its records under ``instances`` beside totals, and the harness's folder of per-instance reports."""

@@ -19,7 +19,9 @@ outcome file maps a run id to an outcome and/or a reward:
   (``trajectory_id``, ``run_id``, ``instance_id``, ``task_id``, ``session_id``,
   ``trace_id`` or ``id``) and ``outcome`` / ``status`` / ``resolved`` /
   ``success`` / ``passed`` and/or ``reward`` / ``score``; such records may also sit
-  in a list under a key of a JSON object (``{"total": 500, "instances": [...]}``);
+  in a list under a key of a JSON object (``{"total": 500, "instances": [...]}``); a JSON object
+  with an id field is one such record (terminal-bench's trial ``results.json``: ``task_id``,
+  ``is_resolved``), refused when it names no run (a bare ``id`` does not) or holds no verdict;
 - a directory of such files, e.g. the SWE-bench harness's ``logs/<instance_id>/report.json``
   (a report written without its instance id takes its folder's name).
 
@@ -50,7 +52,10 @@ from typing import Any, Iterable
 from trajsearch.model import Failure, Outcome, Trajectory
 
 ID_FIELDS = ("trajectory_id", "run_id", "instance_id", "task_id", "session_id", "trace_id", "id")
-OUTCOME_FIELDS = ("outcome", "status", "resolved", "success", "passed", "result", "verdict")
+#: The id fields that name a run in a lone record (see ``OutcomeTable._one_record``).
+RUN_ID_FIELDS = ID_FIELDS[:-1]
+#: ``is_resolved``: terminal-bench's trial result.
+OUTCOME_FIELDS = ("outcome", "status", "resolved", "success", "passed", "result", "verdict", "is_resolved")
 REWARD_FIELDS = ("reward", "score")
 #: What a directory of outcome files is searched for.
 OUTCOME_SUFFIXES = (".json", ".jsonl", ".csv", ".tsv")
@@ -79,6 +84,15 @@ SOURCE_ID_KEYS = ("trace_id", "conversation_id", "session_id", "instance_id")
 def _id_list(value: Any) -> list[str] | None:
     """``value`` as a list of run ids, if it is one (a list of strings)."""
     return value if isinstance(value, list) and all(isinstance(item, str) for item in value) else None
+
+
+def _scalar(value: Any) -> bool:
+    return isinstance(value, (str, int)) and not isinstance(value, bool)
+
+
+def _is_one_record(data: dict[str, Any]) -> bool:
+    """Whether a JSON object is one record (an id field of its own), not a table keyed by run ids."""
+    return any(_scalar(data.get(k)) for k in ID_FIELDS)
 
 
 def _keys(trajectory: Trajectory) -> list[str]:
@@ -337,10 +351,28 @@ class OutcomeTable:
             for records in nested:
                 cls._records(records, verdicts, path)
             return None
+        if _is_one_record(data):  # its field names would pass for run ids (``total_input_tokens``: 0 -> failure)
+            run_id, verdict = cls._one_record(data, path)
+            verdicts[run_id] = verdict
+            return None
         for run_id, value in data.items():
             if (verdict := _from_value(value)) is not None:
                 verdicts[str(run_id)] = verdict
         return None
+
+    @staticmethod
+    def _one_record(data: dict[str, Any], path: Path) -> tuple[str, Verdict]:
+        """The run a lone record names (a bare ``id`` is as often an event's, a job's or a trial's) and its verdict;
+        a record naming none, or with no verdict, is refused: it is no table of run ids either."""
+        run_id = next((str(data[k]) for k in RUN_ID_FIELDS if _scalar(data.get(k))), None)
+        verdict = _from_value(data)
+        if run_id is not None and verdict is not None:
+            return run_id, verdict
+        named = f" of run {run_id!r}" if run_id is not None else ""
+        missing = (f"no verdict (one of {', '.join(OUTCOME_FIELDS + REWARD_FIELDS)})" if run_id is not None
+                   else f"no field naming its run (one of {', '.join(RUN_ID_FIELDS)})")
+        raise ValueError(f"{path}: one record{named}, not a table keyed by run ids, with {missing}; pass a report "
+                         "of the runs or a folder of such results")
 
     @staticmethod
     def _records(records: Iterable[Any], verdicts: dict[str, Verdict], path: Path) -> None:
