@@ -79,11 +79,13 @@ def _json_observation(content: str) -> dict[str, Any] | None:
 _REJECTED = re.compile(r"\s*Commands? not executed\. The user rejected your command")
 #: The replies of a mini-swe-agent-derived ReAct agent (CS 294-264 homework, saved as ``system`` messages): a tool
 #: that raised, the agent backing off after it raised again, a turn with no function call.
-_AGENT_ERROR = re.compile(r"(Tool '[^']+' error|AUTO-BACKTRACK applied due to repeated '[^']+' errors):[ \t]*(.*)", re.S)
+_AGENT_ERROR = re.compile(r"(Tool '[^']+' error|AUTO-BACKTRACK applied due to repeated '[^']+' errors):[ \t]*(.*)",
+                          re.S)
 _FORMAT_ERROR = re.compile(r"Format error: .*")
 #: Its ``Result:`` of a tool that returned: no return code is kept, so only output that opens as a failure (a tool's
 #: ``error:`` line, a traceback, the shell's own complaint) is one; a file's text merely mentioning errors is not.
-_RESULT_FAILED = re.compile(r"Result:\n\s*(?:(?:error|fatal|ERROR|FATAL):\s|Traceback \(most recent call last\):|(?:ba)?sh: )")
+_RESULT_FAILED = re.compile(
+    r"Result:\n\s*(?:(?:error|fatal|ERROR|FATAL):\s|Traceback \(most recent call last\):|(?:ba)?sh: )")
 
 
 def step_error(content: str, extra: dict[str, Any]) -> str | None:
