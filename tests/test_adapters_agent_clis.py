@@ -1042,6 +1042,23 @@ def test_a_claude_code_compaction_file_is_no_run() -> None:
     assert list(read_dump(FIXTURES / "claude-code/.real/fasthooks", tenant="acme")) == []
 
 
+CC_IDAHO = CC_REAL / "idaho-vault"
+
+
+def test_a_side_questions_file_is_a_run_of_the_question_not_a_copy_of_its_parent() -> None:
+    """Found by a probe (real, LAF-US/IDAHO-VAULT, CLI 2.1.86): a /btw side question's file
+    (``agent-aside_question-<id>.jsonl``) opens with the CLI's copy of the parent conversation so far. It was read as
+    a run with the parent's first prompt as task and the parent's calls as steps (13 to 145 per file); its run is the
+    question and the one answer after it."""
+    run = only(CC_IDAHO / "237326ca-5e6a-4313-b3dd-44df36143943/subagents/agent-aside_question-7a81e4850e48fc1e.jsonl")
+    assert run.trajectory_id == "claude-code.237326ca-5e6a-4313-b3dd-44df36143943.agent-aside_question-7a81e4850e48fc1e"
+    assert run.task == "it's fun to see you in a terminal window!"  # not "LEVELSET. You are The Abhorsen ..."
+    [answer] = run.steps  # not the parent's Bash call copied before it
+    assert answer.action == "respond" and answer.arguments["content"].startswith("Ha, agreed")
+    assert run.metadata["copied_parent_records"] == 3 and "user_prompts" not in run.metadata
+    assert run.created_at == datetime(2026, 3, 29, 4, 4, 5, 771000, tzinfo=timezone.utc)  # the question's time
+
+
 def test_claude_code_files_that_hold_no_run_are_passed_over(tmp_path: Path) -> None:
     """Bug (real: M-Claude's 10864eef and d9c6fe1d, Claude Code 2.1.6; sniffly's ff71dbed, 1.0.x; agent-sessions'
     ``agent-<id>.meta.json``, 2.1.x): a session file holding only local commands (/clear, /exit: no prompt, no

@@ -26,7 +26,11 @@ Mapping
   a compaction's (``agent-acompact-<id>.jsonl``: the CLI asking the model to
   sum up the session so far, which the session's own file records as its
   compaction summary), or a 2.0.x subagent's warm-up (the CLI's own
-  "Warmup" prompt at startup): no run, passed over (``side_file``). So are a
+  "Warmup" prompt at startup): no run, passed over (``side_file``). A /btw
+  side question's file (``agent-aside_question-<id>.jsonl``, 2.1.x) opens
+  with the CLI's copy of the parent conversation so far (the parent's
+  records, re-stamped as the side agent's): its run starts at the question
+  (``metadata.copied_parent_records`` counts what was left out). So are a
   subagent's ``agent-<id>.meta.json``, a project's ``sessions-index.json``,
   a 2.1.x workflow's ``journal.jsonl`` (its agents' start and result
   records), an empty ``agent-<id>.jsonl`` / ``.meta.json`` (``side_path``:
@@ -169,6 +173,8 @@ _EXIT_CODE = re.compile(r"^\s*Exit code:?\s*(-?\d+)")
 _SKILL_BANNER = "Base directory for this skill:"
 #: The task of a file that starts mid-conversation with no prompt, before the agent's first words: not the user's.
 _CONTINUED = "(this session file starts mid-conversation, with no prompt; the agent's first words:) "
+#: How the CLI opens a /btw side question (2.1.x), the one prompt of an ``agent-aside_question-<id>`` file.
+_SIDE_QUESTION = "<system-reminder>This is a side question from the user."
 #: What the CLI tells the agent when a Stop (or SubagentStop) hook blocks the end of its turn.
 _STOP_HOOK = re.compile(r"^(?:Subagent)?Stop hook feedback:")
 
@@ -632,8 +638,19 @@ def _merged(records: list[dict[str, Any]]) -> list[tuple[dict[str, Any], list[di
     return units
 
 
+def _side_question_start(records: list[dict[str, Any]]) -> int:
+    """Where a /btw side question's own records begin in its file (0 for any other file): at the question, as the
+    CLI copies the parent conversation so far in before it, which is the parent's run, not the side agent's."""
+    if not str(next((r["agentId"] for r in records if r.get("agentId")), "")).startswith("aside_question"):
+        return 0
+    return next((i for i in range(len(records) - 1, -1, -1) if records[i].get("type") == "user"
+                 and _record_text(records[i]).startswith(_SIDE_QUESTION)), 0)
+
+
 def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     records = as_records(record, "Claude Code session")
+    copied = _side_question_start(records)
+    records = records[copied:]
     seen: set[tuple] = set()
     unique = []
     for rec in records:
@@ -736,6 +753,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
         "api_errors": session.api_errors or None,
         "interrupted": session.interrupted or None,
         "starts_mid_conversation": continued or None,
+        "copied_parent_records": copied or None,
         "models": session.models if len(session.models) > 1 else None,
     }
     return session_trajectory(
