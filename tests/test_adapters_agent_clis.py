@@ -1059,6 +1059,20 @@ def test_a_side_questions_file_is_a_run_of_the_question_not_a_copy_of_its_parent
     assert run.created_at == datetime(2026, 3, 29, 4, 4, 5, 771000, tzinfo=timezone.utc)  # the question's time
 
 
+def test_the_context_an_ide_extension_adds_is_not_the_users_prompt() -> None:
+    """Found by a probe (real VS Code extension sessions: bradymholt/dotfiles, CLI 2.0.2; Xu-Wentao/dotfile, 2.1.92):
+    the ``<ide_opened_file>`` / ``<ide_selection>`` block the extension puts before the user's words (the file open,
+    the lines selected) was kept at the head of the task and of later prompts, and a message of that block only was a
+    prompt of its own. It is context, as a ``<system-reminder>`` is."""
+    run = only(CC_REAL / "bradymholt" / "e77c7d1f-1b41-4e24-880a-08a2bad9ad7b.jsonl")
+    assert run.task.startswith("Look at commit 5f6641a4352f958c32542a052333a2b27db4ad14.  I want to add a spec")
+    again, replace = run.metadata["user_prompts"]  # the block alone (line 2) is no prompt
+    assert again.startswith("Look at commit 5f6641a") and replace.startswith("Let replace lines 5491 and 5492.")
+    selected = only(CC_REAL / "xuwentao" / "814710e0-c005-483c-bcb2-727b2e09f73c.jsonl")
+    assert selected.task == "解释下这个函数的逻辑"  # not the 30 selected lines of job_info.go before it
+    assert selected.metadata["entrypoint"] == "claude-vscode"
+
+
 def test_claude_code_files_that_hold_no_run_are_passed_over(tmp_path: Path) -> None:
     """Bug (real: M-Claude's 10864eef and d9c6fe1d, Claude Code 2.1.6; sniffly's ff71dbed, 1.0.x; agent-sessions'
     ``agent-<id>.meta.json``, 2.1.x): a session file holding only local commands (/clear, /exit: no prompt, no

@@ -44,7 +44,9 @@ Mapping
   ``promptSource: "sdk"``: the SDK caller's prompt, kept), not a tool
   result, not a ``<command-name>`` wrapper, ``<local-command-stdout>``,
   ``<bash-input>`` or hook output, not "[Request interrupted by user]" and not
-  a compaction summary; ``<system-reminder>`` blocks are cut out. A slash
+  a compaction summary; ``<system-reminder>`` blocks are cut out, and so is
+  the context an IDE extension adds (``<ide_opened_file>``,
+  ``<ide_selection>``: a message of that only is no prompt). A slash
   command that expands to a prompt (a custom ``.claude/commands`` file,
   ``/init``, ``/review``: the next user record holds the expanded body, 1.0.x
   wrote it into the command's own record as ``<command-contents>``) is an
@@ -122,6 +124,7 @@ from ._agent_cli import (
     parts_text,
     prompt_list,
     session_trajectory,
+    strip_ide_context,
     strip_reminders,
     whole_file,
 )
@@ -323,7 +326,7 @@ def _session_of(record: dict[str, Any]) -> str | None:
 
 def _classify(text: str) -> tuple[str, str]:
     """(kind, text) of a user message's text: prompt, command, injected, interrupt, compact or empty."""
-    body = strip_reminders(text)
+    body = strip_ide_context(strip_reminders(text))
     if not body:
         return "empty", ""
     if _INTERRUPT.match(body):
