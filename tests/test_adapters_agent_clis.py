@@ -1073,6 +1073,18 @@ def test_the_context_an_ide_extension_adds_is_not_the_users_prompt() -> None:
     assert selected.metadata["entrypoint"] == "claude-vscode"
 
 
+def test_a_subagents_metadata_with_its_description_is_passed_over() -> None:
+    """Found by a probe (real, LAF-US/IDAHO-VAULT, CLI 2.1.86+): the ``agent-<id>.meta.json`` beside an Agent call's
+    subagent transcript, ``{"agentType", "description"}``, was rejected as "unrecognised dump format", one error per
+    subagent of every ``~/.claude/projects`` ingest. It is the subagent's metadata: passed over."""
+    from trajsearch.ingest.detect import SideFile
+
+    folder = CC_IDAHO / "675b2557-7e98-4a6c-9795-be2262cc9825" / "subagents"
+    with pytest.raises(SideFile, match="no run in this file: a Claude Code subagent's metadata"):
+        detect_format(folder / "agent-a3517cb35e166be4d.meta.json")
+    assert list(read_dump(folder, tenant="acme")) == []  # walked: passed over, not a rejection
+
+
 def test_claude_code_files_that_hold_no_run_are_passed_over(tmp_path: Path) -> None:
     """Bug (real: M-Claude's 10864eef and d9c6fe1d, Claude Code 2.1.6; sniffly's ff71dbed, 1.0.x; agent-sessions'
     ``agent-<id>.meta.json``, 2.1.x): a session file holding only local commands (/clear, /exit: no prompt, no

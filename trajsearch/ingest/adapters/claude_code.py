@@ -147,6 +147,9 @@ BOOKKEEPING = frozenset({
     "tag",
 })
 
+#: The keys of a subagent's ``agent-<id>.meta.json`` (2.1.x): a workflow agent's type only, an Agent call's type and
+#: description (2.1.86+), or its type and depth (with a few more keys).
+_SUBAGENT_META = frozenset({"agentType", "description", "spawnDepth"})
 #: The files of a subagent (2.x): its transcript and its metadata.
 _SUBAGENT_FILE = re.compile(r"agent-[\w-]+\.(?:jsonl|meta\.json)")
 _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", re.I)
@@ -236,7 +239,7 @@ def side_file(record: Any) -> str | None:
         return (f"a Claude Code compaction of session {record.get('sessionId')} (the CLI's summary of it so far, "
                 "also recorded in the session's own file), not a run")
     if isinstance(record.get("agentType"), str) and (isinstance(record.get("spawnDepth"), int) and len(record) <= 6
-                                                     or set(record) == {"agentType"}):  # a workflow agent's (2.1.x)
+                                                     or set(record) <= _SUBAGENT_META):
         return ("a Claude Code subagent's metadata (agent-<id>.meta.json: its type, beside its transcript "
                 "agent-<id>.jsonl), not a run")
     if isinstance(record.get("entries"), list) and "originalPath" in record:
