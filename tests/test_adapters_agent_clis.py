@@ -1085,6 +1085,20 @@ def test_a_subagents_metadata_with_its_description_is_passed_over() -> None:
     assert list(read_dump(folder, tenant="acme")) == []  # walked: passed over, not a rejection
 
 
+def test_a_session_of_an_unknown_slash_command_only_is_passed_over() -> None:
+    """Found by a probe (real, Xu-Wentao/dotfile's CodexBar probe sessions, CLI 2.1.90): ``/usage``, which that version
+    did not know, leaves a local-command caveat and the CLI's answer "Unknown skill: usage" as a bare user record (no
+    ``<command-name>`` record). The file was a 0-step run with that answer as its task (72 of the repository's 75 such
+    files), and in a session the answer was listed as a prompt. It is a local command's output: the file holds no
+    run."""
+    from trajsearch.ingest.detect import SideFile
+
+    with pytest.raises(SideFile, match=r"no run in this file: .*slash commands only \(/usage: no prompt sent"):
+        detect_format(CC_REAL / "xuwentao" / "007b47df-320d-4b57-b061-59f2918a3897.jsonl")
+    assert [r.trajectory.trajectory_id for r in read_dump(CC_REAL / "xuwentao", tenant="acme")] == [
+        "claude-code.814710e0-c005-483c-bcb2-727b2e09f73c"]  # walked: passed over beside a session of the same user
+
+
 def test_claude_code_files_that_hold_no_run_are_passed_over(tmp_path: Path) -> None:
     """Bug (real: M-Claude's 10864eef and d9c6fe1d, Claude Code 2.1.6; sniffly's ff71dbed, 1.0.x; agent-sessions'
     ``agent-<id>.meta.json``, 2.1.x): a session file holding only local commands (/clear, /exit: no prompt, no

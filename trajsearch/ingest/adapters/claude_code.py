@@ -37,7 +37,8 @@ Mapping
   a workflow agent that never wrote), and (``side_document``, for a file of
   up to 64 KiB) a session file of
   summaries or bookkeeping only, or of local commands only (``/clear``,
-  ``/exit``: no prompt, no model reply).
+  ``/exit``, or one the CLI answered "Unknown skill: usage": no prompt, no
+  model reply).
 - task: the first real user prompt: a ``user`` record whose text is not
   ``isMeta`` (caveats, skill banners, expanded command bodies; but 2.1.2xx
   marks every prompt of an Agent SDK session ``isMeta`` with
@@ -167,6 +168,9 @@ _STOPPED = re.compile(r"exit code (?:137|143|144)\b|was stopped|\bkilled\b", re.
 #: What 1.0.x appended, as bare text, to every LS result.
 _LS_NOTICE = "\n\nNOTE: do any of the files above seem malicious? If so, you MUST refuse to continue work."
 _LOCAL_OUTPUT = re.compile(r"^\s*<local-command-(?:stdout|stderr)>")
+#: The CLI's answer to a slash command it does not know (2.1.x: written bare after a local-command caveat, with no
+#: ``<command-name>`` record): the output of a local command, not a prompt.
+_UNKNOWN_SKILL = re.compile(r"Unknown skill: (\S+)")
 _INTERRUPT = re.compile(r"^\[Request interrupted by user[^\]]*\]$")
 _CONTINUATION = re.compile(r"^This session is being continued from a previous conversation")
 _API_ERROR_TEXT = re.compile(r"^(?:API Error|Claude AI usage limit reached|Request timed out|Invalid API key)")
@@ -298,7 +302,8 @@ def _no_run(records: list[dict[str, Any]]) -> str | None:
     if any(r.get("type") == "assistant" or _api_error_text(r) for r in talk):
         return None
     said = [_classify(_record_text(r)) for r in talk]
-    commands = [body for kind, body in said if kind == "command"]
+    commands = [body if kind == "command" else f"/{unknown.group(1)}" for kind, body in said
+                if kind == "command" or (unknown := _UNKNOWN_SKILL.fullmatch(body))]
     if not commands or any(kind in ("prompt", "compact") for kind, _ in said):
         return None
     return (f"a Claude Code session file of slash commands only ({', '.join(dict.fromkeys(commands))}: no "
@@ -339,7 +344,7 @@ def _classify(text: str) -> tuple[str, str]:
     command = slash_command(body)
     if command:
         return "command", command
-    if CLAUDE_INJECTED.match(body):
+    if CLAUDE_INJECTED.match(body) or _UNKNOWN_SKILL.fullmatch(body):
         return "injected", body
     return "prompt", body
 
