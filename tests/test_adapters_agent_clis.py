@@ -1099,6 +1099,14 @@ def test_a_session_of_an_unknown_slash_command_only_is_passed_over() -> None:
         "claude-code.814710e0-c005-483c-bcb2-727b2e09f73c"]  # walked: passed over beside a session of the same user
 
 
+def test_tool_search_results_name_the_tools_they_loaded() -> None:
+    """Found by a probe (real, LAF-US/IDAHO-VAULT, CLI 2.1.x): ToolSearch answers with ``tool_reference`` parts only
+    (the deferred tools it loaded); the step was left with no observation. It is now the tools' names."""
+    [search] = only(CC_IDAHO / "675b2557-7e98-4a6c-9795-be2262cc9825.toolsearch-excerpt.jsonl").steps
+    assert search.action == "ToolSearch" and search.arguments["query"] == "select:AskUserQuestion,ExitPlanMode"
+    assert search.observation == "AskUserQuestion, ExitPlanMode" and search.error is None
+
+
 def test_claude_code_files_that_hold_no_run_are_passed_over(tmp_path: Path) -> None:
     """Bug (real: M-Claude's 10864eef and d9c6fe1d, Claude Code 2.1.6; sniffly's ff71dbed, 1.0.x; agent-sessions'
     ``agent-<id>.meta.json``, 2.1.x): a session file holding only local commands (/clear, /exit: no prompt, no

@@ -73,7 +73,8 @@ Mapping
   its result is the ``tool_result`` with the same ``tool_use_id`` in a later
   user record (observation = its text, without the notices the CLI appends
   in ``<system-reminder>`` blocks, unless a reminder is all there is: a Read
-  past the end of a file; ended_at = that record's time). Text
+  past the end of a file; of ToolSearch, the names of the tools it loaded;
+  ended_at = that record's time). Text
   left at the end of a response is a ``respond`` step with
   ``{"content": text}``; thinking with nothing after it becomes the thought
   of the next step (at the session's end, it joins the last step's thought). A Stop hook that refuses to let a turn end ("Stop hook
@@ -371,12 +372,15 @@ def _instruction(command: str, expansion: str) -> str:
 
 
 def _result_text(part: dict[str, Any]) -> str:
+    """A tool result's text; of web search results their titles and links; of ToolSearch (2.1.x) the names of the
+    deferred tools it loaded (its result holds only ``tool_reference`` parts)."""
     content = part.get("content")
     if isinstance(content, list):
-        found = [f"{c.get('title') or ''} <{c['url']}>".strip() for c in content
-                 if isinstance(c, dict) and isinstance(c.get("url"), str)]  # web search results
-        return parts_text([c for c in content if isinstance(c, dict) and c.get("type") != "tool_reference"]) or \
-            "\n".join(found)
+        parts = [c for c in content if isinstance(c, dict)]
+        found = [f"{c.get('title') or ''} <{c['url']}>".strip() for c in parts if isinstance(c.get("url"), str)]
+        loaded = [c["tool_name"] for c in parts if c.get("type") == "tool_reference" and isinstance(c.get("tool_name"), str)]
+        return parts_text([c for c in parts if c.get("type") != "tool_reference"]) or "\n".join(found) or \
+            ", ".join(loaded)
     if content is None:
         return ""
     return content if isinstance(content, str) else str(content)
