@@ -421,6 +421,23 @@ def test_gemini_cli_checkpoint_history_is_a_run() -> None:
     assert denied.error == "[Operation Cancelled] Reason: User denied execution."  # the whole text, not its "["
 
 
+def test_gemini_cli_prompt_log_and_restore_checkpoints_are_passed_over() -> None:
+    """Found by a probe (real, LAF-US/IDAHO-VAULT's ``~/.gemini/tmp``): the CLI's prompt log (``logs.json``) and the
+    restore checkpoints ``--checkpointing`` writes before each file-changing call (``checkpoints/<time>-<file>-<tool>
+    .json``: the history so far and the call) were rejected as "unrecognised dump format". Neither is a run (a restore
+    checkpoint repeats the session recorded in ``chats/``): passed over. A ``/chat save`` checkpoint is still a run."""
+    from trajsearch.ingest.detect import SideFile
+
+    real = FIXTURES / "gemini-cli" / ".real"
+    folder = real / "idaho-vault"
+    with pytest.raises(SideFile, match="no run in this file: Gemini CLI's log of the prompts typed in a project"):
+        detect_format(folder / "logs.json")
+    with pytest.raises(SideFile, match="no run in this file: a Gemini CLI restore checkpoint taken before a write_file"):
+        detect_format(folder / "checkpoints" / "2026-03-29T18-36-27_535Z-DECISIONS.md-write_file.json")
+    assert list(read_dump(folder, tenant="acme")) == []  # walked: passed over, not rejected
+    assert detect_format(GEMINI_CHECKPOINT) == detect_format(real / "checkpoint-g7tag.json") == "gemini-cli"
+
+
 def test_openhands_function_calling_run() -> None:
     run = only(OH_HELLO)
     assert run.trajectory_id.startswith("openhands.hello-world.trajectory.")

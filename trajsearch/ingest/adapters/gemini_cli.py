@@ -8,6 +8,11 @@ and ``chatRecordingTypes.ts`` (``ConversationRecord``, ``MessageRecord``,
 ``utils/sessionUtils.ts`` (which user content is not a prompt) and
 ``utils/thoughtUtils.ts``; the real recording in Harbor's trajectory RFC.
 
+Passed over (``side_file``): the prompt log (``logs.json``) and the restore
+checkpoints of ``--checkpointing`` (``checkpoints/<time>-<file>-<tool>.json``:
+``{"clientHistory", "toolCall", "commitHash", ...}``, a copy of the session so
+far taken before each file-changing call).
+
 Three layouts, all read:
 - a checkpoint (``/chat save <tag>``'s ``checkpoint-<tag>.json``, ``logger.ts``
   ``saveCheckpoint``): the chat history as Gemini ``Content[]``, a JSON list of
@@ -141,6 +146,29 @@ def _is_content(record: Any) -> bool:
     return isinstance(record, dict) and set(record) <= {"role", "parts"} and record.get("role") in ("user", "model") \
         and isinstance(record.get("parts"), list) and bool(record["parts"]) and all(
             isinstance(part, dict) and part.keys() & _PART_KEYS and "type" not in part for part in record["parts"])
+
+
+#: An entry of the CLI's prompt log (``~/.gemini/tmp/<project>/logs.json``, ``logger.ts``): each prompt typed.
+_PROMPT_LOG_ENTRY = frozenset({"sessionId", "messageId", "type", "message", "timestamp"})
+#: The keys of a restore checkpoint (``checkpoints/<time>-<file>-<tool>.json``, ``--checkpointing``).
+_RESTORE_CHECKPOINT = frozenset({"history", "clientHistory", "toolCall", "commitHash", "filePath", "messageId"})
+
+
+def side_file(record: Any) -> str | None:
+    """The adapter hook (see ``adapters/__init__``): the CLI's prompt log and its restore checkpoints hold no run
+    of their own. A restore checkpoint is written before each file-changing tool call, for ``/restore``: the
+    history so far (recorded in the session's ``chats/session-*.json``) and the call; read as runs, they would
+    repeat the session once per call. (``/chat save``'s checkpoint, a history saved on its own, is a run.)"""
+    if not isinstance(record, dict):
+        return None
+    if set(record) == _PROMPT_LOG_ENTRY and isinstance(record["message"], str):
+        return ("Gemini CLI's log of the prompts typed in a project (logs.json; its sessions are the "
+                "chats/session-*.json beside it), not a run")
+    if {"clientHistory", "toolCall"} <= set(record) <= _RESTORE_CHECKPOINT and isinstance(record["toolCall"], dict):
+        return (f"a Gemini CLI restore checkpoint taken before a {record['toolCall'].get('name') or 'tool'} call "
+                "(checkpoints/*.json, for /restore: the session so far, recorded in its chats/session-*.json), "
+                "not a run")
+    return None
 
 
 def matches(record: Any) -> bool:
