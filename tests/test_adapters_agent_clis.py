@@ -320,6 +320,18 @@ def test_codex_newer_items_answers_and_a_final_api_error(tmp_path: Path) -> None
     assert run.model_id == "gpt-5.2-codex"
 
 
+def test_codex_index_of_thread_names_is_passed_over() -> None:
+    """Found by a probe (real, LAF-US/IDAHO-VAULT's ``~/.codex``, Codex 0.116+): ``session_index.jsonl``, one
+    ``{"id", "thread_name", "updated_at"}`` line per thread, was rejected as "unrecognised dump format". It names the
+    threads whose rollouts are the runs: passed over."""
+    from trajsearch.ingest.detect import SideFile
+
+    index = FIXTURES / "codex-cli" / ".real" / "idaho-vault" / "session_index.jsonl"
+    with pytest.raises(SideFile, match="no run in this file: Codex's index of thread names"):
+        detect_format(index)
+    assert list(read_dump(index.parent, tenant="acme")) == []  # walked: passed over, not rejected
+
+
 def test_codex_rollout_before_the_envelope(tmp_path: Path) -> None:
     path = write_jsonl(tmp_path / "rollout-2025-06-02T10-00-00-5973b6c0-94b8-487b-a530-2aeb6098ae0e.jsonl", [
         {"id": "5973b6c0-94b8-487b-a530-2aeb6098ae0e", "timestamp": "2025-06-02T10:00:00.123Z", "instructions": None,

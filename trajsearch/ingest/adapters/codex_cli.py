@@ -12,7 +12,9 @@ A line is ``{"timestamp", "type", "payload"}`` with type ``session_meta``,
 builds add ``world_state`` and others, skipped here). Rollouts written before
 the envelope (mid 2025) start with a bare ``{"id", "timestamp",
 "instructions"}`` meta line followed by bare response items and
-``{"record_type": "state"}`` markers; both layouts are read.
+``{"record_type": "state"}`` markers; both layouts are read. The index of
+thread names beside the rollouts (``session_index.jsonl``) is passed over
+(``side_file``).
 
 Mapping
 - One run per file. trajectory_id = ``codex.<session id>`` (``session_meta``
@@ -164,6 +166,15 @@ def matches(record: Any) -> bool:
 
 
 split = whole_file
+
+
+def side_file(record: Any) -> str | None:
+    """The adapter hook (see ``adapters/__init__``): ``~/.codex/session_index.jsonl`` (0.116+), one line per thread
+    naming it (``{"id", "thread_name", "updated_at"}``), holds no run; the threads are the rollouts."""
+    if isinstance(record, dict) and set(record) == {"id", "thread_name", "updated_at"} \
+            and isinstance(record["thread_name"], str):
+        return "Codex's index of thread names (session_index.jsonl; the threads are its rollout-*.jsonl), not a run"
+    return None
 
 
 def not_a_run(record: Any) -> str | None:
