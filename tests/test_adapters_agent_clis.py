@@ -1136,6 +1136,18 @@ def test_tool_search_results_name_the_tools_they_loaded() -> None:
     assert search.observation == "AskUserQuestion, ExitPlanMode" and search.error is None
 
 
+def test_a_sessions_todo_list_is_passed_over() -> None:
+    """Found by a probe (real, SWORDIntel/claude-backups' ``.claude/todos/``): a session's todo list (TodoWrite's
+    state, ``[{"content", "status", "activeForm"}, ...]``) was rejected as "unrecognised dump format", one error per
+    session of a ``~/.claude`` ingest. It holds no run: passed over."""
+    from trajsearch.ingest.detect import SideFile
+
+    todos = CC_REAL / "claude-backups" / "todos"
+    with pytest.raises(SideFile, match="no run in this file: Claude Code's todo list of a session"):
+        detect_format(todos / "155c3456-9cd0-4d8f-8db3-d0560ca1851c-agent-155c3456-9cd0-4d8f-8db3-d0560ca1851c.json")
+    assert list(read_dump(todos, tenant="acme")) == []  # walked: passed over, not rejected
+
+
 def test_claude_code_files_that_hold_no_run_are_passed_over(tmp_path: Path) -> None:
     """Bug (real: M-Claude's 10864eef and d9c6fe1d, Claude Code 2.1.6; sniffly's ff71dbed, 1.0.x; agent-sessions'
     ``agent-<id>.meta.json``, 2.1.x): a session file holding only local commands (/clear, /exit: no prompt, no

@@ -31,7 +31,8 @@ Mapping
   with the CLI's copy of the parent conversation so far (the parent's
   records, re-stamped as the side agent's): its run starts at the question
   (``metadata.copied_parent_records`` counts what was left out). So are a
-  subagent's ``agent-<id>.meta.json``, a project's ``sessions-index.json``,
+  subagent's ``agent-<id>.meta.json``, a session's todo list
+  (``~/.claude/todos/*.json``), a project's ``sessions-index.json``,
   a 2.1.x workflow's ``journal.jsonl`` (its agents' start and result
   records), an empty ``agent-<id>.jsonl`` / ``.meta.json`` (``side_path``:
   a workflow agent that never wrote), and (``side_document``, for a file of
@@ -152,6 +153,9 @@ BOOKKEEPING = frozenset({
 #: The keys of a subagent's ``agent-<id>.meta.json`` (2.1.x): a workflow agent's type only, an Agent call's type and
 #: description (2.1.86+), or its type and depth (with a few more keys).
 _SUBAGENT_META = frozenset({"agentType", "description", "spawnDepth"})
+#: The keys and states of an item of a session's todo list (TodoWrite), kept in ``~/.claude/todos/``.
+_TODO_KEYS = frozenset({"content", "status", "activeForm", "priority", "id"})
+_TODO_STATUS = frozenset({"pending", "in_progress", "completed"})
 #: The files of a subagent (2.x): its transcript and its metadata.
 _SUBAGENT_FILE = re.compile(r"agent-[\w-]+\.(?:jsonl|meta\.json)")
 _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", re.I)
@@ -236,8 +240,8 @@ def _notifications(body: str) -> list[dict[str, str]]:
 
 def side_file(record: Any) -> str | None:
     """The adapter hook (see ``adapters/__init__``): a compaction's own file, a subagent's warm-up (2.0.x
-    starts its subagents with the prompt "Warmup" before any user asks anything), a subagent's metadata and
-    the index of a project's sessions hold no run of the agent."""
+    starts its subagents with the prompt "Warmup" before any user asks anything), a subagent's metadata, a
+    session's todo list and the index of a project's sessions hold no run of the agent."""
     if not isinstance(record, dict):
         return None
     if str(record.get("agentId") or "").startswith("acompact"):
@@ -247,6 +251,9 @@ def side_file(record: Any) -> str | None:
                                                      or set(record) <= _SUBAGENT_META):
         return ("a Claude Code subagent's metadata (agent-<id>.meta.json: its type, beside its transcript "
                 "agent-<id>.jsonl), not a run")
+    if _is_todo(record):
+        return ("Claude Code's todo list of a session (~/.claude/todos/<session>-agent-<id>.json: TodoWrite's "
+                "state), not a run")
     if isinstance(record.get("entries"), list) and "originalPath" in record:
         return "Claude Code's index of a project's sessions (sessions-index.json), not a run"
     if record.get("type") in ("started", "result") and isinstance(record.get("key"), str) \
@@ -258,6 +265,13 @@ def side_file(record: Any) -> str | None:
         return (f"a Claude Code subagent's warm-up in session {record.get('sessionId')} (the CLI's own \"Warmup\" "
                 "prompt at startup; no user asked anything), not a run")
     return None
+
+
+def _is_todo(record: dict[str, Any]) -> bool:
+    """An item of a session's todo list (``~/.claude/todos/*.json``, the first a directory walk sees): ``{"content",
+    "status", "activeForm"}`` (1.0.x also ``{"content", "status", "priority", "id"}``)."""
+    return isinstance(record.get("content"), str) and record.get("status") in _TODO_STATUS \
+        and ("activeForm" in record or {"priority", "id"} <= set(record)) and set(record) <= _TODO_KEYS
 
 
 def side_path(path: Path, fmt: str | None) -> str | None:
@@ -378,7 +392,8 @@ def _result_text(part: dict[str, Any]) -> str:
     if isinstance(content, list):
         parts = [c for c in content if isinstance(c, dict)]
         found = [f"{c.get('title') or ''} <{c['url']}>".strip() for c in parts if isinstance(c.get("url"), str)]
-        loaded = [c["tool_name"] for c in parts if c.get("type") == "tool_reference" and isinstance(c.get("tool_name"), str)]
+        loaded = [c["tool_name"] for c in parts
+                  if c.get("type") == "tool_reference" and isinstance(c.get("tool_name"), str)]
         return parts_text([c for c in parts if c.get("type") != "tool_reference"]) or "\n".join(found) or \
             ", ".join(loaded)
     if content is None:
