@@ -450,6 +450,20 @@ def test_gemini_cli_prompt_log_and_restore_checkpoints_are_passed_over() -> None
     assert detect_format(GEMINI_CHECKPOINT) == detect_format(real / "checkpoint-g7tag.json") == "gemini-cli"
 
 
+def test_gemini_code_assist_context_after_the_prompt_is_not_the_users() -> None:
+    """Found by a probe (real Gemini Code Assist agent-mode recordings, LAF-US/IDAHO-VAULT, March 2026): what the
+    extension appends to the user's words in the same text part ("Current File Path:" and the editor's file in a
+    code fence, "User Selected Files:" and the files attached, at times a " PRIOR CHAT HISTORY: ..." after them) was
+    kept in the task and every later prompt. It is the editor's context, as Claude Code's ``<ide_opened_file>`` is."""
+    folder = FIXTURES / "gemini-cli" / ".real" / "code-assist"
+    ping = only(folder / "session-2026-03-30T19-51-4f2a591d.json")
+    assert ping.task == "PINGING GEMINI(s) :gemini:"  # not "...\nCurrent File Path:\n```shellscript\nc:\\...agent.sh"
+    assert ping.metadata["user_prompts"] == ['"C:\\Users\\loganf\\Downloads\\Phone Link\\PXL_20260330_180107374.jpg"']
+    mentioned = only(folder / "session-2026-03-28T21-19-0f18b3b3.json")
+    assert mentioned.task == "**GEMINI.md**"  # not its attachment and the " PRIOR CHAT HISTORY: /mcp" after it
+    assert mentioned.metadata["user_prompts"] == ["MCP coordination/conversation implementation"]
+
+
 def test_openhands_function_calling_run() -> None:
     run = only(OH_HELLO)
     assert run.trajectory_id.startswith("openhands.hello-world.trajectory.")

@@ -39,8 +39,9 @@ Mapping
   the user typed -- when recorded, else ``content``) is a prompt: not empty, not a
   ``/`` or ``?`` command, not ``<session_context>``/``<hook_context>``
   injection or a ``<state_snapshot>`` (the CLI's summary of compressed history),
-  not a tool response, not the CLI's own "Please continue." Later prompts go to
-  ``metadata.user_prompts``. A session with no prompt takes its first command:
+  not a tool response, not the CLI's own "Please continue."; the editor's
+  context Gemini Code Assist appends ("Current File Path:", "User Selected
+  Files:" and what follows them) is cut off. Later prompts go to ``metadata.user_prompts``. A session with no prompt takes its first command:
   the prompt it submitted where it submitted one (``/init``), else its text.
 - steps: each ``gemini`` message's ``toolCalls`` entry is a step (action =
   ``name``, arguments = ``args``, observation = the ``functionResponse``
@@ -107,6 +108,10 @@ _IGNORED_PROMPT = re.compile(r"^(?:/|\?|<session_context>|<hook_context>|<state_
 #: What the CLI sends by itself for the model to go on (``client.ts``: the next-speaker check, a retry after an
 #: invalid stream), recorded as a user message that carries the previous request's ``displayContent``.
 _CONTINUE = re.compile(r"^(System: )?Please continue\.$")
+#: Where Gemini Code Assist's agent mode (VS Code) starts what it appends to the user's words: the file open in the
+#: editor ("Current File Path:", the path in a code fence), the files attached ("User Selected Files:", a path a
+#: line), then at times a " PRIOR CHAT HISTORY: ..." of its own.
+_IDE_TRAILER = re.compile(r"(?:^|\n)[ \t]*(?:Current File Path:\n```[^\n`]*\n[^\n]+\n```|User Selected Files:\n- )")
 _SHELL_EXIT = re.compile(r"^Exit Code:\s*(-?\d+)\s*$", re.M)
 _SHELL_ERROR = re.compile(r"^Error:\s*(.+?)\s*$", re.M)
 _TRAILER = re.compile(r"^(?:Exit Code|Signal|Background PIDs|Process Group PGID):")
@@ -346,6 +351,12 @@ def _continued(text: str, message: dict[str, Any], shown: str) -> bool:
     return bool(found) and (bool(found.group(1)) or ("displayContent" in message and shown != text))
 
 
+def _typed(text: str) -> str:
+    """A prompt without what Gemini Code Assist appended after the user's words (``_IDE_TRAILER`` and on)."""
+    trailer = _IDE_TRAILER.search(text)
+    return (text[:trailer.start()] if trailer else text).strip()
+
+
 class _Recording(SessionSteps):
     def __init__(self) -> None:
         super().__init__()
@@ -385,7 +396,9 @@ class _Recording(SessionSteps):
         if shown.startswith("/") and not _IGNORED_PROMPT.match(text):
             self.commands.append(text)  # a command that submitted a prompt (/init): what the model was asked
             return
-        text = shown or text
+        text = _typed(shown or text)
+        if not text:
+            return  # the editor's context alone: nothing asked
         if _IGNORED_PROMPT.match(text):
             if text.startswith("/"):
                 self.commands.append(text)
