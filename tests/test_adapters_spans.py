@@ -1179,3 +1179,12 @@ def test_a_langchain_tool_record_whose_output_is_no_message_is_read(tmp_path: Pa
             said["content"] = json.dumps({"output": {"function": "lookup", "kwargs": None}})
     (tmp_path / "logs.json").write_text(json.dumps(records))
     assert all(r.ok for r in read_dump(tmp_path / "logs.json"))
+
+
+def test_openinference_agents_sdk_streamed_chat_answer_is_the_responses_text_not_its_json() -> None:
+    """OpenInference copies a streamed Chat Completions generation's output, the SDK's ``[response.model_dump()]``,
+    into ``output.value`` alone: the answer is the Responses object's ``output_text``, not the object's JSON."""
+    [run] = [r.trajectory for r in read_dump(OI_REAL / "oai-agents-0.24-streamed-chat.otlp.jsonl", tenant="acme")]
+    assert actions(run) == ["transfer_to_weatheragent", "get_weather", "get_air_quality", "respond"]
+    assert run.steps[-1].arguments == {"content": "FINAL ANSWER: The weather in Paris is sunny, 22C."}
+    assert failing(run) == ["get_air_quality"]

@@ -63,7 +63,6 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import asdict
 from typing import Any, Iterator
 
 from trajsearch.model import Trajectory
@@ -71,7 +70,6 @@ from trajsearch.model import Trajectory
 from ._common import Context, RecordError, clip_task
 from ._otlp import attributes, clean_ids, is_span_record, raw_spans, span_ids, span_time
 from ._spans import (
-    Message,
     ancestors,
     Node,
     error_text,
@@ -79,6 +77,8 @@ from ._spans import (
     iso_seconds,
     maybe_json,
     normalise_messages,
+    response_output,
+    responses_messages,
     span_trajectory,
     start_order,
     text_of,
@@ -177,63 +177,6 @@ def _items(record: Any) -> Iterator[dict[str, Any]]:
     yield record
 
 
-# -- messages ----------------------------------------------------------------------------
-
-
-def _parts_text(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    texts = []
-    for part in content if isinstance(content, list) else []:
-        if isinstance(part, dict) and part.get("type") in ("input_text", "output_text", "text", "refusal"):
-            texts.append(text_of(part.get("text", part.get("refusal"))))
-        elif isinstance(part, str):
-            texts.append(part)
-    return "\n".join(t for t in texts if t)
-
-
-def responses_messages(items: Any, *, output: bool = False) -> list[dict[str, Any]]:
-    """Responses API input items or ``response.output`` items -> message dicts."""
-    items = maybe_json(items)
-    if isinstance(items, str):
-        return [asdict(Message("user", items))] if items.strip() else []
-    out: list[dict[str, Any]] = []
-    pending: Message | None = None  # consecutive assistant calls/text/reasoning make one message
-    for item in items if isinstance(items, list) else []:
-        if not isinstance(item, dict):
-            continue
-        kind = item.get("type") or ("message" if "role" in item else None)
-        if kind in ("function_call", "custom_tool_call", "mcp_call"):
-            pending = pending or Message("assistant")
-            pending.calls.append({"id": item.get("call_id") or item.get("id"), "name": item.get("name"),
-                                  "arguments": maybe_json(item.get("arguments", item.get("input")))})
-            if kind == "mcp_call" and item.get("output") is not None:
-                out.append(asdict(pending))
-                pending = None
-                out.append(asdict(Message("tool", text_of(item["output"]), call_id=item.get("id"))))
-            continue
-        if kind == "reasoning":
-            pending = pending or Message("assistant")
-            summary = item.get("summary") or []
-            pending.reasoning += "\n".join(text_of(s.get("text")) for s in summary if isinstance(s, dict))
-            continue
-        if kind == "message" and (item.get("role") or ("assistant" if output else "user")) == "assistant":
-            pending = pending or Message("assistant")
-            pending.text = "\n".join(t for t in (pending.text, _parts_text(item.get("content"))) if t)
-            continue
-        if pending is not None:
-            out.append(asdict(pending))
-            pending = None
-        if kind in ("function_call_output", "custom_tool_call_output"):
-            out.append(asdict(Message("tool", text_of(maybe_json(item.get("output"))), call_id=item.get("call_id"))))
-        elif kind == "message":
-            role = str(item.get("role") or "user")
-            out.append(asdict(Message("system" if role == "developer" else role, _parts_text(item.get("content")))))
-    if pending is not None:
-        out.append(asdict(pending))
-    return out
-
-
 # -- records -> nodes --------------------------------------------------------------------
 
 
@@ -302,16 +245,14 @@ def _span_node(item: dict[str, Any], seq: int) -> tuple[str, Node, str | None]:
 
 
 def _generation_output(output: Any) -> list[dict[str, Any]]:
-    """A generation's output messages: chat messages, or (streamed Chat Completions, LiteLLM and AnyLLM
-    models: ``populate_generation_span`` stores ``[response.model_dump()]``) a Responses object's items, or
+    """A generation's output messages: chat messages, or a Responses object's items (:func:`response_output`), or
     (the JS SDK's Chat Completions model) the raw completion objects, whose ``choices[].message`` are the
     messages."""
     if not output:
         return []
+    if (said := response_output(output)) is not None:
+        return said
     items = output if isinstance(output, list) else [output]
-    if any(isinstance(i, dict) and i.get("object") == "response" for i in items):
-        return [m for i in items if isinstance(i, dict)
-                for m in responses_messages(i.get("output") if i.get("object") == "response" else [i], output=True)]
     if any(isinstance(i, dict) and isinstance(i.get("choices"), list) for i in items):
         output = [c["message"] for i in items if isinstance(i, dict) for c in i.get("choices") or []
                   if isinstance(c, dict) and isinstance(c.get("message"), dict)]

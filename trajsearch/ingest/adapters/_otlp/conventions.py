@@ -40,7 +40,7 @@ from typing import Any
 from .._common import as_list, short
 from .._vendor import decode
 from .._spans import Evaluation, Message, Node, error_text, indexed, maybe_json, normalise_message, normalise_messages, text_of
-from .._spans.messages import result_text, tool_message
+from .._spans.messages import response_output, result_text, tool_message
 from .events import callback_envelope, event_messages, returned_error, span_event_messages, system_message, tool_io
 from .shapes import span_events, span_ids, span_status
 from .values import attributes, clean_ids, span_time
@@ -344,6 +344,8 @@ def node_from_span(span: dict[str, Any], resource: dict[str, Any], seq: int) -> 
     outputs = outputs or _legacy_messages(attrs, events, "completion") or _oi_messages(attrs, "llm.output_messages.")
     if role == "llm" and not outputs and "gen_ai.output" in attrs:  # any-agent
         outputs = _any_agent_output(attrs["gen_ai.output"])
+    if role == "llm" and not outputs and (said := response_output(attrs.get("output.value"))) is not None:
+        outputs = said  # the Agents SDK's Responses object for a streamed chat call, as OpenInference copies it
     if role == "llm" and not any(m.get("calls") for m in outputs) and (called := _legacy_function_calls(attrs)):
         # LiteLLM writes the new-style output without its tool calls, which stay in the older flat keys
         last = outputs[-1] if outputs else {"role": "assistant", "text": ""}

@@ -25,7 +25,14 @@ Everything is importable from here, as it was when this was one module.
 from __future__ import annotations
 
 from .assembly import Assembled, SpanFormat, assemble, in_tree_order, span_trajectory, trajectory_id
-from .messages import first_user_text, normalise_message, normalise_messages, task_from_input
+from .messages import (
+    first_user_text,
+    normalise_message,
+    normalise_messages,
+    response_output,
+    responses_messages,
+    task_from_input,
+)
 from .nodes import (
     ROLES,
     Evaluation,
@@ -68,6 +75,8 @@ __all__ = [
     "normalise_messages",
     "one_node_per_id",
     "outcome_from",
+    "response_output",
+    "responses_messages",
     "span_trajectory",
     "start_order",
     "task_from_input",

@@ -185,6 +185,75 @@ def _repr_call(content: Any) -> dict[str, Any] | None:
     return {"id": fields.get("call_id"), "name": fields["name"], "arguments": maybe_json(fields.get("arguments"))}
 
 
+def _responses_parts_text(content: Any) -> str:
+    """The text of a Responses message item's content parts (``output_text``, ``input_text``, refusals)."""
+    if isinstance(content, str):
+        return content
+    texts = []
+    for part in content if isinstance(content, list) else []:
+        if isinstance(part, dict) and part.get("type") in ("input_text", "output_text", "text", "refusal"):
+            texts.append(text_of(part.get("text", part.get("refusal"))))
+        elif isinstance(part, str):
+            texts.append(part)
+    return "\n".join(t for t in texts if t)
+
+
+def responses_messages(items: Any, *, output: bool = False) -> list[dict[str, Any]]:
+    """Responses API input items or ``response.output`` items -> message dicts."""
+    items = maybe_json(items)
+    if isinstance(items, str):
+        return [asdict(Message("user", items))] if items.strip() else []
+    out: list[dict[str, Any]] = []
+    pending: Message | None = None  # consecutive assistant calls/text/reasoning make one message
+    for item in items if isinstance(items, list) else []:
+        if not isinstance(item, dict):
+            continue
+        kind = item.get("type") or ("message" if "role" in item else None)
+        if kind in ("function_call", "custom_tool_call", "mcp_call"):
+            pending = pending or Message("assistant")
+            pending.calls.append({"id": item.get("call_id") or item.get("id"), "name": item.get("name"),
+                                  "arguments": maybe_json(item.get("arguments", item.get("input")))})
+            if kind == "mcp_call" and item.get("output") is not None:
+                out.append(asdict(pending))
+                pending = None
+                out.append(asdict(Message("tool", text_of(item["output"]), call_id=item.get("id"))))
+            continue
+        if kind == "reasoning":
+            pending = pending or Message("assistant")
+            summary = item.get("summary") or []
+            pending.reasoning += "\n".join(text_of(s.get("text")) for s in summary if isinstance(s, dict))
+            continue
+        if kind == "message" and (item.get("role") or ("assistant" if output else "user")) == "assistant":
+            pending = pending or Message("assistant")
+            pending.text = "\n".join(t for t in (pending.text, _responses_parts_text(item.get("content"))) if t)
+            continue
+        if pending is not None:
+            out.append(asdict(pending))
+            pending = None
+        if kind in ("function_call_output", "custom_tool_call_output"):
+            out.append(asdict(Message("tool", text_of(maybe_json(item.get("output"))), call_id=item.get("call_id"))))
+        elif kind == "message":
+            role = str(item.get("role") or "user")
+            out.append(asdict(Message("system" if role == "developer" else role,
+                                      _responses_parts_text(item.get("content")))))
+    if pending is not None:
+        out.append(asdict(pending))
+    return out
+
+
+def response_output(value: Any) -> list[dict[str, Any]] | None:
+    """The output messages of Responses objects (``{"object": "response", "output": [...]}``, alone or listed with
+    output items, or their JSON text), None for anything else: the Agents SDK records a streamed Chat
+    Completions (LiteLLM, AnyLLM) generation's output as ``[response.model_dump()]``, and instrumentations
+    copy it as it is."""
+    value = maybe_json(value)
+    items = value if isinstance(value, list) else [value]
+    if not any(isinstance(i, dict) and i.get("object") == "response" for i in items):
+        return None
+    return [m for i in items if isinstance(i, dict)
+            for m in responses_messages(i.get("output") if i.get("object") == "response" else [i], output=True)]
+
+
 _ROLES = frozenset({"user", "human", "assistant", "ai", "system", "tool", "developer"})
 
 
