@@ -1188,3 +1188,15 @@ def test_openinference_agents_sdk_streamed_chat_answer_is_the_responses_text_not
     assert actions(run) == ["transfer_to_weatheragent", "get_weather", "get_air_quality", "respond"]
     assert run.steps[-1].arguments == {"content": "FINAL ANSWER: The weather in Paris is sunny, 22C."}
     assert failing(run) == ["get_air_quality"]
+
+
+@pytest.mark.parametrize("name", ["oai-agents-otel-v2-0.1-chat-streamed.otlp.jsonl", "oai-agents-otel-v2-0.1-chat.otlp.jsonl"])
+def test_a_chat_reply_written_as_its_python_dict_repr_is_its_text_and_calls(name: str) -> None:
+    """opentelemetry-instrumentation-openai-agents-v2 writes a Chat Completions model's reply as ``str()`` of its
+    dict (a Responses object streamed, a ChatCompletionMessage not): the answer is its text, and a turn that only
+    asked for tools says nothing (no repr as a thought)."""
+    [run] = [r.trajectory for r in read_dump(FIXTURES / "otel-genai" / ".real" / name, tenant="acme")]
+    assert actions(run) == ["transfer_to_weatheragent", "get_weather", "get_air_quality", "respond"]
+    assert [s.thought for s in run.steps] == [None, None, None, None]
+    assert run.steps[-1].arguments == {"content": "FINAL ANSWER: The weather in Paris is sunny, 22C."}
+    assert failing(run) == ["get_air_quality"]

@@ -109,6 +109,10 @@ def normalise_message(raw: Any) -> Message | None:
             kind = part.get("type")
             if kind == "text" and (call := _repr_call(part.get("content"))):
                 msg.calls.append(call)
+            elif kind == "text" and role == "assistant" and (said := _reply_repr(part.get("content"))) is not None:
+                texts.append(said.text)
+                msg.reasoning += said.reasoning
+                msg.calls.extend(said.calls)
             elif kind == "text":
                 texts.append(text_of(part.get("content")))
             elif kind in ("reasoning", "thinking"):
@@ -252,6 +256,29 @@ def response_output(value: Any) -> list[dict[str, Any]] | None:
         return None
     return [m for i in items if isinstance(i, dict)
             for m in responses_messages(i.get("output") if i.get("object") == "response" else [i], output=True)]
+
+
+def _reply_repr(content: Any) -> Message | None:
+    """A model reply written as ``str()`` of its dict, what opentelemetry-instrumentation-openai-agents-v2 puts in
+    a text part for a Chat Completions model: a Responses object (``response.model_dump()``, streamed) or a
+    ``ChatCompletionMessage`` (``{'content': ..., 'role': 'assistant', 'tool_calls': [...]}``); None for anything
+    else, a literal that does not parse included (it stays text). Parsed with ``ast.literal_eval``: never run."""
+    text = content.strip() if isinstance(content, str) else ""
+    if not text.startswith("{'") or not text.endswith("}"):
+        return None
+    try:
+        value = ast.literal_eval(text)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return None
+    if not isinstance(value, dict):
+        return None
+    if (said := response_output(value)) is not None:
+        return Message("assistant", "\n".join(m["text"] for m in said if m["text"]),
+                       "\n".join(m["reasoning"] for m in said if m["reasoning"]),
+                       [c for m in said for c in m["calls"]])
+    if value.get("role") == "assistant" and {"content", "tool_calls"} <= value.keys():
+        return normalise_message({**value, "content": value["content"] or ""})
+    return None
 
 
 _ROLES = frozenset({"user", "human", "assistant", "ai", "system", "tool", "developer"})
