@@ -1200,3 +1200,12 @@ def test_a_chat_reply_written_as_its_python_dict_repr_is_its_text_and_calls(name
     assert [s.thought for s in run.steps] == [None, None, None, None]
     assert run.steps[-1].arguments == {"content": "FINAL ANSWER: The weather in Paris is sunny, 22C."}
     assert failing(run) == ["get_air_quality"]
+
+
+def test_a_model_call_inside_a_framework_model_call_much_longer_than_it_answers_once() -> None:
+    """agno's ``OpenAIChat.invoke`` and OpenAI's ``ChatCompletion`` inside it record one request: the answer,
+    which carries no tool-call ids to match the two by, is said once though agno's span lasts twice as long."""
+    [run] = [r.trajectory for r in read_dump(OI_REAL / "agno-3.1-plus-openai.otlp.jsonl", tenant="acme")]
+    assert actions(run) == ["get_air_quality", "get_weather", "respond"]
+    assert run.steps[-1].arguments == {"content": "FINAL ANSWER: The weather in Paris is sunny, 22C."}
+    assert failing(run) == ["get_air_quality"]
