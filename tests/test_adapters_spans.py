@@ -1209,3 +1209,12 @@ def test_a_model_call_inside_a_framework_model_call_much_longer_than_it_answers_
     assert actions(run) == ["get_air_quality", "get_weather", "respond"]
     assert run.steps[-1].arguments == {"content": "FINAL ANSWER: The weather in Paris is sunny, 22C."}
     assert failing(run) == ["get_air_quality"]
+
+
+def test_an_anthropic_tool_result_marked_is_error_in_the_request_is_that_steps_error() -> None:
+    """OpenInference's Anthropic instrumentor drops ``is_error`` from the flattened input messages but keeps it in
+    the request JSON (``input.value``): the failed result is the step's error, the other result is not."""
+    [run] = [r.trajectory for r in read_dump(OI_REAL / "anthropic-3.1-tool-result-is-error.otlp.jsonl", tenant="acme")]
+    assert actions(run) == ["get_weather", "get_air_quality", "respond"]
+    assert failing(run) == ["get_air_quality"]
+    assert run.steps[1].error == run.steps[1].observation == "Error: No sensor data for Paris"

@@ -26,7 +26,8 @@ Mapping
   ``respond`` step; untraced calls get their results from later
   ``llm.input_messages`` with role ``tool`` and ``message.tool_call_id`` (by
   position after the assistant turn where no ids are recorded: LiteLLM's,
-  Mistral's, google-genai's instrumentors).
+  Mistral's, google-genai's instrumentors), failed where the request in
+  ``input.value`` marks an Anthropic ``tool_result`` ``is_error``.
 - task: the root span's ``input.value`` (a string, or the ``input`` /
   ``query`` / ``question`` / ``messages`` of a JSON input), else the first user
   message of the first ``LLM`` span -- unless that span's input is a

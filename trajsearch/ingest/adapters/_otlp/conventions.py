@@ -40,7 +40,7 @@ from typing import Any
 from .._common import as_list, short
 from .._vendor import decode
 from .._spans import Evaluation, Message, Node, error_text, indexed, maybe_json, normalise_message, normalise_messages, text_of
-from .._spans.messages import response_output, result_text, tool_message
+from .._spans.messages import failed_tool_results, response_output, result_text, tool_message
 from .events import callback_envelope, event_messages, returned_error, span_event_messages, system_message, tool_io
 from .shapes import span_events, span_ids, span_status
 from .values import attributes, clean_ids, span_time
@@ -370,6 +370,8 @@ def node_from_span(span: dict[str, Any], resource: dict[str, Any], seq: int) -> 
         inputs, outputs = _langfuse_messages(attrs)
     if not inputs and role in ("agent", "chain") and "pydantic_ai.all_messages" in attrs:
         inputs = normalise_messages(_new_messages(attrs))
+    if role == "llm" and inputs and (failed_ids := failed_tool_results(attrs.get("input.value"))):
+        inputs = [dict(m, failed=True) if m["role"] == "tool" and m.get("call_id") in failed_ids else m for m in inputs]
     if "gen_ai.system_instructions" in attrs and not any(m["role"] == "system" for m in inputs):
         inputs = [*system_message(attrs["gen_ai.system_instructions"]), *inputs]
 

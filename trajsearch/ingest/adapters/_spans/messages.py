@@ -17,7 +17,7 @@ import re
 from dataclasses import asdict
 from typing import Any
 
-from .._common import as_dict
+from .._common import as_dict, as_list
 from .nodes import Message, indexed, maybe_json, text_of
 
 _USERISH = ("user", "human")
@@ -362,6 +362,17 @@ def _said_after_a_call(parts: Any) -> bool:
         return False
     first = kinds.index("tool_call")
     return "text" in kinds[:first] and "text" in kinds[first:]
+
+
+def failed_tool_results(request: Any) -> set[str]:
+    """Ids of the tool results an Anthropic Messages request marks ``is_error: true`` (``{"type": "tool_result",
+    "tool_use_id", "is_error"}`` blocks): OpenInference's Anthropic instrumentor keeps the request whole in
+    ``input.value`` but drops the flag from the flattened messages."""
+    value = maybe_json(request)
+    messages = value.get("messages") if isinstance(value, dict) else None
+    return {str(block["tool_use_id"]) for msg in as_list(messages) if isinstance(msg, dict)
+            for block in as_list(msg.get("content")) if isinstance(block, dict)
+            and block.get("type") == "tool_result" and block.get("is_error") is True and block.get("tool_use_id")}
 
 
 def first_user_text(messages: list[dict[str, Any]]) -> str | None:
