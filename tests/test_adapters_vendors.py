@@ -507,6 +507,34 @@ def test_langsmith_runs_completed_across_files(tmp_path: Path) -> None:
     assert run.metadata["conversation_id"] == "th-7" and run.metadata["tags"] == ["geo"]
 
 
+LS_OPS = LANGSMITH / "run_ops_1efb27a4.trimmed.jsonl"
+
+
+def _retrieval_graph_checked(run: Any) -> None:
+    """The run of ``LS_OPS`` as one trace: the task from the root's create, each step completed by its update."""
+    assert run.trajectory_id == "ls:1efb27a4-5264-6908-9ab5-23fc3c60ae2d"
+    assert "ERROR collecting tests/test_agent.py" in run.task
+    assert [s.action for s in run.steps] == ["Response", "VectorStoreRetriever"]
+    retrieval = run.steps[1]
+    assert retrieval.arguments == {"query": "function signature of process_claims_query"}
+    assert "langgraph/tutorials/sql-agent/" in retrieval.observation  # the documents of its update op
+    assert retrieval.ended_at == when("2024-12-04T19:59:34.548098")
+
+
+def test_langsmith_run_ops_updates_merge_into_their_creates(tmp_path: Path) -> None:
+    """Bug (langsmith-sdk ``python/bench/data/run_ops_*.jsonl``): each run's update op (``id``, ``end_time``,
+    ``outputs``, ``error``; no ``trace_id``) was a trace of its own, rejected for having no task, and the
+    retrievals kept no documents; with the trace ids copied onto the updates the update replaced the create."""
+    assert rejected(LS_OPS) == []
+    _retrieval_graph_checked(one(LS_OPS))
+    lines = [json.loads(line) for line in LS_OPS.read_text().splitlines()]
+    creates = {r["id"]: r for r in lines if "run_type" in r}
+    traced = [dict(r, **{k: creates[r["id"]][k] for k in ("trace_id", "dotted_order")}) if "run_type" not in r else r
+              for r in lines]
+    (tmp_path / "ops.jsonl").write_text("".join(json.dumps(r) + "\n" for r in traced))
+    _retrieval_graph_checked(one(tmp_path / "ops.jsonl"))
+
+
 def test_langsmith_feedback_only_outcome_like_keys_decide(tmp_path: Path) -> None:
     post, patch = agent_payloads()
     feedback = [

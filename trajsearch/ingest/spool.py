@@ -6,7 +6,10 @@ spans are spooled into SQLite in a temporary directory and read back group by
 group once the whole input has been seen. A verdict that knows only the span it
 is about, not its trace (LangSmith feedback on a child run gives its
 ``run_id``), is filed under that span's id: a group of nothing but verdicts
-named so joins the group that holds the span.
+named so joins the group that holds the span. So does an update that knows
+only its own id (a LangSmith run-update op carries no ``trace_id``): a group
+named for a span of another group, holding only verdicts and other versions
+of spans that group holds, is part of it.
 """
 
 from __future__ import annotations
@@ -45,9 +48,10 @@ class Spool:
         self.db.execute("COMMIT")
         self.db.execute("CREATE INDEX span_key ON span (gkey, seq)")
         self.db.execute("CREATE INDEX span_sid ON span (sid)")
-        owner = dict(self.db.execute(  # a group of verdicts only, named by a span of another group: that group's
+        owner = dict(self.db.execute(  # a group of verdicts and updates only, named by a span of another group
             "SELECT g.gkey, MIN(s.gkey) FROM grp g JOIN span s ON s.sid = g.gkey AND s.gkey != g.gkey "
-            "WHERE NOT EXISTS (SELECT 1 FROM span o WHERE o.gkey = g.gkey AND o.role != 'evaluator') GROUP BY g.gkey"))
+            "WHERE NOT EXISTS (SELECT 1 FROM span o WHERE o.gkey = g.gkey AND o.role != 'evaluator' "
+            "AND NOT EXISTS (SELECT 1 FROM span v WHERE v.sid = o.sid AND v.gkey = s.gkey)) GROUP BY g.gkey"))
 
         def home(key: str) -> str:
             for _ in range(8):  # a span's group may itself be filed under a span's id

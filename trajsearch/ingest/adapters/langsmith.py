@@ -10,6 +10,9 @@ Records, any mix (one per line, a JSON array, or one object per file):
   ``error``, ``events``, ``extra``) of the same id, in the same payload or a
   later one; a patch without ``id`` (langsmith-js) is identified by the last
   segment of its ``dotted_order``;
+- a run's create and update operations as separate records (a JSONL of the
+  SDK's run ops): the update (``id``, ``end_time``, ``outputs``, ``error``; no
+  ``trace_id``) is merged into the create of the same id, as the API does;
 - runs as ``client.list_runs`` / the export API give them, one per line (or
   ``{"runs": [...]}``), with ``id``, ``trace_id``, ``parent_run_id``,
   ``dotted_order``, ``run_type``, ``name``, ``inputs``, ``outputs``,
@@ -287,7 +290,7 @@ def _tree(record: dict[str, Any], seq: int, raw: bool) -> Iterator[tuple[str, No
             raise RecordError("LangSmith run without 'id' (and no 'dotted_order' to take it from)")
         trace = _trace_id(run, inherited)
         node = _node(run, n)
-        if raw:  # a create or update of the ingest API: another record may complete it
+        if raw:  # a create or update: another record may complete it
             node.info[_RUN] = {k: v for k, v in run.items() if k != "child_runs"}
         n += 1
         yield trace, node, node.info.get("conversation_id")
@@ -330,7 +333,7 @@ def nodes(record: Any, ctx: Context, seq: int = 0) -> Iterator[tuple[str, Node, 
     for run in runs_list:
         if not isinstance(run, dict):
             raise RecordError(f"expected a LangSmith run object, got {type(run).__name__}")
-        for item in _tree(run, n, raw=False):
+        for item in _tree(run, n, raw=True):
             n = max(n, item[1].seq) + 1
             yield item
 
@@ -344,15 +347,16 @@ def _merged(group: list[Node]) -> list[Node]:
 
 
 def _merged_run(versions: list[Node]) -> Node:
-    """One node from the versions' runs merged in seq order (:func:`_merge`); the latest if a run is missing."""
-    versions = sorted(versions, key=lambda v: v.seq)
+    """One node from the versions' runs merged (:func:`_merge`), creates first, each in seq order, so an update's
+    outputs, end time and error win however the ops were written; the latest if a run is missing."""
     raws = [v.info.get(_RUN) for v in versions]
     if not all(isinstance(r, dict) for r in raws):
-        return versions[-1]
+        return max(versions, key=lambda v: v.seq)
+    raws = [r for _, r in sorted(zip(versions, raws), key=lambda vr: ("run_type" not in vr[1], vr[0].seq))]
     run: dict[str, Any] = {}
     for raw in raws:
         run = _merge(run, raw)
-    return _node(run, versions[0].seq)
+    return _node(run, min(v.seq for v in versions))
 
 
 def _task(group: list[Node], root: Node) -> str:
