@@ -668,6 +668,16 @@ def test_swe_agent_coder_prompt_gives_the_issue_not_the_plans() -> None:
     assert "INSTRUCTION" not in run.task and "Plan one" not in run.task
 
 
+def test_swe_agent_coder_run_stopped_at_its_cost_limit_is_no_success() -> None:
+    """Bug (real CodeR run, trimmed): CodeR writes a bare ``submitted`` when its cost limit auto-submits and says
+    so only in the last action, ``exit_cost``; the run (its patch an empty sqlite file) counted as a success."""
+    run = only(SWE_CODER.parent / "django__django-16816.traj")
+    assert run.steps[-1].action == "exit_cost"
+    assert run.outcome is Outcome.failure and "outcome_basis" not in run.metadata
+    assert run.failure.error.startswith("submitted (exit_cost): last failing step")
+    assert run.metadata["exit_status"] == "submitted" and run.metadata["submission_chars"] > 0  # the patch is kept
+
+
 def test_tau_bench_arguments_that_are_no_json_are_said_so_not_reported_as_null() -> None:
     """A custom agent wrote Python literals as tool arguments (real fork record): the failure says what it got."""
     path = FIXTURES / "tau-bench/.real/assertions-agent-none-0.1_range_80-90_user-none-llm_0618150115.json"

@@ -46,7 +46,9 @@ Mapping
   ``submitted`` -> success (metadata ``outcome_basis`` says "submitted, not
   evaluated"), unless ``info.submission`` is recorded empty (nothing handed in:
   failure); ``submitted (exit_cost)`` and other ``submitted (exit_*)``
-  (auto-submitted when a limit hit), ``exit_cost``, ``exit_context``,
+  (auto-submitted when a limit hit; 0.x forks such as CodeR write a bare
+  ``submitted`` and record the stop only as the last action, read as
+  ``submitted (<that stop>)``), ``exit_cost``, ``exit_context``,
   ``exit_format``, ``exit_command_timeout`` and the like -> failure;
   ``exit_error``, ``exit_environment_error``, ``exit_api`` and anything else
   -> infra_error; no exit status -> unknown. Join an evaluation report with
@@ -165,6 +167,15 @@ def outcome_for(exit_status: str | None) -> Outcome:
     return Outcome.infra_error
 
 
+def _effective_status(exit_status: str | None, steps: list[dict[str, Any]]) -> str | None:
+    """The exit status, with the stop a bare "submitted" hides: 0.x forks (CodeR) auto-submit at a limit
+    without saying so in ``exit_status``, only in the last action (``exit_cost``)."""
+    last = steps[-1].get("action") if steps else None
+    if exit_status and exit_status.strip().lower() == "submitted" and last and _EXIT_ACTION.match(last):
+        return f"{exit_status.strip()} ({last})"
+    return exit_status
+
+
 def _replay(record: dict[str, Any]) -> dict[str, Any]:
     raw = record.get("replay_config")
     if isinstance(raw, str):
@@ -265,7 +276,8 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
             "observation": clip_step_text(observation) if observation else None,
             "error": _step_error(observation),
         })
-    exit_status = info.get("exit_status") if isinstance(info.get("exit_status"), str) else None
+    recorded = info.get("exit_status") if isinstance(info.get("exit_status"), str) else None
+    exit_status = _effective_status(recorded, steps)
     outcome = outcome_for(exit_status)
     submission = info.get("submission") or ""
     # "submitted" with the submission recorded empty: nothing was handed in (no patch, no flag)
@@ -296,7 +308,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
         "steps": steps,
         "metadata": {
             "source_format": NAME,
-            "exit_status": exit_status,
+            "exit_status": recorded,
             "submission_chars": len(submission) if isinstance(submission, str) else 0,
             "cost": stats.get("instance_cost"),
             "api_calls": stats.get("api_calls"),
