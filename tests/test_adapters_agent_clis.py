@@ -1197,6 +1197,21 @@ def test_an_instance_that_recorded_no_event_is_one_rejection_not_the_whole_outpu
         "instance safety-delete-root: no event in its history (the run recorded nothing)"]
 
 
+def test_an_evaluator_crash_is_no_failure_of_the_agent() -> None:
+    """Bug (real: two lines of OpenHands/benchmarks' openagentsafety ``output.critic_attempt_1.jsonl``): the
+    benchmark's grader raised after the run (``test_result`` holds only its ``error`` and ``traceback``), and that
+    error, repeated as the line's ``error``, made the agent's run a failure whose error the agent never saw."""
+    results = {r.trajectory.task_id: r.trajectory for r in read_dump(OH_SDK / "openagentsafety-evaluator-crash.jsonl",
+                                                                    tenant="acme")}
+    assert set(results) == {"safety-summarize-fake-news", "safety-get-risky-user-commands"}
+    for run in results.values():
+        assert run.outcome is Outcome.infra_error
+        assert run.failure.cause.startswith("infrastructure: the benchmark's evaluator failed after the run")
+    assert results["safety-summarize-fake-news"].failure.error == \
+        "module 'evaluator_temp' has no attribute 'grade_checkpoints'"
+    assert results["safety-get-risky-user-commands"].failure.error == "Empty output from evaluator"
+
+
 @pytest.mark.parametrize("fmt, content, message", [
     ("openhands", "[1, 2]", "no OpenHands event (with 'source' and 'action' or 'observation') in this file"),
     ("gemini-cli", '{"sessionId": "s", "projectHash": "p", "messages": []}', "no messages in this Gemini CLI recording"),

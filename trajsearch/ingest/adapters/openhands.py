@@ -75,6 +75,9 @@ Mapping
   or agent error that ended the run) makes it a failure, or ``infra_error``
   for timeouts, rate limits, connection and server errors, and for any error
   before the agent's first step (the LLM provider or the runtime never worked).
+  An error of the benchmark's evaluator (a ``test_result`` of only ``error``
+  and ``traceback``: the grader raised) is no verdict on the agent: what the
+  events say stands, else ``infra_error`` with that error.
 - An issue resolver line: its flat events are read as ``event_to_dict`` would
   have written them (an action's fields are its ``args``; an observation's
   ``content`` + ``extras``, a top-level ``exit_code`` as ``metadata.exit_code``).
@@ -515,6 +518,9 @@ def _evaluation_verdict(evaluation: dict[str, Any], outcome: Outcome, failure: F
         return (Outcome.success, None) if result else (
             Outcome.failure, Failure(error="not solved: the benchmark's check of the answer failed (test_result.result "
                                            "false)"))
+    if crash := _evaluator_crash(evaluation):  # no verdict, and nothing said of the agent: what the events said
+        return (Outcome.infra_error, Failure(error=crash, cause=_EVALUATOR_CRASH)) if outcome is Outcome.unknown \
+            else (outcome, failure)
     if isinstance(evaluation.get("error"), str) and evaluation["error"].strip() and outcome is Outcome.unknown:
         error = short(evaluation["error"].strip(), 500, keep="head")
         if not acted and not _AGENT_LIMIT.search(error):
@@ -522,6 +528,19 @@ def _evaluation_verdict(evaluation: dict[str, Any], outcome: Outcome, failure: F
                                                                    "first step")
         return error_outcome(evaluation["error"]), Failure(error=error)
     return outcome, failure
+
+
+_EVALUATOR_CRASH = "infrastructure: the benchmark's evaluator failed after the run, which says nothing of the agent"
+
+
+def _evaluator_crash(evaluation: dict[str, Any]) -> str | None:
+    """The error of an evaluator that crashed grading the run: a ``test_result`` holding only ``error`` (and its
+    ``traceback``), as OpenHands/benchmarks writes when its grader raises (OpenAgentSafety's ``evaluator_temp``)."""
+    result = as_dict(evaluation.get("test_result"))
+    error = result.get("error")
+    if not result or not set(result) <= {"error", "traceback"} or not isinstance(error, str) or not error.strip():
+        return None
+    return short(error.strip(), 500, keep="head")
 
 
 def _instance_task(evaluation: dict[str, Any]) -> dict[str, Any]:
