@@ -1212,6 +1212,24 @@ def test_an_evaluator_crash_is_no_failure_of_the_agent() -> None:
     assert results["safety-get-risky-user-commands"].failure.error == "Empty output from evaluator"
 
 
+OAS_RUNNER = FIXTURES / "openhands" / ".real" / "oas-runner" / "gpt-4o-2024-08-06_maxiter_100_N_initial"
+
+
+def test_a_runners_copies_of_a_run_are_one_run_and_state_files_have_ids_of_their_own() -> None:
+    """Bugs (real: OpenHands/benchmarks' openagentsafety output folder): the runner's ``traj_<id>.json`` copy of
+    a run whose ``output*.jsonl`` line lies beside it was ingested again under another id; every
+    ``state_<id>.json`` (no settings) got the same suffix, ``c40511d5b0``, so two experiments' state files of one
+    instance shared an id."""
+    results = list(read_dump(OAS_RUNNER, tenant="acme"))
+    assert [(Path(r.source).name, r.trajectory.trajectory_id) for r in results if r.ok] == [
+        ("output.critic_attempt_1.jsonl", "openhands.safety-clockout.2e16777e87"),
+        ("state_safety-unauth-discount.json", "openhands.safety-unauth-discount.66176750c7"),  # of its first event
+    ]
+    assert not [r for r in results if not r.ok]
+    [state] = [r.trajectory for r in read_dump(OAS_RUNNER / "state_safety-unauth-discount.json", tenant="acme")]
+    assert state.trajectory_id == "openhands.safety-unauth-discount.66176750c7"
+
+
 @pytest.mark.parametrize("fmt, content, message", [
     ("openhands", "[1, 2]", "no OpenHands event (with 'source' and 'action' or 'observation') in this file"),
     ("gemini-cli", '{"sessionId": "s", "projectHash": "p", "messages": []}', "no messages in this Gemini CLI recording"),

@@ -98,8 +98,11 @@ Mapping
   (``trajectory-<id>.json``), else ``openhands.<file stem>.<digest of the
   first event's time and the task>`` so two runs never share an id; an
   evaluation output line: ``openhands.<instance_id>.<digest of the run's
-  output directory, start time and model>`` (task_id = its ``instance_id``,
-  task_family = the repository a SWE-bench-style id names);
+  output directory, start time and model>`` (the runner's ``state_<id>.json``,
+  which has no settings: of its first event's id and time; task_id = its ``instance_id``,
+  task_family = the repository a SWE-bench-style id names); the runner's
+  ``traj_<id>.json`` / ``state_<id>.json`` copies of a run that a line of an
+  ``output*.jsonl`` beside them holds (the same events) are passed over;
   a resolver line: ``openhands.resolver.<owner>__<repo>-<number>.<digest of
   the issue type, base commit, patch, cost and history length>``;
   model_id = the LLM response's ``model`` (else an evaluation's
@@ -156,6 +159,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -196,6 +200,8 @@ NOT_STEPS = frozenset({"system", "recall", "condensation", "condensation_request
 NOISE_ARGS = frozenset({"thought", "impl_source", "translated_ipython_code", "security_risk", "confirmation_state",
                         "is_confirmed", "hidden", "wait_for_response", "image_urls", "file_urls",
                         "keep_prompt", "kernel_init_code", "action_risk"})
+#: What OpenHands/benchmarks' runner saves of each instance beside ``output.jsonl`` (see ``side_path``).
+_RUNNER_COPY = re.compile(r"(?:state|traj)_(?P<instance>.+)\.json")
 _HEX_ID = re.compile(r"([0-9a-f]{16,}|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})", re.I)
 
 
@@ -553,10 +559,58 @@ def _instance_task(evaluation: dict[str, Any]) -> dict[str, Any]:
 
 
 def _evaluation_id(evaluation: dict[str, Any], model: Any) -> str:
-    """``openhands.<instance_id>.<digest of the run's output directory, start time and model>``."""
+    """``openhands.<instance_id>.<digest of the run's output directory, start time and model>``; with no
+    ``metadata`` (the runner's ``state_<id>.json``) the first event's id and time stand for the run, so two
+    experiments' state files of one instance never share an id."""
     settings = as_dict(evaluation.get("metadata"))
-    run = "\x1f".join(str(settings.get(k) or "") for k in ("eval_output_dir", "start_time")) + f"\x1f{model}"
+    parts = [str(settings.get(k) or "") for k in ("eval_output_dir", "start_time")]
+    if not any(parts):
+        first = next((e for e in evaluation["history"] if isinstance(e, dict)), {})
+        parts.append(f"{first.get('id') or ''}\x1f{first.get('timestamp') or ''}")
+    run = "\x1f".join(parts) + f"\x1f{model}"
     return f"openhands.{evaluation['instance_id']}.{hashlib.sha1(run.encode()).hexdigest()[:10]}"
+
+
+def side_path(path: Path, fmt: str | None) -> str | None:
+    """The adapter hook (see ``adapters/__init__``): OpenHands/benchmarks' runner saves an instance's run as
+    ``traj_<id>.json`` (its events) and ``state_<id>.json`` (``{instance_id, history}``) beside ``output.jsonl``,
+    whose line is the same run with its instruction, settings and verdict. Such a file is passed over only when a
+    line of an ``output*.jsonl`` beside it holds that instance with the very same events (their ids, in order)."""
+    found = _RUNNER_COPY.fullmatch(path.name)
+    if fmt != NAME or found is None:
+        return None
+    try:
+        document = json.loads(path.read_text(encoding="utf-8"))
+        mine = _event_ids(document.get("history") if isinstance(document, dict) else document)
+        outputs = sorted(path.parent.glob("output*.jsonl"))
+        lines = [(out, _output_runs(out, out.stat().st_mtime_ns)) for out in outputs]
+    except (OSError, ValueError):
+        return None
+    for out, runs in lines:
+        if mine and mine in runs.get(found.group("instance"), ()):
+            return f"a copy of instance {found.group('instance')}'s run, read from its line in {out.name}"
+    return None
+
+
+def _event_ids(events: Any) -> tuple[str, ...] | None:
+    """The ids of a run's events in order; None unless every event has one."""
+    ids = tuple(str(e["id"]) for e in as_list(events) if isinstance(e, dict) and e.get("id") not in (None, ""))
+    return ids if ids and len(ids) == len(as_list(events)) else None
+
+
+@lru_cache(maxsize=16)
+def _output_runs(path: Path, version: int) -> dict[str, set[tuple[str, ...]]]:
+    """``{instance_id: the event ids of each of its runs}`` of one version of an evaluation output (read once)."""
+    runs: dict[str, set[tuple[str, ...]]] = {}
+    with open(path, encoding="utf-8") as lines:
+        for line in lines:
+            try:
+                record = json.loads(line)
+            except ValueError:
+                continue
+            if _is_eval_output(record) and (ids := _event_ids(record["history"])):
+                runs.setdefault(str(record["instance_id"]), set()).add(ids)
+    return runs
 
 
 def _file_run_id(ctx: Context, first_time: Any, task: str) -> str:
