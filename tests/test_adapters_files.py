@@ -678,6 +678,16 @@ def test_swe_agent_coder_run_stopped_at_its_cost_limit_is_no_success() -> None:
     assert run.metadata["exit_status"] == "submitted" and run.metadata["submission_chars"] > 0  # the patch is kept
 
 
+def test_swe_agent_coder_commands_and_the_agent_of_each_step() -> None:
+    """Bug (real CodeR run): CodeR's own commands, the Manager's ``plan`` and a sub-agent's ``succeed`` / ``fail``,
+    were ``bash`` steps, and which of its agents (Manager, Reproducer, ...) took each step was lost."""
+    run = only(SWE_CODER.parent / "sympy__sympy-18621.traj")
+    assert [s.action for s in run.steps] == ["plan", "create", "edit", "bash", "succeed"]
+    assert run.steps[0].arguments["command"].startswith('plan\n{\n  "entry": "Reproducer"')
+    assert run.metadata["agents"] == ["Manager", "Reproducer"]
+    assert run.metadata["step_agents"] == [[0, "Manager"], [1, "Reproducer"]]
+
+
 def test_tau_bench_arguments_that_are_no_json_are_said_so_not_reported_as_null() -> None:
     """A custom agent wrote Python literals as tool arguments (real fork record): the failure says what it got."""
     path = FIXTURES / "tau-bench/.real/assertions-agent-none-0.1_range_80-90_user-none-llm_0618150115.json"

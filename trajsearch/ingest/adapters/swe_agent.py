@@ -36,7 +36,11 @@ Mapping
   "... was cancelled because it took more than N seconds"), since SWE-agent
   records no exit codes. The stop SWE-agent
   records as a last action (``exit_cost``, ``exit_context``, ...) keeps its own
-  name as the action, not ``bash``.
+  name as the action, not ``bash``. A multi-agent run (CodeR: ``history``'s
+  assistant messages, one per step, name their ``agent``) keeps its own
+  commands ``plan``, ``succeed`` and ``fail`` as actions, and the agent of
+  each step: metadata ``agents`` (in the order they first act) and
+  ``step_agents`` (``[first step, agent]`` at each hand-over).
   A file holding only ``history`` (what SWE-agent's ``run_traj_to_demo.py``
   writes for demonstrations, and what its replay reads) has its steps from the
   main agent's non-demonstration messages instead: each ``assistant`` message
@@ -88,6 +92,8 @@ SWE_AGENT_TOOLS = frozenset({
     "str_replace_editor", "open", "goto", "scroll_up", "scroll_down", "create", "edit", "insert", "search_dir",
     "search_file", "find_file", "submit", "filemap", "view", "str_replace_based_edit_tool", "exit_forfeit",
 })
+#: CodeR's own commands in its multi-agent runs: the Manager's ``plan``, a sub-agent's verdict ``succeed`` / ``fail``.
+CODER_COMMANDS = frozenset({"plan", "succeed", "fail"})
 AGENT_STOPS = ("exit_cost", "exit_context", "exit_format", "exit_command_timeout", "exit_total_execution_time",
                "exit_forfeit", "exit_step_limit", "early_exit")
 _INSTRUCTIONS = re.compile(r"\n\s*INSTRUCTIONS?:\s*\n")  # where SWE-agent (and CodeR) templates start telling how to work
@@ -242,11 +248,32 @@ def _step_error(observation: str) -> str | None:
     return decisive_line(observation)
 
 
-def _action(command: str) -> str:
+def _action(command: str, own: frozenset[str] = frozenset()) -> str:
+    """The tool a command called: a SWE-agent tool, its own stop (``exit_cost``) or the agent's ``own`` commands
+    by name, anything else ``bash``."""
     first = command.strip().split(maxsplit=1)[0] if command.strip() else ""
-    if first in SWE_AGENT_TOOLS or (first == command.strip() and _EXIT_ACTION.match(first)):
-        return first  # a tool of SWE-agent's, or its own stop (``exit_cost``): not a shell command
+    if first in SWE_AGENT_TOOLS or first in own or (first == command.strip() and _EXIT_ACTION.match(first)):
+        return first
     return "bash"
+
+
+def _step_agents(record: dict[str, Any], entries: list[Any]) -> list[str] | None:
+    """The agent behind each step of a multi-agent run (CodeR: Manager, Reproducer, Debugger, Programmer, Tester):
+    the ``agent`` of the assistant message that issued it; None unless ``history``'s assistant messages match the
+    steps one to one, action for action, and more than one agent speaks."""
+    history = record.get("history") if isinstance(record.get("history"), list) else []
+    said = [m for m in history if isinstance(m, dict) and m.get("role") == "assistant" and not _is_demo(m)]
+    if len(said) != len(entries) or not all(
+            isinstance(e, dict) and str(m.get("action") or "").strip() == str(e.get("action") or "").strip()
+            for m, e in zip(said, entries)):
+        return None
+    agents = [m.get("agent") for m in said]
+    return agents if all(isinstance(a, str) and a for a in agents) and len(set(agents)) > 1 else None
+
+
+def _handoffs(agents: list[str]) -> list[list[Any]]:
+    """``[[first step, agent], ...]``: where each agent's turn begins."""
+    return [[i, agent] for i, agent in enumerate(agents) if i == 0 or agents[i - 1] != agent]
 
 
 def to_trajectory(record: Any, ctx: Context) -> Trajectory:
@@ -260,6 +287,8 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     statement = replay.get("problem_statement") if isinstance(replay.get("problem_statement"), dict) else {}
     stem = file_stem(ctx.source, (".json", ".traj"))
     task_id = str(statement.get("id") or stem)
+    agents = _step_agents(record, entries) if "trajectory" in record else None
+    own = CODER_COMMANDS if agents else frozenset()
     steps = []
     for entry in entries:
         if not isinstance(entry, dict):
@@ -271,7 +300,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
         steps.append({
             "index": len(steps),
             "thought": clip_step_text(str(thought).strip()) if thought else None,
-            "action": _action(command) if command else None,
+            "action": _action(command, own) if command else None,
             "arguments": {"command": command} if command else None,
             "observation": clip_step_text(observation) if observation else None,
             "error": _step_error(observation),
@@ -314,6 +343,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
             "api_calls": stats.get("api_calls"),
             "run_dir": run_dir,
             **({"outcome_basis": UNEVALUATED} if outcome is Outcome.success else {}),
+            **({"agents": list(dict.fromkeys(agents)), "step_agents": _handoffs(agents)} if agents else {}),
         },
     }
     return build(fields, ctx)
