@@ -688,6 +688,15 @@ def test_swe_agent_coder_commands_and_the_agent_of_each_step() -> None:
     assert run.metadata["step_agents"] == [[0, "Manager"], [1, "Reproducer"]]
 
 
+def test_swe_agent_edit_before_any_open_is_a_step_error() -> None:
+    """Bug (real SWE-agent 0.x run, trimmed): the editor's refusal "No file open. Use the `open` command first."
+    left both edits looking successful."""
+    run = only(FIXTURES / "swe-agent/.real/commit0/portalocker_madeup_cmd/97af1e.traj")
+    assert [(s.action, s.error) for s in run.steps] == [
+        ("edit", "No file open. Use the `open` command first."),
+        ("edit", "No file open. Use the `open` command first."), ("submit", None)]
+
+
 def test_tau_bench_arguments_that_are_no_json_are_said_so_not_reported_as_null() -> None:
     """A custom agent wrote Python literals as tool arguments (real fork record): the failure says what it got."""
     path = FIXTURES / "tau-bench/.real/assertions-agent-none-0.1_range_80-90_user-none-llm_0618150115.json"

@@ -31,7 +31,8 @@ Mapping
   ``edit``, ``find_file``, ``search_dir``, ``submit``, ...) else ``bash``,
   observation = ``observation``; Step.error = the decisive error line when the
   observation shows one (a Python exception line, ``command not found``,
-  ``No such file``, a rejected edit (its linter's ``ERRORS:`` lines), the shell's own ``bash: line N: ...``
+  ``No such file``, a rejected edit (its linter's ``ERRORS:`` lines, 0.x's "No file open" before any
+  ``open``), the shell's own ``bash: line N: ...``
   diagnostics) or a command SWE-agent stopped ("EXECUTION TIMED OUT", 1.x's
   "... was cancelled because it took more than N seconds"), since SWE-agent
   records no exit codes. The stop SWE-agent
@@ -110,6 +111,7 @@ _TIMED_OUT = re.compile(r"^.*(?:EXECUTION TIMED OUT|was cancelled because it too
 _ERROR_OUTPUT = re.compile(
     r"^(?:E\s+)?[A-Za-z_][\w.]*(?:Error|Exception)\b:|command not found|No such file or directory|"
     r"Your proposed edit has introduced new syntax error|^Error:|^ERROR:|Traceback \(most recent call last\)|"
+    r"^No file open\. Use the .open. command first|"  # 0.x's editor refusing an edit before any ``open``
     r"^(?:/\S*/)?(?:ba|da|z)?sh: (?:line \d+: )?",  # the shell's own diagnostics (a quote left open, ...)
     re.M,
 )
