@@ -523,3 +523,24 @@ def test_from_rows_with_another_tokenizer_and_no_rows() -> None:
     _same_results(incremental, LexicalIndex.from_rows(rows, tokenizer=tok, batch=16), ["exit code 1", "keyerror:"])
     empty = LexicalIndex.from_rows([])
     assert len(empty) == 0 and empty.search("exit", Filters(tenant="acme"), 10) == []
+
+
+def test_widening_keeps_the_rows_found_on_the_telling_terms_ahead() -> None:
+    """A long query is scored on its 24 rarest terms first; rows holding those (long rows) stay first when
+    it widens to reach k, though rows holding many of its common words outscore them on all terms."""
+    def words(prefix: str, n: int) -> list[str]:
+        return [prefix + a + b for a in "abcdefgh" for b in "abcdefgh"][:n]
+
+    rare, common, neutral = words("rare", 24), words("common", 40), words("neutral", 60)
+
+    def spaced(ws: list[str]) -> str:  # no two query words side by side: no bigram of the query
+        return " ".join(f"{w} {n}" for w, n in zip(ws, neutral))
+
+    ix = LexicalIndex()
+    ix.upsert([row(f"own{i}", spaced(rare[8 * i: 8 * i + 8]) + " " + " ".join(neutral)) for i in range(3)])
+    ix.upsert([row(f"filler{i}", spaced(common)) for i in range(20)])
+    ix.upsert([row(f"other{i}", "unrelated words only here") for i in range(100)])
+    found = ids(ix.search(" ".join(rare + common), Filters(tenant="acme"), 10))
+    assert found[:3] == ["own0", "own1", "own2"] and len(found) == 10
+    scores = [score for _, score in ix.search(" ".join(rare + common), Filters(tenant="acme"), 10)]
+    assert scores == sorted(scores, reverse=True)

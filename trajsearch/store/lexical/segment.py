@@ -141,17 +141,20 @@ class _View:
         if self.alive is not None and masks[0] is not None:
             masks[0] &= self.alive
         # The most telling terms first; a long query scored on too few of them finds too few rows
-        # (each holds none of them), so it widens, twice as many terms each time, until ``limit``
-        # rows are found or every row inside the filter is (when ``widen``).
+        # (each holds none of them). With ``widen`` it is scored again on twice as many terms until
+        # ``limit`` rows are found, every row inside the filter is, or the terms checked against the
+        # filter run out (``_telling``: what is left is common words, costly to score and telling
+        # little). Rows found on fewer terms keep their places ahead of rows found only on more.
         telling = _telling(sorted(idf, key=lambda t: -weights[t] * idf[t]), cols, segments, masks)
         passing = sum(int(m.sum()) for m in masks if m is not None)
         terms: list[str] = []
         found: list[tuple[str, float]] = []
-        while more := list(islice(telling, max(_MAX_TERMS, len(terms)))):
+        while more := [t for t, _ in islice(telling, max(_MAX_TERMS, len(terms)))]:
             terms += more
-            found = self._score(terms, weights, idf, cols, segments, masks, coord, limit)
+            found = _after(found, self._score(terms, weights, idf, cols, segments, masks, coord, limit), limit)
             if not widen or len(found) >= min(limit, passing):
                 break
+            telling = (term for term in telling if term[1])  # widen only by terms known to be inside the filter
         return found
 
     def _score(self, terms: list[str], weights: dict[str, float], idf: dict[str, float],
@@ -196,16 +199,17 @@ class _View:
 
 
 def _telling(ranked: list[str], cols: dict[str, tuple[int, ...]], segments: list[tuple[_Segment, np.ndarray]],
-             masks: list[np.ndarray | None]) -> Iterator[str]:
-    """The terms of ``ranked`` (most telling first) that some row inside the filter holds. Idf is the
-    tenant's, so a long query's rarest terms are often words found only in rows the filter leaves out
-    (the query's own run, other levels): scored, they took every place and the search found nothing.
-    Each term is looked for in the filtered rows (its postings: cheap for the rare terms that come
-    first) until ``_CHECKED_POSTINGS`` postings were read; later ones are common enough to pass unchecked."""
+             masks: list[np.ndarray | None]) -> Iterator[tuple[str, bool]]:
+    """The terms of ``ranked`` (most telling first) that some row inside the filter holds, each with
+    whether that was checked. Idf is the tenant's, so a long query's rarest terms are often words found
+    only in rows the filter leaves out (the query's own run, other levels): scored, they took every
+    place and the search found nothing. Each term is looked for in the filtered rows (its postings:
+    cheap for the rare terms that come first) until ``_CHECKED_POSTINGS`` postings were read; later
+    ones are common enough to pass unchecked."""
     budget = _CHECKED_POSTINGS
     for t in ranked:
         if budget <= 0:
-            yield t
+            yield t, False
             continue
         for rank, ((seg, _), mask) in enumerate(zip(segments, masks)):
             j = cols[t][rank]
@@ -214,8 +218,21 @@ def _telling(ranked: list[str], cols: dict[str, tuple[int, ...]], segments: list
             rows = seg.rows[seg.indptr[j]:seg.indptr[j + 1]]
             budget -= len(rows)
             if mask[rows].any():
-                yield t
+                yield t, True
                 break
+
+
+def _after(first: list[tuple[str, float]], then: list[tuple[str, float]], limit: int) -> list[tuple[str, float]]:
+    """``first`` (rows found on fewer terms, best first), then the rows of ``then`` not among them, up to
+    ``limit``, each scored at most as the last row before it, so scores still fall down the list."""
+    seen = {rid for rid, _ in first}
+    out = list(first)
+    for rid, score in then:
+        if len(out) >= limit:
+            break
+        if rid not in seen:
+            out.append((rid, min(score, out[-1][1]) if out else score))
+    return out
 
 
 def _held(seg: _Segment, terms: list[tuple[str, int]], weights: dict[str, float], hits: np.ndarray) -> np.ndarray:
