@@ -883,3 +883,45 @@ def test_exemplars_cover_the_file_the_nearest_steps_point_to(hashing_ts):
     hashing_ts.add(looked)
     assert exemplars(1.0) == ["near-0", "compiler"]
     assert exemplars(0.0) == ["near-0", "near-1"]
+
+
+def _changed(run_id: str, task: str, path: str) -> Trajectory:
+    """A run that changed ``path`` and did nothing else (a ``git diff`` shows it)."""
+    diff = f"diff --git a/{path} b/{path}\n--- a/{path}\n+++ b/{path}\n@@ -1 +1 @@\n-a\n+b\n"
+    return make_run(run_id, task_id=run_id, task=task, steps=[
+        ("bash", {"command": f"sed -i 's/a/b/' {path}"}, ""), ("bash", {"command": "git diff"}, diff)])
+
+
+def test_steps_naming_a_file_by_its_absolute_path_vote_for_it(hashing_ts):
+    """Plumbing (hashing test embedder): the failed runs nearest the task looked at ``sql/compiler.py``
+    only by absolute paths (a traceback, ``cat /testbed/...``); they point there as relative paths do."""
+    task = "QuerySet.update() ignores the ordering of the related model"
+    near = [_changed(f"near-{i}", task + tail, "django/db/models/query.py")
+            for i, tail in enumerate(("", " of a model", " when ordered"))]
+    other = _changed("compiler", "update() of a queryset ignores related ordering", "django/db/models/sql/compiler.py")
+    looked = [make_run(f"looked-{i}", task_id=f"looked-{i}", task=task + tail, outcome="failure", steps=[
+        ("bash", {"command": "python reproduce.py"}, 'Traceback (most recent call last):\n  File '
+         '"/testbed/django/db/models/sql/compiler.py", line 12, in as_sql\n    ordering = None\nTypeError'),
+        ("bash", {"command": "cat /testbed/django/db/models/sql/compiler.py"}, "ordering = None"),
+    ]) for i, tail in enumerate((" (tried)", " again"))]
+    hashing_ts.add([*near, other, *looked])
+    config = RuntimeConfig(advice=AdviceConfig(
+        novelty=NoveltyConfig(follow_closely=1.0, inspiration=0.0, per_tenant=False),
+        rerank=RerankConfig(other_work_margin=0.0, max_cosine=1.0)))
+    chosen = [e.trajectory_id for e in Runtime(hashing_ts, config).exemplars(task, ACME, k=2).items]
+    assert sorted(chosen) == ["compiler", "near-0"], chosen  # both files covered
+
+
+def test_covering_leaves_the_call_place_and_lifts_no_distant_run(hashing_ts):
+    """Plumbing (hashing test embedder): a run far from the task that alone changed a file does not
+    take the first place for its file (it holds the candidates' little weight, not all of it), and the
+    last place still goes to the run making the call the task names, however covering would order it."""
+    task = "Cancel all of my upcoming flights in my reservation, even without a refund"
+    near = [_airline(f"near-{i}", f"Cancel all of my upcoming flights in my reservation{tail}")
+            for i, tail in enumerate((", even if there is no refund", " and refund me", " today, no refund needed"))]
+    does_it = _airline("does-it", "Please drop my trip ABC123 to Seattle", "cancel_reservation")
+    distant = _changed("distant", "Fix a typo in the docs build script", "docs/readme.py")
+    hashing_ts.add([*near, does_it, distant])
+    config = RuntimeConfig(advice=AdviceConfig(novelty=NoveltyConfig(follow_closely=1.0, inspiration=0.0, per_tenant=False)))
+    chosen = [e.trajectory_id for e in Runtime(hashing_ts, config).exemplars(task, ACME, k=3).items]
+    assert chosen[0] != "distant" and chosen[-1] == "does-it", chosen

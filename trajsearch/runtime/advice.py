@@ -229,18 +229,19 @@ def exemplars(
     if config.rerank.diversity:
         cover = _likely_files(ts, task, ctx, ranked, summaries, exclude_trajectory_ids, config)
 
-        def pick(order: list[Scored], n: int) -> list[Scored]:
+        def pick(order: list[Scored], n: int, covering: bool = True) -> list[Scored]:
             return diversify(order, n, embed=ts.embed, text_of=lambda s: _summary(s, summaries),
                              max_cosine=config.rerank.max_cosine, other_work_margin=config.rerank.other_work_margin,
-                             cover=cover, cover_weight=config.cover_weight)
+                             cover=cover if covering else None, cover_weight=config.cover_weight)
         chosen = pick(ranked, k - slots)
-        if slots:
-            chosen = pick(chosen + [s for s in _last_places(chosen, ranked, by_calls, summaries) if s not in chosen], k)
+        if slots:  # the last places in their own order; covering decides them only where the ranking does
+            order = _last_places(chosen, ranked, by_calls, summaries)
+            chosen = pick(chosen + [s for s in order or ranked if s not in chosen], k, covering=order is None)
     else:  # still one place per run: its copies in ``by_calls`` and ``ranked`` differ in score
         chosen = ranked[: k - slots]
         if slots:
             taken = {s.hit.trajectory_id for s in chosen}
-            for s in _last_places(chosen, ranked, by_calls, summaries):
+            for s in _last_places(chosen, ranked, by_calls, summaries) or ranked:
                 if len(chosen) < k and s.hit.trajectory_id not in taken:
                     chosen.append(s)
                     taken.add(s.hit.trajectory_id)
@@ -274,20 +275,20 @@ def _first_tasks(hits: list[Hit], n: int) -> list[Hit]:
 
 
 def _last_places(chosen: Sequence[Scored], ranked: list[Scored], by_calls: list[Scored],
-                 summaries: dict[str, Hit]) -> list[Scored]:
+                 summaries: dict[str, Hit]) -> list[Scored] | None:
     """The order the last places are filled in, after the runs ``chosen`` first.
 
     Runs making the state-changing calls the task names come first when no chosen run does that
     work (:func:`_covered`). Else, when no chosen run recorded any work at all (no file changed, no
     state-changing call: a request refused, a question answered), the runs that did come first:
     an agent shown only refusals learns nothing of how to do the work where it is allowed. Else
-    the ranking. Each part best first.
+    None: the ranking decides. Each part best first.
     """
     if not _covered(chosen, by_calls):
         return by_calls + ranked
     if not any(work_done(_summary(s, summaries)) for s in chosen):
         return [s for s in ranked if work_done(_summary(s, summaries))] + ranked
-    return ranked
+    return None
 
 
 def _covered(chosen: Sequence[Scored], candidates: Sequence[Scored]) -> bool:

@@ -29,35 +29,49 @@ from .rerank import Scored, file_key, changed_files
 #: The candidates whose changed files vote (best scored first), and the softness of their weights.
 POOL = 15
 TEMPERATURE = 0.05
-#: What the step rows' votes count against the candidates' (each kind sums to 1).
+#: What the step rows' votes count against the candidates' (each kind's weights sum to 1 over all its
+#: candidates or rows, those naming no file included: a lone distant row naming one gets little).
 STEP_WEIGHT = 2.0
-#: A source file as a command or an output names it, with at least one directory (a bare ``utils.py``
-#: could be any of a repository's).
-_PATH = re.compile(r"(?<![\w/.-])((?:[\w.-]+/)+[\w.-]+\.(?:py|pyi|pyx|js|jsx|ts|tsx|go|rs|java|kt|rb|php|c|h|cc|"
+#: A source file as a command or an output names it: with a directory (a bare ``utils.py`` could be any
+#: of a repository's), relative or absolute (a traceback's ``/testbed/pkg/mod.py``), ``./`` or a diff's
+#: ``a/`` ``b/`` before a top-level file (``--- a/setup.py``) taken off.
+_PATH = re.compile(r"(?<![\w/.-])(/?(?:[\w.-]+/)+[\w.-]+\.(?:py|pyi|pyx|js|jsx|ts|tsx|go|rs|java|kt|rb|php|c|h|cc|"
                    r"cpp|hpp|scala|swift))\b")
+_TOP_LEVEL = re.compile(r"^(?:\./|[ab]/)(?=[^/]+$)")
 
 
 def likely_files(ranked: Sequence[Scored], summaries: Mapping[str, Hit], steps: Sequence[Hit]) -> dict[str, float]:
     """File key -> how likely the task's work lies there (see the module). ``ranked``: the candidates
     best first; ``summaries``: their summary rows by run; ``steps``: the step rows nearest the task,
     with their cosine as ``score``. Empty when no candidate changed a file (nothing to cover)."""
-    pool: dict[str, float] = {}
-    top = ranked[0].score if ranked else 0.0
-    for scored in ranked[:POOL]:
-        row = summaries.get(scored.hit.trajectory_id)
-        for key in {file_key(path) for path in changed_files(row.text if row else "")}:
-            pool[key] = pool.get(key, 0.0) + math.exp((scored.score - top) / TEMPERATURE)
+    voters = ranked[:POOL]
+    pool = _votes([(c.score, {file_key(p) for p in changed_files(_text(summaries.get(c.hit.trajectory_id)))})
+                   for c in voters], shared=False)
     if not pool:
         return {}
-    shown: dict[str, float] = {}
-    nearest = max((hit.score for hit in steps), default=0.0)
-    for hit in steps:
-        files = {file_key(path) for path in _PATH.findall(hit.text)}
-        for key in files:
-            shown[key] = shown.get(key, 0.0) + math.exp((hit.score - nearest) / TEMPERATURE) / len(files)
-    weights: dict[str, float] = {}
-    for votes, weight in ((pool, 1.0), (shown, STEP_WEIGHT)):
-        total = sum(votes.values())
-        for key, vote in votes.items():  # an empty kind adds nothing
-            weights[key] = weights.get(key, 0.0) + weight * vote / total
+    shown = _votes([(hit.score, {file_key(_TOP_LEVEL.sub("", p)) for p in _PATH.findall(hit.text)}) for hit in steps],
+                   shared=True)
+    weights = dict(pool)
+    for key, vote in shown.items():
+        weights[key] = weights.get(key, 0.0) + STEP_WEIGHT * vote
     return weights
+
+
+def _votes(voters: Sequence[tuple[float, set[str]]], *, shared: bool) -> dict[str, float]:
+    """File -> its share of the voters' weights (``exp((score - best) / TEMPERATURE)``; ``shared``: each
+    voter's shared among the files it names, as a step row that lists many files says little of each;
+    else each file a run changed gets it whole), over every voter: those naming no file keep their share."""
+    if not voters:
+        return {}
+    best = max(score for score, _ in voters)
+    weights = [math.exp((score - best) / TEMPERATURE) for score, _ in voters]
+    total = sum(weights)
+    out: dict[str, float] = {}
+    for weight, (_, files) in zip(weights, voters):
+        for key in files:
+            out[key] = out.get(key, 0.0) + weight / total / (len(files) if shared else 1)
+    return out
+
+
+def _text(row: Hit | None) -> str:
+    return row.text if row else ""
