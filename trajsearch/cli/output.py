@@ -29,7 +29,10 @@ def fail(message: str, code: int = 2) -> None:
 
 
 def plain(exc: BaseException) -> str:
-    return str(exc).strip("'\"") or type(exc).__name__
+    """The message alone: a KeyError's str() is the repr of its message, so unwrap that one only."""
+    if isinstance(exc, KeyError) and len(exc.args) == 1 and isinstance(exc.args[0], str):
+        return exc.args[0] or type(exc).__name__
+    return str(exc) or type(exc).__name__
 
 
 def one_line(text: str, width: int) -> str:
