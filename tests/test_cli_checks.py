@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from cli_support import backend, run_cli  # noqa: F401 (fixture)
@@ -29,3 +30,17 @@ def test_an_error_message_keeps_its_closing_quote(backend, tmp_path: Path) -> No
     code, out, err = run_cli("search", "zebra", "-t", "other")
     assert code == 2
     assert " ".join(err.split()).endswith("not 'other'"), err
+
+
+def test_show_steps_are_inclusive_positions_and_bad_bounds_are_refused(backend, tmp_path: Path) -> None:
+    """Bug: ``--steps=-2`` showed steps 0-2, ``-1:`` every step, and ``8:3`` none, all with exit 0."""
+    ingest_two(tmp_path)  # c1 has steps 0-3
+    for spec, shown in (("1:2", [1, 2]), ("2:", [2, 3]), (":1", [0, 1]), ("3", [3]), ("2:9", [2, 3])):
+        code, out, err = run_cli("show", "c1", "--steps", spec, "--json")
+        assert code == 0, err
+        assert [s["index"] for s in json.loads(out)["steps"]] == shown, spec
+    for spec, said in (("-2", "negative"), (":-2", "negative"), ("-1:", "negative"), ("8:3", "reversed"),
+                       ("3:1", "reversed"), ("4", "the run has 4 step(s)"), ("x", "expected N")):
+        code, out, err = run_cli("show", "c1", f"--steps={spec}")
+        assert code == 2 and said in " ".join(err.split()), (spec, err)
+        assert "[step" not in out

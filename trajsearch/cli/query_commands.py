@@ -90,7 +90,7 @@ def similar(
 def show(
     trajectory_id: str = typer.Argument(..., help="The run to show."),
     tenant: Tenant = None,
-    steps: Optional[str] = typer.Option(None, "--steps", help="Step positions to show, e.g. 3:8 (default: all)."),
+    steps: Optional[str] = typer.Option(None, "--steps", help="Step positions to show, from 0: N, N:M (M included), N: or :M (default: all)."),
     server: Server = None,
     ca: Ca = None,
     uri: Uri = None,
@@ -180,12 +180,23 @@ def exemplars(
 
 
 def _range(spec: str | None, n: int) -> tuple[int, int]:
+    """``--steps`` as a slice of a run of ``n`` steps; bounds are inclusive positions from 0.
+
+    Negative, reversed or out-of-run bounds are refused: read Python's way they silently showed other steps.
+    """
     if not spec:
         return 0, n
+    a, colon, b = spec.partition(":")
     try:
-        a, _, b = spec.partition(":")
         first = int(a) if a else 0
-        last = int(b) + 1 if b else (n if _ == ":" else first + 1)
+        last = int(b) if b else (max(n - 1, first) if colon else first)
     except ValueError:
         fail(f"--steps {spec!r}: expected N, N:M, N: or :M")
-    return max(0, first), min(n, last)
+    if first < 0 or last < 0:
+        fail(f"--steps {spec!r}: positions count from 0; negative ones are not allowed")
+    if first > last:
+        fail(f"--steps {spec!r}: reversed range (from {first} to {last})")
+    if first >= n:
+        fail(f"--steps {spec!r}: the run has {n} step(s), positions 0 to {n - 1}" if n else
+             f"--steps {spec!r}: the run has no steps")
+    return first, min(n, last + 1)
