@@ -42,6 +42,32 @@ def test_keys_new_appends_only_the_hash(app, tmp_path):
     assert bad.exit_code == 2
 
 
+def test_keys_new_appends_a_second_key_for_a_tenant_and_role_under_a_fresh_id(app, tmp_path):
+    """Bug: a second ``keys new --append`` for one tenant and role wrote a second id 'zed-read', and ``serve`` then
+    refused the whole file (``keys[1].id: duplicate id``); so did an explicit ``--id`` already in the file."""
+    path = tmp_path / "keys.toml"
+    path.write_text("")
+    new = ["keys", "new", "--tenant", "zed", "--append", str(path)]
+    keys = []
+    for _ in range(3):
+        result = CliRunner().invoke(app, new)
+        assert result.exit_code == 0, result.output
+        keys.append(result.stdout.strip().splitlines()[-1])
+    assert [e["id"] for e in tomllib.loads(path.read_text())["keys"]] == ["zed-read", "zed-read-2", "zed-read-3"]
+    ring = KeyRing.load(path)  # what serve loads
+    assert [ring.authenticate(k).key_id for k in keys] == ["zed-read", "zed-read-2", "zed-read-3"]
+
+    before = path.read_text()
+    taken = CliRunner().invoke(app, [*new, "--id", "zed-read-2"])
+    assert taken.exit_code == 2 and "already has a key with id 'zed-read-2'" in " ".join(taken.stderr.split())
+    assert taken.stdout == "" and path.read_text() == before  # no key printed, nothing written
+    as_json = tmp_path / "keys.json"
+    as_json.write_text(json.dumps({"keys": [key_entry(new_key(), tenant="zed", role="read")]}))
+    refused = CliRunner().invoke(app, ["keys", "new", "--tenant", "zed", "--append", str(as_json)])
+    assert refused.exit_code == 2 and "writes TOML" in refused.stderr
+    assert len(KeyRing.load(as_json)) == 1
+
+
 def test_stubs_are_generated_from_the_current_proto():
     stamp = protos.STAMP.read_text()
     assert stamp.startswith(hashlib.sha256(protos.PROTO.read_bytes()).hexdigest())

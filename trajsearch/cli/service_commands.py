@@ -315,7 +315,7 @@ def mcp(
 def keys_new(
     tenant: str = typer.Option(..., "--tenant", "-t", help="The one tenant this key may read and write."),
     role: str = typer.Option("read", "--role", help="read | write"),
-    key_id: str = typer.Option("", "--id", help="A label for logs (default TENANT-ROLE)."),
+    key_id: str = typer.Option("", "--id", help="A label for logs, unique in the key file (default TENANT-ROLE, or TENANT-ROLE-2... if taken)."),
     append: Optional[Path] = typer.Option(None, "--append", help="Append the entry to this TOML key file."),
 ) -> None:
     """Make a key: the key goes to stdout (shown once), the hashed entry to the key file or stderr."""
@@ -328,17 +328,43 @@ def keys_new(
         entry = key_entry(key, tenant=tenant, role=role, key_id=key_id)
     except ValueError as exc:
         _fail(str(exc))
-    toml = "\n" + tomli_w.dumps({"keys": [entry]})
     if append:
-        try:
-            with append.open("a") as fh:
-                fh.write(toml)
-        except OSError as exc:
-            _fail(f"cannot append to the key file: {_os_error(exc)}", code=1)
+        entry = _append_entry(append, entry, explicit_id=bool(key_id))
         _say(f"appended key {entry['id']!r} (tenant {tenant}, role {role}) to {append}")
     else:
-        _say("add this to the server's key file:" + toml)
+        _say("add this to the server's key file:\n" + tomli_w.dumps({"keys": [entry]}))
     sys.stdout.write(key + "\n")
+
+
+def _append_entry(path: Path, entry: dict, *, explicit_id: bool) -> dict:
+    """Append ``entry`` to the key file, only if the server would still load the file afterwards.
+
+    A default id already in the file becomes the first free ``TENANT-ROLE-N``; an explicit ``--id`` is refused.
+    """
+    import tomli_w
+
+    from ..service.auth import KeyConfigError, KeyRing, free_key_id, key_file_entries
+
+    if path.suffix == ".json":
+        _fail(f"{path}: --append writes TOML; add the entry printed without --append to a JSON key file by hand")
+    try:
+        text = path.read_text() if path.exists() else ""
+        taken = {str(e.get("id")) for e in key_file_entries(text, path) if isinstance(e, dict)}
+        if explicit_id and entry["id"] in taken:
+            _fail(f"{path} already has a key with id {entry['id']!r}: choose another --id")
+        entry = {**entry, "id": free_key_id(entry["id"], taken)}
+        after = text + ("\n" if text and not text.endswith("\n") else "") + "\n" + tomli_w.dumps({"keys": [entry]})
+        KeyRing.from_entries(key_file_entries(after, path), origin=str(path))
+    except KeyConfigError as exc:
+        _fail(f"not appending, the key file would not load: {exc}")
+    except OSError as exc:
+        _fail(f"cannot read the key file: {_os_error(exc)}", code=1)
+    try:
+        with path.open("a") as fh:
+            fh.write(after[len(text):])
+    except OSError as exc:
+        _fail(f"cannot append to the key file: {_os_error(exc)}", code=1)
+    return entry
 
 
 @keys_app.command("hash")

@@ -142,22 +142,16 @@ class KeyRing:
         path = path or os.environ.get(KEYS_FILE_ENV)
         if path:
             path = Path(path)
-            text = path.read_text()
-            try:
-                data = json.loads(text) if path.suffix == ".json" else tomllib.loads(text)
-            except (ValueError, tomllib.TOMLDecodeError) as exc:
-                raise KeyConfigError(f"{path}: not valid {'JSON' if path.suffix == '.json' else 'TOML'}: {exc}") from None
-            origin = str(path)
+            entries, origin = key_file_entries(path.read_text(), path), str(path)
         elif os.environ.get(KEYS_ENV):
             try:
                 data = json.loads(os.environ[KEYS_ENV])
             except ValueError as exc:
                 raise KeyConfigError(f"${KEYS_ENV}: not valid JSON: {exc}") from None
-            origin = f"${KEYS_ENV}"
+            entries, origin = _entries(data, f"${KEYS_ENV}"), f"${KEYS_ENV}"
         else:
             raise KeyConfigError(f"no API keys configured: pass --keys FILE or set ${KEYS_FILE_ENV} or ${KEYS_ENV}")
-        entries = data.get("keys") if isinstance(data, dict) else data
-        if not isinstance(entries, list) or not entries:
+        if not entries:
             raise KeyConfigError(f"{origin}: expected a non-empty 'keys' list")
         return cls.from_entries(entries, origin=origin)
 
@@ -165,6 +159,36 @@ class KeyRing:
         if not key or len(key) > _MAX_KEY_CHARS:
             return None
         return self._by_hash.get(hash_key(key))
+
+
+def key_file_entries(text: str, path: Path) -> list[Any]:
+    """The entries in a key file's text (TOML, or JSON for a ``.json`` path); ``[]`` for a file with none yet.
+
+    Shared by the server's load and ``keys new --append``, which checks the file it would leave behind.
+    """
+    as_json = path.suffix == ".json"
+    try:
+        data = json.loads(text) if as_json else tomllib.loads(text)
+    except (ValueError, tomllib.TOMLDecodeError) as exc:
+        raise KeyConfigError(f"{path}: not valid {'JSON' if as_json else 'TOML'}: {exc}") from None
+    return _entries(data, str(path))
+
+
+def _entries(data: Any, origin: str) -> list[Any]:
+    entries = data.get("keys", []) if isinstance(data, dict) else data
+    if not isinstance(entries, list):
+        raise KeyConfigError(f"{origin}: expected a non-empty 'keys' list")
+    return entries
+
+
+def free_key_id(wanted: str, taken: set[str]) -> str:
+    """``wanted``, else ``wanted-2``, ``wanted-3``...: a second key for one tenant and role is a rotation."""
+    n = 1
+    key_id = wanted
+    while key_id in taken:
+        n += 1
+        key_id = f"{wanted}-{n}"
+    return key_id
 
 
 def keys_from_metadata(metadata: Any) -> list[str]:
