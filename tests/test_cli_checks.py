@@ -44,3 +44,18 @@ def test_show_steps_are_inclusive_positions_and_bad_bounds_are_refused(backend, 
         code, out, err = run_cli("show", "c1", f"--steps={spec}")
         assert code == 2 and said in " ".join(err.split()), (spec, err)
         assert "[step" not in out
+
+
+def test_exemplars_checks_k_and_budget_as_the_server_does(backend, tmp_path: Path) -> None:
+    """Bug: embedded, ``-k -1`` said 'got -10', ``-k 201`` was taken, ``--budget=-5`` printed 'nothing applicable'
+    and ``--budget=5`` a cut header; the server refused them all. Both backends now refuse them in its words."""
+    ingest_two(tmp_path)
+    task = "Fix the failing unit test in the payments service"
+    for args, said in ((("-k", "-1"), "-k: must be 1..10, got -1"), (("-k", "201"), "-k: must be 1..10, got 201"),
+                       (("--budget=-5",), "--budget: must be 50..32000, got -5"),
+                       (("--budget=5",), "--budget: must be 50..32000, got 5")):
+        code, out, err = run_cli("exemplars", task, *args)
+        assert code == 2 and said in " ".join(err.split()), (args, err)
+        assert out == ""
+    code, out, err = run_cli("exemplars", task, "-k", "10", "--budget", "50")
+    assert code == 0, err

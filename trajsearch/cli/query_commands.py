@@ -160,8 +160,8 @@ def exemplars(
     env_version: ContextEnvVersions = [],
     policy_version: ContextPolicyVersions = [],
     tool: ContextTools = [],
-    k: int = typer.Option(0, "-k", help="How many (0: the runtime's default)."),
-    budget: int = typer.Option(0, "--budget", help="Token budget of the rendered context (0: the runtime's default)."),
+    k: int = typer.Option(0, "-k", help="How many, 1..10 (0: the runtime's default)."),
+    budget: int = typer.Option(0, "--budget", help="Token budget of the rendered context, 50..32000 (0: the runtime's default)."),
     warnings: bool = typer.Option(False, "--warnings", help="Similar failed runs (what not to do) instead."),
     server: Server = None,
     ca: Ca = None,
@@ -170,9 +170,15 @@ def exemplars(
     as_json: AsJson = False,
 ) -> None:
     """The exemplar (or warning) context an agent would get for TASK, exactly as rendered for its prompt."""
+    from ..service.validate import advice_size
+
+    try:  # the server's own check, so both backends refuse alike
+        k_asked, budget_asked = advice_size(k, budget, names=("-k", "--budget"))
+    except ValueError as exc:
+        fail(str(exc))
     with connect(server, ca, uri, traces, tenant) as api:
         result = api.advice("warnings" if warnings else "exemplars", task, env_version=env_version,
-                            policy_version=policy_version, tools=tool, k=k or None, budget=budget or None)
+                            policy_version=policy_version, tools=tool, k=k_asked, budget=budget_asked)
     if as_json:
         print_json({"strategy": result.strategy, "items": result.items, "context": json.loads(result.json or "{}")})
     else:

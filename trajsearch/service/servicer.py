@@ -233,8 +233,7 @@ class Service(pb2_grpc.TrajSearchServicer):
         return self._advice(call, "warnings", v.text("text", req.text, self.limits), req)
 
     def _advice(self, call: Call, kind: str, text: str, req: Any) -> Any:
-        k = v.bounded("k", req.k, 1, 10, default=0) or None
-        budget = v.bounded("token_budget", req.token_budget, 50, 32_000, default=0) or None
+        k, budget = v.advice_size(req.k, req.token_budget)
         ctx = self._runtime_context(call, req.context)
         rt = self._runtime()
         if ctx is None:  # the key's pins and the asked versions do not meet: nothing applies

@@ -81,6 +81,20 @@ def bounded(field: str, value: int, low: int, high: int, *, default: int | None 
     return value
 
 
+#: The exemplars and warnings verbs: at most this many runs, and the rendered context's token budget (low, high).
+ADVICE_MAX_K = 10
+ADVICE_BUDGET = (50, 32_000)
+
+
+def advice_size(k: int, budget: int, *, names: tuple[str, str] = ("k", "token_budget")) -> tuple[int | None, int | None]:
+    """``k`` and the token budget of an exemplars or warnings request, 0 (and so None) for the runtime's default.
+
+    The server and the embedded CLI check them here, each naming the fields as its caller spells them.
+    """
+    return (bounded(names[0], k, 1, ADVICE_MAX_K, default=0) or None,
+            bounded(names[1], budget, *ADVICE_BUDGET, default=0) or None)
+
+
 def strings(field: str, values: Sequence[str], limits: Limits) -> tuple[str, ...]:
     """A repeated filter value: bounded count and length, no empty values, no control characters."""
     if len(values) > limits.max_values:
