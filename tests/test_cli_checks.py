@@ -59,3 +59,33 @@ def test_exemplars_checks_k_and_budget_as_the_server_does(backend, tmp_path: Pat
         assert out == ""
     code, out, err = run_cli("exemplars", task, "-k", "10", "--budget", "50")
     assert code == 0, err
+
+
+def test_exemplars_json_describes_the_budgeted_context_the_text_is(backend, tmp_path: Path) -> None:
+    """Bug: at one budget ``--json`` held fewer exemplars than the text (rendered apart, the more verbose JSON
+    fit fewer; at 300 tokens none of the text's one) and ``items`` listed every candidate, budget or not."""
+    path = tmp_path / "four.jsonl"
+    services = ("payments", "billing", "orders", "checkout")
+    runs = [make_run(f"r-{name}", task=f"Fix the failing unit test in the {name} service", steps=[
+        ("bash", {"command": f"pytest tests/test_{name}.py"}, f"1 failed in {name}"),
+        ("edit", {"path": f"src/{name}.py"}, "edited"),
+        ("bash", {"command": f"pytest tests/test_{name}.py"}, "1 passed")]) for name in services]
+    path.write_text("\n".join(run.model_dump_json(exclude={"tenant"}) for run in runs) + "\n")
+    assert run_cli("ingest", str(path), "--quiet")[0] == 0
+    task = "Fix the failing unit test in the payments service"
+    counts = set()
+    for budget in ("150", "250", "350", "500"):
+        code, text, err = run_cli("exemplars", task, "-k", "4", "--budget", budget)
+        assert code == 0, err
+        code, out, err = run_cli("exemplars", task, "-k", "4", "--budget", budget, "--json")
+        assert code == 0, err
+        data = json.loads(out)
+        shown = [view["provenance"]["trajectory_id"] for view in data["context"]["exemplars"]]
+        in_text = sorted((f"r-{name}" for name in services if f"trajectory_id=r-{name} " in text),
+                         key=lambda tid: text.index(f"trajectory_id={tid} "))
+        assert shown == in_text and text.count("## Example") == len(shown), budget
+        assert [item["provenance"]["trajectory_id"] for item in data["items"]] == shown, budget
+        assert all(item["view"] == view for item, view in zip(data["items"], data["context"]["exemplars"]))
+        assert data["context"].get("omitted", 0) == 4 - len(shown) == (4 - len(shown) if "left out" in text else 0)
+        counts.add(len(shown))
+    assert len(counts) > 1  # the budgets cut the context at different places

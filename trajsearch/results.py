@@ -150,10 +150,10 @@ class IngestReport:
 class ContextResult:
     """Exemplars or warnings as an agent gets them: the strategy, the items with provenance, the rendered context.
 
-    ``items`` are ``{"provenance": {trajectory_id, trace_uri, env_version,
-    outcome, similarity}, "text": ..., "view": the item's structured JSON}``;
-    ``text`` is the context formatted for a prompt within the token budget and
-    ``json`` the same as structured JSON text.
+    ``text`` is the context formatted for a prompt within the token budget; ``json`` is that same
+    context as structured JSON (the same runs at the same detail: the budget is counted on the text);
+    ``items`` are the runs it holds, best first, each ``{"provenance": {trajectory_id, trace_uri,
+    env_version, outcome, similarity}, "text": ..., "view": its part of ``json``}``.
     """
 
     strategy: str

@@ -161,7 +161,7 @@ def exemplars(
     policy_version: ContextPolicyVersions = [],
     tool: ContextTools = [],
     k: int = typer.Option(0, "-k", help="How many, 1..10 (0: the runtime's default)."),
-    budget: int = typer.Option(0, "--budget", help="Token budget of the rendered context, 50..32000 (0: the runtime's default)."),
+    budget: int = typer.Option(0, "--budget", help="Token budget of the rendered context, 50..32000 (0: the runtime's default); --json holds the same runs."),
     warnings: bool = typer.Option(False, "--warnings", help="Similar failed runs (what not to do) instead."),
     server: Server = None,
     ca: Ca = None,

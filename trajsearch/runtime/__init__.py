@@ -28,7 +28,7 @@ from .advice import exemplars as _exemplars
 from .advice import warnings as _warnings
 from .context import RuntimeContext
 from .curate import CurationResult, DuplicatePolicy, QualityRules, StaleRun, StalenessRules
-from .format import FormatConfig, TokenCounter, default_counter, render
+from .format import FormatConfig, TokenCounter, default_counter, render, render_json
 from .loop import (
     LLM, ActionRecord, GenerationError, LoopConfig, LoopResult, MaxIterationsExceeded, Retrieval,
     RetrievalError, RetrievalLoop, TTLCache,
@@ -117,19 +117,16 @@ class Runtime:
         else:
             raise ValueError(f"kind must be 'exemplars' or 'warnings', got {kind!r}")
 
-        def rendered(fmt: str) -> Any:
-            return render(strategy, exemplars, warnings, config=self.config.format, fmt=fmt, counter=self.counter,
-                          budget=budget)
-
-        as_text, as_json = rendered("text"), rendered("json")
-        items = exemplars or warnings
-        views = {view.get("provenance", {}).get("trajectory_id"): view for view in as_json.data.get(kind, [])}
-        out = [{
-            "provenance": dict(item.provenance(), outcome="success" if kind == "exemplars" else "failure"),
-            "text": getattr(item, "text", "") or getattr(item, "error", ""),
-            "view": views.get(item.trajectory_id),
-        } for item in items]
-        return ContextResult(strategy.value if strategy is not None else "", out, as_text.text, as_json.text)
+        # One rendering, budgeted as the text an agent's prompt gets; the JSON is that same context as data
+        # (rendered apart, the more verbose JSON fit fewer runs than the text at one budget).
+        context = render(strategy, exemplars, warnings, config=self.config.format, counter=self.counter,
+                         budget=budget)
+        outcome = "success" if kind == "exemplars" else "failure"
+        out = [{"provenance": dict(item.provenance(), outcome=outcome),
+                "text": getattr(item, "text", "") or getattr(item, "error", ""), "view": view}
+               for item, view in _shown(exemplars or warnings, context.data.get(kind, []))]
+        return ContextResult(strategy.value if strategy is not None else "", out, context.text,
+                             render_json(context.data) if context.text else "")
 
     def tool(self, ctx: RuntimeContext, *, cap: int | None = None) -> SearchPastRuns:
         """A fresh ``search_past_runs`` executor for one agent run, bound to ``ctx``."""
@@ -159,6 +156,19 @@ class Runtime:
 
     def _format(self, strategy: Strategy, exemplars: list[Exemplar], warnings: list[FailureWarning]) -> str:
         return render(strategy, exemplars, warnings, config=self.config.format, counter=self.counter).text
+
+
+def _shown(items: Sequence[Exemplar | FailureWarning],
+           views: Sequence[dict[str, Any]]) -> list[tuple[Exemplar | FailureWarning, dict[str, Any]]]:
+    """Each item the budgeted context holds, with its view: views come in the items' order, the left-out skipped."""
+    pending = iter(views)
+    view = next(pending, None)
+    shown = []
+    for item in items:
+        if view is not None and view.get("provenance") == item.provenance():
+            shown.append((item, view))
+            view = next(pending, None)
+    return shown
 
 
 __all__ = [
