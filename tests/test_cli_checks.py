@@ -89,3 +89,23 @@ def test_exemplars_json_describes_the_budgeted_context_the_text_is(backend, tmp_
         assert data["context"].get("omitted", 0) == 4 - len(shown) == (4 - len(shown) if "left out" in text else 0)
         counts.add(len(shown))
     assert len(counts) > 1  # the budgets cut the context at different places
+
+
+def test_stats_counts_passage_rows_so_its_rows_are_what_ingest_wrote(backend, tmp_path: Path) -> None:
+    """Bug: ``stats`` left passage rows out (ingest 10,231 rows, stats 6,820) and ``--help`` did not list the level."""
+    long_output = "\n".join(f"collected line {n}: value={n * 7}" for n in range(2000))
+    path = tmp_path / "long.jsonl"
+    runs = [make_run("long-1", steps=[("bash", {"command": "cat big.log"}, long_output)]), make_run("short-1")]
+    path.write_text("\n".join(run.model_dump_json(exclude={"tenant"}) for run in runs) + "\n")
+    code, out, err = run_cli("ingest", str(path), "--json", "--quiet")
+    assert code == 0, err
+    written = json.loads(out)["rows_written"]
+    code, out, err = run_cli("stats", "--json")
+    assert code == 0, err
+    stats = json.loads(out)
+    assert stats["rows_by_level"].get("passage", 0) > 0
+    assert stats["rows"] == sum(stats["rows_by_level"].values()) == written
+    code, out, err = run_cli("stats")
+    assert code == 0 and "passage" in out
+    code, out, err = run_cli("search", "--help")
+    assert "passage" in out

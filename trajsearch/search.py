@@ -546,7 +546,7 @@ class TrajSearch:
         return self.traces.get(trace_uri, tenant=tenant)
 
     def stats(self, *, tenant: str) -> dict[str, Any]:
-        levels = self.index.count_by("level", tenant)
+        levels = self.index.count_by("level", tenant, levels=LEVELS)  # passages too: ingest counts them
         return {
             "tenant": tenant,
             "uri": self.index.uri,

@@ -13,7 +13,7 @@ from typing import Annotated, Iterable, List, Optional
 
 import typer
 
-from ..vocab import DENSE_LEVELS, MODES, OUTCOMES
+from ..vocab import LEVELS, MODES, OUTCOMES
 
 
 def _one_of(words: Iterable[str]) -> str:
@@ -41,7 +41,8 @@ EmbeddingModel = Annotated[Optional[str], typer.Option("--model", envvar="TRAJSE
 AsJson = Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")]
 
 # filters that read the same in every command that has them
-Levels = Annotated[List[str], typer.Option("--level", "-l", help=f"{_one_of(DENSE_LEVELS)} (repeatable).")]
+Levels = Annotated[List[str], typer.Option(
+    "--level", "-l", help=f"{_one_of(LEVELS)} (repeatable; passage: pieces of long outputs, lexical search only).")]
 Outcomes = Annotated[List[str], typer.Option("--outcome", help=f"{_one_of(OUTCOMES)} (repeatable).")]
 EnvVersions = Annotated[List[str], typer.Option(
     "--env-version", "--env", help="Keep runs of these env versions (repeatable).")]

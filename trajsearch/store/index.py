@@ -520,12 +520,13 @@ class TrajectoryIndex:
         included (~7 s for the 44k rows of a 100k-row store).
         """
         counts: dict[str, int] = {}
-        if field == "level" and self.episodes_apart and "step" in levels:
-            scope = self._scope(tenant, ("step",))  # the step rows' own partition, None if there is none
-            rows = sum(int(self.client.get_partition_stats(COLLECTION, name).get("row_count", 0))
-                       for name in (scope or {}).get("partition_names", ()))
-            counts.update({"step": rows} if rows else {})
-            levels = tuple(level for level in levels if level != "step")
+        if field == "level":
+            for level in self._levels_apart(levels):
+                scope = self._scope(tenant, (level,))  # the level's own partition, None if there is none
+                rows = sum(int(self.client.get_partition_stats(COLLECTION, name).get("row_count", 0))
+                           for name in (scope or {}).get("partition_names", ()))
+                counts.update({level: rows} if rows else {})
+            levels = tuple(level for level in levels if level not in self._levels_apart(levels))
         if not levels:
             return counts
         expr = Filters(tenant=tenant, levels=tuple(levels)).to_expr()  # a partition may hold other levels too
@@ -533,6 +534,13 @@ class TrajectoryIndex:
             key = str(row[field])
             counts[key] = counts.get(key, 0) + 1
         return counts
+
+    def _levels_apart(self, levels: Sequence[str]) -> tuple[str, ...]:
+        """Those of ``levels`` whose rows have a partition per tenant to themselves (embedded layout):
+        step rows where the run-level rows sit apart, and passages."""
+        if not self.partitioned:
+            return ()
+        return tuple(level for level in levels if level == "passage" or (level == "step" and self.episodes_apart))
 
     def tenants(self) -> list[str]:
         seen: set[str] = set()
