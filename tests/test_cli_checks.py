@@ -109,3 +109,28 @@ def test_stats_counts_passage_rows_so_its_rows_are_what_ingest_wrote(backend, tm
     assert code == 0 and "passage" in out
     code, out, err = run_cli("search", "--help")
     assert "passage" in out
+
+
+def test_a_store_in_use_names_its_holder_with_a_cut_command_line_marked(tmp_path: Path, monkeypatch) -> None:
+    """Bug: the holder's command line was cut at 120 characters with nothing to say so (``... --http )``)."""
+    import subprocess
+    import sys
+
+    monkeypatch.setenv("TRAJSEARCH_MODEL", "hashing")
+    monkeypatch.delenv("TRAJSEARCH_SERVER", raising=False)
+    holder = subprocess.Popen(
+        [sys.executable, "-c",
+         "import sys; from trajsearch.embed import HashingEmbedder; from trajsearch.search import TrajSearch;"
+         f"ts = TrajSearch.open({str(tmp_path / 'm.db')!r}, traces={str(tmp_path / 't')!r}, embedder=HashingEmbedder());"
+         "print('open', flush=True); sys.stdin.readline()", "--a-long-final-argument"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "open"
+        code, out, err = run_cli("stats", "--uri", str(tmp_path / "m.db"), "--traces", str(tmp_path / "t"))
+    finally:
+        holder.kill()
+        holder.wait()
+    said = " ".join(err.split())
+    assert code == 1 and f"in use by process {holder.pid} (" in said, err
+    shown = said.split(f"in use by process {holder.pid} (", 1)[1].split("); Milvus Lite", 1)[0]
+    assert shown.endswith("…") and len(shown) == 120 and "--a-long-final-argument" not in shown

@@ -79,7 +79,8 @@ def diagnose(data_dir: Path, *, wait: float = 5.0) -> str | None:
             who = holders(data_dir)
             if who:
                 pid, cmd = who[0]
-                return (f"the data directory {data_dir} is in use by process {pid} ({cmd[:120]}); "
+                shown = cmd if len(cmd) <= 120 else cmd[:119] + "…"  # a cut command line says it is cut
+                return (f"the data directory {data_dir} is in use by process {pid} ({shown}); "
                         f"Milvus Lite allows one process per directory: stop it (kill {pid}) or query it through "
                         "its server (trajsearch serve, then --server)")
             return (f"the data directory {data_dir} is in use by another process; Milvus Lite allows one "
