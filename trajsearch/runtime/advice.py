@@ -55,7 +55,7 @@ class AdviceConfig:
     #: the best score plus this times the likelihood of the files the run changed that no exemplar
     #: before it changed (see :func:`~.rerank.diversify`). Leave-task-out on 500 held-out
     #: mini-swe-agent runs of SWE-bench Verified (scripts/eval_generalise.py --swe, 299 findable
-    #: tasks), recall@3 of a run editing a same file 0.826 -> 0.860 (@1 0.569 -> 0.579), at 0.4 and 3.0 within
+    #: tasks), recall@3 of a run editing a same file 0.826 -> 0.863 (@1 0.569 -> 0.579), at 0.4 and 3.0 within
     #: 0.01 of it (offline, on the candidate pools); tau-bench unchanged (no files: no search). 0: off.
     cover_weight: float = 1.0
     #: The step rows nearest the task whose named source files vote on where its work lies (one dense
