@@ -279,8 +279,9 @@ def read_unit(
 ) -> Iterator[Parsed]:
     """The records of one unit, from ordinal ``skip`` on (JSONL: seeking to ``cursor``)."""
     if unit.error is not None or unit.fmt is None:
-        if skip == 0:
-            yield _shardable(Parsed(unit.key, "file", error=unit.error or "no format", unit=unit.key, seq=0), options)
+        parsed = Parsed(unit.key, "file", error=unit.error or "no format", unit=unit.key, seq=0)
+        if skip == 0 and (kept := _shardable(parsed, options)) is not None:  # another shard's rejection: not ours
+            yield kept
         return
     if unit.folder:
         yield from _read_folder(unit, ctx, options, skip, on_bytes)

@@ -1,0 +1,51 @@
+"""Inputs the ingest must survive, through the CLI on real Milvus Lite (hashing test embedder): files that
+hold no run, unreadable files named on the command line, and the reports each gets."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from cli_support import run_cli
+
+FIXTURES = Path(__file__).parent / "fixtures"
+TAU = FIXTURES / "tau-bench" / "gpt-4o-airline-mini.json"
+#: A real tau-bench file of few-shot examples, not runs: its format is not recognised (two of its lines).
+FEW_SHOT = Path("/work/shared/data/tau-bench/airline-few-shot.jsonl")
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch) -> Path:
+    """An embedded store under ``tmp_path/home`` for the CLI, with the hashing test embedder."""
+    monkeypatch.setenv("TRAJSEARCH_MODEL", "hashing")
+    for name in ("TRAJSEARCH_SERVER", "TRAJSEARCH_TENANT", "TRAJSEARCH_URI", "TRAJSEARCH_TRACES"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("TRAJSEARCH_HOME", str(tmp_path / "home"))
+    return tmp_path / "home"
+
+
+def few_shot(path: Path) -> Path:
+    lines = FEW_SHOT.read_text().splitlines()[:2] if FEW_SHOT.exists() else [json.dumps({"messages_display": "x"})]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def summary(stdout: str) -> dict:
+    return json.loads(stdout)
+
+
+def test_every_shard_completes_when_a_file_holds_no_run(tmp_path: Path, home: Path) -> None:
+    dumps = tmp_path / "tau"
+    dumps.mkdir()
+    shutil.copy(TAU, dumps / "gpt-4o-airline.json")
+    few_shot(dumps / "airline-few-shot.jsonl")
+    results = []
+    for i in range(2):
+        code, stdout, stderr = run_cli("ingest", str(dumps), "-t", "w", "--shard", f"{i}/2", "--json")
+        assert code == 0, stdout + stderr
+        results.append(summary(stdout))
+    assert sum(r["rejected"] for r in results) == 1  # the few-shot file, by the one shard that owns it
+    assert sum(r["ingested"] for r in results) == len(json.loads(TAU.read_text()))
