@@ -49,3 +49,17 @@ def test_every_shard_completes_when_a_file_holds_no_run(tmp_path: Path, home: Pa
         results.append(summary(stdout))
     assert sum(r["rejected"] for r in results) == 1  # the few-shot file, by the one shard that owns it
     assert sum(r["ingested"] for r in results) == len(json.loads(TAU.read_text()))
+
+
+def test_an_unreadable_file_named_among_others_is_one_rejection_and_the_rest_lands(tmp_path: Path,
+                                                                                  home: Path) -> None:
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("")
+    binary = tmp_path / "ls.json"  # a real ELF executable's head
+    binary.write_bytes(Path(shutil.which("ls") or "/bin/ls").read_bytes()[:5000])
+    code, stdout, stderr = run_cli("ingest", str(empty), str(TAU), str(binary), "-t", "acme", "--json")
+    assert code == 0, stdout + stderr
+    report = summary(stdout)
+    assert report["ingested"] == len(json.loads(TAU.read_text())) and report["rejected"] == 2
+    assert report["read"] == report["ingested"] + report["unchanged"] + report["rejected"]
+    assert {Path(r["source"]).name for r in report["rejections"]} == {"empty.jsonl", "ls.json"}

@@ -160,8 +160,9 @@ def run_ingest(
     ``on_plan(total_bytes)`` is called once the inputs are planned,
     ``on_bytes(n)`` as input bytes are read and ``on_records(n)`` as records
     are committed (for a progress bar). Argument errors (missing path, unknown
-    format, an undetectable single file, a bad outcome file) raise ValueError /
-    FileNotFoundError before anything is written; a failed batch raises
+    format, a side file named on its own, a bad outcome file) raise ValueError /
+    FileNotFoundError before anything is written (an unreadable or undetectable file
+    is a rejection like any bad record); a failed batch raises
     :class:`~trajsearch.indexer.IngestError` after the checkpoint
     covers every batch before it.
     """

@@ -250,10 +250,13 @@ def plan_units(path: str | Path, fmt: str | None = None) -> list[Unit]:
 def plan_inputs(paths: Iterable[str | Path], fmt: str | None = None) -> list[Unit]:
     """The units of several inputs: as :func:`plan_units` each, except that the span files of one format
     are read together across all the inputs (a trace's spans and its log records often sit in files
-    named one by one, ``ingest spans.json logs.json``, and join only when read together)."""
+    named one by one, ``ingest spans.json logs.json``, and join only when read together), and that a file
+    that cannot be read or detected is a unit carrying its error (see :func:`_input_units`)."""
+    if fmt is not None:
+        adapter_for(fmt)  # a bad --format is the operator's error, not one input's
     units: list[Unit] = []
     spans: dict[str, list[Unit]] = {}
-    for unit in (u for p in paths for u in plan_units(p, fmt)):
+    for unit in (u for p in paths for u in _input_units(p, fmt)):
         if unit.error is None and unit.grouped:
             spans.setdefault(unit.fmt, []).append(unit)  # type: ignore[arg-type]
         else:
@@ -266,6 +269,20 @@ def plan_inputs(paths: Iterable[str | Path], fmt: str | None = None) -> list[Uni
             units.append(Unit(f"{group[0].key}+{len(group) - 1}#{span_fmt}#{digest}", span_fmt,
                               tuple(f for u in group for f in u.files)))
     return units
+
+
+def _input_units(path: str | Path, fmt: str | None) -> list[Unit]:
+    """:func:`plan_units` of one input of several, where a file named on its own that cannot be read or
+    detected is a rejection (a unit carrying the error, as in a directory) rather than the end of the job:
+    one bad input must not keep the others out. A side file (``SideFile``) still raises: naming one is a
+    mistake about what to ingest, said before anything is written."""
+    try:
+        return plan_units(path, fmt)
+    except (SideFile, FileNotFoundError):
+        raise
+    except (ValueError, OSError) as exc:
+        p = Path(path).resolve()
+        return [Unit(str(p), None, (p,), error=str(exc))]
 
 
 def read_unit(
