@@ -3,6 +3,7 @@ hold no run, unreadable files named on the command line, and the reports each ge
 
 from __future__ import annotations
 
+import gzip
 import json
 import shutil
 from pathlib import Path
@@ -63,3 +64,21 @@ def test_an_unreadable_file_named_among_others_is_one_rejection_and_the_rest_lan
     assert report["ingested"] == len(json.loads(TAU.read_text())) and report["rejected"] == 2
     assert report["read"] == report["ingested"] + report["unchanged"] + report["rejected"]
     assert {Path(r["source"]).name for r in report["rejections"]} == {"empty.jsonl", "ls.json"}
+
+
+def test_empty_binary_and_cut_gzip_files_are_told_apart(tmp_path: Path, home: Path) -> None:
+    dumps = tmp_path / "edge"
+    dumps.mkdir()
+    (dumps / "empty.jsonl").write_text("")
+    (dumps / "blank.jsonl").write_text("\n  \n")
+    (dumps / "ls.json").write_bytes(Path(shutil.which("ls") or "/bin/ls").read_bytes()[:5000])
+    (dumps / "cut.jsonl.gz").write_bytes(gzip.compress(TAU.read_bytes())[:300])
+    code, stdout, stderr = run_cli("ingest", str(dumps), "-t", "acme", "--json")
+    assert code == 0, stdout + stderr
+    reasons = {Path(r["source"]).name: r["reason"].split(": ", 1)[1] for r in summary(stdout)["rejections"]}
+    assert reasons == {
+        "empty.jsonl": "empty file (0 bytes): no run to read",
+        "blank.jsonl": "empty file (whitespace only): no run to read",
+        "ls.json": "binary, not text (not UTF-8); trajsearch reads JSON, JSON lines and their gzip",
+        "cut.jsonl.gz": "truncated or corrupt gzip: Compressed file ended before the end-of-stream marker was reached",
+    }

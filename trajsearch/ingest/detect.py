@@ -9,6 +9,7 @@ the content says nothing (a bare message list in ``*.traj.json``).
 
 from __future__ import annotations
 
+import codecs
 import json
 from pathlib import Path
 from typing import Any
@@ -73,6 +74,7 @@ def _by_suffix(name: str) -> str | None:
                  if any(name.endswith(s) for s in getattr(mod, "SUFFIXES", ()))), None)
 
 
+_READS = "trajsearch reads JSON, JSON lines and their gzip"
 #: Files trajsearch does not read, told by their first bytes or their name: said so rather than "unrecognised".
 _TABLE = "export the spans as JSON instead (Phoenix: get_spans_dataframe().to_json(orient='records'))"
 _UNREADABLE_MAGIC = {b"\x28\xb5\x2f\xfd": "zstd-compressed (decompress it first: zstd -d)",
@@ -92,6 +94,29 @@ def _unreadable_kind(path: Path) -> str | None:
     if kind is None and path.suffix.lower() in (".csv", ".tsv"):
         kind = f"a CSV file ({_TABLE})"
     return kind
+
+
+def _broken_kind(path: Path) -> str | None:
+    """Why a file holds no text to detect a format in: empty, a gzip that does not decompress, or binary
+    bytes. Asked only once detection failed, so reading a broken gzip to its end costs nothing on good input."""
+    if _size(path) == 0:
+        return "empty file (0 bytes): no run to read"
+    head = b""
+    try:
+        with open_dump(path) as f:
+            head = f.read(8192)
+            while f.read(1 << 20):  # a gzip's corruption shows only where it is
+                pass
+    except GZIP_ERRORS as exc:
+        return f"truncated or corrupt gzip: {exc}"
+    if not head.strip():
+        return f"empty file ({'whitespace only' if head else 'a gzip of nothing'}): no run to read"
+    text = codecs.getincrementaldecoder("utf-8")()
+    try:
+        text.decode(head, final=False)  # a character cut at the end of the head is no fault
+    except UnicodeDecodeError:
+        return f"binary, not text (not UTF-8); {_READS}"
+    return f"binary, not text (it holds NUL bytes); {_READS}" if b"\x00" in head else None
 
 
 class SideFile(ValueError):
@@ -133,7 +158,9 @@ def detect_format(path: str | Path) -> str:
         if reason:
             raise ValueError(f"{p}: no run in this file: {reason}")
         if kind := _unreadable_kind(p):
-            raise ValueError(f"{p}: {kind}; trajsearch reads JSON, JSON lines and their gzip")
+            raise ValueError(f"{p}: {kind}; {_READS}")
+        if kind := _broken_kind(p):
+            raise ValueError(f"{p}: {kind}")
         raise ValueError(
             f"{p}: unrecognised dump format; supported formats: {', '.join(FORMATS)} "
             "(pass --format NAME to force one)"
