@@ -82,3 +82,38 @@ def test_empty_binary_and_cut_gzip_files_are_told_apart(tmp_path: Path, home: Pa
         "ls.json": "binary, not text (not UTF-8); trajsearch reads JSON, JSON lines and their gzip",
         "cut.jsonl.gz": "truncated or corrupt gzip: Compressed file ended before the end-of-stream marker was reached",
     }
+
+
+MSWEA = Path("/work/shared/data/mini-swe-agent-dev/deepseek_chat_dev")
+MSWEA_RUNS = ("sqlfluff__sqlfluff-2419", "pylint-dev__astroid-1978")
+
+
+@pytest.fixture
+def mswea_runs(tmp_path: Path) -> Path:
+    """Two real mini-swe-agent runs, each in its instance's folder."""
+    if not MSWEA.exists():
+        pytest.skip("the shared mini-swe-agent data is not on this machine")
+    runs = tmp_path / "runs"
+    for name in MSWEA_RUNS:
+        shutil.copytree(MSWEA / name, runs / name)
+    return runs
+
+
+def test_an_invalid_verdict_is_named_not_dropped(tmp_path: Path, home: Path, mswea_runs: Path) -> None:
+    outcomes = tmp_path / "outcomes.json"
+    outcomes.write_text(json.dumps({MSWEA_RUNS[0]: "failure", MSWEA_RUNS[1]: "bogus"}))
+    code, stdout, stderr = run_cli("ingest", str(mswea_runs), "-t", "r", "--outcomes", str(outcomes), "--quiet")
+    assert code == 0, stdout + stderr
+    said = "".join(stderr.split())
+    assert ("outcomesfileoutcomes.json:1verdict(s)notunderstood,leftout" in said
+            and f"'{MSWEA_RUNS[1]}':unknownoutcome'bogus'" in said)
+    code, stdout, stderr = run_cli("ingest", str(mswea_runs), "-t", "r", "--outcomes", str(outcomes), "--json",
+                                   "--restart")
+    assert summary(stdout)["outcomes"]["invalid"] == 1
+
+    only_invalid = tmp_path / "only-invalid.json"
+    only_invalid.write_text(json.dumps({MSWEA_RUNS[1]: "bogus"}))
+    code, stdout, stderr = run_cli("ingest", str(mswea_runs), "-t", "r", "--outcomes", str(only_invalid))
+    said = "".join(stderr.split())  # wrapped at the terminal's width
+    assert code == 2 and "only-invalid.json:novalidrunoutcome:1verdict(s)notunderstood" in said
+    assert f"'{MSWEA_RUNS[1]}':unknownoutcome'bogus'" in said

@@ -188,6 +188,10 @@ def _outcomes_line(joins: list[dict[str, Any]]) -> None:
         unlisted = max((j["unlisted"] for j in joins if "unlisted" in j), default=None)
         told = f" ({unlisted} not listed as resolved in it: failed)" if unlisted else ""
         out.print(f"outcomes file {name}: a verdict for {matched} of {runs} run(s) read{told}", highlight=False)
+    if invalid := max(j.get("invalid", 0) for j in joins):
+        entries = escape(next(j["invalid_entries"] for j in joins if j.get("invalid")))
+        err.print(f"[yellow]outcomes file {name}: {invalid} verdict(s) not understood, left out[/yellow] (those runs keep "
+                  f"their own outcome): {entries}", highlight=False)
     conflicting, ambiguous = max(j.get("conflicting", 0) for j in joins), max(j.get("ambiguous", 0) for j in joins)
     if conflicting:
         err.print(f"[yellow]outcomes file {name}: {conflicting} id(s) judged differently by its reports[/yellow] (one "

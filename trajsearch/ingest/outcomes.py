@@ -214,17 +214,41 @@ def _from_value(value: Any) -> Verdict | None:
     return Verdict(outcome, reward, detail) if outcome is not None or reward is not None else None
 
 
+#: An entry of an outcome file that names a run but whose verdict is not understood: (run id, why).
+Invalid = tuple[str, str]
+#: Invalid entries named in a warning or an error.
+SHOWN_INVALID = 3
+
+
+def _refusal(value: Any) -> str | None:
+    """Why a verdict given for a run is not understood (it gave no :class:`Verdict`), or None when the entry
+    merely says nothing (an empty cell, a record with no outcome or reward field)."""
+    if isinstance(value, dict):
+        given = [(k, value[k]) for k in OUTCOME_FIELDS + REWARD_FIELDS if value.get(k) not in (None, "")]
+        return f"unknown {given[0][0]} {given[0][1]!r}" if given else None
+    return None if value in (None, "") else f"unknown outcome {value!r}"
+
+
+def describe_invalid(invalid: list[Invalid]) -> str:
+    """A few invalid entries, for a message: ``'id': unknown outcome 'bogus'; ... (+N more)``."""
+    shown = "; ".join(f"{run_id!r}: {why}" for run_id, why in invalid[:SHOWN_INVALID])
+    return shown + (f" (+{len(invalid) - SHOWN_INVALID} more)" if len(invalid) > SHOWN_INVALID else "")
+
+
 class OutcomeTable:
     """Run id -> :class:`Verdict`, loaded from an outcome file or a directory of them.
 
     It counts the runs it was asked about and those it had a verdict for (``runs``, ``matched``):
     a file keyed by ids the runs do not carry joins nothing, and the ingest says so. ``unlisted``: the
     verdict of a run the file does not list, where its kind of report says (an older SWE-bench report
-    lists only what it resolved); ``unlisted_runs`` counts the runs given it."""
+    lists only what it resolved); ``unlisted_runs`` counts the runs given it. ``invalid``: entries naming a run
+    whose verdict is not understood (``"bogus"``), left out but reported, not dropped in silence."""
 
     def __init__(self, verdicts: dict[str, Verdict], source: str, unlisted: Verdict | None = None,
-                 conflicts: dict[str, list[tuple[Verdict, tuple[str, ...]]]] | None = None) -> None:
+                 conflicts: dict[str, list[tuple[Verdict, tuple[str, ...]]]] | None = None,
+                 invalid: list[Invalid] | None = None) -> None:
         self.verdicts = verdicts
+        self.invalid = invalid or []
         self.source = source
         self.unlisted = unlisted
         #: ids that reports in one folder judge differently (one report per model of a multi-model evaluation):
@@ -250,6 +274,7 @@ class OutcomeTable:
         """What the join did, for a report: the file, its verdicts, the runs read, the runs given one."""
         counts = {"file": self.source, "verdicts": len(self.verdicts), "runs": self.runs, "matched": self.matched}
         counts |= {"unlisted": self.unlisted_runs} if self.unlisted is not None else {}
+        counts |= {"invalid": len(self.invalid), "invalid_entries": describe_invalid(self.invalid)} if self.invalid else {}
         return counts | ({"conflicting": len(self.conflicts), "ambiguous": self.ambiguous} if self.conflicts else {})
 
     @classmethod
@@ -257,10 +282,15 @@ class OutcomeTable:
         p = Path(path)
         if p.is_dir():
             return cls._load_directory(p)
-        verdicts, unlisted = cls._read(p)
+        invalid: list[Invalid] = []
+        verdicts, unlisted = cls._read(p, invalid=invalid)
+        if not verdicts and unlisted is None and invalid:
+            raise ValueError(f"{p}: no valid run outcome: {len(invalid)} verdict(s) not understood, "
+                             f"{describe_invalid(invalid)} (an outcome is success/failure/infra_error or their "
+                             "synonyms, true/false, or a reward from 0 to 1)")
         if not verdicts and unlisted is None:
             raise ValueError(f"{p}: no run outcomes found (expected id -> outcome/reward; see trajsearch.ingest.outcomes)")
-        return cls(verdicts, p.name, unlisted)
+        return cls(verdicts, p.name, unlisted, invalid=invalid)
 
     @classmethod
     def _load_directory(cls, root: Path) -> OutcomeTable:
@@ -269,16 +299,19 @@ class OutcomeTable:
         leaving_out: list[tuple[set[str], Verdict, tuple[str, ...]]] = []  # older reports: what they list, and where
         unlisted: Verdict | None = None
         files = 0
+        invalid: list[Invalid] = []
         for file in sorted(root.rglob("*")):
             name = file.name.lower()
             if (not file.is_file() or name.startswith(".") or name.endswith((".traj.json", ".traj"))
                     or file.suffix.lower() not in OUTCOME_SUFFIXES):
                 continue
+            refused: list[Invalid] = []
             try:
-                found, rest = cls._read(file, folder_id=file.parent.name)
+                found, rest = cls._read(file, folder_id=file.parent.name, invalid=refused)
             except ValueError:  # not an outcome file (a log, a patch, a run)
                 continue
             files += bool(found or rest)
+            invalid += refused if found or rest else []  # a file of no verdict at all is no outcome file
             folders = file.relative_to(root).parent.parts
             for run_id, verdict in found.items():
                 where.setdefault(run_id, []).append((verdict, folders))
@@ -294,28 +327,31 @@ class OutcomeTable:
         if not verdicts and not conflicts and unlisted is None:
             raise ValueError(f"{root}: no outcome file in this directory (looked for {', '.join(OUTCOME_SUFFIXES)} "
                              "files mapping run ids to outcomes/rewards; see trajsearch.ingest.outcomes)")
-        return cls(verdicts, f"{root.name}/ ({files} files)", unlisted, conflicts)
+        return cls(verdicts, f"{root.name}/ ({files} files)", unlisted, conflicts, invalid)
 
     @classmethod
-    def _read(cls, p: Path, folder_id: str | None = None) -> tuple[dict[str, Verdict], Verdict | None]:
+    def _read(cls, p: Path, folder_id: str | None = None,
+              invalid: list[Invalid] | None = None) -> tuple[dict[str, Verdict], Verdict | None]:
         """The verdicts of one file, and the verdict of the runs it leaves out where it says one (see
-        ``unlisted``); ``folder_id``: the id of a one-instance report that leaves it out."""
+        ``unlisted``); ``folder_id``: the id of a one-instance report that leaves it out. Entries whose verdict
+        is not understood are added to ``invalid``."""
+        invalid = [] if invalid is None else invalid
         text = p.read_text(encoding="utf-8-sig")
         stripped = text.lstrip()
         verdicts: dict[str, Verdict] = {}
         unlisted = None
         if p.suffix.lower() in (".csv", ".tsv") or not stripped[:1] in ("{", "["):
             dialect = "excel-tab" if p.suffix.lower() == ".tsv" else "excel"
-            cls._records(csv.DictReader(io.StringIO(text), dialect=dialect), verdicts, p)
+            cls._records(csv.DictReader(io.StringIO(text), dialect=dialect), verdicts, p, invalid)
         elif stripped.startswith("["):
-            cls._records(json.loads(text), verdicts, p)
+            cls._records(json.loads(text), verdicts, p, invalid)
         else:
             try:
                 data = json.loads(text)
             except json.JSONDecodeError:  # JSONL
                 data = None
                 records = [json.loads(line) for line in text.splitlines() if line.strip()]
-                cls._records(records, verdicts, p)
+                cls._records(records, verdicts, p, invalid)
             if isinstance(data, dict):
                 if is_instance_report(data):  # its keys would pass for run ids
                     if folder_id is not None:
@@ -326,11 +362,12 @@ class OutcomeTable:
                             f"{', '.join(sorted(data)[:5])}): the harness writes {{\"<instance_id>\": {{...}}}}; wrap it "
                             "so, pass the folder of reports (each named by its instance's folder), or pass the run's "
                             "report listing resolved_ids")
-                unlisted = cls._mapping(data, verdicts, p)
+                unlisted = cls._mapping(data, verdicts, p, invalid)
         return verdicts, unlisted
 
     @classmethod
-    def _mapping(cls, data: dict[str, Any], verdicts: dict[str, Verdict], path: Path) -> Verdict | None:
+    def _mapping(cls, data: dict[str, Any], verdicts: dict[str, Verdict], path: Path,
+                 invalid: list[Invalid]) -> Verdict | None:
         """The verdicts of a JSON object, and those of the runs it leaves out where its kind says (see
         ``unlisted``)."""
         if any(isinstance(data.get(k), list) for k in _RUN_REPORT_KEYS):
@@ -349,7 +386,7 @@ class OutcomeTable:
                   and all(isinstance(item, dict) for item in value) and value[0].keys() & set(ID_FIELDS)]
         if nested:  # records under a key, beside totals that are no run ids: {"total": 500, "instances": [...]}
             for records in nested:
-                cls._records(records, verdicts, path)
+                cls._records(records, verdicts, path, invalid)
             return None
         if _is_one_record(data):  # its field names would pass for run ids (``total_input_tokens``: 0 -> failure)
             run_id, verdict = cls._one_record(data, path)
@@ -358,6 +395,8 @@ class OutcomeTable:
         for run_id, value in data.items():
             if (verdict := _from_value(value)) is not None:
                 verdicts[str(run_id)] = verdict
+            elif (why := _refusal(value)) is not None:
+                invalid.append((str(run_id), why))
         return None
 
     @staticmethod
@@ -375,7 +414,7 @@ class OutcomeTable:
                          "of the runs or a folder of such results")
 
     @staticmethod
-    def _records(records: Iterable[Any], verdicts: dict[str, Verdict], path: Path) -> None:
+    def _records(records: Iterable[Any], verdicts: dict[str, Verdict], path: Path, invalid: list[Invalid]) -> None:
         for n, record in enumerate(records, 1):
             if not isinstance(record, dict):
                 raise ValueError(f"{path}: record {n} is not an object")
@@ -385,6 +424,8 @@ class OutcomeTable:
                 raise ValueError(f"{path}: record {n} has no id column (one of {', '.join(ID_FIELDS)})")
             if verdict is not None:
                 verdicts[run_id] = verdict
+            elif (why := _refusal(record)) is not None:
+                invalid.append((run_id, why))
 
     def _verdict(self, trajectory: Trajectory) -> Verdict | None:
         """The file's verdict for the run: its own, else what the file says of the runs it leaves out,
