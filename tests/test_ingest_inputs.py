@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from cli_support import run_cli
+from cli_support import backend, run_cli  # noqa: F401 (fixture)
 
 FIXTURES = Path(__file__).parent / "fixtures"
 TAU = FIXTURES / "tau-bench" / "gpt-4o-airline-mini.json"
@@ -117,3 +117,13 @@ def test_an_invalid_verdict_is_named_not_dropped(tmp_path: Path, home: Path, msw
     said = "".join(stderr.split())  # wrapped at the terminal's width
     assert code == 2 and "only-invalid.json:novalidrunoutcome:1verdict(s)notunderstood" in said
     assert f"'{MSWEA_RUNS[1]}':unknownoutcome'bogus'" in said
+
+
+def test_rejections_name_where_they_all_are_on_both_backends(backend, tmp_path: Path) -> None:
+    dump = tmp_path / "mixed.jsonl"
+    shutil.copy(FIXTURES / "native" / "mixed.jsonl", dump)
+    code, stdout, stderr = run_cli("ingest", str(dump))
+    assert code == 0 and "rejected" in stderr, stdout + stderr
+    assert "None" not in stderr
+    if backend == "embedded":
+        assert "all rejections: " in stderr and Path("".join(stderr.split("all rejections: ")[1].split())).exists()

@@ -28,6 +28,10 @@ from .options import AsJson, Ca, Server, Tenant, Traces, Uri
 from .output import err, fail, out, print_json
 
 
+#: Rejections printed after the summary; the rest are in the dead-letter file.
+SHOWN_REJECTIONS = 10
+
+
 def ingest(
     paths: List[Path] = typer.Argument(..., help="Dump files or directories (.jsonl, .json, .traj, .traj.json, OTLP JSON; .gz ok)."),
     fmt: Optional[str] = typer.Option(None, "--format", "-f", help="Force a format instead of detecting it per file (see `trajsearch formats`)."),
@@ -269,11 +273,14 @@ def _ingest_summary(results: list[dict[str, Any]], as_json: bool) -> None:
             table.add_row(name, str(counts["ingested"]), str(counts["unchanged"]), str(counts["rejected"]))
         out.print(table)
     for r in results:
-        for rej in (r.get("rejections") or [])[:10]:
+        shown = (r.get("rejections") or [])[:SHOWN_REJECTIONS]
+        for rej in shown:
             err.print(f"  [yellow]rejected[/yellow] {escape(rej['source'])}:{escape(rej['position'])}: {escape(rej['reason'])}",
                       highlight=False)
-        if r.get("rejected"):
-            err.print(f"  all rejections: {r.get('dead_letter')}")
+        if r.get("dead_letter") and r.get("rejected"):
+            err.print(f"  all rejections: {escape(str(r['dead_letter']))}", highlight=False)
+        elif (r.get("rejected") or 0) > len(shown):  # --server: no dead-letter file here, the server's report only
+            err.print(f"  … and {r['rejected'] - len(shown)} more rejection(s) (--json lists those the report holds)")
         if r.get("error"):
             err.print(f"[red]error[/red] ({r.get('shard', 'ingest')}): {r['error']}")
 
