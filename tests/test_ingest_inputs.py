@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -15,6 +16,7 @@ from cli_support import backend, run_cli  # noqa: F401 (fixture)
 FIXTURES = Path(__file__).parent / "fixtures"
 TAU = FIXTURES / "tau-bench" / "gpt-4o-airline-mini.json"
 #: A real tau-bench file of few-shot examples, not runs: its format is not recognised (two of its lines).
+RUN_ID = "tau-airline-0-t0"  # the first tau-bench run of the fixture, read from airline.jsonl
 FEW_SHOT = Path("/work/shared/data/tau-bench/airline-few-shot.jsonl")
 
 
@@ -127,3 +129,25 @@ def test_rejections_name_where_they_all_are_on_both_backends(backend, tmp_path: 
     assert "None" not in stderr
     if backend == "embedded":
         assert "all rejections: " in stderr and Path("".join(stderr.split("all rejections: ")[1].split())).exists()
+
+
+def test_appending_to_or_touching_a_dump_leaves_its_earlier_runs_unchanged(tmp_path: Path, home: Path) -> None:
+    """tau-bench runs carry no time: each is dated by its file's mtime, which an append or a touch moves."""
+    first, second = json.loads(TAU.read_text())[:2]
+    dump = tmp_path / "airline.jsonl"
+    dump.write_text(json.dumps(first) + "\n")
+    os.utime(dump, (1_700_000_000, 1_700_000_000))
+    code, stdout, stderr = run_cli("ingest", str(dump), "-t", "acme", "--json")
+    assert code == 0 and summary(stdout)["ingested"] == 1, stdout + stderr
+    with dump.open("a") as f:
+        f.write(json.dumps(second) + "\n")
+    os.utime(dump, (1_800_000_000, 1_800_000_000))
+    code, stdout, stderr = run_cli("ingest", str(dump), "-t", "acme", "--json")
+    report = summary(stdout)
+    assert (report["ingested"], report["unchanged"]) == (1, 1), stdout + stderr
+    os.utime(dump, (1_900_000_000, 1_900_000_000))  # a plain touch
+    code, stdout, stderr = run_cli("ingest", str(dump), "-t", "acme", "--json")
+    report = summary(stdout)
+    assert (report["ingested"], report["unchanged"]) == (0, 2), stdout + stderr
+    code, stdout, stderr = run_cli("show", RUN_ID, "-t", "acme", "--json")
+    assert json.loads(stdout)["created_at"].startswith("2023-11-14T22:13:20"), stdout + stderr  # the first mtime

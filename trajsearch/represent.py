@@ -390,9 +390,17 @@ def row_id(tenant: str, trajectory_id: str, level: str, step_index: int, part: s
     return hashlib.blake2b(raw.encode(), digest_size=16).hexdigest()
 
 
+#: ``metadata[TIME_BASIS] == FILE_TIME``: the dump gave the run no time, so ingest dated it by its file's mtime.
+TIME_BASIS, FILE_TIME = "created_at_basis", "file mtime"
+
+
 def content_hash(trajectory: Trajectory, window: WindowConfig, *, version: int | None = None) -> str:
-    """Changes whenever the trajectory or the way it is represented (``version``: this one) changes."""
-    payload = trajectory.model_dump_json() + f"|v{version or REPRESENTATION_VERSION}|w{window.size}s{window.stride}"
+    """Changes whenever the trajectory or the way it is represented (``version``: this one) changes. A time
+    taken from the file's mtime is no part of the run (a touch or an append moves it): such a run is unchanged
+    when the rest is, so its stored rows keep the date of its first ingest."""
+    exclude = {"created_at"} if trajectory.metadata.get(TIME_BASIS) == FILE_TIME else None
+    body = trajectory.model_dump_json(exclude=exclude)
+    payload = body + f"|v{version or REPRESENTATION_VERSION}|w{window.size}s{window.stride}"
     return hashlib.blake2b(payload.encode(), digest_size=16).hexdigest()
 
 

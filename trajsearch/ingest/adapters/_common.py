@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from trajsearch.model import MAX_STEP_FIELD_CHARS, MAX_TASK_CHARS, Outcome, Trajectory
+from trajsearch.represent import FILE_TIME, TIME_BASIS
 
 DEFAULT_TENANT = "default"
 #: A fractional reward at or above this marks a run a success (operators may set it per ingest).
@@ -318,6 +319,16 @@ def file_time(source: Path) -> datetime | None:
         return None
 
 
+def date_by_file(fields: dict[str, Any], source: Path) -> dict[str, Any]:
+    """``fields`` with a missing ``created_at`` taken from the file's mtime, marked so in ``metadata``
+    (``TIME_BASIS``): change detection then leaves that time out, so touching or appending to the file does
+    not make its earlier runs look changed."""
+    if fields.get("created_at") is not None or (when := file_time(source)) is None:
+        return fields
+    metadata = {**(fields.get("metadata") or {}), TIME_BASIS: FILE_TIME}
+    return {**fields, "created_at": when, "metadata": metadata}
+
+
 #: A Vertex AI model's resource name (``projects/P/locations/L/publishers/google/models/gemini-2.5-flash``).
 _VERTEX_MODEL = re.compile(r"^projects/[^/]+/locations/[^/]+/publishers/[^/]+/models/([^/]+)$")
 
@@ -334,6 +345,4 @@ def build(fields: dict[str, Any], ctx: Context) -> Trajectory:
     merged["tenant"] = ctx.tenant or DEFAULT_TENANT
     if isinstance(merged.get("model_id"), str):
         merged["model_id"] = model_name(merged["model_id"])
-    if merged.get("created_at") is None and (when := file_time(ctx.source)):
-        merged["created_at"] = when
-    return Trajectory.model_validate(merged)
+    return Trajectory.model_validate(date_by_file(merged, ctx.source))

@@ -17,7 +17,7 @@ from typing import Any
 
 from trajsearch.model import Trajectory
 
-from ._common import Context, RecordError, apply_defaults, file_time, json_object
+from ._common import Context, RecordError, apply_defaults, date_by_file, json_object
 
 NAME = "native"
 #: Searched in a file's first 64 KiB when no record can be parsed from them (see ``detect``).
@@ -39,6 +39,4 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
             )
         fields["tenant"] = ctx.tenant
     fields = apply_defaults(fields, ctx.defaults)
-    if fields.get("created_at") is None and (when := file_time(ctx.source)):
-        fields["created_at"] = when
-    return Trajectory.model_validate(fields)
+    return Trajectory.model_validate(date_by_file(fields, ctx.source))
