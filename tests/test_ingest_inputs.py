@@ -151,3 +151,32 @@ def test_appending_to_or_touching_a_dump_leaves_its_earlier_runs_unchanged(tmp_p
     assert (report["ingested"], report["unchanged"]) == (0, 2), stdout + stderr
     code, stdout, stderr = run_cli("show", RUN_ID, "-t", "acme", "--json")
     assert json.loads(stdout)["created_at"].startswith("2023-11-14T22:13:20"), stdout + stderr  # the first mtime
+
+
+def big_output(lines: int = 40_000) -> str:
+    """A 1.2 MB tool output of numbered lines: over the 1,000,000-character limit of a step's text."""
+    return "\n".join(f"bigline {n} " + "x" * 20 for n in range(lines))
+
+
+def test_an_output_over_the_limit_is_clipped_and_said_not_the_run_rejected(tmp_path: Path, home: Path,
+                                                                         mswea_runs: Path) -> None:
+    native = json.loads((FIXTURES / "native" / "mixed.jsonl").read_text().splitlines()[0])
+    native["steps"][0]["observation"] = big_output()
+    (tmp_path / "native").mkdir()
+    (tmp_path / "native" / "big.jsonl").write_text(json.dumps(native) + "\n")
+    traj = mswea_runs / MSWEA_RUNS[0] / f"{MSWEA_RUNS[0]}.traj.json"
+    run = json.loads(traj.read_text())
+    tool = next(m for m in run["messages"] if m["role"] == "tool")
+    tool["content"] = f"<returncode>0</returncode>\n<output>\n{big_output()}\n</output>"
+    traj.write_text(json.dumps(run))
+
+    code, stdout, stderr = run_cli("ingest", str(tmp_path / "native" / "big.jsonl"), str(traj), "-t", "acme")
+    assert code == 0 and "ingested 2 runs" in stdout and "rejected 0" in stdout, stdout + stderr
+    said = " ".join(stderr.split())
+    assert "2 run(s) had a field over its limit (1,000,000 characters for a step's thought, output or error" in said
+    assert f"{native['trajectory_id']}: steps[0].observation: " in said
+
+    code, stdout, stderr = run_cli("show", native["trajectory_id"], "-t", "acme", "--json", "--steps", "0:0")
+    observation = json.loads(stdout)["steps"][0]["observation"]
+    assert len(observation) <= 1_000_000 and "characters clipped ...]" in observation
+    assert observation.startswith("bigline 0 ") and observation.endswith("bigline 39999 " + "x" * 20)

@@ -124,7 +124,7 @@ def _ingest_remote(paths: List[Path], server: str, ca: Path | None, uri: str | N
                    outcomes: Path | None, success_threshold: float, as_json: bool) -> None:
     """Parse here, stream to the server: the tenant is the key's (a --tenant naming another is refused)."""
     from ..ingest.outcomes import OutcomeTable
-    from ..ingest.read import read_dump
+    from ..ingest.read import ClippedRuns, read_dump
 
     try:
         table = OutcomeTable.load(outcomes) if outcomes else None
@@ -134,11 +134,12 @@ def _ingest_remote(paths: List[Path], server: str, ca: Path | None, uri: str | N
         key_tenant = api.api.whoami()["tenant"]
         if tenant and tenant != key_tenant:
             fail(f"--tenant {tenant!r} is not the key's tenant ({key_tenant!r})")
-        records = (p for path in paths for p in read_dump(path, fmt=fmt, tenant=key_tenant, defaults=defaults,
-                                                          group_by=group_by, outcomes=table,
-                                                          success_threshold=success_threshold))
+        clipped = ClippedRuns()
+        records = (clipped(p) for path in paths for p in read_dump(path, fmt=fmt, tenant=key_tenant, defaults=defaults,
+                                                                   group_by=group_by, outcomes=table,
+                                                                   success_threshold=success_threshold))
         report = api.api.add(records, timeout=3600)
-    _ingest_summary([dict(report.to_dict(), results=report.results,
+    _ingest_summary([dict(report.to_dict(), results=report.results, clipped=clipped.to_dict(),
                           outcomes=table.counts() if table is not None else None)], as_json)
 
 
@@ -204,6 +205,20 @@ def _outcomes_line(joins: list[dict[str, Any]]) -> None:
                   highlight=False)
 
 
+def _clipped_line(clips: list[dict[str, Any]]) -> None:
+    """A warning when runs were read with a field clipped: the index holds their head and tail, not the middle."""
+    from ..model import MAX_STEP_FIELD_CHARS, MAX_TASK_CHARS
+
+    runs = sum(c["runs"] for c in clips)
+    if not runs:
+        return
+    first = next(e for c in clips for e in c["examples"])
+    err.print(f"[yellow]{runs} run(s) had a field over its limit[/yellow] ({MAX_STEP_FIELD_CHARS:,} characters for a "
+              f"step's thought, output or error, {MAX_TASK_CHARS:,} for a task): kept with its head and tail, the middle "
+              f"clipped and marked in the text, e.g. {escape(first['trajectory_id'])}: {escape(first['fields'][0])}",
+              highlight=False)
+
+
 def _short_path(path: str, limit: int = 48) -> str:
     return path if len(path) <= limit else "…" + path[-(limit - 1):]
 
@@ -260,6 +275,7 @@ def _ingest_summary(results: list[dict[str, Any]], as_json: bool) -> None:
         out.print(f"{len(renamed)} run(s) shared an id with a different run of the same input and were kept under "
                   f"a distinct id, e.g. {renamed[0]['trajectory_id']} -> {renamed[0]['renamed_to']}")
     _outcomes_line([r["outcomes"] for r in results if r.get("outcomes")])
+    _clipped_line([r["clipped"] for r in results if r.get("clipped")])
     done = sum(r.get("units_already_done") or 0 for r in results)
     if done:
         out.print(f"{done} input(s) already done per the checkpoint (--restart reads them again)")

@@ -39,7 +39,8 @@ from .adapters._common import DEFAULT_SUCCESS_THRESHOLD
 from .checkpoint import Checkpoint, DeadLetter, job_id
 from .outcomes import OutcomeTable
 from ..indexer import IngestReport, Marker
-from .read import DistinctIds, Parsed, ReadOptions, Unit, fingerprint, make_context, plan_inputs, read_unit
+from .read import (ClippedRuns, DistinctIds, Parsed, ReadOptions, Unit, fingerprint, make_context, plan_inputs,
+                   read_unit)
 
 log = logging.getLogger(__name__)
 
@@ -121,13 +122,15 @@ class JobResult:
     error: str | None = None
     renamed: list[tuple[str, str, str]] = field(default_factory=list)  # (source, original id, new id)
     outcomes: OutcomeTable | None = None  # the job's outcome file, counting the runs it had a verdict for
+    clipped: ClippedRuns | None = None  # the runs read with an over-long field clipped
 
     def to_dict(self) -> dict[str, Any]:
         return {**self.report.to_dict(), "units": self.units, "units_already_done": self.skipped_units,
                 "seconds": round(self.seconds, 2), "checkpoint": str(self.checkpoint),
                 "dead_letter": str(self.dead_letter), "error": self.error,
                 "renamed": [{"source": s, "trajectory_id": old, "renamed_to": new} for s, old, new in self.renamed],
-                "outcomes": self.outcomes.counts() if self.outcomes is not None else None}
+                "outcomes": self.outcomes.counts() if self.outcomes is not None else None,
+                "clipped": self.clipped.to_dict() if self.clipped is not None else None}
 
 
 def identity(job: IngestJob, store: str, traces: str, outcomes: OutcomeTable | None = None) -> dict[str, Any]:
@@ -200,12 +203,12 @@ def run_ingest(
         if on_bytes:
             on_bytes(n)
 
-    distinct = DistinctIds()
+    distinct, clipped = DistinctIds(), ClippedRuns()
 
     def items() -> Iterator[Any]:
         for unit, skip, cursor in plan:
             for parsed in read_unit(unit, ctx, options=options, skip=skip, cursor=cursor, on_bytes=count_bytes):
-                yield distinct(parsed)
+                yield clipped(distinct(parsed))
             yield Marker(("unit-done", unit.key))
 
     def on_commit(batch: list[Any], report: IngestReport) -> None:
@@ -231,7 +234,7 @@ def run_ingest(
         checkpoint.save(force=True)
         dead.close()
     return JobResult(report, checkpoint.path, dead.path, len(units), skipped, time.monotonic() - started, error,
-                     renamed=distinct.renamed, outcomes=outcomes)
+                     renamed=distinct.renamed, outcomes=outcomes, clipped=clipped)
 
 
 # -- local workers -----------------------------------------------------------------------

@@ -34,7 +34,7 @@ from trajsearch.model import Trajectory, valid_tenant
 
 from . import sources
 from .adapters import ADAPTERS, Context, RecordError, adapter_for, is_grouped
-from .adapters._common import DEFAULT_SUCCESS_THRESHOLD, DEFAULT_TENANT
+from .adapters._common import DEFAULT_SUCCESS_THRESHOLD, DEFAULT_TENANT, clipped_fields
 from .detect import SideFile, detect_format
 from .sources import PEEK_BYTES, OnBytes, Record
 from .spool import Spool
@@ -480,6 +480,27 @@ class DistinctIds:
             "metadata": {**run.metadata, "original_trajectory_id": run.trajectory_id},
         })
         return replace(parsed, trajectory=renamed)
+
+
+class ClippedRuns:
+    """The runs read with a field clipped to its limit (see ``adapters._common.clip``): counted, the first
+    few named, for the summary to say what the index never saw (a clip is no rejection, so nothing else would)."""
+
+    def __init__(self, kept: int = 10) -> None:
+        self.runs = 0
+        self.kept = kept
+        self.examples: list[dict[str, Any]] = []
+
+    def __call__(self, parsed: Parsed) -> Parsed:
+        if parsed.trajectory is not None and (fields := clipped_fields(parsed.trajectory)):
+            self.runs += 1
+            if len(self.examples) < self.kept:
+                self.examples.append({"source": parsed.source, "trajectory_id": parsed.trajectory.trajectory_id,
+                                      "fields": fields})
+        return parsed
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"runs": self.runs, "examples": self.examples}
 
 
 def fingerprint(unit: Unit) -> str:

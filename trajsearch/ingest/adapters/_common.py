@@ -119,11 +119,18 @@ def safe_id(raw: str) -> str:
     return text
 
 
+#: What stands in a clipped text for its middle (see ``clip``); ``clipped_fields`` finds it again.
+CLIP_MARKER = "\n[... {} characters clipped ...]\n"
+_CLIPPED = re.compile(r"\n\[\.\.\. (\d+) characters clipped \.\.\.\]\n")
+#: The text fields of a step that ``clip_step_text`` bounds.
+STEP_TEXT_FIELDS = ("thought", "observation", "error")
+
+
 def clip(text: str | None, limit: int) -> str | None:
     """Keep head and tail of an over-long text (errors and results sit at either end)."""
     if text is None or len(text) <= limit:
         return text
-    marker = "\n[... {} characters clipped ...]\n"
+    marker = CLIP_MARKER
     room = max(limit - len(marker.format(len(text))), 0)
     head, tail = room // 2, room - room // 2
     return text[:head] + marker.format(len(text) - room) + (text[-tail:] if tail else "")
@@ -135,6 +142,25 @@ def clip_step_text(text: str | None) -> str | None:
 
 def clip_task(text: str) -> str:
     return clip(text, MAX_TASK_CHARS) or ""
+
+
+def clip_fields(fields: dict[str, Any]) -> dict[str, Any]:
+    """A run's fields with over-long step texts clipped: in every format a big output costs its middle, never
+    the whole run (anything not a string is left to validation; a task is the adapter's to clip, if it may)."""
+    if isinstance(fields.get("steps"), list):
+        fields = {**fields, "steps": [
+            {**step, **{k: clip_step_text(step[k]) for k in STEP_TEXT_FIELDS if isinstance(step.get(k), str)}}
+            if isinstance(step, dict) else step for step in fields["steps"]]}
+    return fields
+
+
+def clipped_fields(trajectory: Trajectory) -> list[str]:
+    """Which fields of a run were clipped on reading, and by how much (``steps[3].observation: 908,956
+    characters clipped``): what the ingest summary warns of, since the index never sees that middle."""
+    found = [("task", trajectory.task)] + [(f"steps[{n}].{name}", getattr(step, name))
+                                          for n, step in enumerate(trajectory.steps) for name in STEP_TEXT_FIELDS]
+    return [f"{where}: {int(m.group(1)):,} characters clipped" for where, text in found
+            if text and (m := _CLIPPED.search(text))]
 
 
 #: A SWE-smith instance id after ``owner__``: ``<repo>.<commit, 8 hex>.<how its bug was made>``.
@@ -345,4 +371,4 @@ def build(fields: dict[str, Any], ctx: Context) -> Trajectory:
     merged["tenant"] = ctx.tenant or DEFAULT_TENANT
     if isinstance(merged.get("model_id"), str):
         merged["model_id"] = model_name(merged["model_id"])
-    return Trajectory.model_validate(date_by_file(merged, ctx.source))
+    return Trajectory.model_validate(date_by_file(clip_fields(merged), ctx.source))

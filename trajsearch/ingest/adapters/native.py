@@ -1,8 +1,11 @@
 """``native``: our own JSONL, one ``Trajectory`` JSON object per line.
 
 Mapping: the record *is* the trajectory; it is validated by
-``Trajectory.model_validate`` unchanged (no clipping: an over-long field is an
-error the producer should fix). Operator defaults fill fields the record leaves
+``Trajectory.model_validate``, except that an over-long step text (thought,
+observation, error over ``MAX_STEP_FIELD_CHARS``) is clipped as every adapter
+clips it, head and tail kept and the cut marked in the text (the ingest summary
+names it), rather than the whole run rejected for one big ``cat``; any other
+over-long field (a task over ``MAX_TASK_CHARS``) is an error the producer should fix. Operator defaults fill fields the record leaves
 empty. Tenant: the operator's ``tenant`` wins; a record naming a different
 tenant is rejected rather than silently moved (it may be a misrouted dump).
 With ``tenant=None`` the record's own tenant is kept. A missing ``created_at``
@@ -17,7 +20,7 @@ from typing import Any
 
 from trajsearch.model import Trajectory
 
-from ._common import Context, RecordError, apply_defaults, date_by_file, json_object
+from ._common import Context, RecordError, apply_defaults, clip_fields, date_by_file, json_object
 
 NAME = "native"
 #: Searched in a file's first 64 KiB when no record can be parsed from them (see ``detect``).
@@ -38,5 +41,6 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
                 f"record tenant {own!r} does not match the operator-given tenant {ctx.tenant!r}"
             )
         fields["tenant"] = ctx.tenant
-    fields = apply_defaults(fields, ctx.defaults)
+    fields = apply_defaults(clip_fields(fields), ctx.defaults)
     return Trajectory.model_validate(date_by_file(fields, ctx.source))
+
