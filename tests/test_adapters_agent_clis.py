@@ -1162,6 +1162,20 @@ def test_a_sessions_todo_list_is_passed_over() -> None:
     assert list(read_dump(todos, tenant="acme")) == []  # walked: passed over, not rejected
 
 
+@pytest.mark.parametrize("status", [{"code": "OK"}, ["done"], 1, None])
+def test_a_status_that_is_no_todo_state_stops_no_walk(status, tmp_path: Path) -> None:
+    """Bug (review): the todo-list check is asked of every file's first record before its format is known, and a
+    ``status`` holding an object or a list raised TypeError (unhashable), which stopped the whole directory walk:
+    the Claude Code session beside it was lost. Such a file is no todo list: rejected as unrecognised, the walk
+    goes on."""
+    shutil.copy(CC_INIT, tmp_path / CC_INIT.name)
+    write_jsonl(tmp_path / "events.jsonl", [{"content": "hello", "status": status}])
+    (tmp_path / "z-other.json").write_text(json.dumps([{"content": "x", "status": status, "activeForm": "x"}]))
+    results = list(read_dump(tmp_path, tenant="acme"))
+    assert [r.trajectory.trajectory_id for r in results if r.ok] == [only(CC_INIT).trajectory_id]
+    assert [("unrecognised dump format" in r.error) for r in results if not r.ok] == [True, True]
+
+
 def test_claude_code_files_that_hold_no_run_are_passed_over(tmp_path: Path) -> None:
     """Bug (real: M-Claude's 10864eef and d9c6fe1d, Claude Code 2.1.6; sniffly's ff71dbed, 1.0.x; agent-sessions'
     ``agent-<id>.meta.json``, 2.1.x): a session file holding only local commands (/clear, /exit: no prompt, no

@@ -269,8 +269,10 @@ def side_file(record: Any) -> str | None:
 
 def _is_todo(record: dict[str, Any]) -> bool:
     """An item of a session's todo list (``~/.claude/todos/*.json``, the first a directory walk sees): ``{"content",
-    "status", "activeForm"}`` (1.0.x also ``{"content", "status", "priority", "id"}``)."""
-    return isinstance(record.get("content"), str) and record.get("status") in _TODO_STATUS \
+    "status", "activeForm"}`` (1.0.x also ``{"content", "status", "priority", "id"}``). Asked of the first record of
+    every file, before its format is known: any other value of ``status`` (an object, a list) is no todo."""
+    status = record.get("status")
+    return isinstance(record.get("content"), str) and isinstance(status, str) and status in _TODO_STATUS \
         and ("activeForm" in record or {"priority", "id"} <= set(record)) and set(record) <= _TODO_KEYS
 
 
