@@ -1162,6 +1162,30 @@ def test_a_sessions_todo_list_is_passed_over() -> None:
     assert list(read_dump(todos, tenant="acme")) == []  # walked: passed over, not rejected
 
 
+def test_an_empty_todo_list_is_passed_over(tmp_path: Path) -> None:
+    """Bug (review; anthropics/claude-code#6853: ">1k todo lists ... many just have an empty array"): a session's
+    todo list with no item, ``[]``, the commonest file of ``~/.claude/todos/``, was still rejected as "unrecognised
+    dump format": detection sees no first record in it, so the todo-list check never ran. An empty JSON array of no
+    known format holds no run: passed over, called a todo list only where Claude Code keeps them. The 1.0.x item
+    shape ``{content, status, priority, id}`` is one too."""
+    from trajsearch.ingest.detect import SideFile
+
+    todos = tmp_path / "todos"
+    todos.mkdir()
+    sid = "11111111-2222-3333-4444-555555555555"
+    (todos / f"{sid}-agent-{sid}.json").write_text("[]")
+    (todos / f"{sid}-agent-{sid[::-1]}.json").write_text(json.dumps([
+        {"content": "Run the tests", "status": "pending", "priority": "high", "id": "1"}]))
+    assert list(read_dump(todos, tenant="acme")) == []  # walked: both passed over
+    with pytest.raises(SideFile, match=r"no run in this file: an empty JSON array \(Claude Code's todo list"):
+        detect_format(todos / f"{sid}-agent-{sid}.json")
+    (tmp_path / "results.json").write_text("[ ]\n")  # anyone else's: no run, said as it is
+    with pytest.raises(SideFile, match=r"no run in this file: an empty JSON array$"):
+        detect_format(tmp_path / "results.json")
+    (tmp_path / "run.traj.json").write_text("[]")  # a known format by its name keeps its own reading
+    assert detect_format(tmp_path / "run.traj.json") == "mini-swe-agent"
+
+
 @pytest.mark.parametrize("status", [{"code": "OK"}, ["done"], 1, None])
 def test_a_status_that_is_no_todo_state_stops_no_walk(status, tmp_path: Path) -> None:
     """Bug (review): the todo-list check is asked of every file's first record before its format is known, and a

@@ -158,6 +158,10 @@ _TODO_KEYS = frozenset({"content", "status", "activeForm", "priority", "id"})
 _TODO_STATUS = frozenset({"pending", "in_progress", "completed"})
 #: The files of a subagent (2.x): its transcript and its metadata.
 _SUBAGENT_FILE = re.compile(r"agent-[\w-]+\.(?:jsonl|meta\.json)")
+#: A session's todo list in ``~/.claude/todos/``: ``<session id>-agent-<agent id>.json``.
+_TODO_FILE = re.compile(r"[\w-]+-agent-[\w-]+\.json")
+#: The largest file looked at for an empty JSON array (``[]`` with some whitespace).
+_EMPTY_ARRAY_BYTES = 64
 _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", re.I)
 #: A shell command sent to the background (2.1+), by the agent or by the user (Ctrl+B): its call's result names
 #: the task, whose ``<task-notification>`` later reports how it ended.
@@ -279,7 +283,10 @@ def _is_todo(record: dict[str, Any]) -> bool:
 def side_path(path: Path, fmt: str | None) -> str | None:
     """The adapter hook (see ``adapters/__init__``): an empty file of the names Claude Code gives a subagent's
     transcript and metadata (``agent-<id>.jsonl``, ``agent-<id>.meta.json``: 2.1.x creates them for a workflow's
-    agents, and leaves them empty when the agent never ran) or a workflow's journal."""
+    agents, and leaves them empty when the agent never ran) or a workflow's journal, and a file of no format holding
+    only ``[]`` (see ``_empty_array``)."""
+    if fmt is None and (what := _empty_array(path)):
+        return what
     if fmt is not None or not (_SUBAGENT_FILE.fullmatch(path.name) or (
             path.name == "journal.jsonl" and path.parent.name.startswith("wf_"))):
         return None
@@ -289,6 +296,22 @@ def side_path(path: Path, fmt: str | None) -> str | None:
         return None
     return f"an empty Claude Code {'workflow journal' if path.name == 'journal.jsonl' else 'subagent file'} " \
            "(the agent wrote nothing), not a run" if empty else None
+
+
+def _empty_array(path: Path) -> str | None:
+    """Why a small file of no known format holds no run when it is an empty JSON array: most of a ``~/.claude/todos/``
+    folder is ``[]`` (the todo list of a session that has none; detection sees no first record in it, so
+    ``side_file`` is never asked). Any such file is passed over, and called a todo list only where Claude Code keeps
+    them, since another producer's empty output looks the same; a file detected as a known format (by its name)
+    keeps that format's own reading."""
+    try:
+        if path.stat().st_size > _EMPTY_ARRAY_BYTES or json.loads(path.read_bytes().decode("utf-8-sig")) != []:
+            return None
+    except (OSError, ValueError):
+        return None
+    if path.parent.name == "todos" and _TODO_FILE.fullmatch(path.name):
+        return "an empty JSON array (Claude Code's todo list of a session, with no item)"
+    return "an empty JSON array"
 
 
 def side_document(document: Any) -> str | None:
