@@ -160,6 +160,51 @@ def test_mini_swe_agent_tool_replies_saved_as_system_messages_are_observations(t
     assert [s.observation for s in again.steps] == [s.observation for s in run.steps] and again.task == run.task
 
 
+def test_mini_swe_agent_system_message_mid_run_is_no_reply_in_an_ordinary_run(tmp_path: Path) -> None:
+    """Bug (review): once a ``system`` message after the task was read as a tool reply (for the derived agent
+    above), a system message between an ordinary text-based run's action and its ``user`` observation (a
+    step-limit reminder, a note a harness adds) took the action's observation, and the real one became a step of
+    its own with no action. Only a run answering through system messages alone, or a system message worded as such
+    an agent's reply, gives one."""
+    base = json.loads(MINI_RFC.read_text())
+    messages = base["messages"][:2] + [
+        {"role": "assistant", "content": "THOUGHT: look around\n\n```bash\nls\n```"},
+        {"role": "system", "content": "Reminder: you have 2 steps left before the step limit."},
+        {"role": "user", "content": "<returncode>0</returncode>\n<output>\nfoo.py\n</output>"},
+        {"role": "assistant", "content": "THOUGHT: done\n\n```bash\necho COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT\n```"},
+        {"role": "user", "content": "diff --git a/foo.py b/foo.py\n"},
+    ]
+    path = tmp_path / "mid-system.traj.json"
+    path.write_text(json.dumps({**base, "messages": messages}))
+    run = only(path)
+    assert [(s.action, s.arguments["command"].split()[0], s.observation) for s in run.steps] == [
+        ("bash", "ls", "<returncode>0</returncode>\n<output>\nfoo.py\n</output>"),
+        ("bash", "echo", "diff --git a/foo.py b/foo.py\n")]
+    assert all(s.error is None for s in run.steps)
+
+
+def test_mini_swe_agent_parser_error_of_a_derived_agent_is_the_turns_error(tmp_path: Path) -> None:
+    """Bug (review; real: Berkeley-CS-264 homework-4-react-swe-agent-whxwhx ``results/astropy__astropy-7166``, the
+    agent above that answers through ``tool`` messages): its complaint about a turn it could not parse is a
+    ``system`` message, ``ParserError: Missing BEGIN_FUNCTION_CALL marker.. You must ALWAYS end with a valid
+    function call ...``. It became that turn's observation with no error (only the other agent's ``Format error:``
+    was known). It is the turn's error, without the instructions after it."""
+    record = json.loads((FIXTURES / "mini-swe-agent/.real/cs264-react/django__django-10973.traj.json").read_text())
+    said = ("ParserError: Missing BEGIN_FUNCTION_CALL marker.. You must ALWAYS end with a valid function call "
+            "including function name and arguments, following the specified template. Respond again using this "
+            "exact format:\n\nyour_thoughts_here\n...\n----BEGIN_FUNCTION_CALL----\nfunction_name\n")
+    record["messages"][4:4] = [
+        {"role": "assistant", "content": '----------------------------\n|MESSAGE(role="assistant", id=8)\n'
+                                         "----END_FUNCTION_CALL"},
+        {"role": "system", "content": said}]
+    path = tmp_path / "django__django-10973.traj.json"
+    path.write_text(json.dumps(record))
+    run = only(path)
+    assert len(run.steps) == 9 and run.steps[1].observation == said
+    assert [(s.index, s.error) for s in run.steps if s.error] == [(1, "ParserError: Missing BEGIN_FUNCTION_CALL marker.")]
+    assert all("----TOOL RESULT BEGIN----" in s.observation for s in run.steps if s.index != 1)
+
+
 def test_mini_swe_agent_patch_of_a_run_saved_with_no_exit_message_is_kept() -> None:
     """Bug (real: the same ChiChuRita/cs294-264-hw run, ``info.submission`` a 531-character patch, no exit message and
     no ``exit_status``, the run ending on its unanswered ``finish`` call): the patch was read nowhere and counted 0."""

@@ -48,10 +48,13 @@ Mapping
     pending step's observation. A run saved with neither an exit message nor
     an exit status (a derived agent's) keeps ``info.submission`` as the
     result of its last turn when that is unanswered (its submitting call).
-  * A ``system`` message after the task is a tool reply with no call id: the
-    way mini-swe-agent-derived homework agents (CS 294-264) save their tools'
-    output (``Result:\n<output>``, ``Tool '<name>' error: ...``); the system
-    prompt comes before the task.
+  * A ``system`` message after the task is a tool reply with no call id when
+    it is the way mini-swe-agent-derived homework agents (CS 294-264) save
+    their tools' output: worded as theirs (``Result:\n<output>``, ``Tool
+    '<name>' error: ...``, ``Format error:``, ``ParserError:``), or in a run
+    with no ``user`` or ``tool`` message after the task. Any other (a
+    step-limit reminder in an ordinary run) is no reply; the system prompt
+    comes before the task.
   Timestamps (``extra.timestamp``, 1.x ``timestamp``, else the API
   response's ``created``) give started_at/ended_at; the first one is
   created_at (else the file's modification time).
@@ -62,7 +65,8 @@ Mapping
   1 with no output is the usual "no match"/"false" of grep, test and diff and
   is not an error; exit code 0 never is. A 1.x "timed out and has been
   killed" reply is an error. So is a derived ReAct agent's ``Tool '<name>'
-  error:``, its format-error and backtrack notices, and a ``Result:`` (it
+  error:``, its format-error (``Format error:``, ``ParserError:``) and
+  backtrack notices, and a ``Result:`` (it
   keeps no return code) whose output opens as a failure (``error:``, a
   traceback, the shell's own complaint).
 - outcome: there is no test result in these dumps. ``Submitted`` only means a

@@ -78,10 +78,15 @@ def _json_observation(content: str) -> dict[str, Any] | None:
 #: ``interrupt_type: "UserRejection"`` since 1.x; older files have the text only).
 _REJECTED = re.compile(r"\s*Commands? not executed\. The user rejected your command")
 #: The replies of a mini-swe-agent-derived ReAct agent (CS 294-264 homework, saved as ``system`` messages): a tool
-#: that raised, the agent backing off after it raised again, a turn with no function call.
+#: that raised, the agent backing off after it raised again, a turn with no function call (ChiChuRita's
+#: ``Format error:``, whxwhx's ``ParserError:``).
 _AGENT_ERROR = re.compile(r"(Tool '[^']+' error|AUTO-BACKTRACK applied due to repeated '[^']+' errors):[ \t]*(.*)",
                           re.S)
-_FORMAT_ERROR = re.compile(r"Format error: .*")
+_FORMAT_ERROR = re.compile(r"(?:Format error|ParserError): .*")
+#: What follows the complaint of a ``ParserError:`` reply: how to write a call.
+_INSTRUCTIONS = re.compile(r"(?<=\.)\.?\s+You must ")
+#: Any reply of such an agent: a tool's ``Result:``, or one of the above.
+_AGENT_REPLY = re.compile(rf"Result:\n|{_AGENT_ERROR.pattern}|{_FORMAT_ERROR.pattern}", re.S)
 #: Its ``Result:`` of a tool that returned: no return code is kept, so only output that opens as a failure (a tool's
 #: ``error:`` line, a traceback, the shell's own complaint) is one; a file's text merely mentioning errors is not.
 _RESULT_FAILED = re.compile(
@@ -115,13 +120,18 @@ def step_error(content: str, extra: dict[str, Any]) -> str | None:
     return _react_error(content)
 
 
+def is_agent_reply(content: str) -> bool:
+    """Whether a ``system`` message is worded as a derived ReAct agent words its replies (see ``_AGENT_REPLY``)."""
+    return _AGENT_REPLY.match(content) is not None
+
+
 def _react_error(content: str) -> str | None:
     """The error a derived ReAct agent's reply reports (see ``_AGENT_ERROR``), None for a plain result."""
     if raised := _AGENT_ERROR.match(content):
         said = decisive_line(raised.group(2))
         return short(f"{raised.group(1)}: {said}" if said else f"{raised.group(1)} (no message)")
-    if _FORMAT_ERROR.match(content):
-        return short(content.splitlines()[0])
+    if _FORMAT_ERROR.match(content):  # the complaint, not the instructions after it ("... marker.. You must ...")
+        return short(_INSTRUCTIONS.split(content.splitlines()[0], maxsplit=1)[0])
     if _RESULT_FAILED.match(content):
         return decisive_line(content.removeprefix("Result:"))
     return None

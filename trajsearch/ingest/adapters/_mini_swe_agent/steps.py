@@ -4,8 +4,9 @@ The walk over the messages (see ``mini_swe_agent`` for the mapping): each
 tool call, or the one command of a text turn, opens a step; a tool reply
 (by call id, else the oldest unanswered call) or the next user message
 closes it as the observation (a tool reply with no call id after a turn with no
-recognised action is that turn's result; a ``system`` message after the task is a tool reply too, as
-mini-swe-agent-derived homework agents save their tools' output); a user message answering no action is a nudge
+recognised action is that turn's result; a ``system`` message after the task is a tool reply too where
+mini-swe-agent-derived homework agents save their tools' output so: worded as theirs, or in a run that answers
+through nothing else; see ``_replies_in_system``); a user message answering no action is a nudge
 of its own; the final ``exit`` message is the last pending step's
 observation (also of a submitting call the interactive agent answered with its
 "action was not executed" placeholder). It reads messages through ``messages`` and commands and their
@@ -18,7 +19,7 @@ import re
 from typing import Any
 
 from .._common import as_list, clip_step_text, short
-from .commands import step_error, text_action
+from .commands import is_agent_reply, step_error, text_action
 from .messages import message_time, normalise
 
 _THOUGHT_LABEL = re.compile(r"^\s*THOUGHT:\s*")
@@ -46,6 +47,15 @@ def _rejected(extra: dict[str, Any]) -> str | None:
     return "\n".join(t for t in (text.strip(), *tried) if t) or None
 
 
+def _replies_in_system(messages: list[Any]) -> bool:
+    """Whether a run answers its turns through ``system`` messages only: no ``user`` or ``tool`` message after the
+    task (ChiChuRita's CS 294-264 agent). Elsewhere a ``system`` message mid-run (a step-limit reminder, a note a
+    harness adds) is no reply unless worded as a derived agent's (``is_agent_reply``)."""
+    roles = [normalise(m)["role"] for m in messages if isinstance(m, dict)]
+    after_task = roles[roles.index("user") + 1:] if "user" in roles else []
+    return "system" in after_task and not any(role in ("user", "tool") for role in after_task)
+
+
 def steps_of(messages: list[Any], exit_status: str | None, regexes: tuple[str, ...], *, submitted: bool) -> list[dict]:
     """The steps of one run; ``submitted``: the exit status is a submission, so the exit message is no error."""
     steps: list[dict] = []
@@ -68,6 +78,7 @@ def steps_of(messages: list[Any], exit_status: str | None, regexes: tuple[str, .
         step["ended_at"] = when
 
     task_seen = False
+    system_replies = _replies_in_system(messages)
     for raw in messages:
         if not isinstance(raw, dict):
             continue
@@ -107,7 +118,7 @@ def steps_of(messages: list[Any], exit_status: str | None, regexes: tuple[str, .
                 "arguments": {"command": command} if command is not None else None,
                 "started_at": when,
             })
-        elif role == "tool" or role == "system" and task_seen:  # a derived agent's tool output as ``system``
+        elif role == "tool" or role == "system" and task_seen and (system_replies or is_agent_reply(content)):
             step = by_call_id.pop(msg.get("call_id"), None) or answerable()
             if step is not None:  # a tool's output, never a nudge
                 reply(step, content, extra, when, may_nudge=False)
