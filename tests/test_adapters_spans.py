@@ -1211,6 +1211,24 @@ def test_a_model_call_inside_a_framework_model_call_much_longer_than_it_answers_
     assert failing(run) == ["get_air_quality"]
 
 
+def test_a_model_call_inside_another_asked_something_else_is_a_call_of_its_own(tmp_path: Path) -> None:
+    """Bug (review): a model call nested in another's time was merged with it whenever both gave the same answer,
+    whatever each was asked: a guard call asked "Is this safe?" inside a turn asked "Reply OK", both answering
+    "OK", said OK once. Two requests asking different things are two calls (only over the same interval may the
+    histories differ: CloudWatch's reordering, see the AgentCore tests)."""
+    def llm(asked: str, said: str) -> dict:
+        return {"openinference.span.kind": "LLM", "llm.input_messages.0.message.role": "user",
+                "llm.input_messages.0.message.content": asked, "llm.output_messages.0.message.role": "assistant",
+                "llm.output_messages.0.message.content": said, "input.value": asked, "output.value": said}
+    path = _otlp_file(tmp_path / "guard.json", [
+        ("b7ad6b7169203331", None, "agent", {"openinference.span.kind": "AGENT", "input.value": "Reply OK twice",
+                                             "output.value": "OK"}, 1, 2, None),
+        ("c7ad6b7169203332", "b7ad6b7169203331", "turn", llm("Reply OK", "OK"), 1.01, 1.9, None),
+        ("d7ad6b7169203333", "c7ad6b7169203332", "guard", llm("Is this safe? answer OK or NO", "OK"), 1.02, 1.1, None)])
+    [run] = runs(path)
+    assert [(s.action, s.arguments) for s in run.steps] == [("respond", {"content": "OK"})] * 2
+
+
 def test_an_anthropic_tool_result_marked_is_error_in_the_request_is_that_steps_error() -> None:
     """OpenInference's Anthropic instrumentor drops ``is_error`` from the flattened input messages but keeps it in
     the request JSON (``input.value``): the failed result is the step's error, the other result is not."""

@@ -134,24 +134,27 @@ def _same_call(a: Node, b: Node, by_id: dict[str, Node]) -> bool:
     """Calls without tool-call ids on both sides (twins that have them were found by id): in different
     branches over the same interval (each end within 10% of the shorter's length of the other's), or one
     inside the other (:func:`_nested`) over the same interval or within its time, answering the same
-    (text, tool names and arguments) and, unless one is inside the other, asked the same last message.
-    A model call inside a model call is one request seen by two instrumentations, however much longer the
-    framework's span lasts than the HTTP call inside it (agno's ``OpenAIChat.invoke``: 5.7 ms around
-    OpenAI's 2.8 ms ``ChatCompletion``), and whatever history each recorded: ADOT moves Strands' ``chat``
-    messages into one log record grouped by role (their order lost), and those of botocore's ``chat``
-    inside it into one record per message, which CloudWatch can return out of order."""
+    (text, tool names and arguments) and, unless one is inside the other over the same interval, asked the same
+    last message where both recorded one (two requests asking different things that happen to get the same short
+    answer, "OK", a guard call inside a turn, are two calls).
+    A model call inside a model call asked the same is one request seen by two instrumentations, however much
+    longer the framework's span lasts than the HTTP call inside it (agno's ``OpenAIChat.invoke``: 5.7 ms around
+    OpenAI's 2.8 ms ``ChatCompletion``); over the same interval, whatever history each recorded: ADOT moves
+    Strands' ``chat`` messages into one log record grouped by role (their order lost), and those of botocore's
+    ``chat`` inside it into one record per message, which CloudWatch can return out of order."""
     if _call_ids(a) and _call_ids(b):  # both carry ids and were not matched by them: two calls
         return False
     if a.parent == b.parent:  # siblings are calls of their own (a chain classifying two texts at once)
         return False
     nested = _nested(a, b, by_id)
-    if not (_same_interval(a, b) or (nested and _within(a, b))):
+    same_interval = _same_interval(a, b)
+    if not (same_interval or (nested and _within(a, b))):
         return False
     asked_a, asked_b = _last_said(a.input_messages), _last_said(b.input_messages)
     answer_a, answer_b = _answer(a), _answer(b)
     if answer_a != answer_b or answer_a == ("", ()):
         return False
-    return not (asked_a and asked_b and asked_a != asked_b) or nested
+    return not (asked_a and asked_b and asked_a != asked_b) or (nested and same_interval)
 
 
 def _same_interval(a: Node, b: Node) -> bool:
