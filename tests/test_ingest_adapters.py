@@ -220,6 +220,21 @@ def test_one_runs_result_is_that_runs_verdict_not_a_table_keyed_by_its_fields() 
     assert list(OutcomeTable.load(real).verdicts) == ["blind-maze-explorer-5x5"]
 
 
+@pytest.mark.parametrize("table, verdicts", [
+    ({"run_id": "eval-2025-01", "django__django-1": "resolved", "astropy__astropy-2": "failed"},
+     {"django__django-1": Outcome.success, "astropy__astropy-2": Outcome.failure}),
+    ({"id": "success", "run-b": "failure"}, {"id": Outcome.success, "run-b": Outcome.failure}),
+    ({"task_id": 1, "django__django-1": 0}, {"task_id": Outcome.success, "django__django-1": Outcome.failure}),
+])
+def test_a_table_keyed_by_run_ids_with_an_id_named_key_is_still_a_table(table, verdicts, tmp_path: Path) -> None:
+    """Bug (review): once an object with an id field of its own was one record, a table keyed by run ids that
+    carries a label such as ``run_id`` or names a run ``id`` or ``task_id`` was refused as "one record ... with no
+    verdict". One record also has a verdict of its own or a field that is no run's verdict; a table, as before."""
+    path = tmp_path / "outcomes.json"
+    path.write_text(json.dumps(table))
+    assert {k: v.outcome for k, v in OutcomeTable.load(path).verdicts.items()} == verdicts
+
+
 def test_swebench_summaries_and_folders_of_reports_are_outcome_files(tmp_path: Path) -> None:
     """Real files (gruckion/mini-swe-agent, tests/fixtures/mini-swe-agent/.real/swebench-gemini-3-pro): a summary
     keeping its records under ``instances`` beside totals, and the harness's folder of per-instance reports."""

@@ -91,8 +91,18 @@ def _scalar(value: Any) -> bool:
 
 
 def _is_one_record(data: dict[str, Any]) -> bool:
-    """Whether a JSON object is one record (an id field of its own), not a table keyed by run ids."""
-    return any(_scalar(data.get(k)) for k in ID_FIELDS)
+    """Whether a JSON object is one record, not a table keyed by run ids: an id field of its own (a scalar), and
+    either a verdict of its own (an outcome or reward field holding one, or null: a record left unjudged) or a
+    field that is no run's verdict (a trial's name, an event's text). A table may carry an id-named label
+    (``{"run_id": "eval-2025-01", "<run>": "resolved", ...}``) or name a run ``id`` or ``task_id``: every value
+    but its labels is a verdict."""
+    if not any(_scalar(data.get(k)) for k in ID_FIELDS):
+        return False
+    own = OUTCOME_FIELDS + REWARD_FIELDS
+    if any(k in data and (data[k] is None or not isinstance(data[k], (dict, list)) and _from_value(data[k]))
+           for k in own):
+        return True
+    return any(_from_value(value) is None for k, value in data.items() if k not in ID_FIELDS and k not in own)
 
 
 def _keys(trajectory: Trajectory) -> list[str]:
