@@ -235,6 +235,17 @@ def test_a_table_keyed_by_run_ids_with_an_id_named_key_is_still_a_table(table, v
     assert {k: v.outcome for k, v in OutcomeTable.load(path).verdicts.items()} == verdicts
 
 
+def test_a_lone_record_with_an_empty_id_names_its_run_by_another_id(tmp_path: Path) -> None:
+    """Bug (review): a lone record with an empty ``trajectory_id`` gave its verdict to run "" (records of a list
+    skip empty ids): it goes to the run its next id names, and a record naming none is refused."""
+    path = tmp_path / "result.json"
+    path.write_text(json.dumps({"trajectory_id": "", "task_id": "t-9", "resolved": True}))
+    assert {k: v.outcome for k, v in OutcomeTable.load(path).verdicts.items()} == {"t-9": Outcome.success}
+    path.write_text(json.dumps({"trajectory_id": "", "resolved": True, "trial_name": "t-9.1"}))
+    with pytest.raises(ValueError, match="one record, not a table keyed by run ids, with no field naming its run"):
+        OutcomeTable.load(path)
+
+
 def test_swebench_summaries_and_folders_of_reports_are_outcome_files(tmp_path: Path) -> None:
     """Real files (gruckion/mini-swe-agent, tests/fixtures/mini-swe-agent/.real/swebench-gemini-3-pro): a summary
     keeping its records under ``instances`` beside totals, and the harness's folder of per-instance reports."""

@@ -413,7 +413,7 @@ class OutcomeTable:
     def _one_record(data: dict[str, Any], path: Path) -> tuple[str, Verdict]:
         """The run a lone record names (a bare ``id`` is as often an event's, a job's or a trial's) and its verdict;
         a record naming none, or with no verdict, is refused: it is no table of run ids either."""
-        run_id = next((str(data[k]) for k in RUN_ID_FIELDS if _scalar(data.get(k))), None)
+        run_id = next((str(data[k]) for k in RUN_ID_FIELDS if _scalar(data.get(k)) and data[k] != ""), None)
         verdict = _from_value(data)
         if run_id is not None and verdict is not None:
             return run_id, verdict
