@@ -1094,6 +1094,23 @@ def test_a_reply_repr_too_long_to_parse_cheaply_stays_text(tmp_path: Path) -> No
     assert step.action == "respond" and step.arguments["content"].startswith("{'content': 'Done.', 'role': ")
 
 
+def test_an_mcp_calls_output_in_a_reply_repr_is_not_the_models_words(tmp_path: Path) -> None:
+    """Bug (review): a Responses object written as ``str()`` of its dict joined the text of every message its output
+    gave, the ``mcp_call``'s tool output included: the model "said" the tool's answer. Only its assistant messages
+    are the reply."""
+    said = str({"object": "response", "output": [
+        {"type": "mcp_call", "id": "mcp_1", "name": "search", "arguments": '{"q": "x"}', "output": "TOOL OUTPUT"},
+        {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "Answer."}]}]})
+    out = json.dumps([{"role": "assistant", "parts": [{"type": "text", "content": said}]}])
+    path = _otlp_file(tmp_path / "mcp.json", [
+        ("b7ad6b7169203331", None, "invoke_agent a", {"gen_ai.operation.name": "invoke_agent", "input.value": "do it"},
+         1, 5, None),
+        ("c7ad6b7169203332", "b7ad6b7169203331", "chat m",
+         {"gen_ai.operation.name": "chat", "gen_ai.output.messages": out}, 2, 3, None)])
+    [step] = one_run(path).steps
+    assert (step.action, step.arguments, step.thought) == ("search", {"q": "x"}, "Answer.")
+
+
 # -- probe B: AgentCore's CloudWatch records of Strands and LangGraph agents (real files) ---------------------------
 
 AGENTCORE_STRANDS_OPENAI = FIXTURES / "otel-genai" / ".real" / "agentcore-strands-openai"

@@ -278,7 +278,8 @@ def _reply_repr(content: Any) -> Message | None:
         return None
     if not isinstance(value, dict):
         return None
-    if (said := response_output(value)) is not None:
+    if (output := response_output(value)) is not None:  # an mcp_call's output is the tool's words, not the model's
+        said = [m for m in output if m["role"] == "assistant"]
         return Message("assistant", "\n".join(m["text"] for m in said if m["text"]),
                        "\n".join(m["reasoning"] for m in said if m["reasoning"]),
                        [c for m in said for c in m["calls"]])
