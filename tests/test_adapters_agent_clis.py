@@ -464,6 +464,28 @@ def test_gemini_code_assist_context_after_the_prompt_is_not_the_users() -> None:
     assert mentioned.metadata["user_prompts"] == ["MCP coordination/conversation implementation"]
 
 
+def test_gemini_code_assist_blocks_inside_a_prompt_are_the_users(tmp_path: Path) -> None:
+    """Bug (review): the prompt was cut at the first "Current File Path:" / "User Selected Files:" block wherever it
+    sat, for any recording: a prompt quoting such a list lost the words after it, and one opening with such a block
+    was dropped whole. Only blocks running to the end of the text after the user's words are the editor's; a
+    message of those alone is still no prompt (the real recordings above read as before)."""
+    real = FIXTURES / "gemini-cli" / ".real" / "code-assist" / "session-2026-03-30T19-51-4f2a591d.json"
+    record = json.loads(real.read_text())
+    quoting = ("Our release checklist looks like this:\nUser Selected Files:\n- CHANGELOG.md\n- README.md\n"
+               "Please write a script that verifies both files were updated in the last commit.")
+    opening = "Current File Path:\n```python\nsrc/app.py\n```\nWhy does line 40 of this file raise KeyError?"
+    context = "Current File Path:\n```python\nsrc/app.py\n```\n\n\nUser Selected Files:\n- src/app.py\n"
+    record["messages"][0]["content"] = [{"text": quoting}]
+    record["messages"][2]["content"] = [{"text": opening}]
+    record["messages"].append({**record["messages"][2], "id": "context-only", "content": [{"text": context}]})
+    path = tmp_path / real.name
+    path.write_text(json.dumps(record))
+    run = only(path)
+    assert run.task == quoting
+    assert run.metadata["user_prompts"] == [
+        "Current File Path: ```python src/app.py ``` Why does line 40 of this file raise KeyError?"]
+
+
 def test_openhands_function_calling_run() -> None:
     run = only(OH_HELLO)
     assert run.trajectory_id.startswith("openhands.hello-world.trajectory.")

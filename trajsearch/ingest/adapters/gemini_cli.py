@@ -108,10 +108,12 @@ _IGNORED_PROMPT = re.compile(r"^(?:/|\?|<session_context>|<hook_context>|<state_
 #: What the CLI sends by itself for the model to go on (``client.ts``: the next-speaker check, a retry after an
 #: invalid stream), recorded as a user message that carries the previous request's ``displayContent``.
 _CONTINUE = re.compile(r"^(System: )?Please continue\.$")
-#: Where Gemini Code Assist's agent mode (VS Code) starts what it appends to the user's words: the file open in the
-#: editor ("Current File Path:", the path in a code fence), the files attached ("User Selected Files:", a path a
-#: line), then at times a " PRIOR CHAT HISTORY: ..." of its own.
-_IDE_TRAILER = re.compile(r"(?:^|\n)[ \t]*(?:Current File Path:\n```[^\n`]*\n[^\n]+\n```|User Selected Files:\n- )")
+#: What Gemini Code Assist's agent mode (VS Code) appends to the user's words, to the end of the text: the file open
+#: in the editor ("Current File Path:", the path in a code fence), the files attached ("User Selected Files:", a
+#: path a line), then at times a " PRIOR CHAT HISTORY: ..." of its own. The same blocks with words after them are
+#: the user's (a prompt quoting them).
+_IDE_BLOCK = r"(?:Current File Path:\n```[^\n`]*\n[^\n]+\n```|User Selected Files:(?:\n- [^\n]+)+)"
+_IDE_TRAILER = re.compile(rf"(?:^|\n)[ \t]*{_IDE_BLOCK}(?:\s*{_IDE_BLOCK})*\s*(?:PRIOR CHAT HISTORY:.*)?\Z", re.S)
 _SHELL_EXIT = re.compile(r"^Exit Code:\s*(-?\d+)\s*$", re.M)
 _SHELL_ERROR = re.compile(r"^Error:\s*(.+?)\s*$", re.M)
 _TRAILER = re.compile(r"^(?:Exit Code|Signal|Background PIDs|Process Group PGID):")
@@ -352,7 +354,8 @@ def _continued(text: str, message: dict[str, Any], shown: str) -> bool:
 
 
 def _typed(text: str) -> str:
-    """A prompt without what Gemini Code Assist appended after the user's words (``_IDE_TRAILER`` and on)."""
+    """A prompt without what Gemini Code Assist appended after the user's words (``_IDE_TRAILER``); empty when the
+    text is that alone (the editor's context: nothing asked)."""
     trailer = _IDE_TRAILER.search(text)
     return (text[:trailer.start()] if trailer else text).strip()
 
