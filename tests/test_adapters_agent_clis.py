@@ -1138,6 +1138,22 @@ def test_the_context_an_ide_extension_adds_is_not_the_users_prompt() -> None:
     assert selected.metadata["entrypoint"] == "claude-vscode"
 
 
+def test_ide_tags_after_the_users_words_are_the_users(tmp_path: Path) -> None:
+    """Bug (review): every ``<ide_opened_file>`` / ``<ide_selection>`` block was cut from a prompt, wherever it sat, so
+    a prompt quoting one (a user writing a transcript parser) lost the quoted part. Only the blocks that open the
+    message are the extension's (every real one does): derived from the real selection above."""
+    real = CC_REAL / "xuwentao" / "814710e0-c005-483c-bcb2-727b2e09f73c.jsonl"
+    quoted = ("Our transcripts contain <ide_selection>The user selected the lines 1 to 2 from a.py:\nx = 1"
+              "</ide_selection> before the prompt. Write a parser that removes them.")
+    lines = real.read_text().splitlines()
+    record = json.loads(lines[5])
+    record["message"]["content"][1]["text"] = quoted
+    lines[5] = json.dumps(record)
+    path = tmp_path / real.name
+    path.write_text("\n".join(lines) + "\n")
+    assert only(path).task == quoted  # the selection before it is still cut
+
+
 def test_a_subagents_metadata_with_its_description_is_passed_over() -> None:
     """Found by a probe (real, LAF-US/IDAHO-VAULT, CLI 2.1.86+): the ``agent-<id>.meta.json`` beside an Agent call's
     subagent transcript, ``{"agentType", "description"}``, was rejected as "unrecognised dump format", one error per

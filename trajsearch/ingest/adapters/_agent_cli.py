@@ -152,14 +152,16 @@ def strip_reminders(text: str, *, keep_hooks: bool = False) -> str:
 def strip_ide_context(text: str) -> str:
     """A user message without what Claude Code's IDE extensions put before the user's words
     (``<ide_opened_file>``, ``<ide_selection>``: the file open in the editor, the lines selected, "This may or
-    may not be related to the current task"): context, as a ``<system-reminder>`` is, not what the user asked."""
-    for tag in IDE_CONTEXT:
-        kept, at = [], 0
-        for start, end in _blocks(text, tag):
-            kept.append(text[at:start])
-            at = end
-        text = "".join(kept) + text[at:]
-    return text.strip()
+    may not be related to the current task"): context, as a ``<system-reminder>`` is, not what the user asked.
+    Only the blocks that open the message: the same tags after the user's first words are theirs (a prompt
+    quoting one)."""
+    text = text.strip()
+    while (tag := next((t for t in IDE_CONTEXT if text.startswith(f"<{t}>")), None)) is not None:
+        end = text.find(f"</{tag}>")
+        if end == -1:
+            break
+        text = text[end + len(tag) + 3:].lstrip()
+    return text
 
 
 def json_arguments(raw: Any, *, key: str = "input") -> Any:
