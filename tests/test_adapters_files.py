@@ -593,6 +593,20 @@ def test_atif_harbor_trial_result_gives_the_verdict(tmp_path: Path) -> None:
         Outcome.success, 1.0, "Harbor trial result.json")
 
 
+HARBOR_CRASHED = (FIXTURES / "atif/.real/harbor-crashed/2026-09-30__08-59-24/check-brickmake-rule-semantics-r__xwL2kAp"
+                  / "agent/trajectory.json")
+
+
+def test_atif_harbor_trial_graded_after_its_agent_crashed_keeps_the_crash() -> None:
+    """Bug (real: Saud008/terminal-bench-2.1, a claude-code trial that was not logged in): the verifier still gave
+    reward 0.0, and the trial's ``exception_info`` (NonZeroAgentExitCodeError) was dropped: an honest failure."""
+    run = only(HARBOR_CRASHED)
+    assert (run.outcome, run.reward) == (Outcome.failure, 0.0)
+    assert run.failure.error.startswith("NonZeroAgentExitCodeError: Command failed (exit 1): export PATH=")
+    assert run.failure.cause == "infrastructure: the agent's process failed; the verifier graded what it left"
+    assert run.metadata["trial_exception"] == "NonZeroAgentExitCodeError"
+
+
 MINI_BATCH = FIXTURES / "mini-swe-agent/.real"
 
 

@@ -81,7 +81,10 @@ Mapping
   (``<trial>/agent/``, or a multi-step trial's ``<trial>/steps/<step>/agent/``)
   whose ``result.json`` records the verifier's reward
   (``verifier_result.rewards.reward``; a step's own in ``step_results``) or
-  the trial's exception.
+  the trial's exception (``exception_info``: ``infra_error``, an agent
+  timeout ``failure``). A trial with both (Harbor grades what an agent that
+  crashed or timed out left) keeps its reward and, short of a success, the
+  exception as its failure; metadata ``trial_exception`` names its type.
 - beside it, in a Harbor job directory (``side_path``): the agent's raw
   session that Harbor converted (Codex's ``agent/sessions/**/rollout-*.jsonl``,
   Claude Code's ``agent/sessions/projects/**.jsonl``, ...) is passed over when
@@ -532,16 +535,29 @@ def _verdict(extra: dict[str, Any], source: Path, ctx: Context) -> tuple[Outcome
     rewards = verifier.get("rewards") if isinstance(verifier.get("rewards"), dict) else {}
     value = rewards.get("reward", next(iter(rewards.values()), None) if len(rewards) == 1 else None)
     exception = trial.get("exception_info") if isinstance(trial.get("exception_info"), dict) else None
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return outcome_of_reward(float(value), ctx), float(value), None, basis
     if exception:
-        kind = str(exception.get("exception_type") or "exception")
-        error = short(f"{kind}: {exception.get('exception_message') or ''}", 500)
-        if "AgentTimeout" in kind:
-            return Outcome.failure, None, Failure(error=error), basis
-        return Outcome.infra_error, None, Failure(
-            error=error, cause="infrastructure: the trial failed before the verifier graded it"), basis
+        basis["trial_exception"] = str(exception.get("exception_type") or "exception")
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        outcome = outcome_of_reward(float(value), ctx)
+        crashed = exception is not None and outcome is not Outcome.success
+        return outcome, float(value), _trial_failure(exception, graded=True) if crashed else None, basis
+    if exception:
+        failure = _trial_failure(exception, graded=False)
+        return (Outcome.failure if failure.cause is None else Outcome.infra_error), None, failure, basis
     return Outcome.unknown, None, None, basis
+
+
+def _trial_failure(exception: dict[str, Any], *, graded: bool) -> Failure:
+    """The failure a Harbor trial's ``exception_info`` records. Harbor runs the verifier even after the agent's
+    process died, so a trial may have both a reward and the crash (``NonZeroAgentExitCodeError``): the reward
+    grades what the dead agent left, and the crash is why. An agent timeout is the agent's own failure."""
+    kind = str(exception.get("exception_type") or "exception")
+    error = short(f"{kind}: {exception.get('exception_message') or ''}", 500)
+    if "AgentTimeout" in kind:
+        return Failure(error=error, cause="the agent ran out of time; the verifier graded what it left"
+                       if graded else None)
+    return Failure(error=error, cause="infrastructure: the agent's process failed; the verifier graded what it left"
+                   if graded else "infrastructure: the trial failed before the verifier graded it")
 
 
 def _started(ordered: list[dict[str, Any]]) -> datetime | None:
