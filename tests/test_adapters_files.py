@@ -607,6 +607,23 @@ def test_atif_harbor_trial_graded_after_its_agent_crashed_keeps_the_crash() -> N
     assert run.metadata["trial_exception"] == "NonZeroAgentExitCodeError"
 
 
+def test_atif_claude_codes_synthetic_model_is_no_model_the_trials_is() -> None:
+    """Bug (real: the same Saud008 trial): the run's model was ``<synthetic>``, Claude Code's name for a message it
+    made up itself (here "Not logged in"), which Harbor copied to the agent and its one step."""
+    assert only(HARBOR_CRASHED).model_id == "openai/gpt-5.6"  # the trial's config.json / result.json config
+
+
+def test_atif_trial_model_without_its_config_is_the_result_s_agent_info(tmp_path: Path) -> None:
+    """The same trial with no config (neither ``config.json`` nor ``result.json``'s copy): ``agent_info``."""
+    trial = tmp_path / HARBOR_CRASHED.parent.parent.name
+    shutil.copytree(HARBOR_CRASHED.parent.parent, trial)
+    (trial / "config.json").unlink()
+    result = json.loads((trial / "result.json").read_text())
+    del result["config"]
+    (trial / "result.json").write_text(json.dumps(result))
+    assert only(trial / "agent" / "trajectory.json").model_id == "openai/gpt-5.6"
+
+
 MINI_BATCH = FIXTURES / "mini-swe-agent/.real"
 
 

@@ -26,7 +26,9 @@ Mapping
   else the whole message. Copied-context steps count here: a continuation's
   task is the one it continues.
 - model_id = ``agent.model_name`` (else the first agent step's
-  ``model_name``); tool_versions = ``{agent.name: agent.version}``;
+  ``model_name``, else ``agent.model``), passing over Claude Code's
+  ``<synthetic>`` (no model: a message the CLI made up), else in a Harbor
+  trial the model its config ran the agent with; tool_versions = ``{agent.name: agent.version}``;
   created_at = the first step ``timestamp`` (the task's step included; not
   copied context).
 - steps, in ``step_id`` order; system steps and steps flagged
@@ -414,7 +416,8 @@ def _written_actions(message: str, fences: tuple[str, ...]) -> tuple[list[tuple[
 
 
 @lru_cache(maxsize=64)
-def _trial_result(path: str, mtime: float) -> dict[str, Any]:
+def _trial_json(path: str, mtime: float) -> dict[str, Any]:
+    """A Harbor trial's ``result.json`` or ``config.json`` (read once per trial, however many runs it holds)."""
     data = json.loads(Path(path).read_text(encoding="utf-8"))
     return data if isinstance(data, dict) else {}
 
@@ -504,7 +507,7 @@ def _harbor_verdict(source: Path) -> dict[str, Any] | None:
         return None
     result = found[0] / "result.json"
     try:
-        data = _trial_result(str(result), result.stat().st_mtime)
+        data = _trial_json(str(result), result.stat().st_mtime)
     except (OSError, ValueError):
         return None
     step = next((r for r in as_list(data.get("step_results")) if isinstance(r, dict) and found[1] is not None
@@ -560,6 +563,43 @@ def _trial_failure(exception: dict[str, Any], *, graded: bool) -> Failure:
                    if graded else "infrastructure: the trial failed before the verifier graded it")
 
 
+#: Model names that name no model: Claude Code's ``<synthetic>``, on a message the CLI made up itself (an auth,
+#: quota or API error), which Harbor's conversion copies to the agent and its steps.
+_NO_MODEL = frozenset({"<synthetic>"})
+
+
+def _model(agent: dict[str, Any], models: list[str], source: Path) -> str | None:
+    """The run's model: ``agent.model_name``, else the agent steps' ``model_name``, else ``agent.model`` (each
+    but a placeholder), else the Harbor trial's (:func:`_trial_model`)."""
+    named = (agent.get("model_name"), *models, agent.get("model"))
+    return next((str(m) for m in named if m and str(m) not in _NO_MODEL), None) or _trial_model(source)
+
+
+def _trial_model(source: Path) -> str | None:
+    """The model a Harbor trial ran its agent with: the trial config's ``agent.model_name`` (as ``result.json``
+    keeps it, else ``config.json``), else ``result.json``'s ``agent_info.model_info`` as ``provider/name``."""
+    found = _trial_dir(source)
+    if found is None:
+        return None
+    read = []
+    for name in ("result.json", "config.json"):
+        try:
+            read.append(_trial_json(str(found[0] / name), (found[0] / name).stat().st_mtime))
+        except (OSError, ValueError):
+            read.append({})
+    result, config = read
+    for given in (result.get("config"), config):
+        agent = given.get("agent") if isinstance(given, dict) and isinstance(given.get("agent"), dict) else {}
+        if isinstance(agent.get("model_name"), str) and agent["model_name"] and agent["model_name"] not in _NO_MODEL:
+            return agent["model_name"]
+    info = result.get("agent_info") if isinstance(result.get("agent_info"), dict) else {}
+    model = info.get("model_info") if isinstance(info.get("model_info"), dict) else {}
+    if isinstance(model.get("name"), str) and model["name"]:
+        return f"{model['provider']}/{model['name']}" if isinstance(model.get("provider"), str) and model[
+            "provider"] else model["name"]
+    return None
+
+
 def _started(ordered: list[dict[str, Any]]) -> datetime | None:
     """When the run began: its first step's timestamp, the task's included (context a continuation copied
     from an earlier trajectory is older than the run)."""
@@ -610,7 +650,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     fields: dict[str, Any] = {
         "trajectory_id": safe_id(trajectory_id),
         "task": clip_task(task.replace("\r\n", "\n").strip()),
-        "model_id": agent.get("model_name") or (models[0] if models else None) or agent.get("model"),
+        "model_id": _model(agent, models, ctx.source),
         "tool_versions": {str(agent["name"]): str(agent.get("version"))}
         if agent.get("name") and agent.get("version") not in (None, "", "unknown") else {},
         "tools_available": [str(t["function"]["name"]) for t in as_list(agent.get("tool_definitions"))
