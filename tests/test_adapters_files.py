@@ -841,6 +841,37 @@ def test_mini_swe_agent_cli_submission_is_the_last_steps_result_not_an_error() -
     assert run.outcome.value == "success"
 
 
+TAU2_HUMAN = FIXTURES / "tau2-bench/.real/human-trajectories/airline/task_36_human.json"
+TAU2_NO_TASKS = FIXTURES / "tau2-bench/.real/tasks-missing/smoke_results.two-simulations.json"
+
+
+def test_tau2_simulation_whose_task_is_not_in_the_file_is_read_from_its_conversation() -> None:
+    """Bug (real: bogoliubon/tau2-bench's human trajectories, each one ``SimulationRun`` saved on its own, and
+    dannyhagenlocker/tau2-bench's results file written with ``"tasks": []``): every simulation was rejected ("task
+    '36' ... is not in the results' 'tasks'"), its messages, tool calls and reward lost."""
+    human = only(TAU2_HUMAN)
+    assert human.task.startswith("Hi... I, um, I need to change the date of my flight.")  # the user's first message
+    assert human.task_id == "tau2-36" and human.outcome is Outcome.unknown  # reward_info: null
+    assert [s.action for s in human.steps] == ["respond", "respond", "get_reservation_details", "respond", "respond"]
+    assert human.steps[2].arguments == {"reservation_id": "EUJUY6"}
+    assert (human.metadata["task_definition"], human.metadata["task_from"]) == ("missing", "the user's first message")
+    graded, failed = runs(TAU2_NO_TASKS)
+    assert [(r.task_id, r.task, r.reward, r.outcome) for r in (graded, failed)] == [
+        ("retail-task_0", "I need help with order 123", 1.0, Outcome.success),
+        ("retail-task_1", "Cancel order W123", 0.0, Outcome.failure)]
+    assert graded.model_id == "gpt-5.5" and graded.steps[1].action == "find_user_id_by_email"
+    assert failed.metadata["task_definition"] == "missing"
+
+
+def test_tau2_simulation_without_its_task_or_any_message_holds_no_run(tmp_path: Path) -> None:
+    """The same human trajectory with its messages gone: nothing to read a task or a step from."""
+    sim = json.loads(TAU2_HUMAN.read_text())
+    sim["messages"] = []
+    (tmp_path / "task_36_human.json").write_text(json.dumps(sim))
+    [result] = read_dump(tmp_path / "task_36_human.json")
+    assert not result.ok and "is not in the file ('tasks') and the simulation has no conversation" in result.error
+
+
 def test_tau2_bare_list_of_simulations_is_rejected_saying_what_is_missing(tmp_path: Path) -> None:
     """A leaderboard submission saved the simulations alone, as a JSON list (real: tau2-bench
     web/leaderboard/public/submissions/adaptive-agent_ironshell-ui_2026-03-22): their tasks are missing."""

@@ -15,7 +15,11 @@ Mapping (``SimulationRun``, ``Task``, ``message.py``)
   ``ticket``, else its ``description.purpose``. A solo run (agent
   ``llm_agent_solo``, user ``dummy_user``: no one talks to the agent) takes
   the ``ticket`` first, the one text its agent got. A simulation
-  whose task is not in the file is rejected, naming the task id.
+  whose task is not in the file (saved on its own, as a fork's human
+  trajectories are, or in a results file with ``"tasks": []``) takes a task
+  it embeds (``task``), else the user's first message (metadata
+  ``task_definition: "missing"`` and ``task_from`` say so); one with neither
+  and no conversation holds no run and is rejected, naming the task id.
 - task_id = ``<domain>-<task_id>``; task_family = the domain
   (``info.environment_info.domain_name``); trajectory_id =
   ``tau2.<domain>.<task_id>.t<trial>.<simulation id>`` (the simulation's
@@ -327,6 +331,25 @@ def _failure(reason: str | None, reward_info: dict[str, Any], steps: list[dict],
     return Failure(error=short(error, 2000, keep="head"), cause=cause)
 
 
+def _task_without_definition(sim: dict[str, Any]) -> tuple[dict[str, Any], str, dict[str, Any]]:
+    """(the task, its text, metadata saying where it came from) of a simulation whose task is not in the file: a
+    task the simulation embeds, else the user's first message, else (a conversation without one: a solo agent's)
+    a placeholder naming the task id; no conversation at all is no run to read."""
+    own = sim.get("task") if isinstance(sim.get("task"), dict) else None
+    if own is not None and (text := task_text(own)):
+        return own, text, {"task_definition": "missing", "task_from": "the simulation's own 'task'"}
+    messages = _messages(sim)
+    said = next((m["content"].strip() for m in messages if m.get("role") == "user"
+                 and isinstance(m.get("content"), str) and m["content"].strip()), None)
+    if said is not None:
+        return {}, said, {"task_definition": "missing", "task_from": "the user's first message"}
+    if not any(m.get("role") in ("assistant", "user", "tool") for m in messages):
+        raise RecordError(f"task {sim['task_id']!r} of simulation {sim.get('id')} is not in the file ('tasks') and "
+                          "the simulation has no conversation: no run to read")
+    return {}, f"tau2 task {sim['task_id']} (its definition is not in the file)", {
+        "task_definition": "missing", "task_from": "none: a placeholder naming the task id"}
+
+
 def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     record = json_object(record)
     if "simulation" in record:
@@ -346,14 +369,16 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     if sim.get("task_id") is None:
         raise RecordError("missing field 'task_id' in the simulation")
     info = info if isinstance(info, dict) else {}
-    if not isinstance(task, dict):
-        raise RecordError(f"task {sim['task_id']!r} of simulation {sim.get('id')} is not in the results' 'tasks'")
     agent = info.get("agent_info") if isinstance(info.get("agent_info"), dict) else {}
     user = info.get("user_info") if isinstance(info.get("user_info"), dict) else {}
     solo = "solo" in str(agent.get("implementation") or "")  # ``LLMSoloAgent`` (and its ``_gt``) read the ticket
-    instruction = task_text(task, solo)
-    if not instruction:
-        raise RecordError(f"task {sim['task_id']!r} has no 'user_scenario.instructions', 'ticket' or description")
+    missing: dict[str, Any] = {}
+    if isinstance(task, dict):
+        instruction = task_text(task, solo)
+        if not instruction:
+            raise RecordError(f"task {sim['task_id']!r} has no 'user_scenario.instructions', 'ticket' or description")
+    else:
+        task, instruction, missing = _task_without_definition(sim)
     env = info.get("environment_info") if isinstance(info.get("environment_info"), dict) else {}
     domain = str(ctx.defaults.get("task_family") or env.get("domain_name") or "tau2")
     steps = _steps(_messages(sim))
@@ -393,6 +418,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
             "results_timestamp": stamp,
             "simulation_id": sim.get("id"),
             "mode": sim.get("mode"),
+            **missing,
         },
     }
     return build(fields, ctx)
