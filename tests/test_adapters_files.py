@@ -307,6 +307,34 @@ def test_tau_bench_model_from_a_results_name_with_a_suffix(tmp_path: Path) -> No
     assert {r.model_id for r in runs(renamed)} == {r.model_id for r in runs(TAU_GROK)} == {"grok-3"}
 
 
+def test_tau_bench_results_name_of_a_forks_hyphenated_strategy_gives_strategy_and_model() -> None:
+    """Bug (real: avaljotsingh/tau-bench, whose own agent strategies hold hyphens): the name pattern knew only
+    tau-bench's four strategies, so ``tool-calling-with-preconditions-and-python-none-0.1_...`` gave strategy
+    ``tool-calling`` and model ``with-preconditions-and-python-none``, and ``assertions-agent-none-0.1_...``
+    matched nothing: no model, strategy, temperature or user model."""
+    folder = FIXTURES / "tau-bench/.real"
+    for name, strategy in (
+            ("tool-calling-with-preconditions-and-python-none-0.1_range_0--1_user-none-llm_0627143046.json",
+             "tool-calling-with-preconditions-and-python"),
+            ("assertions-agent-none-0.1_range_80-90_user-none-llm_0618150115.json", "assertions-agent")):
+        run = only(folder / name)
+        assert (run.model_id, run.metadata["strategy"], run.metadata["temperature"], run.metadata["user_model"]) == (
+            "none", strategy, "0.1", "none")  # "none": the fork's own word for its model, as run.py wrote it
+    assert {(r.model_id, r.metadata["strategy"]) for r in runs(TAU_GROK)} == {("grok-3", "tool-calling")}  # as before
+
+
+def test_tau_bench_results_name_of_a_strategy_not_known_here(tmp_path: Path) -> None:
+    """A strategy this reader does not know splits before the user simulator's model when the agent ran that one;
+    otherwise the name cannot say where the strategy ends: no strategy or model, the other settings kept."""
+    same = tmp_path / TAU_GROK.name.replace("tool-calling-", "plan-and-act-")
+    same.write_bytes(TAU_GROK.read_bytes())
+    assert {(r.model_id, r.metadata["strategy"]) for r in runs(same)} == {("grok-3", "plan-and-act")}
+    other = tmp_path / TAU_GROK.name.replace("tool-calling-", "plan-and-act-").replace("user-grok-3", "user-gpt-4o")
+    other.write_bytes(TAU_GROK.read_bytes())
+    assert {(r.model_id, "strategy" in r.metadata, r.metadata["user_model"]) for r in runs(other)} == {
+        (None, False, "gpt-4o")}
+
+
 def test_tau_bench_fractional_rewards_use_the_operator_threshold() -> None:
     """Bug: fractional rewards (0.65-0.99) all became failures."""
     assert detect_format(TAU_GROK) == "tau-bench"

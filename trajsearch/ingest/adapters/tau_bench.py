@@ -17,7 +17,11 @@ Mapping
   (the stem names the result set, so two models' files never overwrite each other).
 - model_id: the agent model in the file name ``run.py`` gives its results,
   ``<strategy>-<model>-<temperature>_range_<start>-<end>_user-<user model>-<user strategy>_<time>.json``
-  (metadata keeps the strategy, temperature and user model); else none.
+  (metadata keeps the strategy, temperature and user model); else none. Strategy
+  and model both may hold hyphens: the strategy is the longest known one
+  (tau-bench's and known forks', ``tool-calling-with-preconditions-and-python``),
+  else, when the rest ends with the user model, the words before it; else the
+  name gives no strategy and no model.
 - steps, in conversation order (the system policy prompt is dropped):
   * each assistant tool call: action = function name, arguments = parsed JSON,
     thought = the assistant text sent with it (rare), observation = the tool
@@ -84,12 +88,22 @@ NAME = "tau-bench"
 SIGNATURE = re.compile(r'"traj"\s*:\s*\[')
 KNOWN_DOMAINS = ("airline", "retail", "telecom")
 _READ_ONLY = re.compile(r"^(get|search|list|find|calculate|think)")
-#: ``run.py``'s checkpoint name: ``{strategy}-{model}-{temperature}_range_{start}-{end}_user-{user model}-{user strategy}_{time}``.
+#: ``run.py``'s checkpoint name: ``{strategy}-{model}-{temperature}_range_{start}-{end}_user-{user model}-{user strategy}_{time}``;
+#: ``head`` is ``{strategy}-{model}``, both of which may hold hyphens (:func:`_strategy_and_model` splits it).
 _RESULTS_NAME = re.compile(
-    r"^(?P<strategy>tool-calling|act|react|few-shot)-(?P<model>.+)-(?P<temperature>\d+(?:\.\d+)?)"
+    r"^(?P<head>.+)-(?P<temperature>\d+(?:\.\d+)?)"
     r"_range_(?P<start>-?\d+)-(?P<end>-?\d+)_user-(?P<user_model>.+)-(?P<user_strategy>[a-z_]+)_\d{6,}"
     r"(?:_.*)?$"  # a suffix an operator added after the time (``__trials_1``)
 )
+#: Agent strategies (``--agent-strategy``), longest first: tau-bench's own, then those of forks whose results
+#: were read (avaljotsingh/tau-bench's ``run.py`` and results), each a prefix no model name starts with.
+_STRATEGIES = tuple(sorted((
+    "tool-calling", "act", "react", "few-shot",
+    "one-shot", "assertions-agent", "orchestrator", "tool-calling-with-preconditions",
+    "tool-calling-with-preconditions-and-python",
+), key=len, reverse=True))
+#: A strategy name as ``run.py`` spells one: lowercase words joined by hyphens.
+_STRATEGY_WORDS = re.compile(r"[a-z]+(?:-[a-z]+)*")
 _ACTION = "Action:"
 _API_OUTPUT = "API output: "
 
@@ -154,9 +168,27 @@ def _text(value: Any) -> str:
 
 
 def run_name(source: Path) -> dict[str, str]:
-    """The run settings ``run.py`` put in the results file's name (empty when it is named otherwise)."""
+    """The run settings ``run.py`` put in the results file's name (empty when it is named otherwise); the
+    strategy and model only where :func:`_strategy_and_model` can tell them apart."""
     found = _RESULTS_NAME.match(file_stem(source, _SUFFIXES))
-    return found.groupdict() if found else {}
+    if not found:
+        return {}
+    settings = found.groupdict()
+    head = settings.pop("head")
+    return {**_strategy_and_model(head, settings["user_model"]), **settings}
+
+
+def _strategy_and_model(head: str, user_model: str) -> dict[str, str]:
+    """``{strategy}-{model}`` split: after a known strategy (the longest that leaves a model), else, for a
+    strategy not known here, before the user simulator's model when the agent ran the same one (forks mostly
+    do); else neither (the name alone cannot say where a hyphenated strategy ends)."""
+    for strategy in _STRATEGIES:
+        if head.startswith(strategy + "-") and len(head) > len(strategy) + 1:
+            return {"strategy": strategy, "model": head[len(strategy) + 1:]}
+    strategy = head.removesuffix("-" + user_model)
+    if strategy != head and _STRATEGY_WORDS.fullmatch(strategy):
+        return {"strategy": strategy, "model": user_model}
+    return {}
 
 
 #: A reasoning model's thinking written at the head of its message (Qwen3's, DeepSeek-R1's ``<think>...</think>``).
