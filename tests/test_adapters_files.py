@@ -763,6 +763,15 @@ def test_every_real_file_reads_twice_the_same(path: Path) -> None:
     assert runs(path) == runs(path)
 
 
+def test_a_chat_under_trajectory_and_info_is_no_swe_agent_run() -> None:
+    """Bug (real: NihaarikaAgarwal/TauBench-pcv-ia's tau-bench error examples, each a ``trajectory`` of chat
+    messages beside an ``info``): detected as SWE-agent and each example rejected for lacking a task "in 'history'",
+    a field the file never had. A ``trajectory`` of chat messages is no SWE-agent turns: the format is not known."""
+    path = FIXTURES / "swe-agent/.real/not-swe-agent/E1_examples.one-example.json"
+    with pytest.raises(ValueError, match="unrecognised dump format"):
+        detect_format(path)
+
+
 def test_swe_agent_coder_prompt_gives_the_issue_not_the_plans() -> None:
     """CodeR (built on SWE-agent 0.x) ends the issue with a singular INSTRUCTION: before its plans and tips."""
     [run] = [r.trajectory for r in read_dump(SWE_CODER, tenant="acme")]

@@ -3,7 +3,9 @@
 Mapping
 - run: the file itself; a 1.x retry-loop file holding only ``attempts`` (no
   top-level ``trajectory`` yet) is read from its best attempt
-  (``info.best_attempt_idx``), else its last.
+  (``info.best_attempt_idx``), else its last. A ``trajectory`` of chat
+  messages (``role`` / ``content``, no turn's ``action`` / ``observation`` /
+  ``response`` / ``thought``) is not SWE-agent's, whatever lies beside it.
 - task: ``replay_config.problem_statement.text`` (``replay_config`` is a JSON
   string, or an object, in SWE-agent 1.x; a GitHub-issue or file problem
   statement has no text), else the instance prompt: the first ``user``
@@ -123,12 +125,23 @@ def matches(record: Any) -> bool:
     if not isinstance(record, dict) or "messages" in record:
         return False
     if isinstance(record.get("trajectory"), list):
-        return "info" in record or "history" in record
+        return ("info" in record or "history" in record) and not _chat_messages(record["trajectory"])
     if "trajectory" not in record and _history_actions(record):
         return True
     attempts = record.get("attempts")
     return isinstance(attempts, list) and bool(attempts) and all(
         isinstance(a, dict) and isinstance(a.get("trajectory"), list) for a in attempts)
+
+
+#: What a SWE-agent ``trajectory`` entry holds (one turn: the model's response, the action run, what came back).
+_STEP_KEYS = frozenset({"action", "observation", "response", "thought"})
+
+
+def _chat_messages(entries: list[Any]) -> bool:
+    """Whether a ``trajectory`` list is chat messages (``role`` / ``content``, as a tau-bench chat copied into an
+    analysis file is), not SWE-agent turns: every entry a message with a role and none a turn's field."""
+    entries = [e for e in entries if e is not None]
+    return bool(entries) and all(isinstance(e, dict) and "role" in e and not _STEP_KEYS & e.keys() for e in entries)
 
 
 def _main_history(record: dict[str, Any]) -> list[dict[str, Any]]:
