@@ -188,6 +188,25 @@ def test_one_time_link_signs_in_once(ts, keys):
     assert again.status_code == 403 and "already used" in again.text
 
 
+def test_sign_ins_with_one_key_never_sign_out_another_keys_sessions(ts, keys):
+    """Sessions were one shared 10,000-entry store, oldest dropped first: 10,001 sign-ins with any key signed
+    everyone else out, whatever their tenant. Now each key holds its own bounded set of sessions."""
+    app = create_app(ts, keys.ring, config=WebConfig(allowed_hosts=LOOPBACK_HOSTS))
+    victim = sign_in(app, keys.other)
+    colleague = sign_in(app, keys.pinned)  # the same tenant as the flood, another key
+    flooder = new_client(app)
+    flooder.cookies.set("ts_csrf", "A" * 32, domain="127.0.0.1")  # the double-submit token is the caller's own
+    for _ in range(10_050):
+        response = flooder.post("/signin", data={"key": keys.demo, "csrf": "A" * 32, "next": "/"})
+        assert response.status_code == 303
+        flooder.cookies.delete("ts_session")  # each sign-in a new session, as from many browsers
+    assert victim.get("/").status_code == 200
+    assert colleague.get("/").status_code == 200
+    sessions = web_of(app).sessions
+    assert len(sessions) == sessions.max_per_key + 2  # the flood's own sessions stay bounded
+    assert flooder.get("/").status_code == 303
+
+
 def test_form_bodies_are_bounded(app):
     client = new_client(app)
     response = client.post("/signin", content=b"key=" + b"a" * 200_000,

@@ -31,7 +31,9 @@ from ..service.auth import Principal
 SESSION_COOKIE = "ts_session"
 CSRF_COOKIE = "ts_csrf"
 SESSION_SECONDS = 12 * 3600
-MAX_SESSIONS = 10_000
+#: Live sessions per key: signing in past it signs out that key's least recently used session,
+#: never another key's (the keys are the operator's, so all sessions together stay bounded too).
+MAX_SESSIONS_PER_KEY = 200
 
 
 def _digest(token: str) -> str:
@@ -57,22 +59,35 @@ class Session:
 
 
 class SessionStore:
-    """Session id -> :class:`Session`, in memory (a restart signs everyone out), least recently used evicted."""
+    """Session id -> :class:`Session`, in memory (a restart signs everyone out).
 
-    def __init__(self, *, seconds: float = SESSION_SECONDS, max_sessions: int = MAX_SESSIONS) -> None:
+    Each key (tenant and key id) holds at most ``max_per_key`` sessions: a sign-in past that drops
+    the least recently used session *of that key*, so no caller's sign-ins can push out anyone else's.
+    """
+
+    def __init__(self, *, seconds: float = SESSION_SECONDS, max_per_key: int = MAX_SESSIONS_PER_KEY) -> None:
         self.seconds = seconds
-        self.max_sessions = max_sessions
-        self._by_digest: OrderedDict[str, Session] = OrderedDict()
+        self.max_per_key = max_per_key
+        self._by_digest: dict[str, Session] = {}
+        self._by_key: dict[tuple[str, str], OrderedDict[str, None]] = {}  # per key, least recently used first
         self._lock = threading.Lock()
+
+    @staticmethod
+    def _owner(session: Session) -> tuple[str, str]:
+        return session.principal.tenant, session.principal.key_id
 
     def create(self, principal: Principal) -> tuple[str, Session]:
         """A fresh session id (for the cookie) and its session."""
         token = new_token()
+        digest = _digest(token)
         session = Session(principal, expires=time.monotonic() + self.seconds)
         with self._lock:
-            self._by_digest[_digest(token)] = session
-            while len(self._by_digest) > self.max_sessions:
-                self._by_digest.popitem(last=False)
+            self._by_digest[digest] = session
+            mine = self._by_key.setdefault(self._owner(session), OrderedDict())
+            mine[digest] = None
+            while len(mine) > self.max_per_key:
+                oldest, _ = mine.popitem(last=False)
+                self._by_digest.pop(oldest, None)
         return token, session
 
     def get(self, token: str | None) -> Session | None:
@@ -84,15 +99,25 @@ class SessionStore:
             if session is None:
                 return None
             if session.expires <= time.monotonic():
-                del self._by_digest[digest]
+                self._forget(digest)
                 return None
-            self._by_digest.move_to_end(digest)
+            self._by_key[self._owner(session)].move_to_end(digest)
             return session
 
     def drop(self, token: str | None) -> None:
         if token:
             with self._lock:
-                self._by_digest.pop(_digest(token), None)
+                self._forget(_digest(token))
+
+    def _forget(self, digest: str) -> None:
+        session = self._by_digest.pop(digest, None)
+        if session is None:
+            return
+        owner = self._owner(session)
+        mine = self._by_key[owner]
+        mine.pop(digest, None)
+        if not mine:
+            del self._by_key[owner]
 
     def __len__(self) -> int:
         return len(self._by_digest)
