@@ -288,6 +288,22 @@ def test_a_pinned_key_sees_only_its_env_versions(app, keys):
     assert "No runs match" in page
 
 
+def test_a_pinned_key_cannot_tell_a_hidden_runs_trace_uri_from_a_missing_one(ts, app, keys):
+    """A pasted trace URI of a run outside the key's pins was read and silently dropped, while a missing run's
+    URI got a note: the note told which runs exist beyond the pins. Both now get the same note."""
+    client = sign_in(app, keys.pinned)
+    hidden = trace_uri_of(ts, "demo", BROKEN)  # airline-v1: outside the pins
+    missing = re.sub(r"[^/]+\.json\.gz$", "no-such-run-0123456789abcdef.json.gz", hidden)
+    note = "No run of yours has that trace URI; searched it as text."
+    for uri in (hidden, missing):
+        page = client.get("/", params={"q": uri})
+        assert page.status_code == 200
+        assert note in html.unescape(page.text), uri
+        assert "Runs like <a" not in page.text
+    own = client.get("/", params={"q": trace_uri_of(ts, "demo", HOSTILE)}).text  # inside the pins: runs like it
+    assert f'Runs like <a href="/runs/{HOSTILE}">' in own and note not in html.unescape(own)
+
+
 # -- escaping --------------------------------------------------------------------------------------
 
 

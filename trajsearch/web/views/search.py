@@ -256,11 +256,12 @@ def search(ts: TrajSearch, principal: Principal, form: SearchForm, facts: TraceF
     text = form.q
     exclude: tuple[str, ...] = ()
     anchor_id = None
-    if looks_like_trace_uri(text):
+    pasted_uri = looks_like_trace_uri(text)
+    if pasted_uri:
         try:
             anchor_id = ts.get_trace(text, tenant=tenant).trajectory_id
         except (TraceStoreError, ValueError, KeyError):
-            out.notes.append("No run of yours has that trace URI; searched it as text.")
+            anchor_id = None
     elif looks_like_id(text):
         anchor_id = text
     if anchor_id is not None:
@@ -268,12 +269,14 @@ def search(ts: TrajSearch, principal: Principal, form: SearchForm, facts: TraceF
             out.anchor = visible_run(ts, principal, anchor_id)
         except NotFound:
             out.anchor = None
-        if out.anchor is not None:  # runs like this one: its failure, else its task
-            try:
-                text = visible_run(ts, principal, anchor_id, level="failure").text
-            except NotFound:
-                text = out.anchor.text
-            exclude = (anchor_id,)
+    if pasted_uri and out.anchor is None:  # missing, or outside the key's pins: the same note
+        out.notes.append("No run of yours has that trace URI; searched it as text.")
+    if out.anchor is not None:  # runs like this one: its failure, else its task
+        try:
+            text = visible_run(ts, principal, out.anchor.trajectory_id, level="failure").text
+        except NotFound:
+            text = out.anchor.text
+        exclude = (out.anchor.trajectory_id,)
     env = narrow((form.env,) if form.env else (), principal.env_versions)
     policy = narrow((), principal.policy_versions)
     out.mode_used = resolve_mode(form.mode, text)
