@@ -304,6 +304,25 @@ def test_a_pinned_key_cannot_tell_a_hidden_runs_trace_uri_from_a_missing_one(ts,
     assert f'Runs like <a href="/runs/{HOSTILE}">' in own and note not in html.unescape(own)
 
 
+def model_suggestions(page: str) -> list[str]:
+    datalist = re.search(r'<datalist id="model-list">(.*?)</datalist>', page, re.S).group(1)
+    return [html.unescape(v) for v in re.findall(r'<option value="([^"]*)">', datalist)]
+
+
+def test_a_pinned_keys_model_suggestions_are_only_of_runs_it_sees(ts, keys):
+    """The model filter suggested every model seen in the tenant's traces, so a pinned key learned the models
+    of runs outside its pins (once any key of the tenant had looked at them). Now only models of runs inside
+    the key's pins are suggested to it."""
+    app = create_app(ts, keys.ring, config=WebConfig(allowed_hosts=LOOPBACK_HOSTS))
+    demo = sign_in(app, keys.demo)
+    assert demo.get(f"/runs/{BROKEN}").status_code == 200  # gpt-4o, airline-v1
+    assert demo.get(f"/runs/{HOSTILE}").status_code == 200  # "<b>model</b>", swe-dev-v1
+    assert {"<b>model</b>", "gpt-4o"} <= set(model_suggestions(demo.get("/", params={"q": "x"}).text))
+    pinned = sign_in(app, keys.pinned)  # pinned to swe-dev-v1; the sample's gpt-4o runs are all airline-v1
+    suggested = model_suggestions(pinned.get("/", params={"q": "x"}).text)
+    assert "<b>model</b>" in suggested and "gpt-4o" not in suggested
+
+
 # -- escaping --------------------------------------------------------------------------------------
 
 

@@ -180,7 +180,7 @@ def search_page(request: Request) -> Response:
     outcome = views.search(web.ts, principal, form, web.facts)
     facets = web.facets.get(principal)
     return web.render(request, "search.html", session=session, form=form, result=outcome, facets=facets,
-                      models=web.facts.models(principal.tenant))
+                      models=web.facts.models(principal))
 
 
 def run_page(request: Request) -> Response:

@@ -142,7 +142,8 @@ class TraceFacts:
         self.ts = ts
         self._cache: TTLCache = TTLCache(maxsize=size, ttl=ttl)
         self._lock = threading.Lock()
-        self._models: dict[str, set[str]] = {}
+        # tenant -> (env version, policy version) -> models: suggestions are narrowed to a key's pins
+        self._models: dict[str, dict[tuple[str | None, str | None], set[str]]] = {}
 
     def get(self, tenant: str, trace_uri: str, *, read: bool = True) -> RunFacts:
         key = (tenant, trace_uri)
@@ -158,16 +159,20 @@ class TraceFacts:
 
     def remember(self, tenant: str, trace_uri: str, trajectory: Trajectory) -> RunFacts:
         facts = RunFacts(trajectory.model_id, trajectory.task[:400])  # shown clipped to 260
+        versions = (trajectory.env_version or None, trajectory.policy_version or None)
         with self._lock:
             self._cache[(tenant, trace_uri)] = facts
             if facts.model:
-                self._models.setdefault(tenant, set()).add(facts.model)
+                self._models.setdefault(tenant, {}).setdefault(versions, set()).add(facts.model)
         return facts
 
-    def models(self, tenant: str) -> list[str]:
-        """Models seen so far in this tenant's traces (suggestions for the model filter)."""
+    def models(self, principal: Principal) -> list[str]:
+        """Models seen so far in the traces of runs this key sees (suggestions for the model filter):
+        its tenant's, inside its pins."""
         with self._lock:
-            return sorted(self._models.get(tenant, ()))
+            by_versions = list(self._models.get(principal.tenant, {}).items())
+        return sorted({model for (env, policy), models in by_versions if principal.sees(env, policy)
+                       for model in models})
 
 
 class Facets:
