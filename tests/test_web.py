@@ -391,6 +391,29 @@ def test_bad_filter_values_are_named_next_to_their_field(demo):
     assert "Runs like this" not in page  # nothing searched with a bad filter
 
 
+def test_search_dates_are_parsed_once_and_compared_as_days(demo):
+    """until=9999-12-31 was a 500 (the end of its day overflowed), since=0001-01-01 a 400 with the library's
+    message, and the dates were compared as strings, so since=20240515&until=2024-05-16 was refused."""
+    for params in ({"until": "9999-12-31"}, {"since": "0001-01-01"}, {"since": "0001-01-01", "until": "9999-12-31"},
+                   {"since": "20240515", "until": "2024-05-16"}, {"since": "2024-05-15", "until": "20240515"}):
+        response = demo.get("/", params={"q": "flight", **params})
+        assert response.status_code == 200, params
+        assert 'class="field-error"' not in response.text, params
+        assert "tau-gpt-4o-airline" in response.text, params  # the sample's airline runs are from 2024-05-15
+    page = demo.get("/", params={"q": "flight", "since": "20240515"}).text
+    assert 'value="2024-05-15"' in page  # shown as the date input writes it
+    for name, value in (("since", "2024-W20-3"), ("until", "0000-01-01"), ("since", "2024-02-30"),
+                        ("until", "10000-01-01"), ("since", "2024-5-15")):
+        response = demo.get("/", params={"q": "flight", name: value})
+        assert response.status_code == 400, (name, value)
+        error = html.unescape(re.search(rf'<p class="field-error" id="err-{name}">([^<]*)</p>', response.text).group(1))
+        label = {"since": "From", "until": "To"}[name]
+        assert error == f"{label}: a date, YYYY-MM-DD (or YYYYMMDD), in the years 1 to 9999 (got {value!r})"
+        assert "Runs like this" not in response.text
+    response = demo.get("/", params={"q": "flight", "since": "2024-05-20", "until": "20240510"})
+    assert response.status_code == 400 and "To: on or after the start date (2024-05-20)" in response.text
+
+
 # -- run and compare pages -------------------------------------------------------------------------
 
 

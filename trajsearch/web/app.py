@@ -179,8 +179,8 @@ def search_page(request: Request) -> Response:
     form = views.SearchForm.parse(request.query_params)
     outcome = views.search(web.ts, principal, form, web.facts)
     facets = web.facets.get(principal)
-    return web.render(request, "search.html", session=session, form=form, result=outcome, facets=facets,
-                      models=web.facts.models(principal))
+    return web.render(request, "search.html", status=400 if form.errors else 200, session=session, form=form,
+                      result=outcome, facets=facets, models=web.facts.models(principal))
 
 
 def run_page(request: Request) -> Response:

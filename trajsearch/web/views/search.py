@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 from dataclasses import dataclass, field
-from datetime import date, datetime, timedelta, timezone
+from datetime import date
 from typing import Any, Mapping
 
 from cachetools import TTLCache
@@ -34,8 +35,10 @@ class SearchForm:
     level: str = ""
     tools: str = ""
     model: str = ""
-    since: str = ""
+    since: str = ""  # as shown in the form (YYYY-MM-DD); the parsed day is since_day
     until: str = ""
+    since_day: date | None = None
+    until_day: date | None = None
     k: int = 10
     errors: dict[str, str] = field(default_factory=dict)
 
@@ -79,18 +82,19 @@ class SearchForm:
                 form.errors["tools"] = "tool names of at most 200 characters, separated by commas"
                 form.tools = ""
                 break
-        for name in ("since", "until"):
+        for name, label in (("since", "From"), ("until", "To")):
             value = get(name)
-            setattr(form, name, value)
-            if value:
-                try:
-                    date.fromisoformat(value)
-                except ValueError:
-                    form.errors[name] = "a date, YYYY-MM-DD"
-                    setattr(form, name, "")
-        if form.since and form.until and form.since > form.until:
-            form.errors["until"] = "on or after the start date"
-            form.until = ""
+            if not value:
+                continue
+            day = parse_day(value)
+            if day is None:
+                form.errors[name] = f"{label}: {DATE_FORMS} (got {_clip(value, 40)!r})"
+                continue
+            setattr(form, name, day.isoformat())
+            setattr(form, f"{name}_day", day)
+        if form.since_day and form.until_day and form.since_day > form.until_day:
+            form.errors["until"] = f"To: on or after the start date ({form.since})"
+            form.until, form.until_day = "", None
         k = get("k")
         form.k = int(k) if k.isdigit() and int(k) in K_CHOICES else 10
         return form
@@ -114,9 +118,27 @@ class SearchForm:
         return {k: v for k, v in values.items() if v}
 
 
-def _epoch(day: str, *, end: bool = False) -> int:
-    start = datetime.combine(date.fromisoformat(day), datetime.min.time(), tzinfo=timezone.utc)
-    return int((start + timedelta(days=1 if end else 0)).timestamp())
+DATE_FORMS = "a date, YYYY-MM-DD (or YYYYMMDD), in the years 1 to 9999"
+_DATE_RES = (re.compile(r"(\d{4})-(\d{2})-(\d{2})", re.ASCII), re.compile(r"(\d{4})(\d{2})(\d{2})", re.ASCII))
+_EPOCH_DAY = date(1970, 1, 1)
+
+
+def parse_day(text: str) -> date | None:
+    """A calendar day written YYYY-MM-DD (what a date input sends) or YYYYMMDD; None for anything else."""
+    for pattern in _DATE_RES:
+        match = pattern.fullmatch(text)
+        if match:
+            try:
+                return date(*(int(part) for part in match.groups()))
+            except ValueError:  # year 0, month 13, February 30
+                return None
+    return None
+
+
+def _epoch(day: date, *, end: bool = False) -> int:
+    """Epoch seconds at the start of ``day`` (UTC), or of the next day with ``end``; days before 1970 are 0
+    (no run is older), and day arithmetic on integers cannot overflow at 9999-12-31."""
+    return max(0, ((day - _EPOCH_DAY).days + (1 if end else 0)) * 86400)
 
 
 # -- run facts that only the trace holds ---------------------------------------------------------
@@ -291,13 +313,13 @@ def search(ts: TrajSearch, principal: Principal, form: SearchForm, facts: TraceF
     filters = Filters(
         tenant=tenant, levels=form.levels, outcomes=(form.outcome,) if form.outcome else (),
         env_versions=env, policy_versions=policy, tools=form.tool_list, exclude_trajectory_ids=exclude,
-        created_after=_epoch(form.since) if form.since else None,
+        created_after=_epoch(form.since_day) if form.since_day else None,
     )
-    post_filtered = bool(form.model or form.until)
+    post_filtered = bool(form.model or form.until_day)
     k = min(200, form.k * 5) if post_filtered else form.k
     hits = ts.search_filtered(text, filters, k=k, group_by_trajectory=True, group_size=1, mode=form.mode)
-    if form.until:
-        before = _epoch(form.until, end=True)
+    if form.until_day:
+        before = _epoch(form.until_day, end=True)
         hits = [h for h in hits if h.created_at < before]
     read_ok = True
     kept: list[tuple[Hit, RunFacts]] = []
