@@ -203,3 +203,21 @@ def test_keyboard_skip_link_labels_and_mode_switch(browser, site, keys):
     meta = wait(browser).until(EC.presence_of_element_located((By.ID, "search-meta")))
     assert meta.text.startswith("mode lexical")
     assert browser.find_element(By.CSS_SELECTOR, "input[name=mode][value=lexical]").is_selected()
+
+
+def test_a_malformed_fragment_leaves_the_script_working(browser, site, keys):
+    """openTarget decoded the fragment unguarded: a link ending in #%E0 threw URIError before the toggles were
+    shown and Ctrl+Enter wired. The fragment is now ignored and the rest of the script runs."""
+    signed_in(browser, site, keys.demo)
+    browser.get(site.url + f"/runs/{BROKEN}#%E0")
+    ready(browser)
+    assert browser.find_element(By.CSS_SELECTOR, ".toggles").is_displayed()
+    browser.find_element(By.CSS_SELECTOR, ".toggles button[data-details=open]").click()
+    wait(browser).until(lambda d: all(s.get_attribute("open") is not None
+                                      for s in d.find_elements(By.CSS_SELECTOR, "details.step")))
+    browser.get(site.url + "/#%E0")
+    ready(browser)
+    box = wait(browser).until(EC.element_to_be_clickable((By.ID, "q")))
+    box.send_keys("flight")
+    box.send_keys(Keys.CONTROL, Keys.ENTER)  # Ctrl+Enter still searches
+    wait(browser).until(lambda d: "q=flight" in d.current_url)

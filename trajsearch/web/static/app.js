@@ -3,7 +3,12 @@
 (function () {
   // Open the <details> a #step-N (or #divergence) fragment points at, and move focus there.
   function openTarget(focus) {
-    var id = decodeURIComponent(location.hash.slice(1));
+    var id;
+    try {
+      id = decodeURIComponent(location.hash.slice(1));
+    } catch (error) {
+      return; // a malformed fragment (#%E0) points at nothing: ignore it
+    }
     if (!id) return;
     var el = document.getElementById(id);
     if (!el) return;
