@@ -235,7 +235,11 @@ def web_of_version(client) -> str:
 
 def test_unknown_hosts_are_refused_on_loopback(demo):
     assert demo.get("/", headers={"host": "evil.example"}).status_code == 421  # DNS rebinding
-    assert demo.get("/", headers={"host": "localhost:8080"}).status_code == 200
+    for host in ("localhost:8080", "127.0.0.1", "[::1]", "[::1]:8080", "LOCALHOST"):
+        assert demo.get("/", headers={"host": host}).status_code == 200, host
+    # only a loopback name, then at most a port: '[::1]evil' was cut at ']' and let in
+    for host in ("[::1]evil", "[::1].evil.example", "[::1]:80x", "localhost:evil", "localhost:80:80", ""):
+        assert demo.get("/", headers={"host": host}).status_code == 421, host
 
 
 # -- tenant isolation ------------------------------------------------------------------------------

@@ -21,6 +21,7 @@ response carries a Content-Security-Policy allowing only this app's own script a
 from __future__ import annotations
 
 import logging
+import re
 import secrets
 import time
 from dataclasses import dataclass, field
@@ -420,11 +421,15 @@ def _header(scope: Scope, wanted: bytes) -> str | None:
     return None
 
 
+_HOST_RE = re.compile(r"(\[[^\]]*\]|[^:\[\]]*)(?::\d{1,5})?", re.ASCII)
+
+
 def _host(scope: Scope) -> str:
+    """The Host header's name without its port; a header that is not ``name[:port]`` (``[::1]evil``,
+    ``localhost:x``) is returned whole, so it matches no allowed host."""
     host = (_header(scope, b"host") or "").lower()
-    if host.startswith("["):
-        return host.split("]")[0] + "]"
-    return host.rsplit(":", 1)[0] if ":" in host else host
+    match = _HOST_RE.fullmatch(host)
+    return match.group(1) if match else host
 
 
 def create_app(ts: TrajSearch, keys: KeyRing, *, config: WebConfig | None = None,
