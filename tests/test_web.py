@@ -576,3 +576,13 @@ def test_failure_modes_page_lists_the_tenants_modes_with_runs_to_open(demo, app,
     assert SECRET not in page.text  # the other tenant's failure never counts
     pinned = sign_in(app, keys.pinned).get("/failures?period=&env=airline-v1")  # outside the key's pins
     assert pinned.status_code == 200 and "No failed runs" in pinned.text
+
+
+def test_a_bad_env_on_the_failure_modes_page_is_named_beside_its_field(demo):
+    """env=%00 was a 400 page quoting the library ("env_versions '\\x00' contains control characters")."""
+    for env in ("\x00", "a\x7fb"):
+        response = demo.get("/failures", params={"period": "", "env": env})
+        assert response.status_code == 400
+        assert 'id="err-env"' in response.text and 'aria-invalid="true"' in response.text
+        assert "Env version: at most 100 characters, no control characters" in response.text
+        assert "env_versions" not in response.text and "Failure modes" in response.text

@@ -220,7 +220,8 @@ def failures_page(request: Request) -> Response:
     session = web.require(request)
     form = views.FailuresForm.parse(dict(request.query_params))
     report = views.failures_view(web.ts, session.principal, form)
-    return web.render(request, "failures.html", session=session, form=form, report=report, periods=views.PERIODS)
+    return web.render(request, "failures.html", status=400 if form.errors else 200, session=session, form=form,
+                      report=report, periods=views.PERIODS)
 
 
 def signin_page(request: Request) -> Response:

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ...failures import FailureReport, failure_modes
 from ...search import TrajSearch
 from ...service.auth import Principal, narrow
+from ...store.filters import quote
 
 #: The periods the page offers ("" is all time): the analysis compares each with the one before it.
 PERIODS = (("7d", "last 7 days"), ("30d", "last 30 days"), ("24h", "last 24 hours"), ("", "all time"))
@@ -17,17 +18,26 @@ MAX_FILTER_CHARS = 100
 class FailuresForm:
     period: str = "7d"
     env: str = ""
+    errors: dict[str, str] = field(default_factory=dict)  # field name -> what is wrong, shown beside it
 
     @classmethod
     def parse(cls, params: dict[str, str]) -> FailuresForm:
         period = params.get("period", "7d")
         if period not in {p for p, _ in PERIODS}:
             period = "7d"
-        return cls(period=period, env=(params.get("env") or "").strip()[:MAX_FILTER_CHARS])
+        form = cls(period=period, env=(params.get("env") or "").strip()[:MAX_FILTER_CHARS])
+        try:
+            quote(form.env, "env")
+        except ValueError:
+            form.errors["env"] = f"Env version: at most {MAX_FILTER_CHARS} characters, no control characters"
+            form.env = ""
+        return form
 
 
 def failures_view(ts: TrajSearch, principal: Principal, form: FailuresForm) -> FailureReport:
     """The key's tenant's failure modes in the period; a key's pinned versions bound them as every read."""
+    if form.errors:
+        return FailureReport(tenant=principal.tenant, since=None, until=0, total=0)
     env = narrow((form.env,) if form.env else (), principal.env_versions)
     if env is None:  # the asked version is outside the key's pins: nothing it may see
         return FailureReport(tenant=principal.tenant, since=None, until=0, total=0)
