@@ -287,6 +287,28 @@ def test_a_pinned_key_reads_and_writes_only_inside_its_pins(server, keys):
         assert full.run("a3") is not None and full.run("p2") is not None and full.run("p1") is None
 
 
+def test_a_pinned_key_cannot_replace_a_run_outside_its_pins(server, keys):
+    """A v2 writer sends a v2 record under the id of a stored v1 run: refused per record, naming only the
+    id; the v1 run, its rows and its trace stay as they were. A new id in the same batch is written."""
+    with Client(server.address, keys[0]["acme_w"]) as full:
+        full.add([failing_run("h1", "KeyError: 'ledger_id'", env_version="v1", task="Reconcile the ledger")])
+        before = full.run("h1")
+        trace = full.get_trace(before.trace_uri).model_dump_json()
+    intruder = make_run("h1", env_version="v2", task="overwritten", steps=[])
+    with Client(server.address, keys[0]["v2_w"]) as writer:
+        report = writer.add([intruder, make_run("h2", env_version="v2")])
+        assert writer.run("h1") is None  # still not there for this key
+    assert [(r["status"], r["trajectory_id"]) for r in report.results] == [("rejected", "h1"), ("accepted", "h2")]
+    reason = report.results[0]["reason"]
+    assert reason.startswith("trajectory_id:") and "v1" not in reason and "ledger" not in reason.lower()
+    with Client(server.address, keys[0]["acme_r"]) as full:
+        after = full.run("h1")
+        assert (after.text, after.env_version) == (before.text, "v1")
+        assert full.run("h1", level="failure") is not None
+        assert full.get_trace(before.trace_uri).model_dump_json() == trace
+        assert full.run("h2") is not None
+
+
 def test_metrics_rpc_shows_only_the_callers_tenant(server, keys):
     with Client(server.address, keys[0]["beta_r"]) as beta, Client(server.address, keys[0]["acme_r"]) as acme:
         for _ in range(3):

@@ -19,8 +19,9 @@ ingested record naming another tenant is rejected.
 Pinned versions (``env_versions`` / ``policy_versions``) bound everything the
 key sees, not only its searches: they are ANDed into every search, and a run
 outside them does not exist for the key when read by id (``Run``,
-``Expand``, ``SimilarRuns``, ``GetTrace``), deleted or written (``Ingest``
-rejects a record outside them).
+``Expand``, ``SimilarRuns``, ``GetTrace``), counted (``Stats``), deleted or
+written (``Ingest`` rejects a record outside them, and one whose id names a
+stored run outside them, which writing would replace).
 """
 
 from __future__ import annotations

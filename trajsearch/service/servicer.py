@@ -34,6 +34,12 @@ from .observe import Metrics
 from .protos import pb2, pb2_grpc
 
 MAX_SESSIONS = 10_000
+#: Why a pinned key may not write a record whose id is a run outside its pins. Writing would replace
+#: (destroy) that run; the reason names only the id the caller sent, never the run's versions or
+#: content. The refusal itself tells that the id is taken, which no behaviour can hide short of
+#: writing the record under another id: the least a write can reveal.
+HIDDEN_ID = ("trajectory_id: this API key cannot write a run of this id (it names a run this key may "
+             "not see or replace); use another trajectory_id")
 _TOOLS_LIMITS = v.Limits(max_values=256)  # an agent may have many tools; each name is still bounded
 _TOOL_MAX_K = 5  # the runtime tool's bounds (trajsearch.runtime.tool)
 _TOOL_MAX_QUERY = 2000
@@ -192,6 +198,13 @@ class Service(pb2_grpc.TrajSearchServicer):
     def WhoAmI(self, req: Any, call: Call) -> Any:
         return pb2.WhoAmIResponse(tenant=call.tenant, role=call.principal.role, key_id=call.principal.key_id)
 
+    def _hides(self, call: Call, trajectory_id: str) -> bool:
+        """Whether the key's tenant holds a run of this id outside the key's pins (never for an unpinned key)."""
+        if not (call.principal.env_versions or call.principal.policy_versions):
+            return False
+        hit = self.ts.run(trajectory_id, tenant=call.tenant)
+        return hit is not None and not call.principal.sees(hit.env_version or None, hit.policy_version or None)
+
     def _visible_run(self, call: Call, trajectory_id: str) -> Hit | None:
         """The run's task row if it exists for this key (its tenant and inside its pins)."""
         hit = self.ts.run(trajectory_id, tenant=call.tenant)
@@ -311,24 +324,31 @@ class Service(pb2_grpc.TrajSearchServicer):
             if position + len(batch.records) > lim.max_stream_records:
                 raise v.FieldError("records", f"a stream holds at most {lim.max_stream_records} records: "
                                               "open another stream for the rest")
-            accepted: list[tuple[Any, Trajectory]] = []
+            parsed: list[tuple[Any, Trajectory | None, str]] = []
             for record in batch.records:
                 result = pb2.RecordResult(position=position, source=record.source[:1024])
                 position += 1
                 trajectory, reason = self._parse_record(record.json, call)
                 if trajectory is None:
+                    result.trajectory_id = _loose_id(record.json)
+                parsed.append((result, trajectory, reason))
+            with self._write_lock:  # the check and the write are one step: no run can appear between them
+                for n, (result, trajectory, reason) in enumerate(parsed):
+                    if trajectory is not None and self._hides(call, trajectory.trajectory_id):
+                        result.trajectory_id = trajectory.trajectory_id
+                        parsed[n] = (result, None, HIDDEN_ID)
+                accepted = [trajectory for _, trajectory, _ in parsed if trajectory is not None]
+                report = self.ts.add(accepted) if accepted else None
+            for result, trajectory, reason in parsed:
+                if trajectory is None:
                     result.status = pb2.RecordResult.REJECTED
                     result.reason = v.clip(reason, 500)
-                    result.trajectory_id = _loose_id(record.json)
                     response.rejected += 1
                 else:
                     result.status = pb2.RecordResult.ACCEPTED
                     result.trajectory_id = trajectory.trajectory_id
-                    accepted.append((result, trajectory))
                 response.results.append(result)
-            if accepted:
-                with self._write_lock:
-                    report = self.ts.add([t for _, t in accepted])
+            if report is not None:
                 response.ingested += report.ingested
                 response.unchanged += report.unchanged
                 response.rows_written += report.rows
