@@ -309,6 +309,25 @@ def test_a_pinned_key_cannot_replace_a_run_outside_its_pins(server, keys):
         assert full.run("h2") is not None
 
 
+def test_stats_of_a_pinned_key_count_only_the_runs_inside_its_pins(tmp_path, keys):
+    """acme holds two v1 runs and one v2 run; beta holds that v2 run alone. The acme-v2 key's counts are
+    exactly beta's (one run, its rows level by level); the unpinned acme key counts all three."""
+    v2 = dict(env_version="v2", task="Migrate the ledger schema")
+    srv = serve_store(tmp_path, keys[1], [
+        make_run("s1", env_version="v1"), failing_run("s2", "OSError: disk full", env_version="v1"),
+        failing_run("s3", "KeyError: 'ledger_id'", **v2), failing_run("s3", "KeyError: 'ledger_id'", tenant="beta", **v2),
+    ], LIMITS)
+    try:
+        with Client(srv.address, keys[0]["v2_r"]) as pinned, Client(srv.address, keys[0]["beta_r"]) as beta, \
+                Client(srv.address, keys[0]["acme_r"]) as full:
+            mine, same, whole = pinned.stats(), beta.stats(), full.stats()
+    finally:
+        srv.stop(grace=2)
+    assert (mine["tenant"], mine["trajectories"], mine["runs_by_outcome"]) == ("acme", 1, {"failure": 1})
+    assert (mine["rows"], mine["rows_by_level"]) == (same["rows"], same["rows_by_level"])
+    assert whole["trajectories"] == 3 and whole["rows"] > mine["rows"]
+
+
 def test_metrics_rpc_shows_only_the_callers_tenant(server, keys):
     with Client(server.address, keys[0]["beta_r"]) as beta, Client(server.address, keys[0]["acme_r"]) as acme:
         for _ in range(3):

@@ -24,7 +24,7 @@ from .indexer import Indexer
 from .model import Trajectory, valid_id
 from .results import Hit, IngestReport, RunMatch, StepView
 from .represent import WindowConfig, row_id
-from .store.filters import Filters
+from .store.filters import Filters, as_tuple
 from .store.index import OUTPUT_FIELDS, IndexSettings, TrajectoryIndex, is_server_uri
 from .store.layout import MAX_LIMIT, unit_vector
 from .store.lock import StoreOpenError, diagnose, held_here
@@ -545,8 +545,11 @@ class TrajSearch:
         """The full stored trajectory; refuses URIs outside the store or of another tenant."""
         return self.traces.get(trace_uri, tenant=tenant)
 
-    def stats(self, *, tenant: str) -> dict[str, Any]:
-        levels = self.index.count_by("level", tenant, levels=LEVELS)  # passages too: ingest counts them
+    def stats(self, *, tenant: str, env_version: str | Sequence[str] | None = None,
+              policy_version: str | Sequence[str] | None = None) -> dict[str, Any]:
+        """Row and run counts of ``tenant``; with versions, of the runs of those versions only."""
+        versions = dict(env_versions=as_tuple(env_version), policy_versions=as_tuple(policy_version))
+        levels = self.index.count_by("level", tenant, levels=LEVELS, **versions)  # passages too: ingest counts them
         return {
             "tenant": tenant,
             "uri": self.index.uri,
@@ -556,7 +559,7 @@ class TrajSearch:
             "trajectories": levels.get("task", 0),
             "rows": sum(levels.values()),
             "rows_by_level": levels,
-            "runs_by_outcome": self.index.count_by("outcome", tenant, levels=("task",)),
+            "runs_by_outcome": self.index.count_by("outcome", tenant, levels=("task",), **versions),
         }
 
 

@@ -148,7 +148,8 @@ class Service(pb2_grpc.TrajSearchServicer):
         return pb2.GetTraceResponse(trajectory_json=trajectory.model_dump_json())
 
     def Stats(self, req: Any, call: Call) -> Any:
-        data = self.ts.stats(tenant=call.tenant)
+        pins = call.principal  # a pinned key counts only the runs it can see, as its searches find
+        data = self.ts.stats(tenant=call.tenant, env_version=pins.env_versions, policy_version=pins.policy_versions)
         return pb2.StatsResponse(
             tenant=call.tenant, trajectories=data["trajectories"], rows=data["rows"],
             rows_by_level=data["rows_by_level"], runs_by_outcome=data["runs_by_outcome"], embedder=data["embedder"],

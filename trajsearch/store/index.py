@@ -509,7 +509,8 @@ class TrajectoryIndex:
         result = self.client.query(COLLECTION, filter=expr, output_fields=["count(*)"], **scope)
         return int(result[0]["count(*)"])
 
-    def count_by(self, field: str, tenant: str, levels: Sequence[str] = DENSE_LEVELS) -> dict[str, int]:
+    def count_by(self, field: str, tenant: str, levels: Sequence[str] = DENSE_LEVELS, *,
+                 env_versions: Sequence[str] = (), policy_versions: Sequence[str] = ()) -> dict[str, int]:
         """Row counts per value of a scalar field among one tenant's rows of ``levels`` (for stats).
 
         Only the partitions holding those levels are read (a filter over the whole collection made
@@ -517,10 +518,12 @@ class TrajectoryIndex:
         100k-row store, 0.45 s read from its own partition). Where a tenant's step rows have a
         partition of their own (Milvus Lite), their level is counted from the partition's
         statistics: reading rows to count them made Milvus Lite build every row whole, vectors
-        included (~7 s for the 44k rows of a 100k-row store).
+        included (~7 s for the 44k rows of a 100k-row store). With ``env_versions`` /
+        ``policy_versions`` only the rows of those versions count (an API key's pins), all read.
         """
         counts: dict[str, int] = {}
-        if field == "level":
+        versions = dict(env_versions=tuple(env_versions), policy_versions=tuple(policy_versions))
+        if field == "level" and not (env_versions or policy_versions):
             for level in self._levels_apart(levels):
                 scope = self._scope(tenant, (level,))  # the level's own partition, None if there is none
                 rows = sum(int(self.client.get_partition_stats(COLLECTION, name).get("row_count", 0))
@@ -529,7 +532,7 @@ class TrajectoryIndex:
             levels = tuple(level for level in levels if level not in self._levels_apart(levels))
         if not levels:
             return counts
-        expr = Filters(tenant=tenant, levels=tuple(levels)).to_expr()  # a partition may hold other levels too
+        expr = Filters(tenant=tenant, levels=tuple(levels), **versions).to_expr()  # a partition may hold other levels
         for row in self.iterate([field], expr=expr, tenant=tenant, levels=levels):
             key = str(row[field])
             counts[key] = counts.get(key, 0) + 1
