@@ -328,6 +328,26 @@ def test_stats_of_a_pinned_key_count_only_the_runs_inside_its_pins(tmp_path, key
     assert whole["trajectories"] == 3 and whole["rows"] > mine["rows"]
 
 
+def test_other_keys_sessions_do_not_evict_a_capped_session(tmp_path, keys, monkeypatch):
+    """Sessions are kept per key (4 each here): beta's capped session stays capped while an acme key
+    opens 12 sessions; acme's own oldest session is the one evicted (its cap starts again)."""
+    import trajsearch.service.servicer as servicer
+
+    monkeypatch.setattr(servicer, "MAX_SESSIONS", 4)
+    srv = serve_store(tmp_path, keys[1], [make_run("c1"), make_run("c2", tenant="beta")], LIMITS)
+    try:
+        with Client(srv.address, keys[0]["beta_r"]) as beta, Client(srv.address, keys[0]["acme_r"]) as acme:
+            left = [beta.search_past_runs("pytest", session_id="victim")["searches_left"] for _ in range(3)]
+            assert left == [2, 1, 0] and beta.search_past_runs("pytest", session_id="victim")["status"] == "limit_reached"
+            assert acme.search_past_runs("pytest", session_id="flood-0")["searches_left"] == 2
+            for n in range(1, 13):
+                acme.search_past_runs("pytest", session_id=f"flood-{n}")
+            assert beta.search_past_runs("pytest", session_id="victim")["status"] == "limit_reached"
+            assert acme.search_past_runs("pytest", session_id="flood-0")["searches_left"] == 2  # its own, evicted
+    finally:
+        srv.stop(grace=2)
+
+
 def test_metrics_rpc_shows_only_the_callers_tenant(server, keys):
     with Client(server.address, keys[0]["beta_r"]) as beta, Client(server.address, keys[0]["acme_r"]) as acme:
         for _ in range(3):

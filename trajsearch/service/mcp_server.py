@@ -23,6 +23,7 @@ launch) or add ``--http`` for streamable HTTP on 127.0.0.1.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import uuid
 from dataclasses import dataclass
@@ -77,13 +78,14 @@ class _Sessions:
 
     def __init__(self) -> None:
         self.process_id = uuid.uuid4().hex
-        self._by_header: dict[str, str] = {}
 
     def id_of(self, ctx: Any) -> str:
+        """The header's id, derived from it and this process's random id: stable per session, unguessable
+        from outside, and nothing kept per header (a client sending a new header per call grew a dict)."""
         headers = ctx.headers
         header = headers.get("mcp-session-id") if headers is not None else None
         if header:
-            return self._by_header.setdefault(str(header)[:128], uuid.uuid4().hex)
+            return hashlib.sha256(f"{self.process_id}\0{str(header)[:128]}".encode()).hexdigest()[:32]
         return self.process_id
 
 

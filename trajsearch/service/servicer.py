@@ -33,7 +33,7 @@ from .interceptor import Abort, Call, requires, validation_message
 from .observe import Metrics
 from .protos import pb2, pb2_grpc
 
-MAX_SESSIONS = 10_000
+MAX_SESSIONS = 10_000  # per API key: a key's new sessions evict only that key's oldest ones
 #: Why a pinned key may not write a record whose id is a run outside its pins. Writing would replace
 #: (destroy) that run; the reason names only the id the caller sent, never the run's versions or
 #: content. The refusal itself tells that the id is taken, which no behaviour can hide short of
@@ -58,7 +58,8 @@ class Service(pb2_grpc.TrajSearchServicer):
         # writes wait on one lock and on the trace store: at most write_slots calls may hold worker threads
         self._writers = threading.BoundedSemaphore(write_slots)
         self.write_slots = write_slots
-        self._sessions: LRUCache = LRUCache(maxsize=MAX_SESSIONS)  # (key id, session id) -> (tool, lock)
+        # (tenant, key id) -> LRU of session id -> (tool, lock); the keys are the key ring's, so few
+        self._sessions: dict[tuple[str, str], LRUCache] = {}
         self._sessions_lock = threading.Lock()
         self._rt: Any = None
 
@@ -286,12 +287,16 @@ class Service(pb2_grpc.TrajSearchServicer):
         )
 
     def _session_tool(self, rt: Any, call: Call, session_id: str, ctx: Any) -> tuple[Any, threading.Lock]:
-        """The session's tool executor (its use count is the cap); the least recently used are evicted."""
-        key = (call.principal.key_id, session_id)
+        """The session's tool executor (its use count is the cap).
+
+        Each API key keeps its own :data:`MAX_SESSIONS` most recently used sessions: a key (or tenant)
+        opening session after session evicts its own oldest, never another key's capped one.
+        """
         with self._sessions_lock:
-            entry = self._sessions.get(key)
+            mine = self._sessions.setdefault((call.tenant, call.principal.key_id), LRUCache(maxsize=MAX_SESSIONS))
+            entry = mine.get(session_id)
             if entry is None:
-                entry = self._sessions[key] = (rt.tool(ctx), threading.Lock())
+                entry = mine[session_id] = (rt.tool(ctx), threading.Lock())
             return entry
 
     # -- writes ------------------------------------------------------------------------------
