@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import json
 import re
+import threading
+import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
 
 import grpc
@@ -19,6 +21,7 @@ from trajsearch.embed import HashingEmbedder
 from trajsearch.search import TrajSearch
 from trajsearch.service.protos import pb2, pb2_grpc
 from trajsearch.service.server import InsecureAddressError, ServiceServer, is_loopback
+from trajsearch.service.trace_reads import TraceReads
 from trajsearch.service.validate import Limits
 from trajsearch.store.traces import S3TraceStore
 
@@ -67,34 +70,35 @@ def _error(server, method, request, metadata):
 
 
 def test_a_silent_object_store_fails_gettrace_fast_and_stalls_nothing_else(tmp_path, keys, monkeypatch):
-    """Ten GetTrace calls into an S3 endpoint that never answers: two wait (the trace-read slots), eight
-    fail at once, every tenant's Search and WhoAmI go on, and the waiting two end UNAVAILABLE."""
+    """Ten GetTrace calls, five per tenant, into an S3 endpoint that never answers: two wait (the trace-read
+    slots, one per tenant), eight fail busy, every tenant's Search and WhoAmI go on, and the waiting two
+    end UNAVAILABLE."""
     s3_credentials(monkeypatch)
     ts = TrajSearch.open(str(tmp_path / "m.db"), traces=str(tmp_path / "t"), embedder=HashingEmbedder())
     ts.add([make_run("a1"), make_run("b1", tenant="beta")])
     silent = SilentS3()
     ts.traces = S3TraceStore("traces", endpoint_url=silent.url, attempts=1, timeout=600)  # it would wait "forever"
     srv = ServiceServer(ts, keys[1], address="127.0.0.1:0", max_workers=4, trace_slots=2, trace_timeout=600).start()
-    uris = [ts.traces.uri_for("acme", f"r{i}") for i in range(10)]
+    uris = [(tenant, ts.traces.uri_for(tenant, f"r{i}")) for i in range(5) for tenant in ("acme", "beta")]
     try:
         with Client(srv.address, keys[0]["acme_r"], timeout=600) as acme, \
-                Client(srv.address, keys[0]["beta_r"], timeout=60) as beta, ThreadPoolExecutor(10) as pool:
+                Client(srv.address, keys[0]["beta_r"], timeout=600) as beta, ThreadPoolExecutor(10) as pool:
 
-            def get(uri):
+            def get(tenant, uri):
                 try:
-                    acme.get_trace(uri)
+                    (acme if tenant == "acme" else beta).get_trace(uri)
                 except Exception as exc:  # noqa: BLE001
                     return exc
                 return None
 
-            calls = [pool.submit(get, uri) for uri in uris]
+            calls = [pool.submit(get, *uri) for uri in uris]
             silent.wait_connections(2)  # two reads reached the store and hang there
             refused = []
             for done in as_completed(calls):
                 refused.append(done.result())
                 if len(refused) == 8:
                     break
-            assert all(isinstance(e, Unavailable) and "trace store unavailable" in e.details for e in refused)
+            assert all(isinstance(e, Unavailable) and "trace reads busy" in e.details for e in refused)
             # the store still holds two calls: searches and key checks of every tenant are served meanwhile
             for client, tenant in ((acme, "acme"), (beta, "beta")):
                 for _ in range(3):
@@ -105,6 +109,7 @@ def test_a_silent_object_store_fails_gettrace_fast_and_stalls_nothing_else(tmp_p
             silent.close()  # the store hangs up: the two waiting reads end
             rest = [c.result() for c in calls]
         assert all(isinstance(e, Unavailable) for e in rest), rest
+        assert sum("trace store unavailable" in e.details for e in rest) == 2
         codes = srv.metrics.snapshot()["methods"]["GetTrace"]["codes"]
         assert codes == {"UNAVAILABLE": 10}  # and no client retried them (the store already had)
     finally:
@@ -124,12 +129,89 @@ def test_gettrace_waits_at_most_its_trace_timeout(tmp_path, keys, monkeypatch):
             with pytest.raises(Unavailable):  # not DEADLINE_EXCEEDED: the server answered long before 600 s
                 acme.get_trace(ts.traces.uri_for("acme", "x"))
             silent.wait_connections(1)
-            with pytest.raises(Unavailable):  # the slot is still held by the hanging read: refused at once
+            with pytest.raises(Unavailable, match="busy"):  # the hanging read holds the slot: refused after a wait
                 acme.get_trace(ts.traces.uri_for("acme", "y"))
             assert acme.whoami()["tenant"] == "acme"
     finally:
         silent.close()
         srv.stop(grace=2)
+
+
+class GatedStore:
+    """The real file trace store, whose reads of ``tenant``'s traces wait in it until ``gate`` is set."""
+
+    def __init__(self, store, tenant):
+        self.store, self.tenant, self.gate = store, tenant, threading.Event()
+        self.arrived, self.changed = 0, threading.Condition()
+
+    def __getattr__(self, name):
+        return getattr(self.store, name)
+
+    def notify(self):
+        with self.changed:
+            self.changed.notify_all()
+
+    def get(self, uri, *, tenant):
+        if tenant == self.tenant:
+            with self.changed:
+                self.arrived += 1
+                self.changed.notify_all()
+            self.gate.wait(600)
+        return self.store.get(uri, tenant=tenant)
+
+
+def test_one_tenants_trace_reads_leave_the_others_their_share(tmp_path, keys):
+    """Two slots: beta's reads wait in the store (held there by the test) and may hold one slot only, so
+    acme's read of its own trace is answered meanwhile; beta's reads end OK once the store answers."""
+    ts = TrajSearch.open(str(tmp_path / "m.db"), traces=str(tmp_path / "t"), embedder=HashingEmbedder())
+    ts.add([make_run("a1"), make_run("b1", tenant="beta"), make_run("b2", tenant="beta")])
+    gated = ts.traces = GatedStore(ts.traces, "beta")
+    srv = ServiceServer(ts, keys[1], address="127.0.0.1:0", max_workers=4, trace_slots=2, trace_timeout=600).start()
+    try:
+        with Client(srv.address, keys[0]["acme_r"], timeout=600) as acme, \
+                Client(srv.address, keys[0]["beta_r"], timeout=600) as beta, ThreadPoolExecutor(2) as pool:
+            uris = [beta.run(tid).trace_uri for tid in ("b1", "b2")]
+            try:
+                first = pool.submit(beta.get_trace, uris[0])
+                with gated.changed:
+                    assert gated.changed.wait_for(lambda: gated.arrived == 1, 120)
+                second = pool.submit(beta.get_trace, uris[1])  # beta's share is taken: it waits, or is refused
+                second.add_done_callback(lambda _: gated.notify())
+                with gated.changed:
+                    gated.changed.wait_for(lambda: gated.arrived == 2 or second.done(), 120)
+                assert acme.get_trace(acme.run("a1").trace_uri).trajectory_id == "a1"
+            finally:
+                gated.gate.set()
+            assert first.result(120).trajectory_id == "b1"
+    finally:
+        gated.gate.set()
+        srv.stop(grace=2)
+
+
+def test_a_trace_read_waits_for_a_taken_slot_instead_of_failing(tmp_path):
+    """One slot, held by a read the test keeps in the store: a second read of the same tenant waits for
+    it (up to its queue wait, 600 s here) and is answered once the first one ends."""
+    ts = TrajSearch.open(str(tmp_path / "m.db"), traces=str(tmp_path / "t"), embedder=HashingEmbedder())
+    try:
+        ts.add([make_run("a1"), make_run("a2")])
+        gated = GatedStore(ts.traces, "acme")
+        reads = TraceReads(gated, slots=1, timeout=600, queue_wait=600)
+        uris = [ts.run(tid, tenant="acme").trace_uri for tid in ("a1", "a2")]
+        with ThreadPoolExecutor(2) as pool:
+            try:
+                first = pool.submit(reads.get, uris[0], tenant="acme")
+                with gated.changed:
+                    assert gated.changed.wait_for(lambda: gated.arrived == 1, 120)
+                second = pool.submit(reads.get, uris[1], tenant="acme")
+                for _ in range(12_000):  # until it waits for the slot (or, unfixed, has failed at once)
+                    if reads.waiting or second.done():
+                        break
+                    time.sleep(0.01)
+            finally:
+                gated.gate.set()
+            assert [first.result(120).trajectory_id, second.result(120).trajectory_id] == ["a1", "a2"]
+    finally:
+        ts.close()
 
 
 def test_writes_into_a_silent_store_hold_at_most_their_write_slots(tmp_path, keys, monkeypatch):

@@ -50,7 +50,7 @@ from . import wire
 from .auth import KeyRing, Principal, keys_from_metadata
 from .observe import Metrics, log_event
 from .protos import pb2
-from .trace_reads import DEADLINE
+from .trace_reads import DEADLINE, TraceStoreBusy
 from .validate import FieldError, clip
 
 log = logging.getLogger("trajsearch.service")
@@ -276,7 +276,10 @@ def status_of(exc: Exception, name: str, request_id: str,
     if isinstance(exc, TraceCorruptError):
         log.error("corrupt trace (request %s): %s", request_id, exc)
         return grpc.StatusCode.DATA_LOSS, f"stored trace is unreadable (request id {request_id})", True
-    if isinstance(exc, TraceStoreError):  # slow, busy or down; the store already retried
+    if isinstance(exc, TraceStoreBusy):  # every trace-read slot this tenant may use is taken: not the store's fault
+        log.warning("trace reads busy (request %s): %s", request_id, exc)
+        return grpc.StatusCode.UNAVAILABLE, f"trace reads busy: retry shortly (request id {request_id})", False
+    if isinstance(exc, TraceStoreError):  # slow or down; the store already retried
         log.error("trace store failed (request %s): %s", request_id, exc)
         return grpc.StatusCode.UNAVAILABLE, f"trace store unavailable (request id {request_id})", False
     if isinstance(exc, IngestError):  # a write the store or index refused after the indexer's retries

@@ -184,8 +184,8 @@ class Service(pb2_grpc.TrajSearchServicer):
                 response.since, response.previous_total = until_s - since, 0
             return response
         call.check_deadline()
-        # model ids come from traces: read no more at once than the server's trace-read slots
-        config = ModeConfig(trace_workers=getattr(self.ts.traces, "slots", None) or ModeConfig.trace_workers)
+        # model ids come from traces: read no more at once than one tenant's share of the trace-read slots
+        config = ModeConfig(trace_workers=getattr(self.ts.traces, "per_tenant", None) or ModeConfig.trace_workers)
         try:
             report = failure_modes(self.ts, tenant=call.tenant, since=since, until=until, env_version=env,
                                    policy_version=policy, model=models, tools=tools, outcome=outcomes, limit=limit,

@@ -6,9 +6,16 @@ that accepts connections and never answers used to hold all of them (each
 and ``WhoAmI`` timed out behind them. :class:`TraceReads` wraps the server's
 trace store so that each read
 
-- takes one of ``slots`` permits without waiting: when all are taken (the
-  store is slow) the read fails at once with :class:`TraceStoreBusy`, so at
-  most ``slots`` calls ever wait on the store, and the others keep their threads;
+- takes one of ``slots`` permits, of which one tenant holds at most
+  ``per_tenant`` (half, at least one): one tenant's reads, however many or
+  slow, leave the other tenants their share;
+- waits for a permit a short bounded time (``queue_wait``, or less of the
+  call's deadline), as reads of a healthy store free them in milliseconds;
+  at most as many callers wait at once as there are permits (and a tenant
+  at most its share of them). A read that finds no permit in that time, or no
+  place to wait, fails with :class:`TraceStoreBusy`; so at most ``slots``
+  calls ever wait on the store and ``slots`` more for a permit, and the other
+  worker threads stay free;
 - runs on a daemon thread of its own, holding its permit until the store
   answers or botocore gives up (its own connect/read timeouts and bounded
   retries), not merely until its caller stopped waiting;
@@ -48,17 +55,25 @@ class TraceStoreTimeout(TraceStoreError):
 class TraceReads:
     """A :class:`TraceStore` whose ``get`` runs bounded and time-limited; everything else is delegated."""
 
-    def __init__(self, store: TraceStore, *, slots: int = 2, timeout: float = 10.0) -> None:
+    def __init__(self, store: TraceStore, *, slots: int = 2, timeout: float = 10.0, per_tenant: int | None = None,
+                 queue_wait: float = 2.0) -> None:
         if slots < 1:
             raise ValueError("slots must be at least 1")
         if timeout <= 0:
             raise ValueError("timeout must be positive")
+        if queue_wait < 0:
+            raise ValueError("queue_wait must not be negative")
         self.store = store
         self.slots = slots
+        self.per_tenant = min(slots, per_tenant or max(1, slots // 2))
+        if self.per_tenant < 1:
+            raise ValueError("per_tenant must be at least 1")
         self.timeout = timeout
-        self._free = threading.BoundedSemaphore(slots)
-        self._lock = threading.Lock()
+        self.queue_wait = queue_wait
+        self._changed = threading.Condition(threading.Lock())
         self._busy = 0
+        self._held: dict[str, int] = {}  # tenant -> permits held
+        self._waiting: dict[str, int] = {}  # tenant -> callers waiting for a permit
 
     @property
     def location(self) -> str:
@@ -69,14 +84,57 @@ class TraceReads:
         """Reads the store has not answered yet (including ones whose callers gave up)."""
         return self._busy
 
+    @property
+    def waiting(self) -> int:
+        """Callers waiting for a permit."""
+        with self._changed:
+            return sum(self._waiting.values())
+
     def __getattr__(self, name: str) -> Any:  # put, delete, exists, uri_for, ...
         return getattr(self.store, name)
 
-    def get(self, uri: str, *, tenant: str) -> Trajectory:
-        if not self._free.acquire(blocking=False):
-            raise TraceStoreBusy(f"all {self.slots} trace-read slots are waiting on the trace store")
-        with self._lock:
+    def _remaining(self) -> float | None:
+        deadline = DEADLINE.get()
+        return None if deadline is None else max(0.0, deadline - time.monotonic())
+
+    def _acquire(self, tenant: str) -> None:
+        """A permit for ``tenant`` (within its share), waited for at most ``queue_wait`` s, or TraceStoreBusy."""
+        wait = self.queue_wait
+        left = self._remaining()
+        if left is not None:
+            wait = min(wait, left)
+
+        def free() -> bool:
+            return self._busy < self.slots and self._held.get(tenant, 0) < self.per_tenant
+
+        with self._changed:
+            if not free():
+                waiting = sum(self._waiting.values())
+                if wait <= 0 or waiting >= self.slots or self._waiting.get(tenant, 0) >= self.per_tenant:
+                    raise TraceStoreBusy(f"trace reads busy: {self._busy} of {self.slots} in progress "
+                                         f"({self.per_tenant} per tenant), retry shortly")
+                self._waiting[tenant] = self._waiting.get(tenant, 0) + 1
+                try:
+                    if not self._changed.wait_for(free, timeout=wait):
+                        raise TraceStoreBusy(f"trace reads busy: no free slot of {self.slots} "
+                                             f"({self.per_tenant} per tenant) within {wait:.1f} s, retry shortly")
+                finally:
+                    self._waiting[tenant] -= 1
+                    if not self._waiting[tenant]:
+                        del self._waiting[tenant]
             self._busy += 1
+            self._held[tenant] = self._held.get(tenant, 0) + 1
+
+    def _release(self, tenant: str) -> None:
+        with self._changed:
+            self._busy -= 1
+            self._held[tenant] -= 1
+            if not self._held[tenant]:
+                del self._held[tenant]
+            self._changed.notify_all()
+
+    def get(self, uri: str, *, tenant: str) -> Trajectory:
+        self._acquire(tenant)
         result: Future = Future()
 
         def read() -> None:
@@ -85,21 +143,17 @@ class TraceReads:
             except BaseException as exc:  # noqa: BLE001 (handed to the waiting caller)
                 result.set_exception(exc)
             finally:
-                with self._lock:
-                    self._busy -= 1
-                self._free.release()
+                self._release(tenant)
 
         try:
             threading.Thread(target=read, name="trace-read", daemon=True).start()
         except BaseException:
-            with self._lock:
-                self._busy -= 1
-            self._free.release()
+            self._release(tenant)
             raise
         wait = self.timeout
-        deadline = DEADLINE.get()
-        if deadline is not None:
-            wait = max(0.0, min(wait, deadline - time.monotonic()))
+        left = self._remaining()
+        if left is not None:
+            wait = min(wait, left)
         try:
             return result.result(timeout=wait)
         except FutureTimeout:
