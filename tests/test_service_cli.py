@@ -108,6 +108,9 @@ def test_serve_refuses_plaintext_beyond_loopback(app, tmp_path):
     assert not (tmp_path / "m.db").exists()  # refused before anything was opened
     result = CliRunner().invoke(app, ["mcp", "--http", "--host", "0.0.0.0"])
     assert result.exit_code == 2 and "refusing to serve MCP over HTTP on 0.0.0.0" in result.output
+    result = CliRunner().invoke(app, ["serve", "--metrics", "0.0.0.0:9100", "--uri", str(tmp_path / "m.db")])
+    assert result.exit_code == 2 and "refusing to serve metrics over plain HTTP on 0.0.0.0:9100" in result.output
+    assert "--insecure" in result.output and not (tmp_path / "m.db").exists()
 
 
 def test_serve_on_a_store_in_use_is_one_line(tmp_path):

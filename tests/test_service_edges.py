@@ -20,7 +20,9 @@ from trajsearch.client import Client, NotFound, Unavailable
 from trajsearch.embed import HashingEmbedder
 from trajsearch.search import TrajSearch
 from trajsearch.service.protos import pb2, pb2_grpc
-from trajsearch.service.server import InsecureAddressError, ServiceServer, is_loopback
+from trajsearch.service.server import (
+    InsecureAddressError, ServiceServer, check_metrics_address, is_loopback, serve_metrics,
+)
 from trajsearch.service.trace_reads import TraceReads
 from trajsearch.service.validate import Limits
 from trajsearch.store.traces import S3TraceStore
@@ -469,6 +471,37 @@ def test_plaintext_beyond_loopback_needs_insecure(tmp_path, keys):
         ServiceServer(ts, keys[1], address="0.0.0.0:0", insecure=True, close_index=False).stop(grace=0)
     finally:
         ts.close()
+
+
+def test_metrics_endpoint_answers_loopback_hosts_only_and_needs_insecure_beyond_loopback(server):
+    """--metrics names every tenant: on loopback it answers only loopback Host names (DNS rebinding) and
+    its two paths; a non-loopback address is refused without --insecure, like every other listener."""
+    import http.client
+
+    http_server = serve_metrics(server.metrics, "127.0.0.1:0")
+    port = http_server.server_port
+    try:
+        def get(path, host):
+            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+            conn.putrequest("GET", path, skip_host=True)
+            conn.putheader("Host", host)
+            conn.endheaders()
+            response = conn.getresponse()
+            body = response.read().decode()
+            conn.close()
+            return response.status, body
+
+        assert get("/metrics", f"127.0.0.1:{port}")[0] == 200 and get("/metrics.json", f"localhost:{port}")[0] == 200
+        for host in ("attacker.example", f"attacker.example:{port}", ""):
+            status, body = get("/metrics", host)
+            assert status == 421 and "tenant" not in body, host
+        assert get("/../../etc/passwd", f"127.0.0.1:{port}")[0] == 404
+    finally:
+        http_server.shutdown()
+    with pytest.raises(InsecureAddressError, match="--insecure"):
+        check_metrics_address("0.0.0.0:9100", insecure=False)
+    check_metrics_address("0.0.0.0:9100", insecure=True)
+    check_metrics_address("127.0.0.1:9100", insecure=False)
 
 
 def test_ingest_records_with_pathological_json_are_rejected_per_record(server, keys):

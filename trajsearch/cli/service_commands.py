@@ -50,7 +50,9 @@ def serve(
     tls_client_ca: Optional[Path] = typer.Option(None, "--tls-client-ca", help="Require client certs signed by this CA."),
     insecure: bool = typer.Option(False, "--insecure",
                                   help="Allow plaintext on a non-loopback address (behind a TLS proxy or on a private network)."),
-    metrics_address: Optional[str] = typer.Option(None, "--metrics", help="host:port for GET /metrics (Prometheus text)."),
+    metrics_address: Optional[str] = typer.Option(None, "--metrics",
+                                                  help="host:port for GET /metrics (Prometheus text, every tenant). "
+                                                       "Plain HTTP: beyond loopback only with --insecure."),
     http: Optional[str] = typer.Option(None, "--http",
                                        help="host:port for the web pages (sign-in with the same keys), served by this "
                                             "process. Beyond loopback: TLS (--tls-cert/--tls-key), or --insecure."),
@@ -69,9 +71,10 @@ def serve(
     log_level: str = typer.Option("INFO", "--log-level"),
 ) -> None:
     """Serve the index over gRPC: one process owns the data directory, every other one connects here."""
-    from ..service.observe import configure_logging, log_event, start_metrics_http
+    from ..service.observe import configure_logging, log_event
     from ..service.server import (
-        TLS, InsecureAddressError, ServiceServer, check_address, check_http_address, is_loopback, serve_forever,
+        TLS, InsecureAddressError, ServiceServer, check_address, check_http_address, check_metrics_address,
+        is_loopback, serve_forever, serve_metrics,
     )
     from ..service.validate import Limits
 
@@ -82,9 +85,11 @@ def serve(
         if http:
             _host_port(http, "--http")
             check_http_address(http, tls=tls_cert is not None, insecure=insecure)
+        metrics_at = "%s:%d" % _host_port(metrics_address, "--metrics") if metrics_address else None
+        if metrics_at:
+            check_metrics_address(metrics_at, insecure=insecure)
     except InsecureAddressError as exc:
         _fail(str(exc))
-    metrics_at = _host_port(metrics_address, "--metrics") if metrics_address else None
     configure_logging(log_level)
     _quiet_libraries()
     keyring = _load_keys(keys)
@@ -103,7 +108,7 @@ def serve(
         _cannot_listen(ts, exc)
     if metrics_at:
         try:
-            start_metrics_http(server.metrics, *metrics_at)
+            serve_metrics(server.metrics, metrics_at, insecure=insecure)
         except OSError as exc:
             ts.close()
             _fail(f"--metrics {metrics_address}: cannot listen: {_os_error(exc)}", code=1)

@@ -144,20 +144,43 @@ class _QuietHandler(WSGIRequestHandler):
         pass
 
 
-def start_metrics_http(metrics: Metrics, host: str, port: int) -> WSGIServer:
+def start_metrics_http(metrics: Metrics, host: str, port: int, *,
+                       allowed_hosts: tuple[str, ...] | None = None) -> WSGIServer:
     """Serve ``GET /metrics`` (Prometheus text, via prometheus_client) and ``GET /metrics.json`` in a thread.
 
-    Returns the HTTP server (``server_port``; ``shutdown()`` stops it).
+    With ``allowed_hosts`` a request whose Host header (its port aside) is not one of them gets 421
+    (a page of another site whose name was rebound to this address must not read the counters);
+    any other path is 404. Returns the HTTP server (``server_port``; ``shutdown()`` stops it).
     """
     prometheus_app = make_wsgi_app(metrics.registry)
+    allowed = None if allowed_hosts is None else {h.lower() for h in allowed_hosts}
+
+    def plain(start_response: Any, status: str, text: str) -> list[bytes]:
+        body = text.encode()
+        start_response(status, [("Content-Type", "text/plain; charset=utf-8"), ("Content-Length", str(len(body)))])
+        return [body]
 
     def app(environ: dict[str, Any], start_response: Any) -> list[bytes]:
-        if environ.get("PATH_INFO") == "/metrics.json":
+        if allowed is not None and host_name(environ.get("HTTP_HOST", "")) not in allowed:
+            return plain(start_response, "421 Misdirected Request", "unknown host: use http://127.0.0.1\n")
+        path = environ.get("PATH_INFO")
+        if path == "/metrics.json":
             body = json.dumps(metrics.snapshot()).encode()
             start_response("200 OK", [("Content-Type", "application/json"), ("Content-Length", str(len(body)))])
             return [body]
+        if path != "/metrics":
+            return plain(start_response, "404 Not Found", "not found: GET /metrics or /metrics.json\n")
         return prometheus_app(environ, start_response)
 
     server = make_server(host, port, app, server_class=_ThreadingWSGIServer, handler_class=_QuietHandler)
     threading.Thread(target=server.serve_forever, name="trajsearch-metrics", daemon=True).start()
     return server
+
+
+def host_name(host: str) -> str:
+    """A Host header's name, lower-case and without its port (``[::1]:80`` -> ``[::1]``)."""
+    host = host.strip().lower()
+    if host.startswith("["):
+        name, bracket, _ = host.partition("]")
+        return name + bracket
+    return host.rsplit(":", 1)[0]

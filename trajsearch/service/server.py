@@ -33,15 +33,15 @@ from ..search import TrajSearch
 from . import validate as v
 from .auth import KeyRing
 from .interceptor import SERVICE_NAME, ServiceInterceptor
-from .observe import Metrics, log_event
+from .observe import Metrics, log_event, start_metrics_http
 from .protos import pb2_grpc
 from .servicer import Service
 from .trace_reads import TraceReads
 
 log = logging.getLogger("trajsearch.service")
 
-__all__ = ["SERVICE_NAME", "Service", "ServiceServer", "TLS", "InsecureAddressError", "check_address",
-           "check_http_address", "serve_forever"]
+__all__ = ["SERVICE_NAME", "Service", "ServiceServer", "TLS", "InsecureAddressError", "allowed_hosts",
+           "check_address", "check_http_address", "check_metrics_address", "serve_forever", "serve_metrics"]
 
 
 class InsecureAddressError(ValueError):
@@ -73,6 +73,30 @@ def check_http_address(address: str, *, tls: bool, insecure: bool) -> None:
                       exposed="API keys typed at sign-in and session cookies")
 
 
+def check_metrics_address(address: str, *, insecure: bool) -> None:
+    """The ``--metrics`` listener's twin of :func:`check_address`: it has no TLS, and it names every tenant."""
+    _refuse_plaintext(address, tls=False, insecure=insecure, what="metrics over plain HTTP",
+                      exposed="every tenant's name, call counts and error rates")
+
+
+def allowed_hosts(address: str) -> tuple[str, ...] | None:
+    """The Host header values an HTTP listener on ``address`` answers (the web pages, ``--metrics``).
+
+    On a loopback address only the loopback names: a page of another site whose name was rebound to
+    127.0.0.1 (DNS rebinding) is refused. Beyond loopback any (the operator's names are unknown here).
+    """
+    from ..web.app import LOOPBACK_HOSTS
+
+    return LOOPBACK_HOSTS if is_loopback(address) else None
+
+
+def serve_metrics(metrics: Metrics, address: str, *, insecure: bool = False) -> Any:
+    """Start ``GET /metrics`` on ``address`` (``host:port``) under the rules of every other listener."""
+    check_metrics_address(address, insecure=insecure)
+    host, _, port = address.rpartition(":")
+    return start_metrics_http(metrics, host.strip("[]"), int(port), allowed_hosts=allowed_hosts(address))
+
+
 def _refuse_plaintext(address: str, *, tls: bool, insecure: bool, what: str, exposed: str) -> None:
     """One rule and one remedy for every listener: serving ``what`` on ``address`` without TLS needs
     a loopback address or an explicit ``--insecure``, since ``exposed`` would travel in the clear."""
@@ -87,9 +111,8 @@ def _refuse_plaintext(address: str, *, tls: bool, insecure: bool, what: str, exp
 
 def _web_server(ts: TrajSearch, keys: KeyRing, address: str, tls: TLS | None) -> Any:
     from ..web import WebConfig, WebServer, create_app
-    from ..web.app import LOOPBACK_HOSTS
 
-    config = WebConfig(secure_cookies=tls is not None, allowed_hosts=LOOPBACK_HOSTS if is_loopback(address) else None)
+    config = WebConfig(secure_cookies=tls is not None, allowed_hosts=allowed_hosts(address))
     return WebServer(create_app(ts, keys, config=config), address,
                      tls_cert=tls.cert if tls else None, tls_key=tls.key if tls else None)
 
