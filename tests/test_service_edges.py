@@ -504,6 +504,17 @@ def test_metrics_endpoint_answers_loopback_hosts_only_and_needs_insecure_beyond_
     check_metrics_address("127.0.0.1:9100", insecure=False)
 
 
+def test_an_ingested_null_tenant_is_the_keys_tenant(server, keys):
+    """"tenant": null names no tenant, as a record without the field: the key's tenant; another is refused."""
+    records = [json.dumps({"trajectory_id": "tn1", "task": "Null tenant", "tenant": None}),
+               json.dumps({"trajectory_id": "tn2", "task": "Other tenant", "tenant": "beta"})]
+    with Client(server.address, keys[0]["acme_w"]) as c:
+        report = c.add(records)
+        assert [r["status"] for r in report.results] == ["accepted", "rejected"]
+        assert report.results[1]["reason"].startswith("tenant:")
+        assert c.run("tn1").tenant == "acme" and c.run("tn2") is None
+
+
 def test_ingest_records_with_pathological_json_are_rejected_per_record(server, keys):
     items = ["[" * 100_000 + "]" * 100_000, json.dumps({"trajectory_id": "t\x00", "task": "x"}),
              json.dumps({"trajectory_id": "ok-1", "task": "x" * 10, "created_at": 10**20}), make_run("fine-1")]

@@ -369,7 +369,9 @@ class Service(pb2_grpc.TrajSearchServicer):
             return None, f"json: not valid JSON ({v.clip(str(exc), 200)})"
         if not isinstance(data, dict):
             return None, "json: expected one trajectory object"
-        named = data.setdefault("tenant", call.tenant)
+        if data.get("tenant") is None:  # "tenant": null is no tenant named, as when the field is left out
+            data["tenant"] = call.tenant
+        named = data["tenant"]
         if named != call.tenant:
             return None, f"tenant: {v.shown(named)} is not the tenant of this API key"
         try:
