@@ -492,7 +492,8 @@ def test_metrics_endpoint_answers_loopback_hosts_only_and_needs_insecure_beyond_
             return response.status, body
 
         assert get("/metrics", f"127.0.0.1:{port}")[0] == 200 and get("/metrics.json", f"localhost:{port}")[0] == 200
-        for host in ("attacker.example", f"attacker.example:{port}", ""):
+        for host in ("attacker.example", f"attacker.example:{port}", "", "localhost:evil", "[::1]evil", "[::1]:80x",
+                     "127.0.0.1:evil.example"):  # only name[:port], parsed as the web pages parse it
             status, body = get("/metrics", host)
             assert status == 421 and "tenant" not in body, host
         assert get("/../../etc/passwd", f"127.0.0.1:{port}")[0] == 404

@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import logging
 import math
+import re
 import sys
 import threading
 import time
@@ -177,10 +178,14 @@ def start_metrics_http(metrics: Metrics, host: str, port: int, *,
     return server
 
 
+#: A Host header: a name (or a bracketed IPv6 address) and at most a port.
+_HOST = re.compile(r"(\[[^\]]*\]|[^:\[\]]*)(?::\d{1,5})?", re.ASCII)
+
+
 def host_name(host: str) -> str:
-    """A Host header's name, lower-case and without its port (``[::1]:80`` -> ``[::1]``)."""
-    host = host.strip().lower()
-    if host.startswith("["):
-        name, bracket, _ = host.partition("]")
-        return name + bracket
-    return host.rsplit(":", 1)[0]
+    """A Host header's name, lower-case and without its port (``[::1]:80`` -> ``[::1]``); a header that is
+    not ``name[:port]`` (``[::1]evil``, ``localhost:x``, padded) is returned whole, so it matches no allowed
+    host. The one parser of every HTTP listener's Host check (metrics, the web pages)."""
+    host = host.lower()
+    match = _HOST.fullmatch(host)
+    return match.group(1) if match else host

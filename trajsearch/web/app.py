@@ -21,7 +21,6 @@ response carries a Content-Security-Policy allowing only this app's own script a
 from __future__ import annotations
 
 import logging
-import re
 import secrets
 import time
 from dataclasses import dataclass, field
@@ -40,7 +39,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ..search import TrajSearch
 from ..service.auth import KeyRing, Principal
-from ..service.observe import log_event
+from ..service.observe import host_name, log_event
 from ..vocab import MODES, OUTCOMES
 from . import views
 from .session import CSRF_COOKIE, SESSION_COOKIE, OneTimeTokens, Session, SessionStore, new_token, same_token
@@ -422,15 +421,9 @@ def _header(scope: Scope, wanted: bytes) -> str | None:
     return None
 
 
-_HOST_RE = re.compile(r"(\[[^\]]*\]|[^:\[\]]*)(?::\d{1,5})?", re.ASCII)
-
-
 def _host(scope: Scope) -> str:
-    """The Host header's name without its port; a header that is not ``name[:port]`` (``[::1]evil``,
-    ``localhost:x``) is returned whole, so it matches no allowed host."""
-    host = (_header(scope, b"host") or "").lower()
-    match = _HOST_RE.fullmatch(host)
-    return match.group(1) if match else host
+    """The Host header's name without its port (:func:`~trajsearch.service.observe.host_name`)."""
+    return host_name(_header(scope, b"host") or "")
 
 
 def create_app(ts: TrajSearch, keys: KeyRing, *, config: WebConfig | None = None,
