@@ -153,6 +153,26 @@ def test_appending_to_or_touching_a_dump_leaves_its_earlier_runs_unchanged(tmp_p
     assert json.loads(stdout)["created_at"].startswith("2023-11-14T22:13:20"), stdout + stderr  # the first mtime
 
 
+def test_one_run_in_two_files_of_different_mtimes_is_stored_once(tmp_path: Path, home: Path) -> None:
+    """A native run with no time of its own (dated by its file's mtime) copied into a second file: the same
+    run, not a second one renamed ``<id>+<digest>``, however the two files' mtimes differ or move."""
+    record = {"trajectory_id": "run-0001", "task": "Fix the flaky retry test in the HTTP client", "outcome": "success",
+              "steps": [{"index": 0, "action": "bash", "arguments": {"command": "pytest tests/test_retry.py -q"},
+                         "observation": "1 passed in 0.4s"}]}
+    dumps = tmp_path / "dumps"
+    dumps.mkdir()
+    for name, when in (("a.jsonl", 1_700_000_000), ("b.jsonl", 1_750_000_000)):
+        (dumps / name).write_text(json.dumps(record) + "\n")
+        os.utime(dumps / name, (when, when))
+    code, stdout, stderr = run_cli("ingest", str(dumps), "-t", "acme", "--json")
+    assert code == 0 and summary(stdout)["ingested"] == 1, stdout + stderr
+    os.utime(dumps / "b.jsonl", (1_800_000_000, 1_800_000_000))
+    code, stdout, stderr = run_cli("ingest", str(dumps), "-t", "acme", "--json")
+    assert code == 0 and summary(stdout)["ingested"] == 0, stdout + stderr
+    code, stdout, stderr = run_cli("stats", "-t", "acme", "--json")
+    assert json.loads(stdout)["trajectories"] == 1, stdout + stderr
+
+
 def big_output(lines: int = 40_000) -> str:
     """A 1.2 MB tool output of numbered lines: over the 1,000,000-character limit of a step's text."""
     return "\n".join(f"bigline {n} " + "x" * 20 for n in range(lines))

@@ -398,10 +398,15 @@ def content_hash(trajectory: Trajectory, window: WindowConfig, *, version: int |
     """Changes whenever the trajectory or the way it is represented (``version``: this one) changes. A time
     taken from the file's mtime is no part of the run (a touch or an append moves it): such a run is unchanged
     when the rest is, so its stored rows keep the date of its first ingest."""
-    exclude = {"created_at"} if trajectory.metadata.get(TIME_BASIS) == FILE_TIME else None
-    body = trajectory.model_dump_json(exclude=exclude)
-    payload = body + f"|v{version or REPRESENTATION_VERSION}|w{window.size}s{window.stride}"
+    payload = run_content(trajectory) + f"|v{version or REPRESENTATION_VERSION}|w{window.size}s{window.stride}"
     return hashlib.blake2b(payload.encode(), digest_size=16).hexdigest()
+
+
+def run_content(trajectory: Trajectory, *, without: frozenset[str] = frozenset()) -> str:
+    """What a run holds, as JSON, for telling runs apart: without ``without`` (fields) and without a time
+    the file's mtime gave it (:data:`TIME_BASIS`), which a touch or an append moves."""
+    exclude = set(without) | ({"created_at"} if trajectory.metadata.get(TIME_BASIS) == FILE_TIME else set())
+    return trajectory.model_dump_json(exclude=exclude or None)
 
 
 def indexed_version(trajectory: Trajectory, window: WindowConfig, stored_hash: str) -> int | None:

@@ -31,6 +31,7 @@ from typing import Any, Callable, Iterable, Iterator, Mapping
 from pydantic import ValidationError
 
 from trajsearch.model import Trajectory, valid_tenant
+from trajsearch.represent import run_content
 
 from . import sources
 from .adapters import ADAPTERS, Context, RecordError, adapter_for, is_grouped
@@ -461,7 +462,8 @@ class DistinctIds:
 
     @staticmethod
     def _digest(run: Trajectory) -> str:
-        body = run.model_dump_json(exclude={"trajectory_id"})
+        """The run's content, its id aside (and a time its file's mtime gave it: the same run in two files)."""
+        body = run_content(run, without=frozenset({"trajectory_id"}))
         return hashlib.blake2b(body.encode(), digest_size=8).hexdigest()
 
     def __call__(self, parsed: Parsed) -> Parsed:
