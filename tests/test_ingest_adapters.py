@@ -434,3 +434,11 @@ def test_swe_agent_record_without_a_task_is_rejected_with_the_reason(tmp_path: P
     broken.write_text(json.dumps(record))
     [result] = list(read_dump(broken, tenant="acme", fmt="swe-agent"))
     assert not result.ok and "no task" in result.error
+
+
+def test_a_reward_past_floats_range_is_no_verdict_not_a_crash(tmp_path: Path) -> None:
+    """A 400-digit integer as a reward gives no verdict for that run; the file still loads."""
+    path = tmp_path / "outcomes.json"
+    path.write_text('{"run-a": {"reward": ' + "9" * 400 + '}, "run-b": {"reward": 1}, "run-c": 1' + "0" * 400 + "}")
+    table = OutcomeTable.load(path)
+    assert table.verdicts["run-b"].outcome is Outcome.success and not {"run-a", "run-c"} & set(table.verdicts)

@@ -44,6 +44,7 @@ import csv
 import hashlib
 import io
 import json
+import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -204,9 +205,10 @@ def _reward(value: Any) -> float | None:
     if isinstance(value, bool) or value in (None, ""):
         return None
     try:
-        return float(value)
-    except (TypeError, ValueError):
+        reward = float(value)
+    except (TypeError, ValueError, OverflowError):  # an int past float's range is no reward either
         return None
+    return reward if math.isfinite(reward) else None
 
 
 def _from_value(value: Any) -> Verdict | None:
@@ -214,7 +216,7 @@ def _from_value(value: Any) -> Verdict | None:
         outcome = next((o for k in OUTCOME_FIELDS if (o := _outcome(value.get(k))) is not None), None)
         reward = next((r for k in REWARD_FIELDS if (r := _reward(value.get(k))) is not None), None)
     elif isinstance(value, (int, float)) and not isinstance(value, bool) and value not in (0, 1):
-        outcome, reward = None, float(value)
+        outcome, reward = None, _reward(value)
     else:
         outcome = _outcome(value)
         reward = _reward(value) if not isinstance(value, str) else None
