@@ -77,7 +77,9 @@ _LINE_NO = r"^(?:[ \t]*\d+(?:[:\t-]|  +))?"
 _SHOWN_DEF = re.compile(_LINE_NO + r"[ \t]*(?:export\s+(?:default\s+)?|pub(?:\(crate\))?\s+)?(?:async\s+)?"
                         r"(?:def|class|function|func|fn)\s+([A-Za-z_]\w*)", re.M)
 _SHOWN_SETTING = re.compile(_LINE_NO + r"([A-Z][A-Z0-9]*_[A-Z0-9_]+)[ \t]*=(?!=)", re.M)
-_SOURCE_FILE = r"[\w./@+-]+\.(?:py|pyi|pyx|js|jsx|ts|tsx|go|rs|java|kt|rb|php|c|h|cc|cpp|hpp|scala|swift)"
+#: The extensions of source files (a regex alternation), for every pattern that finds one.
+SOURCE_EXTENSIONS = "py|pyi|pyx|js|jsx|ts|tsx|go|rs|java|kt|rb|php|c|h|cc|cpp|hpp|scala|swift"
+_SOURCE_FILE = rf"[\w./@+-]+\.(?:{SOURCE_EXTENSIONS})"
 _SOURCE = re.compile(_SOURCE_FILE + "$")
 #: One line of a search over many files: ``path:line:text`` (``grep -rn``, ``rg -n``).
 _GREP_HIT = re.compile(r"^(?:\./)?(" + _SOURCE_FILE + r")[:-]\d+[:-](.*)$", re.M)

@@ -253,11 +253,13 @@ def _likely_files(ts: TrajSearch, task: str, ctx: RuntimeContext, ranked: list[S
                   exclude: Sequence[str], config: AdviceConfig) -> dict[str, float]:
     """Where the task's work likely lies (:func:`~.where.likely_files`); nothing to cover, and no
     search, when covering is off or no candidate changed a file (a support desk's runs)."""
-    if not config.cover_weight or not any(changed_files(_summary(s, summaries)) for s in ranked[:where.POOL]):
+    changed = where.changed_votes([(s.score, changed_files(_summary(s, summaries))) for s in ranked]) \
+        if config.cover_weight else {}
+    if not changed:
         return {}
     steps = search(ts, task, ctx.filters(levels=("step",), exclude_trajectory_ids=exclude),
                    k=config.cover_steps, grouped=False) if config.cover_steps else []
-    return where.likely_files(ranked, summaries, steps)
+    return where.likely_files(changed, steps)
 
 
 def _first_tasks(hits: list[Hit], n: int) -> list[Hit]:

@@ -10,8 +10,9 @@ neighbour know it:
   outputs name (``cat django/db/models/query.py``, a grep hit, a traceback line), each row's weight
   shared among its files. A failed run also looked in the right place.
 
-Each kind sums to 1; the steps count ``STEP_WEIGHT`` times the candidates. Files are keyed by their
-last two path parts (:func:`~.rerank.file_key`), as runs in other working directories name them.
+Each kind's weights sum to 1 over all its voters (those naming no file included); the steps count
+``STEP_WEIGHT`` times the candidates. Files are keyed by their last two path parts
+(:func:`~.rerank.file_key`), as runs in other working directories name them.
 Measured leave-task-out on 500 held-out mini-swe-agent runs of SWE-bench Verified (299 tasks with a
 run of another task editing a same file): a file the task's own patch changed is among the three
 heaviest for 0.736 of the tasks from the candidates alone, 0.809 with the steps.
@@ -24,7 +25,8 @@ import re
 from typing import Mapping, Sequence
 
 from ..results import Hit
-from .rerank import Scored, file_key, changed_files
+from ..touched import SOURCE_EXTENSIONS
+from .rerank import file_key
 
 #: The candidates whose changed files vote (best scored first), and the softness of their weights.
 POOL = 15
@@ -35,23 +37,25 @@ STEP_WEIGHT = 2.0
 #: A source file as a command or an output names it: with a directory (a bare ``utils.py`` could be any
 #: of a repository's), relative or absolute (a traceback's ``/testbed/pkg/mod.py``), ``./`` or a diff's
 #: ``a/`` ``b/`` before a top-level file (``--- a/setup.py``) taken off.
-_PATH = re.compile(r"(?<![\w/.-])(/?(?:[\w.-]+/)+[\w.-]+\.(?:py|pyi|pyx|js|jsx|ts|tsx|go|rs|java|kt|rb|php|c|h|cc|"
-                   r"cpp|hpp|scala|swift))\b")
+_PATH = re.compile(rf"(?<![\w/.-])(/?(?:[\w.-]+/)+[\w.-]+\.(?:{SOURCE_EXTENSIONS}))\b")
 _TOP_LEVEL = re.compile(r"^(?:\./|[ab]/)(?=[^/]+$)")
 
 
-def likely_files(ranked: Sequence[Scored], summaries: Mapping[str, Hit], steps: Sequence[Hit]) -> dict[str, float]:
-    """File key -> how likely the task's work lies there (see the module). ``ranked``: the candidates
-    best first; ``summaries``: their summary rows by run; ``steps``: the step rows nearest the task,
-    with their cosine as ``score``. Empty when no candidate changed a file (nothing to cover)."""
-    voters = ranked[:POOL]
-    pool = _votes([(c.score, {file_key(p) for p in changed_files(_text(summaries.get(c.hit.trajectory_id)))})
-                   for c in voters], shared=False)
-    if not pool:
+def changed_votes(candidates: Sequence[tuple[float, Sequence[str]]]) -> dict[str, float]:
+    """File key -> the candidates' vote: ``candidates`` are (score, the files the run changed), best first;
+    the first ``POOL`` vote, each file a run changed getting its whole weight. Empty when none changed a file."""
+    return _votes([(score, {file_key(p) for p in changed}) for score, changed in candidates[:POOL]], shared=False)
+
+
+def likely_files(changed: Mapping[str, float], steps: Sequence[Hit]) -> dict[str, float]:
+    """File key -> how likely the task's work lies there (see the module): the candidates' vote
+    (:func:`changed_votes`) plus ``STEP_WEIGHT`` times the vote of ``steps``, the step rows nearest the
+    task with their cosine as ``score``. Empty when no candidate changed a file (nothing to cover)."""
+    if not changed:
         return {}
     shown = _votes([(hit.score, {file_key(_TOP_LEVEL.sub("", p)) for p in _PATH.findall(hit.text)}) for hit in steps],
                    shared=True)
-    weights = dict(pool)
+    weights = dict(changed)
     for key, vote in shown.items():
         weights[key] = weights.get(key, 0.0) + STEP_WEIGHT * vote
     return weights
@@ -71,7 +75,3 @@ def _votes(voters: Sequence[tuple[float, set[str]]], *, shared: bool) -> dict[st
         for key in files:
             out[key] = out.get(key, 0.0) + weight / total / (len(files) if shared else 1)
     return out
-
-
-def _text(row: Hit | None) -> str:
-    return row.text if row else ""
