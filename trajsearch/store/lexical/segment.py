@@ -146,13 +146,17 @@ class _View:
         # filter run out (``_telling``: what is left is common words, costly to score and telling
         # little). Rows found on fewer terms keep their places ahead of rows found only on more.
         telling = _telling(sorted(idf, key=lambda t: -weights[t] * idf[t]), cols, segments, masks)
-        passing = sum(int(m.sum()) for m in masks if m is not None)
+        passing: int | None = None  # rows inside the filter: counted only when a search falls short
         terms: list[str] = []
         found: list[tuple[str, float]] = []
         while more := [t for t, _ in islice(telling, max(_MAX_TERMS, len(terms)))]:
             terms += more
             found = _after(found, self._score(terms, weights, idf, cols, segments, masks, coord, limit), limit)
-            if not widen or len(found) >= min(limit, passing):
+            if not widen or len(found) >= limit:
+                break
+            if passing is None:
+                passing = sum(int(m.sum()) for m in masks if m is not None)
+            if len(found) >= passing:
                 break
             telling = (term for term in telling if term[1])  # widen only by terms known to be inside the filter
         return found
