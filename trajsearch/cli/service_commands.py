@@ -144,7 +144,7 @@ def ui(
     from ..service.observe import configure_logging
     from ..service.server import is_loopback
     from ..web import WebConfig, WebServer, create_app
-    from ..web.app import LOOPBACK_HOSTS
+    from ..service.observe import LOOPBACK_HOSTS
     from ..web.session import OneTimeTokens
 
     host, port = _host_port(address, "--address")

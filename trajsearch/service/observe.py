@@ -156,9 +156,9 @@ def start_metrics_http(metrics: Metrics, host: str, port: int, *,
     prometheus_app = make_wsgi_app(metrics.registry)
     allowed = None if allowed_hosts is None else {h.lower() for h in allowed_hosts}
 
-    def plain(start_response: Any, status: str, text: str) -> list[bytes]:
+    def plain(start_response: Any, status: str, text: str, kind: str = "text/plain; charset=utf-8") -> list[bytes]:
         body = text.encode()
-        start_response(status, [("Content-Type", "text/plain; charset=utf-8"), ("Content-Length", str(len(body)))])
+        start_response(status, [("Content-Type", kind), ("Content-Length", str(len(body)))])
         return [body]
 
     def app(environ: dict[str, Any], start_response: Any) -> list[bytes]:
@@ -166,9 +166,7 @@ def start_metrics_http(metrics: Metrics, host: str, port: int, *,
             return plain(start_response, "421 Misdirected Request", "unknown host: use http://127.0.0.1\n")
         path = environ.get("PATH_INFO")
         if path == "/metrics.json":
-            body = json.dumps(metrics.snapshot()).encode()
-            start_response("200 OK", [("Content-Type", "application/json"), ("Content-Length", str(len(body)))])
-            return [body]
+            return plain(start_response, "200 OK", json.dumps(metrics.snapshot()), "application/json")
         if path != "/metrics":
             return plain(start_response, "404 Not Found", "not found: GET /metrics or /metrics.json\n")
         return prometheus_app(environ, start_response)
@@ -178,6 +176,8 @@ def start_metrics_http(metrics: Metrics, host: str, port: int, *,
     return server
 
 
+#: The Host names a listener on a loopback address answers (web pages, ``--metrics``): no other site's name.
+LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]")
 #: A Host header: a name (or a bracketed IPv6 address) and at most a port.
 _HOST = re.compile(r"(\[[^\]]*\]|[^:\[\]]*)(?::\d{1,5})?", re.ASCII)
 

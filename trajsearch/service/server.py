@@ -33,7 +33,7 @@ from ..search import TrajSearch
 from . import validate as v
 from .auth import KeyRing
 from .interceptor import SERVICE_NAME, ServiceInterceptor
-from .observe import Metrics, log_event, start_metrics_http
+from .observe import LOOPBACK_HOSTS, Metrics, log_event, start_metrics_http
 from .protos import pb2_grpc
 from .servicer import Service
 from .trace_reads import TraceReads
@@ -85,8 +85,6 @@ def allowed_hosts(address: str) -> tuple[str, ...] | None:
     On a loopback address only the loopback names: a page of another site whose name was rebound to
     127.0.0.1 (DNS rebinding) is refused. Beyond loopback any (the operator's names are unknown here).
     """
-    from ..web.app import LOOPBACK_HOSTS
-
     return LOOPBACK_HOSTS if is_loopback(address) else None
 
 

@@ -293,7 +293,10 @@ class Service(pb2_grpc.TrajSearchServicer):
         opening session after session evicts its own oldest, never another key's capped one.
         """
         with self._sessions_lock:
-            mine = self._sessions.setdefault((call.tenant, call.principal.key_id), LRUCache(maxsize=MAX_SESSIONS))
+            key = (call.tenant, call.principal.key_id)
+            mine = self._sessions.get(key)
+            if mine is None:
+                mine = self._sessions[key] = LRUCache(maxsize=MAX_SESSIONS)
             entry = mine.get(session_id)
             if entry is None:
                 entry = mine[session_id] = (rt.tool(ctx), threading.Lock())

@@ -524,12 +524,13 @@ class TrajectoryIndex:
         counts: dict[str, int] = {}
         versions = dict(env_versions=tuple(env_versions), policy_versions=tuple(policy_versions))
         if field == "level" and not (env_versions or policy_versions):
-            for level in self._levels_apart(levels):
+            apart = self._levels_apart(levels)
+            for level in apart:
                 scope = self._scope(tenant, (level,))  # the level's own partition, None if there is none
                 rows = sum(int(self.client.get_partition_stats(COLLECTION, name).get("row_count", 0))
                            for name in (scope or {}).get("partition_names", ()))
                 counts.update({level: rows} if rows else {})
-            levels = tuple(level for level in levels if level not in self._levels_apart(levels))
+            levels = tuple(level for level in levels if level not in apart)
         if not levels:
             return counts
         expr = Filters(tenant=tenant, levels=tuple(levels), **versions).to_expr()  # a partition may hold other levels

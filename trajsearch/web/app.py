@@ -39,7 +39,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ..search import TrajSearch
 from ..service.auth import KeyRing, Principal
-from ..service.observe import host_name, log_event
+from ..service.observe import LOOPBACK_HOSTS, host_name, log_event
 from ..vocab import MODES, OUTCOMES
 from . import views
 from .session import CSRF_COOKIE, SESSION_COOKIE, OneTimeTokens, Session, SessionStore, new_token, same_token
@@ -57,7 +57,6 @@ HEADERS = [
     (b"cross-origin-opener-policy", b"same-origin"),
 ]
 NO_STORE = (b"cache-control", b"no-store")  # pages hold a tenant's runs: not for shared caches or disk
-LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]")
 MAX_BODY = 64 * 1024  # only the sign-in and sign-out forms are ever posted
 
 
