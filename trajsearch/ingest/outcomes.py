@@ -296,11 +296,11 @@ class OutcomeTable:
             return cls._load_directory(p)
         invalid: list[Invalid] = []
         verdicts, unlisted = cls._read(p, invalid=invalid)
-        if not verdicts and unlisted is None and invalid:
-            raise ValueError(f"{p}: no valid run outcome: {len(invalid)} verdict(s) not understood, "
-                             f"{describe_invalid(invalid)} (an outcome is success/failure/infra_error or their "
-                             "synonyms, true/false, or a reward from 0 to 1)")
         if not verdicts and unlisted is None:
+            if invalid:
+                raise ValueError(f"{p}: no valid run outcome: {len(invalid)} verdict(s) not understood, "
+                                 f"{describe_invalid(invalid)} (an outcome is success/failure/infra_error or their "
+                                 "synonyms, true/false, or a reward from 0 to 1)")
             raise ValueError(f"{p}: no run outcomes found (expected id -> outcome/reward; see trajsearch.ingest.outcomes)")
         return cls(verdicts, p.name, unlisted, invalid=invalid)
 

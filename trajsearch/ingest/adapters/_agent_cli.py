@@ -22,7 +22,7 @@ from typing import Any, Iterator
 
 from trajsearch.model import MAX_STEPS, Failure, Outcome, Trajectory
 
-from ._common import Context, RecordError, build, clip_step_text, clip_task, decisive_line, safe_id, short
+from ._common import Context, RecordError, build, clip_task, decisive_line, safe_id, short
 
 
 #: Context Codex writes as a user message that no user typed (environment, AGENTS.md, skills, IDE context...).
@@ -157,10 +157,10 @@ def strip_ide_context(text: str) -> str:
     quoting one)."""
     text = text.strip()
     while (tag := next((t for t in IDE_CONTEXT if text.startswith(f"<{t}>")), None)) is not None:
-        end = text.find(f"</{tag}>")
-        if end == -1:
+        block = next(_blocks(text, tag), None)
+        if block is None:  # never closed
             break
-        text = text[end + len(tag) + 3:].lstrip()
+        text = text[block[1]:].lstrip()
     return text
 
 
@@ -210,7 +210,8 @@ def as_int(value: Any) -> int | None:
 
 
 def finish_steps(steps: list[dict[str, Any]], metadata: dict[str, Any]) -> list[dict[str, Any]]:
-    """Number the steps, clip their texts, and keep at most ``MAX_STEPS`` (noting how many there were)."""
+    """Number the steps and keep at most ``MAX_STEPS`` (noting how many there were); their texts are clipped
+    where every format's are, in ``build``."""
     if len(steps) > MAX_STEPS:
         metadata["steps_truncated_from"] = len(steps)
         steps = steps[:MAX_STEPS]
@@ -218,9 +219,6 @@ def finish_steps(steps: list[dict[str, Any]], metadata: dict[str, Any]) -> list[
     for index, step in enumerate(steps):
         item = {k: v for k, v in step.items() if not k.startswith("_")}
         item["index"] = index
-        for key in ("thought", "observation", "error"):
-            if isinstance(item.get(key), str):
-                item[key] = clip_step_text(item[key])
         if isinstance(item.get("action"), str):
             item["action"] = item["action"][:200]
         out.append(item)

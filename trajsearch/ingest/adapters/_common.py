@@ -121,7 +121,7 @@ def safe_id(raw: str) -> str:
 
 #: What stands in a clipped text for its middle (see ``clip``); ``clipped_fields`` finds it again.
 CLIP_MARKER = "\n[... {} characters clipped ...]\n"
-_CLIPPED = re.compile(r"\n\[\.\.\. (\d+) characters clipped \.\.\.\]\n")
+_CLIPPED = re.compile(re.escape(CLIP_MARKER).replace(re.escape("{}"), r"(\d+)"))
 #: The text fields of a step that ``clip_step_text`` bounds.
 STEP_TEXT_FIELDS = ("thought", "observation", "error")
 
@@ -130,10 +130,9 @@ def clip(text: str | None, limit: int) -> str | None:
     """Keep head and tail of an over-long text (errors and results sit at either end)."""
     if text is None or len(text) <= limit:
         return text
-    marker = CLIP_MARKER
-    room = max(limit - len(marker.format(len(text))), 0)
+    room = max(limit - len(CLIP_MARKER.format(len(text))), 0)
     head, tail = room // 2, room - room // 2
-    return text[:head] + marker.format(len(text) - room) + (text[-tail:] if tail else "")
+    return text[:head] + CLIP_MARKER.format(len(text) - room) + (text[-tail:] if tail else "")
 
 
 def clip_step_text(text: str | None) -> str | None:
