@@ -19,7 +19,7 @@ from trajsearch.fusion import looks_like_log, resolve_mode
 from trajsearch.model import Trajectory
 from trajsearch.represent import MAX_ROW_CHARS, PASSAGE_CHARS, WindowConfig, represent
 from trajsearch.runtime import AdviceConfig, NoveltyConfig, RerankConfig, Runtime, RuntimeConfig, RuntimeContext, Strategy
-from trajsearch.runtime.rerank import defined_in, named_files, touched_names, touched_scores, work_done
+from trajsearch.runtime.rerank import defined_in, named_files, task_homes, touched_names, touched_scores, work_done
 from trajsearch.search import TrajSearch
 from trajsearch.touched import identifiers, touched
 
@@ -392,6 +392,16 @@ def test_a_file_the_task_names_outright_is_where_its_work_lies():
     assert touched_scores(task, [admin, utils, forms])["where"] == [1.0, 0.0, 0.0]
     assert touched_scores("the cache is not cleared in query_utils.py", [admin, utils])["where"] == [0.0, 1.0]
 
+
+
+def test_a_builtin_method_the_task_calls_names_no_home():
+    """A traceback's ``self.__class__.__name__.lower()`` (SWE-bench astroid-1268) names ``str.lower``, not the
+    project's module that happens to define a ``lower``; ``visit_unknown`` is the project's own."""
+    task = ("'AsStringVisitor' object has no attribute 'visit_unknown'\n"
+            "    return getattr(self, 'visit_' + self.__class__.__name__.lower())(node)")
+    brain = "Touched: changed a/b.py; definitions read astroid/brain/brain_builtin_inference.py: lower upper."
+    visitor = "Touched: changed a/c.py; definitions read astroid/nodes/as_string.py: visit_unknown visit_call."
+    assert task_homes(task, [brain, visitor]) == {"nodes/as_string.py": 1.0}
 
 def test_exemplars_prefer_the_run_that_changed_where_the_named_code_lives(hashing_ts):
     """Plumbing (hashing test embedder): two runs as close to the task in wording; the one that changed the
@@ -884,6 +894,41 @@ def test_exemplars_cover_the_file_the_nearest_steps_point_to(hashing_ts):
     assert exemplars(1.0) == ["near-0", "compiler"]
     assert exemplars(0.0) == ["near-0", "near-1"]
 
+
+
+def test_exemplars_cover_the_file_holding_the_function_the_task_names(hashing_ts, monkeypatch):
+    """Plumbing (hashing test embedder): three runs worded like the task changed ``invoice.py``; a run
+    worded less like it changed ``tax.py``, where its reads showed the function the task names defined.
+    The second place goes to that run: the task's own words point to ``tax.py`` (the steps' vote and the
+    ranking's ``where`` feature are off). Without that vote (``HOME_WEIGHT`` 0) the second place is a
+    run that changed ``invoice.py`` again."""
+    from trajsearch.runtime import where
+
+    task = "round_half_even_tax() rounds refunds the wrong way on invoices"
+
+    def run(run_id: str, wording: str, path: str, shown: str) -> Trajectory:
+        diff = f"diff --git a/{path} b/{path}\n--- a/{path}\n+++ b/{path}\n@@ -1 +1 @@\n-a\n+b\n"
+        return make_run(run_id, task_id=run_id, task=wording, steps=[
+            ("bash", {"command": f"cat {path}"}, shown),
+            ("bash", {"command": f"sed -i 's/a/b/' {path}"}, ""),
+            ("bash", {"command": "git diff"}, diff),
+        ])
+
+    near = [run(f"near-{i}", task + tail, "billing/invoice.py", "def total(lines):\n    return sum(lines)")
+            for i, tail in enumerate(("", " of a customer", " when refunded"))]
+    home = run("home", "Refunds are rounded wrongly", "billing/tax.py",
+               "def round_half_even_tax(amount):\n    return round(amount, 2)")
+    hashing_ts.add([*near, home])
+
+    def exemplars() -> list[str]:
+        config = RuntimeConfig(advice=AdviceConfig(
+            novelty=NoveltyConfig(follow_closely=1.0, inspiration=0.0, per_tenant=False), cover_steps=0,
+            rerank=RerankConfig(other_work_margin=0.0, max_cosine=1.0, w_where=0.0)))  # the task's words alone decide
+        return [e.trajectory_id for e in Runtime(hashing_ts, config).exemplars(task, ACME, k=2).items]
+
+    assert exemplars() == ["near-0", "home"]
+    monkeypatch.setattr(where, "HOME_WEIGHT", 0.0)
+    assert exemplars() in (["near-0", "near-1"], ["near-0", "near-2"])
 
 def _changed(run_id: str, task: str, path: str) -> Trajectory:
     """A run that changed ``path`` and did nothing else (a ``git diff`` shows it)."""

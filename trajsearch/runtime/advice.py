@@ -24,7 +24,8 @@ from ..touched import identifiers
 from . import where
 from .context import RuntimeContext
 from .novelty import NoveltyConfig, Strategy, strategy_for
-from .rerank import RerankConfig, Scored, changed_files, diversify, named_files, rerank, touched_scores, work_done
+from .rerank import (RerankConfig, Scored, changed_files, diversify, named_files, rerank, task_homes, touched_scores,
+                     work_done)
 
 if TYPE_CHECKING:  # the calibration module caches with the loop's TTLCache, and the loop imports this
     from .calibration import Calibration
@@ -259,7 +260,7 @@ def _likely_files(ts: TrajSearch, task: str, ctx: RuntimeContext, ranked: list[S
         return {}
     steps = search(ts, task, ctx.filters(levels=("step",), exclude_trajectory_ids=exclude),
                    k=config.cover_steps, grouped=False) if config.cover_steps else []
-    return where.likely_files(changed, steps)
+    return where.likely_files(changed, steps, task_homes(task, [_summary(s, summaries) for s in ranked]))
 
 
 def _first_tasks(hits: list[Hit], n: int) -> list[Hit]:

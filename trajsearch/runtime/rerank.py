@@ -50,6 +50,9 @@ NEUTRAL = 0.5
 WHERE_MAX_FILES = 3
 #: What a file the task names outright counts for in ``where``, against 1 for each name it defines.
 NAMED_FILE = 1.0
+#: Methods of the builtin types: ``name.lower()`` in a traceback names no file of the project, though some
+#: module of it may define a ``lower``.
+_BUILTIN_METHODS = frozenset(name.lower() for kind in (str, bytes, int, float, list, tuple, dict, set) for name in dir(kind))
 
 
 @dataclass(frozen=True)
@@ -244,11 +247,9 @@ def touched_scores(query: str, summaries: Sequence[str]) -> dict[str, list[float
     from ..touched import identifiers  # noqa: PLC0415
 
     mentioned = set(tokenize(query, bigrams=False))
-    named: set[str] = set()  # the last part of each identifier: ``QuerySet.bulk_create`` -> bulk_create
     identified = identifiers(query)
     for name in identified:
         mentioned.add(name.lower())
-        named.add(name.lower().split("::")[-1].rsplit(".", 1)[-1].removesuffix("()"))
         if "/" in name:  # a path names its file as a run's changes do: pkg/mod.py -> pkg/mod, mod
             mentioned.add(name.lower().rsplit(".", 1)[0])
             mentioned |= _file_names(name.lower().split("::", 1)[0])
@@ -272,18 +273,34 @@ def touched_scores(query: str, summaries: Sequence[str]) -> dict[str, list[float
                 total = sum(idf[name] for name in found)
                 scores.append(hit / total if total else 0.0)
         out[kind] = scores
-    homes: dict[str, float] = {}  # file -> how much of what the task names it defines
+    homes = _homes(query, identified, parsed)
+    total = sum(homes.values())
+    out["where"] = [sum(homes.get(key, 0.0) for key in _changed_keys(lists)) / total if total else 0.0
+                    for lists in parsed]
+    return out
+
+
+def task_homes(query: str, summaries: Sequence[str]) -> dict[str, float]:
+    """File (:func:`file_key`) -> how much of what ``query`` names lives there: ``1/files`` for each name it
+    names that the runs' reads (their summaries' ``Touched:`` lines) showed defined in at most
+    ``WHERE_MAX_FILES`` files, ``NAMED_FILE`` for a source file it names outright. Empty: it names none."""
+    from ..touched import identifiers  # noqa: PLC0415
+
+    return _homes(query, identifiers(query), [_touched_lists(s) for s in summaries])
+
+
+def _homes(query: str, identified: Sequence[str], parsed: Sequence[dict[str, list[str]]]) -> dict[str, float]:
+    """:func:`task_homes` with the query's identifiers and the summaries' lines already at hand."""
+    named = {name.lower().split("::")[-1].rsplit(".", 1)[-1].removesuffix("()")  # QuerySet.bulk_create -> bulk_create
+             for name in identified} - _BUILTIN_METHODS
+    homes: dict[str, float] = {}
     for name, files in _defined(parsed).items():
         if name in named and len(name) > 3 and len(files) <= WHERE_MAX_FILES:
             for file in files:
                 homes[file] = homes.get(file, 0.0) + 1 / len(files)
     for path in named_files(query, identified):  # a file the task names outright is where its work lies
         homes[path] = homes.get(path, 0.0) + NAMED_FILE
-    total = sum(homes.values())
-    out["where"] = [sum(homes.get(key, 0.0) for key in _changed_keys(lists)) / total if total else 0.0
-                    for lists in parsed]
-    return out
-
+    return homes
 
 def named_files(text: str, names: Sequence[str] | None = None) -> set[str]:
     """The source files a task names as written (a path, a file name, a link to one), each as
