@@ -15,7 +15,7 @@ import re
 import threading
 import time
 from contextlib import contextmanager
-from typing import Any, Iterator
+from typing import Any, Iterator, Sequence
 
 import grpc
 from cachetools import LRUCache
@@ -200,12 +200,13 @@ class Service(pb2_grpc.TrajSearchServicer):
     def WhoAmI(self, req: Any, call: Call) -> Any:
         return pb2.WhoAmIResponse(tenant=call.tenant, role=call.principal.role, key_id=call.principal.key_id)
 
-    def _hides(self, call: Call, trajectory_id: str) -> bool:
-        """Whether the key's tenant holds a run of this id outside the key's pins (never for an unpinned key)."""
-        if not (call.principal.env_versions or call.principal.policy_versions):
-            return False
-        hit = self.ts.run(trajectory_id, tenant=call.tenant)
-        return hit is not None and not call.principal.sees(hit.env_version or None, hit.policy_version or None)
+    def _hidden(self, call: Call, trajectory_ids: Sequence[str]) -> set[str]:
+        """Those of these ids that the key's tenant holds runs of outside the key's pins (none for an
+        unpinned key), in one lookup by key."""
+        if not (call.principal.env_versions or call.principal.policy_versions) or not trajectory_ids:
+            return set()
+        return {trajectory_id for trajectory_id, hit in self.ts.runs(trajectory_ids, tenant=call.tenant).items()
+                if not call.principal.sees(hit.env_version or None, hit.policy_version or None)}
 
     def _visible_run(self, call: Call, trajectory_id: str) -> Hit | None:
         """The run's task row if it exists for this key (its tenant and inside its pins)."""
@@ -342,8 +343,9 @@ class Service(pb2_grpc.TrajSearchServicer):
                     result.trajectory_id = _loose_id(record.json)
                 parsed.append((result, trajectory, reason))
             with self._write_lock:  # the check and the write are one step: no run can appear between them
+                hidden = self._hidden(call, [t.trajectory_id for _, t, _ in parsed if t is not None])
                 for n, (result, trajectory, reason) in enumerate(parsed):
-                    if trajectory is not None and self._hides(call, trajectory.trajectory_id):
+                    if trajectory is not None and trajectory.trajectory_id in hidden:
                         result.trajectory_id = trajectory.trajectory_id
                         parsed[n] = (result, None, HIDDEN_ID)
                 accepted = [trajectory for _, trajectory, _ in parsed if trajectory is not None]
