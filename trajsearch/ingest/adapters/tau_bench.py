@@ -41,8 +41,10 @@ Mapping
 - outcome: ``reward`` through the operator's success threshold
   (``outcome_of_reward``: tau-bench forks grade partially, 0.65 ... 0.99);
   a reward that is missing, null or not a number -> ``unknown``; a crashed
-  run (``info.error``, no messages) -> ``infra_error`` with the error (its
-  recorded 0.0 is not a grade: reward stays empty, metadata keeps it).
+  run (``info.error`` or ``info.traceback``, no messages) -> ``infra_error``
+  with the error, or the exception its traceback ends with when ``str(e)``
+  was empty (its recorded 0.0 is not a grade: reward stays empty, metadata
+  keeps it).
 - failure (outcome failure): error says why the reward is low (database
   state differs from the expected one / expected outputs never given to the
   user / no evaluation because the episode hit the step limit) plus the last
@@ -75,6 +77,7 @@ from ._common import (
     outcome_of_reward,
     clip_step_text,
     clip_task,
+    decisive_line,
     file_stem,
     json_object,
     list_field,
@@ -380,6 +383,18 @@ def _reward(value: Any) -> float | None:
     raise RecordError(f"field 'reward' must be a number, got {value!r:.40}")
 
 
+def _crashed(traj: list[Any], info: dict[str, Any]) -> bool:
+    """Whether ``run.py`` recorded the run as crashed: no messages and its ``error`` / ``traceback``. The error
+    is ``str(e)``, empty for many exceptions (``EOFError()``, ``TimeoutError()``, a bare ``assert``), so its
+    presence counts, not its text."""
+    return not traj and ("error" in info or bool(info.get("traceback")))
+
+
+def _crash_message(info: dict[str, Any]) -> str:
+    """The exception's message, else what its traceback's end names (``EOFError``)."""
+    return _text(info.get("error")).strip() or decisive_line(_text(info.get("traceback"))) or "no message recorded"
+
+
 def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     record = json_object(record)
     info = record.get("info") if isinstance(record.get("info"), dict) else {}
@@ -393,7 +408,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     steps = _steps(traj)
     domain = str(ctx.defaults.get("task_family")
                  or guess_domain(ctx.source, _tools_of(record, steps), ctx.hints.get("domain", "tau")))
-    crashed = not traj and bool(info.get("error"))
+    crashed = _crashed(traj, info)
     instruction = task.get("instruction")
     if not isinstance(instruction, str) or not instruction.strip():
         if not crashed:
@@ -405,7 +420,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     if crashed:
         outcome, reward = Outcome.infra_error, None
         failure = Failure(  # the exception's message: its head names it (a server's HTML page may follow)
-            error=short(f"run crashed: {info['error']}", 500, keep="head"),
+            error=short(f"run crashed: {_crash_message(info)}", 500, keep="head"),
             cause="infrastructure: the harness, the environment or a model API raised before the run was graded",
         )
     else:
