@@ -23,3 +23,15 @@ def test_tau_bench_crash_with_an_empty_message_is_an_infra_error_named_by_its_tr
     assert (run.outcome, run.reward, run.steps) == (Outcome.infra_error, None, [])
     assert run.failure.error == "run crashed: EOFError"
     assert "crashed" in run.task and run.task_id.endswith("-0")
+
+
+HARBOR_CLAUDE = FIXTURES / "atif/.real/harbor-datagen/fix-async-worker-queue__gPApBGF/agent/trajectory.json"
+
+
+def test_harbor_claude_code_trial_is_the_main_threads_model_not_its_warm_up_subagents() -> None:
+    """Bug (real: xdotli/harbor-datagen, claude-code 2.0.46 with Sonnet): Harbor's conversion took
+    ``agent.model_name`` from the first step, Claude Code's warm-up of its Haiku Explore subagent
+    (``is_sidechain``), so the Sonnet trial was filed under Haiku."""
+    run = only(HARBOR_CLAUDE)
+    assert run.model_id == "claude-sonnet-4-5-20250929"  # every main-thread step's; config: anthropic/claude-sonnet-4-5
+

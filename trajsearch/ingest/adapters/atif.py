@@ -25,10 +25,13 @@ Mapping
   hand-off "**Original Task:**", ``<pr_description>``, see ``_prompts``),
   else the whole message. Copied-context steps count here: a continuation's
   task is the one it continues.
-- model_id = ``agent.model_name`` (else the first agent step's
-  ``model_name``, else ``agent.model``), passing over Claude Code's
-  ``<synthetic>`` (no model: a message the CLI made up), else in a Harbor
-  trial the model its config ran the agent with; tool_versions = ``{agent.name: agent.version}``;
+- model_id = the ``model_name`` the main-thread agent steps give most (a
+  subagent's steps, ``extra.is_sidechain``, do not count: Harbor's Claude
+  Code conversion sets ``agent.model_name`` from the first step, the warm-up
+  of Claude Code's Haiku subagent), else ``agent.model_name``, else
+  ``agent.model``, passing over Claude Code's ``<synthetic>`` (no model: a
+  message the CLI made up), else in a Harbor trial the model its config ran
+  the agent with; tool_versions = ``{agent.name: agent.version}``;
   created_at = the first step ``timestamp`` (the task's step included; not
   copied context).
 - steps, in ``step_id`` order; system steps and steps flagged
@@ -101,6 +104,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections import Counter
 from datetime import datetime, timezone
 from functools import lru_cache
 from pathlib import Path
@@ -505,11 +509,7 @@ def _harbor_verdict(source: Path) -> dict[str, Any] | None:
     found = _trial_dir(source)
     if found is None:
         return None
-    result = found[0] / "result.json"
-    try:
-        data = _trial_json(str(result), result.stat().st_mtime)
-    except (OSError, ValueError):
-        return None
+    data = _trial_file(source, "result.json")
     step = next((r for r in as_list(data.get("step_results")) if isinstance(r, dict) and found[1] is not None
                  and r.get("step_name") == found[1]), None)
     if step is not None and (step.get("verifier_result") or step.get("exception_info")):
@@ -569,25 +569,32 @@ _NO_MODEL = frozenset({"<synthetic>"})
 
 
 def _model(agent: dict[str, Any], models: list[str], source: Path) -> str | None:
-    """The run's model: ``agent.model_name``, else the agent steps' ``model_name``, else ``agent.model`` (each
-    but a placeholder), else the Harbor trial's (:func:`_trial_model`)."""
-    named = (agent.get("model_name"), *models, agent.get("model"))
-    return next((str(m) for m in named if m and str(m) not in _NO_MODEL), None) or _trial_model(source)
+    """The run's model: the one its main-thread agent steps name most (Harbor's Claude Code conversion sets
+    ``agent.model_name`` from the first step, Claude Code's warm-up of its Haiku subagent), else
+    ``agent.model_name``, else ``agent.model`` (each but a placeholder), else the Harbor trial's
+    (:func:`_trial_model`)."""
+    named = [m for m in models if m not in _NO_MODEL]
+    stepped = Counter(named).most_common(1)[0][0] if named else None
+    given = (stepped, agent.get("model_name"), agent.get("model"))
+    return next((str(m) for m in given if m and str(m) not in _NO_MODEL), None) or _trial_model(source)
+
+
+def _trial_file(source: Path, name: str) -> dict[str, Any]:
+    """The Harbor trial's ``result.json`` or ``config.json`` beside a trajectory; empty outside a trial, or when
+    the file is missing or unreadable."""
+    found = _trial_dir(source)
+    if found is None:
+        return {}
+    try:
+        return _trial_json(str(found[0] / name), (found[0] / name).stat().st_mtime)
+    except (OSError, ValueError):
+        return {}
 
 
 def _trial_model(source: Path) -> str | None:
     """The model a Harbor trial ran its agent with: the trial config's ``agent.model_name`` (as ``result.json``
     keeps it, else ``config.json``), else ``result.json``'s ``agent_info.model_info`` as ``provider/name``."""
-    found = _trial_dir(source)
-    if found is None:
-        return None
-    read = []
-    for name in ("result.json", "config.json"):
-        try:
-            read.append(_trial_json(str(found[0] / name), (found[0] / name).stat().st_mtime))
-        except (OSError, ValueError):
-            read.append({})
-    result, config = read
+    result, config = _trial_file(source, "result.json"), _trial_file(source, "config.json")
     for given in (result.get("config"), config):
         agent = given.get("agent") if isinstance(given, dict) and isinstance(given.get("agent"), dict) else {}
         if isinstance(agent.get("model_name"), str) and agent["model_name"] and agent["model_name"] not in _NO_MODEL:
