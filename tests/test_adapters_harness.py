@@ -35,3 +35,11 @@ def test_harbor_claude_code_trial_is_the_main_threads_model_not_its_warm_up_suba
     run = only(HARBOR_CLAUDE)
     assert run.model_id == "claude-sonnet-4-5-20250929"  # every main-thread step's; config: anthropic/claude-sonnet-4-5
 
+
+def test_harbor_trials_are_grouped_by_the_task_their_result_names() -> None:
+    """Bug: Harbor trials had no task id, though ``result.json`` names the task (``task_name``) and, when Harbor
+    recorded one, its dataset (``source``): the k trials of one task looked unrelated."""
+    run = only(HARBOR_CLAUDE)
+    assert (run.task_id, run.task_family) == ("fix-async-worker-queue", None)  # source: null
+    codex = only(FIXTURES / "atif/.real/harbor-runme/2026-06-30__14-22-55/update-minor-deps__xQmAxjA/agent/trajectory.json")
+    assert (codex.task_id, codex.task_family) == ("runmedev/update-minor-deps", "tasks")

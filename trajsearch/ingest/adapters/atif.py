@@ -34,6 +34,9 @@ Mapping
   the agent with; tool_versions = ``{agent.name: agent.version}``;
   created_at = the first step ``timestamp`` (the task's step included; not
   copied context).
+- task_id / task_family, in a Harbor trial: its ``result.json``'s
+  ``task_name`` and ``source`` (the dataset, when Harbor recorded one), so
+  the trials of one task group together; elsewhere none.
 - steps, in ``step_id`` order; system steps and steps flagged
   ``is_copied_context`` (context replayed from an earlier trajectory, already
   a step there) are dropped, and so are a subagent's turns that Harbor's
@@ -607,6 +610,14 @@ def _trial_model(source: Path) -> str | None:
     return None
 
 
+def _trial_task(source: Path) -> dict[str, str]:
+    """A Harbor trial's task, as its ``result.json`` names it: ``task_name`` is the task id (so the trials of one
+    task group together) and ``source``, the dataset it came from (``terminal-bench``), its family."""
+    result = _trial_file(source, "result.json")
+    named = {"task_id": result.get("task_name"), "task_family": result.get("source")}
+    return {k: v.strip() for k, v in named.items() if isinstance(v, str) and v.strip()}
+
+
 def _started(ordered: list[dict[str, Any]]) -> datetime | None:
     """When the run began: its first step's timestamp, the task's included (context a continuation copied
     from an earlier trajectory is older than the run)."""
@@ -658,6 +669,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
         "trajectory_id": safe_id(trajectory_id),
         "task": clip_task(task.replace("\r\n", "\n").strip()),
         "model_id": _model(agent, models, ctx.source),
+        **_trial_task(ctx.source),
         "tool_versions": {str(agent["name"]): str(agent.get("version"))}
         if agent.get("name") and agent.get("version") not in (None, "", "unknown") else {},
         "tools_available": [str(t["function"]["name"]) for t in as_list(agent.get("tool_definitions"))
