@@ -43,3 +43,26 @@ def test_harbor_trials_are_grouped_by_the_task_their_result_names() -> None:
     assert (run.task_id, run.task_family) == ("fix-async-worker-queue", None)  # source: null
     codex = only(FIXTURES / "atif/.real/harbor-runme/2026-06-30__14-22-55/update-minor-deps__xQmAxjA/agent/trajectory.json")
     assert (codex.task_id, codex.task_family) == ("runmedev/update-minor-deps", "tasks")
+
+
+def test_tau_bench_reasoning_models_reasoning_content_is_the_thought() -> None:
+    """Bug (real: deephyper/tau-bench, gpt-oss-20B served by vLLM): tau-bench saves ``message.model_dump()``, and the
+    server keeps the model's reasoning in ``reasoning_content``, not as ``<think>`` in the content; it was dropped."""
+    run = only(TAU / "tool-calling-gpt-oss-20B-1.0_range_0--1_user-Gemma-3-12B-llm_1007041735.json")
+    lookup = next(s for s in run.steps if s.action == "find_user_id_by_name_zip")
+    assert lookup.thought.startswith("We have first name Yusuf, last name Rossi, zip 19122.")
+    answer = next(s for s in run.steps if s.action == "respond")
+    assert answer.thought.startswith('The user says: "Good day!')
+    assert answer.arguments["content"].startswith("Sure thing! I’ll need to confirm your account first.")
+    assert all(s.thought for s in run.steps if s.action)
+
+
+def test_tau2_reasoning_kept_only_in_the_raw_model_response_is_the_thought() -> None:
+    """Bug (real: Lylinnnnn/tau2-bench, 2026 layout, qwen3-32b thinking behind vLLM): the agent's reasoning is only in
+    ``raw_data.choices[0].message.reasoning_content``; every tool call had no thought."""
+    run = only(FIXTURES / "tau2-bench/.real/reasoning-raw-data/results.json")
+    calls = [s for s in run.steps if s.action not in (None, "respond")]
+    assert [s.action for s in calls] == ["find_user_id_by_name_zip", "get_user_details"]
+    assert calls[0].thought.startswith("Okay, let me start by understanding Yusuf's request.")
+    assert calls[1].thought.startswith("Okay, let me figure out how to help Yusuf Rossi.")
+    assert "Okay, let's see. The user is Yusuf Rossi" not in " ".join(s.thought or "" for s in run.steps)  # the user's

@@ -99,6 +99,18 @@ def content_text(content: Any) -> str:
     return content if isinstance(content, str) else ""
 
 
+#: Where a chat-completion message keeps a reasoning model's reasoning once the server has parsed it out of the
+#: content (no ``<think>`` block is left there): litellm's and vLLM's ``reasoning_content``, OpenRouter's ``reasoning``.
+_REASONING_KEYS = ("reasoning_content", "reasoning")
+
+
+def message_reasoning(message: Any) -> str | None:
+    """The reasoning a chat-completion message carries beside its content (see ``_REASONING_KEYS``), else None."""
+    found = next((message[k] for k in _REASONING_KEYS if isinstance(message, dict)
+                  and isinstance(message.get(k), str) and message[k].strip()), None)
+    return found.strip() if found else None
+
+
 def outcome_of_reward(reward: float | None, ctx: Context) -> Outcome:
     """A reward in [0, 1] as an outcome: success at or above the operator's threshold, else failure.
 

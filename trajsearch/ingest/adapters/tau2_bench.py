@@ -27,13 +27,16 @@ Mapping (``SimulationRun``, ``Task``, ``message.py``)
 - steps, in message order (``messages``, or for full-duplex runs the
   ``ticks`` flattened as tau2's ``get_messages`` does; system messages dropped):
   * each assistant tool call (``requestor: assistant``): action = ``name``,
-    arguments = ``arguments``, thought = the text sent with it, observation =
-    the ``tool`` message with the same ``id`` (``MultiToolMessage`` unpacked),
-    else the oldest unanswered call; Step.error = the reply's first line when
+    arguments = ``arguments``, thought = the model's reasoning (the
+    message's ``reasoning_content``, else its ``raw_data.choices[0].message``'s,
+    where the 2026 layout keeps a vLLM reasoning model's), then the text sent
+    with it, observation = the ``tool`` message with the same ``id``
+    (``MultiToolMessage`` unpacked), else the oldest unanswered call; Step.error = the reply's first line when
     the tool message says ``error: true``.
   * an assistant text: action ``respond``, arguments ``{"content": text}``,
-    observation = the user's next message (tool calls the simulated user makes
-    on its own device, e.g. telecom, are appended to it as ``[user tool] ...``).
+    thought = the model's reasoning, observation = the user's next message
+    (tool calls the simulated user makes on its own device, e.g. telecom, are
+    appended to it as ``[user tool] ...``).
   * a user message answering nothing (the user speaks first): a step with no
     action.
 - outcome: ``termination_reason`` ``infrastructure_error`` (a harness
@@ -61,14 +64,17 @@ from typing import Any, Iterator
 
 from trajsearch.model import Failure, Outcome, Trajectory
 
+from ._agent_cli import join_thought
 from ._common import (
     Context,
     RecordError,
+    as_dict,
     as_list,
     build,
     clip_step_text,
     clip_task,
     json_object,
+    message_reasoning,
     outcome_of_reward,
     safe_id,
     short,
@@ -209,6 +215,13 @@ def _text(value: Any) -> str:
     return value if isinstance(value, str) else "" if value is None else json.dumps(value)
 
 
+def _reasoning(msg: dict[str, Any]) -> str | None:
+    """The agent's reasoning: on the message, else in the model's response tau2 keeps with it (``raw_data``; the
+    2026 layout keeps a vLLM reasoning model's only there)."""
+    choices = as_list(as_dict(msg.get("raw_data")).get("choices"))
+    return message_reasoning(msg) or message_reasoning(as_dict(choices[0]).get("message") if choices else None)
+
+
 def _steps(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     steps: list[dict[str, Any]] = []
     waiting: dict[str, list[dict]] = {}  # call id -> its unanswered steps, oldest first
@@ -256,14 +269,16 @@ def _steps(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
         calls = [c for c in as_list(msg.get("tool_calls")) if isinstance(c, dict)]
         if role == "assistant":
             replying = None
+            reasoning = _reasoning(msg)
             for n, call in enumerate(calls):
-                step = {"thought": (content.strip() or None) if n == 0 else None,
+                step = {"thought": join_thought([reasoning, content]) if n == 0 else None,
                         "action": str(call.get("name") or "unknown_tool")[:200],
                         "arguments": call.get("arguments"), "started_at": when}
                 steps.append(step)
                 waiting.setdefault(str(call.get("id")), []).append(step)
             if not calls and content.strip():
-                replying = {"action": "respond", "arguments": {"content": content}, "started_at": when}
+                replying = {"thought": reasoning, "action": "respond", "arguments": {"content": content},
+                            "started_at": when}
                 steps.append(replying)
         elif role == "user":
             hear(content, when)

@@ -23,6 +23,10 @@ Mapping
   else, when the rest ends with the user model, the words before it; else the
   name gives no strategy and no model.
 - steps, in conversation order (the system policy prompt is dropped):
+  * a reasoning model's reasoning, as litellm / vLLM save it beside the
+    content (``reasoning_content``, ``reasoning``: gpt-oss, DeepSeek-R1,
+    Qwen3 behind a reasoning parser), or as a ``<think>`` block heading the
+    content, opens the thought of the step its message makes.
   * each assistant tool call: action = function name, arguments = parsed JSON,
     thought = the assistant text sent with it (rare), observation = the tool
     reply matched by ``tool_call_id`` (else the oldest unanswered call).
@@ -68,6 +72,7 @@ from typing import Any, Iterable
 
 from trajsearch.model import Failure, Outcome, Trajectory
 
+from ._agent_cli import join_thought
 from ._common import (
     Context,
     RecordError,
@@ -81,6 +86,7 @@ from ._common import (
     file_stem,
     json_object,
     list_field,
+    message_reasoning,
     safe_id,
     short,
     tool_arguments,
@@ -239,8 +245,10 @@ def _steps(traj: list[Any]) -> list[dict]:
         if not isinstance(msg, dict):
             continue
         role, content = msg.get("role"), _text(msg.get("content"))
+        reasoning = message_reasoning(msg) if role == "assistant" else None
         if role == "assistant" and not msg.get("tool_calls") and (react := _react(content, _tool_output(traj, n + 1))):
             thought, name, arguments = react
+            thought = join_thought([reasoning, thought])
             if name == "respond":
                 text = arguments.get("content") if isinstance(arguments, dict) else arguments
                 steps.append({"thought": thought, "action": "respond", "arguments": {"content": _text(text)}})
@@ -253,7 +261,7 @@ def _steps(traj: list[Any]) -> list[dict]:
             for n, call in enumerate(calls):
                 fn = as_dict(call.get("function"))
                 step = {
-                    "thought": _as_thought(content) if n == 0 else None,
+                    "thought": join_thought([reasoning, _as_thought(content)]) if n == 0 else None,
                     "action": str(fn.get("name") or "unknown_tool")[:200],
                     "arguments": tool_arguments(fn.get("arguments")),
                 }
@@ -262,7 +270,8 @@ def _steps(traj: list[Any]) -> list[dict]:
                     by_call_id[call["id"]] = step
             if not calls:  # its thinking is its thought, not words to the user
                 thinking, said = _thinking(content)
-                steps.append({"thought": thinking, "action": "respond", "arguments": {"content": said}})
+                steps.append({"thought": join_thought([reasoning, thinking]), "action": "respond",
+                              "arguments": {"content": said}})
         elif role == "tool":
             reply_to = msg.get("tool_call_id") if isinstance(msg.get("tool_call_id"), str) else None
             step = by_call_id.pop(reply_to, None) or next(
