@@ -66,3 +66,12 @@ def test_tau2_reasoning_kept_only_in_the_raw_model_response_is_the_thought() -> 
     assert calls[0].thought.startswith("Okay, let me start by understanding Yusuf's request.")
     assert calls[1].thought.startswith("Okay, let me figure out how to help Yusuf Rossi.")
     assert "Okay, let's see. The user is Yusuf Rossi" not in " ".join(s.thought or "" for s in run.steps)  # the user's
+
+
+def test_tau_bench_call_to_a_tool_the_domain_lacks_is_an_error() -> None:
+    """Bug (real: ck496/tau-bench-agents, a ReAct Qwen3-8B run): the agent called ``ask_for_order_ids``, which retail
+    does not have; tau-bench's reply ``Unknown action ask_for_order_ids`` (``envs/base.py``) left the step no error."""
+    run = only(TAU / "react-Qwen3-8B-0.0_range_0--1_user-Qwen3-32B-llm_0201005024.json")
+    made_up = next(s for s in run.steps if s.action == "ask_for_order_ids")
+    assert made_up.error == "Unknown action ask_for_order_ids"
+    assert [s.error for s in run.steps if s.error] == ["Unknown action ask_for_order_ids", "Error: user not found"]

@@ -30,7 +30,8 @@ Mapping
   * each assistant tool call: action = function name, arguments = parsed JSON,
     thought = the assistant text sent with it (rare), observation = the tool
     reply matched by ``tool_call_id`` (else the oldest unanswered call).
-    A reply starting with "Error" sets Step.error to its first line.
+    A reply starting with "Error", or tau-bench's "Unknown action <name>" for
+    a tool the domain does not have, sets Step.error to its first line.
   * ReAct / Act agents (``chat_react_agent``: no tool calls): the action is
     what tau-bench ran, the JSON after the text's *last* ``Action:`` (or the
     whole text, when a model left the word out and tau-bench answered with
@@ -282,15 +283,15 @@ def _steps(traj: list[Any]) -> list[dict]:
                 step = {"action": msg.get("name") or "unknown_tool"}
                 steps.append(step)
             step["observation"] = content
-            if content.lstrip().lower().startswith("error"):
-                step["error"] = short(content.strip().splitlines()[0])
+            if error := _tool_error(content):
+                step["error"] = error
         elif role == "user":
             content = _thinking(content)[1]  # a reasoning model simulating the user thinks first: not what it said
             last = steps[-1] if steps else None
             if last and last.get("react") and "observation" not in last:  # a ReAct tool's output
                 last["observation"] = content.removeprefix(_API_OUTPUT)
-                if last["observation"].lstrip().lower().startswith("error"):
-                    last["error"] = short(last["observation"].strip().splitlines()[0])
+                if error := _tool_error(last["observation"]):
+                    last["error"] = error
             elif last and last["action"] == "respond" and "observation" not in last:
                 last["observation"] = content
             else:
@@ -301,6 +302,16 @@ def _steps(traj: list[Any]) -> list[dict]:
         for key in ("thought", "observation"):
             step[key] = clip_step_text(step.get(key))
     return steps
+
+
+#: A tool reply saying the call failed: the tool's own "Error: ..." or, for a tool the domain does not have,
+#: the environment's ``Unknown action <name>`` (``tau_bench/envs/base.py``: a small model's made-up tool).
+_FAILED_REPLY = re.compile(r"^\s*(?:error|unknown action )", re.I)
+
+
+def _tool_error(reply: str) -> str | None:
+    """The first line of a tool reply that says the call failed (``_FAILED_REPLY``), else None."""
+    return short(reply.strip().splitlines()[0]) if _FAILED_REPLY.match(reply) else None
 
 
 def _tool_output(traj: list[Any], n: int) -> bool:
