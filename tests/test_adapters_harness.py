@@ -6,6 +6,7 @@ Each test reads a real file (or a trimmed excerpt of one) through the public rea
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 from trajsearch.model import Outcome
@@ -41,7 +42,8 @@ def test_harbor_trials_are_grouped_by_the_task_their_result_names() -> None:
     recorded one, its dataset (``source``): the k trials of one task looked unrelated."""
     run = only(HARBOR_CLAUDE)
     assert (run.task_id, run.task_family) == ("fix-async-worker-queue", None)  # source: null
-    codex = only(FIXTURES / "atif/.real/harbor-runme/2026-06-30__14-22-55/update-minor-deps__xQmAxjA/agent/trajectory.json")
+    codex = only(FIXTURES / "atif/.real/harbor-runme/2026-06-30__14-22-55/update-minor-deps__xQmAxjA/agent"
+                 / "trajectory.json")
     assert (codex.task_id, codex.task_family) == ("runmedev/update-minor-deps", "tasks")
 
 
@@ -75,3 +77,19 @@ def test_tau_bench_call_to_a_tool_the_domain_lacks_is_an_error() -> None:
     made_up = next(s for s in run.steps if s.action == "ask_for_order_ids")
     assert made_up.error == "Unknown action ask_for_order_ids"
     assert [s.error for s in run.steps if s.error] == ["Unknown action ask_for_order_ids", "Error: user not found"]
+
+
+def test_harbor_trial_graded_low_says_which_verifier_tests_failed(tmp_path: Path) -> None:
+    """Found by a probe (the same xdotli/harbor-datagen trial, reward 0.0): the failure was empty, though the
+    verifier's CTRF report and pytest's summary in its output name the failing test and its assertion."""
+    run = only(HARBOR_CLAUDE)
+    assert (run.outcome, run.reward) == (Outcome.failure, 0.0)
+    assert run.failure.error == ("reward 0: test_state.py::test_job_status_transitions failed: "
+                                 "E AssertionError: Initial status should be pending")
+    assert run.failure.cause == "verifier tests failed: test_state.py::test_job_status_transitions"
+    trial = tmp_path / HARBOR_CLAUDE.parent.parent.name  # no CTRF report: pytest's summary
+    shutil.copytree(HARBOR_CLAUDE.parent.parent, trial)
+    (trial / "verifier/ctrf.json").unlink()
+    without = only(trial / "agent/trajectory.json").failure
+    assert without.error == "reward 0: ../tests/test_state.py::test_job_status_transitions failed: AssertionError: ..."
+    assert without.cause == "verifier tests failed: ../tests/test_state.py::test_job_status_transitions"

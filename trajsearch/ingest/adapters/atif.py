@@ -90,9 +90,13 @@ Mapping
   whose ``result.json`` records the verifier's reward
   (``verifier_result.rewards.reward``; a step's own in ``step_results``) or
   the trial's exception (``exception_info``: ``infra_error``, an agent
-  timeout ``failure``). A trial with both (Harbor grades what an agent that
-  crashed or timed out left) keeps its reward and, short of a success, the
-  exception as its failure; metadata ``trial_exception`` names its type.
+  timeout ``failure``); a failed trial's failure names the tests the
+  verifier says failed (its CTRF report ``verifier/ctrf.json``, else
+  pytest's ``FAILED`` lines in ``verifier/test-stdout.txt``), else the
+  decisive line of that output. A trial with
+  both (Harbor grades what an agent that crashed or timed out left) keeps its
+  reward and, short of a success, the exception as its failure; metadata
+  ``trial_exception`` names its type.
 - beside it, in a Harbor job directory (``side_path``): the agent's raw
   session that Harbor converted (Codex's ``agent/sessions/**/rollout-*.jsonl``,
   Claude Code's ``agent/sessions/projects/**.jsonl``, ...) is passed over when
@@ -118,7 +122,7 @@ from trajsearch.model import Failure, Outcome, Trajectory
 from . import _prompts
 from ._agent_cli import join_thought, typed_prompt
 from ._common import (
-    Context, RecordError, as_list, build, clip_step_text, clip_task, decisive_line, file_stem, json_object,
+    Context, RecordError, as_dict, as_list, build, clip_step_text, clip_task, decisive_line, file_stem, json_object,
     list_field, outcome_of_reward, safe_id, short,
 )
 from ._mini_swe_agent.commands import DEFAULT_ACTION_REGEXES, text_action
@@ -545,12 +549,50 @@ def _verdict(extra: dict[str, Any], source: Path, ctx: Context) -> tuple[Outcome
         basis["trial_exception"] = str(exception.get("exception_type") or "exception")
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         outcome = outcome_of_reward(float(value), ctx)
-        crashed = exception is not None and outcome is not Outcome.success
-        return outcome, float(value), _trial_failure(exception, graded=True) if crashed else None, basis
+        if exception is not None and outcome is not Outcome.success:
+            return outcome, float(value), _trial_failure(exception, graded=True), basis
+        failed = _verifier_failure(source, float(value)) if outcome is Outcome.failure else None
+        return outcome, float(value), failed, basis
     if exception:
         failure = _trial_failure(exception, graded=False)
         return (Outcome.failure if failure.cause is None else Outcome.infra_error), None, failure, basis
     return Outcome.unknown, None, None, basis
+
+
+def _verifier_failure(source: Path, reward: float) -> Failure:
+    """Why the verifier graded a trial low, as it reported it beside the agent's logs: the tests it says failed (its
+    CTRF report, else pytest's summary in its output), the first with what it said, else its output's decisive line."""
+    verifier = source.parent.parent / "verifier"
+    try:
+        output = (verifier / "test-stdout.txt").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        output = ""
+    failed = _ctrf_failures(verifier / "ctrf.json") or [m.groups() for m in _PYTEST_FAILED.finditer(output)]
+    if not failed:
+        line = decisive_line(output)
+        return Failure(error=f"reward {reward:g}" + (f": {line}" if line else ""))
+    name, said = failed[0]
+    return Failure(error=short(f"reward {reward:g}: {name} failed" + (f": {said}" if said else "")),
+                   cause=short("verifier tests failed: " + ", ".join(n for n, _ in failed), 500, keep="head"))
+
+
+#: pytest's short test summary line for a failed test: ``FAILED tests/test_x.py::test_y - AssertionError: ...``.
+_PYTEST_FAILED = re.compile(r"^FAILED (\S+)(?: - (.+))?$", re.M)
+
+
+def _ctrf_failures(path: Path) -> list[tuple[str, str | None]]:
+    """(name, decisive line of its trace) of each failed test in a CTRF report (pytest's ``--ctrf``)."""
+    tests = as_list(as_dict(_verifier_json(path).get("results")).get("tests"))
+    return [(t["name"], decisive_line(str(t.get("trace") or t.get("message") or ""))) for t in tests
+            if isinstance(t, dict) and t.get("status") == "failed" and isinstance(t.get("name"), str)]
+
+
+def _verifier_json(path: Path) -> dict[str, Any]:
+    """A JSON object the verifier wrote; empty when it is missing or unreadable."""
+    try:
+        return _trial_json(str(path), path.stat().st_mtime)
+    except (OSError, ValueError):
+        return {}
 
 
 def _trial_failure(exception: dict[str, Any], *, graded: bool) -> Failure:
