@@ -17,7 +17,16 @@ from typing import Any, Iterator
 from trajsearch.model import Trajectory
 
 from .._common import Context, RecordError, clip_task
-from .._spans import Node, SpanFormat, first_user_text, in_tree_order, span_trajectory, start_order, task_from_input
+from .._spans import (
+    Node,
+    SpanFormat,
+    first_user_text,
+    in_tree_order,
+    span_trajectory,
+    start_order,
+    task_from_input,
+    user_requests,
+)
 from .conventions import node_from_span
 from .events import merge_events, node_from_log
 from .shapes import raw_items
@@ -65,8 +74,7 @@ def _user_turns(nodes: list[Node]) -> list[str] | None:
     else:
         messages = next((n.input_messages for n, _ in order
                          if n.role in ("llm", "agent") and first_user_text(n.input_messages)), [])
-    return [m["text"] for m in messages  # (a user-role message answering a tool call is a tool result)
-            if m.get("role") in ("user", "human") and str(m.get("text") or "").strip() and not m.get("call_id")]
+    return user_requests(messages)
 
 
 def _instruction(text: str) -> str:

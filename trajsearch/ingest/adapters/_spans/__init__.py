@@ -32,6 +32,7 @@ from .messages import (
     response_output,
     responses_messages,
     task_from_input,
+    user_requests,
 )
 from .nodes import (
     ROLES,
@@ -82,5 +83,6 @@ __all__ = [
     "task_from_input",
     "text_of",
     "trajectory_id",
+    "user_requests",
     "when",
 ]

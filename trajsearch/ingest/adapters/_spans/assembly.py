@@ -70,7 +70,7 @@ from .. import _prompts
 from .._agent_cli import prompt_list
 from .._common import Context, RecordError, build, clip_step_text, clip_task, safe_id, short
 from .calls import parallel_calls_in_call_order, prepared_request, tool_twins, twin_calls
-from .messages import first_user_text, is_object_repr, mcp_error, normalise_messages, task_from_input
+from .messages import first_user_text, is_object_repr, mcp_error, normalise_messages, task_from_input, user_requests
 from .nodes import Evaluation, Message, Node, ancestors, maybe_json, start_order, when
 from .outcome import failed, error_outcome, outcome_from
 
@@ -514,8 +514,7 @@ def _request(turn: list[Node]) -> str | None:
     conversation's history, the earlier requests first), else its root's plain input."""
     messages = next((n.input_messages for n in turn
                      if (n is turn[0] or n.role in ("llm", "agent")) and first_user_text(n.input_messages)), [])
-    users = [m["text"] for m in messages
-             if m.get("role") in ("user", "human") and str(m.get("text") or "").strip() and not m.get("call_id")]
+    users = user_requests(messages)
     text = users[-1] if users else _plain(task_from_input(turn[0].input_text))
     return clip_task(_prompts.from_markers(text) or text.strip()) if text and text.strip() else None
 

@@ -17,6 +17,7 @@ import re
 from dataclasses import asdict
 from typing import Any
 
+from .._agent_cli import typed_prompt
 from .._common import as_dict, as_list
 from .nodes import Message, indexed, maybe_json, text_of
 
@@ -380,6 +381,14 @@ def failed_tool_results(request: Any) -> set[str]:
     return {str(block["tool_use_id"]) for msg in as_list(messages) if isinstance(msg, dict)
             for block in as_list(msg.get("content")) if isinstance(block, dict)
             and block.get("type") == "tool_result" and block.get("is_error") is True and block.get("tool_use_id")}
+
+
+def user_requests(messages: list[dict[str, Any]]) -> list[str]:
+    """What the user asked in a message list, in order: user messages as typed, without a tool result sent in a user
+    message nor what a harness wrote in one (Copilot CLI's ``<system_notification>``, Codex's and Claude Code's
+    injected context, ``<system-reminder>`` blocks: see ``typed_prompt``), so the latest is the latest request."""
+    texts = (m.get("text") for m in messages if m.get("role") in _USERISH and not m.get("call_id"))
+    return [typed for text in texts if isinstance(text, str) and (typed := typed_prompt(text))]
 
 
 def first_user_text(messages: list[dict[str, Any]]) -> str | None:

@@ -1,0 +1,44 @@
+"""Span exports of agent tools read through the public reader: GitHub Copilot CLI, VeADK / ADK, bare OTLP objects.
+
+Each test names the real file its fixture comes from (see the fixture folder's README.md).
+"""
+
+from __future__ import annotations
+
+import json
+from functools import partial
+from pathlib import Path
+
+import adapter_support
+
+FIXTURES = Path(__file__).parent / "fixtures"
+COPILOT = FIXTURES / "otel-genai" / ".real" / "copilot-cli"
+WARNINGS_TASK = "Oh I don't like warnings; they will come back to bite us later.  Look into those."
+
+runs = partial(adapter_support.runs, tenant="acme")
+one_run = partial(adapter_support.only, tenant="acme")
+
+
+def test_a_harness_notice_sent_as_the_latest_user_message_is_not_the_task() -> None:
+    """Bug (Copilot CLI 1.0.12, MattGertz/OTEL-test ``watson-output/otel-raw.jsonl``): the root's input messages are
+    the user's request then ``<system_notification>`` user messages the CLI sent as background work finished; the
+    latest user message was taken as the task, so the run was filed under "Shell command ... has completed" and the
+    request was nowhere in it."""
+    run = one_run(COPILOT / "background-agent.otlp.jsonl")
+    assert run.task.startswith(WARNINGS_TASK)
+    assert "system_notification" not in run.task
+
+
+def test_a_conversations_later_turn_is_its_request_not_a_harness_notice(tmp_path: Path) -> None:
+    """Bug (same file), ``--group-by conversation``: the turn's entry in ``metadata.user_prompts`` was a notice."""
+    text, decoder, objects, at = (COPILOT / "bare-resource-spans.jsonl").read_text(), json.JSONDecoder(), [], 0
+    while text[at:].strip():  # its pretty-printed objects, each wrapped as an OTLP request
+        value, at = decoder.raw_decode(text, len(text) - len(text[at:].lstrip()))
+        objects.append({"resourceSpans": [value]})
+    later = (COPILOT / "background-agent.otlp.jsonl").read_text().splitlines()
+    wrapped = tmp_path / "turns.otlp.jsonl"
+    wrapped.write_text("\n".join([json.dumps(o) for o in objects] + later) + "\n")
+    run = one_run(wrapped, group_by="conversation")
+    assert run.task == "list the commands in the MCP server"
+    [later_request] = run.metadata["user_prompts"]
+    assert later_request.startswith("Oh I don't like warnings; they will come back to bite us later.")
