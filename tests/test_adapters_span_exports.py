@@ -9,6 +9,7 @@ import json
 from functools import partial
 from pathlib import Path
 
+
 import adapter_support
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -42,3 +43,15 @@ def test_a_conversations_later_turn_is_its_request_not_a_harness_notice(tmp_path
     assert run.task == "list the commands in the MCP server"
     [later_request] = run.metadata["user_prompts"]
     assert later_request.startswith("Oh I don't like warnings; they will come back to bite us later.")
+
+
+def test_a_background_sub_agents_report_is_kept() -> None:
+    """Bug (same file): a sub-agent launched by the ``task`` tool in the background; its report was dropped as "the
+    tool's result shows it", but the tool returned at once with "Agent started in background ...": the report was in
+    no step. A tool that returned before the model call inside it ended shows nothing of what it said."""
+    run = one_run(COPILOT / "background-agent.otlp.jsonl")
+    [task] = [s for s in run.steps if s.action == "task"]
+    assert task.observation.startswith("Agent started in background with agent_id: azure-core-ops.")
+    reports = [s.arguments["content"] for s in run.steps if s.action == "respond"]
+    assert any(r.startswith("Perfect! Now I have all the information needed. Let me provide a comprehensive answer.")
+               for r in reports)

@@ -17,7 +17,19 @@ from typing import Any
 import ijson
 
 from .adapters import ADAPTERS, FORMATS, format_of, side_file, side_path, why_not_a_run
-from .sources import GZIP_ERRORS, PEEK_BYTES, first_line_is_json, is_jsonl, open_dump, parse, peek, whole_document
+from .sources import (
+    GZIP_ERRORS,
+    PEEK_BYTES,
+    TOO_DEEP,
+    Source,
+    first_line_is_json,
+    is_jsonl,
+    json_items,
+    open_dump,
+    parse,
+    peek,
+    whole_document,
+)
 
 #: A pretty-printed document up to this size is parsed whole to detect its format.
 WHOLE_PARSE_BYTES = 64 * 1024 * 1024
@@ -32,22 +44,30 @@ def _size(path: Path) -> int:
 
 def _first_array_item(path: Path) -> Any:
     try:
-        with open_dump(path) as f:
-            for item in ijson.items(f, "item", use_float=True):
-                return item
-    except (ValueError, *GZIP_ERRORS, Exception):  # ijson raises its own JSONError subclasses
+        return _array_head(path)
+    except (ValueError, *GZIP_ERRORS, ijson.JSONError):
         return None
-    return None
+
+
+def _array_head(path: Path) -> Any:
+    """A JSON array's first item (None for an empty array); raises what reading it met."""
+    with Source(path) as src:
+        return next(json_items(src, "item"), None)
 
 
 def _first_document(path: Path) -> Any:
-    """The first JSON value of a pretty-printed file (later concatenated values are not read)."""
     try:
-        with open_dump(path) as f:
-            text = f.read(WHOLE_PARSE_BYTES + 1).decode("utf-8", errors="replace")
-        return json.JSONDecoder().raw_decode(text.lstrip("\ufeff \t\r\n"))[0]
+        return _document_head(path)
     except (ValueError, RecursionError, *GZIP_ERRORS):
         return None
+
+
+def _document_head(path: Path) -> Any:
+    """The first JSON value of a pretty-printed file (later concatenated values are not read); raises what
+    parsing it met."""
+    with open_dump(path) as f:
+        text = f.read(WHOLE_PARSE_BYTES + 1).decode("utf-8", errors="replace")
+    return json.JSONDecoder().raw_decode(text.lstrip("\ufeff \t\r\n"))[0]
 
 
 def first_record(path: Path, head: str) -> Any:
@@ -119,6 +139,22 @@ def _broken_kind(path: Path) -> str | None:
     return f"binary, not text (it holds NUL bytes); {_READS}" if b"\x00" in head else None
 
 
+def _json_fault(path: Path, head: str) -> str | None:
+    """Why a JSON array or pretty-printed document gave no first record to detect a format by: its parser's
+    words. Asked only once detection failed: "unrecognised format" would hide a file that is not valid JSON."""
+    text = head.lstrip("\ufeff \t\r\n")
+    try:
+        if text.startswith("["):
+            _array_head(path)
+        elif text.startswith("{") and not first_line_is_json(text) and _size(path) <= WHOLE_PARSE_BYTES:
+            _document_head(path)
+    except (ValueError, ijson.JSONError) as exc:
+        return f"malformed JSON: {str(exc).strip().splitlines()[0]}"
+    except RecursionError:
+        return TOO_DEEP
+    return None
+
+
 class SideFile(ValueError):
     """A file a producer writes beside its runs that holds none (predictions, a report): a directory
     walk passes it over; named on its own it is an error that says what it is."""
@@ -159,7 +195,7 @@ def detect_format(path: str | Path) -> str:
             raise ValueError(f"{p}: no run in this file: {reason}")
         if kind := _unreadable_kind(p):
             raise ValueError(f"{p}: {kind}; {_READS}")
-        if kind := _broken_kind(p):
+        if kind := _broken_kind(p) or _json_fault(p, head):
             raise ValueError(f"{p}: {kind}")
         raise ValueError(
             f"{p}: unrecognised dump format; supported formats: {', '.join(FORMATS)} "

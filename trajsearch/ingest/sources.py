@@ -20,6 +20,7 @@ value, error, cursor)`` per record and never stops at a bad one.
 from __future__ import annotations
 
 import gzip
+import itertools
 import json
 import re
 import zlib
@@ -64,6 +65,12 @@ class Source:
                 self.on_bytes(pos - self._reported)
                 self._reported = pos
 
+    def rewind(self) -> None:
+        """Back to the file's first byte, to read it again (bytes already reported are not reported twice)."""
+        self.raw.seek(0)
+        if self.stream is not self.raw:
+            self.stream = gzip.GzipFile(fileobj=self.raw, mode="rb")
+
     def close(self) -> None:
         self.report()
         try:
@@ -77,6 +84,31 @@ class Source:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+#: ijson's pure-Python parser: slower than its C backend, but it reads integers of any size (see ``json_items``).
+_ANY_INTEGER = ijson.get_backend("python")
+
+
+def json_items(src: Source, prefix: str) -> Iterator[Any]:
+    """The items under ``prefix`` of a JSON file (``item``: a top-level array's), numbers as int or float.
+
+    ijson's C backend, with ``use_float``, stops at an integer of 2**63 or more ("integer overflow"): the
+    ids a Python OpenTelemetry span dump holds as ints (VeADK's ``tracer.dump()``, ADK web's debug trace: half of
+    all span ids, every trace id). Then the file is read again with the pure-Python parser, from its start, the
+    items already given skipped.
+    """
+    given = 0
+    try:
+        for item in ijson.items(src.stream, prefix, use_float=True):
+            given += 1
+            yield item
+        return
+    except ijson.JSONError as exc:
+        if "integer overflow" not in str(exc):
+            raise
+    src.rewind()
+    yield from itertools.islice(_ANY_INTEGER.items(src.stream, prefix, use_float=True), given, None)
 
 
 def open_dump(path: Path) -> IO[bytes]:
@@ -207,7 +239,7 @@ def streamed(path: Path, prefix: str, wrap: Callable[[Any], Any] | None, on_byte
     number = 0
     src = Source(path, on_bytes)
     try:
-        for item in ijson.items(src.stream, prefix, use_float=True):
+        for item in json_items(src, prefix):
             number += 1
             if depth(item, MAX_DEPTH) > MAX_DEPTH:
                 yield f"record {number}", None, TOO_DEEP, None

@@ -27,10 +27,11 @@ the nodes of one run:
   become steps too, with the result taken from a later model input message
   (role ``tool``, same call id); text that requested no tool is the agent
   talking: a ``respond`` step (arguments ``{"content": text}``), unless the
-  model call sits inside a tool (an agent used as a tool), whose result
-  already shows what it said, or a tool no model call asked for runs right
-  after it (a code agent's "Thought: ... <code>", which smolagents executes):
-  then the text is that tool step's thought;
+  model call sits inside a tool (an agent used as a tool) that returned after
+  it, whose result already shows what it said (not a tool that launched the
+  agent in the background and returned at once), or a tool no model call
+  asked for runs right after it (a code agent's "Thought: ... <code>", which
+  smolagents executes): then the text is that tool step's thought;
 - a sub-agent or chain that failed with no failing step in its time is a step
   (action ``None``) at its end: the failure stays visible;
 - task: the first user message of the root (or of the first model call), else
@@ -239,6 +240,17 @@ def _root_answer(root: Node, add_step: Any) -> None:
         add_step(_respond(text, None, root.end, root.end, None))
 
 
+#: Seconds a span's end may read early against its child's: exporters round one time to the millisecond, not the other.
+_CLOCK_SLACK = 0.5
+
+
+def _returned_after(tool: Node, call: Node) -> bool:
+    """Whether ``tool`` returned only after the model call inside it ended (or the times do not tell), so its result
+    can show what the call said. A tool that launched a background agent (Copilot CLI's ``task``: "Agent started
+    in background ...") returned before its agent's calls ended: their words are in no tool result."""
+    return tool.end is None or call.end is None or tool.end + _CLOCK_SLACK >= call.end
+
+
 def _said_last(output: str | None) -> str:
     """What an output recorded as text says last: the text itself, or the last assistant words of the messages it
     holds (a LangGraph state's ``{"messages": [...]}``, one message object); never a JSON dump of other data."""
@@ -308,6 +320,7 @@ def assemble(nodes: list[Node], *, what: str = "trace", task: str | None = None)
     # a model call inside a tool (an agent used as a tool): its words are the tool's work, which the tool's
     # result shows; they are not the agent talking to the user
     in_tool = {n.id for n, _ in order if n.role == "llm" and any(a.role == "tool" and a is not root
+                                                                   and _returned_after(a, n)
                                                                    for a in ancestors(n, by_id))}
     # an instrumentation that records the model's turns on the agent's span, with no model-call span (the
     # Claude Agent SDK's): the agent's output messages are read turn by turn (:func:`_agent_turns`)
