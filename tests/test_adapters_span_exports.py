@@ -9,6 +9,9 @@ import json
 from functools import partial
 from pathlib import Path
 
+import pytest
+
+from trajsearch.ingest.read import detect_format
 
 import adapter_support
 
@@ -55,3 +58,27 @@ def test_a_background_sub_agents_report_is_kept() -> None:
     reports = [s.arguments["content"] for s in run.steps if s.action == "respond"]
     assert any(r.startswith("Perfect! Now I have all the information needed. Let me provide a comprehensive answer.")
                for r in reports)
+
+
+VEADK = FIXTURES / "otel-genai" / ".real" / "veadk"
+
+
+def test_span_ids_written_as_integers_of_2_to_the_63_or_more_are_read() -> None:
+    """Bug (VeADK's ``tracer.dump()``, volcengine/veadk-python ``tests/test_evaluator.py``): Python OTel ids dumped
+    as ints (a 128-bit trace id, a span id >= 2**63) stopped ijson's C parser ("integer overflow"), and the file was
+    said to be of an "unrecognised dump format"."""
+    path = VEADK / "trace-set-data-9eec0c8.json"
+    assert detect_format(path) == "otel-genai"
+    run = one_run(path)
+    assert run.task == "How is the weather like in BeiJing?"
+    assert run.metadata["trace_id"] == f"{142655176138954930885272077198014871976:032x}"
+
+
+def test_a_json_array_that_is_not_valid_json_says_so(tmp_path: Path) -> None:
+    """Found with the same file: a JSON array whose first item cannot be parsed was "unrecognised dump format",
+    as though it were valid JSON of another kind; it is reported as malformed JSON (here a truncated copy)."""
+    text = (VEADK / "trace-set-data-9eec0c8.json").read_text()
+    cut = tmp_path / "cut.json"
+    cut.write_text(text[:text.index('"attributes"')] + "}")
+    with pytest.raises(ValueError, match="malformed JSON"):
+        detect_format(cut)
