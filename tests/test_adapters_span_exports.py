@@ -19,6 +19,16 @@ FIXTURES = Path(__file__).parent / "fixtures"
 COPILOT = FIXTURES / "otel-genai" / ".real" / "copilot-cli"
 WARNINGS_TASK = "Oh I don't like warnings; they will come back to bite us later.  Look into those."
 
+
+def _objects(path: Path) -> list[dict]:
+    """The JSON objects of a file of pretty-printed objects, one after another."""
+    text, decoder, objects, at = path.read_text(), json.JSONDecoder(), [], 0
+    while text[at:].strip():
+        value, at = decoder.raw_decode(text, len(text) - len(text[at:].lstrip()))
+        objects.append(value)
+    return objects
+
+
 runs = partial(adapter_support.runs, tenant="acme")
 one_run = partial(adapter_support.only, tenant="acme")
 
@@ -35,10 +45,7 @@ def test_a_harness_notice_sent_as_the_latest_user_message_is_not_the_task() -> N
 
 def test_a_conversations_later_turn_is_its_request_not_a_harness_notice(tmp_path: Path) -> None:
     """Bug (same file), ``--group-by conversation``: the turn's entry in ``metadata.user_prompts`` was a notice."""
-    text, decoder, objects, at = (COPILOT / "bare-resource-spans.jsonl").read_text(), json.JSONDecoder(), [], 0
-    while text[at:].strip():  # its pretty-printed objects, each wrapped as an OTLP request
-        value, at = decoder.raw_decode(text, len(text) - len(text[at:].lstrip()))
-        objects.append({"resourceSpans": [value]})
+    objects = [{"resourceSpans": [o]} for o in _objects(COPILOT / "bare-resource-spans.jsonl")]  # as OTLP requests
     later = (COPILOT / "background-agent.otlp.jsonl").read_text().splitlines()
     wrapped = tmp_path / "turns.otlp.jsonl"
     wrapped.write_text("\n".join([json.dumps(o) for o in objects] + later) + "\n")
@@ -82,3 +89,19 @@ def test_a_json_array_that_is_not_valid_json_says_so(tmp_path: Path) -> None:
     cut.write_text(text[:text.index('"attributes"')] + "}")
     with pytest.raises(ValueError, match="malformed JSON"):
         detect_format(cut)
+
+
+def test_bare_resource_spans_objects_read_as_the_otlp_request_holding_them(tmp_path: Path) -> None:
+    """Bug (Copilot CLI 1.0.12 spans as MattGertz/OTEL-test's receiver stored them, one ``ResourceSpans`` after
+    another; Lunary's ``out.json`` holds them as an array): each object was rejected as "not a span", so the file
+    gave no run. They read as the request holding them does, as JSON lines and as a JSON array alike."""
+    bare = COPILOT / "bare-resource-spans.jsonl"
+    wrapped, array = tmp_path / "wrapped.jsonl", tmp_path / "array.json"
+    wrapped.write_text("".join(json.dumps({"resourceSpans": [o]}) + "\n" for o in _objects(bare)))
+    array.write_text(json.dumps(_objects(bare)))
+    run = one_run(bare)
+    assert detect_format(bare) == detect_format(array) == "otel-genai"
+    assert run.task == "list the commands in the MCP server"
+    assert [s.action for s in run.steps] == ["report_intent", "powershell", "respond"]
+    assert one_run(wrapped) == run
+    assert one_run(array) == run

@@ -11,7 +11,9 @@ Record shapes read (one record may hold many spans):
   "arrayValue" | "kvlistValue": ...}``, ``status.code`` 2 /
   ``STATUS_CODE_ERROR`` for an error; also with protobuf's field names
   (``resource_spans``, ``string_value``: its JSON printer's
-  ``preserving_proto_field_name``), which its parsers accept alike;
+  ``preserving_proto_field_name``), which its parsers accept alike; also one
+  ``ResourceSpans`` / ``ResourceLogs`` alone (``{"resource", "scopeSpans"}``,
+  per line or as the items of an array), as a receiver storing each writes;
 - the OpenTelemetry Python SDK's ``to_json`` (``ConsoleSpanExporter`` /
   ``ConsoleLogExporter`` output, concatenated pretty objects; any-agent's
   ``AgentTrace`` dump ``{"spans": [...], "final_output"}``, or any object
@@ -124,7 +126,7 @@ def _camel_named(record: dict[str, Any]) -> dict[str, Any]:
     ``resource_spans``, ``scope_spans``, ``string_value``), which protobuf's parsers accept, with the JSON names
     (``resourceSpans``...); any other record as it is. Every key of an OTLP request is a field name (attribute
     names are ``key`` values), so all are renamed."""
-    if "resource_spans" not in record and "resource_logs" not in record:
+    if not _PROTO_NAMED_TOPS & record.keys():
         return record
 
     def renamed(value: Any) -> Any:
@@ -135,6 +137,24 @@ def _camel_named(record: dict[str, Any]) -> dict[str, Any]:
     return renamed(record)
 
 
+#: The top-level field names of an OTLP request, or of one of its ``ResourceSpans`` / ``ResourceLogs``, as protobuf names them.
+_PROTO_NAMED_TOPS = frozenset({"resource_spans", "resource_logs", "scope_spans", "scope_logs"})
+#: Where a ``ResourceSpans`` / ``ResourceLogs`` keeps its scopes (``instrumentationLibrary*``: OTLP before 0.15),
+#: and the request field that lists it.
+_RESOURCE_LISTS = {"scopeSpans": "resourceSpans", "instrumentationLibrarySpans": "resourceSpans",
+                   "scopeLogs": "resourceLogs", "instrumentationLibraryLogs": "resourceLogs"}
+
+
+def _as_request(record: dict[str, Any]) -> dict[str, Any]:
+    """A bare ``ResourceSpans`` (or ``ResourceLogs``: ``{"resource", "scopeSpans": [...]}``, one element of an OTLP
+    request's list, what a receiver storing each one writes: Copilot CLI's captured export, Lunary's) as the
+    request holding it; any other record as it is."""
+    if "resourceSpans" in record or "resourceLogs" in record:
+        return record
+    top = next((_RESOURCE_LISTS[k] for k in _RESOURCE_LISTS if isinstance(record.get(k), list)), None)
+    return {top: [record]} if top else record
+
+
 def _unwrapped(record: dict[str, Any]) -> dict[str, Any]:
     """The span or log record inside a CloudWatch event as AgentCore's toolkit and a Logs Insights query give it
     (``{"timestamp", "raw_otel_json": {...}}``); any other record as it is."""
@@ -143,8 +163,9 @@ def _unwrapped(record: dict[str, Any]) -> dict[str, Any]:
 
 
 def _record(record: dict[str, Any]) -> dict[str, Any]:
-    """A record in the shape the readers below expect: unwrapped, undotted, with the JSON field names."""
-    return _camel_named(_undotted(_unwrapped(record)))
+    """A record in the shape the readers below expect: unwrapped, undotted, with the JSON field names, a bare
+    ``ResourceSpans`` inside its request."""
+    return _as_request(_camel_named(_undotted(_unwrapped(record))))
 
 
 #: Keys a span or log record has some of (in any shape above); an application's own log line has none.
