@@ -105,3 +105,23 @@ def test_bare_resource_spans_objects_read_as_the_otlp_request_holding_them(tmp_p
     assert [s.action for s in run.steps] == ["report_intent", "powershell", "respond"]
     assert one_run(wrapped) == run
     assert one_run(array) == run
+
+
+def test_veadk_runner_input_and_last_event_give_the_task_and_the_answer() -> None:
+    """Bug (VeADK at volcengine/veadk-python 31a2c41): the root ``invocation`` span's ``input.value`` is the ADK
+    runner's arguments, the user's message a genai ``Content`` as JSON in ``new_message``, and its ``output.value``
+    the last event; the run was named "invocation [veadk_default_app] (no input recorded)" and had no answer."""
+    run = one_run(VEADK / "trace-set-data-31a2c41.json")
+    assert run.task == "How is the weather like in Xi'an?"
+    assert "task_source" not in run.metadata
+    assert [(s.action, s.arguments) for s in run.steps] == [
+        ("get_city_weather", {"city": "Xi'an"}),
+        ("respond", {"content": "The weather in Xi'an is cool, with a temperature of 18°C."})]
+
+
+def test_veadk_tool_input_with_the_tools_declaration_gives_the_parameters_as_arguments() -> None:
+    """Bug (VeADK at volcengine/veadk-python 9eec0c8): ``gen_ai.tool.input`` holds the call with the tool's
+    declaration, ``{"name", "description", "parameters": {...}}``; the whole was kept as the step's arguments."""
+    run = one_run(VEADK / "trace-set-data-9eec0c8.json")
+    assert run.steps[0].action == "get_city_weather"
+    assert run.steps[0].arguments == {"city": "Beijing"}

@@ -14,7 +14,9 @@ of them (see ``otel_genai`` and ``openinference`` for the mapping):
   its LangChain callback records ``{"input_str", "inputs", ...}`` / ``{"output",
   "kwargs"}`` give the inputs and the output: ``events.callback_envelope``);
 - frameworks' own attributes: any-agent's ``gen_ai.output``, Google ADK's
-  ``gcp.vertex.agent.*`` (Gemini requests and responses), Pydantic AI /
+  ``gcp.vertex.agent.*`` (Gemini requests and responses), VeADK's (the runner's
+  arguments and last event as ``input.value`` / ``output.value``, a tool's call
+  with its declaration as ``gen_ai.tool.input``), Pydantic AI /
   Logfire's ``events``, ``pydantic_ai.all_messages`` (from
   ``pydantic_ai.new_message_index``: a run's own messages) and logfire v1's
   ``request_data`` / ``response_data`` (a span named by its template is named
@@ -180,6 +182,29 @@ def _adk_messages(attrs: dict[str, Any]) -> tuple[list[dict[str, Any]], list[dic
             content = (response["candidates"][0] or {}).get("content")
         outputs = [dict(m, role="assistant") for m in _gemini_messages(content)]
     return inputs, outputs
+
+
+def _adk_runner_messages(attrs: dict[str, Any]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]] | None:
+    """ADK's runner invocation as VeADK traces it: ``input.value`` the runner's arguments (``{"user_id",
+    "session_id", "new_message": <Content as JSON>}``), ``output.value`` the last ``Event`` (``{"content":
+    <Content>, "author", ...}``): (the user's message, the answer). None for any other span."""
+    args = maybe_json(attrs.get("input.value"))
+    if not (isinstance(args, dict) and "new_message" in args and {"user_id", "session_id"} <= args.keys()):
+        return None
+    event = maybe_json(attrs.get("output.value"))
+    said = event.get("content") if isinstance(event, dict) else None
+    return _gemini_messages(maybe_json(args["new_message"])), \
+        [dict(m, role="assistant") for m in _gemini_messages(said)] if isinstance(said, dict) else []
+
+
+def _declared_call(arguments: Any) -> Any:
+    """The arguments of VeADK's ``gen_ai.tool.input``, which records the call with the tool's declaration
+    (``{"name", "description", "parameters": {...}}``): its ``parameters``; anything else as it is."""
+    value = maybe_json(arguments)
+    if isinstance(value, dict) and isinstance(value.get("parameters"), dict) \
+            and set(value) <= {"name", "description", "parameters"}:
+        return value["parameters"]
+    return arguments
 
 
 def _status_text(message: str | None) -> str | None:
@@ -356,6 +381,9 @@ def node_from_span(span: dict[str, Any], resource: dict[str, Any], seq: int) -> 
             outputs = [{**outputs[0], "reasoning": said["thought"].strip()}, *outputs[1:]]
     if not inputs and not outputs and ("gcp.vertex.agent.llm_request" in attrs or "gcp.vertex.agent.llm_response" in attrs):
         inputs, outputs = _adk_messages(attrs)
+    if not inputs and not outputs and (runner := _adk_runner_messages(attrs)) is not None:
+        inputs, outputs = runner
+        role = "agent" if role == "other" else role  # the agent app's run, the trace's root
     if not inputs and not outputs:
         ev_in, ev_out = span_event_messages(events)
         if not ev_in and not ev_out:
@@ -387,7 +415,9 @@ def node_from_span(span: dict[str, Any], resource: dict[str, Any], seq: int) -> 
         tool = attrs.get("traceloop.entity.name") or name.removeprefix("execute_tool").strip() or None
         tool = tool.removesuffix(".__call__") if tool else None  # DSPy's tool spans are named after the method
     arguments = _first(attrs, "gen_ai.tool.call.arguments", "gen_ai.tool.args", "tool_arguments",
-                       "gcp.vertex.agent.tool_call_args", "gen_ai.tool.input")
+                       "gcp.vertex.agent.tool_call_args")
+    if arguments is None:
+        arguments = _declared_call(attrs.get("gen_ai.tool.input"))
     if arguments is None and handoff:
         arguments = handoff
     if arguments is None and role in ("tool", "retriever"):
