@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from trajsearch.ingest.read import detect_format
+from trajsearch.ingest.read import detect_format, read_dump
 
 import adapter_support
 
@@ -125,3 +125,25 @@ def test_veadk_tool_input_with_the_tools_declaration_gives_the_parameters_as_arg
     run = one_run(VEADK / "trace-set-data-9eec0c8.json")
     assert run.steps[0].action == "get_city_weather"
     assert run.steps[0].arguments == {"city": "Beijing"}
+
+
+MONOCLE = FIXTURES / "otel-genai" / ".real" / "monocle"
+
+
+def test_a_file_of_monocle_spans_is_said_to_be_one() -> None:
+    """Bug (monocle2ai/monocle ``apptrace/tests/integration/test_crewai_single_agent.json``): a file of spans in
+    Monocle's own convention was an "unrecognised dump format", though its spans are read in other conventions."""
+    with pytest.raises(ValueError, match=r"Monocle spans \(monocle2ai: span.type agentic.request"):
+        detect_format(MONOCLE / "crewai-single-agent.json")
+
+
+@pytest.mark.parametrize("name", ["adk-single-agent.json", "crewai-single-agent.json"])
+def test_a_trace_of_monocle_spans_is_refused_for_its_convention_not_for_want_of_input(name: str) -> None:
+    """Bug (monocle2ai/monocle ``test_adk_single_agent.json``: ADK's own spans beside Monocle's of the same run; and
+    ``test_crewai_single_agent.json`` read as otel-genai): the Monocle trace was refused as "not an agent run ... and
+    no input", which is false (its events hold the request, the tool calls and the answer)."""
+    results = list(read_dump(MONOCLE / name, tenant="acme", fmt="otel-genai"))
+    refused = [r.error for r in results if not r.ok]
+    assert refused and all("Monocle spans" in e and "no input" not in e for e in refused)
+    assert [r.trajectory.task for r in results if r.ok] == (
+        ["What is the current weather in New York?"] if name.startswith("adk") else [])

@@ -87,7 +87,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ._otlp import OtlpFormat, is_span_record, otlp_nodes, sample_attribute_keys
+from ._otlp import MONOCLE, OtlpFormat, attributes, is_monocle, is_span_record, otlp_nodes, raw_spans, sample_attribute_keys
 
 NAME = "otel-genai"
 #: Searched in a file's first 64 KiB when no record can be parsed from them (see ``detect``).
@@ -109,6 +109,13 @@ def matches(record: Any) -> bool:
     keys = sample_attribute_keys(record)
     return (any(k.startswith("gen_ai.") for k in keys) or "langfuse.observation.type" in keys) \
         and "openinference.span.kind" not in keys
+
+
+def not_a_run(record: Any) -> str | None:
+    """Spans of Monocle's own convention (no GenAI attribute): said so, rather than "unrecognised"."""
+    if is_span_record(record) and any(is_monocle(attributes(span.get("attributes"))) for _, span in raw_spans(record)):
+        return f"it holds {MONOCLE}"
+    return None
 
 
 # The rest of the span-adapter protocol is shared: see ``_otlp.otlp_nodes`` and ``_spans.SpanFormat``.

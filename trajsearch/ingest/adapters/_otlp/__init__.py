@@ -26,7 +26,7 @@ and ``adapter`` binds them into the span-adapter protocol (``otlp_nodes``,
 from __future__ import annotations
 
 from .adapter import OtlpFormat, current_instruction, otlp_nodes, with_current_instruction
-from .conventions import node_from_span, span_error
+from .conventions import MONOCLE, is_monocle, node_from_span, span_error
 from .events import event_messages, merge_events, node_from_log
 from .shapes import (
     is_log_record,
@@ -42,6 +42,7 @@ from .shapes import (
 from .values import any_value, attributes, clean_ids, normal_id, span_time
 
 __all__ = [
+    "MONOCLE",
     "OtlpFormat",
     "any_value",
     "attributes",
@@ -49,6 +50,7 @@ __all__ = [
     "current_instruction",
     "event_messages",
     "is_log_record",
+    "is_monocle",
     "is_span_record",
     "merge_events",
     "node_from_log",

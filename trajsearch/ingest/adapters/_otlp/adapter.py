@@ -27,7 +27,7 @@ from .._spans import (
     task_from_input,
     user_requests,
 )
-from .conventions import node_from_span
+from .conventions import MONOCLE, node_from_span
 from .events import merge_events, node_from_log
 from .shapes import raw_items
 
@@ -134,6 +134,8 @@ class OtlpFormat(SpanFormat):
         except RecordError as exc:
             if not (nodes and str(exc).startswith("no task")):
                 raise
+            if any(n.info.get("convention") == "monocle" for n in nodes):
+                raise RecordError(f"not read: the {by} holds {MONOCLE}") from None
             if not any(n.role in ("llm", "tool", "agent", "chain", "retriever") and not n.name.startswith("create_agent")
                        for n in nodes):  # building an agent (AutoGen traces it apart) is no run of it
                 kinds = ", ".join(sorted({n.name.split(" ", 1)[0] for n in nodes}))

@@ -207,6 +207,17 @@ def _declared_call(arguments: Any) -> Any:
     return arguments
 
 
+#: Why the spans of Monocle (monocle2ai, LF AI & Data) make no run: their own convention, which no adapter reads.
+MONOCLE = ("Monocle spans (monocle2ai: span.type agentic.request / agentic.invocation / agentic.tool.invocation / "
+           "inference, their content in data.input / data.output events), a convention trajsearch does not read")
+
+
+def is_monocle(attrs: dict[str, Any]) -> bool:
+    """Whether a span's attributes are Monocle's: its instrumentation's version, or one of its span types."""
+    kind = str(attrs.get("span.type") or "")
+    return "monocle_apptrace.version" in attrs or kind.startswith(("agentic.", "inference"))
+
+
 def _status_text(message: str | None) -> str | None:
     """A status message that is an error object written as text (OpenLLMetry's Agents SDK instrumentation
     writes the SDK's ``{"message", "data"}`` error as its Python repr) as the error's words, else as it is."""
@@ -452,6 +463,7 @@ def node_from_span(span: dict[str, Any], resource: dict[str, Any], seq: int) -> 
         "provider": attrs.get("gen_ai.provider.name") or attrs.get("gen_ai.system") or attrs.get("llm.provider"),
         "user_id": attrs.get("user.id"),
         "finish_reasons": attrs.get("gen_ai.response.finish_reasons") if role == "llm" else None,
+        "convention": "monocle" if is_monocle(attrs) else None,  # (see OtlpFormat: the reason such a trace is no run)
     } if role in ("agent", "chain") or parent is None else {}
     node = Node(
         id=span_id, parent=parent, role=role, name=name, start=start, end=end, seq=seq,
