@@ -80,6 +80,9 @@ Mapping
   else an ERROR status on the root span -> failure (infra_error for timeouts,
   rate limits, 5xx, connection errors); else ``unknown``. A root span that
   ended OK says the code did not raise, not that the task was done.
+- not read: spans in Monocle's own convention (``span.type`` ``agentic.*`` /
+  ``inference``, content in ``data.input`` / ``data.output`` events); detection
+  and a forced read say so (``not_a_run``, ``_otlp.MONOCLE``).
 """
 
 from __future__ import annotations
@@ -87,7 +90,16 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ._otlp import MONOCLE, OtlpFormat, attributes, is_monocle, is_span_record, otlp_nodes, raw_spans, sample_attribute_keys
+from ._otlp import (
+    MONOCLE,
+    OtlpFormat,
+    attributes,
+    is_monocle,
+    is_span_record,
+    otlp_nodes,
+    raw_spans,
+    sample_attribute_keys,
+)
 
 NAME = "otel-genai"
 #: Searched in a file's first 64 KiB when no record can be parsed from them (see ``detect``).

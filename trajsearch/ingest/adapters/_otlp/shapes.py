@@ -137,7 +137,7 @@ def _camel_named(record: dict[str, Any]) -> dict[str, Any]:
     return renamed(record)
 
 
-#: The top-level field names of an OTLP request, or of one of its ``ResourceSpans`` / ``ResourceLogs``, as protobuf names them.
+#: The top-level field names of an OTLP request, or of one ``ResourceSpans`` / ``ResourceLogs``, as protobuf names them.
 _PROTO_NAMED_TOPS = frozenset({"resource_spans", "resource_logs", "scope_spans", "scope_logs"})
 #: Where a ``ResourceSpans`` / ``ResourceLogs`` keeps its scopes (``instrumentationLibrary*``: OTLP before 0.15),
 #: and the request field that lists it.
