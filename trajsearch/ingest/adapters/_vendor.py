@@ -229,8 +229,10 @@ def _message(raw: dict[str, Any], default: str) -> list[Message]:
             calls = [raw["additional_kwargs"]["function_call"]]
     if not calls and isinstance(raw.get("function_call"), dict):  # legacy OpenAI function calling
         calls = [raw["function_call"]]
+    # LangChain keeps an Anthropic tool_use / Responses function_call block in ``content`` *and* in ``tool_calls``
+    in_content = {c["id"] for c in msg.calls if c.get("id")}
     for item in calls if isinstance(calls, list) else []:
-        if isinstance(item, dict) and (call := _call(item)):
+        if isinstance(item, dict) and (call := _call(item)) and not (call["id"] and call["id"] in in_content):
             msg.calls.append(call)
     if role == "tool" or raw.get("tool_call_id"):
         msg.call_id = call_id(raw.get("tool_call_id") or raw.get("tool_use_id") or raw.get("call_id"))

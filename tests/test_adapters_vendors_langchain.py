@@ -1,0 +1,33 @@
+"""LangSmith and Langfuse on LangChain / LangGraph agents as the real SDKs record them.
+
+Fixtures: tests/fixtures/{langsmith,langfuse}/.real (sources in SOURCE.md). Most were produced by the real,
+unmodified SDKs (langsmith 0.15.1, langfuse 2.60.10, langfuse-langchain 3.39.2) against a fake model server,
+trimmed to whole runs / observations; the Langfuse pointer files are real repository files. Everything goes through
+the public reader (``read_dump`` / ``detect_format``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from trajsearch.ingest.detect import SideFile
+from trajsearch.ingest.read import detect_format, read_dump
+from trajsearch.model import Outcome
+
+from adapter_support import only
+
+FIXTURES = Path(__file__).parent / "fixtures"
+LANGFUSE = FIXTURES / "langfuse" / ".real"
+LANGSMITH = FIXTURES / "langsmith" / ".real"
+
+
+@pytest.mark.parametrize("name", ["ls_create_agent_anthropic.batch.jsonl", "ls_create_agent_responses.batch.jsonl"])
+def test_langsmith_a_call_in_content_and_in_tool_calls_is_one_step(name: str) -> None:
+    """D1 (langsmith 0.15.1, ``create_agent`` over ChatAnthropic / ChatOpenAI on the Responses API, fake model): the
+    AIMessage holds its call as a ``tool_use`` / ``function_call`` block and again in ``tool_calls``; each became a
+    step, one of them with no time."""
+    run = only(LANGSMITH / name)
+    assert [s.action for s in run.steps] == ["get_weather", "respond"]
+    assert run.steps[0].started_at is not None and run.steps[0].observation == "Sunny, 22C in Paris"
