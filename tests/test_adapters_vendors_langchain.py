@@ -31,3 +31,17 @@ def test_langsmith_a_call_in_content_and_in_tool_calls_is_one_step(name: str) ->
     run = only(LANGSMITH / name)
     assert [s.action for s in run.steps] == ["get_weather", "respond"]
     assert run.steps[0].started_at is not None and run.steps[0].observation == "Sunny, 22C in Paris"
+
+
+@pytest.mark.parametrize("name", ["lf2_langchain_responses_api.ingestion.jsonl",
+                                  "lfjs_langchain_responses_api.ingestion.jsonl"])
+def test_langfuse_langchain_on_the_responses_api_keeps_the_tool_call(name: str) -> None:
+    """D2 (langfuse 2.60.10 and langfuse-langchain 3.39.2 ``CallbackHandler``, ReAct agent over
+    ``ChatOpenAI(use_responses_api=True)``, fake model): the generation's output is an empty assistant message (the
+    handler drops ``tool_calls``; its chain's output keeps them). The call and its ``ToolMessage`` result were lost
+    and the empty message's JSON became a first "answer"."""
+    run = only(LANGFUSE / name)
+    assert [s.action for s in run.steps] == ["get_weather", "respond"]
+    tool, answer = run.steps
+    assert (tool.arguments, tool.observation) == ({"city": "Paris"}, "Sunny, 22C in Paris")
+    assert answer.arguments == {"content": "FINAL ANSWER: The weather in Paris is sunny, 22C."}

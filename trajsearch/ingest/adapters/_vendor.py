@@ -327,6 +327,20 @@ def output_dicts(value: Any) -> list[dict[str, Any]]:
     return [dict(m, role="assistant") if m["role"] not in ("assistant", "tool") else m for m in out]
 
 
+def says_nothing(value: Any) -> bool:
+    """A model call's output that is a chat message or a LangChain ``LLMResult`` holding no words and no calls.
+
+    Its JSON is then no reply to show: LangChain records ``generations`` of empty text for a call the provider
+    refused (a 429), and Langfuse's LangChain handler an empty assistant message for a turn whose tool calls it
+    dropped. Text and shapes :func:`messages` does not read stay the call's words."""
+    value = decode(value)
+    if not isinstance(value, dict) or output_dicts(value):
+        return False
+    message = isinstance(value.get("lc_kwargs") or value.get("kwargs"), dict) or (
+        "content" in value and ("role" in value or "type" in value))
+    return message or "generations" in value
+
+
 def first_user_text(found: Iterable[Message | dict[str, Any]]) -> str | None:
     for msg in found:
         role, text = (msg.role, msg.text) if isinstance(msg, Message) else (msg.get("role"), msg.get("text", ""))

@@ -40,7 +40,8 @@ Mapping
   (``metadata.attributes``: OpenInference ``openinference.span.kind = TOOL``,
   GenAI ``gen_ai.operation.name = execute_tool`` or a ``gen_ai.tool.name`` /
   ``tool.name``), or when it is childless and named like a tool a generation
-  asked for (LangChain and agno trace tools as spans); BeeAI's ``….start-N`` /
+  asked for or answers a tool call by its id (its output a LangChain
+  ``ToolMessage``): LangChain and agno trace tools as spans; BeeAI's ``….start-N`` /
   ``….finish-N`` lifecycle spans are not executions, its ReAct ``agent.react.*``
   events give the tool steps and the final answer (see
   ``_langfuse.grouping.react_steps``). A generation nested in one other (agno:
@@ -51,8 +52,10 @@ Mapping
   generation around it), and its answer goes to its last call when that
   call recorded none. A generation's tool calls are read from its output
   (an assistant message whose text is a ``tool_calls`` list: Koog's), else from Langfuse's ``toolCallNames`` / ``toolCalls``, else from the AI
-  SDK's ``ai.response.toolCalls`` attribute. Tools executed at the same
-  instant keep the order the model asked for them in.
+  SDK's ``ai.response.toolCalls`` attribute; a generation whose output is an
+  empty assistant message (LangChain's handler drops ``tool_calls``, all a
+  Responses API turn has) takes the calls of the AIMessage its chain output.
+  Tools executed at the same instant keep the order the model asked for them in.
 - steps: action = the tool's name (``gen_ai.tool.name`` / ``tool.name`` /
   ``ai.toolCall.name``, else
   the observation name without ``execute_tool`` / ``running tool:`` /
@@ -90,8 +93,9 @@ Code: this module is the adapter protocol (detection, records -> nodes, a
 trace's nodes -> a trajectory); ``_langfuse.shapes`` tells the export shapes
 apart and reads score rows, ``_langfuse.observations`` maps one trace or
 observation to a node, ``_langfuse.grouping`` puts a whole trace's nodes right
-(merged updates, tools traced as spans, nested generations, BeeAI's ReAct
-events, parallel tool order, the task) before ``_vendor`` assembles them.
+(merged updates, calls kept by a chain, tools traced as spans, nested
+generations, BeeAI's ReAct events, the task) before
+``_vendor`` assembles them.
 """
 
 from __future__ import annotations
@@ -103,6 +107,7 @@ from trajsearch.model import Trajectory
 
 from ._common import Context, RecordError, json_object
 from ._langfuse.grouping import (
+    calls_of_the_chain,
     merged,
     one_model_call,
     react_steps,
@@ -209,6 +214,7 @@ def trajectory_id(key: str, by: str = "trace") -> str:
 
 def assemble_trajectory(key: str, group: list[Node], ctx: Context, by: str = "trace") -> Trajectory:
     group = merged(group)
+    calls_of_the_chain(group)
     tools_as_spans(group)
     react_steps(group)
     one_model_call(group)

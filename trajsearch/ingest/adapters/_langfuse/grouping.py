@@ -2,7 +2,8 @@
 
 Once the reader has grouped a trace's observations, some need reading
 together rather than one by one: an observation sent as a create and later
-updates is one node; a childless ``SPAN`` answering a tool call a generation
+updates is one node; a generation whose output lost its tool calls takes
+them from its chain; a childless ``SPAN`` answering a tool call a generation
 made is that tool's execution (LangChain, agno); a generation nested in
 one other is one model call, one wrapping several calls (the Vercel AI SDK's)
 is a container; BeeAI's ReAct event spans give the tool steps;
@@ -18,7 +19,7 @@ from typing import Any
 
 from .._common import RecordError
 from .._spans import Node, ancestors, one_node_per_id, start_order
-from .._vendor import call_args_text, decode, first_user_text, instruction, is_empty, output_dicts
+from .._vendor import call_args_text, decode, first_user_text, instruction, is_empty, message_dicts, output_dicts
 from .observations import INFO_RAW, INFO_TARGET, INFO_THOUGHT, INFO_TYPE, observation_node, trace_node
 
 _ITERATION = re.compile(r"^iteration-\d+$")
@@ -47,15 +48,33 @@ def _merged_observation(versions: list[Node]) -> Node:
     return observation_node(body, versions[0].seq)
 
 
+def calls_of_the_chain(group: list[Node]) -> None:
+    """A generation whose output lost its tool calls takes them from the chain it ran in.
+
+    Langfuse's LangChain handler (Python v2, langfuse-langchain JS) writes the
+    model's message without ``tool_calls``; where a model keeps its calls only
+    there (OpenAI's Responses API), the generation's output is an empty
+    assistant message. The chain around the call (``prompt | model``) records
+    the whole AIMessage as its output, the calls included.
+    """
+    by_id = {n.id: n for n in group}
+    for node in group:
+        parent = by_id.get(node.parent or "")
+        if node.role != "llm" or node.output_messages or parent is None or parent.role != "chain":
+            continue
+        said = message_dicts(decode(parent.output_text), "assistant")
+        if said and all(m["role"] == "assistant" for m in said) and any(m["calls"] for m in said):
+            node.output_messages = said
+
+
 def tools_as_spans(group: list[Node]) -> None:
-    """Childless SPAN observations named like (or answering) a tool call a generation made are tool executions."""
-    calls = [c for n in group if n.role == "llm" for m in n.output_messages for c in m.get("calls") or []]
-    names = {c.get("name") for c in calls}
-    ids = {c.get("id") for c in calls if c.get("id")}
+    """Childless SPAN observations named like (or answering) a tool call a generation made are tool executions,
+    and so is one that answers a tool call by its id (its output a LangChain ``ToolMessage``)."""
+    names = {c.get("name") for n in group if n.role == "llm" for m in n.output_messages for c in m.get("calls") or []}
     parents = {n.parent for n in group}
     for n in group:
         if n.role == "chain" and n.info.get(INFO_TYPE) == "SPAN" and n.id not in parents and (
-                n.tool in names or n.name in names or (n.call_id and n.call_id in ids)):
+                n.tool in names or n.name in names or n.call_id):
             n.role = "tool"
 
 

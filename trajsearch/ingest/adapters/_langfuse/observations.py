@@ -21,7 +21,17 @@ from typing import Any
 from .._common import RecordError
 from .._spans import Node, iso_seconds, text_of
 from .._spans.messages import listed_calls
-from .._vendor import as_list, call_id, decode, is_call_args, is_empty, message_dicts, output_dicts, result_text
+from .._vendor import (
+    as_list,
+    call_id,
+    decode,
+    is_call_args,
+    is_empty,
+    message_dicts,
+    output_dicts,
+    result_text,
+    says_nothing,
+)
 from .shapes import OBSERVATION_TYPES, as_camel, scores_of
 
 _TOOL_PREFIX = re.compile(r"^(?:execute_tool|running tool:|tool[.:]|tool call:|calling tool:)\s*", re.I)
@@ -153,6 +163,8 @@ def observation_node(obs: dict[str, Any], seq: int) -> Node:
                                              "calls": calls})
         if not any(m.get("calls") for m in node.output_messages):
             node.output_messages += _sdk_tool_calls(attrs)
+        if not node.output_messages and says_nothing(outputs):
+            node.output_text = None  # an empty assistant message (see grouping.calls_of_the_chain) is no reply
         model = obs.get("model") or obs.get("providedModelName") or attrs.get("gen_ai.response.model") or \
             attrs.get("gen_ai.request.model") or attrs.get("llm.model_name")
         node.model = str(model) if model and str(model).lower() not in ("unknown", "none") else None
