@@ -45,3 +45,13 @@ def test_langfuse_langchain_on_the_responses_api_keeps_the_tool_call(name: str) 
     tool, answer = run.steps
     assert (tool.arguments, tool.observation) == ({"city": "Paris"}, "Sunny, 22C in Paris")
     assert answer.arguments == {"content": "FINAL ANSWER: The weather in Paris is sunny, 22C."}
+
+
+def test_langfuse_observe_trace_that_raised_is_a_failure() -> None:
+    """D3 (langfuse 2.60.10 ``@observe``, fake model): the outermost decorated function is the trace, so its
+    uncaught ``ConnectionError`` rides on the ``trace-create`` (``level: ERROR``, ``status_message``); the run read
+    as ``unknown``. The error started in the tool's own span: the agent's failure, not infrastructure."""
+    run = only(LANGFUSE / "lf2_observe_uncaught_error.ingestion.jsonl")
+    assert run.outcome is Outcome.failure and run.failure is not None
+    assert run.failure.error == "orders DB unreachable"
+    assert [(s.action, s.error) for s in run.steps] == [("lookup_order", "orders DB unreachable")]

@@ -85,7 +85,10 @@ Mapping
   a ``NUMERIC`` value that is also the reward (fractional values against the
   operator's success threshold); a resolution label (``resolved``,
   ``incorrect``...) decides under any name. Toxicity, hallucination,
-  helpfulness, relevance, ratings stay in metadata. Else a top-level
+  helpfulness, relevance, ratings stay in metadata. Else the trace at level
+  ``ERROR`` (the v2 ``@observe`` decorator's outermost function is the trace),
+  a trace output that is the exception an observation failed with (LangChain's
+  handler writes ``"<Type>: <message>"`` there: no answer), or a top-level
   observation at level ``ERROR`` -> failure (infra_error for timeouts, rate
   limits, 5xx, connection errors); else ``unknown``.
 
@@ -94,7 +97,7 @@ trace's nodes -> a trajectory); ``_langfuse.shapes`` tells the export shapes
 apart and reads score rows, ``_langfuse.observations`` maps one trace or
 observation to a node, ``_langfuse.grouping`` puts a whole trace's nodes right
 (merged updates, calls kept by a chain, tools traced as spans, nested
-generations, BeeAI's ReAct events, the task) before
+generations, BeeAI's ReAct events, the trace's failure, the task) before
 ``_vendor`` assembles them.
 """
 
@@ -113,6 +116,7 @@ from ._langfuse.grouping import (
     react_steps,
     task_of,
     tools_as_spans,
+    trace_failure,
 )
 from ._langfuse.observations import INFO_RAW, INFO_SCORES, INFO_TRACE, observation_node, trace_node
 from ._langfuse.shapes import OBSERVATION_TYPES, as_camel, ingestion_records, record_kind, score_of
@@ -228,8 +232,8 @@ def assemble_trajectory(key: str, group: list[Node], ctx: Context, by: str = "tr
         for k in [k for k in n.info if k.startswith("_")]:
             del n.info[k]
     root = next((n for n in sorted(group, key=start_order) if n.id.startswith("trace:")), None)
-    if root is not None and not root.error:  # a failed top-level observation is the run failing
-        root.error = next((n.error for n in group if n.parent == root.id and n.error and n.role != "tool"), None)
+    if root is not None:
+        trace_failure(root, group)
     extra: dict[str, Any] = {"observations": sum(1 for n in group if not n.id.startswith("trace:"))}
     if root is None:  # without its trace record, the observations still form a run
         for n in group:

@@ -6,10 +6,12 @@ updates is one node; a generation whose output lost its tool calls takes
 them from its chain; a childless ``SPAN`` answering a tool call a generation
 made is that tool's execution (LangChain, agno); a generation nested in
 one other is one model call, one wrapping several calls (the Vercel AI SDK's)
-is a container; BeeAI's ReAct event spans give the tool steps;
-and the task is looked for in the trace, the top-level observations and the
-generations, in that order. Apart from the per-record mapping
-(``observations``) because each of these needs the whole trace.
+is a container; BeeAI's ReAct event spans give the tool steps; the
+trace's failure is its own level, the exception written as its output, or a
+top-level observation's error; and the task is looked for in the trace, the
+top-level observations and the generations, in that order. Apart from the
+per-record mapping (``observations``) because each of these needs the whole
+trace.
 """
 
 from __future__ import annotations
@@ -216,6 +218,22 @@ def react_steps(group: list[Node]) -> None:
                                         "calls": [{"id": n.call_id, "name": n.tool, "arguments": n.arguments} for n in calls]}]
         elif it in finals:
             gens[0].output_messages = output_dicts(decode(finals[it].output_text))
+
+
+def trace_failure(root: Node, group: list[Node]) -> None:
+    """The trace's own error: its level (see ``observations``), else the exception it ended on, else the error of
+    a top-level observation other than a tool (a failed top-level observation is the run failing).
+
+    When the graph raised, LangChain's handler writes the exception (``"<Type>: <message>"``) as the trace's
+    output: that is no answer but the error, the message being an observation's ``statusMessage``.
+    """
+    said = (root.output_text or "").strip()
+    errors = {n.error for n in group if n.error and n is not root}
+    if said and any(said == e or said.endswith(f": {e}") for e in errors):
+        root.output_text = None
+        root.error = root.error or said
+    if not root.error:
+        root.error = next((n.error for n in group if n.parent == root.id and n.error and n.role != "tool"), None)
 
 
 def task_of(group: list[Node]) -> str:

@@ -51,13 +51,21 @@ _RESULT_ATTRIBUTES = ("gen_ai.tool.call.result", "tool_response", "gcp.vertex.ag
 _CALL_ID_ATTRIBUTES = ("gen_ai.tool.call.id", "tool_call.id", "ai.toolCall.id", "tool_call_id")
 
 
+def _error(record: dict[str, Any]) -> str | None:
+    """A trace's or observation's error: its ``statusMessage`` at level ``ERROR`` (``WARNING`` is no error). The v2
+    ``@observe`` decorator's outermost function is the trace itself, so a trace too may carry one."""
+    if str(record.get("level") or "DEFAULT").upper() != "ERROR":
+        return None
+    return str(record.get("statusMessage") or "level ERROR")
+
+
 def trace_node(trace: dict[str, Any], seq: int) -> Node:
     trace = as_camel(trace)
     inputs, outputs = decode(trace.get("input")), decode(trace.get("output"))
     metadata = decode(trace.get("metadata"))
     return Node(
         id=f"trace:{trace['id']}", parent=None, role="agent", name=str(trace.get("name") or "trace"), seq=seq,
-        start=iso_seconds(trace.get("timestamp")),
+        start=iso_seconds(trace.get("timestamp")), error=_error(trace),
         input_text=None if is_empty(inputs) else text_of(inputs),
         output_text=None if is_empty(outputs) else text_of(outputs),
         info={k: v for k, v in {
@@ -119,7 +127,6 @@ def observation_node(obs: dict[str, Any], seq: int) -> Node:
         raise RecordError("Langfuse observation without 'id' or 'traceId'")
     kind = str(obs.get("type", "")).upper()
     role = OBSERVATION_TYPES.get(kind, "other")
-    level = str(obs.get("level") or "DEFAULT").upper()
     metadata = decode(obs.get("metadata"))
     attrs = _attributes(metadata)
     span_kind = str(attrs.get("openinference.span.kind") or "").upper()
@@ -135,7 +142,7 @@ def observation_node(obs: dict[str, Any], seq: int) -> Node:
         id=str(obs["id"]), parent=str(obs.get("parentObservationId") or f"trace:{obs['traceId']}"),
         role=role, name=name, seq=seq,
         start=iso_seconds(obs.get("startTime")), end=iso_seconds(obs.get("endTime")),
-        error=(str(obs.get("statusMessage") or "level ERROR") if level == "ERROR" else None),
+        error=_error(obs),
         input_text=None if is_empty(inputs) else text_of(inputs),
         output_text=None if is_empty(outputs) else text_of(outputs),
         info={INFO_TYPE: kind},
