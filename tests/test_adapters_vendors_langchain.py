@@ -55,3 +55,14 @@ def test_langfuse_observe_trace_that_raised_is_a_failure() -> None:
     assert run.outcome is Outcome.failure and run.failure is not None
     assert run.failure.error == "orders DB unreachable"
     assert [(s.action, s.error) for s in run.steps] == [("lookup_order", "orders DB unreachable")]
+
+
+@pytest.mark.parametrize("path", [LANGFUSE / "lf2_langchain_react_429.ingestion.jsonl",
+                                  LANGSMITH / "ls_react_agent_429.batch.jsonl"])
+def test_one_rate_limit_is_one_error_not_a_step_per_chain_and_no_answer(path: Path) -> None:
+    """D4 / D5 (langfuse 2.60.10 and langsmith 0.15.1 over a LangGraph ReAct agent, the fake model answering 429):
+    the one exception became a "chain X failed" step per chain it passed through; Langfuse's trace output (the
+    exception text) and LangSmith's empty ``generations`` of the failed call became a ``respond`` step."""
+    run = only(path)
+    assert run.steps == []
+    assert run.outcome is Outcome.infra_error and run.failure is not None and "429" in run.failure.error

@@ -466,9 +466,26 @@ def verdict(scores: Iterable[Score], ctx: Context) -> Verdict:
 # -- the trajectory ----------------------------------------------------------------------
 
 
+def _failed_by_a_model_call(nodes: list[Node]) -> None:
+    """A chain or agent that failed with the error of a failed model call failed because that call did.
+
+    LangChain marks every chain an exception passes through (a 429 reaches the
+    graph through the prompt-and-model sequence, the node function and the
+    agent; Langfuse's handler does not even nest them all around the call):
+    one exception is one error, the call's, not a "chain X failed" step per
+    level. The run's root keeps its error: it decides the outcome.
+    """
+    raised = {n.error for n in nodes if n.role == "llm" and n.error}
+    ids = {n.id for n in nodes}
+    for node in nodes:
+        if node.role in ("chain", "agent") and node.parent in ids and node.error in raised:
+            node.error = None
+
+
 def trajectory(fmt: str, prefix: str, key: str, nodes: list[Node], ctx: Context, *, by: str, task: str,
                scores: list[Score], task_id: str | None = None, extra: dict[str, Any] | None = None) -> Trajectory:
     """The trajectory of one run: ``_spans.assemble`` for steps and error status, then our task and verdict."""
+    _failed_by_a_model_call(nodes)
     run = assemble(nodes, what=by, task=task)
     outcome, failure = run.outcome, run.failure
     metadata: dict[str, Any] = {"source_format": fmt, f"{by}_id": key, **run.metadata, **(extra or {})}

@@ -90,7 +90,8 @@ Mapping
   a trace output that is the exception an observation failed with (LangChain's
   handler writes ``"<Type>: <message>"`` there: no answer), or a top-level
   observation at level ``ERROR`` -> failure (infra_error for timeouts, rate
-  limits, 5xx, connection errors); else ``unknown``.
+  limits, 5xx, connection errors); else ``unknown``. Chains that failed with
+  a failed model call's error only passed it on: no step each.
 
 Code: this module is the adapter protocol (detection, records -> nodes, a
 trace's nodes -> a trajectory); ``_langfuse.shapes`` tells the export shapes

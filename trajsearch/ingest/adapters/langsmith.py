@@ -38,7 +38,8 @@ Mapping
   failed), error = the last exception line of ``error`` (a traceback). Model
   outputs (Chat Completions ``choices``, LangChain ``generations``, Anthropic
   ``content``, Responses ``output``) give the thought of the tool steps they
-  requested, or a ``respond`` step when they requested none.
+  requested, or a ``respond`` step when they requested none (a failed call's
+  empty ``generations`` say nothing).
 - task: the root run's inputs (``messages``, ``input`` / ``question`` /
   ``query`` ...), else the first user message of the earliest model call.
 - trajectory_id = ``ls:<trace_id>``; task_id = the root's
@@ -53,8 +54,10 @@ Mapping
   chain run after which nothing ran (the OpenAI Agents SDK integration marks
   the agent's run, never the root; see ``_spans.assembly``) -> failure
   (infra_error for timeouts, rate limits, 5xx, connection errors); else
-  ``unknown``. An ``error`` written as ``str()`` of the Agents SDK's span error
-  (``{'message': ..., 'data': ...}``) reads as the SDK's own export does.
+  ``unknown``. Chains that failed with a failed model call's error only
+  passed it on: no step each. An ``error`` written as ``str()`` of the Agents
+  SDK's span error (``{'message': ..., 'data': ...}``) reads as the SDK's own
+  export does.
 """
 
 from __future__ import annotations
@@ -80,6 +83,7 @@ from ._vendor import (
     message_dicts,
     output_dicts,
     result_text,
+    says_nothing,
     trajectory,
 )
 
@@ -254,6 +258,8 @@ def _node(run: dict[str, Any], seq: int) -> Node:
         if isinstance(outputs, dict) and set(outputs) == {"output"}:
             outputs = outputs["output"]  # a @traceable model function's return value
         node.output_messages = output_dicts(outputs)
+        if not node.output_messages and says_nothing(outputs):
+            node.output_text = None  # a failed call's empty generations are no reply
         node.model = _model(run, inputs, outputs)
     if not run.get("parent_run_id"):
         extra = run.get("extra") if isinstance(run.get("extra"), dict) else {}
