@@ -66,3 +66,18 @@ def test_one_rate_limit_is_one_error_not_a_step_per_chain_and_no_answer(path: Pa
     run = only(path)
     assert run.steps == []
     assert run.outcome is Outcome.infra_error and run.failure is not None and "429" in run.failure.error
+
+
+@pytest.mark.parametrize("path", sorted((LANGFUSE / "side-files").iterdir()) +
+                         sorted((LANGSMITH / "side-files").iterdir()), ids=lambda p: p.name)
+def test_langfuse_and_langsmith_files_without_runs_are_passed_over(path: Path) -> None:
+    """D6: Langfuse's trace pointers (real: langfuse/langfuse-docs ``.langfuse/``), and dataset, dataset item,
+    prompt and LangSmith example bodies (the SDKs', langfuse 2.60.10 / langsmith 0.15.1) were rejected as
+    "unrecognised dump format". Named alone they say what they are; in a folder they are passed over."""
+    with pytest.raises(SideFile, match="no run in this file: a (pointer to a )?(Langfuse|LangSmith) "):
+        detect_format(path)
+
+
+@pytest.mark.parametrize("folder", [LANGFUSE / "side-files", LANGSMITH / "side-files"])
+def test_a_folder_of_vendor_side_files_reads_as_nothing(folder: Path) -> None:
+    assert list(read_dump(folder, tenant="acme")) == []

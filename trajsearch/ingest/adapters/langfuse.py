@@ -92,6 +92,9 @@ Mapping
   observation at level ``ERROR`` -> failure (infra_error for timeouts, rate
   limits, 5xx, connection errors); else ``unknown``. Chains that failed with
   a failed model call's error only passed it on: no step each.
+- not runs (passed over in a folder, named when given alone): a session tool's
+  pointer to a trace (``.langfuse/current-session.json``,
+  ``.langfuse/traces/<id>.json``), dataset, dataset item and prompt bodies.
 
 Code: this module is the adapter protocol (detection, records -> nodes, a
 trace's nodes -> a trajectory); ``_langfuse.shapes`` tells the export shapes
@@ -120,7 +123,7 @@ from ._langfuse.grouping import (
     trace_failure,
 )
 from ._langfuse.observations import INFO_RAW, INFO_SCORES, INFO_TRACE, observation_node, trace_node
-from ._langfuse.shapes import OBSERVATION_TYPES, as_camel, ingestion_records, record_kind, score_of
+from ._langfuse.shapes import OBSERVATION_TYPES, as_camel, ingestion_records, record_kind, score_of, side_kind
 from ._spans import Node, start_order
 from ._spans import trajectory_id as _span_trajectory_id
 from ._vendor import Score, as_list, trajectory
@@ -135,11 +138,16 @@ GROUPED = True
 ID_PREFIX = "lf"
 #: The adapter protocol (see ``adapters``), and the observation type -> node role table of ``_langfuse.shapes``.
 __all__ = ["GROUPED", "ID_PREFIX", "NAME", "OBSERVATION_TYPES", "SIGNATURE", "assemble_trajectory", "matches", "nodes",
-           "trajectory_id"]
+           "side_file", "trajectory_id"]
 
 
 def matches(record: Any) -> bool:
     return isinstance(record, dict) and "trajectory_id" not in record and record_kind(record) is not None
+
+
+def side_file(record: Any) -> str | None:
+    """The adapter hook (see ``adapters/__init__``): a Langfuse file beside the traces that holds none."""
+    return side_kind(record)
 
 
 def _one(record: dict[str, Any], ctx: Context, seq: int) -> Iterator[tuple[str, Node, str | None]]:

@@ -20,6 +20,8 @@ Records, any mix (one per line, a JSON array, or one object per file):
   its children in ``child_runs``;
 - feedback as ``client.list_feedback`` gives it: ``run_id``, ``trace_id``,
   ``key``, ``score``, ``value``, ``comment``.
+A dataset example (``dataset_id``, ``inputs``, ``outputs``) holds no run: passed
+over in a folder, named when given alone.
 ``dotted_order`` (``<%Y%m%dT%H%M%S%fZ><run id>`` per level, root first) fills
 a missing id, parent, trace id or start time. Runs are grouped into one
 trajectory per trace (``trace_id``; else the root of ``dotted_order``; else the
@@ -131,6 +133,14 @@ def matches(record: Any) -> bool:
         return True
     runs = record.get("runs")
     return isinstance(runs, list) and bool(runs) and isinstance(runs[0], dict) and _is_run(runs[0])
+
+
+def side_file(record: Any) -> str | None:
+    """The adapter hook (see ``adapters/__init__``): a dataset example (``Client.create_examples``, the examples
+    export) holds a task and its reference outputs, no run."""
+    if isinstance(record, dict) and "dataset_id" in record and "inputs" in record and not _is_run(record):
+        return "a LangSmith dataset example (inputs and reference outputs), not a run"
+    return None
 
 
 # -- runs -> nodes -----------------------------------------------------------------------

@@ -66,6 +66,28 @@ def record_kind(record: dict[str, Any]) -> str | None:
     return None
 
 
+#: Fields of the SDK's create-dataset body (``POST /api/public/v2/datasets``).
+_DATASET_FIELDS = frozenset({"name", "description", "metadata", "inputSchema", "expectedOutputSchema"})
+
+
+def side_kind(record: Any) -> str | None:
+    """What a Langfuse file that holds no run is: a pointer to a trace, a dataset, a dataset item or a prompt."""
+    if not isinstance(record, dict):
+        return None
+    pointer = record.get("langfuse") if isinstance(record.get("langfuse"), dict) else record
+    if isinstance(pointer.get("trace_url"), str) and "trace_id" in pointer and "observations" not in record:
+        return ("a pointer to a Langfuse trace (its id and URL, as a session tool keeps them in .langfuse/), not a "
+                "run: ingest the trace itself (the UI's download, an API or blob-storage export)")
+    if "datasetName" in record and "input" in record and ("expectedOutput" in record or "sourceTraceId" in record):
+        return "a Langfuse dataset item (an input and its expected output), not a run"
+    if "description" in record and isinstance(record.get("name"), str) and set(record) <= _DATASET_FIELDS:
+        return "a Langfuse dataset (its name and description), not a run"
+    if isinstance(record.get("name"), str) and "prompt" in record and record.get("type") in ("text", "chat") and (
+            "labels" in record or "config" in record):
+        return "a Langfuse prompt (a template and its labels), not a run"
+    return None
+
+
 def score_of(raw: Any) -> Score | None:
     raw = decode(raw)
     if not isinstance(raw, dict):
