@@ -131,7 +131,9 @@ def test_mini_swe_agent_tool_replies_with_no_call_id_are_the_results_of_turns_wi
     as ``----BEGIN_FUNCTION_CALL----`` text): its ``tool`` replies carry no ``tool_call_id`` and answer a turn with no
     recognised action, and every one was dropped: 8 turns, no observation."""
     run = only(FIXTURES / "mini-swe-agent/.real/cs264-react/django__django-10973.traj.json")
-    assert len(run.steps) == 8 and all(s.action is None for s in run.steps)
+    assert len(run.steps) == 8 and [s.action for s in run.steps] == ["run_bash_cmd"] * 5 + [
+        "replace_in_file", "run_bash_cmd", "finish"]  # its own call syntax, read as its scaffold parses it
+    assert run.steps[0].arguments == {"command": "ls -la"}
     assert all("----TOOL RESULT BEGIN----" in s.observation for s in run.steps)
     assert "No such file or directory" in run.steps[1].observation
     assert all(s.error is None for s in run.steps)  # a command's output, not a nudge answering a malformed turn
@@ -203,6 +205,46 @@ def test_mini_swe_agent_parser_error_of_a_derived_agent_is_the_turns_error(tmp_p
     assert len(run.steps) == 9 and run.steps[1].observation == said
     assert [(s.index, s.error) for s in run.steps if s.error] == [(1, "ParserError: Missing BEGIN_FUNCTION_CALL marker.")]
     assert all("----TOOL RESULT BEGIN----" in s.observation for s in run.steps if s.index != 1)
+
+
+CS264_HW4 = FIXTURES / "mini-swe-agent/.real/cs264-hw4"
+
+
+def test_mini_swe_agent_homework_run_saved_without_its_opening_reads_task_and_calls_from_its_context_log() -> None:
+    """Bug (real: Berkeley-CS-264 homework-4-react-swe-agent-mbhaskar1 ``results/django__django-16662`` and
+    ``django__django-13297``, trimmed; see ``SOURCE.md``): the agent saves its turns and replies as ``messages``
+    with no system prompt and no task (they are only in the ``|MESSAGE(role=..., id=N)|`` log in ``context``) and
+    answers each call with a ``user`` message ``Tool '<name>' returned:``. The first reply was taken as the task and
+    lost from its step, every later successful result was flagged as an error (a format-error nudge), and no step
+    had an action."""
+    run = only(CS264_HW4 / "mbhaskar1/results/django__django-16662/django__django-16662.traj.json")
+    assert run.task.startswith("Migration import ordering violates coding style and isort defaults\nDescription")
+    assert [s.action for s in run.steps] == ["search_code", "show_file", "replace_in_file"]
+    assert run.steps[0].arguments == {"pattern": '"from django.db import migrations, models"', "path": ".",
+                                      "file_pattern": "*.py"}
+    assert run.steps[0].observation.startswith("Tool 'search_code' returned:\n./django/db/migrations/")
+    assert [(s.index, s.error) for s in run.steps if s.error] == [
+        (2, "Error executing 'replace_in_file': TypeError: Missing required argument: new_content")]
+    nudged = only(CS264_HW4 / "mbhaskar1/results/django__django-13297/django__django-13297.traj.json")
+    assert nudged.task.startswith("TemplateView.get_context_data()'s kwargs returns SimpleLazyObjects")
+    assert [(s.action, s.error) for s in nudged.steps] == [
+        (None, "Error: No function call detected in your response. You MUST call a function using the required "
+               "format. Review the RESPONSE FORMAT section and try again."),
+        ("list_directory", None)]
+
+
+def test_mini_swe_agent_homework_run_with_no_messages_is_read_from_its_context_log() -> None:
+    """Bug (real: Berkeley-CS-264 homework-4-react-swe-agent-23phillipsm ``results/astropy__astropy-7166``,
+    trimmed): ``"messages": []`` and the whole conversation in the ``context`` log; it was refused as "the run saved
+    no conversation"."""
+    run = only(CS264_HW4 / "23phillipsm/results/astropy__astropy-7166/astropy__astropy-7166.traj.json")
+    assert run.task.startswith("InheritDocstrings metaclass doesn't work for properties\nInside the InheritDocstrings")
+    assert [(s.action, s.arguments) for s in run.steps] == [
+        ("run_bash_cmd", {"command": "ls -la"}), ("run_bash_cmd", {"command": 'grep -R "class InheritDocstrings" -n .'}),
+        ("run_bash_cmd", {"command": "sed -n '1,240p' astropy/utils/misc.py"})]
+    assert run.steps[1].observation == (
+        "Tool run_bash_cmd returned: ./astropy/utils/misc.py:497:class InheritDocstrings(type):\n")
+    assert not any(s.error for s in run.steps) and run.model_id == "gpt-5-mini"
 
 
 def test_mini_swe_agent_patch_of_a_run_saved_with_no_exit_message_is_kept() -> None:

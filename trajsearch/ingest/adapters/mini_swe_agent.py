@@ -48,6 +48,13 @@ Mapping
     pending step's observation. A run saved with neither an exit message nor
     an exit status (a derived agent's) keeps ``info.submission`` as the
     result of its last turn when that is unanswered (its submitting call).
+  * CS 294-264 homework agents (mini-swe-agent-derived ReAct scaffolds) write
+    their calls as text, ``----BEGIN_FUNCTION_CALL----`` name, ``----ARG----``
+    name ``----VALUE----`` value pairs: action = the name, arguments = the pairs.
+    Some save only their turns and replies as ``messages`` (no system prompt,
+    no task) or none at all, and the whole conversation as a text log in
+    ``context`` (``|MESSAGE(role="user", id=1)|`` blocks): that log is then
+    the conversation read.
   * A ``system`` message after the task is a tool reply with no call id when
     it is the way mini-swe-agent-derived homework agents (CS 294-264) save
     their tools' output: worded as theirs (``Result:\n<output>``, ``Tool
@@ -107,7 +114,7 @@ from ._common import (
     Context, RecordError, build, clip_task, file_stem, instance_repo, json_object, list_field, run_directory, safe_id,
     short,
 )
-from ._mini_swe_agent.messages import normalise
+from ._mini_swe_agent.messages import logged_messages, normalise
 from ._mini_swe_agent.commands import DEFAULT_ACTION_REGEXES
 from ._mini_swe_agent.steps import hand_in, steps_of
 
@@ -204,7 +211,28 @@ def _model_id(info: dict, messages: list[Any]) -> str | None:
     return None
 
 
-def _task(messages: list[Any], info: dict[str, Any]) -> str:
+def _opens_with_task(messages: list[Any]) -> bool:
+    """Whether a user message (the task) comes before the first model turn."""
+    roles = [normalise(m)["role"] for m in messages if isinstance(m, dict)]
+    return "user" in roles[:roles.index("assistant") if "assistant" in roles else len(roles)]
+
+
+def _conversation(record: dict[str, Any]) -> list[Any]:
+    """The saved messages; but where a CS 294-264 homework agent saved them without their opening (the system prompt
+    and the task: its turns and replies only) or not at all, the log of the whole conversation it rendered into
+    ``context``, which has them. A log with no ``assistant`` message is none to read: an agent that logged its
+    model's turns under another role (hw4-mjpreigh: ``user``, its tools' output as ``system``)."""
+    messages = list_field(record, "messages", "a list of chat messages")
+    logged = logged_messages(record.get("context"))
+    if _opens_with_task(messages) or not any(m["role"] == "assistant" for m in logged):
+        return messages
+    return logged
+
+
+def _task(messages: list[Any], info: dict[str, Any], context: Any) -> str:
+    if not messages and isinstance(context, str) and context.strip():
+        raise RecordError("field 'messages' is empty and its text log 'context' has no model turn (no message with "
+                          "role \"assistant\"): a conversation not read")
     if not messages:  # a harness that saved its run's info but not its conversation
         raise RecordError("field 'messages' is empty: the run saved no conversation, so no task")
     first = next((m for m in messages if isinstance(m, dict) and normalise(m)["role"] == "user"), None)
@@ -214,7 +242,9 @@ def _task(messages: list[Any], info: dict[str, Any]) -> str:
     config = info.get("config") if isinstance(info.get("config"), dict) else {}
     agent = config.get("agent") if isinstance(config.get("agent"), dict) else {}
     text = _prompts.instruction(content, (agent.get("instance_template"),), ("task",))
-    text = re.sub(r"^\s*Consider the following PR description:\s*", "", text, flags=re.I)
+    # the PR description's own heading; the issue's heading of the CS 294-264 homework scaffold
+    text = re.sub(r"^\s*(?:Consider the following PR description:|Please solve the following GitHub issue:)\s*", "",
+                  text, flags=re.I)
     if not text.strip():
         raise RecordError("empty task: the first user message has no PR description")
     return clip_task(text.replace("\r\n", "\n").strip())
@@ -230,7 +260,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     if isinstance(record, list):
         record = dict(next(split(record))[1])
     record = json_object(record)
-    messages = list_field(record, "messages", "a list of chat messages")
+    messages = _conversation(record)
     if record.get("info") is not None and not isinstance(record.get("info"), dict):
         raise RecordError(f"field 'info' must be an object, got {type(record['info']).__name__}")
     info = record.get("info") or {}
@@ -285,7 +315,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     first_ts = next((s["started_at"] for s in steps if s.get("started_at")), None)
     fields: dict[str, Any] = {
         "trajectory_id": safe_id(trajectory_id),
-        "task": _task(messages, info),
+        "task": _task(messages, info, record.get("context")),
         "task_id": instance_id,
         "task_family": task_family(instance_id),
         "model_id": _model_id(info, messages),

@@ -52,6 +52,34 @@ def text_action(content: str, regexes: tuple[str, ...]) -> tuple[str | None, str
     return None, content
 
 
+#: The textual call of the CS 294-264 homework agents' ReAct scaffold (its ``ResponseParser``): the last
+#: ``----BEGIN_FUNCTION_CALL----``, the function's name, then ``----ARG----`` name ``----VALUE----`` value pairs up
+#: to ``----END_FUNCTION_CALL----`` (saved cut short, or not at all, where it was the model's stop sequence).
+_CALL_BEGIN = "----BEGIN_FUNCTION_CALL----"
+_CALL_END = re.compile(r"----END_FUNCTION_CALL(?:----)?")
+
+
+def function_call(content: str) -> tuple[str, dict[str, str], str] | None:
+    """(name, arguments, the text before it) of a homework agent's textual call, parsed as its scaffold parses
+    it (the last call counts); None when there is none."""
+    begin = content.rfind(_CALL_BEGIN)
+    if begin == -1:
+        return None
+    block = _CALL_END.split(content[begin + len(_CALL_BEGIN):], maxsplit=1)[0]
+    name, *pairs = block.split("----ARG----")
+    name = name.strip()
+    if not name or len(name.split()) != 1:  # no call, or the template's own text
+        return None
+    arguments = {}
+    for pair in pairs:
+        arg, found, value = pair.partition("----VALUE----")
+        if not found:  # the name on its own line, then the value (ChiChuRita's agent runs such calls)
+            arg, _, value = pair.strip().partition("\n")
+        if arg.strip():
+            arguments[arg.strip()] = value.strip()
+    return name[:200], arguments, content[:begin]
+
+
 def _failed_command(rc: int | None, output: str, exception: str | None) -> str | None:
     if exception and exception.strip():  # the harness's own report, e.g. a command killed after its time limit
         return short(_DOCKER_ARGV.sub("Command", exception.strip()))
@@ -77,12 +105,18 @@ def _json_observation(content: str) -> dict[str, Any] | None:
 #: mini-swe-agent's reply when the user refuses a command in confirm mode (interactive agents,
 #: ``interrupt_type: "UserRejection"`` since 1.x; older files have the text only).
 _REJECTED = re.compile(r"\s*Commands? not executed\. The user rejected your command")
-#: The replies of a mini-swe-agent-derived ReAct agent (CS 294-264 homework, saved as ``system`` messages): a tool
-#: that raised, the agent backing off after it raised again, a turn with no function call (ChiChuRita's
-#: ``Format error:``, whxwhx's ``ParserError:``).
-_AGENT_ERROR = re.compile(r"(Tool '[^']+' error|AUTO-BACKTRACK applied due to repeated '[^']+' errors):[ \t]*(.*)",
-                          re.S)
-_FORMAT_ERROR = re.compile(r"(?:Format error|ParserError): .*")
+#: The replies of a mini-swe-agent-derived ReAct agent (CS 294-264 homework, saved as ``system`` or ``user``
+#: messages): a tool that raised (ChiChuRita's ``Tool '<name>' error:``, mbhaskar1's ``Error executing '<name>':``,
+#: 23phillipsm's ``Error executing <name>:``, renwang435's ``Error calling function '<name>':`` and ``Tool '<name>'
+#: raised an exception:``), the agent backing off after it raised again, a call it could not make (23phillipsm's
+#: ``Unknown function:``, the scaffold's ``Error in step N:``), a turn with no function call
+#: (ChiChuRita's ``Format error:``, whxwhx's ``ParserError:``, renwang435's ``Warning: No valid function call``).
+_AGENT_ERROR = re.compile(
+    r"(Tool '[^']+' error|AUTO-BACKTRACK applied due to repeated '[^']+' errors|Tool '[^']+' raised an exception"
+    r"|Error (?:executing|calling function) '?[^'\s:]+'?|Unknown function|Error in step \d+):[ \t]*(.*)", re.S)
+_FORMAT_ERROR = re.compile(r"(?:Format error|ParserError): .*|Warning: No valid function call found\b.*")
+#: renwang435's agent opens each tool's reply with this line; what the tool said follows.
+_OUTPUT_HEADER = re.compile(r"\[Tool '[^']+' output\]\n")
 #: What follows the complaint of a ``ParserError:`` reply: how to write a call.
 _INSTRUCTIONS = re.compile(r"(?<=\.)\.?\s+You must ")
 #: Any reply of such an agent: a tool's ``Result:``, or one of the above.
@@ -127,6 +161,7 @@ def is_agent_reply(content: str) -> bool:
 
 def _react_error(content: str) -> str | None:
     """The error a derived ReAct agent's reply reports (see ``_AGENT_ERROR``), None for a plain result."""
+    content = _OUTPUT_HEADER.sub("", content, count=1) if _OUTPUT_HEADER.match(content) else content
     if raised := _AGENT_ERROR.match(content):
         said = decisive_line(raised.group(2))
         return short(f"{raised.group(1)}: {said}" if said else f"{raised.group(1)} (no message)")

@@ -12,6 +12,7 @@ changes this module alone.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from .._common import as_list, content_text, timestamp, tool_arguments
@@ -86,3 +87,26 @@ def message_time(msg: dict[str, Any], extra: dict[str, Any]) -> Any:
     response = extra.get("response") if isinstance(extra.get("response"), dict) else {}
     return timestamp(extra.get("timestamp")) or timestamp(msg.get("timestamp")) or timestamp(
         response.get("created") or msg.get("created_at"))
+
+
+#: The header a CS 294-264 homework agent (the course's ReAct scaffold, ``message_id_to_context``) writes before each
+#: message of the log it renders into a run file's ``context``.
+_LOGGED = re.compile(r'^-{28}\n\|MESSAGE\(role="(\w+)", id=(\d+)\)\|\n', re.M)
+
+
+def logged_messages(context: Any) -> list[dict[str, Any]]:
+    """The messages of a ``context`` log (``|MESSAGE(role="user", id=1)|`` headers), in order; [] if it is none.
+
+    The scaffold numbers its messages 0, 1, 2, ...: a header that is not the next number is text inside a
+    message (a model echoing the log's format, an agent that nests its headers), not a new one."""
+    if not isinstance(context, str):
+        return []
+    headers, expected = [], 0
+    for header in _LOGGED.finditer(context):
+        if int(header.group(2)) == expected:
+            headers.append(header)
+            expected += 1
+    ends = [h.start() for h in headers[1:]] + [len(context)]
+    # each message is rendered "<header><content>\n", and the messages are joined with "\n"
+    return [{"role": h.group(1), "content": context[h.end():end].removesuffix("\n" if end == len(context) else "\n\n")}
+            for h, end in zip(headers, ends)]

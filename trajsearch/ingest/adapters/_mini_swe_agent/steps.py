@@ -19,7 +19,7 @@ import re
 from typing import Any
 
 from .._common import as_list, clip_step_text, short
-from .commands import is_agent_reply, step_error, text_action
+from .commands import function_call, is_agent_reply, step_error, text_action
 from .messages import message_time, normalise
 
 _THOUGHT_LABEL = re.compile(r"^\s*THOUGHT:\s*")
@@ -110,14 +110,12 @@ def steps_of(messages: list[Any], exit_status: str | None, regexes: tuple[str, .
                 _, rest = text_action(content, regexes)
             else:
                 command, rest = text_action(content, regexes)
-            if command is not None:
+            action, arguments = ("bash", {"command": command}) if command is not None else (None, None)
+            if command is None and (called := function_call(content)):  # a homework agent's own call syntax
+                action, arguments, rest = called
+            if action is not None:
                 thought = _THOUGHT_LABEL.sub("", rest).strip() or msg.get("reasoning") or None
-            steps.append({
-                "thought": thought,
-                "action": "bash" if command is not None else None,
-                "arguments": {"command": command} if command is not None else None,
-                "started_at": when,
-            })
+            steps.append({"thought": thought, "action": action, "arguments": arguments, "started_at": when})
         elif role == "tool" or role == "system" and task_seen and (system_replies or is_agent_reply(content)):
             step = by_call_id.pop(msg.get("call_id"), None) or answerable()
             if step is not None:  # a tool's output, never a nudge
