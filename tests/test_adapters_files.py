@@ -247,6 +247,21 @@ def test_mini_swe_agent_homework_run_with_no_messages_is_read_from_its_context_l
     assert not any(s.error for s in run.steps) and run.model_id == "gpt-5-mini"
 
 
+def test_mini_swe_agent_xml_function_calls_of_swe_smith_rows_are_actions() -> None:
+    """Bug (real: a SWE-smith trajectory row, zhu-yiqi/agent-data-protocol ``datasets/swe-smith/sample_raw.json``,
+    trimmed; read with the format forced, as nothing claims dataset rows): its turns call tools in SWE-agent's XML
+    syntax (``<function=bash>`` ``<parameter=command>...``), which was not read, so every ``OBSERVATION:`` reply was
+    taken as a format-error nudge answering the turn: no step had an action and all but one were errors."""
+    run = only(FIXTURES / "mini-swe-agent/.real/swe-smith/sample_raw.json", fmt="mini-swe-agent")
+    assert [(s.action, s.arguments) for s in run.steps] == [
+        ("bash", {"command": 'find /testbed -type f -name "*.py" | grep -v "__pycache__" | sort'}),
+        ("str_replace_editor", {"command": "view", "path": "/testbed/arrow/arrow.py"}),
+        ("bash", {"command": 'grep -n "__format__" /testbed/arrow/arrow.py'})]
+    assert run.steps[0].observation.startswith("OBSERVATION:\n/testbed/arrow/__init__.py")
+    assert run.steps[1].thought == "Let's look at the main Arrow class implementation, which is likely in `arrow.py`:"
+    assert not any(s.error for s in run.steps)
+
+
 def test_mini_swe_agent_patch_of_a_run_saved_with_no_exit_message_is_kept() -> None:
     """Bug (real: the same ChiChuRita/cs294-264-hw run, ``info.submission`` a 531-character patch, no exit message and
     no ``exit_status``, the run ending on its unanswered ``finish`` call): the patch was read nowhere and counted 0."""

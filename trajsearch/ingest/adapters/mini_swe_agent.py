@@ -50,7 +50,9 @@ Mapping
     result of its last turn when that is unanswered (its submitting call).
   * CS 294-264 homework agents (mini-swe-agent-derived ReAct scaffolds) write
     their calls as text, ``----BEGIN_FUNCTION_CALL----`` name, ``----ARG----``
-    name ``----VALUE----`` value pairs: action = the name, arguments = the pairs.
+    name ``----VALUE----`` value pairs: action = the name, arguments = the pairs
+    (so are SWE-agent's XML calls, ``<function=name><parameter=name>value``, in
+    SWE-smith's trajectories read as this format).
     Some save only their turns and replies as ``messages`` (no system prompt,
     no task) or none at all, and the whole conversation as a text log in
     ``context`` (``|MESSAGE(role="user", id=1)|`` blocks): that log is then

@@ -59,12 +59,22 @@ _CALL_BEGIN = "----BEGIN_FUNCTION_CALL----"
 _CALL_END = re.compile(r"----END_FUNCTION_CALL(?:----)?")
 
 
+#: SWE-agent's XML function-calling syntax (``xml_function_calling``), which SWE-smith's trajectories use:
+#: ``<function=name>`` then ``<parameter=name>value</parameter>`` pairs, ``</function>``.
+_XML_CALL = re.compile(r"<function=([\w.-]+)>(.*?)</function>", re.S)
+_XML_PARAMETER = re.compile(r"<parameter=([\w.-]+)>\n?(.*?)\n?</parameter>", re.S)
+
+
 def function_call(content: str) -> tuple[str, dict[str, str], str] | None:
-    """(name, arguments, the text before it) of a homework agent's textual call, parsed as its scaffold parses
-    it (the last call counts); None when there is none."""
+    """(name, arguments, the text before it) of a call written as text: a homework agent's, parsed as its
+    scaffold parses it, or SWE-agent's XML one (the last call counts); None when there is none."""
     begin = content.rfind(_CALL_BEGIN)
     if begin == -1:
-        return None
+        xml = list(_XML_CALL.finditer(content))
+        if not xml:
+            return None
+        name, body = xml[-1].group(1), xml[-1].group(2)
+        return name[:200], dict(_XML_PARAMETER.findall(body)), content[:xml[-1].start()]
     block = _CALL_END.split(content[begin + len(_CALL_BEGIN):], maxsplit=1)[0]
     name, *pairs = block.split("----ARG----")
     name = name.strip()
