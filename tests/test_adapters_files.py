@@ -247,6 +247,18 @@ def test_mini_swe_agent_homework_run_with_no_messages_is_read_from_its_context_l
     assert not any(s.error for s in run.steps) and run.model_id == "gpt-5-mini"
 
 
+def test_mini_swe_agent_runs_of_two_systems_under_generic_results_folders_keep_distinct_ids() -> None:
+    """Bug (real: astropy__astropy-7166 run by two CS 294-264 homework agents, Berkeley-CS-264
+    homework-4-react-swe-agent-mbhaskar1 and -23phillipsm, each saved as ``results/<id>/<id>.traj.json``): both got
+    the id ``results.astropy__astropy-7166``, so ingesting the second system in a later job silently replaced the
+    first. ``results/`` names no system; the folder above it does. Other layouts keep their ids."""
+    ids = {run.trajectory_id: run.task_id for run in runs(CS264_HW4)}
+    assert {i for i in ids if i.endswith("astropy__astropy-7166")} == {
+        "mbhaskar1.results.astropy__astropy-7166", "23phillipsm.results.astropy__astropy-7166"}
+    assert only(FIXTURES / "mini-swe-agent/.real/batch-2.4.6/demo__greet-11/demo__greet-11.traj.json"
+                ).trajectory_id == "batch-2.4.6.demo__greet-11"
+
+
 def test_mini_swe_agent_xml_function_calls_of_swe_smith_rows_are_actions() -> None:
     """Bug (real: a SWE-smith trajectory row, zhu-yiqi/agent-data-protocol ``datasets/swe-smith/sample_raw.json``,
     trimmed; read with the format forced, as nothing claims dataset rows): its turns call tools in SWE-agent's XML

@@ -23,7 +23,9 @@ Mapping
   ``marshmallow-code/marshmallow``).
 - trajectory_id = ``<config dir>.<instance_id>`` (the agent configuration is
   the directory above the instance directory), so re-ingesting a dump is
-  idempotent. A file without ``instance_id`` is named by its path instead
+  idempotent; a generic output folder (``results/``, ``outputs/``) names no
+  system, so the folder above it is part of the id
+  (``<system>.results.<instance_id>``). A file without ``instance_id`` is named by its path instead
   (``<grandparent>.<parent>.<file stem>``): Harbor writes every trial's
   ``agent/mini-swe-agent.trajectory.json`` under the same name.
 - steps: one per action.
@@ -252,10 +254,21 @@ def _task(messages: list[Any], info: dict[str, Any], context: Any) -> str:
     return clip_task(text.replace("\r\n", "\n").strip())
 
 
+#: Output folders named for what they hold, not for the agent or configuration that wrote them: ``results/`` is the
+#: default of many harness scripts (every CS 294-264 homework agent writes ``results/<id>/<id>.traj.json``), so two
+#: systems' runs of one instance would share ``results.<id>``. The folder above one names the system.
+_GENERIC_RUN_DIRS = frozenset({"results", "outputs", "output"})
+
+
 def config_name(source: Path, instance_id: str) -> str:
     """The agent-configuration directory: ``<config>/<instance_id>/<file>`` or ``<config>/<file>``
-    (``<system>/trajs/...`` in SWE-bench experiments: the system's)."""
-    return run_directory(source, instance_id) or "run"
+    (``<system>/trajs/...`` in SWE-bench experiments: the system's); a generic output folder is qualified by the
+    folder above it (``<system>.results``)."""
+    name = run_directory(source, instance_id)
+    if name.lower() not in _GENERIC_RUN_DIRS:
+        return name or "run"
+    system = next(p for p in source.parents if p.name == name).parent.name
+    return f"{system}.{name}" if system else name
 
 
 def to_trajectory(record: Any, ctx: Context) -> Trajectory:
