@@ -235,6 +235,23 @@ def test_a_table_keyed_by_run_ids_with_an_id_named_key_is_still_a_table(table, v
     assert {k: v.outcome for k, v in OutcomeTable.load(path).verdicts.items()} == verdicts
 
 
+def test_a_summary_of_statistics_is_refused_as_no_verdicts(tmp_path: Path) -> None:
+    """Bug (real: kkkkkk0725/swebench-reliability-study ``scored/summary.json``, resolve rates and counts over its
+    runs): it was read as a table keyed by run ids, 11 "verdicts" such as ``n_tasks`` with reward 100.0. Its
+    numbers are off the reward scale and nothing else in it is a verdict: it is refused, saying what it is. A
+    number off the scale in a real table of verdicts is an entry not understood."""
+    summary = FIXTURES / "outcomes" / ".real" / "swebench-reliability-study" / "summary.json"
+    with pytest.raises(ValueError, match=r"a summary of statistics, not verdicts: its numbers are counts or rates "
+                                         r"\(i0_mean_pp: 75.8, i0_std_pp: 2.32, i0_noise_floor_pp: 7.0, ...\)"):
+        OutcomeTable.load(summary)
+    mixed = tmp_path / "outcomes.json"
+    mixed.write_text(json.dumps({"django__django-1": "resolved", "django__django-2": 0.5, "n_tasks": 100}))
+    table = OutcomeTable.load(mixed)
+    assert {k: (v.outcome, v.reward) for k, v in table.verdicts.items()} == {
+        "django__django-1": (Outcome.success, None), "django__django-2": (None, 0.5)}
+    assert table.invalid == [("n_tasks", "100 is no reward (rewards run from 0 to 1)")]
+
+
 def test_a_lone_record_with_an_empty_id_names_its_run_by_another_id(tmp_path: Path) -> None:
     """Bug (review): a lone record with an empty ``trajectory_id`` gave its verdict to run "" (records of a list
     skip empty ids): it goes to the run its next id names, and a record naming none is refused."""

@@ -28,7 +28,9 @@ outcome file maps a run id to an outcome and/or a reward:
 Values: ``success``/``resolved``/``pass``/true/1 -> success,
 ``failure``/``unresolved``/``fail``/false/0 -> failure, ``infra_error``/``error``
 -> infra_error; a reward with no outcome column decides only when it is
-exactly 1 (success) or 0 (failure), other rewards are kept without deciding. A run matches by
+exactly 1 (success) or 0 (failure), other rewards are kept without deciding.
+A bare number off the reward scale (0 to 1) is a count or a rate, no run's
+verdict: a table of nothing else is a statistics summary and is refused. A run matches by
 its trajectory_id, else by the source run id the adapter kept in metadata
 (``trace_id``, ``session_id``, ...), else by ``task_id`` (so one report per run
 set: several runs of one task all take its verdict). A joined verdict replaces
@@ -209,6 +211,13 @@ def _reward(value: Any) -> float | None:
     except (TypeError, ValueError, OverflowError):  # an int past float's range is no reward either
         return None
     return reward if math.isfinite(reward) else None
+
+
+def _off_scale(value: Any) -> bool:
+    """Whether a bare number given as a run's verdict lies off the reward scale (0 to 1): a count or a percentage,
+    as a statistics summary holds (``"n_tasks": 100``, ``"i0_mean_pp": 75.8``), not a run's reward."""
+    reward = _reward(value) if isinstance(value, (int, float)) else None
+    return reward is not None and not 0 <= reward <= 1
 
 
 def _from_value(value: Any) -> Verdict | None:
@@ -404,8 +413,16 @@ class OutcomeTable:
             run_id, verdict = cls._one_record(data, path)
             verdicts[run_id] = verdict
             return None
+        off_scale = {run_id: value for run_id, value in data.items() if _off_scale(value)}
+        if off_scale and all(_from_value(value) is None for run_id, value in data.items() if run_id not in off_scale):
+            shown = ", ".join(f"{k}: {v}" for k, v in list(off_scale.items())[:SHOWN_INVALID])
+            raise ValueError(f"{path}: a summary of statistics, not verdicts: its numbers are counts or rates "
+                             f"({shown}, ...), not rewards from 0 to 1, and nothing in it is a run's outcome; pass "
+                             "the report that lists the runs (e.g. the SWE-bench harness's, with resolved_ids)")
         for run_id, value in data.items():
-            if (verdict := _from_value(value)) is not None:
+            if run_id in off_scale:
+                invalid.append((str(run_id), f"{value!r} is no reward (rewards run from 0 to 1)"))
+            elif (verdict := _from_value(value)) is not None:
                 verdicts[str(run_id)] = verdict
             elif (why := _refusal(value)) is not None:
                 invalid.append((str(run_id), why))
