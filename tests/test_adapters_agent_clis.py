@@ -963,6 +963,22 @@ def test_openhands_sdk_status_says_only_when_the_run_broke(tmp_path: Path, statu
     assert result.trajectory.outcome is outcome and result.trajectory.failure.error == says
 
 
+def test_openhands_evaluation_metadata_and_empty_output_are_passed_over() -> None:
+    """Bug (real: ergt10/openhands_swebench, an OpenHands SWE-bench run set that finished no instance): its
+    ``metadata.json`` (``EvalMetadata``) was rejected as an "unrecognised dump format" and its empty
+    ``output.jsonl`` counted as a rejection. Neither holds a run: a directory walk passes them over, and named alone
+    each says what it is."""
+    from trajsearch.ingest.detect import SideFile
+    folder = FIXTURES / "openhands" / ".real" / "eval-unfinished" / "GLM-4.6-FP8_maxiter_50_N_rollout_001"
+    with pytest.raises(SideFile, match="no run in this file: OpenHands evaluation metadata .* the runs are the lines "
+                                       "of the output.jsonl beside it"):
+        detect_format(folder / "metadata.json")
+    with pytest.raises(SideFile, match="no run in this file: an OpenHands evaluation's empty output.jsonl: the run "
+                                       "set finished no instance"):
+        detect_format(folder / "output.jsonl")
+    assert list(read_dump(folder.parent)) == []  # walked: passed over, not rejected
+
+
 def test_openhands_benchmarks_output_lines_with_sdk_events_are_runs() -> None:
     """Bug: OpenHands/benchmarks' ``output.jsonl`` (the SDK's events in ``history``) was not recognised."""
     path = OH_SDK / "openagentsafety-output.jsonl"

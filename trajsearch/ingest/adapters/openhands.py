@@ -200,6 +200,8 @@ NOT_STEPS = frozenset({"system", "recall", "condensation", "condensation_request
 NOISE_ARGS = frozenset({"thought", "impl_source", "translated_ipython_code", "security_risk", "confirmation_state",
                         "is_confirmed", "hidden", "wait_for_response", "image_urls", "file_urls",
                         "keep_prompt", "kernel_init_code", "action_risk"})
+#: The fields of OpenHands' evaluation ``EvalMetadata`` that tell its ``metadata.json`` (see ``side_file``).
+_EVAL_METADATA_KEYS = frozenset({"agent_class", "llm_config", "max_iterations", "eval_output_dir"})
 #: What OpenHands/benchmarks' runner saves of each instance beside ``output.jsonl`` (see ``side_path``).
 _RUNNER_COPY = re.compile(r"(?:state|traj)_(?P<instance>.+)\.json")
 _HEX_ID = re.compile(r"([0-9a-f]{16,}|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})", re.I)
@@ -571,11 +573,24 @@ def _evaluation_id(evaluation: dict[str, Any], model: Any) -> str:
     return f"openhands.{evaluation['instance_id']}.{hashlib.sha1(run.encode()).hexdigest()[:10]}"
 
 
+def side_file(record: Any) -> str | None:
+    """The adapter hook (see ``adapters/__init__``): the evaluation's ``metadata.json`` (its ``EvalMetadata``),
+    written beside ``output.jsonl`` when a run set starts."""
+    if isinstance(record, dict) and _EVAL_METADATA_KEYS <= record.keys():
+        return ("OpenHands evaluation metadata (the agent, LLM and settings of a run set), not a run: the runs are "
+                "the lines of the output.jsonl beside it")
+    return None
+
+
 def side_path(path: Path, fmt: str | None) -> str | None:
     """The adapter hook (see ``adapters/__init__``): OpenHands/benchmarks' runner saves an instance's run as
     ``traj_<id>.json`` (its events) and ``state_<id>.json`` (``{instance_id, history}``) beside ``output.jsonl``,
     whose line is the same run with its instruction, settings and verdict. Such a file is passed over only when a
-    line of an ``output*.jsonl`` beside it holds that instance with the very same events (their ids, in order)."""
+    line of an ``output*.jsonl`` beside it holds that instance with the very same events (their ids, in order).
+    So is an empty ``output.jsonl`` beside the evaluation's ``metadata.json``: a run set that finished no instance
+    (the runner creates the file when it starts)."""
+    if fmt is None and path.name == "output.jsonl" and (path.parent / "metadata.json").is_file() and _empty(path):
+        return "an OpenHands evaluation's empty output.jsonl: the run set finished no instance"
     found = _RUNNER_COPY.fullmatch(path.name)
     if fmt != NAME or found is None:
         return None
@@ -590,6 +605,13 @@ def side_path(path: Path, fmt: str | None) -> str | None:
         if mine and mine in runs.get(found.group("instance"), ()):
             return f"a copy of instance {found.group('instance')}'s run, read from its line in {out.name}"
     return None
+
+
+def _empty(path: Path) -> bool:
+    try:
+        return path.stat().st_size == 0
+    except OSError:
+        return False
 
 
 def _event_ids(events: Any) -> tuple[str, ...] | None:
