@@ -235,8 +235,8 @@ def _conversation(record: dict[str, Any]) -> list[Any]:
 
 def _task(messages: list[Any], info: dict[str, Any], context: Any) -> str:
     if not messages and isinstance(context, str) and context.strip():
-        raise RecordError("field 'messages' is empty and its text log 'context' has no model turn (no message with "
-                          "role \"assistant\"): a conversation not read")
+        raise RecordError("field 'messages' is empty and its text log 'context' holds no model turn (no message "
+                          "with role \"assistant\"), so no conversation to read")
     if not messages:  # a harness that saved its run's info but not its conversation
         raise RecordError("field 'messages' is empty: the run saved no conversation, so no task")
     first = next((m for m in messages if isinstance(m, dict) and normalise(m)["role"] == "user"), None)
