@@ -21,6 +21,10 @@ Mapping
   command's notification, naming its task id, adds how it ended: an error
   when it failed) -- and counted in
   ``metadata.sidechain_records``.
+  Headless ``stream-json`` output marks a subagent's lines by their
+  ``parent_tool_use_id`` (the Task call's id), not ``isSidechain``: they are
+  left out the same way, and the prompt the main agent wrote for its subagent
+  is no task of the run.
   A file holding only sidechain records (``agent-<id>.jsonl``, or
   ``<session>/subagents/agent-<id>.jsonl``) is the subagent's own run, except
   a compaction's (``agent-acompact-<id>.jsonl``: the CLI asking the model to
@@ -96,7 +100,9 @@ Mapping
   session UUID (the CLI names files by session id; a resumed session's file
   can also hold lines copied from the session it continued), else the last
   ``sessionId`` of its records; ``.agent-<agentId>`` is appended for a
-  subagent file, whose records carry the parent's session id. created_at =
+  subagent file, whose records carry the parent's session id; headless
+  stream-json output (``claude -p``) gets ``.stream-<digest of its task>``, apart
+  from the transcript of the same session. created_at =
   the first timestamp;
   model_id = the first real ``message.model`` (``<synthetic>`` is the CLI's own).
 - metadata: cwd, git_branch, cli_version, entrypoint, summary (of this file's
@@ -107,6 +113,7 @@ Mapping
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from pathlib import Path
@@ -365,6 +372,12 @@ def not_a_run(record: Any) -> str | None:
                 "answer, not the steps; ingest the session transcript instead: "
                 + _TRANSCRIPT.format(session=record["session_id"]))
     return None
+
+
+def _in_sidechain(record: dict[str, Any]) -> bool:
+    """Whether a record is a subagent's: ``isSidechain`` in a transcript; in headless stream-json, which has no such
+    flag, a ``parent_tool_use_id`` naming the ``Task``/``Agent`` call the subagent works for."""
+    return bool(record.get("isSidechain") or as_key(record.get("parent_tool_use_id")))
 
 
 def _session_of(record: dict[str, Any]) -> str | None:
@@ -718,9 +731,9 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
             seen.add(key)
         unique.append(rec)
     talk = [r for r in unique if as_str(r.get("type")) in CONVERSATION]
-    has_main = any(not r.get("isSidechain") for r in talk if r.get("type") in ("user", "assistant"))
-    subagent = not has_main and any(r.get("isSidechain") for r in talk)
-    chain = [r for r in talk if bool(r.get("isSidechain")) == subagent]
+    has_main = any(not _in_sidechain(r) for r in talk if r.get("type") in ("user", "assistant"))
+    subagent = not has_main and any(_in_sidechain(r) for r in talk)
+    chain = [r for r in talk if _in_sidechain(r) == subagent]
     sidechain_records = len(talk) - len(chain)
 
     session = _Session()
@@ -783,6 +796,8 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     agent_ids = [str(r["agentId"]) for r in chain if r.get("agentId")]
     agent_suffix = f"agent-{agent_ids[0]}" if subagent and agent_ids else ""
     run_id = f"claude-code.{session_id}"
+    if headless is not None:  # the same session's transcript is the run claude-code.<session id>
+        run_id += f".stream-{hashlib.sha1(task.encode()).hexdigest()[:10]}"
     if agent_suffix and not session_id.endswith(agent_suffix):
         run_id += f".{agent_suffix}"
     if subagent and not agent_ids:

@@ -1,0 +1,44 @@
+"""Coding-agent CLIs' headless outputs and side files, as a probe found them in real repositories (round p39).
+
+Fixtures (each folder's SOURCE.md names the repository, commit and path): ``claude-code/.real/harbor-datagen``
+(Claude Code 2.0.46 under ``claude -p``, captured by Harbor), ``claude-code/.real/randlee`` (2.1.29 prompt
+suggestion), ``gemini-cli/.real/metaphi`` (two ``gemini -p`` stream-json invocations in one file).
+"""
+
+from __future__ import annotations
+
+import logging
+import shutil
+from pathlib import Path
+
+import pytest
+
+from trajsearch.ingest.read import read_dump
+from trajsearch.model import Outcome
+
+import adapter_support
+
+FIXTURES = Path(__file__).parent / "fixtures"
+HARBOR = FIXTURES / "claude-code" / ".real" / "harbor-datagen"
+SUGGESTION = FIXTURES / "claude-code" / ".real" / "randlee" / "agent-aprompt_suggestion-54c7bb.jsonl"
+HOOK_STREAM = FIXTURES / "claude-code" / ".real" / "headless-stream-json-session-start-hook.jsonl"
+GEMINI_TWO = FIXTURES / "gemini-cli" / ".real" / "metaphi" / "49bdd49a-two-invocations.jsonl"
+
+
+def test_a_claude_stream_with_a_subagent_does_not_take_the_subagents_prompt_as_its_task() -> None:
+    """D1 (real 2.0.46 ``claude -p --output-format stream-json`` stdout, lines 1-7, 14, 49 and 71 of 71): the only user
+    text in the stream is the prompt the main agent wrote for its Explore subagent (``parent_tool_use_id`` = the Task
+    call), and the subagent's Glob was merged into the main run. The user's own request is not in the stream: the
+    file says so and names the transcript, as a stream without a subagent does."""
+    [result] = read_dump(HARBOR / "etl_checkpoint_resume_bug.stream.jsonl", tenant="acme")
+    assert not result.ok
+    assert result.error.startswith("no user prompt: headless `claude -p --output-format stream-json`")
+    assert "~/.claude/projects/<project>/245d792f-ae24-4893-bb43-8483bb069bfe.jsonl" in result.error
+
+
+def test_a_claude_stream_run_has_an_id_apart_from_its_sessions_transcript() -> None:
+    """D1: a stream that echoes the prompt (real 2.1.332, ``--replay-user-messages``) is a run, but not the
+    transcript's ``claude-code.<session id>``: ingested from one folder, the two no longer collide."""
+    run = adapter_support.only(HOOK_STREAM, tenant="acme")
+    assert run.trajectory_id.startswith("claude-code.71946918-d318-4e1d-8d6d-77a8a26c75de.stream-")
+    assert run.task.startswith("SCEN-A: add 2 and 3 with the demo tool")
