@@ -42,3 +42,11 @@ def test_a_claude_stream_run_has_an_id_apart_from_its_sessions_transcript() -> N
     run = adapter_support.only(HOOK_STREAM, tenant="acme")
     assert run.trajectory_id.startswith("claude-code.71946918-d318-4e1d-8d6d-77a8a26c75de.stream-")
     assert run.task.startswith("SCEN-A: add 2 and 3 with the demo tool")
+
+
+def test_a_claude_prompt_suggestion_is_passed_over_saying_what_it_is() -> None:
+    """D2 (real 2.1.29 ``agent-aprompt_suggestion-<id>.jsonl``): the CLI's background "what will the user type next"
+    call was a run whose task was the CLI's "[SUGGESTION MODE: ...]" instruction."""
+    assert list(read_dump(SUGGESTION.parent, tenant="acme")) == []  # walked: passed over
+    with pytest.raises(ValueError, match="no run in this file: a Claude Code prompt suggestion in session 967e501d-"):
+        list(read_dump(SUGGESTION, tenant="acme"))  # named: said what it is

@@ -29,8 +29,10 @@ Mapping
   ``<session>/subagents/agent-<id>.jsonl``) is the subagent's own run, except
   a compaction's (``agent-acompact-<id>.jsonl``: the CLI asking the model to
   sum up the session so far, which the session's own file records as its
-  compaction summary), or a 2.0.x subagent's warm-up (the CLI's own
-  "Warmup" prompt at startup): no run, passed over (``side_file``). A /btw
+  compaction summary), a prompt suggestion's (``agent-aprompt_suggestion-<id>``,
+  2.1.x: the CLI asking the model what the user might type next), or a 2.0.x
+  subagent's warm-up (the CLI's own "Warmup" prompt at startup): no run,
+  passed over (``side_file``). A /btw
   side question's file (``agent-aside_question-<id>.jsonl``, 2.1.x) opens
   with the CLI's copy of the parent conversation so far (the parent's
   records, re-stamped as the side agent's): its run starts at the question
@@ -258,6 +260,9 @@ def side_file(record: Any) -> str | None:
     if str(record.get("agentId") or "").startswith("acompact"):
         return (f"a Claude Code compaction of session {record.get('sessionId')} (the CLI's summary of it so far, "
                 "also recorded in the session's own file), not a run")
+    if str(record.get("agentId") or "").startswith("aprompt_suggestion"):
+        return (f"a Claude Code prompt suggestion in session {record.get('sessionId')} (the CLI asking the model "
+                "what the user might type next, \"[SUGGESTION MODE: ...]\"; no user asked anything), not a run")
     if isinstance(record.get("agentType"), str) and (isinstance(record.get("spawnDepth"), int) and len(record) <= 6
                                                      or set(record) <= _SUBAGENT_META):
         return ("a Claude Code subagent's metadata (agent-<id>.meta.json: its type, beside its transcript "
