@@ -50,3 +50,29 @@ def test_a_claude_prompt_suggestion_is_passed_over_saying_what_it_is() -> None:
     assert list(read_dump(SUGGESTION.parent, tenant="acme")) == []  # walked: passed over
     with pytest.raises(ValueError, match="no run in this file: a Claude Code prompt suggestion in session 967e501d-"):
         list(read_dump(SUGGESTION, tenant="acme"))  # named: said what it is
+
+
+def test_a_headless_claude_subagent_file_without_its_prompt_is_a_run_of_its_calls() -> None:
+    """D3 (real 2.0.46 ``agent-e3dc8d7d.jsonl``, its first 7 of 50 lines): under ``claude -p`` the subagent's file
+    opens with its reply, no prompt record; it was rejected "no user prompt" and its calls were lost."""
+    run = adapter_support.only(HARBOR / "agent-e3dc8d7d.jsonl", tenant="acme")
+    assert run.trajectory_id == "claude-code.245d792f-ae24-4893-bb43-8483bb069bfe.agent-e3dc8d7d"
+    assert run.task.startswith("(this subagent's file does not record the prompt it was given")
+    assert run.task.endswith("I'll search for ETL migration scripts with checkpoint and batch processing logic. "
+                             "Let me perform a comprehensive search across the codebase.")
+    assert run.metadata["prompt_not_recorded"] is True
+    assert [s.action for s in run.steps] == ["Glob"] * 4
+    assert [s.arguments["pattern"] for s in run.steps] == ["**/*migration*", "**/*etl*", "**/*.py", "**/*.sql"]
+    assert run.steps[1].observation == "No files found"
+
+
+def test_a_headless_claude_subagent_warmup_without_its_prompt_is_passed_over() -> None:
+    """D3 (real 2.0.46 ``agent-48240cef.jsonl``): the reply to the CLI's own "Warmup", whose prompt ``claude -p`` did
+    not write, was a rejection; a warm-up that records its prompt is passed over, and so is this one now."""
+    warmup = HARBOR / "agent-48240cef.jsonl"
+    with pytest.raises(ValueError, match="no run in this file: a Claude Code subagent's warm-up in session 245d792f-"):
+        list(read_dump(warmup, tenant="acme"))
+    results = list(read_dump(HARBOR, tenant="acme"))
+    assert [r.trajectory.trajectory_id for r in results if r.ok] == [
+        "claude-code.245d792f-ae24-4893-bb43-8483bb069bfe.agent-e3dc8d7d"]
+    assert [r.source for r in results if not r.ok] == [str(HARBOR / "etl_checkpoint_resume_bug.stream.jsonl")]

@@ -31,8 +31,9 @@ Mapping
   sum up the session so far, which the session's own file records as its
   compaction summary), a prompt suggestion's (``agent-aprompt_suggestion-<id>``,
   2.1.x: the CLI asking the model what the user might type next), or a 2.0.x
-  subagent's warm-up (the CLI's own "Warmup" prompt at startup): no run,
-  passed over (``side_file``). A /btw
+  subagent's warm-up (the CLI's own "Warmup" prompt at startup; under
+  ``claude -p`` the file holds the reply only): no run, passed over
+  (``side_file``, ``side_document``). A /btw
   side question's file (``agent-aside_question-<id>.jsonl``, 2.1.x) opens
   with the CLI's copy of the parent conversation so far (the parent's
   records, re-stamped as the side agent's): its run starts at the question
@@ -68,7 +69,9 @@ Mapping
   mid-conversation (1.0.x: its first record a tool result) with no prompt is
   still a run of its calls (``metadata.starts_mid_conversation``), its task
   the summary or title of its conversation, else the agent's first words,
-  marked as such. Later prompts of a
+  marked as such; so is a subagent's file of 2.0.x ``claude -p``, which opens
+  with the agent's reply (its prompt is only in the parent's Task call:
+  ``metadata.prompt_not_recorded``). Later prompts of a
   multi-prompt session do not start new runs: they are listed in
   ``metadata.user_prompts``.
 - steps: assistant records are merged by ``message.id`` (the CLI writes one
@@ -140,7 +143,7 @@ from ._agent_cli import (
     strip_reminders,
     whole_file,
 )
-from ._common import Context, RecordError, as_dict, decisive_line, short
+from ._common import Context, RecordError, as_dict, as_list, decisive_line, short
 
 NAME = "claude-code"
 #: A file is one session: the reader hands over all its lines at once.
@@ -201,6 +204,9 @@ _EXIT_CODE = re.compile(r"^\s*Exit code:?\s*(-?\d+)")
 _SKILL_BANNER = "Base directory for this skill:"
 #: The task of a file that starts mid-conversation with no prompt, before the agent's first words: not the user's.
 _CONTINUED = "(this session file starts mid-conversation, with no prompt; the agent's first words:) "
+#: The task of a subagent's file without its prompt (2.0.x `claude -p`), before the agent's first words.
+_UNRECORDED_PROMPT = ("(this subagent's file does not record the prompt it was given, which is in its parent's Task "
+                      "call; the agent's first words:) ")
 #: How the CLI opens a /btw side question (2.1.x), the one prompt of an ``agent-aside_question-<id>`` file.
 _SIDE_QUESTION = "<system-reminder>This is a side question from the user."
 #: What the CLI tells the agent when a Stop (or SubagentStop) hook blocks the end of its turn.
@@ -351,6 +357,9 @@ def _no_run(records: list[dict[str, Any]]) -> str | None:
             return "a Claude Code file of summaries of sessions only (no conversation), not a run"
         kinds = sorted({r["type"] for r in records if isinstance(r.get("type"), str)})
         return f"no conversation in this Claude Code session file (only {', '.join(kinds) or 'untyped'} records)"
+    if _warmup_reply(talk):
+        return (f"a Claude Code subagent's warm-up in session {talk[0].get('sessionId')} (its reply to the CLI's own "
+                "\"Warmup\" prompt, which 2.0.x `claude -p` did not write down; no user asked anything), not a run")
     if any(r.get("type") == "assistant" or _api_error_text(r) for r in talk):
         return None
     said = [_classify(_record_text(r)) for r in talk]
@@ -360,6 +369,21 @@ def _no_run(records: list[dict[str, Any]]) -> str | None:
         return None
     return (f"a Claude Code session file of slash commands only ({', '.join(dict.fromkeys(commands))}: no "
             "prompt sent, no model reply), not a run")
+
+
+def _opens_with_reply(talk: list[dict[str, Any]]) -> bool:
+    """Whether a subagent's file opens with the agent's reply, its prompt not written down (2.0.x `claude -p`
+    wrote a subagent's transcript so: the prompt is only in the parent's Task call)."""
+    first = next((r for r in talk if r.get("type") in ("user", "assistant")), None)
+    return first is not None and first.get("type") == "assistant" and bool(first.get("isSidechain")) \
+        and first.get("parentUuid") is None
+
+
+def _warmup_reply(talk: list[dict[str, Any]]) -> bool:
+    """A subagent's warm-up without its prompt (2.0.x `claude -p`): replies only, no prompt, no tool call."""
+    return _opens_with_reply(talk) and all(r.get("type") == "assistant" and r.get("isSidechain") for r in talk) \
+        and not any(isinstance(p, dict) and p.get("type") == "tool_use"
+                    for r in talk for p in as_list(as_dict(r.get("message")).get("content")))
 
 
 def _record_text(record: dict[str, Any]) -> str:
@@ -779,11 +803,14 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
         task = task or session.fallbacks.get(fallback)
     headless = next((r for r in unique if r.get("type") == "system" and r.get("subtype") == "init"
                      or r.get("type") == "result"), None)
-    continued = not task and headless is None and _starts_mid_conversation(chain) and \
-        any(s["action"] != "respond" for s in session.steps)
+    worked = any(s["action"] != "respond" for s in session.steps)
+    continued = not task and headless is None and _starts_mid_conversation(chain) and worked
     if continued:  # its calls are the run; what it was about, as best the file tells
         task = (summaries[-1] if summaries else None) or (titles[-1] if titles else None) or \
             _CONTINUED + _first_words(session.steps)
+    unrecorded = not task and subagent and _opens_with_reply(chain) and worked
+    if unrecorded:  # its calls are the run; its prompt is in the parent's Task call, not in this file
+        task = _UNRECORDED_PROMPT + _first_words(session.steps)
     if not task:
         if headless is not None:  # stream-json echoes the prompt only with --replay-user-messages
             raise RecordError(
@@ -828,6 +855,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
         "api_errors": session.api_errors or None,
         "interrupted": session.interrupted or None,
         "starts_mid_conversation": continued or None,
+        "prompt_not_recorded": unrecorded or None,
         "copied_parent_records": copied or None,
         "models": session.models if len(session.models) > 1 else None,
     }
