@@ -76,3 +76,22 @@ def test_a_headless_claude_subagent_warmup_without_its_prompt_is_passed_over() -
     assert [r.trajectory.trajectory_id for r in results if r.ok] == [
         "claude-code.245d792f-ae24-4893-bb43-8483bb069bfe.agent-e3dc8d7d"]
     assert [r.source for r in results if not r.ok] == [str(HARBOR / "etl_checkpoint_resume_bug.stream.jsonl")]
+
+
+def test_the_agent_clis_session_folders_are_walked_though_hidden(tmp_path: Path, caplog) -> None:
+    """D4: the walk left out every path with a dot folder, so a project that committed ``.gemini/tmp`` or a backup of
+    ``~/.claude`` read as 0 runs, silently. Their session folders are walked now; other hidden folders are still
+    left out (a virtualenv's JSON), and the walk says so."""
+    chats = tmp_path / ".gemini" / "tmp" / ("f" * 64) / "chats"
+    projects = tmp_path / "home" / ".claude" / "projects" / "-workspace"
+    venv = tmp_path / ".venv" / "lib"
+    for folder in (chats, projects, venv):
+        folder.mkdir(parents=True)
+    shutil.copy(FIXTURES / "gemini-cli" / ".real" / "session-continue-init.jsonl",
+                chats / "session-2026-01-30T06-08-7befeae5.jsonl")
+    shutil.copy(HARBOR / "agent-e3dc8d7d.jsonl", projects)
+    (venv / "package.json").write_text('{"name": "not a run"}')
+    with caplog.at_level(logging.WARNING, logger="trajsearch.ingest.read"):
+        runs = adapter_support.runs(tmp_path, tenant="acme")
+    assert sorted(r.metadata["source_format"] for r in runs) == ["claude-code", "gemini-cli"]
+    assert "1 file(s) under hidden folders not read (.venv: 1)" in caplog.text

@@ -16,6 +16,8 @@ entry in ``ADAPTERS``. A module exposes:
   of bookkeeping only), with ``WHOLE_FILE``; optionally ``side_path(path, fmt)``,
   the same told by where a file sits (a raw session beside the run converted
   from it, a job's own files), given its detected format (None: unrecognised);
+  optionally ``SESSION_FOLDERS``, the hidden folders its producer keeps runs in
+  (``.claude/projects``): a directory walk reads them, and no other hidden folder;
 - a record-per-run adapter: ``to_trajectory(record, ctx) -> Trajectory``. With
   ``WHOLE_FILE = True`` a file is handed over as one value (its JSON document,
   or the list of its JSONL lines) and optionally ``split(document)`` yields

@@ -146,6 +146,8 @@ from ._agent_cli import (
 from ._common import Context, RecordError, as_dict, as_list, decisive_line, short
 
 NAME = "claude-code"
+#: Where Claude Code keeps its sessions (``~/.claude/projects``): walked though hidden (see ``read``).
+SESSION_FOLDERS = (".claude/projects",)
 #: A file is one session: the reader hands over all its lines at once.
 WHOLE_FILE = True
 #: Searched in a file's first 64 KiB when no record can be parsed from them (see ``detect``).

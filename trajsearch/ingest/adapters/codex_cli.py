@@ -92,6 +92,8 @@ from ._agent_cli import (
 from ._common import Context, RecordError, as_dict, short
 
 NAME = "codex-cli"
+#: Where Codex CLI keeps its rollouts (``~/.codex/sessions``, and archived ones): walked though hidden (see ``read``).
+SESSION_FOLDERS = (".codex/sessions", ".codex/archived_sessions")
 #: A file is one session: the reader hands over all its lines at once.
 WHOLE_FILE = True
 #: Searched in a file's first 64 KiB when no record can be parsed from them (see ``detect``).

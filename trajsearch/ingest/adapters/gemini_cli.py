@@ -99,6 +99,8 @@ from . import _gemini_stream as headless
 from ._common import Context, RecordError, as_list, decisive_line, file_stem, safe_id, short
 
 NAME = "gemini-cli"
+#: Where Gemini CLI keeps its chat recordings (``~/.gemini/tmp/<hash>/chats``): walked though hidden (see ``read``).
+SESSION_FOLDERS = (".gemini/tmp",)
 #: A file is one session: the reader hands over its whole document (or all its lines).
 WHOLE_FILE = True
 #: Searched in a file's first 64 KiB when no record can be parsed from them (see ``detect``).
