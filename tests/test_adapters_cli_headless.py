@@ -95,3 +95,15 @@ def test_the_agent_clis_session_folders_are_walked_though_hidden(tmp_path: Path,
         runs = adapter_support.runs(tmp_path, tenant="acme")
     assert sorted(r.metadata["source_format"] for r in runs) == ["claude-code", "gemini-cli"]
     assert "1 file(s) under hidden folders not read (.venv: 1)" in caplog.text
+
+
+def test_two_gemini_invocations_appended_to_one_stream_file_are_two_runs() -> None:
+    """D5 (real Gemini CLI stream-json, metaphi-agent: a failed ``gemini -p`` and its retry 16 hours later, appended
+    to one file): both were one run under the first session id, the retry's steps after the failure."""
+    failed, retry = adapter_support.runs(GEMINI_TWO, tenant="acme")
+    assert failed.trajectory_id.startswith("gemini-cli.66268ffc-d63d-4f98-b413-900eef4fd2db.turn-")
+    assert retry.trajectory_id.startswith("gemini-cli.8491166e-bcfc-4be4-90be-7116d2d1a1d1.turn-")
+    assert failed.outcome is Outcome.infra_error and retry.outcome is Outcome.unknown
+    assert [s.action for s in failed.steps] == ["activate_skill"]
+    assert [s.action for s in retry.steps] == ["activate_skill"]
+    assert retry.created_at.isoformat().startswith("2026-01-30T22:02:47")

@@ -8,14 +8,16 @@ text arrives in ``delta`` chunks), ``tool_use`` (``tool_name``, ``tool_id``, ``p
 (``status``, ``error``, ``stats.models`` by name). Unlike Claude Code's and Codex's headless
 streams it holds the prompt, so it is a run: the turn one ``gemini -p`` answered. Its id names
 the session and that turn (``gemini-cli.<session>.turn-<digest of the start and prompt>``), apart
-from the session file's run of the same session.
+from the session file's run of the same session. Each invocation opens with its own ``init``: a
+file that several ``gemini -p ... >> out.jsonl`` appended to holds one run per ``init``
+(``invocations``).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-from typing import Any
+from typing import Any, Iterator
 
 from trajsearch.model import Trajectory
 
@@ -27,6 +29,15 @@ def is_stream(record: Any) -> bool:
     """The stream's first event: ``{"type": "init", "timestamp", "session_id", "model"}``."""
     return isinstance(record, dict) and record.get("type") == "init" and isinstance(record.get("session_id"), str) \
         and "model" in record
+
+
+def invocations(events: list[Any]) -> Iterator[tuple[str, list[Any]]]:
+    """(position, events) of each ``gemini -p`` in a stream file: a new ``init`` starts the next invocation (a new
+    session, a retry appended to the same output file); a file of one is ``file``, as any whole-file run."""
+    starts = [0] + [n for n, event in enumerate(events) if n and is_stream(event)]
+    bounds = list(zip(starts, [*starts[1:], len(events)]))
+    for number, (start, end) in enumerate(bounds, 1):
+        yield ("file" if len(bounds) == 1 else f"invocation {number}"), events[start:end]
 
 
 def to_trajectory(events: list[Any], ctx: Context) -> Trajectory:

@@ -77,7 +77,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from typing import Any
+from typing import Any, Iterator
 
 from trajsearch.model import Trajectory
 
@@ -186,7 +186,12 @@ def matches(record: Any) -> bool:
         _saved_chat(record) is not None
 
 
-split = whole_file
+def split(document: Any) -> Iterator[tuple[str, Any]]:
+    """The file's one run; of stream-json output, one per ``gemini -p`` appended to it (see ``_gemini_stream``)."""
+    if isinstance(document, list) and document and headless.is_stream(document[0]):
+        yield from headless.invocations(document)
+    else:
+        yield from whole_file(document)
 
 
 def _replay(document: Any) -> tuple[dict[str, Any], list[dict[str, Any]]]:
