@@ -24,8 +24,8 @@ from ..touched import identifiers
 from . import where
 from .context import RuntimeContext
 from .novelty import NoveltyConfig, Strategy, strategy_for
-from .rerank import (RerankConfig, Scored, changed_files, diversify, named_files, rerank, task_homes, touched_scores,
-                     work_done)
+from .rerank import (RerankConfig, Scored, changed_files, diversify, named_files, rerank, task_homes, task_key,
+                     touched_scores, work_done)
 
 if TYPE_CHECKING:  # the calibration module caches with the loop's TTLCache, and the loop imports this
     from .calibration import Calibration
@@ -229,11 +229,13 @@ def exemplars(
         by_calls = sorted(by_calls, key=lambda s: s.features["calls"] < config.rerank.call_match)
     if config.rerank.diversity:
         cover = _likely_files(ts, task, ctx, ranked, summaries, exclude_trajectory_ids, config)
+        tasks = _task_keys(ts, candidates, by_task, ctx.tenant)
 
         def pick(order: list[Scored], n: int, covering: bool = True) -> list[Scored]:
             return diversify(order, n, embed=ts.embed, text_of=lambda s: _summary(s, summaries),
                              max_cosine=config.rerank.max_cosine, other_work_margin=config.rerank.other_work_margin,
-                             cover=cover if covering else None, cover_weight=config.cover_weight)
+                             cover=cover if covering else None, cover_weight=config.cover_weight,
+                             task_of=lambda s: tasks.get(s.hit.trajectory_id))
         chosen = pick(ranked, k - slots)
         if slots:  # the last places in their own order; covering decides them only where the ranking does
             order = _last_places(chosen, ranked, by_calls, summaries)
@@ -263,13 +265,25 @@ def _likely_files(ts: TrajSearch, task: str, ctx: RuntimeContext, ranked: list[S
     return where.likely_files(changed, steps, task_homes(task, [_summary(s, summaries) for s in ranked]))
 
 
+def _task_keys(ts: TrajSearch, candidates: list[Hit], by_task: list[Hit],
+               tenant: str) -> dict[str, tuple[str, str] | None]:
+    """Each candidate's :func:`~.rerank.task_key`, from its task row: the task leg's own hits, the
+    others' task rows looked up by key (a candidate may have come by its summary)."""
+    rows = {hit.trajectory_id: hit for hit in by_task}
+    missing = [h.trajectory_id for h in candidates if h.trajectory_id not in rows and h.task_id]
+    if missing:
+        rows.update(ts.runs(missing, tenant=tenant, level="task"))
+    return {h.trajectory_id: task_key(h.task_id, row.text) if (row := rows.get(h.trajectory_id)) else None
+            for h in candidates}
+
+
 def _first_tasks(hits: list[Hit], n: int) -> list[Hit]:
-    """The hits, best first, up to the first ``n`` tasks (runs of one task share its text: a deeper
-    leg is only there to reach ``n`` tasks; candidates beyond them only add noise to reranking)."""
-    tasks: set[str] = set()
+    """The hits (task rows), best first, up to the first ``n`` tasks (runs of one task share its text:
+    a deeper leg is only there to reach ``n`` tasks; candidates beyond them only add noise to reranking)."""
+    tasks: set[tuple[str, str]] = set()
     out = []
     for hit in hits:
-        key = hit.task_id or hit.trajectory_id
+        key = task_key(hit.task_id, hit.text) or (hit.trajectory_id, "")
         if key not in tasks and len(tasks) == n:
             break
         tasks.add(key)

@@ -35,6 +35,7 @@ from ..store.filters import Filters
 from .loop import TTLCache
 from .novelty import NoveltyConfig
 from .probes import PROBES
+from .rerank import task_key
 
 log = logging.getLogger(__name__)
 
@@ -62,16 +63,17 @@ class Calibration:
 def calibrate(ts: TrajSearch, tenant: str, config: NoveltyConfig = NoveltyConfig()) -> Calibration:
     """Measure ``tenant``'s threshold now (see the module docstring)."""
     floor = config.inspiration
-    runs_of: dict[str, list[str]] = {}
+    runs_of: dict[tuple[str, str], list[str]] = {}
     successful = False
-    for row in ts.rows(Filters(tenant=tenant, levels=("task",)), ("trajectory_id", "task_id", "outcome")):
-        runs_of.setdefault(row["task_id"] or row["trajectory_id"], []).append(row["trajectory_id"])
+    for row in ts.rows(Filters(tenant=tenant, levels=("task",)), ("trajectory_id", "task_id", "text", "outcome")):
+        key = task_key(row["task_id"], row["text"]) or (row["trajectory_id"], "")
+        runs_of.setdefault(key, []).append(row["trajectory_id"])
         successful = successful or row["outcome"] == "success"
     if len(runs_of) < config.min_tasks:
         return Calibration(tenant, floor, f"global: fewer than {config.min_tasks} tasks", len(runs_of))
     if not successful:
         return Calibration(tenant, floor, "global: no successful run to measure against", len(runs_of))
-    sample = sorted(runs_of, key=lambda task: hashlib.blake2b(task.encode(), digest_size=8).digest())
+    sample = sorted(runs_of, key=lambda task: (hashlib.blake2b(task[0].encode(), digest_size=8).digest(), task[1]))
     sample = sample[: config.sample_tasks]
     rows = ts.runs([runs_of[task][0] for task in sample], tenant=tenant, level="task")
     best = []

@@ -3,8 +3,8 @@
 - :func:`add_run` admits a finished run only if it passes the :class:`QualityRules`
   (success; at most 15 steps; at most 2 retries; verified; see :mod:`trajsearch.steps` for
   how retries and verification are detected), then resolves it against earlier
-  successful runs of the same task (same ``task_id``, else the same task text;
-  same env version): each run is valued ``quality * recency``; every run within
+  successful runs of the same task (same ``task_id`` and task text, :func:`~.rerank.task_key`;
+  without an id, the same task text; same env version): each run is valued ``quality * recency``; every run within
   ``close_margin`` (relative) of the best is kept (alternatives), the others are deleted,
   and the new run is not added if it is the one left behind.
 - :func:`staleness_report` lists runs older than N days, runs that used tools no
@@ -23,7 +23,7 @@ from ..search import TrajSearch
 from ..store.filters import Filters
 from ..store.traces import TraceStoreError
 from .context import RuntimeContext
-from .rerank import NEUTRAL
+from .rerank import NEUTRAL, task_key
 from ..steps import retry_positions, verified
 
 _RUN_FIELDS = ["trajectory_id", "task_id", "text", "env_version", "quality_score", "reward", "created_at", "tools", "trace_uri"]
@@ -119,10 +119,10 @@ def _same_task_runs(ts: TrajSearch, trajectory: Trajectory) -> list[dict[str, An
         tenant=trajectory.tenant, levels=("task",), outcomes=("success",),
         env_versions=(trajectory.env_version or "",),
     )
-    rows = _runs(ts, filters)
-    if trajectory.task_id:
-        return [r for r in rows if r["task_id"] == trajectory.task_id]
-    return [r for r in rows if not r["task_id"] and r["text"] == trajectory.task[:MAX_ROW_CHARS]]
+    text = trajectory.task[:MAX_ROW_CHARS]  # what its task row will hold
+    mine = task_key(trajectory.task_id or "", text)
+    return [r for r in _runs(ts, filters)
+            if (task_key(r["task_id"], r["text"]) == mine if mine else not r["task_id"] and r["text"] == text)]
 
 
 @dataclass(frozen=True)
@@ -143,10 +143,13 @@ class StaleRun:
 
 
 def staleness_report(ts: TrajSearch, ctx: RuntimeContext, rules: StalenessRules = StalenessRules()) -> list[StaleRun]:
-    """Every run of ``ctx.tenant`` that is too old, needs a missing tool, or ran on a retired env."""
+    """Every run inside ``ctx``'s hard filters (tenant, env and policy versions) that is too old, needs
+    a missing tool, or ran on a retired env. Only those: ``ctx.tools_available`` is what exists where
+    *this* context runs, and judging another env's runs by it condemned a coding agent's runs for the
+    ``bash`` an airline agent lacks. To retire an env version, report with a context that includes it."""
     available = set(ctx.tools_available)
     report = []
-    for row in _runs(ts, Filters(tenant=ctx.tenant, levels=("task",))):
+    for row in _runs(ts, ctx.filters(levels=("task",))):
         reasons = []
         age_days = (ctx.now.timestamp() - row["created_at"]) / 86_400
         if rules.max_age_days is not None and age_days > rules.max_age_days:

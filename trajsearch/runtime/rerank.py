@@ -23,7 +23,7 @@ defined in some candidate's reads: the summaries' "definitions read" lists) and 
 each run the share of them it changed: a task about ``bulk_create`` meets a run that
 changed ``query.py`` for other reasons. Diversity
 then takes candidates best first, at most one per trajectory and one per task
-(runs of one task teach the same thing), skipping any whose text embeds closer
+(runs of one task teach the same thing; a task is its id *and* its text, :func:`task_key`), skipping any whose text embeds closer
 than ``max_cosine`` to one already chosen, and giving near ties to runs that did
 other work than those chosen (other files changed, other state-changing calls; a run
 sharing some of the files changed gives way by the share it shares; see
@@ -53,6 +53,15 @@ NAMED_FILE = 1.0
 #: Methods of the builtin types: ``name.lower()`` in a traceback names no file of the project, though some
 #: module of it may define a ``lower``.
 _BUILTIN_METHODS = frozenset(name.lower() for kind in (str, bytes, int, float, list, tuple, dict, set) for name in dir(kind))
+
+
+def task_key(task_id: str, task_text: str) -> tuple[str, str] | None:
+    """Which task a run did, for everything that treats runs of one task alike (diversity, curation,
+    calibration): its ``task_id`` *and* its task text. Benchmarks number their tasks alike (tau-bench
+    v1 and tau2 both call different airline tasks ``airline-1``), so an id alone merges unrelated
+    tasks; the text alone would merge a task's runs only where a harness words it identically, which
+    runs of one task id do anyway. None: the run names no task (a session), so it shares none."""
+    return (task_id, task_text) if task_id else None
 
 
 @dataclass(frozen=True)
@@ -358,12 +367,14 @@ def diversify(
     *,
     embed: Callable[[Sequence[str]], np.ndarray],
     text_of: Callable[[Scored], str],
+    task_of: Callable[[Scored], tuple[str, str] | None],
     max_cosine: float,
     other_work_margin: float = 0.0,
     cover: Mapping[str, float] | None = None,
     cover_weight: float = 0.0,
 ) -> list[Scored]:
-    """Up to ``k`` candidates: one per trajectory and per task (``task_id``), none a near-copy of a
+    """Up to ``k`` candidates: one per trajectory and per task (``task_of``: its :func:`task_key`, read
+    from its task row: a candidate's own row may be its summary), none a near-copy of a
     chosen one, in the candidates' order, except that a candidate repeating work already chosen
     (:func:`work_done` of ``text_of``: files changed, state-changing calls) competes with those
     scoring at most ``other_work_margin`` less after it, each counted at its score less the margin
@@ -376,7 +387,7 @@ def diversify(
     chosen: list[Scored] = []
     vectors: list[np.ndarray] = []
     seen: set[str] = set()
-    tasks: set[str] = set()
+    tasks: set[tuple[str, str]] = set()
     works: set[frozenset[str]] = set()  # the work of each run chosen so far
     covered: set[str] = set()  # the files they changed
     known: dict[int, frozenset[str]] = {}
@@ -400,7 +411,7 @@ def diversify(
     remaining = list(candidates)
     while len(chosen) < k:
         remaining = [c for c in remaining if c.hit.trajectory_id not in seen
-                     and not (c.hit.task_id and c.hit.task_id in tasks)]
+                     and task_of(c) not in tasks]
         if not remaining:
             break
         candidate = remaining[0]
@@ -418,8 +429,8 @@ def diversify(
         seen.add(candidate.hit.trajectory_id)
         works.add(work(candidate))
         covered |= files(candidate)
-        if candidate.hit.task_id:
-            tasks.add(candidate.hit.task_id)
+        if (task := task_of(candidate)) is not None:
+            tasks.add(task)
     return chosen
 
 

@@ -1,0 +1,88 @@
+"""The runtime on real runs (tests/fixtures, each trimmed from a real results file; see the SOURCE.md beside
+it), for what a synthetic run could not show: benchmarks that number their tasks alike, environments whose
+tools differ. Plumbing only (the hashing test embedder); similarity outcomes live in test_runtime_model.py."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from pathlib import Path
+
+from trajsearch.ingest.read import read_dump
+from trajsearch.model import Trajectory
+from trajsearch.runtime import AdviceConfig, NoveltyConfig, Runtime, RuntimeConfig, RuntimeContext
+
+from conftest import BASE_TIME
+
+FIXTURES = Path(__file__).parent / "fixtures"
+#: tau-bench v1, gpt-4o airline: task 0, a failed and a successful trial (gpt-4o-airline.json, trimmed)
+TAU_TASK0 = FIXTURES / "tau-bench" / "gpt-4o-airline-mini.json"
+#: tau-bench v1, gpt-4o airline: task 1, its successful trial 1 (see .runtime/SOURCE.md)
+TAU_TASK1 = FIXTURES / "tau-bench" / ".runtime" / "gpt-4o-airline-task1.json"
+#: tau2-bench airline tasks 0, 1, 9 (failed, solved, solved): a different task set numbered alike
+TAU2 = FIXTURES / "tau2-bench" / ".real" / "airline_run1.json"
+#: mini-swe-agent, a SWE-bench run with the bash tool only
+SWE = FIXTURES / "mini-swe-agent" / "deepseek_chat_dev"
+OPEN = RuntimeConfig(advice=AdviceConfig(novelty=NoveltyConfig(0.99, 0.0, per_tenant=False),
+                                         warning_min_similarity=-1.0))
+
+
+def runs(path: Path, **defaults: str) -> list[Trajectory]:
+    parsed = list(read_dump(path, tenant="acme", defaults=defaults or None))
+    assert all(p.trajectory is not None for p in parsed), [p.error for p in parsed]
+    return [p.trajectory for p in parsed]
+
+
+def one(path: Path, task_id: str) -> Trajectory:
+    return next(t for t in runs(path) if t.task_id == task_id)
+
+
+# -- staleness judges only the runs inside the context --------------------------------------------
+
+
+def test_staleness_and_prune_judge_only_the_contexts_env(hashing_ts):
+    """An airline agent's tool list must not condemn a coding agent's runs (probe p39 D12: on a store of
+    airline-v1, airline-v0 and SWE runs, an airline-v1 context listing every airline tool flagged 217 runs
+    of the other envs, 0 of its own, and prune deleted 79 of 84 SWE runs)."""
+    airline = runs(TAU_TASK0, env_version="airline-v1")
+    hashing_ts.add([*airline, *runs(SWE, env_version="swe-v1")])
+    tools = sorted({tool for run in airline for tool in run.tools_used})
+    rt = Runtime(hashing_ts)
+    ctx = RuntimeContext(tenant="acme", env_version="airline-v1", tools_available=tools)
+    assert rt.staleness_report(ctx) == []
+    assert rt.prune(ctx, rt.staleness_report(ctx)) == []
+    assert hashing_ts.stats(tenant="acme")["trajectories"] == 3
+
+    reduced = RuntimeContext(tenant="acme", env_version="airline-v1", tools_available=["respond"])
+    assert {s.trajectory_id for s in rt.staleness_report(reduced)} == {t.trajectory_id for t in airline}
+    whole_tenant = RuntimeContext(tenant="acme", tools_available=tools)  # no env: every run is judged
+    assert [s.reasons for s in rt.staleness_report(whole_tenant)] == [["used tools no longer available: bash"]]
+
+
+# -- "the same task" is its id and its text --------------------------------------------------------
+
+
+def test_curation_keeps_another_benchmarks_task_with_the_same_id(hashing_ts):
+    """tau-bench v1 and tau2 both call their (different) airline task 1 ``airline-1`` (probe p39 D11: adding
+    new tau-bench runs deleted 18 successful tau2 runs of other tasks; a good tau2 run was refused as
+    "a better run of the same task is already kept")."""
+    rt = Runtime(hashing_ts)
+    tau2 = one(TAU2, "airline-1")
+    tau = one(TAU_TASK1, "airline-1")
+    assert tau2.task != tau.task
+    assert rt.add_run(tau2).accepted
+    added = rt.add_run(tau)  # newer (created now): it would win a duplicate contest
+    assert added.accepted and added.removed == [] and added.kept_alongside == []
+    assert hashing_ts.run(tau2.trajectory_id, tenant="acme") is not None
+
+    again = tau.model_copy(update={"trajectory_id": "tau-again", "created_at": tau.created_at - timedelta(days=400)})
+    refused = rt.add_run(again)  # an older run of the very same task is still a duplicate
+    assert not refused.accepted and refused.reasons == [f"a better run of the same task is already kept: {tau.trajectory_id}"]
+
+
+def test_exemplar_diversity_does_not_merge_tasks_sharing_an_id(hashing_ts):
+    """Diversity keeps one run per task: a tau2 run and a tau-bench run of ``airline-1`` are two tasks."""
+    tau2, tau = one(TAU2, "airline-1"), one(TAU_TASK1, "airline-1")
+    hashing_ts.add([tau2, tau])
+    ctx = RuntimeContext(tenant="acme", now=BASE_TIME)
+    shown = Runtime(hashing_ts, OPEN).exemplars(tau2.task, ctx, k=2).items
+    assert {e.trajectory_id for e in shown} == {tau2.trajectory_id, tau.trajectory_id}
