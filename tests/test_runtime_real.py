@@ -1,6 +1,7 @@
 """The runtime on real runs (tests/fixtures, each trimmed from a real results file; see the SOURCE.md beside
 it), for what a synthetic run could not show: benchmarks that number their tasks alike, environments whose
-tools differ. Plumbing only (the hashing test embedder); similarity outcomes live in test_runtime_model.py."""
+tools differ, a task whose runs all failed, an error line pasted whole. ``model_ts`` tests use the real model
+(what they check depends on its similarities)."""
 
 from __future__ import annotations
 
@@ -20,6 +21,10 @@ TAU_TASK0 = FIXTURES / "tau-bench" / "gpt-4o-airline-mini.json"
 TAU_TASK1 = FIXTURES / "tau-bench" / ".runtime" / "gpt-4o-airline-task1.json"
 #: tau2-bench airline tasks 0, 1, 9 (failed, solved, solved): a different task set numbered alike
 TAU2 = FIXTURES / "tau2-bench" / ".real" / "airline_run1.json"
+#: tau-bench v1, gpt-4o airline: task 0 trial 0 and task 5 trials 2, 3, all failed (see .runtime/SOURCE.md)
+TAU_FAILED = FIXTURES / "tau-bench" / ".runtime" / "gpt-4o-airline-failed-0-5.json"
+#: tau-bench v1, grok-3 (retail): tasks 39, 55, 107, each failed after a tool said "Error: user not found"
+GROK_NOT_FOUND = FIXTURES / "tau-bench" / ".runtime" / "grok-3-user-not-found.json"
 #: mini-swe-agent, a SWE-bench run with the bash tool only
 SWE = FIXTURES / "mini-swe-agent" / "deepseek_chat_dev"
 OPEN = RuntimeConfig(advice=AdviceConfig(novelty=NoveltyConfig(0.99, 0.0, per_tenant=False),
@@ -86,3 +91,34 @@ def test_exemplar_diversity_does_not_merge_tasks_sharing_an_id(hashing_ts):
     ctx = RuntimeContext(tenant="acme", now=BASE_TIME)
     shown = Runtime(hashing_ts, OPEN).exemplars(tau2.task, ctx, k=2).items
     assert {e.trajectory_id for e in shown} == {tau2.trajectory_id, tau.trajectory_id}
+
+
+# -- warnings: the task's own failures first, exact error lines, one per task ----------------------
+
+
+def test_a_task_whose_runs_failed_is_warned_with_its_own_failure_first(model_ts):
+    """Probe p39 D1/D5: tau-bench airline task 0 failed 4 of 4 times (book_reservation's baggage), yet its
+    warnings were task 5's two failed runs, word for word the same block twice: a failure row's vector is
+    mostly its error boilerplate, which task 5's rows match better than task 0's own."""
+    model_ts.add(runs(TAU_FAILED))
+    task0 = one(TAU_FAILED, "airline-0")
+    ctx = RuntimeContext(tenant="acme", now=BASE_TIME)
+    warned = Runtime(model_ts).warnings(task0.task, ctx)
+    assert [w.trajectory_id for w in warned] == [task0.trajectory_id, "tau-gpt-4o-airline-failed-0-5-5-t2"]
+    assert "payment amount does not add up" in warned[0].error
+
+    task5 = one(TAU_FAILED, "airline-5")  # its two failed runs read alike: one of them, then another task's
+    first, second = Runtime(model_ts).warnings(task5.task, ctx)
+    assert first.trajectory_id.endswith(("5-t2", "5-t3")) and second.trajectory_id == task0.trajectory_id
+
+
+def test_an_exact_error_line_finds_the_failed_runs_holding_it(model_ts):
+    """Probe p39 D2: the three grok-3 runs whose last tool error is "Error: user not found" score a dense
+    cosine of 0.37-0.41 to that line; the 0.40 floor dropped the lexical leg's exact hits, and was applied
+    after the top k: k=2 gave nothing, k=3 one run."""
+    model_ts.add(runs(GROK_NOT_FOUND))
+    rt, ctx = Runtime(model_ts), RuntimeContext(tenant="acme", now=BASE_TIME)
+    for k in (1, 2, 3):
+        warned = rt.warnings("Error: user not found", ctx, k=k)
+        assert len(warned) == k and all("Error: user not found" in w.error for w in warned)
+    assert rt.warnings("Error: reservation not found", ctx) == []  # not held, and no failure row that close

@@ -267,13 +267,15 @@ def _likely_files(ts: TrajSearch, task: str, ctx: RuntimeContext, ranked: list[S
 
 def _task_keys(ts: TrajSearch, candidates: list[Hit], by_task: list[Hit],
                tenant: str) -> dict[str, tuple[str, str] | None]:
-    """Each candidate's :func:`~.rerank.task_key`, from its task row: the task leg's own hits, the
-    others' task rows looked up by key (a candidate may have come by its summary)."""
-    rows = {hit.trajectory_id: hit for hit in by_task}
-    missing = [h.trajectory_id for h in candidates if h.trajectory_id not in rows and h.task_id]
+    """Each candidate's :func:`~.rerank.task_key`, from its task text: the task leg's own hits', the
+    others' read from their task rows (a candidate may have come by its summary; text only, so no
+    stored vector stands in for a query's embedding, as :meth:`TrajSearch.runs` would have it)."""
+    texts = {hit.trajectory_id: hit.text for hit in by_task}
+    missing = tuple(h.trajectory_id for h in candidates if h.trajectory_id not in texts and h.task_id)
     if missing:
-        rows.update(ts.runs(missing, tenant=tenant, level="task"))
-    return {h.trajectory_id: task_key(h.task_id, row.text) if (row := rows.get(h.trajectory_id)) else None
+        rows = ts.rows(Filters(tenant=tenant, levels=("task",), trajectory_ids=missing), ("trajectory_id", "text"))
+        texts.update((row["trajectory_id"], row["text"]) for row in rows)
+    return {h.trajectory_id: task_key(h.task_id, texts[h.trajectory_id]) if h.trajectory_id in texts else None
             for h in candidates}
 
 
@@ -351,13 +353,67 @@ def warnings(
     config: AdviceConfig = AdviceConfig(),
     exclude_trajectory_ids: Sequence[str] = (),
 ) -> list[FailureWarning]:
-    """The failed runs most similar to a task or to the current step's context."""
+    """The failed runs most similar to a task or to the current step's context, one per task.
+
+    In this order: failed runs of this very task (their task row at the ``follow_closely`` cosine:
+    a failure row's vector is mostly its error boilerplate, so a task's own failures can rank below
+    another task's with a like error); failure rows holding the text verbatim (an error line pasted
+    whole: dense cosine scores short exact strings lowest, so the floor must not veto them); then
+    failure rows at least ``warning_min_similarity`` close. The floor is applied to a pool before
+    the ``k`` are taken, so a larger ``k`` never shows fewer.
+    """
     k = k or config.warnings_k
+    pool = k * config.pool_factor
     filters = ctx.filters(levels=("failure",), outcomes=config.warning_outcomes, exclude_trajectory_ids=exclude_trajectory_ids)
     # one failure row per run: no grouping needed; "auto" adds the lexical leg for error-like text
-    hits = search(ts, text, filters, k=k, grouped=False, mode="auto")
-    hits = [h for h in hits if similarity(h) >= config.warning_min_similarity]
-    return [_warning(ts, h, ctx.tenant) for h in hits]
+    hits = search(ts, text, filters, k=pool, grouped=False, mode="auto")
+    holding = [h for h in hits if _holds(h.text, text)]
+    similar = [h for h in hits if similarity(h) >= config.warning_min_similarity]
+    own = _own_task_failures(ts, text, ctx, config, exclude_trajectory_ids, pool)
+    return _distinct_warnings(ts, [*own, *holding, *similar], k, ctx.tenant)
+
+
+def _own_task_failures(ts: TrajSearch, text: str, ctx: RuntimeContext, config: AdviceConfig,
+                       exclude: Sequence[str], pool: int) -> list[Hit]:
+    """The failure rows of failed runs whose task is this text (task cosine at ``follow_closely``, the
+    novelty's "same task"), best first; each carries its task row's cosine as its similarity."""
+    tasks = ctx.filters(levels=("task",), outcomes=config.warning_outcomes, exclude_trajectory_ids=exclude)
+    same = [h for h in search(ts, text, tasks, k=pool, grouped=False) if h.score >= config.novelty.follow_closely]
+    rows = ts.runs([h.trajectory_id for h in same], tenant=ctx.tenant, level="failure") if same else {}
+    return [replace(rows[h.trajectory_id], similarity=h.score) for h in same if h.trajectory_id in rows]
+
+
+#: a text held verbatim passes the cosine floor only if it is a phrase: one word (``error``) says little
+_MIN_HELD_WORDS = 3
+
+
+def _holds(row: str, text: str) -> bool:
+    """Whether a row holds ``text`` verbatim (case and runs of whitespace aside)."""
+    words = text.split()
+    return len(words) >= _MIN_HELD_WORDS and " ".join(words).casefold() in " ".join(row.split()).casefold()
+
+
+def _distinct_warnings(ts: TrajSearch, hits: Sequence[Hit], k: int, tenant: str) -> list[FailureWarning]:
+    """Up to ``k`` warnings in the hits' order: one per run and per task (:func:`~.rerank.task_key`), and
+    no block saying word for word what one already does (runs of one task often fail alike: a second
+    copy spends half the warning budget and hides another pitfall)."""
+    runs: set[str] = set()
+    seen: set[Any] = set()
+    out: list[FailureWarning] = []
+    for hit in hits:
+        if len(out) == k:
+            break
+        if hit.trajectory_id in runs:
+            continue
+        runs.add(hit.trajectory_id)
+        warning = _warning(ts, hit, tenant)
+        keys = {("block", warning.task, warning.error, warning.cause, warning.fix),
+                ("task", task_key(hit.task_id, warning.task))} - {("task", None)}
+        if keys & seen:
+            continue
+        seen |= keys
+        out.append(warning)
+    return out
 
 
 def _warning(ts: TrajSearch, hit: Hit, tenant: str) -> FailureWarning:
