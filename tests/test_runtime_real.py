@@ -5,6 +5,8 @@ tools differ, a task whose runs all failed, an error line pasted whole. ``model_
 
 from __future__ import annotations
 
+import hashlib
+import time
 from datetime import timedelta
 from pathlib import Path
 
@@ -122,3 +124,18 @@ def test_an_exact_error_line_finds_the_failed_runs_holding_it(model_ts):
         warned = rt.warnings("Error: user not found", ctx, k=k)
         assert len(warned) == k and all("Error: user not found" in w.error for w in warned)
     assert rt.warnings("Error: reservation not found", ctx) == []  # not held, and no failure row that close
+
+
+# -- inputs an agent pastes --------------------------------------------------------------------------
+
+
+def test_a_long_unbroken_token_in_the_task_takes_linear_time(hashing_ts):
+    """Probe p39 D3: a task holding a 19,000-char hex token took 18.8 s in context_for (the identifier
+    pattern rescanned the token from every position: quadratic); a 2-word task 0.01 s."""
+    hashing_ts.add(runs(TAU_TASK1))
+    token = "".join(hashlib.sha256(str(i).encode()).hexdigest() for i in range(297))[:18_000]
+    task = one(TAU_TASK1, "airline-1").task[:1_000] + " My session token was: " + token
+    started = time.perf_counter()
+    found = Runtime(hashing_ts, OPEN).context_for(task, RuntimeContext(tenant="acme", now=BASE_TIME))
+    assert time.perf_counter() - started < 3.0  # quadratic: over 10 s
+    assert len(found.exemplars) == 1  # the candidates were searched (where the names are read)
