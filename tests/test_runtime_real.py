@@ -139,3 +139,24 @@ def test_a_long_unbroken_token_in_the_task_takes_linear_time(hashing_ts):
     found = Runtime(hashing_ts, OPEN).context_for(task, RuntimeContext(tenant="acme", now=BASE_TIME))
     assert time.perf_counter() - started < 3.0  # quadratic: over 10 s
     assert len(found.exemplars) == 1  # the candidates were searched (where the names are read)
+
+
+def test_a_budget_too_small_for_any_run_says_so_and_claims_none(hashing_ts):
+    """Probe p39 D4: at budgets the CLI and server accept (50..~200 tokens) the context said "A past run
+    solved this same task: follow its approach closely" with no run in it (at 50: a header cut mid-word,
+    ``Strategy: follow_ …``), and ``PromptContext.exemplars`` still listed the runs."""
+    hashing_ts.add(runs(TAU_TASK1))
+    task = one(TAU_TASK1, "airline-1").task
+    rt, ctx = Runtime(hashing_ts, OPEN), RuntimeContext(tenant="acme", now=BASE_TIME)
+    full = rt.context_for(task, ctx)
+    assert "Strategy: follow_closely" in full.text and [e.trajectory_id for e in full.exemplars] == [
+        "tau-gpt-4o-airline-task1-1-t1"]
+    for budget in (50, 150):
+        for fmt in ("text", "json"):
+            small = rt.context_for(task, ctx, budget=budget, fmt=fmt)
+            assert small.exemplars == [] and small.tokens <= budget
+            assert "follow" not in small.text and "Strategy" not in small.text and "PAST RUNS" not in small.text
+            assert small.data["omitted"] == 1
+        assert small.text == '{"exemplars":[],"warnings":[],"omitted":1}'
+        served = rt.advice("exemplars", task, ctx, budget=budget)  # what the CLI and server answer
+        assert served.items == [] and served.text == "(1 past run(s) left out to stay within the token budget.)"

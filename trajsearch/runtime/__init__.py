@@ -50,7 +50,8 @@ class RuntimeConfig:
 
 @dataclass
 class PromptContext:
-    """What to put in front of the agent: the rendered context and what it was made of."""
+    """What to put in front of the agent: the rendered context and what it was made of (``exemplars``,
+    ``warnings``: the runs the budget let it show, so a log of what the agent saw is true)."""
 
     strategy: Strategy
     best_similarity: float | None
@@ -100,7 +101,8 @@ class Runtime:
                               counter=self.counter, budget=budget)
             tracing.record_results(span, [*found.items, *warned], strategy=found.strategy.value, tokens=rendered.tokens)
             return PromptContext(found.strategy, found.best_similarity, rendered.text, rendered.data, rendered.tokens,
-                                 found.items, warned)
+                                 [item for item, _ in _shown(found.items, rendered.data["exemplars"])],
+                                 [item for item, _ in _shown(warned, rendered.data["warnings"])])
 
     def advice(self, kind: str, text: str, ctx: RuntimeContext, *, k: int | None = None,
                budget: int | None = None) -> ContextResult:

@@ -105,21 +105,6 @@ class TokenCounter:
         """
         return len(_SURE_TOKENS.findall(text)) if self._bert else 0
 
-    def truncate(self, text: str, limit: int, marker: str = " …") -> str:
-        """The longest prefix of ``text`` (plus ``marker``) of at most ``limit`` tokens."""
-        if self.count(text) <= limit:
-            return text
-        if limit <= 0:
-            return ""
-        offsets = self._tokenizer.encode(text, add_special_tokens=False).offsets
-        keep = max(0, limit - self.count(marker))
-        while keep > 0:
-            candidate = text[: offsets[keep - 1][1]].rstrip() + marker
-            if self.count(candidate) <= limit:
-                return candidate
-            keep -= 1
-        return ""
-
 
 @lru_cache(maxsize=1)
 def default_counter() -> TokenCounter:
@@ -268,8 +253,8 @@ def _warning_text(view: dict[str, Any], n: int) -> str:
     return "\n".join(lines)
 
 
-def _omitted_text(omitted: int) -> str:
-    return f"({omitted} more past run(s) left out to stay within the token budget.)"
+def _omitted_text(omitted: int, *, more: bool = True) -> str:
+    return f"({omitted}{' more' if more else ''} past run(s) left out to stay within the token budget.)"
 
 
 def _head_text(data: dict[str, Any]) -> str:
@@ -306,8 +291,11 @@ def render(
 ) -> Rendered:
     """Render within ``budget`` tokens (default ``config.budget_tokens``); never over it.
 
-    Nothing to show renders as the empty string (the agent plans from scratch).
-    ``strategy`` None leaves the strategy line out (tool results).
+    Nothing to show renders as the empty string (the agent plans from scratch). A budget too small
+    for any run renders only a note that they were left out: a header, or a strategy saying "follow
+    a past run", with no run under it misleads (it had said so, or cut the header mid-word). With
+    warnings shown and no exemplar, the strategy line is left out for that reason. ``strategy`` None
+    leaves it out too (tool results).
     """
     if fmt not in ("text", "json"):
         raise ValueError(f"fmt must be 'text' or 'json', got {fmt!r}")
@@ -356,13 +344,30 @@ def render(
                 break
         else:
             omitted += 1
+    if not data["exemplars"] and not data["warnings"]:  # no run fits: only say so
+        return _none_fit(omitted, fmt, counter, budget)
+    if not data["exemplars"] and "strategy" in data:  # "follow a past run" with none shown misleads
+        total -= counter.count(_head_text(data) if fmt == "text" else render_json(_skeleton(data)))
+        del data["strategy"], data["advice"]
+        total += counter.count(_head_text(data) if fmt == "text" else render_json(_skeleton(data)))
     if omitted:
         tokens = counter.count(_omitted_text(omitted) if fmt == "text" else f',"omitted":{omitted}')
         if total + tokens <= budget:
             data["omitted"] = omitted
             total += tokens
     text = render_text(data) if fmt == "text" else render_json(data)
-    if total > budget:  # even the header does not fit: cut it (text only; JSON would break)
-        text = counter.truncate(text, budget) if fmt == "text" else ""
-        total = counter.count(text)
     return Rendered(text, data, total, omitted, fmt)
+
+
+def _none_fit(omitted: int, fmt: str, counter: TokenCounter, budget: int) -> Rendered:
+    """A budget too small for any run: the note that they were left out (if even that fits), no header
+    and no strategy (they would frame runs that are not there)."""
+    data: dict[str, Any] = {"exemplars": [], "warnings": [], "omitted": omitted}
+    text = _omitted_text(omitted, more=False) if fmt == "text" else render_json(data)
+    tokens = counter.count(text)
+    return Rendered(text, data, tokens, omitted, fmt) if tokens <= budget else Rendered("", data, 0, omitted, fmt)
+
+
+def _skeleton(data: dict[str, Any]) -> dict[str, Any]:
+    """The context without its items: what the JSON costs around them."""
+    return dict(data, exemplars=[], warnings=[])
