@@ -12,7 +12,10 @@ from pathlib import Path
 
 from trajsearch.ingest.read import read_dump
 from trajsearch.model import Trajectory
+import pytest
+
 from trajsearch.runtime import AdviceConfig, NoveltyConfig, Runtime, RuntimeConfig, RuntimeContext
+from trajsearch.runtime.loop import refine_query
 
 from conftest import BASE_TIME
 
@@ -160,3 +163,37 @@ def test_a_budget_too_small_for_any_run_says_so_and_claims_none(hashing_ts):
         assert small.text == '{"exemplars":[],"warnings":[],"omitted":1}'
         served = rt.advice("exemplars", task, ctx, budget=budget)  # what the CLI and server answer
         assert served.items == [] and served.text == "(1 past run(s) left out to stay within the token budget.)"
+
+
+def test_a_lone_surrogate_is_refused_with_a_value_error(hashing_ts):
+    """Probe p39 D7: ``"\\ud800"`` decodes from JSON without error; context_for, exemplars and warnings raised
+    the tokenizer's ``TypeError: TextEncodeInput must be Union[...]``, naming nothing the caller passed."""
+    hashing_ts.add(runs(TAU_TASK1))
+    rt, ctx = Runtime(hashing_ts, OPEN), RuntimeContext(tenant="acme", now=BASE_TIME)
+    task = "Cancel my reservation \ud800 please"
+    for verb in (rt.context_for, rt.exemplars, rt.warnings):
+        with pytest.raises(ValueError, match="lone surrogate at position 22"):
+            verb(task, ctx)
+
+
+def test_the_loop_does_not_retry_an_input_error(hashing_ts):
+    """Probe p39 D8: a task over 20,000 chars was retried 3 times with back-off and reported as
+    ``RetrievalError: retrieval failed after 3 attempts`` (as if the store were down)."""
+    hashing_ts.add(runs(TAU_TASK1))
+    calls = []
+    loop = Runtime(hashing_ts, OPEN).loop(on_action=calls.append)
+    loop.sleep = lambda seconds: pytest.fail(f"backed off {seconds} s to retry an input error")
+    with pytest.raises(ValueError, match="query text too long"):
+        loop.run("x" * 20_001, RuntimeContext(tenant="acme", now=BASE_TIME))
+
+
+def test_query_refinement_keeps_negations(hashing_ts):
+    """Probe p39 D6: the loop refined "Error: user not found" (a real tau-bench tool error) to
+    "Error user found", the opposite statement."""
+    hashing_ts.add(runs(GROK_NOT_FOUND))
+    actions = []
+    Runtime(hashing_ts).loop(on_action=actions.append).run(
+        "Error: user not found", RuntimeContext(tenant="acme", now=BASE_TIME))
+    refined = [a.refined_query for a in actions if a.refined_query]
+    assert refined and all("not" in q.split() for q in refined), refined
+    assert refine_query("ModuleNotFoundError: No module named 'yaml'") == "ModuleNotFoundError No module 'yaml'"

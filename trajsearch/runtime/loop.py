@@ -177,12 +177,13 @@ Formatter = Callable[[Strategy, list[Exemplar], list[FailureWarning]], str]
 
 # -- rules used when no LLM is configured ----------------------------------------------------
 
+#: Words a query loses on refinement. Not negations: "user not found" without "not" says the opposite.
 _FILLER = frozenset(
     """a an the and or but so to of in on at for with from by as into about over under is are was were be been
     being am this that these those there here it its i we you he she they me my our your their us them please
     can could would should will shall may might must do does did done doing have has had having how what why
     when where which who whom whose help need needs want wants trying try tried get gets got getting make makes
-    let lets just also still some any all very really currently now then than if not no yes like seems seem
+    let lets just also still some any all very really currently now then than if yes like seems seem
     appears way thing things something anything someone hi hello thanks thank issue problem fix fixing named
     running using""".split()
 )
@@ -400,6 +401,7 @@ class RetrievalLoop:
             return hit, True
         attempts = self.config.retry_attempts + 1
         retrying = tenacity.Retrying(
+            retry=tenacity.retry_if_not_exception_type(ValueError),  # the input's fault: the same again
             stop=tenacity.stop_after_attempt(attempts),
             wait=tenacity.wait_exponential(multiplier=self.config.retry_backoff_base, min=0),
             sleep=self.sleep,
