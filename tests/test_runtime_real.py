@@ -197,3 +197,17 @@ def test_query_refinement_keeps_negations(hashing_ts):
     refined = [a.refined_query for a in actions if a.refined_query]
     assert refined and all("not" in q.split() for q in refined), refined
     assert refine_query("ModuleNotFoundError: No module named 'yaml'") == "ModuleNotFoundError No module 'yaml'"
+
+
+def test_runs_with_none_of_the_available_tools_are_not_to_be_followed_closely(hashing_ts):
+    """Probe p39 D10: with ``tools_available=["bash"]`` a tau-bench airline task still got ``follow_closely``
+    and runs whose every write is an airline tool the agent cannot call. ``tools_available`` stays out of
+    the hard filters (README), but a run none of whose tools exists here cannot be followed step by step."""
+    hashing_ts.add(runs(TAU_TASK1))
+    run = one(TAU_TASK1, "airline-1")
+    rt = Runtime(hashing_ts, OPEN)
+    elsewhere = rt.exemplars(run.task, RuntimeContext(tenant="acme", tools_available=["bash"], now=BASE_TIME))
+    assert elsewhere.strategy.value == "use_as_inspiration" and len(elsewhere.items) == 1
+    for tools in ([], run.tools_used[:1]):  # none listed (unknown), or some shared: the run can be followed
+        ctx = RuntimeContext(tenant="acme", tools_available=tools, now=BASE_TIME)
+        assert rt.exemplars(run.task, ctx).strategy.value == "follow_closely"

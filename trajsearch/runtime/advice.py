@@ -259,6 +259,8 @@ def exemplars(
                 if len(chosen) < k and s.hit.trajectory_id not in taken:
                     chosen.append(s)
                     taken.add(s.hit.trajectory_id)
+    if strategy is Strategy.follow_closely and chosen and all(s.features.get("tools") == 0.0 for s in chosen):
+        strategy = Strategy.use_as_inspiration  # none of their tools exists here: no step can be followed as is
     return ExemplarSet(strategy, best_task,
                        [_exemplar(ts, s, ctx.tenant, summaries.get(s.hit.trajectory_id)) for s in chosen], calibration)
 
