@@ -117,6 +117,29 @@ def test_a_task_whose_runs_failed_is_warned_with_its_own_failure_first(model_ts)
     assert first.trajectory_id.endswith(("5-t2", "5-t3")) and second.trajectory_id == task0.trajectory_id
 
 
+
+def test_a_warning_names_what_a_successful_run_of_its_task_did(hashing_ts):
+    """Plumbing (hashing test embedder), on real runs: tau-bench airline task 0's trial 0 failed, its trial 1
+    passed. No adapter knows a fix (the harness says a run failed, not what would have passed); the passing
+    trial shows it, so the warning's fix is what that run did (its state-changing calls). Only a success
+    inside the caller's filters counts: filed under another env version, none is named."""
+    failed, passed = sorted(runs(TAU_TASK0), key=lambda t: t.outcome.value)
+    assert (failed.outcome.value, passed.outcome.value) == ("failure", "success")
+    calls = [s.action for s in passed.steps if s.action in ("book_reservation", "update_reservation_flights")]
+    assert calls
+    hashing_ts.add([failed.model_copy(update={"env_version": "v1"}), passed.model_copy(update={"env_version": "v1"})])
+    rt = Runtime(hashing_ts, OPEN)
+    warned = rt.warnings(failed.task, RuntimeContext(tenant="acme", env_version="v1", now=BASE_TIME))
+    assert [w.trajectory_id for w in warned] == [failed.trajectory_id]
+    assert warned[0].fix.startswith(f"a successful run of this task ({passed.trajectory_id}) called ")
+    assert calls[0] in warned[0].fix
+    shown = rt.context_for(failed.task, RuntimeContext(tenant="acme", env_version="v1", now=BASE_TIME)).text
+    assert f"Fix: a successful run of this task ({passed.trajectory_id})" in shown
+
+    hashing_ts.add([passed.model_copy(update={"env_version": "v0"})])  # the same run, now outside the filters
+    warned = rt.warnings(failed.task, RuntimeContext(tenant="acme", env_version="v1", now=BASE_TIME))
+    assert [w.trajectory_id for w in warned] == [failed.trajectory_id] and warned[0].fix is None
+
 def test_an_exact_error_line_finds_the_failed_runs_holding_it(model_ts):
     """Probe p39 D2: the three grok-3 runs whose last tool error is "Error: user not found" score a dense
     cosine of 0.37-0.41 to that line; the 0.40 floor dropped the lexical leg's exact hits, and was applied

@@ -24,8 +24,8 @@ from ..touched import identifiers
 from . import where
 from .context import RuntimeContext
 from .novelty import NoveltyConfig, Strategy, strategy_for
-from .rerank import (RerankConfig, Scored, changed_files, diversify, named_files, rerank, task_homes, task_key,
-                     touched_scores, work_done)
+from .rerank import (RerankConfig, Scored, calls_made, changed_files, diversify, named_files, rerank, task_homes,
+                     task_key, touched_scores, work_done)
 
 if TYPE_CHECKING:  # the calibration module caches with the loop's TTLCache, and the loop imports this
     from .calibration import Calibration
@@ -383,7 +383,44 @@ def warnings(
     holding = [h for h in hits if _holds(h.text, text)]
     similar = [h for h in hits if similarity(h) >= config.warning_min_similarity]
     own = _own_task_failures(ts, text, ctx, config, exclude_trajectory_ids, pool)
-    return _distinct_warnings(ts, [*own, *holding, *similar], k, ctx.tenant)
+    found = [*own, *holding, *similar]
+    chosen = _distinct_warnings(ts, found, k, ctx.tenant)
+    _fix_from_successes(ts, chosen, {h.trajectory_id: h for h in found}, ctx, config)
+    return chosen
+
+
+def _fix_from_successes(ts: TrajSearch, chosen: list[FailureWarning], hits: dict[str, Hit], ctx: RuntimeContext,
+                        config: AdviceConfig) -> None:
+    """Where a warning records no fix, what a successful run of the same task (:func:`~.rerank.task_key`,
+    inside the same filters) did: the files it changed and the state-changing tools it called, from its
+    summary's ``Touched:`` line. Adapters seldom know a fix (a harness reports that a run failed, not what
+    would have passed); another run of the task that passed shows it."""
+    wanting = {w.trajectory_id: hits[w.trajectory_id] for w in chosen
+               if w.fix is None and w.trajectory_id in hits and hits[w.trajectory_id].task_id}
+    if not wanting:
+        return
+    tasks = ts.runs(list(wanting), tenant=ctx.tenant, level="task")  # the full task texts, with their vectors
+    successes = ctx.filters(levels=("task",), outcomes=("success",))
+    passed: dict[str, str] = {}  # failed run -> a successful run of its task
+    for failed, row in tasks.items():
+        key = task_key(wanting[failed].task_id, row.text)
+        passed_by = next((h.trajectory_id for h in search(ts, row.text, successes, k=config.pool_factor, grouped=False)
+                          if task_key(h.task_id, h.text) == key), None)
+        if passed_by:
+            passed[failed] = passed_by
+    summaries = ts.runs(sorted(set(passed.values())), tenant=ctx.tenant, level="summary") if passed else {}
+    for warning in chosen:
+        summary = summaries.get(passed.get(warning.trajectory_id, ""))
+        if summary is None:
+            continue
+        did = [f"changed {', '.join(files[:FIX_ITEMS])}" for files in [changed_files(summary.text)] if files]
+        did += [f"called {', '.join(calls[:FIX_ITEMS])}" for calls in [calls_made(summary.text)] if calls]
+        if did:
+            warning.fix = f"a successful run of this task ({summary.trajectory_id}) {'; '.join(did)}"
+
+
+#: How many changed files, and how many calls, a fix taken from a successful run names.
+FIX_ITEMS = 5
 
 
 def _own_task_failures(ts: TrajSearch, text: str, ctx: RuntimeContext, config: AdviceConfig,

@@ -218,6 +218,8 @@ def warning_view(warning: FailureWarning, detail: _Detail) -> dict[str, Any]:
         value = getattr(digest, name)
         if value is not None:
             view[name] = value.clip(detail.note)
+    if "fix" not in view and warning.fix:  # worked out when asked: what a successful run of the task did
+        view["fix"] = clip(warning.fix, detail.note)
     if digest.failing_step is not None and detail.actions:
         view["failing_step"] = digest.failing_step.clip(detail.argument)
     return view

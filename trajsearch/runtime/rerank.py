@@ -212,6 +212,11 @@ def changed_files(summary: str) -> list[str]:
     return _touched_lists(summary)["changed"]
 
 
+def calls_made(summary: str) -> list[str]:
+    """The state-changing tools a summary row's ``Touched:`` line says its run called, as written."""
+    return _touched_lists(summary)["calls"]
+
+
 def work_done(summary: str) -> frozenset[str]:
     """The work a summary row's ``Touched:`` line says the run did: the files it changed and the
     state-changing tools it called, as a set (empty when it names neither: nothing to compare)."""
