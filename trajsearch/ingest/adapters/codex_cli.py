@@ -13,8 +13,8 @@ builds add ``world_state`` and others, skipped here). Rollouts written before
 the envelope (mid 2025) start with a bare ``{"id", "timestamp",
 "instructions"}`` meta line followed by bare response items and
 ``{"record_type": "state"}`` markers; both layouts are read. The index of
-thread names beside the rollouts (``session_index.jsonl``) is passed over
-(``side_file``).
+thread names beside the rollouts (``session_index.jsonl``) and the history of
+the prompts typed (``history.jsonl``) are passed over (``side_file``).
 
 Mapping
 - One run per file. trajectory_id = ``codex.<session id>`` (``session_meta``
@@ -172,10 +172,15 @@ split = whole_file
 
 def side_file(record: Any) -> str | None:
     """The adapter hook (see ``adapters/__init__``): ``~/.codex/session_index.jsonl`` (0.116+), one line per thread
-    naming it (``{"id", "thread_name", "updated_at"}``), holds no run; the threads are the rollouts."""
-    if isinstance(record, dict) and set(record) == {"id", "thread_name", "updated_at"} \
-            and isinstance(record["thread_name"], str):
+    naming it (``{"id", "thread_name", "updated_at"}``), and ``~/.codex/history.jsonl``, one line per prompt typed
+    (``{"session_id", "ts", "text"}``), hold no run; the sessions are the rollouts."""
+    if not isinstance(record, dict):
+        return None
+    if set(record) == {"id", "thread_name", "updated_at"} and isinstance(record["thread_name"], str):
         return "Codex's index of thread names (session_index.jsonl; the threads are its rollout-*.jsonl), not a run"
+    if set(record) == {"session_id", "ts", "text"} and isinstance(record["text"], str):
+        return ("Codex's history of the prompts typed (history.jsonl; the sessions are its rollout-*.jsonl), "
+                "not a run")
     return None
 
 
