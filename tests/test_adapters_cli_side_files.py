@@ -20,3 +20,30 @@ def test_codex_history_of_prompts_is_passed_over() -> None:
     with pytest.raises(SideFile, match=r"no run in this file: Codex's history of the prompts typed"):
         detect_format(history)
     assert list(read_dump(history.parent, tenant="acme")) == []
+
+
+ENTIRE = FIXTURES / "claude-code" / ".real" / "entire-checkpoints"
+ENTIRE_SESSION = "claude-code.4ab5b6c5-4396-4172-9671-a8aa5fb4bb58"
+
+
+def test_one_session_saved_at_several_times_is_one_run_the_fullest_copy() -> None:
+    """Entire's checkpoints (real, MoonshotAI/kimi-cli's ``entire/checkpoints/v1``) save a Claude Code session's
+    transcript up to each checkpoint: growing copies of one file. They became ``<id>``, ``<id>+<hash>``, ... with the
+    bare id on whichever copy came first (here the shortest). Now each copy that continues the one kept takes its
+    id, and an earlier copy met after a later one gives way to it: one run, the fullest."""
+    read = [p.trajectory for p in read_dump(ENTIRE, tenant="acme")]
+    assert [r.trajectory_id for r in read] == [ENTIRE_SESSION] * 3
+    assert [len(r.steps) for r in read] == [2, 4, 4]  # 63/… (2 steps), 6f/… (4: replaces it), b0/… (3: gives way)
+    assert "original_trajectory_id" not in read[-1].metadata
+
+
+def test_snapshots_of_one_session_are_indexed_once(tmp_path: Path) -> None:
+    from trajsearch.embed import HashingEmbedder
+    from trajsearch.ingest.batch import IngestJob, run_ingest
+    from trajsearch.search import TrajSearch
+
+    with TrajSearch.open(str(tmp_path / "m.db"), traces=str(tmp_path / "t"), embedder=HashingEmbedder()) as ts:
+        report = run_ingest(ts, IngestJob(paths=[ENTIRE], state_dir=tmp_path / "state")).to_dict()
+        assert report["read"] == 3 == report["ingested"] + report["unchanged"] and report["renamed"] == []
+        assert ts.stats(tenant="default")["trajectories"] == 1
+        assert len(ts.get_trace(ts.run(ENTIRE_SESSION, tenant="default").trace_uri, tenant="default").steps) == 4

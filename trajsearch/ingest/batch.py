@@ -203,7 +203,7 @@ def run_ingest(
         if on_bytes:
             on_bytes(n)
 
-    distinct, clipped = DistinctIds(), ClippedRuns()
+    distinct, clipped = DistinctIds(ctx, options), ClippedRuns()
 
     def items() -> Iterator[Any]:
         for unit, skip, cursor in plan:

@@ -94,7 +94,7 @@ def preview(
                        success_threshold=success_threshold)
     options = ReadOptions(group_by=group_by, outcomes=outcomes)
     units = plan_inputs(paths, fmt)
-    distinct = DistinctIds()
+    distinct = DistinctIds(ctx, options)
 
     def items() -> Iterator[Parsed]:
         for unit in units:

@@ -473,6 +473,10 @@ def _read_grouped(unit: Unit, ctx: Context, options: ReadOptions, skip: int,
         spool.close()
 
 
+#: Where a run was read: (file, format, position in the file).
+_Where = tuple[str, str, str]
+
+
 class DistinctIds:
     """No run lost in silence: two different runs sharing an id within one job both survive.
 
@@ -484,11 +488,16 @@ class DistinctIds:
     gets the same id on every re-ingest), with the original id kept in
     ``metadata.original_trajectory_id``. A repeat with identical content is
     passed through unchanged (the index counts it as unchanged).
+    One session saved at several times (backups of a session folder, Entire's checkpoints: growing copies of
+    one transcript) is one run, not several: given the ``ctx`` and ``options`` it was read with, a copy that
+    continues the one kept under its id (see :func:`_continues`) takes the id, and an earlier copy met after a
+    later one gives way to it (the later copy, read again from its file, is passed on: unchanged).
     The memory is one job's (one read of the inputs); a resumed job starts afresh.
     """
 
-    def __init__(self) -> None:
-        self._seen: dict[tuple[str, str], str] = {}
+    def __init__(self, ctx: Context | None = None, options: ReadOptions | None = None) -> None:
+        self._seen: dict[tuple[str, str], tuple[str, _Where | None]] = {}  # id -> (digest, where its copy is)
+        self._ctx, self._options = ctx, options
         self.renamed: list[tuple[str, str, str]] = []  # (source, original id, new id)
 
     @staticmethod
@@ -502,17 +511,59 @@ class DistinctIds:
         if run is None:
             return parsed
         key, digest = (run.tenant, run.trajectory_id), self._digest(run)
-        first = self._seen.setdefault(key, digest)
+        first, where = self._seen.setdefault(key, (digest, self._locator(parsed)))
         if first == digest:
             return parsed
+        kept = self._reread(where)
+        if kept is not None and _continues(run, kept):
+            self._seen[key] = (digest, self._locator(parsed))
+            return parsed  # the same session saved later: it replaces the copy kept under the id
+        if kept is not None and _continues(kept, run):
+            return replace(parsed, trajectory=kept)  # an earlier save of the copy kept: that copy stands
         new_id = f"{run.trajectory_id[:183]}+{digest[:8]}"
-        self._seen.setdefault((run.tenant, new_id), digest)
+        self._seen.setdefault((run.tenant, new_id), (digest, None))
         self.renamed.append((parsed.source, run.trajectory_id, new_id))
         renamed = run.model_copy(update={
             "trajectory_id": new_id,
             "metadata": {**run.metadata, "original_trajectory_id": run.trajectory_id},
         })
         return replace(parsed, trajectory=renamed)
+
+    def _locator(self, parsed: Parsed) -> _Where | None:
+        """Where a run can be read again (a file read on its own), not the run itself: remembering every run of
+        a job would cost its size in memory, and runs sharing an id are few."""
+        if self._ctx is None or parsed.fmt is None or parsed.unit != parsed.source:
+            return None
+        return parsed.source, parsed.fmt, parsed.position
+
+    def _reread(self, where: _Where | None) -> Trajectory | None:
+        if where is None or self._ctx is None:
+            return None
+        source, fmt, position = where
+        unit = Unit(source, fmt, (Path(source),))
+        again = next((p for p in read_unit(unit, self._ctx, options=self._options or ReadOptions())
+                      if p.position == position), None)
+        return again.trajectory if again is not None else None
+
+
+def _continues(later: Trajectory, earlier: Trajectory) -> bool:
+    """Whether ``later`` is ``earlier``'s session saved again at a later time: the same task begun at the same time,
+    its steps opening with every step ``earlier`` took, as it took them (action, arguments, thought, start), and at
+    least as full. Results may have grown meanwhile (a pending call answered, a background task's report added),
+    so observations and errors are not compared; a run that went otherwise from some step on is another run."""
+    taken = len(earlier.steps)
+    return later.task == earlier.task and later.created_at == earlier.created_at \
+        and len(later.steps) >= taken and _fullness(later) > _fullness(earlier) \
+        and [_decision(s) for s in later.steps[:taken]] == [_decision(s) for s in earlier.steps]
+
+
+def _decision(step: Any) -> tuple[Any, ...]:
+    return step.action, step.arguments, step.thought, step.started_at
+
+
+def _fullness(run: Trajectory) -> tuple[int, int]:
+    """How much of a session a copy holds: its steps, then the length of what it holds."""
+    return len(run.steps), len(run_content(run))
 
 
 class ClippedRuns:
@@ -581,7 +632,7 @@ def read_dump(
     ctx = make_context(path, tenant=tenant, defaults=defaults, success_threshold=success_threshold)
     units = plan_units(path, fmt)
     options = ReadOptions(group_by=group_by, outcomes=outcomes)
-    distinct = DistinctIds()
+    distinct = DistinctIds(ctx, options)
     return (distinct(parsed) for unit in units for parsed in read_unit(unit, ctx, options=options))
 
 
