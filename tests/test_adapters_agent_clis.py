@@ -1681,8 +1681,11 @@ def test_codex_plain_text_reply_with_exit_1_and_no_output_is_no_error(tmp_path: 
     record["payload"]["output"] = "Chunk ID: 64085a\nWall time: 0.0000 seconds\nProcess exited with code 1\n" \
                                   "Original token count: 0\nOutput:\n"
     lines[21] = json.dumps(record)
+    call = json.loads(lines[18])  # a search, whose exit 1 with no output is a "no" (a script's would be its failure)
+    call["payload"]["arguments"] = json.dumps({"cmd": "rg -n TODO", "workdir": "/tmp/fmtcheck15/work/proj4"})
+    lines[18] = json.dumps(call)
     event = json.loads(lines[20])  # the same command's item_completed event says so too
-    event["payload"]["item"].update(aggregated_output="", exit_code=1)
+    event["payload"]["item"].update(aggregated_output="", exit_code=1, command=["/bin/bash", "-lc", "rg -n TODO"])
     lines[20] = json.dumps(event)
     (tmp_path / real.name).write_text("\n".join(lines) + "\n")
     [after] = [r.trajectory for r in read_dump(tmp_path / real.name, tenant="acme")]

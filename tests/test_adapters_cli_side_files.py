@@ -3,6 +3,7 @@ look-alike outputs refused by name, snapshots, error lines (each fixture's origi
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -47,3 +48,23 @@ def test_snapshots_of_one_session_are_indexed_once(tmp_path: Path) -> None:
         assert report["read"] == 3 == report["ingested"] + report["unchanged"] and report["renamed"] == []
         assert ts.stats(tenant="default")["trajectories"] == 1
         assert len(ts.get_trace(ts.run(ENTIRE_SESSION, tenant="default").trace_uri, tenant="default").steps) == 4
+
+
+CCARCH = FIXTURES / "claude-code" / ".real" / "ccarch" / "eb7e8502-d52b-4b66-a1a1-f7790280b67d.jsonl"
+
+
+def test_a_script_that_exits_1_with_its_output_redirected_failed(tmp_path: Path) -> None:
+    """Claude Code 2.1.145 (real, a331468564/claude-codex-chat-archives): a Bash call ``python -c "..." > file 2>&1``
+    failed (``is_error``, "Exit code 1", nothing printed: its output went to the file). The rule "exit 1 with no
+    output is grep's no match" cleared its error; it now holds for commands that answer "no" so (grep, rg, which,
+    test, diff ...) only."""
+    [run] = [p.trajectory for p in read_dump(CCARCH, tenant="acme")]
+    [step] = run.steps
+    assert step.arguments["command"].startswith('python -c "') and "2>&1" in step.arguments["command"]
+    assert step.error == "exit code 1"
+
+    records = [json.loads(line) for line in CCARCH.read_text().splitlines()]
+    records[1]["message"]["content"][0]["input"]["command"] = "grep -rn 表单优化 docs/logs"  # a search, found nothing
+    (tmp_path / CCARCH.name).write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records))
+    [run] = [p.trajectory for p in read_dump(tmp_path / CCARCH.name, tenant="acme")]
+    assert run.steps[0].arguments["command"] == "grep -rn 表单优化 docs/logs" and run.steps[0].error is None

@@ -190,14 +190,33 @@ def error_line(text: str | None, fallback: str = "tool error") -> str:
     return decisive_line(text or "") or fallback
 
 
-def exit_code_error(text: str | None, code: int) -> str | None:
+#: Commands whose exit code 1 with no output is a "no" (no match, not found, false, differ, unset), not a failure:
+#: grep and its kin, which / command -v / type, test and ``[``, diff and cmp, ``git config <key>``; anywhere in a
+#: command line (first, or after ``|``, ``&&``, ``||``, ``;``, ``(``, or a shell's ``-c``).
+_ANSWERS_NO = re.compile(
+    r"(?:^|[|&;(]|\bxargs|\s-\w*c\s+[\"']?)\s*(?:sudo\s+|!\s*)?(?:\S*/)?"
+    r"(?:[efz]?grep|pgrep|rg|ag|ack|findstr|which|where|command\s+-v|type|hash|test|\[\[?|diff|cmp|"
+    r"git\s+(?:grep|diff|config))(?=[\s)\"']|$)", re.I)
+
+
+def exit_code_error(text: str | None, code: int, command: str | None = None) -> str | None:
     """Error for a command that exited ``code``: its decisive output line plus the code. None for exit
-    code 1 with no output: the "no" of grep, rg, test and diff (no match, false), not a failure (as
-    mini-swe-agent's adapter reads its harness's return codes)."""
+    code 1 with no output from a command that answers "no" so (grep, rg, which, test, diff: no match,
+    false; as mini-swe-agent's adapter reads its harness's return codes), or from a command not known
+    (``command`` None); any other command that exits 1 printing nothing failed (its output redirected)."""
     line = decisive_line(text or "")
-    if line is None and code == 1:
+    if line is None and code == 1 and (command is None or _ANSWERS_NO.search(command)):
         return None
     return f"{line} (exit code {code})" if line else f"exit code {code}"
+
+
+def command_line(arguments: Any) -> str | None:
+    """The command line a shell tool's call ran (``command``, or Codex's ``cmd``): a string, or an argv list
+    (``["bash", "-lc", "rg x"]``) joined."""
+    found = arguments.get("command", arguments.get("cmd")) if isinstance(arguments, dict) else None
+    if isinstance(found, list) and all(isinstance(part, str) for part in found):
+        return " ".join(found)
+    return found if isinstance(found, str) else None
 
 
 def as_int(value: Any) -> int | None:

@@ -93,7 +93,8 @@ Mapping
 - Step.error: only when the result says it failed: ``is_error: true`` (the
   decisive line of the result, e.g. "Exit code 1 ... AssertionError: ..." or
   "The user doesn't want to proceed with this tool use"; "Exit code 1" with no
-  output is grep's "no match", no error), or an interrupted Bash call
+  output is grep's "no match", no error, when the command answers so: grep, rg,
+  which, test, ...; a script whose output went to a file failed), or an interrupted Bash call
   (``toolUseResult.interrupted``). A parallel call the CLI cancelled because
   another one failed ("Sibling tool call errored") never ran: no error of its
   own, its observation says so.
@@ -128,6 +129,7 @@ from trajsearch.model import Trajectory
 
 from ._agent_cli import (
     CLAUDE_INJECTED,
+    command_line,
     exit_code_error,
     as_records,
     first_time,
@@ -484,7 +486,8 @@ def _without_notices(text: str) -> str:
     return kept.removesuffix(_LS_NOTICE).rstrip() if kept.endswith(_LS_NOTICE) else text
 
 
-def _result_error(part: dict[str, Any], text: str, record: dict[str, Any]) -> str | None:
+def _result_error(part: dict[str, Any], text: str, record: dict[str, Any], command: str | None) -> str | None:
+    """The error of a result the CLI marked ``is_error`` (of a Bash call that ran ``command``), else None."""
     detail = record.get("toolUseResult")
     if isinstance(detail, dict) and detail.get("interrupted") is True:
         return "interrupted by the user"
@@ -493,7 +496,7 @@ def _result_error(part: dict[str, Any], text: str, record: dict[str, Any]) -> st
     text = _TOOL_USE_ERROR.sub("", text).strip()
     code = _EXIT_CODE.match(text)
     if code:
-        return exit_code_error(_EXIT_CODE.sub("", text, count=1), int(code.group(1)))
+        return exit_code_error(_EXIT_CODE.sub("", text, count=1), int(code.group(1)), command)
     return decisive_line(text) or "tool error"
 
 
@@ -669,7 +672,7 @@ class _Session:
         text = _without_notices(_result_text(part))
         cancelled = text.strip() == _SIBLING_ERRORED  # it never ran: the failure is its sibling's, not its own
         step["observation"] = _CANCELLED if cancelled else text or None
-        step["error"] = None if cancelled else _result_error(part, text, record)
+        step["error"] = None if cancelled else _result_error(part, text, record, command_line(step["arguments"]))
         if task := _background_task(text, record):  # its end is reported later (``background_result``)
             self.background[task] = step
         step["ended_at"] = iso_time(at)

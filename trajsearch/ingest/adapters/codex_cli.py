@@ -51,7 +51,8 @@ Mapping
   line (which quotes it) is neither.
 - Step.error: a non-zero exit code (JSON metadata, ``Exit code: N`` /
   ``Process exited with code N`` headers, or the ``exec_command_end`` event;
-  exit code 1 with no output is ``rg``'s or ``grep``'s "no match", no error),
+  exit code 1 with no output is ``rg``'s or ``grep``'s "no match", no error,
+  when the command answers so: see ``exit_code_error``),
   ``success: false``, an MCP result that is ``Err`` or ``isError``, a failed
   ``patch_apply_end``, an ``item_completed`` item (0.17x) that ``failed`` (an
   MCP call's error, a command's exit code), or Codex's own failure replies
@@ -78,6 +79,7 @@ from ._agent_cli import (
     as_key,
     as_records,
     as_str,
+    command_line,
     error_line,
     exit_code_error,
     first_time,
@@ -257,9 +259,10 @@ def _reply_parts(text: str) -> tuple[str, str]:
     return text.split("\n", 1)[0], text
 
 
-def _output_error(text: str, code: int | None, success: bool | None) -> str | None:
+def _output_error(text: str, code: int | None, success: bool | None, command: str | None) -> str | None:
+    """The failure a call's output reports (of a shell call that ran ``command``), else None."""
     if code is not None and code != 0:  # the reply's header is no output: exit 1 with nothing after it is no error
-        return exit_code_error(_reply_parts(text)[1], code)
+        return exit_code_error(_reply_parts(text)[1], code, command)
     if success is False:
         return error_line(text, "tool call failed")
     body = _WALL_TIME.sub("", text.strip(), count=1)  # 0.17x puts "Wall time: ..." before the reply
@@ -321,7 +324,7 @@ class _Rollout(SessionSteps):
             return
         text, code, success = _output(payload)
         step["observation"] = text or None
-        step["error"] = _output_error(text, code, success)
+        step["error"] = _output_error(text, code, success, command_line(step["arguments"]))
         step["ended_at"] = iso_time(at)
         step["_done"] = True
 
@@ -338,7 +341,8 @@ def _item_error(item: dict[str, Any]) -> str | None:
         return error_line(parts_text(result.get("content")), "MCP tool error")
     if item.get("type") == "CommandExecution":
         code = as_int(item.get("exit_code"))
-        return exit_code_error(str(item.get("aggregated_output") or ""), code) if code else "command failed"
+        return exit_code_error(str(item.get("aggregated_output") or ""), code, command_line(item)) if code else \
+            "command failed"
     return None
 
 
@@ -358,7 +362,7 @@ def _event_errors(events: list[dict[str, Any]]) -> dict[str, str]:
             code = as_int(ev.get("exit_code"))
             if code not in (None, 0):
                 text = ev.get("aggregated_output") or ev.get("stderr") or ev.get("formatted_output") or ""
-                if error := exit_code_error(str(text), code):  # none for exit 1 with no output: a "no match"
+                if error := exit_code_error(str(text), code, command_line(ev)):  # exit 1, no output: a "no match"?
                     found[str(call_id)] = error
         elif kind == "mcp_tool_call_end":
             result = ev.get("result")
