@@ -68,3 +68,17 @@ def test_a_script_that_exits_1_with_its_output_redirected_failed(tmp_path: Path)
     (tmp_path / CCARCH.name).write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records))
     [run] = [p.trajectory for p in read_dump(tmp_path / CCARCH.name, tenant="acme")]
     assert run.steps[0].arguments["command"] == "grep -rn 表单优化 docs/logs" and run.steps[0].error is None
+
+
+def test_a_wrapped_error_line_in_the_tools_language_is_the_error() -> None:
+    """Codex 0.142.5 Desktop (real, ADIOCLASSMATE/dotfile): a CLI's error in Chinese that the console wrapped,
+    ``错误: HTTPSConnectionPool(...): Read timed out. (read`` / ``timeout=60.0)``. The error was the tail fragment
+    "timeout=60.0) (exit code 1)": ``错误:`` was not known as an error line, and the last line was taken. Now the line
+    that says what failed is the error, with its wrapped end."""
+    rollout = FIXTURES / "codex-cli" / ".real" / "adio" / \
+        "rollout-2026-07-03T15-12-18-019f26d2-378f-7123-aaab-925df3e2bf7b.jsonl"
+    [run] = [p.trajectory for p in read_dump(rollout, tenant="acme")]
+    [step] = run.steps
+    assert step.action == "write_stdin" and step.arguments["session_id"] == 70507
+    assert step.error == ("错误: HTTPSConnectionPool(host='qz.sii.edu.cn', port=443): Read timed out. "
+                          "(read timeout=60.0) (exit code 1)")

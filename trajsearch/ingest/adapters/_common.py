@@ -201,8 +201,10 @@ _EXC_LINE = re.compile(r"^(?:E\s+)?[A-Za-z_][\w.]*(?:Error|Exception|Interrupt|E
 _EXC_ANYWHERE = re.compile(r"\b[A-Za-z_][\w.]*(?:Error|Exception)\b:")
 #: A tool's own error line (pip's and git's ``error: ...``, ``fatal: ...``, rustc's ``error[E0308]: ...``, pip's
 #: ``ERROR: ...``; after Gemini CLI's ``Output:`` label): it says what went wrong, where a later line only
-#: mentions a failure ("Failure to do this can result in a broken installation").
-_TOOL_ERROR = re.compile(r"^(?:Output:\s*)?(?:error|fatal|ERROR|FATAL)(?:\[[\w-]+\])?:\s")
+#: mentions a failure ("Failure to do this can result in a broken installation"). Also in the tool's language
+#: (``错误: ...``, ``エラー：...``, ``Fehler: ...``), with a full-width colon in CJK.
+_TOOL_ERROR = re.compile(r"^(?:Output:\s*)?(?:error|fatal|ERROR|FATAL|错误|錯誤|エラー|오류|에러|[Ff]ehler|[Ee]rreur|"
+                         r"[Ee]rrore|[Оо]шибка)(?:\[[\w-]+\])?(?::\s|：)")
 #: A test runner's tally of a failed run: ExUnit's and RSpec's ``5 tests, 4 failures``, Jest's ``Tests: 4 failed``
 #: (the lines before it are the tests' own output, an HTML page, a log).
 _TEST_TALLY = re.compile(r"^(?:\d+ (?:tests?|examples?|specs?|doctests?), .*\b[1-9]\d* (?:failures?|failed|errors?)\b"
@@ -271,8 +273,9 @@ def decisive_line(output: str) -> str | None:
     follows the record (its lines are wrapped at the console's width, so a fragment such as
     ``oundException`` would pass for one), then the last exception line (``TypeError: ...``),
     then the last line naming one (pytest's ``FAILED test - TypeError: ...``), then a tool's
-    own error line (``error: ...``), then a test runner's tally (``5 tests, 4 failures``),
-    then the last line mentioning an error, then the last non-empty line.
+    own error line (``error: ...``, ``错误: ...``), then a test runner's tally (``5 tests, 4 failures``),
+    then the last line mentioning an error, then the last non-empty line. A line the console
+    wrapped inside a parenthesis gets its end back (see ``_unwrapped``).
     """
     lines = [ln.strip() for ln in output.splitlines() if ln.strip()]
     if record := _powershell_error(lines):
@@ -281,10 +284,21 @@ def decisive_line(output: str) -> str | None:
         if not any(_EXC_LINE.search(line) or _EXC_ANYWHERE.search(line) for line in lines):
             return message
     for pattern in (_EXC_LINE, _EXC_ANYWHERE, _TOOL_ERROR, _TEST_TALLY, _ERRORISH):
-        for line in reversed(lines):
-            if found := pattern.search(line):
-                return _short_keeping(line, found)
+        for at in range(len(lines) - 1, -1, -1):
+            if found := pattern.search(lines[at]):
+                return _short_keeping(_unwrapped(lines, at), found)
     return short(lines[-1]) if lines else None
+
+
+def _unwrapped(lines: list[str], at: int) -> str:
+    """``lines[at]`` joined with the next line where the console wrapped it: a parenthesis it opens and leaves open,
+    which the next line closes ("... Read timed out. (read" / "timeout=60.0)")."""
+    line = lines[at]
+    if at + 1 < len(lines) and line.count("(") > line.count(")"):
+        joined = f"{line} {lines[at + 1]}"
+        if joined.count("(") == joined.count(")"):
+            return joined
+    return line
 
 
 def _short_keeping(line: str, found: re.Match[str], limit: int = 300) -> str:
