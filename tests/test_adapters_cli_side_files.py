@@ -82,3 +82,14 @@ def test_a_wrapped_error_line_in_the_tools_language_is_the_error() -> None:
     assert step.action == "write_stdin" and step.arguments["session_id"] == 70507
     assert step.error == ("错误: HTTPSConnectionPool(host='qz.sii.edu.cn', port=443): Read timed out. "
                           "(read timeout=60.0) (exit code 1)")
+
+
+def test_claude_code_process_entry_of_a_session_is_passed_over() -> None:
+    """Claude Code 2.1.145's ``~/.claude/sessions/<pid>.json`` (real, a331468564/claude-codex-chat-archives: ``{"pid",
+    "sessionId", "cwd", "startedAt", "version", "kind", "entrypoint", ...}``) was rejected as "unrecognised dump
+    format"; it registers a running session's process and holds no run: passed over, saying what it is."""
+    entry = FIXTURES / "claude-code" / ".real" / "ccarch" / "sessions" / "21336.json"
+    with pytest.raises(SideFile, match=r"no run in this file: Claude Code's record of the process running session "
+                                       r"e96ef0a0-b0d9-4244-bc5c-2ddb2aecf2a2"):
+        detect_format(entry)
+    assert list(read_dump(entry.parent, tenant="acme")) == []

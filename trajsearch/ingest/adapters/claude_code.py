@@ -264,7 +264,8 @@ def _notifications(body: str) -> list[dict[str, str]]:
 def side_file(record: Any) -> str | None:
     """The adapter hook (see ``adapters/__init__``): a compaction's own file, a subagent's warm-up (2.0.x
     starts its subagents with the prompt "Warmup" before any user asks anything), a subagent's metadata, a
-    session's todo list and the index of a project's sessions hold no run of the agent."""
+    session's todo list, the index of a project's sessions and the entry of a session's process hold no run of the
+    agent."""
     if not isinstance(record, dict):
         return None
     if str(record.get("agentId") or "").startswith("acompact"):
@@ -282,6 +283,10 @@ def side_file(record: Any) -> str | None:
                 "state), not a run")
     if isinstance(record.get("entries"), list) and "originalPath" in record:
         return "Claude Code's index of a project's sessions (sessions-index.json), not a run"
+    if _is_process_entry(record):
+        return (f"Claude Code's record of the process running session {record['sessionId']} (~/.claude/sessions/"
+                "<pid>.json: its pid, cwd, start; the session is ~/.claude/projects/<project>/<session id>.jsonl), "
+                "not a run")
     if record.get("type") in ("started", "result") and isinstance(record.get("key"), str) \
             and isinstance(record.get("agentId"), str) and set(record) <= {"type", "key", "agentId", "result"}:
         return ("a Claude Code workflow's journal (journal.jsonl: which of its agents started and what each "
@@ -291,6 +296,13 @@ def side_file(record: Any) -> str | None:
         return (f"a Claude Code subagent's warm-up in session {record.get('sessionId')} (the CLI's own \"Warmup\" "
                 "prompt at startup; no user asked anything), not a run")
     return None
+
+
+def _is_process_entry(record: dict[str, Any]) -> bool:
+    """An entry of Claude Code's registry of running sessions (2.1.14x, ``~/.claude/sessions/<pid>.json``):
+    ``{"pid", "sessionId", "cwd", "startedAt", "version", "kind", "entrypoint", ...}``, no record type."""
+    return "type" not in record and isinstance(record.get("sessionId"), str) and \
+        all(isinstance(record.get(key), int) and not isinstance(record.get(key), bool) for key in ("pid", "startedAt"))
 
 
 def _is_todo(record: dict[str, Any]) -> bool:
