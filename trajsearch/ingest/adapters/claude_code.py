@@ -225,6 +225,8 @@ def matches(record: Any) -> bool:
     message = record.get("message")
     if isinstance(message, dict) and "parts" in message and "content" not in message:
         return False  # Gemini's message shape in Claude Code's records: Qwen Code's sessions, which are not read
+    if "qwen_code_version" in record:
+        return False  # Qwen Code's headless output, in Claude Code's stream-json shape (see ``not_a_run``)
     if kind in CONVERSATION:
         if "isSidechain" in record or "parentUuid" in record:
             return True
@@ -410,7 +412,13 @@ def _record_text(record: dict[str, Any]) -> str:
 
 
 def not_a_run(record: Any) -> str | None:
-    """``claude -p --output-format json`` prints the final result only: the answer, not the steps."""
+    """``claude -p --output-format json`` prints the final result only: the answer, not the steps. Qwen Code's
+    headless output (``qwen -p --output-format json`` / ``stream-json``) copies the shape of Claude Code's stream,
+    its ``init`` record naming its own version: another agent's, not read."""
+    if isinstance(record, dict) and isinstance(version := record.get("qwen_code_version"), str):
+        return (f"this is Qwen Code {version}'s headless output (`qwen -p --output-format json` or `stream-json`, "
+                "shaped like Claude Code's): Qwen Code is not a supported format, neither its output nor its sessions "
+                "(~/.qwen/projects/<project>/chats/<session id>.jsonl)")
     if isinstance(record, dict) and record.get("type") == "result" and isinstance(record.get("session_id"), str) \
             and "subtype" in record:
         return ("this is the final result of a headless Claude Code run (`claude -p --output-format json`): the "
@@ -828,6 +836,8 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     unrecorded = not task and subagent and _opens_with_reply(chain) and worked
     if unrecorded:  # its calls are the run; its prompt is in the parent's Task call, not in this file
         task = _UNRECORDED_PROMPT + _first_words(session.steps)
+    if headless is not None and "qwen_code_version" in headless:  # read as Claude Code only when forced so
+        raise RecordError(str(not_a_run(headless)))
     if not task:
         if headless is not None:  # stream-json echoes the prompt only with --replay-user-messages
             raise RecordError(
