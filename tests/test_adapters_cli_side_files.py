@@ -105,3 +105,20 @@ def test_qwen_code_headless_output_is_refused_naming_qwen_code() -> None:
         detect_format(output)
     [forced] = list(read_dump(output, fmt="claude-code", tenant="acme"))
     assert forced.error.startswith("this is Qwen Code 0.12.5's headless output") and "claude -p" not in forced.error
+
+
+def test_reasoning_recorded_after_its_call_is_that_calls_thought() -> None:
+    """The ocodex fork of Codex (real, JaydenXsoe/ocodex, 2025-08, chat-completions path) records a response's
+    reasoning when the response completes, after its call has run: ``call, output, reasoning``. Each thought went to
+    the next step: the reasoning that chose a search sat on the following ``shell`` call, and so on to the answer.
+    Told per file (reasoning items without ids that never open a turn's calls), each call now has its own."""
+    rollout = FIXTURES / "codex-cli" / ".real" / "ocodex-sessions" / \
+        "rollout-2025-08-31T12-14-27-18a59085-ee11-4ef3-b460-f942642861b3.jsonl"
+    [run] = [p.trajectory for p in read_dump(rollout, tenant="acme")]
+    assert [s.action for s in run.steps] == ["search__search.query", "shell", "search__search.query", "respond"]
+    first, shell, second, answer = run.steps
+    assert first.thought.startswith('User asks: "what is the state of USA today economically and politically?"')
+    assert first.thought.endswith("We need to search web. Use websearch tool.")
+    assert shell.thought.startswith('The user asks: "what is the state of USA today')
+    assert second.thought.startswith("We must answer question about current state of USA")
+    assert answer.thought is None and answer.arguments["content"].startswith("**Current State of the United States")

@@ -43,7 +43,10 @@ Mapping
   ``image_generation_call`` is a step; its ``*_output`` item with the same
   ``call_id`` is the observation (a JSON ``{"output", "metadata":
   {"exit_code"}}`` string is unwrapped; content-item lists are joined).
-  Reasoning (summary and content text) is the thought of the next step; an
+  Reasoning (summary and content text) is the thought of the next step
+  (where a rollout records it after the call it led to and that call's output,
+  as 2025's chat-completions path did, the first after an output is that
+  call's); an
   assistant message followed by a tool call before the next user prompt is
   narration and joins that call's thought, otherwise (or when its ``phase``
   is ``final_answer``) it is a ``respond`` step with ``{"content": text}``;
@@ -271,7 +274,38 @@ def _output_error(text: str, code: int | None, success: bool | None, command: st
     return None
 
 
+def _reasoning_recorded_late(items: list[dict[str, Any]]) -> bool:
+    """Whether a rollout records each reasoning after the call it led to, and after that call's output: Codex's
+    chat-completions path of 2025 (codex-rs' ``AggregatedChatStream`` emitted a response's reasoning when the
+    response completed, by which time its call had been passed on and run: ``user, call, output, reasoning, call,
+    output, reasoning, answer``; the ocodex fork's rollouts). Told per file: its reasoning items are that path's (no
+    id, no encrypted content, no summary: raw ``reasoning_text``), one comes right after an output, and none opens
+    a turn's calls (``user, reasoning, call``: reasoning that comes before its call, as the Responses API's do, and a
+    later build's chat path; between two calls the orders look alike)."""
+    reasoning = [p for p in items if p.get("type") == "reasoning"]
+    if not reasoning or any(p.get("id") or p.get("encrypted_content") or p.get("summary") for p in reasoning):
+        return False
+    kinds = [None, *(p.get("type") for p in items), None]
+    after = [(before, following) for before, kind, following in zip(kinds, kinds[1:], kinds[2:]) if kind == "reasoning"]
+    return any(before in OUTPUTS for before, _ in after) and \
+        not any(following in CALLS and before not in OUTPUTS for before, following in after)
+
+
 class _Rollout(SessionSteps):
+    def __init__(self, reasoning_late: bool = False) -> None:
+        super().__init__()
+        self.reasoning_late = reasoning_late
+        self.answered: dict[str, Any] | None = None  # the call whose output was the last item, when reasoning is late
+
+    def reasoning(self, texts: list[str]) -> None:
+        """Reasoning is the next step's thought; where it is recorded late (see ``_reasoning_recorded_late``), the
+        first after a call's output is that call's (it came before the call: it goes before its narration)."""
+        step, self.answered = self.answered, None
+        if step is None:
+            self.thought.extend(texts)
+        else:
+            step["thought"] = join_thought(texts + [step.get("thought") or ""])
+
     def answer(self, text: str, at: Any, final: bool) -> None:
         if not text:
             return
@@ -327,6 +361,8 @@ class _Rollout(SessionSteps):
         step["error"] = _output_error(text, code, success, command_line(step["arguments"]))
         step["ended_at"] = iso_time(at)
         step["_done"] = True
+        if self.reasoning_late:
+            self.answered = step
 
 
 def _item_error(item: dict[str, Any]) -> str | None:
@@ -386,12 +422,14 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
         kinds = sorted({kind for kind, _, _ in lines})
         raise RecordError(f"no conversation in this Codex rollout (only {', '.join(kinds)} lines)")
 
-    rollout = _Rollout()
+    rollout = _Rollout(reasoning_late=_reasoning_recorded_late([p for p, _ in items]))
     item_prompts: list[str] = []
     event_prompts: list[str] = []
     for kind, payload, at in lines:
         if kind == "response_item":
             item = as_str(payload.get("type"))
+            if item not in OUTPUTS and item != "reasoning":
+                rollout.answered = None  # late reasoning follows its call's output directly
             if item == "message":
                 role = payload.get("role")
                 text = _message_text(payload)
@@ -401,7 +439,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
                     rollout.flush()
                     item_prompts.append(_request(text))
             elif item == "reasoning":
-                rollout.thought.extend(_reasoning_text(payload))
+                rollout.reasoning(_reasoning_text(payload))
             elif item in CALLS:
                 rollout.call(payload, at)
             elif item in OUTPUTS:
