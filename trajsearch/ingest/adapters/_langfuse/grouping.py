@@ -25,6 +25,8 @@ from .._vendor import call_args_text, decode, first_user_text, instruction, is_e
 from .observations import INFO_RAW, INFO_TARGET, INFO_THOUGHT, INFO_TYPE, observation_node, trace_node
 
 _ITERATION = re.compile(r"^iteration-\d+$")
+#: What LangChain's handler writes as a trace's output when the graph raised: ``"<ExceptionType>: <message>"``.
+_EXCEPTION_TEXT = re.compile(r"(?P<type>[A-Za-z_][\w.]*): (?P<message>.*)", re.DOTALL)
 #: The Vercel AI SDK's provider call under ``ai.generateText`` / ``streamText`` / ``generateObject`` / ``streamObject``.
 _PROVIDER_CALL = re.compile(r"^ai\.\w+\.do(?:Generate|Stream)$")
 
@@ -228,12 +230,19 @@ def trace_failure(root: Node, group: list[Node]) -> None:
     output: that is no answer but the error, the message being an observation's ``statusMessage``.
     """
     said = (root.output_text or "").strip()
-    errors = {n.error for n in group if n.error and n is not root}
-    if said and any(said == e or said.endswith(f": {e}") for e in errors):
+    if _is_a_raised_error(said, {n.error for n in group if n.error and n is not root}):
         root.output_text = None
         root.error = root.error or said
     if not root.error:
         root.error = next((n.error for n in group if n.parent == root.id and n.error and n.role != "tool"), None)
+
+
+def _is_a_raised_error(said: str, errors: set[str]) -> bool:
+    """Whether the trace's output is the exception an observation failed with, as the handler writes it (an
+    exception class, a colon, the observation's message): an answer that merely quotes an error (the agent caught
+    it and told the user) is still an answer."""
+    raised = _EXCEPTION_TEXT.fullmatch(said)
+    return said in errors or (raised is not None and raised["message"] in errors)
 
 
 def task_of(group: list[Node]) -> str:
