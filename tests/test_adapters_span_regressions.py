@@ -16,6 +16,7 @@ from adapter_support import only
 
 FIXTURES = Path(__file__).parent / "fixtures"
 LANGFUSE = FIXTURES / "langfuse" / "derived"
+LANGSMITH = FIXTURES / "langsmith" / "derived"
 
 
 def test_langfuse_run_that_caught_a_tool_error_and_told_the_user_is_no_failure() -> None:
@@ -26,3 +27,12 @@ def test_langfuse_run_that_caught_a_tool_error_and_told_the_user_is_no_failure()
     assert run.outcome is Outcome.unknown and run.failure is None
     assert [s.action for s in run.steps] == ["lookup_order", "respond"]
     assert "could not look up order A1" in run.steps[-1].arguments["content"]
+
+
+def test_langsmith_rate_limit_the_root_survived_still_shows() -> None:
+    """The app caught the model call's 429 and answered with a fallback (root run without error): the chains'
+    copies of the call's error were all cleared in favour of the root's, so nothing told of the 429 (0 steps,
+    ``unknown``). One step keeps it and the run is an infrastructure error, as before the chains were thinned."""
+    run = only(LANGSMITH / "ls_429_caught_by_app.batch.jsonl")
+    assert run.outcome is Outcome.infra_error and run.failure is not None and "429" in run.failure.error
+    assert len(run.steps) == 1 and "429" in run.steps[0].error

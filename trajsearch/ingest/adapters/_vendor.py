@@ -26,7 +26,7 @@ from typing import Any, Iterable
 from trajsearch.model import Failure, Outcome, Trajectory
 
 from ._common import Context, build, outcome_of_reward, short
-from ._spans import FAIL_LABELS, OUTCOME_METRICS, PASS_LABELS, Message, Node, assemble, normalise_message, text_of
+from ._spans import FAIL_LABELS, OUTCOME_METRICS, PASS_LABELS, Message, Node, ancestors, assemble, normalise_message, text_of
 from ._spans.messages import is_object_repr
 from ._spans import trajectory_id as span_trajectory_id
 
@@ -473,12 +473,18 @@ def _failed_by_a_model_call(nodes: list[Node]) -> None:
     graph through the prompt-and-model sequence, the node function and the
     agent; Langfuse's handler does not even nest them all around the call):
     one exception is one error, the call's, not a "chain X failed" step per
-    level. The run's root keeps its error: it decides the outcome.
+    level. The run's root keeps its error: it decides the outcome. A root that
+    did not fail (the app caught the exception and answered) leaves the
+    outermost chain's copy, the one step that still tells of the failed call.
     """
     raised = {n.error for n in nodes if n.role == "llm" and n.error}
-    ids = {n.id for n in nodes}
-    for node in nodes:
-        if node.role in ("chain", "agent") and node.parent in ids and node.error in raised:
+    by_id = {n.id: n for n in nodes}
+    root_failed = any(n.error for n in nodes if n.parent not in by_id)
+    carriers = [n for n in nodes if n.role in ("chain", "agent") and n.parent in by_id and n.error in raised]
+    carrier_ids = {n.id for n in carriers}
+    for node in carriers:
+        outermost = not any(a.id in carrier_ids for a in ancestors(node, by_id))
+        if root_failed or not outermost:
             node.error = None
 
 
