@@ -17,6 +17,7 @@ from adapter_support import only
 FIXTURES = Path(__file__).parent / "fixtures"
 LANGFUSE = FIXTURES / "langfuse" / "derived"
 LANGSMITH = FIXTURES / "langsmith" / "derived"
+OPENINFERENCE = FIXTURES / "openinference" / "derived"
 
 
 def test_langfuse_run_that_caught_a_tool_error_and_told_the_user_is_no_failure() -> None:
@@ -36,3 +37,19 @@ def test_langsmith_rate_limit_the_root_survived_still_shows() -> None:
     run = only(LANGSMITH / "ls_429_caught_by_app.batch.jsonl")
     assert run.outcome is Outcome.infra_error and run.failure is not None and "429" in run.failure.error
     assert len(run.steps) == 1 and "429" in run.steps[0].error
+
+
+def test_an_xml_tagged_request_in_a_chat_apps_span_is_the_request() -> None:
+    """A chat app's (LiteLLM's) latest user message wrapped in ``<INSTRUCTIONS>`` tags: the coding CLIs' injected-
+    message patterns were applied to every span export, so the message was taken for injected context and the run
+    filed under the conversation's first question."""
+    run = only(OPENINFERENCE / "litellm_latest_request_in_xml_tags.otlp.json")
+    assert run.task.startswith("<INSTRUCTIONS>\nAnd what about Berlin's weather?")
+
+
+def test_openinference_takes_the_latest_request_when_the_first_holds_a_reminder() -> None:
+    """The history's first user message opens with a ``<system-reminder>`` block: the first request was compared
+    rewritten (the block stripped) with the raw task, so the two never matched and the latest request ("And what
+    about Berlin's weather?") was not taken."""
+    run = only(OPENINFERENCE / "litellm_first_request_with_reminder.otlp.json")
+    assert run.task == "And what about Berlin's weather?"

@@ -17,11 +17,13 @@ import re
 from dataclasses import asdict
 from typing import Any
 
-from .._agent_cli import typed_prompt
 from .._common import as_dict, as_list
 from .nodes import Message, indexed, maybe_json, text_of
 
 _USERISH = ("user", "human")
+#: A notice an agent harness sends as a whole user message when background work it started has finished (GitHub
+#: Copilot CLI's ``<system_notification>``): nobody's request, whichever app sent it.
+_HARNESS_NOTICE = re.compile(r"^\s*<system_notification>.*</system_notification>\s*$", re.S)
 _CONTENT_ITEM = re.compile(r"^message\.content\.\d+$")
 _FIELD = re.compile(r"(?:^|(?<=\s))[A-Za-z_]\w*=(?!=)")
 _OBJECT_AT = re.compile(r"<[\w.]+ object at 0x[0-9a-fA-F]+>")
@@ -384,11 +386,13 @@ def failed_tool_results(request: Any) -> set[str]:
 
 
 def user_requests(messages: list[dict[str, Any]]) -> list[str]:
-    """What the user asked in a message list, in order: user messages as typed, without a tool result sent in a user
-    message nor what a harness wrote in one (Copilot CLI's ``<system_notification>``, Codex's and Claude Code's
-    injected context, ``<system-reminder>`` blocks: see ``typed_prompt``), so the latest is the latest request."""
+    """What the user asked in a message list, in order: user messages as written, without a tool result sent in a
+    user message nor a harness notice (see ``_HARNESS_NOTICE``), so the latest is the latest request.
+
+    Only the notice is left out: the coding CLIs' injected context (``_agent_cli.typed_prompt``) is read where their
+    sessions are; in any other app an XML-tagged prompt (``<INSTRUCTIONS>``, ``<skill>``) is the user's request."""
     texts = (m.get("text") for m in messages if m.get("role") in _USERISH and not m.get("call_id"))
-    return [typed for text in texts if isinstance(text, str) and (typed := typed_prompt(text))]
+    return [text for text in texts if isinstance(text, str) and text.strip() and not _HARNESS_NOTICE.match(text)]
 
 
 def first_user_text(messages: list[dict[str, Any]]) -> str | None:
