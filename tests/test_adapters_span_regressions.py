@@ -53,3 +53,11 @@ def test_openinference_takes_the_latest_request_when_the_first_holds_a_reminder(
     about Berlin's weather?") was not taken."""
     run = only(OPENINFERENCE / "litellm_first_request_with_reminder.otlp.json")
     assert run.task == "And what about Berlin's weather?"
+
+
+def test_a_models_refusal_is_its_reply() -> None:
+    """The run's last model call refused (OpenAI: ``content`` null, the words in ``refusal``): the message read as
+    saying nothing, so the run lost its last words; the refusal is the reply."""
+    run = only(LANGFUSE / "lf_refusal.ingestion.jsonl")
+    assert run.steps[-1].action == "respond"
+    assert run.steps[-1].arguments == {"content": "I'm sorry, but I can't help with that request."}

@@ -146,6 +146,8 @@ def _parts(parts: list[Any], msg: Message, extra: list[Message]) -> None:
                 msg.reasoning += text_of(part.get("text"))
             else:
                 texts.append(text_of(part.get("text", part.get("content"))))
+        elif kind == "refusal":  # OpenAI's refusal content part: the model's words
+            texts.append(text_of(part.get("refusal")))
         elif kind in _REASONING_PARTS:
             body = part.get("thinking", part.get("content", part.get("text", part.get("summary"))))
             msg.reasoning += "\n".join(text_of(b.get("text") if isinstance(b, dict) else b) for b in body) \
@@ -222,6 +224,8 @@ def _message(raw: dict[str, Any], default: str) -> list[Message]:
     for key in ("reasoning_content", "reasoning", "thinking"):
         if isinstance(raw.get(key), str) and raw[key]:
             msg.reasoning = raw[key]
+    if not msg.text and (refusal := _refusal(raw)):
+        msg.text = refusal
     calls = decode(raw.get("tool_calls", raw.get("toolCalls")))  # Vercel AI SDK output: a JSON string
     if not calls and isinstance(raw.get("additional_kwargs"), dict):  # LangChain AIMessage from OpenAI
         calls = raw["additional_kwargs"].get("tool_calls")
@@ -240,6 +244,14 @@ def _message(raw: dict[str, Any], default: str) -> list[Message]:
         msg.text = text_of(content)
     out = [msg] if (msg.text or msg.reasoning or msg.calls or msg.call_id) else []
     return out + extra
+
+
+def _refusal(raw: dict[str, Any]) -> str | None:
+    """The words of a model's refusal, which OpenAI gives beside a null ``content`` (LangChain keeps them in
+    ``additional_kwargs``): often a run's last words, so they are its reply."""
+    kwargs = raw.get("additional_kwargs") if isinstance(raw.get("additional_kwargs"), dict) else {}
+    refusal = raw.get("refusal") or kwargs.get("refusal")
+    return (refusal.strip() or None) if isinstance(refusal, str) else None
 
 
 def _clean(msg: Message) -> Message:
