@@ -2,7 +2,7 @@
 got wrong, each kept right beside the defect it was fixed for (tests/test_adapters_vendors_langchain.py,
 tests/test_adapters_span_exports.py).
 
-Fixtures: tests/fixtures/<format>/derived (each a real capture with one documented change, see SOURCE.md there).
+Fixtures: tests/fixtures/<format>/.derived (each a real capture with one documented change, see SOURCE.md there).
 Everything goes through the public reader (``read_dump`` / ``detect_format``).
 """
 
@@ -15,9 +15,9 @@ from trajsearch.model import Outcome
 from adapter_support import only
 
 FIXTURES = Path(__file__).parent / "fixtures"
-LANGFUSE = FIXTURES / "langfuse" / "derived"
-LANGSMITH = FIXTURES / "langsmith" / "derived"
-OPENINFERENCE = FIXTURES / "openinference" / "derived"
+LANGFUSE = FIXTURES / "langfuse" / ".derived"
+LANGSMITH = FIXTURES / "langsmith" / ".derived"
+OPENINFERENCE = FIXTURES / "openinference" / ".derived"
 
 
 def test_langfuse_run_that_caught_a_tool_error_and_told_the_user_is_no_failure() -> None:
