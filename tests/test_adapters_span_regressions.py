@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from trajsearch.ingest.read import detect_format
 from trajsearch.model import Outcome
 
 from adapter_support import only
@@ -18,6 +19,7 @@ FIXTURES = Path(__file__).parent / "fixtures"
 LANGFUSE = FIXTURES / "langfuse" / ".derived"
 LANGSMITH = FIXTURES / "langsmith" / ".derived"
 OPENINFERENCE = FIXTURES / "openinference" / ".derived"
+ATIF = FIXTURES / "atif" / ".derived"
 
 
 def test_langfuse_run_that_caught_a_tool_error_and_told_the_user_is_no_failure() -> None:
@@ -61,3 +63,9 @@ def test_a_models_refusal_is_its_reply() -> None:
     run = only(LANGFUSE / "lf_refusal.ingestion.jsonl")
     assert run.steps[-1].action == "respond"
     assert run.steps[-1].arguments == {"content": "I'm sorry, but I can't help with that request."}
+
+
+def test_a_run_file_that_records_its_langfuse_trace_is_read_as_its_format() -> None:
+    """A Terminus-2 ATIF trajectory carrying ``"langfuse": {"trace_id", "trace_url"}``: the Langfuse pointer test,
+    asked before any format, took it for a pointer file and the run was passed over as a side file."""
+    assert detect_format(ATIF / "terminus_2-with-langfuse-link.trajectory.json") == "atif"

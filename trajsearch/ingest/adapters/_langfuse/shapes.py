@@ -66,6 +66,11 @@ def record_kind(record: dict[str, Any]) -> str | None:
     return None
 
 
+#: What a session tool keeps to point at a Langfuse trace (langfuse-docs' ``.langfuse/`` files): the pointer's own
+#: fields, and the file's around a nested ``langfuse`` pointer. Only a record of nothing else is a pointer: a run
+#: file of another format may record its trace's id and URL too.
+_POINTER_FIELDS = frozenset({"trace_id", "trace_url", "session_id", "session_url", "host", "created_at", "updated_at"})
+_POINTER_FILE_FIELDS = frozenset({"schema_version", "langfuse", "git", "created_at", "updated_at"})
 #: Fields of the SDK's create-dataset body (``POST /api/public/v2/datasets``).
 _DATASET_FIELDS = frozenset({"name", "description", "metadata", "inputSchema", "expectedOutputSchema"})
 
@@ -74,8 +79,7 @@ def side_kind(record: Any) -> str | None:
     """What a Langfuse file that holds no run is: a pointer to a trace, a dataset, a dataset item or a prompt."""
     if not isinstance(record, dict):
         return None
-    pointer = record.get("langfuse") if isinstance(record.get("langfuse"), dict) else record
-    if isinstance(pointer.get("trace_url"), str) and "trace_id" in pointer and "observations" not in record:
+    if _is_trace_pointer(record):
         return ("a pointer to a Langfuse trace (its id and URL, as a session tool keeps them in .langfuse/), not a "
                 "run: ingest the trace itself (the UI's download, an API or blob-storage export)")
     if "datasetName" in record and "input" in record and ("expectedOutput" in record or "sourceTraceId" in record):
@@ -86,6 +90,12 @@ def side_kind(record: Any) -> str | None:
             "labels" in record or "config" in record):
         return "a Langfuse prompt (a template and its labels), not a run"
     return None
+
+
+def _is_trace_pointer(record: dict[str, Any]) -> bool:
+    nested = isinstance(record.get("langfuse"), dict) and set(record) <= _POINTER_FILE_FIELDS
+    pointer = record["langfuse"] if nested else record
+    return isinstance(pointer.get("trace_url"), str) and "trace_id" in pointer and set(pointer) <= _POINTER_FIELDS
 
 
 def score_of(raw: Any) -> Score | None:
