@@ -69,3 +69,12 @@ def test_a_run_file_that_records_its_langfuse_trace_is_read_as_its_format() -> N
     """A Terminus-2 ATIF trajectory carrying ``"langfuse": {"trace_id", "trace_url"}``: the Langfuse pointer test,
     asked before any format, took it for a pointer file and the run was passed over as a side file."""
     assert detect_format(ATIF / "terminus_2-with-langfuse-link.trajectory.json") == "atif"
+
+
+def test_a_streamed_tool_call_keeps_its_arguments_from_tool_calls() -> None:
+    """A streamed ChatAnthropic message (``create_agent``, tool not traced): the ``tool_use`` block's ``input`` is
+    ``{}`` (its JSON in ``partial_json``), the arguments only in ``tool_calls``. Of the call's two records the
+    block's was kept, so the step had no arguments."""
+    run = only(LANGSMITH / "ls_anthropic_streamed_notool.batch.jsonl")
+    assert [(s.action, s.arguments) for s in run.steps][0] == ("get_weather", {"city": "Paris"})
+    assert [s.action for s in run.steps] == ["get_weather", "respond"]

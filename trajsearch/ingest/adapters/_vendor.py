@@ -234,10 +234,15 @@ def _message(raw: dict[str, Any], default: str) -> list[Message]:
     if not calls and isinstance(raw.get("function_call"), dict):  # legacy OpenAI function calling
         calls = [raw["function_call"]]
     # LangChain keeps an Anthropic tool_use / Responses function_call block in ``content`` *and* in ``tool_calls``
-    in_content = {c["id"] for c in msg.calls if c.get("id")}
+    in_content = {c["id"]: c for c in msg.calls if c.get("id")}
     for item in calls if isinstance(calls, list) else []:
-        if isinstance(item, dict) and (call := _call(item)) and not (call["id"] and call["id"] in in_content):
+        if not (isinstance(item, dict) and (call := _call(item))):
+            continue
+        twin = in_content.get(call["id"]) if call["id"] else None
+        if twin is None:
             msg.calls.append(call)
+        elif is_empty(twin.get("arguments")):  # a streamed block's input is {} (its JSON in partial_json)
+            twin["arguments"] = call["arguments"]
     if role == "tool" or raw.get("tool_call_id"):
         msg.call_id = call_id(raw.get("tool_call_id") or raw.get("tool_use_id") or raw.get("call_id"))
     if role == "tool" and not msg.text and not extra and not is_empty(content):
