@@ -64,10 +64,17 @@ def _first_document(path: Path) -> Any:
 
 def _document_head(path: Path) -> Any:
     """The first JSON value of a pretty-printed file (later concatenated values are not read); raises what
-    parsing it met."""
+    parsing it met. None when that value runs past the first ``WHOLE_PARSE_BYTES`` of the text (a gzip's size on
+    disk does not tell): cut off there, a valid document would look malformed."""
     with open_dump(path) as f:
-        text = f.read(WHOLE_PARSE_BYTES + 1).decode("utf-8", errors="replace")
-    return json.JSONDecoder().raw_decode(text.lstrip("\ufeff \t\r\n"))[0]
+        data = f.read(WHOLE_PARSE_BYTES + 1)
+    text = data.decode("utf-8", errors="replace")
+    try:
+        return json.JSONDecoder().raw_decode(text.lstrip("\ufeff \t\r\n"))[0]
+    except ValueError:
+        if len(data) > WHOLE_PARSE_BYTES:
+            return None
+        raise
 
 
 def first_record(path: Path, head: str) -> Any:
