@@ -20,6 +20,7 @@ LANGFUSE = FIXTURES / "langfuse" / ".derived"
 LANGSMITH = FIXTURES / "langsmith" / ".derived"
 OPENINFERENCE = FIXTURES / "openinference" / ".derived"
 ATIF = FIXTURES / "atif" / ".derived"
+LANGFUSE_REAL = FIXTURES / "langfuse" / ".real"
 
 
 def test_langfuse_run_that_caught_a_tool_error_and_told_the_user_is_no_failure() -> None:
@@ -77,4 +78,13 @@ def test_a_streamed_tool_call_keeps_its_arguments_from_tool_calls() -> None:
     block's was kept, so the step had no arguments."""
     run = only(LANGSMITH / "ls_anthropic_streamed_notool.batch.jsonl")
     assert [(s.action, s.arguments) for s in run.steps][0] == ("get_weather", {"city": "Paris"})
+    assert [s.action for s in run.steps] == ["get_weather", "respond"]
+
+
+def test_a_lone_langfuse_batch_names_a_tool_by_its_tool_message() -> None:
+    """One ingestion batch read on its own (langfuse-langchain JS, the second of two): the tool's ``span-update``
+    has no name (its ``span-create`` is in the other batch), so the tool step was named ``span``; its output, a
+    ``ToolMessage``, names the tool."""
+    run = only(LANGFUSE_REAL / "lfjs_anthropic_second_batch.ingestion.json")
+    assert [(s.action, s.observation) for s in run.steps][0] == ("get_weather", "Sunny, 22C in Paris")
     assert [s.action for s in run.steps] == ["get_weather", "respond"]

@@ -86,17 +86,32 @@ def _attributes(metadata: Any) -> dict[str, Any]:
     return attrs if isinstance(attrs, dict) else {}
 
 
+def _tool_message(value: Any) -> dict[str, Any] | None:
+    """A LangChain ``ToolMessage`` (plain or "lc" form) an observation output, else None."""
+    if not isinstance(value, dict):
+        return None
+    msg = value
+    if isinstance(msg.get("kwargs"), dict) and isinstance(msg.get("id"), list) and msg["id"]:  # "lc" form
+        msg = dict(msg["kwargs"], type=str(msg["id"][-1]).lower().removesuffix("message"))
+    return msg if msg.get("type") == "tool" and "content" in msg else None
+
+
 def _tool_output(value: Any) -> tuple[Any, str | None, str | None]:
     """(result, call id, error) of a tool's output; a LangChain ``ToolMessage`` gives all three."""
-    if isinstance(value, dict):
-        msg = value
-        if isinstance(msg.get("kwargs"), dict) and isinstance(msg.get("id"), list) and msg["id"]:  # "lc" form
-            msg = dict(msg["kwargs"], type=str(msg["id"][-1]).lower().removesuffix("message"))
-        if msg.get("type") == "tool" and "content" in msg:
-            content = decode(msg["content"])
-            error = text_of(content) if str(msg.get("status") or "").lower() == "error" else None
-            return content, call_id(msg.get("tool_call_id")), error
-    return value, None, None
+    msg = _tool_message(value)
+    if msg is None:
+        return value, None, None
+    content = decode(msg["content"])
+    error = text_of(content) if str(msg.get("status") or "").lower() == "error" else None
+    return content, call_id(msg.get("tool_call_id")), error
+
+
+def _answering_tool(value: Any) -> str | None:
+    """The tool a ``ToolMessage`` output names: the name of an observation sent without its create event (one
+    ingestion batch read alone holds only the update)."""
+    msg = _tool_message(value)
+    name = msg.get("name") if msg else None
+    return (name.strip() or None) if isinstance(name, str) else None
 
 
 def _tool_name(name: str, attrs: dict[str, Any]) -> str:
@@ -130,14 +145,14 @@ def observation_node(obs: dict[str, Any], seq: int) -> Node:
     metadata = decode(obs.get("metadata"))
     attrs = _attributes(metadata)
     span_kind = str(attrs.get("openinference.span.kind") or "").upper()
-    name = str(obs.get("name") or kind.lower() or "observation")
+    inputs, raw_output = decode(obs.get("input")), obs.get("output")
+    outputs = decode(raw_output)
+    name = str(obs.get("name") or _answering_tool(outputs) or kind.lower() or "observation")
     if kind == "SPAN" and (span_kind == "TOOL" or attrs.get("gen_ai.operation.name") == "execute_tool" or (
             (attrs.get("gen_ai.tool.name") or attrs.get("tool.name")) and span_kind not in _NOT_TOOL_KINDS)):
         role = "tool"
     if role == "tool" and _LIFECYCLE.search(name) and is_empty(obs.get("output")):
         role = "other"  # BeeAI's tool.<name>.start-N / .finish-N events: the .success-N span carries the result
-    inputs, raw_output = decode(obs.get("input")), obs.get("output")
-    outputs = decode(raw_output)
     node = Node(
         id=str(obs["id"]), parent=str(obs.get("parentObservationId") or f"trace:{obs['traceId']}"),
         role=role, name=name, seq=seq,
