@@ -26,7 +26,8 @@ from typing import Any, Iterable
 from trajsearch.model import Failure, Outcome, Trajectory
 
 from ._common import Context, build, outcome_of_reward, short
-from ._spans import FAIL_LABELS, OUTCOME_METRICS, PASS_LABELS, Message, Node, ancestors, assemble, normalise_message, text_of
+from ._spans import (FAIL_LABELS, OUTCOME_METRICS, PASS_LABELS, Message, Node, ancestors, assemble, normalise_message,
+                     text_of)
 from ._spans.messages import is_object_repr
 from ._spans import trajectory_id as span_trajectory_id
 
