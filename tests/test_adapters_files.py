@@ -274,6 +274,38 @@ def test_mini_swe_agent_xml_function_calls_of_swe_smith_rows_are_actions() -> No
     assert not any(s.error for s in run.steps)
 
 
+def test_mini_swe_agent_xml_call_the_agent_rejected_as_a_format_error_is_no_action(tmp_path: Path) -> None:
+    """Regression (review of 61108a4): a model that writes its own ``<function=bash>`` calls (Qwen3-Coder,
+    SWE-agent-LM) in stock mini-swe-agent gets no bash block run: the agent answers with its format error. The real
+    1.13.4 run (``MINI_RFC``) with such a turn inserted, answered as mini-swe-agent answers it (its saved
+    ``format_error_template`` rendered, 0 actions), read the command as a ``bash`` step that ran with no error; the
+    turn is the format error, and the calls the agent did run stay actions."""
+    record = json.loads(MINI_RFC.read_text())
+    template = record["info"]["config"]["agent"]["format_error_template"]
+    nudge = template.replace("{{actions|length}}", "0")
+    turn = "THOUGHT: Let me look first.\n\n<function=bash>\n<parameter=command>\nrm -rf build\n</parameter>\n</function>"
+    record["messages"][2:2] = [{"role": "assistant", "content": turn}, {"role": "user", "content": nudge}]
+    path = tmp_path / "cfg" / MINI_RFC.name
+    path.parent.mkdir()
+    path.write_text(json.dumps(record))
+    run = only(path)
+    assert (run.steps[0].action, run.steps[0].arguments) == (None, None)
+    assert run.steps[0].error == "Please always provide EXACTLY ONE action in triple backticks, found 0 actions."
+    assert run.steps[0].thought.startswith("Let me look first.\n\n<function=bash>")
+    assert [s.action for s in run.steps[1:]] == ["bash"] * 3
+
+
+def test_mini_swe_agent_xml_call_saved_without_its_closing_tag_is_an_action() -> None:
+    """Bug (real: SWE-Play's first trajectory row, zhu-yiqi/agent-data-protocol
+    ``datasets/swe-play-trajectories/sample_raw.json``, trimmed; format forced): its last turn, the ``finish`` call,
+    is saved cut at the stop sequence with no ``</function>``, and was read as no action."""
+    run = only(FIXTURES / "mini-swe-agent/.real/swe-play/sample_raw.json", fmt="mini-swe-agent")
+    assert [s.action for s in run.steps] == ["str_replace_editor", "finish"]
+    assert run.steps[-1].arguments["task_completed"] == "true"
+    assert run.steps[-1].arguments["message"].startswith("Task 1.2.1 has been successfully completed!")
+    assert not any(s.error for s in run.steps)
+
+
 def test_mini_swe_agent_patch_of_a_run_saved_with_no_exit_message_is_kept() -> None:
     """Bug (real: the same ChiChuRita/cs294-264-hw run, ``info.submission`` a 531-character patch, no exit message and
     no ``exit_status``, the run ending on its unanswered ``finish`` call): the patch was read nowhere and counted 0."""

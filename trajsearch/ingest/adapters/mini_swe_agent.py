@@ -54,7 +54,11 @@ Mapping
     their calls as text, ``----BEGIN_FUNCTION_CALL----`` name, ``----ARG----``
     name ``----VALUE----`` value pairs: action = the name, arguments = the pairs
     (so are SWE-agent's XML calls, ``<function=name><parameter=name>value``, in
-    SWE-smith's trajectories read as this format).
+    SWE-smith's trajectories read as this format, closed or cut at the stop
+    sequence). Such a call counts only where the agent ran it: where the reply
+    is the agent's format error (its ``format_error_template``, 2.x's
+    ``interrupt_type: FormatError``; a model writing its own call syntax in
+    stock mini-swe-agent), the turn is that format error, as above.
     Some save only their turns and replies as ``messages`` (no system prompt,
     no task) or none at all, and the whole conversation as a text log in
     ``context`` (``|MESSAGE(role="user", id=1)|`` blocks): that log is then
@@ -119,7 +123,7 @@ from ._common import (
     short,
 )
 from ._mini_swe_agent.messages import logged_messages, normalise
-from ._mini_swe_agent.commands import DEFAULT_ACTION_REGEXES
+from ._mini_swe_agent.commands import DEFAULT_ACTION_REGEXES, STOCK_FORMAT_ERROR_TEMPLATE, format_error_opening
 from ._mini_swe_agent.steps import hand_in, steps_of
 
 NAME = "mini-swe-agent"
@@ -195,6 +199,16 @@ def _action_regexes(info: dict[str, Any]) -> tuple[str, ...]:
         if isinstance(config.get(part), dict)
     ]
     return tuple(r for r in own if isinstance(r, str) and r) or DEFAULT_ACTION_REGEXES
+
+
+def _format_error(info: dict[str, Any]) -> re.Pattern[str] | None:
+    """How the run's reply to a malformed turn opens: from its own ``format_error_template``
+    (``info.config.agent`` / ``info.config.model``), else from the stock one."""
+    config = info.get("config") if isinstance(info.get("config"), dict) else {}
+    own = [(config.get(part) or {}).get("format_error_template") for part in ("agent", "model")
+           if isinstance(config.get(part), dict)]
+    template = next((t for t in own if isinstance(t, str) and t), STOCK_FORMAT_ERROR_TEMPLATE)
+    return format_error_opening(template)
 
 
 def _model_id(info: dict, messages: list[Any]) -> str | None:
@@ -299,7 +313,8 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     empty_patch = outcome is Outcome.success and not submission.strip() and task_family(instance_id) is not None
     if empty_patch:  # a SWE-bench instance submitted with no patch cannot be resolved
         outcome = Outcome.failure
-    steps = steps_of(messages, exit_status, _action_regexes(info), submitted=exit_status in SUCCESS_STATUSES)
+    steps = steps_of(messages, exit_status, _action_regexes(info), submitted=exit_status in SUCCESS_STATUSES,
+                     format_error=_format_error(info))
     handed_in = exit_status is None and hand_in(steps, submission)  # no exit message to carry the patch
     config = config_name(ctx.source, instance_id)
     stats = info.get("model_stats") if isinstance(info.get("model_stats"), dict) else {}

@@ -60,8 +60,9 @@ _CALL_END = re.compile(r"----END_FUNCTION_CALL(?:----)?")
 
 
 #: SWE-agent's XML function-calling syntax (``xml_function_calling``), which SWE-smith's trajectories use:
-#: ``<function=name>`` then ``<parameter=name>value</parameter>`` pairs, ``</function>``.
-_XML_CALL = re.compile(r"<function=([\w.-]+)>(.*?)</function>", re.S)
+#: ``<function=name>`` then ``<parameter=name>value</parameter>`` pairs, ``</function>`` (missing where it was the
+#: model's stop sequence, as in SWE-Play's trajectories: the call then runs to the next one or the end).
+_XML_CALL = re.compile(r"<function=([\w.-]+)>(.*?)(?:</function>|(?=<function=)|\Z)", re.S)
 _XML_PARAMETER = re.compile(r"<parameter=([\w.-]+)>\n?(.*?)\n?</parameter>", re.S)
 
 
@@ -167,6 +168,34 @@ def step_error(content: str, extra: dict[str, Any]) -> str | None:
 def is_agent_reply(content: str) -> bool:
     """Whether a ``system`` message is worded as a derived ReAct agent words its replies (see ``_AGENT_REPLY``)."""
     return _AGENT_REPLY.match(content) is not None
+
+
+#: mini-swe-agent 1.x's stock ``format_error_template`` (its default and SWE-bench configs), for a run that saved no
+#: config of its own.
+STOCK_FORMAT_ERROR_TEMPLATE = (
+    "Please always provide EXACTLY ONE action in triple backticks, found {{actions|length}} actions.")
+_JINJA_FIELD = re.compile(r"\{\{.*?\}\}|\{%.*?%\}|\{#.*?#\}", re.S)
+
+
+def format_error_opening(template: Any) -> re.Pattern[str] | None:
+    """What a reply rendered from a ``format_error_template`` opens with: the template's first line, its Jinja fields
+    as wildcards; None when that line is mostly fields (2.x's templates open with ``{% if ... %}``: their runs mark
+    the reply ``interrupt_type: FormatError`` instead)."""
+    if not isinstance(template, str):
+        return None
+    first = template.strip().split("\n", 1)[0]
+    literal = _JINJA_FIELD.split(first)
+    if sum(len(part.strip()) for part in literal) < 20:
+        return None
+    return re.compile(".*?".join(re.escape(part) for part in literal))
+
+
+def says_format_error(content: str, extra: dict[str, Any], opening: re.Pattern[str] | None) -> bool:
+    """Whether a reply is the agent rejecting a turn's format (nothing ran): 2.x's ``interrupt_type: FormatError``,
+    the run's own ``format_error_template``, or a derived ReAct agent's wording (``_FORMAT_ERROR``)."""
+    if extra.get("interrupt_type") == "FormatError" or _FORMAT_ERROR.match(content):
+        return True
+    return opening is not None and opening.match(content.lstrip()) is not None
 
 
 def _react_error(content: str) -> str | None:

@@ -19,7 +19,7 @@ import re
 from typing import Any
 
 from .._common import as_list, clip_step_text, short
-from .commands import function_call, is_agent_reply, step_error, text_action
+from .commands import function_call, is_agent_reply, says_format_error, step_error, text_action
 from .messages import message_time, normalise
 
 _THOUGHT_LABEL = re.compile(r"^\s*THOUGHT:\s*")
@@ -56,8 +56,10 @@ def _replies_in_system(messages: list[Any]) -> bool:
     return "system" in after_task and not any(role in ("user", "tool") for role in after_task)
 
 
-def steps_of(messages: list[Any], exit_status: str | None, regexes: tuple[str, ...], *, submitted: bool) -> list[dict]:
-    """The steps of one run; ``submitted``: the exit status is a submission, so the exit message is no error."""
+def steps_of(messages: list[Any], exit_status: str | None, regexes: tuple[str, ...], *, submitted: bool,
+             format_error: re.Pattern[str] | None = None) -> list[dict]:
+    """The steps of one run; ``submitted``: the exit status is a submission, so the exit message is no error;
+    ``format_error``: how the run's own format-error reply opens (see ``commands.says_format_error``)."""
     steps: list[dict] = []
     by_call_id: dict[str, dict] = {}
 
@@ -70,6 +72,10 @@ def steps_of(messages: list[Any], exit_status: str | None, regexes: tuple[str, .
         return pending() or (steps[-1] if steps and steps[-1].get("observation") is None else None)
 
     def reply(step: dict, content: str, extra: dict, when: Any, *, may_nudge: bool = True) -> None:
+        if "_as_text" in step and says_format_error(content, extra, format_error):
+            # a call written as text that the agent rejected as malformed (a model writing its own call syntax in
+            # stock mini-swe-agent): nothing ran, the turn is the format error
+            step.update(action=None, arguments=None, thought=step["_as_text"])
         step["observation"] = clip_step_text(content)
         step["error"] = step_error(content, extra)
         if may_nudge and step.get("action") is None and content.strip():  # the nudge answering a malformed turn
@@ -111,11 +117,13 @@ def steps_of(messages: list[Any], exit_status: str | None, regexes: tuple[str, .
             else:
                 command, rest = text_action(content, regexes)
             action, arguments = ("bash", {"command": command}) if command is not None else (None, None)
+            step = {"started_at": when}
             if command is None and (called := function_call(content)):  # a homework agent's own call syntax
                 action, arguments, rest = called
+                step["_as_text"] = thought  # the turn as read if the agent answers that it found no action
             if action is not None:
                 thought = _THOUGHT_LABEL.sub("", rest).strip() or msg.get("reasoning") or None
-            steps.append({"thought": thought, "action": action, "arguments": arguments, "started_at": when})
+            steps.append({"thought": thought, "action": action, "arguments": arguments, **step})
         elif role == "tool" or role == "system" and task_seen and (system_replies or is_agent_reply(content)):
             step = by_call_id.pop(msg.get("call_id"), None) or answerable()
             if step is not None:  # a tool's output, never a nudge
@@ -148,6 +156,7 @@ def steps_of(messages: list[Any], exit_status: str | None, regexes: tuple[str, .
                     step["error"] = short(content) if content else exit_status
     for index, step in enumerate(steps):
         step.pop("_not_run", None)
+        step.pop("_as_text", None)
         step["index"] = index
         if isinstance(step.get("thought"), str):
             step["thought"] = clip_step_text(step["thought"])
