@@ -6,6 +6,7 @@ Each test reads a real file (or a trimmed excerpt of one) through the public rea
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -37,14 +38,45 @@ def test_harbor_claude_code_trial_is_the_main_threads_model_not_its_warm_up_suba
     assert run.model_id == "claude-sonnet-4-5-20250929"  # every main-thread step's; config: anthropic/claude-sonnet-4-5
 
 
+HARBOR_RUNME = FIXTURES / "atif/.real/harbor-runme/2026-06-30__14-22-55/update-minor-deps__xQmAxjA"
+
+
+def test_harbor_claude_code_model_rule_leaves_other_agents_model_as_their_agent_names_it() -> None:
+    """Regression (review of 047ccd1): the main-thread-majority rule for Claude Code applied to every ATIF agent, so
+    Harbor 0.25's Codex conversion (``agent.model_name`` ``gpt-5.5``, each step the route ``openai/gpt-5``) was
+    filed under ``openai/gpt-5``. It has no subagent step; the agent's model stands."""
+    run = only(FIXTURES / "atif/.real/harbor-0.25/codex-0171-proj4/agent/trajectory.json")
+    assert run.model_id == "gpt-5.5"
+
+
 def test_harbor_trials_are_grouped_by_the_task_their_result_names() -> None:
     """Bug: Harbor trials had no task id, though ``result.json`` names the task (``task_name``) and, when Harbor
-    recorded one, its dataset (``source``): the k trials of one task looked unrelated."""
+    recorded one, its dataset (``source``): the k trials of one task looked unrelated. Regression (review of that
+    fix): a local task's ``source`` is only the name of the folder holding it (runme's ``evals/tasks/...`` gives
+    ``tasks``, Harbor's ``LocalDatasetConfig``: ``source=self.path...name``), which became the family."""
     run = only(HARBOR_CLAUDE)
     assert (run.task_id, run.task_family) == ("fix-async-worker-queue", None)  # source: null
-    codex = only(FIXTURES / "atif/.real/harbor-runme/2026-06-30__14-22-55/update-minor-deps__xQmAxjA/agent"
-                 / "trajectory.json")
-    assert (codex.task_id, codex.task_family) == ("runmedev/update-minor-deps", "tasks")
+    codex = only(HARBOR_RUNME / "agent/trajectory.json")
+    assert (codex.task_id, codex.task_family) == ("runmedev/update-minor-deps", None)
+
+
+def test_harbor_trial_of_a_registry_dataset_is_of_that_datasets_family(tmp_path: Path) -> None:
+    """The runme trial as Harbor writes it for a registry dataset's task (``RegistryDatasetConfig``: the task's
+    ``git_url`` set, ``source`` the dataset's name): the dataset is the family."""
+    trial = tmp_path / HARBOR_RUNME.parent.name / HARBOR_RUNME.name
+    shutil.copytree(HARBOR_RUNME.parent, trial.parent)
+    result = json.loads((trial / "result.json").read_text())
+    result["source"] = result["config"]["task"]["source"] = "terminal-bench"
+    result["config"]["task"]["git_url"] = "https://github.com/laude-institute/terminal-bench.git"
+    (trial / "result.json").write_text(json.dumps(result))
+    assert only(trial / "agent/trajectory.json").task_family == "terminal-bench"
+
+
+def test_harbor_trial_graded_low_with_no_verifier_output_has_no_failure_repeating_its_reward() -> None:
+    """Regression (review of the verifier-failure fix): a step of a Harbor 0.25 multi-step trial graded 0 with no
+    verifier output beside it got ``Failure(error="reward 0")``, which says nothing the reward does not."""
+    run = only(FIXTURES / "atif/.real/harbor-0.25/hello-multi__pI7xYz/steps/test/agent/trajectory.json")
+    assert (run.outcome, run.reward, run.failure) == (Outcome.failure, 0.0, None)
 
 
 def test_tau_bench_reasoning_models_reasoning_content_is_the_thought() -> None:

@@ -25,18 +25,19 @@ Mapping
   hand-off "**Original Task:**", ``<pr_description>``, see ``_prompts``),
   else the whole message. Copied-context steps count here: a continuation's
   task is the one it continues.
-- model_id = the ``model_name`` the main-thread agent steps give most (a
-  subagent's steps, ``extra.is_sidechain``, do not count: Harbor's Claude
-  Code conversion sets ``agent.model_name`` from the first step, the warm-up
-  of Claude Code's Haiku subagent), else ``agent.model_name``, else
-  ``agent.model``, passing over Claude Code's ``<synthetic>`` (no model: a
-  message the CLI made up), else in a Harbor trial the model its config ran
-  the agent with; tool_versions = ``{agent.name: agent.version}``;
+- model_id = ``agent.model_name``, else ``agent.model``, passing over Claude
+  Code's ``<synthetic>`` (no model: a message the CLI made up), else in a
+  Harbor trial the model its config ran the agent with; but where
+  ``agent.model_name`` is a subagent's (``extra.is_sidechain``) that no
+  main-thread step names (Harbor's Claude Code conversion sets it from the
+  first step, the warm-up of Claude Code's Haiku subagent), the
+  ``model_name`` the main-thread agent steps give most; tool_versions = ``{agent.name: agent.version}``;
   created_at = the first step ``timestamp`` (the task's step included; not
   copied context).
 - task_id / task_family, in a Harbor trial: its ``result.json``'s
-  ``task_name`` and ``source`` (the dataset, when Harbor recorded one), so
-  the trials of one task group together; elsewhere none.
+  ``task_name`` and ``source`` where it names a dataset (a registry's or a
+  package's; for a local task Harbor records only its folder's name, no
+  family), so the trials of one task group together; elsewhere none.
 - steps, in ``step_id`` order; system steps and steps flagged
   ``is_copied_context`` (context replayed from an earlier trajectory, already
   a step there) are dropped, and so are a subagent's turns that Harbor's
@@ -319,6 +320,11 @@ def _text_calls(message: str) -> tuple[list[tuple[str, Any]], str | None] | None
 # -- one trajectory ------------------------------------------------------------------------
 
 
+def _is_subagents(raw: dict[str, Any]) -> bool:
+    """Whether a step is a subagent's turn that Harbor's Claude Code conversion interleaves (``extra.is_sidechain``)."""
+    return isinstance(raw.get("extra"), dict) and raw["extra"].get("is_sidechain") is True
+
+
 def _steps(ordered: list[dict[str, Any]], fences: tuple[str, ...] = ()
            ) -> tuple[str | None, list[dict[str, Any]], list[str], int]:
     """(the first user message, the steps, models named on agent steps, subagent steps left out).
@@ -335,7 +341,7 @@ def _steps(ordered: list[dict[str, Any]], fences: tuple[str, ...] = ()
         source = raw.get("source")
         message = _text(_chat(raw.get("message")))
         at = _time(raw.get("timestamp"))
-        if isinstance(raw.get("extra"), dict) and raw["extra"].get("is_sidechain") is True:
+        if _is_subagents(raw):
             sidechain += 1  # a subagent's turn (Harbor's Claude Code conversion): its report is its call's result
             continue
         if source == "user":
@@ -428,9 +434,18 @@ def _written_actions(message: str, fences: tuple[str, ...]) -> tuple[list[tuple[
 
 @lru_cache(maxsize=64)
 def _trial_json(path: str, mtime: float) -> dict[str, Any]:
-    """A Harbor trial's ``result.json`` or ``config.json`` (read once per trial, however many runs it holds)."""
+    """A JSON object Harbor wrote in a trial (read once per trial, however many runs it holds)."""
     data = json.loads(Path(path).read_text(encoding="utf-8"))
     return data if isinstance(data, dict) else {}
+
+
+def _json_beside(path: Path) -> dict[str, Any]:
+    """A JSON object Harbor or its verifier wrote in a trial (:func:`_trial_json`); empty when it is missing or
+    unreadable: such a file only adds to a run."""
+    try:
+        return _trial_json(str(path), path.stat().st_mtime)
+    except (OSError, ValueError):
+        return {}
 
 
 def _trial_dir(source: Path) -> tuple[Path, str | None] | None:
@@ -559,9 +574,10 @@ def _verdict(extra: dict[str, Any], source: Path, ctx: Context) -> tuple[Outcome
     return Outcome.unknown, None, None, basis
 
 
-def _verifier_failure(source: Path, reward: float) -> Failure:
+def _verifier_failure(source: Path, reward: float) -> Failure | None:
     """Why the verifier graded a trial low, as it reported it beside the agent's logs: the tests it says failed (its
-    CTRF report, else pytest's summary in its output), the first with what it said, else its output's decisive line."""
+    CTRF report, else pytest's summary in its output), the first with what it said, else its output's decisive line;
+    None where it left no output (a ``Failure`` repeating the reward would say nothing, and group apart)."""
     verifier = source.parent.parent / "verifier"
     try:
         output = (verifier / "test-stdout.txt").read_text(encoding="utf-8", errors="replace")
@@ -570,7 +586,7 @@ def _verifier_failure(source: Path, reward: float) -> Failure:
     failed = _ctrf_failures(verifier / "ctrf.json") or [m.groups() for m in _PYTEST_FAILED.finditer(output)]
     if not failed:
         line = decisive_line(output)
-        return Failure(error=f"reward {reward:g}" + (f": {line}" if line else ""))
+        return Failure(error=f"reward {reward:g}: {line}") if line else None
     name, said = failed[0]
     return Failure(error=short(f"reward {reward:g}: {name} failed" + (f": {said}" if said else "")),
                    cause=short("verifier tests failed: " + ", ".join(n for n, _ in failed), 500, keep="head"))
@@ -582,17 +598,9 @@ _PYTEST_FAILED = re.compile(r"^FAILED (\S+)(?: - (.+))?$", re.M)
 
 def _ctrf_failures(path: Path) -> list[tuple[str, str | None]]:
     """(name, decisive line of its trace) of each failed test in a CTRF report (pytest's ``--ctrf``)."""
-    tests = as_list(as_dict(_verifier_json(path).get("results")).get("tests"))
+    tests = as_list(as_dict(_json_beside(path).get("results")).get("tests"))
     return [(t["name"], decisive_line(str(t.get("trace") or t.get("message") or ""))) for t in tests
             if isinstance(t, dict) and t.get("status") == "failed" and isinstance(t.get("name"), str)]
-
-
-def _verifier_json(path: Path) -> dict[str, Any]:
-    """A JSON object the verifier wrote; empty when it is missing or unreadable."""
-    try:
-        return _trial_json(str(path), path.stat().st_mtime)
-    except (OSError, ValueError):
-        return {}
 
 
 def _trial_failure(exception: dict[str, Any], *, graded: bool) -> Failure:
@@ -613,27 +621,25 @@ def _trial_failure(exception: dict[str, Any], *, graded: bool) -> Failure:
 _NO_MODEL = frozenset({"<synthetic>"})
 
 
-def _model(agent: dict[str, Any], models: list[str], source: Path) -> str | None:
-    """The run's model: the one its main-thread agent steps name most (Harbor's Claude Code conversion sets
-    ``agent.model_name`` from the first step, Claude Code's warm-up of its Haiku subagent), else
-    ``agent.model_name``, else ``agent.model`` (each but a placeholder), else the Harbor trial's
-    (:func:`_trial_model`)."""
+def _model(agent: dict[str, Any], models: list[str], subagent_models: set[str], source: Path) -> str | None:
+    """The run's model: ``agent.model_name``, else ``agent.model`` (each but a placeholder), else the Harbor trial's
+    (:func:`_trial_model`). But where ``agent.model_name`` is a subagent's model that no main-thread step names
+    (Harbor's Claude Code conversion sets it from the first step, Claude Code's warm-up of its Haiku subagent), the
+    model the main-thread steps name most. Elsewhere the agent's own name stands: steps may name the model otherwise
+    (Harbor's Codex conversion: ``gpt-5.5`` on the agent, its provider route ``openai/gpt-5`` on each step)."""
     named = [m for m in models if m not in _NO_MODEL]
-    stepped = Counter(named).most_common(1)[0][0] if named else None
-    given = (stepped, agent.get("model_name"), agent.get("model"))
-    return next((str(m) for m in given if m and str(m) not in _NO_MODEL), None) or _trial_model(source)
+    given = agent.get("model_name")
+    if named and given in subagent_models and given not in named:
+        given = Counter(named).most_common(1)[0][0]
+    return next((str(m) for m in (given, agent.get("model")) if m and str(m) not in _NO_MODEL), None) or _trial_model(
+        source)
 
 
 def _trial_file(source: Path, name: str) -> dict[str, Any]:
     """The Harbor trial's ``result.json`` or ``config.json`` beside a trajectory; empty outside a trial, or when
     the file is missing or unreadable."""
     found = _trial_dir(source)
-    if found is None:
-        return {}
-    try:
-        return _trial_json(str(found[0] / name), (found[0] / name).stat().st_mtime)
-    except (OSError, ValueError):
-        return {}
+    return _json_beside(found[0] / name) if found is not None else {}
 
 
 def _trial_model(source: Path) -> str | None:
@@ -654,10 +660,22 @@ def _trial_model(source: Path) -> str | None:
 
 def _trial_task(source: Path) -> dict[str, str]:
     """A Harbor trial's task, as its ``result.json`` names it: ``task_name`` is the task id (so the trials of one
-    task group together) and ``source``, the dataset it came from (``terminal-bench``), its family."""
+    task group together) and ``source``, where it names the dataset the task came from (``terminal-bench``), its
+    family (:func:`_dataset`)."""
     result = _trial_file(source, "result.json")
-    named = {"task_id": result.get("task_name"), "task_family": result.get("source")}
+    named = {"task_id": result.get("task_name"), "task_family": _dataset(result)}
     return {k: v.strip() for k, v in named.items() if isinstance(v, str) and v.strip()}
+
+
+def _dataset(result: dict[str, Any]) -> Any:
+    """A trial's ``source`` where it names a dataset: for a registry's or a package's task (its config's ``git_url``
+    / ``name``) Harbor records the dataset's name there, but for a local one (``harbor run --path evals/tasks``)
+    only the name of the folder holding the task (``tasks``), which says nothing of what the task is."""
+    source = result.get("source")
+    task = as_dict(as_dict(result.get("config")).get("task")) or as_dict(result.get("task_id"))
+    path = task.get("path")
+    local = not task.get("git_url") and not task.get("name") and isinstance(path, str)
+    return None if local and Path(path).parent.name == source else source
 
 
 def _started(ordered: list[dict[str, Any]]) -> datetime | None:
@@ -706,11 +724,12 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     final = record.get("final_metrics") if isinstance(record.get("final_metrics"), dict) else {}
     created = _started(ordered)
     where = _where(ctx.source)
+    subagent_models = {str(s["model_name"]) for s in ordered if _is_subagents(s) and s.get("model_name")}
     trajectory_id = f"atif.{root_id}.{where}" + (f".sub.{'/'.join(sub_path)}" if sub_path else "")
     fields: dict[str, Any] = {
         "trajectory_id": safe_id(trajectory_id),
         "task": clip_task(task.replace("\r\n", "\n").strip()),
-        "model_id": _model(agent, models, ctx.source),
+        "model_id": _model(agent, models, subagent_models, ctx.source),
         **_trial_task(ctx.source),
         "tool_versions": {str(agent["name"]): str(agent.get("version"))}
         if agent.get("name") and agent.get("version") not in (None, "", "unknown") else {},
