@@ -252,6 +252,24 @@ def test_a_summary_of_statistics_is_refused_as_no_verdicts(tmp_path: Path) -> No
     assert table.invalid == [("n_tasks", "100 is no reward (rewards run from 0 to 1)")]
 
 
+def test_a_summary_of_rates_on_the_reward_scale_is_refused_for_its_statistics_names(tmp_path: Path) -> None:
+    """Regression (review of 680e45f): the refusal caught only counts and percentages; a summary whose rates lie on
+    0-1, as tau-bench reports its run (average reward and pass^k; the shape of the review's repro, no real file of it
+    was found), loaded as verdicts for runs ``avg_reward``, ``pass^1``, ... Its keys all name statistics: refused
+    saying so, naming the keys (", ..." only when some are left out)."""
+    path = tmp_path / "summary.json"
+    path.write_text(json.dumps({"num_tasks": 115, "num_trials": 4, "avg_reward": 0.62, "pass^1": 0.62,
+                                "pass^2": 0.51, "pass^4": 0.4}))
+    with pytest.raises(ValueError, match=r"a summary of statistics, not verdicts: its keys name statistics "
+                                         r"\(num_tasks, num_trials, avg_reward, ...\), not runs"):
+        OutcomeTable.load(path)
+    path.write_text(json.dumps({"avg_reward": 0.62, "pass@1": 0.5}))
+    with pytest.raises(ValueError, match=r"its keys name statistics \(avg_reward, pass@1\), not runs;"):
+        OutcomeTable.load(path)
+    path.write_text(json.dumps({"airline-0": 0.62, "run_max_1": 1, "avg_reward": 0.5}))  # a run among them: a table
+    assert set(OutcomeTable.load(path).verdicts) == {"airline-0", "run_max_1", "avg_reward"}
+
+
 def test_a_lone_record_with_an_empty_id_names_its_run_by_another_id(tmp_path: Path) -> None:
     """Bug (review): a lone record with an empty ``trajectory_id`` gave its verdict to run "" (records of a list
     skip empty ids): it goes to the run its next id names, and a record naming none is refused."""

@@ -30,7 +30,9 @@ Values: ``success``/``resolved``/``pass``/true/1 -> success,
 -> infra_error; a reward with no outcome column decides only when it is
 exactly 1 (success) or 0 (failure), other rewards are kept without deciding.
 A bare number off the reward scale (0 to 1) is a count or a rate, no run's
-verdict: a table of nothing else is a statistics summary and is refused. A run matches by
+verdict: a table of nothing else is a statistics summary and is refused, and
+so is one whose every key names a statistic (``avg_reward``, ``pass^1``,
+``num_tasks``), whatever its numbers. A run matches by
 its trajectory_id, else by the source run id the adapter kept in metadata
 (``trace_id``, ``session_id``, ...), else by ``task_id`` (so one report per run
 set: several runs of one task all take its verdict). A joined verdict replaces
@@ -218,6 +220,38 @@ def _off_scale(value: Any) -> bool:
     as a statistics summary holds (``"n_tasks": 100``, ``"i0_mean_pp": 75.8``), not a run's reward."""
     reward = _reward(value) if isinstance(value, (int, float)) else None
     return reward is not None and not 0 <= reward <= 1
+
+
+#: The words naming an aggregate statistic (``num_tasks``, ``avg_reward``, ``i0_mean_pp``, ``resolve_rate``), and
+#: tau-bench's pass^k / pass@k: keys of a summary of runs, no run's id.
+_STATISTIC_WORDS = frozenset({
+    "n", "num", "count", "total", "sum", "avg", "average", "mean", "median", "std", "stdev", "stddev", "variance",
+    "min", "max", "rate", "ratio", "pct", "percent", "percentage", "accuracy",
+})
+_PASS_AT_K = re.compile(r"^pass[\^@]\d+$", re.I)
+
+
+def _names_statistic(key: str) -> bool:
+    """Whether a key names a statistic (see ``_STATISTIC_WORDS``), not a run."""
+    return bool(_PASS_AT_K.match(key)) or not _STATISTIC_WORDS.isdisjoint(re.split(r"[\W_]+", key.lower()))
+
+
+def _first_few(items: list[str]) -> str:
+    return ", ".join(items[:SHOWN_INVALID]) + (", ..." if len(items) > SHOWN_INVALID else "")
+
+
+def _summary(data: dict[str, Any]) -> str | None:
+    """What makes a flat JSON object a summary of statistics, not verdicts by run id, if it is one: every key names
+    a statistic (tau-bench's ``{"num_tasks": 115, "avg_reward": 0.62, "pass^1": 0.62}``: its rates lie on the reward
+    scale, yet no run is ``avg_reward``), or its numbers lie off the reward scale (counts, percentages) and nothing
+    else in it is a verdict."""
+    if data and all(_names_statistic(str(key)) for key in data):
+        return f"its keys name statistics ({_first_few([str(k) for k in data])}), not runs"
+    off_scale = [f"{k}: {v}" for k, v in data.items() if _off_scale(v)]
+    if off_scale and all(_off_scale(v) or _from_value(v) is None for v in data.values()):
+        return (f"its numbers are counts or rates ({_first_few(off_scale)}), not rewards from 0 to 1, and nothing in it "
+                "is a run's outcome")
+    return None
 
 
 def _from_value(value: Any) -> Verdict | None:
@@ -413,14 +447,11 @@ class OutcomeTable:
             run_id, verdict = cls._one_record(data, path)
             verdicts[run_id] = verdict
             return None
-        off_scale = {run_id: value for run_id, value in data.items() if _off_scale(value)}
-        if off_scale and all(_from_value(value) is None for run_id, value in data.items() if run_id not in off_scale):
-            shown = ", ".join(f"{k}: {v}" for k, v in list(off_scale.items())[:SHOWN_INVALID])
-            raise ValueError(f"{path}: a summary of statistics, not verdicts: its numbers are counts or rates "
-                             f"({shown}, ...), not rewards from 0 to 1, and nothing in it is a run's outcome; pass "
-                             "the report that lists the runs (e.g. the SWE-bench harness's, with resolved_ids)")
+        if (why := _summary(data)) is not None:
+            raise ValueError(f"{path}: a summary of statistics, not verdicts: {why}; pass the report that lists the "
+                             "runs (e.g. the SWE-bench harness's, with resolved_ids)")
         for run_id, value in data.items():
-            if run_id in off_scale:
+            if _off_scale(value):
                 invalid.append((str(run_id), f"{value!r} is no reward (rewards run from 0 to 1)"))
             elif (verdict := _from_value(value)) is not None:
                 verdicts[str(run_id)] = verdict
