@@ -181,43 +181,48 @@ def error_key(source: str, position: str) -> str:
 # -- units -------------------------------------------------------------------------------
 
 
-#: The hidden folders the agent CLIs keep their sessions in (the adapters' ``SESSION_FOLDERS``: ``.claude/projects``,
-#: ``.codex/sessions``, ``.gemini/tmp``), as path parts: walked, where other hidden folders are not.
-SESSION_FOLDERS = tuple(tuple(Path(folder).parts) for mod in ADAPTERS.values()
-                        for folder in getattr(mod, "SESSION_FOLDERS", ()))
+def _session_folders(fmt: str | None = None) -> tuple[tuple[str, ...], ...]:
+    """The hidden folders the agent CLIs keep their sessions in (the adapters' ``SESSION_FOLDERS``:
+    ``.claude/projects``, ``.codex/sessions``, ``.gemini/tmp``), as path parts: walked, where other hidden folders
+    are not. Under a forced format only its own CLI's: another CLI's sessions are not of that format."""
+    mods = ADAPTERS.values() if fmt is None else [adapter_for(fmt)]
+    return tuple(tuple(Path(folder).parts) for mod in mods for folder in getattr(mod, "SESSION_FOLDERS", ()))
 
 
-def _hidden_part(parts: tuple[str, ...]) -> str | None:
+def _hidden_part(parts: tuple[str, ...], walked: tuple[tuple[str, ...], ...]) -> str | None:
     """The hidden file or folder a walked path lies under (``.git``, ``.venv``, a cache, an editor's settings: no
-    runs there), else None. An agent CLI's own session folder is not hidden from the walk: a backup of ``~/.claude``
-    or a project that committed its ``.gemini/tmp`` keeps its sessions there."""
+    runs there), else None. An agent CLI's own session folder (one of ``walked``) is not hidden from the walk: a
+    backup of ``~/.claude`` or a project that committed its ``.gemini/tmp`` keeps its sessions there."""
     for at, part in enumerate(parts):
-        if part.startswith(".") and not any(parts[at:at + len(folder)] == folder for folder in SESSION_FOLDERS
+        if part.startswith(".") and not any(parts[at:at + len(folder)] == folder for folder in walked
                                             if at + len(folder) < len(parts)):
             return part
     return None
 
 
-def _dump_files(root: Path, *, tell_hidden: bool = False) -> list[Path]:
+def _dump_files(root: Path, *, tell_hidden: bool = False, fmt: str | None = None) -> list[Path]:
     """The dump files under ``root``, each once; ``tell_hidden``: warn of those left out under hidden folders, so
-    that a walk which reads nothing says why."""
+    that a walk which reads nothing says why; ``fmt``: the format forced, whose CLI's session folders alone are
+    walked (see :func:`_session_folders`)."""
     hidden: dict[str, int] = {}
+    walked = _session_folders(fmt)
 
     def wanted(p: Path) -> bool:
         name = p.name.removesuffix(".gz")
         if not (p.is_file() and name.endswith(DUMP_SUFFIXES) and name not in SIDECAR_NAMES):
             return False
-        if (part := _hidden_part(p.relative_to(root).parts)) is not None:
+        if (part := _hidden_part(p.relative_to(root).parts, walked)) is not None:
             hidden[part] = hidden.get(part, 0) + 1
             return False
         return True
 
     found = sorted(p for p in root.rglob("*") if wanted(p))
     if tell_hidden and hidden:
-        log.warning("%d file(s) under hidden folders not read (%s): only the agent CLIs' session folders (%s) are "
-                    "walked; name a hidden folder to read it", sum(hidden.values()),
-                    ", ".join(f"{name}: {n}" for name, n in sorted(hidden.items())),
-                    ", ".join("/".join(folder) for folder in SESSION_FOLDERS))
+        whose = "the agent CLIs'" if fmt is None else f"{fmt}'s"
+        log.warning("%d file(s) under hidden folders not read (%s): only %s session folders (%s) are walked; name a "
+                    "hidden folder to read it", sum(hidden.values()),
+                    ", ".join(f"{name}: {n}" for name, n in sorted(hidden.items())), whose,
+                    ", ".join("/".join(folder) for folder in walked) or "none")
     files, seen = [], set()
     for path in found:
         stat = path.stat()  # a file linked twice in the tree is read once, by the first path walked to it
@@ -257,7 +262,7 @@ def plan_units(path: str | Path, fmt: str | None = None) -> list[Unit]:
         p = Path(folder.key)  # a file standing for its run folder (its state file): the folder, walked below
     units: list[Unit] = []
     spans: dict[str, list[Path]] = {}
-    files = _dump_files(p, tell_hidden=True)
+    files = _dump_files(p, tell_hidden=True, fmt=fmt)
     folders = {u.key: u for u in (_run_folder(d, fmt) for d in sorted({f.parent for f in files})) if u is not None}
     units.extend(folders.values())
     claimed = {f for u in folders.values() for f in u.files}

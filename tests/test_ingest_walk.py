@@ -1,0 +1,42 @@
+"""The directory walk of ``ingest``: which hidden folders it enters, with a format forced or detected.
+
+Fixtures: a real Claude Code transcript and a real Gemini CLI session file (sources in the ``SOURCE.md`` beside
+each), laid out as a home directory keeps them.
+"""
+
+from __future__ import annotations
+
+import logging
+import shutil
+from pathlib import Path
+
+from adapter_support import runs
+
+FIXTURES = Path(__file__).parent / "fixtures"
+CLAUDE = FIXTURES / "claude-code" / "1af7fc5e-8455-4414-9ccd-011d40f70b2a.jsonl"
+GEMINI = FIXTURES / "gemini-cli" / ".real" / "session-2025-10-27T19-55-981c87cb.json"
+
+
+def _home(root: Path) -> Path:
+    """A home directory holding one Claude Code session and one Gemini CLI session in their CLIs' folders."""
+    projects = root / ".claude" / "projects" / "-home-u-proj"
+    chats = root / ".gemini" / "tmp" / ("ab" * 32) / "chats"
+    for folder in (projects, chats):
+        folder.mkdir(parents=True)
+    shutil.copy(CLAUDE, projects)
+    shutil.copy(GEMINI, chats)
+    return root
+
+
+def test_a_forced_format_walks_only_its_own_clis_session_folders(tmp_path: Path, caplog) -> None:
+    """Review (F8 of e0f9fbf): with ``--format claude-code`` the walk of a home directory entered every agent CLI's
+    session folder, so the Gemini session under ``.gemini/tmp`` was read as Claude Code and rejected ("no user
+    prompt"). Under a forced format only that CLI's folders are walked; the others are left out as hidden folders,
+    and the walk says so. Detected, both are read."""
+    home = _home(tmp_path / "home")
+    with caplog.at_level(logging.WARNING, logger="trajsearch.ingest.read"):
+        forced = runs(home, fmt="claude-code", tenant="acme")
+    assert [r.metadata["source_format"] for r in forced] == ["claude-code"]
+    assert ("1 file(s) under hidden folders not read (.gemini: 1): only claude-code's session folders "
+            "(.claude/projects) are walked") in caplog.text
+    assert sorted(r.metadata["source_format"] for r in runs(home, tenant="acme")) == ["claude-code", "gemini-cli"]
