@@ -103,6 +103,20 @@ def test_kill_9_mid_run_then_rerun_gives_exactly_the_uninterrupted_rows(tmp_path
     assert len(dead) == 1 and dead[0]["position"] == "line 302" and dead[0]["reason"].startswith("malformed JSON")
 
 
+def test_a_checkpoint_of_other_reading_code_does_not_skip_files_on_a_rerun(tmp_path: Path, monkeypatch) -> None:
+    """Review (F4): a rerun after an upgrade of the reading code found every file "already done per the checkpoint",
+    so the fixes never reached an existing store. The job's identity holds a fingerprint of the reading code: with
+    other code the files are read again, and runs whose rows did not change cost only the comparison."""
+    dump = tau_dump(tmp_path / "airline-runs.jsonl", 4)
+    with open_ts(tmp_path, "store") as ts:
+        first = run_ingest(ts, IngestJob([dump], tenant="acme", state_dir=tmp_path / "state"))
+        same = run_ingest(ts, IngestJob([dump], tenant="acme", state_dir=tmp_path / "state"))
+        monkeypatch.setattr("trajsearch.ingest.batch.reader_fingerprint", lambda: "upgraded")
+        upgraded = run_ingest(ts, IngestJob([dump], tenant="acme", state_dir=tmp_path / "state"))
+    assert (first.report.ingested, same.skipped_units) == (4, 1)
+    assert (upgraded.skipped_units, upgraded.report.ingested, upgraded.report.unchanged) == (0, 0, 4)
+
+
 def test_n_workers_equal_one_worker(tmp_path: Path) -> None:
     dumps = tmp_path / "dumps"
     dumps.mkdir()

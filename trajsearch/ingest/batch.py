@@ -32,6 +32,7 @@ import sys
 import time
 from contextlib import nullcontext
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping, Sequence
 
@@ -133,10 +134,24 @@ class JobResult:
                 "clipped": self.clipped.to_dict() if self.clipped is not None else None}
 
 
+@lru_cache(maxsize=1)
+def reader_fingerprint() -> str:
+    """A digest of the reading code, every source file of ``trajsearch.ingest`` (computed once per process). An
+    upgrade may read the same files otherwise (a fixed step, another run id), so a checkpoint written by other
+    reading code must not let a rerun skip them as done; re-reading costs unchanged runs only the content-hash
+    comparison."""
+    root = Path(__file__).parent
+    digest = hashlib.blake2b(digest_size=8)
+    for path in sorted(root.rglob("*.py")):
+        digest.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
 def identity(job: IngestJob, store: str, traces: str, outcomes: OutcomeTable | None = None) -> dict[str, Any]:
-    """What a checkpoint belongs to: the same inputs read the same way into the same store
-    (other verdicts make another job: its runs must be read again)."""
+    """What a checkpoint belongs to: the same inputs read the same way, by the same reading code, into the same
+    store (other verdicts or other code make another job: its runs must be read again)."""
     return {"store": job.store_label or store, "traces": traces, "tenant": job.tenant, "format": job.fmt,
+            "reader": reader_fingerprint(),
             "group_by": job.group_by, "defaults": dict(job.defaults),
             "outcomes": outcomes.fingerprint() if outcomes is not None else None, "shard": str(job.shard),
             "success_threshold": job.success_threshold}
