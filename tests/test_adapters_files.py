@@ -283,7 +283,8 @@ def test_mini_swe_agent_xml_call_the_agent_rejected_as_a_format_error_is_no_acti
     record = json.loads(MINI_RFC.read_text())
     template = record["info"]["config"]["agent"]["format_error_template"]
     nudge = template.replace("{{actions|length}}", "0")
-    turn = "THOUGHT: Let me look first.\n\n<function=bash>\n<parameter=command>\nrm -rf build\n</parameter>\n</function>"
+    turn = ("THOUGHT: Let me look first.\n\n<function=bash>\n<parameter=command>\nrm -rf build\n</parameter>\n"
+            "</function>")
     record["messages"][2:2] = [{"role": "assistant", "content": turn}, {"role": "user", "content": nudge}]
     path = tmp_path / "cfg" / MINI_RFC.name
     path.parent.mkdir()

@@ -249,8 +249,8 @@ def _summary(data: dict[str, Any]) -> str | None:
         return f"its keys name statistics ({_first_few([str(k) for k in data])}), not runs"
     off_scale = [f"{k}: {v}" for k, v in data.items() if _off_scale(v)]
     if off_scale and all(_off_scale(v) or _from_value(v) is None for v in data.values()):
-        return (f"its numbers are counts or rates ({_first_few(off_scale)}), not rewards from 0 to 1, and nothing in it "
-                "is a run's outcome")
+        return (f"its numbers are counts or rates ({_first_few(off_scale)}), not rewards from 0 to 1, and nothing in "
+                "it is a run's outcome")
     return None
 
 

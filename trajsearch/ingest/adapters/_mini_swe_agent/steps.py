@@ -6,8 +6,9 @@ tool call, or the one command of a text turn, opens a step; a tool reply
 closes it as the observation (a tool reply with no call id after a turn with no
 recognised action is that turn's result; a ``system`` message after the task is a tool reply too where
 mini-swe-agent-derived homework agents save their tools' output so: worded as theirs, or in a run that answers
-through nothing else; see ``_replies_in_system``); a user message answering no action is a nudge
-of its own; the final ``exit`` message is the last pending step's
+through nothing else; see ``_replies_in_system``); a call written as text that the agent answers with its format
+error was not run: the turn is that format error (``commands.says_format_error``); a user message answering no
+action is a nudge of its own; the final ``exit`` message is the last pending step's
 observation (also of a submitting call the interactive agent answered with its
 "action was not executed" placeholder). It reads messages through ``messages`` and commands and their
 errors through ``commands``, so it is only about the order of a conversation.
@@ -117,13 +118,13 @@ def steps_of(messages: list[Any], exit_status: str | None, regexes: tuple[str, .
             else:
                 command, rest = text_action(content, regexes)
             action, arguments = ("bash", {"command": command}) if command is not None else (None, None)
-            step = {"started_at": when}
-            if command is None and (called := function_call(content)):  # a homework agent's own call syntax
+            textual: dict[str, Any] = {}
+            if command is None and (called := function_call(content)):  # a homework agent's or SWE-agent's syntax
                 action, arguments, rest = called
-                step["_as_text"] = thought  # the turn as read if the agent answers that it found no action
+                textual["_as_text"] = thought  # the turn as read if the agent answers that it found no action
             if action is not None:
                 thought = _THOUGHT_LABEL.sub("", rest).strip() or msg.get("reasoning") or None
-            steps.append({"thought": thought, "action": action, "arguments": arguments, **step})
+            steps.append({"thought": thought, "action": action, "arguments": arguments, "started_at": when, **textual})
         elif role == "tool" or role == "system" and task_seen and (system_replies or is_agent_reply(content)):
             step = by_call_id.pop(msg.get("call_id"), None) or answerable()
             if step is not None:  # a tool's output, never a nudge
