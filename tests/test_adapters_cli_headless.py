@@ -107,3 +107,12 @@ def test_two_gemini_invocations_appended_to_one_stream_file_are_two_runs() -> No
     assert [s.action for s in failed.steps] == ["activate_skill"]
     assert [s.action for s in retry.steps] == ["activate_skill"]
     assert retry.created_at.isoformat().startswith("2026-01-30T22:02:47")
+
+
+def test_a_transcript_record_typed_result_is_not_headless_output() -> None:
+    """Review p39 F3 (claudeless's 2.1.12 plan-mode transcript): a record ``{"type": "result", "toolUseId", ...}``
+    made the transcript count as headless stream output, so its run took a ``.stream-<digest>`` id apart from the
+    same transcript without that record. Headless output's ``result`` has a ``subtype`` and the ``session_id``."""
+    path = Path(__file__).parent / "fixtures" / "claude-code" / ".real" / "claudeless" / "plan-mode-session.jsonl"
+    (parsed,) = list(read_dump(path, tenant="acme"))
+    assert parsed.ok and ".stream-" not in parsed.trajectory.trajectory_id

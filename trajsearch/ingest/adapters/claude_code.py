@@ -411,6 +411,14 @@ def _record_text(record: dict[str, Any]) -> str:
     return parts_text(as_dict(record.get("message")).get("content"))
 
 
+def _stream_result(record: Any) -> bool:
+    """The ``result`` record that ends headless output (``claude -p --output-format json`` / ``stream-json``): it
+    has a ``subtype`` (``success``, ``error_max_turns``) and the ``session_id``; a transcript's record typed
+    ``result`` otherwise (a simulator's tool result) is not one."""
+    return isinstance(record, dict) and record.get("type") == "result" and isinstance(record.get("session_id"), str) \
+        and "subtype" in record
+
+
 def not_a_run(record: Any) -> str | None:
     """``claude -p --output-format json`` prints the final result only: the answer, not the steps. Qwen Code's
     headless output (``qwen -p --output-format json`` / ``stream-json``) copies the shape of Claude Code's stream,
@@ -419,8 +427,7 @@ def not_a_run(record: Any) -> str | None:
         return (f"this is Qwen Code {version}'s headless output (`qwen -p --output-format json` or `stream-json`, "
                 "shaped like Claude Code's): Qwen Code is not a supported format, neither its output nor its sessions "
                 "(~/.qwen/projects/<project>/chats/<session id>.jsonl)")
-    if isinstance(record, dict) and record.get("type") == "result" and isinstance(record.get("session_id"), str) \
-            and "subtype" in record:
+    if _stream_result(record):
         return ("this is the final result of a headless Claude Code run (`claude -p --output-format json`): the "
                 "answer, not the steps; ingest the session transcript instead: "
                 + _TRANSCRIPT.format(session=record["session_id"]))
@@ -827,7 +834,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     for fallback in ("command", "compact"):
         task = task or session.fallbacks.get(fallback)
     headless = next((r for r in unique if r.get("type") == "system" and r.get("subtype") == "init"
-                     or r.get("type") == "result"), None)
+                     or _stream_result(r)), None)
     worked = any(s["action"] != "respond" for s in session.steps)
     continued = not task and headless is None and _starts_mid_conversation(chain) and worked
     if continued:  # its calls are the run; what it was about, as best the file tells
