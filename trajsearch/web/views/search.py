@@ -12,6 +12,7 @@ from typing import Any, Mapping
 from cachetools import TTLCache
 from markupsafe import Markup
 
+from ...excerpt import excerpt, failure_error
 from ...fusion import resolve_mode
 from ...model import Trajectory
 from ...results import Hit
@@ -336,7 +337,7 @@ def search(ts: TrajSearch, principal: Principal, form: SearchForm, facts: TraceF
                          + (" and the model filter may miss runs." if form.model else "."))
     if post_filtered and len(hits) >= k and len(kept) < form.k:
         out.notes.append(f"The model and end-date filters are applied to the best {k} runs only.")
-    marked = form.q if out.anchor is None else _error_line(text)  # an id marks its run's error, not itself
+    marked = form.q if out.anchor is None else failure_error(text)  # an id marks its run's error, not itself
     hl = terms(marked)
     for rank, (hit, run_facts) in enumerate(kept, 1):
         task = hit.text if hit.level == "task" else (run_facts.task or _task_text(ts, tenant, hit))
@@ -350,7 +351,8 @@ def search(ts: TrajSearch, principal: Principal, form: SearchForm, facts: TraceF
                 if abs(step.position - best) > 1:
                     continue  # the matching step and one neighbour on each side
                 matched = step.position == best
-                shown = _clip(step.text, 1500 if matched else 320)
+                # the matching step around its match (an error sits at the tail of a long output)
+                shown = excerpt(step.text, hl, 1500) if matched else _clip(step.text, 320)
                 context.append(StepLine(step.position, step.index, step.action, highlight(shown, hl), matched))
             match = (best, best)
         if not context:
@@ -374,14 +376,6 @@ def best_step(steps: list[Any], hit: Hit, query: str, hl: tuple[str, ...]) -> in
         if score > best_score:
             best, best_score = step.position, score
     return best
-
-
-def _error_line(failure_text: str) -> str:
-    """The ``Error:`` line of a failure row's text (what to mark for "runs like this one")."""
-    for line in failure_text.splitlines():
-        if line.startswith("Error: "):
-            return line[len("Error: "):].strip()
-    return ""
 
 
 def _task_text(ts: TrajSearch, tenant: str, hit: Hit) -> str:

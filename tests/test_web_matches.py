@@ -1,0 +1,66 @@
+"""The search page shows what matched: the matching step around the pasted line, and the runs a filter keeps.
+
+On real runs (``tests/fixtures/mini-swe-agent/gemini_3_pro``, see its SOURCE.md) in a store of their own.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from pathlib import Path
+
+import pytest
+from starlette.testclient import TestClient
+
+from trajsearch.embed import HashingEmbedder
+from trajsearch.ingest.read import read_dump
+from trajsearch.search import TrajSearch
+from trajsearch.web import WebConfig, create_app
+from trajsearch.web.app import LOOPBACK_HOSTS
+from trajsearch.web.session import OneTimeTokens
+
+from web_support import csrf_of, make_keys
+
+GEMINI = Path(__file__).parent / "fixtures/mini-swe-agent/gemini_3_pro"
+NO_SUCH_TABLE = "django.db.utils.OperationalError: no such table: __main___user"  # the tail of step 2's output
+
+
+@pytest.fixture(scope="module")
+def keys():
+    return make_keys()
+
+
+@pytest.fixture(scope="module")
+def ts(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("web-matches")
+    store = TrajSearch.open(str(tmp / "milvus.db"), traces=str(tmp / "traces"), embedder=HashingEmbedder())
+    assert store.add(read_dump(GEMINI, tenant="demo")).ingested == 1
+    yield store
+    store.close()
+
+
+@pytest.fixture(scope="module")
+def demo(ts, keys):
+    app = create_app(ts, keys.ring, config=WebConfig(allowed_hosts=LOOPBACK_HOSTS), one_time=OneTimeTokens())
+    client = TestClient(app, base_url="http://127.0.0.1", follow_redirects=False)
+    page = client.get("/signin")
+    assert client.post("/signin", data={"key": keys.demo, "csrf": csrf_of(page.text), "next": "/"}).status_code == 303
+    return client
+
+
+def matched_steps(page: str) -> list[str]:
+    """The text of each result's matching step, as a reader sees it (marks and entities gone)."""
+    found = re.findall(r'<li class="step matched">.*?<pre>(.*?)</pre>', page, re.S)
+    return [" ".join(html.unescape(re.sub(r"</?mark>", "", text)).split()) for text in found]
+
+
+def test_the_matching_step_is_shown_around_the_pasted_line(demo):
+    """Bug (probe J, real: gemini-3-pro's django__django-15930): the pasted exception line is the last line
+    of step 2's 2,525-character text, and the page showed that step's first 1,500 characters, cut one frame
+    before it. The excerpt is now taken around the match."""
+    for mode in ("auto", "lexical"):
+        page = demo.get("/", params={"q": NO_SUCH_TABLE, "mode": mode}).text
+        steps = matched_steps(page)
+        assert steps, mode
+        assert NO_SUCH_TABLE in steps[0], (mode, steps[0][-300:])
+        assert steps[0].startswith("…") and len(steps[0]) <= 1500  # still an excerpt, said to be one

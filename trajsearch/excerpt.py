@@ -1,0 +1,103 @@
+"""Where a query shows in a text: the terms to look for, and the part of a long text to show around them.
+
+One place for every interface that shows a hit (the web page marks the terms, the CLI prints a line):
+an error sits at the tail of a long output, so a text cut from its head drops the very line that
+was pasted; these pick the part that holds it.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+_WORD = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.:/'-]*[A-Za-z0-9_]|[A-Za-z0-9_]")
+_STOP = frozenset(
+    "a an and are as at be but by can do does for from has have how i if in into is it its no not of on or "
+    "that the then there this to was were what when where which while who why will with you your".split()
+)
+MAX_TERMS = 40
+MAX_MATCHES = 200  # per text: a term found everywhere in a 1 MB output counts its first 200
+
+
+def terms(query: str) -> tuple[str, ...]:
+    """What to look for of ``query``: its lines (a pasted line matched whole), then its words, longest first."""
+    if not query:
+        return ()
+    found: dict[str, None] = {}
+    for line in query.splitlines():
+        line = " ".join(line.split())
+        if len(line) >= 8 and " " in line:
+            found[line.lower()] = None
+    for word in _WORD.findall(query):
+        word = word.strip(".:/'-")
+        if len(word) < 3 and not word.isdigit():
+            continue
+        if word.lower() in _STOP:
+            continue
+        found[word.lower()] = None
+        for part in re.split(r"[.:/'_-]+", word):  # parts of dotted names, paths, snake_case
+            if len(part) >= 3 and part.lower() not in _STOP:
+                found[part.lower()] = None
+    return tuple(sorted(found, key=len, reverse=True)[:MAX_TERMS])
+
+
+@lru_cache(maxsize=256)
+def term_pattern(query_terms: tuple[str, ...]) -> re.Pattern[str] | None:
+    """One regex for ``query_terms``, longest first (a pasted line wins over its words at the same place)."""
+    if not query_terms:
+        return None
+    # whitespace inside a pasted line matches any run of whitespace in the text; a term starts a word
+    # ("date" matches "date" and "dates", not "update")
+    alternatives = [(r"(?<![A-Za-z0-9])" if term[:1].isalnum() else "")
+                    + r"\s+".join(re.escape(part) for part in term.split(" ")) for term in query_terms]
+    return re.compile("|".join(alternatives), re.IGNORECASE)
+
+
+def matches(text: str, query_terms: tuple[str, ...]) -> list[re.Match[str]]:
+    """The first :data:`MAX_MATCHES` places ``text`` holds one of ``query_terms``, in order."""
+    pattern = term_pattern(query_terms)
+    if pattern is None:
+        return []
+    found = []
+    for match in pattern.finditer(text):
+        if len(found) >= MAX_MATCHES:
+            break
+        if match.end() > match.start():
+            found.append(match)
+    return found
+
+
+def excerpt(text: str, query_terms: tuple[str, ...], limit: int) -> str:
+    """At most ``limit`` characters of ``text``: all of it if it fits, else the part holding the most of the
+    query (a pasted line counts by its length), centred on its best match, "…" where it was cut.
+
+    A text holding none of the terms keeps its head, as before."""
+    if len(text) <= limit:
+        return text
+    found = matches(text, query_terms)
+    if not found:
+        return text[: limit - 1] + "…"
+    width = limit - 2  # room for an ellipsis on each side
+    best_start, best_score = 0, -1
+    for match in found:
+        start = max(0, min(match.start() - (width - (match.end() - match.start())) // 2, len(text) - width))
+        score = _weight(found, start, start + width)
+        if score > best_score:
+            best_start, best_score = start, score
+    end = best_start + width
+    return ("…" if best_start > 0 else "") + text[best_start:end] + ("…" if end < len(text) else "")
+
+
+def _weight(found: list[re.Match[str]], start: int, end: int) -> int:
+    """How much of the query the window [start, end) shows: the lengths of the distinct terms inside it."""
+    inside = {" ".join(m.group(0).lower().split()) for m in found if start <= m.start() and m.end() <= end}
+    return sum(len(term) for term in inside)
+
+
+def failure_error(failure_text: str) -> str:
+    """The ``Error:`` line of a failure row's text: what a run is matched on when it is the query
+    ("runs like this one")."""
+    for line in failure_text.splitlines():
+        if line.startswith("Error: "):
+            return line[len("Error: "):].strip()
+    return ""
