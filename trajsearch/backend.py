@@ -41,9 +41,13 @@ class Backend:
     def expand(self, hit: Hit, *, before: int, after: int) -> list[StepView]:
         return self.api.expand(hit, before=before, after=after, tenant=self.tenant)
 
+    def run(self, trajectory_id: str, *, level: str = "task") -> Hit | None:
+        """A run's ``task`` (or ``summary`` / ``failure``) row, or None."""
+        return self.api.run(trajectory_id, tenant=self.tenant, level=level)
+
     def show(self, trajectory_id: str) -> tuple[Hit, Trajectory] | None:
         """A run's task row and its full trace, or None when the run is not indexed."""
-        run = self.api.run(trajectory_id, tenant=self.tenant)
+        run = self.run(trajectory_id)
         if run is None:
             return None
         return run, self.api.get_trace(run.trace_uri, tenant=self.tenant)

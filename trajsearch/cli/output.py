@@ -14,6 +14,8 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
+from ..excerpt import excerpt
+
 out = Console()
 err = Console(stderr=True)
 
@@ -38,6 +40,12 @@ def plain(exc: BaseException) -> str:
 def one_line(text: str, width: int) -> str:
     flat = " ".join(text.split())
     return flat if len(flat) <= width else flat[: width - 1] + "…"
+
+
+def matched_line(text: str, query_terms: tuple[str, ...], width: int) -> str:
+    """``text`` on one line, cut to ``width`` around where it holds the query (``trajsearch.excerpt.terms``):
+    a pasted error sits at the tail of a step's output, past any head a terminal line has room for."""
+    return excerpt(" ".join(text.split()), query_terms, width)
 
 
 def where(hit) -> str:

@@ -17,7 +17,8 @@ from .options import (
     AsJson, Ca, ContextEnvVersions, ContextPolicyVersions, ContextTools, Levels, Mode, Outcomes, Server, TaskFamilies,
     Tenant, Tools, Traces, Uri,
 )
-from .output import fail, one_line, out, print_json, where
+from ..excerpt import failure_error, terms
+from .output import fail, matched_line, one_line, out, print_json, where
 
 
 def search(
@@ -49,13 +50,16 @@ def search(
         return
     if not hits:
         out.print("no matches")
+    query_terms = terms(text)
     for rank, h in enumerate(hits, 1):
         out.print(f"[bold]{rank}. {escape(h.trajectory_id)}[/bold]  {where(h)}  score={h.score:.3f}  outcome={h.outcome}")
         for step in context.get(h.id) or []:
-            marker = ">" if h.step_index <= step.position <= h.step_end else " "
-            out.print(f"   {marker} {one_line(step.text, 160)}", markup=False)
+            if h.step_index <= step.position <= h.step_end:  # a matched step: the part that matched
+                out.print(f"   > {matched_line(step.text, query_terms, 240)}", markup=False)
+            else:
+                out.print(f"     {one_line(step.text, 160)}", markup=False)
         if h.id not in context:
-            out.print(f"   {one_line(h.text, 300)}", markup=False)
+            out.print(f"   {matched_line(h.text, query_terms, 300)}", markup=False)
 
 
 def similar(
@@ -76,15 +80,26 @@ def similar(
         fail("give either TEXT or --id TRAJECTORY_ID")
     with connect(server, ca, uri, traces, tenant) as api:
         matches = api.similar_runs(trajectory_id, text, k=k, outcome=outcome, mode=mode)
+        matched = text if trajectory_id is None else _anchor_error(api, trajectory_id)
     if as_json:
         print_json([m.to_dict() for m in matches])
         return
     if not matches:
         out.print("no similar runs")
+    query_terms = terms(matched)
     for rank, m in enumerate(matches, 1):
         out.print(f"[bold]{rank}. {escape(m.trajectory_id)}[/bold]  score={m.score:.3f}  outcome={m.outcome}")
         out.print(f"   task: {one_line(m.task, 200)}", markup=False)
-        out.print(f"   best {where(m.best)}: {one_line(m.best.text, 240)}", markup=False)
+        out.print(f"   best {where(m.best)}: {matched_line(m.best.text, query_terms, 240)}", markup=False)
+
+
+def _anchor_error(api, trajectory_id: str) -> str:
+    """What runs like ``trajectory_id`` were matched on, to show in theirs: its failure's error, else its task."""
+    failure = api.run(trajectory_id, level="failure")
+    if failure is not None:
+        return failure_error(failure.text)
+    task = api.run(trajectory_id)
+    return task.text if task is not None else ""
 
 
 def show(

@@ -1,0 +1,27 @@
+"""``search -e`` and ``similar`` print the part of each matched step that matched, on both backends.
+
+On a real run: gemini-3-pro's django__django-15930 (``tests/fixtures/mini-swe-agent/gemini_3_pro``, see its
+SOURCE.md), whose step 2 ends with the exception line an engineer would paste.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from cli_support import backend, run_cli  # noqa: F401 - the fixture
+
+GEMINI = Path(__file__).parent / "fixtures/mini-swe-agent/gemini_3_pro"
+NO_SUCH_TABLE = "django.db.utils.OperationalError: no such table: __main___user"
+
+
+def test_search_and_similar_show_the_pasted_error_in_the_matched_step(backend) -> None:
+    """Bug (probe J): each step was printed as its first 160 characters (thought, command, the output's
+    head), so the pasted error, at the tail of the output, was not in what ``search -e`` or ``similar``
+    printed; only ``--json`` had it. The matched step is now cut around the match, one line, bounded."""
+    code, out, err = run_cli("ingest", str(GEMINI), "--quiet")
+    assert code == 0, err
+    for args in (("search", NO_SUCH_TABLE, "-e", "1"), ("similar", NO_SUCH_TABLE)):
+        code, out, err = run_cli(*args)
+        assert code == 0, err
+        assert NO_SUCH_TABLE in " ".join(out.split()), (args, out)  # as printed (a terminal wraps lines)
+        assert len(out) < 1200, (args, out)  # excerpts, not the 2,525-character step
