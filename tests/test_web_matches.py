@@ -64,3 +64,26 @@ def test_the_matching_step_is_shown_around_the_pasted_line(demo):
         assert steps, mode
         assert NO_SUCH_TABLE in steps[0], (mode, steps[0][-300:])
         assert steps[0].startswith("…") and len(steps[0]) <= 1500  # still an excerpt, said to be one
+
+
+GEMINI_MODEL = "google/gemini-3-pro-preview"  # the fixture's own model_name
+
+
+def test_the_model_filter_searches_among_that_models_runs(ts, keys, demo):
+    """Bug (probe J): the model filter was applied to the best 50 runs found, then said "No runs match inside
+    these filters" although runs of that model held the text (there: 2 of the 16 runs of
+    ``@google/gemini-3-pro-preview`` among 500 that hit "no such table"). Here 60 runs of another model hold
+    the pasted line in a short output and rank above the real gemini run; the filter now finds it."""
+    from conftest import failing_run
+
+    ts.add([failing_run(f"other-model-{i:02d}", NO_SUCH_TABLE, tenant="demo", model_id="other-model")
+            for i in range(60)])
+    for mode in ("lexical", "auto"):
+        unfiltered = demo.get("/", params={"q": NO_SUCH_TABLE, "mode": mode, "k": "50"}).text
+        assert "django__django-15930" not in unfiltered, mode  # the real run is not among the best 50 runs
+        page = demo.get("/", params={"q": NO_SUCH_TABLE, "mode": mode, "model": GEMINI_MODEL}).text
+        assert "No runs match" not in page, mode
+        assert "gemini_3_pro.django__django-15930" in page and "other-model-" not in page, mode
+        assert NO_SUCH_TABLE in matched_steps(page)[0]
+    none = demo.get("/", params={"q": NO_SUCH_TABLE, "model": "no-such-model"}).text
+    assert "No runs match" in none and "best" not in html.unescape(none)  # an honest empty answer

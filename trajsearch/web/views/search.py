@@ -5,7 +5,8 @@ from __future__ import annotations
 import re
 import threading
 import time
-from dataclasses import dataclass, field
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field, replace
 from datetime import date
 from typing import Any, Mapping
 
@@ -180,6 +181,14 @@ class TraceFacts:
             return RunFacts(None, None, readable=False)
         return self.remember(tenant, trace_uri, trajectory)
 
+    def many(self, tenant: str, trace_uris: list[str], *, workers: int = 8) -> list[RunFacts]:
+        """:meth:`get` of each of ``trace_uris``, in order, read in parallel (a model filter reads every
+        run in scope: one store round trip each)."""
+        if not trace_uris:
+            return []
+        with ThreadPoolExecutor(max_workers=min(workers, len(trace_uris))) as pool:
+            return list(pool.map(lambda uri: self.get(tenant, uri), trace_uris))
+
     def remember(self, tenant: str, trace_uri: str, trajectory: Trajectory) -> RunFacts:
         facts = RunFacts(trajectory.model_id, trajectory.task[:400])  # shown clipped to 260
         versions = (trajectory.env_version or None, trajectory.policy_version or None)
@@ -316,13 +325,19 @@ def search(ts: TrajSearch, principal: Principal, form: SearchForm, facts: TraceF
         env_versions=env, policy_versions=policy, tools=form.tool_list, exclude_trajectory_ids=exclude,
         created_after=_epoch(form.since_day) if form.since_day else None,
     )
-    post_filtered = bool(form.model or form.until_day)
+    read_ok = True
+    scope = None
+    if form.model or form.until_day:
+        scope, read_ok = runs_in_scope(ts, facts, filters, form)
+    if scope is not None:
+        filters = replace(filters, trajectory_ids=scope)
+    post_filtered = scope is None and bool(form.model or form.until_day)
     k = min(200, form.k * 5) if post_filtered else form.k
-    hits = ts.search_filtered(text, filters, k=k, group_by_trajectory=True, group_size=1, mode=form.mode)
+    hits = [] if scope == () else ts.search_filtered(text, filters, k=k, group_by_trajectory=True, group_size=1,
+                                                        mode=form.mode)
     if form.until_day:
         before = _epoch(form.until_day, end=True)
         hits = [h for h in hits if h.created_at < before]
-    read_ok = True
     kept: list[tuple[Hit, RunFacts]] = []
     for hit in hits:
         if len(kept) >= form.k:
@@ -336,7 +351,8 @@ def search(ts: TrajSearch, principal: Principal, form: SearchForm, facts: TraceF
         out.notes.append("The trace store did not answer: models are not shown"
                          + (" and the model filter may miss runs." if form.model else "."))
     if post_filtered and len(hits) >= k and len(kept) < form.k:
-        out.notes.append(f"The model and end-date filters are applied to the best {k} runs only.")
+        out.notes.append(f"More than {MODEL_SCOPE_RUNS:,} runs are inside the other filters: the model and "
+                         f"end-date filters are applied to the best {k} runs only.")
     marked = form.q if out.anchor is None else failure_error(text)  # an id marks its run's error, not itself
     hl = terms(marked)
     for rank, (hit, run_facts) in enumerate(kept, 1):
@@ -361,6 +377,34 @@ def search(ts: TrajSearch, principal: Principal, form: SearchForm, facts: TraceF
                                       run_link(hit.trajectory_id, q=marked, match=match)))
     out.ms = (time.perf_counter() - started) * 1000
     return out
+
+
+#: Most runs a model or end-date filter is applied to inside the search: index rows carry no model id (each
+#: run's trace is read) and the store filters have no end date (the runs are named by id). Past it, the
+#: filters are applied to the best runs found, and the page says so.
+MODEL_SCOPE_RUNS = 5_000
+
+
+def runs_in_scope(ts: TrajSearch, facts: TraceFacts, filters: Filters, form: SearchForm
+                  ) -> tuple[tuple[str, ...] | None, bool]:
+    """The runs inside ``filters`` and the form's model and end-date filters, to search among; None when
+    more than :data:`MODEL_SCOPE_RUNS` are inside ``filters``. And whether every trace read answered.
+
+    Searching among them, not filtering the best runs found, keeps a model whose runs rank below the
+    others' (probe J: the 16 runs of ``@google/gemini-3-pro-preview`` among 500)."""
+    rows = []
+    for row in ts.rows(replace(filters, levels=("task",)), ["trajectory_id", "trace_uri", "created_at"]):
+        rows.append(row)
+        if len(rows) > MODEL_SCOPE_RUNS:
+            return None, True
+    if form.until_day:
+        before = _epoch(form.until_day, end=True)
+        rows = [row for row in rows if int(row.get("created_at") or 0) < before]
+    if not form.model:
+        return tuple(row["trajectory_id"] for row in rows), True
+    run_facts = facts.many(filters.tenant, [row["trace_uri"] for row in rows])
+    ids = tuple(row["trajectory_id"] for row, run in zip(rows, run_facts) if run.model == form.model)
+    return ids, all(run.readable for run in run_facts)
 
 
 def best_step(steps: list[Any], hit: Hit, query: str, hl: tuple[str, ...]) -> int:
