@@ -1,6 +1,6 @@
 """``search -e`` and ``similar`` print the part of each matched step that matched, on both backends.
 
-On a real run: gemini-3-pro's django__django-15930 (``tests/fixtures/mini-swe-agent/gemini_3_pro``, see its
+On a real run: gemini-3-pro's django__django-15930 (``tests/fixtures/mini-swe-agent/.real/gemini_3_pro``, see its
 SOURCE.md), whose step 2 ends with the exception line an engineer would paste.
 """
 
@@ -10,7 +10,7 @@ from pathlib import Path
 
 from cli_support import backend, run_cli  # noqa: F401 - the fixture
 
-GEMINI = Path(__file__).parent / "fixtures/mini-swe-agent/gemini_3_pro"
+GEMINI = Path(__file__).parent / "fixtures/mini-swe-agent/.real/gemini_3_pro"
 NO_SUCH_TABLE = "django.db.utils.OperationalError: no such table: __main___user"
 
 

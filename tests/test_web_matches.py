@@ -1,6 +1,6 @@
 """The search page shows what matched: the matching step around the pasted line, and the runs a filter keeps.
 
-On real runs (``tests/fixtures/mini-swe-agent/gemini_3_pro``, see its SOURCE.md) in a store of their own.
+On real runs (``tests/fixtures/mini-swe-agent/.real/gemini_3_pro``, see its SOURCE.md) in a store of their own.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from trajsearch.web.session import OneTimeTokens
 
 from web_support import csrf_of, make_keys
 
-GEMINI = Path(__file__).parent / "fixtures/mini-swe-agent/gemini_3_pro"
+GEMINI = Path(__file__).parent / "fixtures/mini-swe-agent/.real/gemini_3_pro"
 NO_SUCH_TABLE = "django.db.utils.OperationalError: no such table: __main___user"  # the tail of step 2's output
 
 
