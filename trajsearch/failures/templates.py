@@ -62,14 +62,16 @@ def error_template(error: str, limit: int = TEMPLATE_CHARS) -> str:
     mixing letters and digits) and numbers become ``<url>``, ``<name>``,
     ``<path>``, ``<hex>``, ``<id>``, ``<n>``...; numbers that name the kind of
     error (``exit code 137``, ``[Errno 28]``, ``HTTP 429``, ``signal 9``) stay.
-    Whitespace collapses; the result is cut to ``limit`` characters.
+    Terminal colour codes and a harness's wrapper elements go first
+    (:func:`plain_error`). Whitespace collapses; the result is cut to ``limit``
+    characters.
 
     >>> error_template("ModuleNotFoundError: No module named 'yaml'")
     'ModuleNotFoundError: No module named <name>'
     >>> error_template("flight HAT223 not available on 2024-05-14; exit code 137")
     'flight <id> not available on <date>; exit code 137'
     """
-    text = _SPACE.sub(" ", error[: limit * 4]).strip()
+    text = _SPACE.sub(" ", plain_error(error[: limit * 4])).strip()
     text = _KEPT_NUMBER.sub(lambda m: m["kw"] + _PRIVATE + m["num"].translate(_DIGIT_WORD) + _PRIVATE, text)
     for pattern, replacement in _SUBSTITUTIONS:
         text = pattern.sub(replacement, text)
@@ -78,6 +80,32 @@ def error_template(error: str, limit: int = TEMPLATE_CHARS) -> str:
         back = str.maketrans("abcdefghijz", "0123456789-")
         text = re.sub(f"{_PRIVATE}([a-jz]+){_PRIVATE}", lambda m: m[1].translate(back), text)
     return text[:limit].strip()
+
+
+#: A harness's wrapper element (mini-swe-agent's ``<returncode>1</returncode>``, ``<output>``, ``<command>``):
+#: an opening tag and its own closing tag. A lone ``<line>`` or ``<UTC>`` is text and stays.
+_ELEMENT = re.compile(r"<([A-Za-z][\w.-]{0,30})>(.*?)</\1>", re.S)
+
+
+def plain_error(error: str) -> str:
+    """``error`` as a person reads it: no terminal colour codes, wrapper elements replaced by their content.
+
+    Left in, the codes (``ESC[31m``, pytest's coloured summary) and the tags become
+    placeholders of their own (``</output>`` reads as a path), so one cause gets a
+    template per colouring or wrapper, and a title no one can read. An empty element
+    says so (``(no output)``): a command that failed silently is a cause of its own.
+
+    >>> plain_error("<returncode>1</returncode>\\n<output>\\n</output>")
+    '1\\n(no output)'
+    """
+    import click  # typer's own dependency: its ``unstyle`` removes ANSI styling
+
+    text = click.unstyle(error)
+    for _ in range(3):  # nested elements: the outer one first
+        text, found = _ELEMENT.subn(lambda m: m[2].strip() or f"(no {m[1]})", text)
+        if not found:
+            break
+    return text
 
 
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
@@ -89,6 +117,9 @@ _PREAMBLE = re.compile(r"^\s*reward <n>:\s*")
 #: Vendor wrapper names (``DeepseekException``, ``litellm.``): the same cause through another SDK.
 _VENDOR = re.compile(r"\b\w*(?:deepseek|openai|anthropic|azure|bedrock|vertex|gemini|litellm|mistral)\w*\b", re.I)
 _MODULE_PREFIX = re.compile(r"\b(?:[a-z_]\w*\.)+(?=[A-Za-z])")
+#: The exit code an adapter appends to a command's error line (``SyntaxError: ... (exit code 2)``): how the
+#: command ended, shared by unrelated errors, so it pulled them together (exit 137's "killed" is a known cause).
+_EXIT_NOTE = re.compile(r"\s*\(exit (?:code|status) -?\d+\)\s*$")
 _NOT_TEXT = re.compile(r"[^\w\s'?!.,:()-]")
 
 
@@ -97,8 +128,8 @@ def meaning_text(template: str) -> str:
 
     The last ``;`` clause (an error chain ends in its most specific error:
     ``...differs...; last tool error: X -> Error: not enough seats``), without the
-    tool prefix, a grader's ``reward <n>:`` preamble, vendor wrapper names and
-    module paths; placeholders dropped and CamelCase split (``ModuleNotFoundError``
+    tool prefix, a grader's ``reward <n>:`` preamble, an appended ``(exit code N)``,
+    vendor wrapper names and module paths; placeholders dropped and CamelCase split (``ModuleNotFoundError``
     -> ``Module Not Found Error``), so the model reads words. Measured on the
     labelled corpus: nearest-neighbour cause accuracy 0.74 on raw templates, 0.81
     on this text; on the real dumps template purity 0.78 -> 0.94 at the same
@@ -107,6 +138,7 @@ def meaning_text(template: str) -> str:
     clauses = [c for c in _CLAUSES.split(template) if c.strip()]
     text = clauses[-1] if clauses else template
     text = _PREAMBLE.sub("", _TOOL_ARROW.sub("", text))
+    text = _EXIT_NOTE.sub("", text) or text
     text = re.sub(r"<\w+>", " ", text)
     text = _VENDOR.sub(" ", text)
     text = _MODULE_PREFIX.sub("", text)
