@@ -214,9 +214,13 @@ def test_no_failures_is_an_empty_report(hashing_ts: TrajSearch) -> None:
 
 
 def test_too_rare_to_embed_meanings_are_modes_of_their_own(seeded: TrajSearch) -> None:
+    _errors(seeded, [("n1", "not enough seats on flight HAT223", {}), ("n2", "not enough seats on flight HAT29", {}),
+                     ("g1", "gift card balance is not enough", {})])
     report = failure_modes(seeded, tenant="acme", config=ModeConfig(max_embed=1))
-    assert report.total == 8 and report.modes[0].count == 5 and len(report.modes) == 3
-    assert report.rare == 3  # disk full (2) and the timeout (1): grouped by their exact template only
+    assert report.total == 11 and [m.count for m in report.modes] == [5, 2, 2, 1, 1]
+    assert report.rare == 3  # the seats (2) and the gift card (1): grouped by their exact template only
+    # disk full and the timeout are well-known causes: grouped by cause, embedded or not
+    assert {"disk full", "model API timeout"} <= {m.label for m in report.modes}
 
 
 # -- meaning: the real model -------------------------------------------------------------------
@@ -326,3 +330,45 @@ def _comparable(report: FailureReport, options: dict) -> dict:
     if "until" not in options:  # "now", read a moment apart
         data.pop("until")
     return data
+
+
+# -- real errors: mini-swe-agent runs on SWE-bench (tests/fixtures/failures/README.md) ------------
+
+REAL_ERRORS = json.loads((Path(__file__).parent / "fixtures" / "failures" / "swe_gemini_errors.json").read_text())
+
+
+def _real(cause: str) -> list[str]:
+    return [item["error"] for item in REAL_ERRORS if item["cause"] == cause]
+
+
+def test_wrapper_elements_and_terminal_codes_are_not_templated() -> None:
+    """mini-swe-agent's ``<returncode>1</returncode><output></output>`` had become the title
+    ``exit code 1: <returncode><n><<path>> <output> <<path>>`` (closing tags read as paths), and
+    pytest's coloured summary a template of its own full of ``\\x1b[<n>m``."""
+    grep = error_template(_real("grep matched nothing")[0])
+    assert grep == "exit code 1: <n> (no output)"
+    assert label_for(grep) == grep
+    assert [error_template(e) for e in _real("command timed out")] == [
+        "python3 <path> timed out and has been killed"] * 2
+    coloured, plain = (error_template(e) for e in _real("pytest summary"))
+    assert "\x1b" not in coloured and coloured == plain
+
+
+@pytest.mark.model
+def test_real_errors_group_by_cause(model_ts: TrajSearch) -> None:
+    """16 real decisive errors of 8 causes: ``python: No module named pytest`` and ``ModuleNotFoundError``
+    had been two "missing Python module" modes; ``rmdir: ... Directory not empty`` had joined "file not
+    found"; grep's empty output, SyntaxError and pytest's summary had shared one mode."""
+    _errors(model_ts, [(f"{item['instance']}", item["error"], {}) for item in REAL_ERRORS])
+    cause_of = {item["instance"]: item["cause"] for item in REAL_ERRORS}
+    report = failure_modes(model_ts, tenant="acme", examples=20)
+    groups = {m.label: {cause_of[e.trajectory_id] for e in m.examples} for m in report.modes}
+    assert all(len(causes) == 1 for causes in groups.values()), groups  # no mode mixes two causes
+    modules = next(m for m in report.modes if m.label == "missing Python module")
+    assert {t["template"] for t in modules.templates} == {
+        "<path>: No module named pytest (exit code 1)", "ModuleNotFoundError: No module named <name> (exit code 1)",
+        "ModuleNotFoundError: No module named <name> (exit code 2)"}
+    assert groups["file not found"] == {"rm: no such file"}
+    assert len(report.modes) == 7, groups  # the two module wordings are one mode, every other cause its own
+    assert not any("<<" in m.label or "\x1b" in m.label for m in report.modes)
+    assert not any("\x1b" in e.error for m in report.modes for e in m.examples)

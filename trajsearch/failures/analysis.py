@@ -29,10 +29,11 @@ from typing import Any, Sequence
 from ..store.filters import Filters
 from . import vectors as meaning_vectors
 from .clustering import ModeConfig, cluster
-from .labels import _distinct_labels, label_for
+from .labels import known_cause, label_for
 from .periods import _trend, parse_duration, parse_time
 from .report import FailureExample, FailureMode, FailureReport
 from .rows import _Failure, _read
+from .templates import plain_error
 from .traces import _runs
 from .vectors import _embedder_name, _Prefetch
 
@@ -101,7 +102,9 @@ def failure_modes(
         report.seconds = time.perf_counter() - started
         return report
 
-    # distinct meanings, most frequent first; rows of one template always share a mode
+    # distinct meanings, most frequent first; rows of one template always share a mode, and so do the
+    # rows of one well-known cause (labels.known_cause): only the other meanings are clustered
+    cause_of_text = {meaning[t]: c for t in meaning if (c := known_cause(t))}
     weight: Counter[str] = Counter()
     for f in failures:
         weight[meaning[f.template]] += 1
@@ -112,15 +115,16 @@ def failure_modes(
     # looked up at call time: a benchmark swaps in an empty cache (scripts/failure_modes.py)
     vectors = meaning_vectors._CACHE.vectors(ts.embed, _embedder_name(ts), embedded)
     vectors = vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
-    labels = cluster(vectors, config.threshold, config.max_cluster)
-    mode_of_text = dict(zip(embedded, labels.tolist()))
-    first_free = int(labels.max()) + 1 if len(labels) else 0
-    mode_of_text.update({text: first_free + n for n, text in enumerate(rest)})  # too rare to embed: their own
-    unembedded = set(rest)
-    report.rare = sum(1 for f in current if meaning[f.template] in unembedded)
+    free = [n for n, text in enumerate(embedded) if text not in cause_of_text]
+    labels = cluster(vectors[free], config.threshold, config.max_cluster)
+    mode_of_text: dict[str, tuple[str, object]] = {embedded[n]: ("meaning", label)
+                                                   for n, label in zip(free, labels.tolist())}
+    mode_of_text.update({text: ("rare", text) for text in rest})  # too rare to embed: their own
+    mode_of_text.update({text: ("cause", name) for text, name in cause_of_text.items()})
+    report.rare = sum(1 for f in current if mode_of_text[meaning[f.template]][0] == "rare")
     vector_of_text = dict(zip(embedded, vectors))
 
-    members: dict[int, list[_Failure]] = {}
+    members: dict[tuple[str, object], list[_Failure]] = {}
     for f in failures:
         members.setdefault(mode_of_text[meaning[f.template]], []).append(f)
     ranked = sorted(
@@ -134,7 +138,6 @@ def failure_modes(
     for group in shown:
         report.modes.append(_mode(ts, tenant, group, report, start is not None, meaning, vector_of_text,
                                   runs, examples, config))
-    _distinct_labels(report.modes)
     report.seconds = time.perf_counter() - started
     return report
 
@@ -197,7 +200,7 @@ def _mode(ts: Any, tenant: str, group: list[_Failure], report: FailureReport, pe
     mode.tools = dict(Counter(tool for info in infos if info for tool in info[1]).most_common())
     mode.examples = [
         FailureExample(
-            trajectory_id=f.trajectory_id, trace_uri=f.trace_uri, error=f.error, task=f.task,
+            trajectory_id=f.trajectory_id, trace_uri=f.trace_uri, error=plain_error(f.error), task=f.task,
             env_version=f.env_version, model=(known.get(f.trace_uri) or ("",))[0], created_at=f.created_at,
             similarity=round(closeness[f.template], 4),
         )
