@@ -334,7 +334,8 @@ def _comparable(report: FailureReport, options: dict) -> dict:
 
 # -- real errors: mini-swe-agent runs on SWE-bench (tests/fixtures/failures/README.md) ------------
 
-REAL_ERRORS = json.loads((Path(__file__).parent / "fixtures" / "failures" / "swe_gemini_errors.json").read_text())
+REAL_ERRORS = json.loads(
+    (Path(__file__).parent / "fixtures" / "failures" / ".real" / "swe_gemini_errors.json").read_text())
 
 
 def _real(cause: str) -> list[str]:
