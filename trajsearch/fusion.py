@@ -96,10 +96,62 @@ def _prose_line(line: str) -> bool:
     return plain >= 0.6 * len(words) and _function_share(words) >= 0.2
 
 
+#: A frame line of a Python traceback (``File "x.py", line 3, in f``) or of pytest's (``x.py:3: in f``),
+#: and the sentences Python puts between chained tracebacks.
+_FRAME = re.compile(r"""^(\s*)(?:File\s"[^"\n]*",\sline\s\d+|\S+:\d+:\sin\s\S+$)""")
+_CHAINED = re.compile(r"^\s*(?:During handling of the above exception|The above exception was the direct cause)")
+#: pytest's failure report: the failing line (``>``), the error lines (``E``), the location (``path:NNN: Error``).
+_PYTEST_LINE = re.compile(r"^(?:[>E]\s{3}|\S+:\d+:\s[A-Za-z_][\w.]*$)")
+#: An exception line (``KeyError: 'id'``, ``django.core.exceptions.FieldError: ...``): the error itself, not prose.
+_EXCEPTION_LINE = re.compile(r"^\s*[A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Warning)\b(?::|$)")
+
+
+def _trace_lines(lines: list[str]) -> set[int]:
+    """Positions of the lines that belong to a pasted Python traceback or pytest failure report.
+
+    Such a line is trace whatever it reads like: a frame's source line (``raise TypeError("Legend
+    needs either Axes or Figure as parent")``), a comment in the source pytest lists, the exception's
+    message and the sentences between chained tracebacks are words of the program, not the writer's.
+    """
+    trace: set[int] = set()
+    for pos, line in enumerate(lines):
+        frame = _FRAME.match(line)
+        if frame:  # the frame and the source, carets, locals indented under it
+            trace.add(pos)
+            depth = len(frame.group(1))
+            for below in range(pos + 1, len(lines)):
+                if len(lines[below]) - len(lines[below].lstrip()) <= depth:
+                    break
+                trace.add(below)
+        elif _CHAINED.match(line) or _EXCEPTION_LINE.match(line):
+            trace.add(pos)
+        elif _PYTEST_LINE.match(line):
+            trace.add(pos)
+            if line.startswith(">"):
+                trace.update(_listed_source(lines, pos))
+    return trace
+
+
+def _listed_source(lines: list[str], failing: int) -> list[int]:
+    """The source pytest lists around a failing (``>``) line: the lines next to it indented by four."""
+    listed = []
+    for step in (-1, 1):
+        pos = failing + step
+        while 0 <= pos < len(lines) and lines[pos].startswith("    "):
+            listed.append(pos)
+            pos += step
+    return listed
+
+
 def _prose_share(text: str) -> float:
-    """The share of ``text``'s words that stand in lines of prose."""
-    words = sum(len(line.split()) for line in text.splitlines() if _prose_line(line))
-    return words / max(1, len(text.split()))
+    """The share of ``text``'s words that stand in lines of prose, a traceback or pytest report
+    set aside: a pasted trace with a line of output around it is a log, an issue quoting a long
+    trace is judged by the words its writer wrote around it."""
+    lines = [line for line in text.splitlines() if line.strip()]
+    trace = _trace_lines(lines)
+    rest = [line for pos, line in enumerate(lines) if pos not in trace]
+    prose = sum(len(line.split()) for line in rest if _prose_line(line))
+    return prose / max(1, sum(len(line.split()) for line in rest))
 
 
 #: A sentence about code may open with the code it is about: ``model_to_dict() should ...``, ```io.fits.Card` may ...``
@@ -121,9 +173,11 @@ def looks_like_log(text: str) -> bool:
     task descriptions and questions, even when they name identifiers, paths or errors.
 
     - A *block* (several lines, or 25 words or more) is prose when lines of natural language
-      hold a fifth of its words or more; a description in markdown (fenced code, headings) is
-      judged by its words outside the fences, so an issue quoting a traceback stays prose. A
-      single long line that starts as a log record, code or a tool call is a log.
+      hold a fifth of its words or more, the lines of a Python traceback or pytest failure
+      report set aside (their source lines and messages often read as sentences): a pasted
+      trace is a log, an issue quoting one is judged by its own words. A description in
+      markdown (fenced code, headings) is judged by its words outside the fences. A single
+      long line that starts as a log record, code or a tool call is a log.
     - A *short line* is a log when it starts like one (``label:``, ``Traceback``, ``File "``,
       a prompt, a diff marker, code, a shell command) or holds an exception label (or an
       exception built with its message, ``NameResolutionError("...``, as a long line may); prose when
@@ -135,20 +189,23 @@ def looks_like_log(text: str) -> bool:
     Measured by ``scripts/eval_generalise.py`` on ../shared/data: every task text (SWE-bench
     issues, tau-bench instructions) and out-of-domain task routes to dense; 0.99-1.00 of
     traceback lines, tool errors, commands and tool calls, and about 0.9 of arbitrary lines
-    of outputs (docstring sentences are the rest), route to hybrid.
+    of outputs (docstring sentences are the rest), route to hybrid. On 500 SWE-bench Verified
+    runs (mini-swe-agent, gemini-3-pro): 491 of the 500 issues go to dense (487 before traces
+    were set aside), and 70 of 70 whole tracebacks and pytest reports pasted from their
+    outputs and from SWE-agent runs go to hybrid (42 before).
     """
     t = text.strip()
     if not t:
         return False
     lines = [line for line in t.splitlines() if line.strip()]
     if len(lines) > 1 or len(t.split()) >= _BLOCK_WORDS:
-        body = _FENCE.sub(" ", t)
-        if body != t or len(_MARKDOWN.findall(t)) >= 2:  # markdown: a written description quoting code or logs
+        body = _FENCE.sub(" ", text)  # unstripped: pytest's listed source is told by its indentation
+        if body != text or len(_MARKDOWN.findall(t)) >= 2:  # markdown: a written description quoting code or logs
             return not (len(body.split()) >= 5 and _prose_share(body) >= _PROSE_SHARE)
         if len(lines) == 1 and (_TOOL_CALL.match(t) or _CODE_START.match(t) or _EXCEPTION_LABEL.match(t)
                                 or _EXCEPTION_CALL.search(t)):
             return True
-        return _prose_share(t) < _PROSE_SHARE
+        return _prose_share(text) < _PROSE_SHARE
     if _QUESTION.match(t) and t.endswith("?") and len(t.split()) >= 4:
         return False  # a question, whatever it names
     if (_LOG_START.match(t) or _CODE_START.match(t) or _EXCEPTION_LABEL.search(t) or _EXCEPTION_CALL.search(t)
