@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Protocol, Sequence
 
 from .model import Outcome, Step, Trajectory
+from .steps import command_of, is_read, is_removal, signature
 from .touched import touched
 
 #: Bump when the derived text changes, so re-ingest rewrites rows instead of skipping them.
@@ -35,7 +36,8 @@ from .touched import touched
 #: 5: ... SWE-agent's viewer included; its edit bodies and prose no longer listed as commands.
 #: 6: an exemplar digest shows an unevaluated submission as "submitted, not evaluated" (texts unchanged).
 #: 7: the summary lists a session's later requests (``metadata.user_prompts``).
-REPRESENTATION_VERSION = 7
+#: 8: a failed run's decisive error passes over the slips it got past (format nag, grep with no match, ...).
+REPRESENTATION_VERSION = 8
 
 TRAJECTORY_LEVEL_INDEX = -1  # step_index of task and summary rows
 MAX_ROW_CHARS = 12_000  # the stored/lexical text of one row
@@ -61,6 +63,7 @@ WINDOW_TOKENS_SINCE = 3  # the REPRESENTATION_VERSION that brought it: older win
 
 _TRACEBACK_TAIL = re.compile(r"^\s*([A-Za-z_][\w.]*(Error|Exception|Exit|Interrupt|Warning)\b.*)$", re.M)
 _RETURNCODE = re.compile(r"<returncode>\s*(-?\d+)\s*</returncode>")
+_EMPTY_OUTPUT = re.compile(r"<output>\s*</output>")
 
 
 @dataclass(frozen=True)
@@ -146,12 +149,13 @@ def step_text(step: Step) -> str:
 def decisive_error(trajectory: Trajectory) -> tuple[str, int]:
     """The error that best explains a failed run, and the position of its step (or -1).
 
-    Preference: an explicit failure record; the last step with an error; the last
-    traceback line; the last non-zero return code; else the outcome itself.
+    Preference: an explicit failure record; the last step error the run did not get past
+    (see :func:`_recovered`); else the outcome itself: a verdict with no detail (a SWE-bench
+    report's ``unresolved_ids``) is better told as such than by a slip mid-run.
     """
-    error, position = _error_in_steps(trajectory)
-    if trajectory.failure:
-        return trajectory.failure.error, position
+    if trajectory.failure:  # its error tells of the last step that erred (as adapters word it): that step
+        return trajectory.failure.error, _error_in_steps(trajectory.steps, past_recovered=False)[1]
+    error, position = _error_in_steps(trajectory.steps, past_recovered=True)
     if error is not None:
         return error, position
     status = trajectory.metadata.get("exit_status")
@@ -159,19 +163,48 @@ def decisive_error(trajectory: Trajectory) -> tuple[str, int]:
     return f"run ended with outcome {trajectory.outcome.value}{detail} after {len(trajectory.steps)} steps", -1
 
 
-def _error_in_steps(trajectory: Trajectory) -> tuple[str | None, int]:
-    for pos in range(len(trajectory.steps) - 1, -1, -1):
-        step = trajectory.steps[pos]
-        if step.error:
-            return step.error.strip(), pos
-        observation = step.observation or ""
-        tracebacks = _TRACEBACK_TAIL.findall(observation)
-        if tracebacks and "Traceback" in observation:
-            return tracebacks[-1][0].strip(), pos
-        code = _RETURNCODE.search(observation)
-        if code and code.group(1) != "0":
-            return f"exit code {code.group(1)}: {clip(observation, 0, 300)}", pos
+def _error_in_steps(steps: Sequence[Step], *, past_recovered: bool) -> tuple[str | None, int]:
+    """The last step error and its position, passing over the errors the run recovered from
+    when ``past_recovered``."""
+    done_later: set[tuple[str, str]] = set()  # actions of later steps that ran without error
+    acted_later = False
+    for pos in range(len(steps) - 1, -1, -1):
+        step = steps[pos]
+        error = _step_error(step)
+        if error is not None and not (past_recovered and _recovered(step, done_later, acted_later)):
+            return error, pos
+        if error is None and step.action:
+            done_later.add(signature(step))
+        acted_later = acted_later or bool(step.action)
     return None, -1
+
+
+def _step_error(step: Step) -> str | None:
+    """The error a step shows: its own, else its output's last traceback line, else a non-zero
+    return code, but not exit code 1 with no output: grep's, test's and diff's "no match"."""
+    if step.error:
+        return step.error.strip()
+    observation = step.observation or ""
+    tracebacks = _TRACEBACK_TAIL.findall(observation)
+    if tracebacks and "Traceback (most recent call last)" in observation:  # not a file's text naming one
+        return tracebacks[-1][0].strip()
+    code = _RETURNCODE.search(observation)
+    if code and code.group(1) != "0" and not (code.group(1) == "1" and _EMPTY_OUTPUT.search(observation)):
+        return f"exit code {code.group(1)}: {clip(observation, 0, 300)}"
+    return None
+
+
+def _recovered(step: Step, done_later: set[tuple[str, str]], acted_later: bool) -> bool:
+    """Whether the run got past this step's error, so it does not explain a failure: a turn the
+    harness rejected (no action: mini-swe-agent's "Please always provide EXACTLY ONE action")
+    followed by an action; a shell read that found nothing (``grep``, ``ls`` of a missing path:
+    looking changes nothing); a failed clean-up (``rm`` of a file never made); a step done again
+    later without error. Probe J (round p39): the nag, a grep with no match and a failed ``rm``
+    were the decisive error of 52 of 129 unresolved SWE-bench runs (the nag is sent in 207
+    resolved runs too)."""
+    if not step.action:
+        return acted_later
+    return is_removal(step) or bool(command_of(step) and is_read(step)) or signature(step) in done_later
 
 
 def extractive_summary(trajectory: Trajectory) -> str:

@@ -3,6 +3,7 @@
 Definitions (each a plain rule, so a reviewer can argue with it):
 - a *write* changes state: ``sed -i``, a redirect into a file, ``cp``/``mv``/``rm``,
   ``pip install``, ``git apply`` ..., or a tool named like ``edit``/``update``/``book``;
+- a *removal* is a shell command made only of ``rm``/``rmdir`` (and ``cd``): clean-up;
 - a *read* only looks at state: a shell command starting with a read-only program
   (``cat``, ``ls``, ``grep``, ``sed -n`` ...) or a tool named like ``get_*``,
   ``search_*``, ``list_*``, ``view``, ``read*``;
@@ -34,6 +35,10 @@ _WRITE_COMMAND = re.compile(
 _WRITE_TOOLS = re.compile(
     r"(edit|write|create|update|replace|insert|delete|remove|patch|apply|cancel|book|modify|set|send|transfer)", re.I
 )
+#: The parts of a shell command (split at ``&&``, ``||``, ``;`` and unescaped new lines); a removal, a ``cd``.
+_COMMAND_PARTS = re.compile(r"&&|\|\||;|(?<!\\)\n")
+_REMOVAL = re.compile(r"^\s*(?:rm|rmdir)\b")
+_CD = re.compile(r"^\s*cd\b")
 _TEST_COMMAND = re.compile(
     r"\b(pytest|py\.test|unittest|tox|nox|npm\s+(?:run\s+)?test|yarn\s+test|make\s+(?:test|check)|go\s+test|"
     r"cargo\s+test|mvn\s+test|gradle\s+test|run_tests?|runtests)\b"
@@ -74,6 +79,13 @@ def is_write(step: Step) -> bool:
     if command:
         return bool(_WRITE_COMMAND.search(command))
     return bool(_WRITE_TOOLS.search(step.action))
+
+
+def is_removal(step: Step) -> bool:
+    """A shell command that only removes files or directories: an agent's clean-up of its scratch
+    files, whose failure (the file was never made, the directory is not empty) changes no result."""
+    parts = [part for part in _COMMAND_PARTS.split(command_of(step)) if part.strip() and not _CD.match(part)]
+    return bool(parts) and all(_REMOVAL.match(part) for part in parts)
 
 
 def is_test_run(step: Step) -> bool:
