@@ -1,6 +1,6 @@
 """``auto`` routing of whole pasted tracebacks and pytest reports, against issue texts that quote one.
 
-Real excerpts: tests/fixtures/pastes/ (README there names the runs they come from).
+Real excerpts: tests/fixtures/mini-swe-agent/.real/pasted-traces/ (README there names the runs they come from).
 """
 
 from __future__ import annotations
@@ -12,7 +12,8 @@ import pytest
 
 from trajsearch.fusion import resolve_mode
 
-PASTES = json.loads((Path(__file__).parent / "fixtures" / "pastes" / "pasted_traces_and_issues.json").read_text())
+FIXTURE = Path(__file__).parent / "fixtures" / "mini-swe-agent" / ".real" / "pasted-traces" / "pasted_traces_and_issues.json"
+PASTES = json.loads(FIXTURE.read_text())
 
 
 @pytest.mark.parametrize("paste", PASTES["logs"], ids=lambda p: p["source"].split("/")[-1].split(",")[0])

@@ -1,6 +1,6 @@
 """The decisive error of a failed run whose verdict carries no detail: not a slip the run got past.
 
-Real runs, trimmed: tests/fixtures/mini-swe-agent/gemini-3-pro_unresolved/ (README there).
+Real runs, trimmed: tests/fixtures/mini-swe-agent/.real/gemini-3-pro-unresolved/ (README there).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from trajsearch.ingest.read import read_dump
 from trajsearch.model import Outcome, Trajectory
 from trajsearch.represent import decisive_error
 
-RUNS = Path(__file__).parent / "fixtures" / "mini-swe-agent" / "gemini-3-pro_unresolved"
+RUNS = Path(__file__).parent / "fixtures" / "mini-swe-agent" / ".real" / "gemini-3-pro-unresolved"
 
 
 def unresolved_run(instance: str) -> Trajectory:
