@@ -970,3 +970,16 @@ def test_covering_leaves_the_call_place_and_lifts_no_distant_run(hashing_ts):
     config = RuntimeConfig(advice=AdviceConfig(novelty=NoveltyConfig(follow_closely=1.0, inspiration=0.0, per_tenant=False)))
     chosen = [e.trajectory_id for e in Runtime(hashing_ts, config).exemplars(task, ACME, k=3).items]
     assert chosen[0] != "distant" and chosen[-1] == "does-it", chosen
+
+
+def test_a_project_method_named_like_a_builtin_one_still_names_its_home():
+    """Review p39 F3: the builtin-method filter dropped every name ending in a ``str``/``list``/``dict``...
+    method, so SWE-bench Verified django-15128 ("... can be provided to Query.join and Query.table_alias ...",
+    its problem statement) lost ``Query.join``'s home. A class qualifying the name says it is the project's;
+    a lowercase receiver (``name.lower()``) still names none."""
+    task = ("Maybe alias_map of rhs can be provided to Query.join and Query.table_alias, and suffix (number) of "
+            "the new alias might be incremented until it is not in rhs.alias_map")
+    query = "Touched: changed a/b.py; definitions read django/db/models/sql/query.py: join table_alias."
+    assert task_homes(task, [query]) == {"sql/query.py": 2.0}
+    assert task_homes("Query.join() drops the alias", [query]) == {"sql/query.py": 1.0}
+    assert task_homes("alias.join() drops the alias", [query]) == {}

@@ -51,8 +51,10 @@ WHERE_MAX_FILES = 3
 #: What a file the task names outright counts for in ``where``, against 1 for each name it defines.
 NAMED_FILE = 1.0
 #: Methods of the builtin types: ``name.lower()`` in a traceback names no file of the project, though some
-#: module of it may define a ``lower``.
+#: module of it may define a ``lower`` (see :func:`_project_name`).
 _BUILTIN_METHODS = frozenset(name.lower() for kind in (str, bytes, int, float, list, tuple, dict, set) for name in dir(kind))
+#: A class name: what says ``QuerySet.union`` is the project's ``union``, where ``name.lower`` is a string's.
+_CLASS_NAME = re.compile(r"_*[A-Z]\w*")
 
 
 def task_key(task_id: str, task_text: str) -> tuple[str, str] | None:
@@ -305,8 +307,7 @@ def task_homes(query: str, summaries: Sequence[str]) -> dict[str, float]:
 
 def _homes(query: str, identified: Sequence[str], parsed: Sequence[dict[str, list[str]]]) -> dict[str, float]:
     """:func:`task_homes` with the query's identifiers and the summaries' lines already at hand."""
-    named = {name.lower().split("::")[-1].rsplit(".", 1)[-1].removesuffix("()")  # QuerySet.bulk_create -> bulk_create
-             for name in identified} - _BUILTIN_METHODS
+    named = {_last_part(name).lower() for name in identified if _project_name(name)}
     homes: dict[str, float] = {}
     for name, files in _defined(parsed).items():
         if name in named and len(name) > 3 and len(files) <= WHERE_MAX_FILES:
@@ -315,6 +316,21 @@ def _homes(query: str, identified: Sequence[str], parsed: Sequence[dict[str, lis
     for path in named_files(query, identified):  # a file the task names outright is where its work lies
         homes[path] = homes.get(path, 0.0) + NAMED_FILE
     return homes
+
+def _last_part(name: str) -> str:
+    """The function, method or class an identifier names: ``QuerySet.bulk_create`` -> ``bulk_create``."""
+    return name.split("::")[-1].rsplit(".", 1)[-1].removesuffix("()")
+
+
+def _project_name(name: str) -> bool:
+    """Whether an identifier may name the project's code: not a builtin type's method (``name.lower``), unless
+    something in it says it is the project's: a class qualifies it (``QuerySet.union``, ``Query.join``,
+    ``DataArray.copy``) or it is a test or file path (``tests/test_x.py::test_copy``)."""
+    if _last_part(name).lower() not in _BUILTIN_METHODS:
+        return True
+    qualifier = name.split("::")[-1].rsplit(".", 2)[-2:-1]
+    return "/" in name or "::" in name or bool(qualifier and _CLASS_NAME.fullmatch(qualifier[0]))
+
 
 def named_files(text: str, names: Sequence[str] | None = None) -> set[str]:
     """The source files a task names as written (a path, a file name, a link to one), each as
