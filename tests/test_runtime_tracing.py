@@ -76,3 +76,17 @@ def test_the_tool_and_the_loop_emit_spans_too(hashing_ts, spans):
     tool = next(s for s in spans.get_finished_spans() if s.attributes["trajsearch.kind"] == "tool:steps")
     assert tool.attributes["trajsearch.tool.status"] == "ok"
     assert tool.attributes["trajsearch.hits"] == len(result["results"])
+
+
+def test_the_context_span_records_only_the_runs_shown(hashing_ts, spans):
+    """Review p39 F5: within a budget that leaves runs out, the context span listed every run found while
+    ``PromptContext`` (and the text) held only those shown: the trace, the log of what the agent saw, disagreed.
+    Real tau-bench failures (tests/fixtures/tau-bench/.runtime, see SOURCE.md there), hashing embedder."""
+    from test_runtime_real import GROK_NOT_FOUND, OPEN, TAU_FAILED, runs
+
+    hashing_ts.add([*runs(GROK_NOT_FOUND), *runs(TAU_FAILED)])
+    prompt = Runtime(hashing_ts, OPEN).context_for("Error: user not found", RuntimeContext(tenant="acme"), budget=400)
+    assert prompt.data.get("omitted") and prompt.warnings
+    outer = next(s for s in spans.get_finished_spans() if s.attributes["trajsearch.kind"] == "context")
+    recorded = [d["id"] for d in json.loads(outer.attributes["gen_ai.retrieval.documents"])]
+    assert recorded == [item.trajectory_id for item in [*prompt.exemplars, *prompt.warnings]]

@@ -99,10 +99,13 @@ class Runtime:
             warned = self.warnings(task, ctx, exclude_trajectory_ids=exclude_trajectory_ids)
             rendered = render(found.strategy, found.items, warned, config=self.config.format, fmt=fmt,
                               counter=self.counter, budget=budget)
-            tracing.record_results(span, [*found.items, *warned], strategy=found.strategy.value, tokens=rendered.tokens)
-            return PromptContext(found.strategy, found.best_similarity, rendered.text, rendered.data, rendered.tokens,
-                                 [item for item, _ in _shown(found.items, rendered.data["exemplars"])],
-                                 [item for item, _ in _shown(warned, rendered.data["warnings"])])
+            shown = PromptContext(found.strategy, found.best_similarity, rendered.text, rendered.data, rendered.tokens,
+                                  [item for item, _ in _shown(found.items, rendered.data["exemplars"])],
+                                  [item for item, _ in _shown(warned, rendered.data["warnings"])])
+            # the runs the agent saw, as the PromptContext lists them (not every run found)
+            tracing.record_results(span, [*shown.exemplars, *shown.warnings], strategy=found.strategy.value,
+                                   tokens=rendered.tokens)
+            return shown
 
     def advice(self, kind: str, text: str, ctx: RuntimeContext, *, k: int | None = None,
                budget: int | None = None) -> ContextResult:
