@@ -296,8 +296,9 @@ def render(
     Nothing to show renders as the empty string (the agent plans from scratch). A budget too small
     for any run renders only a note that they were left out: a header, or a strategy saying "follow
     a past run", with no run under it misleads (it had said so, or cut the header mid-word). With
-    warnings shown and no exemplar, the strategy line is left out for that reason. ``strategy`` None
-    leaves it out too (tool results).
+    warnings shown and no exemplar, a strategy line pointing to a past run is left out for that reason;
+    ``plan_from_scratch`` stays (no past run is close: what the agent needs to hear there). ``strategy``
+    None leaves it out too (tool results).
     """
     if fmt not in ("text", "json"):
         raise ValueError(f"fmt must be 'text' or 'json', got {fmt!r}")
@@ -348,7 +349,7 @@ def render(
             omitted += 1
     if not data["exemplars"] and not data["warnings"]:  # no run fits: only say so
         return _none_fit(omitted, fmt, counter, budget)
-    if not data["exemplars"] and "strategy" in data:  # "follow a past run" with none shown misleads
+    if not data["exemplars"] and strategy not in (None, Strategy.plan_from_scratch):  # "follow a run": none shown
         total -= counter.count(_head_text(data) if fmt == "text" else render_json(_skeleton(data)))
         del data["strategy"], data["advice"]
         total += counter.count(_head_text(data) if fmt == "text" else render_json(_skeleton(data)))
