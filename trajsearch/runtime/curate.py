@@ -13,7 +13,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any, Sequence
 
@@ -143,20 +143,26 @@ class StaleRun:
 
 
 def staleness_report(ts: TrajSearch, ctx: RuntimeContext, rules: StalenessRules = StalenessRules()) -> list[StaleRun]:
-    """Every run inside ``ctx``'s hard filters (tenant, env and policy versions) that is too old, needs
-    a missing tool, or ran on a retired env. Only those: ``ctx.tools_available`` is what exists where
-    *this* context runs, and judging another env's runs by it condemned a coding agent's runs for the
-    ``bash`` an airline agent lacks. To retire an env version, report with a context that includes it."""
+    """Runs of ``ctx``'s tenant and policy versions that are too old, need a missing tool, or ran on a
+    retired env, among the runs of ``ctx``'s env versions and of the retired ones (naming an env retired
+    is asking for its runs, which the agent's own new-env context leaves out). Only runs of ``ctx``'s
+    env versions are judged by its tools: ``ctx.tools_available`` is what exists where *this* context
+    runs, and judging another env's runs by it condemned a coding agent's runs for the ``bash`` an airline
+    agent lacks. Runs of other, unnamed envs are not read."""
     available = set(ctx.tools_available)
+    judged = ctx.filters(levels=("task",))
+    if judged.env_versions:  # any env: every run of the tenant is read already
+        judged = replace(judged, env_versions=(*judged.env_versions, *rules.retired_env_versions))
     report = []
-    for row in _runs(ts, ctx.filters(levels=("task",))):
+    for row in _runs(ts, judged):
         reasons = []
         age_days = (ctx.now.timestamp() - row["created_at"]) / 86_400
         if rules.max_age_days is not None and age_days > rules.max_age_days:
             reasons.append(f"older than {rules.max_age_days:g} days ({age_days:.0f})")
         if row["env_version"] and row["env_version"] in rules.retired_env_versions:
             reasons.append(f"env version {row['env_version']} is retired")
-        if rules.check_tools and available and set(row["tools"] or ()) - available:
+        in_context = not ctx.env_version or row["env_version"] in ctx.env_version
+        if rules.check_tools and available and in_context and set(row["tools"] or ()) - available:
             missing = _missing_tools(ts, row, ctx.tenant, available)
             if missing:
                 reasons.append("used tools no longer available: " + ", ".join(missing))
