@@ -449,15 +449,17 @@ class TrajSearch:
         rows = self.index.get([row_id(tenant, trajectory_id, level, -1)], Filters(tenant=tenant))
         return Hit.from_row(rows[0]) if rows else None
 
-    def runs(self, trajectory_ids: Sequence[str], *, tenant: str, level: str = "task") -> dict[str, Hit]:
+    def runs(self, trajectory_ids: Sequence[str], *, tenant: str, level: str = "task",
+             vectors: bool = True) -> dict[str, Hit]:
         """The ``level`` row of each of several runs, by key in one lookup (runs without one are left out).
 
         Their stored vectors are remembered as their texts' embeddings (``query_vector``), so
-        comparing the rows by embedding (exemplar diversity) calls no model.
+        comparing the rows by embedding (exemplar diversity) calls no model. ``vectors`` off: the rows
+        only (a narrower read), and no stored vector stands in for a later query of the same text.
         """
         ids = [row_id(tenant, valid_id(t), level, -1) for t in dict.fromkeys(trajectory_ids)]
-        rows = self.index.get(ids, Filters(tenant=tenant), fields=[*OUTPUT_FIELDS, "embedding"])
-        for row in rows:
+        rows = self.index.get(ids, Filters(tenant=tenant), fields=[*OUTPUT_FIELDS, *(["embedding"] if vectors else [])])
+        for row in rows if vectors else ():
             self.query_vector.remember(row["text"], row["embedding"])
         return {row["trajectory_id"]: Hit.from_row(row) for row in rows}
 

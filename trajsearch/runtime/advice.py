@@ -11,11 +11,13 @@ format asking for more than a digest keeps.
 from __future__ import annotations
 
 import logging
+import re
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from ..digest import UNCAPPED, Clip, ExemplarDigest, WarningDigest, from_row_steps, exemplar_digest, warning_digest
 from ..model import Trajectory
+from ..represent import MAX_ROW_CHARS
 from ..results import Hit
 from ..search import TrajSearch
 from ..store.filters import Filters
@@ -281,13 +283,13 @@ def _likely_files(ts: TrajSearch, task: str, ctx: RuntimeContext, ranked: list[S
 def _task_keys(ts: TrajSearch, candidates: list[Hit], by_task: list[Hit],
                tenant: str) -> dict[str, tuple[str, str] | None]:
     """Each candidate's :func:`~.rerank.task_key`, from its task text: the task leg's own hits', the
-    others' read from their task rows (a candidate may have come by its summary; text only, so no
-    stored vector stands in for a query's embedding, as :meth:`TrajSearch.runs` would have it)."""
+    others' read from their task rows by key (a candidate may have come by its summary; a filtered scan
+    of the table took 30 ms of a 60 ms call; rows only, so no stored vector stands in for a query's
+    embedding)."""
     texts = {hit.trajectory_id: hit.text for hit in by_task}
-    missing = tuple(h.trajectory_id for h in candidates if h.trajectory_id not in texts and h.task_id)
+    missing = [h.trajectory_id for h in candidates if h.trajectory_id not in texts and h.task_id]
     if missing:
-        rows = ts.rows(Filters(tenant=tenant, levels=("task",), trajectory_ids=missing), ("trajectory_id", "text"))
-        texts.update((row["trajectory_id"], row["text"]) for row in rows)
+        texts.update((tid, row.text) for tid, row in ts.runs(missing, tenant=tenant, level="task", vectors=False).items())
     return {h.trajectory_id: task_key(h.task_id, texts[h.trajectory_id]) if h.trajectory_id in texts else None
             for h in candidates}
 
@@ -368,12 +370,13 @@ def warnings(
 ) -> list[FailureWarning]:
     """The failed runs most similar to a task or to the current step's context, one per task.
 
-    In this order: failed runs of this very task (their task row at the ``follow_closely`` cosine:
-    a failure row's vector is mostly its error boilerplate, so a task's own failures can rank below
-    another task's with a like error); failure rows holding the text verbatim (an error line pasted
-    whole: dense cosine scores short exact strings lowest, so the floor must not veto them); then
-    failure rows at least ``warning_min_similarity`` close. The floor is applied to a pool before
-    the ``k`` are taken, so a larger ``k`` never shows fewer.
+    In this order: failed runs of this very task (its text, whitespace and case aside: a failure
+    row's vector is mostly its error boilerplate, so a task's own failures can rank below another
+    task's with a like error); failure rows holding the text verbatim (an error line pasted whole:
+    dense cosine scores short exact strings lowest, so the floor must not veto them); then failure
+    rows at least ``warning_min_similarity`` close. The floor is applied to a pool before the ``k``
+    are taken, so a larger ``k`` never shows fewer. Every lookup stays inside the context's filters
+    and leaves ``exclude_trajectory_ids`` out.
     """
     k = k or config.warnings_k
     pool = k * config.pool_factor
@@ -382,35 +385,41 @@ def warnings(
     hits = search(ts, text, filters, k=pool, grouped=False, mode="auto")
     holding = [h for h in hits if _holds(h.text, text)]
     similar = [h for h in hits if similarity(h) >= config.warning_min_similarity]
-    own = _own_task_failures(ts, text, ctx, config, exclude_trajectory_ids, pool)
+    own, passed = _this_task(ts, text, ctx, config, exclude_trajectory_ids, pool)
     found = [*own, *holding, *similar]
     chosen = _distinct_warnings(ts, found, k, ctx.tenant)
-    _fix_from_successes(ts, chosen, {h.trajectory_id: h for h in found}, ctx, config)
+    _fix_from_successes(ts, chosen, {h.trajectory_id: h for h in found}, ctx, exclude_trajectory_ids, passed,
+                        config.pool_factor)
     return chosen
 
 
 def _fix_from_successes(ts: TrajSearch, chosen: list[FailureWarning], hits: dict[str, Hit], ctx: RuntimeContext,
-                        config: AdviceConfig) -> None:
+                        exclude: Sequence[str], passed: dict[tuple[str, str], str | None], depth: int) -> None:
     """Where a warning records no fix, what a successful run of the same task (:func:`~.rerank.task_key`,
     inside the same filters) did: the files it changed and the state-changing tools it called, from its
     summary's ``Touched:`` line. Adapters seldom know a fix (a harness reports that a run failed, not what
-    would have passed); another run of the task that passed shows it."""
+    would have passed); another run of the task that passed shows it.
+
+    ``passed``: the tasks already looked up (:func:`_this_task`), each with its successful run or None; one
+    search for each other task (the first ``depth`` task rows near its text). A blank task text names no
+    task to look up (the search would refuse it)."""
     wanting = {w.trajectory_id: hits[w.trajectory_id] for w in chosen
                if w.fix is None and w.trajectory_id in hits and hits[w.trajectory_id].task_id}
     if not wanting:
         return
     tasks = ts.runs(list(wanting), tenant=ctx.tenant, level="task")  # the full task texts, with their vectors
-    successes = ctx.filters(levels=("task",), outcomes=("success",))
-    passed: dict[str, str] = {}  # failed run -> a successful run of its task
+    successes = ctx.filters(levels=("task",), outcomes=("success",), exclude_trajectory_ids=exclude)
+    by_failed: dict[str, str] = {}  # failed run -> a successful run of its task
     for failed, row in tasks.items():
         key = task_key(wanting[failed].task_id, row.text)
-        passed_by = next((h.trajectory_id for h in search(ts, row.text, successes, k=config.pool_factor, grouped=False)
-                          if task_key(h.task_id, h.text) == key), None)
-        if passed_by:
-            passed[failed] = passed_by
-    summaries = ts.runs(sorted(set(passed.values())), tenant=ctx.tenant, level="summary") if passed else {}
+        if key not in passed and row.text.strip():
+            passed[key] = next((h.trajectory_id for h in search(ts, row.text, successes, k=depth, grouped=False)
+                                if task_key(h.task_id, h.text) == key), None)
+        if passed.get(key):
+            by_failed[failed] = passed[key]
+    summaries = ts.runs(sorted(set(by_failed.values())), tenant=ctx.tenant, level="summary") if by_failed else {}
     for warning in chosen:
-        summary = summaries.get(passed.get(warning.trajectory_id, ""))
+        summary = summaries.get(by_failed.get(warning.trajectory_id, ""))
         if summary is None:
             continue
         did = [f"changed {', '.join(files[:FIX_ITEMS])}" for files in [changed_files(summary.text)] if files]
@@ -423,24 +432,61 @@ def _fix_from_successes(ts: TrajSearch, chosen: list[FailureWarning], hits: dict
 FIX_ITEMS = 5
 
 
-def _own_task_failures(ts: TrajSearch, text: str, ctx: RuntimeContext, config: AdviceConfig,
-                       exclude: Sequence[str], pool: int) -> list[Hit]:
-    """The failure rows of failed runs whose task is this text (task cosine at ``follow_closely``, the
-    novelty's "same task"), best first; each carries its task row's cosine as its similarity."""
-    tasks = ctx.filters(levels=("task",), outcomes=config.warning_outcomes, exclude_trajectory_ids=exclude)
-    same = [h for h in search(ts, text, tasks, k=pool, grouped=False) if h.score >= config.novelty.follow_closely]
-    rows = ts.runs([h.trajectory_id for h in same], tenant=ctx.tenant, level="failure") if same else {}
-    return [replace(rows[h.trajectory_id], similarity=h.score) for h in same if h.trajectory_id in rows]
+def _this_task(ts: TrajSearch, text: str, ctx: RuntimeContext, config: AdviceConfig, exclude: Sequence[str],
+               pool: int) -> tuple[list[Hit], dict[tuple[str, str], str | None]]:
+    """The failure rows of failed runs whose task is this text (:func:`_same_text`: a tau-bench task
+    asking for sneakers instead of a speaker embeds at 0.98 but is another task), best first, each
+    carrying its task row's cosine as its similarity; and, from the same search, each such task's
+    (:func:`~.rerank.task_key`) successful run, or None (the fix lookup then needs no search of its own)."""
+    outcomes = (*config.warning_outcomes, "success")
+    tasks = ctx.filters(levels=("task",), outcomes=outcomes, exclude_trajectory_ids=exclude)
+    same = [h for h in search(ts, text, tasks, k=2 * pool, grouped=False) if _same_text(h.text, text)]  # successes share it
+    passed: dict[tuple[str, str], str | None] = {}
+    for hit in same:
+        key = task_key(hit.task_id, hit.text)
+        if key is not None and not passed.get(key):
+            passed[key] = hit.trajectory_id if hit.outcome == "success" else None
+    failed = [h for h in same if h.outcome in config.warning_outcomes]
+    rows = ts.runs([h.trajectory_id for h in failed], tenant=ctx.tenant, level="failure") if failed else {}
+    return [replace(rows[h.trajectory_id], similarity=h.score) for h in failed if h.trajectory_id in rows], passed
 
 
-#: a text held verbatim passes the cosine floor only if it is a phrase: one word (``error``) says little
+def _same_text(row: str, text: str) -> bool:
+    """Whether a task row holds ``text`` as its task (whitespace and case aside; the row keeps the first
+    ``MAX_ROW_CHARS`` of a task)."""
+    return _normalised(row) == _normalised(text[:MAX_ROW_CHARS])
+
+
+def _normalised(text: str) -> str:
+    return " ".join(text.split()).casefold()
+
+
+#: Words that say nothing of a task or an error: a query loses them on refinement (:func:`.loop.refine_query`),
+#: and a text held verbatim needs words besides them (:func:`_holds`). Not negations: "user not found" without "not" says the opposite.
+FILLER = frozenset(
+    """a an the and or but so to of in on at for with from by as into about over under is are was were be been
+    being am this that these those there here it its i we you he she they me my our your their us them please
+    can could would should will shall may might must do does did done doing have has had having how what why
+    when where which who whom whose help need needs want wants trying try tried get gets got getting make makes
+    let lets just also still some any all very really currently now then than if yes like seems seem
+    appears way thing things something anything someone hi hello thanks thank issue problem fix fixing named
+    running using""".split()
+)
+#: A text held verbatim passes the cosine floor only if it is a phrase (one word, ``error``, says little) and a
+#: specific one: this many words that are not filler (``you want to`` is held by many failure rows and says
+#: nothing), or an error line (:data:`_ERROR_LIKE`).
 _MIN_HELD_WORDS = 3
+#: An error line pasted whole: a ``Label: message`` line, an exception's name, or a path.
+_ERROR_LIKE = re.compile(r"\w:\s|\w(?:Error|Exception|Errno|Fault)\b|\w/\w|\w\.(?:py|js|ts|go|rs|java|c|h)\b")
 
 
 def _holds(row: str, text: str) -> bool:
-    """Whether a row holds ``text`` verbatim (case and runs of whitespace aside)."""
+    """Whether a row holds ``text`` verbatim (case and runs of whitespace aside), ``text`` being a
+    specific phrase (:data:`_MIN_HELD_WORDS`)."""
     words = text.split()
-    return len(words) >= _MIN_HELD_WORDS and " ".join(words).casefold() in " ".join(row.split()).casefold()
+    specific = len(words) >= _MIN_HELD_WORDS and (
+        sum(word.lower() not in FILLER for word in words) >= _MIN_HELD_WORDS or _ERROR_LIKE.search(text) is not None)
+    return specific and _normalised(text) in _normalised(row)
 
 
 def _distinct_warnings(ts: TrajSearch, hits: Sequence[Hit], k: int, tenant: str) -> list[FailureWarning]:

@@ -34,7 +34,7 @@ from typing import Any, Callable, Hashable, Protocol, Sequence
 import cachetools
 import tenacity
 
-from .advice import Exemplar, FailureWarning
+from .advice import FILLER, Exemplar, FailureWarning
 from .context import RuntimeContext
 from .novelty import Strategy
 
@@ -177,16 +177,6 @@ Formatter = Callable[[Strategy, list[Exemplar], list[FailureWarning]], str]
 
 # -- rules used when no LLM is configured ----------------------------------------------------
 
-#: Words a query loses on refinement. Not negations: "user not found" without "not" says the opposite.
-_FILLER = frozenset(
-    """a an the and or but so to of in on at for with from by as into about over under is are was were be been
-    being am this that these those there here it its i we you he she they me my our your their us them please
-    can could would should will shall may might must do does did done doing have has had having how what why
-    when where which who whom whose help need needs want wants trying try tried get gets got getting make makes
-    let lets just also still some any all very really currently now then than if yes like seems seem
-    appears way thing things something anything someone hi hello thanks thank issue problem fix fixing named
-    running using""".split()
-)
 _TOKEN = re.compile(r"\"[^\"]{1,80}\"|'[^']{1,80}'|[A-Za-z0-9_][\w./:@+-]*")
 _ERRORISH = re.compile(r"(Error|Exception|Errno|Warning|Timeout|Fault)\b|^(E\d+|\d{2,})$|exit", re.I)
 MAX_REFINED_TOKENS = 32
@@ -200,7 +190,7 @@ def refine_query(query: str) -> str:
     """Keep error tokens, identifiers and content words (in order), drop filler; error tokens
     and identifiers first when the query has to be shortened."""
     tokens = list(dict.fromkeys(t.strip(".,:;") or t for t in _TOKEN.findall(query)))
-    kept = [t for t in tokens if t.lower() not in _FILLER and len(t) > 1]
+    kept = [t for t in tokens if t.lower() not in FILLER and len(t) > 1]
     if len(kept) > MAX_REFINED_TOKENS:
         strong = [t for t in kept if _ERRORISH.search(t) or _is_identifier(t)][:MAX_REFINED_TOKENS]
         rest = [t for t in kept if t not in strong][: MAX_REFINED_TOKENS - len(strong)]
