@@ -1046,3 +1046,14 @@ def test_a_tool_calling_agents_thinking_is_its_thought_without_the_tags(tmp_path
     [run] = runs(tmp_path / "results.json")
     call = next(s for s in run.steps if s.action == "find_user_id_by_name_zip")
     assert call.thought.startswith("The user gave name and zip: look the user up.\nThank you for providing that information")
+
+
+def test_atif_run_without_agent_model_name_takes_its_steps_model(tmp_path: Path) -> None:
+    """Regression (review 4, F2): ATIF-RFC-0001 makes ``agent.model_name`` optional ("Step-level model_name
+    overrides this"); a run naming its model only on its steps had no model. The real openagents qa-runner file
+    (OpenAgentsInc/openagents ``login-trace/trajectory.json``) with its ``agent.model_name`` removed: every agent
+    step says ``openagents/khala``."""
+    doc = json.loads((FIXTURES / "atif/.real/openagents-qa-login/trajectory.json").read_text())
+    del doc["agent"]["model_name"]
+    (tmp_path / "trajectory.json").write_text(json.dumps(doc))
+    assert only(tmp_path / "trajectory.json").model_id == "openagents/khala"

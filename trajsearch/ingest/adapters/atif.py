@@ -622,17 +622,19 @@ _NO_MODEL = frozenset({"<synthetic>"})
 
 
 def _model(agent: dict[str, Any], models: list[str], subagent_models: set[str], source: Path) -> str | None:
-    """The run's model: ``agent.model_name``, else ``agent.model`` (each but a placeholder), else the Harbor trial's
-    (:func:`_trial_model`). But where ``agent.model_name`` is a subagent's model that no main-thread step names
-    (Harbor's Claude Code conversion sets it from the first step, Claude Code's warm-up of its Haiku subagent), the
-    model the main-thread steps name most. Elsewhere the agent's own name stands: steps may name the model otherwise
+    """The run's model: ``agent.model_name``, else ``agent.model`` (each but a placeholder), else the model the
+    main-thread steps name most (ATIF's ``agent.model_name`` is optional, the steps' overrides it), else the Harbor
+    trial's (:func:`_trial_model`). But where ``agent.model_name`` is a subagent's model that no main-thread step
+    names (Harbor's Claude Code conversion sets it from the first step, Claude Code's warm-up of its Haiku
+    subagent), the steps' model. Elsewhere the agent's own name stands: steps may name the model otherwise
     (Harbor's Codex conversion: ``gpt-5.5`` on the agent, its provider route ``openai/gpt-5`` on each step)."""
     named = [m for m in models if m not in _NO_MODEL]
+    steps_model = Counter(named).most_common(1)[0][0] if named else None
     given = agent.get("model_name")
-    if named and given in subagent_models and given not in named:
-        given = Counter(named).most_common(1)[0][0]
-    return next((str(m) for m in (given, agent.get("model")) if m and str(m) not in _NO_MODEL), None) or _trial_model(
-        source)
+    if steps_model and given in subagent_models and given not in named:
+        given = steps_model
+    return next((str(m) for m in (given, agent.get("model"), steps_model) if m and str(m) not in _NO_MODEL),
+                None) or _trial_model(source)
 
 
 def _trial_file(source: Path, name: str) -> dict[str, Any]:
