@@ -122,3 +122,23 @@ def test_reasoning_recorded_after_its_call_is_that_calls_thought() -> None:
     assert shell.thought.startswith('The user asks: "what is the state of USA today')
     assert second.thought.startswith("We must answer question about current state of USA")
     assert answer.thought is None and answer.arguments["content"].startswith("**Current State of the United States")
+
+
+@pytest.mark.parametrize("command", [
+    "pkill -f 'python server.py'",  # no process matched
+    "lsof -ti:3000 | xargs kill -9",  # the port is free
+    "git merge-base --is-ancestor HEAD origin/main",  # not an ancestor
+    "git rev-parse --verify --quiet refs/heads/feature",  # no such ref
+    "git show-ref --verify --quiet refs/heads/x",
+    "jq -e '.ok' r.json > /dev/null",  # false
+    "systemctl is-active --quiet nginx",  # not running
+])
+def test_a_command_that_answers_no_with_exit_1_and_no_output_did_not_fail(tmp_path: Path, command: str) -> None:
+    """Regression (review 4, F3): everyday agent commands answer "no" with exit 1 and print nothing (freeing a port,
+    killing a dev server, asking git about a ref), as grep does; they got the step error "exit code 1". The real
+    Claude Code call above (ccarch), its command replaced by such a command."""
+    records = [json.loads(line) for line in CCARCH.read_text().splitlines()]
+    records[1]["message"]["content"][0]["input"]["command"] = command
+    (tmp_path / CCARCH.name).write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records))
+    [run] = [p.trajectory for p in read_dump(tmp_path / CCARCH.name, tenant="acme")]
+    assert run.steps[0].arguments["command"] == command and run.steps[0].error is None

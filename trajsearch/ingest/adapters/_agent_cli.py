@@ -187,19 +187,25 @@ def error_line(text: str | None, fallback: str = "tool error") -> str:
     return decisive_line(text or "") or fallback
 
 
-#: Commands whose exit code 1 with no output is a "no" (no match, not found, false, differ, unset), not a failure:
-#: grep and its kin, which / command -v / type, test and ``[``, diff and cmp, ``git config <key>``; anywhere in a
-#: command line (first, or after ``|``, ``&&``, ``||``, ``;``, ``(``, or a shell's ``-c``).
+#: Commands whose exit code 1 with no output is a "no" (no match, not found, false, differ, unset, none running),
+#: not a failure: the searches (grep and its kin), lookups (which / command -v / type, lsof, pidof, fuser), tests
+#: (test and ``[``, ``jq -e``, ``nc -z``, ``systemctl is-active``, ``mountpoint -q``), comparisons (diff, cmp),
+#: process signals that found no process (pgrep, pkill, killall), and git's plumbing that answers so (``git config
+#: <key>``, ``diff --quiet``, ``merge-base --is-ancestor``, ``rev-parse --verify --quiet``, ``show-ref --quiet``,
+#: ``check-ignore``, ``cat-file -e``); anywhere in a command line (first, or after ``|``, ``&&``, ``||``, ``;``,
+#: ``(``, or a shell's ``-c``).
 _ANSWERS_NO = re.compile(
     r"(?:^|[|&;(]|\bxargs|\s-\w*c\s+[\"']?)\s*(?:sudo\s+|!\s*)?(?:\S*/)?"
-    r"(?:[efz]?grep|pgrep|rg|ag|ack|findstr|which|where|command\s+-v|type|hash|test|\[\[?|diff|cmp|"
-    r"git\s+(?:grep|diff|config))(?=[\s)\"']|$)", re.I)
+    r"(?:[efz]?grep|pgrep|pkill|killall|pidof|fuser|lsof|rg|ag|ack|findstr|which|where|command\s+-v|type|hash|"
+    r"test|\[\[?|diff|cmp|jq|nc|netcat|mountpoint|systemctl\s+is-\w+|"
+    r"git\s+(?:grep|diff(?:-index|-files)?|config|merge-base|rev-parse|show-ref|symbolic-ref|check-ignore|"
+    r"cat-file))(?=[\s)\"']|$)", re.I)
 
 
 def exit_code_error(text: str | None, code: int, command: str | None = None) -> str | None:
     """Error for a command that exited ``code``: its decisive output line plus the code. None for exit
-    code 1 with no output from a command that answers "no" so (grep, rg, which, test, diff: no match,
-    false; as mini-swe-agent's adapter reads its harness's return codes), or from a command not known
+    code 1 with no output from a command that answers "no" so (``_ANSWERS_NO``: grep's no match, test's false,
+    pkill's no process; as mini-swe-agent's adapter reads its harness's return codes), or from a command not known
     (``command`` None); any other command that exits 1 printing nothing failed (its output redirected)."""
     line = decisive_line(text or "")
     if line is None and code == 1 and (command is None or _ANSWERS_NO.search(command)):
