@@ -477,3 +477,17 @@ def test_a_reward_past_floats_range_is_no_verdict_not_a_crash(tmp_path: Path) ->
     path.write_text('{"run-a": {"reward": ' + "9" * 400 + '}, "run-b": {"reward": 1}, "run-c": 1' + "0" * 400 + "}")
     table = OutcomeTable.load(path)
     assert table.verdicts["run-b"].outcome is Outcome.success and not {"run-a", "run-c"} & set(table.verdicts)
+
+
+@pytest.mark.parametrize("table", [
+    {"count-words": "success", "max-subarray-sum": "failure", "min-stack": "success"},
+    {"n-queens": "resolved", "word-count": "failed"},
+    {"count-dataset-tokens": 0, "max-subarray-sum": 1},
+])
+def test_verdicts_for_tasks_named_with_statistics_words_are_a_table(table, tmp_path: Path) -> None:
+    """Regression (review 4, F6): an outcome file over tasks whose ids hold a statistic's word (``count-words``,
+    ``n-queens``, terminal-bench's ``count-dataset-tokens``) was refused as "a summary of statistics ... its keys
+    name statistics", though its values are verdicts. Verdicts (or 0/1 rewards) make it a table whatever its keys."""
+    path = tmp_path / "outcomes.json"
+    path.write_text(json.dumps(table))
+    assert set(OutcomeTable.load(path).verdicts) == set(table)

@@ -236,6 +236,13 @@ def _names_statistic(key: str) -> bool:
     return bool(_PASS_AT_K.match(key)) or not _STATISTIC_WORDS.isdisjoint(re.split(r"[\W_]+", key.lower()))
 
 
+def _statistic_values(values: list[Any]) -> bool:
+    """Whether values read as statistics: bare numbers, not all of them 0 or 1. A verdict (``"success"``,
+    ``"resolved"``, a record with an outcome) or a table of 0/1 rewards says the keys are runs, whatever they say."""
+    numbers = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values)
+    return numbers and any(v not in (0, 1) for v in values)
+
+
 def _first_few(items: list[str]) -> str:
     return ", ".join(items[:SHOWN_INVALID]) + (", ..." if len(items) > SHOWN_INVALID else "")
 
@@ -244,8 +251,9 @@ def _summary(data: dict[str, Any]) -> str | None:
     """What makes a flat JSON object a summary of statistics, not verdicts by run id, if it is one: every key names
     a statistic (tau-bench's ``{"num_tasks": 115, "avg_reward": 0.62, "pass^1": 0.62}``: its rates lie on the reward
     scale, yet no run is ``avg_reward``), or its numbers lie off the reward scale (counts, percentages) and nothing
-    else in it is a verdict."""
-    if data and all(_names_statistic(str(key)) for key in data):
+    else in it is a verdict. Keys alone do not decide: task ids hold such words too (``count-words``, ``min-stack``),
+    so the names count only when the values are statistics as well (:func:`_statistic_values`)."""
+    if data and all(_names_statistic(str(key)) for key in data) and _statistic_values(list(data.values())):
         return f"its keys name statistics ({_first_few([str(k) for k in data])}), not runs"
     off_scale = [f"{k}: {v}" for k, v in data.items() if _off_scale(v)]
     if off_scale and all(_off_scale(v) or _from_value(v) is None for v in data.values()):
