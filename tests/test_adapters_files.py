@@ -274,6 +274,26 @@ def test_mini_swe_agent_xml_function_calls_of_swe_smith_rows_are_actions() -> No
     assert not any(s.error for s in run.steps)
 
 
+def test_mini_swe_agent_xml_call_quoting_a_call_in_a_parameter_is_the_outer_call(tmp_path: Path) -> None:
+    """Regression (review 4, F7): a call ended at any ``<function=`` inside its parameters and the last call counts,
+    so a ``str_replace_editor create`` whose ``file_text`` quotes SWE-agent's call syntax (a test of a call parser)
+    was read as the quoted ``bash`` call. The real SWE-smith row (zhu-yiqi/agent-data-protocol
+    ``datasets/swe-smith/sample_raw.json``) with its second call replaced by such a ``create``: the call is the
+    outermost one, its ``file_text`` whole."""
+    record = json.loads((FIXTURES / "mini-swe-agent/.real/swe-smith/sample_raw.json").read_text())
+    file_text = ('def test_xml():\n    assert parse("<function=bash><parameter=command>ls</parameter></function>") '
+                 '== ("bash", {"command": "ls"})')
+    record[0]["messages"][4]["content"] = (
+        "I'll add a test for the XML call parser.\n\n<function=str_replace_editor>\n<parameter=command>create"
+        "</parameter>\n<parameter=path>/testbed/tests/test_parse.py</parameter>\n"
+        f"<parameter=file_text>{file_text}\n</parameter>\n</function>")
+    (tmp_path / "sample_raw.json").write_text(json.dumps(record))
+    step = only(tmp_path / "sample_raw.json", fmt="mini-swe-agent").steps[1]
+    assert (step.action, step.arguments) == ("str_replace_editor", {
+        "command": "create", "path": "/testbed/tests/test_parse.py", "file_text": file_text})
+    assert step.thought == "I'll add a test for the XML call parser."
+
+
 def test_mini_swe_agent_xml_call_the_agent_rejected_as_a_format_error_is_no_action(tmp_path: Path) -> None:
     """Regression (review of 61108a4): a model that writes its own ``<function=bash>`` calls (Qwen3-Coder,
     SWE-agent-LM) in stock mini-swe-agent gets no bash block run: the agent answers with its format error. The real

@@ -62,8 +62,36 @@ _CALL_END = re.compile(r"----END_FUNCTION_CALL(?:----)?")
 #: SWE-agent's XML function-calling syntax (``xml_function_calling``), which SWE-smith's trajectories use:
 #: ``<function=name>`` then ``<parameter=name>value</parameter>`` pairs, ``</function>`` (missing where it was the
 #: model's stop sequence, as in SWE-Play's trajectories: the call then runs to the next one or the end).
-_XML_CALL = re.compile(r"<function=([\w.-]+)>(.*?)(?:</function>|(?=<function=)|\Z)", re.S)
-_XML_PARAMETER = re.compile(r"<parameter=([\w.-]+)>\n?(.*?)\n?</parameter>", re.S)
+_XML_CUT_CALL = re.compile(r"<function=([\w.-]+)>(.*?)(?=<function=|\Z)", re.S)
+_XML_TAG = {kind: re.compile(rf"<{kind}=([\w.-]+)>|</{kind}>") for kind in ("function", "parameter")}
+
+
+def _outermost(text: str, kind: str) -> list[tuple[str, int, str]]:
+    """(name, start, inner text) of each closed ``<kind=name>...</kind>`` element of ``text`` that no other one
+    holds: a parameter's value may quote the syntax itself (a ``create`` of a call parser's test, a prompt
+    template), and the tags it quotes are its text, not calls or parameters of their own."""
+    found, depth, opened = [], 0, None
+    for tag in _XML_TAG[kind].finditer(text):
+        if tag.group(1) is not None:
+            opened, depth = (tag if depth == 0 else opened), depth + 1
+        elif depth:
+            depth -= 1
+            if depth == 0:
+                found.append((opened.group(1), opened.start(), text[opened.end():tag.start()]))
+    return found
+
+
+def _xml_calls(content: str) -> list[tuple[str, int, str]]:
+    """(name, start, body) of the XML calls of a reply: the outermost closed ones; where the reply closes none
+    (``</function>`` was the model's stop sequence), each runs to the next ``<function=`` or the end."""
+    if "</function>" in content:
+        return _outermost(content, "function")
+    return [(m.group(1), m.start(), m.group(2)) for m in _XML_CUT_CALL.finditer(content)]
+
+
+def _xml_parameters(body: str) -> dict[str, str]:
+    """A call's outermost parameters, each value without the newline after its opening tag and before its end."""
+    return {name: value.removeprefix("\n").removesuffix("\n") for name, _, value in _outermost(body, "parameter")}
 
 
 def function_call(content: str) -> tuple[str, dict[str, str], str] | None:
@@ -71,11 +99,11 @@ def function_call(content: str) -> tuple[str, dict[str, str], str] | None:
     scaffold parses it, or SWE-agent's XML one (the last call counts); None when there is none."""
     begin = content.rfind(_CALL_BEGIN)
     if begin == -1:
-        xml = list(_XML_CALL.finditer(content))
+        xml = _xml_calls(content)
         if not xml:
             return None
-        name, body = xml[-1].group(1), xml[-1].group(2)
-        return name[:200], dict(_XML_PARAMETER.findall(body)), content[:xml[-1].start()]
+        name, start, body = xml[-1]
+        return name[:200], _xml_parameters(body), content[:start]
     block = _CALL_END.split(content[begin + len(_CALL_BEGIN):], maxsplit=1)[0]
     name, *pairs = block.split("----ARG----")
     name = name.strip()
