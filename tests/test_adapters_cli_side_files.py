@@ -142,3 +142,31 @@ def test_a_command_that_answers_no_with_exit_1_and_no_output_did_not_fail(tmp_pa
     (tmp_path / CCARCH.name).write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records))
     [run] = [p.trajectory for p in read_dump(tmp_path / CCARCH.name, tenant="acme")]
     assert run.steps[0].arguments["command"] == command and run.steps[0].error is None
+
+
+TAU_GROK3 = FIXTURES / "tau-bench" / ".real" / "tool-calling-grok-3-0.0_range_0--1_user-grok-3-llm_0921131646.json"
+
+
+def test_two_versions_of_a_file_of_runs_read_the_first_again_once(tmp_path: Path, monkeypatch) -> None:
+    """Regression (review 4, F1): every run whose id was kept with other content read the kept copy's whole file
+    again to see whether one continues the other, so two versions of a file of N runs (a tau-bench result file of
+    one name in two folders, its rewards changed: the real grok-3 excerpt, see tau-bench/.real/SOURCE.md) read it
+    N more times: quadratic. Its runs are read again once now, and each run of the second version is still a run of
+    its own, renamed."""
+    from trajsearch.ingest import read
+
+    records = json.loads(TAU_GROK3.read_text())
+    (tmp_path / "a").mkdir(), (tmp_path / "b").mkdir()
+    (tmp_path / "a" / TAU_GROK3.name).write_text(json.dumps(records))
+    (tmp_path / "b" / TAU_GROK3.name).write_text(json.dumps([{**r, "reward": 1.0 - r["reward"]} for r in records]))
+    reads: list[str] = []
+    read_unit = read.read_unit
+
+    def counted(unit, *args, **kwargs):
+        reads.append(Path(unit.key).parent.name)
+        return read_unit(unit, *args, **kwargs)
+
+    monkeypatch.setattr(read, "read_unit", counted)
+    runs = [p.trajectory for p in read_dump(tmp_path, tenant="acme")]
+    assert len(runs) == 6 and sum("original_trajectory_id" in r.metadata for r in runs) == 3
+    assert reads.count("a") <= 2 and reads.count("b") == 1  # read in the job, and again once at most

@@ -25,8 +25,9 @@ from __future__ import annotations
 import hashlib
 import logging
 from dataclasses import dataclass, replace
+from functools import lru_cache
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator, Mapping
+from typing import Any, Callable, Iterable, Iterator, Mapping, NamedTuple
 
 from pydantic import ValidationError
 
@@ -497,12 +498,16 @@ class DistinctIds:
     one transcript) is one run, not several: given the ``ctx`` and ``options`` it was read with, a copy that
     continues the one kept under its id (see :func:`_continues`) takes the id, and an earlier copy met after a
     later one gives way to it (the later copy, read again from its file, is passed on: unchanged).
+    The kept copy is read again only when the two could be one session (same task, begun at the same time), and a
+    file's runs are read again once for a series of its runs: two versions of a file of N runs (one benchmark file
+    in two folders) would otherwise read that file N times.
     The memory is one job's (one read of the inputs); a resumed job starts afresh.
     """
 
     def __init__(self, ctx: Context | None = None, options: ReadOptions | None = None) -> None:
-        self._seen: dict[tuple[str, str], tuple[str, _Where | None]] = {}  # id -> (digest, where its copy is)
+        self._seen: dict[tuple[str, str], _Seen] = {}  # id -> its kept copy's digest, place and session
         self._ctx, self._options = ctx, options
+        self._runs_of = lru_cache(maxsize=1)(self._read_runs)  # the last file read again: its runs by position
         self.renamed: list[tuple[str, str, str]] = []  # (source, original id, new id)
 
     @staticmethod
@@ -516,17 +521,17 @@ class DistinctIds:
         if run is None:
             return parsed
         key, digest = (run.tenant, run.trajectory_id), self._digest(run)
-        first, where = self._seen.setdefault(key, (digest, self._locator(parsed)))
-        if first == digest:
+        first = self._seen.setdefault(key, _Seen(digest, self._locator(parsed), _session(run)))
+        if first.digest == digest:
             return parsed
-        kept = self._reread(where)
+        kept = self._reread(first.where) if first.session == _session(run) else None
         if kept is not None and _continues(run, kept):
-            self._seen[key] = (digest, self._locator(parsed))
+            self._seen[key] = _Seen(digest, self._locator(parsed), _session(run))
             return parsed  # the same session saved later: it replaces the copy kept under the id
         if kept is not None and _continues(kept, run):
             return replace(parsed, trajectory=kept)  # an earlier save of the copy kept: that copy stands
         new_id = f"{run.trajectory_id[:183]}+{digest[:8]}"
-        self._seen.setdefault((run.tenant, new_id), (digest, None))
+        self._seen.setdefault((run.tenant, new_id), _Seen(digest, None, None))
         self.renamed.append((parsed.source, run.trajectory_id, new_id))
         renamed = run.model_copy(update={
             "trajectory_id": new_id,
@@ -545,10 +550,27 @@ class DistinctIds:
         if where is None or self._ctx is None:
             return None
         source, fmt, position = where
+        return self._runs_of(source, fmt).get(position)
+
+    def _read_runs(self, source: str, fmt: str) -> dict[str, Trajectory]:
+        """A file's runs by position, read again on its own as it was read in the job."""
         unit = Unit(source, fmt, (Path(source),))
-        again = next((p for p in read_unit(unit, self._ctx, options=self._options or ReadOptions())
-                      if p.position == position), None)
-        return again.trajectory if again is not None else None
+        return {p.position: p.trajectory for p in read_unit(unit, self._ctx, options=self._options or ReadOptions())
+                if p.trajectory is not None}
+
+
+class _Seen(NamedTuple):
+    """The copy kept under an id: its content's digest, where to read it again, and its session (see
+    :func:`_session`), which a copy of the same session shares."""
+
+    digest: str
+    where: _Where | None
+    session: tuple[str, Any] | None
+
+
+def _session(run: Trajectory) -> tuple[str, Any]:
+    """What every saved copy of one session shares (:func:`_continues` requires it): its task and start time."""
+    return run.task, run.created_at
 
 
 def _continues(later: Trajectory, earlier: Trajectory) -> bool:
