@@ -373,3 +373,23 @@ def test_real_errors_group_by_cause(model_ts: TrajSearch) -> None:
     assert len(report.modes) == 7, groups  # the two module wordings are one mode, every other cause its own
     assert not any("<<" in m.label or "\x1b" in m.label for m in report.modes)
     assert not any("\x1b" in e.error for m in report.modes for e in m.examples)
+
+
+NETWORK_ERRORS = json.loads((Path(__file__).parent / "fixtures/failures/.real/network_errors.json").read_text())
+
+
+def test_a_known_cause_groups_only_what_it_names(hashing_ts: TrajSearch) -> None:
+    """A broad pattern had made different causes one mode: ``\\bSSL\\b`` put certificate verification
+    failures (a proxy, a missing CA) with dropped TLS connections as "SSL connection dropped", and
+    ``Request.{0,40}Timeout`` put a requests ``ConnectTimeout`` to any host with litellm's as "model API
+    timeout". Known causes bypass clustering, so the hashing embedder shows the grouping as it is."""
+    _errors(hashing_ts, [(item["id"], item["error"], {}) for item in NETWORK_ERRORS])
+    cause_of = {item["id"]: item["cause"] for item in NETWORK_ERRORS}
+    report = failure_modes(hashing_ts, tenant="acme", examples=20)
+    groups = {m.label: sorted(e.trajectory_id for e in m.examples) for m in report.modes}
+    assert all(len({cause_of[i] for i in ids}) == 1 for ids in groups.values()), groups
+    assert groups["SSL certificate not trusted"] == ["cert-1", "cert-2"]
+    assert groups["SSL connection dropped"] == ["eof-1"]
+    assert groups["model API timeout"] == ["api-1"]
+    assert groups["network request timed out"] == ["net-1", "net-2"]
+

@@ -14,7 +14,9 @@ and groups them in three steps:
 2. **Well-known cause.** A template that names a cause of :data:`KNOWN_CAUSES`
    (:func:`known_cause`) is in that cause's mode, however it is worded
    (``python: No module named pytest`` and ``ModuleNotFoundError: No module named
-   <name>`` are one "missing Python module").
+   <name>`` are one "missing Python module"). Each pattern names one cause only
+   (a certificate that fails verification is not a dropped TLS connection; a
+   request to pypi.org timing out is not a model API timeout).
 3. **Meaning.** Each other distinct template is embedded through its
    :func:`meaning_text` (the most specific ``;`` clause, in words: no tool prefix,
    grader preamble, appended exit code, vendor wrapper or placeholders) with the

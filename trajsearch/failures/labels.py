@@ -23,9 +23,15 @@ KNOWN_CAUSES: list[tuple[re.Pattern[str], str]] = [(re.compile(p, re.I), label) 
     (r"Segmentation fault|exit(?: code| status)? 139|(?-i:\bSIGSEGV\b)", "segmentation fault"),
     (r"context (?:length|window)|prompt is too long|maximum context", "context window exceeded"),
     (r"RateLimit|\b429\b|Too Many Requests|rate limit", "rate limited"),
-    (r"\bSSL\b|EOF occurred in violation of protocol", "SSL connection dropped"),
-    (r"(?:API|Request|read operation|litellm|model).{0,40}(?:timed out|Timeout)|Timeout.{0,60}(?:API|Exception)",
-     "model API timeout"),
+    # a certificate that fails verification (a proxy, a missing CA) is configuration; a dropped TLS connection is
+    # the network or the server: one word, SSL, but two causes
+    (r"CERTIFICATE_VERIFY_FAILED|certificate verify failed|SSLCertVerificationError", "SSL certificate not trusted"),
+    (r"SSLEOFError|EOF occurred in violation of protocol|UNEXPECTED_EOF|SSLZeroReturnError", "SSL connection dropped"),
+    # a model API's timeout names the SDK or the API; any other request timing out (pip reaching pypi.org) is not one
+    (r"(?:(?-i:\bAPI)|litellm|openai|anthropic|model).{0,40}(?:timed out|Timeout)"
+     r"|Timeout.{0,60}(?:(?-i:\bAPI\b)|litellm|openai|anthropic|model|\w+Exception\b)", "model API timeout"),
+    (r"(?-i:Connect|Read)Timeout|connect timeout|Connection timed out|Read timed out|(?-i:\bETIMEDOUT\b)",
+     "network request timed out"),
     (r"timed out|TimeoutExpired|time limit", "command timed out"),
     (r"Connection refused|(?-i:\bECONNREFUSED\b)", "connection refused"),
     (r"Name or service not known|Could not resolve host|(?-i:\bENOTFOUND\b)|getaddrinfo", "host name not resolved"),
@@ -60,6 +66,9 @@ def known_cause(template: str) -> str | None:
     table is both the modes' names and the families they group. On the labelled corpus
     (``scripts/failure_corpus.py``) 960 of the 1,230 errors name one, and no family holds
     two causes; clustering by meaning had split "missing Python module" in two on real runs.
+    So a pattern must be as narrow as its cause: a word two causes share (``SSL``, ``Request
+    ... Timeout``) had put certificate failures with dropped connections, pip's timeouts with
+    the model API's.
     """
     specific = _specific(template)
     return next((label for pattern, label in KNOWN_CAUSES if pattern.search(specific)), None)
