@@ -19,7 +19,7 @@ from trajsearch.client import Client
 from trajsearch.embed import HashingEmbedder
 from trajsearch.failures import (
     FailureReport, ModeConfig, cluster, error_template, failure_modes, label_for, meaning_text, parse_duration,
-    parse_time, row_error,
+    parse_time, plain_error, row_error,
 )
 from trajsearch.model import Failure
 from trajsearch.represent import failure_text
@@ -393,3 +393,24 @@ def test_a_known_cause_groups_only_what_it_names(hashing_ts: TrajSearch) -> None
     assert groups["model API timeout"] == ["api-1"]
     assert groups["network request timed out"] == ["net-1", "net-2"]
 
+
+MARKUP_ERRORS = json.loads((Path(__file__).parent / "fixtures/failures/.real/markup_errors.json").read_text())
+
+
+def test_examples_show_the_error_as_it_was_and_markup_stays(hashing_ts: TrajSearch) -> None:
+    """Every ``<tag>...</tag>`` had been replaced by its content, in templates and in the examples
+    shown: ``assert b'<p>text</p>' in b''`` read ``assert b'text' in b''``. Only a harness's wrappers
+    (mini-swe-agent's ``<returncode>``/``<output>``) leave templates; examples keep even those, and
+    lose only terminal colour codes."""
+    wrapped = next(item for item in REAL_ERRORS if item["cause"] == "grep matched nothing")
+    coloured = next(item for item in REAL_ERRORS if item["cause"] == "pytest summary" and "\x1b" in item["error"])
+    items = [*MARKUP_ERRORS, {"id": "wrapped", "error": wrapped["error"]}, {"id": "coloured", "error": coloured["error"]}]
+    _errors(hashing_ts, [(item["id"], item["error"], {}) for item in items])
+    for item in MARKUP_ERRORS:
+        assert plain_error(item["error"]) == item["error"]
+    assert "<returncode>" not in error_template(wrapped["error"])
+    report = failure_modes(hashing_ts, tenant="acme", examples=20)
+    shown = {e.trajectory_id: e.error for m in report.modes for e in m.examples}
+    assert shown["html-1"] == MARKUP_ERRORS[0]["error"] and shown["html-2"] == MARKUP_ERRORS[1]["error"]
+    assert shown["wrapped"] == wrapped["error"]
+    assert "\x1b" not in shown["coloured"] and "\x1b" in coloured["error"]

@@ -33,7 +33,7 @@ from .labels import known_cause, label_for
 from .periods import _trend, parse_duration, parse_time
 from .report import FailureExample, FailureMode, FailureReport
 from .rows import _Failure, _read
-from .templates import plain_error
+from .templates import unstyled
 from .traces import _runs
 from .vectors import _embedder_name, _Prefetch
 
@@ -200,7 +200,7 @@ def _mode(ts: Any, tenant: str, group: list[_Failure], report: FailureReport, pe
     mode.tools = dict(Counter(tool for info in infos if info for tool in info[1]).most_common())
     mode.examples = [
         FailureExample(
-            trajectory_id=f.trajectory_id, trace_uri=f.trace_uri, error=plain_error(f.error), task=f.task,
+            trajectory_id=f.trajectory_id, trace_uri=f.trace_uri, error=unstyled(f.error), task=f.task,
             env_version=f.env_version, model=(known.get(f.trace_uri) or ("",))[0], created_at=f.created_at,
             similarity=round(closeness[f.template], 4),
         )

@@ -82,25 +82,36 @@ def error_template(error: str, limit: int = TEMPLATE_CHARS) -> str:
     return text[:limit].strip()
 
 
-#: A harness's wrapper element (mini-swe-agent's ``<returncode>1</returncode>``, ``<output>``, ``<command>``):
-#: an opening tag and its own closing tag. A lone ``<line>`` or ``<UTC>`` is text and stays.
-_ELEMENT = re.compile(r"<([A-Za-z][\w.-]{0,30})>(.*?)</\1>", re.S)
+#: The elements a harness wraps a command's result in: mini-swe-agent's observation (``<returncode>1</returncode>``,
+#: ``<output>``; for long output ``<warning>``, ``<output_head>``, ``<elided_chars>``, ``<output_tail>``) and its
+#: timeout message (``<command>...</command> timed out``). Only these: an error quoting markup (``expected
+#: <h1>Welcome</h1>``) means its tags, and a lone ``<line>`` or ``<UTC>`` is text.
+HARNESS_ELEMENTS = ("returncode", "output", "command", "warning", "output_head", "elided_chars", "output_tail")
+_ELEMENT = re.compile(rf"<({'|'.join(HARNESS_ELEMENTS)})>(.*?)</\1>", re.S)
+
+
+def unstyled(error: str) -> str:
+    """``error`` without terminal colour codes (``ESC[31m``, pytest's coloured summary): what a terminal showed."""
+    import click  # typer's own dependency: its ``unstyle`` removes ANSI styling
+
+    return click.unstyle(error)
 
 
 def plain_error(error: str) -> str:
-    """``error`` as a person reads it: no terminal colour codes, wrapper elements replaced by their content.
+    """``error`` as a template reads it: :func:`unstyled`, a harness's wrapper elements replaced by their content.
 
-    Left in, the codes (``ESC[31m``, pytest's coloured summary) and the tags become
-    placeholders of their own (``</output>`` reads as a path), so one cause gets a
-    template per colouring or wrapper, and a title no one can read. An empty element
-    says so (``(no output)``): a command that failed silently is a cause of its own.
+    Left in, the codes and the tags become placeholders of their own (``</output>``
+    reads as a path), so one cause gets a template per colouring or wrapper, and a
+    title no one can read. An empty element says so (``(no output)``): a command that
+    failed silently is a cause of its own. Examples show :func:`unstyled` errors:
+    the wrappers are part of what the run said.
 
     >>> plain_error("<returncode>1</returncode>\\n<output>\\n</output>")
     '1\\n(no output)'
+    >>> plain_error("AssertionError: expected <h1>Welcome</h1>")
+    'AssertionError: expected <h1>Welcome</h1>'
     """
-    import click  # typer's own dependency: its ``unstyle`` removes ANSI styling
-
-    text = click.unstyle(error)
+    text = unstyled(error)
     for _ in range(3):  # nested elements: the outer one first
         text, found = _ELEMENT.subn(lambda m: m[2].strip() or f"(no {m[1]})", text)
         if not found:
