@@ -202,6 +202,9 @@ def test_a_lone_surrogate_is_refused_with_a_value_error(hashing_ts):
     for verb in (rt.context_for, rt.exemplars, rt.warnings):
         with pytest.raises(ValueError, match="lone surrogate at position 22"):
             verb(task, ctx)
+    for search in (lambda: hashing_ts.search(task, tenant="acme"), lambda: hashing_ts.similar_runs(None, task, tenant="acme")):
+        with pytest.raises(ValueError, match="lone surrogate at position 22"):  # the façade's one check serves all
+            search()
 
 
 def test_the_loop_does_not_retry_an_input_error(hashing_ts):

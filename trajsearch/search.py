@@ -570,6 +570,10 @@ def _check_query(text: str, k: int, group_size: int) -> None:
         raise ValueError("query text must be a non-empty string")
     if len(text) > 20_000:
         raise ValueError(f"query text too long ({len(text)} > 20000 chars)")
+    try:  # a lone surrogate (JSON's "\ud800" decodes) reached the tokenizer, whose TypeError named nothing passed
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise ValueError(f"query text is not valid Unicode: a lone surrogate at position {exc.start}") from None
     for name, value, top in (("k", k, MAX_K), ("group_size", group_size, 10)):
         if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= top:
             raise ValueError(f"{name} must be a whole number from 1 to {top}, got {value!r}")

@@ -133,18 +133,7 @@ def search(
     ts: TrajSearch, text: str, filters: Filters, *, k: int, grouped: bool = True, mode: str = "dense"
 ) -> list[Hit]:
     """One search through the façade, one hit per trajectory unless ``grouped`` is off."""
-    _check_encodable(text)
     return ts.search_filtered(text, filters, k=k, group_by_trajectory=grouped, group_size=1, mode=mode)
-
-
-def _check_encodable(text: str) -> None:
-    """Refuse a text no encoder can take (a lone surrogate, as JSON's ``"\\ud800"`` decodes) with a
-    ValueError naming it: the tokenizer's own TypeError named nothing the caller passed."""
-    if isinstance(text, str):
-        try:
-            text.encode("utf-8")
-        except UnicodeEncodeError as exc:
-            raise ValueError(f"query text is not valid Unicode: a lone surrogate at position {exc.start}") from None
 
 
 def similarity(hit: Hit) -> float:
