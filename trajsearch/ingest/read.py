@@ -579,8 +579,7 @@ def _continues(later: Trajectory, earlier: Trajectory) -> bool:
     least as full. Results may have grown meanwhile (a pending call answered, a background task's report added),
     so observations and errors are not compared; a run that went otherwise from some step on is another run."""
     taken = len(earlier.steps)
-    return later.task == earlier.task and later.created_at == earlier.created_at \
-        and len(later.steps) >= taken and _fullness(later) > _fullness(earlier) \
+    return _session(later) == _session(earlier) and len(later.steps) >= taken and _fullness(later) > _fullness(earlier) \
         and [_decision(s) for s in later.steps[:taken]] == [_decision(s) for s in earlier.steps]
 
 

@@ -317,6 +317,7 @@ def _homes(query: str, identified: Sequence[str], parsed: Sequence[dict[str, lis
         homes[path] = homes.get(path, 0.0) + NAMED_FILE
     return homes
 
+
 def _last_part(name: str) -> str:
     """The function, method or class an identifier names: ``QuerySet.bulk_create`` -> ``bulk_create``."""
     return name.split("::")[-1].rsplit(".", 1)[-1].removesuffix("()")
