@@ -332,6 +332,21 @@ def test_codex_index_of_thread_names_is_passed_over() -> None:
     assert list(read_dump(index.parent, tenant="acme")) == []  # walked: passed over, not rejected
 
 
+def test_codex_code_mode_script_failures_are_errors() -> None:
+    """Found by a probe (real, doudouqie66/CommonTools' ``.codex/sessions``, Codex VS Code 0.14x code mode; see
+    ``.real/SOURCE.md``): a failed ``exec`` / ``wait`` script ("Script failed" ... "Script error:" and the inner
+    tool's report) was never an error, though the same failure through ``shell_command`` is."""
+    run = only(FIXTURES / "codex-cli" / ".real" / "rollout-2026-06-12T16-44-44-019ebb01-4a7a-7c12-9bb4-d3a37238731b.jsonl")
+    calls = [(s.action, s.error) for s in run.steps if s.action != "respond"]
+    assert calls == [
+        ("wait", "script failed"),  # the reply is cut before its "Script error:"
+        ("exec", None),  # Script completed, exit code 0
+        ("exec", None),  # an rg that found nothing: exit 1, no output
+        ("wait", None),  # still running
+        ("wait", "command timed out after 34029 milliseconds (exit code 124)"),
+    ]
+
+
 def test_codex_rollout_before_the_envelope(tmp_path: Path) -> None:
     path = write_jsonl(tmp_path / "rollout-2025-06-02T10-00-00-5973b6c0-94b8-487b-a530-2aeb6098ae0e.jsonl", [
         {"id": "5973b6c0-94b8-487b-a530-2aeb6098ae0e", "timestamp": "2025-06-02T10:00:00.123Z", "instructions": None,

@@ -61,7 +61,9 @@ Mapping
   MCP call's error, a command's exit code), or Codex's own failure replies
   ("failed to parse function arguments", "aborted", 2025's "failed in sandbox
   ..." and "tool call error: ...", ..., after 0.17x's
-  ``Wall time:`` line). Never on a success.
+  ``Wall time:`` line), and a code-mode script (0.140+ ``exec`` / ``wait``)
+  that says ``Script failed``: its inner tool's report after ``Script error:``,
+  read by these same rules. Never on a success.
 - outcome: a rollout records no verdict -> ``unknown``; a session whose last
   turn ended in an ``error`` event (or a ``task_complete`` carrying an error)
   with no model output after it -> ``infra_error`` with that message.
@@ -124,6 +126,10 @@ _COMMENT_BODY = re.compile(
 _UUID = re.compile(r"([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})", re.I)
 _EXIT_LINE = re.compile(r"^(?:Exit code:?\s*|Process exited with code\s+)(-?\d+)\s*$", re.M)
 _WALL_TIME = re.compile(r"^Wall time: [^\n]*\n")
+#: Code mode (0.140+): an ``exec`` script's (or ``wait``'s) reply opens with its verdict; on failure the inner
+#: tool's report follows ``Script error:``.
+_SCRIPT_FAILED = re.compile(r"^Script failed\nWall time ")
+_SCRIPT_ERROR = "Script error:"
 _FAILED_REPLY = re.compile(
     r"^(?:failed to parse function arguments|unsupported call|unsupported custom tool call|execution error|"
     r"exec command rejected|patch rejected|apply_patch verification failed|aborted\b|"
@@ -271,7 +277,24 @@ def _output_error(text: str, code: int | None, success: bool | None, command: st
     body = _WALL_TIME.sub("", text.strip(), count=1)  # 0.17x puts "Wall time: ..." before the reply
     if code is None and _FAILED_REPLY.match(body):
         return short(body.splitlines()[0], 300)
+    if code is None and _SCRIPT_FAILED.match(text):
+        return _script_error(text)
     return None
+
+
+def _script_error(text: str) -> str | None:
+    """The failure of a code-mode script (``exec`` / ``wait``, "Script failed"): its inner tool's report after
+    ``Script error:`` read as that tool's own reply would be (so a timeout, a rejected patch, a JS exception is an
+    error, and ``rg``'s silent exit 1 still is not); a reply cut before that report still failed."""
+    _, found, inner = text.partition(_SCRIPT_ERROR)
+    if not found:
+        return "script failed"
+    inner = inner.strip()
+    exit_line = _EXIT_LINE.search(_reply_parts(inner)[0])
+    code = as_int(exit_line.group(1)) if exit_line else None
+    if code is not None:
+        return _output_error(inner, code, None, None)
+    return _output_error(inner, None, None, None) or error_line(inner, "script failed")
 
 
 def _reasoning_recorded_late(items: list[dict[str, Any]]) -> bool:
