@@ -1828,3 +1828,46 @@ def test_thinking_the_session_ends_on_is_kept() -> None:
     assert write.action == "Write" and write.observation.startswith("File created successfully at:")
     assert write.thought.startswith("**UltraThink Direct ZFS Streaming - Novel Architecture Design**")
     assert write.thought.endswith("Now let me create the Docker integration for this revolutionary approach:")
+
+
+# -- Claude Code 2.1.2xx: messages queued while the agent works, other agents' messages (probe p40, real files of
+#    hannibal8856/claude_backup; see claude-code/.real/SOURCE.md) ---------------------------------------------------
+
+CC_HANNIBAL = CC_REAL / "hannibal"
+
+
+def test_claude_code_prompt_typed_while_the_agent_works_is_a_later_prompt() -> None:
+    """2.1.x delivers a prompt the user sends while the agent is busy as a ``queued_command`` attachment, not a user
+    record: it was lost (7 of the 10 prompts of this session); it is one of the session's later prompts."""
+    run = only(CC_HANNIBAL / "3ff811a3-5b35-4bf5-bc49-8d1bde151dad.jsonl")
+    assert run.task.startswith("DUT目前跑的image是SNMP plan E 2026_0805_2322")
+    assert run.metadata["user_prompts"] == [".swu 可以用launch_swu.sh 然後你應該需要我的工作機密碼?",
+                                            "Sorry 應該是/moxa/upload_my_file.sh"]
+
+
+def test_claude_code_background_report_delivered_as_attachment_joins_its_call() -> None:
+    """2.1.2xx also delivers a background command's ``<task-notification>`` as a queued attachment: the failed
+    build (exit code 2) it reports was never joined to the call that launched it."""
+    run = only(CC_HANNIBAL / "13f6131f-3289-46a0-9662-a2a36f544e35.jsonl")
+    build = run.steps[0]
+    assert build.action == "Bash" and build.observation.startswith("Command running in background with ID: b35wo5zhl")
+    assert build.error == 'Background command "Run full build in container" failed with exit code 2'
+
+
+def test_claude_code_coordinator_follow_up_is_the_subagents_next_request() -> None:
+    """A coordinator's message to its running subagent (``isMeta``, ``origin.kind: "coordinator"``) was read as the
+    CLI's own injection and dropped; it is the subagent's next request (its task was the coordinator's prompt),
+    without the CLI's wrapping."""
+    run = only(CC_HANNIBAL / "ba3523f8-fd26-456e-8fce-c6165f41d9f4" / "subagents" / "agent-a59f3320c0ff21c75.jsonl")
+    assert run.metadata["is_subagent"] and run.task.startswith("You are implementing Task 1 of a plan")
+    [follow_up] = run.metadata["user_prompts"]
+    assert follow_up.startswith("Fix round 1 for Task 1. One finding to address.")
+
+
+def test_claude_code_message_from_another_session_is_kept_apart() -> None:
+    """Another session's message (``origin.kind: "peer"``, "Another Claude session sent a message") was dropped; it
+    is kept, with its sender, as a peer message: not a prompt of this session's user."""
+    run = only(CC_HANNIBAL / "43e7d642-30bc-4598-813c-34286ed31a9d.jsonl")
+    assert run.task.startswith("請幫我build一遍.swu firmware.") and "user_prompts" not in run.metadata
+    [message] = run.metadata["peer_messages"]
+    assert message.startswith("snmp-plan-E-edsg4000: **是,我在同一棵樹。**")

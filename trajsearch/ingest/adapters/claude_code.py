@@ -215,6 +215,13 @@ _UNRECORDED_PROMPT = ("(this subagent's file does not record the prompt it was g
 _SIDE_QUESTION = "<system-reminder>This is a side question from the user."
 #: What the CLI tells the agent when a Stop (or SubagentStop) hook blocks the end of its turn.
 _STOP_HOOK = re.compile(r"^(?:Subagent)?Stop hook feedback:")
+#: How the CLI (2.1.2xx) hands a running subagent its coordinator's follow-up (``origin.kind: "coordinator"``).
+_COORDINATOR_SAID = re.compile(r"^The coordinator sent a message while you were working:\s*(.*?)\s*"
+                               r"(?:Address this before completing your current task\.)?\s*$", re.S)
+#: Another session's message (2.1.2xx, ``origin.kind: "peer"``), when its origin does not hold the ``body``.
+_CROSS_SESSION = re.compile(r"<cross-session-message\b[^>]*>\s*(.*?)\s*(?:</cross-session-message>|\Z)", re.S)
+#: The modes of a queued command (2.1.x, ``queued_command`` attachment) read: what a user typed, a task's report.
+_QUEUED_PROMPT, _QUEUED_NOTIFICATION = "prompt", "task-notification"
 
 
 def matches(record: Any) -> bool:
@@ -440,6 +447,11 @@ def _in_sidechain(record: dict[str, Any]) -> bool:
     return bool(record.get("isSidechain") or as_key(record.get("parent_tool_use_id")))
 
 
+def _is_queued(record: dict[str, Any]) -> bool:
+    """A message queued while the agent worked (2.1.x: an ``attachment`` of type ``queued_command``)."""
+    return record.get("type") == "attachment" and as_dict(record.get("attachment")).get("type") == "queued_command"
+
+
 def _session_of(record: dict[str, Any]) -> str | None:
     value = record.get("sessionId") or record.get("session_id")
     return str(value) if value else None
@@ -582,6 +594,7 @@ class _Session:
         self.api_errors = 0
         self.interrupted = False
         self.orphan_results = 0
+        self.peer_messages: list[str] = []  # other sessions' messages (see ``from_another_agent``)
 
     # -- assistant -------------------------------------------------------------------
     def response(self, message: dict[str, Any], parts: list[dict[str, Any]], at: Any) -> None:
@@ -641,6 +654,8 @@ class _Session:
         if not texts:
             return
         text = "\n".join(texts)
+        if self.from_another_agent(record, text):
+            return
         if record.get("isCompactSummary"):
             self.fallbacks.setdefault("compact", strip_reminders(text))
             return
@@ -674,6 +689,37 @@ class _Session:
             self.fallbacks.setdefault("compact", body)
         elif kind == "interrupt":
             self.interrupted = True
+
+    def from_another_agent(self, record: dict[str, Any], text: str) -> bool:
+        """Whether a message came from another agent (2.1.2xx ``origin``), and keep it as what it is: the
+        coordinator's follow-up to a running subagent is that subagent's next request (as its task was the
+        coordinator's prompt); another session's message (``peer``) is no request of this run's user, kept apart
+        (``peer_messages``). The CLI marks both ``isMeta``, as it does its own injections."""
+        origin = as_dict(record.get("origin"))
+        if origin.get("kind") == "coordinator":
+            said = _COORDINATOR_SAID.match(text)
+            self.prompts.append(said.group(1) if said and said.group(1) else text)
+            return True
+        if origin.get("kind") == "peer":
+            quoted = _CROSS_SESSION.search(text)
+            body = as_str(origin.get("body")) or (quoted.group(1) if quoted else text)
+            sender = as_str(origin.get("name")) or as_str(origin.get("from")) or "another session"
+            self.peer_messages.append(f"{sender}: {body}")
+            return True
+        return False
+
+    def queued(self, record: dict[str, Any]) -> None:
+        """A message that arrived while the agent worked, which 2.1.x delivers as a ``queued_command`` attachment,
+        not as a user record: a prompt the user typed then (or another agent's message: its ``origin`` says), read
+        as a user record is, or a background task's report (``<task-notification>``), joined to its call."""
+        queued = as_dict(record.get("attachment"))
+        text = parts_text(queued.get("prompt"))
+        mode = queued.get("commandMode") or _QUEUED_PROMPT
+        if mode == _QUEUED_NOTIFICATION:
+            self.background_result(text)
+        elif mode == _QUEUED_PROMPT and text:
+            self.user({**record, "message": {"role": "user", "content": text}, "origin": queued.get("origin"),
+                       "isMeta": queued.get("isMeta")})
 
     def background_result(self, body: str) -> None:
         """A background task's report (``<task-notification>``: the call's own result only says it launched)
@@ -794,8 +840,9 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     talk = [r for r in unique if as_str(r.get("type")) in CONVERSATION]
     has_main = any(not _in_sidechain(r) for r in talk if r.get("type") in ("user", "assistant"))
     subagent = not has_main and any(_in_sidechain(r) for r in talk)
-    chain = [r for r in talk if _in_sidechain(r) == subagent]
-    sidechain_records = len(talk) - len(chain)
+    chain = [r for r in unique if (as_str(r.get("type")) in CONVERSATION or _is_queued(r))
+             and _in_sidechain(r) == subagent]
+    sidechain_records = sum(1 for r in talk if _in_sidechain(r) != subagent)
 
     session = _Session()
     for unit, parts in _merged(chain):
@@ -812,6 +859,8 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
             session.response(message, parts, unit.get("timestamp"))
         elif kind == "user":
             session.user(unit)
+        elif kind == "attachment":
+            session.queued(unit)
         elif kind == "system":
             error = _api_error_text(unit)
             if error:
@@ -885,6 +934,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
         "summary": short(summaries[-1], 500, keep="head") if summaries else None,
         "title": titles[-1] if titles else None,
         "user_prompts": prompt_list(followups) or None,
+        "peer_messages": prompt_list(session.peer_messages) or None,
         "sidechain_records": sidechain_records or None,
         "api_errors": session.api_errors or None,
         "interrupted": session.interrupted or None,
