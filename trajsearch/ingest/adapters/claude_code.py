@@ -73,7 +73,13 @@ Mapping
   with the agent's reply (its prompt is only in the parent's Task call:
   ``metadata.prompt_not_recorded``). Later prompts of a
   multi-prompt session do not start new runs: they are listed in
-  ``metadata.user_prompts``.
+  ``metadata.user_prompts``; so is a prompt typed while the agent worked,
+  which 2.1.x delivers as a ``queued_command`` attachment (its background
+  tasks' reports come the same way, and join their calls), and a
+  coordinator's follow-up to its running subagent (2.1.2xx, ``isMeta`` with
+  ``origin.kind: "coordinator"``: the subagent's next request). Another
+  session's message (``origin.kind: "peer"``) is no request of this run's
+  user: ``metadata.peer_messages``, with its sender.
 - steps: assistant records are merged by ``message.id`` (the CLI writes one
   content part per line, several lines per API response; a part seen twice is
   kept once; records repeated with the same ``uuid`` are read once). In each
@@ -114,7 +120,7 @@ Mapping
 - metadata: cwd, git_branch, cli_version, entrypoint, summary (of this file's
   conversation: a ``summary`` record whose ``leafUuid`` is one of its messages;
   the others sum up other sessions) / title,
-  user_prompts, sidechain_records, api_errors, interrupted.
+  user_prompts, peer_messages, sidechain_records, api_errors, interrupted.
 """
 
 from __future__ import annotations
