@@ -1871,3 +1871,27 @@ def test_claude_code_message_from_another_session_is_kept_apart() -> None:
     assert run.task.startswith("請幫我build一遍.swu firmware.") and "user_prompts" not in run.metadata
     [message] = run.metadata["peer_messages"]
     assert message.startswith("snmp-plan-E-edsg4000: **是,我在同一棵樹。**")
+
+
+# -- Gemini CLI 0.3x (probe p40, real files of agunginsani/expenses-tracker; see gemini-cli/SOURCE.md) -------------
+
+GEMINI_AGUNG = FIXTURES / "gemini-cli" / ".real" / "agung" / "chats"
+
+
+def test_gemini_request_typed_as_a_slash_commands_argument_is_the_task() -> None:
+    """``/superpowers:brainstorming I want to create expenses tracker ...``: the words after the command are the
+    user's request. They were put aside as a command (used only when a session has no prompt at all), so the task was
+    the user's next reply, "Yes.", and the request was nowhere in the run; now it is the task, as typed."""
+    run = only(GEMINI_AGUNG / "session-2026-04-12T01-18-01b2c62e.json")
+    assert run.task == ("/superpowers:brainstorming I want to create expenses tracker. I can submit the data using WA "
+                        "or Telegram. Data can be image or text. We use Apple Numbers for the DB.")
+    assert run.metadata["user_prompts"] == ["Yes."]
+
+
+def test_gemini_subagent_recording_is_linked_to_its_session() -> None:
+    """A subagent's recording (``kind: "subagent"``, in ``chats/<parent session id>/``) was not marked a subagent's
+    and named no parent, as Claude Code's and Codex's subagents are."""
+    run = only(GEMINI_AGUNG / "52c73acd-bbab-4b22-a917-47b93035804f" / "3seg2q.json")
+    assert run.metadata["is_subagent"] is True
+    assert run.metadata["parent_session_id"] == "52c73acd-bbab-4b22-a917-47b93035804f"
+    assert run.metadata["session_id"] == "3seg2q"

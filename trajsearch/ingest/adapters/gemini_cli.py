@@ -41,7 +41,10 @@ Mapping
   injection or a ``<state_snapshot>`` (the CLI's summary of compressed history),
   not a tool response, not the CLI's own "Please continue."; the editor's
   context Gemini Code Assist appends ("Current File Path:", "User Selected
-  Files:" and what follows them) is cut off. Later prompts go to ``metadata.user_prompts``. A session with no prompt takes its first command:
+  Files:" and what follows them) is cut off. A command typed with words after
+  it that submitted a prompt (``/superpowers:brainstorming I want ...``, a
+  custom command's ``{{args}}``) is a prompt as typed, ``/name words``, as Claude
+  Code's are read. Later prompts go to ``metadata.user_prompts``. A session with no prompt takes its first command:
   the prompt it submitted where it submitted one (``/init``), else its text.
 - steps: each ``gemini`` message's ``toolCalls`` entry is a step (action =
   ``name``, arguments = ``args``, observation = the ``functionResponse``
@@ -69,7 +72,8 @@ Mapping
   shared by the recordings a session writes -- its subagents', a new one after ``/clear`` -- while a
   resume goes on writing the same file, its start kept); created_at = ``startTime``;
   model_id = the first ``gemini`` message's ``model``; metadata: project
-  hash, kind (main/subagent), summary, directories, token total.
+  hash, kind (main/subagent; a subagent's is ``is_subagent``, with the
+  ``parent_session_id`` its folder names), summary, directories, token total.
 """
 
 from __future__ import annotations
@@ -404,7 +408,10 @@ class _Recording(SessionSteps):
             return
         self.flush()
         if shown.startswith("/") and not _IGNORED_PROMPT.match(text):
-            self.commands.append(text)  # a command that submitted a prompt (/init): what the model was asked
+            if len(shown.split(None, 1)) > 1:  # /skill <request>, a custom command's {{args}}: the user's words
+                self.prompts.append(_typed(shown))  # the command kept before them: how they were asked
+            else:
+                self.commands.append(text)  # a command that submitted a prompt (/init): what the model was asked
             return
         text = _typed(shown or text)
         if not text:
@@ -455,6 +462,16 @@ class _Recording(SessionSteps):
             self.last_error = None
 
 
+def _subagent(meta: dict[str, Any], ctx: Context) -> dict[str, Any]:
+    """A subagent's recording (``kind: "subagent"``, 0.3x: the ``cli_help`` agent) is linked to its session as
+    Claude Code's and Codex's subagents are: the CLI writes it into a folder named by that session's id,
+    ``chats/<parent session id>/<its own id>.json``; its own ``sessionId`` is a short id of its own."""
+    if meta.get("kind") != "subagent":
+        return {}
+    folder = ctx.source.parent
+    return {"is_subagent": True, "parent_session_id": folder.name if folder.parent.name == "chats" else None}
+
+
 def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     if isinstance(record, list) and record and headless.is_stream(record[0]):
         return headless.to_trajectory(record, ctx)
@@ -497,6 +514,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
         "session_id": session_id,
         "project_hash": meta.get("projectHash"),
         "kind": meta.get("kind"),
+        **_subagent(meta, ctx),
         "summary": short(str(meta["summary"]), 500, keep="head") if meta.get("summary") else None,
         "directories": meta.get("directories") or None,
         "last_updated": meta.get("lastUpdated"),
