@@ -1873,6 +1873,16 @@ def test_claude_code_message_from_another_session_is_kept_apart() -> None:
     assert message.startswith("snmp-plan-E-edsg4000: **是,我在同一棵樹。**")
 
 
+
+def test_claude_code_fork_workers_task_is_its_directive() -> None:
+    """A fork worker's prompt (2.1.2xx, a subagent file opening with ``fork-context-ref``) is the CLI's 1,100-char
+    ``<fork-boilerplate>``, the same for every fork, then "Your directive: ...": the task was the boilerplate."""
+    run = only(CC_HANNIBAL / "719f12f0-d8aa-4d12-9ac6-a5bd544bb57c" / "subagents" /
+               "agent-ausrbinsnmpwalk-v2c-c-da0830f979acd02a.jsonl")
+    assert run.metadata["is_subagent"]
+    assert run.task.startswith("幫我從本機驗證/usr/bin/snmpwalk -v2c -c public 192.168.127.253 .1.3.6.1.4.1.8691.603.3.4")
+    assert [s.action for s in run.steps] == ["Bash", "respond"]
+
 # -- Gemini CLI 0.3x (probe p40, real files of agunginsani/expenses-tracker; see gemini-cli/SOURCE.md) -------------
 
 GEMINI_AGUNG = FIXTURES / "gemini-cli" / ".real" / "agung" / "chats"

@@ -38,6 +38,8 @@ CLAUDE_INJECTED = re.compile(
 )
 #: The blocks Claude Code's IDE extensions (VS Code, 2.0+) put into a prompt (see ``strip_ide_context``).
 IDE_CONTEXT = ("ide_opened_file", "ide_selection")
+#: What Claude Code (2.1.2xx) puts before a fork worker's directive: the same instructions to every fork.
+_FORK_BOILERPLATE = re.compile(r"^<fork-boilerplate>.*?</fork-boilerplate>\s*(?:Your directive:\s*)?", re.S)
 _COMMAND_NAME = re.compile(r"<command-name>\s*(.*?)\s*</command-name>", re.S)
 _COMMAND_ARGS = re.compile(r"<command-args>\s*(.*?)\s*</command-args>", re.S)
 
@@ -54,7 +56,7 @@ def slash_command(text: str) -> str | None:
 def typed_prompt(text: str) -> str | None:
     """A coding CLI's user message as the user typed it (a slash command as ``/name args``), or None when
     the CLI wrote it (injected context, a reminder only, nothing at all)."""
-    body = strip_ide_context(strip_reminders(text))
+    body = user_words(text)
     command = slash_command(body)
     if command:
         return command
@@ -147,6 +149,19 @@ def strip_reminders(text: str, *, keep_hooks: bool = False) -> str:
     kept.append(text[at:])
     joined = "".join(kept)
     return joined.rstrip() if keep_hooks else joined.strip()
+
+
+def user_words(text: str) -> str:
+    """A Claude Code user message without what the CLI put around the user's (or the parent agent's) words:
+    ``<system-reminder>`` blocks, an IDE extension's context, a fork worker's boilerplate."""
+    return strip_fork_boilerplate(strip_ide_context(strip_reminders(text)))
+
+
+def strip_fork_boilerplate(text: str) -> str:
+    """A fork worker's prompt (Claude Code 2.1.2xx, a subagent file opening with ``fork-context-ref``) as its
+    directive: the ``<fork-boilerplate>`` before it is the CLI's, word for word the same for every fork, and would
+    make every fork's task look alike."""
+    return _FORK_BOILERPLATE.sub("", text, count=1).strip() if text.startswith("<fork-boilerplate>") else text
 
 
 def strip_ide_context(text: str) -> str:

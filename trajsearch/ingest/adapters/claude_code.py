@@ -55,7 +55,8 @@ Mapping
   ``<bash-input>`` or hook output, not "[Request interrupted by user]" and not
   a compaction summary; ``<system-reminder>`` blocks are cut out, and so is
   the context an IDE extension adds (``<ide_opened_file>``,
-  ``<ide_selection>``: a message of that only is no prompt). A slash
+  ``<ide_selection>``: a message of that only is no prompt), and a fork
+  worker's ``<fork-boilerplate>`` (2.1.2xx: its task is its directive). A slash
   command that expands to a prompt (a custom ``.claude/commands`` file,
   ``/init``, ``/review``: the next user record holds the expanded body, 1.0.x
   wrote it into the command's own record as ``<command-contents>``) is an
@@ -147,8 +148,8 @@ from ._agent_cli import (
     parts_text,
     prompt_list,
     session_trajectory,
-    strip_ide_context,
     strip_reminders,
+    user_words,
     whole_file,
 )
 from ._common import Context, RecordError, as_dict, as_list, decisive_line, short
@@ -465,7 +466,7 @@ def _session_of(record: dict[str, Any]) -> str | None:
 
 def _classify(text: str) -> tuple[str, str]:
     """(kind, text) of a user message's text: prompt, command, injected, interrupt, compact or empty."""
-    body = strip_ide_context(strip_reminders(text))
+    body = user_words(text)
     if not body:
         return "empty", ""
     if _INTERRUPT.match(body):
