@@ -8,8 +8,8 @@ value, error, cursor)`` per record and never stops at a bad one.
 - JSONL is parsed line by line (a line over ``MAX_LINE_BYTES`` is skipped with
   an error); a resumed read seeks straight to the byte offset after the last
   committed line (for ``.gz`` the stream is decompressed up to it).
-- JSON arrays, and OTLP files holding one big ``resourceSpans`` list, are read
-  item by item with ``ijson`` (memory bound: one item).
+- JSON arrays, and OTLP files holding big ``resourceSpans`` / ``resourceLogs``
+  lists, are read item by item with ``ijson`` (memory bound: one item).
 - A pretty-printed object is one record; several pretty-printed objects one
   after another (what OpenTelemetry's ``ConsoleSpanExporter`` prints) are one
   record each.
@@ -236,16 +236,29 @@ def whole_document(path: Path, on_bytes: OnBytes = None) -> tuple[Any, list[Reco
 
 def streamed(path: Path, prefix: str, wrap: Callable[[Any], Any] | None, on_bytes: OnBytes = None) -> Iterator[Record]:
     """Items under ``prefix`` (``item`` = the elements of a top-level array), one at a time."""
+    return streamed_lists(path, {prefix: wrap}, on_bytes)
+
+
+def streamed_lists(path: Path, lists: dict[str, Callable[[Any], Any] | None],
+                   on_bytes: OnBytes = None) -> Iterator[Record]:
+    """Items under each prefix of ``lists`` in turn, each wrapped by its function, one at a time.
+
+    One pass per prefix (ijson's C parser skips the rest fast; memory stays one item): an OTLP file holding
+    ``resourceSpans`` *and* ``resourceLogs`` needs both lists, and a parse error ends the file.
+    """
     number = 0
     src = Source(path, on_bytes)
     try:
-        for item in json_items(src, prefix):
-            number += 1
-            if depth(item, MAX_DEPTH) > MAX_DEPTH:
-                yield f"record {number}", None, TOO_DEEP, None
-            else:
-                yield f"record {number}", wrap(item) if wrap else item, None, None
-            src.report()
+        for index, (prefix, wrap) in enumerate(lists.items()):
+            if index:
+                src.rewind()
+            for item in json_items(src, prefix):
+                number += 1
+                if depth(item, MAX_DEPTH) > MAX_DEPTH:
+                    yield f"record {number}", None, TOO_DEEP, None
+                else:
+                    yield f"record {number}", wrap(item) if wrap else item, None, None
+                src.report()
     except GZIP_ERRORS as exc:
         yield f"record {number + 1}", None, f"truncated or corrupt gzip stream after record {number}: {exc}", None
     except UnicodeDecodeError as exc:
@@ -285,7 +298,21 @@ def lines(path: Path, cursor: tuple[int, int] | None = None, on_bytes: OnBytes =
         src.close()
 
 
-_OTLP_OBJECT = re.compile(r'\{\s*"resourceSpans"')
+_OTLP_OBJECT = re.compile(r'\{\s*"(?:resourceSpans|resourceLogs)"')
+#: The top-level lists of a file that is one OTLP request (its spans, then its log records: they are joined to
+#: their spans later), each item rewrapped as a request of one.
+_OTLP_LISTS: dict[str, Callable[[Any], Any] | None] = {
+    "resourceSpans.item": lambda rs: {"resourceSpans": [rs]},
+    "resourceLogs.item": lambda rl: {"resourceLogs": [rl]},
+}
+
+
+def _big_object_lists(head: str) -> dict[str, Callable[[Any], Any] | None] | None:
+    """The lists to stream of a file that is one OTLP request holding every span and log record of the file
+    (pretty-printed, or one line longer than the peek); None for any other file."""
+    if not head.startswith("{") or (first_line_is_json(head) and (len(head) < PEEK_BYTES or "\n" in head)):
+        return None
+    return _OTLP_LISTS if _OTLP_OBJECT.match(head) else None
 
 
 def records(path: Path, cursor: tuple[int, int] | None = None, on_bytes: OnBytes = None) -> tuple[Iterator[Record], bool]:
@@ -295,11 +322,8 @@ def records(path: Path, cursor: tuple[int, int] | None = None, on_bytes: OnBytes
         return lines(path, cursor, on_bytes), True
     if head.startswith("["):
         return streamed(path, "item", None, on_bytes), False
-    if head.startswith("{") and _OTLP_OBJECT.match(head) and (
-        not first_line_is_json(head) or (len(head) >= PEEK_BYTES and "\n" not in head)
-    ):
-        # one OTLP request holding every span of the file (pretty-printed, or one huge line)
-        return streamed(path, "resourceSpans.item", lambda rs: {"resourceSpans": [rs]}, on_bytes), False
+    if (lists := _big_object_lists(head)) is not None:
+        return streamed_lists(path, lists, on_bytes), False
     if head.startswith("{") and not first_line_is_json(head):
         return loaded_values(path, on_bytes), False  # pretty-printed object(s)
     return lines(path, cursor, on_bytes), True

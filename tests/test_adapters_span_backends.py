@@ -1,0 +1,27 @@
+"""OTel GenAI span files as trace back-ends and exporters write them, read through the public reader.
+
+Each test is one defect found on a real file (probe of round 40): the fixture is that file or the smallest
+excerpt of it that shows the defect, under tests/fixtures/otel-genai/.real (sources in SOURCE.md there) or
+.derived (a real capture with one documented change, see SOURCE.md there).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from adapter_support import only
+
+OTEL = Path(__file__).parent / "fixtures" / "otel-genai"
+REAL = OTEL / ".real"
+DERIVED = OTEL / ".derived"
+
+
+def test_a_pretty_otlp_file_with_spans_and_logs_keeps_its_log_records() -> None:
+    """One pretty-printed OTLP object holding ``resourceSpans`` and ``resourceLogs`` (ADK 2.10 in
+    ``v2_event_only`` mode, its span content attributes removed so the words are only in the
+    ``gen_ai.client.inference.operation.details`` log event): only the spans were streamed, so the task became the
+    root span's name "(no input recorded)" and the answer was lost, without a warning."""
+    run = only(DERIVED / "adk-2.10-event-only-content-in-logs.pretty.otlp.json")
+    assert run.task == "Hello, who are you?"
+    assert [(s.action, s.arguments) for s in run.steps] == [
+        ("respond", {"content": "I am a helpful assistant built with ADK."})]
