@@ -9,11 +9,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from trajsearch.ingest.read import detect_format
+
 from adapter_support import only
 
 OTEL = Path(__file__).parent / "fixtures" / "otel-genai"
 REAL = OTEL / ".real"
 DERIVED = OTEL / ".derived"
+KAGENT_TEMPO = REAL / "kagent" / "helm-agent-adk-openllmetry.tempo.json"
 
 
 def test_a_pretty_otlp_file_with_spans_and_logs_keeps_its_log_records() -> None:
@@ -25,3 +28,13 @@ def test_a_pretty_otlp_file_with_spans_and_logs_keeps_its_log_records() -> None:
     assert run.task == "Hello, who are you?"
     assert [(s.action, s.arguments) for s in run.steps] == [
         ("respond", {"content": "I am a helpful assistant built with ADK."})]
+
+
+def test_a_grafana_tempo_trace_export_is_read() -> None:
+    """Tempo's trace JSON (``{"batches": [ResourceSpans...]}`` with ``instrumentationLibrarySpans``: its
+    ``/api/traces/<id>`` answer, Grafana's trace-view export) of a kagent run was rejected as "not a span"."""
+    assert detect_format(KAGENT_TEMPO) == "otel-genai"
+    run = only(KAGENT_TEMPO)
+    assert run.trajectory_id == "otel:dd547580319ab0312cee07f1def50dad"
+    assert run.task == "list all helm releases" and run.model_id == "gpt-4.1-mini"
+    assert run.steps[0].action == "helm_list_releases" and "kagent" in (run.steps[0].observation or "")

@@ -9,7 +9,8 @@ value, error, cursor)`` per record and never stops at a bad one.
   an error); a resumed read seeks straight to the byte offset after the last
   committed line (for ``.gz`` the stream is decompressed up to it).
 - JSON arrays, and OTLP files holding big ``resourceSpans`` / ``resourceLogs``
-  lists, are read item by item with ``ijson`` (memory bound: one item).
+  lists (or Tempo's ``batches``), are read item by item with ``ijson`` (memory
+  bound: one item).
 - A pretty-printed object is one record; several pretty-printed objects one
   after another (what OpenTelemetry's ``ConsoleSpanExporter`` prints) are one
   record each.
@@ -299,20 +300,25 @@ def lines(path: Path, cursor: tuple[int, int] | None = None, on_bytes: OnBytes =
 
 
 _OTLP_OBJECT = re.compile(r'\{\s*"(?:resourceSpans|resourceLogs)"')
+#: Grafana Tempo's trace JSON, what its ``/api/traces/<id>`` returns and Grafana's trace view exports.
+_TEMPO_OBJECT = re.compile(r'\{\s*"batches"\s*:\s*\[\s*\{\s*"resource"')
 #: The top-level lists of a file that is one OTLP request (its spans, then its log records: they are joined to
-#: their spans later), each item rewrapped as a request of one.
+#: their spans later) or one Tempo trace, each item rewrapped as a request of one.
 _OTLP_LISTS: dict[str, Callable[[Any], Any] | None] = {
     "resourceSpans.item": lambda rs: {"resourceSpans": [rs]},
     "resourceLogs.item": lambda rl: {"resourceLogs": [rl]},
 }
+_TEMPO_LISTS: dict[str, Callable[[Any], Any] | None] = {"batches.item": lambda rs: {"resourceSpans": [rs]}}
 
 
 def _big_object_lists(head: str) -> dict[str, Callable[[Any], Any] | None] | None:
-    """The lists to stream of a file that is one OTLP request holding every span and log record of the file
-    (pretty-printed, or one line longer than the peek); None for any other file."""
+    """The lists to stream of a file that is one OTLP request or one Tempo trace holding every span and log record
+    of the file (pretty-printed, or one line longer than the peek); None for any other file."""
     if not head.startswith("{") or (first_line_is_json(head) and (len(head) < PEEK_BYTES or "\n" in head)):
         return None
-    return _OTLP_LISTS if _OTLP_OBJECT.match(head) else None
+    if _OTLP_OBJECT.match(head):
+        return _OTLP_LISTS
+    return _TEMPO_LISTS if _TEMPO_OBJECT.match(head) else None
 
 
 def records(path: Path, cursor: tuple[int, int] | None = None, on_bytes: OnBytes = None) -> tuple[Iterator[Record], bool]:

@@ -14,6 +14,7 @@ Record shapes read (one record may hold many spans):
   ``preserving_proto_field_name``), which its parsers accept alike; also one
   ``ResourceSpans`` / ``ResourceLogs`` alone (``{"resource", "scopeSpans"}``,
   per line or as the items of an array), as a receiver storing each writes;
+  also Grafana Tempo's trace JSON, ``{"batches": [ResourceSpans...]}``;
 - the OpenTelemetry Python SDK's ``to_json`` (``ConsoleSpanExporter`` /
   ``ConsoleLogExporter`` output, concatenated pretty objects; any-agent's
   ``AgentTrace`` dump ``{"spans": [...], "final_output"}``, or any object
@@ -155,6 +156,16 @@ def _as_request(record: dict[str, Any]) -> dict[str, Any]:
     return {top: [record]} if top else record
 
 
+def _from_tempo(record: dict[str, Any]) -> dict[str, Any]:
+    """Grafana Tempo's trace JSON (``{"batches": [ResourceSpans...]}``: what its ``/api/traces/<id>`` returns and
+    Grafana's trace view exports) as the OTLP request it holds; any other record as it is."""
+    batches = record.get("batches")
+    if "resourceSpans" in record or not isinstance(batches, list):
+        return record
+    holds_spans = any(_RESOURCE_LISTS.keys() & b.keys() for b in _list(batches))
+    return {"resourceSpans": batches} if holds_spans else record
+
+
 def _unwrapped(record: dict[str, Any]) -> dict[str, Any]:
     """The span or log record inside a CloudWatch event as AgentCore's toolkit and a Logs Insights query give it
     (``{"timestamp", "raw_otel_json": {...}}``); any other record as it is."""
@@ -163,9 +174,9 @@ def _unwrapped(record: dict[str, Any]) -> dict[str, Any]:
 
 
 def _record(record: dict[str, Any]) -> dict[str, Any]:
-    """A record in the shape the readers below expect: unwrapped, undotted, with the JSON field names, a bare
-    ``ResourceSpans`` inside its request."""
-    return _as_request(_camel_named(_undotted(_unwrapped(record))))
+    """A record in the shape the readers below expect: unwrapped, undotted, with the JSON field names, Tempo's
+    ``batches`` or a bare ``ResourceSpans`` inside its request."""
+    return _as_request(_from_tempo(_camel_named(_undotted(_unwrapped(record)))))
 
 
 #: Keys a span or log record has some of (in any shape above); an application's own log line has none.
