@@ -38,3 +38,12 @@ def test_a_grafana_tempo_trace_export_is_read() -> None:
     assert run.trajectory_id == "otel:dd547580319ab0312cee07f1def50dad"
     assert run.task == "list all helm releases" and run.model_id == "gpt-4.1-mini"
     assert run.steps[0].action == "helm_list_releases" and "kagent" in (run.steps[0].observation or "")
+
+
+def test_one_reply_is_one_step_under_an_empty_generate_content_span() -> None:
+    """Newer ADK nests ``call_llm`` -> ``generate_content gpt-4.1-mini`` (no content) -> OpenLLMetry's
+    ``openai.chat``: the empty span between them made the two records of one request two calls, so the final
+    answer was two identical ``respond`` steps."""
+    steps = only(KAGENT_TEMPO).steps
+    assert [s.action for s in steps] == ["helm_list_releases", "respond"]
+    assert steps[-1].arguments["content"].startswith("There are two Helm releases currently deployed")

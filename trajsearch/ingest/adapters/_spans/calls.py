@@ -123,11 +123,25 @@ def _lend_call_ids(source: Node, target: Node) -> None:
 
 
 def _nested(a: Node, b: Node, by_id: dict[str, Node]) -> bool:
-    """One model call recorded inside the other, with no agent, tool or other model call between them."""
+    """One model call recorded inside the other, with no agent, tool or other model call between them.
+
+    A model call that recorded nothing between them does not part them: newer Google ADK nests ``call_llm`` ->
+    ``generate_content <model>`` (no content) -> the client library's own span (OpenLLMetry's ``openai.chat``),
+    all one request."""
     for inner, outer in ((a, b), (b, a)):
-        if next((n for n in ancestors(inner, by_id) if n.role in ("llm", "agent", "tool")), None) is outer:
+        if next((n for n in ancestors(inner, by_id) if _parts_calls(n)), None) is outer:
             return True
     return False
+
+
+def _parts_calls(node: Node) -> bool:
+    """Whether a node between two model calls makes them two: an agent, a tool, or a model call that recorded
+    something."""
+    return node.role in ("agent", "tool") or (node.role == "llm" and not _recorded_nothing(node))
+
+
+def _recorded_nothing(node: Node) -> bool:
+    return not (node.input_messages or node.output_messages or node.input_text or node.output_text)
 
 
 def _same_call(a: Node, b: Node, by_id: dict[str, Node]) -> bool:
