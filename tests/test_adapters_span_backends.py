@@ -47,3 +47,12 @@ def test_one_reply_is_one_step_under_an_empty_generate_content_span() -> None:
     steps = only(KAGENT_TEMPO).steps
     assert [s.action for s in steps] == ["helm_list_releases", "respond"]
     assert steps[-1].arguments["content"].startswith("There are two Helm releases currently deployed")
+
+
+def test_adks_elided_event_content_is_no_answer() -> None:
+    """ADK's GenAI events with message-content capture off (its default) hold ``{"content": "<elided>"}``: read
+    as the model's words, the call that only asked for a tool gave a phantom "<elided>" answer step before it."""
+    run = only(REAL / "adk-2.10-tool-raises-elided-events.otlp.jsonl")
+    assert run.task == "What is the price of XYZ?"
+    assert [s.action for s in run.steps] == ["get_stock_price"]
+    assert run.steps[0].error == "ValueError: ticker not found: XYZ"

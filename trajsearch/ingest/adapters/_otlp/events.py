@@ -35,6 +35,8 @@ from .values import any_value, attributes, clean_ids, normal_id, span_time
 
 _MESSAGE_EVENT = re.compile(r"^gen_ai\.(system|user|assistant|tool|developer)\.message$")
 _DETAILS_EVENT = "gen_ai.client.inference.operation.details"
+#: What Google ADK writes as a GenAI event's content when message-content capture is off (its default): no words.
+ELIDED = "<elided>"
 
 
 def _msg(message: Message | None) -> list[dict[str, Any]]:
@@ -71,6 +73,8 @@ def event_messages(name: str, body: Any, attrs: dict[str, Any]) -> tuple[list[di
     ``gen_ai.system_instructions`` attributes (lists of parts messages).
     """
     fields = _event_body(body) or {k: v for k, v in attrs.items() if k not in ("gen_ai.system", "event.name")}
+    if _elided(fields):
+        return [], []
     match = _MESSAGE_EVENT.match(name)
     if match:
         role = str(fields.get("role") or match.group(1))
@@ -93,6 +97,14 @@ def event_messages(name: str, body: Any, attrs: dict[str, Any]) -> tuple[list[di
         system = system_message(source.get("gen_ai.system_instructions"))
         return ([*system, *inputs] if system and not any(m["role"] == "system" for m in inputs) else inputs), outputs
     return [], []
+
+
+def _elided(fields: dict[str, Any]) -> bool:
+    """A message event whose content is ADK's placeholder for content not captured, with no tool calls: it says
+    nothing (read as words, every model call of an ADK run gave a "<elided>" answer step)."""
+    message = maybe_json(fields.get("message"))
+    said = message if isinstance(message, dict) else fields
+    return said.get("content") == ELIDED and not said.get("tool_calls")
 
 
 def system_message(raw: Any) -> list[dict[str, Any]]:
