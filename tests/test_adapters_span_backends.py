@@ -56,3 +56,10 @@ def test_adks_elided_event_content_is_no_answer() -> None:
     assert run.task == "What is the price of XYZ?"
     assert [s.action for s in run.steps] == ["get_stock_price"]
     assert run.steps[0].error == "ValueError: ticker not found: XYZ"
+
+
+def test_adks_merged_parallel_tools_span_is_no_step() -> None:
+    """After two parallel ``get_weather`` calls ADK writes an ``execute_tool (merged)`` summary span (tool name
+    ``(merged tools)``, arguments "N/A"); it was a third tool step."""
+    run = only(REAL / "adk-2.10-parallel-tools-merged.otlp.json")
+    assert [s.action for s in run.steps] == ["get_weather", "get_weather"]

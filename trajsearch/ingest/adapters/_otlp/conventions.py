@@ -336,6 +336,11 @@ def _role(attrs: dict[str, Any], span: dict[str, Any], name: str) -> str:
     return _GENAI_ROLES.get(head, "other") if head in ("call_llm", "execute_tool", "invoke_agent") else "other"
 
 
+#: The tool name of the summary span Google ADK writes after a batch of parallel tool calls
+#: (``trace_merged_tool_calls``: arguments "N/A", the merged responses); each call has its own ``execute_tool``
+#: span, so this one is no call.
+_ADK_MERGED_TOOLS = "(merged tools)"
+
 #: OpenInference's name for an Agents SDK handoff span (input: the agent handing off; output: the one taking over).
 _HANDOFF_SPAN = re.compile(r"^handoff to (.+)$")
 
@@ -415,6 +420,8 @@ def node_from_span(span: dict[str, Any], resource: dict[str, Any], seq: int) -> 
         inputs = [*system_message(attrs["gen_ai.system_instructions"]), *inputs]
 
     tool = _first(attrs, "gen_ai.tool.name", "tool.name")
+    if role == "tool" and tool == _ADK_MERGED_TOOLS:
+        role, tool = "other", None
     handoff = {k: attrs[f"gen_ai.handoff.{k}"] for k in ("from_agent", "to_agent") if attrs.get(f"gen_ai.handoff.{k}")}
     if not handoff and not tool and (named := _HANDOFF_SPAN.match(name)):  # OpenInference's Agents SDK spans
         handoff = {k: v for k, v in (("from_agent", attrs.get("input.value")), ("to_agent", named.group(1))) if v}
