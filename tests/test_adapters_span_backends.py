@@ -63,3 +63,17 @@ def test_adks_merged_parallel_tools_span_is_no_step() -> None:
     ``(merged tools)``, arguments "N/A"); it was a third tool step."""
     run = only(REAL / "adk-2.10-parallel-tools-merged.otlp.json")
     assert [s.action for s in run.steps] == ["get_weather", "get_weather"]
+
+
+def test_go_stdouttrace_spans_are_read() -> None:
+    """The OpenTelemetry Go SDK's ``stdouttrace`` exporter prints ``tracetest.SpanStub`` JSON (``Name``,
+    ``SpanContext.TraceID``, ``Attributes: [{Key, Value: {Type, Value}}]``, RFC 3339 times): a Blades agent's
+    ``invoke_agent`` span was rejected as "not a span"."""
+    path = REAL / "blades-go-stdouttrace.jsonl"
+    assert detect_format(path) == "otel-genai"
+    run = only(path)
+    assert run.trajectory_id == "otel:6c0b148c407979350ba1fb3a1a5dd557"
+    assert run.model_id == "deepseek-chat"
+    assert run.metadata["conversation_id"] == "5233e8c9-6513-42fe-b647-fcb8b27e7c24"
+    assert run.metadata["agent_name"] == "OpenTelemetry Agent"
+    assert run.created_at is not None and run.created_at.isoformat().startswith("2025-11-13T15:04:10")

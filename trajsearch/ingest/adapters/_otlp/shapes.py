@@ -24,6 +24,10 @@ Record shapes read (one record may hold many spans):
   ``end_time``, ``status.status_code`` (``ERROR``) and ``status.description``,
   ``attributes``, ``events``; log records: ``body``, ``event_name`` (or the
   ``event.name`` attribute), ``trace_id``, ``span_id``, ``timestamp``;
+- the OpenTelemetry Go SDK's ``stdouttrace`` output (``tracetest.SpanStub``:
+  ``Name``, ``SpanContext`` / ``Parent`` ``{TraceID, SpanID}``, RFC 3339
+  ``StartTime``, ``Attributes`` ``[{Key, Value: {Type, Value}}]``), one per
+  line or pretty-printed one after another;
 - the OpenTelemetry JS SDK's ``ReadableSpan`` as JSON: ``spanContext.traceId``
   / ``spanId`` (``_spanContext`` when a ``Span`` object was stringified), ``parentSpanId`` or ``parentSpanContext.spanId``,
   ``startTime`` / ``endTime`` as ``[seconds, nanoseconds]``, ``status.code``;
@@ -166,6 +170,48 @@ def _from_tempo(record: dict[str, Any]) -> dict[str, Any]:
     return {"resourceSpans": batches} if holds_spans else record
 
 
+def _is_go_stub(record: dict[str, Any]) -> bool:
+    context = record.get("SpanContext")
+    return "Name" in record and isinstance(context, dict) and "TraceID" in context and "SpanID" in context
+
+
+def _go_attributes(pairs: Any) -> dict[str, Any]:
+    """Go's ``[{"Key", "Value": {"Type", "Value"}}]`` (``attribute.KeyValue`` as JSON) as a plain dict."""
+    return {str(kv["Key"]): kv["Value"].get("Value") if isinstance(kv.get("Value"), dict) else kv.get("Value")
+            for kv in _list(pairs) if "Key" in kv}
+
+
+def _go_time(value: Any) -> Any:
+    """An RFC 3339 time; Go's zero time (``0001-01-01T00:00:00Z``, the exporter without ``WithTimestamps``) is none."""
+    return None if not isinstance(value, str) or value.startswith("0001-01-01") else value
+
+
+def _from_go_stub(record: dict[str, Any]) -> dict[str, Any]:
+    """A span as the OpenTelemetry Go SDK's ``stdouttrace`` exporter prints it (``tracetest.SpanStub`` as JSON:
+    ``Name``, ``SpanContext`` / ``Parent`` ``{TraceID, SpanID}`` (all zeros: no parent), RFC 3339 ``StartTime`` /
+    ``EndTime``, ``Attributes`` and ``Resource`` as ``[{Key, Value: {Type, Value}}]``, ``Events`` ``[{Name,
+    Attributes, Time}]``, ``Status.Code`` ``Unset`` / ``Error`` / ``Ok`` (Go's 1 is an error, not OTLP's 2)) as the
+    flat span this module reads; any other record as it is. The Go twin of Python's ``ConsoleSpanExporter``."""
+    if not _is_go_stub(record):
+        return record
+    context, parent = record["SpanContext"], record.get("Parent") if isinstance(record.get("Parent"), dict) else {}
+    parent_id = parent.get("SpanID") if str(parent.get("SpanID") or "").strip("0") else None  # a root's: all zeros
+    status = record.get("Status") if isinstance(record.get("Status"), dict) else {}
+    failed = status.get("Code") in ("Error", 1)
+    return {
+        "name": record.get("Name"),
+        "context": {"trace_id": context.get("TraceID"), "span_id": context.get("SpanID")},
+        "parent_id": parent_id,
+        "start_time": _go_time(record.get("StartTime")),
+        "end_time": _go_time(record.get("EndTime")),
+        "status": {"status_code": "ERROR" if failed else "UNSET", "description": status.get("Description") or None},
+        "attributes": _go_attributes(record.get("Attributes")),
+        "events": [{"name": ev.get("Name"), "timestamp": _go_time(ev.get("Time")),
+                    "attributes": _go_attributes(ev.get("Attributes"))} for ev in _list(record.get("Events"))],
+        "resource": {"attributes": _go_attributes(record.get("Resource"))},
+    }
+
+
 def _unwrapped(record: dict[str, Any]) -> dict[str, Any]:
     """The span or log record inside a CloudWatch event as AgentCore's toolkit and a Logs Insights query give it
     (``{"timestamp", "raw_otel_json": {...}}``); any other record as it is."""
@@ -174,9 +220,9 @@ def _unwrapped(record: dict[str, Any]) -> dict[str, Any]:
 
 
 def _record(record: dict[str, Any]) -> dict[str, Any]:
-    """A record in the shape the readers below expect: unwrapped, undotted, with the JSON field names, Tempo's
-    ``batches`` or a bare ``ResourceSpans`` inside its request."""
-    return _as_request(_from_tempo(_camel_named(_undotted(_unwrapped(record)))))
+    """A record in the shape the readers below expect: unwrapped, a Go span stub flat, undotted, with the JSON
+    field names, Tempo's ``batches`` or a bare ``ResourceSpans`` inside its request."""
+    return _as_request(_from_tempo(_camel_named(_undotted(_from_go_stub(_unwrapped(record))))))
 
 
 #: Keys a span or log record has some of (in any shape above); an application's own log line has none.
