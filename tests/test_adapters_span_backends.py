@@ -77,3 +77,12 @@ def test_go_stdouttrace_spans_are_read() -> None:
     assert run.metadata["conversation_id"] == "5233e8c9-6513-42fe-b647-fcb8b27e7c24"
     assert run.metadata["agent_name"] == "OpenTelemetry Agent"
     assert run.created_at is not None and run.created_at.isoformat().startswith("2025-11-13T15:04:10")
+
+
+def test_the_agent_span_gives_the_run_its_agent_and_conversation_under_an_http_root() -> None:
+    """kagent's root is the A2A proxy's HTTP span (``POST /api/a2a/kagent/helm-agent/``): only the root's facts were
+    kept, so the run had no agent name and no conversation id, though its ``invoke_agent`` spans record them."""
+    metadata = only(KAGENT_TEMPO).metadata
+    assert metadata["root_span"] == "POST /api/a2a/kagent/helm-agent/"
+    assert metadata["agent_name"] == "helm-agent" and metadata["agent_id"] == "kagent/helm-agent"
+    assert metadata["conversation_id"] == "ctx-eff35888-55ab-4eb0-b90d-7b21f711f91f"

@@ -454,13 +454,31 @@ def assemble(nodes: list[Node], *, what: str = "trace", task: str | None = None)
         **({"user_prompts": prompt_list(later)} if later else {}),
         **({"outcome_basis": basis} if basis else {}),
         **({"evaluations": [asdict(e) for e in evaluations[:10]]} if evaluations else {}),
-        **{k: v for k, v in root.info.items() if v not in (None, "", [], {})},
+        **_run_info(root, order),
     }
     return Assembled(
         task=task, steps=steps, outcome=outcome, reward=reward, failure=failure,
         created_at=when(min(starts)) if starts else None, model_id=(models or fallback_models or [None])[0],
         root=root, metadata=metadata,
     )
+
+
+#: What an agent span knows of its run; a root that is no agent (an HTTP server span: kagent's A2A ``POST /``)
+#: does not record it.
+_AGENT_FACTS = ("agent_name", "agent_id", "conversation_id", "user_id", "provider")
+
+
+def _run_info(root: Node, order: list[tuple[Node, int]]) -> dict[str, Any]:
+    """The root's info; under a root that is no agent, with each agent fact it lacks (:data:`_AGENT_FACTS`) taken
+    from the outermost agent span that records it, so an A2A-served run still carries its agent and conversation."""
+    info = {k: v for k, v in root.info.items() if v not in (None, "", [], {})}
+    if root.role == "agent":
+        return info
+    for node in (n for n, _ in order if n.role == "agent"):
+        for key in _AGENT_FACTS:
+            if key not in info and node.info.get(key) not in (None, "", [], {}):
+                info[key] = node.info[key]
+    return info
 
 
 def _started_in_tool(error: str, order: list[tuple[Node, int]]) -> bool:
