@@ -1,7 +1,9 @@
 """``otel-genai``: OpenTelemetry spans following the GenAI semantic conventions, and their GenAI log events.
 
 Records (see ``_otlp``): OTLP/JSON traces and logs requests (``resourceSpans``
-/ ``resourceLogs``; one per line or one per file), the OpenTelemetry Python
+/ ``resourceLogs``; one per line or one per file, both lists of one file
+read), Grafana Tempo's trace JSON (``{"batches": [...]}``), the OpenTelemetry
+Go SDK's ``stdouttrace`` output, the OpenTelemetry Python
 SDK's ``to_json`` (``ConsoleSpanExporter`` / ``ConsoleLogExporter`` output:
 concatenated pretty objects, spans and log records mixed), any-agent's
 ``AgentTrace`` dump ``{"spans": [...], "final_output"}``, JS ``ReadableSpan``
@@ -14,7 +16,8 @@ in a sibling file join their spans.
 Mapping
 - span role by ``gen_ai.operation.name``: ``invoke_agent`` / ``create_agent``
   / ``invoke_workflow`` = agent, ``agent_step`` = container, ``execute_tool`` =
-  tool, ``agent_handoff`` (opentelemetry-instrumentation-openai-agents) = a
+  tool (not ADK's ``(merged tools)`` summary after parallel calls, whose calls have
+  spans of their own), ``agent_handoff`` (opentelemetry-instrumentation-openai-agents) = a
   step named ``transfer_to_<gen_ai.handoff.to_agent>``, ``chat`` / ``text_completion`` / ``generate_content`` / ``call_llm``
   (any-agent) = model call, ``embeddings`` / ``rerank`` = neither; without one,
   OpenLLMetry's ``traceloop.span.kind`` / ``llm.request.type`` or the span name
@@ -49,7 +52,8 @@ Mapping
   ``gen_ai.system.message`` / ``gen_ai.user.message`` /
   ``gen_ai.assistant.message`` (``tool_calls``) / ``gen_ai.tool.message``
   (``id`` = the call answered) in emission order, ``gen_ai.choice``
-  (``message``, ``finish_reason``) by ``index``, and
+  (``message``, ``finish_reason``) by ``index`` (ADK's ``"<elided>"`` content,
+  written when content capture is off, is no words), and
   ``gen_ai.client.inference.operation.details`` (``gen_ai.input.messages`` /
   ``gen_ai.output.messages`` / ``gen_ai.system_instructions`` attributes);
   Pydantic AI's ``events`` attribute. Log records without ids are reported.
@@ -73,7 +77,8 @@ Mapping
   conversation); model_id = ``gen_ai.response.model`` / ``gen_ai.request.model``
   of the first model call; created_at = the earliest span start; metadata keeps
   ``gen_ai.agent.name`` / ``.id``, ``gen_ai.conversation.id``, ``service.name``,
-  the provider and, for a lone model call, its finish reasons.
+  the provider (of the outermost agent span that has each, when the root is
+  no agent: an A2A server's HTTP span) and, for a lone model call, its finish reasons.
 - outcome: ``gen_ai.evaluation.result`` events (``gen_ai.evaluation.name``,
   ``.score.label``, ``.score.value``, ``.explanation``): a pass/fail label (or a
   score of 1/0 on a success/correctness metric) decides, a failing one winning;
