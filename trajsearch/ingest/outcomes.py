@@ -501,21 +501,24 @@ class OutcomeTable:
         to judge)."""
         keys = _keys(trajectory)
         verdict = next((self.verdicts[k] for k in keys if k in self.verdicts), None)
-        if verdict is None and (seen := next((self.conflicts[k] for k in keys if k in self.conflicts), None)):
-            verdict = self._named(trajectory, seen)
+        if verdict is None and (key := next((k for k in keys if k in self.conflicts), None)):
+            verdict = self._named(trajectory, self.conflicts[key], key)
         elif verdict is None and self.unlisted is not None and _INSTANCE_ID.match(trajectory.task_id or ""):
             self.unlisted_runs += 1
             return self.unlisted
         return None if verdict == NOT_EVALUATED else verdict
 
-    def _named(self, trajectory: Trajectory, seen: list[tuple[Verdict, tuple[str, ...]]]) -> Verdict | None:
-        """Of verdicts that disagree, the one whose report's folder names the run (its run directory, config or
-        model: ``trace_01_gpt-5/report.json`` beside the run, the harness's ``<run>/<model>/<instance>/``);
-        none when no single one does (the run keeps its own outcome, counted ``ambiguous``)."""
+    def _named(self, trajectory: Trajectory, seen: list[tuple[Verdict, tuple[str, ...]]], run_id: str) -> Verdict | None:
+        """Of verdicts that disagree on ``run_id``, the one whose report's folder names the run (its run directory,
+        config or model: ``trace_01_gpt-5/report.json`` beside the run, the harness's ``<run>/<model>/<instance>/``);
+        none when no single one does (the run keeps its own outcome, counted ``ambiguous``). Only the folders that
+        tell the reports apart count: the instance's own folder, and any other every report sits in
+        (``logs/run_evaluation/``), name every run of the instance alike."""
         names = {part for part in trajectory.trajectory_id.split(".") if part} | {
             str(trajectory.metadata[k]) for k in ("run_dir", "config") if trajectory.metadata.get(k)}
         names |= {trajectory.model_id, (trajectory.model_id or "").rsplit("/", 1)[-1]} - {None, ""}
-        named = {verdict for verdict, folders in seen if names & set(folders)}
+        shared = set.intersection(*(set(folders) for _, folders in seen)) | {run_id}
+        named = {verdict for verdict, folders in seen if names & (set(folders) - shared)}
         if len(named) == 1:
             return named.pop()
         self.ambiguous += 1

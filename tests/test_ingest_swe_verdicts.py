@@ -1,0 +1,54 @@
+"""SWE-style verdict files and mini-swe-agent runs read from real files (probe B of round p40).
+
+Fixtures (copied verbatim, trimmed to the files needed):
+- ``outcomes/.real/atomic-eval-logs``: luan-grabher/atomic-os-swebench @ 910b77b8376a6a00177726ab9bce2ce56e6ad376,
+  ``evidence/eval-logs/{final-50,hybrid-50}/atomic-modal-agent-deepseek-v4-pro/pylint-dev__pylint-7080/report.json``
+  (the SWE-bench harness's ``<run_id>/<model>/<instance>/report.json``; two rounds, one resolved, one not).
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from cli_support import run_cli
+from trajsearch.ingest.outcomes import OutcomeTable
+from trajsearch.model import Outcome
+
+import adapter_support
+
+FIXTURES = Path(__file__).parent / "fixtures"
+REAL_OUTCOMES = FIXTURES / "outcomes" / ".real"
+#: A real mini-swe-agent message list with no ``instance_id``: its file name is its task (SWE-agent/mini-swe-agent).
+MSWEA_RUN = FIXTURES / "mini-swe-agent" / ".real" / "test_data" / "github_issue.traj.json"
+
+
+def run_of(folder: Path, instance: str) -> Path:
+    """``folder/<instance>/<instance>.traj.json``: a run laid out as a batch run writes it."""
+    (folder / instance).mkdir(parents=True)
+    return Path(shutil.copy(MSWEA_RUN, folder / instance / f"{instance}.traj.json"))
+
+
+def test_harness_reports_of_two_rounds_give_each_run_its_own_rounds_verdict(tmp_path: Path, monkeypatch) -> None:
+    """Probe p40 B D1: in the harness's ``<run_id>/<model>/<instance>/report.json`` the instance's folder named
+    the run for both rounds' reports, so neither verdict was given (both runs stayed ``unknown``) while the CLI
+    said each run took the verdict of the report whose folder names it."""
+    monkeypatch.setenv("TRAJSEARCH_MODEL", "hashing")
+    monkeypatch.setenv("TRAJSEARCH_HOME", str(tmp_path / "home"))
+    instance = "pylint-dev__pylint-7080"
+    for round_ in ("final-50", "hybrid-50"):
+        run_of(tmp_path / "runs" / round_, instance)
+    table = OutcomeTable.load(REAL_OUTCOMES / "atomic-eval-logs")
+    got = {run.trajectory_id.split(".")[0]: run.outcome
+           for run in adapter_support.runs(tmp_path / "runs", tenant="acme", outcomes=table)}
+    assert got == {"final-50": Outcome.success, "hybrid-50": Outcome.failure}
+    assert table.counts()["ambiguous"] == 0
+
+    code, out, err = run_cli("ingest", "--dry-run", str(tmp_path / "runs"), "--outcomes",
+                             str(REAL_OUTCOMES / "atomic-eval-logs"))
+    assert code == 0, err
+    assert "a verdict for 2 of 2 run(s) read" in " ".join(out.split())
+    said = " ".join(err.split())
+    assert "each run took the verdict of the report whose folder names it" in said and "matched none" not in said
