@@ -4,10 +4,13 @@ Fixtures (copied verbatim, trimmed to the files needed):
 - ``outcomes/.real/atomic-eval-logs``: luan-grabher/atomic-os-swebench @ 910b77b8376a6a00177726ab9bce2ce56e6ad376,
   ``evidence/eval-logs/{final-50,hybrid-50}/atomic-modal-agent-deepseek-v4-pro/pylint-dev__pylint-7080/report.json``
   (the SWE-bench harness's ``<run_id>/<model>/<instance>/report.json``; two rounds, one resolved, one not).
+- ``outcomes/.real/jingu-swebench``: ylu999/jingu-swebench @ 22bd51090707d59a422beac237550131f3f9c530,
+  ``results/B0_baseline.json`` and ``results/baseline_v0_result.json`` (mini-SWE-agent baselines on 5 instances).
 """
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -52,3 +55,29 @@ def test_harness_reports_of_two_rounds_give_each_run_its_own_rounds_verdict(tmp_
     assert "a verdict for 2 of 2 run(s) read" in " ".join(out.split())
     said = " ".join(err.split())
     assert "each run took the verdict of the report whose folder names it" in said and "matched none" not in said
+
+
+@pytest.mark.parametrize("name", ["B0_baseline.json", "baseline_v0_result.json"])
+def test_a_results_file_nesting_its_verdict_lists_gives_them_not_its_header(name: str) -> None:
+    """Probe p40 B D2: ``{"label", "date", "frozen": true, ..., "results": {"resolved_ids": [...],
+    "unresolved_ids" | "failed_ids": [...]}}`` gave one verdict, run ``frozen`` = success, and lost the five real
+    ones; its twin with ``failed_ids`` was refused for its ``label`` and ``date``."""
+    table = OutcomeTable.load(REAL_OUTCOMES / "jingu-swebench" / name)
+    assert {run_id: v.outcome for run_id, v in table.verdicts.items()} == {
+        "django__django-11001": Outcome.success, "django__django-11039": Outcome.success,
+        "django__django-11049": Outcome.success, "django__django-11099": Outcome.success,
+        "django__django-11019": Outcome.failure}
+    assert not table.invalid
+
+
+def test_a_results_file_without_verdict_lists_is_refused_for_that_not_for_its_header(tmp_path: Path) -> None:
+    """Probe p40 B D2: the refusal named ``label`` and ``date`` as verdicts not understood; the file's header is no
+    verdict at all, what it lacks is a list of run ids by verdict. (The real file, its two lists taken out.)"""
+    document = json.loads((REAL_OUTCOMES / "jingu-swebench" / "baseline_v0_result.json").read_text())
+    del document["results"]["resolved_ids"], document["results"]["failed_ids"]
+    path = tmp_path / "baseline_v0_result.json"
+    path.write_text(json.dumps(document))
+    with pytest.raises(ValueError) as refused:
+        OutcomeTable.load(path)
+    said = str(refused.value)
+    assert "not verdicts keyed by run ids" in said and "resolved_ids" in said and "'label'" not in said

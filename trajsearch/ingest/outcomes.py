@@ -9,7 +9,10 @@ outcome file maps a run id to an outcome and/or a reward:
   "error_ids": [...], "empty_patch_ids": [...], "incomplete_ids": [...]}`` (``error_ids`` -> infra_error,
   ``empty_patch_ids`` -> failure, ``incomplete_ids``: never evaluated, so the run keeps its own outcome);
   Multi-SWE-bench's names its resolved list ``resolved``; SWE-smith's is ``{"resolved": 3, "unresolved": 50,
-  "total": 53, "ids_resolved": [...], "ids_unresolved": [...]}`` (the counts are no run ids);
+  "total": 53, "ids_resolved": [...], "ids_unresolved": [...]}`` (the counts are no run ids); a results file may
+  hold such lists under one key, among fields about the experiment that are no verdicts (``{"label", "date",
+  "frozen": true, "results": {"resolved_ids": [...], "unresolved_ids" | "failed_ids": [...]}}``); a document
+  holding lists but none of these is refused (its scalar fields are its header, not runs);
 - SWE-bench's older reports, lists of instance ids by what became of them: the leaderboard's
   ``results/results.json`` (``{"resolved": [...], "no_generation": [...], "no_logs": [...]}``)
   and the first harness's ``get_model_report`` (``generated``, ``applied``, ... ``resolved``).
@@ -129,8 +132,7 @@ def is_swebench_report(record: dict[str, Any]) -> bool:
     values = list(record.values())
     listed = any(isinstance(v, list) and v and isinstance(v[0], dict) and {"instance_id", "resolved"} <= v[0].keys()
                  for v in values)  # {"total": 500, "instances": [{"instance_id": ..., "resolved": true}, ...]}
-    run_report = any(isinstance(record.get(k), list) for k in _RUN_REPORT_KEYS)
-    return (run_report or _id_list(record.get("resolved")) is not None or listed
+    return (_run_report(record) is not None or _id_list(record.get("resolved")) is not None or listed
             or is_instance_report(record) or bool(values) and all(is_instance_report(v) for v in values))
 
 
@@ -158,9 +160,19 @@ _RUN_REPORT_LISTS = {
     "error_ids": Verdict(Outcome.infra_error, None),
     "ids_resolved": Verdict(Outcome.success, None),  # SWE-smith's run report, beside its counts
     "ids_unresolved": Verdict(Outcome.failure, None),
+    "failed_ids": Verdict(Outcome.failure, None),  # results files written by hand-rolled harnesses (jingu-swebench)
 }
 #: Lists only a run report has (an older report's ``resolved`` list alone is read by ``_UNRESOLVED_LISTS``' rule).
-_RUN_REPORT_KEYS = ("resolved_ids", "unresolved_ids", "error_ids", "ids_resolved", "ids_unresolved")
+_RUN_REPORT_KEYS = ("resolved_ids", "unresolved_ids", "error_ids", "ids_resolved", "ids_unresolved", "failed_ids")
+
+
+def _run_report(data: dict[str, Any]) -> dict[str, Any] | None:
+    """The run report (lists of instance ids by verdict) a JSON object is, or holds under one key: a results file
+    may wrap it among fields about the experiment (``{"label", "date", "frozen": true, "config": {...},
+    "results": {"resolve_rate": 0.8, "resolved_ids": [...], "unresolved_ids": [...]}}``), which are no verdicts."""
+    def lists_runs(value: Any) -> bool:
+        return isinstance(value, dict) and any(isinstance(value.get(k), list) for k in _RUN_REPORT_KEYS)
+    return data if lists_runs(data) else next((v for v in data.values() if lists_runs(v)), None)
 
 
 #: Failing tests named in a verdict's detail, per kind.
@@ -433,9 +445,9 @@ class OutcomeTable:
                  invalid: list[Invalid]) -> Verdict | None:
         """The verdicts of a JSON object, and those of the runs it leaves out where its kind says (see
         ``unlisted``)."""
-        if any(isinstance(data.get(k), list) for k in _RUN_REPORT_KEYS):
+        if (report := _run_report(data)) is not None:
             for key, verdict in _RUN_REPORT_LISTS.items():
-                for run_id in _id_list(data.get(key)) or []:
+                for run_id in _id_list(report.get(key)) or []:
                     verdicts[run_id] = verdict
             return None
         if _id_list(data.get("resolved")) is not None:  # an older SWE-bench report: its unresolved instances go unlisted
@@ -458,6 +470,11 @@ class OutcomeTable:
         if (why := _summary(data)) is not None:
             raise ValueError(f"{path}: a summary of statistics, not verdicts: {why}; pass the report that lists the "
                              "runs (e.g. the SWE-bench harness's, with resolved_ids)")
+        if lists := [str(k) for k, v in data.items() if isinstance(v, list)]:
+            raise ValueError(f"{path}: a document about runs, not verdicts keyed by run ids: it holds lists "
+                             f"({_first_few(lists)}), which no run's verdict is, so its other fields are its header, "
+                             f"not runs; and it holds no list of run ids by verdict ({', '.join(_RUN_REPORT_KEYS)}, "
+                             "at its top or under one key)")
         for run_id, value in data.items():
             if _off_scale(value):
                 invalid.append((str(run_id), f"{value!r} is no reward (rewards run from 0 to 1)"))
