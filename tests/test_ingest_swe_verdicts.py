@@ -26,6 +26,9 @@ FIXTURES = Path(__file__).parent / "fixtures"
 REAL_OUTCOMES = FIXTURES / "outcomes" / ".real"
 #: A real mini-swe-agent message list with no ``instance_id``: its file name is its task (SWE-agent/mini-swe-agent).
 MSWEA_RUN = FIXTURES / "mini-swe-agent" / ".real" / "test_data" / "github_issue.traj.json"
+#: A real mini-swe-agent 2.2.8 tool-calling run with a fork's retrieval tools, trimmed (see its README).
+CODEGRAPH_RUN = (FIXTURES / "mini-swe-agent" / ".real" / "codegraph-retrieval" / "baseline_docker_smoke"
+                 / "django__django-11742" / "django__django-11742.traj.json")
 
 
 def run_of(folder: Path, instance: str) -> Path:
@@ -81,3 +84,16 @@ def test_a_results_file_without_verdict_lists_is_refused_for_that_not_for_its_he
         OutcomeTable.load(path)
     said = str(refused.value)
     assert "not verdicts keyed by run ids" in said and "resolved_ids" in said and "'label'" not in said
+
+
+def test_a_call_never_answered_keeps_no_observation_and_the_stop_is_not_its_result() -> None:
+    """Probe p40 B D3: a turn with two calls whose second the agent never ran (its policy refused multi-call turns
+    and answered only the first id) took the run's final ``exit`` message, ``LimitsExceeded``, as that call's
+    observation and error, though the run went on for 57 more turns, each answered."""
+    run = adapter_support.only(CODEGRAPH_RUN, tenant="acme")
+    assert [s.action for s in run.steps] == ["search_hybrid", "deepen_file", "search_hybrid", "bash"]
+    never_answered = run.steps[2]
+    assert (never_answered.observation, never_answered.error, never_answered.ended_at) == (None, None, None)
+    assert "LimitsExceeded" not in (run.steps[3].observation or "")  # its own reply answered the last call
+    assert run.outcome is Outcome.failure and run.failure.error.startswith("LimitsExceeded")
+

@@ -8,9 +8,9 @@ recognised action is that turn's result; a ``system`` message after the task is 
 mini-swe-agent-derived homework agents save their tools' output so: worded as theirs, or in a run that answers
 through nothing else; see ``_replies_in_system``); a call written as text that the agent answers with its format
 error was not run: the turn is that format error (``commands.says_format_error``); a user message answering no
-action is a nudge of its own; the final ``exit`` message is the last pending step's
-observation (also of a submitting call the interactive agent answered with its
-"action was not executed" placeholder). It reads messages through ``messages`` and commands and their
+action is a nudge of its own; the final ``exit`` message is the observation of the last step if that is an
+open action (also of a submitting call the interactive agent answered with its "action was not executed"
+placeholder); a call left open further back was never answered and keeps no observation. It reads messages through ``messages`` and commands and their
 errors through ``commands``, so it is only about the order of a conversation.
 """
 
@@ -66,6 +66,11 @@ def steps_of(messages: list[Any], exit_status: str | None, regexes: tuple[str, .
 
     def pending() -> dict | None:
         return next((s for s in steps if s.get("action") and s.get("observation") is None), None)
+
+    def last_open() -> dict | None:
+        """The step the final ``exit`` message answers: the last turn's, if still open. An open call further back was
+        never answered (a second call of a turn the agent refused to run): the run's stop is not its result."""
+        return steps[-1] if steps and steps[-1].get("action") and steps[-1].get("observation") is None else None
 
     def answerable() -> dict | None:
         """The step a reply with no call id answers: the oldest open action, else the last turn if unanswered (its
@@ -147,7 +152,7 @@ def steps_of(messages: list[Any], exit_status: str | None, regexes: tuple[str, .
         elif role == "exit":  # the submitting call if it is among those left unanswered (several in one turn)
             step = next((s for s in steps if s.get("action") and s.get("observation") is None
                          and _SUBMIT.search(str(s.get("arguments")))), None) if submitted else None
-            step = step or pending()
+            step = step or last_open()
             if step is None and submitted and steps and steps[-1].get("_not_run"):
                 step = steps[-1]  # the submitting call, answered with a placeholder before the exit (2.x CLI)
                 step["error"] = None
