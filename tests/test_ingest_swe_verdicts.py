@@ -97,3 +97,10 @@ def test_a_call_never_answered_keeps_no_observation_and_the_stop_is_not_its_resu
     assert "LimitsExceeded" not in (run.steps[3].observation or "")  # its own reply answered the last call
     assert run.outcome is Outcome.failure and run.failure.error.startswith("LimitsExceeded")
 
+
+def test_a_tool_calling_run_lists_the_tools_it_called_not_bash_alone() -> None:
+    """Probe p40 B D5: every mini-swe-agent run had ``tools_available == ["bash"]``, even a fork's run calling its
+    retrieval tools (``search_hybrid``, ``deepen_file``), so its steps used tools it "did not have"."""
+    run = adapter_support.only(CODEGRAPH_RUN, tenant="acme")
+    assert run.tools_available == ["bash", "search_hybrid", "deepen_file"]
+    assert adapter_support.only(MSWEA_RUN, tenant="acme").tools_available == ["bash"]

@@ -96,6 +96,8 @@ Mapping
 - failure (when not success): error = exit status + the exception message
   (``exception_str``; 1.x's batch runner saved it as the ``submission``), or
   else the last failing step's error; infra errors get cause "infrastructure".
+- tools_available: ``bash`` and every other tool the steps call (the dump keeps no tool list; a
+  tool-calling fork's own tools are known by the calls to them).
 - model_id = ``info.config.model.model_name`` (``info.config.model`` where a derived
   agent writes the name there; else the API's response model);
   tool_versions = ``{"mini-swe-agent": info.mini_version}``; metadata keeps
@@ -229,6 +231,13 @@ def _model_id(info: dict, messages: list[Any]) -> str | None:
     return None
 
 
+def tools_available(steps: list[dict]) -> list[str]:
+    """``bash``, every mini-swe-agent run's tool, and the others its steps call (a tool-calling fork's own,
+    ``search_hybrid``, ``deepen_file``): the dump saves no list of the tools the model was given, but a call
+    names one it was."""
+    return list(dict.fromkeys(["bash", *(str(s["action"]) for s in steps if s.get("action"))]))
+
+
 def _opens_with_task(messages: list[Any]) -> bool:
     """Whether a user message (the task) comes before the first model turn."""
     roles = [normalise(m)["role"] for m in messages if isinstance(m, dict)]
@@ -350,7 +359,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
         "task_family": task_family(instance_id),
         "model_id": _model_id(info, messages),
         "tool_versions": {"mini-swe-agent": str(info["mini_version"])} if info.get("mini_version") else {},
-        "tools_available": ["bash"],
+        "tools_available": tools_available(steps),
         "outcome": outcome,
         "failure": failure,
         "steps": steps,
