@@ -6,6 +6,8 @@ Fixtures (copied verbatim, trimmed to the files needed):
   (the SWE-bench harness's ``<run_id>/<model>/<instance>/report.json``; two rounds, one resolved, one not).
 - ``outcomes/.real/jingu-swebench``: ylu999/jingu-swebench @ 22bd51090707d59a422beac237550131f3f9c530,
   ``results/B0_baseline.json`` and ``results/baseline_v0_result.json`` (mini-SWE-agent baselines on 5 instances).
+- ``outcomes/.real/polybench-prometheus/logs``: amazon-science/SWE-PolyBench @ 7da21eb450faac0adf7840dea2e98efe5feb3b43,
+  ``evaluation/PBVerified/20251130_prometheus_gpt-5/logs/Significant-Gravitas__AutoGPT-4652_{result,metrics}.json``.
 """
 
 from __future__ import annotations
@@ -104,3 +106,20 @@ def test_a_tool_calling_run_lists_the_tools_it_called_not_bash_alone() -> None:
     run = adapter_support.only(CODEGRAPH_RUN, tenant="acme")
     assert run.tools_available == ["bash", "search_hybrid", "deepen_file"]
     assert adapter_support.only(MSWEA_RUN, tenant="acme").tools_available == ["bash"]
+
+
+def test_polybench_results_and_metrics_met_in_a_walk_are_side_files_not_rejections(tmp_path: Path,
+                                                                                    monkeypatch) -> None:
+    """Probe p40 B D4: SWE-PolyBench's ``logs/<instance>_result.json`` and ``_metrics.json`` were each listed as
+    rejected, "unrecognised dump format", in a walk of a submission folder, though ``--outcomes`` reads the results."""
+    monkeypatch.setenv("TRAJSEARCH_MODEL", "hashing")
+    monkeypatch.setenv("TRAJSEARCH_HOME", str(tmp_path))
+    logs = REAL_OUTCOMES / "polybench-prometheus" / "logs"
+    code, out, err = run_cli("ingest", "--dry-run", "--json", str(logs.parent))
+    assert code == 0, err
+    assert json.loads(out)["files"] == []  # passed over: no rejection
+    for name, what in (("Significant-Gravitas__AutoGPT-4652_result.json", "a SWE-PolyBench evaluation result"),
+                       ("Significant-Gravitas__AutoGPT-4652_metrics.json", "SWE-PolyBench retrieval metrics")):
+        code, out, err = run_cli("ingest", "--dry-run", str(logs / name))
+        assert code == 2 and what in " ".join(err.split())
+    assert OutcomeTable.load(logs).verdicts["Significant-Gravitas__AutoGPT-4652"].outcome is Outcome.failure

@@ -5,7 +5,10 @@ SWE-agent writes ``all_preds.jsonl`` and mini-swe-agent ``preds.json`` (``instan
 files; the harness and ``sb-cli`` write reports (``resolved_ids``, an older harness's ``resolved``
 list, one instance's ``{"patch_is_None": ..., "resolved": ...}``, or a summary listing
 ``{"instance_id", "resolved"}`` records); SWE-smith's validation writes each instance's tests
-(``{"FAIL_TO_PASS": [...], "PASS_TO_PASS": [...], "FAIL_TO_FAIL": [...], "PASS_TO_FAIL": [...]}``).
+(``{"FAIL_TO_PASS": [...], "PASS_TO_PASS": [...], "FAIL_TO_FAIL": [...], "PASS_TO_FAIL": [...]}``);
+SWE-PolyBench's evaluation writes each instance's ``logs/<instance_id>_result.json`` (its verdict:
+``resolved``, ``all_f2p_passed``, ``no_p2p_failed``, ...) and ``_metrics.json`` (how well the run found
+the code to change: ``file_retrieval_metrics``).
 None holds a run, so a directory walk passes them over; a report is what ``--outcomes`` reads.
 """
 
@@ -18,6 +21,9 @@ from ..outcomes import is_swebench_report
 _PREDICTION_KEYS = {"instance_id", "model_patch"}
 #: A SWE-smith validation report's lists: how each test fared once the instance's fix was applied.
 _VALIDATION_KEYS = {"FAIL_TO_PASS", "PASS_TO_PASS", "FAIL_TO_FAIL", "PASS_TO_FAIL"}
+#: What SWE-PolyBench's evaluation writes of one instance: its verdict, and its retrieval metrics.
+_POLYBENCH_RESULT_KEYS = {"instance_id", "resolved", "all_f2p_passed", "no_p2p_failed"}
+_POLYBENCH_METRICS_KEYS = {"instance_id", "file_retrieval_metrics"}
 
 
 def _prediction(value: Any) -> bool:
@@ -36,4 +42,9 @@ def side_file(record: Any) -> str | None:
         return "a SWE-bench evaluation report, not a run: pass it (or its folder) with --outcomes to join its verdicts"
     if "FAIL_TO_PASS" in record and record.keys() <= _VALIDATION_KEYS and all(isinstance(v, list) for v in values):
         return "a SWE-smith validation report (the tests an instance's fix makes pass and keeps passing), not a run"
+    if _POLYBENCH_RESULT_KEYS <= record.keys():
+        return ("a SWE-PolyBench evaluation result (one instance's verdict), not a run: pass its folder with "
+                "--outcomes to join its verdicts")
+    if _POLYBENCH_METRICS_KEYS <= record.keys():
+        return "SWE-PolyBench retrieval metrics (how well a run found the code to change), not a run nor a verdict"
     return None
