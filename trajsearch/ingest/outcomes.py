@@ -525,7 +525,8 @@ class OutcomeTable:
             return self.unlisted
         return None if verdict == NOT_EVALUATED else verdict
 
-    def _named(self, trajectory: Trajectory, seen: list[tuple[Verdict, tuple[str, ...]]], run_id: str) -> Verdict | None:
+    def _named(self, trajectory: Trajectory, seen: list[tuple[Verdict, tuple[str, ...]]],
+               run_id: str) -> Verdict | None:
         """Of verdicts that disagree on ``run_id``, the one whose report's folder names the run (its run directory,
         config or model: ``trace_01_gpt-5/report.json`` beside the run, the harness's ``<run>/<model>/<instance>/``);
         none when no single one does (the run keeps its own outcome, counted ``ambiguous``). Only the folders that
