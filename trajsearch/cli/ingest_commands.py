@@ -33,7 +33,7 @@ SHOWN_REJECTIONS = 10
 
 
 def ingest(
-    paths: List[Path] = typer.Argument(..., help="Dump files or directories (.jsonl, .json, .traj, .traj.json, OTLP JSON; .gz ok)."),
+    paths: List[Path] = typer.Argument(..., help="Dump files or directories (.jsonl, .json, .traj, .traj.json, OTLP JSON; .gz ok), a pipe or FIFO, or - for standard input."),
     fmt: Optional[str] = typer.Option(None, "--format", "-f", help="Force a format instead of detecting it per file (see `trajsearch formats`)."),
     tenant: Tenant = None,
     outcomes: Optional[Path] = typer.Option(None, "--outcomes", help="Join verdicts: a JSON/JSONL/CSV file of run id -> outcome/reward (e.g. a SWE-bench report), or a directory of them (the harness's logs/<instance>/report.json). The summary says how many runs it matched."),
@@ -57,50 +57,74 @@ def ingest(
 ) -> None:
     """Index trace dumps: streamed, resumable (kill it and rerun), shardable. Bad records go to a dead-letter file; the rest lands.
 
+    A pipe is read too (`ingest <(zcat dump.jsonl.gz)`, a named FIFO, `-` for standard input):
+    copied once to a temporary file and read whole on every run (no checkpoint can resume a stream).
+
     With --server the records are parsed here and streamed to the server under the key's tenant
     (a write key); checkpoints, shards and workers are for the embedded store or a Milvus URI.
     """
     from ..config import default_uri, home
-    from ..ingest.batch import IngestJob, Shard, run_ingest, run_workers
-    from ..indexer import IngestError
+    from ..ingest.batch import IngestJob, Shard
+    from ..ingest.read import Streams, is_stream
 
     for path in [*paths, *([outcomes] if outcomes else [])]:
-        if not path.exists():
+        if not (is_stream(path) or path.exists()):
             fail(f"{path}: no such file or directory")
     try:
         job_shard = Shard.parse(shard)
         defaults = dict(_key_value(item) for item in set_field)
     except ValueError as exc:
         fail(str(exc))
-    if dry_run:
-        _dry_run(paths, fmt, tenant or "default", defaults, group_by, outcomes, success_threshold, as_json)
-        return
-    if server:
-        if workers > 1 or job_shard.count > 1 or checkpoint or restart:
-            fail("--workers, --shard, --checkpoint and --restart apply to a store this process writes, not to --server")
-        _ingest_remote(paths, server, ca, uri, traces, tenant, fmt=fmt, defaults=defaults, group_by=group_by,
-                       outcomes=outcomes, success_threshold=success_threshold, as_json=as_json)
-        return
-    tenant = tenant or "default"
-    states = state_dir or home() / "ingest"
-    show = not (quiet or as_json) and err.is_terminal
-    job = IngestJob(paths=[p.resolve() for p in paths], fmt=fmt, tenant=tenant, defaults=defaults,
-                    group_by=group_by, outcomes=outcomes.resolve() if outcomes else None,
-                    success_threshold=success_threshold, shard=job_shard, checkpoint=checkpoint,
-                    dead_letter=dead_letter or rejects, resume=not restart, state_dir=states.resolve())
+    if not dry_run:  # said before a pipe is read
+        _check_job_options(server, workers, job_shard.count, dead_letter, checkpoint, restart)
+    with Streams() as streams:
+        try:
+            paths = [streams.take(p) for p in paths]
+            outcomes = streams.take(outcomes) if outcomes else None
+        except (ValueError, OSError) as exc:
+            fail(str(exc))
+        if dry_run:
+            _dry_run(paths, fmt, tenant or "default", defaults, group_by, outcomes, success_threshold, as_json, streams)
+            return
+        if server:
+            results = _ingest_remote(paths, server, ca, uri, traces, tenant, fmt=fmt, defaults=defaults,
+                                     group_by=group_by, outcomes=outcomes, success_threshold=success_threshold,
+                                     streams=streams)
+        else:
+            states = state_dir or home() / "ingest"
+            job = IngestJob(paths=[p.resolve() for p in paths], fmt=fmt, tenant=tenant or "default",
+                            defaults=defaults, group_by=group_by, outcomes=outcomes.resolve() if outcomes else None,
+                            success_threshold=success_threshold, shard=job_shard, checkpoint=checkpoint,
+                            dead_letter=dead_letter or rejects, resume=not restart, state_dir=states.resolve(),
+                            streams=streams.names)
+            show = not (quiet or as_json) and err.is_terminal
+            results = _ingest_here(job, workers, uri or default_uri(), traces, show)
+    _ingest_summary(results, as_json)
+    if any(r.get("error") for r in results):  # a worker failed
+        raise typer.Exit(1)
+
+
+def _check_job_options(server: str | None, workers: int, shards: int, dead_letter: Path | None,
+                       checkpoint: Path | None, restart: bool) -> None:
+    if server and (workers > 1 or shards > 1 or checkpoint or restart):
+        fail("--workers, --shard, --checkpoint and --restart apply to a store this process writes, not to --server")
+    if workers > 1 and shards > 1:
+        fail("use either --workers or --shard, not both")
+    if workers > 1 and (dead_letter or checkpoint):
+        fail("--dead-letter/--checkpoint with --workers: each worker writes its own (under --state-dir)")
+
+
+def _ingest_here(job: Any, workers: int, uri: str, traces: str | None, show: bool) -> list[dict[str, Any]]:
+    """The job run into a store this process (or its workers) writes: each process's result."""
+    from ..ingest.batch import run_ingest, run_workers
+    from ..indexer import IngestError
+
     if workers > 1:
-        if job_shard.count > 1:
-            fail("use either --workers or --shard, not both")
-        if dead_letter or checkpoint:
-            fail("--dead-letter/--checkpoint with --workers: each worker writes its own (under --state-dir)")
-        results = _run_workers_with_progress(run_workers, job, workers, uri or default_uri(), traces, show)
-        _ingest_summary(results, as_json)
-        if any(r.get("error") for r in results):
-            raise typer.Exit(1)
-        return
+        return _run_workers_with_progress(run_workers, job, workers, uri, traces, show)
     columns = (TextColumn("[bold]ingesting"), BarColumn(), DownloadColumn(), TransferSpeedColumn(),
                TextColumn("{task.fields[runs]} runs"), TimeElapsedColumn(), TimeRemainingColumn())
-    with connect(None, None, uri, traces, tenant) as api, Progress(*columns, console=err, disable=not show) as progress:
+    with connect(None, None, uri, traces, job.tenant) as api, \
+            Progress(*columns, console=err, disable=not show) as progress:
         ts = api.api
         task = progress.add_task("ingest", total=None, runs=0)
         runs = [0]
@@ -116,15 +140,15 @@ def ingest(
             fail(str(exc))
         except IngestError as exc:
             fail(f"{exc}", code=1)
-    _ingest_summary([result.to_dict()], as_json)
+    return [result.to_dict()]
 
 
 def _ingest_remote(paths: List[Path], server: str, ca: Path | None, uri: str | None, traces: str | None,
                    tenant: str | None, *, fmt: str | None, defaults: dict[str, Any], group_by: str,
-                   outcomes: Path | None, success_threshold: float, as_json: bool) -> None:
+                   outcomes: Path | None, success_threshold: float, streams: Any) -> list[dict[str, Any]]:
     """Parse here, stream to the server: the tenant is the key's (a --tenant naming another is refused)."""
     from ..ingest.outcomes import OutcomeTable
-    from ..ingest.read import ClippedRuns, read_dump
+    from ..ingest.read import ClippedRuns, parsed_as_given, read_dump
 
     try:
         table = OutcomeTable.load(outcomes) if outcomes else None
@@ -135,16 +159,19 @@ def _ingest_remote(paths: List[Path], server: str, ca: Path | None, uri: str | N
         if tenant and tenant != key_tenant:
             fail(f"--tenant {tenant!r} is not the key's tenant ({key_tenant!r})")
         clipped = ClippedRuns()
-        records = (clipped(p) for path in paths for p in read_dump(path, fmt=fmt, tenant=key_tenant, defaults=defaults,
-                                                                   group_by=group_by, outcomes=table,
-                                                                   success_threshold=success_threshold))
+        records = (clipped(parsed_as_given(p, streams.names))
+                   for path in paths for p in read_dump(path, fmt=fmt, tenant=key_tenant, defaults=defaults,
+                                                        group_by=group_by, outcomes=table,
+                                                        success_threshold=success_threshold))
         report = api.api.add(records, timeout=3600)
-    _ingest_summary([dict(report.to_dict(), results=report.results, clipped=clipped.to_dict(),
-                          outcomes=table.counts() if table is not None else None)], as_json)
+    return [dict(report.to_dict(), results=report.results, clipped=clipped.to_dict(),
+                 outcomes=table.counts() if table is not None else None)]
 
 
 def _dry_run(paths: List[Path], fmt: str | None, tenant: str, defaults: dict[str, Any], group_by: str,
-             outcomes: Path | None, success_threshold: float, as_json: bool) -> None:
+             outcomes: Path | None, success_threshold: float, as_json: bool, streams: Any) -> None:
+    from dataclasses import replace
+
     from ..ingest.outcomes import OutcomeTable
     from ..ingest.preview import preview
 
@@ -154,6 +181,8 @@ def _dry_run(paths: List[Path], fmt: str | None, tenant: str, defaults: dict[str
                         outcomes=table_of_outcomes, success_threshold=success_threshold)
     except (ValueError, OSError) as exc:
         fail(str(exc))
+    files = [replace(f, source=streams.given(f.source),
+                     first_rejection=f.first_rejection and streams.given(f.first_rejection)) for f in files]
     joined = table_of_outcomes.counts() if table_of_outcomes is not None else None
     if as_json:
         print_json({"dry_run": True, "files": [f.to_dict() for f in files], "outcomes": joined})
@@ -276,6 +305,9 @@ def _ingest_summary(results: list[dict[str, Any]], as_json: bool) -> None:
                   f"a distinct id, e.g. {renamed[0]['trajectory_id']} -> {renamed[0]['renamed_to']}")
     _outcomes_line([r["outcomes"] for r in results if r.get("outcomes")])
     _clipped_line([r["clipped"] for r in results if r.get("clipped")])
+    if streamed := max((r.get("units_streamed") or 0) for r in results):
+        out.print(f"{streamed} input(s) read from a pipe, whole: no checkpoint resumes a stream (a rerun reads it "
+                  "again, its unchanged runs skipped)")
     done = sum(r.get("units_already_done") or 0 for r in results)
     if done:
         out.print(f"{done} input(s) already done per the checkpoint (--restart reads them again)")

@@ -40,8 +40,8 @@ from .adapters._common import DEFAULT_SUCCESS_THRESHOLD
 from .checkpoint import Checkpoint, DeadLetter, job_id
 from .outcomes import OutcomeTable
 from ..indexer import IngestReport, Marker
-from .read import (ClippedRuns, DistinctIds, Parsed, ReadOptions, Unit, fingerprint, make_context, plan_inputs,
-                   read_unit)
+from .read import (ClippedRuns, DistinctIds, Parsed, ReadOptions, Unit, fingerprint, make_context,
+                   parsed_as_given, plan_inputs, read_unit)
 
 log = logging.getLogger(__name__)
 
@@ -93,6 +93,9 @@ class IngestJob:
     resume: bool = True
     state_dir: Path | None = None
     store_label: str | None = None  # what the checkpoint ties to (default: the index URI)
+    #: inputs that were streams (a pipe, a FIFO, stdin), by the path of their copy: what the operator named
+    #: (see read.Streams). A stream is read whole each time: its units are left out of the checkpoint
+    streams: Mapping[str, str] = field(default_factory=dict)
 
     def to_json(self) -> str:
         """The job as JSON, to hand to a worker process (see :mod:`trajsearch.ingest.worker`)."""
@@ -100,6 +103,7 @@ class IngestJob:
         data["paths"] = [str(p) for p in self.paths]
         data["shard"] = str(self.shard)
         data["defaults"] = dict(self.defaults)
+        data["streams"] = dict(self.streams)
         return json.dumps(data, default=str)
 
     @classmethod
@@ -121,12 +125,14 @@ class JobResult:
     skipped_units: int
     seconds: float
     error: str | None = None
+    streamed: int = 0  # units read from a stream: read whole, never checkpointed
     renamed: list[tuple[str, str, str]] = field(default_factory=list)  # (source, original id, new id)
     outcomes: OutcomeTable | None = None  # the job's outcome file, counting the runs it had a verdict for
     clipped: ClippedRuns | None = None  # the runs read with an over-long field clipped
 
     def to_dict(self) -> dict[str, Any]:
         return {**self.report.to_dict(), "units": self.units, "units_already_done": self.skipped_units,
+                "units_streamed": self.streamed,
                 "seconds": round(self.seconds, 2), "checkpoint": str(self.checkpoint),
                 "dead_letter": str(self.dead_letter), "error": self.error,
                 "renamed": [{"source": s, "trajectory_id": old, "renamed_to": new} for s, old, new in self.renamed],
@@ -201,7 +207,11 @@ def run_ingest(
 
     plan: list[tuple[Unit, int, tuple[int, int] | None]] = []
     skipped = 0
+    streamed = {unit.key for unit in units if any(str(f) in job.streams for f in unit.files)}
     for unit in units:
+        if unit.key in streamed:
+            plan.append((unit, 0, None))
+            continue
         done, skip, cursor = checkpoint.resume_point(unit.key, fingerprint(unit))
         if done:
             skipped += 1
@@ -223,8 +233,10 @@ def run_ingest(
     def items() -> Iterator[Any]:
         for unit, skip, cursor in plan:
             for parsed in read_unit(unit, ctx, options=options, skip=skip, cursor=cursor, on_bytes=count_bytes):
-                yield clipped(distinct(parsed))
-            yield Marker(("unit-done", unit.key))
+                parsed = distinct(parsed)
+                yield clipped(_as_named(parsed, job.streams) if unit.key in streamed else parsed)
+            if unit.key not in streamed:
+                yield Marker(("unit-done", unit.key))
 
     def on_commit(batch: list[Any], report: IngestReport) -> None:
         for item in batch:
@@ -249,7 +261,13 @@ def run_ingest(
         checkpoint.save(force=True)
         dead.close()
     return JobResult(report, checkpoint.path, dead.path, len(units), skipped, time.monotonic() - started, error,
-                     renamed=distinct.renamed, outcomes=outcomes, clipped=clipped)
+                     streamed=len(streamed), renamed=distinct.renamed, outcomes=outcomes, clipped=clipped)
+
+
+def _as_named(parsed: Parsed, streams: Mapping[str, str]) -> Parsed:
+    """A record of a stream's copy as of the stream the operator named, and out of the checkpoint: nothing can
+    resume a stream, a rerun reads it whole."""
+    return replace(parsed_as_given(parsed, streams), unit=None)
 
 
 # -- local workers -----------------------------------------------------------------------

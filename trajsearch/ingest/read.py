@@ -24,10 +24,16 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import os
+import shutil
+import stat
+import sys
+import tempfile
+from contextlib import nullcontext
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator, Mapping, NamedTuple
+from typing import IO, Any, Callable, ContextManager, Iterable, Iterator, Mapping, NamedTuple
 
 from pydantic import ValidationError
 
@@ -179,6 +185,90 @@ def error_key(source: str, position: str) -> str:
     return f"{source}\x1f{position}"
 
 
+# -- streams -----------------------------------------------------------------------------
+
+#: The input that means standard input (``zcat dump.gz | trajsearch ingest -``).
+STDIN = "-"
+
+
+def is_stream(path: str | Path) -> bool:
+    """Whether an input can be read only once: standard input, a pipe (``<(zcat dump.gz)`` names
+    ``/dev/fd/63``), a named FIFO, a socket or a character device. Detecting a format, reading its records and
+    fingerprinting it for the checkpoint each open a file again, and a pipe gives its bytes to the first only."""
+    if str(path) == STDIN:
+        return True
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return False
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or stat.S_ISCHR(mode)
+
+
+def _absolute(path: str | Path) -> Path:
+    """The input's absolute path, links resolved, except a stream's: ``/dev/fd/63`` resolves to the text of its
+    link, ``pipe:[1641421]``, which is no path."""
+    return Path(path).absolute() if is_stream(path) else Path(path).resolve()
+
+
+class Streams:
+    """Inputs that can be read only once (see :func:`is_stream`), each copied in one pass to a temporary file
+    for the life of a ``with`` block: what reads the copy may open it as often as it needs.
+
+    The copy keeps the input's name (adapters derive run ids from it; ``-`` becomes ``stdin``), and
+    :meth:`given` maps a copy's path back to what the operator named, for rejections and summaries: the copy is
+    gone once the block ends. A stream is read whole on every ingest: no checkpoint can resume it.
+    """
+
+    def __init__(self) -> None:
+        self._dir = tempfile.TemporaryDirectory(prefix="trajsearch-streams-")
+        self.names: dict[str, str] = {}  # the copy's path -> the input as named
+
+    def take(self, path: Path) -> Path:
+        """``path`` itself, or for a stream its copy, read to the end now (a named FIFO waits for its writer)."""
+        if not is_stream(path):
+            return path
+        name = "stdin" if str(path) == STDIN else path.name
+        copy = Path(self._dir.name).resolve() / str(len(self.names)) / name
+        copy.parent.mkdir()
+        with _open_stream(path) as source, open(copy, "wb") as target:
+            shutil.copyfileobj(source, target, 1 << 20)
+        self.names[str(copy)] = "standard input" if str(path) == STDIN else str(path)
+        return copy
+
+    def given(self, text: str) -> str:
+        """``text`` (a source, an error) naming the inputs as the operator did, not by their copies."""
+        return as_given(text, self.names)
+
+    def __enter__(self) -> Streams:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._dir.cleanup()
+
+
+def as_given(text: str, names: Mapping[str, str]) -> str:
+    """``text`` with each stream's copy named as the operator named the stream (``names``: see :class:`Streams`)."""
+    for copy, name in names.items():
+        text = text.replace(copy, name)
+    return text
+
+
+def parsed_as_given(parsed: Parsed, names: Mapping[str, str]) -> Parsed:
+    """A record of a stream's copy as of the stream the operator named: the copy is gone after the ingest."""
+    error = as_given(parsed.error, names) if parsed.error is not None else None
+    return replace(parsed, source=as_given(parsed.source, names), error=error)
+
+
+def _open_stream(path: Path) -> ContextManager[IO[bytes]]:
+    """The stream's bytes; standard input is left open (it is not ours to close)."""
+    if str(path) != STDIN:
+        return open(path, "rb")
+    if sys.stdin is None or sys.stdin.isatty():
+        raise ValueError("'-' reads a dump from standard input, which is a terminal here: pipe one in "
+                         "(zcat dump.jsonl.gz | trajsearch ingest -)")
+    return nullcontext(sys.stdin.buffer)
+
+
 # -- units -------------------------------------------------------------------------------
 
 
@@ -252,9 +342,12 @@ def plan_units(path: str | Path, fmt: str | None = None) -> list[Unit]:
     directory such a file becomes a unit carrying the error. The path is resolved first: adapters derive run
     ids from where a file lies, which must not depend on how its path was written (``x.traj`` or ``./runs/x.traj``).
     """
-    p = Path(path).resolve()
     if fmt is not None:
         adapter_for(fmt)
+    if is_stream(path):
+        raise ValueError(f"{path}: a pipe or FIFO gives its bytes once, and a dump is opened more than once (to "
+                         "detect its format, then to read it): copy it first (read.Streams; the CLI's ingest does)")
+    p = Path(path).resolve()
     if not p.exists():
         raise FileNotFoundError(f"no such dump file or directory: {p}")
     if not p.is_dir():
@@ -319,7 +412,7 @@ def _input_units(path: str | Path, fmt: str | None) -> list[Unit]:
     except (SideFile, FileNotFoundError):
         raise
     except (ValueError, OSError) as exc:
-        p = Path(path).resolve()
+        p = _absolute(path)
         return [Unit(str(p), None, (p,), error=str(exc))]
 
 
