@@ -1,4 +1,4 @@
-"""Operating the batch indexer from a scheduler (probe E of round p40): pipes as inputs.
+"""Operating the batch indexer from a scheduler (probe E of round p40): pipes as inputs, exit codes, --workers counts.
 
 Real files only: ``tau-bench/gpt-4o-airline-mini.json`` (two runs of tau-bench's own ``gpt-4o-airline.json``, see
 its folder) and ``swe-agent/.real/acr-swe-agent-gpt4-lite/`` (three SWE-agent runs and their SWE-bench report,
@@ -11,6 +11,7 @@ from __future__ import annotations
 import gzip
 import json
 import os
+import shutil
 import subprocess
 import sys
 import threading
@@ -18,7 +19,7 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from cli_support import backend  # noqa: F401  (backend: a fixture)
+from cli_support import backend, run_cli  # noqa: F401  (backend: a fixture)
 from trajsearch.cli import app
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -94,3 +95,52 @@ def test_dash_reads_a_dump_from_standard_input_and_names_it_so(backend) -> None:
     cut = runner.invoke(app, ["ingest", "-", "-q"], input=TAU.read_bytes()[:3000])
     assert "rejected standard input:" in " ".join(cut.stderr.split())
     assert "trajsearch-streams-" not in cut.stdout + cut.stderr
+
+
+# -- D2: the exit status -------------------------------------------------------------------
+
+
+def bad_dumps(folder: Path) -> Path:
+    """A truncated JSON, a truncated gzip and an empty file: every input of the batch is rejected."""
+    folder.mkdir()
+    data = TAU.read_bytes()
+    (folder / "cut.json").write_bytes(data[:3000])
+    (folder / "cut2.json.gz").write_bytes(gzip.compress(data)[:400])
+    (folder / "empty.jsonl").write_bytes(b"")
+    return folder
+
+
+def test_the_exit_status_says_whether_records_were_rejected_or_nothing_landed(backend, tmp_path: Path) -> None:
+    """A batch whose every input was rejected exited 0, like a clean one. Now: 0 clean, 3 some rejected (the rest
+    landed), 4 nothing landed; the help says what each means."""
+    bad = bad_dumps(tmp_path / "bad")
+    code, _, err = run_cli("ingest", str(bad), "-q")
+    assert code == 4, err
+    assert err.count("rejected") >= 3
+
+    mixed = tmp_path / "mixed"
+    mixed.mkdir()
+    shutil.copy(bad / "cut.json", mixed)
+    shutil.copy(TAU, mixed / "gpt-4o-airline.json")
+    code, out, err = run_cli("ingest", str(mixed), "-q")
+    assert code == 3, err
+    assert "ingested 2 runs" in out  # the good records land whatever the code
+
+    code, out, err = run_cli("ingest", str(TAU), "-q")
+    assert code == 0, err
+
+    code, out, _ = run_cli("ingest", "--help")
+    help_text = " ".join(out.split())
+    assert "Exit status" in help_text and "0 every record read landed" in help_text
+    assert "3 some records or inputs were rejected" in help_text
+    assert "4 nothing landed" in help_text and "- for standard input" in help_text
+
+
+def test_a_rerun_that_the_checkpoint_skips_exits_0_not_4(tmp_path: Path) -> None:
+    """Nothing read because every input is done already is no failure: a rejected file read again is."""
+    home, bad = tmp_path / "home", bad_dumps(tmp_path / "bad")
+    shutil.copy(TAU, bad / "gpt-4o-airline.json")
+    assert ingest_process(str(bad), "-t", "acme", "-q", home=home).returncode == 3
+    again = ingest_process(str(bad), "-t", "acme", "-q", home=home)
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert "already done per the checkpoint" in again.stdout

@@ -91,8 +91,8 @@ def test_kill_9_mid_run_then_rerun_gives_exactly_the_uninterrupted_rows(tmp_path
     assert 0 < unit["seq"] < 601 and not unit["done"] and unit["cursor"][0] > 0
 
     rerun = cli(*args, home=home)
-    assert rerun.returncode == 0, rerun.stderr
     summary = json.loads(rerun.stdout)
+    assert rerun.returncode == (3 if summary["rejected"] else 0), rerun.stderr  # 3: the cut line, if read now
     assert summary["ingested"] + summary["unchanged"] < 600  # resumed, not started over
     # (opened in this process only now: Milvus Lite serves a data directory to one process at a time)
     with TrajSearch.open(str(home / "milvus.db"), traces=str(home / "traces"), embedder=HashingEmbedder()) as ts:
@@ -127,7 +127,8 @@ def test_n_workers_equal_one_worker(tmp_path: Path) -> None:
                 (dumps / f"{sub}-{f.name}").write_bytes(f.read_bytes())
     multi = cli(str(dumps), "--tenant", "acme", "--json", "--workers", "2", "--uri", str(tmp_path / "two.db"),
                 "--traces", str(tmp_path / "two-traces"), home=tmp_path / "h2")
-    assert multi.returncode == 0, multi.stderr + " ".join(str(w.get("error")) for w in json.loads(multi.stdout)["workers"])
+    # 3: the fixtures hold 3 bad records (rejected, the rest landed)
+    assert multi.returncode == 3, multi.stderr + " ".join(str(w.get("error")) for w in json.loads(multi.stdout)["workers"])
     two = json.loads(multi.stdout)["workers"]
     with open_ts(tmp_path, "one") as a:
         one = run_ingest(a, IngestJob([dumps], tenant="acme", state_dir=tmp_path / "h1")).report

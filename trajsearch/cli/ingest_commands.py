@@ -62,6 +62,13 @@ def ingest(
 
     With --server the records are parsed here and streamed to the server under the key's tenant
     (a write key); checkpoints, shards and workers are for the embedded store or a Milvus URI.
+
+    Exit status (the records that read well land in every case):
+    0 every record read landed (or was unchanged, or the checkpoint had its input done);
+    3 some records or inputs were rejected, the rest landed (the dead-letter file lists them);
+    4 nothing landed: every record read was rejected;
+    1 a failure: a batch not written, a worker failed, the store held by another ingest;
+    2 a bad argument or a missing input: nothing written.
     """
     from ..config import default_uri, home
     from ..ingest.batch import IngestJob, Shard
@@ -100,8 +107,8 @@ def ingest(
             show = not (quiet or as_json) and err.is_terminal
             results = _ingest_here(job, workers, uri or default_uri(), traces, show)
     _ingest_summary(results, as_json)
-    if any(r.get("error") for r in results):  # a worker failed
-        raise typer.Exit(1)
+    if code := exit_status(results):
+        raise typer.Exit(code)
 
 
 def _check_job_options(server: str | None, workers: int, shards: int, dead_letter: Path | None,
@@ -112,6 +119,22 @@ def _check_job_options(server: str | None, workers: int, shards: int, dead_lette
         fail("use either --workers or --shard, not both")
     if workers > 1 and (dead_letter or checkpoint):
         fail("--dead-letter/--checkpoint with --workers: each worker writes its own (under --state-dir)")
+
+
+#: ``ingest``'s exit status, for a scheduler (see its --help and the README). 0 and 1 keep their old meaning, and 2
+#: (a bad argument, nothing written) is what ``fail`` and typer itself exit with; 3 and 4 are ingest's own.
+EXIT_OK, EXIT_FAILED, EXIT_REJECTED, EXIT_NOTHING_LANDED = 0, 1, 3, 4
+
+
+def exit_status(results: list[dict[str, Any]]) -> int:
+    """What the ingest's summary says in one number: a failure first, then no run landed, then some rejected."""
+    if any(r.get("error") for r in results):
+        return EXIT_FAILED
+    rejected = sum(r.get("rejected") or 0 for r in results)
+    landed = sum((r.get("ingested") or 0) + (r.get("unchanged") or 0) for r in results)
+    if rejected and not landed and not any(r.get("units_already_done") for r in results):
+        return EXIT_NOTHING_LANDED
+    return EXIT_REJECTED if rejected else EXIT_OK
 
 
 def _ingest_here(job: Any, workers: int, uri: str, traces: str | None, show: bool) -> list[dict[str, Any]]:
@@ -139,7 +162,7 @@ def _ingest_here(job: Any, workers: int, uri: str, traces: str | None, show: boo
         except (ValueError, OSError) as exc:  # unknown format, bad outcome file, unreadable input...: nothing written
             fail(str(exc))
         except IngestError as exc:
-            fail(f"{exc}", code=1)
+            fail(f"{exc}", code=EXIT_FAILED)
     return [result.to_dict()]
 
 
