@@ -17,6 +17,7 @@ import sys
 import threading
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from cli_support import backend, run_cli  # noqa: F401  (backend: a fixture)
@@ -144,3 +145,42 @@ def test_a_rerun_that_the_checkpoint_skips_exits_0_not_4(tmp_path: Path) -> None
     again = ingest_process(str(bad), "-t", "acme", "-q", home=home)
     assert again.returncode == 0, again.stdout + again.stderr
     assert "already done per the checkpoint" in again.stdout
+
+
+# -- D3: --workers and --shard counts ------------------------------------------------------
+
+
+def test_a_shard_counts_the_verdicts_of_its_own_runs_only(backend, tmp_path: Path) -> None:
+    """Each shard parses every run but keeps its own: the outcome file's count took in every run parsed, so a
+    shard said "a verdict for 3 of 3 run(s) read" under "read 1"."""
+    if backend == "server":
+        pytest.skip("--shard is for a store this process writes")
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    for traj in ACR.glob("*.traj"):
+        shutil.copy(traj, runs)
+    seen = 0
+    for shard in ("0/2", "1/2"):
+        code, out, err = run_cli("ingest", str(runs), "--outcomes", str(ACR / "final_report.json"), "--shard", shard,
+                                 "--json")
+        assert code == 0, err
+        result = json.loads(out)
+        assert result["outcomes"]["runs"] == result["read"] == result["ingested"]
+        seen += result["read"]
+    assert seen == 3
+
+
+def test_workers_count_each_input_already_done_once(tmp_path: Path) -> None:
+    """`--workers 2` rerun said "6 input(s) already done" for 3 inputs: each worker's count, added up."""
+    runs, home = tmp_path / "runs", tmp_path / "home"
+    runs.mkdir()
+    for traj in ACR.glob("*.traj"):
+        shutil.copy(traj, runs)
+    args = (str(runs), "-t", "acme", "--outcomes", str(ACR / "final_report.json"), "--workers", "2", "-q")
+    first = ingest_process(*args, home=home)
+    assert first.returncode == 0, first.stderr
+    assert "read 3: ingested 3 runs" in first.stdout and "a verdict for 3 of 3 run(s) read" in first.stdout
+    again = ingest_process(*args, home=home)
+    assert again.returncode == 0, again.stderr
+    assert "3 input(s) already done per the checkpoint" in again.stdout
+    assert "a verdict for 0 of 0" not in again.stdout

@@ -132,7 +132,7 @@ def exit_status(results: list[dict[str, Any]]) -> int:
         return EXIT_FAILED
     rejected = sum(r.get("rejected") or 0 for r in results)
     landed = sum((r.get("ingested") or 0) + (r.get("unchanged") or 0) for r in results)
-    if rejected and not landed and not any(r.get("units_already_done") for r in results):
+    if rejected and not landed and not _inputs_already_done(results):
         return EXIT_NOTHING_LANDED
     return EXIT_REJECTED if rejected else EXIT_OK
 
@@ -231,25 +231,25 @@ def _dry_run(paths: List[Path], fmt: str | None, tenant: str, defaults: dict[str
 
 
 def _outcomes_line(joins: list[dict[str, Any]]) -> None:
-    """How many of the runs read the outcome file had a verdict for; a warning when none. Every worker
-    parses every input (and joins before it keeps its shard), so workers report the same counts."""
-    if not joins:
+    """How many of the runs read the outcome file had a verdict for; a warning when none. Each worker joins the
+    runs of its own shard: their counts add up (the file's own counts, verdicts and entries, are each worker's)."""
+    runs, matched = sum(j["runs"] for j in joins), sum(j["matched"] for j in joins)
+    if not runs:  # nothing read (a rerun the checkpoint skips): no "a verdict for 0 of 0"
         return
-    runs, matched = max(j["runs"] for j in joins), max(j["matched"] for j in joins)
     name = escape(joins[0]["file"])
     if runs and not matched:
         err.print(f"[yellow]outcomes file {name} joined no verdict[/yellow]: none of its {joins[0]['verdicts']} ids is "
                   f"the trajectory id, source run id or task id of the {runs} run(s) read; their outcomes are the "
                   "dumps' own", highlight=False)
     else:
-        unlisted = max((j["unlisted"] for j in joins if "unlisted" in j), default=None)
+        unlisted = sum(j["unlisted"] for j in joins if "unlisted" in j)
         told = f" ({unlisted} not listed as resolved in it: failed)" if unlisted else ""
         out.print(f"outcomes file {name}: a verdict for {matched} of {runs} run(s) read{told}", highlight=False)
     if invalid := max(j.get("invalid", 0) for j in joins):
         entries = escape(next(j["invalid_entries"] for j in joins if j.get("invalid")))
         err.print(f"[yellow]outcomes file {name}: {invalid} verdict(s) not understood, left out[/yellow] (those runs keep "
                   f"their own outcome): {entries}", highlight=False)
-    conflicting, ambiguous = max(j.get("conflicting", 0) for j in joins), max(j.get("ambiguous", 0) for j in joins)
+    conflicting, ambiguous = max(j.get("conflicting", 0) for j in joins), sum(j.get("ambiguous", 0) for j in joins)
     if conflicting:
         err.print(f"[yellow]outcomes file {name}: {conflicting} id(s) judged differently by its reports[/yellow] (one "
                   "report per model?): each run took the verdict of the report whose folder names it"
@@ -331,7 +331,7 @@ def _ingest_summary(results: list[dict[str, Any]], as_json: bool) -> None:
     if streamed := max((r.get("units_streamed") or 0) for r in results):
         out.print(f"{streamed} input(s) read from a pipe, whole: no checkpoint resumes a stream (a rerun reads it "
                   "again, its unchanged runs skipped)")
-    done = sum(r.get("units_already_done") or 0 for r in results)
+    done = _inputs_already_done(results)
     if done:
         out.print(f"{done} input(s) already done per the checkpoint (--restart reads them again)")
     elif not totals["read"] and not any(r.get("error") for r in results):
@@ -354,6 +354,14 @@ def _ingest_summary(results: list[dict[str, Any]], as_json: bool) -> None:
             err.print(f"  … and {r['rejected'] - len(shown)} more rejection(s) (--json lists those the report holds)")
         if r.get("error"):
             err.print(f"[red]error[/red] ({r.get('shard', 'ingest')}): {r['error']}")
+
+
+def _inputs_already_done(results: list[dict[str, Any]]) -> int:
+    """The inputs no process read again: every worker plans every input, so with --workers those that every
+    worker's checkpoint had done (see batch.run_workers), not the sum of each worker's count."""
+    if len(results) == 1:
+        return results[0].get("units_already_done") or 0
+    return min((r.get("units_done_by_every_worker") or 0) for r in results)
 
 
 def formats(as_json: AsJson = False) -> None:

@@ -126,6 +126,7 @@ class JobResult:
     seconds: float
     error: str | None = None
     streamed: int = 0  # units read from a stream: read whole, never checkpointed
+    skipped_keys: list[str] = field(default_factory=list)  # the units the checkpoint had done (see run_workers)
     renamed: list[tuple[str, str, str]] = field(default_factory=list)  # (source, original id, new id)
     outcomes: OutcomeTable | None = None  # the job's outcome file, counting the runs it had a verdict for
     clipped: ClippedRuns | None = None  # the runs read with an over-long field clipped
@@ -206,7 +207,7 @@ def run_ingest(
                           keep=job.shard.owns if job.shard.count > 1 else None, spool_dir=None)
 
     plan: list[tuple[Unit, int, tuple[int, int] | None]] = []
-    skipped = 0
+    skipped: list[str] = []
     streamed = {unit.key for unit in units if any(str(f) in job.streams for f in unit.files)}
     for unit in units:
         if unit.key in streamed:
@@ -214,7 +215,7 @@ def run_ingest(
             continue
         done, skip, cursor = checkpoint.resume_point(unit.key, fingerprint(unit))
         if done:
-            skipped += 1
+            skipped.append(unit.key)
             continue
         plan.append((unit, skip, cursor))
     if on_plan:
@@ -260,8 +261,9 @@ def run_ingest(
     finally:
         checkpoint.save(force=True)
         dead.close()
-    return JobResult(report, checkpoint.path, dead.path, len(units), skipped, time.monotonic() - started, error,
-                     streamed=len(streamed), renamed=distinct.renamed, outcomes=outcomes, clipped=clipped)
+    return JobResult(report, checkpoint.path, dead.path, len(units), len(skipped), time.monotonic() - started, error,
+                     streamed=len(streamed), skipped_keys=skipped, renamed=distinct.renamed, outcomes=outcomes,
+                     clipped=clipped)
 
 
 def _as_named(parsed: Parsed, streams: Mapping[str, str]) -> Parsed:
@@ -400,7 +402,16 @@ def run_workers(
             results.append(result)
             out.close()
             err.close()
-        return results
+        return _with_inputs_done(results)
+
+
+def _with_inputs_done(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The workers' results, each with ``units_done_by_every_worker``: every worker plans every input and keeps its
+    own checkpoint, so an input is done only if every worker skipped it (the sum of their counts is up to N times
+    the inputs). The workers' lists of skipped units are dropped: the count is what a report needs."""
+    done = [set(r.pop("skipped_keys", None) or ()) for r in results]
+    common = len(set.intersection(*done)) if done and all("units_already_done" in r for r in results) else 0
+    return [dict(r, units_done_by_every_worker=common) for r in results]
 
 
 def _worker_stats(checkpoints: list[Path]) -> list[dict[str, Any]]:

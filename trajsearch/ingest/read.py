@@ -453,6 +453,15 @@ def _finish(trajectory: Trajectory, options: ReadOptions) -> Trajectory:
     return options.outcomes.apply(trajectory) if options.outcomes is not None else trajectory
 
 
+def _joined(parsed: Parsed, options: ReadOptions) -> Parsed:
+    """A run the shard keeps, with its verdict joined: joined after the shard filter, so that the outcome file
+    counts the runs this reader keeps (a worker of ``--workers 2`` parses every run but keeps half)."""
+    if parsed.trajectory is None or options.outcomes is None:
+        return parsed
+    trajectory, error = _convert(parsed.fmt or "?", lambda: _finish(parsed.trajectory, options))
+    return replace(parsed, trajectory=trajectory, error=error)
+
+
 def _split(adapter: Any, document: Any) -> Iterator[tuple[str, Any]]:
     """The runs of a whole-file document: the adapter's ``split``, else a list of runs or one run."""
     if hasattr(adapter, "split"):
@@ -499,11 +508,11 @@ def _read_records(unit: Unit, ctx: Context, options: ReadOptions, skip: int,
             continue
         trajectory = None
         if error is None:
-            trajectory, error = _convert(fmt, lambda: _finish(adapter.to_trajectory(record, ctx), options))
+            trajectory, error = _convert(fmt, lambda: adapter.to_trajectory(record, ctx))
         parsed = Parsed(source, position, trajectory=trajectory, error=error, fmt=fmt, unit=unit.key,
                         seq=seq - 1, cursor=after)
         if (kept := _shardable(parsed, options)) is not None:
-            yield kept
+            yield _joined(kept, options)
 
 
 def _read_folder(unit: Unit, ctx: Context, options: ReadOptions, skip: int, on_bytes: OnBytes) -> Iterator[Parsed]:
@@ -524,10 +533,10 @@ def _read_folder(unit: Unit, ctx: Context, options: ReadOptions, skip: int, on_b
         error = "; ".join(unread) or "no files in this run folder"
     else:
         folder_ctx = replace(ctx, source=root)
-        trajectory, error = _convert(unit.fmt, lambda: _finish(adapter.read_folder(files, folder_ctx), options))
+        trajectory, error = _convert(unit.fmt, lambda: adapter.read_folder(files, folder_ctx))
     parsed = Parsed(unit.key, "folder", trajectory=trajectory, error=error, fmt=unit.fmt, unit=unit.key, seq=0)
     if (kept := _shardable(parsed, options)) is not None:
-        yield kept
+        yield _joined(kept, options)
 
 
 def _read_grouped(unit: Unit, ctx: Context, options: ReadOptions, skip: int,

@@ -4,9 +4,9 @@
 ``{"job": IngestJob JSON, "uri": Milvus URI, "traces": trace store or null,
 "write_lock": a lock file the workers' index writes take turns on, or null}``.
 The worker opens the store, runs its shard of the job and prints the result
-as JSON on stdout (an ``"error"`` key when a batch failed). Starting workers
-through this entry point, not the CLI, keeps the library free of the CLI's
-flag names.
+as JSON on stdout (an ``"error"`` key when a batch failed), with the units its
+checkpoint had done (``skipped_keys``). Starting workers through this entry
+point, not the CLI, keeps the library free of the CLI's flag names.
 """
 
 from __future__ import annotations
@@ -31,7 +31,8 @@ def main(argv: list[str]) -> int:
 
     with TrajSearch.open(spec["uri"], traces=spec.get("traces")) as ts:
         try:
-            result = run_ingest(ts, job, indexer_options={"write_lock": spec.get("write_lock")}).to_dict()
+            done = run_ingest(ts, job, indexer_options={"write_lock": spec.get("write_lock")})
+            result = {**done.to_dict(), "skipped_keys": done.skipped_keys}  # what run_workers counts inputs done by
         except IngestError as exc:
             sys.stdout.write(json.dumps({"error": str(exc)}) + "\n")
             return 1
