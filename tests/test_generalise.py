@@ -429,7 +429,8 @@ def test_exemplars_prefer_the_run_that_changed_where_the_named_code_lives(hashin
 
 def test_a_run_that_changed_a_file_the_task_names_is_a_candidate_however_its_task_was_worded(hashing_ts):
     """Plumbing (hashing test embedder): the dense pool holds only runs worded like the task; the run that
-    changed the file the task names comes in by its own lookup (with the lookup of every identifier off)."""
+    changed the file the task names comes in by its own lookup (with the lookup of every identifier off, and that
+    of the runs that changed the likeliest files: the file the task names is one, and would bring it in too)."""
     task = "Possible data loss in the changeform view when using regex special characters in formset prefix"
 
     def run(run_id: str, wording: str, path: str) -> Trajectory:
@@ -446,7 +447,7 @@ def test_a_run_that_changed_a_file_the_task_names_is_a_candidate_however_its_tas
 
     def shown(named: int) -> list[str]:
         config = AdviceConfig(novelty=gate, pool_factor=1, touched_candidates=0, named_file_candidates=named,
-                              rerank=RerankConfig(w_where=1.0))
+                              likely_files_looked_up=0, rerank=RerankConfig(w_where=1.0))
         return [e.trajectory_id for e in Runtime(hashing_ts, RuntimeConfig(advice=config)).exemplars(asked, ACME, k=3).items]
 
     assert shown(10)[0] == "far"
@@ -983,3 +984,73 @@ def test_a_project_method_named_like_a_builtin_one_still_names_its_home():
     assert task_homes(task, [query]) == {"sql/query.py": 2.0}
     assert task_homes("Query.join() drops the alias", [query]) == {"sql/query.py": 1.0}
     assert task_homes("alias.join() drops the alias", [query]) == {}
+
+
+#: SWE-bench Verified django__django-14539 (its problem statement, as mini-swe-agent's gemini-3-pro run was given it)
+#: and excerpts of that run's steps: what the runs below are made of.
+URLIZE_TASK = ("urlize() does not handle html escaped string and trailing punctuation correctly Description Example: "
+               "urlize('Search for google.com/?q=1&lt! and see.') # expected output 'Search for <a href=\"http://google.com/"
+               "?q=1%3C\">google.com/?q=1&lt</a>! and see.' # actual output 'Search for <a href=\"http://google.com/?q=1%3C"
+               "\">google.com/?q=1&lt</a>lt! and see.'")
+URLIZE_READ = ("sed -n '260,290p' django/utils/html.py",
+               '        """\n        Trim trailing and wrapping punctuation from `middle`. Return the items\n'
+               '        of the new state.\n        """\n        # Continue trimming until middle remains unchanged.\n'
+               "        trimmed_something = True\n        while trimmed_something:")
+URLIZE_RUN = ("python3 reproduce_issue.py", 'Expected: Search for <a href="http://google.com/?q=1%3C">google.com/?q=1&lt</a>! '
+              'and see.\nActual:   Search for <a href="http://google.com/?q=1%3C">google.com/?q=1&lt</a>lt! and see.\n'
+              "FAILURE: Output does not match expected.")
+
+
+def _urlize_exemplars(ts: TrajSearch, k: int, **advice) -> list[str]:
+    """The exemplars shown for the urlize task: every run applicable, no near-copy or near tie left out, the ranking's
+    ``where`` feature off (the files' votes alone decide), ``advice`` overriding the rest."""
+    config = RuntimeConfig(advice=AdviceConfig(
+        novelty=NoveltyConfig(follow_closely=1.0, inspiration=0.0, per_tenant=False),
+        rerank=RerankConfig(other_work_margin=0.0, max_cosine=1.0, w_where=0.0), **advice))
+    return [e.trajectory_id for e in Runtime(ts, config).exemplars(URLIZE_TASK, ACME, k=k).items]
+
+
+def test_a_run_that_changed_the_likeliest_file_is_a_candidate_however_its_task_was_worded(hashing_ts):
+    """Plumbing (hashing test embedder), after django__django-14539 in the held-out SWE-bench Verified runs: the
+    runs worded like the urlize task changed ``core/validators.py``; the one that changed ``utils/html.py`` was
+    worded otherwise and is no candidate of the task's or the summaries' nearest rows. The failed runs nearest
+    the task read ``utils/html.py`` (where ``urlize`` lives), so it is among the likeliest files, and no candidate
+    changed it: the runs that did are looked up, and one of the two places goes to one. Without that lookup
+    (``likely_files_looked_up`` 0) both places go to runs that changed ``validators.py``."""
+    near = [_changed(f"near-{i}", URLIZE_TASK + tail, "django/core/validators.py")
+            for i, tail in enumerate(("", " when escaped", " with punctuation"))]
+    html = _changed("html", "Escaped entities lose their trailing characters when links are made", "django/utils/html.py")
+    looked = [make_run(f"looked-{i}", task_id=f"looked-{i}", task=URLIZE_TASK + tail, outcome="failure",
+                       steps=[("bash", {"command": URLIZE_READ[0]}, URLIZE_READ[1]),
+                              ("bash", {"command": URLIZE_RUN[0]}, URLIZE_RUN[1])])
+              for i, tail in enumerate((" (tried)", " again"))]
+    hashing_ts.add([*near, html, *looked])
+    narrow = {"pool_factor": 1, "touched_candidates": 0, "named_file_candidates": 0}  # two tasks' runs, two summaries
+    assert sorted(_urlize_exemplars(hashing_ts, 2, **narrow)) == ["html", "near-0"]
+    assert all(t.startswith("near-") for t in _urlize_exemplars(hashing_ts, 2, **narrow, likely_files_looked_up=0))
+
+
+def test_test_files_are_no_place_a_tasks_work_lies(hashing_ts, monkeypatch):
+    """Plumbing (hashing test embedder), urlize again: the failed runs nearest the task ran its tests three times
+    (each naming ``tests/utils_tests/test_html.py`` beside the assertion's output) for one read of
+    ``utils/html.py``. A run worded like the task changed only that test file; one worded otherwise changed
+    ``utils/html.py``. A test file votes for nothing (:func:`~trajsearch.runtime.where.is_test_file`), so beside
+    the best run the place goes to the one that changed ``utils/html.py``. Counted as a place of work, the test
+    file the steps pile onto is the likeliest file, and the run that changed only it crowds ``utils/html.py`` out."""
+    from trajsearch.runtime import where
+
+    near = [_changed(f"near-{i}", URLIZE_TASK + tail, "django/core/validators.py")
+            for i, tail in enumerate(("", " when escaped", " with punctuation"))]
+    html = _changed("html", "Escaped entities lose their trailing characters in links", "django/utils/html.py")
+    tester = _changed("tester", URLIZE_TASK + " (tests)", "tests/utils_tests/test_html.py")
+    test_run = ("python -m pytest tests/utils_tests/test_html.py -k urlize",
+                "tests/utils_tests/test_html.py::TestUtilsHtml::test_urlize FAILED\n" + URLIZE_RUN[1])
+    looked = [make_run(f"looked-{i}", task_id=f"looked-{i}", task=URLIZE_TASK + tail, outcome="failure",
+                       steps=[("bash", {"command": URLIZE_READ[0]}, URLIZE_READ[1]),
+                              *[("bash", {"command": test_run[0]}, test_run[1])] * 3])
+              for i, tail in enumerate((" (tried)", " again"))]
+    hashing_ts.add([*near, html, tester, *looked])
+    assert where.is_test_file("tests/utils_tests/test_html.py") and not where.is_test_file("django/test/utils.py")
+    assert _urlize_exemplars(hashing_ts, 2) == ["near-0", "html"]
+    monkeypatch.setattr(where, "is_test_file", lambda path: False)
+    assert _urlize_exemplars(hashing_ts, 2) == ["tester", "near-0"]
