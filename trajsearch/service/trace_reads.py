@@ -11,10 +11,10 @@ trace store so that each read
   slow, leave the other tenants their share;
 - waits for a permit a short bounded time (``queue_wait``, or less of the
   call's deadline), as reads of a healthy store free them in milliseconds;
-  at most as many callers wait at once as there are permits (and a tenant
-  at most its share of them). A read that finds no permit in that time, or no
+  at most ``waiters`` callers (default: as many as there are permits) wait
+  at once (and a tenant at most its share of them). A read that finds no permit in that time, or no
   place to wait, fails with :class:`TraceStoreBusy`; so at most ``slots``
-  calls ever wait on the store and ``slots`` more for a permit, and the other
+  calls ever wait on the store and ``waiters`` more for a permit, and the other
   worker threads stay free;
 - runs on a daemon thread of its own, holding its permit until the store
   answers or botocore gives up (its own connect/read timeouts and bounded
@@ -22,6 +22,9 @@ trace store so that each read
 - is waited for at most ``timeout`` seconds, or what is left of the call's
   deadline (:data:`DEADLINE`, set per call by the interceptor), then fails
   with :class:`TraceStoreTimeout`.
+
+A consumer of many reads (the web pages) takes a :meth:`TraceReads.budget` of
+its own over the same store, so that its reads never take the agents' permits.
 
 Both are :class:`TraceStoreError`, which the service answers with
 ``UNAVAILABLE`` (not retried by clients: the store already retried) and the
@@ -56,7 +59,7 @@ class TraceReads:
     """A :class:`TraceStore` whose ``get`` runs bounded and time-limited; everything else is delegated."""
 
     def __init__(self, store: TraceStore, *, slots: int = 2, timeout: float = 10.0, per_tenant: int | None = None,
-                 queue_wait: float = 2.0) -> None:
+                 queue_wait: float = 2.0, waiters: int | None = None) -> None:
         if slots < 1:
             raise ValueError("slots must be at least 1")
         if timeout <= 0:
@@ -70,6 +73,9 @@ class TraceReads:
             raise ValueError("per_tenant must be at least 1")
         self.timeout = timeout
         self.queue_wait = queue_wait
+        # callers that may wait for a permit at once, and of them one tenant's (its share, at least one)
+        self.waiters = max(1, waiters or slots)
+        self.tenant_waiters = max(1, self.waiters * self.per_tenant // slots)
         self._changed = threading.Condition(threading.Lock())
         self._busy = 0
         self._held: dict[str, int] = {}  # tenant -> permits held
@@ -89,6 +95,11 @@ class TraceReads:
         """Callers waiting for a permit."""
         with self._changed:
             return sum(self._waiting.values())
+
+    def budget(self, *, slots: int, queue_wait: float, waiters: int) -> TraceReads:
+        """Reads of the same store with permits of their own: a consumer of many reads (the web
+        page's model column and filter) queues on these and never takes the agents' permits."""
+        return TraceReads(self.store, slots=slots, timeout=self.timeout, queue_wait=queue_wait, waiters=waiters)
 
     def __getattr__(self, name: str) -> Any:  # put, delete, exists, uri_for, ...
         return getattr(self.store, name)
@@ -110,7 +121,7 @@ class TraceReads:
         with self._changed:
             if not free():
                 waiting = sum(self._waiting.values())
-                if wait <= 0 or waiting >= self.slots or self._waiting.get(tenant, 0) >= self.per_tenant:
+                if wait <= 0 or waiting >= self.waiters or self._waiting.get(tenant, 0) >= self.tenant_waiters:
                     raise TraceStoreBusy(f"trace reads busy: {self._busy} of {self.slots} in progress "
                                          f"({self.per_tenant} per tenant), retry shortly")
                 self._waiting[tenant] = self._waiting.get(tenant, 0) + 1

@@ -20,7 +20,8 @@ from ...results import Hit
 from ...search import TrajSearch
 from ...service.auth import Principal, narrow
 from ...store.filters import Filters, quote
-from ...store.traces import TraceStoreError
+from ...service.trace_reads import TraceReads, TraceStoreBusy
+from ...store.traces import TraceStore, TraceStoreError
 from ...vocab import MODES, OUTCOMES
 from .common import _clip, when, DEFAULT_LEVELS, K_CHOICES, LEVEL_CHOICES, MAX_QUERY_CHARS, NotFound, looks_like_id, looks_like_trace_uri, run_link, visible_run
 from ..highlight import highlight, terms
@@ -148,22 +149,44 @@ def _epoch(day: date, *, end: bool = False) -> int:
 
 @dataclass(frozen=True)
 class RunFacts:
-    """What a result shows that its row does not carry (the model; the task, which a step row lacks), per trace."""
+    """What a result shows that its row does not carry (the model; the task, which a step row lacks), per trace.
+
+    ``unread`` says why the trace was not read: "" (it was), "busy" (the page's reads waited their turn in
+    vain), "store" (the store failed or did not answer), "skipped" (an earlier read of the request failed)."""
 
     model: str | None
     task: str | None = None
-    readable: bool = True
+    unread: str = ""
+
+    @property
+    def readable(self) -> bool:
+        return not self.unread
+
+
+#: The web pages' own trace-read budget (see :meth:`TraceReads.budget`): permits (a tenant half of them),
+#: how long a read waits its turn, how many reads may wait. Their own, so that a page reading a model
+#: filter's hundreds of traces queues behind the other pages and never takes the agents' ``GetTrace``
+#: permits; waiting, so that a busy moment costs time, not runs silently left out.
+PAGE_READ_SLOTS = 8
+PAGE_READ_WAIT = 10.0
+PAGE_READ_WAITERS = 64
+
+
+def page_reads(traces: TraceStore) -> TraceReads:
+    """The pages' own bounded reads of the store behind ``traces`` (the server's bounded one, or a plain store)."""
+    bounded = traces if isinstance(traces, TraceReads) else TraceReads(traces)
+    return bounded.budget(slots=PAGE_READ_SLOTS, queue_wait=PAGE_READ_WAIT, waiters=PAGE_READ_WAITERS)
 
 
 class TraceFacts:
     """Per-tenant cache of :class:`RunFacts` read from traces (the index has no ``model_id`` field).
 
-    Reads go through the façade (the service bounds them); once a read fails in a
-    request, the rest of that request does without (a slow store costs one read).
+    Reads use the pages' own budget (:func:`page_reads`); once the store fails or a read waits in vain
+    in a request, the rest of that request does without (a slow store costs one read's wait).
     """
 
     def __init__(self, ts: TrajSearch, *, size: int = 50_000, ttl: float = 300.0) -> None:
-        self.ts = ts
+        self.reads = page_reads(ts.traces)
         self._cache: TTLCache = TTLCache(maxsize=size, ttl=ttl)
         self._lock = threading.Lock()
         # tenant -> (env version, policy version) -> models: suggestions are narrowed to a key's pins
@@ -174,20 +197,30 @@ class TraceFacts:
         with self._lock:
             cached = self._cache.get(key)
         if cached is not None or not read:
-            return cached or RunFacts(None, None, readable=False)
+            return cached or RunFacts(None, None, unread="skipped")
         try:
-            trajectory = self.ts.get_trace(trace_uri, tenant=tenant)
+            trajectory = self.reads.get(trace_uri, tenant=tenant)
+        except TraceStoreBusy:
+            return RunFacts(None, None, unread="busy")
         except (TraceStoreError, ValueError, KeyError):
-            return RunFacts(None, None, readable=False)
+            return RunFacts(None, None, unread="store")
         return self.remember(tenant, trace_uri, trajectory)
 
-    def many(self, tenant: str, trace_uris: list[str], *, workers: int = 8) -> list[RunFacts]:
-        """:meth:`get` of each of ``trace_uris``, in order, read in parallel (a model filter reads every
-        run in scope: one store round trip each)."""
+    def many(self, tenant: str, trace_uris: list[str]) -> list[RunFacts]:
+        """:meth:`get` of each of ``trace_uris``, in order, read in parallel within a tenant's share of
+        the pages' permits (a model filter reads every run in scope: one store round trip each)."""
         if not trace_uris:
             return []
-        with ThreadPoolExecutor(max_workers=min(workers, len(trace_uris))) as pool:
-            return list(pool.map(lambda uri: self.get(tenant, uri), trace_uris))
+        failed = threading.Event()
+
+        def one(uri: str) -> RunFacts:
+            facts = self.get(tenant, uri, read=not failed.is_set())
+            if not facts.readable:
+                failed.set()
+            return facts
+
+        with ThreadPoolExecutor(max_workers=min(self.reads.per_tenant, len(trace_uris))) as pool:
+            return list(pool.map(one, trace_uris))
 
     def remember(self, tenant: str, trace_uri: str, trajectory: Trajectory) -> RunFacts:
         facts = RunFacts(trajectory.model_id, trajectory.task[:400])  # shown clipped to 260
@@ -325,10 +358,10 @@ def search(ts: TrajSearch, principal: Principal, form: SearchForm, facts: TraceF
         env_versions=env, policy_versions=policy, tools=form.tool_list, exclude_trajectory_ids=exclude,
         created_after=_epoch(form.since_day) if form.since_day else None,
     )
-    read_ok = True
+    unread = ""
     scope = None
     if form.model or form.until_day:
-        scope, read_ok = runs_in_scope(ts, facts, filters, form)
+        scope, unread = runs_in_scope(ts, facts, filters, form)
     if scope is not None:
         filters = replace(filters, trajectory_ids=scope)
     post_filtered = scope is None and bool(form.model or form.until_day)
@@ -342,13 +375,14 @@ def search(ts: TrajSearch, principal: Principal, form: SearchForm, facts: TraceF
     for hit in hits:
         if len(kept) >= form.k:
             break
-        run_facts = facts.get(tenant, hit.trace_uri, read=read_ok)
-        read_ok = read_ok and run_facts.readable
+        run_facts = facts.get(tenant, hit.trace_uri, read=not unread)
+        unread = unread or run_facts.unread
         if form.model and run_facts.model != form.model:
             continue
         kept.append((hit, run_facts))
-    if not read_ok:
-        out.notes.append("The trace store did not answer: models are not shown"
+    if unread:
+        out.notes.append(("Trace reads are busy (other pages are reading many traces)" if unread == "busy"
+                          else "The trace store did not answer") + ": models are not shown"
                          + (" and the model filter may miss runs." if form.model else "."))
     if post_filtered and len(hits) >= k and len(kept) < form.k:
         out.notes.append(f"More than {MODEL_SCOPE_RUNS:,} runs are inside the other filters: the model and "
@@ -386,9 +420,9 @@ MODEL_SCOPE_RUNS = 5_000
 
 
 def runs_in_scope(ts: TrajSearch, facts: TraceFacts, filters: Filters, form: SearchForm
-                  ) -> tuple[tuple[str, ...] | None, bool]:
+                  ) -> tuple[tuple[str, ...] | None, str]:
     """The runs inside ``filters`` and the form's model and end-date filters, to search among; None when
-    more than :data:`MODEL_SCOPE_RUNS` are inside ``filters``. And whether every trace read answered.
+    more than :data:`MODEL_SCOPE_RUNS` are inside ``filters``. And why a trace was not read ("" if all were).
 
     Searching among them, not filtering the best runs found, keeps a model whose runs rank below the
     others' (probe J: the 16 runs of ``@google/gemini-3-pro-preview`` among 500)."""
@@ -396,15 +430,15 @@ def runs_in_scope(ts: TrajSearch, facts: TraceFacts, filters: Filters, form: Sea
     for row in ts.rows(replace(filters, levels=("task",)), ["trajectory_id", "trace_uri", "created_at"]):
         rows.append(row)
         if len(rows) > MODEL_SCOPE_RUNS:
-            return None, True
+            return None, ""
     if form.until_day:
         before = _epoch(form.until_day, end=True)
         rows = [row for row in rows if int(row.get("created_at") or 0) < before]
     if not form.model:
-        return tuple(row["trajectory_id"] for row in rows), True
+        return tuple(row["trajectory_id"] for row in rows), ""
     run_facts = facts.many(filters.tenant, [row["trace_uri"] for row in rows])
     ids = tuple(row["trajectory_id"] for row, run in zip(rows, run_facts) if run.model == form.model)
-    return ids, all(run.readable for run in run_facts)
+    return ids, next((run.unread for run in run_facts if run.unread not in ("", "skipped")), "")
 
 
 def best_step(steps: list[Any], hit: Hit, query: str, hl: tuple[str, ...]) -> int:

@@ -1,0 +1,125 @@
+"""The web pages served beside gRPC (``serve --http``) under contention and with hostile stored values.
+
+Probe D (round 40) found these on a real store; the runs here are copies of the bundled sample's real
+tau-bench runs (``trajsearch/samples``), as the probe's were copies of one real run.
+"""
+
+from __future__ import annotations
+
+import http.cookiejar
+import re
+import threading
+import urllib.error
+import urllib.request
+from urllib.parse import urlencode
+
+import pytest
+
+from trajsearch.cli import SAMPLE
+from trajsearch.service.client import Client, ServiceError
+from trajsearch.embed import HashingEmbedder
+from trajsearch.ingest.read import read_dump
+from trajsearch.search import TrajSearch
+from trajsearch.service.server import ServiceServer
+
+from web_support import csrf_of, make_keys
+
+MODEL_RUNS = 40  # runs of the filtered model in the scope (of 120)
+
+
+@pytest.fixture(scope="module")
+def keys():
+    return make_keys()
+
+
+def copies(env: str) -> list:
+    """Three models' copies of the sample's first real run, ``MODEL_RUNS`` each, in env ``env``."""
+    run = next(p.trajectory for p in read_dump(SAMPLE, tenant="demo") if p.trajectory is not None)
+    return [run.model_copy(update={"trajectory_id": f"copy-{model}-{i:03d}", "model_id": model, "env_version": env})
+            for model in ("m-0", "m-1", "m-2") for i in range(MODEL_RUNS)]
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory, keys):
+    tmp = tmp_path_factory.mktemp("websec")
+    ts = TrajSearch.open(str(tmp / "milvus.db"), traces=str(tmp / "traces"), embedder=HashingEmbedder())
+    ts.add(copies("cold-v4"))
+    # two workers: one trace-read permit for the whole server, so one tenant's share is one read
+    server = ServiceServer(ts, keys.ring, address="127.0.0.1:0", http_address="127.0.0.1:0", max_workers=2).start()
+    yield server
+    server.stop(grace=1)
+
+
+def signed_in(server, key: str) -> urllib.request.OpenerDirector:
+    opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(http.cookiejar.CookieJar()))
+    with opener.open(server.web.url + "/signin", timeout=60) as page:
+        token = csrf_of(page.read().decode())
+    form = urlencode({"key": key, "csrf": token, "next": "/"}).encode()
+    opener.open(urllib.request.Request(server.web.url + "/signin", data=form), timeout=60).close()
+    return opener
+
+
+def page(opener, server, path: str, **params: str) -> tuple[int, str]:
+    try:
+        with opener.open(server.web.url + path + ("?" + urlencode(params) if params else ""), timeout=120) as r:
+            return r.status, r.read().decode()
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.read().decode()
+
+
+def runs_shown(html: str) -> list[str]:
+    return re.findall(r'class="run-link">([^<]+)</a>', html)
+
+
+def test_the_model_filter_shows_every_run_of_that_model_and_leaves_the_agents_their_trace_reads(server, keys):
+    """Bug (probe D, D1): with the server's one trace-read permit per tenant, the page read a model filter's
+    scope 8 traces at a time; all but two reads were refused at once, so the page showed 1 of the 800 runs of
+    model ``m-1`` in env ``cold-v4``, said "The trace store did not answer", and the tenant's agents' own
+    ``GetTrace`` calls were refused "trace reads busy" meanwhile. The page now reads on its own budget,
+    waiting its turn."""
+    opener = signed_in(server, keys.demo)
+    uri = server.ts.run("copy-m-0-000", tenant="demo").trace_uri
+    refused: list[str] = []
+    loading = threading.Event()
+
+    def agent() -> None:
+        with Client(server.address, keys.demo) as client:
+            while loading.is_set():
+                try:
+                    client.get_trace(uri)
+                except ServiceError as exc:
+                    refused.append(str(exc))
+
+    loading.set()
+    worker = threading.Thread(target=agent)
+    worker.start()
+    try:
+        status, html = page(opener, server, "/", q="cancel my reservation", env="cold-v4", model="m-1", k="50")
+    finally:
+        loading.clear()
+        worker.join()
+    assert status == 200
+    shown = runs_shown(html)
+    assert len(shown) == MODEL_RUNS and all(run.startswith("copy-m-1-") for run in shown), shown
+    assert "did not answer" not in html and "busy" not in html
+    assert refused == []
+
+
+def test_pages_loaded_at_once_all_show_the_model_column(server, keys):
+    """Bug (probe D, D1): four result pages of one tenant loaded at the same moment; two of them showed
+    one model and "The trace store did not answer", as their reads found the tenant's permit taken."""
+    openers = [signed_in(server, keys.demo) for _ in range(4)]
+    results: list[tuple[int, str]] = [(0, "")] * len(openers)
+
+    def load(i: int) -> None:
+        results[i] = page(openers[i], server, "/", q=f"reservation {i}", env="cold-v4", level="task", k="50")
+
+    threads = [threading.Thread(target=load, args=(i,)) for i in range(len(openers))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    for status, html in results:
+        assert status == 200 and len(runs_shown(html)) == 50
+        assert "did not answer" not in html
+        assert html.count("<dt>model</dt><dd>m-") == 50
