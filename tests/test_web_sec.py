@@ -9,6 +9,7 @@ from __future__ import annotations
 import http.cookiejar
 import re
 import threading
+from datetime import datetime, timedelta, timezone
 import urllib.error
 import urllib.request
 from urllib.parse import urlencode
@@ -39,11 +40,26 @@ def copies(env: str) -> list:
             for model in ("m-0", "m-1", "m-2") for i in range(MODEL_RUNS)]
 
 
+#: ``datetime.min`` written in a zone east of UTC (probe D's ``probe-date-plus1``), and the latest instant
+#: west of it: before year 1 / after year 9999 in UTC
+OUT_OF_RANGE = {"date-plus1": datetime(1, 1, 1, tzinfo=timezone(timedelta(hours=1))),
+                "date-max": datetime(9999, 12, 31, 23, 59, 59, tzinfo=timezone(timedelta(hours=-12)))}
+
+
+def stored_before_ingest_refused_them() -> list:
+    """Runs with an out-of-range ``created_at``, as a store written before ingest refused them holds them
+    (``model_copy`` skips the model's validation, as the old model had none for it)."""
+    run = next(p.trajectory for p in read_dump(SAMPLE, tenant="demo") if p.trajectory is not None)
+    return [run.model_copy(update={"trajectory_id": name, "created_at": when, "env_version": "dates"})
+            for name, when in OUT_OF_RANGE.items()]
+
+
 @pytest.fixture(scope="module")
 def server(tmp_path_factory, keys):
     tmp = tmp_path_factory.mktemp("websec")
     ts = TrajSearch.open(str(tmp / "milvus.db"), traces=str(tmp / "traces"), embedder=HashingEmbedder())
     ts.add(copies("cold-v4"))
+    ts.add(stored_before_ingest_refused_them())
     # two workers: one trace-read permit for the whole server, so one tenant's share is one read
     server = ServiceServer(ts, keys.ring, address="127.0.0.1:0", http_address="127.0.0.1:0", max_workers=2).start()
     yield server
@@ -123,3 +139,19 @@ def test_pages_loaded_at_once_all_show_the_model_column(server, keys):
         assert status == 200 and len(runs_shown(html)) == 50
         assert "did not answer" not in html
         assert html.count("<dt>model</dt><dd>m-") == 50
+
+
+def test_a_stored_run_dated_outside_the_years_1_to_9999_does_not_break_the_search(server, keys):
+    """Bug (probe D, D2): one run whose ``created_at`` was 0001-01-01T00:00:00+01:00 (before year 1 in UTC)
+    made every web search ranking it answer ``400 Cannot search that: year 0 is out of range``, for the
+    whole tenant. Ingest refuses such dates now (test_ingest_filter_values.py); runs stored before are
+    listed with their date as epoch seconds, and their run pages say the trace is damaged (its date fails
+    the model), pointing at the run rather than at the engineer's query."""
+    opener = signed_in(server, keys.demo)
+    status, html = page(opener, server, "/", q="cancel my reservation", env="dates", level="task")
+    assert status == 200, html
+    assert sorted(runs_shown(html)) == sorted(OUT_OF_RANGE)
+    assert html.count("(outside the years 1 to 9999)") == len(OUT_OF_RANGE)
+    for name in OUT_OF_RANGE:
+        status, html = page(opener, server, f"/runs/{name}")
+        assert status == 502 and "The trace of this run is damaged" in html, html

@@ -74,9 +74,14 @@ def run_link(trajectory_id: str, *, q: str = "", match: tuple[int, int] | None =
 
 
 def when(epoch: int | float | None) -> str:
+    """The time a run started, for a page; a stored instant outside the years 1 to 9999 (ingest refuses
+    them now, older stores may hold some) is shown as its epoch seconds instead of failing the page."""
     if not epoch:
         return ""
-    return datetime.fromtimestamp(int(epoch), tz=timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    try:
+        return datetime.fromtimestamp(int(epoch), tz=timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    except (ValueError, OverflowError, OSError):
+        return f"{int(epoch)} s from 1970 UTC (outside the years 1 to 9999)"
 
 
 def _clip(text: str, limit: int) -> str:
