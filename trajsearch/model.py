@@ -14,7 +14,7 @@ from datetime import datetime, timezone
 from enum import Enum
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
 #: Identifiers that reach Milvus filters are restricted to a safe alphabet, so a
 #: value can never change the meaning of a filter expression (see store/filters.py).
@@ -22,6 +22,9 @@ ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.:@/+=-]{0,191}$"
 TENANT_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"
 _ID_RE = re.compile(ID_PATTERN)
 _TENANT_RE = re.compile(TENANT_PATTERN)
+
+#: Longest value a filter can name (env and policy versions, task families, tools, models).
+MAX_FILTER_VALUE_CHARS = 200
 
 #: Upper bounds that keep one record from flooding the index or the trace store.
 MAX_TASK_CHARS = 20_000
@@ -47,6 +50,21 @@ def json_depth(value: Any, limit: int = 1_000) -> int:
             return deepest
         stack.extend((child, level + 1) for child in children if isinstance(child, (dict, list, tuple)))
     return deepest
+
+
+def filter_value(value: str, field: str = "filter value") -> str:
+    """``value`` if a filter can name it, else ValueError naming ``field``: at most
+    :data:`MAX_FILTER_VALUE_CHARS` characters and no control characters. The one rule for both sides:
+    store/filters.py refuses any other value in a filter, so a run holding one could never be selected."""
+    if len(value) > MAX_FILTER_VALUE_CHARS:
+        raise ValueError(f"{field} too long ({len(value)} > {MAX_FILTER_VALUE_CHARS} chars): {value[:40]!r}…")
+    if any(ord(ch) < 32 or ord(ch) == 127 for ch in value):
+        raise ValueError(f"{field} {value[:60]!r} contains control characters")
+    return value
+
+
+def _filterable(value: str | None, info: ValidationInfo) -> str | None:
+    return value if value is None else filter_value(value, info.field_name or "value")
 
 
 class Outcome(str, Enum):
@@ -97,6 +115,8 @@ class Step(BaseModel):
     started_at: datetime | None = None
     ended_at: datetime | None = None
 
+    _action_filterable = field_validator("action")(_filterable)
+
     @field_validator("arguments")
     @classmethod
     def _shallow(cls, value: Any) -> Any:
@@ -134,7 +154,23 @@ class Trajectory(BaseModel):
     @field_validator("created_at")
     @classmethod
     def _aware(cls, value: datetime) -> datetime:
-        return value if value.tzinfo else value.replace(tzinfo=timezone.utc)
+        """Naive times are UTC; an instant outside the years 1 to 9999 in UTC (``datetime.min`` written in a
+        zone east of UTC: 0001-01-01T00:00:00+01:00) is refused, as no date of Python's can hold it for a page."""
+        value = value if value.tzinfo else value.replace(tzinfo=timezone.utc)
+        try:
+            value.astimezone(timezone.utc)
+        except OverflowError:
+            raise ValueError(f"{value.isoformat()} is outside the years 1 to 9999 in UTC") from None
+        return value
+
+    _filterable_fields = field_validator("env_version", "policy_version", "task_family", "model_id")(_filterable)
+
+    @field_validator("tools_available")
+    @classmethod
+    def _filterable_tools(cls, value: list[str]) -> list[str]:
+        for tool in value:
+            filter_value(tool, "tools_available")
+        return value
 
     @field_validator("metadata", "tool_versions")
     @classmethod

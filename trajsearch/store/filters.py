@@ -12,25 +12,21 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
 
-from ..model import Outcome, valid_id, valid_tenant
+from ..model import Outcome, filter_value, valid_id, valid_tenant
 from ..vocab import LEVELS
 from .fields import ONE_OF_FIELDS
-
-_MAX_VALUE_CHARS = 200
 
 
 def quote(value: str, field: str = "filter value") -> str:
     """Render ``value`` as a Milvus string literal; errors name ``field``.
 
     Backslashes and double quotes are escaped; control characters and
-    over-long values are refused outright (no legitimate filter value has them).
+    over-long values are refused outright (:func:`~trajsearch.model.filter_value`,
+    the rule ingest applies too: no stored value has them).
     """
     if not isinstance(value, str):
         raise TypeError(f"{field} must be a string, got {type(value).__name__}")
-    if len(value) > _MAX_VALUE_CHARS:
-        raise ValueError(f"{field} too long ({len(value)} > {_MAX_VALUE_CHARS} chars): {value[:40]!r}…")
-    if any(ord(ch) < 32 or ord(ch) == 127 for ch in value):
-        raise ValueError(f"{field} {value[:60]!r} contains control characters")
+    filter_value(value, field)
     return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 

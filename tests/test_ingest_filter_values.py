@@ -1,0 +1,59 @@
+"""Values ingest must refuse, naming the field, because no page or filter could handle the run after
+(probe D, round 40: D2 and D3). The records are the bundled sample's first real tau-bench run
+(``trajsearch/samples/sample.jsonl``) with one field set to the value the probe sent over ``Ingest``.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from trajsearch.cli import SAMPLE
+
+from cli_support import backend, run_cli  # noqa: F401 (fixture)
+
+#: (field, value, what the refusal says) as the probe's records held them (out_g4.txt, out_g11.txt)
+REFUSED = [
+    ("env_version", "v\u0000x", "env_version 'v\\x00x' contains control characters"),
+    ("env_version", "v2\t", "env_version 'v2\\t' contains control characters"),
+    ("task_family", "fam\u0000ily", "task_family 'fam\\x00ily' contains control characters"),
+    ("policy_version", "p\u001b[31m", "policy_version 'p\\x1b[31m' contains control characters"),
+    ("model_id", "gpt\u0000-4o", "model_id 'gpt\\x00-4o' contains control characters"),
+    ("tools_available", ["bash\n"], "tools_available 'bash\\n' contains control characters"),
+    ("created_at", "0001-01-01T00:00:00+01:00", "0001-01-01T00:00:00+01:00 is outside the years 1 to 9999 in UTC"),
+    ("created_at", "0001-01-01T00:00:00+14:00", "0001-01-01T00:00:00+14:00 is outside the years 1 to 9999 in UTC"),
+    ("created_at", "9999-12-31T23:59:59-12:00", "9999-12-31T23:59:59-12:00 is outside the years 1 to 9999 in UTC"),
+]
+
+
+def sample_record() -> dict:
+    with open(SAMPLE, encoding="utf-8") as fh:
+        return {**json.loads(fh.readline()), "tenant": "acme"}  # the CLI's tenant on both backends
+
+
+def test_ingest_refuses_values_no_filter_or_page_can_handle_naming_the_field(backend, tmp_path):  # noqa: F811
+    """Bug (probe D, D3): ``env_version "v\\x00x"``, ``"v2\\t"``, a task family with NUL, a policy version
+    with ESC, a model id with NUL and a tool ``"bash\\n"`` were ingested, then every filter naming them was
+    refused ("contains control characters"): such runs could never be selected. D2: a ``created_at``
+    outside the years 1 to 9999 in UTC was ingested, then every web page showing the run failed with
+    "year 0 is out of range". Each is refused now, naming its field; the good records around them are kept."""
+    base = sample_record()
+    records = []
+    for i, (name, value, _) in enumerate(REFUSED):
+        records.append({**base, "trajectory_id": f"probe-bad-{i}", name: value})
+    action = {**base, "trajectory_id": "probe-bad-action"}
+    action["steps"] = [{**action["steps"][0], "action": "bash\n"}] + action["steps"][1:]
+    records.append(action)
+    records.append({**base, "trajectory_id": "probe-good", "env_version": 'quote "ok"',
+                    "created_at": "0001-01-01T00:00:00-01:00"})  # year 1 in UTC too: a page can show it
+    dump = tmp_path / "dump.jsonl"
+    dump.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    code, out, err = run_cli("ingest", str(dump))
+    text = " ".join((out + err).split())  # the report wraps long lines
+    assert "ingested 1 runs" in text and f"rejected {len(REFUSED) + 1}" in text, text
+    for name, _, said in REFUSED:
+        assert f"field '{name}': Value error, {said}" in text, (name, text)
+    assert "field 'steps[0].action': Value error, action 'bash\\n' contains control characters" in text
+    code, out, err = run_cli("search", "reservation", "--env-version", 'quote "ok"')
+    assert code == 0 and "probe-good" in out
