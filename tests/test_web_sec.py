@@ -51,7 +51,11 @@ def stored_before_ingest_refused_them() -> list:
     (``model_copy`` skips the model's validation, as the old model had none for it)."""
     run = next(p.trajectory for p in read_dump(SAMPLE, tenant="demo") if p.trajectory is not None)
     return [run.model_copy(update={"trajectory_id": name, "created_at": when, "env_version": "dates"})
-            for name, when in OUT_OF_RANGE.items()]
+            for name, when in OUT_OF_RANGE.items()] + [
+        run.model_copy(update={"trajectory_id": "env-with-tab", "env_version": UNSELECTABLE_ENV})]
+
+
+UNSELECTABLE_ENV = "v2\t"  # probe D's (out_g4.txt): no filter can name it
 
 
 @pytest.fixture(scope="module")
@@ -152,6 +156,16 @@ def test_a_stored_run_dated_outside_the_years_1_to_9999_does_not_break_the_searc
     assert status == 200, html
     assert sorted(runs_shown(html)) == sorted(OUT_OF_RANGE)
     assert html.count("(outside the years 1 to 9999)") == len(OUT_OF_RANGE)
+    assert "did not answer" not in html  # their traces fail the model: a damaged trace, not a failing store
     for name in OUT_OF_RANGE:
         status, html = page(opener, server, f"/runs/{name}")
         assert status == 502 and "The trace of this run is damaged" in html, html
+
+
+def test_values_no_filter_can_name_are_not_offered_as_suggestions(server, keys):
+    """Bug (probe D, D3): the env suggestions offered ``v2\\t`` (and ``v\\x00x``, a raw NUL in the HTML)
+    from runs stored before ingest refused them; choosing one searched ``v2`` or answered 400."""
+    status, html = page(signed_in(server, keys.demo), server, "/")
+    assert status == 200
+    suggested = re.search(r'<datalist id="env-list">(.*?)</datalist>', html, re.S).group(1)
+    assert "cold-v4" in suggested and "v2\t" not in suggested and "v2&#9;" not in suggested

@@ -15,7 +15,7 @@ from markupsafe import Markup
 
 from ...excerpt import excerpt, failure_error
 from ...fusion import resolve_mode
-from ...model import Trajectory
+from ...model import Trajectory, filter_value
 from ...results import Hit
 from ...search import TrajSearch
 from ...service.auth import Principal, narrow
@@ -151,8 +151,9 @@ def _epoch(day: date, *, end: bool = False) -> int:
 class RunFacts:
     """What a result shows that its row does not carry (the model; the task, which a step row lacks), per trace.
 
-    ``unread`` says why the trace was not read: "" (it was), "busy" (the page's reads waited their turn in
-    vain), "store" (the store failed or did not answer), "skipped" (an earlier read of the request failed)."""
+    ``unread`` says why the trace was not read: "" (it was, or it is missing or damaged), "busy" (the page's
+    reads waited their turn in vain), "store" (the store failed or did not answer), "skipped" (an earlier
+    read of the request failed)."""
 
     model: str | None
     task: str | None = None
@@ -202,7 +203,9 @@ class TraceFacts:
             trajectory = self.reads.get(trace_uri, tenant=tenant)
         except TraceStoreBusy:
             return RunFacts(None, None, unread="busy")
-        except (TraceStoreError, ValueError, KeyError):
+        except (ValueError, KeyError):  # this run's trace is missing or damaged, not the store: no model known
+            return RunFacts(None, None)
+        except TraceStoreError:
             return RunFacts(None, None, unread="store")
         return self.remember(tenant, trace_uri, trajectory)
 
@@ -240,6 +243,15 @@ class TraceFacts:
                        for model in models})
 
 
+def selectable(value: str) -> bool:
+    """Whether a filter can name ``value`` (a store written before ingest refused the others may hold some)."""
+    try:
+        filter_value(value)
+    except ValueError:
+        return False
+    return True
+
+
 class Facets:
     """Values to suggest in the filters (env versions, tools), per tenant, refreshed every few minutes."""
 
@@ -259,9 +271,9 @@ class Facets:
         filters = Filters(tenant=principal.tenant, levels=("task",), env_versions=principal.env_versions,
                           policy_versions=principal.policy_versions)
         for row in self.ts.rows(filters, ["env_version", "tools"]):
-            if row.get("env_version"):
+            if row.get("env_version") and selectable(row["env_version"]):
                 envs.add(row["env_version"])
-            tools.update(row.get("tools") or ())
+            tools.update(tool for tool in row.get("tools") or () if selectable(tool))
         found = {"envs": sorted(envs), "tools": sorted(tools)}
         with self._lock:
             self._cache[key] = found
