@@ -25,20 +25,27 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import uuid
 from dataclasses import dataclass
 from typing import Any, Sequence
 
 import anyio
 import grpc
+import mcp_types
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.tools import Tool
+from mcp.server.stdio import stdio_server
+from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
 
 from ..toolspec import DESCRIPTION, TOOL_NAME, SearchPastRunsArguments, argument_errors
 from ..toolspec import parameters as tool_schema
 from .client import Client, ServiceError
+
+log = logging.getLogger("trajsearch.mcp")
+
 
 class _ValidatedTool(Tool):
     """A tool whose raw arguments are validated by :class:`SearchPastRunsArguments` itself.
@@ -121,6 +128,96 @@ def build_mcp(client: Client, context: ToolContext = ToolContext(), *, name: str
     )
 
 
+def unparsed_answer(exc: Exception) -> mcp_types.JSONRPCError:
+    """The answer to a stdin line the transport could not read: ``-32700 Parse error`` (as over HTTP), or
+    ``-32600 Invalid Request`` for JSON that is no JSON-RPC message; with the request's id when one can be
+    found, so that the host's pending call ends.
+
+    A line the SDK cannot parse is often valid JSON: an escaped lone surrogate (``"\\ud800"``, a model's
+    emoji cut in half) is JSON text but not Unicode, and the SDK's parser refuses it."""
+    first = exc.errors()[0] if isinstance(exc, ValidationError) and exc.errors() else {}
+    found = first.get("input")
+    code, detail = mcp_types.INVALID_REQUEST, f"Invalid Request: {first.get('msg', 'not a JSON-RPC message')}"
+    if first.get("type") == "json_invalid":
+        code, detail = mcp_types.PARSE_ERROR, f"Parse error: {first['msg']}"
+        try:
+            found = json.loads(found)
+        except (TypeError, ValueError):
+            found = None
+        else:
+            detail += " (an escaped surrogate without its pair, such as \\ud800, is not Unicode text)"
+    request_id = _answerable_id(found.get("id")) if isinstance(found, dict) else None
+    return mcp_types.JSONRPCError(jsonrpc="2.0", id=request_id, error=mcp_types.ErrorData(code=code, message=detail))
+
+
+def _answerable_id(value: Any) -> int | str | None:
+    """A JSON-RPC id that can be written back (a string with a lone surrogate of its own cannot)."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return None
+        return value
+    return None
+
+
+class _AnsweringReads:
+    """The stdio transport's read stream, answering each line it could not parse.
+
+    The SDK hands such a line to the session as an exception, which drops it with a debug log: the host
+    waited forever on a call nobody answered (probe D, D4). This wrapper answers it (:func:`unparsed_answer`),
+    logs it, and passes every message on; it keeps the sender context the session reads (``last_context``).
+    """
+
+    def __init__(self, inner: Any, write_stream: Any) -> None:
+        self._inner = inner
+        self._write = write_stream
+
+    @property
+    def last_context(self) -> Any:
+        return getattr(self._inner, "last_context", None)
+
+    async def receive(self) -> Any:
+        while True:
+            item = await self._inner.receive()
+            if not isinstance(item, Exception):
+                return item
+            answer = unparsed_answer(item)
+            log.warning("refused a message that is not valid JSON-RPC text: %s", answer.error.message)
+            await self._write.send(SessionMessage(answer))
+
+    def __aiter__(self) -> _AnsweringReads:
+        return self
+
+    async def __anext__(self) -> Any:
+        try:
+            return await self.receive()
+        except anyio.EndOfStream:
+            raise StopAsyncIteration from None
+
+    def close(self) -> None:
+        self._inner.close()
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+    async def __aenter__(self) -> _AnsweringReads:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+
+async def _serve_stdio(server: MCPServer) -> None:
+    """``server.run("stdio")`` (the SDK's ``run_stdio_async``), with every line answered."""
+    async with stdio_server() as (read_stream, write_stream):
+        lowlevel = server._lowlevel_server  # what run_stdio_async runs; the SDK has no public handle on it
+        await lowlevel.run(_AnsweringReads(read_stream, write_stream), write_stream,
+                           lowlevel.create_initialization_options())
+
+
 def run_mcp(
     address: str,
     api_key: str | None = None,
@@ -141,4 +238,4 @@ def run_mcp(
         if http:
             server.run("streamable-http", host=host, port=port)
         else:
-            server.run("stdio")
+            anyio.run(_serve_stdio, server)
