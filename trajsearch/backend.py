@@ -52,6 +52,13 @@ class Backend:
             return None
         return run, self.api.get_trace(run.trace_uri, tenant=self.tenant)
 
+    def delete(self, trajectory_ids: Sequence[str]) -> list[str]:
+        """Remove these runs, their rows and traces; the ids the tenant held (the rest were not there).
+        Over the service one call per run (a write key's); here one batch."""
+        if self.remote:
+            return [t for t in dict.fromkeys(trajectory_ids) if self.api.delete(t, tenant=self.tenant)]
+        return self.api.delete_runs(trajectory_ids, tenant=self.tenant)
+
     def stats(self) -> dict[str, Any]:
         return self.api.stats(tenant=self.tenant)
 

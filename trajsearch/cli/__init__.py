@@ -24,6 +24,7 @@ import typer  # noqa: E402
 from rich.markup import escape  # noqa: E402
 
 from .service_commands import register as _register_service  # noqa: E402
+from .delete_command import delete  # noqa: E402
 from .demo_command import SAMPLE, demo  # noqa: E402
 from .export_command import export  # noqa: E402
 from .failures_command import failures  # noqa: E402
@@ -41,7 +42,8 @@ app = typer.Typer(
 )
 
 # registration order is the order `trajsearch --help` lists the commands in
-for _command in (ingest, formats, search, similar, show, stats, exemplars, failures, export, whoami, health, demo):
+for _command in (ingest, formats, delete, search, similar, show, stats, exemplars, failures, export, whoami, health,
+                 demo):
     app.command()(_command)
 _register_service(app)  # serve, ui, mcp and keys
 

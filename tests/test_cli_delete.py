@@ -1,0 +1,78 @@
+"""``trajsearch delete``: runs removed by id, or every run of a dump (an ingest undone), on both backends.
+
+The runs are the bundled sample's real tau-bench runs (``trajsearch/samples/sample.jsonl``, under the
+CLI's tenant) and a real SWE-agent trajectory (``tests/fixtures/swe-agent/default__gpt-4o``).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from trajsearch.cli import SAMPLE
+
+from cli_support import backend, run_cli  # noqa: F401 (fixture)
+
+SWE = Path(__file__).parent / "fixtures" / "swe-agent" / "default__gpt-4o"
+SWE_RUN = "swe-agent.default__gpt-4o.astropy__astropy-12907"
+
+
+def _runs() -> int:
+    code, out, err = run_cli("stats", "--json")
+    assert code == 0, err
+    return json.loads(out)["trajectories"]
+
+
+def _sample_dump(tmp_path: Path) -> tuple[Path, list[str]]:
+    records = [{**json.loads(line), "tenant": "acme"} for line in Path(SAMPLE).read_text().splitlines()[:6]]
+    dump = tmp_path / "batch.jsonl"
+    dump.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    return dump, [r["trajectory_id"] for r in records]
+
+
+def test_delete_from_a_dump_undoes_its_ingest_and_leaves_other_runs(backend, tmp_path):  # noqa: F811
+    dump, ids = _sample_dump(tmp_path)
+    for source in (dump, SWE):
+        code, out, err = run_cli("ingest", str(source))
+        assert code == 0, out + err
+    assert _runs() == len(ids) + 1
+
+    code, out, err = run_cli("delete", "--from", str(dump), "--dry-run", "--json")
+    assert code == 0, err
+    assert json.loads(out) == {"would_remove": ids, "not_found": []}
+    assert _runs() == len(ids) + 1  # a dry run removes nothing
+
+    code, out, err = run_cli("delete", "--from", str(dump))
+    assert code == 0, err
+    assert f"removed {len(ids)} run(s)" in out
+    assert _runs() == 1
+    code, out, err = run_cli("show", ids[0])
+    assert code == 1 and "no trajectory" in err  # its trace is gone with its rows
+    code, out, err = run_cli("search", "reservation flight", "--json")
+    assert code == 0 and not {h["trajectory_id"] for h in json.loads(out)} & set(ids)
+    code, out, err = run_cli("show", SWE_RUN)
+    assert code == 0 and SWE_RUN in out
+
+    code, out, err = run_cli("delete", "--from", str(dump))  # again: nothing left to remove, and it says so
+    assert code == 1 and "removed 0 run(s)" in out and f"not in the index: {len(ids)} run(s)" in out
+
+
+def test_delete_by_id_names_the_runs_it_did_not_find(backend, tmp_path):  # noqa: F811
+    code, out, err = run_cli("ingest", str(SWE))
+    assert code == 0, out + err
+    code, out, err = run_cli("delete", SWE_RUN, "no-such-run", "--json")
+    assert code == 1
+    assert json.loads(out) == {"removed": [SWE_RUN], "not_found": ["no-such-run"]}
+    assert _runs() == 0
+
+
+def test_delete_refuses_bad_arguments_before_removing_anything(backend, tmp_path):  # noqa: F811
+    code, out, err = run_cli("ingest", str(SWE))
+    assert code == 0, out + err
+    code, out, err = run_cli("delete")
+    assert code == 2 and "name the runs to remove" in err
+    code, out, err = run_cli("delete", SWE_RUN, 'x" or tenant != "')
+    assert code == 2 and "invalid trajectory_id 'x\" or tenant != \"'" in " ".join(err.split()), err
+    code, out, err = run_cli("delete", SWE_RUN, "--from", str(tmp_path / "missing.jsonl"))
+    assert code == 2 and "missing.jsonl: no such file or directory" in " ".join(err.split())
+    assert _runs() == 1
