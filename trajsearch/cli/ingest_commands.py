@@ -15,7 +15,6 @@ from rich.markup import escape
 from rich.progress import (
     BarColumn,
     DownloadColumn,
-    Progress,
     TextColumn,
     TimeElapsedColumn,
     TimeRemainingColumn,
@@ -26,6 +25,7 @@ from rich.table import Table
 from .connect import connect
 from .options import AsJson, Ca, Server, Tenant, Traces, Uri
 from .output import err, fail, out, print_json
+from .progress import LOG_EVERY, progress
 
 
 #: Rejections printed after the summary; the rest are in the dead-letter file.
@@ -48,7 +48,8 @@ def ingest(
     checkpoint: Optional[Path] = typer.Option(None, "--checkpoint", help="Checkpoint file (default: under the data directory, one per job)."),
     restart: bool = typer.Option(False, "--restart", help="Ignore the checkpoint and read every input again (unchanged runs are still skipped)."),
     state_dir: Optional[Path] = typer.Option(None, "--state-dir", help="Where checkpoints and dead letters go (default: $TRAJSEARCH_HOME/ingest)."),
-    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar (or progress lines)."),
+    log_every: float = typer.Option(LOG_EVERY, "--log-every", min=0.0, help="When stderr is no terminal (cron, CI): a progress line at most every SECONDS (0: at every update)."),
     server: Server = None,
     ca: Ca = None,
     uri: Uri = None,
@@ -104,8 +105,7 @@ def ingest(
                             success_threshold=success_threshold, shard=job_shard, checkpoint=checkpoint,
                             dead_letter=dead_letter or rejects, resume=not restart, state_dir=states.resolve(),
                             streams=streams.names)
-            show = not (quiet or as_json) and err.is_terminal
-            results = _ingest_here(job, workers, uri or default_uri(), traces, show)
+            results = _ingest_here(job, workers, uri or default_uri(), traces, quiet or as_json, log_every)
     _ingest_summary(results, as_json)
     if code := exit_status(results):
         raise typer.Exit(code)
@@ -137,28 +137,29 @@ def exit_status(results: list[dict[str, Any]]) -> int:
     return EXIT_REJECTED if rejected else EXIT_OK
 
 
-def _ingest_here(job: Any, workers: int, uri: str, traces: str | None, show: bool) -> list[dict[str, Any]]:
+def _ingest_here(job: Any, workers: int, uri: str, traces: str | None, quiet: bool,
+                 log_every: float) -> list[dict[str, Any]]:
     """The job run into a store this process (or its workers) writes: each process's result."""
     from ..ingest.batch import run_ingest, run_workers
     from ..indexer import IngestError
 
     if workers > 1:
-        return _run_workers_with_progress(run_workers, job, workers, uri, traces, show)
+        return _run_workers_with_progress(run_workers, job, workers, uri, traces, quiet, log_every)
     columns = (TextColumn("[bold]ingesting"), BarColumn(), DownloadColumn(), TransferSpeedColumn(),
                TextColumn("{task.fields[runs]} runs"), TimeElapsedColumn(), TimeRemainingColumn())
     with connect(None, None, uri, traces, job.tenant) as api, \
-            Progress(*columns, console=err, disable=not show) as progress:
+            progress(*columns, console=err, label="ingesting", quiet=quiet, log_every=log_every) as bar:
         ts = api.api
-        task = progress.add_task("ingest", total=None, runs=0)
+        task = bar.add_task("ingest", total=None, runs=0)
         runs = [0]
 
         def on_records(n: int) -> None:
             runs[0] += n
-            progress.update(task, runs=runs[0])
+            bar.update(task, runs=runs[0])
 
         try:
-            result = run_ingest(ts, job, on_plan=lambda total: progress.update(task, total=total),
-                                on_bytes=lambda n: progress.advance(task, n), on_records=on_records)
+            result = run_ingest(ts, job, on_plan=lambda total: bar.update(task, total=total),
+                                on_bytes=lambda n: bar.advance(task, n), on_records=on_records)
         except (ValueError, OSError) as exc:  # unknown format, bad outcome file, unreadable input...: nothing written
             fail(str(exc))
         except IngestError as exc:
@@ -287,11 +288,12 @@ def _key_value(item: str) -> tuple[str, Any]:
 
 
 def _run_workers_with_progress(run_workers: Any, job: Any, workers: int, uri: str, traces: str | None,
-                               show: bool) -> list[dict[str, Any]]:
+                               quiet: bool, log_every: float) -> list[dict[str, Any]]:
     columns = (TextColumn(f"[bold]ingesting ({workers} workers)"), BarColumn(), TextColumn("{task.fields[runs]} runs"),
                TimeElapsedColumn(), TimeRemainingColumn())
-    with Progress(*columns, console=err, disable=not show) as progress:
-        task = progress.add_task("ingest", total=None, runs=0)
+    with progress(*columns, console=err, label=f"ingesting ({workers} workers)", quiet=quiet,
+                  log_every=log_every) as bar:
+        task = bar.add_task("ingest", total=None, runs=0)
 
         def poll(stats: list[dict[str, Any]]) -> None:
             if not stats:
@@ -299,7 +301,7 @@ def _run_workers_with_progress(run_workers: Any, job: Any, workers: int, uri: st
             total = max((s.get("bytes_total") or 0) for s in stats) or None
             done = sum((s.get("bytes_read") or 0) for s in stats) / max(len(stats), 1)
             runs = sum((s.get("ingested") or 0) + (s.get("unchanged") or 0) for s in stats)
-            progress.update(task, total=total, completed=done, runs=runs)
+            bar.update(task, total=total, completed=done, runs=runs)
 
         return run_workers(job, workers=workers, uri=uri, traces=traces, poll=poll)
 
