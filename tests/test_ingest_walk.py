@@ -7,6 +7,7 @@ each), laid out as a home directory keeps them.
 from __future__ import annotations
 
 import logging
+import os
 import shutil
 from pathlib import Path
 
@@ -40,3 +41,21 @@ def test_a_forced_format_walks_only_its_own_clis_session_folders(tmp_path: Path,
     assert ("1 file(s) under hidden folders not read (.gemini: 1): only claude-code's session folders "
             "(.claude/projects) are walked") in caplog.text
     assert sorted(r.metadata["source_format"] for r in runs(home, tenant="acme")) == ["claude-code", "gemini-cli"]
+
+
+def test_a_walk_names_the_dump_named_entries_it_cannot_read(tmp_path: Path, caplog) -> None:
+    """Probe E (round 40, O3): a dangling ``*.jsonl`` link (its file removed) and a FIFO in a dump folder were
+    skipped without a word; a missing file usually means a lost batch. The walk names them; under a hidden folder
+    nothing is named, and the real run beside them is read."""
+    folder = tmp_path / "default__gpt-4o"  # the run's id takes its folder's name
+    shutil.copytree(FIXTURES / "swe-agent" / "default__gpt-4o", folder)
+    (folder / "gone.jsonl").symlink_to(tmp_path / "deleted.jsonl")
+    os.mkfifo(folder / "feed.jsonl")  # a collector's pipe, nobody writing
+    (folder / ".git").mkdir()
+    (folder / ".git" / "old.jsonl").symlink_to(tmp_path / "nothing.jsonl")
+    with caplog.at_level(logging.WARNING, logger="trajsearch.ingest.read"):
+        read = runs(folder, tenant="acme")
+    assert [r.trajectory_id for r in read] == ["swe-agent.default__gpt-4o.astropy__astropy-12907"]
+    assert ("2 dump-named entries not read: not a regular file (a dangling link, a FIFO: name a FIFO to read it): "
+            "feed.jsonl, gone.jsonl") in caplog.text
+    assert "old.jsonl" not in caplog.text and "hidden" not in caplog.text

@@ -296,24 +296,33 @@ def _dump_files(root: Path, *, tell_hidden: bool = False, fmt: str | None = None
     that a walk which reads nothing says why; ``fmt``: the format forced, whose CLI's session folders alone are
     walked (see :func:`_session_folders`)."""
     hidden: dict[str, int] = {}
+    not_files: list[str] = []  # named as dumps, but a dangling link, a FIFO, a socket: nothing to read
     walked = _session_folders(fmt)
 
     def wanted(p: Path) -> bool:
         name = p.name.removesuffix(".gz")
-        if not (p.is_file() and name.endswith(DUMP_SUFFIXES) and name not in SIDECAR_NAMES):
+        if not (name.endswith(DUMP_SUFFIXES) and name not in SIDECAR_NAMES):
             return False
         if (part := _hidden_part(p.relative_to(root).parts, walked)) is not None:
-            hidden[part] = hidden.get(part, 0) + 1
+            hidden[part] = hidden.get(part, 0) + p.is_file()
+            return False
+        if not p.is_file():
+            if not p.is_dir():
+                not_files.append(str(p.relative_to(root)))
             return False
         return True
 
     found = sorted(p for p in root.rglob("*") if wanted(p))
-    if tell_hidden and hidden:
+    if tell_hidden and any(hidden.values()):
         whose = "the agent CLIs'" if fmt is None else f"{fmt}'s"
         log.warning("%d file(s) under hidden folders not read (%s): only %s session folders (%s) are walked; name a "
                     "hidden folder to read it", sum(hidden.values()),
                     ", ".join(f"{name}: {n}" for name, n in sorted(hidden.items())), whose,
                     ", ".join("/".join(folder) for folder in walked) or "none")
+    if tell_hidden and not_files:
+        log.warning("%d dump-named entr%s not read: not a regular file (a dangling link, a FIFO: name a FIFO to read "
+                    "it): %s", len(not_files), "y" if len(not_files) == 1 else "ies",
+                    ", ".join(not_files[:5]) + (" …" if len(not_files) > 5 else ""))
     files, seen = [], set()
     for path in found:
         stat = path.stat()  # a file linked twice in the tree is read once, by the first path walked to it
