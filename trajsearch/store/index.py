@@ -204,7 +204,7 @@ class TrajectoryIndex:
         self.delete_runs(broken)
         if broken:
             log.warning("%s: removed %d run(s) a writer left half-written: %s", self.uri, len(broken),
-                        ", ".join(tid for _, tid in broken[:5]))
+                        ", ".join(tid for _, tid in broken[:5]) + (" …" if len(broken) > 5 else ""))
         self.end_runs()
 
     def _lexical_mirror(self) -> Any:
