@@ -10,7 +10,7 @@ value, error, cursor)`` per record and never stops at a bad one.
   committed line (for ``.gz`` the stream is decompressed up to it).
 - JSON arrays, and OTLP files holding big ``resourceSpans`` / ``resourceLogs``
   lists (or Tempo's ``batches``), are read item by item with ``ijson`` (memory
-  bound: one item).
+  bound: one item), through every request of the file.
 - A pretty-printed object is one record; several pretty-printed objects one
   after another (what OpenTelemetry's ``ConsoleSpanExporter`` prints) are one
   record each.
@@ -91,8 +91,11 @@ class Source:
 _ANY_INTEGER = ijson.get_backend("python")
 
 
-def json_items(src: Source, prefix: str) -> Iterator[Any]:
+def json_items(src: Source, prefix: str, every_value: bool = False) -> Iterator[Any]:
     """The items under ``prefix`` of a JSON file (``item``: a top-level array's), numbers as int or float.
+
+    ``every_value``: of every top-level value of the file, one after another (JSONL, or concatenated pretty
+    values), where ijson otherwise stops at the second value with "trailing garbage".
 
     ijson's C backend, with ``use_float``, stops at an integer of 2**63 or more ("integer overflow"): the
     ids a Python OpenTelemetry span dump holds as ints (VeADK's ``tracer.dump()``, ADK web's debug trace: half of
@@ -101,7 +104,7 @@ def json_items(src: Source, prefix: str) -> Iterator[Any]:
     """
     given = 0
     try:
-        for item in ijson.items(src.stream, prefix, use_float=True):
+        for item in ijson.items(src.stream, prefix, use_float=True, multiple_values=every_value):
             given += 1
             yield item
         return
@@ -109,7 +112,8 @@ def json_items(src: Source, prefix: str) -> Iterator[Any]:
         if "integer overflow" not in str(exc):
             raise
     src.rewind()
-    yield from itertools.islice(_ANY_INTEGER.items(src.stream, prefix, use_float=True), given, None)
+    items = _ANY_INTEGER.items(src.stream, prefix, use_float=True, multiple_values=every_value)
+    yield from itertools.islice(items, given, None)
 
 
 def open_dump(path: Path) -> IO[bytes]:
@@ -242,10 +246,11 @@ def streamed(path: Path, prefix: str, wrap: Callable[[Any], Any] | None, on_byte
 
 def streamed_lists(path: Path, lists: dict[str, Callable[[Any], Any] | None],
                    on_bytes: OnBytes = None) -> Iterator[Record]:
-    """Items under each prefix of ``lists`` in turn, each wrapped by its function, one at a time.
+    """Items under each prefix of ``lists`` in turn, of every top-level value, each wrapped by its function.
 
     One pass per prefix (ijson's C parser skips the rest fast; memory stays one item): an OTLP file holding
-    ``resourceSpans`` *and* ``resourceLogs`` needs both lists, and a parse error ends the file.
+    ``resourceSpans`` *and* ``resourceLogs`` needs both lists. Every top-level value is read, as a collector's
+    JSONL or ``jq .`` output holds one request per export; a parse error ends the file.
     """
     number = 0
     src = Source(path, on_bytes)
@@ -253,7 +258,7 @@ def streamed_lists(path: Path, lists: dict[str, Callable[[Any], Any] | None],
         for index, (prefix, wrap) in enumerate(lists.items()):
             if index:
                 src.rewind()
-            for item in json_items(src, prefix):
+            for item in json_items(src, prefix, every_value=True):
                 number += 1
                 if depth(item, MAX_DEPTH) > MAX_DEPTH:
                     yield f"record {number}", None, TOO_DEEP, None
@@ -312,8 +317,8 @@ _TEMPO_LISTS: dict[str, Callable[[Any], Any] | None] = {"batches.item": lambda r
 
 
 def _big_object_lists(head: str) -> dict[str, Callable[[Any], Any] | None] | None:
-    """The lists to stream of a file that is one OTLP request or one Tempo trace holding every span and log record
-    of the file (pretty-printed, or one line longer than the peek); None for any other file."""
+    """The lists to stream of a file of OTLP requests or Tempo traces whose first one is pretty-printed or one line
+    longer than the peek (one huge request, or the first of several); None for any other file."""
     if not head.startswith("{") or (first_line_is_json(head) and (len(head) < PEEK_BYTES or "\n" in head)):
         return None
     if _OTLP_OBJECT.match(head):
