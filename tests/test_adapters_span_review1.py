@@ -82,3 +82,14 @@ def test_tempo_traces_one_per_line_are_all_read_when_the_first_is_over_64_kib(tm
     assert sorted(runs) == ["otel:dd547580319ab0312cee07f1def50dad", "otel:ee547580319ab0312cee07f1def50dad"]
     assert {task for task, _ in runs.values()} == {"list all helm releases"}
 
+
+def test_a_runs_agent_facts_all_come_from_its_outermost_agent_span() -> None:
+    """F3: under a root that is no agent (``POST /``), each agent fact was taken from the first agent span that had
+    it, so the run was credited to the ``guard`` agent by name and to ``travel_planner`` by id, conversation and
+    provider: a pair that names no agent. The facts now all come from the outermost agent span (the shallowest,
+    then the earliest). The file is the review's hand-built input (no real capture has two agents under such a
+    root); ``fixtures/otel-genai/.edge/SOURCE.md``."""
+    run = only(OTEL / ".edge" / "two-agents-under-http-root.json")
+    assert run.task == "Plan a trip to Rome"
+    assert run.metadata["agent_name"] == "guard"
+    assert not {"agent_id", "conversation_id", "provider"} & set(run.metadata)

@@ -469,15 +469,18 @@ _AGENT_FACTS = ("agent_name", "agent_id", "conversation_id", "user_id", "provide
 
 
 def _run_info(root: Node, order: list[tuple[Node, int]]) -> dict[str, Any]:
-    """The root's info; under a root that is no agent, with each agent fact it lacks (:data:`_AGENT_FACTS`) taken
-    from the outermost agent span that records it, so an A2A-served run still carries its agent and conversation."""
+    """The root's info; under a root that is no agent, with the agent facts it lacks (:data:`_AGENT_FACTS`) taken
+    from the outermost agent span (the shallowest, then the earliest), so an A2A-served run still carries its agent
+    and conversation. All from that one span: facts gathered from several agents would pair one agent's name with
+    another's id."""
     info = {k: v for k, v in root.info.items() if v not in (None, "", [], {})}
-    if root.role == "agent":
+    agents = [(depth, start_order(n), n) for n, depth in order if n.role == "agent"]
+    if root.role == "agent" or not agents:
         return info
-    for node in (n for n, _ in order if n.role == "agent"):
-        for key in _AGENT_FACTS:
-            if key not in info and node.info.get(key) not in (None, "", [], {}):
-                info[key] = node.info[key]
+    outermost = min(agents, key=lambda a: a[:2])[2]
+    for key in _AGENT_FACTS:
+        if key not in info and outermost.info.get(key) not in (None, "", [], {}):
+            info[key] = outermost.info[key]
     return info
 
 
