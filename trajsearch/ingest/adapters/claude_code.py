@@ -710,7 +710,7 @@ class _Session:
         if origin.get("kind") == "peer":
             quoted = _CROSS_SESSION.search(text)
             body = as_str(origin.get("body")) or (quoted.group(1) if quoted else text)
-            sender = as_str(origin.get("name")) or as_str(origin.get("from")) or "another session"
+            sender = as_str(origin.get("name")) or "another session"  # its ``from`` is a socket path, no sender
             self.peer_messages.append(f"{sender}: {body}")
             return True
         return False

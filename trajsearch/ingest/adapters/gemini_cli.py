@@ -73,7 +73,8 @@ Mapping
   resume goes on writing the same file, its start kept); created_at = ``startTime``;
   model_id = the first ``gemini`` message's ``model``; metadata: project
   hash, kind (main/subagent; a subagent's is ``is_subagent``, with the
-  ``parent_session_id`` its folder names), summary, directories, token total.
+  ``parent_session_id`` its folder names when that is a session id: not the
+  memory service's ``skill-extraction-<n>``), summary, directories, token total.
 """
 
 from __future__ import annotations
@@ -81,6 +82,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import uuid
 from typing import Any, Iterator
 
 from trajsearch.model import Trajectory
@@ -465,11 +467,23 @@ class _Recording(SessionSteps):
 def _subagent(meta: dict[str, Any], ctx: Context) -> dict[str, Any]:
     """A subagent's recording (``kind: "subagent"``, 0.3x: the ``cli_help`` agent) is linked to its session as
     Claude Code's and Codex's subagents are: the CLI writes it into a folder named by that session's id,
-    ``chats/<parent session id>/<its own id>.json``; its own ``sessionId`` is a short id of its own."""
+    ``chats/<parent session id>/<its own id>.json``; its own ``sessionId`` is a short id of its own. The memory
+    service's background skill-extraction agent is written into ``chats/skill-extraction-<n>/``: no session spawned
+    it, so it has no parent."""
     if meta.get("kind") != "subagent":
         return {}
     folder = ctx.source.parent
-    return {"is_subagent": True, "parent_session_id": folder.name if folder.parent.name == "chats" else None}
+    in_session = folder.parent.name == "chats" and _is_session_id(folder.name)
+    return {"is_subagent": True, "parent_session_id": folder.name if in_session else None}
+
+
+def _is_session_id(name: str) -> bool:
+    """Gemini CLI's session ids are UUIDs."""
+    try:
+        uuid.UUID(name)
+    except ValueError:
+        return False
+    return True
 
 
 def to_trajectory(record: Any, ctx: Context) -> Trajectory:
