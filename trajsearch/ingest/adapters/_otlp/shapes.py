@@ -182,7 +182,7 @@ def _go_attributes(pairs: Any) -> dict[str, Any]:
 
 
 def _go_time(value: Any) -> Any:
-    """An RFC 3339 time; Go's zero time (``0001-01-01T00:00:00Z``, the exporter without ``WithTimestamps``) is none."""
+    """An RFC 3339 time; Go's zero time (``0001-01-01T00:00:00Z``, the exporter's ``WithoutTimestamps()``) is none."""
     return None if not isinstance(value, str) or value.startswith("0001-01-01") else value
 
 
