@@ -464,24 +464,35 @@ def assemble(nodes: list[Node], *, what: str = "trace", task: str | None = None)
 
 
 #: What an agent span knows of its run; a root that is no agent (an HTTP server span: kagent's A2A ``POST /``)
-#: does not record it.
-_AGENT_FACTS = ("agent_name", "agent_id", "conversation_id", "user_id", "provider")
+#: does not record it. Who the agent is comes from one span, lest one agent's name be paired with another's id;
+#: the conversation and user are the whole request's, recorded by whichever agent span knows them (kagent's proxy
+#: span names the agent, the served ADK agent's span, in a tree of its own, holds the conversation).
+_AGENT_IDENTITY = ("agent_name", "agent_id", "provider")
+_SESSION_FACTS = ("conversation_id", "user_id")
 
 
 def _run_info(root: Node, order: list[tuple[Node, int]]) -> dict[str, Any]:
-    """The root's info; under a root that is no agent, with the agent facts it lacks (:data:`_AGENT_FACTS`) taken
-    from the outermost agent span (the shallowest, then the earliest), so an A2A-served run still carries its agent
-    and conversation. All from that one span: facts gathered from several agents would pair one agent's name with
-    another's id."""
+    """The root's info; under a root that is no agent, with what it lacks of the agent's identity taken from the
+    outermost agent span (the shallowest, then the earliest) and of the session from the outermost that records
+    it, so an A2A-served run still carries its agent and conversation."""
     info = {k: v for k, v in root.info.items() if v not in (None, "", [], {})}
-    agents = [(depth, start_order(n), n) for n, depth in order if n.role == "agent"]
-    if root.role == "agent" or not agents:
+    if root.role == "agent":
         return info
-    outermost = min(agents, key=lambda a: a[:2])[2]
-    for key in _AGENT_FACTS:
-        if key not in info and outermost.info.get(key) not in (None, "", [], {}):
-            info[key] = outermost.info[key]
+    outermost_first = sorted((pair for pair in order if pair[0].role == "agent"), key=lambda p: (p[1], start_order(p[0])))
+    agents = [n for n, _ in outermost_first]
+    for key in _AGENT_IDENTITY:
+        _fill(info, key, agents[:1])
+    for key in _SESSION_FACTS:
+        _fill(info, key, agents)
     return info
+
+
+def _fill(info: dict[str, Any], key: str, nodes: list[Node]) -> None:
+    """``info[key]``, if missing, from the first of ``nodes`` that records it."""
+    if key not in info:
+        found = next((n.info[key] for n in nodes if n.info.get(key) not in (None, "", [], {})), None)
+        if found is not None:
+            info[key] = found
 
 
 def _started_in_tool(error: str, order: list[tuple[Node, int]]) -> bool:
