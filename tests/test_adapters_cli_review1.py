@@ -15,7 +15,8 @@ def test_gemini_skill_extraction_recording_names_no_parent_session() -> None:
     """F4: Gemini CLI's memory service writes its background skill-extraction agent (``kind: "subagent"``) into
     ``chats/skill-extraction-<n>/``; the folder name became ``parent_session_id``, a session that does not exist.
     Real: LAF-US/IDAHO-VAULT's recording, trimmed (``gemini-cli/SOURCE.md``)."""
-    run = only(FIXTURES / "gemini-cli" / ".real" / "idaho-vault" / "chats" / "skill-extraction-67084600" / "mrp1k5.json")
+    chats = FIXTURES / "gemini-cli" / ".real" / "idaho-vault-memory" / "chats"
+    run = only(chats / "skill-extraction-67084600" / "mrp1k5.json")
     assert run.metadata["is_subagent"] is True
     assert run.metadata.get("parent_session_id") is None
     assert run.task.startswith("# Existing Skills")
