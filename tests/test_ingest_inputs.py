@@ -15,6 +15,7 @@ from cli_support import backend, run_cli  # noqa: F401 (fixture)
 
 FIXTURES = Path(__file__).parent / "fixtures"
 TAU = FIXTURES / "tau-bench" / "gpt-4o-airline-mini.json"
+SWE_TRAJ = FIXTURES / "swe-agent" / "default__gpt-4o" / "astropy__astropy-12907.traj"  # a real SWE-agent run
 #: A real tau-bench file of few-shot examples, not runs: its format is not recognised (two of its lines).
 RUN_ID = "tau-airline-0-t0"  # the first tau-bench run of the fixture, read from airline.jsonl
 FEW_SHOT = Path("/work/shared/data/tau-bench/airline-few-shot.jsonl")
@@ -75,6 +76,8 @@ def test_empty_binary_and_cut_gzip_files_are_told_apart(tmp_path: Path, home: Pa
     (dumps / "blank.jsonl").write_text("\n  \n")
     (dumps / "ls.json").write_bytes(Path(shutil.which("ls") or "/bin/ls").read_bytes()[:5000])
     (dumps / "cut.jsonl.gz").write_bytes(gzip.compress(TAU.read_bytes())[:300])
+    traj = SWE_TRAJ.read_text()
+    (dumps / "cut.traj").write_text(traj[:traj.index('"', len(traj) // 2) + 10])  # cut inside a string
     code, stdout, stderr = run_cli("ingest", str(dumps), "-t", "acme", "--json")
     assert code == 4, stdout + stderr  # every input rejected: nothing landed
     reasons = {Path(r["source"]).name: r["reason"].split(": ", 1)[1] for r in summary(stdout)["rejections"]}
@@ -83,6 +86,7 @@ def test_empty_binary_and_cut_gzip_files_are_told_apart(tmp_path: Path, home: Pa
         "blank.jsonl": "empty file (whitespace only): no run to read",
         "ls.json": "binary, not text (not UTF-8); trajsearch reads JSON, JSON lines and their gzip",
         "cut.jsonl.gz": "truncated or corrupt gzip: Compressed file ended before the end-of-stream marker was reached",
+        "cut.traj": "Unterminated string starting at: line 40 column 7",  # once "starting at at line" (probe E)
     }
 
 

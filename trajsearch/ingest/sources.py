@@ -157,7 +157,10 @@ def is_jsonl(head: str) -> bool:
 
 
 def json_error(exc: json.JSONDecodeError) -> str:
-    return f"malformed JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"
+    """Python's message with where: "Unterminated string starting at" takes the place after a colon, as Python
+    writes it (not "starting at at line 59")."""
+    where = f"line {exc.lineno} column {exc.colno}"
+    return f"malformed JSON: {exc.msg}: {where}" if exc.msg.endswith(" at") else f"malformed JSON: {exc.msg} at {where}"
 
 
 TOO_DEEP = f"JSON nested deeper than {MAX_DEPTH} levels; rejected"
