@@ -5,7 +5,9 @@
 
 from __future__ import annotations
 
+import gzip
 import json
+from pathlib import Path
 
 import pytest
 
@@ -57,3 +59,33 @@ def test_ingest_refuses_values_no_filter_or_page_can_handle_naming_the_field(bac
     assert "field 'steps[0].action': Value error, action 'bash\\n' contains control characters" in text
     code, out, err = run_cli("search", "reservation", "--env-version", 'quote "ok"')
     assert code == 0 and "probe-good" in out
+
+
+def _traces_dir(backend_name: str, tmp_path) -> Path:
+    return tmp_path / ("home/traces" if backend_name == "embedded" else "srv-traces")
+
+
+def test_a_run_stored_before_these_rules_stays_readable(backend, tmp_path):  # noqa: F811
+    """Review 2 (round 40, F4): the rules are ingest's, not the trace store's. A run a store took before them (its
+    env_version with a TAB, a 234-character tool name, a tool call ``bash\\n``, a date of year 0 in UTC: here its
+    stored trace rewritten as an older version wrote it) went dark: ``show`` said "not a valid trajectory", and
+    export left it out. It is shown and exported as stored; ingesting such a run anew is still refused (above)."""
+    record = {**sample_record(), "trajectory_id": "legacy-run"}
+    dump = tmp_path / "dump.jsonl"
+    dump.write_text(json.dumps(record) + "\n", encoding="utf-8")
+    code, out, err = run_cli("ingest", str(dump))
+    assert code == 0, out + err
+    [trace] = [p for p in _traces_dir(backend, tmp_path).rglob("*") if p.is_file()]
+    stored = json.loads(gzip.decompress(trace.read_bytes()))
+    stored.update(env_version="v2\t", tools_available=["mcp__" + "x" * 234], created_at="0001-01-01T00:00:00+01:00")
+    stored["steps"][0]["action"] = "bash\n"
+    trace.write_bytes(gzip.compress(json.dumps(stored).encode()))
+
+    code, out, err = run_cli("show", "legacy-run", "--json")
+    assert code == 0, err
+    shown = json.loads(out)
+    assert shown["env_version"] == "v2\t" and shown["steps"][0]["action"] == "bash\n"
+    code, out, err = run_cli("export", "--query", "reservation", "--format", "jsonl", "--outcome", "failure",
+                             "--outcome", "success", "--outcome", "unknown")
+    assert code == 0, err
+    assert [json.loads(line)["trajectory_id"] for line in out.splitlines() if line.strip()] == ["legacy-run"]

@@ -63,8 +63,18 @@ def filter_value(value: str, field: str = "filter value") -> str:
     return value
 
 
+#: The validation context of a run read back from the trace store (or a server's): the rules ingest applies to a
+#: new run (:func:`filter_value`, the date range) are not applied again, so a run stored before a rule existed
+#: stays readable (shown, exported) instead of going dark.
+STORED: dict[str, Any] = {"stored": True}
+
+
+def _stored(info: ValidationInfo) -> bool:
+    return bool(info.context and info.context.get("stored"))
+
+
 def _filterable(value: str | None, info: ValidationInfo) -> str | None:
-    return value if value is None else filter_value(value, info.field_name or "value")
+    return value if value is None or _stored(info) else filter_value(value, info.field_name or "value")
 
 
 class Outcome(str, Enum):
@@ -153,10 +163,13 @@ class Trajectory(BaseModel):
 
     @field_validator("created_at")
     @classmethod
-    def _aware(cls, value: datetime) -> datetime:
+    def _aware(cls, value: datetime, info: ValidationInfo) -> datetime:
         """Naive times are UTC; an instant outside the years 1 to 9999 in UTC (``datetime.min`` written in a
-        zone east of UTC: 0001-01-01T00:00:00+01:00) is refused, as no date of Python's can hold it for a page."""
+        zone east of UTC: 0001-01-01T00:00:00+01:00) is refused at ingest, as no date of Python's can hold it for a
+        page (a stored one is shown as best the pages can)."""
         value = value if value.tzinfo else value.replace(tzinfo=timezone.utc)
+        if _stored(info):
+            return value
         try:
             value.astimezone(timezone.utc)
         except OverflowError:
@@ -167,8 +180,8 @@ class Trajectory(BaseModel):
 
     @field_validator("tools_available")
     @classmethod
-    def _filterable_tools(cls, value: list[str]) -> list[str]:
-        for tool in value:
+    def _filterable_tools(cls, value: list[str], info: ValidationInfo) -> list[str]:
+        for tool in () if _stored(info) else value:
             filter_value(tool, "tools_available")
         return value
 

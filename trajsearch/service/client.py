@@ -32,7 +32,7 @@ import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from ..failures import FailureReport, parse_duration, parse_time
-from ..model import Trajectory
+from ..model import STORED, Trajectory
 from ..results import ContextResult, Hit, IngestReport, Rejection, RunMatch, StepView
 from . import convert
 from .auth import API_KEY_ENV
@@ -228,7 +228,7 @@ class Client:
     def get_trace(self, trace_uri: str, *, tenant: str | None = None, timeout: float | None = None) -> Trajectory:
         self._check_tenant(tenant)
         reply = self._invoke("GetTrace", pb2.GetTraceRequest(trace_uri=trace_uri), timeout)
-        return Trajectory.model_validate_json(reply.trajectory_json)
+        return Trajectory.model_validate_json(reply.trajectory_json, context=STORED)  # a stored run, as the server read it
 
     def stats(self, *, tenant: str | None = None, timeout: float | None = None) -> dict[str, Any]:
         if tenant is not None:

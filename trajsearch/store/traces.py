@@ -45,7 +45,7 @@ from urllib.parse import SplitResult, unquote, urlsplit
 from pydantic import ValidationError
 
 from ..fsutil import atomic_write
-from ..model import Trajectory, valid_id, valid_tenant
+from ..model import STORED, Trajectory, valid_id, valid_tenant
 
 #: Largest decompressed trace we will read or write; guards against gzip bombs.
 MAX_TRACE_BYTES = 256 * 1024 * 1024
@@ -140,7 +140,7 @@ def decode_trace(data: bytes, uri: str, *, tenant: str, name: str) -> Trajectory
     if len(raw) > MAX_TRACE_BYTES:
         raise TraceCorruptError(f"trace {uri} decompresses to more than {MAX_TRACE_BYTES} bytes")
     try:
-        trajectory = Trajectory.model_validate_json(raw)
+        trajectory = Trajectory.model_validate_json(raw, context=STORED)  # today's ingest rules not applied again
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"]) or "<root>"
