@@ -11,7 +11,9 @@ outcome file maps a run id to an outcome and/or a reward:
   Multi-SWE-bench's names its resolved list ``resolved``; SWE-smith's is ``{"resolved": 3, "unresolved": 50,
   "total": 53, "ids_resolved": [...], "ids_unresolved": [...]}`` (the counts are no run ids); a results file may
   hold such lists under one key, among fields about the experiment that are no verdicts (``{"label", "date",
-  "frozen": true, "results": {"resolved_ids": [...], "unresolved_ids" | "failed_ids": [...]}}``); a document
+  "frozen": true, "results": {"resolved_ids": [...], "unresolved_ids" | "failed_ids": [...]}}``; one key only, whose
+  object holds nothing but id lists, counts and notes: a table of runs, each listing its failing tests, is no
+  report, nor is a run whose ``metadata`` or ``info`` holds such a list); a document
   holding lists but none of these is refused (its scalar fields are its header, not runs);
 - SWE-bench's older reports, lists of instance ids by what became of them: the leaderboard's
   ``results/results.json`` (``{"resolved": [...], "no_generation": [...], "no_logs": [...]}``)
@@ -166,13 +168,39 @@ _RUN_REPORT_LISTS = {
 _RUN_REPORT_KEYS = ("resolved_ids", "unresolved_ids", "error_ids", "ids_resolved", "ids_unresolved", "failed_ids")
 
 
+#: Fields that hold what a run did or how it went (the native schema's ``steps`` and ``metadata``, a chat's
+#: ``messages``, SWE-agent's ``history``/``trajectory``/``info``, tau-bench's ``traj``/``info``, a span dump's
+#: ``events``): a record holding one is a run, whatever lists it carries (a run's ``metadata.failed_ids``: the tests
+#: it left failing), never a report.
+_RUN_FIELDS = frozenset({"steps", "messages", "history", "trajectory", "traj", "info", "metadata", "events"})
+
+
+def _lists_runs(value: Any) -> bool:
+    """Whether ``value`` is an object holding a list named as a run report's (``resolved_ids``, ``failed_ids``...)."""
+    return isinstance(value, dict) and any(isinstance(value.get(k), list) for k in _RUN_REPORT_KEYS)
+
+
+def _only_report_fields(value: dict[str, Any]) -> bool:
+    """Whether a nested object holds nothing a report does not: id lists, counts and notes (``resolve_rate``,
+    ``eval_method``), no object of its own and no verdict of its own. A run's record holds one (``{"resolved":
+    false, "failed_ids": [<tests>]}``); a report's ``resolved`` is a count."""
+    plain = all(v is None or (isinstance(v, (str, int, float)) and not isinstance(v, bool)) or _id_list(v) is not None
+                for v in value.values())
+    return plain and not any(isinstance(value.get(k), str) and _outcome(value[k]) is not None for k in OUTCOME_FIELDS)
+
+
 def _run_report(data: dict[str, Any]) -> dict[str, Any] | None:
     """The run report (lists of instance ids by verdict) a JSON object is, or holds under one key: a results file
     may wrap it among fields about the experiment (``{"label", "date", "frozen": true, "config": {...},
-    "results": {"resolve_rate": 0.8, "resolved_ids": [...], "unresolved_ids": [...]}}``), which are no verdicts."""
-    def lists_runs(value: Any) -> bool:
-        return isinstance(value, dict) and any(isinstance(value.get(k), list) for k in _RUN_REPORT_KEYS)
-    return data if lists_runs(data) else next((v for v in data.values() if lists_runs(v)), None)
+    "results": {"resolve_rate": 0.8, "resolved_ids": [...], "unresolved_ids": [...]}}``), which are no verdicts.
+    Never a run (see ``_RUN_FIELDS``), and a wrapped report only where exactly one value holds such lists, and
+    holds nothing else: several make a table of runs keyed by id, each record listing its failing tests."""
+    if data.keys() & _RUN_FIELDS:
+        return None
+    if _lists_runs(data):
+        return data
+    nested = [value for value in data.values() if _lists_runs(value)]
+    return nested[0] if len(nested) == 1 and _only_report_fields(nested[0]) else None
 
 
 #: Failing tests named in a verdict's detail, per kind.
