@@ -1,4 +1,5 @@
-"""A run is never a report, a table of runs is never one report (review 2 of round p40: F1, F3).
+"""A run is never a report, a table of runs is never one report, and a crash answers the call that ran (review 2 of
+round p40: F1, F3, F9).
 
 Inputs are built in ``tmp_path`` from real fixtures, values unchanged but for the one field each defect needs:
 - ``tau-bench/.real/tool-calling-grok-3-...json`` (the grok-3 retail runs, see that folder's SOURCE.md) and
@@ -6,6 +7,8 @@ Inputs are built in ``tmp_path`` from real fixtures, values unchanged but for th
   ``metadata.error_ids``: the failing tests a run left), beside jingu-swebench's real ``B0_baseline.json``;
 - instance ids and failing tests from ``outcomes/.real/atomic-eval-logs`` (pylint-dev__pylint-7080's harness
   report) and ``outcomes/.real/jingu-swebench`` (django__django-11099, resolved), as a table keyed by run id;
+- the CodeGraph mini-swe-agent 2.2.8 run (``mini-swe-agent/.real/codegraph-retrieval``, see its README) cut so that
+  its turn of two calls is the last, answered by nothing but the run's ``exit`` message.
 """
 
 from __future__ import annotations
@@ -27,6 +30,8 @@ NATIVE = FIXTURES / "native" / "mixed.jsonl"
 JINGU = FIXTURES / "outcomes" / ".real" / "jingu-swebench"
 PYLINT_REPORT = (FIXTURES / "outcomes" / ".real" / "atomic-eval-logs" / "hybrid-50"
                  / "atomic-modal-agent-deepseek-v4-pro" / "pylint-dev__pylint-7080" / "report.json")
+CODEGRAPH_RUN = (FIXTURES / "mini-swe-agent" / ".real" / "codegraph-retrieval" / "baseline_docker_smoke"
+                 / "django__django-11742" / "django__django-11742.traj.json")
 
 
 def _failing_tests() -> list[str]:
@@ -91,3 +96,22 @@ def test_a_table_of_one_run_listing_its_failing_tests_is_no_report(tmp_path: Pat
     path = tmp_path / "verdicts.json"
     path.write_text(json.dumps({"pylint-dev__pylint-7080": {**verdict, tests_key: _failing_tests()}}))
     assert _verdicts(path) == {"pylint-dev__pylint-7080": Outcome.failure}
+
+
+def test_the_exit_message_of_a_last_turn_of_two_calls_answers_the_first(tmp_path: Path) -> None:
+    """Review 2 F9: the run's ``exit`` message went to the last open call; mini-swe-agent 2.x runs a turn's calls in
+    order and stops at the first that raises, so it answers the oldest open call of the last turn, and the call
+    after it, never run, keeps none. (An open call further back, the full run's, still keeps none.)"""
+    run = json.loads(CODEGRAPH_RUN.read_text())
+    messages = run["messages"]
+    assert [len(m.get("tool_calls") or []) for m in messages[3:5]] == [2, 0] and messages[-1]["role"] == "exit"
+    run["messages"] = [*messages[:4], messages[-1]]  # the turn of two calls, then the stop
+    path = tmp_path / "django__django-11742" / "django__django-11742.traj.json"
+    path.parent.mkdir()
+    path.write_text(json.dumps(run))
+
+    steps = adapter_support.only(path, tenant="acme").steps
+    assert [s.action for s in steps] == ["search_hybrid", "deepen_file", "search_hybrid"]
+    first, second = steps[1], steps[2]
+    assert first.observation == "LimitsExceeded" and first.error.startswith("LimitsExceeded")
+    assert (second.observation, second.error) == (None, None)

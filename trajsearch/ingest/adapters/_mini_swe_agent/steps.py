@@ -8,8 +8,8 @@ recognised action is that turn's result; a ``system`` message after the task is 
 mini-swe-agent-derived homework agents save their tools' output so: worded as theirs, or in a run that answers
 through nothing else; see ``_replies_in_system``); a call written as text that the agent answers with its format
 error was not run: the turn is that format error (``commands.says_format_error``); a user message answering no
-action is a nudge of its own; the final ``exit`` message is the observation of the last step if that is an
-open action (also of a submitting call the interactive agent answered with its "action was not executed"
+action is a nudge of its own; the final ``exit`` message is the observation of the oldest open action of the last
+turn (also of a submitting call the interactive agent answered with its "action was not executed"
 placeholder); a call left open further back was never answered and keeps no observation. It reads messages
 through ``messages`` and commands and their errors through ``commands``, so it is only about the order of a
 conversation.
@@ -68,10 +68,13 @@ def steps_of(messages: list[Any], exit_status: str | None, regexes: tuple[str, .
     def pending() -> dict | None:
         return next((s for s in steps if s.get("action") and s.get("observation") is None), None)
 
-    def last_open() -> dict | None:
-        """The step the final ``exit`` message answers: the last turn's, if still open. An open call further back was
-        never answered (a second call of a turn the agent refused to run): the run's stop is not its result."""
-        return steps[-1] if steps and steps[-1].get("action") and steps[-1].get("observation") is None else None
+    def last_turn_open() -> dict | None:
+        """The step the final ``exit`` message answers: the oldest open call of the last turn (the calls after the
+        last answered step). 2.x runs a turn's calls in order and stops at the first that raises, so the later ones
+        never ran; an open call further back was never answered (a second call of a turn the agent refused to run):
+        the run's stop is not its result either."""
+        answered = max((n for n, s in enumerate(steps) if s.get("observation") is not None), default=-1)
+        return next((s for s in steps[answered + 1:] if s.get("action")), None)
 
     def answerable() -> dict | None:
         """The step a reply with no call id answers: the oldest open action, else the last turn if unanswered (its
@@ -153,7 +156,7 @@ def steps_of(messages: list[Any], exit_status: str | None, regexes: tuple[str, .
         elif role == "exit":  # the submitting call if it is among those left unanswered (several in one turn)
             step = next((s for s in steps if s.get("action") and s.get("observation") is None
                          and _SUBMIT.search(str(s.get("arguments")))), None) if submitted else None
-            step = step or last_open()
+            step = step or last_turn_open()
             if step is None and submitted and steps and steps[-1].get("_not_run"):
                 step = steps[-1]  # the submitting call, answered with a placeholder before the exit (2.x CLI)
                 step["error"] = None
