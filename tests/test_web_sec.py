@@ -9,6 +9,7 @@ from __future__ import annotations
 import http.cookiejar
 import re
 import threading
+import time
 from datetime import datetime, timedelta, timezone
 import urllib.error
 import urllib.request
@@ -170,3 +171,65 @@ def test_values_no_filter_can_name_are_not_offered_as_suggestions(server, keys):
     assert status == 200
     suggested = re.search(r'<datalist id="env-list">(.*?)</datalist>', html, re.S).group(1)
     assert "cold-v4" in suggested and "v2\t" not in suggested and "v2&#9;" not in suggested
+
+
+class GatedStore:
+    """The trace store, each read held at a gate until the test opens it: counts the reads in flight at once."""
+
+    def __init__(self, store) -> None:
+        self.store = store
+        self.gate = threading.Event()
+        self.lock = threading.Lock()
+        self.now = self.peak = 0
+
+    def __getattr__(self, name: str):
+        return getattr(self.store, name)
+
+    def get(self, uri: str, *, tenant: str):
+        with self.lock:
+            self.now += 1
+            self.peak = max(self.peak, self.now)
+        try:
+            self.gate.wait(timeout=300)
+            return self.store.get(uri, tenant=tenant)
+        finally:
+            with self.lock:
+                self.now -= 1
+
+
+def test_the_pages_and_the_agents_together_read_no_more_traces_at_once_than_configured(tmp_path, keys):
+    """Bug (review 2, F6): the pages read traces on a budget of 8 permits of their own, fixed in code, so with
+    ``serve --trace-reads 1 --http`` the store saw up to 9 reads at once. The pages' budget is now
+    ``--page-reads``: the store sees at most ``--trace-reads`` plus ``--page-reads`` reads, and both an agent's
+    read and a page's are at the store at the same time (neither starves the other)."""
+    ts = TrajSearch.open(str(tmp_path / "milvus.db"), traces=str(tmp_path / "traces"), embedder=HashingEmbedder())
+    ts.add(copies("cold-v4"))
+    store = ts.traces = GatedStore(ts.traces)
+    server = ServiceServer(ts, keys.ring, address="127.0.0.1:0", http_address="127.0.0.1:0", max_workers=2,
+                           trace_slots=1, page_reads=1).start()
+    try:
+        uri = ts.run("copy-m-0-000", tenant="demo").trace_uri
+        opener = signed_in(server, keys.demo)
+        loaded: list[int] = []
+        pages = threading.Thread(target=lambda: loaded.append(
+            page(opener, server, "/", q="cancel my reservation", env="cold-v4", model="m-1", k="50")[0]))
+
+        def agent_reads() -> None:
+            with Client(server.address, keys.demo) as client:
+                client.get_trace(uri)
+
+        agent = threading.Thread(target=agent_reads)
+        pages.start()
+        agent.start()
+        deadline = time.monotonic() + 120
+        while store.now < 2 and time.monotonic() < deadline:  # the agent's read and a page's, both at the store
+            time.sleep(0.01)
+        assert store.now == 2
+        store.gate.set()
+        pages.join()
+        agent.join()
+    finally:
+        store.gate.set()
+        server.stop(grace=1)
+    assert loaded == [200]
+    assert store.peak == 2

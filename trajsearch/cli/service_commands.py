@@ -59,6 +59,9 @@ def serve(
     max_workers: int = typer.Option(8, "--workers", min=1, help="RPC worker threads."),
     trace_reads: int = typer.Option(0, "--trace-reads", min=0,
                                     help="Trace-store reads that may wait at once (0: a quarter of --workers)."),
+    page_reads: int = typer.Option(8, "--page-reads", min=1,
+                                   help="With --http: trace-store reads the web pages may have in flight at once, "
+                                        "beside --trace-reads (the store sees at most the two added up)."),
     trace_timeout: float = typer.Option(10.0, "--trace-timeout", min=0.1,
                                         help="Seconds a call waits for the trace store before UNAVAILABLE."),
     write_slots: int = typer.Option(0, "--write-slots", min=0,
@@ -103,7 +106,7 @@ def serve(
         server = ServiceServer(ts, keyring, address=address, tls=tls, limits=limits, max_workers=max_workers,
                                search_cap=search_cap or None, trace_slots=trace_reads or None,
                                trace_timeout=trace_timeout, write_slots=write_slots or None, insecure=insecure,
-                               http_address=http)
+                               http_address=http, page_reads=page_reads)
     except (OSError, ValueError) as exc:
         _cannot_listen(ts, exc)
     if metrics_at:

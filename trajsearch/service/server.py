@@ -107,10 +107,11 @@ def _refuse_plaintext(address: str, *, tls: bool, insecure: bool, what: str, exp
     )
 
 
-def _web_server(ts: TrajSearch, keys: KeyRing, address: str, tls: TLS | None) -> Any:
+def _web_server(ts: TrajSearch, keys: KeyRing, address: str, tls: TLS | None, page_reads: int | None) -> Any:
     from ..web import WebConfig, WebServer, create_app
 
-    config = WebConfig(secure_cookies=tls is not None, allowed_hosts=allowed_hosts(address))
+    config = WebConfig(secure_cookies=tls is not None, allowed_hosts=allowed_hosts(address),
+                       **({"trace_reads": page_reads} if page_reads else {}))
     return WebServer(create_app(ts, keys, config=config), address,
                      tls_cert=tls.cert if tls else None, tls_key=tls.key if tls else None)
 
@@ -139,7 +140,9 @@ class ServiceServer:
     ``trace_timeout`` seconds or the call's deadline; ``write_slots`` write
     calls (``Ingest``, ``Delete``; default half the workers) may be in progress,
     more are refused with ``UNAVAILABLE``. However slow the store, the other
-    worker threads stay free for searches. Plaintext on a non-loopback
+    worker threads stay free for searches. The web pages (``http_address``) read
+    traces on ``page_reads`` permits of their own (default 8), so the store sees
+    at most ``trace_slots + page_reads`` reads at once. Plaintext on a non-loopback
     ``address`` needs ``insecure=True``.
     """
 
@@ -147,7 +150,7 @@ class ServiceServer:
                  tls: TLS | None = None, limits: v.Limits | None = None, max_workers: int = 8,
                  max_concurrent_rpcs: int = 64, search_cap: int | None = None, close_index: bool = True,
                  trace_slots: int | None = None, trace_timeout: float = 10.0, write_slots: int | None = None,
-                 insecure: bool = False, http_address: str | None = None) -> None:
+                 insecure: bool = False, http_address: str | None = None, page_reads: int | None = None) -> None:
         check_address(address, tls=tls is not None, insecure=insecure)
         if http_address is not None:
             check_http_address(http_address, tls=tls is not None, insecure=insecure)
@@ -193,7 +196,7 @@ class ServiceServer:
         self.web = None
         if http_address is not None:  # the web pages, on a thread of this process, over the same façade and keys
             try:
-                self.web = _web_server(ts, keys, http_address, tls)
+                self.web = _web_server(ts, keys, http_address, tls, page_reads)
             except (OSError, ValueError):
                 self.server.stop(0)
                 self._restore()

@@ -71,10 +71,12 @@ class SignInRequired(Exception):
 @dataclass
 class WebConfig:
     """``secure_cookies``: served over TLS (cookies get Secure). ``allowed_hosts``: Host header values
-    (without port) this app answers; None answers any (behind a proxy that checks it)."""
+    (without port) this app answers; None answers any (behind a proxy that checks it). ``trace_reads``: the
+    pages' trace-store reads in flight at once (``serve --page-reads``)."""
 
     secure_cookies: bool = False
     allowed_hosts: tuple[str, ...] | None = None
+    trace_reads: int = views.PAGE_READ_SLOTS
     title: str = "trajsearch"
     #: nav entries (label, path)
     nav: list[tuple[str, str]] = field(default_factory=lambda: [("Search", "/"), ("Failure modes", "/failures")])
@@ -89,7 +91,7 @@ class Web:
         self.config = config
         self.sessions = SessionStore()
         self.one_time = one_time or OneTimeTokens()
-        self.facts = views.TraceFacts(ts)
+        self.facts = views.TraceFacts(ts, reads=config.trace_reads)
         self.facets = views.Facets(ts)
         self.asset_version = _asset_version()
         self.env = Environment(loader=PackageLoader("trajsearch.web", "templates"), autoescape=True,

@@ -164,19 +164,21 @@ class RunFacts:
         return not self.unread
 
 
-#: The web pages' own trace-read budget (see :meth:`TraceReads.budget`): permits (a tenant half of them),
-#: how long a read waits its turn, how many reads may wait. Their own, so that a page reading a model
-#: filter's hundreds of traces queues behind the other pages and never takes the agents' ``GetTrace``
-#: permits; waiting, so that a busy moment costs time, not runs silently left out.
+#: The web pages' own trace-read budget (see :meth:`TraceReads.budget`): permits (a tenant half of them; the
+#: default of ``serve --page-reads``), how long a read waits its turn, how many reads may wait. Their own, so
+#: that a page reading a model filter's hundreds of traces queues behind the other pages and never takes the
+#: agents' ``GetTrace`` permits; waiting, so that a busy moment costs time, not runs silently left out. The
+#: store thus sees at most ``--trace-reads`` plus ``--page-reads`` reads at once.
 PAGE_READ_SLOTS = 8
 PAGE_READ_WAIT = 10.0
 PAGE_READ_WAITERS = 64
 
 
-def page_reads(traces: TraceStore) -> TraceReads:
-    """The pages' own bounded reads of the store behind ``traces`` (the server's bounded one, or a plain store)."""
+def page_reads(traces: TraceStore, slots: int = PAGE_READ_SLOTS) -> TraceReads:
+    """The pages' own bounded reads of the store behind ``traces`` (the server's bounded one, or a plain store):
+    at most ``slots`` at once."""
     bounded = traces if isinstance(traces, TraceReads) else TraceReads(traces)
-    return bounded.budget(slots=PAGE_READ_SLOTS, queue_wait=PAGE_READ_WAIT, waiters=PAGE_READ_WAITERS)
+    return bounded.budget(slots=slots, queue_wait=PAGE_READ_WAIT, waiters=PAGE_READ_WAITERS)
 
 
 class TraceFacts:
@@ -186,8 +188,9 @@ class TraceFacts:
     in a request, the rest of that request does without (a slow store costs one read's wait).
     """
 
-    def __init__(self, ts: TrajSearch, *, size: int = 50_000, ttl: float = 300.0) -> None:
-        self.reads = page_reads(ts.traces)
+    def __init__(self, ts: TrajSearch, *, size: int = 50_000, ttl: float = 300.0,
+                 reads: int = PAGE_READ_SLOTS) -> None:
+        self.reads = page_reads(ts.traces, reads)
         self._cache: TTLCache = TTLCache(maxsize=size, ttl=ttl)
         self._lock = threading.Lock()
         # tenant -> (env version, policy version) -> models: suggestions are narrowed to a key's pins
