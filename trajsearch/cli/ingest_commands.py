@@ -70,6 +70,7 @@ def ingest(
     4 nothing landed: every record read was rejected;
     1 a failure: a batch not written, a worker failed, the store held by another ingest;
     2 a bad argument or a missing input: nothing written.
+    --dry-run exits 0, 3 or 4 as the ingest would (writing nothing).
     """
     from ..config import default_uri, home
     from ..ingest.batch import IngestJob, Shard
@@ -92,7 +93,10 @@ def ingest(
         except (ValueError, OSError) as exc:
             fail(str(exc))
         if dry_run:
-            _dry_run(paths, fmt, tenant or "default", defaults, group_by, outcomes, success_threshold, as_json, streams)
+            would = _dry_run(paths, fmt, tenant or "default", defaults, group_by, outcomes, success_threshold,
+                             as_json, streams)
+            if code := exit_status([would]):
+                raise typer.Exit(code)
             return
         if server:
             results = _ingest_remote(paths, server, ca, uri, traces, tenant, fmt=fmt, defaults=defaults,
@@ -193,7 +197,9 @@ def _ingest_remote(paths: List[Path], server: str, ca: Path | None, uri: str | N
 
 
 def _dry_run(paths: List[Path], fmt: str | None, tenant: str, defaults: dict[str, Any], group_by: str,
-             outcomes: Path | None, success_threshold: float, as_json: bool, streams: Any) -> None:
+             outcomes: Path | None, success_threshold: float, as_json: bool, streams: Any) -> dict[str, int]:
+    """Print what each input holds; return what an ingest of it would do, for :func:`exit_status`: a dry run
+    is a scheduler's pre-flight check, so it exits as the ingest would."""
     from dataclasses import replace
 
     from ..ingest.outcomes import OutcomeTable
@@ -208,9 +214,10 @@ def _dry_run(paths: List[Path], fmt: str | None, tenant: str, defaults: dict[str
     files = [replace(f, source=streams.given(f.source),
                      first_rejection=f.first_rejection and streams.given(f.first_rejection)) for f in files]
     joined = table_of_outcomes.counts() if table_of_outcomes is not None else None
+    would = {"ingested": sum(f.runs for f in files), "rejected": sum(f.rejected for f in files)}
     if as_json:
         print_json({"dry_run": True, "files": [f.to_dict() for f in files], "outcomes": joined})
-        return
+        return would
     table = Table("file", "format", "runs", "rejected", "steps", "errors", "outcomes", "first task", "tools", "model",
                   title="dry run: nothing written")
     for f in files:
@@ -229,6 +236,7 @@ def _dry_run(paths: List[Path], fmt: str | None, tenant: str, defaults: dict[str
                       "kept under a distinct id (id+hash)", highlight=False)
     if joined:
         _outcomes_line([joined])
+    return would
 
 
 def _outcomes_line(joins: list[dict[str, Any]]) -> None:
