@@ -59,3 +59,25 @@ def test_a_dry_run_exits_as_the_ingest_would(tmp_path: Path) -> None:
     assert "--dry-run exits 0, 3 or 4 as the ingest would" in " ".join(out.split())
 
 
+# -- F8: --server reports an unreadable input as a rejection --------------------------------------
+
+
+def test_an_unreadable_input_over_server_is_a_rejection_as_locally(backend, tmp_path: Path) -> None:
+    """Bug (F8): with --server a truncated file made the reader raise inside the gRPC request stream: "error:
+    ServiceError: UNKNOWN: Exception iterating requests!" and exit 1 ("rerun to resume": a scheduler retried
+    forever). Locally it is a rejection, exit 4. Now both backends name the rejection and exit alike."""
+    cut = tmp_path / RETAIL.name  # cut inside its first record: not even its format can be told
+    cut.write_bytes(RETAIL.read_bytes()[:3000])
+    code, _, err = run_cli("ingest", str(cut), "-q")
+    told = "".join(err.split())  # the console wraps a long path anywhere
+    assert code == 4, err
+    assert f"rejected{cut}" in told and "UNKNOWN" not in told
+    again = tmp_path / "again" / cut.name  # not the input the checkpoint has done
+    again.parent.mkdir()
+    again.write_bytes(cut.read_bytes())
+    code, out, err = run_cli("ingest", str(again), str(AIRLINE), "-q")
+    assert code == 3 and "ingested 2 runs" in out, err
+    code, _, err = stream(data=RETAIL.read_bytes()[:3000])
+    assert code == 4 and "rejected standard input" in " ".join(err.split()), err
+
+

@@ -176,21 +176,23 @@ def _ingest_remote(paths: List[Path], server: str, ca: Path | None, uri: str | N
                    outcomes: Path | None, success_threshold: float, streams: Any) -> list[dict[str, Any]]:
     """Parse here, stream to the server: the tenant is the key's (a --tenant naming another is refused)."""
     from ..ingest.outcomes import OutcomeTable
-    from ..ingest.read import ClippedRuns, parsed_as_given, read_dump
+    from ..ingest.read import (ClippedRuns, DistinctIds, ReadOptions, make_context, parsed_as_given, plan_inputs,
+                               read_unit)
 
-    try:
-        table = OutcomeTable.load(outcomes) if outcomes else None
-    except (ValueError, OSError) as exc:
-        fail(str(exc))
     with connect(server, ca, uri, traces, tenant) as api:
         key_tenant = api.api.whoami()["tenant"]
         if tenant and tenant != key_tenant:
             fail(f"--tenant {tenant!r} is not the key's tenant ({key_tenant!r})")
-        clipped = ClippedRuns()
-        records = (clipped(parsed_as_given(p, streams.names))
-                   for path in paths for p in read_dump(path, fmt=fmt, tenant=key_tenant, defaults=defaults,
-                                                        group_by=group_by, outcomes=table,
-                                                        success_threshold=success_threshold))
+        try:  # planned as a local ingest plans: an input that cannot be read is a rejection, not the end
+            table = OutcomeTable.load(outcomes) if outcomes else None
+            ctx = make_context(paths[0], tenant=key_tenant, defaults=defaults, success_threshold=success_threshold)
+            units = plan_inputs(paths, fmt)
+        except (ValueError, OSError) as exc:
+            fail(str(exc))
+        options = ReadOptions(group_by=group_by, outcomes=table)
+        distinct, clipped = DistinctIds(ctx, options), ClippedRuns()
+        records = (clipped(parsed_as_given(distinct(p), streams.names))
+                   for unit in units for p in read_unit(unit, ctx, options=options))
         report = api.api.add(records, timeout=3600)
     return [dict(report.to_dict(), results=report.results, clipped=clipped.to_dict(),
                  outcomes=table.counts() if table is not None else None)]
