@@ -40,6 +40,44 @@ def stored_runs() -> int:
     return json.loads(out)["trajectories"]
 
 
+# -- F2: a stream's run ids --------------------------------------------------------------------
+
+
+def test_two_dumps_streamed_unnamed_are_told_that_they_share_ids(backend) -> None:
+    """Bug (F2): tau-bench takes run ids from the file name, so every dump streamed in as ``-`` got ``tau-stdin-…``
+    ids: the retail dump streamed after the airline one replaced its run ``tau-stdin-0-t0`` and the summary said
+    nothing. Now it warns, in the summary and in --json, and says how to name the stream."""
+    code, _, err = stream(data=AIRLINE.read_bytes())
+    assert code == 0, err
+    told = " ".join(err.split())
+    assert "2 run(s) of standard input took their id from the name of its temporary copy" in told
+    assert "tau-stdin-0-t0" in told and "--stream-name FILE" in told
+    code, out, err = stream("--json", data=RETAIL.read_bytes())
+    assert code == 0, err
+    assert json.loads(out)["named_after_stream_copy"]["runs"] == 3
+
+
+def test_a_named_stream_takes_the_ids_of_its_file(backend) -> None:
+    """``--stream-name`` names the stream's copy: its runs get the ids the file itself gives (the same runs:
+    unchanged), and two different dumps streamed one after the other keep their runs apart (2 + 3)."""
+    code, out, err = run_cli("ingest", str(AIRLINE), "-q")
+    assert code == 0 and "ingested 2 runs" in out, err
+    code, out, err = stream("--stream-name", AIRLINE.name, data=AIRLINE.read_bytes())
+    assert code == 0, err
+    assert "ingested 0 runs (0 rows), unchanged 2" in out
+    assert "temporary copy" not in err
+    code, out, err = stream("--stream-name", RETAIL.name, data=RETAIL.read_bytes())
+    assert code == 0 and "ingested 3 runs" in out, err
+    assert stored_runs() == 5
+
+
+def test_a_stream_name_must_be_a_relative_name_one_per_stream(tmp_path: Path) -> None:
+    code, _, err = stream("--stream-name", "/etc/x.json", data=AIRLINE.read_bytes())
+    assert code == 2 and "relative path" in " ".join(err.split())
+    code, _, err = run_cli("ingest", str(AIRLINE), "--stream-name", "a.json", "--dry-run")
+    assert code == 2 and "for 0 streamed input(s)" in err
+
+
 # -- F5: --dry-run exits as the ingest would -----------------------------------------------------
 
 
@@ -81,3 +119,62 @@ def test_an_unreadable_input_over_server_is_a_rejection_as_locally(backend, tmp_
     assert code == 4 and "rejected standard input" in " ".join(err.split()), err
 
 
+# -- F7: the copy of a stream does not outlive the ingest -----------------------------------------
+
+
+def wait_for(condition, what: str, timeout: float = 120.0) -> None:
+    """Poll ``condition`` until it holds; a generous timeout so that a loaded machine passes."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            pytest.fail(f"timed out waiting for {what}")
+        time.sleep(0.05)
+
+
+def copies_in(tmp: Path) -> list[Path]:
+    return [p for p in tmp.glob("trajsearch-streams-*/*/*") if p.is_file()]
+
+
+def ingest_env(tmp_path: Path) -> dict[str, str]:
+    tmp = tmp_path / "tmp"
+    tmp.mkdir(exist_ok=True)
+    return {**os.environ, "TRAJSEARCH_MODEL": "hashing", "TRAJSEARCH_HOME": str(tmp_path / "home"), "TMPDIR": str(tmp)}
+
+
+def test_sigterm_during_a_streamed_ingest_removes_the_copy(tmp_path: Path) -> None:
+    """Bug (F7): a scheduler's timeout (SIGTERM) killed a streamed ingest with its whole copy of the stream left
+    in $TMPDIR (172 MB a night in the review's repro). SIGTERM is now a clean exit (143) that removes it."""
+    env = ingest_env(tmp_path)
+    proc = subprocess.Popen([sys.executable, "-m", "trajsearch.cli", "ingest", "-", "-q", "-t", "acme"], cwd=ROOT,
+                            env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        proc.stdin.write(AIRLINE.read_bytes() * 300)  # over a copy buffer's 1 MB, and the writer is still at it
+
+        proc.stdin.flush()
+        tmp = Path(env["TMPDIR"])
+        wait_for(lambda: any(p.stat().st_size for p in copies_in(tmp)), "the stream's copy to appear")
+        proc.send_signal(signal.SIGTERM)
+        code = proc.wait(timeout=120)
+    finally:
+        proc.kill()
+        proc.stdin.close()
+    assert code == 143, proc.stderr.read()
+    assert list(tmp.glob("trajsearch-streams-*")) == []
+
+
+def test_the_next_ingest_removes_the_copies_of_an_ingest_that_was_killed(tmp_path: Path) -> None:
+    """A ``kill -9`` gives no chance to clean up: the next ingest removes the copies whose owner is gone (the
+    pid in the folder's name), and leaves those of a live one."""
+    env = ingest_env(tmp_path)
+    tmp = Path(env["TMPDIR"])
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    dead = tmp / f"trajsearch-streams-{gone.stdout.strip()}-x1y2z3" / "stream-0"
+    live = tmp / f"trajsearch-streams-{os.getpid()}-a1b2c3" / "stream-0"
+    for folder in (dead, live):
+        folder.mkdir(parents=True)
+        (folder / "stdin").write_bytes(AIRLINE.read_bytes())
+    done = subprocess.run([sys.executable, "-m", "trajsearch.cli", "ingest", "-", "-q", "-t", "acme"], cwd=ROOT,
+                          env=env, input=AIRLINE.read_bytes(), capture_output=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert not dead.parent.exists()
+    assert live.exists()

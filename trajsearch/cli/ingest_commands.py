@@ -7,8 +7,11 @@ checkpoints and a summary of what landed and what was rejected.
 from __future__ import annotations
 
 import json
+import signal
+import threading
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, List, Optional
+from typing import Any, Iterator, List, Optional
 
 import typer
 from rich.markup import escape
@@ -34,6 +37,7 @@ SHOWN_REJECTIONS = 10
 
 def ingest(
     paths: List[Path] = typer.Argument(..., help="Dump files or directories (.jsonl, .json, .traj, .traj.json, OTLP JSON; .gz ok), a pipe or FIFO, or - for standard input."),
+    stream_name: List[str] = typer.Option([], "--stream-name", help="The file name a streamed input (-, <(...), a FIFO) stands for, e.g. 2026-12-04-airline.json or run1/django__django-11099.traj: formats detect and take run ids from it (repeatable: one per stream, in order)."),
     fmt: Optional[str] = typer.Option(None, "--format", "-f", help="Force a format instead of detecting it per file (see `trajsearch formats`)."),
     tenant: Tenant = None,
     outcomes: Optional[Path] = typer.Option(None, "--outcomes", help="Join verdicts: a JSON/JSONL/CSV file of run id -> outcome/reward (e.g. a SWE-bench report), or a directory of them (the harness's logs/<instance>/report.json). The summary says how many runs it matched."),
@@ -60,6 +64,7 @@ def ingest(
 
     A pipe is read too (`ingest <(zcat dump.jsonl.gz)`, a named FIFO, `-` for standard input):
     copied once to a temporary file and read whole on every run (no checkpoint can resume a stream).
+    --stream-name gives the copy the dump's file name, which some formats take run ids from.
 
     With --server the records are parsed here and streamed to the server under the key's tenant
     (a write key); checkpoints, shards and workers are for the embedded store or a Milvus URI.
@@ -79,6 +84,8 @@ def ingest(
     for path in [*paths, *([outcomes] if outcomes else [])]:
         if not (is_stream(path) or path.exists()):
             fail(f"{path}: no such file or directory")
+    if len(stream_name) > sum(map(is_stream, paths)):
+        fail(f"--stream-name given {len(stream_name)} time(s) for {sum(map(is_stream, paths))} streamed input(s)")
     try:
         job_shard = Shard.parse(shard)
         defaults = dict(_key_value(item) for item in set_field)
@@ -86,9 +93,10 @@ def ingest(
         fail(str(exc))
     if not dry_run:  # said before a pipe is read
         _check_job_options(server, workers, job_shard.count, dead_letter, checkpoint, restart)
-    with Streams() as streams:
+    names = iter(stream_name)
+    with _sigterm_exits(), Streams() as streams:
         try:
-            paths = [streams.take(p) for p in paths]
+            paths = [streams.take(p, next(names, None)) if is_stream(p) else p for p in paths]
             outcomes = streams.take(outcomes) if outcomes else None
         except (ValueError, OSError) as exc:
             fail(str(exc))
@@ -176,8 +184,8 @@ def _ingest_remote(paths: List[Path], server: str, ca: Path | None, uri: str | N
                    outcomes: Path | None, success_threshold: float, streams: Any) -> list[dict[str, Any]]:
     """Parse here, stream to the server: the tenant is the key's (a --tenant naming another is refused)."""
     from ..ingest.outcomes import OutcomeTable
-    from ..ingest.read import (ClippedRuns, DistinctIds, ReadOptions, make_context, parsed_as_given, plan_inputs,
-                               read_unit)
+    from ..ingest.read import (ClippedRuns, DistinctIds, NamedAfterSpool, ReadOptions, make_context, parsed_as_given,
+                               plan_inputs, read_unit)
 
     with connect(server, ca, uri, traces, tenant) as api:
         key_tenant = api.api.whoami()["tenant"]
@@ -190,12 +198,12 @@ def _ingest_remote(paths: List[Path], server: str, ca: Path | None, uri: str | N
         except (ValueError, OSError) as exc:
             fail(str(exc))
         options = ReadOptions(group_by=group_by, outcomes=table)
-        distinct, clipped = DistinctIds(ctx, options), ClippedRuns()
-        records = (clipped(parsed_as_given(distinct(p), streams.names))
+        distinct, clipped, spooled = DistinctIds(ctx, options), ClippedRuns(), NamedAfterSpool(streams.names)
+        records = (clipped(parsed_as_given(spooled(distinct(p)), streams.names))
                    for unit in units for p in read_unit(unit, ctx, options=options))
         report = api.api.add(records, timeout=3600)
     return [dict(report.to_dict(), results=report.results, clipped=clipped.to_dict(),
-                 outcomes=table.counts() if table is not None else None)]
+                 named_after_stream_copy=spooled.to_dict(), outcomes=table.counts() if table is not None else None)]
 
 
 def _dry_run(paths: List[Path], fmt: str | None, tenant: str, defaults: dict[str, Any], group_by: str,
@@ -282,6 +290,40 @@ def _clipped_line(clips: list[dict[str, Any]]) -> None:
               highlight=False)
 
 
+def _named_after_stream_copy_line(counts: list[dict[str, Any]]) -> None:
+    """A warning when a streamed input's runs took their ids from its temporary copy's name (``stdin``, ``63``):
+    the next dump streamed the same way gets the same ids and replaces them, and nothing else would say so."""
+    runs = sum(c["runs"] for c in counts)
+    if not runs:
+        return
+    streams = ", ".join(sorted({s for c in counts for s in c["streams"]}))
+    example = next(e for c in counts for e in c["examples"])
+    err.print(f"[yellow]{runs} run(s) of {escape(streams)} took their id from the name of its temporary copy[/yellow] "
+              f"(e.g. {escape(example)}; this format takes ids from the file name): a different dump streamed the "
+              "same way gets the same ids and replaces these runs. Name the stream after the dump's file: "
+              "--stream-name FILE (e.g. 2026-12-04-airline.json; a relative path keeps a run folder: "
+              "run1/<instance>.traj)", highlight=False)
+
+
+@contextmanager
+def _sigterm_exits() -> Iterator[None]:
+    """SIGTERM (a scheduler's timeout) as a clean exit (status 143), so that ``with`` blocks close: the copies
+    of streamed inputs are removed, the store is closed. (A SIGKILL's leftovers go at the next ingest, see
+    ``read.Streams``.)"""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def stop(signum: int, frame: Any) -> None:
+        raise SystemExit(128 + signum)
+
+    previous = signal.signal(signal.SIGTERM, stop)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
 def _short_path(path: str, limit: int = 48) -> str:
     return path if len(path) <= limit else "…" + path[-(limit - 1):]
 
@@ -340,6 +382,7 @@ def _ingest_summary(results: list[dict[str, Any]], as_json: bool) -> None:
                   f"a distinct id, e.g. {renamed[0]['trajectory_id']} -> {renamed[0]['renamed_to']}")
     _outcomes_line([r["outcomes"] for r in results if r.get("outcomes")])
     _clipped_line([r["clipped"] for r in results if r.get("clipped")])
+    _named_after_stream_copy_line([r["named_after_stream_copy"] for r in results if r.get("named_after_stream_copy")])
     if streamed := max((r.get("units_streamed") or 0) for r in results):
         out.print(f"{streamed} input(s) read from a pipe, whole: no checkpoint resumes a stream (a rerun reads it "
                   "again, its unchanged runs skipped)")

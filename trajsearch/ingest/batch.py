@@ -40,7 +40,7 @@ from .adapters._common import DEFAULT_SUCCESS_THRESHOLD
 from .checkpoint import Checkpoint, DeadLetter, job_id
 from .outcomes import OutcomeTable
 from ..indexer import IngestReport, Marker
-from .read import (ClippedRuns, DistinctIds, Parsed, ReadOptions, Unit, fingerprint, make_context,
+from .read import (ClippedRuns, DistinctIds, NamedAfterSpool, Parsed, ReadOptions, Unit, fingerprint, make_context,
                    parsed_as_given, plan_inputs, read_unit)
 
 log = logging.getLogger(__name__)
@@ -130,6 +130,7 @@ class JobResult:
     renamed: list[tuple[str, str, str]] = field(default_factory=list)  # (source, original id, new id)
     outcomes: OutcomeTable | None = None  # the job's outcome file, counting the runs it had a verdict for
     clipped: ClippedRuns | None = None  # the runs read with an over-long field clipped
+    spooled: NamedAfterSpool | None = None  # the runs of a stream named after its temporary copy
 
     def to_dict(self) -> dict[str, Any]:
         return {**self.report.to_dict(), "units": self.units, "units_already_done": self.skipped_units,
@@ -138,7 +139,8 @@ class JobResult:
                 "dead_letter": str(self.dead_letter), "error": self.error,
                 "renamed": [{"source": s, "trajectory_id": old, "renamed_to": new} for s, old, new in self.renamed],
                 "outcomes": self.outcomes.counts() if self.outcomes is not None else None,
-                "clipped": self.clipped.to_dict() if self.clipped is not None else None}
+                "clipped": self.clipped.to_dict() if self.clipped is not None else None,
+                "named_after_stream_copy": self.spooled.to_dict() if self.spooled is not None else None}
 
 
 @lru_cache(maxsize=1)
@@ -229,13 +231,13 @@ def run_ingest(
         if on_bytes:
             on_bytes(n)
 
-    distinct, clipped = DistinctIds(ctx, options), ClippedRuns()
+    distinct, clipped, spooled = DistinctIds(ctx, options), ClippedRuns(), NamedAfterSpool(job.streams)
 
     def items() -> Iterator[Any]:
         for unit, skip, cursor in plan:
             for parsed in read_unit(unit, ctx, options=options, skip=skip, cursor=cursor, on_bytes=count_bytes):
                 parsed = distinct(parsed)
-                yield clipped(_as_named(parsed, job.streams) if unit.key in streamed else parsed)
+                yield clipped(_as_named(spooled(parsed), job.streams) if unit.key in streamed else parsed)
             if unit.key not in streamed:
                 yield Marker(("unit-done", unit.key))
 
@@ -263,7 +265,7 @@ def run_ingest(
         dead.close()
     return JobResult(report, checkpoint.path, dead.path, len(units), len(skipped), time.monotonic() - started, error,
                      streamed=len(streamed), skipped_keys=skipped, renamed=distinct.renamed, outcomes=outcomes,
-                     clipped=clipped)
+                     clipped=clipped, spooled=spooled)
 
 
 def _as_named(parsed: Parsed, streams: Mapping[str, str]) -> Parsed:

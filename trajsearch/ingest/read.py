@@ -25,6 +25,8 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
+import re
+import select
 import shutil
 import stat
 import sys
@@ -32,7 +34,7 @@ import tempfile
 from contextlib import nullcontext
 from dataclasses import dataclass, replace
 from functools import lru_cache
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import IO, Any, Callable, ContextManager, Iterable, Iterator, Mapping, NamedTuple
 
 from pydantic import ValidationError
@@ -210,28 +212,41 @@ def _absolute(path: str | Path) -> Path:
     return Path(path).absolute() if is_stream(path) else Path(path).resolve()
 
 
+#: The temporary folders of :class:`Streams`: ``trajsearch-streams-<pid>-<random>``, the owner's pid in the name
+#: so that the next ingest can remove the copies of one that was killed (see :func:`_sweep_orphaned_copies`).
+STREAMS_PREFIX = "trajsearch-streams-"
+_STREAMS_DIR = re.compile(rf"{STREAMS_PREFIX}(\d+)-")
+#: The folder of a stream's copy inside the temporary folder, numbered per stream (two may share a name).
+_STREAM_FOLDER = "stream-{}"
+
+
 class Streams:
     """Inputs that can be read only once (see :func:`is_stream`), each copied in one pass to a temporary file
     for the life of a ``with`` block: what reads the copy may open it as often as it needs.
 
-    The copy keeps the input's name (adapters derive run ids from it; ``-`` becomes ``stdin``), and
+    The copy keeps the input's name, or takes the one the operator gives (``--stream-name``): adapters detect
+    formats and derive run ids from it. An unnamed standard input becomes ``stdin``, ``<(...)`` its fd number
+    (``63``): such ids collide from one stream to the next, which :class:`NamedAfterSpool` tells.
     :meth:`given` maps a copy's path back to what the operator named, for rejections and summaries: the copy is
     gone once the block ends. A stream is read whole on every ingest: no checkpoint can resume it.
     """
 
     def __init__(self) -> None:
-        self._dir = tempfile.TemporaryDirectory(prefix="trajsearch-streams-")
+        _sweep_orphaned_copies()
+        self._dir = tempfile.TemporaryDirectory(prefix=f"{STREAMS_PREFIX}{os.getpid()}-")
         self.names: dict[str, str] = {}  # the copy's path -> the input as named
 
-    def take(self, path: Path) -> Path:
-        """``path`` itself, or for a stream its copy, read to the end now (a named FIFO waits for its writer)."""
+    def take(self, path: Path, name: str | None = None) -> Path:
+        """``path`` itself, or for a stream its copy, read to the end now (a named FIFO waits for its writer).
+        ``name`` is the copy's file name, or a relative path whose folders a format reads too (SWE-agent's run
+        folder: ``run1/django__django-11099.traj``)."""
         if not is_stream(path):
             return path
-        name = "stdin" if str(path) == STDIN else path.name
-        copy = Path(self._dir.name).resolve() / str(len(self.names)) / name
-        copy.parent.mkdir()
+        relative = _copy_name(name) if name is not None else Path("stdin" if str(path) == STDIN else path.name)
+        copy = Path(self._dir.name).resolve() / _STREAM_FOLDER.format(len(self.names)) / relative
+        copy.parent.mkdir(parents=True)
         with _open_stream(path) as source, open(copy, "wb") as target:
-            shutil.copyfileobj(source, target, 1 << 20)
+            _copy_stream(source, target)
         self.names[str(copy)] = "standard input" if str(path) == STDIN else str(path)
         return copy
 
@@ -246,6 +261,75 @@ class Streams:
         self._dir.cleanup()
 
 
+def _copy_name(name: str) -> Path:
+    """The operator's name for a stream's copy: a file name or a relative path, inside the copy's folder."""
+    relative = PurePosixPath(name)
+    if not name.strip() or relative.is_absolute() or ".." in relative.parts or not relative.name:
+        raise ValueError(f"--stream-name {name!r}: give a file name (airline.json) or a relative path "
+                         "(run1/django__django-11099.traj)")
+    return Path(*relative.parts)
+
+
+def _sweep_orphaned_copies() -> None:
+    """Remove the stream copies of ingests that died without cleaning up (SIGKILL, a crash): each is a whole
+    dump, and a nightly job that times out would otherwise fill ``$TMPDIR`` night after night."""
+    for folder in Path(tempfile.gettempdir()).glob(f"{STREAMS_PREFIX}*"):
+        owner = _STREAMS_DIR.match(folder.name)
+        if owner and folder.is_dir() and not _alive(int(owner.group(1))):
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process
+        return True
+    return True
+
+
+class NamedAfterSpool:
+    """The runs of a stream whose id or task id holds a name that only its temporary copy had (``stdin``, a
+    pipe's ``63``, the copy's folders): the next stream read the same way gets the same ids and silently replaces
+    them (or, with a random folder in the id, every rerun adds them again). Counted, the first few named, so
+    that the summary can say so. ``names``: the copies' paths -> the inputs as named (see :class:`Streams`)."""
+
+    def __init__(self, names: Mapping[str, str], kept: int = 5) -> None:
+        self.names = names
+        self.runs = 0
+        self.kept = kept
+        self.examples: list[str] = []
+        self.streams: set[str] = set()
+
+    def __call__(self, parsed: Parsed) -> Parsed:
+        """``parsed`` (read from its copy, before :func:`parsed_as_given`), counted when it is named so."""
+        run = parsed.trajectory
+        given = self.names.get(parsed.source)
+        if run is not None and given is not None and _spooled(run, Path(parsed.source)):
+            self.runs += 1
+            self.streams.add(given)
+            if len(self.examples) < self.kept:
+                self.examples.append(run.trajectory_id)
+        return parsed
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"runs": self.runs, "streams": sorted(self.streams), "examples": self.examples}
+
+
+def _spooled(run: Trajectory, copy: Path) -> bool:
+    """Whether ``run``'s id or task id holds a name of ``copy`` that the operator did not give."""
+    parts = copy.parts
+    top = next((i for i, part in enumerate(parts) if part.startswith(STREAMS_PREFIX)), None)
+    if top is None:
+        return False
+    names = [parts[top], parts[top + 1]]
+    if len(parts) == top + 3 and (copy.name == "stdin" or copy.name.isdigit()):  # unnamed: the placeholder
+        names.append(copy.name)
+    ids = (run.trajectory_id, run.task_id or "")
+    return any(re.search(rf"(?<![A-Za-z0-9]){re.escape(name)}(?![A-Za-z0-9])", text) for name in names for text in ids)
+
+
 def as_given(text: str, names: Mapping[str, str]) -> str:
     """``text`` with each stream's copy named as the operator named the stream (``names``: see :class:`Streams`)."""
     for copy, name in names.items():
@@ -257,6 +341,24 @@ def parsed_as_given(parsed: Parsed, names: Mapping[str, str]) -> Parsed:
     """A record of a stream's copy as of the stream the operator named: the copy is gone after the ingest."""
     error = as_given(parsed.error, names) if parsed.error is not None else None
     return replace(parsed, source=as_given(parsed.source, names), error=error)
+
+
+def _copy_stream(source: IO[bytes], target: IO[bytes], chunk: int = 1 << 20) -> None:
+    """``source`` to its end into ``target``, waiting for its writer at most a second at a time: the kernel may
+    hand a SIGTERM to another thread (numpy's, gRPC's), and Python acts on it only once this one runs again,
+    so a blocking read from a stalled writer would never end the ingest (nor remove its copy)."""
+    try:
+        fd = source.fileno()
+    except OSError:  # no file descriptor (a test's in-memory stdin): nothing to wait on
+        shutil.copyfileobj(source, target, chunk)
+        return
+    while True:
+        if not select.select([fd], [], [], 1.0)[0]:
+            continue
+        data = os.read(fd, chunk)
+        if not data:
+            return
+        target.write(data)
 
 
 def _open_stream(path: Path) -> ContextManager[IO[bytes]]:
