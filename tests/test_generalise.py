@@ -1054,3 +1054,33 @@ def test_test_files_are_no_place_a_tasks_work_lies(hashing_ts, monkeypatch):
     assert _urlize_exemplars(hashing_ts, 2) == ["near-0", "html"]
     monkeypatch.setattr(where, "is_test_file", lambda path: False)
     assert _urlize_exemplars(hashing_ts, 2) == ["tester", "near-0"]
+
+
+
+def test_a_run_whose_steps_read_like_the_task_is_preferred_to_a_twin_of_the_first(hashing_ts):
+    """Plumbing (hashing test embedder), urlize again (the reproduction step of the real gemini run of
+    django__django-14539): runs worded like the task changed ``core/validators.py``; a run worded a little less
+    like it changed ``utils/html.py``, and its first steps reproduced what the task reports. That step row is
+    the nearest the task (``cover_steps`` 1), so the run scores ``near_step_weight`` more (feature ``steps``)
+    and is one of the two shown. Without that weight the two are the best run and a near twin of it, whose steps (an edit, a diff) read nothing like the task. The files' votes barely count here
+    (``cover_weight`` 0.01: the steps are still searched) and neither does the code the task names."""
+    near = [_changed(f"near-{i}", URLIZE_TASK + tail, "django/core/validators.py")
+            for i, tail in enumerate(("", " when escaped", " with punctuation"))]
+    diff = "diff --git a/django/utils/html.py b/django/utils/html.py\n@@ -1 +1 @@\n-a\n+b\n"
+    reproduced = make_run("reproduced", task_id="reproduced", outcome="success",
+                          task="urlize() mishandles html escaped strings followed by punctuation. " + URLIZE_TASK[100:],
+                          steps=[("bash", {"command": URLIZE_RUN[0]}, URLIZE_RUN[1]),
+                                 ("bash", {"command": "cat reproduce_issue.py"},
+                                  "from django.utils.html import urlize\nprint(urlize('Search for google.com/?q=1&lt! and see.'))"),
+                                 ("bash", {"command": "ls"}, "reproduce_issue.py"),
+                                 ("bash", {"command": "sed -i 's/a/b/' django/utils/html.py"}, ""),
+                                 ("bash", {"command": "git diff"}, diff)])
+    hashing_ts.add([*near, reproduced])
+    config = RuntimeConfig(advice=AdviceConfig(
+        novelty=NoveltyConfig(follow_closely=1.0, inspiration=0.0, per_tenant=False), cover_steps=1, cover_weight=0.01,
+        rerank=RerankConfig(other_work_margin=0.0, max_cosine=1.0, w_touched=0.0, w_where=0.0)))
+    items = Runtime(hashing_ts, config).exemplars(URLIZE_TASK, ACME, k=2).items
+    assert sorted(e.trajectory_id for e in items) == ["near-0", "reproduced"]
+    assert {e.trajectory_id: e.features["steps"] for e in items} == {"near-0": 0.0, "reproduced": 1.0}
+    off = Runtime(hashing_ts, replace(config, advice=replace(config.advice, near_step_weight=0.0)))
+    assert [e.trajectory_id for e in off.exemplars(URLIZE_TASK, ACME, k=2).items] in (["near-0", "near-1"], ["near-0", "near-2"])
