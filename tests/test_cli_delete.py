@@ -39,7 +39,7 @@ def test_delete_from_a_dump_undoes_its_ingest_and_leaves_other_runs(backend, tmp
 
     code, out, err = run_cli("delete", "--from", str(dump), "--dry-run", "--json")
     assert code == 0, err
-    assert json.loads(out) == {"would_remove": ids, "not_found": []}
+    assert json.loads(out) == {"would_remove": ids, "not_found": [], "kept_other_run": []}
     assert _runs() == len(ids) + 1  # a dry run removes nothing
 
     code, out, err = run_cli("delete", "--from", str(dump))
@@ -62,7 +62,7 @@ def test_delete_by_id_names_the_runs_it_did_not_find(backend, tmp_path):  # noqa
     assert code == 0, out + err
     code, out, err = run_cli("delete", SWE_RUN, "no-such-run", "--json")
     assert code == 1
-    assert json.loads(out) == {"removed": [SWE_RUN], "not_found": ["no-such-run"]}
+    assert json.loads(out) == {"removed": [SWE_RUN], "not_found": ["no-such-run"], "kept_other_run": []}
     assert _runs() == 0
 
 
@@ -76,3 +76,40 @@ def test_delete_refuses_bad_arguments_before_removing_anything(backend, tmp_path
     code, out, err = run_cli("delete", SWE_RUN, "--from", str(tmp_path / "missing.jsonl"))
     assert code == 2 and "missing.jsonl: no such file or directory" in " ".join(err.split())
     assert _runs() == 1
+
+
+def test_delete_from_removes_only_the_runs_the_dump_gave_when_inputs_shared_an_id(backend, tmp_path):  # noqa: F811
+    """Review 3 (round 41, F1): ``ingest a.jsonl b.jsonl`` with a run id in both (different runs) keeps a's under
+    the id and b's under ``id+<hash>``; ``delete --from b.jsonl`` read b alone and removed a's run, keeping b's.
+    A stored run is removed only where it is the dump's run (the same content), under its id or the distinct one."""
+    dump, ids = _sample_dump(tmp_path)
+    records = [json.loads(line) for line in dump.read_text().splitlines()]
+    a, b = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    a.write_text(json.dumps(records[0]) + "\n", encoding="utf-8")
+    b.write_text(json.dumps({**records[1], "trajectory_id": ids[0]}) + "\n", encoding="utf-8")  # a's id, b's run
+    code, out, err = run_cli("ingest", str(a), str(b))
+    assert code == 0, out + err
+    assert _runs() == 2
+    code, out, err = run_cli("delete", "--from", str(b), "--json")
+    assert code == 0, out + err
+    [removed] = json.loads(out)["removed"]
+    assert removed.startswith(ids[0] + "+")  # b's run, under the distinct id the ingest gave it
+    code, out, err = run_cli("show", ids[0], "--json")
+    assert code == 0 and json.loads(out)["task"] == records[0]["task"]  # a's run is still there
+    code, out, err = run_cli("delete", "--from", str(a), "--json")
+    assert code == 0 and json.loads(out)["removed"] == [ids[0]]
+    assert _runs() == 0
+
+
+def test_delete_from_reads_the_dump_with_the_ingests_defaults(backend, tmp_path):  # noqa: F811
+    """Review 3 (F3): a run ingested with ``--set`` differs from the dump's record read without it; without the
+    same ``--set`` it is kept (another run's content under that id), with it it is removed."""
+    dump, ids = _sample_dump(tmp_path)
+    code, out, err = run_cli("ingest", str(dump), "--set", "policy_version=p7")
+    assert code == 0, out + err
+    code, out, err = run_cli("delete", "--from", str(dump), "--json")
+    assert code == 1 and json.loads(out) == {"removed": [], "not_found": [], "kept_other_run": ids}
+    assert _runs() == len(ids)
+    code, out, err = run_cli("delete", "--from", str(dump), "--set", "policy_version=p7", "--json")
+    assert code == 0 and json.loads(out)["removed"] == ids
+    assert _runs() == 0

@@ -164,17 +164,37 @@ def test_sigterm_during_a_streamed_ingest_removes_the_copy(tmp_path: Path) -> No
 
 def test_the_next_ingest_removes_the_copies_of_an_ingest_that_was_killed(tmp_path: Path) -> None:
     """A ``kill -9`` gives no chance to clean up: the next ingest removes the copies whose owner is gone (the
-    pid in the folder's name), and leaves those of a live one."""
+    host and pid in the folder's name), and leaves those of a live one, and those of another host (review 3, F2:
+    a container sharing $TMPDIR, whose pids are not this host's: its live ingest lost its copy)."""
+    from trajsearch.ingest.read import _host
+
     env = ingest_env(tmp_path)
     tmp = Path(env["TMPDIR"])
     gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
-    dead = tmp / f"trajsearch-streams-{gone.stdout.strip()}-x1y2z3" / "stream-0"
-    live = tmp / f"trajsearch-streams-{os.getpid()}-a1b2c3" / "stream-0"
-    for folder in (dead, live):
+    dead = tmp / f"trajsearch-streams-{_host()}-{gone.stdout.strip()}-x1y2z3" / "stream-0"
+    live = tmp / f"trajsearch-streams-{_host()}-{os.getpid()}-a1b2c3" / "stream-0"
+    elsewhere = tmp / f"trajsearch-streams-{_host()}x-container-{gone.stdout.strip()}-q1w2e3" / "stream-0"
+    for folder in (dead, live, elsewhere):
         folder.mkdir(parents=True)
         (folder / "stdin").write_bytes(AIRLINE.read_bytes())
     done = subprocess.run([sys.executable, "-m", "trajsearch.cli", "ingest", "-", "-q", "-t", "acme"], cwd=ROOT,
                           env=env, input=AIRLINE.read_bytes(), capture_output=True, timeout=300)
     assert done.returncode == 0, done.stderr
     assert not dead.parent.exists()
-    assert live.exists()
+    assert live.exists() and elsewhere.exists()
+
+
+def test_a_dry_run_reads_records_under_the_tenant_the_ingest_would(backend, tmp_path: Path) -> None:
+    """Review 3 (round 41, F4): over --server a dry run read records under tenant ``default``, not the key's, so
+    native records of the key's tenant were all "rejected" and the dry run exited 4 where the ingest lands them.
+    The records are the bundled sample's real tau-bench runs, written under the CLI's tenant (the key's)."""
+    from trajsearch.cli import SAMPLE
+
+    records = [{**json.loads(line), "tenant": "acme"} for line in Path(SAMPLE).read_text().splitlines()[:2]]
+    dump = tmp_path / "acme.jsonl"
+    dump.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    code, out, err = run_cli("ingest", str(dump), "--dry-run", "--json")
+    assert code == 0, out + err
+    assert [f["runs"] for f in json.loads(out)["files"]] == [2]
+    code, out, err = run_cli("ingest", str(dump))
+    assert code == 0, out + err

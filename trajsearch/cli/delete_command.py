@@ -4,11 +4,12 @@ starting the store again."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import List, Optional
+from typing import Any, List, Optional
 
 import typer
 
 from .connect import connect
+from .ingest_commands import parse_set
 from .options import AsJson, Ca, Server, Tenant, Traces, Uri
 from .output import err, fail, out, print_json
 
@@ -18,9 +19,12 @@ SHOWN_IDS = 10
 
 def delete(
     trajectory_ids: Optional[List[str]] = typer.Argument(None, help="Runs to remove, by trajectory id."),
-    dumps: List[Path] = typer.Option([], "--from", help="Remove every run this dump file or folder holds, read as `ingest` reads it (repeatable; with its --format and --group-by)."),
+    dumps: List[Path] = typer.Option([], "--from", help="Remove the runs these dump files or folders gave an ingest (repeatable: name every input of that ingest, as ids are kept distinct across them), with its --format, --group-by, --set, --outcomes and --success-threshold. A stored run is removed only if it is the dump's run (same content)."),
     fmt: Optional[str] = typer.Option(None, "--format", "-f", help="With --from: the format `ingest` was forced to."),
     group_by: str = typer.Option("trace", "--group-by", help="With --from, span formats: 'trace' or 'conversation', as at ingest."),
+    set_field: List[str] = typer.Option([], "--set", help="With --from: the --set FIELD=VALUE of the ingest (repeatable)."),
+    outcomes: Optional[Path] = typer.Option(None, "--outcomes", help="With --from: the --outcomes of the ingest."),
+    success_threshold: float = typer.Option(0.5, "--success-threshold", min=0.0, max=1.0, help="With --from: the --success-threshold of the ingest."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Remove nothing: say which runs are there to remove."),
     tenant: Tenant = None,
     server: Server = None,
@@ -29,70 +33,101 @@ def delete(
     traces: Traces = None,
     as_json: AsJson = False,
 ) -> None:
-    """Remove runs from the index and the trace store: named by id, or every run of a dump (undo an ingest).
+    """Remove runs from the index and the trace store: named by id, or the runs a dump gave (undo an ingest).
 
     Exit status: 0 every run named was removed (or, with --dry-run, is there);
-    1 some were not in the tenant's index (the others were removed); 2 a bad argument: nothing removed.
+    1 some were not in the tenant's index, or (--from) the stored run of that id is another run than the dump's
+    (kept: an ingest with other inputs or options stored it); the others were removed; 2 a bad argument: nothing removed.
     """
+    from ..ingest.read import is_stream
     from ..model import valid_id
 
     if not trajectory_ids and not dumps:
         fail("name the runs to remove (trajectory ids) or a dump with --from")
-    for trajectory_id in trajectory_ids or ():  # all checked before any is removed
-        try:
+    try:
+        for trajectory_id in trajectory_ids or ():  # all checked before any is removed
             valid_id(trajectory_id)
-        except ValueError as exc:
-            fail(str(exc))
-    for path in dumps:
+        defaults = dict(parse_set(item) for item in set_field)
+    except ValueError as exc:
+        fail(str(exc))
+    for path in [*dumps, *([outcomes] if outcomes else [])]:
+        if is_stream(path):
+            fail(f"{path}: --from reads files and folders, not a stream (save it first, under the name it was "
+                 "ingested with)")
         if not path.exists():
             fail(f"{path}: no such file or directory")
     with connect(server, ca, uri, traces, tenant) as api:
-        named = list(dict.fromkeys([*(trajectory_ids or ()), *_runs_of(dumps, fmt, group_by, api)]))
+        named = list(trajectory_ids or ())
+        other: list[str] = []
+        absent: list[str] = []
+        if dumps:
+            ours, other, absent = _runs_of(dumps, api, fmt=fmt, group_by=group_by, defaults=defaults,
+                                           outcomes=outcomes, success_threshold=success_threshold)
+            named += ours
+        named = list(dict.fromkeys(named))
         if dry_run:
             there = [t for t in named if api.run(t) is not None]
         else:
             if len(named) > 100 and not as_json:
-                err.print(f"removing up to {len(named)} runs…", highlight=False)
+                err.print(f"removing {len(named)} runs…", highlight=False)
             there = api.delete(named)
-    missing = [t for t in named if t not in set(there)]
-    _report(there, missing, dry_run, as_json)
-    if missing:
+    found = set(there)
+    missing = list(dict.fromkeys([*(t for t in named if t not in found), *absent]))
+    _report(there, missing, other, dry_run, as_json)
+    if missing or other:
         raise typer.Exit(1)
 
 
-def _runs_of(dumps: List[Path], fmt: str | None, group_by: str, api) -> list[str]:  # api: Backend
-    """The trajectory ids the dumps give under the tenant, as ingest reads them (ids made distinct the same way);
-    records that do not read as runs were never ingested and are counted, not removed."""
-    if not dumps:
-        return []
-    from ..ingest.read import read_dump
+def _runs_of(dumps: List[Path], api: Any, **read: Any) -> tuple[list[str], list[str], list[str]]:  # api: Backend
+    """The stored runs the dumps gave, read as an ingest of them all (``read``: its options) read them, under the
+    tenant: ``(ids to remove, ids kept, ids not stored)``. A run is removed where the stored run is it (the same
+    content) under its id, or under the distinct id an ingest gives a run whose id another input held; a stored
+    run of that id with other content (another input's, or read with other options) is kept, as is one whose
+    trace cannot be read to tell. Records that do not read as runs are counted."""
+    from ..ingest.outcomes import OutcomeTable
+    from ..ingest.read import distinct_id, read_inputs, same_run
 
     tenant = api.api.whoami()["tenant"] if api.remote else api.tenant
-    ids: list[str] = []
-    unread = 0
-    for path in dumps:
-        try:
-            for parsed in read_dump(path, fmt=fmt, tenant=tenant, group_by=group_by):
-                if parsed.trajectory is None:
-                    unread += 1
-                else:
-                    ids.append(parsed.trajectory.trajectory_id)
-        except (ValueError, OSError) as exc:
-            fail(str(exc))
-    if unread:
+    try:
+        outcomes = read.pop("outcomes")
+        table = OutcomeTable.load(outcomes) if outcomes else None
+        parsed = list(read_inputs(dumps, tenant=tenant, outcomes=table, **read))
+    except (ValueError, OSError) as exc:
+        fail(str(exc))
+    ours: list[str] = []
+    other: list[str] = []
+    absent: list[str] = []
+    for run in (p.trajectory for p in parsed if p.trajectory is not None):
+        stored = [(tid, kept) for tid in dict.fromkeys((run.trajectory_id, distinct_id(run)))
+                  if (kept := _stored_run(api, tid)) is not None]
+        match = next((tid for tid, kept in stored if kept is not False and same_run(kept, run)), None)
+        (ours if match is not None else other if stored else absent).append(match or run.trajectory_id)
+    if unread := sum(p.trajectory is None for p in parsed):
         err.print(f"{unread} record(s) of the dump(s) do not read as runs (ingest rejected them): nothing to remove",
                   highlight=False)
-    return ids
+    return ours, other, absent
 
 
-def _report(there: list[str], missing: list[str], dry_run: bool, as_json: bool) -> None:
+def _stored_run(api: Any, trajectory_id: str) -> Any:
+    """The stored run of that id, None when there is none, False when its trace cannot be read."""
+    try:
+        found = api.show(trajectory_id)
+    except (LookupError, ValueError):
+        return False
+    return None if found is None else found[1]
+
+
+def _report(there: list[str], missing: list[str], other: list[str], dry_run: bool, as_json: bool) -> None:
     if as_json:
-        print_json({"would_remove" if dry_run else "removed": there, "not_found": missing})
+        print_json({"would_remove" if dry_run else "removed": there, "not_found": missing, "kept_other_run": other})
         return
     verb = "would remove" if dry_run else "removed"
     out.print(f"{verb} {len(there)} run(s)" + (f": {_ids(there)}" if there else ""), markup=False)
     if missing:
         out.print(f"not in the index: {len(missing)} run(s): {_ids(missing)}", markup=False)
+    if other:
+        out.print(f"kept {len(other)} run(s) whose id the dump names but whose stored content is another run's "
+                  f"(another input of the ingest, or other --set/--outcomes): {_ids(other)}", markup=False)
 
 
 def _ids(ids: list[str]) -> str:

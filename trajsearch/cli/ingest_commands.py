@@ -88,7 +88,7 @@ def ingest(
         fail(f"--stream-name given {len(stream_name)} time(s) for {sum(map(is_stream, paths))} streamed input(s)")
     try:
         job_shard = Shard.parse(shard)
-        defaults = dict(_key_value(item) for item in set_field)
+        defaults = dict(parse_set(item) for item in set_field)
     except ValueError as exc:
         fail(str(exc))
     if not dry_run:  # said before a pipe is read
@@ -101,8 +101,8 @@ def ingest(
         except (ValueError, OSError) as exc:
             fail(str(exc))
         if dry_run:
-            would = _dry_run(paths, fmt, tenant or "default", defaults, group_by, outcomes, success_threshold,
-                             as_json, streams)
+            would = _dry_run(paths, fmt, tenant or _key_tenant(server, ca), defaults, group_by, outcomes,
+                             success_threshold, as_json, streams)
             if code := exit_status([would]):
                 raise typer.Exit(code)
             return
@@ -121,6 +121,15 @@ def ingest(
     _ingest_summary(results, as_json)
     if code := exit_status(results):
         raise typer.Exit(code)
+
+
+def _key_tenant(server: str | None, ca: Path | None) -> str:
+    """The tenant records are read under when --tenant is not given: over --server the key's (a native record
+    naming it is the key's own), else the default tenant."""
+    if not server:
+        return "default"
+    with connect(server, ca, None, None, None) as api:
+        return api.api.whoami()["tenant"]
 
 
 def _check_job_options(server: str | None, workers: int, shards: int, dead_letter: Path | None,
@@ -328,7 +337,8 @@ def _short_path(path: str, limit: int = 48) -> str:
     return path if len(path) <= limit else "…" + path[-(limit - 1):]
 
 
-def _key_value(item: str) -> tuple[str, Any]:
+def parse_set(item: str) -> tuple[str, Any]:
+    """One `--set FIELD=VALUE` (ingest and delete --from read a dump with the same defaults)."""
     key, sep, value = item.partition("=")
     if not sep or not key.strip():
         raise ValueError(f"--set expects FIELD=VALUE, got {item!r}")

@@ -12,10 +12,10 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Mapping
+from typing import Any, Iterable, Mapping
 
 from .adapters._common import DEFAULT_SUCCESS_THRESHOLD
-from .read import DistinctIds, Parsed, ReadOptions, make_context, plan_inputs, read_unit
+from .read import Parsed, plan_inputs, read_inputs
 
 
 @dataclass
@@ -90,18 +90,9 @@ def preview(
     single file) raise ValueError / FileNotFoundError, as ingest does.
     """
     paths = list(paths)
-    ctx = make_context(paths[0] if paths else ".", tenant=tenant, defaults=defaults,
-                       success_threshold=success_threshold)
-    options = ReadOptions(group_by=group_by, outcomes=outcomes)
     units = plan_inputs(paths, fmt)
-    distinct = DistinctIds(ctx, options)
-
-    def items() -> Iterator[Parsed]:
-        for unit in units:
-            for parsed in read_unit(unit, ctx, options=options):
-                yield distinct(parsed)
-
-    files = preview_items(items())
+    files = preview_items(read_inputs(paths, fmt=fmt, tenant=tenant, defaults=defaults, group_by=group_by,
+                                      outcomes=outcomes, success_threshold=success_threshold, units=units))
     seen = {f.source for f in files}
     # a file that holds no run is listed too, with 0 runs (e.g. a tau2 dir layout's results.json)
     return files + [FilePreview(unit.key, unit.fmt) for unit in units

@@ -28,6 +28,7 @@ import os
 import re
 import select
 import shutil
+import socket
 import stat
 import sys
 import tempfile
@@ -212,10 +213,15 @@ def _absolute(path: str | Path) -> Path:
     return Path(path).absolute() if is_stream(path) else Path(path).resolve()
 
 
-#: The temporary folders of :class:`Streams`: ``trajsearch-streams-<pid>-<random>``, the owner's pid in the name
-#: so that the next ingest can remove the copies of one that was killed (see :func:`_sweep_orphaned_copies`).
+#: The temporary folders of :class:`Streams`: ``trajsearch-streams-<host>-<pid>-<random>``, the owner's host name
+#: and pid in the name so that the next ingest on that host can remove the copies of one that was killed (see
+#: :func:`_sweep_orphaned_copies`); a container sharing $TMPDIR has a host name of its own, and its pids are not ours.
 STREAMS_PREFIX = "trajsearch-streams-"
-_STREAMS_DIR = re.compile(rf"{STREAMS_PREFIX}(\d+)-")
+_STREAMS_DIR = re.compile(rf"{STREAMS_PREFIX}(?P<host>.+)-(?P<pid>\d+)-[^-]+$")
+
+
+def _host() -> str:
+    return re.sub(r"[^A-Za-z0-9.]", "_", socket.gethostname()) or "host"
 #: The folder of a stream's copy inside the temporary folder, numbered per stream (two may share a name).
 _STREAM_FOLDER = "stream-{}"
 
@@ -233,7 +239,7 @@ class Streams:
 
     def __init__(self) -> None:
         _sweep_orphaned_copies()
-        self._dir = tempfile.TemporaryDirectory(prefix=f"{STREAMS_PREFIX}{os.getpid()}-")
+        self._dir = tempfile.TemporaryDirectory(prefix=f"{STREAMS_PREFIX}{_host()}-{os.getpid()}-")
         self.names: dict[str, str] = {}  # the copy's path -> the input as named
 
     def take(self, path: Path, name: str | None = None) -> Path:
@@ -275,7 +281,7 @@ def _sweep_orphaned_copies() -> None:
     dump, and a nightly job that times out would otherwise fill ``$TMPDIR`` night after night."""
     for folder in Path(tempfile.gettempdir()).glob(f"{STREAMS_PREFIX}*"):
         owner = _STREAMS_DIR.match(folder.name)
-        if owner and folder.is_dir() and not _alive(int(owner.group(1))):
+        if owner and owner["host"] == _host() and folder.is_dir() and not _alive(int(owner["pid"])):
             shutil.rmtree(folder, ignore_errors=True)
 
 
@@ -696,6 +702,26 @@ def _read_grouped(unit: Unit, ctx: Context, options: ReadOptions, skip: int,
 _Where = tuple[str, str, str]
 
 
+def run_digest(run: Trajectory) -> str:
+    """The run's content, its id aside (and a time its file's mtime gave it: the same run in two files)."""
+    body = run_content(run, without=frozenset({"trajectory_id"}))
+    return hashlib.blake2b(body.encode(), digest_size=8).hexdigest()
+
+
+def distinct_id(run: Trajectory, digest: str | None = None) -> str:
+    """The id :class:`DistinctIds` gives ``run`` when another run of the job already holds its id."""
+    return f"{run.trajectory_id[:183]}+{(digest or run_digest(run))[:8]}"
+
+
+def same_run(stored: Trajectory, read: Trajectory) -> bool:
+    """Whether ``stored`` is the run ``read`` as ingest stored it: the same content, whatever id
+    :class:`DistinctIds` gave it (and the original id it then noted)."""
+    def unrenamed(run: Trajectory) -> Trajectory:
+        metadata = {k: v for k, v in run.metadata.items() if k != "original_trajectory_id"}
+        return run.model_copy(update={"metadata": metadata})
+    return run_digest(unrenamed(stored)) == run_digest(unrenamed(read))
+
+
 class DistinctIds:
     """No run lost in silence: two different runs sharing an id within one job both survive.
 
@@ -723,11 +749,7 @@ class DistinctIds:
         self._runs_of = lru_cache(maxsize=1)(self._read_runs)  # the last file read again: its runs by position
         self.renamed: list[tuple[str, str, str]] = []  # (source, original id, new id)
 
-    @staticmethod
-    def _digest(run: Trajectory) -> str:
-        """The run's content, its id aside (and a time its file's mtime gave it: the same run in two files)."""
-        body = run_content(run, without=frozenset({"trajectory_id"}))
-        return hashlib.blake2b(body.encode(), digest_size=8).hexdigest()
+    _digest = staticmethod(run_digest)
 
     def __call__(self, parsed: Parsed) -> Parsed:
         run = parsed.trajectory
@@ -743,7 +765,7 @@ class DistinctIds:
             return parsed  # the same session saved later: it replaces the copy kept under the id
         if kept is not None and _continues(kept, run):
             return replace(parsed, trajectory=kept)  # an earlier save of the copy kept: that copy stands
-        new_id = f"{run.trajectory_id[:183]}+{digest[:8]}"
+        new_id = distinct_id(run, digest)
         self._seen.setdefault((run.tenant, new_id), _Seen(digest, None, None))
         self.renamed.append((parsed.source, run.trajectory_id, new_id))
         renamed = run.model_copy(update={
@@ -871,6 +893,30 @@ def read_dump(
     ctx = make_context(path, tenant=tenant, defaults=defaults, success_threshold=success_threshold)
     units = plan_units(path, fmt)
     options = ReadOptions(group_by=group_by, outcomes=outcomes)
+    distinct = DistinctIds(ctx, options)
+    return (distinct(parsed) for unit in units for parsed in read_unit(unit, ctx, options=options))
+
+
+def read_inputs(
+    paths: Iterable[str | Path],
+    *,
+    fmt: str | None = None,
+    tenant: str | None = "default",
+    defaults: Mapping[str, Any] | None = None,
+    group_by: str = "trace",
+    outcomes: Any = None,
+    success_threshold: float = DEFAULT_SUCCESS_THRESHOLD,
+    units: list[Unit] | None = None,
+) -> Iterator[Parsed]:
+    """Several inputs read as one ingest job reads them (:func:`plan_inputs`: spans joined across inputs, a file
+    that cannot be read a rejection; one run id kept distinct across all: :class:`DistinctIds`), so that what a
+    preview or a ``delete --from`` reads is what the ingest of the same inputs stored. Options as :func:`read_dump`;
+    ``units``: the inputs' units, if the caller planned them already."""
+    paths = list(paths)
+    ctx = make_context(paths[0] if paths else ".", tenant=tenant, defaults=defaults,
+                       success_threshold=success_threshold)
+    options = ReadOptions(group_by=group_by, outcomes=outcomes)
+    units = plan_inputs(paths, fmt) if units is None else units
     distinct = DistinctIds(ctx, options)
     return (distinct(parsed) for unit in units for parsed in read_unit(unit, ctx, options=options))
 
