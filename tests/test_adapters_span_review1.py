@@ -83,13 +83,14 @@ def test_tempo_traces_one_per_line_are_all_read_when_the_first_is_over_64_kib(tm
     assert {task for task, _ in runs.values()} == {"list all helm releases"}
 
 
-def test_a_runs_agent_facts_all_come_from_its_outermost_agent_span() -> None:
+def test_a_runs_agent_identity_comes_from_one_agent() -> None:
     """F3: under a root that is no agent (``POST /``), each agent fact was taken from the first agent span that had
     it, so the run was credited to the ``guard`` agent by name and to ``travel_planner`` by id, conversation and
-    provider: a pair that names no agent. Who the agent is now comes from the outermost agent span alone (the
-    shallowest, then the earliest); the conversation, the whole request's, from any (kagent's real trace needs it:
+    provider: a pair that names no agent. Who the agent is now comes from one agent, the outermost agent span that
+    names one (the shallowest, then the earliest; real Agents SDK runs: ``test_adapters_span_review3.py``); the
+    conversation, the whole request's, from any (kagent's real trace needs it:
     ``test_the_agent_span_gives_the_run_its_agent_and_conversation_under_an_http_root``). The file is the review's
-    hand-built input (no real capture has two agents under such a root); ``fixtures/otel-genai/.edge/SOURCE.md``."""
+    hand-built input; ``fixtures/otel-genai/.edge/SOURCE.md``."""
     run = only(OTEL / ".edge" / "two-agents-under-http-root.json")
     assert run.task == "Plan a trip to Rome"
     assert run.metadata["agent_name"] == "guard"

@@ -464,27 +464,45 @@ def assemble(nodes: list[Node], *, what: str = "trace", task: str | None = None)
 
 
 #: What an agent span knows of its run; a root that is no agent (an HTTP server span: kagent's A2A ``POST /``)
-#: does not record it. Who the agent is comes from one span, lest one agent's name be paired with another's id;
-#: the conversation and user are the whole request's, recorded by whichever agent span knows them (kagent's proxy
-#: span names the agent, the served ADK agent's span, in a tree of its own, holds the conversation).
+#: does not record it. Who the agent is comes from one agent, lest one agent's name be paired with another's id:
+#: the outermost span that names one (the OpenAI Agents SDK's outermost, ``Agent workflow``, names none; the
+#: agents it runs are below it), with what it lacks from spans naming the same agent (traceloop's LangGraph
+#: ``invoke_agent LangGraph`` has no id, its ``LangGraph.workflow`` child has), then from nameless agent spans
+#: around it, never from a span naming another agent. The conversation and user are the whole request's, recorded
+#: by whichever agent span knows them (kagent's proxy span names the agent, the served ADK agent's span, in a tree
+#: of its own, holds the conversation).
 _AGENT_IDENTITY = ("agent_name", "agent_id", "provider")
 _SESSION_FACTS = ("conversation_id", "user_id")
 
 
 def _run_info(root: Node, order: list[tuple[Node, int]]) -> dict[str, Any]:
     """The root's info; under a root that is no agent, with what it lacks of the agent's identity taken from the
-    outermost agent span (the shallowest, then the earliest) and of the session from the outermost that records
-    it, so an A2A-served run still carries its agent and conversation."""
+    spans of one agent (:func:`_identity_spans`) and of the session from the outermost agent span (the shallowest,
+    then the earliest) that records it, so an A2A-served run still carries its agent and conversation."""
     info = {k: v for k, v in root.info.items() if v not in (None, "", [], {})}
     if root.role == "agent":
         return info
     outermost_first = sorted((pair for pair in order if pair[0].role == "agent"), key=lambda p: (p[1], start_order(p[0])))
     agents = [n for n, _ in outermost_first]
+    identity = _identity_spans(agents, order)
     for key in _AGENT_IDENTITY:
-        _fill(info, key, agents[:1])
+        _fill(info, key, identity)
     for key in _SESSION_FACTS:
         _fill(info, key, agents)
     return info
+
+
+def _identity_spans(agents: list[Node], order: list[tuple[Node, int]]) -> list[Node]:
+    """Of agent spans (outermost first), those of the outermost that names an agent: it, the others naming it,
+    then the nameless agent spans around it, nearest first (the Agents SDK's ``Agent workflow``, the Claude Agent
+    SDK's ``query``: a wrapper that records the provider); the outermost alone when none names one."""
+    named = next((n for n in agents if n.info.get("agent_name")), None)
+    if named is None:
+        return agents[:1]
+    same = [n for n in agents if n.info.get("agent_name") == named.info["agent_name"]]
+    by_id = {n.id: n for n, _ in order}
+    around = [a for a in ancestors(named, by_id) if a.role == "agent" and not a.info.get("agent_name")]
+    return same + around
 
 
 def _fill(info: dict[str, Any], key: str, nodes: list[Node]) -> None:
