@@ -170,8 +170,9 @@ _RUN_REPORT_KEYS = ("resolved_ids", "unresolved_ids", "error_ids", "ids_resolved
 
 #: Fields that hold what a run did or how it went (the native schema's ``steps`` and ``metadata``, a chat's
 #: ``messages``, SWE-agent's ``history``/``trajectory``/``info``, tau-bench's ``traj``/``info``, a span dump's
-#: ``events``): a record holding one is a run, whatever lists it carries (a run's ``metadata.failed_ids``: the tests
-#: it left failing), never a report.
+#: ``events``): the lists one holds are the run's own (a run's ``metadata.failed_ids``: the tests it left failing),
+#: never a report nested in it. A report may have such a field beside its lists (its ``metadata`` or ``info`` about
+#: the experiment).
 _RUN_FIELDS = frozenset({"steps", "messages", "history", "trajectory", "traj", "info", "metadata", "events"})
 
 
@@ -193,13 +194,12 @@ def _run_report(data: dict[str, Any]) -> dict[str, Any] | None:
     """The run report (lists of instance ids by verdict) a JSON object is, or holds under one key: a results file
     may wrap it among fields about the experiment (``{"label", "date", "frozen": true, "config": {...},
     "results": {"resolve_rate": 0.8, "resolved_ids": [...], "unresolved_ids": [...]}}``), which are no verdicts.
-    Never a run (see ``_RUN_FIELDS``), and a wrapped report only where exactly one value holds such lists, and
-    holds nothing else: several make a table of runs keyed by id, each record listing its failing tests."""
-    if data.keys() & _RUN_FIELDS:
-        return None
+    A wrapped report is never under a run's field (see ``_RUN_FIELDS``), and only where exactly one value holds
+    such lists, and holds nothing else: several make a table of runs keyed by id, each record listing its failing
+    tests."""
     if _lists_runs(data):
         return data
-    nested = [value for value in data.values() if _lists_runs(value)]
+    nested = [value for key, value in data.items() if key not in _RUN_FIELDS and _lists_runs(value)]
     return nested[0] if len(nested) == 1 and _only_report_fields(nested[0]) else None
 
 
