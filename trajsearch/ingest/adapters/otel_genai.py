@@ -77,8 +77,10 @@ Mapping
   conversation); model_id = ``gen_ai.response.model`` / ``gen_ai.request.model``
   of the first model call; created_at = the earliest span start; metadata keeps
   ``gen_ai.agent.name`` / ``.id``, ``gen_ai.conversation.id``, ``service.name``,
-  the provider (of the outermost agent span that has each, when the root is
-  no agent: an A2A server's HTTP span) and, for a lone model call, its finish reasons.
+  the provider (when the root is no agent, an A2A server's HTTP span: the agent's
+  name, id and provider of the outermost agent span naming one, and the spans of
+  that agent; the conversation of the outermost agent span that has one) and, for a
+  lone model call, its finish reasons.
 - outcome: ``gen_ai.evaluation.result`` events (``gen_ai.evaluation.name``,
   ``.score.label``, ``.score.value``, ``.explanation``): a pass/fail label (or a
   score of 1/0 on a success/correctness metric) decides, a failing one winning;
