@@ -98,6 +98,7 @@ def _grouped(hits: list[dict], k: int, group_size: int) -> list[dict]:
 #: Runs looked up by key at a time when deleting (their trace locations).
 _DELETE_LOOKUP = 1_000
 
+
 class TrajSearch:
     """Search over past agent runs. Open with :meth:`open`; every read verb takes a ``tenant``."""
 
