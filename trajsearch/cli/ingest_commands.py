@@ -193,8 +193,7 @@ def _ingest_remote(paths: List[Path], server: str, ca: Path | None, uri: str | N
                    outcomes: Path | None, success_threshold: float, streams: Any) -> list[dict[str, Any]]:
     """Parse here, stream to the server: the tenant is the key's (a --tenant naming another is refused)."""
     from ..ingest.outcomes import OutcomeTable
-    from ..ingest.read import (ClippedRuns, DistinctIds, NamedAfterSpool, ReadOptions, make_context, parsed_as_given,
-                               plan_inputs, read_unit)
+    from ..ingest.read import ClippedRuns, NamedAfterSpool, parsed_as_given, read_inputs
 
     with connect(server, ca, uri, traces, tenant) as api:
         key_tenant = api.api.whoami()["tenant"]
@@ -202,14 +201,12 @@ def _ingest_remote(paths: List[Path], server: str, ca: Path | None, uri: str | N
             fail(f"--tenant {tenant!r} is not the key's tenant ({key_tenant!r})")
         try:  # planned as a local ingest plans: an input that cannot be read is a rejection, not the end
             table = OutcomeTable.load(outcomes) if outcomes else None
-            ctx = make_context(paths[0], tenant=key_tenant, defaults=defaults, success_threshold=success_threshold)
-            units = plan_inputs(paths, fmt)
+            parsed = read_inputs(paths, fmt=fmt, tenant=key_tenant, defaults=defaults, group_by=group_by,
+                                 outcomes=table, success_threshold=success_threshold)
         except (ValueError, OSError) as exc:
             fail(str(exc))
-        options = ReadOptions(group_by=group_by, outcomes=table)
-        distinct, clipped, spooled = DistinctIds(ctx, options), ClippedRuns(), NamedAfterSpool(streams.names)
-        records = (clipped(parsed_as_given(spooled(distinct(p)), streams.names))
-                   for unit in units for p in read_unit(unit, ctx, options=options))
+        clipped, spooled = ClippedRuns(), NamedAfterSpool(streams.names)
+        records = (clipped(parsed_as_given(spooled(p), streams.names)) for p in parsed)
         report = api.api.add(records, timeout=3600)
     return [dict(report.to_dict(), results=report.results, clipped=clipped.to_dict(),
                  named_after_stream_copy=spooled.to_dict(), outcomes=table.counts() if table is not None else None)]

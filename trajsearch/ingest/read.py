@@ -890,11 +890,8 @@ def read_dump(
     ValueError/FileNotFoundError now; record problems come back as
     ``Parsed.error``.
     """
-    ctx = make_context(path, tenant=tenant, defaults=defaults, success_threshold=success_threshold)
-    units = plan_units(path, fmt)
-    options = ReadOptions(group_by=group_by, outcomes=outcomes)
-    distinct = DistinctIds(ctx, options)
-    return (distinct(parsed) for unit in units for parsed in read_unit(unit, ctx, options=options))
+    return read_inputs([path], fmt=fmt, tenant=tenant, defaults=defaults, group_by=group_by, outcomes=outcomes,
+                       success_threshold=success_threshold, units=plan_units(path, fmt))
 
 
 def read_inputs(
