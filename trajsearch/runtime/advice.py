@@ -286,9 +286,13 @@ def _rankings(task: str, candidates: list[Hit], summaries: dict[str, Hit], ctx: 
     touched = touched_scores(task, [row.text if (row := summaries.get(h.trajectory_id)) else "" for h in candidates])
     ranked = rerank(candidates, ctx, replace(config.rerank, w_calls=0.0) if slots else config.rerank, touched)
     by_calls = rerank(candidates, ctx, config.rerank, touched) if slots else ranked
-    if slots:  # stable: each part keeps its order
-        by_calls = sorted(by_calls, key=lambda s: s.features["calls"] < config.rerank.call_match)
-    return ranked, by_calls
+    return ranked, _calls_first(by_calls, config.rerank.call_match) if slots else by_calls
+
+
+def _calls_first(order: list[Scored], call_match: float) -> list[Scored]:
+    """``order`` with the runs making the calls the task names (feature ``calls`` at least ``call_match``) first;
+    stable: each part keeps its order."""
+    return sorted(order, key=lambda s: s.features.get("calls", 0.0) < call_match)
 
 
 def _runs_changing_likely_files(ts: TrajSearch, task: str, ctx: RuntimeContext, cover: dict[str, float],
@@ -346,9 +350,7 @@ def _near_steps(ranked: list[Scored], near: set[str], weight: float, call_match:
     out = [replace(s, score=s.score + weight * (s.hit.trajectory_id in near),
                    features={**s.features, "steps": float(s.hit.trajectory_id in near)}) for s in ranked]
     out.sort(key=lambda s: -s.score)  # stable: equals keep their order
-    if call_match is not None:
-        out.sort(key=lambda s: s.features.get("calls", 0.0) < call_match)
-    return out
+    return out if call_match is None else _calls_first(out, call_match)
 
 
 def _task_keys(ts: TrajSearch, candidates: list[Hit], by_task: list[Hit],
