@@ -32,7 +32,8 @@ Mapping (``SimulationRun``, ``Task``, ``message.py``)
     where the 2026 layout keeps a vLLM reasoning model's), then the text sent
     with it, observation = the ``tool`` message with the same ``id``
     (``MultiToolMessage`` unpacked), else the oldest unanswered call; Step.error = the reply's first line when
-    the tool message says ``error: true``.
+    the tool message says ``error: true``, or, with no ``error`` flag (tau2's leaderboard ``trim_trajectories.py``
+    strips it), when the reply is tau2's wording of a tool that raised (``Error: <exception>``).
   * an assistant text: action ``respond``, arguments ``{"content": text}``,
     thought = the model's reasoning, observation = the user's next message
     (tool calls the simulated user makes on its own device, e.g. telecom, are
@@ -89,6 +90,8 @@ SIGNATURE = re.compile(
     r'too_many_errors|agent_error|user_error|infrastructure_error|context_window_exceeded|unexpected_error)"'
 )
 INFRA_REASONS = {"infrastructure_error", "user_error", "unexpected_error"}
+#: What tau2's environment replies when a tool raises (``Environment.get_response``: ``f"Error: {e}"``, ``error=True``).
+TOOL_ERROR_PREFIX = "Error: "
 
 
 def _is_simulation(record: Any) -> bool:
@@ -222,6 +225,13 @@ def _reasoning(msg: dict[str, Any]) -> str | None:
     return message_reasoning(msg) or message_reasoning(as_dict(choices[0]).get("message") if choices else None)
 
 
+def _tool_failed(result: dict[str, Any], content: str) -> bool:
+    """Whether a tool reply is a failed call: its ``error`` flag, else tau2's own wording of a tool that raised
+    (leaderboard trajectories lose the flag: tau2's ``trim_trajectories.py`` strips it from every message)."""
+    flag = result.get("error")
+    return flag if isinstance(flag, bool) else content.startswith(TOOL_ERROR_PREFIX)
+
+
 def _steps(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     steps: list[dict[str, Any]] = []
     waiting: dict[str, list[dict]] = {}  # call id -> its unanswered steps, oldest first
@@ -254,7 +264,7 @@ def _steps(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
             steps.append(step)
         step["observation"] = content
         step["ended_at"] = when
-        if result.get("error") is True:
+        if _tool_failed(result, content):
             first = content.strip().splitlines()[0] if content.strip() else "tool call failed"
             step["error"] = short(first)
 
