@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from trajsearch.ingest.read import read_dump
 from trajsearch.model import Outcome
 
 from adapter_support import only
@@ -36,3 +37,37 @@ def test_tau2_tool_reply_flagged_as_no_error_stays_no_error(tmp_path: Path) -> N
     reply["error"] = False
     (tmp_path / "flagged.json").write_text(json.dumps(document))
     assert [s.error for s in only(tmp_path / "flagged.json").steps if s.error] == []
+
+
+EXPORT = REAL / "pages-export/task_106.json"
+
+
+def test_tau2_run_export_of_a_fork_is_read_as_its_simulation() -> None:
+    """Bug (real: codesque16/tau2-bench ``docs/data/<run>/task_<id>.json``, 2,595 files, each one simulation whose
+    id, termination reason, costs and time the exporter moved under ``run_info``, beside the task): every file was
+    rejected "no 'simulations' / 'task_id'", though it has a ``task_id``."""
+    run = only(EXPORT)
+    assert run.trajectory_id == "tau2.retail.106.t0.c65e91f1-9a86-4a07-bb24-d457abc4dd15"
+    assert (run.task_id, run.task_family) == ("retail-106", "retail")  # the domain its task names: no 'info'
+    assert run.task.startswith("Reason for call:\nYou want to exchange your T-Shirt because it is too big")
+    assert (run.outcome, run.reward, run.created_at.isoformat()) == (Outcome.failure, 0.0,
+                                                                      "2026-02-22T14:07:58.021236+00:00")
+    assert run.failure.error == ("termination user_stop; reward 0; breakdown DB 0.0, COMMUNICATE 1.0; "
+                                 "last tool error: find_user_id_by_name_zip -> Error: User not found")
+    assert {k: run.metadata[k] for k in ("termination_reason", "duration", "agent_cost", "user_cost")} == {
+        "termination_reason": "user_stop", "duration": 12.91, "agent_cost": 0.004452, "user_cost": 0.0016871999999999998}
+    assert "task_definition" not in run.metadata  # the task is the results file's own, joined by the exporter
+    assert [s.action for s in run.steps if s.action not in (None, "respond")] == [
+        "find_user_id_by_email", "find_user_id_by_name_zip", "find_user_id_by_name_zip", "transfer_to_human_agents"]
+
+
+def test_tau2_object_that_is_no_run_is_refused_naming_what_it_lacks(tmp_path: Path) -> None:
+    """The refusal said "no 'simulations' / 'task_id'" of an object holding a ``task_id``: it names what is missing
+    (the real export without its ``run_info``, read as tau2-bench)."""
+    export = json.loads(EXPORT.read_text())
+    del export["run_info"]
+    (tmp_path / "task_106.json").write_text(json.dumps(export))
+    [result] = read_dump(tmp_path / "task_106.json", fmt="tau2-bench")
+    assert result.error == ("expected a tau2 results document ('tasks' with 'simulations') or a simulation run "
+                            "('task_id', 'termination_reason', 'messages'): this object has no 'termination_reason'")
+

@@ -6,7 +6,14 @@ Shapes read:
   entry (``split``), joined to its task by ``task_id``;
 - the ``dir`` layout: ``results.json`` (the same without ``simulations``:
   it yields no run) beside ``simulations/<id>.json``, one ``SimulationRun``
-  per file; its task and run info are read from that ``results.json``.
+  per file; its task and run info are read from that ``results.json``;
+- a fork's export of one simulation per file (codesque16/tau2-bench
+  ``scripts/export_trajectories_for_pages.py``, ``docs/data/<run>/task_<id>.json``):
+  ``{"task_id", "task", "run_info", "reward_info", "messages"}``, the
+  simulation's id, time, duration, termination reason and costs under
+  ``run_info`` (``simulation_id``, ``timestamp``, ``duration_sec``, ...), its
+  task (the results file's, joined by the exporter) as ``task``; it keeps no
+  ``info``, so no model, and the domain is the one the task names.
 
 Mapping (``SimulationRun``, ``Task``, ``message.py``)
 - task = the joined task's user scenario: ``user_scenario.instructions``
@@ -21,7 +28,8 @@ Mapping (``SimulationRun``, ``Task``, ``message.py``)
   ``task_definition: "missing"`` and ``task_from`` say so); one with neither
   and no conversation holds no run and is rejected, naming the task id.
 - task_id = ``<domain>-<task_id>``; task_family = the domain
-  (``info.environment_info.domain_name``); trajectory_id =
+  (``info.environment_info.domain_name``, else the task's
+  ``user_scenario.instructions.domain``); trajectory_id =
   ``tau2.<domain>.<task_id>.t<trial>.<simulation id>`` (the simulation's
   own uuid: stable, and distinct across trials and result files).
 - steps, in message order (``messages``, or for full-duplex runs the
@@ -103,6 +111,35 @@ def _is_simulation(record: Any) -> bool:
     )
 
 
+def _is_run_export(record: Any) -> bool:
+    """A fork's export of one simulation (module docstring): its run fields under ``run_info``, its task beside."""
+    return (
+        isinstance(record, dict)
+        and "task_id" in record
+        and isinstance(record.get("run_info"), dict)
+        and "termination_reason" in record["run_info"]
+        and isinstance(record.get("messages"), list)
+    )
+
+
+def _simulation_of_export(record: dict[str, Any]) -> dict[str, Any]:
+    """The ``SimulationRun`` fields of a run export, under tau2's own names (the exporter renamed and moved them)."""
+    run = record["run_info"]
+    return {"id": run.get("simulation_id"), "task_id": record["task_id"], "timestamp": run.get("timestamp"),
+            "duration": run.get("duration_sec"), "termination_reason": run.get("termination_reason"),
+            "agent_cost": run.get("agent_cost"), "user_cost": run.get("user_cost"),
+            "reward_info": record.get("reward_info"), "messages": record["messages"]}
+
+
+def _not_a_run(record: dict[str, Any]) -> str:
+    """Why a record read as tau2-bench is neither a results document nor a simulation: what it lacks."""
+    lacking = [f"'{key}'" for key in ("task_id", "termination_reason") if key not in record]
+    if "messages" not in record and "ticks" not in record:
+        lacking.append("'messages'")
+    return ("expected a tau2 results document ('tasks' with 'simulations') or a simulation run "
+            f"('task_id', 'termination_reason', 'messages'): this object has no {', '.join(lacking)}")
+
+
 def matches(record: Any) -> bool:
     if not isinstance(record, dict):
         return False
@@ -110,7 +147,7 @@ def matches(record: Any) -> bool:
         "simulations" in record or "simulation_index" in record
     ):
         return True
-    return _is_simulation(record)
+    return _is_simulation(record) or _is_run_export(record)
 
 
 def split(document: Any) -> Iterator[tuple[str, Any]]:
@@ -304,6 +341,7 @@ def _steps(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
 # -- outcome -------------------------------------------------------------------------------
 
 
+
 def _number(value: Any) -> float | None:
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
@@ -375,6 +413,14 @@ def _task_without_definition(sim: dict[str, Any]) -> tuple[dict[str, Any], str, 
         "task_definition": "missing", "task_from": "none: a placeholder naming the task id"}
 
 
+def _domain(info: dict[str, Any], task: dict[str, Any], ctx: Context) -> str:
+    """The run's domain: the operator's family, else the results' environment, else the one its task names (a run
+    export has no ``info``), else ``tau2``."""
+    env = as_dict(info.get("environment_info"))
+    instructions = as_dict(as_dict(task.get("user_scenario")).get("instructions"))
+    return str(ctx.defaults.get("task_family") or env.get("domain_name") or instructions.get("domain") or "tau2")
+
+
 def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     record = json_object(record)
     if "simulation" in record:
@@ -388,8 +434,10 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
             except (OSError, ValueError) as exc:
                 raise RecordError(f"cannot read the task list in {beside.name}: {exc}") from None
             task, info, stamp = tasks.get(str(record.get("task_id"))), context["info"], context["timestamp"]
+    elif _is_run_export(record):  # its task is the results file's, as the exporter joined it
+        sim, task, info, stamp = _simulation_of_export(record), record.get("task"), None, None
     else:
-        raise RecordError("expected a tau2 results document or a simulation run (no 'simulations' / 'task_id')")
+        raise RecordError(_not_a_run(record))
     sim = json_object(sim)
     if sim.get("task_id") is None:
         raise RecordError("missing field 'task_id' in the simulation")
@@ -404,8 +452,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
             raise RecordError(f"task {sim['task_id']!r} has no 'user_scenario.instructions', 'ticket' or description")
     else:
         task, instruction, missing = _task_without_definition(sim)
-    env = info.get("environment_info") if isinstance(info.get("environment_info"), dict) else {}
-    domain = str(ctx.defaults.get("task_family") or env.get("domain_name") or "tau2")
+    domain = _domain(info, task, ctx)
     steps = _steps(_messages(sim))
     reward_info = sim.get("reward_info") if isinstance(sim.get("reward_info"), dict) else {}
     reward = _number(reward_info.get("reward"))
