@@ -40,6 +40,7 @@ def test_tau2_tool_reply_flagged_as_no_error_stays_no_error(tmp_path: Path) -> N
 
 
 EXPORT = REAL / "pages-export/task_106.json"
+NEVER_STARTED = REAL / "pages-export/agent-error/task_57.json"
 
 
 def test_tau2_run_export_of_a_fork_is_read_as_its_simulation() -> None:
@@ -71,3 +72,25 @@ def test_tau2_object_that_is_no_run_is_refused_naming_what_it_lacks(tmp_path: Pa
     assert result.error == ("expected a tau2 results document ('tasks' with 'simulations') or a simulation run "
                             "('task_id', 'termination_reason', 'messages'): this object has no 'termination_reason'")
 
+
+def test_tau2_agent_error_before_the_agents_first_turn_is_an_infra_error() -> None:
+    """Bug (real: codesque16/tau2-bench's exports, 145 runs ``agent_error`` with ``messages: []``, written by its
+    ``run.py`` when running the task raised): the run never started, yet it was the agent's ``failure``."""
+    run = only(NEVER_STARTED)
+    assert (run.outcome, run.reward, run.steps) == (Outcome.infra_error, 0.0, [])
+    assert run.failure.error == "termination agent_error; reward 0"
+    assert run.failure.cause == "infrastructure: the run ended before the agent's first turn; it never attempted the task"
+
+
+def test_tau2_agent_error_is_the_agents_failure_once_it_has_spoken(tmp_path: Path) -> None:
+    """tau2 ends a run ``agent_error`` when the agent breaks the conversation's rules: after turns of its own that
+    is its failure. Only the greeting tau2 writes for it is no turn of its own. (The real export above, ended
+    ``agent_error``: whole, then cut to its greeting and the user's request.)"""
+    export = json.loads(EXPORT.read_text())
+    export["run_info"]["termination_reason"] = "agent_error"
+    (tmp_path / "spoke.json").write_text(json.dumps(export))
+    spoke = only(tmp_path / "spoke.json")
+    assert (spoke.outcome, spoke.failure.cause) == (Outcome.failure, "final database differs from the expected one")
+    export["messages"] = export["messages"][:2]
+    (tmp_path / "greeted.json").write_text(json.dumps(export))
+    assert only(tmp_path / "greeted.json").outcome is Outcome.infra_error

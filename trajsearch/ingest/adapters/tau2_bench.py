@@ -50,7 +50,15 @@ Mapping (``SimulationRun``, ``Task``, ``message.py``)
     action.
 - outcome: ``termination_reason`` ``infrastructure_error`` (a harness
   failure), ``user_error`` (the user simulator broke) and
-  ``unexpected_error`` -> ``infra_error``; otherwise ``reward_info.reward``
+  ``unexpected_error`` -> ``infra_error``; so is ``agent_error`` when the agent
+  never said anything (no text or tool call of its own: no message at all, or
+  only the greeting tau2 writes for it). tau2 ends a run ``agent_error`` when
+  the agent breaks the conversation's rules (an empty message, text with tool
+  calls, text in solo mode: ``Orchestrator.check_communication_error``): after
+  turns of its own that is the agent's failure, read from the reward as any;
+  forks also write it, with ``messages: []``, for a task that raised before
+  any turn (codesque16/tau2-bench ``run.py``: e.g. the model could not be
+  called) or that their solo agent skips; otherwise ``reward_info.reward``
   through the operator's success threshold (``outcome_of_reward``); no reward
   -> ``unknown``. failure (not success) names the termination reason, the
   reward breakdown, the evaluator's note (``reward_info.info.note``), unmet checks (DB mismatch, failed actions /
@@ -98,6 +106,8 @@ SIGNATURE = re.compile(
     r'too_many_errors|agent_error|user_error|infrastructure_error|context_window_exceeded|unexpected_error)"'
 )
 INFRA_REASONS = {"infrastructure_error", "user_error", "unexpected_error"}
+#: The first message tau2's orchestrator writes for the agent (``DEFAULT_FIRST_AGENT_MESSAGE``): not the agent's own.
+CANNED_GREETING = "Hi! How can I help you today?"
 #: What tau2's environment replies when a tool raises (``Environment.get_response``: ``f"Error: {e}"``, ``error=True``).
 TOOL_ERROR_PREFIX = "Error: "
 
@@ -255,6 +265,11 @@ def _text(value: Any) -> str:
     return value if isinstance(value, str) else "" if value is None else json.dumps(value)
 
 
+def _said(msg: dict[str, Any]) -> str:
+    """A message's text; an audio message's is the script it was spoken from (``audio_script_gold``)."""
+    return _text(msg.get("audio_script_gold") if msg.get("is_audio") else msg.get("content"))
+
+
 def _reasoning(msg: dict[str, Any]) -> str | None:
     """The agent's reasoning: on the message, else in the model's response tau2 keeps with it (``raw_data``; the
     2026 layout keeps a vLLM reasoning model's only there)."""
@@ -312,7 +327,7 @@ def _steps(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
                 if isinstance(result, dict):
                     answer(result)
             continue
-        content = _text(msg.get("content")) if not msg.get("is_audio") else _text(msg.get("audio_script_gold"))
+        content = _said(msg)
         calls = [c for c in as_list(msg.get("tool_calls")) if isinstance(c, dict)]
         if role == "assistant":
             replying = None
@@ -340,6 +355,19 @@ def _steps(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 # -- outcome -------------------------------------------------------------------------------
 
+
+def _agent_never_spoke(messages: list[dict[str, Any]]) -> bool:
+    """Whether no message is the agent's own: no assistant text or tool call, tau2's canned greeting aside."""
+    return not any(
+        m.get("role") == "assistant" and (m.get("tool_calls") or _said(m).strip())
+        and not (n == 0 and m.get("content") == CANNED_GREETING)
+        for n, m in enumerate(messages)
+    )
+
+
+def _not_the_agents_doing(reason: str | None, messages: list[dict[str, Any]]) -> bool:
+    """Whether the run ended on something other than the agent's work (module docstring: ``infra_error``)."""
+    return reason in INFRA_REASONS or (reason == "agent_error" and _agent_never_spoke(messages))
 
 
 def _number(value: Any) -> float | None:
@@ -387,7 +415,9 @@ def _failure(reason: str | None, reward_info: dict[str, Any], steps: list[dict],
     if last:
         error += f"; last tool error: {last['action']} -> {last['error']}"
     cause = None
-    if outcome is Outcome.infra_error:
+    if outcome is Outcome.infra_error and reason == "agent_error":
+        cause = "infrastructure: the run ended before the agent's first turn; it never attempted the task"
+    elif outcome is Outcome.infra_error:
         cause = "infrastructure: the harness or the user simulator failed, not the agent"
     elif unmet:
         cause = "; ".join(unmet[:8])
@@ -453,12 +483,13 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     else:
         task, instruction, missing = _task_without_definition(sim)
     domain = _domain(info, task, ctx)
-    steps = _steps(_messages(sim))
+    messages = _messages(sim)
+    steps = _steps(messages)
     reward_info = sim.get("reward_info") if isinstance(sim.get("reward_info"), dict) else {}
     reward = _number(reward_info.get("reward"))
     reason = sim.get("termination_reason")
     reason = str(reason) if reason is not None else None
-    outcome = Outcome.infra_error if reason in INFRA_REASONS else outcome_of_reward(reward, ctx)
+    outcome = Outcome.infra_error if _not_the_agents_doing(reason, messages) else outcome_of_reward(reward, ctx)
     trial = sim.get("trial")
     description = task.get("description") if isinstance(task.get("description"), dict) else {}
     fields: dict[str, Any] = {
