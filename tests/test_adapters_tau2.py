@@ -94,3 +94,6 @@ def test_tau2_agent_error_is_the_agents_failure_once_it_has_spoken(tmp_path: Pat
     export["messages"] = export["messages"][:2]
     (tmp_path / "greeted.json").write_text(json.dumps(export))
     assert only(tmp_path / "greeted.json").outcome is Outcome.infra_error
+    export["messages"].append({"role": "assistant", "content": "", "tool_calls": None})  # the rule it broke
+    (tmp_path / "empty.json").write_text(json.dumps(export))
+    assert only(tmp_path / "empty.json").outcome is Outcome.failure

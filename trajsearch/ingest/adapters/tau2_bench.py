@@ -51,8 +51,8 @@ Mapping (``SimulationRun``, ``Task``, ``message.py``)
 - outcome: ``termination_reason`` ``infrastructure_error`` (a harness
   failure), ``user_error`` (the user simulator broke) and
   ``unexpected_error`` -> ``infra_error``; so is ``agent_error`` when the agent
-  never said anything (no text or tool call of its own: no message at all, or
-  only the greeting tau2 writes for it). tau2 ends a run ``agent_error`` when
+  sent nothing of its own (no message at all, or only the greeting tau2 writes
+  for it). tau2 ends a run ``agent_error`` when
   the agent breaks the conversation's rules (an empty message, text with tool
   calls, text in solo mode: ``Orchestrator.check_communication_error``): after
   turns of its own that is the agent's failure, read from the reward as any;
@@ -357,12 +357,10 @@ def _steps(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def _agent_never_spoke(messages: list[dict[str, Any]]) -> bool:
-    """Whether no message is the agent's own: no assistant text or tool call, tau2's canned greeting aside."""
-    return not any(
-        m.get("role") == "assistant" and (m.get("tool_calls") or _said(m).strip())
-        and not (n == 0 and m.get("content") == CANNED_GREETING)
-        for n, m in enumerate(messages)
-    )
+    """Whether no message is the agent's own, tau2's canned greeting aside. An empty message the agent did send
+    counts: sending one is the rule it broke (``check_communication_error``), its own failure."""
+    return not any(m.get("role") == "assistant" and not (n == 0 and m.get("content") == CANNED_GREETING)
+                   for n, m in enumerate(messages))
 
 
 def _not_the_agents_doing(reason: str | None, messages: list[dict[str, Any]]) -> bool:
