@@ -136,6 +136,8 @@ def _broken_kind(path: Path) -> str | None:
                 pass
     except GZIP_ERRORS as exc:
         return f"truncated or corrupt gzip: {exc}"
+    except UnicodeDecodeError as exc:  # decoded on the fly as its byte-order mark says (see sources)
+        return f"UTF-16 by its byte-order mark, but not valid UTF-16: {exc.reason}; re-encode it as UTF-8"
     if not head.strip():
         return f"empty file ({'whitespace only' if head else 'a gzip of nothing'}): no run to read"
     text = codecs.getincrementaldecoder("utf-8")()

@@ -5,6 +5,9 @@ value, error, cursor)`` per record and never stops at a bad one.
 
 - ``.gz`` files (recognised by their magic bytes) are decompressed on the
   fly; a truncated stream yields the records before the break, then one error.
+- UTF-16 files (told by their byte-order mark: what Windows PowerShell's ``>``
+  writes) are decoded on the fly to UTF-8, so every reader below sees UTF-8; a
+  UTF-8 byte-order mark is passed over before a streamed JSON value.
 - JSONL is parsed line by line (a line over ``MAX_LINE_BYTES`` is skipped with
   an error); a resumed read seeks straight to the byte offset after the last
   committed line (for ``.gz`` the stream is decompressed up to it).
@@ -20,7 +23,9 @@ value, error, cursor)`` per record and never stops at a bad one.
 
 from __future__ import annotations
 
+import codecs
 import gzip
+import io
 import itertools
 import json
 import re
@@ -39,6 +44,9 @@ MAX_LINE_BYTES = 64 * 1024 * 1024
 MAX_DEPTH = 200
 PEEK_BYTES = 64 * 1024
 GZIP_ERRORS = (EOFError, OSError, zlib.error)
+#: What reading a file's text may raise: a broken gzip, or UTF-16 that does not decode.
+READ_ERRORS = (*GZIP_ERRORS, UnicodeDecodeError)
+_UTF16_BOMS = (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)
 
 #: (position, record, error, cursor after it: (byte offset, line number) for JSONL)
 Record = tuple[str, Any, str | None, tuple[int, int] | None]
@@ -46,13 +54,12 @@ OnBytes = Callable[[int], None] | None
 
 
 class Source:
-    """A dump file opened for reading (gunzipped if needed), reporting raw bytes consumed."""
+    """A dump file opened for reading (gunzipped and decoded if needed: see :func:`_text_bytes`), reporting raw
+    bytes consumed."""
 
     def __init__(self, path: Path, on_bytes: OnBytes = None) -> None:
         self.raw = open(path, "rb")
-        magic = self.raw.read(2)
-        self.raw.seek(0)
-        self.stream: IO[bytes] = gzip.GzipFile(fileobj=self.raw, mode="rb") if magic == b"\x1f\x8b" else self.raw
+        self.stream: IO[bytes] = _text_bytes(self.raw)
         self.on_bytes = on_bytes
         self._reported = 0
 
@@ -68,15 +75,19 @@ class Source:
 
     def rewind(self) -> None:
         """Back to the file's first byte, to read it again (bytes already reported are not reported twice)."""
+        self._close_stream()
         self.raw.seek(0)
+        self.stream = _text_bytes(self.raw)
+
+    def _close_stream(self) -> None:
+        """Close what reads the raw file (a gzip reader, a decoder), not the file."""
         if self.stream is not self.raw:
-            self.stream = gzip.GzipFile(fileobj=self.raw, mode="rb")
+            self.stream.close()
 
     def close(self) -> None:
         self.report()
         try:
-            if self.stream is not self.raw:
-                self.stream.close()
+            self._close_stream()
         finally:
             self.raw.close()
 
@@ -85,6 +96,63 @@ class Source:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+class _Utf8FromUtf16(io.RawIOBase):
+    """UTF-16 bytes (a byte-order mark first) read as UTF-8 bytes, one chunk at a time: the JSON parsers, the line
+    reader and the format detection all read UTF-8, and a file is never loaded whole to re-encode it. Not
+    seekable: a resumed JSON lines read reads up to its cursor (counted in UTF-8 bytes) instead. Closing it
+    closes ``stream`` only when it ``owns`` it."""
+
+    def __init__(self, stream: IO[bytes], owns: bool) -> None:
+        super().__init__()
+        self._text = io.TextIOWrapper(stream, encoding="utf-16", newline="")  # the BOM says which byte order
+        self._owns = owns
+        self._pending = b""
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        while not self._pending:
+            chunk = self._text.read(1 << 16)
+            if not chunk:
+                return 0
+            self._pending = chunk.encode("utf-8")
+        size = min(len(buffer), len(self._pending))
+        buffer[:size], self._pending = self._pending[:size], self._pending[size:]
+        return size
+
+    def close(self) -> None:
+        if not self.closed:
+            stream = self._text.detach()
+            if self._owns:
+                stream.close()
+        super().close()
+
+
+def _text_bytes(raw: IO[bytes]) -> IO[bytes]:
+    """The text of an open file as UTF-8 bytes: gunzipped when it starts with the gzip magic, decoded when it is
+    UTF-16. Closing what it returns leaves ``raw`` open."""
+    magic = raw.read(2)
+    raw.seek(0)
+    if magic == b"\x1f\x8b":
+        return _as_utf8(gzip.GzipFile(fileobj=raw, mode="rb"), owns=True)
+    return _as_utf8(raw, owns=False)
+
+
+def _as_utf8(stream: Any, owns: bool) -> IO[bytes]:
+    """``stream`` itself, or read through :class:`_Utf8FromUtf16` when its byte-order mark says UTF-16."""
+    if stream.peek(2)[:2] in _UTF16_BOMS:
+        return io.BufferedReader(_Utf8FromUtf16(stream, owns))
+    return stream
+
+
+def _skip_utf8_bom(stream: IO[bytes]) -> None:
+    """Pass over a UTF-8 byte-order mark (Notepad's "UTF-8 with BOM", PowerShell's ``-Encoding UTF8``), which a
+    JSON parser reading bytes takes for a stray character before the value."""
+    if stream.peek(3)[:3] == codecs.BOM_UTF8:  # type: ignore[attr-defined]
+        stream.read(3)
 
 
 #: ijson's pure-Python parser: slower than its C backend, but it reads integers of any size (see ``json_items``).
@@ -103,6 +171,7 @@ def json_items(src: Source, prefix: str, every_value: bool = False) -> Iterator[
     items already given skipped.
     """
     given = 0
+    _skip_utf8_bom(src.stream)
     try:
         for item in ijson.items(src.stream, prefix, use_float=True, multiple_values=every_value):
             given += 1
@@ -112,15 +181,16 @@ def json_items(src: Source, prefix: str, every_value: bool = False) -> Iterator[
         if "integer overflow" not in str(exc):
             raise
     src.rewind()
+    _skip_utf8_bom(src.stream)
     items = _ANY_INTEGER.items(src.stream, prefix, use_float=True, multiple_values=every_value)
     yield from itertools.islice(items, given, None)
 
 
 def open_dump(path: Path) -> IO[bytes]:
-    """The file's bytes, gunzipped when it starts with the gzip magic."""
+    """The file's text as UTF-8 bytes: gunzipped when it starts with the gzip magic, decoded when it is UTF-16."""
     with open(path, "rb") as raw:
         magic = raw.read(2)
-    return gzip.open(path, "rb") if magic == b"\x1f\x8b" else open(path, "rb")
+    return _as_utf8(gzip.open(path, "rb") if magic == b"\x1f\x8b" else open(path, "rb"), owns=True)
 
 
 def peek(path: Path) -> str:
@@ -132,7 +202,7 @@ def peek(path: Path) -> str:
             while size < PEEK_BYTES and (chunk := f.read(4096)):
                 chunks.append(chunk)
                 size += len(chunk)
-    except GZIP_ERRORS:
+    except READ_ERRORS:
         pass
     return b"".join(chunks).decode("utf-8", errors="replace")
 
@@ -285,7 +355,7 @@ def lines(path: Path, cursor: tuple[int, int] | None = None, on_bytes: OnBytes =
     try:
         f = src.stream
         if offset:
-            f.seek(offset)
+            _skip_to(f, offset)
         while raw := f.readline(MAX_LINE_BYTES + 1):
             number += 1
             offset += len(raw)
@@ -303,8 +373,19 @@ def lines(path: Path, cursor: tuple[int, int] | None = None, on_bytes: OnBytes =
             src.report()
     except GZIP_ERRORS as exc:
         yield f"line {number + 1}", None, f"truncated or corrupt gzip stream after line {number}: {exc}", None
+    except UnicodeDecodeError as exc:  # of a UTF-16 file (UTF-8 is decoded per line, by ``parse``)
+        yield f"line {number + 1}", None, f"not UTF-16 text after line {number}: {exc.reason}", None
     finally:
         src.close()
+
+
+def _skip_to(stream: IO[bytes], offset: int) -> None:
+    """To byte ``offset`` of the text: a seek, or for a decoded UTF-16 file (see :class:`_Utf8FromUtf16`) a read."""
+    if stream.seekable():
+        stream.seek(offset)
+        return
+    while offset > 0 and (chunk := stream.read(min(offset, 1 << 20))):
+        offset -= len(chunk)
 
 
 _OTLP_OBJECT = re.compile(r'\{\s*"(?:resourceSpans|resourceLogs)"')

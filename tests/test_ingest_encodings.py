@@ -1,0 +1,98 @@
+"""Dumps saved with a byte-order mark, as Windows tools write them (probe A of round p42, D1).
+
+Real files only, the marks added as the tools add them:
+
+- ``otel-genai/.real/utf16/single_trace.json``: a Jaeger trace a student saved with PowerShell 5.1's ``>``
+  (UTF-16 LE with a BOM, CRLF; see the README beside it);
+- ``langsmith/.real/wrap_openai_chat.json``: a JSON array of LangSmith run payloads (the SDK's test data, see
+  ``langsmith/.real/SOURCE.md``), the shape of every list export (LangSmith ``list_runs``, Langfuse observations);
+- ``langsmith/.real/ls_create_agent_anthropic.batch.jsonl``: LangSmith batch payloads, one a line.
+
+A UTF-8 BOM (Notepad's "UTF-8 with BOM", PowerShell's ``-Encoding UTF8``) before a JSON array lost every run of
+the file ("malformed JSON after record 0"); UTF-16 was refused as "binary".
+"""
+
+from __future__ import annotations
+
+import codecs
+import gzip
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from trajsearch.ingest.read import make_context, plan_units, read_dump, read_unit
+
+FIXTURES = Path(__file__).parent / "fixtures"
+UTF16_TRACE = FIXTURES / "otel-genai" / ".real" / "utf16" / "single_trace.json"
+ARRAY = FIXTURES / "langsmith" / ".real" / "wrap_openai_chat.json"
+JSONL = FIXTURES / "langsmith" / ".real" / "ls_create_agent_anthropic.batch.jsonl"
+
+
+def read(path: Path) -> list[tuple[str | None, Any]]:
+    """Every verdict of a file: its format and its run (as a dict) or its error."""
+    return [(p.fmt, p.trajectory.model_dump(mode="json") if p.trajectory else p.error) for p in read_dump(path)]
+
+
+def saved_as(tmp_path: Path, original: Path, folder: str, data: bytes, gz: bool = False) -> Path:
+    """``data`` saved under the original's name (run ids derive from it), in a folder of its own."""
+    path = tmp_path / folder / (original.name + (".gz" if gz else ""))
+    path.parent.mkdir()
+    path.write_bytes(gzip.compress(data) if gz else data)
+    return path
+
+
+def same_file(tmp_path: Path, original: Path) -> Path:
+    path = tmp_path / "as-written" / original.name
+    path.parent.mkdir()
+    shutil.copy(original, path)
+    return path
+
+
+@pytest.mark.parametrize("gz", [False, True], ids=["plain", "gzip"])
+def test_a_json_array_saved_with_a_utf8_bom_reads_every_run(tmp_path: Path, gz: bool) -> None:
+    expected = read(same_file(tmp_path, ARRAY))
+    assert expected and all(isinstance(run, dict) for _, run in expected)
+    with_bom = saved_as(tmp_path, ARRAY, "bom", codecs.BOM_UTF8 + ARRAY.read_bytes(), gz)
+    assert read(with_bom) == expected
+
+
+@pytest.mark.parametrize("encoding", ["utf-16-le", "utf-16-be"])
+@pytest.mark.parametrize("original", [ARRAY, JSONL], ids=["array", "jsonl"])
+def test_a_utf16_export_reads_as_its_utf8_text(tmp_path: Path, original: Path, encoding: str) -> None:
+    """Decoded as a stream (no file loaded whole to re-encode it), whichever byte order its BOM says."""
+    expected = read(same_file(tmp_path, original))
+    assert expected and any(isinstance(run, dict) for _, run in expected)
+    bom = codecs.BOM_UTF16_LE if encoding == "utf-16-le" else codecs.BOM_UTF16_BE
+    utf16 = saved_as(tmp_path, original, encoding, bom + original.read_text(encoding="utf-8").encode(encoding))
+    assert read(utf16) == expected
+
+
+def test_a_real_powershell_utf16_trace_is_read_not_called_binary(tmp_path: Path) -> None:
+    """The trace holds no agent run (its spans are a RAG pipeline's predict calls): it is told so, as its UTF-8
+    text is, where it was refused as "binary, not text"."""
+    assert UTF16_TRACE.read_bytes()[:2] == codecs.BOM_UTF16_LE
+    utf8 = saved_as(tmp_path, UTF16_TRACE, "utf8", UTF16_TRACE.read_text(encoding="utf-16").encode("utf-8"))
+    expected = read(utf8)
+    assert expected == [("otel-genai", "not an agent run: the trace holds only predict spans and no input")]
+    assert read(same_file(tmp_path, UTF16_TRACE)) == expected
+
+
+def test_a_file_that_says_utf16_but_does_not_decode_is_told_so(tmp_path: Path) -> None:
+    broken = tmp_path / "broken.json"
+    broken.write_bytes(UTF16_TRACE.read_bytes()[:101])  # cut inside a character: an odd byte count
+    with pytest.raises(ValueError, match="UTF-16"):
+        list(read_dump(broken))
+
+
+def test_a_resumed_utf16_jsonl_read_starts_after_its_cursor(tmp_path: Path) -> None:
+    """A checkpoint's cursor counts UTF-8 bytes of the decoded text; a UTF-16 file cannot seek to it, so the read
+    skips to it (``native/mixed.jsonl``: the project's own JSONL fixture of several runs)."""
+    original = FIXTURES / "native" / "mixed.jsonl"
+    utf16 = saved_as(tmp_path, original, "utf16", codecs.BOM_UTF16_LE + original.read_text().encode("utf-16-le"))
+    unit, ctx = plan_units(utf16)[0], make_context(utf16)
+    every = [str(p) for p in read_unit(unit, ctx)]
+    first = next(read_unit(unit, ctx))
+    assert first.cursor is not None and len(every) > 2
+    assert [str(p) for p in read_unit(unit, ctx, skip=1, cursor=first.cursor)] == every[1:]
