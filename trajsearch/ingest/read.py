@@ -498,13 +498,14 @@ def plan_units(path: str | Path, fmt: str | None = None) -> list[Unit]:
 def plan_inputs(paths: Iterable[str | Path], fmt: str | None = None) -> list[Unit]:
     """The units of several inputs: as :func:`plan_units` each, except that the span files of one format
     are read together across all the inputs (a trace's spans and its log records often sit in files
-    named one by one, ``ingest spans.json logs.json``, and join only when read together), and that a file
-    that cannot be read or detected is a unit carrying its error (see :func:`_input_units`)."""
+    named one by one, ``ingest spans.json logs.json``, and join only when read together), that a file
+    that cannot be read or detected is a unit carrying its error (see :func:`_input_units`), and that a side
+    file among several inputs is passed over (see :func:`_named_units`)."""
     if fmt is not None:
         adapter_for(fmt)  # a bad --format is the operator's error, not one input's
     units: list[Unit] = []
     spans: dict[str, list[Unit]] = {}
-    for unit in (u for p in paths for u in _input_units(p, fmt)):
+    for unit in _named_units(list(paths), fmt):
         if unit.error is None and unit.grouped:
             spans.setdefault(unit.fmt, []).append(unit)  # type: ignore[arg-type]
         else:
@@ -519,11 +520,32 @@ def plan_inputs(paths: Iterable[str | Path], fmt: str | None = None) -> list[Uni
     return units
 
 
+def _named_units(paths: list[str | Path], fmt: str | None) -> list[Unit]:
+    """The units of every input named. A side file (``SideFile``: a CLI's metadata, history or log beside its
+    sessions) named on its own is an error that says what it is; among several inputs it is passed over with a
+    line saying so, as in a walked folder: ``ingest subagents/*`` or ``ingest ~/.codex/*`` name one by the shell's
+    glob, not by choice. Only side files named: an error naming each."""
+    units: list[Unit] = []
+    side_files: list[SideFile] = []
+    for path in paths:
+        try:
+            units += _input_units(path, fmt)
+        except SideFile as exc:
+            side_files.append(exc)
+    if len(side_files) == len(paths) == 1:
+        raise side_files[0]
+    if side_files and len(side_files) == len(paths):
+        raise SideFile(f"none of the {len(paths)} inputs holds a run: " + "; ".join(map(str, side_files)))
+    for exc in side_files:
+        log.warning("passed over: %s", exc)
+    return units
+
+
 def _input_units(path: str | Path, fmt: str | None) -> list[Unit]:
     """:func:`plan_units` of one input of several, where a file named on its own that cannot be read or
     detected is a rejection (a unit carrying the error, as in a directory) rather than the end of the job:
-    one bad input must not keep the others out. A side file (``SideFile``) still raises: naming one is a
-    mistake about what to ingest, said before anything is written."""
+    one bad input must not keep the others out. A side file (``SideFile``) raises: :func:`_named_units` says
+    whether it ends the job."""
     try:
         return plan_units(path, fmt)
     except (SideFile, FileNotFoundError):
