@@ -15,6 +15,12 @@ outcome file maps a run id to an outcome and/or a reward:
   object holds nothing but id lists, counts and notes: a table of runs, each listing its failing tests, is no
   report, nor is a run whose ``metadata`` or ``info`` holds such a list); a document
   holding lists but none of these is refused (its scalar fields are its header, not runs);
+- GSO's (gso-bench) run report ``{"summary": {..., "k": 1}, "instance_sets": {"completed_ids", "passed_ids",
+  "test_failed_ids", "opt_commit_ids", ...}}``: success is GSO's own, a patch that keeps the tests passing and
+  reaches the expert commit's speed-up (``opt_commit_ids``; its ``score`` counts them), less those its HackDetector
+  calls reward hacks (``hacked_ids``); any other completed instance failed (what failed said where the report
+  says), ``error_ids`` and ``base_failed_ids`` are infra_error, ``incomplete_ids`` were never evaluated. A merged
+  opt@k report (``k`` > 1) is refused: its verdict is the best of k runs, no one run's;
 - SWE-bench's older reports, lists of instance ids by what became of them: the leaderboard's
   ``results/results.json`` (``{"resolved": [...], "no_generation": [...], "no_logs": [...]}``)
   and the first harness's ``get_model_report`` (``generated``, ``applied``, ... ``resolved``).
@@ -164,6 +170,47 @@ _RUN_REPORT_LISTS = {
     "ids_unresolved": Verdict(Outcome.failure, None),
     "failed_ids": Verdict(Outcome.failure, None),  # results files written by hand-rolled harnesses (jingu-swebench)
 }
+#: GSO's instance sets, each with its verdict (later sets win: an instance sits in ``completed_ids`` and in what
+#: became of it). Its harness (``gso/harness/grading/report.py``) counts an instance completed once its evaluation
+#: ran, then files it under the first thing that failed, else passed; ``opt_commit`` is the benchmark's success.
+_GSO_SETS = {
+    "incomplete_ids": NOT_EVALUATED,
+    "error_ids": Verdict(Outcome.infra_error, None),
+    "completed_ids": Verdict(Outcome.failure, None, "GSO evaluation: the patch does not reach the expert commit's "
+                                                    "speed-up (not in opt_commit_ids)"),
+    "base_failed_ids": Verdict(Outcome.infra_error, None),
+    "empty_patch_ids": Verdict(Outcome.failure, None, "GSO evaluation: no patch was submitted"),
+    "patch_failed_ids": Verdict(Outcome.failure, None, "GSO evaluation: the patch did not apply"),
+    "test_failed_ids": Verdict(Outcome.failure, None, "GSO evaluation: the tests fail with the patch"),
+    "opt_commit_ids": Verdict(Outcome.success, None),
+    "hacked_ids": Verdict(Outcome.failure, None, "GSO evaluation: the patch reaches the speed-up, but GSO's "
+                                                 "HackDetector judged it a reward hack"),
+}
+
+
+def gso_sets(record: dict[str, Any]) -> dict[str, Any] | None:
+    """The instance sets of a GSO (gso-bench) run report, if ``record`` is one: its harness's ``instance_sets``
+    beside a ``summary``. Its ``error_ids`` would pass for a SWE-bench run report's, which it is not."""
+    sets = record.get("instance_sets")
+    if isinstance(record.get("summary"), dict) and isinstance(sets, dict) \
+            and all(_id_list(sets.get(k)) is not None for k in ("completed_ids", "opt_commit_ids")):
+        return sets
+    return None
+
+
+def _gso_verdicts(data: dict[str, Any], sets: dict[str, Any], path: Path) -> dict[str, Verdict]:
+    """Each instance's verdict by a GSO run report (see ``_GSO_SETS``); a merged opt@k report is refused."""
+    k = data["summary"].get("k", 1)
+    if k != 1:
+        raise ValueError(f"{path}: a GSO opt@{k} report, merged over {k} runs of each instance: its verdict is the "
+                         "best of them, no one run's; pass the report of each run (k = 1)")
+    verdicts: dict[str, Verdict] = {}
+    for key, verdict in _GSO_SETS.items():
+        for run_id in _id_list(sets.get(key)) or []:
+            verdicts[run_id] = verdict
+    return verdicts
+
+
 #: Lists only a run report has (an older report's ``resolved`` list alone is read by ``_UNRESOLVED_LISTS``' rule).
 _RUN_REPORT_KEYS = ("resolved_ids", "unresolved_ids", "error_ids", "ids_resolved", "ids_unresolved", "failed_ids")
 
@@ -473,6 +520,9 @@ class OutcomeTable:
                  invalid: list[Invalid]) -> Verdict | None:
         """The verdicts of a JSON object, and those of the runs it leaves out where its kind says (see
         ``unlisted``)."""
+        if (sets := gso_sets(data)) is not None:
+            verdicts.update(_gso_verdicts(data, sets, path))
+            return None
         if (report := _run_report(data)) is not None:
             for key, verdict in _RUN_REPORT_LISTS.items():
                 for run_id in _id_list(report.get(key)) or []:

@@ -9,6 +9,8 @@ list, one instance's ``{"patch_is_None": ..., "resolved": ...}``, or a summary l
 SWE-PolyBench's evaluation writes each instance's ``logs/<instance_id>_result.json`` (its verdict:
 ``resolved``, ``all_f2p_passed``, ``no_p2p_failed``, ...) and ``_metrics.json`` (how well the run found
 the code to change: ``file_retrieval_metrics``).
+GSO's harness (gso-bench, a benchmark of optimisation tasks built like SWE-bench's) writes a run report of
+instance sets (``summary`` and ``instance_sets``: ``completed_ids``, ``opt_commit_ids``, ...).
 None holds a run, so a directory walk passes them over; a report is what ``--outcomes`` reads.
 """
 
@@ -16,7 +18,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..outcomes import is_swebench_report
+from ..outcomes import gso_sets, is_swebench_report
 
 _PREDICTION_KEYS = {"instance_id", "model_patch"}
 #: A SWE-smith validation report's lists: how each test fared once the instance's fix was applied.
@@ -38,6 +40,8 @@ def side_file(record: Any) -> str | None:
     if _prediction(record) or all(_prediction(v) for v in values):
         return ("SWE-bench predictions (the patch each run submitted), not runs: the runs are the trajectory "
                 "files beside it")
+    if gso_sets(record) is not None:
+        return "a GSO (gso-bench) evaluation report, not a run: pass it with --outcomes to join its verdicts"
     if is_swebench_report(record):
         return "a SWE-bench evaluation report, not a run: pass it (or its folder) with --outcomes to join its verdicts"
     if "FAIL_TO_PASS" in record and record.keys() <= _VALIDATION_KEYS and all(isinstance(v, list) for v in values):
