@@ -102,9 +102,10 @@ def test_tool_cap_returns_an_instruction_not_an_exception(hashing_ts):
     assert lefts == [3, 2, 1, 0]
     for _ in range(2):
         result = tool(json.dumps({"query": "pytest payments"}))
-        assert result["status"] == "limit_reached"
+        assert (result["status"], result["searches_left"]) == ("limit_reached", 0)  # every answer says how many
         assert "Stop searching" in result["instruction"] and "escalate" in result["instruction"]
     assert tool.used == 4
+    assert Runtime(hashing_ts, OPEN).tool(ACME)({"query": ""})["searches_left"] == 4  # refused: none spent
     assert Runtime(hashing_ts, OPEN).tool(ACME, cap=1)({"query": "x"})["searches_left"] == 0
 
 

@@ -70,11 +70,12 @@ class SearchPastRuns:
                     f"You have used all {self.cap} searches of past runs for this task. Stop searching. "
                     "Continue with what you have; if you cannot proceed safely, escalate to a human."
                 ),
+                "searches_left": 0,
             }
         try:
             args = parse(arguments)
-        except ValueError as exc:
-            return {"status": "error", "error": str(exc)}
+        except ValueError as exc:  # refused: spends no search
+            return {"status": "error", "error": str(exc), "searches_left": self.cap - self.used}
         query, k, kind = args.query.strip(), args.k, args.kind
         self.used += 1
         with tracing.retrieval(f"tool:{kind}", query, self.ctx, k=k) as span:
