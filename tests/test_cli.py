@@ -71,6 +71,8 @@ def test_errors_are_one_line_with_the_right_exit_code(backend, tmp_path: Path) -
     assert code == 2 and "give either TEXT or --id" in err
     code, out, err = run_cli("search", "exit code 137", "--expand", "-1")  # the option's name, not the API's
     assert code == 2 and "--expand" in err and "before/after" not in err
+    code, out, err = run_cli("search", "exit code 137", "--level", "passage", "--mode", "dense")
+    assert code == 2 and "searched by their words only" in err  # not "no matches"
 
 
 def test_server_only_commands_and_a_wrong_key(backend, monkeypatch) -> None:

@@ -89,7 +89,8 @@ def test_every_line_of_a_long_output_is_found_first(hashing_ts, mode):
     # dense never ranks passages (they have no vector of their own)
     dense = hashing_ts.search(probes[2], tenant="acme", k=20, group_by_trajectory=False, mode="dense")
     assert "passage" not in {h.level for h in dense}
-    assert hashing_ts.search(probes[2], tenant="acme", levels="passage", k=5, mode="dense") == []
+    with pytest.raises(ValueError, match="searched by their words only"):  # not an empty "no matches"
+        hashing_ts.search(probes[2], tenant="acme", levels="passage", k=5, mode="dense")
 
 
 def test_passages_follow_reingest_delete_and_reopen(tmp_path):

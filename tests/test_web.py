@@ -393,6 +393,8 @@ def test_bad_filter_values_are_named_next_to_their_field(demo):
     assert 'id="err-since"' in page and 'aria-invalid="true"' in page
     assert "a date, YYYY-MM-DD" in page and 'id="err-mode"' in page and 'id="err-tools"' in page
     assert "Runs like this" not in page  # nothing searched with a bad filter
+    page = demo.get("/", params={"q": "x", "level": "passage", "mode": "dense"}).text
+    assert 'id="err-mode"' in page and "searched by their words only" in page  # not "No runs match"
 
 
 def test_search_dates_are_parsed_once_and_compared_as_days(demo):

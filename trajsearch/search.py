@@ -317,8 +317,8 @@ class TrajSearch:
         mode = resolve_mode(mode, text)
         if mode == "dense":
             dense = self._dense_filters(filters)
-            if dense is None:  # passages only: they have no vector of their own
-                return []
+            if dense is None:  # passages only: "no matches" would read as nothing matched
+                raise ValueError(PASSAGES_NOT_DENSE)
             vector = self.query_vector(text)
             rows = self._dense(vector, dense, k, group_by_trajectory, group_size)
             rows = sorted(rows, key=lambda r: -r["score"])  # grouped: runs best first, rows in score order
@@ -578,6 +578,10 @@ class TrajSearch:
             "rows_by_level": levels,
             "runs_by_outcome": self.index.count_by("outcome", tenant, levels=("task",), **versions),
         }
+
+
+#: Why a dense search of passages alone is refused: they have no vector of their own (see ``_dense_filters``).
+PASSAGES_NOT_DENSE = "passages are searched by their words only: use mode lexical, hybrid or auto for them"
 
 
 def _check_query(text: str, k: int, group_size: int) -> None:

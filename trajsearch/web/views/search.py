@@ -68,6 +68,8 @@ class SearchForm:
         if form.level not in dict(LEVEL_CHOICES):
             form.errors["level"] = f"one of {', '.join(v or 'default' for v, _ in LEVEL_CHOICES)}"
             form.level = ""
+        if form.level == "passage" and form.mode == "dense":
+            form.errors["mode"] = "passages are searched by their words only: lexical, hybrid or auto"
         for name in ("env", "model"):
             value = get(name)
             setattr(form, name, value)
