@@ -144,7 +144,9 @@ def test_langfuse_api_traces_and_flat_export_rows() -> None:
     found = runs(LANGFUSE)
     refund = found["lf:lf-trace-3c9a"]
     assert refund.task == "My order #8812 arrived damaged. I want a refund to my original card."
-    assert [s.action for s in refund.steps] == ["get_order", "issue_refund"]
+    # the answer no generation recorded is the trace's output (p42 probeA D2: the run's last words)
+    assert [s.action for s in refund.steps] == ["get_order", "issue_refund", "respond"]
+    assert refund.steps[-1].arguments == {"content": "I've issued a refund of $59.90 to your original card."}
     assert refund.steps[0].thought == "Let me look up the order."
     assert refund.steps[1].error is None  # level WARNING is not an error
     assert refund.outcome is Outcome.success  # CATEGORICAL score "resolved"

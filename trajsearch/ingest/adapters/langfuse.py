@@ -75,6 +75,16 @@ Mapping
   observation, else the first user message of the earliest generation; a
   decorator's ``{"args": [...], "kwargs": {...}}`` is not an instruction (its
   longest text argument is the last resort).
+- answer: the trace's output (in SDK v3/v4 its root observation's), when it
+  holds one: text, the last assistant words of the messages it holds, or the
+  text under an answer-like key of a graph's state (``final_answer``,
+  ``answer``, ``output``, ...; see ``_langfuse.graph``), is the run's last
+  ``respond`` step unless its last words already are that answer; any other
+  state is no answer. A LangGraph graph of two or more nodes that call a
+  model (a supervisor and its workers; not nodes inside an ``AGENT``
+  observation) keeps the node each step ran in (``metadata.langgraph_node``)
+  as metadata ``agents`` and ``step_agents`` (``[first step, agent]`` at each
+  hand-over; the graph's own answer: the root's name).
 - trajectory_id = ``lf:<trace id>``; model_id = the first generation's
   ``model`` / ``providedModelName``; created_at = the earliest timestamp;
   metadata keeps ``name``, ``sessionId``, ``userId``, ``tags``, ``release``,
@@ -92,7 +102,10 @@ Mapping
   observation at level ``ERROR`` -> failure (infra_error for timeouts, rate
   limits, 5xx, connection errors); else ``unknown``. Chains that failed with
   a failed model call's error only passed it on: no step each.
-- not runs (passed over in a folder, named when given alone): a session tool's
+- not runs: a trace with no step, no answer, no score and no failure (EVENT
+  observations alone) is passed over as "not an agent run", as the other span
+  adapters pass over traces of no agent work. Passed over in a folder, named
+  when given alone: a session tool's
   pointer to a trace (``.langfuse/current-session.json``,
   ``.langfuse/traces/<id>.json``), dataset, dataset item and prompt bodies.
 
@@ -102,7 +115,7 @@ apart and reads score rows, ``_langfuse.observations`` maps one trace or
 observation to a node, ``_langfuse.grouping`` puts a whole trace's nodes right
 (merged updates, calls kept by a chain, tools traced as spans, nested
 generations, BeeAI's ReAct events, the trace's failure, the task) before
-``_vendor`` assembles them.
+``_vendor`` assembles them; ``_langfuse.graph`` reads a graph's answer and agents.
 """
 
 from __future__ import annotations
@@ -110,9 +123,10 @@ from __future__ import annotations
 import re
 from typing import Any, Iterator
 
-from trajsearch.model import Trajectory
+from trajsearch.model import Outcome, Trajectory
 
 from ._common import Context, RecordError, json_object
+from ._langfuse.graph import agent_spans, ending_on, graph_answer, step_agents
 from ._langfuse.grouping import (
     calls_of_the_chain,
     merged,
@@ -237,16 +251,25 @@ def assemble_trajectory(key: str, group: list[Node], ctx: Context, by: str = "tr
     if not group:
         raise RecordError(f"trace {key}: only scores, no trace or observation")
     task = task_of(group)
+    spans = agent_spans(group)
     for n in group:
         for k in [k for k in n.info if k.startswith("_")]:
             del n.info[k]
     root = next((n for n in sorted(group, key=start_order) if n.id.startswith("trace:")), None)
     if root is not None:
         trace_failure(root, group)
+    answer = graph_answer(group)
     extra: dict[str, Any] = {"observations": sum(1 for n in group if not n.id.startswith("trace:"))}
     if root is None:  # without its trace record, the observations still form a run
         for n in group:
             if n.parent and n.parent.startswith("trace:"):
                 n.parent = None
         extra.update(trace_info)  # what the observations repeat of their trace
-    return trajectory(NAME, ID_PREFIX, key, group, ctx, by=by, task=task, scores=scores, extra=extra)
+    run = ending_on(trajectory(NAME, ID_PREFIX, key, group, ctx, by=by, task=task, scores=scores, extra=extra), answer)
+    if not run.steps and run.outcome is Outcome.unknown and not scores:
+        names = sorted({n.name for n in group if n is not root})
+        raise RecordError(f"not an agent run: trace {key} recorded no model call, tool or answer (only "
+                          f"{', '.join(names[:5])}{', ...' if len(names) > 5 else ''})")
+    top = root or min(group, key=start_order)
+    agents = step_agents(spans, top.name, run)
+    return run.model_copy(update={"metadata": {**run.metadata, **agents}}) if agents else run

@@ -39,9 +39,10 @@ _LIFECYCLE = re.compile(r"\.(start|finish)(-\d+)?$")
 _EVENT_SUFFIX = re.compile(r"\.(success|error|finish|start)(-\d+)?$")
 _NOT_TOOL_KINDS = ("AGENT", "CHAIN", "LLM", "RETRIEVER", "EMBEDDING", "RERANKER", "GUARDRAIL", "EVALUATOR")
 #: Node.info keys for the adapter's own use (all start with "_"), removed before a group is assembled:
-#: the observation type, an ingestion event's raw body, scores, BeeAI's event target and thought, trace fields.
+#: the observation type, an ingestion event's raw body, scores, BeeAI's event target and thought, trace fields,
+#: the LangGraph node an observation ran in (``metadata.langgraph_node``, see ``_langfuse.graph``).
 INFO_TYPE, INFO_RAW, INFO_SCORES = "_type", "_raw", "_scores"
-INFO_TARGET, INFO_THOUGHT, INFO_TRACE = "_target", "_thought", "_trace"
+INFO_TARGET, INFO_THOUGHT, INFO_TRACE, INFO_GRAPH_NODE = "_target", "_thought", "_trace", "_graph_node"
 #: Where instrumentations put a tool's arguments, result and call id in ``metadata.attributes``
 #: (GenAI semconv, pydantic-ai/logfire, OpenInference, Google ADK, Vercel AI SDK).
 _ARGUMENT_ATTRIBUTES = ("gen_ai.tool.call.arguments", "tool_arguments", "tool.parameters",
@@ -171,6 +172,8 @@ def observation_node(obs: dict[str, Any], seq: int) -> Node:
                                     "release": obs.get("release")}.items() if v}
     if trace_info:  # what newer exports repeat of the trace on each observation
         node.info[INFO_TRACE] = trace_info
+    if isinstance(metadata, dict) and isinstance(metadata.get("langgraph_node"), str) and metadata["langgraph_node"]:
+        node.info[INFO_GRAPH_NODE] = metadata["langgraph_node"]
     if role == "llm":
         node.input_messages = _listed_as_calls(message_dicts(inputs))
         node.output_messages = _listed_as_calls(output_dicts(outputs))

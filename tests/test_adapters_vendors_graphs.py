@@ -1,0 +1,87 @@
+"""Langfuse and LangSmith runs of LangGraph graphs, on real files found by probe p42 probeA (sources in the
+fixtures' SOURCE.md): the answer a graph's state holds, the agent behind each model call, a run that holds
+nothing, a LangSmith run downloaded from the UI.
+
+Everything goes through the public reader (``read_dump`` / ``detect_format``).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from trajsearch.ingest.read import read_dump
+
+from adapter_support import only, runs
+
+FIXTURES = Path(__file__).parent / "fixtures"
+#: trace 71a7059b… (8 model calls) and c5bf6e37… (none) of one LangGraph supervisor graph, Langfuse SDK 4.10.0
+SUPERVISOR = FIXTURES / "langfuse" / ".real" / "cloak-langgraph-supervisor.observations.json"
+EVENTS_ONLY = FIXTURES / "langfuse" / ".real" / "huytu-events-only.trace.json"
+
+
+def _root_state(trace_id: str) -> dict:
+    """The graph's state the root ``LangGraph`` observation of a trace wrote as its output."""
+    [root] = [o for o in json.loads(SUPERVISOR.read_text())
+              if o["traceId"] == trace_id and not o["parentObservationId"]]
+    return json.loads(root["output"])
+
+
+def test_the_graphs_answer_in_the_root_observations_output_is_the_runs_answer() -> None:
+    """Bug (p42 probeA D2): a LangGraph run no model call answered (its nodes wrote without one) was stored with
+    no step and no answer; its answer is the ``final_answer`` of the state the root observation output (the
+    trace's output in SDK v3/v4), not the state's JSON."""
+    run = runs(SUPERVISOR)
+    [empty] = [r for r in run if r.trajectory_id == "lf:c5bf6e3706f35aaa8147ce2d839e8dc9"]
+    [answer] = empty.steps
+    assert answer.action == "respond"
+    assert answer.arguments["content"] == _root_state("c5bf6e3706f35aaa8147ce2d839e8dc9")["final_answer"].strip()
+    assert answer.arguments["content"].startswith("# State-of-the-Art GraphRAG: A Technical Analysis")
+
+
+def test_a_trace_objects_output_state_answers_by_the_same_rule_and_a_state_without_one_is_no_answer(
+        tmp_path: Path) -> None:
+    """p42 probeA D2, the UI download shape: the trace object's output (the same state) gives its
+    ``final_answer``; a state that holds no answer-like key is not dumped as an answer: with no step either, the
+    run is passed over with a reason rather than stored empty."""
+    trace_id = "c5bf6e3706f35aaa8147ce2d839e8dc9"
+    observations = [o for o in json.loads(SUPERVISOR.read_text()) if o["traceId"] == trace_id]
+    state = _root_state(trace_id)
+    trace = {"id": trace_id, "name": "LangGraph", "timestamp": observations[0]["startTime"],
+             "input": json.dumps({"request": state["request"]}), "output": json.dumps(state)}
+    (tmp_path / "download.json").write_text(json.dumps({"trace": trace, "observations": observations}))
+    [answer] = only(tmp_path / "download.json").steps
+    assert answer.arguments["content"] == state["final_answer"].strip()
+
+    without = {k: v for k, v in state.items() if k != "final_answer"}
+    for o in observations:  # the root observation's output too: the same state
+        if not o["parentObservationId"]:
+            o["output"] = json.dumps(without)
+    (tmp_path / "download.json").write_text(json.dumps({"trace": dict(trace, output=json.dumps(without)),
+                                                        "observations": observations}))
+    [result] = list(read_dump(tmp_path / "download.json", tenant="acme"))
+    assert not result.ok and "not an agent run" in result.error and "no model call, tool or answer" in result.error
+
+
+def test_a_supervisor_graphs_run_ends_on_its_answer_and_names_the_agent_of_each_step() -> None:
+    """Bug (p42 probeA D3): eight anonymous ``respond`` steps, the last the supervisor's routing JSON
+    (``{"next_agent": "analyist", ...}``); the graph's answer is its state's ``final_answer`` and each model call
+    ran in a graph node (its parent chain's ``metadata.langgraph_node``), kept as the run's ``agents`` /
+    ``step_agents`` as swe_agent keeps a multi-agent run's."""
+    [run] = [r for r in runs(SUPERVISOR) if r.trajectory_id == "lf:71a7059ba140ea31525a96458199947b"]
+    assert [s.action for s in run.steps] == ["respond"] * 9
+    assert '"next_agent": "analyist"' in run.steps[7].arguments["content"]  # the supervisor's last routing
+    assert run.steps[-1].arguments["content"] == _root_state("71a7059ba140ea31525a96458199947b")["final_answer"].strip()
+    assert run.steps[-1].arguments["content"].startswith("# Research Summary GraphRAG State-of-the-Art")
+    assert run.metadata["agents"] == ["supervisor", "researcher", "writer", "analyst"]
+    assert run.metadata["step_agents"] == [[0, "supervisor"], [1, "researcher"], [3, "supervisor"], [4, "writer"],
+                                           [5, "supervisor"], [6, "analyst"], [7, "supervisor"], [8, "LangGraph"]]
+
+
+def test_a_langfuse_trace_of_events_alone_is_passed_over_with_a_reason() -> None:
+    """p42 probeA O1: a trace whose observations are all EVENTs and whose output holds no answer was stored as a
+    run with no step; like the other span adapters' traces of no agent work, it is passed over, saying why."""
+    [result] = list(read_dump(EVENTS_ONLY, tenant="acme"))
+    assert not result.ok
+    assert result.error.startswith("not an agent run: trace 45adebeae6acd514a00f418bbfc6614c recorded no model "
+                                   "call, tool or answer")

@@ -1,0 +1,128 @@
+"""What a trace's graph says beyond its model calls: the run's answer, and the agent (graph node) behind each step.
+
+Langfuse SDK v3/v4 make the trace's input and output those of its root
+observation; LangGraph's callback writes its whole state there. The run's
+answer is then in that output even when no generation wrote it (a node that
+answers without a model, or a supervisor whose routing decision is the last
+model call): as text, as the last words of the messages the state holds, or
+as the text under an answer-like key (``final_answer``, ``answer``, ...). Any
+other state is no answer, never its JSON dump.
+
+In a multi-agent graph (a supervisor routing to workers) every model call is
+an anonymous generation; the agent is the graph node it ran in: the outermost
+observation carrying ``metadata.langgraph_node`` (a subgraph's inner nodes
+name its own steps, the outer node the agent). Apart from ``grouping``
+because it reads the assembled steps, not only the nodes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from trajsearch.model import Step, Trajectory
+
+from .._spans import Node, ancestors, start_order, when
+from .._vendor import decode, is_empty, message_dicts
+from .observations import INFO_GRAPH_NODE
+
+#: Keys under which a graph's state or a chain's output keeps the run's answer, most specific first.
+ANSWER_KEYS = ("final_answer", "final_output", "final_response", "answer", "output", "response", "result")
+
+
+def answer_in(value: Any, depth: int = 2) -> str | None:
+    """The answer an output holds (see the module docstring); None where it holds other data."""
+    value = decode(value)
+    if isinstance(value, str):
+        return None if is_empty(value) else value.strip()
+    if isinstance(value, dict) and depth > 0:
+        for key in ANSWER_KEYS:
+            if not is_empty(value.get(key)) and (found := answer_in(value[key], depth - 1)):
+                return found
+    if not isinstance(value, (dict, list)):
+        return None
+    said = [m["text"].strip() for m in message_dicts(value, "assistant")
+            if m["role"] == "assistant" and m["text"].strip()]
+    return said[-1] if said else None
+
+
+def graph_answer(group: list[Node]) -> tuple[str, float | None] | None:
+    """(the run's answer, when it was given) from the trace's output, else from its top-level observation's
+    (the trace's output in SDK v3/v4); None when neither holds one. A failed root's output is its error."""
+    ids = {n.id for n in group}
+    trace = [n for n in group if n.id.startswith("trace:")]
+    tops = [n for n in sorted(group, key=start_order) if n.role in ("agent", "chain") and not n.id.startswith("trace:")
+            and (n.parent is None or n.parent not in ids or n.parent.startswith("trace:"))]
+    for node in trace + tops:
+        if not node.error and (text := answer_in(node.output_text)):
+            return text, node.end
+    return None
+
+
+def ending_on(run: Trajectory, answer: tuple[str, float | None] | None) -> Trajectory:
+    """``run`` with the graph's answer as its last step, unless its last words already are that answer (a tool
+    run after them, pydantic-ai's ``final_result``, does not unsay them)."""
+    if answer is None:
+        return run
+    text, at = answer
+    said = [s for s in run.steps if s.action == "respond" and isinstance(s.arguments, dict)]
+    if said and str(said[-1].arguments.get("content") or "").strip() == text:
+        return run
+    ended = when(at) or next((s.ended_at or s.started_at for s in reversed(run.steps)
+                              if s.ended_at or s.started_at), None)
+    step = Step(index=len(run.steps), action="respond", arguments={"content": text}, started_at=ended, ended_at=ended)
+    return run.model_copy(update={"steps": [*run.steps, step]})
+
+
+@dataclass(frozen=True)
+class AgentSpan:
+    """One run of a graph node: its name, its time, and whether a model was called in it."""
+
+    name: str
+    start: float
+    end: float
+    called_a_model: bool
+
+
+def agent_spans(group: list[Node]) -> list[AgentSpan]:
+    """Each graph node's outermost observation (read before the adapter's own ``info`` keys are dropped); none
+    inside an ``AGENT`` observation: that is the agent, its graph's nodes its strategy (Koog's)."""
+    by_id = {n.id: n for n in group}
+    outermost = {n.id: n for n in group if n.info.get(INFO_GRAPH_NODE) and not any(
+        a.info.get(INFO_GRAPH_NODE) or (a.role == "agent" and not a.id.startswith("trace:"))
+        for a in ancestors(n, by_id))}
+    calling = {a.id for n in group if n.role == "llm" for a in ancestors(n, by_id) if a.id in outermost}
+    return [AgentSpan(n.info[INFO_GRAPH_NODE], n.start, n.end, n.id in calling)
+            for n in sorted(outermost.values(), key=start_order) if n.start is not None and n.end is not None]
+
+
+def step_agents(spans: list[AgentSpan], root: str, run: Trajectory) -> dict[str, Any]:
+    """``agents`` (graph nodes that called a model, in the order they first act) and ``step_agents`` (``[first
+    step, agent]`` at each hand-over, as ``swe_agent`` keeps them), for a graph of two or more such agents.
+
+    A step belongs to the node it ran in (by time); a step in a node that called no model (LangGraph's ``tools``
+    node) to the agent before it; a step outside every node (the graph's own answer) to the ``root``.
+    """
+    callers = {s.name for s in spans if s.called_a_model}
+    if len(callers) < 2:
+        return {}
+    agents: list[str] = []
+    for step in run.steps:
+        found = _running_at(step.started_at or step.ended_at, spans)
+        if found is None:
+            agents.append(root)
+        elif found.name in callers or not agents:
+            agents.append(found.name)
+        else:
+            agents.append(agents[-1])
+    return {"agents": list(dict.fromkeys(a for a in agents if a in callers)),
+            "step_agents": [[i, a] for i, a in enumerate(agents) if i == 0 or agents[i - 1] != a]}
+
+
+def _running_at(at: datetime | None, spans: list[AgentSpan]) -> AgentSpan | None:
+    """The graph node running at ``at`` (the latest to start, where two were)."""
+    if at is None:
+        return None
+    t = at.timestamp()
+    return next((s for s in reversed(spans) if s.start <= t <= s.end), None)
