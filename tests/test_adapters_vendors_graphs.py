@@ -8,9 +8,10 @@ Everything goes through the public reader (``read_dump`` / ``detect_format``).
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
-from trajsearch.ingest.read import read_dump
+from trajsearch.ingest.read import detect_format, read_dump
 
 from adapter_support import only, runs
 
@@ -18,6 +19,7 @@ FIXTURES = Path(__file__).parent / "fixtures"
 #: trace 71a7059b… (8 model calls) and c5bf6e37… (none) of one LangGraph supervisor graph, Langfuse SDK 4.10.0
 SUPERVISOR = FIXTURES / "langfuse" / ".real" / "cloak-langgraph-supervisor.observations.json"
 EVENTS_ONLY = FIXTURES / "langfuse" / ".real" / "huytu-events-only.trace.json"
+UI_RUN = FIXTURES / "langsmith" / ".real" / "run-019e3de2-29fe-70b0-bc69-04c5227f876c.json"
 
 
 def _root_state(trace_id: str) -> dict:
@@ -85,3 +87,33 @@ def test_a_langfuse_trace_of_events_alone_is_passed_over_with_a_reason() -> None
     assert not result.ok
     assert result.error.startswith("not an agent run: trace 45adebeae6acd514a00f418bbfc6614c recorded no model "
                                    "call, tool or answer")
+
+
+def test_a_langsmith_run_downloaded_from_the_ui_is_read() -> None:
+    """Bug (p42 probeA D4): ``{inputs, outputs, metadata, langsmith: {...}}`` was "unrecognised" (``--format
+    langsmith``: "run without 'id'"); the run is ``outputs.messages``: handoff tool calls with their replies, the
+    supervisor's answer; its id is the one in the file name."""
+    assert detect_format(UI_RUN) == "langsmith"
+    run = only(UI_RUN, tenant="acme")
+    assert run.trajectory_id == "ls:019e3de2-29fe-70b0-bc69-04c5227f876c"
+    assert run.task == "硬件采购清单中哪一个厂家的东西最贵"
+    assert run.model_id == "qwen-plus"
+    assert [(s.action, s.observation) for s in run.steps] == [
+        ("transfer_to_data_agent", "Successfully transferred to data_agent"),
+        ("transfer_back_to_supervisor", "Successfully transferred back to supervisor"),
+        ("transfer_to_data_agent", "Successfully transferred to data_agent"),
+        ("transfer_back_to_supervisor", "Successfully transferred back to supervisor"),
+        ("respond", None)]
+    assert run.steps[1].thought.startswith("Sorry, need more steps to process this request.")
+    assert run.steps[-1].arguments == {"content": "硬件采购清单中价格最贵的厂家是：**是德科技**，其设备（网络分析仪）价格为 **35,800 元**。"}
+    assert run.metadata["project"] == "hngd-backend" and run.metadata["conversation_id"] == "conversation-10"
+
+
+def test_a_langsmith_ui_download_renamed_takes_its_id_from_its_content(tmp_path: Path) -> None:
+    """p42 probeA D4: without ``run-<uuid>`` in the file name, the id is a hash of the content: the same run
+    read twice (or from another name) is the same run."""
+    shutil.copy(UI_RUN, tmp_path / "answer.json")
+    shutil.copy(UI_RUN, tmp_path / "copy.json")
+    first, second = only(tmp_path / "answer.json"), only(tmp_path / "copy.json")
+    assert first.trajectory_id == second.trajectory_id
+    assert first.trajectory_id.startswith("ls:sha1-") and first.steps == second.steps

@@ -19,7 +19,12 @@ Records, any mix (one per line, a JSON array, or one object per file):
   ``error``, ``start_time``, ``end_time``, ``feedback_stats``; a run tree nests
   its children in ``child_runs``;
 - feedback as ``client.list_feedback`` gives it: ``run_id``, ``trace_id``,
-  ``key``, ``score``, ``value``, ``comment``.
+  ``key``, ``score``, ``value``, ``comment``;
+- a run downloaded from the UI: ``inputs``, ``outputs``, ``metadata`` and
+  ``langsmith: {organization, workspace, tracing_project}``, with no id, run
+  type, times or child runs: its ``outputs.messages`` are read as an agent's
+  turns (tool calls, their ``ToolMessage`` replies, handoffs, the answer); its
+  id is the ``run-<uuid>`` of the file name, else a hash of its content.
 A dataset example (``dataset_id``, ``inputs``, ``outputs``) holds no run: passed
 over in a folder, named when given alone.
 ``dotted_order`` (``<%Y%m%dT%H%M%S%fZ><run id>`` per level, root first) fills
@@ -64,7 +69,10 @@ Mapping
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
+from pathlib import Path
 from typing import Any, Iterator
 
 from trajsearch.model import Trajectory
@@ -126,10 +134,18 @@ def _is_feedback(record: dict[str, Any]) -> bool:
         k in record for k in ("score", "value", "comment", "correction"))
 
 
+def _is_download(record: dict[str, Any]) -> bool:
+    """A run as the LangSmith UI downloads it: ``inputs``, ``outputs``, ``metadata`` and where it was traced
+    (``langsmith: {organization, workspace, tracing_project}``), no id, run type or times."""
+    where = record.get("langsmith")
+    return isinstance(where, dict) and "tracing_project" in where and "inputs" in record and "outputs" in record \
+        and "run_type" not in record
+
+
 def matches(record: Any) -> bool:
     if not isinstance(record, dict):
         return False
-    if _is_run(record) or _is_batch(record) or _is_feedback(record):
+    if _is_run(record) or _is_batch(record) or _is_feedback(record) or _is_download(record):
         return True
     runs = record.get("runs")
     return isinstance(runs, list) and bool(runs) and isinstance(runs[0], dict) and _is_run(runs[0])
@@ -285,6 +301,41 @@ def _node(run: dict[str, Any], seq: int) -> Node:
     return node
 
 
+#: The file name the UI gives a run download: ``run-<run id>.json``.
+_DOWNLOAD_NAME = re.compile(r"^run-([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})\b")
+
+
+def _downloaded_run(record: dict[str, Any], source: Path) -> Node:
+    """A UI run download as one agent node whose messages are the run (``outputs.messages``: the model's turns,
+    tool calls and their ``ToolMessage`` replies, handoffs), read as the turns an agent span records.
+
+    The download keeps no id: the run id in its file name, else a hash of its content (the same file, the same
+    run)."""
+    named = _DOWNLOAD_NAME.match(source.name)
+    key = named.group(1).lower() if named else \
+        "sha1-" + hashlib.sha1(json.dumps(record, sort_keys=True, default=str).encode()).hexdigest()[:16]
+    where = record["langsmith"]
+    project = where.get("tracing_project") if isinstance(where.get("tracing_project"), dict) else {}
+    node = _node({"id": key, "run_type": "chain", "name": project.get("name") or "run", "inputs": record["inputs"],
+                  "outputs": record["outputs"], "session_name": project.get("name"),
+                  "extra": {"metadata": record.get("metadata")}}, 0)
+    conversation = message_dicts(decode(record["outputs"]))
+    node.role, node.input_messages = "agent", conversation
+    node.output_messages = [m for m in conversation if m["role"] == "assistant"]
+    node.model = _said_by_model(record["outputs"])
+    return node
+
+
+def _said_by_model(outputs: Any) -> str | None:
+    """The model the run's first model turn names (a LangChain AIMessage's ``response_metadata.model_name``)."""
+    listed = outputs.get("messages") if isinstance(outputs, dict) else None
+    for message in listed if isinstance(listed, list) else []:
+        meta = message.get("response_metadata") if isinstance(message, dict) else None
+        if isinstance(meta, dict) and isinstance(meta.get("model_name"), str) and meta["model_name"].strip():
+            return meta["model_name"].strip()
+    return None
+
+
 def _trace_id(run: dict[str, Any], inherited: str | None) -> str:
     if run.get("trace_id"):
         return str(run["trace_id"])
@@ -337,6 +388,10 @@ def nodes(record: Any, ctx: Context, seq: int = 0) -> Iterator[tuple[str, Node, 
             for item in _tree(runs[key], n, raw=True):
                 n = max(n, item[1].seq) + 1
                 yield item
+        return
+    if _is_download(record):
+        node = _downloaded_run(record, ctx.source)
+        yield node.id, node, node.info.get("conversation_id")
         return
     if _is_feedback(record):
         score = _feedback_score(record, str(record["run_id"]))
