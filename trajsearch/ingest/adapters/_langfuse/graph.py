@@ -48,13 +48,15 @@ def answer_in(value: Any, depth: int = 2) -> str | None:
 
 
 def graph_answer(group: list[Node]) -> tuple[str, float | None] | None:
-    """(the run's answer, when it was given) from the trace's output, else from its top-level observation's
-    (the trace's output in SDK v3/v4); None when neither holds one. A failed root's output is its error."""
+    """(the run's answer, when it was given) from the trace's output, else from its root observation's (the
+    trace's output in SDK v3/v4; with several top-level observations none is the root); None when neither holds
+    one. A failed root's output is its error."""
     ids = {n.id for n in group}
     trace = [n for n in group if n.id.startswith("trace:")]
-    tops = [n for n in sorted(group, key=start_order) if n.role in ("agent", "chain") and not n.id.startswith("trace:")
+    tops = [n for n in group if n.role != "evaluator" and not n.id.startswith("trace:")
             and (n.parent is None or n.parent not in ids or n.parent.startswith("trace:"))]
-    for node in trace + tops:
+    roots = [n for n in tops if n.role in ("agent", "chain")] if len(tops) == 1 else []
+    for node in trace + roots:
         if not node.error and (text := answer_in(node.output_text)):
             return text, node.end
     return None
@@ -72,7 +74,7 @@ def ending_on(run: Trajectory, answer: tuple[str, float | None] | None) -> Traje
     ended = when(at) or next((s.ended_at or s.started_at for s in reversed(run.steps)
                               if s.ended_at or s.started_at), None)
     step = Step(index=len(run.steps), action="respond", arguments={"content": text}, started_at=ended, ended_at=ended)
-    return run.model_copy(update={"steps": [*run.steps, step]})
+    return Trajectory.model_validate({**dict(run), "steps": [*run.steps, step]})  # within the model's limits
 
 
 @dataclass(frozen=True)
