@@ -117,3 +117,24 @@ def test_a_langsmith_ui_download_renamed_takes_its_id_from_its_content(tmp_path:
     first, second = only(tmp_path / "answer.json"), only(tmp_path / "copy.json")
     assert first.trajectory_id == second.trajectory_id
     assert first.trajectory_id.startswith("ls:sha1-") and first.steps == second.steps
+
+
+WRAPPED_RUN_TREE = FIXTURES / "langsmith" / ".real" / "bamiboy-phase2-03-database-timeout.json"
+
+
+def test_a_langsmith_run_tree_kept_under_trace_is_langsmiths_not_langfuses(tmp_path: Path) -> None:
+    """p42 probeA O2: ``{"trace": {<run with child_runs>}, "scenario_id": ...}`` was taken for a Langfuse
+    download, whose rejection ("trace ... has no input") stayed the same once the run had an input. It is a
+    LangSmith run tree: its redacted inputs are what is missing, and with an input the run is read."""
+    assert detect_format(WRAPPED_RUN_TREE) == "langsmith"
+    [result] = list(read_dump(WRAPPED_RUN_TREE, tenant="acme"))
+    assert not result.ok and result.error.startswith("no task: the root run 'support_agent.turn' has no inputs")
+
+    wrapper = json.loads(WRAPPED_RUN_TREE.read_text())
+    wrapper["trace"]["inputs"] = {"question": "Where is my order 1234?"}
+    (tmp_path / "scenario.json").write_text(json.dumps(wrapper))
+    run = only(tmp_path / "scenario.json")
+    assert run.trajectory_id == "ls:20000000-0000-4000-8000-000000000031"  # the trace id, not the root run's
+    assert run.task == "Where is my order 1234?"
+    assert [(s.action, s.error) for s in run.steps[:2]] == [("support_agent.tool.get_order_status", "timeout"),
+                                                            ("support_agent.database.read", "timeout")]

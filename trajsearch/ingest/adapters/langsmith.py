@@ -24,7 +24,9 @@ Records, any mix (one per line, a JSON array, or one object per file):
   ``langsmith: {organization, workspace, tracing_project}``, with no id, run
   type, times or child runs: its ``outputs.messages`` are read as an agent's
   turns (tool calls, their ``ToolMessage`` replies, handoffs, the answer); its
-  id is the ``run-<uuid>`` of the file name, else a hash of its content.
+  id is the ``run-<uuid>`` of the file name, else a hash of its content;
+- a run tree a tool kept under ``trace`` beside fields of its own (no
+  ``observations``: that is Langfuse's download).
 A dataset example (``dataset_id``, ``inputs``, ``outputs``) holds no run: passed
 over in a folder, named when given alone.
 ``dotted_order`` (``<%Y%m%dT%H%M%S%fZ><run id>`` per level, root first) fills
@@ -142,10 +144,17 @@ def _is_download(record: dict[str, Any]) -> bool:
         and "run_type" not in record
 
 
+def _wrapped_run(record: dict[str, Any]) -> dict[str, Any] | None:
+    """A run tree a tool saved under ``trace`` beside its own fields (``{"trace": {<run with child_runs>},
+    "scenario_id": ...}``); not a Langfuse download, whose ``trace`` comes with ``observations``."""
+    run = record.get("trace")
+    return run if isinstance(run, dict) and _is_run(run) and "observations" not in record else None
+
+
 def matches(record: Any) -> bool:
     if not isinstance(record, dict):
         return False
-    if _is_run(record) or _is_batch(record) or _is_feedback(record) or _is_download(record):
+    if _is_run(record) or _is_batch(record) or _is_feedback(record) or _is_download(record) or _wrapped_run(record):
         return True
     runs = record.get("runs")
     return isinstance(runs, list) and bool(runs) and isinstance(runs[0], dict) and _is_run(runs[0])
@@ -400,7 +409,8 @@ def nodes(record: Any, ctx: Context, seq: int = 0) -> Iterator[tuple[str, Node, 
             yield trace, Node(id=f"feedback:{record.get('id') or n}", parent=str(record["run_id"]), role="evaluator",
                               name=score.name, seq=n, info={_SCORES: [score.to_json()]}), None
         return
-    runs_list = record.get("runs") if isinstance(record.get("runs"), list) and not _is_run(record) else [record]
+    runs_list = record.get("runs") if isinstance(record.get("runs"), list) and not _is_run(record) else \
+        [_wrapped_run(record) or record]
     for run in runs_list:
         if not isinstance(run, dict):
             raise RecordError(f"expected a LangSmith run object, got {type(run).__name__}")

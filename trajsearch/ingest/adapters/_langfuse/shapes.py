@@ -45,7 +45,8 @@ def as_camel(record: dict[str, Any]) -> dict[str, Any]:
 
 def record_kind(record: dict[str, Any]) -> str | None:
     """Which record this is (``export``, ``download``, ``ingestion``, ``page``, ``trace``, ...); None: not ours."""
-    if isinstance(record.get("trace"), dict) and ("observations" in record or "id" in record["trace"]):
+    if isinstance(record.get("trace"), dict) and ("observations" in record or (
+            "id" in record["trace"] and "run_type" not in record["trace"])):  # not a LangSmith run kept as "trace"
         return "export"
     if "id" not in record and isinstance(record.get("observations"), list) and any(
             isinstance(o, dict) and ("traceId" in o or "trace_id" in o) for o in record["observations"][:5]):
