@@ -105,7 +105,8 @@ def test_a_langsmith_run_downloaded_from_the_ui_is_read() -> None:
         ("transfer_back_to_supervisor", "Successfully transferred back to supervisor"),
         ("respond", None)]
     assert run.steps[1].thought.startswith("Sorry, need more steps to process this request.")
-    assert run.steps[-1].arguments == {"content": "硬件采购清单中价格最贵的厂家是：**是德科技**，其设备（网络分析仪）价格为 **35,800 元**。"}
+    answer = "硬件采购清单中价格最贵的厂家是：**是德科技**，其设备（网络分析仪）价格为 **35,800 元**。"
+    assert run.steps[-1].arguments == {"content": answer}
     assert run.metadata["project"] == "hngd-backend" and run.metadata["conversation_id"] == "conversation-10"
 
 
