@@ -139,3 +139,12 @@ def test_a_langsmith_run_tree_kept_under_trace_is_langsmiths_not_langfuses(tmp_p
     assert run.task == "Where is my order 1234?"
     assert [(s.action, s.error) for s in run.steps[:2]] == [("support_agent.tool.get_order_status", "timeout"),
                                                             ("support_agent.database.read", "timeout")]
+
+
+def test_a_trace_output_that_is_a_repr_of_the_last_message_adds_no_second_answer() -> None:
+    """Review of the answer rule: BeeAI's trace output is a Python ``repr`` of the run's last message, JSON-encoded
+    (langfuse/langfuse's seeder trace). It is that message, whose words the run already ends on: no second
+    ``respond`` carrying the repr's text."""
+    run = only(FIXTURES / "langfuse" / ".real" / "beeai-2025-08-01.json")
+    assert [s.action for s in run.steps] == ["Wikipedia", "OpenMeteoTool", "respond"]
+    assert run.steps[-1].arguments["content"].startswith("Barcelona is a vibrant city")

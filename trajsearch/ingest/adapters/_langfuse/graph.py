@@ -32,10 +32,12 @@ ANSWER_KEYS = ("final_answer", "final_output", "final_response", "answer", "outp
 
 
 def answer_in(value: Any, depth: int = 2) -> str | None:
-    """The answer an output holds (see the module docstring); None where it holds other data."""
-    value = decode(value)
+    """The answer an output holds (see the module docstring); None where it holds other data. A Python ``repr`` of
+    a message (``{'role': 'assistant', 'text': ...}``, BeeAI's trace output) is read as that message; other text
+    opening like a structure that does not parse is data, not words."""
+    value = decode(value, literal=True)
     if isinstance(value, str):
-        return None if is_empty(value) else value.strip()
+        return None if is_empty(value) or value.lstrip()[:1] in ("{", "[") else value.strip()
     if isinstance(value, dict) and depth > 0:
         for key in ANSWER_KEYS:
             if not is_empty(value.get(key)) and (found := answer_in(value[key], depth - 1)):
