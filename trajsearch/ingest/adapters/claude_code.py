@@ -99,7 +99,9 @@ Mapping
   observation (the agent's next steps answer it).
 - Step.error: only when the result says it failed: ``is_error: true`` (the
   decisive line of the result, e.g. "Exit code 1 ... AssertionError: ..." or
-  "The user doesn't want to proceed with this tool use"; "Exit code 1" with no
+  "The user doesn't want to proceed with this tool use"; of a call the CLI
+  refused (``<tool_use_error>``) its message, not the ``String: ...`` an Edit's
+  refusal quotes from its input; "Exit code 1" with no
   output is grep's "no match", no error, when the command answers so: grep, rg,
   which, test, ...; a script whose output went to a file failed), or an interrupted Bash call
   (``toolUseResult.interrupted``). A parallel call the CLI cancelled because
@@ -207,6 +209,9 @@ _INTERRUPT = re.compile(r"^\[Request interrupted by user[^\]]*\]$")
 _CONTINUATION = re.compile(r"^This session is being continued from a previous conversation")
 _API_ERROR_TEXT = re.compile(r"^(?:API Error|Claude AI usage limit reached|Request timed out|Invalid API key)")
 _TOOL_USE_ERROR = re.compile(r"</?tool_use_error>")
+#: Where an Edit's refusal (``<tool_use_error>``: "Found 2 matches of the string to replace, ...", "String to replace
+#: not found in file.") quotes the ``old_string`` it was given: the user's code, not the CLI's message.
+_QUOTED_STRING = re.compile(r"\n\s*String:\s")
 #: A parallel call the CLI cancelled (2.1+) because another call of the same response failed.
 _SIBLING_ERRORED = "<tool_use_error>Sibling tool call errored</tool_use_error>"
 _CANCELLED = "not run: Sibling tool call errored (a call made with it in parallel failed, so the CLI cancelled it)"
@@ -539,7 +544,9 @@ def _result_error(part: dict[str, Any], text: str, record: dict[str, Any], comma
         return "interrupted by the user"
     if part.get("is_error") is not True:
         return None
-    text = _TOOL_USE_ERROR.sub("", text).strip()
+    if _TOOL_USE_ERROR.search(text):  # the CLI refused the call: its message, without the input it quotes
+        text = _QUOTED_STRING.split(_TOOL_USE_ERROR.sub("", text), maxsplit=1)[0]
+    text = text.strip()
     code = _EXIT_CODE.match(text)
     if code:
         return exit_code_error(_EXIT_CODE.sub("", text, count=1), int(code.group(1)), command)

@@ -1,0 +1,27 @@
+"""Claude Code files found by probe C (round p42) on real session folders: prompts logged only in the queue's log,
+warm-up files with local commands, Edit refusals quoting code, side files of ``~/.claude`` (each fixture's origin is
+in ``tests/fixtures/claude-code/.real/SOURCE.md``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from trajsearch.ingest.detect import SideFile
+from trajsearch.ingest.read import detect_format, read_dump
+
+from adapter_support import only
+
+CC_REAL = Path(__file__).parent / "fixtures" / "claude-code" / ".real"
+
+
+def test_an_edit_refused_for_two_matches_fails_with_the_message_not_the_quoted_code() -> None:
+    """D8 (real, olivia215215/cabinet-governance, a 2.1.138 subagent): "Found 2 matches of the string to replace, but
+    replace_all is false. ...\\nString: <old_string>": the step's error was the last line of the quoted code
+    (``<Text className="ai-summary-title">今日小结</Text>``); it is the CLI's message."""
+    run = only(CC_REAL / "olivia" / "c11efbf6-8e99-4d9b-9ae7-74981e78dedd" / "subagents"
+               / "agent-a82286363b08dbd8c.jsonl", tenant="acme")
+    [error] = [s.error for s in run.steps if s.error]
+    assert error.startswith("Found 2 matches of the string to replace, but replace_all is false.")
+    assert "今日小结" not in error
