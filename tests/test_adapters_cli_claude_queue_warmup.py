@@ -25,3 +25,16 @@ def test_an_edit_refused_for_two_matches_fails_with_the_message_not_the_quoted_c
     [error] = [s.error for s in run.steps if s.error]
     assert error.startswith("Found 2 matches of the string to replace, but replace_all is false.")
     assert "今日小结" not in error
+
+
+@pytest.mark.parametrize("path, said", [
+    ("aistrad/telemetry/1p_failed_events.e384d2d9-96ff-46bf-a98d-d21d9507e862."
+     "dcb6dd6a-8190-4bbd-adb3-f326912e4ce2.json", "Claude Code's spool of usage events"),
+    ("clauding/tasks/4b442843-0136-446a-8ead-79736f7c9bcb/5.json", "an item of Claude Code's task list"),
+])
+def test_claude_codes_telemetry_spool_and_task_list_are_side_files(path: str, said: str) -> None:
+    """D5 (real: aistrad/work's ``~/.claude/telemetry/``, carollynn2253/Clauding's ``~/.claude/tasks/<session>/``):
+    rejected as "unrecognised dump format"; like ``todos/`` and ``sessions/``, passed over with what they are."""
+    with pytest.raises(SideFile, match=f"no run in this file: {said}"):
+        detect_format(CC_REAL / path)
+    assert list(read_dump((CC_REAL / path).parent, tenant="acme")) == []

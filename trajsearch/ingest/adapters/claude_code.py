@@ -39,7 +39,9 @@ Mapping
   records, re-stamped as the side agent's): its run starts at the question
   (``metadata.copied_parent_records`` counts what was left out). So are a
   subagent's ``agent-<id>.meta.json``, a session's todo list
-  (``~/.claude/todos/*.json``), a project's ``sessions-index.json``,
+  (``~/.claude/todos/*.json``) and task list (2.1.x,
+  ``~/.claude/tasks/<session>/<n>.json``), the spool of telemetry events the
+  CLI could not send (``~/.claude/telemetry/``), a project's ``sessions-index.json``,
   a 2.1.x workflow's ``journal.jsonl`` (its agents' start and result
   records), an empty ``agent-<id>.jsonl`` / ``.meta.json`` (``side_path``:
   a workflow agent that never wrote), and (``side_document``, for a file of
@@ -304,6 +306,12 @@ def side_file(record: Any) -> str | None:
                 "state), not a run")
     if isinstance(record.get("entries"), list) and "originalPath" in record:
         return "Claude Code's index of a project's sessions (sessions-index.json), not a run"
+    if _is_telemetry_event(record):
+        return ("Claude Code's spool of usage events it could not send (~/.claude/telemetry/1p_failed_events."
+                "<session>.<id>.json: event names, model, environment), not a run")
+    if _is_task_item(record):
+        return ("an item of Claude Code's task list of a session (~/.claude/tasks/<session>/<n>.json: the state the "
+                "TaskCreate and TaskUpdate tools keep), not a run")
     if _is_process_entry(record):
         return (f"Claude Code's record of the process running session {record['sessionId']} (~/.claude/sessions/"
                 "<pid>.json: its pid, cwd, start; the session is ~/.claude/projects/<project>/<session id>.jsonl), "
@@ -324,6 +332,21 @@ def _is_process_entry(record: dict[str, Any]) -> bool:
     ``{"pid", "sessionId", "cwd", "startedAt", "version", "kind", "entrypoint", ...}``, no record type."""
     return "type" not in record and isinstance(record.get("sessionId"), str) and \
         all(isinstance(record.get(key), int) and not isinstance(record.get(key), bool) for key in ("pid", "startedAt"))
+
+
+def _is_telemetry_event(record: dict[str, Any]) -> bool:
+    """An event of Claude Code's telemetry spool (2.1.x, ``~/.claude/telemetry/1p_failed_events.*.json``, the events
+    it could not send): ``{"event_type": "ClaudeCodeInternalEvent", "event_data": {"event_name": "tengu_exit",
+    "session_id", ...}}``, nothing else."""
+    return set(record) == {"event_type", "event_data"} and isinstance(record["event_type"], str) \
+        and isinstance(record["event_data"], dict) and isinstance(record["event_data"].get("event_name"), str)
+
+
+def _is_task_item(record: dict[str, Any]) -> bool:
+    """An item of a session's task list (2.1.x, ``~/.claude/tasks/<session>/<n>.json``): ``{"id", "subject",
+    "description", "activeForm", "status", "blocks", "blockedBy"}``, no record type."""
+    return "type" not in record and isinstance(record.get("subject"), str) and record.get("status") in _TODO_STATUS \
+        and isinstance(record.get("blocks"), list) and isinstance(record.get("blockedBy"), list)
 
 
 def _is_todo(record: dict[str, Any]) -> bool:
