@@ -16,6 +16,30 @@ from adapter_support import only
 CC_REAL = Path(__file__).parent / "fixtures" / "claude-code" / ".real"
 
 
+ARCHON = CC_REAL / "archon"
+
+
+@pytest.mark.parametrize("name, commands", [
+    ("e17ea2d6-d680-40e6-8257-a6fb7d6f7d74.jsonl", "/doctor, /status"),
+    ("ec6348c3-0d8b-4c6c-a512-c9842f4f3a71.jsonl", "/status, /model"),
+])
+def test_a_warmup_with_local_commands_only_is_no_run(name: str, commands: str) -> None:
+    """D9 (real, UGZ6/Archon, Claude Code 2.0.24): a session file holding the CLI's own "Warmup" sidechain and local
+    commands only was a phantom run: of the warm-up (task "Warmup", a subagent, its greeting as a step), or of
+    ``/model`` with no step. Each half alone was already passed over; both together are too."""
+    with pytest.raises(SideFile, match=f"slash commands only \\({commands}: no prompt sent"):
+        detect_format(ARCHON / name)
+
+
+def test_a_session_after_the_warmup_in_the_same_file_is_a_run() -> None:
+    """Found with D9 (real, UGZ6/Archon, Claude Code 2.0.24): a file opening with the warm-up was passed over whole by
+    its first record, though the user's prompt and the model's answer follow it. Only the warm-up is no run."""
+    [run] = [p.trajectory for p in read_dump(ARCHON, tenant="acme")]
+    assert run.trajectory_id == "claude-code.99bfcf9c-dff3-4b28-8828-fc2be6fd1e26"
+    assert run.task == "." and run.metadata["sidechain_records"] == 2
+    assert run.steps[-1].arguments["content"].startswith("I'm ready to assist you")
+
+
 def test_an_edit_refused_for_two_matches_fails_with_the_message_not_the_quoted_code() -> None:
     """D8 (real, olivia215215/cabinet-governance, a 2.1.138 subagent): "Found 2 matches of the string to replace, but
     replace_all is false. ...\\nString: <old_string>": the step's error was the last line of the quoted code

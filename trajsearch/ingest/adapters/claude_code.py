@@ -32,8 +32,8 @@ Mapping
   compaction summary), a prompt suggestion's (``agent-aprompt_suggestion-<id>``,
   2.1.x: the CLI asking the model what the user might type next), or a 2.0.x
   subagent's warm-up (the CLI's own "Warmup" prompt at startup; under
-  ``claude -p`` the file holds the reply only): no run, passed over
-  (``side_file``, ``side_document``). A /btw
+  ``claude -p`` the file holds the reply only; a session file may open with
+  it, the session following): no run, passed over (``side_document``). A /btw
   side question's file (``agent-aside_question-<id>.jsonl``, 2.1.x) opens
   with the CLI's copy of the parent conversation so far (the parent's
   records, re-stamped as the side agent's): its run starts at the question
@@ -48,7 +48,7 @@ Mapping
   up to 64 KiB) a session file of
   summaries or bookkeeping only, or of local commands only (``/clear``,
   ``/exit``, or one the CLI answered "Unknown skill: usage": no prompt, no
-  model reply).
+  model reply but to the warm-up).
 - task: the first real user prompt: a ``user`` record whose text is not
   ``isMeta`` (caveats, skill banners, expanded command bodies; but 2.1.2xx
   marks every prompt of an Agent SDK session ``isMeta`` with
@@ -285,10 +285,10 @@ def _notifications(body: str) -> list[dict[str, str]]:
 
 
 def side_file(record: Any) -> str | None:
-    """The adapter hook (see ``adapters/__init__``): a compaction's own file, a subagent's warm-up (2.0.x
-    starts its subagents with the prompt "Warmup" before any user asks anything), a subagent's metadata, a
-    session's todo list, the index of a project's sessions and the entry of a session's process hold no run of the
-    agent."""
+    """The adapter hook (see ``adapters/__init__``): a compaction's own file, a prompt suggestion's, a subagent's
+    metadata, a session's todo list and task list, the CLI's telemetry spool, the index of a project's sessions and
+    the entry of a session's process hold no run of the agent. (A subagent's warm-up is told from the whole file, see
+    ``_no_run``: a session may follow it.)"""
     if not isinstance(record, dict):
         return None
     if str(record.get("agentId") or "").startswith("acompact"):
@@ -320,10 +320,6 @@ def side_file(record: Any) -> str | None:
             and isinstance(record.get("agentId"), str) and set(record) <= {"type", "key", "agentId", "result"}:
         return ("a Claude Code workflow's journal (journal.jsonl: which of its agents started and what each "
                 "returned; their transcripts are the agent-<id>.jsonl beside it), not a run")
-    message = record.get("message") if isinstance(record.get("message"), dict) else {}
-    if record.get("isSidechain") and record.get("parentUuid") is None and message.get("content") == "Warmup":
-        return (f"a Claude Code subagent's warm-up in session {record.get('sessionId')} (the CLI's own \"Warmup\" "
-                "prompt at startup; no user asked anything), not a run")
     return None
 
 
@@ -420,6 +416,11 @@ def _no_run(records: list[dict[str, Any]]) -> str | None:
     if _warmup_reply(talk):
         return (f"a Claude Code subagent's warm-up in session {talk[0].get('sessionId')} (its reply to the CLI's own "
                 "\"Warmup\" prompt, which 2.0.x `claude -p` did not write down; no user asked anything), not a run")
+    warmup = _warmup(talk)
+    if len(warmup) == len(talk):
+        return (f"a Claude Code subagent's warm-up in session {talk[0].get('sessionId')} (the CLI's own \"Warmup\" "
+                "prompt at startup; no user asked anything), not a run")
+    talk = [r for r in talk if not any(r is w for w in warmup)]
     if any(r.get("type") == "assistant" or _api_error_text(r) for r in talk):
         return None
     said = [_classify(_record_text(r)) for r in talk]
@@ -427,8 +428,22 @@ def _no_run(records: list[dict[str, Any]]) -> str | None:
                 if kind == "command" or (unknown := _UNKNOWN_SKILL.fullmatch(body))]
     if not commands or any(kind in ("prompt", "compact") for kind, _ in said):
         return None
+    besides = " but to the CLI's own \"Warmup\"" if warmup else ""
     return (f"a Claude Code session file of slash commands only ({', '.join(dict.fromkeys(commands))}: no "
-            "prompt sent, no model reply), not a run")
+            f"prompt sent, no model reply{besides}), not a run")
+
+
+def _warmup(talk: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The records of a subagent's warm-up in a session file (2.0.x: the CLI's own "Warmup" prompt at startup,
+    a sidechain opening the file or following its summaries, and the reply, no tool call), else none: the session
+    that follows it, if any, is what the file holds."""
+    sidechain = [r for r in talk if r.get("isSidechain")]
+    opening = sidechain[0] if sidechain else {}
+    if opening.get("type") != "user" or opening.get("parentUuid") is not None \
+            or as_dict(opening.get("message")).get("content") != "Warmup":
+        return []
+    replies = sidechain[1:]
+    return [] if _calls_a_tool(replies) or any(r.get("type") != "assistant" for r in replies) else sidechain
 
 
 def _opens_with_reply(talk: list[dict[str, Any]]) -> bool:
@@ -442,8 +457,13 @@ def _opens_with_reply(talk: list[dict[str, Any]]) -> bool:
 def _warmup_reply(talk: list[dict[str, Any]]) -> bool:
     """A subagent's warm-up without its prompt (2.0.x `claude -p`): replies only, no prompt, no tool call."""
     return _opens_with_reply(talk) and all(r.get("type") == "assistant" and r.get("isSidechain") for r in talk) \
-        and not any(isinstance(p, dict) and p.get("type") == "tool_use"
-                    for r in talk for p in as_list(as_dict(r.get("message")).get("content")))
+        and not _calls_a_tool(talk)
+
+
+def _calls_a_tool(records: list[dict[str, Any]]) -> bool:
+    """Whether any of these assistant records calls a tool."""
+    return any(isinstance(p, dict) and p.get("type") == "tool_use"
+               for r in records for p in as_list(as_dict(r.get("message")).get("content")))
 
 
 def _record_text(record: dict[str, Any]) -> str:
