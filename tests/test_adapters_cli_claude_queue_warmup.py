@@ -16,6 +16,28 @@ from adapter_support import only
 CC_REAL = Path(__file__).parent / "fixtures" / "claude-code" / ".real"
 
 
+def test_a_prompt_taken_into_the_running_turn_from_the_queue_log_is_a_later_prompt() -> None:
+    """D7 (real, carollynn2253/Clauding, Claude Code 2.1.56): a prompt typed while the agent worked is logged only as
+    ``queue-operation`` ``enqueue`` (with its ``content``) then ``remove`` when the turn took it in; no user record,
+    no attachment. It was nowhere in the run, though the agent answered it ("Got it — I'll skip showing file
+    content ..."). Now it is a later prompt of the run."""
+    run = only(CC_REAL / "clauding" / "4b442843-0136-446a-8ead-79736f7c9bcb.jsonl", tenant="acme")
+    assert run.task == "2"
+    assert run.metadata["user_prompts"] == ["I don't need to view file here, I can read in other IDE"]
+    assert run.steps[-1].arguments["content"].startswith("Got it — I'll skip showing file content")
+
+
+def test_a_queued_prompt_recorded_as_a_user_record_is_not_read_twice() -> None:
+    """D7 (real, Zatoichi-42/claude-zibe, Claude Code 2.1.92): the same file logs a prompt ``dequeue``d into the next
+    turn (then written as a user record: read once, from it) and one ``remove``d into the running turn (written
+    nowhere else: now read, where the turn took it in, before the agent's answer to it)."""
+    run = only(CC_REAL / "zibe" / "4eb362e5-e40d-4f92-be47-a5eb907628b9.jsonl", tenant="acme")
+    assert run.task.startswith("before we decide examine your instructions")
+    assert run.metadata["user_prompts"] == [
+        "show me the list of changes necessary to avoid this quiet failure in the future from blocking progress"]
+    assert run.steps[-1].arguments["content"].startswith("Here is the full list")
+
+
 ARCHON = CC_REAL / "archon"
 
 

@@ -78,7 +78,10 @@ Mapping
   multi-prompt session do not start new runs: they are listed in
   ``metadata.user_prompts``; so is a prompt typed while the agent worked,
   which 2.1.x delivers as a ``queued_command`` attachment (its background
-  tasks' reports come the same way, and join their calls), and a
+  tasks' reports come the same way, and join their calls; 2.1.5x-2.1.9x log
+  such a message only in the queue's ``queue-operation`` records, ``enqueue``
+  with its text then ``remove`` when the turn takes it in: read the same, where
+  it was taken in), and a
   coordinator's follow-up to its running subagent (2.1.2xx, ``isMeta`` with
   ``origin.kind: "coordinator"``: the subagent's next request). Another
   session's message (``origin.kind: "peer"``) is no request of this run's
@@ -236,6 +239,13 @@ _COORDINATOR_SAID = re.compile(r"^The coordinator sent a message while you were 
 _CROSS_SESSION = re.compile(r"<cross-session-message\b[^>]*>\s*(.*?)\s*(?:</cross-session-message>|\Z)", re.S)
 #: The modes of a queued command (2.1.x, ``queued_command`` attachment) read: what a user typed, a task's report.
 _QUEUED_PROMPT, _QUEUED_NOTIFICATION = "prompt", "task-notification"
+#: How the CLI logs its queue of messages typed (or reported) while the agent works (``queue-operation`` records):
+#: ``enqueue`` (with the ``content``, before 2.1.1xx), ``dequeue`` (the next turn's prompt, recorded as a user record),
+#: ``remove`` (taken into the running turn) and ``popAll`` (pulled back into the input box to edit: not sent).
+_ENQUEUE, _DEQUEUE, _REMOVE, _POP_ALL = "enqueue", "dequeue", "remove", "popAll"
+#: A slash command in the queue (``/rate-limit-options``, which the CLI queues itself at a usage limit): run between
+#: turns, never taken into a running one.
+_QUEUED_COMMAND = re.compile(r"\s*/[\w:-]+(?:\s|$)")
 
 
 def matches(record: Any) -> bool:
@@ -507,6 +517,39 @@ def _is_queued(record: dict[str, Any]) -> bool:
     return record.get("type") == "attachment" and as_dict(record.get("attachment")).get("type") == "queued_command"
 
 
+def _with_consumed_queue(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The records, each queued message the running turn took in followed by the ``queued_command`` attachment that
+    later versions write for it: 2.1.5x-2.1.9x log a prompt typed while the agent worked (or a background task's
+    report) only as ``enqueue`` with its ``content``, then ``remove`` when the turn takes it in. A message the file
+    records otherwise (a user record after ``dequeue``, an attachment) or a slash command gets none."""
+    recorded = {_queued_text(r).strip() for r in records if _is_queued(r)} | \
+        {_record_text(r).strip() for r in records if r.get("type") == "user"}
+    pending: list[str] = []
+    kept = []
+    for record in records:
+        kept.append(record)
+        if record.get("type") != "queue-operation":
+            continue
+        operation, content = record.get("operation"), parts_text(record.get("content"))
+        if operation == _ENQUEUE:
+            pending.append(content)
+        elif operation == _POP_ALL:
+            pending.clear()
+        elif operation in (_DEQUEUE, _REMOVE) and pending:
+            text = pending.pop(pending.index(content) if content and content in pending else 0)  # else the first
+            taken_in = operation == _REMOVE and not _QUEUED_COMMAND.match(text)
+            if taken_in and text.strip() and text.strip() not in recorded:
+                mode = _QUEUED_NOTIFICATION if text.lstrip().startswith("<task-notification>") else _QUEUED_PROMPT
+                kept.append({**record, "type": "attachment",
+                             "attachment": {"type": "queued_command", "prompt": text, "commandMode": mode}})
+    return kept
+
+
+def _queued_text(record: dict[str, Any]) -> str:
+    """The text of a ``queued_command`` attachment: the prompt typed, or the report delivered."""
+    return parts_text(as_dict(record.get("attachment")).get("prompt"))
+
+
 def _session_of(record: dict[str, Any]) -> str | None:
     value = record.get("sessionId") or record.get("session_id")
     return str(value) if value else None
@@ -770,7 +813,7 @@ class _Session:
         not as a user record: a prompt the user typed then (or another agent's message: its ``origin`` says), read
         as a user record is, or a background task's report (``<task-notification>``), joined to its call."""
         queued = as_dict(record.get("attachment"))
-        text = parts_text(queued.get("prompt"))
+        text = _queued_text(record)
         mode = queued.get("commandMode") or _QUEUED_PROMPT
         if mode == _QUEUED_NOTIFICATION:
             self.background_result(text)
@@ -894,6 +937,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
                 continue
             seen.add(key)
         unique.append(rec)
+    unique = _with_consumed_queue(unique)
     talk = [r for r in unique if as_str(r.get("type")) in CONVERSATION]
     has_main = any(not _in_sidechain(r) for r in talk if r.get("type") in ("user", "assistant"))
     subagent = not has_main and any(_in_sidechain(r) for r in talk)
