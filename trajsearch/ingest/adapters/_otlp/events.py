@@ -66,7 +66,8 @@ def event_messages(name: str, body: Any, attrs: dict[str, Any]) -> tuple[list[di
     ``gen_ai.<role>.message`` bodies hold ``content``, an assistant's
     ``tool_calls`` (``[{"id", "function": {"name", "arguments"}}]``) and a tool
     message's ``id``; ``gen_ai.choice`` holds ``message`` (and ``index``,
-    ``finish_reason``). When an instrumentation puts these fields in the
+    ``finish_reason``; OpenLLMetry's events mode puts ``tool_calls`` beside ``message``, not
+    in it). When an instrumentation puts these fields in the
     event's attributes instead of a body (span events), the attributes are used.
     ``gen_ai.client.inference.operation.details`` carries
     ``gen_ai.input.messages`` / ``gen_ai.output.messages`` /
@@ -87,8 +88,10 @@ def event_messages(name: str, body: Any, attrs: dict[str, Any]) -> tuple[list[di
         if not isinstance(message, dict):
             message = {"content": message} if message not in (None, "") else {
                 k: fields[k] for k in ("content", "tool_calls") if k in fields}
+        # OpenLLMetry's events mode (and Koog) put the calls beside ``message``, not in it
+        calls = message.get("tool_calls") or fields.get("tool_calls")
         message = {**message, "role": message.get("role") or "assistant", "content": _content(message.get("content")),
-                   "tool_calls": maybe_json(message.get("tool_calls"))}
+                   "tool_calls": maybe_json(calls)}
         return [], _msg(normalise_message(message))
     if name == _DETAILS_EVENT:
         source = {**attrs, **{k: v for k, v in fields.items() if k.startswith("gen_ai.")}}
