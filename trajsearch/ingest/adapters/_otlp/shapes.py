@@ -46,7 +46,13 @@ Record shapes read (one record may hold many spans):
   ``startTime`` and ``duration`` in microseconds, ``tags`` and ``logs[].fields``
   as ``[{key, type, value}]`` (an event's name in its ``event`` field), the
   status in the ``otel.status_code`` / ``otel.status_description`` (or
-  ``error``) tags, the resource in ``processes[processID]``.
+  ``error``) tags, the resource in ``processes[processID]``;
+- Zipkin v2 JSON (what every OTel SDK's Zipkin exporter sends, what Zipkin's ``/api/v2/trace/<id>`` and Jaeger's
+  Zipkin-compatible endpoints return: an array of ``{traceId, id, parentId, name, timestamp, duration, kind,
+  localEndpoint, tags, annotations}``, read one span a record): times in microseconds, every attribute a text
+  tag (an array attribute a JSON array), the status in the ``otel.status_code`` tag and its description in
+  ``error``, events as annotations. The Python exporter cuts every tag at 128 characters unless told
+  otherwise (``max_tag_value_length``): message JSON cut so no longer parses and is read as the text it is.
 
 Trace and span ids are normalised to lower-case hex (``0x`` dropped, base64
 and integer ids converted, see ``values``), so one trace read from a console
@@ -64,6 +70,7 @@ import re
 from typing import Any, Iterator
 
 from .._common import RecordError
+from .._spans import maybe_json
 from .values import attributes, normal_id
 
 _ERROR_CODES = {"2", "STATUS_CODE_ERROR", "ERROR", "SPAN_STATUS_CODE_ERROR", "STATUSCODE.ERROR"}
@@ -112,6 +119,60 @@ def _from_jaeger(span: dict[str, Any], processes: dict[str, Any]) -> tuple[dict[
         "events": events,
     }
     return resource, flat
+
+
+def _is_zipkin(record: dict[str, Any]) -> bool:
+    """A Zipkin v2 span: ``traceId`` and ``id`` (OTLP's and the JS SDK's spans say ``spanId``), with a field only
+    Zipkin's span has."""
+    zipkin_only = isinstance(record.get("localEndpoint"), dict) or isinstance(record.get("remoteEndpoint"), dict) \
+        or isinstance(record.get("tags"), dict) or isinstance(record.get("annotations"), list)
+    return isinstance(record.get("traceId"), str) and isinstance(record.get("id"), str) and "spanId" not in record \
+        and zipkin_only and not isinstance(record.get("timestamp"), str)
+
+
+def _zipkin_event(annotation: dict[str, Any]) -> dict[str, Any]:
+    """A Zipkin annotation as the span event an OTel exporter made it from: its value is ``{"<name>": {attributes}}``
+    (Python), ``"<name>":{attributes}`` (Java) or the name alone (JS); its timestamp in microseconds."""
+    value = str(annotation.get("value") or "")
+    decoded = next((d for d in (maybe_json(value), maybe_json("{" + value + "}")) if isinstance(d, dict)), None)
+    name, attrs = next(iter(decoded.items())) if decoded is not None and len(decoded) == 1 else (value, {})
+    stamp = annotation.get("timestamp")
+    return {"name": name, "attributes": attrs if isinstance(attrs, dict) else {},
+            "timestamp": stamp * 1000 if isinstance(stamp, (int, float)) else None}
+
+
+def _zipkin_tag(value: Any) -> Any:
+    """A Zipkin tag (always text): an OTel array attribute, which the exporters write as a JSON array of scalars, as
+    the list it was; anything else as it is (message JSON stays the text it is in OTLP too)."""
+    decoded = maybe_json(value) if isinstance(value, str) and value.startswith("[") else None
+    return decoded if isinstance(decoded, list) and not any(isinstance(v, (dict, list)) for v in decoded) else value
+
+
+def _from_zipkin(record: dict[str, Any]) -> dict[str, Any]:
+    """A Zipkin v2 span (what every OTel SDK's Zipkin exporter sends and Zipkin's ``/api/v2/trace/<id>`` returns:
+    ``traceId``, ``id``, ``parentId``, ``name``, ``timestamp`` / ``duration`` in microseconds, ``localEndpoint``,
+    ``tags`` holding the attributes as text, the status in the ``otel.status_code`` tag and its description in
+    ``error``, events as ``annotations``) as the flat span this module reads; any other record as it is."""
+    if not _is_zipkin(record):
+        return record
+    tags = record.get("tags") if isinstance(record.get("tags"), dict) else {}
+    start, took = record.get("timestamp"), record.get("duration")
+    start = start if isinstance(start, (int, float)) else None
+    failed = str(tags.get("otel.status_code") or "").upper() == "ERROR" or "error" in tags
+    endpoint = record.get("localEndpoint") if isinstance(record.get("localEndpoint"), dict) else {}
+    return {
+        "name": record.get("name") or "",
+        "context": {"trace_id": record["traceId"], "span_id": record["id"]},
+        "parent_id": record.get("parentId"),
+        "start_time": start * 1000 if start is not None else None,  # microseconds -> nanoseconds
+        "end_time": (start + took) * 1000 if start is not None and isinstance(took, (int, float)) else None,
+        "status": {"status_code": "ERROR" if failed else "UNSET",
+                   "description": tags.get("error") or tags.get("otel.status_description") or None},
+        "attributes": {k: _zipkin_tag(v) for k, v in tags.items()
+                       if not k.startswith("otel.status_") and not (k == "error" and failed)},
+        "events": [_zipkin_event(a) for a in _list(record.get("annotations"))],
+        "resource": {"attributes": {"service.name": endpoint["serviceName"]} if endpoint.get("serviceName") else {}},
+    }
 
 
 def _undotted(record: dict[str, Any]) -> dict[str, Any]:
@@ -220,9 +281,9 @@ def _unwrapped(record: dict[str, Any]) -> dict[str, Any]:
 
 
 def _record(record: dict[str, Any]) -> dict[str, Any]:
-    """A record in the shape the readers below expect: unwrapped, a Go span stub flat, undotted, with the JSON
+    """A record in the shape the readers below expect: unwrapped, a Go span stub or a Zipkin span flat, undotted, with the JSON
     field names, Tempo's ``batches`` or a bare ``ResourceSpans`` inside its request."""
-    return _as_request(_from_tempo(_camel_named(_undotted(_from_go_stub(_unwrapped(record))))))
+    return _as_request(_from_tempo(_camel_named(_undotted(_from_zipkin(_from_go_stub(_unwrapped(record)))))))
 
 
 #: Keys a span or log record has some of (in any shape above); an application's own log line has none.
