@@ -1,7 +1,7 @@
 """OTel span exports of round 42's probe D read through the public reader: OpenLLMetry events mode, Zipkin v2 JSON,
 AutoGen 0.7 team runs.
 
-The fixtures (``fixtures/otel-genai/probe42``, see its README.md) are trimmed from files the released
+The fixtures (``fixtures/otel-genai/.real/probe42``, see its README.md) are trimmed from files the released
 instrumentation packages wrote with the OTel SDK's own encoders.
 """
 
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import adapter_support
 
-PROBE = Path(__file__).parent / "fixtures" / "otel-genai" / "probe42"
+PROBE = Path(__file__).parent / "fixtures" / "otel-genai" / ".real" / "probe42"
 
 
 def _acts(run) -> list[tuple[str, str | None]]:
