@@ -9,7 +9,9 @@ is about, not its trace (LangSmith feedback on a child run gives its
 named so joins the group that holds the span. So does an update that knows
 only its own id (a LangSmith run-update op carries no ``trace_id``): a group
 named for a span of another group, holding only verdicts and other versions
-of spans that group holds, is part of it.
+of spans that group holds, is part of it. A trace an adapter says was caused by
+another (``node.info["caused_by"]``: AutoGen's runtime starts a trace per message
+it publishes, linked to the trace that published it) joins that trace's group.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ class Spool:
             "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA temp_store=FILE;"
             "CREATE TABLE span (gkey TEXT, seq INTEGER, sid TEXT, role TEXT, payload TEXT);"
             "CREATE TABLE grp (gkey TEXT PRIMARY KEY, first INTEGER, conv TEXT, source TEXT, position TEXT);"
+            "CREATE TABLE link (gkey TEXT, cause TEXT);"
         )
         self.db.execute("BEGIN")
         self.count = 0
@@ -41,6 +44,8 @@ class Spool:
         self.db.execute("INSERT OR IGNORE INTO grp VALUES (?, ?, NULL, ?, ?)", (key, node.seq, source, position))
         if conversation:
             self.db.execute("UPDATE grp SET conv = ? WHERE gkey = ? AND conv IS NULL", (conversation, key))
+        for cause in node.info.get("caused_by") or ():
+            self.db.execute("INSERT INTO link VALUES (?, ?)", (key, cause))
         self.count += 1
 
     def groups(self, by: str) -> Iterator[tuple[str, str, str, list[Node]]]:
@@ -53,12 +58,14 @@ class Spool:
             "WHERE NOT EXISTS (SELECT 1 FROM span o WHERE o.gkey = g.gkey AND o.role != 'evaluator' "
             "AND NOT EXISTS (SELECT 1 FROM span v WHERE v.sid = o.sid AND v.gkey = s.gkey)) GROUP BY g.gkey"))
 
+        rows = list(self.db.execute("SELECT gkey, first, conv FROM grp ORDER BY first"))
+        chain = _caused_chains(rows, self.db.execute("SELECT DISTINCT gkey, cause FROM link"))
+
         def home(key: str) -> str:
             for _ in range(8):  # a span's group may itself be filed under a span's id
                 key = owner.get(key, key)
-            return key
+            return chain.get(key, key)
 
-        rows = list(self.db.execute("SELECT gkey, first, conv FROM grp ORDER BY first"))
         conv = {home(k): c for k, _, c in rows if c and home(k) == k}
         label = {k: (conv.get(home(k)) or home(k)) if by == "conversation" else home(k) for k, _, _ in rows}
         groups: dict[str, list[str]] = {}  # by label, in order of first appearance
@@ -75,3 +82,24 @@ class Spool:
     def close(self) -> None:
         self.db.close()
         self._dir.cleanup()
+
+
+def _caused_chains(rows: list[tuple[str, int, str | None]], links: Iterator[tuple[str, str]]) -> dict[str, str]:
+    """Each group caused by another (directly or down a chain) -> the group its chain started from (the earliest
+    of those caused by none), so a run's key does not depend on the order its traces were written in."""
+    first = {k: n for k, n, _ in rows}
+    parent: dict[str, str] = {}
+    links = [(key, cause) for key, cause in links if key in first and cause in first]
+    caused = {key for key, _ in links}
+
+    def top(key: str) -> str:
+        while parent.get(key, key) != key:
+            key = parent[key]
+        return key
+
+    for key, cause in links:
+        a, b = top(key), top(cause)
+        if a != b:
+            a, b = sorted((a, b), key=lambda k: (k in caused, first[k]))
+            parent[b] = a
+    return {k: top(k) for k in parent}

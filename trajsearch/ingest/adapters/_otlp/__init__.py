@@ -7,8 +7,8 @@ exporter, a new convention, a new event name):
 
 - ``shapes``: where the spans and log records are in a record (OTLP/JSON,
   the Python SDK's console / ``to_json`` output, any-agent's ``{"spans"}``
-  container, the JS SDK's ``ReadableSpan``, flat span objects), and a span's
-  ids, status and events in each of them;
+  container, the JS SDK's ``ReadableSpan``, Zipkin v2, flat span objects), and
+  a span's ids, status, events and links in each of them;
 - ``values``: OTLP's encodings of values, ids and times (``AnyValue``,
   hex / ``0x`` / base64 / integer ids, nanoseconds, ``[s, ns]`` pairs), so one
   trace read from a console dump and from an OTLP file is the same run;
@@ -37,6 +37,7 @@ from .shapes import (
     sample_span_names,
     span_events,
     span_ids,
+    span_links,
     span_status,
 )
 from .values import any_value, attributes, clean_ids, normal_id, span_time
@@ -64,6 +65,7 @@ __all__ = [
     "span_error",
     "span_events",
     "span_ids",
+    "span_links",
     "span_status",
     "span_time",
     "with_current_instruction",

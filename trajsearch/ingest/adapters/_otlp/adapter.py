@@ -11,13 +11,14 @@ without any recorded input still a run when the format asks for it).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
 from typing import Any, Iterator
 
 from trajsearch.model import Trajectory
 
 from .._common import Context, RecordError, clip_task
 from .._spans import (
+    Message,
     Node,
     SpanFormat,
     first_user_text,
@@ -106,6 +107,24 @@ def with_current_instruction(run: Trajectory, nodes: list[Node], *, only_over_fi
     return run.model_copy(update={"task": task})
 
 
+def _team_turns(nodes: list[Node]) -> list[Node]:
+    """An AutoGen team's turns as the runtime recorded them (``info["agent_reply"]``, see ``conventions``) made
+    model answers where no model call recorded an answer (content capture off, AutoGen's default), so each agent's
+    turn is a step; dropped otherwise (the model calls' own answers are those turns). The links that tied the
+    team's traces together (``info["caused_by"]``, read by the spool) are no metadata of the run."""
+    answered = any(n.role == "llm" and n.output_messages for n in nodes)
+    out = []
+    for node in nodes:
+        reply, info = node.info.get("agent_reply"), {k: v for k, v in node.info.items()
+                                                     if k not in ("agent_reply", "caused_by")}
+        if reply and not answered:
+            out.append(replace(node, role="llm", info={**info, "agent_name": reply["agent"]},
+                               output_messages=[asdict(Message("assistant", reply["text"]))]))
+        else:
+            out.append(replace(node, info=info) if info != node.info else node)
+    return out
+
+
 @dataclass(frozen=True)
 class OtlpFormat(SpanFormat):
     """A span format read through this package: log events merged, spans read twice kept once.
@@ -126,7 +145,7 @@ class OtlpFormat(SpanFormat):
     latest_user_message: bool | str = False
 
     def assemble_trajectory(self, key: str, group: list[Node], ctx: Context, by: str = "trace") -> Trajectory:
-        nodes = merge_events(group)
+        nodes = _team_turns(merge_events(group))
         try:
             run = span_trajectory(self.name, self.prefix, key, nodes, ctx, by=by)
             return with_current_instruction(run, nodes, only_over_first=self.latest_user_message == "over first") \

@@ -27,7 +27,9 @@ of them (see ``otel_genai`` and ``openinference`` for the mapping):
   tool calls, ``mastra.model_step.*`` / ``input`` / ``output``; its
   ``error.message``), the Langfuse SDK's (v3 and later) ``langfuse.observation.*``
   (``type`` gives the role; ``input`` / ``output``, ``model.name``, ``level``
-  ``ERROR`` with its ``status_message``).
+  ``ERROR`` with its ``status_message``), AutoGen's runtime spans (``autogen
+  publish|process ...``: the trace each was linked from, the team's task and
+  each agent's turn in the ``message`` it delivered).
 
 Where the attributes are in a record is ``shapes``' business; the GenAI
 events carried as span events are read through ``events``.
@@ -44,7 +46,7 @@ from .._vendor import decode
 from .._spans import Evaluation, Message, Node, error_text, indexed, maybe_json, normalise_message, normalise_messages, text_of
 from .._spans.messages import failed_tool_results, response_output, result_text, tool_message
 from .events import callback_envelope, event_messages, returned_error, span_event_messages, system_message, tool_io
-from .shapes import span_events, span_ids, span_status
+from .shapes import span_events, span_ids, span_links, span_status
 from .values import attributes, clean_ids, span_time
 
 _GENAI_ROLES = {
@@ -225,6 +227,34 @@ def _status_text(message: str | None) -> str | None:
         return message
     error = decode(message.strip(), literal=True)  # JSON or a Python literal; anything else stays text
     return (error_text(error) or message) if isinstance(error, dict) and "message" in error else message
+
+
+def _autogen_runtime(name: str, attrs: dict[str, Any]) -> bool:
+    """A span of AutoGen's agent runtime (``autogen publish|process|send|ack <topic>``, ``messaging.*``), which
+    starts a trace for every message it publishes, linked to the trace that published it: a team run's turns
+    are one chain of traces (see ``spool``). Other spans' links (a batch consumer's) tie no run together."""
+    return name.startswith("autogen ") and "messaging.operation" in attrs
+
+
+def _autogen_team_task(attrs: dict[str, Any]) -> str | None:
+    """The task a team was given, from the ``GroupChatStart`` message AutoGen's runtime records on the span
+    delivering it (``message``: ``{"messages": [{"source": "user", "content", "type": "TextMessage"}]}``), which
+    it writes whether or not message content is captured; None for any other message."""
+    message = maybe_json(attrs.get("message"))
+    said = [m.get("content") for m in as_list(message.get("messages") if isinstance(message, dict) else None)
+            if isinstance(m, dict) and m.get("source") == "user" and isinstance(m.get("content"), str)]
+    return "\n".join(said) if said else None
+
+
+def _autogen_reply(attrs: dict[str, Any]) -> dict[str, Any] | None:
+    """An agent's turn in a team, from the ``GroupChatMessage`` AutoGen's runtime records on the span delivering
+    it (``message``: ``{"message": {"source": <agent>, "content", "type": "TextMessage"}}``), content capture or
+    not: ``{"agent", "text"}`` (see ``adapter``: the turn's step where no model call recorded one); else None."""
+    message = maybe_json(attrs.get("message"))
+    said = message.get("message") if isinstance(message, dict) and set(message) == {"message"} else None
+    if not (isinstance(said, dict) and isinstance(said.get("content"), str) and said.get("source") not in (None, "user")):
+        return None
+    return {"agent": str(said["source"]), "text": said["content"]}
 
 
 def span_error(attrs: dict[str, Any], events: list[tuple[str, dict[str, Any]]], failed: bool, message: str | None) -> str | None:
@@ -493,6 +523,13 @@ def node_from_span(span: dict[str, Any], resource: dict[str, Any], seq: int) -> 
                                                     verdict.get("explanation"))))
         elif isinstance(verdict, str) and verdict.strip():
             node.evaluations.append(vars(Evaluation(name, verdict.strip())))
+    if _autogen_runtime(name, attrs):  # a team run's traces, task and turns (see ``adapter._team_turns``)
+        if causes := span_links(span):
+            node.info["caused_by"] = causes
+        if (task := _autogen_team_task(attrs)) is not None:
+            node.role, node.input_text = "chain", task
+        if (reply := _autogen_reply(attrs)) is not None:
+            node.info["agent_reply"] = reply
     tool_io(node)  # Strands records a tool's input and result as events on its span
     if failed_tool and not node.error:  # it returned its failure (Strands' gen_ai.tool.status) rather than raising
         node.error = returned_error(node)

@@ -453,3 +453,16 @@ def span_status(span: dict[str, Any]) -> tuple[bool, str | None]:
 
 def span_events(span: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
     return [(str(ev.get("name") or ""), attributes(ev.get("attributes"))) for ev in _list(span.get("events"))]
+
+
+def span_links(span: dict[str, Any]) -> list[str]:
+    """The trace ids a span links to (OTLP ``links[].traceId``, the Python SDK's ``links[].context.trace_id``),
+    its own trace left out: where a runtime that starts a trace per message says which trace sent it."""
+    own = span_ids(span)[0]
+    found = []
+    for link in _list(span.get("links")):
+        context = link.get("context") if isinstance(link.get("context"), dict) else link
+        trace = normal_id(context.get("traceId") or context.get("trace_id"), 16)
+        if trace and trace != own and trace not in found:
+            found.append(trace)
+    return found
