@@ -1,8 +1,8 @@
 """What a past run shows of itself in an agent's context, worked out once at ingest: its *digest*.
 
 An exemplar shows a run's goal, its decision points (:func:`trajsearch.steps.decision_points`:
-reads once, the last attempt of a retry; the end, writes, errors and tests first when there are
-too many), its outcome and notes. A failure warning shows the task, the decisive error, its cause
+reads once, the last attempt of a retry; when there are too many, the changes of the files the
+run's final diff holds first, then the end, writes, errors and tests: :func:`priority`), its outcome and notes. A failure warning shows the task, the decisive error, its cause
 and fix, what failed and the failing step. Working these out from the full run when an agent
 asks meant reading and decompressing the trace of every run shown, on the call that runs before
 every agent task (issue 12: most of its 227 ms, with token counting and re-embedding). The
@@ -17,7 +17,7 @@ and tail up to the caps. A format that asks for more than a digest's caps, a row
 digests existed, or a digest of an unknown version renders from the trace, as before.
 
 This module is below the runtime (the indexer imports it); it depends on the model,
-``represent``'s text helpers and the step classification only.
+``represent``'s text helpers, the step classification and what a run touched (:mod:`trajsearch.touched`) only.
 """
 
 from __future__ import annotations
@@ -29,11 +29,13 @@ from typing import Any
 
 from .model import Step, Trajectory, outcome_shown
 from .represent import clip, decisive_error, render_arguments
-from .steps import decision_points, is_read, is_test_run, is_write
+from .steps import decision_points, is_read, is_removal, is_test_run, is_write
+from .touched import touched
 
 #: The key that marks a digest in a row's ``steps`` list; its value is the format version.
 MARKER = "digest"
-VERSION = 1
+#: 2: key actions rank the changes of the run's final diff first (digests of 1 chose otherwise: the trace serves).
+VERSION = 2
 
 
 @dataclass(frozen=True)
@@ -176,11 +178,21 @@ class ExemplarDigest:
         )
 
 
-def priority(step: Step, last: bool) -> int:
-    """Which decision points survive when there are too many: the end, writes, errors and tests, the rest."""
+def priority(step: Step, last: bool, changes_kept: bool = False, leaves_kept: bool = False) -> int:
+    """Which decision points survive when there are too many: the change that left a file as the run's
+    final diff holds it, its other changes of those files, the end, other writes, errors and tests, the rest.
+
+    A coding run's clean-up (``rm`` of its scratch scripts, a revert, the submit ``echo``) came after its fix;
+    when every write ranked alike, the clean-up pushed the fix out of the exemplar (probe p42 D1: 9 of 96
+    SWE exemplars showed no step that edited the file their patch changed). A removal teaches nothing to adapt.
+    """
+    if leaves_kept:
+        return 6
+    if changes_kept:
+        return 5
     if last:
         return 4
-    if is_write(step):
+    if is_write(step) and not is_removal(step):
         return 3
     if step.error or is_test_run(step):
         return 2
@@ -195,15 +207,57 @@ def observation_text(text: str) -> str:
     return _WRAPPER.sub("", text).strip()
 
 
-def by_priority(points: list[Step]) -> list[int]:
-    """Positions of a run's decision points, the ones to keep first (:func:`priority`; later before earlier)."""
+def by_priority(points: list[Step], kept: frozenset[str] = frozenset()) -> list[int]:
+    """Positions of a run's decision points, the ones to keep first (:func:`priority`; later before earlier).
+
+    ``kept``: the files of the run's final change (:func:`kept_files`)."""
     last = len(points) - 1
-    return sorted(range(len(points)), key=lambda i: (-priority(points[i], i == last), -i))
+    changes = [_kept_changes(step, kept) for step in points]
+    final_change = {path: position for position, paths in enumerate(changes) for path in paths}
+    leaves = set(final_change.values())
+    return sorted(range(len(points)), key=lambda i: (
+        -priority(points[i], i == last, changes_kept=bool(changes[i]), leaves_kept=i in leaves), -i))
+
+
+def ranked_decision_points(run: Trajectory) -> tuple[list[Step], list[int]]:
+    """A run's decision points and their positions in the order to keep them: the one choice of what an
+    exemplar shows and what ``export --max-tokens`` keeps."""
+    points = decision_points(run.steps)
+    return points, by_priority(points, kept_files(run))
+
+
+def kept_files(run: Trajectory) -> frozenset[str]:
+    """The files the run's outcome kept: those of the last diff it shows (a submission's patch, a closing
+    ``git diff``), else every file it changed (its ``Touched: changed``). Earlier diffs may hold scratch
+    files the run later removed or reverted."""
+    for step in reversed(run.steps):
+        if any(_DIFF.search(text) for text in (step.observation or "", render_arguments(step.arguments))):
+            return frozenset(_changed_by(step))
+    return frozenset(touched(run).changed)
+
+
+_DIFF = re.compile(r"^diff --git |^\+\+\+ ", re.M)
+
+
+def _changed_by(step: Step) -> list[str]:
+    """The files one step changed, as :func:`trajsearch.touched.touched` reads them (a diff it shows, else
+    what its command or edit wrote)."""
+    return touched(Trajectory.model_construct(steps=[step])).changed
+
+
+def _kept_changes(step: Step, kept: frozenset[str]) -> set[str]:
+    """The kept files this step changed (a read changes none, whatever diff it shows). A path matches
+    its absolute twin (``/testbed/pkg/mod.py`` is ``pkg/mod.py``)."""
+    if not kept or is_read(step):
+        return set()
+    changed = _changed_by(step)
+    return {path for path in kept
+            if any(c == path or c.endswith("/" + path) or path.endswith("/" + c) for c in changed)}
 
 
 def exemplar_digest(run: Trajectory, caps: Caps = CAPS) -> ExemplarDigest:
-    points = decision_points(run.steps)
-    ranked = by_priority(points)[: caps.actions]
+    points, ranked = ranked_decision_points(run)
+    ranked = ranked[: caps.actions]
     rank = {position: n for n, position in enumerate(ranked)}
     head, tail = caps.observation // 3, caps.observation * 2 // 3
     actions = []

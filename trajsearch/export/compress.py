@@ -3,8 +3,9 @@
 ``max_tokens``: each record is compressed as the agent runtime compresses a run for
 its prompt (:mod:`trajsearch.runtime.format`): all steps if they fit; else the
 run's decision points (each read once, only the last attempt of a retry); else the
-runtime's detail levels (at most 8, then 4 decision points kept by priority: the
-end, writes, errors and tests, the rest; arguments, outputs, thoughts and the task
+runtime's detail levels (at most 8, then 4 decision points kept as an exemplar keeps
+them, :func:`trajsearch.digest.ranked_decision_points`: the changes of the files the run's
+final diff holds, the end, writes, errors and tests, the rest; arguments, outputs, thoughts and the task
 cut to head and tail; the runtime's third level keeps no steps, which teaches
 nothing, so it is not used); a run that fits at none is left out and counted. Tokens are counted
 with the runtime's counter (all-MiniLM-L6-v2's WordPiece) on the record's text
@@ -24,14 +25,12 @@ def _variants(run: Trajectory, compress: bool) -> Iterator[tuple[str, Trajectory
     yield "none", run
     if not compress:
         return
-    from ..digest import by_priority, observation_text
+    from ..digest import observation_text, ranked_decision_points
     from ..runtime.format import FormatConfig, _levels
-    from ..steps import decision_points
 
-    points = decision_points(run.steps)
+    points, ranked = ranked_decision_points(run)
     if len(points) < len(run.steps):
         yield "decision_points", run.model_copy(update={"steps": points})
-    ranked = by_priority(points)
     for name, detail in zip(("full", "half", "bare"), _levels(FormatConfig())):
         kept = [points[i] for i in sorted(ranked[: detail.actions])]
         steps = [
