@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import difflib
 import json
+import re
 from dataclasses import dataclass
 from typing import Any, Iterable
-
 
 from ...model import Step
 from ...results import RunMatch
 from ...search import TrajSearch
 from ...service.auth import Principal
+from ...steps import command_of, is_write
+from ...touched import SHELL_TOOLS
 from .run import RunView, pretty_arguments, run_view, similar_runs, step_summary
 from .search import _clip
 
@@ -24,6 +26,7 @@ class Side:
     arguments: str
     observation: str
     error: str
+    does: str  # what the divergence line names: the tool, or for a shell step its command's first line
 
 
 @dataclass
@@ -47,11 +50,47 @@ class CompareView:
 
 def _side_of(position: int, step: Step, limit: int = 4000) -> Side:
     return Side(position, step, step_summary(step, 90), _clip(pretty_arguments(step.arguments), limit),
-                _clip(step.observation or "", limit), _clip(step.error or "", limit))
+                _clip(step.observation or "", limit), _clip(step.error or "", limit), does(step))
+
+
+def does(step: Step) -> str:
+    """A step as the divergence line names it: its tool, or for a shell step its command's first line
+    (every step of a single-tool agent is ``bash``: the command is what tells two apart)."""
+    command = command_of(step)
+    if command and (step.action or "").lower() in SHELL_TOOLS:
+        first = next((line.strip() for line in command.splitlines() if line.strip()), "")
+        return _clip(first, 90)
+    return step.action or "(no tool)"
 
 
 def action_key(step: Step) -> str:
-    return step.action or "(no tool)"
+    """What a step does, to align two runs on: its tool, and for a shell command the program it runs and
+    whether it writes (``bash cat`` reads a file, ``bash cat (writes)`` makes one with a heredoc).
+
+    On the tool name alone, two runs of a single-tool agent (mini-swe-agent: every step ``bash``) were
+    two sequences of one token: difflib put their length difference anywhere, and the page named an
+    arbitrary step as the first divergence, saying the other run did not do ``bash`` there (probe p42 D2).
+    A written file's name stays out: scratch scripts are named differently in every run."""
+    action = step.action or "(no tool)"
+    command = command_of(step)
+    if not command or action.lower() not in SHELL_TOOLS:
+        return action
+    return f"{action} {program(command)}{' (writes)' if is_write(step) else ''}"
+
+
+#: What may come before a command's program: ``cd DIR &&``, ``VAR=value``, a wrapper that runs the next word.
+_LEAD = re.compile(r"^(?:(?:cd\s+\S+\s*(?:&&|;)|\w+=\S*|timeout\s+\S+|(?:sudo|nohup|env|time)\b)\s*)*")
+
+
+def program(command: str) -> str:
+    """The program a shell command runs first (``python3 -c`` and ``python x.py`` both ``python``), its
+    comment lines skipped; "" when there is none."""
+    lines = [line.strip() for line in command.splitlines() if line.strip() and not line.strip().startswith("#")]
+    if not lines:
+        return ""
+    words = lines[0][_LEAD.match(lines[0]).end():].split()
+    name = words[0].rsplit("/", 1)[-1] if words else ""
+    return re.sub(r"(?<=[a-z])[\d.]+$", "", name)  # python3.11 is python
 
 
 def align(left: list[Step], right: list[Step]) -> list[CompareRow]:
@@ -88,10 +127,12 @@ def _canon(arguments: Any) -> str:
 
 
 def first_divergence(rows: Iterable[CompareRow]) -> tuple[CompareRow | None, str]:
-    """The first row where the actions differ; failing that, the first where the arguments do."""
+    """The first row where the actions differ; failing that, the first where the arguments do. A step one
+    run takes once more beside the same kind of step both take (``ls -la`` before ``ls -la sympy/core``,
+    matched to the other run's one ``ls -R``) is no other way of working: the other run does that there."""
     rows = list(rows)
-    for row in rows:
-        if row.tag != "equal":
+    for n, row in enumerate(rows):
+        if row.tag != "equal" and not _one_more(rows, n):
             row.first_divergence = True
             return row, "actions"
     for row in rows:
@@ -99,6 +140,17 @@ def first_divergence(rows: Iterable[CompareRow]) -> tuple[CompareRow | None, str
             row.first_divergence = True
             return row, "arguments"
     return None, ""
+
+
+def _one_more(rows: list[CompareRow], n: int) -> bool:
+    """Whether row ``n``, a step of one run only, does what a neighbouring step both runs take does."""
+    row = rows[n]
+    side = row.left if row.tag == "delete" else row.right if row.tag == "insert" else None
+    if side is None:
+        return False
+    key = action_key(side.step)
+    return any(0 <= m < len(rows) and rows[m].tag == "equal" and action_key(rows[m].left.step) == key
+               for m in (n - 1, n + 1))
 
 
 def compare_view(ts: TrajSearch, principal: Principal, trajectory_id: str, other_id: str | None) -> CompareView:
