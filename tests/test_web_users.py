@@ -1,6 +1,6 @@
 """The engineer's pages on the bundled sample's real runs (``trajsearch/samples``: tau-bench gpt-4o airline runs
 of 2024-05, mini-swe-agent deepseek runs of 2026-04): the compare page's first divergence for single-tool runs
-(probe p42 D2).
+(probe p42 D2) and the failure-modes page's default period (probe p42 D3).
 
 Real Milvus Lite in a temp dir (``web_support.build_store``), the app over loopback as the other web tests use it.
 """
@@ -57,3 +57,16 @@ def test_the_tau_bench_divergence_still_names_the_call(demo) -> None:
     summary = _text(re.search(r'<p class="divergence-summary" role="status">(.*?)</p>', page, re.S).group(1))
     assert "the successful run does update_reservation_flights (step 5)" in summary, summary
 
+
+def test_the_failure_modes_page_opens_on_all_time(demo) -> None:
+    """Bug: the page opened on the last 7 days and said "No failed runs in this period." for a tenant whose
+    failures are all older (the sample's, like the probe's 129 SWE failures ingested from last month's runs);
+    ``trajsearch failures`` defaults to all time. The page now opens as the command does."""
+    page = demo.get("/failures").text
+    assert "No failed runs" not in page
+    assert re.search(r'<option value=""\s+selected>all time</option>', page)
+    assert re.findall(r'<li class="mode">', page)
+    counted = _text(re.search(r'<p class="summary">(.*?)</p>', page, re.S).group(1))
+    assert re.match(r"[1-9]\d* failed runs", counted), counted
+    week = demo.get("/failures", params={"period": "7d"}).text  # a period with none says so, and links to all time
+    assert "No failed runs in this period" in week and 'href="/failures?period=&amp;env="' in week
