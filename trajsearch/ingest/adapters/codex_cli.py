@@ -63,7 +63,9 @@ Mapping
   ..." and "tool call error: ...", ..., after 0.17x's
   ``Wall time:`` line), and a code-mode script (0.140+ ``exec`` / ``wait``)
   that says ``Script failed``: its inner tool's report after ``Script error:``,
-  read by these same rules. Never on a success.
+  read by these same rules; a unified-exec command that never ran (``exec_command
+  failed ...: SandboxDenied {...}`` / ``CreateProcess { message: "Rejected(...)" }``,
+  ``write_stdin failed: ...``): one line of why. Never on a success.
 - outcome: a rollout records no verdict -> ``unknown``; a session whose last
   turn ended in an ``error`` event (or a ``task_complete`` carrying an error)
   with no model output after it -> ``infra_error`` with that message.
@@ -130,6 +132,19 @@ _WALL_TIME = re.compile(r"^Wall time: [^\n]*\n")
 #: tool's report follows ``Script error:``.
 _SCRIPT_FAILED = re.compile(r"^Script failed\nWall time ")
 _SCRIPT_ERROR = "Script error:"
+#: Unified exec (0.5x+) answers a command it could not start, or a write to a process that has ended, with
+#: ``<tool> failed[ for `<command>`]: <detail>``: the detail a Rust debug print of codex-rs' error, e.g. ``SandboxDenied
+#: { message, output: ExecToolCallOutput { exit_code, ... } }``, ``CreateProcess { message: "Rejected(\"<why>\")" }``
+#: (the user or the auto-reviewer refused) or ``CreateProcess { message: "Codex(Sandbox(Denied { output: ... }))" }``;
+#: no ``exec_command_end`` is written for it, so this reply is the only mark of the failure.
+_UNIFIED_EXEC_FAILED = re.compile(r"^(exec_command|write_stdin) failed(?: for `.*?`)?: (.*)", re.S)
+_DEBUG_STRING = r'"((?:[^"\\]|\\.)*)"'
+_DEBUG_MESSAGE = re.compile(r"\bmessage: " + _DEBUG_STRING, re.S)
+_DEBUG_REJECTED = re.compile(r"^Rejected\(" + _DEBUG_STRING + r"\)", re.S)
+_DEBUG_EXIT_CODE = re.compile(r"ExecToolCallOutput \{ exit_code: (-?\d+)")
+_DEBUG_OUTPUT = re.compile(r"aggregated_output: StreamOutput \{ text: " + _DEBUG_STRING, re.S)
+_DEBUG_ESCAPE = re.compile(r"\\(u\{[0-9a-fA-F]+\}|.)", re.S)
+_DEBUG_ESCAPES = {"n": "\n", "r": "\r", "t": "\t", "0": "\0"}
 _FAILED_REPLY = re.compile(
     r"^(?:failed to parse function arguments|unsupported call|unsupported custom tool call|execution error|"
     r"exec command rejected|patch rejected|apply_patch verification failed|aborted\b|"
@@ -277,9 +292,56 @@ def _output_error(text: str, code: int | None, success: bool | None, command: st
     body = _WALL_TIME.sub("", text.strip(), count=1)  # 0.17x puts "Wall time: ..." before the reply
     if code is None and _FAILED_REPLY.match(body):
         return short(body.splitlines()[0], 300)
+    if code is None and (error := _unified_exec_error(body)):
+        return error
     if code is None and _SCRIPT_FAILED.match(text):
         return _script_error(text)
     return None
+
+
+def _unified_exec_error(body: str) -> str | None:
+    """The failure in a unified-exec reply that a command never ran, or was refused (see ``_UNIFIED_EXEC_FAILED``):
+    one line saying why, not the debug print."""
+    found = _UNIFIED_EXEC_FAILED.match(body)
+    if not found:
+        return None
+    tool, detail = found.groups()
+    return f"{tool} failed: {_exec_failure(detail.strip())}"
+
+
+def _exec_failure(detail: str) -> str:
+    """Why unified exec did not run a command, from its error's debug print: the reason it was rejected (by the
+    user, by the auto-reviewer), a sandbox's denial with the command's decisive output line and exit code, else the
+    error's kind and message (or, for a plain message such as ``write_stdin``'s "stdin is closed ...", its line)."""
+    message = _DEBUG_MESSAGE.search(detail)
+    if message is None:
+        return short(detail.splitlines()[0] if detail else "failed", 300, keep="head")
+    text = _debug_text(message.group(1))
+    if rejected := _DEBUG_REJECTED.match(text):
+        reason = " ".join(_debug_text(rejected.group(1)).splitlines()[:2])  # what was refused, and why
+        return f"rejected: {short(reason, 300, keep='head')}"
+    for printed in (text, detail):  # Codex(Sandbox(Denied { output }) inside the message, or beside it
+        if code := _DEBUG_EXIT_CODE.search(printed):
+            output = _DEBUG_OUTPUT.search(printed)
+            exit_code = int(code.group(1))
+            failure = exit_code_error(_debug_text(output.group(1)) if output else text, exit_code)
+            denied = "sandbox denied" if re.search(r"SandboxDenied|Sandbox\(Denied", detail) else _debug_kind(detail)
+            return f"{denied}: {failure or f'exit code {exit_code}'}"
+    return f"{_debug_kind(detail)}: {error_line(text, 'failed')}"
+
+
+def _debug_kind(detail: str) -> str:
+    """The variant a Rust debug print of an error names first (``CreateProcess { ... }``: ``CreateProcess``)."""
+    found = re.match(r"\w+", detail)
+    return found.group(0) if found else "error"
+
+
+def _debug_text(escaped: str) -> str:
+    """A string literal of a Rust debug print, unescaped (``\\n``, ``\\"``, ``\\u{1b}``, ...)."""
+    def unescape(found: re.Match[str]) -> str:
+        code = found.group(1)
+        return chr(int(code[2:-1], 16)) if code.startswith("u{") else _DEBUG_ESCAPES.get(code, code)
+    return _DEBUG_ESCAPE.sub(unescape, escaped)
 
 
 def _script_error(text: str) -> str | None:
