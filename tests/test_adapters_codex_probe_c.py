@@ -1,14 +1,16 @@
 """Codex rollouts found by probe C (round p42) in committed ``~/.codex`` folders: unified-exec commands that never
-ran. The fixtures (``codex-cli/.real/probe-c/``) are trimmed real rollouts; their origin is in
-``codex-cli/.real/SOURCE.md``."""
+ran, the IDE extension's title side sessions, sessions opened and closed with nothing sent. The
+fixtures (``codex-cli/.real/probe-c/``) are trimmed real rollouts; their origin is in ``codex-cli/.real/SOURCE.md``."""
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
 
-from trajsearch.ingest.read import read_dump
+from trajsearch.ingest.detect import SideFile
+from trajsearch.ingest.read import detect_format, read_dump
 
 PROBE_C = Path(__file__).parent / "fixtures" / "codex-cli" / ".real" / "probe-c"
 #: BearTDK6/ba-pro, Codex Desktop 0.118 (the user asked for a ``docker build``).
@@ -17,6 +19,10 @@ DOCKER_BUILD = PROBE_C / "rollout-2026-04-09T23-43-58-019d7321-08b9-7972-a543-73
 APP_SERVER = PROBE_C / "rollout-2026-02-22T23-33-35-019c85c5-2346-7870-acb2-814f3c6068dd.jsonl"
 #: olivia215215/cabinet-governance, Codex Desktop 0.126 with automatic approval review.
 AUTO_REVIEWED = PROBE_C / "rollout-2026-04-29T14-22-18-019dd7e7-1344-7142-aeae-20e633ab2cfc.jsonl"
+#: BearTDK6/ba-pro, the VS Code extension titling the task of session 019be65b-1d89-... .
+TITLE_JOB = PROBE_C / "rollout-2026-01-22T22-38-10-019be65b-1f77-7f20-a115-801bfeaf06c0.jsonl"
+#: 7567491/Feishu_ClaudeCode, a session opened and closed: its meta and the injected environment context only.
+OPENED_AND_CLOSED = PROBE_C / "rollout-2025-11-27T11-34-23-019ac360-5c21-7a01-8840-7a5de9d3da2a.jsonl"
 
 DOCKER_DENIED = ('exec_command failed: sandbox denied: ERROR: permission denied while trying to connect to the Docker '
                  'daemon socket at unix:///Users/kane/.docker/run/docker.sock: Head "http://%2FUsers%2Fkane%2F.docker'
@@ -48,3 +54,32 @@ def test_a_command_unified_exec_never_ran_is_the_steps_error(rollout: Path, erro
     error of one line (the refusal's reason, the denied command's decisive line and exit code); the ordinary
     outputs beside them (exit 0, a process still running) stay no error."""
     assert [s.error for s in only_run(rollout).steps] == errors
+
+
+def test_the_ide_extensions_title_session_is_passed_over(tmp_path: Path) -> None:
+    """The Codex VS Code extension runs ``codex exec`` (``originator: codex_vscode``, ``source: exec``, a mini
+    model) to title a task from the user's prompt; the rollout was a run whose task quoted that prompt (7 of one
+    user's 64 runs). The user's request is its own session's task: this one is passed over, saying what it is, in a
+    folder, named alone, and when read whole past detection (a file too big for it to look at whole)."""
+    with pytest.raises(SideFile, match=r"no run in this file: a side session of the Codex IDE extension"):
+        detect_format(TITLE_JOB)
+    folder = tmp_path / "sessions"
+    folder.mkdir()
+    shutil.copy(TITLE_JOB, folder)
+    shutil.copy(DOCKER_BUILD, folder)
+    assert [r.trajectory.trajectory_id for r in read_dump(folder, tenant="acme")] == [
+        "codex.019d7321-08b9-7972-a543-73a8d01f6822"]
+    assert list(read_dump(TITLE_JOB, fmt="codex-cli", tenant="acme")) == []
+
+
+def test_a_session_opened_and_closed_with_nothing_sent_is_passed_over(tmp_path: Path) -> None:
+    """A rollout of the session meta and the context Codex injects (``<environment_context>``), no prompt, no model
+    output, was rejected ("no user prompt in this Codex rollout", exit 3) where Claude Code's equivalent is passed
+    over: 8 of 39 rollouts of two users. Now it is passed over too, saying why."""
+    with pytest.raises(SideFile, match=r"no run in this file: a Codex session opened and closed with no prompt"):
+        detect_format(OPENED_AND_CLOSED)
+    folder = tmp_path / "sessions"
+    folder.mkdir()
+    shutil.copy(OPENED_AND_CLOSED, folder)
+    assert list(read_dump(folder, tenant="acme")) == []
+    assert list(read_dump(OPENED_AND_CLOSED, fmt="codex-cli", tenant="acme")) == []

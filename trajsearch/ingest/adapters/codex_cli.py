@@ -14,7 +14,10 @@ the envelope (mid 2025) start with a bare ``{"id", "timestamp",
 "instructions"}`` meta line followed by bare response items and
 ``{"record_type": "state"}`` markers; both layouts are read. The index of
 thread names beside the rollouts (``session_index.jsonl``) and the history of
-the prompts typed (``history.jsonl``) are passed over (``side_file``).
+the prompts typed (``history.jsonl``) are passed over (``side_file``), and so
+is a rollout holding no run (``side_document``): a side job of the VS Code
+extension (``codex exec`` it starts to title a task from the user's prompt)
+and a session opened and closed with nothing sent (injected context only).
 
 Mapping
 - One run per file. trajectory_id = ``codex.<session id>`` (``session_meta``
@@ -75,7 +78,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from typing import Any, Iterator
 
 from trajsearch.model import Trajectory
 
@@ -125,6 +128,9 @@ _COMMENT_BODY = re.compile(
     r"Files pasted by the user|Failing PR checks|Review findings|Browser comments|Selected text|Response "
     r"annotations|Context from my IDE setup):|^## (?:Prior conversation with Codex|Code review guidelines|Pull "
     r"request fix|Auto resolve merge):|\Z)", re.S | re.M)
+#: Who starts a session only to do a job of its own, no user's run: the VS Code extension runs ``codex exec`` (with a
+#: small model) to title a task from the user's prompt, which its own session (``source: vscode``) holds.
+_IDE_SIDE_JOB = {"originator": "codex_vscode", "source": "exec"}
 _UUID = re.compile(r"([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})", re.I)
 _EXIT_LINE = re.compile(r"^(?:Exit code:?\s*|Process exited with code\s+)(-?\d+)\s*$", re.M)
 _WALL_TIME = re.compile(r"^Wall time: [^\n]*\n")
@@ -193,7 +199,51 @@ def matches(record: Any) -> bool:
     return "instructions" in record and {"id", "timestamp"} <= record.keys() and record.keys() <= legacy_keys
 
 
-split = whole_file
+def side_document(document: Any) -> str | None:
+    """The adapter hook for a whole small file (see ``detect``): a rollout with no run in it (see ``_no_run``)."""
+    try:
+        return _no_run([_normal(line) for line in as_records(document, "Codex rollout")])
+    except RecordError:
+        return None
+
+
+def split(document: Any) -> Iterator[tuple[str, Any]]:
+    """The file's one run, or none when it holds none (a file too big for detection to have looked at whole, see
+    ``side_document``: listed with 0 runs, as a small one is passed over, never a rejection)."""
+    if side_document(document) is None:
+        yield from whole_file(document)
+
+
+def _no_run(lines: list[tuple[str, dict[str, Any], Any]]) -> str | None:
+    """Why a rollout holds no run, else None: an IDE extension's own side job (``_IDE_SIDE_JOB``), or a session
+    opened and closed with nothing sent (only the context Codex injects, no prompt, nothing from the model)."""
+    meta = next((payload for kind, payload, _ in lines if kind == "session_meta"), {})
+    if all(meta.get(key) == value for key, value in _IDE_SIDE_JOB.items()):
+        return ("a side session of the Codex IDE extension (`codex exec` started by codex_vscode, as for titling a "
+                "task from the user's prompt, which the user's own session holds), not a run")
+    talk = [(kind, payload) for kind, payload, _ in lines if kind in ("response_item", "event_msg")]
+    if not talk or any(_typed_prompt(kind, payload) or _from_model(kind, payload) for kind, payload in talk):
+        return None
+    return "a Codex session opened and closed with no prompt sent (only the context Codex injects), not a run"
+
+
+def _typed_prompt(kind: str, payload: dict[str, Any]) -> str | None:
+    """The text of a prompt sent to the agent: a ``user_message`` event (whose ``kind``, in older builds, is
+    ``plain``) or a user ``message`` item, not the context Codex injects as one (``CODEX_INJECTED``)."""
+    if kind == "event_msg" and payload.get("type") == "user_message" and payload.get("kind") in (None, "plain"):
+        text = str(payload.get("message") or "").strip()
+    elif kind == "response_item" and payload.get("type") == "message" and payload.get("role") == "user":
+        text = _message_text(payload)
+    else:
+        return None
+    return text if text and not CODEX_INJECTED.match(text) else None
+
+
+def _from_model(kind: str, payload: dict[str, Any]) -> bool:
+    """Whether a line records the model's doing: an item that is no user or harness message, or its event."""
+    if kind == "event_msg":
+        return payload.get("type") in ("agent_message", "agent_reasoning")
+    return payload.get("type") != "message" or payload.get("role") == "assistant"
 
 
 def side_file(record: Any) -> str | None:
@@ -520,9 +570,9 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
                 text = _message_text(payload)
                 if role == "assistant":
                     rollout.answer(text, at, final=payload.get("phase") == "final_answer")
-                elif role == "user" and text and not CODEX_INJECTED.match(text):
+                elif role == "user" and (prompt := _typed_prompt(kind, payload)):
                     rollout.flush()
-                    item_prompts.append(_request(text))
+                    item_prompts.append(_request(prompt))
             elif item == "reasoning":
                 rollout.reasoning(_reasoning_text(payload))
             elif item in CALLS:
@@ -531,11 +581,9 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
                 rollout.output(payload, at)
         elif kind == "event_msg":
             ev = as_str(payload.get("type"))
-            if ev == "user_message":
-                text = str(payload.get("message") or "").strip()
-                if text and payload.get("kind") in (None, "plain") and not CODEX_INJECTED.match(text):
-                    event_prompts.append(_request(text))
-                    rollout.flush()
+            if prompt := _typed_prompt(kind, payload):
+                event_prompts.append(_request(prompt))
+                rollout.flush()
             elif ev == "error" or (ev == "task_complete" and payload.get("error")):
                 error = payload.get("message") if ev == "error" else payload.get("error")
                 if isinstance(error, dict):
