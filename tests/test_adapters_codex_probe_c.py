@@ -1,6 +1,7 @@
 """Codex rollouts found by probe C (round p42) in committed ``~/.codex`` folders: unified-exec commands that never
-ran, the IDE extension's title side sessions, sessions opened and closed with nothing sent. The
-fixtures (``codex-cli/.real/probe-c/``) are trimmed real rollouts; their origin is in ``codex-cli/.real/SOURCE.md``."""
+ran, the IDE extension's title side sessions, auto-review (guardian) sub-sessions, sessions opened and closed with
+nothing sent. The fixtures (``codex-cli/.real/probe-c/``) are trimmed real rollouts; their origin is in
+``codex-cli/.real/SOURCE.md``."""
 
 from __future__ import annotations
 
@@ -21,6 +22,8 @@ APP_SERVER = PROBE_C / "rollout-2026-02-22T23-33-35-019c85c5-2346-7870-acb2-814f
 AUTO_REVIEWED = PROBE_C / "rollout-2026-04-29T14-22-18-019dd7e7-1344-7142-aeae-20e633ab2cfc.jsonl"
 #: BearTDK6/ba-pro, the VS Code extension titling the task of session 019be65b-1d89-... .
 TITLE_JOB = PROBE_C / "rollout-2026-01-22T22-38-10-019be65b-1f77-7f20-a115-801bfeaf06c0.jsonl"
+#: olivia215215/cabinet-governance, the auto-reviewer of session 019dd7e7-... (AUTO_REVIEWED).
+GUARDIAN = PROBE_C / "rollout-2026-04-29T14-41-27-019dd7f8-9cc2-7bb2-9bc5-670490c52926.jsonl"
 #: 7567491/Feishu_ClaudeCode, a session opened and closed: its meta and the injected environment context only.
 OPENED_AND_CLOSED = PROBE_C / "rollout-2025-11-27T11-34-23-019ac360-5c21-7a01-8840-7a5de9d3da2a.jsonl"
 
@@ -70,6 +73,23 @@ def test_the_ide_extensions_title_session_is_passed_over(tmp_path: Path) -> None
     assert [r.trajectory.trajectory_id for r in read_dump(folder, tenant="acme")] == [
         "codex.019d7321-08b9-7972-a543-73a8d01f6822"]
     assert list(read_dump(TITLE_JOB, fmt="codex-cli", tenant="acme")) == []
+
+
+def test_an_auto_reviews_task_is_its_own_instruction_linked_to_the_reviewed_session() -> None:
+    """A guardian sub-session (``source: {"subagent": {"other": "guardian"}}``) is asked about a planned action of
+    the session it reviews, whose transcript it quotes. The IDE request heading inside that quote cut the task to the
+    reviewed user's request plus transcript ("我要做一个平台..."), and nothing linked the session it names. Now the
+    task is the reviewer's instruction and the action to assess, the quoted transcript left out, and the reviewed
+    session is its parent."""
+    run = only_run(GUARDIAN)
+    assert run.task.startswith("The following is the Codex agent history whose request action you are assessing.")
+    assert ">>> TRANSCRIPT START\n[the reviewed session's transcript]\n>>> TRANSCRIPT END\n" in run.task
+    assert run.task.rstrip().endswith(">>> APPROVAL REQUEST END") and '"tool": "exec_command"' in run.task
+    assert "我要做一个平台" not in run.task
+    assert (run.metadata["is_subagent"], run.metadata["source"]) == (True, "subagent:other:guardian")
+    assert run.metadata["parent_thread_id"] == "019dd7e7-1344-7142-aeae-20e633ab2cfc"
+    [follow_up] = run.metadata["user_prompts"]
+    assert "TRANSCRIPT DELTA START [the reviewed session's transcript] >>> TRANSCRIPT DELTA END" in follow_up
 
 
 def test_a_session_opened_and_closed_with_nothing_sent_is_passed_over(tmp_path: Path) -> None:

@@ -26,7 +26,8 @@ Mapping
   commit / repository, cli_version, originator, source, model_provider,
   approval_policy, sandbox mode, the last token totals; a sub-agent's
   session (``source: {"subagent": ...}``) is ``is_subagent``, with its
-  ``parent_thread_id``, ``agent_role`` and ``agent_nickname``.
+  ``parent_thread_id`` (an auto-review's: the session its prompt names),
+  ``agent_role`` and ``agent_nickname``.
 - task: the first user prompt: the first ``event_msg`` ``user_message``
   (whose ``kind``, in older builds, is ``plain``), else the first user
   ``message`` item that is not injected context (``<environment_context>``,
@@ -34,6 +35,8 @@ Mapping
   ``<user_shell_command>``, ...). Developer/system messages are the harness's.
   A prompt from an IDE extension (``# Context from my IDE setup:`` ... ``## My
   request for Codex:`` ...) is cut to the request, as Codex titles threads.
+  An auto-review (guardian) sub-session's prompt is its instruction and the
+  action to assess, the reviewed session's transcript it quotes left out.
   Later prompts go to ``metadata.user_prompts``.
 - steps, from ``response_item``s only (``event_msg`` ``agent_message`` /
   ``agent_reasoning`` repeat them; ``compacted.replacement_history`` repeats
@@ -131,6 +134,11 @@ _COMMENT_BODY = re.compile(
 #: Who starts a session only to do a job of its own, no user's run: the VS Code extension runs ``codex exec`` (with a
 #: small model) to title a task from the user's prompt, which its own session (``source: vscode``) holds.
 _IDE_SIDE_JOB = {"originator": "codex_vscode", "source": "exec"}
+#: An auto-review (guardian) sub-session is asked about a planned action of the session it reviews, which it quotes
+#: between these lines (whole, then what was added since) as untrusted evidence, and names below them.
+_REVIEWED_TRANSCRIPT = re.compile(r"^(>>> TRANSCRIPT(?: DELTA)? START)$.*?^(>>> TRANSCRIPT(?: DELTA)? END)$",
+                                  re.S | re.M)
+_REVIEWED_SESSION = re.compile(r"^Reviewed Codex session id: (\S+)$", re.M)
 _UUID = re.compile(r"([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})", re.I)
 _EXIT_LINE = re.compile(r"^(?:Exit code:?\s*|Process exited with code\s+)(-?\d+)\s*$", re.M)
 _WALL_TIME = re.compile(r"^Wall time: [^\n]*\n")
@@ -186,6 +194,24 @@ def _request(prompt: str) -> str:
         return prompt
     comments = _COMMENT_BODY.findall(context.partition(_COMMENTS_BEGIN)[2]) if _COMMENTS_BEGIN in context else []
     return "\n\n".join(part for part in (*(c.strip() for c in comments), request.strip()) if part) or prompt
+
+
+def _is_review(meta: dict[str, Any]) -> bool:
+    """Whether a session is an auto-review (guardian) sub-agent's (``source: {"subagent": {"other": "guardian"}}``)."""
+    return as_dict(as_dict(meta.get("source")).get("subagent")).get("other") == "guardian"
+
+
+def _review_request(prompt: str) -> str:
+    """What an auto-review (guardian) sub-session is asked: its instruction and the action to assess, the reviewed
+    session's transcript it quotes left out (that session's own run; an IDE request quoted there is its user's, not
+    this run's task)."""
+    return _REVIEWED_TRANSCRIPT.sub(r"\1\n[the reviewed session's transcript]\n\2", prompt)
+
+
+def _reviewed_session(prompts: list[str]) -> str | None:
+    """The session an auto-review sub-session reviews, as its first prompt names it (its meta does not)."""
+    found = _REVIEWED_SESSION.search(prompts[0]) if prompts else None
+    return found.group(1) if found else None
 
 
 def matches(record: Any) -> bool:
@@ -558,6 +584,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
         raise RecordError(f"no conversation in this Codex rollout (only {', '.join(kinds)} lines)")
 
     rollout = _Rollout(reasoning_late=_reasoning_recorded_late([p for p, _ in items]))
+    request = _review_request if _is_review(meta) else _request
     item_prompts: list[str] = []
     event_prompts: list[str] = []
     for kind, payload, at in lines:
@@ -572,7 +599,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
                     rollout.answer(text, at, final=payload.get("phase") == "final_answer")
                 elif role == "user" and (prompt := _typed_prompt(kind, payload)):
                     rollout.flush()
-                    item_prompts.append(_request(prompt))
+                    item_prompts.append(request(prompt))
             elif item == "reasoning":
                 rollout.reasoning(_reasoning_text(payload))
             elif item in CALLS:
@@ -582,7 +609,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
         elif kind == "event_msg":
             ev = as_str(payload.get("type"))
             if prompt := _typed_prompt(kind, payload):
-                event_prompts.append(_request(prompt))
+                event_prompts.append(request(prompt))
                 rollout.flush()
             elif ev == "error" or (ev == "task_complete" and payload.get("error")):
                 error = payload.get("message") if ev == "error" else payload.get("error")
@@ -619,6 +646,9 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     models = [str(c["model"]) for c in contexts if c.get("model")]
     models = models or ([str(meta["model"])] if meta.get("model") else [])
     sandbox = first_ctx.get("sandbox_policy")
+    source = _session_source(meta)
+    if source.get("is_subagent") and not source.get("parent_thread_id"):
+        source["parent_thread_id"] = _reviewed_session(prompts)
     tokens = next((usage.get("total_tokens") for e in reversed(events) if e.get("type") == "token_count"
                    and (usage := as_dict(as_dict(e.get("info")).get("total_token_usage")))
                    and (usage.get("input_tokens") or usage.get("output_tokens"))), None)  # not the "window full" mark
@@ -631,7 +661,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
         "repository_url": git.get("repository_url"),
         "cli_version": meta.get("cli_version"),
         "originator": meta.get("originator"),
-        **_session_source(meta),
+        **source,
         "model_provider": meta.get("model_provider"),
         "forked_from_id": meta.get("forked_from_id"),
         "approval_policy": as_str(first_ctx.get("approval_policy")),
