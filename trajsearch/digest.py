@@ -34,8 +34,7 @@ from .touched import touched
 
 #: The key that marks a digest in a row's ``steps`` list; its value is the format version.
 MARKER = "digest"
-#: 2: key actions rank the changes of the run's final diff first (digests of 1 chose otherwise: the trace serves).
-VERSION = 2
+VERSION = 1
 
 
 @dataclass(frozen=True)
