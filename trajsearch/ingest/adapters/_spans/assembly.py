@@ -33,7 +33,9 @@ the nodes of one run:
   asked for runs right after it (a code agent's "Thought: ... <code>", which
   smolagents executes): then the text is that tool step's thought;
 - a sub-agent or chain that failed with no failing step in its time is a step
-  (action ``None``) at its end: the failure stays visible;
+  (action ``None``) at its end: the failure stays visible; where its error is
+  that of a failed model call inside it (an exception passed up the chains),
+  the step is the call's, once;
 - task: the first user message of the root (or of the first model call), else
   the root's input; where that is a well-known framework's rendered prompt, the
   task part of it (:func:`~trajsearch.ingest.adapters._prompts.from_markers`);
@@ -204,19 +206,34 @@ def _arguments(recorded: Any, asked: Any) -> Any:
     return asked if recorded == {"input": asked} or injected else recorded
 
 
-def _container_failures(containers: list[Node], steps: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _container_failures(containers: list[Node], steps: list[dict[str, Any]], calls: list[Node]) -> list[dict[str, Any]]:
     """A step for each sub-agent or chain that failed with no failing step of its own, placed where the failure
     surfaced (its end): the failure stays visible. A step is the container's when it ran within the container's
-    time (another turn's failing tool, in a conversation of several traces, says nothing about this one)."""
+    time (another turn's failing tool, in a conversation of several traces, says nothing about this one). A
+    container that failed with the error of a failed model call inside it only passed that call's exception on
+    (LangChain marks every chain an exception leaves, OpenLLMetry gives each an error status): the step is the
+    call's, once, and the containers around it have a failing step of their own."""
     def inside(step: dict[str, Any], node: Node) -> bool:
         at = step.get("started_at") or step.get("ended_at")
         if node.start is None or node.end is None or at is None:
             return True  # no times to tell by: any failing step may be the container's
         return when(node.start) <= at <= when(node.end)
 
-    return [{"action": None, "thought": f"{node.role} {node.name} failed", "error": short(node.error, 600),
-             "started_at": when(node.end or node.start), "ended_at": when(node.end)}
-            for node in containers if not any(s.get("error") and inside(s, node) for s in steps)]
+    out: list[dict[str, Any]] = []
+    for node in containers:
+        if any(s.get("error") and inside(s, node) for s in steps + out):
+            continue
+        origin = next((c for c in calls if c.error == node.error and inside(_failure_step(c), node)), None)
+        out.append(_failure_step(origin) if origin is not None else _failure_step(node, at_end=True))
+    return out
+
+
+def _failure_step(node: Node, *, at_end: bool = False) -> dict[str, Any]:
+    """A step (action ``None``) telling that ``node`` failed, with its error; ``at_end``: placed at the node's end,
+    where a container's failure surfaced."""
+    return {"action": None, "thought": f"{node.role} {node.name} failed", "error": short(node.error, 600),
+            "started_at": when(node.end or node.start) if at_end else when(node.start or node.end),
+            "ended_at": when(node.end)}
 
 
 def _failure_that_ended(containers: list[Node], nodes: list[Node], last_call: Node | None) -> Node | None:
@@ -406,7 +423,9 @@ def assemble(nodes: list[Node], *, what: str = "trace", task: str | None = None)
             if m.get("role") == "tool" and m.get("call_id") in by_call and by_call[m["call_id"]].get("observation") is None:
                 _answered(by_call[m["call_id"]], m)
         _answered_in_turn(node.input_messages, steps)
-    steps.extend(_container_failures(failed_containers, steps))
+    failed_calls = [n for n, _ in order if n.role == "llm" and n.id not in twins and failed(n.error)
+                    and not n.output_messages]
+    steps.extend(_container_failures(failed_containers, steps, failed_calls))
     # a model call that asked for no tool and started in the same instant as a tool step (starts rounded to the
     # millisecond) answered after it: no tool ran on its word
     steps.sort(key=lambda s: (s.get("started_at") or s.get("ended_at") or datetime.max.replace(tzinfo=timezone.utc),

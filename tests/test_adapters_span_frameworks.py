@@ -1,0 +1,32 @@
+"""Agent frameworks' own spans as their released instrumentation writes them: probe D of round 42
+(``/tmp/p42/probeD/REPORT.md``, D5-D8).
+
+Fixtures: ``fixtures/otel-genai/.released/`` and ``fixtures/openinference/.released/`` (sources in the
+``SOURCE.md`` beside them): spans the real, unmodified PyPI packages wrote (OTel SDK 1.45.2's own OTLP/JSON
+encoder, one export request per line, as the collector's file exporter writes) around a local stand-in model
+server, trimmed to the spans of one run. Everything goes through the public reader (``read_dump``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from trajsearch.model import Outcome
+
+from adapter_support import only
+
+FIXTURES = Path(__file__).parent / "fixtures"
+OTEL = FIXTURES / "otel-genai" / ".released"
+OPENINFERENCE = FIXTURES / "openinference" / ".released"
+
+
+def test_langgraph_model_error_is_one_step_for_the_failed_call_not_one_per_chain() -> None:
+    """D8 (langgraph 1.2.24 ``create_react_agent`` + opentelemetry-instrumentation-langchain 0.62.4, the model
+    answering HTTP 500): the call's exception, with the same status on every chain it left, gave a "chain X failed"
+    step for ``RunnableSequence``, ``call_model``, ``agent`` and ``LangGraph.workflow``, and none for the model call
+    that failed."""
+    run = only(OTEL / "langgraph-1.2-openllmetry-0.62-model-500.otlp.jsonl")
+    [step] = run.steps
+    assert step.action is None and step.thought == "llm ChatOpenAI.chat failed"
+    assert step.error is not None and "Error code: 500" in step.error
+    assert run.outcome is Outcome.infra_error and run.failure is not None and "500" in run.failure.error
