@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from trajsearch.model import Outcome
 
 from adapter_support import only
@@ -30,3 +32,22 @@ def test_langgraph_model_error_is_one_step_for_the_failed_call_not_one_per_chain
     assert step.action is None and step.thought == "llm ChatOpenAI.chat failed"
     assert step.error is not None and "Error code: 500" in step.error
     assert run.outcome is Outcome.infra_error and run.failure is not None and "500" in run.failure.error
+
+
+CREW_TASKS = "What is the weather in London and Berlin?\nWrite a one-line weather report."
+
+
+@pytest.mark.parametrize("path", [OTEL / "crewai-1.15-openllmetry-0.62-with-openai.otlp.jsonl",
+                                  OTEL / "crewai-1.15-openllmetry-0.62-crewai-only.otlp.jsonl",
+                                  OPENINFERENCE / "crewai-1.15-openinference-crewai-1.1.21-only.otlp.jsonl"],
+                         ids=lambda p: p.name)
+def test_a_crews_task_is_its_tasks_descriptions_and_its_answer_the_crews_result(path: Path) -> None:
+    """D5 / D6 (crewai 1.15.30, a sequential crew of two tasks): under OpenLLMetry with the OpenAI instrumentor the
+    task was CrewAI's prompt template ("Current Task: ... you MUST return the actual complete content ..."), the
+    second task nowhere; with its CrewAI instrumentor alone "crewai.workflow (no input recorded)", no answer; under
+    OpenInference's CrewAI instrumentor alone a JSON dump of the first agent's config, no answer. The tasks are in
+    ``crewai.crew.tasks`` / ``crew_tasks``, the answer in ``crewai.crew.result`` / the ``CrewOutput``'s ``raw``."""
+    run = only(path)
+    assert run.task == CREW_TASKS
+    assert run.steps[-1].action == "respond" and run.steps[-1].arguments == {"content": "Hello there!"}
+    assert "task_source" not in run.metadata

@@ -29,7 +29,9 @@ Mapping
   Mistral's, google-genai's instrumentors), failed where the request in
   ``input.value`` marks an Anthropic ``tool_result`` ``is_error``.
 - task: the root span's ``input.value`` (a string, or the ``input`` /
-  ``query`` / ``question`` / ``messages`` of a JSON input), else the first user
+  ``query`` / ``question`` / ``messages`` of a JSON input; CrewAI's crew root
+  has none: its ``crew_tasks`` descriptions, and its ``CrewOutput``'s ``raw``
+  is the answer), else the first user
   message of the first ``LLM`` span -- unless that span's input is a
   conversation (several user turns) starting with it: then its latest user
   message, what this run was asked (a session's follow-up turn).

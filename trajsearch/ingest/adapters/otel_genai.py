@@ -68,7 +68,11 @@ Mapping
 - task: the latest user message of the root span's input messages (an
   ``invoke_agent`` span may carry ``gen_ai.input.messages``), else of the first
   model call's: a call that carries a conversation's history answers its last
-  turn (smolagents' "New task:" wrapper removed). When no span or event
+  turn (smolagents' "New task:" wrapper removed). A framework's own record
+  of the request comes first where the root has one: CrewAI under OpenLLMetry
+  gives the crew's task descriptions (``crewai.crew.tasks``, a task span's
+  ``crewai.task.description``; not CrewAI's prompt template around them) and
+  its answer (``crewai.crew.result``). When no span or event
   recorded any input (message content capture off: the instrumentation's
   default), the task is the root span's name with "(no input recorded)" and
   ``metadata.task_source = "span name"``; a trace of embedding calls only is

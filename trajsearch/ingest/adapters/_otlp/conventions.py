@@ -29,7 +29,8 @@ of them (see ``otel_genai`` and ``openinference`` for the mapping):
   (``type`` gives the role; ``input`` / ``output``, ``model.name``, ``level``
   ``ERROR`` with its ``status_message``), AutoGen's runtime spans (``autogen
   publish|process ...``: the trace each was linked from, the team's task and
-  each agent's turn in the ``message`` it delivered).
+  each agent's turn in the ``message`` it delivered), CrewAI's crew and task
+  records (``_FRAMEWORK_INPUT`` / ``_FRAMEWORK_OUTPUT``).
 
 Where the attributes are in a record is ``shapes``' business; the GenAI
 events carried as span events are read through ``events``.
@@ -375,6 +376,13 @@ _ADK_MERGED_TOOLS = "(merged tools)"
 _HANDOFF_SPAN = re.compile(r"^handoff to (.+)$")
 
 
+#: Agent frameworks' own spans: where a run's request and its answer are kept, beside the conventions' keys.
+#: CrewAI under OpenLLMetry (opentelemetry-instrumentation-crewai): a task span's description, the crew's tasks
+#: and its result; under OpenInference's CrewAI instrumentor: the crew's tasks (its answer is ``output.value``).
+_FRAMEWORK_INPUT = ("crewai.task.description", "crewai.crew.tasks", "crew_tasks")
+_FRAMEWORK_OUTPUT = ("crewai.crew.result",)
+
+
 def _first(attrs: dict[str, Any], *keys: str) -> Any:
     return next((attrs[k] for k in keys if attrs.get(k) is not None), None)
 
@@ -489,9 +497,9 @@ def node_from_span(span: dict[str, Any], resource: dict[str, Any], seq: int) -> 
     model = _first(attrs, "gen_ai.response.model", "gen_ai.request.model", "llm.model_name",
                    "langfuse.observation.model.name")
     conversation = next((str(attrs[k]) for k in _CONVERSATION_KEYS if attrs.get(k)), None)
-    input_text = _first(attrs, "input.value", "traceloop.entity.input", "langfuse.observation.input") \
+    input_text = _first(attrs, "input.value", "traceloop.entity.input", "langfuse.observation.input", *_FRAMEWORK_INPUT) \
         if role != "tool" else attrs.get("input.value")
-    output = _first(attrs, "output.value", "langfuse.observation.output")
+    output = _first(attrs, "output.value", "langfuse.observation.output", *_FRAMEWORK_OUTPUT)
     info = {
         "agent_name": attrs.get("gen_ai.agent.name") or attrs.get("agent_name"),
         "agent_id": attrs.get("gen_ai.agent.id"),

@@ -250,10 +250,11 @@ def _failure_that_ended(containers: list[Node], nodes: list[Node], last_call: No
 
 def _root_answer(root: Node, add_step: Any) -> None:
     """The answer an agent root span recorded (``gen_ai.output.messages``, else its output: a Langfuse trace's,
-    where the export kept no observation's input or output), as a ``respond`` step at its end."""
+    where the export kept no observation's input or output), or a crew's root its ``CrewOutput``, as a ``respond``
+    step at its end."""
     text = "\n".join(m.get("text") or "" for m in root.output_messages if m.get("role") != "tool").strip() \
         or _said_last(root.output_text)
-    if root.role == "agent" and text:
+    if text and (root.role == "agent" or _crew_answer(root.output_text) is not None):
         add_step(_respond(text, None, root.end, root.end, None))
 
 
@@ -269,13 +270,24 @@ def _returned_after(tool: Node, call: Node) -> bool:
 
 
 def _said_last(output: str | None) -> str:
-    """What an output recorded as text says last: the text itself, or the last assistant words of the messages it
-    holds (a LangGraph state's ``{"messages": [...]}``, one message object); never a JSON dump of other data."""
+    """What an output recorded as text says last: the text itself, the text of CrewAI's ``CrewOutput`` (``raw``), or
+    the last assistant words of the messages it holds (a LangGraph state's ``{"messages": [...]}``, one message
+    object); never a JSON dump of other data."""
     value = maybe_json(output)
+    value = _crew_answer(output) or value
     if isinstance(value, str):
         return value.strip()
     said = [m["text"] for m in normalise_messages(value) if m["role"] in ("assistant", "model") and m["text"].strip()]
     return said[-1].strip() if said else ""
+
+
+def _crew_answer(output: str | None) -> str | None:
+    """The answer of a CrewAI crew recorded as its ``CrewOutput`` (``{"raw", "tasks_output", ...}``: OpenInference's
+    CrewAI instrumentor, on a ``CHAIN`` root): its ``raw`` text, the crew's final answer."""
+    value = maybe_json(output)
+    if isinstance(value, dict) and isinstance(value.get("raw"), str) and "tasks_output" in value:
+        return value["raw"].strip() or None
+    return None
 
 
 def _answered(step: dict[str, Any], message: dict[str, Any]) -> None:

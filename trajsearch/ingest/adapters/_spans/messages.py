@@ -433,7 +433,17 @@ def task_from_input(value: Any) -> str | None:
     if isinstance(value, list):
         if text := first_user_text(normalise_messages(value)):
             return text
+        return _task_descriptions(value)
     return None
+
+
+def _task_descriptions(tasks: list[Any]) -> str | None:
+    """A multi-agent crew's tasks (CrewAI's ``crewai.crew.tasks``: ``[{"description", "agent", "expected_output",
+    ...}]``): their descriptions, one a line, in the order the crew runs them; None for any other list."""
+    said = [t.get("description") for t in tasks if isinstance(t, dict)]
+    if not said or len(said) < len(tasks) or not all(isinstance(d, str) and d.strip() for d in said):
+        return None
+    return "\n".join(d.strip() for d in said)
 
 
 def is_object_repr(text: str) -> bool:
