@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from trajsearch.ingest.read import detect_format
 from trajsearch.model import Outcome
 
 from adapter_support import only
@@ -51,3 +52,29 @@ def test_a_crews_task_is_its_tasks_descriptions_and_its_answer_the_crews_result(
     assert run.task == CREW_TASKS
     assert run.steps[-1].action == "respond" and run.steps[-1].arguments == {"content": "Hello there!"}
     assert "task_source" not in run.metadata
+
+
+@pytest.mark.parametrize(("name", "task"), [
+    ("haystack-3.4-agent.otlp.jsonl", "What is the weather in London and Berlin?"),
+    ("haystack-3.4-agent-in-pipeline.otlp.jsonl", "What is the weather in London and Berlin? (pipeline)"),
+])
+def test_a_haystack_agent_traced_by_haystacks_own_tracer_is_read(name: str, task: str) -> None:
+    """D7 (haystack-ai 3.4.1 ``Agent`` with ``OpenAIChatGenerator`` and a ``get_weather`` tool, traced by
+    opentelemetry-haystack 2.0.0 with content tracing; run directly and as a ``Pipeline`` component): the file was an
+    "unrecognised dump format", and forced as otel-genai "not an agent run ... and no input", though
+    ``haystack.agent.input`` holds the request, the ``.step.llm`` / ``.step.tool`` spans the calls and results."""
+    run = only(OTEL / name)
+    assert run.task == task
+    assert [(s.action, s.arguments, s.observation) for s in run.steps] == [
+        ("get_weather", {"city": "London"}, "London: 18C cloudy"),
+        ("get_weather", {"city": "Berlin"}, "Berlin: 18C cloudy"),
+        ("respond", {"content": "Summary: London: 18C cloudy; Berlin: 18C cloudy"}, None),
+    ]
+    assert run.model_id == "gpt-4o-2024-08-06" and run.metadata["source_format"] == "otel-genai"
+
+
+def test_a_haystack_pipeline_without_an_agent_is_said_to_be_one() -> None:
+    """D7: a Haystack pipeline's own spans (here the ``haystack.pipeline.run`` span of the pipeline above, alone) hold
+    no agent run; detection says what they are rather than "unrecognised dump format"."""
+    with pytest.raises(ValueError, match="Haystack pipeline spans .* not an agent run"):
+        detect_format(OTEL / "haystack-3.4-pipeline-span-only.otlp.jsonl")

@@ -91,6 +91,13 @@ Mapping
   else an ERROR status on the root span -> failure (infra_error for timeouts,
   rate limits, 5xx, connection errors); else ``unknown``. A root span that
   ended OK says the code did not raise, not that the task was done.
+- Haystack's own tracer (haystack-ai, opentelemetry-haystack): an ``Agent``'s
+  ``haystack.agent.run`` / ``.step`` / ``.step.llm`` / ``.step.tool`` spans are
+  read as ``invoke_agent`` / ``agent_step`` / ``chat`` / ``execute_tool``
+  (``haystack.agent.input`` / ``.output``, ``.step.llm.input`` / ``.output``
+  with Haystack ``ChatMessage`` dicts, ``haystack.tool.name``,
+  ``.step.tool.input`` / ``.output``), inside a pipeline too; a pipeline's
+  spans without an agent are no agent run (``not_a_run`` says so).
 - not read: spans in Monocle's own convention (``span.type`` ``agentic.*`` /
   ``inference``, content in ``data.input`` / ``data.output`` events); detection
   and a forced read say so (``not_a_run``, ``_otlp.MONOCLE``).
@@ -118,6 +125,7 @@ SIGNATURE = re.compile(
     r'"resource(?:Spans|Logs)"[\s\S]*"gen_ai\.|"gen_ai\.operation\.name"'
     r'|"(?:event_name|eventName|event\.name)"[\s\S]{0,60}?"gen_ai\.'  # GenAI log records, content events
     r'|"langfuse\.observation\.type"'  # the Langfuse SDK's (v3 and later) spans
+    r'|"haystack\.agent\.'  # Haystack's own tracer, an Agent's spans
     # ADOT's content records, named after their instrumentation's scope (Strands'), not OpenInference's
     r'|"scope"\s*:\s*\{\s*"name"\s*:\s*"(?!openinference\.)([\w.-]+)"(?:(?!"scope")[\s\S])*?"event\.name"\s*:\s*"\1"'
 )
@@ -126,18 +134,28 @@ ID_PREFIX = "otel"
 _FORMAT = OtlpFormat(NAME, ID_PREFIX, name_when_no_input=True, latest_user_message=True)
 
 
+#: Haystack's own tracer: the attributes of an ``Agent``'s spans (a run), and of a pipeline's and its components'.
+_HAYSTACK_AGENT = "haystack.agent."
+_HAYSTACK_PIPELINE = ("haystack.pipeline.", "haystack.component.")
+
+
 def matches(record: Any) -> bool:
     if not is_span_record(record):
         return False
     keys = sample_attribute_keys(record)
-    return (any(k.startswith("gen_ai.") for k in keys) or "langfuse.observation.type" in keys) \
+    return (any(k.startswith(("gen_ai.", _HAYSTACK_AGENT)) for k in keys) or "langfuse.observation.type" in keys) \
         and "openinference.span.kind" not in keys
 
 
 def not_a_run(record: Any) -> str | None:
-    """Spans of Monocle's own convention (no GenAI attribute): said so, rather than "unrecognised"."""
+    """Spans of Monocle's own convention (no GenAI attribute), or of a Haystack pipeline without an agent: said so,
+    rather than "unrecognised"."""
     if is_span_record(record) and any(is_monocle(attributes(span.get("attributes"))) for _, span in raw_spans(record)):
         return f"it holds {MONOCLE}"
+    keys = sample_attribute_keys(record) if is_span_record(record) else set()
+    if any(k.startswith(_HAYSTACK_PIPELINE) for k in keys) and not any(k.startswith(_HAYSTACK_AGENT) for k in keys):
+        return ("it holds Haystack pipeline spans (haystack.pipeline.run / haystack.component.run) and no Agent's: "
+                "a pipeline run, not an agent run")
     return None
 
 

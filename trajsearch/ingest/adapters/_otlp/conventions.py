@@ -30,7 +30,8 @@ of them (see ``otel_genai`` and ``openinference`` for the mapping):
   ``ERROR`` with its ``status_message``), AutoGen's runtime spans (``autogen
   publish|process ...``: the trace each was linked from, the team's task and
   each agent's turn in the ``message`` it delivered), CrewAI's crew and task
-  records (``_FRAMEWORK_INPUT`` / ``_FRAMEWORK_OUTPUT``).
+  records and Haystack's tracer's spans (read as the convention keys they
+  stand for: ``_FRAMEWORK_KEYS``).
 
 Where the attributes are in a record is ``shapes``' business; the GenAI
 events carried as span events are read through ``events``.
@@ -42,7 +43,7 @@ import re
 from dataclasses import asdict
 from typing import Any
 
-from .._common import as_list, short
+from .._common import as_dict, as_list, short
 from .._vendor import decode
 from .._spans import Evaluation, Message, Node, error_text, indexed, maybe_json, normalise_message, normalise_messages, text_of
 from .._spans.messages import failed_tool_results, response_output, result_text, tool_message
@@ -376,11 +377,40 @@ _ADK_MERGED_TOOLS = "(merged tools)"
 _HANDOFF_SPAN = re.compile(r"^handoff to (.+)$")
 
 
-#: Agent frameworks' own spans: where a run's request and its answer are kept, beside the conventions' keys.
-#: CrewAI under OpenLLMetry (opentelemetry-instrumentation-crewai): a task span's description, the crew's tasks
-#: and its result; under OpenInference's CrewAI instrumentor: the crew's tasks (its answer is ``output.value``).
-_FRAMEWORK_INPUT = ("crewai.task.description", "crewai.crew.tasks", "crew_tasks")
-_FRAMEWORK_OUTPUT = ("crewai.crew.result",)
+#: Agent frameworks' own spans, read as the convention keys their attributes stand for (filled where a span has
+#: none of its own). CrewAI under OpenLLMetry (opentelemetry-instrumentation-crewai): a task's description, the
+#: crew's tasks and result; under OpenInference's CrewAI instrumentor: the crew's tasks. Haystack's tracer
+#: (haystack-ai, opentelemetry-haystack): an agent's input and output, a model call's request and replies
+#: (``{"messages"}`` / ``{"replies"}`` of Haystack ``ChatMessage`` dicts), a tool's name, arguments and result.
+_FRAMEWORK_KEYS = {
+    "crewai.task.description": "input.value", "crewai.crew.tasks": "input.value", "crew_tasks": "input.value",
+    "crewai.crew.result": "output.value",
+    "haystack.agent.input": "input.value", "haystack.agent.output": "output.value",
+    "haystack.agent.step.llm.input": "gen_ai.input.messages", "haystack.agent.step.llm.output": "gen_ai.output.messages",
+    "haystack.tool.name": "gen_ai.tool.name", "haystack.agent.step.tool.input": "gen_ai.tool.call.arguments",
+    "haystack.agent.step.tool.output": "gen_ai.tool.call.result",
+}
+#: Their span names, as the GenAI operations they are (Haystack's agent, its steps, model calls and tool calls).
+_FRAMEWORK_OPERATIONS = {"haystack.agent.run": "invoke_agent", "haystack.agent.step": "agent_step",
+                         "haystack.agent.step.llm": "chat", "haystack.agent.step.tool": "execute_tool"}
+
+
+def _as_conventions(name: str, attrs: dict[str, Any]) -> dict[str, Any]:
+    """``attrs`` with what a framework's own attributes hold under the convention keys they stand for
+    (:data:`_FRAMEWORK_KEYS`, :data:`_FRAMEWORK_OPERATIONS`)."""
+    if not any(k in attrs for k in _FRAMEWORK_KEYS) and name not in _FRAMEWORK_OPERATIONS:
+        return attrs
+    read = dict(attrs)
+    if name in _FRAMEWORK_OPERATIONS:
+        read.setdefault("gen_ai.operation.name", _FRAMEWORK_OPERATIONS[name])
+    for key, standard in _FRAMEWORK_KEYS.items():
+        if attrs.get(key) is not None and read.get(standard) is None:
+            value = maybe_json(attrs[key])
+            listed = value.get("messages", value.get("replies")) if isinstance(value, dict) else None
+            read[standard] = listed if standard.endswith(".messages") and isinstance(listed, list) else attrs[key]
+            if standard == "gen_ai.output.messages" and isinstance(listed, list) and listed:  # a reply's meta
+                read.setdefault("gen_ai.response.model", as_dict(as_dict(listed[0]).get("meta")).get("model"))
+    return read
 
 
 def _first(attrs: dict[str, Any], *keys: str) -> Any:
@@ -403,7 +433,7 @@ def _call_envelope(arguments: Any) -> Any:
 def node_from_span(span: dict[str, Any], resource: dict[str, Any], seq: int) -> tuple[str, Node, str | None]:
     """(trace id, node, conversation id) of one span."""
     trace, span_id, parent = span_ids(span)
-    attrs = attributes(span.get("attributes"))
+    attrs = _as_conventions(str(span.get("name") or ""), attributes(span.get("attributes")))
     events = span_events(span)
     failed, message = span_status(span)
     if attrs.get("langfuse.observation.level") == "ERROR":  # the Langfuse SDK's own error mark
@@ -497,9 +527,9 @@ def node_from_span(span: dict[str, Any], resource: dict[str, Any], seq: int) -> 
     model = _first(attrs, "gen_ai.response.model", "gen_ai.request.model", "llm.model_name",
                    "langfuse.observation.model.name")
     conversation = next((str(attrs[k]) for k in _CONVERSATION_KEYS if attrs.get(k)), None)
-    input_text = _first(attrs, "input.value", "traceloop.entity.input", "langfuse.observation.input", *_FRAMEWORK_INPUT) \
+    input_text = _first(attrs, "input.value", "traceloop.entity.input", "langfuse.observation.input") \
         if role != "tool" else attrs.get("input.value")
-    output = _first(attrs, "output.value", "langfuse.observation.output", *_FRAMEWORK_OUTPUT)
+    output = _first(attrs, "output.value", "langfuse.observation.output")
     info = {
         "agent_name": attrs.get("gen_ai.agent.name") or attrs.get("agent_name"),
         "agent_id": attrs.get("gen_ai.agent.id"),

@@ -55,6 +55,8 @@ def _content_text(content: Any) -> tuple[str, str]:
                 reasoning.append(text_of(as_dict(part["reasoningContent"].get("reasoningText")).get("text")))
             elif isinstance(part.get("toolResult"), dict):
                 texts.append(_content_text(part["toolResult"].get("content"))[0])
+            elif isinstance(part.get("tool_call_result"), dict):
+                texts.append(result_text(part["tool_call_result"].get("result")))
         elif isinstance(part, dict):
             kind = str(part.get("type") or part.get("message_content.type") or "text")
             body = part.get("content", part.get("text", part.get("message_content.text")))
@@ -155,20 +157,25 @@ def listed_calls(content: Any) -> list[dict[str, Any]]:
             for c in listed]
 
 
-#: Bedrock Converse content blocks that are not ``{"text"}``.
-_CONVERSE_KINDS = {"json", "reasoningContent", "toolResult", "toolUse"}
+#: Content blocks without a ``type`` that are not ``{"text"}``: Bedrock Converse's, and Haystack's ``ChatMessage``
+#: tool result as its ``to_dict`` writes it (its ``tool_call`` part holds no text: :func:`_converse_calls`).
+_CONVERSE_KINDS = {"json", "reasoningContent", "toolResult", "toolUse", "tool_call_result"}
 
 
 def _converse_calls(content: Any) -> tuple[list[dict[str, Any]], str | None]:
     """(tool calls, id of the call answered) of Bedrock Converse blocks in ``content``:
-    ``{"toolUse": {"toolUseId", "name", "input"}}`` and ``{"toolResult": {"toolUseId", ...}}``."""
+    ``{"toolUse": {"toolUseId", "name", "input"}}`` and ``{"toolResult": {"toolUseId", ...}}``; and of Haystack's:
+    ``{"tool_call": {"id", "tool_name", "arguments"}}`` and ``{"tool_call_result": {"result", "origin": <the call>}}``."""
     calls, answered = [], None
     for part in content if isinstance(content, list) else []:
         if isinstance(part, dict) and "type" not in part:
             use, result = as_dict(part.get("toolUse")), as_dict(part.get("toolResult"))
             if use.get("name"):
                 calls.append({"id": use.get("toolUseId"), "name": use["name"], "arguments": maybe_json(use.get("input"))})
-            answered = answered or result.get("toolUseId")
+            call, called = as_dict(part.get("tool_call")), as_dict(as_dict(part.get("tool_call_result")).get("origin"))
+            if call.get("tool_name"):
+                calls.append({"id": call.get("id"), "name": call["tool_name"], "arguments": maybe_json(call.get("arguments"))})
+            answered = answered or result.get("toolUseId") or called.get("id")
     return calls, answered
 
 
