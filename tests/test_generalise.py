@@ -91,6 +91,9 @@ def test_every_line_of_a_long_output_is_found_first(hashing_ts, mode):
     assert "passage" not in {h.level for h in dense}
     with pytest.raises(ValueError, match="searched by their words only"):  # not an empty "no matches"
         hashing_ts.search(probes[2], tenant="acme", levels="passage", k=5, mode="dense")
+    # auto, which sends prose to dense, searches passages alone by their words
+    prose = hashing_ts.search("what did the flux capacitor do", tenant="acme", levels="passage", k=5, mode="auto")
+    assert [h.trajectory_id for h in prose] == ["long"] and prose[0].level == "passage"
 
 
 def test_passages_follow_reingest_delete_and_reopen(tmp_path):

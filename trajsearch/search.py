@@ -314,11 +314,13 @@ class TrajSearch:
     ) -> list[Hit]:
         """:meth:`search` with prebuilt :class:`Filters` (the runtime builds them from trusted context)."""
         _check_query(text, k, group_size)
+        dense = self._dense_filters(filters)
+        if dense is None:  # passages only, which have no vector: by their words, or (asked dense) a clear no
+            if mode == "dense":
+                raise ValueError(PASSAGES_NOT_DENSE)  # "no matches" would read as nothing matched
+            mode = "lexical" if mode == "auto" else mode
         mode = resolve_mode(mode, text)
         if mode == "dense":
-            dense = self._dense_filters(filters)
-            if dense is None:  # passages only: "no matches" would read as nothing matched
-                raise ValueError(PASSAGES_NOT_DENSE)
             vector = self.query_vector(text)
             rows = self._dense(vector, dense, k, group_by_trajectory, group_size)
             rows = sorted(rows, key=lambda r: -r["score"])  # grouped: runs best first, rows in score order
