@@ -81,7 +81,9 @@ Mapping
   tasks' reports come the same way, and join their calls; 2.1.5x-2.1.9x log
   such a message only in the queue's ``queue-operation`` records, ``enqueue``
   with its text then ``remove`` when the turn takes it in: read the same, where
-  it was taken in), and a
+  it was taken in, when the file writes no attachment and the text is a typed
+  prompt or a task's report, not a subagent's ``<agent-notification>``,
+  another session's message or a background task's JSON registration), and a
   coordinator's follow-up to its running subagent (2.1.2xx, ``isMeta`` with
   ``origin.kind: "coordinator"``: the subagent's next request). Another
   session's message (``origin.kind: "peer"``) is no request of this run's
@@ -246,6 +248,9 @@ _ENQUEUE, _DEQUEUE, _REMOVE, _POP_ALL = "enqueue", "dequeue", "remove", "popAll"
 #: A slash command in the queue (``/rate-limit-options``, which the CLI queues itself at a usage limit): run between
 #: turns, never taken into a running one.
 _QUEUED_COMMAND = re.compile(r"\s*/[\w:-]+(?:\s|$)")
+#: What the CLI queues itself, no one's prompt: a subagent's report (2.0.x ``<agent-notification>``), another
+#: session's message (2.1.2xx ``<cross-session-message>``, its origin written only in the attachment).
+_QUEUED_BY_CLI = re.compile(r"\s*<(?:agent-notification|cross-session-message)\b")
 
 
 def matches(record: Any) -> bool:
@@ -519,11 +524,14 @@ def _is_queued(record: dict[str, Any]) -> bool:
 
 def _with_consumed_queue(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The records, each queued message the running turn took in followed by the ``queued_command`` attachment that
-    later versions write for it: 2.1.5x-2.1.9x log a prompt typed while the agent worked (or a background task's
-    report) only as ``enqueue`` with its ``content``, then ``remove`` when the turn takes it in. A message the file
-    records otherwise (a user record after ``dequeue``, an attachment) or a slash command gets none."""
-    recorded = {_queued_text(r).strip() for r in records if _is_queued(r)} | \
-        {_record_text(r).strip() for r in records if r.get("type") == "user"}
+    other versions write for it: 2.1.5x-2.1.9x log a prompt typed while the agent worked (or a background task's
+    report) only as ``enqueue`` with its ``content``, then ``remove`` when the turn takes it in. A file with
+    attachments of its own is read from them (2.1.2xx: only they carry a message's ``origin``, and a peer's
+    ``enqueue`` differs from its attachment by a ``hop-chain``); a message the file records otherwise (a user
+    record after ``dequeue``), a slash command or what the CLI queued itself (``_queued_mode``) gets none."""
+    if any(_is_queued(r) for r in records):
+        return records
+    recorded = {_said(_record_text(r)) for r in records if r.get("type") == "user"}
     pending: list[str] = []
     kept = []
     for record in records:
@@ -537,12 +545,39 @@ def _with_consumed_queue(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
             pending.clear()
         elif operation in (_DEQUEUE, _REMOVE) and pending:
             text = pending.pop(pending.index(content) if content and content in pending else 0)  # else the first
-            taken_in = operation == _REMOVE and not _QUEUED_COMMAND.match(text)
-            if taken_in and text.strip() and text.strip() not in recorded:
-                mode = _QUEUED_NOTIFICATION if text.lstrip().startswith("<task-notification>") else _QUEUED_PROMPT
+            mode = _queued_mode(text)
+            if operation == _REMOVE and mode and _said(text) not in recorded:
                 kept.append({**record, "type": "attachment",
                              "attachment": {"type": "queued_command", "prompt": text, "commandMode": mode}})
     return kept
+
+
+def _queued_mode(text: str) -> str | None:
+    """How a message in the queue's log is read when taken in, as its attachment would be: a background task's
+    report (``<task-notification>``) or a prompt the user typed; None for what no user typed: a slash command,
+    a subagent's report or a peer's message (``_QUEUED_BY_CLI``), a background task's registration (2.1.50, JSON
+    ``{"task_id": ..., "task_type": ...}``), nothing but CLI context."""
+    if text.lstrip().startswith("<task-notification>"):
+        return _QUEUED_NOTIFICATION
+    if _QUEUED_COMMAND.match(text) or _QUEUED_BY_CLI.match(text) or _task_registration(text):
+        return None
+    return _QUEUED_PROMPT if _classify(text)[0] == "prompt" else None
+
+
+def _task_registration(text: str) -> bool:
+    """Whether a queued text is the CLI's record of a background task it started (2.1.50), not a prompt."""
+    if not text.lstrip().startswith("{"):
+        return False
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError:
+        return False
+    return isinstance(value, dict) and "task_id" in value and "task_type" in value
+
+
+def _said(text: str) -> str:
+    """A message's words with the CLI's context and spacing left out, to tell the same message written twice."""
+    return " ".join(user_words(text).split())
 
 
 def _queued_text(record: dict[str, Any]) -> str:
