@@ -1,11 +1,14 @@
-"""Claude Code's queue log replayed only for what a user typed (review 1 of p42: F2, F3; each fixture's origin is in
-``tests/fixtures/claude-code/.real/SOURCE.md``)."""
+"""Claude Code's queue log replayed only for what a user typed, and a warm-up that called tools (review 1 of p42: F2,
+F3, F4; each fixture's origin is in ``tests/fixtures/claude-code/.real/SOURCE.md``)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
+
+from trajsearch.ingest.detect import SideFile
+from trajsearch.ingest.read import detect_format
 
 from adapter_support import only
 
@@ -36,3 +39,9 @@ def test_what_the_cli_queued_itself_is_no_prompt(name: str, prompts: list[str] |
     assert run.metadata.get("user_prompts") == prompts
     assert run.task.startswith(("/erk:plan-implement", "# /erk:plan-implement"))
 
+
+def test_a_warmup_alone_in_its_file_is_no_run_whatever_it_calls() -> None:
+    """F4 (real, bradymholt/dotfiles, Claude Code 2.1.1): the subagent's warm-up called Bash and Glob, which the CLI
+    answered "Warmup" itself; the file was read as a run with task "Warmup" and two failed steps. It holds no run."""
+    with pytest.raises(SideFile, match="subagent's warm-up in session d7287e7b"):
+        detect_format(CC_REAL / "bradymholt" / "agent-a0edd2b.jsonl")

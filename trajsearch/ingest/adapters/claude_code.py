@@ -30,8 +30,9 @@ Mapping
   a compaction's (``agent-acompact-<id>.jsonl``: the CLI asking the model to
   sum up the session so far, which the session's own file records as its
   compaction summary), a prompt suggestion's (``agent-aprompt_suggestion-<id>``,
-  2.1.x: the CLI asking the model what the user might type next), or a 2.0.x
-  subagent's warm-up (the CLI's own "Warmup" prompt at startup; under
+  2.1.x: the CLI asking the model what the user might type next), or a 2.0.x-2.1.x
+  subagent's warm-up (the CLI's own "Warmup" prompt at startup, whatever the
+  reply calls: the CLI answers each call "Warmup"; under
   ``claude -p`` the file holds the reply only; a session file may open with
   it, the session following): no run, passed over (``side_document``). A /btw
   side question's file (``agent-aside_question-<id>.jsonl``, 2.1.x) opens
@@ -449,14 +450,17 @@ def _no_run(records: list[dict[str, Any]]) -> str | None:
 
 
 def _warmup(talk: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The records of a subagent's warm-up in a session file (2.0.x: the CLI's own "Warmup" prompt at startup,
-    a sidechain opening the file or following its summaries, and the reply, no tool call), else none: the session
-    that follows it, if any, is what the file holds."""
+    """The records of a subagent's warm-up in a session file (2.0.x-2.1.x: the CLI's own "Warmup" prompt at startup,
+    a sidechain opening the file or following its summaries, and the reply), else none: the session that follows
+    it, if any, is what the file holds. Alone in its file it is the warm-up whatever it calls (2.1.1: the CLI
+    answers each call "Warmup" itself); before a session, only a reply without calls is told apart from it."""
     sidechain = [r for r in talk if r.get("isSidechain")]
     opening = sidechain[0] if sidechain else {}
     if opening.get("type") != "user" or opening.get("parentUuid") is not None \
             or as_dict(opening.get("message")).get("content") != "Warmup":
         return []
+    if len(sidechain) == len(talk):
+        return sidechain
     replies = sidechain[1:]
     return [] if _calls_a_tool(replies) or any(r.get("type") != "assistant" for r in replies) else sidechain
 
