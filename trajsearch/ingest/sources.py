@@ -55,11 +55,16 @@ OnBytes = Callable[[int], None] | None
 
 class Source:
     """A dump file opened for reading (gunzipped and decoded if needed: see :func:`_text_bytes`), reporting raw
-    bytes consumed."""
+    bytes consumed. Opening it reads the text's first bytes, so it raises :data:`READ_ERRORS` as reading does (a
+    gzip cut inside its first block): readers open it where they catch those."""
 
     def __init__(self, path: Path, on_bytes: OnBytes = None) -> None:
         self.raw = open(path, "rb")
-        self.stream: IO[bytes] = _text_bytes(self.raw)
+        try:
+            self.stream: IO[bytes] = _text_bytes(self.raw)
+        except BaseException:
+            self.raw.close()
+            raise
         self.on_bytes = on_bytes
         self._reported = 0
 
@@ -190,7 +195,12 @@ def open_dump(path: Path) -> IO[bytes]:
     """The file's text as UTF-8 bytes: gunzipped when it starts with the gzip magic, decoded when it is UTF-16."""
     with open(path, "rb") as raw:
         magic = raw.read(2)
-    return _as_utf8(gzip.open(path, "rb") if magic == b"\x1f\x8b" else open(path, "rb"), owns=True)
+    stream = gzip.open(path, "rb") if magic == b"\x1f\x8b" else open(path, "rb")
+    try:
+        return _as_utf8(stream, owns=True)
+    except BaseException:  # a gzip cut inside its first block: raised, the file not left open
+        stream.close()
+        raise
 
 
 def peek(path: Path) -> str:
@@ -326,57 +336,53 @@ def streamed_lists(path: Path, lists: dict[str, Callable[[Any], Any] | None],
     JSONL or ``jq .`` output holds one request per export; a parse error ends the file.
     """
     number = 0
-    src = Source(path, on_bytes)
     try:
-        for index, (prefix, wrap) in enumerate(lists.items()):
-            if index:
-                src.rewind()
-            for item in json_items(src, prefix, every_value=True):
-                number += 1
-                if depth(item, MAX_DEPTH) > MAX_DEPTH:
-                    yield f"record {number}", None, TOO_DEEP, None
-                else:
-                    yield f"record {number}", wrap(item) if wrap else item, None, None
-                src.report()
+        with Source(path, on_bytes) as src:
+            for index, (prefix, wrap) in enumerate(lists.items()):
+                if index:
+                    src.rewind()
+                for item in json_items(src, prefix, every_value=True):
+                    number += 1
+                    if depth(item, MAX_DEPTH) > MAX_DEPTH:
+                        yield f"record {number}", None, TOO_DEEP, None
+                    else:
+                        yield f"record {number}", wrap(item) if wrap else item, None, None
+                    src.report()
     except GZIP_ERRORS as exc:
         yield f"record {number + 1}", None, f"truncated or corrupt gzip stream after record {number}: {exc}", None
     except UnicodeDecodeError as exc:
         yield f"record {number + 1}", None, f"not UTF-8 text: {exc.reason}", None
     except Exception as exc:  # ijson.JSONError and its incomplete-input variant
         yield f"record {number + 1}", None, f"malformed JSON after record {number}: {exc}", None
-    finally:
-        src.close()
 
 
 def lines(path: Path, cursor: tuple[int, int] | None = None, on_bytes: OnBytes = None) -> Iterator[Record]:
     """One record per non-blank line, read incrementally, from ``cursor`` (offset, line) if given."""
     offset, number = cursor or (0, 0)
-    src = Source(path, on_bytes)
     try:
-        f = src.stream
-        if offset:
-            _skip_to(f, offset)
-        while raw := f.readline(MAX_LINE_BYTES + 1):
-            number += 1
-            offset += len(raw)
-            position = f"line {number}"
-            if len(raw) > MAX_LINE_BYTES and not raw.endswith(b"\n"):
-                while raw and not raw.endswith(b"\n"):
-                    raw = f.readline(1 << 20)
-                    offset += len(raw)
-                yield position, None, f"line longer than the {MAX_LINE_BYTES}-byte limit; skipped", (offset, number)
-                continue
-            if not raw.strip():
-                continue
-            value, error = parse(raw)
-            yield position, value, error, (offset, number)
-            src.report()
+        with Source(path, on_bytes) as src:
+            f = src.stream
+            if offset:
+                _skip_to(f, offset)
+            while raw := f.readline(MAX_LINE_BYTES + 1):
+                number += 1
+                offset += len(raw)
+                position = f"line {number}"
+                if len(raw) > MAX_LINE_BYTES and not raw.endswith(b"\n"):
+                    while raw and not raw.endswith(b"\n"):
+                        raw = f.readline(1 << 20)
+                        offset += len(raw)
+                    yield position, None, f"line longer than the {MAX_LINE_BYTES}-byte limit; skipped", (offset, number)
+                    continue
+                if not raw.strip():
+                    continue
+                value, error = parse(raw)
+                yield position, value, error, (offset, number)
+                src.report()
     except GZIP_ERRORS as exc:
         yield f"line {number + 1}", None, f"truncated or corrupt gzip stream after line {number}: {exc}", None
     except UnicodeDecodeError as exc:  # of a UTF-16 file (UTF-8 is decoded per line, by ``parse``)
         yield f"line {number + 1}", None, f"not UTF-16 text after line {number}: {exc.reason}", None
-    finally:
-        src.close()
 
 
 def _skip_to(stream: IO[bytes], offset: int) -> None:
