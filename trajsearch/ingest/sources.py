@@ -6,7 +6,8 @@ value, error, cursor)`` per record and never stops at a bad one.
 - ``.gz`` files (recognised by their magic bytes) are decompressed on the
   fly; a truncated stream yields the records before the break, then one error.
 - UTF-16 files (told by their byte-order mark: what Windows PowerShell's ``>``
-  writes) are decoded on the fly to UTF-8, so every reader below sees UTF-8; a
+  writes) are decoded on the fly to UTF-8, so every reader below sees UTF-8 (a
+  damaged code unit as a bad UTF-8 byte: it costs its line, as in UTF-8); a
   UTF-8 byte-order mark is passed over before a streamed JSON value.
 - JSONL is parsed line by line (a line over ``MAX_LINE_BYTES`` is skipped with
   an error); a resumed read seeks straight to the byte offset after the last
@@ -43,9 +44,8 @@ MAX_LINE_BYTES = 64 * 1024 * 1024
 #: exhaust the recursion of every JSON consumer downstream (parsers, pydantic, encoders).
 MAX_DEPTH = 200
 PEEK_BYTES = 64 * 1024
+#: What reading a file's text may raise: a broken gzip (damaged UTF-16 reads on: see ``_damaged_utf16``).
 GZIP_ERRORS = (EOFError, OSError, zlib.error)
-#: What reading a file's text may raise: a broken gzip, or UTF-16 that does not decode.
-READ_ERRORS = (*GZIP_ERRORS, UnicodeDecodeError)
 _UTF16_BOMS = (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)
 
 #: (position, record, error, cursor after it: (byte offset, line number) for JSONL)
@@ -55,7 +55,7 @@ OnBytes = Callable[[int], None] | None
 
 class Source:
     """A dump file opened for reading (gunzipped and decoded if needed: see :func:`_text_bytes`), reporting raw
-    bytes consumed. Opening it reads the text's first bytes, so it raises :data:`READ_ERRORS` as reading does (a
+    bytes consumed. Opening it reads the text's first bytes, so it raises :data:`GZIP_ERRORS` as reading does (a
     gzip cut inside its first block): readers open it where they catch those."""
 
     def __init__(self, path: Path, on_bytes: OnBytes = None) -> None:
@@ -103,15 +103,36 @@ class Source:
         self.close()
 
 
+#: What UTF-16 decoding says of a file that ends inside a character (cut at an odd byte, or between the halves of a
+#: surrogate pair): the cut character is dropped, as a UTF-8 file cut the same way loses only its cut line.
+_CUT_AT_THE_END = ("truncated data", "unexpected end of data")
+_DAMAGED_UTF16 = "trajsearch.damaged-utf16"
+
+
+def _damaged_utf16(exc: UnicodeError) -> tuple[str, int]:
+    """A UTF-16 fault costs what the same fault costs in UTF-8: a cut last character is dropped, and a bad code unit
+    (a lone surrogate) becomes one byte 0xFF in the UTF-8 text (see :class:`_Utf8FromUtf16`), which the parse of
+    the line holding it refuses ("not UTF-8 text"), so one damaged line is lost, not the rest of the file. Not
+    U+FFFD: a record whose id or argument was silently altered would be kept."""
+    if not isinstance(exc, UnicodeDecodeError):
+        raise exc
+    return ("" if exc.reason in _CUT_AT_THE_END else "\udcff"), exc.end
+
+
+codecs.register_error(_DAMAGED_UTF16, _damaged_utf16)
+
+
 class _Utf8FromUtf16(io.RawIOBase):
     """UTF-16 bytes (a byte-order mark first) read as UTF-8 bytes, one chunk at a time: the JSON parsers, the line
     reader and the format detection all read UTF-8, and a file is never loaded whole to re-encode it. Not
     seekable: a resumed JSON lines read reads up to its cursor (counted in UTF-8 bytes) instead. Closing it
-    closes ``stream`` only when it ``owns`` it."""
+    closes ``stream`` only when it ``owns`` it. A damaged code unit reads as an invalid UTF-8 byte
+    (:func:`_damaged_utf16`), never as an error that would end the read."""
 
     def __init__(self, stream: IO[bytes], owns: bool) -> None:
         super().__init__()
-        self._text = io.TextIOWrapper(stream, encoding="utf-16", newline="")  # the BOM says which byte order
+        # the BOM says which byte order
+        self._text = io.TextIOWrapper(stream, encoding="utf-16", errors=_DAMAGED_UTF16, newline="")
         self._owns = owns
         self._pending = b""
 
@@ -123,7 +144,7 @@ class _Utf8FromUtf16(io.RawIOBase):
             chunk = self._text.read(1 << 16)
             if not chunk:
                 return 0
-            self._pending = chunk.encode("utf-8")
+            self._pending = chunk.encode("utf-8", "surrogateescape")  # a damaged unit's U+DCFF: byte 0xFF
         size = min(len(buffer), len(self._pending))
         buffer[:size], self._pending = self._pending[:size], self._pending[size:]
         return size
@@ -212,7 +233,7 @@ def peek(path: Path) -> str:
             while size < PEEK_BYTES and (chunk := f.read(4096)):
                 chunks.append(chunk)
                 size += len(chunk)
-    except READ_ERRORS:
+    except GZIP_ERRORS:
         pass
     return b"".join(chunks).decode("utf-8", errors="replace")
 
@@ -381,8 +402,6 @@ def lines(path: Path, cursor: tuple[int, int] | None = None, on_bytes: OnBytes =
                 src.report()
     except GZIP_ERRORS as exc:
         yield f"line {number + 1}", None, f"truncated or corrupt gzip stream after line {number}: {exc}", None
-    except UnicodeDecodeError as exc:  # of a UTF-16 file (UTF-8 is decoded per line, by ``parse``)
-        yield f"line {number + 1}", None, f"not UTF-16 text after line {number}: {exc.reason}", None
 
 
 def _skip_to(stream: IO[bytes], offset: int) -> None:
