@@ -102,3 +102,12 @@ def test_a_resumed_utf16_jsonl_read_starts_after_its_cursor(tmp_path: Path) -> N
     first = next(read_unit(unit, ctx))
     assert first.cursor is not None and len(every) > 2
     assert [str(p) for p in read_unit(unit, ctx, skip=1, cursor=first.cursor)] == every[1:]
+
+
+def test_a_file_of_utf16_garbage_is_told_it_is_not_valid_utf16(tmp_path: Path) -> None:
+    """Its byte-order mark says UTF-16 but no character decodes (lone surrogates): it is told so, with what to do,
+    not called binary (its damage reads on as bad UTF-8 bytes, see sources)."""
+    garbage = tmp_path / "export.json"
+    garbage.write_bytes(codecs.BOM_UTF16_LE + b"\x00\xd8" * 3000)
+    with pytest.raises(ValueError, match="UTF-16 by its byte-order mark, but not valid UTF-16 text; re-encode"):
+        list(read_dump(garbage))

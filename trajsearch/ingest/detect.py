@@ -136,15 +136,16 @@ def _broken_kind(path: Path) -> str | None:
                 pass
     except GZIP_ERRORS as exc:
         return f"truncated or corrupt gzip: {exc}"
-    except UnicodeDecodeError as exc:  # decoded on the fly as its byte-order mark says (see sources)
-        return f"UTF-16 by its byte-order mark, but not valid UTF-16: {exc.reason}; re-encode it as UTF-8"
     if not head.strip():
         return f"empty file ({'whitespace only' if head else 'a gzip of nothing'}): no run to read"
     text = codecs.getincrementaldecoder("utf-8")()
     try:
         text.decode(head, final=False)  # a character cut at the end of the head is no fault
     except UnicodeDecodeError:
-        return f"binary, not text (not UTF-8); {_READS}"
+        with open(path, "rb") as raw:  # UTF-16 is decoded on the fly (see sources): its damage reads as bad UTF-8
+            utf16 = raw.read(2) in (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)
+        return ("UTF-16 by its byte-order mark, but not valid UTF-16 text; re-encode it as UTF-8" if utf16
+                else f"binary, not text (not UTF-8); {_READS}")
     return f"binary, not text (it holds NUL bytes); {_READS}" if b"\x00" in head else None
 
 
