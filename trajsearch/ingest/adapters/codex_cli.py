@@ -16,8 +16,10 @@ the envelope (mid 2025) start with a bare ``{"id", "timestamp",
 thread names beside the rollouts (``session_index.jsonl``) and the history of
 the prompts typed (``history.jsonl``) are passed over (``side_file``), and so
 is a rollout holding no run (``side_document``): a side job of the VS Code
-extension (``codex exec`` it starts to title a task from the user's prompt)
-and a session opened and closed with nothing sent (injected context only).
+extension (``codex exec`` it starts to title a task from the user's prompt:
+its meta and its request tell it, ``side_path`` from a big file's opening
+lines) and a session opened and closed with nothing sent (injected context
+only).
 
 Mapping
 - One run per file. trajectory_id = ``codex.<session id>`` (``session_meta``
@@ -79,8 +81,10 @@ Mapping
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
+from pathlib import Path
 from typing import Any, Iterator
 
 from trajsearch.model import Trajectory
@@ -104,6 +108,7 @@ from ._agent_cli import (
     session_trajectory,
     whole_file,
 )
+from .. import sources
 from ._common import Context, RecordError, as_dict, short
 
 NAME = "codex-cli"
@@ -134,6 +139,17 @@ _COMMENT_BODY = re.compile(
 #: Who starts a session only to do a job of its own, no user's run: the VS Code extension runs ``codex exec`` (with a
 #: small model) to title a task from the user's prompt, which its own session (``source: vscode``) holds.
 _IDE_SIDE_JOB = {"originator": "codex_vscode", "source": "exec"}
+#: What that title job is asked, in the extension's fixed words (its builds of 2026-01: the title instruction alone,
+#: or after a fixed preamble), the user's prompt after them. Required beside ``_IDE_SIDE_JOB``: processes the
+#: extension's agent spawns inherit its originator, so a user's own ``codex exec`` run from there has the same meta.
+_TITLE_REQUEST = re.compile(
+    r"\A(?:You are a helpful assistant\. You will be presented with a user prompt, and your job is to provide a short "
+    r"title for a task that will be created from that prompt\.\n.*?^)?Generate a concise UI title\b", re.S | re.M)
+_TITLE_JOB = ("a side session of the Codex IDE extension (`codex exec` started by codex_vscode to title a task from "
+              "the user's prompt, which the user's own session holds), not a run")
+#: How far ``_opening`` reads for the first prompt: the meta, the harness's messages and the injected context come
+#: before it.
+_OPENING_LINES = 50
 #: An auto-review (guardian) sub-session is asked about a planned action of the session it reviews, which it quotes
 #: between these lines (whole, then what was added since) as untrusted evidence, and names below them.
 _REVIEWED_TRANSCRIPT = re.compile(r"^(>>> TRANSCRIPT(?: DELTA)? START)$.*?^(>>> TRANSCRIPT(?: DELTA)? END)$",
@@ -234,21 +250,60 @@ def side_document(document: Any) -> str | None:
 
 
 def split(document: Any) -> Iterator[tuple[str, Any]]:
-    """The file's one run, or none when it holds none (a file too big for detection to have looked at whole, see
-    ``side_document``: listed with 0 runs, as a small one is passed over, never a rejection)."""
+    """The file's one run, or none when it holds none (``side_document``; a file detection passed as a run, read
+    under a forced ``--format``: listed with 0 runs, as detection passes it over, never a rejection)."""
     if side_document(document) is None:
         yield from whole_file(document)
 
 
+def side_path(path: Path, fmt: str | None) -> str | None:
+    """The adapter hook (see ``adapters/__init__``): a title job (``_is_title_job``) too big for detection to read
+    whole (``side_document``: a job whose model looked at files), told by its opening lines alone, so it is passed
+    over saying what it is, not listed as a file of no run."""
+    if fmt != NAME:
+        return None
+    meta, prompt = _opening(path)
+    return _TITLE_JOB if _is_title_job(meta, prompt) else None
+
+
+def _opening(path: Path) -> tuple[dict[str, Any], str | None]:
+    """A rollout's session meta and first prompt, read no further than that prompt, and only the meta line unless
+    it has the IDE side job's mark (``_IDE_SIDE_JOB``): detection asks this of every Codex file."""
+    meta: dict[str, Any] = {}
+    try:
+        for _, record, error, _ in itertools.islice(sources.lines(path), _OPENING_LINES):
+            kind, payload, _ = _normal(record) if error is None and isinstance(record, dict) else ("", {}, None)
+            if kind == "session_meta" and not meta:
+                meta = payload
+                if not _has_side_job_mark(meta):
+                    break
+            elif prompt := _typed_prompt(kind, payload):
+                return meta, prompt
+    except OSError:  # unreadable now: the reader says so
+        pass
+    return meta, None
+
+
+def _has_side_job_mark(meta: dict[str, Any]) -> bool:
+    return all(meta.get(key) == value for key, value in _IDE_SIDE_JOB.items())
+
+
+def _is_title_job(meta: dict[str, Any], prompt: str | None) -> bool:
+    """Whether a rollout is the IDE extension's title job: its mark (``_IDE_SIDE_JOB``) and its request as the
+    first prompt (``_TITLE_REQUEST``); either alone is a run (a user's own ``codex exec`` started from the IDE's
+    agent, a user asking for a title)."""
+    return _has_side_job_mark(meta) and prompt is not None and _TITLE_REQUEST.match(prompt.strip()) is not None
+
+
 def _no_run(lines: list[tuple[str, dict[str, Any], Any]]) -> str | None:
-    """Why a rollout holds no run, else None: an IDE extension's own side job (``_IDE_SIDE_JOB``), or a session
+    """Why a rollout holds no run, else None: an IDE extension's title job (``_is_title_job``), or a session
     opened and closed with nothing sent (only the context Codex injects, no prompt, nothing from the model)."""
     meta = next((payload for kind, payload, _ in lines if kind == "session_meta"), {})
-    if all(meta.get(key) == value for key, value in _IDE_SIDE_JOB.items()):
-        return ("a side session of the Codex IDE extension (`codex exec` started by codex_vscode, as for titling a "
-                "task from the user's prompt, which the user's own session holds), not a run")
     talk = [(kind, payload) for kind, payload, _ in lines if kind in ("response_item", "event_msg")]
-    if not talk or any(_typed_prompt(kind, payload) or _from_model(kind, payload) for kind, payload in talk):
+    prompts = [prompt for kind, payload in talk if (prompt := _typed_prompt(kind, payload))]
+    if _is_title_job(meta, prompts[0] if prompts else None):
+        return _TITLE_JOB
+    if not talk or prompts or any(_from_model(kind, payload) for kind, payload in talk):
         return None
     return "a Codex session opened and closed with no prompt sent (only the context Codex injects), not a run"
 
