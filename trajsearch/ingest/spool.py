@@ -93,8 +93,12 @@ def _caused_chains(rows: list[tuple[str, int, str | None]], links: Iterator[tupl
     caused = {key for key, _ in links}
 
     def top(key: str) -> str:
-        while parent.get(key, key) != key:
-            key = parent[key]
+        """The root of ``key``'s chain, halving the path there as it goes: without it a chain whose links come
+        newest-first is walked whole for each link (quadratic: 16,000 traces took 5.6 s)."""
+        while (up := parent.get(key, key)) != key:
+            grandparent = parent.get(up, up)
+            parent[key] = grandparent
+            key = grandparent
         return key
 
     for key, cause in links:
