@@ -49,7 +49,8 @@ Record shapes read (one record may hold many spans):
   ``error``) tags, the resource in ``processes[processID]``;
 - Zipkin v2 JSON (what every OTel SDK's Zipkin exporter sends, what Zipkin's ``/api/v2/trace/<id>`` and Jaeger's
   Zipkin-compatible endpoints return: an array of ``{traceId, id, parentId, name, timestamp, duration, kind,
-  localEndpoint, tags, annotations}``, read one span a record): times in microseconds, every attribute a text
+  localEndpoint, tags, annotations}``, read one span a record; ``/api/v2/traces``, the usual bulk dump, returns an
+  array of such arrays, read one trace a record): times in microseconds, every attribute a text
   tag (an array attribute a JSON array), the status in the ``otel.status_code`` tag and its description in
   ``error``, events as annotations. The Python exporter cuts every tag at 128 characters unless told
   otherwise (``max_tag_value_length``): message JSON cut so no longer parses and is read as the text it is.
@@ -128,6 +129,11 @@ def _is_zipkin(record: dict[str, Any]) -> bool:
         or isinstance(record.get("tags"), dict) or isinstance(record.get("annotations"), list)
     return isinstance(record.get("traceId"), str) and isinstance(record.get("id"), str) and "spanId" not in record \
         and zipkin_only and not isinstance(record.get("timestamp"), str)
+
+
+def _is_zipkin_trace(record: Any) -> bool:
+    """A Zipkin trace as ``/api/v2/traces`` lists them: a non-empty array of Zipkin v2 spans."""
+    return isinstance(record, list) and bool(record) and all(isinstance(s, dict) and _is_zipkin(s) for s in record)
 
 
 def _zipkin_event(annotation: dict[str, Any]) -> dict[str, Any]:
@@ -351,6 +357,10 @@ def is_span_record(record: Any) -> bool:
 
 def raw_items(record: Any) -> Iterator[tuple[str, dict[str, Any], dict[str, Any]]]:
     """``("span" | "log", resource attributes, item)`` for every span and log record of one record."""
+    if _is_zipkin_trace(record):
+        for span in record:
+            yield from raw_items(span)
+        return
     if not isinstance(record, dict):
         raise RecordError(f"expected a JSON object holding spans, got {type(record).__name__}")
     record = _record(record)
