@@ -19,7 +19,8 @@ PROBE_C = Path(__file__).parent / "fixtures" / "codex-cli" / ".real" / "probe-c"
 DOCKER_BUILD = PROBE_C / "rollout-2026-04-09T23-43-58-019d7321-08b9-7972-a543-73a8d01f6822.jsonl"
 #: BearTDK6/ba-pro, a title job whose model read files first: 69 KB, whole.
 BIG_TITLE_JOB = PROBE_C / "rollout-2026-01-22T00-13-10-019be18b-bdb3-7dd0-bcb6-ad19492ef754.jsonl"
-TITLE_JOB_SAYS = r"no run in this file: a side session of the Codex IDE extension \(`codex exec` started by codex_vscode"
+TITLE_JOB_SAYS = (r"no run in this file: a side session of the Codex IDE extension "
+                  r"\(`codex exec` started by codex_vscode to title a task")
 
 
 def _with_side_job_meta(rollout: Path, folder: Path) -> Path:
