@@ -94,7 +94,7 @@ def _caused_chains(rows: list[tuple[str, int, str | None]], links: Iterator[tupl
 
     def top(key: str) -> str:
         """The root of ``key``'s chain, halving the path there as it goes: without it a chain whose links come
-        newest-first is walked whole for each link (quadratic: 16,000 traces took 5.6 s)."""
+        newest-first is walked whole for each of its traces (quadratic: 16,000 traces took 5.6 s)."""
         while (up := parent.get(key, key)) != key:
             grandparent = parent.get(up, up)
             parent[key] = grandparent
