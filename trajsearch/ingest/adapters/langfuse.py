@@ -76,11 +76,15 @@ Mapping
   decorator's ``{"args": [...], "kwargs": {...}}`` is not an instruction (its
   longest text argument is the last resort).
 - answer: the trace's output (in SDK v3/v4 its root observation's), when it
-  holds one: text, the last assistant words of the messages it holds, or the
-  text under an answer-like key of a graph's state (``final_answer``,
-  ``answer``, ``output``, ...; see ``_langfuse.graph``), is the run's last
-  ``respond`` step unless its last words already are that answer; any other
-  state is no answer. A LangGraph graph of two or more nodes that call a
+  holds one: text, the last message of the messages it holds when that is the
+  assistant speaking without a tool call (a graph stopped after a call has no
+  answer), or the text under an answer-like key of a graph's state
+  (``final_answer``, ``answer``, ``output``, ...; see ``_langfuse.graph``), is
+  the run's last ``respond`` step unless its last words already say it (in
+  other spacing, or as their end: a ReAct ``Final Answer: ...``); any
+  other state is no
+  answer, and a conversation of several traces takes none (each turn's model
+  calls say its answer). A LangGraph graph of two or more nodes that call a
   model (a supervisor and its workers; not nodes inside an ``AGENT``
   observation) keeps the node each step ran in (``metadata.langgraph_node``)
   as metadata ``agents`` and ``step_agents`` (``[first step, agent]`` at each

@@ -4,9 +4,13 @@ Langfuse SDK v3/v4 make the trace's input and output those of its root
 observation; LangGraph's callback writes its whole state there. The run's
 answer is then in that output even when no generation wrote it (a node that
 answers without a model, or a supervisor whose routing decision is the last
-model call): as text, as the last words of the messages the state holds, or
-as the text under an answer-like key (``final_answer``, ``answer``, ...). Any
-other state is no answer, never its JSON dump.
+model call): as text, as the last message of the messages the state holds
+when the assistant says it without calling a tool (a graph stopped after a tool
+call, as a human-in-the-loop ``interrupt`` leaves it, gave no answer: its words
+before the call were a preamble), or as the text under an answer-like key
+(``final_answer``, ``answer``, ...). Any other state is no answer, never its
+JSON dump. Only a run of one trace ends on its graph's answer: a conversation
+of several traces has one answer per turn, already said by its model calls.
 
 In a multi-agent graph (a supervisor routing to workers) every model call is
 an anonymous generation; the agent is the graph node it ran in: the outermost
@@ -44,17 +48,22 @@ def answer_in(value: Any, depth: int = 2) -> str | None:
                 return found
     if not isinstance(value, (dict, list)):
         return None
-    said = [m["text"].strip() for m in message_dicts(value, "assistant")
-            if m["role"] == "assistant" and m["text"].strip()]
-    return said[-1] if said else None
+    said = message_dicts(value, "assistant")
+    last = said[-1] if said else None
+    if last is None or last["role"] != "assistant" or last["calls"]:
+        return None  # the user's words, or the graph stopped after a call (the call's reply, or its preamble)
+    return last["text"].strip() or None
 
 
 def graph_answer(group: list[Node]) -> tuple[str, float | None] | None:
     """(the run's answer, when it was given) from the trace's output, else from its root observation's (the
     trace's output in SDK v3/v4; with several top-level observations none is the root); None when neither holds
-    one. A failed root's output is its error."""
+    one, or when the group holds several traces (a conversation: whose answer would end it?). A failed root's
+    output is its error."""
     ids = {n.id for n in group}
     trace = [n for n in group if n.id.startswith("trace:")]
+    if len({n.id for n in trace}) > 1:
+        return None
     tops = [n for n in group if n.role != "evaluator" and not n.id.startswith("trace:")
             and (n.parent is None or n.parent not in ids or n.parent.startswith("trace:"))]
     roots = [n for n in tops if n.role in ("agent", "chain")] if len(tops) == 1 else []
@@ -65,18 +74,25 @@ def graph_answer(group: list[Node]) -> tuple[str, float | None] | None:
 
 
 def ending_on(run: Trajectory, answer: tuple[str, float | None] | None) -> Trajectory:
-    """``run`` with the graph's answer as its last step, unless its last words already are that answer (a tool
-    run after them, pydantic-ai's ``final_result``, does not unsay them)."""
+    """``run`` with the graph's answer as its last step, unless its last words already say that answer (a tool
+    run after them, pydantic-ai's ``final_result``, does not unsay them): in other spacing or line ends, or as
+    their end (a ReAct agent's ``Thought: ... Final Answer: 4`` and its chain's output ``4``). Only as their end:
+    "4" inside "I found 42 files" is not that answer said."""
     if answer is None:
         return run
     text, at = answer
     said = [s for s in run.steps if s.action == "respond" and isinstance(s.arguments, dict)]
-    if said and str(said[-1].arguments.get("content") or "").strip() == text:
+    if said and _spaced(str(said[-1].arguments.get("content") or "")).endswith(_spaced(text)):
         return run
     ended = when(at) or next((s.ended_at or s.started_at for s in reversed(run.steps)
                               if s.ended_at or s.started_at), None)
     step = Step(index=len(run.steps), action="respond", arguments={"content": text}, started_at=ended, ended_at=ended)
     return Trajectory.model_validate({**dict(run), "steps": [*run.steps, step]})  # within the model's limits
+
+
+def _spaced(text: str) -> str:
+    """``text`` with every run of white space one space: the same words however a writer broke its lines."""
+    return " ".join(text.split())
 
 
 @dataclass(frozen=True)
