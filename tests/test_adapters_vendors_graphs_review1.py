@@ -9,6 +9,7 @@ own values it keeps (or where it keeps them), never invents one.
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 from adapter_support import only
@@ -18,6 +19,7 @@ REAL_LF = FIXTURES / "langfuse" / ".real"
 #: the LangChain CallbackHandler on langgraph 0.6.11's create_react_agent: get_weather, get_population, the answer
 REACT_GRAPH = REAL_LF / "lf2_langchain_handler_langgraph.ingestion.jsonl"
 CREW = REAL_LF / "crewai-2025-07-11.trace.json"
+UI_RUN = FIXTURES / "langsmith" / ".real" / "run-019e3de2-29fe-70b0-bc69-04c5227f876c.json"
 
 
 def _said(run) -> list[tuple[str, str | None]]:
@@ -76,3 +78,32 @@ def test_a_react_agents_final_answer_is_not_said_twice(tmp_path: Path) -> None:
     said = _said(only(tmp_path / "crew.json"))
     assert [a for a, _ in said] == ["respond"]
     assert said[0][1].startswith("I now can give a great answer") and "Final Answer:" in said[0][1]
+
+
+def test_a_langsmith_download_whose_outputs_are_no_messages_keeps_its_answer(tmp_path: Path) -> None:
+    """Bug (review 1 F9): a UI download whose outputs are a chain's ``{"output": ...}`` (no ``messages``) was a
+    run of no step, its answer lost. The answer is read by the graph-answer rule: the supervisor's real final
+    words, written as a chain's output."""
+    download = json.loads(UI_RUN.read_text())
+    answer = download["outputs"]["messages"][-1]["content"]
+    download["outputs"] = {"output": answer}
+    (tmp_path / UI_RUN.name).write_text(json.dumps(download, ensure_ascii=False))
+    run = only(tmp_path / UI_RUN.name)
+    assert run.trajectory_id == "ls:019e3de2-29fe-70b0-bc69-04c5227f876c"
+    assert _said(run) == [("respond", answer)]
+
+
+def test_a_langsmith_download_takes_the_run_id_its_metadata_holds_over_its_file_name(tmp_path: Path) -> None:
+    """Review 1 F9, the id: LangGraph Platform writes the run's ``run_id`` into its metadata; where the download
+    holds one, that is its id whatever the file is called (a renamed copy, or a file named after another run), so
+    the same run keeps one id. Without one, the file's ``run-<uuid>`` (see test_adapters_vendors_graphs)."""
+    download = json.loads(UI_RUN.read_text())
+    download["metadata"]["run_id"] = "019E3DE2-29FE-70B0-BC69-04C5227F876C"  # the file name's run id, as metadata
+    (tmp_path / "my-download.json").write_text(json.dumps(download, ensure_ascii=False))
+    (tmp_path / "run-11111111-2222-3333-4444-555555555555.json").write_text(json.dumps(download, ensure_ascii=False))
+    shutil.copy(UI_RUN, tmp_path / "copy.json")
+    ids = {p.name: only(p).trajectory_id for p in sorted(tmp_path.iterdir())}
+    assert ids == {"my-download.json": "ls:019e3de2-29fe-70b0-bc69-04c5227f876c",
+                   "run-11111111-2222-3333-4444-555555555555.json": "ls:019e3de2-29fe-70b0-bc69-04c5227f876c",
+                   "copy.json": ids["copy.json"]}
+    assert ids["copy.json"].startswith("ls:sha1-")  # no run id in the content or the name: the content's hash

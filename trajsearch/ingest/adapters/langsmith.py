@@ -23,8 +23,10 @@ Records, any mix (one per line, a JSON array, or one object per file):
 - a run downloaded from the UI: ``inputs``, ``outputs``, ``metadata`` and
   ``langsmith: {organization, workspace, tracing_project}``, with no id, run
   type, times or child runs: its ``outputs.messages`` are read as an agent's
-  turns (tool calls, their ``ToolMessage`` replies, handoffs, the answer); its
-  id is the ``run-<uuid>`` of the file name, else a hash of its content;
+  turns (tool calls, their ``ToolMessage`` replies, handoffs, the answer),
+  other outputs (``{"output": ...}``) as a graph's answer; its id is the
+  ``run_id`` of its metadata, else the ``run-<uuid>`` of the file name, else a
+  hash of its content;
 - a run tree a tool kept under ``trace`` beside fields of its own (no
   ``observations``: that is Langfuse's download).
 A dataset example (``dataset_id``, ``inputs``, ``outputs``) holds no run: passed
@@ -74,13 +76,15 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any, Iterator
 
 from trajsearch.model import Trajectory
 
 from ._common import Context, RecordError, decisive_line
-from ._spans import Node, error_text, iso_seconds, one_node_per_id, start_order, text_of
+from ._langfuse.graph import answer_in
+from ._spans import Message, Node, error_text, iso_seconds, one_node_per_id, start_order, text_of
 from ._spans import trajectory_id as _span_trajectory_id
 from ._spans.messages import tool_message
 from ._vendor import (
@@ -314,21 +318,33 @@ def _node(run: dict[str, Any], seq: int) -> Node:
 _DOWNLOAD_NAME = re.compile(r"^run-([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})\b")
 
 
+def _download_id(record: dict[str, Any], source: Path) -> str:
+    """A UI run download's id. The download keeps no id field: the run id its metadata carries (LangGraph
+    Platform's ``run_id``), else the ``run-<uuid>`` the UI named the file after, else a hash of its content (the
+    same content, the same run, whatever the file is called). A ``thread_id`` is shared by every run of its thread:
+    no run's id."""
+    meta = record.get("metadata") if isinstance(record.get("metadata"), dict) else {}
+    if isinstance(meta.get("run_id"), str) and meta["run_id"].strip():
+        return meta["run_id"].strip().lower()
+    named = _DOWNLOAD_NAME.match(source.name)
+    return named.group(1).lower() if named else \
+        "sha1-" + hashlib.sha1(json.dumps(record, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
 def _downloaded_run(record: dict[str, Any], source: Path) -> Node:
     """A UI run download as one agent node whose messages are the run (``outputs.messages``: the model's turns,
-    tool calls and their ``ToolMessage`` replies, handoffs), read as the turns an agent span records.
-
-    The download keeps no id: the run id in its file name, else a hash of its content (the same file, the same
-    run)."""
-    named = _DOWNLOAD_NAME.match(source.name)
-    key = named.group(1).lower() if named else \
-        "sha1-" + hashlib.sha1(json.dumps(record, sort_keys=True, default=str).encode()).hexdigest()[:16]
+    tool calls and their ``ToolMessage`` replies, handoffs), read as the turns an agent span records; outputs
+    holding no messages (a chain's ``{"output": ...}``) give the run's answer as a graph's output does (see
+    ``_langfuse.graph.answer_in``), else nothing."""
+    key = _download_id(record, source)
     where = record["langsmith"]
     project = where.get("tracing_project") if isinstance(where.get("tracing_project"), dict) else {}
     node = _node({"id": key, "run_type": "chain", "name": project.get("name") or "run", "inputs": record["inputs"],
                   "outputs": record["outputs"], "session_name": project.get("name"),
                   "extra": {"metadata": record.get("metadata")}}, 0)
     conversation = message_dicts(decode(record["outputs"]))
+    if not conversation and (answer := answer_in(record["outputs"])):
+        conversation = [asdict(Message("assistant", answer))]
     node.role, node.input_messages = "agent", conversation
     node.output_messages = [m for m in conversation if m["role"] == "assistant"]
     node.model = _said_by_model(record["outputs"])
