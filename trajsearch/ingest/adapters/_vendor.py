@@ -542,3 +542,28 @@ def trajectory(fmt: str, prefix: str, key: str, nodes: list[Node], ctx: Context,
         "metadata": metadata,
     }
     return build({k: v for k, v in fields.items() if v is not None}, ctx)
+
+
+#: Keys under which a graph's state or a chain's output keeps the run's answer, most specific first.
+ANSWER_KEYS = ("final_answer", "final_output", "final_response", "answer", "output", "response", "result")
+
+
+def answer_in(value: Any, depth: int = 2) -> str | None:
+    """The answer an output holds: text, the last words of the messages it holds (the assistant speaking, no call
+    after them), or the text under an answer-like key of a state (``ANSWER_KEYS``); None where it holds other data. A Python ``repr`` of
+    a message (``{'role': 'assistant', 'text': ...}``, BeeAI's trace output) is read as that message; other text
+    opening like a structure that does not parse is data, not words."""
+    value = decode(value, literal=True)
+    if isinstance(value, str):
+        return None if is_empty(value) or value.lstrip()[:1] in ("{", "[") else value.strip()
+    if isinstance(value, dict) and depth > 0:
+        for key in ANSWER_KEYS:
+            if not is_empty(value.get(key)) and (found := answer_in(value[key], depth - 1)):
+                return found
+    if not isinstance(value, (dict, list)):
+        return None
+    said = message_dicts(value, "assistant")
+    last = said[-1] if said else None
+    if last is None or last["role"] != "assistant" or last["calls"]:
+        return None  # the user's words, or the graph stopped after a call (the call's reply, or its preamble)
+    return last["text"].strip() or None

@@ -83,12 +83,12 @@ from typing import Any, Iterator
 from trajsearch.model import Trajectory
 
 from ._common import Context, RecordError, decisive_line
-from ._langfuse.graph import answer_in
 from ._spans import Message, Node, error_text, iso_seconds, one_node_per_id, start_order, text_of
 from ._spans import trajectory_id as _span_trajectory_id
 from ._spans.messages import tool_message
 from ._vendor import (
     Score,
+    answer_in,
     as_list,
     call_args_text,
     call_id,
@@ -335,7 +335,7 @@ def _downloaded_run(record: dict[str, Any], source: Path) -> Node:
     """A UI run download as one agent node whose messages are the run (``outputs.messages``: the model's turns,
     tool calls and their ``ToolMessage`` replies, handoffs), read as the turns an agent span records; outputs
     holding no messages (a chain's ``{"output": ...}``) give the run's answer as a graph's output does (see
-    ``_langfuse.graph.answer_in``), else nothing."""
+    ``_vendor.answer_in``), else nothing."""
     key = _download_id(record, source)
     where = record["langsmith"]
     project = where.get("tracing_project") if isinstance(where.get("tracing_project"), dict) else {}

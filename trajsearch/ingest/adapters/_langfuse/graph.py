@@ -8,7 +8,7 @@ model call): as text, as the last message of the messages the state holds
 when the assistant says it without calling a tool (a graph stopped after a tool
 call, as a human-in-the-loop ``interrupt`` leaves it, gave no answer: its words
 before the call were a preamble), or as the text under an answer-like key
-(``final_answer``, ``answer``, ...). Any other state is no answer, never its
+(``final_answer``, ``answer``, ...: ``_vendor.answer_in``, which LangSmith shares). Any other state is no answer, never its
 JSON dump. Only a run of one trace ends on its graph's answer: a conversation
 of several traces has one answer per turn, already said by its model calls.
 
@@ -28,32 +28,8 @@ from typing import Any
 from trajsearch.model import Step, Trajectory
 
 from .._spans import Node, ancestors, start_order, when
-from .._vendor import decode, is_empty, message_dicts
+from .._vendor import answer_in
 from .observations import INFO_GRAPH_NODE
-
-#: Keys under which a graph's state or a chain's output keeps the run's answer, most specific first.
-ANSWER_KEYS = ("final_answer", "final_output", "final_response", "answer", "output", "response", "result")
-
-
-def answer_in(value: Any, depth: int = 2) -> str | None:
-    """The answer an output holds (see the module docstring); None where it holds other data. A Python ``repr`` of
-    a message (``{'role': 'assistant', 'text': ...}``, BeeAI's trace output) is read as that message; other text
-    opening like a structure that does not parse is data, not words."""
-    value = decode(value, literal=True)
-    if isinstance(value, str):
-        return None if is_empty(value) or value.lstrip()[:1] in ("{", "[") else value.strip()
-    if isinstance(value, dict) and depth > 0:
-        for key in ANSWER_KEYS:
-            if not is_empty(value.get(key)) and (found := answer_in(value[key], depth - 1)):
-                return found
-    if not isinstance(value, (dict, list)):
-        return None
-    said = message_dicts(value, "assistant")
-    last = said[-1] if said else None
-    if last is None or last["role"] != "assistant" or last["calls"]:
-        return None  # the user's words, or the graph stopped after a call (the call's reply, or its preamble)
-    return last["text"].strip() or None
-
 
 def graph_answer(group: list[Node]) -> tuple[str, float | None] | None:
     """(the run's answer, when it was given) from the trace's output, else from its root observation's (the
