@@ -5,6 +5,7 @@ from __future__ import annotations
 import difflib
 import json
 import re
+import shlex
 from dataclasses import dataclass
 from typing import Any, Iterable
 
@@ -56,11 +57,12 @@ def _side_of(position: int, step: Step, limit: int = 4000) -> Side:
 def does(step: Step) -> str:
     """A step as the divergence line names it: its tool, or for a shell step its command's first line
     (every step of a single-tool agent is ``bash``: the command is what tells two apart)."""
-    command = command_of(step)
-    if command and (step.action or "").lower() in SHELL_TOOLS:
-        first = next((line.strip() for line in command.splitlines() if line.strip()), "")
-        return _clip(first, 90)
-    return step.action or "(no tool)"
+    action = step.action or "(no tool)"
+    if action.lower() in SHELL_TOOLS:
+        first = next((line.strip() for line in command_of(step).splitlines() if line.strip()), "")
+        if first:  # a blank command names its tool, not an empty <code>
+            return _clip(first, 90)
+    return action
 
 
 def action_key(step: Step) -> str:
@@ -75,22 +77,54 @@ def action_key(step: Step) -> str:
     command = command_of(step)
     if not command or action.lower() not in SHELL_TOOLS:
         return action
-    return f"{action} {program(command)}{' (writes)' if is_write(step) else ''}"
+    return " ".join(part for part in (action, program(command), "(writes)" if is_write(step) else "") if part)
 
 
-#: What may come before a command's program: ``cd DIR &&``, ``VAR=value``, a wrapper that runs the next word.
-_LEAD = re.compile(r"^(?:(?:cd\s+\S+\s*(?:&&|;)|\w+=\S*|timeout\s+\S+|(?:sudo|nohup|env|time)\b)\s*)*")
+#: Commands that run the command after them, with those of their options that take a value
+#: (``sudo -u root rm``, ``timeout -s KILL 10 make``).
+_WRAPPERS = {"sudo": {"-u", "-g", "-h", "-p", "-C", "-D", "-U", "-r", "-t"}, "env": {"-u", "-C", "-S"},
+             "time": {"-f", "-o"}, "timeout": {"-s", "-k"}, "nice": {"-n"}, "nohup": set(), "exec": set()}
+_ASSIGNMENT = re.compile(r"^\w+=")
+_DURATION = re.compile(r"^\d+(?:\.\d+)?[smhd]?$")  # timeout's
 
 
 def program(command: str) -> str:
     """The program a shell command runs first (``python3 -c`` and ``python x.py`` both ``python``), its
-    comment lines skipped; "" when there is none."""
+    comment lines skipped; "" when there is none. What comes before it does not count: a subshell's
+    ``(``, ``cd DIR &&``, ``VAR=value``, a wrapper (``sudo -u x``, ``time -p``) and its options."""
     lines = [line.strip() for line in command.splitlines() if line.strip() and not line.strip().startswith("#")]
     if not lines:
         return ""
-    words = lines[0][_LEAD.match(lines[0]).end():].split()
-    name = words[0].rsplit("/", 1)[-1] if words else ""
+    name = _first_program(_words(lines[0])).rsplit("/", 1)[-1]
     return re.sub(r"(?<=[a-z])[\d.]+$", "", name)  # python3.11 is python
+
+
+def _words(line: str) -> list[str]:
+    """A command line's words as the shell splits them (quotes removed, ``(`` ``&&`` ``;`` words of their
+    own); a line the shell could not split (a quote that closes on a later line) split on spaces."""
+    lexer = shlex.shlex(line, posix=True, punctuation_chars=True)
+    lexer.whitespace_split = True
+    try:
+        return list(lexer)
+    except ValueError:
+        return [word.strip("'\"") for word in line.split()]
+
+
+def _first_program(words: list[str]) -> str:
+    n = 0
+    while n < len(words):
+        word = words[n]
+        if word in ("(", "{", "!") or _ASSIGNMENT.match(word):
+            n += 1
+        elif word == "cd" and n + 2 < len(words) and words[n + 2] in ("&&", ";"):
+            n += 3
+        elif word in _WRAPPERS:
+            n += 1
+            while n < len(words) and (words[n].startswith("-") or (word == "timeout" and _DURATION.match(words[n]))):
+                n += 2 if words[n] in _WRAPPERS[word] else 1
+        else:
+            return word
+    return ""
 
 
 def align(left: list[Step], right: list[Step]) -> list[CompareRow]:
@@ -127,14 +161,18 @@ def _canon(arguments: Any) -> str:
 
 
 def first_divergence(rows: Iterable[CompareRow]) -> tuple[CompareRow | None, str]:
-    """The first row where the actions differ; failing that, the first where the arguments do. A step one
-    run takes once more beside the same kind of step both take (``ls -la`` before ``ls -la sympy/core``,
-    matched to the other run's one ``ls -R``) is no other way of working: the other run does that there."""
+    """The first row where the actions differ; failing that, the first where the arguments do.
+
+    A shell command one run takes once more beside the same kind of command both take (``ls -la`` before
+    ``ls -la sympy/core``, matched to the other run's one ``ls -R``) is no other way of working: a later
+    difference is named first. It is still a step the other run did not take: when nothing else differs
+    it is the divergence (a broken run that is the successful one plus one step is not "the same steps")."""
     rows = list(rows)
-    for n, row in enumerate(rows):
-        if row.tag != "equal" and not _one_more(rows, n):
-            row.first_divergence = True
-            return row, "actions"
+    differ = [n for n, row in enumerate(rows) if row.tag != "equal"]
+    chosen = next((n for n in differ if not _one_more(rows, n)), differ[0] if differ else None)
+    if chosen is not None:
+        rows[chosen].first_divergence = True
+        return rows[chosen], "actions"
     for row in rows:
         if row.args_differ:
             row.first_divergence = True
@@ -143,10 +181,12 @@ def first_divergence(rows: Iterable[CompareRow]) -> tuple[CompareRow | None, str
 
 
 def _one_more(rows: list[CompareRow], n: int) -> bool:
-    """Whether row ``n``, a step of one run only, does what a neighbouring step both runs take does."""
+    """Whether row ``n``, a shell command of one run only, does what a neighbouring command both runs take
+    does, and changes nothing (a second ``sed -i`` may be the edit that broke the run). Only shell steps:
+    a named tool call (tau-bench's ``respond``) once more is a step of its own, as it always was."""
     row = rows[n]
     side = row.left if row.tag == "delete" else row.right if row.tag == "insert" else None
-    if side is None:
+    if side is None or (side.step.action or "").lower() not in SHELL_TOOLS or is_write(side.step):
         return False
     key = action_key(side.step)
     return any(0 <= m < len(rows) and rows[m].tag == "equal" and action_key(rows[m].left.step) == key
