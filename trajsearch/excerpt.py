@@ -23,7 +23,9 @@ def terms(query: str) -> tuple[str, ...]:
     """What to look for of ``query``: its last line first (a pasted line matched whole: what a pasted
     traceback or log is about, see :func:`excerpt`), then its other lines and its words, longest first.
 
-    Only lines hold a space, so the first term is the query's last line exactly when it holds one."""
+    A line is one of 8 characters or more holding a space (only lines hold a space); the first term is the
+    last such line not seen earlier in the query: the last line itself unless it is short (``Killed``) or a
+    repeat, when it is a line above it, which :func:`excerpt` keeps in view only if it is specific."""
     if not query:
         return ()
     lines: dict[str, None] = {}
@@ -83,18 +85,25 @@ def excerpt(text: str, query_terms: tuple[str, ...], limit: int) -> str:
     """At most ``limit`` characters of ``text``: all of it if it fits, else the part holding the most of the
     query (a pasted line counts by its length), centred on its best match, "…" where it was cut.
 
-    Where the text holds the query's last line, the part holds it, with what led to it: a pasted
-    traceback ends in its exception, the line the reader wants, and its frames outweighed that line
-    in a terminal's few hundred characters (probe p42 D4: 10 of 12 whole tracebacks printed without it).
+    Where the text holds the query's last line and that line is specific (see :func:`_specific`), the part
+    holds it, with what led to it: a pasted traceback ends in its exception, the line the reader wants, and
+    its frames outweighed that line in a terminal's few hundred characters (probe p42 D4: 10 of 12 whole
+    tracebacks printed without it). A generic last line (make's ``*** [all] Error 2``) only counts as much
+    as it weighs: the compiler error above it is what the paste is about (review 2, F7).
     A text holding none of the terms keeps its head, as before."""
     if len(text) <= limit:
         return text
+    last = _last_line(query_terms)
     found = matches(text, query_terms)
+    anchors = [match for match in found if last and _term(match) == last]
+    tail = _last_occurrence(text, last)
+    if tail and (not found or tail.start() > found[-1].start()):  # beyond the matches counted (review 2, F1)
+        found.append(tail)
+        anchors.append(tail)
     if not found:
         return text[: limit - 1] + "…"
     width = limit - 2  # room for an ellipsis on each side
-    last = _last_line(query_terms)
-    anchors = [match for match in found if last and _term(match) == last]
+    anchors = anchors if _specific(last) else []
     starts = [match.start() - (width - (match.end() - match.start())) // 2 for match in found]
     starts += [match.end() - width for match in anchors]  # ending at the last line: what led to it
     best_start, best_score = 0, (False, -1)
@@ -106,6 +115,28 @@ def excerpt(text: str, query_terms: tuple[str, ...], limit: int) -> str:
             best_start, best_score = start, score
     end = best_start + width
     return ("…" if best_start > 0 else "") + text[best_start:end] + ("…" if end < len(text) else "")
+
+
+#: An error named with its detail (``ValueError: column 'flux' ...``, ``error: 'SO_REUSEPORT' undeclared``,
+#: a Rust panic), unlike a run's generic closing line (``make: *** [all] Error 2``, ``1 failed in 0.12s``).
+_NAMED_ERROR = re.compile(r"(?:error|exception|fault):\s*\S|panicked at ", re.IGNORECASE)
+_SPECIFIC_WORDS = 8  # a sentence this long says what went wrong, error name or not
+
+
+def _specific(line: str) -> bool:
+    """Whether a pasted last line says what went wrong, so that it is worth keeping in view above all."""
+    return bool(line) and (bool(_NAMED_ERROR.search(line)) or len(_WORD.findall(line)) >= _SPECIFIC_WORDS)
+
+
+def _last_occurrence(text: str, line: str) -> re.Match[str] | None:
+    """Where ``text`` last holds ``line``, searched in the whole text: one pattern, one pass, however many
+    other terms the text holds before it (a long test output's frames used up :data:`MAX_MATCHES`)."""
+    if not line:
+        return None
+    last = None
+    for last in term_pattern((line,)).finditer(text):
+        pass
+    return last
 
 
 def _term(match: re.Match[str]) -> str:
