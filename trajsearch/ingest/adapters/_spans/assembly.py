@@ -34,8 +34,10 @@ the nodes of one run:
   smolagents executes): then the text is that tool step's thought;
 - a sub-agent or chain that failed with no failing step in its time is a step
   (action ``None``) at its end: the failure stays visible; where its error is
-  that of a failed model call inside it (an exception passed up the chains),
-  the step is the call's, once;
+  that of a failed model call below it in the span tree (or beside it under its
+  parent, within its time: an exception passed up the chains), the step is the
+  call's, once; a failure with an error of its own is never dropped for
+  another's step in its time;
 - task: the first user message of the root (or of the first model call), else
   the root's input; where that is a well-known framework's rendered prompt, the
   task part of it (:func:`~trajsearch.ingest.adapters._prompts.from_markers`);
@@ -206,13 +208,16 @@ def _arguments(recorded: Any, asked: Any) -> Any:
     return asked if recorded == {"input": asked} or injected else recorded
 
 
-def _container_failures(containers: list[Node], steps: list[dict[str, Any]], calls: list[Node]) -> list[dict[str, Any]]:
+def _container_failures(containers: list[Node], steps: list[dict[str, Any]], calls: list[Node],
+                        by_id: dict[str, Node]) -> list[dict[str, Any]]:
     """A step for each sub-agent or chain that failed with no failing step of its own, placed where the failure
     surfaced (its end): the failure stays visible. A step is the container's when it ran within the container's
     time (another turn's failing tool, in a conversation of several traces, says nothing about this one). A
-    container that failed with the error of a failed model call inside it only passed that call's exception on
-    (LangChain marks every chain an exception leaves, OpenLLMetry gives each an error status): the step is the
-    call's, once, and the containers around it have a failing step of their own."""
+    container that failed with the error of a failed model call below it (:func:`_failed_call_passed_on`) only
+    passed that call's exception on (LangChain marks every chain an exception leaves, OpenLLMetry gives each an
+    error status): the step is the call's, once. Only that match joins failures: one with an error of its own (a
+    parallel sibling's timeout, the root cause under a wrapper that re-raised it otherwise) keeps its step,
+    whatever its time."""
     def inside(step: dict[str, Any], node: Node) -> bool:
         at = step.get("started_at") or step.get("ended_at")
         if node.start is None or node.end is None or at is None:
@@ -220,12 +225,35 @@ def _container_failures(containers: list[Node], steps: list[dict[str, Any]], cal
         return when(node.start) <= at <= when(node.end)
 
     out: list[dict[str, Any]] = []
-    for node in containers:
-        if any(s.get("error") and inside(s, node) for s in steps + out):
+    told: set[str] = set()  # the failed model calls already given their step
+    for node in reversed(containers):  # deepest first: at one instant, the cause before what passed it on
+        if any(s.get("error") and inside(s, node) for s in steps):
             continue
-        origin = next((c for c in calls if c.error == node.error and inside(_failure_step(c), node)), None)
-        out.append(_failure_step(origin) if origin is not None else _failure_step(node, at_end=True))
+        origin = _failed_call_passed_on(node, calls, by_id)
+        if origin is None:
+            out.append(_failure_step(node, at_end=True))
+        elif origin.id not in told:
+            told.add(origin.id)
+            out.append(_failure_step(origin))
     return out
+
+
+def _failed_call_passed_on(container: Node, calls: list[Node], by_id: dict[str, Node]) -> Node | None:
+    """The failed model call whose exception ``container`` passed on: one with the same error below it in the span
+    tree, else below its parent within its time (OpenLLMetry hangs the runnables of a LangGraph node beside the
+    node's own span, ``call_model``, not under it)."""
+    same = [c for c in calls if c.error == container.error]
+    below = next((c for c in same if _descends_from(c, container, by_id)), None)
+    parent = by_id.get(container.parent or "")
+    if below is not None or parent is None or container.start is None or container.end is None:
+        return below
+    return next((c for c in same if _descends_from(c, parent, by_id) and c.start is not None and c.end is not None
+                 and container.start <= c.start and c.end <= container.end), None)
+
+
+def _descends_from(node: Node, container: Node, by_id: dict[str, Node]) -> bool:
+    """Whether ``container`` is above ``node`` in the span tree (by parent ids, not by time)."""
+    return any(a is container for a in ancestors(node, by_id))
 
 
 def _failure_step(node: Node, *, at_end: bool = False) -> dict[str, Any]:
@@ -437,7 +465,7 @@ def assemble(nodes: list[Node], *, what: str = "trace", task: str | None = None)
         _answered_in_turn(node.input_messages, steps)
     failed_calls = [n for n, _ in order if n.role == "llm" and n.id not in twins and failed(n.error)
                     and not n.output_messages]
-    steps.extend(_container_failures(failed_containers, steps, failed_calls))
+    steps.extend(_container_failures(failed_containers, steps, failed_calls, by_id))
     # a model call that asked for no tool and started in the same instant as a tool step (starts rounded to the
     # millisecond) answered after it: no tool ran on its word
     steps.sort(key=lambda s: (s.get("started_at") or s.get("ended_at") or datetime.max.replace(tzinfo=timezone.utc),
@@ -618,7 +646,7 @@ def _leads_to(node: Node, call: Node | None, order: list[tuple[Node, int]]) -> b
     model handed out later)."""
     if call is None:
         return True
-    if any(a is node for a in ancestors(call, {n.id: n for n, _ in order})):
+    if _descends_from(call, node, {n.id: n for n, _ in order}):
         return True
     return node.start is not None and call.start is not None and node.start <= call.start
 
