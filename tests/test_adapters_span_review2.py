@@ -17,6 +17,7 @@ from adapter_support import only, runs
 
 FIXTURES = Path(__file__).parent / "fixtures"
 FAILURES = FIXTURES / "otel-genai" / ".released" / "langchain-1.8-openllmetry-0.62-distinct-failures.otlp.jsonl"
+TICKETS = FIXTURES / "openinference" / ".released" / "openai-openinference-0.1.66-tickets-chain-input.otlp.jsonl"
 PARSE_ERROR = "ValueError: could not parse the plan"
 
 
@@ -60,3 +61,10 @@ def test_a_model_error_passed_up_the_chains_is_still_one_step() -> None:
     tree (langgraph 1.2.24, the model answering HTTP 500) give that call's step, once."""
     run = only(FIXTURES / "otel-genai" / ".released" / "langgraph-1.2-openllmetry-0.62-model-500.otlp.jsonl")
     assert [thought for thought, _ in _failures(run)] == ["llm ChatOpenAI.chat failed"]
+
+
+def test_a_list_of_records_with_a_description_as_a_root_input_is_not_the_task() -> None:
+    """F3: an app's ``CHAIN`` span whose input is the tickets it hands its model (``[{"id", "title",
+    "description"}]``) read as CrewAI's task list: the task was the tickets' descriptions. Only CrewAI's own
+    attributes (``crewai.crew.tasks``, ``crew_tasks``) are read so; here the task is the model's user message."""
+    assert only(TICKETS).task.startswith("Which of these tickets is most urgent?")

@@ -46,7 +46,8 @@ from typing import Any
 from .._common import as_dict, as_list, short
 from .._vendor import decode
 from .._spans import Evaluation, Message, Node, error_text, indexed, maybe_json, normalise_message, normalise_messages, text_of
-from .._spans.messages import failed_tool_results, response_output, result_text, tool_message
+from .._spans.messages import (crew_task_descriptions, failed_tool_results, response_output, result_text,
+                               tool_message)
 from .events import callback_envelope, event_messages, returned_error, span_event_messages, system_message, tool_io
 from .shapes import span_events, span_ids, span_links, span_status
 from .values import attributes, clean_ids, span_time
@@ -390,6 +391,8 @@ _FRAMEWORK_KEYS = {
     "haystack.tool.name": "gen_ai.tool.name", "haystack.agent.step.tool.input": "gen_ai.tool.call.arguments",
     "haystack.agent.step.tool.output": "gen_ai.tool.call.result",
 }
+#: CrewAI's task lists, read as their descriptions (:func:`~.._spans.messages.crew_task_descriptions`).
+_CREW_TASK_LISTS = ("crewai.crew.tasks", "crew_tasks")
 #: Their span names, as the GenAI operations they are (Haystack's agent, its steps, model calls and tool calls).
 _FRAMEWORK_OPERATIONS = {"haystack.agent.run": "invoke_agent", "haystack.agent.step": "agent_step",
                          "haystack.agent.step.llm": "chat", "haystack.agent.step.tool": "execute_tool"}
@@ -407,7 +410,10 @@ def _as_conventions(name: str, attrs: dict[str, Any]) -> dict[str, Any]:
         if attrs.get(key) is not None and read.get(standard) is None:
             value = maybe_json(attrs[key])
             listed = value.get("messages", value.get("replies")) if isinstance(value, dict) else None
-            read[standard] = listed if standard.endswith(".messages") and isinstance(listed, list) else attrs[key]
+            if key in _CREW_TASK_LISTS:  # the crew's request: its tasks' descriptions
+                read[standard] = crew_task_descriptions(value) or attrs[key]
+            else:
+                read[standard] = listed if standard.endswith(".messages") and isinstance(listed, list) else attrs[key]
             if standard == "gen_ai.output.messages" and isinstance(listed, list) and listed:  # a reply's meta
                 read.setdefault("gen_ai.response.model", as_dict(as_dict(listed[0]).get("meta")).get("model"))
     return read

@@ -440,13 +440,17 @@ def task_from_input(value: Any) -> str | None:
     if isinstance(value, list):
         if text := first_user_text(normalise_messages(value)):
             return text
-        return _task_descriptions(value)
     return None
 
 
-def _task_descriptions(tasks: list[Any]) -> str | None:
-    """A multi-agent crew's tasks (CrewAI's ``crewai.crew.tasks``: ``[{"description", "agent", "expected_output",
-    ...}]``): their descriptions, one a line, in the order the crew runs them; None for any other list."""
+def crew_task_descriptions(tasks: Any) -> str | None:
+    """What a CrewAI crew was asked: its tasks' descriptions (``crewai.crew.tasks`` / ``crew_tasks``, as JSON text or
+    a list: ``[{"description", "agent", "expected_output", ...}]``), one a line, in the order the crew runs them;
+    None for any other value. Only for those attributes: elsewhere a list of records with a ``description``
+    (an app's tickets, tool specs) is data, not the run's request."""
+    tasks = maybe_json(tasks)
+    if not isinstance(tasks, list):
+        return None
     said = [t.get("description") for t in tasks if isinstance(t, dict)]
     if not said or len(said) < len(tasks) or not all(isinstance(d, str) and d.strip() for d in said):
         return None
