@@ -1,5 +1,5 @@
 """Agent frameworks' own spans as their released instrumentation writes them: probe D of round 42
-(``/tmp/p42/probeD/REPORT.md``, D5-D8).
+(probe D of round 42, defects D5-D8; generators in fixtures/otel-genai/.released/generators).
 
 Fixtures: ``fixtures/otel-genai/.released/`` and ``fixtures/openinference/.released/`` (sources in the
 ``SOURCE.md`` beside them): spans the real, unmodified PyPI packages wrote (OTel SDK 1.45.2's own OTLP/JSON

@@ -1,4 +1,4 @@
-"""Span runs' failures and tasks: review 2 of round 42 (``/tmp/p42/review2/REPORT.md``, F8 and F3).
+"""Span runs' failures and tasks: review 2 of round 42 (findings F8 and F3).
 
 Fixtures (sources in the ``SOURCE.md`` beside them): real captures by the released, unmodified instrumentation
 packages, written with the OTel SDK's own OTLP/JSON encoder; ``otel-genai/.released/
