@@ -33,7 +33,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
-from .model import Trajectory
+from .model import Step, Trajectory
 
 #: Tools that run shell commands (their ``command`` argument is parsed).
 SHELL_TOOLS = frozenset({"bash", "shell", "sh", "zsh", "terminal", "execute_bash", "run_command", "run_shell_command",
@@ -139,56 +139,81 @@ def module_of(path: str) -> str:
     return ".".join(parts) if parts and all(re.fullmatch(r"[A-Za-z_][\w-]*", p) for p in parts) else ""
 
 
+@dataclass
+class _Reading:
+    """What the steps read so far show touched, as recorded (paths not yet made relative: see ``_paths``)."""
+
+    diffed: list[str] = field(default_factory=list)
+    written: list[str] = field(default_factory=list)
+    read: list[str] = field(default_factory=list)
+    symbols: list[str] = field(default_factory=list)
+    tests: list[str] = field(default_factory=list)
+    commands: Counter[str] = field(default_factory=Counter)
+    calls: list[str] = field(default_factory=list)
+    roots: set[str] = field(default_factory=set)
+    seen: list[tuple[str, str]] = field(default_factory=list)  # (file, name) definitions shown by reads
+
+    def changed(self) -> list[str]:
+        """The files changed: those of the diffs shown, else those written (see the module docstring)."""
+        return _paths(self.diffed or self.written, self.roots)
+
+
+def _read_step(step: Step, reading: _Reading) -> None:
+    """Add what one step touched to ``reading``."""
+    action = (step.action or "").strip()
+    args = step.arguments
+    texts = [step.observation or ""] + [v for v in _strings(args)]
+    for text in texts:
+        if "@@" in text or "diff --git" in text:
+            files, names = _diff(text)
+            reading.diffed += files
+            reading.symbols += names
+    viewed = _FILE_VIEW.match((step.observation or "").lstrip())
+    if viewed:  # SWE-agent's viewer shows one file, whichever command asked: its header says which
+        reading.seen += _definitions(step.observation or "", [viewed.group(1)])
+    command = _command(action, args)
+    if command is not None:
+        first = len(reading.read)
+        _shell(command, reading.written, reading.read, reading.tests, reading.commands, reading.roots)
+        if not viewed:
+            reading.seen += _definitions(step.observation or "", reading.read[first:])
+        return
+    if not action or action.lower() in SHELL_TOOLS:
+        return
+    path = _path_argument(args)
+    reading_tool = bool(_READ_TOOL.search(action)) or (isinstance(args, dict) and str(args.get("command", "")).lower()
+                                                       in ("view", "read", "open", "show"))
+    if path:
+        (reading.read if reading_tool else reading.written).append(path)
+        if reading_tool:
+            if not viewed:
+                reading.seen += _definitions(step.observation or "", [path])
+        else:
+            for key in _CONTENT_KEYS:
+                value = args.get(key) if isinstance(args, dict) else None
+                if isinstance(value, str):
+                    reading.symbols += _DEF.findall(value)
+    elif not reading_tool:
+        reading.calls.append(action)
+
+
+def changed_by(step: Step) -> list[str]:
+    """The files one step changed, as :func:`touched` reads a run: those of a diff it shows, else what its
+    command or edit wrote. Per step, so a caller can tell which step changed what (an exemplar's key actions)."""
+    reading = _Reading()
+    _read_step(step, reading)
+    return reading.changed()
+
+
 def touched(trajectory: Trajectory) -> Touched:
     """Everything the run touched, from its steps (see the module docstring)."""
-    diffed: list[str] = []
-    written: list[str] = []
-    read: list[str] = []
-    symbols: list[str] = []
-    tests: list[str] = []
-    commands: Counter[str] = Counter()
-    calls: list[str] = []
-    roots: set[str] = set()
-    seen: list[tuple[str, str]] = []  # (file, name) definitions shown by reads
+    reading = _Reading()
     for step in trajectory.steps:
-        action = (step.action or "").strip()
-        args = step.arguments
-        texts = [step.observation or ""] + [v for v in _strings(args)]
-        for text in texts:
-            if "@@" in text or "diff --git" in text:
-                files, names = _diff(text)
-                diffed += files
-                symbols += names
-        viewed = _FILE_VIEW.match((step.observation or "").lstrip())
-        if viewed:  # SWE-agent's viewer shows one file, whichever command asked: its header says which
-            seen += _definitions(step.observation or "", [viewed.group(1)])
-        command = _command(action, args)
-        if command is not None:
-            first = len(read)
-            _shell(command, written, read, tests, commands, roots)
-            if not viewed:
-                seen += _definitions(step.observation or "", read[first:])
-            continue
-        if not action or action.lower() in SHELL_TOOLS:
-            continue
-        path = _path_argument(args)
-        reading = bool(_READ_TOOL.search(action)) or (isinstance(args, dict) and str(args.get("command", "")).lower()
-                                                      in ("view", "read", "open", "show"))
-        if path:
-            (read if reading else written).append(path)
-            if reading:
-                if not viewed:
-                    seen += _definitions(step.observation or "", [path])
-            else:
-                for key in _CONTENT_KEYS:
-                    value = args.get(key) if isinstance(args, dict) else None
-                    if isinstance(value, str):
-                        symbols += _DEF.findall(value)
-        elif not reading:
-            calls.append(action)
-    changed = _paths(diffed or written, roots)
+        _read_step(step, reading)
+    changed = reading.changed()
+    roots = reading.roots
     defined: dict[str, list[str]] = {}
-    for path, name in seen:
+    for path, name in reading.seen:
         found = _paths([path], roots)
         if found and name not in defined.setdefault(found[0], []):
             defined[found[0]].append(name)
@@ -196,15 +221,15 @@ def touched(trajectory: Trajectory) -> Touched:
         twin = next((r for r in [*changed, *defined] if not r.startswith("/") and path.endswith("/" + r)), None)
         if twin:
             defined[twin] = _unique([*defined.get(twin, []), *defined.pop(path)])
-    scratch = set(_paths(written, roots)) - set(changed)  # written, and left out of every diff
+    scratch = set(_paths(reading.written, roots)) - set(changed)  # written, and left out of every diff
     defined = {path: names for path, names in defined.items() if path not in scratch}  # a repro script lives nowhere
     return Touched(
         changed=changed,
-        read=[p for p in _paths(read, roots) if p not in changed and p not in scratch],
-        symbols=_unique(s for s in symbols if len(s) > 2 and s not in ("self", "cls")),
-        tests=[t for t in _paths(tests, roots) if "/" in t or "::" in t],
-        commands=[c for c, _ in commands.most_common()],
-        calls=_unique(calls),
+        read=[p for p in _paths(reading.read, roots) if p not in changed and p not in scratch],
+        symbols=_unique(s for s in reading.symbols if len(s) > 2 and s not in ("self", "cls")),
+        tests=[t for t in _paths(reading.tests, roots) if "/" in t or "::" in t],
+        commands=[c for c, _ in reading.commands.most_common()],
+        calls=_unique(reading.calls),
         defined=defined,
     )
 
@@ -273,6 +298,12 @@ def _path_argument(args: Any) -> str:
     return ""
 
 
+#: A command line's parts: a quoted string (to its end when unclosed), a separator, other text; a lone ``&``
+#: (``2>&1``, a background job) is text. Matched at once: a loop over the characters was a fifth of a digest's cost.
+_SEGMENT_PARTS = re.compile(r"""'[^']*'?|"[^"]*"?|&&|\|\||[;|\n]|[^'";|\n&]+|&""")
+_SEPARATORS = frozenset({"&&", "||", ";", "|", "\n"})
+
+
 def _segments(command: str) -> list[str]:
     """Simple commands of a command line: heredoc bodies (and SWE-agent's ``edit``/``plan`` bodies)
     dropped, split at ``&&``, ``||``, ``;``, ``|`` and newlines outside quotes."""
@@ -291,26 +322,13 @@ def _segments(command: str) -> list[str]:
                 i += 1
             i += 1
     text = "\n".join(kept)
-    out, current, quote, at = [], [], "", 0
-    while at < len(text):
-        char = text[at]
-        if quote:
-            current.append(char)
-            if char == quote:
-                quote = ""
-        elif char in "'\"":
-            quote = char
-            current.append(char)
-        elif char in ";|\n&":
-            if char == "&" and text[at + 1 : at + 2] != "&":
-                current.append(char)  # a redirection such as 2>&1
-            else:
-                out.append("".join(current))
-                current = []
-                at += 1 if text[at + 1 : at + 2] == char and char in "|&" else 0
+    out, current = [], []
+    for part in _SEGMENT_PARTS.findall(text):
+        if part in _SEPARATORS:
+            out.append("".join(current))
+            current = []
         else:
-            current.append(char)
-        at += 1
+            current.append(part)
     out.append("".join(current))
     return [segment.strip() for segment in out if segment.strip()]
 
@@ -356,9 +374,18 @@ def _shell(command: str, written: list[str], read: list[str], tests: list[str], 
             tests.append(files[0])
 
 
+#: What makes ``shlex`` split otherwise than at whitespace (its quotes and escape), and the whitespace it splits at.
+_QUOTING = re.compile(r"""['"\\]""")
+_SHELL_SPACE = re.compile(r"[ \t\r\n]+")
+
+
 def _words(segment: str) -> list[str]:
     """A simple command's words as the shell splits them (``sed -n '/def f/,/return/p' a.py`` is three
-    words), or at whitespace where its quoting does not parse."""
+    words), or at whitespace where its quoting does not parse. Without quotes or escapes the shell's words are
+    the whitespace-separated ones: split so, as ``shlex`` (pure Python) is most of the cost of reading a run."""
+    if not _QUOTING.search(segment):
+        bare = segment.strip(" \t\r\n")
+        return _SHELL_SPACE.split(bare) if bare else []
     try:
         return shlex.split(segment)
     except ValueError:
