@@ -2,7 +2,7 @@
 
 An exemplar shows a run's goal, its decision points (:func:`trajsearch.steps.decision_points`:
 reads once, the last attempt of a retry; when there are too many, the changes of the files the
-run's final diff holds first, then the end, writes, errors and tests: :func:`priority`), its outcome and notes. A failure warning shows the task, the decisive error, its cause
+run left changed first (:func:`kept_files`), then the end, writes, errors and tests: :func:`priority`), its outcome and notes. A failure warning shows the task, the decisive error, its cause
 and fix, what failed and the failing step. Working these out from the full run when an agent
 asks meant reading and decompressing the trace of every run shown, on the call that runs before
 every agent task (issue 12: most of its 227 ms, with token counting and re-embedding). The
@@ -25,12 +25,15 @@ from __future__ import annotations
 import re
 import sys
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable, Iterable
 
 from .model import Step, Trajectory, outcome_shown
 from .represent import clip, decisive_error, render_arguments
-from .steps import decision_points, is_read, is_removal, is_test_run, is_write
-from .touched import touched
+from .steps import command_of, decision_points, is_read, is_removal, is_test_run, is_write
+from .touched import EVERY_FILE, changed_by, undone_by
+
+#: The files a step changed (:func:`trajsearch.touched.changed_by`, or that read once per step).
+StepFiles = Callable[[Step], list[str]]
 
 #: The key that marks a digest in a row's ``steps`` list; its value is the format version.
 MARKER = "digest"
@@ -206,52 +209,99 @@ def observation_text(text: str) -> str:
     return _WRAPPER.sub("", text).strip()
 
 
-def by_priority(points: list[Step], kept: frozenset[str] = frozenset()) -> list[int]:
+def by_priority(points: list[Step], kept: frozenset[str] = frozenset(), changes: StepFiles = changed_by) -> list[int]:
     """Positions of a run's decision points, the ones to keep first (:func:`priority`; later before earlier).
 
-    ``kept``: the files of the run's final change (:func:`kept_files`)."""
+    ``kept``: the files of the run's final change (:func:`kept_files`); ``changes``: the files a step changed."""
     last = len(points) - 1
-    changes = [_kept_changes(step, kept) for step in points]
-    final_change = {path: position for position, paths in enumerate(changes) for path in paths}
+    kept_changes = [_kept_changes(step, kept, changes) for step in points]
+    final_change = {path: position for position, paths in enumerate(kept_changes) for path in paths}
     leaves = set(final_change.values())
     return sorted(range(len(points)), key=lambda i: (
-        -priority(points[i], i == last, changes_kept=bool(changes[i]), leaves_kept=i in leaves), -i))
+        -priority(points[i], i == last, changes_kept=bool(kept_changes[i]), leaves_kept=i in leaves), -i))
 
 
 def ranked_decision_points(run: Trajectory) -> tuple[list[Step], list[int]]:
     """A run's decision points and their positions in the order to keep them: the one choice of what an
     exemplar shows and what ``export --max-tokens`` keeps."""
     points = decision_points(run.steps)
-    return points, by_priority(points, kept_files(run))
+    changes = _once_per_step(changed_by)
+    return points, by_priority(points, kept_files(run, changes), changes)
 
 
-def kept_files(run: Trajectory) -> frozenset[str]:
-    """The files the run's outcome kept: those of the last diff it shows (a submission's patch, a closing
-    ``git diff``), else every file it changed (its ``Touched: changed``). Earlier diffs may hold scratch
-    files the run later removed or reverted."""
-    for step in reversed(run.steps):
-        if any(_DIFF.search(text) for text in (step.observation or "", render_arguments(step.arguments))):
-            return frozenset(_changed_by(step))
-    return frozenset(touched(run).changed)
+def _once_per_step(read: StepFiles) -> StepFiles:
+    """``read`` worked out once per step (known by identity: a pydantic Step is not hashable). Reading a step's
+    shell command is most of a digest's cost, and the key-action choice asks it twice of most steps."""
+    memo: dict[int, list[str]] = {}
+
+    def once(step: Step) -> list[str]:
+        if id(step) not in memo:
+            memo[id(step)] = read(step)
+        return memo[id(step)]
+
+    return once
+
+
+def kept_files(run: Trajectory, changes: StepFiles = changed_by) -> frozenset[str]:
+    """The files the run's outcome kept: those its steps changed, less those a later step reverted or removed
+    (:func:`_left_changed`); of these, the ones the last diff it shows of its own holds (a submission's patch, a
+    closing ``git diff``) when that holds any, as files it wrote and left out of its diffs are scratch.
+
+    The last diff shown alone was not enough: a mid-run ``git diff`` of edits a ``git checkout`` then undid made
+    those reverted edits the run's "final change" and pushed the real fix out of the key actions (review 2, F4)."""
+    left = _left_changed(run.steps, changes)
+    diff = next((step for step in reversed(run.steps) if _shows_own_diff(step)), None)
+    in_diff = [path for path in left if diff is not None and _names_any(changes(diff), path)]
+    return frozenset(in_diff or left)
 
 
 _DIFF = re.compile(r"^diff --git |^\+\+\+ ", re.M)
+#: Commands whose diff is another commit's (upstream history), not the run's own change.
+_HISTORY = re.compile(r"^\s*(?:cd\s+\S+\s*&&\s*)?git\s+(?:show|log)\b")
 
 
-def _changed_by(step: Step) -> list[str]:
-    """The files one step changed, as :func:`trajsearch.touched.touched` reads them (a diff it shows, else
-    what its command or edit wrote)."""
-    return touched(Trajectory.model_construct(steps=[step])).changed
+def _shows_own_diff(step: Step) -> bool:
+    arguments = render_arguments(step.arguments)
+    return (any(_DIFF.search(text) for text in (step.observation or "", arguments))
+            and not _HISTORY.match(command_of(step)))
 
 
-def _kept_changes(step: Step, kept: frozenset[str]) -> set[str]:
-    """The kept files this step changed (a read changes none, whatever diff it shows). A path matches
-    its absolute twin (``/testbed/pkg/mod.py`` is ``pkg/mod.py``)."""
+def _left_changed(steps: list[Step], changes: StepFiles) -> list[str]:
+    """The files the steps changed and did not undo after their last change (a revert, a removal, a ``git stash``
+    not popped: :func:`trajsearch.touched.undone_by`), in order of first change."""
+    left: dict[str, None] = {}
+    stashed: list[str] = []
+    for step in steps:
+        if is_read(step) and not _shows_own_diff(step):
+            continue
+        left.update(dict.fromkeys(changes(step)))
+        undo = undone_by(step)
+        if undo.unstashed:
+            left.update(dict.fromkeys(stashed))
+        gone = [path for path in left if _undoes(undo.files, path)]
+        stashed = gone if undo.stashed else stashed
+        for path in gone:
+            del left[path]
+    return list(left)
+
+
+def _undoes(undone: tuple[str, ...], path: str) -> bool:
+    """Whether undoing ``undone`` undid ``path``: named, inside a directory named (``rm -rf reproduce_issue``), or
+    every file."""
+    return EVERY_FILE in undone or _names_any(undone, path) or any(path.startswith(u.rstrip("/") + "/") for u in undone)
+
+
+def _names_any(paths: Iterable[str], path: str) -> bool:
+    """Whether ``paths`` name ``path``, its absolute twin too (``/testbed/pkg/mod.py`` is ``pkg/mod.py``)."""
+    return any(p == path or p.endswith("/" + path) or path.endswith("/" + p) for p in paths)
+
+
+def _kept_changes(step: Step, kept: frozenset[str], changes: StepFiles) -> set[str]:
+    """The kept files this step changed (a read changes none, whatever diff it shows)."""
     if not kept or is_read(step):
         return set()
-    changed = _changed_by(step)
-    return {path for path in kept
-            if any(c == path or c.endswith("/" + path) or path.endswith("/" + c) for c in changed)}
+    changed = changes(step)
+    return {path for path in kept if _names_any(changed, path)}
 
 
 def exemplar_digest(run: Trajectory, caps: Caps = CAPS) -> ExemplarDigest:

@@ -205,6 +205,60 @@ def changed_by(step: Step) -> list[str]:
     return reading.changed()
 
 
+#: The programs :func:`undone_by` looks for (a quick test: most commands undo nothing).
+_UNDOING = re.compile(r"\b(?:rm|git)\b")
+#: What :class:`Undo` names for the whole working tree (``git stash``, ``git checkout .``, ``git reset --hard``).
+EVERY_FILE = "."
+
+
+@dataclass(frozen=True)
+class Undo:
+    """What one step set back: files restored to their committed state or removed (:data:`EVERY_FILE`: all of
+    them), the changes it set aside (``stashed``: a ``git stash``), or the ones it brought back (``unstashed``)."""
+
+    files: tuple[str, ...] = ()
+    stashed: bool = False
+    unstashed: bool = False
+
+
+def undone_by(step: Step) -> Undo:
+    """What a step's shell command undid: ``git checkout [--] FILE``, ``git restore FILE`` (not ``--staged`` alone),
+    ``git stash [push] [-- FILE]`` (``pop`` / ``apply`` bring it back), ``git reset --hard``, ``rm FILE``. A run's
+    earlier changes of those files are not what it left (a ``git stash`` ... ``git stash pop`` in one command: none)."""
+    command = _command((step.action or "").strip(), step.arguments) or ""
+    if not _UNDOING.search(command):
+        return Undo()
+    undone: list[str] = []
+    stash: list[str] | None = None  # what a git stash of this command set aside, until it brings it back
+    unstashed = False
+    for segment in _segments(command):
+        program, verb, *rest = [word.strip("'\"") for word in _words(segment)] + ["", ""]
+        rest = [word for word in rest if word]
+        if program == "rm":
+            undone += [word for word in [verb, *rest] if word and not word.startswith("-")]
+        elif program != "git":
+            continue
+        elif verb == "reset" and "--hard" in rest:
+            undone.append(EVERY_FILE)
+        elif verb == "checkout" and not {"-b", "-B", "--orphan"} & set(rest):
+            undone += _named_files(rest)
+        elif verb == "restore" and ({"--worktree", "-W"} & set(rest) or not {"--staged", "-S"} & set(rest)):
+            undone += _named_files(rest)
+        elif verb == "stash" and rest[:1] in (["pop"], ["apply"]):
+            unstashed, stash = stash is None, None
+        elif verb == "stash" and (not rest or rest[0] in ("push", "save") or rest[0].startswith("-")):
+            stash = _named_files(rest[1:] if rest and rest[0] in ("push", "save") else rest) or [EVERY_FILE]
+    files = _paths([EVERY_FILE if f == "./" else f for f in undone + (stash or [])], set())
+    return Undo(tuple(files), stash is not None, unstashed)
+
+
+def _named_files(words: list[str]) -> list[str]:
+    """The paths a git command names: every word after ``--``, else the words that look like files."""
+    if "--" in words:
+        return words[words.index("--") + 1:]
+    return [word for word in words if word in (".", "./") or (not word.startswith("-") and _FILE_TOKEN.match(word))]
+
+
 def touched(trajectory: Trajectory) -> Touched:
     """Everything the run touched, from its steps (see the module docstring)."""
     reading = _Reading()
