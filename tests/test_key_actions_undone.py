@@ -85,16 +85,3 @@ def test_the_key_actions_rank_the_edits_of_the_file_left_changed_first() -> None
     digest = exemplar_digest(run)
     first = sorted(digest.actions, key=lambda action: action.rank)[:4]
     assert all(action.action == "Edit" and FIXED in action.arguments.text() for action in first)
-
-
-def test_a_digest_builds_no_run_per_step(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Asking ``touched`` what each step changed through a one-step Trajectory made digests 12-35x slower (review 2,
-    F2: 0.39 s -> 4.56 s over 518 real runs), mostly pydantic's model construction: a step is read as it is."""
-    runs = [_run(REVERTED), _session()]
-    built: list[int] = []
-    construct = Trajectory.model_construct
-    monkeypatch.setattr(Trajectory, "model_construct",
-                        classmethod(lambda cls, *args, **kwargs: built.append(1) or construct(*args, **kwargs)))
-    for run in runs:
-        exemplar_digest(run)
-    assert built == []

@@ -37,8 +37,9 @@ from .touched import touched
 #: 6: an exemplar digest shows an unevaluated submission as "submitted, not evaluated" (texts unchanged).
 #: 7: the summary lists a session's later requests (``metadata.user_prompts``).
 #: 8: a failed run's decisive error passes over the slips it got past (format nag, grep with no match, ...).
-#: 9: an exemplar digest's key actions keep the changes its final diff holds before its clean-up (texts unchanged;
-#:    digests of 8 stay readable, with the older choice, until re-ingest or ``upgrade``).
+#: 9: an exemplar digest's key actions keep the changes of the files the run left changed (what reverts and clean-up
+#:    undid aside) before the rest (texts unchanged; digests of 8 stay readable, with the older choice, until
+#:    re-ingest or ``upgrade``).
 REPRESENTATION_VERSION = 9
 
 TRAJECTORY_LEVEL_INDEX = -1  # step_index of task and summary rows
