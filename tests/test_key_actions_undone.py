@@ -85,3 +85,35 @@ def test_the_key_actions_rank_the_edits_of_the_file_left_changed_first() -> None
     digest = exemplar_digest(run)
     first = sorted(digest.actions, key=lambda action: action.rank)[:4]
     assert all(action.action == "Edit" and FIXED in action.arguments.text() for action in first)
+
+
+def _shell_run(commands: list[str]) -> Trajectory:
+    """A run of shell steps (plumbing for the undo rule: the commands are the shapes real runs type)."""
+    from trajsearch.model import Step  # noqa: PLC0415
+
+    steps = [Step(index=i, action="bash", arguments={"command": c}, observation="") for i, c in enumerate(commands)]
+    return Trajectory.model_construct(trajectory_id="t", tenant="x", task="fix", steps=steps,
+                                      outcome=Outcome.success, metadata={})
+
+
+@pytest.mark.parametrize("undo", [
+    "git checkout pkg/mod.py && sed -i 's/x == 1/x in (1, 2)/' pkg/mod.py",  # start over, then the fix
+    "git checkout pkg/mod.py && python3 patch_mod.py",  # the fix written by a script (review 3, N2)
+    "cd /tmp/buildtest && rm -rf pkg",  # another tree's pkg/
+    "cd /tmp/upstream && git checkout .",
+])
+def test_an_undo_followed_by_a_write_or_run_elsewhere_keeps_the_file(undo: str) -> None:
+    """Review 3 (N2): an undo counts only in the run's own directory and when nothing after it in the same command
+    may write the file again; it cut the fix file out of what the run left changed."""
+    from trajsearch.digest import kept_files  # noqa: PLC0415
+
+    run = _shell_run(["sed -i 's/a/b/' pkg/mod.py", undo, "python -m pytest tests -x"])
+    assert kept_files(run) == {"pkg/mod.py"}
+
+
+def test_a_plain_revert_still_undoes() -> None:
+    from trajsearch.digest import kept_files  # noqa: PLC0415
+
+    run = _shell_run(["sed -i 's/a/b/' pkg/mod.py", "sed -i 's/c/d/' pkg/other.py", "git checkout pkg/other.py",
+                      "git status"])
+    assert kept_files(run) == {"pkg/mod.py"}

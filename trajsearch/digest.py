@@ -247,12 +247,23 @@ def kept_files(run: Trajectory, changes: StepFiles = changed_by) -> frozenset[st
     (:func:`_left_changed`); of these, the ones the last diff it shows of its own holds (a submission's patch, a
     closing ``git diff``) when that holds any, as files it wrote and left out of its diffs are scratch.
 
-    The last diff shown alone was not enough: a mid-run ``git diff`` of edits a ``git checkout`` then undid made
-    those reverted edits the run's "final change" and pushed the real fix out of the key actions (review 2, F4)."""
+    The last diff shown decides alone only when nothing was changed or undone after it (a submission, a closing
+    ``git diff``: a fix a script wrote shows only there): a mid-run ``git diff`` of edits a ``git checkout`` then
+    undid made those reverted edits the run's "final change" and pushed the real fix out (review 2, F4)."""
+    at = next((n for n in range(len(run.steps) - 1, -1, -1) if _shows_own_diff(run.steps[n])), None)
+    if at is not None and not any(changes(step) or undone_by(step).files for step in run.steps[at + 1:]
+                                  if not is_read(step)):
+        shown = changes(run.steps[at])  # nothing changed or undone after it: the diff is what the run left
+        if shown:
+            return frozenset(shown)
     left = _left_changed(run.steps, changes)
-    diff = next((step for step in reversed(run.steps) if _shows_own_diff(step)), None)
-    in_diff = [path for path in left if diff is not None and _names_any(changes(diff), path)]
-    return frozenset(in_diff or left)
+    if at is None:
+        return frozenset(left)
+    shown = changes(run.steps[at])
+    in_diff = [path for path in left if _names_any(shown, path)]
+    undone = tuple(f for step in run.steps[at + 1:] for f in undone_by(step).files)
+    survived = [path for path in shown if not _undoes(undone, path)]  # a fix a script wrote shows only in diffs
+    return frozenset(in_diff or survived or left)
 
 
 _DIFF = re.compile(r"^diff --git |^\+\+\+ ", re.M)

@@ -224,16 +224,23 @@ class Undo:
 def undone_by(step: Step) -> Undo:
     """What a step's shell command undid: ``git checkout [--] FILE``, ``git restore FILE`` (not ``--staged`` alone),
     ``git stash [push] [-- FILE]`` (``pop`` / ``apply`` bring it back), ``git reset --hard``, ``rm FILE``. A run's
-    earlier changes of those files are not what it left (a ``git stash`` ... ``git stash pop`` in one command: none)."""
+    earlier changes of those files are not what it left (a ``git stash`` ... ``git stash pop`` in one command: none).
+    Not an undo: one after a ``cd`` (its paths are another tree's), or one that a later command of the line may
+    write again (``git checkout F && python3 patch_f.py``: review 3, N2)."""
     command = _command((step.action or "").strip(), step.arguments) or ""
     if not _UNDOING.search(command):
         return Undo()
     undone: list[str] = []
     stash: list[str] | None = None  # what a git stash of this command set aside, until it brings it back
     unstashed = False
-    for segment in _segments(command):
+    segments = _segments(command)
+    for n, segment in enumerate(segments):
         program, verb, *rest = [word.strip("'\"") for word in _words(segment)] + ["", ""]
         rest = [word for word in rest if word]
+        if program == "cd":  # what follows runs elsewhere: its paths are not the run's (cd /tmp/x && rm -rf pkg)
+            break
+        if program in ("rm", "git") and verb not in ("stash",) and _may_write(segments[n + 1:]):
+            continue  # undone, then written again by what follows (git checkout F && python3 patch_f.py)
         if program == "rm":
             undone += [word for word in [verb, *rest] if word and not word.startswith("-")]
         elif program != "git":
@@ -250,6 +257,25 @@ def undone_by(step: Step) -> Undo:
             stash = _named_files(rest[1:] if rest and rest[0] in ("push", "save") else rest) or [EVERY_FILE]
     files = _paths([EVERY_FILE if f == "./" else f for f in undone + (stash or [])], set())
     return Undo(tuple(files), stash is not None, unstashed)
+
+
+#: Programs that change no file of the run (what may follow an undo in one command and leave it undone).
+_READ_ONLY = frozenset({"ls", "cat", "echo", "printf", "true", "pwd", "grep", "rg", "head", "tail", "wc", "find"})
+#: What git does without changing a file of the work tree.
+_GIT_READS = frozenset({"status", "diff", "log", "show", "branch", "rev-parse", "ls-files", "blame", "grep"})
+
+
+def _may_write(segments: list[str]) -> bool:
+    """Whether any of these simple commands may change a file: a program not known to only read (``git`` but for
+    its reads, ``git apply`` writes), or output redirected."""
+    for segment in segments:
+        words = _words(segment)
+        if not words:
+            continue
+        reads = words[0] in _READ_ONLY or (words[0] == "git" and len(words) > 1 and words[1] in _GIT_READS)
+        if not reads or re.search(r"(?<![<>&0-9])>(?!&)", segment):
+            return True
+    return False
 
 
 def _named_files(words: list[str]) -> list[str]:
