@@ -93,17 +93,17 @@ def test_a_langsmith_download_whose_outputs_are_no_messages_keeps_its_answer(tmp
     assert _said(run) == [("respond", answer)]
 
 
-def test_a_langsmith_download_takes_the_run_id_its_metadata_holds_over_its_file_name(tmp_path: Path) -> None:
-    """Review 1 F9, the id: LangGraph Platform writes the run's ``run_id`` into its metadata; where the download
-    holds one, that is its id whatever the file is called (a renamed copy, or a file named after another run), so
-    the same run keeps one id. Without one, the file's ``run-<uuid>`` (see test_adapters_vendors_graphs)."""
+def test_a_langsmith_download_takes_its_id_from_its_file_name_not_the_run_id_its_metadata_holds(tmp_path: Path) -> None:
+    """Review 3 N1: LangGraph Platform writes the root run's ``run_id`` into the metadata of every run of a trace
+    (all 81 runs of a real run_ops file carry it), so a node's download and its root's would share one id and one
+    would be lost. The id is the UI's ``run-<uuid>`` file name, else a hash of the content."""
     download = json.loads(UI_RUN.read_text())
-    download["metadata"]["run_id"] = "019E3DE2-29FE-70B0-BC69-04C5227F876C"  # the file name's run id, as metadata
-    (tmp_path / "my-download.json").write_text(json.dumps(download, ensure_ascii=False))
+    download["metadata"]["run_id"] = "019E3DE2-29FE-70B0-BC69-04C5227F876C"  # the root's run id, as metadata
+    (tmp_path / "run-019e3de2-29fe-70b0-bc69-04c5227f876c.json").write_text(json.dumps(download, ensure_ascii=False))
     (tmp_path / "run-11111111-2222-3333-4444-555555555555.json").write_text(json.dumps(download, ensure_ascii=False))
     shutil.copy(UI_RUN, tmp_path / "copy.json")
     ids = {p.name: only(p).trajectory_id for p in sorted(tmp_path.iterdir())}
-    assert ids == {"my-download.json": "ls:019e3de2-29fe-70b0-bc69-04c5227f876c",
-                   "run-11111111-2222-3333-4444-555555555555.json": "ls:019e3de2-29fe-70b0-bc69-04c5227f876c",
+    assert ids == {"run-019e3de2-29fe-70b0-bc69-04c5227f876c.json": "ls:019e3de2-29fe-70b0-bc69-04c5227f876c",
+                   "run-11111111-2222-3333-4444-555555555555.json": "ls:11111111-2222-3333-4444-555555555555",
                    "copy.json": ids["copy.json"]}
-    assert ids["copy.json"].startswith("ls:sha1-")  # no run id in the content or the name: the content's hash
+    assert ids["copy.json"].startswith("ls:sha1-")  # no run id in the name: the content's hash

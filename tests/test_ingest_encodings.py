@@ -111,3 +111,11 @@ def test_a_file_of_utf16_garbage_is_told_it_is_not_valid_utf16(tmp_path: Path) -
     garbage.write_bytes(codecs.BOM_UTF16_LE + b"\x00\xd8" * 3000)
     with pytest.raises(ValueError, match="UTF-16 by its byte-order mark, but not valid UTF-16 text; re-encode"):
         list(read_dump(garbage))
+
+
+def test_a_utf16_file_of_its_byte_order_mark_alone_is_empty_not_a_gzip(tmp_path: Path) -> None:
+    """Review 3 (N5): it was "a gzip of nothing", though no gzip is involved."""
+    empty = tmp_path / "export.jsonl"
+    empty.write_bytes(codecs.BOM_UTF16_LE)
+    with pytest.raises(ValueError, match=r"empty file \(a byte-order mark only\)"):
+        list(read_dump(empty))

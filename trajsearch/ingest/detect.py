@@ -137,7 +137,10 @@ def _broken_kind(path: Path) -> str | None:
     except GZIP_ERRORS as exc:
         return f"truncated or corrupt gzip: {exc}"
     if not head.strip():
-        return f"empty file ({'whitespace only' if head else 'a gzip of nothing'}): no run to read"
+        with open(path, "rb") as raw:
+            gzipped = raw.read(2) == b"\x1f\x8b"
+        kind = "whitespace only" if head else "a gzip of nothing" if gzipped else "a byte-order mark only"
+        return f"empty file ({kind}): no run to read"
     text = codecs.getincrementaldecoder("utf-8")()
     try:
         text.decode(head, final=False)  # a character cut at the end of the head is no fault

@@ -25,8 +25,8 @@ Records, any mix (one per line, a JSON array, or one object per file):
   type, times or child runs: its ``outputs.messages`` are read as an agent's
   turns (tool calls, their ``ToolMessage`` replies, handoffs, the answer),
   other outputs (``{"output": ...}``) as a graph's answer; its id is the
-  ``run_id`` of its metadata, else the ``run-<uuid>`` of the file name, else a
-  hash of its content;
+  ``run-<uuid>`` of the file name, else a hash of its content (not its
+  metadata's ``run_id``: every run of a LangGraph Platform trace carries the root's);
 - a run tree a tool kept under ``trace`` beside fields of its own (no
   ``observations``: that is Langfuse's download).
 A dataset example (``dataset_id``, ``inputs``, ``outputs``) holds no run: passed
@@ -319,13 +319,11 @@ _DOWNLOAD_NAME = re.compile(r"^run-([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}
 
 
 def _download_id(record: dict[str, Any], source: Path) -> str:
-    """A UI run download's id. The download keeps no id field: the run id its metadata carries (LangGraph
-    Platform's ``run_id``), else the ``run-<uuid>`` the UI named the file after, else a hash of its content (the
-    same content, the same run, whatever the file is called). A ``thread_id`` is shared by every run of its thread:
-    no run's id."""
-    meta = record.get("metadata") if isinstance(record.get("metadata"), dict) else {}
-    if isinstance(meta.get("run_id"), str) and meta["run_id"].strip():
-        return meta["run_id"].strip().lower()
+    """A UI run download's id. The download keeps no id field: the ``run-<uuid>`` the UI named the file after,
+    else a hash of its content (the same content, the same run, whatever the file is called). Not the ``run_id``
+    of its metadata: LangGraph Platform writes its root run's there, and LangChain hands metadata to every
+    sub-call, so a node's download would take its root's id and the two would be one run (review 3, N1); nor a
+    ``thread_id``, shared by every run of its thread."""
     named = _DOWNLOAD_NAME.match(source.name)
     return named.group(1).lower() if named else \
         "sha1-" + hashlib.sha1(json.dumps(record, sort_keys=True, default=str).encode()).hexdigest()[:16]
