@@ -52,3 +52,15 @@ def test_the_last_line_is_looked_for_in_the_whole_of_a_long_output() -> None:
              'AssertionError: 2 != 1')
     for limit in (240, 1500):
         assert "AssertionError: 2 != 1" in excerpt(output, terms(paste), limit), limit
+
+
+def test_a_ci_runners_closing_error_line_does_not_hide_the_failure_above_it() -> None:
+    """Review 3 (N3): GitHub Actions ends every failed step with ``Error: Process completed with exit code 1.``;
+    its "Error:" made it count as the specific line, and the window holding it lost the failing test above it.
+    (A log of the runner's shape: test lines, the failure, the runner's cleanup, its closing line.)"""
+    output = ("Run pytest -q\n" + "".join(f"tests/test_m{i}.py ....{' ' * 40}[ {i}%]\n" for i in range(60))
+              + "FAILED tests/test_api.py::test_login - KeyError: 'session_token'\n1 failed, 240 passed in 12.01s\n"
+              + "".join(f"##[debug]step cleanup {i}: removing /home/runner/work/_temp/{i:08x}.sh\n" for i in range(30))
+              + "Error: Process completed with exit code 1.\n")
+    pasted = "FAILED tests/test_api.py::test_login - KeyError: 'session_token'\nError: Process completed with exit code 1."
+    assert "KeyError: 'session_token'" in excerpt(output, terms(pasted), 300)

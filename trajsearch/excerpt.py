@@ -121,11 +121,18 @@ def excerpt(text: str, query_terms: tuple[str, ...], limit: int) -> str:
 #: a Rust panic), unlike a run's generic closing line (``make: *** [all] Error 2``, ``1 failed in 0.12s``).
 _NAMED_ERROR = re.compile(r"(?:error|exception|fault):\s*\S|panicked at ", re.IGNORECASE)
 _SPECIFIC_WORDS = 8  # a sentence this long says what went wrong, error name or not
+#: A closing line a tool prints after whatever failed, however it words it: its detail is an exit code or a count
+#: (GitHub Actions' ``Error: Process completed with exit code 1.``, cargo's ``error: could not compile `x` ... due to
+#: 1 previous error``, ``Error: Command failed with exit code 1``).
+_GENERIC_CLOSE = re.compile(r"exit (?:code|status)\s*\d+|due to \d+ previous errors?|could not compile|"
+                            r"command failed|process completed|\berror \d+\s*$", re.IGNORECASE)
 
 
 def _specific(line: str) -> bool:
     """Whether a pasted last line says what went wrong, so that it is worth keeping in view above all."""
-    return bool(line) and (bool(_NAMED_ERROR.search(line)) or len(_WORD.findall(line)) >= _SPECIFIC_WORDS)
+    if not line or _GENERIC_CLOSE.search(line):
+        return False
+    return bool(_NAMED_ERROR.search(line)) or len(_WORD.findall(line)) >= _SPECIFIC_WORDS
 
 
 def _last_occurrence(text: str, line: str) -> re.Match[str] | None:
