@@ -2,8 +2,9 @@
 
 An exemplar shows a run's goal, its decision points (:func:`trajsearch.steps.decision_points`:
 reads once, the last attempt of a retry; when there are too many, the changes of the files the
-run left changed first (:func:`kept_files`), then the end, writes, errors and tests: :func:`priority`), its outcome and notes. A failure warning shows the task, the decisive error, its cause
-and fix, what failed and the failing step. Working these out from the full run when an agent
+run left changed first (:func:`kept_files`), then the end, writes, errors and tests: :func:`priority`),
+its outcome and notes. A failure warning shows the task, the decisive error, its cause and fix, what
+failed and the failing step. Working these out from the full run when an agent
 asks meant reading and decompressing the trace of every run shown, on the call that runs before
 every agent task (issue 12: most of its 227 ms, with token counting and re-embedding). The
 indexer works them out once per run and stores them in the ``steps`` field of the run's
@@ -181,8 +182,8 @@ class ExemplarDigest:
 
 
 def priority(step: Step, last: bool, changes_kept: bool = False, leaves_kept: bool = False) -> int:
-    """Which decision points survive when there are too many: the change that left a file as the run's
-    final diff holds it, its other changes of those files, the end, other writes, errors and tests, the rest.
+    """Which decision points survive when there are too many: the change that left a file as the run left it
+    (:func:`kept_files`), its other changes of those files, the end, other writes, errors and tests, the rest.
 
     A coding run's clean-up (``rm`` of its scratch scripts, a revert, the submit ``echo``) came after its fix;
     when every write ranked alike, the clean-up pushed the fix out of the exemplar (probe p42 D1: 9 of 96
@@ -251,17 +252,15 @@ def kept_files(run: Trajectory, changes: StepFiles = changed_by) -> frozenset[st
     ``git diff``: a fix a script wrote shows only there): a mid-run ``git diff`` of edits a ``git checkout`` then
     undid made those reverted edits the run's "final change" and pushed the real fix out (review 2, F4)."""
     at = next((n for n in range(len(run.steps) - 1, -1, -1) if _shows_own_diff(run.steps[n])), None)
-    if at is not None and not any(changes(step) or undone_by(step).files for step in run.steps[at + 1:]
-                                  if not is_read(step)):
-        shown = changes(run.steps[at])  # nothing changed or undone after it: the diff is what the run left
-        if shown:
-            return frozenset(shown)
-    left = _left_changed(run.steps, changes)
     if at is None:
-        return frozenset(left)
+        return frozenset(_left_changed(run.steps, changes))
     shown = changes(run.steps[at])
+    after = [(step, undone_by(step).files) for step in run.steps[at + 1:]]
+    if shown and not any(changes(step) or files for step, files in after if not is_read(step)):
+        return frozenset(shown)  # nothing changed or undone after it: the diff is what the run left
+    left = _left_changed(run.steps, changes)
     in_diff = [path for path in left if _names_any(shown, path)]
-    undone = tuple(f for step in run.steps[at + 1:] for f in undone_by(step).files)
+    undone = tuple(f for _, files in after for f in files)
     survived = [path for path in shown if not _undoes(undone, path)]  # a fix a script wrote shows only in diffs
     return frozenset(in_diff or survived or left)
 
