@@ -119,3 +119,31 @@ def test_a_utf16_file_of_its_byte_order_mark_alone_is_empty_not_a_gzip(tmp_path:
     empty.write_bytes(codecs.BOM_UTF16_LE)
     with pytest.raises(ValueError, match=r"empty file \(a byte-order mark only\)"):
         list(read_dump(empty))
+
+
+GSO_REPORT = FIXTURES / "outcomes" / ".real" / "gso" / "qwen3-coder.json"
+
+
+@pytest.mark.parametrize("how", ["utf-16", "gzip", "gzip'd utf-16"])
+def test_an_outcome_file_saved_as_dumps_are_saved_gives_the_same_verdicts(tmp_path: Path, how: str) -> None:
+    """``--outcomes`` read its file as UTF-8 alone: a report saved with PowerShell's ``>`` failed with a codec
+    error naming no file, and a gzip'd one as binary."""
+    from trajsearch.ingest.outcomes import OutcomeTable
+
+    data = GSO_REPORT.read_bytes()
+    data = data.decode().encode("utf-16") if "utf-16" in how else data
+    data = gzip.compress(data) if "gzip" in how else data
+    path = tmp_path / GSO_REPORT.name
+    path.write_bytes(data)
+    expected = OutcomeTable.load(GSO_REPORT)
+    assert len(expected) > 50
+    assert OutcomeTable.load(path).verdicts == expected.verdicts
+
+
+def test_an_outcome_file_in_another_encoding_is_named_in_a_clear_error(tmp_path: Path) -> None:
+    from trajsearch.ingest.outcomes import OutcomeTable
+
+    path = tmp_path / "report.json"
+    path.write_bytes('{"astropy__astropy-1": "r\u00e9solu"}'.encode("latin-1"))
+    with pytest.raises(ValueError, match=r"report\.json: not UTF-8 or UTF-16 text"):
+        OutcomeTable.load(path)

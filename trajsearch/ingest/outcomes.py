@@ -67,6 +67,8 @@ from typing import Any, Iterable
 
 from trajsearch.model import Failure, Outcome, Trajectory
 
+from . import sources
+
 ID_FIELDS = ("trajectory_id", "run_id", "instance_id", "task_id", "session_id", "trace_id", "id")
 #: The id fields that name a run in a lone record (see ``OutcomeTable._one_record``).
 RUN_ID_FIELDS = ID_FIELDS[:-1]
@@ -385,6 +387,17 @@ def describe_invalid(invalid: list[Invalid]) -> str:
     return shown + (f" (+{len(invalid) - SHOWN_INVALID} more)" if len(invalid) > SHOWN_INVALID else "")
 
 
+def _text(path: Path) -> str:
+    """An outcome file's text, read as dumps are (gzip'd, UTF-16 as PowerShell's ``>`` writes, a UTF-8 BOM)."""
+    with sources.open_dump(path) as stream:
+        data = stream.read()
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{path}: not UTF-8 or UTF-16 text (byte {exc.start}): an outcome file is JSON, JSONL, "
+                         "CSV or TSV") from None
+
+
 class OutcomeTable:
     """Run id -> :class:`Verdict`, loaded from an outcome file or a directory of them.
 
@@ -486,7 +499,7 @@ class OutcomeTable:
         ``unlisted``); ``folder_id``: the id of a one-instance report that leaves it out. Entries whose verdict
         is not understood are added to ``invalid``."""
         invalid = [] if invalid is None else invalid
-        text = p.read_text(encoding="utf-8-sig")
+        text = _text(p)
         stripped = text.lstrip()
         verdicts: dict[str, Verdict] = {}
         unlisted = None
