@@ -218,7 +218,8 @@ def test_claude_code_subagent_file_and_empty_session(tmp_path: Path) -> None:
     titles = write_jsonl(tmp_path / "titles.jsonl", [{"type": "summary", "summary": "Old chat", "leafUuid": "x"}])
     with pytest.raises(ValueError, match="no run in this file: a Claude Code file of summaries of sessions only"):
         list(read_dump(titles, tenant="acme"))  # no run: named alone, said what it is
-    assert list(read_dump(titles, tenant="acme", fmt="claude-code")) == []  # read as a session: no run in it
+    with pytest.raises(ValueError, match="no run in this file: a Claude Code file of summaries of sessions only"):
+        list(read_dump(titles, tenant="acme", fmt="claude-code"))  # forced, it is still told what it is
     # one too big for detection to look at whole (found by review: it was a rejection, a small one passed over)
     (tmp_path / "big").mkdir()
     write_jsonl(tmp_path / "big" / "titles.jsonl", [{"type": "summary", "summary": f"Chat {n} " + "x" * 200,

@@ -72,7 +72,10 @@ def test_the_ide_extensions_title_session_is_passed_over(tmp_path: Path) -> None
     shutil.copy(DOCKER_BUILD, folder)
     assert [r.trajectory.trajectory_id for r in read_dump(folder, tenant="acme")] == [
         "codex.019d7321-08b9-7972-a543-73a8d01f6822"]
-    assert list(read_dump(TITLE_JOB, fmt="codex-cli", tenant="acme")) == []
+    with pytest.raises(SideFile, match=r"no run in this file: a side session of the Codex IDE extension"):
+        list(read_dump(TITLE_JOB, fmt="codex-cli", tenant="acme"))  # --format forced: still told what it is
+    assert [r.trajectory.trajectory_id for r in read_dump(folder, fmt="codex-cli", tenant="acme")] == [
+        "codex.019d7321-08b9-7972-a543-73a8d01f6822"]
 
 
 def test_an_auto_reviews_task_is_its_own_instruction_linked_to_the_reviewed_session() -> None:
@@ -102,4 +105,6 @@ def test_a_session_opened_and_closed_with_nothing_sent_is_passed_over(tmp_path: 
     folder.mkdir()
     shutil.copy(OPENED_AND_CLOSED, folder)
     assert list(read_dump(folder, tenant="acme")) == []
-    assert list(read_dump(OPENED_AND_CLOSED, fmt="codex-cli", tenant="acme")) == []
+    assert list(read_dump(folder, fmt="codex-cli", tenant="acme")) == []
+    with pytest.raises(SideFile, match=r"no run in this file: a Codex session opened and closed with no prompt"):
+        list(read_dump(OPENED_AND_CLOSED, fmt="codex-cli", tenant="acme"))

@@ -62,4 +62,7 @@ def test_a_title_job_too_big_for_detection_to_read_whole_is_passed_over_saying_w
     shutil.copy(DOCKER_BUILD, folder)
     assert [r.trajectory.trajectory_id for r in read_dump(folder, tenant="acme")] == [
         "codex.019d7321-08b9-7972-a543-73a8d01f6822"]
-    assert list(read_dump(BIG_TITLE_JOB, fmt="codex-cli", tenant="acme")) == []
+    with pytest.raises(SideFile, match=TITLE_JOB_SAYS):  # --format forced (it said "no record of their format")
+        list(read_dump(BIG_TITLE_JOB, fmt="codex-cli", tenant="acme"))
+    assert [r.trajectory.trajectory_id for r in read_dump(folder, fmt="codex-cli", tenant="acme")] == [
+        "codex.019d7321-08b9-7972-a543-73a8d01f6822"]

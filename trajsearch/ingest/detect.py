@@ -184,6 +184,15 @@ def _side_document(fmt: str, path: Path, head: str) -> str | None:
     return hook(document) if document is not None else None
 
 
+def forced_format(path: Path, fmt: str) -> str:
+    """``fmt``, forced on a file by the operator, unless that format's own rules call the file a side file holding
+    no run (``SideFile``, as detection says): forcing a format says how to read a file, not that it holds a run,
+    and a side file read anyway gave no run and no reason."""
+    if what := _side_document(fmt, path, peek(path)) or side_path(path, fmt):
+        raise SideFile(f"{path}: no run in this file: {what}")
+    return fmt
+
+
 def detect_format(path: str | Path) -> str:
     """The dump format of one file: by its first record, its head's signature, then its name.
 

@@ -46,7 +46,7 @@ from trajsearch.represent import run_content
 from . import sources
 from .adapters import ADAPTERS, Context, RecordError, adapter_for, is_grouped
 from .adapters._common import DEFAULT_SUCCESS_THRESHOLD, DEFAULT_TENANT, clipped_fields
-from .detect import SideFile, detect_format
+from .detect import SideFile, detect_format, forced_format
 from .sources import PEEK_BYTES, OnBytes, Record
 from .spool import Spool
 
@@ -469,7 +469,7 @@ def plan_units(path: str | Path, fmt: str | None = None) -> list[Unit]:
         raise FileNotFoundError(f"no such dump file or directory: {p}")
     if not p.is_dir():
         if (folder := _run_folder(p, fmt)) is None:
-            return [Unit(str(p), fmt or detect_format(p), (p,))]
+            return [Unit(str(p), forced_format(p, fmt) if fmt else detect_format(p), (p,))]
         p = Path(folder.key)  # a file standing for its run folder (its state file): the folder, walked below
     units: list[Unit] = []
     spans: dict[str, list[Path]] = {}
@@ -479,7 +479,7 @@ def plan_units(path: str | Path, fmt: str | None = None) -> list[Unit]:
     claimed = {f for u in folders.values() for f in u.files}
     for file in (f for f in files if f not in claimed):
         try:
-            file_fmt = fmt or detect_format(file)
+            file_fmt = forced_format(file, fmt) if fmt else detect_format(file)
         except SideFile as exc:  # predictions or a report beside the runs: nothing to read, nothing wrong
             log.info("passed over: %s", exc)
             continue
