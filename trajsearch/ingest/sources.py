@@ -127,33 +127,36 @@ class _Utf8FromUtf16(io.RawIOBase):
     reader and the format detection all read UTF-8, and a file is never loaded whole to re-encode it. Not
     seekable: a resumed JSON lines read reads up to its cursor (counted in UTF-8 bytes) instead. Closing it
     closes ``stream`` only when it ``owns`` it. A damaged code unit reads as an invalid UTF-8 byte
-    (:func:`_damaged_utf16`), never as an error that would end the read."""
+    (:func:`_damaged_utf16`), never as an error that would end the read. Each chunk is one ``read1`` of the
+    stream, decoded as it comes: a gzip cut mid-stream raises on the read after the last bytes it had, so every
+    line before the cut is passed on, as in UTF-8 (a text wrapper's read of many chunks lost those it held)."""
 
     def __init__(self, stream: IO[bytes], owns: bool) -> None:
         super().__init__()
-        # the BOM says which byte order
-        self._text = io.TextIOWrapper(stream, encoding="utf-16", errors=_DAMAGED_UTF16, newline="")
+        self._stream = stream
+        self._decoder = codecs.getincrementaldecoder("utf-16")(errors=_DAMAGED_UTF16)  # the BOM says which order
         self._owns = owns
         self._pending = b""
+        self._ended = False
 
     def readable(self) -> bool:
         return True
 
     def readinto(self, buffer: Any) -> int:
         while not self._pending:
-            chunk = self._text.read(1 << 16)
-            if not chunk:
+            if self._ended:
                 return 0
-            self._pending = chunk.encode("utf-8", "surrogateescape")  # a damaged unit's U+DCFF: byte 0xFF
+            data = self._stream.read1(1 << 16)  # type: ignore[attr-defined]
+            self._ended = not data
+            text = self._decoder.decode(data, final=self._ended)
+            self._pending = text.encode("utf-8", "surrogateescape")  # a damaged unit's U+DCFF: byte 0xFF
         size = min(len(buffer), len(self._pending))
         buffer[:size], self._pending = self._pending[:size], self._pending[size:]
         return size
 
     def close(self) -> None:
-        if not self.closed:
-            stream = self._text.detach()
-            if self._owns:
-                stream.close()
+        if not self.closed and self._owns:
+            self._stream.close()
         super().close()
 
 
