@@ -7,7 +7,7 @@ exporter, a new convention, a new event name):
 
 - ``shapes``: where the spans and log records are in a record (OTLP/JSON,
   the Python SDK's console / ``to_json`` output, any-agent's ``{"spans"}``
-  container, the JS SDK's ``ReadableSpan``, Zipkin v2, flat span objects), and
+  container, the JS SDK's ``ReadableSpan`` and ``LogRecord``, Zipkin v2, flat span objects), and
   a span's ids, status, events and links in each of them;
 - ``values``: OTLP's encodings of values, ids and times (``AnyValue``,
   hex / ``0x`` / base64 / integer ids, nanoseconds, ``[s, ns]`` pairs), so one
@@ -31,6 +31,7 @@ from .events import event_messages, merge_events, node_from_log
 from .shapes import (
     is_log_record,
     is_span_record,
+    js_sdk_resource,
     raw_items,
     raw_spans,
     sample_attribute_keys,
@@ -53,6 +54,7 @@ __all__ = [
     "is_log_record",
     "is_monocle",
     "is_span_record",
+    "js_sdk_resource",
     "merge_events",
     "node_from_log",
     "node_from_span",

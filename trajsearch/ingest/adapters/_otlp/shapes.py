@@ -30,7 +30,11 @@ Record shapes read (one record may hold many spans):
   line or pretty-printed one after another;
 - the OpenTelemetry JS SDK's ``ReadableSpan`` as JSON: ``spanContext.traceId``
   / ``spanId`` (``_spanContext`` when a ``Span`` object was stringified), ``parentSpanId`` or ``parentSpanContext.spanId``,
-  ``startTime`` / ``endTime`` as ``[seconds, nanoseconds]``, ``status.code``;
+  ``startTime`` / ``endTime`` as ``[seconds, nanoseconds]``, ``status.code``; its ``LogRecord`` as
+  ``JSON.stringify`` writes it (Gemini CLI's and VS Code Copilot Chat's file exporters): ``hrTime``
+  ``[seconds, nanoseconds]``, ``spanContext``, ``_body``, ``_eventName``, ``attributes`` a plain object; the
+  ``Resource`` of both as its object (``_rawAttributes`` pairs); a metrics export beside them
+  (``{resource, scopeMetrics}``, as OTLP's ``resourceMetrics``) holds no span and is passed over;
 - flat span objects (Phoenix / OpenInference exports, many back-ends):
   ``context.trace_id`` / ``span_id`` or top-level ``trace_id`` / ``traceId``,
   ``parent_id``, ``status_code``, ``status_message``, attributes flat or nested;
@@ -279,6 +283,65 @@ def _from_go_stub(record: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def _is_hr_time(value: Any) -> bool:
+    """The JS SDK's ``HrTime``: ``[seconds, nanoseconds]``."""
+    return isinstance(value, list) and len(value) == 2 and all(isinstance(v, int) and not isinstance(v, bool)
+                                                               for v in value)
+
+
+def _js_resource(resource: dict[str, Any]) -> dict[str, Any]:
+    """The attributes of the JS SDK's ``Resource`` as ``JSON.stringify`` writes it: ``_rawAttributes``
+    ``[[key, value], ...]`` (``@opentelemetry/resources`` 2.x), ``_attributes`` / ``_syncAttributes`` (1.x)."""
+    pairs = resource.get("_rawAttributes")
+    if isinstance(pairs, list):
+        return {str(p[0]): p[1] for p in pairs if isinstance(p, list) and len(p) == 2 and p[1] is not None}
+    found = next((resource[k] for k in ("_attributes", "_syncAttributes") if isinstance(resource.get(k), dict)), {})
+    return attributes(found)
+
+
+def _from_js_log(record: dict[str, Any]) -> dict[str, Any]:
+    """A log record of the OpenTelemetry JS SDK as ``JSON.stringify`` writes it (Gemini CLI's ``FileLogExporter``,
+    VS Code Copilot Chat's file exporter: ``LogRecordImpl``'s own fields, its getters left out): ``hrTime`` /
+    ``hrTimeObserved`` ``[s, ns]``, ``spanContext {traceId, spanId}`` (absent when no span was active), ``_body``,
+    ``_eventName``, ``_severityNumber`` / ``_severityText`` (the public names where a copy was written), a plain
+    ``attributes`` object, the ``Resource`` object, as the flat log record this module reads; any other record as
+    it is."""
+    stamp = record.get("hrTime")
+    if not _is_hr_time(stamp) or "name" in record or not isinstance(record.get("attributes"), dict):
+        return record
+    context = record.get("spanContext") if isinstance(record.get("spanContext"), dict) else {}
+
+    def own(name: str) -> Any:
+        return record.get(f"_{name}", record.get(name))
+
+    flat = {
+        "timeUnixNano": stamp[0] * 1_000_000_000 + stamp[1],
+        "event_name": own("eventName"), "body": own("body"),
+        "severity_number": own("severityNumber"), "severity_text": own("severityText"),
+        "trace_id": context.get("traceId"), "span_id": context.get("spanId"),
+        "attributes": record["attributes"],
+        "resource": {"attributes": _resource_of(record)},
+    }
+    return {k: v for k, v in flat.items() if v is not None}
+
+
+def js_sdk_resource(record: Any) -> dict[str, Any] | None:
+    """The resource attributes of a JS SDK object as a file exporter that ``JSON.stringify``s them writes it (a
+    ``ReadableSpan``, a ``LogRecord``, a metrics export's ``ResourceMetrics``); None for any other record."""
+    if not isinstance(record, dict) or not (_is_hr_time(record.get("hrTime")) or _is_hr_time(record.get("startTime"))
+                                            or isinstance(record.get("scopeMetrics"), list)):
+        return None
+    resource = record.get("resource")
+    return _js_resource(resource) if isinstance(resource, dict) else {}
+
+
+def _metrics(record: dict[str, Any]) -> bool:
+    """Metrics (OTLP's ``resourceMetrics``, the JS SDK's ``ResourceMetrics`` ``{resource, scopeMetrics}``), which
+    file exporters write beside the spans and logs: no span, passed over."""
+    return any(isinstance(record.get(k), list) for k in ("resourceMetrics", "resource_metrics", "scopeMetrics")) \
+        and not ("resourceSpans" in record or "resourceLogs" in record)
+
+
 def _unwrapped(record: dict[str, Any]) -> dict[str, Any]:
     """The span or log record inside a CloudWatch event as AgentCore's toolkit and a Logs Insights query give it
     (``{"timestamp", "raw_otel_json": {...}}``); any other record as it is."""
@@ -287,9 +350,10 @@ def _unwrapped(record: dict[str, Any]) -> dict[str, Any]:
 
 
 def _record(record: dict[str, Any]) -> dict[str, Any]:
-    """A record in the shape the readers below expect: unwrapped, a Go span stub or a Zipkin span flat, undotted, with the JSON
-    field names, Tempo's ``batches`` or a bare ``ResourceSpans`` inside its request."""
-    return _as_request(_from_tempo(_camel_named(_undotted(_from_zipkin(_from_go_stub(_unwrapped(record)))))))
+    """A record in the shape the readers below expect: unwrapped, a JS log record, a Go span stub or a Zipkin span
+    flat, undotted, with the JSON field names, Tempo's ``batches`` or a bare ``ResourceSpans`` inside its request."""
+    flat = _from_zipkin(_from_go_stub(_from_js_log(_unwrapped(record))))
+    return _as_request(_from_tempo(_camel_named(_undotted(flat))))
 
 
 #: Keys a span or log record has some of (in any shape above); an application's own log line has none.
@@ -364,7 +428,7 @@ def raw_items(record: Any) -> Iterator[tuple[str, dict[str, Any], dict[str, Any]
     if not isinstance(record, dict):
         raise RecordError(f"expected a JSON object holding spans, got {type(record).__name__}")
     record = _record(record)
-    if _app_log_line(record):
+    if _app_log_line(record) or _metrics(record):
         return
     if "resourceSpans" in record or "resourceLogs" in record:
         for kind, top, scopes, items in (("span", "resourceSpans", ("scopeSpans", "instrumentationLibrarySpans"), "spans"),
@@ -404,7 +468,9 @@ def _list(value: Any) -> list[dict[str, Any]]:
 
 def _resource_of(item: dict[str, Any]) -> dict[str, Any]:
     res = item.get("resource")
-    return attributes(res.get("attributes")) if isinstance(res, dict) else {}
+    if not isinstance(res, dict):
+        return {}
+    return attributes(res.get("attributes")) if "attributes" in res else _js_resource(res)
 
 
 def raw_spans(record: Any) -> Iterator[tuple[dict[str, Any], dict[str, Any]]]:
