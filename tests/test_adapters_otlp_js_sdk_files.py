@@ -10,9 +10,22 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from trajsearch.ingest.read import read_dump
+import pytest
+
+from trajsearch.ingest.detect import SideFile
+from trajsearch.ingest.read import detect_format, read_dump
 
 TELEMETRY = Path(__file__).parent / "fixtures" / "otel-genai" / ".real" / "gemini-cli-telemetry" / "telemetry.log"
+
+
+def test_gemini_cli_telemetry_file_says_what_it_is_and_where_the_run_is() -> None:
+    """Bug: detected as ``otel-genai``, the file gave no run and a "not a span" rejection per log record and
+    metrics export (26 for one session), the prompt, calls and answer lost. Its traces do not follow the session
+    (each model call and each batch of tool calls starts its own); the chat recording beside it holds the run."""
+    with pytest.raises(SideFile, match=r"no run in this file: Gemini CLI's telemetry file of session "
+                                       r"1a17e89c-9830-4736-a50d-121c73fe6da0 .*chats/session-\*\.json\[l\]"):
+        detect_format(TELEMETRY)
+    assert list(read_dump(TELEMETRY.parent, tenant="acme")) == []  # in a folder walk: passed over, no rejection
 
 
 def test_js_sdk_log_records_and_metrics_are_no_not_a_span_rejections() -> None:

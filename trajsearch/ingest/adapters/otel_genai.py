@@ -98,6 +98,8 @@ Mapping
   with Haystack ``ChatMessage`` dicts, ``haystack.tool.name``,
   ``.step.tool.input`` / ``.output``), inside a pipeline too; a pipeline's
   spans without an agent are no agent run (``not_a_run`` says so).
+- passed over (``side_file``): Gemini CLI's local telemetry file (``telemetry.outfile``), whose run is the
+  session's chat recording (``gemini-cli``).
 - not read: spans in Monocle's own convention (``span.type`` ``agentic.*`` /
   ``inference``, content in ``data.input`` / ``data.output`` events); detection
   and a forced read say so (``not_a_run``, ``_otlp.MONOCLE``).
@@ -114,6 +116,7 @@ from ._otlp import (
     attributes,
     is_monocle,
     is_span_record,
+    js_sdk_resource,
     otlp_nodes,
     raw_spans,
     sample_attribute_keys,
@@ -145,6 +148,29 @@ def matches(record: Any) -> bool:
     keys = sample_attribute_keys(record)
     return (any(k.startswith(("gen_ai.", _HAYSTACK_AGENT)) for k in keys) or "langfuse.observation.type" in keys) \
         and "openinference.span.kind" not in keys
+
+
+#: The ``service.name`` of Gemini CLI's telemetry (``packages/core/src/telemetry/constants.ts``).
+_GEMINI_CLI = "gemini-cli"
+
+
+def side_file(record: Any) -> str | None:
+    """The adapter hook (see ``adapters/__init__``): Gemini CLI's local telemetry file is no run to read here.
+
+    ``telemetry.outfile`` / ``--telemetry-outfile`` is what the CLI's file exporters write
+    (``telemetry/file-exporters.ts``: each span, log record and metrics export ``JSON.stringify``'d by the JS SDK,
+    read by ``_otlp.shapes``). Its traces do not follow the session: each model call and each batch of tool calls
+    starts a trace of its own, and the prompt, the calls' arguments and errors and the answers are in Gemini CLI's
+    own log events, apart from them. Read as spans it gave a run per model call at best (and, before the JS log
+    record was read, a "not a span" rejection per record). The chat recording the CLI writes for every session
+    holds all of it, as one run (``gemini-cli``)."""
+    resource = js_sdk_resource(record)
+    if resource is None or resource.get("service.name") != _GEMINI_CLI:
+        return None
+    session = f" of session {resource['session.id']}" if resource.get("session.id") else ""
+    return (f"Gemini CLI's telemetry file{session} (telemetry.outfile: OpenTelemetry spans, log records and "
+            "metrics); the session's run is its chat recording, ~/.gemini/tmp/<project>/chats/session-*.json[l]: "
+            "ingest that instead")
 
 
 def not_a_run(record: Any) -> str | None:
