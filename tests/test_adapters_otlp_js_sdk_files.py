@@ -8,6 +8,7 @@ excerpt of the file Gemini CLI 0.61.0 wrote.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -28,10 +29,27 @@ def test_gemini_cli_telemetry_file_says_what_it_is_and_where_the_run_is() -> Non
     assert list(read_dump(TELEMETRY.parent, tenant="acme")) == []  # in a folder walk: passed over, no rejection
 
 
-def test_js_sdk_log_records_and_metrics_are_no_not_a_span_rejections() -> None:
+def _as_another_service(tmp_path: Path) -> Path:
+    """The telemetry file's records, as JSON lines, with the resource's ``service.name`` another app's: the JS SDK's
+    shapes as a file exporter of any other service writes them."""
+    text, records, decoder, at = TELEMETRY.read_text(encoding="utf-8"), [], json.JSONDecoder(), 0
+    while (at := len(text) - len(text[at:].lstrip())) < len(text):
+        record, at = decoder.raw_decode(text, at)
+        for pair in record.get("resource", {}).get("_rawAttributes", []):
+            if pair[0] == "service.name":
+                pair[1] = "my-js-agent"
+        records.append(record)
+    path = tmp_path / "telemetry.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    return path
+
+
+def test_js_sdk_log_records_and_metrics_are_no_not_a_span_rejections(tmp_path: Path) -> None:
     """Bug: read as spans (``--format otel-genai``), every JS ``LogRecord`` (``hrTime`` / ``_body``, no
     ``timestamp``) and the metrics export were rejected "not a span"; the log records are read as log records now
     (Gemini CLI's own events name no GenAI event and are passed over), the metrics passed over. What is left is
-    the tool-call trace, which holds no run."""
-    errors = [p.error for p in read_dump(TELEMETRY, fmt="otel-genai", tenant="acme") if p.error]
+    the tool-call trace, which holds no run. Gemini CLI's own file, forced, is still told what it is."""
+    with pytest.raises(SideFile, match=r"no run in this file: Gemini CLI's telemetry file"):
+        list(read_dump(TELEMETRY, fmt="otel-genai", tenant="acme"))
+    errors = [p.error for p in read_dump(_as_another_service(tmp_path), fmt="otel-genai", tenant="acme") if p.error]
     assert errors == ["not an agent run: the trace holds only schedule_tool_calls, tool_call spans and no input"]

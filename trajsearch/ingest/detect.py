@@ -188,7 +188,11 @@ def forced_format(path: Path, fmt: str) -> str:
     """``fmt``, forced on a file by the operator, unless that format's own rules call the file a side file holding
     no run (``SideFile``, as detection says): forcing a format says how to read a file, not that it holds a run,
     and a side file read anyway gave no run and no reason."""
-    if what := _side_document(fmt, path, peek(path)) or side_path(path, fmt):
+    head = peek(path)
+    own_side_file = getattr(ADAPTERS[fmt], "side_file", None)
+    record = first_record(path, head) if own_side_file is not None else None
+    if what := (record is not None and own_side_file(record)) or _side_document(fmt, path, head) \
+            or side_path(path, fmt):
         raise SideFile(f"{path}: no run in this file: {what}")
     return fmt
 
