@@ -134,3 +134,18 @@ def test_a_store_in_use_names_its_holder_with_a_cut_command_line_marked(tmp_path
     assert code == 1 and f"in use by process {holder.pid} (" in said, err
     shown = said.split(f"in use by process {holder.pid} (", 1)[1].split("); Milvus Lite", 1)[0]
     assert shown.endswith("…") and len(shown) == 120 and "--a-long-final-argument" not in shown
+
+
+def test_ingest_set_names_the_fields_it_takes_in_the_clis_words(backend, tmp_path: Path) -> None:
+    """Probe E of round p43 (E6): ``--set bogus=1`` said "defaults may only name Trajectory fields other than
+    'tenant' (pass tenant=)", the Python API's words, listing nothing the flag takes."""
+    path = tmp_path / "two.jsonl"
+    path.write_text(make_run("c1", tenant="acme").model_dump_json(exclude={"tenant"}) + "\n")
+    code, out, err = run_cli("ingest", str(path), "--set", "bogus=1")
+    said = " ".join(err.split())
+    assert code == 2 and "--set bogus: no such run field; --set takes one of" in said and "env_version" in said
+    assert "pass tenant=" not in said
+    code, out, err = run_cli("ingest", str(path), "--set", "tenant=other")
+    assert code == 2 and "the tenant is --tenant's" in " ".join(err.split())
+    code, out, err = run_cli("ingest", str(path), "--set", "env_version=v9", "--quiet")
+    assert code == 0, err

@@ -336,9 +336,16 @@ def _short_path(path: str, limit: int = 48) -> str:
 
 def parse_set(item: str) -> tuple[str, Any]:
     """One `--set FIELD=VALUE` (ingest and delete --from read a dump with the same defaults)."""
+    from ..model import Trajectory
+
     key, sep, value = item.partition("=")
     if not sep or not key.strip():
         raise ValueError(f"--set expects FIELD=VALUE, got {item!r}")
+    if key.strip() == "tenant":
+        raise ValueError("--set tenant=...: the tenant is --tenant's (or, with --server, the key's)")
+    if key.strip() not in Trajectory.model_fields:
+        fields = ", ".join(sorted(set(Trajectory.model_fields) - {"tenant"}))
+        raise ValueError(f"--set {key.strip()}: no such run field; --set takes one of {fields}")
     try:
         parsed = json.loads(value) if value[:1] in "[{" else value
     except ValueError:
