@@ -74,6 +74,7 @@ def test_empty_binary_and_cut_gzip_files_are_told_apart(tmp_path: Path, home: Pa
     dumps.mkdir()
     (dumps / "empty.jsonl").write_text("")
     (dumps / "blank.jsonl").write_text("\n  \n")
+    (dumps / "empty.traj.json").write_text("")  # a name some format reads: it read as that format's 0 runs (probe E)
     (dumps / "ls.json").write_bytes(Path(shutil.which("ls") or "/bin/ls").read_bytes()[:5000])
     (dumps / "cut.jsonl.gz").write_bytes(gzip.compress(TAU.read_bytes())[:300])
     traj = SWE_TRAJ.read_text()
@@ -84,6 +85,7 @@ def test_empty_binary_and_cut_gzip_files_are_told_apart(tmp_path: Path, home: Pa
     assert reasons == {
         "empty.jsonl": "empty file (0 bytes): no run to read",
         "blank.jsonl": "empty file (whitespace only): no run to read",
+        "empty.traj.json": "empty file (0 bytes): no run to read",
         "ls.json": "binary, not text (not UTF-8); trajsearch reads JSON, JSON lines and their gzip",
         "cut.jsonl.gz": "truncated or corrupt gzip: Compressed file ended before the end-of-stream marker was reached",
         "cut.traj": "Unterminated string starting at: line 40 column 7",  # once "starting at at line" (probe E)
