@@ -5,8 +5,9 @@ document), and each keeps its own step bookkeeping: a call is opened when the
 model asks for a tool and closed when the result comes back by call id. What
 they share lives here: reading a whole-file document as a list of records,
 ISO timestamps, text of content parts, the "pending thought" rule, error
-lines, the final numbering / clipping / step-limit of the step list,
-(``SessionSteps``) the step list with its unanswered text, which becomes the
+lines, a tool's output without the terminal's control codes
+(``strip_terminal_codes``: presentation, never content), the final
+numbering / clipping / step-limit of the step list, (``SessionSteps``) the step list with its unanswered text, which becomes the
 model's answer when no tool call follows, (``session_trajectory``) the
 read session -> a trajectory, and which user messages a CLI wrote itself
 (``CODEX_INJECTED``, ``CLAUDE_INJECTED``, ``typed_prompt``: also read where
@@ -197,9 +198,22 @@ def join_thought(parts: list[str]) -> str | None:
     return text or None
 
 
+#: The terminal's control codes a shell or a CLI writes into a command's output: CSI sequences (the bracketed-paste
+#: switches ``ESC[?2004l``/``h``, colours ``ESC[01;34m`` (PowerShell 7 colours its error view so), cursor moves), OSC
+#: sequences (window titles), two-byte escapes. They are presentation: kept, they recolour a terminal showing the
+#: step and end up in errors and search tokens (``31;1mProgram``).
+_TERMINAL_CODES = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[@-Z\\-_])")
+
+
+def strip_terminal_codes(text: str) -> str:
+    """A tool's output without the terminal's control codes (``_TERMINAL_CODES``): what every coding-CLI adapter
+    keeps as a step's observation and reads its error from."""
+    return _TERMINAL_CODES.sub("", text) if "\x1b" in text else text
+
+
 def error_line(text: str | None, fallback: str = "tool error") -> str:
     """The line of a failed tool's output that says what went wrong (see ``decisive_line``)."""
-    return decisive_line(text or "") or fallback
+    return decisive_line(strip_terminal_codes(text or "")) or fallback
 
 
 #: Commands whose exit code 1 with no output is a "no" (no match, not found, false, differ, unset, none running),
@@ -222,7 +236,7 @@ def exit_code_error(text: str | None, code: int, command: str | None = None) -> 
     code 1 with no output from a command that answers "no" so (``_ANSWERS_NO``: grep's no match, test's false,
     pkill's no process; as mini-swe-agent's adapter reads its harness's return codes), or from a command not known
     (``command`` None); any other command that exits 1 printing nothing failed (its output redirected)."""
-    line = decisive_line(text or "")
+    line = decisive_line(strip_terminal_codes(text or ""))
     if line is None and code == 1 and (command is None or _ANSWERS_NO.search(command)):
         return None
     return f"{line} (exit code {code})" if line else f"exit code {code}"

@@ -225,6 +225,11 @@ _PS_METHOD = re.compile(r'^Exception (?:calling|setting|getting) "')
 _CMDLET = re.compile(r"^[A-Z][a-z]+-[A-Z][A-Za-z]+$")  # Get-ChildItem, also when the command echoed is its alias (dir)
 
 
+#: PowerShell 7's error view (ConciseView) of a script's error: ``<command>:``, ``Line |``, the line quoted as ``  2 |
+#: <code>``, ``~~~`` under the failing part, then the message, each of its lines behind a ``| `` gutter.
+_PS7_GUTTER = re.compile(r"^\|\s+")
+
+
 def _powershell_error(lines: list[str]) -> tuple[str, int] | None:
     """(message, index of its record's last line) of the last PowerShell error record in ``lines``.
 
@@ -278,6 +283,8 @@ def decisive_line(output: str) -> str | None:
     wrapped inside a parenthesis gets its end back (see ``_unwrapped``).
     """
     lines = [ln.strip() for ln in output.splitlines() if ln.strip()]
+    if "Line |" in lines:  # PowerShell 7's error view: the message under the quoted line, behind a ``| `` gutter
+        lines = [_PS7_GUTTER.sub("", line) for line in lines]
     if record := _powershell_error(lines):
         message, end = record
         lines = lines[end + 1:]  # what follows the record: an exception line there says more

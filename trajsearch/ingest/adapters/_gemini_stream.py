@@ -21,7 +21,7 @@ from typing import Any, Iterator
 
 from trajsearch.model import Trajectory
 
-from ._agent_cli import as_str, first_time, iso_time, prompt_list, session_trajectory
+from ._agent_cli import as_str, first_time, iso_time, prompt_list, session_trajectory, strip_terminal_codes
 from ._common import Context, RecordError, as_dict, short
 
 
@@ -70,7 +70,9 @@ def to_trajectory(events: list[Any], ctx: Context) -> Trajectory:
             by_call[str(event.get("tool_id"))] = step
         elif kind == "tool_result" and (step := by_call.get(str(event.get("tool_id")))) is not None:
             error = as_str(as_dict(event.get("error")).get("message"))
+            error = error and strip_terminal_codes(error)
             output = event.get("output")
+            output = strip_terminal_codes(output) if isinstance(output, str) else output
             step["observation"] = (output if isinstance(output, str) else json.dumps(output) if output else None) or error
             step["error"] = short(error, 300) if event.get("status") == "error" and error else None
             step["ended_at"] = iso_time(at)

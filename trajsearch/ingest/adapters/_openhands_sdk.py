@@ -27,16 +27,13 @@ import re
 from pathlib import Path
 from typing import Any
 
-from ._agent_cli import as_int, exit_code_error
+from ._agent_cli import as_int, exit_code_error, strip_terminal_codes
 from ._common import as_dict, as_list, decisive_line, short
 
 BASE_STATE = "base_state.json"
 EVENTS_DIR = "events"
 #: ``persistence_const.EVENT_NAME_RE``: the writer pads the index to five digits or more.
 EVENT_NAME = re.compile(r"^event-(?P<idx>\d{5,})-(?P<event_id>[0-9a-fA-F\-]{8,})\.json$")
-#: The terminal's control codes a shell writes into a command's output: CSI sequences (the bracketed-paste switches
-#: ``ESC[?2004l``/``h``, colours ``ESC[01;34m``, cursor moves), OSC sequences (window titles), two-byte escapes.
-_TERMINAL_CODES = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[@-Z\\-_])")
 ROOT_PARENT_ID = "__root__"  # ``event/types.py``: an explicit root
 SOURCES = frozenset({"agent", "user", "environment", "hook"})
 KINDS = frozenset({
@@ -161,7 +158,7 @@ def observation_text(observation: dict[str, Any]) -> str:
     if not text:
         text = next((observation[key] for key in ("output", "message", "text") if isinstance(observation.get(key), str)),
                     "")
-    return _TERMINAL_CODES.sub("", text)
+    return strip_terminal_codes(text)
 
 
 def observation_error(observation: dict[str, Any], text: str) -> str | None:

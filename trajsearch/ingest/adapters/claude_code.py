@@ -159,6 +159,7 @@ from ._agent_cli import (
     prompt_list,
     session_trajectory,
     strip_reminders,
+    strip_terminal_codes,
     user_words,
     whole_file,
 )
@@ -761,7 +762,7 @@ class _Session:
             elif isinstance(kind, str) and kind.endswith("_tool_result") and part.get("tool_use_id"):
                 step = self.by_call.get(str(part["tool_use_id"]))
                 if step is not None and step.get("observation") is None:
-                    step["observation"] = _result_text(part) or None
+                    step["observation"] = strip_terminal_codes(_result_text(part)) or None
                     result = as_dict(part.get("content"))
                     if str(result.get("type", "")).endswith("_error"):  # e.g. web_search_tool_result_error
                         step["error"] = str(result.get("error_code") or "tool error")
@@ -881,7 +882,7 @@ class _Session:
             return
         if step.get("_done"):
             return  # the same result written twice
-        text = _without_notices(_result_text(part))
+        text = _without_notices(strip_terminal_codes(_result_text(part)))
         cancelled = text.strip() == _SIBLING_ERRORED  # it never ran: the failure is its sibling's, not its own
         step["observation"] = _CANCELLED if cancelled else text or None
         step["error"] = None if cancelled else _result_error(part, text, record, command_line(step["arguments"]))

@@ -71,9 +71,12 @@ Mapping
   ..." and "tool call error: ...", ..., after 0.17x's
   ``Wall time:`` line), and a code-mode script (0.140+ ``exec`` / ``wait``)
   that says ``Script failed``: its inner tool's report after ``Script error:``,
-  read by these same rules; a unified-exec command that never ran (``exec_command
-  failed ...: SandboxDenied {...}`` / ``CreateProcess { message: "Rejected(...)" }``,
-  ``write_stdin failed: ...``): one line of why. Never on a success.
+  read by these same rules; a
+  unified-exec command that never ran (``exec_command failed ...:
+  SandboxDenied {...}`` / ``CreateProcess { message: "Rejected(...)" }``,
+  ``write_stdin failed: ...``): one line of why. Never on a success. The
+  terminal's control codes (PowerShell 7's colours) are no part of an
+  observation or an error (``strip_terminal_codes``).
 - outcome: a rollout records no verdict -> ``unknown``; a session whose last
   turn ended in an ``error`` event (or a ``task_complete`` carrying an error)
   with no model output after it -> ``infra_error`` with that message.
@@ -106,6 +109,7 @@ from ._agent_cli import (
     parts_text,
     prompt_list,
     session_trajectory,
+    strip_terminal_codes,
     whole_file,
 )
 from .. import sources
@@ -573,6 +577,7 @@ class _Rollout(SessionSteps):
         if step is None or step.get("_done"):
             return
         text, code, success = _output(payload)
+        text = strip_terminal_codes(text)
         step["observation"] = text or None
         step["error"] = _output_error(text, code, success, command_line(step["arguments"]))
         step["ended_at"] = iso_time(at)

@@ -99,6 +99,7 @@ from ._agent_cli import (
     join_thought,
     prompt_list,
     session_trajectory,
+    strip_terminal_codes,
     whole_file,
 )
 from . import _gemini_stream as headless
@@ -398,6 +399,7 @@ class _Recording(SessionSteps):
                 step = self.by_call.get(str(response.get("id")))
                 if step is not None and step.get("observation") is None:
                     text, error = _response_text(response.get("response"))
+                    text, error = strip_terminal_codes(text), error and strip_terminal_codes(error)
                     step["observation"] = text or error or None
                     step["error"] = step.get("error") or (short(error, 300) if error else None)
                     step["ended_at"] = iso_time(message.get("timestamp"))
@@ -455,7 +457,9 @@ class _Recording(SessionSteps):
         for call in calls:
             step = self.open_call(call.get("id"), call.get("name"), call.get("args"), call.get("timestamp") or at)
             text, errors = _result(call.get("result"))
+            text, errors = strip_terminal_codes(text), [strip_terminal_codes(e) for e in errors]
             display = _display(call.get("resultDisplay"))
+            display = display and strip_terminal_codes(display)
             step["observation"] = text or (errors[0] if errors else None) or display
             step["error"] = _call_error(call.get("status"), text, errors, display)
             if call.get("result") is not None:

@@ -1,0 +1,41 @@
+"""Codex rollouts found by probe C (round p43) in committed ``~/.codex`` folders: PowerShell 7's coloured error view,
+code-mode scripts that completed though their command failed, a prompt sent too early and typed again, a search
+whose errors went to /dev/null. The fixtures (``codex-cli/.real/probe-c43/``) are trimmed real rollouts; their origin
+is in that folder's ``SOURCE.md``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from trajsearch.ingest.read import read_dump
+
+PROBE_C43 = Path(__file__).parent / "fixtures" / "codex-cli" / ".real" / "probe-c43"
+#: akhileswar18/behaviour_lab, Codex Desktop 0.108 on Windows, ``shell_command`` through PowerShell 7.
+POWERSHELL_7 = PROBE_C43 / "rollout-2026-03-05T22-50-24-019cc1e9-6537-70a3-a8cd-d2957e043dd4.jsonl"
+#: seokhyeonhong/motion-jepa, Codex 0.146 in code mode (``exec`` scripts calling ``tools.exec_command``).
+CODE_MODE = PROBE_C43 / "rollout-2026-08-01T07-19-28-019fba42-ce37-78e1-a43b-ca31d6ad2dbe.jsonl"
+#: seokhyeonhong/motion-jepa, Codex 0.145, ``exec_command`` called directly.
+DIRECT_EXEC = PROBE_C43 / "rollout-2026-07-26T06-37-23-019f9b36-1e6d-7651-9801-5450483871e2.jsonl"
+#: h-morishita-esol/devenv, Codex 0.104 codex-tui: two prompts interrupted at once, then the request typed whole.
+INTERRUPTED = PROBE_C43 / "rollout-2026-02-19T22-39-36-019c7620-a34f-7273-bd59-a56de1f6c921.jsonl"
+
+BWRAP = "bwrap: Failed to make / slave: Permission denied (exit code 1)"
+
+
+def only_run(path: Path):
+    [run] = [r.trajectory for r in read_dump(path, tenant="acme")]
+    return run
+
+
+def test_terminal_colour_codes_are_not_kept_in_observations_or_errors() -> None:
+    """PowerShell 7 colours its error view (``ESC[31;1m`` ...) and its tables' headers; the codes were kept in the
+    observations and errors (``…\\x1b[36;1m | \\x1b[31;1mProgram 'rg.exe' failed …``), recolouring a terminal that
+    shows the step and indexed as words (``31;1mProgram``). They are presentation: dropped, as for OpenHands, and
+    the error view's ``| `` gutter is not part of the message."""
+    run = only_run(POWERSHELL_7)
+    assert not any("\x1b" in (s.observation or "") + (s.error or "") for s in run.steps)
+    rg, agents_md, table = run.steps
+    assert rg.error.startswith("Program 'rg.exe' failed to run: An error occurred trying to start process")
+    assert rg.error.endswith("Access is denied.At line:2 char:1 (exit code 1)")
+    assert agents_md.error == r"Cannot find path 'C:\Users\akhil\AGENTS.md' because it does not exist. (exit code 1)"
+    assert "\nCount Name      Group\r\n----- ----      -----\r\n" in table.observation and table.error is None
