@@ -39,3 +39,13 @@ def test_terminal_colour_codes_are_not_kept_in_observations_or_errors() -> None:
     assert rg.error.endswith("Access is denied.At line:2 char:1 (exit code 1)")
     assert agents_md.error == r"Cannot find path 'C:\Users\akhil\AGENTS.md' because it does not exist. (exit code 1)"
     assert "\nCount Name      Group\r\n----- ----      -----\r\n" in table.observation and table.error is None
+
+
+def test_a_command_that_failed_inside_a_completed_code_mode_script_is_an_error() -> None:
+    """In code mode the model runs ``tools.exec_command`` inside an ``exec`` script and prints its result object
+    (``JSON.stringify(r)``); the script completes whatever the command's exit code. The sandbox's ``bwrap``
+    refusal (exit 1) and a node ``SyntaxError`` (exit 1) were no errors, though the same refusal through
+    ``exec_command`` called directly is one: now both are, and a command that exited 0 is not."""
+    assert [s.error for s in only_run(CODE_MODE).steps] == [
+        BWRAP, None, "SyntaxError: Invalid or unexpected token (exit code 1)"]
+    assert only_run(DIRECT_EXEC).steps[0].error == BWRAP

@@ -71,7 +71,8 @@ Mapping
   ..." and "tool call error: ...", ..., after 0.17x's
   ``Wall time:`` line), and a code-mode script (0.140+ ``exec`` / ``wait``)
   that says ``Script failed``: its inner tool's report after ``Script error:``,
-  read by these same rules; a
+  read by these same rules, or that completed printing its inner
+  ``exec_command``'s result object with a non-zero ``exit_code``; a
   unified-exec command that never ran (``exec_command failed ...:
   SandboxDenied {...}`` / ``CreateProcess { message: "Rejected(...)" }``,
   ``write_stdin failed: ...``): one line of why. Never on a success. The
@@ -166,6 +167,11 @@ _WALL_TIME = re.compile(r"^Wall time: [^\n]*\n")
 #: tool's report follows ``Script error:``.
 _SCRIPT_FAILED = re.compile(r"^Script failed\nWall time ")
 _SCRIPT_ERROR = "Script error:"
+#: A script that ran to its end ("Script completed") may print what its inner ``tools.exec_command`` returned (the
+#: model's usual ``text(JSON.stringify(r))``): unified exec's result object (codex-rs ``UnifiedExecOutput``:
+#: ``chunk_id``, ``wall_time_seconds``, ``exit_code`` once the process ended, ``session_id`` while it runs,
+#: ``original_token_count``, ``output``), whose ``exit_code`` is the command's, as when that tool is called directly.
+_SCRIPT_COMPLETED = re.compile(r"^Script completed\nWall time ")
 #: Unified exec (0.5x+) answers a command it could not start, or a write to a process that has ended, with
 #: ``<tool> failed[ for `<command>`]: <detail>``: the detail a Rust debug print of codex-rs' error, e.g. ``SandboxDenied
 #: { message, output: ExecToolCallOutput { exit_code, ... } }``, ``CreateProcess { message: "Rejected(\"<why>\")" }``
@@ -431,6 +437,8 @@ def _output_error(text: str, code: int | None, success: bool | None, command: st
         return error
     if code is None and _SCRIPT_FAILED.match(text):
         return _script_error(text)
+    if code is None and _SCRIPT_COMPLETED.match(text):
+        return _inner_exit_error(_reply_parts(text)[1])
     return None
 
 
@@ -492,6 +500,24 @@ def _script_error(text: str) -> str | None:
     if code is not None:
         return _output_error(inner, code, None, None)
     return _output_error(inner, None, None, None) or error_line(inner, "script failed")
+
+
+def _inner_exit_error(printed: str) -> str | None:
+    """The failure of the first command a completed code-mode script ran through ``exec_command`` that exited
+    non-zero, when what the script printed is that tool's result object, or a list of them
+    (``_SCRIPT_COMPLETED``); read as that reply would be (``exit_code_error``: the script's command is not known,
+    so a silent exit 1 stays no error). Anything else the script printed is its own, no error."""
+    try:
+        found = json.loads(printed.strip())
+    except json.JSONDecodeError:
+        return None
+    for result in found if isinstance(found, list) else [found]:
+        if not (isinstance(result, dict) and "wall_time_seconds" in result and isinstance(result.get("output"), str)):
+            return None
+        code = as_int(result.get("exit_code"))
+        if code not in (None, 0):
+            return exit_code_error(result["output"], code)
+    return None
 
 
 def _reasoning_recorded_late(items: list[dict[str, Any]]) -> bool:
