@@ -49,3 +49,16 @@ def test_a_command_that_failed_inside_a_completed_code_mode_script_is_an_error()
     assert [s.error for s in only_run(CODE_MODE).steps] == [
         BWRAP, None, "SyntaxError: Invalid or unexpected token (exit code 1)"]
     assert only_run(DIRECT_EXEC).steps[0].error == BWRAP
+
+
+def test_a_prompt_whose_turn_was_aborted_before_any_answer_is_not_the_task() -> None:
+    """The user sent the request too early twice (``turn_aborted`` a second later, nothing from the model) and then
+    typed it whole; the first fragment was the task. The task is the prompt the model worked on; the fragments are
+    kept as ``aborted_prompts``, and the later prompt stays a later one."""
+    run = only_run(INTERRUPTED)
+    assert run.task == (". ./.devenv/nvm.sh を実行すると、nvm (https://github.com/nvm-sh/nvm) を使ってカレントディレクトリで "
+                        "LTSバージョンの node.js を使えるようにしたい。何を考慮すれば良い？")
+    assert run.metadata["aborted_prompts"] == [". ./.devenv/nvm.sh を実行すると,",
+                                               ". ./.devenv/nvm.sh を実行すると、nvm を使って LTSバージョンの"]
+    [later] = run.metadata["user_prompts"]
+    assert later.startswith("では、重たい処理は .devenv/setup.sh")

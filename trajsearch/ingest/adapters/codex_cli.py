@@ -39,7 +39,10 @@ Mapping
   request for Codex:`` ...) is cut to the request, as Codex titles threads.
   An auto-review (guardian) sub-session's prompt is its instruction and the
   action to assess, the reviewed session's transcript it quotes left out.
-  Later prompts go to ``metadata.user_prompts``.
+  Later prompts go to ``metadata.user_prompts``. A prompt whose turn the
+  user aborted (``turn_aborted``) before the model wrote anything did nothing
+  (sent too early, typed again): the task is the first prompt the model
+  worked on, those before it go to ``metadata.aborted_prompts``.
 - steps, from ``response_item``s only (``event_msg`` ``agent_message`` /
   ``agent_reasoning`` repeat them; ``compacted.replacement_history`` repeats
   old history): each ``function_call`` (arguments = its JSON string decoded;
@@ -612,6 +615,33 @@ class _Rollout(SessionSteps):
             self.answered = step
 
 
+class _Prompts:
+    """The prompts of a rollout in one of its records of them (``user_message`` events, or user message items), and
+    which did nothing: a turn the user aborted (``turn_aborted``: interrupted at once, the prompt sent too early and
+    typed again) before the model wrote anything."""
+
+    def __init__(self) -> None:
+        self.texts: list[str] = []
+        self.void: set[int] = set()
+        self.pending: int | None = None  # the last prompt, while the model has not answered it
+
+    def add(self, text: str) -> None:
+        self.pending = len(self.texts)
+        self.texts.append(text)
+
+    def answered(self) -> None:
+        self.pending = None
+
+    def aborted(self) -> None:
+        if self.pending is not None:
+            self.void.add(self.pending)
+        self.pending = None
+
+    def first_done(self) -> int:
+        """Where the run's task is: the first prompt whose turn the model worked on (the first, if none was)."""
+        return next((i for i in range(len(self.texts)) if i not in self.void), 0)
+
+
 def _item_error(item: dict[str, Any]) -> str | None:
     """The failure an ``item_completed`` event (0.17x) reports for a call: a failed MCP call's error (a refused
     approval, or its result flagged ``isError``), a failed command's exit code (-1: interrupted)."""
@@ -671,9 +701,11 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
 
     rollout = _Rollout(reasoning_late=_reasoning_recorded_late([p for p, _ in items]))
     request = _review_request if _is_review(meta) else _request
-    item_prompts: list[str] = []
-    event_prompts: list[str] = []
+    item_prompts, event_prompts = _Prompts(), _Prompts()
     for kind, payload, at in lines:
+        if kind in ("response_item", "event_msg") and _from_model(kind, payload):
+            item_prompts.answered()
+            event_prompts.answered()
         if kind == "response_item":
             item = as_str(payload.get("type"))
             if item not in OUTPUTS and item != "reasoning":
@@ -685,7 +717,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
                     rollout.answer(text, at, final=payload.get("phase") == "final_answer")
                 elif role == "user" and (prompt := _typed_prompt(kind, payload)):
                     rollout.flush()
-                    item_prompts.append(request(prompt))
+                    item_prompts.add(request(prompt))
             elif item == "reasoning":
                 rollout.reasoning(_reasoning_text(payload))
             elif item in CALLS:
@@ -695,8 +727,11 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
         elif kind == "event_msg":
             ev = as_str(payload.get("type"))
             if prompt := _typed_prompt(kind, payload):
-                event_prompts.append(request(prompt))
+                event_prompts.add(request(prompt))
                 rollout.flush()
+            elif ev == "turn_aborted":
+                item_prompts.aborted()
+                event_prompts.aborted()
             elif ev == "error" or (ev == "task_complete" and payload.get("error")):
                 error = payload.get("message") if ev == "error" else payload.get("error")
                 if isinstance(error, dict):
@@ -716,7 +751,8 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
         if step is not None and not step.get("error"):
             step["error"] = error
 
-    prompts = event_prompts or item_prompts
+    typed = event_prompts if event_prompts.texts else item_prompts
+    prompts, first = typed.texts, typed.first_done()
     if not prompts:
         raise RecordError("no user prompt in this Codex rollout (only injected context or no user message)")
 
@@ -753,12 +789,13 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
         "approval_policy": as_str(first_ctx.get("approval_policy")),
         "sandbox": (sandbox.get("type") or sandbox.get("mode")) if isinstance(sandbox, dict) else sandbox,
         "total_tokens": tokens,
-        "user_prompts": prompt_list(prompts[1:]) or None,
+        "user_prompts": prompt_list(prompts[first + 1:]) or None,
+        "aborted_prompts": prompt_list(prompts[:first]) or None,
         "turns_aborted": sum(1 for e in events if e.get("type") == "turn_aborted") or None,
         "models": sorted(set(models)) if len(set(models)) > 1 else None,
     }
     return session_trajectory(
-        ctx, run_id=f"codex.{session_id}", task=prompts[0], model_id=models[0] if models else None,
+        ctx, run_id=f"codex.{session_id}", task=prompts[first], model_id=models[0] if models else None,
         tool_versions={"codex-cli": str(meta["cli_version"])} if meta.get("cli_version") else {},
         steps=rollout.steps, metadata=metadata, last_error=rollout.last_error,
         error_cause="infrastructure: the session ended on a Codex/model API error",
