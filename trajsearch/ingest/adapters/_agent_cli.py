@@ -231,12 +231,20 @@ _ANSWERS_NO = re.compile(
     r"cat-file))(?=[\s)\"']|$)", re.I)
 
 
+#: A command line sending its standard error away (``2>/dev/null``, ``&>/dev/null``, PowerShell's ``2>$null``, cmd's
+#: ``2>nul``): what it printed is its data, with no message of why it failed.
+_STDERR_DISCARDED = re.compile(r"(?:\b2|&)>>?\s*(?:/dev/null|\$null|nul)\b", re.I)
+
+
 def exit_code_error(text: str | None, code: int, command: str | None = None) -> str | None:
     """Error for a command that exited ``code``: its decisive output line plus the code. None for exit
     code 1 with no output from a command that answers "no" so (``_ANSWERS_NO``: grep's no match, test's false,
     pkill's no process; as mini-swe-agent's adapter reads its harness's return codes), or from a command not known
-    (``command`` None); any other command that exits 1 printing nothing failed (its output redirected)."""
-    line = decisive_line(strip_terminal_codes(text or ""))
+    (``command`` None); any other command that exits 1 printing nothing failed (its output redirected). Of a
+    command that sent its errors away (``_STDERR_DISCARDED``) the code alone, unless a line says what failed: its
+    last line is the last of its data (``rg``'s last match, not why it exited 2)."""
+    discarded = command is not None and _STDERR_DISCARDED.search(command) is not None
+    line = decisive_line(strip_terminal_codes(text or ""), last_line=not discarded)
     if line is None and code == 1 and (command is None or _ANSWERS_NO.search(command)):
         return None
     return f"{line} (exit code {code})" if line else f"exit code {code}"

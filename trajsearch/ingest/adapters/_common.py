@@ -271,7 +271,7 @@ def _powershell_error(lines: list[str]) -> tuple[str, int] | None:
     return short("".join(wrapped).removeprefix("+ ").replace("CategoryInfo", "", 1).lstrip(" :")), end
 
 
-def decisive_line(output: str) -> str | None:
+def decisive_line(output: str, *, last_line: bool = True) -> str | None:
     """The line of a failed command's output most likely to say what went wrong.
 
     Preference: the message of the last PowerShell error record, unless an exception line
@@ -279,8 +279,9 @@ def decisive_line(output: str) -> str | None:
     ``oundException`` would pass for one), then the last exception line (``TypeError: ...``),
     then the last line naming one (pytest's ``FAILED test - TypeError: ...``), then a tool's
     own error line (``error: ...``, ``错误: ...``), then a test runner's tally (``5 tests, 4 failures``),
-    then the last line mentioning an error, then the last non-empty line. A line the console
-    wrapped inside a parenthesis gets its end back (see ``_unwrapped``).
+    then the last line mentioning an error, then (unless ``last_line`` is false: output known to
+    hold no message) the last non-empty line. A line the console wrapped inside a parenthesis
+    gets its end back (see ``_unwrapped``).
     """
     lines = [ln.strip() for ln in output.splitlines() if ln.strip()]
     if "Line |" in lines:  # PowerShell 7's error view: the message under the quoted line, behind a ``| `` gutter
@@ -294,7 +295,7 @@ def decisive_line(output: str) -> str | None:
         for at in range(len(lines) - 1, -1, -1):
             if found := pattern.search(lines[at]):
                 return _short_keeping(_unwrapped(lines, at), found)
-    return short(lines[-1]) if lines else None
+    return short(lines[-1]) if lines and last_line else None
 
 
 def _unwrapped(lines: list[str], at: int) -> str:
