@@ -17,7 +17,9 @@ Records, any mix (one per line, a JSON array, or one object per file):
   ``{"runs": [...]}``), with ``id``, ``trace_id``, ``parent_run_id``,
   ``dotted_order``, ``run_type``, ``name``, ``inputs``, ``outputs``,
   ``error``, ``start_time``, ``end_time``, ``feedback_stats``; a run tree nests
-  its children in ``child_runs``;
+  its children in ``child_runs``; LangChain's langsmith-trace skill
+  (``query_traces.py export`` / ``trace``) writes them with ``run_id`` for
+  ``id`` and ``custom_metadata`` for ``extra.metadata``;
 - feedback as ``client.list_feedback`` gives it: ``run_id``, ``trace_id``,
   ``key``, ``score``, ``value``, ``comment``;
 - a run downloaded from the UI: ``inputs``, ``outputs``, ``metadata`` and
@@ -125,7 +127,7 @@ def _dotted(run: dict[str, Any]) -> list[tuple[str, str]]:
 
 
 def _is_run(record: dict[str, Any]) -> bool:
-    return ("run_type" in record and ("id" in record or "dotted_order" in record) and
+    return ("run_type" in record and any(k in record for k in ("id", "run_id", "dotted_order")) and
             ("inputs" in record or "outputs" in record or "start_time" in record))
 
 
@@ -176,9 +178,14 @@ def side_file(record: Any) -> str | None:
 
 
 def _completed(run: dict[str, Any]) -> dict[str, Any]:
-    """A run with what ``dotted_order`` says filled in: id, parent, trace id, start time."""
+    """A run with what ``dotted_order`` says filled in: id, parent, trace id, start time; and a run as the
+    langsmith-trace skill exports it (``run_id``, ``custom_metadata``) with the API's ``id`` and ``extra.metadata``."""
     path = _dotted(run)
     out = dict(run)
+    if not out.get("id") and out.get("run_id"):
+        out["id"] = out["run_id"]
+    if "extra" not in out and isinstance(out.get("custom_metadata"), dict):
+        out["extra"] = {"metadata": out["custom_metadata"]}
     if not out.get("id") and path:
         out["id"] = path[-1][1]
     if not out.get("parent_run_id") and len(path) > 1:
@@ -264,7 +271,7 @@ def _model(run: dict[str, Any], inputs: Any, outputs: Any) -> str | None:
 def _node(run: dict[str, Any], seq: int) -> Node:
     run = _completed(run)
     if not run.get("id"):
-        raise RecordError("LangSmith run without 'id' (and no 'dotted_order' to take it from)")
+        raise RecordError("LangSmith run without 'id' or 'run_id' (and no 'dotted_order' to take it from)")
     role = _ROLES.get(str(run.get("run_type") or "").lower(), "other")
     inputs, outputs = decode(run.get("inputs")), decode(run.get("outputs"))
     # the OpenAI Agents SDK integration posts its span error (``{"message", "data"}``) as ``str(dict)``
@@ -377,7 +384,7 @@ def _tree(record: dict[str, Any], seq: int, raw: bool) -> Iterator[tuple[str, No
     while stack:
         run, inherited = stack.pop()
         if not run.get("id"):
-            raise RecordError("LangSmith run without 'id' (and no 'dotted_order' to take it from)")
+            raise RecordError("LangSmith run without 'id' or 'run_id' (and no 'dotted_order' to take it from)")
         trace = _trace_id(run, inherited)
         node = _node(run, n)
         if raw:  # a create or update: another record may complete it
