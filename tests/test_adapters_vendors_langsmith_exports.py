@@ -47,3 +47,49 @@ def test_the_langsmith_trace_skills_single_trace_file_is_read(tmp_path: Path) ->
     path = tmp_path / "trace_full.json"
     path.write_text(json.dumps({"trace_id": lines[0]["trace_id"], "runs": lines}, indent=2))
     _check_skill_run(path)
+
+
+def test_a_langsmith_fetch_trace_with_metadata_is_read_as_its_turn() -> None:
+    """Bug (p43 probeA A2): ``langsmith-fetch trace ID --include-metadata`` was "unrecognised" (``-f langsmith``:
+    "run without 'id'"). Its ``messages`` are the root run's output, the thread's state: trace 2 reads as its own
+    turn, as the SDK's runs of that trace do; the tool's ``ToolMessage`` with ``status: error`` is a failed step."""
+    first, second = FETCHED / "trace1.meta.json", FETCHED / "trace2.meta.json"
+    assert detect_format(second) == "langsmith"
+    run = only(second, tenant="acme")
+    assert run.trajectory_id == "ls:01a24197-987d-74b8-a54e-39b3b2537ad3"
+    assert run.task == "And in Paris?"
+    assert [(s.action, s.arguments, s.observation) for s in run.steps] == [
+        ("get_weather", {"city": "Paris"}, "It is 18C and cloudy in Paris."),
+        ("respond", {"content": "Paris is 18C and cloudy too."}, None)]
+    assert run.metadata["conversation_id"] == "thread-lyon-1"
+    assert run.created_at.isoformat().startswith("2026-12-04T15:06:23")
+
+    turn = only(first, tenant="acme")
+    assert turn.task == "What is the weather and the air quality in Lyon?"
+    assert [s.action for s in turn.steps] == ["get_weather", "get_air_quality", "respond"]
+    assert turn.steps[0].thought == "Let me check."
+    assert turn.steps[1].error.startswith("Error: ConnectionError('AQI service unreachable for Lyon')")
+    assert turn.metadata["conversation_id"] == "thread-lyon-1"
+
+
+def test_a_langsmith_fetch_trace_whose_status_is_error_is_a_failure(tmp_path: Path) -> None:
+    """p43 probeA A2: the file keeps the root run's ``status`` but not its error: an ``error`` status is a
+    failure that says so."""
+    fetched = json.loads((FETCHED / "trace1.meta.json").read_text())
+    fetched["metadata"]["status"] = "error"
+    path = tmp_path / "failed.json"
+    path.write_text(json.dumps(fetched, indent=2))
+    run = only(path, tenant="acme")
+    assert run.outcome.value == "failure"
+    assert "status: error" in run.failure.error
+
+
+def test_a_bare_langsmith_fetch_message_list_is_named_not_unrecognised() -> None:
+    """p43 probeA A2: ``langsmith-fetch trace ID --format raw`` writes the bare message list: no trace id, times
+    or status. It is named, with the command that writes a readable file; forced, the same words."""
+    bare = FETCHED / "trace2.messages.json"
+    with pytest.raises(ValueError, match="a bare list of LangChain messages .*--include-metadata"):
+        detect_format(bare)
+    results = list(read_dump(bare, tenant="acme", fmt="langsmith"))
+    assert results and all(not r.ok for r in results)
+    assert "a bare list of LangChain messages" in results[0].error

@@ -246,6 +246,7 @@ def _message(raw: dict[str, Any], default: str) -> list[Message]:
             twin["arguments"] = call["arguments"]
     if role == "tool" or raw.get("tool_call_id"):
         msg.call_id = call_id(raw.get("tool_call_id") or raw.get("tool_use_id") or raw.get("call_id"))
+        msg.failed = str(raw.get("status") or "").lower() == "error"  # a LangChain ToolMessage's tool error
     if role == "tool" and not msg.text and not extra and not is_empty(content):
         msg.text = text_of(content)
     out = [msg] if (msg.text or msg.reasoning or msg.calls or msg.call_id) else []

@@ -30,7 +30,15 @@ Records, any mix (one per line, a JSON array, or one object per file):
   ``run-<uuid>`` of the file name, else a hash of its content (not its
   metadata's ``run_id``: every run of a LangGraph Platform trace carries the root's);
 - a run tree a tool kept under ``trace`` beside fields of its own (no
-  ``observations``: that is Langfuse's download).
+  ``observations``: that is Langfuse's download);
+- a trace as ``langsmith-fetch trace ID --include-metadata`` writes it:
+  ``{"trace_id", "messages", "metadata", "feedback"}``, its messages the root
+  run's ``outputs.messages``, read as a UI download's from the trace's own
+  turn on (a thread's state holds its earlier turns too), with the times,
+  status, ``custom_metadata`` and feedback of ``metadata``. Its bare message
+  list (without ``--include-metadata``) and its thread files (message
+  previews of a whole thread) hold no run to read: named, with the command
+  that writes one.
 A dataset example (``dataset_id``, ``inputs``, ``outputs``) holds no run: passed
 over in a folder, named when given alone.
 ``dotted_order`` (``<%Y%m%dT%H%M%S%fZ><run id>`` per level, root first) fills
@@ -150,6 +158,35 @@ def _is_download(record: dict[str, Any]) -> bool:
         and "run_type" not in record
 
 
+def _is_fetched_trace(record: dict[str, Any]) -> bool:
+    """A trace as ``langsmith-fetch trace ID --include-metadata`` writes it: ``{"trace_id", "messages",
+    "metadata", "feedback"}`` (``fetchers.fetch_trace_with_metadata``)."""
+    return isinstance(record.get("trace_id"), str) and isinstance(record.get("messages"), list) \
+        and isinstance(record.get("metadata"), dict) and "feedback" in record and "run_type" not in record
+
+
+def _is_langchain_message(record: dict[str, Any]) -> bool:
+    """A LangChain message as ``model_dump()`` gives it (``type: human|ai|tool|system``, ``content``, ...)."""
+    return record.get("type") in ("human", "ai", "tool", "system") and "content" in record \
+        and ("additional_kwargs" in record or "response_metadata" in record)
+
+
+def not_a_run(record: Any) -> str | None:
+    """The adapter hook (see ``adapters/__init__``): langsmith-fetch's other files, which hold no run to read."""
+    if not isinstance(record, dict):
+        return None
+    if isinstance(record.get("thread_id"), str) and isinstance(record.get("messages"), list) \
+            and "metadata" in record and "feedback" in record:
+        return ("a langsmith-fetch thread file: previews of the messages of every trace of a LangGraph thread, "
+                "no run of its own; fetch its traces with 'langsmith-fetch trace ID --include-metadata' "
+                "(or export their runs) to read them")
+    if _is_langchain_message(record):
+        return ("a bare list of LangChain messages (as 'langsmith-fetch trace ID' writes without "
+                "--include-metadata): no trace id, times or status to read a run by; fetch the trace with "
+                "'langsmith-fetch trace ID --include-metadata' to read it")
+    return None
+
+
 def _wrapped_run(record: dict[str, Any]) -> dict[str, Any] | None:
     """A run tree a tool saved under ``trace`` beside its own fields (``{"trace": {<run with child_runs>},
     "scenario_id": ...}``); not a Langfuse download, whose ``trace`` comes with ``observations``."""
@@ -160,7 +197,8 @@ def _wrapped_run(record: dict[str, Any]) -> dict[str, Any] | None:
 def matches(record: Any) -> bool:
     if not isinstance(record, dict):
         return False
-    if _is_run(record) or _is_batch(record) or _is_feedback(record) or _is_download(record) or _wrapped_run(record):
+    if _is_run(record) or _is_batch(record) or _is_feedback(record) or _is_download(record) \
+            or _is_fetched_trace(record) or _wrapped_run(record):
         return True
     runs = record.get("runs")
     return isinstance(runs, list) and bool(runs) and isinstance(runs[0], dict) and _is_run(runs[0])
@@ -344,15 +382,55 @@ def _downloaded_run(record: dict[str, Any], source: Path) -> Node:
     key = _download_id(record, source)
     where = record["langsmith"]
     project = where.get("tracing_project") if isinstance(where.get("tracing_project"), dict) else {}
-    node = _node({"id": key, "run_type": "chain", "name": project.get("name") or "run", "inputs": record["inputs"],
-                  "outputs": record["outputs"], "session_name": project.get("name"),
-                  "extra": {"metadata": record.get("metadata")}}, 0)
-    conversation = message_dicts(decode(record["outputs"]))
-    if not conversation and (answer := answer_in(record["outputs"])):
+    return _conversation_node({"id": key, "run_type": "chain", "name": project.get("name") or "run",
+                               "inputs": record["inputs"], "outputs": record["outputs"],
+                               "session_name": project.get("name"), "extra": {"metadata": record.get("metadata")}})
+
+
+def _fetched_run(record: dict[str, Any]) -> Node:
+    """A ``langsmith-fetch`` trace (``_is_fetched_trace``) as one agent node: its ``messages`` are the root run's
+    ``outputs.messages``, read as a UI download's are, from the trace's own turn on (:func:`_this_turn`); the
+    task is that turn's user message; times, ``status``, thread and model metadata (``custom_metadata``: the
+    run's ``extra.metadata``) and feedback come from ``metadata``. A failed run's error is not in the file:
+    only its status says it failed."""
+    meta = record["metadata"]
+    custom = meta.get("custom_metadata") if isinstance(meta.get("custom_metadata"), dict) else {}
+    feedback = [fb for fb in as_list(record.get("feedback")) if isinstance(fb, dict)]
+    failed = str(meta.get("status") or "").lower() == "error"
+    turn = _this_turn(record["messages"])
+    asked = [m for m in turn if _is_human(m)][:1]
+    return _conversation_node({
+        "id": record["trace_id"], "run_type": "chain", "name": "trace", "inputs": {"messages": asked},
+        "outputs": {"messages": turn}, "start_time": meta.get("start_time"),
+        "end_time": meta.get("end_time"), "extra": {"metadata": custom},
+        "error": "LangSmith status: error (langsmith-fetch keeps no error message)" if failed else None,
+        "feedback": feedback, "feedback_stats": None if feedback else meta.get("feedback_stats")})
+
+
+def _is_human(message: Any) -> bool:
+    return isinstance(message, dict) and message.get("type") == "human"
+
+
+def _this_turn(messages: list[Any]) -> list[Any]:
+    """The messages of a trace's own turn: from its last user message(s) on. A LangGraph thread's state (what a
+    root run outputs) holds the thread's earlier turns before it, each the output of its own trace."""
+    last = max((i for i, m in enumerate(messages) if _is_human(m)), default=0)
+    while last > 0 and _is_human(messages[last - 1]):
+        last -= 1
+    return messages[last:]
+
+
+def _conversation_node(run: dict[str, Any]) -> Node:
+    """A run whose ``outputs`` hold its messages (a LangGraph agent's state) as one agent node whose turns are
+    those messages (tool calls, their ``ToolMessage`` replies, handoffs); outputs holding no messages (a chain's
+    ``{"output": ...}``) give the run's answer as a graph's output does (see ``_vendor.answer_in``)."""
+    node = _node(run, 0)
+    conversation = message_dicts(decode(run["outputs"]))
+    if not conversation and (answer := answer_in(run["outputs"])):
         conversation = [asdict(Message("assistant", answer))]
     node.role, node.input_messages = "agent", conversation
     node.output_messages = [m for m in conversation if m["role"] == "assistant"]
-    node.model = _said_by_model(record["outputs"])
+    node.model = _said_by_model(run["outputs"])
     return node
 
 
@@ -423,6 +501,12 @@ def nodes(record: Any, ctx: Context, seq: int = 0) -> Iterator[tuple[str, Node, 
         node = _downloaded_run(record, ctx.source)
         yield node.id, node, node.info.get("conversation_id")
         return
+    if _is_fetched_trace(record):
+        node = _fetched_run(record)
+        yield node.id, node, node.info.get("conversation_id")
+        return
+    if why := not_a_run(record):
+        raise RecordError(f"not a LangSmith run: {why}")
     if _is_feedback(record):
         score = _feedback_score(record, str(record["run_id"]))
         if score is not None:
