@@ -149,3 +149,17 @@ def test_ingest_set_names_the_fields_it_takes_in_the_clis_words(backend, tmp_pat
     assert code == 2 and "the tenant is --tenant's" in " ".join(err.split())
     code, out, err = run_cli("ingest", str(path), "--set", "env_version=v9", "--quiet")
     assert code == 0, err
+
+
+def test_a_search_of_a_tenant_holding_no_runs_says_so(backend, tmp_path: Path) -> None:
+    """Probe E of round p43: ``search ... -t nosuchtenant`` printed "no matches", exit 0, as if a tenant's runs
+    had been searched: a misspelt tenant read as an empty answer. (Over the server the key's tenant is the one
+    searched; a key of a tenant holding no runs gets the same message.)"""
+    ingest_two(tmp_path)
+    code, out, err = run_cli("search", "zzqx-no-such-words", "--mode", "lexical")
+    assert code == 0 and "no matches" in out  # a tenant holding runs, none of them matching
+    if backend == "embedded":
+        for args in (("search", "KeyError: 'user_id'"), ("similar", "KeyError: 'user_id'"),
+                     ("search", "KeyError", "--json")):
+            code, out, err = run_cli(*args, "-t", "acmee")
+            assert code == 1 and "tenant 'acmee' holds no runs in this store" in " ".join(err.split()), args

@@ -46,6 +46,7 @@ def search(
         hits = api.search(text, levels=level, outcome=outcome, env_version=env_version, task_family=task_family,
                           tools=tool, k=k, group_size=group_size, group_by_trajectory=not no_group, mode=mode)
         context = {h.id: api.expand(h, before=expand, after=expand) for h in hits if expand and h.step_index >= 0}
+        _tenant_holds_runs(api, hits)
     if as_json:
         print_json([dict(h.to_dict(), context=[vars(s) for s in context.get(h.id, [])]) for h in hits])
         return
@@ -82,6 +83,7 @@ def similar(
     with connect(server, ca, uri, traces, tenant) as api:
         matches = api.similar_runs(trajectory_id, text, k=k, outcome=outcome, mode=mode)
         matched = text if trajectory_id is None else _anchor_error(api, trajectory_id)
+        _tenant_holds_runs(api, matches)
     if as_json:
         print_json([m.to_dict() for m in matches])
         return
@@ -92,6 +94,17 @@ def similar(
         out.print(f"[bold]{rank}. {escape(m.trajectory_id)}[/bold]  score={m.score:.3f}  outcome={m.outcome}")
         out.print(f"   task: {one_line(m.task, 200)}", markup=False)
         out.print(f"   best {where(m.best)}: {matched_line(m.best.text, query_terms, 240)}", markup=False)
+
+
+def _tenant_holds_runs(api, found: list) -> None:
+    """Fail, when nothing was found, if the tenant holds no run at all: a tenant misspelt (or not ingested into
+    yet) is told so, not answered "no matches" as if its runs had been searched."""
+    if found:
+        return
+    stats = api.stats()
+    if not stats.get("trajectories"):
+        fail(f"tenant {stats.get('tenant')!r} holds no runs in this store: nothing to search (a misspelt tenant? "
+             "'trajsearch stats -t TENANT' counts a tenant's runs)", code=1)
 
 
 def _anchor_error(api, trajectory_id: str) -> str:
