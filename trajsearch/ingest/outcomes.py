@@ -8,6 +8,7 @@ outcome file maps a run id to an outcome and/or a reward:
 - SWE-bench harness report ``{"resolved_ids": [...], "unresolved_ids": [...],
   "error_ids": [...], "empty_patch_ids": [...], "incomplete_ids": [...]}`` (``error_ids`` -> infra_error,
   ``empty_patch_ids`` -> failure, ``incomplete_ids``: never evaluated, so the run keeps its own outcome);
+  SWE-bench-Live's evaluation writes the same lists, its verdicts named ``success_ids`` / ``failure_ids``;
   Multi-SWE-bench's names its resolved list ``resolved``; SWE-smith's is ``{"resolved": 3, "unresolved": 50,
   "total": 53, "ids_resolved": [...], "ids_unresolved": [...]}`` (the counts are no run ids); a results file may
   hold such lists under one key, among fields about the experiment that are no verdicts (``{"label", "date",
@@ -171,6 +172,8 @@ _RUN_REPORT_LISTS = {
     "ids_resolved": Verdict(Outcome.success, None),  # SWE-smith's run report, beside its counts
     "ids_unresolved": Verdict(Outcome.failure, None),
     "failed_ids": Verdict(Outcome.failure, None),  # results files written by hand-rolled harnesses (jingu-swebench)
+    "success_ids": Verdict(Outcome.success, None),  # SWE-bench-Live's evaluation (``evaluation/evaluation.py``)
+    "failure_ids": Verdict(Outcome.failure, None),
 }
 #: GSO's instance sets, each with its verdict (later sets win: an instance sits in ``completed_ids`` and in what
 #: became of it). Its harness (``gso/harness/grading/report.py``) counts an instance completed once its evaluation
@@ -214,7 +217,8 @@ def _gso_verdicts(data: dict[str, Any], sets: dict[str, Any], path: Path) -> dic
 
 
 #: Lists only a run report has (an older report's ``resolved`` list alone is read by ``_UNRESOLVED_LISTS``' rule).
-_RUN_REPORT_KEYS = ("resolved_ids", "unresolved_ids", "error_ids", "ids_resolved", "ids_unresolved", "failed_ids")
+_RUN_REPORT_KEYS = ("resolved_ids", "unresolved_ids", "error_ids", "ids_resolved", "ids_unresolved", "failed_ids",
+                    "success_ids", "failure_ids")
 
 
 #: Fields that hold what a run did or how it went (the native schema's ``steps`` and ``metadata``, a chat's

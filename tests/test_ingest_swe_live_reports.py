@@ -1,0 +1,81 @@
+"""SWE-bench-Live's evaluation files and the SWE-bench files kept beside runs, read from real files (probes A and B
+of round p43: A3, A4, B7, B8).
+
+Fixtures (see each folder's SOURCE.md):
+- ``outcomes/.real/swebench-live-openhands-java``: what SWE-bench-Live's ``evaluation/evaluation.py`` wrote for four
+  OpenHands runs (nunu0404/Python_OpenHands @ 9e1ba07): the summary ``results.json`` (``success_ids`` /
+  ``failure_ids`` / ``error_ids`` / ``empty_patch_ids``) and two flat per-instance ``report.json``.
+- ``outcomes/.real/christsakm-monai-5416``: two models' SWE-bench harness reports of ``Project-MONAI__MONAI-5416``,
+  keyed in lower case (christsakm/Trajectories @ b4703a7).
+- ``swe-agent/.real/christsakm-mypy-10430/instance_data.json``: a SWE-bench task instance (a dataset row) kept beside
+  the runs of it (same commit).
+
+The runs are a real mini-swe-agent run (``mini-swe-agent/.real/test_data/github_issue.traj.json``, which records no
+error of its own) laid out as a batch run writes it: its file name is its task, the instance.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from cli_support import run_cli
+from trajsearch.ingest.detect import SideFile, detect_format
+from trajsearch.ingest.outcomes import OutcomeTable
+from trajsearch.ingest.read import read_dump
+from trajsearch.model import Outcome, Trajectory
+
+FIXTURES = Path(__file__).parent / "fixtures"
+REAL_OUTCOMES = FIXTURES / "outcomes" / ".real"
+LIVE = REAL_OUTCOMES / "swebench-live-openhands-java"
+MONAI_REPORTS = REAL_OUTCOMES / "christsakm-monai-5416"
+TASK_INSTANCE = FIXTURES / "swe-agent" / ".real" / "christsakm-mypy-10430" / "instance_data.json"
+MSWEA_RUN = FIXTURES / "mini-swe-agent" / ".real" / "test_data" / "github_issue.traj.json"
+#: The instances of the SWE-bench-Live evaluation (all four in its ``failure_ids``).
+LIVE_INSTANCES = ("spotbugs__spotbugs-3552", "spotbugs__spotbugs-3557", "mapstruct__mapstruct-3492",
+                  "spotbugs__spotbugs-2844")
+MONAI = "Project-MONAI__MONAI-5416"
+
+
+def run_of(folder: Path, instance: str) -> Path:
+    """``folder/<instance>/<instance>.traj.json``: a run laid out as a batch run writes it."""
+    (folder / instance).mkdir(parents=True)
+    return Path(shutil.copy(MSWEA_RUN, folder / instance / f"{instance}.traj.json"))
+
+
+def read_with(runs: Path, outcomes: Path) -> dict[str, Trajectory]:
+    """The runs under ``runs``, by trajectory id, with the verdicts of ``outcomes`` joined."""
+    return {p.trajectory.trajectory_id: p.trajectory
+            for p in read_dump(runs, outcomes=OutcomeTable.load(outcomes)) if p.trajectory}
+
+
+@pytest.fixture
+def cli_env(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("TRAJSEARCH_MODEL", "hashing")
+    monkeypatch.setenv("TRAJSEARCH_HOME", str(tmp_path / "home"))
+
+
+def test_swebench_live_results_json_gives_its_verdicts(tmp_path: Path, cli_env) -> None:
+    """A3: SWE-bench-Live's ``results.json`` was refused ("no run outcomes found") and the ingest aborted, though
+    it lists a verdict for every run: its harness names the lists ``success_ids`` / ``failure_ids``."""
+    for instance in LIVE_INSTANCES:
+        run_of(tmp_path / "runs", instance)
+    code, out, err = run_cli("ingest", "--dry-run", str(tmp_path / "runs"), "--outcomes", str(LIVE / "results.json"))
+    assert code == 0, err
+    assert "a verdict for 4 of 4 run(s) read" in " ".join(out.split() + err.split())
+    read = read_with(tmp_path / "runs", LIVE / "results.json")
+    assert {run.task_id: run.outcome for run in read.values()} == dict.fromkeys(LIVE_INSTANCES, Outcome.failure)
+
+
+def test_swebench_live_success_ids_are_successes(tmp_path: Path) -> None:
+    """A3: the same report with one instance moved to ``success_ids`` (as the harness files a resolved one)."""
+    report = json.loads((LIVE / "results.json").read_text())
+    report["failure_ids"].remove("spotbugs__spotbugs-3557")
+    report["success_ids"].append("spotbugs__spotbugs-3557")
+    (tmp_path / "results.json").write_text(json.dumps(report))
+    verdicts = OutcomeTable.load(tmp_path / "results.json").verdicts
+    assert verdicts["spotbugs__spotbugs-3557"].outcome is Outcome.success
+    assert verdicts["spotbugs__spotbugs-3552"].outcome is Outcome.failure
