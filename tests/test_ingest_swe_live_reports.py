@@ -79,3 +79,27 @@ def test_swebench_live_success_ids_are_successes(tmp_path: Path) -> None:
     verdicts = OutcomeTable.load(tmp_path / "results.json").verdicts
     assert verdicts["spotbugs__spotbugs-3557"].outcome is Outcome.success
     assert verdicts["spotbugs__spotbugs-3552"].outcome is Outcome.failure
+
+
+def test_swebench_live_instance_report_says_what_still_fails(tmp_path: Path) -> None:
+    """A4: SWE-bench-Live writes one instance's ``FAIL_TO_PASS`` / ``PASS_TO_PASS`` at the report's top, not under
+    ``tests_status`` as the harness does; the test left failing did not become the failed run's error."""
+    run_of(tmp_path / "runs", "spotbugs__spotbugs-3557")
+    run_of(tmp_path / "runs", "spotbugs__spotbugs-2844")
+    read = {run.task_id: run for run in read_with(tmp_path / "runs", LIVE).values()}
+    failed = read["spotbugs__spotbugs-3557"]
+    assert failed.outcome is Outcome.failure
+    assert failed.failure.error == ("SWE-bench evaluation: 1 of 1 tests it should fix still fail (FAIL_TO_PASS): "
+                                    "edu.umd.cs.findbugs.detect.Issue1928Test.testIssue()")
+    # a report naming no failing test (its tests never ran) says nothing more than the verdict
+    assert read["spotbugs__spotbugs-2844"].outcome is Outcome.failure
+    assert read["spotbugs__spotbugs-2844"].failure is None
+
+
+def test_swebench_live_instance_report_met_in_a_walk_is_a_side_file(tmp_path: Path, cli_env) -> None:
+    """A4: a walk of the evaluation folder listed each per-instance report as rejected, "unrecognised"."""
+    with pytest.raises(SideFile, match="a SWE-bench evaluation report, not a run"):
+        detect_format(LIVE / "spotbugs__spotbugs-3557" / "report.json")
+    code, out, err = run_cli("ingest", "--dry-run", "--json", str(LIVE))
+    assert code == 0, err
+    assert json.loads(out)["files"] == []

@@ -136,15 +136,23 @@ def is_instance_report(value: Any) -> bool:
     return isinstance(value, dict) and "resolved" in value and bool(value.keys() & _INSTANCE_REPORT_KEYS)
 
 
+def _live_instance_report(value: dict[str, Any]) -> bool:
+    """Whether ``value`` is one instance's SWE-bench-Live report: its id and verdict, and the tests at its top
+    (``{"instance_id", "resolved", "FAIL_TO_PASS": {"success": [...], "failure": [...]}, "PASS_TO_PASS": ...}``)."""
+    tests = value.get("FAIL_TO_PASS")
+    return {"instance_id", "resolved"} <= value.keys() and isinstance(tests, dict) and "failure" in tests
+
+
 def is_swebench_report(record: dict[str, Any]) -> bool:
     """Whether a JSON object is a SWE-bench evaluation report of any kind this module reads: a run's
-    (``resolved_ids``, or an older one's ``resolved`` list), one instance's, several instances' by id,
-    or a summary listing ``{"instance_id", "resolved"}`` records under a key."""
+    (``resolved_ids``, or an older one's ``resolved`` list), one instance's (SWE-bench-Live's too), several
+    instances' by id, or a summary listing ``{"instance_id", "resolved"}`` records under a key."""
     values = list(record.values())
     listed = any(isinstance(v, list) and v and isinstance(v[0], dict) and {"instance_id", "resolved"} <= v[0].keys()
                  for v in values)  # {"total": 500, "instances": [{"instance_id": ..., "resolved": true}, ...]}
     return (_run_report(record) is not None or _id_list(record.get("resolved")) is not None or listed
-            or is_instance_report(record) or bool(values) and all(is_instance_report(v) for v in values))
+            or is_instance_report(record) or _live_instance_report(record)
+            or bool(values) and all(is_instance_report(v) for v in values))
 
 
 @dataclass(frozen=True)
@@ -261,19 +269,20 @@ SHOWN_TESTS = 5
 
 
 def _report_detail(report: dict[str, Any]) -> str | None:
-    """What one instance's SWE-bench harness report says failed: no patch, a patch that did not apply,
-    the tests it should have fixed that still fail, the tests it broke."""
+    """What one instance's SWE-bench report says failed: no patch, a patch that did not apply,
+    the tests it should have fixed that still fail, the tests it broke. The harness nests the tests under
+    ``tests_status``; SWE-bench-Live's evaluation writes the same ``{"success": [...], "failure": [...]}``
+    per kind at the report's top (``{"instance_id", "resolved", "PASS_TO_PASS", "FAIL_TO_PASS"}``)."""
     if report.get("patch_is_None") or report.get("patch_exists") is False:
         return "SWE-bench evaluation: no patch was submitted"
     if report.get("patch_successfully_applied") is False:
         return "SWE-bench evaluation: the patch did not apply"
     status = report.get("tests_status")
-    if not isinstance(status, dict):
-        return None
+    status = status if isinstance(status, dict) else report
     parts = []
     for kind, what in (("FAIL_TO_PASS", "tests it should fix still fail"), ("PASS_TO_PASS", "tests that passed before now fail")):
         tests = status.get(kind) if isinstance(status.get(kind), dict) else {}
-        failed = [str(t) for t in tests.get("failure") or []]
+        failed = _id_list(tests.get("failure")) or []
         if failed:
             total = len(failed) + len(tests.get("success") or [])
             more = f", +{len(failed) - SHOWN_TESTS} more" if len(failed) > SHOWN_TESTS else ""
