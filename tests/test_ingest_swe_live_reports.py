@@ -103,3 +103,36 @@ def test_swebench_live_instance_report_met_in_a_walk_is_a_side_file(tmp_path: Pa
     code, out, err = run_cli("ingest", "--dry-run", "--json", str(LIVE))
     assert code == 0, err
     assert json.loads(out)["files"] == []
+
+
+def test_a_report_beside_the_run_joins_when_its_instance_id_differs_in_case(tmp_path: Path) -> None:
+    """B7: the reports key the instance ``project-monai__monai-5416``, the run names it ``Project-MONAI__MONAI-5416``
+    (GitHub's own spelling); the run kept its own outcome, though the report beside it says unresolved."""
+    for model in ("trace_01_gpt-5-2025-08-07", "trace_02_kimi-k2-instruct-0905"):
+        run_of(tmp_path / "runs" / model, MONAI)
+    read = {run_id.split(".")[0]: run for run_id, run in read_with(tmp_path / "runs", MONAI_REPORTS).items()}
+    assert {model: run.outcome for model, run in read.items()} == {
+        "trace_01_gpt-5-2025-08-07": Outcome.success, "trace_02_kimi-k2-instruct-0905": Outcome.failure}
+    assert "2 of 2 tests it should fix still fail" in read["trace_02_kimi-k2-instruct-0905"].failure.error
+    # one report given alone
+    single = read_with(tmp_path / "runs" / "trace_02_kimi-k2-instruct-0905",
+                       MONAI_REPORTS / "trace_02_kimi-k2-instruct-0905" / "report.json")
+    assert [run.outcome for run in single.values()] == [Outcome.failure]
+
+
+def test_instance_ids_in_another_case_join_only_where_unambiguous(tmp_path: Path) -> None:
+    """B7: ids are case-sensitive; another case joins only a SWE-bench instance id, and only when the file spells
+    the instance one way. A file keying it both ways gives each spelling its own verdict."""
+    report = json.loads((MONAI_REPORTS / "trace_02_kimi-k2-instruct-0905" / "report.json").read_text())
+    [(key, verdict)] = report.items()
+    resolved = {**verdict, "resolved": True}
+    run_of(tmp_path / "runs", MONAI)
+    run_of(tmp_path / "runs", "Some-Task")
+    both = tmp_path / "both.json"
+    both.write_text(json.dumps({key: verdict, "project-monai__MONAI-5416": resolved, "some-task": "success"}))
+    assert {run.task_id: run.outcome for run in read_with(tmp_path / "runs", both).values()} == {
+        MONAI: Outcome.unknown, "Some-Task": Outcome.unknown}
+    exact = tmp_path / "exact.json"
+    exact.write_text(json.dumps({key: verdict, MONAI: resolved}))
+    assert {run.task_id: run.outcome for run in read_with(tmp_path / "runs", exact).values()} == {
+        MONAI: Outcome.success, "Some-Task": Outcome.unknown}

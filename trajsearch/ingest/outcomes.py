@@ -430,6 +430,11 @@ class OutcomeTable:
         #: ids that reports in one folder judge differently (one report per model of a multi-model evaluation):
         #: each verdict with the folders of its file; a run takes the one whose folder names it (see ``_verdict``)
         self.conflicts = conflicts or {}
+        #: the instance ids listed, by their casefolded form: each spelling of it (see ``_other_case``)
+        self._spellings: dict[str, set[str]] = {}
+        for listed in self.verdicts.keys() | self.conflicts.keys():
+            if _INSTANCE_ID.match(listed):
+                self._spellings.setdefault(listed.casefold(), set()).add(listed)
         self.runs = 0
         self.matched = 0
         self.unlisted_runs = 0
@@ -616,11 +621,21 @@ class OutcomeTable:
             elif (why := _refusal(record)) is not None:
                 invalid.append((run_id, why))
 
+    def _other_case(self, keys: list[str]) -> str | None:
+        """The id the file lists a run's SWE-bench instance by, spelt in another case (``project-monai__monai-5416``
+        for ``Project-MONAI__MONAI-5416``), where the file spells it only one way. Ids are case-sensitive, but an
+        instance id is ``<owner>__<repo>-<number>`` of a GitHub repository, whose names are not: the harness
+        lowercases it in its image names, and tools that key reports by such names write it so."""
+        found = {spelt for k in keys if _INSTANCE_ID.match(k) for spelt in self._spellings.get(k.casefold(), ())}
+        return found.pop() if len(found) == 1 else None
+
     def _verdict(self, trajectory: Trajectory) -> Verdict | None:
-        """The file's verdict for the run: its own, else what the file says of the runs it leaves out,
-        for a run of a SWE-bench instance (``<owner>__<repo>-<number>``: a run of anything else is not its
-        to judge)."""
+        """The file's verdict for the run: its own (by an id as written, else by its instance id in another case,
+        see ``_other_case``), else what the file says of the runs it leaves out, for a run of a SWE-bench instance
+        (``<owner>__<repo>-<number>``: a run of anything else is not its to judge)."""
         keys = _keys(trajectory)
+        if not any(k in self.verdicts or k in self.conflicts for k in keys) and (spelt := self._other_case(keys)):
+            keys = [spelt]
         verdict = next((self.verdicts[k] for k in keys if k in self.verdicts), None)
         if verdict is None and (key := next((k for k in keys if k in self.conflicts), None)):
             verdict = self._named(trajectory, self.conflicts[key], key)
