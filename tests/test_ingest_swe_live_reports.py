@@ -136,3 +136,16 @@ def test_instance_ids_in_another_case_join_only_where_unambiguous(tmp_path: Path
     exact.write_text(json.dumps({key: verdict, MONAI: resolved}))
     assert {run.task_id: run.outcome for run in read_with(tmp_path / "runs", exact).values()} == {
         MONAI: Outcome.success, "Some-Task": Outcome.unknown}
+
+
+def test_a_swebench_task_instance_beside_the_runs_is_a_side_file(tmp_path: Path, cli_env) -> None:
+    """B8: ``instance_data.json`` (a SWE-bench dataset row) beside the runs was rejected, "unrecognised dump format",
+    and the ingest of a clean dump exited 3."""
+    with pytest.raises(SideFile, match=r"a SWE-bench task instance \(a dataset row"):
+        detect_format(TASK_INSTANCE)
+    run_of(tmp_path / "runs", "python__mypy-10430")
+    shutil.copy(TASK_INSTANCE, tmp_path / "runs" / "python__mypy-10430")
+    code, out, err = run_cli("ingest", "--dry-run", "--json", str(tmp_path / "runs"))
+    assert code == 0, err
+    assert [(Path(f["source"]).name, f["runs"], f["rejected"]) for f in json.loads(out)["files"]] == [
+        ("python__mypy-10430.traj.json", 1, 0)]

@@ -9,6 +9,9 @@ list, one instance's ``{"patch_is_None": ..., "resolved": ...}``, or a summary l
 SWE-PolyBench's evaluation writes each instance's ``logs/<instance_id>_result.json`` (its verdict:
 ``resolved``, ``all_f2p_passed``, ``no_p2p_failed``, ...) and ``_metrics.json`` (how well the run found
 the code to change: ``file_retrieval_metrics``).
+Beside them may sit the task itself: a SWE-bench dataset row (``instance_id``, ``problem_statement``, the gold
+``patch`` and ``test_patch``, ``FAIL_TO_PASS``/``PASS_TO_PASS``; SWE-bench-Live's adds its build and test
+commands), saved per instance as ``instance_data.json`` or as the dataset's JSONL.
 GSO's harness (gso-bench, a benchmark of optimisation tasks built like SWE-bench's) writes a run report of
 instance sets (``summary`` and ``instance_sets``: ``completed_ids``, ``opt_commit_ids``, ...).
 None holds a run, so a directory walk passes them over; a report is what ``--outcomes`` reads.
@@ -26,10 +29,19 @@ _VALIDATION_KEYS = {"FAIL_TO_PASS", "PASS_TO_PASS", "FAIL_TO_FAIL", "PASS_TO_FAI
 #: What SWE-PolyBench's evaluation writes of one instance: its verdict, and its retrieval metrics.
 _POLYBENCH_RESULT_KEYS = {"instance_id", "resolved", "all_f2p_passed", "no_p2p_failed"}
 _POLYBENCH_METRICS_KEYS = {"instance_id", "file_retrieval_metrics"}
+#: A SWE-bench task instance (a dataset row): the issue, and the gold patch with its tests.
+_TASK_INSTANCE_KEYS = {"instance_id", "problem_statement", "patch", "test_patch"}
 
 
 def _prediction(value: Any) -> bool:
     return isinstance(value, dict) and _PREDICTION_KEYS <= value.keys()
+
+
+def _task_instance(record: dict[str, Any]) -> bool:
+    """Whether ``record`` is a SWE-bench task instance: its fields, and nothing a run is made of (a list of
+    steps, messages or events: objects), as a trajectory dataset's rows carry beside the same fields."""
+    runs_in_it = any(isinstance(v, list) and any(isinstance(item, dict) for item in v) for v in record.values())
+    return _TASK_INSTANCE_KEYS <= record.keys() and not runs_in_it
 
 
 def side_file(record: Any) -> str | None:
@@ -46,6 +58,9 @@ def side_file(record: Any) -> str | None:
         return "a SWE-bench evaluation report, not a run: pass it (or its folder) with --outcomes to join its verdicts"
     if "FAIL_TO_PASS" in record and record.keys() <= _VALIDATION_KEYS and all(isinstance(v, list) for v in values):
         return "a SWE-smith validation report (the tests an instance's fix makes pass and keeps passing), not a run"
+    if _task_instance(record):
+        return ("a SWE-bench task instance (a dataset row: the issue, the gold patch and its tests), not a run: "
+                "the runs of it are the trajectory files beside it")
     if _POLYBENCH_RESULT_KEYS <= record.keys():
         return ("a SWE-PolyBench evaluation result (one instance's verdict), not a run: pass its folder with "
                 "--outcomes to join its verdicts")
