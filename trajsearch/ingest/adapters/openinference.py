@@ -17,7 +17,8 @@ Mapping
   OpenInference defines it as the tool's parameter schema, some tracers put the
   call's arguments there; the model's arguments by name where the tool recorded a
   bare value, as LangChain does), observation = ``output.value`` (a LangChain
-  ``ToolMessage``'s content, its ``status: error`` the step's error), id = ``tool.id``,
+  ``ToolMessage``'s content, its ``status: error`` the step's error; a Gemini
+  ``FunctionResponse``'s ``response``, as ADK's instrumentor records it), id = ``tool.id``,
   error = the ``exception`` event or the ERROR status message. ``RETRIEVER``
   spans: action = span name, observation = the ``retrieval.documents``
   contents. The thought of a tool step is the text of the ``LLM`` span whose

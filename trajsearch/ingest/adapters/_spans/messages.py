@@ -520,15 +520,31 @@ def _mcp_repr(value: Any) -> tuple[str, bool] | None:
     return "\n".join(t for t in texts if isinstance(t, str)), found.group(1) == "True"
 
 
+#: The fields of google-genai's ``FunctionResponse`` (``types.FunctionResponse``), as ``model_dump_json`` writes them.
+_FUNCTION_RESPONSE_FIELDS = frozenset({"id", "name", "response", "will_continue", "scheduling", "parts"})
+
+
+def _function_response(value: Any) -> Any:
+    """The tool's own result inside a Gemini ``FunctionResponse`` (``{"id", "name", "response": {...}}``:
+    OpenInference's ADK instrumentor records the whole envelope as a tool span's ``output.value``; the model is
+    sent, and ADK's own tracing records, only its ``response``); anything else as it is."""
+    if isinstance(value, dict) and {"id", "name", "response"} <= value.keys() <= _FUNCTION_RESPONSE_FIELDS \
+            and isinstance(value["response"], dict) and isinstance(value["name"], str):
+        return value["response"]
+    return value
+
+
 def result_text(value: Any) -> str:
     """A tool result as text: content parts (``[{"text": ...}]``, what Strands records) joined, one MCP content
     block (``{"type": "text", "text"}``) as its text, an MCP result's repr as its text blocks, LlamaIndex's
-    ``ToolOutput`` (``{"blocks", "tool_name", "raw_output", ...}``) as its blocks' text, else as is."""
+    ``ToolOutput`` (``{"blocks", "tool_name", "raw_output", ...}``) as its blocks' text, a Gemini
+    ``FunctionResponse`` as its ``response`` (:func:`_function_response`), else as is."""
     decoded = maybe_json(value)
     if (mcp := _mcp_repr(decoded)) is not None and not mcp[1]:  # a failed one stays whole: see mcp_error
         return mcp[0]
     if isinstance(decoded, dict) and {"blocks", "tool_name", "raw_output"} <= decoded.keys():
         decoded = decoded["blocks"]
+    decoded = _function_response(decoded)
     if isinstance(decoded, dict) and decoded.get("type") == "text" and isinstance(decoded.get("text"), str):
         return decoded["text"]  # one MCP content block
     if isinstance(decoded, list) and decoded and all(isinstance(p, dict) and "text" in p for p in decoded):
