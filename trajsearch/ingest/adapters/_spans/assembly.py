@@ -18,6 +18,10 @@ the nodes of one run:
   before a call is its thought, text after the last call a ``respond`` step;
 - an ``llm`` node that recorded no output (only its input) said what the
   next model call's history holds right after its own input;
+- an ``llm`` node that holds several model calls (tools ran inside it and its
+  input history, after the user's request, holds the turns that asked for
+  them: OpenInference's ADK instrumentor writes a turn's calls onto ADK 2.x's
+  ``invoke_agent`` span) said those turns first, then its output;
 - an ``llm`` node traced twice (a framework's span and its SDK's over the same
   interval with the same answer, :func:`twin_calls`) counts once, and so does a
   tool execution traced twice (a tool node inside one of the same tool);
@@ -191,6 +195,47 @@ def _said_in_later_history(nodes: list[Node]) -> None:
                 break
 
 
+def _turns_on_one_span(nodes: list[Node]) -> None:
+    """The model's turns where one span recorded several model calls: Google ADK 2.x runs a turn's calls under its
+    ``invoke_agent`` span, and OpenInference's ADK instrumentor writes each call's attributes onto it (kind ``LLM``),
+    each call overwriting the last's keys only: the last call's text, beside the earlier call's ``tool_calls.N``.
+    Such a span is told by its own input: tools ran inside it, and its history after the user's request holds the
+    model turns that asked for them with their results. Those turns are what the span said first; its output is
+    what it said last, without the calls and words those turns already hold."""
+    by_id = {n.id: n for n in nodes}
+    ran_inside: dict[str, set[str]] = {}
+    for tool in (n for n in nodes if n.role == "tool" and n.tool):
+        call = next((a for a in ancestors(tool, by_id) if a.role == "llm"), None)
+        if call is not None:
+            ran_inside.setdefault(call.id, set()).add(tool.tool)  # type: ignore[arg-type]
+    for node in (n for n in nodes if n.id in ran_inside and n.output_messages):
+        earlier = _turns_answered_since_request(node.input_messages, ran_inside[node.id])
+        if not earlier:
+            continue
+        asked = {_call_key(c) for m in earlier for c in m.get("calls") or []}
+        said = {m.get("text") for m in earlier if m.get("text")}
+        last = [dict(m, calls=[c for c in m.get("calls") or [] if _call_key(c) not in asked],
+                     text="" if m.get("text") in said else m.get("text") or "") for m in node.output_messages]
+        node.output_messages = [dict(m) for m in earlier] + last
+
+
+def _turns_answered_since_request(history: list[dict[str, Any]], tools: set[str]) -> list[dict[str, Any]]:
+    """The model's turns after the latest user request in ``history`` when one of them asked for one of ``tools``
+    and a tool result follows it (the turns a span's earlier model calls said); else none."""
+    requests = [i for i, m in enumerate(history) if m.get("role") in ("user", "human") and not m.get("call_id")
+                and (m.get("text") or "").strip()]
+    since = history[requests[-1] + 1:] if requests else []
+    turns = [i for i, m in enumerate(since) if m.get("role") in ("assistant", "model")]
+    asking = [i for i in turns if any(c.get("name") in tools for c in since[i].get("calls") or [])]
+    answered = asking and any(m.get("role") == "tool" or m.get("call_id") for m in since[asking[0] + 1:])
+    return [since[i] for i in turns] if answered else []
+
+
+def _call_key(call: dict[str, Any]) -> tuple[str, str]:
+    """A tool call by name and arguments (ids differ between a call's records: ADK strips its own before sending)."""
+    return str(call.get("name")), json.dumps(maybe_json(call.get("arguments")), sort_keys=True, default=str)
+
+
 def _arguments(recorded: Any, asked: Any) -> Any:
     """A tool step's arguments: the model's by name where the tool recorded none, a bare value (LangChain's
     single input), the model's wrapped (LangSmith's tracing of the Claude Agent SDK: ``{"input": <the model's
@@ -355,6 +400,7 @@ def assemble(nodes: list[Node], *, what: str = "trace", task: str | None = None)
         raise RecordError(f"empty {what}: no spans")
     nodes = tool_twins(nodes)
     _said_in_later_history(nodes)
+    _turns_on_one_span(nodes)
     parallel_calls_in_call_order(nodes)
     order = in_tree_order(nodes)
     root = order[0][0]
