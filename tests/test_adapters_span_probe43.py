@@ -34,3 +34,18 @@ def test_adk_tool_result_is_the_response_inside_its_function_response() -> None:
     assert [s.observation for s in run.steps[:2]] == [
         '{"status": "success", "report": "Rainy, 8 C in Oslo"}',
         '{"status": "error", "error_message": "No census data for Oslo"}']
+
+
+def test_smolagents_managed_agent_call_has_the_sub_agents_result_and_time() -> None:
+    """Bug (probe D, D5: smolagents 1.26 under ``openinference-instrumentation-smolagents`` 0.1.43): a managed
+    agent's call has no TOOL span, only the sub-agent's ``weather_agent.run`` AGENT span beside the model call that
+    asked for it; the ``weather_agent`` step had no result and ended when the model call did, before the sub-agent
+    started. Its result and interval are the sub-agent run's."""
+    run = adapter_support.only(OI / "smolagents-1.26-oi-0.1.43-managed-agent.otlp.jsonl")
+    call, answer = run.steps
+    assert (call.action, call.arguments) == (
+        "weather_agent", {"task": "Find the weather and population of Oslo", "additional_args": {}})
+    assert call.observation == "None"  # what the sub-agent returned: it used up its steps
+    assert (call.started_at.isoformat(), call.ended_at.isoformat()) == (
+        "2026-12-04T15:05:27.188908+00:00", "2026-12-04T15:05:27.343313+00:00")
+    assert (answer.action, answer.observation) == ("final_answer", "Team report: Oslo rainy 8 C; population unknown.")

@@ -29,7 +29,9 @@ the nodes of one run:
   the tool steps it requested (matched by tool-call id, else by tool name,
   else the next tool step); tool calls it requested that no tool node executed
   become steps too, with the result taken from a later model input message
-  (role ``tool``, same call id); text that requested no tool is the agent
+  (role ``tool``, same call id), or, for a call an agent span named after it
+  ran (a smolagents managed agent: no tool span, the sub-agent's ``<name>.run``
+  beside the asking call), that agent's output and time; text that requested no tool is the agent
   talking: a ``respond`` step (arguments ``{"content": text}``), unless the
   model call sits inside a tool (an agent used as a tool) that returned after
   it, whose result already shows what it said (not a tool that launched the
@@ -127,7 +129,7 @@ def _calls_in_turn(outputs: list[Message], node: Node, pending: list[dict[str, A
             continue
         for n, call in enumerate(calls):
             pending.append({"call": call, "thought": "\n".join(t for t in thought if t).strip() if n == 0 else None,
-                            "at": node.end})
+                            "at": node.end, "by": node})
         said, thought = [], []
     return "\n".join(t for t in said if t).strip()
 
@@ -139,7 +141,7 @@ def _agent_turns(node: Node, pending: list[dict[str, Any]], add_step: Any) -> No
     for message in (Message(**m) for m in node.output_messages if m.get("role") != "tool"):
         said.extend(t.strip() for t in (message.reasoning, message.text) if t.strip())
         for call in (c for c in message.calls if c.get("name")):
-            pending.append({"call": call, "thought": "\n".join(said) or None, "at": node.end})
+            pending.append({"call": call, "thought": "\n".join(said) or None, "at": node.end, "by": node})
             said = []
     if said:
         add_step(_respond("\n".join(said), None, node.end, node.end, node.error))
@@ -234,6 +236,18 @@ def _turns_answered_since_request(history: list[dict[str, Any]], tools: set[str]
 def _call_key(call: dict[str, Any]) -> tuple[str, str]:
     """A tool call by name and arguments (ids differ between a call's records: ADK strips its own before sending)."""
     return str(call.get("name")), json.dumps(maybe_json(call.get("arguments")), sort_keys=True, default=str)
+
+
+def _agent_that_ran(call: dict[str, Any], asker: Node, order: list[tuple[Node, int]], ran: set[str]) -> Node | None:
+    """The agent a model's call ran with no tool span of its own: a managed agent (smolagents traces no tool span
+    for one, only the sub-agent's ``<name>.run`` span beside the model call that asked for it, under the same
+    step): an agent node named after the call (or ``<call>.run``) under the same parent that started once the
+    asking call ended, not yet matched to another call; its output is the call's result, its time the call's."""
+    name = str(call.get("name") or "")
+    names = {name, f"{name}.run"}
+    return next((n for n, _ in order if n.role == "agent" and n.id not in ran and n.parent == asker.parent
+                 and (n.name in names or n.info.get("agent_name") == name) and n.start is not None
+                 and asker.end is not None and n.start + _CLOCK_SLACK >= asker.end), None) if name else None
 
 
 def _arguments(recorded: Any, asked: Any) -> Any:
@@ -493,10 +507,16 @@ def assemble(nodes: list[Node], *, what: str = "trace", task: str | None = None)
                                              for m in root.output_messages)  # a root with a final answer finished
     failed_call = last_call if last_call and failed(last_call.error) and not last_call.output_messages \
         and not answered else None
+    ran: set[str] = set()  # the agents found to have run a call
     for p in pending:  # calls whose execution was not traced: keep them, results from model inputs
         call = p["call"]
         step = {"thought": p["thought"], "action": str(call.get("name"))[:200], "arguments": call.get("arguments"),
                 "observation": None, "ended_at": when(p["at"])}
+        if (agent := _agent_that_ran(call, p["by"], order, ran)) is not None:
+            ran.add(agent.id)
+            step.update(observation=clip_step_text(agent.result) if agent.result is not None else None,
+                        error=short(error, 600) if (error := failed(agent.error)) else None,
+                        started_at=when(agent.start), ended_at=when(agent.end))
         steps.append(step)
         if call.get("id"):
             by_call[call["id"]] = step
