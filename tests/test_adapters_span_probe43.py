@@ -1,5 +1,5 @@
-"""OpenInference span exports of round 43's probe D read through the public reader: Google ADK 2.13 and smolagents
-1.26 under OpenInference's instrumentors, OpenLIT's smolagents spans.
+"""Span exports of round 43's probe D read through the public reader: Google ADK 2.13 and smolagents 1.26 under
+OpenInference's instrumentors, OpenLIT's smolagents spans.
 
 The fixtures (``fixtures/<format>/.real/probe43``, see each SOURCE.md) are trimmed from files the released
 instrumentation packages wrote with the OTel SDK's own encoders.
@@ -49,3 +49,15 @@ def test_smolagents_managed_agent_call_has_the_sub_agents_result_and_time() -> N
     assert (call.started_at.isoformat(), call.ended_at.isoformat()) == (
         "2026-12-04T15:05:27.188908+00:00", "2026-12-04T15:05:27.343313+00:00")
     assert (answer.action, answer.observation) == ("final_answer", "Team report: Oslo rainy 8 C; population unknown.")
+
+
+def test_tool_call_ids_reused_across_turns_keep_each_turns_calls() -> None:
+    """Bug (probe D, D7: OpenLIT 1.45 with smolagents 1.26, a server numbering tool-call ids per response as
+    Xinference and TGI do): both turns' chat spans ask for ``call_get_weather_0`` / ``call_get_population_1`` with
+    the same arguments, so the second was taken for the first recorded twice and dropped; the second turn's failing
+    ``get_population`` (its span records no arguments) lost its arguments. A tool ran between them: two turns."""
+    run = adapter_support.only(FIXTURES / "otel-genai" / ".real" / "probe43" /
+                               "openlit-1.45-smolagents-reused-call-ids.otlp.jsonl")
+    assert [(s.action, s.arguments) for s in run.steps] == [
+        ("get_weather", {"city": "Oslo"}), ("get_population", {"city": "Oslo"})] * 2
+    assert [bool(s.error) for s in run.steps] == [False, True, False, True]

@@ -79,7 +79,8 @@ def twin_calls(order: list[Node]) -> set[str]:
     Two instrumentations of one request (a framework's and its SDK's: LangChain's
     ``ChatOpenAI`` and OpenAI's ``ChatCompletion`` under Phoenix, Strands' ``chat`` and
     botocore's under ADOT) give two model-call spans answering with the same tool-call ids
-    and arguments (and the same words, where both recorded some), or, without ids, over the
+    and arguments (and the same words, where both recorded some; not two turns with a tool run
+    between them, :func:`_turns_apart`), or, without ids, over the
     same interval in different branches of the tree, or one inside the other and within its time
     (:func:`_same_call`); each would make the same steps. The one met first in ``order``
     (tree order, where its tool spans follow it) is kept, with the other's words where it
@@ -89,11 +90,13 @@ def twin_calls(order: list[Node]) -> set[str]:
     by_id = {n.id: n for n in order}
     twins: set[str] = set()
     by_ids: dict[tuple[Any, ...], list[Node]] = {}
+    tools = [n for n in order if n.role == "tool" and n.start is not None and n.end is not None]
     for node in (n for n in order if n.role == "llm" and _call_ids(n)):  # the same calls, whenever each was timed
         text, calls = _answer(node)
         earlier = by_ids.setdefault((_call_ids(node), calls), [])  # (ADK reuses ids: args too)
         # the same words, or none on one side (botocore records a Bedrock turn's calls without them)
-        kept = next((k for k in earlier if not text or _answer(k)[0] in (text, "")), None)
+        kept = next((k for k in earlier if (not text or _answer(k)[0] in (text, "")) and not _turns_apart(k, node, tools)),
+                    None)
         if kept is None:
             earlier.append(node)
             continue
@@ -111,6 +114,20 @@ def twin_calls(order: list[Node]) -> set[str]:
                 twins.add(twin.id)
                 _lend_call_ids(twin, kept)
     return twins
+
+
+def _turns_apart(a: Node, b: Node, tools: list[Node]) -> bool:
+    """Whether two model calls answering with the same tool-call ids are two turns: one ended before the other
+    started, and a tool it asked for ran between them. A provider that numbers its calls per response
+    (``call_get_weather_0``: Xinference, TGI) gives every turn the same ids; two records of one request have no
+    tool run between them."""
+    if None in (a.start, a.end, b.start, b.end):
+        return False
+    first, then = sorted((a, b), key=lambda n: n.start)  # type: ignore[arg-type,return-value]
+    if first.end > then.start:  # type: ignore[operator]
+        return False
+    asked = {c.get("name") for m in first.output_messages for c in m.get("calls") or []}
+    return any(t.tool in asked and first.end <= t.start and t.end <= then.start for t in tools)  # type: ignore[operator]
 
 
 def _lend_call_ids(source: Node, target: Node) -> None:
