@@ -104,6 +104,11 @@ Mapping
   the trial has its ATIF ``agent/trajectory.json``, the trial's one run; so are
   Harbor's own ``config.json``, ``result.json``, ``result.harbor.json``,
   ``lock.json`` and what the verifier wrote (``verifier/reward.json``, ...).
+  But where the conversion holds no task (Harbor's SWE-agent converter keeps
+  only the system prompt and the agent's turns) and the raw session is there
+  (``agent/swe-agent-output/**/*.traj``), the conversion is passed over and
+  the raw session is the trial's run, read with the trial's verdict
+  (:func:`trial_verdict`).
 - metadata: ``schema_version``, agent name, session id, ``final_metrics``
   totals, continuation / subagent links, notes.
 """
@@ -116,7 +121,7 @@ from collections import Counter
 from datetime import datetime, timezone
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Iterator, NamedTuple
 
 from trajsearch.model import Failure, Outcome, Trajectory
 
@@ -483,9 +488,10 @@ def side_path(path: Path, fmt: str | None) -> str | None:
     """The adapter hook (see ``adapters/__init__``): what a file in a Harbor job is when it holds no run of its own.
     The agent's raw session (Codex's ``agent/sessions/**/rollout-*.jsonl``, ...) beside the ATIF
     ``agent/trajectory.json`` Harbor converted it to: the trial's run is that one, which has the trial's verdict;
-    Harbor's own results, configuration and lock; the verifier's output."""
+    but a conversion that lost the task, when the raw session is there, is passed over for it; Harbor's own
+    results, configuration and lock; the verifier's output."""
     if fmt == NAME:
-        return None
+        return _taskless_conversion(path)
     if fmt is not None:
         return _raw_session(path, fmt)
     if path.name in _HARBOR_OWN and ((trial := _is_trial(path.parent)) or _is_job(path.parent)):
@@ -501,28 +507,60 @@ def _raw_session(path: Path, fmt: str) -> str | None:
     agent = next((d for d in path.parents if d.name == "agent"), None)
     converted = agent / "trajectory.json" if agent is not None else None
     if converted is not None and converted != path and (trial := _trial_dir(converted)) is not None \
-            and (trial[0] / "result.json").is_file() and _is_atif_file(converted):
+            and (trial[0] / "result.json").is_file() and (found := _atif_file(converted)) is not None and found.task:
         return (f"the agent's raw {fmt} session in Harbor trial {trial[0].name}, which Harbor converted to ATIF: "
                 f"the trial's run is {converted}, read with the trial's verdict")
     return None
 
 
-def _is_atif_file(path: Path) -> bool:
-    """Whether ``path`` holds a readable ATIF trajectory: only then is a raw session beside it passed over, so a
-    trial whose conversion is missing, broken or of another format keeps its run."""
+#: Where Harbor's installed agents leave the raw session they convert, by the ATIF ``agent.name``, for those whose
+#: converter keeps no user message, so no task (Harbor's ``convert_swe_agent_to_atif`` writes the system prompt,
+#: then only ``source: "agent"`` steps; ``SweAgent._find_trajectory_file`` globs ``swe-agent-output/**/*.traj``).
+_RAW_SESSIONS = {"swe-agent": "swe-agent-output/**/*.traj"}
+
+
+def _taskless_conversion(path: Path) -> str | None:
+    """Why a Harbor trial's ``agent/trajectory.json`` is passed over: its converter dropped the task, and the raw
+    session it converted lies beside it, which holds the task and is read as the trial's run instead."""
+    if path.name != "trajectory.json" or path.parent.name != "agent":
+        return None
+    found = _atif_file(path)
+    pattern = _RAW_SESSIONS.get(found.agent or "") if found is not None and not found.task else None
+    raw = sorted(path.parent.glob(pattern)) if pattern else []
+    if not raw:
+        return None
+    return (f"Harbor's ATIF conversion in trial {path.parent.parent.name} holds no task (Harbor's converter keeps no "
+            f"user message): the trial's run is the raw session it converted, {raw[0]}, read with the trial's verdict")
+
+
+class _Converted(NamedTuple):
+    """What an ATIF file in a Harbor trial is: whether it names its task, and its ``agent.name``."""
+
+    task: bool
+    agent: str | None
+
+
+def _atif_file(path: Path) -> _Converted | None:
+    """What ``path`` holds, if it is an ATIF trajectory. A raw session beside it is passed over only when it names
+    its task, so a trial whose conversion is missing, broken, of another format or without the task keeps its run."""
     try:
         return _holds_atif(path, path.stat().st_mtime_ns)
     except OSError:
-        return False
+        return None
 
 
 @lru_cache(maxsize=64)
-def _holds_atif(path: Path, version: int) -> bool:
-    """:func:`_is_atif_file` of one version of a file (parsed once per trial, however many raw files lie beside it)."""
+def _holds_atif(path: Path, version: int) -> _Converted | None:
+    """:func:`_atif_file` of one version of a file (parsed once per trial, however many raw files lie beside it)."""
     try:
-        return matches(json.loads(path.read_text(encoding="utf-8")))
+        document = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
-        return False
+        return None
+    if not matches(document):
+        return None
+    prompt = _steps(_ordered(as_list(document.get("steps"))))[0]
+    name = as_dict(document.get("agent")).get("name")
+    return _Converted(bool(prompt and prompt.strip()), name if isinstance(name, str) else None)
 
 
 def _harbor_verdict(source: Path) -> dict[str, Any] | None:
@@ -538,6 +576,20 @@ def _harbor_verdict(source: Path) -> dict[str, Any] | None:
         data = {**data, "verifier_result": step.get("verifier_result"), "exception_info": step.get("exception_info"),
                 "step_name": found[1]}
     return data if "verifier_result" in data or "exception_info" in data else None
+
+
+def harbor_trial(path: Path) -> Path | None:
+    """The Harbor trial directory whose agent logs (``<trial>/agent/``) hold ``path``, if any: a raw session an
+    adapter reads as the trial's run (:func:`_taskless_conversion`)."""
+    agent = next((d for d in path.parents if d.name == "agent"), None)
+    return agent.parent if agent is not None and _is_trial(agent.parent) else None
+
+
+def trial_verdict(trial: Path, ctx: Context) -> tuple[Outcome, float | None, Failure | None, dict[str, Any]] | None:
+    """(outcome, reward, failure, metadata) the trial's ``result.json`` records, as for its ATIF run; None when it
+    records none (no reward, no exception)."""
+    verdict = _verdict({}, trial / "agent" / "trajectory.json", ctx)
+    return verdict if verdict[0] is not Outcome.unknown else None
 
 
 def _verdict(extra: dict[str, Any], source: Path, ctx: Context) -> tuple[Outcome, float | None, Failure | None,
@@ -695,6 +747,12 @@ def _where(source: Path) -> str:
     return "/".join(p for p in (source.parent.parent.name, source.parent.name, stem) if p)
 
 
+def _ordered(raw_steps: list[Any]) -> list[dict[str, Any]]:
+    """The steps in ``step_id`` order."""
+    return sorted((s for s in raw_steps if isinstance(s, dict)),
+                  key=lambda s: s.get("step_id") if isinstance(s.get("step_id"), (int, float)) else 0)
+
+
 def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     record = json_object(record)
     sub_path: list[str] = []
@@ -710,8 +768,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
         raise RecordError("missing field 'session_id' (and no 'trajectory_id')")
     root_id = root.get("trajectory_id") or root.get("session_id") or own
     agent = record.get("agent") if isinstance(record.get("agent"), dict) else {}
-    ordered = sorted((s for s in raw_steps if isinstance(s, dict)),
-                     key=lambda s: s.get("step_id") if isinstance(s.get("step_id"), (int, float)) else 0)
+    ordered = _ordered(raw_steps)
     agent_extra = agent.get("extra") if isinstance(agent.get("extra"), dict) else {}
     config = agent_extra.get("agent_config") if isinstance(agent_extra.get("agent_config"), dict) else {}
     fences = ((config["action_regex"],) if isinstance(config.get("action_regex"), str) else DEFAULT_ACTION_REGEXES

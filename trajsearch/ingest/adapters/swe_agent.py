@@ -26,7 +26,9 @@ Mapping
   ``owner__repo-i12`` -> ``owner/repo``).
 - trajectory_id = ``swe-agent.<run directory>.<task_id>`` (the directory that
   holds the file names the run set, as for mini-swe-agent; in the SWE-bench
-  experiments layout, ``<system>/trajs/<id>.traj``, the system's directory).
+  experiments layout, ``<system>/trajs/<id>.traj``, the system's directory;
+  in a Harbor trial, ``<trial>/agent/swe-agent-output/<id>/<id>.traj``, the
+  trial's).
 - steps: one per ``trajectory[]`` entry: thought = ``thought`` (else
   ``response``), arguments = ``{"command": action}``, action = the command's
   first word when it is a SWE-agent tool (``str_replace_editor``, ``open``,
@@ -59,7 +61,9 @@ Mapping
   ``exit_format``, ``exit_command_timeout`` and the like -> failure;
   ``exit_error``, ``exit_environment_error``, ``exit_api`` and anything else
   -> infra_error; no exit status -> unknown. Join an evaluation report with
-  ``--outcomes`` for real verdicts.
+  ``--outcomes`` for real verdicts. In a Harbor trial the trial's
+  ``result.json`` verdict (its verifier's reward) stands instead, as for the
+  ATIF file Harbor converted the run to (``atif.trial_verdict``).
 - model_id = ``replay_config.agent.model.name`` (a retry agent: its first
   ``agent_configs`` entry's), else ``info.model``, else the model part of a
   0.x run directory name (``<model>__<data>__<config>__t-<temp>__p-<top_p>__c-<cost>__install-<n>``,
@@ -78,6 +82,7 @@ from typing import Any
 from trajsearch.model import UNEVALUATED, Failure, Outcome, Trajectory
 
 from . import _prompts
+from .atif import harbor_trial, trial_verdict
 from ._swebench import side_file  # noqa: F401  (the adapter hook: predictions and reports beside the runs)
 from ._common import (
     Context, RecordError, build, clip_step_text, clip_task, content_text, decisive_line, file_stem, json_object,
@@ -291,6 +296,22 @@ def _handoffs(agents: list[str]) -> list[list[Any]]:
     return [[i, agent] for i, agent in enumerate(agents) if i == 0 or agents[i - 1] != agent]
 
 
+def _failure(outcome: Outcome, status: str | None, steps: list[dict[str, Any]], empty: bool = False
+             ) -> Failure | None:
+    """Why a failed run failed, as far as the file shows: ``status`` (the exit status, or the verdict's reward),
+    then an empty submission or the last step with an error."""
+    if outcome not in (Outcome.failure, Outcome.infra_error):
+        return None
+    last = next((s for s in reversed(steps) if s.get("error")), None)
+    detail = f"last failing step {last['index']} (`{short(last['arguments']['command'], 120)}`): {last['error']}" if last else "no error output recorded"
+    if empty:
+        detail = "an empty submission (nothing handed in)"
+    return Failure(
+        error=f"{status}: {detail}",
+        cause="infrastructure: the harness or model API failed, not the agent" if outcome is Outcome.infra_error else None,
+    )
+
+
 def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     record = _chosen_attempt(json_object(record))
     if "trajectory" not in record and (from_history := _history_actions(record)):
@@ -328,17 +349,13 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     empty = outcome is Outcome.success and "submission" in info and not str(submission).strip()
     if empty:
         outcome = Outcome.failure
-    failure = None
-    if outcome in (Outcome.failure, Outcome.infra_error):
-        last = next((s for s in reversed(steps) if s.get("error")), None)
-        detail = f"last failing step {last['index']} (`{short(last['arguments']['command'], 120)}`): {last['error']}" if last else "no error output recorded"
-        if empty:
-            detail = "an empty submission (nothing handed in)"
-        failure = Failure(
-            error=f"{exit_status}: {detail}",
-            cause="infrastructure: the harness or model API failed, not the agent" if outcome is Outcome.infra_error else None,
-        )
-    run_dir = run_directory(ctx.source, task_id)
+    failure = _failure(outcome, exit_status, steps, empty)
+    reward, basis = None, {"outcome_basis": UNEVALUATED} if outcome is Outcome.success else {}
+    trial = harbor_trial(ctx.source)
+    if trial is not None and (judged := trial_verdict(trial, ctx)) is not None:
+        outcome, reward, graded, basis = judged
+        failure = graded or _failure(outcome, f"reward {reward:g}" if reward is not None else exit_status, steps)
+    run_dir = trial.name if trial is not None else run_directory(ctx.source, task_id)
     stats = info.get("model_stats") if isinstance(info.get("model_stats"), dict) else {}
     fields: dict[str, Any] = {
         "trajectory_id": safe_id(f"swe-agent.{run_dir or 'run'}.{task_id}"),
@@ -348,6 +365,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
         "model_id": _model(replay, info, run_dir),
         "tool_versions": {"swe-agent": str(info["swe_agent_version"])} if info.get("swe_agent_version") else {},
         "outcome": outcome,
+        "reward": reward,
         "failure": failure,
         "steps": steps,
         "metadata": {
@@ -357,7 +375,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
             "cost": stats.get("instance_cost"),
             "api_calls": stats.get("api_calls"),
             "run_dir": run_dir,
-            **({"outcome_basis": UNEVALUATED} if outcome is Outcome.success else {}),
+            **basis,
             **({"agents": list(dict.fromkeys(agents)), "step_agents": _handoffs(agents)} if agents else {}),
         },
     }

@@ -1,0 +1,43 @@
+"""Benchmark run files probe B of round p43 found misread: Harbor trials of SWE-agent and mini-swe-agent, tau2-bench
+leaderboard and voice files, EnIGMA (SWE-agent CTF) runs.
+
+Each test reads a real file (or a trimmed excerpt of one) through the public reader; the sources are in the
+``SOURCE.md`` beside each fixture.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from trajsearch.ingest.read import detect_format, read_dump
+from trajsearch.model import Outcome
+
+from adapter_support import only
+
+FIXTURES = Path(__file__).parent / "fixtures"
+HARBOR_SWE = FIXTURES / "atif/.real/harbor-0.26-swe-agent/pydicom-1458__gpt4"
+SWE_PYDICOM = (FIXTURES / "swe-agent/.real/gpt4__swe-bench-dev-easy_first_only__default__t-0.00__p-0.95__c-3.00__"
+               "install-1/pydicom__pydicom-1458.traj")
+
+
+def test_harbor_trial_of_swe_agent_is_read_from_its_raw_traj_with_the_trials_verdict(tmp_path: Path) -> None:
+    """Bug (probe B, B1): Harbor's SWE-agent converter keeps no user message, so the trial's ATIF was rejected
+    "no task", and the raw ``.traj`` beside it, which holds the task, was passed over as the session Harbor
+    converted: the trial gave no run. The run is the ``.traj``'s, with the trial's reward."""
+    trial = tmp_path / "job" / HARBOR_SWE.name
+    shutil.copytree(HARBOR_SWE, trial)
+    raw = trial / "agent/swe-agent-output/pydicom__pydicom-1458/pydicom__pydicom-1458.traj"
+    raw.parent.mkdir(parents=True)
+    shutil.copy(SWE_PYDICOM, raw)
+    read = list(read_dump(tmp_path / "job"))
+    assert [r.ok for r in read] == [True]
+    run = read[0].trajectory
+    assert run.task.startswith("Pixel Representation attribute should be optional") and len(run.steps) == 12
+    assert (run.outcome, run.reward, run.metadata["outcome_basis"]) == (Outcome.success, 1.0,
+                                                                        "Harbor trial result.json")
+    assert run.trajectory_id == "swe-agent.pydicom-1458__gpt4.pydicom__pydicom-1458"  # the trial, not swe-agent-output
+    with pytest.raises(ValueError, match="holds no task .* the trial's run is the raw session it converted"):
+        detect_format(trial / "agent/trajectory.json")
