@@ -41,3 +41,15 @@ def test_harbor_trial_of_swe_agent_is_read_from_its_raw_traj_with_the_trials_ver
     assert run.trajectory_id == "swe-agent.pydicom-1458__gpt4.pydicom__pydicom-1458"  # the trial, not swe-agent-output
     with pytest.raises(ValueError, match="holds no task .* the trial's run is the raw session it converted"):
         detect_format(trial / "agent/trajectory.json")
+
+
+HARBOR_MINI = FIXTURES / "atif/.real/harbor-0.26-mini-swe-agent/mini-2.4.6-toolcall-submission/agent/trajectory.json"
+
+
+def test_harbor_mini_swe_agent_submission_is_no_failed_step() -> None:
+    """Bug (probe B, B3): mini-swe-agent 2.x's CLI, which Harbor runs, answers the call that submits with its
+    "action was not executed" placeholder (exit code -1) and keeps the real output in the ``exit`` message that
+    Harbor's converter drops; the submission became a failed last step."""
+    run = only(HARBOR_MINI)
+    assert run.steps[-1].arguments == {"command": "echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT && cat patch.txt"}
+    assert [s.index for s in run.steps if s.error] == [1]  # the cat of a missing file, as the raw run says

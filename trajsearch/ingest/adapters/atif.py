@@ -79,7 +79,8 @@ Mapping
   code N`` (Codex), ``Exit Code: N`` (Gemini CLI), ``Command exited with
   code N`` (pi)) or
   ``<returncode>N</returncode>`` (mini-swe-agent; 1 without output is "no
-  match", not an error), else (no exit code shown) an exception /
+  match", not an error; its 2.x CLI's "action was not executed" placeholder
+  on a submitting turn is none either: the call ran, and submitted), else (no exit code shown) an exception /
   ``Error:`` / ``ERROR`` line (not Gemini CLI's ``Error: (none)``) (Terminus: "Previous response had parsing
   errors"), or an ``[Errno N]``, ``...: command not found`` or ``...: No such
   file or directory`` line (converters that drop the exit code: opencode's,
@@ -371,6 +372,7 @@ def _steps(ordered: list[dict[str, Any]], fences: tuple[str, ...] = ()
         reasoning = _reasoning(raw)
         reasoning = None if reasoning == message else reasoning  # the message repeated (Harbor's mini-swe-agent)
         calls = [_call(c) for c in as_list(raw.get("tool_calls")) if isinstance(c, dict)]
+        submitting = bool(fences) and _submits(calls, message)
         if calls:
             unmatched = [r for r in results if not r.get("source_call_id")]
             for n, call in enumerate(calls):
@@ -378,6 +380,7 @@ def _steps(ordered: list[dict[str, Any]], fences: tuple[str, ...] = ()
                 if n == 0:
                     mine += unmatched
                 content, error = _observed(raw, mine)
+                error = None if submitting and _NOT_RUN in (content or "") else error
                 name = str(call.get("function_name") or "tool")[:200]
                 filler = message.strip() == f"Executed {name} {call.get('tool_call_id')}"  # Harbor's placeholder
                 steps.append({
@@ -392,6 +395,7 @@ def _steps(ordered: list[dict[str, Any]], fences: tuple[str, ...] = ()
                     by_call[call["tool_call_id"]] = steps[-1]
             continue
         content, error = _observed(raw, results)
+        error = None if submitting and _NOT_RUN in (content or "") else error
         written = None if (content and _REJECTED.search(content)) else _written_actions(message, fences)
         if written:
             actions, thought = written
@@ -407,6 +411,20 @@ def _steps(ordered: list[dict[str, Any]], fences: tuple[str, ...] = ()
         if isinstance(step.get("thought"), str):
             step["thought"] = clip_step_text(step["thought"])
     return task, steps, models, sidechain
+
+
+#: mini-swe-agent 2.x's placeholder result for a call of a turn it stopped running (``actions_toolcall.py``
+#: ``not_executed``): its interactive CLI, which Harbor runs, stops at the call that submits (its output opens
+#: with the submit word), pads that call and any later one with it, and puts the real output in the ``exit``
+#: message, which Harbor's conversion drops. The call did run; a placeholder is no failure of it.
+_NOT_RUN = "action was not executed"
+#: The word mini-swe-agent's submitting command echoes (2.x and late 1.x; ``MINI_SWE_AGENT_FINAL_OUTPUT`` before).
+_SUBMIT = re.compile(r"COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT|MINI_SWE_AGENT_FINAL_OUTPUT")
+
+
+def _submits(calls: list[dict[str, Any]], message: str) -> bool:
+    """Whether a mini-swe-agent turn submits: one of its calls, or the command in its message, echoes the word."""
+    return any(_SUBMIT.search(json.dumps(c.get("arguments"))) for c in calls) or bool(_SUBMIT.search(message))
 
 
 def _observed(raw: dict[str, Any], results: list[dict[str, Any]]) -> tuple[str | None, str | None]:
