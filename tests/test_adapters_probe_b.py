@@ -53,3 +53,11 @@ def test_harbor_mini_swe_agent_submission_is_no_failed_step() -> None:
     run = only(HARBOR_MINI)
     assert run.steps[-1].arguments == {"command": "echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT && cat patch.txt"}
     assert [s.index for s in run.steps if s.error] == [1]  # the cat of a missing file, as the raw run says
+
+
+def test_enigma_rejected_flag_is_a_step_error() -> None:
+    """Bug (probe B, B5): EnIGMA (SWE-agent for CTF) answers a ``submit`` of a wrong flag with "Wrong flag!" and
+    goes on (``swe_env.py``: ``validate_submission`` failed); that step had no error."""
+    rock = only(FIXTURES / "swe-agent/.real/ctf/rock.traj")
+    assert rock.steps[10].error == "Wrong flag! (the submitted flag was rejected)"
+    assert rock.steps[11].error is None  # the flag it then got right

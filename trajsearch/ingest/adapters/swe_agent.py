@@ -38,7 +38,8 @@ Mapping
   ``No such file``, a rejected edit (its linter's ``ERRORS:`` lines, 0.x's "No file open" before any
   ``open``), the shell's own ``bash: line N: ...``
   diagnostics) or a command SWE-agent stopped ("EXECUTION TIMED OUT", 1.x's
-  "... was cancelled because it took more than N seconds"), since SWE-agent
+  "... was cancelled because it took more than N seconds"), or EnIGMA's
+  "Wrong flag!" (the whole reply to a ``submit``: a CTF flag rejected), since SWE-agent
   records no exit codes. The stop SWE-agent
   records as a last action (``exit_cost``, ``exit_context``, ...) keeps its own
   name as the action, not ``bash``. A multi-agent run (CodeR: ``history``'s
@@ -122,6 +123,9 @@ _ERROR_OUTPUT = re.compile(
     r"^(?:/\S*/)?(?:ba|da|z)?sh: (?:line \d+: )?",  # the shell's own diagnostics (a quote left open, ...)
     re.M,
 )
+#: EnIGMA's (SWE-agent for CTF) whole reply to a ``submit`` of a flag that is not the challenge's: the episode goes
+#: on (``swe_env.py`` ``step``: ``validate_submission`` failed, ``observation = "Wrong flag!"``).
+_WRONG_FLAG = "Wrong flag!"
 #: What SWE-agent records as the last action when it stops a run itself (a limit hit, a format error, ...).
 _EXIT_ACTION = re.compile(r"^(?:exit_\w+|early_exit)$")
 
@@ -258,7 +262,9 @@ def _model(replay: dict[str, Any], info: dict[str, Any], run_dir: str) -> str | 
     return found.group("model") if found else None
 
 
-def _step_error(observation: str) -> str | None:
+def _step_error(observation: str, command: str) -> str | None:
+    if observation.strip() == _WRONG_FLAG and command.startswith("submit"):
+        return f"{_WRONG_FLAG} (the submitted flag was rejected)"
     if observation and (timed_out := _TIMED_OUT.search(observation)):
         return short(timed_out.group(0).strip())
     if not observation or not _ERROR_OUTPUT.search(observation):
@@ -339,7 +345,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
             "action": _action(command, own) if command else None,
             "arguments": {"command": command} if command else None,
             "observation": clip_step_text(observation) if observation else None,
-            "error": _step_error(observation),
+            "error": _step_error(observation, command),
         })
     recorded = info.get("exit_status") if isinstance(info.get("exit_status"), str) else None
     exit_status = _effective_status(recorded, steps)
