@@ -61,3 +61,22 @@ def test_enigma_rejected_flag_is_a_step_error() -> None:
     rock = only(FIXTURES / "swe-agent/.real/ctf/rock.traj")
     assert rock.steps[10].error == "Wrong flag! (the submitted flag was rejected)"
     assert rock.steps[11].error is None  # the flag it then got right
+
+
+TAU2_LB = FIXTURES / "tau2-bench/.real/leaderboard-simulations-only"
+
+
+def test_tau2_leaderboard_simulations_without_their_results_document_are_read() -> None:
+    """Bug (probe B, B2): tau2's leaderboard keeps some submissions' trajectories as a bare list of simulations or a
+    summary ``{"domain", "agent", "model", "simulations"}`` without ``tasks``; each file was rejected whole, though
+    the same simulations read one by one or with ``"tasks": []``. No file of these carries the task definitions, so
+    each run's task is its user's first message, as for any simulation saved without its task."""
+    bare = only(TAU2_LB / "adaptive-agent_medical_claude-opus-4-6_1trial.first-simulation.json")
+    assert bare.task.startswith("Hi, I'd like to schedule an appointment with a doctor.")
+    assert (bare.task_id, bare.outcome, len(bare.steps)) == ("tau2-0", Outcome.success, 4)
+    assert bare.metadata["task_definition"] == "missing"
+    read = list(read_dump(TAU2_LB / "adaptive_agent_medical_triage_opus46_cascata.simulations-2-3.json"))
+    run = read[0].trajectory
+    assert (run.task_id, run.task_family, run.model_id, run.reward) == ("medical_triage-1", "medical_triage",
+                                                                        "claude-opus-4-6", 1.0)
+    assert "no conversation" in read[1].error  # the infrastructure error that never began: no run, as before

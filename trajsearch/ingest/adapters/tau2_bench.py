@@ -13,7 +13,14 @@ Shapes read:
   simulation's id, time, duration, termination reason and costs under
   ``run_info`` (``simulation_id``, ``timestamp``, ``duration_sec``, ...), its
   task (the results file's, joined by the exporter) as ``task``; it keeps no
-  ``info``, so no model, and the domain is the one the task names.
+  ``info``, so no model, and the domain is the one the task names;
+- the simulations alone, as tau2's leaderboard keeps some submissions'
+  trajectories (``web/leaderboard/public/submissions/<s>/trajectories/``:
+  its viewer reads ``tasks`` as optional): a bare list of ``SimulationRun``s
+  (no domain, no model: ``--set task_family=<domain>`` names the domain), or a
+  summary ``{"domain", "agent", "model", "total_tasks", "passed",
+  "simulations"}`` (its domain, agent and model stand for ``info``'s). No
+  task definitions: each run is a simulation saved without its task (below).
 
 Mapping (``SimulationRun``, ``Task``, ``message.py``)
 - task = the joined task's user scenario: ``user_scenario.instructions``
@@ -23,7 +30,8 @@ Mapping (``SimulationRun``, ``Task``, ``message.py``)
   ``llm_agent_solo``, user ``dummy_user``: no one talks to the agent) takes
   the ``ticket`` first, the one text its agent got. A simulation
   whose task is not in the file (saved on its own, as a fork's human
-  trajectories are, or in a results file with ``"tasks": []``) takes a task
+  trajectories are, in a results file with ``"tasks": []``, or among the
+  simulations alone) takes a task
   it embeds (``task``), else the user's first message (metadata
   ``task_definition: "missing"`` and ``task_from`` say so); one with neither
   and no conversation holds no run and is rejected, naming the task id.
@@ -150,6 +158,11 @@ def _not_a_run(record: dict[str, Any]) -> str:
             f"('task_id', 'termination_reason', 'messages'): this object has no {', '.join(lacking)}")
 
 
+def _simulations(value: Any) -> bool:
+    """Whether ``value`` is a list of simulation runs (its first ones read as such)."""
+    return isinstance(value, list) and bool(value) and all(_is_simulation(sim) for sim in value[:3])
+
+
 def matches(record: Any) -> bool:
     if not isinstance(record, dict):
         return False
@@ -157,7 +170,19 @@ def matches(record: Any) -> bool:
         "simulations" in record or "simulation_index" in record
     ):
         return True
-    return _is_simulation(record) or _is_run_export(record)
+    return _is_simulation(record) or _is_run_export(record) or (
+        "tasks" not in record and _simulations(record.get("simulations")))
+
+
+def _summary_info(document: dict[str, Any]) -> dict[str, Any]:
+    """The run info a leaderboard summary wrapper states (``{"domain", "agent", "model", "simulations", ...}``, no
+    ``info``), under the names of tau2's ``info``: the domain, and the agent and its model."""
+    given = {"domain_name": document.get("domain"), "implementation": document.get("agent"),
+             "llm": document.get("model")}
+    given = {k: v for k, v in given.items() if isinstance(v, str) and v.strip()}
+    agent = {k: given[k] for k in ("implementation", "llm") if k in given}
+    return {**({"agent_info": agent} if agent else {}),
+            **({"environment_info": {"domain_name": given["domain_name"]}} if "domain_name" in given else {})}
 
 
 def split(document: Any) -> Iterator[tuple[str, Any]]:
@@ -177,14 +202,21 @@ def split(document: Any) -> Iterator[tuple[str, Any]]:
         context = {"info": document.get("info"), "timestamp": document.get("timestamp")}
         for n, sim in enumerate(sims, 1):
             task = tasks.get(str(sim.get("task_id"))) if isinstance(sim, dict) else None
-            position = f"simulation {n}" + (f" ({sim.get('id')})" if isinstance(sim, dict) and sim.get("id") else "")
-            yield position, {"simulation": sim, "task": task, **context}
-    elif isinstance(document, list) and document and all(_is_simulation(sim) for sim in document[:3]):
-        raise RecordError(f"a bare list of {len(document)} tau2 simulation runs without their results document: "
-                          "each run's task (its user scenario) is in the results' 'tasks', which this file lacks; "
-                          "ingest the results file tau2 wrote ({\"info\", \"tasks\", \"simulations\"})")
+            yield _position(n, sim), {"simulation": sim, "task": task, **context}
+    elif isinstance(document, dict) and "tasks" not in document and _simulations(document.get("simulations")):
+        info = _summary_info(document)
+        for n, sim in enumerate(document["simulations"], 1):
+            yield _position(n, sim), {"simulation": sim, "task": None, "info": info, "timestamp": None}
+    elif _simulations(document):
+        for n, sim in enumerate(document, 1):
+            yield _position(n, sim), {"simulation": sim, "task": None, "info": None, "timestamp": None}
     else:
         yield "file", document
+
+
+def _position(n: int, sim: Any) -> str:
+    """Where a simulation is in its file, for a rejection: its place and id."""
+    return f"simulation {n}" + (f" ({sim.get('id')})" if isinstance(sim, dict) and sim.get("id") else "")
 
 
 @lru_cache(maxsize=8)
