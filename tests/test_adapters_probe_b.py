@@ -80,3 +80,12 @@ def test_tau2_leaderboard_simulations_without_their_results_document_are_read() 
     assert (run.task_id, run.task_family, run.model_id, run.reward) == ("medical_triage-1", "medical_triage",
                                                                         "claude-opus-4-6", 1.0)
     assert "no conversation" in read[1].error  # the infrastructure error that never began: no run, as before
+
+
+def test_tau2_voice_simulation_without_content_or_its_task_is_refused() -> None:
+    """Bug (probe B, B6): a full-duplex simulation saved without its speech (tau2's interaction-metrics test data)
+    and without its task became a 0-step run with a placeholder task: every empty tick chunk counted as a message,
+    so the "no conversation" refusal the adapter promises never fired."""
+    read = list(read_dump(FIXTURES / "tau2-bench/.real/voice-experiment-no-content"))
+    assert [r.ok for r in read] == [False]
+    assert "task '40'" in read[0].error and "no conversation" in read[0].error

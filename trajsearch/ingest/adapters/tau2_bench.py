@@ -34,7 +34,8 @@ Mapping (``SimulationRun``, ``Task``, ``message.py``)
   simulations alone) takes a task
   it embeds (``task``), else the user's first message (metadata
   ``task_definition: "missing"`` and ``task_from`` say so); one with neither
-  and no conversation holds no run and is rejected, naming the task id.
+  and no conversation (no text, tool call or tool result: a full-duplex
+  run's empty chunks are none) holds no run and is rejected, naming the task id.
 - task_id = ``<domain>-<task_id>``; task_family = the domain
   (``info.environment_info.domain_name``, else the task's
   ``user_scenario.instructions.domain``); trajectory_id =
@@ -454,6 +455,13 @@ def _failure(reason: str | None, reward_info: dict[str, Any], steps: list[dict],
     return Failure(error=short(error, 2000, keep="head"), cause=cause)
 
 
+def _says_something(msg: dict[str, Any]) -> bool:
+    """Whether a message holds anything of a conversation: text (an audio message's script), a tool call or a tool
+    result. A full-duplex run flattens every tick's chunk into a message, as tau2's ``Tick.get_all_messages`` does,
+    with or without content: a voice run saved without its speech has thousands of empty ones."""
+    return bool(_said(msg).strip() or as_list(msg.get("tool_calls")) or msg.get("role") == "tool")
+
+
 def _task_without_definition(sim: dict[str, Any]) -> tuple[dict[str, Any], str, dict[str, Any]]:
     """(the task, its text, metadata saying where it came from) of a simulation whose task is not in the file: a
     task the simulation embeds, else the user's first message, else (a conversation without one: a solo agent's)
@@ -466,9 +474,10 @@ def _task_without_definition(sim: dict[str, Any]) -> tuple[dict[str, Any], str, 
                  and isinstance(m.get("content"), str) and m["content"].strip()), None)
     if said is not None:
         return {}, said, {"task_definition": "missing", "task_from": "the user's first message"}
-    if not any(m.get("role") in ("assistant", "user", "tool") for m in messages):
+    if not any(_says_something(m) for m in messages):
         raise RecordError(f"task {sim['task_id']!r} of simulation {sim.get('id')} is not in the file ('tasks') and "
-                          "the simulation has no conversation: no run to read")
+                          "the simulation has no conversation (no message with text, a tool call or a tool result): "
+                          "no run to read")
     return {}, f"tau2 task {sim['task_id']} (its definition is not in the file)", {
         "task_definition": "missing", "task_from": "none: a placeholder naming the task id"}
 
