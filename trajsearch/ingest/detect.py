@@ -210,13 +210,13 @@ def detect_format(path: str | Path) -> str:
     if record is not None and (what := side_file(record)):  # before the formats: it may look like one of them
         raise SideFile(f"{p}: no run in this file: {what}")
     fmt = format_of(record) if record is not None else None
-    if record is None and not head.strip("\ufeff \t\r\n") and (kind := _broken_kind(p)):
-        raise ValueError(f"{p}: {kind}")  # an empty x.traj.json is no run of the format its name says
     fmt = fmt or _by_signature(head[:PEEK_BYTES]) or _by_suffix(p.name.removesuffix(".gz"))
     if fmt is not None and (what := _side_document(fmt, p, head)):
         raise SideFile(f"{p}: no run in this file: {what}")
     if what := side_path(p, fmt):
         raise SideFile(f"{p}: no run in this file: {what}")
+    if record is None and not head.strip("\ufeff \t\r\n") and (kind := _broken_kind(p)):
+        raise ValueError(f"{p}: {kind}")  # an empty x.traj.json is no run of the format its name says
     if fmt is None:
         reason = why_not_a_run(record) if record is not None else None
         if reason:
