@@ -150,7 +150,7 @@ def describe_validation_error(exc: ValidationError, limit: int = 3) -> str:
     return "invalid trajectory: " + "; ".join(parts[:limit]) + more
 
 
-def _convert(fmt: str, build: Callable[[], Trajectory]) -> tuple[Trajectory | None, str | None]:
+def _convert(fmt: str, build: Callable[[], Trajectory | None]) -> tuple[Trajectory | None, str | None]:
     try:
         return build(), None
     except ValidationError as exc:
@@ -712,10 +712,12 @@ def _read_grouped(unit: Unit, ctx: Context, options: ReadOptions, skip: int,
             if options.keep is not None and not options.keep(run_key(tenant, adapter.trajectory_id(key, options.group_by))):
                 continue
             group_ctx = replace(ctx, source=Path(source))
-            trajectory, error = _convert(fmt, lambda: _finish(
-                adapter.assemble_trajectory(key, nodes, group_ctx, options.group_by), options))
-            yield Parsed(source, f"{options.group_by} {key} (first span at {position})", trajectory=trajectory,
-                         error=error, fmt=fmt, unit=unit.key, seq=seq - 1)
+            trajectory, error = _convert(fmt, lambda: adapter.assemble_trajectory(key, nodes, group_ctx,
+                                                                                   options.group_by))
+            if trajectory is None and error is None:
+                continue  # the group holds no run (a trace that only built an agent): the adapter logged why
+            yield _joined(Parsed(source, f"{options.group_by} {key} (first span at {position})", trajectory=trajectory,
+                                 error=error, fmt=fmt, unit=unit.key, seq=seq - 1), options)
     finally:
         spool.close()
 

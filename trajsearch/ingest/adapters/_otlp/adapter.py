@@ -10,6 +10,7 @@ without any recorded input still a run when the format asks for it).
 
 from __future__ import annotations
 
+import logging
 import re
 from dataclasses import asdict, dataclass, replace
 from typing import Any, Iterator
@@ -31,6 +32,8 @@ from .._spans import (
 from .conventions import MONOCLE, node_from_span
 from .events import merge_events, node_from_log
 from .shapes import raw_items
+
+log = logging.getLogger(__name__)
 
 
 def otlp_nodes(record: Any, ctx: Context, seq: int = 0) -> Iterator[tuple[str, Node, str | None]]:
@@ -125,6 +128,12 @@ def _team_turns(nodes: list[Node]) -> list[Node]:
     return out
 
 
+def _builds_agent(node: Node) -> bool:
+    """A ``create_agent`` span: OpenLIT writes one each time an agent object is built (``Agent.__init__``),
+    AutoGen when it registers one; built outside a run (at start-up, per request) it is a trace of its own."""
+    return node.name.startswith("create_agent")
+
+
 @dataclass(frozen=True)
 class OtlpFormat(SpanFormat):
     """A span format read through this package: log events merged, spans read twice kept once.
@@ -136,15 +145,16 @@ class OtlpFormat(SpanFormat):
     prompts out of spans and logs unless told otherwise) is still a run: its
     task names the operation that ran and says that no input was recorded
     (``metadata.task_source = "span name"``), rather than the run being lost.
-    A trace of embedding calls (or of an agent's ``create_agent`` alone) is no
-    agent run and is rejected.
+    A trace of embedding calls is no agent run and is rejected; a trace that
+    only builds agents (``create_agent`` spans alone) holds no run and nothing
+    wrong: it is passed over (None), with a line at info level.
     """
 
     name_when_no_input: bool = False
     #: True, or "over first": only where the task is the history's first user message (see with_current_instruction)
     latest_user_message: bool | str = False
 
-    def assemble_trajectory(self, key: str, group: list[Node], ctx: Context, by: str = "trace") -> Trajectory:
+    def assemble_trajectory(self, key: str, group: list[Node], ctx: Context, by: str = "trace") -> Trajectory | None:
         nodes = _team_turns(merge_events(group))
         try:
             run = span_trajectory(self.name, self.prefix, key, nodes, ctx, by=by)
@@ -155,8 +165,12 @@ class OtlpFormat(SpanFormat):
                 raise
             if any(n.info.get("convention") == "monocle" for n in nodes):
                 raise RecordError(f"not read: the {by} holds {MONOCLE}") from None
-            if not any(n.role in ("llm", "tool", "agent", "chain", "retriever") and not n.name.startswith("create_agent")
-                       for n in nodes):  # building an agent (AutoGen traces it apart) is no run of it
+            if all(_builds_agent(n) for n in nodes):
+                log.info("passed over %s %s: it only builds an agent (%s), no run of it", by, key,
+                         ", ".join(sorted({n.name for n in nodes})))
+                return None
+            if not any(n.role in ("llm", "tool", "agent", "chain", "retriever") and not _builds_agent(n)
+                       for n in nodes):
                 kinds = ", ".join(sorted({n.name.split(" ", 1)[0] for n in nodes}))
                 raise RecordError(f"not an agent run: the {by} holds only {kinds} spans and no input") from None
             if not self.name_when_no_input:
