@@ -49,3 +49,15 @@ def test_ingesting_an_openlit_agent_app_export_exits_0(home: Path) -> None:
     assert code == 0, out + err
     report = json.loads(out)
     assert (report["read"], report["ingested"], report["rejected"]) == (1, 1, 0)
+
+
+def test_the_js_sdks_console_exporter_output_is_named_with_how_to_export_json(home: Path) -> None:
+    """D3 (``@opentelemetry/sdk-trace-base`` 2.12 ``ConsoleSpanExporter``): Node prints each span with
+    ``console.dir``, JavaScript objects, not JSON (and cuts strings past 10,000 characters). The file was refused as
+    "malformed JSON", which sends the user looking for corruption in an intact file; it is now named, with the
+    exporters that write JSON."""
+    path = PROBE / "js-sdk-2.12-console-exporter.txt"
+    code, out, err = run_cli("ingest", str(path), "-t", "d", "--dry-run")
+    assert code != 0 and "malformed JSON" not in err, out + err
+    assert "OpenTelemetry JS SDK's console exporter output (ConsoleSpanExporter" in " ".join(err.split()), err
+    assert "@opentelemetry/exporter-trace-otlp-http" in " ".join(err.split()), err

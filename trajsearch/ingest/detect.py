@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import codecs
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -152,6 +153,23 @@ def _broken_kind(path: Path) -> str | None:
     return f"binary, not text (it holds NUL bytes); {_READS}" if b"\x00" in head else None
 
 
+#: A span or log record as the OpenTelemetry JS SDK's ``ConsoleSpanExporter`` / ``ConsoleLogRecordExporter`` print
+#: it: ``console.dir`` of a plain object (util.inspect: unquoted keys, single-quoted strings, ``undefined``).
+_JS_CONSOLE = re.compile(r"\A\{\s*resource: \{.*?^\s*traceId: ('[0-9a-f]{32}'|undefined),\r?$", re.S | re.M)
+
+
+def _js_console_kind(head: str) -> str | None:
+    """What a file of the JS SDK's console exporter output is, and how to export JSON instead: Node prints
+    JavaScript objects, not JSON, and cuts strings past 10,000 characters and arrays past 100 items (a run's
+    message history often is longer), so it is no faithful record to read."""
+    if not _JS_CONSOLE.search(head.lstrip("\ufeff \t\r\n")[:PEEK_BYTES]):
+        return None
+    return ("the OpenTelemetry JS SDK's console exporter output (ConsoleSpanExporter: JavaScript objects as Node's "
+            "console.dir prints them, not JSON, with strings over 10,000 characters cut): export the spans as "
+            "JSON instead, with @opentelemetry/exporter-trace-otlp-http into a collector's file exporter, "
+            "or with @opentelemetry/exporter-zipkin")
+
+
 def _json_fault(path: Path, head: str) -> str | None:
     """Why a JSON array or pretty-printed document gave no first record to detect a format by: its parser's
     words. Asked only once detection failed: "unrecognised format" would hide a file that is not valid JSON."""
@@ -223,7 +241,7 @@ def detect_format(path: str | Path) -> str:
             raise ValueError(f"{p}: no run in this file: {reason}")
         if kind := _unreadable_kind(p):
             raise ValueError(f"{p}: {kind}; {_READS}")
-        if kind := _broken_kind(p) or _json_fault(p, head):
+        if kind := _broken_kind(p) or _js_console_kind(head) or _json_fault(p, head):
             raise ValueError(f"{p}: {kind}")
         raise ValueError(
             f"{p}: unrecognised dump format; supported formats: {', '.join(FORMATS)} "
