@@ -61,3 +61,23 @@ def test_the_js_sdks_console_exporter_output_is_named_with_how_to_export_json(ho
     assert code != 0 and "malformed JSON" not in err, out + err
     assert "OpenTelemetry JS SDK's console exporter output (ConsoleSpanExporter" in " ".join(err.split()), err
     assert "@opentelemetry/exporter-trace-otlp-http" in " ".join(err.split()), err
+
+
+def test_zipkin_tags_the_python_exporter_cut_are_no_task_nor_answers() -> None:
+    """D2 (``opentelemetry-exporter-zipkin-json`` 1.45.1 with its defaults, openai-v2 2.4b0 spans): the Python
+    exporter cuts every tag at 128 characters, so ``gen_ai.input.messages`` / ``gen_ai.output.messages`` no longer
+    parse. The cut JSON was read as text: the task was a message-list fragment and both tool calls became fake
+    ``respond`` steps made of JSON. A cut message list keeps only its whole messages (none of the user's here), and
+    each run says what was cut and how to raise the exporter's limit."""
+    cut = adapter_support.runs(PROBE / "openai-v2-2.4b0-latest-span-only.zipkin.json")
+    whole = adapter_support.runs(PROBE / "openai-v2-2.4b0-latest-span-only.otlp.jsonl")
+    assert [r.trajectory_id for r in cut] == [r.trajectory_id for r in whole]
+    assert whole[0].task == "What's the weather and population of Oslo?"  # what the cut took away
+    assert [s.action for s in whole[0].steps] == ["get_weather", "get_population", "respond"]
+    for run in cut:
+        assert run.task == "weather-agent (input cut by the exporter)"
+        assert not any(s.action == "respond" for s in run.steps), run.steps
+        assert "cut at 128 characters by the exporter" in run.metadata["tags_cut"]
+        assert "max_tag_value_length" in run.metadata["tags_cut"]
+    assert [r.outcome.value for r in cut] == [r.outcome.value for r in whole] == ["unknown", "unknown", "infra_error"]
+    assert "tags_cut" not in whole[0].metadata

@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 import re
 from dataclasses import asdict, dataclass, replace
+from functools import lru_cache
 from typing import Any, Iterator
 
 from trajsearch.model import Trajectory
@@ -46,7 +47,10 @@ def otlp_nodes(record: Any, ctx: Context, seq: int = 0) -> Iterator[tuple[str, N
     orphans: list[str] = []
     for n, (kind, resource, item) in enumerate(raw_items(record)):
         if kind == "span":
-            yield node_from_span(item, resource, seq + n)
+            trace, node, conversation = node_from_span(item, resource, seq + n)
+            if cut := item.get("tags_cut"):  # (see shapes: a Zipkin span whose tags the exporter cut)
+                node.info["tags_cut"] = cut
+            yield trace, node, conversation
             continue
         try:
             found = node_from_log(item, seq + n)
@@ -134,6 +138,39 @@ def _builds_agent(node: Node) -> bool:
     return node.name.startswith("create_agent")
 
 
+#: How to keep the exporter from cutting: said with every cut it made.
+_UNCUT = ("the OpenTelemetry Python Zipkin exporter cuts every tag at 128 characters unless told otherwise: export "
+          "with ZipkinExporter(max_tag_value_length=...) raised, or with OTLP")
+
+
+def _cut_note(nodes: list[Node]) -> tuple[list[Node], str | None]:
+    """The nodes without the exporter's cuts they noted (see ``shapes``: a Zipkin span's tags cut), and what the
+    run's metadata says of them (None when nothing was cut)."""
+    cuts = [n.info["tags_cut"] for n in nodes if n.info.get("tags_cut")]
+    if not cuts:
+        return nodes, None
+    keys = ", ".join(sorted({k for cut in cuts for k in cut["keys"]}))
+    note = f"{keys} cut at {max(cut['at'] for cut in cuts)} characters by the exporter; {_UNCUT}"
+    return [replace(n, info={k: v for k, v in n.info.items() if k != "tags_cut"}) if "tags_cut" in n.info else n
+            for n in nodes], note
+
+
+@lru_cache(maxsize=64)
+def _warn_of_cut(source: str) -> None:
+    """Says once per file that its exporter cut span attributes (each run read from it says which, in its
+    metadata ``tags_cut``)."""
+    log.warning("%s: span attributes cut by the exporter (see each run's metadata 'tags_cut'): only the whole "
+                "messages of a cut message list are read; %s", source, _UNCUT)
+
+
+def _noted(run: Trajectory, note: str | None, ctx: Context) -> Trajectory:
+    """``run`` with the exporter's cuts (see :func:`_cut_note`) in its metadata, ``tags_cut``."""
+    if note is None:
+        return run
+    _warn_of_cut(str(ctx.source))
+    return run.model_copy(update={"metadata": {**run.metadata, "tags_cut": note}})
+
+
 @dataclass(frozen=True)
 class OtlpFormat(SpanFormat):
     """A span format read through this package: log events merged, spans read twice kept once.
@@ -144,7 +181,10 @@ class OtlpFormat(SpanFormat):
     (content capture off: ``opentelemetry-instrumentation-openai-v2`` keeps
     prompts out of spans and logs unless told otherwise) is still a run: its
     task names the operation that ran and says that no input was recorded
-    (``metadata.task_source = "span name"``), rather than the run being lost.
+    (``metadata.task_source = "span name"``), rather than the run being lost;
+    so is, in any span format, a trace whose input the exporter cut (see
+    ``shapes``: Zipkin tags), its task saying so and its metadata
+    ``tags_cut`` what was cut and how to keep the exporter from cutting.
     A trace of embedding calls is no agent run and is rejected; a trace that
     only builds agents (``create_agent`` spans alone) holds no run and nothing
     wrong: it is passed over (None), with a line at info level.
@@ -155,11 +195,11 @@ class OtlpFormat(SpanFormat):
     latest_user_message: bool | str = False
 
     def assemble_trajectory(self, key: str, group: list[Node], ctx: Context, by: str = "trace") -> Trajectory | None:
-        nodes = _team_turns(merge_events(group))
+        nodes, cut = _cut_note(_team_turns(merge_events(group)))
         try:
             run = span_trajectory(self.name, self.prefix, key, nodes, ctx, by=by)
-            return with_current_instruction(run, nodes, only_over_first=self.latest_user_message == "over first") \
-                if self.latest_user_message else run
+            return _noted(with_current_instruction(run, nodes, only_over_first=self.latest_user_message == "over first")
+                          if self.latest_user_message else run, cut, ctx)
         except RecordError as exc:
             if not (nodes and str(exc).startswith("no task")):
                 raise
@@ -173,11 +213,12 @@ class OtlpFormat(SpanFormat):
                        for n in nodes):
                 kinds = ", ".join(sorted({n.name.split(" ", 1)[0] for n in nodes}))
                 raise RecordError(f"not an agent run: the {by} holds only {kinds} spans and no input") from None
-            if not self.name_when_no_input:
+            if not (self.name_when_no_input or cut):  # an input the exporter cut is no input missing: still a run
                 raise
         ids = {n.id for n in nodes}
         roots = [n for n in nodes if not n.parent or n.parent not in ids or n.parent == n.id]
         root = min(roots or nodes, key=start_order)
-        nodes = [replace(n, input_text=f"{root.name} (no input recorded)") if n is root else n for n in nodes]
+        said = "input cut by the exporter" if cut else "no input recorded"
+        nodes = [replace(n, input_text=f"{root.name} ({said})") if n is root else n for n in nodes]
         run = span_trajectory(self.name, self.prefix, key, nodes, ctx, by=by)
-        return run.model_copy(update={"metadata": {**run.metadata, "task_source": "span name"}})
+        return _noted(run.model_copy(update={"metadata": {**run.metadata, "task_source": "span name"}}), cut, ctx)

@@ -56,8 +56,11 @@ Record shapes read (one record may hold many spans):
   localEndpoint, tags, annotations}``, read one span a record; ``/api/v2/traces``, the usual bulk dump, returns an
   array of such arrays, read one trace a record): times in microseconds, every attribute a text
   tag (an array attribute a JSON array), the status in the ``otel.status_code`` tag and its description in
-  ``error``, events as annotations. The Python exporter cuts every tag at 128 characters unless told
-  otherwise (``max_tag_value_length``): message JSON cut so no longer parses and is read as the text it is.
+  ``error``, events as annotations. The Python exporter cuts every tag (and event attribute) at 128 characters
+  unless told otherwise (``ZipkinExporter(max_tag_value_length=...)``; no environment variable sets it): JSON cut
+  so it no longer parses is no text anyone said, so a cut message list keeps only its whole messages and any
+  other cut JSON value is left out; the span notes what was cut (``tags_cut``: the keys and the length they were
+  cut at), which the run's metadata then says (see ``adapter``).
 
 Trace and span ids are normalised to lower-case hex (``0x`` dropped, base64
 and integer ids converted, see ``values``), so one trace read from a console
@@ -151,6 +154,55 @@ def _zipkin_event(annotation: dict[str, Any]) -> dict[str, Any]:
             "timestamp": stamp * 1000 if isinstance(stamp, (int, float)) else None}
 
 
+#: How JSON that holds objects starts (an object, or an array of objects); a text that merely starts with "[" or
+#: "{" ("[draft] ...") is no JSON cut short.
+_OBJECT_JSON = re.compile(r'\s*(\[\s*)?\{\s*"')
+
+
+def _cut_json(value: Any, limit: int) -> bool:
+    """Whether a text value is JSON holding objects cut by the exporter: as long as the span's longest value (the
+    exporter cuts every value at one length), and no longer parsing, not even as values joined by commas (OpenLIT
+    writes a chat's tool-call arguments so, ``{"city": "Oslo"}, {"city": "Paris"}``)."""
+    return isinstance(value, str) and len(value) == limit and bool(_OBJECT_JSON.match(value)) \
+        and maybe_json(value) is value and maybe_json(f"[{value}]") == f"[{value}]"
+
+
+def _whole_items(text: str) -> str | None:
+    """The items of a JSON array cut short that are whole (every one closed before the cut), as a JSON array
+    text; None when it is no array or none is whole."""
+    depth, quoted, escaped, end = 0, False, False, 0
+    for i, ch in enumerate(text):
+        if quoted:
+            escaped, quoted = (False, True) if escaped else (ch == "\\", ch != '"')
+        elif ch == '"':
+            quoted = True
+        elif ch in "[{":
+            depth += 1
+        elif ch in "]}":
+            depth -= 1
+            end = i + 1 if depth == 1 else end
+    return text[:end] + "]" if end and text.lstrip().startswith("[") else None
+
+
+def _uncut(values: dict[str, Any], limit: int) -> tuple[dict[str, Any], list[str]]:
+    """Zipkin tags (or event attributes) with JSON the exporter cut at ``limit`` read honestly (a message list as
+    its whole messages, any other cut JSON left out), and the keys that were cut."""
+    kept: dict[str, Any] = {}
+    cut: list[str] = []
+    for key, value in values.items():
+        if not _cut_json(value, limit):
+            kept[key] = value
+            continue
+        cut.append(key)
+        if (whole := _whole_items(value)) is not None:
+            kept[key] = whole
+    return kept, cut
+
+
+def _longest(values: list[Any]) -> int:
+    return max((len(v) for v in values if isinstance(v, str)), default=0)
+
+
 def _zipkin_tag(value: Any) -> Any:
     """A Zipkin tag (always text): an OTel array attribute, which the exporters write as a JSON array of scalars, as
     the list it was; anything else as it is (message JSON stays the text it is in OTLP too)."""
@@ -166,6 +218,12 @@ def _from_zipkin(record: dict[str, Any]) -> dict[str, Any]:
     if not _is_zipkin(record):
         return record
     tags = record.get("tags") if isinstance(record.get("tags"), dict) else {}
+    events = [_zipkin_event(a) for a in _list(record.get("annotations"))]
+    at = _longest([*tags.values(), *(v for e in events for v in e["attributes"].values())])
+    tags, cut = _uncut(tags, at)
+    for event in events:
+        event["attributes"], event_cut = _uncut(event["attributes"], at)
+        cut += [f"{event['name']}.{k}" for k in event_cut]
     start, took = record.get("timestamp"), record.get("duration")
     start = start if isinstance(start, (int, float)) else None
     failed = str(tags.get("otel.status_code") or "").upper() == "ERROR" or "error" in tags
@@ -180,8 +238,9 @@ def _from_zipkin(record: dict[str, Any]) -> dict[str, Any]:
                    "description": tags.get("error") or tags.get("otel.status_description") or None},
         "attributes": {k: _zipkin_tag(v) for k, v in tags.items()
                        if not k.startswith("otel.status_") and not (k == "error" and failed)},
-        "events": [_zipkin_event(a) for a in _list(record.get("annotations"))],
+        "events": events,
         "resource": {"attributes": {"service.name": endpoint["serviceName"]} if endpoint.get("serviceName") else {}},
+        **({"tags_cut": {"keys": cut, "at": at}} if cut else {}),
     }
 
 
