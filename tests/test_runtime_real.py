@@ -18,6 +18,7 @@ import pytest
 
 from trajsearch.runtime import AdviceConfig, NoveltyConfig, Runtime, RuntimeConfig, RuntimeContext, StalenessRules
 from trajsearch.runtime.loop import refine_query
+from trajsearch.runtime.tool import SearchPastRuns
 
 from conftest import BASE_TIME
 
@@ -348,3 +349,33 @@ def test_lookups_are_by_key_and_a_tasks_own_runs_need_one_search_hashing(hashing
     [warning] = Runtime(hashing_ts, OPEN).warnings(failed.task, ctx, k=1)
     assert warning.fix.startswith(f"a successful run of this task ({passed.trajectory_id})")
     assert searched == [("failure",), ("task",)]
+
+
+# -- the tool's kind=steps results -------------------------------------------------------------------
+
+#: a mini-swe-agent-derived agent's run whose step 11 fails with this line (see mini-swe-agent/.real/SOURCE.md)
+ASTROPY_7166 = FIXTURES / "mini-swe-agent" / ".real" / "cs294-system-replies" / "astropy__astropy-7166.traj.json"
+ASCII_ERROR = "UnicodeDecodeError: 'ascii' codec can't decode byte 0xc3 in position 12028: ordinal not in range(128)"
+GEMINI_UNRESOLVED = FIXTURES / "mini-swe-agent" / ".real" / "gemini-3-pro-unresolved"
+
+
+def test_a_steps_result_shows_the_pasted_error_line_hashing(hashing_ts):
+    """Probe E, E1: the tool showed a matched window's first 300 and last 500 characters, whatever it held;
+    the pasted line sat in the cut middle (79 of 126 real error lines). Plumbing only: the fast embedder."""
+    hashing_ts.add(runs(ASTROPY_7166))
+    result = Runtime(hashing_ts).tool(RuntimeContext(tenant="acme"))({"query": ASCII_ERROR, "kind": "steps", "k": 1})
+    (found,) = result["results"]
+    assert found["provenance"]["trajectory_id"] == "cs294-system-replies.astropy__astropy-7166"
+    assert ASCII_ERROR in found["text"] and len(found["text"]) <= 800
+
+
+def test_steps_results_left_out_for_the_budget_are_said_hashing(hashing_ts):
+    """Probe E, E1: results that did not fit the result budget were dropped silently (k=5 gave 2 runs)."""
+    hashing_ts.add(runs(GEMINI_UNRESOLVED))
+    ctx = RuntimeContext(tenant="acme")
+    ample = SearchPastRuns(hashing_ts, ctx)({"query": "python manage.py test", "kind": "steps", "k": 3})
+    assert len(ample["results"]) == 3 and "omitted" not in ample
+    tight = SearchPastRuns(hashing_ts, ctx, result_tokens=300)({"query": "python manage.py test", "kind": "steps",
+                                                               "k": 3})
+    assert 1 <= len(tight["results"]) < 3
+    assert tight["omitted"] == 3 - len(tight["results"]) and "left out" in tight["note"]

@@ -12,17 +12,22 @@ from __future__ import annotations
 import logging
 from typing import Any, Callable, Mapping
 
-from ..represent import clip
+from ..excerpt import excerpt, terms
 from ..search import TrajSearch
 from .advice import AdviceConfig, exemplars, search, similarity, warnings
 from . import tracing
 from .calibration import Calibration
 from .context import RuntimeContext
-from .format import FormatConfig, TokenCounter, default_counter, render, render_json
+from .format import FormatConfig, TokenCounter, _omitted_text, default_counter, render, render_json
 
 log = logging.getLogger(__name__)
 
 from ..toolspec import DEFAULT_CAP, DEFAULT_RESULT_TOKENS, TOOL_NAME, definition, parse
+
+#: Characters of a matched step window shown to the model, widest first: the part of the window holding the
+#: match (:func:`trajsearch.excerpt.excerpt`, as the CLI and web show it), narrower when the results at one
+#: width do not fit the result budget, so that ``k`` results are cut shorter before any is left out.
+STEP_TEXT_WIDTHS = (800, 500, 300)
 
 class _Provenance:
     """A tool result's provenance as a hit-like object, for its retrieval span."""
@@ -93,7 +98,10 @@ class SearchPastRuns:
     def _run(self, query: str, k: int, kind: str) -> dict[str, Any]:
         base: dict[str, Any] = {"status": "ok", "kind": kind, "query": query}
         if kind == "steps":
-            return base | {"results": self._steps(query, k)}
+            results, omitted = self._steps(query, k)
+            if omitted:  # the model is told, not left to think there were no more (probe E, E1)
+                base["omitted"], base["note"] = omitted, _omitted_text(omitted)
+            return base | {"results": results}
         if kind == "exemplars":
             found = exemplars(self.ts, query, self.ctx, k=k, config=self.advice, calibrations=self.calibrations)
             rendered = render(found.strategy, found.items, [], config=self.fmt, fmt="json",
@@ -107,21 +115,38 @@ class SearchPastRuns:
             results = rendered.data["warnings"]
         if results:
             base["note"] = rendered.data["header"]
+        if rendered.omitted:
+            base["omitted"] = rendered.omitted
+            base["note"] = " ".join(filter(None, (base.get("note"), _omitted_text(rendered.omitted))))
         return base | {"results": results}
 
-    def _steps(self, query: str, k: int) -> list[dict[str, Any]]:
+    def _steps(self, query: str, k: int) -> tuple[list[dict[str, Any]], int]:
+        """The best step windows, each shown around the match, and how many were left out to fit the budget.
+
+        A window is up to ~2,000 characters and a pasted error line sits anywhere in it: its head and tail
+        (what was shown before) dropped the line from 79 of 126 top results (probe E, E1)."""
         filters = self.ctx.filters(levels=("step",))
         hits = search(self.ts, query, filters, k=k, mode="auto")  # exact error strings: the lexical leg helps
-        results = [
-            {
-                "provenance": {"trajectory_id": h.trajectory_id, "trace_uri": h.trace_uri,
-                               "env_version": h.env_version, "similarity": round(similarity(h), 3)},
-                "outcome": h.outcome,
-                "steps": f"{h.step_index}-{h.step_end}",
-                "text": clip(h.text, 300, 500),
-            }
-            for h in hits
-        ]
-        while results and self.counter.count(render_json({"results": results})) > self.result_tokens:
+        query_terms = terms(query)
+        for width in STEP_TEXT_WIDTHS:
+            results = [_step_result(h, excerpt(h.text.strip(), query_terms, width)) for h in hits]
+            if self._fits(results):
+                return results, 0
+        omitted = 0
+        while results and not self._fits(results):
             results.pop()
-        return results
+            omitted += 1
+        return results, omitted
+
+    def _fits(self, results: list[dict[str, Any]]) -> bool:
+        return self.counter.count(render_json({"results": results})) <= self.result_tokens
+
+
+def _step_result(hit: Any, text: str) -> dict[str, Any]:
+    return {
+        "provenance": {"trajectory_id": hit.trajectory_id, "trace_uri": hit.trace_uri,
+                       "env_version": hit.env_version, "similarity": round(similarity(hit), 3)},
+        "outcome": hit.outcome,
+        "steps": f"{hit.step_index}-{hit.step_end}",
+        "text": text,
+    }
