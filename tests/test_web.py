@@ -397,6 +397,19 @@ def test_bad_filter_values_are_named_next_to_their_field(demo):
     assert 'id="err-mode"' in page and "searched by their words only" in page  # not "No runs match"
 
 
+def test_a_bad_outcome_level_or_k_is_named_next_to_its_field(demo):
+    """Probe E, E3: level=bogus and outcome=weird gave a 400 page whose select pointed at an error element
+    that did not exist; k=abc and k=100000 were silently searched with 10."""
+    for name, value, said in (("outcome", "weird", "one of success, failure"), ("level", "bogus", "one of default, any"),
+                              ("k", "abc", "one of 10, 20, 50 (got 'abc')"), ("k", "100000", "one of 10, 20, 50")):
+        response = demo.get("/", params={"q": "flight", name: value})
+        assert response.status_code == 400, (name, value)
+        error = re.search(rf'<p class="field-error" id="err-{name}">([^<]*)</p>', response.text)
+        assert error and said in html.unescape(error.group(1)), (name, value)
+        assert f'aria-describedby="err-{name}"' in response.text and "Runs like this" not in response.text
+    assert 'class="field-error"' not in demo.get("/", params={"q": "flight", "k": "20"}).text
+
+
 def test_search_dates_are_parsed_once_and_compared_as_days(demo):
     """until=9999-12-31 was a 500 (the end of its day overflowed), since=0001-01-01 a 400 with the library's
     message, and the dates were compared as strings, so since=20240515&until=2024-05-16 was refused."""

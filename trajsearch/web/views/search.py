@@ -101,7 +101,9 @@ class SearchForm:
             form.errors["until"] = f"To: on or after the start date ({form.since})"
             form.until, form.until_day = "", None
         k = get("k")
-        form.k = int(k) if k.isdigit() and int(k) in K_CHOICES else 10
+        if k and not (k.isdigit() and int(k) in K_CHOICES):  # said, as for the other fields (probe E, E3)
+            form.errors["k"] = f"one of {', '.join(map(str, K_CHOICES))} (got {_clip(k, 40)!r})"
+        form.k = int(k) if not form.errors.get("k") and k else 10
         return form
 
     @property
