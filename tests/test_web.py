@@ -365,6 +365,21 @@ def test_a_pasted_error_finds_its_run_with_the_matching_step_marked(demo):
     assert "<dt>model</dt><dd>gpt-4o</dd>" in page
 
 
+def test_the_number_shown_is_the_one_the_results_are_ranked_by(demo):
+    """Probe E, E4: the page showed the dense cosine beside a hybrid ranking that puts the runs holding a pasted
+    line verbatim first, so the exact hit read as the weakest (0.23 over 0.44, 0.42, ...). Plumbing: the
+    fast embedder."""
+    page = demo.get("/", params={"q": SAMPLE_ERROR}).text
+    assert "ranked by score (dense and word ranks fused, rows holding the query verbatim first" in page
+    scores = [float(x) for x in re.findall(r'<dt>score</dt><dd class="sim">([0-9.]+)</dd>', page)]
+    assert len(scores) > 1 and scores == sorted(scores, reverse=True)
+    assert len(re.findall(r'<dt>cosine</dt><dd class="sim">', page)) == len(scores)
+    first = page.split('class="result ')[1]
+    assert BROKEN in first and "<dt>holds</dt><dd>the query verbatim</dd>" in first
+    page = demo.get("/", params={"q": "flight not available", "mode": "dense"}).text
+    assert "ranked by score (cosine similarity to the query)" in page and "<dt>cosine</dt>" not in page
+
+
 def test_a_pasted_id_finds_runs_like_that_one(demo):
     page = demo.get("/", params={"q": BROKEN}).text
     assert f'Runs like <a href="/runs/{BROKEN}">{BROKEN}</a>' in page

@@ -98,6 +98,7 @@ class Web:
                                undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True)
         self.env.globals.update(run_link=views.run_link, compare_link=compare_link, outcomes=OUTCOMES,
                                 modes=MODES, level_choices=views.LEVEL_CHOICES, k_choices=views.K_CHOICES,
+                                score_meanings=views.SCORE_MEANINGS,
                                 when=views.when)
         self.env.filters["num"] = lambda x, digits=3: "—" if x is None else f"{x:.{digits}f}"
 

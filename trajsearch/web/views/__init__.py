@@ -17,10 +17,10 @@ from .common import (
 from .compare import align, compare_view, first_divergence
 from .failures import PERIODS, FailuresForm, failures_view
 from .run import load_trace, run_for_trace_uri, run_view
-from .search import PAGE_READ_SLOTS, Facets, SearchForm, TraceFacts, search
+from .search import PAGE_READ_SLOTS, SCORE_MEANINGS, Facets, SearchForm, TraceFacts, search
 
 __all__ = [
-    "K_CHOICES", "LEVEL_CHOICES", "NOT_FOUND_TEXT", "PAGE_READ_SLOTS", "PERIODS", "Facets", "FailuresForm", "NotFound", "SearchForm",
+    "K_CHOICES", "LEVEL_CHOICES", "NOT_FOUND_TEXT", "PAGE_READ_SLOTS", "PERIODS", "SCORE_MEANINGS", "Facets", "FailuresForm", "NotFound", "SearchForm",
     "TraceDamaged", "TraceFacts", "TraceUnavailable", "align", "compare_view", "failures_view", "first_divergence",
     "load_trace", "narrow",
     "run_for_trace_uri", "run_link", "run_view", "search", "visible_run", "when",

@@ -313,6 +313,8 @@ class ResultView:
     def matched_step(self) -> StepLine | None:
         return next((line for line in self.context if line.matched), None)
 
+    verbatim: bool = False  # the matched row holds the query whole (what ranks it first, but in dense mode)
+
     @property
     def similarity(self) -> float | None:
         """Cosine to the query whatever the mode (None in lexical mode, which computes no vectors)."""
@@ -427,7 +429,8 @@ def search(ts: TrajSearch, principal: Principal, form: SearchForm, facts: TraceF
         if not context:
             snippet = highlight(_clip(hit.text, 1200), hl)
         out.results.append(ResultView(rank, hit, task, run_facts.model, context, snippet,
-                                      run_link(hit.trajectory_id, q=marked, match=match)))
+                                      run_link(hit.trajectory_id, q=marked, match=match),
+                                      verbatim=holds_verbatim(hit.text, text)))
     out.ms = (time.perf_counter() - started) * 1000
     return out
 
@@ -458,6 +461,24 @@ def runs_in_scope(ts: TrajSearch, facts: TraceFacts, filters: Filters, form: Sea
     run_facts = facts.many(filters.tenant, [row["trace_uri"] for row in rows])
     ids = tuple(row["trajectory_id"] for row, run in zip(rows, run_facts) if run.model == form.model)
     return ids, next((run.unread for run in run_facts if run.unread not in ("", "skipped")), "")
+
+
+#: What each mode's score is, said beside the results: the number shown is the one they are ranked by, and in
+#: hybrid mode a run holding a pasted line verbatim may rank first with a low cosine (probe E, E4).
+SCORE_MEANINGS = {
+    "dense": "cosine similarity to the query",
+    "hybrid": "dense and word ranks fused, rows holding the query verbatim first; cosine: the dense similarity alone",
+    "lexical": "BM25 word match, rows holding the query verbatim first",
+}
+
+
+def holds_verbatim(text: str, query: str) -> bool:
+    """Whether ``text`` holds ``query`` whole, whitespace-normalised: the fusion's verbatim-first rule
+    (:meth:`trajsearch.fusion.FusionConfig.verbatim_lift`, for queries of 8 characters or more)."""
+    needle = " ".join(query.split())
+    if len(needle) < 8:
+        return False
+    return re.search(r"\s+".join(map(re.escape, needle.split(" "))), text) is not None
 
 
 def best_step(steps: list[Any], hit: Hit, query: str, hl: tuple[str, ...]) -> int:
