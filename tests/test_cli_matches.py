@@ -25,3 +25,19 @@ def test_search_and_similar_show_the_pasted_error_in_the_matched_step(backend) -
         assert code == 0, err
         assert NO_SUCH_TABLE in " ".join(out.split()), (args, out)  # as printed (a terminal wraps lines)
         assert len(out) < 1200, (args, out)  # excerpts, not the 2,525-character step
+
+
+#: a real run's step 30 output (6,847 characters) holds this log line past the step row's head and tail; a
+#: passage row (a part of the clipped output) holds it (mini-swe-agent/.real/passage-match, see SOURCE.md)
+SQLFLUFF = Path(__file__).parent / "fixtures/mini-swe-agent/.real/passage-match"
+L024 = "INFO       [L024] No config_keywords defined for L024"
+
+
+def test_search_e_shows_the_passage_that_matched(backend) -> None:
+    """Bug (probe E, E5): with ``-e`` a passage hit printed its step's row, which holds that step's output
+    clipped, the pasted line cut out (``L041 ... L043 ... L044`` instead of L024)."""
+    code, out, err = run_cli("ingest", str(SQLFLUFF), "--quiet")
+    assert code == 0, err
+    code, out, err = run_cli("search", L024, "-k", "1", "-e", "1")
+    assert code == 0, err
+    assert "passage" in out and " ".join(L024.split()) in " ".join(out.split()), out

@@ -22,6 +22,10 @@ from trajsearch.web.session import OneTimeTokens
 from web_support import csrf_of, make_keys
 
 GEMINI = Path(__file__).parent / "fixtures/mini-swe-agent/.real/gemini_3_pro"
+#: deepseek-chat's sqlfluff__sqlfluff-1763: its step 30's 6,847-character output holds these lines past the
+#: step row's clipped head and tail, in the last part of a passage (a part of that output, up to 1,600 chars)
+SQLFLUFF = Path(__file__).parent / "fixtures/mini-swe-agent/.real/passage-match"
+PASSAGE_LINES = ("INFO       [L024] No config_keywords defined for L024",)
 NO_SUCH_TABLE = "django.db.utils.OperationalError: no such table: __main___user"  # the tail of step 2's output
 
 
@@ -35,6 +39,7 @@ def ts(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("web-matches")
     store = TrajSearch.open(str(tmp / "milvus.db"), traces=str(tmp / "traces"), embedder=HashingEmbedder())
     assert store.add(read_dump(GEMINI, tenant="demo")).ingested == 1
+    assert store.add(read_dump(SQLFLUFF, tenant="demo")).ingested == 1
     yield store
     store.close()
 
@@ -87,3 +92,14 @@ def test_the_model_filter_searches_among_that_models_runs(ts, keys, demo):
         assert NO_SUCH_TABLE in matched_steps(page)[0]
     none = demo.get("/", params={"q": NO_SUCH_TABLE, "model": "no-such-model"}).text
     assert "No runs match" in none and "best" not in html.unescape(none)  # an honest empty answer
+
+
+def test_a_passage_hit_is_shown_around_the_pasted_line_in_its_step(demo):
+    """Bug (probe E, E5): a passage hit (a part of a long output) was shown as its first 1,200 characters,
+    with no steps around it, and the pasted line sat in the passage's last ~400 (5 of 41 mid-output lines
+    the probe pasted were not shown). It is now shown as its step, cut around the match, between its
+    neighbours, like a step hit (this trimmed run keeps the one step)."""
+    for line in PASSAGE_LINES:
+        page = demo.get("/", params={"q": line, "mode": "hybrid"}).text
+        assert "sqlfluff__sqlfluff-1763" in page and "<dt>matched</dt><dd>passage" in page, line
+        assert " ".join(line.split()) in matched_steps(page)[0], line

@@ -57,7 +57,9 @@ def search(
         out.print(f"[bold]{rank}. {escape(h.trajectory_id)}[/bold]  {where(h)}  score={h.score:.3f}  outcome={h.outcome}")
         for step in context.get(h.id) or []:
             if h.step_index <= step.position <= h.step_end:  # a matched step: the part that matched
-                out.print(f"   > {matched_line(step.text, query_terms, 240)}", markup=False)
+                # a passage hit matched a part of the step's output that the step's row holds clipped
+                matched = h.text if h.level == "passage" else step.text
+                out.print(f"   > {matched_line(matched, query_terms, 240)}", markup=False)
             else:
                 out.print(f"     {one_line(step.text, 160)}", markup=False)
         if h.id not in context:

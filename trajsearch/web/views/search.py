@@ -415,19 +415,21 @@ def search(ts: TrajSearch, principal: Principal, form: SearchForm, facts: TraceF
         context: list[StepLine] = []
         snippet = None
         match = None
-        if hit.step_index >= 0 and hit.level in ("step", "failure"):
+        if hit.step_index >= 0 and hit.level in ("step", "failure", "passage"):
             steps = ts.expand(hit, before=1, after=1, tenant=tenant)
-            best = best_step(steps, hit, marked, hl)
+            # a passage is the part of one step's output that matched, which that step's row holds clipped
+            best = hit.step_index if hit.level == "passage" else best_step(steps, hit, marked, hl)
             for step in steps:
                 if abs(step.position - best) > 1:
                     continue  # the matching step and one neighbour on each side
                 matched = step.position == best
+                text = hit.text if matched and hit.level == "passage" else step.text
                 # the matching step around its match (an error sits at the tail of a long output)
-                shown = excerpt(step.text, hl, 1500) if matched else _clip(step.text, 320)
+                shown = excerpt(text, hl, 1500) if matched else _clip(text, 320)
                 context.append(StepLine(step.position, step.index, step.action, highlight(shown, hl), matched))
             match = (best, best)
-        if not context:
-            snippet = highlight(_clip(hit.text, 1200), hl)
+        if not context:  # a task or summary row (or a step the index no longer has): around its match too
+            snippet = highlight(excerpt(hit.text, hl, 1200), hl)
         out.results.append(ResultView(rank, hit, task, run_facts.model, context, snippet,
                                       run_link(hit.trajectory_id, q=marked, match=match),
                                       verbatim=holds_verbatim(hit.text, text)))
