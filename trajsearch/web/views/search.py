@@ -423,9 +423,9 @@ def search(ts: TrajSearch, principal: Principal, form: SearchForm, facts: TraceF
                 if abs(step.position - best) > 1:
                     continue  # the matching step and one neighbour on each side
                 matched = step.position == best
-                text = hit.text if matched and hit.level == "passage" else step.text
+                step_text = hit.text if matched and hit.level == "passage" else step.text
                 # the matching step around its match (an error sits at the tail of a long output)
-                shown = excerpt(text, hl, 1500) if matched else _clip(text, 320)
+                shown = excerpt(step_text, hl, 1500) if matched else _clip(step_text, 320)
                 context.append(StepLine(step.position, step.index, step.action, highlight(shown, hl), matched))
             match = (best, best)
         if not context:  # a task or summary row (or a step the index no longer has): around its match too
