@@ -199,6 +199,12 @@ def short(text: str, limit: int = 300, *, keep: str = "end") -> str:
 
 _EXC_LINE = re.compile(r"^(?:E\s+)?[A-Za-z_][\w.]*(?:Error|Exception|Interrupt|Exit|Warning)\b:?")
 _EXC_ANYWHERE = re.compile(r"\b[A-Za-z_][\w.]*(?:Error|Exception)\b:")
+#: The first line of a traceback as Python's traceback module prints it, alone on its line (indented in doctest's
+#: report); inside an exception group, behind the group's margin (``  | ``; ``  + `` on the group's own first line).
+_TRACEBACK = re.compile(r"^( *(?:[|+] )?)(?:Exception Group )?Traceback \(most recent call last\):\s*$")
+#: The line Python prints after a traceback's last frame, whatever the exception's class is called (``StopIteration``,
+#: ``botocore.errorfactory.NoSuchBucket: ...``, Django's ``DoesNotExist``): ``<module.qualname>[: <message>]``.
+_TRACEBACK_EXC = re.compile(r"^[^\W\d][\w.<>]*(?=: |$)")
 #: A tool's own error line (pip's and git's ``error: ...``, ``fatal: ...``, rustc's ``error[E0308]: ...``, pip's
 #: ``ERROR: ...``; after Gemini CLI's ``Output:`` label): it says what went wrong, where a later line only
 #: mentions a failure ("Failure to do this can result in a broken installation"). Also in the tool's language
@@ -276,26 +282,53 @@ def decisive_line(output: str, *, last_line: bool = True) -> str | None:
 
     Preference: the message of the last PowerShell error record, unless an exception line
     follows the record (its lines are wrapped at the console's width, so a fragment such as
-    ``oundException`` would pass for one), then the last exception line (``TypeError: ...``),
+    ``oundException`` would pass for one), then the last exception line (``TypeError: ...``, or the
+    line ending a Python traceback whatever its class is called: ``botocore.errorfactory.NoSuchBucket: ...``),
     then the last line naming one (pytest's ``FAILED test - TypeError: ...``), then a tool's
     own error line (``error: ...``, ``错误: ...``), then a test runner's tally (``5 tests, 4 failures``),
     then the last line mentioning an error, then (unless ``last_line`` is false: output known to
     hold no message) the last non-empty line. A line the console wrapped inside a parenthesis
     gets its end back (see ``_unwrapped``).
     """
-    lines = [ln.strip() for ln in output.splitlines() if ln.strip()]
+    raw = [ln for ln in output.splitlines() if ln.strip()]
+    lines = [ln.strip() for ln in raw]
+    raised = _traceback_ends(raw)
     if "Line |" in lines:  # PowerShell 7's error view: the message under the quoted line, behind a ``| `` gutter
         lines = [_PS7_GUTTER.sub("", line) for line in lines]
     if record := _powershell_error(lines):
         message, end = record
         lines = lines[end + 1:]  # what follows the record: an exception line there says more
-        if not any(_EXC_LINE.search(line) or _EXC_ANYWHERE.search(line) for line in lines):
+        raised = {at - end - 1: line for at, line in raised.items() if at > end}
+        if not raised and not any(_EXC_LINE.search(line) or _EXC_ANYWHERE.search(line) for line in lines):
             return message
+    lines = [raised.get(at, line) for at, line in enumerate(lines)]
     for pattern in (_EXC_LINE, _EXC_ANYWHERE, _TOOL_ERROR, _TEST_TALLY, _ERRORISH):
         for at in range(len(lines) - 1, -1, -1):
-            if found := pattern.search(lines[at]):
+            ends_traceback = pattern is _EXC_LINE and at in raised  # an exception line, whatever its class's name
+            if found := _TRACEBACK_EXC.match(lines[at]) if ends_traceback else pattern.search(lines[at]):
                 return _short_keeping(_unwrapped(lines, at), found)
     return short(lines[-1]) if lines and last_line else None
+
+
+def _traceback_ends(raw: list[str]) -> dict[int, str]:
+    """{index in ``raw``: exception line} of each Python traceback in ``raw`` (its non-blank lines, unstripped).
+
+    Python prints ``Traceback (most recent call last):``, each frame indented under it (``  File ...``, the code,
+    its ``~~^^`` marks, ``[Previous line repeated ...]``), then, at the header's own indentation, the exception line;
+    notes, a message's further lines and a chained exception's ``During handling ...`` follow it. A block whose
+    indentation the dump lost (no indented frame) or that something interrupted ends no traceback here."""
+    ends: dict[int, str] = {}
+    for at, line in enumerate(raw):
+        if not (header := _TRACEBACK.match(line)):
+            continue
+        margin = header.group(1).replace("+", "|")  # a group's frames and exception line are behind its ``| ``
+        below = at + 1
+        while below < len(raw) and raw[below].startswith(margin) and raw[below][len(margin):][:1].isspace():
+            below += 1
+        if at + 1 < below < len(raw) and raw[below].startswith(margin) \
+                and _TRACEBACK_EXC.match(exception := raw[below][len(margin):].rstrip()):
+            ends[below] = exception
+    return ends
 
 
 def _unwrapped(lines: list[str], at: int) -> str:
