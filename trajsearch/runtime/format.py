@@ -255,7 +255,8 @@ def _warning_text(view: dict[str, Any], n: int) -> str:
     return "\n".join(lines)
 
 
-def _omitted_text(omitted: int, *, more: bool = True) -> str:
+def omitted_text(omitted: int, *, more: bool = True) -> str:
+    """The line that tells a model how many results were left out for the budget (the context and the tool)."""
     return f"({omitted}{' more' if more else ''} past run(s) left out to stay within the token budget.)"
 
 
@@ -269,7 +270,7 @@ def render_text(data: dict[str, Any]) -> str:
     blocks += [_exemplar_text(view, n) for n, view in enumerate(data["exemplars"], 1)]
     blocks += [_warning_text(view, n) for n, view in enumerate(data["warnings"], 1)]
     if data.get("omitted"):
-        blocks.append(_omitted_text(data["omitted"]))
+        blocks.append(omitted_text(data["omitted"]))
     return "\n\n".join(blocks)
 
 
@@ -354,7 +355,7 @@ def render(
         del data["strategy"], data["advice"]
         total += counter.count(_head_text(data) if fmt == "text" else render_json(_skeleton(data)))
     if omitted:
-        tokens = counter.count(_omitted_text(omitted) if fmt == "text" else f',"omitted":{omitted}')
+        tokens = counter.count(omitted_text(omitted) if fmt == "text" else f',"omitted":{omitted}')
         if total + tokens <= budget:
             data["omitted"] = omitted
             total += tokens
@@ -366,7 +367,7 @@ def _none_fit(omitted: int, fmt: str, counter: TokenCounter, budget: int) -> Ren
     """A budget too small for any run: the note that they were left out (if even that fits), no header
     and no strategy (they would frame runs that are not there)."""
     data: dict[str, Any] = {"exemplars": [], "warnings": [], "omitted": omitted}
-    text = _omitted_text(omitted, more=False) if fmt == "text" else render_json(data)
+    text = omitted_text(omitted, more=False) if fmt == "text" else render_json(data)
     tokens = counter.count(text)
     return Rendered(text, data, tokens, omitted, fmt) if tokens <= budget else Rendered("", data, 0, omitted, fmt)
 

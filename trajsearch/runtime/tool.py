@@ -18,7 +18,7 @@ from .advice import AdviceConfig, exemplars, search, similarity, warnings
 from . import tracing
 from .calibration import Calibration
 from .context import RuntimeContext
-from .format import FormatConfig, TokenCounter, _omitted_text, default_counter, render, render_json
+from .format import FormatConfig, TokenCounter, omitted_text, default_counter, render, render_json
 
 log = logging.getLogger(__name__)
 
@@ -100,7 +100,7 @@ class SearchPastRuns:
         if kind == "steps":
             results, omitted = self._steps(query, k)
             if omitted:  # the model is told, not left to think there were no more (probe E, E1)
-                base["omitted"], base["note"] = omitted, _omitted_text(omitted)
+                base["omitted"], base["note"] = omitted, omitted_text(omitted)
             return base | {"results": results}
         if kind == "exemplars":
             found = exemplars(self.ts, query, self.ctx, k=k, config=self.advice, calibrations=self.calibrations)
@@ -117,7 +117,7 @@ class SearchPastRuns:
             base["note"] = rendered.data["header"]
         if rendered.omitted:
             base["omitted"] = rendered.omitted
-            base["note"] = " ".join(filter(None, (base.get("note"), _omitted_text(rendered.omitted))))
+            base["note"] = " ".join(filter(None, (base.get("note"), omitted_text(rendered.omitted))))
         return base | {"results": results}
 
     def _steps(self, query: str, k: int) -> tuple[list[dict[str, Any]], int]:
