@@ -11,6 +11,11 @@ the embedding model's own tokenizer (all-MiniLM-L6-v2's WordPiece ``tokenizer.js
 shipped offline), piece by piece: the emitted string is the sum of its pieces, so
 the budget holds for what is actually emitted. It is not the consuming LLM's
 tokenizer: keep a margin if that one is smaller.
+
+In the text format every line the renderer writes starts at the margin, or four spaces in for a key
+action's output; the runs' own text cannot write such a line: each line of it after the first is
+indented deeper (:func:`_quoted`), so a task holding ``## Warning 1`` and ``source:`` lines cannot pass
+for a block of the context (probe I, I4). Indenting costs no token of the budget's tokenizer.
 """
 
 from __future__ import annotations
@@ -225,24 +230,37 @@ def warning_view(warning: FailureWarning, detail: _Detail) -> dict[str, Any]:
     return view
 
 
+#: Where each line of a run's text after its first starts: deeper than any line the renderer writes.
+_CONTENT_INDENT = " " * 6
+
+
+def _quoted(text: Any) -> str:
+    """A run's text as the context shows it: its lines after the first indented by ``_CONTENT_INDENT``
+    (blank ones left empty), so none can start a renderer line (a header, ``source:``, ``Goal:``,
+    ``- [n]``, ``    -> ``). Every line break counts (``str.splitlines``: CR, NEL, U+2028 and the like
+    too), as whatever reads the context may break lines at any of them."""
+    lines = str(text).splitlines()
+    return "\n".join([lines[0]] + [_CONTENT_INDENT + line if line.strip() else "" for line in lines[1:]]) if lines else ""
+
+
 def _exemplar_text(view: dict[str, Any], n: int) -> str:
     what = "a past run, submitted but not evaluated" if view["outcome"].startswith(SUBMITTED) else "a successful past run"
-    lines = [f"## Example {n}: {what}", _source(view["provenance"]), f"Goal: {view['goal']}"]
+    lines = [f"## Example {n}: {what}", _source(view["provenance"]), f"Goal: {_quoted(view['goal'])}"]
     if view.get("key_actions"):
         lines.append("Key actions:")
         for a in view["key_actions"]:
-            line = f"- [{a['step']}] {a['action']}"
+            line = f"- [{a['step']}] {_quoted(a['action'])}"
             if a.get("arguments"):
-                line += f": {a['arguments']}"
+                line += f": {_quoted(a['arguments'])}"
             if a.get("observation"):
-                line += f"\n    -> {a['observation']}"
+                line += f"\n    -> {_quoted(a['observation'])}"
             if a.get("error"):
-                line += f"\n    error: {a['error']}"
+                line += f"\n    error: {_quoted(a['error'])}"
             lines.append(line)
-    lines.append(f"Outcome: {view['outcome']}")
+    lines.append(f"Outcome: {_quoted(view['outcome'])}")
     for name, label in (("what_worked", "What worked"), ("what_failed", "What failed")):
         if view.get(name):
-            lines.append(f"{label}: {view[name]}")
+            lines.append(f"{label}: {_quoted(view[name])}")
     return "\n".join(lines)
 
 
@@ -251,7 +269,7 @@ def _warning_text(view: dict[str, Any], n: int) -> str:
     for name, label in (("task", "Task"), ("error", "Error"), ("failing_step", "Failing step"),
                         ("cause", "Cause"), ("fix", "Fix"), ("what_failed", "What failed")):
         if view.get(name):
-            lines.append(f"{label}: {view[name]}")
+            lines.append(f"{label}: {_quoted(view[name])}")
     return "\n".join(lines)
 
 
@@ -279,7 +297,7 @@ def render_json(data: dict[str, Any]) -> str:
 
 
 def _source(provenance: dict[str, Any]) -> str:
-    return "source: " + " | ".join(f"{k}={v}" for k, v in provenance.items())
+    return "source: " + " | ".join(f"{k}={_quoted(v)}" for k, v in provenance.items())
 
 
 def render(
