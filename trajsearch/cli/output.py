@@ -2,22 +2,49 @@
 
 Kept in one place so that every command fails the same way (exit 2 for bad input, 1 for a failure)
 and prints hits the same way.
+
+Run text is untrusted (a web page the agent read, a tool's output): printed raw, its escape sequences
+erase or forge lines on the engineer's terminal, retitle it or write the clipboard (OSC 52), and Rich's
+``markup=False`` does not stop them. So both consoles show every control character but newline and tab
+as a visible escape (``\\x1b``) in ``Console.render_str``, which every string printed goes through (table
+cells and rule titles too), before layout, so widths stay right (probe I, I3). ``--json`` is left as it is:
+JSON escapes C0 controls, and its reader is a program.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import sys
 from typing import Any
 
 import typer
 from rich.console import Console
 from rich.markup import escape
+from rich.text import Text
 
 from ..excerpt import excerpt
 
-out = Console()
-err = Console(stderr=True)
+#: C0 controls but tab and newline, DEL and C1: what a terminal may act on instead of showing.
+_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def printable(text: str) -> str:
+    """``text`` with each control character a terminal could act on shown as ``\\xNN``; a CRLF line end
+    is a line end."""
+    text = text.replace("\r\n", "\n")
+    return _CONTROLS.sub(lambda m: f"\\x{ord(m.group()):02x}", text) if _CONTROLS.search(text) else text
+
+
+class _TextConsole(Console):
+    """A Rich console that prints every string given it through :func:`printable`."""
+
+    def render_str(self, text: str, **kwargs: Any) -> Text:
+        return super().render_str(printable(text), **kwargs)
+
+
+out = _TextConsole()
+err = _TextConsole(stderr=True)
 
 
 def print_json(data: Any) -> None:
