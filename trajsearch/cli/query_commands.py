@@ -213,7 +213,8 @@ def exemplars(
     if as_json:
         print_json({"strategy": result.strategy, "items": result.items, "context": json.loads(result.json or "{}")})
     else:
-        out.print(result.text or f"(nothing applicable: {result.strategy or 'no similar failures'})", markup=False)
+        out.print(result.text or f"(nothing applicable: {result.strategy or 'no similar failures'})", markup=False,
+                  soft_wrap=True)  # the prompt's own lines, not wrapped to the terminal's width
 
 
 def _range(spec: str | None, n: int) -> tuple[int, int]:
