@@ -153,13 +153,21 @@ def test_ingest_set_names_the_fields_it_takes_in_the_clis_words(backend, tmp_pat
 
 def test_a_search_of_a_tenant_holding_no_runs_says_so(backend, tmp_path: Path) -> None:
     """Probe E of round p43: ``search ... -t nosuchtenant`` printed "no matches", exit 0, as if a tenant's runs
-    had been searched: a misspelt tenant read as an empty answer. (Over the server the key's tenant is the one
-    searched; a key of a tenant holding no runs gets the same message.)"""
+    had been searched: a misspelt tenant read as an empty answer. Over the server the key's tenant is the one
+    searched, so no misspelling is hinted at there (review 2 of round p43, R2-6). ``exemplars`` still answers
+    (a new tenant's agent plans from scratch), with a note."""
+    said = {"embedded": "tenant 'acme' holds no runs in this store (a misspelt tenant?",
+            "server": "the key's tenant 'acme' holds no runs on this server"}[backend]
+    for args in (("search", "KeyError: 'user_id'"), ("similar", "KeyError: 'user_id'"), ("search", "x", "--json")):
+        code, out, err = run_cli(*args)
+        assert code == 1 and said in " ".join(err.split()) and "nothing to search" in err, args
+    code, out, err = run_cli("exemplars", "Fix the failing payments test")
+    assert code == 0 and "plan_from_scratch" in out and said in " ".join(err.split())
     ingest_two(tmp_path)
     code, out, err = run_cli("search", "zzqx-no-such-words", "--mode", "lexical")
-    assert code == 0 and "no matches" in out  # a tenant holding runs, none of them matching
+    assert code == 0 and "no matches" in out and not err  # a tenant holding runs, none of them matching
+    code, out, err = run_cli("exemplars", "Translate this poem into French")
+    assert code == 0 and "holds no runs" not in err
     if backend == "embedded":
-        for args in (("search", "KeyError: 'user_id'"), ("similar", "KeyError: 'user_id'"),
-                     ("search", "KeyError", "--json")):
-            code, out, err = run_cli(*args, "-t", "acmee")
-            assert code == 1 and "tenant 'acmee' holds no runs in this store" in " ".join(err.split()), args
+        code, out, err = run_cli("search", "KeyError", "-t", "acmee")
+        assert code == 1 and "tenant 'acmee' holds no runs in this store" in " ".join(err.split())

@@ -18,7 +18,7 @@ from .options import (
     Tenant, Tools, Traces, Uri,
 )
 from ..excerpt import failure_error, terms
-from .output import fail, matched_line, one_line, out, print_json, where
+from .output import err, fail, matched_line, one_line, out, print_json, where
 
 
 def search(
@@ -98,15 +98,23 @@ def similar(
         out.print(f"   best {where(m.best)}: {matched_line(m.best.text, query_terms, 240)}", markup=False)
 
 
+def _no_runs_said(api) -> str | None:
+    """What to say when the tenant searched holds no run at all, else None: embedded, a tenant misspelt or not
+    ingested into yet; over a server, the key's tenant (the only one it may read)."""
+    stats = api.stats()
+    if stats.get("trajectories"):
+        return None
+    if api.remote:
+        return f"the key's tenant {stats.get('tenant')!r} holds no runs on this server"
+    return (f"tenant {stats.get('tenant')!r} holds no runs in this store (a misspelt tenant? 'trajsearch stats -t "
+            "TENANT' counts a tenant's runs)")
+
+
 def _tenant_holds_runs(api, found: list) -> None:
     """Fail, when nothing was found, if the tenant holds no run at all: a tenant misspelt (or not ingested into
     yet) is told so, not answered "no matches" as if its runs had been searched."""
-    if found:
-        return
-    stats = api.stats()
-    if not stats.get("trajectories"):
-        fail(f"tenant {stats.get('tenant')!r} holds no runs in this store: nothing to search (a misspelt tenant? "
-             "'trajsearch stats -t TENANT' counts a tenant's runs)", code=1)
+    if not found and (said := _no_runs_said(api)):
+        fail(f"{said}: nothing to search", code=1)
 
 
 def _anchor_error(api, trajectory_id: str) -> str:
@@ -210,6 +218,9 @@ def exemplars(
     with connect(server, ca, uri, traces, tenant) as api:
         result = api.advice("warnings" if warnings else "exemplars", task, env_version=env_version,
                             policy_version=policy_version, tools=tool, k=k_asked, budget=budget_asked)
+        empty = None if result.items else _no_runs_said(api)
+    if empty:  # an answer still (a new tenant's agent plans from scratch), but the operator is told why
+        err.print(f"note: {empty}", markup=False)
     if as_json:
         print_json({"strategy": result.strategy, "items": result.items, "context": json.loads(result.json or "{}")})
     else:
