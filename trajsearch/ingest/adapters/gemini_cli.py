@@ -51,14 +51,18 @@ Mapping
   ``response.output`` of its ``result``, else ``resultDisplay``);
   ``functionCall`` parts in ``content`` (newer sessions) are steps too unless
   the same id is in ``toolCalls``, and their ``functionResponse`` parts in a
-  later ``user`` message are the observation. ``thoughts``
+  later ``user`` message are the observation (a call recorded with no id -- the
+  CLI before 0.4x gave it one only in its response -- takes the first response of
+  its name; a response whose call the history lost is a step of its own, action
+  its ``name``, arguments unknown). ``thoughts``
   (``**subject** description``) and ``thought`` parts are the thought of the
   next step; message text followed by a tool call before the next prompt is
   narration joining that call's thought, otherwise a ``respond`` step
   ``{"content": text}``; the CLI's own "Got it. Thanks for the additional
   context!" after a compression is none.
 - Step.error: status ``error`` or ``cancelled`` (the ``response.error``, else
-  the display text), a ``response.error``, or a shell result whose
+  the display text), a ``response.error``, or a shell result (in ``toolCalls``
+  or a ``functionResponse`` part alike) whose
   ``Exit Code:`` is not 0 (or whose ``Error:`` line is not ``(none)``), apart
   from exit code 1 with no output (``Output: (empty)``: grep's or findstr's "no
   match", see ``exit_code_error``).
@@ -381,6 +385,7 @@ class _Recording(SessionSteps):
         self.commands: list[str] = []
         self.models: list[str] = []
         self.tokens = 0
+        self.unnamed: list[dict[str, Any]] = []  # the steps of calls recorded with no id, in order
 
     def open_call(self, call_id: Any, name: Any, args: Any, at: Any) -> dict[str, Any]:
         step = {"thought": join_thought(self.thought + self.narration), "action": str(name or "tool"),
@@ -389,6 +394,28 @@ class _Recording(SessionSteps):
         self.steps.append(step)
         if call_id:
             self.by_call[str(call_id)] = step
+        else:
+            self.unnamed.append(step)
+        return step
+
+    def call_of(self, response: dict[str, Any], at: Any) -> dict[str, Any] | None:
+        """The step a ``functionResponse`` answers (None: answered already). By id; else the first call of its
+        name still unanswered that had no id (the CLI before 0.4x gave an id-less call an id of its own making,
+        ``<name>-<time>-<random>``, that only the response kept); else a step of its own, its action the
+        response's name and its arguments unknown (a call the history lost: the result is kept all the same)."""
+        key = str(response.get("id"))
+        if key in self.by_call:
+            step = self.by_call[key]
+            return step if step.get("observation") is None else None
+        name = str(response.get("name") or "tool")
+        step = next((s for s in self.unnamed if s["action"] == name and s.get("observation") is None), None)
+        if step is None:  # the text and thoughts before it are left to what they went with before
+            step = {"action": name, "arguments": None, "started_at": iso_time(at)}
+            self.steps.append(step)
+        else:
+            self.unnamed.remove(step)
+        if response.get("id"):
+            self.by_call[key] = step
         return step
 
     def user(self, message: dict[str, Any]) -> None:
@@ -396,12 +423,12 @@ class _Recording(SessionSteps):
         for part in _parts(message.get("content")):
             response = part.get("functionResponse")
             if isinstance(response, dict):
-                step = self.by_call.get(str(response.get("id")))
-                if step is not None and step.get("observation") is None:
+                step = self.call_of(response, message.get("timestamp"))
+                if step is not None:
                     text, error = _response_text(response.get("response"))
                     text, error = strip_terminal_codes(text), error and strip_terminal_codes(error)
                     step["observation"] = text or error or None
-                    step["error"] = step.get("error") or (short(error, 300) if error else None)
+                    step["error"] = step.get("error") or _call_error(None, text, [error] if error else [], None)
                     step["ended_at"] = iso_time(message.get("timestamp"))
             elif isinstance(part.get("text"), str):
                 texts.append(part["text"])
