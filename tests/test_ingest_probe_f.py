@@ -25,6 +25,47 @@ def _rejections(path: Path, **kwargs) -> list[str]:
     return [p.error for p in read_dump(path, **kwargs) if not p.ok]
 
 
+# -- F1: a lone surrogate ----------------------------------------------------------------
+
+
+def test_a_lone_surrogate_in_a_native_observation_costs_a_character_not_the_run() -> None:
+    """Bug (probe F, F1): ``\\ud83d`` (JS's escape for a string cut mid-emoji) rejected the whole run with
+    "unable to parse raw data as a unicode string"."""
+    run = only(PROBE / "unicode.jsonl", tenant="acme")
+    assert run.steps[0].observation == "雨 \x00 null byte \ufffd lone surrogate"
+    assert run.task == "東京の天気を教えて 🌧️ — naïve café"  # a well-formed pair stays the character it is
+    assert run.steps[0].arguments == {"都市": "東京"}
+
+
+def test_a_lone_surrogate_in_any_format_is_mended_in_free_text(tmp_path: Path) -> None:
+    """Bug (probe F, F1): the same escape in one tool output of a real Gemini CLI history (the probe's one-character
+    edit, made here) lost the whole 50-step run. Every adapter's fields pass ``_common.build``: mended there."""
+    history = json.loads(GEMINI_CHECKPOINT.read_text())
+    response = history[13]["parts"][0]["functionResponse"]["response"]
+    response["output"] += " \ud83d"
+    path = tmp_path / "checkpoint-agent-teams.json"
+    path.write_text(json.dumps(history))  # ensure_ascii: the escape is written as JSON.stringify writes it
+    assert "\\ud83d" in path.read_text()
+    run = only(path, tenant="acme")
+    assert len(run.steps) == len(only(GEMINI_CHECKPOINT, tenant="acme").steps)
+    assert [s.observation for s in run.steps if s.observation and s.observation.endswith(" \ufffd")]
+
+
+def test_a_lone_surrogate_in_an_id_or_a_name_is_an_error_naming_it(tmp_path: Path) -> None:
+    """An id or a tool name is not changed behind the user's back: the error says which field and what is wrong,
+    instead of pydantic's "unable to parse raw data as a unicode string"."""
+    path = tmp_path / "runs.jsonl"
+    path.write_text('{"trajectory_id": "run-\\ud83d", "task": "t"}\n'
+                    '{"trajectory_id": "run-2", "task": "t", "steps": [{"index": 0, "action": "search\\udc00"}]}\n'
+                    '{"trajectory_id": "run-3", "task": "t", "metadata": {"note": "cut \\ud83d"}, '
+                    '"steps": [{"index": 0, "action": "edit", "arguments": {"text": "\\ud83d"}}]}\n')
+    first, second = _rejections(path, tenant="acme")
+    assert "field 'trajectory_id' holds a lone UTF-16 surrogate '\\ud83d' at position 4" in first
+    assert "field 'steps[0].action' holds a lone UTF-16 surrogate '\\udc00' at position 6" in second
+    [kept] = [p.trajectory for p in read_dump(path, tenant="acme") if p.ok]
+    assert kept.metadata["note"] == "cut \ufffd" and kept.steps[0].arguments == {"text": "\ufffd"}
+
+
 # -- F2, F6: Gemini CLI histories -----------------------------------------------------------
 
 

@@ -165,6 +165,75 @@ def clip_fields(fields: dict[str, Any]) -> dict[str, Any]:
     return fields
 
 
+#: A UTF-16 surrogate left alone in a decoded string: half of a character that a JavaScript writer cut in two when
+#: it sliced a text by UTF-16 code units (``JSON.stringify`` then writes the escape ``\\ud83d``, which JSON allows and
+#: Python's ``json`` decodes). A pair is decoded into one character, so any surrogate left is alone; nothing can
+#: encode it as UTF-8, so pydantic refuses the string and the store could not write it.
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+#: The fields of a run that hold free text (any string inside ``failure`` and ``metadata`` too) and of a step
+#: (any string inside ``arguments`` too): there a lone surrogate becomes U+FFFD. Any other string is an id, a name
+#: or a filter value, which must not change behind the user's back.
+_FREE_TEXT = frozenset({"task", "what_worked", "what_failed", "failure", "metadata"})
+_STEP_FREE_TEXT = frozenset({"thought", "observation", "error", "arguments"})
+
+
+def _mended(value: Any) -> Any:
+    """``value`` with every lone surrogate in its strings (dict keys too) replaced by U+FFFD."""
+    if isinstance(value, str):
+        return value if value.isascii() else _LONE_SURROGATE.sub("\ufffd", value)
+    if isinstance(value, dict):
+        return {_mended(k): _mended(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_mended(item) for item in value]
+    return value
+
+
+def _refuse_surrogate(value: Any, where: str) -> None:
+    """A RecordError naming ``where`` (``steps[2].action``) if a string in ``value`` holds a lone surrogate."""
+    if isinstance(value, str):
+        if not value.isascii() and (found := _LONE_SURROGATE.search(value)):
+            raise RecordError(f"field {where!r} holds a lone UTF-16 surrogate {found.group()!r} at position "
+                              f"{found.start()} (half of a character cut in two), in {value[:60]!r}")
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            _refuse_surrogate(key, where)
+            _refuse_surrogate(item, f"{where}.{key}")
+    elif isinstance(value, list):
+        for n, item in enumerate(value):
+            _refuse_surrogate(item, f"{where}[{n}]")
+
+
+def mend_surrogates(fields: dict[str, Any]) -> dict[str, Any]:
+    """A run's fields with the lone surrogates of its free text (``_FREE_TEXT``, ``_STEP_FREE_TEXT``) replaced by
+    U+FFFD: one tool output cut mid-emoji costs a character, not the run. In an id or a name it is a RecordError
+    naming the field, where validation would only say "unable to parse raw data as a unicode string"."""
+    out: dict[str, Any] = {}
+    for key, value in fields.items():
+        if key == "steps" and isinstance(value, list):
+            out[key] = [_mended_step(step, f"steps[{n}]") if isinstance(step, dict) else step
+                        for n, step in enumerate(value)]
+        elif key in _FREE_TEXT:
+            out[key] = _mended(value)
+        else:
+            _refuse_surrogate(value, str(key))
+            out[key] = value
+    return out
+
+
+def _mended_step(step: dict[str, Any], where: str) -> dict[str, Any]:
+    for key, value in step.items():
+        if key not in _STEP_FREE_TEXT:
+            _refuse_surrogate(value, f"{where}.{key}")
+    return {key: _mended(value) if key in _STEP_FREE_TEXT else value for key, value in step.items()}
+
+
+def readable_fields(fields: dict[str, Any]) -> dict[str, Any]:
+    """What every adapter's fields go through before validation (``build``, and ``native``, which validates the
+    record as it is): lone surrogates in free text mended (``mend_surrogates``), over-long step texts clipped
+    (``clip_fields``)."""
+    return clip_fields(mend_surrogates(fields))
+
+
 def clipped_fields(trajectory: Trajectory) -> list[str]:
     """Which fields of a run were clipped on reading, and by how much (``steps[3].observation: 908,956
     characters clipped``): what the ingest summary warns of, since the index never sees that middle."""
@@ -437,4 +506,4 @@ def build(fields: dict[str, Any], ctx: Context) -> Trajectory:
     merged["tenant"] = ctx.tenant or DEFAULT_TENANT
     if isinstance(merged.get("model_id"), str):
         merged["model_id"] = model_name(merged["model_id"])
-    return Trajectory.model_validate(date_by_file(clip_fields(merged), ctx.source))
+    return Trajectory.model_validate(date_by_file(readable_fields(merged), ctx.source))

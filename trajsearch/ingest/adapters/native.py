@@ -5,8 +5,10 @@ Mapping: the record *is* the trajectory; it is validated by
 observation, error over ``MAX_STEP_FIELD_CHARS``) is clipped as every adapter
 clips it, head and tail kept and the cut marked in the text (the ingest summary
 names it), rather than the whole run rejected for one big ``cat``; any other
-over-long field (a task over ``MAX_TASK_CHARS``) is an error the producer should fix. Operator defaults fill fields the record leaves
-empty. Tenant: the operator's ``tenant`` wins; a record naming a different
+over-long field (a task over ``MAX_TASK_CHARS``) is an error the producer should fix. A lone UTF-16
+surrogate (``\\ud83d``: a JS writer cut a character in two) in free text becomes U+FFFD, in an id it is an
+error naming the field, as in every format (``_common.mend_surrogates``). Operator defaults fill fields the
+record leaves empty. Tenant: the operator's ``tenant`` wins; a record naming a different
 tenant is rejected rather than silently moved (it may be a misrouted dump).
 With ``tenant=None`` the record's own tenant is kept. A missing ``created_at``
 becomes the dump file's modification time, so re-reading an unchanged file
@@ -20,7 +22,7 @@ from typing import Any
 
 from trajsearch.model import Trajectory
 
-from ._common import Context, RecordError, apply_defaults, clip_fields, date_by_file, json_object
+from ._common import Context, RecordError, apply_defaults, date_by_file, json_object, readable_fields
 
 NAME = "native"
 #: Searched in a file's first 64 KiB when no record can be parsed from them (see ``detect``).
@@ -41,6 +43,6 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
                 f"record tenant {own!r} does not match the operator-given tenant {ctx.tenant!r}"
             )
         fields["tenant"] = ctx.tenant
-    fields = apply_defaults(clip_fields(fields), ctx.defaults)
+    fields = apply_defaults(readable_fields(fields), ctx.defaults)
     return Trajectory.model_validate(date_by_file(fields, ctx.source))
 
