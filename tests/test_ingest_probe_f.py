@@ -106,3 +106,22 @@ def test_an_old_checkpoints_id_less_calls_get_their_results(tmp_path: Path) -> N
     old, new = only(path, tenant="acme"), only(GEMINI_CHECKPOINT, tenant="acme")
     assert [(s.action, s.observation, s.error) for s in old.steps] == [(s.action, s.observation, s.error)
                                                                       for s in new.steps]
+
+
+# -- F3: native grading ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("threshold, outcomes", [(0.5, ["success", "failure"]), (0.95, ["failure", "failure"])])
+def test_a_native_reward_without_an_outcome_is_graded_by_the_threshold(threshold: float, outcomes: list) -> None:
+    """Bug (probe F, F3): a native run with a reward and no outcome stayed ``unknown``; graded runs of other formats
+    are judged by ``--success-threshold``."""
+    graded = runs(PROBE / "reward_no_outcome.jsonl", tenant="acme", success_threshold=threshold)
+    assert [r.outcome.value for r in graded] == outcomes and [r.reward for r in graded] == [0.9, 0.1]
+
+
+def test_a_native_outcome_or_an_off_scale_reward_is_not_regraded(tmp_path: Path) -> None:
+    path = tmp_path / "runs.jsonl"
+    path.write_text('{"trajectory_id": "a", "task": "t", "reward": 0.1, "outcome": "success"}\n'
+                    '{"trajectory_id": "b", "task": "t", "reward": 7}\n'
+                    '{"trajectory_id": "c", "task": "t", "reward": 0.9, "outcome": "unknown"}\n')
+    assert [r.outcome for r in runs(path, tenant="acme")] == [Outcome.success, Outcome.unknown, Outcome.unknown]
