@@ -108,7 +108,7 @@ def test_an_old_checkpoints_id_less_calls_get_their_results(tmp_path: Path) -> N
                                                                       for s in new.steps]
 
 
-# -- F3: native grading ---------------------------------------------------------------------------
+# -- F3, F4: native grading and clipping -------------------------------------------------------
 
 
 @pytest.mark.parametrize("threshold, outcomes", [(0.5, ["success", "failure"]), (0.95, ["failure", "failure"])])
@@ -125,3 +125,13 @@ def test_a_native_outcome_or_an_off_scale_reward_is_not_regraded(tmp_path: Path)
                     '{"trajectory_id": "b", "task": "t", "reward": 7}\n'
                     '{"trajectory_id": "c", "task": "t", "reward": 0.9, "outcome": "unknown"}\n')
     assert [r.outcome for r in runs(path, tenant="acme")] == [Outcome.success, Outcome.unknown, Outcome.unknown]
+
+
+def test_a_native_task_over_the_limit_is_clipped_not_rejected(tmp_path: Path) -> None:
+    """Bug (probe F, F4): a native task over MAX_TASK_CHARS rejected the run, where every other format clips it
+    (and the ingest notice said tasks are clipped)."""
+    path = tmp_path / "huge.jsonl"
+    path.write_text(json.dumps({"trajectory_id": "huge", "task": "T" * 25_000 + " the end", "outcome": "success"}))
+    run = only(path, tenant="acme")
+    assert len(run.task) <= MAX_TASK_CHARS and run.task.startswith("TTT") and run.task.endswith("the end")
+    assert "characters clipped ...]" in run.task
