@@ -135,3 +135,38 @@ def test_a_native_task_over_the_limit_is_clipped_not_rejected(tmp_path: Path) ->
     run = only(path, tenant="acme")
     assert len(run.task) <= MAX_TASK_CHARS and run.task.startswith("TTT") and run.task.endswith("the end")
     assert "characters clipped ...]" in run.task
+
+
+# -- F5: export -f jsonl, then ingest -------------------------------------------------------------
+
+
+def test_an_exported_run_ingested_again_is_unchanged_and_not_clipped_again(tmp_path: Path, monkeypatch) -> None:
+    """Bug (probe F, F5): ``export -f jsonl`` then ``ingest`` into the same tenant counted every run as changed
+    (the export's provenance, ``metadata.trajsearch``, became part of the run) and named the first ingest's clips
+    as clipped again."""
+    monkeypatch.setenv("TRAJSEARCH_MODEL", "hashing")
+    monkeypatch.delenv("TRAJSEARCH_SERVER", raising=False)
+    for name in ("HOME", "URI", "TRACES"):
+        monkeypatch.setenv(f"TRAJSEARCH_{name}", str(tmp_path / "home" / {"HOME": "", "URI": "milvus.db",
+                                                                          "TRACES": "traces"}[name]))
+    monkeypatch.setenv("TRAJSEARCH_TENANT", "acme")
+    dump = tmp_path / "runs.jsonl"
+    dump.write_text(json.dumps({"trajectory_id": "big", "task": "count the files in the repo", "outcome": "success",
+                                "metadata": {"team": "infra"},
+                                "steps": [{"index": 0, "action": "bash", "arguments": {"command": "ls -R"},
+                                           "observation": "file\n" * (MAX_STEP_FIELD_CHARS // 4)}]}) + "\n"
+                    + json.dumps({"trajectory_id": "small", "task": "count the lines of README",
+                                  "outcome": "success", "reward": 1.0}) + "\n")
+    code, out, err = run_cli("ingest", str(dump), "--json")
+    first = json.loads(out)
+    assert code == 0, err
+    assert first["ingested"] == 2 and first["clipped"]["runs"] == 1
+    exported = tmp_path / "export.jsonl"
+    code, _, err = run_cli("export", "-q", "count files", "-f", "jsonl", "-k", "5", "-o", str(exported))
+    assert code == 0, err
+    assert all("trajsearch" in json.loads(line)["metadata"] for line in exported.read_text().splitlines())
+    code, out, err = run_cli("ingest", str(exported), "--json")
+    again = json.loads(out)
+    assert code == 0, err
+    assert (again["ingested"], again["unchanged"]) == (0, 2)
+    assert again["clipped"]["runs"] == 0

@@ -14,7 +14,7 @@ from datetime import datetime, timezone
 from enum import Enum
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationInfo, field_validator, model_validator
 
 #: Identifiers that reach Milvus filters are restricted to a safe alphabet, so a
 #: value can never change the meaning of a filter expression (see store/filters.py).
@@ -160,6 +160,9 @@ class Trajectory(BaseModel):
     what_failed: str | None = Field(default=None, max_length=MAX_TASK_CHARS)
     metadata: dict[str, Any] = Field(default_factory=dict)
     steps: list[Step] = Field(default_factory=list, max_length=MAX_STEPS)
+    #: The texts that came in already clipped (a run exported with ``-f jsonl`` and read again): not part of the
+    #: run, only for the ingest summary to name what this read clipped (``ingest.adapters._common.clipped_fields``).
+    _clipped_before: frozenset[str] = PrivateAttr(default=frozenset())
 
     @field_validator("created_at")
     @classmethod

@@ -30,8 +30,10 @@ what a run says and differ only in how they spell it:
     ``observation``; ``tools`` is the function list as a JSON string. Checked by
     :func:`.schemas.validate_sharegpt`.
 ``jsonl``
-    Our own trajectory JSON (``schemas/trajectory.schema.json``), one per line: it
-    ingests again as ``native``.
+    Our own trajectory JSON (``schemas/trajectory.schema.json``), one per line, the
+    provenance under ``metadata.trajsearch``: it ingests again as ``native``, which passes
+    the provenance over (where a copy was found is no part of the run), so a run exported
+    and ingested again into its tenant counts as unchanged.
 """
 
 from __future__ import annotations

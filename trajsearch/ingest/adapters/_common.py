@@ -234,13 +234,34 @@ def readable_fields(fields: dict[str, Any]) -> dict[str, Any]:
     return clip_fields(mend_surrogates(fields))
 
 
+def _clip_marked(fields: dict[str, Any]) -> list[tuple[str, str]]:
+    """(where, text) of each text ``clip`` may cut: the task and each step's ``STEP_TEXT_FIELDS``."""
+    steps = fields.get("steps") if isinstance(fields.get("steps"), list) else []
+    found = [("task", fields.get("task"))] + [(f"steps[{n}].{name}", step.get(name)) for n, step in enumerate(steps)
+                                              if isinstance(step, dict) for name in STEP_TEXT_FIELDS]
+    return [(where, text) for where, text in found if isinstance(text, str) and _CLIPPED.search(text)]
+
+
+def with_clipped_before(run: Trajectory, fields: dict[str, Any]) -> Trajectory:
+    """``run`` knowing which of its texts were clipped before this read: they hold a clip's marker in ``fields``,
+    the record as read, and are within their limit (a run exported with ``-f jsonl`` and ingested again). The
+    clip notice (``clipped_fields``) leaves them out: this read clipped nothing there. Only for a record read as
+    it is (``native``): another adapter's fields may hold its own clips of this read."""
+    before = frozenset(where for where, text in _clip_marked(fields)
+                       if len(text) <= (MAX_TASK_CHARS if where == "task" else MAX_STEP_FIELD_CHARS))
+    if before:
+        run._clipped_before = before
+    return run
+
+
 def clipped_fields(trajectory: Trajectory) -> list[str]:
     """Which fields of a run were clipped on reading, and by how much (``steps[3].observation: 908,956
-    characters clipped``): what the ingest summary warns of, since the index never sees that middle."""
+    characters clipped``): what the ingest summary warns of, since the index never sees that middle. A text
+    that came in clipped already (``with_clipped_before``) was not clipped by this read."""
     found = [("task", trajectory.task)] + [(f"steps[{n}].{name}", getattr(step, name))
                                           for n, step in enumerate(trajectory.steps) for name in STEP_TEXT_FIELDS]
     return [f"{where}: {int(m.group(1)):,} characters clipped" for where, text in found
-            if text and (m := _CLIPPED.search(text))]
+            if text and where not in trajectory._clipped_before and (m := _CLIPPED.search(text))]
 
 
 #: A SWE-smith instance id after ``owner__``: ``<repo>.<commit, 8 hex>.<how its bug was made>``.

@@ -1,20 +1,28 @@
 """``native``: our own JSONL, one ``Trajectory`` JSON object per line.
 
 Mapping: the record *is* the trajectory; it is validated by
-``Trajectory.model_validate``, except that an over-long text (a task over
-``MAX_TASK_CHARS``; a step's thought, observation or error over
-``MAX_STEP_FIELD_CHARS``) is clipped as every adapter clips it, head and tail
-kept and the cut marked in the text (the ingest summary names it), rather than
-the whole run rejected for one big ``cat`` or a pasted log. A lone UTF-16
-surrogate (``\\ud83d``: a JS writer cut a character in two) in free text becomes U+FFFD, in an id it is an
-error naming the field, as in every format (``_common.mend_surrogates``). A run with a ``reward`` in
-[0, 1] and no ``outcome`` is a success at or above the operator's ``--success-threshold``, else a failure
-(``outcome_of_reward``). Operator defaults fill fields the record leaves empty. Tenant: the operator's
-``tenant`` wins; a record naming a different tenant is rejected rather than silently moved (it may be a
-misrouted dump).
-With ``tenant=None`` the record's own tenant is kept. A missing ``created_at``
-becomes the dump file's modification time, so re-reading an unchanged file
-yields identical trajectories.
+``Trajectory.model_validate``, except where every adapter's output is mended
+the same way, so that a run is not rejected for what other formats keep:
+
+- an over-long text (a task over ``MAX_TASK_CHARS``; a step's thought,
+  observation or error over ``MAX_STEP_FIELD_CHARS``) is clipped, head and tail
+  kept and the cut marked in the text (the ingest summary names it);
+- a lone UTF-16 surrogate (``\\ud83d``: a JS writer cut a character in two) in
+  free text becomes U+FFFD; in an id it is an error naming the field
+  (``_common.mend_surrogates``);
+- a run with a ``reward`` in [0, 1] and no ``outcome`` is a success at or above
+  the operator's ``--success-threshold``, else a failure (``outcome_of_reward``).
+
+A line of ``trajsearch export -f jsonl`` ingests again as the run it was: the
+export's provenance (``metadata.trajsearch``: its query, rank, similarity) is no
+part of the run and is passed over, so a run exported and ingested unchanged
+counts as unchanged; its texts clipped by the first ingest are not named as
+clipped again. Operator defaults fill fields the record leaves empty. Tenant:
+the operator's ``tenant`` wins; a record naming a different tenant is rejected
+rather than silently moved (it may be a misrouted dump). With ``tenant=None``
+the record's own tenant is kept. A missing ``created_at`` becomes the dump
+file's modification time, so re-reading an unchanged file yields identical
+trajectories.
 """
 
 from __future__ import annotations
@@ -25,11 +33,13 @@ from typing import Any
 from trajsearch.model import Trajectory
 
 from ._common import (Context, RecordError, apply_defaults, clip_task, date_by_file, json_object, outcome_of_reward,
-                      readable_fields)
+                      readable_fields, with_clipped_before)
 
 NAME = "native"
 #: Searched in a file's first 64 KiB when no record can be parsed from them (see ``detect``).
 SIGNATURE = re.compile(r'^[\[\s]*\{\s*"trajectory_id"\s*:')
+#: Where ``trajsearch export -f jsonl`` puts a record's provenance (``export.formats.to_record``).
+EXPORT_PROVENANCE = "trajsearch"
 
 
 def matches(record: Any) -> bool:
@@ -38,7 +48,7 @@ def matches(record: Any) -> bool:
 
 def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     record = json_object(record)
-    fields = dict(record)
+    fields = _without_export_provenance(dict(record))
     own = fields.get("tenant")
     if ctx.tenant is not None:
         if own is not None and own != ctx.tenant:
@@ -49,8 +59,19 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     if isinstance(fields.get("task"), str):
         fields["task"] = clip_task(fields["task"])
     fields = apply_defaults(readable_fields(fields), ctx.defaults)
-    run = Trajectory.model_validate(date_by_file(fields, ctx.source))
+    run = with_clipped_before(Trajectory.model_validate(date_by_file(fields, ctx.source)), record)
     return _graded(run, ctx) if fields.get("outcome") is None else run
+
+
+def _without_export_provenance(fields: dict[str, Any]) -> dict[str, Any]:
+    """``fields`` without the provenance ``export -f jsonl`` added to this run's metadata (a dict naming the same
+    run, its ``rank`` and ``query``): where the exported copy came from in a search, not what the run holds."""
+    metadata = fields.get("metadata")
+    if not isinstance(metadata, dict) or not isinstance(found := metadata.get(EXPORT_PROVENANCE), dict):
+        return fields
+    if found.get("trajectory_id") != fields.get("trajectory_id") or not {"rank", "query"} <= found.keys():
+        return fields
+    return {**fields, "metadata": {k: v for k, v in metadata.items() if k != EXPORT_PROVENANCE}}
 
 
 def _graded(run: Trajectory, ctx: Context) -> Trajectory:
@@ -60,4 +81,3 @@ def _graded(run: Trajectory, ctx: Context) -> Trajectory:
     if run.reward is None or not 0.0 <= run.reward <= 1.0:
         return run
     return run.model_copy(update={"outcome": outcome_of_reward(run.reward, ctx)})
-
