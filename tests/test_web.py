@@ -122,6 +122,27 @@ def test_secure_cookies_over_tls(ts, keys):
     assert any(c.startswith("ts_session=") and "Secure" in c for c in response.headers.get_list("set-cookie"))
 
 
+def test_two_instances_on_one_host_keep_their_own_sessions(ts, keys):
+    """Probe I, I2: cookies do not isolate ports (RFC 6265 8.5), so the browser's one jar for 127.0.0.1
+    carries both instances' cookies: signing in to ``trajsearch ui`` must not sign out ``serve --http``."""
+    config = WebConfig(allowed_hosts=LOOPBACK_HOSTS)
+    serve = TestClient(create_app(ts, keys.ring, config=config), base_url="http://127.0.0.1:18643",
+                       follow_redirects=False)
+    ui = TestClient(create_app(ts, keys.ring, config=config), base_url="http://127.0.0.1:18644",
+                    follow_redirects=False)
+    page = serve.get("/signin")
+    assert serve.post("/signin", data={"key": keys.demo, "csrf": csrf_of(page.text)}).status_code == 303
+    ui.cookies = serve.cookies  # the same browser: one cookie jar per host name, whatever the port
+    page = ui.get("/signin")
+    assert ui.post("/signin", data={"key": keys.other, "csrf": csrf_of(page.text)}).status_code == 303
+    serve.cookies = ui.cookies
+    assert serve.get("/").status_code == 200  # still signed in, as the same key
+    assert ui.get("/").status_code == 200
+    assert BROKEN in serve.get(f"/runs/{BROKEN}").text
+    assert ui.get(f"/runs/{BROKEN}").status_code == 404  # the other key's tenant, as before
+    assert {c.name for c in serve.cookies.jar} >= {"ts_session_18643", "ts_session_18644"}
+
+
 def test_wrong_key_is_refused(app, keys):
     client = new_client(app)
     for key in ("ts_not-a-key", keys.demo + "x", "", "x" * 5000):

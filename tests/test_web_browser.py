@@ -42,13 +42,18 @@ def keys():
 
 
 @pytest.fixture(scope="module")
-def site(tmp_path_factory, keys):
-    ts = build_store(tmp_path_factory.mktemp("web-browser"))
+def ts(tmp_path_factory):
+    store = build_store(tmp_path_factory.mktemp("web-browser"))
+    yield store
+    store.close()
+
+
+@pytest.fixture(scope="module")
+def site(ts, keys):
     app = create_app(ts, keys.ring, config=WebConfig(allowed_hosts=LOOPBACK_HOSTS))
     web = WebServer(app, "127.0.0.1:0").start()
     yield web
     web.stop()
-    ts.close()
 
 
 @pytest.fixture
@@ -129,10 +134,29 @@ def test_a_wrong_key_is_refused(browser, site, keys):
     alert = wait(browser).until(EC.visibility_of_element_located((By.ID, "signin-error")))
     assert alert.text == "That key was not accepted."
     assert urlsplit(browser.current_url).path == "/signin"
-    assert browser.get_cookie("ts_session") is None
+    assert browser.get_cookie(f"ts_session_{urlsplit(site.url).port}") is None
+    assert not [c for c in browser.get_cookies() if c["name"].startswith("ts_session")]
     browser.get(site.url + f"/runs/{BROKEN}")
     wait(browser).until(lambda d: urlsplit(d.current_url).path == "/signin")
     assert BROKEN not in browser.find_element(By.TAG_NAME, "main").text
+
+
+def test_signing_in_to_a_second_instance_keeps_the_first_signed_in(browser, site, ts, keys):
+    """Probe I, I2: Chromium keeps one cookie jar for 127.0.0.1 across ports; a second instance on another
+    port (``trajsearch ui`` beside ``serve --http``) used to overwrite the first's session cookie."""
+    second = WebServer(create_app(ts, keys.ring, config=WebConfig(allowed_hosts=LOOPBACK_HOSTS)),
+                       "127.0.0.1:0").start()
+    try:
+        signed_in(browser, site, keys.demo)
+        signed_in(browser, second, keys.other)
+        browser.get(site.url + f"/runs/{BROKEN}")
+        ready(browser)
+        assert urlsplit(browser.current_url).path == f"/runs/{BROKEN}"  # not sent to /signin
+        assert browser.find_elements(By.CSS_SELECTOR, "section.timeline")
+        names = {c["name"] for c in browser.get_cookies()}
+        assert {f"ts_session_{urlsplit(site.url).port}", f"ts_session_{urlsplit(second.url).port}"} <= names
+    finally:
+        second.stop()
 
 
 def test_another_tenants_run_is_not_found_also_by_a_hand_typed_url(browser, site, keys):

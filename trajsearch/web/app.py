@@ -42,7 +42,8 @@ from ..service.auth import KeyRing, Principal
 from ..service.observe import LOOPBACK_HOSTS, host_name, log_event
 from ..vocab import MODES, OUTCOMES
 from . import views
-from .session import CSRF_COOKIE, SESSION_COOKIE, OneTimeTokens, Session, SessionStore, new_token, same_token
+from .session import (CSRF_COOKIE, SESSION_COOKIE, OneTimeTokens, Session, SessionStore, cookie_name, new_token,
+                      same_token)
 
 log = logging.getLogger("trajsearch.web")
 STATIC = Path(__file__).parent / "static"
@@ -105,7 +106,7 @@ class Web:
     # -- sessions --------------------------------------------------------------------------------
 
     def session(self, request: Request) -> Session | None:
-        return self.sessions.get(request.cookies.get(SESSION_COOKIE))
+        return self.sessions.get(_cookie(request, SESSION_COOKIE))
 
     def require(self, request: Request) -> Session:
         session = self.session(request)
@@ -114,9 +115,9 @@ class Web:
         request.scope.setdefault("state", {})["tenant"] = session.principal.tenant
         return session
 
-    def set_session_cookie(self, response: Response, token: str) -> None:
-        response.set_cookie(SESSION_COOKIE, token, httponly=True, samesite="lax", secure=self.config.secure_cookies,
-                            path="/")
+    def set_session_cookie(self, request: Request, response: Response, token: str) -> None:
+        response.set_cookie(_cookie_name(request, SESSION_COOKIE), token, httponly=True, samesite="lax",
+                            secure=self.config.secure_cookies, path="/")
 
     # -- rendering -------------------------------------------------------------------------------
 
@@ -138,6 +139,15 @@ class Web:
 def compare_link(trajectory_id: str, other: str | None = None) -> str:
     link = "/compare/" + urlquote(trajectory_id, safe="")
     return link + ("?" + urlencode({"with": other}) if other else "")
+
+
+def _cookie_name(request: Request, base: str) -> str:
+    """This instance's name for a cookie: the port of the Host served, as cookies do not isolate ports."""
+    return cookie_name(base, request.headers.get("host", ""))
+
+
+def _cookie(request: Request, base: str) -> str | None:
+    return request.cookies.get(_cookie_name(request, base))
 
 
 def _asset_version() -> str:
@@ -235,13 +245,13 @@ def signin_page(request: Request) -> Response:
 
 def _signin_form(request: Request, target: str, *, status: int = 200, message: str = "") -> Response:
     web = _web(request)
-    token = request.cookies.get(CSRF_COOKIE) or ""
+    token = _cookie(request, CSRF_COOKIE) or ""
     if not (20 <= len(token) <= 64) or not token.replace("-", "").replace("_", "").isalnum():
         token = new_token()
     response = web.render(request, "signin.html", status=status, session=None, signin_csrf=token, next=target,
                           message=message)
-    response.set_cookie(CSRF_COOKIE, token, httponly=True, samesite="strict", secure=web.config.secure_cookies,
-                        path="/signin")
+    response.set_cookie(_cookie_name(request, CSRF_COOKIE), token, httponly=True, samesite="strict",
+                        secure=web.config.secure_cookies, path="/signin")
     return response
 
 
@@ -249,7 +259,7 @@ async def signin_submit(request: Request) -> Response:
     web = _web(request)
     form = await request.form(max_files=0, max_fields=10, max_part_size=16384)
     target = _safe_next(str(form.get("next") or ""))
-    if not _origin_ok(request) or not same_token(str(form.get("csrf") or ""), request.cookies.get(CSRF_COOKIE)):
+    if not _origin_ok(request) or not same_token(str(form.get("csrf") or ""), _cookie(request, CSRF_COOKIE)):
         log_event(log, logging.WARNING, "signin_refused", reason="csrf")
         return _signin_form(request, target, status=403,
                             message="This form has expired or did not come from this page: sign in again.")
@@ -262,12 +272,12 @@ async def signin_submit(request: Request) -> Response:
 
 def _signed_in(request: Request, principal: Principal, target: str) -> Response:
     web = _web(request)
-    web.sessions.drop(request.cookies.get(SESSION_COOKIE))  # a fresh id at every sign-in
+    web.sessions.drop(_cookie(request, SESSION_COOKIE))  # a fresh id at every sign-in
     token, _ = web.sessions.create(principal)
     log_event(log, logging.INFO, "signin", tenant=principal.tenant, key_id=principal.key_id)
     response = RedirectResponse(target, status_code=303)
-    web.set_session_cookie(response, token)
-    response.delete_cookie(CSRF_COOKIE, path="/signin")
+    web.set_session_cookie(request, response, token)
+    response.delete_cookie(_cookie_name(request, CSRF_COOKIE), path="/signin")
     return response
 
 
@@ -287,10 +297,10 @@ async def signout(request: Request) -> Response:
     if session is not None:
         if not _origin_ok(request) or not same_token(str(form.get("csrf") or ""), session.csrf):
             return web.error(request, 403, "Not signed out", "This form has expired: reload the page and try again.")
-        web.sessions.drop(request.cookies.get(SESSION_COOKIE))
+        web.sessions.drop(_cookie(request, SESSION_COOKIE))
         log_event(log, logging.INFO, "signout", tenant=session.principal.tenant, key_id=session.principal.key_id)
     response = RedirectResponse("/signin", status_code=303)
-    response.delete_cookie(SESSION_COOKIE, path="/")
+    response.delete_cookie(_cookie_name(request, SESSION_COOKIE), path="/")
     return response
 
 

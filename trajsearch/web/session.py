@@ -4,22 +4,31 @@ Sign-in takes an API key (the same keys as gRPC, :class:`~trajsearch.service.aut
 the key's principal (tenant, role, pins) is kept server-side and the browser gets only an
 opaque random session id:
 
-- ``ts_session``: 32 random bytes, HttpOnly, SameSite=Lax, Path=/, Secure when served over TLS.
+- ``ts_session_<port>``: 32 random bytes, HttpOnly, SameSite=Lax, Path=/, Secure when served over TLS.
   The server stores a SHA-256 of it (a memory dump does not hand out live sessions), with the
   principal, a CSRF token and an expiry. A new id at every sign-in (no fixation); sign-out and
   expiry drop it. Lax rather than Strict so that a link to a run pasted in chat opens signed in
   (a top-level GET, and every GET here only reads); cross-site POSTs never carry it.
-- ``ts_csrf``: the sign-in form's token before there is a session (double-submit: the form's
+- ``ts_csrf_<port>``: the sign-in form's token before there is a session (double-submit: the form's
   hidden field must equal this HttpOnly, SameSite=Strict cookie). Once signed in, forms carry
   the session's own token. Every POST also fails when ``Origin`` names another site.
 
 The key itself is never stored, logged, or put in a cookie or URL.
+
+Cookies are scoped to a host name, not to a port (RFC 6265 section 8.5): the browser sends them to
+every port of the host. So each name carries the port of the ``Host`` the page was served as
+(:func:`cookie_name`): a second instance on the same host (``serve --http`` beside ``trajsearch ui``)
+reads and writes only its own cookies, and signing in to one no longer signs the other out. Any other
+listener on the same host still *receives* these cookies when the browser visits it; the name cannot
+stop that (only another host name or a path the listener cannot guess could), which is why the
+README's Security section says what holds.
 """
 
 from __future__ import annotations
 
 import hashlib
 import hmac
+import re
 import secrets
 import threading
 import time
@@ -30,10 +39,18 @@ from ..service.auth import Principal
 
 SESSION_COOKIE = "ts_session"
 CSRF_COOKIE = "ts_csrf"
+_HOST_PORT = re.compile(r"(?:\[[^\]]*\]|[^:\[\]]*):(\d{1,5})", re.ASCII)
 SESSION_SECONDS = 12 * 3600
 #: Live sessions per key: signing in past it signs out that key's least recently used session,
 #: never another key's (the keys are the operator's, so all sessions together stay bounded too).
 MAX_SESSIONS_PER_KEY = 200
+
+
+def cookie_name(base: str, host: str) -> str:
+    """``base`` for a page served as ``host`` (the Host header): ``ts_session_18643`` on port 18643, ``base``
+    alone when the Host names no port (the scheme's default, e.g. behind a proxy on 443)."""
+    match = _HOST_PORT.fullmatch(host.strip())
+    return f"{base}_{match.group(1)}" if match else base
 
 
 def _digest(token: str) -> str:
