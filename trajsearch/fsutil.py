@@ -1,4 +1,7 @@
-"""Crash-safe file writes shared by the trace store and the ingest checkpoints.
+"""Crash-safe file writes shared by the trace store and the ingest checkpoints, and private directories.
+
+Files written here are 0600 (``mkstemp``) and the directories the store creates are 0700
+(:func:`private_dir`): they hold every tenant's run text, which no other local account may read.
 
 It sits at the package root so that both ``store`` and ``ingest`` can import
 it without ``store`` reaching back up the data flow into ``ingest``.
@@ -33,6 +36,16 @@ def atomic_write(path: Path, data: bytes, *, sync_dir: bool = False) -> None:
         raise
     if sync_dir:
         fsync_dir(path.parent)
+
+
+def private_dir(path: Path) -> None:
+    """Create ``path`` (and missing parents) if it does not exist; ``path`` itself gets mode 0700.
+
+    The store's directories hold every tenant's text, and files the engine writes inside them
+    (Milvus Lite's parquet segments) get the process umask's 0644: only the directory mode keeps
+    other local accounts out. An existing directory keeps the mode its owner gave it.
+    """
+    path.mkdir(mode=0o700, parents=True, exist_ok=True)
 
 
 def fsync_dir(directory: Path) -> None:

@@ -39,6 +39,7 @@ from typing import Any, Callable, Iterator, Mapping, Sequence
 from .adapters._common import DEFAULT_SUCCESS_THRESHOLD
 from .checkpoint import Checkpoint, DeadLetter, job_id
 from .outcomes import OutcomeTable
+from ..fsutil import private_dir
 from ..indexer import IngestReport, Marker
 from .read import (ClippedRuns, DistinctIds, NamedAfterSpool, Parsed, ReadOptions, Unit, fingerprint, make_context,
                    parsed_as_given, plan_inputs, read_unit)
@@ -297,7 +298,8 @@ class LocalServer:
         return f"http://127.0.0.1:{self.port}"
 
     def __enter__(self) -> LocalServer:
-        Path(self.data_dir).parent.mkdir(parents=True, exist_ok=True)
+        private_dir(Path(self.data_dir).parent)
+        private_dir(Path(self.data_dir))  # the engine's 0644 segments stay private (probe I, I5)
         from ..store.lock import diagnose
 
         busy = diagnose(Path(self.data_dir), wait=self.timeout)  # a server of a killed run may still be closing

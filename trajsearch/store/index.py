@@ -37,6 +37,7 @@ from typing import Any, Iterable, Iterator, Sequence
 
 from pymilvus import MilvusClient, MilvusException
 
+from ..fsutil import private_dir
 from ..vocab import DENSE_LEVELS, LEVELS
 from .fields import FILTER_FIELDS, LEXICAL_FIELDS, OUTPUT_FIELDS
 from .filters import Filters, quote
@@ -73,7 +74,9 @@ class TrajectoryIndex:
     def __init__(self, uri: str, settings: IndexSettings, *, token: str = "", lexical: str | None = None) -> None:
         local = not is_server_uri(uri)  # a path: Milvus Lite's engine runs in this process
         if local:
-            Path(uri).expanduser().resolve().parent.mkdir(parents=True, exist_ok=True)
+            data_dir = Path(uri).expanduser().resolve()
+            private_dir(data_dir.parent)  # the home (or --uri's directory) when this creates it
+            private_dir(data_dir)  # Milvus Lite fills it with 0644 files: this directory keeps them private
         self.uri = uri
         self.client = MilvusClient(uri=uri, token=token, **(_LOCAL_CHANNEL if local else {}))
         #: Where searches and gets go: the engine itself when this process runs it (store/lite.py), else the client.

@@ -44,7 +44,7 @@ from urllib.parse import SplitResult, unquote, urlsplit
 
 from pydantic import ValidationError
 
-from ..fsutil import atomic_write
+from ..fsutil import atomic_write, private_dir
 from ..model import STORED, Trajectory, valid_id, valid_tenant
 
 #: Largest decompressed trace we will read or write; guards against gzip bombs.
@@ -193,7 +193,8 @@ class FileTraceStore:
         tenant_dir = self.root / trajectory.tenant
         path = tenant_dir / trace_name(trajectory.trajectory_id)
         try:
-            tenant_dir.mkdir(parents=True, exist_ok=True)
+            private_dir(self.root)
+            private_dir(tenant_dir)
             if tenant_dir.resolve() != tenant_dir:
                 raise TraceAccessError(f"tenant directory {tenant_dir} leads outside the store (symlink?)")
             # The hidden temp name never matches _NAME_RE, so readers can't see a half-written file.

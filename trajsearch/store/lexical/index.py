@@ -8,6 +8,7 @@ import threading
 from collections import Counter
 from dataclasses import dataclass, field
 from itertools import islice
+from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping
 
 import numpy as np
@@ -404,7 +405,9 @@ class LexicalIndex:
         meta = dict(format=_FORMAT, tokenizer=self._tokenizer_id, k1=self._k1, b=self._b, tenants=tenants)
         arrays["meta"] = np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8)
         tmp = f"{os.fspath(path)}.tmp.npz"
-        np.savez(tmp, **arrays)
+        Path(tmp).unlink(missing_ok=True)  # a leftover keeps its mode: start afresh, 0600 (every tenant's terms)
+        with os.fdopen(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "wb") as fh:
+            np.savez(fh, **arrays)
         os.replace(tmp, path)  # atomic: a crash never leaves a half-written file
         return total
 

@@ -1,0 +1,75 @@
+"""The store's files are the owner's alone (probe I, I5): every tenant's task, step and failure text sits in
+Milvus Lite's segments, the lexical index and the traces, and other local accounts hold no key.
+
+The bundled sample (``trajsearch/samples/sample.jsonl``, real tau-bench runs) is ingested by the CLI into a
+fresh home under the common umask 022, as an operator would; then no file holding its text may be
+readable by another account (a file is, when every directory above it lets others in and it lets them read).
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+import pytest
+
+from cli_support import run_cli
+
+SAMPLE = Path(__file__).resolve().parents[1] / "trajsearch" / "samples" / "sample.jsonl"
+CANARY = b"olivia_gonzalez_2305"  # in the task of the sample's first run
+
+
+@pytest.fixture
+def umask_022():
+    old = os.umask(0o022)
+    yield
+    os.umask(old)
+
+
+def readable_by_others(path: Path, top: Path) -> bool:
+    """Another account can open ``path``: it may read the file and enter every directory below ``top`` (pytest's
+    own temp directory, private whatever the code does) on the way."""
+    if not path.stat().st_mode & stat.S_IROTH:
+        return False
+    below = [d for d in (path.parent, *path.parent.parents) if d.is_relative_to(top) and d != top]
+    return all(d.stat().st_mode & stat.S_IXOTH for d in below)
+
+
+def test_ingested_text_is_not_readable_by_other_accounts(tmp_path, monkeypatch, umask_022):
+    home = tmp_path / "home"
+    monkeypatch.setenv("TRAJSEARCH_MODEL", "hashing")
+    monkeypatch.setenv("TRAJSEARCH_HOME", str(home))
+    for name in ("TRAJSEARCH_URI", "TRAJSEARCH_TRACES", "TRAJSEARCH_SERVER", "TRAJSEARCH_TENANT"):
+        monkeypatch.delenv(name, raising=False)
+    code, out, err = run_cli("ingest", str(SAMPLE), "--tenant", "demo")
+    assert code == 0, err
+    holding = [p for p in home.rglob("*") if p.is_file() and CANARY in _plain(p)]
+    assert any(p.suffix == ".parquet" for p in holding) and any("traces" in p.parts for p in holding)
+    assert [p for p in holding if readable_by_others(p, tmp_path)] == []
+    assert stat.S_IMODE(home.stat().st_mode) == 0o700  # created here, so private
+    assert stat.S_IMODE((home / "milvus.db").stat().st_mode) == 0o700
+    lexical = home / "milvus.db.lexical.npz"  # every tenant's terms, compressed or not
+    assert lexical.exists() and not lexical.stat().st_mode & (stat.S_IRGRP | stat.S_IROTH)
+
+
+def test_a_store_under_a_shared_directory_keeps_its_own_directories_private(tmp_path, monkeypatch, umask_022):
+    shared = tmp_path / "shared"  # an existing world-readable directory (like /tmp): its mode is not ours to change
+    shared.mkdir(mode=0o755)
+    monkeypatch.setenv("TRAJSEARCH_MODEL", "hashing")
+    monkeypatch.delenv("TRAJSEARCH_SERVER", raising=False)
+    code, out, err = run_cli("ingest", str(SAMPLE), "--tenant", "demo", "--uri", str(shared / "runs.db"),
+                             "--traces", str(shared / "traces"))
+    assert code == 0, err
+    assert stat.S_IMODE(shared.stat().st_mode) == 0o755
+    holding = [p for p in shared.rglob("*") if p.is_file() and CANARY in _plain(p)]
+    assert holding and [p for p in holding if readable_by_others(p, tmp_path)] == []
+    assert not (shared / "runs.db.lexical.npz").stat().st_mode & (stat.S_IRGRP | stat.S_IROTH)
+
+
+def _plain(path: Path) -> bytes:
+    """The file's bytes, gunzipped when it is gzip (traces are stored compressed)."""
+    import gzip
+
+    data = path.read_bytes()
+    return gzip.decompress(data) if data[:2] == b"\x1f\x8b" else data
