@@ -162,3 +162,37 @@ def test_serve_on_a_read_only_file_system_is_one_line(tmp_path):
         assert result.returncode == 1, result.stderr
         line = _one_error_line(result)
         assert expected in line and str(data) in line, line
+
+
+@pytest.fixture
+def acme_server(tmp_path, monkeypatch):
+    """A real server with one read key of tenant ``acme``; yields the key. The CLI talks to it by env."""
+    from trajsearch.embed import HashingEmbedder
+    from trajsearch.search import TrajSearch
+    from trajsearch.service.server import ServiceServer
+
+    key = new_key()
+    ts = TrajSearch.open(str(tmp_path / "srv.db"), traces=str(tmp_path / "srv-traces"), embedder=HashingEmbedder())
+    with ServiceServer(ts, KeyRing.from_entries([key_entry(key, tenant="acme", role="read")]),
+                       address="127.0.0.1:0") as srv:
+        monkeypatch.setenv("TRAJSEARCH_SERVER", srv.address)
+        yield key
+    ts.close()
+
+
+def test_a_key_with_a_windows_line_ending_or_a_stray_character_gets_a_clear_line(acme_server, monkeypatch):
+    """Probe I, I6: ``TRAJSEARCH_API_KEY="$(cat key.txt)"`` keeps a CRLF file's ``\\r``; gRPC then refused the
+    metadata on the client with ``INTERNAL: Invalid metadata`` and a request id no server ever saw."""
+    from trajsearch.cli import app as cli
+
+    for padded in (acme_server + "\r", acme_server + "\r\n", " " + acme_server + "\n"):  # the server strips these too
+        monkeypatch.setenv("TRAJSEARCH_API_KEY", padded)
+        result = CliRunner().invoke(cli, ["whoami"])
+        assert result.exit_code == 0 and "acme" in result.stdout, result.output
+    for bad, what in ((acme_server + "é", "non-ASCII characters"), (acme_server + "\r\n" + acme_server, "a carriage return"),
+                      (acme_server[:5] + "\x1b" + acme_server[5:], "control characters")):
+        monkeypatch.setenv("TRAJSEARCH_API_KEY", bad)
+        result = CliRunner().invoke(cli, ["whoami"])
+        assert result.exit_code != 0
+        assert f"$TRAJSEARCH_API_KEY contains {what}" in result.output, result.output
+        assert "INTERNAL" not in result.output and acme_server not in result.output

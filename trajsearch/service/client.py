@@ -98,6 +98,23 @@ def _error(exc: grpc.RpcError, request_id: str) -> ServiceError:
     return _ERRORS.get(code, ServiceError)(code, details or "", request_id)
 
 
+_KEY_CHARACTERS = {"\r": "a carriage return", "\n": "a newline", "\t": "a tab"}
+
+
+def _usable_key(key: str | None, source: str) -> str:
+    """The key as sent: surrounding whitespace stripped, as the server strips it (``$(cat key)`` keeps a
+    Windows file's ``\\r``); any other character gRPC cannot send in metadata (outside printable ASCII) is
+    refused here, naming ``source``, rather than failing every call with ``INTERNAL: Invalid metadata``."""
+    key = (key or "").strip()
+    if not key:
+        raise ValueError(f"no API key: pass api_key= or set ${API_KEY_ENV}")
+    bad = next((c for c in key if not " " <= c <= "~"), None)
+    if bad is not None:
+        what = _KEY_CHARACTERS.get(bad) or ("non-ASCII characters" if ord(bad) > 127 else "control characters")
+        raise ValueError(f"{source} contains {what}, which no API key has")
+    return key
+
+
 @dataclass
 class RemoteIngestReport(IngestReport):
     """:class:`IngestReport` plus one result per record sent (position, trajectory_id, status, reason)."""
@@ -121,9 +138,8 @@ class Client:
         max_message_bytes: int = 32 * 1024 * 1024,
     ) -> None:
         self.address = address or os.environ.get(SERVER_ENV) or DEFAULT_ADDRESS
-        self.api_key = api_key or os.environ.get(API_KEY_ENV)
-        if not self.api_key:
-            raise ValueError(f"no API key: pass api_key= or set ${API_KEY_ENV}")
+        self.api_key = _usable_key(api_key, "api_key=") if api_key else _usable_key(os.environ.get(API_KEY_ENV),
+                                                                                     f"${API_KEY_ENV}")
         self.timeout = timeout
         options: list[tuple[str, Any]] = [
             ("grpc.max_receive_message_length", max_message_bytes),
