@@ -111,6 +111,12 @@ def test_serve_refuses_plaintext_beyond_loopback(app, tmp_path):
     result = CliRunner().invoke(app, ["serve", "--metrics", "0.0.0.0:9100", "--uri", str(tmp_path / "m.db")])
     assert result.exit_code == 2 and "refusing to serve metrics over plain HTTP on 0.0.0.0:9100" in result.output
     assert "--insecure" in result.output and not (tmp_path / "m.db").exists()
+    assert "Use --tls-cert" not in result.output  # the metrics listener has no TLS (probe I, I7)
+    tls = [str(tmp_path / "tls.crt"), str(tmp_path / "tls.key")]  # TLS for gRPC does not make metrics safe
+    result = CliRunner().invoke(app, ["serve", "--address", "0.0.0.0:0", "--tls-cert", tls[0], "--tls-key", tls[1],
+                                      "--metrics", "0.0.0.0:9100", "--uri", str(tmp_path / "m.db")])
+    assert result.exit_code == 2 and "refusing to serve metrics over plain HTTP" in result.output
+    assert "no TLS" in result.output and "Use --tls-cert" not in result.output
 
 
 def test_serve_on_a_store_in_use_is_one_line(tmp_path):

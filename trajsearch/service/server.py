@@ -75,7 +75,7 @@ def check_http_address(address: str, *, tls: bool, insecure: bool) -> None:
 
 def check_metrics_address(address: str, *, insecure: bool) -> None:
     """The ``--metrics`` listener's twin of :func:`check_address`: it has no TLS, and it names every tenant."""
-    _refuse_plaintext(address, tls=False, insecure=insecure, what="metrics over plain HTTP",
+    _refuse_plaintext(address, tls=None, insecure=insecure, what="metrics over plain HTTP",
                       exposed="every tenant's name, call counts and error rates")
 
 
@@ -95,15 +95,18 @@ def serve_metrics(metrics: Metrics, address: str, *, insecure: bool = False) -> 
     return start_metrics_http(metrics, host.strip("[]"), int(port), allowed_hosts=allowed_hosts(address))
 
 
-def _refuse_plaintext(address: str, *, tls: bool, insecure: bool, what: str, exposed: str) -> None:
-    """One rule and one remedy for every listener: serving ``what`` on ``address`` without TLS needs
-    a loopback address or an explicit ``--insecure``, since ``exposed`` would travel in the clear."""
+def _refuse_plaintext(address: str, *, tls: bool | None, insecure: bool, what: str, exposed: str) -> None:
+    """One rule for every listener: serving ``what`` on ``address`` without TLS needs a loopback address
+    or an explicit ``--insecure``, since ``exposed`` would travel in the clear. ``tls=None``: the listener
+    has no TLS at all (``--metrics``), so the message does not offer ``--tls-cert/--tls-key``."""
     if tls or insecure or is_loopback(address):
         return
+    remedy = ("This listener has no TLS (--tls-cert/--tls-key are for gRPC and --http): listen on 127.0.0.1"
+              if tls is None else "Use --tls-cert/--tls-key, or listen on 127.0.0.1")
     raise InsecureAddressError(
         f"refusing to serve {what} on {address}, which other machines can reach: {exposed} would cross the "
-        "network in the clear. Use --tls-cert/--tls-key, or listen on 127.0.0.1, or pass --insecure if a "
-        "TLS-terminating proxy or a private network stands in front"
+        f"network in the clear. {remedy}, or pass --insecure if a TLS-terminating proxy or a private network "
+        "stands in front"
     )
 
 
