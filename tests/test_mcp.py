@@ -128,6 +128,53 @@ def test_mcp_tool_reports_an_unreachable_server_as_a_tool_error():
     assert result.is_error and "UNAVAILABLE" in result.content[0].text
 
 
+def _mcp_start(address: str, key: str, *args: str) -> subprocess.CompletedProcess:
+    """``trajsearch mcp`` as an MCP host launches it, with stdin closed: it serves nothing and ends."""
+    env = dict(os.environ, TRAJSEARCH_API_KEY=key)
+    return subprocess.run([sys.executable, "-m", "trajsearch.service", "mcp", "--server", address, *args],
+                          stdin=subprocess.DEVNULL, capture_output=True, text=True, env=env, timeout=120)
+
+
+def test_mcp_refuses_to_start_with_a_context_or_key_the_server_refuses(served):
+    """Probe I, I8: with a 300-character --env-version, or a key the server does not know, ``trajsearch mcp``
+    started and every call told the model "invalid arguments for search_past_runs: context.env_versions[0]: ..."
+    or "unavailable (UNAUTHENTICATED)"; the operator saw one INFO line per call. Now it exits with one line."""
+    address, keys, _, _ = served
+    started = _mcp_start(address, keys["acme"], "--env-version", "v" * 300)
+    assert started.returncode == 2
+    assert started.stderr.strip().splitlines() == [
+        f"error: --env-version too long (300 > 200 chars): {'v' * 40!r}…"], started.stderr
+    started = _mcp_start(address, keys["acme"], "--env-version", "v" * 200, "--tool", "bash")  # within bounds
+    assert started.returncode == 0 and "error" not in started.stderr, started.stderr
+    started = _mcp_start(address, new_key())
+    assert started.returncode == 2
+    lines = started.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"error: the trajsearch server at {address} refused the API key")
+    assert "$TRAJSEARCH_API_KEY" in lines[0] and "UNAUTHENTICATED" not in lines[0]
+
+
+def test_an_operators_context_the_server_refuses_is_not_the_models_invalid_arguments(served, caplog):
+    """A context the start-up checks could not foresee (here: built past them) is refused by the server; the
+    model hears it cannot search, not that its arguments were wrong, and the operator gets the reason."""
+    from mcp import Client as McpClient
+
+    from trajsearch.service.mcp_server import ToolContext, build_mcp
+
+    address, keys, _, _ = served
+
+    async def call():
+        with Client(address, keys["acme"]) as backend:
+            async with McpClient(build_mcp(backend, ToolContext(env_versions=("v" * 300,)))) as mcp:
+                return await mcp.call_tool("search_past_runs", {"query": "No space left on device"})
+
+    result = asyncio.run(asyncio.wait_for(call(), 60))
+    assert result.is_error
+    text = result.content[0].text
+    assert "invalid arguments" not in text and "continue without past runs" in text
+    assert "env_versions" not in text  # the operator's configuration is not the model's business
+    assert "context.env_versions[0]: too long" in caplog.text  # the operator's log has the reason
+
+
 def test_serve_drains_on_sigterm_and_exits_cleanly(served):
     address, keys, proc, tmp = served
     with Client(address, keys["acme"]) as c:

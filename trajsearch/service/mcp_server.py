@@ -19,6 +19,12 @@ error naming the argument, and spends none of the session's searches.
 
 Run it with ``trajsearch mcp --server HOST:PORT`` (stdio, what MCP hosts
 launch) or add ``--http`` for streamable HTTP on 127.0.0.1.
+
+The model cannot mend the operator's configuration, so :func:`run_mcp` checks it before serving
+(:func:`check_context`: the runtime context under the server's rule for filter values;
+:func:`check_key`: the key, by ``WhoAmI``) and exits with one line; a server refusal the checks could not foresee that names a field
+the model did not send is logged for the operator, and the model is told only to go on without past
+runs, never that *its* arguments were invalid.
 """
 
 from __future__ import annotations
@@ -40,9 +46,12 @@ from mcp.server.stdio import stdio_server
 from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
 
+from ..model import filter_value
 from ..toolspec import DESCRIPTION, TOOL_NAME, SearchPastRunsArguments, argument_errors
 from ..toolspec import parameters as tool_schema
-from .client import Client, ServiceError
+from .auth import API_KEY_ENV
+from .client import Client, PermissionDenied, ServiceError, Unauthenticated
+from .validate import Limits
 
 log = logging.getLogger("trajsearch.mcp")
 
@@ -71,6 +80,44 @@ class ToolContext:
     env_versions: tuple[str, ...] = ()
     policy_versions: tuple[str, ...] = ()
     tools_available: tuple[str, ...] = ()
+
+
+#: The operator's options for each context field, as ``trajsearch mcp`` names them.
+_OPTIONS = {"env_versions": "--env-version", "policy_versions": "--policy-version", "tools_available": "--tool"}
+#: Values per context field the server takes (its default :class:`Limits`; tools have a larger bound there).
+_MAX_VALUES = {"env_versions": Limits().max_values, "policy_versions": Limits().max_values, "tools_available": 256}
+
+
+def check_context(context: ToolContext) -> None:
+    """ValueError naming the option when a context value is one the server refuses: empty, too many, or
+    not a filter value (:func:`~trajsearch.model.filter_value`, the rule both sides share)."""
+    for name, option in _OPTIONS.items():
+        values = getattr(context, name)
+        if len(values) > _MAX_VALUES[name]:
+            raise ValueError(f"{option}: at most {_MAX_VALUES[name]} values, got {len(values)}")
+        for value in values:
+            if not value:
+                raise ValueError(f"{option}: must not be empty")
+            filter_value(value, option)
+
+
+def check_key(client: Client) -> None:
+    """ValueError (one line) when the server refuses the key, as it would every call; a server that does not
+    answer yet is only logged: it may come up, and until then each call says it is unavailable."""
+    try:
+        client.whoami(timeout=15)
+    except (Unauthenticated, PermissionDenied) as exc:
+        raise ValueError(f"the trajsearch server at {client.address} refused the API key "
+                         f"(${API_KEY_ENV}): {exc.details}") from None
+    except ServiceError as exc:
+        log.warning("the trajsearch server at %s did not answer at start-up (%s); searches will report it "
+                    "unavailable until it does", client.address, exc.code.name)
+
+
+def _models_field(details: str) -> bool:
+    """Whether a server's ``field: message`` refusal names an argument the model sent (query, k, kind)."""
+    field = details.split(":", 1)[0].split("[", 1)[0].split(".", 1)[0].strip()
+    return field in SearchPastRunsArguments.model_fields
 
 
 class _Sessions:
@@ -113,8 +160,13 @@ def build_mcp(client: Client, context: ToolContext = ToolContext(), *, name: str
         try:
             result = await anyio.to_thread.run_sync(call)
         except ServiceError as exc:
-            if exc.code == grpc.StatusCode.INVALID_ARGUMENT:
+            if exc.code == grpc.StatusCode.INVALID_ARGUMENT and _models_field(exc.details):
                 raise ToolError(f"invalid arguments for {TOOL_NAME}: {exc.details}") from None
+            if exc.code in (grpc.StatusCode.INVALID_ARGUMENT, grpc.StatusCode.UNAUTHENTICATED,
+                            grpc.StatusCode.PERMISSION_DENIED):  # the operator's key or context: not the model's
+                log.error("the trajsearch server refused this MCP server's configuration: %s", exc)
+                raise ToolError("trajsearch is misconfigured on this host (the operator has been told): "
+                                "continue without past runs") from None
             raise ToolError(f"trajsearch is unavailable ({exc.code.name}): continue without past runs") from None
         return json.dumps(result, ensure_ascii=False, indent=1)
 
@@ -233,7 +285,9 @@ def run_mcp(
 ) -> None:
     """Serve until the MCP host closes stdio (or, with ``http``, until interrupted)."""
     context = ToolContext(tuple(env_versions), tuple(policy_versions), tuple(tools_available))
+    check_context(context)  # before the key is even read: the first error the operator can fix
     with Client(address, api_key, tls=tls, root_certificates=root_certificates) as client:
+        check_key(client)
         server = build_mcp(client, context)
         if http:
             server.run("streamable-http", host=host, port=port)
