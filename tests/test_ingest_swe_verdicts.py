@@ -13,6 +13,7 @@ Fixtures (copied verbatim, trimmed to the files needed):
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -123,3 +124,19 @@ def test_polybench_results_and_metrics_met_in_a_walk_are_side_files_not_rejectio
         code, out, err = run_cli("ingest", "--dry-run", str(logs / name))
         assert code == 2 and what in " ".join(err.split())
     assert OutcomeTable.load(logs).verdicts["Significant-Gravitas__AutoGPT-4652"].outcome is Outcome.failure
+
+
+def test_a_results_file_with_trailing_commas_gives_its_verdicts(tmp_path: Path) -> None:
+    """CodeR's real ``results.json`` keeps a comma after the last item of each list: ``--outcomes`` refused it
+    with "Expecting property name enclosed in double quotes: line 1 column 2", a JSON-lines reading's fault, naming
+    no file (issue 11's evaluation had to clean it by hand). A file broken otherwise is named, with where."""
+    from trajsearch.ingest.outcomes import OutcomeTable
+
+    real = Path(__file__).parent / "fixtures" / "outcomes" / ".real" / "coder" / "results.json"
+    table = OutcomeTable.load(real)
+    resolved = json.loads(re.sub(r",(\s*\])", r"\1", real.read_text()))["resolved"]
+    assert len(resolved) > 50 and all(table.verdicts[i].outcome is Outcome.success for i in resolved)
+    broken = tmp_path / "results.json"
+    broken.write_text(real.read_text().replace('",', '"', 1))
+    with pytest.raises(ValueError, match=r"results\.json: not valid JSON: Expecting ',' delimiter at line 4 column 9"):
+        OutcomeTable.load(broken)

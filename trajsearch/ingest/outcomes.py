@@ -411,6 +411,27 @@ def _text(path: Path) -> str:
                          "CSV or TSV") from None
 
 
+#: A JSON string, or a comma before a closing bracket (what a hand-edited list keeps after its last item).
+_STRING_OR_TRAILING_COMMA = re.compile(r'"(?:\\.|[^"\\])*"|,(\s*[\]}])')
+
+
+def _json(text: str, path: Path) -> Any:
+    """An outcome file's JSON document. A comma after the last item of a list or object (CodeR's
+    ``results.json``, lists edited by hand) is passed over, as the file says what it means; any other fault is a
+    ValueError naming the file and where (a JSON-lines reading of it failing too said only "line 1 column 2")."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        fault = exc
+    mended = _STRING_OR_TRAILING_COMMA.sub(lambda m: m.group(0) if m.group(1) is None else m.group(1), text)
+    if mended != text:
+        try:
+            return json.loads(mended)
+        except json.JSONDecodeError:
+            pass
+    raise ValueError(f"{path}: not valid JSON: {fault.msg} at line {fault.lineno} column {fault.colno}")
+
+
 class OutcomeTable:
     """Run id -> :class:`Verdict`, loaded from an outcome file or a directory of them.
 
@@ -525,13 +546,16 @@ class OutcomeTable:
             dialect = "excel-tab" if p.suffix.lower() == ".tsv" else "excel"
             cls._records(csv.DictReader(io.StringIO(text), dialect=dialect), verdicts, p, invalid)
         elif stripped.startswith("["):
-            cls._records(json.loads(text), verdicts, p, invalid)
+            cls._records(_json(text, p), verdicts, p, invalid)
         else:
             try:
-                data = json.loads(text)
-            except json.JSONDecodeError:  # JSONL
+                data = _json(text, p)
+            except ValueError as whole:  # JSONL, else the document's own fault
                 data = None
-                records = [json.loads(line) for line in text.splitlines() if line.strip()]
+                try:
+                    records = [json.loads(line) for line in text.splitlines() if line.strip()]
+                except json.JSONDecodeError:
+                    raise whole from None
                 cls._records(records, verdicts, p, invalid)
             if isinstance(data, dict):
                 if is_instance_report(data):  # its keys would pass for run ids
