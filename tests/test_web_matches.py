@@ -103,3 +103,24 @@ def test_a_passage_hit_is_shown_around_the_pasted_line_in_its_step(demo):
         page = demo.get("/", params={"q": line, "mode": "hybrid"}).text
         assert "sqlfluff__sqlfluff-1763" in page and "<dt>matched</dt><dd>passage" in page, line
         assert " ".join(line.split()) in matched_steps(page)[0], line
+
+
+def meta_line(page: str) -> str:
+    return " ".join(html.unescape(re.sub(r"<[^>]+>", "", re.search(r'id="search-meta">(.*?)</p>', page, re.S)
+                                         .group(1))).split())
+
+
+def test_the_page_names_the_mode_the_search_ran(demo):
+    """Probe rev2, R2-2: passages only, in auto mode, are searched by their words (BM25), but the page worked
+    the mode out again from the query alone and said "auto → hybrid … dense and word ranks fused" over BM25
+    scores, with a cosine column of dashes. Asked hybrid over passages, only the word ranks are fused."""
+    line = "No config_keywords defined"
+    page = demo.get("/", params={"q": line, "level": "passage"}).text
+    assert "sqlfluff__sqlfluff-1763" in page
+    assert meta_line(page).startswith("mode auto → lexical · one result per run, ranked by score (BM25 word match")
+    assert "<dt>cosine</dt>" not in page
+    page = demo.get("/", params={"q": line, "level": "passage", "mode": "hybrid"}).text
+    assert "sqlfluff__sqlfluff-1763" in page
+    assert "ranked by score (word ranks alone (passages have no vector)" in meta_line(page)
+    assert "<dt>cosine</dt>" not in page
+

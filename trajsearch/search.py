@@ -314,18 +314,23 @@ class TrajSearch:
     ) -> list[Hit]:
         """:meth:`search` with prebuilt :class:`Filters` (the runtime builds them from trusted context)."""
         _check_query(text, k, group_size)
-        dense = self._dense_filters(filters)
-        if dense is None:  # passages only, which have no vector: by their words, or (asked dense) a clear no
-            if mode == "dense":
-                raise ValueError(PASSAGES_NOT_DENSE)  # "no matches" would read as nothing matched
-            mode = "lexical" if mode == "auto" else mode
-        mode = resolve_mode(mode, text)
+        mode = self.mode_used(text, filters, mode)
         if mode == "dense":
             vector = self.query_vector(text)
-            rows = self._dense(vector, dense, k, group_by_trajectory, group_size)
+            rows = self._dense(vector, self._dense_filters(filters), k, group_by_trajectory, group_size)
             rows = sorted(rows, key=lambda r: -r["score"])  # grouped: runs best first, rows in score order
             return [Hit.from_row(dict(r, similarity=r["score"])) for r in rows]
         return self._fused(text, filters, k, group_size if group_by_trajectory else 0, mode)
+
+    def mode_used(self, text: str, filters: Filters, mode: str = "auto") -> str:
+        """The mode :meth:`search_filtered` runs for ``mode`` (dense, lexical or hybrid): ``auto`` is
+        hybrid for log-like queries, dense for prose, and lexical over passages only (they have no
+        vector; asked dense over them, a clear no). The one place deciding it: the pages say what ran."""
+        if self._dense_filters(filters) is None:
+            if mode == "dense":
+                raise ValueError(PASSAGES_NOT_DENSE)  # "no matches" would read as nothing matched
+            mode = "lexical" if mode == "auto" else mode
+        return resolve_mode(mode, text)
 
     def _dense_filters(self, filters: Filters) -> Filters | None:
         """``filters`` for the dense leg: levels with a vector only (None: nothing left to rank).

@@ -14,7 +14,6 @@ from cachetools import TTLCache
 from markupsafe import Markup
 
 from ...excerpt import excerpt, failure_error
-from ...fusion import resolve_mode
 from ...model import Trajectory, filter_value
 from ...results import Hit
 from ...search import TrajSearch
@@ -335,6 +334,19 @@ class SearchOutcome:
     ms: float = 0.0
     searched: bool = False
 
+    @property
+    def cosine(self) -> bool:
+        """Whether a cosine is shown beside the score: in hybrid mode, where the search computed one (no
+        vector when only passages are searched)."""
+        return self.mode_used == "hybrid" and any(r.similarity is not None for r in self.results)
+
+    @property
+    def score_meaning(self) -> str:
+        """What the score the results are ranked by is, for the mode the search ran."""
+        if self.mode_used == "hybrid" and self.results and not self.cosine:
+            return HYBRID_WORDS_ONLY
+        return SCORE_MEANINGS.get(self.mode_used, "")
+
 
 def search(ts: TrajSearch, principal: Principal, form: SearchForm, facts: TraceFacts) -> SearchOutcome:
     """The search page: a pasted id means "runs like this one"; anything else is searched as text."""
@@ -370,7 +382,8 @@ def search(ts: TrajSearch, principal: Principal, form: SearchForm, facts: TraceF
         exclude = (out.anchor.trajectory_id,)
     env = narrow((form.env,) if form.env else (), principal.env_versions)
     policy = narrow((), principal.policy_versions)
-    out.mode_used = resolve_mode(form.mode, text)
+    # what the search code runs (it depends on the levels only): auto over passages is lexical, not hybrid
+    out.mode_used = ts.mode_used(text, Filters(tenant=tenant, levels=form.levels), form.mode)
     if env is None or policy is None:  # the key's pins exclude the asked env version
         out.ms = (time.perf_counter() - started) * 1000
         return out
@@ -472,6 +485,8 @@ SCORE_MEANINGS = {
     "hybrid": "dense and word ranks fused, rows holding the query verbatim first; cosine: the dense similarity alone",
     "lexical": "BM25 word match, rows holding the query verbatim first",
 }
+#: Hybrid mode over passages only: they have no vector, so the word ranks alone are fused.
+HYBRID_WORDS_ONLY = "word ranks alone (passages have no vector), rows holding the query verbatim first"
 
 
 def holds_verbatim(text: str, query: str) -> bool:
