@@ -124,3 +124,15 @@ def test_the_page_names_the_mode_the_search_ran(demo):
     assert "ranked by score (word ranks alone (passages have no vector)" in meta_line(page)
     assert "<dt>cosine</dt>" not in page
 
+
+def test_holds_the_query_verbatim_is_what_the_ranking_did(demo):
+    """Probe rev2, R2-3: the page tested each shown row for the query itself and said "holds the query verbatim"
+    where the ranking had not lifted it: in dense mode (10 of 126 real error lines), and below unlabelled rows
+    in hybrid mode. The label is now the ranking's own flag."""
+    page = demo.get("/", params={"q": NO_SUCH_TABLE, "mode": "dense", "k": "50"}).text
+    assert any(NO_SUCH_TABLE in step for step in matched_steps(page))  # shown rows hold it
+    assert "the query verbatim</dd>" not in page  # dense mode ranks by the cosine alone
+    for mode in ("lexical", "hybrid"):
+        page = demo.get("/", params={"q": NO_SUCH_TABLE, "mode": mode, "k": "50"}).text
+        held = ["<dt>holds</dt><dd>the query verbatim</dd>" in part for part in page.split('class="result ')[1:]]
+        assert held[0] and held == sorted(held, reverse=True), (mode, held)  # labelled rows first, none below

@@ -37,6 +37,9 @@ class Hit:
     created_at: int = 0
     steps: list[dict[str, Any]] = field(default_factory=list)
     similarity: float | None = None  # cosine to the query whatever the mode (None: not computed)
+    #: ranked first for holding the whole query (fusion's verbatim-first rule, lexical and hybrid modes);
+    #: the ranking's own fact, not carried by the wire (the remote interfaces do not show it)
+    verbatim: bool = False
 
     @classmethod
     def from_row(cls, row: dict[str, Any]) -> Hit:

@@ -376,7 +376,9 @@ class TrajSearch:
             shortlist = self.fusion.shortlist_size(k, group_size, mode)
             best = list(dict.fromkeys(ranking[:shortlist] + [rid for rid, _ in lexical[: self.fusion.lexical_checked]]))
             self._fetch(rows, best, lexical_filters)
-            scores = self.fusion.verbatim_lift(text, scores, {rid: rows[rid]["text"] for rid in best if rid in rows})
+            lifted = self.fusion.verbatim_lift(text, scores, {rid: rows[rid]["text"] for rid in best if rid in rows})
+            held = {rid for rid, score in lifted.items() if score > scores[rid]}  # raised above every other row
+            scores = lifted
             order = sorted(ranking, key=lambda rid: -scores[rid])
             chosen = self._choose(order, len(best), rows, scores, k, group_size, lexical_filters)
             found = len({r["trajectory_id"] for r in chosen}) if group_size else len(chosen)
@@ -388,7 +390,7 @@ class TrajSearch:
         unscored = vector is not None and any(row["id"] not in dense for row in chosen)
         fields = [*OUTPUT_FIELDS, "embedding"] if unscored else OUTPUT_FIELDS
         whole = {r["id"]: r for r in self.index.get([r["id"] for r in chosen], lexical_filters, fields=fields)}
-        shown = [dict(whole[r["id"]], score=r["score"]) for r in chosen if r["id"] in whole]
+        shown = [dict(whole[r["id"]], score=r["score"], verbatim=r["id"] in held) for r in chosen if r["id"] in whole]
         if vector is not None:  # the cosine: the dense leg's score, else from the row's stored vector
             unranked = [row for row in shown if row["id"] not in dense]
             stored = np.asarray([row["embedding"] for row in unranked], dtype=np.float64)  # one conversion

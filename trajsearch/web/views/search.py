@@ -312,7 +312,10 @@ class ResultView:
     def matched_step(self) -> StepLine | None:
         return next((line for line in self.context if line.matched), None)
 
-    verbatim: bool = False  # the matched row holds the query whole (what ranks it first, but in dense mode)
+    @property
+    def verbatim(self) -> bool:
+        """Whether the ranking put the matched row first for holding the query whole (lexical, hybrid)."""
+        return self.hit.verbatim
 
     @property
     def similarity(self) -> float | None:
@@ -444,8 +447,7 @@ def search(ts: TrajSearch, principal: Principal, form: SearchForm, facts: TraceF
         if not context:  # a task or summary row (or a step the index no longer has): around its match too
             snippet = highlight(excerpt(hit.text, hl, 1200), hl)
         out.results.append(ResultView(rank, hit, task, run_facts.model, context, snippet,
-                                      run_link(hit.trajectory_id, q=marked, match=match),
-                                      verbatim=holds_verbatim(hit.text, text)))
+                                      run_link(hit.trajectory_id, q=marked, match=match)))
     out.ms = (time.perf_counter() - started) * 1000
     return out
 
@@ -487,15 +489,6 @@ SCORE_MEANINGS = {
 }
 #: Hybrid mode over passages only: they have no vector, so the word ranks alone are fused.
 HYBRID_WORDS_ONLY = "word ranks alone (passages have no vector), rows holding the query verbatim first"
-
-
-def holds_verbatim(text: str, query: str) -> bool:
-    """Whether ``text`` holds ``query`` whole, whitespace-normalised: the fusion's verbatim-first rule
-    (:meth:`trajsearch.fusion.FusionConfig.verbatim_lift`, for queries of 8 characters or more)."""
-    needle = " ".join(query.split())
-    if len(needle) < 8:
-        return False
-    return re.search(r"\s+".join(map(re.escape, needle.split(" "))), text) is not None
 
 
 def best_step(steps: list[Any], hit: Hit, query: str, hl: tuple[str, ...]) -> int:
