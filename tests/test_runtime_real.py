@@ -379,3 +379,25 @@ def test_steps_results_left_out_for_the_budget_are_said_hashing(hashing_ts):
                                                                "k": 3})
     assert 1 <= len(tight["results"]) < 3
     assert tight["omitted"] == 3 - len(tight["results"]) and "left out" in tight["note"]
+
+
+#: a SWE-bench run of mini-swe-agent (deepseek-chat) whose test run ends in this line (tests/fixtures/mini-swe-agent)
+MARSHMALLOW_ERROR = "TypeError: 'NoneType' object is not subscriptable"
+
+
+def test_a_steps_result_says_what_ranked_it_hashing(hashing_ts):
+    """Probe rev2, R2-1: a pasted error line's exact hit ranks first but its only number was the cosine, the
+    lowest of the results (0.226 over 0.437, 0.422, ...): the model read the exact hit as the weakest. Each
+    result now says whether it holds the query (what ranks it first) and the ranking's score beside the
+    cosine. Plumbing: the fast embedder."""
+    hashing_ts.add([*runs(SWE), *runs(ASTROPY_7166), *runs(GEMINI_UNRESOLVED)])
+    tool = SearchPastRuns(hashing_ts, RuntimeContext(tenant="acme"), result_tokens=4000)
+    results = tool({"query": MARSHMALLOW_ERROR, "kind": "steps", "k": 3})["results"]
+    assert len(results) == 3
+    first, *rest = (r["provenance"] for r in results)
+    assert first["trajectory_id"].endswith("marshmallow-code__marshmallow-1343") and first["holds_query"] is True
+    assert MARSHMALLOW_ERROR in results[0]["text"]
+    assert [p["holds_query"] for p in rest] == [False, False]
+    scores = [p["score"] for p in (first, *rest)]
+    assert scores == sorted(scores, reverse=True) and all("similarity" in p for p in (first, *rest))
+

@@ -143,9 +143,13 @@ class SearchPastRuns:
 
 
 def _step_result(hit: Any, text: str) -> dict[str, Any]:
+    """A step window as the model sees it, with what ranked it: ``holds_query`` (the window holds the query
+    whole, which ranks it first) and ``score`` (the ranking's own number), beside ``similarity`` (the
+    embedding cosine alone, which a pasted line's exact hit may have lowest: probe rev2, R2-1)."""
     return {
         "provenance": {"trajectory_id": hit.trajectory_id, "trace_uri": hit.trace_uri,
-                       "env_version": hit.env_version, "similarity": round(similarity(hit), 3)},
+                       "env_version": hit.env_version, "holds_query": hit.verbatim, "score": round(hit.score, 3),
+                       "similarity": round(similarity(hit), 3)},
         "outcome": hit.outcome,
         "steps": f"{hit.step_index}-{hit.step_end}",
         "text": text,
