@@ -401,3 +401,13 @@ def test_a_steps_result_says_what_ranked_it_hashing(hashing_ts):
     scores = [p["score"] for p in (first, *rest)]
     assert scores == sorted(scores, reverse=True) and all("similarity" in p for p in (first, *rest))
 
+
+def test_a_budget_too_small_for_any_result_says_none_is_shown_hashing(hashing_ts):
+    """Probe rev2, R2-4: with no result fitting the budget the tool said "(3 more past run(s) left out ...)"
+    beside an empty list, for every kind."""
+    hashing_ts.add([*runs(TAU_TASK0), *runs(TAU_FAILED), *runs(GROK_NOT_FOUND)])
+    for kind in ("steps", "exemplars", "failures"):
+        tool = SearchPastRuns(hashing_ts, RuntimeContext(tenant="acme"), advice=OPEN.advice, result_tokens=20)
+        result = tool({"query": "cancel my reservation and get a refund", "kind": kind, "k": 3})
+        assert result["results"] == [] and result["omitted"] >= 1, (kind, result)
+        assert "left out" in result["note"] and " more " not in result["note"], (kind, result["note"])

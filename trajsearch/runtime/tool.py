@@ -100,7 +100,7 @@ class SearchPastRuns:
         if kind == "steps":
             results, omitted = self._steps(query, k)
             if omitted:  # the model is told, not left to think there were no more (probe E, E1)
-                base["omitted"], base["note"] = omitted, omitted_text(omitted)
+                base["omitted"], base["note"] = omitted, omitted_text(omitted, more=bool(results))
             return base | {"results": results}
         if kind == "exemplars":
             found = exemplars(self.ts, query, self.ctx, k=k, config=self.advice, calibrations=self.calibrations)
@@ -117,7 +117,8 @@ class SearchPastRuns:
             base["note"] = rendered.data["header"]
         if rendered.omitted:
             base["omitted"] = rendered.omitted
-            base["note"] = " ".join(filter(None, (base.get("note"), omitted_text(rendered.omitted))))
+            left_out = omitted_text(rendered.omitted, more=bool(results))  # "more" only beside some shown
+            base["note"] = " ".join(filter(None, (base.get("note"), left_out)))
         return base | {"results": results}
 
     def _steps(self, query: str, k: int) -> tuple[list[dict[str, Any]], int]:
