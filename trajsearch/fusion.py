@@ -19,12 +19,16 @@ from .vocab import MODES
 #: RRF's constant: large enough that rank 1 vs 2 is not decisive on its own.
 RRF_K = 60
 
+#: Every query is searched with these (twice), so each alternative costs linear time in the query: a path
+#: starts only where its run of ``[\w.-]`` starts (the lookbehind) and never gives that run back (``++``).
+#: From inside a run it would scan to the run's end and fail there as it did from its start, so one long
+#: unbroken token (a pasted 20,000-character hex dump) took seconds, holding the GIL (probe I, I1).
 _LOG_SIGNS = re.compile(
     r"""(
         \b[A-Z][A-Za-z]*(Error|Exception|Exit|Warning)\b   # exception class names
       | \b(exit|return)\s*code\b | \breturncode\b | \berrno\b
       | Traceback | \bFAILED\b | \bERROR\b | \bfatal:
-      | [\w.-]+/[\w./-]+                                   # paths
+      | (?<![\w.-])[\w.-]++/[\w./-]+                       # paths
       | \b\w+\.(py|js|ts|go|rs|java|rb|sh|yaml|yml|json|toml)\b
       | \b[A-Za-z][A-Za-z0-9]*_[A-Za-z0-9_]+\b             # snake_case identifiers / tool names / ids
       | \s--?[a-z][\w-]*                                   # command-line flags
@@ -55,7 +59,10 @@ doesn't can't isn't i'd i'll you're there's that's let's
 _PLAIN_WORD = re.compile(r"""^["'(*_`]*[A-Za-z][a-z]*(?:'[a-z]+)?["'`*_,.;:!?)]*$""")
 #: Fenced code (``` ... ```), and markdown structure (headings, bold labels, fences): a written description.
 _FENCE = re.compile(r"```.*?(?:```|\Z)", re.S)
-_MARKDOWN = re.compile(r"^\s*(?:\#{1,6}\s+\S|\*\*[^*]+\*\*|```)", re.M)
+#: (Leading blanks of the line itself only: ``\s*`` ran on across the newlines of every following
+#: blank line, from each line's start, so a query of many blank lines took quadratic time; the
+#: same constructs are found, each from its own line, probe I, I1.)
+_MARKDOWN = re.compile(r"^[^\S\n]*+(?:\#{1,6}\s+\S|\*\*[^*]+\*\*|```)", re.M)
 #: How a line of a log, a trace or a diff starts: a ``label:``, ``Traceback``, ``File "..."``, pytest's
 #: ``E ``/``FAILED``/``ERROR``, a prompt (``$ ``, ``>>>``), a diff marker, a comment, a line number.
 _LOG_START = re.compile(r"""^\s*(?:\S+:(?:\s|$)|Traceback\b|File\s"|E\s|FAILED\b|ERROR\b|PASSED\b|\$\s|>>>|[+-]{1,3}\s|@@
