@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from trajsearch.store.tokenize import tokenize
+from trajsearch.store.tokenize import tokenize, tokenize_query
 
 
 def unigrams(text: str) -> list[str]:
@@ -95,3 +95,19 @@ def test_deterministic_across_memo_states() -> None:
     module._wholes_of.clear()
     assert tokenize(text) == first
     assert tokenize(text) == first  # memoised path
+
+
+@pytest.mark.parametrize(
+    ("text", "primary", "parts"),
+    [
+        ("a" + "/" * 19998 + "b", ["a/b"], ["a", "b"]),
+        ("cd " + "." * 19990 + "/src", ["cd", "src", "cd src"], []),
+        ("\\" * 20000 + "C:\\Users\\me", ["c"], ["\\users\\me", "users/me", "users", "me"]),
+    ],
+    ids=["slashes", "dots", "backslashes"],
+)
+def test_a_long_run_of_path_marks_yields_the_same_tokens(text: str, primary: list[str], parts: list[str]) -> None:
+    """Bug (probe I, I1): a chunk was tried from each mark of a long run of ``/``, ``.``, ``-`` or ``\\``,
+    scanning to the run's end each time (quadratic: seconds per 20,000-character query or output line).
+    A chunk now starts where its marks start; the tokens are the ones the old pattern gave."""
+    assert tokenize_query(text) == (primary, parts)
