@@ -173,6 +173,24 @@ def test_the_verbatim_lift_matches_across_any_whitespace_and_nothing_looser():
     assert {rid for rid, score in lifted.items() if score > 1.0} == {"wrapped"}
 
 
+def test_a_long_pasted_block_is_lifted_where_a_row_holds_it_across_any_whitespace_and_nowhere_else():
+    """Bug (probe I, I1): the lift's regex, tried from each place of a row, walked as many of the query's
+    words as the row repeated there (11 s: a 10,000-word query against a 64 KB row of the same words).
+    A query of many words is looked for in the rows' whitespace-normalised text: the same rows."""
+    block = "\n".join(f"  File \"/srv/app/mod{i}.py\", line {i}, in handler_{i}" for i in range(12))
+    texts = {
+        "wrapped": "log start\n" + block.replace(" ", "\t ").replace("\n", "\n\n") + "\nlog end",
+        "one frame off": block.replace("line 7,", "line 8,"),
+        "repeats": "a " * 32_000,
+    }
+    scores = {rid: 1.0 for rid in texts}
+    assert len(block.split()) > 32
+    lifted = FusionConfig().verbatim_lift(block, scores, texts)
+    assert {rid for rid, score in lifted.items() if score > 1.0} == {"wrapped"}
+    lifted = FusionConfig().verbatim_lift("a " * 9_999 + "b", scores, texts)
+    assert lifted == scores
+
+
 def test_rows_come_in_score_order_in_every_mode_grouped_or_not(hashing_ts):
     hashing_ts.add(_runs())
     for mode in ("dense", "lexical", "hybrid"):
