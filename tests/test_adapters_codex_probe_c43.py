@@ -5,6 +5,7 @@ is in that folder's ``SOURCE.md``."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from trajsearch.ingest.read import read_dump
@@ -49,6 +50,20 @@ def test_a_command_that_failed_inside_a_completed_code_mode_script_is_an_error()
     assert [s.error for s in only_run(CODE_MODE).steps] == [
         BWRAP, None, "SyntaxError: Invalid or unexpected token (exit code 1)"]
     assert only_run(DIRECT_EXEC).steps[0].error == BWRAP
+
+
+def test_a_silent_exit_1_in_a_code_mode_result_list_does_not_hide_a_later_failure(tmp_path: Path) -> None:
+    """A script may run several commands and print their result objects as a list. The first one exited 1 and
+    printed nothing (no error, as a silent exit 1 through ``exec_command`` is none); the later ``bwrap`` refusal
+    was then not read at all, and the script read as a success. The first of its results that is a failure is the
+    step's error. (The code-mode fixture's first script, its printed result made a two-item list.)"""
+    lines = CODE_MODE.read_text(encoding="utf-8").splitlines()[:3]
+    output = json.loads(lines[2])
+    bwrap = output["payload"]["output"][1]
+    bwrap["text"] = json.dumps([{"wall_time_seconds": 0.1, "exit_code": 1, "output": ""}, json.loads(bwrap["text"])])
+    rollout = tmp_path / "rollout-2026-08-01T07-19-28-019fba42-ce37-78e1-a43b-ca31d6ad2dbe.jsonl"
+    rollout.write_text("\n".join([*lines[:2], json.dumps(output)]) + "\n", encoding="utf-8")
+    assert [s.error for s in only_run(rollout).steps] == [BWRAP]
 
 
 def test_a_prompt_whose_turn_was_aborted_before_any_answer_is_not_the_task() -> None:

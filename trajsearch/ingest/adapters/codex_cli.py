@@ -506,10 +506,10 @@ def _script_error(text: str) -> str | None:
 
 
 def _inner_exit_error(printed: str) -> str | None:
-    """The failure of the first command a completed code-mode script ran through ``exec_command`` that exited
-    non-zero, when what the script printed is that tool's result object, or a list of them
-    (``_SCRIPT_COMPLETED``); read as that reply would be (``exit_code_error``: the script's command is not known,
-    so a silent exit 1 stays no error). Anything else the script printed is its own, no error."""
+    """The failure of the first command a completed code-mode script ran through ``exec_command`` that failed,
+    when what the script printed is that tool's result object, or a list of them (``_SCRIPT_COMPLETED``); each read
+    as that reply would be (``exit_code_error``: the script's command is not known, so a silent exit 1 is no error,
+    and does not hide a later command's failure). Anything else the script printed is its own, no error."""
     try:
         found = json.loads(printed.strip())
     except json.JSONDecodeError:
@@ -518,8 +518,8 @@ def _inner_exit_error(printed: str) -> str | None:
         if not (isinstance(result, dict) and "wall_time_seconds" in result and isinstance(result.get("output"), str)):
             return None
         code = as_int(result.get("exit_code"))
-        if code not in (None, 0):
-            return exit_code_error(result["output"], code)
+        if code not in (None, 0) and (failure := exit_code_error(result["output"], code)):
+            return failure
     return None
 
 
