@@ -81,3 +81,27 @@ def test_zipkin_tags_the_python_exporter_cut_are_no_task_nor_answers() -> None:
         assert "max_tag_value_length" in run.metadata["tags_cut"]
     assert [r.outcome.value for r in cut] == [r.outcome.value for r in whole] == ["unknown", "unknown", "infra_error"]
     assert "tags_cut" not in whole[0].metadata
+
+
+ADK_ZIPKIN = Path(__file__).parent / "fixtures" / "openinference" / ".real" / "probe43" \
+    / "adk-2.13-openinference-adk-1.0.5.zipkin.json"
+
+
+def test_zipkin_tags_cut_on_a_tool_span_are_kept_as_cut_text() -> None:
+    """R1-1 (review of D2; ADK 2.13 under OpenInference, the same Zipkin exporter): the rule for cut message lists
+    (whole messages or nothing) was applied to every cut JSON value. A tool span's ``output.value`` is what the tool
+    returned, and its first 128 characters are still that: run s2's ``get_weather``, whose result no later model
+    call repeats (the next tool failed), had no observation and no error, as if it had returned nothing. It is the
+    cut text, marked as cut; where a later model input holds the whole result (s1), that is read over it. ADK's cut
+    runner input still held the user's whole words (s3): they are the task, not a placeholder."""
+    by_session = {r.metadata["conversation_id"]: r for r in adapter_support.runs(ADK_ZIPKIN)}
+    weather = by_session["s2"].steps[0]
+    assert weather.action == "get_weather" and weather.error is None
+    assert weather.observation.startswith('{"id":"adk-8922f0be-d5e5-4836-b673-a76a4c651dcf","name":"get_weather",')
+    assert weather.observation.endswith('"report":"Rainy, 8 C in Osl… [cut at 128 characters by the exporter]')
+    assert [s.observation for s in by_session["s1"].steps[:2]] == [
+        '{"status": "success", "report": "Rainy, 8 C in Oslo"}',
+        '{"status": "error", "error_message": "No census data for Oslo"}']
+    assert by_session["s3"].task == "BREAKNOW weather in Oslo"
+    assert by_session["s3"].outcome.value == "infra_error"
+    assert all("cut at 128 characters by the exporter" in r.metadata["tags_cut"] for r in by_session.values())

@@ -20,6 +20,7 @@ from trajsearch.model import Trajectory
 
 from .._common import Context, RecordError, clip_task
 from .._spans import (
+    RESULT_CUT,
     Message,
     Node,
     SpanFormat,
@@ -30,7 +31,7 @@ from .._spans import (
     task_from_input,
     user_requests,
 )
-from .conventions import MONOCLE, node_from_span
+from .conventions import MONOCLE, cut_runner_request, node_from_span
 from .events import merge_events, node_from_log
 from .shapes import raw_items
 
@@ -49,7 +50,7 @@ def otlp_nodes(record: Any, ctx: Context, seq: int = 0) -> Iterator[tuple[str, N
         if kind == "span":
             trace, node, conversation = node_from_span(item, resource, seq + n)
             if cut := item.get("tags_cut"):  # (see shapes: a Zipkin span whose tags the exporter cut)
-                node.info["tags_cut"] = cut
+                node = _read_cut(item, resource, seq + n, node, cut)
             yield trace, node, conversation
             continue
         try:
@@ -62,6 +63,28 @@ def otlp_nodes(record: Any, ctx: Context, seq: int = 0) -> Iterator[tuple[str, N
     if orphans:
         more = f" (+{len(orphans) - 1} more)" if len(orphans) > 1 else ""
         raise RecordError(orphans[0] + more)
+
+
+def _cut_mark(at: int) -> str:
+    return f"… [cut at {at} characters by the exporter]"
+
+
+def _read_cut(span: dict[str, Any], resource: dict[str, Any], seq: int, node: Node, cut: dict[str, Any]) -> Node:
+    """``node`` of a span whose tags the exporter cut (see ``shapes``), noting the cut. A tool's span is read again
+    with its cut tags as the cut texts they are, marked as cut: what a tool was given and returned stays that up to
+    the cut (a message list cut into fragments is no message: only its whole messages are read, by ``shapes``).
+    A cut ADK runner input (the root of an ADK trace) gives the user's words where they are whole before the cut."""
+    texts: dict[str, str] = cut.get("texts") or {}
+    if node.role == "tool" and texts:
+        marked = {key: text + _cut_mark(cut["at"]) for key, text in texts.items()}
+        uncut, node = node, node_from_span({**span, "attributes": {**span["attributes"], **marked}}, resource, seq)[1]
+        if node.result != uncut.result:  # (a later model input holding the whole result is read over it)
+            node.info[RESULT_CUT] = True
+    elif node.input_text is None and "input.value" in texts \
+            and (said := cut_runner_request(texts["input.value"])) is not None:
+        node.input_text = said[0] if said[1] else said[0] + _cut_mark(cut["at"])
+    node.info["tags_cut"] = {"keys": cut["keys"], "at": cut["at"]}
+    return node
 
 
 #: Framework wording around the user's words in the first user message (smolagents' "New task:").
@@ -160,7 +183,7 @@ def _warn_of_cut(source: str) -> None:
     """Says once per file that its exporter cut span attributes (each run read from it says which, in its
     metadata ``tags_cut``)."""
     log.warning("%s: span attributes cut by the exporter (see each run's metadata 'tags_cut'): only the whole "
-                "messages of a cut message list are read; %s", source, _UNCUT)
+                "messages of a cut message list are read, a tool's cut input and output as cut; %s", source, _UNCUT)
 
 
 def _noted(run: Trajectory, note: str | None, ctx: Context) -> Trajectory:

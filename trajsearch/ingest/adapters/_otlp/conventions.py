@@ -202,6 +202,24 @@ def _adk_runner_messages(attrs: dict[str, Any]) -> tuple[list[dict[str, Any]], l
         [dict(m, role="assistant") for m in _gemini_messages(said)] if isinstance(said, dict) else []
 
 
+#: A whole text part of a Gemini ``Content`` in JSON (``"text": "..."``, its string closed).
+_TEXT_PART = re.compile(r'"text"\s*:\s*("(?:[^"\\]|\\.)*")')
+#: The end of a ``Content``'s parts in JSON: its last part closed, then the list.
+_PARTS_END = re.compile(r'\}\s*\]')
+
+
+def cut_runner_request(cut: str) -> tuple[str, bool] | None:
+    """The user's words in ADK's runner arguments (see :func:`_adk_runner_messages`) that an exporter cut short:
+    (the text parts of ``new_message`` that are whole before the cut, whether the message's parts all were);
+    None for any other text, or when no part is whole."""
+    head, found, message = cut.partition('"new_message"')
+    if not (found and '"session_id"' in head and '"user_id"' in head):
+        return None
+    parts = list(_TEXT_PART.finditer(message))
+    texts = [t for t in (maybe_json(p.group(1)) for p in parts) if isinstance(t, str) and t.strip()]
+    return ("\n".join(texts), bool(_PARTS_END.search(message, parts[-1].end()))) if texts else None
+
+
 def _declared_call(arguments: Any) -> Any:
     """The arguments of VeADK's ``gen_ai.tool.input``, which records the call with the tool's declaration
     (``{"name", "description", "parameters": {...}}``): its ``parameters``; anything else as it is."""

@@ -58,9 +58,11 @@ Record shapes read (one record may hold many spans):
   tag (an array attribute a JSON array), the status in the ``otel.status_code`` tag and its description in
   ``error``, events as annotations. The Python exporter cuts every tag (and event attribute) at 128 characters
   unless told otherwise (``ZipkinExporter(max_tag_value_length=...)``; no environment variable sets it): JSON cut
-  so it no longer parses is no text anyone said, so a cut message list keeps only its whole messages and any
-  other cut JSON value is left out; the span notes what was cut (``tags_cut``: the keys and the length they were
-  cut at), which the run's metadata then says (see ``adapter``).
+  so it no longer parses is no message anyone sent, so a cut message list keeps only its whole messages and any
+  other cut JSON value is left out of the attributes; the span notes what was cut (``tags_cut``: the keys, the
+  length they were cut at and the cut texts), which the run's metadata then says, and from which a tool's cut
+  input and output are read back as cut text, marked as cut (see ``adapter``: what a tool returned is still what
+  it returned, up to the cut).
 
 Trace and span ids are normalised to lower-case hex (``0x`` dropped, base64
 and integer ids converted, see ``values``), so one trace read from a console
@@ -184,16 +186,16 @@ def _whole_items(text: str) -> str | None:
     return text[:end] + "]" if end and text.lstrip().startswith("[") else None
 
 
-def _uncut(values: dict[str, Any], limit: int) -> tuple[dict[str, Any], list[str]]:
+def _uncut(values: dict[str, Any], limit: int) -> tuple[dict[str, Any], dict[str, str]]:
     """Zipkin tags (or event attributes) with JSON the exporter cut at ``limit`` read honestly (a message list as
-    its whole messages, any other cut JSON left out), and the keys that were cut."""
+    its whole messages, any other cut JSON left out), and the cut values by key, as the exporter left them."""
     kept: dict[str, Any] = {}
-    cut: list[str] = []
+    cut: dict[str, str] = {}
     for key, value in values.items():
         if not _cut_json(value, limit):
             kept[key] = value
             continue
-        cut.append(key)
+        cut[key] = value
         if (whole := _whole_items(value)) is not None:
             kept[key] = whole
     return kept, cut
@@ -220,7 +222,8 @@ def _from_zipkin(record: dict[str, Any]) -> dict[str, Any]:
     tags = record.get("tags") if isinstance(record.get("tags"), dict) else {}
     events = [_zipkin_event(a) for a in _list(record.get("annotations"))]
     at = _longest([*tags.values(), *(v for e in events for v in e["attributes"].values())])
-    tags, cut = _uncut(tags, at)
+    tags, texts = _uncut(tags, at)
+    cut = list(texts)
     for event in events:
         event["attributes"], event_cut = _uncut(event["attributes"], at)
         cut += [f"{event['name']}.{k}" for k in event_cut]
@@ -240,7 +243,7 @@ def _from_zipkin(record: dict[str, Any]) -> dict[str, Any]:
                        if not k.startswith("otel.status_") and not (k == "error" and failed)},
         "events": events,
         "resource": {"attributes": {"service.name": endpoint["serviceName"]} if endpoint.get("serviceName") else {}},
-        **({"tags_cut": {"keys": cut, "at": at}} if cut else {}),
+        **({"tags_cut": {"keys": cut, "at": at, "texts": texts}} if cut else {}),
     }
 
 

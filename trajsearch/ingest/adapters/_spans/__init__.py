@@ -35,6 +35,7 @@ from .messages import (
     user_requests,
 )
 from .nodes import (
+    RESULT_CUT,
     ROLES,
     Evaluation,
     Message,
@@ -56,6 +57,7 @@ __all__ = [
     "FAIL_LABELS",
     "OUTCOME_METRICS",
     "PASS_LABELS",
+    "RESULT_CUT",
     "ROLES",
     "Assembled",
     "Evaluation",

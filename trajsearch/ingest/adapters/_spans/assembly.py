@@ -82,7 +82,7 @@ from .._agent_cli import prompt_list
 from .._common import Context, RecordError, build, clip_step_text, clip_task, safe_id, short
 from .calls import parallel_calls_in_call_order, prepared_request, tool_twins, twin_calls
 from .messages import first_user_text, is_object_repr, mcp_error, normalise_messages, task_from_input, user_requests
-from .nodes import Evaluation, Message, Node, ancestors, maybe_json, start_order, when
+from .nodes import RESULT_CUT, Evaluation, Message, Node, ancestors, maybe_json, start_order, when
 from .outcome import failed, error_outcome, outcome_from
 
 
@@ -162,7 +162,7 @@ def _answered_in_turn(history: list[dict[str, Any]], steps: list[dict[str, Any]]
         speaking = False
         if (message.get("call_id") or message.get("role") == "tool") and asked:
             call = asked.pop(0)
-            step = next((s for s in steps if s.get("observation") is None and s.get("action") == call.get("name")
+            step = next((s for s in steps if _unanswered(s) and s.get("action") == call.get("name")
                          and maybe_json(s.get("arguments")) == maybe_json(call.get("arguments"))), None)
             if step is not None:
                 _answered(step, message)
@@ -377,6 +377,11 @@ def _crew_answer(output: str | None) -> str | None:
     return None
 
 
+def _unanswered(step: dict[str, Any]) -> bool:
+    """Whether a step has no result yet, or only one an exporter cut short (see ``RESULT_CUT``)."""
+    return step.get("observation") is None or bool(step.get(RESULT_CUT))
+
+
 def _answered(step: dict[str, Any], message: dict[str, Any]) -> None:
     """A step whose result only a later model input holds: that result, and its error where marked so (or
     where the result is Gemini's function-response shape, ``{"error": ...}``; ``{"result": ...}`` is its value)."""
@@ -388,6 +393,7 @@ def _answered(step: dict[str, Any], message: dict[str, Any]) -> None:
             failed = failed or key == "error"
             text = value if isinstance(value, str) else json.dumps(value)
     step["observation"] = clip_step_text(text)
+    step.pop(RESULT_CUT, None)
     if failed and not step.get("error"):
         step["error"] = short(text or "tool error", 600)
 
@@ -456,7 +462,7 @@ def assemble(nodes: list[Node], *, what: str = "trace", task: str | None = None)
             outputs = [Message(**m) for m in node.output_messages]
             inputs = [Message(**m) for m in node.input_messages]
             for msg in inputs:  # results of calls no tool node executed arrive as model input
-                if msg.role == "tool" and msg.call_id in by_call and by_call[msg.call_id].get("observation") is None:
+                if msg.role == "tool" and msg.call_id in by_call and _unanswered(by_call[msg.call_id]):
                     _answered(by_call[msg.call_id], asdict(msg))
             text = "\n".join(m.text for m in outputs if m.role != "tool" and m.text).strip()
             if not text and not outputs and not prepared_request(node.output_text):  # not a prepared request (LlamaIndex)
@@ -495,6 +501,7 @@ def assemble(nodes: list[Node], *, what: str = "trace", task: str | None = None)
                 "observation": clip_step_text(node.result) if node.result is not None else None,
                 "error": short(error, 600) if (error := failed(node.error) or mcp_error(node.result)) else None,
                 "started_at": when(node.start), "ended_at": when(node.end),
+                **({RESULT_CUT: True} if node.info.get(RESULT_CUT) else {}),
             })
             if node.call_id:
                 by_call[node.call_id] = step
@@ -526,7 +533,7 @@ def assemble(nodes: list[Node], *, what: str = "trace", task: str | None = None)
     # second pass: results of untraced calls that only appear in later model inputs
     for node, _ in order:
         for m in node.input_messages:
-            if m.get("role") == "tool" and m.get("call_id") in by_call and by_call[m["call_id"]].get("observation") is None:
+            if m.get("role") == "tool" and m.get("call_id") in by_call and _unanswered(by_call[m["call_id"]]):
                 _answered(by_call[m["call_id"]], m)
         _answered_in_turn(node.input_messages, steps)
     failed_calls = [n for n, _ in order if n.role == "llm" and n.id not in twins and failed(n.error)
@@ -538,6 +545,7 @@ def assemble(nodes: list[Node], *, what: str = "trace", task: str | None = None)
                               s.get("action") == "respond"))
     for index, step in enumerate(steps):
         step["index"] = index
+        step.pop(RESULT_CUT, None)
         if isinstance(step.get("thought"), str):
             step["thought"] = clip_step_text(step["thought"]) or None
 

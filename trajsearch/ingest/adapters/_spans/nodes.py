@@ -17,6 +17,9 @@ from datetime import datetime, timezone
 from typing import Any, Callable, Iterator
 
 ROLES = ("agent", "llm", "tool", "retriever", "chain", "evaluator", "other")
+#: ``Node.info`` key of a tool node whose result an exporter cut short: a whole copy of it in a later model input
+#: is read over it.
+RESULT_CUT = "result_cut"
 
 
 @dataclass
