@@ -61,3 +61,21 @@ def test_tool_call_ids_reused_across_turns_keep_each_turns_calls() -> None:
     assert [(s.action, s.arguments) for s in run.steps] == [
         ("get_weather", {"city": "Oslo"}), ("get_population", {"city": "Oslo"})] * 2
     assert [bool(s.error) for s in run.steps] == [False, True, False, True]
+
+
+def test_tools_an_agents_last_model_call_asked_for_that_nothing_ran_are_marked_not_run() -> None:
+    """R1-4 (review of D7; smolagents 1.26 under OpenInference 0.1.43, at its step limit): the final-answer call
+    smolagents makes after its last step asked for ``get_weather`` and ``get_population`` again; no tool span ran
+    them and no model call came after. They were steps with no observation and no error, tools that ran and
+    printed nothing; they are kept (the model asked for them) and say they were not run. The whole probe file reads
+    as 10 steps, its team files as 12; this excerpt keeps the last step and the final call."""
+    run = adapter_support.only(OI / "smolagents-1.26-oi-0.1.43-last-step.otlp.jsonl")
+    assert [(s.action, s.observation, s.error) for s in run.steps] == [
+        ("get_weather", "Rainy, 8 C in Oslo", None),
+        ("get_population", None, "ConnectionError: census service unreachable for Oslo"),
+        ("get_weather", None, NOT_RUN),
+        ("get_population", None, NOT_RUN)]
+    assert run.steps[0].started_at is not None and run.steps[2].started_at is None
+
+
+NOT_RUN = "not run: the agent stopped after its model asked for it (no tool span ran it, no later model call saw a result)"

@@ -31,7 +31,9 @@ the nodes of one run:
   become steps too, with the result taken from a later model input message
   (role ``tool``, same call id), or, for a call an agent span named after it
   ran (a smolagents managed agent: no tool span, the sub-agent's ``<name>.run``
-  beside the asking call), that agent's output and time; text that requested no tool is the agent
+  beside the asking call), that agent's output and time; where none of the calls an agent's last model call asked
+  for ran nor got a result (smolagents' final-answer call at its step limit), each of a tool the trace records
+  running elsewhere says it was not run (its error); text that requested no tool is the agent
   talking: a ``respond`` step (arguments ``{"content": text}``), unless the
   model call sits inside a tool (an agent used as a tool) that returned after
   it, whose result already shows what it said (not a tool that launched the
@@ -238,6 +240,17 @@ def _call_key(call: dict[str, Any]) -> tuple[str, str]:
     return str(call.get("name")), json.dumps(maybe_json(call.get("arguments")), sort_keys=True, default=str)
 
 
+def _last_calls(calls: list[Node], by_id: dict[str, Node]) -> set[str]:
+    """The ids of each agent's last model call (an agent: the call's nearest agent node, by its agent name where
+    it has one, as OpenLIT's ``invoke_agent <name> step_N`` spans name each step of one agent; or none): after it,
+    that agent's model saw nothing more."""
+    last: dict[str | None, Node] = {}
+    for call in sorted(calls, key=start_order):
+        agent = next((a for a in ancestors(call, by_id) if a.role == "agent"), None)
+        last[agent and (agent.info.get("agent_name") or agent.id)] = call
+    return {n.id for n in last.values()}
+
+
 def _agent_that_ran(call: dict[str, Any], asker: Node, order: list[tuple[Node, int]], ran: set[str]) -> Node | None:
     """The agent a model's call ran with no tool span of its own: a managed agent (smolagents traces no tool span
     for one, only the sub-agent's ``<name>.run`` span beside the model call that asked for it, under the same
@@ -377,6 +390,11 @@ def _crew_answer(output: str | None) -> str | None:
     return None
 
 
+#: The error of a call an agent's last model call asked for that no tool ran (smolagents' final-answer call at its
+#: step limit can still ask for tools; nothing runs them): not a tool that ran and printed nothing.
+_NOT_RUN = "not run: the agent stopped after its model asked for it (no tool span ran it, no later model call saw a result)"
+
+
 def _unanswered(step: dict[str, Any]) -> bool:
     """Whether a step has no result yet, or only one an exporter cut short (see ``RESULT_CUT``)."""
     return step.get("observation") is None or bool(step.get(RESULT_CUT))
@@ -437,6 +455,7 @@ def assemble(nodes: list[Node], *, what: str = "trace", task: str | None = None)
         return step
 
     unasked: tuple[dict[str, Any], Node] | None = None  # the last model words that asked for no tool, as a step
+    ran_for: set[str] = set()  # the model calls some of whose calls a tool node ran
     twins = twin_calls([n for n, _ in order])
     by_id = {n.id: n for n, _ in order}
     parents = {n.parent for n, _ in order}
@@ -488,6 +507,7 @@ def assemble(nodes: list[Node], *, what: str = "trace", task: str | None = None)
             if match:
                 pending.remove(match)
                 thought = match["thought"]
+                ran_for.add(match["by"].id)
             elif unasked and steps[-1] is unasked[0] and node.start is not None and unasked[1].end is not None \
                     and node.start >= unasked[1].end:
                 # words that asked for no tool, then a tool no model call asked for, run after them (a code
@@ -515,6 +535,9 @@ def assemble(nodes: list[Node], *, what: str = "trace", task: str | None = None)
     failed_call = last_call if last_call and failed(last_call.error) and not last_call.output_messages \
         and not answered else None
     ran: set[str] = set()  # the agents found to have run a call
+    traced = {n.tool or n.name for n, _ in order if n.role == "tool"}  # the tools whose runs the trace records
+    last_calls = _last_calls([n for n, _ in order if n.role == "llm" and n.id not in twins], by_id)
+    last_asked: list[dict[str, Any]] = []  # asked for by an agent's last model call, none of whose calls ran
     for p in pending:  # calls whose execution was not traced: keep them, results from model inputs
         call = p["call"]
         step = {"thought": p["thought"], "action": str(call.get("name"))[:200], "arguments": call.get("arguments"),
@@ -524,6 +547,8 @@ def assemble(nodes: list[Node], *, what: str = "trace", task: str | None = None)
             step.update(observation=clip_step_text(agent.result) if agent.result is not None else None,
                         error=short(error, 600) if (error := failed(agent.error)) else None,
                         started_at=when(agent.start), ended_at=when(agent.end))
+        elif call.get("name") in traced and p["by"].id in last_calls and p["by"].id not in ran_for:
+            last_asked.append(step)
         steps.append(step)
         if call.get("id"):
             by_call[call["id"]] = step
@@ -536,6 +561,11 @@ def assemble(nodes: list[Node], *, what: str = "trace", task: str | None = None)
             if m.get("role") == "tool" and m.get("call_id") in by_call and _unanswered(by_call[m["call_id"]]):
                 _answered(by_call[m["call_id"]], m)
         _answered_in_turn(node.input_messages, steps)
+    for step in last_asked:  # tools whose runs the trace records (an output tool such as pydantic-ai's
+        # final_result is no such tool: the call is the answer) that did not run, nor the others asked with them,
+        # and no later model call saw a result
+        if step["observation"] is None and not step.get("error"):
+            step["error"] = _NOT_RUN
     failed_calls = [n for n, _ in order if n.role == "llm" and n.id not in twins and failed(n.error)
                     and not n.output_messages]
     steps.extend(_container_failures(failed_containers, steps, failed_calls, by_id))
