@@ -7,6 +7,7 @@ Each test reads a real file (or a trimmed excerpt of one) through the public rea
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -73,13 +74,56 @@ def test_tau2_leaderboard_simulations_without_their_results_document_are_read() 
     each run's task is its user's first message, as for any simulation saved without its task."""
     bare = only(TAU2_LB / "adaptive-agent_medical_claude-opus-4-6_1trial.first-simulation.json")
     assert bare.task.startswith("Hi, I'd like to schedule an appointment with a doctor.")
-    assert (bare.task_id, bare.outcome, len(bare.steps)) == ("tau2-0", Outcome.success, 4)
+    assert (bare.task_id, bare.outcome, len(bare.steps)) == ("medical_triage-0", Outcome.success, 4)
     assert bare.metadata["task_definition"] == "missing"
     read = list(read_dump(TAU2_LB / "adaptive_agent_medical_triage_opus46_cascata.simulations-2-3.json"))
     run = read[0].trajectory
     assert (run.task_id, run.task_family, run.model_id, run.reward) == ("medical_triage-1", "medical_triage",
                                                                         "claude-opus-4-6", 1.0)
-    assert "no conversation" in read[1].error  # the infrastructure error that never began: no run, as before
+
+
+def test_tau2_leaderboard_infrastructure_error_without_messages_is_a_run() -> None:
+    """R1-3 (review of B2): the summary's third simulation ended ``infrastructure_error`` before any message; it was
+    rejected ("no conversation"), so ingest failed on a clean published file whose own summary counts it (70 tasks,
+    69 passed). As in a results file with its task, it is a 0-step ``infra_error`` run, its task a placeholder."""
+    read = list(read_dump(TAU2_LB / "adaptive_agent_medical_triage_opus46_cascata.simulations-2-3.json"))
+    assert [r.ok for r in read] == [True, True]
+    run = read[1].trajectory
+    assert (run.task_id, run.outcome, run.steps) == ("medical_triage-0", Outcome.infra_error, [])
+    assert run.task == "tau2 task 0 (its definition is not in the file)"
+    assert run.metadata["termination_reason"] == "infrastructure_error"
+
+
+def test_tau2_leaderboard_bare_lists_of_different_domains_do_not_share_task_ids(tmp_path: Path) -> None:
+    """R1-2 (review of B2): a bare list of simulations has no domain; every task id was ``tau2-<n>``, so the same
+    submission's medical task 0 and airline task 0 were one task, and the airline runs missed ``airline-0`` of every
+    other airline file. The domain is read from what is there: the ``submission.json`` beside ``trajectories/``
+    (its ``trajectory_files``), else the title of the policy each simulation saved, else a tau2 domain the file name
+    says; with none, the task ids are the file's own and the run says the domain is unknown."""
+    medical = only(TAU2_LB / "adaptive-agent_medical_claude-opus-4-6_1trial.first-simulation.json")
+    airline = only(TAU2_LB / "adaptive-agent_airline_claude-opus-4-6_1trial.first-simulation.json")
+    assert (medical.task_id, medical.task_family) == ("medical_triage-0", "medical_triage")
+    assert (airline.task_id, airline.task_family) == ("airline-0", "airline")
+    assert airline.metadata["domain_from"] == "the policy's title"
+    assert airline.task.startswith("Hi there! I'd like to cancel one of my reservations")
+
+    sims = json.loads((TAU2_LB / "adaptive-agent_airline_claude-opus-4-6_1trial.first-simulation.json").read_text())
+    for sim in sims:  # as a simulation saved without its policy (earlier tau2 versions save none)
+        sim.pop("policy")
+    listed = tmp_path / "submissions" / "s" / "trajectories" / "agent_run1.json"
+    listed.parent.mkdir(parents=True)
+    listed.write_text(json.dumps(sims))
+    (listed.parent.parent / "submission.json").write_text(json.dumps({"trajectory_files": {"retail": "x.json",
+                                                                                            "airline": listed.name}}))
+    assert (only(listed).task_id, only(listed).metadata["domain_from"]) == ("airline-0", "submission.json")
+    named = tmp_path / "agent_airline_run1.json"
+    named.write_text(json.dumps(sims))
+    assert (only(named).task_id, only(named).metadata["domain_from"]) == ("airline-0", "the file name")
+    unknown = tmp_path / "agent_run1.json"
+    unknown.write_text(json.dumps(sims))
+    run = only(unknown)
+    assert (run.task_id, run.task_family) == ("tau2-agent_run1-0", "tau2")
+    assert run.metadata["domain_from"] == "none: the task id is this file's"
 
 
 def test_tau2_voice_simulation_without_content_or_its_task_is_refused() -> None:

@@ -17,7 +17,8 @@ Shapes read:
 - the simulations alone, as tau2's leaderboard keeps some submissions'
   trajectories (``web/leaderboard/public/submissions/<s>/trajectories/``:
   its viewer reads ``tasks`` as optional): a bare list of ``SimulationRun``s
-  (no domain, no model: ``--set task_family=<domain>`` names the domain), or a
+  (no model; no domain: read from the ``submission.json`` beside ``trajectories/``, the policy the simulations
+  saved or the file name, see ``_domain_of_file``; ``--set task_family=<domain>`` names it), or a
   summary ``{"domain", "agent", "model", "total_tasks", "passed",
   "simulations"}`` (its domain, agent and model stand for ``info``'s). No
   task definitions: each run is a simulation saved without its task (below).
@@ -35,10 +36,12 @@ Mapping (``SimulationRun``, ``Task``, ``message.py``)
   it embeds (``task``), else the user's first message (metadata
   ``task_definition: "missing"`` and ``task_from`` say so); one with neither
   and no conversation (no text, tool call or tool result: a full-duplex
-  run's empty chunks are none) holds no run and is rejected, naming the task id.
+  run's empty chunks are none) holds no run and is rejected, naming the task id, unless the harness ended it
+  (``infrastructure_error``: a 0-step ``infra_error`` run) or it has a verdict.
 - task_id = ``<domain>-<task_id>``; task_family = the domain
   (``info.environment_info.domain_name``, else the task's
-  ``user_scenario.instructions.domain``); trajectory_id =
+  ``user_scenario.instructions.domain``, else, for simulations saved alone, ``_domain_of_file``; with no domain
+  found, ``tau2-<file stem>-<task_id>``, family ``tau2``: a file's tasks are not another domain's); trajectory_id =
   ``tau2.<domain>.<task_id>.t<trial>.<simulation id>`` (the simulation's
   own uuid: stable, and distinct across trials and result files).
 - steps, in message order (``messages``, or for full-duplex runs the
@@ -396,6 +399,11 @@ def _agent_never_spoke(messages: list[dict[str, Any]]) -> bool:
                    for n, m in enumerate(messages))
 
 
+def _reason(sim: dict[str, Any]) -> str | None:
+    reason = sim.get("termination_reason")
+    return str(reason) if reason is not None else None
+
+
 def _not_the_agents_doing(reason: str | None, messages: list[dict[str, Any]]) -> bool:
     """Whether the run ended on something other than the agent's work (module docstring: ``infra_error``)."""
     return reason in INFRA_REASONS or (reason == "agent_error" and _agent_never_spoke(messages))
@@ -464,8 +472,9 @@ def _says_something(msg: dict[str, Any]) -> bool:
 
 def _task_without_definition(sim: dict[str, Any]) -> tuple[dict[str, Any], str, dict[str, Any]]:
     """(the task, its text, metadata saying where it came from) of a simulation whose task is not in the file: a
-    task the simulation embeds, else the user's first message, else (a conversation without one: a solo agent's)
-    a placeholder naming the task id; no conversation at all is no run to read."""
+    task the simulation embeds, else the user's first message, else (a conversation without one: a solo agent's;
+    or none, in a run the harness ended, ``infrastructure_error``, or that has a verdict) a placeholder naming the
+    task id; no conversation, no ending of the harness and no verdict is no run to read."""
     own = sim.get("task") if isinstance(sim.get("task"), dict) else None
     if own is not None and (text := task_text(own)):
         return own, text, {"task_definition": "missing", "task_from": "the simulation's own 'task'"}
@@ -474,7 +483,8 @@ def _task_without_definition(sim: dict[str, Any]) -> tuple[dict[str, Any], str, 
                  and isinstance(m.get("content"), str) and m["content"].strip()), None)
     if said is not None:
         return {}, said, {"task_definition": "missing", "task_from": "the user's first message"}
-    if not any(_says_something(m) for m in messages):
+    ended = _not_the_agents_doing(_reason(sim), messages) or isinstance(sim.get("reward_info"), dict)
+    if not ended and not any(_says_something(m) for m in messages):  # (a run the harness ended, or judged, is one)
         raise RecordError(f"task {sim['task_id']!r} of simulation {sim.get('id')} is not in the file ('tasks') and "
                           "the simulation has no conversation (no message with text, a tool call or a tool result): "
                           "no run to read")
@@ -482,12 +492,44 @@ def _task_without_definition(sim: dict[str, Any]) -> tuple[dict[str, Any], str, 
         "task_definition": "missing", "task_from": "none: a placeholder naming the task id"}
 
 
-def _domain(info: dict[str, Any], task: dict[str, Any], ctx: Context) -> str:
+def _domain(info: dict[str, Any], task: dict[str, Any], ctx: Context) -> str | None:
     """The run's domain: the operator's family, else the results' environment, else the one its task names (a run
-    export has no ``info``), else ``tau2``."""
+    export has no ``info``); None when none says it."""
     env = as_dict(info.get("environment_info"))
     instructions = as_dict(as_dict(task.get("user_scenario")).get("instructions"))
-    return str(ctx.defaults.get("task_family") or env.get("domain_name") or instructions.get("domain") or "tau2")
+    found = ctx.defaults.get("task_family") or env.get("domain_name") or instructions.get("domain")
+    return str(found) if found else None
+
+
+#: tau2's domains, as a leaderboard trajectory file's name says them (``<agent>_<domain>_<model>_1trial.json``).
+_DOMAINS = ("airline", "retail", "telecom", "mock")
+#: The title of a domain's policy (``# Airline Agent Policy``, ``# Medical Triage Agent Policy``), which some
+#: agents save with each simulation (``policy``).
+_POLICY_TITLE = re.compile(r"#\s*([A-Za-z][A-Za-z ]*?)\s+agent\s+policy\s*$", re.I | re.M)
+
+
+@lru_cache(maxsize=8)
+def _submission_domains(path: str, mtime: float) -> dict[str, str]:
+    """A leaderboard ``submission.json``'s ``trajectory_files`` (``{domain: file name}``) as {file name: domain}."""
+    files = as_dict(json.loads(Path(path).read_text(encoding="utf-8")).get("trajectory_files"))
+    return {str(name): str(domain) for domain, name in files.items() if isinstance(name, str)}
+
+
+def _domain_of_file(sim: dict[str, Any], source: Path) -> tuple[str, str] | None:
+    """(domain, where it was read) of simulations saved without tau2's ``info`` (tau2's leaderboard
+    ``submissions/<s>/trajectories/``): the ``trajectory_files`` of the ``submission.json`` beside ``trajectories/``,
+    else the title of the policy the simulation saved, else the one tau2 domain the file name says; None."""
+    listing = source.parent.parent / "submission.json"
+    if source.parent.name == "trajectories" and listing.is_file():
+        try:
+            if domain := _submission_domains(str(listing), listing.stat().st_mtime).get(source.name):
+                return domain, "submission.json"
+        except (OSError, ValueError, AttributeError):
+            pass
+    if isinstance(sim.get("policy"), str) and (title := _POLICY_TITLE.match(sim["policy"].lstrip())):
+        return "_".join(title.group(1).lower().split()), "the policy's title"
+    named = [d for d in _DOMAINS if d in re.split(r"[^a-z0-9]+", source.stem.lower())]
+    return (named[0], "the file name") if len(named) == 1 else None
 
 
 def to_trajectory(record: Any, ctx: Context) -> Trajectory:
@@ -522,12 +564,17 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     else:
         task, instruction, missing = _task_without_definition(sim)
     domain = _domain(info, task, ctx)
+    if domain is None and (found := _domain_of_file(sim, ctx.source)) is not None:
+        domain, missing = found[0], {**missing, "domain_from": found[1]}
+    task_key = f"{domain}-{sim['task_id']}"
+    if domain is None:  # not one id for tasks of different domains: this file's tasks
+        domain, missing = "tau2", {**missing, "domain_from": "none: the task id is this file's"}
+        task_key = f"tau2-{ctx.source.stem}-{sim['task_id']}"
     messages = _messages(sim)
     steps = _steps(messages)
     reward_info = sim.get("reward_info") if isinstance(sim.get("reward_info"), dict) else {}
     reward = _number(reward_info.get("reward"))
-    reason = sim.get("termination_reason")
-    reason = str(reason) if reason is not None else None
+    reason = _reason(sim)
     outcome = Outcome.infra_error if _not_the_agents_doing(reason, messages) else outcome_of_reward(reward, ctx)
     trial = sim.get("trial")
     description = task.get("description") if isinstance(task.get("description"), dict) else {}
@@ -535,7 +582,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
         "trajectory_id": safe_id(f"tau2.{domain}.{sim['task_id']}.t{trial if trial is not None else 0}."
                                  f"{sim.get('id') or ctx.source.stem}"),
         "task": clip_task(instruction),
-        "task_id": f"{domain}-{sim['task_id']}"[:200],
+        "task_id": task_key[:200],
         "task_family": domain,
         "model_id": agent.get("llm") or None,
         "outcome": outcome,
