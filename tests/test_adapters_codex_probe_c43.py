@@ -79,6 +79,22 @@ def test_a_prompt_whose_turn_was_aborted_before_any_answer_is_not_the_task() -> 
     assert later.startswith("では、重たい処理は .devenv/setup.sh")
 
 
+def test_a_prompt_interrupted_long_after_it_was_sent_stays_the_task(tmp_path: Path) -> None:
+    """Review of C4: Codex writes reasoning only when it is complete (nothing with summaries off), so a whole request
+    interrupted after half a minute of thinking also shows no model item before ``turn_aborted``; the short
+    refinement typed next became the task. Only a prompt aborted soon (a retype) is dropped. (The fixture with its
+    second prompt's ``turn_aborted`` 40 s after it, every other field as written.)"""
+    lines = [json.loads(line) for line in INTERRUPTED.read_text(encoding="utf-8").splitlines()]
+    for line in lines[8:10]:  # the second prompt's abort, sent 13:41:11.700
+        line["timestamp"] = "2026-02-19T13:41:51.700Z"
+    rollout = tmp_path / INTERRUPTED.name
+    rollout.write_text("".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines), encoding="utf-8")
+    run = only_run(rollout)
+    assert run.task == ". ./.devenv/nvm.sh を実行すると、nvm を使って LTSバージョンの"
+    assert run.metadata["aborted_prompts"] == [". ./.devenv/nvm.sh を実行すると,"]
+    assert run.metadata["user_prompts"][0].startswith(". ./.devenv/nvm.sh を実行すると、nvm (https://github.com/nvm-sh")
+
+
 def test_a_command_whose_errors_went_to_dev_null_fails_with_its_exit_code_alone() -> None:
     """``rg ... 2>/dev/null`` exited 2 (a path it could not read) after 5,833 tokens of matches; its last match
     (``src/datasets/motion_dataset.py:133: return path_lst, ...``) was given as the error. What it printed is data:

@@ -40,9 +40,11 @@ Mapping
   An auto-review (guardian) sub-session's prompt is its instruction and the
   action to assess, the reviewed session's transcript it quotes left out.
   Later prompts go to ``metadata.user_prompts``. A prompt whose turn the
-  user aborted (``turn_aborted``) before the model wrote anything did nothing
-  (sent too early, typed again): the task is the first prompt the model
-  worked on, those before it go to ``metadata.aborted_prompts``.
+  user aborted (``turn_aborted``) before the model wrote anything, and soon
+  (``_RETYPED_WITHIN``), did nothing (sent too early, typed again): the task
+  is the first prompt the model worked on, those before it go to
+  ``metadata.aborted_prompts``; a request interrupted later (after thinking
+  Codex does not record) stays the task.
 - steps, from ``response_item``s only (``event_msg`` ``agent_message`` /
   ``agent_reasoning`` repeat them; ``compacted.replacement_history`` repeats
   old history): each ``function_call`` (arguments = its JSON string decoded;
@@ -91,6 +93,7 @@ from __future__ import annotations
 import itertools
 import json
 import re
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -615,25 +618,34 @@ class _Rollout(SessionSteps):
             self.answered = step
 
 
+#: How soon after its prompt a turn aborted before the model wrote anything was a prompt sent too early (the user
+#: pressing Esc on a half-typed line: the probe's came within a second). Codex writes reasoning only once it is
+#: complete, and nothing with summaries off, so a request interrupted after long thinking also shows no model item.
+_RETYPED_WITHIN = timedelta(seconds=10)
+
+
 class _Prompts:
     """The prompts of a rollout in one of its records of them (``user_message`` events, or user message items), and
     which did nothing: a turn the user aborted (``turn_aborted``: interrupted at once, the prompt sent too early and
-    typed again) before the model wrote anything."""
+    typed again) before the model wrote anything, within ``_RETYPED_WITHIN`` of the prompt (or with no time
+    recorded)."""
 
     def __init__(self) -> None:
         self.texts: list[str] = []
         self.void: set[int] = set()
         self.pending: int | None = None  # the last prompt, while the model has not answered it
+        self.sent: datetime | None = None  # when the pending prompt was sent
 
-    def add(self, text: str) -> None:
-        self.pending = len(self.texts)
+    def add(self, text: str, at: Any = None) -> None:
+        self.pending, self.sent = len(self.texts), iso_time(at)
         self.texts.append(text)
 
     def answered(self) -> None:
         self.pending = None
 
-    def aborted(self) -> None:
-        if self.pending is not None:
+    def aborted(self, at: Any = None) -> None:
+        ended = iso_time(at)
+        if self.pending is not None and (self.sent is None or ended is None or ended - self.sent <= _RETYPED_WITHIN):
             self.void.add(self.pending)
         self.pending = None
 
@@ -717,7 +729,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
                     rollout.answer(text, at, final=payload.get("phase") == "final_answer")
                 elif role == "user" and (prompt := _typed_prompt(kind, payload)):
                     rollout.flush()
-                    item_prompts.add(request(prompt))
+                    item_prompts.add(request(prompt), at)
             elif item == "reasoning":
                 rollout.reasoning(_reasoning_text(payload))
             elif item in CALLS:
@@ -727,11 +739,11 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
         elif kind == "event_msg":
             ev = as_str(payload.get("type"))
             if prompt := _typed_prompt(kind, payload):
-                event_prompts.add(request(prompt))
+                event_prompts.add(request(prompt), at)
                 rollout.flush()
             elif ev == "turn_aborted":
-                item_prompts.aborted()
-                event_prompts.aborted()
+                item_prompts.aborted(at)
+                event_prompts.aborted(at)
             elif ev == "error" or (ev == "task_complete" and payload.get("error")):
                 error = payload.get("message") if ev == "error" else payload.get("error")
                 if isinstance(error, dict):
