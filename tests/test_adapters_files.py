@@ -1010,7 +1010,8 @@ def test_tau2_simulation_whose_task_is_not_in_the_file_is_read_from_its_conversa
     '36' ... is not in the results' 'tasks'"), its messages, tool calls and reward lost."""
     human = only(TAU2_HUMAN)
     assert human.task.startswith("Hi... I, um, I need to change the date of my flight.")  # the user's first message
-    assert human.task_id == "tau2-36" and human.outcome is Outcome.unknown  # reward_info: null
+    assert human.task_id == "airline-36" and human.outcome is Outcome.unknown  # reward_info: null
+    assert human.metadata["domain_from"] == "the folder name"  # (human-trajectories/airline/; review 1, R1-2)
     assert [s.action for s in human.steps] == ["respond", "respond", "get_reservation_details", "respond", "respond"]
     assert human.steps[2].arguments == {"reservation_id": "EUJUY6"}
     assert (human.metadata["task_definition"], human.metadata["task_from"]) == ("missing", "the user's first message")

@@ -18,7 +18,7 @@ Shapes read:
   trajectories (``web/leaderboard/public/submissions/<s>/trajectories/``:
   its viewer reads ``tasks`` as optional): a bare list of ``SimulationRun``s
   (no model; no domain: read from the ``submission.json`` beside ``trajectories/``, the policy the simulations
-  saved or the file name, see ``_domain_of_file``; ``--set task_family=<domain>`` names it), or a
+  saved or the file's or folder's name, see ``_domain_of_file``; ``--set task_family=<domain>`` names it), or a
   summary ``{"domain", "agent", "model", "total_tasks", "passed",
   "simulations"}`` (its domain, agent and model stand for ``info``'s). No
   task definitions: each run is a simulation saved without its task (below).
@@ -518,7 +518,8 @@ def _submission_domains(path: str, mtime: float) -> dict[str, str]:
 def _domain_of_file(sim: dict[str, Any], source: Path) -> tuple[str, str] | None:
     """(domain, where it was read) of simulations saved without tau2's ``info`` (tau2's leaderboard
     ``submissions/<s>/trajectories/``): the ``trajectory_files`` of the ``submission.json`` beside ``trajectories/``,
-    else the title of the policy the simulation saved, else the one tau2 domain the file name says; None."""
+    else the title of the policy the simulation saved, else the one tau2 domain the file name says, or its folder's
+    (``human-trajectories/airline/``); None."""
     listing = source.parent.parent / "submission.json"
     if source.parent.name == "trajectories" and listing.is_file():
         try:
@@ -528,8 +529,11 @@ def _domain_of_file(sim: dict[str, Any], source: Path) -> tuple[str, str] | None
             pass
     if isinstance(sim.get("policy"), str) and (title := _POLICY_TITLE.match(sim["policy"].lstrip())):
         return "_".join(title.group(1).lower().split()), "the policy's title"
-    named = [d for d in _DOMAINS if d in re.split(r"[^a-z0-9]+", source.stem.lower())]
-    return (named[0], "the file name") if len(named) == 1 else None
+    for name, where in ((source.stem, "the file name"), (source.parent.name, "the folder name")):
+        named = [d for d in _DOMAINS if d in re.split(r"[^a-z0-9]+", name.lower())]
+        if named:
+            return (named[0], where) if len(named) == 1 else None
+    return None
 
 
 def to_trajectory(record: Any, ctx: Context) -> Trajectory:
