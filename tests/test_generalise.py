@@ -536,6 +536,42 @@ def test_a_run_sharing_files_with_a_chosen_one_gives_way_by_the_share_it_shares(
     assert list(exemplars(2, margin=2 * lead - 0.01)) == ["first", "partial"]  # more than its lead, half of it less
 
 
+def test_a_file_a_run_created_is_no_work_it_shares(hashing_ts):
+    """SWE-agent and CodeR hand in their reproduction script with the fix (``git add -A && git diff --cached``:
+    ``new file mode``). A created file is no file of the project: it is not listed as changed, so two runs that
+    both handed in a ``reproduce.py`` do not repeat each other's work (no near tie given away for it), and it
+    is no place a task's work lies. A run that created nothing else (a new module) keeps its file."""
+    task = "QuerySet.update() ignores the ordering of the related model"
+
+    def fix(run_id: str, wording: str, *paths: str, created: tuple[str, ...] = ("reproduce.py",)) -> Trajectory:
+        diff = "".join(f"diff --git a/{p} b/{p}\nnew file mode 100644\nindex 0000000..e69de29\n--- /dev/null\n"
+                       f"+++ b/{p}\n@@ -0,0 +1 @@\n+print(1)\n" for p in created)
+        diff += "".join(f"diff --git a/{p} b/{p}\n--- a/{p}\n+++ b/{p}\n@@ -1 +1 @@\n-a\n+b\n" for p in paths)
+        return make_run(run_id, task_id=run_id, task=wording, steps=[
+            ("bash", {"command": "cat > reproduce.py <<'EOF'\nprint(1)\nEOF"}, ""),
+            *[("bash", {"command": f"sed -i 's/a/b/' {p}"}, "") for p in paths],
+            ("bash", {"command": "git add -A && git diff --cached"}, diff),
+        ])
+
+    hashing_ts.add([
+        fix("first", task, "django/db/models/query.py"),
+        fix("second", task + " on the manager", "django/db/models/sql/compiler.py"),
+        fix("other", "QuerySet.update() drops the ordering of a model", "django/forms/models.py", created=()),
+        fix("feature", "Add a JSON serializer module", created=("django/core/serializers/jsonl.py",)),
+    ])
+    summary = hashing_ts.run("first", tenant="acme", level="summary").text
+    assert work_done(summary) == {"changed django/db/models/query.py"}
+    assert "changed django/core/serializers/jsonl.py" in work_done(hashing_ts.run("feature", tenant="acme",
+                                                                                  level="summary").text)
+
+    exemplars = partial(_scored_exemplars, hashing_ts, task)
+    by_score = exemplars(3, margin=0.0)
+    assert list(by_score) == ["first", "second", "other"]
+    lead = by_score["second"] - by_score["other"]
+    # sharing reproduce.py with the first would have cost the second half the margin: it keeps its place
+    assert list(exemplars(2, margin=2 * lead + 0.01)) == ["first", "second"]
+
+
 def test_the_last_place_goes_to_a_run_making_the_calls_the_task_names(hashing_ts):
     """When no exemplar chosen so far made the state-changing call the task asks for (runs worded
     alike that only read: a request refused), the last place goes to the best run that made it,

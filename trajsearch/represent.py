@@ -40,7 +40,9 @@ from .touched import touched
 #: 9: an exemplar digest's key actions keep the changes of the files the run left changed (what reverts and clean-up
 #:    undid aside) before the rest (texts unchanged; digests of 8 stay readable, with the older choice, until
 #:    re-ingest or ``upgrade``).
-REPRESENTATION_VERSION = 9
+#: 10: the "Touched" line leaves out the files a run's diffs show it created (a reproduction script, a scratch
+#:     project handed in with the fix), unless it changed nothing else.
+REPRESENTATION_VERSION = 10
 
 TRAJECTORY_LEVEL_INDEX = -1  # step_index of task and summary rows
 MAX_ROW_CHARS = 12_000  # the stored/lexical text of one row

@@ -8,7 +8,10 @@ submitted patch, ``git diff``), edit-tool arguments (``path`` + ``old_str`` /
 ``tee FILE``, ``open("FILE", "w")``; ``cat`` / ``grep`` / ``sed -n`` / ``head``
 of a file; ``pytest`` node ids). When the run shows a diff, the files in its
 diffs are what it changed (files it wrote and left out of every diff, such as a
-reproduction script, count as read). Tools are told apart by name: ``get_``,
+reproduction script, count as read). A file a diff shows created (``new file mode``:
+SWE-agent and CodeR hand in their ``reproduce.py``, a scratch Django project, a sqlite file
+with the fix) is no file of the project either, unless the run changed nothing else (a new
+module is then its work). Tools are told apart by name: ``get_``,
 ``search_``, ``list_``, ``find_``, ``read``, ``view``... read; any other tool that
 is not a shell changes something (``book_reservation``, ``str_replace_editor``).
 
@@ -144,6 +147,7 @@ class _Reading:
     """What the steps read so far show touched, as recorded (paths not yet made relative: see ``_paths``)."""
 
     diffed: list[str] = field(default_factory=list)
+    created: list[str] = field(default_factory=list)  # files a diff shows created (``new file mode``, ``--- /dev/null``)
     written: list[str] = field(default_factory=list)
     read: list[str] = field(default_factory=list)
     symbols: list[str] = field(default_factory=list)
@@ -167,6 +171,7 @@ def _read_step(step: Step, reading: _Reading) -> None:
         if "@@" in text or "diff --git" in text:
             files, names = _diff(text)
             reading.diffed += files
+            reading.created += _created(text)
             reading.symbols += names
     viewed = _FILE_VIEW.match((step.observation or "").lstrip())
     if viewed:  # SWE-agent's viewer shows one file, whichever command asked: its header says which
@@ -292,6 +297,9 @@ def touched(trajectory: Trajectory) -> Touched:
         _read_step(step, reading)
     changed = reading.changed()
     roots = reading.roots
+    created = set(_paths(reading.created, roots)) & set(changed)
+    if created and len(created) < len(changed):  # a file the run created is no file of the project (see the module)
+        changed = [path for path in changed if path not in created]
     defined: dict[str, list[str]] = {}
     for path, name in reading.seen:
         found = _paths([path], roots)
@@ -301,7 +309,7 @@ def touched(trajectory: Trajectory) -> Touched:
         twin = next((r for r in [*changed, *defined] if not r.startswith("/") and path.endswith("/" + r)), None)
         if twin:
             defined[twin] = _unique([*defined.get(twin, []), *defined.pop(path)])
-    scratch = set(_paths(reading.written, roots)) - set(changed)  # written, and left out of every diff
+    scratch = (set(_paths(reading.written, roots)) | created) - set(changed)  # written, and left out of every diff
     defined = {path: names for path, names in defined.items() if path not in scratch}  # a repro script lives nowhere
     return Touched(
         changed=changed,
@@ -352,6 +360,21 @@ def _diff(text: str) -> tuple[list[str], list[str]]:
     names = [m.group(1) for h in _HUNK.findall(text) if (m := _DEF.search(h))]
     names += _CHANGED_DEF.findall(text)
     return files, names
+
+
+_NEW_FILE = re.compile(r"^(?:new file mode \d+|--- /dev/null)\s*$", re.M)
+
+
+def _created(text: str) -> list[str]:
+    """The files the unified diffs in ``text`` create (``new file mode``, or ``--- /dev/null``): a reproduction
+    script or a scratch project that ``git add -A && git diff --cached`` hands in with the fix."""
+    found = []
+    for block in re.split(r"^(?=diff --git )", text, flags=re.M):
+        head = block.split("\n@@", 1)[0]
+        if _NEW_FILE.search(head):
+            found += [b for _, b in _DIFF_FILE.findall(head)[:1]] or [p for p in _DIFF_PLUS.findall(head)[:1]
+                                                                     if p != "/dev/null"]
+    return found
 
 
 def _command(action: str, args: Any) -> str | None:
