@@ -16,8 +16,8 @@ def test_a_hit_is_the_output_fields_plus_its_scores() -> None:
     assert set(OUTPUT_FIELDS) - hit == {"content_hash"}  # bookkeeping of the writer, not shown
 
 
-def test_the_wire_carries_every_hit_field_but_the_step_payload_and_the_verbatim_flag() -> None:
-    assert {f.name for f in fields(Hit)} - set(pb2.Hit.DESCRIPTOR.fields_by_name) == {"steps", "verbatim"}
+def test_the_wire_carries_every_hit_field_but_the_step_payload() -> None:
+    assert {f.name for f in fields(Hit)} - set(pb2.Hit.DESCRIPTOR.fields_by_name) == {"steps"}
 
 
 def test_every_filter_field_is_a_column_and_every_one_of_is_a_filters_attribute() -> None:
