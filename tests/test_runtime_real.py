@@ -411,3 +411,28 @@ def test_a_budget_too_small_for_any_result_says_none_is_shown_hashing(hashing_ts
         result = tool({"query": "cancel my reservation and get a refund", "kind": kind, "k": 3})
         assert result["results"] == [] and result["omitted"] >= 1, (kind, result)
         assert "left out" in result["note"] and " more " not in result["note"], (kind, result["note"])
+
+
+# -- exemplars: no run of another domain lifted over the novelty threshold by its bonuses ----------------
+
+#: real coding runs of mini-swe-agent (SWE-bench), each trimmed (see the SOURCE.md beside them)
+CODING = [FIXTURES / "mini-swe-agent" / ".real" / name
+          for name in ("gemini-3-pro-unresolved", "gemini_3_pro", "pasted-failure-ends")]
+
+
+def test_an_exemplar_below_the_novelty_threshold_needs_more_than_its_bonuses(model_ts):
+    """Probe p43 E2: in a tenant holding coding runs and tau-bench airline dialogues, a short coding task got an
+    airline run as an exemplar (cosine 0.15 here, 0.19 in the probe's tenant), lifted over the coding runs by
+    the bonuses every candidate gets (graded: quality 1.0; the coding runs are "submitted, not evaluated").
+    A run below the novelty threshold stays only when its work says it is near (code the task names, the
+    likely files, steps near the task, the calls the task names): the airline run has none. ``cover_steps``
+    0: in a tenant this small the nearest step rows are every run's (the probe's, 284 runs, shows it with
+    the defaults)."""
+    model_ts.add([run for path in CODING for run in runs(path)] + runs(TAU_TASK0) + runs(TAU_TASK1))
+    ctx = RuntimeContext(tenant="acme", now=BASE_TIME)
+    found = Runtime(model_ts, RuntimeConfig(advice=AdviceConfig(cover_steps=0))).exemplars(
+        "pydicom: allow changing the PatientName of a dataset", ctx)
+    assert found.strategy.value == "use_as_inspiration"  # a pydicom run is near enough (0.33)
+    shown = [e.trajectory_id for e in found.items]
+    assert "pasted-failure-ends.pydicom__pydicom-1413" in shown
+    assert not [t for t in shown if t.startswith("tau-")], shown

@@ -235,7 +235,8 @@ def exemplars(
     by_task = _first_tasks(by_task, pool)
     best_task = by_task[0].score if by_task else None  # the cosine novelty is calibrated on
     calibration = calibrations(ctx.tenant) if calibrations is not None else None
-    strategy = strategy_for(best_task, config.novelty, calibration.threshold if calibration else None)
+    floor = calibration.threshold if calibration else config.novelty.inspiration
+    strategy = strategy_for(best_task, config.novelty, floor)
     if strategy is Strategy.plan_from_scratch:  # nothing close enough to show: no further search
         return ExemplarSet(strategy, best_task, [], calibration)
     candidates, summaries = _candidates(ts, task, ctx, by_task, pool, exclude_trajectory_ids,
@@ -261,11 +262,14 @@ def exemplars(
                              max_cosine=config.rerank.max_cosine, other_work_margin=config.rerank.other_work_margin,
                              cover=cover if covering else None, cover_weight=config.cover_weight,
                              task_of=lambda s: tasks.get(s.hit.trajectory_id))
+        likely = set(sorted(cover, key=lambda key: -cover[key])[:config.likely_files_looked_up])
+        ranked, by_calls = _grounded(ranked, floor, likely, summaries), _grounded(by_calls, floor, likely, summaries)
         chosen = pick(ranked, k - slots)
         if slots:  # the last places in their own order; covering decides them only where the ranking does
             order = _last_places(chosen, ranked, by_calls, summaries)
             chosen = pick(chosen + [s for s in order or ranked if s not in chosen], k, covering=order is None)
     else:  # still one place per run: its copies in ``by_calls`` and ``ranked`` differ in score
+        ranked, by_calls = _grounded(ranked, floor, set(), summaries), _grounded(by_calls, floor, set(), summaries)
         chosen = ranked[: k - slots]
         if slots:
             taken = {s.hit.trajectory_id for s in chosen}
@@ -287,6 +291,28 @@ def _rankings(task: str, candidates: list[Hit], summaries: dict[str, Hit], ctx: 
     ranked = rerank(candidates, ctx, replace(config.rerank, w_calls=0.0) if slots else config.rerank, touched)
     by_calls = rerank(candidates, ctx, config.rerank, touched) if slots else ranked
     return ranked, _calls_first(by_calls, config.rerank.call_match) if slots else by_calls
+
+
+def _grounded(order: list[Scored], floor: float, likely: set[str], summaries: dict[str, Hit]) -> list[Scored]:
+    """``order`` without the runs below the novelty threshold (``floor``) that nothing but their bonuses lifted.
+
+    A run whose task and summary are further from the task than the threshold novelty is judged on
+    is no "related task" by the measure that called the task related; recency, quality and tools
+    raise every candidate alike and say nothing of the work (probe p43 E2: an airline booking
+    dialogue at cosine 0.19 came third for a short coding task in a tenant holding both). Such a
+    run stays when its work says it is near: it changed code the task names or where that code
+    lives (features ``touched``, ``where``), one of its step rows is among those nearest the task
+    (``steps``), it changed one of the files the task's work likeliest lies in (``likely``, see
+    :mod:`.where`: runs found by those files often word their task otherwise), or it made calls
+    the task names (``calls``). Exemplar-only leave-task-out on SWE-bench runs (gemini 299, CodeR
+    49, two SWE-agent sets 32 and 40 findable tasks): recall@1 and @3 unchanged; 2 of the 49 CodeR
+    lists lost a third run that did other work, no other list changed."""
+    def near(s: Scored) -> bool:
+        f = s.features
+        return (s.similarity >= floor or f.get("touched", 0.0) > 0 or f.get("where", 0.0) > 0
+                or f.get("steps", 0.0) > 0 or f.get("calls", 0.0) > 0
+                or any(file_key(path) in likely for path in changed_files(_summary(s, summaries))))
+    return [s for s in order if near(s)]
 
 
 def _calls_first(order: list[Scored], call_match: float) -> list[Scored]:
