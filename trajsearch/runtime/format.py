@@ -44,8 +44,11 @@ WARNING_LABEL = "what not to do"
 #: ASCII punctuation: BERT's pre-tokenizer makes each such character a word of its own.
 _ASCII_PUNCT = r"!-/:-@\[-`{-~"
 #: What surely becomes a BERT token: an ASCII punctuation mark, or a run between those and
-#: whitespace that holds an ASCII letter or digit (no normalisation removes those).
-_SURE_TOKENS = re.compile(rf"[{_ASCII_PUNCT}]|[^ \t\n\r{_ASCII_PUNCT}]*[A-Za-z0-9][^ \t\n\r{_ASCII_PUNCT}]*")
+#: whitespace that holds an ASCII letter or digit (no normalisation removes those). A run is only tried
+#: from its start, and up to its first letter or digit without backtracking: tried from each of its
+#: characters, a long run of other characters (CJK text) cost time quadratic in its length (probe I, I1).
+_SURE_TOKENS = re.compile(rf"[{_ASCII_PUNCT}]|(?<![^ \t\n\r{_ASCII_PUNCT}])"
+                          rf"[^ \t\n\r{_ASCII_PUNCT}A-Za-z0-9]*+[A-Za-z0-9][^ \t\n\r{_ASCII_PUNCT}]*")
 #: Unicode punctuation common in contexts (the clip marker's ellipsis, quotes, dashes): BERT's
 #: normaliser leaves each as it is and its pre-tokeniser makes each a word of its own.
 _WIDE_PUNCT = "\u2026\u2018\u2019\u201c\u201d\u2013\u2014"
