@@ -130,7 +130,9 @@ _VENDOR = re.compile(r"\b\w*(?:deepseek|openai|anthropic|azure|bedrock|vertex|ge
 _MODULE_PREFIX = re.compile(r"\b(?:[a-z_]\w*\.)+(?=[A-Za-z])")
 #: The exit code an adapter appends to a command's error line (``SyntaxError: ... (exit code 2)``): how the
 #: command ended, shared by unrelated errors, so it pulled them together (exit 137's "killed" is a known cause).
-_EXIT_NOTE = re.compile(r"\s*\(exit (?:code|status) -?\d+\)\s*$")
+#: It is looked for from where a run of whitespace starts only: tried from each of its characters, a long run cost
+#: time quadratic in its length (probe I, I1); the leftmost match started there anyway.
+_EXIT_NOTE = re.compile(r"(?<!\s)\s*\(exit (?:code|status) -?\d+\)\s*$")
 _NOT_TEXT = re.compile(r"[^\w\s'?!.,:()-]")
 
 
