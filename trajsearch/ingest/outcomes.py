@@ -95,7 +95,9 @@ _UNRESOLVED_LISTS = {
     "test_errored": (Outcome.infra_error, None),
 }
 #: A SWE-bench instance id (``django__django-11099``): the runs an older report judges by leaving them out.
-_INSTANCE_ID = re.compile(r"^[\w.-]+__[\w.-]+-\d+$")
+#: Its owner ends at the first ``__`` after its first character, without backtracking: a name of many ``__`` was
+#: split at each of them in turn, time quadratic in its length (probe I, I1); the first split fits whenever any does.
+_INSTANCE_ID = re.compile(r"^[\w.-](?:(?!__)[\w.-])*+__[\w.-]+-\d+$")
 #: Metadata keys where adapters keep the source's own run id.
 SOURCE_ID_KEYS = ("trace_id", "conversation_id", "session_id", "instance_id")
 
