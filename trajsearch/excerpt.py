@@ -8,7 +8,10 @@ was pasted; these pick the part that holds it.
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from functools import lru_cache
+from re import _casefix
+from typing import Iterator
 
 _WORD = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.:/'-]*[A-Za-z0-9_]|[A-Za-z0-9_]")
 _STOP = frozenset(
@@ -17,6 +20,9 @@ _STOP = frozenset(
 )
 MAX_TERMS = 40
 MAX_MATCHES = 200  # per text: a term found everywhere in a 1 MB output counts its first 200
+#: Terms of at most this many characters in all are found by their one regex (:func:`term_pattern`), which
+#: compares at most as many at each place of a text; longer ones are looked for one by one (see :func:`_occurrences`).
+REGEX_TERMS_CHARS = 256
 
 
 def terms(query: str) -> tuple[str, ...]:
@@ -68,17 +74,110 @@ def term_pattern(query_terms: tuple[str, ...]) -> re.Pattern[str] | None:
 
 
 def matches(text: str, query_terms: tuple[str, ...]) -> list[re.Match[str]]:
-    """The first :data:`MAX_MATCHES` places ``text`` holds one of ``query_terms``, in order."""
-    pattern = term_pattern(query_terms)
-    if pattern is None:
-        return []
+    """The first :data:`MAX_MATCHES` places ``text`` holds one of ``query_terms``, in order: what
+    ``term_pattern(query_terms).finditer(text)`` finds, in time linear in the text and the terms (see
+    :func:`_occurrences`)."""
     found = []
-    for match in pattern.finditer(text):
+    for match in _occurrences(text, query_terms):
         if len(found) >= MAX_MATCHES:
             break
-        if match.end() > match.start():
-            found.append(match)
+        found.append(match)
     return found
+
+
+#: A place where a term starting with a letter or digit may start (``term_pattern``'s look-behind) once the text
+#: is folded (see :func:`_folded`): marked by ``\0`` in the text searched, so a needle holds its own look-behind.
+_EDITS = re.compile(r"\s+|(?<![a-z0-9])(?=[^\W_])")
+#: Characters ``re.IGNORECASE`` takes for one another beyond their lower case (``ſ`` for ``s``): each to one of them.
+_SAME_CASE = {k: min((k, *v), key=lambda c: (not chr(c).isascii(), not chr(c).isalnum(), c))
+              for k, v in _casefix._EXTRA_CASES.items()}
+
+
+def _folded(text: str) -> str:
+    """``text`` with what ``re.IGNORECASE`` matches alike made alike, character for character (and ``\0``, the
+    word-start mark of :func:`_searched`, made ``\1``)."""
+    if text.isascii():
+        return text.lower().replace("\0", "\1")
+    return text.replace("\u0130", "i").replace("\0", "\1").lower().translate(_SAME_CASE)  # İ: its lower() is 2
+
+
+def _searched(text: str) -> tuple[str, list[int], list[int]]:
+    """``text`` folded, each run of whitespace one space, ``\0`` where a word starts (see :data:`_EDITS`); and
+    where its pieces start here and in ``text`` (piece ``k`` from ``starts[k]`` is ``text`` from ``origins[k]``)."""
+    starts, origins, shift = [0], [0], 0
+
+    def edit(match: re.Match[str]) -> str:
+        nonlocal shift
+        piece = " " if match.end() > match.start() else "\0"
+        shift += len(piece) - (match.end() - match.start())
+        starts.append(match.end() + shift)
+        origins.append(match.end())
+        return piece
+
+    return _EDITS.sub(edit, _folded(text)), starts, origins
+
+
+def _needle(term: str) -> str | None:
+    """``term`` as :func:`_searched` writes it (``None`` for a term it cannot hold: one not written with single
+    spaces, or whose first character folds out of or into what the look-behind guards)."""
+    if not term or term != " ".join(term.split()):
+        return None
+    needle = _searched(term)[0]
+    return needle if needle.startswith("\0") == term[:1].isalnum() else None
+
+
+def _origin(index: int, starts: list[int], origins: list[int]) -> int:
+    """Where the character at ``index`` of the searched text is in the text."""
+    k = bisect_right(starts, index) - 1
+    return origins[k] + index - starts[k]
+
+
+def _occurrences(text: str, query_terms: tuple[str, ...]) -> Iterator[re.Match[str]]:
+    """What ``term_pattern(query_terms).finditer(text)`` finds (its empty matches left out).
+
+    One regex of every term tried from each character of the text cost the length of each term's partial match
+    there: a pasted line of 10,000 words against a text of those words took seconds (probe I, I1). Here each term
+    is looked for alone with ``str.find`` (linear) in the text folded as ``re.IGNORECASE`` compares it, whitespace
+    runs made one space and word starts marked (see :func:`_searched`); the earliest place wins, the longest term
+    at a place (the regex's order); each place is checked with the term's own regex, which makes the match."""
+    alternatives = tuple(sorted(query_terms, key=len, reverse=True))
+    needles = [_needle(term) for term in alternatives] if sum(map(len, alternatives)) > REGEX_TERMS_CHARS else [None]
+    if not alternatives or None in needles:  # the regex: at most that many characters compared at each place
+        pattern = term_pattern(query_terms)
+        yield from (m for m in pattern.finditer(text) if m.end() > m.start()) if pattern else ()
+        return
+    searched, starts, origins = _searched(text)
+    nexts: list[tuple[int, int, re.Match[str]] | None] = [None] * len(needles)
+
+    def next_of(i: int, at: int) -> tuple[int, int, re.Match[str]] | None:
+        """Term ``i``'s first place from ``at`` of the searched text: (where in the text, i, its match)."""
+        while (found := searched.find(needles[i], at)) >= 0:
+            begin = _origin(found + (needles[i][0] == "\0"), starts, origins)
+            match = term_pattern((alternatives[i],)).match(text, begin)
+            if match:
+                return begin, i, match
+            at = found + 1  # folding took for one another what the regex does not: rare, on through
+        return None
+
+    at = 0
+    for i in range(len(needles)):
+        nexts[i] = next_of(i, at)
+    while True:
+        best = min((n for n in nexts if n is not None), default=None)
+        if best is None:
+            return
+        yield best[2]
+        end = best[2].end()
+        at = _searched_index(end - 1, starts, origins) + 1  # the term's last character: not whitespace
+        for i, n in enumerate(nexts):
+            if n is not None and n[0] < end:
+                nexts[i] = next_of(i, at)
+
+
+def _searched_index(position: int, starts: list[int], origins: list[int]) -> int:
+    """Where in the searched text the text's character at ``position`` is (one not whitespace)."""
+    k = bisect_right(origins, position) - 1
+    return starts[k] + position - origins[k]
 
 
 def excerpt(text: str, query_terms: tuple[str, ...], limit: int) -> str:
@@ -141,7 +240,7 @@ def _last_occurrence(text: str, line: str) -> re.Match[str] | None:
     if not line:
         return None
     last = None
-    for last in term_pattern((line,)).finditer(text):
+    for last in _occurrences(text, (line,)):
         pass
     return last
 
