@@ -83,7 +83,9 @@ _SHOWN_SETTING = re.compile(_LINE_NO + r"([A-Z][A-Z0-9]*_[A-Z0-9_]+)[ \t]*=(?!=)
 #: The extensions of source files (a regex alternation), for every pattern that finds one.
 SOURCE_EXTENSIONS = "py|pyi|pyx|js|jsx|ts|tsx|go|rs|java|kt|rb|php|c|h|cc|cpp|hpp|scala|swift"
 _SOURCE_FILE = rf"[\w./@+-]+\.(?:{SOURCE_EXTENSIONS})"
-_SOURCE = re.compile(_SOURCE_FILE + "$")
+#: Whether a name ends in a source file. Searched, it starts only where a run of path characters starts: from each of
+#: them, a long name with no source extension (``....``) cost time quadratic in its length (probe I, I1).
+_SOURCE = re.compile(r"(?<![\w./@+-])" + _SOURCE_FILE + "$")
 #: One line of a search over many files: ``path:line:text`` (``grep -rn``, ``rg -n``).
 _GREP_HIT = re.compile(r"^(?:\./)?(" + _SOURCE_FILE + r")[:-]\d+[:-](.*)$", re.M)
 
