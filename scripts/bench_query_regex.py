@@ -11,11 +11,18 @@ at 5,000 and 20,000 characters: linear work grows 4x between the two, quadratic 
     python scripts/bench_query_regex.py --against HEAD~3 # and the modules of another commit, side by side
 
 Medians of 3 (tokenising with its memo emptied first: a repeated word would be answered from it).
+
+A second table times the patterns run on ingested or shown text (a dump ingested through the server reaches
+them): the excerpt of a hit (``excerpt.excerpt``: ``matches``, a 10,000-word pasted line against 64 KB of its
+words), BERT's sure tokens (``runtime.format._SURE_TOKENS``, CJK), a traceback's last line
+(``represent._TRACEBACK_TAIL``, blank lines), an exit note (``failures.templates._EXIT_NOTE``, spaces), an
+instance id (``ingest.outcomes._INSTANCE_ID``, ``__``) and a source file's name (``touched._SOURCE``, dots).
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import statistics
 import subprocess
 import sys
@@ -56,6 +63,7 @@ def module_at(rev: str, path: str, name: str) -> types.ModuleType:
                             text=True).stdout
     source = source.replace("from .vocab import", "from trajsearch.vocab import")
     module = types.ModuleType(name)
+    module.__package__ = str(Path(path).parent).replace("/", ".")  # its relative imports: this checkout's
     sys.modules[name] = module
     exec(compile(source, f"{rev}:{path}", "exec"), module.__dict__)  # noqa: S102 - this repository's own code
     return module
@@ -79,11 +87,54 @@ def timings(fus: types.ModuleType, tok: types.ModuleType, query: str) -> tuple[f
     return route, tokens, lift
 
 
+def text_timings(rev: str | None, n: int) -> dict[str, float]:
+    """Seconds for each ingested-text pattern on its worst input of about ``n`` characters, as at ``rev``
+    (this checkout when None). A 10,000-word query is timed against ``n * 8`` characters of its words."""
+    def load(path: str, name: str) -> types.ModuleType:
+        if rev is None:
+            return importlib.import_module("trajsearch." + path.removeprefix("trajsearch/").removesuffix(".py")
+                                           .replace("/", "."))
+        return module_at(rev, path, f"{name}_{rev}")
+    excerpt = load("trajsearch/excerpt.py", "excerpt")
+    fmt = load("trajsearch/runtime/format.py", "format")
+    rep = load("trajsearch/represent.py", "represent")
+    tpl = load("trajsearch/failures/templates.py", "templates")
+    out = load("trajsearch/ingest/outcomes.py", "outcomes")
+    tch = load("trajsearch/touched.py", "touched")
+    query_terms = excerpt.terms(" ".join(["word"] * 10_000) + " end")  # a line the text holds all but the end of
+    shown = ("word " * (2 * n))[: n * 8]
+    cases = {
+        "excerpt 10k-word line": lambda i: excerpt.excerpt(shown, query_terms, 1200),
+        "sure tokens, CJK": lambda i: fmt._SURE_TOKENS.findall("日本語" * (n // 3)),
+        "traceback tail, blank lines": lambda i: rep._TRACEBACK_TAIL.findall("x" + "\n " * (n // 2)),
+        "exit note, spaces": lambda i: tpl._EXIT_NOTE.sub("", "a" + " " * n + "b"),
+        "instance id, __": lambda i: out._INSTANCE_ID.match("__a" * (n // 3)),
+        "source file, dots": lambda i: tch._SOURCE.search("." * n),
+    }
+    return {name: median(fn) for name, fn in cases.items()}
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--against", help="a commit whose fusion.py and store/tokenize.py are timed too")
+    ap.add_argument("--against", help="a commit whose modules are timed too")
     ap.add_argument("--sizes", type=int, nargs="+", default=[5_000, 20_000])
+    ap.add_argument("--text-sizes", type=int, nargs="+", default=[2_000, 8_000])
+    ap.add_argument("--text-only", action="store_true", help="only the table of ingested-text patterns")
     args = ap.parse_args()
+    if not args.text_only:
+        query_table(args)
+    revs = ([args.against] if args.against else []) + [None]
+    print("\n| ingested-text pattern | chars | " + " | ".join("old" if r else "new" for r in revs) + " |")
+    print("|---" * (2 + len(revs)) + "|")
+    for n in args.text_sizes:
+        cells = [text_timings(rev, n) for rev in revs]
+        for name in cells[0]:
+            print(f"| {name} | {n} | " + " | ".join(f"{c[name]:.3f}" for c in cells) + " |", flush=True)
+    return 0
+
+
+def query_table(args: argparse.Namespace) -> None:
+    """The table of query-side patterns (routing, tokenising, lifting)."""
     versions = {"new": (fusion, tokenize)}
     if args.against:
         versions = {"old": (module_at(args.against, "trajsearch/fusion.py", "old_fusion"),
@@ -96,7 +147,6 @@ def main() -> int:
             cells = {v: timings(fus, tok, query) for v, (fus, tok) in versions.items()}
             print(f"| {name} | {n} | " + " | ".join(f"{cells[v][k]:.3f}" for k in range(3) for v in versions) + " |",
                   flush=True)
-    return 0
 
 
 if __name__ == "__main__":
