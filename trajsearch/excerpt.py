@@ -141,8 +141,9 @@ def _occurrences(text: str, query_terms: tuple[str, ...]) -> Iterator[re.Match[s
     runs made one space and word starts marked (see :func:`_searched`); the earliest place wins, the longest term
     at a place (the regex's order); each place is checked with the term's own regex, which makes the match."""
     alternatives = tuple(sorted(query_terms, key=len, reverse=True))
-    needles = [_needle(term) for term in alternatives] if sum(map(len, alternatives)) > REGEX_TERMS_CHARS else [None]
-    if not alternatives or None in needles:  # the regex: at most that many characters compared at each place
+    long = sum(map(len, alternatives)) > REGEX_TERMS_CHARS  # else the regex compares few characters at each place
+    needles = [_needle(term) for term in alternatives] if long else []
+    if not needles or None in needles:
         pattern = term_pattern(query_terms)
         yield from (m for m in pattern.finditer(text) if m.end() > m.start()) if pattern else ()
         return
