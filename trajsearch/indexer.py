@@ -149,7 +149,8 @@ class _Batch:
 
     items: list[Any]
     runs: dict[Key, tuple[Trajectory, str]] = field(default_factory=dict)  # key -> (run, fmt), last wins
-    repeats: list[tuple[Key, str]] = field(default_factory=list)  # (key, fmt) of each earlier copy a later one replaced
+    #: (key, fmt, content hash) of each earlier copy that a later one in the batch replaced
+    repeats: list[tuple[Key, str, str]] = field(default_factory=list)
     hashes: dict[Key, str] = field(default_factory=dict)
     stored: dict[Key, str] = field(default_factory=dict)
     todo: list[Key] = field(default_factory=list)
@@ -204,6 +205,9 @@ class Indexer:
         self._recent_lock = threading.Lock()  # the write stage re-prepares runs now and then, concurrently
         self.recent_size = 8_192
         self.texts_embedded = 0  # distinct texts sent to the model (the rest came from _recent)
+        #: key -> content hash of each run this indexer wrote, over all its :meth:`add` calls (a server's
+        #: ingest stream adds batch by batch): a run written again is a later copy replacing an earlier one
+        self.written: dict[Key, str] = {}
 
     # -- the pipeline ------------------------------------------------------------------------
 
@@ -225,7 +229,7 @@ class Indexer:
         """
         report = IngestReport()
         self._kept = max_kept_rejections
-        written: dict[Key, str] = {}
+        written = self.written
         to_prepare: queue.Queue = queue.Queue(self.queue_depth)
         to_write: queue.Queue = queue.Queue(self.queue_depth)
         failure: list[BaseException] = []
@@ -365,7 +369,8 @@ class Indexer:
                     fmt = getattr(item, "fmt", None) or run.metadata.get("source_format") or "trajectory"
                     key = (run.tenant, run.trajectory_id)
                     if key in batch.runs:  # last one wins, in input order; the earlier copy is still counted
-                        batch.repeats.append((key, batch.runs.pop(key)[1]))
+                        earlier, earlier_fmt = batch.runs.pop(key)
+                        batch.repeats.append((key, earlier_fmt, content_hash(earlier, self.window)))
                     batch.runs[key] = (run, str(fmt))
             batch.hashes = {k: content_hash(t, self.window) for k, (t, _) in batch.runs.items()}
             batch.stored = self._stored_hashes([t for t, _ in batch.runs.values()])
@@ -400,7 +405,8 @@ class Indexer:
         stale = {k for k in batch.runs if k not in batch.todo and k in written and written[k] != batch.hashes[k]}
         if stale:
             self._prepare(batch, only=stale)
-        todo = batch.todo
+        # and one this ingest already wrote with this content (the lookup ran before that write) is unchanged
+        batch.todo = todo = [k for k in batch.todo if written.get(k) != batch.hashes[k]]
         replace = [k for k in todo if k in batch.stored or k in written]
         if todo:
             uris = self._put_traces([batch.runs[k][0] for k in todo])
@@ -424,17 +430,15 @@ class Indexer:
         if self.verify_traces:
             report.traces_restored += self._restore_traces([batch.runs[k][0] for k in batch.runs if k not in todo])
         for key, (run, fmt) in batch.runs.items():
-            if key in todo:
-                report.ingested += 1
+            if key in todo:  # written again: a later copy replacing one this ingest wrote, the run counted once
+                what = "replaced" if key in written else "ingested"
                 report.rows += len(batch.records[key])
-                report.count(fmt, "ingested")
                 written[key] = batch.hashes[key]
             else:
-                report.unchanged += 1
-                report.count(fmt, "unchanged")
-        for key, fmt in batch.repeats:  # a copy of a run that a later copy in the same batch replaced
-            report.unchanged += 1
-            report.count(fmt, "unchanged")
+                what = "unchanged"
+            _tally(report, fmt, what)
+        for key, fmt, chash in batch.repeats:  # a copy of a run that a later copy in the same batch replaced
+            _tally(report, fmt, "unchanged" if chash == batch.hashes[key] else "replaced")
         for item in batch.items:
             if getattr(item, "error", None) is not None:
                 report.rejected_count += 1
@@ -496,6 +500,12 @@ class Indexer:
             for row in rows:
                 found[(tenant, row["trajectory_id"])] = row["content_hash"]
         return found
+
+
+def _tally(report: IngestReport, fmt: str, what: str) -> None:
+    """Count one run read as ``what`` (ingested, unchanged or replaced), in all and for its format."""
+    setattr(report, what, getattr(report, what) + 1)
+    report.count(fmt, what)
 
 
 def _text_key(text: str, max_tokens: int | None) -> bytes:

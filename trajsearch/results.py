@@ -98,6 +98,10 @@ class Rejection:
 class IngestReport:
     """What an ingest did: ingested (new or changed), unchanged (skipped), rejected (with reasons).
 
+    ``replaced`` counts the copies of a run that another copy read by the same ingest replaced (one session
+    saved twice, a run in two dumps): the run lands once, counted once as ingested or unchanged, so the
+    counts add up to what was read and the ingested runs are the runs written.
+
     ``rejected`` keeps the rejections themselves (all of them, or the first
     ``max_kept`` when the caller writes them elsewhere); ``rejected_count``
     counts every one. ``by_format`` splits the three counts per dump format.
@@ -105,6 +109,7 @@ class IngestReport:
 
     ingested: int = 0
     unchanged: int = 0
+    replaced: int = 0
     rows: int = 0
     rejected: list[Rejection] = field(default_factory=list)
     rejected_count: int = 0
@@ -117,11 +122,12 @@ class IngestReport:
 
     def count(self, fmt: str | None, what: str, n: int = 1) -> None:
         counts = self.by_format.setdefault(fmt or "trajectory", {"ingested": 0, "unchanged": 0, "rejected": 0})
-        counts[what] += n
+        counts[what] = counts.get(what, 0) + n
 
     def merge(self, other: IngestReport, max_kept: int | None = None) -> None:
         self.ingested += other.ingested
         self.unchanged += other.unchanged
+        self.replaced += other.replaced
         self.traces_restored += other.traces_restored
         self.rows += other.rows
         self.rejected_count = self.total_rejected + other.total_rejected
@@ -133,14 +139,15 @@ class IngestReport:
 
     @property
     def read(self) -> int:
-        """Runs and records this ingest took in: always ingested + unchanged + rejected."""
-        return self.ingested + self.unchanged + self.total_rejected
+        """Runs and records this ingest took in: always ingested + unchanged + replaced + rejected."""
+        return self.ingested + self.unchanged + self.replaced + self.total_rejected
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "read": self.read,
             "ingested": self.ingested,
             "unchanged": self.unchanged,
+            "replaced": self.replaced,
             "rejected": self.total_rejected,
             "rows_written": self.rows,
             "traces_restored": self.traces_restored,

@@ -379,13 +379,15 @@ def _ingest_summary(results: list[dict[str, Any]], as_json: bool) -> None:
     by_format: dict[str, dict[str, int]] = {}
     for r in results:
         for name, counts in (r.get("by_format") or {}).items():
-            row = by_format.setdefault(name, {"ingested": 0, "unchanged": 0, "rejected": 0})
+            row = by_format.setdefault(name, {"ingested": 0, "unchanged": 0, "replaced": 0, "rejected": 0})
             for what, n in counts.items():
-                row[what] += n
-    totals = {k: sum(r.get(k) or 0 for r in results) for k in ("read", "ingested", "unchanged", "rejected", "rows_written")}
+                row[what] = row.get(what, 0) + n
+    totals = {k: sum(r.get(k) or 0 for r in results)
+              for k in ("read", "ingested", "unchanged", "replaced", "rejected", "rows_written")}
+    replaced = f", replaced by a later copy {totals['replaced']}" if totals["replaced"] else ""
     out.print(
         f"read {totals['read']}: ingested {totals['ingested']} runs ({totals['rows_written']} rows), "
-        f"unchanged {totals['unchanged']}, rejected {totals['rejected']}"
+        f"unchanged {totals['unchanged']}{replaced}, rejected {totals['rejected']}"
     )
     restored = sum(r.get("traces_restored") or 0 for r in results)
     if restored:
@@ -408,9 +410,10 @@ def _ingest_summary(results: list[dict[str, Any]], as_json: bool) -> None:
                   "results.json of the directory layout, for one, keeps its runs in simulations/ beside it: ingest "
                   "that directory); --dry-run lists what each file holds", highlight=False)
     if len(by_format) > 1 or any(v["rejected"] for v in by_format.values()):
-        table = Table("format", "ingested", "unchanged", "rejected")
+        shown = ("ingested", "unchanged", *(("replaced",) if totals["replaced"] else ()), "rejected")
+        table = Table("format", *shown)
         for name, counts in sorted(by_format.items()):
-            table.add_row(name, str(counts["ingested"]), str(counts["unchanged"]), str(counts["rejected"]))
+            table.add_row(name, *(str(counts[what]) for what in shown))
         out.print(table)
     for r in results:
         shown = (r.get("rejections") or [])[:SHOWN_REJECTIONS]

@@ -350,6 +350,10 @@ class Client:
                                    "status": status, "reason": r.reason})
             if r.status == pb2.RecordResult.REJECTED:
                 report.rejected.append(Rejection(r.source or "stream", f"record {r.position}", r.reason))
+        # the server counts a run once however many copies the stream held: the other accepted copies were
+        # replaced by a later one (the reply has no field of its own for them)
+        accepted = sum(1 for r in reply.results if r.status == pb2.RecordResult.ACCEPTED)
+        report.replaced = max(0, accepted - report.ingested - report.unchanged)
         return report
 
     def delete(self, trajectory_id: str, *, tenant: str | None = None, timeout: float | None = None) -> bool:

@@ -326,6 +326,7 @@ class Service(pb2_grpc.TrajSearchServicer):
         lim = self.limits
         response = pb2.IngestResponse()
         position = 0
+        indexer = self.ts.indexer()  # one per stream: a run two of its batches hold is counted once (probe G, G7)
         for batch in batches:
             call.check_deadline()
             if len(batch.records) > lim.max_batch_records:
@@ -349,7 +350,7 @@ class Service(pb2_grpc.TrajSearchServicer):
                         result.trajectory_id = trajectory.trajectory_id
                         parsed[n] = (result, None, HIDDEN_ID)
                 accepted = [trajectory for _, trajectory, _ in parsed if trajectory is not None]
-                report = self.ts.add(accepted) if accepted else None
+                report = indexer.add(accepted) if accepted else None
             for result, trajectory, reason in parsed:
                 if trajectory is None:
                     result.status = pb2.RecordResult.REJECTED
