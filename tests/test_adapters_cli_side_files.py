@@ -45,7 +45,8 @@ def test_snapshots_of_one_session_are_indexed_once(tmp_path: Path) -> None:
 
     with TrajSearch.open(str(tmp_path / "m.db"), traces=str(tmp_path / "t"), embedder=HashingEmbedder()) as ts:
         report = run_ingest(ts, IngestJob(paths=[ENTIRE], state_dir=tmp_path / "state")).to_dict()
-        assert report["read"] == 3 == report["ingested"] + report["unchanged"] and report["renamed"] == []
+        assert report["read"] == 3 == report["ingested"] + report["unchanged"] + report["replaced"]
+        assert report["ingested"] == 1 and report["renamed"] == []
         assert ts.stats(tenant="default")["trajectories"] == 1
         assert len(ts.get_trace(ts.run(ENTIRE_SESSION, tenant="default").trace_uri, tenant="default").steps) == 4
 

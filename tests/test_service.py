@@ -245,14 +245,21 @@ def test_deadlines_are_honoured(server, acme, monkeypatch, rpc_log):
     monkeypatch.setattr(server.ts, "search", real_search)
 
     added, release = threading.Event(), threading.Event()
-    real_add = server.ts.add
+    real_indexer = server.ts.indexer
 
-    def add(items, **kw):
-        report = real_add(items, **kw)
-        added.set()
-        return report
+    def indexer(**options):  # an Ingest stream writes its batches through one indexer (probe G, G7)
+        made = real_indexer(**options)
+        real_add = made.add
 
-    monkeypatch.setattr(server.ts, "add", add)
+        def add(items, **kw):
+            report = real_add(items, **kw)
+            added.set()
+            return report
+
+        made.add = add
+        return made
+
+    monkeypatch.setattr(server.ts, "indexer", indexer)
 
     def stalled_stream():
         yield pb2.IngestBatch(records=[pb2.TrajectoryRecord(json=make_run("dl1").model_dump_json())])
