@@ -163,9 +163,13 @@ def _ingest_here(job: Any, workers: int, uri: str, traces: str | None, quiet: bo
     """The job run into a store this process (or its workers) writes: each process's result."""
     from ..ingest.batch import run_ingest, run_workers
     from ..indexer import IngestError
+    from ..store.lock import StoreOpenError
 
     if workers > 1:
-        return _run_workers_with_progress(run_workers, job, workers, uri, traces, quiet, log_every)
+        try:
+            return _run_workers_with_progress(run_workers, job, workers, uri, traces, quiet, log_every)
+        except StoreOpenError as exc:  # the store held by another process: said as a single process says it
+            fail(str(exc), code=EXIT_FAILED)
     columns = (TextColumn("[bold]ingesting"), BarColumn(), DownloadColumn(), TransferSpeedColumn(),
                TextColumn("{task.fields[runs]} runs"), TimeElapsedColumn(), TimeRemainingColumn())
     with connect(None, None, uri, traces, job.tenant) as api, \

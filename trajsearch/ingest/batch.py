@@ -300,11 +300,7 @@ class LocalServer:
     def __enter__(self) -> LocalServer:
         private_dir(Path(self.data_dir).parent)
         private_dir(Path(self.data_dir))  # the engine's 0644 segments stay private (probe I, I5)
-        from ..store.lock import diagnose
-
-        busy = diagnose(Path(self.data_dir), wait=self.timeout)  # a server of a killed run may still be closing
-        if busy:
-            raise RuntimeError(busy)
+        self._check_free()
         # through orphans.py: the server asks to die with this process (a kill -9 of ingest included)
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "trajsearch.ingest.orphans", str(os.getpid()), "milvus-lite", "server",
@@ -324,6 +320,24 @@ class LocalServer:
         self.__exit__()
         raise RuntimeError(f"milvus-lite server for {self.data_dir} did not listen within {self.timeout:.0f} s")
 
+    def _check_free(self) -> None:
+        """Raise :class:`StoreOpenError` (a clean one-line error) when another process holds the data directory.
+
+        The server of a killed ingest (its parent gone) is closing: that one is waited for, up to ``timeout``,
+        and the wait is said. Any other holder is a live process, waited for only as briefly as a
+        single-process open waits (probe G, G4: the workers waited 60 s in silence, then failed as a crash)."""
+        from ..store.lock import StoreOpenError, diagnose, holders, is_locked
+
+        data = Path(self.data_dir)
+        wait = None
+        if is_locked(data) and (closing := [pid for pid, cmd in holders(data) if _orphaned_server(cmd)]):
+            log.warning("the data directory %s is held by the milvus-lite server (process %d) of an ingest that "
+                        "ended: waiting up to %.0f s for it to close", data, closing[0], self.timeout)
+            wait = self.timeout
+        busy = diagnose(data) if wait is None else diagnose(data, wait=wait)
+        if busy:
+            raise StoreOpenError(busy)
+
     def __exit__(self, *exc: object) -> None:
         if self.proc and self.proc.poll() is None:
             self.proc.send_signal(signal.SIGTERM)
@@ -332,6 +346,24 @@ class LocalServer:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
+
+
+def _orphaned_server(cmd: str) -> bool:
+    """Whether a command line is a ``milvus-lite server`` started by :class:`LocalServer` whose ingest has died (it
+    is then closing, on the signal :mod:`.orphans` asked for)."""
+    words = cmd.split()
+    if "trajsearch.ingest.orphans" not in words:
+        return False
+    at = words.index("trajsearch.ingest.orphans") + 1
+    try:
+        os.kill(int(words[at]), 0)
+    except (IndexError, ValueError):
+        return False
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        return False
+    return False
 
 
 def run_workers(
