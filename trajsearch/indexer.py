@@ -22,9 +22,11 @@ redoes a batch rewrites the same rows.
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import hashlib
 import logging
+import os
 import queue
 import threading
 import time
@@ -87,14 +89,33 @@ class RetryPolicy:
         raise AssertionError("unreachable")
 
 
+#: Errors of a full disk (or quota): retrying in a second cannot help, freeing space can.
+DISK_FULL_ERRNOS = (errno.ENOSPC, errno.EDQUOT)
+_DISK_FULL_TEXTS = tuple(os.strerror(n) for n in DISK_FULL_ERRNOS)
+
+
+def disk_full(exc: BaseException | None) -> bool:
+    """Whether ``exc``, or an error it was raised from or while handling, says a disk is full. Milvus Lite
+    passes the engine's ENOSPC on as a ``MilvusException`` whose message only quotes it: the text counts too."""
+    seen: set[int] = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        if (isinstance(exc, OSError) and exc.errno in DISK_FULL_ERRNOS) or any(t in str(exc) for t in _DISK_FULL_TEXTS):
+            return True
+        exc = exc.__cause__ or exc.__context__
+    return False
+
+
 def _trace_error_is_transient(exc: BaseException) -> bool:
-    # access and corruption errors are the caller's or the data's fault: retrying cannot help
-    return isinstance(exc, (TraceStoreError, OSError)) and not isinstance(exc, (TraceAccessError, TraceCorruptError))
+    # access and corruption errors are the caller's or the data's fault, a full disk the operator's: retrying cannot help
+    return isinstance(exc, (TraceStoreError, OSError)) and not isinstance(exc, (TraceAccessError, TraceCorruptError)) \
+        and not disk_full(exc)
 
 
 def _index_error_is_transient(exc: BaseException) -> bool:
     name = type(exc).__name__
-    return isinstance(exc, (ConnectionError, TimeoutError, OSError)) or name in ("MilvusException", "MilvusUnavailableException", "_InactiveRpcError", "RpcError")
+    return (isinstance(exc, (ConnectionError, TimeoutError, OSError)) or name in (
+        "MilvusException", "MilvusUnavailableException", "_InactiveRpcError", "RpcError")) and not disk_full(exc)
 
 
 def _record(

@@ -162,7 +162,7 @@ def _ingest_here(job: Any, workers: int, uri: str, traces: str | None, quiet: bo
                  log_every: float) -> list[dict[str, Any]]:
     """The job run into a store this process (or its workers) writes: each process's result."""
     from ..ingest.batch import run_ingest, run_workers
-    from ..indexer import IngestError
+    from ..indexer import IngestError, disk_full
     from ..store.lock import StoreOpenError
 
     if workers > 1:
@@ -172,24 +172,73 @@ def _ingest_here(job: Any, workers: int, uri: str, traces: str | None, quiet: bo
             fail(str(exc), code=EXIT_FAILED)
     columns = (TextColumn("[bold]ingesting"), BarColumn(), DownloadColumn(), TransferSpeedColumn(),
                TextColumn("{task.fields[runs]} runs"), TimeElapsedColumn(), TimeRemainingColumn())
-    with connect(None, None, uri, traces, job.tenant) as api, \
-            progress(*columns, console=err, label="ingesting", quiet=quiet, log_every=log_every) as bar:
-        ts = api.api
-        task = bar.add_task("ingest", total=None, runs=0)
-        runs = [0]
+    runs = [0]  # records committed
+    try:
+        with connect(None, None, uri, traces, job.tenant) as api, \
+                progress(*columns, console=err, label="ingesting", quiet=quiet, log_every=log_every) as bar:
+            ts = api.api
+            _quiet_rpc_errors()
+            task = bar.add_task("ingest", total=None, runs=0)
 
-        def on_records(n: int) -> None:
-            runs[0] += n
-            bar.update(task, runs=runs[0])
+            def on_records(n: int) -> None:
+                runs[0] += n
+                bar.update(task, runs=runs[0])
 
-        try:
-            result = run_ingest(ts, job, on_plan=lambda total: bar.update(task, total=total),
-                                on_bytes=lambda n: bar.advance(task, n), on_records=on_records)
-        except (ValueError, OSError) as exc:  # unknown format, bad outcome file, unreadable input...: nothing written
-            fail(str(exc))
-        except IngestError as exc:
-            fail(f"{exc}", code=EXIT_FAILED)
+            try:
+                result = run_ingest(ts, job, on_plan=lambda total: bar.update(task, total=total),
+                                    on_bytes=lambda n: bar.advance(task, n), on_records=on_records)
+            except (ValueError, OSError, IngestError) as exc:
+                if disk_full(exc):
+                    raise _DiskFull() from exc
+                if isinstance(exc, IngestError):
+                    fail(f"{exc}", code=EXIT_FAILED)
+                fail(str(exc))  # unknown format, bad outcome file, unreadable input...: nothing written
+    except Exception as exc:  # noqa: BLE001 - a full disk, whichever step met it first (closing the store too)
+        if not disk_full(exc):
+            raise
+        fail(_disk_full_message(runs[0], uri, traces, job.state_dir), code=EXIT_FAILED)
     return [result.to_dict()]
+
+
+def _quiet_rpc_errors() -> None:
+    """pymilvus logs each failed call with its traceback (a full disk: one per batch) on a logger its import
+    resets: once the store is open, that logger is silenced unless --debug. The error line says what failed."""
+    import logging
+    import os
+
+    from . import _DEBUG
+
+    if not (_DEBUG["on"] or os.environ.get("TRAJSEARCH_DEBUG")):
+        logging.getLogger("pymilvus.decorators").setLevel(logging.CRITICAL)
+
+
+class _DiskFull(Exception):
+    """The ingest stopped on a full disk (carried past ``connect``, which reports a failed batch its own way)."""
+
+
+def _disk_full_message(committed: int, uri: str, traces: str | None, state_dir: Path | None) -> str:
+    """One line for an ingest a full disk stopped: which disk (the fullest of those it writes), what is kept, what
+    to do. A full disk is no crash: no traceback, and no retry of it either (probe G, G1)."""
+    import shutil
+
+    from ..config import default_traces
+    from ..store.index import is_server_uri
+
+    places = [p for p in (None if is_server_uri(uri) else uri, traces or default_traces(), state_dir)
+              if p and "://" not in str(p)]
+    free = {}
+    for place in places:
+        path = Path(place).expanduser()
+        while not path.exists() and path != path.parent:
+            path = path.parent
+        try:
+            free[str(place)] = shutil.disk_usage(path).free
+        except OSError:
+            continue
+    where = f" on the disk of {min(free, key=free.__getitem__)}" if free else ""
+    kept = f" ({committed} records read and committed)" if committed else ""
+    return (f"no space left{where}: the batches before this one are committed{kept}, the one being written is not. "
+            "Free some space (or move the store) and rerun the same command to resume")
 
 
 def _ingest_remote(paths: List[Path], server: str, ca: Path | None, uri: str | None, traces: str | None,

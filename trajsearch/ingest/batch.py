@@ -261,12 +261,26 @@ def run_ingest(
     error = None
     try:
         report = indexer.add(items(), on_commit=on_commit, on_progress=on_records, max_kept_rejections=KEPT_REJECTIONS)
-    finally:
-        checkpoint.save(force=True)
-        dead.close()
+    except BaseException:
+        _close_state(checkpoint, dead, failing=True)
+        raise
+    _close_state(checkpoint, dead, failing=False)
     return JobResult(report, checkpoint.path, dead.path, len(units), len(skipped), time.monotonic() - started, error,
                      streamed=len(streamed), skipped_keys=skipped, renamed=distinct.renamed, outcomes=outcomes,
                      clipped=clipped, spooled=spooled)
+
+
+def _close_state(checkpoint: Checkpoint, dead: DeadLetter, *, failing: bool) -> None:
+    """Save the checkpoint and close the dead-letter file. When the ingest is failing already, an error here (the
+    full disk that failed it) is logged, not raised: the failure is the news, and the checkpoint saved at each
+    commit stands (probe G, G1: the checkpoint's ENOSPC hid the batch's error)."""
+    for step in (lambda: checkpoint.save(force=True), dead.close):
+        try:
+            step()
+        except OSError as exc:
+            if not failing:
+                raise
+            log.debug("ingest state not saved after the failure: %s", exc)
 
 
 def _as_named(parsed: Parsed, streams: Mapping[str, str]) -> Parsed:

@@ -1,0 +1,52 @@
+"""Probe G (G1): an ingest that fills its disk says so in one line: which disk, what is kept, what to do.
+
+It printed about 95 lines: pymilvus' traceback of each failed upsert, four retries of an error that no retry
+can help, then the error twice, the second as a crash ("OSError: ... run with --debug"). The disk is a real full
+one: a small tmpfs, mounted in a user and mount namespace of the CLI's own (``unshare -rm``), where the kernel
+allows it. The input: real tau-bench results (tests/fixtures/tau-bench/.real).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+TAU = Path(__file__).parent / "fixtures" / "tau-bench" / ".real"
+
+
+def _on_a_small_disk(mount: Path, *args: str) -> subprocess.CompletedProcess:
+    """``trajsearch ARGS`` with TRAJSEARCH_HOME on a 500 KB tmpfs at ``mount``."""
+    mount.mkdir()
+    script = 'mount -t tmpfs -o size=500k tmpfs "$0" && exec "$@"'
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path), "TRAJSEARCH_MODEL": "hashing",
+           "TRAJSEARCH_HOME": str(mount / "home"), "COLUMNS": "400"}
+    for name in ("TRAJSEARCH_URI", "TRAJSEARCH_TRACES", "TRAJSEARCH_SERVER", "TRAJSEARCH_DEBUG"):
+        env.pop(name, None)
+    return subprocess.run(["unshare", "-rm", "sh", "-c", script, str(mount), sys.executable, "-m", "trajsearch.cli",
+                           *args], capture_output=True, text=True, timeout=600, env=env)  # a bound for a hang only
+
+
+def _can_mount(tmp_path: Path) -> bool:
+    if not shutil.which("unshare"):
+        return False
+    (tmp_path / "probe").mkdir()
+    probe = subprocess.run(["unshare", "-rm", "sh", "-c", 'mount -t tmpfs -o size=64k tmpfs "$0"',
+                            str(tmp_path / "probe")], capture_output=True, timeout=60)
+    return probe.returncode == 0
+
+
+def test_a_full_disk_is_one_line_naming_the_store_and_the_rerun(tmp_path: Path) -> None:
+    if not _can_mount(tmp_path):
+        pytest.skip("no user and mount namespace here to mount a small tmpfs in")
+    result = _on_a_small_disk(tmp_path / "disk", "ingest", str(TAU), "-t", "acme", "-q")
+    assert result.returncode == 1, result.stderr
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1, result.stderr  # no traceback, no retry, no second error
+    [line] = lines
+    assert line.startswith(f"error: no space left on the disk of {tmp_path / 'disk' / 'home'}")
+    assert "rerun the same command to resume" in line and "--debug" not in line
