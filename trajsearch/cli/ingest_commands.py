@@ -185,8 +185,9 @@ def _ingest_here(job: Any, workers: int, uri: str, traces: str | None, quiet: bo
                 bar.update(task, runs=runs[0])
 
             try:
-                result = run_ingest(ts, job, on_plan=lambda total: bar.update(task, total=total),
-                                    on_bytes=lambda n: bar.advance(task, n), on_records=on_records)
+                with _said_when_interrupted(lambda: f"{runs[0]} records committed"):
+                    result = run_ingest(ts, job, on_plan=lambda total: bar.update(task, total=total),
+                                        on_bytes=lambda n: bar.advance(task, n), on_records=on_records)
             except (ValueError, OSError, IngestError) as exc:
                 if disk_full(exc):
                     raise _DiskFull() from exc
@@ -210,6 +211,19 @@ def _quiet_rpc_errors() -> None:
 
     if not (_DEBUG["on"] or os.environ.get("TRAJSEARCH_DEBUG")):
         logging.getLogger("pymilvus.decorators").setLevel(logging.CRITICAL)
+
+
+@contextmanager
+def _said_when_interrupted(committed: Any) -> Iterator[None]:
+    """On Ctrl-C or SIGTERM (exit 130, 143), one line first: what is written (``committed()``) and that a rerun
+    resumes (probe G, G5: both exited in silence, and "safe to interrupt" was the README's word only)."""
+    try:
+        yield
+    except (KeyboardInterrupt, SystemExit) as exc:
+        if isinstance(exc, KeyboardInterrupt) or exc.code in (128 + signal.SIGINT, 128 + signal.SIGTERM):
+            err.print(f"interrupted: {committed()}, each batch whole; rerun the same command to resume (what is "
+                      "done is skipped)", highlight=False)
+        raise
 
 
 class _DiskFull(Exception):
@@ -413,16 +427,18 @@ def _run_workers_with_progress(run_workers: Any, job: Any, workers: int, uri: st
     with progress(*columns, console=err, label=f"ingesting ({workers} workers)", quiet=quiet,
                   log_every=log_every) as bar:
         task = bar.add_task("ingest", total=None, runs=0)
+        written = [0]
 
         def poll(stats: list[dict[str, Any]]) -> None:
             if not stats:
                 return
             total = max((s.get("bytes_total") or 0) for s in stats) or None
             done = sum((s.get("bytes_read") or 0) for s in stats) / max(len(stats), 1)
-            runs = sum((s.get("ingested") or 0) + (s.get("unchanged") or 0) for s in stats)
-            bar.update(task, total=total, completed=done, runs=runs)
+            written[0] = sum((s.get("ingested") or 0) + (s.get("unchanged") or 0) for s in stats)
+            bar.update(task, total=total, completed=done, runs=written[0])
 
-        return run_workers(job, workers=workers, uri=uri, traces=traces, poll=poll)
+        with _said_when_interrupted(lambda: f"{written[0]} runs committed by the workers"):
+            return run_workers(job, workers=workers, uri=uri, traces=traces, poll=poll)
 
 
 def _ingest_summary(results: list[dict[str, Any]], as_json: bool) -> None:
