@@ -14,7 +14,7 @@ import tempfile
 from pathlib import Path
 
 
-def atomic_write(path: Path, data: bytes, *, sync_dir: bool = False) -> None:
+def atomic_write(path: Path, data: bytes, *, sync_dir: bool = False, tag: str = "") -> None:
     """Replace ``path`` with ``data`` so that readers, and a crash, see the old file or all of the new one.
 
     The bytes go to a temp file beside ``path`` (the same filesystem, so the
@@ -22,9 +22,10 @@ def atomic_write(path: Path, data: bytes, *, sync_dir: bool = False) -> None:
     hidden files never see it half-written), are fsynced, then renamed over
     ``path``. On any failure the temp file is removed and the error re-raised.
     ``path.parent`` must exist. ``sync_dir`` also fsyncs the directory, so the
-    rename itself survives a power loss.
+    rename itself survives a power loss. ``tag`` goes into the temp file's name (the trace store names its
+    writer there, so that the next ingest can remove what a killed writer left).
     """
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.{tag}", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)

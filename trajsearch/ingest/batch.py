@@ -197,6 +197,7 @@ def run_ingest(
     from ..config import home
 
     started = time.monotonic()
+    _sweep_temporaries(ts, job.tenant)
     ctx = make_context(job.paths[0] if job.paths else ".", tenant=job.tenant, defaults=job.defaults,
                        success_threshold=job.success_threshold)
     outcomes = OutcomeTable.load(job.outcomes) if job.outcomes else None
@@ -268,6 +269,13 @@ def run_ingest(
     return JobResult(report, checkpoint.path, dead.path, len(units), len(skipped), time.monotonic() - started, error,
                      streamed=len(streamed), skipped_keys=skipped, renamed=distinct.renamed, outcomes=outcomes,
                      clipped=clipped, spooled=spooled)
+
+
+def _sweep_temporaries(ts: Any, tenant: str) -> None:
+    """Remove what writers killed mid-write left in the trace store (a file store's temp files)."""
+    sweep = getattr(ts.traces, "sweep_temporaries", None)
+    if sweep is not None and (removed := sweep(tenant)):
+        log.info("removed %d temporary file(s) that a killed ingest left in the trace store", removed)
 
 
 def _close_state(checkpoint: Checkpoint, dead: DeadLetter, *, failing: bool) -> None:

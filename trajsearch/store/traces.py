@@ -37,6 +37,8 @@ import hashlib
 import io
 import os
 import re
+import socket
+import time
 import zlib
 from pathlib import Path, PurePosixPath
 from typing import Any, Callable, Protocol, runtime_checkable
@@ -198,10 +200,29 @@ class FileTraceStore:
             if tenant_dir.resolve() != tenant_dir:
                 raise TraceAccessError(f"tenant directory {tenant_dir} leads outside the store (symlink?)")
             # The hidden temp name never matches _NAME_RE, so readers can't see a half-written file.
-            atomic_write(path, data, sync_dir=True)
+            atomic_write(path, data, sync_dir=True, tag=_writer_tag())
         except OSError as exc:
             raise TraceStoreError(f"writing trace {path} failed: {exc}") from exc
         return path.as_uri()
+
+    def sweep_temporaries(self, tenant: str) -> int:
+        """Remove the temp files that writers killed mid-write (``kill -9`` of ``ingest --workers``) left in
+        ``tenant``'s directory; how many. A temp file names its writer (see :func:`_writer_tag`): one of this
+        host whose process is gone is removed, and one without a name (older versions) once it is an hour old,
+        far longer than any write. Nothing else ever removes them (probe G, G6)."""
+        try:
+            entries = list(os.scandir(self.root / valid_tenant(tenant)))
+        except OSError:
+            return 0
+        removed = 0
+        for entry in entries:
+            if entry.name.startswith(".") and entry.name.endswith(".tmp") and _abandoned(entry):
+                try:
+                    os.unlink(entry.path)
+                    removed += 1
+                except OSError:
+                    continue
+        return removed
 
     def get(self, uri: str, *, tenant: str) -> Trajectory:
         path = self._path(uri, tenant)
@@ -247,6 +268,40 @@ class FileTraceStore:
         if not path.resolve().is_relative_to(self.root / tenant):
             raise TraceAccessError(f"trace URI {uri!r} resolves outside tenant {tenant!r}'s directory")
         return path
+
+
+#: A tagged temp file's end: ``.<name>.w<8 hex of the host name>-<pid>-<mkstemp's random>.tmp``.
+_TEMP_OWNER = re.compile(r"\.w(?P<host>[0-9a-f]{8})-(?P<pid>\d+)-[^.]+\.tmp$")
+#: An untagged temp file older than this is abandoned.
+UNTAGGED_TEMP_AGE_S = 3600.0
+
+
+def _host_hash() -> str:
+    return hashlib.blake2b(socket.gethostname().encode(), digest_size=4).hexdigest()
+
+
+def _writer_tag() -> str:
+    """This process, in a temp file's name: a container sharing the directory has a host name (and pids) of its own."""
+    return f"w{_host_hash()}-{os.getpid()}-"
+
+
+def _abandoned(entry: os.DirEntry) -> bool:
+    """Whether a temp file's writer is gone: a tagged one of this host's dead process, or an untagged old one."""
+    owner = _TEMP_OWNER.search(entry.name)
+    if owner is None:
+        try:
+            return time.time() - entry.stat(follow_symlinks=False).st_mtime > UNTAGGED_TEMP_AGE_S
+        except OSError:
+            return False
+    if owner["host"] != _host_hash():
+        return False
+    try:
+        os.kill(int(owner["pid"]), 0)
+    except ProcessLookupError:
+        return True
+    except OSError:  # alive, another user's
+        return False
+    return False
 
 
 class S3TraceStore:
