@@ -47,7 +47,7 @@ from .represent import (WINDOW_TOKENS_SINCE, Row, Summarizer, WindowConfig, cont
 from .store.fields import MAX_TOOLS
 from .store.filters import Filters
 from .store.index import TrajectoryIndex
-from .store.traces import TraceAccessError, TraceCorruptError, TraceStore, TraceStoreError
+from .store.traces import TraceAccessError, TraceCorruptError, TraceStore, TraceStoreError, TraceStoreSetupError
 
 if TYPE_CHECKING:
     from .ingest.read import Parsed
@@ -108,8 +108,8 @@ def disk_full(exc: BaseException | None) -> bool:
 
 def _trace_error_is_transient(exc: BaseException) -> bool:
     # access and corruption errors are the caller's or the data's fault, a full disk the operator's: retrying cannot help
-    return isinstance(exc, (TraceStoreError, OSError)) and not isinstance(exc, (TraceAccessError, TraceCorruptError)) \
-        and not disk_full(exc)
+    return isinstance(exc, (TraceStoreError, OSError)) and not disk_full(exc) \
+        and not isinstance(exc, (TraceAccessError, TraceCorruptError, TraceStoreSetupError))
 
 
 def _index_error_is_transient(exc: BaseException) -> bool:
@@ -495,6 +495,9 @@ class Indexer:
             except Exception as exc:
                 for other in futures:
                     other.cancel()
+                if isinstance(exc, TraceStoreSetupError):  # a rerun fails the same way until the setup changes
+                    raise IngestError(f"{exc} (no row of this batch was written, earlier batches are committed)") \
+                        from exc
                 raise IngestError(
                     f"trace store write of {run.trajectory_id!r} failed after {self.retry.attempts} attempts: {exc}; "
                     "no row of this batch was written (traces go first), earlier batches are committed: "

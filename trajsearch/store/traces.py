@@ -89,6 +89,15 @@ class TraceCorruptError(TraceStoreError, ValueError):
     """The stored bytes are not a valid trace for the URI."""
 
 
+class TraceStoreSetupError(TraceStoreError):
+    """The store as configured cannot work (no such bucket, access refused): retrying, or rerunning, cannot help."""
+
+
+#: S3 error codes that no retry mends: the bucket, the credentials or the policy must change.
+S3_SETUP_CODES = frozenset({"NoSuchBucket", "InvalidBucketName", "AccessDenied", "AllAccessDisabled",
+                            "InvalidAccessKeyId", "SignatureDoesNotMatch", "AccountProblem"})
+
+
 @runtime_checkable
 class TraceStore(Protocol):
     """Where full trajectories live. ``location`` is what :func:`open_trace_store` accepts."""
@@ -402,6 +411,16 @@ class S3TraceStore:
         _check_entry(uri, key[len(head):].split("/"), tenant, self.location)
         return key
 
+    def _setup_advice(self, code: str, message: str) -> str:
+        """What a setup error means and what mends it (probe G, G2: a missing bucket said to rerun)."""
+        at = _s3_endpoint(self.client)
+        if code in ("NoSuchBucket", "InvalidBucketName"):
+            return (f"S3 bucket {self.bucket} does not exist at {at} ({code}): create it, or point --traces "
+                    f"(TRAJSEARCH_TRACES) at a bucket that exists")
+        return (f"S3 refused access to s3://{self.bucket} at {at} ({code}: {message}): check the credentials "
+                "(AWS_ACCESS_KEY_ID, AWS_PROFILE) and the bucket's policy, or point --traces (TRAJSEARCH_TRACES) "
+                "elsewhere")
+
     def _call(self, op: str, key: str, uri: str | None = None, **kwargs: Any) -> Any:
         return self._guard(op, key, lambda: getattr(self.client, op)(Bucket=self.bucket, Key=key, **kwargs), uri)
 
@@ -417,9 +436,15 @@ class S3TraceStore:
             if uri is not None and code in ("NoSuchKey", "404", "NotFound"):
                 raise TraceNotFoundError(uri) from None
             message = error.get("Message") or exc
+            if code in S3_SETUP_CODES:
+                raise TraceStoreSetupError(self._setup_advice(code, str(message))) from exc
             raise TraceStoreError(f"S3 {op} on s3://{self.bucket}/{key} failed: {code} {message}") from exc
         except (BotoCoreError, OSError) as exc:
             raise TraceStoreError(f"S3 {op} on s3://{self.bucket}/{key} failed: {exc}") from exc
+
+
+def _s3_endpoint(client: Any) -> str:
+    return str(getattr(getattr(client, "meta", None), "endpoint_url", "") or "S3")
 
 
 def _env_number(name: str, kind: type, default: Any) -> Any:
