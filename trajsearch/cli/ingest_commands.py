@@ -109,7 +109,7 @@ def ingest(
         if server:
             results = _ingest_remote(paths, server, ca, uri, traces, tenant, fmt=fmt, defaults=defaults,
                                      group_by=group_by, outcomes=outcomes, success_threshold=success_threshold,
-                                     streams=streams)
+                                     streams=streams, quiet=quiet or as_json, log_every=log_every)
         else:
             states = state_dir or home() / "ingest"
             job = IngestJob(paths=[p.resolve() for p in paths], fmt=fmt, tenant=tenant or "default",
@@ -257,10 +257,11 @@ def _disk_full_message(committed: int, uri: str, traces: str | None, state_dir: 
 
 def _ingest_remote(paths: List[Path], server: str, ca: Path | None, uri: str | None, traces: str | None,
                    tenant: str | None, *, fmt: str | None, defaults: dict[str, Any], group_by: str,
-                   outcomes: Path | None, success_threshold: float, streams: Any) -> list[dict[str, Any]]:
+                   outcomes: Path | None, success_threshold: float, streams: Any, quiet: bool = False,
+                   log_every: float = LOG_EVERY) -> list[dict[str, Any]]:
     """Parse here, stream to the server: the tenant is the key's (a --tenant naming another is refused)."""
     from ..ingest.outcomes import OutcomeTable
-    from ..ingest.read import ClippedRuns, NamedAfterSpool, parsed_as_given, read_inputs
+    from ..ingest.read import ClippedRuns, NamedAfterSpool, parsed_as_given, plan_inputs, read_inputs
 
     with connect(server, ca, uri, traces, tenant) as api:
         key_tenant = api.api.whoami()["tenant"]
@@ -268,15 +269,37 @@ def _ingest_remote(paths: List[Path], server: str, ca: Path | None, uri: str | N
             fail(f"--tenant {tenant!r} is not the key's tenant ({key_tenant!r})")
         try:  # planned as a local ingest plans: an input that cannot be read is a rejection, not the end
             table = OutcomeTable.load(outcomes) if outcomes else None
+            units = plan_inputs(paths, fmt)
             parsed = read_inputs(paths, fmt=fmt, tenant=key_tenant, defaults=defaults, group_by=group_by,
-                                 outcomes=table, success_threshold=success_threshold)
+                                 outcomes=table, success_threshold=success_threshold, units=units)
         except (ValueError, OSError) as exc:
             fail(str(exc))
         clipped, spooled = ClippedRuns(), NamedAfterSpool(streams.names)
-        records = (clipped(parsed_as_given(spooled(p), streams.names)) for p in parsed)
-        report = api.api.add(records, timeout=3600)
+        columns = (TextColumn("[bold]ingesting"), BarColumn(), DownloadColumn(),
+                   TextColumn("{task.fields[runs]} runs sent"), TimeElapsedColumn(), TimeRemainingColumn())
+        with progress(*columns, console=err, label="ingesting over --server", quiet=quiet, log_every=log_every,
+                      runs="runs and records sent to the server") as bar:
+            task = bar.add_task("ingest", total=sum(u.size for u in units) or None, runs=0)
+            records = _sent(units, (clipped(parsed_as_given(spooled(p), streams.names)) for p in parsed), bar, task)
+            report = api.api.add(records, timeout=3600)
     return [dict(report.to_dict(), results=report.results, clipped=clipped.to_dict(),
                  named_after_stream_copy=spooled.to_dict(), outcomes=table.counts() if table is not None else None)]
+
+
+def _sent(units: list[Any], records: Iterator[Any], bar: Any, task: int) -> Iterator[Any]:
+    """``records`` as they go to the server, counted on ``bar``: a record sent, and an input's bytes once its
+    records are sent (probe G, G3: an ingest over --server said nothing for 12 minutes). The server writes a
+    stream's batches as they arrive; its counts of what it wrote come at the end."""
+    sizes = {u.key: u.size for u in units}
+    current, sent = None, 0
+    for record in records:
+        if record.unit != current:
+            bar.advance(task, sizes.pop(current, 0))
+            current = record.unit
+        sent += 1
+        bar.update(task, runs=sent)
+        yield record
+    bar.advance(task, sum(sizes.values()))
 
 
 def _dry_run(paths: List[Path], fmt: str | None, tenant: str, defaults: dict[str, Any], group_by: str,

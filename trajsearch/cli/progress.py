@@ -18,11 +18,12 @@ LOG_EVERY = 30.0
 
 
 def progress(*columns: ProgressColumn, console: Console, label: str, quiet: bool,
-             log_every: float = LOG_EVERY) -> Progress | LogProgress:
-    """A bar when ``console`` is a terminal, else :class:`LogProgress`; neither when ``quiet``."""
+             log_every: float = LOG_EVERY, runs: str = "runs written") -> Progress | LogProgress:
+    """A bar when ``console`` is a terminal, else :class:`LogProgress`; neither when ``quiet``. ``runs``: what the
+    count of runs counts, in a line."""
     if quiet or console.is_terminal:
         return Progress(*columns, console=console, disable=quiet)
-    return LogProgress(console, label, log_every)
+    return LogProgress(console, label, log_every, runs)
 
 
 class LogProgress:
@@ -30,8 +31,8 @@ class LogProgress:
     line at most every ``every`` seconds (0: at every update): ``ingesting: 12.3 of 37.8 MB read, 84 runs written,
     0:01:30 elapsed``."""
 
-    def __init__(self, console: Console, label: str, every: float) -> None:
-        self.console, self.label, self.every = console, label, every
+    def __init__(self, console: Console, label: str, every: float, what: str = "runs written") -> None:
+        self.console, self.label, self.every, self.what = console, label, every, what
         self.started = self.said = time.monotonic()
         self.total: float | None = None
         self.completed = 0.0
@@ -64,5 +65,5 @@ class LogProgress:
         self.said = now
         read = f"{self.completed / 1e6:.1f}" + (f" of {self.total / 1e6:.1f}" if self.total else "") + " MB read"
         elapsed = timedelta(seconds=int(now - self.started))
-        self.console.print(f"{self.label}: {read}, {self.runs} runs written, {elapsed} elapsed", markup=False,
+        self.console.print(f"{self.label}: {read}, {self.runs} {self.what}, {elapsed} elapsed", markup=False,
                            highlight=False, soft_wrap=True)
