@@ -51,3 +51,19 @@ def test_the_summary_says_a_later_copy_replaced_a_run(backend: str) -> None:  # 
     assert code == 0, err
     out = " ".join(out.split())
     assert "read 3: ingested 1 runs" in out and "unchanged 1, replaced by a later copy 1, rejected 0" in out
+
+
+def test_a_run_deleted_between_two_batches_of_one_stream_is_written_again(tmp_path: Path) -> None:
+    """Review 3 of round p43 (D1): the server keeps one indexer per ingest stream, and it skipped a copy it had
+    written with the same content on memory alone: a run deleted (a Delete call) between two batches was then
+    reported unchanged and was missing afterwards. A later batch's store lookup decides; memory only counts."""
+    native = Path(__file__).parent / "fixtures" / "native" / "mixed.jsonl"
+    run = next(p.trajectory for p in read_dump(native, tenant="acme") if p.trajectory is not None)
+    ts = TrajSearch.open(str(tmp_path / "m.db"), traces=str(tmp_path / "traces"), embedder=HashingEmbedder())
+    stream = ts.indexer()  # as the servicer keeps one per ingest stream
+    assert stream.add([run]).ingested == 1
+    assert ts.delete(run.trajectory_id, tenant="acme")
+    again = stream.add([run])
+    assert again.rows > 0 and again.ingested + again.replaced == 1
+    assert ts.run(run.trajectory_id, tenant="acme") is not None
+    assert stream.add([run]).unchanged == 1  # still there: a third copy is unchanged, nothing written

@@ -251,6 +251,7 @@ class Indexer:
         report = IngestReport()
         self._kept = max_kept_rejections
         written = self.written
+        now: dict[Key, str] = {}  # what this call wrote: its later batches' store lookups may predate those writes
         to_prepare: queue.Queue = queue.Queue(self.queue_depth)
         to_write: queue.Queue = queue.Queue(self.queue_depth)
         failure: list[BaseException] = []
@@ -291,7 +292,7 @@ class Indexer:
 
         def write_loop() -> None:
             while (batch := get(to_write)) is not _DONE:
-                self._write(batch, report, written)
+                self._write(batch, report, written, now)
                 if on_commit:
                     on_commit(batch.items, report)
                 if on_progress:
@@ -420,14 +421,15 @@ class Indexer:
 
     # -- stage 3: traces, then rows, then the commit ---------------------------------------
 
-    def _write(self, batch: _Batch, report: IngestReport, written: dict[Key, str]) -> None:
-        # A run may recur in a later batch whose lookup ran before this one's write: re-check
-        # against what this ingest already wrote (same content: unchanged; else rewrite it).
-        stale = {k for k in batch.runs if k not in batch.todo and k in written and written[k] != batch.hashes[k]}
+    def _write(self, batch: _Batch, report: IngestReport, written: dict[Key, str], now: dict[Key, str]) -> None:
+        # A run may recur in a later batch of this call whose lookup ran before this one's write: re-check
+        # against what this call already wrote (same content: unchanged; else rewrite it). Only this call's:
+        # an earlier call's writes were committed before this call's lookups, which see the store as it is now
+        # (a run deleted since is written again, never skipped on memory alone).
+        stale = {k for k in batch.runs if k not in batch.todo and k in now and now[k] != batch.hashes[k]}
         if stale:
             self._prepare(batch, only=stale)
-        # and one this ingest already wrote with this content (the lookup ran before that write) is unchanged
-        batch.todo = todo = [k for k in batch.todo if written.get(k) != batch.hashes[k]]
+        batch.todo = todo = [k for k in batch.todo if now.get(k) != batch.hashes[k]]
         replace = [k for k in todo if k in batch.stored or k in written]
         if todo:
             uris = self._put_traces([batch.runs[k][0] for k in todo])
@@ -454,7 +456,7 @@ class Indexer:
             if key in todo:  # written again: a later copy replacing one this ingest wrote, the run counted once
                 what = "replaced" if key in written else "ingested"
                 report.rows += len(batch.records[key])
-                written[key] = batch.hashes[key]
+                written[key] = now[key] = batch.hashes[key]
             else:
                 what = "unchanged"
             _tally(report, fmt, what)

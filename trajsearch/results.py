@@ -99,8 +99,9 @@ class IngestReport:
     """What an ingest did: ingested (new or changed), unchanged (skipped), rejected (with reasons).
 
     ``replaced`` counts the copies of a run that another copy read by the same ingest replaced (one session
-    saved twice, a run in two dumps): the run lands once, counted once as ingested or unchanged, so the
-    counts add up to what was read and the ingested runs are the runs written.
+    saved twice, a run in two dumps): the run lands once, so the counts add up to what was read. Within one
+    process's ingest; a run whose first copy was unchanged and a later one differs counts once unchanged and once
+    ingested, and ``--workers`` that meet copies of one run in different inputs each count (and write) theirs.
 
     ``rejected`` keeps the rejections themselves (all of them, or the first
     ``max_kept`` when the caller writes them elsewhere); ``rejected_count``
