@@ -9,6 +9,7 @@ writing its temp file and renaming it (its ``os.replace`` waits for the kill). T
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -54,6 +55,10 @@ def test_the_next_ingest_removes_what_a_killed_trace_write_left(tmp_path: Path, 
     monkeypatch.delenv("TRAJSEARCH_SERVER", raising=False)
     _killed_mid_write(home / "traces")
     [left] = [p for p in (home / "traces" / "acme").iterdir() if p.name.endswith(".tmp")]
+    os.utime(left, (time.time() - 600, time.time() - 600))  # killed a while ago: a fresh one may be another
+    # pid namespace's live write under the same host name (review 3, D3), so the same writer's fresh one stays
+    fresh = left.with_name(re.sub(r"-[^-.]+\.tmp$", "-fresh0.tmp", left.name))
+    fresh.write_bytes(b"\x1f\x8b")
     old = home / "traces" / "acme" / ".killed-0123456789abcdef.json.gz.k2j4h1x0.tmp"  # an older version's, 2 h old
     young = home / "traces" / "acme" / ".other-0123456789abcdef.json.gz.q8w7e6r5.tmp"  # perhaps being written
     for path, age in ((old, 7200), (young, 0)):
@@ -63,5 +68,5 @@ def test_the_next_ingest_removes_what_a_killed_trace_write_left(tmp_path: Path, 
     code, out, err = run_cli("ingest", str(TAU), "-t", "acme", "-q")
     assert code == 0, err
     names = {p.name for p in (home / "traces" / "acme").iterdir()}
-    assert left.name not in names and old.name not in names and young.name in names
+    assert left.name not in names and old.name not in names and young.name in names and fresh.name in names
     assert len([n for n in names if n.endswith(".json.gz")]) == 1  # the ingested run's trace

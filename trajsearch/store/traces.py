@@ -217,8 +217,9 @@ class FileTraceStore:
     def sweep_temporaries(self, tenant: str) -> int:
         """Remove the temp files that writers killed mid-write (``kill -9`` of ``ingest --workers``) left in
         ``tenant``'s directory; how many. A temp file names its writer (see :func:`_writer_tag`): one of this
-        host whose process is gone is removed, and one without a name (older versions) once it is an hour old,
-        far longer than any write. Nothing else ever removes them (probe G, G6)."""
+        host whose process is gone is removed once two minutes old (a pid of another pid namespace under the same
+        host name may be alive), and one without a name (older versions) once it is an hour old, far longer than
+        any write. Nothing else ever removes them (probe G, G6)."""
         try:
             entries = list(os.scandir(self.root / valid_tenant(tenant)))
         except OSError:
@@ -283,6 +284,9 @@ class FileTraceStore:
 _TEMP_OWNER = re.compile(r"\.w(?P<host>[0-9a-f]{8})-(?P<pid>\d+)-[^.]+\.tmp$")
 #: An untagged temp file older than this is abandoned.
 UNTAGGED_TEMP_AGE_S = 3600.0
+#: A tagged one of a dead process of this host, once older than this: far longer than any write, so that a live
+#: writer with another pid namespace under the same host name (containers on the host's network) is never swept.
+TAGGED_TEMP_AGE_S = 120.0
 
 
 def _host_hash() -> str:
@@ -297,12 +301,13 @@ def _writer_tag() -> str:
 def _abandoned(entry: os.DirEntry) -> bool:
     """Whether a temp file's writer is gone: a tagged one of this host's dead process, or an untagged old one."""
     owner = _TEMP_OWNER.search(entry.name)
+    try:
+        age = time.time() - entry.stat(follow_symlinks=False).st_mtime
+    except OSError:
+        return False
     if owner is None:
-        try:
-            return time.time() - entry.stat(follow_symlinks=False).st_mtime > UNTAGGED_TEMP_AGE_S
-        except OSError:
-            return False
-    if owner["host"] != _host_hash():
+        return age > UNTAGGED_TEMP_AGE_S
+    if owner["host"] != _host_hash() or age <= TAGGED_TEMP_AGE_S:
         return False
     try:
         os.kill(int(owner["pid"]), 0)
