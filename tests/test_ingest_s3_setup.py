@@ -25,5 +25,5 @@ def test_a_missing_bucket_is_named_with_its_endpoint_and_not_retried(tmp_path: P
     code, out, err = run_cli("ingest", str(TAU), "-t", "acme", "-q", "--traces", "s3://nobucket/x")
     said = " ".join(err.split())
     assert code == 1, err
-    assert f"S3 bucket nobucket does not exist at {s3_endpoint}" in said and "create it" in said
+    assert f"bucket nobucket does not exist at {s3_endpoint}" in said and "create it" in said and "S3 put_object on s3://nobucket/" in said
     assert "retrying" not in said and "rerun the same command" not in said

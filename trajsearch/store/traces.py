@@ -416,13 +416,16 @@ class S3TraceStore:
         _check_entry(uri, key[len(head):].split("/"), tenant, self.location)
         return key
 
-    def _setup_advice(self, code: str, message: str) -> str:
-        """What a setup error means and what mends it (probe G, G2: a missing bucket said to rerun)."""
-        at = _s3_endpoint(self.client)
+    def _setup_advice(self, code: str, message: str, op: str, key: str, read: bool) -> str:
+        """What a setup error means and what mends it (probe G, G2: a missing bucket said to rerun), with the call
+        that met it. S3 answers a read of a missing object AccessDenied where the policy allows no listing: a
+        read says so (review 3, D6: a missing trace had read as a credentials problem)."""
+        at, call = _s3_endpoint(self.client), f"S3 {op} on s3://{self.bucket}/{key}"
         if code in ("NoSuchBucket", "InvalidBucketName"):
-            return (f"S3 bucket {self.bucket} does not exist at {at} ({code}): create it, or point --traces "
+            return (f"{call}: bucket {self.bucket} does not exist at {at} ({code}): create it, or point --traces "
                     f"(TRAJSEARCH_TRACES) at a bucket that exists")
-        return (f"S3 refused access to s3://{self.bucket} at {at} ({code}: {message}): check the credentials "
+        missing = " (or the object is missing: S3 answers so where the policy allows no listing)" if read else ""
+        return (f"{call}: access refused at {at} ({code}: {message}){missing}: check the credentials "
                 "(AWS_ACCESS_KEY_ID, AWS_PROFILE) and the bucket's policy, or point --traces (TRAJSEARCH_TRACES) "
                 "elsewhere")
 
@@ -442,7 +445,7 @@ class S3TraceStore:
                 raise TraceNotFoundError(uri) from None
             message = error.get("Message") or exc
             if code in S3_SETUP_CODES:
-                raise TraceStoreSetupError(self._setup_advice(code, str(message))) from exc
+                raise TraceStoreSetupError(self._setup_advice(code, str(message), op, key, uri is not None)) from exc
             raise TraceStoreError(f"S3 {op} on s3://{self.bucket}/{key} failed: {code} {message}") from exc
         except (BotoCoreError, OSError) as exc:
             raise TraceStoreError(f"S3 {op} on s3://{self.bucket}/{key} failed: {exc}") from exc
