@@ -23,7 +23,7 @@ ROOT = Path(__file__).parents[1]
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
 def test_an_interrupted_ingest_says_what_is_committed_and_that_a_rerun_resumes(tmp_path: Path, sig: int) -> None:
-    dump = tau_dump(tmp_path / "airline-runs.jsonl", 600)
+    dump = tau_dump(tmp_path / "airline-runs.jsonl", 3000)  # far more than the 60 awaited: the signal lands mid-run
     home = tmp_path / "home"
     env = {**os.environ, "TRAJSEARCH_MODEL": "hashing", "TRAJSEARCH_HOME": str(home), "COLUMNS": "400"}
     proc = subprocess.Popen([sys.executable, "-m", "trajsearch.cli", "ingest", str(dump), "-t", "acme", "-q"],
@@ -37,8 +37,10 @@ def test_an_interrupted_ingest_says_what_is_committed_and_that_a_rerun_resumes(t
             except ValueError:
                 continue
         time.sleep(0.05)
+    proc.send_signal(signal.SIGSTOP)  # held where it is, so the signal cannot race the end of the ingest
     assert proc.poll() is None, "the ingest finished before it could be interrupted: make the dump larger"
     proc.send_signal(sig)
+    proc.send_signal(signal.SIGCONT)
     _, stderr = proc.communicate(timeout=600)
     assert proc.returncode == 128 + sig, stderr
     [line] = [line for line in stderr.splitlines() if line.strip()]
