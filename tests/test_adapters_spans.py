@@ -1073,8 +1073,6 @@ def test_a_reply_repr_too_long_to_parse_cheaply_stays_text(tmp_path: Path) -> No
     """Bug (review): a model reply written as ``str()`` of its dict was parsed with ``ast.literal_eval`` however
     long (3 MB: 2 s and 0.5 GB; a hostile trace could take the ingest out). A text longer than 256 KiB is not
     parsed: it stays the step's text, read at once."""
-    import time
-
     calls = ", ".join(["{'id': 'c', 'function': {'name': 'f', 'arguments': '{}'}, 'type': 'function'}"] * 40_000)
     said = "{'content': 'Done.', 'role': 'assistant', 'tool_calls': [" + calls + "]}"
     out = json.dumps([{"role": "assistant", "parts": [{"type": "text", "content": said}]}])
@@ -1083,9 +1081,7 @@ def test_a_reply_repr_too_long_to_parse_cheaply_stays_text(tmp_path: Path) -> No
          1, 5, None),
         ("c7ad6b7169203332", "b7ad6b7169203331", "chat m",
          {"gen_ai.operation.name": "chat", "gen_ai.output.messages": out}, 2, 3, None)])
-    started = time.monotonic()
-    [result] = read_dump(path, tenant="acme")
-    assert time.monotonic() - started < 1.0
+    [result] = read_dump(path, tenant="acme")  # its speed: scripts/, not a timed assert (busy machines)
     [step] = result.trajectory.steps
     assert step.action == "respond" and step.arguments["content"].startswith("{'content': 'Done.', 'role': ")
 
