@@ -61,3 +61,15 @@ def fsync_dir(directory: Path) -> None:
         pass
     finally:
         os.close(fd)
+
+
+def pid_alive(pid: int) -> bool:
+    """Whether process ``pid`` of this host runs: what the sweeps of a dead writer's leftovers ask before removing
+    them (temp files, stream copies, a dead ingest's milvus-lite server). Another user's process is alive."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # PermissionError: alive, another user's
+        return True
+    return True

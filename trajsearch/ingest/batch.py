@@ -39,7 +39,7 @@ from typing import Any, Callable, Iterator, Mapping, Sequence
 from .adapters._common import DEFAULT_SUCCESS_THRESHOLD
 from .checkpoint import Checkpoint, DeadLetter, job_id
 from .outcomes import OutcomeTable
-from ..fsutil import private_dir
+from ..fsutil import pid_alive, private_dir
 from ..indexer import IngestReport, Marker
 from .read import (ClippedRuns, DistinctIds, NamedAfterSpool, Parsed, ReadOptions, Unit, fingerprint, make_context,
                    parsed_as_given, plan_inputs, read_unit)
@@ -378,14 +378,10 @@ def _orphaned_server(cmd: str) -> bool:
         return False
     at = words.index("trajsearch.ingest.orphans") + 1
     try:
-        os.kill(int(words[at]), 0)
+        pid = int(words[at])
     except (IndexError, ValueError):
         return False
-    except ProcessLookupError:
-        return True
-    except PermissionError:
-        return False
-    return False
+    return not pid_alive(pid)
 
 
 def run_workers(

@@ -40,6 +40,7 @@ from typing import IO, Any, Callable, ContextManager, Iterable, Iterator, Mappin
 
 from pydantic import ValidationError
 
+from trajsearch.fsutil import pid_alive
 from trajsearch.model import Trajectory, valid_tenant
 from trajsearch.represent import run_content
 
@@ -281,18 +282,8 @@ def _sweep_orphaned_copies() -> None:
     dump, and a nightly job that times out would otherwise fill ``$TMPDIR`` night after night."""
     for folder in Path(tempfile.gettempdir()).glob(f"{STREAMS_PREFIX}*"):
         owner = _STREAMS_DIR.match(folder.name)
-        if owner and owner["host"] == _host() and folder.is_dir() and not _alive(int(owner["pid"])):
+        if owner and owner["host"] == _host() and folder.is_dir() and not pid_alive(int(owner["pid"])):
             shutil.rmtree(folder, ignore_errors=True)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # another user's process
-        return True
-    return True
 
 
 class NamedAfterSpool:

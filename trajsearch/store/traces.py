@@ -46,7 +46,7 @@ from urllib.parse import SplitResult, unquote, urlsplit
 
 from pydantic import ValidationError
 
-from ..fsutil import atomic_write, private_dir
+from ..fsutil import atomic_write, pid_alive, private_dir
 from ..model import STORED, Trajectory, valid_id, valid_tenant
 
 #: Largest decompressed trace we will read or write; guards against gzip bombs.
@@ -307,15 +307,7 @@ def _abandoned(entry: os.DirEntry) -> bool:
         return False
     if owner is None:
         return age > UNTAGGED_TEMP_AGE_S
-    if owner["host"] != _host_hash() or age <= TAGGED_TEMP_AGE_S:
-        return False
-    try:
-        os.kill(int(owner["pid"]), 0)
-    except ProcessLookupError:
-        return True
-    except OSError:  # alive, another user's
-        return False
-    return False
+    return owner["host"] == _host_hash() and age > TAGGED_TEMP_AGE_S and not pid_alive(int(owner["pid"]))
 
 
 class S3TraceStore:
