@@ -370,6 +370,8 @@ _NEW_FILE = re.compile(r"^(?:new file mode \d+|--- /dev/null)\s*$", re.M)
 def _created(text: str) -> list[str]:
     """The files the unified diffs in ``text`` create (``new file mode``, or ``--- /dev/null``): a reproduction
     script or a scratch project that ``git add -A && git diff --cached`` hands in with the fix."""
+    if not _NEW_FILE.search(text):  # most diffs create nothing: no second pass over them
+        return []
     found = []
     for block in re.split(r"^(?=diff --git )", text, flags=re.M):
         head = block.split("\n@@", 1)[0]
