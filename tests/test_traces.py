@@ -492,7 +492,7 @@ def test_s3_outage_refused_port_is_fast_clear_error(s3_endpoint):
     assert msg.startswith(f"S3 put_object on s3://{BUCKET}/p/acme/") and "Could not connect" in msg
     with pytest.raises(TraceStoreError, match="get_object"):
         store.get(store.uri_for("acme", "x"), tenant="acme")
-    assert time.monotonic() - start < 15
+    assert time.monotonic() - start < 45  # a bound for a hang (botocore's own timeouts are 60 s), not a speed target
 
 
 def test_s3_outage_silent_server_times_out(s3_endpoint):
@@ -506,7 +506,7 @@ def test_s3_outage_silent_server_times_out(s3_endpoint):
         with pytest.raises(TraceStoreError, match="timeout|timed out") as err:
             store.get(store.uri_for("acme", "x"), tenant="acme")
         assert f"s3://{BUCKET}/p/acme/" in str(err.value)
-        assert time.monotonic() - start < 15
+        assert time.monotonic() - start < 45  # botocore's default read timeout (60 s) would hang past this
 
 
 def test_a_moved_store_reads_its_traces_where_they_are_now(tmp_path: Path):
