@@ -151,6 +151,7 @@ def test_mcp_refuses_to_start_with_a_context_or_key_the_server_refuses(served):
     lines = started.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith(f"error: the trajsearch server at {address} refused the API key")
     assert "$TRAJSEARCH_API_KEY" in lines[0] and "UNAUTHENTICATED" not in lines[0]
+    assert "not one of that server's keys" in lines[0] and "send metadata" not in lines[0]  # probe I, I2
 
 
 def test_an_operators_context_the_server_refuses_is_not_the_models_invalid_arguments(served, caplog):

@@ -481,8 +481,8 @@ def test_metrics_endpoint_answers_loopback_hosts_only_and_needs_insecure_beyond_
     http_server = serve_metrics(server.metrics, "127.0.0.1:0")
     port = http_server.server_port
     try:
-        def get(path, host):
-            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+        def get(path, host, address="127.0.0.1"):
+            conn = http.client.HTTPConnection(address, port, timeout=60)
             conn.putrequest("GET", path, skip_host=True)
             conn.putheader("Host", host)
             conn.endheaders()
@@ -499,6 +499,14 @@ def test_metrics_endpoint_answers_loopback_hosts_only_and_needs_insecure_beyond_
         assert get("/../../etc/passwd", f"127.0.0.1:{port}")[0] == 404
     finally:
         http_server.shutdown()
+    alias = serve_metrics(server.metrics, "127.0.0.2:0")  # a 127/8 alias answered every request 421 (probe I, I1)
+    try:
+        port = alias.server_port
+        assert get("/metrics", f"127.0.0.2:{port}", "127.0.0.2")[0] == 200
+        status, body = get("/metrics", "attacker.example", "127.0.0.2")
+        assert status == 421 and "http://127.0.0.2" in body
+    finally:
+        alias.shutdown()
     with pytest.raises(InsecureAddressError, match="--insecure"):
         check_metrics_address("0.0.0.0:9100", insecure=False)
     check_metrics_address("0.0.0.0:9100", insecure=True)

@@ -580,7 +580,8 @@ def test_a_damaged_trace_of_this_tenant_says_so(ts, demo):
     assert str(Path(unquote(urlsplit(uri).path)).parent) not in response.text  # no store paths in pages
 
 
-def test_ui_serves_one_user_with_a_key_made_for_this_run(tmp_path):
+@pytest.mark.parametrize("host", ["127.0.0.1", "127.0.0.2"])  # any 127/8 alias is loopback (probe I, I1: 421)
+def test_ui_serves_one_user_with_a_key_made_for_this_run(tmp_path, host):
     import http.cookiejar
     import os
     import signal
@@ -592,13 +593,13 @@ def test_ui_serves_one_user_with_a_key_made_for_this_run(tmp_path):
     env = dict(os.environ, TRAJSEARCH_MODEL="hashing", TRAJSEARCH_HOME=str(tmp_path / "home"), PYTHONUNBUFFERED="1")
     subprocess.run([sys.executable, "-m", "trajsearch.cli", "ingest", str(SAMPLE), "-t", "demo"], env=env,
                    check=True, capture_output=True, timeout=600)
-    ui = subprocess.Popen([sys.executable, "-m", "trajsearch.cli", "ui", "-t", "demo", "--address", "127.0.0.1:0"],
+    ui = subprocess.Popen([sys.executable, "-m", "trajsearch.cli", "ui", "-t", "demo", "--address", f"{host}:0"],
                           env=env, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True)
     try:
         lines = [ui.stderr.readline() for _ in range(3)]  # blocks until each line is written
         link = re.search(r"sign in once:\s+(\S+)", lines[1]).group(1)
         key = re.search(r"or with key:\s+(ts_\S+)", lines[2]).group(1)
-        assert link.startswith("http://127.0.0.1:") and "tenant demo, read-only" in lines[2]
+        assert link.startswith(f"http://{host}:") and "tenant demo, read-only" in lines[2]
         opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(http.cookiejar.CookieJar()))
         with opener.open(link, timeout=60) as page:  # signs in, then the search page
             assert page.url.endswith("/") and "tenant <strong>demo</strong>" in page.read().decode()
@@ -608,6 +609,10 @@ def test_ui_serves_one_user_with_a_key_made_for_this_run(tmp_path):
         with pytest.raises(urllib.error.HTTPError) as used:
             urllib.request.urlopen(link, timeout=60)  # once only
         assert used.value.code == 403
+        rebound = urllib.request.Request(base + "/signin", headers={"Host": "attacker.example"})
+        with pytest.raises(urllib.error.HTTPError) as refused:  # DNS rebinding: still refused, naming this address
+            urllib.request.urlopen(rebound, timeout=60)
+        assert refused.value.code == 421 and f"http://{host}" in refused.value.read().decode()
         other = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(http.cookiejar.CookieJar()))
         with other.open(base + "/signin", timeout=60) as page:  # the printed key signs in by the form too
             token = csrf_of(page.read().decode())

@@ -33,7 +33,11 @@ def connect(server: str | None, ca: Path | None, uri: str | None, traces: str | 
             yield backend
     except typer.Exit:
         raise
-    except (ValueError, PermissionError) as exc:  # bad input, a tenant the key does not hold
+    except (ValueError, PermissionError) as exc:  # bad input, a tenant the key does not hold, a refused key
+        if server:
+            from ..service.client import Unauthenticated, refused_key
+            if isinstance(exc, Unauthenticated):
+                fail(refused_key(server, exc))
         fail(plain(exc))
     except (LookupError, ConnectionError, TimeoutError, StoreOpenError, SchemaMismatchError,
             TraceStoreError, IngestError) as exc:  # not found, server down, store in use, ...

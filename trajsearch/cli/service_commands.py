@@ -18,6 +18,7 @@ from typing import Optional
 import typer
 
 from .options import Ca, ContextEnvVersions, ContextPolicyVersions, ContextTools, EmbeddingModel, Traces, Uri
+from .output import plain
 
 ServerOpt = typer.Option("127.0.0.1:50051", "--server", "-s", envvar="TRAJSEARCH_SERVER",
                          help="Address of a running trajsearch server (host:port).")
@@ -145,9 +146,8 @@ def ui(
     """
     from ..service.auth import KeyConfigError, KeyRing, key_entry, new_key
     from ..service.observe import configure_logging
-    from ..service.server import is_loopback
+    from ..service.server import allowed_hosts, is_loopback
     from ..web import WebConfig, WebServer, create_app
-    from ..service.observe import LOOPBACK_HOSTS
     from ..web.session import OneTimeTokens
 
     host, port = _host_port(address, "--address")
@@ -167,7 +167,7 @@ def ui(
             _fail(f"--tenant: {exc}")
     ts = _open_index(uri, traces, model)
     one_time = OneTimeTokens()
-    app = create_app(ts, keyring, config=WebConfig(allowed_hosts=LOOPBACK_HOSTS), one_time=one_time)
+    app = create_app(ts, keyring, config=WebConfig(allowed_hosts=allowed_hosts(address)), one_time=one_time)
     try:
         web = WebServer(app, address)
     except (OSError, ValueError) as exc:
@@ -269,8 +269,9 @@ def _quiet_libraries() -> None:
 
 
 def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip().strip("'\"") or type(exc).__name__
-    return text.splitlines()[0]
+    """The first line of the message alone (a message ending in a quoted value keeps its closing quote:
+    probe I, I2)."""
+    return (plain(exc).strip() or type(exc).__name__).splitlines()[0]
 
 
 def _os_error(exc: OSError) -> str:

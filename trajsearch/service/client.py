@@ -62,6 +62,14 @@ class Unauthenticated(ServiceError, PermissionError):
     pass
 
 
+def refused_key(address: str, exc: Unauthenticated) -> str:
+    """An operator's words for a refused ``$TRAJSEARCH_API_KEY`` (the CLI, ``trajsearch mcp``): the server's
+    own message tells a hand-written client which metadata to send, which the operator never writes."""
+    return (f"the trajsearch server at {address} refused the API key in ${API_KEY_ENV}: it is not one of that "
+            "server's keys (a key of another server, or one missing from its --keys file)"
+            + (f" (request id {exc.request_id})" if exc.request_id else ""))
+
+
 class PermissionDenied(ServiceError, PermissionError):
     pass
 
@@ -107,7 +115,7 @@ def _usable_key(key: str | None, source: str) -> str:
     refused here, naming ``source``, rather than failing every call with ``INTERNAL: Invalid metadata``."""
     key = (key or "").strip()
     if not key:
-        raise ValueError(f"no API key: pass api_key= or set ${API_KEY_ENV}")
+        raise ValueError(f"no API key: set ${API_KEY_ENV} to a key of the server (or pass api_key= to Client)")
     bad = next((c for c in key if not " " <= c <= "~"), None)
     if bad is not None:
         what = _KEY_CHARACTERS.get(bad) or ("non-ASCII characters" if ord(bad) > 127 else "control characters")

@@ -50,7 +50,7 @@ from ..model import filter_value
 from ..toolspec import DESCRIPTION, TOOL_NAME, SearchPastRunsArguments, argument_errors
 from ..toolspec import parameters as tool_schema
 from .auth import API_KEY_ENV
-from .client import Client, PermissionDenied, ServiceError, Unauthenticated
+from .client import Client, PermissionDenied, ServiceError, Unauthenticated, refused_key
 from .validate import Limits
 
 log = logging.getLogger("trajsearch.mcp")
@@ -106,7 +106,9 @@ def check_key(client: Client) -> None:
     answer yet is only logged: it may come up, and until then each call says it is unavailable."""
     try:
         client.whoami(timeout=15)
-    except (Unauthenticated, PermissionDenied) as exc:
+    except Unauthenticated as exc:
+        raise ValueError(refused_key(client.address, exc)) from None
+    except PermissionDenied as exc:
         raise ValueError(f"the trajsearch server at {client.address} refused the API key "
                          f"(${API_KEY_ENV}): {exc.details}") from None
     except ServiceError as exc:

@@ -155,6 +155,7 @@ def start_metrics_http(metrics: Metrics, host: str, port: int, *,
     """
     prometheus_app = make_wsgi_app(metrics.registry)
     allowed = None if allowed_hosts is None else {h.lower() for h in allowed_hosts}
+    refusal = f"unknown host: use http://{(allowed_hosts or LOOPBACK_HOSTS)[0]}\n"
 
     def plain(start_response: Any, status: str, text: str, kind: str = "text/plain; charset=utf-8") -> list[bytes]:
         body = text.encode()
@@ -163,7 +164,7 @@ def start_metrics_http(metrics: Metrics, host: str, port: int, *,
 
     def app(environ: dict[str, Any], start_response: Any) -> list[bytes]:
         if allowed is not None and host_name(environ.get("HTTP_HOST", "")) not in allowed:
-            return plain(start_response, "421 Misdirected Request", "unknown host: use http://127.0.0.1\n")
+            return plain(start_response, "421 Misdirected Request", refusal)
         path = environ.get("PATH_INFO")
         if path == "/metrics.json":
             return plain(start_response, "200 OK", json.dumps(metrics.snapshot()), "application/json")

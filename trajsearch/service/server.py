@@ -82,10 +82,17 @@ def check_metrics_address(address: str, *, insecure: bool) -> None:
 def allowed_hosts(address: str) -> tuple[str, ...] | None:
     """The Host header values an HTTP listener on ``address`` answers (the web pages, ``--metrics``).
 
-    On a loopback address only the loopback names: a page of another site whose name was rebound to
-    127.0.0.1 (DNS rebinding) is refused. Beyond loopback any (the operator's names are unknown here).
+    On a loopback address the address itself (first: the one a refusal names) and the loopback names: a
+    page of another site whose name was rebound to 127.0.0.1 (DNS rebinding) sends that name, and is
+    refused. 127.0.0.2 and other 127/8 aliases are loopback too, and are reached by their own literal
+    (probe I, I1: they answered every page 421). Beyond loopback any (the operator's names are unknown here).
     """
-    return LOOPBACK_HOSTS if is_loopback(address) else None
+    if not is_loopback(address):
+        return None
+    if address.startswith(("unix:", "unix-abstract:")):
+        return LOOPBACK_HOSTS
+    bound = address.rpartition(":")[0].lower()
+    return tuple(dict.fromkeys((bound, *LOOPBACK_HOSTS)))
 
 
 def serve_metrics(metrics: Metrics, address: str, *, insecure: bool = False) -> Any:

@@ -369,6 +369,7 @@ class Guard:
     def __init__(self, app: ASGIApp, config: WebConfig) -> None:
         self.app = app
         self.allowed = None if config.allowed_hosts is None else {h.lower() for h in config.allowed_hosts}
+        self.refusal = f"unknown host: open this page as http://{(config.allowed_hosts or LOOPBACK_HOSTS)[0]}"
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -379,7 +380,7 @@ class Guard:
         started = time.perf_counter()
         status = 0
         if self.allowed is not None and _host(scope) not in self.allowed:
-            response = PlainTextResponse("unknown host: open this page as http://127.0.0.1", status_code=421)
+            response = PlainTextResponse(self.refusal, status_code=421)
             response.raw_headers.extend(HEADERS)
             await response(scope, receive, send)
             return
