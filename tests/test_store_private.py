@@ -73,3 +73,21 @@ def _plain(path: Path) -> bytes:
 
     data = path.read_bytes()
     return gzip.decompress(data) if data[:2] == b"\x1f\x8b" else data
+
+
+def test_ingest_state_beside_a_store_is_private(tmp_path, monkeypatch, umask_022):
+    """Probe I, I3: the checkpoint was 0600 but its directory 0755 and the dead-letter file beside it 0644, and
+    a dead-letter line quotes the rejected record's value (a tenant's text)."""
+    shared = tmp_path / "shared"
+    shared.mkdir(mode=0o755)
+    bad = shared / "bad.jsonl"
+    bad.write_text(SAMPLE.read_text().splitlines()[0] + "\n" + '{"trajectory_id": "secret_olivia\\u0001", "task": 1}\n')
+    monkeypatch.setenv("TRAJSEARCH_MODEL", "hashing")
+    monkeypatch.delenv("TRAJSEARCH_SERVER", raising=False)
+    monkeypatch.chdir(shared)
+    code, out, err = run_cli("ingest", str(bad), "--tenant", "demo", "--uri", str(shared / "runs.db"),
+                             "--traces", str(shared / "traces"))
+    assert code == 3, err  # one run written, one record rejected
+    state = [p for p in (shared / ".trajsearch").rglob("*") if p.is_file()]
+    assert any(p.name.startswith("dead-letter") for p in state) and any(p.name.startswith("checkpoint") for p in state)
+    assert [p for p in state if readable_by_others(p, tmp_path)] == []

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from ..fsutil import atomic_write
+from ..fsutil import atomic_write, private_dir
 
 VERSION = 1
 
@@ -97,7 +97,7 @@ class Checkpoint:
         data = {"version": VERSION, "identity": self.identity, "units": self.units,
                 "dead_letter_bytes": self.dead_letter_bytes, "stats": self.stats, "saved_at": time.time()}
         payload = json.dumps(data, default=str, separators=(",", ":")).encode()
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        private_dir(self.path.parent)
         atomic_write(self.path, payload)
         self._saved_at = now
         self._dirty = False
@@ -109,14 +109,15 @@ class DeadLetter:
     def __init__(self, path: Path, checkpoint: Checkpoint) -> None:
         self.path = path
         self.checkpoint = checkpoint
-        path.parent.mkdir(parents=True, exist_ok=True)
+        private_dir(path.parent)
         if path.exists() and path.stat().st_size > checkpoint.dead_letter_bytes:
             # lines written after the last checkpoint save belong to batches that will be redone
             with open(path, "r+b") as fh:
                 fh.truncate(checkpoint.dead_letter_bytes)
         elif not path.exists() or path.stat().st_size < checkpoint.dead_letter_bytes:
             checkpoint.dead_letter_bytes = path.stat().st_size if path.exists() else 0
-        self._fh: IO[bytes] = open(path, "ab")
+        # 0600 as the checkpoint beside it: a line quotes the rejected value, a tenant's text (probe I, I3)
+        self._fh: IO[bytes] = os.fdopen(os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600), "ab")
         self.count = 0
 
     def write(self, source: str, position: str, fmt: str | None, reason: str) -> None:
