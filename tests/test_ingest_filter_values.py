@@ -55,8 +55,8 @@ def test_ingest_refuses_values_no_filter_or_page_can_handle_naming_the_field(bac
     text = " ".join((out + err).split())  # the report wraps long lines
     assert "ingested 1 runs" in text and f"rejected {len(REFUSED) + 1}" in text, text
     for name, _, said in REFUSED:
-        assert f"field '{name}': Value error, {said}" in text, (name, text)
-    assert "field 'steps[0].action': Value error, action 'bash\\n' contains control characters" in text
+        assert f"field '{name}': {said}" in text, (name, text)
+    assert "field 'steps[0].action': action 'bash\\n' contains control characters" in text
     code, out, err = run_cli("search", "reservation", "--env-version", 'quote "ok"')
     assert code == 0 and "probe-good" in out
 
@@ -89,3 +89,27 @@ def test_a_run_stored_before_these_rules_stays_readable(backend, tmp_path):  # n
                              "--outcome", "success", "--outcome", "unknown")
     assert code == 0, err
     assert [json.loads(line)["trajectory_id"] for line in out.splitlines() if line.strip()] == ["legacy-run"]
+
+
+def test_a_reward_of_nan_or_infinity_is_no_reward_and_a_blank_task_no_task(tmp_path, monkeypatch):
+    """Probe F, F8: Python's json writes NaN / Infinity; ``ingest --dry-run --json`` printed them (not JSON),
+    while the store kept no reward. Now the run's reward is unknown everywhere, and the dry run says so in JSON.
+    F7: a task of whitespace alone was taken (and its run could be a success found by nothing): refused."""
+    for name, value in (("TRAJSEARCH_MODEL", "hashing"), ("TRAJSEARCH_HOME", str(tmp_path / "home")),
+                        ("TRAJSEARCH_TENANT", "acme")):
+        monkeypatch.setenv(name, value)
+    monkeypatch.delenv("TRAJSEARCH_SERVER", raising=False)
+    base = sample_record()
+    records = [{**base, "trajectory_id": f"r{i}", "reward": value}
+               for i, value in enumerate([float("nan"), float("inf"), 0.5])]
+    records.append({**base, "trajectory_id": "blank", "task": " \n\t "})
+    dump = tmp_path / "dump.jsonl"
+    dump.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    code, out, err = run_cli("ingest", str(dump), "--dry-run", "--json")
+    assert code == 3, err  # as the ingest will: one record rejected
+    preview = json.loads(out, parse_constant=lambda name: pytest.fail(f"{name} is not JSON"))["files"][0]
+    assert preview["runs"] == 3 and preview["rewards"] == [0.5]
+    assert preview["first_rejection"] == "line 4: invalid trajectory: field 'task': the task is blank (whitespace only)"
+    assert run_cli("ingest", str(dump))[0] == 3
+    code, out, err = run_cli("show", "r0", "--json")
+    assert code == 0 and json.loads(out)["reward"] is None

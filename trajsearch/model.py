@@ -9,6 +9,7 @@ keeps the two in sync.
 from __future__ import annotations
 
 import json
+import math
 import re
 from datetime import datetime, timezone
 from enum import Enum
@@ -180,6 +181,21 @@ class Trajectory(BaseModel):
         return value
 
     _filterable_fields = field_validator("env_version", "policy_version", "task_family", "model_id")(_filterable)
+
+    @field_validator("task")
+    @classmethod
+    def _worded(cls, value: str, info: ValidationInfo) -> str:
+        """A task of whitespace alone is no task: nothing to find the run by (probe F, F7: one was a success)."""
+        if not _stored(info) and not value.strip():
+            raise ValueError("the task is blank (whitespace only)")
+        return value
+
+    @field_validator("reward")
+    @classmethod
+    def _finite(cls, value: float | None) -> float | None:
+        """``NaN`` / ``Infinity`` (Python's json writes them) is no reward: unknown, as the store keeps it, so a
+        dry run's ``--json`` stays JSON (probe F, F8)."""
+        return value if value is None or math.isfinite(value) else None
 
     @field_validator("tools_available")
     @classmethod

@@ -143,8 +143,8 @@ def describe_validation_error(exc: ValidationError, limit: int = 3) -> str:
             parts.append(f"unexpected field '{loc}'")
         elif kind == "string_pattern_mismatch":
             parts.append(f"field '{loc}' value {str(value)[:60]!r} does not match {ctx.get('pattern')}")
-        elif loc:
-            parts.append(f"field '{loc}': {err['msg']}")
+        elif loc:  # our validators' own words, without pydantic's "Value error, " before them
+            parts.append(f"field '{loc}': {err['msg'].removeprefix('Value error, ')}")
         else:
             parts.append(err["msg"].removeprefix("Value error, "))
     more = f" (+{len(parts) - limit} more)" if len(parts) > limit else ""
