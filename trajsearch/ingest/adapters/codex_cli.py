@@ -12,7 +12,15 @@ A line is ``{"timestamp", "type", "payload"}`` with type ``session_meta``,
 builds add ``world_state`` and others, skipped here). Rollouts written before
 the envelope (mid 2025) start with a bare ``{"id", "timestamp",
 "instructions"}`` meta line followed by bare response items and
-``{"record_type": "state"}`` markers; both layouts are read. The index of
+``{"record_type": "state"}`` markers; both layouts are read. Before them the
+TypeScript CLI (npm ``@openai/codex`` 0.1.25041x-0.1.2505xxx,
+``codex-cli/src/utils/storage/save-rollout.ts``) rewrote one pretty-printed JSON
+document per session, ``~/.codex/sessions/rollout-<date>-<id>.json``:
+``{"session": {"timestamp", "id", "instructions"}, "items": [...]}``, the same
+response items with no time of their own (``local_shell_call`` answered by a
+``local_shell_call_output``; system messages are the CLI's notices), unfolded
+here into a session meta and its items; its ``timestamp`` is when the document
+was last written, the only time it records. The index of
 thread names beside the rollouts (``session_index.jsonl``) and the history of
 the prompts typed (``history.jsonl``) are passed over (``side_file``), and so
 is a rollout holding no run (``side_document``): a side job of the VS Code
@@ -133,7 +141,8 @@ SIGNATURE = re.compile(r'"type"\s*:\s*"session_meta"\s*,\s*"payload"\s*:|"origin
 ENVELOPE = frozenset({"session_meta", "response_item", "event_msg", "turn_context", "compacted"})
 CALLS = frozenset({"function_call", "custom_tool_call", "local_shell_call", "web_search_call", "tool_search_call",
                    "image_generation_call"})
-OUTPUTS = frozenset({"function_call_output", "custom_tool_call_output", "tool_search_output"})
+OUTPUTS = frozenset({"function_call_output", "custom_tool_call_output", "tool_search_output",
+                     "local_shell_call_output"})  # the last: the TypeScript CLI's (see ``_ts_lines``)
 
 #: Codex's IDE extensions put the editor's context (active file, open tabs) before the request under this
 #: heading; Codex itself titles a thread by what follows it (``USER_MESSAGE_BEGIN`` in codex-rs).
@@ -195,6 +204,7 @@ _FAILED_REPLY = re.compile(
     r"^(?:failed to parse function arguments|unsupported call|unsupported custom tool call|execution error|"
     r"exec command rejected|patch rejected|apply_patch verification failed|aborted\b|"
     r"failed in sandbox |tool call error: |"  # 2025 rollouts: a sandboxed command's failure, an MCP call's
+    r"invalid arguments: |no function found$|"  # the TypeScript CLI's: arguments it could not read, an unknown tool
     r"error: |Error: |err: )"
 )
 
@@ -252,6 +262,8 @@ def matches(record: Any) -> bool:
     kind = as_str(record.get("type"))
     if kind in ENVELOPE and isinstance(record.get("payload"), dict):
         return True
+    if _is_ts_rollout(record):
+        return True
     # a rollout written before the {type, payload} envelope starts with its bare session meta
     legacy_keys = {"id", "timestamp", "instructions", "git", "cwd", "originator", "cli_version"}
     return "instructions" in record and {"id", "timestamp"} <= record.keys() and record.keys() <= legacy_keys
@@ -260,7 +272,7 @@ def matches(record: Any) -> bool:
 def side_document(document: Any) -> str | None:
     """The adapter hook for a whole small file (see ``detect``): a rollout with no run in it (see ``_no_run``)."""
     try:
-        return _no_run([_normal(line) for line in as_records(document, "Codex rollout")])
+        return _no_run(_lines(document))
     except RecordError:
         return None
 
@@ -363,6 +375,30 @@ def not_a_run(record: Any) -> str | None:
         return ("this is `codex exec --json` output, which does not record the prompt; ingest the session's rollout "
                 f"instead: ~/.codex/sessions/YYYY/MM/DD/rollout-*-{record['thread_id']}.jsonl")
     return None
+
+
+def _is_ts_rollout(document: Any) -> bool:
+    """Whether a whole JSON document is the TypeScript CLI's session file, ``{"session": {"timestamp", "id",
+    "instructions"[, "responseId"]}, "items": [...]}`` (its writer puts nothing else at the top)."""
+    return isinstance(document, dict) and document.keys() == {"session", "items"} \
+        and isinstance(document["items"], list) and isinstance(document["session"], dict) \
+        and {"id", "timestamp"} <= document["session"].keys()
+
+
+def _lines(document: Any) -> list[tuple[str, dict[str, Any], Any]]:
+    """(kind, payload, timestamp) of each line of a rollout, in any layout (see ``_normal``, ``_ts_lines``)."""
+    if _is_ts_rollout(document):
+        return _ts_lines(document)
+    return [_normal(line) for line in as_records(document, "Codex rollout")]
+
+
+def _ts_lines(document: dict[str, Any]) -> list[tuple[str, dict[str, Any], Any]]:
+    """The TypeScript CLI's one document as rollout lines: its session meta, then its response items (which carry
+    no time)."""
+    session = document["session"]
+    items = [item for item in document["items"] if isinstance(item, dict)]
+    return [("session_meta", session, session.get("timestamp")),
+            *(("response_item" if isinstance(item.get("type"), str) else "unknown", item, None) for item in items)]
 
 
 def _normal(line: dict[str, Any]) -> tuple[str, dict[str, Any], Any]:
@@ -701,7 +737,7 @@ def _event_errors(events: list[dict[str, Any]]) -> dict[str, str]:
 
 
 def to_trajectory(record: Any, ctx: Context) -> Trajectory:
-    lines = [_normal(line) for line in as_records(record, "Codex rollout")]
+    lines = _lines(record)
     metas = [p for kind, p, _ in lines if kind == "session_meta"]
     meta = metas[0] if metas else {}
     contexts = [p for kind, p, _ in lines if kind == "turn_context"]
