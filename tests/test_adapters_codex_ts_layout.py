@@ -1,6 +1,6 @@
 """The TypeScript Codex CLI's session files (npm ``@openai/codex`` 0.1.25041x-0.1.2505xxx): one JSON document
 ``{"session": {...}, "items": [...]}`` per session, rejected as an unrecognised format until it was read (probe C,
-round p44: C1). The fixtures (``codex-cli/.real/probe-c44/``) are whole files the released CLI wrote; their
+round p44: C1, O3). The fixtures (``codex-cli/.real/probe-c44/``) are whole files the released CLI wrote; their
 origin is in that folder's ``SOURCE.md``."""
 
 from __future__ import annotations
@@ -16,6 +16,9 @@ PROBE_C44 = Path(__file__).parent / "fixtures" / "codex-cli" / ".real" / "probe-
 TS_0417 = PROBE_C44 / "rollout-2026-12-04-3c1262d2-f2bc-4636-8c52-672a0b75e15a.json"
 #: ``@openai/codex@0.1.2505291658``: ``local_shell_call`` items, an unknown tool called.
 TS_0529 = PROBE_C44 / "rollout-2026-12-04-3024d4c7-16e3-4e0f-b09d-fee80138ef8e.json"
+#: A Gemini CLI session: a JSON document of no Codex layout.
+GEMINI_SESSION = (Path(__file__).parent / "fixtures" / "gemini-cli" / ".real" / "code-assist"
+                  / "session-2026-03-30T19-51-4f2a591d.json")
 
 
 def only_run(path: Path, **kwargs):
@@ -72,3 +75,11 @@ def test_a_walk_of_the_typescript_clis_codex_folder_reads_its_sessions(tmp_path:
     assert sorted(p.trajectory.trajectory_id for p in parsed) == [
         "codex.3024d4c7-16e3-4e0f-b09d-fee80138ef8e", "codex.3c1262d2-f2bc-4636-8c52-672a0b75e15a"]
 
+
+def test_a_document_forced_to_codex_that_it_cannot_read_is_named_by_its_keys() -> None:
+    """Forced on a JSON document of no Codex layout, the reader said "only unknown lines"; it names the document's
+    keys and the layouts it reads."""
+    [parsed] = list(read_dump(GEMINI_SESSION, fmt="codex-cli", tenant="acme"))
+    assert parsed.trajectory is None
+    assert "one JSON document with keys lastUpdated, messages, projectHash, sessionId, startTime" in parsed.error
+    assert "{session, items}" in parsed.error

@@ -401,6 +401,17 @@ def _ts_lines(document: dict[str, Any]) -> list[tuple[str, dict[str, Any], Any]]
             *(("response_item" if isinstance(item.get("type"), str) else "unknown", item, None) for item in items)]
 
 
+def _no_conversation(document: Any, lines: list[tuple[str, dict[str, Any], Any]]) -> str:
+    """Why a file read as a rollout holds no conversation: what it holds instead. A whole JSON document of no
+    layout read here (a forced ``--format``) is named by its top-level keys."""
+    if isinstance(document, dict) and [kind for kind, _, _ in lines] == ["unknown"]:
+        keys = ", ".join(sorted(str(key) for key in document)[:12]) or "none"
+        return (f"no conversation in this Codex rollout: one JSON document with keys {keys}, neither rollout lines "
+                "({type, payload} per line) nor the TypeScript CLI's {session, items}")
+    kinds = sorted({kind for kind, _, _ in lines})
+    return f"no conversation in this Codex rollout (only {', '.join(kinds)} lines)"
+
+
 def _normal(line: dict[str, Any]) -> tuple[str, dict[str, Any], Any]:
     """(kind, payload, timestamp) of a rollout line in either layout."""
     if isinstance(line.get("payload"), dict) and isinstance(line.get("type"), str):
@@ -744,8 +755,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     events = [p for kind, p, _ in lines if kind == "event_msg"]
     items = [(p, at) for kind, p, at in lines if kind == "response_item"]
     if not items and not events:
-        kinds = sorted({kind for kind, _, _ in lines})
-        raise RecordError(f"no conversation in this Codex rollout (only {', '.join(kinds)} lines)")
+        raise RecordError(_no_conversation(record, lines))
 
     rollout = _Rollout(reasoning_late=_reasoning_recorded_late([p for p, _ in items]))
     request = _review_request if _is_review(meta) else _request
