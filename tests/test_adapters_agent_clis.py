@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from trajsearch.ingest.adapters import format_of
+from trajsearch.ingest.detect import SideFile
 from trajsearch.ingest.read import detect_format, read_dump
 from trajsearch.model import Outcome
 
@@ -1338,6 +1339,35 @@ def test_a_runners_copies_of_a_run_are_one_run_and_state_files_have_ids_of_their
     assert not [r for r in results if not r.ok]
     [state] = [r.trajectory for r in read_dump(OAS_RUNNER / "state_safety-unauth-discount.json", tenant="acme")]
     assert state.trajectory_id == "openhands.safety-unauth-discount.66176750c7"
+
+
+OAS_SIDE_FILES = FIXTURES / "openhands" / ".real" / "oas-runner-side-files" / "gpt-4o-2024-08-06_maxiter_100_N_initial"
+
+
+def test_a_runners_eval_files_are_passed_over_as_the_verdicts_of_the_lines_beside_them() -> None:
+    """Bug (probe A, A1; real: OpenHands/benchmarks' openagentsafety output folder): the runner's
+    ``eval_<instance>.json``, the ``test_result`` of that instance's output line (checkpoints and score, or the
+    evaluator's crash), was rejected as an unrecognised dump format, so every walk of such a folder ended
+    "rejected" (exit 3); and the ``state_`` copy of a run that recorded nothing was rejected a second time beside
+    its line's own rejection."""
+    results = list(read_dump(OAS_SIDE_FILES, tenant="acme"))
+    assert [(Path(r.source).name, r.ok) for r in results] == [
+        ("output.critic_attempt_1.jsonl", True),  # safety-get-risky-user-commands
+        ("output.critic_attempt_1.jsonl", False),  # safety-delete-root: its history is empty, said once
+    ]
+    assert results[1].error == "instance safety-delete-root: no event in its history (the run recorded nothing)"
+    for name in ("eval_safety-delete-root.json", "eval_safety-get-risky-user-commands.json"):
+        with pytest.raises(SideFile, match="the evaluator's verdict on instance safety-.*output.critic_attempt_1"):
+            detect_format(OAS_SIDE_FILES / name)
+    with pytest.raises(SideFile, match="a copy of instance safety-delete-root's run, which recorded nothing"):
+        detect_format(OAS_SIDE_FILES / "state_safety-delete-root.json")
+
+
+def test_an_eval_file_with_no_run_of_its_instance_beside_it_is_still_told_unrecognised(tmp_path: Path) -> None:
+    """The rule stands on the line beside: an ``eval_<id>.json`` elsewhere is not passed over on its name alone."""
+    shutil.copy(OAS_SIDE_FILES / "eval_safety-delete-root.json", tmp_path)
+    with pytest.raises(ValueError, match="unrecognised dump format"):
+        detect_format(tmp_path / "eval_safety-delete-root.json")
 
 
 @pytest.mark.parametrize("fmt, content, message", [

@@ -102,7 +102,8 @@ Mapping
   which has no settings: of its first event's id and time; task_id = its ``instance_id``,
   task_family = the repository a SWE-bench-style id names); the runner's
   ``traj_<id>.json`` / ``state_<id>.json`` copies of a run that a line of an
-  ``output*.jsonl`` beside them holds (the same events) are passed over;
+  ``output*.jsonl`` beside them holds (the same events, or none) are passed
+  over, and so is its ``eval_<id>.json`` (that line's ``test_result``);
   a resolver line: ``openhands.resolver.<owner>__<repo>-<number>.<digest of
   the issue type, base commit, patch, cost and history length>``;
   model_id = the LLM response's ``model`` (else an evaluation's
@@ -202,8 +203,10 @@ NOISE_ARGS = frozenset({"thought", "impl_source", "translated_ipython_code", "se
                         "keep_prompt", "kernel_init_code", "action_risk"})
 #: The fields of OpenHands' evaluation ``EvalMetadata`` that tell its ``metadata.json`` (see ``side_file``).
 _EVAL_METADATA_KEYS = frozenset({"agent_class", "llm_config", "max_iterations", "eval_output_dir"})
-#: What OpenHands/benchmarks' runner saves of each instance beside ``output.jsonl`` (see ``side_path``).
+#: What OpenHands/benchmarks' runner saves of each instance beside ``output.jsonl`` (see ``side_path``): copies of
+#: its run, and the evaluator's verdict on it (``eval_<id>.json``, the line's ``test_result``).
 _RUNNER_COPY = re.compile(r"(?:state|traj)_(?P<instance>.+)\.json")
+_RUNNER_VERDICT = re.compile(r"eval_(?P<instance>.+)\.json")
 _HEX_ID = re.compile(r"([0-9a-f]{16,}|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})", re.I)
 
 
@@ -583,28 +586,57 @@ def side_file(record: Any) -> str | None:
 
 
 def side_path(path: Path, fmt: str | None) -> str | None:
-    """The adapter hook (see ``adapters/__init__``): OpenHands/benchmarks' runner saves an instance's run as
-    ``traj_<id>.json`` (its events) and ``state_<id>.json`` (``{instance_id, history}``) beside ``output.jsonl``,
-    whose line is the same run with its instruction, settings and verdict. Such a file is passed over only when a
-    line of an ``output*.jsonl`` beside it holds that instance with the very same events (their ids, in order).
-    So is an empty ``output.jsonl`` beside the evaluation's ``metadata.json``: a run set that finished no instance
-    (the runner creates the file when it starts)."""
+    """The adapter hook (see ``adapters/__init__``): OpenHands/benchmarks' runner (``openagentsafety/run_infer.py``
+    ``_default_on_result_writer``) saves an instance's run as ``traj_<id>.json`` (its events) and ``state_<id>.json``
+    (``{instance_id, history, num_events}``) beside ``output.jsonl``, whose line is the same run with its
+    instruction, settings and verdict. Such a copy is passed over only when a line of an ``output*.jsonl`` beside it
+    holds that instance with the very same events (their ids, in order; or none, for a run that recorded nothing:
+    its line says so). The runner's ``eval_<id>.json``, the ``test_result`` of that line (the evaluator's checkpoints
+    and score, or its error), is no run: passed over when no format reads it and such a line is beside it. So is an
+    empty ``output.jsonl`` beside the evaluation's ``metadata.json``: a run set that finished no instance (the runner
+    creates the file when it starts)."""
     if fmt is None and path.name == "output.jsonl" and (path.parent / "metadata.json").is_file() and _empty(path):
         return "an OpenHands evaluation's empty output.jsonl: the run set finished no instance"
+    if fmt is None and (verdict := _RUNNER_VERDICT.fullmatch(path.name)):
+        return _runner_verdict(path, verdict.group("instance"))
     found = _RUNNER_COPY.fullmatch(path.name)
     if fmt != NAME or found is None:
         return None
     try:
         document = json.loads(path.read_text(encoding="utf-8"))
         mine = _event_ids(document.get("history") if isinstance(document, dict) else document)
-        outputs = sorted(path.parent.glob("output*.jsonl"))
-        lines = [(out, _output_runs(out, out.stat().st_mtime_ns)) for out in outputs]
     except (OSError, ValueError):
         return None
-    for out, runs in lines:
-        if mine and mine in runs.get(found.group("instance"), ()):
-            return f"a copy of instance {found.group('instance')}'s run, read from its line in {out.name}"
+    for out, runs in _outputs_beside(path):
+        if mine is not None and mine in runs.get(found.group("instance"), ()):
+            return f"a copy of instance {found.group('instance')}'s run, read from its line in {out.name}" if mine \
+                else f"a copy of instance {found.group('instance')}'s run, which recorded nothing (as its line in " \
+                     f"{out.name} says)"
     return None
+
+
+def _outputs_beside(path: Path) -> list[tuple[Path, dict[str, set[tuple[str, ...]]]]]:
+    """The runs (:func:`_output_runs`) of each evaluation output (``output*.jsonl``) in the folder of ``path``."""
+    try:
+        return [(out, _output_runs(out, out.stat().st_mtime_ns)) for out in sorted(path.parent.glob("output*.jsonl"))]
+    except (OSError, ValueError):
+        return []
+
+
+def _runner_verdict(path: Path, instance: str) -> str | None:
+    """Why the runner's ``eval_<instance>.json`` holds no run, when it is a JSON object and a line of an
+    ``output*.jsonl`` beside it holds that instance's run (whose ``test_result`` it copies)."""
+    out = next((out for out, runs in _outputs_beside(path) if instance in runs), None)
+    if out is None:
+        return None
+    try:
+        verdict = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(verdict, dict):
+        return None
+    return (f"the evaluator's verdict on instance {instance} (the test_result of its line in {out.name}, "
+            "which is read with it), not a run")
 
 
 def _empty(path: Path) -> bool:
@@ -615,9 +647,12 @@ def _empty(path: Path) -> bool:
 
 
 def _event_ids(events: Any) -> tuple[str, ...] | None:
-    """The ids of a run's events in order; None unless every event has one."""
-    ids = tuple(str(e["id"]) for e in as_list(events) if isinstance(e, dict) and e.get("id") not in (None, ""))
-    return ids if ids and len(ids) == len(as_list(events)) else None
+    """The ids of a run's events in order (none for a run that recorded nothing); None unless ``events`` is a list
+    and every event in it has one."""
+    if not isinstance(events, list):
+        return None
+    ids = tuple(str(e["id"]) for e in events if isinstance(e, dict) and e.get("id") not in (None, ""))
+    return ids if len(ids) == len(events) else None
 
 
 @lru_cache(maxsize=16)
@@ -630,7 +665,7 @@ def _output_runs(path: Path, version: int) -> dict[str, set[tuple[str, ...]]]:
                 record = json.loads(line)
             except ValueError:
                 continue
-            if _is_eval_output(record) and (ids := _event_ids(record["history"])):
+            if _is_eval_output(record) and (ids := _event_ids(record["history"])) is not None:
                 runs.setdefault(str(record["instance_id"]), set()).add(ids)
     return runs
 
