@@ -1370,6 +1370,42 @@ def test_an_eval_file_with_no_run_of_its_instance_beside_it_is_still_told_unreco
         detect_format(tmp_path / "eval_safety-delete-root.json")
 
 
+OH_TRIAL = FIXTURES / "atif" / ".real" / "harbor-0.26-openhands" / "hello__abc"
+
+
+def _openhands_trial(tmp_path: Path, *, converted: bool = True) -> Path:
+    """A Harbor trial of the ``openhands`` agent: Harbor's files and its ATIF conversion (unless ``converted`` is
+    False), with the raw V0 session it converted put back where Harbor's agent leaves it (``agent/sessions/<id>/``)."""
+    trial = tmp_path / "job" / OH_TRIAL.name
+    shutil.copytree(OH_TRIAL, trial)
+    if not converted:
+        (trial / "agent" / "trajectory.json").unlink()
+    shutil.copytree(OH_STORE, trial / "agent" / "sessions" / OH_STORE.name)
+    return trial
+
+
+def test_a_harbor_openhands_trial_is_one_run_not_also_its_raw_session_folder(tmp_path: Path) -> None:
+    """Bug (probe A, A2; real: Harbor 0.26.0's own conversion of a real OpenHands 0.48.0 session): the raw session
+    Harbor converted was passed over only when it is one file; OpenHands keeps it as a folder
+    (``agent/sessions/<id>/``, read as a run folder), so every trial of that agent was two runs, one without the
+    trial's verdict. Named on its own, the folder says what it is."""
+    trial = _openhands_trial(tmp_path)
+    [result] = read_dump(trial.parent, tenant="acme")
+    assert (result.trajectory.trajectory_id, result.trajectory.outcome, result.trajectory.reward) == (
+        "atif.63b4315947a049e2b7a51249b3d4fcc3.hello__abc/agent/trajectory", Outcome.success, 1.0)
+    session = trial / "agent" / "sessions" / OH_STORE.name
+    for named in (session, session / "events", session / "metadata.json"):
+        with pytest.raises(SideFile, match="raw openhands session in Harbor trial hello__abc, which Harbor converted"):
+            list(read_dump(named, tenant="acme"))
+
+
+def test_a_harbor_openhands_trial_without_its_conversion_is_read_from_its_raw_session(tmp_path: Path) -> None:
+    """Where Harbor left no ATIF conversion (its converter failed, or an older trial), the raw session is the run."""
+    trial = _openhands_trial(tmp_path, converted=False)
+    [result] = read_dump(trial.parent, tenant="acme")
+    assert (result.fmt, result.trajectory.trajectory_id) == ("openhands", "openhands.63b4315947a049e2b7a51249b3d4fcc3")
+
+
 @pytest.mark.parametrize("fmt, content, message", [
     ("openhands", "[1, 2]", "no OpenHands event (with 'source' and 'action' or 'observation') in this file"),
     ("gemini-cli", '{"sessionId": "s", "projectHash": "p", "messages": []}', "no messages in this Gemini CLI recording"),

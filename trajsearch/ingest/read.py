@@ -45,7 +45,7 @@ from trajsearch.model import Trajectory, valid_tenant
 from trajsearch.represent import run_content
 
 from . import sources
-from .adapters import ADAPTERS, Context, RecordError, adapter_for, is_grouped
+from .adapters import ADAPTERS, Context, RecordError, adapter_for, is_grouped, side_path
 from .adapters._common import DEFAULT_SUCCESS_THRESHOLD, DEFAULT_TENANT, clipped_fields
 from .detect import SideFile, detect_format, forced_format
 from .sources import PEEK_BYTES, OnBytes, Record
@@ -442,6 +442,18 @@ def _run_folder(path: Path, fmt: str | None) -> Unit | None:
     return None
 
 
+def _side_folder(unit: Unit, *, named: Path) -> bool:
+    """Whether a run folder holds no run of its own, as ``side_path`` tells of a file by where it lies (the raw
+    session a Harbor trial's ATIF run was converted from): passed over with a line saying so, or, where the input
+    named is that folder (or a part of it), ``SideFile``, as for a side file named."""
+    if not (what := side_path(Path(unit.key), unit.fmt)):
+        return False
+    if Path(unit.key) == named or Path(unit.key) in named.parents:  # the folder, its events/ or its state named
+        raise SideFile(f"{named}: no run in this folder: {what}")
+    log.info("passed over: %s: no run in this folder: %s", unit.key, what)
+    return True
+
+
 def plan_units(path: str | Path, fmt: str | None = None) -> list[Unit]:
     """The units of one input: each file, except that span files of one format are read together and the
     files of a run folder make one unit.
@@ -466,7 +478,7 @@ def plan_units(path: str | Path, fmt: str | None = None) -> list[Unit]:
     spans: dict[str, list[Path]] = {}
     files = _dump_files(p, tell_hidden=True, fmt=fmt)
     folders = {u.key: u for u in (_run_folder(d, fmt) for d in sorted({f.parent for f in files})) if u is not None}
-    units.extend(folders.values())
+    units.extend(u for u in folders.values() if not _side_folder(u, named=p))
     claimed = {f for u in folders.values() for f in u.files}
     for file in (f for f in files if f not in claimed):
         try:

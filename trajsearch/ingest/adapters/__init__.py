@@ -16,6 +16,7 @@ entry in ``ADAPTERS``. A module exposes:
   of bookkeeping only), with ``WHOLE_FILE``; optionally ``side_path(path, fmt)``,
   the same told by where a file sits (a raw session beside the run converted
   from it, a job's own files), given its detected format (None: unrecognised);
+  also asked of a run folder (``run_folder``), with its adapter's format;
   optionally ``SESSION_FOLDERS``, the hidden folders its producer keeps runs in
   (``.claude/projects``): a directory walk reads them, and no other hidden folder;
 - a record-per-run adapter: ``to_trajectory(record, ctx) -> Trajectory``. With

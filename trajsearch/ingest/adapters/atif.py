@@ -101,8 +101,11 @@ Mapping
   ``trial_exception`` names its type.
 - beside it, in a Harbor job directory (``side_path``): the agent's raw
   session that Harbor converted (Codex's ``agent/sessions/**/rollout-*.jsonl``,
-  Claude Code's ``agent/sessions/projects/**.jsonl``, ...) is passed over when
-  the trial has its ATIF ``agent/trajectory.json``, the trial's one run; so are
+  Claude Code's ``agent/sessions/projects/**.jsonl``, OpenHands' saved
+  ``agent/openhands.trajectory.json`` and its conversation folder
+  ``agent/sessions/<id>/``, ...: a file, or a run folder the reader reads as
+  one) is passed over when the trial has its ATIF ``agent/trajectory.json``
+  naming the task, the trial's one run (else it is read); so are
   Harbor's own ``config.json``, ``result.json``, ``result.harbor.json``,
   ``lock.json`` and what the verifier wrote (``verifier/reward.json``, ...).
   But where the conversion holds no task (Harbor's SWE-agent converter keeps
@@ -521,7 +524,8 @@ def side_path(path: Path, fmt: str | None) -> str | None:
 
 
 def _raw_session(path: Path, fmt: str) -> str | None:
-    """Why a file of another format under a Harbor trial's ``agent/`` is the raw session Harbor converted, if it is."""
+    """Why a file or run folder (OpenHands' ``sessions/<id>/``, which Harbor's ``OpenHands._get_session_dir`` converts)
+    of another format under a Harbor trial's ``agent/`` is the raw session Harbor converted, if it is."""
     agent = next((d for d in path.parents if d.name == "agent"), None)
     converted = agent / "trajectory.json" if agent is not None else None
     if converted is not None and converted != path and (trial := _trial_dir(converted)) is not None \
