@@ -46,6 +46,10 @@ Mapping (``span_data.type``)
   name and ``triggered`` to metadata; ``mcp_tools``, ``speech``,
   ``speech_group``, other ``custom`` spans: not steps; ``transcription``: its
   output is the spoken instruction when nothing else gives the task.
+- several runs in one trace (``Runner.run`` called twice inside ``with
+  trace(...)``: each a ``task`` span, before 0.1 an ``agent`` span, under the
+  trace record): what each later run asked is kept in
+  ``metadata.user_prompts``, as for a conversation of several traces.
 - task: the latest user message of the first generation / response input,
   else a transcription's text; when no span recorded any input (the default
   for Responses models), the workflow and agent names stand in for it
@@ -70,6 +74,7 @@ from trajsearch.model import Trajectory
 from ._common import Context, RecordError, clip_task
 from ._otlp import attributes, clean_ids, is_span_record, raw_spans, span_ids, span_time
 from ._spans import (
+    RUN_START,
     ancestors,
     Node,
     error_text,
@@ -241,6 +246,8 @@ def _span_node(item: dict[str, Any], seq: int) -> tuple[str, Node, str | None]:
         node.model = str(data["model"]) if data.get("model") else None
     else:
         node.name = str(data.get("name") or kind)
+    if not item.get("parent_id") and (node.role == "agent" or node.info.get("sdk_span_type") == "task"):
+        node.info[RUN_START] = True  # one ``Runner.run`` of the trace: a later one's request is a later turn
     return str(trace_id), clean_ids(node), None
 
 

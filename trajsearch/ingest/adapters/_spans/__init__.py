@@ -37,6 +37,7 @@ from .messages import (
 from .nodes import (
     RESULT_CUT,
     ROLES,
+    RUN_START,
     Evaluation,
     Message,
     Node,
@@ -59,6 +60,7 @@ __all__ = [
     "PASS_LABELS",
     "RESULT_CUT",
     "ROLES",
+    "RUN_START",
     "Assembled",
     "Evaluation",
     "Message",

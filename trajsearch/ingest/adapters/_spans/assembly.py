@@ -51,7 +51,8 @@ the nodes of one run:
   task part of it (:func:`~trajsearch.ingest.adapters._prompts.from_markers`);
   a conversation (several traces, one per turn) keeps what its later turns
   asked in ``metadata.user_prompts``, and so does a trace of several turns
-  (agent or chain spans without a parent: two invocations in one trace);
+  (agent or chain spans without a parent: two invocations in one trace; spans
+  an adapter marks ``RUN_START``: the Agents SDK's runs under one trace record);
 - a tool result in MCP's shape flagged ``isError`` is the step's error (an
   MCP client returns it rather than raising); an error that is a framework's
   control flow (LangGraph's ``GraphInterrupt``: a pause for a human, resumed
@@ -84,7 +85,7 @@ from .._agent_cli import prompt_list
 from .._common import Context, RecordError, build, clip_step_text, clip_task, safe_id, short
 from .calls import parallel_calls_in_call_order, prepared_request, tool_twins, twin_calls
 from .messages import first_user_text, is_object_repr, mcp_error, normalise_messages, task_from_input, user_requests
-from .nodes import RESULT_CUT, Evaluation, Message, Node, ancestors, maybe_json, start_order, when
+from .nodes import RESULT_CUT, RUN_START, Evaluation, Message, Node, ancestors, maybe_json, start_order, when
 from .outcome import failed, error_outcome, outcome_from
 
 
@@ -721,10 +722,12 @@ def _later_requests(order: list[tuple[Node, int]], task: str, *, every_root: boo
     later prompts), so later steps are not read as answering the first request. With ``every_root``, each root
     starts a turn (a conversation groups several traces, each a turn under a root of its own); else only an agent
     or chain span without a parent does (one trace holding two invocations), not a span whose parent went
-    unexported or a content log without its span."""
+    unexported or a content log without its span. A span its adapter marks ``RUN_START`` starts one too, at any
+    depth (several runs under one trace record)."""
     turns: list[list[Node]] = []
     for node, depth in order:
-        if not turns or depth == 0 and (every_root or node.parent is None and node.role in ("agent", "chain")):
+        if not turns or depth == 0 and (every_root or node.parent is None and node.role in ("agent", "chain")) \
+                or node.info.get(RUN_START):
             turns.append([])
         turns[-1].append(node)
     asked: list[str] = []

@@ -20,6 +20,9 @@ ROLES = ("agent", "llm", "tool", "retriever", "chain", "evaluator", "other")
 #: ``Node.info`` key of a tool node whose result an exporter cut short: a whole copy of it in a later model input
 #: is read over it.
 RESULT_CUT = "result_cut"
+#: ``Node.info`` key of a span that starts one run of several in a trace below the trace's root (the OpenAI Agents
+#: SDK's ``Runner.run`` calls inside one ``trace()``): its request is a later turn's when it differs from the task.
+RUN_START = "run_start"
 
 
 @dataclass

@@ -1,0 +1,29 @@
+"""Span exports of round 44's probe F read through the public reader: the OpenAI Agents SDK (0.0.19, 0.24) and the
+AI SDK 7 (``@ai-sdk/otel``, GenAI semconv spans).
+
+The fixtures (``fixtures/<format>/.real/probeF44``, see each SOURCE.md) were written by the released packages
+against a local fake model server; only the model's replies were scripted.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import adapter_support
+
+FIXTURES = Path(__file__).parent / "fixtures"
+AGENTS = FIXTURES / "openai-agents" / ".real" / "probeF44"
+
+
+@pytest.mark.parametrize("name", ["oai-agents-0.24-two-runs-one-trace.jsonl", "oai-agents-0.0.19-two-runs-one-trace.jsonl"])
+@pytest.mark.parametrize("group_by", ["trace", "conversation"])
+def test_agents_sdk_two_runs_in_one_trace_keep_the_second_request(name: str, group_by: str) -> None:
+    """Bug (probe F, F2): two ``Runner.run`` calls inside one ``trace()`` (each a ``task`` span, in 0.0.19 an
+    ``agent`` span, under the trace record) lost the second request: the second answer read as a reply to the
+    first."""
+    run = adapter_support.only(AGENTS / name, group_by=group_by)
+    assert run.task == "Hi there"
+    assert run.metadata["user_prompts"] == ["Tell me my password"]
+    assert [s.arguments["content"] for s in run.steps] == ["Hello! How can I help?", "Your password is hunter2."]
