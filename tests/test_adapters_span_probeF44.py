@@ -27,3 +27,11 @@ def test_agents_sdk_two_runs_in_one_trace_keep_the_second_request(name: str, gro
     assert run.task == "Hi there"
     assert run.metadata["user_prompts"] == ["Tell me my password"]
     assert [s.arguments["content"] for s in run.steps] == ["Hello! How can I help?", "Your password is hunter2."]
+
+
+def test_agents_sdk_mcp_tool_result_is_its_text_not_a_dict_repr() -> None:
+    """Bug (probe F, F6): the SDK writes ``str()`` of an MCP tool's ``ToolOutputTextDict`` as the function span's
+    output; the step's observation was that repr, ``{'type': 'text', 'text': ...}``."""
+    run = adapter_support.only(AGENTS / "oai-agents-0.24-mcp.jsonl")
+    assert [(s.action, s.observation) for s in run.steps if s.action == "read_note"] == [
+        ("read_note", "note groceries: buy milk"), ("read_note", "Error executing tool read_note")]

@@ -21,7 +21,9 @@ such a file are not.
 
 Mapping (``span_data.type``)
 - ``function``: a step: action = ``name``, arguments = ``input`` (the model's
-  JSON arguments, decoded), observation = ``output``, error = the span's
+  JSON arguments, decoded), observation = ``output`` (a tool output object's
+  text: an MCP tool's result is the repr of ``{'type': 'text', 'text': ...}``),
+  error = the span's
   ``error`` (``message: data.error``), set only when the tool failed. A tool
   paused for approval is recorded at the interruption (no output) and again
   when the resumed run executes it: the first record is dropped.
@@ -65,6 +67,7 @@ Mapping (``span_data.type``)
 
 from __future__ import annotations
 
+import ast
 import json
 import re
 from typing import Any, Iterator
@@ -88,6 +91,8 @@ from ._spans import (
     start_order,
     text_of,
 )
+from ._spans.messages import result_text
+from ._vendor import decode
 
 NAME = "openai-agents"
 #: Searched in a file's first 64 KiB when no record can be parsed from them (see ``detect``).
@@ -207,7 +212,7 @@ def _span_node(item: dict[str, Any], seq: int) -> tuple[str, Node, str | None]:
         node.role, node.name = "tool", str(data.get("name") or "function")
         node.tool = node.name
         node.arguments = maybe_json(data.get("input"))
-        node.result = text_of(data["output"]) if data.get("output") is not None else None
+        node.result = _tool_output(data["output"]) if data.get("output") is not None else None
         if isinstance(data.get("mcp_data"), dict):
             node.info = {"mcp_data": data["mcp_data"]}
     elif kind == "handoff":
@@ -249,6 +254,27 @@ def _span_node(item: dict[str, Any], seq: int) -> tuple[str, Node, str | None]:
     if not item.get("parent_id") and (node.role == "agent" or node.info.get("sdk_span_type") == "task"):
         node.info[RUN_START] = True  # one ``Runner.run`` of the trace: a later one's request is a later turn
     return str(trace_id), clean_ids(node), None
+
+
+#: The kinds of the SDK's tool output objects (``ToolOutputText`` / ``Image`` / ``FileContent`` and their dicts).
+_OUTPUT_KINDS = frozenset({"text", "image", "file"})
+#: ``str()`` of a returned ``ToolOutputText`` (a pydantic model): ``type='text' text='...'``.
+_TEXT_OUTPUT_STR = re.compile(r"""^type='text' text=('(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*")$""", re.S)
+
+
+def _tool_output(output: Any) -> str:
+    """A function span's output as text. The SDK writes ``str()`` of what the tool returned
+    (``FunctionSpanData.export``), so a tool output object arrives as its Python repr: an MCP tool's
+    ``ToolOutputTextDict`` (``{'type': 'text', 'text': ...}``, a list of them for several blocks; before 0.1 the
+    blocks' JSON), a returned ``ToolOutputText`` (``type='text' text='...'``). Those are their text
+    (:func:`result_text`); any other output stays as written."""
+    if isinstance(output, str) and (found := _TEXT_OUTPUT_STR.match(output.strip())):
+        return str(ast.literal_eval(found.group(1)))
+    value = decode(output, literal=True)
+    blocks = value if isinstance(value, list) and value else [value]
+    if all(isinstance(b, dict) and b.get("type") in _OUTPUT_KINDS for b in blocks):
+        return result_text(value)
+    return text_of(output)
 
 
 def _generation_output(output: Any) -> list[dict[str, Any]]:
