@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from trajsearch.model import Trajectory
+
 import adapter_support
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -35,3 +37,22 @@ def test_agents_sdk_mcp_tool_result_is_its_text_not_a_dict_repr() -> None:
     run = adapter_support.only(AGENTS / "oai-agents-0.24-mcp.jsonl")
     assert [(s.action, s.observation) for s in run.steps if s.action == "read_note"] == [
         ("read_note", "note groceries: buy milk"), ("read_note", "Error executing tool read_note")]
+
+
+OTEL = FIXTURES / "otel-genai" / ".real" / "probeF44"
+
+
+def _by_trace(path: Path) -> dict[str, Trajectory]:
+    return {run.trajectory_id.split(":")[1][:8]: run for run in adapter_support.runs(path)}
+
+
+def test_ai_sdk_7_call_the_sdk_refused_is_a_step_error() -> None:
+    """Bug (probe F, F4): a call to a tool that does not exist, or with arguments that do not parse, runs no tool (no
+    ``execute_tool`` span); ``@ai-sdk/otel`` writes the SDK's ``error-text`` into the next ``chat`` input as the bare
+    error text (``AI_NoSuchToolError: ...``), which read as the tool's successful result."""
+    runs = _by_trace(OTEL / "ai7-refused-and-pending-calls.otlp.json")
+    [unknown] = [s for s in runs["36fd5de1"].steps if s.action == "delete_db"]
+    assert unknown.error.startswith("AI_NoSuchToolError: Model tried to call unavailable tool 'delete_db'")
+    [bad] = [s for s in runs["4c552f1f"].steps if s.action == "get_weather"]
+    assert bad.error.startswith("AI_InvalidToolInputError: Invalid input for tool get_weather")
+    assert [s.error for s in runs["36fd5de1"].steps if s.action == "respond"] == [None]

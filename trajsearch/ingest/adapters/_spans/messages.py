@@ -126,7 +126,9 @@ def normalise_message(raw: Any) -> Message | None:
                 msg.calls.append({"id": part.get("id"), "name": part.get("name"), "arguments": maybe_json(part.get("arguments"))})
             elif kind == "tool_call_response":
                 msg.call_id = part.get("id")
-                texts.append(result_text(part.get("response", part.get("result"))))
+                response = part.get("response", part.get("result"))
+                msg.failed = msg.failed or sdk_refused(response)
+                texts.append(result_text(response))
         msg.text = "\n".join(t for t in texts if t)
         return msg
     msg.text, msg.reasoning = _content_text(raw.get("content"))
@@ -143,6 +145,18 @@ def normalise_message(raw: Any) -> Message | None:
             msg.calls.append({"id": call.get("id"), "name": fn.get("name"), "arguments": maybe_json(fn.get("arguments", fn.get("args")))})
     msg.call_id = raw.get("tool_call_id") or msg.call_id
     return msg
+
+
+#: A tool call the AI SDK refused, as ``@ai-sdk/otel`` writes its ``error-text`` result: the error's ``toString()``,
+#: named by the SDK's error class (``AI_NoSuchToolError: Model tried to call unavailable tool ...``,
+#: ``AI_InvalidToolInputError: ...``); no tool ran, so no span says it failed.
+_AI_SDK_ERROR = re.compile(r"^AI_[A-Za-z]+Error: ")
+
+
+def sdk_refused(response: Any) -> bool:
+    """Whether a GenAI ``tool_call_response`` is the AI SDK's error for a call it refused (``_AI_SDK_ERROR``): AI SDK 7
+    flattens ``error-text`` to its bare value, so the class name is the one mark of the failure left."""
+    return isinstance(response, str) and bool(_AI_SDK_ERROR.match(response))
 
 
 def listed_calls(content: Any) -> list[dict[str, Any]]:
