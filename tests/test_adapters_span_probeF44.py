@@ -56,3 +56,16 @@ def test_ai_sdk_7_call_the_sdk_refused_is_a_step_error() -> None:
     [bad] = [s for s in runs["4c552f1f"].steps if s.action == "get_weather"]
     assert bad.error.startswith("AI_InvalidToolInputError: Invalid input for tool get_weather")
     assert [s.error for s in runs["36fd5de1"].steps if s.action == "respond"] == [None]
+
+
+def test_ai_sdk_7_calls_awaiting_approval_are_not_run_and_a_denied_call_is_kept() -> None:
+    """Bug (probe F, F5): calls left awaiting approval (``needsApproval``: no ``execute_tool`` span, the last model
+    call's finish reason ``tool-calls``) looked like tools that ran and printed nothing; a call the user denied
+    (``{"denied": true, "reason"}`` in the resumed call's input) was no step at all."""
+    pending = _by_trace(OTEL / "ai7-approval-denied.otlp.json")
+    assert [(s.action, s.error.startswith("not run:")) for s in pending["316cfc12"].steps] == [
+        ("get_weather", True), ("run_sql", True)]
+    assert [(s.action, s.error) for s in pending["43a17d97"].steps] == [
+        ("get_weather", None), ("run_sql", "denied: no database access today"), ("respond", None)]
+    agent = _by_trace(OTEL / "ai7-refused-and-pending-calls.otlp.json")["d224e069"]
+    assert [(s.action, (s.error or "")[:8]) for s in agent.steps] == [("get_weather", "not run:"), ("run_sql", "Error: p")]

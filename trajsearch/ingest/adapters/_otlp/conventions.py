@@ -563,7 +563,8 @@ def node_from_span(span: dict[str, Any], resource: dict[str, Any], seq: int) -> 
         "user_id": attrs.get("user.id"),
         "finish_reasons": attrs.get("gen_ai.response.finish_reasons") if role == "llm" else None,
         "convention": "monocle" if is_monocle(attrs) else None,  # (see OtlpFormat: the reason such a trace is no run)
-    } if role in ("agent", "chain") or parent is None else {}
+    } if role in ("agent", "chain") or parent is None else {
+        "finish_reasons": attrs.get("gen_ai.response.finish_reasons")} if role == "llm" else {}
     node = Node(
         id=span_id, parent=parent, role=role, name=name, start=start, end=end, seq=seq,
         tool=str(tool) if tool else None,

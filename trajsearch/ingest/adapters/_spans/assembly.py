@@ -396,6 +396,37 @@ def _crew_answer(output: str | None) -> str | None:
 _NOT_RUN = "not run: the agent stopped after its model asked for it (no tool span ran it, no later model call saw a result)"
 
 
+def _stopped_for_calls(call: Node) -> bool:
+    """Whether a model call's finish reason is the AI SDK's ``tool-calls`` (its own spelling): as the agent's last
+    call, the SDK stopped with its calls unrun (awaiting approval, at a step limit, or a tool it does not execute)."""
+    reasons = call.info.get("finish_reasons")
+    return "tool-calls" in (reasons if isinstance(reasons, list) else [reasons])
+
+
+def _denied_calls(node: Node, by_call: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    """Steps for the calls a model input says the user denied (``@ai-sdk/otel`` writes a tool approval's
+    ``execution-denied`` result as ``{"denied": true, "reason"}``) that no step holds yet: the call as the same
+    history asked for it, its error the denial; registered in ``by_call``."""
+    asked = {c.get("id"): c for m in node.input_messages for c in m.get("calls") or [] if c.get("id")}
+    out = []
+    for m in node.input_messages:
+        said = maybe_json(m.get("text")) if m.get("role") == "tool" else None
+        call = asked.get(m.get("call_id"))
+        if isinstance(said, dict) and said.get("denied") is True and call and m["call_id"] not in by_call:
+            reason = said.get("reason")
+            step = {"thought": None, "action": str(call.get("name"))[:200], "arguments": call.get("arguments"),
+                    "observation": None, "error": short(f"denied: {reason}" if reason else "denied", 600),
+                    "started_at": when(node.start), "ended_at": when(node.start)}
+            by_call[m["call_id"]] = step
+            out.append(step)
+    return out
+
+
+#: The error of a call the AI SDK stopped before running (:func:`_stopped_for_calls`).
+_NOT_RUN_AI_SDK = ("not run: the run stopped after its model asked for it (the AI SDK stops so to await a tool's "
+                   "approval, at its step limit, or for a tool it does not execute)")
+
+
 def _unanswered(step: dict[str, Any]) -> bool:
     """Whether a step has no result yet, or only one an exporter cut short (see ``RESULT_CUT``)."""
     return step.get("observation") is None or bool(step.get(RESULT_CUT))
@@ -538,7 +569,7 @@ def assemble(nodes: list[Node], *, what: str = "trace", task: str | None = None)
     ran: set[str] = set()  # the agents found to have run a call
     traced = {n.tool or n.name for n, _ in order if n.role == "tool"}  # the tools whose runs the trace records
     last_calls = _last_calls([n for n, _ in order if n.role == "llm" and n.id not in twins], by_id)
-    last_asked: list[dict[str, Any]] = []  # asked for by an agent's last model call, none of whose calls ran
+    last_asked: list[tuple[dict[str, Any], Node]] = []  # asked for by an agent's last model call, none of whose calls ran
     for p in pending:  # calls whose execution was not traced: keep them, results from model inputs
         call = p["call"]
         step = {"thought": p["thought"], "action": str(call.get("name"))[:200], "arguments": call.get("arguments"),
@@ -548,8 +579,9 @@ def assemble(nodes: list[Node], *, what: str = "trace", task: str | None = None)
             step.update(observation=clip_step_text(agent.result) if agent.result is not None else None,
                         error=short(error, 600) if (error := failed(agent.error)) else None,
                         started_at=when(agent.start), ended_at=when(agent.end))
-        elif call.get("name") in traced and p["by"].id in last_calls and p["by"].id not in ran_for:
-            last_asked.append(step)
+        elif call.get("name") in traced and p["by"].id in last_calls and p["by"].id not in ran_for \
+                or p["by"].id in last_calls and _stopped_for_calls(p["by"]):
+            last_asked.append((step, p["by"]))
         steps.append(step)
         if call.get("id"):
             by_call[call["id"]] = step
@@ -562,11 +594,12 @@ def assemble(nodes: list[Node], *, what: str = "trace", task: str | None = None)
             if m.get("role") == "tool" and m.get("call_id") in by_call and _unanswered(by_call[m["call_id"]]):
                 _answered(by_call[m["call_id"]], m)
         _answered_in_turn(node.input_messages, steps)
-    for step in last_asked:  # tools whose runs the trace records (an output tool such as pydantic-ai's
+        steps.extend(_denied_calls(node, by_call))
+    for step, asker in last_asked:  # tools whose runs the trace records (an output tool such as pydantic-ai's
         # final_result is no such tool: the call is the answer) that did not run, nor the others asked with them,
         # and no later model call saw a result
         if step["observation"] is None and not step.get("error"):
-            step["error"] = _NOT_RUN
+            step["error"] = _NOT_RUN_AI_SDK if _stopped_for_calls(asker) else _NOT_RUN
     failed_calls = [n for n, _ in order if n.role == "llm" and n.id not in twins and failed(n.error)
                     and not n.output_messages]
     steps.extend(_container_failures(failed_containers, steps, failed_calls, by_id))
