@@ -22,6 +22,11 @@ outcome file maps a run id to an outcome and/or a reward:
   calls reward hacks (``hacked_ids``); any other completed instance failed (what failed said where the report
   says), ``error_ids`` and ``base_failed_ids`` are infra_error, ``incomplete_ids`` were never evaluated. A merged
   opt@k report (``k`` > 1) is refused: its verdict is the best of k runs, no one run's;
+- Multi-SWE-bench's per-instance ``logs/<org>/<repo>/evals/pr-<n>/report.json`` (its harness's ``Report``:
+  ``org``, ``repo``, ``number``, ``valid``, ``error_msg``, each stage's tests), the verdict of instance
+  ``<org>__<repo>-<n>``: ``valid: false`` is a failure (the harness lists it unresolved; ``error_msg`` and the tests
+  still failing say why); ``valid: true`` decides nothing alone, as the harness resolves such an instance only when
+  the tests its dataset expects all pass too, which the report does not hold (``final_report.json`` says);
 - SWE-bench's older reports, lists of instance ids by what became of them: the leaderboard's
   ``results/results.json`` (``{"resolved": [...], "no_generation": [...], "no_logs": [...]}``)
   and the first harness's ``get_model_report`` (``generated``, ``applied``, ... ``resolved``).
@@ -98,6 +103,11 @@ _UNRESOLVED_LISTS = {
 #: Its owner ends at the first ``__`` after its first character, without backtracking: a name of many ``__`` was
 #: split at each of them in turn, time quadratic in its length (probe I, I1); the first split fits whenever any does.
 _INSTANCE_ID = re.compile(r"^[\w.-](?:(?!__)[\w.-])*+__[\w.-]+-\d+$")
+#: Fields of one instance's Multi-SWE-bench report (``multi_swe_bench/harness/report.py``, ``Report``).
+_MSWE_REPORT_KEYS = {"org", "repo", "number", "valid", "error_msg", "fix_patch_result"}
+#: Why a Multi-SWE-bench report with ``valid: true`` gives no verdict (see the module docstring).
+MSWE_UNDECIDED = ("Multi-SWE-bench report valid: true, which alone decides nothing (the harness resolves it only if "
+                  "the tests its dataset expects pass too): pass final_report.json or results.json for the verdict")
 #: Metadata keys where adapters keep the source's own run id.
 SOURCE_ID_KEYS = ("trace_id", "conversation_id", "session_id", "instance_id")
 
@@ -131,6 +141,28 @@ def _keys(trajectory: Trajectory) -> list[str]:
     keys = [trajectory.trajectory_id]
     keys += [str(trajectory.metadata[k]) for k in SOURCE_ID_KEYS if trajectory.metadata.get(k)]
     return keys + ([trajectory.task_id] if trajectory.task_id else [])
+
+
+def mswe_instance(value: Any) -> str | None:
+    """The instance id (``<org>__<repo>-<number>``) of one instance's Multi-SWE-bench report, if ``value`` is one."""
+    if not isinstance(value, dict) or not _MSWE_REPORT_KEYS <= value.keys():
+        return None
+    org, repo, number = value["org"], value["repo"], value["number"]
+    named = isinstance(org, str) and isinstance(repo, str) and isinstance(number, int)
+    return f"{org}__{repo}-{number}" if named and isinstance(value["valid"], bool) else None
+
+
+def _mswe_detail(report: dict[str, Any]) -> str:
+    """What a failed Multi-SWE-bench report says went wrong: its ``error_msg`` without the summary of counts that
+    follows, and the tests still failing with the patch (``fix_patch_result.failed_tests``)."""
+    reason = str(report.get("error_msg") or "").split(" A brief summary is as follows:")[0].strip().rstrip(".")
+    result = report.get("fix_patch_result")
+    failed = _id_list(result.get("failed_tests")) if isinstance(result, dict) else None
+    parts = [reason or "not resolved"]
+    if failed:
+        more = f", +{len(failed) - SHOWN_TESTS} more" if len(failed) > SHOWN_TESTS else ""
+        parts.append(f"{len(failed)} test(s) fail with the patch: {', '.join(failed[:SHOWN_TESTS])}{more}")
+    return "Multi-SWE-bench evaluation: " + "; ".join(parts)
 
 
 def is_instance_report(value: Any) -> bool:
@@ -514,8 +546,9 @@ class OutcomeTable:
                 found, rest = cls._read(file, folder_id=file.parent.name, invalid=refused)
             except ValueError:  # not an outcome file (a log, a patch, a run)
                 continue
-            files += bool(found or rest)
-            invalid += refused if found or rest else []  # a file of no verdict at all is no outcome file
+            undecided = any(why == MSWE_UNDECIDED for _, why in refused)  # a report, though it decides nothing
+            files += bool(found or rest or undecided)
+            invalid += refused if found or rest or undecided else []  # a file of no verdict at all is no outcome file
             folders = file.relative_to(root).parent.parts
             for run_id, verdict in found.items():
                 where.setdefault(run_id, []).append((verdict, folders))
@@ -528,7 +561,11 @@ class OutcomeTable:
         conflicts = {run_id: seen for run_id, seen in where.items() if len({(v.outcome, v.reward) for v, _ in seen}) > 1}
         verdicts = {run_id: max((v for v, _ in seen), key=lambda v: v.detail is not None)  # agreeing: the one saying more
                     for run_id, seen in where.items() if run_id not in conflicts}
+        invalid = [(run_id, why) for run_id, why in invalid if run_id not in where]  # another file judged it
         if not verdicts and not conflicts and unlisted is None:
+            if invalid:
+                raise ValueError(f"{root}: no valid run outcome: {len(invalid)} verdict(s) not understood, "
+                                 f"{describe_invalid(invalid)}")
             raise ValueError(f"{root}: no outcome file in this directory (looked for {', '.join(OUTCOME_SUFFIXES)} "
                              "files mapping run ids to outcomes/rewards; see trajsearch.ingest.outcomes)")
         return cls(verdicts, f"{root.name}/ ({files} files)", unlisted, conflicts, invalid)
@@ -577,6 +614,12 @@ class OutcomeTable:
                  invalid: list[Invalid]) -> Verdict | None:
         """The verdicts of a JSON object, and those of the runs it leaves out where its kind says (see
         ``unlisted``)."""
+        if (instance := mswe_instance(data)) is not None:  # its field names would pass for run ids
+            if data["valid"]:
+                invalid.append((instance, MSWE_UNDECIDED))
+            else:
+                verdicts[instance] = Verdict(Outcome.failure, None, _mswe_detail(data))
+            return None
         if (sets := gso_sets(data)) is not None:
             verdicts.update(_gso_verdicts(data, sets, path))
             return None

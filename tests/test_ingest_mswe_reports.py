@@ -1,0 +1,64 @@
+"""Multi-SWE-bench's evaluation files, read from real files (probe B of round p44: B1).
+
+Fixture ``outcomes/.real/mswe-cpp-codearts`` (see its SOURCE.md): two per-instance ``report.json`` of a C++
+submission (multi-swe-bench/experiments @ 3a1e61b), ``catchorg__Catch2-1422`` (``valid: false``) and
+``fmtlib__fmt-3272`` (``valid: true``, resolved).
+
+The runs are a real mini-swe-agent run (``mini-swe-agent/.real/test_data/github_issue.traj.json``, which records no
+error of its own) laid out as a batch run writes it: its file name is its task, the instance.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from trajsearch.ingest.outcomes import OutcomeTable
+from trajsearch.ingest.read import read_dump
+from trajsearch.model import Outcome, Trajectory
+
+FIXTURES = Path(__file__).parent / "fixtures"
+MSWE = FIXTURES / "outcomes" / ".real" / "mswe-cpp-codearts"
+FAILED_REPORT = MSWE / "logs" / "catchorg" / "Catch2" / "evals" / "pr-1422" / "report.json"
+VALID_REPORT = MSWE / "logs" / "fmtlib" / "fmt" / "evals" / "pr-3272" / "report.json"
+MSWEA_RUN = FIXTURES / "mini-swe-agent" / ".real" / "test_data" / "github_issue.traj.json"
+FAILED, VALID = "catchorg__Catch2-1422", "fmtlib__fmt-3272"
+
+
+def runs_of(folder: Path, *instances: str) -> Path:
+    """``folder/<instance>/<instance>.traj.json`` for each instance: runs laid out as a batch run writes them."""
+    for instance in instances:
+        (folder / instance).mkdir(parents=True)
+        shutil.copy(MSWEA_RUN, folder / instance / f"{instance}.traj.json")
+    return folder
+
+
+def read_with(runs: Path, outcomes: Path | None) -> dict[str, Trajectory]:
+    """The runs under ``runs``, by task id, with the verdicts of ``outcomes`` joined."""
+    table = OutcomeTable.load(outcomes) if outcomes else None
+    return {p.trajectory.task_id: p.trajectory for p in read_dump(runs, outcomes=table) if p.trajectory}
+
+
+def test_instance_report_is_that_instances_verdict(tmp_path: Path) -> None:
+    """B1: a per-instance report was read as a table keyed by its field names (``'org': unknown outcome
+    'catchorg'``), joining nothing. ``valid: false`` is a failure, saying why; ``valid: true`` decides nothing alone
+    (the harness also checks the tests its dataset expects), so that run keeps its own outcome, and the file says so."""
+    runs = runs_of(tmp_path / "runs", FAILED, VALID)
+    own = read_with(runs, None)
+    table = OutcomeTable.load(MSWE / "logs")
+    read = {p.trajectory.task_id: p.trajectory for p in read_dump(runs, outcomes=table) if p.trajectory}
+    failed = read[FAILED]
+    assert failed.outcome is Outcome.failure
+    assert failed.failure.error == (
+        "Multi-SWE-bench evaluation: After applying the fix patch, no test cases transitioned from failed to passed; "
+        "2 test(s) fail with the patch: approvaltests, runtests")
+    assert read[VALID].outcome is own[VALID].outcome
+    [(undecided, why)] = table.invalid
+    assert undecided == VALID and "valid: true, which alone decides nothing" in why
+    # one report given alone
+    assert read_with(runs, FAILED_REPORT)[FAILED].outcome is Outcome.failure
+    with pytest.raises(ValueError, match="valid: true, which alone decides nothing"):
+        OutcomeTable.load(VALID_REPORT)
+
