@@ -1,8 +1,9 @@
-"""Multi-SWE-bench's evaluation files, read from real files (probe B of round p44: B1).
+"""Multi-SWE-bench's evaluation files, read from real files (probe B of round p44: B1, B2).
 
 Fixture ``outcomes/.real/mswe-cpp-codearts`` (see its SOURCE.md): two per-instance ``report.json`` of a C++
 submission (multi-swe-bench/experiments @ 3a1e61b), ``catchorg__Catch2-1422`` (``valid: false``) and
-``fmtlib__fmt-3272`` (``valid: true``, resolved).
+``fmtlib__fmt-3272`` (``valid: true``, resolved), and the ``final_report.json`` the harness (multi-swe-bench 1.1.2)
+writes from them, keyed ``<org>/<repo>:pr-<n>``.
 
 The runs are a real mini-swe-agent run (``mini-swe-agent/.real/test_data/github_issue.traj.json``, which records no
 error of its own) laid out as a batch run writes it: its file name is its task, the instance.
@@ -61,4 +62,18 @@ def test_instance_report_is_that_instances_verdict(tmp_path: Path) -> None:
     assert read_with(runs, FAILED_REPORT)[FAILED].outcome is Outcome.failure
     with pytest.raises(ValueError, match="valid: true, which alone decides nothing"):
         OutcomeTable.load(VALID_REPORT)
+
+
+def test_final_report_ids_join_the_runs_of_their_instances(tmp_path: Path) -> None:
+    """B2: the harness's ``final_report.json`` keys an instance ``catchorg/Catch2:pr-1422``; the runs of it,
+    ``catchorg__Catch2-1422``, joined nothing."""
+    runs = runs_of(tmp_path / "runs", FAILED, VALID)
+    read = read_with(runs, MSWE / "final_report.json")
+    assert {task: run.outcome for task, run in read.items()} == {FAILED: Outcome.failure, VALID: Outcome.success}
+    # with the per-instance reports: the final report decides the valid one, and the failed one says why
+    table = OutcomeTable.load(MSWE)
+    read = {p.trajectory.task_id: p.trajectory for p in read_dump(runs, outcomes=table) if p.trajectory}
+    assert {task: run.outcome for task, run in read.items()} == {FAILED: Outcome.failure, VALID: Outcome.success}
+    assert "approvaltests, runtests" in read[FAILED].failure.error
+    assert table.invalid == []
 

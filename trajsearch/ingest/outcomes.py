@@ -27,6 +27,8 @@ outcome file maps a run id to an outcome and/or a reward:
   ``<org>__<repo>-<n>``: ``valid: false`` is a failure (the harness lists it unresolved; ``error_msg`` and the tests
   still failing say why); ``valid: true`` decides nothing alone, as the harness resolves such an instance only when
   the tests its dataset expects all pass too, which the report does not hold (``final_report.json`` says);
+  that harness's ``final_report.json`` keys an instance ``<org>/<repo>:pr-<n>``, which joins a run named
+  ``<org>__<repo>-<n>`` (both its spellings of one pull request);
 - SWE-bench's older reports, lists of instance ids by what became of them: the leaderboard's
   ``results/results.json`` (``{"resolved": [...], "no_generation": [...], "no_logs": [...]}``)
   and the first harness's ``get_model_report`` (``generated``, ``applied``, ... ``resolved``).
@@ -103,6 +105,9 @@ _UNRESOLVED_LISTS = {
 #: Its owner ends at the first ``__`` after its first character, without backtracking: a name of many ``__`` was
 #: split at each of them in turn, time quadratic in its length (probe I, I1); the first split fits whenever any does.
 _INSTANCE_ID = re.compile(r"^[\w.-](?:(?!__)[\w.-])*+__[\w.-]+-\d+$")
+#: Multi-SWE-bench's harness's id of an instance (``PullRequestBase.id``: ``catchorg/Catch2:pr-2288``), the pull
+#: request its dataset and every trajectory name ``catchorg__Catch2-2288``.
+_PULL_REQUEST_ID = re.compile(r"^([\w.-]+)/([\w.-]+):pr-(\d+)$")
 #: Fields of one instance's Multi-SWE-bench report (``multi_swe_bench/harness/report.py``, ``Report``).
 _MSWE_REPORT_KEYS = {"org", "repo", "number", "valid", "error_msg", "fix_patch_result"}
 #: Why a Multi-SWE-bench report with ``valid: true`` gives no verdict (see the module docstring).
@@ -141,6 +146,13 @@ def _keys(trajectory: Trajectory) -> list[str]:
     keys = [trajectory.trajectory_id]
     keys += [str(trajectory.metadata[k]) for k in SOURCE_ID_KEYS if trajectory.metadata.get(k)]
     return keys + ([trajectory.task_id] if trajectory.task_id else [])
+
+
+def _as_instance(listed: str) -> str:
+    """A listed id, a Multi-SWE-bench harness's ``<org>/<repo>:pr-<n>`` written as the instance id
+    ``<org>__<repo>-<n>``."""
+    pull = _PULL_REQUEST_ID.match(listed)
+    return "{}__{}-{}".format(*pull.groups()) if pull else listed
 
 
 def mswe_instance(value: Any) -> str | None:
@@ -488,8 +500,8 @@ class OutcomeTable:
         #: the instance ids listed, by their casefolded form: each spelling of it (see ``_other_case``)
         self._spellings: dict[str, set[str]] = {}
         for listed in self.verdicts.keys() | self.conflicts.keys():
-            if _INSTANCE_ID.match(listed):
-                self._spellings.setdefault(listed.casefold(), set()).add(listed)
+            if _INSTANCE_ID.match(instance := _as_instance(listed)):
+                self._spellings.setdefault(instance.casefold(), set()).add(listed)
         self.runs = 0
         self.matched = 0
         self.unlisted_runs = 0
@@ -561,7 +573,8 @@ class OutcomeTable:
         conflicts = {run_id: seen for run_id, seen in where.items() if len({(v.outcome, v.reward) for v, _ in seen}) > 1}
         verdicts = {run_id: max((v for v, _ in seen), key=lambda v: v.detail is not None)  # agreeing: the one saying more
                     for run_id, seen in where.items() if run_id not in conflicts}
-        invalid = [(run_id, why) for run_id, why in invalid if run_id not in where]  # another file judged it
+        judged = {_as_instance(run_id) for run_id in where}
+        invalid = [(run_id, why) for run_id, why in invalid if _as_instance(run_id) not in judged]  # another file did
         if not verdicts and not conflicts and unlisted is None:
             if invalid:
                 raise ValueError(f"{root}: no valid run outcome: {len(invalid)} verdict(s) not understood, "
@@ -692,7 +705,8 @@ class OutcomeTable:
 
     def _other_case(self, keys: list[str]) -> str | None:
         """The id the file lists a run's SWE-bench instance by, spelt in another case (``project-monai__monai-5416``
-        for ``Project-MONAI__MONAI-5416``), where the file spells it only one way. Ids are case-sensitive, but an
+        for ``Project-MONAI__MONAI-5416``) or as Multi-SWE-bench's harness names it (``catchorg/Catch2:pr-2288`` for
+        ``catchorg__Catch2-2288``), where the file spells it only one way. Ids are case-sensitive, but an
         instance id is ``<owner>__<repo>-<number>`` of a GitHub repository, whose names are not: the harness
         lowercases it in its image names, and tools that key reports by such names write it so."""
         found = {spelt for k in keys if _INSTANCE_ID.match(k) for spelt in self._spellings.get(k.casefold(), ())}
