@@ -1,4 +1,4 @@
-"""Multi-SWE-bench's evaluation files, read from real files (probe B of round p44: B1, B2).
+"""Multi-SWE-bench's evaluation files, read from real files (probe B of round p44: B1, B2, B3).
 
 Fixture ``outcomes/.real/mswe-cpp-codearts`` (see its SOURCE.md): two per-instance ``report.json`` of a C++
 submission (multi-swe-bench/experiments @ 3a1e61b), ``catchorg__Catch2-1422`` (``valid: false``) and
@@ -11,11 +11,14 @@ error of its own) laid out as a batch run writes it: its file name is its task, 
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
 import pytest
 
+from cli_support import run_cli
+from trajsearch.ingest.detect import SideFile, detect_format
 from trajsearch.ingest.outcomes import OutcomeTable
 from trajsearch.ingest.read import read_dump
 from trajsearch.model import Outcome, Trajectory
@@ -40,6 +43,12 @@ def read_with(runs: Path, outcomes: Path | None) -> dict[str, Trajectory]:
     """The runs under ``runs``, by task id, with the verdicts of ``outcomes`` joined."""
     table = OutcomeTable.load(outcomes) if outcomes else None
     return {p.trajectory.task_id: p.trajectory for p in read_dump(runs, outcomes=table) if p.trajectory}
+
+
+@pytest.fixture
+def cli_env(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("TRAJSEARCH_MODEL", "hashing")
+    monkeypatch.setenv("TRAJSEARCH_HOME", str(tmp_path / "home"))
 
 
 def test_instance_report_is_that_instances_verdict(tmp_path: Path) -> None:
@@ -77,3 +86,11 @@ def test_final_report_ids_join_the_runs_of_their_instances(tmp_path: Path) -> No
     assert "approvaltests, runtests" in read[FAILED].failure.error
     assert table.invalid == []
 
+
+def test_instance_report_met_in_a_walk_is_a_side_file(cli_env) -> None:
+    """B3: a walk of a submission rejected each per-instance report as an unrecognised dump (exit 4)."""
+    with pytest.raises(SideFile, match="evaluation report, not a run"):
+        detect_format(FAILED_REPORT)
+    code, out, err = run_cli("ingest", "--dry-run", "--json", str(MSWE))
+    assert code == 0, err
+    assert json.loads(out)["files"] == []

@@ -191,13 +191,13 @@ def _live_instance_report(value: dict[str, Any]) -> bool:
 
 def is_swebench_report(record: dict[str, Any]) -> bool:
     """Whether a JSON object is a SWE-bench evaluation report of any kind this module reads: a run's
-    (``resolved_ids``, or an older one's ``resolved`` list), one instance's (SWE-bench-Live's too), several
-    instances' by id, or a summary listing ``{"instance_id", "resolved"}`` records under a key."""
+    (``resolved_ids``, or an older one's ``resolved`` list), one instance's (SWE-bench-Live's and Multi-SWE-bench's
+    too), several instances' by id, or a summary listing ``{"instance_id", "resolved"}`` records under a key."""
     values = list(record.values())
     listed = any(isinstance(v, list) and v and isinstance(v[0], dict) and {"instance_id", "resolved"} <= v[0].keys()
                  for v in values)  # {"total": 500, "instances": [{"instance_id": ..., "resolved": true}, ...]}
     return (_run_report(record) is not None or _id_list(record.get("resolved")) is not None or listed
-            or is_instance_report(record) or _live_instance_report(record)
+            or is_instance_report(record) or _live_instance_report(record) or mswe_instance(record) is not None
             or bool(values) and all(is_instance_report(v) for v in values))
 
 

@@ -4,7 +4,9 @@ SWE-agent writes ``all_preds.jsonl`` and mini-swe-agent ``preds.json`` (``instan
 ``model_name_or_path``, ``model_patch``: the patch each run submitted) next to the ``.traj``
 files; the harness and ``sb-cli`` write reports (``resolved_ids``, an older harness's ``resolved``
 list, one instance's ``{"patch_is_None": ..., "resolved": ...}``, or a summary listing
-``{"instance_id", "resolved"}`` records); SWE-smith's validation writes each instance's tests
+``{"instance_id", "resolved"}`` records; Multi-SWE-bench's harness one instance's
+``logs/<org>/<repo>/evals/pr-<n>/report.json``, ``{"org", "repo", "number", "valid", ...}``);
+SWE-smith's validation writes each instance's tests
 (``{"FAIL_TO_PASS": [...], "PASS_TO_PASS": [...], "FAIL_TO_FAIL": [...], "PASS_TO_FAIL": [...]}``);
 SWE-PolyBench's evaluation writes each instance's ``logs/<instance_id>_result.json`` (its verdict:
 ``resolved``, ``all_f2p_passed``, ``no_p2p_failed``, ...) and ``_metrics.json`` (how well the run found
