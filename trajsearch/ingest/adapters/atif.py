@@ -6,7 +6,9 @@ RFC scopes it to the *run*: Terminus-2 writes ``trajectory.json``, its
 ``trajectory.summarization-N-{summary,questions,answers}.json`` subagents in
 one directory under one session). An ATIF-v1.7 file may embed subagent
 trajectories (``subagent_trajectories``): ``split`` yields each as a run of
-its own after the root.
+its own after the root. A file may also hold several trajectories, one per
+JSONL line (HarnessHop's export of several rollouts; a dataset of runs) or as
+a JSON array: each is read as a file of its own would be (``record N``).
 
 Mapping
 - trajectory_id = ``atif.<trajectory_id or session_id>.<where>`` where
@@ -172,17 +174,35 @@ def matches(record: Any) -> bool:
 
 
 def split(document: Any) -> Iterator[tuple[str, Any]]:
-    """The file's trajectory, then each embedded subagent trajectory (ATIF-v1.7) as a run of its own."""
-    yield "file", document
+    """The file's trajectory, then each embedded subagent trajectory (ATIF-v1.7) as a run of its own; in a file of
+    several trajectories (JSONL lines, an array), each in turn, with its subagents."""
+    if isinstance(document, list) and any(_is_trajectory(item) for item in document):
+        for n, item in enumerate(document, 1):
+            yield from _with_subagents(item, f"record {n}")
+    else:
+        yield from _with_subagents(document, "file")
+
+
+def _is_trajectory(item: Any) -> bool:
+    """An ATIF document with its steps (not a header line of a stream that writes its steps on lines of their own:
+    OpenAgents' ``{"record": "session", "schema_version": "ATIF-v1.7"}``)."""
+    return matches(item) and isinstance(item.get("steps"), list)
+
+
+def _with_subagents(document: Any, position: str) -> Iterator[tuple[str, Any]]:
+    """One trajectory at ``position``, then its embedded subagent trajectories."""
+    yield position, document
     if not isinstance(document, dict):
         return
+    prefix = "" if position == "file" else f"{position} "
     stack = [((), document)]
     while stack:
         path, parent = stack.pop(0)
         for n, sub in enumerate(as_list(parent.get("subagent_trajectories")), 1):
             if isinstance(sub, dict):
                 where = (*path, str(sub.get("trajectory_id") or n))
-                yield f"subagent {'/'.join(where)}", {"atif_subagent": sub, "root": document, "path": list(where)}
+                yield (f"{prefix}subagent {'/'.join(where)}",
+                       {"atif_subagent": sub, "root": document, "path": list(where)})
                 stack.append((where, sub))
 
 
@@ -769,6 +789,13 @@ def _where(source: Path) -> str:
     return "/".join(p for p in (source.parent.parent.name, source.parent.name, stem) if p)
 
 
+def _described(value: Any) -> str:
+    """What a JSON value is, for an error: an object by its first keys."""
+    if isinstance(value, dict):
+        return "has the keys " + ", ".join(map(str, list(value)[:6])) + (", ..." if len(value) > 6 else "")
+    return f"is a {type(value).__name__}"
+
+
 def _ordered(raw_steps: list[Any]) -> list[dict[str, Any]]:
     """The steps in ``step_id`` order."""
     return sorted((s for s in raw_steps if isinstance(s, dict)),
@@ -776,6 +803,9 @@ def _ordered(raw_steps: list[Any]) -> list[dict[str, Any]]:
 
 
 def to_trajectory(record: Any, ctx: Context) -> Trajectory:
+    if isinstance(record, list):  # several JSON values, none a trajectory (``split``)
+        raise RecordError(f"no ATIF trajectory among the file's {len(record)} JSON values (an object with "
+                          f"'schema_version' and 'steps'); the first {_described(record[0] if record else None)}")
     record = json_object(record)
     sub_path: list[str] = []
     root = record
