@@ -35,6 +35,14 @@ MAX_STEPS = 5_000
 MAX_ARGUMENT_DEPTH = 64
 
 
+def argument_chars(arguments: Any) -> int:
+    """How long a step's ``arguments`` is: a string's length, else its JSON text's (what the index reads of it).
+    Bounded by :data:`MAX_STEP_FIELD_CHARS`, as the step's texts are: a tool call may carry a whole file."""
+    if isinstance(arguments, str):
+        return len(arguments)
+    return len(json.dumps(arguments, ensure_ascii=False, default=str))
+
+
 def json_depth(value: Any, limit: int = 1_000) -> int:
     """How deep a JSON value nests (a scalar is 0), counted without recursion; stops past ``limit``."""
     deepest, stack = 0, [(value, 1)]
@@ -130,9 +138,11 @@ class Step(BaseModel):
 
     @field_validator("arguments")
     @classmethod
-    def _shallow(cls, value: Any) -> Any:
+    def _shallow(cls, value: Any, info: ValidationInfo) -> Any:
         if json_depth(value, MAX_ARGUMENT_DEPTH) > MAX_ARGUMENT_DEPTH:
             raise ValueError(f"nested deeper than {MAX_ARGUMENT_DEPTH} levels")
+        if not _stored(info) and value is not None and (size := argument_chars(value)) > MAX_STEP_FIELD_CHARS:
+            raise ValueError(f"{size:,} characters as JSON, over the limit of {MAX_STEP_FIELD_CHARS:,}")
         return value
 
 

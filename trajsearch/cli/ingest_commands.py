@@ -381,7 +381,7 @@ def _clipped_line(clips: list[dict[str, Any]]) -> None:
         return
     first = next(e for c in clips for e in c["examples"])
     err.print(f"[yellow]{runs} run(s) had a field over its limit[/yellow] ({MAX_STEP_FIELD_CHARS:,} characters for a "
-              f"step's thought, output or error, {MAX_TASK_CHARS:,} for a task): kept with its head and tail, the middle "
+              f"step's thought, output or error, or its arguments as JSON, {MAX_TASK_CHARS:,} for a task): kept with its head and tail, the middle "
               f"clipped and marked in the text, e.g. {escape(first['trajectory_id'])}: {escape(first['fields'][0])}",
               highlight=False)
 

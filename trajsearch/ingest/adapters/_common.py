@@ -12,9 +12,9 @@ import re
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Iterator, Mapping
 
-from trajsearch.model import MAX_STEP_FIELD_CHARS, MAX_TASK_CHARS, Outcome, Trajectory
+from trajsearch.model import MAX_STEP_FIELD_CHARS, MAX_TASK_CHARS, Outcome, Trajectory, argument_chars
 from trajsearch.represent import FILE_TIME, TIME_BASIS
 
 DEFAULT_TENANT = "default"
@@ -136,6 +136,11 @@ CLIP_MARKER = "\n[... {} characters clipped ...]\n"
 _CLIPPED = re.compile(re.escape(CLIP_MARKER).replace(re.escape("{}"), r"(\d+)"))
 #: The text fields of a step that ``clip_step_text`` bounds.
 STEP_TEXT_FIELDS = ("thought", "observation", "error")
+#: Every field of a step that reading clips: its texts, and its ``arguments`` (``clip_arguments``).
+CLIPPED_STEP_FIELDS = (*STEP_TEXT_FIELDS, "arguments")
+#: Shortest a string of ``arguments`` is clipped to; arguments that fit only below it are mostly structure (keys,
+#: numbers, many short strings) and become their JSON text, clipped.
+_MIN_ARGUMENT_STRING = 1_000
 
 
 def clip(text: str | None, limit: int) -> str | None:
@@ -155,13 +160,61 @@ def clip_task(text: str) -> str:
     return clip(text, MAX_TASK_CHARS) or ""
 
 
+def clip_arguments(arguments: Any) -> Any:
+    """A step's ``arguments`` within ``MAX_STEP_FIELD_CHARS`` as JSON (``model.argument_chars``), as its texts are:
+    a tool call carrying a whole file (Claude Code's Write, OpenHands' ``create``) costs the middle of its longest
+    strings, each clipped as ``clip`` clips a text, down to a length at which the whole fits; names, paths and
+    short values stay whole. Arguments whose bulk is not in long strings become their JSON text, clipped."""
+    size = argument_chars(arguments)
+    if size <= MAX_STEP_FIELD_CHARS:
+        return arguments
+    if isinstance(arguments, str):
+        return clip_step_text(arguments)
+    clipped, cap = arguments, max((len(text) for text in _strings(arguments)), default=0)
+    while size > MAX_STEP_FIELD_CHARS and cap > _MIN_ARGUMENT_STRING:
+        cap = max(cap * MAX_STEP_FIELD_CHARS // size - len(CLIP_MARKER), _MIN_ARGUMENT_STRING)
+        clipped = _strings_clipped(arguments, cap)
+        size = argument_chars(clipped)
+    if size > MAX_STEP_FIELD_CHARS:
+        return clip_step_text(json.dumps(arguments, ensure_ascii=False, default=str))
+    return clipped
+
+
+def _strings(value: Any) -> Iterator[str]:
+    """The strings in a JSON value (not its keys)."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from _strings(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _strings(item)
+
+
+def _strings_clipped(value: Any, limit: int) -> Any:
+    """``value`` with each of its strings longer than ``limit`` clipped to it."""
+    if isinstance(value, str):
+        return clip(value, limit)
+    if isinstance(value, dict):
+        return {key: _strings_clipped(item, limit) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_strings_clipped(item, limit) for item in value]
+    return value
+
+
+def _clipped_step(step: dict[str, Any]) -> dict[str, Any]:
+    texts = {k: clip_step_text(step[k]) for k in STEP_TEXT_FIELDS if isinstance(step.get(k), str)}
+    return {**step, **texts, **({"arguments": clip_arguments(step["arguments"])} if "arguments" in step else {})}
+
+
 def clip_fields(fields: dict[str, Any]) -> dict[str, Any]:
-    """A run's fields with over-long step texts clipped: in every format a big output costs its middle, never
-    the whole run (anything not a string is left to validation; a task is the adapter's to clip, if it may)."""
+    """A run's fields with over-long step texts and arguments clipped: in every format a big output or tool input
+    costs its middle, never the whole run nor a flood of index rows (anything else not a string is left to
+    validation; a task is the adapter's to clip, if it may)."""
     if isinstance(fields.get("steps"), list):
-        fields = {**fields, "steps": [
-            {**step, **{k: clip_step_text(step[k]) for k in STEP_TEXT_FIELDS if isinstance(step.get(k), str)}}
-            if isinstance(step, dict) else step for step in fields["steps"]]}
+        fields = {**fields, "steps": [_clipped_step(step) if isinstance(step, dict) else step
+                                      for step in fields["steps"]]}
     return fields
 
 
@@ -234,12 +287,19 @@ def readable_fields(fields: dict[str, Any]) -> dict[str, Any]:
     return clip_fields(mend_surrogates(fields))
 
 
-def _clip_marked(fields: dict[str, Any]) -> list[tuple[str, str]]:
-    """(where, text) of each text ``clip`` may cut: the task and each step's ``STEP_TEXT_FIELDS``."""
+def _clipped_chars(value: Any) -> int:
+    """How many characters the clip markers in ``value`` (a text, or the strings of a step's arguments) say were
+    cut; 0 where nothing was."""
+    return sum(int(m.group(1)) for text in _strings(value) if (m := _CLIPPED.search(text)))
+
+
+def _clip_marked(fields: dict[str, Any]) -> list[tuple[str, Any]]:
+    """(where, value) of each field ``clip`` may cut that holds a clip's marker: the task and each step's
+    ``CLIPPED_STEP_FIELDS``."""
     steps = fields.get("steps") if isinstance(fields.get("steps"), list) else []
     found = [("task", fields.get("task"))] + [(f"steps[{n}].{name}", step.get(name)) for n, step in enumerate(steps)
-                                              if isinstance(step, dict) for name in STEP_TEXT_FIELDS]
-    return [(where, text) for where, text in found if isinstance(text, str) and _CLIPPED.search(text)]
+                                              if isinstance(step, dict) for name in CLIPPED_STEP_FIELDS]
+    return [(where, value) for where, value in found if _clipped_chars(value)]
 
 
 def with_clipped_before(run: Trajectory, fields: dict[str, Any]) -> Trajectory:
@@ -247,8 +307,8 @@ def with_clipped_before(run: Trajectory, fields: dict[str, Any]) -> Trajectory:
     the record as read, and are within their limit (a run exported with ``-f jsonl`` and ingested again). The
     clip notice (``clipped_fields``) leaves them out: this read clipped nothing there. Only for a record read as
     it is (``native``): another adapter's fields may hold its own clips of this read."""
-    before = frozenset(where for where, text in _clip_marked(fields)
-                       if len(text) <= (MAX_TASK_CHARS if where == "task" else MAX_STEP_FIELD_CHARS))
+    before = frozenset(where for where, value in _clip_marked(fields)
+                       if argument_chars(value) <= (MAX_TASK_CHARS if where == "task" else MAX_STEP_FIELD_CHARS))
     if before:
         run._clipped_before = before
     return run
@@ -256,12 +316,13 @@ def with_clipped_before(run: Trajectory, fields: dict[str, Any]) -> Trajectory:
 
 def clipped_fields(trajectory: Trajectory) -> list[str]:
     """Which fields of a run were clipped on reading, and by how much (``steps[3].observation: 908,956
-    characters clipped``): what the ingest summary warns of, since the index never sees that middle. A text
-    that came in clipped already (``with_clipped_before``) was not clipped by this read."""
+    characters clipped``; a step's ``arguments`` counts the characters cut from all its strings): what the
+    ingest summary warns of, since the index never sees that middle. A text that came in clipped already
+    (``with_clipped_before``) was not clipped by this read."""
     found = [("task", trajectory.task)] + [(f"steps[{n}].{name}", getattr(step, name))
-                                          for n, step in enumerate(trajectory.steps) for name in STEP_TEXT_FIELDS]
-    return [f"{where}: {int(m.group(1)):,} characters clipped" for where, text in found
-            if text and where not in trajectory._clipped_before and (m := _CLIPPED.search(text))]
+                                          for n, step in enumerate(trajectory.steps) for name in CLIPPED_STEP_FIELDS]
+    return [f"{where}: {cut:,} characters clipped" for where, value in found
+            if where not in trajectory._clipped_before and (cut := _clipped_chars(value))]
 
 
 #: A SWE-smith instance id after ``owner__``: ``<repo>.<commit, 8 hex>.<how its bug was made>``.

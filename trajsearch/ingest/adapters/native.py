@@ -6,7 +6,9 @@ the same way, so that a run is not rejected for what other formats keep:
 
 - an over-long text (a task over ``MAX_TASK_CHARS``; a step's thought,
   observation or error over ``MAX_STEP_FIELD_CHARS``) is clipped, head and tail
-  kept and the cut marked in the text (the ingest summary names it);
+  kept and the cut marked in the text (the ingest summary names it); so are
+  the longest strings of a step's ``arguments`` over that limit as JSON
+  (``_common.clip_arguments``: a tool call carrying a whole file);
 - a lone UTF-16 surrogate (``\\ud83d``: a JS writer cut a character in two) in
   free text becomes U+FFFD; in an id it is an error naming the field
   (``_common.mend_surrogates``);

@@ -27,6 +27,7 @@ from typing import Any
 
 from trajsearch.model import Step, Trajectory
 
+from .._common import clip_arguments
 from .._spans import Node, ancestors, start_order, when
 from .._vendor import answer_in
 from .observations import INFO_GRAPH_NODE
@@ -62,7 +63,8 @@ def ending_on(run: Trajectory, answer: tuple[str, float | None] | None) -> Traje
         return run
     ended = when(at) or next((s.ended_at or s.started_at for s in reversed(run.steps)
                               if s.ended_at or s.started_at), None)
-    step = Step(index=len(run.steps), action="respond", arguments={"content": text}, started_at=ended, ended_at=ended)
+    step = Step(index=len(run.steps), action="respond", arguments=clip_arguments({"content": text}), started_at=ended,
+                ended_at=ended)
     return Trajectory.model_validate({**dict(run), "steps": [*run.steps, step]})  # within the model's limits
 
 
