@@ -941,6 +941,24 @@ def test_tau_bench_arguments_that_are_no_json_are_said_so_not_reported_as_null()
     assert "'order_id': '#W3069600'" in run.failure.cause and "got null" not in run.failure.cause
 
 
+TAU_FAILED_CALLS = FIXTURES / "tau-bench/.real/gpt-4o-airline-failed-calls.json"
+
+
+def test_tau_bench_cause_compares_the_call_that_succeeded_not_a_failed_attempt() -> None:
+    """Probe E, E1 (tau-bench's own gpt-4o airline runs): a call answered "Error: ..." wrote nothing, yet the cause
+    quoted the payment of 11-t1's failed first booking, not of the booking that was made; and 23-t3, whose every
+    update failed, read "called with different arguments" as if a wrong update had been made."""
+    by_id = {r.trajectory_id: r for r in runs(TAU_FAILED_CALLS, tenant="acme")}
+    booked = by_id["tau-gpt-4o-airline-failed-calls-11-t1"].failure.cause
+    assert booked.startswith('book_reservation called with different arguments: flight_type expected "one_way"')
+    assert 'got [{"payment_id":"certificate_8998287","amount":299},{"payment_id":"gift_card_8516878","amount":76}]' \
+        in booked
+    never = by_id["tau-gpt-4o-airline-failed-calls-23-t3"].failure.cause
+    assert never.startswith("update_reservation_flights failed on each of its 4 calls (Error: gift card balance is "
+                            "not enough), so it changed nothing; the closest call differed: cabin expected")
+    assert "called with different arguments" not in never
+
+
 TAU_ACT = FIXTURES / "tau-bench/.real/act-grok-4-fast-non-reasoning-0.0_range_0--1_user-grok-4-fast-non-reasoning-llm_1129210244.json"
 TAU_REACT = FIXTURES / "tau-bench/.real/react-grok-4-fast-reasoning-0.0_range_0--1_user-grok-4-fast-reasoning-llm_1129215652.json"
 TAU_FEW_SHOT = (FIXTURES / "tau-bench/.real"

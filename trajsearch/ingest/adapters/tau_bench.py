@@ -54,8 +54,9 @@ Mapping
   state differs from the expected one / expected outputs never given to the
   user / no evaluation because the episode hit the step limit) plus the last
   tool error; cause lists expected write actions the agent did not perform as
-  specified (never called, or which arguments differed) and writes of a kind
-  the task did not expect.
+  specified (never called, which arguments the closest call that succeeded gave
+  otherwise, or that every call failed: a tool answering "Error: ..." has
+  written nothing) and writes of a kind the task did not expect.
 - created_at: the results carry no time; the file's modification time stands in
   (stable across re-ingests).
 - metadata: trial, ended_by (``info.source``), user_cost, r_actions/r_outputs,
@@ -325,31 +326,59 @@ def _brief(value: Any) -> str:
 
 
 def _action_diffs(expected: list[Any], steps: list[dict]) -> list[str]:
-    """Expected write actions not performed as specified, then writes nobody expected."""
-    calls = [(s["action"], s.get("arguments")) for s in steps if s["action"] not in (None, "respond")]
+    """Expected write actions not performed as specified, then writes nobody expected.
+
+    A call whose reply is an error changed nothing (a tau-bench tool checks everything and returns
+    ``"Error: ..."`` before it writes, and the grade compares the final data), so an expected action is
+    compared with the calls of its name that succeeded; with the failed ones only when none did, and
+    then the cause says that every call failed.
+    """
+    calls = [s for s in steps if s["action"] not in (None, "respond")]
     out = []
     for action in expected:
         if not isinstance(action, dict) or _READ_ONLY.match(str(action.get("name", ""))):
             continue
         name, kwargs = action.get("name"), as_dict(action.get("kwargs"))
-        same = [args for called, args in calls if called == name]
-        if any(args == kwargs for args in same):
+        same = [s for s in calls if s["action"] == name]
+        done = [s for s in same if not s.get("error")]
+        if any(s.get("arguments") == kwargs for s in done):
             continue
-        if not same:
-            out.append(f"{name} never called")
-            continue
-        if not any(isinstance(a, dict) for a in same):  # e.g. a Python literal where JSON was due
-            out.append(f"{name} called with arguments that are not a JSON object: {_brief(same[0])}")
-            continue
-        best = max(
-            (a for a in same if isinstance(a, dict)),
-            key=lambda a: sum(a.get(k) == v for k, v in kwargs.items()),
-            default={},
-        )
-        differ = [k for k, v in kwargs.items() if best.get(k) != v]
-        parts = [f"{k} expected {_brief(kwargs[k])} got {_brief(best.get(k))}" for k in differ[:3]]
-        out.append(f"{name} called with different arguments: " + "; ".join(parts))
+        out.append(_call_diff(str(name), kwargs, done or same) if same else f"{name} never called")
+    return out + _unexpected_writes(expected, steps)
+
+
+def _call_diff(name: str, kwargs: dict[str, Any], tried: list[dict]) -> str:
+    """How the closest of the calls ``tried`` (all succeeded, or all failed) differs from the expected one."""
+    failed = all(s.get("error") for s in tried)
+    closest = max(
+        (s for s in tried if isinstance(s.get("arguments"), dict)),
+        key=lambda s: sum(s["arguments"].get(k) == v for k, v in kwargs.items()),
+        default=None,
+    )
+    if not failed and closest is None:  # e.g. a Python literal where JSON was due
+        return f"{name} called with arguments that are not a JSON object: {_brief(tried[0].get('arguments'))}"
+    if not failed:
+        return f"{name} called with different arguments: {_differences(kwargs, closest['arguments'])}"
+    calls = "its call" if len(tried) == 1 else f"each of its {len(tried)} calls"
+    head = f"{name} failed on {calls} ({(closest or tried[0])['error']}), so it changed nothing"
+    if closest is None:
+        return f"{head}; its arguments were not a JSON object: {_brief(tried[0].get('arguments'))}"
+    differences = _differences(kwargs, closest["arguments"])
+    if not differences:  # the expected call, made when the data did not allow it (an earlier write?)
+        return f"{head}, though its arguments were the expected ones"
+    return f"{head}; the closest call differed: {differences}"
+
+
+def _differences(kwargs: dict[str, Any], got: dict[str, Any]) -> str:
+    """The first three expected arguments a call gave otherwise, each with what it gave."""
+    differ = [k for k, v in kwargs.items() if got.get(k) != v]
+    return "; ".join(f"{k} expected {_brief(kwargs[k])} got {_brief(got.get(k))}" for k in differ[:3])
+
+
+def _unexpected_writes(expected: list[Any], steps: list[dict]) -> list[str]:
+    """Writes that succeeded although the task expected no action of their name."""
     wanted = [(a.get("name"), as_dict(a.get("kwargs"))) for a in expected if isinstance(a, dict)]
+    out = []
     for step in steps:
         call = (step["action"], step.get("arguments"))
         if step["action"] in (None, "respond") or _READ_ONLY.match(step["action"]) or step.get("error"):
