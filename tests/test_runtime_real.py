@@ -115,9 +115,12 @@ def test_a_task_whose_runs_failed_is_warned_with_its_own_failure_first(model_ts)
     assert [w.trajectory_id for w in warned] == [task0.trajectory_id, "tau-gpt-4o-airline-failed-0-5-5-t2"]
     assert "payment amount does not add up" in warned[0].error
 
-    task5 = one(TAU_FAILED, "airline-5")  # its two failed runs read alike: one of them, then another task's
-    first, second = Runtime(model_ts).warnings(task5.task, ctx)
-    assert first.trajectory_id.endswith(("5-t2", "5-t3")) and second.trajectory_id == task0.trajectory_id
+    task5 = one(TAU_FAILED, "airline-5")  # its two failed runs read alike: one of them, then none of task 5's
+    # (task 0's booking run came second while its cause quoted a failed call's baggage; it quotes the booking
+    # made since probe E's E1, and falls under the similarity floor for task 5's seat change: either is right)
+    first, *rest = Runtime(model_ts).warnings(task5.task, ctx)
+    assert first.trajectory_id.endswith(("5-t2", "5-t3"))
+    assert [w.trajectory_id for w in rest] in ([], [task0.trajectory_id])
 
 
 
