@@ -25,6 +25,7 @@ from trajsearch.runtime.novelty import NoveltyConfig
 from trajsearch.search import TrajSearch
 from trajsearch.store.filters import Filters
 from trajsearch.store.index import OUTPUT_FIELDS
+from trajsearch.toolspec import DEFAULT_RESULT_TOKENS
 
 from conftest import BASE_TIME
 
@@ -147,6 +148,30 @@ def test_renders_equal_with_and_without_the_token_floor(fixture_runs):
             fast = render(Strategy.follow_closely, exemplars, warnings, fmt=fmt, budget=budget, counter=counter)
             slow = render(Strategy.follow_closely, exemplars, warnings, fmt=fmt, budget=budget, counter=full)
             assert (fast.text, fast.tokens, fast.omitted) == (slow.text, slow.tokens, slow.omitted), (budget, fmt)
+
+
+TAU_RUNTIME = FIXTURES / "tau-bench" / ".runtime"
+
+
+def test_the_tool_budget_is_shared_so_every_exemplar_shows_its_write():
+    """Probe E, E2 (real tau-bench airline successes): at the MCP tool's 1200 tokens the first exemplar took 6
+    chit-chat turns and the other two came with no step at all, one of them a run whose one write was the
+    cancellation asked for; and with one action to show, a run's closing "anything else?" came before its write."""
+    runs = {p.trajectory.trajectory_id: p.trajectory for name in ("gpt-4o-airline-exemplars-21-31.json",
+                                                                  "gpt-4o-airline-task1.json")
+            for p in read_dump(TAU_RUNTIME / name, tenant="acme")}
+    talk, cancel, cancel_too = (runs[f"tau-gpt-4o-airline-{name}"] for name in (
+        "exemplars-21-31-21-t1", "exemplars-21-31-31-t0", "task1-1-t1"))
+    shown = [_exemplar(run, digest=_stored(exemplar_digest(run))) for run in (talk, cancel, cancel_too)]
+    for fmt in ("json", "text"):
+        rendered = render(None, shown, [], fmt=fmt, budget=DEFAULT_RESULT_TOKENS)
+        actions = [[a["action"] for a in view["key_actions"]] for view in rendered.data["exemplars"]]
+        assert len(actions) == 3 and all(actions) and rendered.omitted == 0, (fmt, actions)
+        assert "cancel_reservation" in actions[1] and "cancel_reservation" in actions[2], (fmt, actions)
+        assert rendered.tokens == default_counter().count(rendered.text) <= DEFAULT_RESULT_TOKENS
+    one = render(None, shown, [], fmt="json", budget=900)  # room for about one action each: the write, not the talk
+    assert [[a["action"] for a in view["key_actions"]] for view in one.data["exemplars"]][1:] == [
+        ["cancel_reservation"], ["cancel_reservation"]]
 
 
 def test_digests_are_cut_at_the_caps_and_know_it(fixture_runs):

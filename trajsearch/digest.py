@@ -181,9 +181,15 @@ class ExemplarDigest:
         )
 
 
+#: The action adapters give an agent's words to the user (tau-bench's own name): a run ending on one ended on
+#: "anything else?", which ranks below the write it confirms (probe E, E2: a cancellation cut from an exemplar).
+RESPOND = "respond"
+
+
 def priority(step: Step, last: bool, changes_kept: bool = False, leaves_kept: bool = False) -> int:
     """Which decision points survive when there are too many: the change that left a file as the run left it
-    (:func:`kept_files`), its other changes of those files, the end, other writes, errors and tests, the rest.
+    (:func:`kept_files`), its other changes of those files, the end (unless it is words to the user), other
+    writes, errors and tests, the rest.
 
     A coding run's clean-up (``rm`` of its scratch scripts, a revert, the submit ``echo``) came after its fix;
     when every write ranked alike, the clean-up pushed the fix out of the exemplar (probe p42 D1: 9 of 96
@@ -193,7 +199,7 @@ def priority(step: Step, last: bool, changes_kept: bool = False, leaves_kept: bo
         return 6
     if changes_kept:
         return 5
-    if last:
+    if last and step.action != RESPOND:
         return 4
     if is_write(step) and not is_removal(step):
         return 3

@@ -4,9 +4,12 @@ Each past run is shown compressed to its decision points (reads shown once and
 without their output, only the last attempt of a retry, long outputs cut to head
 and tail), from the run's *digest*: worked out once at ingest and stored with its
 summary and failure rows (:mod:`trajsearch.digest`), so rendering reads no trace.
-Runs are added best first (best exemplar, best warning, then the rest), each at the
-richest of three detail levels that still leaves room for the others at their
-barest; one that fits at no level is left out and counted. Tokens are counted with
+Runs are taken best first (best exemplar, best warning, then the rest), each at its
+barest (goal, outcome, provenance); one that does not fit is left out and counted. The
+budget left is then shared: the runs shown are raised a detail level each in turn, best
+first (bare, one key action, two, half, full), so each shows its best actions; raising
+the first run to its richest while the others stayed bare sent two of three exemplars
+of the MCP tool's 1200-token results with no step at all (probe E, E2). Tokens are counted with
 the embedding model's own tokenizer (all-MiniLM-L6-v2's WordPiece ``tokenizer.json``,
 shipped offline), piece by piece: the emitted string is the sum of its pieces, so
 the budget holds for what is actually emitted. It is not the consuming LLM's
@@ -22,7 +25,7 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Sequence
@@ -161,6 +164,28 @@ def _levels(config: FormatConfig) -> list[_Detail]:
     half = _Detail(full.goal // 2, max(1, full.actions // 2), full.argument // 2, full.observation // 3, full.note // 2)
     bare = _Detail(min(200, full.goal // 3), 0, 0, 0, 120)
     return [full, half, bare]
+
+
+def _ladder(config: FormatConfig) -> list[_Detail]:
+    """The levels a shown run is raised through, richest first: :func:`_levels` with, between half and
+    bare, half cut to 2 key actions and bare given its best one (as half shows it), so that a budget too
+    small for every run at half shows each run's best actions rather than one run's and none of the others'."""
+    full, half, bare = _levels(config)
+    two = [replace(half, actions=2)] if half.actions > 2 else []
+    one = [replace(bare, actions=1, argument=half.argument, observation=half.observation)] if half.actions > 1 else []
+    return [full, half, *two, *one, bare]
+
+
+@dataclass
+class _Shown:
+    """A run in the context as it is being filled: its list, its place in it, its level and what that costs."""
+
+    kind: str
+    item: Any
+    n: int
+    level: int
+    view: dict[str, Any]
+    tokens: int
 
 
 def _digest(item: Exemplar | FailureWarning, detail: _Detail) -> Any:
@@ -333,53 +358,61 @@ def render(
     if not exemplars and not warnings:
         return Rendered("", data, 0, fmt=fmt)
 
-    levels = _levels(config)
     queue: list[tuple[str, Any]] = [("exemplars", e) for e in exemplars[:1]] + [("warnings", w) for w in warnings[:1]]
     queue += [("exemplars", e) for e in exemplars[1:]] + [("warnings", w) for w in warnings[1:]]
     views = {"exemplars": exemplar_view, "warnings": warning_view}
     # The emitted string is a skeleton (header, strategy; in JSON the brackets) plus one piece per
     # item, joined at whitespace or punctuation, where WordPiece never joins two tokens: its token
     # count is the skeleton's plus each piece's (plus a comma between JSON items). So each piece is
-    # counted once, and the whole string never (it was counted after every trial, 16 times a call);
+    # counted on its own, and the whole string never (it was counted after every trial, 16 times a call);
     # a piece whose lower bound (TokenCounter.at_least) is over the room left is not counted at all.
     total = counter.count(_head_text(data) if fmt == "text" else render_json(data))
 
-    def cost(kind: str, view: dict[str, Any], n: int, room: int | None = None) -> int | None:
+    def cost(kind: str, view: dict[str, Any], n: int, room: int) -> int | None:
         """The piece's tokens; None, uncounted, when even its lower bound exceeds ``room``."""
         if fmt == "text":
             piece, extra = (_exemplar_text if kind == "exemplars" else _warning_text)(view, n), 0
         else:
             piece, extra = render_json(view), int(n > 1)  # the comma before every item but the first
-        if room is not None and counter.at_least(piece) + extra > room:
+        if counter.at_least(piece) + extra > room:
             return None
         return counter.count(piece) + extra
 
-    # what each item costs at its barest (alone in its list), so an early item cannot starve the later ones
-    bare = [cost(kind, views[kind](item, levels[-1]), 1) or 0 for kind, item in queue]
-    omitted = 0
-    for position, (kind, item) in enumerate(queue):
-        reserve = sum(bare[position + 1:])
-        for detail in levels:
-            view = views[kind](item, detail)
-            limit = budget if detail is levels[-1] else budget - reserve
-            tokens = cost(kind, view, len(data[kind]) + 1, room=limit - total)
-            if tokens is not None and total + tokens <= limit:
-                data[kind].append(view)
-                total += tokens
-                break
-        else:
-            omitted += 1
+    ladder = _ladder(config)
+    shown: list[_Shown] = []
+    for kind, item in queue:  # which runs are shown: best first, each that fits at its barest
+        n = sum(entry.kind == kind for entry in shown) + 1
+        view = views[kind](item, ladder[-1])
+        tokens = cost(kind, view, n, budget - total)
+        if tokens is not None and total + tokens <= budget:
+            shown.append(_Shown(kind, item, n, len(ladder) - 1, view, tokens))
+            total += tokens
+    omitted = len(queue) - len(shown)
+    note = counter.count(omitted_text(omitted) if fmt == "text" else f',"omitted":{omitted}') if omitted else 0
+    room = budget - note if total + note <= budget else budget  # the note that runs were left out, if it fits
+    climbing = list(shown)
+    while climbing:  # then the runs shown are raised a level each in turn, best first, while the budget lasts
+        for entry in list(climbing):
+            view = views[entry.kind](entry.item, ladder[entry.level - 1])
+            tokens = cost(entry.kind, view, entry.n, room - total + entry.tokens)
+            if tokens is None or total - entry.tokens + tokens > room:
+                climbing.remove(entry)  # what is left only shrinks: it will not fit later either
+                continue
+            total += tokens - entry.tokens
+            entry.level, entry.view, entry.tokens = entry.level - 1, view, tokens
+            if entry.level == 0:
+                climbing.remove(entry)
+    for entry in shown:
+        data[entry.kind].append(entry.view)
     if not data["exemplars"] and not data["warnings"]:  # no run fits: only say so
         return _none_fit(omitted, fmt, counter, budget)
     if not data["exemplars"] and strategy not in (None, Strategy.plan_from_scratch):  # "follow a run": none shown
         total -= counter.count(_head_text(data) if fmt == "text" else render_json(_skeleton(data)))
         del data["strategy"], data["advice"]
         total += counter.count(_head_text(data) if fmt == "text" else render_json(_skeleton(data)))
-    if omitted:
-        tokens = counter.count(omitted_text(omitted) if fmt == "text" else f',"omitted":{omitted}')
-        if total + tokens <= budget:
-            data["omitted"] = omitted
-            total += tokens
+    if omitted and total + note <= budget:
+        data["omitted"] = omitted
+        total += note
     text = render_text(data) if fmt == "text" else render_json(data)
     return Rendered(text, data, total, omitted, fmt)
 
