@@ -2,6 +2,10 @@
 
 Ingest is the one command that writes: it alone needs progress bars, dry runs, shards, workers,
 checkpoints and a summary of what landed and what was rejected.
+
+Its report is read in logs and pagers as often as on a terminal (cron, CI, ``| less``), where Rich lays
+text out at 80 columns: its lines are printed unwrapped (``soft_wrap``: a terminal wraps them itself, a
+log keeps each whole), and a dry run lists its files as lines there, not as a table (probe E, E5).
 """
 
 from __future__ import annotations
@@ -324,25 +328,44 @@ def _dry_run(paths: List[Path], fmt: str | None, tenant: str, defaults: dict[str
     if as_json:
         print_json({"dry_run": True, "files": [f.to_dict() for f in files], "outcomes": joined})
         return would
-    table = Table("file", "format", "runs", "rejected", "steps", "errors", "outcomes", "first task", "tools", "model",
-                  title="dry run: nothing written")
-    for f in files:
-        outcomes_text = ", ".join(f"{k} {v}" for k, v in sorted(f.outcomes.items()))
-        task = " ".join((f.task or "").split())[:60]
-        tools = ", ".join(list(f.tools)[:6]) + (" …" if len(f.tools) > 6 else "")
-        model = ", ".join(list(f.models)[:2])
-        table.add_row(escape(_short_path(f.source)), f.fmt or "?", str(f.runs), str(f.rejected), str(f.steps),
-                      str(f.errors), outcomes_text, escape(task), escape(tools), escape(model))
-    out.print(table)
+    _print_files(files)
     for f in files:
         if f.first_rejection:
-            err.print(f"  [yellow]rejected[/yellow] {escape(f.source)}, {escape(f.first_rejection)}", highlight=False)
+            err.print(f"  [yellow]rejected[/yellow] {escape(f.source)}, {escape(f.first_rejection)}", highlight=False,
+                      soft_wrap=True)
         if f.renamed:
             err.print(f"  {f.renamed} run(s) in {escape(f.source)} share an id with a different run: "
-                      "kept under a distinct id (id+hash)", highlight=False)
+                      "kept under a distinct id (id+hash)", highlight=False, soft_wrap=True)
     if joined:
         _outcomes_line([joined])
     return would
+
+
+_DRY_RUN_COLUMNS = ("file", "format", "runs", "rejected", "steps", "errors", "outcomes", "first task", "tools", "model")
+
+
+def _print_files(files: list[Any]) -> None:
+    """What each file holds: a table on a terminal; else one line per file, its path whole (``| less``, a CI log,
+    ``> file``: Rich lays a table out at 80 columns there, one word per line, and the path cut to ``…43/…``)."""
+    rows = [_file_cells(f) for f in files]
+    if out.is_terminal:
+        table = Table(*_DRY_RUN_COLUMNS, title="dry run: nothing written")
+        for cells in rows:
+            table.add_row(escape(_short_path(cells[0])), *map(escape, cells[1:]))
+        out.print(table)
+        return
+    out.print("dry run: nothing written", highlight=False)
+    for path, *cells in rows:
+        said = "; ".join(f"{name} {cell}" for name, cell in zip(_DRY_RUN_COLUMNS[1:], cells) if cell)
+        out.print(f"{path}: {said}", markup=False, highlight=False, soft_wrap=True)
+
+
+def _file_cells(f: Any) -> list[str]:
+    """A file's dry-run cells, in the order of ``_DRY_RUN_COLUMNS``."""
+    tools = ", ".join(list(f.tools)[:6]) + (" …" if len(f.tools) > 6 else "")
+    return [f.source, f.fmt or "?", str(f.runs), str(f.rejected), str(f.steps), str(f.errors),
+            ", ".join(f"{k} {v}" for k, v in sorted(f.outcomes.items())), " ".join((f.task or "").split())[:60],
+            tools, ", ".join(list(f.models)[:2])]
 
 
 def _outcomes_line(joins: list[dict[str, Any]]) -> None:
@@ -355,21 +378,22 @@ def _outcomes_line(joins: list[dict[str, Any]]) -> None:
     if runs and not matched:
         err.print(f"[yellow]outcomes file {name} joined no verdict[/yellow]: none of its {joins[0]['verdicts']} ids is "
                   f"the trajectory id, source run id or task id of the {runs} run(s) read; their outcomes are the "
-                  "dumps' own", highlight=False)
+                  "dumps' own", highlight=False, soft_wrap=True)
     else:
         unlisted = sum(j["unlisted"] for j in joins if "unlisted" in j)
         told = f" ({unlisted} not listed as resolved in it: failed)" if unlisted else ""
-        out.print(f"outcomes file {name}: a verdict for {matched} of {runs} run(s) read{told}", highlight=False)
+        out.print(f"outcomes file {name}: a verdict for {matched} of {runs} run(s) read{told}", highlight=False,
+                  soft_wrap=True)
     if invalid := max(j.get("invalid", 0) for j in joins):
         entries = escape(next(j["invalid_entries"] for j in joins if j.get("invalid")))
         err.print(f"[yellow]outcomes file {name}: {invalid} verdict(s) not understood, left out[/yellow] (those runs keep "
-                  f"their own outcome): {entries}", highlight=False)
+                  f"their own outcome): {entries}", highlight=False, soft_wrap=True)
     conflicting, ambiguous = max(j.get("conflicting", 0) for j in joins), sum(j.get("ambiguous", 0) for j in joins)
     if conflicting:
         err.print(f"[yellow]outcomes file {name}: {conflicting} id(s) judged differently by its reports[/yellow] (one "
                   "report per model?): each run took the verdict of the report whose folder names it"
                   + (f"; {ambiguous} run(s) matched none and keep their own outcome" if ambiguous else ""),
-                  highlight=False)
+                  highlight=False, soft_wrap=True)
 
 
 def _clipped_line(clips: list[dict[str, Any]]) -> None:
@@ -383,7 +407,7 @@ def _clipped_line(clips: list[dict[str, Any]]) -> None:
     err.print(f"[yellow]{runs} run(s) had a field over its limit[/yellow] ({MAX_STEP_FIELD_CHARS:,} characters for a "
               f"step's thought, output or error, or its arguments as JSON, {MAX_TASK_CHARS:,} for a task): kept with its head and tail, the middle "
               f"clipped and marked in the text, e.g. {escape(first['trajectory_id'])}: {escape(first['fields'][0])}",
-              highlight=False)
+              highlight=False, soft_wrap=True)
 
 
 def _named_after_stream_copy_line(counts: list[dict[str, Any]]) -> None:
@@ -398,7 +422,7 @@ def _named_after_stream_copy_line(counts: list[dict[str, Any]]) -> None:
               f"(e.g. {escape(example)}; this format takes ids from the file name): a different dump streamed the "
               "same way gets the same ids and replaces these runs. Name the stream after the dump's file: "
               "--stream-name FILE (e.g. 2026-12-04-airline.json; a relative path keeps a run folder: "
-              "run1/<instance>.traj)", highlight=False)
+              "run1/<instance>.traj)", highlight=False, soft_wrap=True)
 
 
 @contextmanager
@@ -479,28 +503,28 @@ def _ingest_summary(results: list[dict[str, Any]], as_json: bool) -> None:
     replaced = f", replaced by a later copy {totals['replaced']}" if totals["replaced"] else ""
     out.print(
         f"read {totals['read']}: ingested {totals['ingested']} runs ({totals['rows_written']} rows), "
-        f"unchanged {totals['unchanged']}{replaced}, rejected {totals['rejected']}"
+        f"unchanged {totals['unchanged']}{replaced}, rejected {totals['rejected']}", soft_wrap=True,
     )
     restored = sum(r.get("traces_restored") or 0 for r in results)
     if restored:
-        out.print(f"{restored} unchanged run(s) had lost their trace in the trace store: written again")
+        out.print(f"{restored} unchanged run(s) had lost their trace in the trace store: written again", soft_wrap=True)
     renamed = [item for r in results for item in (r.get("renamed") or [])]
     if renamed:
         out.print(f"{len(renamed)} run(s) shared an id with a different run of the same input and were kept under "
-                  f"a distinct id, e.g. {renamed[0]['trajectory_id']} -> {renamed[0]['renamed_to']}")
+                  f"a distinct id, e.g. {renamed[0]['trajectory_id']} -> {renamed[0]['renamed_to']}", soft_wrap=True)
     _outcomes_line([r["outcomes"] for r in results if r.get("outcomes")])
     _clipped_line([r["clipped"] for r in results if r.get("clipped")])
     _named_after_stream_copy_line([r["named_after_stream_copy"] for r in results if r.get("named_after_stream_copy")])
     if streamed := max((r.get("units_streamed") or 0) for r in results):
         out.print(f"{streamed} input(s) read from a pipe, whole: no checkpoint resumes a stream (a rerun reads it "
-                  "again, its unchanged runs skipped)")
+                  "again, its unchanged runs skipped)", soft_wrap=True)
     done = _inputs_already_done(results)
     if done:
-        out.print(f"{done} input(s) already done per the checkpoint (--restart reads them again)")
+        out.print(f"{done} input(s) already done per the checkpoint (--restart reads them again)", soft_wrap=True)
     elif not totals["read"] and not any(r.get("error") for r in results):
         err.print("[yellow]no run in the input[/yellow]: its files hold no record of their format (a tau2-bench "
                   "results.json of the directory layout, for one, keeps its runs in simulations/ beside it: ingest "
-                  "that directory); --dry-run lists what each file holds", highlight=False)
+                  "that directory); --dry-run lists what each file holds", highlight=False, soft_wrap=True)
     if len(by_format) > 1 or any(v["rejected"] for v in by_format.values()):
         shown = ("ingested", "unchanged", *(("replaced",) if totals["replaced"] else ()), "rejected")
         table = Table("format", *shown)
@@ -510,14 +534,15 @@ def _ingest_summary(results: list[dict[str, Any]], as_json: bool) -> None:
     for r in results:
         shown = (r.get("rejections") or [])[:SHOWN_REJECTIONS]
         for rej in shown:
-            err.print(f"  [yellow]rejected[/yellow] {escape(rej['source'])}:{escape(rej['position'])}: {escape(rej['reason'])}",
-                      highlight=False)
+            err.print(f"  [yellow]rejected[/yellow] {escape(rej['source'])}:{escape(rej['position'])}: "
+                      f"{escape(rej['reason'])}", highlight=False, soft_wrap=True)
         if r.get("dead_letter") and r.get("rejected"):
-            err.print(f"  all rejections: {escape(str(r['dead_letter']))}", highlight=False)
+            err.print(f"  all rejections: {escape(str(r['dead_letter']))}", highlight=False, soft_wrap=True)
         elif (r.get("rejected") or 0) > len(shown):  # --server: no dead-letter file here, the server's report only
-            err.print(f"  … and {r['rejected'] - len(shown)} more rejection(s) (--json lists those the report holds)")
+            err.print(f"  … and {r['rejected'] - len(shown)} more rejection(s) (--json lists those the report holds)",
+                      soft_wrap=True)
         if r.get("error"):
-            err.print(f"[red]error[/red] ({r.get('shard', 'ingest')}): {r['error']}")
+            err.print(f"[red]error[/red] ({r.get('shard', 'ingest')}): {r['error']}", soft_wrap=True)
 
 
 def _inputs_already_done(results: list[dict[str, Any]]) -> int:
