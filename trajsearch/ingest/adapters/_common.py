@@ -357,11 +357,20 @@ _TRACEBACK = re.compile(r"^( *(?:[|+] )?)(?:Exception Group )?Traceback \(most r
 #: ``botocore.errorfactory.NoSuchBucket: ...``, Django's ``DoesNotExist``): ``<module.qualname>[: <message>]``.
 _TRACEBACK_EXC = re.compile(r"^[^\W\d][\w.<>]*(?=: |$)")
 #: A tool's own error line (pip's and git's ``error: ...``, ``fatal: ...``, rustc's ``error[E0308]: ...``, pip's
-#: ``ERROR: ...``; after Gemini CLI's ``Output:`` label): it says what went wrong, where a later line only
-#: mentions a failure ("Failure to do this can result in a broken installation"). Also in the tool's language
-#: (``错误: ...``, ``エラー：...``, ``Fehler: ...``), with a full-width colon in CJK.
-_TOOL_ERROR = re.compile(r"^(?:Output:\s*)?(?:error|fatal|ERROR|FATAL|错误|錯誤|エラー|오류|에러|[Ff]ehler|[Ee]rreur|"
-                         r"[Ee]rrore|[Оо]шибка)(?:\[[\w-]+\])?(?::\s|：)")
+#: ``ERROR: ...``, ``Error: ...`` as Node, the Maven wrapper, cobra-based Go CLIs and SWE-agent's tools print it;
+#: after Gemini CLI's ``Output:`` label): it says what went wrong, where a later line only mentions a failure
+#: ("Failure to do this can result in a broken installation", the Maven wrapper's "We cannot execute ..." after
+#: "Error: JAVA_HOME is not defined correctly."). Also in the tool's language (``错误: ...``, ``エラー：...``,
+#: ``Fehler: ...``), with a full-width colon in CJK. GNU make's fatal error is one too, whatever its words: make
+#: prints it as ``make: *** <message>.  Stop.`` (``make[2]:`` in a sub-make, ``<makefile>:<line>:`` for an error in
+#: a makefile, ``$(error ...)`` included), where a recipe's failure is ``make: *** [<target>] Error 2``, which only
+#: says that a command (a compiler, a sub-make) failed before it.
+_TOOL_ERROR = re.compile(r"^(?:Output:\s*)?(?:[Ee]rror|fatal|ERROR|FATAL|错误|錯誤|エラー|오류|에러|[Ff]ehler|[Ee]rreur|"
+                         r"[Ee]rrore|[Оо]шибка)(?:\[[\w-]+\])?(?::\s|：)"
+                         r"|^[^\s:][^:]*(?::\d+)?: \*\*\* .*Stop\.$")
+#: GNU make's progress lines, printed for ``make -C <dir>``, ``-w`` and every recursive make around what the make in
+#: that directory printed: where it was, never what went wrong.
+_MAKE_DIRECTORY = re.compile(r"^[^\s:]+: (?:Entering|Leaving) directory ")
 #: A test runner's tally of a failed run: ExUnit's and RSpec's ``5 tests, 4 failures``, Jest's ``Tests: 4 failed``
 #: (the lines before it are the tests' own output, an HTML page, a log).
 _TEST_TALLY = re.compile(r"^(?:\d+ (?:tests?|examples?|specs?|doctests?), .*\b[1-9]\d* (?:failures?|failed|errors?)\b"
@@ -436,10 +445,11 @@ def decisive_line(output: str, *, last_line: bool = True) -> str | None:
     ``oundException`` would pass for one), then the last exception line (``TypeError: ...``, or the
     line ending a Python traceback whatever its class is called: ``botocore.errorfactory.NoSuchBucket: ...``),
     then the last line naming one (pytest's ``FAILED test - TypeError: ...``), then a tool's
-    own error line (``error: ...``, ``错误: ...``), then a test runner's tally (``5 tests, 4 failures``),
-    then the last line mentioning an error, then (unless ``last_line`` is false: output known to
-    hold no message) the last non-empty line. A line the console wrapped inside a parenthesis
-    gets its end back (see ``_unwrapped``).
+    own error line (``error: ...``, ``Error: ...``, ``错误: ...``, make's ``make: *** ...  Stop.``),
+    then a test runner's tally (``5 tests, 4 failures``), then the last line mentioning an error,
+    then (unless ``last_line`` is false: output known to hold no message) the last non-empty line
+    that is not make's "Entering/Leaving directory". A line the console wrapped inside a
+    parenthesis gets its end back (see ``_unwrapped``).
     """
     raw = [ln for ln in output.splitlines() if ln.strip()]
     lines = [ln.strip() for ln in raw]
@@ -458,7 +468,8 @@ def decisive_line(output: str, *, last_line: bool = True) -> str | None:
             ends_traceback = pattern is _EXC_LINE and at in raised  # an exception line, whatever its class's name
             if found := _TRACEBACK_EXC.match(lines[at]) if ends_traceback else pattern.search(lines[at]):
                 return _short_keeping(_unwrapped(lines, at), found)
-    return short(lines[-1]) if lines and last_line else None
+    said = [line for line in lines if not _MAKE_DIRECTORY.match(line)] or lines
+    return short(said[-1]) if said and last_line else None
 
 
 def _traceback_ends(raw: list[str]) -> dict[int, str]:

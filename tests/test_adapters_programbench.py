@@ -1,0 +1,50 @@
+"""ProgramBench runs (mini-swe-agent's ``mini-extra programbench``) and their evaluation, and the decisive line of make's
+and other tools' failures, as probe B of round 11 found them misread (B4-B8).
+
+Real files: ``fixtures/mini-swe-agent/.real/programbench-2.4.6/`` (SOURCE.md there) and the Multi-SWE-bench OpenHands
+run of ponyc already in ``fixtures/openhands/.real/multi_swe_bench/``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from trajsearch.ingest.read import read_dump
+
+FIXTURES = Path(__file__).parent / "fixtures"
+RUN_DIR = FIXTURES / "mini-swe-agent/.real/programbench-2.4.6/testorg__calculator.abc1234"
+TRAJ = RUN_DIR / "testorg__calculator.abc1234.traj.json"
+EVAL = RUN_DIR / "testorg__calculator.abc1234.eval.json"
+PONYC = FIXTURES / "openhands/.real/multi_swe_bench/output.jsonl"
+
+
+def _run(path: Path):
+    (parsed,) = read_dump(path)
+    return parsed.trajectory
+
+
+def test_a_failed_make_says_makes_error_not_where_it_was() -> None:
+    """Bug (probe B, B6): ``make -C src`` failing printed Entering / ``*** ...  Stop.`` / Leaving directory; the
+    step's error was the Leaving line."""
+    step = _run(TRAJ).steps[3]
+    assert step.arguments == {"command": "make -C src"}
+    assert step.error == "make: *** No targets specified and no makefile found. Stop. (exit code 2)"
+
+
+def _ponyc():
+    return next(p.trajectory for p in read_dump(PONYC) if "ponyc-4588" in p.trajectory.trajectory_id)
+
+
+def test_a_sub_makes_fatal_error_beats_the_top_makes_error_2() -> None:
+    """Bug (probe B, B6): a sub-make's ``gmake[1]: *** No rule to make target 'Makefile'.  Stop.`` lost to the top
+    make's ``make: *** [Makefile:192: build] Error 2``, which only says the sub-make failed."""
+    step = _ponyc().steps[46]
+    assert step.error == "gmake[1]: *** No rule to make target 'Makefile'. Stop. (exit code 2)"
+
+
+def test_an_error_colon_line_is_a_tools_error_line() -> None:
+    """Bug (probe B, B7): ``Error: <message>`` (Node, the Maven wrapper, cobra CLIs) was no tool error line, so a
+    later line mentioning a failure won: here make's ``*** [...] Error 1`` over ponyc's "Error: could not load
+    cache"."""
+    step = _ponyc().steps[40]
+    assert step.error == "Error: could not load cache (exit code 2)"
