@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from trajsearch.ingest.read import read_dump
+from trajsearch.model import Outcome
 
 FIXTURES = Path(__file__).parent / "fixtures"
 RUN_DIR = FIXTURES / "mini-swe-agent/.real/programbench-2.4.6/testorg__calculator.abc1234"
@@ -21,6 +22,21 @@ PONYC = FIXTURES / "openhands/.real/multi_swe_bench/output.jsonl"
 def _run(path: Path):
     (parsed,) = read_dump(path)
     return parsed.trajectory
+
+
+def test_a_programbench_submission_is_no_empty_patch() -> None:
+    """Bug (probe B, B4): ProgramBench hands in the workspace (``submission.tar.gz``), never a patch, so its
+    ``info.submission`` is always empty; the run was a failure "an empty patch (nothing handed in)". Submitted,
+    it is a run submitted and not evaluated, as any other."""
+    run = _run(TRAJ)
+    assert run.outcome is Outcome.success and run.failure is None
+    assert run.metadata["outcome_basis"].startswith("submitted, not evaluated")
+
+
+def test_a_programbench_task_family_is_its_repository() -> None:
+    """Bug (probe B, B8): ``owner__repo.<commit>`` kept its commit in the family (``testorg/calculator.abc1234``)."""
+    run = _run(TRAJ)
+    assert (run.task_id, run.task_family) == ("testorg__calculator.abc1234", "testorg/calculator")
 
 
 def test_a_failed_make_says_makes_error_not_where_it_was() -> None:

@@ -327,17 +327,27 @@ def clipped_fields(trajectory: Trajectory) -> list[str]:
 
 #: A SWE-smith instance id after ``owner__``: ``<repo>.<commit, 8 hex>.<how its bug was made>``.
 _SWE_SMITH_REST = re.compile(r"^(.+?)\.[0-9a-f]{8}\.[^.]+$")
+#: An id of a repository at a commit after ``owner__``: ``<repo>.<commit, 7 to 40 hex>``, ProgramBench's task
+#: (``eradman__entr.8e2e8b4``, every one of its tasks) and SWE-smith's environment (``<repo>.<8 hex>``).
+_AT_COMMIT_REST = re.compile(r"^(.+?)\.[0-9a-f]{7,40}$")
 
 
 def instance_repo(instance_id: str) -> str | None:
     """The repository a SWE-bench-style instance id names: ``owner__repo-123`` -> ``owner/repo`` (SWE-agent
-    names a GitHub issue's instance ``owner__repo-i123``; SWE-smith ``owner__repo.<commit>.<bug>``); None for an
-    id of another shape."""
+    names a GitHub issue's instance ``owner__repo-i123``; SWE-smith ``owner__repo.<commit>.<bug>``; ProgramBench
+    ``owner__repo.<commit>``); None for an id of another shape."""
     owner, sep, rest = instance_id.partition("__")
     if not sep:
         return None
-    smith = _SWE_SMITH_REST.match(rest)
-    return f"{owner}/{smith.group(1) if smith else re.sub(r'-i?[0-9]+$', '', rest)}"
+    pinned = _SWE_SMITH_REST.match(rest) or _AT_COMMIT_REST.match(rest)
+    return f"{owner}/{pinned.group(1) if pinned else re.sub(r'-i?[0-9]+$', '', rest)}"
+
+
+def at_commit(instance_id: str) -> bool:
+    """Whether ``instance_id`` names a repository at a commit (``owner__repo.<commit>``, see ``_AT_COMMIT_REST``),
+    not an issue or pull request to resolve with a patch (``owner__repo-123``) nor a SWE-smith bug."""
+    _, sep, rest = instance_id.partition("__")
+    return bool(sep and _AT_COMMIT_REST.match(rest))
 
 
 def short(text: str, limit: int = 300, *, keep: str = "end") -> str:

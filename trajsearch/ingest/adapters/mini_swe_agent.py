@@ -20,7 +20,8 @@ Mapping
   whole message.
 - task_id = ``instance_id`` (else the file name before ``.traj.json``);
   task_family = the repository (``marshmallow-code__marshmallow-1343`` ->
-  ``marshmallow-code/marshmallow``).
+  ``marshmallow-code/marshmallow``; ProgramBench's ``eradman__entr.8e2e8b4`` ->
+  ``eradman/entr``).
 - trajectory_id = ``<config dir>.<instance_id>`` (the agent configuration is
   the directory above the instance directory), so re-ingesting a dump is
   idempotent; a generic output folder (``results/``, ``outputs/``) names no
@@ -87,7 +88,12 @@ Mapping
 - outcome: there is no test result in these dumps. ``Submitted`` only means a
   patch was handed in; it maps to ``success`` (metadata ``outcome_basis`` says
   "submitted, not evaluated"), except an empty patch for a SWE-bench-named
-  instance, which cannot resolve it: ``failure``. Agent-side stops (LimitsExceeded, TimeExceeded,
+  instance, which cannot resolve it: ``failure``. A ProgramBench run (``mini-extra
+  programbench``: ``info.config.agent_type`` its ``ProgramBenchAgent``, or a task id
+  ``owner__repo.<commit>``) hands in no patch: its runner archives the workspace
+  (``submission.tar.gz``, what ``programbench eval`` scores) and the agent submits
+  with a bare ``echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT``, so its ``submission``
+  is always empty. Agent-side stops (LimitsExceeded, TimeExceeded,
   RepeatedFormatError, TimeoutExpired, FormatError, ...) -> ``failure``; a
   human stop (UserInterruption, KeyboardInterrupt) or no status -> ``unknown``.
   Anything else is an exception of the harness or the model API
@@ -121,8 +127,8 @@ from trajsearch.model import UNEVALUATED, Failure, Outcome, Trajectory
 from . import _prompts
 from ._swebench import side_file  # noqa: F401  (the adapter hook: predictions and reports beside the runs)
 from ._common import (
-    Context, RecordError, build, clip_task, file_stem, instance_repo, json_object, list_field, run_directory, safe_id,
-    short,
+    Context, RecordError, at_commit, build, clip_task, file_stem, instance_repo, json_object, list_field, run_directory,
+    safe_id, short,
 )
 from ._mini_swe_agent.messages import logged_messages, normalise
 from ._mini_swe_agent.commands import DEFAULT_ACTION_REGEXES, STOCK_FORMAT_ERROR_TEMPLATE, format_error_opening
@@ -190,6 +196,19 @@ def outcome_for(exit_status: str | None) -> Outcome:
 
 
 task_family = instance_repo  # ``owner__repo-123`` -> ``owner/repo``
+
+#: The agent class of mini-swe-agent's ProgramBench runner (``minisweagent.run.benchmarks.programbench``).
+_PROGRAMBENCH_AGENT = ".ProgramBenchAgent"
+
+
+def hands_in_patch(info: dict[str, Any], instance_id: str) -> bool:
+    """Whether the run's submission is a patch to a SWE-bench-style instance, so that an empty one hands in nothing.
+    A ProgramBench run's is the workspace its runner archives, never a patch (see the module docstring)."""
+    config = info.get("config") if isinstance(info.get("config"), dict) else {}
+    agent_type = config.get("agent_type")
+    if isinstance(agent_type, str) and agent_type.endswith(_PROGRAMBENCH_AGENT):
+        return False
+    return task_family(instance_id) is not None and not at_commit(instance_id)
 
 
 def _action_regexes(info: dict[str, Any]) -> tuple[str, ...]:
@@ -319,7 +338,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
         exit_status = status if isinstance(status, str) else None
     outcome = outcome_for(exit_status)
     submission = info.get("submission") if isinstance(info.get("submission"), str) else ""
-    empty_patch = outcome is Outcome.success and not submission.strip() and task_family(instance_id) is not None
+    empty_patch = outcome is Outcome.success and not submission.strip() and hands_in_patch(info, instance_id)
     if empty_patch:  # a SWE-bench instance submitted with no patch cannot be resolved
         outcome = Outcome.failure
     steps = steps_of(messages, exit_status, _action_regexes(info), submitted=exit_status in SUCCESS_STATUSES,
