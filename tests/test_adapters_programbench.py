@@ -9,6 +9,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
+from trajsearch.ingest.outcomes import OutcomeTable
 from trajsearch.ingest.read import read_dump
 from trajsearch.model import Outcome
 
@@ -64,3 +67,18 @@ def test_an_error_colon_line_is_a_tools_error_line() -> None:
     cache"."""
     step = _ponyc().steps[40]
     assert step.error == "Error: could not load cache (exit code 2)"
+
+
+def test_a_programbench_evaluation_beside_the_run_is_passed_over_in_a_walk(tmp_path: Path) -> None:
+    """Bug (probe B, B5): the ``<id>.eval.json`` beside the run was rejected as an unrecognised dump (exit 3)."""
+    read = list(read_dump(RUN_DIR))
+    assert [(Path(r.source).name, r.ok) for r in read] == [(TRAJ.name, True)]
+
+
+def test_a_programbench_evaluation_with_failing_tests_is_refused_naming_them() -> None:
+    """Bug (probe B, B5): as an outcome file it was "a document about runs, not verdicts keyed by run ids". It is
+    one instance's evaluation, named by its file; with tests failing it decides nothing alone (ProgramBench scores
+    without the tests its task ignores, which the file does not mark), and says so."""
+    with pytest.raises(ValueError, match=r"'testorg__calculator\.abc1234': ProgramBench evaluation: 6 of 6 tests "
+                                         r"not passed .*tests\.json"):
+        OutcomeTable.load(EVAL)

@@ -29,6 +29,14 @@ outcome file maps a run id to an outcome and/or a reward:
   the tests its dataset expects all pass too, which the report does not hold (``final_report.json`` says);
   that harness's ``final_report.json`` keys an instance ``<org>/<repo>:pr-<n>``, which joins a run named
   ``<org>__<repo>-<n>`` (both its spellings of one pull request);
+- ProgramBench's ``<instance_id>/<instance_id>.eval.json`` (``programbench eval``'s ``EvaluationResult``:
+  ``test_results`` ``[{name, branch, status}]``, ``error_code``, ...), the verdict of the instance its file name
+  names. ProgramBench scores an instance by the share of its tests that pass, solved only at 1.0, over the tests
+  its task does not ignore (listed in the task's ``tests.json``, shipped with ProgramBench, not in this file; its
+  tasks ignore a fifth of their tests, half of them ones the original program fails). So the file decides only
+  where that list cannot matter: every test passed (success, reward 1), or its build or set-up failed
+  (``error_code``, no test ran: failure, reward 0); a run with tests failing is refused, naming them
+  (``programbench info <run dir>`` gives its score);
 - SWE-bench's older reports, lists of instance ids by what became of them: the leaderboard's
   ``results/results.json`` (``{"resolved": [...], "no_generation": [...], "no_logs": [...]}``)
   and the first harness's ``get_model_report`` (``generated``, ``applied``, ... ``resolved``).
@@ -268,6 +276,42 @@ def _gso_verdicts(data: dict[str, Any], sets: dict[str, Any], path: Path) -> dic
         for run_id in _id_list(sets.get(key)) or []:
             verdicts[run_id] = verdict
     return verdicts
+
+
+#: The fields ``programbench eval`` writes of one instance (``programbench/eval/eval.py``, ``EvaluationResult``).
+_PROGRAMBENCH_FIELDS = frozenset({"test_results", "error_code", "error_details", "log", "solution_branch",
+                                  "test_branches", "test_branch_errors", "executable_hash", "warnings"})
+
+
+def is_programbench_eval(record: Any) -> bool:
+    """Whether ``record`` is ProgramBench's evaluation of one instance (its ``<instance_id>.eval.json``)."""
+    return (isinstance(record, dict) and {"test_results", "error_code", "test_branches"} <= record.keys()
+            <= _PROGRAMBENCH_FIELDS and isinstance(record["test_results"], list))
+
+
+def _programbench_verdict(result: dict[str, Any]) -> Verdict | str:
+    """The verdict of a ProgramBench evaluation where the file decides it, else why it does not (see the module
+    docstring)."""
+    if result.get("error_code"):
+        details = _one_line(str(result.get("error_details") or ""))
+        return Verdict(Outcome.failure, 0.0, f"ProgramBench evaluation: {result['error_code']}, no test ran"
+                                             + (f": {details}" if details else ""))
+    tests = [t for t in result["test_results"] if isinstance(t, dict)]
+    failed = [str(t.get("name")) for t in tests if t.get("status") != "passed"]
+    if tests and not failed:
+        return Verdict(Outcome.success, 1.0)
+    if not tests:
+        return "ProgramBench evaluation with no test result"
+    more = f", +{len(failed) - SHOWN_TESTS} more" if len(failed) > SHOWN_TESTS else ""
+    return (f"ProgramBench evaluation: {len(failed)} of {len(tests)} tests not passed ({', '.join(failed[:SHOWN_TESTS])}"
+            f"{more}), which decides nothing alone: ProgramBench scores without the tests the task ignores, which its "
+            "tests.json lists, not this file (`programbench info <run dir>` gives the score)")
+
+
+def _one_line(text: str, limit: int = 300) -> str:
+    """``text`` on one line, at most ``limit`` characters (its head: where a build log says what it ran)."""
+    line = " ".join(text.split())
+    return line if len(line) <= limit else line[:limit - 1] + "…"
 
 
 #: Lists only a run report has (an older report's ``resolved`` list alone is read by ``_UNRESOLVED_LISTS``' rule).
@@ -609,6 +653,17 @@ class OutcomeTable:
                 except json.JSONDecodeError:
                     raise whole from None
                 cls._records(records, verdicts, p, invalid)
+            if is_programbench_eval(data):  # the instance is named by the file, not in it
+                instance = p.name.removesuffix(".eval.json") if p.name.endswith(".eval.json") else folder_id
+                if instance is None:
+                    raise ValueError(f"{p}: a ProgramBench evaluation whose file name does not name its instance "
+                                     "(programbench eval writes <instance_id>/<instance_id>.eval.json)")
+                verdict = _programbench_verdict(data)
+                if isinstance(verdict, Verdict):
+                    verdicts[instance] = verdict
+                else:
+                    invalid.append((instance, verdict))
+                return verdicts, None
             if isinstance(data, dict):
                 if is_instance_report(data):  # its keys would pass for run ids
                     if folder_id is not None:

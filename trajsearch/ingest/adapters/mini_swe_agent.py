@@ -85,6 +85,8 @@ Mapping
   backtrack notices, and a ``Result:`` (it
   keeps no return code) whose output opens as a failure (``error:``, a
   traceback, the shell's own complaint).
+- passed over (``side_file``): SWE-bench's predictions and reports, ProgramBench's
+  ``<instance_id>.eval.json`` (its verdict, read with ``--outcomes``).
 - outcome: there is no test result in these dumps. ``Submitted`` only means a
   patch was handed in; it maps to ``success`` (metadata ``outcome_basis`` says
   "submitted, not evaluated"), except an empty patch for a SWE-bench-named
@@ -125,7 +127,8 @@ from typing import Any, Iterator
 from trajsearch.model import UNEVALUATED, Failure, Outcome, Trajectory
 
 from . import _prompts
-from ._swebench import side_file  # noqa: F401  (the adapter hook: predictions and reports beside the runs)
+from ..outcomes import is_programbench_eval
+from ._swebench import side_file as swebench_side_file
 from ._common import (
     Context, RecordError, at_commit, build, clip_task, file_stem, instance_repo, json_object, list_field, run_directory,
     safe_id, short,
@@ -160,6 +163,15 @@ AGENT_FAILURE_STATUSES = {
 }
 #: Stops by the person running the agent: no verdict on the agent.
 HUMAN_STOPS = {"UserInterruption", "KeyboardInterrupt"}
+
+
+def side_file(record: Any) -> str | None:
+    """The adapter hook: SWE-bench's predictions and reports beside the runs, and ProgramBench's evaluation of a run
+    (``programbench eval`` writes ``<instance_id>.eval.json`` beside the trajectory)."""
+    if is_programbench_eval(record):
+        return ("a ProgramBench evaluation (one instance's test results), not a run: pass it (or its folder) with "
+                "--outcomes to join its verdict")
+    return swebench_side_file(record)
 
 
 def matches(record: Any) -> bool:
