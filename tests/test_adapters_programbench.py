@@ -79,6 +79,14 @@ def test_a_programbench_evaluation_with_failing_tests_is_refused_naming_them() -
     """Bug (probe B, B5): as an outcome file it was "a document about runs, not verdicts keyed by run ids". It is
     one instance's evaluation, named by its file; with tests failing it decides nothing alone (ProgramBench scores
     without the tests its task ignores, which the file does not mark), and says so."""
-    with pytest.raises(ValueError, match=r"'testorg__calculator\.abc1234': ProgramBench evaluation: 6 of 6 tests "
+    with pytest.raises(ValueError, match=r"'testorg__calculator\.abc1234': ProgramBench evaluation with 6 of 6 tests "
                                          r"not passed .*tests\.json"):
         OutcomeTable.load(EVAL)
+
+
+def test_a_folder_of_programbench_evaluations_is_no_folder_without_outcome_files() -> None:
+    """Bug (probe B, B5): ``--outcomes <run dir>`` said "no outcome file in this directory" while the evaluation
+    was there: the refusal says what it found and why it decides nothing."""
+    with pytest.raises(ValueError, match=r"no valid run outcome: 1 verdict\(s\) not understood, "
+                                         r"'testorg__calculator\.abc1234': ProgramBench evaluation with 6 of 6"):
+        OutcomeTable.load(RUN_DIR.parent)

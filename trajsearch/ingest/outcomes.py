@@ -289,6 +289,15 @@ def is_programbench_eval(record: Any) -> bool:
             <= _PROGRAMBENCH_FIELDS and isinstance(record["test_results"], list))
 
 
+#: How the refusal of a ProgramBench evaluation that decides nothing opens (see ``_programbench_verdict``).
+_PROGRAMBENCH_UNDECIDED = "ProgramBench evaluation with"
+
+
+def _undecided(why: str) -> bool:
+    """Whether a refused entry is an evaluation report's that decides nothing alone (its file is an outcome file)."""
+    return why == MSWE_UNDECIDED or why.startswith(_PROGRAMBENCH_UNDECIDED)
+
+
 def _programbench_verdict(result: dict[str, Any]) -> Verdict | str:
     """The verdict of a ProgramBench evaluation where the file decides it, else why it does not (see the module
     docstring)."""
@@ -301,10 +310,10 @@ def _programbench_verdict(result: dict[str, Any]) -> Verdict | str:
     if tests and not failed:
         return Verdict(Outcome.success, 1.0)
     if not tests:
-        return "ProgramBench evaluation with no test result"
+        return f"{_PROGRAMBENCH_UNDECIDED} no test result"
     more = f", +{len(failed) - SHOWN_TESTS} more" if len(failed) > SHOWN_TESTS else ""
-    return (f"ProgramBench evaluation: {len(failed)} of {len(tests)} tests not passed ({', '.join(failed[:SHOWN_TESTS])}"
-            f"{more}), which decides nothing alone: ProgramBench scores without the tests the task ignores, which its "
+    return (f"{_PROGRAMBENCH_UNDECIDED} {len(failed)} of {len(tests)} tests not passed "
+            f"({', '.join(failed[:SHOWN_TESTS])}{more}), which decides nothing alone: ProgramBench scores without the tests the task ignores, which its "
             "tests.json lists, not this file (`programbench info <run dir>` gives the score)")
 
 
@@ -602,7 +611,7 @@ class OutcomeTable:
                 found, rest = cls._read(file, folder_id=file.parent.name, invalid=refused)
             except ValueError:  # not an outcome file (a log, a patch, a run)
                 continue
-            undecided = any(why == MSWE_UNDECIDED for _, why in refused)  # a report, though it decides nothing
+            undecided = any(_undecided(why) for _, why in refused)  # a report, though it decides nothing
             files += bool(found or rest or undecided)
             invalid += refused if found or rest or undecided else []  # a file of no verdict at all is no outcome file
             folders = file.relative_to(root).parent.parts
