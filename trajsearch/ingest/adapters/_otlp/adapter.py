@@ -33,7 +33,7 @@ from .._spans import (
 )
 from .conventions import MONOCLE, cut_runner_request, node_from_span
 from .events import merge_events, node_from_log
-from .shapes import raw_items
+from .shapes import SDK_CUT, ZIPKIN_CUT, raw_items, uncut_span
 
 log = logging.getLogger(__name__)
 
@@ -48,8 +48,9 @@ def otlp_nodes(record: Any, ctx: Context, seq: int = 0) -> Iterator[tuple[str, N
     orphans: list[str] = []
     for n, (kind, resource, item) in enumerate(raw_items(record)):
         if kind == "span":
+            item = item if "tags_cut" in item else uncut_span(item)
             trace, node, conversation = node_from_span(item, resource, seq + n)
-            if cut := item.get("tags_cut"):  # (see shapes: a Zipkin span whose tags the exporter cut)
+            if cut := item.get("tags_cut"):  # (see shapes: a span whose values the SDK or exporter cut)
                 node = _read_cut(item, resource, seq + n, node, cut)
             yield trace, node, conversation
             continue
@@ -65,25 +66,30 @@ def otlp_nodes(record: Any, ctx: Context, seq: int = 0) -> Iterator[tuple[str, N
         raise RecordError(orphans[0] + more)
 
 
-def _cut_mark(at: int) -> str:
-    return f"… [cut at {at} characters by the exporter]"
+def _cut_mark(cut: dict[str, Any]) -> str:
+    return f"… [cut at {cut['at']} characters by {cut['by']}]"
 
 
 def _read_cut(span: dict[str, Any], resource: dict[str, Any], seq: int, node: Node, cut: dict[str, Any]) -> Node:
-    """``node`` of a span whose tags the exporter cut (see ``shapes``), noting the cut. A tool's span is read again
-    with its cut tags as the cut texts they are, marked as cut: what a tool was given and returned stays that up to
+    """``node`` of a span whose values the SDK or exporter cut (see ``shapes``), noting the cut. A tool's span is
+    read again with its cut tags as the cut texts they are, marked as cut: what a tool was given and returned stays that up to
     the cut (a message list cut into fragments is no message: only its whole messages are read, by ``shapes``).
     A cut ADK runner input (the root of an ADK trace) gives the user's words where they are whole before the cut."""
     texts: dict[str, str] = cut.get("texts") or {}
-    if node.role == "tool" and texts:
-        marked = {key: text + _cut_mark(cut["at"]) for key, text in texts.items()}
-        uncut, node = node, node_from_span({**span, "attributes": {**span["attributes"], **marked}}, resource, seq)[1]
+    event_texts: dict[int, dict[str, str]] = cut.get("event_texts") or {}
+    if node.role == "tool" and (texts or event_texts):
+        def marked(values: dict[str, Any], cut_texts: dict[str, str]) -> dict[str, Any]:
+            return {**values, **{key: text + _cut_mark(cut) for key, text in cut_texts.items()}}
+        events = [{**ev, "attributes": marked(ev["attributes"], event_texts.get(n, {}))}
+                  for n, ev in enumerate(cut["events"])]
+        again = {**span, "attributes": marked(span["attributes"], texts), "events": events}
+        uncut, node = node, node_from_span(again, resource, seq)[1]
         if node.result != uncut.result:  # (a later model input holding the whole result is read over it)
             node.info[RESULT_CUT] = True
     elif node.input_text is None and "input.value" in texts \
             and (said := cut_runner_request(texts["input.value"])) is not None:
-        node.input_text = said[0] if said[1] else said[0] + _cut_mark(cut["at"])
-    node.info["tags_cut"] = {"keys": cut["keys"], "at": cut["at"]}
+        node.input_text = said[0] if said[1] else said[0] + _cut_mark(cut)
+    node.info["tags_cut"] = {"keys": cut["keys"], "at": cut["at"], "by": cut["by"]}
     return node
 
 
@@ -161,33 +167,39 @@ def _builds_agent(node: Node) -> bool:
     return node.name.startswith("create_agent")
 
 
-#: How to keep the exporter from cutting: said with every cut it made.
-_UNCUT = ("the OpenTelemetry Python Zipkin exporter cuts every tag at 128 characters unless told otherwise: export "
-          "with ZipkinExporter(max_tag_value_length=...) raised, or with OTLP")
+#: How to keep each cutter from cutting: said with every cut it made.
+_UNCUT = {ZIPKIN_CUT: "the OpenTelemetry Python Zipkin exporter cuts every tag at 128 characters unless told "
+                      "otherwise: export with ZipkinExporter(max_tag_value_length=...) raised, or with OTLP",
+          SDK_CUT: "the OpenTelemetry SDK cuts every attribute value at OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT characters "
+                   "when it is set (or SpanLimits(max_attribute_length=...) in code): export with it unset or raised"}
 
 
-def _cut_note(nodes: list[Node]) -> tuple[list[Node], str | None]:
-    """The nodes without the exporter's cuts they noted (see ``shapes``: a Zipkin span's tags cut), and what the
-    run's metadata says of them (None when nothing was cut)."""
+def _cut_note(nodes: list[Node]) -> tuple[list[Node], str | None, str]:
+    """The nodes without the cuts they noted (see ``shapes``: a span's values the SDK or exporter cut), what
+    the run's metadata says of them (None when nothing was cut), and who cut them."""
     cuts = [n.info["tags_cut"] for n in nodes if n.info.get("tags_cut")]
     if not cuts:
-        return nodes, None
-    keys = ", ".join(sorted({k for cut in cuts for k in cut["keys"]}))
-    note = f"{keys} cut at {max(cut['at'] for cut in cuts)} characters by the exporter; {_UNCUT}"
+        return nodes, None, ""
+    notes, cutters = [], sorted({cut["by"] for cut in cuts}, reverse=True)  # (the exporter's 128 first, as it was)
+    for by in cutters:
+        mine = [cut for cut in cuts if cut["by"] == by]
+        keys = ", ".join(sorted({k for cut in mine for k in cut["keys"]}))
+        notes.append(f"{keys} cut at {max(cut['at'] for cut in mine)} characters by {by}; {_UNCUT[by]}")
     return [replace(n, info={k: v for k, v in n.info.items() if k != "tags_cut"}) if "tags_cut" in n.info else n
-            for n in nodes], note
+            for n in nodes], "; ".join(notes), " and ".join(cutters)
 
 
 @lru_cache(maxsize=64)
 def _warn_of_cut(source: str) -> None:
-    """Says once per file that its exporter cut span attributes (each run read from it says which, in its
+    """Says once per file that the SDK or exporter cut span attributes (each run read from it says which, in its
     metadata ``tags_cut``)."""
-    log.warning("%s: span attributes cut by the exporter (see each run's metadata 'tags_cut'): only the whole "
-                "messages of a cut message list are read, a tool's cut input and output as cut; %s", source, _UNCUT)
+    log.warning("%s: span attributes cut by the SDK or exporter (see each run's metadata 'tags_cut', which says "
+                "how to keep them whole): only the whole messages of a cut message list are read, a tool's cut "
+                "input and output as cut", source)
 
 
 def _noted(run: Trajectory, note: str | None, ctx: Context) -> Trajectory:
-    """``run`` with the exporter's cuts (see :func:`_cut_note`) in its metadata, ``tags_cut``."""
+    """``run`` with the SDK's or exporter's cuts (see :func:`_cut_note`) in its metadata, ``tags_cut``."""
     if note is None:
         return run
     _warn_of_cut(str(ctx.source))
@@ -205,9 +217,9 @@ class OtlpFormat(SpanFormat):
     prompts out of spans and logs unless told otherwise) is still a run: its
     task names the operation that ran and says that no input was recorded
     (``metadata.task_source = "span name"``), rather than the run being lost;
-    so is, in any span format, a trace whose input the exporter cut (see
-    ``shapes``: Zipkin tags), its task saying so and its metadata
-    ``tags_cut`` what was cut and how to keep the exporter from cutting.
+    so is, in any span format, a trace whose input the SDK or exporter cut
+    (see ``shapes``), its task saying so and its metadata ``tags_cut`` what
+    was cut and how to keep it whole.
     A trace of embedding calls is no agent run and is rejected; a trace that
     only builds agents (``create_agent`` spans alone) holds no run and nothing
     wrong: it is passed over (None), with a line at info level.
@@ -218,7 +230,7 @@ class OtlpFormat(SpanFormat):
     latest_user_message: bool | str = False
 
     def assemble_trajectory(self, key: str, group: list[Node], ctx: Context, by: str = "trace") -> Trajectory | None:
-        nodes, cut = _cut_note(_team_turns(merge_events(group)))
+        nodes, cut, cutters = _cut_note(_team_turns(merge_events(group)))
         try:
             run = span_trajectory(self.name, self.prefix, key, nodes, ctx, by=by)
             return _noted(with_current_instruction(run, nodes, only_over_first=self.latest_user_message == "over first")
@@ -236,12 +248,12 @@ class OtlpFormat(SpanFormat):
                        for n in nodes):
                 kinds = ", ".join(sorted({n.name.split(" ", 1)[0] for n in nodes}))
                 raise RecordError(f"not an agent run: the {by} holds only {kinds} spans and no input") from None
-            if not (self.name_when_no_input or cut):  # an input the exporter cut is no input missing: still a run
+            if not (self.name_when_no_input or cut):  # an input cut is no input missing: still a run
                 raise
         ids = {n.id for n in nodes}
         roots = [n for n in nodes if not n.parent or n.parent not in ids or n.parent == n.id]
         root = min(roots or nodes, key=start_order)
-        said = "input cut by the exporter" if cut else "no input recorded"
+        said = f"input cut by {cutters}" if cut else "no input recorded"
         nodes = [replace(n, input_text=f"{root.name} ({said})") if n is root else n for n in nodes]
         run = span_trajectory(self.name, self.prefix, key, nodes, ctx, by=by)
         return _noted(run.model_copy(update={"metadata": {**run.metadata, "task_source": "span name"}}), cut, ctx)

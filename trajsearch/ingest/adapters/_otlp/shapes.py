@@ -57,12 +57,16 @@ Record shapes read (one record may hold many spans):
   array of such arrays, read one trace a record): times in microseconds, every attribute a text
   tag (an array attribute a JSON array), the status in the ``otel.status_code`` tag and its description in
   ``error``, events as annotations. The Python exporter cuts every tag (and event attribute) at 128 characters
-  unless told otherwise (``ZipkinExporter(max_tag_value_length=...)``; no environment variable sets it): JSON cut
-  so it no longer parses is no message anyone sent, so a cut message list keeps only its whole messages and any
-  other cut JSON value is left out of the attributes; the span notes what was cut (``tags_cut``: the keys, the
-  length they were cut at and the cut texts), which the run's metadata then says, and from which a tool's cut
-  input and output are read back as cut text, marked as cut (see ``adapter``: what a tool returned is still what
-  it returned, up to the cut).
+  unless told otherwise (``ZipkinExporter(max_tag_value_length=...)``; no environment variable sets it).
+
+Whatever the shape, the SDK itself cuts every string attribute value (of spans and their events) at
+``OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT`` characters when that is set (the spec's attribute limits; Python's
+``_clean_attribute_value`` keeps ``value[:limit]``), so an OTLP file is cut as a Zipkin one is, at any length.
+JSON cut so it no longer parses is no message anyone sent, so (:func:`uncut_span`) a cut message list keeps only
+its whole messages and any other cut JSON value is left out of the attributes; the span notes what was cut
+(``tags_cut``: the keys, the length they were cut at, the cut texts and who cut them), which the run's metadata
+then says, and from which a tool's cut input and output are read back as cut text, marked as cut (see
+``adapter``: what a tool returned is still what it returned, up to the cut).
 
 Trace and span ids are normalised to lower-case hex (``0x`` dropped, base64
 and integer ids converted, see ``values``), so one trace read from a console
@@ -187,8 +191,8 @@ def _whole_items(text: str) -> str | None:
 
 
 def _uncut(values: dict[str, Any], limit: int) -> tuple[dict[str, Any], dict[str, str]]:
-    """Zipkin tags (or event attributes) with JSON the exporter cut at ``limit`` read honestly (a message list as
-    its whole messages, any other cut JSON left out), and the cut values by key, as the exporter left them."""
+    """Attributes (or event attributes) with JSON cut at ``limit`` read honestly (a message list as its whole
+    messages, any other cut JSON left out), and the cut values by key, as they were left."""
     kept: dict[str, Any] = {}
     cut: dict[str, str] = {}
     for key, value in values.items():
@@ -198,11 +202,45 @@ def _uncut(values: dict[str, Any], limit: int) -> tuple[dict[str, Any], dict[str
         cut[key] = value
         if (whole := _whole_items(value)) is not None:
             kept[key] = whole
-    return kept, cut
+    gone = tuple(m.group(1) for m in map(_FLAT_CONTENT.match, cut) if m)  # (OpenInference's flattened messages)
+    return ({k: v for k, v in kept.items() if not k.startswith(gone)} if gone else kept), cut
+
+
+#: The content of one message of a flattened message list (``llm.input_messages.3.message.content``): cut, the
+#: whole message is left out, as from a message list cut in one value (no message with nothing said).
+_FLAT_CONTENT = re.compile(r"^(.*\.\d+\.message\.)content$")
 
 
 def _longest(values: list[Any]) -> int:
     return max((len(v) for v in values if isinstance(v, str)), default=0)
+
+
+#: Who cut a span's values: the Python Zipkin exporter (its tags at 128 characters by default), or the SDK
+#: (``OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT``, or ``SpanLimits`` in code), whatever the exporter.
+ZIPKIN_CUT, SDK_CUT = "the exporter", "the SDK"
+
+
+def uncut_span(span: dict[str, Any], by: str = SDK_CUT) -> dict[str, Any]:
+    """A span (in any shape above) whose attribute values were cut at one length, read honestly (see
+    :func:`_uncut`), its attributes and events' attributes flat and ``tags_cut`` saying what was cut, where, by
+    whom; any other span as it is. The SDKs cut every string value (span and event attributes alike) at
+    ``OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT`` (Python ``value[:limit]``, JS ``substring``, Go by runes), whatever the
+    exporter, so a cut value is as long as the span's longest; the Python Zipkin exporter cuts its tags the same way."""
+    attrs = attributes(span.get("attributes"))
+    events = [{**ev, "attributes": attributes(ev.get("attributes"))} for ev in _list(span.get("events"))]
+    at = _longest([*attrs.values(), *(v for e in events for v in e["attributes"].values())])
+    attrs, texts = _uncut(attrs, at)
+    cut, event_texts, kept = list(texts), {}, []
+    for n, event in enumerate(events):
+        attrs_left, event_cut = _uncut(event["attributes"], at)
+        cut += [f"{event['name']}.{k}" for k in event_cut]
+        event_texts.update({n: event_cut} if event_cut else {})
+        if not event_cut or any(k in attrs_left for k in event_cut):  # (a message event cut bare is no message)
+            kept.append({**event, "attributes": attrs_left})
+    if not cut:
+        return span
+    return {**span, "attributes": attrs, "events": kept, "tags_cut": {
+        "keys": cut, "at": at, "texts": texts, "events": events, "event_texts": event_texts, "by": by}}
 
 
 def _zipkin_tag(value: Any) -> Any:
@@ -221,17 +259,11 @@ def _from_zipkin(record: dict[str, Any]) -> dict[str, Any]:
         return record
     tags = record.get("tags") if isinstance(record.get("tags"), dict) else {}
     events = [_zipkin_event(a) for a in _list(record.get("annotations"))]
-    at = _longest([*tags.values(), *(v for e in events for v in e["attributes"].values())])
-    tags, texts = _uncut(tags, at)
-    cut = list(texts)
-    for event in events:
-        event["attributes"], event_cut = _uncut(event["attributes"], at)
-        cut += [f"{event['name']}.{k}" for k in event_cut]
     start, took = record.get("timestamp"), record.get("duration")
     start = start if isinstance(start, (int, float)) else None
     failed = str(tags.get("otel.status_code") or "").upper() == "ERROR" or "error" in tags
     endpoint = record.get("localEndpoint") if isinstance(record.get("localEndpoint"), dict) else {}
-    return {
+    return uncut_span({
         "name": record.get("name") or "",
         "context": {"trace_id": record["traceId"], "span_id": record["id"]},
         "parent_id": record.get("parentId"),
@@ -243,8 +275,7 @@ def _from_zipkin(record: dict[str, Any]) -> dict[str, Any]:
                        if not k.startswith("otel.status_") and not (k == "error" and failed)},
         "events": events,
         "resource": {"attributes": {"service.name": endpoint["serviceName"]} if endpoint.get("serviceName") else {}},
-        **({"tags_cut": {"keys": cut, "at": at, "texts": texts}} if cut else {}),
-    }
+    }, by=ZIPKIN_CUT)
 
 
 def _undotted(record: dict[str, Any]) -> dict[str, Any]:

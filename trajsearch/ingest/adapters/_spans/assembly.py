@@ -150,11 +150,14 @@ def _agent_turns(node: Node, pending: list[dict[str, Any]], add_step: Any) -> No
         add_step(_respond("\n".join(said), None, node.end, node.end, node.error))
 
 
-def _answered_in_turn(history: list[dict[str, Any]], steps: list[dict[str, Any]]) -> None:
+def _answered_in_turn(history: list[dict[str, Any]], steps: list[dict[str, Any]],
+                      by_call: dict[str, dict[str, Any]] | None = None) -> None:
     """Results a model's input history pairs with their calls by position where the ids do not match (ADK
     names calls and responses after their place in a message, so a call and its answer differ) or are not
     recorded (LiteLLM's, Mistral's and google-genai's instrumentors keep no ids): the k-th response after an
-    assistant (or ``model``) turn answers its k-th call, given to the step of that name and arguments."""
+    assistant (or ``model``) turn answers its k-th call, given to the step of that name and arguments; not an
+    answer whose id is another step's call (``by_call``): a history missing a message its exporter cut (see
+    ``_otlp.shapes``) would pair the answers after it with the wrong calls."""
     asked: list[dict[str, Any]] = []
     speaking = False  # the previous message was the model's too: one turn (a streamed turn split per call)
     for message in history:
@@ -167,7 +170,7 @@ def _answered_in_turn(history: list[dict[str, Any]], steps: list[dict[str, Any]]
             call = asked.pop(0)
             step = next((s for s in steps if _unanswered(s) and s.get("action") == call.get("name")
                          and maybe_json(s.get("arguments")) == maybe_json(call.get("arguments"))), None)
-            if step is not None:
+            if step is not None and (by_call or {}).get(message.get("call_id") or "", step) is step:
                 _answered(step, message)
         elif message.get("role") in ("user", "system"):
             asked = []
@@ -593,7 +596,7 @@ def assemble(nodes: list[Node], *, what: str = "trace", task: str | None = None)
         for m in node.input_messages:
             if m.get("role") == "tool" and m.get("call_id") in by_call and _unanswered(by_call[m["call_id"]]):
                 _answered(by_call[m["call_id"]], m)
-        _answered_in_turn(node.input_messages, steps)
+        _answered_in_turn(node.input_messages, steps, by_call)
         steps.extend(_denied_calls(node, by_call))
     for step, asker in last_asked:  # tools whose runs the trace records (an output tool such as pydantic-ai's
         # final_result is no such tool: the call is the answer) that did not run, nor the others asked with them,

@@ -1,0 +1,59 @@
+"""OTel span exports of probe D (round 44) read through the public reader: values the SDK cut at
+``OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT`` in OTLP files, Jaeger 2's query API output, LangGraph handoff tools
+returning a ``Command``, the Collector's debug exporter output.
+
+The fixtures (``fixtures/otel-genai/.real/probeD44``, see its SOURCE.md) are files the released packages wrote,
+whole or as a subset of their spans with every span left as written (the Jaeger file in Jaeger's envelope).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import adapter_support
+from trajsearch.ingest.detect import detect_format
+
+PROBE = Path(__file__).parent / "fixtures" / "otel-genai" / ".real" / "probeD44"
+CUT = "… [cut at 1024 characters by the SDK]"
+
+
+def test_a_tool_result_the_sdk_cut_is_kept_as_cut_text_not_another_calls_result() -> None:
+    """A1 (Strands 1.62, limit 1024, latest conventions): the ``read_log`` result was the content-block JSON cut
+    and escaped, read as if whole, and the run said nothing. It is the cut text, marked as cut, and not the next
+    call's result that a history missing the cut message pairs with it by position; the run says what was cut."""
+    [run] = adapter_support.runs(PROBE / "strands-1.62-latest-attr-limit-1024.otlp.json")
+    assert run.task == "Why are payments failing? Check /var/log/app/errors.log"
+    read_log, count = run.steps[:2]
+    assert read_log.action == "read_log" and read_log.observation.endswith(CUT)
+    assert read_log.observation.startswith('[{"text": "2026-12-04T12:00:00 ERROR payments Timeout')
+    assert count.action == "count_errors" and count.observation == "120"
+    assert "cut at 1024 characters by the SDK" in run.metadata["tags_cut"]
+    assert "OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT" in run.metadata["tags_cut"]
+
+
+def test_a_tool_result_cut_in_a_span_event_is_kept_as_cut_text() -> None:
+    """A1 (Strands' default conventions: the result in the tool span's ``gen_ai.choice`` event): kept, cut."""
+    [run] = adapter_support.runs(PROBE / "strands-1.62-default-attr-limit-1024.otlp.json")
+    assert run.steps[0].action == "read_log" and run.steps[0].observation.endswith(CUT)
+    assert run.steps[1].observation == "120"
+
+
+def test_tool_arguments_the_sdk_cut_are_cut_text_and_no_message_list_is_a_thought() -> None:
+    """A1 (a ``write_file`` call with 3.7 kB of code): the thought was the whole cut output-message list; the
+    arguments are the cut call, marked as cut, and no JSON fragment is read as words."""
+    [run] = adapter_support.runs(PROBE / "strands-1.62-latest-limit-1024-big-args.otlp.json")
+    write = run.steps[0]
+    assert write.action == "write_file" and write.observation == "wrote 3700 bytes to src/handlers.py"
+    assert isinstance(write.arguments, str) and write.arguments.endswith(CUT)
+    assert not (write.thought or "").startswith("[{")
+    assert run.task == "Create src/handlers.py with 60 event handlers."
+
+
+def test_openai_v2_says_its_message_list_was_cut() -> None:
+    """A1 (openai-v2 2.4b0: the tool result only in the next call's cut ``gen_ai.input.messages``): the result is
+    lost with the cut, and the run now says so."""
+    [run] = adapter_support.runs(PROBE / "openai-v2-2.4b0-limit-1024-big-tool-result.otlp.json")
+    assert run.steps[0].action == "check_shard"
+    assert run.metadata["tags_cut"].startswith("gen_ai.input.messages cut at 1024 characters by the SDK")
