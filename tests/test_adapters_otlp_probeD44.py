@@ -57,3 +57,11 @@ def test_openai_v2_says_its_message_list_was_cut() -> None:
     [run] = adapter_support.runs(PROBE / "openai-v2-2.4b0-limit-1024-big-tool-result.otlp.json")
     assert run.steps[0].action == "check_shard"
     assert run.metadata["tags_cut"].startswith("gen_ai.input.messages cut at 1024 characters by the SDK")
+
+
+def test_jaeger_2_query_api_chunks_are_read_as_the_otlp_they_hold() -> None:
+    """A2: ``/api/v3/traces`` streams ``{"result": TracesData}``; it was rejected as lacking 'resourceSpans'."""
+    path = PROBE / "jaeger-v3-wrapped-pydai.stream.json"
+    [run] = adapter_support.runs(path)
+    assert detect_format(path) == "otel-genai"
+    assert run.task == "What is the weather in London and Berlin?" and run.steps

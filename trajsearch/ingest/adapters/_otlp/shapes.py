@@ -41,6 +41,8 @@ Record shapes read (one record may hold many spans):
   also a row of Phoenix's ``get_spans_dataframe()`` written by pandas
   (``to_json(orient="records")``, lines or a list), whose column names are
   dotted: ``"context.span_id"``, ``"attributes.input.value"``, ...;
+- Jaeger 2's query API (``/api/v3/traces``, ``/api/v3/traces/<id>``: api_v3's streamed ``TracesData`` as
+  grpc-gateway writes it, ``{"result": {"resourceSpans": [...]}}`` a chunk, one after another);
 - a CloudWatch event as AgentCore's toolkit and a Logs Insights query give it: ``{"timestamp",
   "raw_otel_json": <one span or log record above>}``; an application's own JSON log line in the same
   stream (``{"timestamp", "level", "message", "logger"}``, no OTel key) holds no span and is passed over;
@@ -437,9 +439,17 @@ def _metrics(record: dict[str, Any]) -> bool:
 
 def _unwrapped(record: dict[str, Any]) -> dict[str, Any]:
     """The span or log record inside a CloudWatch event as AgentCore's toolkit and a Logs Insights query give it
-    (``{"timestamp", "raw_otel_json": {...}}``); any other record as it is."""
+    (``{"timestamp", "raw_otel_json": {...}}``), or the ``TracesData`` of one chunk of Jaeger 2's query API
+    (``/api/v3/traces``: ``api_v3.QueryService`` streams ``TracesData``, which grpc-gateway writes as
+    ``{"result": {"resourceSpans": [...]}}``, one object a chunk); any other record as it is."""
     inside = record.get("raw_otel_json")
-    return inside if isinstance(inside, dict) and set(record) <= {"timestamp", "raw_otel_json"} else record
+    if isinstance(inside, dict) and set(record) <= {"timestamp", "raw_otel_json"}:
+        return inside
+    inside = record.get("result")
+    if set(record) == {"result"} and isinstance(inside, dict) \
+            and any(isinstance(inside.get(k), list) for k in ("resourceSpans", "resource_spans")):
+        return inside
+    return record
 
 
 def _record(record: dict[str, Any]) -> dict[str, Any]:
