@@ -65,3 +65,11 @@ def test_jaeger_2_query_api_chunks_are_read_as_the_otlp_they_hold() -> None:
     [run] = adapter_support.runs(path)
     assert detect_format(path) == "otel-genai"
     assert run.task == "What is the weather in London and Berlin?" and run.steps
+
+
+def test_a_handoff_tools_command_gives_its_tool_message_as_the_result() -> None:
+    """B1 (langgraph-supervisor 0.0.31, OpenInference LangChain 0.1.80): ``transfer_to_researcher`` returns a
+    ``Command`` whose update holds the whole message history; its result was that Command's JSON."""
+    [run] = adapter_support.runs(PROBE / "langgraph-supervisor-0.0.31-oi-lc-0.1.80-handoff.otlp.json")
+    step = next(s for s in run.steps if s.action == "transfer_to_researcher")
+    assert step.observation == "Successfully transferred to researcher" and step.error is None

@@ -481,12 +481,18 @@ def is_object_repr(text: str) -> bool:
 
 def tool_message(value: Any) -> tuple[Any, str | None, bool] | None:
     """(content, call id, failed) of a LangChain ``ToolMessage`` in any of its serialised forms (flat,
-    ``{"type": "tool", "data": {...}}``, ``lc``), as tracers record a tool's output; None for anything else."""
+    ``{"type": "tool", "data": {...}}``, ``lc``), as tracers record a tool's output; also the one a LangGraph
+    ``Command`` a tool returned answers with (``{"graph", "update": {"messages": [..., ToolMessage]}, "goto"}``:
+    every supervisor / swarm handoff tool; the update's last ToolMessage is this call's answer, the messages before
+    it the state's history); None for anything else."""
     msg = maybe_json(value)
     if isinstance(msg, str):
         msg = _tool_message_repr(msg)
     if not isinstance(msg, dict):
         return None
+    update = msg.get("update") if "goto" in msg and set(msg) <= {"graph", "update", "resume", "goto"} else None
+    if isinstance(update, dict) and isinstance(update.get("messages"), list):
+        return next((found for found in map(tool_message, reversed(update["messages"])) if found), None)
     if isinstance(msg.get("kwargs"), dict) and isinstance(msg.get("id"), list) and msg["id"]:  # "lc" form
         msg = dict(msg["kwargs"], type=str(msg["id"][-1]).lower().removesuffix("message"))
     elif isinstance(msg.get("data"), dict) and "type" in msg:
