@@ -73,3 +73,10 @@ def test_a_handoff_tools_command_gives_its_tool_message_as_the_result() -> None:
     [run] = adapter_support.runs(PROBE / "langgraph-supervisor-0.0.31-oi-lc-0.1.80-handoff.otlp.json")
     step = next(s for s in run.steps if s.action == "transfer_to_researcher")
     assert step.observation == "Successfully transferred to researcher" and step.error is None
+
+
+def test_the_collectors_debug_exporter_output_is_named_with_how_to_export_json() -> None:
+    """C1: the Collector's ``debug`` exporter text was "unrecognised dump format"."""
+    with pytest.raises(ValueError, match="OpenTelemetry Collector's debug exporter output") as caught:
+        detect_format(PROBE / "otelcol-0.147-debug-exporter-detailed.excerpt.log")
+    assert "file exporter" in str(caught.value)

@@ -170,6 +170,24 @@ def _js_console_kind(head: str) -> str | None:
             "or with @opentelemetry/exporter-zipkin")
 
 
+#: The OpenTelemetry Collector's ``debug`` exporter (``logging`` before 0.86) at ``verbosity: detailed``: its log
+#: lines (``<time>\tinfo\tResourceSpans #0``) and the text it prints each span, log record and attribute as
+#: (``Span #0``, ``    Trace ID       : <hex>``, ``     -> gen_ai.operation.name: Str(chat)``).
+_COLLECTOR_DEBUG = re.compile(r"^(?:\S+\t\w+\t)?Resource(?:Spans|Logs) #\d+\s*$.*?"
+                              r"^\s*(?:Trace ID\s*: [0-9a-f]{32}|-> [\w.]+: (?:Str|Int|Bool|Double|Map|Slice)\()",
+                              re.S | re.M)
+
+
+def _collector_debug_kind(head: str) -> str | None:
+    """What a file of the Collector's ``debug`` exporter output is, and how to export JSON instead: text for
+    people, its attribute values in Go's notation and its messages unquoted, no record to read."""
+    if not _COLLECTOR_DEBUG.search(head[:PEEK_BYTES]):
+        return None
+    return ("the OpenTelemetry Collector's debug exporter output (text for people, not JSON): export the spans as "
+            "OTLP/JSON instead, with the Collector's file exporter (exporters: file: path: ./traces.jsonl) in the "
+            "traces pipeline beside debug, or an OTLP file exporter in the application")
+
+
 def _json_fault(path: Path, head: str) -> str | None:
     """Why a JSON array or pretty-printed document gave no first record to detect a format by: its parser's
     words. Asked only once detection failed: "unrecognised format" would hide a file that is not valid JSON."""
@@ -241,7 +259,7 @@ def detect_format(path: str | Path) -> str:
             raise ValueError(f"{p}: no run in this file: {reason}")
         if kind := _unreadable_kind(p):
             raise ValueError(f"{p}: {kind}; {_READS}")
-        if kind := _broken_kind(p) or _js_console_kind(head) or _json_fault(p, head):
+        if kind := _broken_kind(p) or _js_console_kind(head) or _collector_debug_kind(head) or _json_fault(p, head):
             raise ValueError(f"{p}: {kind}")
         raise ValueError(
             f"{p}: unrecognised dump format; supported formats: {', '.join(FORMATS)} "
