@@ -90,3 +90,56 @@ def test_a_folder_of_programbench_evaluations_is_no_folder_without_outcome_files
     with pytest.raises(ValueError, match=r"no valid run outcome: 1 verdict\(s\) not understood, "
                                          r"'testorg__calculator\.abc1234': ProgramBench evaluation with 6 of 6"):
         OutcomeTable.load(RUN_DIR.parent)
+
+
+COMPILERS = FIXTURES / ("mini-swe-agent/.real/programbench-2.4.6-compilers/testorg__wordcount.abc1234/"
+                        "testorg__wordcount.abc1234.traj.json")
+
+
+def _errors() -> dict[str, str | None]:
+    return {step.arguments["command"]: step.error for step in _run(COMPILERS).steps}
+
+
+def test_a_failed_compile_says_the_compilers_first_error_not_makes_error_1() -> None:
+    """Bug (probe B, after B6-B7): gcc's ``wc.c:5:13: error: ...`` was no error line, so make's ``*** [Makefile:2: wc] Error 1``
+    (a recipe failed) was the step's error."""
+    assert _errors()["cd src && make"] == "wc.c:5:13: error: expected ‘;’ before ‘}’ token (exit code 2)"
+
+
+def test_cargo_says_rustcs_error_not_could_not_compile() -> None:
+    """Bug (probe B, after B6-B7): the last ``error:`` line won, cargo's ``error: could not compile `wc` ...``."""
+    assert _errors()["cd rs && cargo build --offline"] == "error[E0425]: cannot find function `words` in this scope " \
+                                                         "(exit code 101)"
+
+
+def test_javac_says_its_error_not_its_count() -> None:
+    """Bug (probe B, after B6-B7): javac's ``WordCount.java:3: error: ...`` lost to its closing ``1 error``."""
+    assert _errors()["cd java && javac WordCount.java"] == "WordCount.java:3: error: cannot find symbol (exit code 1)"
+
+
+def test_maven_says_the_goal_that_failed_and_why_not_its_help_link() -> None:
+    """Bug (probe B, after B6-B7): every ``[ERROR]`` line mentions an error, so the last won: ``[ERROR] [Help 1] http://...``."""
+    error = _errors()["cd mvn && mvn -o -B compile"]
+    assert error.endswith("Cannot access central (https://repo.maven.apache.org/maven2) in offline mode and the "
+                          "artifact org.apache.maven:maven-project:jar:2.0.6 has not been downloaded from it before. "
+                          "-> [Help 1] (exit code 1)")
+
+
+def test_npm_says_its_error_not_where_its_log_is() -> None:
+    """Bug (probe B, after B6-B7): npm's last line, ``npm error A complete log of this run can be found in: ...``, won."""
+    assert _errors()["npm run build"] == 'npm error Missing script: "build" (exit code 1)'
+
+
+def test_a_gcc_fatal_error_stays_the_error() -> None:
+    assert _errors()["gcc -c -o /tmp/io.o src/io.c"] == "src/io.c:1:10: fatal error: words.h: No such file or " \
+                                                        "directory (exit code 1)"
+
+
+def test_tsc_says_its_diagnostic_not_the_build_scripts_error() -> None:
+    """Bug (probe B, after B6-B7): a gemini-cli build's ``src/config/config.ts:897:35 - error TS2339: ...`` lost to the build
+    script's ``Error: Command failed: tsc --build``, which only says that tsc failed."""
+    (parsed,) = read_dump(FIXTURES / "gemini-cli/.real/checkpoint-agent-teams.json")
+    errors = [step.error for step in parsed.trajectory.steps if step.error and "error TS" in step.error]
+    assert [error.split(" - ")[0] for error in errors] == ["src/config/config.ts:897:35",
+                                                           "src/ui/components/TeamCreatorWizard.tsx:724:46",
+                                                           "src/ui/components/TeamCreatorWizard.tsx:171:9"]

@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Iterator, Mapping
+from typing import Any, Callable, Iterator, Mapping
 
 from trajsearch.model import MAX_STEP_FIELD_CHARS, MAX_TASK_CHARS, Outcome, Trajectory, argument_chars
 from trajsearch.represent import FILE_TIME, TIME_BASIS
@@ -377,7 +377,25 @@ _TRACEBACK_EXC = re.compile(r"^[^\W\d][\w.<>]*(?=: |$)")
 #: says that a command (a compiler, a sub-make) failed before it.
 _TOOL_ERROR = re.compile(r"^(?:Output:\s*)?(?:[Ee]rror|fatal|ERROR|FATAL|错误|錯誤|エラー|오류|에러|[Ff]ehler|[Ee]rreur|"
                          r"[Ee]rrore|[Оо]шибка)(?:\[[\w-]+\])?(?::\s|：)"
-                         r"|^[^\s:][^:]*(?::\d+)?: \*\*\* .*Stop\.$")
+                         r"|^[^\s:][^:]*(?::\d+)?: \*\*\* .*Stop\.$"
+                         r"|^\[ERROR\] Failed to execute goal .*")  # Maven's: the goal, then its cause (kept: the end)
+#: A compiler's diagnostic of an error, naming the cause where what follows only counts or wraps it (clang's "1 error
+#: generated.", javac's "1 error", tsc's "Found 1 error.", cargo's "error: could not compile `x`", make's "*** [x] Error
+#: 1", a build script's "Error: Command failed: tsc"): ``<file>:<line>[:<col>]: [fatal ]error: ...`` (gcc, clang,
+#: javac, mypy), ``<file>(<line>,<col>): error TS2339: ...`` (tsc, MSBuild's C# and C++ compilers), ``<file>:<line>:<col>
+#: - error TS2339: ...`` (tsc --pretty), rustc's coded ``error[E0425]: ...`` and tsc's ``error TS5023: ...`` without a
+#: file, the maven-compiler-plugin's ``[ERROR] <file>:[<line>,<col>] ...``. Warnings come before and among them, and
+#: one error often causes the next, so the first is the one to read.
+_DIAGNOSTIC = re.compile(r"^[^\s:()]*\.\w+(?::\d+(?::\d+)?(?:: (?:fatal )?error| - error TS\d+)|\(\d+(?:,\d+)*\): error \w+):"
+                         r"|^error(?:\[E\d+\]| TS\d+):|^\[ERROR\] \S+:\[\d+,\d+\] ")
+#: rustc's error without a code (``error: expected one of ...``): a compiler's diagnostic where the next line says where
+#: (`` --> src/main.rs:3:20``), unlike its "error: aborting due to ..." and cargo's "error: could not compile ...".
+_RUSTC_ERROR = re.compile(r"^error: ")
+#: npm's error report (``npm error`` since npm 10, ``npm ERR!`` before), its first line that is none of its fields
+#: (``code E404``, ``errno``, ``syscall``, ``path``, ...) nor where its log is: "404 Not Found - GET ...", "Missing
+#: script: ...", "ERESOLVE unable to resolve dependency tree", "Lifecycle script `build` failed with error:".
+_NPM_ERROR = re.compile(r"^npm (?:error|ERR!) (?!(?:code|errno|syscall|path|workspace|location|command|signal|cwd)\b"
+                        r"|A complete log of this run|Log files were not written)\S")
 #: GNU make's progress lines, printed for ``make -C <dir>``, ``-w`` and every recursive make around what the make in
 #: that directory printed: where it was, never what went wrong.
 _MAKE_DIRECTORY = re.compile(r"^[^\s:]+: (?:Entering|Leaving) directory ")
@@ -454,9 +472,11 @@ def decisive_line(output: str, *, last_line: bool = True) -> str | None:
     follows the record (its lines are wrapped at the console's width, so a fragment such as
     ``oundException`` would pass for one), then the last exception line (``TypeError: ...``, or the
     line ending a Python traceback whatever its class is called: ``botocore.errorfactory.NoSuchBucket: ...``),
-    then the last line naming one (pytest's ``FAILED test - TypeError: ...``), then a tool's
-    own error line (``error: ...``, ``Error: ...``, ``错误: ...``, make's ``make: *** ...  Stop.``),
-    then a test runner's tally (``5 tests, 4 failures``), then the last line mentioning an error,
+    then the last line naming one (pytest's ``FAILED test - TypeError: ...``), then the first compiler
+    diagnostic of an error (``f.c:3:1: error: ...``, ``error[E0425]: ...``), then a tool's own error
+    line (``error: ...``, ``Error: ...``, ``错误: ...``, make's ``make: *** ...  Stop.``), then a test
+    runner's tally (``5 tests, 4 failures``), then npm's first error line that says more than a field
+    of the report (``npm error Missing script: "build"``), then the last line mentioning an error,
     then (unless ``last_line`` is false: output known to hold no message) the last non-empty line
     that is not make's "Entering/Leaving directory". A line the console wrapped inside a
     parenthesis gets its end back (see ``_unwrapped``).
@@ -473,13 +493,35 @@ def decisive_line(output: str, *, last_line: bool = True) -> str | None:
         if not raised and not any(_EXC_LINE.search(line) or _EXC_ANYWHERE.search(line) for line in lines):
             return message
     lines = [raised.get(at, line) for at, line in enumerate(lines)]
-    for pattern in (_EXC_LINE, _EXC_ANYWHERE, _TOOL_ERROR, _TEST_TALLY, _ERRORISH):
-        for at in range(len(lines) - 1, -1, -1):
-            ends_traceback = pattern is _EXC_LINE and at in raised  # an exception line, whatever its class's name
-            if found := _TRACEBACK_EXC.match(lines[at]) if ends_traceback else pattern.search(lines[at]):
+    for find, first in _searches(raised):
+        for at in range(len(lines)) if first else range(len(lines) - 1, -1, -1):
+            if found := find(lines, at):
                 return _short_keeping(_unwrapped(lines, at), found)
     said = [line for line in lines if not _MAKE_DIRECTORY.match(line)] or lines
     return short(said[-1]) if said and last_line else None
+
+
+Finder = Callable[[list[str], int], re.Match[str] | None]
+
+
+def _searches(raised: dict[int, str]) -> tuple[tuple[Finder, bool], ...]:
+    """What ``decisive_line`` looks for, best first: (finder of a match at ``lines[at]``, whether the first one wins
+    rather than the last). ``raised``: the lines ending a Python traceback (``_traceback_ends``)."""
+    def exception_line(lines: list[str], at: int) -> re.Match[str] | None:  # ending a traceback, whatever its name
+        return _TRACEBACK_EXC.match(lines[at]) if at in raised else _EXC_LINE.search(lines[at])
+
+    def line(pattern: re.Pattern[str]) -> Finder:
+        return lambda lines, at: pattern.search(lines[at])
+
+    return ((exception_line, False), (line(_EXC_ANYWHERE), False), (_diagnostic, True), (line(_TOOL_ERROR), False),
+            (line(_TEST_TALLY), False), (line(_NPM_ERROR), True), (line(_ERRORISH), False))
+
+
+def _diagnostic(lines: list[str], at: int) -> re.Match[str] | None:
+    """A compiler's diagnostic of an error at ``lines[at]`` (``_DIAGNOSTIC``, or rustc's ``_RUSTC_ERROR`` over where)."""
+    if found := _DIAGNOSTIC.search(lines[at]):
+        return found
+    return _RUSTC_ERROR.match(lines[at]) if lines[at + 1:at + 2] and lines[at + 1].startswith("--> ") else None
 
 
 def _traceback_ends(raw: list[str]) -> dict[int, str]:
