@@ -34,7 +34,7 @@ from contextlib import nullcontext
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Callable, Iterator, Mapping, Sequence
+from typing import Any, Callable, Iterator, Mapping, NamedTuple, Sequence
 
 from .adapters._common import DEFAULT_SUCCESS_THRESHOLD
 from .checkpoint import Checkpoint, DeadLetter, job_id
@@ -210,21 +210,11 @@ def run_ingest(
     options = ReadOptions(group_by=job.group_by, outcomes=outcomes,
                           keep=job.shard.owns if job.shard.count > 1 else None, spool_dir=None)
 
-    plan: list[tuple[Unit, int, tuple[int, int] | None]] = []
-    skipped: list[str] = []
     streamed = {unit.key for unit in units if any(str(f) in job.streams for f in unit.files)}
-    for unit in units:
-        if unit.key in streamed:
-            plan.append((unit, 0, None))
-            continue
-        done, skip, cursor = checkpoint.resume_point(unit.key, fingerprint(unit))
-        if done:
-            skipped.append(unit.key)
-            continue
-        plan.append((unit, skip, cursor))
+    plan, skipped = _plan(units, checkpoint, streamed)
+    total = sum(step.unit.size for step in plan if not step.noted)
     if on_plan:
-        on_plan(sum(u.size for u, _, _ in plan))
-    total = sum(u.size for u, _, _ in plan)
+        on_plan(total)
     checkpoint.stats.update(units=len(units), shard=str(job.shard), bytes_total=total, bytes_read=0)
     read = [0]
 
@@ -236,8 +226,16 @@ def run_ingest(
     distinct, clipped, spooled = DistinctIds(ctx, options), ClippedRuns(), NamedAfterSpool(job.streams)
 
     def items() -> Iterator[Any]:
-        for unit, skip, cursor in plan:
-            for parsed in read_unit(unit, ctx, options=options, skip=skip, cursor=cursor, on_bytes=count_bytes):
+        for step in plan:
+            unit = step.unit
+            if step.noted:
+                for parsed in read_unit(unit, ctx, options=options):
+                    distinct.remember(parsed)
+                continue
+            for parsed in read_unit(unit, ctx, options=options, on_bytes=count_bytes):
+                if parsed.seq < step.written:
+                    distinct.remember(parsed)
+                    continue
                 parsed = distinct(parsed)
                 yield clipped(_as_named(spooled(parsed), job.streams) if unit.key in streamed else parsed)
             if unit.key not in streamed:
@@ -269,6 +267,44 @@ def run_ingest(
     return JobResult(report, checkpoint.path, dead.path, len(units), len(skipped), time.monotonic() - started, error,
                      streamed=len(streamed), skipped_keys=skipped, renamed=distinct.renamed, outcomes=outcomes,
                      clipped=clipped, spooled=spooled)
+
+
+class _Step(NamedTuple):
+    """How a job reads one unit: ``noted`` (done per the checkpoint: its runs only shown to
+    :meth:`DistinctIds.remember`), or written from record ``written`` on, the records before it only noted."""
+
+    unit: Unit
+    noted: bool = False
+    written: int = 0
+
+
+def _plan(units: list[Unit], checkpoint: Checkpoint, streamed: set[str]) -> tuple[list[_Step], list[str]]:
+    """The job's steps, and the units done per the checkpoint that are not written again.
+
+    Run ids depend on every run read before (see :class:`DistinctIds`), so a rerun reads what it skips writing:
+    the units done before the first one read anew, and the head of a unit resumed where its committed records end,
+    are read again for their ids only (parsing costs a fraction of embedding), and once a unit is read anew (new,
+    changed, a stream), the units after it are written again whole, done or not: their ids may now differ from the
+    ones written (a run that shared an id with no run before may now share it), and the runs that kept theirs cost
+    only the content-hash comparison. Done units after the last one written are not read at all (probe G, G1).
+    """
+    steps: list[_Step] = []
+    anew = False  # a unit before this one is read anew: the ids of the later runs may differ from those written
+    for unit in units:
+        if unit.key in streamed:
+            steps.append(_Step(unit))
+            anew = True
+            continue
+        done, skip, _ = checkpoint.resume_point(unit.key, fingerprint(unit))
+        if done and not anew:
+            steps.append(_Step(unit, noted=True))
+            continue
+        steps.append(_Step(unit, written=0 if anew else skip))
+        anew = True
+    skipped = [step.unit.key for step in steps if step.noted]
+    while steps and steps[-1].noted:
+        steps.pop()
+    return steps, skipped
 
 
 def _sweep_temporaries(ts: Any, tenant: str) -> None:

@@ -7,9 +7,10 @@ committed records reach: their count (``seq``) and, for JSONL, the byte
 offset and line number after the last one (``cursor``), or ``done``. It is
 updated only after a batch is durably written, and atomically (temp file,
 fsync, rename), so after ``kill -9`` it never claims more than was written.
-A rerun skips done units, resumes the others at their cursor and redoes at
-most the batches written after the last save: rows are idempotent (same ids,
-same content hash), so that costs time, never duplicates.
+A rerun writes nothing of done units and resumes the others after their ``seq``
+(batch.run_ingest parses what it skips, for the run ids: see ``batch._plan``),
+redoing at most the batches written after the last save: rows are idempotent
+(same ids, same content hash), so that costs time, never duplicates.
 
 Rejected records go to a JSONL dead-letter file (``source``, ``position``,
 ``format``, ``reason``), written before the checkpoint that covers them; the

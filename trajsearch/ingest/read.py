@@ -767,7 +767,9 @@ class DistinctIds:
     The kept copy is read again only when the two could be one session (same task, begun at the same time), and a
     file's runs are read again once for a series of its runs: two versions of a file of N runs (one benchmark file
     in two folders) would otherwise read that file N times.
-    The memory is one job's (one read of the inputs); a resumed job starts afresh.
+    The memory is one job's (one read of the inputs). A resumed job writes only the runs after its checkpoint, but
+    it must give them the ids an uninterrupted read gives: the runs it does not write again are shown to
+    :meth:`remember` first, else a run sharing an id with one of them would take the bare id and replace it.
     """
 
     def __init__(self, ctx: Context | None = None, options: ReadOptions | None = None) -> None:
@@ -800,6 +802,14 @@ class DistinctIds:
             "metadata": {**run.metadata, "original_trajectory_id": run.trajectory_id},
         })
         return replace(parsed, trajectory=renamed)
+
+    def remember(self, parsed: Parsed) -> None:
+        """Take note of a run read again but not written again (its input done per the checkpoint, or before the
+        point a resumed input goes on from), so that the runs after it get the ids an uninterrupted read gives
+        them (probe G, G1). A rename it needs was reported by the job that wrote it, so none is noted here."""
+        reported = len(self.renamed)
+        self(parsed)
+        del self.renamed[reported:]
 
     def _locator(self, parsed: Parsed) -> _Where | None:
         """Where a run can be read again (a file read on its own), not the run itself: remembering every run of
