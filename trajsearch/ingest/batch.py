@@ -206,7 +206,7 @@ def run_ingest(
     state_dir = Path(job.state_dir or home() / "ingest")
     ckpt_path, dl_path = default_paths(state_dir, ident, job.shard)
     checkpoint = Checkpoint.open(Path(job.checkpoint or ckpt_path), ident, resume=job.resume)
-    dead = DeadLetter(Path(job.dead_letter or dl_path), checkpoint)
+    dead = DeadLetter(Path(job.dead_letter or dl_path))
     options = ReadOptions(group_by=job.group_by, outcomes=outcomes,
                           keep=job.shard.owns if job.shard.count > 1 else None, spool_dir=None)
 
@@ -250,10 +250,9 @@ def run_ingest(
                     dead.write(item.source, item.position, item.fmt, item.error)
                 if item.unit is not None:
                     checkpoint.advance(item.unit, item.seq, item.cursor)
-        dead.sync()  # rejections are durable before the checkpoint that covers them
         checkpoint.stats.update(ingested=report.ingested, unchanged=report.unchanged, bytes_read=read[0],
                                 rejected=report.total_rejected, updated=time.time())
-        checkpoint.save()
+        checkpoint.save(before=dead.sync)  # rejections are durable before the checkpoint that covers them
 
     # a restart also checks that unchanged runs still have their trace (a store emptied since)
     indexer = ts.indexer(**{"verify_traces": not job.resume, **dict(indexer_options or {})})
@@ -318,7 +317,7 @@ def _close_state(checkpoint: Checkpoint, dead: DeadLetter, *, failing: bool) -> 
     """Save the checkpoint and close the dead-letter file. When the ingest is failing already, an error here (the
     full disk that failed it) is logged, not raised: the failure is the news, and the checkpoint saved at each
     commit stands (probe G, G1: the checkpoint's ENOSPC hid the batch's error)."""
-    for step in (lambda: checkpoint.save(force=True), dead.close):
+    for step in (lambda: checkpoint.save(force=True, before=dead.sync), dead.close):
         try:
             step()
         except OSError as exc:

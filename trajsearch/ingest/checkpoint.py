@@ -13,9 +13,14 @@ redoing at most the batches written after the last save: rows are idempotent
 (same ids, same content hash), so that costs time, never duplicates.
 
 Rejected records go to a JSONL dead-letter file (``source``, ``position``,
-``format``, ``reason``), written before the checkpoint that covers them; the
-checkpoint also records the dead-letter file's size, and a resumed run first
-truncates the file back to it, so each rejection appears exactly once.
+``format``, ``reason``). Their lines are held until the checkpoint that covers
+their batch is saved, then appended (one write) and synced just before it: a
+job killed earlier has written none of the lines its rerun writes again, so
+the file is only ever appended to. Several jobs may name one file (tenants,
+``--restart``, the shards of ``--shard``): none drops the lines of another
+(probe G, G3; it used to be truncated to the size this job's checkpoint
+recorded, 0 for a new job). A kill between that sync and the checkpoint's
+rename repeats those lines once, which loses nothing.
 """
 
 from __future__ import annotations
@@ -26,7 +31,7 @@ import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import Any, Callable
 
 from ..fsutil import atomic_write, private_dir
 
@@ -46,7 +51,6 @@ class Checkpoint:
     path: Path
     identity: dict[str, Any]
     units: dict[str, dict[str, Any]] = field(default_factory=dict)
-    dead_letter_bytes: int = 0
     stats: dict[str, Any] = field(default_factory=dict)
     min_interval: float = 1.0
     _saved_at: float = 0.0
@@ -61,8 +65,7 @@ class Checkpoint:
             except (OSError, ValueError):
                 data = {}
             if data.get("version") == VERSION and data.get("identity") == json.loads(json.dumps(identity, default=str)):
-                return cls(path, identity, units=data.get("units") or {},
-                           dead_letter_bytes=int(data.get("dead_letter_bytes") or 0), stats=data.get("stats") or {})
+                return cls(path, identity, units=data.get("units") or {}, stats=data.get("stats") or {})
         return cls(path, identity)
 
     # -- reading -------------------------------------------------------------------------
@@ -91,12 +94,16 @@ class Checkpoint:
         entry["cursor"] = None
         self._dirty = True
 
-    def save(self, *, force: bool = False) -> None:
+    def save(self, *, force: bool = False, before: Callable[[], None] | None = None) -> None:
+        """Write the checkpoint (at most once a ``min_interval`` unless ``force``), calling ``before`` first when
+        it does: what must be durable before the checkpoint covers it (the dead-letter lines)."""
         now = time.monotonic()
         if not (force or (self._dirty and now - self._saved_at >= self.min_interval)):
             return
+        if before is not None:
+            before()
         data = {"version": VERSION, "identity": self.identity, "units": self.units,
-                "dead_letter_bytes": self.dead_letter_bytes, "stats": self.stats, "saved_at": time.time()}
+                "stats": self.stats, "saved_at": time.time()}
         payload = json.dumps(data, default=str, separators=(",", ":")).encode()
         private_dir(self.path.parent)
         atomic_write(self.path, payload)
@@ -105,33 +112,33 @@ class Checkpoint:
 
 
 class DeadLetter:
-    """Append-only JSONL of rejected records, kept in step with a :class:`Checkpoint`."""
+    """Append-only JSONL of rejected records, each line appended once the checkpoint covering it is saved (see
+    the module docstring): never truncated, whichever jobs share the file."""
 
-    def __init__(self, path: Path, checkpoint: Checkpoint) -> None:
+    def __init__(self, path: Path) -> None:
         self.path = path
-        self.checkpoint = checkpoint
         private_dir(path.parent)
-        if path.exists() and path.stat().st_size > checkpoint.dead_letter_bytes:
-            # lines written after the last checkpoint save belong to batches that will be redone
-            with open(path, "r+b") as fh:
-                fh.truncate(checkpoint.dead_letter_bytes)
-        elif not path.exists() or path.stat().st_size < checkpoint.dead_letter_bytes:
-            checkpoint.dead_letter_bytes = path.stat().st_size if path.exists() else 0
         # 0600 as the checkpoint beside it: a line quotes the rejected value, a tenant's text (probe I, I3)
-        self._fh: IO[bytes] = os.fdopen(os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600), "ab")
+        self._fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        self._pending: list[bytes] = []
         self.count = 0
 
     def write(self, source: str, position: str, fmt: str | None, reason: str) -> None:
         line = json.dumps({"source": source, "position": position, "format": fmt, "reason": reason}, ensure_ascii=False)
-        self._fh.write(line.encode() + b"\n")
+        self._pending.append(line.encode() + b"\n")
         self.count += 1
 
     def sync(self) -> None:
-        """Make the lines durable and record the file's size in the checkpoint (before it is saved)."""
-        self._fh.flush()
-        os.fsync(self._fh.fileno())
-        self.checkpoint.dead_letter_bytes = self._fh.tell()
+        """Append the held lines, whole lines in one write (another job appending meanwhile cannot split one), and
+        make them durable: call it just before saving the checkpoint that covers them."""
+        data = b"".join(self._pending)
+        while data:
+            data = data[os.write(self._fd, data):]
+        os.fsync(self._fd)
+        self._pending.clear()
 
     def close(self) -> None:
-        self.sync()
-        self._fh.close()
+        """Close the file, dropping the lines not synced: no saved checkpoint covers their batches, which a rerun
+        redoes (with their rejections)."""
+        self._pending.clear()
+        os.close(self._fd)
