@@ -298,7 +298,10 @@ def _plan(units: list[Unit], checkpoint: Checkpoint, streamed: set[str]) -> tupl
         if done and not anew:
             steps.append(_Step(unit, noted=True))
             continue
-        steps.append(_Step(unit, written=0 if anew else skip))
+        if anew:  # written again whole: a kill meanwhile must not leave it done, or resumed after runs not rewritten
+            checkpoint.reset(unit.key, fingerprint(unit))
+            skip = 0
+        steps.append(_Step(unit, written=skip))
         anew = True
     skipped = [step.unit.key for step in steps if step.noted]
     while steps and steps[-1].noted:

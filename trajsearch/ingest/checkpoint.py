@@ -74,12 +74,16 @@ class Checkpoint:
         """(done, records to skip, cursor) for a unit; from the start if its content changed."""
         entry = self.units.get(unit)
         if not entry or entry.get("fingerprint") != fingerprint:
-            self.units[unit] = {"fingerprint": fingerprint, "seq": 0, "cursor": None, "done": False}
+            self.reset(unit, fingerprint)
             return False, 0, None
         cursor = entry.get("cursor")
         return bool(entry.get("done")), int(entry.get("seq") or 0), tuple(cursor) if cursor else None
 
     # -- writing -------------------------------------------------------------------------
+
+    def reset(self, unit: str, fingerprint: str) -> None:
+        """Mark ``unit`` as to be read from its start (its content changed, or the ids of its runs may have)."""
+        self.units[unit] = {"fingerprint": fingerprint, "seq": 0, "cursor": None, "done": False}
 
     def advance(self, unit: str, seq: int, cursor: tuple[int, int] | None) -> None:
         entry = self.units.setdefault(unit, {"fingerprint": None, "seq": 0, "cursor": None, "done": False})
