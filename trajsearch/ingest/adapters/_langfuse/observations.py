@@ -20,7 +20,7 @@ from typing import Any
 
 from .._common import RecordError
 from .._spans import Node, iso_seconds, text_of
-from .._spans.messages import listed_calls
+from .._spans.messages import adk_tool_error, listed_calls
 from .._vendor import (
     as_list,
     call_id,
@@ -214,4 +214,6 @@ def observation_node(obs: dict[str, Any], seq: int) -> Node:
                            (metadata.get("tool_call_id") if isinstance(metadata, dict) else None) or result_call)
     if result_error and not node.error:
         node.error = result_error
+    if not node.error:  # a Google ADK tool's returned failure ({"status": "error", ...})
+        node.error = adk_tool_error(attrs, node.result)
     return node

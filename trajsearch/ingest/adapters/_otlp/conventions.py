@@ -46,8 +46,8 @@ from typing import Any
 from .._common import as_dict, as_list, short
 from .._vendor import decode
 from .._spans import Evaluation, Message, Node, error_text, indexed, maybe_json, normalise_message, normalise_messages, text_of
-from .._spans.messages import (crew_task_descriptions, failed_tool_results, response_output, result_text,
-                               tool_message)
+from .._spans.messages import (adk_tool_error, crew_task_descriptions, failed_tool_results, response_output,
+                               result_text, tool_message)
 from .events import callback_envelope, event_messages, returned_error, span_event_messages, system_message, tool_io
 from .shapes import span_events, span_ids, span_links, span_status
 from .values import attributes, clean_ids, span_time
@@ -596,4 +596,6 @@ def node_from_span(span: dict[str, Any], resource: dict[str, Any], seq: int) -> 
     tool_io(node)  # Strands records a tool's input and result as events on its span
     if failed_tool and not node.error:  # it returned its failure (Strands' gen_ai.tool.status) rather than raising
         node.error = returned_error(node)
+    if node.role == "tool" and not node.error:  # so did a Google ADK tool ({"status": "error", ...})
+        node.error = adk_tool_error(attrs, node.result)
     return trace, clean_ids(node), conversation

@@ -582,3 +582,32 @@ def mcp_error(result: str | None) -> str | None:
     if isinstance(decoded, dict) and decoded.get("isError") is True:
         return _content_text(decoded.get("content"))[0] or "tool error"
     return None
+
+
+#: The scope name of Google ADK's tracer, its ``gen_ai.system``, and the prefix of the attributes only ADK's own
+#: tracing writes (``trace_tool_call`` sets ``gcp.vertex.agent.event_id`` / ``tool_response`` ...; OpenInference's ADK
+#: instrumentor adds its attributes to ADK's spans, and Langfuse keeps them in ``metadata.attributes``).
+_ADK = "gcp.vertex.agent"
+
+
+def is_adk_tool(attrs: dict[str, Any]) -> bool:
+    """Whether a tool span's attributes are Google ADK's (see ``_ADK``)."""
+    return attrs.get("gen_ai.system") == _ADK or any(str(k).startswith(f"{_ADK}.") for k in attrs)
+
+
+def adk_tool_error(attrs: dict[str, Any], result: Any) -> str | None:
+    """The failure a Google ADK tool returned rather than raised, else None.
+
+    ADK sends a tool's dict to the model as it is. Its docs and samples have a tool report failure with
+    ``{"status": "error", "error_message": ...}`` (the span's status stays OK). The error is the dict's
+    ``error_message``, else ``message``, else the whole result. Only for ADK's spans (:func:`is_adk_tool`):
+    elsewhere a ``status`` field is the tool's own data. Other statuses (ADK's own ``{"status": "The function is
+    running asynchronously ..."}``, "success", "pending") are no failure."""
+    if not is_adk_tool(attrs):
+        return None
+    said = _function_response(maybe_json(result) if isinstance(result, str) else result)
+    if not isinstance(said, dict) or str(said.get("status") or "").strip().lower() != "error":
+        return None
+    detail = next((said[k] for k in ("error_message", "message") if isinstance(said.get(k), str) and said[k].strip()),
+                  None)
+    return detail or text_of(said)
