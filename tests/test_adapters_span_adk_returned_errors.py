@@ -38,3 +38,14 @@ def test_openinference_adk_tool_returning_status_error_is_a_step_error() -> None
     assert [(s.action, s.error) for s in run.steps] == [
         ("get_weather", None), ("get_population", "No census data for Oslo"), ("respond", None)]
 
+
+def test_adk_function_tools_error_dict_is_the_step_error_not_its_bare_type() -> None:
+    """ADK's own ``FunctionTool`` answers a call missing a mandatory argument with ``{"error": "Invoking ...
+    failed ..."}`` (ADK takes a dict with an ``error`` for a failure); ADK 2.x marks that span with nothing but
+    ``TOOL_ERROR``, which was the step's whole error. The error is the words the model was given."""
+    run = adapter_support.only(FIXTURES / "otel-genai" / ".real" / "probeADK" /
+                               "adk-2.13-missing-argument.latest.otlp.json")
+    missing, called = run.steps[:2]
+    assert missing.action == "get_weather" and missing.error is not None
+    assert missing.error.startswith("Invoking `get_weather()` failed as the following mandatory input parameters")
+    assert (called.arguments, called.error) == ({"city": "Oslo"}, None)

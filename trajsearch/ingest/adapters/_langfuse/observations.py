@@ -214,6 +214,6 @@ def observation_node(obs: dict[str, Any], seq: int) -> Node:
                            (metadata.get("tool_call_id") if isinstance(metadata, dict) else None) or result_call)
     if result_error and not node.error:
         node.error = result_error
-    if not node.error:  # a Google ADK tool's returned failure ({"status": "error", ...})
-        node.error = adk_tool_error(attrs, node.result)
+    if node.error in (None, attrs.get("error.type")):  # a Google ADK tool's returned failure: its words
+        node.error = adk_tool_error(attrs, node.result) or node.error
     return node

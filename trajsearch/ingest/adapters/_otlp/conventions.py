@@ -596,6 +596,6 @@ def node_from_span(span: dict[str, Any], resource: dict[str, Any], seq: int) -> 
     tool_io(node)  # Strands records a tool's input and result as events on its span
     if failed_tool and not node.error:  # it returned its failure (Strands' gen_ai.tool.status) rather than raising
         node.error = returned_error(node)
-    if node.role == "tool" and not node.error:  # so did a Google ADK tool ({"status": "error", ...})
-        node.error = adk_tool_error(attrs, node.result)
+    if node.role == "tool" and node.error in (None, attrs.get("error.type")):  # so did a Google ADK tool (its words
+        node.error = adk_tool_error(attrs, node.result) or node.error  # over the bare type TOOL_ERROR ADK 2.x sets)
     return trace, clean_ids(node), conversation

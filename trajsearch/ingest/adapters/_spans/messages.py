@@ -599,15 +599,18 @@ def adk_tool_error(attrs: dict[str, Any], result: Any) -> str | None:
     """The failure a Google ADK tool returned rather than raised, else None.
 
     ADK sends a tool's dict to the model as it is. Its docs and samples have a tool report failure with
-    ``{"status": "error", "error_message": ...}`` (the span's status stays OK). The error is the dict's
-    ``error_message``, else ``message``, else the whole result. Only for ADK's spans (:func:`is_adk_tool`):
-    elsewhere a ``status`` field is the tool's own data. Other statuses (ADK's own ``{"status": "The function is
-    running asynchronously ..."}``, "success", "pending") are no failure."""
+    ``{"status": "error", "error_message": ...}`` (the span's status stays OK); ADK itself takes a dict with an
+    ``error`` (``FunctionTool._detect_error_in_response``; its own answer to a call missing mandatory arguments is
+    ``{"error": "<text>"}``) for a failure, and 2.x marks that span with nothing but the type ``TOOL_ERROR``. The
+    error is the dict's ``error_message``, else ``message``, else ``error`` text, else the whole result. Only for
+    ADK's spans (:func:`is_adk_tool`): elsewhere a ``status`` field is the tool's own data. Other statuses (ADK's
+    own ``{"status": "The function is running asynchronously ..."}``, "success", "pending") are no failure."""
     if not is_adk_tool(attrs):
         return None
     said = _function_response(maybe_json(result) if isinstance(result, str) else result)
-    if not isinstance(said, dict) or str(said.get("status") or "").strip().lower() != "error":
+    if not isinstance(said, dict) or not (str(said.get("status") or "").strip().lower() == "error"
+                                          or said.get("error")):
         return None
-    detail = next((said[k] for k in ("error_message", "message") if isinstance(said.get(k), str) and said[k].strip()),
-                  None)
+    detail = next((said[k] for k in ("error_message", "message", "error") if isinstance(said.get(k), str)
+                   and said[k].strip()), None)
     return detail or text_of(said)
