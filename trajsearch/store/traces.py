@@ -32,6 +32,7 @@ Exceptions (all subclass :class:`TraceStoreError`):
 
 from __future__ import annotations
 
+import errno
 import gzip
 import hashlib
 import io
@@ -90,8 +91,12 @@ class TraceCorruptError(TraceStoreError, ValueError):
 
 
 class TraceStoreSetupError(TraceStoreError):
-    """The store as configured cannot work (no such bucket, access refused): retrying, or rerunning, cannot help."""
+    """The store as configured cannot work (no such bucket, access refused, a read-only directory, a path that is a
+    file): retrying, or rerunning, cannot help."""
 
+
+#: Errors of a file trace store that no retry mends: the mount, the permissions or the path must change.
+FILE_SETUP_ERRNOS = frozenset({errno.EROFS, errno.EACCES, errno.EPERM, errno.EEXIST, errno.ENOTDIR})
 
 #: S3 error codes that no retry mends: the bucket, the credentials or the policy must change.
 S3_SETUP_CODES = frozenset({"NoSuchBucket", "InvalidBucketName", "AccessDenied", "AllAccessDisabled",
@@ -211,8 +216,24 @@ class FileTraceStore:
             # The hidden temp name never matches _NAME_RE, so readers can't see a half-written file.
             atomic_write(path, data, sync_dir=True, tag=_writer_tag())
         except OSError as exc:
+            if exc.errno in FILE_SETUP_ERRNOS:
+                raise TraceStoreSetupError(self._setup_advice(exc)) from exc
             raise TraceStoreError(f"writing trace {path} failed: {exc}") from exc
         return path.as_uri()
+
+    def _setup_advice(self, exc: OSError) -> str:
+        """What a write error that no retry mends means and what mends it (probe G, G2: a read-only mount or a path
+        that is a file was retried 4 times per run, then said to rerun). ``mkdir`` of a path that is a file fails
+        EEXIST, and of a path under one ENOTDIR: the file in the way is named."""
+        store, elsewhere = f"the trace store {self.root}", "point --traces (TRAJSEARCH_TRACES) at a writable directory"
+        if exc.errno == errno.EROFS:
+            return f"{store} is on a read-only filesystem ({exc}): remount it read-write, or {elsewhere}"
+        if exc.errno in (errno.EACCES, errno.EPERM):
+            return f"{store} is not writable by this user ({exc}): give this user write access, or {elsewhere}"
+        path = Path(exc.filename or self.root)
+        blocker = next((p for p in (path, *path.parents) if p.exists() and not p.is_dir()), path)
+        what = "is a file, not a directory" if blocker == self.root else f"cannot hold traces: {blocker} is a file"
+        return f"{store} {what} ({exc}): move that file, or {elsewhere}"
 
     def sweep_temporaries(self, tenant: str) -> int:
         """Remove the temp files that writers killed mid-write (``kill -9`` of ``ingest --workers``) left in
