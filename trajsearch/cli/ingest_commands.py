@@ -15,7 +15,7 @@ import signal
 import threading
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator, List, Optional
+from typing import Any, Callable, Iterator, List, Optional
 
 import typer
 from rich.markup import escape
@@ -189,7 +189,7 @@ def _ingest_here(job: Any, workers: int, uri: str, traces: str | None, quiet: bo
                 bar.update(task, runs=runs[0])
 
             try:
-                with _said_when_interrupted(lambda: f"{runs[0]} records committed"):
+                with _said_when_interrupted(lambda: f"{runs[0]} records committed, each batch whole; {_RESUME}"):
                     result = run_ingest(ts, job, on_plan=lambda total: bar.update(task, total=total),
                                         on_bytes=lambda n: bar.advance(task, n), on_records=on_records)
             except (ValueError, OSError, IngestError) as exc:
@@ -217,17 +217,28 @@ def _quiet_rpc_errors() -> None:
         logging.getLogger("pymilvus.decorators").setLevel(logging.CRITICAL)
 
 
+#: What a rerun of an interrupted ingest into a store this process writes does.
+_RESUME = "rerun the same command to resume (what is done is skipped)"
+
+
 @contextmanager
-def _said_when_interrupted(committed: Any) -> Iterator[None]:
-    """On Ctrl-C or SIGTERM (exit 130, 143), one line first: what is written (``committed()``) and that a rerun
-    resumes (probe G, G5: both exited in silence, and "safe to interrupt" was the README's word only)."""
+def _said_when_interrupted(said: Callable[[], str]) -> Iterator[None]:
+    """On Ctrl-C or SIGTERM (exit 130, 143), one line first: ``interrupted: `` and ``said()``, what is written and
+    what a rerun does (probe G, G5: both exited in silence, and "safe to interrupt" was the README's word only)."""
     try:
         yield
     except (KeyboardInterrupt, SystemExit) as exc:
         if isinstance(exc, KeyboardInterrupt) or exc.code in (128 + signal.SIGINT, 128 + signal.SIGTERM):
-            err.print(f"interrupted: {committed()}, each batch whole; rerun the same command to resume (what is "
-                      "done is skipped)", highlight=False)
+            err.print(f"interrupted: {said()}", highlight=False)
         raise
+
+
+def _sent_so_far(sent: int) -> str:
+    """What an ingest over --server that stopped early has done, and what its rerun does: the server writes each
+    batch of the stream whole as it arrives and keeps it, and holds no checkpoint (probe G, G4)."""
+    return (f"{sent} runs and records sent to the server, which writes them in whole batches as they arrive and "
+            "keeps those it wrote; rerun the same command to finish: it sends everything again, the runs already "
+            "written counted unchanged")
 
 
 class _DiskFull(Exception):
@@ -266,6 +277,7 @@ def _ingest_remote(paths: List[Path], server: str, ca: Path | None, uri: str | N
     """Parse here, stream to the server: the tenant is the key's (a --tenant naming another is refused)."""
     from ..ingest.outcomes import OutcomeTable
     from ..ingest.read import ClippedRuns, NamedAfterSpool, parsed_as_given, plan_inputs, read_inputs
+    from ..service.client import DeadlineExceeded, Unavailable
 
     with connect(server, ca, uri, traces, tenant) as api:
         key_tenant = api.api.whoami()["tenant"]
@@ -284,24 +296,30 @@ def _ingest_remote(paths: List[Path], server: str, ca: Path | None, uri: str | N
         with progress(*columns, console=err, label="ingesting over --server", quiet=quiet, log_every=log_every,
                       runs="runs and records sent to the server") as bar:
             task = bar.add_task("ingest", total=sum(u.size for u in units) or None, runs=0)
-            records = _sent(units, (clipped(parsed_as_given(spooled(p), streams.names)) for p in parsed), bar, task)
-            report = api.api.add(records, timeout=3600)
+            sent = [0]
+            records = _sent(units, (clipped(parsed_as_given(spooled(p), streams.names)) for p in parsed), bar, task,
+                            sent)
+            try:
+                with _said_when_interrupted(lambda: _sent_so_far(sent[0])):
+                    report = api.api.add(records, timeout=3600)
+            except (Unavailable, DeadlineExceeded) as exc:  # the server gone (or stuck) mid-stream
+                fail(f"the server at {server} stopped the ingest ({exc}): {_sent_so_far(sent[0])}", code=EXIT_FAILED)
     return [dict(report.to_dict(), results=report.results, clipped=clipped.to_dict(),
                  named_after_stream_copy=spooled.to_dict(), outcomes=table.counts() if table is not None else None)]
 
 
-def _sent(units: list[Any], records: Iterator[Any], bar: Any, task: int) -> Iterator[Any]:
-    """``records`` as they go to the server, counted on ``bar``: a record sent, and an input's bytes once its
-    records are sent (probe G, G3: an ingest over --server said nothing for 12 minutes). The server writes a
-    stream's batches as they arrive; its counts of what it wrote come at the end."""
+def _sent(units: list[Any], records: Iterator[Any], bar: Any, task: int, sent: list[int]) -> Iterator[Any]:
+    """``records`` as they go to the server, counted in ``sent[0]`` and on ``bar``: a record sent, and an input's
+    bytes once its records are sent (probe G, G3: an ingest over --server said nothing for 12 minutes). The server
+    writes a stream's batches as they arrive; its counts of what it wrote come at the end."""
     sizes = {u.key: u.size for u in units}
-    current, sent = None, 0
+    current = None
     for record in records:
         if record.unit != current:
             bar.advance(task, sizes.pop(current, 0))
             current = record.unit
-        sent += 1
-        bar.update(task, runs=sent)
+        sent[0] += 1
+        bar.update(task, runs=sent[0])
         yield record
     bar.advance(task, sum(sizes.values()))
 
@@ -484,7 +502,7 @@ def _run_workers_with_progress(run_workers: Any, job: Any, workers: int, uri: st
             written[0] = sum((s.get("ingested") or 0) + (s.get("unchanged") or 0) for s in stats)
             bar.update(task, total=total, completed=done, runs=written[0])
 
-        with _said_when_interrupted(lambda: f"{written[0]} runs committed by the workers"):
+        with _said_when_interrupted(lambda: f"{written[0]} runs committed by the workers, each batch whole; {_RESUME}"):
             return run_workers(job, workers=workers, uri=uri, traces=traces, poll=poll)
 
 
