@@ -502,7 +502,9 @@ def _run_workers_with_progress(run_workers: Any, job: Any, workers: int, uri: st
             written[0] = sum((s.get("ingested") or 0) + (s.get("unchanged") or 0) for s in stats)
             bar.update(task, total=total, completed=done, runs=written[0])
 
-        with _said_when_interrupted(lambda: f"{written[0]} runs committed by the workers, each batch whole; {_RESUME}"):
+        # run_workers stops the workers after the batch in hand and polls their final checkpoints: the count is theirs
+        with _said_when_interrupted(lambda: f"{written[0]} runs committed by the workers, each batch whole; "
+                                            f"{_RESUME}"):
             return run_workers(job, workers=workers, uri=uri, traces=traces, poll=poll)
 
 

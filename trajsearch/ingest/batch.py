@@ -437,7 +437,8 @@ def run_workers(
     A local Milvus Lite path is served by one ``milvus-lite server`` on
     127.0.0.1 for the duration (one process per data directory is all Milvus
     Lite allows). ``poll(stats)`` is called about twice a second with each
-    worker's checkpoint stats (for a combined progress bar).
+    worker's checkpoint stats (for a combined progress bar), and once more
+    with their final ones when an interruption has stopped the workers.
     """
     from ..store.index import is_server_uri
 
@@ -471,10 +472,14 @@ def run_workers(
                 if poll:
                     poll(_worker_stats(checkpoints))
                 time.sleep(0.5)
-        except BaseException:
+        except BaseException:  # Ctrl-C or SIGTERM: the workers stop after the batch in hand (see worker.main)
             for p, _, _ in procs:
                 if p.poll() is None:
                     p.terminate()
+            for p, _, _ in procs:  # a second Ctrl-C ends this wait, and the workers with this process
+                p.wait()
+            if poll:  # what they committed, from their final checkpoints (probe G, G5: the last poll's was stale)
+                poll(_worker_stats(checkpoints))
             raise
         results = []
         for i, (p, out, err) in enumerate(procs):

@@ -41,6 +41,9 @@ def main(argv: list[str]) -> int:
         sys.stderr.write("usage: python -m trajsearch.ingest.orphans PARENT_PID milvus-lite ARGS...\n")
         return 2
     die_with_parent(int(argv[1]))
+    # a terminal's Ctrl-C reaches the whole process group: the workers finish their batch, so the server they write
+    # to must outlive it; the ingest stops the server (SIGTERM) once they have
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     from milvus_lite.cmdline import main as milvus_lite_main
 
     from ..store import lite_search

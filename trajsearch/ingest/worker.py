@@ -21,8 +21,20 @@ from .orphans import die_with_parent
 from ..indexer import IngestError
 
 
+def _stop_after_the_batch_in_hand(signum: int, frame: object) -> None:
+    """The first SIGINT or SIGTERM ends the worker as Ctrl-C ends a single-process ingest: the batch being written
+    is finished and the checkpoint saved. Later ones are ignored, so that the parent's SIGTERM after a terminal's
+    Ctrl-C (which reaches the whole process group) cannot cut that batch short (probe G, G5: runs were left
+    half-written). The parent waits for this; a kill of the parent still takes the worker along."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    raise SystemExit(128 + signum)
+
+
 def main(argv: list[str]) -> int:
     os.environ.setdefault("GRPC_VERBOSITY", "ERROR")
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, _stop_after_the_batch_in_hand)
     spec = json.loads(argv[1])
     if spec.get("parent_pid"):
         die_with_parent(int(spec["parent_pid"]), signal.SIGKILL)  # a dead ingest command takes its workers along
