@@ -94,3 +94,21 @@ def test_instance_report_met_in_a_walk_is_a_side_file(cli_env) -> None:
     code, out, err = run_cli("ingest", "--dry-run", "--json", str(MSWE))
     assert code == 0, err
     assert json.loads(out)["files"] == []
+
+
+def test_a_refusal_stays_where_another_file_judges_the_run_unless_it_is_moot(tmp_path: Path) -> None:
+    """Review rev1, D4: in a folder, every refused entry of a run another file judged was dropped, so a grader's
+    typo beside another file's verdict went unsaid. Only a report that decides nothing alone is moot, where the
+    folder's other files decide its instance one way (the final report beside the per-instance reports)."""
+    folder = tmp_path / "eval"
+    shutil.copytree(MSWE, folder)
+    (folder / "grades.csv").write_text(f"instance_id,outcome\n{FAILED},resolvd\n{VALID},resolved\n")  # a typo
+    assert OutcomeTable.load(folder).invalid == [(FAILED, "unknown outcome 'resolvd'")]
+    # another model's final report, disagreeing on the valid one: its report's refusal is no longer moot
+    final = json.loads((MSWE / "final_report.json").read_text())
+    final["resolved_ids"], final["unresolved_ids"] = [], final["submitted_ids"]
+    (folder / "other-model").mkdir()
+    (folder / "other-model" / "final_report.json").write_text(json.dumps(final))
+    told = dict(OutcomeTable.load(folder).invalid)
+    assert told.keys() == {FAILED, VALID} and "valid: true, which alone decides nothing" in told[VALID]
+

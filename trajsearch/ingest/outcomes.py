@@ -499,6 +499,22 @@ def describe_invalid(invalid: list[Invalid]) -> str:
     return shown + (f" (+{len(invalid) - SHOWN_INVALID} more)" if len(invalid) > SHOWN_INVALID else "")
 
 
+def _still_told(invalid: list[Invalid], verdicts: dict[str, Verdict],
+                conflicts: dict[str, list[tuple[Verdict, tuple[str, ...]]]]) -> list[Invalid]:
+    """The refused entries of a folder's files worth a warning. An evaluation report that decides nothing alone
+    (Multi-SWE-bench's ``valid: true``) is moot where the folder's other files decide its instance, one way
+    (``final_report.json`` beside the per-instance reports): that verdict is the one used. Any other refusal stays
+    (probe rev1, D4: every refused entry of a run another file judged was dropped): its file may have meant another
+    verdict than the one used (``passd`` beside another grader's ``0.0``), as does a report the others disagree on."""
+    decided: dict[str, set[tuple[Outcome | None, float | None]]] = {}
+    for run_id, verdict in verdicts.items():
+        if verdict != NOT_EVALUATED:
+            decided.setdefault(_as_instance(run_id), set()).add((verdict.outcome, verdict.reward))
+    disputed = {_as_instance(run_id) for run_id in conflicts}
+    return [(run_id, why) for run_id, why in invalid if not (
+        _undecided(why) and len(decided.get(_as_instance(run_id), ())) == 1 and _as_instance(run_id) not in disputed)]
+
+
 def _text(path: Path) -> str:
     """An outcome file's text, read as dumps are (gzip'd, UTF-16 as PowerShell's ``>`` writes, a UTF-8 BOM)."""
     with sources.open_dump(path) as stream:
@@ -626,8 +642,7 @@ class OutcomeTable:
         conflicts = {run_id: seen for run_id, seen in where.items() if len({(v.outcome, v.reward) for v, _ in seen}) > 1}
         verdicts = {run_id: max((v for v, _ in seen), key=lambda v: v.detail is not None)  # agreeing: the one saying more
                     for run_id, seen in where.items() if run_id not in conflicts}
-        judged = {_as_instance(run_id) for run_id in where}
-        invalid = [(run_id, why) for run_id, why in invalid if _as_instance(run_id) not in judged]  # another file did
+        invalid = _still_told(invalid, verdicts, conflicts)
         if not verdicts and not conflicts and unlisted is None:
             if invalid:
                 raise ValueError(f"{root}: no valid run outcome: {len(invalid)} verdict(s) not understood, "
