@@ -87,9 +87,18 @@ def test_a_programbench_evaluation_with_failing_tests_is_refused_naming_them() -
 def test_a_folder_of_programbench_evaluations_is_no_folder_without_outcome_files() -> None:
     """Bug (probe B, B5): ``--outcomes <run dir>`` said "no outcome file in this directory" while the evaluation
     was there: the refusal says what it found and why it decides nothing."""
-    with pytest.raises(ValueError, match=r"no valid run outcome: 1 verdict\(s\) not understood, "
+    with pytest.raises(ValueError, match=r"no valid run outcome: 1 evaluation report\(s\) without a verdict, "
                                          r"'testorg__calculator\.abc1234': ProgramBench evaluation with 6 of 6"):
         OutcomeTable.load(RUN_DIR.parent)
+
+
+def test_a_programbench_evaluation_alone_is_refused_without_the_hint_on_outcome_values() -> None:
+    """Review rev1, D5: the refusal of one evaluation file ended with the hint on outcome synonyms and rewards, which
+    is not what is wrong with it: it names what gives the score instead."""
+    with pytest.raises(ValueError) as refused:
+        OutcomeTable.load(EVAL)
+    assert str(refused.value).endswith("(`programbench info <run dir>` gives the score)")
+    assert "not understood" not in str(refused.value)
 
 
 COMPILERS = FIXTURES / ("mini-swe-agent/.real/programbench-2.4.6-compilers/testorg__wordcount.abc1234/"

@@ -112,3 +112,20 @@ def test_a_refusal_stays_where_another_file_judges_the_run_unless_it_is_moot(tmp
     told = dict(OutcomeTable.load(folder).invalid)
     assert told.keys() == {FAILED, VALID} and "valid: true, which alone decides nothing" in told[VALID]
 
+
+def test_a_report_that_decides_nothing_says_so_not_that_it_is_not_understood(tmp_path: Path, cli_env) -> None:
+    """Review rev1, D5: a ``valid: true`` report alone was "1 verdict(s) not understood", ending with the hint on
+    outcome synonyms and rewards, the wrong fix: it is an evaluation report that decides nothing alone, and says
+    which file does."""
+    with pytest.raises(ValueError) as alone:
+        OutcomeTable.load(VALID_REPORT)
+    assert "1 evaluation report(s) without a verdict" in str(alone.value)
+    assert str(alone.value).endswith("pass final_report.json or results.json for the verdict")
+    assert "not understood" not in str(alone.value) and "synonyms" not in str(alone.value)
+    # beside a report that decides: the run keeps its own outcome, and the warning does not call it not understood
+    runs = runs_of(tmp_path / "runs", FAILED, VALID)
+    code, out, err = run_cli("ingest", str(runs), "--outcomes", str(MSWE / "logs"), "-t", "mswe")
+    assert code == 0, err
+    warning = " ".join(err.split())
+    assert "1 verdict(s) left out (those runs keep their own outcome): 'fmtlib__fmt-3272'" in warning
+    assert "not understood" not in warning

@@ -404,7 +404,7 @@ def _outcomes_line(joins: list[dict[str, Any]]) -> None:
                   soft_wrap=True)
     if invalid := max(j.get("invalid", 0) for j in joins):
         entries = escape(next(j["invalid_entries"] for j in joins if j.get("invalid")))
-        err.print(f"[yellow]outcomes file {name}: {invalid} verdict(s) not understood, left out[/yellow] (those runs keep "
+        err.print(f"[yellow]outcomes file {name}: {invalid} verdict(s) left out[/yellow] (those runs keep "
                   f"their own outcome): {entries}", highlight=False, soft_wrap=True)
     conflicting, ambiguous = max(j.get("conflicting", 0) for j in joins), sum(j.get("ambiguous", 0) for j in joins)
     if conflicting:

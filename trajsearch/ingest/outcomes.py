@@ -499,12 +499,25 @@ def describe_invalid(invalid: list[Invalid]) -> str:
     return shown + (f" (+{len(invalid) - SHOWN_INVALID} more)" if len(invalid) > SHOWN_INVALID else "")
 
 
+def _no_verdict(where: Path, invalid: list[Invalid]) -> ValueError:
+    """The refusal of an outcome file or folder whose every entry is refused: the verdicts not understood, with what
+    an outcome is, and the evaluation reports that decide nothing alone, each saying what file does (probe rev1, D5:
+    these read "not understood", and ended with the hint on outcome synonyms, the wrong fix)."""
+    unknown = [(run_id, why) for run_id, why in invalid if not _undecided(why)]
+    undecided = [(run_id, why) for run_id, why in invalid if _undecided(why)]
+    parts = [f"{len(unknown)} verdict(s) not understood, {describe_invalid(unknown)} (an outcome is "
+             "success/failure/infra_error or their synonyms, true/false, or a reward from 0 to 1)"] if unknown else []
+    parts += [f"{len(undecided)} evaluation report(s) without a verdict, {describe_invalid(undecided)}"
+              ] if undecided else []
+    return ValueError(f"{where}: no valid run outcome: " + "; ".join(parts))
+
+
 def _still_told(invalid: list[Invalid], verdicts: dict[str, Verdict],
                 conflicts: dict[str, list[tuple[Verdict, tuple[str, ...]]]]) -> list[Invalid]:
     """The refused entries of a folder's files worth a warning. An evaluation report that decides nothing alone
     (Multi-SWE-bench's ``valid: true``) is moot where the folder's other files decide its instance, one way
     (``final_report.json`` beside the per-instance reports): that verdict is the one used. Any other refusal stays
-    (probe rev1, D4: every refused entry of a run another file judged was dropped): its file may have meant another
+    (review rev1, D4: every refused entry of a run another file judged was dropped): its file may have meant another
     verdict than the one used (``passd`` beside another grader's ``0.0``), as does a report the others disagree on."""
     decided: dict[str, set[tuple[Outcome | None, float | None]]] = {}
     for run_id, verdict in verdicts.items():
@@ -603,9 +616,7 @@ class OutcomeTable:
         verdicts, unlisted = cls._read(p, invalid=invalid)
         if not verdicts and unlisted is None:
             if invalid:
-                raise ValueError(f"{p}: no valid run outcome: {len(invalid)} verdict(s) not understood, "
-                                 f"{describe_invalid(invalid)} (an outcome is success/failure/infra_error or their "
-                                 "synonyms, true/false, or a reward from 0 to 1)")
+                raise _no_verdict(p, invalid)
             raise ValueError(f"{p}: no run outcomes found (expected id -> outcome/reward; see trajsearch.ingest.outcomes)")
         return cls(verdicts, p.name, unlisted, invalid=invalid)
 
@@ -645,8 +656,7 @@ class OutcomeTable:
         invalid = _still_told(invalid, verdicts, conflicts)
         if not verdicts and not conflicts and unlisted is None:
             if invalid:
-                raise ValueError(f"{root}: no valid run outcome: {len(invalid)} verdict(s) not understood, "
-                                 f"{describe_invalid(invalid)}")
+                raise _no_verdict(root, invalid)
             raise ValueError(f"{root}: no outcome file in this directory (looked for {', '.join(OUTCOME_SUFFIXES)} "
                              "files mapping run ids to outcomes/rewards; see trajsearch.ingest.outcomes)")
         return cls(verdicts, f"{root.name}/ ({files} files)", unlisted, conflicts, invalid)
