@@ -155,7 +155,7 @@ def start_metrics_http(metrics: Metrics, host: str, port: int, *,
     """
     prometheus_app = make_wsgi_app(metrics.registry)
     allowed = None if allowed_hosts is None else {h.lower() for h in allowed_hosts}
-    refusal = f"unknown host: use http://{(allowed_hosts or LOOPBACK_HOSTS)[0]}\n"
+    own = (allowed_hosts or LOOPBACK_HOSTS)[0]
 
     def plain(start_response: Any, status: str, text: str, kind: str = "text/plain; charset=utf-8") -> list[bytes]:
         body = text.encode()
@@ -164,7 +164,8 @@ def start_metrics_http(metrics: Metrics, host: str, port: int, *,
 
     def app(environ: dict[str, Any], start_response: Any) -> list[bytes]:
         if allowed is not None and host_name(environ.get("HTTP_HOST", "")) not in allowed:
-            return plain(start_response, "421 Misdirected Request", refusal)
+            return plain(start_response, "421 Misdirected Request",
+                         misdirected(own, environ["wsgi.url_scheme"], environ.get("SERVER_PORT")))
         path = environ.get("PATH_INFO")
         if path == "/metrics.json":
             return plain(start_response, "200 OK", json.dumps(metrics.snapshot()), "application/json")
@@ -181,6 +182,13 @@ def start_metrics_http(metrics: Metrics, host: str, port: int, *,
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]")
 #: A Host header: a name (or a bracketed IPv6 address) and at most a port.
 _HOST = re.compile(r"(\[[^\]]*\]|[^:\[\]]*)(?::\d{1,5})?", re.ASCII)
+
+
+def misdirected(host: str, scheme: str, port: int | str | None) -> str:
+    """The 421 refusal of a Host header not allowed: the address to use instead, the listener's own ``host`` and
+    the port it listens on (what the server got the request on: a refusal naming ``http://127.0.0.2`` alone sent the
+    user to port 80, review rev1 D8). The one refusal of every HTTP listener (metrics, the web pages)."""
+    return f"unknown host: open this page as {scheme}://{host}{f':{port}' if port else ''}\n"
 
 
 def host_name(host: str) -> str:

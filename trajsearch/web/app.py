@@ -39,7 +39,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ..search import TrajSearch
 from ..service.auth import KeyRing, Principal
-from ..service.observe import LOOPBACK_HOSTS, host_name, log_event
+from ..service.observe import LOOPBACK_HOSTS, host_name, log_event, misdirected
 from ..vocab import MODES, OUTCOMES
 from . import views
 from .session import (CSRF_COOKIE, SESSION_COOKIE, OneTimeTokens, Session, SessionStore, cookie_name, new_token,
@@ -369,7 +369,7 @@ class Guard:
     def __init__(self, app: ASGIApp, config: WebConfig) -> None:
         self.app = app
         self.allowed = None if config.allowed_hosts is None else {h.lower() for h in config.allowed_hosts}
-        self.refusal = f"unknown host: open this page as http://{(config.allowed_hosts or LOOPBACK_HOSTS)[0]}"
+        self.own = (config.allowed_hosts or LOOPBACK_HOSTS)[0]
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -380,7 +380,8 @@ class Guard:
         started = time.perf_counter()
         status = 0
         if self.allowed is not None and _host(scope) not in self.allowed:
-            response = PlainTextResponse(self.refusal, status_code=421)
+            port = (scope.get("server") or (None, None))[1]  # the listener's, as it took the request
+            response = PlainTextResponse(misdirected(self.own, scope.get("scheme", "http"), port), status_code=421)
             response.raw_headers.extend(HEADERS)
             await response(scope, receive, send)
             return
