@@ -91,3 +91,34 @@ def test_ingest_state_beside_a_store_is_private(tmp_path, monkeypatch, umask_022
     state = [p for p in (shared / ".trajsearch").rglob("*") if p.is_file()]
     assert any(p.name.startswith("dead-letter") for p in state) and any(p.name.startswith("checkpoint") for p in state)
     assert [p for p in state if readable_by_others(p, tmp_path)] == []
+
+
+def test_ingest_state_an_older_version_left_readable_is_made_private(tmp_path, monkeypatch, umask_022):
+    """Review rev1, D9: the state directory and a dead-letter file an older version made under umask 022 (0755,
+    0644) kept those modes, as ``mkdir`` and ``O_CREAT`` set a mode only on what they create: a resumed job went on
+    appending a tenant's rejected text to a file every account could read."""
+    home = tmp_path / "home"
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(SAMPLE.read_text().splitlines()[0] + "\n" + '{"trajectory_id": "secret_olivia\\u0001", "task": 1}\n')
+    monkeypatch.setenv("TRAJSEARCH_MODEL", "hashing")
+    monkeypatch.setenv("TRAJSEARCH_HOME", str(home))
+    for name in ("TRAJSEARCH_URI", "TRAJSEARCH_TRACES", "TRAJSEARCH_SERVER", "TRAJSEARCH_TENANT"):
+        monkeypatch.delenv(name, raising=False)
+    assert run_cli("ingest", str(bad), "--tenant", "demo")[0] == 3
+    state = home / "ingest"
+    [dead] = state.glob("dead-letter-*.jsonl")
+    for path, mode in ((home, 0o755), (state, 0o755), (dead, 0o644)):  # as an older version left them
+        path.chmod(mode)
+    code, out, err = run_cli("ingest", str(bad), "--tenant", "demo", "--restart")
+    assert code == 3, err
+    assert stat.S_IMODE(state.stat().st_mode) == 0o700 and stat.S_IMODE(dead.stat().st_mode) == 0o600
+    assert [p for p in state.iterdir() if readable_by_others(p, tmp_path)] == []
+    # a state directory given by --state-dir keeps the mode its owner gave it; the job's own file is made private
+    mine = tmp_path / "states"
+    mine.mkdir(mode=0o755)
+    code, out, err = run_cli("ingest", str(bad), "--tenant", "demo", "--state-dir", str(mine))
+    assert code == 3, err
+    [dead] = mine.glob("dead-letter-*.jsonl")
+    dead.chmod(0o644)
+    assert run_cli("ingest", str(bad), "--tenant", "demo", "--state-dir", str(mine))[0] == 0  # resumed: all done
+    assert stat.S_IMODE(mine.stat().st_mode) == 0o755 and stat.S_IMODE(dead.stat().st_mode) == 0o600

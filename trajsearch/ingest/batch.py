@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping, NamedTuple, Sequence
 
 from .adapters._common import DEFAULT_SUCCESS_THRESHOLD
-from .checkpoint import Checkpoint, DeadLetter, job_id
+from .checkpoint import Checkpoint, DeadLetter, job_id, own_private
 from .outcomes import OutcomeTable
 from ..fsutil import pid_alive, private_dir
 from ..indexer import IngestReport, Marker
@@ -207,6 +207,8 @@ def run_ingest(
     ckpt_path, dl_path = default_paths(state_dir, ident, job.shard)
     checkpoint = Checkpoint.open(Path(job.checkpoint or ckpt_path), ident, resume=job.resume)
     dead = DeadLetter(Path(job.dead_letter or dl_path))
+    if state_dir.resolve() == (home() / "ingest").resolve():  # trajsearch's own, 0755 where an older version made it
+        own_private(state_dir, 0o700)
     options = ReadOptions(group_by=job.group_by, outcomes=outcomes,
                           keep=job.shard.owns if job.shard.count > 1 else None, spool_dir=None)
 

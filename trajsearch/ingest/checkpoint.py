@@ -28,6 +28,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import stat
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -115,6 +116,20 @@ class Checkpoint:
         self._dirty = False
 
 
+def own_private(target: int | Path, mode: int) -> None:
+    """Give ``target`` (an open file, or a path) ``mode`` where it is this account's regular file or directory and
+    others may read it: the modes ``os.open`` and ``mkdir`` give apply only to what they create, so state an older
+    version made under umask 022 kept 0644/0755 (review rev1, D9). A device (``--dead-letter /dev/stderr``), another
+    account's file or a missing one is left as it is."""
+    try:
+        st = os.stat(target)
+    except FileNotFoundError:
+        return
+    if (getattr(os, "geteuid", lambda: None)() == st.st_uid and st.st_mode & 0o077
+            and (stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode))):
+        os.chmod(target, mode)
+
+
 class DeadLetter:
     """Append-only JSONL of rejected records, each line appended once the checkpoint covering it is saved (see
     the module docstring): never truncated, whichever jobs share the file."""
@@ -124,6 +139,7 @@ class DeadLetter:
         private_dir(path.parent)
         # 0600 as the checkpoint beside it: a line quotes the rejected value, a tenant's text (probe I, I3)
         self._fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        own_private(self._fd, 0o600)  # as a file an older version made 0644 (O_CREAT's mode is a new file's)
         self._pending: list[bytes] = []
         self.count = 0
 
