@@ -478,7 +478,8 @@ def _from_value(value: Any) -> Verdict | None:
     return Verdict(outcome, reward, detail) if outcome is not None or reward is not None else None
 
 
-#: An entry of an outcome file that names a run but whose verdict is not understood: (run id, why).
+#: An entry of an outcome file that names a run but gives no verdict (not understood, or a report that decides
+#: nothing alone): (run id, why).
 Invalid = tuple[str, str]
 #: Invalid entries named in a warning or an error.
 SHOWN_INVALID = 3
