@@ -10,6 +10,7 @@ it without ``store`` reaching back up the data flow into ``ingest``.
 from __future__ import annotations
 
 import os
+import stat
 import tempfile
 from pathlib import Path
 
@@ -47,6 +48,20 @@ def private_dir(path: Path) -> None:
     other local accounts out. An existing directory keeps the mode its owner gave it.
     """
     path.mkdir(mode=0o700, parents=True, exist_ok=True)
+
+
+def own_private(target: int | Path, mode: int) -> None:
+    """Give ``target`` (an open file, or a path) ``mode`` where it is this account's regular file or directory and
+    others may read it: the modes ``os.open`` and ``mkdir`` give apply only to what they create, so state an older
+    version made under umask 022 kept 0644/0755 (review rev1, D9). A device (``--dead-letter /dev/stderr``), another
+    account's file or a missing one is left as it is."""
+    try:
+        st = os.stat(target)
+    except FileNotFoundError:
+        return
+    if (getattr(os, "geteuid", lambda: None)() == st.st_uid and st.st_mode & 0o077
+            and (stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode))):
+        os.chmod(target, mode)
 
 
 def fsync_dir(directory: Path) -> None:

@@ -37,9 +37,9 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping, NamedTuple, Sequence
 
 from .adapters._common import DEFAULT_SUCCESS_THRESHOLD
-from .checkpoint import Checkpoint, DeadLetter, job_id, own_private
+from .checkpoint import Checkpoint, DeadLetter, job_id
 from .outcomes import OutcomeTable
-from ..fsutil import pid_alive, private_dir
+from ..fsutil import own_private, pid_alive, private_dir
 from ..indexer import IngestReport, Marker
 from .read import (ClippedRuns, DistinctIds, NamedAfterSpool, Parsed, ReadOptions, Unit, fingerprint, make_context,
                    parsed_as_given, plan_inputs, read_unit)

@@ -28,13 +28,12 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import stat
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from ..fsutil import atomic_write, private_dir
+from ..fsutil import atomic_write, own_private, private_dir
 
 VERSION = 1
 
@@ -114,20 +113,6 @@ class Checkpoint:
         atomic_write(self.path, payload)
         self._saved_at = now
         self._dirty = False
-
-
-def own_private(target: int | Path, mode: int) -> None:
-    """Give ``target`` (an open file, or a path) ``mode`` where it is this account's regular file or directory and
-    others may read it: the modes ``os.open`` and ``mkdir`` give apply only to what they create, so state an older
-    version made under umask 022 kept 0644/0755 (review rev1, D9). A device (``--dead-letter /dev/stderr``), another
-    account's file or a missing one is left as it is."""
-    try:
-        st = os.stat(target)
-    except FileNotFoundError:
-        return
-    if (getattr(os, "geteuid", lambda: None)() == st.st_uid and st.st_mode & 0o077
-            and (stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode))):
-        os.chmod(target, mode)
 
 
 class DeadLetter:
