@@ -218,8 +218,22 @@ def test_the_loop_does_not_retry_an_input_error(hashing_ts):
     calls = []
     loop = Runtime(hashing_ts, OPEN).loop(on_action=calls.append)
     loop.sleep = lambda seconds: pytest.fail(f"backed off {seconds} s to retry an input error")
-    with pytest.raises(ValueError, match="query text too long"):
-        loop.run("x" * 20_001, RuntimeContext(tenant="acme", now=BASE_TIME))
+    with pytest.raises(ValueError, match="lone surrogate"):  # (a task over 20,000 chars is clipped now: below)
+        loop.run("Cancel my reservation \ud800 please", RuntimeContext(tenant="acme", now=BASE_TIME))
+
+
+def test_a_task_over_the_query_limit_is_answered_from_its_head_and_tail(hashing_ts):
+    """Probe E2, E2-3: a real SWE-bench issue of 22,775 characters (a ``pip list`` dump in its middle) was refused
+    ("query text too long") by exemplars, warnings and context_for, though ingest clips such a task and keeps
+    the run. The runtime verbs now search with its head and tail, as ingest keeps them."""
+    hashing_ts.add(runs(TAU_TASK1))
+    rt, ctx = Runtime(hashing_ts, OPEN), RuntimeContext(tenant="acme", now=BASE_TIME)
+    task = one(TAU_TASK1, "airline-1").task
+    padded = task[:2_000] + "\n" + "package-name 1.2.3\n" * 1_500 + task[2_000:]  # 28,500 characters of pip list
+    assert len(padded) > 20_000
+    found = rt.exemplars(padded, ctx)
+    assert found.items and found.items[0].trajectory_id == rt.exemplars(task, ctx).items[0].trajectory_id
+    assert rt.context_for(padded, ctx).text and isinstance(rt.warnings(padded, ctx), list)
 
 
 def test_query_refinement_keeps_negations(hashing_ts):

@@ -302,6 +302,16 @@ def test_a_valid_context_now_is_used(server, keys):
         assert c.exemplars("Fix the failing unit test", now=datetime(2030, 1, 1, tzinfo=timezone.utc)).strategy
 
 
+def test_a_task_over_the_search_limit_is_answered_not_refused(server, keys):
+    """Probe E2, E2-3: Exemplars / Warnings refused a real 22,775-character SWE-bench issue (INVALID_ARGUMENT
+    "task: too long"): the runtime clips it as ingest clips a task; only past 1,000,000 characters is a call refused."""
+    long_task = "Fix the failing unit test in payments. " + "pip-package 1.0.0\n" * 1_400  # 25,239 characters
+    with Client(server.address, keys[0]["acme_r"]) as c:
+        assert c.exemplars(long_task).strategy and isinstance(c.warnings(long_task).items, list)
+    error = _error(server, "Exemplars", pb2.ExemplarsRequest(task="x" * 1_000_001), md(keys, "acme_r"))
+    assert error.code() == grpc.StatusCode.INVALID_ARGUMENT and error.details().startswith("task: too long")
+
+
 @pytest.mark.parametrize("method,request_,field", [
     ("SearchPastRuns", pb2.SearchPastRunsRequest(session_id="s", query="x", k=6), "k"),
     ("SearchPastRuns", pb2.SearchPastRunsRequest(session_id="s", query=""), "query"),

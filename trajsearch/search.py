@@ -593,11 +593,15 @@ class TrajSearch:
 PASSAGES_NOT_DENSE = "passages are searched by their words only: use mode lexical, hybrid or auto for them"
 
 
+#: Longest query text a search takes (the runtime verbs clip a longer task to it: ``runtime.task_query``).
+MAX_QUERY_CHARS = 20_000
+
+
 def _check_query(text: str, k: int, group_size: int) -> None:
     if not isinstance(text, str) or not text.strip():
         raise ValueError("query text must be a non-empty string")
-    if len(text) > 20_000:
-        raise ValueError(f"query text too long ({len(text)} > 20000 chars)")
+    if len(text) > MAX_QUERY_CHARS:
+        raise ValueError(f"query text too long ({len(text)} > {MAX_QUERY_CHARS} chars)")
     try:  # a lone surrogate (JSON's "\ud800" decodes) reached the tokenizer, whose TypeError named nothing passed
         text.encode("utf-8")
     except UnicodeEncodeError as exc:

@@ -20,7 +20,8 @@ from typing import Any, Callable, Sequence
 
 from ..model import Trajectory
 from ..results import ContextResult
-from ..search import TrajSearch
+from ..represent import clip
+from ..search import MAX_QUERY_CHARS, TrajSearch
 from . import curate, tracing
 from .calibration import Calibration, Calibrations
 from .advice import AdviceConfig, Exemplar, ExemplarSet, FailureWarning
@@ -62,6 +63,16 @@ class PromptContext:
     warnings: list[FailureWarning] = field(default_factory=list)
 
 
+def task_query(text: str) -> str:
+    """``text`` as a search takes it: a task or pasted error over ``MAX_QUERY_CHARS`` keeps its head and tail, as
+    ingest clips a run's task, rather than the agent getting an error for its real task (probe E2, E2-3: 2 of
+    SWE-bench Verified's 500 issues hold 22-25k characters, a ``pip list`` among them)."""
+    if len(text) <= MAX_QUERY_CHARS:
+        return text
+    half = MAX_QUERY_CHARS // 2 - 50  # room for clip's marker
+    return clip(text, half, half)
+
+
 class Runtime:
     """The runtime verbs over one :class:`TrajSearch`. Thread-safe for reads; the cache is shared."""
 
@@ -75,7 +86,7 @@ class Runtime:
     def exemplars(self, task: str, ctx: RuntimeContext, k: int | None = None, *,
                   exclude_trajectory_ids: Sequence[str] = ()) -> ExemplarSet:
         with tracing.retrieval("exemplars", task, ctx, k=k or self.config.advice.exemplars_k) as span:
-            found = _exemplars(self.ts, task, ctx, k=k, config=self.config.advice,
+            found = _exemplars(self.ts, task_query(task), ctx, k=k, config=self.config.advice,
                                exclude_trajectory_ids=exclude_trajectory_ids, calibrations=self.calibrations)
             tracing.record_results(span, found.items, strategy=found.strategy.value)
             if found.calibration is not None and span.is_recording():  # why this strategy: the tenant's threshold
@@ -86,7 +97,7 @@ class Runtime:
     def warnings(self, text: str, ctx: RuntimeContext, k: int | None = None, *,
                  exclude_trajectory_ids: Sequence[str] = ()) -> list[FailureWarning]:
         with tracing.retrieval("warnings", text, ctx, k=k or self.config.advice.warnings_k) as span:
-            found = _warnings(self.ts, text, ctx, k=k, config=self.config.advice,
+            found = _warnings(self.ts, task_query(text), ctx, k=k, config=self.config.advice,
                               exclude_trajectory_ids=exclude_trajectory_ids)
             tracing.record_results(span, found)
             return found

@@ -43,6 +43,9 @@ HIDDEN_ID = ("trajectory_id: this API key cannot write a run of this id (it name
 _TOOLS_LIMITS = v.Limits(max_values=256)  # an agent may have many tools; each name is still bounded
 _TOOL_MAX_K = 5  # the runtime tool's bounds (trajsearch.runtime.tool)
 _TOOL_MAX_QUERY = 2000
+#: A task or pasted error for Exemplars / Warnings: the runtime clips one over the search's 20,000 characters (head
+#: and tail, ``runtime.task_query``), so a real long task is answered; this bounds only what a call may carry.
+_ADVICE_MAX_TEXT = 1_000_000
 
 
 class Service(pb2_grpc.TrajSearchServicer):
@@ -243,10 +246,10 @@ class Service(pb2_grpc.TrajSearchServicer):
                               **extra)
 
     def Exemplars(self, req: Any, call: Call) -> Any:
-        return self._advice(call, "exemplars", v.text("task", req.task, self.limits), req)
+        return self._advice(call, "exemplars", v.text("task", req.task, self.limits, max_chars=_ADVICE_MAX_TEXT), req)
 
     def Warnings(self, req: Any, call: Call) -> Any:
-        return self._advice(call, "warnings", v.text("text", req.text, self.limits), req)
+        return self._advice(call, "warnings", v.text("text", req.text, self.limits, max_chars=_ADVICE_MAX_TEXT), req)
 
     def _advice(self, call: Call, kind: str, text: str, req: Any) -> Any:
         k, budget = v.advice_size(req.k, req.token_budget)
