@@ -69,7 +69,7 @@ from ._otlp import (
     span_time,
     with_current_instruction,
 )
-from ._spans import Message, Node, SpanFormat, maybe_json, span_trajectory, start_order, text_of
+from ._spans import Message, Node, SpanFormat, denial, maybe_json, span_trajectory, start_order, text_of
 
 NAME = "vercel-ai"
 #: Searched in a file's first 64 KiB when no record can be parsed from them (see ``detect``).
@@ -152,8 +152,10 @@ def sdk_messages(raw: Any) -> list[dict[str, Any]]:
                               "arguments": maybe_json(part.get("input", part.get("args")))})
             elif kind == "tool-result":
                 output = part.get("output", part.get("result"))
-                failed = isinstance(output, dict) and str(output.get("type", "")).startswith("error")
-                out.append(asdict(Message("tool", _result_text(output), call_id=part.get("toolCallId"), failed=failed)))
+                denied = denial(output)  # a call the user denied (AI SDK 6 tool approval): no tool ran
+                failed = denied is not None or isinstance(output, dict) and str(output.get("type", "")).startswith("error")
+                out.append(asdict(Message("tool", denied or _result_text(output), call_id=part.get("toolCallId"),
+                                          failed=failed)))
         if texts or reasoning or calls:
             out.append(asdict(Message(role, "\n".join(t for t in texts if t), "\n".join(r for r in reasoning if r),
                                       calls)))
@@ -236,6 +238,8 @@ def _node(span: dict[str, Any], resource: dict[str, Any], seq: int) -> tuple[str
         node.input_messages = sdk_messages(attrs.get("ai.prompt.messages"))
         node.output_messages = _output(attrs)
         node.model = str(model) if model else None
+        if reason := attrs.get("ai.response.finishReason", attrs.get("ai.finishReason")):
+            node.info = {"finish_reasons": [reason]}  # ``tool-calls`` as the last: the SDK stopped, calls unrun
     elif op == "ai.toolCall":
         node.role = "tool"
         node.tool = str(attrs.get("ai.toolCall.name") or "tool")

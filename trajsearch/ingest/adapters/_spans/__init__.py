@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from .assembly import Assembled, SpanFormat, assemble, in_tree_order, span_trajectory, trajectory_id
 from .messages import (
+    denial,
     first_user_text,
     normalise_message,
     normalise_messages,
@@ -68,6 +69,7 @@ __all__ = [
     "SpanFormat",
     "ancestors",
     "assemble",
+    "denial",
     "error_outcome",
     "error_text",
     "first_user_text",

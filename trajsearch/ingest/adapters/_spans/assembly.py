@@ -84,7 +84,7 @@ from .. import _prompts
 from .._agent_cli import prompt_list
 from .._common import Context, RecordError, build, clip_step_text, clip_task, safe_id, short
 from .calls import parallel_calls_in_call_order, prepared_request, tool_twins, twin_calls
-from .messages import first_user_text, is_object_repr, mcp_error, normalise_messages, task_from_input, user_requests
+from .messages import first_user_text, is_denial, is_object_repr, mcp_error, normalise_messages, task_from_input, user_requests
 from .nodes import RESULT_CUT, RUN_START, Evaluation, Message, Node, ancestors, maybe_json, start_order, when
 from .outcome import failed, error_outcome, outcome_from
 
@@ -407,18 +407,18 @@ def _stopped_for_calls(call: Node) -> bool:
 
 
 def _denied_calls(node: Node, by_call: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
-    """Steps for the calls a model input says the user denied (``@ai-sdk/otel`` writes a tool approval's
-    ``execution-denied`` result as ``{"denied": true, "reason"}``) that no step holds yet: the call as the same
-    history asked for it, its error the denial; registered in ``by_call``."""
+    """Steps for the calls a model input says the user denied (:func:`~.messages.denial`: the AI SDK's tool approval;
+    no tool ran, and the denial arrives only in the resumed call's input) that no step holds: the call as the same
+    history asked for it, its error the denial; registered in ``by_call``. A call a step holds (its model call is in
+    the same run, as when a conversation groups the asking and the resumed traces) got the denial as its error from
+    :func:`_answered`."""
     asked = {c.get("id"): c for m in node.input_messages for c in m.get("calls") or [] if c.get("id")}
     out = []
     for m in node.input_messages:
-        said = maybe_json(m.get("text")) if m.get("role") == "tool" else None
         call = asked.get(m.get("call_id"))
-        if isinstance(said, dict) and said.get("denied") is True and call and m["call_id"] not in by_call:
-            reason = said.get("reason")
+        if m.get("role") == "tool" and is_denial(m) and call and m["call_id"] not in by_call:
             step = {"thought": None, "action": str(call.get("name"))[:200], "arguments": call.get("arguments"),
-                    "observation": None, "error": short(f"denied: {reason}" if reason else "denied", 600),
+                    "observation": None, "error": short(m["text"], 600),
                     "started_at": when(node.start), "ended_at": when(node.start)}
             by_call[m["call_id"]] = step
             out.append(step)
@@ -437,8 +437,13 @@ def _unanswered(step: dict[str, Any]) -> bool:
 
 def _answered(step: dict[str, Any], message: dict[str, Any]) -> None:
     """A step whose result only a later model input holds: that result, and its error where marked so (or
-    where the result is Gemini's function-response shape, ``{"error": ...}``; ``{"result": ...}`` is its value)."""
+    where the result is Gemini's function-response shape, ``{"error": ...}``; ``{"result": ...}`` is its value). A
+    denial (:func:`~.messages.denial`) is the step's error alone: no tool ran, so it has no result."""
     text, failed = message.get("text"), message.get("failed")
+    if is_denial(message):
+        step["error"] = short(text, 600)
+        step.pop(RESULT_CUT, None)
+        return
     said = maybe_json(text)
     if isinstance(said, dict) and len(said) == 1 and set(said) <= {"result", "error"}:
         [(key, value)] = said.items()

@@ -127,8 +127,8 @@ def normalise_message(raw: Any) -> Message | None:
             elif kind == "tool_call_response":
                 msg.call_id = part.get("id")
                 response = part.get("response", part.get("result"))
-                msg.failed = msg.failed or sdk_refused(response)
-                texts.append(result_text(response))
+                msg.failed = msg.failed or sdk_refused(response) or denial(response) is not None
+                texts.append(denial(response) or result_text(response))
         msg.text = "\n".join(t for t in texts if t)
         return msg
     msg.text, msg.reasoning = _content_text(raw.get("content"))
@@ -157,6 +157,32 @@ def sdk_refused(response: Any) -> bool:
     """Whether a GenAI ``tool_call_response`` is the AI SDK's error for a call it refused (``_AI_SDK_ERROR``): AI SDK 7
     flattens ``error-text`` to its bare value, so the class name is the one mark of the failure left."""
     return isinstance(response, str) and bool(_AI_SDK_ERROR.match(response))
+
+
+#: The error of a tool call the user denied (:func:`denial`): its text, then ``: <reason>`` where one was given.
+DENIED = "denied"
+
+
+def denial(value: Any) -> str | None:
+    """The error of a tool result that is the user's denial of the call (an AI SDK tool approval, ``needsApproval``:
+    no tool ran), else None. AI SDK 6 writes it in ``ai.prompt.messages`` as the tool-result output
+    ``{"type": "execution-denied", "reason"?}``; ``@ai-sdk/otel`` (AI SDK 7) as the GenAI ``tool_call_response``
+    ``{"denied": true, "reason"?}``. Only those keys: a tool's own dict that says more is its result."""
+    value = maybe_json(value)
+    if not isinstance(value, dict):
+        return None
+    sdk6 = value.get("type") == "execution-denied" and set(value) <= {"type", "reason", "providerOptions"}
+    sdk7 = value.get("denied") is True and set(value) <= {"denied", "reason"}
+    if not (sdk6 or sdk7):
+        return None
+    reason = value.get("reason")
+    return f"{DENIED}: {reason}" if isinstance(reason, str) and reason.strip() else DENIED
+
+
+def is_denial(message: dict[str, Any]) -> bool:
+    """Whether a normalised tool message is a denial (:func:`denial`)."""
+    text = message.get("text") or ""
+    return bool(message.get("failed")) and (text == DENIED or text.startswith(f"{DENIED}: "))
 
 
 def listed_calls(content: Any) -> list[dict[str, Any]]:

@@ -1,0 +1,37 @@
+"""Span exports of review rev1 (round 44) read through the public reader: AI SDK 6 and 7 tool approvals, the
+OpenAI Agents SDK's multi-run workflows and a tool's own ``type: file`` dicts.
+
+The fixtures (``fixtures/<format>/.real/rev1``, see each SOURCE.md) were written by the released packages against
+a local fake model server; only the model's replies were scripted.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import adapter_support
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+def test_ai_sdk_6_calls_awaiting_approval_are_not_run_and_a_denied_call_is_kept() -> None:
+    """Bug (rev1, D1): AI SDK 6 (``experimental_telemetry``) calls left awaiting approval read as tools that ran and
+    printed nothing (the finish reason ``tool-calls`` was kept only on the call span, not on its model calls), and
+    the call the user denied (``{"type": "execution-denied", "reason"}`` in the resumed call's input) vanished."""
+    runs = {run.trajectory_id.split(":")[1][:8]: run
+            for run in adapter_support.runs(FIXTURES / "vercel-ai" / ".real" / "rev1" / "ai6-approval-denied.otlp.json")}
+    assert [(s.action, s.observation, (s.error or "")[:8]) for s in runs["4c928ceb"].steps] == [
+        ("get_weather", None, "not run:"), ("run_sql", None, "not run:")]
+    assert [(s.action, s.observation is None, s.error) for s in runs["189cb766"].steps] == [
+        ("get_weather", False, None), ("run_sql", True, "denied: no database access today"), ("respond", True, None)]
+
+
+def test_ai_sdk_7_denied_call_in_a_conversation_is_an_error_not_a_result() -> None:
+    """Bug (rev1, D2): with ``--group-by conversation`` the asking trace and the resumed one are one run, so a step
+    already held the denied call, and the denial ``{"denied": true, "reason"}`` became its successful result."""
+    run = adapter_support.only(FIXTURES / "otel-genai" / ".real" / "rev1" / "ai7-approval-denied-conv.otlp.json",
+                               group_by="conversation")
+    assert [(s.action, s.observation, s.error) for s in run.steps if s.action == "run_sql"] == [
+        ("run_sql", None, "denied: no database access today")]
+    assert [(s.action, s.error) for s in run.steps if s.action != "run_sql"] == [("get_weather", None), ("respond", None)]
+
