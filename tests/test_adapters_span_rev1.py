@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 import adapter_support
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -35,3 +37,17 @@ def test_ai_sdk_7_denied_call_in_a_conversation_is_an_error_not_a_result() -> No
         ("run_sql", None, "denied: no database access today")]
     assert [(s.action, s.error) for s in run.steps if s.action != "run_sql"] == [("get_weather", None), ("respond", None)]
 
+
+AGENTS = FIXTURES / "openai-agents" / ".real" / "rev1"
+
+
+@pytest.mark.parametrize("name", ["oai-agents-0.24-deterministic-flow.jsonl", "oai-agents-0.0.19-deterministic-flow.jsonl"])
+@pytest.mark.parametrize("group_by", ["trace", "conversation"])
+def test_agents_sdk_workflow_stage_given_an_earlier_output_is_no_later_request(name: str, group_by: str) -> None:
+    """Bug (rev1, D3): the SDK's deterministic flow (three ``Runner.run`` calls in one ``trace()``, the later two
+    given the first agent's outline) kept the outline as a user's later request: a run that does not continue the
+    conversation (its input holds no earlier turn) is a stage of the app's workflow."""
+    run = adapter_support.only(AGENTS / name, group_by=group_by)
+    assert run.task == "A story about a cat and an old mill"
+    assert "user_prompts" not in run.metadata
+    assert [s.arguments["content"][:14] for s in run.steps] == ["Outline: 1. A ", "good quality, ", "Once upon a ti"]

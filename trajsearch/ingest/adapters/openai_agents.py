@@ -51,7 +51,12 @@ Mapping (``span_data.type``)
 - several runs in one trace (``Runner.run`` called twice inside ``with
   trace(...)``: each a ``task`` span, before 0.1 an ``agent`` span, under the
   trace record): what each later run asked is kept in
-  ``metadata.user_prompts``, as for a conversation of several traces.
+  ``metadata.user_prompts``, as for a conversation of several traces, where
+  the run continues the conversation (its input holds the earlier turns:
+  ``to_input_list()`` plus the user's next message, a session; or its
+  response continues a ``previous_response_id`` / ``conversation``); a run
+  given only an earlier run's output or a text the app built (the SDK's
+  deterministic and parallel workflow patterns) is a stage, not a request.
 - task: the latest user message of the first generation / response input,
   else a transcription's text; when no span recorded any input (the default
   for Responses models), the workflow and agent names stand in for it
@@ -77,6 +82,7 @@ from trajsearch.model import Trajectory
 from ._common import Context, RecordError, clip_task
 from ._otlp import attributes, clean_ids, is_span_record, raw_spans, span_ids, span_time
 from ._spans import (
+    CONTINUES,
     RUN_START,
     ancestors,
     Node,
@@ -231,6 +237,8 @@ def _span_node(item: dict[str, Any], seq: int) -> tuple[str, Node, str | None]:
         node.output_messages = responses_messages(response.get("output"), output=True) if response.get("output") else []
         node.model = str(response["model"]) if response.get("model") else None
         node.info = {k: v for k, v in {"response_id": data.get("response_id") or response.get("id")}.items() if v}
+        if response.get("previous_response_id") or response.get("conversation"):
+            node.info[CONTINUES] = True  # the server holds the history: a run's input is only the user's next words
     elif kind == "agent":
         node.role, node.name = "agent", str(data.get("name") or "agent")
         node.info = {k: v for k, v in {"agent_name": data.get("name"), "tools": data.get("tools"),

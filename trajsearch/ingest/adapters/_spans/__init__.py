@@ -36,6 +36,7 @@ from .messages import (
     user_requests,
 )
 from .nodes import (
+    CONTINUES,
     RESULT_CUT,
     ROLES,
     RUN_START,
@@ -56,6 +57,7 @@ from .nodes import (
 from .outcome import FAIL_LABELS, OUTCOME_METRICS, PASS_LABELS, error_outcome, outcome_from
 
 __all__ = [
+    "CONTINUES",
     "FAIL_LABELS",
     "OUTCOME_METRICS",
     "PASS_LABELS",

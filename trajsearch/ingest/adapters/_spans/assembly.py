@@ -85,7 +85,7 @@ from .._agent_cli import prompt_list
 from .._common import Context, RecordError, build, clip_step_text, clip_task, safe_id, short
 from .calls import parallel_calls_in_call_order, prepared_request, tool_twins, twin_calls
 from .messages import first_user_text, is_denial, is_object_repr, mcp_error, normalise_messages, task_from_input, user_requests
-from .nodes import RESULT_CUT, RUN_START, Evaluation, Message, Node, ancestors, maybe_json, start_order, when
+from .nodes import CONTINUES, RESULT_CUT, RUN_START, Evaluation, Message, Node, ancestors, maybe_json, start_order, when
 from .outcome import failed, error_outcome, outcome_from
 
 
@@ -764,7 +764,9 @@ def _later_requests(order: list[tuple[Node, int]], task: str, *, every_root: boo
     starts a turn (a conversation groups several traces, each a turn under a root of its own); else only an agent
     or chain span without a parent does (one trace holding two invocations), not a span whose parent went
     unexported or a content log without its span. A span its adapter marks ``RUN_START`` starts one too, at any
-    depth (several runs under one trace record)."""
+    depth (several runs under one trace record), whose request is a user's only where the run continues the
+    conversation (:func:`_continues`): else it is a stage of the app's workflow (the Agents SDK's deterministic
+    flows, a picker after parallel runs), given an earlier run's output or a text the app built."""
     turns: list[list[Node]] = []
     for node, depth in order:
         if not turns or depth == 0 and (every_root or node.parent is None and node.role in ("agent", "chain")) \
@@ -773,17 +775,33 @@ def _later_requests(order: list[tuple[Node, int]], task: str, *, every_root: boo
         turns[-1].append(node)
     asked: list[str] = []
     for turn in turns[1:]:
-        request = _request(turn)
+        messages = _request_messages(turn)
+        if turn[0].info.get(RUN_START) and not _continues(turn, messages):
+            continue
+        request = _request(turn, messages)
         if request and request != task and request not in asked:
             asked.append(request)
     return asked
 
 
-def _request(turn: list[Node]) -> str | None:
-    """A turn's request: the latest user message of the first message list (a later turn is given the
-    conversation's history, the earlier requests first), else its root's plain input."""
-    messages = next((n.input_messages for n in turn
-                     if (n is turn[0] or n.role in ("llm", "agent")) and first_user_text(n.input_messages)), [])
+def _request_messages(turn: list[Node]) -> list[dict[str, Any]]:
+    """The first message list of a turn that holds a user message (a later turn is given the conversation's
+    history, the earlier requests first)."""
+    return next((n.input_messages for n in turn
+                 if (n is turn[0] or n.role in ("llm", "agent")) and first_user_text(n.input_messages)), [])
+
+
+def _continues(turn: list[Node], messages: list[dict[str, Any]]) -> bool:
+    """Whether a run continues the conversation before it: its input holds an earlier turn of the model's (the Agents
+    SDK's ``to_input_list()`` plus the user's next message, a session's history), or a model call of it continues
+    one kept on the server (``CONTINUES``)."""
+    return any(m.get("role") in ("assistant", "model") for m in messages) \
+        or any(n.info.get(CONTINUES) for n in turn if n.role == "llm")
+
+
+def _request(turn: list[Node], messages: list[dict[str, Any]]) -> str | None:
+    """A turn's request: the latest user message of its first message list (:func:`_request_messages`), else its
+    root's plain input."""
     users = user_requests(messages)
     text = users[-1] if users else _plain(task_from_input(turn[0].input_text))
     return clip_task(_prompts.from_markers(text) or text.strip()) if text and text.strip() else None

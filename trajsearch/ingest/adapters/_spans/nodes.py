@@ -23,6 +23,10 @@ RESULT_CUT = "result_cut"
 #: ``Node.info`` key of a span that starts one run of several in a trace below the trace's root (the OpenAI Agents
 #: SDK's ``Runner.run`` calls inside one ``trace()``): its request is a later turn's when it differs from the task.
 RUN_START = "run_start"
+#: ``Node.info`` key of a model call that continues a conversation its input does not hold (the Responses API's
+#: ``previous_response_id`` / ``conversation``: the server keeps the history): a ``RUN_START`` run's request is a
+#: user's next message, as when its input carries the earlier turns.
+CONTINUES = "continues"
 
 
 @dataclass
