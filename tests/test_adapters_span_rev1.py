@@ -51,3 +51,13 @@ def test_agents_sdk_workflow_stage_given_an_earlier_output_is_no_later_request(n
     assert run.task == "A story about a cat and an old mill"
     assert "user_prompts" not in run.metadata
     assert [s.arguments["content"][:14] for s in run.steps] == ["Outline: 1. A ", "good quality, ", "Once upon a ti"]
+
+
+def test_agents_sdk_tool_own_dicts_typed_file_stay_as_written() -> None:
+    """Bug (rev1, D7): a function tool's own list of dicts typed ``file`` (a directory listing) was taken for the SDK's
+    tool output objects and rewritten from its repr to JSON (``False`` -> ``false``): only ``ToolOutputText`` /
+    ``Image`` / ``FileContent`` shapes are decoded."""
+    run = adapter_support.only(AGENTS / "oai-agents-0.24-own-file-dicts.jsonl")
+    [listing] = [s.observation for s in run.steps if s.action == "list_files"]
+    assert listing == ("[{'type': 'file', 'path': 'src/main.py', 'size': 1204, 'executable': False}, "
+                       "{'type': 'file', 'path': 'src/util.py', 'size': 311, 'executable': None}]")

@@ -97,7 +97,6 @@ from ._spans import (
     start_order,
     text_of,
 )
-from ._spans.messages import result_text
 from ._vendor import decode
 
 NAME = "openai-agents"
@@ -264,24 +263,38 @@ def _span_node(item: dict[str, Any], seq: int) -> tuple[str, Node, str | None]:
     return str(trace_id), clean_ids(node), None
 
 
-#: The kinds of the SDK's tool output objects (``ToolOutputText`` / ``Image`` / ``FileContent`` and their dicts).
-_OUTPUT_KINDS = frozenset({"text", "image", "file"})
+#: The SDK's tool output objects (``ToolOutputText`` / ``Image`` / ``FileContent`` and their dicts), by ``type``: the
+#: fields each may have, and those of which it holds one (an MCP text block as JSON, before 0.1, adds ``annotations``
+#: and ``meta``). A dict of a tool's own with another field (a directory listing's ``{"type": "file", "path"}``) is none.
+_OUTPUT_OBJECTS = {
+    "text": ({"text", "annotations", "meta", "_meta"}, {"text"}),
+    "image": ({"image_url", "file_id", "detail"}, {"image_url", "file_id"}),
+    "file": ({"file_data", "file_url", "file_id", "filename"}, {"file_data", "file_url", "file_id"}),
+}
 #: ``str()`` of a returned ``ToolOutputText`` (a pydantic model): ``type='text' text='...'``.
 _TEXT_OUTPUT_STR = re.compile(r"""^type='text' text=('(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*")$""", re.S)
+
+
+def _output_object(block: Any) -> bool:
+    """Whether a decoded value is one of the SDK's tool output objects (``_OUTPUT_OBJECTS``)."""
+    if not isinstance(block, dict) or block.get("type") not in _OUTPUT_OBJECTS:
+        return False
+    fields, needed = _OUTPUT_OBJECTS[block["type"]]
+    return set(block) - {"type"} <= fields and any(isinstance(block.get(k), str) for k in needed)
 
 
 def _tool_output(output: Any) -> str:
     """A function span's output as text. The SDK writes ``str()`` of what the tool returned
     (``FunctionSpanData.export``), so a tool output object arrives as its Python repr: an MCP tool's
     ``ToolOutputTextDict`` (``{'type': 'text', 'text': ...}``, a list of them for several blocks; before 0.1 the
-    blocks' JSON), a returned ``ToolOutputText`` (``type='text' text='...'``). Those are their text
-    (:func:`result_text`); any other output stays as written."""
+    blocks' JSON), a returned ``ToolOutputText`` (``type='text' text='...'``). Those are their text (an image or
+    file object, JSON); any other output, a tool's own dicts included, stays as written."""
     if isinstance(output, str) and (found := _TEXT_OUTPUT_STR.match(output.strip())):
         return str(ast.literal_eval(found.group(1)))
     value = decode(output, literal=True)
     blocks = value if isinstance(value, list) and value else [value]
-    if all(isinstance(b, dict) and b.get("type") in _OUTPUT_KINDS for b in blocks):
-        return result_text(value)
+    if all(_output_object(b) for b in blocks):
+        return "\n".join(b["text"] if b["type"] == "text" else text_of(b) for b in blocks)
     return text_of(output)
 
 
