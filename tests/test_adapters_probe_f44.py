@@ -1,5 +1,5 @@
-"""Round 44's probe F read through the public reader and the CLI: several ATIF trajectories in one file (F1),
-oversized step arguments (F3).
+"""Round 44's probe F read through the public reader and the CLI: several ATIF trajectories in one file (F1, and
+review rev1's D6), oversized step arguments (F3).
 
 The ATIF fixtures (``fixtures/atif/.real/several-per-file``, see its SOURCE.md) are real ATIF documents in the
 shape a multi-run exporter writes them.
@@ -45,10 +45,23 @@ def test_an_atif_jsonl_of_several_trajectories_is_one_run_per_line() -> None:
     path = SEVERAL / "two-trajectories.atif.jsonl"
     assert detect_format(path) == "atif"
     parsed = list(read_dump(path, tenant="acme"))
-    assert [(p.position, p.error) for p in parsed] == [("record 1", None), ("record 2", None)]
+    assert [(p.position, p.error) for p in parsed] == [("line 1", None), ("line 2", None)]
     for p, alone in zip(parsed, ALONE):
         assert _same_run(p.trajectory, only(alone, tenant="acme"))
     assert len({p.trajectory.trajectory_id for p in parsed}) == 2
+
+
+def test_an_atif_jsonl_names_each_run_by_its_line_after_a_malformed_one(tmp_path: Path) -> None:
+    """Bug (rev1, D6): the runs of an ATIF JSONL were named ``record N``, counted over the lines that parsed, so after
+    a malformed line (here a copy of line 2 cut at 300 characters, a write that stopped) they named the wrong
+    line; every other JSONL reader says ``line N``."""
+    first, second = (SEVERAL / "two-trajectories.atif.jsonl").read_text().splitlines()
+    path = tmp_path / "runs.atif.jsonl"
+    path.write_text("\n".join([first, second[:300], second]) + "\n")
+    parsed = list(read_dump(path, tenant="acme"))
+    assert [(p.position, p.ok) for p in parsed] == [("line 2", False), ("line 1", True), ("line 3", True)]
+    assert parsed[0].error.startswith("malformed JSON")
+    assert _same_run(parsed[2].trajectory, only(ALONE[1], tenant="acme"))
 
 
 def test_an_atif_json_array_of_trajectories_is_one_run_per_item(tmp_path: Path) -> None:

@@ -328,20 +328,30 @@ def loaded_values(path: Path, on_bytes: OnBytes = None) -> Iterator[Record]:
             yield f"record {number}", value, None, None
 
 
+class Values(list):  # type: ignore[type-arg]
+    """The values of a file that holds several (JSONL lines, concatenated objects), with where each was read
+    (``positions``: ``line N``, ``record N``): an adapter that reads each as a run of its own names it so, right
+    after a malformed line too."""
+
+    def __init__(self, read: list[Record]) -> None:
+        super().__init__(r[1] for r in read)
+        self.positions = [r[0] for r in read]
+
+
 def whole_document(path: Path, on_bytes: OnBytes = None) -> tuple[Any, list[Record]]:
     """A file as one value, for formats where a file is one run, and the errors met reading it.
 
     One JSON value (a document, or a file of one line) is itself; several
-    (JSONL lines, concatenated objects) become the list of their values, a
-    malformed one reported and skipped so one bad line does not lose the run.
-    ``None`` when nothing was readable.
+    (JSONL lines, concatenated objects) become the list of their values
+    (:class:`Values`), a malformed one reported and skipped so one bad line
+    does not lose the run. ``None`` when nothing was readable.
     """
     head = peek(path).lstrip("\ufeff \t\r\n")
     if head.startswith("[") or (head.startswith("{") and not first_line_is_json(head)):
         found = list(loaded_values(path, on_bytes))
     else:
         found = list(lines(path, None, on_bytes))
-    values = [r[1] for r in found if r[2] is None]
+    values = Values([r for r in found if r[2] is None])
     errors = [r for r in found if r[2] is not None]
     return (values[0] if len(values) == 1 else values or None), errors
 

@@ -8,7 +8,8 @@ one directory under one session). An ATIF-v1.7 file may embed subagent
 trajectories (``subagent_trajectories``): ``split`` yields each as a run of
 its own after the root. A file may also hold several trajectories, one per
 JSONL line (HarnessHop's export of several rollouts; a dataset of runs) or as
-a JSON array: each is read as a file of its own would be (``record N``).
+a JSON array: each is read as a file of its own would be (``line N`` of a JSONL
+file, ``record N`` of an array).
 
 Mapping
 - trajectory_id = ``atif.<trajectory_id or session_id>.<where>`` where
@@ -175,10 +176,12 @@ def matches(record: Any) -> bool:
 
 def split(document: Any) -> Iterator[tuple[str, Any]]:
     """The file's trajectory, then each embedded subagent trajectory (ATIF-v1.7) as a run of its own; in a file of
-    several trajectories (JSONL lines, an array), each in turn, with its subagents."""
+    several trajectories (JSONL lines, an array), each in turn, with its subagents, at its own ``line N`` (as the
+    reader names the line it could not parse; ``sources.Values``), an array's at ``record N``."""
     if isinstance(document, list) and any(_is_trajectory(item) for item in document):
-        for n, item in enumerate(document, 1):
-            yield from _with_subagents(item, f"record {n}")
+        positions = getattr(document, "positions", None) or [f"record {n}" for n in range(1, len(document) + 1)]
+        for position, item in zip(positions, document):
+            yield from _with_subagents(item, position)
     else:
         yield from _with_subagents(document, "file")
 
