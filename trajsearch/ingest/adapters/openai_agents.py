@@ -51,8 +51,9 @@ Mapping (``span_data.type``)
 - several runs in one trace (``Runner.run`` called twice inside ``with
   trace(...)``: each a ``task`` span, before 0.1 an ``agent`` span, under the
   trace record): what each later run asked is kept in
-  ``metadata.user_prompts``, as for a conversation of several traces, where
-  the run continues the conversation (its input holds the earlier turns:
+  ``metadata.user_prompts``, as for a conversation of several traces (each
+  trace's first run a turn); a later run of the same trace counts where it
+  continues the conversation (its input holds the earlier turns:
   ``to_input_list()`` plus the user's next message, a session; or its
   response continues a ``previous_response_id`` / ``conversation``); a run
   given only an earlier run's output or a text the app built (the SDK's

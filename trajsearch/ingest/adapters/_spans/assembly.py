@@ -764,19 +764,26 @@ def _later_requests(order: list[tuple[Node, int]], task: str, *, every_root: boo
     starts a turn (a conversation groups several traces, each a turn under a root of its own); else only an agent
     or chain span without a parent does (one trace holding two invocations), not a span whose parent went
     unexported or a content log without its span. A span its adapter marks ``RUN_START`` starts one too, at any
-    depth (several runs under one trace record), whose request is a user's only where the run continues the
-    conversation (:func:`_continues`): else it is a stage of the app's workflow (the Agents SDK's deterministic
-    flows, a picker after parallel runs), given an earlier run's output or a text the app built."""
+    depth (several runs under one trace record); of a later run under the same parent (a trace's second
+    ``Runner.run``), the request is a user's only where the run continues the conversation (:func:`_continues`):
+    else it is a stage of the app's workflow (the Agents SDK's deterministic flows, a picker after parallel runs),
+    given an earlier run's output or a text the app built. A trace's first run is its turn of a conversation."""
     turns: list[list[Node]] = []
+    stages: set[int] = set()  # the turns that are a later run under the same parent
+    run_parents: set[str | None] = set()
     for node, depth in order:
         if not turns or depth == 0 and (every_root or node.parent is None and node.role in ("agent", "chain")) \
                 or node.info.get(RUN_START):
             turns.append([])
+        if node.info.get(RUN_START):
+            if node.parent in run_parents:
+                stages.add(len(turns) - 1)
+            run_parents.add(node.parent)
         turns[-1].append(node)
     asked: list[str] = []
-    for turn in turns[1:]:
+    for index, turn in enumerate(turns[1:], 1):
         messages = _request_messages(turn)
-        if turn[0].info.get(RUN_START) and not _continues(turn, messages):
+        if index in stages and not _continues(turn, messages):
             continue
         request = _request(turn, messages)
         if request and request != task and request not in asked:
