@@ -42,7 +42,9 @@ from .touched import touched
 #:    re-ingest or ``upgrade``).
 #: 10: the "Touched" line leaves out the files a run's diffs show it created (a reproduction script, a scratch
 #:     project handed in with the fix), unless it changed nothing else.
-REPRESENTATION_VERSION = 10
+#: 11: a run whose diffs only create files (a reproduction script handed in alone) lists them as "created", not
+#:     "changed": it changed nothing of the project.
+REPRESENTATION_VERSION = 11
 
 TRAJECTORY_LEVEL_INDEX = -1  # step_index of task and summary rows
 MAX_ROW_CHARS = 12_000  # the stored/lexical text of one row
