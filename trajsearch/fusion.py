@@ -3,8 +3,12 @@
 One small place for every fusion decision (after txtai's ``hybrid.py``):
 reciprocal rank fusion by default, a weighted score blend as the option, the
 query classifier that picks ``hybrid`` for pasted log lines, and
-:class:`FusionConfig` (weights per kind of query, pool depth, verbatim-first);
-the façade only fetches the legs and the rows.
+:class:`FusionConfig` (weights per kind of query, pool depth, verbatim-first and
+near-verbatim lifts); the façade only fetches the legs and the rows.
+
+RRF keeps ranks only, so what a leg knows beyond its order is lost: a pasted line is
+held by one row and nearly held (another version's message, a changed number) by
+others, and only a look at the rows' text tells them from rows sharing a few words.
 """
 
 from __future__ import annotations
@@ -279,6 +283,26 @@ def weighted(scores: Sequence[dict[str, float]], weights: Sequence[float]) -> di
 #: row of the same words took 11 s (probe I, I1).
 VERBATIM_REGEX_WORDS = 32
 
+#: Words of a query for the near-verbatim lift: runs of word characters, so punctuation and quoting
+#: (``python,`` / ``python``, ``'dbt'`` / ``"dbt"``) do not tell a row apart.
+_WORD = re.compile(r"\w+")
+
+
+def near_verbatim_share(words: Sequence[str], row: str) -> float:
+    """The share of ``words`` (a query's, in order) that stand next to their neighbour in the query
+    in ``row`` too: a word counts when one of the word pairs it is part of is a pair of adjacent
+    words of the row. One word changed or appended costs one word (its pairs); words scattered over
+    the row, or in another order, count nothing."""
+    if len(words) < 2:
+        return 0.0
+    pairs = set(zip(words, words[1:]))
+    row_words = _WORD.findall(row)
+    held = pairs.intersection(zip(row_words, row_words[1:]))
+    if not held:
+        return 0.0
+    covered = sum((a, b) in held or (b, c) in held for a, b, c in zip([None, *words], words, [*words[1:], None]))
+    return covered / len(words)
+
 
 @dataclass(frozen=True)
 class FusionConfig:
@@ -301,6 +325,14 @@ class FusionConfig:
     #: them: a passage (the clipped part of a long output) has no vector of its own, so a row
     #: both legs found outranks it in RRF even when only the passage holds the pasted line.
     lexical_checked: int = 10
+    #: Rows holding nearly all of the query in order (``near_verbatim_share`` at least this, a query
+    #: of ``near_min_words`` words or more) rank above all but verbatim rows: a pasted error rarely
+    #: matches byte for byte (another version's message, path, line number or address), and RRF
+    #: kept a passage nearly holding it (lexical leg only, 25x the next BM25) 3rd (probe E, E3).
+    #: Only the lexical leg's best rows (``lexical_checked``) are looked at: a row holding most of
+    #: the query's words in order is among them, and the cost stays a few rows whatever ``k``.
+    near_share: float = 0.8
+    near_min_words: int = 6
 
     def weights(self, text: str) -> tuple[float, float]:
         return self.log_weights if looks_like_log(text) else self.prose_weights
@@ -328,6 +360,17 @@ class FusionConfig:
         holding the pasted line can sit deep (two cost lexical mode 2 of 300 lines), and fuller
         groups need more rows of each run."""
         return k * max(group_size, 1) * (2 if mode == "hybrid" and group_size <= 1 else 4)
+
+    def near_verbatim_lift(self, text: str, scores: dict[str, float], texts: dict[str, str]) -> dict[str, float]:
+        """Rows of ``texts`` holding nearly all of the query in order (see ``near_share``) above every
+        other row, in the order of their scores. Applied before :meth:`verbatim_lift`, which puts rows
+        holding the whole query above these."""
+        words = _WORD.findall(text)
+        if not self.verbatim_first or len(words) < self.near_min_words:
+            return scores
+        lift = max(scores.values(), default=0.0)
+        near = {rid for rid, row in texts.items() if near_verbatim_share(words, row) >= self.near_share}
+        return {rid: score + (lift if rid in near else 0.0) for rid, score in scores.items()}
 
     def verbatim_lift(self, text: str, scores: dict[str, float], texts: dict[str, str]) -> dict[str, float]:
         """Rows whose text holds the whole query (whitespace-normalised) above every other row."""

@@ -372,12 +372,14 @@ class TrajSearch:
             ranking = sorted(scores, key=lambda rid: -scores[rid])
             # the shortlist (rows that may show, and the lexical leg's best: a passage has no dense
             # rank to lift it) is fetched by key, its run and text only, and lifted where it holds
-            # the query verbatim
+            # the query verbatim (the lexical leg's best: nearly verbatim, a tier below)
             shortlist = self.fusion.shortlist_size(k, group_size, mode)
             best = list(dict.fromkeys(ranking[:shortlist] + [rid for rid, _ in lexical[: self.fusion.lexical_checked]]))
             self._fetch(rows, best, lexical_filters)
-            lifted = self.fusion.verbatim_lift(text, scores, {rid: rows[rid]["text"] for rid in best if rid in rows})
-            held = {rid for rid, score in lifted.items() if score > scores[rid]}  # raised above every other row
+            checked = [rid for rid, _ in lexical[: self.fusion.lexical_checked] if rid in rows]
+            near = self.fusion.near_verbatim_lift(text, scores, {rid: rows[rid]["text"] for rid in checked})
+            lifted = self.fusion.verbatim_lift(text, near, {rid: rows[rid]["text"] for rid in best if rid in rows})
+            held = {rid for rid, score in lifted.items() if score > near[rid]}  # raised above every other row
             scores = lifted
             order = sorted(ranking, key=lambda rid: -scores[rid])
             chosen = self._choose(order, len(best), rows, scores, k, group_size, lexical_filters)
