@@ -40,6 +40,16 @@ its false positives on prose.
 Verbatim-first optimises exactly this metric, so read its row as "a holding
 row was always among the fused candidates", not as independent evidence.
 
+Near-verbatim pasted lines (``--near``, default on): real pasted errors rarely match
+byte for byte, so each sampled line of at least ``near_min_words`` words is also
+queried changed the way another version, machine or run changes it: a word
+appended (``..., python, placeholder``), one inner word replaced by a word of
+another query line, one number changed. A perturbed line some row holds verbatim
+(among the lexical leg's best 50) is skipped: it is no longer a near match. A hit
+is a row holding the original line (row level) or a run holding it (run level),
+in hybrid and auto mode, with the near-verbatim lift (``FusionConfig.near_share``)
+and without it (``near_share`` above 1): before and after in one run.
+
     python scripts/eval_exact.py                       # store in /tmp/trajsearch-eval-exact
     python scripts/eval_exact.py --fresh --json /tmp/eval_exact.json
 """
@@ -53,6 +63,7 @@ import re
 import sys
 import time
 from collections import defaultdict
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -96,7 +107,7 @@ _OUTPUT = re.compile(r"<output(?:_tail)?>\n?(.*?)</output(?:_tail)?>", re.S)
 #: What-if for auto mode: log signs fusion.looks_like_log misses, measured here (not in the package):
 #: a leading ``label:`` (``Error:``, ``bash: line 1:``, ``patch:``, ``TypeError:``), upper-case codes
 #: with digits (``HAT139``, ``L022``) and dunder names, enough on their own in a query of <= 16 words.
-AS_CONFIGURED = "as configured (RRF + verbatim-first)"
+AS_CONFIGURED = "as configured (RRF + verbatim-first + near-verbatim)"
 
 
 # -- query lines -------------------------------------------------------------------------
@@ -183,12 +194,13 @@ VERBATIM_BOOST = 100.0
 
 
 def fused_variant(ts: TrajSearch, text: str, filters: Filters, k: int, *, weights: tuple[float, float] | None = None,
-                  blend: bool = False, verbatim: bool = False) -> list[Hit]:
+                  blend: bool = False, verbatim: bool = False, near: bool = False) -> list[Hit]:
     """``TrajSearch._fused`` (hybrid, group_size 1) re-implemented with one change at a time, to measure
     proposals without touching the package: other RRF ``weights`` (default: FusionConfig's for
     this text), ``blend`` (fusion.weighted on min-max normalised cosine and BM25 instead of RRF), or
     ``verbatim`` (rows whose text holds the query, whitespace-normalised, go first, as in the package; their
-    text is already fetched, so this costs a substring test on at most 4k rows)."""
+    text is already fetched, so this costs a substring test on at most 4k rows), ``near`` (the lexical leg's
+    best rows holding nearly all of the query in order next, ``FusionConfig.near_verbatim_lift``)."""
     weights = weights or ts.fusion.weights(text)
     pool = max(ts.fusion.pool, k * 5)
     lexical = ts.index.lexical_search(text, filters, limit=pool)
@@ -198,8 +210,11 @@ def fused_variant(ts: TrajSearch, text: str, filters: Filters, k: int, *, weight
         scores = weighted([{rid: r["score"] for rid, r in dense.items()}, dict(lexical)], weights)
     else:
         scores = rrf([list(dense), [rid for rid, _ in lexical]], weights=weights)
-    best = sorted(scores, key=lambda rid: -scores[rid])[: k * 4]
+    checked = [rid for rid, _ in lexical[: ts.fusion.lexical_checked]] if near else []
+    best = list(dict.fromkeys(sorted(scores, key=lambda rid: -scores[rid])[: k * 4] + checked))
     rows = dense | {r["id"]: r for r in ts.index.get([rid for rid in best if rid not in dense], filters)}
+    if near:
+        scores = ts.fusion.near_verbatim_lift(text, scores, {rid: rows[rid]["text"] for rid in checked if rid in rows})
     needle = _norm(text)
     ranked = []
     for rid in best:
@@ -211,9 +226,80 @@ def fused_variant(ts: TrajSearch, text: str, filters: Filters, k: int, *, weight
     return [Hit.from_row(r) for r in _grouped(ranked, k, 1)]
 
 
+_NUMBER = re.compile(r"\b\d+\b")
+_INNER_WORD = re.compile(r"\b[A-Za-z]{3,}\b")
+PERTURBATIONS = ("word appended", "word replaced", "number changed")
+
+
+def perturbed(line: str, how: str, rng: random.Random, words: list[str]) -> str | None:
+    """``line`` as another version, machine or run pastes it: a word appended after a comma (a
+    message listing one more choice), one inner word (not the first or last) replaced by a word of
+    another line, or one number changed; None when the line has nothing of that kind."""
+    if how == "word appended":
+        return f"{line}, {rng.choice(words)}"
+    if how == "word replaced":
+        inner = list(_INNER_WORD.finditer(line))[1:-1]
+        if not inner:
+            return None
+        m = rng.choice(inner)
+        other = rng.choice([w for w in words if w != m.group()])
+        return line[: m.start()] + other + line[m.end():]
+    numbers = list(_NUMBER.finditer(line))
+    if not numbers:
+        return None
+    m = rng.choice(numbers)
+    return line[: m.start()] + str(int(m.group()) + rng.randint(1, 9)) + line[m.end():]
+
+
+def near_verbatim(ts: TrajSearch, queries: dict[str, list[str]], containing: dict[str, set[str]],
+                  runs_of: dict[str, str], rng: random.Random) -> list[list[Any]]:
+    """Hit@1 (row / run level) of perturbed lines in hybrid and auto mode, with and without the
+    near-verbatim lift: one table row per class and perturbation (see the module docstring)."""
+    configured, without = ts.fusion, replace(ts.fusion, near_share=float("inf"))
+    words = sorted({w for qs in queries.values() for q in qs for w in _INNER_WORD.findall(q)})
+    filters = Filters(tenant=TENANT, levels=LEVELS)
+    table_rows = []
+    totals: dict[str, list[bool]] = defaultdict(list)
+    for name in CLASSES:
+        for how in PERTURBATIONS:
+            got: dict[str, list[bool]] = defaultdict(list)
+            skipped = 0
+            for line in queries[name]:
+                if len(re.findall(r"\w+", line)) < configured.near_min_words:
+                    continue
+                query = perturbed(line, how, rng, words)
+                if query is None:
+                    continue
+                top = [rid for rid, _ in ts.index.lexical_search(query, filters, limit=50)]
+                if any(_norm(query) in _norm(r["text"]) for r in ts.index.get(top, filters, fields=["text"])):
+                    skipped += 1  # some row holds the changed line itself
+                    continue
+                holding_runs = {runs_of[i] for i in containing[line]}
+                for label, fusion in (("before", without), ("after", configured)):
+                    ts.fusion = fusion
+                    for mode in ("hybrid", "auto"):
+                        hits = run_mode(ts, query, mode)
+                        got[f"{mode} {label} row"].append(bool(hits) and line in hits[0].text)
+                        got[f"{mode} {label} run"].append(bool(hits) and hits[0].trajectory_id in holding_runs)
+                ts.fusion = configured
+            n = len(got["hybrid after row"])
+            if not n:
+                continue
+            for key, values in got.items():
+                totals[key] += values
+            table_rows.append([name, how, n, skipped, *(f"{share(got[f'{m} {b} row']):.2f} / "
+                                                         f"{share(got[f'{m} {b} run']):.2f}"
+                                                         for m in ("hybrid", "auto") for b in ("before", "after"))])
+    table_rows.append(["all", "", len(totals["hybrid after row"]), "",
+                       *(f"{share(totals[f'{m} {b} row']):.2f} / {share(totals[f'{m} {b} run']):.2f}"
+                         for m in ("hybrid", "auto") for b in ("before", "after"))])
+    return table_rows
+
+
 def variants(spec: str) -> list[tuple[str, dict[str, Any]]]:
     """What-if fusion variants: the current config, RRF weights from ``spec``, blends, verbatim-first."""
-    out: list[tuple[str, dict[str, Any]]] = [(AS_CONFIGURED, {"verbatim": True}),
+    out: list[tuple[str, dict[str, Any]]] = [(AS_CONFIGURED, {"verbatim": True, "near": True}),
+                                             ("RRF + verbatim-first, without near-verbatim", {"verbatim": True}),
                                              ("RRF as configured, without verbatim-first", {})]
     for w in filter(None, spec.split(",")):
         wd, wl = (float(x) for x in w.split(":"))
@@ -241,6 +327,8 @@ def main() -> int:
                     help="RRF weights dense:lexical to try in the what-if table ('' for none)")
     ap.add_argument("--no-what-if", action="store_true", help="skip the what-if fusion variants")
     ap.add_argument("--show-misses", type=int, default=6, help="hybrid misses at rank 1 to print per class")
+    ap.add_argument("--no-near", dest="near", action="store_false",
+                    help="skip the near-verbatim pasted lines (one word or number changed)")
     ap.add_argument("--json", type=Path)
     ap.add_argument("--emb-cache", type=Path, help="vectors by text kept on disk between runs (scripts/_common.py)")
     args = ap.parse_args()
@@ -371,6 +459,16 @@ def main() -> int:
         print("\n## run-level hit@1 (the top-ranked run holds the line in some row; row-level above is stricter)\n")
         print(table(["class", *MODES], run_rows))
 
+        # -- near-verbatim pasted lines: one word appended or replaced, one number changed
+        near_rows: list[list[Any]] = []
+        if args.near:
+            with Stopwatch() as sw_n:
+                near_rows = near_verbatim(ts, queries, containing, runs_of, random.Random(args.seed))
+            print("\n## near-verbatim pasted lines: hit@1 row / run, without the near-verbatim lift (before) and "
+                  f"with it (after); {sw_n.seconds:.0f} s\n")
+            print(table(["class", "changed", "queries", "skipped (held verbatim)", "hybrid before", "hybrid after",
+                         "auto before", "auto after"], near_rows))
+
         # -- what-if: fusion variants re-implemented here (the package is not changed)
         what_if: list[list] = []
         variant_ranks: dict[str, dict[str, list[int | None]]] = {}
@@ -418,11 +516,11 @@ def main() -> int:
                 changed = top1 = 0
                 for text in texts:
                     a = [h.trajectory_id for h in fused_variant(ts, text, filters, K)]
-                    b = [h.trajectory_id for h in fused_variant(ts, text, filters, K, verbatim=True)]
+                    b = [h.trajectory_id for h in fused_variant(ts, text, filters, K, verbatim=True, near=True)]
                     changed += a != b
                     top1 += a[:1] != b[:1]
                 side.append([what, len(texts), changed, top1])
-            print("\n## side effects of verbatim-first on long, prose-like hybrid queries\n")
+            print("\n## side effects of verbatim-first and near-verbatim on long, prose-like hybrid queries\n")
             print(table(["queries", "n", "top-5 runs changed", "top-1 run changed"], side))
 
         # -- auto-mode routing: what fusion.looks_like_log sends to hybrid (pure computation)
@@ -445,6 +543,7 @@ def main() -> int:
                                 for m in MODES} for c in CLASSES},
                 "misses": misses,
                 "what_if": what_if,
+                "near_verbatim": near_rows,
             }, indent=2, default=str))
     finally:
         ts.close()
