@@ -331,6 +331,9 @@ class FusionConfig:
     #: kept a passage nearly holding it (lexical leg only, 25x the next BM25) 3rd (probe E, E3).
     #: Only the lexical leg's best rows (``lexical_checked``) are looked at: a row holding most of
     #: the query's words in order is among them, and the cost stays a few rows whatever ``k``.
+    #: Log-like queries only: prose shares whole templated sentences with other runs' text (tau-bench
+    #: instructions differ by names and ids), where "nearly the same words" is no sign of the same
+    #: event (in hybrid, 2 of 5 changed task-text queries lost a run of the same task).
     near_share: float = 0.8
     near_min_words: int = 6
 
@@ -362,11 +365,11 @@ class FusionConfig:
         return k * max(group_size, 1) * (2 if mode == "hybrid" and group_size <= 1 else 4)
 
     def near_verbatim_lift(self, text: str, scores: dict[str, float], texts: dict[str, str]) -> dict[str, float]:
-        """Rows of ``texts`` holding nearly all of the query in order (see ``near_share``) above every
-        other row, in the order of their scores. Applied before :meth:`verbatim_lift`, which puts rows
+        """Rows of ``texts`` holding nearly all of a log-like query in order (see ``near_share``) above
+        every other row, in the order of their scores. Applied before :meth:`verbatim_lift`, which puts rows
         holding the whole query above these."""
         words = _WORD.findall(text)
-        if not self.verbatim_first or len(words) < self.near_min_words:
+        if not self.verbatim_first or len(words) < self.near_min_words or not looks_like_log(text):
             return scores
         lift = max(scores.values(), default=0.0)
         near = {rid for rid, row in texts.items() if near_verbatim_share(words, row) >= self.near_share}
