@@ -372,8 +372,14 @@ class FusionConfig:
         if not self.verbatim_first or len(words) < self.near_min_words or not looks_like_log(text):
             return scores
         lift = max(scores.values(), default=0.0)
-        near = {rid for rid, row in texts.items() if near_verbatim_share(words, row) >= self.near_share}
+        near = {rid for rid, row in texts.items() if self._near(words, row)}
         return {rid: score + (lift if rid in near else 0.0) for rid, score in scores.items()}
+
+    def _near(self, words: list[str], row: str) -> bool:
+        """``row`` holds nearly all of ``words`` in order; first, cheaply, are enough of them in it at all
+        (substring tests: most rows fail here, before their words are split and paired)."""
+        needed = self.near_share * len(words)
+        return sum(word in row for word in words) >= needed and near_verbatim_share(words, row) >= self.near_share
 
     def verbatim_lift(self, text: str, scores: dict[str, float], texts: dict[str, str]) -> dict[str, float]:
         """Rows whose text holds the whole query (whitespace-normalised) above every other row."""
