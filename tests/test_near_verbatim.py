@@ -75,3 +75,14 @@ def test_one_word_or_number_changed_is_near_and_two_words_off_in_a_short_line_ar
     ]:
         got = fusion.near_verbatim_lift(pasted, scores, {"row": stored})
         assert (got["row"] > got["other"]) is lifted, pasted
+
+
+def test_a_pasted_block_beyond_near_max_words_is_left_to_the_legs_and_the_verbatim_lift():
+    """Each word is looked for in each checked row: thousands of words would cost seconds (probe I, I1)."""
+    fusion = FusionConfig()
+    row = "Error: " + " ".join(f"frame_{i}" for i in range(fusion.near_max_words + 50))
+    pasted = row + " (cached)"
+    scores = {"row": 1.0, "other": 2.0}
+    assert fusion.near_verbatim_lift(pasted, scores, {"row": row}) == scores
+    short = " ".join(row.split()[:50]) + " (cached)"
+    assert fusion.near_verbatim_lift(short, scores, {"row": row})["row"] > 2.0

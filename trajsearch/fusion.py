@@ -334,8 +334,12 @@ class FusionConfig:
     #: Log-like queries only: prose shares whole templated sentences with other runs' text (tau-bench
     #: instructions differ by names and ids), where "nearly the same words" is no sign of the same
     #: event (in hybrid, 2 of 5 changed task-text queries lost a run of the same task).
+    #: Up to ``near_max_words``: each word is looked for in each checked row, so a pasted block of
+    #: thousands of words would cost seconds (as the verbatim regex did, probe I, I1); an error line or a
+    #: short trace is far below it, and a long block's rows are found by the legs and the verbatim lift.
     near_share: float = 0.8
     near_min_words: int = 6
+    near_max_words: int = 200
 
     def weights(self, text: str) -> tuple[float, float]:
         return self.log_weights if looks_like_log(text) else self.prose_weights
@@ -369,7 +373,8 @@ class FusionConfig:
         every other row, in the order of their scores. Applied before :meth:`verbatim_lift`, which puts rows
         holding the whole query above these."""
         words = _WORD.findall(text)
-        if not self.verbatim_first or len(words) < self.near_min_words or not looks_like_log(text):
+        if (not self.verbatim_first or not self.near_min_words <= len(words) <= self.near_max_words
+                or not looks_like_log(text)):
             return scores
         lift = max(scores.values(), default=0.0)
         near = {rid for rid, row in texts.items() if self._near(words, row)}
