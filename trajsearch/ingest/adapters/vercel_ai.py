@@ -38,6 +38,11 @@ Mapping (``ai.operationId``, else the span name)
   not steps; a trace made only of them is no agent run and is rejected.
 - a call span with no model-call span below it (exported alone) stands for
   its own model call (its ``ai.response.*`` is the answer).
+- a trace whose spans record no input (``recordInputs: false``, the SDK's
+  privacy switch: no ``ai.prompt``, ``ai.prompt.messages``) is still a run,
+  its tools, errors and answer recorded: its task is the outermost call as the
+  SDK names it (operation and ``functionId``) with "(no input recorded)",
+  ``metadata.task_source = "span name"`` (as OTel GenAI's content capture off).
 - trajectory_id = ``vercel:<traceId>``; created_at = the earliest span start;
   outcome: an ERROR status on the root span, or on the last model call with
   nothing answered after it (``streamText`` leaves its root unmarked when the
@@ -62,6 +67,7 @@ from ._otlp import (
     is_span_record,
     node_from_span,
     raw_items,
+    run_named_by_root,
     span_error,
     span_events,
     span_ids,
@@ -257,6 +263,15 @@ def nodes(record: Any, ctx: Context, seq: int = 0) -> Iterator[tuple[str, Node, 
             yield _node(item, resource, seq + n)
 
 
+def _call_label(group: list[Node]) -> str | None:
+    """The outermost SDK call as the SDK names it in ``operation.name``: operation and ``functionId``."""
+    calls = [n for n in group if n.name in _CALLS]
+    if not calls:
+        return None
+    outer = min(calls, key=start_order)
+    return " ".join(str(p) for p in (outer.name, outer.info.get("function_id")) if p)
+
+
 class _Format(SpanFormat):
     def assemble_trajectory(self, key: str, group: list[Node], ctx: Context, by: str = "trace") -> Trajectory:
         if not any(n.role in ("agent", "llm", "tool") for n in group):
@@ -269,7 +284,12 @@ class _Format(SpanFormat):
         else:  # a call exported without its model-call spans stands for its own model call
             for n in calls:
                 n.role = "llm"
-        run = with_current_instruction(span_trajectory(self.name, self.prefix, key, group, ctx, by=by), group)
+        try:
+            run = with_current_instruction(span_trajectory(self.name, self.prefix, key, group, ctx, by=by), group)
+        except RecordError as exc:  # ``recordInputs: false``: the prompts were kept out, the run was still recorded
+            if not str(exc).startswith("no task"):
+                raise
+            run = run_named_by_root(self, key, group, ctx, by, "no input recorded", _call_label(group))
         if calls:  # under an app's own root span (a route handler): the outermost call's telemetry still applies
             outer = min(calls, key=start_order)
             run = run.model_copy(update={"metadata": {

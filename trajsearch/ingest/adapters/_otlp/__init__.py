@@ -25,7 +25,7 @@ and ``adapter`` binds them into the span-adapter protocol (``otlp_nodes``,
 
 from __future__ import annotations
 
-from .adapter import OtlpFormat, current_instruction, otlp_nodes, with_current_instruction
+from .adapter import OtlpFormat, current_instruction, otlp_nodes, run_named_by_root, with_current_instruction
 from .conventions import MONOCLE, is_monocle, node_from_span, span_error
 from .events import event_messages, merge_events, node_from_log
 from .shapes import (
@@ -62,6 +62,7 @@ __all__ = [
     "otlp_nodes",
     "raw_items",
     "raw_spans",
+    "run_named_by_root",
     "sample_attribute_keys",
     "sample_span_names",
     "span_error",

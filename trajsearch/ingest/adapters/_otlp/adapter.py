@@ -250,10 +250,17 @@ class OtlpFormat(SpanFormat):
                 raise RecordError(f"not an agent run: the {by} holds only {kinds} spans and no input") from None
             if not (self.name_when_no_input or cut):  # an input cut is no input missing: still a run
                 raise
-        ids = {n.id for n in nodes}
-        roots = [n for n in nodes if not n.parent or n.parent not in ids or n.parent == n.id]
-        root = min(roots or nodes, key=start_order)
         said = f"input cut by {cutters}" if cut else "no input recorded"
-        nodes = [replace(n, input_text=f"{root.name} ({said})") if n is root else n for n in nodes]
-        run = span_trajectory(self.name, self.prefix, key, nodes, ctx, by=by)
-        return _noted(run.model_copy(update={"metadata": {**run.metadata, "task_source": "span name"}}), cut, ctx)
+        return _noted(run_named_by_root(self, key, nodes, ctx, by, said), cut, ctx)
+
+
+def run_named_by_root(fmt: SpanFormat, key: str, nodes: list[Node], ctx: Context, by: str, said: str,
+                      label: str | None = None) -> Trajectory:
+    """The run of a trace whose spans record no input (content capture off, a privacy switch), its task the
+    root span's name (or ``label``) and ``said``, why there is no input; ``metadata.task_source = "span name"``."""
+    ids = {n.id for n in nodes}
+    roots = [n for n in nodes if not n.parent or n.parent not in ids or n.parent == n.id]
+    root = min(roots or nodes, key=start_order)
+    nodes = [replace(n, input_text=f"{label or root.name} ({said})") if n is root else n for n in nodes]
+    run = span_trajectory(fmt.name, fmt.prefix, key, nodes, ctx, by=by)
+    return run.model_copy(update={"metadata": {**run.metadata, "task_source": "span name"}})
