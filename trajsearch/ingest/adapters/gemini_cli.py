@@ -61,7 +61,9 @@ Mapping
   ``{"content": text}``; the CLI's own "Got it. Thanks for the additional
   context!" after a compression is none.
 - Step.error: status ``error`` or ``cancelled`` (the ``response.error``, else
-  the display text), a ``response.error``, or a shell result (in ``toolCalls``
+  the display text), a ``response.error``, a sub-agent that failed (its
+  error) or ended short of its goal (a ``Termination Reason`` other than
+  ``GOAL``), which the CLI records as ``success``, or a shell result (in ``toolCalls``
   or a ``functionResponse`` part alike) whose
   ``Exit Code:`` is not 0 (or whose ``Error:`` line is not ``(none)``), apart
   from exit code 1 with no output (``Output: (empty)``: grep's or findstr's "no
@@ -140,6 +142,10 @@ _SHELL_HEADER = re.compile(
 #: the CLI's other error records answer its own commands (``/directory add`` with no path, a failed update).
 _API_ERROR = re.compile(r"^\[API Error\b|\bquota\b|rate.?limit|RESOURCE_EXHAUSTED", re.I)
 FAILED = frozenset({"error", "cancelled"})
+#: What a sub-agent call answers the model when the sub-agent threw (``agents/local-invocation.ts``), recorded with
+#: status ``success`` on purpose, and when it ended (``Termination Reason:`` an ``AgentTerminateMode``).
+_SUBAGENT_FAILED = re.compile(r"\ASubagent '[^'\n]*' failed\. Error: (.+)", re.S)
+_SUBAGENT_ENDED = re.compile(r"\ASubagent '[^'\n]*' finished\.\nTermination Reason: (\w+)(?:\nResult:\n(.*))?", re.S)
 #: How many of a session's error records its metadata keeps (the first ones).
 MAX_ERROR_RECORDS = 10
 
@@ -330,6 +336,31 @@ def _display(value: Any) -> str | None:
     return None
 
 
+def _subagent_error(display: Any, text: str) -> str | None:
+    """The error of a sub-agent call that failed, or ended short of its goal, though recorded ``success``.
+
+    A sub-agent that throws answers "Subagent '<name>' failed. Error: <message>" with its ``SubagentProgress``
+    display in ``state: "error"`` and no ``error`` of the call, "so that the UI renders our rich returnDisplay"
+    (gemini-cli ``agents/local-invocation.ts``): its message is the step's error. One that ended with a
+    ``terminateReason`` other than ``GOAL`` (``MAX_TURNS``, ``TIMEOUT``, ``ERROR``, ...) did not do what it was
+    asked: that reason is, with the first line of its result ("Agent reached max turns limit (10).")."""
+    progress = display if isinstance(display, dict) and display.get("isSubagentProgress") else {}
+    who = f"subagent {as_str(progress.get('agentName')) or ''}".strip()
+    if failed := _SUBAGENT_FAILED.match(text.strip()):
+        return short(decisive_line(failed.group(1)) or failed.group(1), 300)
+    if progress.get("state") == "error":
+        said = [as_str(a.get("content")) for a in as_list(progress.get("recentActivity"))
+                if isinstance(a, dict) and a.get("type") == "thought" and a.get("status") == "error"]
+        return short(said[-1].removeprefix("Error: "), 300) if said and said[-1] else f"{who} failed"
+    ended = _SUBAGENT_ENDED.match(text.strip())
+    reason = as_str(progress.get("terminateReason")) or (ended.group(1) if ended else "")
+    if not reason or reason.upper() == "GOAL":
+        return None
+    result = (ended.group(2) if ended else None) or as_str(progress.get("result"))
+    said = result.strip().splitlines()[0] if result and result.strip() else f"{who} did not reach its goal"
+    return short(f"{reason}: {said}", 300)
+
+
 def _call_error(status: Any, text: str, errors: list[str], display: str | None) -> str | None:
     if as_str(status) in FAILED:
         detail = errors[0] if errors else (display or text)
@@ -428,7 +459,8 @@ class _Recording(SessionSteps):
                     text, error = _response_text(response.get("response"))
                     text, error = strip_terminal_codes(text), error and strip_terminal_codes(error)
                     step["observation"] = text or error or None
-                    step["error"] = step.get("error") or _call_error(None, text, [error] if error else [], None)
+                    step["error"] = step.get("error") or _call_error(None, text, [error] if error else [], None) \
+                        or _subagent_error(None, text)
                     step["ended_at"] = iso_time(message.get("timestamp"))
             elif isinstance(part.get("text"), str):
                 texts.append(part["text"])
@@ -488,7 +520,8 @@ class _Recording(SessionSteps):
             display = _display(call.get("resultDisplay"))
             display = display and strip_terminal_codes(display)
             step["observation"] = text or (errors[0] if errors else None) or display
-            step["error"] = _call_error(call.get("status"), text, errors, display)
+            step["error"] = _call_error(call.get("status"), text, errors, display) \
+                or _subagent_error(call.get("resultDisplay"), text)
             if call.get("result") is not None:
                 step["ended_at"] = iso_time(call.get("timestamp"))
         if texts or calls or message.get("content"):
