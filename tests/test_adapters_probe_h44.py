@@ -9,8 +9,14 @@ results); see each SOURCE.md.
 from __future__ import annotations
 
 import json
+import traceback
 from pathlib import Path
 
+import pydantic
+import pydantic.v1
+import pytest
+
+from trajsearch.ingest.adapters._common import decisive_line
 from trajsearch.ingest.read import read_dump
 
 
@@ -79,3 +85,76 @@ def test_gemini_cli_subagent_that_ended_short_of_its_goal_is_a_step_error(tmp_pa
     [parsed] = list(read_dump(_with_generalist_output(tmp_path, done, {**display, "terminateReason": "GOAL"}),
                               tenant="acme"))
     assert parsed.trajectory.steps[2].error is None
+
+
+# -- H3: a pydantic ValidationError as a step's error ----------------------------------------------------------------
+
+TAU2 = FIXTURES / "tau2-bench" / ".real" / "pydantic-validation" / "airline_gemini2_5_flash_task8_trial0.json"
+
+
+def test_tau2_tool_call_failing_validation_says_which_field_and_why() -> None:
+    """Bug (probe H, H3): a tool call tau2's environment refused with a pydantic ValidationError had the error
+    "Error: 1 validation error for Payment", its header only: every malformed call of any tool read the same. The
+    error names the first invalid field and what was wrong with it."""
+    [parsed] = list(read_dump(TAU2, tenant="acme"))
+    failed = [(n, s.action, s.error) for n, s in enumerate(parsed.trajectory.steps) if s.error]
+    assert failed == [(11, "book_reservation", "Error: 1 validation error for Payment: payment_id: Field required")]
+
+
+class Item(pydantic.BaseModel):
+    name: str
+
+
+class Payment(pydantic.BaseModel):
+    payment_id: str
+    amount: int
+    items: list[Item] = []
+
+    @pydantic.model_validator(mode="after")
+    def within_limit(self) -> "Payment":
+        if self.amount > 1000:
+            raise ValueError("too much")
+        return self
+
+
+class PaymentV1(pydantic.v1.BaseModel):
+    payment_id: str
+    amount: int
+
+
+def said(model: type, **data: object) -> str:
+    """``str()`` of the ValidationError ``model(**data)`` raises: what a tool answers with ``f"Error: {e}"``."""
+    with pytest.raises((pydantic.ValidationError, pydantic.v1.ValidationError)) as raised:
+        model(**data)
+    return str(raised.value)
+
+
+@pytest.mark.parametrize(("data", "error"), [
+    ((Payment, {"payment_id": "x", "amount": "abc", "items": [{}]}),  # the first of several
+     "Error: 2 validation errors for Payment: amount: Input should be a valid integer, unable to parse string as an "
+     "integer"),
+    ((Payment, {"payment_id": "x", "amount": 5000}), "Error: 1 validation error for Payment: Value error, too much"),
+    ((PaymentV1, {"id": "c", "amount": "x"}), "Error: 2 validation errors for PaymentV1: payment_id: field required"),
+])
+def test_tau2_validation_errors_of_every_kind_name_their_first_error(tmp_path: Path, data: tuple, error: str) -> None:
+    """H3, for the kind: pydantic v2 and v1 as they print them, several errors (the first one), a model's own check
+    (which names no field)."""
+    session = json.loads(TAU2.read_text(encoding="utf-8"))
+    [answer] = [m for m in session["simulations"][0]["messages"] if str(m.get("content")).startswith("Error: 1 valid")]
+    answer["content"] = f"Error: {said(data[0], **data[1])}"
+    path = tmp_path / TAU2.name
+    path.write_text(json.dumps(session), encoding="utf-8")
+    [parsed] = list(read_dump(path, tenant="acme"))
+    assert parsed.trajectory.steps[11].error == error
+
+
+def test_a_failed_command_printing_a_validation_error_says_which_field_and_why() -> None:
+    """H3, in any command's output (the decisive line of a Claude Code Bash result, say): a traceback ending in a
+    ValidationError, and the error printed alone, which names no exception (its last line was taken)."""
+    try:
+        Payment(id="c", amount=348)
+    except pydantic.ValidationError as exc:
+        printed = "".join(traceback.format_exception(exc))
+    assert decisive_line(printed) == ("pydantic_core._pydantic_core.ValidationError: 1 validation error for Payment: "
+                                      "payment_id: Field required")
+    assert decisive_line(said(PaymentV1, amount="x")) == "2 validation errors for PaymentV1: payment_id: field required"

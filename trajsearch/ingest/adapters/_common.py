@@ -403,6 +403,11 @@ _MAKE_DIRECTORY = re.compile(r"^[^\s:]+: (?:Entering|Leaving) directory ")
 #: (the lines before it are the tests' own output, an HTML page, a log).
 _TEST_TALLY = re.compile(r"^(?:\d+ (?:tests?|examples?|specs?|doctests?), .*\b[1-9]\d* (?:failures?|failed|errors?)\b"
                          r"|Tests:\s+[1-9]\d* failed\b)")
+#: pydantic's ValidationError (v1 and v2): "N validation error(s) for <Model>", then per error the field's location
+#: (``payment_id``, ``items.0.name``, v1's ``items -> 0``; none for the model's own check) and, under it, the message
+#: with its type (v2: ``Field required [type=missing, input_value=...]``, v1: ``field required (type=value_error.missing)``).
+_VALIDATION_HEADER = re.compile(r"\b\d+ validation errors? for \S.*$")
+_VALIDATION_MESSAGE = re.compile(r"^(.+?)\s+[\[(]type=\w[\w.]*[,;\])]")
 #: A line mentioning an error; a code atom or symbol (Elixir's and Erlang's ``{:error, reason}``, Ruby's ``:error``)
 #: is a value the output printed, not a statement that something failed.
 _ERRORISH = re.compile(
@@ -472,14 +477,16 @@ def decisive_line(output: str, *, last_line: bool = True) -> str | None:
     follows the record (its lines are wrapped at the console's width, so a fragment such as
     ``oundException`` would pass for one), then the last exception line (``TypeError: ...``, or the
     line ending a Python traceback whatever its class is called: ``botocore.errorfactory.NoSuchBucket: ...``),
-    then the last line naming one (pytest's ``FAILED test - TypeError: ...``), then the first compiler
+    then the last line naming one (pytest's ``FAILED test - TypeError: ...``), then the last pydantic
+    ValidationError printed alone (``1 validation error for Payment``), then the first compiler
     diagnostic of an error (``f.c:3:1: error: ...``, ``error[E0425]: ...``), then a tool's own error
     line (``error: ...``, ``Error: ...``, ``错误: ...``, make's ``make: *** ...  Stop.``), then a test
     runner's tally (``5 tests, 4 failures``), then npm's first error line that says more than a field
     of the report (``npm error Missing script: "build"``), then the last line mentioning an error,
     then (unless ``last_line`` is false: output known to hold no message) the last non-empty line
     that is not make's "Entering/Leaving directory". A line the console wrapped inside a
-    parenthesis gets its end back (see ``_unwrapped``).
+    parenthesis gets its end back (see ``_unwrapped``); a ValidationError's header, its first
+    error's field and message (see ``with_validation_error``).
     """
     raw = [ln for ln in output.splitlines() if ln.strip()]
     lines = [ln.strip() for ln in raw]
@@ -496,9 +503,23 @@ def decisive_line(output: str, *, last_line: bool = True) -> str | None:
     for find, first in _searches(raised):
         for at in range(len(lines)) if first else range(len(lines) - 1, -1, -1):
             if found := find(lines, at):
-                return _short_keeping(_unwrapped(lines, at), found)
+                return _short_keeping(with_validation_error(lines, at, _unwrapped(lines, at)), found)
     said = [line for line in lines if not _MAKE_DIRECTORY.match(line)] or lines
     return short(said[-1]) if said and last_line else None
+
+
+def with_validation_error(lines: list[str], at: int, line: str | None = None) -> str:
+    """``line`` (``lines[at]``, stripped), and where it is a pydantic ValidationError's header, ``: field: message``
+    of the first error listed under it (``1 validation error for Payment: payment_id: Field required``): the header
+    says neither what was wrong nor where, so every invalid call of a tool would read the same."""
+    line = lines[at].strip() if line is None else line
+    if not _VALIDATION_HEADER.search(line):
+        return line
+    below = [text.strip() for text in lines[at + 1:at + 3]]
+    for n, text in enumerate(below):
+        if message := _VALIDATION_MESSAGE.match(text):
+            return ": ".join([line, *below[:n], message.group(1)])
+    return line
 
 
 Finder = Callable[[list[str], int], re.Match[str] | None]
@@ -513,8 +534,15 @@ def _searches(raised: dict[int, str]) -> tuple[tuple[Finder, bool], ...]:
     def line(pattern: re.Pattern[str]) -> Finder:
         return lambda lines, at: pattern.search(lines[at])
 
-    return ((exception_line, False), (line(_EXC_ANYWHERE), False), (_diagnostic, True), (line(_TOOL_ERROR), False),
-            (line(_TEST_TALLY), False), (line(_NPM_ERROR), True), (line(_ERRORISH), False))
+    return ((exception_line, False), (line(_EXC_ANYWHERE), False), (_validation_header, False), (_diagnostic, True),
+            (line(_TOOL_ERROR), False), (line(_TEST_TALLY), False), (line(_NPM_ERROR), True), (line(_ERRORISH), False))
+
+
+def _validation_header(lines: list[str], at: int) -> re.Match[str] | None:
+    """A pydantic ValidationError's header at ``lines[at]`` with an error listed under it (``str()`` of the error
+    printed alone, which names no exception)."""
+    found = _VALIDATION_HEADER.search(lines[at])
+    return found if found and with_validation_error(lines, at) != lines[at] else None
 
 
 def _diagnostic(lines: list[str], at: int) -> re.Match[str] | None:

@@ -107,6 +107,7 @@ from ._common import (
     outcome_of_reward,
     safe_id,
     short,
+    with_validation_error,
 )
 
 NAME = "tau2-bench"
@@ -353,7 +354,7 @@ def _steps(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
         step["observation"] = content
         step["ended_at"] = when
         if _tool_failed(result, content):
-            first = content.strip().splitlines()[0] if content.strip() else "tool call failed"
+            first = with_validation_error(content.strip().splitlines(), 0) if content.strip() else "tool call failed"
             step["error"] = short(first)
 
     for msg in messages:
