@@ -1,7 +1,8 @@
 """Round 44's probe H read through the public reader: the AI SDK's ``recordInputs: false`` (H1), Gemini CLI's failed
 sub-agents (H2), pydantic validation errors as a step's error (H3).
 
-Fixtures: ``fixtures/vercel-ai/.real/record-inputs-off`` (the released AI SDK 6), ``fixtures/gemini-cli/.real/
+Fixtures: ``fixtures/vercel-ai/.real/record-inputs-off`` (the released AI SDK 6), ``fixtures/openinference/.real/
+hide-inputs`` (a real OpenInference instrumentor), ``fixtures/gemini-cli/.real/
 subagent-failed`` (a real Gemini CLI session), ``fixtures/tau2-bench/.real/pydantic-validation`` (real tau2-bench
 results); see each SOURCE.md.
 """
@@ -41,6 +42,24 @@ def test_ai_sdk_run_with_record_inputs_off_is_kept_with_its_tools_and_error() ->
     assert [(s.action, s.error) for s in run.steps] == [
         ("searchDocs", None), ("readDoc", "Error: 403 Forbidden: document hr-7 is restricted")]
     assert run.model_id == "mock-gpt"
+
+
+HIDDEN = FIXTURES / "openinference" / ".real" / "hide-inputs" / "oai-agents-0.24-hide-inputs.otlp.json"
+
+
+def test_openinference_run_with_inputs_hidden_is_kept_with_the_models_arguments() -> None:
+    """H1, OpenInference's switch: with ``OPENINFERENCE_HIDE_INPUTS=true`` every ``input.value`` is written
+    ``__REDACTED__`` and the input messages are left out; the run was rejected "no task". It is kept, its task
+    naming the root span; a tool's arguments are the ones the model asked for, neither the ``__REDACTED__`` mark
+    nor the tool's parameter schema (``tool.parameters``, read where a tool records no input)."""
+    [parsed] = list(read_dump(HIDDEN, tenant="acme"))
+    assert parsed.error is None
+    run = parsed.trajectory
+    assert run.task == "Agent workflow (no input recorded)"
+    assert [(s.action, s.arguments) for s in run.steps] == [
+        ("lookup_price", {"sku": "B-7"}), ("respond", {"content": '{"sku": "B-7", "price_eur": 19.9, "in_stock": false}'})]
+    assert run.steps[0].error.startswith("Error running tool (non-fatal)")
+    assert "__REDACTED__" not in run.model_dump_json()
 
 
 # -- H2: a Gemini CLI sub-agent that failed -------------------------------------------------------------------------

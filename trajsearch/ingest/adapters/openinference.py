@@ -36,6 +36,11 @@ Mapping
   message of the first ``LLM`` span -- unless that span's input is a
   conversation (several user turns) starting with it: then its latest user
   message, what this run was asked (a session's follow-up turn).
+- a trace whose spans record no input (``OPENINFERENCE_HIDE_INPUTS``: every
+  ``input.value`` written ``__REDACTED__``, the input messages left out; a
+  redacted value is read as none recorded) is still a run: its task names
+  the root span and says no input was recorded; a tool's arguments are then
+  the model's request, not its parameter schema.
 - trajectory_id = ``oi:<trace_id>`` (``oi:conversation:<session.id>`` when
   grouped by session); model_id = ``llm.model_name``; metadata keeps the
   session and user ids.
@@ -58,7 +63,7 @@ NAME = "openinference"
 SIGNATURE = re.compile(r'"openinference\.span\.kind"')
 GROUPED = True
 ID_PREFIX = "oi"
-_FORMAT = OtlpFormat(NAME, ID_PREFIX, latest_user_message="over first")
+_FORMAT = OtlpFormat(NAME, ID_PREFIX, name_when_no_input=True, latest_user_message="over first")
 
 
 def matches(record: Any) -> bool:

@@ -66,6 +66,9 @@ _OI_ROLES = {
     "AGENT": "agent", "CHAIN": "chain", "TOOL": "tool", "LLM": "llm", "RETRIEVER": "retriever",
     "EVALUATOR": "evaluator", "RERANKER": "other", "EMBEDDING": "other", "GUARDRAIL": "other", "PROMPT": "other",
 }
+#: What OpenInference writes for a value its TraceConfig hides (``OPENINFERENCE_HIDE_INPUTS`` and the other
+#: ``OPENINFERENCE_HIDE_*`` switches, ``openinference.instrumentation.config.REDACTED_VALUE``): no value recorded.
+OI_REDACTED = "__REDACTED__"
 #: OpenLLMetry (Traceloop) ``traceloop.span.kind`` and ``llm.request.type``.
 _TRACELOOP_ROLES = {"workflow": "chain", "task": "chain", "agent": "agent", "tool": "tool"}
 _CONVERSATION_KEYS = ("gen_ai.conversation.id", "session.id", "gen_ai.session.id", "conversation.id",
@@ -457,7 +460,9 @@ def _call_envelope(arguments: Any) -> Any:
 def node_from_span(span: dict[str, Any], resource: dict[str, Any], seq: int) -> tuple[str, Node, str | None]:
     """(trace id, node, conversation id) of one span."""
     trace, span_id, parent = span_ids(span)
-    attrs = _as_conventions(str(span.get("name") or ""), attributes(span.get("attributes")))
+    recorded = attributes(span.get("attributes"))
+    hidden = {k for k, v in recorded.items() if v == OI_REDACTED}
+    attrs = _as_conventions(str(span.get("name") or ""), {k: v for k, v in recorded.items() if k not in hidden})
     events = span_events(span)
     failed, message = span_status(span)
     if attrs.get("langfuse.observation.level") == "ERROR":  # the Langfuse SDK's own error mark
@@ -530,7 +535,7 @@ def node_from_span(span: dict[str, Any], resource: dict[str, Any], seq: int) -> 
         arguments = _declared_call(attrs.get("gen_ai.tool.input"))
     if arguments is None and handoff:
         arguments = handoff
-    if arguments is None and role in ("tool", "retriever"):
+    if arguments is None and role in ("tool", "retriever") and "input.value" not in hidden:  # (else the schema)
         arguments = _first(attrs, "input.value", "traceloop.entity.input", "tool.parameters",
                            "langfuse.observation.input")
         arguments = _call_envelope(arguments)
