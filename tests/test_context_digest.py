@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from trajsearch.digest import CAPS, Clip, ExemplarDigest, WarningDigest, exemplar_digest, from_row_steps, warning_digest
+from trajsearch.digest import (CAPS, Clip, ExemplarDigest, WarningDigest, exemplar_digest, from_row_steps,
+                               ranked_decision_points, warning_digest)
 from trajsearch.embed import HashingEmbedder
 from trajsearch.ingest.read import read_dump
 from trajsearch.model import Outcome
@@ -172,6 +173,20 @@ def test_the_tool_budget_is_shared_so_every_exemplar_shows_its_write():
     one = render(None, shown, [], fmt="json", budget=900)  # room for about one action each: the write, not the talk
     assert [[a["action"] for a in view["key_actions"]] for view in one.data["exemplars"]][1:] == [
         ["cancel_reservation"], ["cancel_reservation"]]
+
+
+@pytest.mark.parametrize("name", ["langsmith/.real/run-019e3de2-29fe-70b0-bc69-04c5227f876c.json",
+                                  "claude-code/5c0375b4-57a5-4f26-b12d-d022ee4e51b7.jsonl"])
+def test_a_closing_answer_no_one_replied_to_stays_among_the_first_kept(name):
+    """Review 2, D1: demoting a closing respond (for tau-bench's "anything else?") dropped a LangSmith Q&A run's
+    answer for four empty hand-offs, and a Claude Code run's report for its TodoWrite calls. Only words the user
+    replied to (a dialogue's turn) yield to the run's writes; the tau-bench case is the test above."""
+    [run] = [p.trajectory for p in read_dump(FIXTURES / name, tenant="acme") if p.trajectory is not None]
+    points, ranked = ranked_decision_points(run)
+    assert points[-1].action == "respond" and not points[-1].observation
+    assert len(points) - 1 in ranked[:4], [points[i].action for i in ranked[:4]]
+    half = [a for a in exemplar_digest(run).actions if a.rank < 4]
+    assert half[-1].action == "respond", [a.action for a in half]
 
 
 def test_digests_are_cut_at_the_caps_and_know_it(fixture_runs):

@@ -181,15 +181,22 @@ class ExemplarDigest:
         )
 
 
-#: The action adapters give an agent's words to the user (tau-bench's own name): a run ending on one ended on
-#: "anything else?", which ranks below the write it confirms (probe E, E2: a cancellation cut from an exemplar).
+#: The action every adapter gives an agent's words to the user: a Q&A run's answer, a coding run's report, a
+#: tau-bench agent's turn of its dialogue (whose reply from the user the adapters keep as its observation).
 RESPOND = "respond"
+
+
+def is_dialogue_turn(step: Step) -> bool:
+    """Words to the user that the user answered (tau-bench, tau2: "anything else?" and "thanks, ###STOP###"):
+    a turn of a conversation, whose result is what the agent did, not the run's answer. A closing answer no one
+    replied to (a Q&A run's answer, a coding run's report of its change) is the run's result (review 2, D1)."""
+    return step.action == RESPOND and bool(step.observation)
 
 
 def priority(step: Step, last: bool, changes_kept: bool = False, leaves_kept: bool = False) -> int:
     """Which decision points survive when there are too many: the change that left a file as the run left it
-    (:func:`kept_files`), its other changes of those files, the end (unless it is words to the user), other
-    writes, errors and tests, the rest.
+    (:func:`kept_files`), its other changes of those files, the end (unless it is a turn of a dialogue:
+    :func:`is_dialogue_turn`), other writes, errors and tests, the rest.
 
     A coding run's clean-up (``rm`` of its scratch scripts, a revert, the submit ``echo``) came after its fix;
     when every write ranked alike, the clean-up pushed the fix out of the exemplar (probe p42 D1: 9 of 96
@@ -199,7 +206,7 @@ def priority(step: Step, last: bool, changes_kept: bool = False, leaves_kept: bo
         return 6
     if changes_kept:
         return 5
-    if last and step.action != RESPOND:
+    if last and not is_dialogue_turn(step):
         return 4
     if is_write(step) and not is_removal(step):
         return 3
