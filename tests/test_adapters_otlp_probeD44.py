@@ -59,6 +59,28 @@ def test_openai_v2_says_its_message_list_was_cut() -> None:
     assert run.metadata["tags_cut"].startswith("gen_ai.input.messages cut at 1024 characters by the SDK")
 
 
+def test_a_tool_result_of_json_lines_is_not_taken_as_cut_by_the_sdk() -> None:
+    """Review 2, D2: a span's longest value starting ``{"`` that did not parse was taken as cut by the SDK, so a tool
+    returning three NDJSON lines (no limit set) got "cut at 228 characters by the SDK" and advice to unset a limit
+    never set. JSON lines fail before their end: they are read as the tool's whole output."""
+    path = PROBE.parent / "probeADK" / "adk-2.13-ndjson-tool-result.derived.otlp.json"
+    run = adapter_support.only(path)
+    [weather] = [s for s in run.steps if s.action == "get_weather"]
+    assert weather.observation.count("\n") == 2 and weather.observation.endswith('"source": "tagesanzeiger.ch"}')
+    assert "tags_cut" not in run.metadata
+
+
+def test_values_trimmed_and_marked_by_hand_are_not_taken_as_cut_by_the_sdk() -> None:
+    """Review 2, D2: an export whose long values were cut at 1,500 characters and marked " …[cut by trajsearch]"
+    (SOURCE.md) was said cut by the SDK at 1521 characters, and each tool result got a second cut mark. The SDK
+    keeps ``value[:limit]`` and adds nothing, so a value saying it was cut was cut by whoever said so."""
+    path = PROBE.parent.parent.parent / "openinference" / ".real" / "agentprism_quo_tav_agent.trimmed.json"
+    runs = adapter_support.runs(path)
+    assert runs and not any("tags_cut" in run.metadata for run in runs)
+    results = [s.observation for run in runs for s in run.steps if (s.observation or "").endswith("[cut by trajsearch]")]
+    assert results and not any("by the SDK" in text for text in results)
+
+
 def test_jaeger_2_query_api_chunks_are_read_as_the_otlp_they_hold() -> None:
     """A2: ``/api/v3/traces`` streams ``{"result": TracesData}``; it was rejected as lacking 'resourceSpans'."""
     path = PROBE / "jaeger-v3-wrapped-pydai.stream.json"

@@ -33,7 +33,7 @@ from .._spans import (
 )
 from .conventions import MONOCLE, cut_runner_request, node_from_span
 from .events import merge_events, node_from_log
-from .shapes import SDK_CUT, ZIPKIN_CUT, raw_items, uncut_span
+from .shapes import SDK_CUT, ZIPKIN_CUT, raw_items, shared_lengths, uncut_span
 
 log = logging.getLogger(__name__)
 
@@ -46,9 +46,11 @@ def otlp_nodes(record: Any, ctx: Context, seq: int = 0) -> Iterator[tuple[str, N
     record without ids is reported after the record's other items are kept.
     """
     orphans: list[str] = []
-    for n, (kind, resource, item) in enumerate(raw_items(record)):
+    items = list(raw_items(record))
+    shared = shared_lengths(item for kind, _, item in items if kind == "span")  # (a cut limit: see shapes)
+    for n, (kind, resource, item) in enumerate(items):
         if kind == "span":
-            item = item if "tags_cut" in item else uncut_span(item)
+            item = item if "tags_cut" in item else uncut_span(item, shared=shared)
             trace, node, conversation = node_from_span(item, resource, seq + n)
             if cut := item.get("tags_cut"):  # (see shapes: a span whose values the SDK or exporter cut)
                 node = _read_cut(item, resource, seq + n, node, cut)

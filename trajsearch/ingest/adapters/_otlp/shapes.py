@@ -82,8 +82,10 @@ record, a span's ids, status and events); what the attributes *mean* is
 
 from __future__ import annotations
 
+import json
 import re
-from typing import Any, Iterator
+from collections import Counter
+from typing import Any, Iterable, Iterator
 
 from .._common import RecordError
 from .._spans import maybe_json
@@ -170,9 +172,46 @@ _OBJECT_JSON = re.compile(r'\s*(\[\s*)?\{\s*"')
 def _cut_json(value: Any, limit: int) -> bool:
     """Whether a text value is JSON holding objects cut by the exporter: as long as the span's longest value (the
     exporter cuts every value at one length), and no longer parsing, not even as values joined by commas (OpenLIT
-    writes a chat's tool-call arguments so, ``{"city": "Oslo"}, {"city": "Paris"}``)."""
+    writes a chat's tool-call arguments so, ``{"city": "Oslo"}, {"city": "Paris"}``), because it stops short
+    (:func:`_stops_short`), bare (:data:`_MARKED_CUT`)."""
     return isinstance(value, str) and len(value) == limit and bool(_OBJECT_JSON.match(value)) \
-        and maybe_json(value) is value and maybe_json(f"[{value}]") == f"[{value}]"
+        and maybe_json(value) is value and maybe_json(f"[{value}]") == f"[{value}]" \
+        and _stops_short(f"[{value}") and not _MARKED_CUT.search(value)
+
+
+#: How the end of a value cut by whoever said so reads (``… [cut by trajsearch]``, ``...``, ``[truncated]``): the
+#: SDK and the exporters keep ``value[:limit]``, adding nothing (review 2, D2: a hand-trimmed export).
+_MARKED_CUT = re.compile(r"(?:…|\.\.\.)\s*(?:\[[^\]\n]{0,80}\])?\s*$|\[(?:truncated|cut)\b[^\]\n]{0,80}\]\s*$", re.I)
+#: The end of a literal, number or ``\\u`` escape cut inside (``tr``, ``nul``, ``1.``, ``-``, ``u00``) from where the
+#: decoder stops.
+_CUT_TOKEN = re.compile(r"(?:t(?:r(?:u)?)?|f(?:a(?:l(?:s)?)?)?|n(?:u(?:l)?)?|-|\.|[eE][-+]?|u[0-9a-fA-F]{0,3})\s*$")
+
+
+def _stops_short(text: str) -> bool:
+    """Whether JSON text fails only because it ends too soon (a string, object or array left open, a literal
+    cut inside), not because of what it holds: NDJSON, JSON followed by a log line, a tool's own non-JSON text
+    fail before their end (review 2, D2: a tool result of three JSON lines was taken as cut by the SDK)."""
+    try:
+        json.loads(text)
+    except json.JSONDecodeError as exc:
+        return exc.msg.startswith("Unterminated string") or exc.pos >= len(text.rstrip()) \
+            or bool(_CUT_TOKEN.fullmatch(text, exc.pos))
+    return False
+
+
+def _limit_like(length: int) -> bool:
+    """Whether a length is one a cut limit is set to: a power of two (1024, 4096), one less (New Relic's 4095), a
+    round thousand (10000). The SDKs have no default limit (``OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT`` unset)."""
+    return length >= 100 and (length & (length - 1) == 0 or length & (length + 1) == 0 or length % 1000 == 0)
+
+
+def shared_lengths(items: Iterable[dict[str, Any]]) -> frozenset[int]:
+    """The lengths two or more string attribute values (of spans and their events) of these spans reach: the
+    SDK cuts every value of a trace at one limit, so a limit is the length its cut values share."""
+    counts = Counter(len(v) for span in items for attrs in (attributes(span.get("attributes")), *(
+        attributes(ev.get("attributes")) for ev in _list(span.get("events")))) for v in attrs.values()
+        if isinstance(v, str))
+    return frozenset(length for length, n in counts.items() if n > 1)
 
 
 def _whole_items(text: str) -> str | None:
@@ -222,15 +261,20 @@ def _longest(values: list[Any]) -> int:
 ZIPKIN_CUT, SDK_CUT = "the exporter", "the SDK"
 
 
-def uncut_span(span: dict[str, Any], by: str = SDK_CUT) -> dict[str, Any]:
+def uncut_span(span: dict[str, Any], by: str = SDK_CUT, shared: frozenset[int] = frozenset()) -> dict[str, Any]:
     """A span (in any shape above) whose attribute values were cut at one length, read honestly (see
     :func:`_uncut`), its attributes and events' attributes flat and ``tags_cut`` saying what was cut, where, by
     whom; any other span as it is. The SDKs cut every string value (span and event attributes alike) at
     ``OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT`` (Python ``value[:limit]``, JS ``substring``, Go by runes), whatever the
-    exporter, so a cut value is as long as the span's longest; the Python Zipkin exporter cuts its tags the same way."""
+    exporter, so a cut value is as long as the span's longest; the Python Zipkin exporter cuts its tags the same way.
+
+    Every span has a longest value, so for the SDK that length must also look like a limit: one a limit is set to
+    (:func:`_limit_like`) or one other values of the trace reach too (``shared``, :func:`shared_lengths`)."""
     attrs = attributes(span.get("attributes"))
     events = [{**ev, "attributes": attributes(ev.get("attributes"))} for ev in _list(span.get("events"))]
     at = _longest([*attrs.values(), *(v for e in events for v in e["attributes"].values())])
+    if by == SDK_CUT and not (_limit_like(at) or at in shared):
+        return span
     attrs, texts = _uncut(attrs, at)
     cut, event_texts, kept = list(texts), {}, []
     for n, event in enumerate(events):
