@@ -69,6 +69,44 @@ def test_an_error_colon_line_is_a_tools_error_line() -> None:
     assert step.error == "Error: could not load cache (exit code 2)"
 
 
+#: Go testify's failure reports (``assert.NoError``, ``assert.Equal``), lines of a go-acme/lego v0.2.5 test run posted in a
+#: public build-scripts repository (search-tool file id 11069764541), unmodified: the label ``Error:`` ends in a colon
+#: where the message continues on the next lines (testify's ``labeledOutput`` / ``indentMessageLines``).
+LEGO_NO_ERROR = """=== CONT  TestCheckDNSPropagation/success
+    precheck_test.go:43: 
+        \tError Trace:\t/github.com/go-acme/lego/challenge/dns01/precheck_test.go:43
+        \tError:      \tReceived unexpected error:
+        \t            \tread udp [2001:db8::216:3eff:fe85:9f7e]:35246->[2600:9000:5304:4a00::1]:53: i/o timeout
+        \tTest:       \tTestCheckDNSPropagation/success
+        \tMessages:   \tPreCheckDNS failed for postman-echo.com.
+--- FAIL: TestCheckDNSPropagation (0.00s)
+"""
+LEGO_NOT_EQUAL = """    precheck_test.go:78: 
+        \tError Trace:\t/github.com/go-acme/lego/challenge/dns01/precheck_test.go:78
+        \tError:      \tNot equal: 
+        \t            \texpected: true
+        \t            \tactual  : false
+        \tTest:       \tTestCheckAuthoritativeNss/TXT_RR_w/_expected_value
+        \tMessages:   \t8.8.8.8.asn.routeviews.org.
+--- FAIL: TestCheckAuthoritativeNss (0.00s)
+FAIL
+FAIL\tgithub.com/go-acme/lego/v4/challenge/dns01\t10.201s
+"""
+
+
+@pytest.mark.parametrize("output, expected", [
+    (LEGO_NO_ERROR, "Error: Received unexpected error: read udp [2001:db8::216:3eff:fe85:9f7e]:35246->"
+                    "[2600:9000:5304:4a00::1]:53: i/o timeout"),
+    (LEGO_NOT_EQUAL, "Error: Not equal: expected: true"),
+])
+def test_an_error_label_ending_in_a_colon_gives_the_message_under_it(output: str, expected: str) -> None:
+    """Review 2, D3: since ``Error:`` is a tool's error line, testify's label "Error: Received unexpected error:" won
+    over the error it introduces on the next line (before, that line was the decisive one)."""
+    from trajsearch.ingest.adapters._common import decisive_line
+
+    assert decisive_line(output) == expected
+
+
 def test_a_programbench_evaluation_beside_the_run_is_passed_over_in_a_walk(tmp_path: Path) -> None:
     """Bug (probe B, B5): the ``<id>.eval.json`` beside the run was rejected as an unrecognised dump (exit 3)."""
     read = list(read_dump(RUN_DIR))

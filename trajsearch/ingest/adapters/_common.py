@@ -575,8 +575,12 @@ def _traceback_ends(raw: list[str]) -> dict[int, str]:
 
 def _unwrapped(lines: list[str], at: int) -> str:
     """``lines[at]`` joined with the next line where the console wrapped it: a parenthesis it opens and leaves open,
-    which the next line closes ("... Read timed out. (read" / "timeout=60.0)")."""
+    which the next line closes ("... Read timed out. (read" / "timeout=60.0)"); or where it is a tool's error label
+    ending in a colon whose message is the next line (Go testify's ``Error: Received unexpected error:`` over
+    ``open x.json: no such file or directory``, ``Error: Not equal:`` over ``expected: 3``: review 2, D3)."""
     line = lines[at]
+    if at + 1 < len(lines) and line.endswith((":", "：")) and _TOOL_ERROR.match(line):
+        return f"{line} {lines[at + 1]}"
     if at + 1 < len(lines) and line.count("(") > line.count(")"):
         joined = f"{line} {lines[at + 1]}"
         if joined.count("(") == joined.count(")"):
