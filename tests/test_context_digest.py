@@ -175,6 +175,24 @@ def test_the_tool_budget_is_shared_so_every_exemplar_shows_its_write():
         ["cancel_reservation"], ["cancel_reservation"]]
 
 
+def test_a_run_below_its_full_actions_leaves_little_of_the_budget_unused():
+    """Review 2, D4: a run stopped rising at the first level that did not fit, and the jump from half (4 actions)
+    to full (8, longer texts) is large, so these three tau-bench exemplars at 1800 text tokens showed [6, 4, 4]
+    actions with 402 tokens unused. Runs now rise one action at a time between half and full."""
+    runs = {p.trajectory.trajectory_id: p.trajectory for name in ("gpt-4o-airline-exemplars-21-31.json",
+                                                                  "gpt-4o-airline-task1.json")
+            for p in read_dump(TAU_RUNTIME / name, tenant="acme")}
+    digests = [exemplar_digest(run) for run in runs.values()]
+    shown = [_exemplar(run, digest=_stored(digest)) for run, digest in zip(runs.values(), digests)]
+    for budget in range(1200, 3100, 100):
+        for fmt in ("json", "text"):
+            rendered = render(None, shown, [], fmt=fmt, budget=budget)
+            actions = [len(view["key_actions"]) for view in rendered.data["exemplars"]]
+            assert rendered.tokens == default_counter().count(rendered.text) <= budget
+            if actions != [len(digest.actions) for digest in digests]:  # a run could show more
+                assert budget - rendered.tokens <= 0.15 * budget, (budget, fmt, actions, rendered.tokens)
+
+
 @pytest.mark.parametrize("name", ["langsmith/.real/run-019e3de2-29fe-70b0-bc69-04c5227f876c.json",
                                   "claude-code/5c0375b4-57a5-4f26-b12d-d022ee4e51b7.jsonl"])
 def test_a_closing_answer_no_one_replied_to_stays_among_the_first_kept(name):

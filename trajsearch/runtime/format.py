@@ -169,11 +169,15 @@ def _levels(config: FormatConfig) -> list[_Detail]:
 def _ladder(config: FormatConfig) -> list[_Detail]:
     """The levels a shown run is raised through, richest first: :func:`_levels` with, between half and
     bare, half cut to 2 key actions and bare given its best one (as half shows it), so that a budget too
-    small for every run at half shows each run's best actions rather than one run's and none of the others'."""
+    small for every run at half shows each run's best actions rather than one run's and none of the others';
+    and between full and half, half given one more key action a level (5, 6, 7 of 8), since a run stops rising
+    at the first level that does not fit, and the jump from half to full (twice the actions, longer texts) left
+    up to a quarter of the budget unused with fewer actions shown than before levels were shared (review 2, D4)."""
     full, half, bare = _levels(config)
+    more = [replace(half, actions=n) for n in range(full.actions - 1, half.actions, -1)]
     two = [replace(half, actions=2)] if half.actions > 2 else []
     one = [replace(bare, actions=1, argument=half.argument, observation=half.observation)] if half.actions > 1 else []
-    return [full, half, *two, *one, bare]
+    return [full, *more, half, *two, *one, bare]
 
 
 @dataclass
