@@ -453,3 +453,28 @@ def test_an_exemplar_below_the_novelty_threshold_needs_more_than_its_bonuses(mod
     shown = [e.trajectory_id for e in found.items]
     assert "pasted-failure-ends.pydicom__pydicom-1413" in shown
     assert not [t for t in shown if t.startswith("tau-")], shown
+
+
+#: real gemini-3-pro mini-swe-agent runs of SWE-bench Verified, trimmed (see .real/SOURCE.md): sphinx-9698 changed
+#: sphinx/domains/python.py, scikit-learn-10297 sklearn/linear_model/ridge.py; scikit-learn-14087 gives the task
+NAMESAKES = FIXTURES / "mini-swe-agent" / ".real" / "gemini-3-pro-namesakes"
+
+
+def test_a_word_of_the_tasks_prose_names_no_module(model_ts):
+    """Probe E2 (E2-2): the scikit-learn issue's version banner (``python: 3.6.7``, ``.../bin/python``) and its
+    code fence (```` ```python ````) are no mention of sphinx's ``domains/python.py``; counted as one, they gave
+    the sphinx run ``touched`` 1.0 and kept it, below the novelty threshold, as the first exemplar. What a task
+    names is its identifiers (``LogisticRegressionCV``, ``sklearn.linear_model``, the paths of its traceback).
+    ``cover_steps`` and ``likely_files_looked_up`` 0: in a tenant of two runs every step row is among the nearest
+    and every file changed among the likeliest (the probe's tenant, 119 runs, shows it with the defaults)."""
+    task = one(NAMESAKES / "scikit-learn__scikit-learn-14087.traj.json", "scikit-learn__scikit-learn-14087").task
+    assert "python: 3.6.7" in task and "```python" in task
+    model_ts.add(runs(NAMESAKES / "sphinx-doc__sphinx-9698.traj.json")
+                 + runs(NAMESAKES / "scikit-learn__scikit-learn-10297.traj.json"))
+    ctx = RuntimeContext(tenant="acme", now=BASE_TIME)
+    found = Runtime(model_ts, RuntimeConfig(advice=AdviceConfig(cover_steps=0, likely_files_looked_up=0))).exemplars(
+        task, ctx)
+    assert found.strategy.value == "use_as_inspiration"  # the scikit-learn run is near enough
+    features = {e.trajectory_id.split(".")[-1]: e.features for e in found.items}
+    assert features["scikit-learn__scikit-learn-10297"]
+    assert "sphinx-doc__sphinx-9698" not in features, features

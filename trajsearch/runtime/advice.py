@@ -300,8 +300,9 @@ def _grounded(order: list[Scored], floor: float, likely: set[str], summaries: di
     is no "related task" by the measure that called the task related; recency, quality and tools
     raise every candidate alike and say nothing of the work (probe p43 E2: an airline booking
     dialogue at cosine 0.19 came third for a short coding task in a tenant holding both). Such a
-    run stays when its work says it is near: it changed code the task names or where that code
-    lives (features ``touched``, ``where``), one of its step rows is among those nearest the task
+    run stays when its work says it is near: it changed code the task names by an identifier or where
+    that code lives (features ``named``, ``where``; a word of its prose is no such evidence: probe E2,
+    E2-2, sphinx's ``domains/python.py`` was kept for a scikit-learn issue for its ``python: 3.6.7``), one of its step rows is among those nearest the task
     (``steps``), it changed one of the files the task's work likeliest lies in (``likely``, see
     :mod:`.where`: runs found by those files often word their task otherwise), or it made calls
     the task names (``calls``). Exemplar-only leave-task-out on SWE-bench runs (gemini 299, CodeR
@@ -309,7 +310,7 @@ def _grounded(order: list[Scored], floor: float, likely: set[str], summaries: di
     lists lost a third run that did other work, no other list changed."""
     def near(s: Scored) -> bool:
         f = s.features
-        return (s.similarity >= floor or f.get("touched", 0.0) > 0 or f.get("where", 0.0) > 0
+        return (s.similarity >= floor or f.get("named", 0.0) > 0 or f.get("where", 0.0) > 0
                 or f.get("steps", 0.0) > 0 or f.get("calls", 0.0) > 0
                 or any(file_key(path) in likely for path in changed_files(_summary(s, summaries))))
     return [s for s in order if near(s)]

@@ -253,6 +253,7 @@ def touched_scores(query: str, summaries: Sequence[str]) -> dict[str, list[float
     - ``code`` (see :func:`touched_names`): the idf-weighted share of the names ``query`` mentions
       (as a token of the log/code tokenizer or an identifier), among those some candidate touched,
       that this one touched;
+    - ``named``: the same for the code ``query`` names by its identifiers only (:func:`named_code`);
     - ``calls``: the share of the names this one touched that ``query`` mentions;
     - ``where``: the share of the files defining what ``query`` names (:func:`defined_in`, over all
       candidates; a name defined in more than ``WHERE_MAX_FILES`` files says too little, and each
@@ -262,28 +263,25 @@ def touched_scores(query: str, summaries: Sequence[str]) -> dict[str, list[float
     from ..store.tokenize import tokenize  # noqa: PLC0415
     from ..touched import identifiers  # noqa: PLC0415
 
-    mentioned = set(tokenize(query, bigrams=False))
     identified = identifiers(query)
-    for name in identified:
-        mentioned.add(name.lower())
-        if "/" in name:  # a path names its file as a run's changes do: pkg/mod.py -> pkg/mod, mod
-            mentioned.add(name.lower().rsplit(".", 1)[0])
-            mentioned |= _file_names(name.lower().split("::", 1)[0])
+    named = named_code(identified)
+    words = named | set(tokenize(query, bigrams=False))
+    mentioned = {"code": words, "named": named, "calls": words}
     parsed = [_touched_lists(s) for s in summaries]  # each line once, for every kind below
     per_run = [_names_changed(lists) for lists in parsed]
     out: dict[str, list[float]] = {}
-    for kind in ("code", "calls"):
-        names = [found[kind] for found in per_run]
+    for kind in ("code", "named", "calls"):
+        names = [found["code" if kind == "named" else kind] for found in per_run]
         df: dict[str, int] = {}
         for found in names:
             for name in found:
                 df[name] = df.get(name, 0) + 1
         idf = {name: math.log((len(names) + 1) / count) for name, count in df.items()}
-        asked = sum(weight for name, weight in idf.items() if name in mentioned)  # named, and touched by some run
+        asked = sum(weight for name, weight in idf.items() if name in mentioned[kind])  # named, touched by some run
         scores = []
         for found in names:
-            hit = sum(idf[name] for name in found if name in mentioned)
-            if kind == "code":  # how much of the code the task names this run changed
+            hit = sum(idf[name] for name in found if name in mentioned[kind])
+            if kind != "calls":  # how much of the code the task names this run changed
                 scores.append(hit / asked if asked else 0.0)
             else:  # how much of what this run's calls did the task names
                 total = sum(idf[name] for name in found)
@@ -294,6 +292,39 @@ def touched_scores(query: str, summaries: Sequence[str]) -> dict[str, list[float
     out["where"] = [sum(homes.get(key, 0.0) for key in _changed_keys(lists)) / total if total else 0.0
                     for lists in parsed]
     return out
+
+
+_DOTTED = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")
+
+
+def named_code(identified: Sequence[str]) -> set[str]:
+    """The code a task names (its :func:`~trajsearch.touched.identifiers`), lowercased and named as a run's
+    changes are (:func:`touched_names`): each identifier whole, each part of a dotted name (``sql.compiler``:
+    ``compiler``; ``QuerySet.union``: ``union``), a path's file by its last two parts and, when the path ends
+    in a file name, by its stem (``lib/cartopy/mpl/contour.py``: ``contour``), a test id's test.
+
+    Only identifiers: the ``python`` of a code fence or of a ``python: 3.6.7`` version banner, the ``Code`` of
+    a ``Steps/Code to Reproduce`` heading, the last word of a path with no file name in it (``.venv/bin/python``)
+    name no module, though some project has one of that stem (probe E2, E2-2: sphinx's ``domains/python.py``
+    and ``directives/code.py`` were kept, below the novelty threshold, for scikit-learn issues). A prose word
+    often does name one (``runserver``, ``makemigrations``, ``constraints``: counting identifiers only in
+    ``touched`` lost 10 of 299 tasks @3 on the gemini SWE-bench runs, 2 of 32 and 2 of 40 on the SWE-agent
+    sets), so ``touched`` counts the task's words too and this is the stronger evidence ``named``."""
+    named: set[str] = set()
+    for name in identified:
+        low = name.lower()
+        named.add(low)
+        if "/" in low or "::" in low:
+            path, _, test = low.partition("::")
+            if "." in path.rsplit("/", 1)[-1]:  # a file: pkg/mod.py -> pkg/mod, mod (and mod's last two parts)
+                named |= {path.rsplit(".", 1)[0], *_file_names(path)}
+            else:
+                named.add(file_key(path))
+            if test:
+                named.add(_last_part(test).split("[", 1)[0])
+        elif _DOTTED.fullmatch(name):
+            named |= set(low.split("."))
+    return named
 
 
 def task_homes(query: str, summaries: Sequence[str]) -> dict[str, float]:
@@ -354,14 +385,15 @@ def rerank(hits: Sequence[Hit], ctx: RuntimeContext, config: RerankConfig,
            touched: Mapping[str, Sequence[float]] | None = None) -> list[Scored]:
     """Candidates best first; with reranking off the order is plain similarity.
 
-    ``touched``: per kind (``code``, ``calls``, ``where``), per hit, how much of what its run touched the
-    task names (see :func:`touched_scores`); none given counts as 0 for every hit.
+    ``touched``: per kind (``code``, ``named``, ``calls``, ``where``), per hit, how much of what its run touched
+    the task names (see :func:`touched_scores`); none given counts as 0 for every hit.
     """
     scored = []
     for i, hit in enumerate(hits):
         features = {
             "similarity": hit.score,
             "touched": touched["code"][i] if touched else 0.0,
+            "named": touched["named"][i] if touched else 0.0,
             "calls": touched["calls"][i] if touched else 0.0,
             "where": touched["where"][i] if touched else 0.0,
             "tools": tool_overlap(hit, ctx),
