@@ -159,11 +159,17 @@ def decisive_error(trajectory: Trajectory) -> tuple[str, int]:
     """The error that best explains a failed run, and the position of its step (or -1).
 
     Preference: an explicit failure record; the last step error the run did not get past
-    (see :func:`_recovered`); else the outcome itself: a verdict with no detail (a SWE-bench
-    report's ``unresolved_ids``) is better told as such than by a slip mid-run.
+    (see :func:`_recovered`); else the outcome itself: a verdict with no detail (a grader's bare
+    "failure") is better told as such than by a slip mid-run. An evaluation's failure (an outcome
+    file's: a SWE-bench report's "not resolved", its failing tests) judged what the run handed in,
+    so it names a step only when the run ended on that step's error (probe E2, E2-1: a script run
+    before it was written, a test run that timed out before narrower ones passed).
     """
-    if trajectory.failure:  # its error tells of the last step that erred (as adapters word it): that step
-        return trajectory.failure.error, _error_in_steps(trajectory.steps, past_recovered=False)[1]
+    failure = trajectory.failure
+    if failure and failure.cause is not None and failure.cause == trajectory.metadata.get("outcome_basis"):
+        return failure.error, _ended_on_error(trajectory.steps)
+    if failure:  # its error tells of the last step that erred (as adapters word it): that step
+        return failure.error, _error_in_steps(trajectory.steps, past_recovered=False)[1]
     error, position = _error_in_steps(trajectory.steps, past_recovered=True)
     if error is not None:
         return error, position
@@ -186,6 +192,12 @@ def _error_in_steps(steps: Sequence[Step], *, past_recovered: bool) -> tuple[str
             done_later.add(signature(step))
         acted_later = acted_later or bool(step.action)
     return None, -1
+
+
+def _ended_on_error(steps: Sequence[Step]) -> int:
+    """The position of the run's last step that acted or erred, when it erred (the run ended on that error), else -1."""
+    acted = [pos for pos, step in enumerate(steps) if step.action or step.error]
+    return acted[-1] if acted and _step_error(steps[acted[-1]]) is not None else -1
 
 
 def _step_error(step: Step) -> str | None:

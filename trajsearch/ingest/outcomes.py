@@ -7,7 +7,9 @@ outcome file maps a run id to an outcome and/or a reward:
 - JSON object ``{run_id: "success" | true | 0.0 | {"outcome"|"resolved"|"reward": ...}}``;
 - SWE-bench harness report ``{"resolved_ids": [...], "unresolved_ids": [...],
   "error_ids": [...], "empty_patch_ids": [...], "incomplete_ids": [...]}`` (``error_ids`` -> infra_error,
-  ``empty_patch_ids`` -> failure, ``incomplete_ids``: never evaluated, so the run keeps its own outcome);
+  ``empty_patch_ids`` -> failure, ``incomplete_ids``: never evaluated, so the run keeps its own outcome; a failure
+  a list tells no more of is told by the list, "SWE-bench evaluation: not resolved (in the report's unresolved_ids)",
+  as is a failed instance's report naming no failing test);
   SWE-bench-Live's evaluation writes the same lists, its verdicts named ``success_ids`` / ``failure_ids``;
   Multi-SWE-bench's names its resolved list ``resolved``; SWE-smith's is ``{"resolved": 3, "unresolved": 50,
   "total": 53, "ids_resolved": [...], "ids_unresolved": [...]}`` (the counts are no run ids); a results file may
@@ -222,6 +224,33 @@ NOT_RESOLVED = Verdict(Outcome.failure, None, "SWE-bench evaluation: not resolve
 #: A report's word that it did not evaluate a run: no verdict (the run keeps its own outcome), but said, so that in a
 #: folder of one report per model another model's verdict on the instance is a disagreement, not this run's verdict.
 NOT_EVALUATED = Verdict(None, None, "SWE-bench evaluation: not evaluated (no prediction submitted)")
+#: What a run the first harness's full report (``get_model_report``) leaves out is told: that report files every
+#: prediction it was given under ``generated`` or ``no_generation``, so a run in none of its lists was never evaluated
+#: by it (probe E2, E2-4: CodeR's ``results.json`` leaves out 4 submitted runs, which were recorded not resolved).
+NOT_LISTED = Verdict(None, None, "SWE-bench evaluation: not evaluated (in none of the report's lists, so not among "
+                                 "the predictions it evaluated)")
+
+
+def _decides(verdict: Verdict) -> bool:
+    """Whether a verdict decides anything (not a report's word that it did not evaluate the run)."""
+    return verdict.outcome is not None or verdict.reward is not None
+
+
+def _says(verdict: Verdict) -> int:
+    """How much a verdict's detail tells: nothing, only the list or report that gave it, or what failed."""
+    return 0 if verdict.detail is None else 1 if verdict.detail in _LISTED_DETAILS else 2
+
+
+#: What a failed instance's SWE-bench report naming no failing test says.
+_NO_FAILING_TEST = "SWE-bench evaluation: not resolved (its report names no failing test)"
+
+
+def _listed_failure(key: str, what: str = "not resolved") -> Verdict:
+    """The failure of a run a report lists under ``key``, told as such: such a list says no more, and a run's failure
+    with no detail was told by a step error it got past (probe E2, E2-1: sb-cli's ``unresolved_ids``)."""
+    return Verdict(Outcome.failure, None, f"SWE-bench evaluation: {what} (in the report's {key})")
+
+
 #: The id lists of a SWE-bench harness run report, each with its verdict (later lists win); Multi-SWE-bench's
 #: report names the resolved list ``resolved``. ``completed_ids`` and ``submitted_ids`` are stages, no verdicts.
 _RUN_REPORT_LISTS = {
@@ -229,14 +258,18 @@ _RUN_REPORT_LISTS = {
     "empty_patch_ids": Verdict(Outcome.failure, None, "SWE-bench evaluation: no patch was submitted"),
     "resolved_ids": Verdict(Outcome.success, None),
     "resolved": Verdict(Outcome.success, None),
-    "unresolved_ids": Verdict(Outcome.failure, None),
+    "unresolved_ids": _listed_failure("unresolved_ids"),
     "error_ids": Verdict(Outcome.infra_error, None),
     "ids_resolved": Verdict(Outcome.success, None),  # SWE-smith's run report, beside its counts
-    "ids_unresolved": Verdict(Outcome.failure, None),
-    "failed_ids": Verdict(Outcome.failure, None),  # results files written by hand-rolled harnesses (jingu-swebench)
+    "ids_unresolved": _listed_failure("ids_unresolved"),
+    # results files written by hand-rolled harnesses (jingu-swebench); sb-cli's report has one too (whose meaning
+    # it does not document): "failed", which is true of either
+    "failed_ids": _listed_failure("failed_ids", "failed"),
     "success_ids": Verdict(Outcome.success, None),  # SWE-bench-Live's evaluation (``evaluation/evaluation.py``)
-    "failure_ids": Verdict(Outcome.failure, None),
+    "failure_ids": _listed_failure("failure_ids"),
 }
+#: Details that tell only where a failure was listed (see ``_says``).
+_LISTED_DETAILS = frozenset({v.detail for v in _RUN_REPORT_LISTS.values()} | {NOT_RESOLVED.detail, _NO_FAILING_TEST})
 #: GSO's instance sets, each with its verdict (later sets win: an instance sits in ``completed_ids`` and in what
 #: became of it). Its harness (``gso/harness/grading/report.py``) counts an instance completed once its evaluation
 #: ran, then files it under the first thing that failed, else passed; ``opt_commit`` is the benchmark's success.
@@ -475,6 +508,9 @@ def _from_value(value: Any) -> Verdict | None:
     if outcome is None and reward in (0.0, 1.0):
         outcome = Outcome.success if reward == 1.0 else Outcome.failure
     detail = _report_detail(value) if isinstance(value, dict) and outcome is Outcome.failure else None
+    if detail is None and outcome is Outcome.failure and isinstance(value, dict) and (
+            is_instance_report(value) or _live_instance_report(value)):
+        detail = _NO_FAILING_TEST  # as a run report's lists
     return Verdict(outcome, reward, detail) if outcome is not None or reward is not None else None
 
 
@@ -652,7 +688,7 @@ class OutcomeTable:
             for run_id in where.keys() - listed:   # another model's report resolving it is a disagreement
                 where[run_id].append((rest, folders))
         conflicts = {run_id: seen for run_id, seen in where.items() if len({(v.outcome, v.reward) for v, _ in seen}) > 1}
-        verdicts = {run_id: max((v for v, _ in seen), key=lambda v: v.detail is not None)  # agreeing: the one saying more
+        verdicts = {run_id: max((v for v, _ in seen), key=_says)  # agreeing: the one saying more
                     for run_id, seen in where.items() if run_id not in conflicts}
         invalid = _still_told(invalid, verdicts, conflicts)
         if not verdicts and not conflicts and unlisted is None:
