@@ -134,7 +134,8 @@ def test_outcome_files_join_on_both_backends_and_say_how_many_runs_they_matched(
     assert code == 0, err
     report = json.loads(out)
     assert (report["ingested"], report["rejected"]) == (1, 0)  # its three report.json and the summary passed over
-    assert report["outcomes"] == {"file": "results_summary.json", "verdicts": 500, "runs": 1, "matched": 1}
+    assert report["outcomes"] == {"file": "results_summary.json", "verdicts": 500, "runs": 1, "matched": 1,
+                                  "outcomes": {"success": 1}}
     code, out, err = run_cli("show", hit["trajectory_id"], "--json")
     assert code == 0, err
     shown = json.loads(out)
@@ -176,7 +177,8 @@ def test_an_older_swebench_report_beside_its_runs_is_passed_over_and_says_what_i
     code, out, err = run_cli("ingest", "--dry-run", str(run_dir), "--outcomes", str(run_dir / "final_report.json"))
     assert code == 0, err
     said = " ".join(out.split())
-    assert "outcomes file final_report.json: a verdict for 3 of 3 run(s) read (2 not listed as resolved in it: failed)" in said
+    assert ("outcomes file final_report.json: a verdict for 3 of 3 run(s) read: 2 failure (2 of them not listed as resolved "
+            "in it), 1 success") in said
     code, out, err = run_cli("ingest", "--dry-run", "--json", str(run_dir), "--outcomes", str(run_dir / "final_report.json"))
     report = json.loads(out)
     assert [(Path(f["source"]).name, f["outcomes"]) for f in report["files"]] == [  # the report itself: no rejection

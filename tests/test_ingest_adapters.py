@@ -330,7 +330,7 @@ def test_reports_that_disagree_give_each_run_the_one_in_its_own_folder() -> None
     elsewhere = of("trace_09_other", "other-model")
     assert table.apply(elsewhere) is elsewhere  # named by neither report's folder: left as it was
     assert table.counts() | {"file": None} == {"file": None, "verdicts": 0, "runs": 3, "matched": 2,
-                                               "conflicting": 1, "ambiguous": 1}
+                                               "outcomes": {"failure": 1, "success": 1}, "conflicting": 1, "ambiguous": 1}
 
 
 def test_older_swebench_reports_fail_the_runs_they_do_not_list_as_resolved(tmp_path: Path) -> None:
@@ -345,7 +345,8 @@ def test_older_swebench_reports_fail_the_runs_they_do_not_list_as_resolved(tmp_p
         "pytest-dev__pytest-5227": Outcome.success, "pylint-dev__pylint-7114": Outcome.failure}
     assert joined["pylint-dev__pylint-7114"].failure.error == (
         "SWE-bench evaluation: not resolved (not among the report's resolved instances)")
-    assert report.counts() == {"file": "final_report.json", "verdicts": 28, "runs": 3, "matched": 3, "unlisted": 2}
+    assert report.counts() == {"file": "final_report.json", "verdicts": 28, "runs": 3, "matched": 3,
+                              "outcomes": {"failure": 2, "success": 1}, "unlisted": 2}
     other = next(iter(runs(ATIF).values()))  # not a SWE-bench instance: not this report's to judge
     assert report.apply(other).outcome is other.outcome and report.counts()["unlisted"] == 2
 

@@ -386,6 +386,22 @@ def _file_cells(f: Any) -> list[str]:
             tools, ", ".join(list(f.models)[:2])]
 
 
+def _verdicts_told(joins: list[dict[str, Any]]) -> str:
+    """The verdicts given, by outcome, so that they add up to the runs given one (those an older SWE-bench report
+    failed by leaving them out among them), and the runs the file says it did not evaluate (probe E2, E2-4)."""
+    given: dict[str, int] = {}
+    for join in joins:
+        for outcome, n in join.get("outcomes", {}).items():
+            given[outcome] = given.get(outcome, 0) + n
+    unlisted = sum(j.get("unlisted", 0) for j in joins)
+    told = ", ".join(f"{n} {outcome}" + (f" ({unlisted} of them not listed as resolved in it)"
+                                         if outcome == "failure" and unlisted else "")
+                     for outcome, n in sorted(given.items()))
+    not_evaluated = sum(j.get("not_evaluated", 0) for j in joins)
+    return (f": {told}" if told else "") + (
+        f"; {not_evaluated} not evaluated by it (their own outcome kept)" if not_evaluated else "")
+
+
 def _outcomes_line(joins: list[dict[str, Any]]) -> None:
     """How many of the runs read the outcome file had a verdict for; a warning when none. Each worker joins the
     runs of its own shard: their counts add up (the file's own counts, verdicts and entries, are each worker's)."""
@@ -398,10 +414,8 @@ def _outcomes_line(joins: list[dict[str, Any]]) -> None:
                   f"the trajectory id, source run id or task id of the {runs} run(s) read; their outcomes are the "
                   "dumps' own", highlight=False, soft_wrap=True)
     else:
-        unlisted = sum(j["unlisted"] for j in joins if "unlisted" in j)
-        told = f" ({unlisted} not listed as resolved in it: failed)" if unlisted else ""
-        out.print(f"outcomes file {name}: a verdict for {matched} of {runs} run(s) read{told}", highlight=False,
-                  soft_wrap=True)
+        out.print(f"outcomes file {name}: a verdict for {matched} of {runs} run(s) read{_verdicts_told(joins)}",
+                  highlight=False, soft_wrap=True)
     if invalid := max(j.get("invalid", 0) for j in joins):
         entries = escape(next(j["invalid_entries"] for j in joins if j.get("invalid")))
         err.print(f"[yellow]outcomes file {name}: {invalid} verdict(s) left out[/yellow] (those runs keep "

@@ -43,7 +43,9 @@ outcome file maps a run id to an outcome and/or a reward:
   ``results/results.json`` (``{"resolved": [...], "no_generation": [...], "no_logs": [...]}``)
   and the first harness's ``get_model_report`` (``generated``, ``applied``, ... ``resolved``).
   They list the resolved instances and leave the unresolved ones out, so a run such a report
-  does not list as resolved, or as not evaluated, failed;
+  does not list as resolved, or as not evaluated, failed; but the full ``get_model_report`` files every prediction
+  it was given under ``generated`` or ``no_generation``, so a run it leaves out was not evaluated by it (no
+  verdict, counted apart);
 - JSON array / JSONL of records, or CSV with a header: an id column
   (``trajectory_id``, ``run_id``, ``instance_id``, ``task_id``, ``session_id``,
   ``trace_id`` or ``id``) and ``outcome`` / ``status`` / ``resolved`` /
@@ -111,6 +113,9 @@ _UNRESOLVED_LISTS = {
     "reset_failed": (Outcome.infra_error, None),
     "test_errored": (Outcome.infra_error, None),
 }
+#: The lists of the first harness's full report (``get_model_report``) that are stages, no verdicts: a run there and
+#: in no list of what went wrong, nor resolved, was evaluated and not resolved.
+_STAGE_LISTS = ("generated", "with_logs", "applied")
 #: A SWE-bench instance id (``django__django-11099``): the runs an older report judges by leaving them out.
 #: Its owner ends at the first ``__`` after its first character, without backtracking: a name of many ``__`` was
 #: split at each of them in turn, time quadratic in its length (probe I, I1); the first split fits whenever any does.
@@ -558,7 +563,7 @@ def _still_told(invalid: list[Invalid], verdicts: dict[str, Verdict],
     verdict than the one used (``passd`` beside another grader's ``0.0``), as does a report the others disagree on."""
     decided: dict[str, set[tuple[Outcome | None, float | None]]] = {}
     for run_id, verdict in verdicts.items():
-        if verdict != NOT_EVALUATED:
+        if _decides(verdict):
             decided.setdefault(_as_instance(run_id), set()).add((verdict.outcome, verdict.reward))
     disputed = {_as_instance(run_id) for run_id in conflicts}
     return [(run_id, why) for run_id, why in invalid if not (
@@ -603,8 +608,10 @@ class OutcomeTable:
     It counts the runs it was asked about and those it had a verdict for (``runs``, ``matched``):
     a file keyed by ids the runs do not carry joins nothing, and the ingest says so. ``unlisted``: the
     verdict of a run the file does not list, where its kind of report says (an older SWE-bench report
-    lists only what it resolved); ``unlisted_runs`` counts the runs given it. ``invalid``: entries naming a run
-    whose verdict is not understood (``"bogus"``), left out but reported, not dropped in silence."""
+    lists only what it resolved); ``unlisted_runs`` counts the runs it failed, ``not_evaluated`` those the file
+    names or leaves out as not evaluated by it, ``outcomes`` the runs given a verdict by outcome. ``invalid``:
+    entries naming a run whose verdict is not understood (``"bogus"``), left out but reported, not dropped in
+    silence."""
 
     def __init__(self, verdicts: dict[str, Verdict], source: str, unlisted: Verdict | None = None,
                  conflicts: dict[str, list[tuple[Verdict, tuple[str, ...]]]] | None = None,
@@ -624,6 +631,10 @@ class OutcomeTable:
         self.runs = 0
         self.matched = 0
         self.unlisted_runs = 0
+        #: runs the file names, or leaves out, as not evaluated by it (they keep their own outcome)
+        self.not_evaluated = 0
+        #: the runs given a verdict, by the outcome it gave (``reward only`` for a reward that decides none)
+        self.outcomes: dict[str, int] = {}
         self.ambiguous = 0
 
     def __len__(self) -> int:
@@ -639,8 +650,10 @@ class OutcomeTable:
 
     def counts(self) -> dict[str, Any]:
         """What the join did, for a report: the file, its verdicts, the runs read, the runs given one."""
-        counts = {"file": self.source, "verdicts": len(self.verdicts), "runs": self.runs, "matched": self.matched}
-        counts |= {"unlisted": self.unlisted_runs} if self.unlisted is not None else {}
+        counts = {"file": self.source, "verdicts": len(self.verdicts), "runs": self.runs, "matched": self.matched,
+                  "outcomes": dict(sorted(self.outcomes.items()))}
+        counts |= {"unlisted": self.unlisted_runs} if self.unlisted is not None and _decides(self.unlisted) else {}
+        counts |= {"not_evaluated": self.not_evaluated} if self.not_evaluated else {}
         counts |= {"invalid": len(self.invalid), "invalid_entries": describe_invalid(self.invalid)} if self.invalid else {}
         return counts | ({"conflicting": len(self.conflicts), "ambiguous": self.ambiguous} if self.conflicts else {})
 
@@ -768,12 +781,15 @@ class OutcomeTable:
                     verdicts[run_id] = verdict
             return None
         if _id_list(data.get("resolved")) is not None:  # an older SWE-bench report: its unresolved instances go unlisted
+            for key in _STAGE_LISTS:  # the full report's: what it evaluated, the unresolved among it
+                for run_id in _id_list(data.get(key)) or []:
+                    verdicts[run_id] = NOT_RESOLVED
             for key, (outcome, detail) in _UNRESOLVED_LISTS.items():
                 for run_id in _id_list(data.get(key)) or []:
                     verdicts[run_id] = Verdict(outcome, None, detail)
             for run_id in data["resolved"]:
                 verdicts[run_id] = Verdict(Outcome.success, None)
-            return NOT_RESOLVED
+            return NOT_LISTED if _id_list(data.get("generated")) is not None else NOT_RESOLVED
         nested = [value for value in data.values() if isinstance(value, list) and value
                   and all(isinstance(item, dict) for item in value) and value[0].keys() & set(ID_FIELDS)]
         if nested:  # records under a key, beside totals that are no run ids: {"total": 500, "instances": [...]}
@@ -849,9 +865,12 @@ class OutcomeTable:
         if verdict is None and (key := next((k for k in keys if k in self.conflicts), None)):
             verdict = self._named(trajectory, self.conflicts[key], key)
         elif verdict is None and self.unlisted is not None and _INSTANCE_ID.match(trajectory.task_id or ""):
-            self.unlisted_runs += 1
-            return self.unlisted
-        return None if verdict == NOT_EVALUATED else verdict
+            verdict = self.unlisted
+            self.unlisted_runs += _decides(verdict)
+        if verdict is not None and not _decides(verdict):  # the report says it did not evaluate the run
+            self.not_evaluated += 1
+            return None
+        return verdict
 
     def _named(self, trajectory: Trajectory, seen: list[tuple[Verdict, tuple[str, ...]]],
                run_id: str) -> Verdict | None:
@@ -877,6 +896,8 @@ class OutcomeTable:
         if verdict is None:
             return trajectory
         self.matched += 1
+        given = verdict.outcome.value if verdict.outcome is not None else "reward only"
+        self.outcomes[given] = self.outcomes.get(given, 0) + 1
         update: dict[str, Any] = {"metadata": {**trajectory.metadata, "outcome_basis": f"outcomes file {self.source}"}}
         if verdict.reward is not None:
             update["reward"] = verdict.reward
