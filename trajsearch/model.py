@@ -13,7 +13,7 @@ import math
 import re
 from datetime import datetime, timezone
 from enum import Enum
-from typing import Any
+from typing import Any, Iterator
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationInfo, field_validator, model_validator
 
@@ -41,6 +41,19 @@ def argument_chars(arguments: Any) -> int:
     if isinstance(arguments, str):
         return len(arguments)
     return len(json.dumps(arguments, ensure_ascii=False, default=str))
+
+
+def json_strings(value: Any) -> Iterator[str]:
+    """The strings in a JSON value (not its keys), depth first: what a step's arguments say, for clipping them and
+    for the paths a run touched."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from json_strings(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from json_strings(item)
 
 
 def json_depth(value: Any, limit: int = 1_000) -> int:

@@ -38,7 +38,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
-from .model import Step, Trajectory
+from .model import Step, Trajectory, json_strings
 
 #: Tools that run shell commands (their ``command`` argument is parsed).
 SHELL_TOOLS = frozenset({"bash", "shell", "sh", "zsh", "terminal", "execute_bash", "run_command", "run_shell_command",
@@ -174,7 +174,7 @@ def _read_step(step: Step, reading: _Reading) -> None:
     """Add what one step touched to ``reading``."""
     action = (step.action or "").strip()
     args = step.arguments
-    texts = [step.observation or ""] + [v for v in _strings(args)]
+    texts = [step.observation or ""] + list(json_strings(args))
     for text in texts:
         if "@@" in text or "diff --git" in text:
             files, names = _diff(text)
@@ -348,17 +348,6 @@ def _definitions(output: str, files: list[str]) -> list[tuple[str, str]]:
         found = [(path, shown.group(1)) for path, text in _GREP_HIT.findall(output)
                  if (shown := _SHOWN_DEF.match(text) or _SHOWN_SETTING.match(text))]
     return [(path, name) for path, name in found if len(name) > 2 and not name.startswith("__")]
-
-
-def _strings(value: Any) -> Iterable[str]:
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, dict):
-        for item in value.values():
-            yield from _strings(item)
-    elif isinstance(value, list):
-        for item in value:
-            yield from _strings(item)
 
 
 def _diff(text: str) -> tuple[list[str], list[str]]:

@@ -14,7 +14,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping
 
-from trajsearch.model import MAX_STEP_FIELD_CHARS, MAX_TASK_CHARS, Outcome, Trajectory, argument_chars
+from trajsearch.model import MAX_STEP_FIELD_CHARS, MAX_TASK_CHARS, Outcome, Trajectory, argument_chars, json_strings
 from trajsearch.represent import FILE_TIME, TIME_BASIS
 
 DEFAULT_TENANT = "default"
@@ -170,7 +170,7 @@ def clip_arguments(arguments: Any) -> Any:
         return arguments
     if isinstance(arguments, str):
         return clip_step_text(arguments)
-    clipped, cap = arguments, max((len(text) for text in _strings(arguments)), default=0)
+    clipped, cap = arguments, max((len(text) for text in json_strings(arguments)), default=0)
     while size > MAX_STEP_FIELD_CHARS and cap > _MIN_ARGUMENT_STRING:
         cap = max(cap * MAX_STEP_FIELD_CHARS // size - len(CLIP_MARKER), _MIN_ARGUMENT_STRING)
         clipped = _strings_clipped(arguments, cap)
@@ -178,18 +178,6 @@ def clip_arguments(arguments: Any) -> Any:
     if size > MAX_STEP_FIELD_CHARS:
         return clip_step_text(json.dumps(arguments, ensure_ascii=False, default=str))
     return clipped
-
-
-def _strings(value: Any) -> Iterator[str]:
-    """The strings in a JSON value (not its keys)."""
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, dict):
-        for item in value.values():
-            yield from _strings(item)
-    elif isinstance(value, list):
-        for item in value:
-            yield from _strings(item)
 
 
 def _strings_clipped(value: Any, limit: int) -> Any:
@@ -290,7 +278,7 @@ def readable_fields(fields: dict[str, Any]) -> dict[str, Any]:
 def _clipped_chars(value: Any) -> int:
     """How many characters the clip markers in ``value`` (a text, or the strings of a step's arguments) say were
     cut; 0 where nothing was."""
-    return sum(int(m.group(1)) for text in _strings(value) if (m := _CLIPPED.search(text)))
+    return sum(int(m.group(1)) for text in json_strings(value) if (m := _CLIPPED.search(text)))
 
 
 def _clip_marked(fields: dict[str, Any]) -> list[tuple[str, Any]]:
