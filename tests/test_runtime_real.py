@@ -478,3 +478,25 @@ def test_a_word_of_the_tasks_prose_names_no_module(model_ts):
     features = {e.trajectory_id.split(".")[-1]: e.features for e in found.items}
     assert features["scikit-learn__scikit-learn-10297"]
     assert "sphinx-doc__sphinx-9698" not in features, features
+
+
+#: tau-bench v1, gpt-4o airline: task 11 trial 0, the file's only successful run calling book_reservation (probe E, E4)
+TAU_BOOKING = FIXTURES / "tau-bench" / ".runtime" / "gpt-4o-airline-booking-11.json"
+TAU_EXEMPLARS_21_31 = FIXTURES / "tau-bench" / ".runtime" / "gpt-4o-airline-exemplars-21-31.json"
+
+
+def test_a_run_making_the_call_the_task_names_is_a_candidate(model_ts):
+    """Probe E, E4: for "Book me a one-way flight ...", the README's call rule gives the last place to the best run
+    whose calls the task names, but candidates came only from task/summary cosine and code lookups, so the one
+    run that booked (task 11: book a friend the same flights; cosine 0.28) was never among them and the place
+    went to a cancellation (31-t0). The task's words are now looked up among the runs' state-changing calls.
+    ``pool_factor`` 1 (three candidates a leg) stands in for the probe's 200-run tenant, where 33 candidates left
+    it out."""
+    model_ts.add(runs(TAU_EXEMPLARS_21_31) + runs(TAU_TASK1) + runs(TAU_BOOKING) + runs(TAU_FAILED))
+    ctx = RuntimeContext(tenant="acme", now=BASE_TIME)
+    found = Runtime(model_ts, RuntimeConfig(advice=AdviceConfig(pool_factor=1))).exemplars(
+        "Book me a one-way flight from JFK to SEA on May 20 in economy", ctx)
+    assert found.strategy.value == "use_as_inspiration"
+    shown = [e.trajectory_id for e in found.items]
+    assert len(shown) == 3 and shown[-1] == "tau-gpt-4o-airline-booking-11-11-t0", shown
+    assert "book_reservation" in [a.action for a in found.items[-1].digest.actions]

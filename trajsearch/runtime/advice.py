@@ -21,13 +21,14 @@ from ..represent import MAX_ROW_CHARS
 from ..results import Hit
 from ..search import TrajSearch
 from ..store.filters import Filters
+from ..store.tokenize import tokenize
 from ..store.traces import TraceStoreError
 from ..touched import identifiers
 from . import where
 from .context import RuntimeContext
 from .novelty import NoveltyConfig, Strategy, strategy_for
 from .rerank import (RerankConfig, Scored, calls_made, changed_files, diversify, file_key, named_files, rerank,
-                     task_homes, task_key, touched_scores, work_done)
+                     task_homes, task_key, touched_names, touched_scores, work_done)
 
 if TYPE_CHECKING:  # the calibration module caches with the loop's TTLCache, and the loop imports this
     from .calibration import Calibration
@@ -75,6 +76,15 @@ class AdviceConfig:
     likely_files_looked_up: int = 3
     #: runs looked up per such file (those that only read or named it are dropped)
     likely_file_runs: int = 5
+    #: The calls the task names decide the last places (``RerankConfig.call_slots``), but a run found
+    #: only by the call it made (``book`` of ``book_reservation``; its task worded otherwise) was never
+    #: a candidate (probe E, E4). So the task's words that no candidate's state-changing calls hold
+    #: (the first ``named_call_words`` of them, filler left out) are looked up one by one, by the lexical
+    #: leg over the successful runs' summaries (which name each call in their approach, key actions and
+    #: ``Touched:`` line): up to ``named_call_runs`` runs per word, kept only where one of their
+    #: state-changing calls holds the word. Only while call places are in use. 0: off.
+    named_call_words: int = 8
+    named_call_runs: int = 3
     #: A candidate one of whose step rows is among the ``cover_steps`` nearest the task scores this much
     #: more (feature ``steps``, 0 or 1): its commands and outputs read like the task, so it worked on the
     #: same things, however its task and summary were worded. The rows come from the search the cover
@@ -244,6 +254,9 @@ def exemplars(
     # the last ``call_slots`` places are filled in their own order (see _last_places); the first by
     # the ranking without the calls feature (weak evidence: a task may ask for what policy refuses)
     slots = min(config.rerank.call_slots, k - 1) if config.rerank.enabled and config.rerank.w_calls else 0
+    if slots:
+        candidates += _runs_making_named_calls(ts, task, ctx, summaries, exclude_trajectory_ids, config)
+        candidates.sort(key=lambda h: -h.score)
     ranked, by_calls = _rankings(task, candidates, summaries, ctx, config, slots)
     if config.rerank.diversity:
         cover, near = _likely_files(ts, task, ctx, ranked, summaries, exclude_trajectory_ids, config)
@@ -345,6 +358,37 @@ def _runs_changing_likely_files(ts: TrajSearch, task: str, ctx: RuntimeContext, 
     rows = ts.runs(found, tenant=ctx.tenant, level="summary") if found else {}
     # the lexical leg also matches a file a run read or only named: keep the runs that changed one
     keep = [t for t, row in rows.items() if {file_key(path) for path in changed_files(row.text)} & set(missing)]
+    if not keep:
+        return []
+    summaries.update((t, rows[t]) for t in keep)
+    best: dict[str, Hit] = {}
+    for hit in ts.score_runs(task, keep, ctx.filters(levels=("task", "summary"), outcomes=("success",))):
+        if hit.trajectory_id not in best or hit.score > best[hit.trajectory_id].score:
+            best[hit.trajectory_id] = hit
+    return list(best.values())
+
+
+def _runs_making_named_calls(ts: TrajSearch, task: str, ctx: RuntimeContext, summaries: dict[str, Hit],
+                             exclude: Sequence[str], config: AdviceConfig) -> list[Hit]:
+    """More candidates (their better row of task and summary, scored like the others): the successful runs
+    one of whose state-changing calls holds a word of the task that no candidate's calls hold (the words
+    as :func:`~.rerank.touched_scores` matches them; see ``AdviceConfig.named_call_words``). Their summary
+    rows join ``summaries`` (the candidates' summary rows, by run)."""
+    if not config.named_call_words or not config.named_call_runs:
+        return []
+    held = {word for row in summaries.values() for word in touched_names(row.text)["calls"]}
+    words = [w for w in dict.fromkeys(tokenize(task, bigrams=False))
+             if w.isalpha() and len(w) > 2 and w not in FILLER and w not in held][:config.named_call_words]
+    if not words:
+        return []
+    summary = ctx.filters(levels=("summary",), outcomes=("success",), exclude_trajectory_ids=exclude)
+    found: dict[str, str] = {}  # run -> the word it was looked up by
+    for word in words:  # each word on its own: one lookup of several words ranks runs by their rarest
+        found.update((t, word) for t in ts.lexical_runs(word, summary, k=config.named_call_runs)
+                     if t not in summaries and t not in found)
+    rows = ts.runs(list(found), tenant=ctx.tenant, level="summary") if found else {}
+    # the lexical leg also matches the word in a run's task or reads: keep the runs whose calls hold it
+    keep = [t for t, row in rows.items() if found[t] in touched_names(row.text)["calls"]]
     if not keep:
         return []
     summaries.update((t, rows[t]) for t in keep)
