@@ -21,7 +21,7 @@ from ..represent import MAX_ROW_CHARS
 from ..results import Hit
 from ..search import TrajSearch
 from ..store.filters import Filters
-from ..store.tokenize import tokenize
+from ..store.tokenize import tokenize_query
 from ..store.traces import TraceStoreError
 from ..touched import identifiers
 from . import where
@@ -79,10 +79,11 @@ class AdviceConfig:
     #: The calls the task names decide the last places (``RerankConfig.call_slots``), but a run found
     #: only by the call it made (``book`` of ``book_reservation``; its task worded otherwise) was never
     #: a candidate (probe E, E4). So the task's words that no candidate's state-changing calls hold
-    #: (the first ``named_call_words`` of them, filler left out) are looked up one by one, by the lexical
-    #: leg over the successful runs' summaries (which name each call in their approach, key actions and
-    #: ``Touched:`` line): up to ``named_call_runs`` runs per word, kept only where one of their
-    #: state-changing calls holds the word. Only while call places are in use. 0: off.
+    #: (the first ``named_call_words`` of them as written; filler, numbers and the parts of identifiers
+    #: left out) are looked up one by one, by the lexical leg over the successful runs' summaries (which
+    #: name each call in their approach, key actions and ``Touched:`` line): up to ``named_call_runs``
+    #: runs per word, kept only where one of their state-changing calls holds the word. Only while call
+    #: places are in use. 0: off.
     named_call_words: int = 8
     named_call_runs: int = 3
     #: A candidate one of whose step rows is among the ``cover_steps`` nearest the task scores this much
@@ -361,8 +362,13 @@ def _runs_changing_likely_files(ts: TrajSearch, task: str, ctx: RuntimeContext, 
     if not keep:
         return []
     summaries.update((t, rows[t]) for t in keep)
+    return _better_rows(ts, task, ctx, keep)
+
+
+def _better_rows(ts: TrajSearch, task: str, ctx: RuntimeContext, runs: list[str]) -> list[Hit]:
+    """Each of these successful runs as a candidate: its better row of task and summary, scored by cosine."""
     best: dict[str, Hit] = {}
-    for hit in ts.score_runs(task, keep, ctx.filters(levels=("task", "summary"), outcomes=("success",))):
+    for hit in ts.score_runs(task, runs, ctx.filters(levels=("task", "summary"), outcomes=("success",))):
         if hit.trajectory_id not in best or hit.score > best[hit.trajectory_id].score:
             best[hit.trajectory_id] = hit
     return list(best.values())
@@ -371,13 +377,13 @@ def _runs_changing_likely_files(ts: TrajSearch, task: str, ctx: RuntimeContext, 
 def _runs_making_named_calls(ts: TrajSearch, task: str, ctx: RuntimeContext, summaries: dict[str, Hit],
                              exclude: Sequence[str], config: AdviceConfig) -> list[Hit]:
     """More candidates (their better row of task and summary, scored like the others): the successful runs
-    one of whose state-changing calls holds a word of the task that no candidate's calls hold (the words
-    as :func:`~.rerank.touched_scores` matches them; see ``AdviceConfig.named_call_words``). Their summary
-    rows join ``summaries`` (the candidates' summary rows, by run)."""
+    one of whose state-changing calls holds a word of the task that no candidate's calls hold (see
+    ``AdviceConfig.named_call_words``; :func:`~.rerank.touched_scores` then gives them their ``calls``).
+    Their summary rows join ``summaries`` (the candidates' summary rows, by run)."""
     if not config.named_call_words or not config.named_call_runs:
         return []
     held = {word for row in summaries.values() for word in touched_names(row.text)["calls"]}
-    words = [w for w in dict.fromkeys(tokenize(task, bigrams=False))
+    words = [w for w in tokenize_query(task)[0]  # its words as written: not the parts of a user id
              if w.isalpha() and len(w) > 2 and w not in FILLER and w not in held][:config.named_call_words]
     if not words:
         return []
@@ -392,11 +398,7 @@ def _runs_making_named_calls(ts: TrajSearch, task: str, ctx: RuntimeContext, sum
     if not keep:
         return []
     summaries.update((t, rows[t]) for t in keep)
-    best: dict[str, Hit] = {}
-    for hit in ts.score_runs(task, keep, ctx.filters(levels=("task", "summary"), outcomes=("success",))):
-        if hit.trajectory_id not in best or hit.score > best[hit.trajectory_id].score:
-            best[hit.trajectory_id] = hit
-    return list(best.values())
+    return _better_rows(ts, task, ctx, keep)
 
 
 def _likely_files(ts: TrajSearch, task: str, ctx: RuntimeContext, ranked: list[Scored], summaries: dict[str, Hit],
