@@ -83,7 +83,10 @@ class AdviceConfig:
     #: left out) are looked up one by one, by the lexical leg over the successful runs' summaries (which
     #: name each call in their approach, key actions and ``Touched:`` line): up to ``named_call_runs``
     #: runs per word, kept only where one of their state-changing calls holds the word. Only while call
-    #: places are in use. 0: off.
+    #: places are in use. The shared tau-bench airline tenant: 11-t0 (the one successful booking) now
+    #: takes the probe's last place (17-t3 did, a ``calculate``); leave-task-out (scripts/eval_generalise.py)
+    #: unchanged: tau 0.658 / 0.895, swe 0.500 / 1.000, tau2 airline 0.611 / 0.861; scripts/eval_runtime.py
+    #: recall unchanged; ``exemplars`` p50 6.5 -> 8.5 ms there (303 queries). 0: off.
     named_call_words: int = 8
     named_call_runs: int = 3
     #: A candidate one of whose step rows is among the ``cover_steps`` nearest the task scores this much
