@@ -110,9 +110,10 @@ def test_an_interrupted_ingest_over_a_server_says_what_it_sent(setup, sig: int) 
     proc.communicate(timeout=DEADLINE)
     stderr = (tmp / "ingest.err").read_text()
     assert proc.returncode == 128 + sig, stderr
-    [line] = [line for line in stderr.splitlines() if line.strip()]
-    assert line.startswith("interrupted: "), stderr
-    _said(line, landed)
+    # one line says it (gRPC's C core may log a line of its own on a loaded machine: not ours to judge)
+    said = [line for line in stderr.splitlines() if line.startswith("interrupted: ")]
+    assert len(said) == 1, stderr
+    _said(said[0], landed)
     _rerun_counts_landed_runs_unchanged(dump, address, env, landed)
 
 
@@ -126,7 +127,7 @@ def test_a_server_killed_mid_ingest_is_said_with_what_was_sent(setup) -> None:
     proc.communicate(timeout=DEADLINE)
     stderr = (tmp / "ingest.err").read_text()
     assert proc.returncode == 1, stderr
-    said = " ".join(stderr.split())
+    said = " ".join(stderr[stderr.find("error: "):].split())
     assert said.startswith(f"error: the server at {address} stopped the ingest (UNAVAILABLE: "), stderr
     _said(said, landed)
     again, address = _serve(tmp, keys)  # the server back, on the store it was killed over
