@@ -319,8 +319,8 @@ def _grounded(order: list[Scored], floor: float, likely: set[str], summaries: di
     dialogue at cosine 0.19 came third for a short coding task in a tenant holding both). Such a
     run stays when its work says it is near: it changed code the task names by an identifier or where
     that code lives (features ``named``, ``where``; a word of its prose is no such evidence: probe E2,
-    E2-2, sphinx's ``domains/python.py`` was kept for a scikit-learn issue for its ``python: 3.6.7``), one of its step rows is among those nearest the task
-    (``steps``), it changed one of the files the task's work likeliest lies in (``likely``, see
+    E2-2, sphinx's ``domains/python.py`` was kept for a scikit-learn issue for its ``python: 3.6.7``),
+    one of its step rows is among those nearest the task (``steps``), it changed one of the files the task's work likeliest lies in (``likely``, see
     :mod:`.where`: runs found by those files often word their task otherwise), or it made calls
     the task names (``calls``). Exemplar-only leave-task-out on SWE-bench runs (gemini 299, CodeR
     49, two SWE-agent sets 32 and 40 findable tasks): recall@1 and @3 unchanged; 2 of the 49 CodeR
