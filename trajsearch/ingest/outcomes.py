@@ -339,8 +339,10 @@ def _undecided(why: str) -> bool:
 def _programbench_verdict(result: dict[str, Any]) -> Verdict | str:
     """The verdict of a ProgramBench evaluation where the file decides it, else why it does not (see the module
     docstring)."""
-    if result.get("error_code"):
-        details = _one_line(str(result.get("error_details") or ""))
+    from .adapters._common import short  # here: the adapters package imports this module
+
+    if result.get("error_code"):  # a build log's head says what it ran
+        details = short(str(result.get("error_details") or ""), keep="head")
         return Verdict(Outcome.failure, 0.0, f"ProgramBench evaluation: {result['error_code']}, no test ran"
                                              + (f": {details}" if details else ""))
     tests = [t for t in result["test_results"] if isinstance(t, dict)]
@@ -353,12 +355,6 @@ def _programbench_verdict(result: dict[str, Any]) -> Verdict | str:
     return (f"{_PROGRAMBENCH_UNDECIDED} {len(failed)} of {len(tests)} tests not passed "
             f"({', '.join(failed[:SHOWN_TESTS])}{more}), which decides nothing alone: ProgramBench scores without the tests the task ignores, which its "
             "tests.json lists, not this file (`programbench info <run dir>` gives the score)")
-
-
-def _one_line(text: str, limit: int = 300) -> str:
-    """``text`` on one line, at most ``limit`` characters (its head: where a build log says what it ran)."""
-    line = " ".join(text.split())
-    return line if len(line) <= limit else line[:limit - 1] + "…"
 
 
 #: Lists only a run report has (an older report's ``resolved`` list alone is read by ``_UNRESOLVED_LISTS``' rule).
