@@ -383,8 +383,12 @@ class FusionConfig:
     def _near(self, words: list[str], row: str) -> bool:
         """``row`` holds nearly all of ``words`` in order; first, cheaply, are enough of them in it at all
         (substring tests: most rows fail here, before their words are split and paired)."""
-        needed = self.near_share * len(words)
-        return sum(word in row for word in words) >= needed and near_verbatim_share(words, row) >= self.near_share
+        needed, present = self.near_share * len(words), 0
+        for seen, word in enumerate(words, 1):  # stops once the words not yet looked for cannot make up the share
+            present += word in row
+            if present + len(words) - seen < needed:
+                return False
+        return near_verbatim_share(words, row) >= self.near_share
 
     def verbatim_lift(self, text: str, scores: dict[str, float], texts: dict[str, str]) -> dict[str, float]:
         """Rows whose text holds the whole query (whitespace-normalised) above every other row."""
