@@ -35,7 +35,10 @@ Mapping (``ai.operationId``, else the span name)
   a model requested whose execution was not traced is still a step, its result
   taken from the next call's ``tool-result`` message.
 - ``ai.embed`` / ``ai.embedMany`` / ``ai.rerank`` (and their ``do*`` spans):
-  not steps; a trace made only of them is no agent run and is rejected.
+  not steps; a trace made only of them (a RAG app exports one per query: each
+  SDK call its own trace) holds no agent run and nothing wrong: it is passed
+  over as "not an agent run" with a line at info level, as the other span
+  adapters pass over traces of no agent work, not rejected.
 - a call span with no model-call span below it (exported alone) stands for
   its own model call (its ``ai.response.*`` is the answer).
 - a trace whose spans record no input (``recordInputs: false``, the SDK's
@@ -54,6 +57,7 @@ Mapping (``ai.operationId``, else the span name)
 
 from __future__ import annotations
 
+import logging
 import re
 from dataclasses import asdict
 from typing import Any, Iterator
@@ -82,6 +86,8 @@ NAME = "vercel-ai"
 SIGNATURE = re.compile(r'"ai\.operationId"|"ai\.(?:generateText|streamText|generateObject|streamObject)(?:\.do\w+)?"')
 GROUPED = True
 ID_PREFIX = "vercel"
+
+log = logging.getLogger(__name__)
 
 _CALLS = ("ai.generateText", "ai.streamText", "ai.generateObject", "ai.streamObject")
 _MODEL_CALLS = tuple(f"{c}.{d}" for c in _CALLS for d in ("doGenerate", "doStream"))
@@ -273,10 +279,11 @@ def _call_label(group: list[Node]) -> str | None:
 
 
 class _Format(SpanFormat):
-    def assemble_trajectory(self, key: str, group: list[Node], ctx: Context, by: str = "trace") -> Trajectory:
+    def assemble_trajectory(self, key: str, group: list[Node], ctx: Context, by: str = "trace") -> Trajectory | None:
         if not any(n.role in ("agent", "llm", "tool") for n in group):
             kinds = ", ".join(sorted({n.name for n in group}))
-            raise RecordError(f"not an agent run: the {by} holds only {kinds} spans")
+            log.info("passed over %s %s: not an agent run: it holds only %s spans", by, key, kinds)
+            return None
         calls = [n for n in group if n.role == "agent" and n.name in _CALLS]
         if any(n.role == "llm" for n in group):
             for n in calls:  # the model id of a run is the one its model calls answered with

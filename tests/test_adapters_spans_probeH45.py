@@ -1,0 +1,57 @@
+"""AI SDK and OpenAI Agents SDK files of probe H (round 45), read through the public reader and the CLI.
+
+The fixtures (``fixtures/vercel-ai/.real/probeH45``, ``fixtures/openai-agents/.real/probeH45``, see their SOURCE.md)
+are what the released SDKs wrote, whole or as a subset of their traces with every span left as written.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+
+import pytest
+
+import adapter_support
+from cli_support import run_cli
+from trajsearch.ingest.read import read_dump
+
+FIXTURES = Path(__file__).parent / "fixtures"
+AI6 = FIXTURES / "vercel-ai" / ".real" / "probeH45"
+AGENTS = FIXTURES / "openai-agents" / ".real" / "probeH45"
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """An embedded store under ``tmp_path/home`` for the CLI, with the hashing test embedder."""
+    monkeypatch.setenv("TRAJSEARCH_MODEL", "hashing")
+    for name in ("TRAJSEARCH_SERVER", "TRAJSEARCH_TENANT", "TRAJSEARCH_URI", "TRAJSEARCH_TRACES"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("TRAJSEARCH_HOME", str(tmp_path / "home"))
+    return tmp_path / "home"
+
+
+# -- AI SDK: embedding traces (A7) ------------------------------------------------------------
+
+
+def test_ai_sdk_embedding_traces_are_passed_over_not_rejected(caplog: pytest.LogCaptureFixture) -> None:
+    """A7: a RAG route's ``embedMany`` and ``embed`` calls are traces of their own; each was rejected ("not an agent
+    run"), a dead letter per query. They hold no agent run and nothing wrong: passed over, saying so at info level."""
+    with caplog.at_level(logging.INFO):
+        results = list(read_dump(AI6 / "ai6.0.333-rag.otlp.json"))
+    assert [r.error for r in results if not r.ok] == []
+    assert [r.trajectory.trajectory_id for r in results] == ["vercel:0db08e3efb9e2bc00a555ff8b8d17c92"]
+    passed = sorted(r.getMessage() for r in caplog.records if r.getMessage().startswith("passed over trace"))
+    assert passed == [
+        "passed over trace 0c237638c6637fbe44b6fb1d0f7d9d1b: not an agent run: it holds only ai.embedMany, "
+        "ai.embedMany.doEmbed spans",
+        "passed over trace 67041784511be68894d96545283c11db: not an agent run: it holds only ai.embed, "
+        "ai.embed.doEmbed spans"]
+
+
+def test_ingesting_a_rag_apps_export_exits_0(home: Path) -> None:
+    """A7 through the CLI: no rejection, so no exit status 3 and no dead-letter record."""
+    code, out, err = run_cli("ingest", str(AI6 / "ai6.0.333-rag.otlp.json"), "-t", "h", "--json", "--quiet")
+    assert code == 0, out + err
+    report = json.loads(out)
+    assert (report["read"], report["ingested"], report["rejected"]) == (1, 1, 0)
