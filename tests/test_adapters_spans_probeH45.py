@@ -55,3 +55,19 @@ def test_ingesting_a_rag_apps_export_exits_0(home: Path) -> None:
     assert code == 0, out + err
     report = json.loads(out)
     assert (report["read"], report["ingested"], report["rejected"]) == (1, 1, 0)
+
+
+# -- AI SDK: provider-executed tools (A1) -----------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["ai6.0.333-provider-executed-tool-answer.otlp.json",
+                                  "ai6.0.333-stream-provider-executed-tool.otlp.json"])
+def test_text_after_a_provider_executed_tool_is_the_answer(name: str) -> None:
+    """A1: a model response holding a provider tool's call (``web_search`` declared ``{"type": "provider"}``, run by
+    the provider, not the SDK) and text, finish reason ``stop``: the SDK runs nothing more and returns the text as
+    ``result.text``. It was read as the call's thought and the run had no answer; now the call, then the answer."""
+    run = adapter_support.only(AI6 / name)
+    assert [s.action for s in run.steps] == ["web_search", "respond"]
+    search, answer = run.steps
+    assert (search.arguments, search.thought) == ({"query": "Lyon weather"}, None)
+    assert answer.arguments == {"content": "It is 12C and cloudy in Lyon."}

@@ -26,7 +26,11 @@ Mapping (``ai.operationId``, else the span name)
   ``ai.response.reasoning`` (the thought), ``ai.response.toolCalls`` /
   ``ai.result.toolCalls`` (``toolCallId``, ``toolName``, ``input`` or ``args``),
   ``ai.response.object`` / ``ai.result.object``. Text that requested no tool
-  is a ``respond`` step; model = ``ai.response.model``, else ``ai.model.id``.
+  is a ``respond`` step, and so is text beside calls the provider ran all of
+  (a provider tool: ``{"type": "provider"}`` in ``ai.prompt.tools``, the call
+  marked ``providerExecuted``; OpenAI's or Anthropic's ``web_search``): the
+  SDK runs none of them and stops, its ``result.text`` that text; else it is
+  the calls' thought. Model = ``ai.response.model``, else ``ai.model.id``.
 - ``ai.toolCall``: a step: action = ``ai.toolCall.name``, arguments =
   ``ai.toolCall.args`` (``ai.toolCall.input``; JSON-decoded), observation =
   ``ai.toolCall.result`` (``ai.toolCall.output``), error = the ``exception``
@@ -201,16 +205,46 @@ def _tool_calls(raw: Any) -> list[dict[str, Any]]:
     return out
 
 
-def _output(attrs: dict[str, Any]) -> list[dict[str, Any]]:
+#: How ``ai.prompt.tools`` declares a tool of the provider's: ``provider`` (AI SDK 6), ``provider-defined`` (v4-v5).
+_PROVIDER_TOOL_TYPES = ("provider", "provider-defined")
+
+
+def _provider_tools(raw: Any) -> set[str]:
+    """The names of the provider tools a model call was given (``ai.prompt.tools``: one JSON object a tool)."""
+    tools = maybe_json(raw)
+    declared = (maybe_json(t) for t in (tools if isinstance(tools, list) else []))
+    return {str(t["name"]) for t in declared if isinstance(t, dict) and t.get("type") in _PROVIDER_TOOL_TYPES
+            and t.get("name")}
+
+
+def _all_run_by_provider(raw_calls: Any, provider_tools: set[str], finish: Any) -> bool:
+    """Whether the provider ran every call of a response (OpenAI's ``web_search``, Anthropic's ``web_search``...):
+    marked ``providerExecuted`` (``streamText`` records it), or a provider tool where the model did not stop for
+    tools (``generateText`` records no mark; a provider tool the app executes, Anthropic's ``bash``, stops so)."""
+    raw = maybe_json(raw_calls)
+    calls = [c for c in raw if isinstance(c, dict) and c.get("toolName")] if isinstance(raw, list) else []
+    return bool(calls) and all(c.get("providerExecuted") is True
+                               or c["toolName"] in provider_tools and finish != "tool-calls" for c in calls)
+
+
+def _output(attrs: dict[str, Any], provider_tools: set[str] | None = None) -> list[dict[str, Any]]:
+    """A call's response as messages. Where the provider ran every call (:func:`_all_run_by_provider`), the SDK runs
+    nothing and stops: the text the model wrote after the provider's results is the answer (``result.text``), not the
+    calls' reason, so it follows them as a message of its own."""
     text = attrs.get("ai.response.text", attrs.get("ai.result.text"))
     obj = attrs.get("ai.response.object", attrs.get("ai.result.object"))
     if not text and obj is not None:
         text = text_of(obj)
-    calls = _tool_calls(attrs.get("ai.response.toolCalls", attrs.get("ai.result.toolCalls")))
+    raw_calls = attrs.get("ai.response.toolCalls", attrs.get("ai.result.toolCalls"))
+    calls = _tool_calls(raw_calls)
     reasoning = text_of(attrs.get("ai.response.reasoning")) if attrs.get("ai.response.reasoning") else ""
     if not (text or calls or reasoning):
         return []
-    return [asdict(Message("assistant", text_of(text) if text else "", reasoning, calls))]
+    said = text_of(text) if text else ""
+    finish = attrs.get("ai.response.finishReason", attrs.get("ai.finishReason"))
+    if said and _all_run_by_provider(raw_calls, provider_tools or set(), finish):
+        return [asdict(Message("assistant", "", reasoning, calls)), asdict(Message("assistant", said))]
+    return [asdict(Message("assistant", said, reasoning, calls))]
 
 
 # -- spans -> nodes ----------------------------------------------------------------------
@@ -248,7 +282,7 @@ def _node(span: dict[str, Any], resource: dict[str, Any], seq: int) -> tuple[str
     elif op in _MODEL_CALLS:
         node.role = "llm"
         node.input_messages = sdk_messages(attrs.get("ai.prompt.messages"))
-        node.output_messages = _output(attrs)
+        node.output_messages = _output(attrs, _provider_tools(attrs.get("ai.prompt.tools")))
         node.model = str(model) if model else None
         if reason := attrs.get("ai.response.finishReason", attrs.get("ai.finishReason")):
             node.info = {"finish_reasons": [reason]}  # ``tool-calls`` as the last: the SDK stopped, calls unrun
