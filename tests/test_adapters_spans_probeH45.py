@@ -71,3 +71,19 @@ def test_text_after_a_provider_executed_tool_is_the_answer(name: str) -> None:
     search, answer = run.steps
     assert (search.arguments, search.thought) == ({"query": "Lyon weather"}, None)
     assert answer.arguments == {"content": "It is 12C and cloudy in Lyon."}
+
+
+# -- Agents SDK: a run ended by its own tool raising (A2, A4) ---------------------------------
+
+
+def test_agents_024_run_ended_by_its_tool_timing_out_is_a_failure_not_an_outage() -> None:
+    """A2 (openai-agents 0.24.0): a ``failure_error_function=None`` tool raised ``ConnectionError("payment gateway timed
+    out after 30s")``; the SDK re-raised it as ``UserError("Error running tool charge_card: ...")`` and marked the agent
+    span "Error in agent run" with that text. The words look like an outage, and the tool's name the SDK inserted hid
+    that the error is the tool's: the run was ``infra_error``. It is the run's own failure, no infrastructure cause."""
+    run = adapter_support.only(AGENTS / "oai-agents-0.24.0-tool-raised-timeout.jsonl")
+    assert run.outcome.value == "failure"
+    assert run.failure.error == "Error in agent run: Error running tool charge_card: payment gateway timed out after 30s"
+    assert run.failure.cause is None
+    [step] = run.steps
+    assert (step.action, step.error) == ("charge_card", "Error running tool: payment gateway timed out after 30s")

@@ -77,10 +77,11 @@ def failed(error: str | None) -> str | None:
 #: Errors a framework raises *because a tool raised*: the AI SDK's ``AI_ToolExecutionError`` ("Error executing tool
 #: X: ..."), the Agents SDK's "Error running tool X: ...", LangChain's ``ToolException``. The run's tool failed,
 #: whatever its message says (a 503 from the tool's own backend): an agent should be warned of that; an outage is
-#: the model provider's or the infrastructure's.
+#: the model provider's or the infrastructure's. The message may come after the labels of what passed it on (an
+#: exception type, the Agents SDK's agent span "Error in agent run: Error running tool X: ...").
 _TOOL_RAISED = re.compile(
     r"^\s*(?:[\w.]+\.)?(?:AI_ToolExecutionError|ToolExecutionError|ToolException)\b"
-    r"|^\s*(?:[\w.]+:\s*)?Error (?:executing|running) tool\b"
+    r"|^\s*(?:[\w.]+(?: [\w.]+){0,5}:\s*){0,3}Error (?:executing|running) tool\b"
 )
 
 
