@@ -87,3 +87,25 @@ def test_agents_024_run_ended_by_its_tool_timing_out_is_a_failure_not_an_outage(
     assert run.failure.cause is None
     [step] = run.steps
     assert (step.action, step.error) == ("charge_card", "Error running tool: payment gateway timed out after 30s")
+
+
+def test_agents_042_run_ended_by_its_tool_raising_is_a_failure_with_that_tools_error() -> None:
+    """A4 (openai-agents 0.4.2, ``Runner.run`` not streamed): the SDK marks no agent span when a tool's exception ends
+    the run, only the function span ("Error running tool", the fatal message; a tool error given back to the model
+    is "Error running tool (non-fatal)"). The run read as ``unknown``, though it raised and never answered. It is the
+    run's failure, with the error as the SDK raised it, and no outage (the tool's own timeout)."""
+    run = adapter_support.only(AGENTS / "oai-agents-0.4.2-tool-raised-timeout.jsonl")
+    assert run.outcome.value == "failure"
+    assert run.failure.error == "Error running tool charge_card: payment gateway timed out after 30s"
+    assert run.failure.cause is None
+    assert run.metadata["outcome_basis"] == "error status of the tool 'charge_card', which ended the run"
+    [step] = run.steps
+    assert (step.action, step.error) == ("charge_card", "Error running tool: payment gateway timed out after 30s")
+
+
+def test_agents_tool_errors_given_back_to_the_model_do_not_fail_the_run() -> None:
+    """A4's other side: "Error running tool (non-fatal)" (the SDK's default ``failure_error_function``: the model was
+    told and answered) stays a step's error; the run's outcome is not decided by it."""
+    run = adapter_support.runs(FIXTURES / "openai-agents" / ".real" / "agents-as-tools-parallel.jsonl")[0]
+    assert run.steps[2].error == "Error running tool (non-fatal): Tool execution failed. Error details are redacted."
+    assert (run.outcome.value, run.failure, run.steps[-1].action) == ("unknown", None, "respond")

@@ -66,9 +66,13 @@ Mapping (``span_data.type``)
   model; created_at = the earliest span start.
 - outcome: the SDK records no verdict; an error on an ``agent``, ``task`` or
   ``turn`` span (a run that raised: max turns, guardrail tripwire, model
-  error), or a guardrail span with ``triggered`` (the tripwire's own record) ->
-  failure (infra_error for timeouts, rate limits, 5xx, connection errors),
-  else ``unknown``.
+  error), or a guardrail span with ``triggered`` (the tripwire's own record),
+  or a function span whose tool raised and ended the run (the SDK's fatal
+  "Error running tool", not the "(non-fatal)" one given back to the model,
+  with no model call or tool started after it: before the 0.2x refactor a
+  run that is not streamed marks no agent span) -> failure (infra_error for
+  timeouts, rate limits, 5xx, connection errors, but not for a tool's own
+  error, whatever it says), else ``unknown``.
 """
 
 from __future__ import annotations
@@ -402,6 +406,27 @@ def _task(group: list[Node]) -> tuple[str | None, str]:
     return None, "workflow name"
 
 
+#: A function span's error where the SDK re-raised the tool's exception (``SpanError(message="Error running tool",
+#: data={"tool_name", "error"})``, then ``raise UserError(f"Error running tool {name}: {e}")``, 0.0.3 to 0.2x); a tool
+#: error given back to the model is "Error running tool (non-fatal)".
+_FATAL_TOOL_ERROR = re.compile(r"^Error running tool(?:: (?P<detail>.*))?$", re.S)
+
+
+def _tool_that_ended(group: list[Node]) -> tuple[str, str] | None:
+    """(tool, error) of a run that raised because its tool raised, where no agent span says so (before the 0.2x
+    refactor, ``Runner.run`` marks the agent span only when streamed): the last function span with the SDK's fatal
+    message after whose end no model call or tool started (0.2x also writes that message for arguments that are no
+    JSON, given back to the model: a run that went on), its error as the SDK raised it."""
+    work = [n.start for n in group if n.role in ("llm", "tool") and n.start is not None]
+    tools = (n for n in group if n.role == "tool" and n.name != "handoff" and n.error and n.end is not None)
+    for node in sorted(tools, key=lambda n: n.end or 0.0, reverse=True):
+        found = _FATAL_TOOL_ERROR.match(node.error or "")
+        if found and not any(start > (node.end or 0.0) for start in work):
+            detail = found.group("detail")
+            return str(node.tool), f"Error running tool {node.tool}" + (f": {detail}" if detail else "")
+    return None
+
+
 class _Format(SpanFormat):
     def assemble_trajectory(self, key: str, group: list[Node], ctx: Context, by: str = "trace") -> Trajectory:
         # a span exported twice (a batch re-posted, a JSONL and a batch dump of one run) counts once
@@ -424,6 +449,9 @@ class _Format(SpanFormat):
                         if n.error and (n.role == "agent" or n.info.get("sdk_span_type") in ("task", "turn"))), None)
         tripped = [str(n.info["guardrail"] or "guardrail") for n in group if n.info.get("triggered")]
         failure = failure or (f"Guardrail tripwire triggered: {', '.join(tripped)}" if tripped else None)
+        ended_by = None if failure or root.error else _tool_that_ended(group)
+        if ended_by:
+            failure = ended_by[1]
         if failure and not root.error:
             root.error = failure
         agents = list(dict.fromkeys(n.name for n in sorted(group, key=lambda n: (n.start or 0.0, n.seq))
@@ -443,6 +471,8 @@ class _Format(SpanFormat):
             extra["response_ids"] = responses[:50]
         if agents:
             extra["agents"] = agents
+        if ended_by:
+            extra["outcome_basis"] = f"error status of the tool {ended_by[0]!r}, which ended the run"
         return run.model_copy(update={"task": clip_task(task.strip()), "metadata": {**run.metadata, **extra}})
 
 
