@@ -314,9 +314,9 @@ def test_directory_is_read_recursively_in_sorted_order() -> None:
     # span files are grouped per format after the per-file inputs: one result per trace
     grouped = results[len(per_file):]
     assert [r.fmt for r in grouped] == (["langfuse"] * 2 + ["langsmith"] * 2 + ["openai-agents"] * 4
-                                        + ["openinference"] * 2 + ["otel-genai"] * 9 + ["vercel-ai"] * 12)
+                                        + ["openinference"] * 2 + ["otel-genai"] * 9 + ["vercel-ai"] * 10)
     assert len(per_file) == 2 + 5 + 2 + 1 + 1 + 7  # mini, native, tau, atif, swe-agent, CLI sessions
-    assert sum(r.ok for r in results) == 2 + 3 + 2 + 1 + 1 + 8 + 4 + 7 + 10 + 7  # vercel-ai: 2 embedding traces rejected
+    assert sum(r.ok for r in results) == 2 + 3 + 2 + 1 + 1 + 8 + 4 + 7 + 10 + 7  # vercel-ai: 2 embedding traces passed over
     # a SWE-bench report among the dumps is passed over like preds.json: verdicts, for --outcomes
     assert "outcomes/swebench-report.json" not in sources and all(r.fmt is not None for r in results)
 
