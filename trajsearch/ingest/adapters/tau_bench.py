@@ -61,6 +61,11 @@ Mapping
   (stable across re-ingests).
 - metadata: trial, ended_by (``info.source``), user_cost, r_actions/r_outputs,
   expected action names.
+- passed over (``side_file``): what tau-bench's ``auto_error_identification.py``
+  writes of a results file's failed runs, ``{"fault_assignment_analysis":
+  [{task_id, author, description}], "fault_type_analysis": [{task_id,
+  fault_type, description}]}`` (forks add ``trial`` and more to each entry):
+  a model's verdict on runs kept elsewhere, itself no run.
 """
 
 from __future__ import annotations
@@ -121,6 +126,22 @@ _API_OUTPUT = "API output: "
 
 def matches(record: Any) -> bool:
     return isinstance(record, dict) and "traj" in record and "task_id" in record
+
+
+#: The lists ``auto_error_identification.py`` writes: who is at fault in each failed run, and of what type.
+_FAULT_ANALYSIS_KEYS = frozenset({"fault_assignment_analysis", "fault_type_analysis"})
+
+
+def side_file(record: Any) -> str | None:
+    """The adapter hook (see ``adapters/__init__``): tau-bench's fault analysis of a results file, if it is one."""
+    if not isinstance(record, dict) or "fault_assignment_analysis" not in record \
+            or not record.keys() <= _FAULT_ANALYSIS_KEYS:
+        return None
+    entries = [e for v in record.values() for e in (v if isinstance(v, list) else [None])]
+    if not all(isinstance(e, dict) and "task_id" in e for e in entries):
+        return None
+    return ("tau-bench's fault analysis of a results file (auto_error_identification.py: who is at fault in each "
+            "failed run, and how), not a run: the runs are in the results file it was made from")
 
 
 #: What a results file's name may end with.

@@ -1,0 +1,76 @@
+"""Round 45's probe H read through the public reader: SWE-agent 1.x runs stopped by an error (A3), programs the
+sandbox could not run (A5), and tau-bench's fault analysis beside its results (A6).
+
+Fixtures: ``fixtures/swe-agent/.real/contextbench`` (SWE-agent 1.1.0 output of ContextBench) and
+``fixtures/tau-bench/.real/fault-analysis`` (a tau-bench fork's ``auto_error_identification.py`` output); see each
+SOURCE.md. Shapes the files lack are made in ``tmp_path`` from them, following SWE-agent's own code (named there).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import shutil
+from pathlib import Path
+
+import pytest
+
+from trajsearch.ingest.read import detect_format, read_dump
+from trajsearch.model import Outcome
+
+from adapter_support import only
+from cli_support import run_cli
+
+FIXTURES = Path(__file__).parent / "fixtures"
+CONTEXTBENCH = FIXTURES / "swe-agent" / ".real" / "contextbench" / "output"
+QUOTA = CONTEXTBENCH / "django__django-10880" / "django__django-10880.traj"
+NO_EXEC = CONTEXTBENCH / "pallets__flask-5014" / "pallets__flask-5014.traj"
+FAULTS = FIXTURES / "tau-bench" / ".real" / "fault-analysis" / "test-auto-error-identification-grok-3-mini_0922011221.json"
+TAU_RESULTS = FIXTURES / "tau-bench" / ".real" / "gpt-4o-airline-failed-calls.json"
+QUOTA_ERROR = ("Exit due to unknown error: litellm.APIError: APIError: OpenAIException - 用户额度不足, 剩余额度: "
+               "＄-52.561770 (request id: 20260123023913142207690uoRfVR95)")
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """An embedded store under ``tmp_path/home`` for the CLI, with the hashing test embedder."""
+    monkeypatch.setenv("TRAJSEARCH_MODEL", "hashing")
+    for name in ("TRAJSEARCH_SERVER", "TRAJSEARCH_TENANT", "TRAJSEARCH_URI", "TRAJSEARCH_TRACES"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("TRAJSEARCH_HOME", str(tmp_path / "home"))
+    return tmp_path / "home"
+
+
+# -- A6: tau-bench's fault analysis beside its results ----------------------------------------------------------
+
+
+def test_tau_bench_fault_analysis_named_alone_says_what_it_is(home: Path) -> None:
+    """Bug (probe H, A6): ``auto_error_identification.py``'s output was "unrecognised dump format"."""
+    with pytest.raises(ValueError, match="no run in this file: tau-bench's fault analysis of a results file"):
+        detect_format(FAULTS)
+    code, out, err = run_cli("ingest", str(FAULTS), "-t", "acme", "--dry-run")
+    assert code == 2 and "tau-bench's fault analysis" in " ".join(err.split())
+
+
+@pytest.mark.parametrize("stock", [False, True], ids=["fork", "tau-bench"])
+def test_tau_bench_fault_analysis_beside_its_results_is_passed_over(home: Path, tmp_path: Path, stock: bool,
+                                                                    caplog: pytest.LogCaptureFixture) -> None:
+    """Bug (probe H, A6): a results folder holding the analysis beside the results rejected it (a dead letter,
+    exit 3). The fork's file adds ``trial``, ``is_empty_trajectory`` and ``error_info`` to each entry; tau-bench's
+    own (``json.dump({"fault_assignment_analysis": ..., "fault_type_analysis": ...})``) has only ``task_id``,
+    ``author`` / ``fault_type`` and ``description``."""
+    folder, dead = tmp_path / "results", tmp_path / "dead-letter.jsonl"
+    folder.mkdir()
+    shutil.copy(TAU_RESULTS, folder)
+    analysis = json.loads(FAULTS.read_text())
+    if stock:
+        keep = {"task_id", "author", "fault_type", "description"}
+        analysis = {key: [{k: v for k, v in e.items() if k in keep} for e in entries] for key, entries in analysis.items()}
+    (folder / FAULTS.name).write_text(json.dumps(analysis, indent=4))
+    with caplog.at_level(logging.INFO, logger="trajsearch.ingest.read"):
+        code, out, err = run_cli("ingest", str(folder), "-t", "acme", "--json", "--dead-letter", str(dead))
+    assert code == 0, out + err
+    summary = json.loads(out)
+    assert (summary["ingested"], summary["rejected"]) == (2, 0)
+    assert not dead.exists() or not dead.read_text()
+    assert "tau-bench's fault analysis" in caplog.text
