@@ -41,6 +41,39 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return tmp_path / "home"
 
 
+# -- A5: a program the shell could not execute -------------------------------------------------------------------
+
+
+def test_swe_agent_program_the_shell_could_not_execute_is_a_step_error() -> None:
+    """Bug (probe H, A5): in a sandbox whose binaries do not run, every ``ls``, ``find``, ``python -c`` and ``echo``
+    answered ``/usr/bin/ls: /usr/bin/ls: cannot execute binary file`` (bash's exit-126 diagnostic, signed with the
+    file's name as bash took it for a script) and each step read as a success."""
+    run = only(NO_EXEC)
+    assert [s.error for s in run.steps] == [
+        "/usr/bin/ls: /usr/bin/ls: cannot execute binary file",  # then ``find``'s listing: the ls failed
+        "/usr/bin/find: /usr/bin/find: cannot execute binary file",
+        "/opt/miniconda3/envs/testbed/bin/python: /opt/miniconda3/envs/testbed/bin/python: cannot execute binary file",
+        "/usr/bin/echo: /usr/bin/echo: cannot execute binary file",
+    ]
+
+
+@pytest.mark.parametrize("output", [
+    "bash: line 1: ./run.sh: Permission denied",  # bash, a file without its execute bit
+    "bash: line 1: ./tool: cannot execute binary file: Exec format error",  # bash 5.1+, another architecture's binary
+    "bash: ./tool: cannot execute: required file not found",  # bash 5.1+, its interpreter missing
+    "/bin/sh: 1: ./tool: Exec format error",  # dash
+    "/bin/sh: 1: ./run.sh: Permission denied",
+])
+def test_swe_agent_every_shell_says_it_could_not_execute_a_program(tmp_path: Path, output: str) -> None:
+    """The same failure as bash and dash word it (``execute_cmd.c`` ``shell_execve``; dash's ``exec.c``)."""
+    record = json.loads(NO_EXEC.read_text())
+    record["trajectory"][1]["observation"] = output + "\n"
+    path = tmp_path / "output" / NO_EXEC.parent.name / NO_EXEC.name
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps(record))
+    assert only(path).steps[1].error == output
+
+
 # -- A6: tau-bench's fault analysis beside its results ----------------------------------------------------------
 
 

@@ -37,7 +37,8 @@ Mapping
   observation shows one (a Python exception line, ``command not found``,
   ``No such file``, a rejected edit (its linter's ``ERRORS:`` lines, 0.x's "No file open" before any
   ``open``), the shell's own ``bash: line N: ...``
-  diagnostics) or a command SWE-agent stopped ("EXECUTION TIMED OUT", 1.x's
+  diagnostics, a program it could not execute: ``<file>: cannot execute
+  binary file``, ``Permission denied``) or a command SWE-agent stopped ("EXECUTION TIMED OUT", 1.x's
   "... was cancelled because it took more than N seconds"), or EnIGMA's
   "Wrong flag!" (the whole reply to a ``submit``: a CTF flag rejected), since SWE-agent
   records no exit codes. The stop SWE-agent
@@ -116,11 +117,21 @@ _SUBMISSION = re.compile(r"^\d{8}_(?:SWE-agent|sweagent)_(?P<model>.+)$", re.I)
 #: SWE-agent's linter refusing an edit lists what it found: ``ERRORS:`` then ``- F821 undefined name 'x'`` lines.
 _LINT_ERRORS = re.compile(r"^ERRORS:\n((?:- .+\n?)+)", re.M)
 _TIMED_OUT = re.compile(r"^.*(?:EXECUTION TIMED OUT|was cancelled because it took more than \d+ seconds).*$", re.M)
+#: A program that could not be run (exit 126), as the shell says it, whatever name it signs with: bash's
+#: ``<name>: [line N: ]<file>: cannot execute binary file[: Exec format error]`` (the name ``bash``, or the file
+#: itself when bash took it for a script: ``/usr/bin/ls: /usr/bin/ls: cannot execute binary file``), ``... cannot
+#: execute: required file not found``, ``...: Permission denied``; dash's ``sh: 1: <file>: Exec format error`` /
+#: ``Permission denied``. A command refused a file the same way (``cat: <file>: Permission denied``) failed too.
+#: Such a line is the step's error unless the rest of the output shows another: the program never ran, so what
+#: else the step printed came from other commands (``ls x; find .``) or is a file's text (``printf "$(<f)"``).
+_NO_EXEC = r"^[^\s:]+: (?:line \d+: |\d+: )?[^\s:]+: (?:cannot execute\b|Exec format error|Permission denied)"
+_NO_EXEC_LINE = re.compile(_NO_EXEC + r".*$", re.M)
 _ERROR_OUTPUT = re.compile(
     r"^(?:E\s+)?[A-Za-z_][\w.]*(?:Error|Exception)\b:|command not found|No such file or directory|"
     r"Your proposed edit has introduced new syntax error|^Error:|^ERROR:|Traceback \(most recent call last\)|"
     r"^No file open\. Use the .open. command first|"  # 0.x's editor refusing an edit before any ``open``
-    r"^(?:/\S*/)?(?:ba|da|z)?sh: (?:line \d+: )?",  # the shell's own diagnostics (a quote left open, ...)
+    r"^(?:/\S*/)?(?:ba|da|z)?sh: (?:line \d+: )?|"  # the shell's own diagnostics (a quote left open, ...)
+    + _NO_EXEC,
     re.M,
 )
 #: EnIGMA's (SWE-agent for CTF) whole reply to a ``submit`` of a flag that is not the challenge's: the episode goes
@@ -271,6 +282,9 @@ def _step_error(observation: str, command: str) -> str | None:
         return None
     if lint := _LINT_ERRORS.search(observation):  # the linter's findings, not its "DO NOT re-run" footer
         return short("; ".join(line[2:].strip() for line in lint.group(1).splitlines() if line.strip()), 300)
+    no_exec = _NO_EXEC_LINE.findall(observation)
+    if no_exec and not _ERROR_OUTPUT.search(_NO_EXEC_LINE.sub("", observation)):
+        return short(no_exec[-1])
     return decisive_line(observation)
 
 
