@@ -41,6 +41,64 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return tmp_path / "home"
 
 
+# -- A3: the exit message SWE-agent writes when an error stops the run -------------------------------------------
+
+
+def test_swe_agent_run_stopped_by_an_api_error_names_it() -> None:
+    """Bug (probe H, A3): SWE-agent 1.x ends a run on an exception with ``handle_error_with_autosubmission
+    ("exit_error", f"Exit due to unknown error: {e}")``, the last step's thought; the failure said "no error output
+    recorded" though that message is the run's only account of what failed (here the API account's quota)."""
+    run = only(QUOTA)
+    assert run.outcome is Outcome.infra_error  # the model API failed, not the agent
+    assert run.failure.error == f"exit_error: {QUOTA_ERROR}"
+    assert run.failure.cause.startswith("infrastructure")
+
+
+def _with_last_step(tmp_path: Path, status: str, message: str, failing_step: bool = True) -> Path:
+    """The real run, re-ended as SWE-agent 1.x's ``forward_with_handling`` ends one with ``status`` and ``message``
+    (thought and response the message, no action), after a command whose output shows an error."""
+    record = json.loads(QUOTA.read_text())
+    last = record["trajectory"][-1]
+    steps = [{**last, "action": "python reproduce.py", "thought": "Run it.", "response": "Run it.",
+              "observation": "Traceback (most recent call last):\n  File \"reproduce.py\", line 1\nNameError: name 'x' "
+                             "is not defined\n"}] if failing_step else []
+    record["trajectory"] = steps + [{**last, "thought": message, "response": message}]
+    record["info"]["exit_status"] = status
+    path = tmp_path / "output" / QUOTA.parent.name / QUOTA.name
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps(record))
+    return path
+
+
+@pytest.mark.parametrize(("status", "message", "outcome", "error"), [
+    # an error caught: it stopped the run, whatever an earlier command printed
+    ("exit_environment_error", "Exit due to environment error: Runtime did not start within 60s",
+     Outcome.infra_error, "exit_environment_error: Exit due to environment error: Runtime did not start within 60s"),
+    ("exit_api", "Exit due to retry error: RetryError[<Future at 0x7f state=finished raised RateLimitError>]",
+     Outcome.infra_error, "exit_api: Exit due to retry error: RetryError[<Future at 0x7f state=finished raised "
+                          "RateLimitError>]"),
+    ("exit_error", "Exit due to runtime error: Session was closed", Outcome.infra_error,
+     "exit_error: Exit due to runtime error: Session was closed"),
+    # auto-submitted after the error: the patch is kept, the message still says what stopped the run
+    ("submitted (exit_error)", QUOTA_ERROR, Outcome.failure, f"submitted (exit_error): {QUOTA_ERROR}"),
+    # a limit hit: the message only repeats the status; the last failing step says more, as before
+    ("exit_format", "Exit due to repeated format/blocklist/bash syntax errors", Outcome.failure,
+     "exit_format: last failing step 0 (`python reproduce.py`): NameError: name 'x' is not defined"),
+])
+def test_swe_agent_exit_message_with_an_error_is_the_failure(tmp_path: Path, status: str, message: str,
+                                                             outcome: Outcome, error: str) -> None:
+    run = only(_with_last_step(tmp_path, status, message))
+    assert (run.outcome, run.failure.error) == (outcome, error)
+
+
+def test_swe_agent_limit_hit_with_no_failing_step_says_its_exit_message(tmp_path: Path) -> None:
+    """A format-error stop with no command output showing an error: its own message, not "no error output"."""
+    run = only(_with_last_step(tmp_path, "exit_format", "Exit due to repeated format/blocklist/bash syntax errors",
+                               failing_step=False))
+    assert run.outcome is Outcome.failure and run.failure.cause is None  # the agent's own failure
+    assert run.failure.error == "exit_format: Exit due to repeated format/blocklist/bash syntax errors"
+
+
 # -- A5: a program the shell could not execute -------------------------------------------------------------------
 
 

@@ -62,7 +62,12 @@ Mapping
   ``submitted (<that stop>)``), ``exit_cost``, ``exit_context``,
   ``exit_format``, ``exit_command_timeout`` and the like -> failure;
   ``exit_error``, ``exit_environment_error``, ``exit_api`` and anything else
-  -> infra_error; no exit status -> unknown. Join an evaluation report with
+  -> infra_error; no exit status -> unknown. The failure's error is the
+  status and what stopped the run: the last step's "Exit due to <why>: <the
+  exception>" SWE-agent writes on an API, runtime or environment error (often
+  the only account of it: a run that never reached the model has no other
+  step), else the last failing step, else its "Exit due to <limit>" message.
+  Join an evaluation report with
   ``--outcomes`` for real verdicts. In a Harbor trial the trial's
   ``result.json`` verdict (its verifier's reward) stands instead, as for the
   ATIF file Harbor converted the run to (``atif.trial_verdict``).
@@ -139,6 +144,12 @@ _ERROR_OUTPUT = re.compile(
 _WRONG_FLAG = "Wrong flag!"
 #: What SWE-agent records as the last action when it stops a run itself (a limit hit, a format error, ...).
 _EXIT_ACTION = re.compile(r"^(?:exit_\w+|early_exit)$")
+#: SWE-agent's own word on why it stopped a run, the last step's thought (1.x ``forward_with_handling``'s
+#: ``handle_error_with_autosubmission(status, message)``, 0.x ``forward_with_error_check``): with the exception it
+#: caught after the colon ("Exit due to unknown error: litellm.APIError: ...", "... runtime error: ...", "... retry
+#: error: ...", "... environment error: ..."), or only the limit the status names already ("Exit due to cost limit",
+#: "Exit due to repeated format/blocklist/bash syntax errors", "Exiting due to forfeit").
+_EXIT_MESSAGE = re.compile(r"^Exit(?:ing)? due to (?P<why>[^:\n]+)(?P<error>: \S)?")
 
 
 def matches(record: Any) -> bool:
@@ -316,16 +327,31 @@ def _handoffs(agents: list[str]) -> list[list[Any]]:
     return [[i, agent] for i, agent in enumerate(agents) if i == 0 or agents[i - 1] != agent]
 
 
+def _exit_message(steps: list[dict[str, Any]]) -> tuple[str, bool] | None:
+    """SWE-agent's message on stopping the run (``_EXIT_MESSAGE``), one line, and whether it holds the error caught."""
+    thought = steps[-1].get("thought") if steps else None
+    found = _EXIT_MESSAGE.match(thought or "")
+    return (short(thought, keep="head"), bool(found.group("error"))) if found else None
+
+
 def _failure(outcome: Outcome, status: str | None, steps: list[dict[str, Any]], empty: bool = False
              ) -> Failure | None:
     """Why a failed run failed, as far as the file shows: ``status`` (the exit status, or the verdict's reward),
-    then an empty submission or the last step with an error."""
+    then an empty submission, else SWE-agent's exit message when it holds the error that stopped the run (an API,
+    runtime or environment error: what failed, where an earlier failing command did not stop anything), else the
+    last step with an error, else the exit message that only names the limit hit."""
     if outcome not in (Outcome.failure, Outcome.infra_error):
         return None
     last = next((s for s in reversed(steps) if s.get("error")), None)
-    detail = f"last failing step {last['index']} (`{short(last['arguments']['command'], 120)}`): {last['error']}" if last else "no error output recorded"
+    said = _exit_message(steps)
     if empty:
         detail = "an empty submission (nothing handed in)"
+    elif said and (said[1] or not last):
+        detail = said[0]
+    elif last:
+        detail = f"last failing step {last['index']} (`{short(last['arguments']['command'], 120)}`): {last['error']}"
+    else:
+        detail = "no error output recorded"
     return Failure(
         error=f"{status}: {detail}",
         cause="infrastructure: the harness or model API failed, not the agent" if outcome is Outcome.infra_error else None,
