@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from trajsearch.ingest.read import detect_format, read_dump
+from trajsearch.ingest.read import detect_format
 from trajsearch.model import Outcome
 
 from adapter_support import only
@@ -25,7 +25,8 @@ FIXTURES = Path(__file__).parent / "fixtures"
 CONTEXTBENCH = FIXTURES / "swe-agent" / ".real" / "contextbench" / "output"
 QUOTA = CONTEXTBENCH / "django__django-10880" / "django__django-10880.traj"
 NO_EXEC = CONTEXTBENCH / "pallets__flask-5014" / "pallets__flask-5014.traj"
-FAULTS = FIXTURES / "tau-bench" / ".real" / "fault-analysis" / "test-auto-error-identification-grok-3-mini_0922011221.json"
+FAULTS = (FIXTURES / "tau-bench" / ".real" / "fault-analysis"
+          / "test-auto-error-identification-grok-3-mini_0922011221.json")
 TAU_RESULTS = FIXTURES / "tau-bench" / ".real" / "gpt-4o-airline-failed-calls.json"
 QUOTA_ERROR = ("Exit due to unknown error: litellm.APIError: APIError: OpenAIException - 用户额度不足, 剩余额度: "
                "＄-52.561770 (request id: 20260123023913142207690uoRfVR95)")
@@ -156,7 +157,8 @@ def test_tau_bench_fault_analysis_beside_its_results_is_passed_over(home: Path, 
     analysis = json.loads(FAULTS.read_text())
     if stock:
         keep = {"task_id", "author", "fault_type", "description"}
-        analysis = {key: [{k: v for k, v in e.items() if k in keep} for e in entries] for key, entries in analysis.items()}
+        analysis = {key: [{k: v for k, v in e.items() if k in keep} for e in entries]
+                    for key, entries in analysis.items()}
     (folder / FAULTS.name).write_text(json.dumps(analysis, indent=4))
     with caplog.at_level(logging.INFO, logger="trajsearch.ingest.read"):
         code, out, err = run_cli("ingest", str(folder), "-t", "acme", "--json", "--dead-letter", str(dead))
