@@ -148,9 +148,14 @@ def with_current_instruction(run: Trajectory, nodes: list[Node], *, only_over_fi
 def _team_turns(nodes: list[Node]) -> list[Node]:
     """An AutoGen team's turns as the runtime recorded them (``info["agent_reply"]``, see ``conventions``) made
     model answers where no model call recorded an answer (content capture off, AutoGen's default), so each agent's
-    turn is a step; dropped otherwise (the model calls' own answers are those turns). The links that tied the
-    team's traces together (``info["caused_by"]``, read by the spool) are no metadata of the run."""
+    turn is a step; dropped otherwise (the model calls' own answers are those turns). Where the runtime recorded
+    no turn (Semantic Kernel's), the answers the agents' spans recorded are read in a run of linked traces
+    (:func:`_agent_answers`). The links that tied the team's traces together (``info["caused_by"]``, read by the
+    spool) are no metadata of the run."""
     answered = any(n.role == "llm" and n.output_messages for n in nodes)
+    if not answered and any(n.info.get("caused_by") for n in nodes) \
+            and not any(n.info.get("agent_reply") for n in nodes):
+        nodes = _agent_answers(nodes)
     out = []
     for node in nodes:
         reply, info = node.info.get("agent_reply"), {k: v for k, v in node.info.items()
@@ -161,6 +166,35 @@ def _team_turns(nodes: list[Node]) -> list[Node]:
         else:
             out.append(replace(node, info=info) if info != node.info else node)
     return out
+
+
+def _agent_answers(nodes: list[Node]) -> list[Node]:
+    """``nodes`` with the answer each agent below the root recorded (an ``invoke_agent`` span's
+    ``gen_ai.output.messages``) as what its last model call said: Semantic Kernel's orchestrations run each agent
+    in a trace of its own, below the runtime's spans, and write the model calls' content to log records, not to
+    the ``chat`` spans; without those logs the agents' spans alone hold what each said (a root's answer is read
+    as a root's is)."""
+    ids, kids = {n.id for n in nodes}, {}
+    for n in nodes:
+        kids.setdefault(n.parent, []).append(n)
+    last: dict[str, list[dict[str, Any]]] = {}  # the model call's id -> the answer its agent recorded
+    for agent in nodes:
+        said = [m for m in agent.output_messages if m.get("role") == "assistant" and (m.get("text") or "").strip()]
+        if agent.role == "agent" and agent.parent in ids and said and (calls := _own_model_calls(agent, kids)):
+            last[max(calls, key=lambda n: (n.end or 0, n.seq)).id] = said
+    return [replace(n, output_messages=last[n.id]) if n.id in last else n for n in nodes]
+
+
+def _own_model_calls(agent: Node, kids: dict[str | None, list[Node]]) -> list[Node]:
+    """The model calls below ``agent``, not below an agent of its own."""
+    calls, below = [], list(kids.get(agent.id, ()))
+    while below:
+        node = below.pop()
+        if node.role == "llm":
+            calls.append(node)
+        elif node.role != "agent":
+            below += kids.get(node.id, ())
+    return calls
 
 
 def _builds_agent(node: Node) -> bool:

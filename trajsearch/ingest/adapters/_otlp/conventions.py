@@ -28,7 +28,7 @@ of them (see ``otel_genai`` and ``openinference`` for the mapping):
   ``error.message``), the Langfuse SDK's (v3 and later) ``langfuse.observation.*``
   (``type`` gives the role; ``input`` / ``output``, ``model.name``, ``level``
   ``ERROR`` with its ``status_message``), AutoGen's runtime spans (``autogen
-  publish|process ...``: the trace each was linked from, the team's task and
+  publish|process ...``, and Semantic Kernel's port's ``agent_runtime ...``: the trace each was linked from, the team's task and
   each agent's turn in the ``message`` it delivered), CrewAI's crew and task
   records and Haystack's tracer's spans (read as the convention keys they
   stand for: ``_FRAMEWORK_KEYS``).
@@ -253,11 +253,17 @@ def _status_text(message: str | None) -> str | None:
     return (error_text(error) or message) if isinstance(error, dict) and "message" in error else message
 
 
+#: The span-name namespaces of autogen-core's agent runtime (``autogen``) and of Semantic Kernel's port of it
+#: (``agent_runtime``: ``semantic_kernel/agents/runtime/core/telemetry/constants.py``), the orchestrations' runtime.
+_RUNTIME_NAMESPACES = ("autogen ", "agent_runtime ")
+
+
 def _autogen_runtime(name: str, attrs: dict[str, Any]) -> bool:
-    """A span of AutoGen's agent runtime (``autogen publish|process|send|ack <topic>``, ``messaging.*``), which
-    starts a trace for every message it publishes, linked to the trace that published it: a team run's turns
-    are one chain of traces (see ``spool``). Other spans' links (a batch consumer's) tie no run together."""
-    return name.startswith("autogen ") and "messaging.operation" in attrs
+    """A span of AutoGen's agent runtime (``autogen publish|process|send|ack <topic>``, ``messaging.*``) or of
+    Semantic Kernel's port of it (``agent_runtime create|send|process|ack <agent>``), which starts a trace for
+    every message it sends, linked to the trace that sent it: a team's or an orchestration's turns are one chain
+    of traces (see ``spool``). Other spans' links (a batch consumer's) tie no run together."""
+    return name.startswith(_RUNTIME_NAMESPACES) and "messaging.operation" in attrs
 
 
 def _autogen_team_task(attrs: dict[str, Any]) -> str | None:
