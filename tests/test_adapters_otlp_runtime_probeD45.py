@@ -1,13 +1,16 @@
 """OTel span exports of probe D (round 45) read through the public reader and the CLI: a Semantic Kernel
-orchestration over its agent runtime's linked traces.
+orchestration over its agent runtime's linked traces, and Microsoft Agent Framework's ``workflow.build`` traces
+(plain OTLP and under OpenInference's Agent Framework processor).
 
-The fixture (``fixtures/otel-genai/.real/probeD45-runtime``, see its SOURCE.md) is a file the released packages
-wrote, whole.
+The fixtures (``fixtures/otel-genai/.real/probeD45-runtime`` and ``fixtures/openinference/.real/probeD45-runtime``,
+see their SOURCE.md) are files the released packages wrote, whole or as a subset of their spans with every span
+left as written.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 from pathlib import Path
 
 import pytest
@@ -17,6 +20,7 @@ from cli_support import run_cli
 
 FIXTURES = Path(__file__).parent / "fixtures"
 OTEL = FIXTURES / "otel-genai" / ".real" / "probeD45-runtime"
+OI = FIXTURES / "openinference" / ".real" / "probeD45-runtime"
 SK_SEQUENTIAL = OTEL / "sk-1.45-sequential-orchestration-de.otlp.json"
 
 
@@ -52,3 +56,21 @@ def test_ingesting_a_semantic_kernel_orchestration_exits_0_with_no_rejection(hom
     assert code == 0, out + err
     report = json.loads(out)
     assert (report["read"], report["ingested"], report["rejected"]) == (1, 1, 0)
+
+
+@pytest.mark.parametrize("path, run_id", [
+    (OTEL / "af-1.26-sequential-de.subset.otlp.json", "otel:e4890e7c02d7b02ff7c72f38876fa843"),
+    (OI / "af-1.26-oi-af-0.1.13-handoff-de.subset.otlp.json", "oi:4bfbc04bd6e0ba21957922808413594e"),
+])
+def test_agent_framework_workflow_build_traces_are_passed_over(path: Path, run_id: str,
+                                                               caplog: pytest.LogCaptureFixture) -> None:
+    """D3 (agent-framework 1.26; the second file through openinference-instrumentation-agent-framework 0.1.13):
+    ``WorkflowBuilder.build()`` writes a ``workflow.build`` span, a trace of its own, each time a workflow (every
+    orchestration) is built; the run is the ``invoke_workflow`` trace. The build trace was rejected ("not an agent
+    run") in OTel GenAI and became a 0-step run "workflow.build (no input recorded)" under OpenInference. Building
+    a workflow is no run and nothing wrong: passed over, saying so at info level, as building an agent is."""
+    with caplog.at_level(logging.INFO):
+        [run] = adapter_support.runs(path)
+    assert run.trajectory_id == run_id
+    passed = [r.getMessage() for r in caplog.records if r.getMessage().startswith("passed over trace")]
+    assert [m.split(": ", 1)[1] for m in passed] == ["it only builds a workflow (workflow.build), no run of it"]

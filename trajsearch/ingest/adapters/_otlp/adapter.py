@@ -199,8 +199,10 @@ def _own_model_calls(agent: Node, kids: dict[str | None, list[Node]]) -> list[No
 
 def _builds_agent(node: Node) -> bool:
     """A ``create_agent`` span: OpenLIT writes one each time an agent object is built (``Agent.__init__``),
-    AutoGen when it registers one; built outside a run (at start-up, per request) it is a trace of its own."""
-    return node.name.startswith("create_agent")
+    AutoGen when it registers one; or a ``workflow.build`` span: Microsoft Agent Framework writes one each time a
+    workflow is built (``WorkflowBuilder.build()``, so every orchestration builder's ``build()``; the run is an
+    ``invoke_workflow`` trace of its own). Built outside a run (at start-up, per request) it is a trace of its own."""
+    return node.name.startswith("create_agent") or node.name == "workflow.build"
 
 
 #: How to keep each cutter from cutting: said with every cut it made.
@@ -257,8 +259,9 @@ class OtlpFormat(SpanFormat):
     (see ``shapes``), its task saying so and its metadata ``tags_cut`` what
     was cut and how to keep it whole.
     A trace of embedding calls is no agent run and is rejected; a trace that
-    only builds agents (``create_agent`` spans alone) holds no run and nothing
-    wrong: it is passed over (None), with a line at info level.
+    only builds agents or workflows (``create_agent`` or ``workflow.build``
+    spans alone) holds no run and nothing wrong: it is passed over (None), with
+    a line at info level.
     """
 
     name_when_no_input: bool = False
@@ -277,7 +280,8 @@ class OtlpFormat(SpanFormat):
             if any(n.info.get("convention") == "monocle" for n in nodes):
                 raise RecordError(f"not read: the {by} holds {MONOCLE}") from None
             if all(_builds_agent(n) for n in nodes):
-                log.info("passed over %s %s: it only builds an agent (%s), no run of it", by, key,
+                built = "a workflow" if all(n.name == "workflow.build" for n in nodes) else "an agent"
+                log.info("passed over %s %s: it only builds %s (%s), no run of it", by, key, built,
                          ", ".join(sorted({n.name for n in nodes})))
                 return None
             if not any(n.role in ("llm", "tool", "agent", "chain", "retriever") and not _builds_agent(n)
