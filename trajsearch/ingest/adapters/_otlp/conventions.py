@@ -28,8 +28,9 @@ of them (see ``otel_genai`` and ``openinference`` for the mapping):
   ``error.message``), the Langfuse SDK's (v3 and later) ``langfuse.observation.*``
   (``type`` gives the role; ``input`` / ``output``, ``model.name``, ``level``
   ``ERROR`` with its ``status_message``), AutoGen's runtime spans (``autogen
-  publish|process ...``, and Semantic Kernel's port's ``agent_runtime ...``: the trace each was linked from, the team's task and
-  each agent's turn in the ``message`` it delivered), CrewAI's crew and task
+  publish|process ...``, and Semantic Kernel's port's ``agent_runtime ...``:
+  the trace each was linked from, the team's task and each agent's turn in
+  the ``message`` it delivered), CrewAI's crew and task
   records and Haystack's tracer's spans (read as the convention keys they
   stand for: ``_FRAMEWORK_KEYS``).
 
