@@ -25,24 +25,43 @@ from .._spans import Node, flatten, iso_seconds
 _HEX = re.compile(r"^[0-9a-fA-F]+$")
 
 
+#: The members of an ``AnyValue`` (its ``oneof value``: one is set), by their JSON names.
+_ANY_MEMBERS = ("stringValue", "boolValue", "intValue", "doubleValue", "bytesValue", "arrayValue", "kvlistValue")
+_PROTO_NAME = re.compile(r"_([a-z])")
+
+
+def _json_name(name: str) -> str:
+    """A protobuf field name as its JSON name (``string_value`` -> ``stringValue``); a JSON name as it is."""
+    return _PROTO_NAME.sub(lambda m: m.group(1).upper(), name)
+
+
 def any_value(value: Any) -> Any:
-    """An OTLP ``AnyValue`` object -> a plain Python value."""
+    """An OTLP ``AnyValue`` object -> a plain Python value.
+
+    Its members by their JSON names or protobuf's (``string_value``); a member written null is unset: Phoenix's
+    REST API (``/v1/projects/{p}/spans/otlpv1``) writes every member, the unset ones null, so a ``bool_value``
+    comes after ``"string_value": null``. Any other object (a log record's body as an SDK's console writes it)
+    is returned as it is."""
     if not isinstance(value, dict):
         return value
-    for key in ("stringValue", "boolValue", "doubleValue", "bytesValue"):
-        if key in value:
-            return value[key]
-    if "intValue" in value:
+    named = {_json_name(k): k for k in value}
+    if not named.keys() & _ANY_MEMBERS:
+        return value if value else None
+    member = next((m for m in _ANY_MEMBERS if m in named and value[named[m]] is not None), None)
+    if member is None:
+        return None
+    held = value[named[member]]
+    if member == "intValue":
         try:
-            return int(value["intValue"])
+            return int(held)
         except (TypeError, ValueError):
-            return value["intValue"]
-    if "arrayValue" in value:
-        return [any_value(v) for v in _values(value["arrayValue"])]
-    if "kvlistValue" in value:
-        return {kv["key"]: any_value(kv.get("value")) for kv in _values(value["kvlistValue"])
+            return held
+    if member == "arrayValue":
+        return [any_value(v) for v in _values(held)]
+    if member == "kvlistValue":
+        return {kv["key"]: any_value(kv.get("value")) for kv in _values(held)
                 if isinstance(kv, dict) and isinstance(kv.get("key"), str)}
-    return None if not value else value
+    return held
 
 
 def _values(holder: Any) -> list[Any]:

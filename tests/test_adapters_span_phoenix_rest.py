@@ -1,0 +1,40 @@
+"""Phoenix's own REST span exports read as the runs they hold (probe A, A1).
+
+``GET /v1/projects/{p}/spans`` answers ``{"data": [Span...], "next_cursor"}``, each span flat with its kind moved
+out of the attributes into ``span_kind``; ``.../spans/otlpv1`` answers the same page as OTLP spans with protobuf's
+field names, every ``AnyValue`` member written, the unset ones null. The fixtures
+(``fixtures/openinference/.real/phoenix-rest``, see its SOURCE.md) are answers of a local ``arize-phoenix==20.26.1``
+fed the project's real OpenInference fixtures, saved unchanged; each is read as the fixture it was fed.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+
+import pytest
+
+import adapter_support
+from trajsearch.ingest.adapters._otlp import attributes
+from trajsearch.ingest.detect import SideFile, detect_format
+from trajsearch.model import Trajectory
+
+REAL = Path(__file__).parent / "fixtures" / "openinference" / ".real"
+PHOENIX = REAL / "phoenix-rest"
+
+
+def _same_run(run: Trajectory) -> dict:
+    """A run as read, but for what Phoenix does not keep: the resource (``metadata.service``)."""
+    dumped = run.model_dump(mode="json")
+    dumped["metadata"].pop("service", None)
+    return dumped
+
+
+def test_phoenix_otlp_values_other_than_text_are_kept() -> None:
+    """Phoenix writes every ``AnyValue`` member, the unset ones null: an int value comes after
+    ``"string_value": null``, which was taken for the value (the token counts read as None)."""
+    spans = json.loads((PHOENIX / "anthropic.spans-otlpv1.json").read_text())["data"]
+    llm = [attributes(s["attributes"]) for s in spans if s["name"] == "messages.create"]
+    assert [(a["llm.token_count.prompt"], a["llm.token_count.completion"]) for a in llm] == [(20, 7), (20, 7)]
+    assert [a["openinference.span.kind"] for a in llm] == ["LLM", "LLM"]
