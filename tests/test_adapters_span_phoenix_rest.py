@@ -31,6 +31,18 @@ def _same_run(run: Trajectory) -> dict:
     return dumped
 
 
+def test_phoenix_otlp_spans_are_the_run_phoenix_was_sent() -> None:
+    """``GET /v1/projects/anthropic/spans/otlpv1``: protobuf's field names (``string_value``,
+    ``start_time_unix_nano``) on bare spans; the trace was rejected as "not an agent run ... no input". It is the
+    Anthropic run Phoenix was sent, its failed ``get_air_quality`` call and times included."""
+    page = PHOENIX / "anthropic.spans-otlpv1.json"
+    assert detect_format(page) == "openinference"
+    run = adapter_support.only(page)
+    sent = adapter_support.only(REAL / "anthropic-3.1-tool-result-is-error.otlp.jsonl")
+    assert [s.action for s in run.steps] == ["get_weather", "get_air_quality", "respond"]
+    assert run.steps[1].error == "Error: No sensor data for Paris" and run.steps[0].ended_at is not None
+    assert _same_run(run) == _same_run(sent)
+
 def test_phoenix_otlp_values_other_than_text_are_kept() -> None:
     """Phoenix writes every ``AnyValue`` member, the unset ones null: an int value comes after
     ``"string_value": null``, which was taken for the value (the token counts read as None)."""

@@ -11,7 +11,9 @@ Record shapes read (one record may hold many spans):
   "arrayValue" | "kvlistValue": ...}``, ``status.code`` 2 /
   ``STATUS_CODE_ERROR`` for an error; also with protobuf's field names
   (``resource_spans``, ``string_value``: its JSON printer's
-  ``preserving_proto_field_name``), which its parsers accept alike; also one
+  ``preserving_proto_field_name``), which its parsers accept alike, also bare
+  ``Span`` objects so named in a list (Phoenix's REST API, ``GET
+  /v1/projects/{p}/spans/otlpv1``: ``{"data": [Span...], "next_cursor"}``); also one
   ``ResourceSpans`` / ``ResourceLogs`` alone (``{"resource", "scopeSpans"}``,
   per line or as the items of an array), as a receiver storing each writes;
   also Grafana Tempo's trace JSON, ``{"batches": [ResourceSpans...]}``;
@@ -336,12 +338,18 @@ def _undotted(record: dict[str, Any]) -> dict[str, Any]:
     return span
 
 
+def _proto_named_span(record: dict[str, Any]) -> bool:
+    """One OTLP ``Span`` with protobuf's field names (``start_time_unix_nano``, its attributes ``[{key, value}]``):
+    what Phoenix's REST API lists (``GET /v1/projects/{p}/spans/otlpv1``, ``{"data": [Span...]}``)."""
+    return "start_time_unix_nano" in record and not isinstance(record.get("attributes"), dict)
+
+
 def _camel_named(record: dict[str, Any]) -> dict[str, Any]:
     """OTLP/JSON printed with protobuf's field names (``MessageToJson(..., preserving_proto_field_name=True)``:
     ``resource_spans``, ``scope_spans``, ``string_value``), which protobuf's parsers accept, with the JSON names
-    (``resourceSpans``...); any other record as it is. Every key of an OTLP request is a field name (attribute
-    names are ``key`` values), so all are renamed."""
-    if not _PROTO_NAMED_TOPS & record.keys():
+    (``resourceSpans``...), also one such ``Span`` alone (:func:`_proto_named_span`); any other record as it is.
+    Every key of an OTLP message is a field name (attribute names are ``key`` values), so all are renamed."""
+    if not (_PROTO_NAMED_TOPS & record.keys() or _proto_named_span(record)):
         return record
 
     def renamed(value: Any) -> Any:
@@ -596,7 +604,7 @@ def raw_items(record: Any) -> Iterator[tuple[str, dict[str, Any], dict[str, Any]
         for spans in lists:
             for span in spans:
                 if isinstance(span, dict):  # AgentCore's ``sessionSpans`` also hold the spans' content logs
-                    span = _undotted(span)
+                    span = _camel_named(_undotted(span))
                     yield "log" if is_log_record(span) else "span", _resource_of(span), span
         return
     if _is_flat_span(record):
