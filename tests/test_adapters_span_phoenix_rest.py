@@ -31,6 +31,18 @@ def _same_run(run: Trajectory) -> dict:
     return dumped
 
 
+def test_a_page_of_phoenix_spans_is_the_run_phoenix_was_sent() -> None:
+    """``GET /v1/projects/langgraph/spans`` (one JSON line of 90 kB: detected by its head): "unrecognised dump
+    format", since Phoenix moves ``openinference.span.kind`` into each span's ``span_kind``. It is the LangGraph
+    run Phoenix was sent, step for step."""
+    page = PHOENIX / "langgraph.spans.json"
+    assert detect_format(page) == "openinference"
+    run = adapter_support.only(page)
+    sent = adapter_support.only(REAL / "langgraph-react-agent.otlp.json")
+    assert [(s.action, s.error) for s in run.steps][:2] == [
+        ("get_weather", None), ("get_population", "ValueError: population database unavailable for Paris")]
+    assert _same_run(run) == _same_run(sent)
+
 def test_phoenix_otlp_spans_are_the_run_phoenix_was_sent() -> None:
     """``GET /v1/projects/anthropic/spans/otlpv1``: protobuf's field names (``string_value``,
     ``start_time_unix_nano``) on bare spans; the trace was rejected as "not an agent run ... no input". It is the

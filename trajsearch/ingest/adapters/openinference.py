@@ -3,6 +3,11 @@
 Records: OTLP/JSON export requests, or flat span objects as Phoenix exports
 them (``name``, ``context.trace_id`` / ``span_id``, ``parent_id``,
 ``start_time``, ``status_code``, ``attributes`` flat or nested, ``events``).
+Phoenix's REST API lists a project's spans a page at a time, ``{"data":
+[...], "next_cursor"}``: as such flat spans (``GET /v1/projects/{p}/spans``,
+which moves ``openinference.span.kind`` out of the attributes into
+``span_kind``) or as OTLP spans with protobuf's field names (``.../spans/otlpv1``,
+read by ``_otlp``).
 Under the AWS Distro for OpenTelemetry (Bedrock AgentCore's ``sessionSpans``) the
 content attributes live in one log record per span, read back into it.
 Spans are grouped into one trajectory per trace, or with
@@ -54,13 +59,16 @@ Mapping
 from __future__ import annotations
 
 import re
+from itertools import islice
 from typing import Any
 
-from ._otlp import OtlpFormat, is_span_record, otlp_nodes, sample_attribute_keys
+from ._otlp import OtlpFormat, is_span_record, otlp_nodes, raw_items, sample_attribute_keys
 
 NAME = "openinference"
-#: Searched in a file's first 64 KiB when no record can be parsed from them (see ``detect``).
-SIGNATURE = re.compile(r'"openinference\.span\.kind"')
+#: Searched in a file's first 64 KiB when no record can be parsed from them (see ``detect``): the kind attribute,
+#: or Phoenix's ``span_kind`` (its REST API's spans, a page of which is one JSON line longer than that).
+SIGNATURE = re.compile(r'"openinference\.span\.kind"|"span_kind"\s*:\s*"(?:TOOL|CHAIN|LLM|RETRIEVER|EMBEDDING|AGENT|'
+                       r'RERANKER|UNKNOWN|GUARDRAIL|EVALUATOR|PROMPT|DECISION)"', re.I)
 GROUPED = True
 ID_PREFIX = "oi"
 _FORMAT = OtlpFormat(NAME, ID_PREFIX, name_when_no_input=True, latest_user_message="over first")
@@ -69,9 +77,15 @@ _FORMAT = OtlpFormat(NAME, ID_PREFIX, name_when_no_input=True, latest_user_messa
 def matches(record: Any) -> bool:
     if not is_span_record(record):
         return False
-    if record.get("span_kind") and "resourceSpans" not in record:
+    if "resourceSpans" not in record and _phoenix_kind(record):
         return True
     return "openinference.span.kind" in sample_attribute_keys(record)
+
+
+def _phoenix_kind(record: dict[str, Any]) -> bool:
+    """Whether the first spans of a record carry Phoenix's ``span_kind`` (where its REST API and clients put
+    ``openinference.span.kind``): a flat span, or the spans of a page of ``GET /v1/projects/{p}/spans``."""
+    return any(item.get("span_kind") for _, _, item in islice(raw_items(record), 5))
 
 
 # The rest of the span-adapter protocol is shared: see ``_otlp.otlp_nodes`` and ``_spans.SpanFormat``.
