@@ -43,6 +43,7 @@ def test_a_page_of_phoenix_spans_is_the_run_phoenix_was_sent() -> None:
         ("get_weather", None), ("get_population", "ValueError: population database unavailable for Paris")]
     assert _same_run(run) == _same_run(sent)
 
+
 def test_phoenix_otlp_spans_are_the_run_phoenix_was_sent() -> None:
     """``GET /v1/projects/anthropic/spans/otlpv1``: protobuf's field names (``string_value``,
     ``start_time_unix_nano``) on bare spans; the trace was rejected as "not an agent run ... no input". It is the
@@ -55,6 +56,7 @@ def test_phoenix_otlp_spans_are_the_run_phoenix_was_sent() -> None:
     assert run.steps[1].error == "Error: No sensor data for Paris" and run.steps[0].ended_at is not None
     assert _same_run(run) == _same_run(sent)
 
+
 def test_phoenix_otlp_values_other_than_text_are_kept() -> None:
     """Phoenix writes every ``AnyValue`` member, the unset ones null: an int value comes after
     ``"string_value": null``, which was taken for the value (the token counts read as None)."""
@@ -62,3 +64,20 @@ def test_phoenix_otlp_values_other_than_text_are_kept() -> None:
     llm = [attributes(s["attributes"]) for s in spans if s["name"] == "messages.create"]
     assert [(a["llm.token_count.prompt"], a["llm.token_count.completion"]) for a in llm] == [(20, 7), (20, 7)]
     assert [a["openinference.span.kind"] for a in llm] == ["LLM", "LLM"]
+
+
+def test_an_empty_phoenix_page_says_it_holds_no_spans() -> None:
+    """Phoenix's answer for a project with no spans, ``{"data": [], "next_cursor": null}``: "unrecognised dump
+    format" with advice to force one. It holds no spans, and says so."""
+    with pytest.raises(SideFile, match=r"no run in this file: an empty page of Phoenix's REST API .*no spans"):
+        detect_format(PHOENIX / "default.empty.spans.json")
+
+
+def test_a_page_with_more_pages_after_it_says_so(caplog: pytest.LogCaptureFixture) -> None:
+    """``?limit=2`` of a 3-span trace: the page was read as a whole run, its ``get_weather`` call silently lost.
+    Its ``next_cursor`` says more pages exist: reading it warns, naming the cursor."""
+    with caplog.at_level(logging.WARNING):
+        run = adapter_support.only(PHOENIX / "anthropic.spans.limit2.json")
+    assert run.task == "What's the weather and air quality in Paris right now?"
+    warned = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert any("'U3BhbjoxMw=='" in w and "more pages exist" in w for w in warned), warned

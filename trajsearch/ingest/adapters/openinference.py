@@ -7,7 +7,9 @@ Phoenix's REST API lists a project's spans a page at a time, ``{"data":
 [...], "next_cursor"}``: as such flat spans (``GET /v1/projects/{p}/spans``,
 which moves ``openinference.span.kind`` out of the attributes into
 ``span_kind``) or as OTLP spans with protobuf's field names (``.../spans/otlpv1``,
-read by ``_otlp``).
+read by ``_otlp``). A page with a ``next_cursor`` is not all of the project's
+spans: its traces may go on in the next page, and reading it says so; an
+empty page holds no spans and is no run.
 Under the AWS Distro for OpenTelemetry (Bedrock AgentCore's ``sessionSpans``) the
 content attributes live in one log record per span, read back into it.
 Spans are grouped into one trajectory per trace, or with
@@ -58,11 +60,16 @@ Mapping
 
 from __future__ import annotations
 
+import logging
 import re
 from itertools import islice
-from typing import Any
+from typing import Any, Iterator
 
+from ._common import Context
 from ._otlp import OtlpFormat, is_span_record, otlp_nodes, raw_items, sample_attribute_keys
+from ._spans import Node
+
+log = logging.getLogger(__name__)
 
 NAME = "openinference"
 #: Searched in a file's first 64 KiB when no record can be parsed from them (see ``detect``): the kind attribute,
@@ -88,7 +95,30 @@ def _phoenix_kind(record: dict[str, Any]) -> bool:
     return any(item.get("span_kind") for _, _, item in islice(raw_items(record), 5))
 
 
-# The rest of the span-adapter protocol is shared: see ``_otlp.otlp_nodes`` and ``_spans.SpanFormat``.
-nodes = otlp_nodes
+def _phoenix_page(record: Any) -> bool:
+    """A page of Phoenix's REST API (``PaginatedResponseBody``): ``{"data": [...], "next_cursor"}``."""
+    return isinstance(record, dict) and record.keys() == {"data", "next_cursor"} and isinstance(record["data"], list)
+
+
+def side_file(record: Any) -> str | None:
+    """The adapter hook (see ``adapters/__init__``): an empty page of Phoenix's REST API (its answer for a project
+    with no spans, or none that the query matched) holds no run."""
+    if _phoenix_page(record) and not record["data"]:
+        return ('an empty page of Phoenix\'s REST API ({"data": [], ...}: a project with no spans, or none the '
+                "query matched), no spans")
+    return None
+
+
+def nodes(record: Any, ctx: Context, seq: int = 0) -> Iterator[tuple[str, Node, str | None]]:
+    """The span-adapter hook, shared (see ``_otlp.otlp_nodes``); a page of Phoenix's REST API with more pages
+    after it says so, since a trace of this page may go on in the next one."""
+    if _phoenix_page(record) and record["next_cursor"]:
+        log.warning("%s: one page of Phoenix's spans (next_cursor %r): more pages exist, and a trace of this one may "
+                    "go on in them; fetch them (?cursor=...) and read the pages together, or ask for a larger limit",
+                    ctx.source, record["next_cursor"])
+    yield from otlp_nodes(record, ctx, seq)
+
+
+# The rest of the span-adapter protocol is shared: see ``_spans.SpanFormat``.
 trajectory_id = _FORMAT.trajectory_id
 assemble_trajectory = _FORMAT.assemble_trajectory
