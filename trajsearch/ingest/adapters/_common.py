@@ -595,15 +595,19 @@ def apply_defaults(fields: dict[str, Any], defaults: Mapping[str, Any]) -> dict[
     """Fill what ``fields`` leaves empty from operator ``defaults``.
 
     ``metadata`` and ``tags`` are merged instead (the record's own metadata
-    wins on a key clash), so a default never hides what the record says.
+    wins on a key clash), so a default never hides what the record says; a
+    record's ``metadata`` that is not an object, or ``tags`` not a list of
+    strings, is left as it is, for validation to name the field (merged, a
+    string's tags would be its characters).
     """
     merged = dict(fields)
     for key, value in defaults.items():
-        if key == "metadata":
-            merged["metadata"] = {**value, **(merged.get("metadata") or {})}
-        elif key == "tags":
-            merged["tags"] = list(dict.fromkeys([*(merged.get("tags") or []), *value]))
-        elif merged.get(key) in (None, "", [], {}):
+        own = merged.get(key)
+        if key == "metadata" and isinstance(own or {}, dict):
+            merged["metadata"] = {**value, **(own or {})}
+        elif key == "tags" and isinstance(own or [], list) and all(isinstance(t, str) for t in own or []):
+            merged["tags"] = list(dict.fromkeys([*(own or []), *value]))
+        elif key not in ("metadata", "tags") and own in (None, "", [], {}):
             merged[key] = value
     return merged
 
@@ -648,10 +652,12 @@ def file_time(source: Path) -> datetime | None:
 def date_by_file(fields: dict[str, Any], source: Path) -> dict[str, Any]:
     """``fields`` with a missing ``created_at`` taken from the file's mtime, marked so in ``metadata``
     (``TIME_BASIS``): change detection then leaves that time out, so touching or appending to the file does
-    not make its earlier runs look changed."""
-    if fields.get("created_at") is not None or (when := file_time(source)) is None:
+    not make its earlier runs look changed. A ``metadata`` that is not an object is left for validation to name
+    (a native record as its user wrote it)."""
+    own = fields.get("metadata") or {}
+    if fields.get("created_at") is not None or not isinstance(own, dict) or (when := file_time(source)) is None:
         return fields
-    metadata = {**(fields.get("metadata") or {}), TIME_BASIS: FILE_TIME}
+    metadata = {**own, TIME_BASIS: FILE_TIME}
     return {**fields, "created_at": when, "metadata": metadata}
 
 
