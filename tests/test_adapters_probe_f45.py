@@ -13,6 +13,9 @@ from pathlib import Path
 import pytest
 
 from trajsearch.ingest.read import read_dump
+from trajsearch.model import Outcome
+
+from adapter_support import only
 
 FIXTURES = Path(__file__).parent / "fixtures"
 NATIVE = FIXTURES / "native" / ".real" / "probe-f45" / "user_written.jsonl"
@@ -43,3 +46,18 @@ def test_native_tags_that_are_not_strings_are_refused_not_merged_with_the_defaul
     path.write_text(json.dumps({"trajectory_id": "t1", "task": "Fix the failing test", "tags": tags}) + "\n")
     [error] = _rejections(path, fmt="native", defaults={"tags": ["hand"]}).values()
     assert "field 'tags" in error and "TypeError" not in error
+
+
+# -- F3: ATIF of a Codex IDE session ----------------------------------------------------------
+
+ATIF_MAKE = FIXTURES / "atif" / ".real" / "atif-make-0.10"
+CODEX_IDE = "rollout-2025-09-25T15-12-14-019982b8-3422-79e0-8b3b-05abaf4f3c3e"
+
+
+def test_atif_of_a_codex_ide_session_has_the_users_request_as_its_task() -> None:
+    """Bug (probe F, F3): the task was the IDE extension's context ("# Context from my IDE setup: ## Active file:
+    ..."), not the request after "## My request for Codex:", which the Codex reader takes from the same session."""
+    atif = only(ATIF_MAKE / f"{CODEX_IDE}.trajectory.json")
+    codex = only(FIXTURES / "codex-cli" / ".real" / f"{CODEX_IDE}.jsonl")
+    assert atif.task.startswith("Evaluate @packages/services and create a new \n  package")
+    assert atif.task == codex.task

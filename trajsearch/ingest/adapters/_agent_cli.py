@@ -11,7 +11,8 @@ numbering / clipping / step-limit of the step list, (``SessionSteps``) the step 
 model's answer when no tool call follows, (``session_trajectory``) the
 read session -> a trajectory, and which user messages a CLI wrote itself
 (``CODEX_INJECTED``, ``CLAUDE_INJECTED``, ``typed_prompt``: also read where
-Harbor converted these sessions to ATIF).
+Harbor converted these sessions to ATIF), and where a Codex IDE extension's
+context ends and the user's request begins (``codex_request``).
 """
 
 from __future__ import annotations
@@ -32,6 +33,19 @@ CODEX_INJECTED = re.compile(
     r"permissions instructions|skill|collaboration_mode|subagent_notification|model_switch|personality_spec|"
     r"apps_instructions|ide_context|developer_instructions)\b|# AGENTS\.md instructions)"
 )
+#: Codex's IDE extensions put the editor's context (``# Context from my IDE setup:``, active file, open tabs) before
+#: the request under this heading; Codex itself titles a thread by what follows it (``USER_MESSAGE_BEGIN`` in
+#: codex-rs).
+CODEX_REQUEST_BEGIN = "## My request for Codex:"
+#: The Codex app's comments attached to a request: ``## Comment <n>`` (``## User Comment <n>``) with ``File:``,
+#: ``Side:``, ``Lines:`` ... and the user's words under ``Comment:``, up to the app's next heading (the user's own
+#: words may hold a ``# `` line: a code comment, a heading).
+_CODEX_COMMENTS_BEGIN = "# Diff comments:"
+_CODEX_COMMENT_BODY = re.compile(
+    r"^Comment:[ \t]*(.*?)(?=^## (?:User )?Comment \d+[ \t]*$|^# (?:In app browser|Files mentioned by the user|"
+    r"Files pasted by the user|Failing PR checks|Review findings|Browser comments|Selected text|Response "
+    r"annotations|Context from my IDE setup):|^## (?:Prior conversation with Codex|Code review guidelines|Pull "
+    r"request fix|Auto resolve merge):|\Z)", re.S | re.M)
 #: The same for Claude Code: local command output, shell mode, hooks, background-task reports, caveats.
 CLAUDE_INJECTED = re.compile(
     r"^\s*(?:<local-command-(?:stdout|stderr|caveat)>|<bash-(?:input|stdout|stderr)>|<user-prompt-submit-hook>|"
@@ -54,10 +68,24 @@ def slash_command(text: str) -> str | None:
     return f"{name.group(1).strip()} {args.group(1).strip()}" if args and args.group(1).strip() else name.group(1).strip()
 
 
+def codex_request(prompt: str) -> str:
+    """The user's request in a Codex prompt an IDE extension prefixed with its context (as Codex reads it), after
+    the words of the comments the user attached to it (the Codex app's ``# Diff comments:``, on a diff or on a page
+    of its browser: where a request was made by comments, what follows the heading is the app's own caption of a
+    screenshot)."""
+    context, found, request = prompt.partition(CODEX_REQUEST_BEGIN)
+    if not found:
+        return prompt
+    comments = _CODEX_COMMENT_BODY.findall(context.partition(_CODEX_COMMENTS_BEGIN)[2]) \
+        if _CODEX_COMMENTS_BEGIN in context else []
+    return "\n\n".join(part for part in (*(c.strip() for c in comments), request.strip()) if part) or prompt
+
+
 def typed_prompt(text: str) -> str | None:
-    """A coding CLI's user message as the user typed it (a slash command as ``/name args``), or None when
-    the CLI wrote it (injected context, a reminder only, nothing at all)."""
-    body = user_words(text)
+    """A coding CLI's user message as the user typed it (a slash command as ``/name args``; of a Codex prompt from
+    an IDE extension, the request: :func:`codex_request`), or None when the CLI wrote it (injected context, a
+    reminder only, nothing at all)."""
+    body = codex_request(user_words(text)).strip()
     command = slash_command(body)
     if command:
         return command

@@ -48,8 +48,9 @@ Mapping
   report is its call's result) and user messages the CLI wrote itself
   (Codex's ``<environment_context>`` / AGENTS.md, Claude Code's command
   output and notifications, empty ones; ``_agent_cli.typed_prompt``, which
-  also gives a ``<command-name>`` wrapper as ``/name args``); the first user
-  step left is the task:
+  also gives a ``<command-name>`` wrapper as ``/name args`` and a Codex IDE
+  extension's prompt as the request after its ``# Context from my IDE
+  setup:``, as the Codex reader does); the first user step left is the task:
   * an agent step with ``tool_calls``: one step per call: action =
     ``function_name``, arguments = ``arguments``, observation = the
     ``observation.results[]`` entries whose ``source_call_id`` is the call's

@@ -114,6 +114,7 @@ from ._agent_cli import (
     as_key,
     as_records,
     as_str,
+    codex_request,
     command_line,
     error_line,
     exit_code_error,
@@ -144,18 +145,6 @@ CALLS = frozenset({"function_call", "custom_tool_call", "local_shell_call", "web
 OUTPUTS = frozenset({"function_call_output", "custom_tool_call_output", "tool_search_output",
                      "local_shell_call_output"})  # the last: the TypeScript CLI's (see ``_ts_lines``)
 
-#: Codex's IDE extensions put the editor's context (active file, open tabs) before the request under this
-#: heading; Codex itself titles a thread by what follows it (``USER_MESSAGE_BEGIN`` in codex-rs).
-_USER_MESSAGE_BEGIN = "## My request for Codex:"
-#: The Codex app's comments attached to a request: ``## Comment <n>`` (``## User Comment <n>``) with ``File:``,
-#: ``Side:``, ``Lines:`` ... and the user's words under ``Comment:``, up to the app's next heading (the user's own
-#: words may hold a ``# `` line: a code comment, a heading).
-_COMMENTS_BEGIN = "# Diff comments:"
-_COMMENT_BODY = re.compile(
-    r"^Comment:[ \t]*(.*?)(?=^## (?:User )?Comment \d+[ \t]*$|^# (?:In app browser|Files mentioned by the user|"
-    r"Files pasted by the user|Failing PR checks|Review findings|Browser comments|Selected text|Response "
-    r"annotations|Context from my IDE setup):|^## (?:Prior conversation with Codex|Code review guidelines|Pull "
-    r"request fix|Auto resolve merge):|\Z)", re.S | re.M)
 #: Who starts a session only to do a job of its own, no user's run: the VS Code extension runs ``codex exec`` (with a
 #: small model) to title a task from the user's prompt, which its own session (``source: vscode``) holds.
 _IDE_SIDE_JOB = {"originator": "codex_vscode", "source": "exec"}
@@ -224,18 +213,6 @@ def _session_source(meta: dict[str, Any]) -> dict[str, Any]:
     return {"source": f"subagent:{kind}" if kind else "subagent", "is_subagent": True,
             "parent_thread_id": as_str(meta.get("parent_thread_id")) or as_str(spawn.get("parent_thread_id")),
             "agent_role": as_str(spawn.get("agent_role")), "agent_nickname": as_str(spawn.get("agent_nickname"))}
-
-
-def _request(prompt: str) -> str:
-    """The user's request in a prompt an IDE extension prefixed with its context (as Codex reads it), after the
-    words of the comments the user attached to it (the Codex app's ``# Diff comments:``, on a diff or on a page
-    of its browser: where a request was made by comments, what follows the heading is the app's own caption of a
-    screenshot)."""
-    context, found, request = prompt.partition(_USER_MESSAGE_BEGIN)
-    if not found:
-        return prompt
-    comments = _COMMENT_BODY.findall(context.partition(_COMMENTS_BEGIN)[2]) if _COMMENTS_BEGIN in context else []
-    return "\n\n".join(part for part in (*(c.strip() for c in comments), request.strip()) if part) or prompt
 
 
 def _is_review(meta: dict[str, Any]) -> bool:
@@ -758,7 +735,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
         raise RecordError(_no_conversation(record, lines))
 
     rollout = _Rollout(reasoning_late=_reasoning_recorded_late([p for p, _ in items]))
-    request = _review_request if _is_review(meta) else _request
+    request = _review_request if _is_review(meta) else codex_request
     item_prompts, event_prompts = _Prompts(), _Prompts()
     for kind, payload, at in lines:
         if kind in ("response_item", "event_msg") and _from_model(kind, payload):
