@@ -145,7 +145,11 @@ from typing import Any, Iterator
 from trajsearch.model import Trajectory
 
 from ._agent_cli import (
+    API_ERROR_CAUSE,
     CLAUDE_INJECTED,
+    CLAUDE_INTERRUPT,
+    command_instruction,
+    loads_skill,
     command_line,
     exit_code_error,
     as_records,
@@ -214,7 +218,6 @@ _LOCAL_OUTPUT = re.compile(r"^\s*<local-command-(?:stdout|stderr)>")
 #: The CLI's answer to a slash command it does not know (2.1.x: written bare after a local-command caveat, with no
 #: ``<command-name>`` record): the output of a local command, not a prompt.
 _UNKNOWN_SKILL = re.compile(r"Unknown skill: (\S+)")
-_INTERRUPT = re.compile(r"^\[Request interrupted by user[^\]]*\]$")
 _CONTINUATION = re.compile(r"^This session is being continued from a previous conversation")
 _API_ERROR_TEXT = re.compile(r"^(?:API Error|Claude AI usage limit reached|Request timed out|Invalid API key)")
 _TOOL_USE_ERROR = re.compile(r"</?tool_use_error>")
@@ -225,8 +228,6 @@ _QUOTED_STRING = re.compile(r"\n\s*String:\s")
 _SIBLING_ERRORED = "<tool_use_error>Sibling tool call errored</tool_use_error>"
 _CANCELLED = "not run: Sibling tool call errored (a call made with it in parallel failed, so the CLI cancelled it)"
 _EXIT_CODE = re.compile(r"^\s*Exit code:?\s*(-?\d+)")
-#: How the CLI opens a skill's instructions when it loads one (a plugin skill's slash command, the Skill tool).
-_SKILL_BANNER = "Base directory for this skill:"
 #: The task of a file that starts mid-conversation with no prompt, before the agent's first words: not the user's.
 _CONTINUED = "(this session file starts mid-conversation, with no prompt; the agent's first words:) "
 #: The task of a subagent's file without its prompt (2.0.x `claude -p`), before the agent's first words.
@@ -600,7 +601,7 @@ def _classify(text: str) -> tuple[str, str]:
     body = user_words(text)
     if not body:
         return "empty", ""
-    if _INTERRUPT.match(body):
+    if CLAUDE_INTERRUPT.match(body):
         return "interrupt", body
     if _CONTINUATION.match(body):
         return "compact", body
@@ -625,12 +626,6 @@ def _command_contents(text: str) -> str | None:
     except json.JSONDecodeError:
         return contents or None
     return (parts_text(part) if isinstance(part, (dict, list)) else contents).strip() or None
-
-
-def _instruction(command: str, expansion: str) -> str:
-    """What a prompt-type slash command asks: its own arguments when it has some (``/review fix the login
-    bug``), else the body it expands to (``/init``)."""
-    return command if " " in command else expansion
 
 
 def _result_text(part: dict[str, Any]) -> str:
@@ -814,14 +809,14 @@ class _Session:
             return  # caveats, command output, hook output: nothing the user asked
         command, self.command = self.command, None
         if command is not None and kind == "meta" and body:  # the body a prompt-type slash command expands to
-            if " " not in command and body.startswith(_SKILL_BANNER):
+            if loads_skill(command, body):
                 return  # a skill the user loaded: the agent's instructions; the user's request comes next
-            self.prompts.append(_instruction(command, body))
+            self.prompts.append(command_instruction(command, body))
             return
         if kind == "prompt":
             self.prompts.append(body)
         elif kind == "command" and (expanded := _command_contents(text)):  # 1.0.x: the body in the same record
-            self.prompts.append(_instruction(body, expanded))
+            self.prompts.append(command_instruction(body, expanded))
         elif kind == "command":
             self.command = body
             self.fallbacks.setdefault("command", body)
@@ -1088,6 +1083,6 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
         ctx, run_id=run_id, task=task, model_id=session.models[0] if session.models else None,
         tool_versions={"claude-code": versions[-1]} if versions else {},
         steps=session.steps, metadata=metadata, last_error=session.last_error,
-        error_cause="infrastructure: the session ended on an API error, not on the agent's work",
+        error_cause=API_ERROR_CAUSE,
         created_at=first_time(*(r.get("timestamp") for r in unique if r.get("timestamp"))),
     )
