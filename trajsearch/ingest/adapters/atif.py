@@ -50,7 +50,16 @@ Mapping
   output and notifications, empty ones; ``_agent_cli.typed_prompt``, which
   also gives a ``<command-name>`` wrapper as ``/name args`` and a Codex IDE
   extension's prompt as the request after its ``# Context from my IDE
-  setup:``, as the Codex reader does); the first user step left is the task:
+  setup:``, as the Codex reader does; Claude Code's "[Request interrupted by
+  user]", which marks the run ``interrupted``); the first user step left is
+  the task. Where a converter marks Claude Code's own user messages
+  (atif-make: ``extra.meta``, its ``isMeta``), the one after a slash command
+  is the prompt it expanded to, read as the Claude Code reader reads it:
+  ``/name args`` when it has arguments, else the expansion (the task, or that
+  step's observation; a skill it only loads asks nothing). Agent steps that
+  Claude Code made up itself (``model_name: "<synthetic>"``: "Not logged in",
+  "Prompt is too long", API errors; "No response requested.") are no steps
+  either (``_agent_cli.synthetic_error``; see outcome):
   * an agent step with ``tool_calls``: one step per call: action =
     ``function_name``, arguments = ``arguments``, observation = the
     ``observation.results[]`` entries whose ``source_call_id`` is the call's
@@ -65,7 +74,9 @@ Mapping
     <parameter=K>V</parameter>`` text calls; a turn its agent rejected
     ("Previous response had parsing errors") is not parsed.
   * any other agent step: a ``respond`` step (arguments ``{"content":
-    message}``) with any observation it carries.
+    message}``) with any observation it carries; one with no message and no
+    observation (reasoning only) is none: its reasoning is the next step's
+    thought (at the end, the last action's).
   * a later user step: a step with no action and the message as observation.
   * a system step's results (RFC v1.2; an older NeMo-Relay put tool results
     there) go to the earlier calls their ``source_call_id`` names.
@@ -96,7 +107,10 @@ Mapping
   whose ``result.json`` records the verifier's reward
   (``verifier_result.rewards.reward``; a step's own in ``step_results``) or
   the trial's exception (``exception_info``: ``infra_error``, an agent
-  timeout ``failure``); a failed trial's failure names the tests the
+  timeout ``failure``); else ``infra_error`` when the run ended on
+  Claude Code's own error (a ``<synthetic>`` message with no model turn after
+  it: metadata ``api_errors`` counts them), as the Claude Code reader reads the
+  session; a failed trial's failure names the tests the
   verifier says failed (its CTRF report ``verifier/ctrf.json``, else
   pytest's ``FAILED`` lines in ``verifier/test-stdout.txt``), else the
   decisive line of that output. A trial with
@@ -118,7 +132,7 @@ Mapping
   the raw session is the trial's run, read with the trial's verdict
   (:func:`trial_verdict`).
 - metadata: ``schema_version``, agent name, session id, ``final_metrics``
-  totals, continuation / subagent links, notes.
+  totals, continuation / subagent links, notes, ``api_errors``, ``interrupted``.
 """
 
 from __future__ import annotations
@@ -134,7 +148,10 @@ from typing import Any, Iterator, NamedTuple
 from trajsearch.model import Failure, Outcome, Trajectory
 
 from . import _prompts
-from ._agent_cli import join_thought, typed_prompt
+from ._agent_cli import (
+    API_ERROR_CAUSE, CLAUDE_INTERRUPT, SYNTHETIC_MODEL, command_instruction, join_thought, loads_skill, slash_command,
+    synthetic_error, typed_prompt, user_words,
+)
 from ._common import (
     Context, RecordError, as_dict, as_list, build, clip_step_text, clip_task, decisive_line, file_stem, json_object,
     list_field, outcome_of_reward, safe_id, short,
@@ -358,47 +375,113 @@ def _is_subagents(raw: dict[str, Any]) -> bool:
     return isinstance(raw.get("extra"), dict) and raw["extra"].get("is_sidechain") is True
 
 
-def _steps(ordered: list[dict[str, Any]], fences: tuple[str, ...] = ()
-           ) -> tuple[str | None, list[dict[str, Any]], list[str], int]:
-    """(the first user message, the steps, models named on agent steps, subagent steps left out).
+class _Walk:
+    """What :func:`_steps` reads off a trajectory's steps: the task, the steps, and what the CLI said itself."""
+
+    def __init__(self) -> None:
+        self.task: str | None = None
+        self.task_is_command = False  # the task so far is a bare slash command, whose expansion may follow
+        self.steps: list[dict[str, Any]] = []
+        self.models: list[str] = []
+        self.sidechain = 0
+        self.command: str | None = None  # a slash command whose expansion may follow (and its step, if any)
+        self.command_step: dict[str, Any] | None = None
+        self.thought: list[str] = []  # reasoning of an agent turn that said nothing: the next step's thought
+        self.api_errors = 0
+        self.last_error: str | None = None  # a Claude Code error with no model turn after it
+        self.interrupted = False
+
+    def add(self, step: dict[str, Any]) -> None:
+        """A step, taking the reasoning left over from agent turns that said nothing as its thought."""
+        if self.thought:
+            step["thought"] = join_thought([*self.thought, step.get("thought") or ""])
+            self.thought = []
+        self.steps.append(step)
+
+    def user(self, raw: dict[str, Any], message: str, at: datetime | None) -> None:
+        """A user step: the task, a later prompt (a step with no action), a slash command's expansion (Claude Code,
+        marked ``extra.meta`` as it marks its ``isMeta``: read as its reader reads it), or words the CLI wrote."""
+        body = user_words(message)
+        if CLAUDE_INTERRUPT.match(body):
+            self.interrupted = True
+            return
+        typed = typed_prompt(message) or ""  # context the CLI injected (Codex, Claude Code) is no prompt
+        if not typed:
+            if body.lstrip().startswith("<local-command-std"):
+                self.command = self.command_step = None  # a local command (/model, /clear): it expands to no prompt
+            return
+        command, self.command = self.command, slash_command(body)
+        step, self.command_step = self.command_step, None
+        if command is not None and _is_meta(raw):
+            self._expanded(command, typed, step)
+        elif self.task is None or self.task_is_command and self.command is None:
+            self.task, self.task_is_command = typed, self.command is not None
+        else:
+            self.steps.append({"action": None, "observation": clip_step_text(typed), "started_at": at})
+            self.command_step = self.steps[-1] if self.command is not None else None
+
+    def _expanded(self, command: str, expansion: str, step: dict[str, Any] | None) -> None:
+        """The prompt a slash command expanded to: what the command asks (``command_instruction``), where the
+        command stood; a skill it only loads asks nothing (the next prompt is the request)."""
+        asked = None if loads_skill(command, expansion) else command_instruction(command, expansion)
+        if step is not None:
+            if asked:
+                step["observation"] = clip_step_text(asked)
+        elif self.task_is_command:
+            self.task = asked or self.task
+            self.task_is_command = asked is None
+
+    def cli_error(self, message: str) -> None:
+        """A message Claude Code made up itself (``<synthetic>``): no step, as its reader reads it; an error
+        (``synthetic_error``) is counted, and is the run's when no model turn follows."""
+        if (error := synthetic_error(message)) is not None:
+            self.api_errors += 1
+            self.last_error = error
+
+
+def _is_meta(raw: dict[str, Any]) -> bool:
+    """Whether a converter marked a user step as Claude Code's own (atif-make keeps ``isMeta`` as ``extra.meta``)."""
+    extra = as_dict(raw.get("extra"))
+    return any(extra.get(k) is True for k in ("meta", "isMeta", "is_meta"))
+
+
+def _steps(ordered: list[dict[str, Any]], fences: tuple[str, ...] = ()) -> _Walk:
+    """The task, the steps, the models named on agent steps, the subagent steps left out, Claude Code's own errors.
 
     ``fences`` are mini-swe-agent's action regexes when the trajectory is one of its runs: Harbor keeps
     its text-based turns as messages, the command in a fence.
     """
-    task = None
-    steps: list[dict[str, Any]] = []
-    models: list[str] = []
+    walk = _Walk()
     by_call: dict[Any, dict[str, Any]] = {}
-    sidechain = 0
     for raw in ordered:
         source = raw.get("source")
         message = _text(_chat(raw.get("message")))
         at = _time(raw.get("timestamp"))
         if _is_subagents(raw):
-            sidechain += 1  # a subagent's turn (Harbor's Claude Code conversion): its report is its call's result
+            walk.sidechain += 1  # a subagent's turn (Harbor's Claude Code conversion): its report is its call's result
             continue
-        if source == "user":
-            message = typed_prompt(message) or ""  # context the CLI injected (Codex, Claude Code) is no prompt
-            if not message:
-                continue
-            if task is None:
-                task = message
-                continue
+        if source == "user" and walk.task is None:
+            walk.user(raw, message, at)
+            continue
         if source == "system":
             _late_results(raw, by_call)
             continue
         if raw.get("is_copied_context") is True:
             continue
         if source == "user":
-            steps.append({"action": None, "observation": clip_step_text(message), "started_at": at})
+            walk.user(raw, message, at)
             continue
+        calls = [_call(c) for c in as_list(raw.get("tool_calls")) if isinstance(c, dict)]
+        if raw.get("model_name") == SYNTHETIC_MODEL and not calls:
+            walk.cli_error(message)
+            continue
+        walk.last_error = None
         if raw.get("model_name"):
-            models.append(str(raw["model_name"]))
+            walk.models.append(str(raw["model_name"]))
         observation = raw.get("observation") if isinstance(raw.get("observation"), dict) else {}
         results = [r for r in as_list(observation.get("results")) if isinstance(r, dict)]
         reasoning = _reasoning(raw)
         reasoning = None if reasoning == message else reasoning  # the message repeated (Harbor's mini-swe-agent)
-        calls = [_call(c) for c in as_list(raw.get("tool_calls")) if isinstance(c, dict)]
         submitting = bool(fences) and _submits(calls, message)
         if calls:
             unmatched = [r for r in results if not r.get("source_call_id")]
@@ -410,7 +493,7 @@ def _steps(ordered: list[dict[str, Any]], fences: tuple[str, ...] = ()
                 error = None if submitting and _NOT_RUN in (content or "") else error
                 name = str(call.get("function_name") or "tool")[:200]
                 filler = message.strip() == f"Executed {name} {call.get('tool_call_id')}"  # Harbor's placeholder
-                steps.append({
+                walk.add({
                     "thought": join_thought([reasoning, "" if filler else message]) if n == 0 else None,
                     "action": name,
                     "arguments": call.get("arguments"),
@@ -419,7 +502,7 @@ def _steps(ordered: list[dict[str, Any]], fences: tuple[str, ...] = ()
                     "started_at": at,
                 })
                 if isinstance(call.get("tool_call_id"), (str, int)) and call["tool_call_id"]:
-                    by_call[call["tool_call_id"]] = steps[-1]
+                    by_call[call["tool_call_id"]] = walk.steps[-1]
             continue
         content, error = _observed(raw, results)
         error = None if submitting and _NOT_RUN in (content or "") else error
@@ -427,17 +510,23 @@ def _steps(ordered: list[dict[str, Any]], fences: tuple[str, ...] = ()
         if written:
             actions, thought = written
             for n, (name, arguments) in enumerate(actions):
-                steps.append({"thought": join_thought([reasoning, thought]) if n == 0 else None, "action": name[:200],
-                              "arguments": arguments, "observation": clip_step_text(content) if n == 0 else None,
-                              "error": error if n == 0 else None, "started_at": at})
+                walk.add({"thought": join_thought([reasoning, thought]) if n == 0 else None, "action": name[:200],
+                          "arguments": arguments, "observation": clip_step_text(content) if n == 0 else None,
+                          "error": error if n == 0 else None, "started_at": at})
             continue
-        steps.append({"thought": reasoning, "action": "respond", "arguments": {"content": message},
-                      "observation": clip_step_text(content), "error": error, "started_at": at})
-    for index, step in enumerate(steps):
+        if not message.strip() and not content and not error:  # a turn that said nothing (reasoning only): no answer
+            walk.thought += [reasoning] if reasoning else []
+            continue
+        walk.add({"thought": reasoning, "action": "respond", "arguments": {"content": message},
+                  "observation": clip_step_text(content), "error": error, "started_at": at})
+    last = next((s for s in reversed(walk.steps) if s.get("action")), None)
+    if walk.thought and last is not None:  # reasoning the run ended on: no step follows, the last action takes it
+        last["thought"] = join_thought([last.get("thought") or "", *walk.thought])
+    for index, step in enumerate(walk.steps):
         step["index"] = index
         if isinstance(step.get("thought"), str):
             step["thought"] = clip_step_text(step["thought"])
-    return task, steps, models, sidechain
+    return walk
 
 
 #: mini-swe-agent 2.x's placeholder result for a call of a turn it stopped running (``actions_toolcall.py``
@@ -604,7 +693,7 @@ def _holds_atif(path: Path, version: int) -> _Converted | None:
         return None
     if not matches(document):
         return None
-    prompt = _steps(_ordered(as_list(document.get("steps"))))[0]
+    prompt = _steps(_ordered(as_list(document.get("steps")))).task
     name = as_dict(document.get("agent")).get("name")
     return _Converted(bool(prompt and prompt.strip()), name if isinstance(name, str) else None)
 
@@ -716,7 +805,7 @@ def _trial_failure(exception: dict[str, Any], *, graded: bool) -> Failure:
 
 #: Model names that name no model: Claude Code's ``<synthetic>``, on a message the CLI made up itself (an auth,
 #: quota or API error), which Harbor's conversion copies to the agent and its steps.
-_NO_MODEL = frozenset({"<synthetic>"})
+_NO_MODEL = frozenset({SYNTHETIC_MODEL})
 
 
 def _model(agent: dict[str, Any], models: list[str], subagent_models: set[str], source: Path) -> str | None:
@@ -829,13 +918,16 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     config = agent_extra.get("agent_config") if isinstance(agent_extra.get("agent_config"), dict) else {}
     fences = ((config["action_regex"],) if isinstance(config.get("action_regex"), str) else DEFAULT_ACTION_REGEXES
               ) if agent.get("name") == "mini-swe-agent" else ()
-    prompt, steps, models, sidechain = _steps(ordered, fences)
+    walk = _steps(ordered, fences)
+    prompt, steps, models, sidechain = walk.task, walk.steps, walk.models, walk.sidechain
     if not prompt or not prompt.strip():
         raise RecordError("no task: no step with source 'user' and a message")
     task = _prompts.instruction(prompt, (config.get("instance_template"),), ("task",))
     extra = record.get("extra") if isinstance(record.get("extra"), dict) else {}
     outcome, reward, failure, basis = _verdict(extra, ctx.source, ctx) if not sub_path else (
         Outcome.unknown, None, None, {})
+    if outcome is Outcome.unknown and walk.last_error:  # it ended on Claude Code's own error (as its reader reads it)
+        outcome, failure = Outcome.infra_error, Failure(error=walk.last_error, cause=API_ERROR_CAUSE)
     final = record.get("final_metrics") if isinstance(record.get("final_metrics"), dict) else {}
     created = _started(ordered)
     where = _where(ctx.source)
@@ -870,6 +962,8 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
             **({"parent": str(root_id), "subagent_path": sub_path} if sub_path else {}),
             "copied_context_steps": sum(1 for s in ordered if s.get("is_copied_context") is True),
             **({"subagent_steps": sidechain} if sidechain else {}),
+            **({"api_errors": walk.api_errors} if walk.api_errors else {}),
+            **({"interrupted": True} if walk.interrupted else {}),
             **{k: final[k] for k in ("total_prompt_tokens", "total_completion_tokens", "total_cost_usd", "total_steps")
                if k in final},
             **({"notes": short(record["notes"], 500)} if isinstance(record.get("notes"), str) else {}),
