@@ -86,3 +86,15 @@ def test_a_pasted_block_beyond_near_max_words_is_left_to_the_legs_and_the_verbat
     assert fusion.near_verbatim_lift(pasted, scores, {"row": row}) == scores
     short = " ".join(row.split()[:50]) + " (cached)"
     assert fusion.near_verbatim_lift(short, scores, {"row": row})["row"] > 2.0
+
+
+def test_rows_known_to_hold_the_whole_query_are_near_without_being_split_and_only_for_log_like_queries():
+    """The search passes the rows holding the query verbatim as ``held``: they are near by definition, so
+    they are not split into words again (most of the lexical leg's best rows for a pasted line)."""
+    fusion = FusionConfig()
+    line = 'File "/testbed/src/sqlfluff/core/linter.py", line 412, in lint_string'
+    rows = {"held": "a row the caller found holding the line", "other": "nothing like it at all"}
+    assert fusion.near_verbatim_rows(line, rows, held={"held"}) == {"held"}
+    assert fusion.near_verbatim_rows(line, rows) == set()
+    prose = "please help me change the date of my flight to next tuesday morning"
+    assert fusion.near_verbatim_rows(prose, {"held": prose}, held={"held"}) == set()

@@ -19,7 +19,7 @@ import numpy as np
 
 from . import config
 from .embed import Embedder, load_embedder
-from .fusion import FusionConfig, resolve_mode
+from .fusion import FusionConfig, lifted, resolve_mode
 from .indexer import Indexer
 from .model import Trajectory, valid_id
 from .results import Hit, IngestReport, RunMatch, StepView
@@ -376,11 +376,10 @@ class TrajSearch:
             shortlist = self.fusion.shortlist_size(k, group_size, mode)
             best = list(dict.fromkeys(ranking[:shortlist] + [rid for rid, _ in lexical[: self.fusion.lexical_checked]]))
             self._fetch(rows, best, lexical_filters)
-            checked = [rid for rid, _ in lexical[: self.fusion.lexical_checked] if rid in rows]
-            near = self.fusion.near_verbatim_lift(text, scores, {rid: rows[rid]["text"] for rid in checked})
-            lifted = self.fusion.verbatim_lift(text, near, {rid: rows[rid]["text"] for rid in best if rid in rows})
-            held = {rid for rid, score in lifted.items() if score > near[rid]}  # raised above every other row
-            scores = lifted
+            texts = {rid: rows[rid]["text"] for rid in best if rid in rows}
+            held = self.fusion.verbatim_rows(text, texts)  # raised above every other row
+            checked = {rid: texts[rid] for rid, _ in lexical[: self.fusion.lexical_checked] if rid in texts}
+            scores = lifted(lifted(scores, self.fusion.near_verbatim_rows(text, checked, held)), held)
             order = sorted(ranking, key=lambda rid: -scores[rid])
             chosen = self._choose(order, len(best), rows, scores, k, group_size, lexical_filters)
             found = len({r["trajectory_id"] for r in chosen}) if group_size else len(chosen)
