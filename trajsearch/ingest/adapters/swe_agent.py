@@ -38,7 +38,10 @@ Mapping
   ``No such file``, a rejected edit (its linter's ``ERRORS:`` lines, 0.x's "No file open" before any
   ``open``), the shell's own ``bash: line N: ...``
   diagnostics, a program it could not execute: ``<file>: cannot execute
-  binary file``, ``Permission denied``) or a command SWE-agent stopped ("EXECUTION TIMED OUT", 1.x's
+  binary file``, ``Permission denied``), a refusal of 1.x's editing tools
+  (``str_replace_editor``'s "No replacement was performed ...", "The path ... does
+  not exist ...", the windowed ``edit``'s "Your edit was not applied ...": each
+  exits non-zero, nothing changed) or a command SWE-agent stopped ("EXECUTION TIMED OUT", 1.x's
   "... was cancelled because it took more than N seconds"), or EnIGMA's
   "Wrong flag!" (the whole reply to a ``submit``: a CTF flag rejected), since SWE-agent
   records no exit codes. The stop SWE-agent
@@ -122,6 +125,26 @@ _SUBMISSION = re.compile(r"^\d{8}_(?:SWE-agent|sweagent)_(?P<model>.+)$", re.I)
 #: SWE-agent's linter refusing an edit lists what it found: ``ERRORS:`` then ``- F821 undefined name 'x'`` lines.
 _LINT_ERRORS = re.compile(r"^ERRORS:\n((?:- .+\n?)+)", re.M)
 _TIMED_OUT = re.compile(r"^.*(?:EXECUTION TIMED OUT|was cancelled because it took more than \d+ seconds).*$", re.M)
+#: SWE-agent 1.x's editing tools refusing a command (each prints it and exits non-zero, the file left as it was):
+#: ``tools/edit_anthropic/bin/str_replace_editor`` (``sys.exit`` 1-21: a missing parameter, a bad command, path or
+#: ``view_range`` / ``insert_line``, an ``old_str`` not found, found twice or equal to ``new_str``, no edit to undo,
+#: a file it could not read or write) and the windowed tools (``tools/windowed_edit_{replace,rewrite,linting}/bin/``
+#: ``edit``, ``insert``, ``windowed/bin/create``: no file opened, a search string not found or found twice, nothing
+#: changed).
+_EDITOR_REFUSAL = re.compile(
+    r"^(?:No replacement was performed[,.] |The path .+ does not exist\. Please provide a valid path|"
+    r"The path .+ is not an absolute path, it should start with `/`|"
+    r"The path .+ is a directory and only the `view` command can be used on directories|"
+    r"File already exists at: .+\. Cannot overwrite files using command `create`|"
+    r"The parent directory .+ does not exist\. Please create it first|"
+    r"Invalid `(?:view_range|insert_line)`|The `view_range` parameter is not allowed when `path` points to a directory|"
+    r"Parameter `\w+` is required for command: |Unrecognized command .+\. The allowed commands for the |"
+    r"No edit history found for |Ran into .+ while trying to (?:read|write) |"
+    r"Your edit was not applied \(file not modified\)|"
+    r"Your search and replace strings are the same\. No changes were made|"
+    r"No file opened\. |Warning: File '.+' already exists\.$)",
+    re.M,
+)
 #: A program that could not be run (exit 126), as the shell says it, whatever name it signs with: bash's
 #: ``<name>: [line N: ]<file>: cannot execute binary file[: Exec format error]`` (the name ``bash``, or the file
 #: itself when bash took it for a script: ``/usr/bin/ls: /usr/bin/ls: cannot execute binary file``), ``... cannot
@@ -289,6 +312,8 @@ def _step_error(observation: str, command: str) -> str | None:
         return f"{_WRONG_FLAG} (the submitted flag was rejected)"
     if observation and (timed_out := _TIMED_OUT.search(observation)):
         return short(timed_out.group(0).strip())
+    if observation and (refused := _EDITOR_REFUSAL.search(observation)):
+        return _refusal_text(observation[refused.start():])
     if not observation or not _ERROR_OUTPUT.search(observation):
         return None
     if lint := _LINT_ERRORS.search(observation):  # the linter's findings, not its "DO NOT re-run" footer
@@ -297,6 +322,17 @@ def _step_error(observation: str, command: str) -> str | None:
     if no_exec and not _ERROR_OUTPUT.search(_NO_EXEC_LINE.sub("", observation)):
         return short(no_exec[-1])
     return decisive_line(observation)
+
+
+def _refusal_text(message: str) -> str:
+    """A tool's refusal, one line: its lines up to the first that ends a sentence (an ``old_str`` quoted in it may span
+    lines; the windowed tools' advice follows on lines of its own), the head kept."""
+    lines: list[str] = []
+    for line in message.strip().splitlines():
+        lines.append(line)
+        if line.rstrip().endswith((".", "!", "?")):
+            break
+    return short("\n".join(lines), 300, keep="head")
 
 
 def _action(command: str, own: frozenset[str] = frozenset()) -> str:
