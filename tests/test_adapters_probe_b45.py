@@ -76,3 +76,14 @@ def test_swe_agent_every_editor_refusal_is_a_step_error(tmp_path: Path, output: 
     run = only(_rewritten(tmp_path, change))
     assert run.steps[1].error == (error or " ".join(output.split()))
 
+
+# -- B3: a 1.x command timeout -------------------------------------------------------------------------------
+
+
+def test_swe_agent_command_timeout_error_keeps_the_command() -> None:
+    """Bug (probe B, B3): the error kept the end of the line, cut mid-word ("…elled because ..."), the command lost
+    and SWE-agent's fixed advice kept."""
+    run = only(RUN2)
+    assert run.steps[0].error == ("The command 'cd /tmp/p45/probeB/gen/greet && python3 -c 'import time; "
+                                  "time.sleep(10)'' was cancelled because it took more than 2 seconds")
+

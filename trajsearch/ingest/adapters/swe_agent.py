@@ -42,7 +42,8 @@ Mapping
   (``str_replace_editor``'s "No replacement was performed ...", "The path ... does
   not exist ...", the windowed ``edit``'s "Your edit was not applied ...": each
   exits non-zero, nothing changed) or a command SWE-agent stopped ("EXECUTION TIMED OUT", 1.x's
-  "... was cancelled because it took more than N seconds"), or EnIGMA's
+  "The command '<cmd>' was cancelled because it took more than N seconds", its
+  advice left out), or EnIGMA's
   "Wrong flag!" (the whole reply to a ``submit``: a CTF flag rejected), since SWE-agent
   records no exit codes. The stop SWE-agent
   records as a last action (``exit_cost``, ``exit_context``, ...) keeps its own
@@ -125,6 +126,10 @@ _SUBMISSION = re.compile(r"^\d{8}_(?:SWE-agent|sweagent)_(?P<model>.+)$", re.I)
 #: SWE-agent's linter refusing an edit lists what it found: ``ERRORS:`` then ``- F821 undefined name 'x'`` lines.
 _LINT_ERRORS = re.compile(r"^ERRORS:\n((?:- .+\n?)+)", re.M)
 _TIMED_OUT = re.compile(r"^.*(?:EXECUTION TIMED OUT|was cancelled because it took more than \d+ seconds).*$", re.M)
+#: 1.x's ``command_cancelled_timeout_template`` (``TemplateConfig``): what matters is its head, the command and the
+#: limit; fixed advice follows ("Please try a different command ...").
+_CANCELLED = re.compile(
+    r"^The command '(?P<command>.*?)' was cancelled because it took more than (?P<limit>\d+) seconds", re.M | re.S)
 #: SWE-agent 1.x's editing tools refusing a command (each prints it and exits non-zero, the file left as it was):
 #: ``tools/edit_anthropic/bin/str_replace_editor`` (``sys.exit`` 1-21: a missing parameter, a bad command, path or
 #: ``view_range`` / ``insert_line``, an ``old_str`` not found, found twice or equal to ``new_str``, no edit to undo,
@@ -310,6 +315,9 @@ def _model(replay: dict[str, Any], info: dict[str, Any], run_dir: str) -> str | 
 def _step_error(observation: str, command: str) -> str | None:
     if observation.strip() == _WRONG_FLAG and command.startswith("submit"):
         return f"{_WRONG_FLAG} (the submitted flag was rejected)"
+    if observation and (cancelled := _CANCELLED.search(observation)):
+        return (f"The command '{short(cancelled['command'], 200, keep='head')}' was cancelled because it took more than"
+                f" {cancelled['limit']} seconds")
     if observation and (timed_out := _TIMED_OUT.search(observation)):
         return short(timed_out.group(0).strip())
     if observation and (refused := _EDITOR_REFUSAL.search(observation)):
