@@ -87,3 +87,46 @@ def test_swe_agent_command_timeout_error_keeps_the_command() -> None:
     assert run.steps[0].error == ("The command 'cd /tmp/p45/probeB/gen/greet && python3 -c 'import time; "
                                   "time.sleep(10)'' was cancelled because it took more than 2 seconds")
 
+
+# -- B2: model outputs SWE-agent rejected without running them ---------------------------------------------------
+
+
+def test_swe_agent_blocked_command_and_bash_syntax_error_were_not_run() -> None:
+    """Bug (probe B, B2): SWE-agent adds a rejected output to the trajectory with an empty observation and asks the
+    model again; ``vim greet.py`` (blocked) and ``echo 'unclosed`` (``bash -n`` failed) read as commands that ran and
+    printed nothing. Each is now "not run" with SWE-agent's answer, the next entry's requery message."""
+    run = only(RUN3)
+    assert [s.error for s in run.steps[:2]] == [
+        "not run: Operation 'vim greet.py' is not supported by this environment.",
+        "not run: Your bash command contained syntax errors and was NOT executed. bash: line 1: unexpected EOF while "
+        "looking for matching `''",
+    ]
+    assert run.steps[0].observation == "Operation 'vim greet.py' is not supported by this environment."
+    assert [s.error for s in run.steps[2:]] == [None, None, None]  # the commands that ran, and the submission
+    assert run.outcome is Outcome.success
+
+
+def test_swe_agent_exit_format_run_says_it_stopped_for_rejected_outputs() -> None:
+    """Bug (probe B, B2): three replies without a tool call had no error, and the ``exit_format`` run's failure
+    named an earlier, unrelated timeout."""
+    run = only(RUN2)
+    assert [s.error for s in run.steps[2:]] == [
+        f"not run: {FORMAT_ERROR}", f"not run: {FORMAT_ERROR}",
+        # the last one: the run stopped at the next model call, so no requery message follows it
+        "not run: SWE-agent rejected it (a format error, a blocked command or a bash syntax error)",
+        None,  # SWE-agent's own stop
+    ]
+    assert run.failure.error == ("exit_format: Exit due to repeated format/blocklist/bash syntax errors; last "
+                                 f"rejected: step 3: {FORMAT_ERROR}")
+
+
+def test_swe_agent_failure_names_a_last_failing_step_that_has_no_command(tmp_path: Path) -> None:
+    """A failure whose last failing step has no command (a reply without a tool call) names the step and its error
+    (``_failure`` read its command from ``arguments``, None there): here the run's file ends without SWE-agent's
+    exit message, as a file saved before the stop does."""
+    def change(record: dict) -> None:
+        record["trajectory"] = record["trajectory"][:4]
+        record["info"]["exit_status"] = "exit_cost"
+    run = only(_rewritten(tmp_path, change))
+    assert run.failure.error == f"exit_cost: last failing step 2: not run: {FORMAT_ERROR}"
+

@@ -47,7 +47,11 @@ Mapping
   "Wrong flag!" (the whole reply to a ``submit``: a CTF flag rejected), since SWE-agent
   records no exit codes. The stop SWE-agent
   records as a last action (``exit_cost``, ``exit_context``, ...) keeps its own
-  name as the action, not ``bash``. A multi-agent run (CodeR: ``history``'s
+  name as the action, not ``bash``. A 1.x entry SWE-agent rejected without
+  running it (a format error, a blocked command, a bash syntax error: kept in
+  the trajectory, not the history, with an empty observation, and the model
+  asked again) has the error "not run: <SWE-agent's message>" and that message,
+  the end of the next entry's query, as its observation. A multi-agent run (CodeR: ``history``'s
   assistant messages, one per step, name their ``agent``) keeps its own
   commands ``plan``, ``succeed`` and ``fail`` as actions, and the agent of
   each step: metadata ``agents`` (in the order they first act) and
@@ -70,7 +74,9 @@ Mapping
   status and what stopped the run: the last step's "Exit due to <why>: <the
   exception>" SWE-agent writes on an API, runtime or environment error (often
   the only account of it: a run that never reached the model has no other
-  step), else the last failing step, else its "Exit due to <limit>" message.
+  step), else, when the last failing step is a rejected output, its "Exit due
+  to <limit>" message with the last rejection, else the last failing step,
+  else its "Exit due to <limit>" message.
   Join an evaluation report with
   ``--outcomes`` for real verdicts. In a Harbor trial the trial's
   ``result.json`` verdict (its verifier's reward) stands instead, as for the
@@ -167,6 +173,10 @@ _ERROR_OUTPUT = re.compile(
     + _NO_EXEC,
     re.M,
 )
+#: The error of a 1.x ``trajectory`` entry SWE-agent did not run (see ``_not_run``).
+_NOT_RUN = "not run: "
+#: ... when the entry after it does not show the requery message (the run stopped at the next model call).
+_REJECTED = _NOT_RUN + "SWE-agent rejected it (a format error, a blocked command or a bash syntax error)"
 #: EnIGMA's (SWE-agent for CTF) whole reply to a ``submit`` of a flag that is not the challenge's: the episode goes
 #: on (``swe_env.py`` ``step``: ``validate_submission`` failed, ``observation = "Wrong flag!"``).
 _WRONG_FLAG = "Wrong flag!"
@@ -343,6 +353,41 @@ def _refusal_text(message: str) -> str:
     return short("\n".join(lines), 300, keep="head")
 
 
+def _requery(following: dict[str, Any]) -> str | None:
+    """The message SWE-agent 1.x asked the model again with, from the query of the entry that followed
+    (``get_model_requery_history``: the history, then the rejected output as an ``assistant`` message and the error
+    as a ``user`` one, both with that ``message_type``; a step that ran is in the history as ``action`` /
+    ``observation`` messages)."""
+    query = following.get("query")
+    if not isinstance(query, list) or len(query) < 2 or not all(isinstance(m, dict) for m in query[-2:]):
+        return None
+    said, answer = query[-2:]
+    if (said.get("role"), said.get("message_type"), answer.get("role"), answer.get("message_type")) != (
+            "assistant", "assistant", "user", "user"):
+        return None
+    return content_text(answer.get("content")).strip() or None
+
+
+def _not_run(entry: dict[str, Any], following: dict[str, Any] | None) -> tuple[str, str | None] | None:
+    """(error, SWE-agent's message) for a 1.x entry SWE-agent rejected without running it, else None.
+
+    ``forward_with_handling``'s ``handle_error_with_retry`` adds the step of a ``FormatError``, a blocked command
+    (``_BlockedActionError``) or a ``BashIncorrectSyntaxError`` to the trajectory (not the history) with an empty
+    observation, no execution time and no state, then requeries the model: the next entry's query ends with that
+    message. An entry that ran has an execution time; the last entry is the run's stop."""
+    observation, took = entry.get("observation"), entry.get("execution_time")
+    if following is None or observation not in (None, "") or (isinstance(took, (int, float)) and took > 0):
+        return None
+    if message := _requery(following):
+        lines = [line.strip() for line in message.splitlines() if line.strip()]
+        head = re.split(r"(?<=[.!?])\s", lines[0], maxsplit=1)[0]
+        diagnostic = next((line for line in lines[1:] if _ERROR_OUTPUT.search(line)), None)  # ``bash -n``'s
+        return _NOT_RUN + short(" ".join(filter(None, [head, diagnostic])), 300, keep="head"), message
+    if took == 0 and not isinstance(took, bool) and not entry.get("state"):
+        return _REJECTED, None
+    return None
+
+
 def _action(command: str, own: frozenset[str] = frozenset()) -> str:
     """The tool a command called: a SWE-agent tool, its own stop (``exit_cost``) or the agent's ``own`` commands
     by name, anything else ``bash``."""
@@ -392,8 +437,14 @@ def _failure(outcome: Outcome, status: str | None, steps: list[dict[str, Any]], 
         detail = "an empty submission (nothing handed in)"
     elif said and (said[1] or not last):
         detail = said[0]
+    elif said and last["error"].startswith(_NOT_RUN):  # the model's rejected outputs were the last it gave
+        refused = next((s for s in reversed(steps) if (s.get("error") or "").startswith(_NOT_RUN)
+                        and s["error"] != _REJECTED), last)
+        detail = f"{said[0]}; last rejected: step {refused['index']}: {refused['error'][len(_NOT_RUN):]}"
     elif last:
-        detail = f"last failing step {last['index']} (`{short(last['arguments']['command'], 120)}`): {last['error']}"
+        arguments = last.get("arguments") if isinstance(last.get("arguments"), dict) else {}
+        command = f" (`{short(str(arguments['command']), 120)}`)" if arguments.get("command") else ""
+        detail = f"last failing step {last['index']}{command}: {last['error']}"
     else:
         detail = "no error output recorded"
     return Failure(
@@ -416,20 +467,22 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     agents = _step_agents(record, entries) if "trajectory" in record else None
     own = CODER_COMMANDS if agents else frozenset()
     steps = []
-    for entry in entries:
-        if not isinstance(entry, dict):
-            continue
+    entries = [e for e in entries if isinstance(e, dict)]
+    for at, entry in enumerate(entries):
         command = str(entry.get("action") or "").strip()
         observation = entry.get("observation")
         observation = observation if isinstance(observation, str) else ("" if observation is None else json.dumps(observation))
         thought = entry.get("thought") or entry.get("response")
+        error = _step_error(observation, command)
+        if "trajectory" in record and (rejected := _not_run(entry, (entries[at + 1:] or [None])[0])):
+            error, observation = rejected[0], rejected[1] or observation  # what SWE-agent answered instead
         steps.append({
             "index": len(steps),
             "thought": clip_step_text(str(thought).strip()) if thought else None,
             "action": _action(command, own) if command else None,
             "arguments": {"command": command} if command else None,
             "observation": clip_step_text(observation) if observation else None,
-            "error": _step_error(observation, command),
+            "error": error,
         })
     recorded = info.get("exit_status") if isinstance(info.get("exit_status"), str) else None
     exit_status = _effective_status(recorded, steps)
