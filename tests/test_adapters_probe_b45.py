@@ -130,3 +130,18 @@ def test_swe_agent_failure_names_a_last_failing_step_that_has_no_command(tmp_pat
     run = only(_rewritten(tmp_path, change))
     assert run.failure.error == f"exit_cost: last failing step 2: not run: {FORMAT_ERROR}"
 
+
+# -- E2-F: a CodeR sub-agent's verdict -------------------------------------------------------------------------
+
+
+def test_coder_sub_agent_fail_verdict_is_a_step_error() -> None:
+    """Bug (probe E2, E2-F): CodeR's sub-agents end their part with ``succeed`` or ``fail`` (their prompt: "if
+    failed, you should output `fail`", with a summary and the task status); a ``fail`` had no error. Its error is
+    the agent and its reason, the thought before the summary."""
+    run = only(CODER_FAIL)
+    fail = run.steps[1]
+    assert (fail.action, run.metadata["step_agents"]) == ("fail", [[0, "Tester"], [2, "Manager"]])
+    assert fail.error.startswith("Tester failed: The output from running `pytest -rs --runxfail reproduce.py` still "
+                                 "indicates that the issue is present,")
+    assert "SUMMARY" not in fail.error and len(fail.error) <= 300
+    assert [s.error for s in only(CODER_SUCCEED).steps if s.action == "succeed"] == [None]

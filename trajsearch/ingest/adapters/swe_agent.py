@@ -55,7 +55,9 @@ Mapping
   assistant messages, one per step, name their ``agent``) keeps its own
   commands ``plan``, ``succeed`` and ``fail`` as actions, and the agent of
   each step: metadata ``agents`` (in the order they first act) and
-  ``step_agents`` (``[first step, agent]`` at each hand-over).
+  ``step_agents`` (``[first step, agent]`` at each hand-over); a sub-agent's
+  ``fail`` verdict is the step's error: "<agent> failed: <its reason>", its
+  thought before the summary its prompt asks for.
   A file holding only ``history`` (what SWE-agent's ``run_traj_to_demo.py``
   writes for demonstrations, and what its replay reads) has its steps from the
   main agent's non-demonstration messages instead: each ``assistant`` message
@@ -177,6 +179,9 @@ _ERROR_OUTPUT = re.compile(
 _NOT_RUN = "not run: "
 #: ... when the entry after it does not show the requery message (the run stopped at the next model call).
 _REJECTED = _NOT_RUN + "SWE-agent rejected it (a format error, a blocked command or a bash syntax error)"
+#: Where a CodeR sub-agent's verdict turns from its reason to the report its prompt asks for.
+_CODER_REPORT = re.compile(r"\n\s*(?:SUMMARY OF ALL ACTIONS PERFORMED|TASK STATUS)\b")
+_DISCUSSION = re.compile(r"^\s*DISCUSSION\s*\n")
 #: EnIGMA's (SWE-agent for CTF) whole reply to a ``submit`` of a flag that is not the challenge's: the episode goes
 #: on (``swe_env.py`` ``step``: ``validate_submission`` failed, ``observation = "Wrong flag!"``).
 _WRONG_FLAG = "Wrong flag!"
@@ -388,6 +393,13 @@ def _not_run(entry: dict[str, Any], following: dict[str, Any] | None) -> tuple[s
     return None
 
 
+def _verdict_error(agent: str, thought: str | None) -> str:
+    """A CodeR sub-agent's ``fail``: the agent and its reason, the thought before the report its prompt asks for
+    ("SUMMARY OF ALL ACTIONS PERFORMED and the TASK STATUS")."""
+    reason = _CODER_REPORT.split(_DISCUSSION.sub("", thought or ""), maxsplit=1)[0].strip()
+    return short(f"{agent} failed: {reason}", 300, keep="head") if reason else f"{agent} failed"
+
+
 def _action(command: str, own: frozenset[str] = frozenset()) -> str:
     """The tool a command called: a SWE-agent tool, its own stop (``exit_cost``) or the agent's ``own`` commands
     by name, anything else ``bash``."""
@@ -474,7 +486,9 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
         observation = observation if isinstance(observation, str) else ("" if observation is None else json.dumps(observation))
         thought = entry.get("thought") or entry.get("response")
         error = _step_error(observation, command)
-        if "trajectory" in record and (rejected := _not_run(entry, (entries[at + 1:] or [None])[0])):
+        if agents and _action(command, own) == "fail":  # a CodeR sub-agent gave up on its part
+            error = _verdict_error(agents[at], entry.get("thought"))
+        elif "trajectory" in record and (rejected := _not_run(entry, (entries[at + 1:] or [None])[0])):
             error, observation = rejected[0], rejected[1] or observation  # what SWE-agent answered instead
         steps.append({
             "index": len(steps),
