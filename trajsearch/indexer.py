@@ -6,7 +6,10 @@ Three stages run at once, joined by queues of at most ``queue_depth`` batches
 1. the caller's thread reads and batches items (parsing is the caller's);
 2. a *prepare* thread skips runs whose content hash is already indexed,
    builds the rows of the rest and embeds them (numpy / torch / onnxruntime
-   release the GIL, so this overlaps with the other two);
+   release the GIL, so this overlaps with the other two); a run read with no
+   verdict of its own keeps the one an outcome file gave its stored copy
+   (:func:`~trajsearch.ingest.outcomes.keep_verdict`), so a dump ingested again
+   without its ``--outcomes`` is unchanged, not judged anew by nothing;
 3. a *write* thread stores the traces, then the rows, then reports the batch
    as committed (``on_commit``: checkpoints and dead letters hang off it).
 
@@ -40,6 +43,7 @@ import numpy as np
 
 from .digest import row_steps
 from .embed import Embedder, document_encoder
+from .ingest.outcomes import has_own_verdict, keep_verdict
 from .model import Trajectory
 from .results import IngestReport, Rejection
 from .represent import (WINDOW_TOKENS_SINCE, Row, Summarizer, WindowConfig, content_hash, embed_rows, extractive_summary,
@@ -174,6 +178,10 @@ class _Batch:
     repeats: list[tuple[Key, str, str]] = field(default_factory=list)
     hashes: dict[Key, str] = field(default_factory=dict)
     stored: dict[Key, str] = field(default_factory=dict)
+    #: key -> trace uri of each run already indexed (where its stored verdict is read)
+    stored_uris: dict[Key, str] = field(default_factory=dict)
+    #: runs read with no verdict of their own that keep the one an outcome file gave their stored copy
+    kept_verdicts: set[Key] = field(default_factory=set)
     todo: list[Key] = field(default_factory=list)
     records: dict[Key, list[dict[str, Any]]] = field(default_factory=dict)
 
@@ -395,7 +403,8 @@ class Indexer:
                         batch.repeats.append((key, earlier_fmt, content_hash(earlier, self.window)))
                     batch.runs[key] = (run, str(fmt))
             batch.hashes = {k: content_hash(t, self.window) for k, (t, _) in batch.runs.items()}
-            batch.stored = self._stored_hashes([t for t, _ in batch.runs.values()])
+            batch.stored, batch.stored_uris = self._stored_hashes([t for t, _ in batch.runs.values()])
+            self._keep_verdicts(batch)
             keys = [k for k in batch.runs if batch.stored.get(k) != batch.hashes[k]]
             batch.todo = keys
         else:
@@ -418,6 +427,32 @@ class Indexer:
             batch.records[key].append(_record(
                 run, row, trace_uri=self.traces.uri_for(*key), chash=batch.hashes[key], vector=vector.tolist(),
             ))
+
+    def _keep_verdicts(self, batch: _Batch) -> None:
+        """Give each run read with no verdict of its own, whose stored copy differs, the verdict an outcome file
+        gave that copy (see :func:`~trajsearch.ingest.outcomes.keep_verdict`): read from its trace, as only the
+        trace holds the verdict's basis. Unchanged apart from it, the run is then unchanged."""
+        for key, (run, fmt) in list(batch.runs.items()):
+            if key not in batch.stored or batch.stored[key] == batch.hashes[key] or has_own_verdict(run):
+                continue
+            stored = self._stored_run(key, batch.stored_uris[key])
+            kept = keep_verdict(run, stored) if stored is not None else None
+            if kept is not None:
+                read, batch.hashes[key] = batch.hashes[key], content_hash(kept, self.window)
+                batch.runs[key] = (kept, fmt)
+                batch.kept_verdicts.add(key)
+                # an earlier copy the same as this one, read alike, is unchanged with it (not "replaced")
+                batch.repeats = [(k, f, batch.hashes[key] if (k, h) == (key, read) else h) for k, f, h in batch.repeats]
+
+    def _stored_run(self, key: Key, uri: str) -> Trajectory | None:
+        """The stored copy of a run, from the trace store; None (logged) when its trace cannot be read."""
+        try:
+            return self.retry.run(f"trace store read of {key[1]}", lambda: self.traces.get(uri, tenant=key[0]),
+                                  _trace_error_is_transient)
+        except Exception as exc:  # noqa: BLE001 - its verdict cannot be told: the run is written as read
+            log.warning("the stored trace of %s cannot be read (%s): its verdict, if an outcome file gave one, is "
+                        "not kept", key[1], exc)
+            return None
 
     # -- stage 3: traces, then rows, then the commit ---------------------------------------
 
@@ -460,6 +495,7 @@ class Indexer:
             else:
                 what = "unchanged"
             _tally(report, fmt, what)
+        report.verdicts_kept += len(batch.kept_verdicts)
         for key, fmt, chash in batch.repeats:  # a copy of a run that a later copy in the same batch replaced
             _tally(report, fmt, "unchanged" if chash == batch.hashes[key] else "replaced")
         for item in batch.items:
@@ -513,19 +549,22 @@ class Indexer:
         except Exception as exc:
             raise IngestError(f"index {what} failed: {type(exc).__name__}: {exc}") from exc
 
-    def _stored_hashes(self, runs: list[Trajectory]) -> dict[Key, str]:
-        """Content hashes of runs already indexed, read from their task rows by key."""
+    def _stored_hashes(self, runs: list[Trajectory]) -> tuple[dict[Key, str], dict[Key, str]]:
+        """Content hashes and trace uris of runs already indexed, read from their task rows by key."""
         found: dict[Key, str] = {}
+        uris: dict[Key, str] = {}
+        fields = ["trajectory_id", "content_hash", "trace_uri"]
         for tenant in {t.tenant for t in runs}:
             ids = [row_id(tenant, t.trajectory_id, "task", -1) for t in runs if t.tenant == tenant]
             rows = self.retry.run(
                 "index lookup",
-                lambda tenant=tenant, ids=ids: self.index.get(ids, Filters(tenant=tenant), fields=["trajectory_id", "content_hash"]),
+                lambda tenant=tenant, ids=ids: self.index.get(ids, Filters(tenant=tenant), fields=fields),
                 _index_error_is_transient,
             )
             for row in rows:
                 found[(tenant, row["trajectory_id"])] = row["content_hash"]
-        return found
+                uris[(tenant, row["trajectory_id"])] = row["trace_uri"]
+        return found, uris
 
 
 def _tally(report: IngestReport, fmt: str, what: str) -> None:

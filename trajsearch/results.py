@@ -116,6 +116,9 @@ class IngestReport:
     rejected_count: int = 0
     by_format: dict[str, dict[str, int]] = field(default_factory=dict)
     traces_restored: int = 0  # unchanged runs whose missing trace was written again (ingest --restart)
+    #: runs read with no verdict of their own that kept the one an outcome file gave them before (see
+    #: ``ingest.outcomes.keep_verdict``), whether unchanged or written again
+    verdicts_kept: int = 0
 
     @property
     def total_rejected(self) -> int:
@@ -130,6 +133,7 @@ class IngestReport:
         self.unchanged += other.unchanged
         self.replaced += other.replaced
         self.traces_restored += other.traces_restored
+        self.verdicts_kept += other.verdicts_kept
         self.rows += other.rows
         self.rejected_count = self.total_rejected + other.total_rejected
         room = len(other.rejected) if max_kept is None else max(0, max_kept - len(self.rejected))
@@ -152,6 +156,7 @@ class IngestReport:
             "rejected": self.total_rejected,
             "rows_written": self.rows,
             "traces_restored": self.traces_restored,
+            "verdicts_kept": self.verdicts_kept,
             "by_format": self.by_format,
             "rejections": [vars(r) for r in self.rejected],
         }

@@ -402,6 +402,16 @@ def _verdicts_told(joins: list[dict[str, Any]]) -> str:
         f"; {not_evaluated} not evaluated by it (their own outcome kept)" if not_evaluated else "")
 
 
+def _verdicts_kept_line(results: list[dict[str, Any]]) -> None:
+    """The runs read with no verdict of their own that kept the one an earlier outcomes file gave them (probe E2,
+    E2-C: an ingest without --outcomes had made 37 evaluated failures "submitted, not evaluated" in silence)."""
+    if kept := sum(r.get("verdicts_kept") or 0 for r in results):
+        why = ("this outcomes file has none for them" if any(r.get("outcomes") for r in results)
+               else "no --outcomes this time")
+        out.print(f"{kept} run(s) keep the verdict an earlier outcomes file gave: {why}", highlight=False,
+                  soft_wrap=True)
+
+
 def _outcomes_line(joins: list[dict[str, Any]]) -> None:
     """How many of the runs read the outcome file had a verdict for; a warning when none. Each worker joins the
     runs of its own shard: their counts add up (the file's own counts, verdicts and entries, are each worker's)."""
@@ -547,6 +557,7 @@ def _ingest_summary(results: list[dict[str, Any]], as_json: bool) -> None:
         out.print(f"{len(renamed)} run(s) shared an id with a different run of the same input and were kept under "
                   f"a distinct id, e.g. {renamed[0]['trajectory_id']} -> {renamed[0]['renamed_to']}", soft_wrap=True)
     _outcomes_line([r["outcomes"] for r in results if r.get("outcomes")])
+    _verdicts_kept_line(results)
     _clipped_line([r["clipped"] for r in results if r.get("clipped")])
     _named_after_stream_copy_line([r["named_after_stream_copy"] for r in results if r.get("named_after_stream_copy")])
     if streamed := max((r.get("units_streamed") or 0) for r in results):

@@ -85,7 +85,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable
 
-from trajsearch.model import Failure, Outcome, Trajectory
+from trajsearch.model import UNEVALUATED, Failure, Outcome, Trajectory
 
 from . import sources
 
@@ -130,6 +130,8 @@ MSWE_UNDECIDED = ("Multi-SWE-bench report valid: true, which alone decides nothi
                   "the tests its dataset expects pass too): pass final_report.json or results.json for the verdict")
 #: Metadata keys where adapters keep the source's own run id.
 SOURCE_ID_KEYS = ("trace_id", "conversation_id", "session_id", "instance_id")
+#: How ``metadata.outcome_basis`` of a run given a verdict by an outcome file begins (the file's name follows).
+BASIS = "outcomes file "
 
 
 def _id_list(value: Any) -> list[str] | None:
@@ -894,7 +896,7 @@ class OutcomeTable:
         self.matched += 1
         given = verdict.outcome.value if verdict.outcome is not None else "reward only"
         self.outcomes[given] = self.outcomes.get(given, 0) + 1
-        update: dict[str, Any] = {"metadata": {**trajectory.metadata, "outcome_basis": f"outcomes file {self.source}"}}
+        update: dict[str, Any] = {"metadata": {**trajectory.metadata, "outcome_basis": f"{BASIS}{self.source}"}}
         if verdict.reward is not None:
             update["reward"] = verdict.reward
         if verdict.outcome is not None:
@@ -902,7 +904,34 @@ class OutcomeTable:
             if verdict.outcome is Outcome.success:
                 update["failure"] = None
             elif trajectory.failure is None and verdict.outcome is Outcome.infra_error:
-                update["failure"] = Failure(error="evaluation errored (infrastructure)", cause=f"outcomes file {self.source}")
+                update["failure"] = Failure(error="evaluation errored (infrastructure)", cause=f"{BASIS}{self.source}")
             elif trajectory.failure is None and verdict.detail:  # a handed-in run the tests failed: say how
-                update["failure"] = Failure(error=verdict.detail, cause=f"outcomes file {self.source}")
+                update["failure"] = Failure(error=verdict.detail, cause=f"{BASIS}{self.source}")
         return trajectory.model_copy(update=update)
+
+
+def has_own_verdict(run: Trajectory) -> bool:
+    """Whether a run as read says how it went: not a submission no test judged (:data:`UNEVALUATED`), nor an
+    ``unknown`` outcome with no reward and no basis (a dump that holds no verdict at all)."""
+    basis = run.metadata.get("outcome_basis")
+    if run.outcome is Outcome.success and basis == UNEVALUATED:
+        return False
+    return not (run.outcome is Outcome.unknown and run.reward is None and basis is None)
+
+
+def keep_verdict(read: Trajectory, stored: Trajectory) -> Trajectory | None:
+    """``read`` with the verdict an outcome file gave ``stored`` (the same run, as an earlier ingest stored it),
+    where ``read`` has no verdict of its own; else None (the read's own verdict, or none, stands).
+
+    A dump is read again without its ``--outcomes`` (a nightly job over the same folder; a new report that does
+    not cover the run): the run has not changed, only what is known of it, and an evaluation's verdict is not
+    undone by a read that judges nothing (probe E2, E2-C: 37 failures became "submitted, not evaluated"
+    successes in silence). A read with a verdict of its own (a dump carrying test results, a new outcome file)
+    replaces the stored one. The verdict is put back as :meth:`OutcomeTable.apply` gave it: outcome, reward,
+    basis, and the failure it told (the read's own error, where it holds one, first)."""
+    basis = stored.metadata.get("outcome_basis")
+    if has_own_verdict(read) or not (isinstance(basis, str) and basis.startswith(BASIS)):
+        return None
+    failure = None if stored.outcome is Outcome.success else read.failure or stored.failure
+    return read.model_copy(update={"outcome": stored.outcome, "reward": stored.reward, "failure": failure,
+                                   "metadata": {**read.metadata, "outcome_basis": basis}})

@@ -352,6 +352,7 @@ class Client:
         except grpc.RpcError as exc:
             raise _error(exc, request_id) from None
         report.ingested, report.unchanged, report.rows = reply.ingested, reply.unchanged, reply.rows_written
+        report.verdicts_kept = reply.verdicts_kept
         for r in reply.results:
             status = pb2.RecordResult.Status.Name(r.status).lower()
             report.results.append({"position": r.position, "source": r.source, "trajectory_id": r.trajectory_id,

@@ -367,6 +367,7 @@ class Service(pb2_grpc.TrajSearchServicer):
                 response.ingested += report.ingested
                 response.unchanged += report.unchanged
                 response.rows_written += report.rows
+                response.verdicts_kept += report.verdicts_kept
         call.note(records=position, ingested=response.ingested, rejected=response.rejected)
         return response
 

@@ -1,0 +1,102 @@
+"""A dump ingested again without its ``--outcomes`` keeps the verdicts an outcomes file gave its runs (probe E2, E2-C).
+
+Real files: two gemini-3-pro mini-swe-agent runs and their sb-cli report, cut to these two instances
+(tests/fixtures/mini-swe-agent/.real/gemini-3-pro-reingest/SOURCE.md). Read alone, each is "submitted, not
+evaluated"; the report resolves django-16429 and not django-16263.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from cli_support import backend, run_cli  # noqa: F401 (fixture)
+from test_ingest_operation import ingest_process
+
+from trajsearch.ingest.outcomes import OutcomeTable, has_own_verdict
+from trajsearch.ingest.read import read_inputs
+from trajsearch.model import UNEVALUATED, Outcome
+
+RUNS = Path(__file__).parent / "fixtures" / "mini-swe-agent" / ".real" / "gemini-3-pro-reingest"
+REPORT = RUNS / "sb-cli-report.json"
+FAILED = "gemini-3-pro-reingest.django__django-16263"
+RESOLVED = "gemini-3-pro-reingest.django__django-16429"
+KEPT = "2 run(s) keep the verdict an earlier outcomes file gave: no --outcomes this time"
+
+
+def _shown(trajectory_id: str) -> dict:
+    code, out, err = run_cli("show", trajectory_id, "--json")
+    assert code == 0, err
+    return json.loads(out)
+
+
+def _verdicts() -> dict[str, tuple[str, str | None, str]]:
+    """Each run's outcome, failure error and outcome basis, as `show` gives them."""
+    shown = {tid: _shown(tid) for tid in (FAILED, RESOLVED)}
+    return {tid: (s["outcome"], (s.get("failure") or {}).get("error"), s["metadata"]["outcome_basis"])
+            for tid, s in shown.items()}
+
+
+EVALUATED = {
+    FAILED: ("failure", "SWE-bench evaluation: not resolved (in the report's unresolved_ids)",
+             "outcomes file sb-cli-report.json"),
+    RESOLVED: ("success", None, "outcomes file sb-cli-report.json"),
+}
+
+
+def test_the_runs_read_without_the_report_have_no_verdict_of_their_own() -> None:
+    """What the rule rests on: the dump alone judges nothing (mini-swe-agent writes the submission, not a test
+    result), the report does."""
+    alone = [p.trajectory for p in read_inputs([RUNS], tenant="t")]
+    assert [(r.outcome, r.metadata["outcome_basis"]) for r in alone] == [(Outcome.success, UNEVALUATED)] * 2
+    assert not any(has_own_verdict(r) for r in alone)
+    joined = [p.trajectory for p in read_inputs([RUNS], tenant="t", outcomes=OutcomeTable.load(REPORT))]
+    assert [r.outcome for r in joined] == [Outcome.failure, Outcome.success] and all(map(has_own_verdict, joined))
+
+
+def test_an_ingest_without_outcomes_keeps_the_verdicts_an_outcomes_file_gave(backend, tmp_path):  # noqa: F811
+    """Bug (probe E2, E2-C): the nightly re-ingest of a folder first ingested with --outcomes, without it, said
+    "ingested 125 runs, unchanged 1", exit 0, and every failure the report judged was then a success "submitted,
+    not evaluated". Now the runs are unchanged, keep their verdicts, and the summary says why."""
+    code, out, err = run_cli("ingest", str(RUNS), "--outcomes", str(REPORT), "--quiet")
+    assert code == 0, out + err
+    assert _verdicts() == EVALUATED
+
+    code, out, err = run_cli("ingest", str(RUNS), "--quiet")
+    assert code == 0, out + err
+    said = " ".join(out.split())
+    assert "read 2: ingested 0 runs (0 rows), unchanged 2, rejected 0" in said and KEPT in said
+    assert _verdicts() == EVALUATED
+    code, out, err = run_cli("stats", "--json")
+    assert code == 0 and json.loads(out)["runs_by_outcome"] == {"failure": 1, "success": 1}, out + err
+
+    restart = ("--restart",) if backend == "embedded" else ()  # read again, not skipped as done per the checkpoint
+    code, out, err = run_cli("ingest", str(RUNS), "--json", "--quiet", *restart)  # the count is in the JSON report
+    assert code == 0 and json.loads(out)["verdicts_kept"] == 2, out + err
+
+
+def test_a_new_verdict_replaces_the_stored_one(backend, tmp_path):  # noqa: F811
+    """A read with a verdict of its own (here a later report that resolves django-16263) replaces the stored one,
+    as before; a run the new report does not cover keeps the earlier verdict, and the summary says so."""
+    code, out, err = run_cli("ingest", str(RUNS), "--outcomes", str(REPORT), "--quiet")
+    assert code == 0, out + err
+    later = tmp_path / "rerun-report.json"
+    later.write_text(json.dumps({"schema_version": 2, "resolved_ids": ["django__django-16263"], "unresolved_ids": []}))
+
+    code, out, err = run_cli("ingest", str(RUNS), "--outcomes", str(later), "--quiet")
+    assert code == 0, out + err
+    said = " ".join(out.split())
+    assert "ingested 1 runs" in said and "unchanged 1" in said
+    assert "1 run(s) keep the verdict an earlier outcomes file gave: this outcomes file has none for them" in said
+    assert _verdicts() == {FAILED: ("success", None, "outcomes file rerun-report.json"), RESOLVED: EVALUATED[RESOLVED]}
+
+
+def test_workers_keep_the_verdicts_too(tmp_path: Path) -> None:
+    """`--workers` write through the same indexer: the rule and its count hold there."""
+    home = tmp_path / "home"
+    first = ingest_process(str(RUNS), "-t", "acme", "--outcomes", str(REPORT), "-q", home=home)
+    assert first.returncode == 0, first.stderr
+    again = ingest_process(str(RUNS), "-t", "acme", "--workers", "2", "-q", home=home)
+    assert again.returncode == 0, again.stderr
+    said = " ".join(again.stdout.split())
+    assert "unchanged 2" in said and KEPT in said
