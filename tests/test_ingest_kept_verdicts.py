@@ -91,6 +91,24 @@ def test_a_new_verdict_replaces_the_stored_one(backend, tmp_path):  # noqa: F811
     assert _verdicts() == {FAILED: ("success", None, "outcomes file rerun-report.json"), RESOLVED: EVALUATED[RESOLVED]}
 
 
+def test_delete_from_a_dump_without_outcomes_removes_the_runs_an_ingest_with_them_stored(backend, tmp_path):  # noqa: F811
+    """`delete --from` tells a stored run from another as ingest does: the dump read without --outcomes is the
+    run stored with the verdict the report gave (a re-ingest of it is unchanged), so it is removed; a stored
+    run whose verdict the dump's own read contradicts is another run, and kept."""
+    code, out, err = run_cli("ingest", str(RUNS), "--outcomes", str(REPORT), "--quiet")
+    assert code == 0, out + err
+    other = tmp_path / "other-report.json"
+    other.write_text(json.dumps({"schema_version": 2, "resolved_ids": [], "unresolved_ids": ["django__django-16429"]}))
+
+    code, out, err = run_cli("delete", "--from", str(RUNS), "--outcomes", str(other), "--dry-run", "--json")
+    assert code == 1, out + err  # 16429 read as failed by this report: not the stored (resolved) run
+    assert json.loads(out) == {"would_remove": [FAILED], "not_found": [], "kept_other_run": [RESOLVED]}
+
+    code, out, err = run_cli("delete", "--from", str(RUNS), "--json")
+    assert code == 0, out + err
+    assert json.loads(out) == {"removed": [FAILED, RESOLVED], "not_found": [], "kept_other_run": []}
+
+
 def test_workers_keep_the_verdicts_too(tmp_path: Path) -> None:
     """`--workers` write through the same indexer: the rule and its count hold there."""
     home = tmp_path / "home"

@@ -23,7 +23,7 @@ def delete(
     fmt: Optional[str] = typer.Option(None, "--format", "-f", help="With --from: the format `ingest` was forced to."),
     group_by: str = typer.Option("trace", "--group-by", help="With --from, span formats: 'trace' or 'conversation', as at ingest."),
     set_field: List[str] = typer.Option([], "--set", help="With --from: the --set FIELD=VALUE of the ingest (repeatable)."),
-    outcomes: Optional[Path] = typer.Option(None, "--outcomes", help="With --from: the --outcomes of the ingest."),
+    outcomes: Optional[Path] = typer.Option(None, "--outcomes", help="With --from: the --outcomes of the ingest (not needed for a run whose dump holds no verdict: it is its stored run with the verdict an outcomes file gave it, as a re-ingest without --outcomes keeps it)."),
     success_threshold: float = typer.Option(0.5, "--success-threshold", min=0.0, max=1.0, help="With --from: the --success-threshold of the ingest."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Remove nothing: say which runs are there to remove."),
     tenant: Tenant = None,
@@ -83,8 +83,9 @@ def _runs_of(dumps: List[Path], api: Any, **read: Any) -> tuple[list[str], list[
     tenant: ``(ids to remove, ids kept, ids not stored)``. A run is removed where the stored run is it (the same
     content) under its id, or under the distinct id an ingest gives a run whose id another input held; a stored
     run of that id with other content (another input's, or read with other options) is kept, as is one whose
-    trace cannot be read to tell. Records that do not read as runs are counted."""
-    from ..ingest.outcomes import OutcomeTable
+    trace cannot be read to tell. A run read with no verdict of its own is compared with the verdict an outcomes
+    file gave the stored run put back, as ingest compares it (``ingest.outcomes.keep_verdict``). Records that do not read as runs are counted."""
+    from ..ingest.outcomes import OutcomeTable, keep_verdict
     from ..ingest.read import distinct_id, read_inputs, same_run
 
     tenant = api.api.whoami()["tenant"] if api.remote else api.tenant
@@ -100,7 +101,8 @@ def _runs_of(dumps: List[Path], api: Any, **read: Any) -> tuple[list[str], list[
     for run in (p.trajectory for p in parsed if p.trajectory is not None):
         stored = [(tid, kept) for tid in dict.fromkeys((run.trajectory_id, distinct_id(run)))
                   if (kept := _stored_run(api, tid)) is not None]
-        match = next((tid for tid, kept in stored if kept is not False and same_run(kept, run)), None)
+        match = next((tid for tid, kept in stored if kept is not False
+                      and same_run(kept, keep_verdict(run, kept) or run)), None)
         (ours if match is not None else other if stored else absent).append(match or run.trajectory_id)
     if unread := sum(p.trajectory is None for p in parsed):
         err.print(f"{unread} record(s) of the dump(s) do not read as runs (ingest rejected them): nothing to remove",
