@@ -8,7 +8,8 @@ the nodes of one run:
 
 - order: depth first from the roots, siblings by start time (then by the order
   they were read), so a tool call sits after the model call that asked for it;
-  tools started at the same instant in the order the model asked for them;
+  tools one model turn asked for at once in the order it asked for them, from
+  the first to start (a thread pool starts them in any order);
 - a ``tool`` node is a step: action = tool name, arguments = the call's
   arguments (JSON-decoded), observation = its result, error = its error
   (error type / exception event / error status); a ``retriever`` node is a step
@@ -27,7 +28,8 @@ the nodes of one run:
   tool execution traced twice (a tool node inside one of the same tool);
 - an ``llm`` node is not a step of its own: its text becomes the thought of
   the tool steps it requested (matched by tool-call id, else by tool name,
-  else the next tool step); tool calls it requested that no tool node executed
+  else by the function name a framework made of a tool's display name,
+  :func:`~.calls.tool_key`, else the next tool step); tool calls it requested that no tool node executed
   become steps too, with the result taken from a later model input message
   (role ``tool``, same call id), or, for a call an agent span named after it
   ran (a smolagents managed agent: no tool span, the sub-agent's ``<name>.run``
@@ -83,7 +85,7 @@ from trajsearch.model import Failure, Outcome, Trajectory
 from .. import _prompts
 from .._agent_cli import prompt_list
 from .._common import Context, RecordError, build, clip_step_text, clip_task, safe_id, short
-from .calls import parallel_calls_in_call_order, prepared_request, tool_twins, twin_calls
+from .calls import parallel_calls_in_call_order, prepared_request, tool_key, tool_twins, twin_calls
 from .messages import first_user_text, is_denial, is_object_repr, mcp_error, normalise_messages, task_from_input, user_requests
 from .nodes import CONTINUES, RESULT_CUT, RUN_START, Evaluation, Message, Node, ancestors, maybe_json, start_order, when
 from .outcome import failed, error_outcome, outcome_from
@@ -132,7 +134,7 @@ def _calls_in_turn(outputs: list[Message], node: Node, pending: list[dict[str, A
             continue
         for n, call in enumerate(calls):
             pending.append({"call": call, "thought": "\n".join(t for t in thought if t).strip() if n == 0 else None,
-                            "at": node.end, "by": node})
+                            "at": node.end, "by": node, "turn": node.id, "rank": len(pending)})
         said, thought = [], []
     return "\n".join(t for t in said if t).strip()
 
@@ -141,10 +143,12 @@ def _agent_turns(node: Node, pending: list[dict[str, Any]], add_step: Any) -> No
     """The model's turns recorded on an agent's span, in order: text before a tool call is that call's
     thought; text after the last call is the answer, a ``respond`` step at the agent's end."""
     said: list[str] = []
-    for message in (Message(**m) for m in node.output_messages if m.get("role") != "tool"):
+    turns = (Message(**m) for m in node.output_messages if m.get("role") != "tool")
+    for n, message in enumerate(turns):
         said.extend(t.strip() for t in (message.reasoning, message.text) if t.strip())
         for call in (c for c in message.calls if c.get("name")):
-            pending.append({"call": call, "thought": "\n".join(said) or None, "at": node.end, "by": node})
+            pending.append({"call": call, "thought": "\n".join(said) or None, "at": node.end, "by": node,
+                            "turn": f"{node.id}/{n}", "rank": len(pending)})
             said = []
     if said:
         add_step(_respond("\n".join(said), None, node.end, node.end, node.error))
@@ -282,6 +286,25 @@ def _arguments(recorded: Any, asked: Any) -> Any:
         recorded.get(k) == v for k, v in asked.items()) and all(
         isinstance(v, str) and is_object_repr(v) for k, v in recorded.items() if k not in asked)
     return asked if recorded == {"input": asked} or injected else recorded
+
+
+def _in_step_order(steps: list[dict[str, Any]], asked_by: dict[int, tuple[str, int]]) -> None:
+    """Sort ``steps`` by time, a model's words after a tool step that started in the same instant (starts rounded to
+    the millisecond: no tool ran on its word); tools one model call asked for at once in the order it asked, from
+    the first of them to start: a framework runs such calls in a thread pool (CrewAI's native tool calls), where
+    which starts first is the scheduler's doing, not the agent's."""
+    never = datetime.max.replace(tzinfo=timezone.utc)
+    at = {id(s): s.get("started_at") or s.get("ended_at") or never for s in steps}
+    batches: dict[str, list[dict[str, Any]]] = {}
+    for step in steps:
+        if id(step) in asked_by:
+            batches.setdefault(asked_by[id(step)][0], []).append(step)
+    rank: dict[int, int] = {}
+    for batch in (b for b in batches.values() if len(b) > 1):
+        first = min(at[id(s)] for s in batch)
+        for n, step in enumerate(sorted(batch, key=lambda s: asked_by[id(s)][1])):
+            at[id(step)], rank[id(step)] = first, n
+    steps.sort(key=lambda s: (at[id(s)], s.get("action") == "respond", rank.get(id(s), 0)))
 
 
 def _container_failures(containers: list[Node], steps: list[dict[str, Any]], calls: list[Node],
@@ -496,6 +519,7 @@ def assemble(nodes: list[Node], *, what: str = "trace", task: str | None = None)
 
     unasked: tuple[dict[str, Any], Node] | None = None  # the last model words that asked for no tool, as a step
     ran_for: set[str] = set()  # the model calls some of whose calls a tool node ran
+    asked_by: dict[int, tuple[str, int]] = {}  # tool steps (by id()) -> the model turn that asked, the call's rank
     twins = twin_calls([n for n, _ in order])
     by_id = {n.id: n for n, _ in order}
     parents = {n.parent for n, _ in order}
@@ -541,7 +565,8 @@ def assemble(nodes: list[Node], *, what: str = "trace", task: str | None = None)
         if node.role in ("tool", "retriever"):
             name = node.tool or node.name or ("retrieve" if node.role == "retriever" else "tool")
             match = next((p for p in pending if node.call_id and p["call"].get("id") == node.call_id), None)
-            match = match or next((p for p in pending if p["call"].get("name") == name), None)
+            match = match or next((p for p in pending if p["call"].get("name") == name), None) \
+                or next((p for p in pending if tool_key(p["call"].get("name")) == tool_key(name)), None)
             # a model call that asked for *something* just before: its text is the reason for this step
             thought = None
             if match:
@@ -565,6 +590,8 @@ def assemble(nodes: list[Node], *, what: str = "trace", task: str | None = None)
             })
             if node.call_id:
                 by_call[node.call_id] = step
+            if match:
+                asked_by[id(step)] = (match["turn"], match["rank"])
             continue
         if node.role in ("agent", "chain") and node is not root and failed(node.error):
             failed_containers.append(node)
@@ -613,8 +640,7 @@ def assemble(nodes: list[Node], *, what: str = "trace", task: str | None = None)
     steps.extend(_container_failures(failed_containers, steps, failed_calls, by_id))
     # a model call that asked for no tool and started in the same instant as a tool step (starts rounded to the
     # millisecond) answered after it: no tool ran on its word
-    steps.sort(key=lambda s: (s.get("started_at") or s.get("ended_at") or datetime.max.replace(tzinfo=timezone.utc),
-                              s.get("action") == "respond"))
+    _in_step_order(steps, asked_by)
     for index, step in enumerate(steps):
         step["index"] = index
         step.pop(RESULT_CUT, None)

@@ -11,7 +11,10 @@ model calls apart, not about building steps.
 
 from __future__ import annotations
 
+import hashlib
 import json
+import re
+import unicodedata
 from typing import Any
 
 from .nodes import Node, ancestors, maybe_json, start_order
@@ -47,6 +50,20 @@ def tool_twins(group: list[Node]) -> list[Node]:
     return [n for n in group if n.id not in outer]
 
 
+def tool_key(name: str | None) -> str:
+    """A tool's name as a model is given it: a framework that names a tool for people sends the model a function name
+    made from it. CrewAI's ``sanitize_tool_name`` (``crewai/utilities/string_utils.py``): ASCII only, camelCase split,
+    lower case, every other run of characters ``_``, at most 64 characters (a longer name cut, with 8 hex digits of
+    its SHA-256). So "Weather Lookup" is called ``weather_lookup`` and ``getWeather`` ``get_weather``; a name already
+    a function's stays as it is."""
+    key = unicodedata.normalize("NFKD", name or "").encode("ascii", "ignore").decode("ascii")
+    key = re.sub(r"([a-z])([A-Z])", r"\1_\2", re.sub(r"([A-Z]+)([A-Z][a-z])", r"\1_\2", key)).lower()
+    key = re.sub(r"[^a-z0-9]+", "_", re.sub(r"['\"]+", "", key)).strip("_")
+    if len(key) > 64:
+        key = key[:55].rstrip("_") + "_" + hashlib.sha256(key.encode()).hexdigest()[:8]
+    return key
+
+
 def parallel_calls_in_call_order(group: list[Node]) -> None:
     """Tool executions that started at the same instant keep the order the model asked for them in
     (read order is often the order they ended: exporters write a span when it ends, and the AI SDK
@@ -59,6 +76,7 @@ def parallel_calls_in_call_order(group: list[Node]) -> None:
                 if call.get("id"):
                     rank.setdefault(("id", call["id"]), n)
                 rank.setdefault(("name", str(call.get("name"))), n)
+                rank.setdefault(("key", tool_key(call.get("name"))), n)
                 n += 1
     slots: dict[tuple[str | None, float | None], list[Node]] = {}
     for node in group:
@@ -68,7 +86,8 @@ def parallel_calls_in_call_order(group: list[Node]) -> None:
         if len(tied) > 1:
             seqs = sorted(t.seq for t in tied)
             ranked = sorted(tied, key=lambda t: (
-                rank.get(("id", t.call_id or ""), rank.get(("name", t.tool or ""), n)), t.seq))
+                rank.get(("id", t.call_id or ""), rank.get(("name", t.tool or ""), rank.get(("key", tool_key(t.tool)), n))),
+                t.seq))
             for node, seq in zip(ranked, seqs):
                 node.seq = seq
 

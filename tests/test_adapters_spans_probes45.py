@@ -1,0 +1,43 @@
+"""Span exports of probes D, F and A (round 45) whose steps were assembled wrong, read through the public reader.
+
+The fixtures (``fixtures/openinference/.real/probeD45``, ``fixtures/otel-genai/.real/probeD45``, see their
+SOURCE.md, and the ones named in each test) are what the released packages wrote, unmodified.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import adapter_support
+
+FIXTURES = Path(__file__).parent / "fixtures"
+OI_D = FIXTURES / "openinference" / ".real" / "probeD45"
+OTEL_D = FIXTURES / "otel-genai" / ".real" / "probeD45"
+
+
+# -- CrewAI: tools named for people, called by their function name (D2) -----------------------
+
+
+def test_crewai_tool_with_a_display_name_is_one_step_per_call() -> None:
+    """D2: CrewAI gives the model ``sanitize_tool_name("Weather Lookup") == "weather_lookup"``, while OpenInference's
+    TOOL span names the tool "Weather Lookup" and records no call id. Each call was two steps, the model's copy of
+    the failed one without its error. Now one step per call, with the span's time and error and the model's
+    thought, in the order the model asked (CrewAI ran the two in a thread pool; the second started first)."""
+    run = adapter_support.only(OI_D / "crewai-1.15-oi-1.1.21-spaced-tool-names-de.otlp.json")
+    assert [s.action for s in run.steps] == ["Weather Lookup", "Hotel Price Search", "respond", "respond"]
+    weather, hotel = run.steps[:2]
+    assert weather.thought == "Ich prüfe Wetter und Hotels."
+    assert weather.observation == "Sonnig, 24 °C in Lissabon" and weather.started_at is not None
+    assert hotel.error == "ConnectionError: hotel API unreachable for Lissabon" and hotel.started_at is not None
+
+
+def test_crewai_delegation_is_one_step_per_delegation() -> None:
+    """D2, hierarchical crew: CrewAI's own "Delegate work to coworker" tool, called ``delegate_work_to_coworker``,
+    was two steps per delegation (the model's call without a time, then the tool span)."""
+    run = adapter_support.only(OI_D / "crewai-1.15-oi-1.1.21-hierarchical-de.otlp.json")
+    assert [s.action for s in run.steps] == [
+        "Delegate work to coworker", "get_weather", "Delegate work to coworker", "respond"]
+    first = run.steps[0]
+    assert first.thought == "Ich delegiere die Recherche."
+    assert first.arguments["coworker"] == "Reiseforscher" and first.started_at is not None
+    assert all(s.started_at is not None for s in run.steps)
