@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import adapter_support
+from trajsearch.model import Outcome, Trajectory
 
 FIXTURES = Path(__file__).parent / "fixtures"
 OI_D = FIXTURES / "openinference" / ".real" / "probeD45"
@@ -41,3 +42,32 @@ def test_crewai_delegation_is_one_step_per_delegation() -> None:
     assert first.thought == "Ich delegiere die Recherche."
     assert first.arguments["coworker"] == "Reiseforscher" and first.started_at is not None
     assert all(s.started_at is not None for s in run.steps)
+
+
+# -- Agents SDK: what the model said that the SDK refused (F2) -------------------------------
+
+AGENTS_F = FIXTURES / "openai-agents" / ".real" / "probeF45" / "oai-agents-0.24-ghost-tool-bad-json.jsonl"
+
+
+def _agents_run(trace_id: str) -> Trajectory:
+    return next(r for r in adapter_support.runs(AGENTS_F) if r.trajectory_id == f"oai-agents:{trace_id}")
+
+
+def test_agents_call_of_a_tool_the_agent_lacks_is_that_calls_error() -> None:
+    """F2: the model called ``launch_rocket``, which the agent lacks; the SDK runs nothing, marks the turn span "Tool
+    not found" ``{"tool_name": "launch_rocket"}`` and raises ``ModelBehaviorError``. The call read as a tool that ran
+    and printed nothing, beside an unnamed step "chain turn 1 failed"; now the call is the one step, failed."""
+    run = _agents_run("trace_7d749854b42a423f9a991a631a243e23")
+    assert [s.action for s in run.steps] == ["launch_rocket"]
+    [call] = run.steps
+    assert (call.arguments, call.observation, call.error) == ({"target": "moon"}, None, "Tool not found: launch_rocket")
+    assert run.outcome is Outcome.failure
+
+
+def test_agents_answer_that_is_not_the_structured_output_is_the_answers_error() -> None:
+    """F2: an agent with ``output_type=Weather`` answered ``{"city": "Lyon", "temp": ``; the SDK marks the turn span
+    "Invalid JSON provided". The error was an unnamed step of its own after an answer with none."""
+    run = _agents_run("trace_126d40969684460c81237a12e36c2054")
+    assert [s.action for s in run.steps] == ["respond"]
+    assert run.steps[0].error == "Invalid JSON provided"
+    assert run.outcome is Outcome.failure

@@ -72,7 +72,11 @@ Mapping (``span_data.type``)
   with no model call or tool started after it: before the 0.2x refactor a
   run that is not streamed marks no agent span) -> failure (infra_error for
   timeouts, rate limits, 5xx, connection errors, but not for a tool's own
-  error, whatever it says), else ``unknown``.
+  error, whatever it says), else ``unknown``. Where that error is the SDK
+  refusing what the model said ("Tool not found" for a call of a tool the
+  agent lacks, "Invalid JSON provided" for an answer that is not the
+  ``output_type``), it is that call's or answer's step's error, not a step of
+  its own.
 """
 
 from __future__ import annotations
@@ -87,7 +91,9 @@ from trajsearch.model import Trajectory
 from ._common import Context, RecordError, clip_task
 from ._otlp import attributes, clean_ids, is_span_record, raw_spans, span_ids, span_time
 from ._spans import (
+    ANSWER,
     CONTINUES,
+    REFUSED,
     RUN_START,
     ancestors,
     Node,
@@ -263,9 +269,26 @@ def _span_node(item: dict[str, Any], seq: int) -> tuple[str, Node, str | None]:
         node.model = str(data["model"]) if data.get("model") else None
     else:
         node.name = str(data.get("name") or kind)
+    if node.role in ("agent", "chain"):
+        _refusal(node, item.get("error"))
     if not item.get("parent_id") and (node.role == "agent" or node.info.get("sdk_span_type") == "task"):
         node.info[RUN_START] = True  # one ``Runner.run`` of the trace: a later one's request is a later turn
     return str(trace_id), clean_ids(node), None
+
+
+def _refusal(node: Node, error: Any) -> None:
+    """Mark an agent or turn span whose error is the SDK refusing what the model said (``REFUSED``): ``SpanError(
+    "Tool not found", {"tool_name"})`` for a call of a tool the agent has not (then ``ModelBehaviorError: Tool X not
+    found in agent Y``), ``SpanError("Invalid JSON provided")`` for a final answer that does not parse as the agent's
+    ``output_type`` (``util/_json.validate_json``); the SDK attaches either to the current span, the turn's since the
+    0.2x refactor, the agent's before."""
+    message = error.get("message") if isinstance(error, dict) else None
+    data = error.get("data") if isinstance(error, dict) and isinstance(error.get("data"), dict) else {}
+    if message == "Tool not found" and isinstance(data.get("tool_name"), str) and data["tool_name"]:
+        node.info[REFUSED] = data["tool_name"]
+        node.error = f"Tool not found: {data['tool_name']}"
+    elif message == "Invalid JSON provided":
+        node.info[REFUSED] = ANSWER
 
 
 #: The SDK's tool output objects (``ToolOutputText`` / ``Image`` / ``FileContent`` and their dicts), by ``type``: the

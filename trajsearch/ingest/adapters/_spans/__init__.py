@@ -36,7 +36,9 @@ from .messages import (
     user_requests,
 )
 from .nodes import (
+    ANSWER,
     CONTINUES,
+    REFUSED,
     RESULT_CUT,
     ROLES,
     RUN_START,
@@ -57,10 +59,12 @@ from .nodes import (
 from .outcome import FAIL_LABELS, OUTCOME_METRICS, PASS_LABELS, error_outcome, outcome_from
 
 __all__ = [
+    "ANSWER",
     "CONTINUES",
     "FAIL_LABELS",
     "OUTCOME_METRICS",
     "PASS_LABELS",
+    "REFUSED",
     "RESULT_CUT",
     "ROLES",
     "RUN_START",

@@ -42,6 +42,9 @@ the nodes of one run:
   agent in the background and returned at once), or a tool no model call
   asked for runs right after it (a code agent's "Thought: ... <code>", which
   smolagents executes): then the text is that tool step's thought;
+- a sub-agent or chain whose error refuses what its model said (``REFUSED``: a
+  call of a tool it lacks, an answer not in the form asked for) gives that
+  error to the call's or answer's step;
 - a sub-agent or chain that failed with no failing step in its time is a step
   (action ``None``) at its end: the failure stays visible; where its error is
   that of a failed model call below it in the span tree (or beside it under its
@@ -87,7 +90,7 @@ from .._agent_cli import prompt_list
 from .._common import Context, RecordError, build, clip_step_text, clip_task, safe_id, short
 from .calls import parallel_calls_in_call_order, prepared_request, tool_key, tool_twins, twin_calls
 from .messages import first_user_text, is_denial, is_object_repr, mcp_error, normalise_messages, task_from_input, user_requests
-from .nodes import CONTINUES, RESULT_CUT, RUN_START, Evaluation, Message, Node, ancestors, maybe_json, start_order, when
+from .nodes import ANSWER, CONTINUES, REFUSED, RESULT_CUT, RUN_START, Evaluation, Message, Node, ancestors, maybe_json, start_order, when
 from .outcome import failed, error_outcome, outcome_from
 
 
@@ -307,6 +310,19 @@ def _in_step_order(steps: list[dict[str, Any]], asked_by: dict[int, tuple[str, i
     steps.sort(key=lambda s: (at[id(s)], s.get("action") == "respond", rank.get(id(s), 0)))
 
 
+def _refused(containers: list[Node], steps: list[dict[str, Any]], said_by: dict[int, Node],
+             by_id: dict[str, Node]) -> None:
+    """The error of a span that refused what its model said (``REFUSED``: a call of a tool it has not, an answer that
+    is not the output asked for) given to that call's or answer's step, the last one a model call below the span said
+    with no error yet: the step failed, the span did not (so it makes no failure step of its own)."""
+    for node in (n for n in containers if n.info.get(REFUSED)):
+        action = node.info[REFUSED]
+        step = next((s for s in reversed(steps) if s.get("action") == action and not s.get("error")
+                     and id(s) in said_by and _descends_from(said_by[id(s)], node, by_id)), None)
+        if step is not None:
+            step["error"] = short(node.error, 600)
+
+
 def _container_failures(containers: list[Node], steps: list[dict[str, Any]], calls: list[Node],
                         by_id: dict[str, Node]) -> list[dict[str, Any]]:
     """A step for each sub-agent or chain that failed with no failing step of its own, placed where the failure
@@ -519,6 +535,7 @@ def assemble(nodes: list[Node], *, what: str = "trace", task: str | None = None)
 
     unasked: tuple[dict[str, Any], Node] | None = None  # the last model words that asked for no tool, as a step
     ran_for: set[str] = set()  # the model calls some of whose calls a tool node ran
+    said_by: dict[int, Node] = {}  # the steps of what a model said that no tool span ran (by id()) -> that model call
     asked_by: dict[int, tuple[str, int]] = {}  # tool steps (by id()) -> the model turn that asked, the call's rank
     twins = twin_calls([n for n, _ in order])
     by_id = {n.id: n for n, _ in order}
@@ -554,11 +571,12 @@ def assemble(nodes: list[Node], *, what: str = "trace", task: str | None = None)
             if any(c.get("name") for m in outputs for c in m.calls):
                 trailing = _calls_in_turn(outputs, node, pending)
                 if trailing and node.id not in in_tool:  # text after the last call (a streamed turn's parts)
-                    add_step(_respond(trailing, None, node.end, node.end, node.error))
+                    said_by[id(add_step(_respond(trailing, None, node.end, node.end, node.error)))] = node
             elif text and node.id not in in_tool:  # a call that ran tools inside it (google-genai's automatic
                 # function calling) answered when it ended, after them
                 said_at = node.end if node.id in parents and node.end is not None else node.start
                 said = add_step(_respond(text, reasoning or None, said_at, node.end, node.error))
+                said_by[id(said)] = node
                 if node.id not in parents:
                     unasked = (said, node)
             continue
@@ -618,6 +636,7 @@ def assemble(nodes: list[Node], *, what: str = "trace", task: str | None = None)
                 or p["by"].id in last_calls and _stopped_for_calls(p["by"]):
             last_asked.append((step, p["by"]))
         steps.append(step)
+        said_by[id(step)] = p["by"]
         if call.get("id"):
             by_call[call["id"]] = step
     if not any(s.get("action") == "respond" for s in steps) and not any(
@@ -630,6 +649,7 @@ def assemble(nodes: list[Node], *, what: str = "trace", task: str | None = None)
                 _answered(by_call[m["call_id"]], m)
         _answered_in_turn(node.input_messages, steps, by_call)
         steps.extend(_denied_calls(node, by_call))
+    _refused(failed_containers, steps, said_by, by_id)
     for step, asker in last_asked:  # tools whose runs the trace records (an output tool such as pydantic-ai's
         # final_result is no such tool: the call is the answer) that did not run, nor the others asked with them,
         # and no later model call saw a result

@@ -27,6 +27,13 @@ RUN_START = "run_start"
 #: ``previous_response_id`` / ``conversation``: the server keeps the history): a ``RUN_START`` run's request is a
 #: user's next message, as when its input carries the earlier turns.
 CONTINUES = "continues"
+#: ``Node.info`` key of a span whose error is the framework refusing what its model said below it, not a failure of
+#: its own: the name of the tool call it found no such tool for, or :data:`ANSWER` for an answer that is not the
+#: structured output asked for (the OpenAI Agents SDK's "Tool not found" and "Invalid JSON provided" on its turn or
+#: agent span). That call's or answer's step carries the error, as a call the AI SDK refused carries its
+#: ``AI_NoSuchToolError`` (``messages.sdk_refused``): no tool ran, no chain failed on its own.
+REFUSED = "refused"
+ANSWER = "respond"
 
 
 @dataclass
