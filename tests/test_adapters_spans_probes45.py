@@ -44,6 +44,16 @@ def test_crewai_delegation_is_one_step_per_delegation() -> None:
     assert all(s.started_at is not None for s in run.steps)
 
 
+def test_crewai_tool_that_raised_is_a_failed_step_without_a_tool_span() -> None:
+    """D4: OpenLLMetry traces no CrewAI tool; a tool that raised is only CrewAI's fixed text handed to the model,
+    ``f"Error executing tool: {e}"``. It read as a successful result ("errors 0"); now it is the step's error."""
+    run = adapter_support.only(OTEL_D / "crewai-1.15-openllmetry-0.62.4-spaced-tool-names-de.otlp.json")
+    assert [s.action for s in run.steps] == ["weather_lookup", "hotel_price_search", "respond", "respond"]
+    weather, hotel = run.steps[:2]
+    assert weather.error is None
+    assert hotel.error == "Error executing tool: hotel API unreachable for Lissabon"
+
+
 # -- Agents SDK: what the model said that the SDK refused (F2) -------------------------------
 
 AGENTS_F = FIXTURES / "openai-agents" / ".real" / "probeF45" / "oai-agents-0.24-ghost-tool-bad-json.jsonl"

@@ -89,7 +89,7 @@ from .. import _prompts
 from .._agent_cli import prompt_list
 from .._common import Context, RecordError, build, clip_step_text, clip_task, safe_id, short
 from .calls import parallel_calls_in_call_order, prepared_request, tool_key, tool_twins, twin_calls
-from .messages import first_user_text, is_denial, is_object_repr, mcp_error, normalise_messages, task_from_input, user_requests
+from .messages import first_user_text, framework_failure, is_denial, is_object_repr, mcp_error, normalise_messages, task_from_input, user_requests
 from .nodes import ANSWER, CONTINUES, REFUSED, RESULT_CUT, RUN_START, Evaluation, Message, Node, ancestors, maybe_json, start_order, when
 from .outcome import failed, error_outcome, outcome_from
 
@@ -476,9 +476,10 @@ def _unanswered(step: dict[str, Any]) -> bool:
 
 def _answered(step: dict[str, Any], message: dict[str, Any]) -> None:
     """A step whose result only a later model input holds: that result, and its error where marked so (or
-    where the result is Gemini's function-response shape, ``{"error": ...}``; ``{"result": ...}`` is its value). A
+    where the result is Gemini's function-response shape, ``{"error": ...}``, ``{"result": ...}`` being its value; or
+    a framework's fixed text for a tool that raised, :func:`~.messages.framework_failure`). A
     denial (:func:`~.messages.denial`) is the step's error alone: no tool ran, so it has no result."""
-    text, failed = message.get("text"), message.get("failed")
+    text, failed = message.get("text"), message.get("failed") or framework_failure(message.get("text"))
     if is_denial(message):
         step["error"] = short(text, 600)
         step.pop(RESULT_CUT, None)

@@ -159,6 +159,18 @@ def sdk_refused(response: Any) -> bool:
     return isinstance(response, str) and bool(_AI_SDK_ERROR.match(response))
 
 
+#: What CrewAI hands its model in place of the result of a tool that raised (``f"Error executing tool: {e}"``:
+#: ``crewai/utilities/agent_utils.py`` and ``agents/agent_executor.py``, its native tool-call paths); where no span
+#: traced the tool (OpenLLMetry's CrewAI instrumentation traces none), the one mark of the failure.
+_CREWAI_TOOL_RAISED = re.compile(r"^Error executing tool: ")
+
+
+def framework_failure(result: Any) -> bool:
+    """Whether a tool result a framework gave its model is that framework's fixed text for a tool that raised
+    (``_CREWAI_TOOL_RAISED``), not what a tool returned."""
+    return isinstance(result, str) and bool(_CREWAI_TOOL_RAISED.match(result))
+
+
 #: The error of a tool call the user denied (:func:`denial`): its text, then ``: <reason>`` where one was given.
 DENIED = "denied"
 
