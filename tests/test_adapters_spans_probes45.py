@@ -14,6 +14,7 @@ from trajsearch.model import Outcome, Trajectory
 FIXTURES = Path(__file__).parent / "fixtures"
 OI_D = FIXTURES / "openinference" / ".real" / "probeD45"
 OTEL_D = FIXTURES / "otel-genai" / ".real" / "probeD45"
+OI_A = FIXTURES / "openinference" / ".real" / "probeA45"
 
 
 # -- CrewAI: tools named for people, called by their function name (D2) -----------------------
@@ -81,3 +82,20 @@ def test_agents_answer_that_is_not_the_structured_output_is_the_answers_error() 
     assert [s.action for s in run.steps] == ["respond"]
     assert run.steps[0].error == "Invalid JSON provided"
     assert run.outcome is Outcome.failure
+
+
+# -- Harbor's OTel export: words that came with a tool call (A3) ------------------------------
+
+
+def test_harbor_otel_export_words_with_a_call_are_its_thought() -> None:
+    """A3: harbor-atif2otel writes an agent step as an LLM span from its time to the next step's (the message as its
+    output, no calls) and the step's calls as TOOL spans beside it, 1 ms after the step's time. The words came with
+    the call, but read as two ``respond`` answers before each call; now the steps are those of the ATIF: the two
+    calls, each with its words as thought, then ``finish`` with the last words, and no answer of the root's own."""
+    run = adapter_support.only(OI_A / "harbor-0.26-atif2otel-0.1.1-openhands.otlp.jsonl")
+    assert [s.action for s in run.steps] == ["execute_ipython_cell", "execute_ipython_cell", "finish"]
+    first, second, finish = run.steps
+    assert first.thought.startswith("Running Python code interactively: import random")
+    assert second.thought == first.thought
+    assert second.observation.startswith("The coin flip result is: Heads")
+    assert finish.thought == "All done! What's next on the agenda?"

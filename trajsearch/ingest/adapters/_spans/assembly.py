@@ -41,7 +41,9 @@ the nodes of one run:
   it, whose result already shows what it said (not a tool that launched the
   agent in the background and returned at once), or a tool no model call
   asked for runs right after it (a code agent's "Thought: ... <code>", which
-  smolagents executes): then the text is that tool step's thought;
+  smolagents executes) or beside it once it started (Harbor's OTel export):
+  then the text is that tool step's thought, and an agent root's output that
+  a step holds as its thought is no answer of its own;
 - a sub-agent or chain whose error refuses what its model said (``REFUSED``: a
   call of a tool it lacks, an answer not in the form asked for) gives that
   error to the call's or answer's step;
@@ -291,6 +293,17 @@ def _arguments(recorded: Any, asked: Any) -> Any:
     return asked if recorded == {"input": asked} or injected else recorded
 
 
+def _ran_on_words(tool: Node, call: Node) -> bool:
+    """Whether a tool no model call asked for ran on the words of ``call``, a model call that recorded no tool call:
+    it started once the call ended (a code agent's "Thought: ... <code>", which smolagents executes), or, beside it
+    under the same parent, once the call started. Harbor's OTel export (harbor-atif2otel ``convert_trajectory``)
+    writes an agent step as an LLM span, its ``message`` as the output and no calls, from the step's time to the next
+    step's, and the step's calls as zero-length TOOL spans beside it 1 ms apart from the step's time: inside it."""
+    if tool.start is None or call.start is None:
+        return False
+    return tool.start >= call.end if call.end is not None and tool.parent != call.parent else tool.start >= call.start
+
+
 def _in_step_order(steps: list[dict[str, Any]], asked_by: dict[int, tuple[str, int]]) -> None:
     """Sort ``steps`` by time, a model's words after a tool step that started in the same instant (starts rounded to
     the millisecond: no tool ran on its word); tools one model call asked for at once in the order it asked, from
@@ -391,12 +404,15 @@ def _failure_that_ended(containers: list[Node], nodes: list[Node], last_call: No
     return max(ended, key=lambda c: c.end or 0.0, default=None)
 
 
-def _root_answer(root: Node, add_step: Any) -> None:
+def _root_answer(root: Node, add_step: Any, steps: list[dict[str, Any]]) -> None:
     """The answer an agent root span recorded (``gen_ai.output.messages``, else its output: a Langfuse trace's,
     where the export kept no observation's input or output), or a crew's root its ``CrewOutput``, as a ``respond``
-    step at its end."""
+    step at its end; not words a step already holds as its thought (Harbor's OTel export gives its root the agent's
+    last message, which came with its ``finish`` call)."""
     text = "\n".join(m.get("text") or "" for m in root.output_messages if m.get("role") != "tool").strip() \
         or _said_last(root.output_text)
+    if any((s.get("thought") or "").strip() == text for s in steps):
+        return
     if text and (root.role == "agent" or _crew_answer(root.output_text) is not None):
         add_step(_respond(text, None, root.end, root.end, None))
 
@@ -592,10 +608,9 @@ def assemble(nodes: list[Node], *, what: str = "trace", task: str | None = None)
                 pending.remove(match)
                 thought = match["thought"]
                 ran_for.add(match["by"].id)
-            elif unasked and steps[-1] is unasked[0] and node.start is not None and unasked[1].end is not None \
-                    and node.start >= unasked[1].end:
-                # words that asked for no tool, then a tool no model call asked for, run after them (a code
-                # agent's "Thought: ... <code>", which smolagents executes): the words were the reason for it
+            elif unasked and steps[-1] is unasked[0] and _ran_on_words(node, unasked[1]):
+                # words that asked for no tool, then a tool no model call asked for, run on them (a code agent's
+                # "Thought: ... <code>", which smolagents executes): the words were the reason for it
                 said = steps.pop()
                 thought = clip_step_text("\n\n".join(t for t in (said.get("thought"), said["arguments"]["content"]) if t))
             unasked = None
@@ -642,7 +657,7 @@ def assemble(nodes: list[Node], *, what: str = "trace", task: str | None = None)
             by_call[call["id"]] = step
     if not any(s.get("action") == "respond" for s in steps) and not any(
             n.role == "llm" and n.output_messages for n in nodes):
-        _root_answer(root, add_step)  # model calls traced without content (Semantic Kernel): the agent's answer
+        _root_answer(root, add_step, steps)  # model calls traced without content (Semantic Kernel): the agent's answer
     # second pass: results of untraced calls that only appear in later model inputs
     for node, _ in order:
         for m in node.input_messages:
