@@ -55,6 +55,20 @@ def test_crewai_tool_that_raised_is_a_failed_step_without_a_tool_span() -> None:
     assert hotel.error == "Error executing tool: hotel API unreachable for Lissabon"
 
 
+# -- CrewAI traced by its OpenInference instrumentor alone: each task's result (D5) ----------
+
+
+def test_crewai_task_results_without_model_spans_are_each_agents_answer() -> None:
+    """D5: with no LLM span, the researcher's result (given to the writer as context) was in no step: only the crew's
+    final answer was. Each task's ``TaskOutput.raw`` on its ``_execute_core`` span is now its agent's answer."""
+    run = adapter_support.only(OI_D / "crewai-1.15-oi-1.1.21-sequential-no-openai-instr-de.otlp.json")
+    assert [s.action for s in run.steps] == ["get_weather", "get_hotel_prices", "respond", "respond"]
+    researcher, writer = (s.arguments["content"] for s in run.steps[2:])
+    assert researcher == "- Wetter: sonnig, 24 °C\n- Hotelpreise: nicht verfügbar (API nicht erreichbar)"
+    assert writer.startswith("Lissabon lockt mit Sonne und 24 °C.")
+    assert run.steps[1].error == "ConnectionError: hotel API unreachable for Lissabon"
+
+
 # -- Agents SDK: what the model said that the SDK refused (F2) -------------------------------
 
 AGENTS_F = FIXTURES / "openai-agents" / ".real" / "probeF45" / "oai-agents-0.24-ghost-tool-bad-json.jsonl"

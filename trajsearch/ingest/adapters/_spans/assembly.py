@@ -14,6 +14,8 @@ the nodes of one run:
   arguments (JSON-decoded), observation = its result, error = its error
   (error type / exception event / error status); a ``retriever`` node is a step
   whose observation is what came back;
+- a CrewAI task's result (its ``TaskOutput`` on the agent span that ran it)
+  is that agent's ``respond`` step where no model call below it recorded it;
 - when no ``llm`` node exists, an ``agent`` node's output messages are the
   model's turns (the Claude Agent SDK's instrumentor records them so): text
   before a call is its thought, text after the last call a ``respond`` step;
@@ -449,6 +451,21 @@ def _crew_answer(output: str | None) -> str | None:
     return None
 
 
+def _task_answer(agent: Node, order: list[tuple[Node, int]], by_id: dict[str, Node]) -> str | None:
+    """The result of a CrewAI task, recorded as its ``TaskOutput`` (``{"raw", "agent", "expected_output", ...}``) on
+    the agent span that ran it (OpenInference's ``<role>._execute_core``), where no model call below it recorded
+    what it said: CrewAI's instrumentor alone (crewai 1.x calls the OpenAI SDK natively, so the LiteLLM instrumentor
+    the docs pair it with traces no model call); else the model's words are the answer. Not a task run inside a tool
+    (a delegation), whose result shows it."""
+    value = maybe_json(agent.output_text)
+    if not (isinstance(value, dict) and isinstance(value.get("raw"), str) and value["raw"].strip()
+            and {"agent", "expected_output"} <= set(value)) or any(a.role == "tool" for a in ancestors(agent, by_id)):
+        return None
+    said = any(n.role == "llm" and (n.output_messages or n.output_text) and _descends_from(n, agent, by_id)
+               for n, _ in order)
+    return None if said else value["raw"].strip()
+
+
 #: The error of a call an agent's last model call asked for that no tool ran (smolagents' final-answer call at its
 #: step limit can still ask for tools; nothing runs them): not a tool that ran and printed nothing.
 _NOT_RUN = "not run: the agent stopped after its model asked for it (no tool span ran it, no later model call saw a result)"
@@ -627,6 +644,8 @@ def assemble(nodes: list[Node], *, what: str = "trace", task: str | None = None)
             if match:
                 asked_by[id(step)] = (match["turn"], match["rank"])
             continue
+        if node.role == "agent" and (answer := _task_answer(node, order, by_id)):
+            add_step(_respond(answer, None, node.end, node.end, None))
         if node.role in ("agent", "chain") and node is not root and failed(node.error):
             failed_containers.append(node)
     # the run's last model call failed and nothing answered after it (a provider error is not a step's fault)
