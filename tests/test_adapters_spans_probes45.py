@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import adapter_support
+from trajsearch.ingest.read import read_dump
 from trajsearch.model import Outcome, Trajectory
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -67,6 +68,22 @@ def test_crewai_task_results_without_model_spans_are_each_agents_answer() -> Non
     assert researcher == "- Wetter: sonnig, 24 °C\n- Hotelpreise: nicht verfügbar (API nicht erreichbar)"
     assert writer.startswith("Lissabon lockt mit Sonne und 24 °C.")
     assert run.steps[1].error == "ConnectionError: hotel API unreachable for Lissabon"
+
+
+# -- Agent Framework: a handoff its middleware answered (D6) ---------------------------------
+
+
+def test_agent_framework_handoff_has_its_result_and_time() -> None:
+    """D6: the handoff middleware answers ``handoff_to_billing`` itself (no ``execute_tool`` span) and the next
+    agent's input leaves the answer out; only ``invoke_agent triage``'s output messages hold it. The step had no
+    result and no time; now the middleware's answer, at the end of the model call that asked."""
+    results = list(read_dump(OTEL_D / "af-1.26-handoff-refund-de.otlp.json"))
+    [run] = [r.trajectory for r in results if r.ok and r.trajectory.trajectory_id == "otel:471742c3fd8992f6e36a2d266fb6761b"]
+    assert [s.action for s in run.steps] == ["handoff_to_billing", "lookup_order", "refund_order", "respond"]
+    handoff = run.steps[0]
+    assert handoff.observation == '{"handoff_to": "billing"}' and handoff.error is None
+    assert handoff.thought == "Ich leite Sie an die Buchhaltung weiter."
+    assert handoff.started_at is not None and handoff.started_at < run.steps[1].started_at
 
 
 # -- Agents SDK: what the model said that the SDK refused (F2) -------------------------------

@@ -33,7 +33,9 @@ the nodes of one run:
   else by the function name a framework made of a tool's display name,
   :func:`~.calls.tool_key`, else the next tool step); tool calls it requested that no tool node executed
   become steps too, with the result taken from a later model input message
-  (role ``tool``, same call id), or, for a call an agent span named after it
+  (role ``tool``, same call id), else from an agent span's output messages
+  (a call the framework answered itself, Agent Framework's handoff: at the
+  asking call's end), or, for a call an agent span named after it
   ran (a smolagents managed agent: no tool span, the sub-agent's ``<name>.run``
   beside the asking call), that agent's output and time; where none of the calls an agent's last model call asked
   for ran nor got a result (smolagents' final-answer call at its step limit), each of a tool the trace records
@@ -502,6 +504,19 @@ _NOT_RUN_AI_SDK = ("not run: the run stopped after its model asked for it (the A
                    "approval, at its step limit, or for a tool it does not execute)")
 
 
+def _answered_by_agent(agent: Node, by_call: dict[str, dict[str, Any]]) -> None:
+    """Results of untraced calls that no model input holds but the agent span's output messages do: a call its
+    framework answered itself, running no tool (Agent Framework's handoff middleware answers ``handoff_to_<agent>``
+    with ``{"handoff_to": ...}`` and hands the next agent a history without it; ``invoke_agent``'s
+    ``gen_ai.output.messages`` keeps the ``tool_call_response``). Answered when its model call ended: that is its
+    time."""
+    for m in agent.output_messages:
+        step = by_call.get(m.get("call_id") or "") if m.get("role") == "tool" else None
+        if step is not None and _unanswered(step):
+            _answered(step, m)
+            step["started_at"] = step.get("started_at") or step.get("ended_at")
+
+
 def _unanswered(step: dict[str, Any]) -> bool:
     """Whether a step has no result yet, or only one an exporter cut short (see ``RESULT_CUT``)."""
     return step.get("observation") is None or bool(step.get(RESULT_CUT))
@@ -684,6 +699,8 @@ def assemble(nodes: list[Node], *, what: str = "trace", task: str | None = None)
                 _answered(by_call[m["call_id"]], m)
         _answered_in_turn(node.input_messages, steps, by_call)
         steps.extend(_denied_calls(node, by_call))
+    for node in (n for n, _ in order if n.role == "agent"):
+        _answered_by_agent(node, by_call)
     _refused(failed_containers, steps, said_by, by_id)
     for step, asker in last_asked:  # tools whose runs the trace records (an output tool such as pydantic-ai's
         # final_result is no such tool: the call is the answer) that did not run, nor the others asked with them,
