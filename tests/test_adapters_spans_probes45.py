@@ -77,8 +77,9 @@ def test_agent_framework_handoff_has_its_result_and_time() -> None:
     """D6: the handoff middleware answers ``handoff_to_billing`` itself (no ``execute_tool`` span) and the next
     agent's input leaves the answer out; only ``invoke_agent triage``'s output messages hold it. The step had no
     result and no time; now the middleware's answer, at the end of the model call that asked."""
-    results = list(read_dump(OTEL_D / "af-1.26-handoff-refund-de.otlp.json"))
-    [run] = [r.trajectory for r in results if r.ok and r.trajectory.trajectory_id == "otel:471742c3fd8992f6e36a2d266fb6761b"]
+    results = list(read_dump(OTEL_D / "af-1.26-handoff-refund-de.otlp.json"))  # (and the workflow.build trace)
+    [run] = [r.trajectory for r in results
+             if r.ok and r.trajectory.trajectory_id == "otel:471742c3fd8992f6e36a2d266fb6761b"]
     assert [s.action for s in run.steps] == ["handoff_to_billing", "lookup_order", "refund_order", "respond"]
     handoff = run.steps[0]
     assert handoff.observation == '{"handoff_to": "billing"}' and handoff.error is None

@@ -31,8 +31,9 @@ the nodes of one run:
 - an ``llm`` node is not a step of its own: its text becomes the thought of
   the tool steps it requested (matched by tool-call id, else by tool name,
   else by the function name a framework made of a tool's display name,
-  :func:`~.calls.tool_key`, else the next tool step); tool calls it requested that no tool node executed
-  become steps too, with the result taken from a later model input message
+  :func:`~.calls.tool_key`, else the next tool step); tool calls it
+  requested that no tool node executed become steps too, with the result
+  taken from a later model input message
   (role ``tool``, same call id), else from an agent span's output messages
   (a call the framework answered itself, Agent Framework's handoff: at the
   asking call's end), or, for a call an agent span named after it
@@ -305,7 +306,9 @@ def _ran_on_words(tool: Node, call: Node) -> bool:
     step's, and the step's calls as zero-length TOOL spans beside it 1 ms apart from the step's time: inside it."""
     if tool.start is None or call.start is None:
         return False
-    return tool.start >= call.end if call.end is not None and tool.parent != call.parent else tool.start >= call.start
+    if tool.parent == call.parent:
+        return tool.start >= call.start
+    return call.end is not None and tool.start >= call.end
 
 
 def _in_step_order(steps: list[dict[str, Any]], asked_by: dict[int, tuple[str, int]]) -> None:
@@ -584,7 +587,7 @@ def assemble(nodes: list[Node], *, what: str = "trace", task: str | None = None)
 
     unasked: tuple[dict[str, Any], Node] | None = None  # the last model words that asked for no tool, as a step
     ran_for: set[str] = set()  # the model calls some of whose calls a tool node ran
-    said_by: dict[int, Node] = {}  # the steps of what a model said that no tool span ran (by id()) -> that model call
+    said_by: dict[int, Node] = {}  # steps of a model's words, or of its calls no tool span ran (by id()) -> the model call
     asked_by: dict[int, tuple[str, int]] = {}  # tool steps (by id()) -> the model turn that asked, the call's rank
     twins = twin_calls([n for n, _ in order])
     by_id = {n.id: n for n, _ in order}

@@ -85,9 +85,8 @@ def parallel_calls_in_call_order(group: list[Node]) -> None:
     for tied in slots.values():
         if len(tied) > 1:
             seqs = sorted(t.seq for t in tied)
-            ranked = sorted(tied, key=lambda t: (
-                rank.get(("id", t.call_id or ""), rank.get(("name", t.tool or ""), rank.get(("key", tool_key(t.tool)), n))),
-                t.seq))
+            ranked = sorted(tied, key=lambda t: (rank.get(("id", t.call_id or ""), rank.get(
+                ("name", t.tool or ""), rank.get(("key", tool_key(t.tool)), n))), t.seq))
             for node, seq in zip(ranked, seqs):
                 node.seq = seq
 
