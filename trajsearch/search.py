@@ -28,7 +28,7 @@ from .store.filters import Filters, as_tuple
 from .store.index import OUTPUT_FIELDS, IndexSettings, TrajectoryIndex, is_server_uri
 from .store.layout import MAX_LIMIT, unit_vector
 from .store.lock import StoreOpenError, diagnose, held_here
-from .store.traces import TraceStore, open_trace_store
+from .store.traces import TraceStore, TraceStoreError, open_trace_store
 from .vocab import DENSE_LEVELS, LEVELS, RUN_LEVELS
 
 if TYPE_CHECKING:
@@ -250,18 +250,56 @@ class TrajSearch:
         """Remove a run: its rows and its trace. False when the tenant holds no such run."""
         return bool(self.delete_runs([trajectory_id], tenant=tenant))
 
-    def delete_runs(self, trajectory_ids: Sequence[str], *, tenant: str) -> list[str]:
-        """Remove several runs, their rows by one filtered delete per batch (Milvus takes about as long
-        for 30 runs as for one); returns the ids the tenant held. Rows of an id without a task row (a run
-        a killed writer left half-written) go too."""
+    def delete_runs(
+        self, trajectory_ids: Sequence[str], *, tenant: str, done: Callable[[list[str]], None] | None = None
+    ) -> list[str]:
+        """Remove several runs, their traces and rows, ``_DELETE_LOOKUP`` runs at a time (their rows by one filtered
+        delete per batch: Milvus takes about as long for 30 runs as for one); returns the ids removed, in order, and
+        tells ``done`` of each batch's as it goes. Rows of an id without a task row (a run a killed writer left
+        half-written) go too.
+
+        Traces go first, then rows, as an ingest writes them the other way round: a delete stopped between the two
+        (Ctrl-C, kill -9, a trace store that fails) leaves every run it did not finish in the index, where a rerun
+        finds and finishes it (probe G, D1: rows went first, and the traces then stayed for good, a rerun saying
+        "not in the index"). An id no longer indexed whose trace is still stored (an older version's interrupted
+        delete, a writer killed mid-run) has that trace removed and counts as removed: its content was there."""
         ids = list(dict.fromkeys(valid_id(t) for t in trajectory_ids))
-        found: dict[str, Hit] = {}
+        removed: list[str] = []
         for start in range(0, len(ids), _DELETE_LOOKUP):
-            found.update(self.runs(ids[start:start + _DELETE_LOOKUP], tenant=tenant, vectors=False))
-        self.index.delete_runs((tenant, t) for t in ids)
-        for run in found.values():
-            self.traces.delete(run.trace_uri, tenant=tenant)
-        return [t for t in ids if t in found]
+            chunk = ids[start:start + _DELETE_LOOKUP]
+            found = self.runs(chunk, tenant=tenant, vectors=False)
+            leftover = self._delete_traces(chunk, found, tenant)
+            self.index.delete_runs((tenant, t) for t in chunk)
+            if leftover:
+                shown = ", ".join(leftover[:5]) + (" …" if len(leftover) > 5 else "")
+                log.warning("removed the trace(s) of %d run(s) no longer in the index (an interrupted delete or "
+                            "ingest left them): %s", len(leftover), shown)
+            gone = [t for t in chunk if t in found or t in leftover]
+            removed += gone
+            if done is not None:
+                done(gone)
+        return removed
+
+    def _delete_traces(self, ids: list[str], found: dict[str, Hit], tenant: str) -> list[str]:
+        """Delete the traces of the ``found`` runs and of the other ``ids`` where one is left; those others. A
+        storage failure says what it leaves."""
+        try:
+            leftover = [t for t in ids if t not in found and self._trace_left(t, tenant)]
+            for trajectory_id in ids:
+                if trajectory_id in found:
+                    self.traces.delete(found[trajectory_id].trace_uri, tenant=tenant)
+                elif trajectory_id in leftover:
+                    self.traces.delete(self.traces.uri_for(tenant, trajectory_id), tenant=tenant)
+        except TraceStoreError as exc:
+            if isinstance(exc, (ValueError, KeyError)):  # a URI this store refuses: no rerun mends it
+                raise
+            raise type(exc)(f"{exc}: the runs not removed yet are still in the index (some may have lost their "
+                            "trace already): rerun the delete to finish once the trace store works") from exc
+        return leftover
+
+    def _trace_left(self, trajectory_id: str, tenant: str) -> bool:
+        """Whether the trace store still holds the trace of an id the index no longer holds."""
+        return self.traces.exists(self.traces.uri_for(tenant, trajectory_id), tenant=tenant)
 
     # -- reading -----------------------------------------------------------------------------
 

@@ -400,9 +400,11 @@ class Service(pb2_grpc.TrajSearchServicer):
     def Delete(self, req: Any, call: Call) -> Any:
         trajectory_id = v.identifier("trajectory_id", req.trajectory_id)
         with self._writing(), self._write_lock:
-            found = self._visible_run(call, trajectory_id) is not None
-            if found:
-                self.ts.delete(trajectory_id, tenant=call.tenant)
+            # A run outside the key's pins is not there for it. A trace left with no run (probe G, D1) has no
+            # versions to hold against pins: only a key without pins removes it (the façade says if one was there).
+            hit = self.ts.run(trajectory_id, tenant=call.tenant)
+            versions = (hit.env_version or None, hit.policy_version or None) if hit is not None else (None, None)
+            found = call.principal.sees(*versions) and self.ts.delete(trajectory_id, tenant=call.tenant)
         return pb2.DeleteResponse(deleted=found)
 
 
