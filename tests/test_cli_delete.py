@@ -10,6 +10,7 @@ import json
 from pathlib import Path
 
 from trajsearch.cli import SAMPLE
+from trajsearch.store.traces import trace_name
 
 from cli_support import backend, run_cli  # noqa: F401 (fixture)
 
@@ -113,3 +114,63 @@ def test_delete_from_reads_the_dump_with_the_ingests_defaults(backend, tmp_path)
     code, out, err = run_cli("delete", "--from", str(dump), "--set", "policy_version=p7", "--json")
     assert code == 0 and json.loads(out)["removed"] == ids
     assert _runs() == 0
+
+
+def _trace(backend: str, tmp_path: Path, trajectory_id: str) -> Path:  # noqa: F811
+    """Where the backend's file trace store keeps that run's trace."""
+    root = tmp_path / "home" / "traces" if backend == "embedded" else tmp_path / "srv-traces"
+    return root / "acme" / trace_name(trajectory_id)
+
+
+def test_a_delete_stopped_by_the_trace_store_leaves_no_trace_without_its_run_and_a_rerun_finishes(
+        backend, tmp_path):  # noqa: F811
+    """Probe G (D1): rows went first, then traces; a trace store failing mid-way (read-only, EIO, S3 down) left the
+    runs' rows gone, their traces kept, and a rerun said "not in the index". A trace that cannot be unlinked (a
+    directory in its place, which fails for root too) makes the store fail on one run: every trace still stored
+    is an indexed run's, and a rerun, once the store is mended, removes the rest, traces and all."""
+    dump, ids = _sample_dump(tmp_path)
+    code, out, err = run_cli("ingest", str(dump))
+    assert code == 0, out + err
+    blocked = _trace(backend, tmp_path, ids[2])
+    blocked.unlink()
+    blocked.mkdir()
+    (blocked / "in-the-way").write_text("x")
+
+    code, out, err = run_cli("delete", *ids)
+    assert code == 1
+    assert "rerun the same command to finish" in " ".join(err.split()), err
+    code, out, err = run_cli("delete", *ids, "--dry-run", "--json")
+    indexed = json.loads(out)["would_remove"]
+    assert ids[2] in indexed and _runs() == len(indexed)
+    assert {t for t in ids if _trace(backend, tmp_path, t).exists()} <= set(indexed)  # no trace outlives its run
+
+    (blocked / "in-the-way").unlink()
+    blocked.rmdir()
+    code, out, err = run_cli("delete", "--from", str(dump), "--json")  # the rerun, of the ingest's dump
+    report = json.loads(out)
+    assert report["removed"] == indexed and report["kept_other_run"] == [], out + err  # runs that lost their trace too
+    assert code == (1 if report["not_found"] else 0)
+    assert _runs() == 0 and not any(_trace(backend, tmp_path, t).exists() for t in ids)
+
+
+def test_delete_removes_a_trace_left_with_no_run(backend, tmp_path):  # noqa: F811
+    """Probe G (D1): a trace an older version's interrupted delete left with no run (or a writer killed mid-run)
+    stayed for good: ``delete`` said "not in the index" and nothing reached it. By id or ``--from``, it goes now,
+    and the run counts as removed; an id with neither rows nor trace is still not in the index."""
+    dump, ids = _sample_dump(tmp_path)
+    code, out, err = run_cli("ingest", str(dump))
+    assert code == 0, out + err
+    kept = {t: _trace(backend, tmp_path, t).read_bytes() for t in ids[:2]}
+    code, out, err = run_cli("delete", *ids[:2])
+    assert code == 0, out + err
+    for trajectory_id, data in kept.items():  # what a delete stopped between rows and traces left
+        _trace(backend, tmp_path, trajectory_id).write_bytes(data)
+
+    code, out, err = run_cli("delete", ids[0], "no-such-run", "--json")
+    assert code == 1 and json.loads(out) == {"removed": [ids[0]], "not_found": ["no-such-run"], "kept_other_run": []}
+    assert not _trace(backend, tmp_path, ids[0]).exists()
+    code, out, err = run_cli("delete", "--from", str(dump), "--json")
+    assert code == 1, out + err
+    report = json.loads(out)
+    assert sorted(report["removed"]) == sorted(ids[1:]) and report["not_found"] == [ids[0]]
+    assert _runs() == 0 and not any(_trace(backend, tmp_path, t).exists() for t in ids)

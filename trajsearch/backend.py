@@ -12,7 +12,7 @@ from __future__ import annotations
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence
 
 from .failures import FailureReport
 
@@ -52,12 +52,18 @@ class Backend:
             return None
         return run, self.api.get_trace(run.trace_uri, tenant=self.tenant)
 
-    def delete(self, trajectory_ids: Sequence[str]) -> list[str]:
-        """Remove these runs, their rows and traces; the ids the tenant held (the rest were not there).
-        Over the service one call per run (a write key's); here one batch."""
-        if self.remote:
-            return [t for t in dict.fromkeys(trajectory_ids) if self.api.delete(t, tenant=self.tenant)]
-        return self.api.delete_runs(trajectory_ids, tenant=self.tenant)
+    def delete(self, trajectory_ids: Sequence[str], done: Callable[[list[str]], None] | None = None) -> list[str]:
+        """Remove these runs, their traces and rows; the ids removed (the rest were not there), told to ``done`` as
+        they go. Over the service one call per run (a write key's); here a batch at a time."""
+        if not self.remote:
+            return self.api.delete_runs(trajectory_ids, tenant=self.tenant, done=done)
+        removed = []
+        for trajectory_id in dict.fromkeys(trajectory_ids):
+            if self.api.delete(trajectory_id, tenant=self.tenant):
+                removed.append(trajectory_id)
+                if done is not None:
+                    done([trajectory_id])
+        return removed
 
     def stats(self) -> dict[str, Any]:
         return self.api.stats(tenant=self.tenant)

@@ -3,8 +3,9 @@ starting the store again."""
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, List, Optional
+from typing import Any, Iterator, List, Optional
 
 import typer
 
@@ -15,6 +16,10 @@ from .output import err, fail, out, print_json
 
 #: Ids named in the readable report before "…".
 SHOWN_IDS = 10
+#: A stored run whose trace is gone: a delete that stopped half-way removed it and left the rows for a rerun (traces
+#: go first), so ``--from`` finishes the job; its content cannot be compared, and a run the dump's content matches
+#: under the other id the dump may name is taken first (probe G, D1).
+TRACE_GONE = "trace gone"
 
 
 def delete(
@@ -34,6 +39,9 @@ def delete(
     as_json: AsJson = False,
 ) -> None:
     """Remove runs from the index and the trace store: named by id, or the runs a dump gave (undo an ingest).
+
+    Safe to interrupt: a run's trace goes before its rows, so a delete stopped half-way (Ctrl-C, a trace store that
+    fails) leaves the runs it did not finish in the index, and the same command run again finishes them.
 
     Exit status: 0 every run named was removed (or, with --dry-run, is there);
     1 some were not in the tenant's index, or (--from) the stored run of that id is another run than the dump's
@@ -70,12 +78,29 @@ def delete(
         else:
             if len(named) > 100 and not as_json:
                 err.print(f"removing {len(named)} runs…", highlight=False)
-            there = api.delete(named)
+            removed: list[str] = []
+            with _said_when_stopped(removed):  # absent: a trace an interrupted delete left goes too
+                there = api.delete(list(dict.fromkeys([*named, *absent])), done=removed.extend)
     found = set(there)
-    missing = list(dict.fromkeys([*(t for t in named if t not in found), *absent]))
+    missing = list(dict.fromkeys(t for t in [*named, *absent] if t not in found))
     _report(there, missing, other, dry_run, as_json)
     if missing or other:
         raise typer.Exit(1)
+
+
+@contextmanager
+def _said_when_stopped(removed: list[str]) -> Iterator[None]:
+    """On Ctrl-C or an error (a trace store that fails), one line first: how many runs went, and that a rerun
+    finishes the rest, which are still in the index (traces go first, then rows: probe G, D1, where both stopped
+    with no word of the runs already gone)."""
+    try:
+        yield
+    except (KeyboardInterrupt, Exception) as exc:
+        how = "interrupted" if isinstance(exc, KeyboardInterrupt) else "stopped by an error"
+        done = f"removed {len(removed)} run(s) with their traces" + (f" ({_ids(removed)})" if removed else "")
+        err.print(f"{how}: {done}; the others are still in the index: rerun the same command to finish",
+                  highlight=False)
+        raise
 
 
 def _runs_of(dumps: List[Path], api: Any, **read: Any) -> tuple[list[str], list[str], list[str]]:  # api: Backend
@@ -83,10 +108,12 @@ def _runs_of(dumps: List[Path], api: Any, **read: Any) -> tuple[list[str], list[
     tenant: ``(ids to remove, ids kept, ids not stored)``. A run is removed where the stored run is it (the same
     content) under its id, or under the distinct id an ingest gives a run whose id another input held; a stored
     run of that id with other content (another input's, or read with other options) is kept, as is one whose
-    trace cannot be read to tell. A run read with no verdict of its own is compared with the verdict an outcomes
-    file gave the stored run put back, as ingest compares it (``ingest.outcomes.keep_verdict``). Records that do not read as runs are counted."""
+    trace cannot be read to tell; one whose trace is gone goes (see ``TRACE_GONE``). A run read with no verdict of
+    its own is compared with the verdict an outcomes file gave the stored run put back, as ingest compares it
+    (``ingest.outcomes.keep_verdict``). Records that do not read as runs are counted."""
     from ..ingest.outcomes import OutcomeTable, keep_verdict
     from ..ingest.read import distinct_id, read_inputs, same_run
+    from ..model import Trajectory
 
     tenant = api.api.whoami()["tenant"] if api.remote else api.tenant
     try:
@@ -101,8 +128,9 @@ def _runs_of(dumps: List[Path], api: Any, **read: Any) -> tuple[list[str], list[
     for run in (p.trajectory for p in parsed if p.trajectory is not None):
         stored = [(tid, kept) for tid in dict.fromkeys((run.trajectory_id, distinct_id(run)))
                   if (kept := _stored_run(api, tid)) is not None]
-        match = next((tid for tid, kept in stored if kept is not False
-                      and same_run(kept, keep_verdict(run, kept) or run)), None)
+        match = next((tid for tid, kept in stored if isinstance(kept, Trajectory)
+                      and same_run(kept, keep_verdict(run, kept) or run)),
+                     next((tid for tid, kept in stored if kept is TRACE_GONE), None))
         (ours if match is not None else other if stored else absent).append(match or run.trajectory_id)
     if unread := sum(p.trajectory is None for p in parsed):
         err.print(f"{unread} record(s) of the dump(s) do not read as runs (ingest rejected them): nothing to remove",
@@ -111,10 +139,13 @@ def _runs_of(dumps: List[Path], api: Any, **read: Any) -> tuple[list[str], list[
 
 
 def _stored_run(api: Any, trajectory_id: str) -> Any:
-    """The stored run of that id, None when there is none, False when its trace cannot be read."""
+    """The stored run of that id, None when there is none, False when its trace cannot be read, ``TRACE_GONE`` when
+    the index holds the run and the trace store no trace of it."""
     try:
         found = api.show(trajectory_id)
-    except (LookupError, ValueError):
+    except LookupError:
+        return TRACE_GONE
+    except ValueError:
         return False
     return None if found is None else found[1]
 
