@@ -11,8 +11,11 @@ numbering / clipping / step-limit of the step list, (``SessionSteps``) the step 
 model's answer when no tool call follows, (``session_trajectory``) the
 read session -> a trajectory, and which user messages a CLI wrote itself
 (``CODEX_INJECTED``, ``CLAUDE_INJECTED``, ``typed_prompt``: also read where
-Harbor converted these sessions to ATIF), and where a Codex IDE extension's
-context ends and the user's request begins (``codex_request``).
+Harbor converted these sessions to ATIF), where a Codex IDE extension's
+context ends and the user's request begins (``codex_request``), and a
+background task's later report (``<task-notification>``, which Claude Code
+and Qwen Code write alike), joined to the call that launched it
+(``task_notifications``, ``background_task``, ``add_report``).
 """
 
 from __future__ import annotations
@@ -71,6 +74,20 @@ _COMMAND_NAME = re.compile(r"<command-name>\s*(.*?)\s*</command-name>", re.S)
 _COMMAND_ARGS = re.compile(r"<command-args>\s*(.*?)\s*</command-args>", re.S)
 
 
+#: A shell command sent to the background (Claude Code 2.1+), by the agent or by the user (Ctrl+B): its call's result
+#: names the task, whose ``<task-notification>`` later reports how it ended.
+_BACKGROUND_ID = re.compile(r"^Command (?:running in background|was manually backgrounded by user) with ID: (\w+)")
+#: An agent launched in the background (Claude Code 2.1+): its notification may name it only by this id (2.1.9: no
+#: ``<tool-use-id>``).
+_AGENT_ID = re.compile(r"^Async agent launched successfully\.\s*agentId: (\w+)")
+#: The fields of a ``<task-notification>`` (Claude Code 2.1+, Qwen Code): the call or task it reports on, how it
+#: ended, what it found.
+_NOTIFICATION_FIELDS = ("tool-use-id", "task-id", "status", "summary", "result")
+#: A background command the agent itself stopped (KillShell, TaskStop: "failed (exit code 137)", "was stopped")
+#: did not fail.
+_STOPPED = re.compile(r"exit code (?:137|143|144)\b|was stopped|\bkilled\b", re.I)
+
+
 def slash_command(text: str) -> str | None:
     """What the user typed (``/name args``) when Claude Code wrapped it in ``<command-name>`` tags, else None."""
     name = _COMMAND_NAME.search(text)
@@ -104,6 +121,47 @@ def typed_prompt(text: str) -> str | None:
     if not body or CODEX_INJECTED.match(body) or CLAUDE_INJECTED.match(body):
         return None
     return body
+
+
+def task_notifications(body: str) -> list[dict[str, str]]:
+    """The fields of each ``<task-notification>`` block of a message, found by position (linear in the text)."""
+    notes, at = [], 0
+    while (start := body.find("<task-notification>", at)) != -1:
+        end = body.find("</task-notification>", start)
+        block = body[start:end if end != -1 else len(body)]
+        note = {}
+        for name in _NOTIFICATION_FIELDS:
+            opened = block.find(f"<{name}>")
+            closed = block.find(f"</{name}>", opened) if opened != -1 else -1
+            if closed != -1:
+                note[name] = block[opened + len(name) + 2:closed].strip()
+        notes.append(note)
+        at = end if end != -1 else len(body)
+    return notes
+
+
+def background_task(text: str, detail: dict[str, Any]) -> str | None:
+    """The id of the background task (a shell command, an agent) a call's result launched, else None: its
+    ``toolUseResult`` (``detail``)'s ``backgroundTaskId`` or an async agent's ``agentId``, else the id the
+    result's text names (versions that wrote no ``toolUseResult``)."""
+    task = detail.get("backgroundTaskId") or (detail.get("agentId") if detail.get("isAsync") is True else None)
+    if isinstance(task, str) and task:
+        return task
+    launched = _BACKGROUND_ID.match(text) or _AGENT_ID.match(text)
+    return launched.group(1) if launched else None
+
+
+def add_report(step: dict[str, Any], note: dict[str, str]) -> None:
+    """A background task's report (a :func:`task_notifications` entry; the call's own result only says it
+    launched) joins the observation of the call that launched it: an agent's findings, or how a background shell
+    command ended (an error when it failed); a report repeated says nothing new."""
+    said = note.get("result") or note.get("summary")
+    if not said or said in (step.get("observation") or ""):
+        return
+    step["observation"] = "\n".join(t for t in (step.get("observation"), said) if t)
+    summary = note.get("summary", "")
+    if note.get("status") == "failed" and not _STOPPED.search(summary):
+        step["error"] = step.get("error") or summary or said
 
 
 def command_instruction(command: str, expansion: str) -> str:

@@ -147,6 +147,9 @@ from trajsearch.model import Trajectory
 from ._agent_cli import (
     API_ERROR_CAUSE,
     CLAUDE_INJECTED,
+    add_report,
+    background_task,
+    task_notifications,
     CLAUDE_INTERRUPT,
     command_instruction,
     loads_skill,
@@ -201,17 +204,6 @@ _TODO_FILE = re.compile(r"[\w-]+-agent-[\w-]+\.json")
 #: The largest file looked at for an empty JSON array (``[]`` with some whitespace).
 _EMPTY_ARRAY_BYTES = 64
 _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", re.I)
-#: A shell command sent to the background (2.1+), by the agent or by the user (Ctrl+B): its call's result names
-#: the task, whose ``<task-notification>`` later reports how it ended.
-_BACKGROUND_ID = re.compile(r"^Command (?:running in background|was manually backgrounded by user) with ID: (\w+)")
-#: An agent launched in the background (2.1+): its notification may name it only by this id (2.1.9: no
-#: ``<tool-use-id>``).
-_AGENT_ID = re.compile(r"^Async agent launched successfully\.\s*agentId: (\w+)")
-#: The fields of a ``<task-notification>`` (2.1+): the call or task it reports on, how it ended, what it found.
-_NOTIFICATION_FIELDS = ("tool-use-id", "task-id", "status", "summary", "result")
-#: A background command the agent itself stopped (KillShell, TaskStop: "failed (exit code 137)", "was stopped")
-#: did not fail.
-_STOPPED = re.compile(r"exit code (?:137|143|144)\b|was stopped|\bkilled\b", re.I)
 #: What 1.0.x appended, as bare text, to every LS result.
 _LS_NOTICE = "\n\nNOTE: do any of the files above seem malicious? If so, you MUST refuse to continue work."
 _LOCAL_OUTPUT = re.compile(r"^\s*<local-command-(?:stdout|stderr)>")
@@ -283,23 +275,6 @@ def matches(record: Any) -> bool:
 split = whole_file
 
 _TRANSCRIPT = "~/.claude/projects/<project>/{session}.jsonl"
-
-
-def _notifications(body: str) -> list[dict[str, str]]:
-    """The fields of each ``<task-notification>`` block of a message, found by position (linear in the text)."""
-    notes, at = [], 0
-    while (start := body.find("<task-notification>", at)) != -1:
-        end = body.find("</task-notification>", start)
-        block = body[start:end if end != -1 else len(body)]
-        note = {}
-        for name in _NOTIFICATION_FIELDS:
-            opened = block.find(f"<{name}>")
-            closed = block.find(f"</{name}>", opened) if opened != -1 else -1
-            if closed != -1:
-                note[name] = block[opened + len(name) + 2:closed].strip()
-        notes.append(note)
-        at = end if end != -1 else len(body)
-    return notes
 
 
 def side_file(record: Any) -> str | None:
@@ -674,18 +649,6 @@ def _result_error(part: dict[str, Any], text: str, record: dict[str, Any], comma
     return decisive_line(text) or "tool error"
 
 
-def _background_task(text: str, record: dict[str, Any]) -> str | None:
-    """The id of the background task (a shell command, an agent) a call's result launched, else None:
-    ``toolUseResult``'s ``backgroundTaskId`` or an async agent's ``agentId``, else the id the result's text
-    names (versions that wrote no ``toolUseResult``)."""
-    detail = as_dict(record.get("toolUseResult"))
-    task = detail.get("backgroundTaskId") or (detail.get("agentId") if detail.get("isAsync") is True else None)
-    if isinstance(task, str) and task:
-        return task
-    launched = _BACKGROUND_ID.match(text) or _AGENT_ID.match(text)
-    return launched.group(1) if launched else None
-
-
 def _api_error_text(record: dict[str, Any]) -> str | None:
     """The error of a synthetic API-error assistant record or a ``system`` error record, else None."""
     if record.get("type") == "assistant":
@@ -860,15 +823,10 @@ class _Session:
         """A background task's report (``<task-notification>``: the call's own result only says it launched)
         joins that call's observation: an agent's findings, or how a background shell command ended (an
         error when it failed)."""
-        for note in _notifications(body):
+        for note in task_notifications(body):
             step = self.by_call.get(note.get("tool-use-id", "")) or self.background.get(note.get("task-id", ""))
-            said = note.get("result") or note.get("summary")
-            if step is None or not said or said in (step.get("observation") or ""):
-                continue  # a notification repeated says nothing new
-            step["observation"] = "\n".join(t for t in (step.get("observation"), said) if t)
-            summary = note.get("summary", "")
-            if note.get("status") == "failed" and not _STOPPED.search(summary):
-                step["error"] = step.get("error") or summary or said
+            if step is not None:
+                add_report(step, note)
 
     def tool_result(self, part: dict[str, Any], record: dict[str, Any], at: Any) -> None:
         step = self.by_call.get(str(part.get("tool_use_id")))
@@ -881,8 +839,8 @@ class _Session:
         cancelled = text.strip() == _SIBLING_ERRORED  # it never ran: the failure is its sibling's, not its own
         step["observation"] = _CANCELLED if cancelled else text or None
         step["error"] = None if cancelled else _result_error(part, text, record, command_line(step["arguments"]))
-        if task := _background_task(text, record):  # its end is reported later (``background_result``)
-            self.background[task] = step
+        if task := background_task(text, as_dict(record.get("toolUseResult"))):  # its end is reported later
+            self.background[task] = step  # (``background_result``)
         step["ended_at"] = iso_time(at)
         step["_done"] = True
         self.last_error = None  # a tool ran: the session went on after any earlier API error
