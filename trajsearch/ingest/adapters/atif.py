@@ -47,7 +47,11 @@ Mapping
   Claude Code conversion interleaves (``extra.is_sidechain``: the subagent's
   report is its call's result) and user messages the CLI wrote itself
   (Codex's ``<environment_context>`` / AGENTS.md, Claude Code's command
-  output and notifications, empty ones; ``_agent_cli.typed_prompt``, which
+  output and notifications, empty ones; but a background task's report, a
+  ``<task-notification>`` of Claude Code or Qwen Code, joins the observation
+  of the call its ``<tool-use-id>`` names, else of the call whose result
+  launched its ``<task-id>``, as the Claude Code reader joins it, an error
+  when it failed; ``_agent_cli.typed_prompt``, which
   also gives a ``<command-name>`` wrapper as ``/name args`` and a Codex IDE
   extension's prompt as the request after its ``# Context from my IDE
   setup:``, as the Codex reader does; Claude Code's "[Request interrupted by
@@ -149,8 +153,8 @@ from trajsearch.model import Failure, Outcome, Trajectory
 
 from . import _prompts
 from ._agent_cli import (
-    API_ERROR_CAUSE, CLAUDE_INTERRUPT, SYNTHETIC_MODEL, command_instruction, join_thought, loads_skill, slash_command,
-    synthetic_error, typed_prompt, user_words,
+    API_ERROR_CAUSE, CLAUDE_INTERRUPT, SYNTHETIC_MODEL, add_report, background_task, command_instruction, join_thought,
+    loads_skill, slash_command, synthetic_error, task_notifications, typed_prompt, user_words,
 )
 from ._common import (
     Context, RecordError, as_dict, as_list, build, clip_step_text, clip_task, decisive_line, file_stem, json_object,
@@ -387,6 +391,8 @@ class _Walk:
         self.command: str | None = None  # a slash command whose expansion may follow (and its step, if any)
         self.command_step: dict[str, Any] | None = None
         self.thought: list[str] = []  # reasoning of an agent turn that said nothing: the next step's thought
+        self.by_call: dict[Any, dict[str, Any]] = {}  # tool_call_id -> its step
+        self.background: dict[str, dict[str, Any]] = {}  # background task id -> the call that launched it
         self.api_errors = 0
         self.last_error: str | None = None  # a Claude Code error with no model turn after it
         self.interrupted = False
@@ -407,6 +413,7 @@ class _Walk:
             return
         typed = typed_prompt(message) or ""  # context the CLI injected (Codex, Claude Code) is no prompt
         if not typed:
+            self._reports(body)
             if body.lstrip().startswith("<local-command-std"):
                 self.command = self.command_step = None  # a local command (/model, /clear): it expands to no prompt
             return
@@ -419,6 +426,26 @@ class _Walk:
         else:
             self.steps.append({"action": None, "observation": clip_step_text(typed), "started_at": at})
             self.command_step = self.steps[-1] if self.command is not None else None
+
+    def call(self, step: dict[str, Any], call: dict[str, Any], results: list[dict[str, Any]]) -> None:
+        """A tool call's step, kept by its id (and by the id of the background task its result says it launched)
+        for the results and reports that come later."""
+        if isinstance(call.get("tool_call_id"), (str, int)) and call["tool_call_id"]:
+            self.by_call[call["tool_call_id"]] = step
+        for result in results:
+            detail = as_dict(as_dict(as_dict(result.get("extra")).get("tool_result_metadata")).get("tool_use_result"))
+            if task := background_task(_text(result.get("content")), detail):
+                self.background[task] = step
+
+    def _reports(self, body: str) -> None:
+        """A background task's report (``<task-notification>``, in a user message the CLI wrote: Claude Code's,
+        Qwen Code's) joins the call that launched it, by its ``<tool-use-id>``, else its ``<task-id>`` (Claude
+        Code 2.1.9 names only that), as the Claude Code reader joins it."""
+        for note in task_notifications(body):
+            step = self.by_call.get(note.get("tool-use-id", "")) or self.background.get(note.get("task-id", ""))
+            if step is not None:
+                add_report(step, note)
+                step["observation"] = clip_step_text(step["observation"])
 
     def _expanded(self, command: str, expansion: str, step: dict[str, Any] | None) -> None:
         """The prompt a slash command expanded to: what the command asks (``command_instruction``), where the
@@ -452,7 +479,6 @@ def _steps(ordered: list[dict[str, Any]], fences: tuple[str, ...] = ()) -> _Walk
     its text-based turns as messages, the command in a fence.
     """
     walk = _Walk()
-    by_call: dict[Any, dict[str, Any]] = {}
     for raw in ordered:
         source = raw.get("source")
         message = _text(_chat(raw.get("message")))
@@ -464,7 +490,7 @@ def _steps(ordered: list[dict[str, Any]], fences: tuple[str, ...] = ()) -> _Walk
             walk.user(raw, message, at)
             continue
         if source == "system":
-            _late_results(raw, by_call)
+            _late_results(raw, walk.by_call)
             continue
         if raw.get("is_copied_context") is True:
             continue
@@ -501,8 +527,7 @@ def _steps(ordered: list[dict[str, Any]], fences: tuple[str, ...] = ()) -> _Walk
                     "error": error,
                     "started_at": at,
                 })
-                if isinstance(call.get("tool_call_id"), (str, int)) and call["tool_call_id"]:
-                    by_call[call["tool_call_id"]] = walk.steps[-1]
+                walk.call(walk.steps[-1], call, mine)
             continue
         content, error = _observed(raw, results)
         error = None if submitting and _NOT_RUN in (content or "") else error

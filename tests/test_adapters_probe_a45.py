@@ -1,0 +1,103 @@
+"""Round 45's probe A read through the public reader: a Harbor 0.26.0 trial of the ``qwen-code`` agent (A2), a
+background sub-agent's report in ATIF (A4), a usage-only agent step in ATIF (A5).
+
+Fixtures: ``fixtures/atif/.real/harbor-0.26-qwen-code/delegate__q2`` (Harbor's own conversion of a real Qwen Code
+0.24.4 session, with the raw session where Harbor copies it) and ``fixtures/atif/.real/harbor-0.25/cc-proj2``
+(Harbor 0.25.0's conversion of a real Claude Code 2.1.332 session); see each SOURCE.md. Shapes the files lack are
+made in ``tmp_path`` from them, following the writers' code (named there).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import shutil
+from pathlib import Path
+
+import pytest
+
+from trajsearch.ingest.read import SideFile, read_dump
+from trajsearch.model import Outcome
+
+from adapter_support import only, runs
+from cli_support import run_cli
+
+FIXTURES = Path(__file__).parent / "fixtures"
+QWEN_TRIAL = FIXTURES / "atif" / ".real" / "harbor-0.26-qwen-code" / "delegate__q2"
+QWEN_ATIF = QWEN_TRIAL / "agent" / "trajectory.json"
+QWEN_PROJECT = QWEN_TRIAL / "agent" / "qwen-sessions" / "-tmp-p45-probeA-qwen-work2"
+SESSION = "1a3a04a2-767d-4258-88bd-1762412ad634"
+CC_ATIF = FIXTURES / "atif" / ".real" / "harbor-0.25" / "cc-proj2" / "agent" / "trajectory.json"
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """An embedded store under ``tmp_path/home`` for the CLI, with the hashing test embedder."""
+    monkeypatch.setenv("TRAJSEARCH_MODEL", "hashing")
+    for name in ("TRAJSEARCH_SERVER", "TRAJSEARCH_TENANT", "TRAJSEARCH_URI", "TRAJSEARCH_TRACES"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("TRAJSEARCH_HOME", str(tmp_path / "home"))
+    return tmp_path / "home"
+
+
+# -- A4: a background sub-agent's report -------------------------------------------------------
+
+
+def test_atif_background_subagent_report_joins_the_call_that_launched_it() -> None:
+    """Bug (probe A, A4): the ``<task-notification>`` user turn (Qwen Code's, Claude Code's) was dropped as text the
+    CLI wrote, so the ``agent`` call's observation only said "Background agent launched successfully" and what the
+    sub-agent found appeared nowhere in the parent run. It joins the call its ``<tool-use-id>`` names, as the Claude
+    Code reader joins it in a native session."""
+    qwen = runs(QWEN_ATIF)[0]
+    [agent] = [s for s in qwen.steps if s.action == "agent"]
+    assert agent.observation.startswith("Background agent launched successfully.")
+    assert agent.observation.endswith("\nSUBTASK-7 report: the directory /nonexistent-dir does not exist.")
+    assert agent.error is None and qwen.outcome is Outcome.success
+    [cc_agent] = [s for s in only(CC_ATIF).steps if s.action == "Agent"]
+    assert cc_agent.observation.endswith("\nnotes.txt has 3 lines.")
+
+
+def _with_notification(tmp_path: Path, source: Path, edit) -> Path:
+    """``source`` with its ``<task-notification>`` user turn's message passed through ``edit``."""
+    document = json.loads(source.read_text())
+    [step] = [s for s in document["steps"] if str(s.get("message", "")).startswith("<task-notification>")]
+    step["message"] = edit(step["message"])
+    path = tmp_path / "agent" / "trajectory.json"
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps(document))
+    return path
+
+
+def test_atif_report_naming_only_its_task_id_joins_the_call_that_launched_it(tmp_path: Path) -> None:
+    """Claude Code 2.1.9 names a background agent only by ``<task-id>`` (no ``<tool-use-id>``): the call is the one
+    whose result launched that task (its ``toolUseResult``, kept by Harbor's Claude Code conversion as
+    ``extra.tool_result_metadata.tool_use_result``: ``isAsync``, ``agentId``)."""
+    path = _with_notification(tmp_path, CC_ATIF, lambda m: "\n".join(
+        line for line in m.split("\n") if not line.startswith("<tool-use-id>")))
+    [agent] = [s for s in only(path).steps if s.action == "Agent"]
+    assert agent.observation.endswith("\nnotes.txt has 3 lines.")
+
+
+def test_atif_report_of_a_failed_background_agent_is_its_calls_error(tmp_path: Path) -> None:
+    """A sub-agent that failed: Qwen Code writes ``<status>failed</status>``, ``<summary>Agent "..." failed.</summary>``
+    and ``<result>Error: ...</result>`` (``BackgroundTaskRegistry``'s notification)."""
+    path = _with_notification(tmp_path, QWEN_ATIF, lambda m: m.replace(
+        "<status>completed</status>", "<status>failed</status>").replace(
+        'completed.</summary>', 'failed.</summary>').replace(
+        "<result>SUBTASK-7 report: the directory /nonexistent-dir does not exist.</result>",
+        "<result>Error: model request failed</result>"))
+    [agent] = [s for s in runs(path)[0].steps if s.action == "agent"]
+    assert agent.observation.endswith("\nError: model request failed")
+    assert agent.error == 'Agent "inspect dir" failed.'
+
+
+# -- A5: a usage-only agent step ----------------------------------------------------------------
+
+
+def test_atif_usage_only_agent_step_is_no_answer() -> None:
+    """Probe A, A5 (fixed with probe F's F4, a reasoning-only turn): Harbor's Qwen Code converter writes Qwen's
+    usage-only record (``parts: []``) as an agent step with an empty message and metrics only; it was a ``respond``
+    step with empty content before the sub-agent's real call."""
+    sub = runs(QWEN_ATIF)[1]
+    assert [s.action for s in sub.steps] == ["run_shell_command", "respond"]
+    assert sub.steps[-1].arguments == {"content": "SUBTASK-7 report: the directory /nonexistent-dir does not exist."}
