@@ -40,6 +40,45 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return tmp_path / "home"
 
 
+# -- A2: the raw Qwen Code session of a Harbor trial --------------------------------------------
+
+
+def test_a_harbor_qwen_code_trial_is_its_atif_runs_and_its_raw_session_is_passed_over(
+        home: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """Bug (probe A, A2): Harbor's ``QwenCode.run`` copies ``~/.qwen/projects/`` to ``agent/qwen-sessions/``, the
+    session it converts to ``agent/trajectory.json``; trajsearch reads no Qwen Code session, so the chat file and
+    the sub-agent's ``.meta.json`` were each "unrecognised dump format ... (pass --format NAME to force one)" and
+    every clean trial exited 3 (the sub-agent's transcript, taken for Claude Code's, was passed over as such)."""
+    job = tmp_path / "job"
+    shutil.copytree(QWEN_TRIAL, job / QWEN_TRIAL.name)
+    dead = tmp_path / "dead-letter.jsonl"
+    with caplog.at_level(logging.INFO, logger="trajsearch.ingest.read"):
+        code, out, err = run_cli("ingest", str(job), "-t", "acme", "--json", "--dead-letter", str(dead))
+    assert code == 0, out + err
+    assert (json.loads(out)["ingested"], json.loads(out)["rejected"]) == (2, 0)  # the run and its sub-agent's
+    assert not dead.exists() or not dead.read_text()
+    assert caplog.text.count("the agent's raw Qwen Code session in Harbor trial delegate__q2") == 3
+
+
+@pytest.mark.parametrize("named", [
+    QWEN_PROJECT / "chats" / f"{SESSION}.jsonl",
+    QWEN_PROJECT / "subagents" / SESSION / "agent-general-purpose-call_m1.jsonl",
+    QWEN_PROJECT / "subagents" / SESSION / "agent-general-purpose-call_m1.meta.json",
+], ids=["chat", "subagent", "subagent-meta"])
+def test_a_file_of_a_harbor_trials_raw_qwen_code_session_named_alone_says_what_it_is(named: Path) -> None:
+    with pytest.raises(SideFile, match="raw Qwen Code session in Harbor trial delegate__q2, which Harbor converted"):
+        list(read_dump(named))
+
+
+def test_a_qwen_code_session_without_its_trials_conversion_is_not_passed_over(tmp_path: Path) -> None:
+    """Where Harbor wrote no conversion (its converter failed), the raw session is not said to be converted."""
+    trial = tmp_path / "job" / QWEN_TRIAL.name
+    shutil.copytree(QWEN_TRIAL, trial)
+    (trial / "agent" / "trajectory.json").unlink()
+    results = list(read_dump(trial / "agent" / "qwen-sessions"))
+    assert results and not [r for r in results if r.ok or "converted" in (r.error or "")]
+
+
 # -- A4: a background sub-agent's report -------------------------------------------------------
 
 

@@ -125,7 +125,8 @@ Mapping
   session that Harbor converted (Codex's ``agent/sessions/**/rollout-*.jsonl``,
   Claude Code's ``agent/sessions/projects/**.jsonl``, OpenHands' saved
   ``agent/openhands.trajectory.json`` and its conversation folder
-  ``agent/sessions/<id>/``, ...: a file, or a run folder the reader reads as
+  ``agent/sessions/<id>/``, Qwen Code's ``agent/qwen-sessions/**``, a format
+  not read otherwise, ...: a file, or a run folder the reader reads as
   one) is passed over when the trial has its ATIF ``agent/trajectory.json``
   naming the task, the trial's one run (else it is read); so are
   Harbor's own ``config.json``, ``result.json``, ``result.harbor.json``,
@@ -651,6 +652,8 @@ def side_path(path: Path, fmt: str | None) -> str | None:
     results, configuration and lock; the verifier's output."""
     if fmt == NAME:
         return _taskless_conversion(path)
+    if (unread := _unread_session(path)) is not None:
+        return _raw_session(path, unread)
     if fmt is not None:
         return _raw_session(path, fmt)
     if path.name in _HARBOR_OWN and ((trial := _is_trial(path.parent)) or _is_job(path.parent)):
@@ -659,6 +662,19 @@ def side_path(path: Path, fmt: str | None) -> str | None:
     if verifier is not None and _is_trial(verifier.parent):
         return f"the {verifier.name} output of Harbor trial {verifier.parent.name}, not a run"
     return None
+
+
+#: Where Harbor's installed agents copy a raw session of a format trajsearch does not read (no format is detected,
+#: or another's by its look), by the folder under the trial's ``agent/``, and whose sessions they are: Qwen Code's
+#: (``QwenCode.run``: ``cp -r ~/.qwen/projects/ /logs/agent/qwen-sessions/``, each project's ``chats/<id>.jsonl``
+#: and ``subagents/<id>/agent-*.jsonl`` / ``.meta.json``, which its ``populate_context_post_run`` converts).
+_UNREAD_SESSIONS = {"qwen-sessions": "Qwen Code"}
+
+
+def _unread_session(path: Path) -> str | None:
+    """Whose raw session ``path`` is, when it lies in a folder of :data:`_UNREAD_SESSIONS` under an ``agent/``."""
+    return next((_UNREAD_SESSIONS[d.name] for d in path.parents
+                 if d.name in _UNREAD_SESSIONS and d.parent.name == "agent"), None)
 
 
 def _raw_session(path: Path, fmt: str) -> str | None:
