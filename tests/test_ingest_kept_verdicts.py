@@ -8,6 +8,7 @@ evaluated"; the report resolves django-16429 and not django-16263.
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 from cli_support import backend, run_cli  # noqa: F401 (fixture)
@@ -118,3 +119,26 @@ def test_workers_keep_the_verdicts_too(tmp_path: Path) -> None:
     assert again.returncode == 0, again.stderr
     said = " ".join(again.stdout.split())
     assert "unchanged 2" in said and KEPT in said
+
+
+RERUN = Path(__file__).parent / "fixtures" / "mini-swe-agent" / ".real" / "live-swe-agent-rerun"
+
+
+def test_another_attempt_under_a_stored_id_does_not_take_over_its_verdict(tmp_path):
+    """Bug (probe I, I1): a rerun of django-16429 into the same output folder (gpt-5-mini's Live-SWE-agent attempt,
+    its own SWE-bench report: not resolved) took over the verdict the sb-cli report gave gemini's run there, and
+    was served to agents as a successful past run. Another model, task or actions is another attempt: unjudged."""
+    folder = tmp_path / RUNS.name
+    shutil.copytree(RUNS, folder)
+    code, out, err = run_cli("ingest", str(folder), "--outcomes", str(REPORT), "--quiet")
+    assert code == 0, out + err
+    shutil.copy(RERUN / "django__django-16429.traj.json", folder / "django__django-16429.traj.json")
+
+    code, out, err = run_cli("ingest", str(folder), "--quiet")
+    assert code == 0, out + err
+    said = " ".join(out.split())
+    assert "ingested 1 runs" in said and "1 run(s) keep the verdict an earlier outcomes file gave" in said
+    rerun = _shown(RESOLVED)
+    assert rerun["model_id"] == "openai/gpt-5-mini"
+    assert (rerun["outcome"], rerun["metadata"]["outcome_basis"]) == ("success", UNEVALUATED)
+    assert _verdicts()[FAILED] == EVALUATED[FAILED]  # the unchanged run keeps its verdict

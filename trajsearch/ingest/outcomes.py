@@ -79,6 +79,7 @@ import csv
 import hashlib
 import io
 import json
+import logging
 import math
 import re
 from dataclasses import dataclass
@@ -88,6 +89,8 @@ from typing import Any, Iterable
 from trajsearch.model import UNEVALUATED, Failure, Outcome, Trajectory
 
 from . import sources
+
+log = logging.getLogger(__name__)
 
 ID_FIELDS = ("trajectory_id", "run_id", "instance_id", "task_id", "session_id", "trace_id", "id")
 #: The id fields that name a run in a lone record (see ``OutcomeTable._one_record``).
@@ -932,6 +935,20 @@ def keep_verdict(read: Trajectory, stored: Trajectory) -> Trajectory | None:
     basis = stored.metadata.get("outcome_basis")
     if has_own_verdict(read) or not (isinstance(basis, str) and basis.startswith(BASIS)):
         return None
+    if not same_attempt(read, stored):  # another attempt under the id (a rerun into the same folder): unjudged
+        log.warning("%s: the stored run had the verdict of %s, but this is another attempt at the task (other "
+                    "model, task or actions): its verdict is not kept", read.trajectory_id, basis)
+        return None
     failure = None if stored.outcome is Outcome.success else read.failure or stored.failure
     return read.model_copy(update={"outcome": stored.outcome, "reward": stored.reward, "failure": failure,
                                    "metadata": {**read.metadata, "outcome_basis": basis}})
+
+
+def same_attempt(read: Trajectory, stored: Trajectory) -> bool:
+    """Whether ``read`` is the attempt ``stored`` was, whatever a newer reader makes of its outputs: the same task,
+    model and actions with their arguments. A rerun of a task into the same output folder (one id, another model's
+    or another try's steps) is another attempt, which the outcome file that judged the stored one never saw (probe
+    I, I1: a failed gpt-5-mini rerun took over gemini's resolved verdict and was served as a successful run)."""
+    def attempt(run: Trajectory) -> tuple[Any, ...]:
+        return run.task, run.model_id, [(step.action, step.arguments) for step in run.steps]
+    return attempt(read) == attempt(stored)
