@@ -19,8 +19,10 @@ import numpy as np
 
 from . import config
 from .embed import Embedder, load_embedder
+from .failures.rows import row_error, row_own_lines
 from .fusion import FusionConfig, lifted, resolve_mode
 from .indexer import Indexer
+from .ingest.outcomes import BARE_DETAILS
 from .model import Trajectory, valid_id
 from .results import Hit, IngestReport, RunMatch, StepView
 from .represent import WindowConfig, row_id
@@ -567,7 +569,7 @@ class TrajSearch:
         env_version: str | Sequence[str] = (),
         mode: str = "hybrid",
     ) -> list[RunMatch]:
-        """Runs like this one (by id: its failure, else its task) or like ``text``; one per run.
+        """Runs like this one (by id: its failure, else its task; see :func:`_anchor`) or like ``text``; one per run.
 
         Hybrid by default: a broken run is best matched on its exact error strings *and* its situation.
         """
@@ -582,9 +584,9 @@ class TrajSearch:
             )
             if not rows:
                 raise LookupError(f"no trajectory {trajectory_id!r} in tenant {tenant!r}")
-            anchor = min(rows, key=lambda r: r["level"] != "failure")  # its failure, else its task
-            text, exclude = anchor["text"], (trajectory_id,)
-            self.query_vector.remember(text, anchor["embedding"])  # the stored vector: no re-embedding
+            text, vector = _anchor({row["level"]: row for row in rows})
+            exclude = (trajectory_id,)
+            self.query_vector.remember(text, vector)  # a stored vector: no re-embedding
         filters = Filters(
             tenant=tenant,
             levels=("step", "failure"),
@@ -626,6 +628,20 @@ class TrajSearch:
             "rows_by_level": levels,
             "runs_by_outcome": self.index.count_by("outcome", tenant, levels=("task",), **versions),
         }
+
+
+def _anchor(rows: dict[str, dict[str, Any]]) -> tuple[str, Any]:
+    """The text and stored vector a run is matched on, from its ``failure`` and ``task`` rows (by level): its failure;
+    its task when it has none, or when the failure's error is only a verdict worded alike for every failed run of an
+    evaluation (``BARE_DETAILS``: "not resolved (in the report's unresolved_ids)"), with the lines of the failure row
+    that are the run's own (the step it ended on, what failed, a fix) for the lexical leg. Probe E2, E2-A: anchored on
+    that sentence, 174 of the 185 runs like 37 failed SWE-bench runs were other failures, 63 of another repository."""
+    failure, task = rows.get("failure"), rows.get("task")
+    if task is None or failure is not None and row_error(failure["text"]) not in BARE_DETAILS:
+        anchor = failure or task
+        return anchor["text"], anchor["embedding"]
+    own = row_own_lines(failure["text"]) if failure is not None else ""
+    return (f"{task['text']}\n{own}" if own else task["text"]), task["embedding"]
 
 
 #: Why a dense search of passages alone is refused: they have no vector of their own (see ``_dense_filters``).

@@ -34,6 +34,17 @@ def row_error(text: str) -> str:
     return (body[: end.start()] if end else body).strip()
 
 
+#: Where the lines a failure row holds of the run itself begin, after its error and cause (see represent.failure_text).
+_OWN_LINES = re.compile(r"\n(?:Fix|What failed|Failing step): ")
+
+
+def row_own_lines(text: str) -> str:
+    """The ``Fix:``, ``What failed:`` and ``Failing step:`` lines of a ``failure`` row: what it says of the run
+    beside its task, its error and the error's cause (empty if none)."""
+    match = _OWN_LINES.search(text)
+    return text[match.start() + 1:] if match else ""
+
+
 def row_task(text: str) -> str:
     """The (clipped) task of a ``failure`` row."""
     start = text.find("\nError: ")

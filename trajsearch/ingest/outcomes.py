@@ -298,6 +298,16 @@ _GSO_SETS = {
 }
 
 
+#: What an evaluation that errored is told, for a run the dump records no failure of.
+INFRA_ERRORED = "evaluation errored (infrastructure)"
+#: The verdict details worded alike for every run given them (the list a report filed the run under, the stage it
+#: failed at, no failing test named): they tell that the run failed, nothing of how. A run whose failure holds only one
+#: of these is matched to others by what is its own, not by this sentence (``TrajSearch.similar_runs``; probe E2, E2-A).
+BARE_DETAILS = frozenset(
+    {detail for _, detail in _UNRESOLVED_LISTS.values() if detail} | {v.detail for v in _GSO_SETS.values() if v.detail}
+    | {v.detail for v in _RUN_REPORT_LISTS.values() if v.detail} | _LISTED_DETAILS | {INFRA_ERRORED}) - {None}
+
+
 def gso_sets(record: dict[str, Any]) -> dict[str, Any] | None:
     """The instance sets of a GSO (gso-bench) run report, if ``record`` is one: its harness's ``instance_sets``
     beside a ``summary``. Its ``error_ids`` would pass for a SWE-bench run report's, which it is not."""
@@ -907,7 +917,7 @@ class OutcomeTable:
             if verdict.outcome is Outcome.success:
                 update["failure"] = None
             elif trajectory.failure is None and verdict.outcome is Outcome.infra_error:
-                update["failure"] = Failure(error="evaluation errored (infrastructure)", cause=f"{BASIS}{self.source}")
+                update["failure"] = Failure(error=INFRA_ERRORED, cause=f"{BASIS}{self.source}")
             elif trajectory.failure is None and verdict.detail:  # a handed-in run the tests failed: say how
                 update["failure"] = Failure(error=verdict.detail, cause=f"{BASIS}{self.source}")
         return trajectory.model_copy(update=update)
