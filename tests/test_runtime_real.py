@@ -11,6 +11,7 @@ from dataclasses import replace
 from datetime import timedelta
 from pathlib import Path
 
+from trajsearch.ingest.outcomes import OutcomeTable
 from trajsearch.ingest.read import read_dump
 from trajsearch.model import Trajectory
 from trajsearch.search import TrajSearch
@@ -156,6 +157,33 @@ def test_an_exact_error_line_finds_the_failed_runs_holding_it(model_ts):
         warned = rt.warnings("Error: user not found", ctx, k=k)
         assert len(warned) == k and all("Error: user not found" in w.error for w in warned)
     assert rt.warnings("Error: reservation not found", ctx) == []  # not held, and no failure row that close
+
+
+#: real gemini-3-pro runs of SWE-bench Verified, trimmed, and their sb-cli report (see SOURCE.md there): django-12406
+#: and django-12325 met ``REPRODUCE_APP`` in a step (and went on); pylint-4604 is of another repository
+GEMINI_WARNINGS = FIXTURES / "mini-swe-agent" / ".real" / "gemini-3-pro-warnings"
+PYLINT_4604 = FIXTURES / "mini-swe-agent" / ".real" / "gemini-3-pro-similar" / "pylint-dev__pylint-4604.traj.json"
+REPRODUCE_APP = "ModuleNotFoundError: No module named 'reproduce_app'"
+
+
+def test_a_pasted_error_finds_the_failed_runs_whose_steps_hold_it_and_shows_that_step(model_ts):
+    """Bug (probe E2, E2-B): the failure row of a run an outcome file failed holds its verdict ("not resolved (in the
+    report's unresolved_ids)"), no step error, so warnings for a pasted error looked only there: the two runs that
+    met it were not shown, and pylint-4604 (unused-import in a type comment) was, on its task's prose at 0.467. The
+    failed runs' steps are looked in (inside the same filters), the warning shows the step holding the error, and a
+    row holding only a verdict is no warning for a log line by its task's words."""
+    report = OutcomeTable.load(GEMINI_WARNINGS / "sb-cli-report.json")
+    parsed = [*read_dump(GEMINI_WARNINGS, tenant="acme", outcomes=report),
+              *read_dump(PYLINT_4604, tenant="acme", outcomes=report)]
+    assert {p.trajectory.outcome.value for p in parsed} == {"failure"} and len(parsed) == 3
+    model_ts.add([p.trajectory for p in parsed])
+    rt, ctx = Runtime(model_ts), RuntimeContext(tenant="acme", now=BASE_TIME)
+    warned = rt.warnings(REPRODUCE_APP, ctx, k=3)
+    assert {w.trajectory_id for w in warned} == {"gemini-3-pro-warnings.django__django-12406",
+                                                  "gemini-3-pro-warnings.django__django-12325"}
+    assert all(REPRODUCE_APP in w.step_holding and w.step_holding.startswith("[step ") for w in warned)
+    assert "Step holding it: [step " in rt.context_for(REPRODUCE_APP, ctx).text
+    assert rt.warnings(REPRODUCE_APP, RuntimeContext(tenant="acme", env_version="v2", now=BASE_TIME)) == []
 
 
 # -- inputs an agent pastes --------------------------------------------------------------------------

@@ -16,8 +16,11 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from ..digest import UNCAPPED, Clip, ExemplarDigest, WarningDigest, from_row_steps, exemplar_digest, warning_digest
+from ..failures.rows import row_error
+from ..fusion import FusionConfig, looks_like_log, near_verbatim_share
+from ..ingest.outcomes import BARE_DETAILS
 from ..model import Trajectory
-from ..represent import MAX_ROW_CHARS
+from ..represent import MAX_ROW_CHARS, clip
 from ..results import Hit
 from ..search import TrajSearch
 from ..store.filters import Filters
@@ -157,6 +160,8 @@ class FailureWarning(_Provenance):
     fix: str | None = None
     what_failed: str | None = None
     failing_step: str | None = None
+    #: the step of the run holding the pasted text (found in its steps: :func:`_steps_holding`), else None
+    step_holding: str | None = None
     trajectory: Trajectory | None = None  # the full run, where it had to be read (see ``digest``)
     digest: WarningDigest | None = None  # what is shown of the run (from its row at least)
     reader: Callable[[], Trajectory | None] | None = field(default=None, repr=False, compare=False)
@@ -522,10 +527,12 @@ def warnings(
     In this order: failed runs of this very task (its text, whitespace and case aside: a failure
     row's vector is mostly its error boilerplate, so a task's own failures can rank below another
     task's with a like error); failure rows holding the text verbatim (an error line pasted whole:
-    dense cosine scores short exact strings lowest, so the floor must not veto them); then failure
-    rows at least ``warning_min_similarity`` close. The floor is applied to a pool before the ``k``
-    are taken, so a larger ``k`` never shows fewer. Every lookup stays inside the context's filters
-    and leaves ``exclude_trajectory_ids`` out.
+    dense cosine scores short exact strings lowest, so the floor must not veto them); failed runs whose
+    steps hold a pasted log line verbatim or nearly (:func:`_steps_holding`), each shown with that step;
+    then failure rows at least ``warning_min_similarity`` close, but for a log line not those whose error
+    is only a verdict (:func:`_bare`). The floor is applied to a pool before the ``k`` are taken, so a
+    larger ``k`` never shows fewer. Every lookup stays inside the context's filters and leaves
+    ``exclude_trajectory_ids`` out.
     """
     k = k or config.warnings_k
     pool = k * config.pool_factor
@@ -533,13 +540,81 @@ def warnings(
     # one failure row per run: no grouping needed; "auto" adds the lexical leg for error-like text
     hits = search(ts, text, filters, k=pool, grouped=False, mode="auto")
     holding = [h for h in hits if _holds(h.text, text)]
-    similar = [h for h in hits if similarity(h) >= config.warning_min_similarity]
+    log_line = looks_like_log(text)
+    similar = [h for h in hits if similarity(h) >= config.warning_min_similarity and not (log_line and _bare(h))]
+    in_steps = _steps_holding(ts, text, ctx, config, exclude_trajectory_ids, pool)
     own, passed = _this_task(ts, text, ctx, config, exclude_trajectory_ids, pool)
-    found = [*own, *holding, *similar]
+    found = [*own, *holding, *(row for row, _ in in_steps.values()), *similar]
     chosen = _distinct_warnings(ts, found, k, ctx.tenant)
+    in_failure_rows = {h.trajectory_id for h in holding}  # their error is the text: no step to point to
+    for warning in chosen:
+        if warning.trajectory_id in in_steps and warning.trajectory_id not in in_failure_rows:
+            warning.step_holding = in_steps[warning.trajectory_id][1]
     _fix_from_successes(ts, chosen, {h.trajectory_id: h for h in found}, ctx, exclude_trajectory_ids, passed,
                         config.pool_factor)
     return chosen
+
+
+def _bare(hit: Hit) -> bool:
+    """Whether a failure row's error is only an outcome file's verdict, worded alike for every run it failed
+    (``BARE_DETAILS``): the row holds the run's task and no error of it, so a log line's cosine to it is the
+    task prose's. Probe E2, E2-B: over 37 error lines pasted from held-out SWE-bench runs, 14 such rows passed
+    the 0.40 floor (0.40-0.57), none of a run that met the error (the step leg finds those)."""
+    return row_error(hit.text) in BARE_DETAILS
+
+
+def _steps_holding(ts: TrajSearch, text: str, ctx: RuntimeContext, config: AdviceConfig, exclude: Sequence[str],
+                   pool: int) -> dict[str, tuple[Hit, str]]:
+    """The failed runs whose steps hold a pasted log line (an error, a command) verbatim or nearly
+    (:func:`_holds_nearly`), best first: each run's failure row, carrying the step's cosine as its similarity,
+    and the step holding it (:func:`_step_holding`). Probe E2, E2-B: a failure row an outcome file wrote holds
+    its verdict, no step error, so the runs that met a pasted error were found only in their steps (of 8 errors
+    of 37 that failed runs had met, 6 were not shown). Prose (a task) is no log line: not looked for."""
+    if not looks_like_log(text):
+        return {}
+    steps = ctx.filters(levels=("step",), outcomes=config.warning_outcomes, exclude_trajectory_ids=exclude)
+    held = {}  # run -> its best step row holding the text (passages too: the lexical leg reads them)
+    for hit in search(ts, text, steps, k=pool, mode="hybrid"):
+        shown = _step_holding(hit, text, ts.fusion)
+        if shown is not None and hit.trajectory_id not in held:
+            held[hit.trajectory_id] = (hit, shown)
+    rows = ts.runs(list(held), tenant=ctx.tenant, level="failure", vectors=False) if held else {}
+    return {run: (replace(rows[run], similarity=similarity(hit)), shown)
+            for run, (hit, shown) in held.items() if run in rows}
+
+
+def _step_holding(hit: Hit, text: str, fusion: FusionConfig) -> str | None:
+    """The step of a step row (or passage) holding ``text`` verbatim or nearly: its ``[step n]`` label, its action
+    and the line holding the text; None if no step of the row holds it."""
+    for part in hit.steps or [{"text": hit.text}]:  # a passage has no steps: its text is one step's
+        whole = part["text"]
+        lines = [line for line in whole.splitlines() if line.strip()]
+        held = [line for line in lines if _holds(line, text) or _holds_nearly(line, text, fusion)]
+        if not (held or _holds(whole, text) or _holds_nearly(whole, text, fusion)):
+            continue
+        label, _, first = lines[0].partition("] ") if lines[0].startswith("[step ") else ("", "", lines[0])
+        action = next((line[len("action: "):] for line in [first, *lines[1:]] if line.startswith("action: ")), "")
+        shown = [f"{label}] {clip(action, ACTION_CHARS)}" if label else clip(action, ACTION_CHARS),
+                 *[clip(line.strip(), LINE_CHARS) for line in held[:1]]]
+        return "\n".join(line.strip() for line in shown if line.strip())
+    return None
+
+
+#: How much of a step's action, and of the line holding a pasted text, a warning shows.
+ACTION_CHARS = 200
+LINE_CHARS = 400
+
+
+def _holds_nearly(row: str, text: str, fusion: FusionConfig) -> bool:
+    """Whether ``row`` holds nearly all of a log line's words in order, as search lifts such a row
+    (:meth:`~trajsearch.fusion.FusionConfig.near_verbatim_lift`: another version's path, line number or address)."""
+    words = _WORDS.findall(text)
+    return fusion.near_min_words <= len(words) <= fusion.near_max_words and \
+        near_verbatim_share(words, row) >= fusion.near_share
+
+
+#: A text's words, as the near-verbatim lift counts them.
+_WORDS = re.compile(r"\w+")
 
 
 def _fix_from_successes(ts: TrajSearch, chosen: list[FailureWarning], hits: dict[str, Hit], ctx: RuntimeContext,
