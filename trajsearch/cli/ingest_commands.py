@@ -31,7 +31,7 @@ from rich.table import Table
 
 from .connect import connect
 from .options import AsJson, Ca, Server, Tenant, Traces, Uri
-from .output import err, fail, out, print_json
+from .output import err, fail, fail_now, out, print_json
 from .progress import LOG_EVERY, progress
 
 
@@ -279,6 +279,7 @@ def _ingest_remote(paths: List[Path], server: str, ca: Path | None, uri: str | N
     from ..ingest.read import ClippedRuns, NamedAfterSpool, parsed_as_given, plan_inputs, read_inputs
     from ..service.client import DeadlineExceeded, Unavailable
 
+    stopped = None  # why the server stopped the stream, said once the bar and the channel are closed
     with connect(server, ca, uri, traces, tenant) as api:
         key_tenant = api.api.whoami()["tenant"]
         if tenant and tenant != key_tenant:
@@ -303,7 +304,9 @@ def _ingest_remote(paths: List[Path], server: str, ca: Path | None, uri: str | N
                 with _said_when_interrupted(lambda: _sent_so_far(sent[0])):
                     report = api.api.add(records, timeout=3600)
             except (Unavailable, DeadlineExceeded) as exc:  # the server gone (or stuck) mid-stream
-                fail(f"the server at {server} stopped the ingest ({exc}): {_sent_so_far(sent[0])}", code=EXIT_FAILED)
+                stopped = f"the server at {server} stopped the ingest ({exc}): {_sent_so_far(sent[0])}"
+    if stopped is not None:  # gRPC's thread may still be reading the records: leave without waiting for it
+        fail_now(stopped, code=EXIT_FAILED)
     return [dict(report.to_dict(), results=report.results, clipped=clipped.to_dict(),
                  named_after_stream_copy=spooled.to_dict(), outcomes=table.counts() if table is not None else None)]
 
