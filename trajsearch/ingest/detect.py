@@ -10,6 +10,7 @@ the content says nothing (a bare message list in ``*.traj.json``).
 from __future__ import annotations
 
 import codecs
+import gzip
 import json
 import re
 from pathlib import Path
@@ -106,22 +107,72 @@ _READS = "trajsearch reads JSON, JSON lines and their gzip"
 #: Files trajsearch does not read, told by their first bytes or their name: said so rather than "unrecognised".
 _TABLE = "export the spans as JSON instead (Phoenix: get_spans_dataframe().to_json(orient='records'))"
 _UNREADABLE_MAGIC = {b"\x28\xb5\x2f\xfd": "zstd-compressed (decompress it first: zstd -d)",
-                     b"PAR1": f"a Parquet file ({_TABLE})", b"PK\x03\x04": "a zip archive (unpack it first)"}
+                     b"PAR1": f"a Parquet file ({_TABLE})", b"PK\x03\x04": "a zip archive (unpack it first)",
+                     b"\xfd7zXZ\x00": "xz-compressed (decompress it first: xz -d)",
+                     **{b"BZh%d" % size: "bzip2-compressed (decompress it first: bunzip2)" for size in range(1, 10)}}
+_GZIP_MAGIC = b"\x1f\x8b"
+#: A tar header block: 512 bytes, POSIX ustar's (and GNU tar's) ``magic`` field at offset 257.
+_TAR_BLOCK = 512
 
 
-def _unreadable_kind(path: Path) -> str | None:
+def _is_tar_header(block: bytes) -> bool:
+    """Whether ``block`` is a tar archive's first header: ``ustar`` at offset 257 (POSIX ``ustar\\0``, GNU
+    ``ustar  \\0``) and its checksum right (its bytes summed, the checksum field counted as 8 spaces; unsigned as
+    POSIX says, or signed as Sun's and NeXT's tar summed them), so that no JSON text is taken for one."""
+    if len(block) < _TAR_BLOCK or block[257:262] != b"ustar":
+        return False
+    try:
+        stored = int(block[148:156].replace(b"\x00", b" ").strip() or b"x", 8)
+    except ValueError:
+        return False
+    rest = block[:148] + block[156:_TAR_BLOCK]
+    unsigned = sum(rest) + 8 * 32
+    return stored in (unsigned, unsigned - 256 * sum(b >= 0x80 for b in rest))
+
+
+def _magic_kind(head: bytes) -> str | None:
+    """What a file whose first bytes (gunzipped already, if it was gzip) are ``head`` is, when it is an archive
+    or a compression trajsearch does not read."""
+    if _is_tar_header(head):
+        return "a tar archive (unpack it first: tar xf)"
+    return next((what for magic, what in _UNREADABLE_MAGIC.items() if head.startswith(magic)), None)
+
+
+def _gunzipped_head(path: Path) -> bytes:
+    """The first bytes a gzip holds (what of them a cut gzip gives: its fault is told elsewhere)."""
+    try:
+        with gzip.open(path, "rb") as f:
+            return f.read(_TAR_BLOCK)
+    except GZIP_ERRORS:
+        return b""
+
+
+def _container_kind(path: Path) -> str | None:
+    """What a file is when its bytes say it is an archive or a compression trajsearch does not read (tar, zip,
+    zstd, bzip2, xz, Parquet), gzipped or not: asked before its format, since the text of a tar's members (a
+    results.json after the 512-byte header) would otherwise pass for a dump, each member boundary costing runs."""
     try:
         with open(path, "rb") as f:
-            magic = f.read(8)
+            head = f.read(_TAR_BLOCK)
     except OSError:
         return None
-    kind = next((what for head, what in _UNREADABLE_MAGIC.items() if magic.startswith(head)), None)
-    if kind is None and magic[4:8] == b"\x28\xb5\x2f\xfd":  # the Collector's file exporter: length + zstd frame
+    if head.startswith(_GZIP_MAGIC):
+        inner = _gunzipped_head(path)
+        if inner.startswith(_GZIP_MAGIC):  # a download saved with its Content-Encoding: gzip left on
+            return "gzip inside gzip (gunzip it once)"
+        if _is_tar_header(inner):
+            return "a gzipped tar archive (unpack it first: tar xzf)"
+        kind = _magic_kind(inner)
+        return f"{kind}, inside gzip" if kind is not None else None
+    kind = _magic_kind(head)
+    if kind is None and head[4:8] == b"\x28\xb5\x2f\xfd":  # the Collector's file exporter: length + zstd frame
         kind = "zstd-compressed, as the OpenTelemetry Collector's file exporter writes with compression: zstd " \
                "(write it uncompressed, or decompress it first)"
-    if kind is None and path.suffix.lower() in (".csv", ".tsv"):
-        kind = f"a CSV file ({_TABLE})"
     return kind
+
+
+def _table_kind(path: Path) -> str | None:
+    return f"a CSV file ({_TABLE})" if path.suffix.lower() in (".csv", ".tsv") else None
 
 
 def _broken_kind(path: Path) -> str | None:
@@ -223,7 +274,10 @@ def _side_document(fmt: str, path: Path, head: str) -> str | None:
 def forced_format(path: Path, fmt: str) -> str:
     """``fmt``, forced on a file by the operator, unless that format's own rules call the file a side file holding
     no run (``SideFile``, as detection says): forcing a format says how to read a file, not that it holds a run,
-    and a side file read anyway gave no run and no reason."""
+    and a side file read anyway gave no run and no reason. An archive or a compression trajsearch does not read
+    is refused as detection refuses it: no format reads it."""
+    if kind := _container_kind(path):
+        raise ValueError(f"{path}: {kind}; {_READS}")
     head = peek(path)
     own_side_file = getattr(ADAPTERS[fmt], "side_file", None)
     record = first_record(path, head) if own_side_file is not None else None
@@ -241,6 +295,8 @@ def detect_format(path: str | Path) -> str:
     p = Path(path)
     if p.is_dir():
         raise ValueError(f"{p} is a directory: formats are detected per file")
+    if kind := _container_kind(p):
+        raise ValueError(f"{p}: {kind}; {_READS}")
     head = peek(p)
     record = first_record(p, head)
     if record is not None and (what := side_file(record)):  # before the formats: it may look like one of them
@@ -257,7 +313,7 @@ def detect_format(path: str | Path) -> str:
         reason = why_not_a_run(record) if record is not None else None
         if reason:
             raise ValueError(f"{p}: no run in this file: {reason}")
-        if kind := _unreadable_kind(p):
+        if kind := _table_kind(p):
             raise ValueError(f"{p}: {kind}; {_READS}")
         if kind := _broken_kind(p) or _js_console_kind(head) or _collector_debug_kind(head) or _json_fault(p, head):
             raise ValueError(f"{p}: {kind}")

@@ -1,0 +1,69 @@
+"""What the ingest does with the files it lists before it reads a record (probe G, round 12): archives and
+compressions it does not read, a walk that passes them over, a file name that is not UTF-8, a file removed after
+it was listed, one file named twice.
+
+Every dump here is a real one (sources in the ``SOURCE.md`` beside each fixture), archived, compressed, renamed or
+linked in the test as harnesses and operators do it.
+"""
+
+from __future__ import annotations
+
+import bz2
+import gzip
+import json
+import lzma
+import shutil
+import tarfile
+from pathlib import Path
+
+from trajsearch.ingest.read import read_inputs
+
+FIXTURES = Path(__file__).parent / "fixtures"
+TAU = FIXTURES / "tau-bench" / "gpt-4o-airline-mini.json"  # 2 real tau-bench runs
+TAU_RUNS = len(json.loads(TAU.read_text()))
+OPENHANDS = FIXTURES / "openhands" / ".real" / "multi_swe_bench" / "output.jsonl"  # a real run_infer output line
+READS = "trajsearch reads JSON, JSON lines and their gzip"
+
+
+def _tar(target: Path, members: dict[str, Path], mode: str = "w") -> Path:
+    with tarfile.open(target, mode) as tar:
+        for name, path in members.items():
+            tar.add(path, arcname=name)
+    return target
+
+
+def _reasons(paths: list[Path]) -> dict[str, str]:
+    """Each input's rejections by file name, the reason without the path before it; a run read fails the test."""
+    read = list(read_inputs(paths, tenant="acme"))
+    assert not [p.trajectory.trajectory_id for p in read if p.ok]
+    return {Path(p.source).name: p.error.split(": ", 1)[1] for p in read}  # type: ignore[union-attr]
+
+
+def test_a_tar_archive_is_refused_whole_naming_what_it_is(tmp_path: Path) -> None:
+    """Probe G, D2: a tar was read as the JSON lines after its 512-byte header. ``tar cf`` of two OpenHands run
+    folders lost the run glued to each member's header ("malformed JSON") and stored the rest; ``tar czf`` of a
+    tau-bench results file gave one "malformed JSON" per line of it. Either is refused whole, as zip and zstd are,
+    told by the ``ustar`` header (gunzipped first), whatever the file is named."""
+    oh = _tar(tmp_path / "oh.tar", {"run1/output.jsonl": OPENHANDS, "run2/output.jsonl": OPENHANDS})
+    tau = _tar(tmp_path / "results.tar.gz", {"results.json": TAU}, "w:gz")
+    renamed = shutil.copy(tau, tmp_path / "results.json.gz")  # a tarball saved under a dump's name
+    assert _reasons([oh, tau, renamed]) == {
+        "oh.tar": f"a tar archive (unpack it first: tar xf); {READS}",
+        "results.tar.gz": f"a gzipped tar archive (unpack it first: tar xzf); {READS}",
+        "results.json.gz": f"a gzipped tar archive (unpack it first: tar xzf); {READS}",
+    }
+
+
+def test_bzip2_xz_and_gzip_inside_gzip_are_named(tmp_path: Path) -> None:
+    """Probe G, D6: these were "binary, not text (not UTF-8)", where zstd is named. A gzip of a gzip is what a
+    download saved with its ``Content-Encoding: gzip`` left on gives."""
+    data = TAU.read_bytes()
+    files = {"airline.json.bz2": bz2.compress(data), "airline.json.xz": lzma.compress(data),
+             "double.json.gz": gzip.compress(gzip.compress(data))}
+    for name, content in files.items():
+        (tmp_path / name).write_bytes(content)
+    assert _reasons([tmp_path / name for name in files]) == {
+        "airline.json.bz2": f"bzip2-compressed (decompress it first: bunzip2); {READS}",
+        "airline.json.xz": f"xz-compressed (decompress it first: xz -d); {READS}",
+        "double.json.gz": f"gzip inside gzip (gunzip it once); {READS}",
+    }
