@@ -16,7 +16,10 @@ import shutil
 import tarfile
 from pathlib import Path
 
-from trajsearch.ingest.read import read_inputs
+import pytest
+
+from trajsearch.ingest.detect import detect_format
+from trajsearch.ingest.read import plan_inputs, read_inputs
 
 FIXTURES = Path(__file__).parent / "fixtures"
 TAU = FIXTURES / "tau-bench" / "gpt-4o-airline-mini.json"  # 2 real tau-bench runs
@@ -67,3 +70,20 @@ def test_bzip2_xz_and_gzip_inside_gzip_are_named(tmp_path: Path) -> None:
         "airline.json.xz": f"xz-compressed (decompress it first: xz -d); {READS}",
         "double.json.gz": f"gzip inside gzip (gunzip it once); {READS}",
     }
+
+
+def test_a_file_removed_after_the_listing_is_said_gone_not_empty(tmp_path: Path) -> None:
+    """Probe G, D5: files removed while the ingest ran (a harness's clean-up, ``rsync --delete``) were each
+    "empty file (0 bytes): no run to read", sending the operator after a writer that truncates files."""
+    folder = tmp_path / "runs"
+    folder.mkdir()
+    for name in ("a.json", "b.json"):
+        shutil.copy(TAU, folder / f"gpt-4o-airline-{name}")
+    units = plan_inputs([folder])
+    (folder / "gpt-4o-airline-b.json").unlink()
+    read = list(read_inputs([folder], tenant="acme", units=units))
+    assert sum(p.ok for p in read) == TAU_RUNS
+    assert [(Path(p.source).name, p.error) for p in read if not p.ok] == [
+        ("gpt-4o-airline-b.json", "no longer exists (removed after the ingest listed it)")]
+    with pytest.raises(ValueError, match=r"gpt-4o-airline-b\.json: no longer exists \(removed after the ingest "):
+        detect_format(folder / "gpt-4o-airline-b.json")  # removed between the listing and its detection

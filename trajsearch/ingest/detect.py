@@ -20,6 +20,7 @@ import ijson
 
 from .adapters import ADAPTERS, FORMATS, format_of, side_file, side_path, why_not_a_run
 from .sources import (
+    GONE,
     GZIP_ERRORS,
     PEEK_BYTES,
     TOO_DEEP,
@@ -178,6 +179,8 @@ def _table_kind(path: Path) -> str | None:
 def _broken_kind(path: Path) -> str | None:
     """Why a file holds no text to detect a format in: empty, a gzip that does not decompress, or binary
     bytes. Asked only once detection failed, so reading a broken gzip to its end costs nothing on good input."""
+    if not path.exists():  # listed, then removed (a harness's clean-up, rsync --delete): no fault of its bytes
+        return GONE
     if _size(path) == 0:
         return "empty file (0 bytes): no run to read"
     head = b""

@@ -424,11 +424,21 @@ def _dump_files(root: Path, *, tell_hidden: bool = False, fmt: str | None = None
                     ", ".join(not_files[:5]) + (" …" if len(not_files) > 5 else ""))
     files, seen = [], set()
     for path in found:
-        stat = path.stat()  # a file linked twice in the tree is read once, by the first path walked to it
-        if (stat.st_dev, stat.st_ino) not in seen:
-            seen.add((stat.st_dev, stat.st_ino))
+        identity = _identity(path)  # a file linked twice in the tree is read once, by the first path walked to it
+        if identity not in seen:
+            seen.add(identity)
             files.append(path)
     return files
+
+
+def _identity(path: Path) -> tuple[int, int] | str:
+    """What tells one file from another however it is reached (a link, a second name): its device and inode; its
+    path when it cannot be stat'ed (removed since it was listed: reading it says so)."""
+    try:
+        stat = path.stat()
+    except OSError:
+        return str(path)
+    return stat.st_dev, stat.st_ino
 
 
 def _run_folder(path: Path, fmt: str | None) -> Unit | None:

@@ -48,6 +48,10 @@ PEEK_BYTES = 64 * 1024
 GZIP_ERRORS = (EOFError, OSError, zlib.error)
 _UTF16_BOMS = (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)
 
+#: What a file listed by the ingest but removed before it was read gives (a harness's clean-up, ``rsync --delete``):
+#: not "empty" nor "corrupt gzip", which would send the operator looking for a fault in its bytes.
+GONE = "no longer exists (removed after the ingest listed it)"
+
 #: (position, record, error, cursor after it: (byte offset, line number) for JSONL)
 Record = tuple[str, Any, str | None, tuple[int, int] | None]
 OnBytes = Callable[[int], None] | None
@@ -308,6 +312,8 @@ def read_text(path: Path, on_bytes: OnBytes = None) -> tuple[str | None, str | N
     try:
         with Source(path, on_bytes) as src:
             return src.stream.read().decode("utf-8"), None
+    except FileNotFoundError:
+        return None, GONE
     except UnicodeDecodeError as exc:
         return None, f"not UTF-8 text: {exc.reason} at byte {exc.start}"
     except GZIP_ERRORS as exc:
@@ -382,6 +388,8 @@ def streamed_lists(path: Path, lists: dict[str, Callable[[Any], Any] | None],
                     else:
                         yield f"record {number}", wrap(item) if wrap else item, None, None
                     src.report()
+    except FileNotFoundError:  # only opening it can raise this: an open file removed is still read
+        yield "file", None, GONE, None
     except GZIP_ERRORS as exc:
         yield f"record {number + 1}", None, f"truncated or corrupt gzip stream after record {number}: {exc}", None
     except UnicodeDecodeError as exc:
@@ -413,6 +421,8 @@ def lines(path: Path, cursor: tuple[int, int] | None = None, on_bytes: OnBytes =
                 value, error = parse(raw)
                 yield position, value, error, (offset, number)
                 src.report()
+    except FileNotFoundError:  # only opening it can raise this: an open file removed is still read
+        yield "file", None, GONE, None
     except GZIP_ERRORS as exc:
         yield f"line {number + 1}", None, f"truncated or corrupt gzip stream after line {number}: {exc}", None
 
