@@ -12,12 +12,14 @@ import bz2
 import gzip
 import json
 import lzma
+import os
 import shutil
 import tarfile
 from pathlib import Path
 
 import pytest
 
+from cli_support import run_cli
 from trajsearch.ingest.detect import detect_format
 from trajsearch.ingest.read import plan_inputs, read_inputs
 
@@ -25,7 +27,18 @@ FIXTURES = Path(__file__).parent / "fixtures"
 TAU = FIXTURES / "tau-bench" / "gpt-4o-airline-mini.json"  # 2 real tau-bench runs
 TAU_RUNS = len(json.loads(TAU.read_text()))
 OPENHANDS = FIXTURES / "openhands" / ".real" / "multi_swe_bench" / "output.jsonl"  # a real run_infer output line
+SWE_TRAJ = FIXTURES / "swe-agent" / "default__gpt-4o" / "astropy__astropy-12907.traj"  # a real SWE-agent run
 READS = "trajsearch reads JSON, JSON lines and their gzip"
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch) -> Path:
+    """An embedded store under ``tmp_path/home`` for the CLI, with the hashing test embedder."""
+    monkeypatch.setenv("TRAJSEARCH_MODEL", "hashing")
+    for name in ("TRAJSEARCH_SERVER", "TRAJSEARCH_TENANT", "TRAJSEARCH_URI", "TRAJSEARCH_TRACES"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("TRAJSEARCH_HOME", str(tmp_path / "home"))
+    return tmp_path / "home"
 
 
 def _tar(target: Path, members: dict[str, Path], mode: str = "w") -> Path:
@@ -70,6 +83,27 @@ def test_bzip2_xz_and_gzip_inside_gzip_are_named(tmp_path: Path) -> None:
         "airline.json.xz": f"xz-compressed (decompress it first: xz -d); {READS}",
         "double.json.gz": f"gzip inside gzip (gunzip it once); {READS}",
     }
+
+
+def test_a_file_name_not_utf8_is_refused_alone_and_the_rest_lands(tmp_path: Path, home: Path) -> None:
+    """Probe G, D4: a SWE-agent run named in Latin-1 (as unzip of a Windows-made archive leaves it) aborted the
+    whole ingest with a bare codec error, rc 2, nothing stored; the dry run said rc 3 and blamed "half of a
+    character cut in two". That file is one rejection, named with its byte escaped; the run beside it lands, and
+    the dry run agrees on the exit code."""
+    folder = tmp_path / "names"
+    folder.mkdir()
+    shutil.copy(SWE_TRAJ, os.path.join(os.fsencode(folder), b"caf\xe9-latin1.traj"))
+    shutil.copy(TAU, folder / "gpt-4o-airline.json")
+    escaped = f"{folder}/caf\\xe9-latin1.traj"
+    for extra in (("--dry-run",), ("--json",)):
+        code, stdout, stderr = run_cli("ingest", str(folder), "-t", "acme", *extra)
+        assert code == 3, stdout + stderr
+    report = json.loads(stdout)
+    assert report["ingested"] == TAU_RUNS and report["rejected"] == 1
+    [rejection] = report["rejections"]
+    assert rejection["source"] == escaped
+    assert rejection["reason"] == (f"{escaped}: the name 'caf\\xe9-latin1.traj' is not UTF-8 (byte 0xE9): rename it "
+                                   "(convmv -f latin1 -t utf8, for one): run ids are made of names")
 
 
 def test_a_file_removed_after_the_listing_is_said_gone_not_empty(tmp_path: Path) -> None:

@@ -407,7 +407,7 @@ def _dump_files(root: Path, *, tell_hidden: bool = False, fmt: str | None = None
             return False
         if not p.is_file():
             if not p.is_dir():
-                not_files.append(str(p.relative_to(root)))
+                not_files.append(_shown(p.relative_to(root)))
             return False
         return True
 
@@ -439,6 +439,37 @@ def _identity(path: Path) -> tuple[int, int] | str:
     except OSError:
         return str(path)
     return stat.st_dev, stat.st_ino
+
+
+def _misnamed(path: Path) -> str | None:
+    """Why a path cannot be read as a dump when a name in it is not UTF-8 (a Latin-1 name from a Windows-made zip or
+    an old share, which Python holds as lone surrogates): run ids and task ids are made of names, and no JSON,
+    terminal or index field takes such a character. None when every name is UTF-8."""
+    for part in reversed(path.parts):
+        bad = next((ch for ch in part if "\udc80" <= ch <= "\udcff"), None)
+        if bad is not None:
+            return (f"the name '{_shown(part)}' is not UTF-8 (byte 0x{ord(bad) - 0xDC00:02X}): rename it "
+                    "(convmv -f latin1 -t utf8, for one): run ids are made of names")
+    return None
+
+
+def _shown(path: str | Path) -> str:
+    """A path as text any output takes (JSON, a terminal, the checkpoint): a byte of a name that is not UTF-8
+    escaped as ``\\xe9`` (see :func:`_misnamed`); other paths as they are."""
+    text = str(path)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return os.fsencode(text).decode("utf-8", "backslashreplace")
+    return text
+
+
+def _misnamed_unit(path: Path) -> Unit | None:
+    """A rejection of its own for a file whose path is not UTF-8 (see :func:`_misnamed`), named with the byte
+    escaped, so that the other inputs are read."""
+    if (why := _misnamed(path)) is None:
+        return None
+    return Unit(_shown(path), None, (path,), error=f"{_shown(path)}: {why}")
 
 
 def _run_folder(path: Path, fmt: str | None) -> Unit | None:
@@ -479,14 +510,19 @@ def plan_units(path: str | Path, fmt: str | None = None) -> list[Unit]:
                          "detect its format, then to read it): copy it first (read.Streams; the CLI's ingest does)")
     p = Path(path).resolve()
     if not p.exists():
-        raise FileNotFoundError(f"no such dump file or directory: {p}")
+        raise FileNotFoundError(f"no such dump file or directory: {_shown(p)}")
     if not p.is_dir():
+        if why := _misnamed(p):
+            raise ValueError(f"{_shown(p)}: {why}")
         if (folder := _run_folder(p, fmt)) is None:
             return [Unit(str(p), forced_format(p, fmt) if fmt else detect_format(p), (p,))]
         p = Path(folder.key)  # a file standing for its run folder (its state file): the folder, walked below
     units: list[Unit] = []
     spans: dict[str, list[Path]] = {}
-    files = _dump_files(p, tell_hidden=True, fmt=fmt)
+    listed = _dump_files(p, tell_hidden=True, fmt=fmt)
+    misnamed = [u for u in map(_misnamed_unit, listed) if u is not None]
+    units.extend(misnamed)
+    files = [f for f in listed if f not in {u.files[0] for u in misnamed}]
     folders = {u.key: u for u in (_run_folder(d, fmt) for d in sorted({f.parent for f in files})) if u is not None}
     units.extend(u for u in folders.values() if not _side_folder(u, named=p))
     claimed = {f for u in folders.values() for f in u.files}
@@ -565,7 +601,7 @@ def _input_units(path: str | Path, fmt: str | None) -> list[Unit]:
         raise
     except (ValueError, OSError) as exc:
         p = _absolute(path)
-        return [Unit(str(p), None, (p,), error=str(exc))]
+        return [Unit(_shown(p), None, (p,), error=str(exc))]
 
 
 def read_unit(
@@ -901,11 +937,11 @@ def fingerprint(unit: Unit) -> str:
     for path in unit.files:
         try:
             stat = path.stat()
-            digest.update(f"{path}|{stat.st_size}|{stat.st_mtime_ns}|".encode())
+            digest.update(os.fsencode(path) + f"|{stat.st_size}|{stat.st_mtime_ns}|".encode())  # a name in any bytes
             with open(path, "rb") as f:
                 digest.update(f.read(PEEK_BYTES))
         except OSError as exc:
-            digest.update(f"{path}|unreadable {exc}".encode())
+            digest.update(os.fsencode(path) + f"|unreadable {exc}".encode())
     return digest.hexdigest()
 
 
