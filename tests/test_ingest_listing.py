@@ -11,10 +11,12 @@ from __future__ import annotations
 import bz2
 import gzip
 import json
+import logging
 import lzma
 import os
 import shutil
 import tarfile
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -83,6 +85,42 @@ def test_bzip2_xz_and_gzip_inside_gzip_are_named(tmp_path: Path) -> None:
         "airline.json.xz": f"xz-compressed (decompress it first: xz -d); {READS}",
         "double.json.gz": f"gzip inside gzip (gunzip it once); {READS}",
     }
+
+
+def _archives(folder: Path) -> Path:
+    """A results folder as harnesses ship them: a tarball, a zip and a bzip2 of a real tau-bench results file."""
+    folder.mkdir()
+    _tar(folder / "results.tar.gz", {"results.json": TAU}, "w:gz")
+    with zipfile.ZipFile(folder / "results.zip", "w") as zipped:
+        zipped.write(TAU, "results.json")
+    (folder / "airline.json.bz2").write_bytes(bz2.compress(TAU.read_bytes()))
+    return folder
+
+
+def test_a_walk_names_the_archives_it_passes_over(tmp_path: Path, caplog) -> None:
+    """Probe G, D3: a walk passed over archives and compressed dumps without a word; beside a plain dump, the
+    plain dump's runs are read and the others named."""
+    folder = _archives(tmp_path / "walk")
+    shutil.copy(TAU, folder / "gpt-4o-airline.json")
+    with caplog.at_level(logging.WARNING, logger="trajsearch.ingest.read"):
+        read = list(read_inputs([folder], tenant="acme"))
+    assert len(read) == TAU_RUNS and all(p.ok for p in read)
+    assert ("passed over 3 archive(s) / compressed file(s) trajsearch does not read: airline.json.bz2 (bzip2), "
+            "results.tar.gz (tar), results.zip (zip): unpack them to read their runs") in caplog.text
+
+
+def test_a_folder_of_only_archives_is_told_so_not_that_nothing_was_there(tmp_path: Path, home: Path) -> None:
+    """Probe G, D3: ``ingest`` of a folder of only archives said "no run in the input: its files hold no record of
+    their format", rc 0, though no file was opened: a cron job took it for success. It is one rejection naming
+    them, and the exit code says nothing landed."""
+    folder = _archives(tmp_path / "walk")
+    for extra in ((), ("--dry-run",)):
+        code, stdout, stderr = run_cli("ingest", str(folder), "-t", "acme", *extra)
+        assert code == 4, stdout + stderr
+        assert (f"{folder}: no dump file here, only 3 archive(s) / compressed file(s) trajsearch does not read: "
+                "airline.json.bz2 (bzip2), results.tar.gz (tar), results.zip (zip): unpack them to read their runs"
+                ) in " ".join(stderr.split())
+        assert "hold no record of their format" not in stderr
 
 
 def test_a_file_name_not_utf8_is_refused_alone_and_the_rest_lands(tmp_path: Path, home: Path) -> None:

@@ -390,17 +390,40 @@ def _hidden_part(parts: tuple[str, ...], walked: tuple[tuple[str, ...], ...]) ->
     return None
 
 
+#: Archives (which may hold dumps) and compressions trajsearch does not read, by the end of a file's name: a walk
+#: names those it passes over, as it names hidden folders (detection tells them by their bytes when named).
+_ARCHIVES = {".tar": "tar", ".tar.gz": "tar", ".tgz": "tar", ".tar.bz2": "tar", ".tbz2": "tar", ".tar.xz": "tar",
+             ".txz": "tar", ".tar.zst": "tar", ".zip": "zip", ".7z": "7-Zip", ".rar": "rar"}
+_COMPRESSIONS = {".bz2": "bzip2", ".xz": "xz", ".zst": "zstd", ".zstd": "zstd", ".lz4": "lz4"}
+
+
+def _packed_kind(name: str) -> str | None:
+    """What a file passed over by the walk is, by its name: an archive, or a dump under a compression trajsearch
+    does not read (``x.json.bz2``); None for any other file (a log, a script: no dump of ours)."""
+    lower = name.lower()
+    if kind := next((kind for suffix, kind in _ARCHIVES.items() if lower.endswith(suffix)), None):
+        return kind
+    stem, dot, suffix = lower.rpartition(".")
+    kind = _COMPRESSIONS.get(dot + suffix)
+    return kind if kind is not None and stem.endswith(DUMP_SUFFIXES) else None
+
+
 def _dump_files(root: Path, *, tell_hidden: bool = False, fmt: str | None = None) -> list[Path]:
-    """The dump files under ``root``, each once; ``tell_hidden``: warn of those left out under hidden folders, so
-    that a walk which reads nothing says why; ``fmt``: the format forced, whose CLI's session folders alone are
-    walked (see :func:`_session_folders`)."""
+    """The dump files under ``root``, each once; ``tell_hidden``: warn of those left out under hidden folders, and
+    of the archives and compressed dumps passed over (see :func:`_packed_kind`), so that a walk which reads
+    nothing says why; then a walk that found nothing but those raises ValueError saying so; ``fmt``: the format
+    forced, whose CLI's session folders alone are walked (see :func:`_session_folders`)."""
     hidden: dict[str, int] = {}
     not_files: list[str] = []  # named as dumps, but a dangling link, a FIFO, a socket: nothing to read
+    packed: list[str] = []  # archives and compressed dumps: read by no reader
     walked = _session_folders(fmt)
 
     def wanted(p: Path) -> bool:
         name = p.name.removesuffix(".gz")
         if not (name.endswith(DUMP_SUFFIXES) and name not in SIDECAR_NAMES):
+            if (kind := _packed_kind(p.name)) and _hidden_part(p.relative_to(root).parts, walked) is None \
+                    and p.is_file():
+                packed.append(f"{_shown(p.relative_to(root))} ({kind})")
             return False
         if (part := _hidden_part(p.relative_to(root).parts, walked)) is not None:
             hidden[part] = hidden.get(part, 0) + p.is_file()
@@ -422,6 +445,12 @@ def _dump_files(root: Path, *, tell_hidden: bool = False, fmt: str | None = None
         log.warning("%d dump-named entr%s not read: not a regular file (a dangling link, a FIFO: name a FIFO to read "
                     "it): %s", len(not_files), "y" if len(not_files) == 1 else "ies",
                     ", ".join(not_files[:5]) + (" …" if len(not_files) > 5 else ""))
+    if tell_hidden and packed:
+        what = (f"{len(packed)} archive(s) / compressed file(s) trajsearch does not read: "
+                + ", ".join(sorted(packed)[:5]) + (" …" if len(packed) > 5 else "") + ": unpack them to read their runs")
+        if not found:
+            raise ValueError(f"{_shown(root)}: no dump file here, only {what}")
+        log.warning("passed over %s", what)
     files, seen = [], set()
     for path in found:
         identity = _identity(path)  # a file linked twice in the tree is read once, by the first path walked to it
