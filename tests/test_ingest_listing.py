@@ -159,3 +159,18 @@ def test_a_file_removed_after_the_listing_is_said_gone_not_empty(tmp_path: Path)
         ("gpt-4o-airline-b.json", "no longer exists (removed after the ingest listed it)")]
     with pytest.raises(ValueError, match=r"gpt-4o-airline-b\.json: no longer exists \(removed after the ingest "):
         detect_format(folder / "gpt-4o-airline-b.json")  # removed between the listing and its detection
+
+
+def test_one_file_named_several_ways_is_read_once(tmp_path: Path, caplog) -> None:
+    """Probe G, D7: a file named in its folder, on its own, through ``..`` and through a link was read once per
+    name: a dry run counted its runs three times over. It is read once, and a warning says it was named again."""
+    runs = tmp_path / "dd" / "w1"
+    runs.mkdir(parents=True)
+    dump = Path(shutil.copy(TAU, runs / "gpt-4o-airline-w1.json"))
+    (tmp_path / "dd" / "w3").mkdir()
+    (tmp_path / "link.json").symlink_to(dump)
+    named = [runs, dump, tmp_path / "dd" / "w3" / ".." / "w1", tmp_path / "link.json"]
+    with caplog.at_level(logging.WARNING, logger="trajsearch.ingest.read"):
+        read = list(read_inputs(named, tenant="acme"))
+    assert len(read) == TAU_RUNS and all(p.ok for p in read)
+    assert f"named more than once, read once: {dump} (4 times)" in caplog.text

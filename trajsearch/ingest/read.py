@@ -605,11 +605,16 @@ def _named_units(paths: list[str | Path], fmt: str | None) -> list[Unit]:
     glob, not by choice. Only side files named: an error naming each."""
     units: list[Unit] = []
     side_files: list[SideFile] = []
+    taken: set[tuple[int, int] | str] = set()
+    repeats: dict[str, int] = {}
     for path in paths:
         try:
-            units += _input_units(path, fmt)
+            units += _once(_input_units(path, fmt), taken, repeats)
         except SideFile as exc:
             side_files.append(exc)
+    if repeats:
+        log.warning("named more than once, read once: %s", ", ".join(
+            f"{key} ({n + 1} times)" for key, n in list(repeats.items())[:5]) + (" …" if len(repeats) > 5 else ""))
     if len(side_files) == len(paths) == 1:
         raise side_files[0]
     if side_files and len(side_files) == len(paths):
@@ -617,6 +622,22 @@ def _named_units(paths: list[str | Path], fmt: str | None) -> list[Unit]:
     for exc in side_files:
         log.warning("passed over: %s", exc)
     return units
+
+
+def _once(units: list[Unit], taken: set[tuple[int, int] | str], repeats: dict[str, int]) -> list[Unit]:
+    """``units`` less the files an earlier input already gave (``taken``, by :func:`_identity`: the same file named
+    again, inside a folder named, through ``..`` or a link), each unit left with none counted in ``repeats``: read
+    twice, its runs were counted twice in a dry run and its time spent twice. A span group keeps its other files;
+    another unit that shares some files (none known) is kept whole."""
+    kept = []
+    for unit in units:
+        fresh = tuple(f for f in unit.files if _identity(f) not in taken)
+        if unit.files and not fresh:
+            repeats[unit.key] = repeats.get(unit.key, 0) + 1
+            continue
+        taken.update(map(_identity, unit.files))
+        kept.append(replace(unit, files=fresh) if unit.grouped else unit)
+    return kept
 
 
 def _input_units(path: str | Path, fmt: str | None) -> list[Unit]:
