@@ -945,8 +945,8 @@ def test_exemplars_cover_the_file_the_nearest_steps_point_to(hashing_ts):
 def test_exemplars_cover_the_file_holding_the_function_the_task_names(hashing_ts, monkeypatch):
     """Plumbing (hashing test embedder): three runs worded like the task changed ``invoice.py``; a run
     worded less like it changed ``tax.py``, where its reads showed the function the task names defined.
-    The second place goes to that run: the task's own words point to ``tax.py`` (the steps' vote and the
-    ranking's ``where`` feature are off). Without that vote (``HOME_WEIGHT`` 0) the second place is a
+    The second place goes to that run: the task's own words point to ``tax.py`` (the steps' votes, nearest
+    and holding the task's names, and the ranking's ``where`` feature are off). Without that vote (``HOME_WEIGHT`` 0) the second place is a
     run that changed ``invoice.py`` again."""
     from trajsearch.runtime import where
 
@@ -969,12 +969,42 @@ def test_exemplars_cover_the_file_holding_the_function_the_task_names(hashing_ts
     def exemplars() -> list[str]:
         config = RuntimeConfig(advice=AdviceConfig(
             novelty=NoveltyConfig(follow_closely=1.0, inspiration=0.0, per_tenant=False), cover_steps=0,
-            rerank=RerankConfig(other_work_margin=0.0, max_cosine=1.0, w_where=0.0)))  # the task's words alone decide
+            cover_named_steps=0,  # the task's words alone decide: the steps holding them would say tax.py too
+            rerank=RerankConfig(other_work_margin=0.0, max_cosine=1.0, w_where=0.0)))
         return [e.trajectory_id for e in Runtime(hashing_ts, config).exemplars(task, ACME, k=2).items]
 
     assert exemplars() == ["near-0", "home"]
     monkeypatch.setattr(where, "HOME_WEIGHT", 0.0)
     assert exemplars() in (["near-0", "near-1"], ["near-0", "near-2"])
+
+def test_exemplars_cover_the_file_where_steps_showed_the_code_the_task_names(hashing_ts, monkeypatch):
+    """Plumbing (hashing test embedder): three runs worded like the task changed ``invoice.py``; a run worded
+    otherwise changed ``tax.py``, where a failed run of another task (worded unlike it) saw the function the task
+    names defined (a grep hit). The step rows the lexical leg ranks best for the task's identifiers vote on where
+    its work lies, so the second place goes to the run that changed ``tax.py``; the nearest steps are off and no
+    candidate's reads show the function. Without that vote (``cover_named_steps`` 0, or ``NAMED_STEP_WEIGHT`` 0)
+    the second place is a run that changed ``invoice.py`` again."""
+    from trajsearch.runtime import where
+
+    task = "round_half_even_tax() rounds refunds the wrong way on invoices"
+    near = [_changed(f"near-{i}", task + tail, "billing/invoice.py")
+            for i, tail in enumerate(("", " of a customer", " when refunded"))]
+    tax = _changed("tax", "Tax refunds come out rounded the wrong way", "billing/tax.py")
+    grep = make_run("grep", task_id="grep", task="Export the ledger as CSV", outcome="failure", steps=[
+        ("bash", {"command": "grep -rn 'def round_' billing/"}, "billing/tax.py:12:def round_half_even_tax(amount):")])
+    hashing_ts.add([*near, tax, grep])
+
+    def exemplars(**advice) -> list[str]:
+        config = RuntimeConfig(advice=AdviceConfig(
+            novelty=NoveltyConfig(follow_closely=1.0, inspiration=0.0, per_tenant=False), cover_steps=0,
+            rerank=RerankConfig(other_work_margin=0.0, max_cosine=1.0, w_where=0.0), **advice))
+        return [e.trajectory_id for e in Runtime(hashing_ts, config).exemplars(task, ACME, k=2).items]
+
+    assert exemplars() == ["near-0", "tax"]
+    assert exemplars(cover_named_steps=0) in (["near-0", "near-1"], ["near-0", "near-2"])
+    monkeypatch.setattr(where, "NAMED_STEP_WEIGHT", 0.0)
+    assert exemplars() in (["near-0", "near-1"], ["near-0", "near-2"])
+
 
 def _changed(run_id: str, task: str, path: str) -> Trajectory:
     """A run that changed ``path`` and did nothing else (a ``git diff`` shows it)."""

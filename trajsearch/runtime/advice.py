@@ -22,7 +22,7 @@ from ..ingest.outcomes import BARE_DETAILS
 from ..model import Trajectory
 from ..represent import MAX_ROW_CHARS, clip
 from ..results import Hit
-from ..search import TrajSearch
+from ..search import MAX_QUERY_CHARS, TrajSearch
 from ..store.filters import Filters
 from ..store.tokenize import tokenize_query
 from ..store.traces import TraceStoreError
@@ -100,6 +100,13 @@ class AdviceConfig:
     #: recall@3 0.893 -> 0.900 (offline on the candidate pools 0.900 at 0.05, 0.10 and 0.20, no task
     #: lost at any); tau-bench unchanged (no files: no search). 0: off.
     near_step_weight: float = 0.10
+    #: The step rows (and passages of long outputs) the lexical leg ranks best for the task's identifiers
+    #: (:func:`trajsearch.touched.identifiers`: paths, dotted names, CamelCase and snake_case names), of any
+    #: run and outcome, vote on where its work lies too (``where.NAMED_STEP_WEIGHT``): a file view, a grep
+    #: hit or a traceback showing ``execute_sql_flush`` shows where it lives, which the nearest rows by
+    #: the task's wording may not. One lexical search, only where the cover searches at all and the task
+    #: names something. 0: off.
+    cover_named_steps: int = 20
     rerank: RerankConfig = RerankConfig()
     novelty: NoveltyConfig = NoveltyConfig()
     #: failure rows below this cosine are not shown (an unrelated failure teaches nothing)
@@ -413,14 +420,18 @@ def _likely_files(ts: TrajSearch, task: str, ctx: RuntimeContext, ranked: list[S
                   exclude: Sequence[str], config: AdviceConfig) -> tuple[dict[str, float], set[str]]:
     """Where the task's work likely lies (:func:`~.where.likely_files`), and the runs whose step rows are
     among the ``cover_steps`` nearest the task (any outcome); nothing to cover, and no search, when
-    covering is off or no candidate changed a file (a support desk's runs)."""
+    covering is off or no candidate changed a file (a support desk's runs). The step rows holding the
+    task's identifiers (``cover_named_steps``, by the lexical leg) vote too."""
     changed = where.changed_votes([(s.score, changed_files(_summary(s, summaries))) for s in ranked]) \
         if config.cover_weight else {}
     if not changed:
         return {}, set()
     steps = search(ts, task, ctx.filters(levels=("step",), exclude_trajectory_ids=exclude),
                    k=config.cover_steps, grouped=False) if config.cover_steps else []
-    cover = where.likely_files(changed, steps, task_homes(task, [_summary(s, summaries) for s in ranked]))
+    names = " ".join(identifiers(task)) if config.cover_named_steps else ""
+    named = search(ts, names[:MAX_QUERY_CHARS], ctx.filters(levels=("step",), exclude_trajectory_ids=exclude),
+                   k=config.cover_named_steps, grouped=False, mode="lexical") if names.strip() else []
+    cover = where.likely_files(changed, steps, task_homes(task, [_summary(s, summaries) for s in ranked]), named)
     return cover, {hit.trajectory_id for hit in steps}
 
 
