@@ -1006,6 +1006,34 @@ def test_exemplars_cover_the_file_where_steps_showed_the_code_the_task_names(has
     assert exemplars() in (["near-0", "near-1"], ["near-0", "near-2"])
 
 
+def test_a_task_just_below_the_threshold_naming_code_a_run_changed_gets_exemplars(hashing_ts):
+    """Plumbing (hashing test embedder; the threshold set around each task's own best similarity): a task
+    whose wording is just below the novelty threshold but at least ``named_code_floor`` close, and that names
+    code a successful run changed (``FormSets``: ``forms/formsets.py``), gets that run as an exemplar
+    (``use_as_inspiration``). The same request in prose (no identifier), a task naming code no run changed,
+    and the floor off (1.0) keep ``plan_from_scratch`` with nothing shown."""
+    hashing_ts.add([_changed("formsets", "Formset management form errors are shown twice", "django/forms/formsets.py"),
+                    _changed("filters", "Admin list filter ignores the ordering", "django/contrib/admin/filters.py")])
+
+    def found(task: str, floor_off: bool = False):
+        def runtime(inspiration: float, floor: float) -> Runtime:
+            return Runtime(hashing_ts, RuntimeConfig(advice=AdviceConfig(
+                novelty=NoveltyConfig(inspiration=inspiration, per_tenant=False), named_code_floor=floor,
+                cover_steps=0)))
+        best = runtime(0.0, 1.0).exemplars(task, ACME, k=2).best_similarity
+        assert best is not None and best > 0.06, best
+        return runtime(best + 0.05, 1.0 if floor_off else best - 0.05).exemplars(task, ACME, k=2)
+
+    named = found("Add a `nonform` CSS class for the non form errors of FormSets")
+    assert named.strategy is Strategy.use_as_inspiration and named.items[0].trajectory_id == "formsets"
+    for task in ("Add a nonform CSS class for the non form errors of form sets",
+                 "Add a `nonform` CSS class for the non form errors of ErrorListRenderer"):
+        prose = found(task)
+        assert prose.strategy is Strategy.plan_from_scratch and not prose.items, task
+    off = found("Add a `nonform` CSS class for the non form errors of FormSets", floor_off=True)
+    assert off.strategy is Strategy.plan_from_scratch and not off.items
+
+
 def _changed(run_id: str, task: str, path: str) -> Trajectory:
     """A run that changed ``path`` and did nothing else (a ``git diff`` shows it)."""
     diff = f"diff --git a/{path} b/{path}\n--- a/{path}\n+++ b/{path}\n@@ -1 +1 @@\n-a\n+b\n"
