@@ -14,7 +14,7 @@ from pathlib import Path
 from cli_support import backend, run_cli  # noqa: F401 (fixture)
 from test_ingest_operation import ingest_process
 
-from trajsearch.ingest.outcomes import OutcomeTable, has_own_verdict
+from trajsearch.ingest.outcomes import OutcomeTable, has_own_verdict, same_attempt
 from trajsearch.ingest.read import read_inputs
 from trajsearch.model import UNEVALUATED, Outcome
 
@@ -142,3 +142,38 @@ def test_another_attempt_under_a_stored_id_does_not_take_over_its_verdict(tmp_pa
     assert rerun["model_id"] == "openai/gpt-5-mini"
     assert (rerun["outcome"], rerun["metadata"]["outcome_basis"]) == ("success", UNEVALUATED)
     assert _verdicts()[FAILED] == EVALUATED[FAILED]  # the unchanged run keeps its verdict
+
+
+MSWE = Path(__file__).parent / "fixtures" / "outcomes" / ".real" / "mswe-java-verified" / "20240825_SWE-agent_gpt-4o-2024-05-13"
+
+
+def test_a_resolved_run_swe_agent_auto_submitted_keeps_its_verdict(tmp_path):
+    """Review 1 (round 12), D1: jackson-core-1309 stopped at its cost limit with its patch handed in
+    (``submitted (exit_cost)``: the adapter guesses failure, no test judged it); its results file resolves it. A
+    re-ingest without the file turned it back into a failure in silence: a guess is no verdict of its own."""
+    folder = tmp_path / MSWE.name
+    shutil.copytree(MSWE, folder)
+    code, out, err = run_cli("ingest", str(folder / "trajs"), "--outcomes", str(folder / "results" / "results.json"),
+                             "--quiet")
+    assert code == 0, out + err
+    code, out, err = run_cli("ingest", str(folder / "trajs"), "--quiet")
+    assert code == 0, out + err
+    assert "1 run(s) keep the verdict an earlier outcomes file gave" in " ".join(out.split()), out
+    [run] = [p.trajectory for p in read_inputs([folder / "trajs"], tenant="t")]
+    assert run.outcome is Outcome.failure and not has_own_verdict(run)  # the guess, read alone
+    shown = _shown(run.trajectory_id)
+    assert (shown["outcome"], shown["metadata"]["outcome_basis"]) == ("success", "outcomes file results.json")
+
+
+def test_a_newer_reader_of_the_same_attempt_is_the_same_attempt_and_another_model_is_not():
+    """Review 2 (round 12), D1 / review 1, D2: a reader upgrade renames tools, drops the CLI's own turns and cuts
+    a task's preamble; the verdict must survive it. The attempt is told by model, source id, else the commands."""
+    [stored] = [p.trajectory for p in read_inputs([MSWE / "trajs"], tenant="t")]  # 15 steps
+    upgraded = stored.model_copy(update={
+        "task": stored.task[len(stored.task) // 3:],
+        "steps": [s.model_copy(update={"action": f"{s.action}_v2"}) for s in stored.steps[:-1]]})
+    assert same_attempt(upgraded, stored)
+    assert not same_attempt(stored.model_copy(update={"steps": stored.steps[:2]}), stored)  # other work
+    [gemini] = [p.trajectory for p in read_inputs([RUNS / "django__django-16429.traj.json"], tenant="t")]
+    [rerun] = [p.trajectory for p in read_inputs([RERUN / "django__django-16429.traj.json"], tenant="t")]
+    assert not same_attempt(rerun, gemini)  # gpt-5-mini's attempt, not gemini's

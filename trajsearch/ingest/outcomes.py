@@ -79,7 +79,6 @@ import csv
 import hashlib
 import io
 import json
-import logging
 import math
 import re
 from dataclasses import dataclass
@@ -89,8 +88,6 @@ from typing import Any, Iterable
 from trajsearch.model import UNEVALUATED, Failure, Outcome, Trajectory
 
 from . import sources
-
-log = logging.getLogger(__name__)
 
 ID_FIELDS = ("trajectory_id", "run_id", "instance_id", "task_id", "session_id", "trace_id", "id")
 #: The id fields that name a run in a lone record (see ``OutcomeTable._one_record``).
@@ -924,12 +921,13 @@ class OutcomeTable:
 
 
 def has_own_verdict(run: Trajectory) -> bool:
-    """Whether a run as read says how it went: not a submission no test judged (:data:`UNEVALUATED`), nor an
-    ``unknown`` outcome with no reward and no basis (a dump that holds no verdict at all)."""
+    """Whether a run as read was judged: a reward, or a basis saying what judged it (a verifier, test results, an
+    outcome file), other than a submission no test judged (:data:`UNEVALUATED`). An outcome an adapter only guessed
+    from how the run stopped (SWE-agent's ``submitted (exit_cost)``: a patch handed in, never tested) or ``unknown``
+    is no verdict: an evaluation's stands over it (review 1 of round 12, D1: a resolved auto-submitted run became a
+    failure again on a re-ingest without its results file)."""
     basis = run.metadata.get("outcome_basis")
-    if run.outcome is Outcome.success and basis == UNEVALUATED:
-        return False
-    return not (run.outcome is Outcome.unknown and run.reward is None and basis is None)
+    return basis != UNEVALUATED and (run.reward is not None or basis is not None)
 
 
 def keep_verdict(read: Trajectory, stored: Trajectory) -> Trajectory | None:
@@ -946,8 +944,6 @@ def keep_verdict(read: Trajectory, stored: Trajectory) -> Trajectory | None:
     if has_own_verdict(read) or not (isinstance(basis, str) and basis.startswith(BASIS)):
         return None
     if not same_attempt(read, stored):  # another attempt under the id (a rerun into the same folder): unjudged
-        log.warning("%s: the stored run had the verdict of %s, but this is another attempt at the task (other "
-                    "model, task or actions): its verdict is not kept", read.trajectory_id, basis)
         return None
     failure = None if stored.outcome is Outcome.success else read.failure or stored.failure
     return read.model_copy(update={"outcome": stored.outcome, "reward": stored.reward, "failure": failure,
@@ -955,10 +951,22 @@ def keep_verdict(read: Trajectory, stored: Trajectory) -> Trajectory | None:
 
 
 def same_attempt(read: Trajectory, stored: Trajectory) -> bool:
-    """Whether ``read`` is the attempt ``stored`` was, whatever a newer reader makes of its outputs: the same task,
-    model and actions with their arguments. A rerun of a task into the same output folder (one id, another model's
-    or another try's steps) is another attempt, which the outcome file that judged the stored one never saw (probe
-    I, I1: a failed gpt-5-mini rerun took over gemini's resolved verdict and was served as a successful run)."""
-    def attempt(run: Trajectory) -> tuple[Any, ...]:
-        return run.task, run.model_id, [(step.action, step.arguments) for step in run.steps]
-    return attempt(read) == attempt(stored)
+    """Whether ``read`` is the attempt ``stored`` was, however a newer reader reads it: the same model, and the same
+    source id (``SOURCE_ID_KEYS`` but the task's ``instance_id``: a session, trace or conversation) where both have
+    one, else at least half of the same step arguments (what the agent did: a reader renames tools, drops the CLI's
+    own turns, cuts a task's preamble, and keeps the commands). A rerun of a task into the same output folder (one
+    id, another model's or another try's steps) is another attempt, which the outcome file that judged the stored
+    one never saw (probe I, I1: a failed gpt-5-mini rerun took over gemini's resolved verdict)."""
+    if read.model_id != stored.model_id:
+        return False
+    for key in ("session_id", "trace_id", "conversation_id"):
+        if read.metadata.get(key) and stored.metadata.get(key):
+            return read.metadata[key] == stored.metadata[key]
+    did, done = _arguments(read), _arguments(stored)
+    return len(did & done) >= max(len(did), len(done)) / 2
+
+
+def _arguments(run: Trajectory) -> set[str]:
+    """The arguments of a run's steps, each as canonical JSON."""
+    return {json.dumps(step.arguments, sort_keys=True, default=str) for step in run.steps
+            if step.arguments not in (None, "", {}, [])}
