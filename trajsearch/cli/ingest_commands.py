@@ -98,30 +98,33 @@ def ingest(
     if not dry_run:  # said before a pipe is read
         _check_job_options(server, workers, job_shard.count, dead_letter, checkpoint, restart)
     names = iter(stream_name)
-    with _sigterm_exits(), Streams() as streams:
-        try:
-            paths = [streams.take(p, next(names, None)) if is_stream(p) else p for p in paths]
-            outcomes = streams.take(outcomes) if outcomes else None
-        except (ValueError, OSError) as exc:
-            fail(str(exc))
-        if dry_run:
-            would = _dry_run(paths, fmt, tenant or _key_tenant(server, ca), defaults, group_by, outcomes,
-                             success_threshold, as_json, streams)
-            if code := exit_status([would]):
-                raise typer.Exit(code)
-            return
-        if server:
-            results = _ingest_remote(paths, server, ca, uri, traces, tenant, fmt=fmt, defaults=defaults,
-                                     group_by=group_by, outcomes=outcomes, success_threshold=success_threshold,
-                                     streams=streams, quiet=quiet or as_json, log_every=log_every)
-        else:
-            states = state_dir or home() / "ingest"
-            job = IngestJob(paths=[p.resolve() for p in paths], fmt=fmt, tenant=tenant or "default",
-                            defaults=defaults, group_by=group_by, outcomes=outcomes.resolve() if outcomes else None,
-                            success_threshold=success_threshold, shard=job_shard, checkpoint=checkpoint,
-                            dead_letter=dead_letter or rejects, resume=not restart, state_dir=states.resolve(),
-                            streams=streams.names)
-            results = _ingest_here(job, workers, uri or default_uri(), traces, quiet or as_json, log_every)
+    try:
+        with _sigterm_exits(), Streams() as streams:
+            try:
+                paths = [streams.take(p, next(names, None)) if is_stream(p) else p for p in paths]
+                outcomes = streams.take(outcomes) if outcomes else None
+            except (ValueError, OSError) as exc:
+                fail(str(exc))
+            if dry_run:
+                would = _dry_run(paths, fmt, tenant or _key_tenant(server, ca), defaults, group_by, outcomes,
+                                 success_threshold, as_json, streams)
+                if code := exit_status([would]):
+                    raise typer.Exit(code)
+                return
+            if server:
+                results = _ingest_remote(paths, server, ca, uri, traces, tenant, fmt=fmt, defaults=defaults,
+                                         group_by=group_by, outcomes=outcomes, success_threshold=success_threshold,
+                                         streams=streams, quiet=quiet or as_json, log_every=log_every)
+            else:
+                states = state_dir or home() / "ingest"
+                job = IngestJob(paths=[p.resolve() for p in paths], fmt=fmt, tenant=tenant or "default",
+                                defaults=defaults, group_by=group_by, outcomes=outcomes.resolve() if outcomes else None,
+                                success_threshold=success_threshold, shard=job_shard, checkpoint=checkpoint,
+                                dead_letter=dead_letter or rejects, resume=not restart, state_dir=states.resolve(),
+                                streams=streams.names)
+                results = _ingest_here(job, workers, uri or default_uri(), traces, quiet or as_json, log_every)
+    except _ServerStopped as stopped:  # said once the copies of piped input are removed (see fail_now)
+        fail_now(str(stopped), code=EXIT_FAILED)
     _ingest_summary(results, as_json)
     if code := exit_status(results):
         raise typer.Exit(code)
@@ -270,6 +273,11 @@ def _disk_full_message(committed: int, uri: str, traces: str | None, state_dir: 
             "Free some space (or move the store) and rerun the same command to resume")
 
 
+class _ServerStopped(Exception):
+    """The server went away mid-stream (its message): said, and the process left at once, outside the progress bar,
+    the channel and the piped inputs' copies (``cli.output.fail_now``)."""
+
+
 def _ingest_remote(paths: List[Path], server: str, ca: Path | None, uri: str | None, traces: str | None,
                    tenant: str | None, *, fmt: str | None, defaults: dict[str, Any], group_by: str,
                    outcomes: Path | None, success_threshold: float, streams: Any, quiet: bool = False,
@@ -279,7 +287,6 @@ def _ingest_remote(paths: List[Path], server: str, ca: Path | None, uri: str | N
     from ..ingest.read import ClippedRuns, NamedAfterSpool, parsed_as_given, plan_inputs, read_inputs
     from ..service.client import DeadlineExceeded, Unavailable
 
-    stopped = None  # why the server stopped the stream, said once the bar and the channel are closed
     with connect(server, ca, uri, traces, tenant) as api:
         key_tenant = api.api.whoami()["tenant"]
         if tenant and tenant != key_tenant:
@@ -304,9 +311,9 @@ def _ingest_remote(paths: List[Path], server: str, ca: Path | None, uri: str | N
                 with _said_when_interrupted(lambda: _sent_so_far(sent[0])):
                     report = api.api.add(records, timeout=3600)
             except (Unavailable, DeadlineExceeded) as exc:  # the server gone (or stuck) mid-stream
-                stopped = f"the server at {server} stopped the ingest ({exc}): {_sent_so_far(sent[0])}"
-    if stopped is not None:  # gRPC's thread may still be reading the records: leave without waiting for it
-        fail_now(stopped, code=EXIT_FAILED)
+                # gRPC's thread may still be reading the records: the caller leaves without waiting for it
+                said = f"the server at {server} stopped the ingest ({exc}): {_sent_so_far(sent[0])}"
+                raise _ServerStopped(said) from None
     return [dict(report.to_dict(), results=report.results, clipped=clipped.to_dict(),
                  named_after_stream_copy=spooled.to_dict(), outcomes=table.counts() if table is not None else None)]
 
