@@ -19,10 +19,9 @@ import numpy as np
 
 from . import config
 from .embed import Embedder, load_embedder
-from .failures.rows import row_error, row_own_lines
+from .failures.rows import row_own_lines, verdict_only
 from .fusion import FusionConfig, lifted, resolve_mode
 from .indexer import Indexer
-from .ingest.outcomes import BARE_DETAILS
 from .model import Trajectory, valid_id
 from .results import Hit, IngestReport, RunMatch, StepView
 from .represent import WindowConfig, row_id
@@ -637,7 +636,7 @@ def _anchor(rows: dict[str, dict[str, Any]]) -> tuple[str, Any]:
     that are the run's own (the step it ended on, what failed, a fix) for the lexical leg. Probe E2, E2-A: anchored on
     that sentence, 174 of the 185 runs like 37 failed SWE-bench runs were other failures, 63 of another repository."""
     failure, task = rows.get("failure"), rows.get("task")
-    if task is None or failure is not None and row_error(failure["text"]) not in BARE_DETAILS:
+    if task is None or failure is not None and not verdict_only(failure["text"]):
         anchor = failure or task
         return anchor["text"], anchor["embedding"]
     own = row_own_lines(failure["text"]) if failure is not None else ""

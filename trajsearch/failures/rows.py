@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from ..ingest.outcomes import BARE_DETAILS
 from ..store.filters import Filters
 from .templates import _template, meaning_text
 
@@ -32,6 +33,14 @@ def row_error(text: str) -> str:
     body = text[start + len("\nError: "):]
     end = _AFTER_ERROR.search(body)
     return (body[: end.start()] if end else body).strip()
+
+
+def verdict_only(text: str) -> bool:
+    """Whether a ``failure`` row's error is only an outcome file's verdict, worded alike for every run it failed
+    (``ingest.outcomes.BARE_DETAILS``: "not resolved (in the report's unresolved_ids)"): it tells that the run
+    failed, nothing of how. Similar runs anchor such a run on its task, and warnings do not show it for a pasted
+    log line by its task's prose (probe E2, E2-A and E2-B)."""
+    return row_error(text) in BARE_DETAILS
 
 
 #: Where the lines a failure row holds of the run itself begin, after its error and cause (see represent.failure_text).

@@ -16,9 +16,8 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from ..digest import UNCAPPED, Clip, ExemplarDigest, WarningDigest, from_row_steps, exemplar_digest, warning_digest
-from ..failures.rows import row_error
+from ..failures.rows import verdict_only
 from ..fusion import FusionConfig, looks_like_log, near_verbatim_share
-from ..ingest.outcomes import BARE_DETAILS
 from ..model import Trajectory
 from ..represent import MAX_ROW_CHARS, clip
 from ..results import Hit
@@ -590,7 +589,7 @@ def _bare(hit: Hit) -> bool:
     (``BARE_DETAILS``): the row holds the run's task and no error of it, so a log line's cosine to it is the
     task prose's. Probe E2, E2-B: over 37 error lines pasted from held-out SWE-bench runs, 14 such rows passed
     the 0.40 floor (0.40-0.57), none of a run that met the error (the step leg finds those)."""
-    return row_error(hit.text) in BARE_DETAILS
+    return verdict_only(hit.text)
 
 
 def _steps_holding(ts: TrajSearch, text: str, ctx: RuntimeContext, config: AdviceConfig, exclude: Sequence[str],
