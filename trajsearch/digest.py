@@ -28,7 +28,7 @@ import sys
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable
 
-from .model import Step, Trajectory, outcome_shown
+from .model import Step, Trajectory, json_strings, outcome_shown
 from .represent import clip, decisive_error, render_arguments
 from .steps import command_of, decision_points, is_read, is_removal, is_test_run, is_write
 from .touched import EVERY_FILE, changed_by, undone_by
@@ -195,8 +195,9 @@ def is_dialogue_turn(step: Step) -> bool:
 
 def priority(step: Step, last: bool, changes_kept: bool = False, leaves_kept: bool = False) -> int:
     """Which decision points survive when there are too many: the change that left a file as the run left it
-    (:func:`kept_files`), its other changes of those files, the end (unless it is a turn of a dialogue:
-    :func:`is_dialogue_turn`), other writes, errors and tests, the rest.
+    (:func:`kept_files`; where the run's final diff is known, the changes whose lines it holds: :func:`by_priority`),
+    its other changes of those files, the end (unless it is a turn of a dialogue: :func:`is_dialogue_turn`), other
+    writes, errors and tests, the rest.
 
     A coding run's clean-up (``rm`` of its scratch scripts, a revert, the submit ``echo``) came after its fix;
     when every write ranked alike, the clean-up pushed the fix out of the exemplar (probe p42 D1: 9 of 96
@@ -223,16 +224,48 @@ def observation_text(text: str) -> str:
     return _WRAPPER.sub("", text).strip()
 
 
-def by_priority(points: list[Step], kept: frozenset[str] = frozenset(), changes: StepFiles = changed_by) -> list[int]:
+def by_priority(points: list[Step], kept: frozenset[str] = frozenset(), changes: StepFiles = changed_by,
+                final: str = "") -> list[int]:
     """Positions of a run's decision points, the ones to keep first (:func:`priority`; later before earlier).
 
-    ``kept``: the files of the run's final change (:func:`kept_files`); ``changes``: the files a step changed."""
+    ``kept``: the files of the run's final change (:func:`kept_files`); ``changes``: the files a step changed;
+    ``final``: the run's final diff when known (:func:`final_diff`).
+
+    The changes that left a kept file as the run left it are the steps that last wrote lines the final diff holds
+    (:func:`_final_lines_by_step`), the ones that wrote more of it first; for a file no such step is found for, or
+    when the final diff is unknown, its last change. The last change alone misread a sed-driven run
+    (mini-swe-agent), which edits a file many times: its last change of the fixed file was often ``sed -i '928d'``,
+    dropping a debug ``print`` an earlier step inserted, which leaves the file as it was; ranked first, with the
+    insertion next, the two filled a small budget and pushed the fix out (probe E2, E2-D)."""
     last = len(points) - 1
     kept_changes = [_kept_changes(step, kept, changes) for step in points]
     final_change = {path: position for position, paths in enumerate(kept_changes) for path in paths}
-    leaves = set(final_change.values())
+    # a step that changed a kept file, or one that changed no file it names: SWE-agent's ``edit 280:280`` of the
+    # file it has open
+    writers = [bool(paths) or not (is_read(step) or changes(step)) for step, paths in zip(points, kept_changes)]
+    wrote = _final_lines_by_step(points, writers, _diff_lines(final))
+    shown = {path for i in wrote for path in kept_changes[i]}
+    leaves = set(wrote) | {position for path, position in final_change.items() if path not in shown}
     return sorted(range(len(points)), key=lambda i: (
-        -priority(points[i], i == last, changes_kept=bool(kept_changes[i]), leaves_kept=i in leaves), -i))
+        -priority(points[i], i == last, changes_kept=bool(kept_changes[i]), leaves_kept=i in leaves),
+        tuple(-n for n in wrote.get(i, (0, 0))), -i))
+
+
+def _final_lines_by_step(points: list[Step], writers: list[bool], lines: _DiffLines) -> dict[int, tuple[int, int]]:
+    """How much of the final diff each of the ``writers`` wrote: characters of its added lines in the files the diff
+    changes, then in those it creates (a reproduction script SWE-agent hands in with the fix), each line credited to
+    the last step that wrote it, the one that left it (:func:`_lines_written`)."""
+    wrote: dict[int, tuple[int, int]] = {}
+    for part, added in enumerate((lines.changed, lines.created)):
+        writer: dict[str, int] = {}
+        for position, may_write in enumerate(writers):
+            if may_write:
+                writer.update(dict.fromkeys(_lines_written(points[position], added, lines.removed), position))
+        for line, position in writer.items():
+            counts = list(wrote.get(position, (0, 0)))
+            counts[part] += len(line)
+            wrote[position] = (counts[0], counts[1])
+    return wrote
 
 
 def ranked_decision_points(run: Trajectory) -> tuple[list[Step], list[int]]:
@@ -240,7 +273,7 @@ def ranked_decision_points(run: Trajectory) -> tuple[list[Step], list[int]]:
     exemplar shows and what ``export --max-tokens`` keeps."""
     points = decision_points(run.steps)
     changes = _once_per_step(changed_by)
-    return points, by_priority(points, kept_files(run, changes), changes)
+    return points, by_priority(points, kept_files(run, changes), changes, final_diff(run, changes))
 
 
 def _once_per_step(read: StepFiles) -> StepFiles:
@@ -264,12 +297,12 @@ def kept_files(run: Trajectory, changes: StepFiles = changed_by) -> frozenset[st
     The last diff shown decides alone only when nothing was changed or undone after it (a submission, a closing
     ``git diff``: a fix a script wrote shows only there): a mid-run ``git diff`` of edits a ``git checkout`` then
     undid made those reverted edits the run's "final change" and pushed the real fix out (review 2, F4)."""
-    at = next((n for n in range(len(run.steps) - 1, -1, -1) if _shows_own_diff(run.steps[n])), None)
+    at = _last_own_diff(run.steps)
     if at is None:
         return frozenset(_left_changed(run.steps, changes))
     shown = changes(run.steps[at])
     after = [(step, undone_by(step).files) for step in run.steps[at + 1:]]
-    if shown and not any(changes(step) or files for step, files in after if not is_read(step)):
+    if shown and _closes(run.steps, at, changes):
         return frozenset(shown)  # nothing changed or undone after it: the diff is what the run left
     left = _left_changed(run.steps, changes)
     in_diff = [path for path in left if _names_any(shown, path)]
@@ -279,8 +312,98 @@ def kept_files(run: Trajectory, changes: StepFiles = changed_by) -> frozenset[st
 
 
 _DIFF = re.compile(r"^diff --git |^\+\+\+ ", re.M)
+_DIFF_GIT = re.compile(r"^diff --git ", re.M)
 #: Commands whose diff is another commit's (upstream history), not the run's own change.
 _HISTORY = re.compile(r"^\s*(?:cd\s+\S+\s*&&\s*)?git\s+(?:show|log)\b")
+
+
+def final_diff(run: Trajectory, changes: StepFiles = changed_by) -> str:
+    """The run's final diff when it shows one: the last diff of its own (a submission's patch, a closing
+    ``git diff``) that nothing changed or undid after; else "" (a Claude Code or Codex session that ends without
+    one, a diff of edits a later step reverted)."""
+    at = _last_own_diff(run.steps)
+    if at is None or not changes(run.steps[at]) or not _closes(run.steps, at, changes):
+        return ""
+    step = run.steps[at]
+    observation = step.observation or ""
+    return observation if _DIFF.search(observation) else "\n".join(json_strings(step.arguments))
+
+
+def _last_own_diff(steps: list[Step]) -> int | None:
+    return next((n for n in range(len(steps) - 1, -1, -1) if _shows_own_diff(steps[n])), None)
+
+
+def _closes(steps: list[Step], at: int, changes: StepFiles) -> bool:
+    """Whether nothing after step ``at`` changed or undid a file (reads aside)."""
+    return not any(changes(step) or undone_by(step).files for step in steps[at + 1:] if not is_read(step))
+
+
+#: A diff line shorter than this (``+    }``, ``+        return None``) is too common to tell which step wrote it.
+_TELLING = 10
+#: Where a diff's next file starts: at ``diff --git`` in a git diff, else at ``---``; a file it creates.
+_GIT_FILE = re.compile(r"^(?=diff --git )", re.M)
+_FILE = re.compile(r"^(?=--- )", re.M)
+_CREATED = re.compile(r"^(?:new file mode \d+|--- /dev/null)\s*$", re.M)  # as trajsearch.touched._created reads it
+
+
+@dataclass(frozen=True)
+class _DiffLines:
+    """The telling lines a diff adds to files it changes and to files it creates (less those it also removes:
+    moved, not new), and those it removes; stripped."""
+
+    changed: frozenset[str] = frozenset()
+    created: frozenset[str] = frozenset()
+    removed: frozenset[str] = frozenset()
+
+
+def _diff_lines(diff: str) -> _DiffLines:
+    changed, created, removed = set(), set(), set()
+    for block in (_GIT_FILE if _DIFF_GIT.search(diff) else _FILE).split(diff):
+        added = created if _CREATED.search(block.split("\n@@", 1)[0]) else changed
+        for line in block.splitlines():
+            text = line[1:].strip()
+            if line[:1] in ("+", "-") and len(text) >= _TELLING and not line.startswith(("+++ ", "--- ")):
+                (added if line[0] == "+" else removed).add(text)
+    return _DiffLines(frozenset(changed - removed), frozenset(created - removed), frozenset(removed))
+
+
+#: A sed (or perl) substitution ``s/old/new/``, another delimiter too; group 3 is what it writes into a line.
+_SED_SUBSTITUTION = re.compile(r"(?<![A-Za-z_-])s([/|#,:@!])((?:\\.|(?!\1).)*)\1((?:\\.|(?!\1).)*)\1")
+
+
+def _lines_written(step: Step, lines: frozenset[str], removed: frozenset[str]) -> set[str]:
+    """Which of a final diff's added ``lines`` this step wrote: each one whole in what it wrote (an inserted line, a
+    str_replace's ``new_str``, an Edit's ``new_string``, a Write's content, an ``apply_patch``, a heredoc, SWE-agent's
+    ``edit`` body), or holding a sed substitution's replacement of part of a line that no ``removed`` line holds. A
+    debug ``print`` inserted and deleted again, and its deletion, wrote none."""
+    if not lines:
+        return set()
+    written = "\n".join(json_strings(step.arguments))
+    found = {line for line in lines if _holds_line(written, line)}
+    for *_, new in _SED_SUBSTITUTION.findall(command_of(step)):
+        for part in re.sub(r"\\(.)", r"\1", new).split("\n"):
+            part = part.strip()
+            if len(part) >= _TELLING and "&" not in part and not any(part in line for line in removed):
+                found.update(line for line in lines if part in line)
+    return found
+
+
+#: What may stand either side of a line inside a written text: a newline, indentation, a quote, a patch's ``+``,
+#: sed's ``i\`` or an escaped ``\n`` (``sed -i '206i\        elif (\n            isinstance(...)'``).
+_LINE_EDGE = frozenset(" \t\n'\"\\+")
+
+
+def _holds_line(written: str, line: str) -> bool:
+    """Whether ``line`` stands whole in ``written``, not as part of a longer one (``self.name,`` of a diff is not
+    in ``print(f"{self.name}, ...")``)."""
+    start = written.find(line)
+    while start >= 0:
+        end = start + len(line)
+        if ((start == 0 or written[start - 1] in _LINE_EDGE or written[start - 2:start] == "\\n")
+                and (end == len(written) or written[end] in _LINE_EDGE)):
+            return True
+        start = written.find(line, start + 1)
+    return False
 
 
 def _shows_own_diff(step: Step) -> bool:
