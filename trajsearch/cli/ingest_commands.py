@@ -31,7 +31,7 @@ from rich.table import Table
 
 from .connect import connect
 from .options import AsJson, Ca, Server, Tenant, Traces, Uri
-from .output import err, fail, fail_now, out, print_json
+from .output import err, fail, fail_now, leave_now, out, print_json
 from .progress import LOG_EVERY, progress
 
 
@@ -123,8 +123,10 @@ def ingest(
                                 dead_letter=dead_letter or rejects, resume=not restart, state_dir=states.resolve(),
                                 streams=streams.names)
                 results = _ingest_here(job, workers, uri or default_uri(), traces, quiet or as_json, log_every)
-    except _ServerStopped as stopped:  # said once the copies of piped input are removed (see fail_now)
-        fail_now(str(stopped), code=EXIT_FAILED)
+    except _ServerStopped as stopped:  # said once the copies of piped input are removed (see leave_now)
+        if stopped.code == EXIT_FAILED:
+            fail_now(str(stopped), code=EXIT_FAILED)
+        leave_now(stopped.code)  # interrupted: said already
     _ingest_summary(results, as_json)
     if code := exit_status(results):
         raise typer.Exit(code)
@@ -274,8 +276,13 @@ def _disk_full_message(committed: int, uri: str, traces: str | None, state_dir: 
 
 
 class _ServerStopped(Exception):
-    """The server went away mid-stream (its message): said, and the process left at once, outside the progress bar,
-    the channel and the piped inputs' copies (``cli.output.fail_now``)."""
+    """An ingest over --server stopped mid-stream: the server went away (its message, exit 1) or the user interrupted
+    it (said already, exit 130 or 143). The process leaves at once, outside the progress bar, the channel and the
+    piped inputs' copies (``cli.output.leave_now``)."""
+
+    def __init__(self, message: str, code: int = EXIT_FAILED) -> None:
+        super().__init__(message)
+        self.code = code
 
 
 def _ingest_remote(paths: List[Path], server: str, ca: Path | None, uri: str | None, traces: str | None,
@@ -314,6 +321,12 @@ def _ingest_remote(paths: List[Path], server: str, ca: Path | None, uri: str | N
                 # gRPC's thread may still be reading the records: the caller leaves without waiting for it
                 said = f"the server at {server} stopped the ingest ({exc}): {_sent_so_far(sent[0])}"
                 raise _ServerStopped(said) from None
+            except KeyboardInterrupt:  # said by _said_when_interrupted
+                raise _ServerStopped("interrupted", 128 + signal.SIGINT) from None
+            except SystemExit as exc:  # SIGTERM (_sigterm_exits), said likewise
+                if exc.code != 128 + signal.SIGTERM:
+                    raise
+                raise _ServerStopped("interrupted", exc.code) from None
     return [dict(report.to_dict(), results=report.results, clipped=clipped.to_dict(),
                  named_after_stream_copy=spooled.to_dict(), outcomes=table.counts() if table is not None else None)]
 

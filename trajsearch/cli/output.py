@@ -59,10 +59,16 @@ def fail(message: str, code: int = 2) -> None:
 
 
 def fail_now(message: str, code: int) -> NoReturn:
-    """:func:`fail`, leaving at once (``os._exit``): for a failure a thread of gRPC's is still inside, as when the
-    server dies mid-stream while gRPC's thread consumes the request iterator. Left to the interpreter's shutdown,
-    that thread aborts it ("FATAL: exception not rethrown", exit -6 instead of 1, on a loaded machine)."""
+    """:func:`fail`, leaving at once: see :func:`leave_now`."""
     err.print(f"[red]error:[/red] {escape(message)}", highlight=False)
+    leave_now(code)
+
+
+def leave_now(code: int) -> NoReturn:
+    """Exit at once (``os._exit``, the streams flushed): for an ending a thread of gRPC's is still inside, as when
+    the server dies, or the user interrupts, while gRPC's thread consumes the request iterator of an ingest over
+    --server. Left to the interpreter's shutdown, that thread aborts it ("FATAL: exception not rethrown", or an
+    epoll error: exit -6 instead of 1, 130 or 143, on a loaded machine)."""
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(code)
