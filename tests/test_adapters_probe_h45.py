@@ -167,3 +167,15 @@ def test_tau_bench_fault_analysis_beside_its_results_is_passed_over(home: Path, 
     assert (summary["ingested"], summary["rejected"]) == (2, 0)
     assert not dead.exists() or not dead.read_text()
     assert "tau-bench's fault analysis" in caplog.text
+
+
+def test_swe_agent_a_command_that_skipped_a_place_it_may_not_read_did_not_fail(tmp_path: Path) -> None:
+    """Review 1 of round 12, D6: ``find``'s and ``grep``'s "Permission denied" for a directory they skipped (a run as
+    a user other than root) made a search that found its files a failed step. Only the shell's own is an error."""
+    record = json.loads(NO_EXEC.read_text())
+    record["trajectory"][1]["observation"] = ("find: '/root': Permission denied\n./src/app/models.py\n"
+                                              "./src/app/views.py\n")
+    path = tmp_path / "output" / NO_EXEC.parent.name / NO_EXEC.name
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps(record))
+    assert only(path).steps[1].error is None
