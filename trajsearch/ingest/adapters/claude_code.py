@@ -191,9 +191,11 @@ BOOKKEEPING = frozenset({
     "tag",
 })
 
-#: The keys of a subagent's ``agent-<id>.meta.json`` (2.1.x): a workflow agent's type only, an Agent call's type and
-#: description (2.1.86+), or its type and depth (with a few more keys).
-_SUBAGENT_META = frozenset({"agentType", "description", "spawnDepth"})
+#: Keys no subagent's ``agent-<id>.meta.json`` holds: a transcript record's (its type, session, agent id and message;
+#: the meta file names its agent and session by its path). Its own keys change with versions (``agentType`` only for a
+#: workflow agent; ``description`` from 2.1.86; ``spawnDepth``, ``toolUseId``, ``requestShape``, ``model``, ... by
+#: 2.1.3xx), so it is told by what it is, one agent's flat launch settings, not by a list of them.
+_RECORD_KEYS = frozenset({"type", "sessionId", "session_id", "agentId", "uuid", "message"})
 #: The keys and states of an item of a session's todo list (TodoWrite), kept in ``~/.claude/todos/``.
 _TODO_KEYS = frozenset({"content", "status", "activeForm", "priority", "id"})
 _TODO_STATUS = frozenset({"pending", "in_progress", "completed"})
@@ -290,8 +292,7 @@ def side_file(record: Any) -> str | None:
     if str(record.get("agentId") or "").startswith("aprompt_suggestion"):
         return (f"a Claude Code prompt suggestion in session {record.get('sessionId')} (the CLI asking the model "
                 "what the user might type next, \"[SUGGESTION MODE: ...]\"; no user asked anything), not a run")
-    if isinstance(record.get("agentType"), str) and (isinstance(record.get("spawnDepth"), int) and len(record) <= 6
-                                                     or set(record) <= _SUBAGENT_META):
+    if _is_subagent_meta(record):
         return ("a Claude Code subagent's metadata (agent-<id>.meta.json: its type, beside its transcript "
                 "agent-<id>.jsonl), not a run")
     if _is_todo(record):
@@ -314,6 +315,15 @@ def side_file(record: Any) -> str | None:
         return ("a Claude Code workflow's journal (journal.jsonl: which of its agents started and what each "
                 "returned; their transcripts are the agent-<id>.jsonl beside it), not a run")
     return None
+
+
+def _is_subagent_meta(record: dict[str, Any]) -> bool:
+    """A subagent's ``agent-<id>.meta.json`` (2.1.x): its ``agentType`` with other settings of its launch
+    (``{"agentType", "description", "toolUseId", "spawnDepth", "requestShape", "model", "finished", ...}``), every
+    value a string, number or flag, and none of a transcript record's keys. A run of another format that carries an
+    ``agentType`` holds its steps or messages, which no such file does."""
+    return isinstance(record.get("agentType"), str) and not record.keys() & _RECORD_KEYS \
+        and all(value is None or isinstance(value, (str, int, float)) for value in record.values())
 
 
 def _is_process_entry(record: dict[str, Any]) -> bool:
