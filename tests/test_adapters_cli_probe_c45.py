@@ -28,3 +28,34 @@ def test_a_2_1_3xx_subagents_metadata_is_passed_over(meta: Path) -> None:
     with pytest.raises(SideFile, match="no run in this file: a Claude Code subagent's metadata"):
         detect_format(meta)
     assert list(read_dump(meta.parent, tenant="acme")) == []  # walked: passed over, not a rejection
+
+
+CODEX = FIXTURES / "codex-cli" / ".real" / "probe-c45"
+REVIEW_ROLLOUT = "rollout-2026-12-04T22-17-26-01a24322-3a20-74c1-b45c-b3f17cb052e7.jsonl"
+
+
+def only_run(path: Path):
+    [run] = [r.trajectory for r in read_dump(path, tenant="acme")]
+    return run
+
+
+def test_a_codex_review_sessions_task_is_the_review_asked_for_not_its_results() -> None:
+    """Bug (probe C, C1): after ``codex exec review`` (``/review``), Codex writes the review's results into the parent
+    session as a user message, ``<user_action><context>User initiated a review task. ...<results>...``, which its
+    own turn rebuilding skips as synthetic; it was the run's task, the answer presented as the question. The task is
+    the review asked for, as Codex shows it (``/review`` and its ``user_facing_hint``)."""
+    run = only_run(CODEX / "review" / REVIEW_ROLLOUT)
+    assert run.task == "/review current changes"
+    assert not run.metadata.get("user_prompts")
+    assert "The new mean() crashes on an empty list." in run.steps[-1].arguments["content"]  # the answer stays
+
+
+def test_a_prompt_typed_after_a_review_is_the_task_and_the_synthetic_block_no_prompt() -> None:
+    """Bug (probe C, C1): resumed with a typed request, the session's task was still the ``<user_action>`` block and
+    the user's request only in ``user_prompts``. Nothing was typed before it: it is the task; the review asked for
+    before it is kept as a review request."""
+    run = only_run(CODEX / "review-resumed" / REVIEW_ROLLOUT)
+    assert run.task == "Fix the finding and list the folder"
+    assert not run.metadata.get("user_prompts")
+    assert run.metadata["review_requests"] == ["/review current changes"]
+    assert [s.action for s in run.steps] == ["respond", "exec_command", "respond"]

@@ -30,11 +30,14 @@ from trajsearch.model import MAX_STEPS, Failure, Outcome, Trajectory
 from ._common import Context, RecordError, build, clip_task, decisive_line, safe_id, short
 
 
-#: Context Codex writes as a user message that no user typed (environment, AGENTS.md, skills, IDE context...).
+#: Context Codex writes as a user message that no user typed (environment, AGENTS.md, skills, IDE context, a
+#: review's results: ``<user_action>``, from ``core/templates/review/exit_*.xml``, which Codex's own turn rebuilding
+#: skips as synthetic; codex-rs ``contextual_user_message.rs`` lists the fragments it injects).
 CODEX_INJECTED = re.compile(
     r"^\s*(?:<(?:environment_context|user_instructions|INSTRUCTIONS|user_shell_command|turn_aborted|"
     r"permissions instructions|skill|collaboration_mode|subagent_notification|model_switch|personality_spec|"
-    r"apps_instructions|ide_context|developer_instructions)\b|# AGENTS\.md instructions)"
+    r"apps_instructions|ide_context|developer_instructions|additional_context|user_action)\b|"
+    r"# AGENTS\.md instructions)"
 )
 #: Codex's IDE extensions put the editor's context (``# Context from my IDE setup:``, active file, open tabs) before
 #: the request under this heading; Codex itself titles a thread by what follows it (``USER_MESSAGE_BEGIN`` in

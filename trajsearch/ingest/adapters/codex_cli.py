@@ -42,7 +42,11 @@ Mapping
   (whose ``kind``, in older builds, is ``plain``), else the first user
   ``message`` item that is not injected context (``<environment_context>``,
   ``<user_instructions>``, ``# AGENTS.md instructions ...``, ``<INSTRUCTIONS>``,
-  ``<user_shell_command>``, ...). Developer/system messages are the harness's.
+  ``<user_shell_command>``, a review's results ``<user_action>``, ...).
+  Developer/system messages are the harness's. A session whose only request
+  was a review (``/review``, ``codex exec review``: entering review mode, no
+  prompt typed) has that request as its task (``/review current changes``);
+  a review asked for besides typed prompts is in ``metadata.review_requests``.
   A prompt from an IDE extension (``# Context from my IDE setup:`` ... ``## My
   request for Codex:`` ...) is cut to the request, as Codex titles threads.
   An auto-review (guardian) sub-session's prompt is its instruction and the
@@ -308,7 +312,8 @@ def _no_run(lines: list[tuple[str, dict[str, Any], Any]]) -> str | None:
     prompts = [prompt for kind, payload in talk if (prompt := _typed_prompt(kind, payload))]
     if _is_title_job(meta, prompts[0] if prompts else None):
         return _TITLE_JOB
-    if not talk or prompts or any(_from_model(kind, payload) for kind, payload in talk):
+    if not talk or prompts or any(_from_model(kind, payload) or _review_request_made(kind, payload)
+                                  for kind, payload in talk):
         return None
     return "a Codex session opened and closed with no prompt sent (only the context Codex injects), not a run"
 
@@ -323,6 +328,23 @@ def _typed_prompt(kind: str, payload: dict[str, Any]) -> str | None:
     else:
         return None
     return text if text and not CODEX_INJECTED.match(text) else None
+
+
+def _review_request_made(kind: str, payload: dict[str, Any]) -> str | None:
+    """What a ``/review`` (``codex exec review``) was asked, as Codex shows it (``/review current changes``,
+    ``/review commit abc1234: title``, ``/review <custom instructions>``: codex-rs ``review_prompts::user_facing_hint``)
+    when the line records entering review mode: an ``entered_review_mode`` event, or (0.17x) an ``item_completed``
+    event of an ``EnteredReviewMode`` item; else None. No user message records the request: the one Codex writes
+    after the review (``<user_action>``) holds its results."""
+    if kind != "event_msg":
+        return None
+    if payload.get("type") == "item_completed":
+        payload = as_dict(payload.get("item"))
+        if payload.get("type") != "EnteredReviewMode":
+            return None
+    elif payload.get("type") != "entered_review_mode":
+        return None
+    return f"/review {as_str(payload.get('user_facing_hint')) or ''}".strip()
 
 
 def _from_model(kind: str, payload: dict[str, Any]) -> bool:
@@ -737,6 +759,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     rollout = _Rollout(reasoning_late=_reasoning_recorded_late([p for p, _ in items]))
     request = _review_request if _is_review(meta) else codex_request
     item_prompts, event_prompts = _Prompts(), _Prompts()
+    reviews: list[str] = []
     for kind, payload, at in lines:
         if kind in ("response_item", "event_msg") and _from_model(kind, payload):
             item_prompts.answered()
@@ -764,6 +787,8 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
             if prompt := _typed_prompt(kind, payload):
                 event_prompts.add(request(prompt), at)
                 rollout.flush()
+            elif review := _review_request_made(kind, payload):
+                reviews.append(review)
             elif ev == "turn_aborted":
                 item_prompts.aborted(at)
                 event_prompts.aborted(at)
@@ -788,6 +813,8 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
 
     typed = event_prompts if event_prompts.texts else item_prompts
     prompts, first = typed.texts, typed.first_done()
+    if not prompts and reviews:  # the session's only request was a review: its task is that request
+        prompts, first, reviews = reviews[:1], 0, reviews[1:]
     if not prompts:
         raise RecordError("no user prompt in this Codex rollout (only injected context or no user message)")
 
@@ -827,6 +854,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
         "user_prompts": prompt_list(prompts[first + 1:]) or None,
         "aborted_prompts": prompt_list(prompts[:first]) or None,
         "turns_aborted": sum(1 for e in events if e.get("type") == "turn_aborted") or None,
+        "review_requests": reviews or None,
         "models": sorted(set(models)) if len(set(models)) > 1 else None,
     }
     return session_trajectory(
