@@ -30,6 +30,26 @@ def test_a_2_1_3xx_subagents_metadata_is_passed_over(meta: Path) -> None:
     assert list(read_dump(meta.parent, tenant="acme")) == []  # walked: passed over, not a rejection
 
 
+HAND_BACK = "[Subagent hand-back]"
+
+
+@pytest.mark.parametrize("session, before", [
+    ("2e7ee923-4923-48c2-9a69-c94699d52a44.jsonl", ""),
+    ("e2be68a6-9399-47a4-8754-e336d3444edd.jsonl", "<tools-used-before-summary>Bash</tools-used-before-summary>\n"),
+], ids=["agent", "agent-with-a-note"])
+def test_a_subagents_report_is_the_agent_calls_observation_without_the_clis_frame(session: str, before: str) -> None:
+    """Bug (probe C, C5): 2.1.332 frames a foreground subagent's report ("[Subagent hand-back] The text below is the
+    final report of a subagent ... The report follows:", the report indented under it); the ~500 characters, the same
+    in every Agent result, were the observation, ten times the report, and drew unrelated Agent steps together in
+    search. The frame is the CLI's: the report (un-indented) is the observation; the CLI's notes above the frame and
+    its ``agentId`` / ``<usage>`` lines after it stay, as in earlier versions' results."""
+    [run] = [r.trajectory for r in read_dump(CC / "hand-back" / session, tenant="acme")]
+    [agent] = [s for s in run.steps if s.action == "Agent"]
+    assert HAND_BACK not in agent.observation
+    assert agent.observation.startswith(before + "The folder holds notes.txt only.\nagentId: a")
+    assert agent.observation.endswith("</usage>")
+
+
 CODEX = FIXTURES / "codex-cli" / ".real" / "probe-c45"
 REVIEW_ROLLOUT = "rollout-2026-12-04T22-17-26-01a24322-3a20-74c1-b45c-b3f17cb052e7.jsonl"
 

@@ -98,7 +98,9 @@ Mapping
   its result is the ``tool_result`` with the same ``tool_use_id`` in a later
   user record (observation = its text, without the notices the CLI appends
   in ``<system-reminder>`` blocks, unless a reminder is all there is: a Read
-  past the end of a file; of ToolSearch, the names of the tools it loaded;
+  past the end of a file; of an Agent call (2.1.3xx), the subagent's report
+  without the "[Subagent hand-back]" frame the CLI puts around it; of
+  ToolSearch, the names of the tools it loaded;
   ended_at = that record's time). Text
   left at the end of a response is a ``respond`` step with
   ``{"content": text}``; thinking with nothing after it becomes the thought
@@ -137,6 +139,7 @@ Mapping
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import re
 from pathlib import Path
@@ -221,6 +224,12 @@ _QUOTED_STRING = re.compile(r"\n\s*String:\s")
 #: A parallel call the CLI cancelled (2.1+) because another call of the same response failed.
 _SIBLING_ERRORED = "<tool_use_error>Sibling tool call errored</tool_use_error>"
 _CANCELLED = "not run: Sibling tool call errored (a call made with it in parallel failed, so the CLI cancelled it)"
+#: The frame 2.1.3xx puts around a subagent's report in an Agent (or SendMessage) result: one line at column zero,
+#: "[Subagent hand-back] The text below is the final report of a subagent ... The report follows:", the report under
+#: it with every line indented, then the CLI's own lines again at column zero (``agentId: ...``, ``<usage>``).
+_HAND_BACK = re.compile(r"^\[Subagent hand-back\][^\n]*(?:\n|$)", re.M)
+#: How far the CLI indents each line of a subagent's report under that frame.
+_HAND_BACK_INDENT = "  "
 _EXIT_CODE = re.compile(r"^\s*Exit code:?\s*(-?\d+)")
 #: The task of a file that starts mid-conversation with no prompt, before the agent's first words: not the user's.
 _CONTINUED = "(this session file starts mid-conversation, with no prompt; the agent's first words:) "
@@ -643,6 +652,22 @@ def _without_notices(text: str) -> str:
     return kept.removesuffix(_LS_NOTICE).rstrip() if kept.endswith(_LS_NOTICE) else text
 
 
+def _without_hand_back(text: str) -> str:
+    """An Agent call's result without the frame Claude Code 2.1.3xx puts around the subagent's report (``_HAND_BACK``:
+    the same ~500 characters for every subagent, telling the model the report carries no user authority), the report
+    un-indented; the notes above it and the CLI's ``agentId`` / ``<usage>`` lines after it stay, as in the results of
+    earlier versions, which have no frame. The frame is the CLI's only where every line before it is indented (its
+    notes) or blank: a line at column zero is the CLI's own, so one further down is the report quoting it."""
+    frame = _HAND_BACK.search(text)
+    if frame is None or any(line.strip() and not line.startswith(_HAND_BACK_INDENT)
+                            for line in text[:frame.start()].splitlines()):
+        return text
+    lines = text[frame.end():].split("\n")
+    report = list(itertools.takewhile(lambda line: not line or line.startswith(_HAND_BACK_INDENT), lines))
+    kept = [line.removeprefix(_HAND_BACK_INDENT) for line in report] + lines[len(report):]
+    return "\n".join(part for part in (text[:frame.start()].strip(), "\n".join(kept).strip()) if part)
+
+
 def _result_error(part: dict[str, Any], text: str, record: dict[str, Any], command: str | None) -> str | None:
     """The error of a result the CLI marked ``is_error`` (of a Bash call that ran ``command``), else None."""
     detail = record.get("toolUseResult")
@@ -845,7 +870,7 @@ class _Session:
             return
         if step.get("_done"):
             return  # the same result written twice
-        text = _without_notices(strip_terminal_codes(_result_text(part)))
+        text = _without_hand_back(_without_notices(strip_terminal_codes(_result_text(part))))
         cancelled = text.strip() == _SIBLING_ERRORED  # it never ran: the failure is its sibling's, not its own
         step["observation"] = _CANCELLED if cancelled else text or None
         step["error"] = None if cancelled else _result_error(part, text, record, command_line(step["arguments"]))
