@@ -82,3 +82,14 @@ def model_ts(tmp_path, real_embedder):
     ts = TrajSearch.open(str(tmp_path / "milvus.db"), traces=str(tmp_path / "traces"), embedder=real_embedder)
     yield ts
     ts.close()
+
+
+@pytest.fixture
+def home(tmp_path, monkeypatch: pytest.MonkeyPatch):
+    """An embedded store under ``tmp_path/home`` for the CLI, with the hashing test embedder (the CLI's own
+    settings from the environment cleared)."""
+    monkeypatch.setenv("TRAJSEARCH_MODEL", "hashing")
+    for name in ("TRAJSEARCH_SERVER", "TRAJSEARCH_TENANT", "TRAJSEARCH_URI", "TRAJSEARCH_TRACES"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("TRAJSEARCH_HOME", str(tmp_path / "home"))
+    return tmp_path / "home"

@@ -21,16 +21,6 @@ PROBE = Path(__file__).parent / "fixtures" / "otel-genai" / ".real" / "probeD43"
 CREATE_AGENT = PROBE / "openlit-1.45-openai-agents-create-agent.console.json"
 
 
-@pytest.fixture
-def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """An embedded store under ``tmp_path/home`` for the CLI, with the hashing test embedder."""
-    monkeypatch.setenv("TRAJSEARCH_MODEL", "hashing")
-    for name in ("TRAJSEARCH_SERVER", "TRAJSEARCH_TENANT", "TRAJSEARCH_URI", "TRAJSEARCH_TRACES"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("TRAJSEARCH_HOME", str(tmp_path / "home"))
-    return tmp_path / "home"
-
-
 def test_openlit_create_agent_traces_are_passed_over_not_rejected(caplog: pytest.LogCaptureFixture) -> None:
     """D4 (OpenLIT 1.45 + openai-agents 0.24): OpenLIT writes a ``create_agent <name>`` span, a trace of its own,
     each time an ``Agent`` is built; each such trace was rejected ("not an agent run"), so every ingest of an agent

@@ -24,16 +24,6 @@ OI = FIXTURES / "openinference" / ".real" / "probeD45-runtime"
 SK_SEQUENTIAL = OTEL / "sk-1.45-sequential-orchestration-de.otlp.json"
 
 
-@pytest.fixture
-def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """An embedded store under ``tmp_path/home`` for the CLI, with the hashing test embedder."""
-    monkeypatch.setenv("TRAJSEARCH_MODEL", "hashing")
-    for name in ("TRAJSEARCH_SERVER", "TRAJSEARCH_TENANT", "TRAJSEARCH_URI", "TRAJSEARCH_TRACES"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("TRAJSEARCH_HOME", str(tmp_path / "home"))
-    return tmp_path / "home"
-
-
 def test_a_semantic_kernel_orchestration_over_linked_traces_is_one_run_with_each_agents_answer() -> None:
     """D1 (semantic-kernel 1.45 ``SequentialOrchestration`` on ``InProcessRuntime``): SK's agent runtime, a port of
     autogen-core's, starts a trace for every message it sends (``agent_runtime send|process|ack ...``), linked to

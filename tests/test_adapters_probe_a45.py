@@ -30,16 +30,6 @@ SESSION = "1a3a04a2-767d-4258-88bd-1762412ad634"
 CC_ATIF = FIXTURES / "atif" / ".real" / "harbor-0.25" / "cc-proj2" / "agent" / "trajectory.json"
 
 
-@pytest.fixture
-def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """An embedded store under ``tmp_path/home`` for the CLI, with the hashing test embedder."""
-    monkeypatch.setenv("TRAJSEARCH_MODEL", "hashing")
-    for name in ("TRAJSEARCH_SERVER", "TRAJSEARCH_TENANT", "TRAJSEARCH_URI", "TRAJSEARCH_TRACES"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("TRAJSEARCH_HOME", str(tmp_path / "home"))
-    return tmp_path / "home"
-
-
 # -- A2: the raw Qwen Code session of a Harbor trial --------------------------------------------
 
 

@@ -32,16 +32,6 @@ QUOTA_ERROR = ("Exit due to unknown error: litellm.APIError: APIError: OpenAIExc
                "＄-52.561770 (request id: 20260123023913142207690uoRfVR95)")
 
 
-@pytest.fixture
-def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """An embedded store under ``tmp_path/home`` for the CLI, with the hashing test embedder."""
-    monkeypatch.setenv("TRAJSEARCH_MODEL", "hashing")
-    for name in ("TRAJSEARCH_SERVER", "TRAJSEARCH_TENANT", "TRAJSEARCH_URI", "TRAJSEARCH_TRACES"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("TRAJSEARCH_HOME", str(tmp_path / "home"))
-    return tmp_path / "home"
-
-
 # -- A3: the exit message SWE-agent writes when an error stops the run -------------------------------------------
 
 

@@ -21,16 +21,6 @@ RUN_ID = "tau-airline-0-t0"  # the first tau-bench run of the fixture, read from
 FEW_SHOT = Path("/work/shared/data/tau-bench/airline-few-shot.jsonl")
 
 
-@pytest.fixture
-def home(tmp_path: Path, monkeypatch) -> Path:
-    """An embedded store under ``tmp_path/home`` for the CLI, with the hashing test embedder."""
-    monkeypatch.setenv("TRAJSEARCH_MODEL", "hashing")
-    for name in ("TRAJSEARCH_SERVER", "TRAJSEARCH_TENANT", "TRAJSEARCH_URI", "TRAJSEARCH_TRACES"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("TRAJSEARCH_HOME", str(tmp_path / "home"))
-    return tmp_path / "home"
-
-
 def few_shot(path: Path) -> Path:
     lines = FEW_SHOT.read_text().splitlines()[:2] if FEW_SHOT.exists() else [json.dumps({"messages_display": "x"})]
     path.write_text("\n".join(lines) + "\n")

@@ -33,16 +33,6 @@ SWE_TRAJ = FIXTURES / "swe-agent" / "default__gpt-4o" / "astropy__astropy-12907.
 READS = "trajsearch reads JSON, JSON lines and their gzip"
 
 
-@pytest.fixture
-def home(tmp_path: Path, monkeypatch) -> Path:
-    """An embedded store under ``tmp_path/home`` for the CLI, with the hashing test embedder."""
-    monkeypatch.setenv("TRAJSEARCH_MODEL", "hashing")
-    for name in ("TRAJSEARCH_SERVER", "TRAJSEARCH_TENANT", "TRAJSEARCH_URI", "TRAJSEARCH_TRACES"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("TRAJSEARCH_HOME", str(tmp_path / "home"))
-    return tmp_path / "home"
-
-
 def _tar(target: Path, members: dict[str, Path], mode: str = "w") -> Path:
     with tarfile.open(target, mode) as tar:
         for name, path in members.items():

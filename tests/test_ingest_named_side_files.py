@@ -30,16 +30,6 @@ WORKFLOW = FIXTURES / "claude-code" / ".real" / "claude-backup" / "subagents" / 
 
 
 @pytest.fixture
-def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """An embedded store under ``tmp_path/home`` for the CLI, with the hashing test embedder."""
-    monkeypatch.setenv("TRAJSEARCH_MODEL", "hashing")
-    for name in ("TRAJSEARCH_SERVER", "TRAJSEARCH_TENANT", "TRAJSEARCH_URI", "TRAJSEARCH_TRACES"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("TRAJSEARCH_HOME", str(tmp_path / "home"))
-    return tmp_path / "home"
-
-
-@pytest.fixture
 def codex_home(tmp_path: Path) -> Path:
     """``~/.codex`` as the ocodex repository keeps it: the prompts' history beside the sessions folder."""
     codex = tmp_path / ".codex"
