@@ -169,3 +169,13 @@ def test_swe_agent_a_command_that_skipped_a_place_it_may_not_read_did_not_fail(t
     path.parent.mkdir(parents=True)
     path.write_text(json.dumps(record))
     assert only(path).steps[1].error is None
+
+
+def test_swe_agent_a_file_a_command_may_not_read_or_write_is_still_its_error(tmp_path: Path) -> None:
+    """Review 4 of round 12, D3: the rule for searches must not drop ``cat`` / ``tee`` refused a file: they failed."""
+    record = json.loads(NO_EXEC.read_text())
+    record["trajectory"][1]["observation"] = "cat: /etc/shadow: Permission denied\n"
+    path = tmp_path / "output" / NO_EXEC.parent.name / NO_EXEC.name
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps(record))
+    assert only(path).steps[1].error == "cat: /etc/shadow: Permission denied"

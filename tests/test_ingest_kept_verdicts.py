@@ -174,6 +174,8 @@ def test_a_newer_reader_of_the_same_attempt_is_the_same_attempt_and_another_mode
         "steps": [s.model_copy(update={"action": f"{s.action}_v2"}) for s in stored.steps[:-1]]})
     assert same_attempt(upgraded, stored)
     assert not same_attempt(stored.model_copy(update={"steps": stored.steps[:2]}), stored)  # other work
+    other_patch = {**stored.metadata, "submission_chars": stored.metadata["submission_chars"] + 1}
+    assert not same_attempt(stored.model_copy(update={"metadata": other_patch}), stored)  # another patch judged
     [gemini] = [p.trajectory for p in read_inputs([RUNS / "django__django-16429.traj.json"], tenant="t")]
     [rerun] = [p.trajectory for p in read_inputs([RERUN / "django__django-16429.traj.json"], tenant="t")]
     assert not same_attempt(rerun, gemini)  # gpt-5-mini's attempt, not gemini's

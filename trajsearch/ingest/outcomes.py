@@ -921,13 +921,19 @@ class OutcomeTable:
 
 
 def has_own_verdict(run: Trajectory) -> bool:
-    """Whether a run as read was judged: a reward, or a basis saying what judged it (a verifier, test results, an
-    outcome file), other than a submission no test judged (:data:`UNEVALUATED`). An outcome an adapter only guessed
-    from how the run stopped (SWE-agent's ``submitted (exit_cost)``: a patch handed in, never tested) or ``unknown``
-    is no verdict: an evaluation's stands over it (review 1 of round 12, D1: a resolved auto-submitted run became a
-    failure again on a re-ingest without its results file)."""
+    """Whether a run as read says how it went: a reward, a basis saying what judged it, or an outcome the dump
+    holds (a test result, a verdict); not a submission no test judged (:data:`UNEVALUATED`), not ``unknown``, and not
+    the failure an adapter guessed from a run stopped at a limit with its patch handed in (SWE-agent's ``submitted
+    (exit_cost)``, ``exit_status`` in its metadata: an evaluation may well resolve it; review 1 of round 12, D1: a
+    resolved one became a failure again on a re-ingest without its results file)."""
     basis = run.metadata.get("outcome_basis")
-    return basis != UNEVALUATED and (run.reward is not None or basis is not None)
+    if basis == UNEVALUATED:
+        return False
+    if run.reward is not None or basis is not None:
+        return True
+    if run.outcome is Outcome.unknown:
+        return False
+    return not str(run.metadata.get("exit_status") or "").startswith("submitted")
 
 
 def keep_verdict(read: Trajectory, stored: Trajectory) -> Trajectory | None:
@@ -951,19 +957,23 @@ def keep_verdict(read: Trajectory, stored: Trajectory) -> Trajectory | None:
 
 
 def same_attempt(read: Trajectory, stored: Trajectory) -> bool:
-    """Whether ``read`` is the attempt ``stored`` was, however a newer reader reads it: the same model, and the same
-    source id (``SOURCE_ID_KEYS`` but the task's ``instance_id``: a session, trace or conversation) where both have
-    one, else at least half of the same step arguments (what the agent did: a reader renames tools, drops the CLI's
-    own turns, cuts a task's preamble, and keeps the commands). A rerun of a task into the same output folder (one
-    id, another model's or another try's steps) is another attempt, which the outcome file that judged the stored
-    one never saw (probe I, I1: a failed gpt-5-mini rerun took over gemini's resolved verdict)."""
+    """Whether ``read`` is the attempt ``stored`` was, however a newer reader reads it: the same model; the same
+    session, trace or conversation id where both have one; the same size of submission where both handed one in
+    (``submission_chars``: the patch the outcome file judged; review 4 of round 12, D1: two runs of one agent on
+    one task share their first commands); and at least 0.8 of the same step arguments (what the agent did: a reader
+    renames tools, drops the CLI's own turns, cuts a task's preamble, and keeps the commands). A rerun of a task
+    into the same output folder is another attempt, which the outcome file that judged the stored one never saw
+    (probe I, I1: a failed gpt-5-mini rerun took over gemini's resolved verdict)."""
     if read.model_id != stored.model_id:
         return False
     for key in ("session_id", "trace_id", "conversation_id"):
         if read.metadata.get(key) and stored.metadata.get(key):
             return read.metadata[key] == stored.metadata[key]
+    if "submission_chars" in read.metadata and "submission_chars" in stored.metadata \
+            and read.metadata["submission_chars"] != stored.metadata["submission_chars"]:
+        return False
     did, done = _arguments(read), _arguments(stored)
-    return len(did & done) >= max(len(did), len(done)) / 2
+    return len(did & done) >= 0.8 * max(len(did), len(done))
 
 
 def _arguments(run: Trajectory) -> set[str]:

@@ -161,12 +161,14 @@ _EDITOR_REFUSAL = re.compile(
 #: A program that could not be run (exit 126), as the shell says it, whatever name it signs with: bash's
 #: ``<name>: [line N: ]<file>: cannot execute binary file[: Exec format error]`` (the name ``bash``, or the file
 #: itself when bash took it for a script: ``/usr/bin/ls: /usr/bin/ls: cannot execute binary file``), ``... cannot
-#: execute: required file not found``; dash's ``sh: 1: <file>: Exec format error``. (A shell's own ``...: Permission
-#: denied`` is one of its diagnostics, below; another command's, ``find: '/root': Permission denied``, is a place it
-#: skipped while it ran: no error of the step, review 1 of round 12, D6.)
+#: execute: required file not found``, ``...: Permission denied``; dash's ``sh: 1: <file>: Exec format error`` /
+#: ``Permission denied``. A command refused a file the same way (``cat: <file>: Permission denied``, ``tee``) failed
+#: too; a search's (``find: '/root': Permission denied``, ``grep``, ``du``) is a place it skipped while it ran and
+#: listed the rest: no error of the step (review 1 of round 12, D6; review 4, D3).
 #: Such a line is the step's error unless the rest of the output shows another: the program never ran, so what
 #: else the step printed came from other commands (``ls x; find .``) or is a file's text (``printf "$(<f)"``).
-_NO_EXEC = r"^[^\s:]+: (?:line \d+: |\d+: )?[^\s:]+: (?:cannot execute\b|Exec format error)"
+_NO_EXEC = (r"^(?!(?:find|grep|egrep|fgrep|rgrep|rg|du|tree|locate): )"
+            r"[^\s:]+: (?:line \d+: |\d+: )?[^\s:]+: (?:cannot execute\b|Exec format error|Permission denied)")
 _NO_EXEC_LINE = re.compile(_NO_EXEC + r".*$", re.M)
 _ERROR_OUTPUT = re.compile(
     r"^(?:E\s+)?[A-Za-z_][\w.]*(?:Error|Exception)\b:|command not found|No such file or directory|"
