@@ -1032,6 +1032,10 @@ def test_a_task_just_below_the_threshold_naming_code_a_run_changed_gets_exemplar
         assert prose.strategy is Strategy.plan_from_scratch and not prose.items, task
     off = found("Add a `nonform` CSS class for the non form errors of FormSets", floor_off=True)
     assert off.strategy is Strategy.plan_from_scratch and not off.items
+    # a bare file name every project has tells no project's code apart (review 3 of round 12, D1: a game engine's
+    # base.py got scikit-learn runs that changed sklearn/base.py)
+    bare = found("Add a nonform CSS class for the non form errors of formsets.py")
+    assert bare.strategy is Strategy.plan_from_scratch and not bare.items
 
 
 def _changed(run_id: str, task: str, path: str) -> Trajectory:

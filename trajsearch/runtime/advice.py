@@ -276,7 +276,7 @@ def exemplars(
     strategy = strategy_for(best_task, config.novelty, floor)
     # just below the threshold, a task naming code is looked at further: exemplars if a candidate changed that code
     rescue = (strategy is Strategy.plan_from_scratch and best_task is not None
-              and best_task >= config.named_code_floor and bool(identifiers(task)))
+              and best_task >= config.named_code_floor and any(map(_specific, identifiers(task))))
     if strategy is Strategy.plan_from_scratch and not rescue:  # nothing close enough to show: no further search
         return ExemplarSet(strategy, best_task, [], calibration)
     candidates, summaries = _candidates(ts, task, ctx, by_task, pool, exclude_trajectory_ids,
@@ -582,6 +582,18 @@ def warnings(
     _fix_from_successes(ts, chosen, {h.trajectory_id: h for h in found}, ctx, exclude_trajectory_ids, passed,
                         config.pool_factor)
     return chosen
+
+
+#: A file's name alone (``base.py``, ``__init__.py``): every project has one, so it tells no project's code apart.
+_BARE_FILE = re.compile(r"[\w.-]+\.(?:py|pyi|js|jsx|ts|tsx|go|rs|java|kt|rb|c|h|cc|cpp|hpp|cs|php|swift|scala|sh|json|"
+                        r"ya?ml|toml|cfg|ini|md|rst|txt|html|css)")
+
+
+def _specific(name: str) -> bool:
+    """Whether an identifier a task names can tell one project's code from another's (for the novelty rescue):
+    not a bare file name (review 3 of round 12, D1: "Add type hints to base.py of the game engine prototype"
+    got scikit-learn runs that changed ``sklearn/base.py``)."""
+    return not _BARE_FILE.fullmatch(name)
 
 
 def _bare(hit: Hit) -> bool:
