@@ -18,7 +18,9 @@ Spans are grouped into one trajectory per trace, or with
 Mapping
 - span role by ``openinference.span.kind``: ``AGENT`` / ``CHAIN`` = container,
   ``TOOL`` = step, ``LLM`` = model call, ``RETRIEVER`` = step,
-  ``EVALUATOR`` = verdict.
+  ``EVALUATOR`` = verdict; ``EMBEDDING`` / ``RERANKER`` = neither: a trace
+  of those alone (a RAG app's query embedding) holds no agent run and is
+  passed over (``_spans.no_agent_work``).
 - steps: one per ``TOOL`` span: action = ``tool.name``, arguments = the call's
   ``input.value`` (JSON-decoded; ``tool.parameters`` when there is no input:
   OpenInference defines it as the tool's parameter schema, some tracers put the

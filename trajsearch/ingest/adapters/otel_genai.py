@@ -75,8 +75,9 @@ Mapping
   its answer (``crewai.crew.result``). When no span or event
   recorded any input (message content capture off: the instrumentation's
   default), the task is the root span's name with "(no input recorded)" and
-  ``metadata.task_source = "span name"``; a trace of embedding calls only is
-  rejected as no agent run.
+  ``metadata.task_source = "span name"``; a trace whose only model work is
+  embedding or rerank calls (a RAG app's query embedding) holds no agent run
+  and is passed over (``_spans.no_agent_work``).
 - trajectory_id = ``otel:<traceId>`` (``otel:conversation:<id>`` when grouped by
   conversation); model_id = ``gen_ai.response.model`` / ``gen_ai.request.model``
   of the first model call; created_at = the earliest span start; metadata keeps

@@ -41,8 +41,9 @@ Mapping (``ai.operationId``, else the span name)
 - ``ai.embed`` / ``ai.embedMany`` / ``ai.rerank`` (and their ``do*`` spans):
   not steps; a trace made only of them (a RAG app exports one per query: each
   SDK call its own trace) holds no agent run and nothing wrong: it is passed
-  over as "not an agent run" with a line at info level, as the other span
-  adapters pass over traces of no agent work, not rejected.
+  over as "not an agent run" with a line at info level, by the rule every span
+  adapter shares (``_spans.no_agent_work``), not rejected; so is a trace of
+  no AI SDK call, model call or tool at all.
 - a call span with no model-call span below it (exported alone) stands for
   its own model call (its ``ai.response.*`` is the answer).
 - a trace whose spans record no input (``recordInputs: false``, the SDK's
@@ -83,7 +84,8 @@ from ._otlp import (
     span_time,
     with_current_instruction,
 )
-from ._spans import Message, Node, SpanFormat, denial, maybe_json, span_trajectory, start_order, text_of
+from ._spans import (EMBEDS, Message, Node, SpanFormat, denial, maybe_json, no_agent_work, span_trajectory, start_order,
+                     text_of)
 
 NAME = "vercel-ai"
 #: Searched in a file's first 64 KiB when no record can be parsed from them (see ``detect``).
@@ -293,6 +295,8 @@ def _node(span: dict[str, Any], resource: dict[str, Any], seq: int) -> tuple[str
         node.arguments = maybe_json(attrs.get("ai.toolCall.args", attrs.get("ai.toolCall.input")))
         result = attrs.get("ai.toolCall.result", attrs.get("ai.toolCall.output"))
         node.result = text_of(maybe_json(result)) if result is not None else None
+    elif op in _EMBEDS:
+        node.info = {EMBEDS: "rerank" if op.startswith("ai.rerank") else "embedding"}
     return trace, clean_ids(node), None
 
 
@@ -314,9 +318,9 @@ def _call_label(group: list[Node]) -> str | None:
 
 class _Format(SpanFormat):
     def assemble_trajectory(self, key: str, group: list[Node], ctx: Context, by: str = "trace") -> Trajectory | None:
-        if not any(n.role in ("agent", "llm", "tool") for n in group):
-            kinds = ", ".join(sorted({n.name for n in group}))
-            log.info("passed over %s %s: not an agent run: it holds only %s spans", by, key, kinds)
+        if (why := no_agent_work(group)) is not None or not any(n.role in ("agent", "llm", "tool") for n in group):
+            why = why or "it holds only " + ", ".join(sorted({n.name for n in group})) + " spans"
+            log.info("passed over %s %s: not an agent run: %s", by, key, why)
             return None
         calls = [n for n in group if n.role == "agent" and n.name in _CALLS]
         if any(n.role == "llm" for n in group):

@@ -26,6 +26,7 @@ from .._spans import (
     SpanFormat,
     first_user_text,
     in_tree_order,
+    no_agent_work,
     span_trajectory,
     start_order,
     task_from_input,
@@ -258,10 +259,11 @@ class OtlpFormat(SpanFormat):
     so is, in any span format, a trace whose input the SDK or exporter cut
     (see ``shapes``), its task saying so and its metadata ``tags_cut`` what
     was cut and how to keep it whole.
-    A trace of embedding calls is no agent run and is rejected; a trace that
-    only builds agents or workflows (``create_agent`` or ``workflow.build``
-    spans alone) holds no run and nothing wrong: it is passed over (None), with
-    a line at info level.
+    A trace whose only model work is embedding or rerank calls (a RAG app's
+    query embedding: see ``_spans.no_agent_work``) and a trace that only builds
+    agents or workflows (``create_agent`` or ``workflow.build`` spans alone)
+    hold no run and nothing wrong: they are passed over (None), with a line at
+    info level. Other traces of no agent work and no input are rejected.
     """
 
     name_when_no_input: bool = False
@@ -270,6 +272,9 @@ class OtlpFormat(SpanFormat):
 
     def assemble_trajectory(self, key: str, group: list[Node], ctx: Context, by: str = "trace") -> Trajectory | None:
         nodes, cut, cutters = _cut_note(_team_turns(merge_events(group)))
+        if (why := no_agent_work(nodes)) is not None:
+            log.info("passed over %s %s: not an agent run: %s", by, key, why)
+            return None
         try:
             run = span_trajectory(self.name, self.prefix, key, nodes, ctx, by=by)
             return _noted(with_current_instruction(run, nodes, only_over_first=self.latest_user_message == "over first")

@@ -46,7 +46,7 @@ from typing import Any
 
 from .._common import as_dict, as_list, short
 from .._vendor import decode
-from .._spans import Evaluation, Message, Node, error_text, indexed, maybe_json, normalise_message, normalise_messages, text_of
+from .._spans import EMBEDS, Evaluation, Message, Node, error_text, indexed, maybe_json, normalise_message, normalise_messages, text_of
 from .._spans.messages import (adk_tool_error, crew_task_descriptions, failed_tool_results, response_output,
                                result_text, tool_message)
 from .events import callback_envelope, event_messages, returned_error, span_event_messages, system_message, tool_io
@@ -379,6 +379,20 @@ _LANGFUSE_ROLES = {"agent": "agent", "generation": "llm", "tool": "tool", "retri
                    "guardrail": "other", "event": "other"}
 
 
+#: Embedding and rerank calls as each convention names them: ``gen_ai.operation.name``, OpenInference's span
+#: kind, OpenLLMetry's older ``llm.request.type``, Langfuse's observation type (see ``_spans.no_agent_work``).
+_EMBEDS = {"embeddings": "embedding", "embedding": "embedding", "rerank": "rerank", "reranker": "rerank"}
+
+
+def _embeds(attrs: dict[str, Any], span: dict[str, Any]) -> str | None:
+    """"embedding" or "rerank" for a span of such a call, else None."""
+    for kind in (attrs.get("gen_ai.operation.name"), attrs.get("openinference.span.kind") or span.get("span_kind"),
+                 attrs.get("llm.request.type"), attrs.get("langfuse.observation.type")):
+        if (found := _EMBEDS.get(str(kind or "").lower())) is not None:
+            return found
+    return None
+
+
 def _role(attrs: dict[str, Any], span: dict[str, Any], name: str) -> str:
     if (mastra := _MASTRA_ROLES.get(str(attrs.get("mastra.span.type") or ""))) is not None:
         return mastra
@@ -591,6 +605,8 @@ def node_from_span(span: dict[str, Any], resource: dict[str, Any], seq: int) -> 
         evaluations=_evaluations(attrs, events),
         info={k: v for k, v in info.items() if v},
     )
+    if role == "other" and (embeds := _embeds(attrs, span)) is not None:
+        node.info[EMBEDS] = embeds
     if role == "evaluator":  # an evaluator span: its output is the verdict
         verdict = maybe_json(node.output_text)
         if isinstance(verdict, dict):

@@ -24,7 +24,7 @@ Everything is importable from here, as it was when this was one module.
 
 from __future__ import annotations
 
-from .assembly import Assembled, SpanFormat, assemble, in_tree_order, span_trajectory, trajectory_id
+from .assembly import Assembled, SpanFormat, assemble, in_tree_order, no_agent_work, span_trajectory, trajectory_id
 from .messages import (
     denial,
     first_user_text,
@@ -38,6 +38,7 @@ from .messages import (
 from .nodes import (
     ANSWER,
     CONTINUES,
+    EMBEDS,
     REFUSED,
     RESULT_CUT,
     ROLES,
@@ -61,6 +62,7 @@ from .outcome import FAIL_LABELS, OUTCOME_METRICS, PASS_LABELS, error_outcome, o
 __all__ = [
     "ANSWER",
     "CONTINUES",
+    "EMBEDS",
     "FAIL_LABELS",
     "OUTCOME_METRICS",
     "PASS_LABELS",
@@ -84,6 +86,7 @@ __all__ = [
     "indexed",
     "iso_seconds",
     "maybe_json",
+    "no_agent_work",
     "normalise_message",
     "normalise_messages",
     "one_node_per_id",

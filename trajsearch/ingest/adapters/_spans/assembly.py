@@ -97,7 +97,7 @@ from .._agent_cli import prompt_list
 from .._common import Context, RecordError, build, clip_step_text, clip_task, safe_id, short
 from .calls import parallel_calls_in_call_order, prepared_request, tool_key, tool_twins, twin_calls
 from .messages import first_user_text, framework_failure, is_denial, is_object_repr, mcp_error, normalise_messages, task_from_input, user_requests
-from .nodes import ANSWER, CONTINUES, REFUSED, RESULT_CUT, RUN_START, Evaluation, Message, Node, ancestors, maybe_json, start_order, when
+from .nodes import ANSWER, CONTINUES, EMBEDS, REFUSED, RESULT_CUT, RUN_START, Evaluation, Message, Node, ancestors, maybe_json, start_order, when
 from .outcome import failed, error_outcome, outcome_from
 
 
@@ -785,7 +785,7 @@ def _run_info(root: Node, order: list[tuple[Node, int]]) -> dict[str, Any]:
     """The root's info; under a root that is no agent, with what it lacks of the agent's identity taken from the
     spans of one agent (:func:`_identity_spans`) and of the session from the outermost agent span (the shallowest,
     then the earliest) that records it, so an A2A-served run still carries its agent and conversation."""
-    info = {k: v for k, v in root.info.items() if v not in (None, "", [], {})}
+    info = {k: v for k, v in root.info.items() if v not in (None, "", [], {}) and k != EMBEDS}
     if root.role == "agent":
         return info
     outermost_first = sorted((pair for pair in order if pair[0].role == "agent"), key=lambda p: (p[1], start_order(p[0])))
@@ -953,6 +953,18 @@ def span_trajectory(fmt: str, prefix: str, key: str, nodes: list[Node], ctx: Con
 def trajectory_id(prefix: str, key: str, by: str = "trace") -> str:
     """``<prefix>:<key>`` for a trace, ``<prefix>:<by>:<key>`` for a conversation, as a safe id."""
     return safe_id(f"{prefix}:{key}" if by == "trace" else f"{prefix}:{by}:{key}")
+
+
+def no_agent_work(nodes: list[Node]) -> str | None:
+    """Why a group holds no agent run though it records model work: its only model work is embedding or rerank
+    calls (``Node.info[EMBEDS]``), with no agent, model call or tool around them ("embedding calls only"); None
+    otherwise. A RAG app's query embedding is such a trace (one per query where each SDK call is a trace of its
+    own, as the AI SDK's and OpenAI's instrumentors make them): no run to search or learn from, and nothing wrong,
+    so every span adapter passes it over rather than keep a run of no steps whose task is the query."""
+    if any(n.role in ("agent", "llm", "tool") for n in nodes):
+        return None
+    kinds = sorted({n.info[EMBEDS] for n in nodes if n.info.get(EMBEDS)})
+    return f"{' and '.join(kinds)} calls only" if kinds else None
 
 
 @dataclass(frozen=True)

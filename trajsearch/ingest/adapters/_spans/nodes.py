@@ -34,6 +34,9 @@ CONTINUES = "continues"
 #: ``AI_NoSuchToolError`` (``messages.sdk_refused``): no tool ran, no chain failed on its own.
 REFUSED = "refused"
 ANSWER = "respond"
+#: ``Node.info`` key of an embedding or rerank call (its value "embedding" or "rerank"): model work that answers no
+#: one, so a trace of such calls alone holds no agent run (see ``assembly.no_agent_work``).
+EMBEDS = "embeds"
 
 
 @dataclass
