@@ -15,7 +15,7 @@ import signal
 import threading
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable, Iterator, List, Optional
+from typing import Any, Callable, Iterable, Iterator, List, Optional
 
 import typer
 from rich.markup import escape
@@ -291,7 +291,7 @@ def _ingest_remote(paths: List[Path], server: str, ca: Path | None, uri: str | N
                    log_every: float = LOG_EVERY) -> list[dict[str, Any]]:
     """Parse here, stream to the server: the tenant is the key's (a --tenant naming another is refused)."""
     from ..ingest.outcomes import OutcomeTable
-    from ..ingest.read import ClippedRuns, NamedAfterSpool, parsed_as_given, plan_inputs, read_inputs
+    from ..ingest.read import ClippedRuns, NamedAfterSpool, PassedOverGroups, parsed_as_given, plan_inputs, read_inputs
     from ..service.client import DeadlineExceeded, Unavailable
 
     with connect(server, ca, uri, traces, tenant) as api:
@@ -300,9 +300,10 @@ def _ingest_remote(paths: List[Path], server: str, ca: Path | None, uri: str | N
             fail(f"--tenant {tenant!r} is not the key's tenant ({key_tenant!r})")
         try:  # planned as a local ingest plans: an input that cannot be read is a rejection, not the end
             table = OutcomeTable.load(outcomes) if outcomes else None
-            units = plan_inputs(paths, fmt)
+            units, passed_over = plan_inputs(paths, fmt), PassedOverGroups()
             parsed = read_inputs(paths, fmt=fmt, tenant=key_tenant, defaults=defaults, group_by=group_by,
-                                 outcomes=table, success_threshold=success_threshold, units=units)
+                                 outcomes=table, success_threshold=success_threshold, units=units,
+                                 passed_over=passed_over)
         except (ValueError, OSError) as exc:
             fail(str(exc))
         clipped, spooled = ClippedRuns(), NamedAfterSpool(streams.names)
@@ -328,7 +329,8 @@ def _ingest_remote(paths: List[Path], server: str, ca: Path | None, uri: str | N
                     raise
                 raise _ServerStopped("interrupted", exc.code) from None
     return [dict(report.to_dict(), results=report.results, clipped=clipped.to_dict(),
-                 named_after_stream_copy=spooled.to_dict(), outcomes=table.counts() if table is not None else None)]
+                 named_after_stream_copy=spooled.to_dict(), outcomes=table.counts() if table is not None else None,
+                 passed_over=passed_over.to_dict())]
 
 
 def _sent(units: list[Any], records: Iterator[Any], bar: Any, task: int, sent: list[int]) -> Iterator[Any]:
@@ -382,7 +384,8 @@ def _dry_run(paths: List[Path], fmt: str | None, tenant: str, defaults: dict[str
     return would
 
 
-_DRY_RUN_COLUMNS = ("file", "format", "runs", "rejected", "steps", "errors", "outcomes", "first task", "tools", "model")
+_DRY_RUN_COLUMNS = ("file", "format", "runs", "rejected", "passed over", "steps", "errors", "outcomes", "first task",
+                    "tools", "model")
 
 
 def _print_files(files: list[Any]) -> None:
@@ -404,7 +407,8 @@ def _print_files(files: list[Any]) -> None:
 def _file_cells(f: Any) -> list[str]:
     """A file's dry-run cells, in the order of ``_DRY_RUN_COLUMNS``."""
     tools = ", ".join(list(f.tools)[:6]) + (" …" if len(f.tools) > 6 else "")
-    return [f.source, f.fmt or "?", str(f.runs), str(f.rejected), str(f.steps), str(f.errors),
+    return [f.source, f.fmt or "?", str(f.runs), str(f.rejected), _passed_over([f.passed_over], "{groups}: {why}"),
+            str(f.steps), str(f.errors),
             ", ".join(f"{k} {v}" for k, v in sorted(f.outcomes.items())), " ".join((f.task or "").split())[:60],
             tools, ", ".join(list(f.models)[:2])]
 
@@ -459,6 +463,19 @@ def _outcomes_line(joins: list[dict[str, Any]]) -> None:
                   "report per model?): each run took the verdict of the report whose folder names it"
                   + (f"; {ambiguous} run(s) matched none and keep their own outcome" if ambiguous else ""),
                   highlight=False, soft_wrap=True)
+
+
+def _passed_over(counts: Iterable[dict[str, dict[str, int]] | None], said: str = "{groups} passed over: {why}") -> str:
+    """What the read passed over as holding no run (``read.PassedOverGroups``, summed over the workers), e.g. "2
+    trace(s) passed over: embedding calls only" (``said``'s wording); "" when nothing was."""
+    merged: dict[str, dict[str, int]] = {}
+    for count in counts:
+        for by, reasons in (count or {}).items():
+            for reason, n in reasons.items():
+                merged.setdefault(by, {})[reason] = merged.get(by, {}).get(reason, 0) + n
+    return "; ".join(said.format(groups=f"{sum(reasons.values())} {by}(s)", why=", ".join(
+        reason if len(reasons) == 1 else f"{n} {reason}" for reason, n in sorted(reasons.items())))
+        for by, reasons in sorted(merged.items()))
 
 
 def _clipped_line(clips: list[dict[str, Any]]) -> None:
@@ -586,10 +603,13 @@ def _ingest_summary(results: list[dict[str, Any]], as_json: bool) -> None:
     if streamed := max((r.get("units_streamed") or 0) for r in results):
         out.print(f"{streamed} input(s) read from a pipe, whole: no checkpoint resumes a stream (a rerun reads it "
                   "again, its unchanged runs skipped)", soft_wrap=True)
+    passed = _passed_over(r.get("passed_over") for r in results)
+    if passed:
+        out.print(passed, highlight=False, soft_wrap=True)
     done = _inputs_already_done(results)
     if done:
         out.print(f"{done} input(s) already done per the checkpoint (--restart reads them again)", soft_wrap=True)
-    elif not totals["read"] and not any(r.get("error") for r in results):
+    elif not totals["read"] and not passed and not any(r.get("error") for r in results):
         err.print("[yellow]no run in the input[/yellow]: its files hold no record of their format (a tau2-bench "
                   "results.json of the directory layout, for one, keeps its runs in simulations/ beside it: ingest "
                   "that directory); --dry-run lists what each file holds", highlight=False, soft_wrap=True)

@@ -41,7 +41,7 @@ from .checkpoint import Checkpoint, DeadLetter, job_id
 from .outcomes import OutcomeTable
 from ..fsutil import own_private, pid_alive, private_dir
 from ..indexer import IngestReport, Marker
-from .read import (ClippedRuns, DistinctIds, NamedAfterSpool, Parsed, ReadOptions, Unit, fingerprint, make_context,
+from .read import (ClippedRuns, DistinctIds, NamedAfterSpool, Parsed, PassedOverGroups, ReadOptions, Unit, fingerprint, make_context,
                    parsed_as_given, plan_inputs, read_unit)
 
 log = logging.getLogger(__name__)
@@ -132,6 +132,7 @@ class JobResult:
     outcomes: OutcomeTable | None = None  # the job's outcome file, counting the runs it had a verdict for
     clipped: ClippedRuns | None = None  # the runs read with an over-long field clipped
     spooled: NamedAfterSpool | None = None  # the runs of a stream named after its temporary copy
+    passed_over: PassedOverGroups | None = None  # the groups read that hold no run (a trace of embedding calls)
 
     def to_dict(self) -> dict[str, Any]:
         return {**self.report.to_dict(), "units": self.units, "units_already_done": self.skipped_units,
@@ -141,7 +142,8 @@ class JobResult:
                 "renamed": [{"source": s, "trajectory_id": old, "renamed_to": new} for s, old, new in self.renamed],
                 "outcomes": self.outcomes.counts() if self.outcomes is not None else None,
                 "clipped": self.clipped.to_dict() if self.clipped is not None else None,
-                "named_after_stream_copy": self.spooled.to_dict() if self.spooled is not None else None}
+                "named_after_stream_copy": self.spooled.to_dict() if self.spooled is not None else None,
+                "passed_over": self.passed_over.to_dict() if self.passed_over is not None else None}
 
 
 @lru_cache(maxsize=1)
@@ -226,6 +228,8 @@ def run_ingest(
             on_bytes(n)
 
     distinct, clipped, spooled = DistinctIds(ctx, options), ClippedRuns(), NamedAfterSpool(job.streams)
+    passed_over = PassedOverGroups()
+    reading = replace(options, passed_over=passed_over)  # (a unit done already is re-read, not counted again)
 
     def items() -> Iterator[Any]:
         for step in plan:
@@ -234,7 +238,7 @@ def run_ingest(
                 for parsed in read_unit(unit, ctx, options=options):
                     distinct.remember(parsed)
                 continue
-            for parsed in read_unit(unit, ctx, options=options, on_bytes=count_bytes):
+            for parsed in read_unit(unit, ctx, options=reading, on_bytes=count_bytes):
                 if parsed.seq < step.written:
                     distinct.remember(parsed)
                     continue
@@ -267,7 +271,7 @@ def run_ingest(
     _close_state(checkpoint, dead, failing=False)
     return JobResult(report, checkpoint.path, dead.path, len(units), len(skipped), time.monotonic() - started, error,
                      streamed=len(streamed), skipped_keys=skipped, renamed=distinct.renamed, outcomes=outcomes,
-                     clipped=clipped, spooled=spooled)
+                     clipped=clipped, spooled=spooled, passed_over=passed_over)
 
 
 class _Step(NamedTuple):

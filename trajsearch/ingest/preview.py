@@ -1,7 +1,8 @@
 """Check a mapping before indexing: what each dump file would become, without writing anything.
 
 ``trajsearch ingest --dry-run`` prints one :class:`FilePreview` per input file:
-the detected format, the runs and rejections it yields, the steps, the first
+the detected format, the runs and rejections it yields (and the traces it
+holds that are no run, passed over: ``read.PassedOverGroups``), the steps, the first
 run's task, the tools, how many steps carry an error, the outcomes and the
 model. Reading is the same as a real ingest's (same adapters, same grouping,
 same id disambiguation), so what the preview shows is what would land.
@@ -15,7 +16,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from .adapters._common import DEFAULT_SUCCESS_THRESHOLD
-from .read import Parsed, plan_inputs, read_inputs
+from .read import Parsed, PassedOverGroups, plan_inputs, read_inputs
 
 
 @dataclass
@@ -35,6 +36,7 @@ class FilePreview:
     models: Counter = field(default_factory=Counter)
     first_rejection: str | None = None
     renamed: int = 0
+    passed_over: dict[str, dict[str, int]] = field(default_factory=dict)  # groups of no run (read.PassedOverGroups)
 
     def add(self, parsed: Parsed) -> None:
         self.fmt = self.fmt or parsed.fmt
@@ -62,7 +64,7 @@ class FilePreview:
             "steps": self.steps, "step_errors": self.errors, "task": self.task,
             "tools": dict(self.tools.most_common()), "outcomes": dict(self.outcomes),
             "rewards": self.rewards[:20], "models": dict(self.models), "renamed_ids": self.renamed,
-            "first_rejection": self.first_rejection,
+            "first_rejection": self.first_rejection, "passed_over": self.passed_over,
         }
 
 
@@ -90,9 +92,15 @@ def preview(
     single file) raise ValueError / FileNotFoundError, as ingest does.
     """
     paths = list(paths)
-    units = plan_inputs(paths, fmt)
+    units, passed_over = plan_inputs(paths, fmt), PassedOverGroups()
     files = preview_items(read_inputs(paths, fmt=fmt, tenant=tenant, defaults=defaults, group_by=group_by,
-                                      outcomes=outcomes, success_threshold=success_threshold, units=units))
+                                      outcomes=outcomes, success_threshold=success_threshold, units=units,
+                                      passed_over=passed_over))
+    by_source = {f.source: f for f in files}
+    for source, fmt_read in passed_over.sources().items():  # what each file held that is no run (and no rejection)
+        if source not in by_source:
+            files.append(by_source.setdefault(source, FilePreview(source, fmt_read)))
+        by_source[source].passed_over = passed_over.of(source)
     seen = {f.source for f in files}
     # a file that holds no run is listed too, with 0 runs (e.g. a tau2 dir layout's results.json)
     return files + [FilePreview(unit.key, unit.fmt) for unit in units

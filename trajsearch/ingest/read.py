@@ -32,6 +32,7 @@ import socket
 import stat
 import sys
 import tempfile
+from collections import Counter
 from contextlib import nullcontext
 from dataclasses import dataclass, replace
 from functools import lru_cache
@@ -46,7 +47,7 @@ from trajsearch.represent import run_content
 
 from . import sources
 from .adapters import ADAPTERS, Context, RecordError, adapter_for, is_grouped, side_path
-from .adapters._common import DEFAULT_SUCCESS_THRESHOLD, DEFAULT_TENANT, clipped_fields
+from .adapters._common import DEFAULT_SUCCESS_THRESHOLD, DEFAULT_TENANT, PassedOver, clipped_fields
 from .detect import SideFile, detect_format, forced_format
 from .sources import PEEK_BYTES, OnBytes, Record
 from .spool import Spool
@@ -151,13 +152,15 @@ def describe_validation_error(exc: ValidationError, limit: int = 3) -> str:
     return "invalid trajectory: " + "; ".join(parts[:limit]) + more
 
 
-def _convert(fmt: str, build: Callable[[], Trajectory | None]) -> tuple[Trajectory | None, str | None]:
+def _convert(fmt: str, build: Callable[[], Trajectory]) -> tuple[Trajectory | None, str | None]:
     try:
         return build(), None
     except ValidationError as exc:
         return None, describe_validation_error(exc)
     except RecordError as exc:
         return None, str(exc)
+    except PassedOver:  # no run and nothing wrong: the caller counts it (see PassedOverGroups)
+        raise
     except Exception as exc:  # a malformed shape the adapter did not foresee
         return None, f"cannot convert {fmt} record: {type(exc).__name__}: {exc}"
 
@@ -173,6 +176,7 @@ class ReadOptions:
     outcomes: Any = None  # an outcomes.OutcomeTable
     keep: Callable[[str], bool] | None = None  # shard filter on a run key (see shard.run_key)
     spool_dir: str | None = None
+    passed_over: PassedOverGroups | None = None  # counts the groups that hold no run (see PassedOverGroups)
 
     def __post_init__(self) -> None:
         if self.group_by not in GROUP_BY:
@@ -811,10 +815,14 @@ def _read_grouped(unit: Unit, ctx: Context, options: ReadOptions, skip: int,
             if options.keep is not None and not options.keep(run_key(tenant, adapter.trajectory_id(key, options.group_by))):
                 continue
             group_ctx = replace(ctx, source=Path(source))
-            trajectory, error = _convert(fmt, lambda: adapter.assemble_trajectory(key, nodes, group_ctx,
-                                                                                   options.group_by))
-            if trajectory is None and error is None:
-                continue  # the group holds no run (a trace that only built an agent): the adapter logged why
+            try:
+                trajectory, error = _convert(fmt, lambda: adapter.assemble_trajectory(key, nodes, group_ctx,
+                                                                                       options.group_by))
+            except PassedOver as exc:  # the group holds no run and nothing wrong (a trace of embedding calls)
+                log.info("passed over %s %s: %s", options.group_by, key, exc.detail)
+                if options.passed_over is not None:
+                    options.passed_over.add(source, fmt, options.group_by, exc.reason)
+                continue
             yield _joined(Parsed(source, f"{options.group_by} {key} (first span at {position})", trajectory=trajectory,
                                  error=error, fmt=fmt, unit=unit.key, seq=seq - 1), options)
     finally:
@@ -981,6 +989,37 @@ class ClippedRuns:
         return {"runs": self.runs, "examples": self.examples}
 
 
+class PassedOverGroups:
+    """The groups read that hold no run and nothing wrong (an adapter's :class:`PassedOver`: a trace of
+    embedding calls only, one that only builds an agent), counted by file, format, grouping and reason: neither a
+    run nor a rejection, so nothing else would tell an input whose traces were all passed over from an empty one."""
+
+    def __init__(self) -> None:
+        self.counts: Counter[tuple[str, str, str, str]] = Counter()  # (source, format, group_by, reason) -> groups
+
+    def add(self, source: str, fmt: str, by: str, reason: str) -> None:
+        self.counts[(source, fmt, by, reason)] += 1
+
+    def of(self, source: str) -> dict[str, dict[str, int]]:
+        """The counts of one file, as :meth:`to_dict`'s."""
+        return _by_grouping((by, reason, n) for (src, _, by, reason), n in self.counts.items() if src == source)
+
+    def sources(self) -> dict[str, str]:
+        """The files that held a group passed over, with their format."""
+        return {source: fmt for source, fmt, _, _ in self.counts}
+
+    def to_dict(self) -> dict[str, dict[str, int]]:
+        """``{group_by: {reason: groups}}``, e.g. ``{"trace": {"embedding calls only": 2}}``."""
+        return _by_grouping((by, reason, n) for (_, _, by, reason), n in self.counts.items())
+
+
+def _by_grouping(counts: Iterable[tuple[str, str, int]]) -> dict[str, dict[str, int]]:
+    out: dict[str, dict[str, int]] = {}
+    for by, reason, n in counts:
+        out.setdefault(by, {})[reason] = out.get(by, {}).get(reason, 0) + n
+    return out
+
+
 def fingerprint(unit: Unit) -> str:
     """Identity of a unit's content: size, mtime and the first 64 KiB of each file."""
     digest = hashlib.blake2b(digest_size=16)
@@ -1037,15 +1076,17 @@ def read_inputs(
     outcomes: Any = None,
     success_threshold: float = DEFAULT_SUCCESS_THRESHOLD,
     units: list[Unit] | None = None,
+    passed_over: PassedOverGroups | None = None,
 ) -> Iterator[Parsed]:
     """Several inputs read as one ingest job reads them (:func:`plan_inputs`: spans joined across inputs, a file
     that cannot be read a rejection; one run id kept distinct across all: :class:`DistinctIds`), so that what a
     preview or a ``delete --from`` reads is what the ingest of the same inputs stored. Options as :func:`read_dump`;
-    ``units``: the inputs' units, if the caller planned them already."""
+    ``units``: the inputs' units, if the caller planned them already; ``passed_over`` counts the groups that hold
+    no run (see :class:`PassedOverGroups`)."""
     paths = list(paths)
     ctx = make_context(paths[0] if paths else ".", tenant=tenant, defaults=defaults,
                        success_threshold=success_threshold)
-    options = ReadOptions(group_by=group_by, outcomes=outcomes)
+    options = ReadOptions(group_by=group_by, outcomes=outcomes, passed_over=passed_over)
     units = plan_inputs(paths, fmt) if units is None else units
     distinct = DistinctIds(ctx, options)
     return (distinct(parsed) for unit in units for parsed in read_unit(unit, ctx, options=options))

@@ -34,8 +34,9 @@ entry in ``ADAPTERS``. A module exposes:
 - a span adapter (``GROUPED = True``: OTel GenAI, OpenInference, LangSmith,
   Langfuse): ``nodes(record, ctx, seq)`` yielding ``(trace key, Node,
   conversation id)``, ``trajectory_id(key, by)`` and
-  ``assemble_trajectory(key, nodes, ctx, by)`` (None for a group that holds no
-  run, passed over with a line at info level saying why); the reader groups the spans of
+  ``assemble_trajectory(key, nodes, ctx, by)`` (raising ``_common.PassedOver``
+  for a group that holds no run and nothing wrong: the reader says why at info
+  level and counts it for the summary); the reader groups the spans of
   a whole input by trace (or conversation) before assembling.
 
 Each module documents its field mapping in its docstring. File handling

@@ -28,6 +28,17 @@ class RecordError(ValueError):
     """A record that cannot become a trajectory; the message says why."""
 
 
+class PassedOver(Exception):
+    """A group of spans that holds no run and nothing wrong (a trace of embedding calls only, one that only builds
+    an agent): neither a run nor a rejection, raised by a span adapter's ``assemble_trajectory``. ``reason`` is
+    what such groups are counted by in an ingest's summary ("embedding calls only"), so an input whose traces were
+    all passed over is told from one that held nothing; ``detail`` what the info line says of this one."""
+
+    def __init__(self, reason: str, detail: str | None = None) -> None:
+        super().__init__(reason)
+        self.reason, self.detail = reason, detail or reason
+
+
 @dataclass(frozen=True)
 class Context:
     """Where a record came from and what the operator imposes on it."""

@@ -41,9 +41,10 @@ Mapping (``ai.operationId``, else the span name)
 - ``ai.embed`` / ``ai.embedMany`` / ``ai.rerank`` (and their ``do*`` spans):
   not steps; a trace made only of them (a RAG app exports one per query: each
   SDK call its own trace) holds no agent run and nothing wrong: it is passed
-  over as "not an agent run" with a line at info level, by the rule every span
-  adapter shares (``_spans.no_agent_work``), not rejected; so is a trace of
-  no AI SDK call, model call or tool at all.
+  over as "not an agent run" (``PassedOver``: a line at info level, counted
+  in the ingest's summary), by the rule every span adapter shares
+  (``_spans.no_agent_work``), not rejected; so is a trace of no AI SDK call,
+  model call or tool at all.
 - a call span with no model-call span below it (exported alone) stands for
   its own model call (its ``ai.response.*`` is the answer).
 - a trace whose spans record no input (``recordInputs: false``, the SDK's
@@ -62,14 +63,13 @@ Mapping (``ai.operationId``, else the span name)
 
 from __future__ import annotations
 
-import logging
 import re
 from dataclasses import asdict
 from typing import Any, Iterator
 
 from trajsearch.model import Trajectory
 
-from ._common import Context, RecordError
+from ._common import Context, PassedOver, RecordError
 from ._otlp import (
     attributes,
     clean_ids,
@@ -92,8 +92,6 @@ NAME = "vercel-ai"
 SIGNATURE = re.compile(r'"ai\.operationId"|"ai\.(?:generateText|streamText|generateObject|streamObject)(?:\.do\w+)?"')
 GROUPED = True
 ID_PREFIX = "vercel"
-
-log = logging.getLogger(__name__)
 
 _CALLS = ("ai.generateText", "ai.streamText", "ai.generateObject", "ai.streamObject")
 _MODEL_CALLS = tuple(f"{c}.{d}" for c in _CALLS for d in ("doGenerate", "doStream"))
@@ -317,11 +315,12 @@ def _call_label(group: list[Node]) -> str | None:
 
 
 class _Format(SpanFormat):
-    def assemble_trajectory(self, key: str, group: list[Node], ctx: Context, by: str = "trace") -> Trajectory | None:
-        if (why := no_agent_work(group)) is not None or not any(n.role in ("agent", "llm", "tool") for n in group):
-            why = why or "it holds only " + ", ".join(sorted({n.name for n in group})) + " spans"
-            log.info("passed over %s %s: not an agent run: %s", by, key, why)
-            return None
+    def assemble_trajectory(self, key: str, group: list[Node], ctx: Context, by: str = "trace") -> Trajectory:
+        if (why := no_agent_work(group)) is not None:
+            raise PassedOver(why, f"not an agent run: {why}")
+        if not any(n.role in ("agent", "llm", "tool") for n in group):
+            names = ", ".join(sorted({n.name for n in group}))
+            raise PassedOver("no AI SDK call", f"not an agent run: it holds only {names} spans")
         calls = [n for n in group if n.role == "agent" and n.name in _CALLS]
         if any(n.role == "llm" for n in group):
             for n in calls:  # the model id of a run is the one its model calls answered with

@@ -18,7 +18,7 @@ from typing import Any, Iterator
 
 from trajsearch.model import Trajectory
 
-from .._common import Context, RecordError, clip_task
+from .._common import Context, PassedOver, RecordError, clip_task
 from .._spans import (
     RESULT_CUT,
     Message,
@@ -262,19 +262,19 @@ class OtlpFormat(SpanFormat):
     A trace whose only model work is embedding or rerank calls (a RAG app's
     query embedding: see ``_spans.no_agent_work``) and a trace that only builds
     agents or workflows (``create_agent`` or ``workflow.build`` spans alone)
-    hold no run and nothing wrong: they are passed over (None), with a line at
-    info level. Other traces of no agent work and no input are rejected.
+    hold no run and nothing wrong: they are passed over (``PassedOver``: the
+    read says so at info level and the ingest counts them by reason). Other
+    traces of no agent work and no input are rejected.
     """
 
     name_when_no_input: bool = False
     #: True, or "over first": only where the task is the history's first user message (see with_current_instruction)
     latest_user_message: bool | str = False
 
-    def assemble_trajectory(self, key: str, group: list[Node], ctx: Context, by: str = "trace") -> Trajectory | None:
+    def assemble_trajectory(self, key: str, group: list[Node], ctx: Context, by: str = "trace") -> Trajectory:
         nodes, cut, cutters = _cut_note(_team_turns(merge_events(group)))
         if (why := no_agent_work(nodes)) is not None:
-            log.info("passed over %s %s: not an agent run: %s", by, key, why)
-            return None
+            raise PassedOver(why, f"not an agent run: {why}")
         try:
             run = span_trajectory(self.name, self.prefix, key, nodes, ctx, by=by)
             return _noted(with_current_instruction(run, nodes, only_over_first=self.latest_user_message == "over first")
@@ -286,9 +286,8 @@ class OtlpFormat(SpanFormat):
                 raise RecordError(f"not read: the {by} holds {MONOCLE}") from None
             if all(_builds_agent(n) for n in nodes):
                 built = "a workflow" if all(n.name == "workflow.build" for n in nodes) else "an agent"
-                log.info("passed over %s %s: it only builds %s (%s), no run of it", by, key, built,
-                         ", ".join(sorted({n.name for n in nodes})))
-                return None
+                names = ", ".join(sorted({n.name for n in nodes}))
+                raise PassedOver(f"only builds {built}", f"it only builds {built} ({names}), no run of it") from None
             if not any(n.role in ("llm", "tool", "agent", "chain", "retriever") and not _builds_agent(n)
                        for n in nodes):
                 kinds = ", ".join(sorted({n.name.split(" ", 1)[0] for n in nodes}))
