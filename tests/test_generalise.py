@@ -24,7 +24,7 @@ from trajsearch.runtime.rerank import (changed_files, defined_in, named_files, t
 from trajsearch.search import TrajSearch
 from trajsearch.touched import identifiers, touched
 
-from adapter_support import only
+from adapter_support import only, runs
 from conftest import BASE_TIME, make_run
 from test_server_uri import milvus_server  # noqa: F401 - the module-scoped server fixture
 
@@ -1191,3 +1191,23 @@ def test_a_run_whose_steps_read_like_the_task_is_preferred_to_a_twin_of_the_firs
     assert {e.trajectory_id: e.features["steps"] for e in items} == {"near-0": 0.0, "reproduced": 1.0}
     off = Runtime(hashing_ts, replace(config, advice=replace(config.advice, near_step_weight=0.0)))
     assert [e.trajectory_id for e in off.exemplars(URLIZE_TASK, ACME, k=2).items] in (["near-0", "near-1"], ["near-0", "near-2"])
+
+
+#: real gemini-3-pro mini-swe-agent runs of SWE-bench Verified, trimmed (tests/fixtures/mini-swe-agent/.real/SOURCE.md)
+NAMESAKES = FIXTURES / "mini-swe-agent" / ".real" / "gemini-3-pro-namesakes"
+
+
+def test_a_run_below_the_threshold_is_not_grounded_by_its_own_vote_for_its_files(model_ts):
+    """Probe E2 (E2-E): every candidate votes for the files it changed, so a distant run's own files were among
+    the likeliest and kept it below the novelty threshold as the first exemplar (django-16938, serializers, for a
+    seaborn legend issue). Here sphinx-9698 (``domains/python.py``) beside scikit-learn-10297 (``ridge.py``) for
+    scikit-learn-14087's issue, with the default ``likely_files_looked_up``: counted without its own vote, the
+    likeliest file is ridge.py, which the sphinx run did not change. ``cover_steps`` 0: in a tenant of two runs
+    every step row is among the nearest (feature ``steps``)."""
+    task = only(NAMESAKES / "scikit-learn__scikit-learn-14087.traj.json").task
+    model_ts.add(runs(NAMESAKES / "sphinx-doc__sphinx-9698.traj.json", tenant="acme")
+                 + runs(NAMESAKES / "scikit-learn__scikit-learn-10297.traj.json", tenant="acme"))
+    found = Runtime(model_ts, RuntimeConfig(advice=AdviceConfig(cover_steps=0))).exemplars(task, ACME)
+    assert found.strategy is Strategy.use_as_inspiration  # the scikit-learn run is near enough
+    shown = [e.trajectory_id.split(".")[-1] for e in found.items]
+    assert shown == ["scikit-learn__scikit-learn-10297"], shown

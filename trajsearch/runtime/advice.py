@@ -10,6 +10,7 @@ format asking for more than a digest keeps.
 
 from __future__ import annotations
 
+import functools
 import logging
 import re
 from dataclasses import dataclass, field, replace
@@ -293,7 +294,7 @@ def exemplars(
             return ExemplarSet(strategy, best_task, [], calibration)
         strategy = Strategy.use_as_inspiration
     if config.rerank.diversity:
-        cover, near = _likely_files(ts, task, ctx, ranked, summaries, exclude_trajectory_ids, config)
+        cover, near, without = _likely_files(ts, task, ctx, ranked, summaries, exclude_trajectory_ids, config)
         more = _runs_changing_likely_files(ts, task, ctx, cover, ranked, summaries, exclude_trajectory_ids, config)
         if more:  # ranked again with them: the features' idf is over all candidates
             candidates = sorted([*candidates, *more], key=lambda h: -h.score)
@@ -309,14 +310,15 @@ def exemplars(
                              max_cosine=config.rerank.max_cosine, other_work_margin=config.rerank.other_work_margin,
                              cover=cover if covering else None, cover_weight=config.cover_weight,
                              task_of=lambda s: tasks.get(s.hit.trajectory_id))
-        likely = set(sorted(cover, key=lambda key: -cover[key])[:config.likely_files_looked_up])
+        def likely(run: str) -> set[str]:  # the likeliest files but for the run's own vote
+            return _likeliest(without(run), config.likely_files_looked_up)
         ranked, by_calls = _grounded(ranked, floor, likely, summaries), _grounded(by_calls, floor, likely, summaries)
         chosen = pick(ranked, k - slots)
         if slots:  # the last places in their own order; covering decides them only where the ranking does
             order = _last_places(chosen, ranked, by_calls, summaries)
             chosen = pick(chosen + [s for s in order or ranked if s not in chosen], k, covering=order is None)
     else:  # still one place per run: its copies in ``by_calls`` and ``ranked`` differ in score
-        ranked, by_calls = _grounded(ranked, floor, set(), summaries), _grounded(by_calls, floor, set(), summaries)
+        ranked, by_calls = _grounded(ranked, floor, _nothing, summaries), _grounded(by_calls, floor, _nothing, summaries)
         chosen = ranked[: k - slots]
         if slots:
             taken = {s.hit.trajectory_id for s in chosen}
@@ -340,7 +342,8 @@ def _rankings(task: str, candidates: list[Hit], summaries: dict[str, Hit], ctx: 
     return ranked, _calls_first(by_calls, config.rerank.call_match) if slots else by_calls
 
 
-def _grounded(order: list[Scored], floor: float, likely: set[str], summaries: dict[str, Hit]) -> list[Scored]:
+def _grounded(order: list[Scored], floor: float, likely: Callable[[str], set[str]],
+              summaries: dict[str, Hit]) -> list[Scored]:
     """``order`` without the runs below the novelty threshold (``floor``) that nothing but their bonuses lifted.
 
     A run whose task and summary are further from the task than the threshold novelty is judged on
@@ -352,15 +355,29 @@ def _grounded(order: list[Scored], floor: float, likely: set[str], summaries: di
     E2-2, sphinx's ``domains/python.py`` was kept for a scikit-learn issue for its ``python: 3.6.7``),
     one of its step rows is among those nearest the task (``steps``), it changed one of the files the task's work likeliest lies in (``likely``, see
     :mod:`.where`: runs found by those files often word their task otherwise), or it made calls
-    the task names (``calls``). Exemplar-only leave-task-out on SWE-bench runs (gemini 299, CodeR
+    the task names (``calls``). ``likely(run)`` gives those files by every vote but the run's own (the files
+    it changed, its step rows, its reads): a candidate votes for the files it changed, so a distant run's own
+    files were among the likeliest few and kept it (probe E2, E2-E: django-16938, at cosine 0.186, came first
+    for a seaborn legend issue for its ``serializers/python.py``). Exemplar-only leave-task-out on SWE-bench runs (gemini 299, CodeR
     49, two SWE-agent sets 32 and 40 findable tasks): recall@1 and @3 unchanged; 2 of the 49 CodeR
     lists lost a third run that did other work, no other list changed."""
     def near(s: Scored) -> bool:
         f = s.features
         return (s.similarity >= floor or f.get("named", 0.0) > 0 or f.get("where", 0.0) > 0
                 or f.get("steps", 0.0) > 0 or f.get("calls", 0.0) > 0
-                or any(file_key(path) in likely for path in changed_files(_summary(s, summaries))))
+                or bool({file_key(path) for path in changed_files(_summary(s, summaries))}
+                        & likely(s.hit.trajectory_id)))
     return [s for s in order if near(s)]
+
+
+def _nothing(run: str) -> set[str]:
+    """No likely files (covering off)."""
+    return set()
+
+
+def _likeliest(cover: dict[str, float], n: int) -> set[str]:
+    """The ``n`` files of ``cover`` the task's work likeliest lies in."""
+    return set(sorted(cover, key=lambda key: -cover[key])[:n])
 
 
 def _calls_first(order: list[Scored], call_match: float) -> list[Scored]:
@@ -435,22 +452,37 @@ def _runs_making_named_calls(ts: TrajSearch, task: str, ctx: RuntimeContext, sum
 
 
 def _likely_files(ts: TrajSearch, task: str, ctx: RuntimeContext, ranked: list[Scored], summaries: dict[str, Hit],
-                  exclude: Sequence[str], config: AdviceConfig) -> tuple[dict[str, float], set[str]]:
-    """Where the task's work likely lies (:func:`~.where.likely_files`), and the runs whose step rows are
-    among the ``cover_steps`` nearest the task (any outcome); nothing to cover, and no search, when
-    covering is off or no candidate changed a file (a support desk's runs). The step rows holding the
-    task's identifiers (``cover_named_steps``, by the lexical leg) vote too."""
+                  exclude: Sequence[str], config: AdviceConfig
+                  ) -> tuple[dict[str, float], set[str], Callable[[str], dict[str, float]]]:
+    """Where the task's work likely lies (:func:`~.where.likely_files`), the runs whose step rows are
+    among the ``cover_steps`` nearest the task (any outcome), and where it likely lies by the same votes but a
+    run's own (the candidates' vote taken again without it; for :func:`_grounded`); nothing to cover, and no
+    search, when covering is off or no candidate changed a file (a support desk's runs). The step rows holding
+    the task's identifiers (``cover_named_steps``, by the lexical leg) vote too."""
     changed = where.changed_votes([(s.score, changed_files(_summary(s, summaries))) for s in ranked]) \
         if config.cover_weight else {}
     if not changed:
-        return {}, set()
+        return {}, set(), lambda run: {}
     steps = search(ts, task, ctx.filters(levels=("step",), exclude_trajectory_ids=exclude),
                    k=config.cover_steps, grouped=False) if config.cover_steps else []
     names = " ".join(identifiers(task)) if config.cover_named_steps else ""
     named = search(ts, names[:MAX_QUERY_CHARS], ctx.filters(levels=("step",), exclude_trajectory_ids=exclude),
                    k=config.cover_named_steps, grouped=False, mode="lexical") if names.strip() else []
-    cover = where.likely_files(changed, steps, task_homes(task, [_summary(s, summaries) for s in ranked]), named)
-    return cover, {hit.trajectory_id for hit in steps}
+    cover = _cover(task, ranked, summaries, steps, named)
+
+    @functools.cache
+    def without(run: str) -> dict[str, float]:  # its changed files, step rows and reads vote for nothing
+        return _cover(task, [s for s in ranked if s.hit.trajectory_id != run], summaries,
+                      [hit for hit in steps if hit.trajectory_id != run], [hit for hit in named if hit.trajectory_id != run])
+    return cover, {hit.trajectory_id for hit in steps}, without
+
+
+def _cover(task: str, ranked: list[Scored], summaries: dict[str, Hit], steps: list[Hit],
+           named: list[Hit]) -> dict[str, float]:
+    """:func:`~.where.likely_files` by the votes of these candidates (the files they changed, their reads of the
+    code the task names) and of these step rows."""
+    changed = where.changed_votes([(s.score, changed_files(_summary(s, summaries))) for s in ranked])
+    return where.likely_files(changed, steps, task_homes(task, [_summary(s, summaries) for s in ranked]), named)
 
 
 def _near_steps(ranked: list[Scored], near: set[str], weight: float, call_match: float | None = None) -> list[Scored]:
