@@ -43,7 +43,7 @@ import numpy as np
 
 from .digest import row_steps
 from .embed import Embedder, document_encoder
-from .ingest.outcomes import BASIS, has_own_verdict, keep_verdict
+from .ingest.outcomes import file_verdict, has_own_verdict, keep_verdict
 from .model import Trajectory
 from .results import IngestReport, Rejection
 from .represent import (WINDOW_TOKENS_SINCE, Row, Summarizer, WindowConfig, content_hash, embed_rows, extractive_summary,
@@ -437,9 +437,9 @@ class Indexer:
                 continue
             stored = self._stored_run(key, batch.stored_uris[key])
             kept = keep_verdict(run, stored) if stored is not None else None
-            if kept is None and stored is not None and str(stored.metadata.get("outcome_basis")).startswith(BASIS):
+            if kept is None and stored is not None and (basis := file_verdict(stored)) is not None:
                 log.warning("%s: the stored run had the verdict of %s, but this is another attempt at the task (another "
-                            "model or other work): its verdict is not kept", key[1], stored.metadata["outcome_basis"])
+                            "model or other work): its verdict is not kept", key[1], basis)
             if kept is not None:
                 read, batch.hashes[key] = batch.hashes[key], content_hash(kept, self.window)
                 batch.runs[key] = (kept, fmt)

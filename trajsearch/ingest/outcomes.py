@@ -936,6 +936,12 @@ def has_own_verdict(run: Trajectory) -> bool:
     return not str(run.metadata.get("exit_status") or "").startswith("submitted")
 
 
+def file_verdict(run: Trajectory) -> str | None:
+    """The basis of a run's verdict when an outcome file gave it (``outcomes file <name>``), else None."""
+    basis = run.metadata.get("outcome_basis")
+    return basis if isinstance(basis, str) and basis.startswith(BASIS) else None
+
+
 def keep_verdict(read: Trajectory, stored: Trajectory) -> Trajectory | None:
     """``read`` with the verdict an outcome file gave ``stored`` (the same run, as an earlier ingest stored it),
     where ``read`` has no verdict of its own; else None (the read's own verdict, or none, stands).
@@ -946,8 +952,8 @@ def keep_verdict(read: Trajectory, stored: Trajectory) -> Trajectory | None:
     successes in silence). A read with a verdict of its own (a dump carrying test results, a new outcome file)
     replaces the stored one. The verdict is put back as :meth:`OutcomeTable.apply` gave it: outcome, reward,
     basis, and the failure it told (the read's own error, where it holds one, first)."""
-    basis = stored.metadata.get("outcome_basis")
-    if has_own_verdict(read) or not (isinstance(basis, str) and basis.startswith(BASIS)):
+    basis = file_verdict(stored)
+    if has_own_verdict(read) or basis is None:
         return None
     if not same_attempt(read, stored):  # another attempt under the id (a rerun into the same folder): unjudged
         return None
