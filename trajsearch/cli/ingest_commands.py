@@ -468,11 +468,10 @@ def _outcomes_line(joins: list[dict[str, Any]]) -> None:
 def _passed_over(counts: Iterable[dict[str, dict[str, int]] | None], said: str = "{groups} passed over: {why}") -> str:
     """What the read passed over as holding no run (``read.PassedOverGroups``, summed over the workers), e.g. "2
     trace(s) passed over: embedding calls only" (``said``'s wording); "" when nothing was."""
-    merged: dict[str, dict[str, int]] = {}
-    for count in counts:
-        for by, reasons in (count or {}).items():
-            for reason, n in reasons.items():
-                merged.setdefault(by, {})[reason] = merged.get(by, {}).get(reason, 0) + n
+    from ..ingest.read import by_grouping
+
+    merged = by_grouping((by, reason, n) for count in counts for by, reasons in (count or {}).items()
+                         for reason, n in reasons.items())
     return "; ".join(said.format(groups=f"{sum(reasons.values())} {by}(s)", why=", ".join(
         reason if len(reasons) == 1 else f"{n} {reason}" for reason, n in sorted(reasons.items())))
         for by, reasons in sorted(merged.items()))

@@ -635,11 +635,12 @@ def _once(units: list[Unit], taken: set[tuple[int, int] | str], repeats: dict[st
     another unit that shares some files (none known) is kept whole."""
     kept = []
     for unit in units:
-        fresh = tuple(f for f in unit.files if _identity(f) not in taken)
+        identities = {f: _identity(f) for f in unit.files}  # one stat a file
+        fresh = tuple(f for f in unit.files if identities[f] not in taken)
         if unit.files and not fresh:
             repeats[unit.key] = repeats.get(unit.key, 0) + 1
             continue
-        taken.update(map(_identity, unit.files))
+        taken.update(identities.values())
         kept.append(replace(unit, files=fresh) if unit.grouped else unit)
     return kept
 
@@ -1002,7 +1003,7 @@ class PassedOverGroups:
 
     def of(self, source: str) -> dict[str, dict[str, int]]:
         """The counts of one file, as :meth:`to_dict`'s."""
-        return _by_grouping((by, reason, n) for (src, _, by, reason), n in self.counts.items() if src == source)
+        return by_grouping((by, reason, n) for (src, _, by, reason), n in self.counts.items() if src == source)
 
     def sources(self) -> dict[str, str]:
         """The files that held a group passed over, with their format."""
@@ -1010,10 +1011,12 @@ class PassedOverGroups:
 
     def to_dict(self) -> dict[str, dict[str, int]]:
         """``{group_by: {reason: groups}}``, e.g. ``{"trace": {"embedding calls only": 2}}``."""
-        return _by_grouping((by, reason, n) for (_, _, by, reason), n in self.counts.items())
+        return by_grouping((by, reason, n) for (_, _, by, reason), n in self.counts.items())
 
 
-def _by_grouping(counts: Iterable[tuple[str, str, int]]) -> dict[str, dict[str, int]]:
+def by_grouping(counts: Iterable[tuple[str, str, int]]) -> dict[str, dict[str, int]]:
+    """``(group_by, reason, groups)`` counts summed as ``{group_by: {reason: groups}}``
+    (:meth:`PassedOverGroups.to_dict`'s shape; the CLI sums the workers' this way too)."""
     out: dict[str, dict[str, int]] = {}
     for by, reason, n in counts:
         out.setdefault(by, {})[reason] = out.get(by, {}).get(reason, 0) + n
