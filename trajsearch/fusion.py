@@ -384,6 +384,13 @@ class FusionConfig:
             return set()
         return {rid for rid, row in texts.items() if rid in held or self._near(words, row)}
 
+    def nearly_holds(self, text: str, row: str) -> bool:
+        """Whether ``row`` holds nearly all of ``text``'s words in order (``near_share``; a text of
+        ``near_min_words`` to ``near_max_words`` words), whatever the text looks like: the test of
+        :meth:`near_verbatim_rows` for one row (failure warnings ask it of step lines)."""
+        words = _WORD.findall(text)
+        return self.near_min_words <= len(words) <= self.near_max_words and self._near(words, row)
+
     def _near(self, words: list[str], row: str) -> bool:
         """``row`` holds nearly all of ``words`` in order; first, cheaply, are enough of them in it at all
         (substring tests: most rows fail here, before their words are split and paired)."""

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from ..digest import UNCAPPED, Clip, ExemplarDigest, WarningDigest, from_row_steps, exemplar_digest, warning_digest
 from ..failures.rows import verdict_only
-from ..fusion import FusionConfig, looks_like_log, near_verbatim_share
+from ..fusion import FusionConfig, looks_like_log
 from ..model import Trajectory
 from ..represent import MAX_ROW_CHARS, clip
 from ..results import Hit
@@ -639,7 +639,7 @@ def _bare(hit: Hit) -> bool:
 def _steps_holding(ts: TrajSearch, text: str, ctx: RuntimeContext, config: AdviceConfig, exclude: Sequence[str],
                    pool: int) -> dict[str, tuple[Hit, str]]:
     """The failed runs whose steps hold a pasted log line (an error, a command) verbatim or nearly
-    (:func:`_holds_nearly`), best first: each run's failure row, carrying the step's cosine as its similarity,
+    (``FusionConfig.nearly_holds``), best first: each run's failure row, carrying the step's cosine as its similarity,
     and the step holding it (:func:`_step_holding`). Probe E2, E2-B: a failure row an outcome file wrote holds
     its verdict, no step error, so the runs that met a pasted error were found only in their steps (of 8 errors
     of 37 that failed runs had met, 6 were not shown). Prose (a task) is no log line: not looked for."""
@@ -662,8 +662,8 @@ def _step_holding(hit: Hit, text: str, fusion: FusionConfig) -> str | None:
     for part in hit.steps or [{"text": hit.text}]:  # a passage has no steps: its text is one step's
         whole = part["text"]
         lines = [line for line in whole.splitlines() if line.strip()]
-        held = [line for line in lines if _holds(line, text) or _holds_nearly(line, text, fusion)]
-        if not (held or _holds(whole, text) or _holds_nearly(whole, text, fusion)):
+        held = [line for line in lines if _holds(line, text) or fusion.nearly_holds(text, line)]
+        if not (held or _holds(whole, text) or fusion.nearly_holds(text, whole)):
             continue
         label, _, first = lines[0].partition("] ") if lines[0].startswith("[step ") else ("", "", lines[0])
         action = next((line[len("action: "):] for line in [first, *lines[1:]] if line.startswith("action: ")), "")
@@ -676,18 +676,6 @@ def _step_holding(hit: Hit, text: str, fusion: FusionConfig) -> str | None:
 #: How much of a step's action, and of the line holding a pasted text, a warning shows.
 ACTION_CHARS = 200
 LINE_CHARS = 400
-
-
-def _holds_nearly(row: str, text: str, fusion: FusionConfig) -> bool:
-    """Whether ``row`` holds nearly all of a log line's words in order, as search lifts such a row
-    (:meth:`~trajsearch.fusion.FusionConfig.near_verbatim_lift`: another version's path, line number or address)."""
-    words = _WORDS.findall(text)
-    return fusion.near_min_words <= len(words) <= fusion.near_max_words and \
-        near_verbatim_share(words, row) >= fusion.near_share
-
-
-#: A text's words, as the near-verbatim lift counts them.
-_WORDS = re.compile(r"\w+")
 
 
 def _fix_from_successes(ts: TrajSearch, chosen: list[FailureWarning], hits: dict[str, Hit], ctx: RuntimeContext,
