@@ -31,7 +31,7 @@ from typing import Any, Callable, Iterable
 from .model import Step, Trajectory, json_strings, outcome_shown
 from .represent import clip, decisive_error, render_arguments
 from .steps import command_of, decision_points, is_read, is_removal, is_test_run, is_write
-from .touched import EVERY_FILE, changed_by, undone_by
+from .touched import EVERY_FILE, NEW_FILE, changed_by, undone_by
 
 #: The files a step changed (:func:`trajsearch.touched.changed_by`, or that read once per step).
 StepFiles = Callable[[Step], list[str]]
@@ -312,7 +312,6 @@ def kept_files(run: Trajectory, changes: StepFiles = changed_by) -> frozenset[st
 
 
 _DIFF = re.compile(r"^diff --git |^\+\+\+ ", re.M)
-_DIFF_GIT = re.compile(r"^diff --git ", re.M)
 #: Commands whose diff is another commit's (upstream history), not the run's own change.
 _HISTORY = re.compile(r"^\s*(?:cd\s+\S+\s*&&\s*)?git\s+(?:show|log)\b")
 
@@ -340,10 +339,10 @@ def _closes(steps: list[Step], at: int, changes: StepFiles) -> bool:
 
 #: A diff line shorter than this (``+    }``, ``+        return None``) is too common to tell which step wrote it.
 _TELLING = 10
-#: Where a diff's next file starts: at ``diff --git`` in a git diff, else at ``---``; a file it creates.
+#: Where a diff's next file starts: at ``diff --git`` in a git diff, else at ``---`` (a file it creates:
+#: ``touched.NEW_FILE``).
 _GIT_FILE = re.compile(r"^(?=diff --git )", re.M)
 _FILE = re.compile(r"^(?=--- )", re.M)
-_CREATED = re.compile(r"^(?:new file mode \d+|--- /dev/null)\s*$", re.M)  # as trajsearch.touched._created reads it
 
 
 @dataclass(frozen=True)
@@ -358,8 +357,8 @@ class _DiffLines:
 
 def _diff_lines(diff: str) -> _DiffLines:
     changed, created, removed = set(), set(), set()
-    for block in (_GIT_FILE if _DIFF_GIT.search(diff) else _FILE).split(diff):
-        added = created if _CREATED.search(block.split("\n@@", 1)[0]) else changed
+    for block in (_GIT_FILE if _GIT_FILE.search(diff) else _FILE).split(diff):
+        added = created if NEW_FILE.search(block.split("\n@@", 1)[0]) else changed
         for line in block.splitlines():
             text = line[1:].strip()
             if line[:1] in ("+", "-") and len(text) >= _TELLING and not line.startswith(("+++ ", "--- ")):

@@ -360,18 +360,19 @@ def _diff(text: str) -> tuple[list[str], list[str]]:
     return files, names
 
 
-_NEW_FILE = re.compile(r"^(?:new file mode \d+|--- /dev/null)\s*$", re.M)
+#: The header line of a unified diff's file that it creates.
+NEW_FILE = re.compile(r"^(?:new file mode \d+|--- /dev/null)\s*$", re.M)
 
 
 def _created(text: str) -> list[str]:
     """The files the unified diffs in ``text`` create (``new file mode``, or ``--- /dev/null``): a reproduction
     script or a scratch project that ``git add -A && git diff --cached`` hands in with the fix."""
-    if not _NEW_FILE.search(text):  # most diffs create nothing: no second pass over them
+    if not NEW_FILE.search(text):  # most diffs create nothing: no second pass over them
         return []
     found = []
     for block in re.split(r"^(?=diff --git )", text, flags=re.M):
         head = block.split("\n@@", 1)[0]
-        if _NEW_FILE.search(head):
+        if NEW_FILE.search(head):
             found += [b for _, b in _DIFF_FILE.findall(head)[:1]] or [p for p in _DIFF_PLUS.findall(head)[:1]
                                                                      if p != "/dev/null"]
     return found
