@@ -96,8 +96,10 @@ from .. import _prompts
 from .._agent_cli import prompt_list
 from .._common import Context, RecordError, build, clip_step_text, clip_task, safe_id, short
 from .calls import parallel_calls_in_call_order, prepared_request, tool_key, tool_twins, twin_calls
-from .messages import first_user_text, framework_failure, is_denial, is_object_repr, mcp_error, normalise_messages, task_from_input, user_requests
-from .nodes import ANSWER, CONTINUES, EMBEDS, REFUSED, RESULT_CUT, RUN_START, Evaluation, Message, Node, ancestors, maybe_json, start_order, when
+from .messages import (first_user_text, framework_failure, is_denial, is_object_repr, mcp_error, normalise_messages,
+                       task_from_input, user_requests)
+from .nodes import (ANSWER, CONTINUES, EMBEDS, REFUSED, RESULT_CUT, RUN_START, Evaluation, Message, Node, ancestors,
+                    maybe_json, start_order, when)
 from .outcome import failed, error_outcome, outcome_from
 
 
