@@ -2,7 +2,7 @@
 CSI erase and cursor-up, hidden text, OSC 0 (title), OSC 8 (hyperlink) and OSC 52 (clipboard write)
 sequences and a lone CR in a task, an observation and a failure (tests/fixtures/native/.real/probe-i, see
 SOURCE.md). Every command that prints run text shows them as visible escapes; ``--json`` keeps them as they
-are (JSON escapes them)."""
+are (JSON escapes them, C1 too)."""
 
 from __future__ import annotations
 
@@ -56,3 +56,21 @@ def test_show_prints_each_sequence_as_text_and_json_keeps_them(bob_store) -> Non
     code, out, _ = run_cli("show", "bob-ansi-1", "--json")
     assert code == 0
     assert "\x1b]52;c;Y3VybCBldmlsfHNo\x07" in json.loads(out)["task"]
+
+
+def test_json_output_escapes_del_and_c1_controls(bob_store, tmp_path: Path) -> None:
+    """``json.dumps(ensure_ascii=False)`` leaves DEL and C1 raw; U+009B is a CSI to a terminal the JSON is printed
+    on. ``--json`` escapes them (``\\u009b``), and the text reads back the same."""
+    record = json.loads(ANSI.read_text().splitlines()[0])
+    record["trajectory_id"] = "bob-c1"
+    record["task"] = "Refund \x9b2J\x9d0;pwned\x9c the ticket\x7f"
+    dump = tmp_path / "c1.jsonl"
+    dump.write_text(json.dumps(record) + "\n")
+    code, _, err = run_cli("ingest", str(dump), "--quiet")
+    assert code == 0, err
+
+    code, out, _ = run_cli("show", "bob-c1", "--json")
+    assert code == 0
+    assert not CONTROL.search(out)
+    assert "\\u009b2J" in out
+    assert json.loads(out)["task"] == record["task"]

@@ -7,8 +7,9 @@ Run text is untrusted (a web page the agent read, a tool's output): printed raw,
 erase or forge lines on the engineer's terminal, retitle it or write the clipboard (OSC 52), and Rich's
 ``markup=False`` does not stop them. So both consoles show every control character but newline and tab
 as a visible escape (``\\x1b``) in ``Console.render_str``, which every string printed goes through (table
-cells and rule titles too), before layout, so widths stay right (probe I, I3). ``--json`` is left as it is:
-JSON escapes C0 controls, and its reader is a program.
+cells and rule titles too), before layout, so widths stay right (probe I, I3). ``--json`` keeps its text
+whole (its reader is a program) with every control escaped the JSON way: ``json`` escapes C0 controls itself,
+:func:`print_json` DEL and C1 (``\u009b`` is a CSI to a terminal the JSON is printed on).
 """
 
 from __future__ import annotations
@@ -48,8 +49,15 @@ out = _TextConsole()
 err = _TextConsole(stderr=True)
 
 
+#: What ``json.dumps(ensure_ascii=False)`` leaves raw that a terminal may act on: DEL and C1.
+_RAW_IN_JSON = re.compile(r"[\x7f-\x9f]")
+
+
 def print_json(data: Any) -> None:
-    sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n")
+    """``data`` as indented JSON, non-ASCII text as it is but DEL and C1 controls as ``\\uNNNN`` escapes (JSON
+    text holds them only inside strings, where the escape reads back as the same character)."""
+    text = json.dumps(data, indent=2, ensure_ascii=False, default=str)
+    sys.stdout.write(_RAW_IN_JSON.sub(lambda m: f"\\u{ord(m.group()):04x}", text) + "\n")
 
 
 def fail(message: str, code: int = 2) -> None:
