@@ -53,7 +53,9 @@ Mapping
   model call, ``retriever`` = step, ``chain`` = container (``prompt`` /
   ``parser`` / ``embedding`` are ignored).
 - steps: one per ``tool`` run: action = ``name``, arguments = ``inputs``
-  (``inputs.input`` decoded when that is all there is), observation =
+  (``inputs.input`` decoded when that is all there is; the tool's input of
+  langsmith-js ``wrapAISDK``'s ``{"args": [input, {toolCallId, messages}]}``,
+  whose ``toolCallId`` ties it to the model call), observation =
   ``outputs.output`` (``outputs.outputs`` from the JS SDK; a LangChain ``ToolMessage``'s content, whose
   ``tool_call_id`` ties it to the model call and ``status: error`` marks it
   failed), error = the last exception line of ``error`` (a traceback). Model
@@ -294,6 +296,24 @@ def _tool_output(outputs: Any) -> tuple[Any, str | None, str | None]:
     return content, call_id(call), text_of(content) if failed else None
 
 
+def _ai_sdk_tool_call(inputs: Any) -> tuple[Any, str] | None:
+    """(arguments, call id) of a Vercel AI SDK tool's ``execute`` as langsmith-js ``wrapAISDK`` traces it, else None.
+
+    ``wrapAISDK`` wraps each tool's ``execute(input, options)`` in ``traceable``, which records a function called
+    with more than one argument as ``{"args": [...]}`` (``traceable.ts`` ``runInputsToMap``). The AI SDK's second
+    argument is its ``ToolExecutionOptions``: ``{toolCallId, messages, abortSignal?, experimental_context?}``, whose
+    ``messages`` are the conversation so far, not the call's arguments. Only that shape: any other function traced
+    with two arguments keeps its ``{"args": [...]}``."""
+    listed = inputs.get("args") if isinstance(inputs, dict) and set(inputs) == {"args"} else None
+    if not (isinstance(listed, list) and len(listed) == 2 and isinstance(listed[1], dict)):
+        return None
+    options = listed[1]
+    ident = options.get("toolCallId")
+    if not (isinstance(ident, str) and ident and isinstance(options.get("messages"), list)):
+        return None
+    return listed[0], ident
+
+
 def _model(run: dict[str, Any], inputs: Any, outputs: Any) -> str | None:
     extra = run.get("extra") if isinstance(run.get("extra"), dict) else {}
     invocation = extra.get("invocation_params") if isinstance(extra.get("invocation_params"), dict) else {}
@@ -328,13 +348,16 @@ def _node(run: dict[str, Any], seq: int) -> Node:
         args = inputs
         if isinstance(inputs, dict) and len(inputs) == 1 and set(inputs) <= {"input", "tool_input"}:
             args = decode(next(iter(inputs.values())), literal=True)  # LangChain records str(kwargs) as "input"
+        sdk_call = _ai_sdk_tool_call(inputs)
+        if sdk_call is not None:
+            args = sdk_call[0]
         node.arguments = args
         result, result_call, result_error = _tool_output(outputs)
         failed = bool(node.error or result_error)
         node.result = None if failed and result in ({}, None) else result_text(result)  # a raise leaves outputs {}
         extra = run.get("extra") if isinstance(run.get("extra"), dict) else {}
         meta = extra.get("metadata") if isinstance(extra.get("metadata"), dict) else {}
-        node.call_id = call_id(meta.get("tool_call_id") or result_call)
+        node.call_id = call_id(meta.get("tool_call_id") or (sdk_call[1] if sdk_call else None) or result_call)
         if result_error and not node.error:
             node.error = result_error
     elif role == "llm":

@@ -1,0 +1,37 @@
+"""LangSmith traces of the Vercel AI SDK as langsmith-js ``wrapAISDK`` writes them (p46 probe H, H1; sources in the
+fixtures' SOURCE.md): a tool run's inputs are ``{"args": [input, {toolCallId, messages, ...}]}``, ``traceable``'s
+record of the tool's ``execute(input, options)``.
+
+Everything goes through the public reader (``read_dump`` / ``detect_format``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from trajsearch.ingest.read import detect_format
+
+from adapter_support import only
+
+REAL = Path(__file__).parent / "fixtures" / "langsmith" / ".real" / "wrapAISDK"
+INVALID_CALLS = REAL / "lsjs0.12.0-wrapAISDK-ai6-ToolLoopAgent-invalid-calls.batch.jsonl"
+STREAM_TOOL_ERROR = REAL / "lsjs0.12.0-wrapAISDK-ai6-streamText-tool-error.batch.jsonl"
+TWO_ARG_TRACEABLE = REAL / "lsjs0.12.0-traceable-two-arg-tool.batch.jsonl"
+
+
+def test_a_wrapaisdk_tool_steps_arguments_are_the_tools_input_not_the_conversation() -> None:
+    """Bug (p46 probeH H1): every tool step's arguments were the whole ``{"args": [input, {toolCallId, messages}]}``,
+    the conversation so far included."""
+    run = only(STREAM_TOOL_ERROR, tenant="acme")
+    [tool, answer] = run.steps
+    assert (tool.action, tool.arguments) == ("runSql", {"sql": "SELECT * FROM users"})
+    assert tool.error == "Error: permission denied for table users"
+    assert answer.action == "respond"
+
+
+def test_a_plain_two_argument_traceable_tool_keeps_its_args() -> None:
+    """A function traced with two positional arguments that is no AI SDK tool: its ``{"args": [...]}`` is all there
+    is to say what it was called with."""
+    run = only(TWO_ARG_TRACEABLE, tenant="acme")
+    assert [(s.action, s.arguments) for s in run.steps] == [
+        ("get_weather", {"args": ["Lyon", "metric"]}), ("eur_to_usd", 20)]
