@@ -19,6 +19,21 @@ STREAM_TOOL_ERROR = REAL / "lsjs0.12.0-wrapAISDK-ai6-streamText-tool-error.batch
 TWO_ARG_TRACEABLE = REAL / "lsjs0.12.0-traceable-two-arg-tool.batch.jsonl"
 
 
+def test_a_wrapaisdk_tool_run_joins_its_call_by_id_and_refused_calls_are_errors() -> None:
+    """Bug (p46 probeH H1): the tool run's ``{"args": [...]}`` hid its call id, so it was joined to the first
+    unanswered call of its name (a2, which the SDK refused): a2 was lost, a3 appeared twice, and the SDK's
+    ``error-text`` answers to the two refused calls were no error."""
+    assert detect_format(INVALID_CALLS) == "langsmith"
+    run = only(INVALID_CALLS, tenant="acme")
+    assert [(s.action, s.arguments) for s in run.steps] == [
+        ("trackParcel", {"id": "A-1"}), ("lookupOrder", {"order": "A-1"}), ("lookupOrder", {"id": "A-1"}),
+        ("respond", {"content": "Order A-1 has shipped."})]
+    unknown, invalid, ran, _ = run.steps
+    assert unknown.error == "Model tried to call unavailable tool 'trackParcel'. Available tools: lookupOrder."
+    assert invalid.error is not None and invalid.error.startswith("Invalid input for tool lookupOrder: ")
+    assert (ran.observation, ran.error) == ('{"id": "A-1", "status": "shipped"}', None)
+
+
 def test_a_wrapaisdk_tool_steps_arguments_are_the_tools_input_not_the_conversation() -> None:
     """Bug (p46 probeH H1): every tool step's arguments were the whole ``{"args": [input, {toolCallId, messages}]}``,
     the conversation so far included."""

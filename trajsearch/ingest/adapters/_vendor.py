@@ -42,6 +42,9 @@ _AGNO_REPR = re.compile(r"""^role='(?P<role>\w+)' content=(?P<content>'(?:[^'\\]
 #: ``name=`` at the start of a repr's field (pydantic's ``__repr_str__``) and a default object repr.
 _TEXT_PARTS = ("text", "input_text", "output_text", "summary_text")
 _REASONING_PARTS = ("reasoning", "thinking", "redacted_thinking")
+#: The Vercel AI SDK's (v5+) tool-result outputs that are an error: the tool threw, or the SDK refused the call (an
+#: unknown tool, input that fails its schema) and no tool ran (``ai`` ``prompt/create-tool-model-output.ts``).
+_AI_SDK_ERROR_OUTPUTS = ("error-text", "error-json")
 #: Keys of an inputs object that hold the instruction itself (in this order).
 INSTRUCTION_KEYS = (
     "task", "instruction", "input", "question", "query", "prompt", "goal", "user_input", "user_message",
@@ -161,13 +164,15 @@ def _parts(parts: list[Any], msg: Message, extra: list[Message]) -> None:
                 msg.calls.append(call)
         elif kind in ("tool_result", "tool_call_response", "function_call_output", "tool-result"):
             body = part.get("content", part.get("response", part.get("result", part.get("output"))))
+            errored = False
             if isinstance(body, dict) and "value" in body and "type" in body:  # Vercel AI SDK v5 tool output
+                errored = body["type"] in _AI_SDK_ERROR_OUTPUTS
                 body = body["value"]
             if isinstance(body, list):
                 body = "\n".join(text_of(b.get("text")) if isinstance(b, dict) and "text" in b else text_of(b) for b in body)
             extra.append(Message("tool", text_of(decode(body)) if not isinstance(body, str) else body,
                                  call_id=call_id(part.get("tool_use_id") or part.get("id") or part.get("call_id") or
-                                                 part.get("toolCallId"))))
+                                                 part.get("toolCallId")), failed=errored))
         elif "function_call" in part or "functionCall" in part:  # Gemini part
             fc = part.get("function_call") or part.get("functionCall") or {}
             if isinstance(fc, dict) and fc.get("name"):
