@@ -95,6 +95,21 @@ Mapping
   ``write_stdin failed: ...``): one line of why. Never on a success. The
   terminal's control codes (PowerShell 7's colours) are no part of an
   observation or an error (``strip_terminal_codes``).
+- A thread reverted (``thread/revert``, the IDE's and Desktop's undo of turns,
+  app-server 0.149+) goes on in a rollout of its own,
+  ``rollout-<time>-<thread id>_<rollout id>.jsonl``, whose meta's
+  ``history_base`` names the earlier rollout and how much of it the thread
+  keeps (lines below ``end_ordinal_exclusive``, ``end_byte_offset`` bytes).
+  That rollout is the thread's run, ``codex.<session id>``: the kept lines of
+  the rollouts it goes back through (found by rollout id beside it, or in the
+  ``sessions/YYYY/MM/DD`` tree it lies in), then its own. The turns reverted
+  are left out, as Codex hides them from the thread and from the model; their
+  prompts are in ``metadata.reverted_prompts``. The earlier rollouts hold no
+  run of their own (``side_path``). Found nowhere, the rollout's own lines are
+  a run of their own, ``codex.<session id>@<rollout id>``, with
+  ``metadata.history_base`` and ``history_missing`` (under the thread's id they
+  would replace its run). A fork's ``history_base`` (with ``forked_from_id``)
+  is not followed.
 - outcome: a rollout records no verdict -> ``unknown``; a session whose last
   turn ended in an ``error`` event (or a ``task_complete`` carrying an error)
   with no model output after it -> ``infra_error`` with that message.
@@ -104,10 +119,12 @@ from __future__ import annotations
 
 import itertools
 import json
+import os
 import re
 from datetime import datetime, timedelta
+from functools import lru_cache
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Iterator, NamedTuple
 
 from trajsearch.model import Trajectory
 
@@ -271,6 +288,9 @@ def side_path(path: Path, fmt: str | None) -> str | None:
     over saying what it is, not listed as a file of no run."""
     if fmt != NAME:
         return None
+    if (later := _continued_by(path)) is not None:
+        return (f"the history of a Codex thread before a revert (thread/revert), which its rollout {later.name} "
+                "goes on from: that rollout is read as the thread's run")
     meta, prompt = _opening(path)
     return _TITLE_JOB if _is_title_job(meta, prompt) else None
 
@@ -308,6 +328,8 @@ def _no_run(lines: list[tuple[str, dict[str, Any], Any]]) -> str | None:
     """Why a rollout holds no run, else None: an IDE extension's title job (``_is_title_job``), or a session
     opened and closed with nothing sent (only the context Codex injects, no prompt, nothing from the model)."""
     meta = next((payload for kind, payload, _ in lines if kind == "session_meta"), {})
+    if _history_base(meta) is not None:  # after a revert: the thread's run, with the history it goes on from
+        return None
     talk = [(kind, payload) for kind, payload, _ in lines if kind in ("response_item", "event_msg")]
     prompts = [prompt for kind, payload in talk if (prompt := _typed_prompt(kind, payload))]
     if _is_title_job(meta, prompts[0] if prompts else None):
@@ -746,7 +768,188 @@ def _event_errors(events: list[dict[str, Any]]) -> dict[str, str]:
     return found
 
 
+# A reverted thread (``thread/revert``, app-server 0.149+: the IDE's and Desktop's undo of turns). Codex keeps the
+# thread's id and hides the turns reverted: it writes a new rollout, ``rollout-<time>-<thread id>_<rollout id>.jsonl``,
+# whose ``session_meta`` (``history_mode: paginated``) names in ``history_base`` ({thread_id: the earlier rollout's
+# id, end_ordinal_exclusive, end_byte_offset}) the part of the earlier rollout the thread keeps: its lines of
+# ``ordinal`` below the end (``end_byte_offset`` bytes of that file). The earlier rollout may itself go on from
+# another (a second revert). Read as codex-rs ``thread-store`` ``rollout_lineage`` reads it: by rollout id, the
+# ordinals checked, and only within the same thread (a fork's ``history_base`` names another thread, with
+# ``forked_from_id``: that run stands apart).
+
+#: A rollout's file name (codex-rs ``RolloutFileName``): its thread id, and the rollout id after ``_`` a revert adds.
+_ROLLOUT_NAME = re.compile(r"^rollout-\d{4}-\d\d-\d\dT\d\d-\d\d-\d\d-(" + _UUID.pattern[1:-1] + r")(?:_("
+                           + _UUID.pattern[1:-1] + r"))?\.jsonl$", re.I)
+#: How many earlier rollouts a thread's history is followed through (each revert adds one).
+_MAX_REVERTS = 100
+
+
+class _Rollouts(NamedTuple):
+    """The rollouts of a folder (or of a ``sessions/YYYY/MM/DD`` tree) by their names: each by its rollout id, and
+    the files of a thread that a revert wrote (named with a rollout id of their own) by thread id."""
+
+    by_rollout: dict[str, Path]
+    reverted: dict[str, list[Path]]
+
+
+def _name_ids(name: str) -> tuple[str, str] | None:
+    """(thread id, rollout id) from a rollout's file name, else None."""
+    found = _ROLLOUT_NAME.match(name)
+    return (found.group(1).lower(), (found.group(2) or found.group(1)).lower()) if found else None
+
+
+def _indexed(files: Iterator[Path]) -> _Rollouts:
+    by_rollout: dict[str, Path] = {}
+    reverted: dict[str, list[Path]] = {}
+    for file in files:
+        if (ids := _name_ids(file.name)) is not None:
+            by_rollout[ids[1]] = file
+            if ids[0] != ids[1]:
+                reverted.setdefault(ids[0], []).append(file)
+    return _Rollouts(by_rollout, reverted)
+
+
+@lru_cache(maxsize=16)
+def _rollouts_in(folder: Path, levels: int, stamp: tuple[int, ...]) -> _Rollouts:
+    """The rollouts ``levels`` folders below ``folder`` (0: in it), as they were at ``stamp`` (see ``_stamp``)."""
+    return _indexed(folder.glob("*/" * levels + "rollout-*.jsonl"))
+
+
+def _stamp(folder: Path, levels: int) -> tuple[int, ...]:
+    """When ``folder`` and its newest sub-folders, ``levels`` deep, last changed: where Codex adds a rollout (today's
+    folder, or a new one), so a cached listing is read again once a rollout was added."""
+    stamp = []
+    for level in range(levels + 1):
+        stamp.append(os.stat(folder).st_mtime_ns)
+        if level < levels:
+            subs = sorted(p for p in folder.iterdir() if p.name.isdigit() and p.is_dir())
+            if not subs:
+                break
+            folder = subs[-1]
+    return tuple(stamp)
+
+
+def _rollouts_near(path: Path) -> _Rollouts:
+    """The rollouts a thread's other rollouts are looked for among: those of Codex's ``sessions/YYYY/MM/DD`` tree
+    ``path`` lies in (a revert writes its rollout in the day's folder), else of its own folder."""
+    folder = path.parent
+    tree = folder.parents[2] if len(folder.parents) > 2 and all(
+        p.name.isdigit() for p in (folder, folder.parent, folder.parent.parent)) else None
+    try:
+        if tree is not None:
+            return _rollouts_in(tree, 3, _stamp(tree, 3))
+        return _rollouts_in(folder, 0, _stamp(folder, 0))
+    except OSError:
+        return _Rollouts({}, {})
+
+
+def _history_base(meta: dict[str, Any]) -> dict[str, Any] | None:
+    """A rollout's ``history_base`` when it goes on from an earlier rollout of its own thread (a revert's), else
+    None (none, or a fork's: ``forked_from_id``)."""
+    base = as_dict(meta.get("history_base"))
+    if meta.get("forked_from_id") or not as_str(base.get("thread_id")) \
+            or not isinstance(base.get("end_ordinal_exclusive"), int):
+        return None
+    return base
+
+
+def _read_rollout(path: Path) -> list[tuple[dict[str, Any], int]] | None:
+    """A rollout's lines with the byte offset after each, or None if a line cannot be read (then no history is
+    built on it)."""
+    read: list[tuple[dict[str, Any], int]] = []
+    for _, record, error, after in sources.lines(path):
+        if error is not None or not isinstance(record, dict) or after is None:
+            return None
+        read.append((record, after[0]))
+    return read
+
+
+def _session_meta(records: list[dict[str, Any]]) -> dict[str, Any]:
+    return next((payload for kind, payload, _ in map(_normal, records) if kind == "session_meta"), {})
+
+
+class _History(NamedTuple):
+    """A thread's lines before a rollout, those its reverts left out, and the rollouts they were read from."""
+
+    kept: list[dict[str, Any]]
+    dropped: list[dict[str, Any]]
+    files: list[Path]
+
+
+def _earlier(path: Path, meta: dict[str, Any], depth: int = 0) -> _History:
+    """The thread's lines before the rollout ``path`` (whose session meta is ``meta``), and those its revert left out
+    (with those of earlier reverts), from the rollouts its ``history_base`` goes back through. RecordError saying why
+    when they cannot be had: a rollout not found beside it, or one that does not hold the position named."""
+    base = _history_base(meta)
+    if base is None:
+        return _History([], [], [])
+    rollout, end = str(base["thread_id"]).lower(), base["end_ordinal_exclusive"]
+    file = _rollouts_near(path).by_rollout.get(rollout)
+    read = _read_rollout(file) if file is not None and file != path and depth < _MAX_REVERTS else None
+    if read is None:
+        raise RecordError(f"the rollout {rollout} it goes on from is not found beside it")
+    own = [record for record, _ in read]
+    earlier_meta = _session_meta(own)
+    if earlier_meta.get("id") != meta.get("id"):
+        raise RecordError(f"the rollout {rollout} it goes on from is not of thread {meta.get('id')}")
+    before = _earlier(file, earlier_meta, depth + 1)
+    history = before.kept + own
+    if not all(isinstance(record.get("ordinal"), int) for record in history):
+        raise RecordError(f"the rollout {rollout} it goes on from has lines without an ordinal")
+    kept = [record for record in history if record["ordinal"] < end]
+    cut = next((offset for record, offset in reversed(read) if record["ordinal"] < end), None)
+    if not kept or kept[-1]["ordinal"] != end - 1 or \
+            (cut is not None and isinstance(base.get("end_byte_offset"), int) and cut != base["end_byte_offset"]):
+        raise RecordError(f"the rollout {rollout} it goes on from does not end its kept part where it says")
+    return _History(kept, before.dropped + [record for record in history if record["ordinal"] >= end],
+                    [file, *before.files])
+
+
+def _thread_history(document: Any, source: Path) -> tuple[Any, dict[str, Any]]:
+    """A rollout as its thread's run: after a revert, the rollout's history (see ``_earlier``) then its own lines,
+    the turns reverted left out (as Codex shows the thread, and sends it to the model) and their prompts in
+    ``metadata.reverted_prompts``. Found neither beside it, its lines alone, under an id of their own (else they
+    would replace the thread's run), naming the rollout they go on from (``history_base``)."""
+    if _is_ts_rollout(document):
+        return document, {}
+    records = as_records(document, "Codex rollout")
+    meta = _session_meta(records)
+    if (base := _history_base(meta)) is None:
+        return document, {}
+    ids = _name_ids(source.name)
+    rollout = ids[1] if ids else f"{str(base['thread_id']).lower()}.{base['end_ordinal_exclusive']}"
+    try:
+        history = _earlier(source, meta)
+    except RecordError as exc:
+        return document, {"rollout_id": rollout, "history_missing": str(exc),
+                          "history_base": {k: base.get(k) for k in ("thread_id", "end_ordinal_exclusive")}}
+    return history.kept + records, {"rollout_id": rollout,
+                                    "reverted_prompts": prompt_list(_prompts_in(history.dropped)) or None}
+
+
+def _prompts_in(records: list[dict[str, Any]]) -> list[str]:
+    """The prompts typed in ``records`` (their ``user_message`` events, else their user message items)."""
+    typed = [(kind, prompt) for kind, payload, _ in map(_normal, records) if (prompt := _typed_prompt(kind, payload))]
+    events = [prompt for kind, prompt in typed if kind == "event_msg"]
+    return [codex_request(prompt) for prompt in events or [prompt for _, prompt in typed]]
+
+
+def _continued_by(path: Path) -> Path | None:
+    """The later rollout of ``path``'s thread that goes on from it after a revert, and holds the thread's run."""
+    ids = _name_ids(path.name)
+    for later in _rollouts_near(path).reverted.get(ids[0], []) if ids else []:
+        if later == path or (read := _read_rollout(later)) is None:
+            continue
+        try:
+            if path in _earlier(later, _session_meta([record for record, _ in read])).files:
+                return later
+        except RecordError:
+            continue
+    return None
+
+
 def to_trajectory(record: Any, ctx: Context) -> Trajectory:
+    record, thread = _thread_history(record, ctx.source)
     lines = _lines(record)
     metas = [p for kind, p, _ in lines if kind == "session_meta"]
     meta = metas[0] if metas else {}
@@ -856,9 +1059,11 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
         "turns_aborted": sum(1 for e in events if e.get("type") == "turn_aborted") or None,
         "review_requests": reviews or None,
         "models": sorted(set(models)) if len(set(models)) > 1 else None,
+        **thread,
     }
+    own = f"@{thread['rollout_id']}" if "history_missing" in thread else ""  # not the thread's run (see above)
     return session_trajectory(
-        ctx, run_id=f"codex.{session_id}", task=prompts[first], model_id=models[0] if models else None,
+        ctx, run_id=f"codex.{session_id}{own}", task=prompts[first], model_id=models[0] if models else None,
         tool_versions={"codex-cli": str(meta["cli_version"])} if meta.get("cli_version") else {},
         steps=rollout.steps, metadata=metadata, last_error=rollout.last_error,
         error_cause="infrastructure: the session ended on a Codex/model API error",

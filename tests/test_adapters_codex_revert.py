@@ -1,0 +1,95 @@
+"""Codex threads reverted (probe C, round p46, C1): ``thread/revert`` (Codex 0.171 app-server, the IDE's and Desktop's
+undo of turns) keeps the thread's id and goes on in a rollout of its own, ``<thread>_<rollout>.jsonl``, whose
+``session_meta.history_base`` names how much of the earlier rollout the thread keeps. The fixtures
+(``codex-cli/.real/probe-c46-revert/``) are the two real rollouts of one reverted thread; their origin is in that
+folder's ``SOURCE.md``."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from trajsearch.ingest.detect import SideFile
+from trajsearch.ingest.read import detect_format, read_dump
+
+from cli_support import backend, run_cli  # noqa: F401 - the fixture
+
+REVERT = Path(__file__).parent / "fixtures" / "codex-cli" / ".real" / "probe-c46-revert"
+#: The thread's rollout: TURN1, then TURN2 (reverted later).
+BASE = REVERT / "rollout-2026-12-04T23-59-42-01a2437f-dcde-73a3-b299-e7a643aa2e2a.jsonl"
+#: The rollout ``thread/revert`` started: TURN1 kept (``history_base``), then TURN3.
+AFTER_REVERT = REVERT / ("rollout-2026-12-04T23-59-43-01a2437f-dcde-73a3-b299-e7a643aa2e2a_"
+                         "01a2437f-e0a4-77c3-bea3-f5b9d18ce63c.jsonl")
+THREAD = "codex.01a2437f-dcde-73a3-b299-e7a643aa2e2a"
+COMMANDS = ["echo one > one.txt", "echo three > three.txt"]  # TURN2's ``rm -f one.txt && …`` reverted
+
+
+def commands(run) -> list[str]:
+    return [s.arguments["cmd"] for s in run.steps if s.action == "exec_command"]
+
+
+def test_a_reverted_thread_is_one_run_without_the_turns_reverted(tmp_path: Path) -> None:
+    """The folder gave two runs: the thread's id with TURN1 and the reverted TURN2 (its failed command and its answer
+    as steps), and the same id renamed ``+<hash>`` (an id that depended on the order the files were met) with TURN3
+    and no link to the thread. It is one run, as Codex shows the thread (the reverted turn is hidden from the thread
+    and from the model): TURN1 then TURN3, the reverted prompt in metadata; the earlier rollout is passed over,
+    saying which rollout goes on from it. The same in Codex's ``sessions/YYYY/MM/DD`` tree, the revert written on a
+    later day: the day folder read alone joins the rollout of the day before."""
+    [run] = [p.trajectory for p in read_dump(REVERT, tenant="acme")]
+    assert run.trajectory_id == THREAD and run.task == "TURN1: write one.txt"
+    assert commands(run) == COMMANDS
+    assert [s.arguments["content"] for s in run.steps if s.action == "respond"] == ["TURN1 done.", "TURN3 done."]
+    assert run.metadata["user_prompts"] == ["TURN3: write three.txt instead"]
+    assert run.metadata["reverted_prompts"] == ["TURN2: replace one.txt by two.txt"]
+    with pytest.raises(SideFile, match=r"before a revert \(thread/revert\), which its rollout rollout-2026-12-04T23-59"
+                                       r"-43-01a2437f-dcde-73a3-b299-e7a643aa2e2a_01a2437f-e0a4-77c3-bea3-f5b9d18ce63c"):
+        detect_format(BASE)
+
+    (tmp_path / "sessions/2026/12/03").mkdir(parents=True)
+    (tmp_path / "sessions/2026/12/05").mkdir(parents=True)
+    shutil.copy(BASE, tmp_path / "sessions/2026/12/03")
+    shutil.copy(AFTER_REVERT, tmp_path / "sessions/2026/12/05")
+    for named in (tmp_path / "sessions", tmp_path / "sessions/2026/12/05"):
+        [run] = [p.trajectory for p in read_dump(named, tenant="acme")]
+        assert (run.trajectory_id, commands(run)) == (THREAD, COMMANDS)
+
+
+def test_the_rollout_after_a_revert_read_without_its_history_is_a_run_of_its_own(tmp_path: Path) -> None:
+    """The rollout a revert started, read where the thread's earlier rollout is not, was the thread's run
+    (``codex.<thread>``), with TURN3 alone: ingested after the thread, it replaced the thread's run, TURN1 lost
+    without a word. Its lines alone are a run of their own, naming the rollout they go on from."""
+    shutil.copy(AFTER_REVERT, tmp_path)
+    [run] = [p.trajectory for p in read_dump(tmp_path / AFTER_REVERT.name, tenant="acme")]
+    assert run.trajectory_id == f"{THREAD}@01a2437f-e0a4-77c3-bea3-f5b9d18ce63c"
+    assert run.task == "TURN3: write three.txt instead" and commands(run) == ["echo three > three.txt"]
+    assert run.metadata["history_base"] == {"thread_id": "01a2437f-dcde-73a3-b299-e7a643aa2e2a",
+                                            "end_ordinal_exclusive": 19}
+    assert "not found beside it" in run.metadata["history_missing"]
+
+
+def test_ingesting_the_rollout_after_a_revert_keeps_the_threads_history(backend, tmp_path: Path) -> None:
+    """The probe's sequence: the thread's rollout ingested, then (a later ingest of the day's folder) the rollout
+    its revert started. The second ingest replaced the thread's run with TURN3 alone. Now the thread's run is the
+    thread as Codex shows it (TURN1, TURN3); and the rollout read away from the thread's leaves its run alone."""
+    day = tmp_path / "sessions/2026/12/04"
+    day.mkdir(parents=True)
+    shutil.copy(BASE, day)
+    assert run_cli("ingest", str(day), "-t", "acme")[0] == 0
+    shutil.copy(AFTER_REVERT, day)
+    code, out, err = run_cli("ingest", str(day / AFTER_REVERT.name), "-t", "acme")
+    assert code == 0, out + err
+    code, out, err = run_cli("show", THREAD, "-t", "acme", "--json")
+    assert code == 0, out + err
+    shown = json.loads(out)
+    assert shown["task"] == "TURN1: write one.txt"
+    assert [s["arguments"]["cmd"] for s in shown["steps"] if s["action"] == "exec_command"] == COMMANDS
+
+    alone = tmp_path / "copied"
+    alone.mkdir()
+    shutil.copy(AFTER_REVERT, alone)
+    assert run_cli("ingest", str(alone), "-t", "acme")[0] == 0
+    code, out, _ = run_cli("show", THREAD, "-t", "acme", "--json")
+    assert json.loads(out)["task"] == "TURN1: write one.txt"
