@@ -30,7 +30,10 @@ Mapping (``span_data.type``)
 - ``handoff``: a step: action = the handoff tool the model called
   (``transfer_to_<agent>``, else the call the SDK answered ``{"assistant":
   <to_agent>}``: a ``tool_name_override``), arguments = that call's
-  arguments, else ``{"from_agent", "to_agent"}``.
+  arguments, else ``{"from_agent", "to_agent"}``. With no model call
+  recorded (Responses models), the name the SDK that wrote the span gives
+  it: the Python SDK lower-cases the agent name, the JS SDK
+  (``@openai/agents``, told by its ``...sssZ`` times) keeps its case.
 - ``generation`` (Chat Completions models): a model call: ``input`` / ``output``
   are chat messages (a streamed call's output, and LiteLLM's or AnyLLM's, is
   one Responses object, read as a response's; the JS SDK's output is the raw
@@ -235,6 +238,7 @@ def _span_node(item: dict[str, Any], seq: int) -> tuple[str, Node, str | None]:
         node.role, node.name = "tool", "handoff"
         node.info = {"from_agent": data.get("from_agent"), "to_agent": data.get("to_agent")}
         node.arguments = {k: v for k, v in node.info.items() if v}
+        node.tool = _handoff_name(str(data.get("to_agent") or ""), keep_case=_written_by_js(item))
     elif kind == "generation":
         node.role, node.name = "llm", "generation"
         node.input_messages = normalise_messages(data.get("input")) if data.get("input") else []
@@ -350,9 +354,23 @@ def nodes(record: Any, ctx: Context, seq: int = 0) -> Iterator[tuple[str, Node, 
 # -- assembly ----------------------------------------------------------------------------
 
 
-def _handoff_name(agent: str) -> str:
-    """The Python SDK's default handoff tool name (``Handoff.default_tool_name``), lower-cased."""
-    return re.sub(r"[^a-zA-Z0-9_]", "_", re.sub(r"\s", "_", f"transfer_to_{agent}")).lower()
+#: A time as the JS SDK writes it, ``new Date().toISOString()`` (agents-core ``tracing/utils.ts`` ``timeIso``); the
+#: Python SDK writes ``datetime.now(timezone.utc).isoformat()`` (``tracing/util.py`` ``time_iso``): ``+00:00``, and
+#: microseconds.
+_JS_TIME = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$")
+
+
+def _written_by_js(item: dict[str, Any]) -> bool:
+    """Whether a span was exported by the JS SDK (``@openai/agents``), told by its times (:data:`_JS_TIME`)."""
+    return all(isinstance(item.get(k), str) and _JS_TIME.match(item[k]) for k in ("started_at", "ended_at"))
+
+
+def _handoff_name(agent: str, *, keep_case: bool = False) -> str:
+    """The SDK's default handoff tool name: the Python SDK's ``Handoff.default_tool_name`` lower-cases it
+    (``transform_string_function_style``), the JS SDK's ``transfer_to_${toFunctionToolName(agent.name)}``
+    (agents-core ``handoff.ts``, ``utils/tools.ts``) keeps the agent name's case."""
+    name = re.sub(r"[^a-zA-Z0-9_]", "_", re.sub(r"\s", "_", f"transfer_to_{agent}"))
+    return name if keep_case else name.lower()
 
 
 def _handed_to(group: list[Node]) -> dict[str, str]:
@@ -376,9 +394,9 @@ def _match_handoffs(group: list[Node]) -> None:
     used: set[int] = set()
     for node in (n for n in group if n.name == "handoff" and n.role == "tool"):
         agent = str(node.info.get("to_agent") or "")
-        target = _handoff_name(agent)
-        # the JS SDK keeps the agent name's case (``toFunctionToolName``), the Python SDK lower-cases it
-        found = next((i for i, c in enumerate(calls) if i not in used and str(c["name"]).lower() == target), None)
+        target = node.tool or _handoff_name(agent)  # named by the SDK that wrote the span (:func:`_span_node`)
+        found = next((i for i, c in enumerate(calls)
+                      if i not in used and str(c["name"]).lower() == target.lower()), None)
         if found is None:
             found = next((i for i, c in enumerate(calls)
                           if i not in used and agent and handed_to.get(str(c.get("id"))) == agent), None)
