@@ -23,6 +23,15 @@ def test_js_handoff_keeps_the_agent_names_case() -> None:
     assert [s.action for s in finished.steps] == ["transfer_to_Refunds_agent", "lookup_order", "issue_refund"]
 
 
+def test_js_run_that_raised_is_named_after_its_workflow() -> None:
+    """Bug (probe H, H4): a JS run that raised writes no trace record (the SDK never ends its trace), and its task
+    read "task (Billing agent) ..." where its root ``task`` span names the workflow, as the finished run's does."""
+    finished, raised = adapter_support.runs(JS / "oai-agents-js-0.20-responses-handoff-raise.jsonl")
+    assert finished.task == "Agent workflow (Triage agent, Refunds agent) (no input recorded)"
+    assert raised.task == "Agent workflow (Billing agent) (no input recorded)"
+    assert raised.outcome.value == "failure" and "billing API returned 403" in raised.failure.error
+
+
 def test_python_handoff_without_model_calls_is_still_lower_cased() -> None:
     """The Python SDK's default handoff name lower-cases the agent's (``Handoff.default_tool_name``)."""
     path = REAL / "logfire-openai-agents-handoff-de.otlp.json"

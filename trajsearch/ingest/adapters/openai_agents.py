@@ -64,7 +64,9 @@ Mapping (``span_data.type``)
 - task: the latest user message of the first generation / response input,
   else a transcription's text; when no span recorded any input (the default
   for Responses models), the workflow and agent names stand in for it
-  (``metadata.task_source = "workflow name"``).
+  (``metadata.task_source = "workflow name"``): the trace record's, else
+  the root ``task`` span's ``name`` (the JS SDK ends no trace of a run that
+  raised, so writes no trace record).
 - trajectory_id = ``oai-agents:<trace_id>``; model_id = the first model call's
   model; created_at = the earliest span start.
 - outcome: the SDK records no verdict; an error on an ``agent``, ``task`` or
@@ -262,8 +264,11 @@ def _span_node(item: dict[str, Any], seq: int) -> tuple[str, Node, str | None]:
         inner = data["data"]
         node.role = "chain"
         node.name = "task" if inner["sdk_span_type"] == "task" else f"turn {inner.get('turn', '')}".strip()
+        # a task span's ``name`` is its run's workflow name (both SDKs): a JS run that raised writes no trace record
+        workflow = inner.get("name") if inner["sdk_span_type"] == "task" else None
         node.info = {k: v for k, v in {"sdk_span_type": inner["sdk_span_type"], "agent_name": inner.get("agent_name"),
-                                       "usage": inner.get("usage")}.items() if v not in (None, "", {})}
+                                       "usage": inner.get("usage"), "workflow_name": workflow}.items()
+                     if v not in (None, "", {})}
     elif kind == "guardrail":
         node.name = f"guardrail {data.get('name') or ''}".strip()
         node.info = {"guardrail": data.get("name"), "triggered": bool(data.get("triggered"))}
