@@ -36,3 +36,17 @@ def test_python_handoff_without_model_calls_is_still_lower_cased() -> None:
     """The Python SDK's default handoff name lower-cases the agent's (``Handoff.default_tool_name``)."""
     path = REAL / "logfire-openai-agents-handoff-de.otlp.json"
     assert [s.action for s in adapter_support.runs(path)[0].steps][0] == "transfer_to_rechnungs_agent"
+
+
+def test_agent_tool_whose_run_failed_is_that_calls_error_not_the_runs() -> None:
+    """Bug (probe F, F1): ``Agent.as_tool`` whose inner run raised (max turns, HTTP 500) is given back to the model
+    as a tool error and the outer run answers; the run was marked failure / infra_error by "error status of the
+    root span" (which has none) with an extra "agent Researcher failed" step. The inner error is the call's."""
+    inner_max_turns, inner_500 = adapter_support.runs(REAL / "probeF46" / "oai-agents-0.24-agent-tool-failed.jsonl")
+    for run, tool, error in [(inner_max_turns, "researcher", 'Max turns exceeded: {"max_turns": 2}'),
+                             (inner_500, "translator", "Error in agent run: Error code: 500 - The server had an "
+                                                       "error while processing your request.")]:
+        assert run.outcome.value == "unknown" and run.failure is None
+        assert "outcome_basis" not in run.metadata
+        assert all(s.action for s in run.steps) and run.steps[-1].action == "respond"
+        assert [s.error for s in run.steps if s.action == tool] == [error]

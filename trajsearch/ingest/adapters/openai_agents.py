@@ -81,7 +81,8 @@ Mapping (``span_data.type``)
   refusing what the model said ("Tool not found" for a call of a tool the
   agent lacks, "Invalid JSON provided" for an answer that is not the
   ``output_type``), it is that call's or answer's step's error, not a step of
-  its own.
+  its own. Spans inside a function span are an agent used as a tool: their
+  error is that call's, and the outer run's spans decide.
 """
 
 from __future__ import annotations
@@ -473,6 +474,32 @@ def _tool_that_ended(group: list[Node]) -> tuple[str, str] | None:
     return None
 
 
+def _tool_of(node: Node, by_id: dict[str, Node]) -> Node | None:
+    """The function span ``node`` ran inside (an agent used as a tool: ``Agent.as_tool`` / ``agent.asTool()``)."""
+    return next((a for a in ancestors(node, by_id) if a.role == "tool" and a.name != "handoff"), None)
+
+
+def _container(node: Node) -> bool:
+    return node.role == "agent" or node.info.get("sdk_span_type") in ("task", "turn")
+
+
+def _nested_failures_to_tools(group: list[Node], by_id: dict[str, Node]) -> None:
+    """An agent used as a tool whose run raised failed that tool call, not the run: the SDK gives the model the
+    tool's error ("Error running tool (non-fatal)", its details redacted by default) and the outer run goes on, or
+    re-raises it, and then the outer spans carry it too. The inner run's error becomes the call's (unless the call
+    already names it: the fatal "Error running tool: ..."), and no inner span fails the run or makes a step
+    (one whose error is a refusal of what the inner model said keeps it: its step's error)."""
+    told: set[str] = set()  # the calls given their inner run's error
+    for node in sorted(group, key=lambda n: n.seq):  # spans end, so are written, inner first
+        tool = _tool_of(node, by_id) if node.error and _container(node) and not node.info.get(REFUSED) else None
+        if tool is None:
+            continue
+        if tool.error and not _FATAL_TOOL_ERROR.match(tool.error) and tool.id not in told:
+            tool.error = node.error
+            told.add(tool.id)
+        node.error = None
+
+
 class _Format(SpanFormat):
     def assemble_trajectory(self, key: str, group: list[Node], ctx: Context, by: str = "trace") -> Trajectory:
         # a span exported twice (a batch re-posted, a JSONL and a batch dump of one run) counts once
@@ -491,9 +518,11 @@ class _Format(SpanFormat):
         ids = {n.id for n in group}
         roots = [n for n in group if not n.parent or n.parent not in ids]
         root = min(roots or group, key=start_order)
-        failure = next((n.error for n in sorted(group, key=lambda n: n.seq)
-                        if n.error and (n.role == "agent" or n.info.get("sdk_span_type") in ("task", "turn"))), None)
-        tripped = [str(n.info["guardrail"] or "guardrail") for n in group if n.info.get("triggered")]
+        by_id = {n.id: n for n in group}
+        _nested_failures_to_tools(group, by_id)
+        tripped = [str(n.info["guardrail"] or "guardrail") for n in group
+                   if n.info.get("triggered") and _tool_of(n, by_id) is None]
+        failure = next((n.error for n in sorted(group, key=lambda n: n.seq) if n.error and _container(n)), None)
         failure = failure or (f"Guardrail tripwire triggered: {', '.join(tripped)}" if tripped else None)
         ended_by = None if failure or root.error else _tool_that_ended(group)
         if ended_by:
