@@ -9,10 +9,24 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from trajsearch.ingest.read import detect_format
+
 import adapter_support
 
 REAL = Path(__file__).parent / "fixtures" / "openai-agents" / ".real"
 JS = REAL / "probeH46"
+
+
+def test_js_tripped_input_guardrail_is_one_failure_named_by_the_guardrail() -> None:
+    """Bug (probe H, H2): the JS SDK writes the tripwire's error on the turn, the agent and the task span alike, so
+    the run had two failure steps ("chain turn 1 failed", "agent Support failed") with the same error; it is one,
+    told as the Python SDK tells it, by the guardrail whose span says ``triggered``."""
+    path = JS / "oai-agents-js-0.20-responses-guardrail-tripped.jsonl"
+    assert detect_format(path) == "openai-agents"
+    [run] = adapter_support.runs(path)
+    assert run.outcome.value == "failure"
+    assert run.failure.error == "Guardrail tripwire triggered: abuse_check"
+    assert [(s.action, s.error) for s in run.steps] == [(None, "Guardrail tripwire triggered: abuse_check")]
 
 
 def test_js_handoff_keeps_the_agent_names_case() -> None:

@@ -82,7 +82,9 @@ Mapping (``span_data.type``)
   agent lacks, "Invalid JSON provided" for an answer that is not the
   ``output_type``), it is that call's or answer's step's error, not a step of
   its own. Spans inside a function span are an agent used as a tool: their
-  error is that call's, and the outer run's spans decide.
+  error is that call's, and the outer run's spans decide. One error written
+  on nested spans (the JS SDK's on the turn, agent and task) is one failure;
+  a JS tripwire error reads "Guardrail tripwire triggered: <guardrail>".
 """
 
 from __future__ import annotations
@@ -500,6 +502,25 @@ def _nested_failures_to_tools(group: list[Node], by_id: dict[str, Node]) -> None
         node.error = None
 
 
+#: The JS SDK's tripwire exceptions (``InputGuardrailTripwireTriggered``, ``OutputGuardrailTripwireTriggered``,
+#: agents-core ``errors.ts``), by ``error.name`` as it writes a run's error (``getRunnerSpanErrorDetails``).
+_JS_TRIPWIRE = re.compile(r"\b(?:Input|Output)GuardrailTripwireTriggered\b")
+
+
+def _one_failure(group: list[Node], by_id: dict[str, Node], tripped: list[str]) -> None:
+    """A run's error written on several nested spans is one failure: the JS SDK sets the same "Error in agent run"
+    on the turn, the agent and the task span (agents-core ``run.ts`` ``recordNonStreamingError``), so an agent or
+    turn span whose error a span below it already carries keeps none (the innermost tells it, where it surfaced).
+    A JS tripwire error, where a guardrail span says it ``triggered``, is told as the Python SDK tells it
+    ("Guardrail tripwire triggered") with the guardrail's name."""
+    for node in (n for n in group if n.error and _container(n) and n.parent in by_id):
+        if any(c.error == node.error and _container(c) and any(a is node for a in ancestors(c, by_id))
+               for c in group):
+            node.error = None
+    for node in (n for n in group if tripped and n.error and _JS_TRIPWIRE.search(n.error)):
+        node.error = f"Guardrail tripwire triggered: {', '.join(tripped)}"
+
+
 class _Format(SpanFormat):
     def assemble_trajectory(self, key: str, group: list[Node], ctx: Context, by: str = "trace") -> Trajectory:
         # a span exported twice (a batch re-posted, a JSONL and a batch dump of one run) counts once
@@ -522,6 +543,7 @@ class _Format(SpanFormat):
         _nested_failures_to_tools(group, by_id)
         tripped = [str(n.info["guardrail"] or "guardrail") for n in group
                    if n.info.get("triggered") and _tool_of(n, by_id) is None]
+        _one_failure(group, by_id, tripped)
         failure = next((n.error for n in sorted(group, key=lambda n: n.seq) if n.error and _container(n)), None)
         failure = failure or (f"Guardrail tripwire triggered: {', '.join(tripped)}" if tripped else None)
         ended_by = None if failure or root.error else _tool_that_ended(group)
