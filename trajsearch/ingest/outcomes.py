@@ -159,10 +159,16 @@ def _is_one_record(data: dict[str, Any]) -> bool:
 
 
 def _keys(trajectory: Trajectory) -> list[str]:
-    """The ids a verdict may name a run by: its own, the source's run id, its task's."""
+    """The ids a verdict may name a run by: its own, the source's run id, its task's (not for a run its harness
+    did not hand in, ``metadata.handed_in`` false: a retry agent's other attempts; the report judged the one
+    handed in)."""
     keys = [trajectory.trajectory_id]
     keys += [str(trajectory.metadata[k]) for k in SOURCE_ID_KEYS if trajectory.metadata.get(k)]
-    return keys + ([trajectory.task_id] if trajectory.task_id else [])
+    return keys + ([trajectory.task_id] if trajectory.task_id and _handed_in(trajectory) else [])
+
+
+def _handed_in(trajectory: Trajectory) -> bool:
+    return trajectory.metadata.get("handed_in") is not False
 
 
 def _as_instance(listed: str) -> str:
@@ -872,7 +878,8 @@ class OutcomeTable:
         verdict = next((self.verdicts[k] for k in keys if k in self.verdicts), None)
         if verdict is None and (key := next((k for k in keys if k in self.conflicts), None)):
             verdict = self._named(trajectory, self.conflicts[key], key)
-        elif verdict is None and self.unlisted is not None and _INSTANCE_ID.match(trajectory.task_id or ""):
+        elif verdict is None and self.unlisted is not None and _INSTANCE_ID.match(trajectory.task_id or "") \
+                and _handed_in(trajectory):
             verdict = self.unlisted
             self.unlisted_runs += _decides(verdict)
         if verdict is not None and not _decides(verdict):  # the report says it did not evaluate the run
