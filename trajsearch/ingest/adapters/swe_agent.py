@@ -1,9 +1,18 @@
 """``swe-agent``: SWE-agent ``<instance_id>.traj`` files (one run per file, JSON).
 
 Mapping
-- run: the file itself; a 1.x retry-loop file holding only ``attempts`` (no
-  top-level ``trajectory`` yet) is read from its best attempt
-  (``info.best_attempt_idx``), else its last. A ``trajectory`` of chat
+- run: the file itself. A 1.x retry agent (``agent.type: retry``: chooser or
+  score loop) writes ``<run>/<id>/<id>.traj``, ``{"attempts": [...]}`` merged
+  with a copy of the attempt it handed in (``info.best_attempt_idx``, absent
+  until the loop ends), and each attempt's own ``<run>/<id>/attempt_N/<id>.traj``
+  (``RetryAgent.get_trajectory_data`` / ``_setup_agent``): the top level gives
+  one run per attempt (``split``) and its attempt files are passed over
+  (``side_path``) unless it lacks them (a crashed loop), so no attempt is read
+  twice or lost. The attempt handed in keeps the instance's run id; the others
+  are ``swe-agent.<run>.<id>.attempt_N``, and once the loop chose, failures
+  "not handed in" with the reviewer's score / the chooser's pick and its reason
+  (metadata ``handed_in: false``: no report of the instance judges them). A
+  ``trajectory`` of chat
   messages (``role`` / ``content``, no turn's ``action`` / ``observation`` /
   ``response`` / ``thought``) is not SWE-agent's, whatever lies beside it.
 - task: ``replay_config.problem_statement.text`` (``replay_config`` is a JSON
@@ -96,6 +105,8 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 from trajsearch.model import UNEVALUATED, Failure, Outcome, Trajectory
@@ -198,6 +209,15 @@ _EXIT_ACTION = re.compile(r"^(?:exit_\w+|early_exit)$")
 _EXIT_MESSAGE = re.compile(r"^Exit(?:ing)? due to (?P<why>[^:\n]+)(?P<error>: \S)?")
 
 
+#: The folder of one attempt of a 1.x retry agent, inside the instance's: ``<run>/<id>/attempt_N/<id>.traj``
+#: (``RetryAgent._setup_agent``: ``output_dir / f"attempt_{i}"``).
+_ATTEMPT_FOLDER = re.compile(r"^attempt_(\d+)$")
+#: What ``split`` adds to each attempt of a retry agent's top level (no SWE-agent field): its place in the loop.
+_RETRY = "__retry_attempt__"
+#: A reviewer's or chooser's answer ends with its verdict alone on the last line (a score, an index).
+_VERDICT_LINE = re.compile(r"\n\s*-?\d+(?:\.\d+)?\s*$")
+
+
 def matches(record: Any) -> bool:
     if not isinstance(record, dict) or "messages" in record:
         return False
@@ -208,6 +228,87 @@ def matches(record: Any) -> bool:
     attempts = record.get("attempts")
     return isinstance(attempts, list) and bool(attempts) and all(
         isinstance(a, dict) and isinstance(a.get("trajectory"), list) for a in attempts)
+
+
+def _attempts(document: Any) -> list[dict[str, Any]] | None:
+    """A retry agent's attempts (each a whole run), when ``document`` is a retry agent's top-level file."""
+    attempts = document.get("attempts") if isinstance(document, dict) else None
+    if isinstance(attempts, list) and attempts and all(
+            isinstance(a, dict) and isinstance(a.get("trajectory"), list) for a in attempts):
+        return attempts
+    return None
+
+
+def split(document: Any) -> Iterator[tuple[str, Any]]:
+    """The adapter hook (see ``adapters/__init__``): a retry agent's top level is one run per attempt (its merged
+    copy of the attempt handed in is that attempt again), each with its place in the loop; any other file one run."""
+    attempts = _attempts(document)
+    if attempts is None:
+        yield "file", document
+        return
+    info = document.get("info") if isinstance(document.get("info"), dict) else {}
+    best = info.get("best_attempt_idx")
+    best = best if isinstance(best, int) and not isinstance(best, bool) and 0 <= best < len(attempts) else None
+    for n, attempt in enumerate(attempts):
+        not_chosen = _not_chosen(n, best, attempts, info) if best is not None and n != best else None
+        yield f"attempt {n}", {**attempt, _RETRY: {"index": n, "handed_in": None if best is None else n == best,
+                                                   "not_chosen": not_chosen}}
+
+
+def _review(attempt: dict[str, Any]) -> tuple[float | bool, str | None] | None:
+    """(score, reasoning) of SWE-agent's reviewer on an attempt (``ScoreRetryLoop``: ``info.review``, its
+    ``accept`` a score or a yes/no)."""
+    info = attempt.get("info") if isinstance(attempt.get("info"), dict) else {}
+    review = info.get("review") if isinstance(info.get("review"), dict) else {}
+    accept = review.get("accept")
+    if not isinstance(accept, (int, float)):
+        return None
+    outputs = [o for o in review.get("outputs") or [] if isinstance(o, str) and o.strip()]
+    return accept, _reasoning(outputs[0]) if outputs else None
+
+
+def _score(accept: float | bool) -> str:
+    return ("accepted" if accept else "rejected") if isinstance(accept, bool) else f"{accept:g}"
+
+
+def _reasoning(answer: str) -> str | None:
+    """A reviewer's or chooser's answer without the verdict line that ends it, one line."""
+    text = _VERDICT_LINE.sub("", answer).strip()
+    return short(" ".join(text.split()), 300, keep="head") if text else None
+
+
+def _not_chosen(n: int, best: int, attempts: list[dict[str, Any]], info: dict[str, Any]) -> str:
+    """Why SWE-agent's retry loop did not hand in attempt ``n``: the reviewer's scores, else the chooser's pick."""
+    mine, chosen = _review(attempts[n]), _review(attempts[best])
+    if mine is not None:
+        against = f" (attempt {best}, handed in: {_score(chosen[0])})" if chosen else f" (attempt {best} was handed in)"
+        return f"SWE-agent's reviewer scored it {_score(mine[0])}{against}" + (f": {mine[1]}" if mine[1] else "")
+    chooser = info.get("chooser") if isinstance(info.get("chooser"), dict) else {}
+    said = _reasoning(chooser["response"]) if isinstance(chooser.get("response"), str) else None
+    return f"SWE-agent's chooser picked attempt {best}" + (f": {said}" if said else "")
+
+
+def _attempt_file(source: Path) -> int | None:
+    """N for a retry agent's own attempt file ``<run>/<id>/attempt_N/<id>.traj``, else None."""
+    found = _ATTEMPT_FOLDER.match(source.parent.name)
+    stem = file_stem(source, (".json", ".traj"))
+    return int(found.group(1)) if found and source.parent.parent.name == stem else None
+
+
+def side_path(path: Path, fmt: str | None) -> str | None:
+    """The adapter hook (see ``adapters/__init__``): an attempt file of a retry agent whose top level beside it
+    holds that attempt (it is read from there: ``split``); one the top level lacks (the loop crashed before it
+    finished the attempt, or the top level is gone) is a run of its own."""
+    if fmt != NAME or (n := _attempt_file(path)) is None:
+        return None
+    top = path.parent.parent / path.name
+    try:
+        attempts = _attempts(json.loads(top.read_text(encoding="utf-8")))
+    except (OSError, ValueError, RecursionError):
+        return None
+    if attempts is None or n >= len(attempts):
+        return None
+    return f"attempt {n} of a SWE-agent retry run, read from {top.name} beside it (which holds every attempt)"
 
 
 #: What a SWE-agent ``trajectory`` entry holds (one turn: the model's response, the action run, what came back).
@@ -469,7 +570,9 @@ def _failure(outcome: Outcome, status: str | None, steps: list[dict[str, Any]], 
 
 
 def to_trajectory(record: Any, ctx: Context) -> Trajectory:
-    record = _chosen_attempt(json_object(record))
+    record = json_object(record)
+    retry = record.get(_RETRY) if isinstance(record.get(_RETRY), dict) else {}
+    record = _chosen_attempt(record)
     if "trajectory" not in record and (from_history := _history_actions(record)):
         entries = from_history
     else:
@@ -510,15 +613,21 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     if empty:
         outcome = Outcome.failure
     failure = _failure(outcome, exit_status, steps, empty)
+    if retry.get("not_chosen") and outcome is Outcome.success:  # submitted, but SWE-agent handed in another attempt
+        outcome, failure = Outcome.failure, Failure(error=f"{exit_status}: not handed in", cause=retry["not_chosen"])
     reward, basis = None, {"outcome_basis": UNEVALUATED} if outcome is Outcome.success else {}
     trial = harbor_trial(ctx.source)
     if trial is not None and (judged := trial_verdict(trial, ctx)) is not None:
         outcome, reward, graded, basis = judged
         failure = graded or _failure(outcome, f"reward {reward:g}" if reward is not None else exit_status, steps)
-    run_dir = trial.name if trial is not None else run_directory(ctx.source, task_id)
+    attempt = retry.get("index") if retry else _attempt_file(ctx.source)
+    instance = ctx.source.parent.parent if attempt is not None and not retry else ctx.source.parent
+    run_dir = trial.name if trial is not None else run_directory(instance / ctx.source.name, task_id)
+    # the attempt SWE-agent handed in is the instance's run; another attempt is a run of its own beside it
+    own = f".attempt_{attempt}" if attempt is not None and not retry.get("handed_in") else ""
     stats = info.get("model_stats") if isinstance(info.get("model_stats"), dict) else {}
     fields: dict[str, Any] = {
-        "trajectory_id": safe_id(f"swe-agent.{run_dir or 'run'}.{task_id}"),
+        "trajectory_id": safe_id(f"swe-agent.{run_dir or 'run'}.{task_id}{own}"),
         "task": _task(record, replay),
         "task_id": task_id,
         "task_family": instance_repo(task_id),
@@ -536,6 +645,9 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
             "api_calls": stats.get("api_calls"),
             "run_dir": run_dir,
             **basis,
+            **({"attempt": attempt} if attempt is not None else {}),
+            **({"handed_in": retry["handed_in"]} if retry.get("handed_in") is not None else {}),
+            **({"review_score": review[0]} if attempt is not None and (review := _review(record)) else {}),
             **({"agents": list(dict.fromkeys(agents)), "step_agents": _handoffs(agents)} if agents else {}),
         },
     }

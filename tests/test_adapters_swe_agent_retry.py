@@ -1,0 +1,101 @@
+"""Round 46's probe B read through the public reader: SWE-agent 1.x's retry agent (``agent.type: retry``, the agent of
+SWE-agent's own SWE-bench submissions), which writes ``<run>/<id>/<id>.traj`` (``attempts`` merged with the attempt
+handed in) and each attempt's own ``<run>/<id>/attempt_N/<id>.traj`` (``RetryAgent`` in ``sweagent/agent/agents.py``).
+
+Fixtures: ``fixtures/swe-agent/.real/sa-1.1.0-retry`` (runs written by SWE-agent 1.1.0 itself, trimmed; see its
+SOURCE.md). Other layouts (a second batch, attempt files without their top level) are copies of them in ``tmp_path``.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from cli_support import run_cli
+from trajsearch.ingest.detect import SideFile, detect_format
+from trajsearch.ingest.outcomes import OutcomeTable
+from trajsearch.ingest.read import read_inputs
+from trajsearch.model import Outcome
+
+from adapter_support import runs
+
+REAL = Path(__file__).parent / "fixtures" / "swe-agent" / ".real" / "sa-1.1.0-retry"
+CHOOSER = REAL / "chooser" / "run2"
+INSTANCE = "demo__greet-retry2"
+SCORE = REAL / "score" / "run1"
+
+
+def _by_id(path: Path, **kwargs) -> dict:
+    return {run.trajectory_id: run for run in runs(path, **kwargs)}
+
+
+def _batch(tmp_path: Path, name: str, *, top_level: bool = True) -> Path:
+    """The chooser run copied as the output folder ``name`` (another batch of the same instance)."""
+    folder = Path(shutil.copytree(CHOOSER, tmp_path / name))
+    if not top_level:  # a loop that crashed before it wrote its top level, or a top level deleted
+        (folder / INSTANCE / f"{INSTANCE}.traj").unlink()
+    return folder
+
+
+def test_retry_run_is_one_run_per_attempt_the_handed_in_one_under_the_instance_id() -> None:
+    """Bug (probe B, B2): the top level (the chosen attempt merged in) and ``attempt_1/`` were both read: the chosen
+    attempt was two runs, each the other's "similar run"."""
+    got = _by_id(CHOOSER)
+    assert sorted(got) == [f"swe-agent.run2.{INSTANCE}", f"swe-agent.run2.{INSTANCE}.attempt_0"]
+    chosen = got[f"swe-agent.run2.{INSTANCE}"]
+    assert chosen.metadata["attempt"] == 1 and chosen.metadata["handed_in"] is True
+    assert chosen.steps[0].thought == "Attempt 1: look at the file."
+    with pytest.raises(SideFile, match="attempt 1 of a SWE-agent retry run"):
+        detect_format(CHOOSER / INSTANCE / "attempt_1" / f"{INSTANCE}.traj")
+
+
+def test_retry_attempt_files_keep_the_run_folder(tmp_path: Path) -> None:
+    """Bug (probe B, B1): ``attempt_N/<id>.traj`` was read as the run ``swe-agent.attempt_N.<id>`` (the attempt folder
+    taken for the run set), so two output folders of the same instance overwrote each other's attempts."""
+    folders = [_batch(tmp_path, name, top_level=False) for name in ("run2", "run3")]
+    got = {r.trajectory.trajectory_id for r in read_inputs(folders)}
+    assert got == {f"swe-agent.{run}.{INSTANCE}.attempt_{n}" for run in ("run2", "run3") for n in (0, 1)}
+
+
+def test_retry_top_level_without_attempt_files_gives_every_attempt_and_the_reviewers_verdict() -> None:
+    """Bug (probe B, B3): an attempt SWE-agent's reviewer scored below ``accept_score`` (it retried, and handed in
+    the other attempt) was a "submitted" success, feeding exemplars."""
+    got = _by_id(SCORE)
+    assert sorted(got) == ["swe-agent.run1.demo__greet-score", "swe-agent.run1.demo__greet-score.attempt_0"]
+    rejected = got["swe-agent.run1.demo__greet-score.attempt_0"]
+    assert rejected.outcome is Outcome.failure and rejected.metadata["handed_in"] is False
+    assert rejected.failure.error == "submitted: not handed in"
+    assert rejected.failure.cause == ("SWE-agent's reviewer scored it 2 (attempt 1, handed in: 9): The patch hardcodes "
+                                      "the name; the typo is not fixed.")
+    assert got["swe-agent.run1.demo__greet-score"].outcome is Outcome.success
+
+
+def test_retry_attempt_the_chooser_passed_over_is_not_a_success_nor_given_the_report_verdict(tmp_path: Path) -> None:
+    """Bug (probe B, B3): the chooser's unchosen attempt was a success; with ``--outcomes`` a report of the instance
+    (it judged the patch handed in, attempt 1's) must not judge it."""
+    report = tmp_path / "report.json"
+    report.write_text(json.dumps({INSTANCE: "resolved"}))
+    got = _by_id(CHOOSER, outcomes=OutcomeTable.load(report))
+    passed_over = got[f"swe-agent.run2.{INSTANCE}.attempt_0"]
+    assert passed_over.outcome is Outcome.failure
+    assert passed_over.failure.cause == ("SWE-agent's chooser picked attempt 1: Submission 1 fixes the typo; "
+                                         "submission 0 hardcodes the name.")
+    assert got[f"swe-agent.run2.{INSTANCE}"].outcome is Outcome.success
+    assert got[f"swe-agent.run2.{INSTANCE}"].metadata["outcome_basis"].startswith("outcomes file")
+
+
+def test_retry_run_cli_dry_run_reads_each_attempt_once(tmp_path: Path, monkeypatch) -> None:
+    """Probe B, B1/B2 through the CLI: two output folders of one instance are four attempts, four runs, read from
+    the top levels (the attempt files passed over), two of them failures."""
+    monkeypatch.setenv("TRAJSEARCH_MODEL", "hashing")
+    monkeypatch.setenv("TRAJSEARCH_HOME", str(tmp_path / "home"))
+    folders = [_batch(tmp_path / "out", name) for name in ("run2", "run3")]
+    code, out, err = run_cli("ingest", "--dry-run", "--json", *map(str, folders))
+    assert code == 0, err
+    files = json.loads(out)["files"]
+    assert [Path(f["source"]).relative_to(tmp_path / "out").as_posix() for f in files] == [
+        f"{run}/{INSTANCE}/{INSTANCE}.traj" for run in ("run2", "run3")]
+    assert [(f["runs"], f["outcomes"]) for f in files] == [(2, {"failure": 1, "success": 1})] * 2
