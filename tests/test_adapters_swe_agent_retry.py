@@ -87,9 +87,17 @@ def test_retry_attempt_the_chooser_passed_over_is_not_a_success_nor_given_the_re
     assert got[f"swe-agent.run2.{INSTANCE}"].metadata["outcome_basis"].startswith("outcomes file")
 
 
+def test_retry_run_model_is_read_from_the_config_beside_it(tmp_path: Path) -> None:
+    """Bug (probe B, B4): ``replay_config`` is null in every retry ``.traj``; the model is in the ``config.yaml``
+    SWE-agent writes beside it (``run_single.py``: a YAML string of the config's JSON)."""
+    assert {run.model_id for run in runs(CHOOSER)} == {"openai/gpt-4o"}
+    attempts_only = _batch(tmp_path, "run3", top_level=False)
+    assert {run.model_id for run in runs(attempts_only)} == {"openai/gpt-4o"}
+
+
 def test_retry_run_cli_dry_run_reads_each_attempt_once(tmp_path: Path, monkeypatch) -> None:
-    """Probe B, B1/B2 through the CLI: two output folders of one instance are four attempts, four runs, read from
-    the top levels (the attempt files passed over), two of them failures."""
+    """Probe B, B1/B2/B4 through the CLI: two output folders of one instance are four attempts, four runs, read from
+    the top levels (the attempt files passed over), two of them failures, all of SWE-agent's model."""
     monkeypatch.setenv("TRAJSEARCH_MODEL", "hashing")
     monkeypatch.setenv("TRAJSEARCH_HOME", str(tmp_path / "home"))
     folders = [_batch(tmp_path / "out", name) for name in ("run2", "run3")]
@@ -98,4 +106,5 @@ def test_retry_run_cli_dry_run_reads_each_attempt_once(tmp_path: Path, monkeypat
     files = json.loads(out)["files"]
     assert [Path(f["source"]).relative_to(tmp_path / "out").as_posix() for f in files] == [
         f"{run}/{INSTANCE}/{INSTANCE}.traj" for run in ("run2", "run3")]
-    assert [(f["runs"], f["outcomes"]) for f in files] == [(2, {"failure": 1, "success": 1})] * 2
+    assert [(f["runs"], f["outcomes"], f["models"]) for f in files] == [
+        (2, {"failure": 1, "success": 1}, {"openai/gpt-4o": 2})] * 2

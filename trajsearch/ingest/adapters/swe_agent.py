@@ -93,7 +93,11 @@ Mapping
   ``result.json`` verdict (its verifier's reward) stands instead, as for the
   ATIF file Harbor converted the run to (``atif.trial_verdict``).
 - model_id = ``replay_config.agent.model.name`` (a retry agent: its first
-  ``agent_configs`` entry's), else ``info.model``, else the model part of a
+  ``agent_configs`` entry's), else ``info.model``, else the same in the
+  instance folder's ``<id>.config.yaml`` (run-batch) or ``config.yaml``
+  (run-single), else the run folder's ``run_batch.config.yaml`` (a retry
+  agent's ``.traj`` has ``replay_config: null``; these files hold the config as
+  one quoted YAML string of JSON), else the model part of a
   0.x run directory name (``<model>__<data>__<config>__t-<temp>__p-<top_p>__c-<cost>__install-<n>``,
   SWE-agent 0.x ``run.py``'s ``run_name``), else that of a SWE-bench
   experiments submission folder (``<YYYYMMDD>_SWE-agent_<model>/trajs/``);
@@ -106,6 +110,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -214,6 +219,14 @@ _EXIT_MESSAGE = re.compile(r"^Exit(?:ing)? due to (?P<why>[^:\n]+)(?P<error>: \S
 _ATTEMPT_FOLDER = re.compile(r"^attempt_(\d+)$")
 #: What ``split`` adds to each attempt of a retry agent's top level (no SWE-agent field): its place in the loop.
 _RETRY = "__retry_attempt__"
+#: The config files SWE-agent 1.x writes beside a run (``run_single.py``, ``run_batch.py``): each one YAML string
+#: holding the config's JSON (``yaml.dump(config.model_dump_json())``).
+_CONFIG_FILES = ("{id}.config.yaml", "config.yaml", "../run_batch.config.yaml")
+#: YAML's escapes in a double-quoted scalar (PyYAML writes one when the JSON holds non-ASCII text).
+_YAML_ESCAPES = {"0": "\0", "a": "\a", "b": "\b", "t": "\t", "\t": "\t", "n": "\n", "v": "\v", "f": "\f",
+                 "r": "\r", "e": "\x1b", " ": " ", '"': '"', "/": "/", "\\": "\\", "N": "\x85", "_": "\xa0",
+                 "L": "\u2028", "P": "\u2029"}
+_YAML_ESCAPE = re.compile(r"\\(x[0-9A-Fa-f]{2}|u[0-9A-Fa-f]{4}|U[0-9A-Fa-f]{8}|.)", re.S)
 #: A reviewer's or chooser's answer ends with its verdict alone on the last line (a score, an index).
 _VERDICT_LINE = re.compile(r"\n\s*-?\d+(?:\.\d+)?\s*$")
 
@@ -417,18 +430,73 @@ def _task(record: dict[str, Any], replay: dict[str, Any]) -> str:
     return clip_task(text.replace("\r\n", "\n").strip() or prompt)
 
 
-def _model(replay: dict[str, Any], info: dict[str, Any], run_dir: str) -> str | None:
-    agent = replay.get("agent") if isinstance(replay.get("agent"), dict) else {}
-    configs = [agent] + [c for c in agent.get("agent_configs") or [] if isinstance(c, dict)]
-    for config in configs:
-        model = config.get("model")
-        if isinstance(model, dict) and model.get("name"):
-            return str(model["name"])
+def _model(replay: dict[str, Any], info: dict[str, Any], run_dir: str, folder: Path | None = None) -> str | None:
+    """The model (see the module docstring); ``folder``: the instance folder, where SWE-agent 1.x keeps its config."""
+    if model := _config_model(replay):
+        return model
     for key in ("model", "model_name"):
         if isinstance(info.get(key), str) and info[key]:
             return info[key]
+    for name in _CONFIG_FILES if folder is not None else ():
+        if model := _config_model(_config_file(folder / name.format(id=folder.name))):
+            return model
     found = _RUN_NAME.match(run_dir or "") or _SUBMISSION.match(run_dir or "")
     return found.group("model") if found else None
+
+
+def _config_model(config: dict[str, Any]) -> str | None:
+    """The model of a run config: its agent's, or a retry agent's first ``agent_configs`` entry's."""
+    agent = config.get("agent") if isinstance(config.get("agent"), dict) else {}
+    for each in [agent] + [c for c in agent.get("agent_configs") or [] if isinstance(c, dict)]:
+        model = each.get("model")
+        if isinstance(model, dict) and model.get("name"):
+            return str(model["name"])
+    return None
+
+
+def _config_file(path: Path) -> dict[str, Any]:
+    """The config SWE-agent 1.x wrote to ``path`` (``{}`` if none): one quoted YAML scalar holding its JSON."""
+    try:
+        return _read_config(str(path), path.stat().st_mtime_ns)
+    except OSError:
+        return {}
+
+
+@lru_cache(maxsize=16)  # an instance's attempts share one config
+def _read_config(path: str, _mtime: int) -> dict[str, Any]:
+    try:
+        config = json.loads(_yaml_string(Path(path).read_text(encoding="utf-8")) or "")
+    except (OSError, ValueError, RecursionError):
+        return {}
+    return config if isinstance(config, dict) else {}
+
+
+def _yaml_string(text: str) -> str | None:
+    """The string a YAML document of one quoted scalar holds, as ``yaml.dump(a_string)`` writes it: single-quoted
+    (``''`` for a quote), or double-quoted with escapes when the text is not all printable ASCII; either folded
+    over lines (a line break between lines is a space, a blank line a newline, ``\\`` at a line's end joins)."""
+    text = text.strip()
+    quote = text[:1]
+    if quote not in ("'", '"') or len(text) < 2 or not text.endswith(quote):
+        return None
+    lines = text[1:-1].split("\n")
+    body, breaks = lines[0], 0
+    for line in lines[1:]:
+        if not line.strip(" \t"):
+            breaks += 1
+            continue
+        if quote == '"' and re.search(r"(?<!\\)(?:\\\\)*\\$", body):  # an escaped line break: nothing
+            body = body[:-1]
+        else:
+            body = body.rstrip(" \t") + ("\n" * breaks or " ")
+        body += line.lstrip(" \t")
+        breaks = 0
+    if breaks:  # the closing quote's line held only white space
+        body = body.rstrip(" \t") + ("\n" * (breaks - 1) or " ")
+    if quote == "'":
+        return body.replace("''", "'")
+    return _YAML_ESCAPE.sub(
+        lambda m: chr(int(m[1][1:], 16)) if len(m[1]) > 1 else _YAML_ESCAPES.get(m[1], m[0]), body)
 
 
 def _step_error(observation: str, command: str) -> str | None:
@@ -631,7 +699,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
         "task": _task(record, replay),
         "task_id": task_id,
         "task_family": instance_repo(task_id),
-        "model_id": _model(replay, info, run_dir),
+        "model_id": _model(replay, info, run_dir, instance if instance.name == stem else None),
         "tool_versions": {"swe-agent": str(info["swe_agent_version"])} if info.get("swe_agent_version") else {},
         "outcome": outcome,
         "reward": reward,
