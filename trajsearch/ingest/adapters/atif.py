@@ -182,6 +182,10 @@ _EXIT_CODE = re.compile(r"\[(?:Command finished|The command completed) with exit
 _NOT_THE_ERROR = re.compile(r"^(?:[A-Z][\w ]*: \((?:none|empty)\)|\[error\] tool reported failure)\s*$", re.M)
 _RETURNCODE = re.compile(r"<returncode>\s*(-?\d+)\s*</returncode>")  # mini-swe-agent's observation (Harbor converts it)
 _REJECTED = re.compile(r"^\s*Previous response had parsing errors", re.I)
+#: What Harbor's converters write as an agent turn's message when the model said nothing (ATIF asks for one): strands'
+#: ``(tool calls)``, kimi-cli's and mimo's ``(tool use)``, hermes' and goose's ``[tool call]``, goose's
+#: ``[tool call: NAME]``, trae's ``[tool call: NAMES]`` / ``[empty response]``. No words of the agent: no thought.
+_PLACEHOLDER = re.compile(r"\((?:tool calls|tool use)\)|\[(?:tool call(?:: [^\]\n]*)?|empty response)\]")
 _OH_CALL = re.compile(r"<function=([\w.-]+)>(.*?)</function>", re.S)
 _OH_PARAM = re.compile(r"<parameter=([\w.-]+)>(.*?)</parameter>", re.S)
 _XML_KEYS = re.compile(r"<keystrokes(?:\s+duration=\"([\d.]+)\")?\s*>(.*?)</keystrokes>", re.S)
@@ -499,6 +503,7 @@ def _steps(ordered: list[dict[str, Any]], fences: tuple[str, ...] = ()) -> _Walk
             walk.user(raw, message, at)
             continue
         calls = [_call(c) for c in as_list(raw.get("tool_calls")) if isinstance(c, dict)]
+        message = "" if _PLACEHOLDER.fullmatch(message.strip()) else message
         if raw.get("model_name") == SYNTHETIC_MODEL and not calls:
             walk.cli_error(message)
             continue

@@ -1,0 +1,66 @@
+"""Round 46's probe A read through the public reader: Harbor 0.26.0 trials of the ``kimi-cli`` (A1), ``strands``
+and ``hermes`` (A2-A5) installed agents.
+
+Fixtures: ``fixtures/atif/.real/harbor-0.26-{strands,kimi-cli,hermes}`` (Harbor's own conversions of real runs of
+each agent, beside the files it converted); see each SOURCE.md. Shapes the files lack are made in ``tmp_path`` from
+them, following Harbor's converters (``harbor/agents/installed/*.py``, named there).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import shutil
+from pathlib import Path
+
+import pytest
+
+from trajsearch.ingest.read import SideFile, read_dump
+from trajsearch.model import Outcome
+
+from adapter_support import only
+from cli_support import run_cli
+
+REAL = Path(__file__).parent / "fixtures" / "atif" / ".real"
+STRANDS = REAL / "harbor-0.26-strands" / "fix-config__s1"
+STRANDS_CRASH = REAL / "harbor-0.26-strands" / "api-error__s2"
+KIMI = REAL / "harbor-0.26-kimi-cli" / "fix-config__k1"
+HERMES = REAL / "harbor-0.26-hermes" / "fix-config__h1"
+TASK = "Fix the config: read /nonexistent/config.yaml and write the value into out.txt."
+
+
+def _ingest(trial: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture) -> dict[str, int]:
+    """``trajsearch ingest`` of a job holding one trial: its JSON summary (the exit code must be 0)."""
+    job = tmp_path / "job"
+    shutil.copytree(trial, job / trial.name)
+    with caplog.at_level(logging.INFO, logger="trajsearch.ingest.read"):
+        code, out, err = run_cli("ingest", str(job), "-t", "acme", "--json")
+    assert code == 0, out + err
+    return json.loads(out)
+
+
+# -- A4: converter placeholders -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("trial", [STRANDS, HERMES, KIMI], ids=["strands", "hermes", "kimi-cli"])
+def test_a_converters_placeholder_message_is_no_thought(home: Path, trial: Path) -> None:
+    """Bug (probe A, A4): Harbor's converters write ``(tool calls)`` (strands), ``[tool call]`` (hermes),
+    ``(tool use)`` (kimi-cli) for a turn with calls and no text: each was the call's thought, indexed."""
+    run = only(trial / "agent" / "trajectory.json")
+    calls = [s for s in run.steps if s.action != "respond"]
+    assert calls and all(s.thought is None for s in calls)
+
+
+@pytest.mark.parametrize("placeholder", ["[tool call: sandbox_shell]", "[empty response]"])
+def test_trae_and_goose_placeholders_are_no_words_of_the_agent(home: Path, tmp_path: Path, placeholder: str) -> None:
+    """trae's converter (``trae_agent.py``) writes ``[tool call: NAMES]`` / ``[empty response]``, goose's
+    ``[tool call: NAME]``: a turn with calls gets no thought, one without is no answer."""
+    document = json.loads((STRANDS / "agent" / "trajectory.json").read_text(encoding="utf-8"))
+    for step in document["steps"][1:]:
+        step["message"] = placeholder if "tool_calls" in step or placeholder == "[empty response]" else step["message"]
+    (tmp_path / "t.json").write_text(json.dumps(document), encoding="utf-8")
+    run = only(tmp_path / "t.json")
+    assert all(s.thought is None for s in run.steps)
+    assert "respond" not in [s.action for s in run.steps] if placeholder == "[empty response]" else True
+
+
