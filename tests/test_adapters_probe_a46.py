@@ -64,3 +64,14 @@ def test_trae_and_goose_placeholders_are_no_words_of_the_agent(home: Path, tmp_p
     assert "respond" not in [s.action for s in run.steps] if placeholder == "[empty response]" else True
 
 
+# -- A5: a JSON shell result's exit code -----------------------------------------------------------
+
+
+@pytest.mark.parametrize("trial", [STRANDS, HERMES], ids=["strands", "hermes"])
+def test_a_json_shell_results_non_zero_exit_code_is_the_steps_error(home: Path, trial: Path) -> None:
+    """Bug (probe A, A5): strands' vended shell and hermes' ``terminal`` return ``{"output", "error",
+    "exit_code"}`` for every command; the failing ``cat`` (``exit_code`` 1) was no error."""
+    run = only(trial / "agent" / "trajectory.json")
+    assert run.steps[0].error == "cat: /nonexistent/config.yaml: No such file or directory (exit code 1)"
+    later = [s for s in run.steps if s.arguments and "echo" in json.dumps(s.arguments)]
+    assert all(s.error is None for s in later)  # exit_code 0

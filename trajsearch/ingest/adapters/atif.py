@@ -309,7 +309,30 @@ def _flagged(raw: dict[str, Any], result: dict[str, Any]) -> bool:
     return meta.get("is_error") is True or str(step_extra.get("status", "")).lower() in ("error", "failed", "failure")
 
 
+def _shell_result(content: str) -> tuple[int, str] | None:
+    """(exit code, what the command printed) of a result written as a JSON object with an integer ``exit_code``:
+    strands' vended shell (Harbor's ``sandbox_shell``: ``{"output", "error", "exit_code"}``, stdout and stderr) and
+    hermes' ``terminal`` (``{"output", "exit_code", "error"}``) return every command so, failed or not."""
+    text = content.strip()
+    if not (text.startswith("{") and text.endswith("}") and '"exit_code"' in text):
+        return None
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return None
+    code = value.get("exit_code") if isinstance(value, dict) else None
+    if not isinstance(code, int) or isinstance(code, bool):
+        return None
+    return code, "\n".join(v for v in (value.get("output"), value.get("error")) if isinstance(v, str))
+
+
 def _result_error(content: str, flagged: bool) -> str | None:
+    if (shell := _shell_result(content or "")) is not None and shell[0]:
+        number, printed = shell
+        line = decisive_line(printed)
+        if line is None and number == 1:  # grep / test / diff saying "no"
+            return None
+        return f"{line} (exit code {number})" if line else f"exit code {number}"
     content = _NOT_THE_ERROR.sub("", content or "")
     lines = content.splitlines()
     edges = "\n".join(lines[:6] + lines[-6:])  # where each agent prints its exit code (not inside a file's text)
