@@ -39,6 +39,28 @@ def _ingest(trial: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture) -> di
     return json.loads(out)
 
 
+# -- A3: a crashed agent's failure ----------------------------------------------------------------
+
+
+def test_a_crashed_harbor_trials_failure_is_the_decisive_line_of_the_exception(home: Path) -> None:
+    """Bug (probe A, A3): the failure was the last 500 characters of Harbor's ``NonZeroAgentExitCodeError`` message
+    (the runner's stderr cut to its head and tail), from the middle of a traceback frame."""
+    run = only(STRANDS_CRASH / "agent" / "trajectory.json")
+    assert run.outcome is Outcome.infra_error and run.failure is not None
+    assert run.failure.error.startswith("NonZeroAgentExitCodeError: strands.types.exceptions.EventLoopException: "
+                                        "Error code: 500 - ")
+
+
+def test_an_atif_read_alone_fails_on_its_root_extra_error(home: Path, tmp_path: Path) -> None:
+    """Bug (probe A, A3): Harbor's strands converter writes the exception the agent died of as the root
+    ``extra.error`` (``{"message", "traceback"}``); read outside its trial the run was ``unknown``, no failure."""
+    alone = tmp_path / "strands-api-error.trajectory.json"
+    shutil.copy(STRANDS_CRASH / "agent" / "trajectory.json", alone)
+    run = only(alone)
+    assert run.outcome is Outcome.infra_error and run.failure is not None
+    assert run.failure.error.startswith("Error code: 500 - ")
+
+
 # -- A4: converter placeholders -------------------------------------------------------------------
 
 

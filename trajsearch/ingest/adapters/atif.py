@@ -162,6 +162,7 @@ from ._common import (
     list_field, outcome_of_reward, safe_id, short,
 )
 from ._mini_swe_agent.commands import DEFAULT_ACTION_REGEXES, text_action
+from ._spans.outcome import error_outcome
 
 NAME = "atif"
 #: A file is one run: the reader hands over its whole JSON document.
@@ -809,7 +810,7 @@ def _verdict(extra: dict[str, Any], source: Path, ctx: Context) -> tuple[Outcome
         return Outcome(stated), None, None, {"outcome_basis": "root extra.outcome"}
     trial = _harbor_verdict(source)
     if trial is None:
-        return Outcome.unknown, None, None, {}
+        return _root_error(extra)
     basis = {"outcome_basis": "Harbor trial result.json", "trial_name": trial.get("trial_name"),
              "task_name": trial.get("task_name"), **({"trial_step": trial["step_name"]} if trial.get("step_name") else {})}
     verifier = trial.get("verifier_result") if isinstance(trial.get("verifier_result"), dict) else {}
@@ -828,6 +829,20 @@ def _verdict(extra: dict[str, Any], source: Path, ctx: Context) -> tuple[Outcome
         failure = _trial_failure(exception, graded=False)
         return (Outcome.failure if failure.cause is None else Outcome.infra_error), None, failure, basis
     return Outcome.unknown, None, None, basis
+
+
+def _root_error(extra: dict[str, Any]) -> tuple[Outcome, float | None, Failure | None, dict[str, Any]]:
+    """The verdict a root ``extra.error`` gives (Harbor's strands converter: ``{"message", "traceback"}`` of the
+    exception the agent died of; a string elsewhere): the run failed, on an outage (``Error code: 500``) an
+    infrastructure error (:func:`error_outcome`, as span formats judge an error); unknown without one."""
+    error = extra.get("error")
+    message = error.get("message") if isinstance(error, dict) else error
+    if not isinstance(message, str) or not message.strip():
+        return Outcome.unknown, None, None, {}
+    outcome = error_outcome(message)
+    cause = "infrastructure: the agent's run ended on an outage" if outcome is Outcome.infra_error else None
+    return outcome, None, Failure(error=short(decisive_line(message) or message), cause=cause), {
+        "outcome_basis": "root extra.error"}
 
 
 def _verifier_failure(source: Path, reward: float) -> Failure | None:
@@ -864,7 +879,8 @@ def _trial_failure(exception: dict[str, Any], *, graded: bool) -> Failure:
     process died, so a trial may have both a reward and the crash (``NonZeroAgentExitCodeError``): the reward
     grades what the dead agent left, and the crash is why. An agent timeout is the agent's own failure."""
     kind = str(exception.get("exception_type") or "exception")
-    error = short(f"{kind}: {exception.get('exception_message') or ''}", 500)
+    message = str(exception.get("exception_message") or "")
+    error = short(f"{kind}: {decisive_line(message) or ''}", 500)  # the agent's stderr, cut and joined by Harbor
     if "AgentTimeout" in kind:
         return Failure(error=error, cause="the agent ran out of time; the verifier graded what it left"
                        if graded else None)
