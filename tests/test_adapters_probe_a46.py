@@ -39,6 +39,35 @@ def _ingest(trial: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture) -> di
     return json.loads(out)
 
 
+# -- A2: the agents' own files Harbor converts ---------------------------------------------------
+
+
+@pytest.mark.parametrize("trial, agent, files", [
+    (STRANDS, "strands", ("strands-events.jsonl", "strands-result.json")),
+    (HERMES, "hermes", ("hermes-session.jsonl",)),
+], ids=["strands", "hermes"])
+def test_a_harbor_trials_own_agent_files_are_passed_over(
+        home: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture, trial: Path, agent: str,
+        files: tuple[str, ...]) -> None:
+    """Bug (probe A, A2): ``strands-events.jsonl`` / ``strands-result.json`` (``Strands._EVENTS_FILENAME`` /
+    ``_RESULT_FILENAME``) and ``hermes-session.jsonl``, which each agent's ``populate_context_post_run`` converts to
+    ``agent/trajectory.json``, were each an "unrecognised dump format": exit 3 for every clean trial."""
+    summary = _ingest(trial, tmp_path, caplog)
+    assert (summary["ingested"], summary["rejected"]) == (1, 0)
+    for name in files:
+        with pytest.raises(SideFile, match=f"a file of the {agent}'s own .* Harbor trial {trial.name}, which Harbor"):
+            list(read_dump(trial / "agent" / name))
+
+
+def test_an_unread_file_beside_an_atif_outside_a_trial_is_still_rejected(tmp_path: Path) -> None:
+    """The rule needs the trial (its ``result.json``) and the conversion naming its task: elsewhere a file of no
+    format is what it was, unrecognised."""
+    agent = tmp_path / "loose" / "agent"
+    shutil.copytree(STRANDS / "agent", agent)
+    with pytest.raises(ValueError, match="unrecognised dump format"):
+        list(read_dump(agent / "strands-result.json"))
+
+
 # -- A3: a crashed agent's failure ----------------------------------------------------------------
 
 

@@ -685,6 +685,8 @@ def side_path(path: Path, fmt: str | None) -> str | None:
         return _raw_session(path, unread)
     if fmt is not None:
         return _raw_session(path, fmt)
+    if (kept := _raw_session(path, None)) is not None:
+        return kept
     if path.name in _HARBOR_OWN and ((trial := _is_trial(path.parent)) or _is_job(path.parent)):
         return f"Harbor's own {path.name} of {'trial' if trial else 'job'} {path.parent.name}, not a run"
     verifier = next((d for d in path.parents if d.name in ("verifier", "artifacts")), None)
@@ -706,14 +708,18 @@ def _unread_session(path: Path) -> str | None:
                  if d.name in _UNREAD_SESSIONS and d.parent.name == "agent"), None)
 
 
-def _raw_session(path: Path, fmt: str) -> str | None:
+def _raw_session(path: Path, fmt: str | None) -> str | None:
     """Why a file or run folder (OpenHands' ``sessions/<id>/``, which Harbor's ``OpenHands._get_session_dir`` converts)
-    of another format under a Harbor trial's ``agent/`` is the raw session Harbor converted, if it is."""
+    of another format under a Harbor trial's ``agent/`` is the raw session Harbor converted, if it is. A file of no
+    format (``fmt`` None) there is one of the agent's own that Harbor's converter reads or the agent left (strands'
+    ``strands-events.jsonl`` / ``strands-result.json``, hermes' ``hermes-session.jsonl``, Kimi's share folder, acp's,
+    copilot's, deerflow's, trae's logs...): whatever its name, the trial's run is the ATIF beside it."""
     agent = next((d for d in path.parents if d.name == "agent"), None)
     converted = agent / "trajectory.json" if agent is not None else None
     if converted is not None and converted != path and (trial := _trial_dir(converted)) is not None \
             and (trial[0] / "result.json").is_file() and (found := _atif_file(converted)) is not None and found.task:
-        return (f"the agent's raw {fmt} session in Harbor trial {trial[0].name}, which Harbor converted to ATIF: "
+        what = f"the agent's raw {fmt} session" if fmt else f"a file of the {found.agent or 'agent'}'s own (no run)"
+        return (f"{what} in Harbor trial {trial[0].name}, which Harbor converted to ATIF: "
                 f"the trial's run is {converted}, read with the trial's verdict")
     return None
 
