@@ -39,6 +39,28 @@ def _ingest(trial: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture) -> di
     return json.loads(out)
 
 
+# -- A1: kimi-cli's conversion keeps no user step ------------------------------------------------
+
+
+def test_a_harbor_kimi_cli_trial_is_its_atif_run_with_the_task_of_the_wire_log_it_converted(home: Path) -> None:
+    """Bug (probe A, A1): Harbor's ``KimiCli._convert_events_to_trajectory`` never writes the wire's ``TurnBegin``
+    (the prompt) as a user step, so every kimi-cli trial was rejected "no task"; the task is that event's
+    ``user_input`` in ``agent/kimi-cli.txt``, the log Harbor converted."""
+    run = only(KIMI / "agent" / "trajectory.json")
+    assert run.task == TASK
+    assert [s.action for s in run.steps] == ["Shell", "Shell", "respond"]
+    assert (run.outcome, run.reward) == (Outcome.failure, 0.0)
+
+
+def test_a_harbor_kimi_cli_trials_raw_session_is_passed_over(
+        home: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """Bug (probe A, A1): Kimi's share folder (``kimi.json``, the session's ``wire.jsonl`` / ``state.json``) was
+    "unrecognised dump format ... (pass --format NAME to force one)": exit 4 and no run for the trial."""
+    summary = _ingest(KIMI, tmp_path, caplog)
+    assert (summary["ingested"], summary["rejected"]) == (1, 0)
+    assert caplog.text.count("a file of the kimi-cli's own (no run) in Harbor trial fix-config__k1") == 3
+
+
 # -- A2: the agents' own files Harbor converts ---------------------------------------------------
 
 

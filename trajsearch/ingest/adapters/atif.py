@@ -730,6 +730,34 @@ def _raw_session(path: Path, fmt: str | None) -> str | None:
 _RAW_SESSIONS = {"swe-agent": "swe-agent-output/**/*.traj"}
 
 
+#: The log Harbor converted, beside the ATIF, for an installed agent whose converter writes no user step: kimi-cli's
+#: wire stream (``KimiCli.run`` tees it to ``agent/kimi-cli.txt``; ``_convert_events_to_trajectory`` turns its
+#: ``StepBegin`` / ``ContentPart`` / ``ToolCall`` / ``ToolResult`` events into steps, never its ``TurnBegin``,
+#: whose ``user_input`` is the instruction Harbor prompted it with).
+_TASK_LOGS = {"kimi-cli": "kimi-cli.txt"}
+
+
+def _task_beside(agent: Any, source: Path) -> str | None:
+    """The task of a Harbor trial's ATIF whose converter kept no user step, from the log it converted
+    (:data:`_TASK_LOGS`): its first ``TurnBegin`` event's ``user_input`` (text, or Kimi's content parts)."""
+    log = _TASK_LOGS.get(agent) if isinstance(agent, str) and source.parent.name == "agent" else None
+    if log is None:
+        return None
+    try:
+        lines = (source.parent / log).read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return None
+    for line in lines:
+        try:
+            event = as_dict(as_dict(json.loads(line, strict=False)).get("params"))
+        except ValueError:
+            continue
+        if event.get("type") == "TurnBegin":
+            task = _text(as_dict(event.get("payload")).get("user_input")).strip()
+            return task or None
+    return None
+
+
 def _taskless_conversion(path: Path) -> str | None:
     """Why a Harbor trial's ``agent/trajectory.json`` is passed over: its converter dropped the task, and the raw
     session it converted lies beside it, which holds the task and is read as the trial's run instead."""
@@ -771,7 +799,8 @@ def _holds_atif(path: Path, version: int) -> _Converted | None:
         return None
     prompt = _steps(_ordered(as_list(document.get("steps")))).task
     name = as_dict(document.get("agent")).get("name")
-    return _Converted(bool(prompt and prompt.strip()), name if isinstance(name, str) else None)
+    name = name if isinstance(name, str) else None
+    return _Converted(bool(prompt and prompt.strip() or _task_beside(name, path)), name)
 
 
 def _harbor_verdict(source: Path) -> dict[str, Any] | None:
@@ -1012,6 +1041,8 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     walk = _steps(ordered, fences)
     prompt, steps, models, sidechain = walk.task, walk.steps, walk.models, walk.sidechain
     if not prompt or not prompt.strip():
+        prompt = _task_beside(agent.get("name"), ctx.source) if not sub_path else None
+    if not prompt:
         raise RecordError("no task: no step with source 'user' and a message")
     task = _prompts.instruction(prompt, (config.get("instance_template"),), ("task",))
     extra = record.get("extra") if isinstance(record.get("extra"), dict) else {}
