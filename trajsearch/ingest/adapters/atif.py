@@ -69,7 +69,9 @@ Mapping
     ``observation.results[]`` entries whose ``source_call_id`` is the call's
     ``tool_call_id`` (results without a call id go to the first call);
     thought = ``reasoning_content`` then ``message`` (what the agent said with
-    the calls), joined, on the first call.
+    the calls), joined, on the first call; a converter's placeholder for no
+    text (Harbor's ``(tool calls)``, ``(tool use)``, ``[tool call]``,
+    ``[tool call: NAMES]``, ``[empty response]``) is no message.
   * an agent step without ``tool_calls`` whose message holds the agent's own
     action syntax: mini-swe-agent's fenced command (its ``action_regex``, else
     the stock fences) -> a ``bash`` step, Terminus' JSON / XML response (``commands[].keystrokes``
@@ -96,7 +98,8 @@ Mapping
   (``[Command finished with exit code N]`` (OpenHands), ``Exit code N`` /
   ``[exit_code] N`` (Claude Code), ``Exit code: N`` / ``Process exited with
   code N`` (Codex), ``Exit Code: N`` (Gemini CLI), ``Command exited with
-  code N`` (pi)) or
+  code N`` (pi), a JSON result's ``exit_code`` (strands' shell, hermes'
+  ``terminal``)) or
   ``<returncode>N</returncode>`` (mini-swe-agent; 1 without output is "no
   match", not an error; its 2.x CLI's "action was not executed" placeholder
   on a submitting turn is none either: the call ran, and submitted), else (no exit code shown) an exception /
@@ -111,7 +114,10 @@ Mapping
   whose ``result.json`` records the verifier's reward
   (``verifier_result.rewards.reward``; a step's own in ``step_results``) or
   the trial's exception (``exception_info``: ``infra_error``, an agent
-  timeout ``failure``); else ``infra_error`` when the run ended on
+  timeout ``failure``; the decisive line of its message); else, with no
+  trial verdict, a root ``extra.error`` (Harbor's strands converter: the exception
+  the agent died of) fails it, an outage as ``infra_error``; else
+  ``infra_error`` when the run ended on
   Claude Code's own error (a ``<synthetic>`` message with no model turn after
   it: metadata ``api_errors`` counts them), as the Claude Code reader reads the
   session; a failed trial's failure names the tests the
@@ -127,7 +133,9 @@ Mapping
   ``agent/openhands.trajectory.json`` and its conversation folder
   ``agent/sessions/<id>/``, Qwen Code's ``agent/qwen-sessions/**``, a format
   not read otherwise, ...: a file, or a run folder the reader reads as
-  one) is passed over when the trial has its ATIF ``agent/trajectory.json``
+  one), and any file there of no format (the agent's own: strands'
+  ``strands-events.jsonl``, hermes' ``hermes-session.jsonl``, Kimi's
+  ``kimi/share/**``, ...) is passed over when the trial has its ATIF ``agent/trajectory.json``
   naming the task, the trial's one run (else it is read); so are
   Harbor's own ``config.json``, ``result.json``, ``result.harbor.json``,
   ``lock.json`` and what the verifier wrote (``verifier/reward.json``, ...).
@@ -135,7 +143,9 @@ Mapping
   only the system prompt and the agent's turns) and the raw session is there
   (``agent/swe-agent-output/**/*.traj``), the conversion is passed over and
   the raw session is the trial's run, read with the trial's verdict
-  (:func:`trial_verdict`).
+  (:func:`trial_verdict`). Harbor's kimi-cli converter drops the prompt too:
+  its task is the ``TurnBegin`` of the wire log it converted
+  (``agent/kimi-cli.txt``).
 - metadata: ``schema_version``, agent name, session id, ``final_metrics``
   totals, continuation / subagent links, notes, ``api_errors``, ``interrupted``.
 """
