@@ -58,7 +58,7 @@ def test_a_harbor_kimi_cli_trials_raw_session_is_passed_over(
     "unrecognised dump format ... (pass --format NAME to force one)": exit 4 and no run for the trial."""
     summary = _ingest(KIMI, tmp_path, caplog)
     assert (summary["ingested"], summary["rejected"]) == (1, 0)
-    assert caplog.text.count("a file of the kimi-cli's own (no run) in Harbor trial fix-config__k1") == 3
+    assert caplog.text.count("a file the kimi-cli agent left (no run) in Harbor trial fix-config__k1") == 3
 
 
 # -- A2: the agents' own files Harbor converts ---------------------------------------------------
@@ -77,7 +77,8 @@ def test_a_harbor_trials_own_agent_files_are_passed_over(
     summary = _ingest(trial, tmp_path, caplog)
     assert (summary["ingested"], summary["rejected"]) == (1, 0)
     for name in files:
-        with pytest.raises(SideFile, match=f"a file of the {agent}'s own .* Harbor trial {trial.name}, which Harbor"):
+        said = rf"a file the {agent} agent left \(no run\) in Harbor trial {trial.name}, which Harbor converted"
+        with pytest.raises(SideFile, match=said):
             list(read_dump(trial / "agent" / name))
 
 

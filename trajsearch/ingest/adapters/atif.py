@@ -728,7 +728,7 @@ def _raw_session(path: Path, fmt: str | None) -> str | None:
     converted = agent / "trajectory.json" if agent is not None else None
     if converted is not None and converted != path and (trial := _trial_dir(converted)) is not None \
             and (trial[0] / "result.json").is_file() and (found := _atif_file(converted)) is not None and found.task:
-        what = f"the agent's raw {fmt} session" if fmt else f"a file of the {found.agent or 'agent'}'s own (no run)"
+        what = f"the agent's raw {fmt} session" if fmt else f"a file the {found.agent or 'Harbor'} agent left (no run)"
         return (f"{what} in Harbor trial {trial[0].name}, which Harbor converted to ATIF: "
                 f"the trial's run is {converted}, read with the trial's verdict")
     return None
