@@ -12,9 +12,11 @@ from pathlib import Path
 import pytest
 
 from trajsearch.fusion import FusionConfig
-from trajsearch.ingest.read import read_inputs
+from trajsearch.ingest.outcomes import OutcomeTable
+from trajsearch.ingest.read import read_dump, read_inputs
+from trajsearch.runtime import Runtime, RuntimeContext
 
-from conftest import make_run
+from conftest import BASE_TIME, make_run
 
 REAL = Path(__file__).parent / "fixtures" / "mini-swe-agent" / ".real"
 RUNS = [REAL / "near-verbatim" / "sqlfluff__sqlfluff-1625.traj.json",
@@ -98,3 +100,50 @@ def test_rows_known_to_hold_the_whole_query_are_near_without_being_split_and_onl
     assert fusion.near_verbatim_rows(line, rows) == set()
     prose = "please help me change the date of my flight to next tuesday morning"
     assert fusion.near_verbatim_rows(prose, {"held": prose}, held={"held"}) == set()
+
+
+#: SWE-agent 0.x (gpt-4) runs of SWE-bench Lite, see tests/fixtures/swe-agent/.real/SOURCE.md: scikit-learn-25747
+#: (trimmed after its step 10) met this pandas error in its step 10; cost_2_2's run of scikit-learn-25570 met the
+#: same error, with other sizes, in its step 9 (``NUMBERS_OFF``)
+SWE_AGENT = Path(__file__).parent / "fixtures" / "swe-agent" / ".real"
+HELD_25747 = SWE_AGENT / "near-numbers" / "scikit-learn__scikit-learn-25747.traj"
+OTHERS = SWE_AGENT / "acr-swe-agent-gpt4-lite"
+NUMBERS_OFF = "ValueError: Length mismatch: Expected axis has 3 elements, new values have 0 elements"
+
+
+def test_a_line_differing_only_in_its_numbers_nearly_holds_and_a_changed_word_does_not():
+    """Bug (probe E3, A2): the sizes in an error message differ between runs meeting it; two numbers off in 13 words
+    were 0.77 of the words, under the 0.8 share, so neither the lift nor a warning's test fired."""
+    fusion = FusionConfig()
+    stored = "ValueError: Length mismatch: Expected axis has 4 elements, new values have 96 elements"
+    assert fusion.nearly_holds(NUMBERS_OFF, f"Traceback (most recent call last):\n...\n{stored}\n")
+    assert fusion.nearly_holds(NUMBERS_OFF.replace("3", "0x7f3a"), stored)  # an address is a number too
+    three_words_off = NUMBERS_OFF.replace("axis", "index").replace("values", "labels").replace("mismatch", "error")
+    assert not fusion.nearly_holds(three_words_off, stored)
+    # a row nearly holding the line's own numbers wins: rows with other numbers are other commands then
+    command = "pytest tests/test_set_output.py -k pandas --count 3 --seed 42 --timeout 300"
+    rows = {"own": command.replace("pandas", "polars"), "other": "pytest tests/test_set_output.py -k pandas "
+                                                                  "--count 5 --seed 7 --timeout 600"}
+    assert fusion.near_verbatim_rows(command, rows) == {"own"}
+    assert fusion.near_verbatim_rows(command, {"other": rows["other"]}) == {"other"}
+    words_in_numbers = "test_case_py311 failed on python311 with mode 3 again"  # a number in a word stays a word
+    assert not fusion.nearly_holds(words_in_numbers, words_in_numbers.replace("python311", "python312")
+                                   .replace("py311", "py312"))
+
+
+def test_a_pasted_error_with_other_numbers_finds_the_failed_run_holding_it_and_warns_with_its_step(hashing_ts):
+    """Bug (probe E3, A2): `exemplars --warnings` and the MCP `failures` tool gave nothing for cost_2_2's line, and
+    hybrid `similar` put 25747 (BM25 83.6 against 7.2 for the next run) 7th."""
+    report = OutcomeTable.load(OTHERS / "final_report.json")
+    parsed = [*read_dump(HELD_25747, tenant="acme", outcomes=report), *read_dump(OTHERS, tenant="acme", outcomes=report)]
+    hashing_ts.add([p.trajectory for p in parsed if p.ok])
+    holder = next(p.trajectory for p in parsed if p.ok and p.trajectory.trajectory_id.endswith("25747"))
+    assert holder.outcome.value == "failure"
+
+    hits = hashing_ts.search(NUMBERS_OFF, tenant="acme", k=3, mode="hybrid")
+    assert hits[0].trajectory_id == holder.trajectory_id and not hits[0].verbatim
+    matches = hashing_ts.similar_runs(text=NUMBERS_OFF, tenant="acme", k=3)
+    assert matches[0].trajectory_id == holder.trajectory_id
+    warned = Runtime(hashing_ts).warnings(NUMBERS_OFF, RuntimeContext(tenant="acme", now=BASE_TIME))
+    assert [w.trajectory_id for w in warned][:1] == [holder.trajectory_id]
+    assert warned[0].step_holding.startswith("[step 10]") and "new values have 96 elements" in warned[0].step_holding

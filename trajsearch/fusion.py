@@ -287,16 +287,32 @@ VERBATIM_REGEX_WORDS = 32
 #: (``python,`` / ``python``, ``'dbt'`` / ``"dbt"``) do not tell a row apart.
 _WORD = re.compile(r"\w+")
 
+#: Numbers standing alone (decimal, or a 0x address): what differs between two runs meeting the same error
+#: (sizes, counts, line numbers, ports, pids, addresses). Where no row nearly holds a pasted line with its own
+#: numbers, any number stands for any other: "Expected axis has 3 elements, new values have 0 elements" nearly
+#: holds "... has 4 elements, new values have 96 elements", two of 13 words off otherwise (probe E3, A2). Only
+#: then: where a row holds the line's own numbers nearly, rows with other numbers are other commands and lines
+#: (``sed -n 100,120p`` is not ``sed -n 200,220p``; eval_exact's "number changed" lines, 0.82 -> 0.77 when
+#: numbers were always alike). Not inside a word (``py311``).
+_NUMBER = re.compile(r"\b(?:0[xX][0-9a-fA-F]+|\d+)\b")
+_ANY_NUMBER = "0"
 
-def near_verbatim_share(words: Sequence[str], row: str) -> float:
-    """The share of ``words`` (a query's, in order) that stand next to their neighbour in the query
-    in ``row`` too: a word counts when one of the word pairs it is part of is a pair of adjacent
-    words of the row. One word changed or appended costs one word (its pairs); words scattered over
-    the row, or in another order, count nothing."""
+
+def _numbers_alike(text: str) -> list[str]:
+    """``text``'s words with each number :data:`_ANY_NUMBER`."""
+    return _WORD.findall(_NUMBER.sub(_ANY_NUMBER, text))
+
+
+def near_verbatim_share(words: Sequence[str], row: str, numbers_alike: bool = False) -> float:
+    """The share of ``words`` (a query's, in order) that stand next to their neighbour in the query in ``row``
+    too: a word counts when one of the word pairs it is part of is a pair of adjacent words of the row (with
+    ``numbers_alike``, ``words`` as :func:`_numbers_alike` gives them, and any number of the row the same as any
+    other). One word changed or appended costs one word (its pairs); words scattered over the row, or in another
+    order, count nothing."""
     if len(words) < 2:
         return 0.0
     pairs = set(zip(words, words[1:]))
-    row_words = _WORD.findall(row)
+    row_words = _numbers_alike(row) if numbers_alike else _WORD.findall(row)
     held = pairs.intersection(zip(row_words, row_words[1:]))
     if not held:
         return 0.0
@@ -382,24 +398,33 @@ class FusionConfig:
         if (not self.verbatim_first or not self.near_min_words <= len(words) <= self.near_max_words
                 or not looks_like_log(text)):
             return set()
-        return {rid for rid, row in texts.items() if rid in held or self._near(words, row)}
+        near = {rid for rid, row in texts.items() if rid in held or self._near(words, row)}
+        if near or not _NUMBER.search(text):
+            return near
+        alike = _numbers_alike(text)  # no row holds the line's own numbers nearly: any number for any other
+        return {rid for rid, row in texts.items() if self._near(alike, row, numbers_alike=True)}
 
     def nearly_holds(self, text: str, row: str) -> bool:
         """Whether ``row`` holds nearly all of ``text``'s words in order (``near_share``; a text of
-        ``near_min_words`` to ``near_max_words`` words), whatever the text looks like: the test of
-        :meth:`near_verbatim_rows` for one row (failure warnings ask it of step lines)."""
+        ``near_min_words`` to ``near_max_words`` words), its own numbers or any (see :data:`_NUMBER`), whatever
+        the text looks like: the test of :meth:`near_verbatim_rows` for one row (failure warnings ask it of step
+        lines)."""
         words = _WORD.findall(text)
-        return self.near_min_words <= len(words) <= self.near_max_words and self._near(words, row)
+        if not self.near_min_words <= len(words) <= self.near_max_words:
+            return False
+        return self._near(words, row) or (_NUMBER.search(text) is not None
+                                          and self._near(_numbers_alike(text), row, numbers_alike=True))
 
-    def _near(self, words: list[str], row: str) -> bool:
-        """``row`` holds nearly all of ``words`` in order; first, cheaply, are enough of them in it at all
-        (substring tests: most rows fail here, before their words are split and paired)."""
+    def _near(self, words: list[str], row: str, numbers_alike: bool = False) -> bool:
+        """``row`` holds nearly all of ``words`` in order (see :func:`near_verbatim_share`); first, cheaply, are
+        enough of them in it at all (substring tests: most rows fail here, before their words are split and paired)."""
         needed, present = self.near_share * len(words), 0
+        numbers = numbers_alike and _NUMBER.search(row) is not None
         for seen, word in enumerate(words, 1):  # stops once the words not yet looked for cannot make up the share
-            present += word in row
+            present += numbers if numbers_alike and word == _ANY_NUMBER else word in row
             if present + len(words) - seen < needed:
                 return False
-        return near_verbatim_share(words, row) >= self.near_share
+        return near_verbatim_share(words, row, numbers_alike) >= self.near_share
 
     def verbatim_lift(self, text: str, scores: dict[str, float], texts: dict[str, str]) -> dict[str, float]:
         """Rows whose text holds the whole query (whitespace-normalised) above every other row."""
