@@ -48,7 +48,9 @@ Mapping
   the prompt it submitted where it submitted one (``/init``), else its text.
 - steps: each ``gemini`` message's ``toolCalls`` entry is a step (action =
   ``name``, arguments = ``args``, observation = the ``functionResponse``
-  ``response.output`` of its ``result``, else ``resultDisplay``);
+  ``response.output`` of its ``result``, else ``resultDisplay``; without the
+  ``<untrusted_context>`` fence 0.6x puts around shell, MCP and web_fetch results,
+  ``wrapUntrusted`` in ``utils/textUtils.ts``: the CLI's, not the tool's);
   ``functionCall`` parts in ``content`` (newer sessions) are steps too unless
   the same id is in ``toolCalls``, and their ``functionResponse`` parts in a
   later ``user`` message are the observation (a call recorded with no id -- the
@@ -61,7 +63,9 @@ Mapping
   ``{"content": text}``; the CLI's own "Got it. Thanks for the additional
   context!" after a compression is none.
 - Step.error: status ``error`` or ``cancelled`` (the ``response.error``, else
-  the display text), a ``response.error``, a sub-agent that failed (its
+  the display text), a ``response.error`` (of an MCP tool that answered
+  ``isError``, the text it said, not the CLI's frame "MCP tool '...' reported tool
+  error ... with response: [...]", ``tools/mcp-tool.ts``), a sub-agent that failed (its
   error) or ended short of its goal (a ``Termination Reason`` other than
   ``GOAL``), which the CLI records as ``success``, or a shell result (in ``toolCalls``
   or a ``functionResponse`` part alike) whose
@@ -109,7 +113,7 @@ from ._agent_cli import (
     whole_file,
 )
 from . import _gemini_stream as headless
-from ._common import Context, RecordError, as_list, decisive_line, file_stem, safe_id, short
+from ._common import Context, RecordError, as_dict, as_list, decisive_line, file_stem, safe_id, short
 
 NAME = "gemini-cli"
 #: Where Gemini CLI keeps its chat recordings (``~/.gemini/tmp/<hash>/chats``): walked though hidden (see ``read``).
@@ -138,6 +142,14 @@ _SHELL_HEADER = re.compile(
     r"|^Output: \(empty\)\s*$|^Output: ?",  # "(empty)": the tool's word for no output
     re.M,
 )
+#: The fence Gemini CLI 0.6x puts around what a shell, MCP or web_fetch call returns before the model sees it
+#: (``wrapUntrusted``, ``utils/textUtils.ts``): ``<untrusted_context>\n<text>\n</untrusted_context>``, a closing tag
+#: inside the text escaped; an MCP result of several blocks is one fence a block, joined by newlines.
+_UNTRUSTED = re.compile(r"<untrusted_context>\n(.*?)\n</untrusted_context>", re.S)
+_UNTRUSTED_CLOSE_ESCAPED = "&lt;/untrusted_context&gt;"
+#: The CLI's message for an MCP tool that answered ``isError`` (``tools/mcp-tool.ts``): the call (0.3x on) and the
+#: tool's whole response as JSON, whose ``content`` parts' text is what the tool said.
+_MCP_ERROR = re.compile(r"\AMCP tool '[^'\n]*' reported tool error (?:for function call: .*? )?with response: ", re.S)
 #: An error record from the model API (``parseAndFormatApiError``: ``[API Error: ...]``, quota, rate limits);
 #: the CLI's other error records answer its own commands (``/directory add`` with no path, a failed update).
 _API_ERROR = re.compile(r"^\[API Error\b|\bquota\b|rate.?limit|RESOURCE_EXHAUSTED", re.I)
@@ -286,16 +298,36 @@ def _parts(content: Any) -> list[dict[str, Any]]:
     return []
 
 
+def _untrusted_removed(text: str) -> str:
+    """``text`` without the CLI's ``<untrusted_context>`` fences (``_UNTRUSTED``): what the tool returned."""
+    return _UNTRUSTED.sub(lambda m: m.group(1).replace(_UNTRUSTED_CLOSE_ESCAPED, "</untrusted_context>"), text)
+
+
+def _mcp_tool_error(error: str) -> str:
+    """What an MCP tool said when it answered ``isError``: the text of the ``content`` parts in the CLI's message
+    (``_MCP_ERROR``), as Claude Code and Codex record it; the message itself when it holds none."""
+    found = _MCP_ERROR.match(error)
+    try:
+        parts = json.loads(error[found.end():]) if found else None
+    except ValueError:
+        return error
+    said = [str(block["text"]) for part in as_list(parts) if isinstance(part, dict)
+            for block in as_list(as_dict(as_dict(part.get("functionResponse")).get("response")).get("content"))
+            if isinstance(block, dict) and isinstance(block.get("text"), str) and block["text"].strip()]
+    return "\n".join(said) if said else error
+
+
 def _response_text(response: Any) -> tuple[str, str | None]:
-    """(output text, error text) of a ``functionResponse.response``."""
+    """(output text, error text) of a ``functionResponse.response``, without the CLI's fences around a tool's
+    output and its frame around an MCP tool's error."""
     if isinstance(response, dict):
         error = response.get("error")
-        error_text = (error if isinstance(error, str) else json.dumps(error)) if error else None
+        error_text = _mcp_tool_error(error if isinstance(error, str) else json.dumps(error)) if error else None
         if "output" in response:
             output = response["output"]
-            return (output if isinstance(output, str) else json.dumps(output)), error_text
+            return _untrusted_removed(output if isinstance(output, str) else json.dumps(output)), error_text
         if "content" in response and isinstance(response["content"], (str, list)):
-            return _text_of(response["content"]), error_text
+            return _untrusted_removed(_text_of(response["content"])), error_text
         rest = {k: v for k, v in response.items() if k != "error"}
         return (json.dumps(rest) if rest else ""), error_text
     return ("" if response is None else str(response)), None
@@ -308,7 +340,7 @@ def _text_of(content: Any) -> str:
 def _result(result: Any) -> tuple[str, list[str]]:
     """(text, errors) of a tool call ``result`` (a PartListUnion)."""
     if isinstance(result, str):
-        return result, []
+        return _untrusted_removed(result), []
     texts: list[str] = []
     errors: list[str] = []
     for part in _parts(result):
@@ -320,7 +352,7 @@ def _result(result: Any) -> tuple[str, list[str]]:
             if error:
                 errors.append(error)
         elif isinstance(part.get("text"), str):
-            texts.append(part["text"])
+            texts.append(_untrusted_removed(part["text"]))
         elif "inlineData" in part or "fileData" in part:
             texts.append("[file]")
     return "\n".join(texts), errors

@@ -1,0 +1,57 @@
+"""Gemini CLI 0.61 files found by probe C (round p46): the ``<untrusted_context>`` fence the CLI puts around shell,
+MCP and web_fetch results, an MCP tool's refusal inside the CLI's frame, and the CLI's loop-detection feedback. The
+fixtures (``gemini-cli/.real/probe-c46/``) are written by the released CLI, trimmed; their origin is in
+``SOURCE.md``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from trajsearch.ingest.read import read_dump
+from trajsearch.model import Trajectory
+
+REAL = Path(__file__).parent / "fixtures" / "gemini-cli" / ".real" / "probe-c46"
+
+
+def _run(name: str) -> Trajectory:
+    (parsed,) = list(read_dump(REAL / name, tenant="acme"))
+    assert parsed.trajectory is not None, parsed.error
+    return parsed.trajectory
+
+
+def test_a_grep_with_no_match_inside_the_fence_is_no_error() -> None:
+    """Bug (probe C, C2): 0.61 wraps the shell report in ``<untrusted_context>``; the closing tag was taken for the
+    output, so grep's "no match" (exit 1, ``Output: (empty)``) became the error "</untrusted_context> (exit code 1)"."""
+    grep, diff, _ = _run("session-2026-12-04T23-53-1a32c30b.jsonl").steps
+    assert grep.arguments["command"] == "grep -n TODO notes.txt"
+    assert grep.error is None
+    assert diff.error == "fatal: external diff died, stopping at notes.txt (exit code 128)"
+
+
+def test_a_failing_scripts_error_is_its_stderr_line_not_the_fence() -> None:
+    """Bug (probe C, C2): a script printing "boom" to stderr and exiting 3 had the error
+    "</untrusted_context> (exit code 3)"."""
+    steps = _run("session-2026-12-04T23-49-4b39381e.jsonl").steps
+    assert steps[1].error == "boom (exit code 3)"
+    assert all("untrusted_context" not in (s.error or "") for s in steps)
+
+
+def test_an_mcp_tools_refusal_is_its_own_text() -> None:
+    """Bug (probe C, C5): the error was the CLI's "MCP tool '...' reported tool error for function call: {...} with
+    response: [...]" cut from its head mid-word; the tool said the ``text`` of its ``content`` parts."""
+    mcp = _run("session-2026-12-04T23-49-4b39381e.jsonl").steps[0]
+    said = "PermissionError: access to secret 'db_password' denied for role reader"
+    assert mcp.action == "mcp_vault_read_secret"
+    assert (mcp.error, mcp.observation) == (said, said)
+
+
+def test_the_clis_fence_is_not_in_the_observations() -> None:
+    """Bug (probe C, C6): every shell, MCP and web_fetch observation kept the CLI's prompt-injection fence."""
+    run = _run("session-2026-12-04T23-52-8bf834e4.jsonl")
+    shell, mcp, fetch, _ = run.steps
+    assert mcp.observation == "abc123"
+    assert shell.observation.startswith("Output: /usr/bin/bash: line 4: nonexistent_cmd_xyz: command not found\n")
+    assert shell.error == "/usr/bin/bash: line 4: nonexistent_cmd_xyz: command not found (exit code 127)"
+    assert fetch.error.startswith("All requested URLs were skipped: [Blocked Host]")
+    assert not [s for s in run.steps if "untrusted_context" in (s.observation or "")]
+
