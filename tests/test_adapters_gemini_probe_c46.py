@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from trajsearch.ingest.read import read_dump
-from trajsearch.model import Trajectory
+from trajsearch.model import Outcome, Trajectory
 
 REAL = Path(__file__).parent / "fixtures" / "gemini-cli" / ".real" / "probe-c46"
 
@@ -55,3 +55,15 @@ def test_the_clis_fence_is_not_in_the_observations() -> None:
     assert fetch.error.startswith("All requested URLs were skipped: [Blocked Host]")
     assert not [s for s in run.steps if "untrusted_context" in (s.observation or "")]
 
+
+def test_the_clis_loop_feedback_is_no_prompt_and_the_session_ended_on_its_loop_guard() -> None:
+    """Bug (probe C, C4): the CLI's "System: Potential loop detected. ..." (``GeminiClient._recoverFromLoop``) was
+    listed as a prompt the user typed, and nothing said that the CLI had halted the session on a loop."""
+    run = _run("session-2026-12-04T23-55-5b47395b.jsonl")
+    assert run.task == "GLOOP: read notes.txt carefully"
+    assert "user_prompts" not in run.metadata
+    assert run.metadata["loops_detected"] == [
+        'Repeated tool call: read_file with arguments {"file_path":"/tmp/p46/probeC/gen/gwork4/notes.txt"}']
+    assert run.metadata["ended_by"].startswith("Gemini CLI's loop detection")
+    assert [s.action for s in run.steps] == ["read_file"] * 4
+    assert run.outcome is Outcome.unknown  # no verdict on the task: the model looped, the service did not fail

@@ -39,7 +39,8 @@ Mapping
   the user typed -- when recorded, else ``content``) is a prompt: not empty, not a
   ``/`` or ``?`` command, not ``<session_context>``/``<hook_context>``
   injection or a ``<state_snapshot>`` (the CLI's summary of compressed history),
-  not a tool response, not the CLI's own "Please continue."; the editor's
+  not a tool response, not the CLI's own "Please continue." nor its loop feedback ("System: Potential loop
+  detected. ...", ``GeminiClient._recoverFromLoop``: its details go to ``metadata.loops_detected``); the editor's
   context Gemini Code Assist appends ("Current File Path:", "User Selected
   Files:" and what follows them) is cut off. A command typed with words after
   it that submitted a prompt (``/superpowers:brainstorming I want ...``, a
@@ -77,7 +78,9 @@ Mapping
   it -> ``infra_error`` with that text. The CLI's other error records answer its
   own commands ("Please provide at least one path to add.") and decide nothing.
   Every error record's text is kept in ``metadata.error_records``, also those the
-  session went on after.
+  session went on after. A session whose last loop feedback has no step after it ended
+  on the CLI's loop guard (the model repeated itself again: the request was halted, with
+  nothing recorded): ``metadata.ended_by`` says so; no verdict on the task all the same.
 - trajectory_id = ``gemini-cli.<sessionId>.<startTime>`` (a recording's own start: the session id is
   shared by the recordings a session writes -- its subagents', a new one after ``/clear`` -- while a
   resume goes on writing the same file, its start kept); created_at = ``startTime``;
@@ -150,6 +153,10 @@ _UNTRUSTED_CLOSE_ESCAPED = "&lt;/untrusted_context&gt;"
 #: The CLI's message for an MCP tool that answered ``isError`` (``tools/mcp-tool.ts``): the call (0.3x on) and the
 #: tool's whole response as JSON, whose ``content`` parts' text is what the tool said.
 _MCP_ERROR = re.compile(r"\AMCP tool '[^'\n]*' reported tool error (?:for function call: .*? )?with response: ", re.S)
+#: The feedback the CLI sends when it detects a loop (``GeminiClient._recoverFromLoop``, ``core/client.ts``): the
+#: detector's detail, then its advice. A second loop after it halts the request with nothing recorded.
+_LOOP_FEEDBACK = re.compile(r"\ASystem: Potential loop detected\. Details: (.*?)\. Please take a step back and "
+                            r"confirm you're making forward progress\.", re.S)
 #: An error record from the model API (``parseAndFormatApiError``: ``[API Error: ...]``, quota, rate limits);
 #: the CLI's other error records answer its own commands (``/directory add`` with no path, a failed update).
 _API_ERROR = re.compile(r"^\[API Error\b|\bquota\b|rate.?limit|RESOURCE_EXHAUSTED", re.I)
@@ -449,6 +456,13 @@ class _Recording(SessionSteps):
         self.models: list[str] = []
         self.tokens = 0
         self.unnamed: list[dict[str, Any]] = []  # the steps of calls recorded with no id, in order
+        self.loops: list[str] = []  # the details of the CLI's loop feedback (``_LOOP_FEEDBACK``), in order
+        self.after_loop: tuple[int, int] | None = None  # (steps, prompts) when the last one was sent
+
+    def ended_on_loop(self) -> bool:
+        """Whether the session ended on the CLI's loop guard: its last loop feedback had no step or prompt after it
+        (the model repeated itself again and the CLI halted the request, ``LoopDetected``)."""
+        return self.after_loop is not None and self.after_loop == (len(self.steps), len(self.prompts))
 
     def open_call(self, call_id: Any, name: Any, args: Any, at: Any) -> dict[str, Any]:
         step = {"thought": join_thought(self.thought + self.narration), "action": str(name or "tool"),
@@ -500,6 +514,11 @@ class _Recording(SessionSteps):
         # what the user typed, before ``@file`` references were expanded into the content
         shown = _text_of(message.get("displayContent")).strip() if message.get("displayContent") else ""
         if not text or _continued(text, message, shown):
+            return
+        if loop := _LOOP_FEEDBACK.match(text):  # the CLI's, recorded with the prompt's display: not a prompt
+            self.flush()
+            self.loops.append(short(loop.group(1), 300))
+            self.after_loop = (len(self.steps), len(self.prompts))
             return
         self.flush()
         if shown.startswith("/") and not _IGNORED_PROMPT.match(text):
@@ -633,6 +652,9 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
         "info_messages": infos or None,
         "error_records": errors[:MAX_ERROR_RECORDS] or None,
         "models": rec.models if len(rec.models) > 1 else None,
+        "loops_detected": rec.loops or None,
+        "ended_by": "Gemini CLI's loop detection: the model repeated itself after the CLI's loop feedback and the "
+                    "request was halted" if rec.ended_on_loop() else None,
     }
     return session_trajectory(
         ctx, run_id=safe_id(run_id), task=task, model_id=rec.models[0] if rec.models else None,
