@@ -1,16 +1,22 @@
 """Gemini CLI 0.61 files found by probe C (round p46): the ``<untrusted_context>`` fence the CLI puts around shell,
 MCP and web_fetch results, an MCP tool's refusal inside the CLI's frame, and the CLI's loop-detection feedback. The
 fixtures (``gemini-cli/.real/probe-c46/``) are written by the released CLI, trimmed; their origin is in
-``SOURCE.md``."""
+``SOURCE.md``. And the CLI's word on a folder of Gemini CLI's side files alone."""
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
+import pytest
+
+from cli_support import run_cli
 from trajsearch.ingest.read import read_dump
 from trajsearch.model import Outcome, Trajectory
 
-REAL = Path(__file__).parent / "fixtures" / "gemini-cli" / ".real" / "probe-c46"
+FIXTURES = Path(__file__).parent / "fixtures"
+GEMINI = FIXTURES / "gemini-cli" / ".real"
+REAL = GEMINI / "probe-c46"
 
 
 def _run(name: str) -> Trajectory:
@@ -67,3 +73,24 @@ def test_the_clis_loop_feedback_is_no_prompt_and_the_session_ended_on_its_loop_g
     assert run.metadata["ended_by"].startswith("Gemini CLI's loop detection")
     assert [s.action for s in run.steps] == ["read_file"] * 4
     assert run.outcome is Outcome.unknown  # no verdict on the task: the model looped, the service did not fail
+
+
+@pytest.mark.parametrize("side_file, said", [
+    (GEMINI / "idaho-vault" / "logs.json", "Gemini CLI's log of the prompts typed in a project"),
+    (FIXTURES / "otel-genai" / ".real" / "gemini-cli-telemetry" / "telemetry.log", "Gemini CLI's telemetry file"),
+], ids=["logs.json", "telemetry.log"])
+def test_a_folder_of_only_side_files_says_what_they_are(side_file: Path, said: str, tmp_path: Path,
+                                                        home: Path) -> None:
+    """Bug (probe C, C7): a folder holding only Gemini CLI's side files (its prompt log, its telemetry file) was
+    said to have "files [that] hold no record of their format", and its dry run listed nothing; each is passed over
+    with what it is, as when it is named alone."""
+    folder = tmp_path / "gemini"
+    folder.mkdir()
+    shutil.copy(side_file, folder)
+    for dry_run in ((), ("--dry-run",)):
+        code, stdout, stderr = run_cli("ingest", str(folder), "-t", "acme", *dry_run)
+        told = " ".join(stderr.split())
+        assert code == 0, stdout + stderr
+        assert f"no run in the input: 1 file(s) passed over as holding none: {folder / side_file.name}: " \
+               f"no run in this file: {said}" in told
+        assert "hold no record of their format" not in told

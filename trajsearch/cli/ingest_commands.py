@@ -127,7 +127,7 @@ def ingest(
         if stopped.code == EXIT_FAILED:
             fail_now(str(stopped), code=EXIT_FAILED)
         leave_now(stopped.code)  # interrupted: said already
-    _ingest_summary(results, as_json)
+    _ingest_summary(results, as_json, paths, fmt)
     if code := exit_status(results):
         raise typer.Exit(code)
 
@@ -372,6 +372,8 @@ def _dry_run(paths: List[Path], fmt: str | None, tenant: str, defaults: dict[str
         print_json({"dry_run": True, "files": [f.to_dict() for f in files], "outcomes": joined})
         return would
     _print_files(files)
+    if not files:
+        _side_files_line(paths, fmt)
     for f in files:
         if f.first_rejection:
             err.print(f"  [yellow]rejected[/yellow] {escape(f.source)}, {escape(f.first_rejection)}", highlight=False,
@@ -382,6 +384,33 @@ def _dry_run(paths: List[Path], fmt: str | None, tenant: str, defaults: dict[str
     if joined:
         _outcomes_line([joined])
     return would
+
+
+#: How many files of a folder that gave nothing :func:`_side_files_line` looks at, and how many it names.
+_SIDE_FILES_LOOKED_AT, _SIDE_FILES_NAMED = 200, 5
+
+
+def _side_files_line(paths: List[Path], fmt: str | None) -> bool:
+    """Say what the files of the folders named are when the walk read none of them: side files a CLI writes beside
+    its runs (Gemini CLI's ``logs.json``, its telemetry file, ...), passed over in a walk in silence, as each is
+    named alone (``detect.SideFile``; probe C, C7: "its files hold no record of their format" was said of them).
+    Whether a line was said."""
+    from ..ingest.detect import SideFile, detect_format, forced_format
+
+    said: list[str] = []
+    files = (f for p in paths if p.is_dir() for f in sorted(p.rglob("*")) if f.is_file())
+    for _, file in zip(range(_SIDE_FILES_LOOKED_AT), files):
+        try:
+            forced_format(file, fmt) if fmt else detect_format(file)
+        except SideFile as exc:
+            said.append(str(exc))
+        except (ValueError, OSError):
+            continue
+    if said:
+        err.print(f"[yellow]no run in the input[/yellow]: {len(said)} file(s) passed over as holding none: "
+                  + escape("; ".join(said[:_SIDE_FILES_NAMED])) + (" …" if len(said) > _SIDE_FILES_NAMED else ""),
+                  highlight=False, soft_wrap=True)
+    return bool(said)
 
 
 _DRY_RUN_COLUMNS = ("file", "format", "runs", "rejected", "passed over", "steps", "errors", "outcomes", "first task",
@@ -571,7 +600,7 @@ def _run_workers_with_progress(run_workers: Any, job: Any, workers: int, uri: st
             return run_workers(job, workers=workers, uri=uri, traces=traces, poll=poll)
 
 
-def _ingest_summary(results: list[dict[str, Any]], as_json: bool) -> None:
+def _ingest_summary(results: list[dict[str, Any]], as_json: bool, paths: List[Path], fmt: str | None) -> None:
     if as_json:
         print_json(results[0] if len(results) == 1 else {"workers": results})
         return
@@ -608,7 +637,8 @@ def _ingest_summary(results: list[dict[str, Any]], as_json: bool) -> None:
     done = _inputs_already_done(results)
     if done:
         out.print(f"{done} input(s) already done per the checkpoint (--restart reads them again)", soft_wrap=True)
-    elif not totals["read"] and not passed and not any(r.get("error") for r in results):
+    elif not totals["read"] and not passed and not any(r.get("error") for r in results) \
+            and not _side_files_line(paths, fmt):
         err.print("[yellow]no run in the input[/yellow]: its files hold no record of their format (a tau2-bench "
                   "results.json of the directory layout, for one, keeps its runs in simulations/ beside it: ingest "
                   "that directory); --dry-run lists what each file holds", highlight=False, soft_wrap=True)
