@@ -21,7 +21,9 @@ Mapping
   step named ``transfer_to_<gen_ai.handoff.to_agent>``, ``chat`` / ``text_completion`` / ``generate_content`` / ``call_llm``
   (any-agent) = model call, ``embeddings`` / ``rerank`` = neither; without one,
   OpenLLMetry's ``traceloop.span.kind`` / ``llm.request.type`` or the span name
-  (``call_llm``, ``execute_tool ...``, ``invoke_agent ...``). The Langfuse SDK
+  (``call_llm``, ``execute_tool ...``, ``invoke_agent ...``); a ``task`` span with
+  ``tool.name`` is a tool (OpenLLMetry's LlamaIndex ``call_tool`` step: ``tool.arguments``,
+  LlamaIndex's ``ToolCallResult``, ``is_error`` its failure). The Langfuse SDK
   (v3 and later: OpenTelemetry spans sent to Langfuse's ``/api/public/otel``)
   writes ``langfuse.observation.type`` (``agent``, ``generation``, ``tool``...)
   and ``langfuse.observation.input`` / ``output`` (a generation's request and
@@ -129,6 +131,7 @@ SIGNATURE = re.compile(
     r'"resource(?:Spans|Logs)"[\s\S]*"gen_ai\.|"gen_ai\.operation\.name"'
     r'|"(?:event_name|eventName|event\.name)"[\s\S]{0,60}?"gen_ai\.'  # GenAI log records, content events
     r'|"langfuse\.observation\.type"'  # the Langfuse SDK's (v3 and later) spans
+    r'|"traceloop\.span\.kind"'  # OpenLLMetry's framework spans, without a model call's (LlamaIndex's alone)
     r'|"haystack\.agent\.'  # Haystack's own tracer, an Agent's spans
     # ADOT's content records, named after their instrumentation's scope (Strands'), not OpenInference's
     r'|"scope"\s*:\s*\{\s*"name"\s*:\s*"(?!openinference\.)([\w.-]+)"(?:(?!"scope")[\s\S])*?"event\.name"\s*:\s*"\1"'
@@ -147,7 +150,8 @@ def matches(record: Any) -> bool:
     if not is_span_record(record):
         return False
     keys = sample_attribute_keys(record)
-    return (any(k.startswith(("gen_ai.", _HAYSTACK_AGENT)) for k in keys) or "langfuse.observation.type" in keys) \
+    return (any(k.startswith(("gen_ai.", _HAYSTACK_AGENT)) for k in keys)
+            or not keys.isdisjoint({"langfuse.observation.type", "traceloop.span.kind"})) \
         and "openinference.span.kind" not in keys
 
 

@@ -404,7 +404,8 @@ def _role(attrs: dict[str, Any], span: dict[str, Any], name: str) -> str:
     if role:
         return role
     if (kind := str(attrs.get("traceloop.span.kind") or "").lower()) in _TRACELOOP_ROLES:
-        return _TRACELOOP_ROLES[kind]
+        # OpenLLMetry's LlamaIndex instrumentation names the tool of a workflow agent's ``call_tool`` step, a task
+        return "tool" if kind == "task" and attrs.get("tool.name") else _TRACELOOP_ROLES[kind]
     if str(attrs.get("llm.request.type") or "").lower() in ("chat", "completion"):
         return "llm"
     head = name.split(" ", 1)[0].lower()  # span names as the conventions spell them, "chat gpt-4o"
@@ -459,6 +460,38 @@ def _as_conventions(name: str, attrs: dict[str, Any]) -> dict[str, Any]:
             if standard == "gen_ai.output.messages" and isinstance(listed, list) and listed:  # a reply's meta
                 read.setdefault("gen_ai.response.model", as_dict(as_dict(listed[0]).get("meta")).get("model"))
     return read
+
+
+def _blocks_text(record: dict[str, Any]) -> str:
+    """The text of a LlamaIndex ``ChatMessage`` or ``ToolOutput`` as JSON: its text ``blocks``."""
+    return "".join(b["text"] for b in as_list(record.get("blocks")) if isinstance(b, dict) and isinstance(b.get("text"), str))
+
+
+def _llamaindex_agent_input(value: Any) -> str | None:
+    """The user's latest words in LlamaIndex's ``AgentInput`` event (``{"input": [ChatMessage], "current_agent_name"}``,
+    ``agent/workflow/workflow_events.py``), which a workflow agent's first step returns and OpenLLMetry records as
+    that step's output: the run's request where no model call's input is traced; None for anything else."""
+    said = maybe_json(value)
+    if not (isinstance(said, dict) and set(said) == {"input", "current_agent_name"} and isinstance(said["input"], list)):
+        return None
+    users = [_blocks_text(m) for m in said["input"] if isinstance(m, dict) and m.get("role") == "user"]
+    return users[-1] if users and users[-1].strip() else None
+
+
+def _llamaindex_tool_result(value: Any) -> tuple[str, str | None, bool] | None:
+    """(result, call id, failed) of LlamaIndex's ``ToolCallResult`` as OpenLLMetry's LlamaIndex instrumentation
+    records a workflow agent's ``call_tool`` step (``{"tool_name", "tool_kwargs", "tool_id", "tool_output":
+    ToolOutput}``); None for anything else. The result is what the model is given, the ``ToolOutput``'s text
+    (its text ``blocks``; older releases' ``content``) else its ``raw_output``; a tool that raised is caught by
+    the agent and returned as a ``ToolOutput`` with ``is_error`` (``agent/workflow/base_agent.py``), no span fails."""
+    said = maybe_json(value)
+    if not (isinstance(said, dict) and {"tool_name", "tool_kwargs", "tool_output"} <= said.keys()
+            and isinstance(said["tool_output"], dict)):
+        return None
+    output = said["tool_output"]
+    text = _blocks_text(output) or text_of(output.get("content")) or text_of(output.get("raw_output"))
+    call_id = said.get("tool_id")
+    return text, str(call_id) if call_id else None, output.get("is_error") is True
 
 
 def _first(attrs: dict[str, Any], *keys: str) -> Any:
@@ -551,7 +584,7 @@ def node_from_span(span: dict[str, Any], resource: dict[str, Any], seq: int) -> 
         tool = attrs.get("traceloop.entity.name") or name.removeprefix("execute_tool").strip() or None
         tool = tool.removesuffix(".__call__") if tool else None  # DSPy's tool spans are named after the method
     arguments = _first(attrs, "gen_ai.tool.call.arguments", "gen_ai.tool.args", "tool_arguments",
-                       "gcp.vertex.agent.tool_call_args")
+                       "gcp.vertex.agent.tool_call_args", "tool.arguments")
     if arguments is None:
         arguments = _declared_call(attrs.get("gen_ai.tool.input"))
     if arguments is None and handoff:
@@ -568,6 +601,8 @@ def node_from_span(span: dict[str, Any], resource: dict[str, Any], seq: int) -> 
         result = _first(attrs, "output.value", "langfuse.observation.output")
     result, _ = callback_envelope(result, "output", "traceloop.entity.output" in attrs)
     said = tool_message(result) if role == "tool" else None  # LangChain's ToolMessage, whole
+    if said is None and role == "tool":  # LlamaIndex's ToolCallResult, under OpenLLMetry
+        said = _llamaindex_tool_result(result)
     result, call_of_message, failed_tool = said if said is not None else (result, None, False)
     failed_tool = failed_tool or (role == "tool" and str(attrs.get("gen_ai.tool.status") or "").lower() == "error")
     if role == "retriever":  # the documents' contents, where recorded, over the output's serialisation (reprs)
@@ -579,6 +614,8 @@ def node_from_span(span: dict[str, Any], resource: dict[str, Any], seq: int) -> 
     conversation = next((str(attrs[k]) for k in _CONVERSATION_KEYS if attrs.get(k)), None)
     input_text = _first(attrs, "input.value", "traceloop.entity.input", "langfuse.observation.input") \
         if role != "tool" else attrs.get("input.value")
+    if input_text is None and role == "chain":
+        input_text = _llamaindex_agent_input(attrs.get("traceloop.entity.output"))
     output = _first(attrs, "output.value", "langfuse.observation.output")
     info = {
         "agent_name": attrs.get("gen_ai.agent.name") or attrs.get("agent_name"),

@@ -1,0 +1,54 @@
+"""OpenLLMetry (traceloop) 0.62.4 instrumentations of probe D (round 46) read through the public reader: LlamaIndex's
+workflow agents (a ``call_tool`` step is a tool call; a ReAct agent's final "Thought: ... Answer: ..."), Agno's
+``FunctionExecutionResult`` reprs and team runs, Haystack's wrapper span around ``OpenAIChatGenerator``.
+
+The fixtures (``fixtures/otel-genai/.real/probeD46`` and ``fixtures/openinference/.real/probeD46``, see their
+SOURCE.md) are files the released packages wrote, whole or as a subset of their spans with every span left as written.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import adapter_support
+from trajsearch.ingest.detect import detect_format
+
+FIXTURES = Path(__file__).parent / "fixtures"
+PROBE = FIXTURES / "otel-genai" / ".real" / "probeD46"
+FAILED = "census service unreachable for Hamburg"
+ANSWER = "In Hamburg regnet es bei 8 °C; die Einwohnerzahl ist nicht abrufbar."
+
+
+def test_llamaindex_react_agent_tool_calls_are_read_from_their_call_tool_spans() -> None:
+    """A1 a (ReActAgent): the ``call_tool`` task spans (``tool.name``, ``tool.arguments``, LlamaIndex's
+    ``ToolCallResult``) were chains, so the run had no tool step and each reasoning turn was an answer. They are
+    the tool steps, the ReAct turn that asked for each its thought, and ``tool_output.is_error`` the step's error."""
+    run = adapter_support.only(PROBE / "li-0.14-oll-0.62.4-react-de.subset.otlp.json")
+    assert [s.action for s in run.steps] == ["get_weather", "get_population", "respond"]
+    weather, population, answer = run.steps
+    assert weather.arguments == {"city": "Hamburg"} and weather.observation == "Hamburg: Regen, 8 °C"
+    assert weather.error is None and weather.started_at is not None
+    assert (weather.thought or "").startswith("Thought: Ich brauche das Wetter.")
+    assert population.observation == FAILED and population.error == FAILED
+
+
+def test_llamaindex_function_agent_failed_tool_is_an_error_and_steps_have_times() -> None:
+    """A1 b (FunctionAgent, both tools asked at once): the steps were rebuilt from the next model input, without
+    times, and the failed ``get_population`` (``is_error: true``) was a success."""
+    run = adapter_support.only(PROBE / "li-0.14-oll-0.62.4-single-de.subset.otlp.json")
+    weather, population, answer = run.steps
+    assert (weather.action, weather.error, weather.thought) == ("get_weather", None, "Ich prüfe beides.")
+    assert population.action == "get_population" and population.error == FAILED
+    assert weather.started_at is not None and population.started_at is not None
+    assert answer.arguments == {"content": ANSWER}
+
+
+def test_llamaindex_instrumentor_alone_is_a_run_with_its_request_and_tools() -> None:
+    """A1 c (LlamaIndexInstrumentor without the OpenAI one: no model-call span): "unrecognised dump format", and
+    forced, a tool's input as the task. Its ``traceloop.span.kind`` spans are OpenLLMetry's; the task is the user's
+    words in LlamaIndex's ``AgentInput`` event, the tools their ``call_tool`` spans."""
+    path = PROBE / "li-0.14-oll-0.62.4-single-no-openai-instr-de.subset.otlp.json"
+    assert detect_format(path) == "otel-genai"
+    run = adapter_support.only(path)
+    assert run.task == "Wetter und Einwohnerzahl von Hamburg?"
+    assert [(s.action, s.error) for s in run.steps] == [("get_weather", None), ("get_population", FAILED)]
