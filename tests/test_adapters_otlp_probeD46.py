@@ -32,6 +32,16 @@ def test_llamaindex_react_agent_tool_calls_are_read_from_their_call_tool_spans()
     assert population.observation == FAILED and population.error == FAILED
 
 
+def test_llamaindex_react_answer_is_the_answer_without_its_scaffolding() -> None:
+    """A8 (OpenLLMetry's file and OpenInference's twin): the answer kept "Thought: ...\\nAnswer: ..."; it is the
+    ``Answer:`` part, the thought the step's thought, as LlamaIndex's ``ReActOutputParser`` splits it."""
+    twin = FIXTURES / "openinference" / ".real" / "probeD46" / "li-0.14-oi-li-react-de.subset.otlp.json"
+    for path in (PROBE / "li-0.14-oll-0.62.4-react-de.subset.otlp.json", twin):
+        answer = adapter_support.only(path).steps[-1]
+        assert answer.action == "respond" and answer.arguments == {"content": ANSWER}
+        assert answer.thought == "Ich kann antworten."
+
+
 def test_llamaindex_function_agent_failed_tool_is_an_error_and_steps_have_times() -> None:
     """A1 b (FunctionAgent, both tools asked at once): the steps were rebuilt from the next model input, without
     times, and the failed ``get_population`` (``is_error: true``) was a success."""

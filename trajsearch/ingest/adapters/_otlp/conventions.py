@@ -494,6 +494,21 @@ def _llamaindex_tool_result(value: Any) -> tuple[str, str | None, bool] | None:
     return text, str(call_id) if call_id else None, output.get("is_error") is True
 
 
+#: A ReAct agent's final turn as LlamaIndex's ``ReActOutputParser`` reads it (``agent/react/output_parser.py``,
+#: ``extract_final_response``): ``Thought: <thought>`` then ``Answer: <answer>`` on a line of its own.
+_REACT_ANSWER = re.compile(r"\s*Thought:(.*?)^Answer:(.*)", re.DOTALL | re.MULTILINE)
+
+
+def _react_answer(message: dict[str, Any]) -> dict[str, Any]:
+    """A model's answer in ReAct's ``Thought: ... Answer: ...`` form as the answer alone, the thought its reasoning
+    (as the agent itself splits it); a turn that names an ``Action:`` before its answer is a tool step's, kept."""
+    found = _REACT_ANSWER.match(message.get("text") or "")
+    if message.get("role") != "assistant" or message.get("calls") or found is None \
+            or re.search(r"^Action:", found.group(1), re.MULTILINE) or not found.group(2).strip():
+        return message
+    return {**message, "text": found.group(2).strip(), "reasoning": message.get("reasoning") or found.group(1).strip()}
+
+
 def _first(attrs: dict[str, Any], *keys: str) -> Any:
     return next((attrs[k] for k in keys if attrs.get(k) is not None), None)
 
@@ -546,6 +561,8 @@ def node_from_span(span: dict[str, Any], resource: dict[str, Any], seq: int) -> 
         said = maybe_json(attrs.get("output.value"))  # autogen's CreateResult keeps the text sent with calls apart
         if isinstance(said, dict) and isinstance(said.get("thought"), str) and said["thought"].strip():
             outputs = [{**outputs[0], "reasoning": said["thought"].strip()}, *outputs[1:]]
+    if role == "llm":
+        outputs = [_react_answer(m) for m in outputs]
     if not inputs and not outputs and ("gcp.vertex.agent.llm_request" in attrs or "gcp.vertex.agent.llm_response" in attrs):
         inputs, outputs = _adk_messages(attrs)
     if not inputs and not outputs and (runner := _adk_runner_messages(attrs)) is not None:
