@@ -62,3 +62,23 @@ def test_llamaindex_instrumentor_alone_is_a_run_with_its_request_and_tools() -> 
     run = adapter_support.only(path)
     assert run.task == "Wetter und Einwohnerzahl von Hamburg?"
     assert [(s.action, s.error) for s in run.steps] == [("get_weather", None), ("get_population", FAILED)]
+
+
+def test_agno_tool_results_are_read_from_function_execution_result_reprs() -> None:
+    """A2: every result was ``FunctionExecutionResult``'s repr and the failed tool (``status='failure'``) a
+    success. The result is its ``result``; a failure's ``error`` is the step's error (and what the model saw)."""
+    run = adapter_support.only(PROBE / "agno-3.1.10-oll-0.62.4-single-de.otlp.json")
+    weather, population, _ = run.steps
+    assert (weather.action, weather.observation, weather.error) == ("get_weather", "Hamburg: Regen, 8 °C", None)
+    assert (population.action, population.observation, population.error) == ("get_population", FAILED, FAILED)
+
+
+def test_agno_team_delegation_result_is_the_members_answer_and_the_run_is_the_teams() -> None:
+    """A2, A7 (Team leader delegating to Researcher then Writer): each delegation's result was
+    ``<generator object ...>``, and the run was labelled with the first member's name. The result is the member's
+    answer the leader's next model call was given; the run's agent is the team (``agno.team.name``)."""
+    run = adapter_support.only(PROBE / "agno-3.1.10-oll-0.62.4-team-de.subset.otlp.json")
+    delegations = [s for s in run.steps if s.action == "delegate_task_to_member"]
+    assert [s.observation for s in delegations] == [
+        "Hamburg: Regen, 8 °C.", "Reisenotiz: Hamburg empfängt Sie mit Regen bei 8 °C – Schirm einpacken!"]
+    assert run.metadata["agent_name"] == "Reise"

@@ -40,6 +40,7 @@ events carried as span events are read through ``events``.
 
 from __future__ import annotations
 
+import ast
 import re
 from dataclasses import asdict
 from typing import Any
@@ -494,6 +495,40 @@ def _llamaindex_tool_result(value: Any) -> tuple[str, str | None, bool] | None:
     return text, str(call_id) if call_id else None, output.get("is_error") is True
 
 
+#: Agno's ``FunctionExecutionResult`` (``agno/tools/function.py``) as its ``str()``, pydantic's ``name=repr`` fields,
+#: which OpenLLMetry's Agno instrumentation records as a tool's output (``_tool_wrappers.py``: ``str(result)``):
+#: the status, the result's repr and the error's (``None`` or a string), then the other fields if any.
+_AGNO_RESULT = re.compile(r"status='(success|failure)' result=(.*) error=(None|'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\")"
+                          r"(?= \w+=|$)", re.DOTALL)
+#: An object's default repr, ``<module.Class object at 0x...>`` or a generator's ``<generator object NAME at 0x...>``.
+_OBJECT_REPR = re.compile(r"<[\w.]+ object (?:\S+ )?at 0x[0-9a-fA-F]+>$")
+
+
+def _agno_tool_result(value: Any) -> tuple[str | None, None, bool] | None:
+    """(result, no call id, failed) of Agno's ``FunctionExecutionResult`` repr (:data:`_AGNO_RESULT`); None for
+    anything else. A tool that raised is caught by Agno as ``status='failure'`` with the exception's words as
+    ``error`` (what its model is then given), its span OK; a result that is an object's repr (a team's
+    delegation returns a generator) says nothing: no result, for the model's next input to give."""
+    found = _AGNO_RESULT.match(value) if isinstance(value, str) else None
+    if found is None:
+        return None
+    status, result, error = found.groups()
+    if status == "failure":
+        return (_repr_text(error) if error != "None" else None), None, True
+    if result == "None" or _OBJECT_REPR.match(result):
+        return None, None, False
+    return _repr_text(result), None, False
+
+
+def _repr_text(text: str) -> str:
+    """A string's Python repr as the string; any other repr as it is."""
+    try:
+        said = ast.literal_eval(text)
+    except Exception:  # literal_eval raises several kinds on non-literals
+        return text
+    return said if isinstance(said, str) else text
+
+
 #: A ReAct agent's final turn as LlamaIndex's ``ReActOutputParser`` reads it (``agent/react/output_parser.py``,
 #: ``extract_final_response``): ``Thought: <thought>`` then ``Answer: <answer>`` on a line of its own.
 _REACT_ANSWER = re.compile(r"\s*Thought:(.*?)^Answer:(.*)", re.DOTALL | re.MULTILINE)
@@ -618,8 +653,8 @@ def node_from_span(span: dict[str, Any], resource: dict[str, Any], seq: int) -> 
         result = _first(attrs, "output.value", "langfuse.observation.output")
     result, _ = callback_envelope(result, "output", "traceloop.entity.output" in attrs)
     said = tool_message(result) if role == "tool" else None  # LangChain's ToolMessage, whole
-    if said is None and role == "tool":  # LlamaIndex's ToolCallResult, under OpenLLMetry
-        said = _llamaindex_tool_result(result)
+    if said is None and role == "tool":  # LlamaIndex's ToolCallResult, Agno's FunctionExecutionResult (OpenLLMetry)
+        said = _llamaindex_tool_result(result) or _agno_tool_result(result)
     result, call_of_message, failed_tool = said if said is not None else (result, None, False)
     failed_tool = failed_tool or (role == "tool" and str(attrs.get("gen_ai.tool.status") or "").lower() == "error")
     if role == "retriever":  # the documents' contents, where recorded, over the output's serialisation (reprs)
@@ -635,7 +670,7 @@ def node_from_span(span: dict[str, Any], resource: dict[str, Any], seq: int) -> 
         input_text = _llamaindex_agent_input(attrs.get("traceloop.entity.output"))
     output = _first(attrs, "output.value", "langfuse.observation.output")
     info = {
-        "agent_name": attrs.get("gen_ai.agent.name") or attrs.get("agent_name"),
+        "agent_name": attrs.get("gen_ai.agent.name") or attrs.get("agent_name") or attrs.get("agno.team.name"),
         "agent_id": attrs.get("gen_ai.agent.id"),
         "conversation_id": conversation,
         "service": resource.get("service.name"),
