@@ -82,3 +82,16 @@ def test_agno_team_delegation_result_is_the_members_answer_and_the_run_is_the_te
     assert [s.observation for s in delegations] == [
         "Hamburg: Regen, 8 °C.", "Reisenotiz: Hamburg empfängt Sie mit Regen bei 8 °C – Schirm einpacken!"]
     assert run.metadata["agent_name"] == "Reise"
+
+
+def test_haystack_wrapper_span_is_no_answer_and_a_failed_tool_is_an_error() -> None:
+    """A3 (``haystack.components.agents.Agent``): OpenLLMetry's ``haystack.openai.chat`` span records the
+    generator's result dict's key, "replies", as its completion, so each model call added an answer "replies"
+    (the run's last); and the tool Haystack's ToolInvoker caught ("Failed to invoke Tool ... Error: ...") was a
+    success."""
+    run = adapter_support.only(PROBE / "haystack-2.31-oll-0.62.4-agent-de.subset.otlp.json")
+    assert [s.action for s in run.steps] == ["get_weather", "get_population", "respond"]
+    assert run.steps[-1].arguments == {"content": ANSWER}
+    population = run.steps[1]
+    assert population.error and population.error.startswith("Failed to invoke Tool `get_population`")
+    assert run.steps[0].error is None

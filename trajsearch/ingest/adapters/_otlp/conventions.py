@@ -529,6 +529,21 @@ def _repr_text(text: str) -> str:
     return said if isinstance(said, str) else text
 
 
+#: The spans OpenLLMetry's Haystack instrumentation opens around ``OpenAIChatGenerator.run`` /
+#: ``OpenAIGenerator.run`` (``wrap_openai.py``), and what their completions hold: ``_set_span_completions`` iterates
+#: the component's result dict, so each "completion" is one of its keys, never the model's words (the request
+#: itself is traced by the OpenAI instrumentation, inside).
+_HAYSTACK_OPENAI_SPANS = ("haystack.openai.chat", "haystack.openai.completion")
+_HAYSTACK_RESULT_KEYS = ("replies", "meta")
+
+
+def _haystack_key_completions(name: str, outputs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``outputs`` without the completions of :data:`_HAYSTACK_OPENAI_SPANS` that are the result dict's keys."""
+    if name not in _HAYSTACK_OPENAI_SPANS:
+        return outputs
+    return [m for m in outputs if m.get("calls") or (m.get("text") or "").strip() not in _HAYSTACK_RESULT_KEYS]
+
+
 #: A ReAct agent's final turn as LlamaIndex's ``ReActOutputParser`` reads it (``agent/react/output_parser.py``,
 #: ``extract_final_response``): ``Thought: <thought>`` then ``Answer: <answer>`` on a line of its own.
 _REACT_ANSWER = re.compile(r"\s*Thought:(.*?)^Answer:(.*)", re.DOTALL | re.MULTILINE)
@@ -597,7 +612,7 @@ def node_from_span(span: dict[str, Any], resource: dict[str, Any], seq: int) -> 
         if isinstance(said, dict) and isinstance(said.get("thought"), str) and said["thought"].strip():
             outputs = [{**outputs[0], "reasoning": said["thought"].strip()}, *outputs[1:]]
     if role == "llm":
-        outputs = [_react_answer(m) for m in outputs]
+        outputs = [_react_answer(m) for m in _haystack_key_completions(name, outputs)]
     if not inputs and not outputs and ("gcp.vertex.agent.llm_request" in attrs or "gcp.vertex.agent.llm_response" in attrs):
         inputs, outputs = _adk_messages(attrs)
     if not inputs and not outputs and (runner := _adk_runner_messages(attrs)) is not None:

@@ -163,12 +163,17 @@ def sdk_refused(response: Any) -> bool:
 #: ``crewai/utilities/agent_utils.py`` and ``agents/agent_executor.py``, its native tool-call paths); where no span
 #: traced the tool (OpenLLMetry's CrewAI instrumentation traces none), the one mark of the failure.
 _CREWAI_TOOL_RAISED = re.compile(r"^Error executing tool: ")
+#: What Haystack's ``ToolInvoker`` hands its model for a tool that raised (``raise_on_tool_invocation_failure=False``):
+#: ``ToolInvocationError``'s text, ``Failed to invoke Tool `<name>` with parameters {...}. Error: <e>``
+#: (``haystack/tools/tool.py``; "tool" and no ``Error:`` in early 2.x), in a tool message whose ``error`` flag no
+#: model request carries.
+_HAYSTACK_TOOL_RAISED = re.compile(r"^Failed to invoke [Tt]ool `[^`]+` with parameters ")
 
 
 def framework_failure(result: Any) -> bool:
     """Whether a tool result a framework gave its model is that framework's fixed text for a tool that raised
-    (``_CREWAI_TOOL_RAISED``), not what a tool returned."""
-    return isinstance(result, str) and bool(_CREWAI_TOOL_RAISED.match(result))
+    (``_CREWAI_TOOL_RAISED``, ``_HAYSTACK_TOOL_RAISED``), not what a tool returned."""
+    return isinstance(result, str) and any(p.match(result) for p in (_CREWAI_TOOL_RAISED, _HAYSTACK_TOOL_RAISED))
 
 
 #: The error of a tool call the user denied (:func:`denial`): its text, then ``: <reason>`` where one was given.
