@@ -1080,6 +1080,34 @@ def test_covering_leaves_the_call_place_and_lifts_no_distant_run(hashing_ts):
     assert chosen[0] != "distant" and chosen[-1] == "does-it", chosen
 
 
+def test_a_run_calling_a_verdict_the_task_words_takes_no_place_from_the_code_it_works_on(hashing_ts):
+    """Plumbing (hashing test embedder): an agent's verdict on its own run is a state-changing call too (CodeR's
+    ``fail``), and a bug report says "fail". Where the runs chosen first changed the file the task's work likeliest
+    lies in, its work is code: the last place goes by the ranking and the cover as the first did, not to a distant
+    run that called ``fail``. Runs that changed no file (a support desk's) still give the last place to the calls
+    the task names (test_covering_leaves_the_call_place_and_lifts_no_distant_run)."""
+    task = "QuerySet.update() should fail when the queryset is ordered by a related field"
+    near = [_changed(f"near-{i}", task + tail, f"django/db/models/{module}.py") for i, (tail, module) in enumerate(
+        ((" of the model", "query"), (" and annotated", "sql/compiler"), (", since 3.1", "sql/query")))]
+    path = "django/utils/text.py"
+    diff = f"diff --git a/{path} b/{path}\n--- a/{path}\n+++ b/{path}\n@@ -1 +1 @@\n-a\n+b\n"
+    caller = make_run("caller", task_id="caller", task="slugify() drops the trailing character of unicode text", steps=[
+        ("bash", {"command": f"sed -i 's/a/b/' {path}"}, ""), ("bash", {"command": "git diff"}, diff),
+        ("fail", {"reason": "gave up"}, "recorded")])
+    assert touched(caller).calls == ["fail"]
+    hashing_ts.add([*near, caller])
+    # the candidates' vote alone says where the work lies (the few step rows here would point anywhere)
+    config = RuntimeConfig(advice=AdviceConfig(
+        novelty=NoveltyConfig(follow_closely=1.0, inspiration=0.0, per_tenant=False),
+        cover_steps=0, cover_named_steps=0, rerank=RerankConfig(other_work_margin=0.0, max_cosine=1.0)))
+    found = Runtime(hashing_ts, config).exemplars(task, ACME, k=3).items
+    assert [e.trajectory_id for e in found] == ["near-0", "near-2", "near-1"], found
+    # the calls place is still there where no file says where the work lies: covering off, the caller takes it
+    uncovered = replace(config.advice, cover_weight=0.0)
+    found = Runtime(hashing_ts, replace(config, advice=uncovered)).exemplars(task, ACME, k=3).items
+    assert [e.trajectory_id for e in found] == ["near-0", "near-2", "caller"], found
+
+
 def test_a_project_method_named_like_a_builtin_one_still_names_its_home():
     """Review p39 F3: the builtin-method filter dropped every name ending in a ``str``/``list``/``dict``...
     method, so SWE-bench Verified django-15128 ("... can be provided to Query.join and Query.table_alias ...",
