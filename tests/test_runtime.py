@@ -123,6 +123,17 @@ def test_tool_results_carry_provenance(hashing_ts):
     assert failures["results"][0]["label"] == "what not to do"
 
 
+def test_tool_answers_say_a_long_query_back_by_its_head(hashing_ts):
+    """Probe E3 (observation 4): a pasted issue said back whole was ~40% of a one-exemplar answer's tokens."""
+    _mixed_tenants(hashing_ts)
+    tool = Runtime(hashing_ts, OPEN).tool(ACME)
+    issue = TASK + " " + " ".join(f"detail {i} of the report" for i in range(60))  # ~1,500 characters
+    for kind in ("exemplars", "failures", "steps"):
+        said = tool({"query": issue, "kind": kind})["query"]
+        assert said.startswith(TASK[:100]) and len(said) < 200 and said != issue, kind
+    assert tool({"query": "pytest payments", "kind": "steps"})["query"] == "pytest payments"
+
+
 # -- exemplars: diversity ------------------------------------------------------------------------
 
 

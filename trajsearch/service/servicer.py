@@ -276,7 +276,9 @@ class Service(pb2_grpc.TrajSearchServicer):
         rt = self._runtime()
         arguments: dict[str, Any] = {"query": query, "kind": kind, **({"k": k} if k else {})}
         if ctx is None:  # the key's pins exclude the requested versions: nothing is applicable
-            result: dict[str, Any] = {"status": "ok", "kind": kind, "query": query, "results": []}
+            from ..runtime.tool import echoed
+
+            result: dict[str, Any] = {"status": "ok", "kind": kind, "query": echoed(query), "results": []}
         else:
             tool, lock = self._session_tool(rt, call, session_id, ctx)
             call.check_deadline()
