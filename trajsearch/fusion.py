@@ -292,8 +292,9 @@ _WORD = re.compile(r"\w+")
 #: numbers, any number stands for any other: "Expected axis has 3 elements, new values have 0 elements" nearly
 #: holds "... has 4 elements, new values have 96 elements", two of 13 words off otherwise (probe E3, A2). Only
 #: then: where a row holds the line's own numbers nearly, rows with other numbers are other commands and lines
-#: (``sed -n 100,120p`` is not ``sed -n 200,220p``; eval_exact's "number changed" lines, 0.82 -> 0.77 when
-#: numbers were always alike). Not inside a word (``py311``).
+#: (``sed -n 100,120p`` is not ``sed -n 200,220p``: with numbers always alike, eval_exact's "number changed" lines
+#: fell from 0.82 to 0.77 row hit@1 overall, commands from 0.77 to 0.55). Not inside a word (``py311``). A failure
+#: warning tests one step line at a time (:meth:`FusionConfig.nearly_holds`): there, either holds.
 _NUMBER = re.compile(r"\b(?:0[xX][0-9a-fA-F]+|\d+)\b")
 _ANY_NUMBER = "0"
 
@@ -391,9 +392,10 @@ class FusionConfig:
         return lifted(scores, self.near_verbatim_rows(text, texts))
 
     def near_verbatim_rows(self, text: str, texts: dict[str, str], held: Collection[str] = ()) -> set[str]:
-        """The ids of ``texts`` holding nearly all of a log-like query in order. Rows in ``held`` (known to
-        hold the whole query: :meth:`verbatim_rows`) are among them unchecked, which spares splitting the
-        rows a pasted line most often comes from (bench_hybrid: 0.68 -> 0.28 ms a query)."""
+        """The ids of ``texts`` holding nearly all of a log-like query in order: with its own numbers, or where no
+        row does, with any (:data:`_NUMBER`). Rows in ``held`` (known to hold the whole query: :meth:`verbatim_rows`)
+        are among them unchecked, which spares splitting the rows a pasted line most often comes from
+        (bench_hybrid: 0.68 -> 0.28 ms a query)."""
         words = _WORD.findall(text)
         if (not self.verbatim_first or not self.near_min_words <= len(words) <= self.near_max_words
                 or not looks_like_log(text)):
