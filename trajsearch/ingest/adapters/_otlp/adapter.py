@@ -26,7 +26,9 @@ from .._spans import (
     SpanFormat,
     first_user_text,
     in_tree_order,
+    maybe_json,
     no_agent_work,
+    retry_feedback,
     span_trajectory,
     start_order,
     task_from_input,
@@ -35,6 +37,7 @@ from .._spans import (
 from .conventions import MONOCLE, cut_runner_request, node_from_span
 from .events import merge_events, node_from_log
 from .shapes import SDK_CUT, ZIPKIN_CUT, raw_items, shared_lengths, uncut_span
+from .values import attributes
 
 log = logging.getLogger(__name__)
 
@@ -55,6 +58,8 @@ def otlp_nodes(record: Any, ctx: Context, seq: int = 0) -> Iterator[tuple[str, N
             trace, node, conversation = node_from_span(item, resource, seq + n)
             if cut := item.get("tags_cut"):  # (see shapes: a span whose values the SDK or exporter cut)
                 node = _read_cut(item, resource, seq + n, node, cut)
+            if deferred := _deferred_requests(attributes(item.get("attributes")).get("final_result")):
+                node.info[_DEFERRED] = deferred
             yield trace, node, conversation
             continue
         try:
@@ -198,12 +203,92 @@ def _own_model_calls(agent: Node, kids: dict[str | None, list[Node]]) -> list[No
     return calls
 
 
+def _rejected_answers(run: Trajectory, nodes: list[Node]) -> Trajectory:
+    """``run`` with each answer the application rejected marked so: pydantic-ai asks its model for another answer
+    when an output validator or function raised ``ModelRetry`` (or a text output failed validation) by a user
+    message after that answer (:func:`~.._spans.retry_feedback`); the answer it followed carries that feedback as
+    its error, as a tool call it refused does."""
+    rejected: dict[str, str] = {}
+    for node in nodes:
+        said: str | None = None
+        for m in node.input_messages:
+            if m.get("role") in ("assistant", "model") and (m.get("text") or "").strip():
+                said = m["text"]
+            elif m.get("role") == "user" and said and (feedback := retry_feedback(m.get("text"))) is not None:
+                rejected.setdefault(said.strip(), feedback)
+    if not rejected:
+        return run
+    steps = [s.model_copy(update={"error": f"rejected by the application: {rejected[said]}"[:600]})
+             if s.action == "respond" and s.error is None and isinstance(s.arguments, dict)
+             and isinstance(said := s.arguments.get("content"), str) and said.strip() in rejected else s
+             for s in run.steps]
+    return run.model_copy(update={"steps": steps})
+
+
+#: ``Node.info`` key of the calls a pydantic-ai run stopped on (:func:`_deferred_requests`), read off by the adapter.
+_DEFERRED = "deferred_calls"
+#: Why each kind of deferred call did not run, as its step's error.
+_AWAITS = {"approvals": "not run: awaiting the user's approval (pydantic-ai stopped the run for it: "
+                        "DeferredToolRequests)",
+           "calls": "not run: left to the application to run (pydantic-ai stopped the run for it: DeferredToolRequests)"}
+
+
+def _deferred_requests(value: Any) -> list[dict[str, Any]] | None:
+    """The calls a pydantic-ai run stopped on, where its agent span's ``final_result`` is a ``DeferredToolRequests``
+    (``pydantic_ai/_deferred.py``: ``approvals``, calls of tools declared ``requires_approval`` or that raised
+    ``ApprovalRequired``; ``calls``, external tools the application runs): each as ``{"kind", "name", "args"}``.
+    Such a call never ran (no ``execute_tool`` span): the run ended waiting for it. Else None."""
+    value = maybe_json(value)
+    if not (isinstance(value, dict) and {"calls", "approvals"} <= set(value)):
+        return None
+    found = [{"kind": kind, "name": part.get("tool_name"), "args": maybe_json(part.get("args"))}
+             for kind in ("approvals", "calls") for part in value.get(kind) or [] if isinstance(part, dict)]
+    return found or None
+
+
+def _awaiting(nodes: list[Node]) -> tuple[list[Node], list[dict[str, Any]]]:
+    """The nodes without the deferred calls noted on them (see :func:`_deferred_requests`), and those calls."""
+    waiting = [c for n in nodes for c in n.info.get(_DEFERRED) or []]
+    return [replace(n, info={k: v for k, v in n.info.items() if k != _DEFERRED}) if _DEFERRED in n.info else n
+            for n in nodes], waiting
+
+
+def _stopped_for(run: Trajectory, waiting: list[dict[str, Any]]) -> Trajectory:
+    """``run`` with each call it stopped on (see :func:`_deferred_requests`) that no later step answered marked not
+    run, why in its error, and, where nothing else decided its outcome, its ``outcome_basis`` saying the run stopped
+    for them (a conversation whose next run got the approval and ran the call keeps it as it ran)."""
+    if not waiting:
+        return run
+    steps, left, marked = list(run.steps), list(waiting), []
+    for i, step in enumerate(steps):
+        call = next((c for c in left
+                     if c["name"] == step.action and (c["args"] is None or c["args"] == step.arguments)), None)
+        if call is not None and step.observation is None and step.error is None:  # (answered later: it ran)
+            steps[i] = step.model_copy(update={"error": _AWAITS[call["kind"]]})
+            left.remove(call)
+            marked.append(call)
+    if not marked:
+        return run
+    approvals = sorted({str(c["name"]) for c in marked if c["kind"] == "approvals"})
+    external = sorted({str(c["name"]) for c in marked if c["kind"] == "calls"})
+    said = "; ".join([*([f"stopped awaiting approval of {', '.join(approvals)}"] if approvals else []),
+                      *([f"stopped for the application to run {', '.join(external)}"] if external else [])])
+    metadata = run.metadata if run.metadata.get("outcome_basis") else {**run.metadata, "outcome_basis": said}
+    return run.model_copy(update={"steps": steps, "metadata": metadata})
+
+
 def _builds_agent(node: Node) -> bool:
     """A ``create_agent`` span: OpenLIT writes one each time an agent object is built (``Agent.__init__``),
     AutoGen when it registers one; or a ``workflow.build`` span: Microsoft Agent Framework writes one each time a
     workflow is built (``WorkflowBuilder.build()``, so every orchestration builder's ``build()``; the run is an
     ``invoke_workflow`` trace of its own). Built outside a run (at start-up, per request) it is a trace of its own."""
     return node.name.startswith("create_agent") or node.name == "workflow.build"
+
+
+#: The span Haystack 2.x starts at ``import haystack`` to test whether an OTel tracer provider records
+#: (``haystack/tracing/tracer.py`` ``_auto_configured_opentelemetry_tracer``): a trace of its own in every traced
+#: Haystack process, before and apart from any run (an ImportError on it is Haystack's import, not a run's failure).
+_HAYSTACK_PROBE = "haystack.tracing.auto_enable"
 
 
 #: How to keep each cutter from cutting: said with every cut it made.
@@ -262,6 +347,7 @@ class OtlpFormat(SpanFormat):
     A trace whose only model work is embedding or rerank calls (a RAG app's
     query embedding: see ``_spans.no_agent_work``) and a trace that only builds
     agents or workflows (``create_agent`` or ``workflow.build`` spans alone)
+    or only tests whether tracing records (Haystack's ``haystack.tracing.auto_enable``)
     hold no run and nothing wrong: they are passed over (``PassedOver``: the
     read says so at info level and the ingest counts them by reason). Other
     traces of no agent work and no input are rejected.
@@ -272,11 +358,13 @@ class OtlpFormat(SpanFormat):
     latest_user_message: bool | str = False
 
     def assemble_trajectory(self, key: str, group: list[Node], ctx: Context, by: str = "trace") -> Trajectory:
-        nodes, cut, cutters = _cut_note(_team_turns(merge_events(group)))
+        nodes, waiting = _awaiting(merge_events(group))
+        nodes, cut, cutters = _cut_note(_team_turns(nodes))
         if (why := no_agent_work(nodes)) is not None:
             raise PassedOver(why, f"not an agent run: {why}")
         try:
             run = span_trajectory(self.name, self.prefix, key, nodes, ctx, by=by)
+            run = _stopped_for(_rejected_answers(run, nodes), waiting)
             return _noted(with_current_instruction(run, nodes, only_over_first=self.latest_user_message == "over first")
                           if self.latest_user_message else run, cut, ctx)
         except RecordError as exc:
@@ -288,6 +376,9 @@ class OtlpFormat(SpanFormat):
                 built = "a workflow" if all(n.name == "workflow.build" for n in nodes) else "an agent"
                 names = ", ".join(sorted({n.name for n in nodes}))
                 raise PassedOver(f"only builds {built}", f"it only builds {built} ({names}), no run of it") from None
+            if all(n.name == _HAYSTACK_PROBE for n in nodes):
+                raise PassedOver("only tests tracing", f"it only tests whether tracing records ({_HAYSTACK_PROBE}, "
+                                 "written by Haystack at import), no run") from None
             if not any(n.role in ("llm", "tool", "agent", "chain", "retriever") and not _builds_agent(n)
                        for n in nodes):
                 kinds = ", ".join(sorted({n.name.split(" ", 1)[0] for n in nodes}))

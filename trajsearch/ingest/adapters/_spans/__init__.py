@@ -32,6 +32,7 @@ from .messages import (
     normalise_messages,
     response_output,
     responses_messages,
+    retry_feedback,
     task_from_input,
     user_requests,
 )
@@ -98,6 +99,7 @@ __all__ = [
     "task_from_input",
     "text_of",
     "trajectory_id",
+    "retry_feedback",
     "user_requests",
     "when",
 ]

@@ -170,10 +170,44 @@ _CREWAI_TOOL_RAISED = re.compile(r"^Error executing tool: ")
 _HAYSTACK_TOOL_RAISED = re.compile(r"^Failed to invoke [Tt]ool `[^`]+` with parameters ")
 
 
+#: How pydantic-ai tells its model that a response failed: ``RetryPromptPart.model_response()`` (every version)
+#: ends with this line; 2.78's ``RetryFeedbackPart`` opens a user message with ``_RETRY_FEEDBACK_FRAMING`` before a
+#: ``<pyai:retry_feedback>`` (an output validator's or function's ``ModelRetry``) or ``<pyai:validation_errors>``
+#: fence (``pydantic_ai/messages.py``).
+_PYDANTIC_AI_RETRY_END = "\n\nFix the errors and try again."
+_PYDANTIC_AI_FRAMING = re.compile(r"^\s*Your previous response failed the application's validation "
+                                  r"\(this is automated feedback, not a message from the user\):\s*\n"
+                                  r"<pyai:(retry_feedback|validation_errors)>\n?(.*?)\n?</pyai:\1>\s*$", re.S)
+
+
+def retry_feedback(text: Any) -> str | None:
+    """What the application said of the model's last response, where ``text`` (a user message) is pydantic-ai's
+    feedback asking for another (an output validator's ``ModelRetry``, output that failed validation): no request
+    of the user's. Else None."""
+    if not isinstance(text, str):
+        return None
+    if framed := _PYDANTIC_AI_FRAMING.match(text):
+        return framed.group(2).strip()
+    if text.rstrip().endswith(_PYDANTIC_AI_RETRY_END):
+        said = text.rstrip()[: -len(_PYDANTIC_AI_RETRY_END)].strip()
+        return said.removeprefix("Validation feedback:").strip() or said
+    return None
+
+
+def _validation_errors(result: Any) -> bool:
+    """Whether ``result`` is a pydantic ``ValidationError``'s ``errors()`` list (``type``, ``loc``, ``msg`` each): what
+    pydantic-ai 2.78 answers an output tool call (``final_result``) whose arguments failed the output type."""
+    value = maybe_json(result)
+    return isinstance(value, list) and bool(value) \
+        and all(isinstance(e, dict) and {"type", "loc", "msg"} <= set(e) for e in value)
+
+
 def framework_failure(result: Any) -> bool:
     """Whether a tool result a framework gave its model is that framework's fixed text for a tool that raised
-    (``_CREWAI_TOOL_RAISED``, ``_HAYSTACK_TOOL_RAISED``), not what a tool returned."""
-    return isinstance(result, str) and any(p.match(result) for p in (_CREWAI_TOOL_RAISED, _HAYSTACK_TOOL_RAISED))
+    (``_CREWAI_TOOL_RAISED``, ``_HAYSTACK_TOOL_RAISED``), or pydantic-ai's answer to a call it refused (a retry
+    prompt, arguments that failed validation), not what a tool returned."""
+    return isinstance(result, str) and (any(p.match(result) for p in (_CREWAI_TOOL_RAISED, _HAYSTACK_TOOL_RAISED))
+                                        or retry_feedback(result) is not None or _validation_errors(result))
 
 
 #: The error of a tool call the user denied (:func:`denial`): its text, then ``: <reason>`` where one was given.
@@ -451,12 +485,14 @@ def failed_tool_results(request: Any) -> set[str]:
 
 def user_requests(messages: list[dict[str, Any]]) -> list[str]:
     """What the user asked in a message list, in order: user messages as written, without a tool result sent in a
-    user message nor a harness notice (see ``_HARNESS_NOTICE``), so the latest is the latest request.
+    user message nor a harness notice (see ``_HARNESS_NOTICE``) nor pydantic-ai's retry feedback
+    (:func:`retry_feedback`), so the latest is the latest request.
 
     Only the notice is left out: the coding CLIs' injected context (``_agent_cli.typed_prompt``) is read where their
     sessions are; in any other app an XML-tagged prompt (``<INSTRUCTIONS>``, ``<skill>``) is the user's request."""
     texts = (m.get("text") for m in messages if m.get("role") in _USERISH and not m.get("call_id"))
-    return [text for text in texts if isinstance(text, str) and text.strip() and not _HARNESS_NOTICE.match(text)]
+    return [text for text in texts if isinstance(text, str) and text.strip() and not _HARNESS_NOTICE.match(text)
+            and retry_feedback(text) is None]
 
 
 def first_user_text(messages: list[dict[str, Any]]) -> str | None:
