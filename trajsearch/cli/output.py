@@ -8,13 +8,11 @@ erase or forge lines on the engineer's terminal, retitle it or write the clipboa
 ``markup=False`` does not stop them. So both consoles show every control character but newline and tab
 as a visible escape (``\\x1b``) in ``Console.render_str``, which every string printed goes through (table
 cells and rule titles too), before layout, so widths stay right (probe I, I3). ``--json`` keeps its text
-whole (its reader is a program) with every control escaped the JSON way: ``json`` escapes C0 controls itself,
-:func:`print_json` DEL and C1 (``\u009b`` is a CSI to a terminal the JSON is printed on).
+whole (its reader is a program) with every control escaped the JSON way (:mod:`trajsearch.jsontext`).
 """
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import sys
@@ -25,6 +23,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.text import Text
 
+from .. import jsontext
 from ..excerpt import excerpt
 
 #: C0 controls but tab and newline, DEL and C1: what a terminal may act on instead of showing.
@@ -49,15 +48,9 @@ out = _TextConsole()
 err = _TextConsole(stderr=True)
 
 
-#: What ``json.dumps(ensure_ascii=False)`` leaves raw that a terminal may act on: DEL and C1.
-_RAW_IN_JSON = re.compile(r"[\x7f-\x9f]")
-
-
 def print_json(data: Any) -> None:
-    """``data`` as indented JSON, non-ASCII text as it is but DEL and C1 controls as ``\\uNNNN`` escapes (JSON
-    text holds them only inside strings, where the escape reads back as the same character)."""
-    text = json.dumps(data, indent=2, ensure_ascii=False, default=str)
-    sys.stdout.write(_RAW_IN_JSON.sub(lambda m: f"\\u{ord(m.group()):04x}", text) + "\n")
+    """``data`` as indented JSON, non-ASCII text as it is, controls escaped (:func:`trajsearch.jsontext.dumps`)."""
+    sys.stdout.write(jsontext.dumps(data, indent=2, default=str) + "\n")
 
 
 def fail(message: str, code: int = 2) -> None:

@@ -14,10 +14,10 @@ for line, to a second stream (``--out FILE`` -> ``FILE.provenance.jsonl``).
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Sequence
 
+from .. import jsontext
 from ..model import Trajectory
 from .compress import _variants
 from .formats import FORMATS, record_text, to_record
@@ -168,8 +168,8 @@ def write(export: Export, out: Any, *, fmt: str, provenance: str = "inline", sid
         record = item.record
         if provenance == "sidecar":
             record = {k: v for k, v in record.items() if k != "metadata"}
-            sidecar.write(json.dumps(item.provenance, ensure_ascii=False) + "\n")
-        out.write(json.dumps(record, ensure_ascii=False) + "\n")
+            sidecar.write(jsontext.dumps(item.provenance) + "\n")
+        out.write(jsontext.dumps(record) + "\n")  # printed on a terminal too (stdout by default)
         n += 1
         if on_record is not None:
             on_record(item)
