@@ -75,7 +75,8 @@ def test_json_output_escapes_del_and_c1_controls(bob_store, tmp_path: Path) -> N
     assert "\\u009b2J" in out
     assert json.loads(out)["task"] == record["task"]
 
-    code, out, err = run_cli("export", "-q", "Refund the ticket", "--outcome", record["outcome"], "-f", "jsonl")  # stdout
+    # export's JSON lines go to stdout by default (review 2, D7)
+    code, out, err = run_cli("export", "-q", "Refund the ticket", "--outcome", record["outcome"], "-f", "jsonl")
     assert code == 0, err
     assert not CONTROL.search(out)
     assert record["task"] in [json.loads(line)["task"] for line in out.splitlines()]
