@@ -94,3 +94,17 @@ def test_a_folder_of_only_side_files_says_what_they_are(side_file: Path, said: s
         assert f"no run in the input: 1 file(s) passed over as holding none: {folder / side_file.name}: " \
                f"no run in this file: {said}" in told
         assert "hold no record of their format" not in told
+
+
+def test_a_side_file_beside_a_file_of_no_format_still_gets_the_hint_for_that_file(tmp_path: Path, home: Path) -> None:
+    """Review 2 (D3): one side file made the walk's line replace the hint for every other file: a tau2-bench
+    results.json of the directory layout (its runs in simulations/ beside it) was no longer said."""
+    folder = tmp_path / "mixed"
+    folder.mkdir()
+    shutil.copy(FIXTURES / "tau2-bench" / ".real" / "voice-experiment-no-content" / "results.json", folder)
+    shutil.copy(GEMINI / "idaho-vault" / "logs.json", folder)
+    code, stdout, stderr = run_cli("ingest", str(folder), "-t", "acme")
+    told = " ".join(stderr.split())
+    assert code == 0, stdout + stderr
+    assert "1 file(s) passed over as holding none" in told and "logs.json" in told
+    assert "hold no record of their format" in told and "simulations/" in told

@@ -394,23 +394,25 @@ def _side_files_line(paths: List[Path], fmt: str | None) -> bool:
     """Say what the files of the folders named are when the walk read none of them: side files a CLI writes beside
     its runs (Gemini CLI's ``logs.json``, its telemetry file, ...), passed over in a walk in silence, as each is
     named alone (``detect.SideFile``; probe C, C7: "its files hold no record of their format" was said of them).
-    Whether a line was said."""
+    Whether every file looked at was one (else the caller's hint on files of no format is said too: review 2, D3)."""
     from ..ingest.detect import SideFile, detect_format, forced_format
 
     said: list[str] = []
+    others = 0
     files = (f for p in paths if p.is_dir() for f in sorted(p.rglob("*")) if f.is_file())
     for _, file in zip(range(_SIDE_FILES_LOOKED_AT), files):
         try:
             forced_format(file, fmt) if fmt else detect_format(file)
+            others += 1
         except SideFile as exc:
             said.append(str(exc))
         except (ValueError, OSError):
-            continue
+            others += 1
     if said:
         err.print(f"[yellow]no run in the input[/yellow]: {len(said)} file(s) passed over as holding none: "
                   + escape("; ".join(said[:_SIDE_FILES_NAMED])) + (" …" if len(said) > _SIDE_FILES_NAMED else ""),
                   highlight=False, soft_wrap=True)
-    return bool(said)
+    return bool(said) and not others
 
 
 _DRY_RUN_COLUMNS = ("file", "format", "runs", "rejected", "passed over", "steps", "errors", "outcomes", "first task",
