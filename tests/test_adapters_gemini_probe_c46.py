@@ -5,6 +5,7 @@ fixtures (``gemini-cli/.real/probe-c46/``) are written by the released CLI, trim
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -108,3 +109,28 @@ def test_a_side_file_beside_a_file_of_no_format_still_gets_the_hint_for_that_fil
     assert code == 0, stdout + stderr
     assert "1 file(s) passed over as holding none" in told and "logs.json" in told
     assert "hold no record of their format" in told and "simulations/" in told
+
+
+def test_an_mcp_tools_refusal_in_the_older_frame_is_its_own_text(tmp_path: Path) -> None:
+    """Review 2 (D4): versions whose MCP results came through @google/genai's ``mcpToTool`` put the tool's answer
+    under ``error`` in the frame (``{"error": {"content": [...], "isError": true}}``: a user's report,
+    chrome-devtools-mcp issue 292); only the 0.6x shape was read. The probe's session with its frame so rewritten."""
+    session = "session-2026-12-04T23-49-4b39381e.jsonl"
+    lines = []
+    for line in (REAL / session).read_text().splitlines():
+        if "reported tool error" in line:
+            record = json.loads(line)
+            for call in record.get("toolCalls", []):
+                for result in call.get("result", []):
+                    response = result["functionResponse"]["response"]
+                    head, _, parts = response["error"].partition(" with response: ")
+                    parts = json.loads(parts)
+                    for part in parts:
+                        part["functionResponse"]["response"] = {"error": part["functionResponse"]["response"]}
+                    response["error"] = f"{head} with response: {json.dumps(parts)}"
+            line = json.dumps(record)
+        lines.append(line)
+    (tmp_path / session).write_text("\n".join(lines) + "\n")
+    (parsed,) = list(read_dump(tmp_path / session, tenant="acme"))
+    mcp = parsed.trajectory.steps[0]
+    assert mcp.error == "PermissionError: access to secret 'db_password' denied for role reader"

@@ -318,10 +318,21 @@ def _mcp_tool_error(error: str) -> str:
         parts = json.loads(error[found.end():]) if found else None
     except ValueError:
         return error
-    said = [str(block["text"]) for part in as_list(parts) if isinstance(part, dict)
-            for block in as_list(as_dict(as_dict(part.get("functionResponse")).get("response")).get("content"))
-            if isinstance(block, dict) and isinstance(block.get("text"), str) and block["text"].strip()]
+    said = [text for part in as_list(parts) if isinstance(part, dict)
+            for text in _texts(as_dict(as_dict(part.get("functionResponse")).get("response")))]
     return "\n".join(said) if said else error
+
+
+def _texts(response: dict[str, Any]) -> list[str]:
+    """The text blocks of an MCP tool's answer in the CLI's frame: ``{"content": [...], "isError": true}`` (0.6x), or
+    that object under ``error`` (versions whose MCP results came through @google/genai's ``mcpToTool``: a user's
+    report, chrome-devtools-mcp issue 292: ``{"error": {"content": [...], "isError": true}}``), or a string error."""
+    error = response.get("error")
+    if isinstance(error, str):
+        return [error] if error.strip() else []
+    blocks = as_list(response.get("content")) or as_list(as_dict(error).get("content"))
+    return [str(b["text"]) for b in blocks
+            if isinstance(b, dict) and isinstance(b.get("text"), str) and b["text"].strip()]
 
 
 def _response_text(response: Any) -> tuple[str, str | None]:
