@@ -147,6 +147,24 @@ def test_a_warning_names_what_a_successful_run_of_its_task_did(hashing_ts):
     warned = rt.warnings(failed.task, RuntimeContext(tenant="acme", env_version="v1", now=BASE_TIME))
     assert [w.trajectory_id for w in warned] == [failed.trajectory_id] and warned[0].fix is None
 
+
+#: two scikit-learn successes of the same SWE-agent runs (trimmed) and an xarray issue (see .real/SOURCE.md)
+ACR_STEPS = FIXTURES / "swe-agent" / ".real" / "acr-swe-agent-gpt4-lite-steps"
+
+
+def test_a_step_row_far_from_the_task_does_not_keep_a_distant_run(model_ts):
+    """Bug (probe E3, A1): a run below the novelty threshold stayed when one of its step rows was among the
+    ``cover_steps`` (60) nearest the task, whatever that row's cosine. In a small tenant every step row is: the
+    xarray issue "show units in dataset overview" got sklearn-13779 (VotingClassifier ``sample_weight``) at task
+    cosine 0.06-0.08 as an exemplar, grounded by a step at 0.18. sklearn-13241 (0.322, just above the threshold)
+    is still shown."""
+    names = ("scikit-learn__scikit-learn-13241.traj", "scikit-learn__scikit-learn-13779.traj")
+    model_ts.add([p.trajectory for name in names for p in read_dump(ACR_STEPS / name, tenant="acme")])
+    found = Runtime(model_ts).exemplars((ACR_STEPS / "pydata__xarray-4248.issue.txt").read_text(),
+                                        RuntimeContext(tenant="acme", now=BASE_TIME))
+    assert [e.trajectory_id.rsplit(".", 1)[-1] for e in found.items] == ["scikit-learn__scikit-learn-13241"]
+
+
 def test_an_exact_error_line_finds_the_failed_runs_holding_it(model_ts):
     """Probe p39 D2: the three grok-3 runs whose last tool error is "Error: user not found" score a dense
     cosine of 0.37-0.41 to that line; the 0.40 floor dropped the lexical leg's exact hits, and was applied

@@ -92,13 +92,14 @@ class AdviceConfig:
     #: recall unchanged; ``exemplars`` p50 6.5 -> 8.5 ms there (303 queries). 0: off.
     named_call_words: int = 8
     named_call_runs: int = 3
-    #: A candidate one of whose step rows is among the ``cover_steps`` nearest the task scores this much
-    #: more (feature ``steps``, 0 or 1): its commands and outputs read like the task, so it worked on the
-    #: same things, however its task and summary were worded. The rows come from the search the cover
-    #: makes anyway (none where no candidate changed a file: a support desk's runs). Leave-task-out on 500
-    #: mini-swe-agent runs of SWE-bench Verified (299 findable tasks; the set the cover was tuned on),
-    #: recall@3 0.893 -> 0.900 (offline on the candidate pools 0.900 at 0.05, 0.10 and 0.20, no task
-    #: lost at any); tau-bench unchanged (no files: no search). 0: off.
+    #: A candidate one of whose step rows is among the ``cover_steps`` nearest the task, at a cosine of at
+    #: least the novelty threshold, scores this much more (feature ``steps``, 0 or 1): its commands and outputs
+    #: read like the task, so it worked on the same things, however its task and summary were worded (a rank
+    #: alone is no such evidence where the tenant holds few step rows: probe E3, A1). The rows come from the
+    #: search the cover makes anyway (none where no candidate changed a file: a support desk's runs).
+    #: Leave-task-out on 500 mini-swe-agent runs of SWE-bench Verified (299 findable tasks; the set the
+    #: cover was tuned on), recall@3 0.893 -> 0.900 (offline on the candidate pools 0.900 at 0.05, 0.10 and
+    #: 0.20, no task lost at any); tau-bench unchanged (no files: no search). 0: off.
     near_step_weight: float = 0.10
     #: The step rows (and passages of long outputs) the lexical leg ranks best for the task's identifiers
     #: (:func:`trajsearch.touched.identifiers`: paths, dotted names, CamelCase and snake_case names), of any
@@ -294,7 +295,7 @@ def exemplars(
             return ExemplarSet(strategy, best_task, [], calibration)
         strategy = Strategy.use_as_inspiration
     if config.rerank.diversity:
-        cover, near, without = _likely_files(ts, task, ctx, ranked, summaries, exclude_trajectory_ids, config)
+        cover, near, without = _likely_files(ts, task, ctx, ranked, summaries, exclude_trajectory_ids, config, floor)
         more = _runs_changing_likely_files(ts, task, ctx, cover, ranked, summaries, exclude_trajectory_ids, config)
         if more:  # ranked again with them: the features' idf is over all candidates
             candidates = sorted([*candidates, *more], key=lambda h: -h.score)
@@ -354,8 +355,10 @@ def _grounded(order: list[Scored], floor: float, likely: Callable[[str], set[str
     run stays when its work says it is near: it changed code the task names by an identifier or where
     that code lives (features ``named``, ``where``; a word of its prose is no such evidence: probe E2,
     E2-2, sphinx's ``domains/python.py`` was kept for a scikit-learn issue for its ``python: 3.6.7``),
-    one of its step rows is among those nearest the task (``steps``), it changed one of the files the task's work likeliest lies in (``likely``, see
-    :mod:`.where`: runs found by those files often word their task otherwise), or it made calls
+    one of its step rows is among those nearest the task and as close as the threshold (``steps``: in a tenant of
+    227 step rows the 60 nearest reached down to 0.17, and 44 of 46 runs below the threshold shown, most of other
+    repositories, were kept by a rank alone; probe E3, A1), it changed one of the files the task's work likeliest
+    lies in (``likely``, see :mod:`.where`: runs found by those files often word their task otherwise), or it made calls
     the task names (``calls``). ``likely(run)`` gives those files by every vote but the run's own (the files
     it changed, its step rows, its reads): a candidate votes for the files it changed, so a distant run's own
     files were among the likeliest few and kept it (probe E2, E2-E: django-16938, at cosine 0.186, came first
@@ -465,13 +468,15 @@ def _runs_making_named_calls(ts: TrajSearch, task: str, ctx: RuntimeContext, sum
 
 
 def _likely_files(ts: TrajSearch, task: str, ctx: RuntimeContext, ranked: list[Scored], summaries: dict[str, Hit],
-                  exclude: Sequence[str], config: AdviceConfig
+                  exclude: Sequence[str], config: AdviceConfig, floor: float
                   ) -> tuple[dict[str, float], set[str], Callable[[str], dict[str, float]]]:
-    """Where the task's work likely lies (:func:`~.where.likely_files`), the runs whose step rows are
-    among the ``cover_steps`` nearest the task (any outcome), and where it likely lies by the same votes but a
-    run's own (the candidates' vote taken again without it; for :func:`_grounded`); nothing to cover, and no
-    search, when covering is off or no candidate changed a file (a support desk's runs). The step rows holding
-    the task's identifiers (``cover_named_steps``, by the lexical leg) vote too."""
+    """Where the task's work likely lies (:func:`~.where.likely_files`), the runs one of whose step rows is
+    among the ``cover_steps`` nearest the task (any outcome) at a cosine of at least ``floor`` (the novelty
+    threshold: a rank alone is no evidence in a tenant of few step rows, where the 60 nearest reach far
+    down; probe E3, A1), and where it likely lies by the same votes but a run's own (the candidates' vote
+    taken again without it; for :func:`_grounded`); nothing to cover, and no search, when covering is off or
+    no candidate changed a file (a support desk's runs). The step rows holding the task's identifiers
+    (``cover_named_steps``, by the lexical leg) vote too."""
     changed = where.changed_votes([(s.score, changed_files(_summary(s, summaries))) for s in ranked]) \
         if config.cover_weight else {}
     if not changed:
@@ -487,7 +492,7 @@ def _likely_files(ts: TrajSearch, task: str, ctx: RuntimeContext, ranked: list[S
     def without(run: str) -> dict[str, float]:  # its changed files, step rows and reads vote for nothing
         return _cover(task, [s for s in ranked if s.hit.trajectory_id != run], summaries,
                       [hit for hit in steps if hit.trajectory_id != run], [hit for hit in named if hit.trajectory_id != run])
-    return cover, {hit.trajectory_id for hit in steps}, without
+    return cover, {hit.trajectory_id for hit in steps if similarity(hit) >= floor}, without
 
 
 def _cover(task: str, ranked: list[Scored], summaries: dict[str, Hit], steps: list[Hit],
