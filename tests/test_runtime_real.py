@@ -148,6 +148,27 @@ def test_a_warning_names_what_a_successful_run_of_its_task_did(hashing_ts):
     assert [w.trajectory_id for w in warned] == [failed.trajectory_id] and warned[0].fix is None
 
 
+#: AutoCodeRover's SWE-agent 0.x gpt-4 runs of SWE-bench Lite and their first-harness report (resolved ids only)
+ACR_SWE_AGENT = FIXTURES / "swe-agent" / ".real" / "acr-swe-agent-gpt4-lite"
+
+
+def test_a_warning_for_a_run_the_report_failed_says_what_it_handed_in(hashing_ts):
+    """Bug (probe E3, A4): a failure that is an outcome file's verdict shows the task, "not resolved" and the
+    file's name, nothing of what the run did. pylint-7114 handed in only new files (``a/a.py``, ``a/b.py``, the
+    ``r.py`` it reproduced with) and changed no file of pylint."""
+    report = OutcomeTable.load(ACR_SWE_AGENT / "final_report.json")
+    parsed = list(read_dump(ACR_SWE_AGENT, tenant="acme", outcomes=report))
+    hashing_ts.add([p.trajectory for p in parsed if p.trajectory])
+    pylint = next(p.trajectory for p in parsed if p.trajectory and p.trajectory.task_id.endswith("pylint-7114"))
+    rt, ctx = Runtime(hashing_ts, OPEN), RuntimeContext(tenant="acme", now=BASE_TIME)
+    warned = rt.warnings(pylint.task, ctx, k=1)
+    assert [w.trajectory_id for w in warned] == [pylint.trajectory_id]
+    assert warned[0].handed_in == "only a/__init__.py, a/a.py, a/b.py, r.py (created); changed no existing file"
+    shown = rt.context_for(pylint.task, ctx).text
+    assert "Error: SWE-bench evaluation: not resolved" in shown
+    assert "Handed in: only a/__init__.py, a/a.py, a/b.py, r.py (created); changed no existing file" in shown
+
+
 #: two scikit-learn successes of the same SWE-agent runs (trimmed) and an xarray issue (see .real/SOURCE.md)
 ACR_STEPS = FIXTURES / "swe-agent" / ".real" / "acr-swe-agent-gpt4-lite-steps"
 

@@ -259,6 +259,8 @@ def warning_view(warning: FailureWarning, detail: _Detail) -> dict[str, Any]:
         view["fix"] = clip(warning.fix, detail.note)
     if digest.failing_step is not None and detail.actions:
         view["failing_step"] = digest.failing_step.clip(detail.argument)
+    elif digest.failing_step is None and warning.handed_in:  # no step failed: what it did (probe E3, A4)
+        view["handed_in"] = clip(warning.handed_in, detail.note)
     if warning.step_holding:  # where the run met the pasted text (its failure row does not hold it)
         view["step_holding"] = clip(warning.step_holding, detail.note)
     return view
@@ -301,7 +303,7 @@ def _exemplar_text(view: dict[str, Any], n: int) -> str:
 def _warning_text(view: dict[str, Any], n: int) -> str:
     lines = [f"## Warning {n}: {WARNING_LABEL.upper()} (a failed past run)", _source(view["provenance"])]
     for name, label in (("task", "Task"), ("error", "Error"), ("step_holding", "Step holding it"),
-                        ("failing_step", "Failing step"),
+                        ("failing_step", "Failing step"), ("handed_in", "Handed in"),
                         ("cause", "Cause"), ("fix", "Fix"), ("what_failed", "What failed")):
         if view.get(name):
             lines.append(f"{label}: {_quoted(view[name])}")

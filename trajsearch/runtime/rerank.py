@@ -164,15 +164,17 @@ def quality(hit: Hit) -> float:
 
 
 _TOUCHED = re.compile(r"^Touched: (.*)$", re.M)
-_TOUCHED_PARTS = {"changed": "changed ", "symbols": "functions/classes ", "calls": "calls ",
+_TOUCHED_PARTS = {"changed": "changed ", "created": "created ", "symbols": "functions/classes ", "calls": "calls ",
                   "defined": "definitions read "}
 
 
 def _touched_lists(summary: str) -> dict[str, list[str]]:
-    """The lists a summary row's ``Touched:`` line holds, as written: the files ``changed``, their
-    ``modules``, the ``symbols`` (functions and classes), the state-changing ``calls``, and what
-    its reads showed ``defined`` (``path: name name ...`` per file)."""
-    lists: dict[str, list[str]] = {"changed": [], "modules": [], "symbols": [], "calls": [], "defined": []}
+    """The lists a summary row's ``Touched:`` line holds, as written: the files ``changed`` (or, of a run
+    whose diffs only create files, ``created``: :func:`trajsearch.touched.touched`), their ``modules``, the
+    ``symbols`` (functions and classes), the state-changing ``calls``, and what its reads showed ``defined``
+    (``path: name name ...`` per file)."""
+    lists: dict[str, list[str]] = {"changed": [], "created": [], "modules": [], "symbols": [], "calls": [],
+                                   "defined": []}
     found = _TOUCHED.search(summary or "")
     for part in found.group(1).rstrip(".").split("; ") if found else ():
         for kind, prefix in _TOUCHED_PARTS.items():
@@ -212,6 +214,11 @@ def _names_changed(parsed: dict[str, list[str]]) -> dict[str, set[str]]:
 def changed_files(summary: str) -> list[str]:
     """The files a summary row's ``Touched:`` line says its run changed, as written."""
     return _touched_lists(summary)["changed"]
+
+
+def created_files(summary: str) -> list[str]:
+    """The files a summary row's ``Touched:`` line says its run created, of a run whose diffs only create files."""
+    return _touched_lists(summary)["created"]
 
 
 def calls_made(summary: str) -> list[str]:
