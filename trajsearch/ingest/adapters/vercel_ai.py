@@ -53,8 +53,10 @@ Mapping (``ai.operationId``, else the span name)
   SDK names it (operation and ``functionId``) with "(no input recorded)",
   ``metadata.task_source = "span name"`` (as OTel GenAI's content capture off).
 - trajectory_id = ``vercel:<traceId>``; created_at = the earliest span start;
-  outcome: an ERROR status on the root span, or on the last model call with
-  nothing answered after it (``streamText`` leaves its root unmarked when the
+  outcome: an ERROR status on the root span (an answer that is not the
+  object asked for, ``AI_NoObjectGeneratedError`` of ``generateObject`` or
+  ``Output.object``, is also that answer's ``respond`` step's error), or on
+  the last model call with nothing answered after it (``streamText`` leaves its root unmarked when the
   provider fails) -> failure (infra_error for timeouts, rate limits, 5xx,
   connection errors, retries spent, but not for a tool's exception that
   aborted the run, AI SDK 4's ``AI_ToolExecutionError``, whatever it says),
@@ -84,8 +86,8 @@ from ._otlp import (
     span_time,
     with_current_instruction,
 )
-from ._spans import (EMBEDS, Message, Node, SpanFormat, denial, maybe_json, no_agent_work, span_trajectory, start_order,
-                     text_of)
+from ._spans import (ANSWER, EMBEDS, REFUSED, Message, Node, SpanFormat, denial, maybe_json, no_agent_work,
+                     span_trajectory, start_order, text_of)
 
 NAME = "vercel-ai"
 #: Searched in a file's first 64 KiB when no record can be parsed from them (see ``detect``).
@@ -97,6 +99,11 @@ _CALLS = ("ai.generateText", "ai.streamText", "ai.generateObject", "ai.streamObj
 _MODEL_CALLS = tuple(f"{c}.{d}" for c in _CALLS for d in ("doGenerate", "doStream"))
 _EMBEDS = ("ai.embed", "ai.embedMany", "ai.embed.doEmbed", "ai.embedMany.doEmbed", "ai.rerank", "ai.rerank.doRerank")
 _KNOWN = (*_CALLS, *_MODEL_CALLS, "ai.toolCall", *_EMBEDS)
+#: The error a call throws when the model's answer is not the object asked for (``NoObjectGeneratedError``, name
+#: ``AI_NoObjectGeneratedError``: ``generateObject``'s ``parseAndValidateObjectResult``, ``Output.object``'s
+#: ``parseCompleteOutput``): "No object generated: could not parse the response." / "... did not match schema.",
+#: carrying that answer's ``text``.
+_NO_OBJECT = re.compile(r"\b(?:AI_)?NoObjectGeneratedError\b|^No object generated\b")
 
 
 def _operation(span: dict[str, Any], attrs: dict[str, Any]) -> str | None:
@@ -279,6 +286,8 @@ def _node(span: dict[str, Any], resource: dict[str, Any], seq: int) -> tuple[str
             "service": resource.get("service.name"),
             "telemetry_metadata": metadata,
         }.items() if v not in (None, "", {})}
+        if node.error and _NO_OBJECT.search(node.error):  # the answer failed the schema: that answer's error
+            node.info[REFUSED] = ANSWER
     elif op in _MODEL_CALLS:
         node.role = "llm"
         node.input_messages = sdk_messages(attrs.get("ai.prompt.messages"))

@@ -49,7 +49,7 @@ the nodes of one run:
   smolagents executes) or beside it once it started (Harbor's OTel export):
   then the text is that tool step's thought, and an agent root's output that
   a step holds as its thought is no answer of its own;
-- a sub-agent or chain whose error refuses what its model said (``REFUSED``: a
+- a sub-agent, chain or the root call whose error refuses what its model said (``REFUSED``: a
   call of a tool it lacks, an answer not in the form asked for) gives that
   error to the call's or answer's step;
 - a sub-agent or chain that failed with no failing step in its time is a step
@@ -706,7 +706,7 @@ def assemble(nodes: list[Node], *, what: str = "trace", task: str | None = None)
         steps.extend(_denied_calls(node, by_call))
     for node in (n for n, _ in order if n.role == "agent"):
         _answered_by_agent(node, by_call)
-    _refused(failed_containers, steps, said_by, by_id)
+    _refused([root, *failed_containers], steps, said_by, by_id)  # the root too: the AI SDK's generateObject
     for step, asker in last_asked:  # tools whose runs the trace records (an output tool such as pydantic-ai's
         # final_result is no such tool: the call is the answer) that did not run, nor the others asked with them,
         # and no later model call saw a result
