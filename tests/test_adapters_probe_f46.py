@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import adapter_support
-from trajsearch.model import Outcome
+from trajsearch.model import Outcome, Trajectory
 
 FIXTURES = Path(__file__).parent / "fixtures"
 AI6 = FIXTURES / "vercel-ai" / ".real" / "probeF46" / "ai6.0.333-no-object-generated.otlp.json"
@@ -34,3 +34,47 @@ def test_ai_sdk_answer_that_fails_the_schema_is_that_answers_error() -> None:
     assert unparsed.steps[1].error == "AI_NoObjectGeneratedError: No object generated: could not parse the response."
     for run in (bad_object, unparsed):
         assert run.outcome is Outcome.failure and run.failure.error == run.steps[-1].error
+
+
+# -- Harbor's ATIF of Codex and Gemini CLI sessions: the CLI's own failure replies (F2) -----------
+
+HARBOR = FIXTURES / "atif" / ".real" / "harbor-0.26-codex-gemini"
+CODEX = FIXTURES / "codex-cli" / ".real"
+X1 = "rollout-2026-12-02T02-46-25-01a234a5-689a-7bf0-bedd-2035743e42da.jsonl"
+X3 = "rollout-2026-12-02T02-48-19-01a234a7-28a1-7d61-a3e9-85ee2685efae.jsonl"
+
+
+def _errors(run: Trajectory) -> dict[str, str | None]:
+    return {s.action: s.error for s in run.steps}
+
+
+def test_harbor_codex_failed_replies_are_errors_as_the_codex_reader_reads_them() -> None:
+    """F2: Codex answers a call it cannot run in plain words ("unsupported call: update_plan", "apply_patch
+    verification failed: ..."), which Harbor keeps as the result's text. The Codex reader makes them step errors;
+    the ATIF reading had neither."""
+    converted = _errors(adapter_support.only(HARBOR / "codex-0.171.0-X1-failed-replies.trajectory.json"))
+    raw = _errors(adapter_support.only(CODEX / X1))
+    assert converted["update_plan"] == raw["update_plan"] == "unsupported call: update_plan"
+    assert converted["apply_patch"] == raw["apply_patch"]
+    assert converted["apply_patch"].startswith("apply_patch verification failed: Failed to find expected lines")
+    assert converted["exec_command"] is None
+
+
+def test_harbor_codex_interrupted_turn_is_the_calls_error_and_counted() -> None:
+    """F2: a command the user interrupted answers "aborted by user", then Codex writes its ``<turn_aborted>`` marker
+    as a user message. The ATIF reading had no error and dropped the marker silently; the Codex reader has the error
+    and ``turns_aborted``."""
+    converted = adapter_support.only(HARBOR / "codex-0.171.0-X3-turn-aborted.trajectory.json")
+    raw = adapter_support.only(CODEX / X3)
+    assert [(s.action, s.error) for s in converted.steps] == [("exec_command", "aborted by user")]
+    assert converted.steps[0].error == raw.steps[0].error
+    assert converted.metadata["turns_aborted"] == raw.metadata["turns_aborted"] == 1
+
+
+def test_harbor_gemini_failed_subagent_is_the_calls_error() -> None:
+    """F2: Gemini CLI answers a sub-agent that threw with "Subagent 'generalist' failed. Error: ..." recorded as a
+    success; the Gemini CLI reader makes the message the step's error (732ff6f), the ATIF reading had none."""
+    converted = _errors(adapter_support.only(HARBOR / "gemini-cli-subagent-failed.trajectory.json"))
+    raw = _errors(adapter_support.only(
+        FIXTURES / "gemini-cli" / ".real" / "subagent-failed" / "session-2026-04-01T11-11-5cdd2021.json"))
+    assert converted["generalist"] == raw["generalist"] == "You have exhausted your daily quota on this model."

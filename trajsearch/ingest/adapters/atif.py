@@ -55,7 +55,9 @@ Mapping
   also gives a ``<command-name>`` wrapper as ``/name args`` and a Codex IDE
   extension's prompt as the request after its ``# Context from my IDE
   setup:``, as the Codex reader does; Claude Code's "[Request interrupted by
-  user]", which marks the run ``interrupted``); the first user step left is
+  user]", which marks the run ``interrupted``; Codex's ``<turn_aborted>``
+  marker, counted in ``turns_aborted`` as the Codex reader counts its
+  ``turn_aborted`` events); the first user step left is
   the task. Where a converter marks Claude Code's own user messages
   (atif-make: ``extra.meta``, its ``isMeta``), the one after a slash command
   is the prompt it expanded to, read as the Claude Code reader reads it:
@@ -106,7 +108,11 @@ Mapping
   ``Error:`` / ``ERROR`` line (not Gemini CLI's ``Error: (none)``) (Terminus: "Previous response had parsing
   errors"), or an ``[Errno N]``, ``...: command not found`` or ``...: No such
   file or directory`` line (converters that drop the exit code: opencode's,
-  openhands-sdk's): the decisive line.
+  openhands-sdk's): the decisive line; but first, for a converted Codex or Gemini CLI
+  session (``agent.name`` ``codex`` / ``gemini-cli``), the CLI's own failure
+  replies as its reader reads them (Codex's "unsupported call: ...",
+  "apply_patch verification failed: ...", "aborted by user", ...; Gemini
+  CLI's "Subagent '<name>' failed. Error: ..."): ``_cli_reply_error``.
 - outcome: ATIF carries no verdict: ``unknown``, unless the root ``extra``
   holds one (``extra.outcome``, or ``extra.reward`` through the operator's
   success threshold), or the file sits in a Harbor trial directory
@@ -147,7 +153,8 @@ Mapping
   its task is the ``TurnBegin`` of the wire log it converted
   (``agent/kimi-cli.txt``).
 - metadata: ``schema_version``, agent name, session id, ``final_metrics``
-  totals, continuation / subagent links, notes, ``api_errors``, ``interrupted``.
+  totals, continuation / subagent links, notes, ``api_errors``, ``interrupted``,
+  ``turns_aborted``.
 """
 
 from __future__ import annotations
@@ -172,6 +179,7 @@ from ._common import (
     list_field, outcome_of_reward, safe_id, short,
 )
 from ._mini_swe_agent.commands import DEFAULT_ACTION_REGEXES, text_action
+from . import codex_cli, gemini_cli
 from ._spans.outcome import error_outcome
 
 NAME = "atif"
@@ -201,6 +209,9 @@ _OH_CALL = re.compile(r"<function=([\w.-]+)>(.*?)</function>", re.S)
 _OH_PARAM = re.compile(r"<parameter=([\w.-]+)>(.*?)</parameter>", re.S)
 _XML_KEYS = re.compile(r"<keystrokes(?:\s+duration=\"([\d.]+)\")?\s*>(.*?)</keystrokes>", re.S)
 _XML_DONE = re.compile(r"<task_complete>\s*true\s*</task_complete>", re.I)
+#: The marker Codex writes into the history as a user message when the user interrupts a turn (beside its
+#: ``turn_aborted`` event, which the Codex reader counts and Harbor's conversion drops).
+_CODEX_ABORTED = re.compile(r"^\s*<turn_aborted>")
 
 
 def matches(record: Any) -> bool:
@@ -421,7 +432,8 @@ def _is_subagents(raw: dict[str, Any]) -> bool:
 class _Walk:
     """What :func:`_steps` reads off a trajectory's steps: the task, the steps, and what the CLI said itself."""
 
-    def __init__(self) -> None:
+    def __init__(self, agent: str | None = None) -> None:
+        self.agent = agent  # ``agent.name``: whose own replies the results may be (``_cli_reply_error``)
         self.task: str | None = None
         self.task_is_command = False  # the task so far is a bare slash command, whose expansion may follow
         self.steps: list[dict[str, Any]] = []
@@ -435,6 +447,7 @@ class _Walk:
         self.api_errors = 0
         self.last_error: str | None = None  # a Claude Code error with no model turn after it
         self.interrupted = False
+        self.turns_aborted = 0  # Codex's <turn_aborted> markers
 
     def add(self, step: dict[str, Any]) -> None:
         """A step, taking the reasoning left over from agent turns that said nothing as its thought."""
@@ -452,6 +465,7 @@ class _Walk:
             return
         typed = typed_prompt(message) or ""  # context the CLI injected (Codex, Claude Code) is no prompt
         if not typed:
+            self.turns_aborted += bool(_CODEX_ABORTED.match(body))
             self._reports(body)
             if body.lstrip().startswith("<local-command-std"):
                 self.command = self.command_step = None  # a local command (/model, /clear): it expands to no prompt
@@ -511,13 +525,13 @@ def _is_meta(raw: dict[str, Any]) -> bool:
     return any(extra.get(k) is True for k in ("meta", "isMeta", "is_meta"))
 
 
-def _steps(ordered: list[dict[str, Any]], fences: tuple[str, ...] = ()) -> _Walk:
+def _steps(ordered: list[dict[str, Any]], fences: tuple[str, ...] = (), agent: str | None = None) -> _Walk:
     """The task, the steps, the models named on agent steps, the subagent steps left out, Claude Code's own errors.
 
     ``fences`` are mini-swe-agent's action regexes when the trajectory is one of its runs: Harbor keeps
-    its text-based turns as messages, the command in a fence.
+    its text-based turns as messages, the command in a fence. ``agent`` is ``agent.name`` (see ``_cli_reply_error``).
     """
-    walk = _Walk()
+    walk = _Walk(agent)
     for raw in ordered:
         source = raw.get("source")
         message = _text(_chat(raw.get("message")))
@@ -529,7 +543,7 @@ def _steps(ordered: list[dict[str, Any]], fences: tuple[str, ...] = ()) -> _Walk
             walk.user(raw, message, at)
             continue
         if source == "system":
-            _late_results(raw, walk.by_call)
+            _late_results(raw, walk.by_call, agent)
             continue
         if raw.get("is_copied_context") is True:
             continue
@@ -555,7 +569,7 @@ def _steps(ordered: list[dict[str, Any]], fences: tuple[str, ...] = ()) -> _Walk
                 mine = [r for r in results if r.get("source_call_id") == call.get("tool_call_id")]
                 if n == 0:
                     mine += unmatched
-                content, error = _observed(raw, mine)
+                content, error = _observed(raw, mine, agent)
                 error = None if submitting and _NOT_RUN in (content or "") else error
                 name = str(call.get("function_name") or "tool")[:200]
                 filler = message.strip() == f"Executed {name} {call.get('tool_call_id')}"  # Harbor's placeholder
@@ -569,7 +583,7 @@ def _steps(ordered: list[dict[str, Any]], fences: tuple[str, ...] = ()) -> _Walk
                 })
                 walk.call(walk.steps[-1], call, mine)
             continue
-        content, error = _observed(raw, results)
+        content, error = _observed(raw, results, agent)
         error = None if submitting and _NOT_RUN in (content or "") else error
         written = None if (content and _REJECTED.search(content)) else _written_actions(message, fences)
         if written:
@@ -608,14 +622,31 @@ def _submits(calls: list[dict[str, Any]], message: str) -> bool:
     return any(_SUBMIT.search(json.dumps(c.get("arguments"))) for c in calls) or bool(_SUBMIT.search(message))
 
 
-def _observed(raw: dict[str, Any], results: list[dict[str, Any]]) -> tuple[str | None, str | None]:
-    """The joined text of a call's results, and the first error they show."""
+def _cli_reply_error(agent: str | None, content: str) -> str | None:
+    """The failure a converted CLI reported as a tool's plain reply, read by that CLI's reader's own rules (Harbor
+    keeps the reply's text as the result): Codex's (``agent.name`` ``codex``) "unsupported call: ...", "apply_patch
+    verification failed: ...", "aborted by user", a unified-exec command that never ran, a code-mode script that
+    failed (``codex_cli._output_error`` with no exit code known); Gemini CLI's "Subagent '<name>' failed. Error:
+    ..." and a sub-agent that ended short of its goal, recorded as successes (``gemini_cli._subagent_error``)."""
+    if not content:
+        return None
+    if agent == "codex":
+        return codex_cli._output_error(content, None, None, None)
+    if agent == "gemini-cli":
+        return gemini_cli._subagent_error(None, content)
+    return None
+
+
+def _observed(raw: dict[str, Any], results: list[dict[str, Any]], agent: str | None = None
+              ) -> tuple[str | None, str | None]:
+    """The joined text of a call's results, and the first error they show: the converted CLI's own failure reply
+    (``_cli_reply_error``), else what any result shows (``_result_error``)."""
     texts = [_text(r.get("content")) for r in results]
-    errors = [e for r, t in zip(results, texts) if (e := _result_error(t, _flagged(raw, r)))]
+    errors = [e for r, t in zip(results, texts) if (e := _cli_reply_error(agent, t) or _result_error(t, _flagged(raw, r)))]
     return "\n".join(t for t in texts if t) or None, errors[0] if errors else None
 
 
-def _late_results(raw: dict[str, Any], by_call: dict[Any, dict[str, Any]]) -> None:
+def _late_results(raw: dict[str, Any], by_call: dict[Any, dict[str, Any]], agent: str | None = None) -> None:
     """Results a system step brings for earlier calls (RFC v1.2 lets system steps carry observations;
     NeMo-Relay put tool results there), given to the calls they name that have none yet."""
     observation = raw.get("observation") if isinstance(raw.get("observation"), dict) else {}
@@ -623,7 +654,7 @@ def _late_results(raw: dict[str, Any], by_call: dict[Any, dict[str, Any]]) -> No
         key = result.get("source_call_id") if isinstance(result, dict) else None
         step = by_call.get(key) if isinstance(key, (str, int)) else None
         if step is not None and step.get("observation") is None:
-            content, error = _observed(raw, [result])
+            content, error = _observed(raw, [result], agent)
             step["observation"], step["error"] = clip_step_text(content), error
 
 
@@ -1048,7 +1079,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     config = agent_extra.get("agent_config") if isinstance(agent_extra.get("agent_config"), dict) else {}
     fences = ((config["action_regex"],) if isinstance(config.get("action_regex"), str) else DEFAULT_ACTION_REGEXES
               ) if agent.get("name") == "mini-swe-agent" else ()
-    walk = _steps(ordered, fences)
+    walk = _steps(ordered, fences, agent.get("name") if isinstance(agent.get("name"), str) else None)
     prompt, steps, models, sidechain = walk.task, walk.steps, walk.models, walk.sidechain
     if not prompt or not prompt.strip():
         prompt = _task_beside(agent.get("name"), ctx.source) if not sub_path else None
@@ -1096,6 +1127,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
             **({"subagent_steps": sidechain} if sidechain else {}),
             **({"api_errors": walk.api_errors} if walk.api_errors else {}),
             **({"interrupted": True} if walk.interrupted else {}),
+            **({"turns_aborted": walk.turns_aborted} if walk.turns_aborted else {}),
             **{k: final[k] for k in ("total_prompt_tokens", "total_completion_tokens", "total_cost_usd", "total_steps")
                if k in final},
             **({"notes": short(record["notes"], 500)} if isinstance(record.get("notes"), str) else {}),
