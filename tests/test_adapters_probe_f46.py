@@ -6,9 +6,11 @@ The fixtures (each folder's SOURCE.md) are what the released packages wrote, unm
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import adapter_support
+from trajsearch.ingest.read import read_inputs
 from trajsearch.model import Outcome, Trajectory
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -78,3 +80,37 @@ def test_harbor_gemini_failed_subagent_is_the_calls_error() -> None:
     raw = _errors(adapter_support.only(
         FIXTURES / "gemini-cli" / ".real" / "subagent-failed" / "session-2026-04-01T11-11-5cdd2021.json"))
     assert converted["generalist"] == raw["generalist"] == "You have exhausted your daily quota on this model."
+
+
+# -- OpenHands SDK: a sub-agent's conversation (F4) --------------------------------------------
+
+OH_PARENT = FIXTURES / "openhands" / ".real" / "sdk-1.58-subagent" / "464646460000400080000000000000d2"
+OH_SUB = OH_PARENT / "subagents" / "110b698b421047cdb54cdd0b3a92ef58"
+
+
+def test_openhands_subagent_conversation_is_marked_and_linked_to_its_task_call() -> None:
+    """F4: the ``task`` tool persists its sub-agent's conversation under the parent's, ``<parent>/subagents/<id>/``.
+    It read as an unrelated run, its task (worded by the parent model) as a user's; now it is still a run of its
+    own, as Claude Code's and Codex's sub-agents are, marked ``is_subagent`` and linked to its parent and the call."""
+    runs = {p.trajectory.trajectory_id: p.trajectory for p in read_inputs([OH_PARENT])}
+    parent = runs["openhands.464646460000400080000000000000d2"]
+    sub = runs["openhands.110b698b421047cdb54cdd0b3a92ef58"]
+    assert "is_subagent" not in parent.metadata
+    task_call = next(s for s in parent.steps if s.action == "task")
+    assert task_call.arguments["prompt"] == sub.task == "Run ls /nonexistent and report what happened."
+    assert {k: sub.metadata.get(k) for k in ("is_subagent", "parent_conversation_id", "parent_tool_call_id",
+                                             "parent_tool")} == {
+        "is_subagent": True, "parent_conversation_id": "464646460000400080000000000000d2",
+        "parent_tool_call_id": "call_d1", "parent_tool": "task"}
+    assert [s.action for s in sub.steps] == ["terminal", "finish"]
+
+
+def test_openhands_subagent_folder_copied_alone_still_names_its_parent(tmp_path: Path) -> None:
+    """F4: a sub-agent's folder ingested away from its parent: its ``persistence_dir`` (where the SDK wrote it, under
+    the parent's ``subagents/``) still names the parent; the call is not known without the parent's events."""
+    copy = tmp_path / OH_SUB.name
+    shutil.copytree(OH_SUB, copy)
+    [sub] = [p.trajectory for p in read_inputs([copy])]
+    assert sub.metadata["is_subagent"] is True
+    assert sub.metadata["parent_conversation_id"] == "464646460000400080000000000000d2"
+    assert "parent_tool_call_id" not in sub.metadata

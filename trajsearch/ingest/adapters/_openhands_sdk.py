@@ -18,6 +18,9 @@ user/assistant), ``ActionEvent`` (``tool_name``, ``tool_call`` with the LLM's ``
 ``full_state``); the rest (``Condensation``, ``CondensationRequest``, ``CondensationSummaryEvent``,
 ``PauseEvent``, token and hook events, ...) are bookkeeping. Events carry ``parent_id`` since the SDK keeps a
 tree of branches; the run read is the branch ending at ``base_state.json``'s ``leaf_event_id``.
+A sub-agent's conversation (openhands-tools ``task/manager.py`` and ``delegate/impl.py``: ``_SUBAGENTS_DIR``) persists
+under its parent's, ``<parent id hex>/subagents/<its id hex>/`` (its ``persistence_dir`` says so), its first message
+the ``prompt`` of the parent's ``task`` call (a ``delegate`` call's ``tasks`` entry).
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ from ._common import as_dict, as_list, decisive_line, short
 
 BASE_STATE = "base_state.json"
 EVENTS_DIR = "events"
+SUBAGENTS_DIR = "subagents"
 #: ``persistence_const.EVENT_NAME_RE``: the writer pads the index to five digits or more.
 EVENT_NAME = re.compile(r"^event-(?P<idx>\d{5,})-(?P<event_id>[0-9a-fA-F\-]{8,})\.json$")
 ROOT_PARENT_ID = "__root__"  # ``event/types.py``: an explicit root
@@ -93,6 +97,43 @@ def run_folder(path: Path) -> Path | None:
     if _has_events(path):
         return path.parent if path.name == EVENTS_DIR else path
     return None
+
+
+def subagent_link(folder: Path, state: dict[str, Any], prompt: str) -> dict[str, Any]:
+    """How a sub-agent's conversation (``<parent>/subagents/<id>/``, where it is or where its ``persistence_dir`` says
+    it was written) links to its parent: ``is_subagent``, the parent's conversation id (its folder's name) and, where
+    the parent's folder is beside it, the id of the call that started it (:func:`_starting_call`); empty for any other
+    conversation."""
+    persisted = state.get("persistence_dir")
+    written = Path(persisted) if isinstance(persisted, str) and persisted.strip() else None
+    where = folder if folder.parent.name == SUBAGENTS_DIR else written
+    if where is None or where.parent.name != SUBAGENTS_DIR or not where.parent.parent.name:
+        return {}
+    call = _starting_call(folder.parent.parent, prompt) if folder.parent.name == SUBAGENTS_DIR else None
+    return {"is_subagent": True, "parent_conversation_id": where.parent.parent.name,
+            **({"parent_tool_call_id": call[0], "parent_tool": call[1]} if call else {})}
+
+
+def _starting_call(parent: Path, prompt: str) -> tuple[str, str] | None:
+    """(tool_call_id, tool name) of the parent's first call that asked for ``prompt``: a ``task`` call's ``prompt``,
+    a ``delegate`` call's ``tasks`` entry (the words the sub-agent's conversation opens with)."""
+    for path in _event_files(parent / EVENTS_DIR) or _event_files(parent):
+        try:
+            event = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        if not isinstance(event, dict) or event.get("kind") != "ActionEvent" or not event.get("tool_call_id"):
+            continue
+        asked = tool_arguments(event)
+        tasks = asked.get("tasks") if isinstance(asked.get("tasks"), dict) else {}
+        if _said(asked.get("prompt"), prompt) or any(_said(t, prompt) for t in tasks.values()):
+            return str(event["tool_call_id"]), str(event.get("tool_name") or "")
+    return None
+
+
+def _said(asked: Any, prompt: str) -> bool:
+    """Whether a call's argument is the prompt a conversation opened with (as ``message_text`` gives it, stripped)."""
+    return isinstance(asked, str) and asked.strip() == prompt
 
 
 def folder_events(files: dict[str, Any]) -> tuple[dict[str, Any], list[dict[str, Any]]]:

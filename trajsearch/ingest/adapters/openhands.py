@@ -153,6 +153,11 @@ software-agent-sdk (V1) conversations (what is where: ``_openhands_sdk``)
   the V0 conversation ids), else the file-name rule above; model_id =
   ``agent.llm.model``, else the agent's ``stats`` usage; metadata: cwd
   (``workspace.working_dir``), execution_status, cost, agent kind.
+- a sub-agent's conversation (the ``task`` / ``delegate`` tools persist it
+  under the parent's, ``<parent>/subagents/<id>/``) is a run of its own, as
+  Claude Code's and Codex's sub-agents are, marked ``is_subagent`` with its
+  ``parent_conversation_id`` and, the parent's folder beside it, the
+  ``parent_tool_call_id`` / ``parent_tool`` of the call that started it.
 """
 
 from __future__ import annotations
@@ -338,7 +343,7 @@ def read_folder(files: dict[str, Any], ctx: Context) -> Trajectory:
     if not events:
         raise RecordError(f"no events/event-NNNNN-<id>.json (nor event files in the folder) beside {sdk.BASE_STATE} in "
                           "this OpenHands SDK conversation folder")
-    return _sdk_trajectory(sdk.active_branch(events, state.get("leaf_event_id")), state, {}, ctx)
+    return _sdk_trajectory(sdk.active_branch(events, state.get("leaf_event_id")), state, {}, ctx, folder=ctx.source)
 
 
 def split(document: Any):
@@ -894,7 +899,7 @@ def _sdk_answer(step: dict[str, Any] | None, event: dict[str, Any], loose_errors
 
 
 def _sdk_trajectory(events: list[dict[str, Any]], state: dict[str, Any], evaluation: dict[str, Any],
-                    ctx: Context) -> Trajectory:
+                    ctx: Context, folder: Path | None = None) -> Trajectory:
     """A software-agent-sdk conversation (see ``_openhands_sdk``) mapped as the event trajectories are."""
     steps: list[dict[str, Any]] = []
     by_action: dict[Any, dict[str, Any]] = {}
@@ -968,6 +973,7 @@ def _sdk_trajectory(events: list[dict[str, Any]], state: dict[str, Any], evaluat
         "unmatched_errors": loose_errors or None,
         "instance_id": evaluation.get("instance_id"),
         "agent_class": as_dict(state.get("agent")).get("kind"),
+        **(sdk.subagent_link(folder, state, prompts[0]) if folder is not None else {}),
     }.items() if v is not None}
     return build(_run_fields(run_id, task, model, tools, outcome, failure, steps, events, metadata)
                  | _instance_task(evaluation), ctx)
