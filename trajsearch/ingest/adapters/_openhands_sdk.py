@@ -106,10 +106,11 @@ def subagent_link(folder: Path, state: dict[str, Any], prompt: str) -> dict[str,
     conversation."""
     persisted = state.get("persistence_dir")
     written = Path(persisted) if isinstance(persisted, str) and persisted.strip() else None
-    where = folder if folder.parent.name == SUBAGENTS_DIR else written
+    beside = folder.parent.name == SUBAGENTS_DIR and run_folder(folder.parent.parent) is not None  # its parent's
+    where = folder if beside else written
     if where is None or where.parent.name != SUBAGENTS_DIR or not where.parent.parent.name:
         return {}
-    call = _starting_call(folder.parent.parent, prompt) if folder.parent.name == SUBAGENTS_DIR else None
+    call = _starting_call(folder.parent.parent, prompt) if beside else None
     return {"is_subagent": True, "parent_conversation_id": where.parent.parent.name,
             **({"parent_tool_call_id": call[0], "parent_tool": call[1]} if call else {})}
 
