@@ -50,6 +50,16 @@ Mapping
   summaries or bookkeeping only, or of local commands only (``/clear``,
   ``/exit``, or one the CLI answered "Unknown skill: usage": no prompt, no
   model reply but to the warm-up).
+- The conversation is the chain of ``parentUuid`` from the last message (across
+  a compaction, the boundary's ``logicalParentUuid``), as the CLI loads a
+  session. A truncating resume (``--resume-session-at``, the Agent SDK's
+  ``resumeSessionAt``) or a rewind writes its new turn under an earlier record:
+  a branch off that chain holding a model reply of its own is what the user
+  went back on, left out of the steps and prompts (the model never saw it
+  again), its calls (they ran: their effects stay) in
+  ``metadata.abandoned_calls``, its prompts in ``abandoned_prompts``, its
+  record count in ``abandoned_records``. A parallel call's result, which
+  hangs under its own call's record, stays.
 - task: the first real user prompt: a ``user`` record whose text is not
   ``isMeta`` (caveats, skill banners, expanded command bodies; but 2.1.2xx
   marks every prompt of an Agent SDK session ``isMeta`` with
@@ -133,7 +143,8 @@ Mapping
 - metadata: cwd, git_branch, cli_version, entrypoint, summary (of this file's
   conversation: a ``summary`` record whose ``leafUuid`` is one of its messages;
   the others sum up other sessions) / title,
-  user_prompts, peer_messages, sidechain_records, api_errors, interrupted.
+  user_prompts, peer_messages, sidechain_records, api_errors, interrupted,
+  abandoned_records / abandoned_prompts / abandoned_calls.
 """
 
 from __future__ import annotations
@@ -950,6 +961,104 @@ def _side_question_start(records: list[dict[str, Any]]) -> int:
                  and _record_text(records[i]).startswith(_SIDE_QUESTION)), 0)
 
 
+def _abandoned(records: list[dict[str, Any]], sidechain: bool) -> set[str]:
+    """The uuids of the records on branches the conversation left: a truncating resume (``--resume-session-at``, the
+    Agent SDK's ``resumeSessionAt``) or a rewind writes its new turn under an earlier record (``parentUuid``), and
+    the CLI loads a session as the chain of parents from its last message (crossing a compaction by the boundary's
+    ``logicalParentUuid``), so what hangs off that chain elsewhere is no longer the conversation. A side branch is
+    left only when it holds a model reply of its own: a parallel call's result hangs under the call's record
+    (``sourceToolAssistantUUID``), and other lines of the same response share its ``message.id``, both still read.
+    Records whose parents never reach the chain (a file starting mid-conversation, a sidechain) are kept."""
+    by_uuid = {r["uuid"]: r for r in records if isinstance(r.get("uuid"), str)}
+    talk = [r for r in records if isinstance(r.get("uuid"), str) and r.get("type") in ("user", "assistant")
+            and _in_sidechain(r) == sidechain]
+    if not talk:
+        return set()
+    chain: set[str] = set()
+    at: dict[str, Any] | None = talk[-1]
+    while at is not None and at["uuid"] not in chain:
+        chain.add(at["uuid"])
+        at = by_uuid.get(_parent(at) or "")
+    replies = {as_key(as_dict(by_uuid[u].get("message")).get("id") or u) for u in chain}
+    roots: dict[str, str | None] = {}  # a record off the chain -> the first record of its branch
+    branches: dict[str, list[str]] = {}
+    for uuid in by_uuid:
+        if uuid not in chain and (root := _branch_root(uuid, by_uuid, chain, roots)) is not None:
+            branches.setdefault(root, []).append(uuid)
+    return {uuid for members in branches.values() if any(_new_reply(by_uuid[u], replies, sidechain) for u in members)
+            for uuid in members}
+
+
+def _new_reply(record: dict[str, Any], replies: set[Any], sidechain: bool) -> bool:
+    """Whether a record is a model reply (not the CLI's synthetic one) of none of the chain's responses."""
+    message = as_dict(record.get("message"))
+    return record.get("type") == "assistant" and _in_sidechain(record) == sidechain \
+        and message.get("model") != "<synthetic>" and not _api_error_text(record) \
+        and as_key(message.get("id") or record.get("uuid")) not in replies
+
+
+def _parent(record: dict[str, Any]) -> str | None:
+    """The record a record follows in its conversation: its ``parentUuid``, or across a compaction (whose boundary
+    has none) its ``logicalParentUuid``."""
+    parent = record.get("parentUuid") or record.get("logicalParentUuid")
+    return parent if isinstance(parent, str) else None
+
+
+def _branch_root(uuid: str, by_uuid: dict[str, dict[str, Any]], chain: set[str],
+                 roots: dict[str, str | None]) -> str | None:
+    """The first record of the side branch ``uuid`` lies on (the child of the chain record it hangs from), None when
+    its parents never reach the chain; ``roots`` keeps what earlier calls found."""
+    path: list[str] = []
+    at: str | None = uuid
+    while at is not None and at not in roots and at not in chain and at in by_uuid and at not in path:
+        path.append(at)
+        at = _parent(by_uuid[at])
+    if at is not None and at in chain:
+        found = path[-1] if path else None
+    else:
+        found = roots.get(at) if at is not None else None
+    for step in path:
+        roots[step] = found
+    return found
+
+
+def _call_line(step: dict[str, Any]) -> str:
+    """A call in a line, for metadata: its tool and command line, else its arguments."""
+    said = command_line(step["arguments"]) or json.dumps(step["arguments"], ensure_ascii=False, default=str)
+    return short(f"{step['action']}: {said}", 300, keep="head")
+
+
+def _read(records: list[dict[str, Any]]) -> _Session:
+    """The session the conversation's records make, read in order."""
+    session = _Session()
+    for unit, parts in _merged(records):
+        kind = unit.get("type")
+        if kind == "assistant":
+            error = _api_error_text(unit)
+            message = unit.get("message") if isinstance(unit.get("message"), dict) else {}
+            if error or message.get("model") == "<synthetic>":
+                if error:
+                    session.api_errors += 1
+                    session.last_error = error
+                continue
+            session.last_error = None
+            session.response(message, parts, unit.get("timestamp"))
+        elif kind == "user":
+            session.user(unit)
+        elif kind == "attachment":
+            session.queued(unit)
+        elif kind == "system":
+            error = _api_error_text(unit)
+            if error:
+                session.api_errors += 1
+                session.last_error = error
+    if session.pending_thought and session.steps:  # thinking the session ended on: no step follows to take it
+        last = session.steps[-1]
+        last["thought"] = join_thought([t for t in (last.get("thought"),) if t] + session.pending_thought)
+        session.pending_thought = []
+    return session
+
+
 def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     records = as_records(record, "Claude Code session")
     copied = _side_question_start(records)
@@ -973,33 +1082,10 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
              and _in_sidechain(r) == subagent]
     sidechain_records = sum(1 for r in talk if _in_sidechain(r) != subagent)
 
-    session = _Session()
-    for unit, parts in _merged(chain):
-        kind = unit.get("type")
-        if kind == "assistant":
-            error = _api_error_text(unit)
-            message = unit.get("message") if isinstance(unit.get("message"), dict) else {}
-            if error or message.get("model") == "<synthetic>":
-                if error:
-                    session.api_errors += 1
-                    session.last_error = error
-                continue
-            session.last_error = None
-            session.response(message, parts, unit.get("timestamp"))
-        elif kind == "user":
-            session.user(unit)
-        elif kind == "attachment":
-            session.queued(unit)
-        elif kind == "system":
-            error = _api_error_text(unit)
-            if error:
-                session.api_errors += 1
-                session.last_error = error
-
-    if session.pending_thought and session.steps:  # thinking the session ended on: no step follows to take it
-        last = session.steps[-1]
-        last["thought"] = join_thought([t for t in (last.get("thought"),) if t] + session.pending_thought)
-        session.pending_thought = []
+    left = _abandoned(unique, subagent)  # a branch a truncating resume or a rewind left: not the conversation
+    off_chain = [r for r in chain if as_str(r.get("uuid")) in left]
+    chain = [r for r in chain if as_str(r.get("uuid")) not in left]
+    abandoned, session = _read(off_chain), _read(chain)
 
     # a summary names the conversation it sums up by its last message (leafUuid): often another session's
     uuids = {r["uuid"] for r in unique if isinstance(r.get("uuid"), str)}
@@ -1070,6 +1156,9 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
         "starts_mid_conversation": continued or None,
         "prompt_not_recorded": unrecorded or None,
         "copied_parent_records": copied or None,
+        "abandoned_records": len(off_chain) or None,
+        "abandoned_prompts": prompt_list(abandoned.prompts) or None,
+        "abandoned_calls": [_call_line(s) for s in abandoned.steps if s["action"] != "respond"] or None,
         "models": session.models if len(session.models) > 1 else None,
     }
     return session_trajectory(

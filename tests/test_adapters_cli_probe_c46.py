@@ -1,0 +1,32 @@
+"""Claude Code 2.1.332 files found by probe C (round p46): a truncating resume (``--resume-session-at``) that left a
+branch of the conversation behind. The fixtures (``claude-code/.real/
+probe-c46/``) are written by the released CLI, trimmed; their origin is in ``SOURCE.md``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from trajsearch.ingest.read import read_dump
+
+CC = Path(__file__).parent / "fixtures" / "claude-code" / ".real" / "probe-c46"
+
+
+def only_run(path: Path):
+    [run] = [r.trajectory for r in read_dump(path, tenant="acme")]
+    return run
+
+
+def test_a_truncating_resume_leaves_the_abandoned_branch_out_of_the_run() -> None:
+    """Bug (probe C, C3): ``--resume-session-at`` (the Agent SDK's ``resumeSessionAt``, the rewind) writes the new
+    turn under an earlier record; the first turn's later call and answer, off the ``parentUuid`` chain the CLI loads
+    the session by, were read in file order as the conversation, the abandoned answer a ``respond`` step followed
+    by a later request. The run is the chain; the branch left is named in metadata (its command did run)."""
+    run = only_run(CC / "resume-at")
+    assert [(s.action, s.arguments.get("command") or s.arguments.get("content")) for s in run.steps] == [
+        ("Bash", "rm -rf build"), ("Bash", "ls -1"),
+        ("respond", "Branch B done: only notes.txt and build/ are here.")]
+    assert run.task == "HOOKTEST: clean the build folder and write a marker"
+    assert run.metadata["user_prompts"] == ["BRANCHB: forget the marker, just list the folder"]
+    assert run.metadata["abandoned_calls"] == ["Bash: echo ok > done.txt"]
+    assert run.metadata["abandoned_records"] == 3 and "abandoned_prompts" not in run.metadata
+
