@@ -1,5 +1,5 @@
 """Claude Code 2.1.332 files found by probe C (round p46): a truncating resume (``--resume-session-at``) that left a
-branch of the conversation behind. The fixtures (``claude-code/.real/
+branch of the conversation behind, and a deferred MCP tool's failed call. The fixtures (``claude-code/.real/
 probe-c46/``) are written by the released CLI, trimmed; their origin is in ``SOURCE.md``."""
 
 from __future__ import annotations
@@ -30,3 +30,14 @@ def test_a_truncating_resume_leaves_the_abandoned_branch_out_of_the_run() -> Non
     assert run.metadata["abandoned_calls"] == ["Bash: echo ok > done.txt"]
     assert run.metadata["abandoned_records"] == 3 and "abandoned_prompts" not in run.metadata
 
+
+def test_a_deferred_mcp_tools_failure_is_observed_without_the_clis_schema_advice() -> None:
+    """Bug (probe C, C8): 2.1.3xx appends to a failed call of a deferred MCP tool "This tool's input schema was not
+    in your prompt when you called it. The input schema is: {...} ... call ToolSearch with query
+    "select:mcp__vault__read_secret" ...": the CLI's advice to the model, not the tool's output, was the
+    observation. The tool's own words are."""
+    run = only_run(CC / "mcp")
+    failed, ok, _ = run.steps
+    refused = "PermissionError: access to secret 'db_password' denied for role reader"
+    assert failed.observation == failed.error == refused
+    assert ok.observation == "abc123"

@@ -109,7 +109,10 @@ Mapping
   user record (observation = its text, without the notices the CLI appends
   in ``<system-reminder>`` blocks, unless a reminder is all there is: a Read
   past the end of a file; of an Agent call (2.1.3xx), the subagent's report
-  without the "[Subagent hand-back]" frame the CLI puts around it; of
+  without the "[Subagent hand-back]" frame the CLI puts around it; of a
+  deferred MCP tool (2.1.3xx), without the advice the CLI appends when it was
+  called without its schema loaded ("This tool's input schema was not in your
+  prompt ... call ToolSearch with query ..."); of
   ToolSearch, the names of the tools it loaded;
   ended_at = that record's time). Text
   left at the end of a response is a ``respond`` step with
@@ -241,6 +244,12 @@ _CANCELLED = "not run: Sibling tool call errored (a call made with it in paralle
 _HAND_BACK = re.compile(r"^\[Subagent hand-back\][^\n]*(?:\n|$)", re.M)
 #: How far the CLI indents each line of a subagent's report under that frame.
 _HAND_BACK_INDENT = "  "
+#: The advice 2.1.3xx appends to the result of a deferred tool (an MCP tool not loaded by ToolSearch) called without
+#: its schema in the prompt: "This tool's input schema was not in your prompt when you called it. [The input schema
+#: is: {...} ...] ... call ToolSearch with query \"select:<tool>\" to load the tool, then call it again." (or "This
+#: tool's schema was not sent to the API -- ..., then retry this call."): the CLI's words after the tool's own.
+_SCHEMA_ADVICE = re.compile(r"(?:\A|\n)\s*This tool's (?:input schema was not in your prompt when you called it\. "
+                            r"|schema was not sent to the API\b).*?\bquery \"select:[^\"\n]+\".*\Z", re.S)
 _EXIT_CODE = re.compile(r"^\s*Exit code:?\s*(-?\d+)")
 #: The task of a file that starts mid-conversation with no prompt, before the agent's first words: not the user's.
 _CONTINUED = "(this session file starts mid-conversation, with no prompt; the agent's first words:) "
@@ -882,6 +891,7 @@ class _Session:
         if step.get("_done"):
             return  # the same result written twice
         text = _without_hand_back(_without_notices(strip_terminal_codes(_result_text(part))))
+        text = _SCHEMA_ADVICE.sub("", text)
         cancelled = text.strip() == _SIBLING_ERRORED  # it never ran: the failure is its sibling's, not its own
         step["observation"] = _CANCELLED if cancelled else text or None
         step["error"] = None if cancelled else _result_error(part, text, record, command_line(step["arguments"]))
