@@ -19,6 +19,7 @@ from trajsearch.ingest.adapters._common import decisive_line
 from trajsearch.ingest.read import read_dump
 
 SWE_MOTO = Path(__file__).parent / "fixtures/swe-agent/.real/christsakm-kimi-k2/getmoto__moto-4799.traj"
+NEWLINE_MESSAGES = Path(__file__).parent / "fixtures/swe-agent/.real/acr-swe-agent-newline-messages"
 
 
 def test_a_swe_agent_runs_unittest_error_is_its_exception_not_unittests_header() -> None:
@@ -91,3 +92,36 @@ def test_a_traceback_whose_indentation_was_lost_is_not_ended_by_its_first_frame(
     error is then found as before (here unittest's header), never the ``File ...`` line under the header."""
     flat = "\n".join(line.strip() for line in (UNITTEST_HEAD + printed(DJANGO) + UNITTEST_TAIL).splitlines())
     assert decisive_line(flat) == "ERROR: test_get (tests.test_x.T.test_get)"
+
+
+@pytest.mark.parametrize("name, command, expected", [
+    ("scikit-learn__scikit-learn-13142", "python reproduce_issue.py", "AssertionError: Arrays are not equal"),
+    ("sympy__sympy-17630", "python replicate_bug.py",
+     "ValueError: expecting a sequence of 1 or more rows containing Matrices."),
+])
+def test_an_exception_whose_message_starts_on_the_next_line_is_read_with_it(name: str, command: str,
+                                                                             expected: str) -> None:
+    """Bug (probe E3, A3): numpy's assertions and SymPy's ``filldedent`` start their messages with a newline, so
+    Python prints ``AssertionError: `` and the message below it; the step's error was the bare ``AssertionError:``
+    (every such failure one empty template)."""
+    [parsed] = read_dump(NEWLINE_MESSAGES / f"{name}.traj", tenant="t")
+    [step] = parsed.trajectory.steps
+    assert step.arguments == {"command": command}
+    assert step.error == expected
+
+
+RAISE_VALUE_ERROR = "raise ValueError({!r})"
+
+
+@pytest.mark.parametrize("message, after, expected", [
+    ("\nArrays are not equal\n\nMismatched elements: 3 / 3 (100%)", "", "ValueError: Arrays are not equal"),
+    # the message was blank: what follows is other output, not the message
+    ("\n", "(Open file: /repo/x.py)\n(Current directory: /repo)\nbash-$", "ValueError:"),
+    (" ", "(Open file: /repo/x.py)\n(Current directory: /repo)\nbash-$", "ValueError:"),
+    (" ", "=========================== short test summary info ============================\n", "ValueError:"),
+    (" ", "root@4f2c:/testbed# ", "ValueError:"),
+], ids=["first-line", "blank-then-swe-agent", "space-then-swe-agent", "space-then-pytest-rule", "space-then-prompt"])
+def test_a_bare_exception_line_takes_only_its_own_message(message: str, after: str, expected: str) -> None:
+    """Only the message's first line, right under the class (probe E3, A3): never across a blank line, nor what an
+    agent or a shell prints after the command's output when the message was blank."""
+    assert decisive_line(printed(RAISE_VALUE_ERROR.format(message)) + after) == expected

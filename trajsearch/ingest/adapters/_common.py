@@ -363,8 +363,19 @@ _EXC_ANYWHERE = re.compile(r"\b[A-Za-z_][\w.]*(?:Error|Exception)\b:")
 #: report); inside an exception group, behind the group's margin (``  | ``; ``  + `` on the group's own first line).
 _TRACEBACK = re.compile(r"^( *(?:[|+] )?)(?:Exception Group )?Traceback \(most recent call last\):\s*$")
 #: The line Python prints after a traceback's last frame, whatever the exception's class is called (``StopIteration``,
-#: ``botocore.errorfactory.NoSuchBucket: ...``, Django's ``DoesNotExist``): ``<module.qualname>[: <message>]``.
-_TRACEBACK_EXC = re.compile(r"^[^\W\d][\w.<>]*(?=: |$)")
+#: ``botocore.errorfactory.NoSuchBucket: ...``, Django's ``DoesNotExist``): ``<module.qualname>[: <message>]``; the
+#: class and its colon alone where the message starts with a newline (``AssertionError: `` over numpy's message).
+_TRACEBACK_EXC = re.compile(r"^[^\W\d][\w.<>]*(?=: |:?$)")
+#: An exception's class alone before its colon, the message on the lines below: Python prints ``<class>: <str(exc)>``
+#: and numpy's assertions (``build_err_msg``: ``"\nArrays are not equal\n\nMismatched elements: ..."``) and SymPy's
+#: ``filldedent`` start their messages with a newline.
+_BARE_EXC = re.compile(r"^[^\W\d][\w.<>]*:$")
+#: Lines under a bare exception line that are no message of it (its message was blank): what SWE-agent appends to an
+#: observation (``(Open file: ...)``, ``(Current directory: ...)``), a shell prompt, pytest's ``=== ... ===`` and
+#: ``___ test ___`` rules and its short summary's ``FAILED ...``, another traceback or the chain to it.
+_NO_MESSAGE = re.compile(r"^(?:\((?:Open file|Current directory): |bash-[\d.]*\$|\S+@\S+:\S*[$#](?: |$)|[$#>](?: |$)"
+                         r"|[=_-]{3,}(?: |$)|(?:FAILED|ERROR) \S"
+                         r"|Traceback \(most recent call last\)|During handling of the above|The above exception was)")
 #: A tool's own error line (pip's and git's ``error: ...``, ``fatal: ...``, rustc's ``error[E0308]: ...``, pip's
 #: ``ERROR: ...``, ``Error: ...`` as Node, the Maven wrapper, cobra-based Go CLIs and SWE-agent's tools print it;
 #: after Gemini CLI's ``Output:`` label): it says what went wrong, where a later line only mentions a failure
@@ -484,12 +495,15 @@ def decisive_line(output: str, *, last_line: bool = True) -> str | None:
     of the report (``npm error Missing script: "build"``), then the last line mentioning an error,
     then (unless ``last_line`` is false: output known to hold no message) the last non-empty line
     that is not make's "Entering/Leaving directory". A line the console wrapped inside a
-    parenthesis gets its end back (see ``_unwrapped``); a ValidationError's header, its first
-    error's field and message (see ``with_validation_error``).
+    parenthesis gets its end back (see ``_unwrapped``); an exception's class alone, its message's
+    first line below it (``AssertionError: Arrays are not equal``: see ``_BARE_EXC``); a
+    ValidationError's header, its first error's field and message (see ``with_validation_error``).
     """
-    raw = [ln for ln in output.splitlines() if ln.strip()]
+    every = output.splitlines()
+    rows = [n for n, ln in enumerate(every) if ln.strip()]  # where each non-blank line is in ``every``
+    raw = [every[n] for n in rows]
     lines = [ln.strip() for ln in raw]
-    raised = _traceback_ends(raw)
+    raised = _traceback_ends(raw, rows)
     if "Line |" in lines:  # PowerShell 7's error view: the message under the quoted line, behind a ``| `` gutter
         lines = [_PS7_GUTTER.sub("", line) for line in lines]
     if record := _powershell_error(lines):
@@ -551,8 +565,10 @@ def _diagnostic(lines: list[str], at: int) -> re.Match[str] | None:
     return _RUSTC_ERROR.match(lines[at]) if lines[at + 1:at + 2] and lines[at + 1].startswith("--> ") else None
 
 
-def _traceback_ends(raw: list[str]) -> dict[int, str]:
-    """{index in ``raw``: exception line} of each Python traceback in ``raw`` (its non-blank lines, unstripped).
+def _traceback_ends(raw: list[str], rows: list[int]) -> dict[int, str]:
+    """{index in ``raw``: exception line} of each Python traceback in ``raw`` (an output's non-blank lines, unstripped;
+    ``rows``: their indexes among all its lines), the class alone joined with its message's first line (see
+    ``_with_message``).
 
     Python prints ``Traceback (most recent call last):``, each frame indented under it (``  File ...``, the code,
     its ``~~^^`` marks, ``[Previous line repeated ...]``), then, at the header's own indentation, the exception line;
@@ -567,9 +583,23 @@ def _traceback_ends(raw: list[str]) -> dict[int, str]:
         while below < len(raw) and raw[below].startswith(margin) and raw[below][len(margin):][:1].isspace():
             below += 1
         if at + 1 < below < len(raw) and raw[below].startswith(margin) \
-                and _TRACEBACK_EXC.match(exception := raw[below][len(margin):].rstrip()):
-            ends[below] = exception
+                and _TRACEBACK_EXC.match(raw[below][len(margin):].rstrip()):
+            ends[below] = _with_message(raw, rows, below, margin)
     return ends
+
+
+def _with_message(raw: list[str], rows: list[int], at: int, margin: str) -> str:
+    """The exception line ``raw[at]`` (behind ``margin``) and, where it is its class alone (``_BARE_EXC``: the message
+    starts with a newline), the line right under it: the message's first line ("AssertionError: Arrays are not
+    equal"). Not across a blank line (the message was blank: what follows is other output), nor a line that is no
+    message (``_NO_MESSAGE``); only the first line, since nothing marks where a message ends and other output begins."""
+    exception = raw[at][len(margin):].rstrip()
+    below = at + 1
+    if not _BARE_EXC.match(exception) or below >= len(raw) or rows[below] != rows[at] + 1 \
+            or not raw[below].startswith(margin):
+        return exception
+    message = raw[below][len(margin):].strip()
+    return exception if _NO_MESSAGE.match(message) else f"{exception} {message}"
 
 
 def _unwrapped(lines: list[str], at: int) -> str:
