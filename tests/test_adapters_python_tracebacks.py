@@ -20,6 +20,8 @@ from trajsearch.ingest.read import read_dump
 
 SWE_MOTO = Path(__file__).parent / "fixtures/swe-agent/.real/christsakm-kimi-k2/getmoto__moto-4799.traj"
 NEWLINE_MESSAGES = Path(__file__).parent / "fixtures/swe-agent/.real/acr-swe-agent-newline-messages"
+PYTEST_NUMPY = (Path(__file__).parent
+                / "fixtures/mini-swe-agent/.real/pytest-output/pvlib__pvlib-python-1154.message-123.txt")
 
 
 def test_a_swe_agent_runs_unittest_error_is_its_exception_not_unittests_header() -> None:
@@ -108,6 +110,12 @@ def test_an_exception_whose_message_starts_on_the_next_line_is_read_with_it(name
     [step] = parsed.trajectory.steps
     assert step.arguments == {"command": command}
     assert step.error == expected
+
+
+def test_a_pytest_reports_exception_whose_message_starts_on_the_next_line_is_read_with_it() -> None:
+    """The same in pytest's report, where every line of the exception is behind ``E``: numpy's ``assert_allclose``
+    (probe E3, A3)."""
+    assert decisive_line(PYTEST_NUMPY.read_text()) == "E AssertionError: Not equal to tolerance rtol=1e-07, atol=0.0001"
 
 
 RAISE_VALUE_ERROR = "raise ValueError({!r})"

@@ -368,8 +368,9 @@ _TRACEBACK = re.compile(r"^( *(?:[|+] )?)(?:Exception Group )?Traceback \(most r
 _TRACEBACK_EXC = re.compile(r"^[^\W\d][\w.<>]*(?=: |:?$)")
 #: An exception's class alone before its colon, the message on the lines below: Python prints ``<class>: <str(exc)>``
 #: and numpy's assertions (``build_err_msg``: ``"\nArrays are not equal\n\nMismatched elements: ..."``) and SymPy's
-#: ``filldedent`` start their messages with a newline.
+#: ``filldedent`` start their messages with a newline. In a pytest report, every line of it is behind ``E   ``.
 _BARE_EXC = re.compile(r"^[^\W\d][\w.<>]*:$")
+_PYTEST_E = re.compile(r"^E\s+(\S.*)$")
 #: Lines under a bare exception line that are no message of it (its message was blank): what SWE-agent appends to an
 #: observation (``(Open file: ...)``, ``(Current directory: ...)``), a shell prompt, pytest's ``=== ... ===`` and
 #: ``___ test ___`` rules and its short summary's ``FAILED ...``, another traceback or the chain to it.
@@ -606,8 +607,13 @@ def _unwrapped(lines: list[str], at: int) -> str:
     """``lines[at]`` joined with the next line where the console wrapped it: a parenthesis it opens and leaves open,
     which the next line closes ("... Read timed out. (read" / "timeout=60.0)"); or where it is a tool's error label
     ending in a colon whose message is the next line (Go testify's ``Error: Received unexpected error:`` over
-    ``open x.json: no such file or directory``, ``Error: Not equal:`` over ``expected: 3``: review 2, D3)."""
+    ``open x.json: no such file or directory``, ``Error: Not equal:`` over ``expected: 3``: review 2, D3); or where it
+    is an exception's class alone in a pytest report (``E   AssertionError:``) over its message's first line (``E
+    Arrays are not equal``; a blank line of the message is a bare ``E``): see ``_BARE_EXC``."""
     line = lines[at]
+    if at + 1 < len(lines) and (exception := _PYTEST_E.match(line)) and _BARE_EXC.match(exception.group(1)) \
+            and (message := _PYTEST_E.match(lines[at + 1])):
+        return f"{line} {message.group(1)}"
     if at + 1 < len(lines) and line.endswith((":", "：")) and _TOOL_ERROR.match(line):
         return f"{line} {lines[at + 1]}"
     if at + 1 < len(lines) and line.count("(") > line.count(")"):
