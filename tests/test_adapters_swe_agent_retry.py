@@ -18,7 +18,7 @@ from cli_support import run_cli
 from trajsearch.ingest.detect import SideFile, detect_format
 from trajsearch.ingest.outcomes import OutcomeTable
 from trajsearch.ingest.read import read_inputs
-from trajsearch.model import Outcome
+from trajsearch.model import UNEVALUATED, Outcome
 
 from adapter_support import runs
 
@@ -26,6 +26,8 @@ REAL = Path(__file__).parent / "fixtures" / "swe-agent" / ".real" / "sa-1.1.0-re
 CHOOSER = REAL / "chooser" / "run2"
 INSTANCE = "demo__greet-retry2"
 SCORE = REAL / "score" / "run1"
+#: The chooser run's top level as SWE-agent saves it while the loop runs (``save_trajectory(choose=False)``).
+RUNNING = REAL / "chooser-running" / "run2" / INSTANCE / f"{INSTANCE}.traj"
 
 
 def _by_id(path: Path, **kwargs) -> dict:
@@ -40,12 +42,12 @@ def _batch(tmp_path: Path, name: str, *, top_level: bool = True) -> Path:
     return folder
 
 
-def test_retry_run_is_one_run_per_attempt_the_handed_in_one_under_the_instance_id() -> None:
+def test_retry_run_is_one_run_per_attempt_each_under_its_attempt_id() -> None:
     """Bug (probe B, B2): the top level (the chosen attempt merged in) and ``attempt_1/`` were both read: the chosen
     attempt was two runs, each the other's "similar run"."""
     got = _by_id(CHOOSER)
-    assert sorted(got) == [f"swe-agent.run2.{INSTANCE}", f"swe-agent.run2.{INSTANCE}.attempt_0"]
-    chosen = got[f"swe-agent.run2.{INSTANCE}"]
+    assert sorted(got) == [f"swe-agent.run2.{INSTANCE}.attempt_0", f"swe-agent.run2.{INSTANCE}.attempt_1"]
+    chosen = got[f"swe-agent.run2.{INSTANCE}.attempt_1"]
     assert chosen.metadata["attempt"] == 1 and chosen.metadata["handed_in"] is True
     assert chosen.steps[0].thought == "Attempt 1: look at the file."
     with pytest.raises(SideFile, match="attempt 1 of a SWE-agent retry run"):
@@ -64,13 +66,13 @@ def test_retry_top_level_without_attempt_files_gives_every_attempt_and_the_revie
     """Bug (probe B, B3): an attempt SWE-agent's reviewer scored below ``accept_score`` (it retried, and handed in
     the other attempt) was a "submitted" success, feeding exemplars."""
     got = _by_id(SCORE)
-    assert sorted(got) == ["swe-agent.run1.demo__greet-score", "swe-agent.run1.demo__greet-score.attempt_0"]
+    assert sorted(got) == ["swe-agent.run1.demo__greet-score.attempt_0", "swe-agent.run1.demo__greet-score.attempt_1"]
     rejected = got["swe-agent.run1.demo__greet-score.attempt_0"]
     assert rejected.outcome is Outcome.failure and rejected.metadata["handed_in"] is False
     assert rejected.failure.error == "submitted: not handed in"
     assert rejected.failure.cause == ("SWE-agent's reviewer scored it 2 (attempt 1, handed in: 9): The patch hardcodes "
                                       "the name; the typo is not fixed.")
-    assert got["swe-agent.run1.demo__greet-score"].outcome is Outcome.success
+    assert got["swe-agent.run1.demo__greet-score.attempt_1"].outcome is Outcome.success
 
 
 def test_retry_attempt_the_chooser_passed_over_is_not_a_success_nor_given_the_report_verdict(tmp_path: Path) -> None:
@@ -83,8 +85,47 @@ def test_retry_attempt_the_chooser_passed_over_is_not_a_success_nor_given_the_re
     assert passed_over.outcome is Outcome.failure
     assert passed_over.failure.cause == ("SWE-agent's chooser picked attempt 1: Submission 1 fixes the typo; "
                                          "submission 0 hardcodes the name.")
-    assert got[f"swe-agent.run2.{INSTANCE}"].outcome is Outcome.success
-    assert got[f"swe-agent.run2.{INSTANCE}"].metadata["outcome_basis"].startswith("outcomes file")
+    assert got[f"swe-agent.run2.{INSTANCE}.attempt_1"].outcome is Outcome.success
+    assert got[f"swe-agent.run2.{INSTANCE}.attempt_1"].metadata["outcome_basis"].startswith("outcomes file")
+
+
+def test_retry_attempts_read_before_the_loop_chose_take_no_report_verdict(tmp_path: Path) -> None:
+    """Bug (review 2 of round 46, D1): while the loop runs no attempt is known to be the one handed in, so a report
+    of the instance (an earlier batch's) judges none of them."""
+    folder = _batch(tmp_path, "run2")
+    shutil.copyfile(RUNNING, folder / INSTANCE / f"{INSTANCE}.traj")
+    report = tmp_path / "report.json"
+    report.write_text(json.dumps({INSTANCE: "unresolved"}))
+    got = _by_id(folder, outcomes=OutcomeTable.load(report))
+    assert sorted(got) == [f"swe-agent.run2.{INSTANCE}.attempt_{n}" for n in (0, 1)]
+    assert [(run.outcome, run.metadata["outcome_basis"]) for run in got.values()] == [
+        (Outcome.success, UNEVALUATED)] * 2
+    assert [run.metadata["handed_in"] for run in got.values()] == [None, None]
+
+
+def test_retry_run_ingested_while_the_loop_runs_then_after_it_chose_stores_each_attempt_once(
+        tmp_path: Path, monkeypatch) -> None:
+    """Bug (review 2 of round 46, D1): SWE-agent saves ``{"attempts": [...]}`` after every step and the choice only at
+    the end; the attempt handed in turned from ``...attempt_1`` into the instance's id once chosen, its first copy
+    never retired: stored twice, its success counted twice. Ingesting the same folder before and after the loop
+    chose leaves one run per attempt, the unchosen one now a failure."""
+    monkeypatch.setenv("TRAJSEARCH_MODEL", "hashing")
+    monkeypatch.setenv("TRAJSEARCH_HOME", str(tmp_path / "home"))
+    folder = _batch(tmp_path / "out", "run2")
+    top = folder / INSTANCE / f"{INSTANCE}.traj"
+    shutil.copyfile(RUNNING, top)
+    code, out, err = run_cli("ingest", str(folder), "-t", "prog")
+    assert code == 0, out + err
+    shutil.copyfile(CHOOSER / INSTANCE / f"{INSTANCE}.traj", top)
+    code, out, err = run_cli("ingest", str(folder), "-t", "prog", "--restart")
+    assert code == 0, out + err
+    code, out, err = run_cli("stats", "-t", "prog", "--json")
+    assert code == 0, err
+    stats = json.loads(out)
+    assert stats["trajectories"] == 2 and stats["runs_by_outcome"] == {"failure": 1, "success": 1}
+    code, out, err = run_cli("show", f"swe-agent.run2.{INSTANCE}.attempt_0", "-t", "prog", "--json")
+    assert code == 0, err
+    assert json.loads(out)["outcome"] == "failure"
 
 
 def test_retry_run_model_is_read_from_the_config_beside_it(tmp_path: Path) -> None:

@@ -66,7 +66,9 @@ so is one whose every key names a statistic (``avg_reward``, ``pass^1``,
 ``num_tasks``), whatever its numbers. A run matches by
 its trajectory_id, else by the source run id the adapter kept in metadata
 (``trace_id``, ``session_id``, ...), else by ``task_id`` (so one report per run
-set: several runs of one task all take its verdict). A joined verdict replaces
+set: several runs of one task all take its verdict; not a run that says it was not,
+or may not have been, the one handed in: ``metadata.handed_in`` false or null, a
+SWE-agent retry loop's attempts). A joined verdict replaces
 the dump's own outcome; ``metadata.outcome_basis`` names the file. A failed instance's
 SWE-bench report also says what failed (the tests the patch should have fixed that still
 fail, the ones it broke, a patch that did not apply): that becomes the run's error when it
@@ -159,16 +161,20 @@ def _is_one_record(data: dict[str, Any]) -> bool:
 
 
 def _keys(trajectory: Trajectory) -> list[str]:
-    """The ids a verdict may name a run by: its own, the source's run id, its task's (not for a run its harness
-    did not hand in, ``metadata.handed_in`` false: a retry agent's other attempts; the report judged the one
-    handed in)."""
+    """The ids a verdict may name a run by: its own, the source's run id, its task's (only for a run handed in: see
+    ``_handed_in``)."""
     keys = [trajectory.trajectory_id]
     keys += [str(trajectory.metadata[k]) for k in SOURCE_ID_KEYS if trajectory.metadata.get(k)]
     return keys + ([trajectory.task_id] if trajectory.task_id and _handed_in(trajectory) else [])
 
 
 def _handed_in(trajectory: Trajectory) -> bool:
-    return trajectory.metadata.get("handed_in") is not False
+    """Whether a report of the run's task judged this run: any run that does not say (``metadata.handed_in``
+    absent), and a run that says it was handed in (true). A SWE-agent retry agent's attempts all say: the report
+    judged the one the loop handed in, not the others (false), and not one whose hand-in is unknown yet (null: the
+    loop had not chosen when its file was read)."""
+    metadata = trajectory.metadata
+    return "handed_in" not in metadata or metadata["handed_in"] is True
 
 
 def _as_instance(listed: str) -> str:

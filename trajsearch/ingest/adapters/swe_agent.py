@@ -7,11 +7,18 @@ Mapping
   until the loop ends), and each attempt's own ``<run>/<id>/attempt_N/<id>.traj``
   (``RetryAgent.get_trajectory_data`` / ``_setup_agent``): the top level gives
   one run per attempt (``split``) and its attempt files are passed over
-  (``side_path``) unless it lacks them (a crashed loop), so no attempt is read
-  twice or lost. The attempt handed in keeps the instance's run id; the others
-  are ``swe-agent.<run>.<id>.attempt_N``, and once the loop chose, failures
-  "not handed in" with the reviewer's score / the chooser's pick and its reason
-  (metadata ``handed_in: false``: no report of the instance judges them). A
+  (``side_path``) unless it lacks them (a crashed loop, an attempt still
+  running), so no attempt is read twice or lost. Every attempt is
+  ``swe-agent.<run>.<id>.attempt_N``, whether the loop has chosen yet or not
+  (it saves ``{"attempts": [...]}`` alone after every step, the choice only at
+  its end: an id that turned into the instance's once chosen left the
+  attempt's earlier copy stored beside it). Metadata ``handed_in``: true for
+  the attempt handed in (an evaluation report of the instance judges it, by
+  ``task_id``), false for the others, null while unknown (no choice yet, or
+  attempt files without their top level): only a true one takes the report's
+  verdict. Once the loop chose, an attempt not handed in that submitted is a
+  failure "not handed in" with the reviewer's score / the chooser's pick and
+  its reason. A
   ``trajectory`` of chat
   messages (``role`` / ``content``, no turn's ``action`` / ``observation`` /
   ``response`` / ``thought``) is not SWE-agent's, whatever lies beside it.
@@ -691,8 +698,8 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     attempt = retry.get("index") if retry else _attempt_file(ctx.source)
     instance = ctx.source.parent.parent if attempt is not None and not retry else ctx.source.parent
     run_dir = trial.name if trial is not None else run_directory(instance / ctx.source.name, task_id)
-    # the attempt SWE-agent handed in is the instance's run; another attempt is a run of its own beside it
-    own = f".attempt_{attempt}" if attempt is not None and not retry.get("handed_in") else ""
+    # every attempt is a run of its own, its id the same before the loop chose and after (see the module docstring)
+    own = f".attempt_{attempt}" if attempt is not None else ""
     stats = info.get("model_stats") if isinstance(info.get("model_stats"), dict) else {}
     fields: dict[str, Any] = {
         "trajectory_id": safe_id(f"swe-agent.{run_dir or 'run'}.{task_id}{own}"),
@@ -714,7 +721,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
             "run_dir": run_dir,
             **basis,
             **({"attempt": attempt} if attempt is not None else {}),
-            **({"handed_in": retry["handed_in"]} if retry.get("handed_in") is not None else {}),
+            **({"handed_in": retry.get("handed_in")} if attempt is not None else {}),
             **({"review_score": review[0]} if attempt is not None and (review := _review(record)) else {}),
             **({"agents": list(dict.fromkeys(agents)), "step_agents": _handoffs(agents)} if agents else {}),
         },
