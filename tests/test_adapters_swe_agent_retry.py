@@ -28,6 +28,8 @@ INSTANCE = "demo__greet-retry2"
 SCORE = REAL / "score" / "run1"
 #: The chooser run's top level as SWE-agent saves it while the loop runs (``save_trajectory(choose=False)``).
 RUNNING = REAL / "chooser-running" / "run2" / INSTANCE / f"{INSTANCE}.traj"
+#: A chooser run's top level where ``get_best()`` raised: attempt 0 handed in, ``info.chooser`` ``{}``.
+CHOOSER_FAILED = REAL / "chooser-failed" / "run9"
 
 
 def _by_id(path: Path, **kwargs) -> dict:
@@ -126,6 +128,16 @@ def test_retry_run_ingested_while_the_loop_runs_then_after_it_chose_stores_each_
     code, out, err = run_cli("show", f"swe-agent.run2.{INSTANCE}.attempt_0", "-t", "prog", "--json")
     assert code == 0, err
     assert json.loads(out)["outcome"] == "failure"
+
+
+def test_retry_attempt_handed_in_after_the_chooser_failed_is_not_said_to_be_its_pick() -> None:
+    """Bug (review 2 of round 46, D6): when ``get_best()`` raises SWE-agent hands in attempt 0 and writes
+    ``info.chooser: {}``; the other attempt's cause said "SWE-agent's chooser picked attempt 0"."""
+    got = _by_id(CHOOSER_FAILED)
+    assert got[f"swe-agent.run9.{INSTANCE}.attempt_0"].metadata["handed_in"] is True
+    passed_over = got[f"swe-agent.run9.{INSTANCE}.attempt_1"]
+    assert passed_over.outcome is Outcome.failure
+    assert passed_over.failure.cause == "SWE-agent handed in attempt 0 (no chooser verdict recorded)"
 
 
 def test_retry_run_model_is_read_from_the_config_beside_it(tmp_path: Path) -> None:

@@ -18,7 +18,8 @@ Mapping
   attempt files without their top level): only a true one takes the report's
   verdict. Once the loop chose, an attempt not handed in that submitted is a
   failure "not handed in" with the reviewer's score / the chooser's pick and
-  its reason. A
+  its reason (when SWE-agent fell back to attempt 0 because the chooser gave
+  no answer, ``info.chooser`` ``{}``, it says so). A
   ``trajectory`` of chat
   messages (``role`` / ``content``, no turn's ``action`` / ``observation`` /
   ``response`` / ``thought``) is not SWE-agent's, whatever lies beside it.
@@ -298,12 +299,16 @@ def _reasoning(answer: str) -> str | None:
 
 
 def _not_chosen(n: int, best: int, attempts: list[dict[str, Any]], info: dict[str, Any]) -> str:
-    """Why SWE-agent's retry loop did not hand in attempt ``n``: the reviewer's scores, else the chooser's pick."""
+    """Why SWE-agent's retry loop did not hand in attempt ``n``: the reviewer's scores, else the chooser's pick (only
+    when ``info.chooser`` names it: ``RetryAgent.get_trajectory_data`` falls back to attempt 0 when ``get_best()``
+    raises, and writes ``chooser: {}`` when the chooser gave no output)."""
     mine, chosen = _review(attempts[n]), _review(attempts[best])
     if mine is not None:
         against = f" (attempt {best}, handed in: {_score(chosen[0])})" if chosen else f" (attempt {best} was handed in)"
         return f"SWE-agent's reviewer scored it {_score(mine[0])}{against}" + (f": {mine[1]}" if mine[1] else "")
     chooser = info.get("chooser") if isinstance(info.get("chooser"), dict) else {}
+    if chooser.get("chosen_idx") != best:  # ``get_best`` raised: SWE-agent hands in attempt 0, ``chooser`` ``{}``
+        return f"SWE-agent handed in attempt {best} (no {'chooser ' if 'chooser' in info else ''}verdict recorded)"
     said = _reasoning(chooser["response"]) if isinstance(chooser.get("response"), str) else None
     return f"SWE-agent's chooser picked attempt {best}" + (f": {said}" if said else "")
 
