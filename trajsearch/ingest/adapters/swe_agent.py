@@ -12,7 +12,9 @@ Mapping
   ``swe-agent.<run>.<id>.attempt_N``, whether the loop has chosen yet or not
   (it saves ``{"attempts": [...]}`` alone after every step, the choice only at
   its end: an id that turned into the instance's once chosen left the
-  attempt's earlier copy stored beside it). Metadata ``handed_in``: true for
+  attempt's earlier copy stored beside it; a store ingested under that rule
+  keeps its ``swe-agent.<run>.<id>`` run beside the new ``.attempt_N`` until it
+  is deleted: ``trajsearch delete``). Metadata ``handed_in``: true for
   the attempt handed in (an evaluation report of the instance judges it, by
   ``task_id``), false for the others, null while unknown (no choice yet, or
   attempt files without their top level): only a true one takes the report's
