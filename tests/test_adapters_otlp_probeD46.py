@@ -95,3 +95,14 @@ def test_haystack_wrapper_span_is_no_answer_and_a_failed_tool_is_an_error() -> N
     population = run.steps[1]
     assert population.error and population.error.startswith("Failed to invoke Tool `get_population`")
     assert run.steps[0].error is None
+
+
+def test_llamaindex_legacy_agent_step_with_a_tool_event_is_no_second_tool_call() -> None:
+    """Review 1, D1 (llama-index 0.12 ``FunctionCallingAgent``): OpenLLMetry copies LlamaIndex's
+    ``AgentToolCallEvent`` (``tool.name``, ``tool.description``) onto the agent step span around the model call and
+    the tool, so reading every task with ``tool.name`` as a tool gave ``get_weather`` twice, one observation the
+    step's ``TaskStepOutput`` JSON. Only a ``call_tool`` span (no ``tool.description``) is a tool call."""
+    path = FIXTURES / "otel-genai" / ".real" / "rev1-46" / "li-0.12.52-oll-0.62.4-legacy-fcagent-de.subset.otlp.json"
+    run = adapter_support.only(path)
+    assert [s.action for s in run.steps] == ["get_weather", "respond"]
+    assert run.steps[0].observation == "Hamburg: Regen, 8 °C" and run.steps[0].error is None

@@ -22,7 +22,8 @@ Mapping
   (any-agent) = model call, ``embeddings`` / ``rerank`` = neither; without one,
   OpenLLMetry's ``traceloop.span.kind`` / ``llm.request.type`` or the span name
   (``call_llm``, ``execute_tool ...``, ``invoke_agent ...``); a ``task`` span with
-  ``tool.name`` is a tool (OpenLLMetry's LlamaIndex ``call_tool`` step: ``tool.arguments``,
+  ``tool.name`` and no ``tool.description`` is a tool (OpenLLMetry's LlamaIndex ``call_tool``
+  step, not a legacy agent's step carrying an ``AgentToolCallEvent``: ``tool.arguments``,
   LlamaIndex's ``ToolCallResult``, ``is_error`` its failure). The Langfuse SDK
   (v3 and later: OpenTelemetry spans sent to Langfuse's ``/api/public/otel``)
   writes ``langfuse.observation.type`` (``agent``, ``generation``, ``tool``...)

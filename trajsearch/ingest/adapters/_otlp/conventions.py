@@ -394,6 +394,16 @@ def _embeds(attrs: dict[str, Any], span: dict[str, Any]) -> str | None:
     return None
 
 
+def _llamaindex_call_tool(attrs: dict[str, Any]) -> bool:
+    """Whether an OpenLLMetry LlamaIndex ``task`` span is a workflow agent's ``call_tool`` step, one tool call.
+    Its ``dispatcher_wrapper`` marks that span with ``tool.name`` and ``tool.arguments`` only; it also copies
+    LlamaIndex's ``AgentToolCallEvent`` onto whichever span is current (``span_utils.set_tool``: ``tool.name``,
+    ``tool.description``, ``tool.arguments``), which the legacy agents (``FunctionCallingAgentWorker``,
+    ``ReActAgentWorker``, up to llama-index 0.12) fire inside an agent step holding the model call and the tool's
+    own span: that step is no tool call (it would give each call twice)."""
+    return bool(attrs.get("tool.name")) and "tool.description" not in attrs
+
+
 def _role(attrs: dict[str, Any], span: dict[str, Any], name: str) -> str:
     if (mastra := _MASTRA_ROLES.get(str(attrs.get("mastra.span.type") or ""))) is not None:
         return mastra
@@ -405,8 +415,7 @@ def _role(attrs: dict[str, Any], span: dict[str, Any], name: str) -> str:
     if role:
         return role
     if (kind := str(attrs.get("traceloop.span.kind") or "").lower()) in _TRACELOOP_ROLES:
-        # OpenLLMetry's LlamaIndex instrumentation names the tool of a workflow agent's ``call_tool`` step, a task
-        return "tool" if kind == "task" and attrs.get("tool.name") else _TRACELOOP_ROLES[kind]
+        return "tool" if kind == "task" and _llamaindex_call_tool(attrs) else _TRACELOOP_ROLES[kind]
     if str(attrs.get("llm.request.type") or "").lower() in ("chat", "completion"):
         return "llm"
     head = name.split(" ", 1)[0].lower()  # span names as the conventions spell them, "chat gpt-4o"
