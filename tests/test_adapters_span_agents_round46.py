@@ -64,3 +64,14 @@ def test_agent_tool_whose_run_failed_is_that_calls_error_not_the_runs() -> None:
         assert "outcome_basis" not in run.metadata
         assert all(s.action for s in run.steps) and run.steps[-1].action == "respond"
         assert [s.error for s in run.steps if s.action == tool] == [error]
+
+
+def test_sub_agent_failure_under_a_tool_that_recorded_none_is_that_calls_error() -> None:
+    """Review 1, D2: a ``@function_tool`` running ``Runner.run`` itself and catching its ``MaxTurnsExceeded`` leaves
+    the function span without error; the inner agent span's error was then cleared and given to nobody, so "Max
+    turns exceeded" was nowhere in the run. It is the error of the call whose work it was; the run is not failed."""
+    run = adapter_support.only(REAL / "rev1-46" / "oai-agents-0.24-caught-inner-failure.jsonl")
+    assert run.failure is None and [s.action for s in run.steps] == ["researcher", "search_kb", "search_kb", "respond"]
+    researcher = run.steps[0]
+    assert researcher.error == 'Max turns exceeded: {"max_turns": 2}'
+    assert researcher.observation == "research failed: MaxTurnsExceeded"

@@ -489,14 +489,16 @@ def _nested_failures_to_tools(group: list[Node], by_id: dict[str, Node]) -> None
     """An agent used as a tool whose run raised failed that tool call, not the run: the SDK gives the model the
     tool's error ("Error running tool (non-fatal)", its details redacted by default) and the outer run goes on, or
     re-raises it, and then the outer spans carry it too. The inner run's error becomes the call's (unless the call
-    already names it: the fatal "Error running tool: ..."), and no inner span fails the run or makes a step
-    (one whose error is a refusal of what the inner model said keeps it: its step's error)."""
+    already names it: the fatal "Error running tool: ..."), also where the call recorded none (a function tool that
+    runs ``Runner.run`` itself and catches its exception, its span then without error): the only record of the
+    inner failure is then the call's. No inner span fails the run or makes a step (one whose error is a refusal of
+    what the inner model said keeps it: its step's error)."""
     told: set[str] = set()  # the calls given their inner run's error
     for node in sorted(group, key=lambda n: n.seq):  # spans end, so are written, inner first
         tool = _tool_of(node, by_id) if node.error and _container(node) and not node.info.get(REFUSED) else None
         if tool is None:
             continue
-        if tool.error and not _FATAL_TOOL_ERROR.match(tool.error) and tool.id not in told:
+        if tool.id not in told and not _FATAL_TOOL_ERROR.match(tool.error or ""):
             tool.error = node.error
             told.add(tool.id)
         node.error = None
