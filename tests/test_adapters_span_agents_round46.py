@@ -25,8 +25,9 @@ def test_js_tripped_input_guardrail_is_one_failure_named_by_the_guardrail() -> N
     assert detect_format(path) == "openai-agents"
     [run] = adapter_support.runs(path)
     assert run.outcome.value == "failure"
-    assert run.failure.error == "Guardrail tripwire triggered: abuse_check"
-    assert [(s.action, s.error) for s in run.steps] == [(None, "Guardrail tripwire triggered: abuse_check")]
+    error = 'Guardrail tripwire triggered: abuse_check: {"is_abuse":true,"reason":"insults the agent"}'
+    assert run.failure.error == error  # review 1, D3: the guardrail's verdict, why the run was refused, is kept
+    assert [(s.action, s.error) for s in run.steps] == [(None, error)]
 
 
 def test_js_handoff_keeps_the_agent_names_case() -> None:

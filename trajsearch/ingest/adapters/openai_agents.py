@@ -507,6 +507,17 @@ def _nested_failures_to_tools(group: list[Node], by_id: dict[str, Node]) -> None
 #: The JS SDK's tripwire exceptions (``InputGuardrailTripwireTriggered``, ``OutputGuardrailTripwireTriggered``,
 #: agents-core ``errors.ts``), by ``error.name`` as it writes a run's error (``getRunnerSpanErrorDetails``).
 _JS_TRIPWIRE = re.compile(r"\b(?:Input|Output)GuardrailTripwireTriggered\b")
+#: Its message (agents-core's runner, the realtime session): "Input guardrail triggered: " and the guardrail's
+#: ``outputInfo`` as JSON, the only record of why it tripped (its span keeps only the name and ``triggered``).
+_JS_TRIPWIRE_INFO = re.compile(r"\b(?:Input|Output) guardrail triggered: (?P<info>.+)$", re.S)
+
+
+def _js_tripwire_error(error: str, tripped: list[str]) -> str:
+    """A JS tripwire error as the Python SDK words it, named by the guardrails, with the guardrail's verdict."""
+    found = _JS_TRIPWIRE_INFO.search(error)
+    info = found.group("info").strip() if found else ""
+    named = f"Guardrail tripwire triggered: {', '.join(tripped)}"
+    return f"{named}: {info}" if info not in ("", "undefined") else named  # (JSON.stringify of no outputInfo)
 
 
 def _one_failure(group: list[Node], by_id: dict[str, Node], tripped: list[str]) -> None:
@@ -514,13 +525,13 @@ def _one_failure(group: list[Node], by_id: dict[str, Node], tripped: list[str]) 
     on the turn, the agent and the task span (agents-core ``run.ts`` ``recordNonStreamingError``), so an agent or
     turn span whose error a span below it already carries keeps none (the innermost tells it, where it surfaced).
     A JS tripwire error, where a guardrail span says it ``triggered``, is told as the Python SDK tells it
-    ("Guardrail tripwire triggered") with the guardrail's name."""
+    ("Guardrail tripwire triggered") with the guardrail's name, then its verdict from the JS message."""
     for node in (n for n in group if n.error and _container(n) and n.parent in by_id):
         if any(c.error == node.error and _container(c) and any(a is node for a in ancestors(c, by_id))
                for c in group):
             node.error = None
     for node in (n for n in group if tripped and n.error and _JS_TRIPWIRE.search(n.error)):
-        node.error = f"Guardrail tripwire triggered: {', '.join(tripped)}"
+        node.error = _js_tripwire_error(node.error, tripped)
 
 
 class _Format(SpanFormat):
