@@ -335,3 +335,24 @@ def test_get_reads_the_fields_asked_for_and_still_applies_every_filter(hashing_t
     assert [(r["id"], r["trajectory_id"], r["text"]) for r in rest] == \
         [(ids[1], "bad-v2", hashing_ts.run("bad-v2", tenant="acme").text)]
     assert hashing_ts.index.get(ids, Filters(tenant="beta"), fields=["text"]) == []
+
+
+def test_a_run_removes_the_runs_it_supersedes_of_its_own_tenant_only(hashing_ts):
+    """Review 2, D2: a run may name runs it takes the place of (``metadata["supersedes"]``, which adapters set: a
+    Codex thread's run read with its history, after a rollout of it was read alone); ingest removes those of the
+    run's own tenant, rows and trace, whether the run is written or unchanged (a rerun finishes an interrupted
+    removal), and counts them. A record cannot reach another tenant's runs, nor fail on a malformed id."""
+    hashing_ts.add([make_run("old"), make_run("kept"), make_run("old").model_copy(update={"tenant": "beta"})])
+    old_trace = hashing_ts.run("old", tenant="acme").trace_uri
+    new = make_run("new", metadata={"supersedes": ["old", "missing", "new", "no good/id", 7]})
+    report = hashing_ts.add([new])
+    assert (report.ingested, report.superseded) == (1, 1)
+    assert set(hashing_ts.runs(["old", "kept", "new"], tenant="acme")) == {"kept", "new"}
+    assert not hashing_ts.traces.exists(old_trace, tenant="acme")
+    assert hashing_ts.stats(tenant="beta")["trajectories"] == 1
+
+    hashing_ts.add([make_run("old")])  # read again later (elsewhere): the unchanged run removes it again
+    report = hashing_ts.add([new])
+    assert (report.unchanged, report.superseded) == (1, 1)
+    assert set(hashing_ts.runs(["old", "new"], tenant="acme")) == {"new"}
+    assert hashing_ts.add([new]).superseded == 0

@@ -403,6 +403,20 @@ def test_a_pinned_key_cannot_replace_a_run_outside_its_pins(server, keys):
         assert full.run("h2") is not None
 
 
+def test_a_pinned_key_cannot_remove_a_run_outside_its_pins_by_naming_it_superseded(server, keys):
+    """A record may name runs it supersedes (``metadata.supersedes``), which ingest removes: a v2 writer naming a
+    stored v1 run is refused per record, naming nothing of it, and the v1 run stays; naming a v2 run removes it."""
+    with Client(server.address, keys[0]["acme_w"]) as full:
+        full.add([make_run("h1", env_version="v1"), make_run("h2", env_version="v2")])
+    with Client(server.address, keys[0]["v2_w"]) as writer:
+        report = writer.add([make_run("h3", env_version="v2", metadata={"supersedes": ["h1"]}),
+                             make_run("h4", env_version="v2", metadata={"supersedes": ["h2"]})])
+    assert [(r["status"], r["trajectory_id"]) for r in report.results] == [("rejected", "h3"), ("accepted", "h4")]
+    assert report.results[0]["reason"].startswith("metadata.supersedes:") and "v1" not in report.results[0]["reason"]
+    with Client(server.address, keys[0]["acme_r"]) as full:
+        assert full.run("h1") is not None and full.run("h2") is None and full.run("h3") is None
+
+
 def test_stats_of_a_pinned_key_count_only_the_runs_inside_its_pins(tmp_path, keys):
     """acme holds two v1 runs and one v2 run; beta holds that v2 run alone. The acme-v2 key's counts are
     exactly beta's (one run, its rows level by level); the unpinned acme key counts all three."""

@@ -21,6 +21,15 @@ deleted, then every row but the ``task`` rows, then the ``task`` rows: the
 task row carries the content hash a rerun checks, so a run counts as indexed
 only once all its rows are in. Row ids are deterministic, so a rerun that
 redoes a batch rewrites the same rows.
+
+A run may name runs it takes the place of (``metadata["supersedes"]``, set by
+adapters: a Codex thread's run read with its history after a rollout of it
+was read alone, under an id of its own). Those of its tenant still stored are
+removed, traces then rows as ``delete`` does, once the batch's rows are in
+(an interruption leaves a run twice, never none), whether the run was
+written or unchanged: a rerun after an interruption finishes the removal. It
+can only remove runs of the record's own tenant, which its writer can delete
+anyway.
 """
 
 from __future__ import annotations
@@ -44,7 +53,7 @@ import numpy as np
 from .digest import row_steps
 from .embed import Embedder, document_encoder
 from .ingest.outcomes import file_verdict, has_own_verdict, keep_verdict
-from .model import Trajectory
+from .model import Trajectory, valid_id
 from .results import IngestReport, Rejection
 from .represent import (WINDOW_TOKENS_SINCE, Row, Summarizer, WindowConfig, content_hash, embed_rows, extractive_summary,
                         indexed_version, represent, row_id, token_cap)
@@ -59,6 +68,24 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 Key = tuple[str, str]  # (tenant, trajectory_id)
+
+#: How many runs one run may name as superseded (no adapter names more: a Codex thread's reverts are followed
+#: through at most 100 rollouts).
+MAX_SUPERSEDED = 100
+
+
+def superseded(run: Trajectory) -> list[str]:
+    """The ids of the runs ``run`` takes the place of: ``metadata["supersedes"]`` (see the module docstring),
+    well-formed ids other than its own, at most ``MAX_SUPERSEDED``."""
+    ids = run.metadata.get("supersedes")
+    found: list[str] = []
+    for old in ids[:MAX_SUPERSEDED] if isinstance(ids, list) else []:
+        try:
+            if valid_id(old) != run.trajectory_id:
+                found.append(old)
+        except ValueError:
+            continue
+    return found
 
 
 @dataclass(frozen=True)
@@ -403,7 +430,7 @@ class Indexer:
                         batch.repeats.append((key, earlier_fmt, content_hash(earlier, self.window)))
                     batch.runs[key] = (run, str(fmt))
             batch.hashes = {k: content_hash(t, self.window) for k, (t, _) in batch.runs.items()}
-            batch.stored, batch.stored_uris = self._stored_hashes([t for t, _ in batch.runs.values()])
+            batch.stored, batch.stored_uris = self._stored_hashes(list(batch.runs))
             self._keep_verdicts(batch)
             keys = [k for k in batch.runs if batch.stored.get(k) != batch.hashes[k]]
             batch.todo = keys
@@ -488,6 +515,7 @@ class Indexer:
                 for chunk in _chunks(tasks, 1000):
                     self._index_call("task row upsert", lambda chunk=chunk: self.index.upsert(chunk))
                 self._index_call("run record", self.index.end_runs)
+        report.superseded += self._remove_superseded(batch, written, now)
         if self.verify_traces:
             report.traces_restored += self._restore_traces([batch.runs[k][0] for k in batch.runs if k not in todo])
         for key, (run, fmt) in batch.runs.items():
@@ -507,6 +535,26 @@ class Indexer:
                 report.count(getattr(item, "fmt", None) or "unknown", "rejected")
                 if self._kept is None or len(report.rejected) < self._kept:
                     report.rejected.append(Rejection(item.source, item.position, item.error))
+
+    def _remove_superseded(self, batch: _Batch, written: dict[Key, str], now: dict[Key, str]) -> int:
+        """Remove the stored runs that the batch's runs supersede (see the module docstring), traces first, then
+        rows; how many. One the batch itself holds is left alone: it was just written, as read."""
+        keys = list(dict.fromkeys((run.tenant, old) for run, _ in batch.runs.values() for old in superseded(run)
+                                  if (run.tenant, old) not in batch.runs))
+        if not keys:
+            return 0
+        _, uris = self._stored_hashes(keys)
+        for (tenant, old), uri in uris.items():
+            self.retry.run(f"trace store delete of {old}", lambda uri=uri, tenant=tenant:
+                           self.traces.delete(uri, tenant=tenant), _trace_error_is_transient)
+        if uris:
+            with file_lock(self.write_lock):
+                self._index_call(f"delete of {len(uris)} superseded run(s)", lambda: self.index.delete_runs(list(uris)))
+            log.info("removed %d run(s) superseded by runs of this batch: %s", len(uris), ", ".join(k[1] for k in uris))
+        for key in uris:  # gone: a later copy of it is written again, not skipped as unchanged
+            written.pop(key, None)
+            now.pop(key, None)
+        return len(uris)
 
     def _restore_traces(self, runs: list[Trajectory]) -> int:
         """Write again the traces of indexed, unchanged runs that the trace store no longer has."""
@@ -552,13 +600,13 @@ class Indexer:
         except Exception as exc:
             raise IngestError(f"index {what} failed: {type(exc).__name__}: {exc}") from exc
 
-    def _stored_hashes(self, runs: list[Trajectory]) -> tuple[dict[Key, str], dict[Key, str]]:
+    def _stored_hashes(self, keys: list[Key]) -> tuple[dict[Key, str], dict[Key, str]]:
         """Content hashes and trace uris of runs already indexed, read from their task rows by key."""
         found: dict[Key, str] = {}
         uris: dict[Key, str] = {}
         fields = ["trajectory_id", "content_hash", "trace_uri"]
-        for tenant in {t.tenant for t in runs}:
-            ids = [row_id(tenant, t.trajectory_id, "task", -1) for t in runs if t.tenant == tenant]
+        for tenant in {t for t, _ in keys}:
+            ids = [row_id(tenant, trajectory_id, "task", -1) for t, trajectory_id in keys if t == tenant]
             rows = self.retry.run(
                 "index lookup",
                 lambda tenant=tenant, ids=ids: self.index.get(ids, Filters(tenant=tenant), fields=fields),

@@ -119,6 +119,8 @@ class IngestReport:
     #: runs read with no verdict of their own that kept the one an outcome file gave them before (see
     #: ``ingest.outcomes.keep_verdict``), whether unchanged or written again
     verdicts_kept: int = 0
+    #: stored runs removed because a run read now takes their place (``metadata["supersedes"]``, see ``indexer``)
+    superseded: int = 0
 
     @property
     def total_rejected(self) -> int:
@@ -134,6 +136,7 @@ class IngestReport:
         self.replaced += other.replaced
         self.traces_restored += other.traces_restored
         self.verdicts_kept += other.verdicts_kept
+        self.superseded += other.superseded
         self.rows += other.rows
         self.rejected_count = self.total_rejected + other.total_rejected
         room = len(other.rejected) if max_kept is None else max(0, max_kept - len(self.rejected))
@@ -157,6 +160,7 @@ class IngestReport:
             "rows_written": self.rows,
             "traces_restored": self.traces_restored,
             "verdicts_kept": self.verdicts_kept,
+            "superseded": self.superseded,
             "by_format": self.by_format,
             "rejections": [vars(r) for r in self.rejected],
         }

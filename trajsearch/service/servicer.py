@@ -21,6 +21,7 @@ import grpc
 from cachetools import LRUCache
 from pydantic import ValidationError
 
+from ..indexer import superseded
 from ..model import Trajectory
 from ..results import Hit
 from ..search import TrajSearch
@@ -40,6 +41,10 @@ MAX_SESSIONS = 10_000  # per API key: a key's new sessions evict only that key's
 #: writing the record under another id: the least a write can reveal.
 HIDDEN_ID = ("trajectory_id: this API key cannot write a run of this id (it names a run this key may "
              "not see or replace); use another trajectory_id")
+#: Why a pinned key may not write a record naming, in ``metadata.supersedes``, a run outside its pins: ingest
+#: would remove that run (see ``indexer``). As HIDDEN_ID, it names nothing of the run.
+HIDDEN_SUPERSEDED = ("metadata.supersedes: this API key cannot remove a run it names (a run this key may not see "
+                     "or replace); leave it out")
 _TOOLS_LIMITS = v.Limits(max_values=256)  # an agent may have many tools; each name is still bounded
 _TOOL_MAX_K = 5  # the runtime tool's bounds (trajsearch.runtime.tool)
 _TOOL_MAX_QUERY = 2000
@@ -349,11 +354,15 @@ class Service(pb2_grpc.TrajSearchServicer):
                     result.trajectory_id = _loose_id(record.json)
                 parsed.append((result, trajectory, reason))
             with self._write_lock:  # the check and the write are one step: no run can appear between them
-                hidden = self._hidden(call, [t.trajectory_id for _, t, _ in parsed if t is not None])
+                hidden = self._hidden(call, [i for _, t, _ in parsed if t is not None
+                                             for i in (t.trajectory_id, *superseded(t))])
                 for n, (result, trajectory, reason) in enumerate(parsed):
                     if trajectory is not None and trajectory.trajectory_id in hidden:
                         result.trajectory_id = trajectory.trajectory_id
                         parsed[n] = (result, None, HIDDEN_ID)
+                    elif trajectory is not None and hidden.intersection(superseded(trajectory)):
+                        result.trajectory_id = trajectory.trajectory_id
+                        parsed[n] = (result, None, HIDDEN_SUPERSEDED)
                 accepted = [trajectory for _, trajectory, _ in parsed if trajectory is not None]
                 report = indexer.add(accepted) if accepted else None
             for result, trajectory, reason in parsed:
