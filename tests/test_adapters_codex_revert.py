@@ -23,6 +23,9 @@ BASE = REVERT / "rollout-2026-12-04T23-59-42-01a2437f-dcde-73a3-b299-e7a643aa2e2
 #: The rollout ``thread/revert`` started: TURN1 kept (``history_base``), then TURN3.
 AFTER_REVERT = REVERT / ("rollout-2026-12-04T23-59-43-01a2437f-dcde-73a3-b299-e7a643aa2e2a_"
                          "01a2437f-e0a4-77c3-bea3-f5b9d18ce63c.jsonl")
+#: A second revert, built from AFTER_REVERT (see that folder's SOURCE.md): goes on from it, then TURN4.
+SECOND_REVERT = Path(__file__).parent / "fixtures" / "codex-cli" / "revert-chain" / (
+    "rollout-2026-12-04T23-59-50-01a2437f-dcde-73a3-b299-e7a643aa2e2a_01a2437f-ffff-77c3-bea3-f5b9d18ce63c.jsonl")
 THREAD = "codex.01a2437f-dcde-73a3-b299-e7a643aa2e2a"
 COMMANDS = ["echo one > one.txt", "echo three > three.txt"]  # TURN2's ``rm -f one.txt && …`` reverted
 
@@ -93,3 +96,16 @@ def test_ingesting_the_rollout_after_a_revert_keeps_the_threads_history(backend,
     assert run_cli("ingest", str(alone), "-t", "acme")[0] == 0
     code, out, _ = run_cli("show", THREAD, "-t", "acme", "--json")
     assert json.loads(out)["task"] == "TURN1: write one.txt"
+
+
+def test_the_rollout_before_two_reverts_names_the_last_one_as_the_threads_run(tmp_path: Path) -> None:
+    """Review 2, D5: after two reverts, the thread's first rollout was passed over saying that the rollout of the
+    first revert goes on from it and "is read as the thread's run", though that one is passed over too: the run is
+    read from the rollout of the second revert, which the message now names."""
+    for file in (BASE, AFTER_REVERT, SECOND_REVERT):
+        shutil.copy(file, tmp_path)
+    [run] = [p.trajectory for p in read_dump(tmp_path, tenant="acme")]
+    assert run.trajectory_id == THREAD and run.metadata["user_prompts"][-1].startswith("TURN4")
+    for earlier in (BASE, AFTER_REVERT):
+        with pytest.raises(SideFile, match=r"which its rollout " + SECOND_REVERT.name.replace(".", r"\.")):
+            detect_format(tmp_path / earlier.name)

@@ -935,17 +935,21 @@ def _prompts_in(records: list[dict[str, Any]]) -> list[str]:
 
 
 def _continued_by(path: Path) -> Path | None:
-    """The later rollout of ``path``'s thread that goes on from it after a revert, and holds the thread's run."""
+    """The later rollout of ``path``'s thread that goes on from it after a revert, and holds the thread's run: the
+    end of the chain, when a later revert went on from a rollout that itself went on from ``path`` (the one whose
+    history holds the most rollouts: each revert goes on from the thread's newest rollout)."""
     ids = _name_ids(path.name)
+    found: list[tuple[int, str, Path]] = []
     for later in _rollouts_near(path).reverted.get(ids[0], []) if ids else []:
         if later == path or (read := _read_rollout(later)) is None:
             continue
         try:
-            if path in _earlier(later, _session_meta([record for record, _ in read])).files:
-                return later
+            files = _earlier(later, _session_meta([record for record, _ in read])).files
         except RecordError:
             continue
-    return None
+        if path in files:
+            found.append((len(files), later.name, later))
+    return max(found)[2] if found else None
 
 
 def to_trajectory(record: Any, ctx: Context) -> Trajectory:
