@@ -27,6 +27,7 @@ AFTER_REVERT = REVERT / ("rollout-2026-12-04T23-59-43-01a2437f-dcde-73a3-b299-e7
 SECOND_REVERT = Path(__file__).parent / "fixtures" / "codex-cli" / "revert-chain" / (
     "rollout-2026-12-04T23-59-50-01a2437f-dcde-73a3-b299-e7a643aa2e2a_01a2437f-ffff-77c3-bea3-f5b9d18ce63c.jsonl")
 THREAD = "codex.01a2437f-dcde-73a3-b299-e7a643aa2e2a"
+SEGMENT = f"{THREAD}@01a2437f-e0a4-77c3-bea3-f5b9d18ce63c"  # AFTER_REVERT read without its history
 COMMANDS = ["echo one > one.txt", "echo three > three.txt"]  # TURN2's ``rm -f one.txt && …`` reverted
 
 
@@ -96,6 +97,53 @@ def test_ingesting_the_rollout_after_a_revert_keeps_the_threads_history(backend,
     assert run_cli("ingest", str(alone), "-t", "acme")[0] == 0
     code, out, _ = run_cli("show", THREAD, "-t", "acme", "--json")
     assert json.loads(out)["task"] == "TURN1: write one.txt"
+    # the thread read again, unchanged, still retires the run the rollout gave alone (as a rerun after an
+    # interruption between writing the thread's run and removing that one does)
+    assert stored_runs() == [THREAD, SEGMENT]
+    assert run_cli("ingest", str(day), "-t", "acme", *again(backend))[0] == 0
+    assert stored_runs() == [THREAD]
+
+
+def again(backend: str) -> list[str]:
+    """The options that read an input again that an earlier ingest read (the server keeps no checkpoint)."""
+    return ["--restart"] if backend == "embedded" else []
+
+
+def stored_runs() -> list[str]:
+    """The ids of the runs holding TURN3 (every run of these tests), checked against the tenant's run count."""
+    code, out, err = run_cli("search", "TURN3 three", "-t", "acme", "--json")
+    assert code == 0, out + err
+    found = sorted({hit["trajectory_id"] for hit in json.loads(out)})
+    code, out, err = run_cli("stats", "-t", "acme", "--json")
+    assert code == 0 and json.loads(out)["trajectories"] == len(found), out + err
+    return found
+
+
+def test_the_rollout_after_a_revert_ingested_before_its_history_gives_way_to_the_threads_run(
+        backend, tmp_path: Path) -> None:
+    """Review 2, D2: the rollout a revert started, copied (or synced) before the rollout it goes on from and ingested
+    alone, is ``codex.<thread>@<rollout>`` (TURN3 alone). Once the earlier rollout arrives, the thread's run is built
+    with its history (TURN1, TURN3), and the ``@rollout`` run stayed too: TURN3 stored twice, the thread counted as
+    two runs. The thread's run names it as superseded, and ingest removes it; ingesting again removes nothing."""
+    day = tmp_path / "sessions/2026/12/04"
+    day.mkdir(parents=True)
+    shutil.copy(AFTER_REVERT, day)
+    assert run_cli("ingest", str(day), "-t", "acme")[0] == 0
+    assert stored_runs() == [SEGMENT]
+
+    shutil.copy(BASE, day)
+    code, out, err = run_cli("ingest", str(day), "-t", "acme", *again(backend))
+    assert code == 0, out + err
+    if backend == "embedded":  # the service's reply has no field for it (yet)
+        assert "1 stored run(s) removed" in out, out + err
+    assert stored_runs() == [THREAD]
+    code, out, err = run_cli("show", THREAD, "-t", "acme", "--json")
+    assert [s["arguments"]["cmd"] for s in json.loads(out)["steps"] if s["action"] == "exec_command"] == COMMANDS
+
+    code, out, err = run_cli("ingest", str(day), "-t", "acme", *again(backend), "--json")
+    assert code == 0 and json.loads(out)["unchanged"] == 1, out + err
+    assert json.loads(out).get("superseded", 0) == 0
+    assert stored_runs() == [THREAD]
 
 
 def test_the_rollout_before_two_reverts_names_the_last_one_as_the_threads_run(tmp_path: Path) -> None:

@@ -108,8 +108,11 @@ Mapping
   run of their own (``side_path``). Found nowhere, the rollout's own lines are
   a run of their own, ``codex.<session id>@<rollout id>``, with
   ``metadata.history_base`` and ``history_missing`` (under the thread's id they
-  would replace its run). A fork's ``history_base`` (with ``forked_from_id``)
-  is not followed.
+  would replace its run). Once the history is found, the thread's run
+  names those runs of every rollout of its chain in ``metadata.supersedes``,
+  and ingest removes them (a rollout copied or synced before the one it goes
+  on from would otherwise leave its turns stored twice). A fork's
+  ``history_base`` (with ``forked_from_id``) is not followed.
 - outcome: a rollout records no verdict -> ``unknown``; a session whose last
   turn ended in an ``error`` event (or a ``task_complete`` carrying an error)
   with no model output after it -> ``infra_error`` with that message.
@@ -924,7 +927,13 @@ def _thread_history(document: Any, source: Path) -> tuple[Any, dict[str, Any]]:
         return document, {"rollout_id": rollout, "history_missing": str(exc),
                           "history_base": {k: base.get(k) for k in ("thread_id", "end_ordinal_exclusive")}}
     return history.kept + records, {"rollout_id": rollout,
-                                    "reverted_prompts": prompt_list(_prompts_in(history.dropped)) or None}
+                                    "reverted_prompts": prompt_list(_prompts_in(history.dropped)) or None,
+                                    "lineage": [rollout, *_rollout_ids(history.files)]}
+
+
+def _rollout_ids(files: list[Path]) -> list[str]:
+    """The rollout ids of the files of a thread's history that a revert wrote (not the thread's first rollout)."""
+    return [ids[1] for file in files if (ids := _name_ids(file.name)) is not None and ids[0] != ids[1]]
 
 
 def _prompts_in(records: list[dict[str, Any]]) -> list[str]:
@@ -1066,6 +1075,8 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
         **thread,
     }
     own = f"@{thread['rollout_id']}" if "history_missing" in thread else ""  # not the thread's run (see above)
+    if lineage := metadata.pop("lineage", None):  # the runs its rollouts gave, read without their history
+        metadata["supersedes"] = [f"codex.{session_id}@{rollout_id}" for rollout_id in lineage]
     return session_trajectory(
         ctx, run_id=f"codex.{session_id}{own}", task=prompts[first], model_id=models[0] if models else None,
         tool_versions={"codex-cli": str(meta["cli_version"])} if meta.get("cli_version") else {},
