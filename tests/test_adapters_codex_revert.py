@@ -24,7 +24,7 @@ BASE = REVERT / "rollout-2026-12-04T23-59-42-01a2437f-dcde-73a3-b299-e7a643aa2e2
 AFTER_REVERT = REVERT / ("rollout-2026-12-04T23-59-43-01a2437f-dcde-73a3-b299-e7a643aa2e2a_"
                          "01a2437f-e0a4-77c3-bea3-f5b9d18ce63c.jsonl")
 #: A second revert, built from AFTER_REVERT (see that folder's SOURCE.md): goes on from it, then TURN4.
-SECOND_REVERT = Path(__file__).parent / "fixtures" / "codex-cli" / "revert-chain" / (
+SECOND_REVERT = Path(__file__).parent / "fixtures" / "codex-cli" / ".derived" / "revert-chain" / (
     "rollout-2026-12-04T23-59-50-01a2437f-dcde-73a3-b299-e7a643aa2e2a_01a2437f-ffff-77c3-bea3-f5b9d18ce63c.jsonl")
 THREAD = "codex.01a2437f-dcde-73a3-b299-e7a643aa2e2a"
 SEGMENT = f"{THREAD}@01a2437f-e0a4-77c3-bea3-f5b9d18ce63c"  # AFTER_REVERT read without its history
