@@ -161,3 +161,26 @@ def test_retry_run_cli_dry_run_reads_each_attempt_once(tmp_path: Path, monkeypat
         f"{run}/{INSTANCE}/{INSTANCE}.traj" for run in ("run2", "run3")]
     assert [(f["runs"], f["outcomes"], f["models"]) for f in files] == [
         (2, {"failure": 1, "success": 1}, {"openai/gpt-4o": 2})] * 2
+
+
+def test_a_retry_run_stored_whole_by_an_earlier_reading_gives_way_to_its_attempts(tmp_path: Path, monkeypatch) -> None:
+    """An earlier reading stored a retry run once, as ``swe-agent.<run>.<id>`` (its top level, a copy of one attempt);
+    its attempts now come in as ``.attempt_N``: each supersedes that id (``metadata.supersedes``), so no attempt is
+    stored twice. Here the earlier run is written as the native record ``show --json`` gives of it."""
+    monkeypatch.setenv("TRAJSEARCH_MODEL", "hashing")
+    monkeypatch.setenv("TRAJSEARCH_HOME", str(tmp_path / "home"))
+    folder = _batch(tmp_path / "out", "run2")
+    code, out, err = run_cli("ingest", str(folder), "-t", "prog")
+    assert code == 0, out + err
+    code, out, err = run_cli("show", f"swe-agent.run2.{INSTANCE}.attempt_1", "-t", "prog", "--json")
+    assert code == 0, err
+    earlier = json.loads(out) | {"trajectory_id": f"swe-agent.run2.{INSTANCE}", "metadata": {}}
+    dump = tmp_path / "earlier.jsonl"
+    dump.write_text(json.dumps({k: v for k, v in earlier.items() if k not in ("trace_uri", "content_hash")}) + "\n")
+    code, out, err = run_cli("ingest", str(dump), "-t", "prog")
+    assert code == 0, out + err
+    assert json.loads(run_cli("stats", "-t", "prog", "--json")[1])["trajectories"] == 3
+    code, out, err = run_cli("ingest", str(folder), "-t", "prog", "--restart")
+    assert code == 0, out + err
+    assert json.loads(run_cli("stats", "-t", "prog", "--json")[1])["trajectories"] == 2
+    assert run_cli("show", f"swe-agent.run2.{INSTANCE}", "-t", "prog")[0] != 0

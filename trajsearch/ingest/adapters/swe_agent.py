@@ -12,9 +12,10 @@ Mapping
   ``swe-agent.<run>.<id>.attempt_N``, whether the loop has chosen yet or not
   (it saves ``{"attempts": [...]}`` alone after every step, the choice only at
   its end: an id that turned into the instance's once chosen left the
-  attempt's earlier copy stored beside it; a store ingested under that rule
-  keeps its ``swe-agent.<run>.<id>`` run beside the new ``.attempt_N`` until it
-  is deleted: ``trajsearch delete``). Metadata ``handed_in``: true for
+  attempt's earlier copy stored beside it). Each attempt supersedes
+  (``metadata.supersedes``, see trajsearch.indexer) ``swe-agent.<run>.<id>``,
+  the run an earlier reading made of the whole retry run: a store ingested so
+  keeps no copy of an attempt beside the new ``.attempt_N``. Metadata ``handed_in``: true for
   the attempt handed in (an evaluation report of the instance judges it, by
   ``task_id``), false for the others, null while unknown (no choice yet, or
   attempt files without their top level): only a true one takes the report's
@@ -729,6 +730,8 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
             **basis,
             **({"attempt": attempt} if attempt is not None else {}),
             **({"handed_in": retry.get("handed_in")} if attempt is not None else {}),
+            # the id an earlier reading gave the whole retry run (its top level, a copy of one attempt): retired
+            **({"supersedes": [safe_id(f"swe-agent.{run_dir or 'run'}.{task_id}")]} if attempt is not None else {}),
             **({"review_score": review[0]} if attempt is not None and (review := _review(record)) else {}),
             **({"agents": list(dict.fromkeys(agents)), "step_agents": _handoffs(agents)} if agents else {}),
         },
