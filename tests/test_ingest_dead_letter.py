@@ -50,3 +50,19 @@ def test_shards_that_share_a_dead_letter_file_keep_each_others_lines(tmp_path: P
                                              shard=Shard(i, 3))).report.total_rejected for i in range(3)]
     assert sum(rejected) == 6 and sorted(rejected) != [0, 0, 6]  # the rejections are spread over the shards
     assert sorted(source for source, _ in lines(rejects)) == sorted(map(str, dumps))
+
+
+def test_a_dead_letter_directory_is_refused_up_front_by_name(tmp_path: Path, monkeypatch) -> None:
+    """``--dead-letter DIR`` (a natural guess: ``--state-dir`` takes one) failed every ingest with a bare "[Errno 21]
+    Is a directory" (probe G, G3); now a bad argument (exit 2) that names the option, before anything is written."""
+    from cli_support import run_cli
+
+    monkeypatch.setenv("TRAJSEARCH_MODEL", "hashing")
+    monkeypatch.setenv("TRAJSEARCH_HOME", str(tmp_path / "home"))
+    folder = tmp_path / "dl"
+    folder.mkdir()
+    code, _, err = run_cli("ingest", str(GROK3), "-t", "acme", "-q", "--dead-letter", str(folder))
+    assert code == 2, err
+    said = " ".join(err.split())  # as wrapped to the terminal's width
+    assert f"--dead-letter {folder} is a directory" in said and f"--state-dir {folder}" in said
+    assert not (tmp_path / "home" / "milvus.db").exists()

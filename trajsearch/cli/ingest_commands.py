@@ -96,7 +96,7 @@ def ingest(
     except ValueError as exc:
         fail(str(exc))
     if not dry_run:  # said before a pipe is read
-        _check_job_options(server, workers, job_shard.count, dead_letter, checkpoint, restart)
+        _check_job_options(server, workers, job_shard.count, dead_letter or rejects, checkpoint, restart)
     names = iter(stream_name)
     try:
         with _sigterm_exits(), Streams() as streams:
@@ -149,6 +149,9 @@ def _check_job_options(server: str | None, workers: int, shards: int, dead_lette
         fail("use either --workers or --shard, not both")
     if workers > 1 and (dead_letter or checkpoint):
         fail("--dead-letter/--checkpoint with --workers: each worker writes its own (under --state-dir)")
+    if dead_letter and dead_letter.is_dir():  # a natural guess, as --state-dir takes one (probe G, G3)
+        fail(f"--dead-letter {dead_letter} is a directory: give a file path, or --state-dir {dead_letter} to have "
+             "each job write its own dead-letter file there")
 
 
 #: ``ingest``'s exit status, for a scheduler (see its --help and the README). 0 and 1 keep their old meaning, and 2
