@@ -5,6 +5,9 @@ while the workers were being killed mid-batch: the next open of the store remove
 105. Now the workers stop after the batch in hand (as a single process does) and the count is read from their
 final checkpoints. As from a terminal, the Ctrl-C goes to the whole process group (the ingest, its workers and its
 loopback Milvus Lite server). The dump: the real tau-bench fixture's runs, replicated.
+
+Probe G, G1: a SIGTERM to the whole group (GNU ``timeout``, systemd, ``kill -TERM -- -PGID``) killed the server at
+once, under the batches the workers had in hand.
 """
 
 from __future__ import annotations
@@ -21,6 +24,8 @@ from pathlib import Path
 from test_ingest_pipeline import tau_dump
 
 ROOT = Path(__file__).parents[1]
+#: A line gRPC's C core logs itself (see test_ingest_interrupted).
+GRPC_CORE_LOG = re.compile(r"^[IWEF]\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ \S+:\d+\] ")
 
 
 def _committed(home: Path) -> int:
@@ -31,6 +36,119 @@ def _committed(home: Path) -> int:
         except ValueError:
             continue
     return total
+
+
+def _ingest(tmp_path: Path) -> tuple[subprocess.Popen, Path, dict[str, str]]:
+    """``ingest --workers 2`` of a dump far larger than the 60 runs awaited, in a process group of its own (as a
+    terminal's job), once its workers have committed 60 runs."""
+    dump = tau_dump(tmp_path / "airline-runs.jsonl", 3000)
+    home = tmp_path / "home"
+    env = {**os.environ, "TRAJSEARCH_MODEL": "hashing", "TRAJSEARCH_HOME": str(home), "COLUMNS": "400"}
+    proc = subprocess.Popen([sys.executable, "-m", "trajsearch.cli", "ingest", str(dump), "-t", "acme", "-q",
+                             "--workers", "2"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            cwd=ROOT, start_new_session=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    deadline = time.monotonic() + 900  # a bound for a hung ingest, not a speed target
+    while time.monotonic() < deadline and proc.poll() is None and _committed(home) < 60:
+        time.sleep(0.05)
+    return proc, home, env
+
+
+def _children(pid: int) -> dict[int, str]:
+    """The child processes of ``pid``, by pid: their command lines."""
+    found = {}
+    for entry in Path("/proc").iterdir():
+        try:
+            stat = (entry / "stat").read_text()
+            if entry.name.isdigit() and int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+                found[int(entry.name)] = (entry / "cmdline").read_text().replace("\0", " ")
+        except (OSError, ValueError, IndexError):
+            continue
+    return found
+
+
+def _state(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return "gone"
+
+
+def _stop_mid_write(proc: subprocess.Popen, home: Path) -> None:
+    """Hold the whole group (SIGSTOP) at a moment a worker is writing a batch: holding the workers' write lock."""
+    [lock] = (home / "ingest").glob("index-writes-*.lock")
+    deadline = time.monotonic() + 600
+    while time.monotonic() < deadline:
+        assert proc.poll() is None, "the ingest finished before it could be interrupted: make the dump larger"
+        os.killpg(proc.pid, signal.SIGSTOP)
+        pids = [proc.pid, *_children(proc.pid)]
+        while any(_state(p) not in ("T", "Z", "gone") for p in pids):  # the signal is taken asynchronously
+            time.sleep(0.01)
+        inode = f":{lock.stat().st_ino} "
+        if any(inode in line and "->" not in line for line in Path("/proc/locks").read_text().splitlines()):
+            return
+        os.killpg(proc.pid, signal.SIGCONT)
+        time.sleep(0.02)
+    raise AssertionError("no batch was seen being written")
+
+
+def _stats(env: dict[str, str]) -> tuple[int, str]:
+    """The store's run count, and what opening it said."""
+    stats = subprocess.run([sys.executable, "-m", "trajsearch.cli", "stats", "-t", "acme", "--json"], env=env,
+                           capture_output=True, text=True, cwd=ROOT, timeout=600)
+    assert stats.returncode == 0, stats.stderr
+    return json.loads(stats.stdout)["trajectories"], stats.stderr
+
+
+def _said(stderr: str) -> str:
+    [line] = [line for line in stderr.splitlines() if line.strip() and not GRPC_CORE_LOG.match(line)]
+    return line
+
+
+def test_a_sigterm_to_the_group_lets_the_workers_finish_the_batch_in_hand(tmp_path: Path) -> None:
+    """As GNU ``timeout`` or systemd stop a job: the server outlives the workers' last batch, the line's count is
+    the store's, and every stored run has its trace (a batch cut short left 26 to 53 traces without a run)."""
+    proc, home, env = _ingest(tmp_path)
+    try:
+        _stop_mid_write(proc, home)
+        os.killpg(proc.pid, signal.SIGTERM)
+        os.killpg(proc.pid, signal.SIGCONT)
+        _, stderr = proc.communicate(timeout=600)
+    finally:
+        _end(proc)
+    assert proc.returncode == 128 + signal.SIGTERM, stderr
+    said = re.fullmatch(r"interrupted: (\d+) runs committed by the workers, each batch whole; rerun the same command "
+                        r"to resume \(what is done is skipped\)", _said(stderr))
+    assert said, stderr
+    runs, opened = _stats(env)
+    assert "half-written" not in opened
+    assert runs == int(said.group(1)) == len(list((home / "traces" / "acme").iterdir())) >= 60
+
+
+def test_a_kill_9_of_the_ingest_still_takes_its_server_along(tmp_path: Path) -> None:
+    """The server ignores SIGINT and SIGTERM now: the signal the kernel sends it when the ingest dies still stops
+    it (cleanly), and the store opens after it."""
+    proc, home, env = _ingest(tmp_path)
+    try:
+        [server] = [pid for pid, cmd in _children(proc.pid).items() if "trajsearch.ingest.orphans" in cmd]
+        proc.kill()
+        proc.wait()
+        deadline = time.monotonic() + 600  # a bound for a server that would stay, not a speed target
+        while _state(server) not in ("Z", "gone") and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert _state(server) in ("Z", "gone")
+    finally:
+        _end(proc)
+    assert _stats(env)[0] >= 60
+
+
+def _end(proc: subprocess.Popen) -> None:
+    """Nothing of the test's ingest left running or held."""
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)  # the group of its own the test started, held or not
+    except ProcessLookupError:
+        pass
+    proc.wait()
 
 
 def test_a_ctrl_c_of_workers_names_what_the_store_holds(tmp_path: Path) -> None:

@@ -405,8 +405,10 @@ class LocalServer:
             raise StoreOpenError(busy)
 
     def __exit__(self, *exc: object) -> None:
+        from .orphans import STOP
+
         if self.proc and self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
+            self.proc.send_signal(STOP)  # the server ignores SIGINT and SIGTERM: see orphans.py
             try:
                 self.proc.wait(timeout=30)
             except subprocess.TimeoutExpired:
