@@ -7,7 +7,8 @@ final checkpoints. As from a terminal, the Ctrl-C goes to the whole process grou
 loopback Milvus Lite server). The dump: the real tau-bench fixture's runs, replicated.
 
 Probe G, G1: a SIGTERM to the whole group (GNU ``timeout``, systemd, ``kill -TERM -- -PGID``) killed the server at
-once, under the batches the workers had in hand.
+once, under the batches the workers had in hand; and a line said "each batch whole" whatever cut one short. G2: a
+second Ctrl-C ended the wait for the workers before their final checkpoints were read.
 """
 
 from __future__ import annotations
@@ -125,6 +126,56 @@ def test_a_sigterm_to_the_group_lets_the_workers_finish_the_batch_in_hand(tmp_pa
     assert runs == int(said.group(1)) == len(list((home / "traces" / "acme").iterdir())) >= 60
 
 
+def test_a_server_gone_under_the_workers_is_said_not_each_batch_whole(tmp_path: Path) -> None:
+    """The server killed while a worker writes (as a group SIGTERM did): the interrupted line no longer says "each
+    batch whole", and it names the cause."""
+    proc, home, env = _ingest(tmp_path)
+    try:
+        _stop_mid_write(proc, home)
+        [server] = [pid for pid, cmd in _children(proc.pid).items() if "trajsearch.ingest.orphans" in cmd]
+        os.kill(server, signal.SIGKILL)
+        os.killpg(proc.pid, signal.SIGINT)
+        os.killpg(proc.pid, signal.SIGCONT)
+        _, stderr = proc.communicate(timeout=600)
+    finally:
+        _end(proc)
+    assert proc.returncode == 128 + signal.SIGINT, stderr
+    line = _said(stderr)
+    said = re.match(r"interrupted: at least (\d+) runs committed by the workers, but the store's milvus-lite server "
+                    r"ended before the workers: .*the next open of the store removes it; rerun the same command", line)
+    assert said and "each batch whole" not in line, line
+    assert _stats(env)[0] == int(said.group(1)) >= 60
+
+
+def test_a_second_ctrl_c_still_reads_the_workers_final_checkpoints(tmp_path: Path) -> None:
+    """Ctrl-C, then Ctrl-C again while the workers finish their batch: the count is read from their checkpoints
+    (it was the last progress poll's, 581 said for 632 stored), and the line says they were stopped mid-batch."""
+    proc, home, env = _ingest(tmp_path)
+    try:
+        os.killpg(proc.pid, signal.SIGSTOP)
+        workers = [pid for pid, cmd in _children(proc.pid).items() if "trajsearch.ingest.worker" in cmd]
+        assert len(workers) == 2 and proc.poll() is None
+        os.killpg(proc.pid, signal.SIGINT)
+        for pid in [proc.pid, *(p for p in _children(proc.pid) if p not in workers)]:
+            os.kill(pid, signal.SIGCONT)  # the workers stay held: the ingest waits for them
+        deadline = time.monotonic() + 600
+        while not all(_pending(pid) & (1 << (signal.SIGTERM - 1)) for pid in workers):  # the ingest stopping them
+            assert time.monotonic() < deadline and proc.poll() is None, proc.communicate()
+            time.sleep(0.05)
+        os.kill(proc.pid, signal.SIGINT)
+        _, stderr = proc.communicate(timeout=600)
+    finally:
+        _end(proc)
+    assert proc.returncode == 128 + signal.SIGINT, stderr
+    line = _said(stderr)
+    said = re.match(r"interrupted: at least (\d+) runs committed by the workers, but a second interruption stopped "
+                    r"the workers mid-batch: .*; rerun the same command", line)
+    assert said, line
+    # the workers were held since the first Ctrl-C, and are killed: a batch they had written whole by then but not
+    # checkpointed is in the store too, hence "at least"
+    assert _stats(env)[0] >= int(said.group(1)) == _committed(home) >= 60
+
+
 def test_a_kill_9_of_the_ingest_still_takes_its_server_along(tmp_path: Path) -> None:
     """The server ignores SIGINT and SIGTERM now: the signal the kernel sends it when the ingest dies still stops
     it (cleanly), and the store opens after it."""
@@ -140,6 +191,14 @@ def test_a_kill_9_of_the_ingest_still_takes_its_server_along(tmp_path: Path) -> 
     finally:
         _end(proc)
     assert _stats(env)[0] >= 60
+
+
+def _pending(pid: int) -> int:
+    """The signals pending for process ``pid`` (a mask)."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("ShdPnd:"):
+            return int(line.split()[1], 16)
+    return 0
 
 
 def _end(proc: subprocess.Popen) -> None:

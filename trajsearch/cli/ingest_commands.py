@@ -599,10 +599,20 @@ def _run_workers_with_progress(run_workers: Any, job: Any, workers: int, uri: st
             written[0] = sum((s.get("ingested") or 0) + (s.get("unchanged") or 0) for s in stats)
             bar.update(task, total=total, completed=done, runs=written[0])
 
+        problems: list[str] = []
         # run_workers stops the workers after the batch in hand and polls their final checkpoints: the count is theirs
-        with _said_when_interrupted(lambda: f"{written[0]} runs committed by the workers, each batch whole; "
-                                            f"{_RESUME}"):
-            return run_workers(job, workers=workers, uri=uri, traces=traces, poll=poll)
+        with _said_when_interrupted(lambda: _workers_stopped(written[0], problems)):
+            return run_workers(job, workers=workers, uri=uri, traces=traces, poll=poll, on_stopped=problems.extend)
+
+
+def _workers_stopped(committed: int, problems: list[str]) -> str:
+    """What interrupted workers left: each batch whole, or not when something cut one short (probe G, G1: the
+    line said "each batch whole" while the server was gone under the workers and the next open removed the runs
+    they had in hand)."""
+    if not problems:
+        return f"{committed} runs committed by the workers, each batch whole; {_RESUME}"
+    return (f"at least {committed} runs committed by the workers, but {'; '.join(problems)}: a run being written "
+            f"then is left half-written, and the next open of the store removes it; {_RESUME}")
 
 
 def _ingest_summary(results: list[dict[str, Any]], as_json: bool, paths: List[Path], fmt: str | None) -> None:

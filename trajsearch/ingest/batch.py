@@ -404,6 +404,11 @@ class LocalServer:
         if busy:
             raise StoreOpenError(busy)
 
+    @property
+    def stopped(self) -> bool:
+        """Whether the server has exited (on its own, or killed) before this ``with`` block ended."""
+        return self.proc is not None and self.proc.poll() is not None
+
     def __exit__(self, *exc: object) -> None:
         from .orphans import STOP
 
@@ -438,6 +443,7 @@ def run_workers(
     traces: str | None = None,
     poll: Callable[[list[dict[str, Any]]], None] | None = None,
     env: Mapping[str, str] | None = None,
+    on_stopped: Callable[[list[str]], None] | None = None,
 ) -> list[dict[str, Any]]:
     """Run ``job`` as ``workers`` local processes, worker ``i`` taking shard ``i/N``; their JSON reports.
 
@@ -446,7 +452,9 @@ def run_workers(
     127.0.0.1 for the duration (one process per data directory is all Milvus
     Lite allows). ``poll(stats)`` is called about twice a second with each
     worker's checkpoint stats (for a combined progress bar), and once more
-    with their final ones when an interruption has stopped the workers.
+    with their final ones when an interruption has stopped the workers;
+    ``on_stopped(problems)`` is then told what may have cut a batch short
+    (none: each batch the workers had in hand was written whole).
     """
     from ..store.index import is_server_uri
 
@@ -481,13 +489,7 @@ def run_workers(
                     poll(_worker_stats(checkpoints))
                 time.sleep(0.5)
         except BaseException:  # Ctrl-C or SIGTERM: the workers stop after the batch in hand (see worker.main)
-            for p, _, _ in procs:
-                if p.poll() is None:
-                    p.terminate()
-            for p, _, _ in procs:  # a second Ctrl-C ends this wait, and the workers with this process
-                p.wait()
-            if poll:  # what they committed, from their final checkpoints (probe G, G5: the last poll's was stale)
-                poll(_worker_stats(checkpoints))
+            _stop_workers(procs, server, checkpoints, poll, on_stopped)
             raise
         results = []
         for i, (p, out, err) in enumerate(procs):
@@ -508,6 +510,50 @@ def run_workers(
             out.close()
             err.close()
         return _with_inputs_done(results)
+
+
+def _stop_workers(procs: list[tuple[subprocess.Popen, Any, Any]], server: LocalServer | None,
+                  checkpoints: list[Path], poll: Callable[[list[dict[str, Any]]], None] | None,
+                  on_stopped: Callable[[list[str]], None] | None) -> None:
+    """After an interruption: let the workers finish the batch in hand, then report their final checkpoints and
+    what may have cut a batch short. Always both, a second Ctrl-C included (probe G, G2: it skipped the final
+    poll, and the count said was the last progress poll's)."""
+    problems: list[str] = []
+    try:
+        for p, _, _ in procs:
+            if p.poll() is None:
+                p.terminate()
+        for p, _, _ in procs:  # a second Ctrl-C ends this wait, and the workers with this process
+            p.wait()
+        problems = _cut_short(procs, server)
+    except BaseException:
+        problems = ["a second interruption stopped the workers mid-batch"]
+        raise
+    finally:
+        if poll:  # what they committed, from their final checkpoints (probe G, G5: the last poll's was stale)
+            poll(_worker_stats(checkpoints))
+        if on_stopped:
+            on_stopped(problems)
+
+
+def _cut_short(procs: list[tuple[subprocess.Popen, Any, Any]], server: LocalServer | None) -> list[str]:
+    """What may have cut short the batch a stopped worker had in hand: its loopback server gone before it (probe G,
+    G1: a signal to the process group killed it), a worker that reported a failed batch or ended otherwise than
+    on the interruption. An interrupted worker does not report a batch that failed meanwhile: the server is the
+    one cause seen."""
+    problems = ["the store's milvus-lite server ended before the workers"] if server and server.stopped else []
+    for i, (p, out, _) in enumerate(procs):
+        out.seek(0)
+        text = out.read().decode(errors="replace")
+        try:
+            error = (json.loads(text) if text.strip() else {}).get("error")
+        except (ValueError, AttributeError):
+            error = None
+        if error:
+            problems.append(f"worker {i} failed: {error}")
+        elif p.returncode not in (0, 128 + signal.SIGINT, 128 + signal.SIGTERM):
+            problems.append(f"worker {i} exited with {p.returncode}")
+    return problems
 
 
 def _with_inputs_done(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
