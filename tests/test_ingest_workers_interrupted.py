@@ -144,7 +144,9 @@ def test_a_server_gone_under_the_workers_is_said_not_each_batch_whole(tmp_path: 
     said = re.match(r"interrupted: at least (\d+) runs committed by the workers, but the store's milvus-lite server "
                     r"ended before the workers: .*the next open of the store removes it; rerun the same command", line)
     assert said and "each batch whole" not in line, line
-    assert _stats(env)[0] == int(said.group(1)) >= 60
+    # a batch whose last write failed may have landed whole before it (its task rows in, the run record not
+    # cleared): kept by the next open, not checkpointed, hence "at least"
+    assert _stats(env)[0] >= int(said.group(1)) == _committed(home) >= 60
 
 
 def test_a_second_ctrl_c_still_reads_the_workers_final_checkpoints(tmp_path: Path) -> None:
