@@ -68,11 +68,29 @@ def _children(pid: int) -> dict[int, str]:
     return found
 
 
-def _state(pid: int) -> str:
+def _state(pid: int | str) -> str:
+    """A process's state letter (``T`` stopped, ``Z`` ended), or a thread's as ``PID/task/TID``."""
     try:
         return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
     except OSError:
         return "gone"
+
+
+def _hold(proc: subprocess.Popen) -> list[int]:
+    """SIGSTOP the ingest's group and wait until every thread of it is stopped (a signal is taken asynchronously:
+    one sent before then may still be delivered, not left pending); the pids held."""
+    os.killpg(proc.pid, signal.SIGSTOP)
+    pids = [proc.pid, *_children(proc.pid)]
+    while not all(_state(pid) in ("T", "Z", "gone") for p in pids for pid in _threads(p)):
+        time.sleep(0.01)
+    return pids
+
+
+def _threads(pid: int) -> list[str]:
+    try:
+        return [f"{pid}/task/{tid.name}" for tid in Path(f"/proc/{pid}/task").iterdir()]
+    except OSError:
+        return []
 
 
 def _stop_mid_write(proc: subprocess.Popen, home: Path) -> None:
@@ -81,10 +99,7 @@ def _stop_mid_write(proc: subprocess.Popen, home: Path) -> None:
     deadline = time.monotonic() + 600
     while time.monotonic() < deadline:
         assert proc.poll() is None, "the ingest finished before it could be interrupted: make the dump larger"
-        os.killpg(proc.pid, signal.SIGSTOP)
-        pids = [proc.pid, *_children(proc.pid)]
-        while any(_state(p) not in ("T", "Z", "gone") for p in pids):  # the signal is taken asynchronously
-            time.sleep(0.01)
+        _hold(proc)
         inode = f":{lock.stat().st_ino} "
         if any(inode in line and "->" not in line for line in Path("/proc/locks").read_text().splitlines()):
             return
@@ -154,7 +169,7 @@ def test_a_second_ctrl_c_still_reads_the_workers_final_checkpoints(tmp_path: Pat
     (it was the last progress poll's, 581 said for 632 stored), and the line says they were stopped mid-batch."""
     proc, home, env = _ingest(tmp_path)
     try:
-        os.killpg(proc.pid, signal.SIGSTOP)
+        _hold(proc)
         workers = [pid for pid, cmd in _children(proc.pid).items() if "trajsearch.ingest.worker" in cmd]
         assert len(workers) == 2 and proc.poll() is None
         os.killpg(proc.pid, signal.SIGINT)
