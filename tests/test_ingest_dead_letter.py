@@ -61,8 +61,9 @@ def test_a_dead_letter_directory_is_refused_up_front_by_name(tmp_path: Path, mon
     monkeypatch.setenv("TRAJSEARCH_HOME", str(tmp_path / "home"))
     folder = tmp_path / "dl"
     folder.mkdir()
-    code, _, err = run_cli("ingest", str(GROK3), "-t", "acme", "-q", "--dead-letter", str(folder))
-    assert code == 2, err
-    said = " ".join(err.split())  # as wrapped to the terminal's width
-    assert f"--dead-letter {folder} is a directory" in said and f"--state-dir {folder}" in said
-    assert not (tmp_path / "home" / "milvus.db").exists()
+    for option in ("--dead-letter", "--checkpoint"):  # the same guess, the same kind of option
+        code, _, err = run_cli("ingest", str(GROK3), "-t", "acme", "-q", option, str(folder))
+        assert code == 2, err
+        said = " ".join(err.split())  # as wrapped to the terminal's width
+        assert f"{option} {folder} is a directory" in said and f"--state-dir {folder}" in said
+        assert not (tmp_path / "home" / "milvus.db").exists()

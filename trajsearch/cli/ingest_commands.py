@@ -149,9 +149,10 @@ def _check_job_options(server: str | None, workers: int, shards: int, dead_lette
         fail("use either --workers or --shard, not both")
     if workers > 1 and (dead_letter or checkpoint):
         fail("--dead-letter/--checkpoint with --workers: each worker writes its own (under --state-dir)")
-    if dead_letter and dead_letter.is_dir():  # a natural guess, as --state-dir takes one (probe G, G3)
-        fail(f"--dead-letter {dead_letter} is a directory: give a file path, or --state-dir {dead_letter} to have "
-             "each job write its own dead-letter file there")
+    for option, path, what in (("--dead-letter", dead_letter, "dead-letter"), ("--checkpoint", checkpoint, "checkpoint")):
+        if path and path.is_dir():  # a natural guess, as --state-dir takes one (probe G, G3)
+            fail(f"{option} {path} is a directory: give a file path, or --state-dir {path} to have each job write "
+                 f"its own {what} file there")
 
 
 #: ``ingest``'s exit status, for a scheduler (see its --help and the README). 0 and 1 keep their old meaning, and 2
