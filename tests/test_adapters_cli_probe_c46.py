@@ -41,3 +41,22 @@ def test_a_deferred_mcp_tools_failure_is_observed_without_the_clis_schema_advice
     refused = "PermissionError: access to secret 'db_password' denied for role reader"
     assert failed.observation == failed.error == refused
     assert ok.observation == "abc123"
+
+
+def test_the_schema_advice_quoted_inside_an_output_is_the_outputs(tmp_path: Path) -> None:
+    """Review 3: the advice was cut from wherever it began to the end of any result, so an output quoting it (a note
+    the agent read) lost that quote and all after it. Only advice that ends the result is the CLI's. The probe's
+    session with its second call's result made such an output."""
+    import json
+
+    (session,) = (CC / "mcp").glob("*.jsonl")
+    lines = session.read_text().splitlines()
+    advice = json.loads(lines[3])["message"]["content"][0]["content"].split("\n\n", 1)[1]
+    note = f"notes.md:\n{advice}\n\n## Next\nrotate the key"
+    record = json.loads(lines[5])
+    record["message"]["content"][0]["content"] = [{"type": "text", "text": note}]
+    lines[5] = json.dumps(record)
+    (tmp_path / session.name).write_text("\n".join(lines) + "\n")
+    failed, ok, _ = only_run(tmp_path).steps
+    assert failed.observation == "PermissionError: access to secret 'db_password' denied for role reader"
+    assert ok.observation == note

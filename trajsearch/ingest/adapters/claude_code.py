@@ -247,9 +247,11 @@ _HAND_BACK_INDENT = "  "
 #: The advice 2.1.3xx appends to the result of a deferred tool (an MCP tool not loaded by ToolSearch) called without
 #: its schema in the prompt: "This tool's input schema was not in your prompt when you called it. [The input schema
 #: is: {...} ...] ... call ToolSearch with query \"select:<tool>\" to load the tool, then call it again." (or "This
-#: tool's schema was not sent to the API -- ..., then retry this call."): the CLI's words after the tool's own.
+#: tool's schema was not sent to the API -- ..., then retry this call."): the CLI's words after the tool's own, to the
+#: end of the result only (the same words quoted inside an output are the output's: review 3).
 _SCHEMA_ADVICE = re.compile(r"(?:\A|\n)\s*This tool's (?:input schema was not in your prompt when you called it\. "
-                            r"|schema was not sent to the API\b).*?\bquery \"select:[^\"\n]+\".*\Z", re.S)
+                            r"|schema was not sent to the API\b)(?:(?!\nThis tool's ).)*?\bquery \"select:[^\"\n]+\"[^\n]*\s*\Z",
+                            re.S)
 _EXIT_CODE = re.compile(r"^\s*Exit code:?\s*(-?\d+)")
 #: The task of a file that starts mid-conversation with no prompt, before the agent's first words: not the user's.
 _CONTINUED = "(this session file starts mid-conversation, with no prompt; the agent's first words:) "
