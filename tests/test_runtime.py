@@ -462,3 +462,16 @@ def test_staleness_report_and_prune(hashing_ts):
     assert sorted(rt.prune(ctx, report)) == ["ancient", "needs-browser", "retired"]
     assert hashing_ts.stats(tenant="acme")["trajectories"] == 1
     assert hashing_ts.stats(tenant="beta")["trajectories"] == 1
+
+
+def test_what_a_run_handed_in_says_and_more_where_the_summary_list_was_full():
+    """Review 3: the summary lists at most ``FILES_SHOWN`` changed files, so a run that changed 40 said "and 8 more"."""
+    from trajsearch.runtime.advice import handed_in
+    from trajsearch.touched import FILES_SHOWN
+
+    def summary(n: int) -> str:
+        return "Task: fix it\nTouched: changed " + ", ".join(f"src/m{i}.py" for i in range(n)) + "."
+
+    assert handed_in(summary(6)) == "changes to src/m0.py, src/m1.py, src/m2.py, src/m3.py and 2 more"
+    assert handed_in(summary(FILES_SHOWN)).endswith("src/m3.py and more")
+    assert handed_in(summary(2)) == "changes to src/m0.py, src/m1.py"

@@ -93,6 +93,8 @@ _GREP_HIT = re.compile(r"^(?:\./)?(" + _SOURCE_FILE + r")[:-]\d+[:-](.*)$", re.M
 
 #: How many of each kind the summary line lists.
 _SHOWN = {"changed": 12, "read": 10, "symbols": 20, "tests": 8, "commands": 12, "calls": 10}
+#: How many changed (or created) files the summary line lists at most: a list that long may have been cut.
+FILES_SHOWN = _SHOWN["changed"]
 #: How many files, and names per file, the summary line lists as defined (about 40 names per run).
 _DEFINED_FILES, _DEFINED_NAMES = 12, 16
 

@@ -26,7 +26,7 @@ from ..search import MAX_QUERY_CHARS, TrajSearch
 from ..store.filters import Filters
 from ..store.tokenize import tokenize_query
 from ..store.traces import TraceStoreError
-from ..touched import identifiers
+from ..touched import FILES_SHOWN, identifiers
 from . import where
 from .context import RuntimeContext
 from .novelty import NoveltyConfig, Strategy, strategy_for
@@ -660,8 +660,12 @@ def handed_in(summary: str) -> str | None:
 
 
 def _some(items: list[str], n: int = 4) -> str:
-    """The first ``n`` items, and how many more."""
-    return ", ".join(items[:n]) + (f" and {len(items) - n} more" if len(items) > n else "")
+    """The first ``n`` files, and how many more: "and more" where the summary's list was full (it lists at most
+    ``touched.FILES_SHOWN``: a run that changed 40 files would say "and 8 more", review 3)."""
+    if len(items) <= n:
+        return ", ".join(items)
+    more = "more" if len(items) >= FILES_SHOWN else f"{len(items) - n} more"
+    return ", ".join(items[:n]) + f" and {more}"
 
 
 #: A file's name alone (``base.py``, ``__init__.py``): every project has one, so it tells no project's code apart.

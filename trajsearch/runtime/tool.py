@@ -163,5 +163,5 @@ def _step_result(hit: Any, text: str) -> dict[str, Any]:
 
 
 def echoed(query: str) -> str:
-    """``query`` as an answer says it back: its head, with how much was left out (:data:`QUERY_ECHO_CHARS`)."""
+    """``query`` as an answer says it back: its first :data:`QUERY_ECHO_CHARS` characters, `` …`` marking a cut."""
     return clip(query, QUERY_ECHO_CHARS)
