@@ -311,3 +311,16 @@ def test_a_store_in_use_is_named_with_its_holder(tmp_path: Path) -> None:
     finally:
         if holder.poll() is None:
             holder.kill()
+
+
+def test_a_store_held_by_an_ingests_server_names_the_ingest_and_the_servers_own_stop(tmp_path: Path) -> None:
+    """Review 4 (D5): an ingest's loopback server ignores SIGTERM (it must outlive a signal to the process group), so
+    "stop it (kill PID)" did nothing to it: the message names the ingest to stop, and the server's own signal."""
+    from trajsearch.ingest.batch import LocalServer
+    from trajsearch.store.lock import StoreOpenError
+
+    with LocalServer(str(tmp_path / "m.db")) as server:
+        with pytest.raises(StoreOpenError) as refused:
+            TrajSearch.open(str(tmp_path / "m.db"), traces=str(tmp_path / "t"), embedder=HashingEmbedder())
+        said = str(refused.value)
+        assert f"stop that ingest (kill {os.getpid()}), or close its server (kill -USR1 {server.proc.pid})" in said

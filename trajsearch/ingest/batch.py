@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping, NamedTuple, Sequence
 
 from .adapters._common import DEFAULT_SUCCESS_THRESHOLD
+from .orphans import ingest_of
 from .checkpoint import Checkpoint, DeadLetter, job_id
 from .outcomes import OutcomeTable
 from ..fsutil import own_private, pid_alive, private_dir
@@ -424,15 +425,8 @@ class LocalServer:
 def _orphaned_server(cmd: str) -> bool:
     """Whether a command line is a ``milvus-lite server`` started by :class:`LocalServer` whose ingest has died (it
     is then closing, on the signal :mod:`.orphans` asked for)."""
-    words = cmd.split()
-    if "trajsearch.ingest.orphans" not in words:
-        return False
-    at = words.index("trajsearch.ingest.orphans") + 1
-    try:
-        pid = int(words[at])
-    except (IndexError, ValueError):
-        return False
-    return not pid_alive(pid)
+    pid = ingest_of(cmd)
+    return pid is not None and not pid_alive(pid)
 
 
 def run_workers(

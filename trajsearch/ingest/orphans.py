@@ -31,6 +31,16 @@ import sys
 STOP = signal.SIGUSR1
 
 
+def ingest_of(cmd: str) -> int | None:
+    """The ingest a ``milvus-lite server`` started through this module serves (``... trajsearch.ingest.orphans
+    <ingest pid> ...``), from its command line; None for any other process."""
+    words = cmd.split()
+    if "trajsearch.ingest.orphans" not in words:
+        return None
+    at = words.index("trajsearch.ingest.orphans") + 1
+    return int(words[at]) if at < len(words) and words[at].isdigit() else None
+
+
 def die_with_parent(parent_pid: int, sig: int = signal.SIGTERM) -> None:
     """Have the kernel send ``sig`` to this process when its parent dies; exit now if it already has.
 

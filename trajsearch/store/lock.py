@@ -15,6 +15,8 @@ import os
 import time
 from pathlib import Path
 
+from ..ingest.orphans import ingest_of
+
 LOCK_FILENAME = "LOCK"
 
 
@@ -80,8 +82,12 @@ def diagnose(data_dir: Path, *, wait: float = 5.0) -> str | None:
             if who:
                 pid, cmd = who[0]
                 shown = cmd if len(cmd) <= 120 else cmd[:119] + "…"  # a cut command line says it is cut
+                if (ingest := ingest_of(cmd)) is not None:  # an ingest's server: it outlives a SIGTERM (review 4, D5)
+                    stop = f"stop that ingest (kill {ingest}), or close its server (kill -USR1 {pid})"
+                else:
+                    stop = f"stop it (kill {pid})"
                 return (f"the data directory {data_dir} is in use by process {pid} ({shown}); "
-                        f"Milvus Lite allows one process per directory: stop it (kill {pid}) or query it through "
+                        f"Milvus Lite allows one process per directory: {stop} or query it through "
                         "its server (trajsearch serve, then --server)")
             return (f"the data directory {data_dir} is in use by another process; Milvus Lite allows one "
                     "process per directory: stop that process or use a server (trajsearch serve, then --server)")
