@@ -1081,11 +1081,11 @@ def test_covering_leaves_the_call_place_and_lifts_no_distant_run(hashing_ts):
 
 
 def test_a_run_calling_a_verdict_the_task_words_takes_no_place_from_the_code_it_works_on(hashing_ts):
-    """Plumbing (hashing test embedder): an agent's verdict on its own run is a state-changing call too (CodeR's
-    ``fail``), and a bug report says "fail". Where the runs chosen first changed the file the task's work likeliest
-    lies in, its work is code: the last place goes by the ranking and the cover as the first did, not to a distant
-    run that called ``fail``. Runs that changed no file (a support desk's) still give the last place to the calls
-    the task names (test_covering_leaves_the_call_place_and_lifts_no_distant_run)."""
+    """Plumbing (hashing test embedder): an agent's verdict on its own run is recorded as a state-changing call
+    (CodeR's ``fail``), and a bug report says "fail": a distant run that called ``fail`` took the place kept for runs
+    making the calls the task names. A verdict names no work (``rerank.VERDICT_CALLS``), with or without the cover;
+    a call that is work keeps that place in a code tenant too
+    (test_the_calls_place_stays_for_a_call_that_is_work_in_a_code_tenant)."""
     task = "QuerySet.update() should fail when the queryset is ordered by a related field"
     near = [_changed(f"near-{i}", task + tail, f"django/db/models/{module}.py") for i, (tail, module) in enumerate(
         ((" of the model", "query"), (" and annotated", "sql/compiler"), (", since 3.1", "sql/query")))]
@@ -1102,10 +1102,9 @@ def test_a_run_calling_a_verdict_the_task_words_takes_no_place_from_the_code_it_
         cover_steps=0, cover_named_steps=0, rerank=RerankConfig(other_work_margin=0.0, max_cosine=1.0)))
     found = Runtime(hashing_ts, config).exemplars(task, ACME, k=3).items
     assert [e.trajectory_id for e in found] == ["near-0", "near-2", "near-1"], found
-    # the calls place is still there where no file says where the work lies: covering off, the caller takes it
-    uncovered = replace(config.advice, cover_weight=0.0)
+    uncovered = replace(config.advice, cover_weight=0.0)  # the cover off: still no place for the verdict
     found = Runtime(hashing_ts, replace(config, advice=uncovered)).exemplars(task, ACME, k=3).items
-    assert [e.trajectory_id for e in found] == ["near-0", "near-2", "caller"], found
+    assert "caller" not in [e.trajectory_id for e in found], found
 
 
 def test_a_project_method_named_like_a_builtin_one_still_names_its_home():
@@ -1239,3 +1238,25 @@ def test_a_run_below_the_threshold_is_not_grounded_by_its_own_vote_for_its_files
     assert found.strategy is Strategy.use_as_inspiration  # the scikit-learn run is near enough
     shown = [e.trajectory_id.split(".")[-1] for e in found.items]
     assert shown == ["scikit-learn__scikit-learn-10297"], shown
+
+
+def test_the_calls_place_stays_for_a_call_that_is_work_in_a_code_tenant(hashing_ts):
+    """Review 3 (D2): a first fix of the verdict case gave the last place to the cover in every tenant whose runs edit
+    files (judged by each chosen run's own vote for its files), so a coding agent's run making the call the task
+    asks for (an MCP ``create_pull_request``) lost its place. The verdict is left out of the calls instead."""
+    def run(tid: str, task: str, path: str, *calls: str) -> Trajectory:
+        diff = f"diff --git a/{path} b/{path}\n--- a/{path}\n+++ b/{path}\n@@ -1 +1 @@\n-a\n+b\n"
+        steps = [("Edit", {"file_path": path, "old_string": "a", "new_string": "b"}, "ok"),
+                 ("Bash", {"command": "git diff"}, diff)]
+        return make_run(tid, task_id=tid, task=task,
+                        steps=steps + [(c, {"repo": "acme/web", "title": "fix"}, "created #42") for c in calls])
+
+    task = "Fix the login redirect loop and create a pull request for it"
+    near = [run(f"near-{i}", f"Fix the login redirect loop{tail}", f"web/auth/redirect{i}.py")
+            for i, tail in enumerate((" on logout", " after the session expires", " in Safari"))]
+    hashing_ts.add([*near, run("does-it", "Ship the checkout banner change upstream", "web/checkout/banner.py",
+                               "create_pull_request")])
+    config = RuntimeConfig(advice=AdviceConfig(novelty=NoveltyConfig(follow_closely=1.0, inspiration=0.0,
+                                                                     per_tenant=False)))
+    chosen = [e.trajectory_id for e in Runtime(hashing_ts, config).exemplars(task, ACME, k=3).items]
+    assert chosen[-1] == "does-it", chosen

@@ -318,8 +318,7 @@ def exemplars(
         ranked, by_calls = _grounded(ranked, floor, likely, summaries), _grounded(by_calls, floor, likely, summaries)
         chosen = pick(ranked, k - slots)
         if slots:  # the last places in their own order; covering decides them only where the ranking does
-            order = None if _in_likely_files(chosen, _likeliest(cover, config.likely_files_looked_up), summaries) \
-                else _last_places(chosen, ranked, by_calls, summaries)
+            order = _last_places(chosen, ranked, by_calls, summaries)
             chosen = pick(chosen + [s for s in order or ranked if s not in chosen], k, covering=order is None)
     else:  # still one place per run: its copies in ``by_calls`` and ``ranked`` differ in score
         ranked, by_calls = _grounded(ranked, floor, _nothing, summaries), _grounded(by_calls, floor, _nothing, summaries)
@@ -384,18 +383,6 @@ def _nothing(run: str) -> set[str]:
 def _likeliest(cover: dict[str, float], n: int) -> set[str]:
     """The ``n`` files of ``cover`` the task's work likeliest lies in."""
     return set(sorted(cover, key=lambda key: -cover[key])[:n])
-
-
-def _in_likely_files(chosen: Sequence[Scored], likely: set[str], summaries: dict[str, Hit]) -> bool:
-    """Whether a run chosen already changed one of the files the task's work likeliest lies in (``likely``): then
-    its work is code, and the last places go by the ranking and the cover as the first did, not to the runs making
-    the calls the task names (:func:`_last_places`). An agent's verdict on its own run is a call too (CodeR's
-    ``succeed`` and ``fail``), and a bug report saying "fail" names it: on CodeR's SWE-bench Lite runs (held out),
-    django-11964 and django-14580 lost the relevant third run to a run that called ``fail``. Exemplar-only
-    leave-task-out, CodeR recall@3 0.898 -> 0.939 (@1 0.592); no list changed on the gemini-3-pro and SWE-agent
-    sets (their runs record no calls). A support desk's runs change no file (no cover): the calls place stays."""
-    return bool(likely) and any({file_key(path) for path in changed_files(_summary(s, summaries))} & likely
-                                for s in chosen)
 
 
 def _calls_first(order: list[Scored], call_match: float) -> list[Scored]:

@@ -193,11 +193,19 @@ def _file_names(path: str) -> set[str]:
     return set(pieces[-1:]) | ({"/".join(pieces[-2:])} if len(pieces) >= 2 else set())
 
 
+#: Calls that are an agent's verdict on its own run, not work done in the world (CodeR's sub-agents call ``succeed``
+#: and ``fail``; SWE-agent-like loops ``submit``): every bug report "names" one ("should fail when ..."), so runs
+#: making them took the place kept for runs making the calls a task asks for (on CodeR's held-out SWE-bench Lite
+#: runs django-11964 and -14580 lost the relevant run to a run that called ``fail``).
+VERDICT_CALLS = frozenset({"fail", "failed", "succeed", "success", "submit", "finish", "finished", "done", "give_up"})
+
+
 def touched_names(summary: str) -> dict[str, set[str]]:
     """What a summary row's ``Touched:`` line says the run changed, lowercased, in two kinds:
     ``code``: each changed file's stem and last two path parts, its module, the functions and
     classes changed; ``calls``: the words of the state-changing tools it called
-    (``cancel_reservation`` -> ``cancel``, ``reservation``)."""
+    (``cancel_reservation`` -> ``cancel``, ``reservation``), but an agent's verdict on its run
+    (:data:`VERDICT_CALLS`)."""
     return _names_changed(_touched_lists(summary))
 
 
@@ -207,7 +215,7 @@ def _names_changed(parsed: dict[str, list[str]]) -> dict[str, set[str]]:
     code = set(lists["modules"]) | set(lists["symbols"])
     for item in lists["changed"]:
         code |= _file_names(item)
-    calls = {word for item in lists["calls"] for word in re.split(r"[_\W]+", item)}
+    calls = {word for item in lists["calls"] if item not in VERDICT_CALLS for word in re.split(r"[_\W]+", item)}
     return {"code": {n for n in code if len(n) > 2}, "calls": {n for n in calls if len(n) > 2}}
 
 
