@@ -77,3 +77,15 @@ def test_haystacks_import_time_tracing_probe_is_passed_over(home: Path, caplog: 
     report = json.loads(out)
     assert (report["read"], report["ingested"], report["rejected"]) == (1, 1, 0)
     assert report["passed_over"] == {"trace": {"only tests tracing": 2}}
+
+
+def test_only_pydantic_ais_own_retry_prompt_is_read_as_feedback() -> None:
+    """Review 4 (D3): any user message ending in "Fix the errors and try again." was taken for pydantic-ai's feedback
+    (an OpenAI Agents JS trace's follow-up question became an error). ``RetryPromptPart.model_response()`` opens its
+    text "Validation feedback:" or "N validation error(s):" (pydantic_ai/messages.py, 2.68-2.78)."""
+    from trajsearch.ingest.adapters._spans import retry_feedback
+
+    assert retry_feedback("Validation feedback:\nBitte den Betrag in EUR angeben.\n\nFix the errors and try again.") \
+        == "Bitte den Betrag in EUR angeben."
+    assert retry_feedback('2 validation errors:\n```json\n[]\n```\n\nFix the errors and try again.')
+    assert retry_feedback("And what about Berlin's weather?\n\nFix the errors and try again.") is None

@@ -175,6 +175,9 @@ _HAYSTACK_TOOL_RAISED = re.compile(r"^Failed to invoke [Tt]ool `[^`]+` with para
 #: ``<pyai:retry_feedback>`` (an output validator's or function's ``ModelRetry``) or ``<pyai:validation_errors>``
 #: fence (``pydantic_ai/messages.py``).
 _PYDANTIC_AI_RETRY_END = "\n\nFix the errors and try again."
+#: ... and opens it so, as a user-role message (``tool_name`` None): any message ending as above is not one (a user
+#: may write that line; review 4, D3).
+_PYDANTIC_AI_RETRY_START = re.compile(r"\s*(?:(Validation feedback:)|\d+ validation errors?:\n```json\n)")
 _PYDANTIC_AI_FRAMING = re.compile(r"^\s*Your previous response failed the application's validation "
                                   r"\(this is automated feedback, not a message from the user\):\s*\n"
                                   r"<pyai:(retry_feedback|validation_errors)>\n?(.*?)\n?</pyai:\1>\s*$", re.S)
@@ -188,9 +191,9 @@ def retry_feedback(text: Any) -> str | None:
         return None
     if framed := _PYDANTIC_AI_FRAMING.match(text):
         return framed.group(2).strip()
-    if text.rstrip().endswith(_PYDANTIC_AI_RETRY_END):
+    if text.rstrip().endswith(_PYDANTIC_AI_RETRY_END) and (opening := _PYDANTIC_AI_RETRY_START.match(text)):
         said = text.rstrip()[: -len(_PYDANTIC_AI_RETRY_END)].strip()
-        return said.removeprefix("Validation feedback:").strip() or said
+        return said[opening.end():].strip() if opening.group(1) else said
     return None
 
 
