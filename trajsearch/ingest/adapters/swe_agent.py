@@ -125,6 +125,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from trajsearch.model import UNEVALUATED, Failure, Outcome, Trajectory
 
 from . import _prompts
@@ -233,11 +235,6 @@ _RETRY = "__retry_attempt__"
 #: The config files SWE-agent 1.x writes beside a run (``run_single.py``, ``run_batch.py``): each one YAML string
 #: holding the config's JSON (``yaml.dump(config.model_dump_json())``).
 _CONFIG_FILES = ("{id}.config.yaml", "config.yaml", "../run_batch.config.yaml")
-#: YAML's escapes in a double-quoted scalar (PyYAML writes one when the JSON holds non-ASCII text).
-_YAML_ESCAPES = {"0": "\0", "a": "\a", "b": "\b", "t": "\t", "\t": "\t", "n": "\n", "v": "\v", "f": "\f",
-                 "r": "\r", "e": "\x1b", " ": " ", '"': '"', "/": "/", "\\": "\\", "N": "\x85", "_": "\xa0",
-                 "L": "\u2028", "P": "\u2029"}
-_YAML_ESCAPE = re.compile(r"\\(x[0-9A-Fa-f]{2}|u[0-9A-Fa-f]{4}|U[0-9A-Fa-f]{8}|.)", re.S)
 #: A reviewer's or chooser's answer ends with its verdict alone on the last line (a score, an index).
 _VERDICT_LINE = re.compile(r"\n\s*-?\d+(?:\.\d+)?\s*$")
 
@@ -480,38 +477,11 @@ def _config_file(path: Path) -> dict[str, Any]:
 @lru_cache(maxsize=16)  # an instance's attempts share one config
 def _read_config(path: str, _mtime: int) -> dict[str, Any]:
     try:
-        config = json.loads(_yaml_string(Path(path).read_text(encoding="utf-8")) or "")
-    except (OSError, ValueError, RecursionError):
+        text = yaml.safe_load(Path(path).read_text(encoding="utf-8"))  # ``yaml.dump(a_string)``: a quoted scalar
+        config = json.loads(text) if isinstance(text, str) else None
+    except (OSError, ValueError, RecursionError, yaml.YAMLError):
         return {}
     return config if isinstance(config, dict) else {}
-
-
-def _yaml_string(text: str) -> str | None:
-    """The string a YAML document of one quoted scalar holds, as ``yaml.dump(a_string)`` writes it: single-quoted
-    (``''`` for a quote), or double-quoted with escapes when the text is not all printable ASCII; either folded
-    over lines (a line break between lines is a space, a blank line a newline, ``\\`` at a line's end joins)."""
-    text = text.strip()
-    quote = text[:1]
-    if quote not in ("'", '"') or len(text) < 2 or not text.endswith(quote):
-        return None
-    lines = text[1:-1].split("\n")
-    body, breaks = lines[0], 0
-    for line in lines[1:]:
-        if not line.strip(" \t"):
-            breaks += 1
-            continue
-        if quote == '"' and re.search(r"(?<!\\)(?:\\\\)*\\$", body):  # an escaped line break: nothing
-            body = body[:-1]
-        else:
-            body = body.rstrip(" \t") + ("\n" * breaks or " ")
-        body += line.lstrip(" \t")
-        breaks = 0
-    if breaks:  # the closing quote's line held only white space
-        body = body.rstrip(" \t") + ("\n" * (breaks - 1) or " ")
-    if quote == "'":
-        return body.replace("''", "'")
-    return _YAML_ESCAPE.sub(
-        lambda m: chr(int(m[1][1:], 16)) if len(m[1]) > 1 else _YAML_ESCAPES.get(m[1], m[0]), body)
 
 
 def _step_error(observation: str, command: str) -> str | None:
