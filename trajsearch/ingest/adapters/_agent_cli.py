@@ -167,6 +167,41 @@ def add_report(step: dict[str, Any], note: dict[str, str]) -> None:
         step["error"] = step.get("error") or summary or said
 
 
+#: The tools with which a Claude Code agent reads a background task's state (``BashOutput``, 1.0.x-2.0.x;
+#: ``TaskOutput``, 2.1.x, which also answers to its old names).
+POLL_TOOLS = frozenset({"BashOutput", "TaskOutput", "BashOutputTool", "AgentOutputTool"})
+#: The paragraphs of such a tool's result (the CLI's ``mapToolResultToToolResultBlockParam``, parts joined by a blank
+#: line): BashOutput's ``<status>``, ``<exit_code>``, ``<stdout>``, ``<stderr>``, ``<timestamp>``; TaskOutput's
+#: ``<retrieval_status>``, ``<task_id>``, ``<task_type>``, ``<status>``, ``<exit_code>``, ``<output>``, ``<error>``.
+_POLL_FIELD = re.compile(r"(?:\A|\n\n)<(retrieval_status|task_id|task_type|status|exit_code|timestamp)>([^<\n]*)"
+                         r"</\1>(?=\n\n|\s*\Z)")
+_POLL_STREAM = re.compile(r"(?:\A|\n\n)<(?:stdout|stderr|output)>\n|\n</(?:stdout|stderr|output)>(?=\n\n<|\s*\Z)")
+#: How TaskOutput (2.1.x) marks, in a shell task's output, the lines its command wrote to standard error.
+_STDERR_MARK = re.compile(r"^\[stderr\] ", re.M)
+_POLL_ERROR = re.compile(r"(?:\A|\n\n)<error>(.*?)</error>\s*\Z", re.S)
+
+
+def poll_error(text: str, detail: dict[str, Any], command: str | None) -> str | None:
+    """The error a poll of a background task (a ``POLL_TOOLS`` call's result ``text``, its ``toolUseResult``
+    ``detail``) reports: of a shell command that ended ``failed`` (the CLI's status for a non-zero exit code, 137
+    too: one the agent stopped is ``killed``), its exit code read as any command's (:func:`exit_code_error`,
+    ``command`` the line it ran); of an agent, its ``<error>``; None while the task runs, when it completed or was
+    stopped. The call that launched the task said only that it started, and the CLI does not mark a poll's result
+    ``is_error``: without this, tests that failed in the background read as passing."""
+    fields = {name: value.strip() for name, value in _POLL_FIELD.findall(text)}
+    task = detail.get("task") if isinstance(detail.get("task"), dict) else detail
+    status = task.get("status") if isinstance(task.get("status"), str) else fields.get("status")
+    if status != "failed":
+        return None
+    code = as_int(task.get("exitCode")) if task.get("exitCode") is not None else as_int(fields.get("exit_code"))
+    if code is None:
+        said = _POLL_ERROR.search(text)
+        return decisive_line(said.group(1)) if said and said.group(1).strip() else "background task failed"
+    command = command or as_str(detail.get("command"))
+    output = _STDERR_MARK.sub("", _POLL_STREAM.sub("\n", _POLL_FIELD.sub("", text)))
+    return exit_code_error(output, code, command)
+
+
 def command_instruction(command: str, expansion: str) -> str:
     """What a prompt-type slash command asks: its own arguments when it has some (``/review fix the login
     bug``), else the body it expands to (``/init``)."""

@@ -127,9 +127,10 @@ Mapping
   refusal quotes from its input; "Exit code 1" with no
   output is grep's "no match", no error, when the command answers so: grep, rg,
   which, test, ...; a script whose output went to a file failed), or an interrupted Bash call
-  (``toolUseResult.interrupted``). A parallel call the CLI cancelled because
-  another one failed ("Sibling tool call errored") never ran: no error of its
-  own, its observation says so.
+  (``toolUseResult.interrupted``), or a poll of a background task (``BashOutput``, 2.1.x ``TaskOutput``)
+  that reports it ``failed``: a shell command's exit code and output read as a Bash call's, an agent's
+  error. A parallel call the CLI cancelled because another one failed ("Sibling tool call errored")
+  never ran: no error of its own, its observation says so.
 - outcome: a transcript records no verdict -> ``unknown``. When the session
   ended on an API error (a synthetic assistant message with
   ``isApiErrorMessage``/``error``, or a ``system`` ``api_error`` record, with
@@ -168,6 +169,7 @@ from ._agent_cli import (
     background_task,
     task_notifications,
     CLAUDE_INTERRUPT,
+    POLL_TOOLS,
     command_instruction,
     loads_skill,
     command_line,
@@ -180,6 +182,7 @@ from ._agent_cli import (
     as_key,
     as_str,
     parts_text,
+    poll_error,
     prompt_list,
     session_trajectory,
     strip_reminders,
@@ -885,6 +888,12 @@ class _Session:
             if step is not None:
                 add_report(step, note)
 
+    def _launched(self, arguments: dict[str, Any]) -> str | None:
+        """The command line of the background task a poll (``POLL_TOOLS``: ``bash_id``, ``task_id``) names."""
+        task = arguments.get("task_id") or arguments.get("bash_id") or arguments.get("shell_id")
+        launcher = self.background.get(task) if isinstance(task, str) else None
+        return command_line(launcher["arguments"]) if launcher else None
+
     def tool_result(self, part: dict[str, Any], record: dict[str, Any], at: Any) -> None:
         step = self.by_call.get(str(part.get("tool_use_id")))
         if step is None:
@@ -897,6 +906,8 @@ class _Session:
         cancelled = text.strip() == _SIBLING_ERRORED  # it never ran: the failure is its sibling's, not its own
         step["observation"] = _CANCELLED if cancelled else text or None
         step["error"] = None if cancelled else _result_error(part, text, record, command_line(step["arguments"]))
+        if step["error"] is None and step["action"] in POLL_TOOLS:  # a background task's end, read by polling it
+            step["error"] = poll_error(text, as_dict(record.get("toolUseResult")), self._launched(step["arguments"]))
         if task := background_task(text, as_dict(record.get("toolUseResult"))):  # its end is reported later
             self.background[task] = step  # (``background_result``)
         step["ended_at"] = iso_time(at)
