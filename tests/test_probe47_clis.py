@@ -25,7 +25,31 @@ def test_a_background_test_run_that_failed_is_an_error_where_the_agent_polled_it
     for folder, poll in (("poll-2.0.46", "BashOutput"), ("poll-2.1.40", "TaskOutput")):
         run = only_run(CC / folder)
         launch, polled, answer = run.steps
-        assert (launch.action, launch.error) == ("Bash", None), folder
+        assert launch.action == "Bash" and "<exit_code>" not in launch.observation, folder
         assert polled.action == poll and "<exit_code>1</exit_code>" in polled.observation
         assert polled.error == "E AssertionError: 3 \\!= 4 (exit code 1)", folder
         assert answer.action == "respond" and answer.error is None
+
+
+def test_a_background_commands_report_the_session_ended_before_delivering_is_its_error() -> None:
+    """Bug (probe C47, C2): a background task's ``<task-notification>`` that 2.1.x (here 2.1.40, ``claude -p``) queued
+    while the agent worked and never delivered, as the session ended first, is logged only as an ``enqueue``
+    queue-operation, and was read only once a ``remove`` took it in: the test command that failed in the background
+    read as no error. It joins its launching call all the same (the model never saw it; the command did fail)."""
+    run = only_run(CC / "undelivered-2.1.40")
+    launch, wait, after, answer = run.steps
+    assert launch.arguments["run_in_background"] is True
+    assert launch.error == 'Background command "Run the test suite" failed with exit code 1'
+    assert launch.observation.endswith(launch.error)
+    assert (wait.error, after.error, answer.action) == (None, None, "respond")
+    assert "user_prompts" not in run.metadata  # a task's report is no prompt
+
+
+def test_a_polled_background_tasks_report_still_queued_joins_its_launch_once() -> None:
+    """The 2.1.40 poll session also left its task's report queued (enqueued before TaskOutput marked it seen): the
+    launch gets the report, the poll keeps its own error, and nothing else changes."""
+    run = only_run(CC / "poll-2.1.40")
+    launch, polled, _ = run.steps
+    assert launch.error == 'Background command "Run the test suite" failed with exit code 1'
+    assert launch.observation.count("failed with exit code 1") == 1
+    assert polled.error == "E AssertionError: 3 \\!= 4 (exit code 1)"

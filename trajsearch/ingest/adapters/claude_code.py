@@ -94,7 +94,9 @@ Mapping
   with its text then ``remove`` when the turn takes it in: read the same, where
   it was taken in, when the file writes no attachment and the text is a typed
   prompt or a task's report, not a subagent's ``<agent-notification>``,
-  another session's message or a background task's JSON registration), and a
+  another session's message or a background task's JSON registration; a task's
+  report still queued when the session ended, never taken in, joins its call all
+  the same: the task ended so), and a
   coordinator's follow-up to its running subagent (2.1.2xx, ``isMeta`` with
   ``origin.kind: "coordinator"``: the subagent's next request). Another
   session's message (``origin.kind: "peer"``) is no request of this run's
@@ -553,11 +555,14 @@ def _with_consumed_queue(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
     report) only as ``enqueue`` with its ``content``, then ``remove`` when the turn takes it in. A file with
     attachments of its own is read from them (2.1.2xx: only they carry a message's ``origin``, and a peer's
     ``enqueue`` differs from its attachment by a ``hop-chain``); a message the file records otherwise (a user
-    record after ``dequeue``), a slash command or what the CLI queued itself (``_queued_mode``) gets none."""
-    if any(_is_queued(r) for r in records):
-        return records
+    record after ``dequeue``), a slash command or what the CLI queued itself (``_queued_mode``) gets none.
+
+    A background task's report still in the queue when the session ended (``claude -p`` ends its turn before the
+    CLI delivers it: ``enqueue`` and nothing after) is read at the end all the same: the model never saw it, but the
+    task ended as it says, and a command that failed in the background failed (its launching call's error)."""
+    own = any(_is_queued(r) for r in records)
     recorded = {_said(_record_text(r)) for r in records if r.get("type") == "user"}
-    pending: list[str] = []
+    pending: list[tuple[str, dict[str, Any]]] = []
     kept = []
     for record in records:
         kept.append(record)
@@ -565,16 +570,23 @@ def _with_consumed_queue(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
             continue
         operation, content = record.get("operation"), parts_text(record.get("content"))
         if operation == _ENQUEUE:
-            pending.append(content)
+            pending.append((content, record))
         elif operation == _POP_ALL:
             pending.clear()
         elif operation in (_DEQUEUE, _REMOVE) and pending:
-            text = pending.pop(pending.index(content) if content and content in pending else 0)  # else the first
+            texts = [text for text, _ in pending]
+            text, _ = pending.pop(texts.index(content) if content and content in texts else 0)  # else the first
             mode = _queued_mode(text)
-            if operation == _REMOVE and mode and _said(text) not in recorded:
-                kept.append({**record, "type": "attachment",
-                             "attachment": {"type": "queued_command", "prompt": text, "commandMode": mode}})
+            if operation == _REMOVE and mode and not own and _said(text) not in recorded:
+                kept.append(_as_queued(record, text, mode))
+    kept.extend(_as_queued(record, text, _QUEUED_NOTIFICATION) for text, record in pending
+                if _queued_mode(text) == _QUEUED_NOTIFICATION)
     return kept
+
+
+def _as_queued(record: dict[str, Any], text: str, mode: str) -> dict[str, Any]:
+    """A queue record's message as the ``queued_command`` attachment other versions write when it is taken in."""
+    return {**record, "type": "attachment", "attachment": {"type": "queued_command", "prompt": text, "commandMode": mode}}
 
 
 def _queued_mode(text: str) -> str | None:
