@@ -53,3 +53,19 @@ def test_a_polled_background_tasks_report_still_queued_joins_its_launch_once() -
     assert launch.error == 'Background command "Run the test suite" failed with exit code 1'
     assert launch.observation.count("failed with exit code 1") == 1
     assert polled.error == "E AssertionError: 3 \\!= 4 (exit code 1)"
+
+
+def test_a_post_tool_use_hooks_refusal_is_what_the_call_got_back() -> None:
+    """Bug (probe C47, C3): a ``PostToolUse`` hook that exits 2 (a linter, a type check run on what the agent just
+    wrote: the hooks guide's own pattern) tells the agent why in a reminder; 2.1.2xx+ records it only as a
+    ``hook_blocking_error`` attachment naming the call (``toolUseID``), apart from the call's result. It was passed
+    over: the call read as a clean success and the lint error the agent went on to fix was nowhere in the run. It is
+    the call's error (the hook's words, without the ``[command]:`` the CLI puts first) and joins its observation; on
+    a failed call (``PostToolUseFailure``) the call keeps its own error."""
+    run = only_run(CC / "post-tool-use-hooks-2.1.332")
+    linted, failed, answer = run.steps
+    assert linted.observation == "x = 1\nPostToolUse:Bash hook blocking error: ruff: app.py:1:1: F401 os imported but unused"
+    assert linted.error == "PostToolUse:Bash hook: ruff: app.py:1:1: F401 os imported but unused"
+    assert failed.error == "boom: config missing (exit code 1)"
+    assert failed.observation.endswith("PostToolUseFailure:Bash hook blocking error: hint: run make config first")
+    assert answer.action == "respond" and "user_prompts" not in run.metadata

@@ -121,7 +121,11 @@ Mapping
   ``{"content": text}``; thinking with nothing after it becomes the thought
   of the next step (at the session's end, it joins the last step's thought). A Stop hook that refuses to let a turn end ("Stop hook
   feedback: ..." in a user record) is what that turn's last step got back: its
-  observation (the agent's next steps answer it).
+  observation (the agent's next steps answer it). A hook that refuses a call's
+  result (``PostToolUse`` exiting 2: a linter on the file just written;
+  ``PostToolUseFailure``), recorded (2.1.2xx+) as a ``hook_blocking_error``
+  attachment naming the call, joins that call's observation and is its error
+  when it has none.
 - Step.error: only when the result says it failed: ``is_error: true`` (the
   decisive line of the result, e.g. "Exit code 1 ... AssertionError: ..." or
   "The user doesn't want to proceed with this tool use"; of a call the CLI
@@ -549,6 +553,13 @@ def _is_queued(record: dict[str, Any]) -> bool:
     return record.get("type") == "attachment" and as_dict(record.get("attachment")).get("type") == "queued_command"
 
 
+def _is_hook_block(record: dict[str, Any]) -> bool:
+    """A hook's refusal of a call's result (2.1.2xx+: an ``attachment`` of type ``hook_blocking_error`` naming the
+    call by ``toolUseID``), which the CLI writes apart from the call's result (see ``_Session.hook_blocked``)."""
+    attachment = as_dict(record.get("attachment")) if record.get("type") == "attachment" else {}
+    return attachment.get("type") == "hook_blocking_error" and isinstance(attachment.get("toolUseID"), str)
+
+
 def _with_consumed_queue(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The records, each queued message the running turn took in followed by the ``queued_command`` attachment that
     other versions write for it: 2.1.5x-2.1.9x log a prompt typed while the agent worked (or a background task's
@@ -891,6 +902,27 @@ class _Session:
             self.user({**record, "message": {"role": "user", "content": text}, "origin": queued.get("origin"),
                        "isMeta": queued.get("isMeta")})
 
+    def hook_blocked(self, record: dict[str, Any]) -> None:
+        """A hook that refused a call's result (a ``PostToolUse`` hook exiting 2: a linter, a type check, a test run
+        on the file just edited; ``PostToolUseFailure`` on a failed call) told the agent why, in a reminder after the
+        result: what the call got back, and its error when the call had none (the agent is to fix what the hook
+        found). The words are the hook's, without the ``[command]: `` the CLI puts before them; a refusal the result
+        already holds (``PreToolUse``: the call never ran, its result says why) adds nothing."""
+        hook = as_dict(record.get("attachment"))
+        step = self.by_call.get(hook["toolUseID"])
+        blocked = hook.get("blockingError")
+        detail = as_dict(blocked)
+        said = as_str(detail.get("blockingError")) if isinstance(blocked, dict) else as_str(blocked)
+        if step is None or not said or not said.strip():
+            return
+        command = as_str(detail.get("command"))
+        said = said.strip().removeprefix(f"[{command}]:").strip() if command else said.strip()
+        if said in (step.get("observation") or ""):
+            return
+        name = as_str(hook.get("hookName")) or as_str(hook.get("hookEvent")) or "hook"
+        step["observation"] = "\n".join(t for t in (step.get("observation"), f"{name} hook blocking error: {said}") if t)
+        step["error"] = step.get("error") or f"{name} hook: {decisive_line(said) or said}"
+
     def background_result(self, body: str) -> None:
         """A background task's report (``<task-notification>``: the call's own result only says it launched)
         joins that call's observation: an agent's findings, or how a background shell command ended (an
@@ -1080,6 +1112,8 @@ def _read(records: list[dict[str, Any]]) -> _Session:
             session.response(message, parts, unit.get("timestamp"))
         elif kind == "user":
             session.user(unit)
+        elif kind == "attachment" and _is_hook_block(unit):
+            session.hook_blocked(unit)
         elif kind == "attachment":
             session.queued(unit)
         elif kind == "system":
@@ -1113,7 +1147,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     talk = [r for r in unique if as_str(r.get("type")) in CONVERSATION]
     has_main = any(not _in_sidechain(r) for r in talk if r.get("type") in ("user", "assistant"))
     subagent = not has_main and any(_in_sidechain(r) for r in talk)
-    chain = [r for r in unique if (as_str(r.get("type")) in CONVERSATION or _is_queued(r))
+    chain = [r for r in unique if (as_str(r.get("type")) in CONVERSATION or _is_queued(r) or _is_hook_block(r))
              and _in_sidechain(r) == subagent]
     sidechain_records = sum(1 for r in talk if _in_sidechain(r) != subagent)
 
