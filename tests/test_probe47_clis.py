@@ -69,3 +69,15 @@ def test_a_post_tool_use_hooks_refusal_is_what_the_call_got_back() -> None:
     assert failed.error == "boom: config missing (exit code 1)"
     assert failed.observation.endswith("PostToolUseFailure:Bash hook blocking error: hint: run make config first")
     assert answer.action == "respond" and "user_prompts" not in run.metadata
+
+
+def test_a_session_written_out_of_order_is_read_in_the_order_of_its_conversation() -> None:
+    """Bug (probe C47, C4): 2.1.40 wrote a session's second response (lines 3-4) before its prompt, first response and
+    that call's result (lines 5-8), each record naming the one it follows (``parentUuid``); the CLI loads a session
+    by that chain. Read in file order, the poll of the background agent came before the call that launched it, and
+    the thought of each went with the other's place. Each record is read after its parent."""
+    run = only_run(CC / "lines-out-of-order-2.1.40")
+    assert [(s.action, s.thought) for s in run.steps] == [
+        ("Task", "Step 0."), ("TaskOutput", "Step 1."), ("respond", None)]
+    assert run.task == "SCRIPT:BGAGENT survey the repo in the background"
+    assert run.steps[0].started_at < run.steps[1].started_at

@@ -1064,6 +1064,37 @@ def _new_reply(record: dict[str, Any], replies: set[Any], sidechain: bool) -> bo
         and as_key(message.get("id") or record.get("uuid")) not in replies
 
 
+def _after_parents(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The records in file order, but each after the record it follows (``_parent``): the CLI does not always write
+    a session's lines in the order of its conversation (2.1.x, a background agent launched: the next response's
+    lines came before the prompt, the launching call and its result), and loads it by the chain of parents, not by
+    line. A record whose parent is not in the file (a file starting mid-conversation) stays where it is."""
+    present = {r["uuid"] for r in records if isinstance(r.get("uuid"), str)}
+    done: set[str] = set()
+    waiting: dict[str, list[dict[str, Any]]] = {}
+    ordered: list[dict[str, Any]] = []
+
+    def place(record: dict[str, Any]) -> None:
+        due = [record]
+        while due:
+            at = due.pop()
+            ordered.append(at)
+            if isinstance(uuid := at.get("uuid"), str) and uuid not in done:
+                done.add(uuid)
+                due.extend(reversed(waiting.pop(uuid, [])))
+
+    for record in records:
+        parent = _parent(record)
+        if parent is not None and parent in present and parent not in done and parent != record.get("uuid"):
+            waiting.setdefault(parent, []).append(record)
+        else:
+            place(record)
+    if waiting:  # parents in a loop, which no CLI writes: kept, in file order
+        position = {id(r): n for n, r in enumerate(records)}
+        ordered.extend(sorted((r for left in waiting.values() for r in left), key=lambda r: position[id(r)]))
+    return ordered
+
+
 def _parent(record: dict[str, Any]) -> str | None:
     """The record a record follows in its conversation: its ``parentUuid``, or across a compaction (whose boundary
     has none) its ``logicalParentUuid``."""
@@ -1143,7 +1174,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
                 continue
             seen.add(key)
         unique.append(rec)
-    unique = _with_consumed_queue(unique)
+    unique = _with_consumed_queue(_after_parents(unique))
     talk = [r for r in unique if as_str(r.get("type")) in CONVERSATION]
     has_main = any(not _in_sidechain(r) for r in talk if r.get("type") in ("user", "assistant"))
     subagent = not has_main and any(_in_sidechain(r) for r in talk)
