@@ -52,7 +52,8 @@ Mapping
   model reply but to the warm-up).
 - The conversation is the chain of ``parentUuid`` from the last message (across
   a compaction, the boundary's ``logicalParentUuid``), as the CLI loads a
-  session. A truncating resume (``--resume-session-at``, the Agent SDK's
+  session, read in that order (each record after its parent: 2.1.x does not
+  always write its lines so). A truncating resume (``--resume-session-at``, the Agent SDK's
   ``resumeSessionAt``) or a rewind writes its new turn under an earlier record:
   a branch off that chain holding a model reply of its own is what the user
   went back on, left out of the steps and prompts (the model never saw it
