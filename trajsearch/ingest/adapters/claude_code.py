@@ -598,7 +598,8 @@ def _with_consumed_queue(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def _as_queued(record: dict[str, Any], text: str, mode: str) -> dict[str, Any]:
     """A queue record's message as the ``queued_command`` attachment other versions write when it is taken in."""
-    return {**record, "type": "attachment", "attachment": {"type": "queued_command", "prompt": text, "commandMode": mode}}
+    queued = {"type": "queued_command", "prompt": text, "commandMode": mode}
+    return {**record, "type": "attachment", "attachment": queued}
 
 
 def _queued_mode(text: str) -> str | None:
@@ -921,7 +922,8 @@ class _Session:
         if said in (step.get("observation") or ""):
             return
         name = as_str(hook.get("hookName")) or as_str(hook.get("hookEvent")) or "hook"
-        step["observation"] = "\n".join(t for t in (step.get("observation"), f"{name} hook blocking error: {said}") if t)
+        told = f"{name} hook blocking error: {said}"
+        step["observation"] = "\n".join(t for t in (step.get("observation"), told) if t)
         step["error"] = step.get("error") or f"{name} hook: {decisive_line(said) or said}"
 
     def background_result(self, body: str) -> None:
