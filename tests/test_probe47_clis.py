@@ -81,3 +81,17 @@ def test_a_session_written_out_of_order_is_read_in_the_order_of_its_conversation
         ("Task", "Step 0."), ("TaskOutput", "Step 1."), ("respond", None)]
     assert run.task == "SCRIPT:BGAGENT survey the repo in the background"
     assert run.steps[0].started_at < run.steps[1].started_at
+
+
+def test_a_failed_commands_error_is_not_the_line_its_cut_output_ends_on() -> None:
+    """Bug (probe C47, C5): of a failed command's long output 2.1.332 keeps the first 30,000 characters and shows
+    their start and end (the middle cut, "... [20012 characters truncated] ..."): the end shown is where the cut
+    fell, mid-line, and the command's own last lines (here the linker's error on stderr) are gone. The error was that
+    fragment, "line 570 o (exit code 2)". An error line among what is kept is the error; else the exit code, saying
+    the output was cut. 2.1.40, which cut the middle of the whole output, keeps its end: read as before."""
+    run = only_run(CC / "failed-output-cut-2.1.332")
+    built = run.steps[0]
+    assert built.observation.rstrip().endswith("line 570 o")
+    assert built.error == "exit code 2 (the CLI kept only the start of the output)"
+    old = only_run(CC / "failed-output-cut-2.1.40").steps[0]
+    assert old.error == "FAILED tests/test_pay.py::test_refund - AssertionError: 3 != 4 (exit code 1)"

@@ -133,7 +133,9 @@ Mapping
   refused (``<tool_use_error>``) its message, not the ``String: ...`` an Edit's
   refusal quotes from its input; "Exit code 1" with no
   output is grep's "no match", no error, when the command answers so: grep, rg,
-  which, test, ...; a script whose output went to a file failed), or an interrupted Bash call
+  which, test, ...; a script whose output went to a file failed; of a long
+  output 2.1.3xx kept only the start of, an error line in it, else the code:
+  its last line is where the cut fell), or an interrupted Bash call
   (``toolUseResult.interrupted``), or a poll of a background task (``BashOutput``, 2.1.x ``TaskOutput``)
   that reports it ``failed``: a shell command's exit code and output read as a Bash call's, an agent's
   error. A parallel call the CLI cancelled because another one failed ("Sibling tool call errored")
@@ -263,6 +265,12 @@ _SCHEMA_ADVICE = re.compile(r"(?:\A|\n)\s*This tool's (?:input schema was not in
                             r"|schema was not sent to the API\b)(?:(?!\nThis tool's ).)*?\bquery \"select:[^\"\n]+\"[^\n]*\s*\Z",
                             re.S)
 _EXIT_CODE = re.compile(r"^\s*Exit code:?\s*(-?\d+)")
+#: How much of a failed command's output 2.1.3xx keeps: its first 30,000 characters (the default of
+#: ``BASH_MAX_OUTPUT_LENGTH``; "Claude Code kept only the first ... bytes, so the end of the output is missing"), of
+#: which the result shows the start and the end with the middle cut out (``_MIDDLE_CUT``), so the "end" shown is
+#: where the cut fell. Earlier versions cut out the middle of the whole output: its end is the command's.
+_HEAD_KEPT = 30_000
+_MIDDLE_CUT = re.compile(r"\n\n\.\.\. \[(\d+) characters truncated\] \.\.\.\n\n")
 #: The task of a file that starts mid-conversation with no prompt, before the agent's first words: not the user's.
 _CONTINUED = "(this session file starts mid-conversation, with no prompt; the agent's first words:) "
 #: The task of a subagent's file without its prompt (2.0.x `claude -p`), before the agent's first words.
@@ -729,9 +737,22 @@ def _result_error(part: dict[str, Any], text: str, record: dict[str, Any], comma
         text = _QUOTED_STRING.split(_TOOL_USE_ERROR.sub("", text), maxsplit=1)[0]
     text = text.strip()
     code = _EXIT_CODE.match(text)
+    output = _EXIT_CODE.sub("", text, count=1).removeprefix("\n")
+    if code and _head_only(output):  # its last line is where the cut fell, mid-line: no sign of what failed
+        line = decisive_line(strip_terminal_codes(output), last_line=False)
+        return f"{line} (exit code {code.group(1)})" if line else \
+            f"exit code {code.group(1)} (the CLI kept only the start of the output)"
     if code:
-        return exit_code_error(_EXIT_CODE.sub("", text, count=1), int(code.group(1)), command)
+        return exit_code_error(output, int(code.group(1)), command)
     return decisive_line(text) or "tool error"
+
+
+def _head_only(output: str) -> bool:
+    """Whether a failed command's output (its result without the ``Exit code N`` line) is what 2.1.3xx keeps of a
+    longer one, the start only (``_HEAD_KEPT``): the characters shown and those cut out of the middle add up to the
+    cap, not to what the command printed."""
+    cut = _MIDDLE_CUT.search(output)
+    return cut is not None and len(output) - len(cut.group(0)) + int(cut.group(1)) == _HEAD_KEPT
 
 
 def _api_error_text(record: dict[str, Any]) -> str | None:
