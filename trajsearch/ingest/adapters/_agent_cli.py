@@ -168,8 +168,8 @@ def add_report(step: dict[str, Any], note: dict[str, str]) -> None:
 
 
 #: The tools with which a Claude Code agent reads a background task's state (``BashOutput``, 1.0.x-2.0.x;
-#: ``TaskOutput``, 2.1.x, which also answers to its old names).
-POLL_TOOLS = frozenset({"BashOutput", "TaskOutput", "BashOutputTool", "AgentOutputTool"})
+#: ``TaskOutput``, 2.1.x, which also answers to its old names; 2.1.332 still knows ``AgentOutput``).
+POLL_TOOLS = frozenset({"BashOutput", "TaskOutput", "BashOutputTool", "AgentOutputTool", "AgentOutput"})
 #: The paragraphs of such a tool's result (the CLI's ``mapToolResultToToolResultBlockParam``, parts joined by a blank
 #: line): BashOutput's ``<status>``, ``<exit_code>``, ``<stdout>``, ``<stderr>``, ``<timestamp>``; TaskOutput's
 #: ``<retrieval_status>``, ``<task_id>``, ``<task_type>``, ``<status>``, ``<exit_code>``, ``<output>``, ``<error>``.
