@@ -32,7 +32,7 @@ from .._vendor import (
     result_text,
     says_nothing,
 )
-from .shapes import OBSERVATION_TYPES, as_camel, scores_of
+from .shapes import OBSERVATION_TYPES, as_camel, score_columns, scores_of
 
 _TOOL_PREFIX = re.compile(r"^(?:execute_tool|running tool:|tool[.:]|tool call:|calling tool:)\s*", re.I)
 _LIFECYCLE = re.compile(r"\.(start|finish)(-\d+)?$")
@@ -75,7 +75,7 @@ def trace_node(trace: dict[str, Any], seq: int) -> Node:
             "environment": trace.get("environment") if trace.get("environment") not in (None, "default") else None,
             "trace_metadata": {k: v for k, v in metadata.items() if isinstance(v, (str, int, float, bool))} or None
             if isinstance(metadata, dict) else None,
-            INFO_SCORES: scores_of(trace.get("scores")) or None,
+            INFO_SCORES: scores_of(trace.get("scores")) or scores_of(score_columns(trace)) or None,
         }.items() if v not in (None, "", [], {})},
     )
 

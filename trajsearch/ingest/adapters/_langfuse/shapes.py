@@ -124,6 +124,37 @@ def scores_of(raw: Any) -> list[dict[str, Any]]:
     return [s.to_json() for item in as_list(raw) if (s := score_of(item)) is not None]
 
 
+#: A trace row's own fields in the UI's batch export of the traces table (Langfuse's worker, ``trace-stream.ts`` /
+#: ``getDatabaseReadStream.ts``) and in the API; any other key of a row without ``scores`` is a score's column.
+_TRACE_ROW_FIELDS = frozenset({
+    "id", "projectId", "timestamp", "name", "userId", "sessionId", "release", "version", "environment", "tags",
+    "bookmarked", "public", "input", "output", "metadata", "comments", "latency", "usage", "inputCost", "outputCost",
+    "totalCost", "level", "errorCount", "warningCount", "defaultCount", "debugCount", "observationCount",
+    "inputTokens", "outputTokens", "totalTokens", "htmlPath", "externalId", "createdAt", "updatedAt", "observations",
+    "scores", "traceTags", "userIds"})
+
+
+def score_columns(trace: dict[str, Any]) -> list[dict[str, Any]]:
+    """The scores of a row of the UI's batch export of the traces table (CSV / JSON / JSONL): Langfuse writes no
+    ``scores`` there but one column per score name of the project, a list of the trace's values (``[1]``,
+    ``["fail"]``; the average of each NUMERIC / BOOLEAN name, the label of a CATEGORICAL one or BOOLEAN's
+    ``"True"`` / ``"False"``) or null where the trace has none (``prepareScoresForOutput`` also drops a value that is
+    0 or empty: such a score reads as absent). Score rows in the API's shape, for :func:`scores_of`; none when the
+    row has a ``scores`` field (every other shape of a trace)."""
+    if "scores" in trace:
+        return []
+    rows: list[dict[str, Any]] = []
+    for name, values in trace.items():
+        if name in _TRACE_ROW_FIELDS or not isinstance(values, list) or not values:
+            continue
+        if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
+            rows += [{"name": name, "value": v, "dataType": "NUMERIC"} for v in values]
+        elif all(isinstance(v, str) for v in values):
+            rows += [{"name": name, "stringValue": v, "dataType": "BOOLEAN" if v in ("True", "False") else
+                      "CATEGORICAL"} for v in values]
+    return rows
+
+
 def ingestion_records(record: dict[str, Any]) -> Iterator[dict[str, Any]]:
     """An ingestion batch's events as export records (observation rows carry their raw body for merging)."""
     for event in record["batch"]:
