@@ -21,7 +21,9 @@ Records, any mix (one per line, a JSON array, or one object per file):
   ``name``, ``startTime``, ``endTime``, ``input``, ``output``, ``level``,
   ``statusMessage``, ``model``, ``metadata``), scores (``traceId``, ``name``,
   ``value``, ``stringValue``, ``dataType``, ``comment``, ``observationId``) and
-  traces without nested lists;
+  traces without nested lists (a row of the UI's batch export of the traces
+  table has no ``scores``: one column per score name of the project holds the
+  trace's values, ``"task_success": ["fail"]``, see ``shapes.score_columns``);
 - an ingestion request ``{"batch": [{"type": "trace-create" | "span-create" |
   "span-update" | "generation-create" | "tool-create" | ... | "score-create",
   "body": {...}}]}``: an ``*-update`` completes the observation of the same id,
