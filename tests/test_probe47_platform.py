@@ -26,3 +26,34 @@ def test_langfuse_traces_table_export_keeps_its_score_columns() -> None:
     assert graph.task == "Search the web for 'example' and summarize."
     kept = {(s["name"], s.get("value"), s.get("label")) for s in graph.metadata["scores"]}
     assert kept == {("task_success", None, "pass"), ("hallucination", 0.1, None)}
+
+
+LANGFUSE_LIST = FIXTURES / "langfuse" / ".real" / "api-trace-list"
+
+
+def test_langfuse_trace_list_says_its_steps_are_not_in_the_input(caplog) -> None:
+    """A page of ``GET /api/public/traces`` (what ``api.trace.list()`` / ``fetch_traces()`` give) lists each
+    trace's observations and scores by id only. Its LangGraph trace read as a run of one ``respond`` step, the web
+    search it made, its model calls and its two evaluations gone, and nothing said so: each run now says what it
+    lacks, and the file is named once."""
+    with caplog.at_level("WARNING"):
+        runs = {r.trajectory_id: r for r in adapter_support.runs(LANGFUSE_LIST / "traces-page.json")}
+    graph = runs["lf:e1fde3efec57ce8a69bafd3fb928a7eb"]
+    assert [s.action for s in graph.steps] == ["respond"]
+    assert "lists 9 observations and 2 scores by id" in graph.metadata["not_in_input"]
+    assert "lists 12 observations by id" in runs["lf:7a38edd8123db47ad8dcb8aa4c5e3926"].metadata["not_in_input"]
+    assert sum("by id only" in r.getMessage() for r in caplog.records) == 1
+
+
+def test_langfuse_trace_list_read_with_the_trace_itself_is_whole(tmp_path: Path) -> None:
+    """Read with the UI's download of the same trace (its observations and scores whole), the listed trace is
+    the whole run and says nothing is missing; the other listed trace still does. The list's version of the trace,
+    read last, had replaced the download's whole, its scores with it."""
+    for path in (LANGFUSE_LIST / "traces-page.json", FIXTURES / "langfuse" / ".real" / "langgraph-2025-08-22.json"):
+        (tmp_path / path.name).write_bytes(path.read_bytes())
+    runs = {r.trajectory_id: r for r in adapter_support.runs(tmp_path)}
+    graph = runs["lf:e1fde3efec57ce8a69bafd3fb928a7eb"]
+    assert "not_in_input" not in graph.metadata
+    assert [s.action for s in graph.steps] == ["Web-Search", "respond"]
+    assert {s["name"] for s in graph.metadata["scores"]} == {"hallucination", "toxicity"}
+    assert "not_in_input" in runs["lf:7a38edd8123db47ad8dcb8aa4c5e3926"].metadata

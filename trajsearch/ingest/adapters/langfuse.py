@@ -12,8 +12,12 @@ Records, any mix (one per line, a JSON array, or one object per file):
 - a trace as the public API returns it (``GET /api/public/traces/{id}``):
   ``id``, ``name``, ``timestamp``, ``input``, ``output``, ``sessionId``,
   ``userId``, ``tags``, ``metadata``, with ``observations`` and ``scores`` as
-  lists of objects (lists of ids are skipped); a list page ``{"data": [...],
-  "meta": {...}}`` of traces, observations or scores;
+  lists of objects; a list page ``{"data": [...], "meta": {...}}`` of traces,
+  observations or scores (the trace list gives observations and scores as
+  ids only: a run read from it alone holds the trace's input and output, and
+  its metadata ``not_in_input`` says how many observations and scores it
+  lists that the input does not hold; read with the trace itself, the
+  versions of a trace keep every score either holds);
 - flat rows as the blob-storage / table exports write them, camelCase or
   snake_case (``trace_id``, ``parent_observation_id``, ``start_time``,
   ``status_message``, ``provided_model_name``, ``data_type``, ``string_value``):
@@ -126,7 +130,9 @@ generations, BeeAI's ReAct events, the trace's failure, the task) before
 
 from __future__ import annotations
 
+import logging
 import re
+from functools import lru_cache
 from typing import Any, Iterator
 
 from trajsearch.model import Outcome, Trajectory
@@ -142,7 +148,7 @@ from ._langfuse.grouping import (
     tools_as_spans,
     trace_failure,
 )
-from ._langfuse.observations import INFO_RAW, INFO_SCORES, INFO_TRACE, observation_node, trace_node
+from ._langfuse.observations import INFO_LISTED, INFO_RAW, INFO_SCORES, INFO_TRACE, observation_node, trace_node
 from ._langfuse.shapes import OBSERVATION_TYPES, as_camel, ingestion_records, record_kind, score_of, side_kind
 from ._spans import Node, start_order
 from ._spans import trajectory_id as _span_trajectory_id
@@ -156,6 +162,7 @@ SIGNATURE = re.compile(
 )
 GROUPED = True
 ID_PREFIX = "lf"
+log = logging.getLogger(__name__)
 #: The adapter protocol (see ``adapters``), and the observation type -> node role table of ``_langfuse.shapes``.
 __all__ = ["GROUPED", "ID_PREFIX", "NAME", "OBSERVATION_TYPES", "SIGNATURE", "assemble_trajectory", "matches", "nodes",
            "side_file", "trajectory_id"]
@@ -246,6 +253,7 @@ def trajectory_id(key: str, by: str = "trace") -> str:
 
 
 def assemble_trajectory(key: str, group: list[Node], ctx: Context, by: str = "trace") -> Trajectory:
+    absent = _absent(group)  # before merging: every version of the trace says what it lists and holds
     group = merged(group)
     calls_of_the_chain(group)
     tools_as_spans(group)
@@ -278,4 +286,36 @@ def assemble_trajectory(key: str, group: list[Node], ctx: Context, by: str = "tr
                           f"{', '.join(names[:5])}{', ...' if len(names) > 5 else ''})")
     top = root or min(group, key=start_order)
     agents = step_agents(spans, top.name, run)
-    return run.model_copy(update={"metadata": {**run.metadata, **agents}}) if agents else run
+    if absent:
+        _warn_of_absent(str(ctx.source))
+    notes = {**agents, **({"not_in_input": absent} if absent else {})}
+    return run.model_copy(update={"metadata": {**run.metadata, **notes}}) if notes else run
+
+
+def _absent(group: list[Node]) -> str | None:
+    """What the trace lists by id but the input does not hold, said for the run's metadata (None: nothing).
+
+    The API's trace list (``GET /api/public/traces``, the SDKs' ``api.trace.list()`` / ``fetch_traces()``) gives
+    each trace's observations and scores as ids only: read alone, its run is the trace's input and output, with
+    none of its tool steps, model calls or verdicts, and nothing else would say so."""
+    listed: dict[str, set[str]] = {}
+    for n in group:
+        for key, ids in (n.info.get(INFO_LISTED) or {}).items():
+            listed.setdefault(key, set()).update(ids)
+    held = {n.id for n in group} | {f"score:{i}" for i in listed.get("held", set())}
+    missing = {"observations": len(listed.get("observations", set()) - held),
+               "scores": len({f"score:{i}" for i in listed.get("scores", set())} - held)}
+    if not any(missing.values()):
+        return None
+    what = " and ".join(f"{count} {key}" for key, count in missing.items() if count)
+    return (f"the trace lists {what} by id that this input does not hold (the API's trace list gives ids only): "
+            "its tool steps, model calls and scores are not in this run; ingest the trace itself with it "
+            "(GET /api/public/traces/{id}, the UI's download) or its observations and scores "
+            "(GET /api/public/observations?traceId=..., /api/public/v2/scores?traceId=...)")
+
+
+@lru_cache(maxsize=64)
+def _warn_of_absent(source: str) -> None:
+    """Says once per file that its traces list observations or scores by id only (each run says how many)."""
+    log.warning("%s: traces listing their observations and scores by id only (the API's trace list): their runs "
+                "hold the traces' input and output, not their steps; see each run's metadata 'not_in_input'", source)

@@ -17,12 +17,13 @@ trace.
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from typing import Any
 
 from .._common import RecordError
 from .._spans import Node, ancestors, one_node_per_id, start_order
 from .._vendor import call_args_text, decode, first_user_text, instruction, is_empty, message_dicts, output_dicts
-from .observations import INFO_RAW, INFO_TARGET, INFO_THOUGHT, INFO_TYPE, observation_node, trace_node
+from .observations import INFO_RAW, INFO_SCORES, INFO_TARGET, INFO_THOUGHT, INFO_TYPE, observation_node, trace_node
 
 _ITERATION = re.compile(r"^iteration-\d+$")
 #: What LangChain's handler writes as a trace's output when the graph raised: ``"<ExceptionType>: <message>"``.
@@ -42,7 +43,7 @@ def _merged_observation(versions: list[Node]) -> Node:
     OBSERVATION) does not replace a specific one; the last version if a body is missing."""
     raws = [n.info.get(INFO_RAW) for n in sorted(versions, key=lambda n: n.seq)]
     if not all(isinstance(r, dict) for r in raws):
-        return versions[-1]
+        return _with_every_score(versions)
     body: dict[str, Any] = {}
     for raw in raws:
         body.update({k: v for k, v in raw.items() if not is_empty(v) and not (k == "type" and body.get("type") and
@@ -50,6 +51,18 @@ def _merged_observation(versions: list[Node]) -> Node:
     if versions[0].id.startswith("trace:"):
         return trace_node(body, versions[0].seq)
     return observation_node(body, versions[0].seq)
+
+
+def _with_every_score(versions: list[Node]) -> Node:
+    """The last of a trace's versions read from different records (the API's trace list beside its ``GET
+    /traces/{id}`` or the UI's download), with the scores every version holds: the list's holds none, and its
+    being read last dropped the verdicts the other held."""
+    last = versions[-1]
+    scores = [s for n in versions for s in n.info.get(INFO_SCORES) or []]
+    unique = [s for i, s in enumerate(scores) if s not in scores[:i]]
+    if len(versions) == 1 or unique == (last.info.get(INFO_SCORES) or []):
+        return last
+    return replace(last, info={**last.info, INFO_SCORES: unique})
 
 
 def calls_of_the_chain(group: list[Node]) -> None:

@@ -43,6 +43,8 @@ _NOT_TOOL_KINDS = ("AGENT", "CHAIN", "LLM", "RETRIEVER", "EMBEDDING", "RERANKER"
 #: the LangGraph node an observation ran in (``metadata.langgraph_node``, see ``_langfuse.graph``).
 INFO_TYPE, INFO_RAW, INFO_SCORES = "_type", "_raw", "_scores"
 INFO_TARGET, INFO_THOUGHT, INFO_TRACE, INFO_GRAPH_NODE = "_target", "_thought", "_trace", "_graph_node"
+#: The observation and score ids a trace lists without their bodies (the list endpoint's ``TraceWithDetails``).
+INFO_LISTED = "_listed"
 #: Where instrumentations put a tool's arguments, result and call id in ``metadata.attributes``
 #: (GenAI semconv, pydantic-ai/logfire, OpenInference, Google ADK, Vercel AI SDK).
 _ARGUMENT_ATTRIBUTES = ("gen_ai.tool.call.arguments", "tool_arguments", "tool.parameters",
@@ -76,8 +78,18 @@ def trace_node(trace: dict[str, Any], seq: int) -> Node:
             "trace_metadata": {k: v for k, v in metadata.items() if isinstance(v, (str, int, float, bool))} or None
             if isinstance(metadata, dict) else None,
             INFO_SCORES: scores_of(trace.get("scores")) or scores_of(score_columns(trace)) or None,
+            INFO_LISTED: _listed(trace) or None,
         }.items() if v not in (None, "", [], {})},
     )
+
+
+def _listed(trace: dict[str, Any]) -> dict[str, list[str]]:
+    """The observations and scores a trace lists by id only (the API's trace list), by field, and under ``held``
+    the ids of the scores it holds whole (a trace read twice, listed and whole, holds them)."""
+    out = {key: [str(i) for i in as_list(trace.get(key)) if isinstance(i, (str, int)) and not isinstance(i, bool)]
+           for key in ("observations", "scores")}
+    out["held"] = [str(s["id"]) for s in as_list(decode(trace.get("scores"))) if isinstance(s, dict) and s.get("id")]
+    return {key: ids for key, ids in out.items() if ids}
 
 
 def _attributes(metadata: Any) -> dict[str, Any]:
