@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import adapter_support
+from trajsearch.ingest.read import read_dump
 from trajsearch.model import Outcome
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -57,3 +58,25 @@ def test_langfuse_trace_list_read_with_the_trace_itself_is_whole(tmp_path: Path)
     assert [s.action for s in graph.steps] == ["Web-Search", "respond"]
     assert {s["name"] for s in graph.metadata["scores"]} == {"hallucination", "toxicity"}
     assert "not_in_input" in runs["lf:7a38edd8123db47ad8dcb8aa4c5e3926"].metadata
+
+
+LANGFUSE_V2 = FIXTURES / "langfuse" / ".real" / "api-v2-observations"
+
+
+def test_langfuse_v2_observations_without_io_say_how_to_fetch_them() -> None:
+    """Langfuse v4's read path, ``GET /api/public/v2/observations``, leaves ``input`` and ``output`` out unless
+    the ``io`` field group is asked for. Such a page was rejected as "no task: trace 'live-chat' has no input"
+    (naming a generation, not the trace, and not why); it now says the fields were not exported and how to ask."""
+    [result] = list(read_dump(LANGFUSE_V2 / "default-fields.json"))
+    assert not result.ok
+    assert "a435bfd9c3df3b1291a81cce93577f9a" in result.error
+    assert "without their input and output fields" in result.error and "fields=core,basic,io" in result.error
+
+
+def test_langfuse_v2_observations_with_io_are_the_run() -> None:
+    """The same page recorded with ``io`` (a live Langfuse 4.16.0) is read as its run: the root's question is the
+    task, the failed model call is a step with its error, the root's output the answer."""
+    run = adapter_support.only(LANGFUSE_V2 / "io.json")
+    assert run.task == "round trip" and run.model_id == "gpt-4o-mini"
+    assert [(s.action, s.error) for s in run.steps] == [("respond", "rate limited"), ("respond", None)]
+    assert run.metadata["conversation_id"] == "tiny-agent-live-session"

@@ -17,7 +17,11 @@ Records, any mix (one per line, a JSON array, or one object per file):
   ids only: a run read from it alone holds the trace's input and output, and
   its metadata ``not_in_input`` says how many observations and scores it
   lists that the input does not hold; read with the trace itself, the
-  versions of a trace keep every score either holds);
+  versions of a trace keep every score either holds); a page of the v2
+  observations API (``GET /api/public/v2/observations``, Langfuse v4's read
+  path: ``{"data": [...], "meta": {"cursor"}}``), whose ``input`` / ``output``
+  are left out unless its ``io`` field group is asked for: a trace of such
+  observations is rejected, saying so;
 - flat rows as the blob-storage / table exports write them, camelCase or
   snake_case (``trace_id``, ``parent_observation_id``, ``start_time``,
   ``status_message``, ``provided_model_name``, ``data_type``, ``string_value``):
@@ -148,7 +152,15 @@ from ._langfuse.grouping import (
     tools_as_spans,
     trace_failure,
 )
-from ._langfuse.observations import INFO_LISTED, INFO_RAW, INFO_SCORES, INFO_TRACE, observation_node, trace_node
+from ._langfuse.observations import (
+    INFO_LISTED,
+    INFO_NO_IO,
+    INFO_RAW,
+    INFO_SCORES,
+    INFO_TRACE,
+    observation_node,
+    trace_node,
+)
 from ._langfuse.shapes import OBSERVATION_TYPES, as_camel, ingestion_records, record_kind, score_of, side_kind
 from ._spans import Node, start_order
 from ._spans import trajectory_id as _span_trajectory_id
@@ -264,6 +276,12 @@ def assemble_trajectory(key: str, group: list[Node], ctx: Context, by: str = "tr
     group = [n for n in group if not n.id.startswith("score:")]  # score rows: kept as scores only
     if not group:
         raise RecordError(f"trace {key}: only scores, no trace or observation")
+    if all(n.info.get(INFO_NO_IO) for n in group):
+        raise RecordError(
+            f"trace {key}: its observations were exported without their input and output fields, so it holds no "
+            "task, steps or answer: Langfuse's v2 observations API leaves them out unless asked (GET "
+            "/api/public/v2/observations?fields=core,basic,io,metadata,model,trace_context, the SDK's "
+            "api.observations.get_many(fields=...)); fetch them again with 'io' in the field groups")
     task = task_of(group)
     spans = agent_spans(group)
     for n in group:
