@@ -45,7 +45,7 @@ INFO_TYPE, INFO_RAW, INFO_SCORES = "_type", "_raw", "_scores"
 INFO_TARGET, INFO_THOUGHT, INFO_TRACE, INFO_GRAPH_NODE = "_target", "_thought", "_trace", "_graph_node"
 #: The observation and score ids a trace lists without their bodies (the list endpoint's ``TraceWithDetails``).
 INFO_LISTED = "_listed"
-#: An observation written without its ``input`` and ``output`` fields (absent, not null: the v2 API's default).
+#: An observation of the v2 API written without its ``input`` and ``output`` fields (absent, not null: its default).
 INFO_NO_IO = "_no_io"
 #: Where instrumentations put a tool's arguments, result and call id in ``metadata.attributes``
 #: (GenAI semconv, pydantic-ai/logfire, OpenInference, Google ADK, Vercel AI SDK).
@@ -83,6 +83,12 @@ def trace_node(trace: dict[str, Any], seq: int) -> Node:
             INFO_LISTED: _listed(trace) or None,
         }.items() if v not in (None, "", [], {})},
     )
+
+
+def _no_io(obs: dict[str, Any]) -> bool:
+    """Whether ``obs`` is a v2 API observation (its ``core`` fields hold ``projectId``, its ``basic`` ones
+    ``isRootObservation``) returned without the ``io`` field group: no ``input`` or ``output`` key at all."""
+    return "input" not in obs and "output" not in obs and ("isRootObservation" in obs or "projectId" in obs)
 
 
 def _listed(trace: dict[str, Any]) -> dict[str, list[str]]:
@@ -175,7 +181,7 @@ def observation_node(obs: dict[str, Any], seq: int) -> Node:
         error=_error(obs),
         input_text=None if is_empty(inputs) else text_of(inputs),
         output_text=None if is_empty(outputs) else text_of(outputs),
-        info={INFO_TYPE: kind, **({INFO_NO_IO: True} if "input" not in obs and "output" not in obs else {})},
+        info={INFO_TYPE: kind, **({INFO_NO_IO: True} if _no_io(obs) else {})},
     )
     if isinstance(attrs.get("target"), str) and attrs["target"].startswith(("agent.react.", "tool.")):
         node.info[INFO_TARGET] = attrs["target"]  # BeeAI's event spans, see react_steps
