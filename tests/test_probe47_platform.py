@@ -80,3 +80,21 @@ def test_langfuse_v2_observations_with_io_are_the_run() -> None:
     assert run.task == "round trip" and run.model_id == "gpt-4o-mini"
     assert [(s.action, s.error) for s in run.steps] == [("respond", "rate limited"), ("respond", None)]
     assert run.metadata["conversation_id"] == "tiny-agent-live-session"
+
+
+LANGSMITH_ROOTS = FIXTURES / "langsmith" / ".real" / "list-runs"
+
+
+def test_langsmith_root_runs_listed_alone_are_their_agent_turn() -> None:
+    """``client.list_runs(is_root=True)``, the usual way to list a project's traces, gives each trace's root run
+    without its children. A LangGraph agent's root keeps the whole turn in ``outputs.messages``; it was read as a
+    run of no step at all. It is now the turn those messages hold: both tool calls with their results (the failed
+    one with its error) and the answer, as the full trace reads."""
+    run = adapter_support.only(LANGSMITH_ROOTS / "roots.json")
+    whole = adapter_support.only(FIXTURES / "langsmith" / ".real" / "langgraph-react-runs-batch.json")
+    assert run.trajectory_id == whole.trajectory_id and run.task == whole.task
+    assert [(s.action, s.arguments, bool(s.error)) for s in run.steps] == \
+        [(s.action, s.arguments, bool(s.error)) for s in whole.steps] == [
+            ("get_weather", {"city": "Lyon"}, False), ("get_air_quality", {"city": "Lyon"}, True),
+            ("respond", {"content": "Lyon is sunny. I couldn't get air-quality data (no sensor data)."}, False)]
+    assert "No sensor data for Lyon" in run.steps[1].error

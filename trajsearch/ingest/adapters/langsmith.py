@@ -17,7 +17,10 @@ Records, any mix (one per line, a JSON array, or one object per file):
   ``{"runs": [...]}``), with ``id``, ``trace_id``, ``parent_run_id``,
   ``dotted_order``, ``run_type``, ``name``, ``inputs``, ``outputs``,
   ``error``, ``start_time``, ``end_time``, ``feedback_stats``; a run tree nests
-  its children in ``child_runs``; LangChain's langsmith-trace skill
+  its children in ``child_runs``; a trace of its root chain run alone
+  (``list_runs(is_root=True)``, the usual listing of a project's traces) is
+  read as its conversation, as a UI download is: a LangGraph root's
+  ``outputs.messages`` hold the agent's whole turn; LangChain's langsmith-trace skill
   (``query_traces.py export`` / ``trace``) writes them with ``run_id`` for
   ``id`` and ``custom_metadata`` for ``extra.metadata``;
 - feedback as ``client.list_feedback`` gives it: ``run_id``, ``trace_id``,
@@ -590,8 +593,32 @@ def trajectory_id(key: str, by: str = "trace") -> str:
     return _span_trajectory_id(ID_PREFIX, key, by)
 
 
+def _lone_root(group: list[Node]) -> list[Node]:
+    """A trace of its root chain run alone, read as its conversation: ``client.list_runs(is_root=True)``, the
+    usual way to list a project's traces, gives each trace's root run and none of its children, and a LangGraph
+    agent's root holds the whole agent turn in ``outputs.messages`` (the model's tool calls, their
+    ``ToolMessage`` replies, the answer), a chain's its ``{"output": ...}``. Read as a chain with no child, it was a
+    run of no step. Only this trace's turn of a thread's state (:func:`_this_turn`); a root whose outputs say
+    nothing is left as it is."""
+    runs = [n for n in group if n.role != "evaluator"]
+    if len(runs) != 1 or runs[0].parent is not None or runs[0].role != "chain":
+        return group
+    lone = runs[0]
+    raw = lone.info.get(_RUN)
+    outputs = decode(raw.get("outputs")) if isinstance(raw, dict) else None
+    if not isinstance(outputs, dict):
+        return group
+    if isinstance(outputs.get("messages"), list):
+        outputs = dict(outputs, messages=_this_turn(outputs["messages"]))
+    node = _conversation_node(dict(raw, outputs=outputs))
+    if not node.input_messages:
+        return group
+    node.seq = lone.seq
+    return [node if n is lone else n for n in group]
+
+
 def assemble_trajectory(key: str, group: list[Node], ctx: Context, by: str = "trace") -> Trajectory:
-    group = _merged(group)
+    group = _lone_root(_merged(group))
     raw_scores = [(n, s) for n in group for s in n.info.get(_SCORES) or []]
     for n in group:
         for k in [k for k in n.info if k.startswith("_")]:
