@@ -36,11 +36,16 @@ def test_langfuse_trace_list_says_its_steps_are_not_in_the_input(caplog) -> None
     """A page of ``GET /api/public/traces`` (what ``api.trace.list()`` / ``fetch_traces()`` give) lists each
     trace's observations and scores by id only. Its LangGraph trace read as a run of one ``respond`` step, the web
     search it made, its model calls and its two evaluations gone, and nothing said so: each run now says what it
-    lacks, and the file is named once."""
+    lacks, and the file is named once. The graph's output state holds the turn (the model's call, the tool's
+    reply, the answer): it gives the steps, as the trace's own download does."""
     with caplog.at_level("WARNING"):
         runs = {r.trajectory_id: r for r in adapter_support.runs(LANGFUSE_LIST / "traces-page.json")}
     graph = runs["lf:e1fde3efec57ce8a69bafd3fb928a7eb"]
-    assert [s.action for s in graph.steps] == ["respond"]
+    whole = adapter_support.only(FIXTURES / "langfuse" / ".real" / "langgraph-2025-08-22.json")
+    assert [(s.action, s.arguments, s.observation) for s in graph.steps] == \
+        [(s.action, s.arguments, s.observation) for s in whole.steps]
+    assert [s.action for s in graph.steps] == ["Web-Search", "respond"]
+    assert [s.action for s in runs["lf:7a38edd8123db47ad8dcb8aa4c5e3926"].steps] == ["respond"]
     assert "lists 9 observations and 2 scores by id" in graph.metadata["not_in_input"]
     assert "lists 12 observations by id" in runs["lf:7a38edd8123db47ad8dcb8aa4c5e3926"].metadata["not_in_input"]
     assert sum("by id only" in r.getMessage() for r in caplog.records) == 1
@@ -98,3 +103,12 @@ def test_langsmith_root_runs_listed_alone_are_their_agent_turn() -> None:
             ("get_weather", {"city": "Lyon"}, False), ("get_air_quality", {"city": "Lyon"}, True),
             ("respond", {"content": "Lyon is sunny. I couldn't get air-quality data (no sensor data)."}, False)]
     assert "No sensor data for Lyon" in run.steps[1].error
+
+
+def test_langfuse_table_export_row_of_a_graph_gives_its_turn() -> None:
+    """A traces-table export row holds no observation; a LangGraph trace's output state holds its turn, read as
+    the trace's own download reads: the web search, its result and the answer."""
+    [graph] = [r for r in adapter_support.runs(LANGFUSE_EXPORT / "traces-export.jsonl")
+               if r.trajectory_id == "lf:e1fde3efec57ce8a69bafd3fb928a7eb"]
+    assert [(s.action, s.arguments) for s in graph.steps][:1] == [("Web-Search", {"query": "example"})]
+    assert graph.steps[-1].action == "respond" and len(graph.steps) == 2

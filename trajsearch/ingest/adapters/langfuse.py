@@ -164,7 +164,7 @@ from ._langfuse.observations import (
 from ._langfuse.shapes import OBSERVATION_TYPES, as_camel, ingestion_records, record_kind, score_of, side_kind
 from ._spans import Node, start_order
 from ._spans import trajectory_id as _span_trajectory_id
-from ._vendor import Score, as_list, trajectory
+from ._vendor import Score, as_list, decode, message_dicts, trajectory
 
 NAME = "langfuse"
 #: Searched in a file's first 64 KiB when no record can be parsed from them (see ``detect``).
@@ -290,6 +290,8 @@ def assemble_trajectory(key: str, group: list[Node], ctx: Context, by: str = "tr
     root = next((n for n in sorted(group, key=start_order) if n.id.startswith("trace:")), None)
     if root is not None:
         trace_failure(root, group)
+    if root is not None and len(group) == 1:  # no observation: the list, a table export row
+        _turns_of_the_output(root)
     answer = graph_answer(group)
     extra: dict[str, Any] = {"observations": sum(1 for n in group if not n.id.startswith("trace:"))}
     if root is None:  # without its trace record, the observations still form a run
@@ -310,6 +312,22 @@ def assemble_trajectory(key: str, group: list[Node], ctx: Context, by: str = "tr
     return run.model_copy(update={"metadata": {**run.metadata, **notes}}) if notes else run
 
 
+def _turns_of_the_output(root: Node) -> None:
+    """A trace read without any of its observations (the API's trace list alone, a row of the traces table's
+    export): a graph's output that holds its conversation (a LangGraph agent's ``{"messages": [...]}`` state: the
+    model's tool calls, the tools' replies, the answer) gives its turns, as LangSmith's root run alone does;
+    anything else stays the answer alone.
+    Only the turn from the trace's last user message on (a thread's state holds its earlier turns too)."""
+    said = message_dicts(decode(root.output_text))
+    last = max((i for i, m in enumerate(said) if m["role"] == "user"), default=0)
+    while last > 0 and said[last - 1]["role"] == "user":
+        last -= 1
+    turn = said[last:]
+    if any(m["role"] == "assistant" and m.get("calls") for m in turn):
+        root.input_messages = turn
+        root.output_messages = [m for m in turn if m["role"] == "assistant"]
+
+
 def _absent(group: list[Node]) -> str | None:
     """What the trace lists by id but the input does not hold, said for the run's metadata (None: nothing).
 
@@ -327,7 +345,8 @@ def _absent(group: list[Node]) -> str | None:
         return None
     what = " and ".join(f"{count} {key}" for key, count in missing.items() if count)
     return (f"the trace lists {what} by id that this input does not hold (the API's trace list gives ids only): "
-            "its tool steps, model calls and scores are not in this run; ingest the trace itself with it "
+            "this run is what the trace's own input and output say (a graph's state: its messages), without the "
+            "observations' times, errors and model calls or the scores; ingest the trace itself with it "
             "(GET /api/public/traces/{id}, the UI's download) or its observations and scores "
             "(GET /api/public/observations?traceId=..., /api/public/v2/scores?traceId=...)")
 
@@ -336,4 +355,5 @@ def _absent(group: list[Node]) -> str | None:
 def _warn_of_absent(source: str) -> None:
     """Says once per file that its traces list observations or scores by id only (each run says how many)."""
     log.warning("%s: traces listing their observations and scores by id only (the API's trace list): their runs "
-                "hold the traces' input and output, not their steps; see each run's metadata 'not_in_input'", source)
+                "hold what the traces' input and output say, not their observations; see each run's metadata "
+                "'not_in_input'", source)
