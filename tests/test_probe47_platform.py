@@ -112,3 +112,26 @@ def test_langfuse_table_export_row_of_a_graph_gives_its_turn() -> None:
                if r.trajectory_id == "lf:e1fde3efec57ce8a69bafd3fb928a7eb"]
     assert [(s.action, s.arguments) for s in graph.steps][:1] == [("Web-Search", {"query": "example"})]
     assert graph.steps[-1].action == "respond" and len(graph.steps) == 2
+
+
+PHOENIX = FIXTURES / "openinference" / ".real"
+
+
+def test_phoenix_annotations_beside_the_spans_judge_the_run(tmp_path: Path) -> None:
+    """Phoenix keeps evaluations as annotations, exported apart from the spans (``span_annotations``). Read with
+    the spans, the file was "unrecognised dump format" and the run stayed outcome unknown; the root span's
+    ``correctness: incorrect`` now fails it, while a model call's ``tool_calling: correct`` judges that call only."""
+    for path in (PHOENIX / "phoenix-rest" / "langgraph.spans.json",
+                 PHOENIX / "phoenix-annotations" / "langgraph.span_annotations.json"):
+        (tmp_path / path.name).write_bytes(path.read_bytes())
+    run = adapter_support.only(tmp_path)
+    assert run.outcome is Outcome.failure and run.reward == 0.0
+    assert [e["name"] for e in run.metadata["evaluations"]] == ["correctness"]
+    assert [s.action for s in run.steps] == ["get_weather", "get_population", "respond"]
+
+
+def test_phoenix_annotations_alone_say_what_they_lack() -> None:
+    """The annotations read without their spans name what is missing, not "the trace holds only correctness
+    spans and no input"."""
+    errors = [r.error for r in read_dump(PHOENIX / "phoenix-annotations" / "langgraph.span_annotations.json")]
+    assert errors and all("with none of the spans they judge" in e for e in errors)

@@ -54,8 +54,12 @@ Mapping
   grouped by session); model_id = ``llm.model_name``; metadata keeps the
   session and user ids.
 - outcome: ``trace.evaluations`` / ``evaluations`` / ``annotations``
-  attributes and ``EVALUATOR`` span outputs with a pass/fail label (or a 1/0
-  score on a success/correctness metric); else an ERROR status on the root
+  attributes, ``EVALUATOR`` span outputs and Phoenix annotations exported
+  beside the spans (``span_annotations`` / ``trace_annotations`` pages of its
+  REST API, or the client's lists: ``{span_id | trace_id, name,
+  annotator_kind, result: {label, score, explanation}}``; those on the trace or
+  its root span only: another span's judges that span) with a pass/fail label
+  (or a 1/0 score on a success/correctness metric); else an ERROR status on the root
   span -> failure (infra_error for timeouts, rate limits, 5xx, connection
   errors); else ``unknown``.
 """
@@ -67,9 +71,12 @@ import re
 from itertools import islice
 from typing import Any, Iterator
 
-from ._common import Context
+from trajsearch.model import Trajectory
+
+from ._common import Context, RecordError
 from ._otlp import OtlpFormat, is_span_record, otlp_nodes, raw_items, sample_attribute_keys
-from ._spans import Node
+from ._otlp.values import normal_id
+from ._spans import Evaluation, Node
 
 log = logging.getLogger(__name__)
 
@@ -84,6 +91,8 @@ _FORMAT = OtlpFormat(NAME, ID_PREFIX, name_when_no_input=True, latest_user_messa
 
 
 def matches(record: Any) -> bool:
+    if _annotations(record):
+        return True
     if not is_span_record(record):
         return False
     if "resourceSpans" not in record and _phoenix_kind(record):
@@ -111,9 +120,53 @@ def side_file(record: Any) -> str | None:
     return None
 
 
+_ANNOTATION = "annotation:"
+
+
+def _annotation(item: Any) -> bool:
+    """A Phoenix ``SpanAnnotation`` / ``TraceAnnotation``: ``name``, ``annotator_kind`` and the span or trace it
+    judges, its verdict in ``result`` (``label``, ``score``, ``explanation``; before Phoenix 9, beside the name)."""
+    return isinstance(item, dict) and isinstance(item.get("name"), str) and "annotator_kind" in item and (
+        isinstance(item.get("span_id"), str) or isinstance(item.get("trace_id"), str)) and (
+        isinstance(item.get("result"), dict) or "label" in item or "score" in item)
+
+
+def _annotations(record: Any) -> list[dict[str, Any]]:
+    """Phoenix annotations a record holds: one (``{span_id | trace_id, name, annotator_kind, result: {label,
+    score, explanation}}``), a list of them (``client.spans.get_span_annotations()``), or a page of its REST API
+    (``GET /v1/projects/{p}/span_annotations`` / ``trace_annotations``: ``{"data": [...], "next_cursor"}``)."""
+    items = record.get("data") if _phoenix_page(record) else record
+    items = items if isinstance(items, list) else [items]
+    return [a for a in items if _annotation(a)] if items and all(_annotation(a) for a in items[:5]) else []
+
+
+def _annotation_nodes(found: list[dict[str, Any]], seq: int) -> Iterator[tuple[str, Node, str | None]]:
+    """Each annotation as a verdict on the span (or trace) it names: keyed by that id, which the reader files
+    under the trace holding the span; which of them judge the run is decided once the trace is whole
+    (:func:`_verdicts_on_the_run`)."""
+    for n, note in enumerate(found):
+        span = normal_id(note.get("span_id"), 8) if note.get("span_id") else None
+        trace = normal_id(note.get("trace_id"), 16) if note.get("trace_id") else None
+        key = span or trace
+        if not key:
+            continue
+        result = note["result"] if isinstance(note.get("result"), dict) else note
+        score = result.get("score")
+        yield key, Node(
+            id=f"{_ANNOTATION}{note.get('id') or seq + n}", parent=span, role="evaluator", name=str(note["name"]),
+            seq=seq + n, evaluations=[vars(Evaluation(
+                str(note["name"]), result.get("label") if isinstance(result.get("label"), str) else None,
+                float(score) if isinstance(score, (int, float)) and not isinstance(score, bool) else None,
+                result.get("explanation") if isinstance(result.get("explanation"), str) else None))]), None
+
+
 def nodes(record: Any, ctx: Context, seq: int = 0) -> Iterator[tuple[str, Node, str | None]]:
     """The span-adapter hook, shared (see ``_otlp.otlp_nodes``); a page of Phoenix's REST API with more pages
-    after it says so, since a trace of this page may go on in the next one."""
+    after it says so, since a trace of this page may go on in the next one. Phoenix annotations exported beside
+    the spans are verdicts on them (:func:`_annotation_nodes`)."""
+    if found := _annotations(record):
+        yield from _annotation_nodes(found, seq)
+        return
     if _phoenix_page(record) and record["next_cursor"]:
         log.warning("%s: one page of Phoenix's spans (next_cursor %r): more pages exist, and a trace of this one may "
                     "go on in them; fetch them (?cursor=...) and read the pages together, or ask for a larger limit",
@@ -121,6 +174,32 @@ def nodes(record: Any, ctx: Context, seq: int = 0) -> Iterator[tuple[str, Node, 
     yield from otlp_nodes(record, ctx, seq)
 
 
+def _verdicts_on_the_run(key: str, group: list[Node]) -> list[Node]:
+    """The trace's nodes with only the annotations that judge the run: those on the trace, or on its root span
+    (the agent's answer: a ``correctness`` or ``task_success`` judged on the whole run), re-hung under the root.
+    An annotation of another span judges that span alone (Phoenix's tool-calling eval labels each model call
+    ``correct`` / ``incorrect``, a relevance eval each retrieval): it is no verdict on the run, and is left out."""
+    notes = [n for n in group if n.id.startswith(_ANNOTATION)]
+    if not notes:
+        return group
+    spans = [n for n in group if not n.id.startswith(_ANNOTATION)]
+    ids = {n.id for n in spans}
+    roots = [n for n in spans if n.parent is None or n.parent not in ids]
+    if not roots:
+        names = ", ".join(sorted({n.name for n in notes}))
+        raise RecordError(f"Phoenix annotations ({names}) of span or trace {key} with none of "
+                          "the spans they judge: read them with the trace's spans (its export beside them)")
+    root = min(roots, key=lambda n: (n.start is None, n.start or 0.0, n.seq))
+    kept = [n for n in notes if n.parent in (None, root.id)]
+    for n in kept:
+        n.parent = root.id
+    return spans + kept
+
+
+def assemble_trajectory(key: str, group: list[Node], ctx: Context, by: str = "trace") -> Trajectory:
+    """The shared span assembly (``_spans.SpanFormat``), with the Phoenix annotations that judge the run."""
+    return _FORMAT.assemble_trajectory(key, _verdicts_on_the_run(key, group), ctx, by)
+
+
 # The rest of the span-adapter protocol is shared: see ``_spans.SpanFormat``.
 trajectory_id = _FORMAT.trajectory_id
-assemble_trajectory = _FORMAT.assemble_trajectory
