@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import adapter_support
+from trajsearch.ingest.detect import detect_format
 from trajsearch.ingest.read import read_dump
 from trajsearch.model import Outcome
 
@@ -135,3 +136,19 @@ def test_phoenix_annotations_alone_say_what_they_lack() -> None:
     spans and no input"."""
     errors = [r.error for r in read_dump(PHOENIX / "phoenix-annotations" / "langgraph.span_annotations.json")]
     assert errors and all("with none of the spans they judge" in e for e in errors)
+
+
+def test_phoenix_dataframe_in_pandas_default_orient_is_its_spans() -> None:
+    """``get_spans_dataframe().to_json("spans.json")`` writes pandas' default orient, one object per column
+    (``{"name": {"<span id>": ...}}``), and ``orient="split"`` columns and rows apart: both were "unrecognised dump
+    format". They are the same run as the dataframe's rows (``orient="records"``)."""
+    rows = [line for line in (PHOENIX / "phoenix_spans_df.jsonl").read_text().splitlines()
+            if '"3ee1ec4d5d61f1e85deed4a7e51fab22"' in line]
+    frame = PHOENIX / "phoenix-dataframe"
+    by_rows = [r for r in adapter_support.runs(PHOENIX / "phoenix_spans_df.jsonl")
+               if r.trajectory_id == "oi:3ee1ec4d5d61f1e85deed4a7e51fab22"]
+    assert len(rows) == 4 and len(by_rows) == 1
+    for name in ("spans.columns.json", "spans.split.json"):
+        assert detect_format(frame / name) == "openinference"
+        assert [r.model_dump(mode="json") for r in adapter_support.runs(frame / name)] == \
+            [r.model_dump(mode="json") for r in by_rows]

@@ -2,7 +2,10 @@
 
 Records: OTLP/JSON export requests, or flat span objects as Phoenix exports
 them (``name``, ``context.trace_id`` / ``span_id``, ``parent_id``,
-``start_time``, ``status_code``, ``attributes`` flat or nested, ``events``).
+``start_time``, ``status_code``, ``attributes`` flat or nested, ``events``);
+its spans dataframe as pandas writes it in any orient (``records`` rows are
+flat spans; ``to_json()``'s default ``columns``, ``index``, ``split`` and
+``table`` are turned back into those rows).
 Phoenix's REST API lists a project's spans a page at a time, ``{"data":
 [...], "next_cursor"}``: as such flat spans (``GET /v1/projects/{p}/spans``,
 which moves ``openinference.span.kind`` out of the attributes into
@@ -82,16 +85,42 @@ log = logging.getLogger(__name__)
 
 NAME = "openinference"
 #: Searched in a file's first 64 KiB when no record can be parsed from them (see ``detect``): the kind attribute,
-#: or Phoenix's ``span_kind`` (its REST API's spans, a page of which is one JSON line longer than that).
+#: or Phoenix's ``span_kind`` (its REST API's spans, a page of which is one JSON line longer than that), or the
+#: head of its spans dataframe as pandas' ``to_json()`` writes it by default (``{"name": {"<span id>": ...``) or
+#: split (``{"columns": [... "context.span_id" ...``), one line of any length (see :func:`_frame_rows`).
 SIGNATURE = re.compile(r'"openinference\.span\.kind"|"span_kind"\s*:\s*"(?:TOOL|CHAIN|LLM|RETRIEVER|EMBEDDING|AGENT|'
-                       r'RERANKER|UNKNOWN|GUARDRAIL|EVALUATOR|PROMPT|DECISION)"', re.I)
+                       r'RERANKER|UNKNOWN|GUARDRAIL|EVALUATOR|PROMPT|DECISION)"'
+                       r'|^\s*\{\s*"name"\s*:\s*\{\s*"[0-9a-f]{16}"\s*:'
+                       r'|^\s*\{\s*"columns"\s*:\s*\[[^\]]*"context\.span_id"', re.I)
 GROUPED = True
 ID_PREFIX = "oi"
 _FORMAT = OtlpFormat(NAME, ID_PREFIX, name_when_no_input=True, latest_user_message="over first")
 
 
+def _frame_rows(record: Any) -> list[dict[str, Any]]:
+    """The rows of Phoenix's spans dataframe written by pandas in an orient other than ``records`` (read as flat
+    spans already): ``to_json()``'s default ``columns`` (``{column: {index: value}}``), ``index`` (``{index:
+    row}``), ``split`` (``{columns, index, data}``) or ``table`` (``{schema, data}``); none for any other record.
+    A row is a frame's when it has the dataframe's ``context.span_id`` column."""
+    if not isinstance(record, dict) or not record:
+        return []
+    rows: list[Any] = []
+    if isinstance(record.get("columns"), list) and isinstance(record.get("data"), list):  # split
+        rows = [dict(zip(record["columns"], r)) for r in record["data"] if isinstance(r, list)]
+    elif isinstance(record.get("schema"), dict) and isinstance(record.get("data"), list):  # table
+        rows = record["data"]
+    elif all(isinstance(v, dict) for v in record.values()):
+        if "context.span_id" in record and all(isinstance(v, dict) for v in record.values()):  # columns
+            index = list(record["context.span_id"])
+            rows = [{col: values.get(i) for col, values in record.items()} for i in index]
+        else:  # index
+            rows = list(record.values())
+    rows = [r for r in rows if isinstance(r, dict)]
+    return rows if rows and all("context.span_id" in r for r in rows[:5]) else []
+
+
 def matches(record: Any) -> bool:
-    if _annotations(record):
+    if _annotations(record) or _frame_rows(record):
         return True
     if not is_span_record(record):
         return False
@@ -166,6 +195,10 @@ def nodes(record: Any, ctx: Context, seq: int = 0) -> Iterator[tuple[str, Node, 
     the spans are verdicts on them (:func:`_annotation_nodes`)."""
     if found := _annotations(record):
         yield from _annotation_nodes(found, seq)
+        return
+    if rows := _frame_rows(record):
+        for n, row in enumerate(rows):
+            yield from otlp_nodes({k: v for k, v in row.items() if k != "index"}, ctx, seq + n)
         return
     if _phoenix_page(record) and record["next_cursor"]:
         log.warning("%s: one page of Phoenix's spans (next_cursor %r): more pages exist, and a trace of this one may "
