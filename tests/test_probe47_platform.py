@@ -6,6 +6,7 @@ names the writer's source), through the public reader.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import adapter_support
@@ -152,3 +153,17 @@ def test_phoenix_dataframe_in_pandas_default_orient_is_its_spans() -> None:
         assert detect_format(frame / name) == "openinference"
         assert [r.model_dump(mode="json") for r in adapter_support.runs(frame / name)] == \
             [r.model_dump(mode="json") for r in by_rows]
+
+
+def test_langfuse_page_with_more_after_it_says_so(tmp_path: Path, caplog) -> None:
+    """One page of the v2 observations API with a ``cursor`` (the API's default limit is 50 observations) may
+    cut a trace in two; reading it said nothing, as Phoenix's pages now do. The recorded page, given the cursor
+    the API writes when more exist, says so; the page as recorded (``"meta": {}``) does not."""
+    page = json.loads((LANGFUSE_V2 / "io.json").read_text())
+    page["meta"] = {"cursor": "eyJsYXN0U3RhcnRUaW1lVG8iOiIyMDI2LTA4LTIxVDE3OjM2OjQ1LjM2MloifQ"}
+    (tmp_path / "page1.json").write_text(json.dumps(page))
+    with caplog.at_level("WARNING"):
+        adapter_support.only(tmp_path / "page1.json")
+        adapter_support.only(LANGFUSE_V2 / "io.json")
+    warned = [r.getMessage() for r in caplog.records if "more pages exist" in r.getMessage()]
+    assert len(warned) == 1 and "page1.json" in warned[0] and "cursor" in warned[0]

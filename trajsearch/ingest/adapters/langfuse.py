@@ -230,6 +230,10 @@ def nodes(record: Any, ctx: Context, seq: int = 0) -> Iterator[tuple[str, Node, 
             [dict(s, dataType=s.get("dataType") or "NUMERIC") for s in as_list(record.get("scores")) if isinstance(s, dict)]
     elif kind == "page":
         items = record["data"]
+        if more := _more_pages(record["meta"]):
+            log.warning("%s: one page of Langfuse's API (%s): more pages exist, and a trace of this one may go on in "
+                        "them (its runs would miss their other observations); fetch them and read the pages "
+                        "together, or ask for a larger limit", ctx.source, more)
     elif kind == "ingestion":
         items = list(ingestion_records(record))
     else:
@@ -310,6 +314,15 @@ def assemble_trajectory(key: str, group: list[Node], ctx: Context, by: str = "tr
         _warn_of_absent(str(ctx.source))
     notes = {**agents, **({"not_in_input": absent} if absent else {})}
     return run.model_copy(update={"metadata": {**run.metadata, **notes}}) if notes else run
+
+
+def _more_pages(meta: dict[str, Any]) -> str | None:
+    """What a list page's ``meta`` says of the pages after it (v1: ``page`` of ``totalPages``; v2 observations: a
+    ``cursor``), None when it is the last."""
+    page, pages = meta.get("page"), meta.get("totalPages")
+    if isinstance(page, int) and isinstance(pages, int) and page < pages:
+        return f"page {page} of {pages}"
+    return f"cursor {meta['cursor']!r}" if meta.get("cursor") else None
 
 
 def _turns_of_the_output(root: Node) -> None:
