@@ -110,7 +110,7 @@ def _frame_rows(record: Any) -> list[dict[str, Any]]:
     elif isinstance(record.get("schema"), dict) and isinstance(record.get("data"), list):  # table
         rows = record["data"]
     elif all(isinstance(v, dict) for v in record.values()):
-        if "context.span_id" in record and all(isinstance(v, dict) for v in record.values()):  # columns
+        if "context.span_id" in record:  # columns
             index = list(record["context.span_id"])
             rows = [{col: values.get(i) for col, values in record.items()} for i in index]
         else:  # index
