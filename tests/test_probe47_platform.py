@@ -9,8 +9,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 import adapter_support
-from trajsearch.ingest.detect import detect_format
+from trajsearch.ingest.detect import SideFile, detect_format
 from trajsearch.ingest.read import read_dump
 from trajsearch.model import Outcome
 
@@ -167,3 +169,12 @@ def test_langfuse_page_with_more_after_it_says_so(tmp_path: Path, caplog) -> Non
         adapter_support.only(LANGFUSE_V2 / "io.json")
     warned = [r.getMessage() for r in caplog.records if "more pages exist" in r.getMessage()]
     assert len(warned) == 1 and "page1.json" in warned[0] and "cursor" in warned[0]
+
+
+def test_langfuse_table_exports_without_runs_say_what_they_are() -> None:
+    """The same batch export writes the sessions and dataset run items tables, which hold no run: each was
+    "unrecognised dump format"; each now names itself and where the runs are."""
+    for name, said in (("sessions-export.jsonl", "sessions table export"),
+                       ("dataset-run-items-export.jsonl", "dataset run items export")):
+        with pytest.raises(SideFile, match=said):
+            detect_format(LANGFUSE_EXPORT / name)

@@ -83,6 +83,12 @@ def side_kind(record: Any) -> str | None:
     if _is_trace_pointer(record):
         return ("a pointer to a Langfuse trace (its id and URL, as a session tool keeps them in .langfuse/), not a "
                 "run: ingest the trace itself (the UI's download, an API or blob-storage export)")
+    if {"countTraces", "sessionDuration", "userIds"} <= record.keys():
+        return ("a row of Langfuse's sessions table export (a session's users, trace count and costs), not a run: "
+                "export the traces or observations table, or fetch the session's traces")
+    if {"datasetItemId", "traceId", "datasetName"} <= record.keys() and "input" not in record:
+        return ("a row of Langfuse's dataset run items export (which trace ran which dataset item), not a run: "
+                "ingest the traces themselves")
     if "datasetName" in record and "input" in record and ("expectedOutput" in record or "sourceTraceId" in record):
         return "a Langfuse dataset item (an input and its expected output), not a run"
     if "description" in record and isinstance(record.get("name"), str) and set(record) <= _DATASET_FIELDS:
