@@ -566,11 +566,14 @@ class TrajSearch:
         k: int = 5,
         outcome: str | Sequence[str] = (),
         env_version: str | Sequence[str] = (),
+        policy_version: str | Sequence[str] = (),
         mode: str = "hybrid",
     ) -> list[RunMatch]:
         """Runs like this one (by id: its failure, else its task; see :func:`_anchor`) or like ``text``; one per run.
 
         Hybrid by default: a broken run is best matched on its exact error strings *and* its situation.
+        ``policy_version`` as ``env_version``: the service passes a key's pinned policy versions here, as it does
+        to every other read.
         """
         if (trajectory_id is None) == (text is None):
             raise ValueError("give exactly one of trajectory_id or text")
@@ -591,6 +594,7 @@ class TrajSearch:
             levels=("step", "failure"),
             outcomes=outcome,
             env_versions=env_version,
+            policy_versions=policy_version,
             exclude_trajectory_ids=exclude,
         )
         hits = self.search_filtered(text, filters, k=k, group_by_trajectory=True, group_size=1, mode=mode)

@@ -108,6 +108,7 @@ class Service(pb2_grpc.TrajSearchServicer):
         outcomes = v.outcomes("outcomes", req.outcomes, lim)
         mode = v.choice("mode", req.mode, MODES, default="hybrid")
         env = narrow(v.strings("env_versions", req.env_versions, lim), call.principal.env_versions)
+        policy = narrow((), call.principal.policy_versions)  # the request names none; a pin still bounds the matches
         missing = Abort(grpc.StatusCode.NOT_FOUND, f"trajectory_id: no trajectory {v.shown(trajectory_id)}")
         if trajectory_id is not None and self._visible_run(call, trajectory_id) is None:
             raise missing
@@ -116,7 +117,7 @@ class Service(pb2_grpc.TrajSearchServicer):
             return pb2.SimilarRunsResponse()
         try:
             matches = self.ts.similar_runs(trajectory_id, text, tenant=call.tenant, k=k, outcome=outcomes,
-                                           env_version=env, mode=mode)
+                                           env_version=env, policy_version=policy or (), mode=mode)
         except LookupError:
             raise missing from None
         call.note(matches=len(matches))

@@ -185,9 +185,9 @@ def similar_runs(ts: TrajSearch, principal: Principal, trajectory_id: str, *, ou
     env = narrow((), principal.env_versions)
     if env is None:
         return [], ""
-    try:
+    try:  # the key's pinned policy versions bound the search, so that k runs it may see come back
         matches = ts.similar_runs(trajectory_id, tenant=principal.tenant, k=k, env_version=env,
-                                  outcome=(outcome,) if outcome else ())
+                                  policy_version=principal.policy_versions, outcome=(outcome,) if outcome else ())
     except LookupError:
         return [], ""
     shown = [m for m in matches if principal.sees(m.best.env_version or None, m.best.policy_version or None)]
