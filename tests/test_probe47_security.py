@@ -73,3 +73,69 @@ def test_similar_runs_of_a_policy_pinned_key_stay_inside_its_pins(fleet):
     with Client(address, keys["p2"]) as other:  # and the other way round
         seen = [m.trajectory_id for m in other.similar_runs(text="cancel the reservation", k=10)]
     assert seen and set(_policies(address, keys["writer"], seen).values()) == {"p2"}
+
+
+# -- a server's address as people write it ------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def servers(tmp_path_factory):
+    """The same store served twice on loopback: in plaintext, and with TLS (a self-signed certificate)."""
+    from test_service import _self_signed
+    from trajsearch.service.server import TLS
+
+    tmp = tmp_path_factory.mktemp("addresses")
+    cert, pem_key = _self_signed(tmp)
+    key = new_key()
+    ring = KeyRing.from_entries([key_entry(key, tenant="acme", role="read")])
+    ts = TrajSearch.open(str(tmp / "milvus.db"), traces=str(tmp / "traces"), embedder=HashingEmbedder())
+    with ServiceServer(ts, ring, address="127.0.0.1:0") as plain, \
+            ServiceServer(ts, ring, address="127.0.0.1:0", tls=TLS(cert, pem_key)) as secure:
+        yield plain.address.rsplit(":", 1)[1], secure.address.rsplit(":", 1)[1], cert, key
+    ts.close()
+
+
+def _whoami(monkeypatch, key: str, server: str, *args: str) -> tuple[int, str]:
+    monkeypatch.setenv("TRAJSEARCH_API_KEY", key)
+    monkeypatch.setenv("TRAJSEARCH_SERVER", server)
+    code, out, err = run_cli("whoami", *args)
+    return code, " ".join((out + err).split())
+
+
+def test_a_server_given_as_a_url_is_reached(servers, monkeypatch):
+    """Bug: ``--server`` / ``$TRAJSEARCH_SERVER`` as a URL (``http://127.0.0.1:50051``, as this CLI's own
+    ``--uri http://host:19530`` is written, or ``https://search.example.com`` from a TLS proxy's address)
+    went to gRPC's resolver as one DNS name: ``UNAVAILABLE: errors resolving ...: Misformatted domain
+    name``; and TLS came only with ``--ca`` (a file), so a server behind a proxy with a public certificate
+    was out of reach. ``http://`` is plaintext, ``https://`` TLS (the system's roots, or ``--ca``)."""
+    plain, secure, cert, key = servers
+    for address in (f"http://127.0.0.1:{plain}", f"http://127.0.0.1:{plain}/", f"grpc://127.0.0.1:{plain}"):
+        code, text = _whoami(monkeypatch, key, address)
+        assert code == 0 and '"tenant": "acme"' in text, (address, text)
+    code, text = _whoami(monkeypatch, key, f"https://127.0.0.1:{secure}", "--ca", str(cert))
+    assert code == 0 and '"tenant": "acme"' in text, text
+    # without --ca, https:// is TLS verified against the system's roots, which do not hold a self-signed certificate
+    code, text = _whoami(monkeypatch, key, f"https://127.0.0.1:{secure}")
+    assert code == 1 and "CERTIFICATE_VERIFY_FAILED" in text and "give its CA certificate (--ca" in text, text
+
+
+def test_a_url_naming_more_than_a_server_is_refused_in_one_line(servers, monkeypatch):
+    """A path, a query or a user part has no place in a gRPC address: refused before any call, and a user
+    part (which may hold a secret) is not echoed."""
+    plain, _, _, key = servers
+    code, text = _whoami(monkeypatch, key, f"https://127.0.0.1:{plain}/trajsearch")
+    assert code == 2 and "give HOST:PORT" in text and "without a path" in text, text
+    code, text = _whoami(monkeypatch, key, f"https://admin:s3cret@127.0.0.1:{plain}")
+    assert code == 2 and "user part" in text and "s3cret" not in text, text
+
+
+def test_a_client_of_the_wrong_transport_is_told_which_one_the_server_speaks(servers, monkeypatch):
+    """Bug: a plaintext client of a TLS server was told only ``UNAVAILABLE: ... Socket closed``, and a TLS
+    client of a plaintext server ``Tls handshake failed ... WRONG_VERSION_NUMBER``: neither said to add or drop
+    TLS. Each now says what to change."""
+    plain, secure, cert, key = servers
+    code, text = _whoami(monkeypatch, key, f"127.0.0.1:{secure}")
+    assert code == 1 and "if the server speaks TLS, connect with TLS" in text and "https://HOST:PORT" in text, text
+    code, text = _whoami(monkeypatch, key, f"127.0.0.1:{plain}", "--ca", str(cert))
+    assert code == 1 and "the server does not speak TLS" in text, text
+

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Sequence
+from urllib.parse import urlsplit
 
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
@@ -100,9 +101,25 @@ _ERRORS = {
 }
 
 
-def _error(exc: grpc.RpcError, request_id: str) -> ServiceError:
+#: What gRPC's words for a connection of the wrong kind mean: (this client speaks TLS, the words, the hint).
+#: A TLS server drops a plaintext client's connection ("Socket closed"), a plaintext server answers a TLS
+#: handshake with HTTP/2 bytes (WRONG_VERSION_NUMBER); said alone, neither names the cause.
+_TRANSPORT_HINTS = (
+    (False, "Socket closed", "if the server speaks TLS, connect with TLS: its address as https://HOST:PORT, or "
+                             "its CA certificate (--ca, $TRAJSEARCH_TLS_CA)"),
+    (True, "WRONG_VERSION_NUMBER", "the server does not speak TLS: connect without TLS (HOST:PORT, no --ca)"),
+    (True, "CERTIFICATE_VERIFY_FAILED", "the server's certificate is not signed by a CA this client trusts: give "
+                                        "its CA certificate (--ca, $TRAJSEARCH_TLS_CA)"),
+)
+
+
+def _error(exc: grpc.RpcError, request_id: str, tls: bool | None = None) -> ServiceError:
     code = exc.code() if hasattr(exc, "code") else grpc.StatusCode.UNKNOWN
     details = exc.details() if hasattr(exc, "details") else str(exc)
+    if code == grpc.StatusCode.UNAVAILABLE and details:
+        hint = next((hint for speaks_tls, words, hint in _TRANSPORT_HINTS if speaks_tls == tls and words in details),
+                    None)
+        details += f" ({hint})" if hint else ""
     return _ERRORS.get(code, ServiceError)(code, details or "", request_id)
 
 
@@ -121,6 +138,41 @@ def _usable_key(key: str | None, source: str) -> str:
         what = _KEY_CHARACTERS.get(bad) or ("non-ASCII characters" if ord(bad) > 127 else "control characters")
         raise ValueError(f"{source} contains {what}, which no API key has")
     return key
+
+
+#: URL schemes people paste as a server's address (gRPC's resolver has none of them), and whether each means TLS.
+_URL_SCHEMES = {"http": False, "grpc": False, "https": True, "grpcs": True}
+
+
+def server_target(address: str) -> tuple[str, bool]:
+    """(the gRPC target, whether the address asks for TLS) of a server address as people write it.
+
+    ``HOST:PORT`` and gRPC's own target forms (``dns:///h:p``, ``unix:/path``) pass unchanged. A URL is
+    what people paste from a proxy's or a browser's address bar (this CLI's ``--uri`` takes
+    ``http://host:19530``): gRPC read ``https://search.example.com`` as one DNS name and failed with
+    "Misformatted domain name", and TLS came only with ``--ca`` (a file), so a server behind a TLS proxy with
+    a public certificate could not be reached without finding the system's CA bundle. ``https://``
+    (``grpcs://``) is TLS, verified against the system's roots unless a CA is given, port 443 unless named;
+    ``http://`` (``grpc://``) plaintext, port 80 unless named. A URL naming a path, query, fragment or user is
+    refused: gRPC has no place for them (and a user part may be a key, so it is not echoed).
+    """
+    scheme, sep, _ = address.partition("://")
+    if not sep or scheme.lower() not in _URL_SCHEMES:
+        return address, False
+    tls = _URL_SCHEMES[scheme.lower()]
+    try:
+        parts = urlsplit(address)
+        port = parts.port or (443 if tls else 80)
+    except ValueError as exc:
+        raise ValueError(f"server address {address!r} is not HOST:PORT or a URL of one ({exc})") from None
+    if parts.username is not None or parts.password is not None:
+        raise ValueError("server address: a URL with a user part (user@host) is not a server address; send the key "
+                         f"in ${API_KEY_ENV}, never in the address")
+    if parts.path not in ("", "/") or parts.query or parts.fragment or not parts.hostname:
+        raise ValueError(f"server address {address!r}: give HOST:PORT (or {scheme}://HOST:PORT), without a path, "
+                         "query or fragment: a gRPC server is one address")
+    host = parts.hostname
+    return (f"[{host}]" if ":" in host else host) + f":{port}", tls
 
 
 @dataclass
@@ -146,6 +198,7 @@ class Client:
         max_message_bytes: int = 32 * 1024 * 1024,
     ) -> None:
         self.address = address or os.environ.get(SERVER_ENV) or DEFAULT_ADDRESS
+        target, url_tls = server_target(self.address.strip())
         self.api_key = _usable_key(api_key, "api_key=") if api_key else _usable_key(os.environ.get(API_KEY_ENV),
                                                                                      f"${API_KEY_ENV}")
         self.timeout = timeout
@@ -164,13 +217,14 @@ class Client:
             }]}))]
         else:
             options.append(("grpc.enable_retries", 0))
-        if tls or root_certificates or client_cert:
-            root = Path(root_certificates).read_bytes() if root_certificates else None
+        self.tls = bool(tls or url_tls or root_certificates or client_cert)
+        if self.tls:
+            root = Path(root_certificates).read_bytes() if root_certificates else None  # None: the system's roots
             key, chain = (Path(client_cert[1]).read_bytes(), Path(client_cert[0]).read_bytes()) if client_cert else (None, None)
             creds = grpc.ssl_channel_credentials(root_certificates=root, private_key=key, certificate_chain=chain)
-            self.channel = grpc.secure_channel(self.address, creds, options=options)
+            self.channel = grpc.secure_channel(target, creds, options=options)
         else:
-            self.channel = grpc.insecure_channel(self.address, options=options)
+            self.channel = grpc.insecure_channel(target, options=options)
         self.stub = pb2_grpc.TrajSearchStub(self.channel)
         self._health = health_pb2_grpc.HealthStub(self.channel)
         self._tenant: str | None = None
@@ -192,7 +246,7 @@ class Client:
         try:
             return getattr(self.stub, method)(request, timeout=timeout or self.timeout, metadata=metadata)
         except grpc.RpcError as exc:
-            raise _error(exc, request_id) from None
+            raise _error(exc, request_id, self.tls) from None
 
     def _check_tenant(self, tenant: str | None) -> None:
         """Library-style ``tenant=`` is allowed only if it names the key's own tenant."""
@@ -208,7 +262,7 @@ class Client:
         try:
             reply = self._health.Check(health_pb2.HealthCheckRequest(service=_SERVICE), timeout=timeout)
         except grpc.RpcError as exc:
-            raise _error(exc, "") from None
+            raise _error(exc, "", self.tls) from None
         return health_pb2.HealthCheckResponse.ServingStatus.Name(reply.status)
 
     def wait_ready(self, timeout: float = 30.0) -> None:
@@ -350,7 +404,7 @@ class Client:
         try:
             reply = self.stub.Ingest(batches(), timeout=timeout or self.timeout, metadata=metadata)
         except grpc.RpcError as exc:
-            raise _error(exc, request_id) from None
+            raise _error(exc, request_id, self.tls) from None
         report.ingested, report.unchanged, report.rows = reply.ingested, reply.unchanged, reply.rows_written
         report.verdicts_kept = reply.verdicts_kept
         for r in reply.results:
