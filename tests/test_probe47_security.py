@@ -139,3 +139,14 @@ def test_a_client_of_the_wrong_transport_is_told_which_one_the_server_speaks(ser
     code, text = _whoami(monkeypatch, key, f"127.0.0.1:{plain}", "--ca", str(cert))
     assert code == 1 and "the server does not speak TLS" in text, text
 
+
+def test_a_key_in_quotes_is_named_as_such(servers, monkeypatch):
+    """Bug: ``TRAJSEARCH_API_KEY="ts_..."`` in an env file read by ``docker run --env-file`` (which keeps the quotes
+    as part of the value, moby/moby#46773) was sent quotes and all, and the server's answer said only that the
+    key is not one of its keys. The client now says what is wrong before any call."""
+    plain, _, _, key = servers
+    for quoted in (f'"{key}"', f"'{key}'"):
+        code, text = _whoami(monkeypatch, quoted, f"127.0.0.1:{plain}")
+        assert code == 2 and "$TRAJSEARCH_API_KEY is wrapped in quotes" in text and key not in text, text
+    code, text = _whoami(monkeypatch, f" {key}\r", f"127.0.0.1:{plain}")  # whitespace alone is still stripped
+    assert code == 0 and '"tenant": "acme"' in text, text

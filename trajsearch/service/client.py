@@ -137,6 +137,11 @@ def _usable_key(key: str | None, source: str) -> str:
     if bad is not None:
         what = _KEY_CHARACTERS.get(bad) or ("non-ASCII characters" if ord(bad) > 127 else "control characters")
         raise ValueError(f"{source} contains {what}, which no API key has")
+    if len(key) > 1 and key[0] == key[-1] and key[0] in "'\"":
+        # an env file's quotes kept as part of the value (docker run --env-file does: moby/moby#46773): the server
+        # would answer only that the key is not one of its keys
+        raise ValueError(f"{source} is wrapped in quotes, which no API key has: remove them (docker run "
+                         "--env-file keeps an env file's quotes as part of the value)")
     return key
 
 
