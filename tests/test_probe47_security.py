@@ -150,3 +150,53 @@ def test_a_key_in_quotes_is_named_as_such(servers, monkeypatch):
         assert code == 2 and "$TRAJSEARCH_API_KEY is wrapped in quotes" in text and key not in text, text
     code, text = _whoami(monkeypatch, f" {key}\r", f"127.0.0.1:{plain}")  # whitespace alone is still stripped
     assert code == 0 and '"tenant": "acme"' in text, text
+
+
+# -- the web pages over a trace store that lacks a run's trace -----------------------------------
+
+
+def test_a_run_whose_trace_is_missing_says_so_instead_of_not_existing(tmp_path):
+    """Bug: the pages answered a run whose trace the trace store lacks with "No such run: it does not exist, or
+    this key cannot see it.", right after listing it among the results. ``trajsearch ui --uri DIR/milvus.db``
+    without its ``--traces`` (the pages then read ``$TRAJSEARCH_HOME/traces``) made every run do so. The run's
+    index row is already this key's to see, so the page now says its trace is missing and how to mend that; a
+    run outside the key's pins is still the one 404 of a run that does not exist."""
+    from starlette.testclient import TestClient
+
+    from trajsearch.ingest.read import read_dump
+    from trajsearch.web import WebConfig, create_app
+    from trajsearch.web.app import LOOPBACK_HOSTS
+    from trajsearch.web.views import NOT_FOUND_TEXT
+    from web_support import csrf_of
+
+    ingested = TrajSearch.open(str(tmp_path / "milvus.db"), traces=str(tmp_path / "traces"),
+                               embedder=HashingEmbedder())
+    assert ingested.add(read_dump(POLICY_2, tenant="acme", defaults={"env_version": "airline-v1"})).ingested == 2
+    ingested.close()
+    made = {name: new_key() for name in ("reader", "elsewhere")}
+    ring = KeyRing.from_entries([
+        key_entry(made["reader"], tenant="acme", role="read"),
+        dict(key_entry(made["elsewhere"], tenant="acme", role="read", key_id="acme-v9"), env_versions=["v9"]),
+    ])
+    # the index ingested above, read with another trace store: the default one, as `ui --uri` alone does
+    ts = TrajSearch.open(str(tmp_path / "milvus.db"), traces=str(tmp_path / "home" / "traces"),
+                         embedder=HashingEmbedder())
+    app = create_app(ts, ring, config=WebConfig(allowed_hosts=LOOPBACK_HOSTS))
+    try:
+        pages = {}
+        for name, key in made.items():
+            client = TestClient(app, base_url="http://127.0.0.1", follow_redirects=False)
+            form = client.get("/signin")
+            assert client.post("/signin", data={"key": key, "csrf": csrf_of(form.text), "next": "/"}).status_code == 303
+            pages[name] = client
+        results = pages["reader"].get("/", params={"q": "cancel the reservation"})
+        run_id = "tau-gpt-4o-airline-failed-calls-23-t3"
+        assert results.status_code == 200 and f"/runs/{run_id}" in results.text
+        for path in (f"/runs/{run_id}", f"/runs/{run_id}?format=json", f"/compare/{run_id}"):
+            page = pages["reader"].get(path)
+            assert page.status_code == 404 and "The trace of this run is missing" in page.text, (path, page.text)
+            assert NOT_FOUND_TEXT not in page.text and str(tmp_path) not in page.text
+        hidden = pages["elsewhere"].get(f"/runs/{run_id}")  # outside this key's pins: no word of a trace
+        assert hidden.status_code == 404 and NOT_FOUND_TEXT in hidden.text and "trace" not in hidden.text.lower()
+    finally:
+        ts.close()

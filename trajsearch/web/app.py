@@ -338,6 +338,15 @@ async def on_damaged(request: Request, exc: Exception) -> Response:
                                "The run is indexed but its stored trace cannot be read: re-ingest it.")
 
 
+async def on_missing(request: Request, exc: Exception) -> Response:
+    log_event(log, logging.WARNING, "trace_missing", request_id=request.scope.get("state", {}).get("request_id"),
+              trajectory_id=str(exc)[:200])
+    return _web(request).error(request, 404, "The trace of this run is missing",
+                               "The run is indexed, but the trace store has no trace for it: it was deleted, or "
+                               "these pages read another trace store than the run was ingested into (--traces). "
+                               "Re-ingest the run, or serve the pages with the --traces it was ingested with.")
+
+
 async def on_http(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, HTTPException)
     if exc.status_code == 404:
@@ -464,6 +473,7 @@ def create_app(ts: TrajSearch, keys: KeyRing, *, config: WebConfig | None = None
         views.NotFound: on_not_found,
         views.TraceUnavailable: on_unavailable,
         views.TraceDamaged: on_damaged,
+        views.TraceMissing: on_missing,
         HTTPException: on_http,
         ValueError: on_value_error,
         BodyTooLarge: on_too_large,

@@ -35,6 +35,15 @@ class TraceDamaged(RuntimeError):
     """This key's run has a trace, but its stored bytes are not a valid trace of it."""
 
 
+class TraceMissing(RuntimeError):
+    """This key's run is indexed, but the trace store has no trace at its URI (deleted, or the pages read
+    another trace store than the run was ingested into: ``--uri`` given without its ``--traces``).
+
+    Not :class:`NotFound`: the run's index row is already this key's to see, so saying that its trace is
+    missing reveals nothing, where "it does not exist" sent the reader looking for a run they had just
+    been shown in the results."""
+
+
 # -- the search form ---------------------------------------------------------------------------
 
 

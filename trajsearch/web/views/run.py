@@ -15,7 +15,10 @@ from ...results import Hit, RunMatch
 from ...search import TrajSearch
 from ...service.auth import Principal, narrow
 from ...store.traces import TraceCorruptError, TraceNotFoundError, TraceStoreError
-from .common import MAX_FIELD_CHARS, MAX_QUERY_CHARS, NotFound, PAGE_CHARS, SMALL_FIELD_CHARS, TraceDamaged, TraceUnavailable, run_link, visible_run
+from .common import (
+    MAX_FIELD_CHARS, MAX_QUERY_CHARS, PAGE_CHARS, SMALL_FIELD_CHARS, NotFound, TraceDamaged, TraceMissing, TraceUnavailable,
+    run_link, visible_run,
+)
 from .common import _clip, when
 from .search import TraceFacts
 from ..highlight import highlight, terms
@@ -75,7 +78,7 @@ def load_trace(ts: TrajSearch, principal: Principal, run: Hit) -> Trajectory:
     try:
         trajectory = ts.get_trace(run.trace_uri, tenant=principal.tenant)
     except TraceNotFoundError:
-        raise NotFound(run.trajectory_id) from None
+        raise TraceMissing(run.trajectory_id) from None
     except TraceCorruptError as exc:  # only ever read inside this tenant's own part of the store
         raise TraceDamaged(str(exc)) from None
     except TraceStoreError as exc:
