@@ -200,3 +200,63 @@ def test_a_run_whose_trace_is_missing_says_so_instead_of_not_existing(tmp_path):
         assert hidden.status_code == 404 and NOT_FOUND_TEXT in hidden.text and "trace" not in hidden.text.lower()
     finally:
         ts.close()
+
+
+# -- trajsearch mcp --http on a loopback address ---------------------------------------------------
+
+
+def _mcp_initialize(address: str, host_header: str) -> int:
+    """The HTTP status of an MCP ``initialize`` POSTed to ``address`` with this Host (and its Origin)."""
+    import json
+    import urllib.error
+    import urllib.request
+
+    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "probe", "version": "1"}}})
+    request = urllib.request.Request(f"http://{address}/mcp", data=body.encode(), headers={
+        "Host": host_header, "Origin": f"http://{host_header}", "Content-Type": "application/json",
+        "Accept": "application/json, text/event-stream"})
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return response.status
+    except urllib.error.HTTPError as exc:
+        return exc.code
+
+
+def test_mcp_over_http_on_any_loopback_address_answers_only_loopback_host_names(fleet, tmp_path):
+    """Bug: ``trajsearch mcp --http --host 127.0.0.2`` (a loopback address, so served without ``--insecure``)
+    answered requests naming any Host: the MCP SDK checks Host and Origin for 127.0.0.1, localhost and ::1 alone.
+    A page of any site the operator's browser opens can rebind its own name to 127.0.0.2 and read the tool's
+    answers: searches of the tenant's runs with this process's key. Every loopback host now gets the check,
+    and its own name is allowed beside the usual loopback names."""
+    import os
+    import socket
+    import subprocess
+    import sys
+    import time
+
+    from conftest import free_port
+
+    address, keys = fleet
+    port = free_port()
+    log = open(tmp_path / "mcp.log", "w")
+    proc = subprocess.Popen([sys.executable, "-m", "trajsearch.cli", "mcp", "--server", address, "--http",
+                             "--host", "127.0.0.2", "--port", str(port)],
+                            env={**os.environ, "TRAJSEARCH_API_KEY": keys["p1"]},
+                            stdout=subprocess.DEVNULL, stderr=log)
+    try:
+        deadline = time.monotonic() + 90
+        while True:
+            try:
+                socket.create_connection(("127.0.0.2", port), timeout=1).close()
+                break
+            except OSError:
+                assert proc.poll() is None and time.monotonic() < deadline, (tmp_path / "mcp.log").read_text()
+                time.sleep(0.2)
+        assert _mcp_initialize(f"127.0.0.2:{port}", f"attacker.example:{port}") == 421
+        assert _mcp_initialize(f"127.0.0.2:{port}", f"127.0.0.2:{port}") == 200
+        assert _mcp_initialize(f"127.0.0.2:{port}", f"localhost:{port}") == 200
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+        log.close()

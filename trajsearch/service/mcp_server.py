@@ -43,6 +43,7 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.tools import Tool
 from mcp.server.stdio import stdio_server
+from mcp.server.transport_security import TransportSecuritySettings
 from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
 
@@ -264,6 +265,27 @@ class _AnsweringReads:
         await self.aclose()
 
 
+def rebinding_guard(host: str) -> TransportSecuritySettings | None:
+    """The Host and Origin names the HTTP endpoint answers on a loopback ``host`` (None beyond loopback).
+
+    A browser page of any site can reach a loopback port by DNS rebinding (its own name resolved to
+    127.0.0.1) and read what the endpoint answers: this process's key's searches. The SDK turns its
+    check on for 127.0.0.1, localhost and ::1 alone, so ``--host 127.0.0.2`` (loopback, accepted without
+    ``--insecure``) answered any Host. Here every loopback host gets it, with the names the web pages
+    answer there (:func:`~.server.allowed_hosts`: its own and the loopback names). Beyond loopback
+    (``--insecure``) clients name the host as they reach it, which this cannot know.
+    """
+    from .server import allowed_hosts
+
+    name = host.strip("[]")
+    names = allowed_hosts(f"[{name}]:0" if ":" in name else f"{name}:0")
+    if names is None:
+        return None
+    return TransportSecuritySettings(enable_dns_rebinding_protection=True,
+                                     allowed_hosts=[f"{n}:*" for n in names],
+                                     allowed_origins=[f"{scheme}://{n}:*" for n in names for scheme in ("http", "https")])
+
+
 async def _serve_stdio(server: MCPServer) -> None:
     """``server.run("stdio")`` (the SDK's ``run_stdio_async``), with every line answered."""
     async with stdio_server() as (read_stream, write_stream):
@@ -292,6 +314,6 @@ def run_mcp(
         check_key(client)
         server = build_mcp(client, context)
         if http:
-            server.run("streamable-http", host=host, port=port)
+            server.run("streamable-http", host=host, port=port, transport_security=rebinding_guard(host))
         else:
             anyio.run(_serve_stdio, server)
