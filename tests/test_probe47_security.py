@@ -8,6 +8,7 @@ agent fleet's runs.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -260,3 +261,67 @@ def test_mcp_over_http_on_any_loopback_address_answers_only_loopback_host_names(
         proc.terminate()
         proc.wait(timeout=30)
         log.close()
+
+
+# -- runs larger than one request message ------------------------------------------------------------
+
+
+def _huge_run(trajectory_id: str, megabytes: int = 35):
+    """A run of ``megabytes`` MB of JSON: a real tau-bench results file (kept under tests/fixtures) printed by
+    each of its steps, each output at the 1,000,000 characters a step keeps. Ingest takes runs up to 256 MiB."""
+    from conftest import make_run
+
+    text = (FIXTURES / "tau-bench" / ".real" / "tool-calling-grok-3-0.0_range_0--1_user-grok-3-llm_0921131646.json").read_text()
+    output = (text * (1_000_000 // len(text) + 1))[:990_000]
+    steps = [("bash", {"command": f"cat results-{n}.json"}, f"{n}\n{output}") for n in range(megabytes)]
+    return make_run(trajectory_id, task="Summarise the tau-bench results files", steps=steps)
+
+
+@pytest.fixture
+def writable(tmp_path):
+    key = new_key()
+    ts = TrajSearch.open(str(tmp_path / "milvus.db"), traces=str(tmp_path / "traces"), embedder=HashingEmbedder())
+    with ServiceServer(ts, KeyRing.from_entries([key_entry(key, tenant="acme", role="write")]),
+                       address="127.0.0.1:0") as srv:
+        yield ts, srv.address, key
+    ts.close()
+
+
+def test_the_trace_of_a_run_over_32_mib_is_read_over_the_service(writable):
+    """Bug: ingest keeps runs up to 256 MiB, but every answer was bounded by the request limit (32 MiB): such a
+    run was found by searches, and its trace answered ``RESOURCE_EXHAUSTED: SERVER: Sent message larger than max
+    (40341062 vs. 33554432)`` (``show``, ``export`` over ``--server``, ``Client.get_trace``)."""
+    from conftest import make_run
+
+    ts, address, key = writable
+    run = _huge_run("huge-1")
+    # indexed from a short copy (indexing 35 MB of text takes minutes here); its trace is the whole run, as
+    # ingest writes it (the same store call, at the same URI)
+    assert ts.add([make_run("huge-1", task=run.task)]).ingested == 1
+    assert ts.traces.put(run) == ts.run("huge-1", tenant="acme").trace_uri
+    with Client(address, key) as client:
+        hit = client.run("huge-1")
+        trace = client.get_trace(hit.trace_uri)
+    assert trace.trajectory_id == "huge-1" and [s.observation for s in trace.steps] == [s.observation for s in run.steps]
+
+
+def test_ingest_over_the_server_rejects_a_run_too_large_for_a_message_and_goes_on(writable, tmp_path, monkeypatch):
+    """Bug: ``trajsearch ingest --server`` sends a dump as one stream; a run whose JSON is over the 32 MiB a message
+    may carry ended it with ``error: ServiceError: RESOURCE_EXHAUSTED: CLIENT: Sent message larger than max``,
+    every run after it unread. It is now that run's rejection, naming its size and what to do, and the rest is
+    ingested. The dump is our trajectory JSON, one run a line, as ``trajsearch export -f jsonl`` writes it."""
+    from conftest import make_run
+
+    _, address, key = writable
+    dump = tmp_path / "runs.jsonl"
+    runs = [make_run("small-1"), _huge_run("huge-2"), make_run("small-2", task="Rotate the gateway certificate")]
+    dump.write_text("".join(run.model_dump_json() + "\n" for run in runs))
+    monkeypatch.setenv("TRAJSEARCH_MODEL", "hashing")
+    monkeypatch.setenv("TRAJSEARCH_SERVER", address)
+    monkeypatch.setenv("TRAJSEARCH_API_KEY", key)
+    code, out, err = run_cli("ingest", str(dump))
+    text = " ".join((out + err).split())
+    assert code == 3 and "ingested 2 runs" in text and "rejected 1" in text, text
+    assert re.search(r"runs\.jsonl:line 2: the run is 3\d\.\d MiB as JSON, over the 32 MiB a message", text), text
+    with Client(address, key) as client:
+        assert client.run("small-1") and client.run("small-2") and client.run("huge-2") is None

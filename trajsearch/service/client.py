@@ -38,6 +38,7 @@ from ..results import ContextResult, Hit, IngestReport, Rejection, RunMatch, Ste
 from . import convert
 from .auth import API_KEY_ENV
 from .protos import pb2, pb2_grpc
+from .validate import MAX_RESPONSE_BYTES, MAX_TRACE_BYTES
 
 SERVER_ENV = "TRAJSEARCH_SERVER"
 DEFAULT_ADDRESS = "127.0.0.1:50051"
@@ -207,8 +208,10 @@ class Client:
         self.api_key = _usable_key(api_key, "api_key=") if api_key else _usable_key(os.environ.get(API_KEY_ENV),
                                                                                      f"${API_KEY_ENV}")
         self.timeout = timeout
+        self.max_message_bytes = max_message_bytes
         options: list[tuple[str, Any]] = [
-            ("grpc.max_receive_message_length", max_message_bytes),
+            # answers as large as the server sends (a GetTrace of the largest trace it keeps); requests bounded
+            ("grpc.max_receive_message_length", max(max_message_bytes, MAX_RESPONSE_BYTES)),
             ("grpc.max_send_message_length", max_message_bytes),
             # reconnect quickly after a server restart (gRPC's default backoff grows to 120 s)
             ("grpc.initial_reconnect_backoff_ms", 250),
@@ -394,9 +397,9 @@ class Client:
         def batches() -> Iterator[Any]:
             records: list[Any] = []
             size = 0
-            for item in items:
+            for n, item in enumerate(items):
                 record = _record(item, source, report)
-                if record is None:
+                if record is None or self._oversized(record, item, n, report):
                     continue
                 if records and (len(records) >= batch_size or size + len(record.json) > batch_bytes):
                     yield pb2.IngestBatch(records=records)
@@ -423,6 +426,22 @@ class Client:
         accepted = sum(1 for r in reply.results if r.status == pb2.RecordResult.ACCEPTED)
         report.replaced = max(0, accepted - report.ingested - report.unchanged)
         return report
+
+    def _oversized(self, record: Any, item: Any, n: int, report: IngestReport) -> bool:
+        """Whether ``record`` is too large for one message to the server, and if so its rejection in ``report``.
+
+        gRPC refuses to send such a message and ends the whole stream with it (``RESOURCE_EXHAUSTED: CLIENT:
+        Sent message larger than max``): one run of 40 MB stopped ``ingest --server`` of a dump, leaving every
+        run after it unread. It is that run's rejection instead, and the stream goes on."""
+        size = record.ByteSize() + 64  # the batch and stream framing around it
+        if size <= self.max_message_bytes:
+            return False
+        where = (item.source, item.position) if hasattr(item, "position") else (record.source or "stream", f"record {n}")
+        report.rejected.append(Rejection(*where, (
+            f"the run is {size / 2**20:.1f} MiB as JSON, over the {self.max_message_bytes / 2**20:.0f} MiB a message "
+            f"to the server may carry: ingest it on the server's host (an ingest of its store takes runs up to "
+            f"{MAX_TRACE_BYTES // 2**20} MiB), or raise the server's --max-message-mb (and Client max_message_bytes)")))
+        return True
 
     def delete(self, trajectory_id: str, *, tenant: str | None = None, timeout: float | None = None) -> bool:
         self._check_tenant(tenant)

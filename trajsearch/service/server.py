@@ -182,7 +182,7 @@ class ServiceServer:
                                write_slots=writes)
         options = [
             ("grpc.max_receive_message_length", self.limits.max_message_bytes),
-            ("grpc.max_send_message_length", self.limits.max_message_bytes),
+            ("grpc.max_send_message_length", max(self.limits.max_message_bytes, v.MAX_RESPONSE_BYTES)),
             ("grpc.so_reuseport", 0),  # a second server on the same port must fail, not share it
         ]
         self.server = grpc.server(futures.ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="rpc"),

@@ -16,10 +16,17 @@ from datetime import datetime, timezone
 from typing import Iterable, Sequence
 
 from ..model import ID_PATTERN, valid_id
+from ..store.traces import MAX_TRACE_BYTES
 from ..vocab import LEVELS, OUTCOMES
 
 #: The longest error text sent back (gRPC status details travel as metadata).
 MAX_MESSAGE_CHARS = 1_000
+#: The largest answer a server sends and a client takes: a ``GetTrace`` of the largest trace the store keeps
+#: (ingest takes runs up to it, embedded or not) and room for the message around it. Requests stay bounded by
+#: ``Limits.max_message_bytes`` (``--max-message-mb``): what a caller may make the server parse. With answers
+#: bounded by it too, a run of 40 MB ingested was searchable but its trace unreadable over the service
+#: (``RESOURCE_EXHAUSTED: Sent message larger than max``).
+MAX_RESPONSE_BYTES = MAX_TRACE_BYTES + 64 * 1024
 #: The latest instant a ``datetime`` holds (9999-12-31T23:59:59Z), in epoch seconds.
 MAX_EPOCH_SECONDS = int(datetime(9999, 12, 31, 23, 59, 59, tzinfo=timezone.utc).timestamp())
 
