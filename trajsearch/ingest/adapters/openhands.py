@@ -70,8 +70,11 @@ Mapping
   not a verdict -> ``unknown`` (the state, and any ``task_completed``, are in
   metadata).
   An evaluation output line decides by its ``test_result.report.resolved``
-  where the benchmark's evaluation added one (an OpenDevin-era line: its
-  ``test_result.result`` true/false); else its ``error`` (the harness
+  where the benchmark's evaluation added one, else by the top-level ``report``
+  that ``update_output_with_eval.py`` writes into ``output.jsonl`` after the
+  SWE-bench harness, its flags naming why a run was not resolved (empty patch,
+  patch not applied, tests timed out); an OpenDevin-era line by its
+  ``test_result.result`` true/false; else its ``error`` (the harness
   or agent error that ended the run) makes it a failure, or ``infra_error``
   for timeouts, rate limits, connection and server errors, and for any error
   before the agent's first step (the LLM provider or the runtime never worked).
@@ -525,10 +528,10 @@ def _evaluation_verdict(evaluation: dict[str, Any], outcome: Outcome, failure: F
     """An evaluation line's outcome: its ``test_result.report.resolved`` where the benchmark's evaluation added
     one, else its ``error`` (the harness or agent error that ended the run) where the events said nothing; an error
     before the agent ``acted`` at all (the LLM provider or the runtime failed to start) is the harness's."""
-    resolved = as_dict(as_dict(evaluation.get("test_result")).get("report")).get("resolved")
-    if isinstance(resolved, bool):  # the benchmark's own verdict
-        return (Outcome.success, None) if resolved else (
-            Outcome.failure, Failure(error="not resolved: the benchmark's tests failed on the patch"))
+    report = _harness_report(evaluation)
+    if isinstance(resolved := report.get("resolved"), bool):  # the benchmark's own verdict
+        why = next((text for flag, text in _NOT_RESOLVED if report.get(flag) is True), _TESTS_FAILED)
+        return (Outcome.success, None) if resolved else (Outcome.failure, Failure(error=f"not resolved: {why}"))
     result = as_dict(evaluation.get("test_result")).get("result")
     if isinstance(result, bool):  # an OpenDevin-era benchmark's own check of the agent's answer
         return (Outcome.success, None) if result else (
@@ -547,6 +550,20 @@ def _evaluation_verdict(evaluation: dict[str, Any], outcome: Outcome, failure: F
 
 
 _EVALUATOR_CRASH = "infrastructure: the benchmark's evaluator failed after the run, which says nothing of the agent"
+#: Why a run the harness judged was not resolved, by the flags OpenHands' SWE-bench evaluation writes beside
+#: ``resolved`` (``eval_infer.py``, ``update_output_with_eval.py``), the first that is set; else the tests failed.
+_NOT_RESOLVED = (("empty_generation", "the patch was empty"), ("failed_apply_patch", "the patch did not apply"),
+                 ("test_timeout", "the tests timed out"), ("error_eval", "the evaluation of the patch failed"))
+_TESTS_FAILED = "the benchmark's tests failed on the patch"
+
+
+def _harness_report(evaluation: dict[str, Any]) -> dict[str, Any]:
+    """The benchmark's verdict on an evaluation line: ``test_result.report`` where OpenHands' own evaluator
+    (``eval_infer.py``) wrote it, else the top-level ``report`` that ``scripts/eval/update_output_with_eval.py``
+    (run by ``eval_infer.sh`` after the SWE-bench / Multi-SWE-bench harness) writes into every line of
+    ``output.jsonl``: ``{empty_generation, resolved, failed_apply_patch, error_eval, test_timeout}``."""
+    nested = as_dict(as_dict(evaluation.get("test_result")).get("report"))
+    return nested if "resolved" in nested else as_dict(evaluation.get("report"))
 
 
 def _evaluator_crash(evaluation: dict[str, Any]) -> str | None:
