@@ -9,6 +9,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from trajsearch.ingest.outcomes import OutcomeTable
+from trajsearch.ingest.read import read_dump
 from trajsearch.model import Outcome
 
 from adapter_support import only
@@ -43,3 +45,53 @@ def test_openhands_output_line_not_resolved_says_why_from_the_report(tmp_path: P
     run = only(_evaluated(tmp_path, MULTI_SWE_LINE, failed_apply_patch=True, error_eval=True))
     assert run.outcome is Outcome.failure
     assert run.failure.error == "not resolved: the patch did not apply"
+
+
+def _iterative_run_set(folder: Path) -> None:
+    """An OpenHands evaluation run in iterative mode (``ITERATIVE_EVAL_MODE``, ``swe_bench/run_infer.py``), built
+    from the real line as the runner writes it: attempt 1 is that line (its critic fails it: the agent never
+    finished), attempt 2 a retry of the instance (``metadata.llm_config.temperature`` raised to 0.1 as the runner
+    does; its events, here the real run's first 60 moved 42 minutes on, are another run), each in
+    ``output.critic_attempt_<N>.jsonl``; ``output.jsonl`` the aggregate, attempt 2's line copied whole, then
+    judged resolved by ``update_output_with_eval.py``. Every line carries the run set's one ``metadata``."""
+    from datetime import datetime, timedelta
+
+    first = MULTI_SWE_LINE.read_text().splitlines()[0]
+    retry = json.loads(first)
+    retry["metadata"]["llm_config"]["temperature"] = 0.1
+    retry["error"], retry["history"] = None, retry["history"][:60]
+    for event in retry["history"]:
+        event["timestamp"] = (datetime.fromisoformat(event["timestamp"]) + timedelta(minutes=42)).isoformat()
+    folder.mkdir()
+    (folder / "output.critic_attempt_1.jsonl").write_text(first + "\n")
+    (folder / "output.critic_attempt_2.jsonl").write_text(json.dumps(retry) + "\n")
+    (folder / "output.jsonl").write_text(json.dumps(retry) + "\n")
+    _evaluated(folder, folder / "output.jsonl", resolved=True)
+
+
+def test_openhands_iterative_attempts_are_one_run_each_the_aggregate_copy_read_as_its_line(tmp_path: Path) -> None:
+    """Bug: every line of an iterative run set carries the same settings, so all attempts of an instance had one
+    id (the second kept as '<id>+<hash>' in a walk, or replacing the first in a later ingest), and the aggregate's
+    copy of the chosen attempt, judged in output.jsonl but not in its attempt file, was stored twice: once
+    resolved, once 'unknown'."""
+    _iterative_run_set(tmp_path / "eval")
+    read = {Path(r.source).name: r.trajectory for r in read_dump(tmp_path / "eval")}
+    tried, chosen = (read[f"output.critic_attempt_{n}.jsonl"] for n in (1, 2))
+    aggregate = read["output.jsonl"]
+    base = aggregate.trajectory_id
+    assert chosen.model_dump() == aggregate.model_dump()  # one run, stored once
+    assert (aggregate.outcome, tried.trajectory_id) == (Outcome.success, f"{base}.attempt_1")
+    assert (tried.metadata["handed_in"], tried.metadata["critic_attempt"]) == (False, 1)
+    assert tried.outcome is Outcome.failure and tried.failure.error.startswith("RuntimeError: Agent reached maximum")
+
+
+def test_openhands_attempt_not_handed_in_is_not_judged_by_its_instance_report(tmp_path: Path) -> None:
+    """The harness's report judges the aggregate's run of an instance, not the attempt its critic failed."""
+    _iterative_run_set(tmp_path / "eval")
+    report = tmp_path / "report.json"  # the SWE-bench harness's final report, as eval_infer.sh leaves it
+    report.write_text(json.dumps({"resolved_ids": ["ponylang__ponyc-4588"], "unresolved_ids": [],
+                                  "error_ids": [], "empty_patch_ids": [], "incomplete_ids": []}))
+    table = OutcomeTable.load(report)
+    outcomes = {r.trajectory.trajectory_id: r.trajectory.outcome for r in read_dump(tmp_path / "eval", outcomes=table)}
+    [tried] = [i for i in outcomes if i.endswith(".attempt_1")]
+    assert (outcomes.pop(tried), set(outcomes.values())) == (Outcome.failure, {Outcome.success})

@@ -162,10 +162,13 @@ def _is_one_record(data: dict[str, Any]) -> bool:
 
 def _keys(trajectory: Trajectory) -> list[str]:
     """The ids a verdict may name a run by: its own, the source's run id, its task's (only for a run handed in: see
-    ``_handed_in``)."""
+    ``_handed_in``; so ``metadata.instance_id``, the benchmark instance, which an OpenHands evaluation line keeps:
+    every attempt of an iterative run set names it)."""
+    handed_in = _handed_in(trajectory)
     keys = [trajectory.trajectory_id]
-    keys += [str(trajectory.metadata[k]) for k in SOURCE_ID_KEYS if trajectory.metadata.get(k)]
-    return keys + ([trajectory.task_id] if trajectory.task_id and _handed_in(trajectory) else [])
+    keys += [str(trajectory.metadata[k]) for k in SOURCE_ID_KEYS
+             if trajectory.metadata.get(k) and (handed_in or k != "instance_id")]
+    return keys + ([trajectory.task_id] if trajectory.task_id and handed_in else [])
 
 
 def _handed_in(trajectory: Trajectory) -> bool:

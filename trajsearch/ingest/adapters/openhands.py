@@ -107,6 +107,10 @@ Mapping
   ``traj_<id>.json`` / ``state_<id>.json`` copies of a run that a line of an
   ``output*.jsonl`` beside them holds (the same events, or none) are passed
   over, and so is its ``eval_<id>.json`` (that line's ``test_result``);
+  in an iterative run set (``output.critic_attempt_<N>.jsonl`` beside the
+  aggregate ``output.jsonl``) the attempt the aggregate hands in is read as
+  the aggregate's line (its id and verdict: one run), any other as
+  ``<id>.attempt_<N>``, not handed in (``_openhands_attempts``);
   a resolver line: ``openhands.resolver.<owner>__<repo>-<number>.<digest of
   the issue type, base commit, patch, cost and history length>``;
   model_id = the LLM response's ``model`` (else an evaluation's
@@ -184,7 +188,7 @@ from ._agent_cli import (
     iso_time,
     prompt_list,
 )
-from . import _openhands_resolver as resolver_line, _openhands_sdk as sdk, _prompts
+from . import _openhands_attempts as attempts, _openhands_resolver as resolver_line, _openhands_sdk as sdk, _prompts
 from ._common import (
     Context, RecordError, as_dict, as_list, build, clip_task, decisive_line, file_stem, instance_repo, safe_id, short,
 )
@@ -715,8 +719,10 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     if _is_eval_output(record) and not record["history"]:
         raise RecordError(f"instance {record['instance_id']}: no event in its history (the run recorded nothing"
                           + (f"; its error: {str(record['error'])[:300]})" if record.get("error") else ")"))
+    attempt = attempts.attempt_of(record, ctx.source) if _is_eval_output(record) else None
+    record = attempts.judged(record, attempt)
     if _is_eval_output(record) and not any(_is_event(e) for e in record["history"][:5]):
-        return _sdk_trajectory([e for e in record["history"] if sdk.is_event(e)], {}, record, ctx)
+        return _sdk_trajectory([e for e in record["history"] if sdk.is_event(e)], {}, record, ctx, attempt=attempt)
     events = _events(record)
     steps: list[dict[str, Any]] = []
     by_event: dict[Any, dict[str, Any]] = {}
@@ -830,6 +836,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
         failure = Failure(error=short(rejected or reason or "the agent rejected the task", 500, keep="head"))
     settings = as_dict(evaluation.get("metadata"))
     outcome, failure = _evaluation_verdict(evaluation, outcome, failure, acted=_acted(steps))
+    outcome, failure = attempts.retried(attempt, outcome, failure)
     if resolver:
         outcome, failure = resolver_line.outcome(resolver)
 
@@ -838,7 +845,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
         model = as_dict(settings.get("llm_config")).get("model") or settings.get("model_name")
         if isinstance(model, str) and model and not models:
             models.append(model)
-        run_id = _evaluation_id(evaluation, model)
+        run_id = attempts.run_id(_evaluation_id(evaluation, model), attempt)
     elif resolver:
         run_id = resolver_line.run_id(resolver)
         if (model := resolver_line.metrics_model(resolver.get("metrics"))) and not models:
@@ -870,6 +877,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
         "branch": conversation.get("selected_branch") or None,
         "patch_chars": len(patch) if isinstance(patch := as_dict(evaluation.get("test_result")).get("git_patch"), str)
         else None,
+        **attempts.metadata(attempt),
     }
     if resolver:
         metadata.update(resolver_line.metadata(resolver, outcome))
@@ -916,8 +924,9 @@ def _sdk_answer(step: dict[str, Any] | None, event: dict[str, Any], loose_errors
 
 
 def _sdk_trajectory(events: list[dict[str, Any]], state: dict[str, Any], evaluation: dict[str, Any],
-                    ctx: Context, folder: Path | None = None) -> Trajectory:
-    """A software-agent-sdk conversation (see ``_openhands_sdk``) mapped as the event trajectories are."""
+                    ctx: Context, folder: Path | None = None, attempt: attempts.Attempt | None = None) -> Trajectory:
+    """A software-agent-sdk conversation (see ``_openhands_sdk``) mapped as the event trajectories are; ``attempt``:
+    where an evaluation line of an iterative run's attempt file stands (``_openhands_attempts``)."""
     steps: list[dict[str, Any]] = []
     by_action: dict[Any, dict[str, Any]] = {}
     by_call: dict[str, dict[str, Any]] = {}
@@ -967,13 +976,14 @@ def _sdk_trajectory(events: list[dict[str, Any]], state: dict[str, Any], evaluat
         statuses[-1] if statuses else None)
     outcome, failure = _sdk_outcome(status, broke, loose_errors, steps)
     outcome, failure = _evaluation_verdict(evaluation, outcome, failure, acted=_acted(steps))
+    outcome, failure = attempts.retried(attempt, outcome, failure)
     model, cost = sdk.stats_model(stats)
     llm_model = as_dict(as_dict(state.get("agent")).get("llm")).get("model") or \
         as_dict(as_dict(evaluation.get("metadata")).get("llm")).get("model") or \
         as_dict(as_dict(evaluation.get("metadata")).get("llm_config")).get("model")
     model = llm_model if isinstance(llm_model, str) and llm_model else model
     if evaluation:
-        run_id = _evaluation_id(evaluation, model)
+        run_id = attempts.run_id(_evaluation_id(evaluation, model), attempt)
     elif isinstance(state.get("id"), str) and state["id"].strip():
         run_id = "openhands." + state["id"].strip().replace("-", "").lower()  # the folder's name, uuid.hex
     else:
@@ -990,6 +1000,7 @@ def _sdk_trajectory(events: list[dict[str, Any]], state: dict[str, Any], evaluat
         "unmatched_errors": loose_errors or None,
         "instance_id": evaluation.get("instance_id"),
         "agent_class": as_dict(state.get("agent")).get("kind"),
+        **attempts.metadata(attempt),
         **(sdk.subagent_link(folder, state, prompts[0]) if folder is not None else {}),
     }.items() if v is not None}
     return build(_run_fields(run_id, task, model, tools, outcome, failure, steps, events, metadata)
