@@ -95,3 +95,24 @@ def test_openhands_attempt_not_handed_in_is_not_judged_by_its_instance_report(tm
     outcomes = {r.trajectory.trajectory_id: r.trajectory.outcome for r in read_dump(tmp_path / "eval", outcomes=table)}
     [tried] = [i for i in outcomes if i.endswith(".attempt_1")]
     assert (outcomes.pop(tried), set(outcomes.values())) == (Outcome.failure, {Outcome.success})
+
+
+def test_openhands_evaluation_of_an_output_file_is_passed_over_not_rejected(tmp_path: Path) -> None:
+    """Bug: OpenHands' own SWE-bench evaluator (``eval_infer.py``, remote runtime) writes its verdicts beside the
+    runs as ``output.swebench_eval.jsonl``: per instance an ``EvalOutput`` with the patch, ``test_result.report``
+    and no ``history`` (null). A walk of the evaluated folder rejected it, 'no OpenHands event', exit 3; it is
+    the evaluation of the runs beside it (update_output_with_eval.py writes its verdicts into them)."""
+    run = json.loads(MULTI_SWE_LINE.read_text().splitlines()[0])
+    folder = tmp_path / "eval"
+    folder.mkdir()
+    (folder / "output.jsonl").write_text(json.dumps(run) + "\n")
+    report = {"empty_generation": False, "resolved": True, "failed_apply_patch": False, "error_eval": False,
+              "test_timeout": False}
+    verdict = {"instance_id": run["instance_id"], "test_result": {"git_patch": run["test_result"]["git_patch"],
+                                                                  "report": report,
+                                                                  "apply_patch_output": "APPLY_PATCH_PASS"},
+               "instruction": None, "metadata": run["metadata"], "history": None, "metrics": None, "error": None,
+               "instance": None}  # EvalOutput(instance_id, test_result, metadata).model_dump_json()
+    (folder / "output.swebench_eval.jsonl").write_text(json.dumps(verdict, separators=(",", ":")) + "\n")
+    results = list(read_dump(folder))
+    assert [(Path(r.source).name, r.ok) for r in results] == [("output.jsonl", True)]

@@ -106,7 +106,8 @@ Mapping
   task_family = the repository a SWE-bench-style id names); the runner's
   ``traj_<id>.json`` / ``state_<id>.json`` copies of a run that a line of an
   ``output*.jsonl`` beside them holds (the same events, or none) are passed
-  over, and so is its ``eval_<id>.json`` (that line's ``test_result``);
+  over, and so is its ``eval_<id>.json`` (that line's ``test_result``), and
+  ``eval_infer.py``'s ``output.swebench_eval.jsonl`` (verdicts, no events);
   in an iterative run set (``output.critic_attempt_<N>.jsonl`` beside the
   aggregate ``output.jsonl``) the attempt the aggregate hands in is read as
   the aggregate's line (its id and verdict: one run), any other as
@@ -604,10 +605,18 @@ def _evaluation_id(evaluation: dict[str, Any], model: Any) -> str:
 
 def side_file(record: Any) -> str | None:
     """The adapter hook (see ``adapters/__init__``): the evaluation's ``metadata.json`` (its ``EvalMetadata``),
-    written beside ``output.jsonl`` when a run set starts."""
+    written beside ``output.jsonl`` when a run set starts; and the verdicts OpenHands' own SWE-bench evaluator
+    (``evaluation/benchmarks/{swe_bench,multi_swe_bench}/eval_infer.py``) writes beside it as
+    ``output.swebench_eval.jsonl``: per instance an ``EvalOutput`` of the patch and its ``test_result.report``,
+    no events (``history`` null)."""
     if isinstance(record, dict) and _EVAL_METADATA_KEYS <= record.keys():
         return ("OpenHands evaluation metadata (the agent, LLM and settings of a run set), not a run: the runs are "
                 "the lines of the output.jsonl beside it")
+    if isinstance(record, dict) and isinstance(record.get("instance_id"), str) and not record.get("history") \
+            and not record.get("instruction") \
+            and isinstance(as_dict(as_dict(record.get("test_result")).get("report")).get("resolved"), bool):
+        return ("OpenHands' SWE-bench evaluation of the runs in the output.jsonl beside it (eval_infer.py's "
+                "verdicts, no events): update_output_with_eval.py writes them into that file, read with them")
     return None
 
 
