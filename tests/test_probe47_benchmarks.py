@@ -116,3 +116,28 @@ def test_openhands_evaluation_of_an_output_file_is_passed_over_not_rejected(tmp_
     (folder / "output.swebench_eval.jsonl").write_text(json.dumps(verdict, separators=(",", ":")) + "\n")
     results = list(read_dump(folder))
     assert [(Path(r.source).name, r.ok) for r in results] == [("output.jsonl", True)]
+
+
+def test_openhands_benchmarks_cost_report_is_passed_over_not_rejected(tmp_path: Path) -> None:
+    """Bug: every OpenHands/benchmarks ``eval_infer`` (SWE-bench, GAIA, commit0, ...) ends with
+    ``generate_cost_report``, which writes ``cost_report.jsonl`` beside ``output.jsonl`` (one pretty-printed JSON
+    document: the cost and time of the output and of each critic attempt file); a walk of the run set rejected it,
+    'unrecognised dump format', exit 3."""
+    run = json.loads(MULTI_SWE_LINE.read_text().splitlines()[0])
+    folder = tmp_path / "eval"
+    folder.mkdir()
+    (folder / "output.jsonl").write_text(json.dumps(run) + "\n")
+    times = {"average_duration": 512.3, "total_duration": 512.3, "total_lines": 1, "lines_with_duration": 1}
+    report = {  # benchmarks/utils/report_costs.py calculate_costs: report_data, json.dump(..., indent=2)
+        "directory": str(folder), "timestamp": "2026-06-25T10:12:44.120391",
+        "main_output": {"filename": "output.jsonl", "lines": 1, "cost": 0.0, "time_statistics": times},
+        "critic_files": [{"filename": "output.critic_attempt_1.jsonl", "lines": 1, "cost": 0.0,
+                          "time_statistics": times}],
+        "summary": {"total_cost": 0.0, "total_duration": 512.3, "only_main_output_cost": 0.0,
+                    "sum_critic_files": 0.0},
+        "proxy_cost_summary": {"total_proxy_cost": 0.0, "zero_proxy_cost_instances": 1,
+                               "only_main_output_proxy_cost": 0.0, "sum_critic_files_proxy_cost": 0.0},
+    }
+    (folder / "cost_report.jsonl").write_text(json.dumps(report, indent=2))
+    results = list(read_dump(folder))
+    assert [(Path(r.source).name, r.ok) for r in results] == [("output.jsonl", True)]

@@ -107,7 +107,8 @@ Mapping
   ``traj_<id>.json`` / ``state_<id>.json`` copies of a run that a line of an
   ``output*.jsonl`` beside them holds (the same events, or none) are passed
   over, and so is its ``eval_<id>.json`` (that line's ``test_result``), and
-  ``eval_infer.py``'s ``output.swebench_eval.jsonl`` (verdicts, no events);
+  ``eval_infer.py``'s ``output.swebench_eval.jsonl`` (verdicts, no events) and
+  OpenHands/benchmarks' ``cost_report.jsonl``;
   in an iterative run set (``output.critic_attempt_<N>.jsonl`` beside the
   aggregate ``output.jsonl``) the attempt the aggregate hands in is read as
   the aggregate's line (its id and verdict: one run), any other as
@@ -216,6 +217,9 @@ NOISE_ARGS = frozenset({"thought", "impl_source", "translated_ipython_code", "se
                         "keep_prompt", "kernel_init_code", "action_risk"})
 #: The fields of OpenHands' evaluation ``EvalMetadata`` that tell its ``metadata.json`` (see ``side_file``).
 _EVAL_METADATA_KEYS = frozenset({"agent_class", "llm_config", "max_iterations", "eval_output_dir"})
+#: The fields of the ``cost_report.jsonl`` OpenHands/benchmarks' ``report_costs.calculate_costs`` writes beside a
+#: run set's outputs after its evaluation (see ``side_file``).
+_COST_REPORT_KEYS = frozenset({"directory", "main_output", "critic_files", "summary", "proxy_cost_summary"})
 #: What OpenHands/benchmarks' runner saves of each instance beside ``output.jsonl`` (see ``side_path``): copies of
 #: its run, and the evaluator's verdict on it (``eval_<id>.json``, the line's ``test_result``).
 _RUNNER_COPY = re.compile(r"(?:state|traj)_(?P<instance>.+)\.json")
@@ -617,6 +621,9 @@ def side_file(record: Any) -> str | None:
             and isinstance(as_dict(as_dict(record.get("test_result")).get("report")).get("resolved"), bool):
         return ("OpenHands' SWE-bench evaluation of the runs in the output.jsonl beside it (eval_infer.py's "
                 "verdicts, no events): update_output_with_eval.py writes them into that file, read with them")
+    if isinstance(record, dict) and _COST_REPORT_KEYS <= record.keys() and isinstance(record["critic_files"], list):
+        return ("OpenHands/benchmarks' cost report of a run set (cost_report.jsonl: the cost and time of its "
+                "output.jsonl and attempt files), not a run: the runs are the lines of those files")
     return None
 
 
