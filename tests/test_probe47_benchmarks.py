@@ -141,3 +141,32 @@ def test_openhands_benchmarks_cost_report_is_passed_over_not_rejected(tmp_path: 
     (folder / "cost_report.jsonl").write_text(json.dumps(report, indent=2))
     results = list(read_dump(folder))
     assert [(Path(r.source).name, r.ok) for r in results] == [("output.jsonl", True)]
+
+
+def test_openhands_llm_completion_logs_of_an_evaluation_are_passed_over_not_rejected(tmp_path: Path) -> None:
+    """Bug: OpenHands' SWE-bench and Multi-SWE-bench runners turn ``log_completions`` on (the real line's
+    ``llm_config`` says so), and its LLM then writes every call to
+    ``<eval_output_dir>/llm_completions/<instance_id>/<model>-<time.time()>.json`` (``openhands/llm/llm.py``:
+    ``{messages, response, args, kwargs, timestamp, cost}``), dozens per instance; a walk of the run set rejected
+    each, 'unrecognised dump format'."""
+    run = json.loads(MULTI_SWE_LINE.read_text().splitlines()[0])
+    assert run["metadata"]["llm_config"]["log_completions"] is True
+    folder = tmp_path / "eval"
+    logs = folder / "llm_completions" / run["instance_id"]
+    logs.mkdir(parents=True)
+    (folder / "output.jsonl").write_text(json.dumps(run) + "\n")
+    task = next(e["message"] for e in run["history"] if e.get("action") == "message" and e.get("source") == "user")
+    response = {"id": "gen-1746035803-abc", "created": 1746035803, "model": "meta-llama/llama-4-maverick",
+                "object": "chat.completion", "system_fingerprint": None,
+                "choices": [{"finish_reason": "tool_calls", "index": 0, "message": {
+                    "content": "Let me explore the repository.", "role": "assistant", "function_call": None,
+                    "tool_calls": [{"index": 1, "id": "call_1", "type": "function", "function": {
+                        "name": "execute_bash", "arguments": "{\"command\": \"ls /workspace\"}"}}]}}],
+                "usage": {"completion_tokens": 117, "prompt_tokens": 5282, "total_tokens": 5399}}
+    log = {"messages": [{"role": "system", "content": [{"type": "text", "text": "You are OpenHands agent."}]},
+                        {"role": "user", "content": [{"type": "text", "text": task}]}],
+           "response": response, "args": [], "kwargs": {"tools": [], "extra_headers": {}},
+           "timestamp": 1746035803.2076, "cost": 0.0}
+    (logs / "openai__openrouter-llama-4-maverick-1746035803.2076418.json").write_text(json.dumps(log))
+    results = list(read_dump(folder))
+    assert [(Path(r.source).name, r.ok) for r in results] == [("output.jsonl", True)]

@@ -108,7 +108,8 @@ Mapping
   ``output*.jsonl`` beside them holds (the same events, or none) are passed
   over, and so is its ``eval_<id>.json`` (that line's ``test_result``), and
   ``eval_infer.py``'s ``output.swebench_eval.jsonl`` (verdicts, no events) and
-  OpenHands/benchmarks' ``cost_report.jsonl``;
+  OpenHands/benchmarks' ``cost_report.jsonl``, and the LLM call logs under
+  ``llm_completions/<instance>/``;
   in an iterative run set (``output.critic_attempt_<N>.jsonl`` beside the
   aggregate ``output.jsonl``) the attempt the aggregate hands in is read as
   the aggregate's line (its id and verdict: one run), any other as
@@ -220,6 +221,11 @@ _EVAL_METADATA_KEYS = frozenset({"agent_class", "llm_config", "max_iterations", 
 #: The fields of the ``cost_report.jsonl`` OpenHands/benchmarks' ``report_costs.calculate_costs`` writes beside a
 #: run set's outputs after its evaluation (see ``side_file``).
 _COST_REPORT_KEYS = frozenset({"directory", "main_output", "critic_files", "summary", "proxy_cost_summary"})
+#: Where an OpenHands evaluation's LLM logs each call when its runner turns ``log_completions`` on (the SWE-bench
+#: runners do): ``<eval_output_dir>/llm_completions/<instance_id>/<model, / as __>-<time.time()>.json``
+#: (``evaluation/utils/shared.py``, ``openhands/llm/llm.py``), see ``side_path``.
+COMPLETION_LOGS = "llm_completions"
+_COMPLETION_LOG = re.compile(r".+-\d+(?:\.\d+)?\.json")
 #: What OpenHands/benchmarks' runner saves of each instance beside ``output.jsonl`` (see ``side_path``): copies of
 #: its run, and the evaluator's verdict on it (``eval_<id>.json``, the line's ``test_result``).
 _RUNNER_COPY = re.compile(r"(?:state|traj)_(?P<instance>.+)\.json")
@@ -636,7 +642,10 @@ def side_path(path: Path, fmt: str | None) -> str | None:
     its line says so). The runner's ``eval_<id>.json``, the ``test_result`` of that line (the evaluator's checkpoints
     and score, or its error), is no run: passed over when no format reads it and such a line is beside it. So is an
     empty ``output.jsonl`` beside the evaluation's ``metadata.json``: a run set that finished no instance (the runner
-    creates the file when it starts)."""
+    creates the file when it starts). And so is the log of each LLM call its runner keeps (``COMPLETION_LOGS``)."""
+    if fmt is None and path.parent.parent.name == COMPLETION_LOGS and _COMPLETION_LOG.fullmatch(path.name):
+        return (f"an OpenHands evaluation's log of one LLM call ({COMPLETION_LOGS}/<instance>/: the messages sent and "
+                "the response), not a run: the instance's run is its line in the run set's output.jsonl")
     if fmt is None and path.name == "output.jsonl" and (path.parent / "metadata.json").is_file() and _empty(path):
         return "an OpenHands evaluation's empty output.jsonl: the run set finished no instance"
     if fmt is None and (verdict := _RUNNER_VERDICT.fullmatch(path.name)):
