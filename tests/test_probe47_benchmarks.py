@@ -170,3 +170,15 @@ def test_openhands_llm_completion_logs_of_an_evaluation_are_passed_over_not_reje
     (logs / "openai__openrouter-llama-4-maverick-1746035803.2076418.json").write_text(json.dumps(log))
     results = list(read_dump(folder))
     assert [(Path(r.source).name, r.ok) for r in results] == [("output.jsonl", True)]
+
+
+def test_multi_swe_bench_predictions_beside_the_runs_are_passed_over_not_rejected(tmp_path: Path) -> None:
+    """Bug: Multi-SWE-bench's predictions (``{org, repo, number, fix_patch}`` per instance, the harness's
+    ``patch_files``; OpenHands writes them as ``output_converted.jsonl`` beside ``output.jsonl`` to evaluate it) were
+    rejected in a walk, 'unrecognised dump format', where SWE-bench's predictions are passed over."""
+    folder = tmp_path / "eval"
+    folder.mkdir()
+    (folder / "output.jsonl").write_text(MULTI_SWE_LINE.read_text())
+    (folder / "output_converted.jsonl").write_text((OPENHANDS / "mswe-eval/output_converted.jsonl").read_text())
+    results = list(read_dump(folder))
+    assert [(Path(r.source).name, r.ok) for r in results] == [("output.jsonl", True)]

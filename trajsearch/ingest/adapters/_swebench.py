@@ -2,7 +2,8 @@
 
 SWE-agent writes ``all_preds.jsonl`` and mini-swe-agent ``preds.json`` (``instance_id``,
 ``model_name_or_path``, ``model_patch``: the patch each run submitted) next to the ``.traj``
-files; the harness and ``sb-cli`` write reports (``resolved_ids``, an older harness's ``resolved``
+files, Multi-SWE-bench's are ``{"org", "repo", "number", "fix_patch"}`` per instance (its harness's
+``patch_files``; OpenHands converts its ``output.jsonl`` into ``output_converted.jsonl`` beside it); the harness and ``sb-cli`` write reports (``resolved_ids``, an older harness's ``resolved``
 list, one instance's ``{"patch_is_None": ..., "resolved": ...}``, or a summary listing
 ``{"instance_id", "resolved"}`` records; Multi-SWE-bench's harness one instance's
 ``logs/<org>/<repo>/evals/pr-<n>/report.json``, ``{"org", "repo", "number", "valid", ...}``);
@@ -26,6 +27,9 @@ from typing import Any
 from ..outcomes import gso_sets, is_swebench_report
 
 _PREDICTION_KEYS = {"instance_id", "model_patch"}
+#: Multi-SWE-bench's prediction of one instance (a pull request of a repository: ``org/repo`` ``number``); its
+#: dataset rows hold the same fields beside the issue and the tests (``test_patch``), which a prediction does not.
+_MSWE_PREDICTION_KEYS = {"org", "repo", "number", "fix_patch"}
 #: A SWE-smith validation report's lists: how each test fared once the instance's fix was applied.
 _VALIDATION_KEYS = {"FAIL_TO_PASS", "PASS_TO_PASS", "FAIL_TO_FAIL", "PASS_TO_FAIL"}
 #: What SWE-PolyBench's evaluation writes of one instance: its verdict, and its retrieval metrics.
@@ -36,7 +40,8 @@ _TASK_INSTANCE_KEYS = {"instance_id", "problem_statement", "patch", "test_patch"
 
 
 def _prediction(value: Any) -> bool:
-    return isinstance(value, dict) and _PREDICTION_KEYS <= value.keys()
+    return isinstance(value, dict) and (_PREDICTION_KEYS <= value.keys() or _MSWE_PREDICTION_KEYS <= value.keys()
+                                        and "test_patch" not in value)
 
 
 def _task_instance(record: dict[str, Any]) -> bool:
