@@ -182,3 +182,31 @@ def test_multi_swe_bench_predictions_beside_the_runs_are_passed_over_not_rejecte
     (folder / "output_converted.jsonl").write_text((OPENHANDS / "mswe-eval/output_converted.jsonl").read_text())
     results = list(read_dump(folder))
     assert [(Path(r.source).name, r.ok) for r in results] == [("output.jsonl", True)]
+
+
+TAU2 = Path(__file__).parent / "fixtures/tau2-bench/.real"
+
+
+def test_tau2_simulation_artifacts_beside_the_results_are_passed_over_not_rejected(tmp_path: Path) -> None:
+    """Bug: with ``--verbose-logs`` (and in voice runs) tau2 keeps each simulation's artifacts beside the run's
+    ``results.json``, ``artifacts/task_<id>/sim_<id>/`` (``runner/batch.py``): ``sim_status.json``
+    (``{"status": "used"}``) and one ``llm_debug/<time>_<call>_<id>.json`` per LLM call (``llm_utils
+    ._write_llm_log``); a walk of the run rejected every one, 'unrecognised dump format'."""
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "results.json").write_text((TAU2 / "airline_run1.json").read_text())
+    sim = json.loads((run / "results.json").read_text())["simulations"][0]
+    folder = run / "artifacts" / f"task_{sim['task_id']}" / f"sim_{sim['id']}"
+    (folder / "llm_debug").mkdir(parents=True)
+    (folder / "sim_status.json").write_text(json.dumps({"status": "used"}, indent=2))
+    said = next(m for m in sim["messages"] if m["role"] == "assistant" and m.get("content"))
+    call = {"call_id": "1a2b3c4d", "call_name": "generate_agent_message", "timestamp": said["timestamp"],
+            "request": {"model": "whissle", "messages": [{"role": "user", "content": sim["messages"][0]["content"]}],
+                        "tools": None, "tool_choice": None, "kwargs": {}, "timestamp": said["timestamp"]},
+            "response": {"timestamp": said["timestamp"], "content": said["content"], "tool_calls": None,
+                         "cost": 0.0, "usage": None, "generation_time_seconds": 1.0}}
+    (folder / "llm_debug" / "20250801_101500_123_generate_agent_message_1a2b3c4d.json").write_text(
+        json.dumps(call, indent=2))
+    (folder / "task.log").write_text("2025-08-01 10:15:00.123 | DEBUG    | tau2.orchestrator:run:1 - start\n")
+    results = list(read_dump(run))
+    assert {Path(r.source).name for r in results} == {"results.json"} and all(r.ok for r in results)

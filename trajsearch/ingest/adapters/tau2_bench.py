@@ -80,6 +80,8 @@ Mapping (``SimulationRun``, ``Task``, ``message.py``)
   ``start_time``; step times from message ``timestamp``s.
 - metadata: termination_reason, trial, seed, duration, agent/user cost, user
   simulator model, reward breakdown, the results file's timestamp.
+- passed over (``side_path``): a simulation's artifacts beside its run's ``results.json``
+  (``artifacts/task_<id>/sim_<id>/``: ``sim_status.json``, ``llm_debug/`` call logs).
 """
 
 from __future__ import annotations
@@ -237,6 +239,28 @@ def _sibling_results(source: Path) -> Path | None:
         if candidate.is_file():
             return candidate
     return None
+
+
+#: tau2's folder of one simulation's artifacts, beside its run's ``results.json`` (``runner/batch.py``
+#: ``_TaskLogContext``): ``<save dir>/artifacts/task_<task id>/sim_<simulation id>/``.
+ARTIFACTS = "artifacts"
+
+
+def side_path(path: Path, fmt: str | None) -> str | None:
+    """The adapter hook (see ``adapters/__init__``): what tau2 keeps of a simulation beside its results, under
+    ``ARTIFACTS`` (with ``--verbose-logs``, and for voice runs): ``sim_status.json`` (the simulation used, discarded
+    for a hallucinating user simulator, or failed), ``llm_debug/<time>_<call>_<id>.json`` (one LLM call's request
+    and response), ``task.log``, audio. The run is the simulation in the results file (or ``simulations/``)."""
+    if fmt is not None or ARTIFACTS not in path.parts[:-1]:
+        return None
+    at = len(path.parts) - 1 - path.parts[::-1].index(ARTIFACTS)
+    task, sim = (path.parts[at + 1:at + 3] + ("", ""))[:2]
+    if not (task.startswith("task_") and sim.startswith("sim_")) or len(path.parts) < at + 4:
+        return None
+    if not (Path(*path.parts[:at]) / "results.json").is_file():
+        return None
+    return (f"tau2's artifacts of simulation {sim.removeprefix('sim_')} ({ARTIFACTS}/{task}/{sim}/: its status, LLM "
+            "call logs), not a run: the simulation is in the results.json beside artifacts/")
 
 
 # -- task ----------------------------------------------------------------------------------
