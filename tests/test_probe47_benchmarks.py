@@ -210,3 +210,21 @@ def test_tau2_simulation_artifacts_beside_the_results_are_passed_over_not_reject
     (folder / "task.log").write_text("2025-08-01 10:15:00.123 | DEBUG    | tau2.orchestrator:run:1 - start\n")
     results = list(read_dump(run))
     assert {Path(r.source).name for r in results} == {"results.json"} and all(r.ok for r in results)
+
+
+def test_openhands_retry_the_aggregate_passed_over_is_a_failure_not_handed_in(tmp_path: Path) -> None:
+    """A retry whose patch came out empty is not what the aggregate hands in (V0 takes the latest attempt with a
+    patch: here attempt 1); its own events say nothing of an outcome, so it is the failure its critic found."""
+    _iterative_run_set(tmp_path / "eval")
+    folder = tmp_path / "eval"
+    retry = json.loads((folder / "output.critic_attempt_2.jsonl").read_text())
+    retry["test_result"]["git_patch"] = ""
+    (folder / "output.critic_attempt_2.jsonl").write_text(json.dumps(retry) + "\n")
+    (folder / "output.jsonl").write_text((folder / "output.critic_attempt_1.jsonl").read_text())
+    _evaluated(folder, folder / "output.jsonl", resolved=False)
+    read = {Path(r.source).name: r.trajectory for r in read_dump(folder)}
+    chosen, tried = read["output.critic_attempt_1.jsonl"], read["output.critic_attempt_2.jsonl"]
+    assert chosen.model_dump() == read["output.jsonl"].model_dump()
+    assert tried.trajectory_id == f"{chosen.trajectory_id}.attempt_2"
+    assert (tried.outcome, tried.metadata["handed_in"]) == (Outcome.failure, False)
+    assert tried.failure.error.startswith("not handed in: the evaluation's critic failed this attempt")
