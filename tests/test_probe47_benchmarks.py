@@ -228,3 +228,21 @@ def test_openhands_retry_the_aggregate_passed_over_is_a_failure_not_handed_in(tm
     assert tried.trajectory_id == f"{chosen.trajectory_id}.attempt_2"
     assert (tried.outcome, tried.metadata["handed_in"]) == (Outcome.failure, False)
     assert tried.failure.error.startswith("not handed in: the evaluation's critic failed this attempt")
+
+
+def test_tau2_simulations_discarded_for_a_hallucinating_user_are_passed_over(tmp_path: Path) -> None:
+    """Bug: a full-duplex tau2 run with ``hallucination_retries`` saves each simulation it throws away (its user
+    simulator hallucinated) in ``hallucination_discarded/results_user_hallucination.json``, a results file, and
+    runs the task again; a walk read those as runs of their own, the agent's failures beside the retries that
+    replaced them."""
+    run = tmp_path / "run"
+    (run / "hallucination_discarded").mkdir(parents=True)
+    document = json.loads((TAU2 / "airline_run1.json").read_text())
+    (run / "results.json").write_text(json.dumps({**document, "simulations": document["simulations"][1:]}))
+    first = document["simulations"][0]  # runner/batch.py: Results(info=..., tasks=[task], simulations=[result])
+    tasks = [t for t in document["tasks"] if str(t["id"]) == str(first["task_id"])]
+    discarded = {**document, "tasks": tasks, "simulations": [first]}
+    (run / "hallucination_discarded" / "results_user_hallucination.json").write_text(json.dumps(discarded, indent=2))
+    results = list(read_dump(run))
+    assert {Path(r.source).name for r in results} == {"results.json"}
+    assert len(results) == len(document["simulations"]) - 1

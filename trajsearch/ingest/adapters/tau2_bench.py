@@ -81,7 +81,8 @@ Mapping (``SimulationRun``, ``Task``, ``message.py``)
 - metadata: termination_reason, trial, seed, duration, agent/user cost, user
   simulator model, reward breakdown, the results file's timestamp.
 - passed over (``side_path``): a simulation's artifacts beside its run's ``results.json``
-  (``artifacts/task_<id>/sim_<id>/``: ``sim_status.json``, ``llm_debug/`` call logs).
+  (``artifacts/task_<id>/sim_<id>/``: ``sim_status.json``, ``llm_debug/`` call logs), and the
+  simulations it discarded for a hallucinating user simulator (``hallucination_discarded/``), each run again.
 """
 
 from __future__ import annotations
@@ -244,13 +245,21 @@ def _sibling_results(source: Path) -> Path | None:
 #: tau2's folder of one simulation's artifacts, beside its run's ``results.json`` (``runner/batch.py``
 #: ``_TaskLogContext``): ``<save dir>/artifacts/task_<task id>/sim_<simulation id>/``.
 ARTIFACTS = "artifacts"
+#: Where tau2 keeps the simulations it threw away for a user simulator that hallucinated (full-duplex runs with
+#: ``hallucination_retries``: ``<save dir>/hallucination_discarded/results_user_hallucination.json``, a results
+#: file), each run again in its place.
+DISCARDED = "hallucination_discarded"
 
 
 def side_path(path: Path, fmt: str | None) -> str | None:
     """The adapter hook (see ``adapters/__init__``): what tau2 keeps of a simulation beside its results, under
     ``ARTIFACTS`` (with ``--verbose-logs``, and for voice runs): ``sim_status.json`` (the simulation used, discarded
     for a hallucinating user simulator, or failed), ``llm_debug/<time>_<call>_<id>.json`` (one LLM call's request
-    and response), ``task.log``, audio. The run is the simulation in the results file (or ``simulations/``)."""
+    and response), ``task.log``, audio. The run is the simulation in the results file (or ``simulations/``). And
+    the results file of the simulations it discarded (``DISCARDED``): not runs to learn from, each was run again."""
+    if path.parent.name == DISCARDED and (path.parent.parent / "results.json").is_file():
+        return ("tau2's simulations discarded because the user simulator hallucinated (hallucination_discarded/): "
+                "each was run again, and the run that counts is in the results.json beside this folder")
     if fmt is not None or ARTIFACTS not in path.parts[:-1]:
         return None
     at = len(path.parts) - 1 - path.parts[::-1].index(ARTIFACTS)
