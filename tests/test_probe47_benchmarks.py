@@ -246,3 +246,22 @@ def test_tau2_simulations_discarded_for_a_hallucinating_user_are_passed_over(tmp
     results = list(read_dump(run))
     assert {Path(r.source).name for r in results} == {"results.json"}
     assert len(results) == len(document["simulations"]) - 1
+
+
+OAS_LINES = OPENHANDS / "sdk/openagentsafety-output.jsonl"
+
+
+def test_openhands_gaia_line_is_judged_by_gaias_score(tmp_path: Path) -> None:
+    """Bug: OpenHands' GAIA runner (V0 ``evaluation/benchmarks/gaia/run_infer.py`` and OpenHands/benchmarks
+    ``benchmarks/gaia/run_infer.py``) writes GAIA's verdict on the agent's answer as ``test_result.score``
+    (``question_scorer``: a bool) beside the answer and the ground truth; only ``test_result.result`` was read,
+    so every GAIA run, right or wrong, was 'unknown'. Built from a real OpenHands/benchmarks output line (SDK
+    events), its ``test_result`` the one GAIA's runner writes."""
+    line = json.loads(OAS_LINES.read_text().splitlines()[0])
+    for score in (True, False):
+        line["test_result"] = {"score": score, "model_answer_raw": "<solution>17</solution>", "model_answer": "17",
+                               "ground_truth": "17" if score else "19"}
+        (tmp_path / "output.jsonl").write_text(json.dumps(line) + "\n")
+        run = only(tmp_path / "output.jsonl")
+        assert run.outcome is (Outcome.success if score else Outcome.failure)
+    assert run.failure.error == "not solved: the benchmark's check of the answer failed (test_result.score false)"

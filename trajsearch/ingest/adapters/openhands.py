@@ -73,8 +73,10 @@ Mapping
   where the benchmark's evaluation added one, else by the top-level ``report``
   that ``update_output_with_eval.py`` writes into ``output.jsonl`` after the
   SWE-bench harness, its flags naming why a run was not resolved (empty patch,
-  patch not applied, tests timed out); an OpenDevin-era line by its
-  ``test_result.result`` true/false; else its ``error`` (the harness
+  patch not applied, tests timed out); a line of a benchmark that checks the
+  agent's answer by that check's true/false (``test_result.result``:
+  OpenDevin-era benchmarks, AgentBench; ``.score``: GAIA; ``.success``: MINT);
+  else its ``error`` (the harness
   or agent error that ended the run) makes it a failure, or ``infra_error``
   for timeouts, rate limits, connection and server errors, and for any error
   before the agent's first step (the LLM provider or the runtime never worked).
@@ -547,10 +549,10 @@ def _evaluation_verdict(evaluation: dict[str, Any], outcome: Outcome, failure: F
     if isinstance(resolved := report.get("resolved"), bool):  # the benchmark's own verdict
         why = next((text for flag, text in _NOT_RESOLVED if report.get(flag) is True), _TESTS_FAILED)
         return (Outcome.success, None) if resolved else (Outcome.failure, Failure(error=f"not resolved: {why}"))
-    result = as_dict(evaluation.get("test_result")).get("result")
-    if isinstance(result, bool):  # an OpenDevin-era benchmark's own check of the agent's answer
-        return (Outcome.success, None) if result else (
-            Outcome.failure, Failure(error="not solved: the benchmark's check of the answer failed (test_result.result "
+    checks = as_dict(evaluation.get("test_result"))
+    if (key := next((k for k in _ANSWER_CHECKS if isinstance(checks.get(k), bool)), None)) is not None:
+        return (Outcome.success, None) if checks[key] else (
+            Outcome.failure, Failure(error=f"not solved: the benchmark's check of the answer failed (test_result.{key} "
                                            "false)"))
     if crash := _evaluator_crash(evaluation):  # no verdict, and nothing said of the agent: what the events said
         return (Outcome.infra_error, Failure(error=crash, cause=_EVALUATOR_CRASH)) if outcome is Outcome.unknown \
@@ -565,6 +567,10 @@ def _evaluation_verdict(evaluation: dict[str, Any], outcome: Outcome, failure: F
 
 
 _EVALUATOR_CRASH = "infrastructure: the benchmark's evaluator failed after the run, which says nothing of the agent"
+#: Where a benchmark's own check of the agent's answer puts its true/false in ``test_result``: ``result`` (the
+#: OpenDevin-era benchmarks, AgentBench, logic reasoning), ``score`` (GAIA's ``question_scorer``, in OpenHands V0's
+#: and OpenHands/benchmarks' runners alike), ``success`` (MINT).
+_ANSWER_CHECKS = ("result", "score", "success")
 #: Why a run the harness judged was not resolved, by the flags OpenHands' SWE-bench evaluation writes beside
 #: ``resolved`` (``eval_infer.py``, ``update_output_with_eval.py``), the first that is set; else the tests failed.
 _NOT_RESOLVED = (("empty_generation", "the patch was empty"), ("failed_apply_patch", "the patch did not apply"),
