@@ -265,3 +265,17 @@ def test_openhands_gaia_line_is_judged_by_gaias_score(tmp_path: Path) -> None:
         run = only(tmp_path / "output.jsonl")
         assert run.outcome is (Outcome.success if score else Outcome.failure)
     assert run.failure.error == "not solved: the benchmark's check of the answer failed (test_result.score false)"
+
+
+def test_openhands_browsing_benchmark_line_is_judged_by_its_reward(tmp_path: Path) -> None:
+    """Bug: OpenHands' WebArena, VisualWebArena and MiniWoB runners write the environment's reward for the run as
+    ``test_result.reward`` (``{'reward': reward}``, nothing else); it was not read, so such a run was judged by its
+    events alone (here: the iteration limit it hit, a failure, whatever the reward). Built from the real V0 line,
+    its ``test_result`` as those runners write it."""
+    line = json.loads(MULTI_SWE_LINE.read_text().splitlines()[0])
+    for reward, outcome in ((1.0, Outcome.success), (0.0, Outcome.failure)):
+        line["test_result"] = {"reward": reward}
+        (tmp_path / "output.jsonl").write_text(json.dumps(line) + "\n")
+        run = only(tmp_path / "output.jsonl")
+        assert (run.outcome, run.reward) == (outcome, reward)
+    assert run.failure.error == "not solved: the benchmark's reward 0 (test_result.reward)"

@@ -75,7 +75,9 @@ Mapping
   SWE-bench harness, its flags naming why a run was not resolved (empty patch,
   patch not applied, tests timed out); a line of a benchmark that checks the
   agent's answer by that check's true/false (``test_result.result``:
-  OpenDevin-era benchmarks, AgentBench; ``.score``: GAIA; ``.success``: MINT);
+  OpenDevin-era benchmarks, AgentBench; ``.score``: GAIA; ``.success``: MINT),
+  or by its ``test_result.reward`` through the success threshold (WebArena,
+  MiniWoB; the run's ``reward``);
   else its ``error`` (the harness
   or agent error that ended the run) makes it a failure, or ``infra_error``
   for timeouts, rate limits, connection and server errors, and for any error
@@ -195,7 +197,8 @@ from ._agent_cli import (
 )
 from . import _openhands_attempts as attempts, _openhands_resolver as resolver_line, _openhands_sdk as sdk, _prompts
 from ._common import (
-    Context, RecordError, as_dict, as_list, build, clip_task, decisive_line, file_stem, instance_repo, safe_id, short,
+    Context, RecordError, as_dict, as_list, build, clip_task, decisive_line, file_stem, instance_repo,
+    outcome_of_reward, safe_id, short,
 )
 from ._spans.outcome import error_outcome
 
@@ -541,7 +544,7 @@ def _acted(steps: list[dict[str, Any]]) -> bool:
 
 
 def _evaluation_verdict(evaluation: dict[str, Any], outcome: Outcome, failure: Failure | None,
-                        acted: bool) -> tuple[Outcome, Failure | None]:
+                        acted: bool, ctx: Context) -> tuple[Outcome, Failure | None]:
     """An evaluation line's outcome: its ``test_result.report.resolved`` where the benchmark's evaluation added
     one, else its ``error`` (the harness or agent error that ended the run) where the events said nothing; an error
     before the agent ``acted`` at all (the LLM provider or the runtime failed to start) is the harness's."""
@@ -554,6 +557,10 @@ def _evaluation_verdict(evaluation: dict[str, Any], outcome: Outcome, failure: F
         return (Outcome.success, None) if checks[key] else (
             Outcome.failure, Failure(error=f"not solved: the benchmark's check of the answer failed (test_result.{key} "
                                            "false)"))
+    if (reward := _benchmark_reward(evaluation)) is not None:  # graded through the operator's success threshold
+        graded = outcome_of_reward(reward, ctx)
+        return (graded, None) if graded is Outcome.success else (
+            graded, Failure(error=f"not solved: the benchmark's reward {reward:g} (test_result.reward)"))
     if crash := _evaluator_crash(evaluation):  # no verdict, and nothing said of the agent: what the events said
         return (Outcome.infra_error, Failure(error=crash, cause=_EVALUATOR_CRASH)) if outcome is Outcome.unknown \
             else (outcome, failure)
@@ -571,6 +578,18 @@ _EVALUATOR_CRASH = "infrastructure: the benchmark's evaluator failed after the r
 #: OpenDevin-era benchmarks, AgentBench, logic reasoning), ``score`` (GAIA's ``question_scorer``, in OpenHands V0's
 #: and OpenHands/benchmarks' runners alike), ``success`` (MINT).
 _ANSWER_CHECKS = ("result", "score", "success")
+
+
+def _benchmark_reward(evaluation: dict[str, Any]) -> float | None:
+    """The reward a browsing benchmark's runner writes as ``test_result.reward`` (OpenHands V0's WebArena,
+    VisualWebArena, MiniWoB: the environment's reward for the run), if a number."""
+    reward = as_dict(evaluation.get("test_result")).get("reward")
+    return float(reward) if isinstance(reward, (int, float)) and not isinstance(reward, bool) else None
+
+
+def _graded(evaluation: dict[str, Any]) -> dict[str, Any]:
+    """The run's ``reward`` field, where its benchmark graded it (``_benchmark_reward``)."""
+    return {"reward": reward} if (reward := _benchmark_reward(evaluation)) is not None else {}
 #: Why a run the harness judged was not resolved, by the flags OpenHands' SWE-bench evaluation writes beside
 #: ``resolved`` (``eval_infer.py``, ``update_output_with_eval.py``), the first that is set; else the tests failed.
 _NOT_RESOLVED = (("empty_generation", "the patch was empty"), ("failed_apply_patch", "the patch did not apply"),
@@ -866,7 +885,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
         outcome = Outcome.failure
         failure = Failure(error=short(rejected or reason or "the agent rejected the task", 500, keep="head"))
     settings = as_dict(evaluation.get("metadata"))
-    outcome, failure = _evaluation_verdict(evaluation, outcome, failure, acted=_acted(steps))
+    outcome, failure = _evaluation_verdict(evaluation, outcome, failure, acted=_acted(steps), ctx=ctx)
     outcome, failure = attempts.retried(attempt, outcome, failure)
     if resolver:
         outcome, failure = resolver_line.outcome(resolver)
@@ -916,7 +935,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     version = system_args.get("openhands_version")
     fields = _run_fields(run_id, task, models[0] if models else None, tools, outcome, failure, steps, events,
                          metadata, {"openhands": str(version)} if version else {})
-    return build(fields | _instance_task(evaluation), ctx)
+    return build(fields | _instance_task(evaluation) | _graded(evaluation), ctx)
 
 
 def _sdk_step(event: dict[str, Any], seen_responses: set[Any]) -> dict[str, Any]:
@@ -1006,7 +1025,7 @@ def _sdk_trajectory(events: list[dict[str, Any]], state: dict[str, Any], evaluat
     status = state.get("execution_status") if isinstance(state.get("execution_status"), str) else (
         statuses[-1] if statuses else None)
     outcome, failure = _sdk_outcome(status, broke, loose_errors, steps)
-    outcome, failure = _evaluation_verdict(evaluation, outcome, failure, acted=_acted(steps))
+    outcome, failure = _evaluation_verdict(evaluation, outcome, failure, acted=_acted(steps), ctx=ctx)
     outcome, failure = attempts.retried(attempt, outcome, failure)
     model, cost = sdk.stats_model(stats)
     llm_model = as_dict(as_dict(state.get("agent")).get("llm")).get("model") or \
@@ -1035,7 +1054,7 @@ def _sdk_trajectory(events: list[dict[str, Any]], state: dict[str, Any], evaluat
         **(sdk.subagent_link(folder, state, prompts[0]) if folder is not None else {}),
     }.items() if v is not None}
     return build(_run_fields(run_id, task, model, tools, outcome, failure, steps, events, metadata)
-                 | _instance_task(evaluation), ctx)
+                 | _instance_task(evaluation) | _graded(evaluation), ctx)
 
 
 def _run_fields(run_id: str, task: str, model: Any, tools: list[str], outcome: Outcome, failure: Failure | None,
