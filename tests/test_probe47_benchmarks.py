@@ -279,3 +279,29 @@ def test_openhands_browsing_benchmark_line_is_judged_by_its_reward(tmp_path: Pat
         run = only(tmp_path / "output.jsonl")
         assert (run.outcome, run.reward) == (outcome, reward)
     assert run.failure.error == "not solved: the benchmark's reward 0 (test_result.reward)"
+
+
+MINI_RUN = Path(__file__).parent / "fixtures/mini-swe-agent/deepseek_chat_dev/marshmallow-code__marshmallow-1343"
+PRO = Path(__file__).parent / "fixtures/outcomes/.real/swebench-pro"
+
+
+def test_swebench_pro_predictions_and_harness_outputs_beside_the_runs_are_passed_over(tmp_path: Path) -> None:
+    """Bug: SWE-bench Pro's files beside the runs were each rejected in a walk, 'unrecognised dump format': the
+    predictions its harness takes (``patches.json``, ``[{instance_id, patch, prefix}]``: OpenHands/benchmarks writes
+    them as ``output.swebenchpro.json``), and what ``swe_bench_pro_eval.py`` writes, ``eval_results.json``
+    (``{instance_id: passed}``, ``json.dump``) and each instance's ``<prefix>_output.json`` (its parser's
+    ``{"tests": [{"name", "status"}]}``). None is a run; the verdicts are read with --outcomes."""
+    folder = tmp_path / "run"
+    (folder / "trajs").mkdir(parents=True)
+    for traj in MINI_RUN.iterdir():
+        (folder / "trajs" / traj.name).write_bytes(traj.read_bytes())
+    (folder / "patches.json").write_text((PRO / "patches.json").read_text())
+    instance = json.loads((PRO / "patches.json").read_text())[1]["instance_id"]
+    evaluation = folder / "eval"
+    (evaluation / instance).mkdir(parents=True)
+    (evaluation / "eval_results.json").write_text(json.dumps({instance: True}))
+    tests = {"tests": [{"name": "test/units/utils/test_display.py::test_Display_display_fork", "status": "PASSED"}]}
+    (evaluation / instance / "claude-opus-4-8_s000_output.json").write_text(json.dumps(tests))
+    results = list(read_dump(folder))
+    assert [(Path(r.source).parent.name, r.ok) for r in results] == [("trajs", True)]
+    assert OutcomeTable.load(evaluation / "eval_results.json").verdicts[instance].outcome is Outcome.success

@@ -3,7 +3,10 @@
 SWE-agent writes ``all_preds.jsonl`` and mini-swe-agent ``preds.json`` (``instance_id``,
 ``model_name_or_path``, ``model_patch``: the patch each run submitted) next to the ``.traj``
 files, Multi-SWE-bench's are ``{"org", "repo", "number", "fix_patch"}`` per instance (its harness's
-``patch_files``; OpenHands converts its ``output.jsonl`` into ``output_converted.jsonl`` beside it); the harness and ``sb-cli`` write reports (``resolved_ids``, an older harness's ``resolved``
+``patch_files``; OpenHands converts its ``output.jsonl`` into ``output_converted.jsonl`` beside it), SWE-bench
+Pro's ``{"instance_id", "patch", "prefix"}`` (its harness's patch file; OpenHands/benchmarks writes
+``output.swebenchpro.json``), and that harness writes ``eval_results.json``, ``{instance_id: passed}``, and each
+instance's test results, ``<instance>/<prefix>_output.json`` (``{"tests": [{"name", "status"}]}``); the harness and ``sb-cli`` write reports (``resolved_ids``, an older harness's ``resolved``
 list, one instance's ``{"patch_is_None": ..., "resolved": ...}``, or a summary listing
 ``{"instance_id", "resolved"}`` records; Multi-SWE-bench's harness one instance's
 ``logs/<org>/<repo>/evals/pr-<n>/report.json``, ``{"org", "repo", "number", "valid", ...}``);
@@ -30,6 +33,9 @@ _PREDICTION_KEYS = {"instance_id", "model_patch"}
 #: Multi-SWE-bench's prediction of one instance (a pull request of a repository: ``org/repo`` ``number``); its
 #: dataset rows hold the same fields beside the issue and the tests (``test_patch``), which a prediction does not.
 _MSWE_PREDICTION_KEYS = {"org", "repo", "number", "fix_patch"}
+#: SWE-bench Pro's prediction of one instance (``swe_bench_pro_eval.py``'s patch file); its dataset rows hold a
+#: ``patch`` too (the gold one), beside the issue (``problem_statement``), which a prediction does not.
+_PRO_PREDICTION_KEYS = {"instance_id", "patch", "prefix"}
 #: A SWE-smith validation report's lists: how each test fared once the instance's fix was applied.
 _VALIDATION_KEYS = {"FAIL_TO_PASS", "PASS_TO_PASS", "FAIL_TO_FAIL", "PASS_TO_FAIL"}
 #: What SWE-PolyBench's evaluation writes of one instance: its verdict, and its retrieval metrics.
@@ -41,7 +47,21 @@ _TASK_INSTANCE_KEYS = {"instance_id", "problem_statement", "patch", "test_patch"
 
 def _prediction(value: Any) -> bool:
     return isinstance(value, dict) and (_PREDICTION_KEYS <= value.keys() or _MSWE_PREDICTION_KEYS <= value.keys()
-                                        and "test_patch" not in value)
+                                        and "test_patch" not in value
+                                        or _PRO_PREDICTION_KEYS <= value.keys() and "problem_statement" not in value)
+
+
+def _test_results(record: dict[str, Any]) -> bool:
+    """SWE-bench Pro's test results of one instance (its ``parser.py``'s ``output.json``): ``{"tests": [...]}``, each
+    test a ``{"name", "status"}``."""
+    tests = record.get("tests")
+    return record.keys() == {"tests"} and isinstance(tests, list) and all(
+        isinstance(t, dict) and {"name", "status"} <= t.keys() for t in tests)
+
+
+def _passed_by_instance(record: dict[str, Any]) -> bool:
+    """SWE-bench Pro's ``eval_results.json``: every value a bool, every key a SWE-bench-style instance id."""
+    return all(isinstance(v, bool) for v in record.values()) and all("__" in k for k in record)
 
 
 def _task_instance(record: dict[str, Any]) -> bool:
@@ -59,6 +79,11 @@ def side_file(record: Any) -> str | None:
     if _prediction(record) or all(_prediction(v) for v in values):
         return ("SWE-bench predictions (the patch each run submitted), not runs: the runs are the trajectory "
                 "files beside it")
+    if _passed_by_instance(record):
+        return ("an evaluation's verdicts by instance (SWE-bench Pro's eval_results.json), not runs: pass it with "
+                "--outcomes to join them")
+    if _test_results(record):
+        return "an instance's test results (SWE-bench Pro's <instance>/<prefix>_output.json), not a run"
     if gso_sets(record) is not None:
         return "a GSO (gso-bench) evaluation report, not a run: pass it with --outcomes to join its verdicts"
     if is_swebench_report(record):
