@@ -305,3 +305,17 @@ def test_swebench_pro_predictions_and_harness_outputs_beside_the_runs_are_passed
     results = list(read_dump(folder))
     assert [(Path(r.source).parent.name, r.ok) for r in results] == [("trajs", True)]
     assert OutcomeTable.load(evaluation / "eval_results.json").verdicts[instance].outcome is Outcome.success
+
+
+def test_swebench_pro_instance_is_grouped_by_its_repository(tmp_path: Path) -> None:
+    """Bug: a SWE-bench Pro instance id (``instance_<owner>__<repo>-<commit>-v<hash>``, the real ids of
+    ``patches.json``) was cut as a SWE-bench one, so each run's task family was its own id
+    ('instance_ansible/ansible-a7d2a4e...-v0f01c69...'), never its repository: no two runs of one repository
+    grouped. Read here through an OpenHands/benchmarks output line (the real V0 line given that instance)."""
+    line = json.loads(MULTI_SWE_LINE.read_text().splitlines()[0])
+    for entry in json.loads((PRO / "patches.json").read_text()):
+        line["instance_id"] = entry["instance_id"]
+        (tmp_path / "output.jsonl").write_text(json.dumps(line) + "\n")
+        run = only(tmp_path / "output.jsonl")
+        assert run.task_family == {"instance_NodeBB": "NodeBB/NodeBB",
+                                   "instance_ansible": "ansible/ansible"}[entry["instance_id"].split("__")[0]]

@@ -329,12 +329,17 @@ _SWE_SMITH_REST = re.compile(r"^(.+?)\.[0-9a-f]{8}\.[^.]+$")
 #: An id of a repository at a commit after ``owner__``: ``<repo>.<commit, 7 to 40 hex>``, ProgramBench's task
 #: (``eradman__entr.8e2e8b4``, every one of its tasks) and SWE-smith's environment (``<repo>.<8 hex>``).
 _AT_COMMIT_REST = re.compile(r"^(.+?)\.[0-9a-f]{7,40}$")
+#: A SWE-bench Pro instance id: ``instance_<owner>__<repo>-<commit, 40 hex>`` and, mostly, ``-v<hash>`` (or ``-vnan``).
+_SWE_BENCH_PRO = re.compile(r"instance_(?P<owner>[^_].*?)__(?P<repo>.+?)-[0-9a-f]{40}(?:-v(?:[0-9a-f]+|nan))?")
 
 
 def instance_repo(instance_id: str) -> str | None:
     """The repository a SWE-bench-style instance id names: ``owner__repo-123`` -> ``owner/repo`` (SWE-agent
     names a GitHub issue's instance ``owner__repo-i123``; SWE-smith ``owner__repo.<commit>.<bug>``; ProgramBench
-    ``owner__repo.<commit>``); None for an id of another shape."""
+    ``owner__repo.<commit>``; SWE-bench Pro ``instance_owner__repo-<commit>-v<hash>``); None for an id of another
+    shape."""
+    if pro := _SWE_BENCH_PRO.fullmatch(instance_id):
+        return f"{pro.group('owner')}/{pro.group('repo')}"
     owner, sep, rest = instance_id.partition("__")
     if not sep:
         return None
