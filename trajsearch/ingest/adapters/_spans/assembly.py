@@ -697,9 +697,10 @@ def assemble(nodes: list[Node], *, what: str = "trace", task: str | None = None)
     if not any(s.get("action") == "respond" for s in steps) and not any(
             n.role == "llm" and n.output_messages for n in nodes):
         _root_answer(root, add_step, steps)  # model calls traced without content (Semantic Kernel): the agent's answer
-    # second pass: results of untraced calls that only appear in later model inputs
+    # second pass: results of untraced calls that only appear in later model inputs, or in the output of the call
+    # that asked (a tool its provider ran: ``messages._provider_results_apart``)
     for node, _ in order:
-        for m in node.input_messages:
+        for m in [*node.input_messages, *(node.output_messages if node.role == "llm" else [])]:
             if m.get("role") == "tool" and m.get("call_id") in by_call and _unanswered(by_call[m["call_id"]]):
                 _answered(by_call[m["call_id"]], m)
         _answered_in_turn(node.input_messages, steps, by_call)

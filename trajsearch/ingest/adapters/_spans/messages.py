@@ -124,6 +124,13 @@ def normalise_message(raw: Any) -> Message | None:
                 msg.reasoning += text_of(part.get("content"))
             elif kind == "tool_call":
                 msg.calls.append({"id": part.get("id"), "name": part.get("name"), "arguments": maybe_json(part.get("arguments"))})
+            elif kind == "server_tool_call":
+                msg.calls.append({"id": part.get("id"), "name": part.get("name"),
+                                  "arguments": _server_tool_details(part.get("server_tool_call"), "arguments")})
+            elif kind == "server_tool_call_response":
+                msg.call_id = part.get("id")
+                texts.append(result_text(_server_tool_details(part.get("server_tool_call_response"),
+                                                              "output", "response", "result")))
             elif kind == "tool_call_response":
                 msg.call_id = part.get("id")
                 response = part.get("response", part.get("result"))
@@ -446,6 +453,8 @@ def _one_per_result(raw: Any) -> list[Any]:
     call, so each text is its own call's thought and the last one the answer."""
     if not isinstance(raw, dict):
         return [raw]
+    if (pieces := _provider_results_apart(raw)) is not None:
+        return [one for piece in pieces for one in _one_per_result(piece)]
     if _said_after_a_call(raw.get("parts")):
         segments: list[list[Any]] = [[]]
         for part in raw["parts"]:
@@ -462,6 +471,52 @@ def _one_per_result(raw: Any) -> list[Any]:
             rest = [p for p in parts if not (isinstance(p, dict) and is_result(p))]
             return ([{**raw, key: rest}] if rest else []) + [{**raw, key: [p]} for p in results]
     return [raw]
+
+
+def _provider_ran(part: Any, role: Any) -> bool:
+    """Whether a GenAI part is the result of a tool the model's provider ran (a server tool: OpenAI's or
+    Anthropic's ``web_search``, ``code_execution``): the semconv's ``server_tool_call_response``, or a
+    ``tool_call_response`` in the model's own message (pydantic-ai marks it ``builtin: true``; the semconv's
+    ``ToolCallResponsePart`` is "a built-in tool call outcome" there)."""
+    return isinstance(part, dict) and (part.get("type") == "server_tool_call_response" or part.get(
+        "type") == "tool_call_response" and (part.get("builtin") is True or role in ("assistant", "model")))
+
+
+def _provider_results_apart(raw: dict[str, Any]) -> list[dict[str, Any]] | None:
+    """A model's message holding the results of tools its provider ran, in the order said: the parts before each
+    result (the call and the words that asked for it), the result as a ``tool`` message of its own, and the words
+    after it (the answer, where the model stopped there); None for a message holding no such result. Kept in the
+    model's message, the result was read as the model's words, and with the answer after it, the call's thought:
+    the run had no answer and the call no result."""
+    parts, role = raw.get("parts"), str(raw.get("role") or "").lower()
+    if role == "tool" or not isinstance(parts, list) or not any(_provider_ran(p, role) for p in parts):
+        return None
+    pieces: list[dict[str, Any]] = []
+    said: list[Any] = []
+    for part in parts:
+        if _provider_ran(part, role):
+            if said:
+                pieces.append({**raw, "parts": said})
+            pieces.append({"role": "tool", "parts": [part]})
+            said = []
+        else:
+            said.append(part)
+    if said:
+        pieces.append({**raw, "parts": said})
+    return pieces
+
+
+def _server_tool_details(details: Any, *named: str) -> Any:
+    """What a semconv server tool call (or response) holds: its details are typed by the tool (``{"type":
+    "code_interpreter", "code"}``, ``{"type": "mcp", "server_name", "arguments"}``; a response's ``{"type",
+    "output"}``): the first of the ``named`` members it has, else the details without the ``type`` naming the tool
+    again."""
+    details = maybe_json(details)
+    if not isinstance(details, dict):
+        return details
+    if (key := next((k for k in named if k in details), None)) is not None:
+        return maybe_json(details[key])
+    return {k: v for k, v in details.items() if k != "type"} or None
 
 
 def _said_after_a_call(parts: Any) -> bool:

@@ -1,0 +1,61 @@
+"""Span exports of probe D (round 47), read through the public reader: tools the model's provider ran (server /
+built-in tools: web search, code execution, image generation, an MCP server the provider calls) recorded inside the
+model call's own output messages, as pydantic-ai's instrumentation and the GenAI semantic conventions'
+``server_tool_call`` parts write them.
+
+The fixtures (``fixtures/otel-genai/.real/probeD47``, see its SOURCE.md) are files the released packages wrote, or,
+where no package at hand writes the shape, the writer's own expected output put in an OTLP/JSON span.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import adapter_support
+
+FIXTURES = Path(__file__).parent / "fixtures"
+D47 = FIXTURES / "otel-genai" / ".real" / "probeD47"
+
+
+def test_a_provider_run_web_search_keeps_its_result_and_the_answer_after_it() -> None:
+    """pydantic-ai 2.78 with the ``WebSearch`` capability on OpenAI Responses: the model's one message holds the
+    search call, its result (``tool_call_response``, ``builtin: true``) and the answer. The result and the answer
+    were read as the model's words before the call: the search had no result, its thought was the result's JSON
+    followed by the answer, and the run had no answer at all."""
+    run = adapter_support.only(D47 / "pa-2.78-web-search-answer.otlp.json")
+    search, answer = run.steps
+    assert (search.action, search.arguments) == ("web_search", {"type": "search", "query": "Lisbon weather today"})
+    assert search.observation is not None and "ipma.pt" in search.observation and search.error is None
+    assert search.thought is None
+    assert answer.action == "respond" and answer.arguments["content"].startswith("Lisbon today: sunny, a high of 24")
+
+
+def test_a_provider_run_search_before_an_app_tool_is_one_step_with_its_result() -> None:
+    """The same agent with a function tool too: the model searches (the provider runs it) and asks for
+    ``to_fahrenheit`` in one response; the app runs the tool, the next call answers. The search's result was its
+    thought and it had no observation."""
+    run = adapter_support.only(D47 / "pa-2.78-web-search-then-tool.otlp.json")
+    assert [(s.action, s.error) for s in run.steps] == [("web_search", None), ("to_fahrenheit", None),
+                                                        ("respond", None)]
+    search, convert, answer = run.steps
+    assert search.observation is not None and '"status": "completed"' in search.observation
+    assert search.thought is None
+    assert convert.observation == "75.2"
+    assert answer.arguments["content"] == "Lisbon today: sunny, 24 °C (75.2 °F) at most."
+
+
+def test_semconv_server_tool_call_parts_are_steps_with_their_results() -> None:
+    """Microsoft.Extensions.AI's ``OpenTelemetryChatClient`` writes hosted tools (code interpreter, image
+    generation, a provider-called MCP server) as the semantic conventions' ``server_tool_call`` /
+    ``server_tool_call_response`` parts. Those parts were skipped: the run was one ``respond`` step saying
+    "Processing with tools..." and the three tools the provider ran were lost."""
+    run = adapter_support.only(D47 / "meai-server-tool-parts.otlp.json")
+    assert run.task == "Execute code and generate an image"
+    assert [s.action for s in run.steps] == ["code_interpreter", "image_generation", "myTool"]
+    code, image, mcp = run.steps
+    assert code.thought == "Processing with tools..."
+    assert (code.arguments, code.observation) == ({"code": "print('hello')"}, "hello")
+    assert image.observation is not None and "https://example.com/image.png" in image.observation
+    assert mcp.arguments == {"param1": "value1"} and mcp.observation is not None and "Tool result" in mcp.observation
+    assert not any(s.error for s in run.steps)
+
