@@ -59,3 +59,25 @@ def test_semconv_server_tool_call_parts_are_steps_with_their_results() -> None:
     assert mcp.arguments == {"param1": "value1"} and mcp.observation is not None and "Tool result" in mcp.observation
     assert not any(s.error for s in run.steps)
 
+
+AGENTS = FIXTURES / "openai-agents" / ".real" / "probeD47"
+
+
+def test_an_agents_sdk_hosted_web_search_is_a_step_with_its_result() -> None:
+    """openai-agents 0.24 under Logfire's ``instrument_openai_agents()``: the response span's ``response`` holds a
+    ``web_search_call`` item (OpenAI ran the hosted ``WebSearchTool`` inside the response) before the answer. The
+    search was dropped: the run read as if the agent answered from memory."""
+    run = adapter_support.only(AGENTS / "logfire-5.4-agents-0.24-web-search-answer.otlp.json")
+    assert [s.action for s in run.steps] == ["web_search", "respond"]
+    search, answer = run.steps
+    assert search.arguments == {"type": "search", "query": "Oslo weather today"}
+    assert search.observation is not None and "www.yr.no" in search.observation and search.error is None
+    assert answer.arguments["content"].startswith("Oslo today: light snow")
+
+
+def test_an_agents_sdk_hosted_search_beside_a_function_tool_keeps_both() -> None:
+    run = adapter_support.only(AGENTS / "logfire-5.4-agents-0.24-web-search-then-tool.otlp.json")
+    assert [(s.action, s.error) for s in run.steps] == [("web_search", None), ("to_fahrenheit", None),
+                                                        ("respond", None)]
+    assert run.steps[0].observation is not None and '"status": "completed"' in run.steps[0].observation
+    assert run.steps[1].observation == "26.6"

@@ -333,6 +333,14 @@ def responses_messages(items: Any, *, output: bool = False) -> list[dict[str, An
                 pending = None
                 out.append(asdict(Message("tool", text_of(item["output"]), call_id=item.get("id"))))
             continue
+        if (hosted := _hosted_call(item)) is not None:  # a tool the provider ran: its call, then its result
+            call, result = hosted
+            pending = pending or Message("assistant")
+            pending.calls.append(call)
+            out.append(asdict(pending))
+            pending = None
+            out.append(asdict(Message("tool", result, call_id=call["id"])))
+            continue
         if kind == "reasoning":
             pending = pending or Message("assistant")
             summary = item.get("summary") or []
@@ -354,6 +362,38 @@ def responses_messages(items: Any, *, output: bool = False) -> list[dict[str, An
     if pending is not None:
         out.append(asdict(pending))
     return out
+
+
+#: Responses output items of the tools OpenAI runs itself (hosted tools), and the name the model calls each by.
+_HOSTED_TOOLS = {"web_search_call": "web_search", "file_search_call": "file_search",
+                 "code_interpreter_call": "code_interpreter", "image_generation_call": "image_generation"}
+
+
+def _hosted_call(item: dict[str, Any]) -> tuple[dict[str, Any], str] | None:
+    """(the call, its result) of a hosted tool's Responses item, else None. The item holds both: OpenAI ran the
+    tool inside the response, so no later input carries a result and no app span ran it. A web search's ``action``
+    (the query; its ``sources`` are the result), a file search's ``queries`` and ``results``, the interpreter's
+    ``code`` and ``outputs`` (logs, image URLs); a generated image only as said (its base64 is no text)."""
+    name = _HOSTED_TOOLS.get(str(item.get("type")))
+    if name is None:
+        return None
+    status = item.get("status")
+    if name == "web_search":
+        action = as_dict(item.get("action"))
+        arguments: Any = {k: v for k, v in action.items() if k != "sources" and v is not None}
+        result: Any = {"status": status, **({"sources": action["sources"]} if action.get("sources") else {})}
+    elif name == "file_search":
+        arguments, result = {"queries": item.get("queries")}, item.get("results") or {"status": status}
+    elif name == "code_interpreter":
+        outputs = [o for o in as_list(item.get("outputs")) if isinstance(o, dict)]
+        arguments = {"code": item.get("code")}
+        result = "\n".join(text_of(o.get("logs") if o.get("type") == "logs" else o.get("url")) for o in outputs) \
+            or {"status": status}
+    else:
+        arguments = {k: item[k] for k in ("revised_prompt", "size", "quality") if item.get(k)}
+        result = f"image generated ({status})" if item.get("result") else {"status": status}
+    call = {"id": item.get("id"), "name": name, "arguments": arguments}
+    return call, text_of(result)
 
 
 def response_output(value: Any) -> list[dict[str, Any]] | None:
