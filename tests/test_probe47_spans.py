@@ -30,6 +30,22 @@ def test_a_provider_run_web_search_keeps_its_result_and_the_answer_after_it() ->
     assert answer.action == "respond" and answer.arguments["content"].startswith("Lisbon today: sunny, a high of 24")
 
 
+OI = FIXTURES / "openinference" / ".real" / "probeD47"
+
+
+def test_the_same_search_through_openinferences_pydantic_ai_processor_keeps_result_and_answer() -> None:
+    """The same run through ``openinference-instrumentation-pydantic-ai``'s span processor (read by the
+    ``openinference`` adapter) lost the answer into the search's thought the same way."""
+    run = adapter_support.only(OI / "pa-2.78-oi-pa-0.1.30-web-search-answer.otlp.json")
+    assert [(s.action, s.error) for s in run.steps] == [("web_search", None), ("respond", None)]
+    search, answer = run.steps
+    assert search.observation is not None and "ipma.pt" in search.observation and search.thought is None
+    assert answer.arguments["content"].startswith("Lisbon today: sunny, a high of 24")
+    run = adapter_support.only(OI / "pa-2.78-oi-pa-0.1.30-web-search-then-tool.otlp.json")
+    assert [s.action for s in run.steps] == ["web_search", "to_fahrenheit", "respond"]
+    assert run.steps[0].observation is not None and run.steps[0].thought is None
+
+
 def test_a_provider_run_search_before_an_app_tool_is_one_step_with_its_result() -> None:
     """The same agent with a function tool too: the model searches (the provider runs it) and asks for
     ``to_fahrenheit`` in one response; the app runs the tool, the next call answers. The search's result was its

@@ -45,7 +45,10 @@ Mapping (``span_data.type``)
 - ``response`` (Responses API models): a model call. Its export holds only
   ``response_id`` and ``usage`` (kept in metadata); when a processor also
   stored ``input`` (Responses input items) and ``response`` (the response
-  object), they are read like a generation's.
+  object), they are read like a generation's (Logfire's spans hold both): a
+  hosted tool's item (``web_search_call``, ``file_search_call``,
+  ``code_interpreter_call``, ``image_generation_call``), run by OpenAI inside
+  the response, is a step with its result (no function span records it).
 - ``agent``: an agent run (name, tools, handoffs to metadata);
   ``custom`` spans ``task`` / ``turn`` (newer SDKs): containers; ``guardrail``:
   name and ``triggered`` to metadata; ``mcp_tools``, ``speech``,

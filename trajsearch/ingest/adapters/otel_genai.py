@@ -45,8 +45,11 @@ Mapping
   / ``tool_call_response`` parts with the same id).
 - messages of a model call, the first found of: ``gen_ai.input.messages`` /
   ``gen_ai.output.messages`` (parts ``text``, ``tool_call``,
-  ``tool_call_response``, ``reasoning``; any-agent: OpenAI-style messages, or
-  plain strings); the older ``gen_ai.prompt`` / ``gen_ai.completion`` (JSON,
+  ``tool_call_response``, ``reasoning``, ``server_tool_call`` /
+  ``server_tool_call_response``; any-agent: OpenAI-style messages, or
+  plain strings; a tool the provider ran, a server tool or a
+  ``tool_call_response`` in the model's own message, pydantic-ai's
+  ``builtin: true``, is a step with that result, the words after it the answer); the older ``gen_ai.prompt`` / ``gen_ai.completion`` (JSON,
   flattened ``gen_ai.prompt.N.content``, ``gen_ai.content.*`` events);
   any-agent's ``gen_ai.output`` (``[{"tool.name", "tool.args"}]`` or the answer
   text); Google ADK's ``gcp.vertex.agent.llm_request`` / ``llm_response``
