@@ -49,7 +49,8 @@ Mapping
   ``server_tool_call_response``; any-agent: OpenAI-style messages, or
   plain strings; a tool the provider ran, a server tool or a
   ``tool_call_response`` in the model's own message, pydantic-ai's
-  ``builtin: true``, is a step with that result, the words after it the answer); the older ``gen_ai.prompt`` / ``gen_ai.completion`` (JSON,
+  ``builtin: true``, is a step with that result, the words after it the
+  answer); the older ``gen_ai.prompt`` / ``gen_ai.completion`` (JSON,
   flattened ``gen_ai.prompt.N.content``, ``gen_ai.content.*`` events);
   any-agent's ``gen_ai.output`` (``[{"tool.name", "tool.args"}]`` or the answer
   text); Google ADK's ``gcp.vertex.agent.llm_request`` / ``llm_response``
