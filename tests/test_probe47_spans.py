@@ -97,3 +97,16 @@ def test_an_agents_sdk_hosted_search_beside_a_function_tool_keeps_both() -> None
                                                         ("respond", None)]
     assert run.steps[0].observation is not None and '"status": "completed"' in run.steps[0].observation
     assert run.steps[1].observation == "26.6"
+
+
+def test_an_agents_sdk_shell_command_that_exited_non_zero_is_the_steps_error() -> None:
+    """openai-agents 0.24's ``ShellTool``: the SDK renders a failed command as its output then ``exit code: 1`` and
+    records no span error (the executor did not raise). The failing test run read as a step that succeeded. It is
+    the step's error now, in the failure's words; grep finding nothing (exit code 1, no output) is an answer, not a
+    failure, as for every other shell tool trajsearch reads."""
+    run = adapter_support.only(AGENTS / "agents-0.24-shell-tool-unittest-fails.jsonl")
+    tests, grep = run.steps
+    assert tests.action == grep.action == "shell"
+    assert tests.arguments["commands"] == ["ls", "python3 -m unittest -q"]
+    assert tests.error == "AssertionError: 3 != 4 (exit code 1)"
+    assert grep.arguments["commands"] == ["grep -rn TODO calc.py"] and grep.error is None
