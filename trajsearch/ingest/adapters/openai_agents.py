@@ -24,7 +24,9 @@ Mapping (``span_data.type``)
   JSON arguments, decoded), observation = ``output`` (a tool output object's
   text: an MCP tool's result is the repr of ``{'type': 'text', 'text': ...}``),
   error = the span's
-  ``error`` (``message: data.error``), set only when the tool failed. A tool
+  ``error`` (``message: data.error``), set only when the tool failed; a
+  ``ShellTool`` call (input ``{"commands", ...}``) whose command the output
+  shows ended ``exit code: N`` or ``status: timeout`` failed with it. A tool
   paused for approval is recorded at the interruption (no output) and again
   when the resumed run executes it: the first record is dropped.
 - ``handoff``: a step: action = the handoff tool the model called
