@@ -110,3 +110,18 @@ def test_an_agents_sdk_shell_command_that_exited_non_zero_is_the_steps_error() -
     assert tests.arguments["commands"] == ["ls", "python3 -m unittest -q"]
     assert tests.error == "AssertionError: 3 != 4 (exit code 1)"
     assert grep.arguments["commands"] == ["grep -rn TODO calc.py"] and grep.error is None
+
+
+def test_gemini_code_execution_as_server_tool_parts_keeps_each_run_and_its_failure() -> None:
+    """opentelemetry-instrumentation-google-genai 1.3b0 writes Gemini's own code execution as id-less
+    ``server_tool_call`` / ``server_tool_call_response`` parts in the model's output. Both runs of code were lost (the
+    run was one ``respond`` step of the words before and after them); each is a step with its output now, paired by
+    place, and the one whose ``outcome`` is ``OUTCOME_FAILED`` failed with its traceback."""
+    run = adapter_support.only(D47 / "ggenai-1.3b0-code-execution-fails-then-runs.otlp.json")
+    assert [s.action for s in run.steps] == ["code_execution", "code_execution", "respond"]
+    failed, ran, answer = run.steps
+    assert failed.thought == "I'll compute the mean with Python."
+    assert failed.arguments == {"code": "values = []\nprint(sum(values) / len(values))", "language": "PYTHON"}
+    assert failed.error is not None and "ZeroDivisionError: division by zero" in failed.error
+    assert (ran.observation, ran.error) == ("6.0\n", None)
+    assert answer.arguments["content"] == "The mean of 3, 5 and 10 is 6.0."

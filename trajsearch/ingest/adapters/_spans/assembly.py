@@ -704,6 +704,8 @@ def assemble(nodes: list[Node], *, what: str = "trace", task: str | None = None)
             if m.get("role") == "tool" and m.get("call_id") in by_call and _unanswered(by_call[m["call_id"]]):
                 _answered(by_call[m["call_id"]], m)
         _answered_in_turn(node.input_messages, steps, by_call)
+        if node.role == "llm":  # a provider-run call and its result with no ids (Gemini's code execution): by place
+            _answered_in_turn(node.output_messages, steps, by_call)
         steps.extend(_denied_calls(node, by_call))
     for node in (n for n, _ in order if n.role == "agent"):
         _answered_by_agent(node, by_call)

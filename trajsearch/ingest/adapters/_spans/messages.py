@@ -129,8 +129,9 @@ def normalise_message(raw: Any) -> Message | None:
                                   "arguments": _server_tool_details(part.get("server_tool_call"), "arguments")})
             elif kind == "server_tool_call_response":
                 msg.call_id = part.get("id")
-                texts.append(result_text(_server_tool_details(part.get("server_tool_call_response"),
-                                                              "output", "response", "result")))
+                details = maybe_json(part.get("server_tool_call_response"))
+                msg.failed = msg.failed or _server_tool_failed(details)
+                texts.append(result_text(_server_tool_details(details, "output", "response", "result")))
             elif kind == "tool_call_response":
                 msg.call_id = part.get("id")
                 response = part.get("response", part.get("result"))
@@ -557,6 +558,19 @@ def _server_tool_details(details: Any, *named: str) -> Any:
     if (key := next((k for k in named if k in details), None)) is not None:
         return maybe_json(details[key])
     return {k: v for k, v in details.items() if k != "type"} or None
+
+
+#: How a server tool's response says it failed: Gemini's code execution ``outcome`` (``OUTCOME_FAILED``,
+#: ``OUTCOME_DEADLINE_EXCEEDED``; ``OUTCOME_OK`` when it ran), a ``status`` of ``failed`` (OpenAI's hosted tools).
+_SERVER_TOOL_OK = ("OUTCOME_OK", "OUTCOME_UNSPECIFIED")
+
+
+def _server_tool_failed(details: Any) -> bool:
+    """Whether a semconv ``server_tool_call_response``'s details say the tool failed (``_SERVER_TOOL_OK``)."""
+    if not isinstance(details, dict):
+        return False
+    outcome, status = details.get("outcome"), details.get("status")
+    return isinstance(outcome, str) and outcome not in _SERVER_TOOL_OK or status in ("failed", "error")
 
 
 def _said_after_a_call(parts: Any) -> bool:
