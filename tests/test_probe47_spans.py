@@ -125,3 +125,15 @@ def test_gemini_code_execution_as_server_tool_parts_keeps_each_run_and_its_failu
     assert failed.error is not None and "ZeroDivisionError: division by zero" in failed.error
     assert (ran.observation, ran.error) == ("6.0\n", None)
     assert answer.arguments["content"] == "The mean of 3, 5 and 10 is 6.0."
+
+
+def test_a_hosted_search_written_as_its_python_repr_is_a_step_not_the_next_calls_thought() -> None:
+    """opentelemetry-instrumentation-openai-agents-v2 0.1.0 writes a tool-calling Responses turn's items as their
+    ``str()``: the web search OpenAI ran became the thought of the ``to_fahrenheit`` call, a 300-character
+    ``ResponseFunctionWebSearch(...)`` repr. It is the search's step, with its query and sources."""
+    run = adapter_support.only(D47 / "oai-agents-otel-v2-0.1-web-search-then-tool.otlp.json")
+    assert [s.action for s in run.steps] == ["web_search", "to_fahrenheit", "respond"]
+    search, convert, _ = run.steps
+    assert search.arguments == {"query": "Oslo weather today"}
+    assert search.observation is not None and "www.yr.no" in search.observation
+    assert convert.thought is None and convert.observation == "26.6"

@@ -530,6 +530,8 @@ def _provider_results_apart(raw: dict[str, Any]) -> list[dict[str, Any]] | None:
     model's message, the result was read as the model's words, and with the answer after it, the call's thought:
     the run had no answer and the call no result."""
     parts, role = raw.get("parts"), str(raw.get("role") or "").lower()
+    if isinstance(parts, list) and role in ("assistant", "model"):
+        parts = [one for part in parts for one in _hosted_repr_parts(part)]
     if role == "tool" or not isinstance(parts, list) or not any(_provider_ran(p, role) for p in parts):
         return None
     pieces: list[dict[str, Any]] = []
@@ -545,6 +547,47 @@ def _provider_results_apart(raw: dict[str, Any]) -> list[dict[str, Any]] | None:
     if said:
         pieces.append({**raw, "parts": said})
     return pieces
+
+
+#: The repr of an OpenAI hosted tool's Responses item (``ResponseFunctionWebSearch(id='ws_..', action=ActionSearch(
+#: ..., query='...', sources=[...]), status='completed', type='web_search_call')``), told by its ``type``.
+_HOSTED_REPR = re.compile(r"^\w+\(.*\btype='(?P<type>%s)'.*\)$" % "|".join(_HOSTED_TOOLS), re.S)
+_HOSTED_FIELD = re.compile(r"(\w+)=('(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\")")
+_REPR_LIST = re.compile(r"\bqueries=(\[[^\]]*\])")
+
+
+def _hosted_repr_parts(part: Any) -> list[Any]:
+    """A text part holding the repr of a hosted tool's Responses item as the tool's call and result parts
+    (``server_tool_call`` / ``server_tool_call_response``), read by :func:`_hosted_call`; any other part as it is.
+    opentelemetry-instrumentation-openai-agents-v2 writes ``str(item)`` of a response's items when it has no output
+    text (a turn that calls tools), so a web search the turn made read as the words of the call after it."""
+    content = part.get("content") if isinstance(part, dict) and part.get("type") == "text" else None
+    found = _HOSTED_REPR.match(content.strip()) if isinstance(content, str) else None
+    if found is None:
+        return [part]
+    try:
+        fields = [(k, ast.literal_eval(v)) for k, v in _HOSTED_FIELD.findall(content)]
+        queries = ast.literal_eval(q.group(1)) if (q := _REPR_LIST.search(content)) else None
+    except (ValueError, SyntaxError):
+        return [part]
+    first = {k: v for k, v in reversed(fields)}  # each name's first value (an item's own fields come first)
+    kind, urls = found.group("type"), [v for k, v in fields if k == "url"]
+    statuses = [v for k, v in fields if k == "status"]  # the item's own is its last field but its type
+    item: dict[str, Any] = {"type": kind, "id": first.get("id"), "status": statuses[-1] if statuses else None}
+    if kind == "web_search_call":
+        item["action"] = {"query": first["query"], "sources": [{"type": "url", "url": u} for u in urls]} \
+            if "query" in first else {"url": urls[0]} if urls else {}
+    elif kind == "file_search_call":
+        item["queries"] = queries
+    elif kind == "code_interpreter_call":
+        item.update(code=first.get("code"), outputs=[{"type": "logs", "logs": v} for k, v in fields if k == "logs"])
+    else:
+        item["result"] = first.get("result")
+    call, result = _hosted_call(item) or ({}, "")
+    return [{"type": "server_tool_call", "id": call.get("id"), "name": call.get("name"),
+             "server_tool_call": {"type": call.get("name"), "arguments": call.get("arguments")}},
+            {"type": "server_tool_call_response", "id": call.get("id"),
+             "server_tool_call_response": {"type": call.get("name"), "output": result}}]
 
 
 def _server_tool_details(details: Any, *named: str) -> Any:
