@@ -137,3 +137,16 @@ def test_a_hosted_search_written_as_its_python_repr_is_a_step_not_the_next_calls
     assert search.arguments == {"query": "Oslo weather today"}
     assert search.observation is not None and "www.yr.no" in search.observation
     assert convert.thought is None and convert.observation == "26.6"
+
+
+def test_a_provider_run_search_whose_status_is_failed_is_a_failed_step() -> None:
+    """A hosted search OpenAI reports ``status: failed`` (pydantic-ai's built-in result, the Agents SDK's Responses
+    item under Logfire) is that step's error, not a search that worked."""
+    for path in (D47 / "pa-2.78-web-search-failed.otlp.json",
+                 AGENTS / "logfire-5.4-agents-0.24-web-search-failed.otlp.json"):
+        search, answer = adapter_support.only(path).steps
+        assert search.action == "web_search" and search.error is not None and '"failed"' in search.error, path
+        assert answer.action == "respond" and answer.error is None
+    for path in (D47 / "pa-2.78-web-search-answer.otlp.json",
+                 AGENTS / "logfire-5.4-agents-0.24-web-search-answer.otlp.json"):
+        assert adapter_support.only(path).steps[0].error is None

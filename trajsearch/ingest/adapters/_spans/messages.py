@@ -135,7 +135,8 @@ def normalise_message(raw: Any) -> Message | None:
             elif kind == "tool_call_response":
                 msg.call_id = part.get("id")
                 response = part.get("response", part.get("result"))
-                msg.failed = msg.failed or sdk_refused(response) or denial(response) is not None
+                msg.failed = msg.failed or sdk_refused(response) or denial(response) is not None \
+                    or part.get("builtin") is True and _server_tool_failed(maybe_json(response))
                 texts.append(denial(response) or result_text(response))
         msg.text = "\n".join(t for t in texts if t)
         return msg
@@ -340,7 +341,7 @@ def responses_messages(items: Any, *, output: bool = False) -> list[dict[str, An
             pending.calls.append(call)
             out.append(asdict(pending))
             pending = None
-            out.append(asdict(Message("tool", result, call_id=call["id"])))
+            out.append(asdict(Message("tool", result, call_id=call["id"], failed=_server_tool_failed(item))))
             continue
         if kind == "reasoning":
             pending = pending or Message("assistant")
@@ -587,7 +588,7 @@ def _hosted_repr_parts(part: Any) -> list[Any]:
     return [{"type": "server_tool_call", "id": call.get("id"), "name": call.get("name"),
              "server_tool_call": {"type": call.get("name"), "arguments": call.get("arguments")}},
             {"type": "server_tool_call_response", "id": call.get("id"),
-             "server_tool_call_response": {"type": call.get("name"), "output": result}}]
+             "server_tool_call_response": {"type": call.get("name"), "output": result, "status": item["status"]}}]
 
 
 def _server_tool_details(details: Any, *named: str) -> Any:
@@ -609,7 +610,9 @@ _SERVER_TOOL_OK = ("OUTCOME_OK", "OUTCOME_UNSPECIFIED")
 
 
 def _server_tool_failed(details: Any) -> bool:
-    """Whether a semconv ``server_tool_call_response``'s details say the tool failed (``_SERVER_TOOL_OK``)."""
+    """Whether a provider-run tool's result says it failed (``_SERVER_TOOL_OK``): a semconv
+    ``server_tool_call_response``'s details, pydantic-ai's built-in ``tool_call_response`` result, a hosted tool's
+    Responses item."""
     if not isinstance(details, dict):
         return False
     outcome, status = details.get("outcome"), details.get("status")
