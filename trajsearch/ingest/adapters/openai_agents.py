@@ -361,7 +361,8 @@ def _shell_error(arguments: Any, output: str | None) -> str | None:
     if not (isinstance(commands, list) and commands and isinstance(output, str)):
         return None
     lines = output.splitlines()
-    starts = [n for n, line in enumerate(lines) if any(line == f"$ {c}" for c in commands if isinstance(c, str))]
+    heads = {f"$ {c.splitlines()[0]}" for c in commands if isinstance(c, str) and c.strip()}  # a heredoc's first line
+    starts = [n for n, line in enumerate(lines) if line in heads]
     for n, start in enumerate(starts):
         chunk = lines[start + 1:starts[n + 1] if n + 1 < len(starts) else len(lines)]
         while chunk and not chunk[-1].strip():
