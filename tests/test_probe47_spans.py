@@ -150,3 +150,17 @@ def test_a_provider_run_search_whose_status_is_failed_is_a_failed_step() -> None
     for path in (D47 / "pa-2.78-web-search-answer.otlp.json",
                  AGENTS / "logfire-5.4-agents-0.24-web-search-answer.otlp.json"):
         assert adapter_support.only(path).steps[0].error is None
+
+
+def test_a_shell_command_that_exited_non_zero_fails_its_step_under_the_otel_instrumentor_too() -> None:
+    """The same ShellTool run through opentelemetry-instrumentation-openai-agents-v2 0.1.0: the ``execute_tool
+    shell`` span ends OK with ``exit code: 1`` in its result, and the turn's call is written as a
+    ``ResponseFunctionShellToolCall(...)`` repr, which was each step's thought. The failing test run is the step's
+    error, the repr the call it is."""
+    run = adapter_support.only(D47 / "oai-agents-otel-v2-0.1-shell-tool-unittest-fails.otlp.json")
+    tests, grep, answer = run.steps
+    assert (tests.action, tests.error, tests.thought) == ("shell", "AssertionError: 3 != 4 (exit code 1)", None)
+    assert tests.arguments == {"commands": ["ls", "python3 -m unittest -q"], "timeout_ms": 60000,
+                               "max_output_length": 4096}
+    assert (grep.action, grep.error, grep.thought) == ("shell", None, None)
+    assert answer.action == "respond"

@@ -101,7 +101,6 @@ from typing import Any, Iterator
 
 from trajsearch.model import Trajectory
 
-from ._agent_cli import exit_code_error
 from ._common import Context, RecordError, clip_task
 from ._otlp import attributes, clean_ids, is_span_record, raw_spans, span_ids, span_time
 from ._spans import (
@@ -243,7 +242,6 @@ def _span_node(item: dict[str, Any], seq: int) -> tuple[str, Node, str | None]:
         node.tool = node.name
         node.arguments = maybe_json(data.get("input"))
         node.result = _tool_output(data["output"]) if data.get("output") is not None else None
-        node.error = node.error or _shell_error(node.arguments, node.result)
         if isinstance(data.get("mcp_data"), dict):
             node.info = {"mcp_data": data["mcp_data"]}
     elif kind == "handoff":
@@ -343,42 +341,6 @@ def _tool_output(output: Any) -> str:
     if all(_output_object(b) for b in blocks):
         return "\n".join(b["text"] if b["type"] == "text" else text_of(b) for b in blocks)
     return text_of(output)
-
-
-#: How the SDK's ``ShellTool`` renders a command's end after its output (``render_shell_outputs``): a non-zero exit
-#: code, or a timeout.
-_SHELL_END = re.compile(r"^(?:exit code: (?P<code>-?\d+)|status: (?P<timeout>timeout))$")
-
-
-def _shell_error(arguments: Any, output: str | None) -> str | None:
-    """The error of a ``ShellTool`` call whose command failed: the SDK runs the model's ``shell_call`` commands
-    (``{"commands", "timeout_ms", "max_output_length"}``) through the app's executor and writes their output as
-    ``$ <command>``, its stdout, ``stderr:`` and its stderr, then ``exit code: N`` where N is not 0 (``status:
-    timeout``); the function span records no error for it (the executor did not raise), so a failing test run read as
-    a step that succeeded. The first failed command's decisive line and code (``exit_code_error``: grep's silent exit
-    1 is a "no"); None when every command exited 0, or for any other tool."""
-    commands = arguments.get("commands") if isinstance(arguments, dict) else None
-    if not (isinstance(commands, list) and commands and isinstance(output, str)):
-        return None
-    lines = output.splitlines()
-    heads = {f"$ {c.splitlines()[0]}" for c in commands if isinstance(c, str) and c.strip()}  # a heredoc's first line
-    starts = [n for n, line in enumerate(lines) if line in heads]
-    for n, start in enumerate(starts):
-        chunk = lines[start + 1:starts[n + 1] if n + 1 < len(starts) else len(lines)]
-        while chunk and not chunk[-1].strip():
-            chunk.pop()
-        ends = []
-        while chunk and (end := _SHELL_END.match(chunk[-1])):
-            ends.append(end)
-            chunk.pop()
-        command = lines[start][2:]
-        if any(e.group("timeout") for e in ends):
-            return f"command timed out: {command}"
-        if (code := next((int(e.group("code")) for e in ends if e.group("code")), None)) is not None:
-            body = "\n".join(line for line in chunk if line != "stderr:")
-            if error := exit_code_error(body, code, command):
-                return error
-    return None
 
 
 def _generation_output(output: Any) -> list[dict[str, Any]]:

@@ -97,7 +97,7 @@ from .._agent_cli import prompt_list
 from .._common import Context, RecordError, build, clip_step_text, clip_task, safe_id, short
 from .calls import parallel_calls_in_call_order, prepared_request, tool_key, tool_twins, twin_calls
 from .messages import (first_user_text, framework_failure, is_denial, is_object_repr, mcp_error, normalise_messages,
-                       task_from_input, user_requests)
+                       shell_error, task_from_input, user_requests)
 from .nodes import (ANSWER, CONTINUES, EMBEDS, REFUSED, RESULT_CUT, RUN_START, Evaluation, Message, Node, ancestors,
                     maybe_json, start_order, when)
 from .outcome import failed, error_outcome, outcome_from
@@ -655,7 +655,8 @@ def assemble(nodes: list[Node], *, what: str = "trace", task: str | None = None)
             step = add_step({
                 "thought": thought, "action": name[:200], "arguments": maybe_json(_arguments(node.arguments, asked)),
                 "observation": clip_step_text(node.result) if node.result is not None else None,
-                "error": short(error, 600) if (error := failed(node.error) or mcp_error(node.result)) else None,
+                "error": short(error, 600) if (error := failed(node.error) or mcp_error(node.result)
+                                               or shell_error(node.arguments, node.result)) else None,
                 "started_at": when(node.start), "ended_at": when(node.end),
                 **({RESULT_CUT: True} if node.info.get(RESULT_CUT) else {}),
             })

@@ -17,6 +17,7 @@ import re
 from dataclasses import asdict
 from typing import Any
 
+from .._agent_cli import exit_code_error
 from .._common import as_dict, as_list
 from .nodes import Message, indexed, maybe_json, text_of
 
@@ -287,9 +288,35 @@ _FUNCTION_CALL_REPR = re.compile(r"^ResponseFunctionToolCall\((.*)\)$", re.S)
 _REPR_FIELD = re.compile(r"(\w+)=('(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\")")
 
 
+#: The repr of a Responses shell call (``ResponseFunctionShellToolCall(id=.., action=Action(commands=[...],
+#: max_output_length=.., timeout_ms=..), call_id='call_..', ..., type='shell_call')``): the Agents SDK's ``ShellTool``.
+_SHELL_CALL_REPR = re.compile(r"^ResponseFunctionShellToolCall\(.*\btype='shell_call'.*\)$", re.S)
+_SHELL_COMMANDS = re.compile(r"\bcommands=(\[(?:'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"|[\s,])*\])")
+_SHELL_LIMITS = re.compile(r"\b(max_output_length|timeout_ms)=(\d+)")
+_CALL_ID = re.compile(r"\bcall_id='([^']*)'")
+
+
+def _shell_repr_call(content: str) -> dict[str, Any] | None:
+    """A shell call's repr (``_SHELL_CALL_REPR``) as the call of the SDK's ``shell`` tool, with the arguments its
+    span records (``{"commands", "timeout_ms", "max_output_length"}``)."""
+    commands = _SHELL_COMMANDS.search(content)
+    if not _SHELL_CALL_REPR.match(content) or commands is None:
+        return None
+    try:
+        arguments: dict[str, Any] = {"commands": ast.literal_eval(commands.group(1))}
+    except (ValueError, SyntaxError):
+        return None
+    arguments.update((k, int(v)) for k, v in _SHELL_LIMITS.findall(content))
+    call_id = _CALL_ID.search(content)
+    return {"id": call_id.group(1) if call_id else None, "name": "shell", "arguments": arguments}
+
+
 def _repr_call(content: Any) -> dict[str, Any] | None:
     """``ResponseFunctionToolCall(arguments='{...}', call_id='call_..', name='..', ...)`` as a tool call: what
-    opentelemetry-instrumentation-openai-agents records for a Responses model's function call."""
+    opentelemetry-instrumentation-openai-agents records for a Responses model's function call (and its shell call,
+    ``_shell_repr_call``)."""
+    if isinstance(content, str) and content.startswith("ResponseFunctionShellToolCall("):
+        return _shell_repr_call(content.strip())
     found = _FUNCTION_CALL_REPR.match(content.strip()) if isinstance(content, str) else None
     if not found:
         return None
@@ -807,6 +834,43 @@ def result_text(value: Any) -> str:
     if isinstance(decoded, list) and decoded and all(isinstance(p, dict) and "text" in p for p in decoded):
         return _content_text(decoded)[0]
     return text_of(decoded)
+
+
+#: How the SDK's ``ShellTool`` renders a command's end after its output (``render_shell_outputs``): a non-zero exit
+#: code, or a timeout.
+_SHELL_END = re.compile(r"^(?:exit code: (?P<code>-?\d+)|status: (?P<timeout>timeout))$")
+
+
+def shell_error(arguments: Any, output: str | None) -> str | None:
+    """The error of an OpenAI Agents SDK ``ShellTool`` call whose command failed, in any span format recording the call
+    (the SDK's own function span, Logfire's, opentelemetry-instrumentation-openai-agents-v2's ``execute_tool``). The
+    SDK runs the model's ``shell_call`` commands (``{"commands", "timeout_ms", "max_output_length"}``) through the
+    app's executor and writes their output as ``$ <command>``, its stdout, ``stderr:`` and its stderr, then ``exit
+    code: N`` where N is not 0 (``status: timeout``); no span records an error for it (the executor did not raise),
+    so a failing test run read as a step that succeeded. The first failed command's decisive line and code (``exit_code_error``: grep's silent exit
+    1 is a "no"); None when every command exited 0, or for any other tool."""
+    commands = arguments.get("commands") if isinstance(arguments, dict) else None
+    if not (isinstance(commands, list) and commands and isinstance(output, str)):
+        return None
+    lines = output.splitlines()
+    heads = {f"$ {c.splitlines()[0]}" for c in commands if isinstance(c, str) and c.strip()}  # a heredoc's first line
+    starts = [n for n, line in enumerate(lines) if line in heads]
+    for n, start in enumerate(starts):
+        chunk = lines[start + 1:starts[n + 1] if n + 1 < len(starts) else len(lines)]
+        while chunk and not chunk[-1].strip():
+            chunk.pop()
+        ends = []
+        while chunk and (end := _SHELL_END.match(chunk[-1])):
+            ends.append(end)
+            chunk.pop()
+        command = lines[start][2:]
+        if any(e.group("timeout") for e in ends):
+            return f"command timed out: {command}"
+        if (code := next((int(e.group("code")) for e in ends if e.group("code")), None)) is not None:
+            body = "\n".join(line for line in chunk if line != "stderr:")
+            if error := exit_code_error(body, code, command):
+                return error
+    return None
 
 
 def mcp_error(result: str | None) -> str | None:
