@@ -847,8 +847,9 @@ def shell_error(arguments: Any, output: str | None) -> str | None:
     SDK runs the model's ``shell_call`` commands (``{"commands", "timeout_ms", "max_output_length"}``) through the
     app's executor and writes their output as ``$ <command>``, its stdout, ``stderr:`` and its stderr, then ``exit
     code: N`` where N is not 0 (``status: timeout``); no span records an error for it (the executor did not raise),
-    so a failing test run read as a step that succeeded. The first failed command's decisive line and code (``exit_code_error``: grep's silent exit
-    1 is a "no"); None when every command exited 0, or for any other tool."""
+    so a failing test run read as a step that succeeded. The first failed command's decisive line and code
+    (``exit_code_error``: grep's silent exit 1 is a "no"); None when every command exited 0, or for any other
+    tool."""
     commands = arguments.get("commands") if isinstance(arguments, dict) else None
     if not (isinstance(commands, list) and commands and isinstance(output, str)):
         return None
