@@ -95,13 +95,16 @@ Mapping
   assistant message it returned) gives its messages' contents, its content;
   such an assistant message's ``reasoning`` is the thought.
 - Step.error: a result flagged as an error (``is_error``, its ``extra``'s
-  ``*is_error`` or a nested ``is_error``, the step's ``extra`` ``*is_error`` /
+  ``*is_error``, a nested ``is_error`` or ``success: false`` (Copilot CLI), the
+  step's ``extra`` ``*is_error`` /
   ``status: error``), a non-zero exit code as each agent prints it
   (``[Command finished with exit code N]`` (OpenHands), ``Exit code N`` /
   ``[exit_code] N`` (Claude Code), ``Exit code: N`` / ``Process exited with
   code N`` (Codex), ``Exit Code: N`` (Gemini CLI), ``Command exited with
-  code N`` (pi), a JSON result's ``exit_code`` (strands' shell, hermes'
-  ``terminal``)) or
+  code N`` (pi), ``<exited with exit code N>`` (GitHub Copilot CLI), a JSON
+  result's ``exit_code`` (strands' shell, hermes' ``terminal``) or ``exitCode``
+  (Cursor CLI's ``{"failure": {...}}``; its ``error`` and ``rejected`` results
+  are errors too)) or
   ``<returncode>N</returncode>`` (mini-swe-agent; 1 without output is "no
   match", not an error; its 2.x CLI's "action was not executed" placeholder
   on a submitting turn is none either: the call ran, and submitted), else (no exit code shown) an exception /
@@ -193,9 +196,11 @@ _ERRORISH = re.compile(r"^(?:[A-Za-z_][\w.]*(?:Error|Exception)\b:|Error:|ERROR\
 _FAILED_LAST_LINE = re.compile(r"\[Errno \d+\]|: command not found$|: No such file or directory$")
 #: The exit code as each converted agent prints it: OpenHands' ``[Command finished with exit code N]``,
 #: Claude Code's ``Exit code N`` (Harbor adds ``[exit_code] N``), Codex's ``Exit code: N`` / ``Process exited
-#: with code N``, Gemini CLI's ``Exit Code: N``.
+#: with code N``, Gemini CLI's ``Exit Code: N``, GitHub Copilot CLI's ``<exited with exit code N>`` (its bash
+#: tool's last line; the call itself is recorded a success whatever the command did).
 _EXIT_CODE = re.compile(r"\[(?:Command finished|The command completed) with exit code (-?\d+)\.?\]|"
-                        r"^(?:Exit [Cc]ode:?|\[exit_code\]|(?:Process|Command) exited with code) *(-?\d+)\s*$", re.M)
+                        r"^(?:Exit [Cc]ode:?|\[exit_code\]|(?:Process|Command) exited with code) *(-?\d+)\s*$|"
+                        r"^<exited with exit code (-?\d+)>\s*$", re.M)
 #: Lines a result holds that say nothing failed (Gemini CLI's ``Error: (none)``), or only that something did
 #: (Harbor's ``[error] tool reported failure`` under a flagged Claude Code result).
 _NOT_THE_ERROR = re.compile(r"^(?:[A-Z][\w ]*: \((?:none|empty)\)|\[error\] tool reported failure)\s*$", re.M)
@@ -318,9 +323,12 @@ def _time(value: Any) -> datetime | None:
 
 def _flagged(raw: dict[str, Any], result: dict[str, Any]) -> bool:
     """Whether the producer marked this result (or its step) as failed (Harbor's Claude Code conversion:
-    ``extra.tool_result_is_error``, ``extra.tool_result_metadata.is_error``)."""
+    ``extra.tool_result_is_error``, ``extra.tool_result_metadata.is_error``; its Copilot CLI conversion keeps the
+    CLI's ``success: false`` of a tool that failed, its ``error`` message as the result)."""
     extra = result.get("extra") if isinstance(result.get("extra"), dict) else {}
     if result.get("is_error") is True or any(k.endswith("is_error") and v is True for k, v in extra.items()):
+        return True
+    if extra.get("success") is False:
         return True
     if any(isinstance(v, dict) and v.get("is_error") is True for v in extra.values()):
         return True
@@ -331,21 +339,69 @@ def _flagged(raw: dict[str, Any], result: dict[str, Any]) -> bool:
     return meta.get("is_error") is True or str(step_extra.get("status", "")).lower() in ("error", "failed", "failure")
 
 
-def _shell_result(content: str) -> tuple[int, str] | None:
-    """(exit code, what the command printed) of a result written as a JSON object with an integer ``exit_code``:
-    strands' vended shell (Harbor's ``sandbox_shell``: ``{"output", "error", "exit_code"}``, stdout and stderr) and
-    hermes' ``terminal`` (``{"output", "exit_code", "error"}``) return every command so, failed or not."""
+#: Cursor CLI's tool result (``tool_call.<kind>ToolCall.result``, which Harbor's conversion writes as JSON): the
+#: tool's own result under the one key that says how the call went.
+_CURSOR_OUTCOMES = frozenset({"success", "failure", "error", "rejected"})
+
+
+def _json_result(content: str) -> tuple[str | None, dict[str, Any]] | None:
+    """(Cursor's outcome key, the object under it) of a result written as Cursor's (:data:`_CURSOR_OUTCOMES`), (None,
+    the object) of another written as one JSON object; None for any other text."""
     text = content.strip()
-    if not (text.startswith("{") and text.endswith("}") and '"exit_code"' in text):
+    if not (text.startswith("{") and text.endswith("}")):
         return None
     try:
         value = json.loads(text)
     except ValueError:
         return None
-    code = value.get("exit_code") if isinstance(value, dict) else None
+    if not isinstance(value, dict):
+        return None
+    outcome = next(iter(value)) if len(value) == 1 else None
+    if outcome in _CURSOR_OUTCOMES and isinstance(value[outcome], dict):
+        return outcome, value[outcome]
+    return None, value
+
+
+def _shell_result(content: str) -> tuple[int, str] | None:
+    """(exit code, what the command printed) of a result written as a JSON object with an integer ``exit_code``:
+    strands' vended shell (Harbor's ``sandbox_shell``: ``{"output", "error", "exit_code"}``, stdout and stderr) and
+    hermes' ``terminal`` (``{"output", "exit_code", "error"}``) return every command so, failed or not; so does
+    Cursor CLI's shell (``{"success"|"failure": {"exitCode", "stdout", "stderr", ...}}``)."""
+    if '"exit_code"' not in content and '"exitCode"' not in content:
+        return None
+    _, value = _json_result(content) or (None, {})
+    code = value.get("exit_code", value.get("exitCode"))
     if not isinstance(code, int) or isinstance(code, bool):
         return None
-    return code, "\n".join(v for v in (value.get("output"), value.get("error")) if isinstance(v, str))
+    return code, "\n".join(v for k in ("output", "stdout", "error", "stderr") if isinstance(v := value.get(k), str))
+
+
+def _refused(content: str) -> str | None:
+    """The error of a Cursor CLI call that failed with no exit code to tell (:func:`_shell_result`): its ``error``
+    (``{"error": "No shell found for id 45563"}``), a ``rejected`` command (not run: its ``reason``, as a headless
+    run cannot ask for approval) or another ``failure``; None for any other result."""
+    outcome, value = _json_result(content) or (None, {})
+    if outcome not in ("failure", "error", "rejected"):
+        return None
+    said = next((v.strip() for k in ("error", "errorMessage", "message", "reason", "stderr")
+                 if isinstance(v := value.get(k), str) and v.strip()), "")
+    line = decisive_line(said) or said
+    if outcome == "rejected":
+        return short(f"rejected, not run: {line}" if line else "rejected, not run")
+    return short(line) if line else outcome
+
+
+def _without_fields_line(content: str) -> str:
+    """``content`` without the JSON object Harbor's Copilot CLI conversion appends as the last line of a result's
+    text: the result's other fields (``detailedContent``, the bash output again), no words of the command's own."""
+    head, _, last = content.rstrip().rpartition("\n")
+    if not head or not (last.startswith('{"') and last.endswith("}")):
+        return content
+    try:
+        fields = json.loads(last)
+    except ValueError:
+        return content
+    return head if isinstance(fields, dict) else content
 
 
 def _result_error(content: str, flagged: bool) -> str | None:
@@ -355,14 +411,16 @@ def _result_error(content: str, flagged: bool) -> str | None:
         if line is None and number == 1:  # grep / test / diff saying "no"
             return None
         return f"{line} (exit code {number})" if line else f"exit code {number}"
+    if (refused := _refused(content or "")) is not None:
+        return refused
     content = _NOT_THE_ERROR.sub("", content or "")
     lines = content.splitlines()
     edges = "\n".join(lines[:6] + lines[-6:])  # where each agent prints its exit code (not inside a file's text)
     code = _EXIT_CODE.search(edges) or _RETURNCODE.search(content)
     number = int(next(g for g in code.groups() if g is not None)) if code else 0
     if number:
-        line = decisive_line(_RETURNCODE.sub("", _EXIT_CODE.sub("", content)).replace("<output>", "").replace(
-            "</output>", ""))
+        printed = _RETURNCODE.sub("", _EXIT_CODE.sub("", _without_fields_line(content)))
+        line = decisive_line(printed.replace("<output>", "").replace("</output>", ""))
         if line is None and number == 1:  # grep / test / diff saying "no"
             return None
         return f"{line} (exit code {number})" if line else f"exit code {number}"

@@ -1,0 +1,63 @@
+"""Probe F of round 47: ATIF that Harbor 0.26 writes for agents not read before (Cursor CLI, GitHub Copilot CLI).
+
+Through ``read_dump`` on the files Harbor's own converters wrote (``fixtures/atif/.real/harbor-0.26-cursor-copilot``,
+see its SOURCE.md); no mocks.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from adapter_support import only
+
+HARBOR = Path(__file__).parent / "fixtures" / "atif" / ".real" / "harbor-0.26-cursor-copilot"
+CURSOR = HARBOR / "hello-cursor__Xq2Lm" / "agent" / "trajectory.json"
+COPILOT = HARBOR / "hello-copilot__Pz8Rt" / "agent" / "trajectory.json"
+
+
+def _errors(path: Path) -> list[tuple[str | None, str | None]]:
+    return [(s.action, s.error) for s in only(path).steps]
+
+
+# -- Cursor CLI: Harbor writes each tool's result as JSON, its outcome the one key ------------------------
+
+
+def test_cursor_failed_shell_command_is_the_steps_error_with_its_exit_code() -> None:
+    """Cursor's shell result is ``{"failure": {"exitCode": 1, "stdout", "stderr", ...}}`` when the command failed;
+    Harbor dumps it as the result's text. Every failed command of a Cursor trial read as a success."""
+    steps = only(CURSOR).steps
+    assert steps[0].error == "1 failed, 1 passed in 0.03s (exit code 1)"
+    assert steps[1].error == "cat: calc.py: No such file or directory (exit code 1)"
+    assert steps[6].action == "shellToolCall" and steps[6].error is None  # the passing rerun: exitCode 0
+
+
+def test_cursor_rejected_and_failed_calls_are_errors_and_successes_are_not() -> None:
+    """A command Cursor refused to run (``rejected``, headless mode cannot ask for approval) and a call that failed
+    with no exit code (``error``) are the steps' errors; a read and an edit that succeeded are none."""
+    assert _errors(CURSOR)[2:6] == [
+        ("shellToolCall", "rejected, not run: Command requires approval, which is unavailable in headless mode"),
+        ("awaitToolCall", "No shell found for id 45563"),
+        ("readToolCall", None),
+        ("editToolCall", None),
+    ]
+
+
+# -- GitHub Copilot CLI: ``<exited with exit code N>``, ``success: false`` ---------------------------------
+
+
+def test_copilot_bash_exit_code_marker_is_the_steps_error() -> None:
+    """Copilot's bash tool ends its output with ``<exited with exit code N>`` and records the call a success
+    whatever the command did; Harbor appends the result's other fields (``detailedContent``, the same output) as a
+    JSON line, which is no error line of the command's."""
+    assert _errors(COPILOT)[:3] == [
+        ("bash", "1 failed, 1 passed in 0.03s (exit code 1)"),
+        ("bash", "xargs: command line cannot be assembled, too long (exit code 1)"),
+        ("bash", None),  # <exited with exit code 0>
+    ]
+
+
+def test_copilot_tool_that_failed_is_the_steps_error() -> None:
+    """A Copilot tool that failed is ``success: false`` with its ``error`` message, which Harbor keeps as the result
+    (its ``success`` in the result's ``extra``)."""
+    view = only(COPILOT).steps[3]
+    assert (view.action, view.error) == ("view", "Path does not exist")
