@@ -61,3 +61,13 @@ def test_copilot_tool_that_failed_is_the_steps_error() -> None:
     (its ``success`` in the result's ``extra``)."""
     view = only(COPILOT).steps[3]
     assert (view.action, view.error) == ("view", "Path does not exist")
+
+
+def test_copilot_1070_recorded_exit_code_and_detached_shell_marker_are_errors() -> None:
+    """Copilot CLI 1.0.7x records ``shellExecution.exitCode`` beside the result (its text may show no exit code) and
+    ends a detached shell's output with ``<shellId: N completed with exit code M>``."""
+    assert _errors(HARBOR / "hello-copilot-1070__Qm4Wd" / "agent" / "trajectory.json")[:3] == [
+        ("bash", "error: test failed, to rerun pass `--lib` (exit code 101)"),
+        ("bash", "error[E0425]: cannot find value `totl` in this scope (exit code 1)"),
+        ("bash", None),  # shellExecution.exitCode 0
+    ]

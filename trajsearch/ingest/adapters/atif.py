@@ -197,10 +197,11 @@ _FAILED_LAST_LINE = re.compile(r"\[Errno \d+\]|: command not found$|: No such fi
 #: The exit code as each converted agent prints it: OpenHands' ``[Command finished with exit code N]``,
 #: Claude Code's ``Exit code N`` (Harbor adds ``[exit_code] N``), Codex's ``Exit code: N`` / ``Process exited
 #: with code N``, Gemini CLI's ``Exit Code: N``, GitHub Copilot CLI's ``<exited with exit code N>`` (its bash
-#: tool's last line; the call itself is recorded a success whatever the command did).
+#: tool's last line, ``<shellId: ID completed with exit code N>`` for a shell it ran detached; the call itself is
+#: recorded a success whatever the command did).
 _EXIT_CODE = re.compile(r"\[(?:Command finished|The command completed) with exit code (-?\d+)\.?\]|"
                         r"^(?:Exit [Cc]ode:?|\[exit_code\]|(?:Process|Command) exited with code) *(-?\d+)\s*$|"
-                        r"^<exited with exit code (-?\d+)>\s*$", re.M)
+                        r"^<(?:exited|shellId: \S+ completed) with exit code (-?\d+)>\s*$", re.M)
 #: Lines a result holds that say nothing failed (Gemini CLI's ``Error: (none)``), or only that something did
 #: (Harbor's ``[error] tool reported failure`` under a flagged Claude Code result).
 _NOT_THE_ERROR = re.compile(r"^(?:[A-Z][\w ]*: \((?:none|empty)\)|\[error\] tool reported failure)\s*$", re.M)
@@ -404,7 +405,16 @@ def _without_fields_line(content: str) -> str:
     return head if isinstance(fields, dict) else content
 
 
-def _result_error(content: str, flagged: bool) -> str | None:
+def _recorded_exit_code(result: dict[str, Any]) -> int | None:
+    """The exit code a result records beside its text: Copilot CLI's ``shellExecution.exitCode`` (its bash and
+    powershell tools since 1.0.7x, whose text may say none), which Harbor keeps in the result's ``extra``."""
+    code = as_dict(as_dict(result.get("extra")).get("shellExecution")).get("exitCode")
+    return code if isinstance(code, int) and not isinstance(code, bool) else None
+
+
+def _result_error(content: str, flagged: bool, recorded: int | None = None) -> str | None:
+    """The error a result shows (see the module's Step.error); ``recorded``, an exit code kept beside its text
+    (:func:`_recorded_exit_code`), stands where the text shows none."""
     if (shell := _shell_result(content or "")) is not None and shell[0]:
         number, printed = shell
         line = decisive_line(printed)
@@ -417,7 +427,8 @@ def _result_error(content: str, flagged: bool) -> str | None:
     lines = content.splitlines()
     edges = "\n".join(lines[:6] + lines[-6:])  # where each agent prints its exit code (not inside a file's text)
     code = _EXIT_CODE.search(edges) or _RETURNCODE.search(content)
-    number = int(next(g for g in code.groups() if g is not None)) if code else 0
+    number = int(next(g for g in code.groups() if g is not None)) if code else recorded or 0
+    known = code is not None or recorded is not None
     if number:
         printed = _RETURNCODE.sub("", _EXIT_CODE.sub("", _without_fields_line(content)))
         line = decisive_line(printed.replace("<output>", "").replace("</output>", ""))
@@ -425,9 +436,9 @@ def _result_error(content: str, flagged: bool) -> str | None:
             return None
         return f"{line} (exit code {number})" if line else f"exit code {number}"
     said = [ln for ln in lines if ln.strip()]
-    if not code and not flagged and said and _FAILED_LAST_LINE.search(said[-1].strip()):
+    if not known and not flagged and said and _FAILED_LAST_LINE.search(said[-1].strip()):
         return short(said[-1].strip())
-    if flagged or (not code and _ERRORISH.search(content)):
+    if flagged or (not known and _ERRORISH.search(content)):
         lines = said
         match = next((ln for ln in reversed(lines) if _ERRORISH.search(ln)), lines[0] if lines else "tool error")
         return short(match.strip())
@@ -700,7 +711,8 @@ def _observed(raw: dict[str, Any], results: list[dict[str, Any]], agent: str | N
     """The joined text of a call's results, and the first error they show: the converted CLI's own failure reply
     (``_cli_reply_error``), else what any result shows (``_result_error``)."""
     texts = [_text(r.get("content")) for r in results]
-    errors = [e for r, t in zip(results, texts) if (e := _cli_reply_error(agent, t) or _result_error(t, _flagged(raw, r)))]
+    errors = [e for r, t in zip(results, texts)
+              if (e := _cli_reply_error(agent, t) or _result_error(t, _flagged(raw, r), _recorded_exit_code(r)))]
     return "\n".join(t for t in texts if t) or None, errors[0] if errors else None
 
 
