@@ -1,7 +1,8 @@
-"""Probe F of round 47: ATIF that Harbor 0.26 writes for agents not read before (Cursor CLI, GitHub Copilot CLI).
+"""Probe F of round 47: ATIF that Harbor 0.26 writes for agents not read before (Cursor CLI, GitHub Copilot CLI);
+native records with ``null`` optional fields.
 
 Through ``read_dump`` on the files Harbor's own converters wrote (``fixtures/atif/.real/harbor-0.26-cursor-copilot``,
-see its SOURCE.md); no mocks.
+see its SOURCE.md) and on what a harness's writer writes (``fixtures/native/.real/probe-f47``); no mocks.
 """
 
 from __future__ import annotations
@@ -9,6 +10,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from adapter_support import only
+from trajsearch.ingest.read import read_dump
+from trajsearch.model import Outcome
 
 HARBOR = Path(__file__).parent / "fixtures" / "atif" / ".real" / "harbor-0.26-cursor-copilot"
 CURSOR = HARBOR / "hello-cursor__Xq2Lm" / "agent" / "trajectory.json"
@@ -71,3 +74,21 @@ def test_copilot_1070_recorded_exit_code_and_detached_shell_marker_are_errors() 
         ("bash", "error[E0425]: cannot find value `totl` in this scope (exit code 1)"),
         ("bash", None),  # shellExecution.exitCode 0
     ]
+
+
+# -- native: ``null`` for a field every run has ---------------------------------------------------------------
+
+NATIVE_NULLS = Path(__file__).parent / "fixtures" / "native" / ".real" / "probe-f47" / "optional_nulls.jsonl"
+
+
+def test_native_null_optional_fields_are_left_out_not_the_run() -> None:
+    """A harness writing its dataclass with ``asdict`` leaves every unfilled field ``null``: each such run was
+    refused (``field 'tags': Input should be a valid list``), and a graded run's ``"outcome": null`` was refused
+    instead of graded by its reward as the native format documents."""
+    results = list(read_dump(NATIVE_NULLS, tenant="acme"))
+    assert [r.error for r in results if not r.ok] == []
+    graded, failed, bumped = (r.trajectory for r in results)
+    assert (graded.outcome, graded.tags, [s.action for s in graded.steps]) == (Outcome.success, ["nightly"], ["bash"])
+    assert (failed.outcome, failed.steps[0].error) == (Outcome.failure, "AssertionError: 3 != 4")
+    assert (bumped.outcome, bumped.steps, bumped.tool_versions, bumped.tags) == (
+        Outcome.success, [], {"python": "3.11"}, [])

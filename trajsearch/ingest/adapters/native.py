@@ -13,7 +13,11 @@ the same way, so that a run is not rejected for what other formats keep:
   free text becomes U+FFFD; in an id it is an error naming the field
   (``_common.mend_surrogates``);
 - a run with a ``reward`` in [0, 1] and no ``outcome`` is a success at or above
-  the operator's ``--success-threshold``, else a failure (``outcome_of_reward``).
+  the operator's ``--success-threshold``, else a failure (``outcome_of_reward``);
+- ``null`` for a field every run has a value of (``outcome``, ``tags``,
+  ``tool_versions``, ``tools_available``, ``metadata``, ``steps``, ``created_at``)
+  is the field left out, as a writer of optional fields puts it (Python's
+  ``None``), not a wrong type that costs the run.
 
 A line of ``trajsearch export -f jsonl`` ingests again as the run it was: the
 export's provenance (``metadata.trajsearch``: its query, rank, similarity) is no
@@ -48,9 +52,15 @@ def matches(record: Any) -> bool:
     return isinstance(record, dict) and "trajectory_id" in record
 
 
+#: The fields every run has a value of (a list, an object, an outcome, a time): ``null`` there is a writer's way of
+#: leaving one out (Python's ``None`` for an optional field, pandas' missing value), read as the field's absence.
+_NEVER_NULL = frozenset(name for name, field in Trajectory.model_fields.items()
+                        if not field.is_required() and (field.default_factory is not None or field.default is not None))
+
+
 def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     record = json_object(record)
-    fields = _without_export_provenance(dict(record))
+    fields = {k: v for k, v in _without_export_provenance(dict(record)).items() if v is not None or k not in _NEVER_NULL}
     own = fields.get("tenant")
     if ctx.tenant is not None:
         if own is not None and own != ctx.tenant:
