@@ -1,5 +1,5 @@
 """Probe F of round 47: ATIF that Harbor 0.26 writes for agents not read before (Cursor CLI, GitHub Copilot CLI);
-native records with ``null`` optional fields.
+native records with ``null`` optional fields; a Harbor traces export told apart.
 
 Through ``read_dump`` on the files Harbor's own converters wrote (``fixtures/atif/.real/harbor-0.26-cursor-copilot``,
 see its SOURCE.md) and on what a harness's writer writes (``fixtures/native/.real/probe-f47``); no mocks.
@@ -9,7 +9,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from adapter_support import only
+from trajsearch.ingest.detect import detect_format
 from trajsearch.ingest.read import read_dump
 from trajsearch.model import Outcome
 
@@ -92,3 +95,17 @@ def test_native_null_optional_fields_are_left_out_not_the_run() -> None:
     assert (failed.outcome, failed.steps[0].error) == (Outcome.failure, "AssertionError: 3 != 4")
     assert (bumped.outcome, bumped.steps, bumped.tool_versions, bumped.tags) == (
         Outcome.success, [], {"python": "3.11"}, [])
+
+
+# -- detection: a Harbor traces export is named, and where its runs are ------------------------------------------
+
+
+def test_a_harbor_traces_export_is_named_with_where_its_runs_are() -> None:
+    """``harbor traces export`` saves a trial's ATIF as chat transcripts, one row per episode; such a file was
+    "unrecognised dump format" with the list of formats, which says neither what it is nor where the runs are."""
+    rows = HARBOR.parent / "harbor-traces-export" / "harbor-traces.jsonl"
+    with pytest.raises(ValueError) as refused:
+        detect_format(rows)
+    said = str(refused.value)
+    assert "no run in this file: this is a row of a Harbor traces export" in said
+    assert "episode-0 of fix-config__h1" in said and "ingest the Harbor job directory" in said

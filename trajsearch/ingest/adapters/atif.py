@@ -784,6 +784,24 @@ def _is_job(folder: Path) -> bool:
         return False
 
 
+#: The columns of a row of Harbor's traces export (``harbor traces export``, ``harbor.utils.traces_utils``: a
+#: Hugging Face dataset of chat transcripts, one row per episode, saved as JSON lines or pushed to the Hub).
+_TRACES_ROW = frozenset({"conversations", "agent", "model", "episode", "run_id", "trial_name"})
+
+
+def not_a_run(record: Any) -> str | None:
+    """A row of a Harbor traces export is a transcript rebuilt from a trial's ATIF file for training: the calls and
+    their results flattened into chat text, the verdict cut to a reward bucket or an exception's name, and with
+    ``--episodes all`` (its default) every episode of a trial a row of its own repeating the ones before it."""
+    if not (isinstance(record, dict) and _TRACES_ROW <= record.keys() and isinstance(record["conversations"], list)):
+        return None
+    trial = record.get("trial_name") if isinstance(record.get("trial_name"), str) else "its trial"
+    return (f"this is a row of a Harbor traces export (`harbor traces export`: {record.get('episode')} of {trial} "
+            "as a chat transcript, rebuilt from the trial's agent/trajectory.json with its verdict cut to a reward "
+            "bucket, each episode a row repeating the ones before); ingest the Harbor job directory it was exported "
+            "from instead: each trial's agent/trajectory.json is read as a run, with the verdict in its result.json")
+
+
 def side_path(path: Path, fmt: str | None) -> str | None:
     """The adapter hook (see ``adapters/__init__``): what a file in a Harbor job is when it holds no run of its own.
     The agent's raw session (Codex's ``agent/sessions/**/rollout-*.jsonl``, ...) beside the ATIF
