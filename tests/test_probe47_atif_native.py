@@ -88,7 +88,7 @@ def test_native_null_optional_fields_are_left_out_not_the_run() -> None:
     """A harness writing its dataclass with ``asdict`` leaves every unfilled field ``null``: each such run was
     refused (``field 'tags': Input should be a valid list``), and a graded run's ``"outcome": null`` was refused
     instead of graded by its reward as the native format documents."""
-    results = list(read_dump(NATIVE_NULLS, tenant="acme"))
+    results = list(read_dump(NATIVE_NULLS, tenant="acme"))[:3]
     assert [r.error for r in results if not r.ok] == []
     graded, failed, bumped = (r.trajectory for r in results)
     assert (graded.outcome, graded.tags, [s.action for s in graded.steps]) == (Outcome.success, ["nightly"], ["bash"])
@@ -109,3 +109,12 @@ def test_a_harbor_traces_export_is_named_with_where_its_runs_are() -> None:
     said = str(refused.value)
     assert "no run in this file: this is a row of a Harbor traces export" in said
     assert "episode-0 of fix-config__h1" in said and "ingest the Harbor job directory" in said
+
+
+def test_native_steps_out_of_order_are_refused_naming_the_first_step_out_of_place() -> None:
+    """A record whose steps are numbered by model turn (two calls in turn 1) is refused, as before, but the reason
+    names the step: "not strictly increasing" alone left the writer to search a run of hundreds of steps."""
+    refused = [r for r in read_dump(NATIVE_NULLS, tenant="acme") if not r.ok]
+    assert [(r.position, r.error) for r in refused] == [(
+        "line 4", "invalid trajectory: steps must have strictly increasing 'index' values: steps[2].index 1 repeats "
+        "steps[1].index 1")]

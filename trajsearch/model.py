@@ -236,9 +236,14 @@ class Trajectory(BaseModel):
 
     @model_validator(mode="after")
     def _ordered_steps(self) -> Trajectory:
+        """Steps in order, each index once; the first out of place is named (in a run of hundreds of steps, "not
+        increasing" alone leaves the writer to search)."""
         indexes = [s.index for s in self.steps]
-        if any(b <= a for a, b in zip(indexes, indexes[1:])):
-            raise ValueError("steps must have strictly increasing 'index' values")
+        at = next((n for n in range(1, len(indexes)) if indexes[n] <= indexes[n - 1]), None)
+        if at is not None:
+            again = "repeats" if indexes[at] == indexes[at - 1] else "is below"
+            raise ValueError(f"steps must have strictly increasing 'index' values: steps[{at}].index {indexes[at]} "
+                             f"{again} steps[{at - 1}].index {indexes[at - 1]}")
         return self
 
     @property
