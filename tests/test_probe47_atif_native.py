@@ -1,5 +1,5 @@
 """Probe F of round 47: ATIF that Harbor 0.26 writes for agents not read before (Cursor CLI, GitHub Copilot CLI);
-native records with ``null`` optional fields; a Harbor traces export told apart.
+native records with ``null`` optional fields; a Harbor traces export and our own fine-tuning exports told apart.
 
 Through ``read_dump`` on the files Harbor's own converters wrote (``fixtures/atif/.real/harbor-0.26-cursor-copilot``,
 see its SOURCE.md) and on what a harness's writer writes (``fixtures/native/.real/probe-f47``); no mocks.
@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from adapter_support import only
+from cli_support import run_cli
 from trajsearch.ingest.detect import detect_format
 from trajsearch.ingest.read import read_dump
 from trajsearch.model import Outcome
@@ -118,3 +119,29 @@ def test_native_steps_out_of_order_are_refused_naming_the_first_step_out_of_plac
     assert [(r.position, r.error) for r in refused] == [(
         "line 4", "invalid trajectory: steps must have strictly increasing 'index' values: steps[2].index 1 repeats "
         "steps[1].index 1")]
+
+
+# -- detection: trajsearch's own fine-tuning exports --------------------------------------------------------------
+
+
+@pytest.mark.parametrize("fmt", ["openai-chat", "sharegpt"])
+def test_an_openai_chat_or_sharegpt_export_ingested_is_named_and_pointed_at_jsonl(tmp_path: Path, monkeypatch,
+                                                                                  fmt: str) -> None:
+    """``export -f openai-chat`` / ``-f sharegpt`` writes fine-tuning transcripts, not runs; ingested (to move runs
+    to another store), such a file was "unrecognised dump format" with the list of formats."""
+    monkeypatch.setenv("TRAJSEARCH_MODEL", "hashing")
+    monkeypatch.delenv("TRAJSEARCH_SERVER", raising=False)
+    for name, where in (("HOME", ""), ("URI", "milvus.db"), ("TRACES", "traces")):
+        monkeypatch.setenv(f"TRAJSEARCH_{name}", str(tmp_path / "home" / where))
+    monkeypatch.setenv("TRAJSEARCH_TENANT", "acme")
+    code, _, err = run_cli("ingest", str(NATIVE_NULLS), "--json")
+    assert code == 3, err  # nightly-004 is refused (its steps out of order); the others land
+    exported = tmp_path / f"export.{fmt}.jsonl"
+    code, _, err = run_cli("export", "-q", "payments test", "-f", fmt, "--outcome", "success", "--outcome", "failure",
+                           "-k", "5", "-o", str(exported))
+    assert code == 0, err
+    code, out, err = run_cli("ingest", str(exported), "--json")
+    assert code != 0
+    said = out + err
+    assert f"no run in this file: this is `trajsearch export -f {fmt}` output, a fine-tuning transcript of run" in said
+    assert "export with `-f jsonl` to get records that ingest again" in said

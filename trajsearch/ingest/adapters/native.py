@@ -23,7 +23,8 @@ A line of ``trajsearch export -f jsonl`` ingests again as the run it was: the
 export's provenance (``metadata.trajsearch``: its query, rank, similarity) is no
 part of the run and is passed over, so a run exported and ingested unchanged
 counts as unchanged; its texts clipped by the first ingest are not named as
-clipped again. Operator defaults fill fields the record leaves empty. Tenant:
+clipped again. A line of ``export -f openai-chat`` / ``-f sharegpt`` is no run
+(a fine-tuning transcript): it is named so, and ``-f jsonl`` pointed at. Operator defaults fill fields the record leaves empty. Tenant:
 the operator's ``tenant`` wins; a record naming a different tenant is rejected
 rather than silently moved (it may be a misrouted dump). With ``tenant=None``
 the record's own tenant is kept. A missing ``created_at`` becomes the dump
@@ -56,6 +57,20 @@ def matches(record: Any) -> bool:
 #: leaving one out (Python's ``None`` for an optional field, pandas' missing value), read as the field's absence.
 _NEVER_NULL = frozenset(name for name, field in Trajectory.model_fields.items()
                         if not field.is_required() and (field.default_factory is not None or field.default is not None))
+
+
+def not_a_run(record: Any) -> str | None:
+    """A record of ``trajsearch export -f openai-chat`` or ``-f sharegpt`` (a fine-tuning transcript of a run, its
+    provenance as the ``metadata``): the run is in the store it was exported from, and ``-f jsonl`` exports it as a
+    record that ingests again."""
+    if not isinstance(record, dict) or not isinstance(found := record.get("metadata"), dict):
+        return None
+    kind = "openai-chat" if "messages" in record else "sharegpt" if "conversations" in record else None
+    if kind is None or not {"trajectory_id", "trace_uri", "rank", "query"} <= found.keys():
+        return None
+    return (f"this is `trajsearch export -f {kind}` output, a fine-tuning transcript of run "
+            f"{found['trajectory_id']!r} (rank {found['rank']} for {found['query']!r}), not the run; export with "
+            "`-f jsonl` to get records that ingest again")
 
 
 def to_trajectory(record: Any, ctx: Context) -> Trajectory:
