@@ -343,6 +343,7 @@ def _flagged(raw: dict[str, Any], result: dict[str, Any]) -> bool:
 #: Cursor CLI's tool result (``tool_call.<kind>ToolCall.result``, which Harbor's conversion writes as JSON): the
 #: tool's own result under the one key that says how the call went.
 _CURSOR_OUTCOMES = frozenset({"success", "failure", "error", "rejected"})
+_CURSOR_FAILED = re.compile(r'\s*\{\s*"(?:failure|error|rejected)"\s*:\s*\{')
 
 
 def _json_result(content: str) -> tuple[str | None, dict[str, Any]] | None:
@@ -381,6 +382,8 @@ def _refused(content: str) -> str | None:
     """The error of a Cursor CLI call that failed with no exit code to tell (:func:`_shell_result`): its ``error``
     (``{"error": "No shell found for id 45563"}``), a ``rejected`` command (not run: its ``reason``, as a headless
     run cannot ask for approval) or another ``failure``; None for any other result."""
+    if not _CURSOR_FAILED.match(content):  # no JSON parse of every result that is an object
+        return None
     outcome, value = _json_result(content) or (None, {})
     if outcome not in ("failure", "error", "rejected"):
         return None
