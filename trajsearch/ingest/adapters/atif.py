@@ -397,9 +397,10 @@ def _refused(content: str) -> str | None:
 
 def _without_fields_line(content: str) -> str:
     """``content`` without the JSON object Harbor's Copilot CLI conversion appends as the last line of a result's
-    text: the result's other fields (``detailedContent``, the bash output again), no words of the command's own."""
+    text: the result's other fields (``detailedContent``: the bash output again), no words of the command's own. A
+    command's own JSON output (``{"error": ...}``) is kept."""
     head, _, last = content.rstrip().rpartition("\n")
-    if not head or not (last.startswith('{"') and last.endswith("}")):
+    if not head or not last.startswith('{"detailedContent"'):
         return content
     try:
         fields = json.loads(last)
