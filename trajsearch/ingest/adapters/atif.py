@@ -155,6 +155,9 @@ Mapping
   (:func:`trial_verdict`). Harbor's kimi-cli converter drops the prompt too:
   its task is the ``TurnBegin`` of the wire log it converted
   (``agent/kimi-cli.txt``).
+- not a run: a row of Harbor's traces export (``harbor traces export``: an
+  episode as a chat transcript rebuilt from a trial's ATIF) is named as such,
+  and the job directory it came from pointed at (``not_a_run``).
 - metadata: ``schema_version``, agent name, session id, ``final_metrics``
   totals, continuation / subagent links, notes, ``api_errors``, ``interrupted``,
   ``turns_aborted``.
