@@ -285,7 +285,9 @@ def _converse_calls(content: Any) -> tuple[list[dict[str, Any]], str | None]:
 
 #: The repr of an OpenAI Responses tool call, which some instrumentations write as a text part.
 _FUNCTION_CALL_REPR = re.compile(r"^ResponseFunctionToolCall\((.*)\)$", re.S)
-_REPR_FIELD = re.compile(r"(\w+)=('(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\")")
+_PY_STR = r"'(?:[^'\\]|\\.)*'" + r'|"(?:[^"\\]|\\.)*"'  # a Python string literal, as a repr writes it
+#: A ``name=<string literal or None>`` field of a repr (a Responses call's, a LangChain ``ToolMessage``'s).
+_REPR_FIELD = re.compile(rf"(?:^|\s)(\w+)=({_PY_STR}|None)", re.S)
 
 
 #: The repr of a Responses shell call (``ResponseFunctionShellToolCall(id=.., action=Action(commands=[...],
@@ -767,11 +769,9 @@ def tool_message(value: Any) -> tuple[Any, str | None, bool] | None:
     return None
 
 
-_PY_STR = r"'(?:[^'\\]|\\.)*'" + r'|"(?:[^"\\]|\\.)*"'  # a Python string literal, as a repr writes it
 #: A LangChain ``ToolMessage`` written as ``str()`` prints it (``content='...' name='search_flights'
 #: tool_call_id='toolu_...'``: ADOT's LangChain instrumentation's ``gen_ai.tool.call.result``): text fields only.
 _TOOL_MESSAGE_REPR = re.compile(rf"^content=(?:{_PY_STR})(?:\s+\w+=(?:{_PY_STR}|None))*\s*$", re.S)
-_REPR_FIELD = re.compile(rf"(?:^|\s)(\w+)=({_PY_STR}|None)", re.S)
 
 
 def _tool_message_repr(text: str) -> dict[str, Any] | None:
