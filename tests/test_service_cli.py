@@ -202,3 +202,22 @@ def test_a_key_with_a_windows_line_ending_or_a_stray_character_gets_a_clear_line
         assert result.exit_code != 0
         assert f"$TRAJSEARCH_API_KEY contains {what}" in result.output, result.output
         assert "INTERNAL" not in result.output and acme_server not in result.output
+
+
+def test_a_key_without_a_server_is_named_as_unused(tmp_path, monkeypatch):
+    """$TRAJSEARCH_API_KEY set, no server named: the command says it reads the embedded store, not a server (it
+    used to answer "tenant 'default' holds no runs" from a fresh ./.trajsearch with no word of the key)."""
+    from trajsearch.cli import app as cli_app
+
+    monkeypatch.delenv("TRAJSEARCH_SERVER", raising=False)
+    monkeypatch.setenv("TRAJSEARCH_MODEL", "hashing")
+    monkeypatch.setenv("TRAJSEARCH_HOME", str(tmp_path / "home"))
+    for key_set in (False, True):
+        if key_set:
+            monkeypatch.setenv("TRAJSEARCH_API_KEY", new_key())
+        else:
+            monkeypatch.delenv("TRAJSEARCH_API_KEY", raising=False)
+        result = CliRunner().invoke(cli_app, ["search", "disk full"])
+        assert result.exit_code == 1 and "holds no runs" in result.stderr
+        named = "$TRAJSEARCH_API_KEY is set but no server is named" in " ".join(result.stderr.split())
+        assert named == key_set, result.stderr

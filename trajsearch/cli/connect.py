@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Iterator
 
 import typer
 
-from .output import fail, plain
+from .output import err, fail, plain
 
 if TYPE_CHECKING:
     from ..backend import Backend
@@ -28,6 +28,8 @@ def connect(server: str | None, ca: Path | None, uri: str | None, traces: str | 
     from ..store.lock import StoreOpenError
     from ..store.traces import TraceStoreError
 
+    if not server:
+        _note_unused_key(uri)
     try:
         with open_backend(server=server, ca=ca, uri=uri, traces=traces, tenant=tenant) as backend:
             yield backend
@@ -42,3 +44,18 @@ def connect(server: str | None, ca: Path | None, uri: str | None, traces: str | 
     except (LookupError, ConnectionError, TimeoutError, StoreOpenError, SchemaMismatchError,
             TraceStoreError, IngestError) as exc:  # not found, server down, store in use, ...
         fail(plain(exc), code=1)
+
+
+def _note_unused_key(uri: str | None) -> None:
+    """Says so when an API key is set but no server named: a user who exported the key meant to reach a server,
+    and without this the command answered from an embedded store (a new, empty ``./.trajsearch``: "tenant
+    'default' holds no runs") with no word that the key went unused."""
+    import os
+
+    from ..config import default_uri
+    from ..service.auth import API_KEY_ENV
+
+    if os.environ.get(API_KEY_ENV, "").strip():
+        err.print(f"note: ${API_KEY_ENV} is set but no server is named (--server, $TRAJSEARCH_SERVER): this command "
+                  f"uses the embedded store at {uri or default_uri()}, and the key is not used", highlight=False,
+                  markup=False)
