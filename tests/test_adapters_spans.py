@@ -642,9 +642,12 @@ def test_an_mcp_call_traced_on_both_sides_is_one_step_with_the_servers_error() -
 
 
 def test_files_of_kinds_trajsearch_does_not_read_say_what_they_are() -> None:
-    """A CSV file (a real outcomes file here) is refused naming it, not as an 'unrecognised dump format'."""
-    with pytest.raises(ValueError, match="a CSV file"):
+    """A CSV file (a real outcomes file here) is refused naming it, not as an 'unrecognised dump format', and
+    saying how the platforms users export tables from write JSON instead (Langfuse's CSV export was told only
+    Phoenix's way)."""
+    with pytest.raises(ValueError, match="a CSV file") as refused:
         detect_format(FIXTURES / "outcomes" / "rewards.csv")
+    assert all(name in str(refused.value) for name in ("Phoenix", "Langfuse", "LangSmith"))
 
 
 def test_openinference_beeai_arguments_and_its_error_span() -> None:

@@ -106,7 +106,8 @@ def _by_suffix(name: str) -> str | None:
 
 _READS = "trajsearch reads JSON, JSON lines and their gzip"
 #: Files trajsearch does not read, told by their first bytes or their name: said so rather than "unrecognised".
-_TABLE = "export the spans as JSON instead (Phoenix: get_spans_dataframe().to_json(orient='records'))"
+_TABLE = ("export it as JSON instead (Phoenix: get_spans_dataframe().to_json(orient='records'); Langfuse: the "
+          "export's JSON or JSONL choice; LangSmith: the runs as JSON, not the UI's CSV)")
 _UNREADABLE_MAGIC = {b"\x28\xb5\x2f\xfd": "zstd-compressed (decompress it first: zstd -d)",
                      b"PAR1": f"a Parquet file ({_TABLE})", b"PK\x03\x04": "a zip archive (unpack it first)",
                      b"\xfd7zXZ\x00": "xz-compressed (decompress it first: xz -d)",
