@@ -95,3 +95,15 @@ def test_a_failed_commands_error_is_not_the_line_its_cut_output_ends_on() -> Non
     assert built.error == "exit code 2 (the CLI kept only the start of the output)"
     old = only_run(CC / "failed-output-cut-2.1.40").steps[0]
     assert old.error == "FAILED tests/test_pay.py::test_refund - AssertionError: 3 != 4 (exit code 1)"
+
+
+def test_a_head_only_cut_is_told_by_bytes_and_a_stripped_line_end():
+    """Review of the head-only rule (real 2.1.332 files): the CLI keeps 30,000 *bytes*, so a test runner's ``✓`` lines
+    (3 bytes each) made the characters shown and cut add up to 28,494, and a cut falling right after a newline to
+    29,999 (the result's last line end is stripped): both missed the exact-30,000 rule and read the fragment where
+    the cut fell as the error (``✓ src/mod_752.test.ts (3 te``, a clean build-log line)."""
+    vitest = only_run(CC / "failed-output-cut-utf8-2.1.332").steps[0]
+    assert "✓" in vitest.observation and "[" in vitest.observation
+    assert vitest.error == "exit code 1 (the CLI kept only the start of the output)"
+    build = only_run(CC / "failed-output-cut-newline-2.1.332").steps[0]
+    assert build.error == "exit code 2 (the CLI kept only the start of the output)"
