@@ -1267,3 +1267,40 @@ def test_an_anthropic_tool_result_marked_is_error_in_the_request_is_that_steps_e
     assert actions(run) == ["get_weather", "get_air_quality", "respond"]
     assert failing(run) == ["get_air_quality"]
     assert run.steps[1].error == run.steps[1].observation == "Error: No sensor data for Paris"
+
+
+def _phoenix_annotation(span_id: str, name: str, label: str, score: float, n: int = 0) -> dict:
+    """A span annotation as Phoenix's REST API lists it (``GET /v1/projects/{p}/span_annotations``)."""
+    return {"id": f"U3BhbkFubm90YXRpb246{n}", "span_id": span_id, "name": name, "annotator_kind": "LLM",
+            "result": {"label": label, "score": score, "explanation": "x"}, "metadata": {}, "identifier": "",
+            "source": "API", "user_id": None, "created_at": "2026-12-02T03:10:02+00:00",
+            "updated_at": "2026-12-02T03:10:02+00:00"}
+
+
+def test_phoenix_verdicts_judge_a_run_only_on_a_root_span_of_any_turn(tmp_path: Path) -> None:
+    """Review RA (1, 2) of the Phoenix annotations: grouped by conversation, a verdict on a later turn's root span
+    was dropped (only the first root's counted); and a tool-calling eval's per-call labels on the LLM spans of a
+    filtered export (their parents absent) were taken as the run's verdict (a failure from one 'incorrect' call)."""
+    rows = [json.loads(line) for line in (OI_REAL / "phoenix_spans_df.jsonl").read_text().splitlines() if line.strip()]
+    session = "01a234b4-086b-7601-8b63-1ac75cf24573"
+    roots = [r for r in rows if r.get("attributes.session.id") == session and not r.get("parent_id")]
+    later = max(roots, key=lambda r: r["start_time"])
+    shutil.copy(OI_REAL / "phoenix_spans_df.jsonl", tmp_path)
+    (tmp_path / "annotations.json").write_text(json.dumps({"data": [
+        _phoenix_annotation(later["context.span_id"], "correctness", "incorrect", 0.0)], "next_cursor": None}))
+    (conversation,) = [p.trajectory for p in read_dump(tmp_path, group_by="conversation")
+                       if p.trajectory is not None and session in p.trajectory.trajectory_id]
+    assert conversation.outcome is Outcome.failure
+
+    filtered = tmp_path / "filtered"
+    filtered.mkdir()
+    spans = json.loads((OI_REAL / "phoenix-rest" / "langgraph.spans.json").read_text())
+    spans["data"] = [s for s in spans["data"] if s["span_kind"] == "LLM"]
+    first = min(spans["data"], key=lambda s: s["start_time"])["context"]["span_id"]
+    (filtered / "llm_spans.json").write_text(json.dumps(spans))
+    (filtered / "llm_spans.annotations.json").write_text(json.dumps({"data": [
+        _phoenix_annotation(s["context"]["span_id"], "tool_calling", *(("incorrect", 0.0) if s["context"]["span_id"]
+                            == first else ("correct", 1.0)), n) for n, s in enumerate(spans["data"])],
+        "next_cursor": None}))
+    (run,) = [p.trajectory for p in read_dump(filtered)]
+    assert run.outcome is Outcome.unknown and [s.action for s in run.steps][-1] == "respond"

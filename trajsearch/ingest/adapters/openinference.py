@@ -208,24 +208,28 @@ def nodes(record: Any, ctx: Context, seq: int = 0) -> Iterator[tuple[str, Node, 
 
 
 def _verdicts_on_the_run(key: str, group: list[Node]) -> list[Node]:
-    """The trace's nodes with only the annotations that judge the run: those on the trace, or on its root span
-    (the agent's answer: a ``correctness`` or ``task_success`` judged on the whole run), re-hung under the root.
-    An annotation of another span judges that span alone (Phoenix's tool-calling eval labels each model call
-    ``correct`` / ``incorrect``, a relevance eval each retrieval): it is no verdict on the run, and is left out."""
+    """The group's nodes with only the annotations that judge a run: those on a trace, hung under its first root
+    span, and those on a root span itself (the agent's answer: a ``correctness`` or ``task_success`` judged on the
+    whole run), on every root of the group (a conversation groups several traces, each its own root). A root is a
+    span with no parent: a span whose parent is not in the input (a filtered export, Phoenix's tool-calling eval
+    reads only the LLM spans) is not the run's root, and its verdict judges that span alone. So does an annotation
+    of any other span (the tool-calling eval labels each model call ``correct`` / ``incorrect``, a relevance eval
+    each retrieval): it is no verdict on the run, and is left out."""
     notes = [n for n in group if n.id.startswith(_ANNOTATION)]
     if not notes:
         return group
     spans = [n for n in group if not n.id.startswith(_ANNOTATION)]
     ids = {n.id for n in spans}
-    roots = [n for n in spans if n.parent is None or n.parent not in ids]
-    if not roots:
+    tops = [n for n in spans if n.parent is None or n.parent not in ids]
+    if not tops:
         names = ", ".join(sorted({n.name for n in notes}))
         raise RecordError(f"Phoenix annotations ({names}) of span or trace {key} with none of "
                           "the spans they judge: read them with the trace's spans (its export beside them)")
-    root = min(roots, key=lambda n: (n.start is None, n.start or 0.0, n.seq))
-    kept = [n for n in notes if n.parent in (None, root.id)]
+    first = min(tops, key=lambda n: (n.parent is not None, n.start is None, n.start or 0.0, n.seq))
+    roots = {n.id for n in spans if n.parent is None}
+    kept = [n for n in notes if n.parent is None or n.parent in roots]
     for n in kept:
-        n.parent = root.id
+        n.parent = n.parent or first.id
     return spans + kept
 
 
