@@ -107,3 +107,12 @@ def test_a_head_only_cut_is_told_by_bytes_and_a_stripped_line_end():
     assert vitest.error == "exit code 1 (the CLI kept only the start of the output)"
     build = only_run(CC / "failed-output-cut-newline-2.1.332").steps[0]
     assert build.error == "exit code 2 (the CLI kept only the start of the output)"
+
+
+def test_a_report_queued_before_a_late_written_dequeue_still_joins_its_call():
+    """Review of C2 (real 2.1.40 file): the CLI's writes race, and the prompt's content-less ``dequeue`` (earlier
+    by its time) was written after the background agent's report's ``enqueue``: read in file order it popped the
+    report, and the agent's result never reached its ``Task`` call. The queue's log is read in time order."""
+    run = only_run(CC / "queue-out-of-order-2.1.40")
+    launch = run.steps[0]
+    assert launch.action == "Task" and launch.observation.rstrip().endswith("Prompt is too long")

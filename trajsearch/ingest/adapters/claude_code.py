@@ -583,11 +583,8 @@ def _with_consumed_queue(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
     own = any(_is_queued(r) for r in records)
     recorded = {_said(_record_text(r)) for r in records if r.get("type") == "user"}
     pending: list[tuple[str, dict[str, Any]]] = []
-    kept = []
-    for record in records:
-        kept.append(record)
-        if record.get("type") != "queue-operation":
-            continue
+    taken_in: dict[int, dict[str, Any]] = {}  # id of a ``remove`` record -> the attachment that follows it
+    for record in _in_time_order([r for r in records if r.get("type") == "queue-operation"]):
         operation, content = record.get("operation"), parts_text(record.get("content"))
         if operation == _ENQUEUE:
             pending.append((content, record))
@@ -598,10 +595,21 @@ def _with_consumed_queue(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
             text, _ = pending.pop(texts.index(content) if content and content in texts else 0)  # else the first
             mode = _queued_mode(text)
             if operation == _REMOVE and mode and not own and _said(text) not in recorded:
-                kept.append(_as_queued(record, text, mode))
+                taken_in[id(record)] = _as_queued(record, text, mode)
+    kept = [r for record in records for r in (record, taken_in.get(id(record))) if r is not None]
     kept.extend(_as_queued(record, text, _QUEUED_NOTIFICATION) for text, record in pending
                 if _queued_mode(text) == _QUEUED_NOTIFICATION)
     return kept
+
+
+def _in_time_order(operations: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The queue's log in the order it happened: the CLI's writes race (2.1.40 wrote a prompt's ``dequeue`` after a
+    background task's later ``enqueue``, and that ``dequeue`` took the report off the queue), so by ``timestamp``
+    when every operation has one (ISO times of one writer), else as written."""
+    times = [r.get("timestamp") for r in operations]
+    if not all(isinstance(t, str) and t for t in times):
+        return operations
+    return [r for _, r in sorted(zip(times, operations), key=lambda pair: pair[0])]
 
 
 def _as_queued(record: dict[str, Any], text: str, mode: str) -> dict[str, Any]:
