@@ -438,7 +438,11 @@ def _dump_files(root: Path, *, tell_hidden: bool = False, fmt: str | None = None
             return False
         return True
 
-    found = sorted(p for p in root.rglob("*") if wanted(p))
+    entries, real, looped = _walk(root)
+    found = sorted(p for p in entries if wanted(p))
+    if tell_hidden and looped:
+        log.warning("%d link(s) to a folder that holds them not followed (a loop): %s", len(looped),
+                    ", ".join(looped[:5]) + (" …" if len(looped) > 5 else ""))
     if tell_hidden and any(hidden.values()):
         whose = "the agent CLIs'" if fmt is None else f"{fmt}'s"
         log.warning("%d file(s) under hidden folders not read (%s): only %s session folders (%s) are walked; name a "
@@ -456,12 +460,57 @@ def _dump_files(root: Path, *, tell_hidden: bool = False, fmt: str | None = None
             raise ValueError(f"{_shown(root)}: no dump file here, only {what}")
         log.warning("passed over %s", what)
     files, seen = [], set()
-    for path in found:
+    for path in (real.get(p, p) for p in found):  # a file under a linked folder: where it lies
         identity = _identity(path)  # a file linked twice in the tree is read once, by the first path walked to it
         if identity not in seen:
             seen.add(identity)
             files.append(path)
-    return files
+    return sorted(files)
+
+
+def _walk(root: Path) -> tuple[list[Path], dict[Path, Path], list[str]]:
+    """Every entry under ``root`` (as ``rglob("*")`` lists them), through links to folders too; where each entry
+    reached through such a link really lies; and the links not followed because they lead to a folder on their own
+    path or above ``root`` (``loop -> ..``, a link to ``/``), shown relative to ``root``.
+
+    ``rglob`` does not follow a link to a folder, so a dump tree arranged with links (``latest -> 2026-12-04/``, a
+    folder of links to each experiment's results) read nothing from them, and the walk said "no run in the input".
+    A linked folder's files are read where they lie, as a linked folder named as an input is (see
+    :func:`plan_units`): run ids are made of folder names, and must not hang on a link's name."""
+    entries: list[Path] = []
+    real: dict[Path, Path] = {}
+    looped: list[str] = []
+    above = tuple(_dir_identity(folder) for folder in (root, *root.parents))
+    stack: list[tuple[Path, Path | None, tuple[tuple[int, int], ...]]] = [(root, None, above)]
+    while stack:
+        folder, real_folder, chain = stack.pop()
+        try:
+            with os.scandir(folder) as listing:
+                children = list(listing)
+        except OSError:  # unreadable, or removed since: as rglob, nothing listed under it
+            continue
+        for child in children:
+            path = folder / child.name
+            entries.append(path)
+            if real_folder is not None:
+                real[path] = real_folder / child.name
+            try:
+                if not child.is_dir():  # a link to a folder is a folder here
+                    continue
+                ident = _dir_identity(path)
+                target = path.resolve() if child.is_symlink() else real.get(path)
+            except (OSError, RuntimeError):  # RuntimeError: a loop of links, where resolve() raises
+                continue
+            if ident in chain:
+                looped.append(_shown(path.relative_to(root)))
+                continue
+            stack.append((path, target, chain + (ident,)))
+    return entries, real, sorted(looped)
+
+
+def _dir_identity(path: Path) -> tuple[int, int]:
+    stat = path.stat()
+    return stat.st_dev, stat.st_ino
 
 
 def _identity(path: Path) -> tuple[int, int] | str:

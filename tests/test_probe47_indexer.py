@@ -1,0 +1,67 @@
+"""Probe 47 (G): the batch indexer as an operator with a large mixed dump meets it.
+
+Fixtures: two real mini-swe-agent 2.4.6 runs (``fixtures/mini-swe-agent/.real/batch-2.4.6``, source in the
+``SOURCE.md`` beside it), laid out as dump trees are.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import shutil
+from pathlib import Path
+
+from cli_support import run_cli
+
+FIXTURES = Path(__file__).parent / "fixtures"
+BATCH = FIXTURES / "mini-swe-agent" / ".real" / "batch-2.4.6"  # two real mini-swe-agent 2.4.6 runs, a folder each
+
+
+def _local_store(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("TRAJSEARCH_MODEL", "hashing")
+    for name in ("TRAJSEARCH_SERVER", "TRAJSEARCH_URI", "TRAJSEARCH_TRACES"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("TRAJSEARCH_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("TRAJSEARCH_TENANT", "acme")
+
+
+def _ids(out: str) -> list[str]:
+    return sorted(re.findall(r"^(\S+)\s+\[", out, re.M))
+
+
+def test_a_walk_follows_links_to_folders_and_not_loops(tmp_path: Path, monkeypatch, caplog) -> None:
+    """A dump tree arranged with links to folders (``latest -> ../store/batch``, a folder of links to each
+    experiment's results) read nothing: ``rglob`` does not follow a link to a folder, and the ingest said
+    "read 0 ... no run in the input: its files hold no record of their format", exit 0. The linked folders are
+    walked, with the ids the runs get when their folder is named; a link to a folder above (``loop -> ..``,
+    ``root -> /``) is not followed, and the walk says so."""
+    _local_store(tmp_path, monkeypatch)
+    store = tmp_path / "store" / "batch-2.4.6"
+    shutil.copytree(BATCH, store)
+    dumps = tmp_path / "dumps"
+    dumps.mkdir()
+    (dumps / "latest").symlink_to(os.path.relpath(store, dumps))
+    (dumps / "loop").symlink_to("..")
+    (dumps / "root").symlink_to("/")
+    with caplog.at_level(logging.WARNING, logger="trajsearch.ingest.read"):
+        code, out, err = run_cli("ingest", str(dumps), "--quiet")
+    assert code == 0, out + err
+    assert "read 2: ingested 2 runs" in " ".join(out.split()), out + err
+    assert "2 link(s) to a folder that holds them not followed (a loop): loop, root" in caplog.text
+    # the same runs, under the same ids, as the folder named itself: unchanged
+    code, out, err = run_cli("ingest", str(store), "--quiet", "--restart")
+    assert code == 0 and "read 2: ingested 0 runs (0 rows), unchanged 2" in " ".join(out.split()), out + err
+
+
+def test_a_folder_reached_twice_is_read_once_by_its_own_path(tmp_path: Path, monkeypatch) -> None:
+    """A folder both present and linked (``by-date/2026-12-04 -> ../batch-2.4.6``) is read once, by the path with
+    no link on it, whichever name sorts first: run ids are made of folder names, and must not hang on a link's."""
+    _local_store(tmp_path, monkeypatch)
+    dumps = tmp_path / "dumps"
+    shutil.copytree(BATCH, dumps / "zz-batch")
+    (dumps / "aa-links").mkdir()
+    (dumps / "aa-links" / "today").symlink_to("../zz-batch")
+    code, out, err = run_cli("ingest", str(dumps), "--dry-run")
+    assert code == 0, out + err
+    assert "zz-batch" in out and "aa-links" not in out, out
