@@ -65,3 +65,23 @@ def test_a_folder_reached_twice_is_read_once_by_its_own_path(tmp_path: Path, mon
     code, out, err = run_cli("ingest", str(dumps), "--dry-run")
     assert code == 0, out + err
     assert "zz-batch" in out and "aa-links" not in out, out
+
+
+def test_workers_say_what_the_walk_passed_over_once(tmp_path: Path, monkeypatch, caplog) -> None:
+    """With ``--workers 2`` the walk's warnings (a zip and a tarball of the runs passed over, a copy under a hidden
+    folder not read) went to each worker's log file under the state directory and the operator saw none, where
+    the same ingest in one process says them. They are said once, by the command, however many workers."""
+    _local_store(tmp_path, monkeypatch)
+    dumps = tmp_path / "dumps"
+    shutil.copytree(BATCH, dumps / "batch-2.4.6")
+    shutil.make_archive(str(dumps / "runs"), "zip", dumps, "batch-2.4.6")
+    shutil.make_archive(str(dumps / "runs"), "gztar", dumps, "batch-2.4.6")
+    shutil.copytree(BATCH, dumps / ".cache" / "batch-2.4.6")
+    with caplog.at_level(logging.WARNING, logger="trajsearch"):
+        code, out, err = run_cli("ingest", str(dumps), "--quiet", "--workers", "2")
+    assert code == 0 and "read 2: ingested 2 runs" in " ".join(out.split()), out + err
+    passed = [r.getMessage() for r in caplog.records if r.getMessage().startswith("passed over 2 archive(s)")]
+    assert passed == ["passed over 2 archive(s) / compressed file(s) trajsearch does not read: runs.tar.gz (tar), "
+                      "runs.zip (zip): unpack them to read their runs"], caplog.text
+    hidden = [r.getMessage() for r in caplog.records if "under hidden folders not read" in r.getMessage()]
+    assert len(hidden) == 1 and hidden[0].startswith("2 file(s) under hidden folders not read (.cache: 2)"), caplog.text

@@ -503,7 +503,21 @@ def run_workers(
             results.append(result)
             out.close()
             err.close()
+        relay_warnings(results)
         return _with_inputs_done(results)
+
+
+def relay_warnings(results: list[dict[str, Any]]) -> None:
+    """Log here the warnings the workers logged (their ``warnings``, dropped from the results), each once: every
+    worker walks every input, so the walk's (files under hidden folders, archives passed over) come from all of
+    them alike. A worker's stderr is a file under the state directory: said only there, an ingest with
+    ``--workers`` told nothing of the files it passed over that the same ingest in one process tells."""
+    said: set[tuple[str, int, str]] = set()
+    for result in results:
+        for name, level, message in result.pop("warnings", None) or ():
+            if (name, level, message) not in said:
+                said.add((name, level, message))
+                logging.getLogger(name).log(level, "%s", message)
 
 
 def _stop_workers(procs: list[tuple[subprocess.Popen, Any, Any]], server: LocalServer | None,

@@ -5,16 +5,21 @@
 "write_lock": a lock file the workers' index writes take turns on, or null}``.
 The worker opens the store, runs its shard of the job and prints the result
 as JSON on stdout (an ``"error"`` key when a batch failed), with the units its
-checkpoint had done (``skipped_keys``). Starting workers through this entry
-point, not the CLI, keeps the library free of the CLI's flag names.
+checkpoint had done (``skipped_keys``) and the warnings trajsearch logged in it
+(``warnings``: what the walk passed over, what an adapter found cut), which the
+parent says once for all workers (see ``batch.relay_warnings``): its stderr is a
+log file nobody reads. Starting workers through this entry point, not the CLI,
+keeps the library free of the CLI's flag names.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import os
 import signal
 import sys
+from typing import Any
 
 from .batch import IngestJob, run_ingest
 from .orphans import die_with_parent
@@ -31,6 +36,30 @@ def _stop_after_the_batch_in_hand(signum: int, frame: object) -> None:
     raise SystemExit(128 + signum)
 
 
+class _Kept(logging.Handler):
+    """The warnings trajsearch logs in this worker, as ``[logger, level, message]``, for its result."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.kept: list[list[Any]] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            self.kept.append([record.name, record.levelno, record.getMessage()])
+        except Exception:  # noqa: BLE001 - a malformed log call must not fail the ingest
+            self.handleError(record)
+
+
+def _keep_warnings() -> _Kept:
+    """Keep trajsearch's warnings for the result, and still write them to stderr (the worker's log file)."""
+    kept, echo = _Kept(), logging.StreamHandler(sys.stderr)
+    echo.setLevel(logging.WARNING)
+    root = logging.getLogger("trajsearch")
+    root.addHandler(kept)
+    root.addHandler(echo)
+    return kept
+
+
 def main(argv: list[str]) -> int:
     os.environ.setdefault("GRPC_VERBOSITY", "ERROR")
     for sig in (signal.SIGINT, signal.SIGTERM):
@@ -39,14 +68,16 @@ def main(argv: list[str]) -> int:
     if spec.get("parent_pid"):
         die_with_parent(int(spec["parent_pid"]), signal.SIGKILL)  # a dead ingest command takes its workers along
     job = IngestJob.from_json(spec["job"])
+    kept = _keep_warnings()
     from ..search import TrajSearch
 
     with TrajSearch.open(spec["uri"], traces=spec.get("traces")) as ts:
         try:
             done = run_ingest(ts, job, indexer_options={"write_lock": spec.get("write_lock")})
-            result = {**done.to_dict(), "skipped_keys": done.skipped_keys}  # what run_workers counts inputs done by
+            result = {**done.to_dict(), "skipped_keys": done.skipped_keys,  # what run_workers counts inputs done by
+                      "warnings": kept.kept}
         except IngestError as exc:
-            sys.stdout.write(json.dumps({"error": str(exc)}) + "\n")
+            sys.stdout.write(json.dumps({"error": str(exc), "warnings": kept.kept}) + "\n")
             return 1
     sys.stdout.write(json.dumps(result, default=str) + "\n")
     return 0
