@@ -10,12 +10,19 @@ import logging
 import os
 import re
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
-from cli_support import run_cli
+import pytest
+
+from cli_support import backend, run_cli  # noqa: F401 - a fixture
 
 FIXTURES = Path(__file__).parent / "fixtures"
 BATCH = FIXTURES / "mini-swe-agent" / ".real" / "batch-2.4.6"  # two real mini-swe-agent 2.4.6 runs, a folder each
+#: two real attempts at one SWE-bench instance (gemini-3-pro's, Live-SWE-agent's: see their SOURCE.md)
+ATTEMPTS = [FIXTURES / "mini-swe-agent" / ".real" / name / "django__django-16429.traj.json"
+            for name in ("gemini-3-pro-reingest", "live-swe-agent-rerun")]
 
 
 def _local_store(tmp_path: Path, monkeypatch) -> None:
@@ -85,3 +92,18 @@ def test_workers_say_what_the_walk_passed_over_once(tmp_path: Path, monkeypatch,
                       "runs.zip (zip): unpack them to read their runs"], caplog.text
     hidden = [r.getMessage() for r in caplog.records if "under hidden folders not read" in r.getMessage()]
     assert len(hidden) == 1 and hidden[0].startswith("2 file(s) under hidden folders not read (.cache: 2)"), caplog.text
+
+
+def test_a_run_kept_under_a_distinct_id_is_said_over_the_server_too(backend: str, tmp_path: Path) -> None:
+    """Two attempts at one instance in two copies of one output folder (``a/gemini/`` and ``b/gemini/``: one run id)
+    are both kept, the second as ``<id>+<hash>``. The embedded ingest said so; over ``--server`` the summary (and
+    ``--json``) said nothing of it, so the operator looking for the run under its own id found the other one."""
+    for part, attempt in zip("ab", ATTEMPTS):
+        folder = tmp_path / "dumps" / part / "gemini" / "django__django-16429"
+        folder.mkdir(parents=True)
+        shutil.copy(attempt, folder)
+    code, out, err = run_cli("ingest", str(tmp_path / "dumps"), "--quiet")
+    assert code == 0 and "read 2: ingested 2 runs" in " ".join(out.split()), out + err
+    assert ("1 run(s) shared an id with a different run of the same input and were kept under a distinct id, e.g. "
+            "gemini.django__django-16429 -> gemini.django__django-16429+") in " ".join(out.split()), (backend, out)
+

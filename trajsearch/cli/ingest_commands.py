@@ -295,7 +295,8 @@ def _ingest_remote(paths: List[Path], server: str, ca: Path | None, uri: str | N
                    log_every: float = LOG_EVERY) -> list[dict[str, Any]]:
     """Parse here, stream to the server: the tenant is the key's (a --tenant naming another is refused)."""
     from ..ingest.outcomes import OutcomeTable
-    from ..ingest.read import ClippedRuns, NamedAfterSpool, PassedOverGroups, parsed_as_given, plan_inputs, read_inputs
+    from ..ingest.read import (ClippedRuns, NamedAfterSpool, PassedOverGroups, as_given, parsed_as_given,
+                                plan_inputs, read_inputs)
     from ..service.client import DeadlineExceeded, Unavailable
 
     with connect(server, ca, uri, traces, tenant) as api:
@@ -304,10 +305,10 @@ def _ingest_remote(paths: List[Path], server: str, ca: Path | None, uri: str | N
             fail(f"--tenant {tenant!r} is not the key's tenant ({key_tenant!r})")
         try:  # planned as a local ingest plans: an input that cannot be read is a rejection, not the end
             table = OutcomeTable.load(outcomes) if outcomes else None
-            units, passed_over = plan_inputs(paths, fmt), PassedOverGroups()
+            units, passed_over, renamed = plan_inputs(paths, fmt), PassedOverGroups(), []
             parsed = read_inputs(paths, fmt=fmt, tenant=key_tenant, defaults=defaults, group_by=group_by,
                                  outcomes=table, success_threshold=success_threshold, units=units,
-                                 passed_over=passed_over)
+                                 passed_over=passed_over, renamed=renamed)
         except (ValueError, OSError) as exc:
             fail(str(exc))
         clipped, spooled = ClippedRuns(), NamedAfterSpool(streams.names)
@@ -334,7 +335,9 @@ def _ingest_remote(paths: List[Path], server: str, ca: Path | None, uri: str | N
                 raise _ServerStopped("interrupted", exc.code) from None
     return [dict(report.to_dict(), results=report.results, clipped=clipped.to_dict(),
                  named_after_stream_copy=spooled.to_dict(), outcomes=table.counts() if table is not None else None,
-                 passed_over=passed_over.to_dict())]
+                 passed_over=passed_over.to_dict(),
+                 renamed=[{"source": as_given(s, streams.names), "trajectory_id": old, "renamed_to": new}
+                          for s, old, new in renamed])]
 
 
 def _sent(units: list[Any], records: Iterator[Any], bar: Any, task: int, sent: list[int]) -> Iterator[Any]:

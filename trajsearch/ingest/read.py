@@ -1129,18 +1129,22 @@ def read_inputs(
     success_threshold: float = DEFAULT_SUCCESS_THRESHOLD,
     units: list[Unit] | None = None,
     passed_over: PassedOverGroups | None = None,
+    renamed: list[tuple[str, str, str]] | None = None,
 ) -> Iterator[Parsed]:
     """Several inputs read as one ingest job reads them (:func:`plan_inputs`: spans joined across inputs, a file
     that cannot be read a rejection; one run id kept distinct across all: :class:`DistinctIds`), so that what a
     preview or a ``delete --from`` reads is what the ingest of the same inputs stored. Options as :func:`read_dump`;
     ``units``: the inputs' units, if the caller planned them already; ``passed_over`` counts the groups that hold
-    no run (see :class:`PassedOverGroups`)."""
+    no run (see :class:`PassedOverGroups`); ``renamed`` gets each run kept under a distinct id, as
+    ``(source, original id, new id)`` (what an ingest's summary says: ``JobResult.renamed``)."""
     paths = list(paths)
     ctx = make_context(paths[0] if paths else ".", tenant=tenant, defaults=defaults,
                        success_threshold=success_threshold)
     options = ReadOptions(group_by=group_by, outcomes=outcomes, passed_over=passed_over)
     units = plan_inputs(paths, fmt) if units is None else units
     distinct = DistinctIds(ctx, options)
+    if renamed is not None:
+        distinct.renamed = renamed
     return (distinct(parsed) for unit in units for parsed in read_unit(unit, ctx, options=options))
 
 
