@@ -107,3 +107,41 @@ def test_a_run_kept_under_a_distinct_id_is_said_over_the_server_too(backend: str
     assert ("1 run(s) shared an id with a different run of the same input and were kept under a distinct id, e.g. "
             "gemini.django__django-16429 -> gemini.django__django-16429+") in " ".join(out.split()), (backend, out)
 
+
+def _as_a_user(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess:
+    """The CLI in a process that file permissions bind: as root, without the capabilities that override them."""
+    cmd = [sys.executable, "-m", "trajsearch.cli", *args]
+    if os.geteuid() == 0:
+        if shutil.which("setpriv") is None:
+            pytest.skip("root, and no setpriv to drop the capabilities that override file permissions")
+        cmd = ["setpriv", "--bounding-set=-dac_override,-dac_read_search", *cmd]
+    return subprocess.run(cmd, env=env, cwd=Path(__file__).parents[1], capture_output=True, text=True, timeout=300)
+
+
+def test_a_folder_or_file_this_user_may_not_read_is_a_rejection(tmp_path: Path) -> None:
+    """A run folder a container left at mode 0700 (another user's) was passed over in silence by the walk: "read 1:
+    ingested 1 runs", exit 0, its run lost. A file of mode 0600 was rejected as "truncated or corrupt gzip:
+    [Errno 13] Permission denied", sending the operator to look at its bytes. Each is a rejection saying what it is
+    (exit 3, in the dead-letter file), and the readable run lands."""
+    dumps = tmp_path / "dumps"
+    shutil.copytree(BATCH, dumps / "batch-2.4.6")
+    locked_folder = dumps / "batch-2.4.6" / "demo__greet-14"
+    locked_file = dumps / "other" / "demo__greet-11" / "demo__greet-11.traj.json"
+    shutil.copytree(BATCH / "demo__greet-11", locked_file.parent)
+    locked_folder.chmod(0o000)
+    locked_file.chmod(0o000)
+    env = {**os.environ, "TRAJSEARCH_MODEL": "hashing", "TRAJSEARCH_HOME": str(tmp_path / "home"),
+           "TRAJSEARCH_TENANT": "acme"}
+    for name in ("TRAJSEARCH_SERVER", "TRAJSEARCH_URI", "TRAJSEARCH_TRACES"):
+        env.pop(name, None)
+    try:
+        done = _as_a_user(["ingest", str(dumps), "--quiet"], env)
+    finally:
+        locked_folder.chmod(0o755)
+        locked_file.chmod(0o644)
+    out, err = " ".join(done.stdout.split()), " ".join(done.stderr.split())
+    assert done.returncode == 3, out + err
+    assert "read 3: ingested 1 runs" in out and "rejected 2" in out, out + err
+    assert f"rejected {locked_folder}:file: {locked_folder}: folder not read: permission denied" in err, err
+    assert f"rejected {locked_file}:file: {locked_file}: not readable: permission denied" in err, err
+    assert "gzip" not in err

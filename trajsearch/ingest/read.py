@@ -412,11 +412,13 @@ def _packed_kind(name: str) -> str | None:
     return kind if kind is not None and stem.endswith(DUMP_SUFFIXES) else None
 
 
-def _dump_files(root: Path, *, tell_hidden: bool = False, fmt: str | None = None) -> list[Path]:
+def _dump_files(root: Path, *, tell_hidden: bool = False, fmt: str | None = None,
+                unlisted: list[tuple[Path, str]] | None = None) -> list[Path]:
     """The dump files under ``root``, each once; ``tell_hidden``: warn of those left out under hidden folders, and
     of the archives and compressed dumps passed over (see :func:`_packed_kind`), so that a walk which reads
     nothing says why; then a walk that found nothing but those raises ValueError saying so; ``fmt``: the format
-    forced, whose CLI's session folders alone are walked (see :func:`_session_folders`)."""
+    forced, whose CLI's session folders alone are walked (see :func:`_session_folders`); ``unlisted``: gets the
+    folders that could not be listed, outside hidden ones (see :func:`_walk`)."""
     hidden: dict[str, int] = {}
     not_files: list[str] = []  # named as dumps, but a dangling link, a FIFO, a socket: nothing to read
     packed: list[str] = []  # archives and compressed dumps: read by no reader
@@ -438,7 +440,11 @@ def _dump_files(root: Path, *, tell_hidden: bool = False, fmt: str | None = None
             return False
         return True
 
-    entries, real, looped = _walk(root)
+    denied: list[tuple[Path, str]] = []
+    entries, real, looped = _walk(root, denied)
+    if unlisted is not None:  # a hidden folder's files are not read anyway (said below)
+        unlisted.extend((d, why) for d, why in denied
+                        if not d.is_relative_to(root) or _hidden_part(d.relative_to(root).parts, walked) is None)
     found = sorted(p for p in entries if wanted(p))
     if tell_hidden and looped:
         log.warning("%d link(s) to a folder that holds them not followed (a loop): %s", len(looped),
@@ -468,10 +474,13 @@ def _dump_files(root: Path, *, tell_hidden: bool = False, fmt: str | None = None
     return sorted(files)
 
 
-def _walk(root: Path) -> tuple[list[Path], dict[Path, Path], list[str]]:
+def _walk(root: Path,
+          unlisted: list[tuple[Path, str]] | None = None) -> tuple[list[Path], dict[Path, Path], list[str]]:
     """Every entry under ``root`` (as ``rglob("*")`` lists them), through links to folders too; where each entry
     reached through such a link really lies; and the links not followed because they lead to a folder on their own
-    path or above ``root`` (``loop -> ..``, a link to ``/``), shown relative to ``root``.
+    path or above ``root`` (``loop -> ..``, a link to ``/``), shown relative to ``root``. ``unlisted`` gets each
+    folder that could not be listed (permission denied: a container's output folder of mode 0700), with why:
+    ``rglob`` passed over those in silence, and the runs in them were lost with exit status 0.
 
     ``rglob`` does not follow a link to a folder, so a dump tree arranged with links (``latest -> 2026-12-04/``, a
     folder of links to each experiment's results) read nothing from them, and the walk said "no run in the input".
@@ -487,7 +496,11 @@ def _walk(root: Path) -> tuple[list[Path], dict[Path, Path], list[str]]:
         try:
             with os.scandir(folder) as listing:
                 children = list(listing)
-        except OSError:  # unreadable, or removed since: as rglob, nothing listed under it
+        except FileNotFoundError:  # removed since it was listed: nothing there
+            continue
+        except OSError as exc:
+            if unlisted is not None:
+                unlisted.append((real_folder or folder, exc.strerror or str(exc)))
             continue
         for child in children:
             path = folder / child.name
@@ -554,6 +567,20 @@ def _misnamed_unit(path: Path) -> Unit | None:
     return Unit(_shown(path), None, (path,), error=f"{_shown(path)}: {why}")
 
 
+def _unreadable_unit(path: Path) -> Unit | None:
+    """A rejection of its own for a file this user may not read (a container's output of mode 0600), saying so:
+    detection took the refused open for a corrupt gzip ("truncated or corrupt gzip: [Errno 13] Permission
+    denied"). None when it opens (or is gone: reading it says so)."""
+    try:
+        os.close(os.open(path, os.O_RDONLY))
+    except PermissionError as exc:
+        return Unit(_shown(path), None, (path,),
+                    error=f"{_shown(path)}: not readable: {(exc.strerror or str(exc)).lower()} (let this user read it)")
+    except OSError:
+        return None
+    return None
+
+
 def _run_folder(path: Path, fmt: str | None) -> Unit | None:
     """The unit of the run folder ``path`` stands for (the folder, or a part an adapter names, e.g. its state
     file), by the adapters that keep a run as a folder of files (``run_folder``)."""
@@ -596,15 +623,20 @@ def plan_units(path: str | Path, fmt: str | None = None) -> list[Unit]:
     if not p.is_dir():
         if why := _misnamed(p):
             raise ValueError(f"{_shown(p)}: {why}")
+        if (unreadable := _unreadable_unit(p)) is not None:
+            raise ValueError(unreadable.error)
         if (folder := _run_folder(p, fmt)) is None:
             return [Unit(str(p), forced_format(p, fmt) if fmt else detect_format(p), (p,))]
         p = Path(folder.key)  # a file standing for its run folder (its state file): the folder, walked below
     units: list[Unit] = []
     spans: dict[str, list[Path]] = {}
-    listed = _dump_files(p, tell_hidden=True, fmt=fmt)
-    misnamed = [u for u in map(_misnamed_unit, listed) if u is not None]
-    units.extend(misnamed)
-    files = [f for f in listed if f not in {u.files[0] for u in misnamed}]
+    unlisted: list[tuple[Path, str]] = []
+    listed = _dump_files(p, tell_hidden=True, fmt=fmt, unlisted=unlisted)
+    units.extend(Unit(_shown(d), None, (d,), error=f"{_shown(d)}: folder not read: {why.lower()}; its runs are not "
+                      "read (let this user list it: chmod a+rx)") for d, why in unlisted)
+    bad = [u for u in (_misnamed_unit(f) or _unreadable_unit(f) for f in listed) if u is not None]
+    units.extend(bad)
+    files = [f for f in listed if f not in {u.files[0] for u in bad}]
     folders = {u.key: u for u in (_run_folder(d, fmt) for d in sorted({f.parent for f in files})) if u is not None}
     units.extend(u for u in folders.values() if not _side_folder(u, named=p))
     claimed = {f for u in folders.values() for f in u.files}
