@@ -145,3 +145,16 @@ def test_a_folder_or_file_this_user_may_not_read_is_a_rejection(tmp_path: Path) 
     assert f"rejected {locked_folder}:file: {locked_folder}: folder not read: permission denied" in err, err
     assert f"rejected {locked_file}:file: {locked_file}: not readable: permission denied" in err, err
     assert "gzip" not in err
+
+
+def test_an_empty_folder_is_said_to_hold_no_dump_file(backend: str, tmp_path: Path) -> None:
+    """A nightly ingest of a share that was not mounted (an empty folder) said "its files hold no record of their
+    format (a tau2-bench results.json ...)": there are no files. It says that no dump file is there, on both
+    backends and in a dry run (which said nothing of it); the exit status stays 0, as documented."""
+    (tmp_path / "mnt" / "dumps").mkdir(parents=True)
+    for extra in ([], ["--dry-run"]):
+        code, out, err = run_cli("ingest", str(tmp_path / "mnt"), *extra)
+        told = " ".join(err.split())
+        assert code == 0, out + err
+        assert "no run in the input: no dump file (.jsonl, .ndjson, .json, .traj, or one gzipped) in " in told, err
+        assert "hold no record of their format" not in told

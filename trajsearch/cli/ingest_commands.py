@@ -335,7 +335,7 @@ def _ingest_remote(paths: List[Path], server: str, ca: Path | None, uri: str | N
                 raise _ServerStopped("interrupted", exc.code) from None
     return [dict(report.to_dict(), results=report.results, clipped=clipped.to_dict(),
                  named_after_stream_copy=spooled.to_dict(), outcomes=table.counts() if table is not None else None,
-                 passed_over=passed_over.to_dict(),
+                 passed_over=passed_over.to_dict(), units=len(units),
                  renamed=[{"source": as_given(s, streams.names), "trajectory_id": old, "renamed_to": new}
                           for s, old, new in renamed])]
 
@@ -379,8 +379,8 @@ def _dry_run(paths: List[Path], fmt: str | None, tenant: str, defaults: dict[str
         print_json({"dry_run": True, "files": [f.to_dict() for f in files], "outcomes": joined})
         return would
     _print_files(files)
-    if not files:
-        _side_files_line(paths, fmt)
+    if not files and not _side_files_line(paths, fmt):
+        _no_dump_file_line(paths)
     for f in files:
         if f.first_rejection:
             err.print(f"  [yellow]rejected[/yellow] {escape(f.source)}, {escape(f.first_rejection)}", highlight=False,
@@ -661,9 +661,12 @@ def _ingest_summary(results: list[dict[str, Any]], as_json: bool, paths: List[Pa
         out.print(f"{done} input(s) already done per the checkpoint (--restart reads them again)", soft_wrap=True)
     elif not totals["read"] and not passed and not any(r.get("error") for r in results) \
             and not _side_files_line(paths, fmt):
-        err.print("[yellow]no run in the input[/yellow]: its files hold no record of their format (a tau2-bench "
-                  "results.json of the directory layout, for one, keeps its runs in simulations/ beside it: ingest "
-                  "that directory); --dry-run lists what each file holds", highlight=False, soft_wrap=True)
+        if not any(r.get("units") for r in results):
+            _no_dump_file_line(paths)
+        else:
+            err.print("[yellow]no run in the input[/yellow]: its files hold no record of their format (a tau2-bench "
+                      "results.json of the directory layout, for one, keeps its runs in simulations/ beside it: "
+                      "ingest that directory); --dry-run lists what each file holds", highlight=False, soft_wrap=True)
     if len(by_format) > 1 or any(v["rejected"] for v in by_format.values()):
         shown = ("ingested", "unchanged", *(("replaced",) if totals["replaced"] else ()), "rejected")
         table = Table("format", *shown)
@@ -682,6 +685,16 @@ def _ingest_summary(results: list[dict[str, Any]], as_json: bool, paths: List[Pa
                       soft_wrap=True)
         if r.get("error"):
             err.print(f"[red]error[/red] ({r.get('shard', 'ingest')}): {r['error']}", soft_wrap=True)
+
+
+def _no_dump_file_line(paths: List[Path]) -> None:
+    """Say that the walk found no file to read at all (an empty folder, a share not mounted): "its files hold no
+    record of their format" was said of it, sending the operator looking for a format fault in files not there."""
+    from ..ingest.read import DUMP_SUFFIXES
+
+    err.print(f"[yellow]no run in the input[/yellow]: no dump file ({', '.join(DUMP_SUFFIXES)}, or one gzipped) in "
+              + escape(", ".join(map(str, paths))) + " (an empty folder, or a share not mounted?)",
+              highlight=False, soft_wrap=True)
 
 
 def _inputs_already_done(results: list[dict[str, Any]]) -> int:
