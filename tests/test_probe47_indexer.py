@@ -10,8 +10,10 @@ import logging
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -158,3 +160,34 @@ def test_an_empty_folder_is_said_to_hold_no_dump_file(backend: str, tmp_path: Pa
         assert code == 0, out + err
         assert "no run in the input: no dump file (.jsonl, .ndjson, .json, .traj, or one gzipped) in " in told, err
         assert "hold no record of their format" not in told
+
+
+def test_workers_go_on_when_the_command_ignores_ctrl_c(tmp_path: Path) -> None:
+    """An ingest a script started in the background (``trajsearch ingest ... -w 2 &``) ignores SIGINT, as every
+    background command of a script does; a Ctrl-C in that script's terminal reached its workers, which stopped
+    (exit 130), and the command, going on, said "read 0: ingested 0 runs" and "error (0/2): worker 0 exited with
+    130", exit 1. The workers ignore what the command ignores: the ingest ends as if nothing happened.
+    The dump is the bundled sample (23 real runs, tenant demo)."""
+    from trajsearch.cli import SAMPLE
+
+    home = tmp_path / "home"
+    env = {**os.environ, "TRAJSEARCH_MODEL": "hashing", "TRAJSEARCH_HOME": str(home), "TRAJSEARCH_TENANT": "demo"}
+    for name in ("TRAJSEARCH_SERVER", "TRAJSEARCH_URI", "TRAJSEARCH_TRACES"):
+        env.pop(name, None)
+
+    def in_the_background() -> None:  # what a non-interactive shell does for `cmd &`; a group of its own to signal
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        os.setsid()
+
+    ingest = subprocess.Popen([sys.executable, "-m", "trajsearch.cli", "ingest", str(SAMPLE), "-q", "-w", "2"],
+                              env=env, cwd=Path(__file__).parents[1], preexec_fn=in_the_background,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 240
+    while not list((home / "ingest").glob("checkpoint-workers-*.json")) and ingest.poll() is None:
+        assert time.monotonic() < deadline, "the workers never committed a batch"
+        time.sleep(0.1)
+    if ingest.poll() is None:
+        os.killpg(ingest.pid, signal.SIGINT)  # the terminal's Ctrl-C, to the whole group
+    out, err = ingest.communicate(timeout=300)
+    assert ingest.returncode == 0, out + err
+    assert "read 23: ingested 23 runs" in " ".join(out.split()) and "exited with" not in err, out + err

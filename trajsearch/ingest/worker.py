@@ -30,7 +30,10 @@ def _stop_after_the_batch_in_hand(signum: int, frame: object) -> None:
     """The first SIGINT or SIGTERM ends the worker as Ctrl-C ends a single-process ingest: the batch being written
     is finished and the checkpoint saved. Later ones are ignored, so that the parent's SIGTERM after a terminal's
     Ctrl-C (which reaches the whole process group) cannot cut that batch short (probe G, G5: runs were left
-    half-written). The parent waits for this; a kill of the parent still takes the worker along."""
+    half-written). The parent waits for this; a kill of the parent still takes the worker along. A signal the
+    ingest command ignores (SIGINT, for a command a script started in the background: ``ingest ... &``) the worker
+    inherits ignored and keeps ignoring: a Ctrl-C in that script's terminal stopped the workers alone, and the
+    command that went on reported "read 0" and a failure ("worker 0 exited with 130")."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
     raise SystemExit(128 + signum)
@@ -63,7 +66,8 @@ def _keep_warnings() -> _Kept:
 def main(argv: list[str]) -> int:
     os.environ.setdefault("GRPC_VERBOSITY", "ERROR")
     for sig in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(sig, _stop_after_the_batch_in_hand)
+        if signal.getsignal(sig) is not signal.SIG_IGN:  # ignored by the ingest command too: it goes on, so do we
+            signal.signal(sig, _stop_after_the_batch_in_hand)
     spec = json.loads(argv[1])
     if spec.get("parent_pid"):
         die_with_parent(int(spec["parent_pid"]), signal.SIGKILL)  # a dead ingest command takes its workers along
