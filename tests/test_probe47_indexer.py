@@ -1,14 +1,14 @@
 """Probe 47 (G): the batch indexer as an operator with a large mixed dump meets it.
 
-Fixtures: two real mini-swe-agent 2.4.6 runs (``fixtures/mini-swe-agent/.real/batch-2.4.6``, source in the
-``SOURCE.md`` beside it), laid out as dump trees are.
+Fixtures: real mini-swe-agent runs (``fixtures/mini-swe-agent/.real/``: ``batch-2.4.6``, two 2.4.6 runs, and two
+attempts at django__django-16429; sources in the ``SOURCE.md`` files there) and the bundled sample, laid out as
+dump trees are: behind links, in folders another user owns, in copies of one output folder.
 """
 
 from __future__ import annotations
 
 import logging
 import os
-import re
 import shutil
 import signal
 import subprocess
@@ -33,10 +33,6 @@ def _local_store(tmp_path: Path, monkeypatch) -> None:
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("TRAJSEARCH_HOME", str(tmp_path / "home"))
     monkeypatch.setenv("TRAJSEARCH_TENANT", "acme")
-
-
-def _ids(out: str) -> list[str]:
-    return sorted(re.findall(r"^(\S+)\s+\[", out, re.M))
 
 
 def test_a_walk_follows_links_to_folders_and_not_loops(tmp_path: Path, monkeypatch, caplog) -> None:
