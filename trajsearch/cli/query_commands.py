@@ -6,7 +6,7 @@ Each asks the backend one question and renders the answer: readable by default, 
 from __future__ import annotations
 
 import json
-from typing import List, Optional
+from typing import Callable, List, Mapping, Optional, Sequence
 
 import typer
 from rich.markup import escape
@@ -47,6 +47,8 @@ def search(
                           tools=tool, k=k, group_size=group_size, group_by_trajectory=not no_group, mode=mode)
         context = {h.id: api.expand(h, before=expand, after=expand) for h in hits if expand and h.step_index >= 0}
         _tenant_holds_runs(api, hits)
+        _say_filtered_out(hits, {"--outcome": outcome, "--env-version": env_version, "--task-family": task_family,
+                                 "--tool": tool}, lambda: api.search(text, levels=level, k=1, mode=mode))
     if as_json:
         print_json([dict(h.to_dict(), context=[vars(s) for s in context.get(h.id, [])]) for h in hits])
         return
@@ -86,6 +88,7 @@ def similar(
         matches = api.similar_runs(trajectory_id, text, k=k, outcome=outcome, mode=mode)
         matched = text if trajectory_id is None else _anchor_error(api, trajectory_id)
         _tenant_holds_runs(api, matches)
+        _say_filtered_out(matches, {"--outcome": outcome}, lambda: api.similar_runs(trajectory_id, text, k=1, mode=mode))
     if as_json:
         print_json([m.to_dict() for m in matches])
         return
@@ -115,6 +118,25 @@ def _tenant_holds_runs(api, found: list) -> None:
     yet) is told so, not answered "no matches" as if its runs had been searched."""
     if not found and (said := _no_runs_said(api)):
         fail(f"{said}: nothing to search", code=1)
+
+
+def _say_filtered_out(found: Sequence, filters: Mapping[str, Sequence[str]], unfiltered: Callable[[], Sequence]) -> None:
+    """When nothing was found inside the ``filters`` given (flag -> values) but the same question without them finds
+    something, say so on stderr: a version or tool misspelt, or never recorded at ingest (the README's own
+    ``--env-version v2`` over runs ingested without one), was answered "no matches" or "plan_from_scratch", as if the
+    tenant's runs had been searched and none were alike."""
+    given = [f"{flag} {value}" for flag, values in filters.items() for value in values]
+    if found or not given or not unfiltered():
+        return
+    them = "it" if len(given) == 1 else "them"
+    recorded = next((f" (`ingest --set {flag[2:].replace('-', '_')}=...` records one)" for flag in _SET_AT_INGEST
+                     if filters.get(flag)), "")
+    err.print(f"note: nothing found inside {', '.join(given)}, but this tenant's runs match without {them}: is a value "
+              f"misspelt, or not recorded for these runs?{recorded}", markup=False, soft_wrap=True)
+
+
+#: Filters on a value ingest records from ``--set`` where a dump has none.
+_SET_AT_INGEST = ("--env-version", "--policy-version", "--task-family")
 
 
 def _anchor_error(api, trajectory_id: str) -> str:
@@ -219,6 +241,10 @@ def exemplars(
         result = api.advice("warnings" if warnings else "exemplars", task, env_version=env_version,
                             policy_version=policy_version, tools=tool, k=k_asked, budget=budget_asked)
         empty = None if result.items else _no_runs_said(api)
+        if not result.items and not empty:  # the runtime context's versions may be why: asked again without them
+            _say_filtered_out([], {"--env-version": env_version, "--policy-version": policy_version}, lambda: api.advice(
+                "warnings" if warnings else "exemplars", task, env_version=[], policy_version=[], tools=tool,
+                k=k_asked, budget=budget_asked).items)
     if empty:  # an answer still (a new tenant's agent plans from scratch), but the operator is told why
         err.print(f"note: {empty}", markup=False)
     if as_json:
