@@ -44,3 +44,37 @@ def test_a_filter_no_run_carries_is_said_not_answered_as_no_matches(backend) -> 
     assert code == 0 and "no matches" not in out and "note:" not in err
     code, out, err = run_cli("search", TASK, "--level", "passage", "--mode", "lexical", "--env-version", "v2")
     assert code == 0 and "no matches" in out and "note:" not in err  # no passage at all: the filter is not why
+
+
+def test_the_readmes_python_tour_runs_as_written(tmp_path: Path, monkeypatch) -> None:
+    """README's "In Python, the same verbs" and "An agent using it" blocks, run one after the other as a reader
+    does, over real runs: the first expanded a *task* hit (ValueError: a task hit has no step position), the second
+    used the ``ts`` the first block's ``with`` had closed (MilvusException: MilvusLite is closed)."""
+    import re
+
+    from conftest import failing_run
+    from trajsearch.ingest.read import read_dump
+    from trajsearch.search import TrajSearch
+
+    monkeypatch.chdir(tmp_path)  # the blocks open ./.trajsearch
+    monkeypatch.setenv("TRAJSEARCH_MODEL", "hashing")
+    for name in ("TRAJSEARCH_HOME", "TRAJSEARCH_URI", "TRAJSEARCH_TRACES"):
+        monkeypatch.delenv(name, raising=False)
+    with TrajSearch.open() as ts:  # the tour's runs: the real airline runs and the "run-42" it names
+        report = ts.add([*(p.trajectory for p in read_dump(TAU, tenant="acme")),
+                         failing_run("run-42", "ModuleNotFoundError: No module named 'yaml'")])
+        assert report.ingested == 3
+
+    readme = (Path(__file__).parent.parent / "README.md").read_text()
+    tour = readme[readme.index("In Python, the same verbs:"):readme.index("The context starts with a header")]
+    blocks = re.findall(r"```python\n(.*?)```", tour, re.S)
+    assert len(blocks) == 2
+    scope: dict = {}
+    try:
+        for block in blocks:
+            exec(compile(block, "README.md", "exec"), scope)  # noqa: S102 - the README's own code
+        assert scope["steps"] and scope["full"].trajectory_id == scope["hits"][0].trajectory_id
+        assert scope["result"]["status"] == "ok" and scope["loop"].answer is not None
+    finally:
+        if "ts" in scope:
+            scope["ts"].close()
