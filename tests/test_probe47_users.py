@@ -7,6 +7,7 @@ hashing embedder: these are plumbing checks, not retrieval quality.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from cli_support import backend, run_cli  # noqa: F401 - the fixture
@@ -78,3 +79,41 @@ def test_the_readmes_python_tour_runs_as_written(tmp_path: Path, monkeypatch) ->
     finally:
         if "ts" in scope:
             scope["ts"].close()
+
+
+GIFT_CARD = FIXTURES / "tau-bench" / ".probe47" / "gpt-4o-airline-gift-card.json"
+
+
+def test_an_error_message_pasted_without_its_class_finds_the_rows_holding_it(backend) -> None:  # noqa: F811
+    """An error's message alone (``gift card balance is not enough``: the tool said ``Error: ...``) reads as prose, so
+    ``auto`` searched it dense, by wording alone, and showed rows that do not hold it: of 238 error messages from
+    the shared runs' outputs, 39 read as prose and for 34 the first step row did not hold the message where
+    hybrid's did. A line some row holds verbatim is a pasted line: hybrid, with those rows first."""
+    code, _, err = run_cli("ingest", str(GIFT_CARD), "--quiet")
+    assert code == 0, err
+    for level in ([], ["--level", "step"]):
+        code, out, err = run_cli("search", "gift card balance is not enough", *level, "-k", "2", "--json")
+        assert code == 0, err
+        hits = json.loads(out)
+        assert hits[0]["verbatim"] and "gift card balance is not enough" in hits[0]["text"]
+        assert hits[0]["trajectory_id"].startswith("tau-gpt-4o-airline-gift-card-23")
+    # prose no row holds stays dense: the outcome of a run, worded as a user would
+    code, out, err = run_cli("search", "the customer wants to pay with a gift card", "--json")
+    assert code == 0 and not any(hit["verbatim"] for hit in json.loads(out))
+
+
+def test_the_agents_steps_tool_marks_the_step_holding_a_pasted_message(tmp_path: Path) -> None:
+    """The agent's ``search_past_runs`` (``kind: steps``, mode auto) on the same message: ``holds_query`` told the
+    model no step held it, and the step window shown first was another's."""
+    from trajsearch.embed import HashingEmbedder
+    from trajsearch.ingest.read import read_dump
+    from trajsearch.runtime import Runtime, RuntimeContext
+    from trajsearch.search import TrajSearch
+
+    with TrajSearch.open(str(tmp_path / "m.db"), traces=str(tmp_path / "t"), embedder=HashingEmbedder()) as ts:
+        ts.add([p.trajectory for p in read_dump(GIFT_CARD, tenant="acme")])
+        tool = Runtime(ts).tool(RuntimeContext(tenant="acme"))
+        result = tool('{"query": "gift card balance is not enough", "kind": "steps", "k": 2}')
+    assert result["status"] == "ok"
+    first = result["results"][0]
+    assert first["provenance"]["holds_query"] and "gift card balance is not enough" in first["text"]

@@ -369,7 +369,23 @@ class TrajSearch:
             if mode == "dense":
                 raise ValueError(PASSAGES_NOT_DENSE)  # "no matches" would read as nothing matched
             mode = "lexical" if mode == "auto" else mode
-        return resolve_mode(mode, text)
+        used = resolve_mode(mode, text)
+        return "hybrid" if mode == "auto" and used == "dense" and self._held_line(text, filters) else used
+
+    def _held_line(self, text: str, filters: Filters) -> bool:
+        """Whether a one-line query of at most ``HELD_LINE_WORDS`` words that reads as prose is held verbatim by
+        one of the rows the lexical leg ranks best inside ``filters``: a pasted error message without its class
+        (``list index out of range``, ``gift card balance is not enough``, ``Unable to find module for ...``), which
+        dense ranks by its wording alone. Probe 47, E3: of 238 error messages from the shared runs' outputs, 39
+        read as prose, and for 34 of them auto's first step row did not hold the message where hybrid's did."""
+        words = text.split()
+        if len(text.strip().splitlines()) != 1 or len(words) > HELD_LINE_WORDS:
+            return False
+        lexical = self._lexical_filters(filters)
+        ranked = [rid for rid, _ in self.index.lexical_search(text, lexical, limit=self.fusion.lexical_checked,
+                                                              widen=False)]
+        texts = {row["id"]: row["text"] for row in self.index.get(ranked, lexical, fields=["text"])} if ranked else {}
+        return bool(self.fusion.verbatim_rows(text, texts))
 
     def _dense_filters(self, filters: Filters) -> Filters | None:
         """``filters`` for the dense leg: levels with a vector only (None: nothing left to rank).
@@ -649,6 +665,11 @@ def _anchor(rows: dict[str, dict[str, Any]]) -> tuple[str, Any]:
 
 #: Why a dense search of passages alone is refused: they have no vector of their own (see ``_dense_filters``).
 PASSAGES_NOT_DENSE = "passages are searched by their words only: use mode lexical, hybrid or auto for them"
+
+
+#: Longest query ``auto`` mode looks up as a line rows may hold verbatim (``TrajSearch._held_line``): an error
+#: message is a line of a few words; a task written as prose (tau-bench instructions, issues) is longer.
+HELD_LINE_WORDS = 32
 
 
 #: Longest query text a search takes (the runtime verbs clip a longer task to it: ``runtime.task_query``).
