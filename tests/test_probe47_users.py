@@ -117,3 +117,18 @@ def test_the_agents_steps_tool_marks_the_step_holding_a_pasted_message(tmp_path:
     assert result["status"] == "ok"
     first = result["results"][0]
     assert first["provenance"]["holds_query"] and "gift card balance is not enough" in first["text"]
+
+
+def test_a_paste_over_the_query_limit_is_searched_by_its_head_and_tail(backend) -> None:  # noqa: F811
+    """A whole run pasted (the real gift-card run's dump, ~50k characters, its last tool error at the end) was
+    refused by `similar` and `search` ("query text too long"), and by `exemplars` over a server only: the embedded
+    runtime answered a long task from its head and tail. Now every command searches that head and tail, and says so."""
+    code, _, err = run_cli("ingest", str(GIFT_CARD), "--quiet")
+    assert code == 0, err
+    pasted = GIFT_CARD.read_text() + "\nupdate_reservation_flights -> Error: gift card balance is not enough\n"
+    assert len(pasted) > 20_000
+    for command in (["similar", pasted], ["search", pasted, "--level", "step"], ["exemplars", pasted, "--warnings"]):
+        code, out, err = run_cli(*command, "-k", "2")
+        assert code == 0, err
+        assert "searched by its head and tail" in err
+        assert "gift-card-23" in out

@@ -42,6 +42,7 @@ def search(
     as_json: AsJson = False,
 ) -> None:
     """Find the rows most similar to TEXT inside the filters."""
+    text = _searchable(text)
     with connect(server, ca, uri, traces, tenant) as api:
         hits = api.search(text, levels=level, outcome=outcome, env_version=env_version, task_family=task_family,
                           tools=tool, k=k, group_size=group_size, group_by_trajectory=not no_group, mode=mode)
@@ -84,6 +85,7 @@ def similar(
     """Runs like this broken one: one result per run, with its best matching step."""
     if (text is None) == (trajectory_id is None):
         fail("give either TEXT or --id TRAJECTORY_ID")
+    text = None if text is None else _searchable(text)
     with connect(server, ca, uri, traces, tenant) as api:
         matches = api.similar_runs(trajectory_id, text, k=k, outcome=outcome, mode=mode)
         matched = text if trajectory_id is None else _anchor_error(api, trajectory_id)
@@ -99,6 +101,22 @@ def similar(
         out.print(f"[bold]{rank}. {escape(m.trajectory_id)}[/bold]  score={m.score:.3f}  outcome={m.outcome}")
         out.print(f"   task: {one_line(m.task, 200)}", markup=False)
         out.print(f"   best {where(m.best)}: {matched_line(m.best.text, query_terms, 240)}", markup=False)
+
+
+def _searchable(text: str) -> str:
+    """``text`` as the search takes it: a paste over the query limit (a whole CI log, an issue with its ``pip list``)
+    keeps its head and tail, as the agent runtime's task does (``runtime.task_query``), and the cut is said on
+    stderr; it was refused ("query text too long"), and over a server even for ``exemplars``, which the embedded
+    store's runtime answered from the same head and tail."""
+    from ..search import MAX_QUERY_CHARS
+
+    if len(text) <= MAX_QUERY_CHARS:
+        return text
+    from ..runtime import task_query  # noqa: PLC0415 - the agent runtime's one cut, loaded only for a long paste
+
+    err.print(f"note: the text is {len(text):,} characters, over the {MAX_QUERY_CHARS:,} a search takes: searched by its "
+              "head and tail (an error is most often at its end)", markup=False, soft_wrap=True)
+    return task_query(text)
 
 
 def _no_runs_said(api) -> str | None:
@@ -237,6 +255,7 @@ def exemplars(
         k_asked, budget_asked = advice_size(k, budget, names=("-k", "--budget"))
     except ValueError as exc:
         fail(str(exc))
+    task = _searchable(task)
     with connect(server, ca, uri, traces, tenant) as api:
         result = api.advice("warnings" if warnings else "exemplars", task, env_version=env_version,
                             policy_version=policy_version, tools=tool, k=k_asked, budget=budget_asked)
