@@ -412,6 +412,7 @@ def test_a_pinned_key_cannot_remove_a_run_outside_its_pins_by_naming_it_supersed
         report = writer.add([make_run("h3", env_version="v2", metadata={"supersedes": ["h1"]}),
                              make_run("h4", env_version="v2", metadata={"supersedes": ["h2"]})])
     assert [(r["status"], r["trajectory_id"]) for r in report.results] == [("rejected", "h3"), ("accepted", "h4")]
+    assert report.superseded == 1  # h2, counted as the embedded ingest counts it (the reply said 0)
     assert report.results[0]["reason"].startswith("metadata.supersedes:") and "v1" not in report.results[0]["reason"]
     with Client(server.address, keys[0]["acme_r"]) as full:
         assert full.run("h1") is not None and full.run("h2") is None and full.run("h3") is None

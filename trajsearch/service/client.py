@@ -414,7 +414,7 @@ class Client:
         except grpc.RpcError as exc:
             raise _error(exc, request_id, self.tls) from None
         report.ingested, report.unchanged, report.rows = reply.ingested, reply.unchanged, reply.rows_written
-        report.verdicts_kept = reply.verdicts_kept
+        report.verdicts_kept, report.superseded = reply.verdicts_kept, reply.superseded
         for r in reply.results:
             status = pb2.RecordResult.Status.Name(r.status).lower()
             report.results.append({"position": r.position, "source": r.source, "trajectory_id": r.trajectory_id,

@@ -380,6 +380,7 @@ class Service(pb2_grpc.TrajSearchServicer):
                 response.unchanged += report.unchanged
                 response.rows_written += report.rows
                 response.verdicts_kept += report.verdicts_kept
+                response.superseded += report.superseded
         call.note(records=position, ingested=response.ingested, rejected=response.rejected)
         return response
 
