@@ -178,3 +178,50 @@ def test_langfuse_table_exports_without_runs_say_what_they_are() -> None:
                        ("dataset-run-items-export.jsonl", "dataset run items export")):
         with pytest.raises(SideFile, match=said):
             detect_format(LANGFUSE_EXPORT / name)
+
+
+def _second_turn(first: dict, state: str, new_id: str, at: tuple[str, str]) -> dict:
+    """The same thread asked again later (review of probe 47, RA 3): the trace's root under a new id, its output
+    state holding the earlier turn and then this one (a LangGraph thread's state keeps every turn); a fresh copy of
+    the first turn stands for the second, its message and tool call ids suffixed as a new turn's are new."""
+    second = json.loads(json.dumps(first).replace(first["id"], new_id))
+    turn = json.loads(json.dumps(first[state]["messages"]).replace('"call_', '"call2_').replace('-0"', '-1"'))
+    second[state] = dict(first[state], messages=first[state]["messages"] + turn)
+    for key, value in zip(at, ("2026-12-02 01:37:23.213861+00:00", "2026-12-02 01:37:23.241969+00:00")):
+        if key in second:
+            second[key] = value
+    return second
+
+
+def test_langsmith_root_runs_of_one_thread_read_as_a_conversation(tmp_path: Path) -> None:
+    """Two root runs of one LangGraph thread, as ``list_runs(is_root=True)`` lists them, read with
+    ``group_by="conversation"``: each root alone is its turn (the lone-root reading), but grouped they were one run
+    of no step at all, the reading applying only to a group of one run. Each childless root is now its own turn."""
+    [first] = json.loads((LANGSMITH_ROOTS / "roots.json").read_text())
+    second = _second_turn(first, "outputs", "01a2342f-468d-729a-a8b2-5dbf74173e51", ("start_time", "end_time"))
+    second["dotted_order"] = "20261202T013723213861Z01a2342f-468d-729a-a8b2-5dbf74173e51"
+    (tmp_path / "roots.json").write_text(json.dumps([first, second]))
+    turn = ["get_weather", "get_air_quality", "respond"]
+    by_trace = adapter_support.runs(tmp_path / "roots.json")
+    assert [[s.action for s in r.steps] for r in by_trace] == [turn, turn]
+    thread = adapter_support.only(tmp_path / "roots.json", group_by="conversation")
+    assert thread.trajectory_id == "ls:conversation:thread-77"
+    assert [s.action for s in thread.steps] == turn + turn
+    assert thread.task == "What's the weather in Lyon, and is the air clean?"
+
+
+def test_langfuse_listed_traces_of_one_session_read_as_a_conversation(tmp_path: Path) -> None:
+    """Two traces of one session on a page of the trace list, read with ``group_by="conversation"``: alone each is
+    the turn its graph's output state holds; grouped, the session was a run of one ``respond`` (the first turn's
+    web search and the second turn gone), the reading applying only to a group of one trace."""
+    page = json.loads((LANGFUSE_LIST / "traces-page.json").read_text())
+    first = dict(page["data"][0], sessionId="sess-1")
+    second = _second_turn(first, "output", "e1fde3efec57ce8a69bafd3fb928a7ec", ("timestamp", "createdAt"))
+    second["timestamp"] = "2025-08-22T09:48:56.228Z"
+    (tmp_path / "page.json").write_text(json.dumps(dict(page, data=[first, second])))
+    turn = ["Web-Search", "respond"]
+    assert [[s.action for s in r.steps] for r in adapter_support.runs(tmp_path / "page.json")] == [turn, turn]
+    session = adapter_support.only(tmp_path / "page.json", group_by="conversation")
+    assert session.trajectory_id == "lf:conversation:sess-1"
+    assert [s.action for s in session.steps] == turn + turn
+    assert "observations and 2 scores by id" in session.metadata["not_in_input"]

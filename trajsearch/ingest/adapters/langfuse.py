@@ -153,8 +153,10 @@ from ._langfuse.grouping import (
     trace_failure,
 )
 from ._langfuse.observations import (
+    INFO_END,
     INFO_LISTED,
     INFO_NO_IO,
+    INFO_OF_TRACE,
     INFO_RAW,
     INFO_SCORES,
     INFO_TRACE,
@@ -288,14 +290,16 @@ def assemble_trajectory(key: str, group: list[Node], ctx: Context, by: str = "tr
             "api.observations.get_many(fields=...)); fetch them again with 'io' in the field groups")
     task = task_of(group)
     spans = agent_spans(group)
+    ended = {n.id: n.info[INFO_END] for n in group if n.info.get(INFO_END)}
+    observed = {n.info.get(INFO_OF_TRACE) for n in group}
     for n in group:
         for k in [k for k in n.info if k.startswith("_")]:
             del n.info[k]
     root = next((n for n in sorted(group, key=start_order) if n.id.startswith("trace:")), None)
     if root is not None:
         trace_failure(root, group)
-    if root is not None and len(group) == 1:  # no observation: the list, a table export row
-        _turns_of_the_output(root)
+    for trace in (n for n in group if n.id.startswith("trace:") and n.id not in observed):
+        _turns_of_the_output(trace, ended)  # no observation of its own: the list, a table export row
     answer = graph_answer(group)
     extra: dict[str, Any] = {"observations": sum(1 for n in group if not n.id.startswith("trace:"))}
     if root is None:  # without its trace record, the observations still form a run
@@ -325,12 +329,14 @@ def _more_pages(meta: dict[str, Any]) -> str | None:
     return f"cursor {meta['cursor']!r}" if meta.get("cursor") else None
 
 
-def _turns_of_the_output(root: Node) -> None:
-    """A trace read without any of its observations (the API's trace list alone, a row of the traces table's
-    export): a graph's output that holds its conversation (a LangGraph agent's ``{"messages": [...]}`` state: the
-    model's tool calls, the tools' replies, the answer) gives its turns, as LangSmith's root run alone does;
-    anything else stays the answer alone.
-    Only the turn from the trace's last user message on (a thread's state holds its earlier turns too)."""
+def _turns_of_the_output(root: Node, ended: dict[str, float]) -> None:
+    """A trace read without any of its observations (the API's trace list, a row of the traces table's export;
+    alone, or beside the other traces of its session when grouped by conversation): a graph's output that holds its
+    conversation (a LangGraph agent's ``{"messages": [...]}`` state: the model's tool calls, the tools' replies, the
+    answer) gives its turns, as LangSmith's childless root runs do; anything else stays the answer alone.
+    Only the turn from the trace's last user message on (a thread's state holds its earlier turns too). The turn's
+    steps are timed at the trace's end (``ended``: by its latency; else its start, the only time a table export
+    row keeps), so that a session's turns follow one another."""
     said = message_dicts(decode(root.output_text))
     last = max((i for i, m in enumerate(said) if m["role"] == "user"), default=0)
     while last > 0 and said[last - 1]["role"] == "user":
@@ -339,6 +345,7 @@ def _turns_of_the_output(root: Node) -> None:
     if any(m["role"] == "assistant" and m.get("calls") for m in turn):
         root.input_messages = turn
         root.output_messages = [m for m in turn if m["role"] == "assistant"]
+        root.end = root.end or ended.get(root.id) or root.start
 
 
 def _absent(group: list[Node]) -> str | None:

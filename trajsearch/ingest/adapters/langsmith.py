@@ -593,32 +593,35 @@ def trajectory_id(key: str, by: str = "trace") -> str:
     return _span_trajectory_id(ID_PREFIX, key, by)
 
 
-def _lone_root(group: list[Node]) -> list[Node]:
-    """A trace of its root chain run alone, read as its conversation: ``client.list_runs(is_root=True)``, the
-    usual way to list a project's traces, gives each trace's root run and none of its children, and a LangGraph
+def _lone_roots(group: list[Node]) -> list[Node]:
+    """Each root chain run without a child of its own, read as its conversation: ``client.list_runs(is_root=True)``,
+    the usual way to list a project's traces, gives each trace's root run and none of its children, and a LangGraph
     agent's root holds the whole agent turn in ``outputs.messages`` (the model's tool calls, their
     ``ToolMessage`` replies, the answer), a chain's its ``{"output": ...}``. Read as a chain with no child, it was a
-    run of no step. Only this trace's turn of a thread's state (:func:`_this_turn`); a root whose outputs say
-    nothing is left as it is."""
-    runs = [n for n in group if n.role != "evaluator"]
-    if len(runs) != 1 or runs[0].parent is not None or runs[0].role != "chain":
-        return group
-    lone = runs[0]
+    run of no step; grouped by conversation, a thread's listed roots were all such runs. Only this trace's turn of a
+    thread's state (:func:`_this_turn`); a root whose outputs say nothing is left as it is."""
+    parents = {n.parent for n in group if n.role != "evaluator"}
+    return [_as_conversation(n) if n.parent is None and n.role == "chain" and n.id not in parents else n
+            for n in group]
+
+
+def _as_conversation(lone: Node) -> Node:
+    """A childless root run as the turn its outputs hold (see :func:`_lone_roots`), else as it is."""
     raw = lone.info.get(_RUN)
     outputs = decode(raw.get("outputs")) if isinstance(raw, dict) else None
     if not isinstance(outputs, dict):
-        return group
+        return lone
     if isinstance(outputs.get("messages"), list):
         outputs = dict(outputs, messages=_this_turn(outputs["messages"]))
     node = _conversation_node(dict(raw, outputs=outputs))
     if not node.input_messages:
-        return group
+        return lone
     node.seq = lone.seq
-    return [node if n is lone else n for n in group]
+    return node
 
 
 def assemble_trajectory(key: str, group: list[Node], ctx: Context, by: str = "trace") -> Trajectory:
-    group = _lone_root(_merged(group))
+    group = _lone_roots(_merged(group))
     raw_scores = [(n, s) for n in group for s in n.info.get(_SCORES) or []]
     for n in group:
         for k in [k for k in n.info if k.startswith("_")]:

@@ -47,6 +47,12 @@ INFO_TARGET, INFO_THOUGHT, INFO_TRACE, INFO_GRAPH_NODE = "_target", "_thought", 
 INFO_LISTED = "_listed"
 #: An observation of the v2 API written without its ``input`` and ``output`` fields (absent, not null: its default).
 INFO_NO_IO = "_no_io"
+#: When a trace ended, by its ``latency`` (seconds; the API's trace and list, the UI's download): a trace read
+#: without its observations has no other end (see ``langfuse._turns_of_the_output``).
+INFO_END = "_end"
+#: The trace an observation is of (``trace:<traceId>``): its parent chain may end outside the input (an OTel parent
+#: span Langfuse did not keep), and a trace holding observations is no trace read alone.
+INFO_OF_TRACE = "_of_trace"
 #: Where instrumentations put a tool's arguments, result and call id in ``metadata.attributes``
 #: (GenAI semconv, pydantic-ai/logfire, OpenInference, Google ADK, Vercel AI SDK).
 _ARGUMENT_ATTRIBUTES = ("gen_ai.tool.call.arguments", "tool_arguments", "tool.parameters",
@@ -81,8 +87,17 @@ def trace_node(trace: dict[str, Any], seq: int) -> Node:
             if isinstance(metadata, dict) else None,
             INFO_SCORES: scores_of(trace.get("scores")) or scores_of(score_columns(trace)) or None,
             INFO_LISTED: _listed(trace) or None,
+            INFO_END: _ended(trace),
         }.items() if v not in (None, "", [], {})},
     )
+
+
+def _ended(trace: dict[str, Any]) -> float | None:
+    """When ``trace`` ended: its start plus its ``latency`` in seconds (a number, or its text in the download)."""
+    start, latency = iso_seconds(trace.get("timestamp")), decode(trace.get("latency"))
+    if start is None or isinstance(latency, bool) or not isinstance(latency, (int, float)) or latency < 0:
+        return None
+    return start + float(latency)
 
 
 def _no_io(obs: dict[str, Any]) -> bool:
@@ -181,7 +196,8 @@ def observation_node(obs: dict[str, Any], seq: int) -> Node:
         error=_error(obs),
         input_text=None if is_empty(inputs) else text_of(inputs),
         output_text=None if is_empty(outputs) else text_of(outputs),
-        info={INFO_TYPE: kind, **({INFO_NO_IO: True} if _no_io(obs) else {})},
+        info={INFO_TYPE: kind, INFO_OF_TRACE: f"trace:{obs['traceId']}",
+              **({INFO_NO_IO: True} if _no_io(obs) else {})},
     )
     if isinstance(attrs.get("target"), str) and attrs["target"].startswith(("agent.react.", "tool.")):
         node.info[INFO_TARGET] = attrs["target"]  # BeeAI's event spans, see react_steps
