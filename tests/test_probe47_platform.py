@@ -225,3 +225,17 @@ def test_langfuse_listed_traces_of_one_session_read_as_a_conversation(tmp_path: 
     assert session.trajectory_id == "lf:conversation:sess-1"
     assert [s.action for s in session.steps] == turn + turn
     assert "observations and 2 scores by id" in session.metadata["not_in_input"]
+
+
+def test_langfuse_score_of_a_download_and_a_table_export_row_is_one(tmp_path: Path) -> None:
+    """The UI's download of a trace read with a traces-table export row of it: the row's score column repeats the
+    download's ``hallucination`` 0.1 (its value alone, no comment or source), which the run listed twice. It is one
+    score now, the download's (with the evaluator's comment); the row's own ``task_success`` still decides."""
+    for path in (FIXTURES / "langfuse" / ".real" / "langgraph-2025-08-22.json",
+                 LANGFUSE_EXPORT / "traces-export.jsonl"):
+        (tmp_path / path.name).write_bytes(path.read_bytes())
+    [graph] = [r for r in adapter_support.runs(tmp_path) if r.trajectory_id == "lf:e1fde3efec57ce8a69bafd3fb928a7eb"]
+    assert graph.outcome is Outcome.success
+    assert [(s["name"], s.get("value"), s.get("label"), s.get("source")) for s in graph.metadata["scores"]] == [
+        ("hallucination", 0.1, None, "EVAL"), ("toxicity", 0.0, None, "EVAL"), ("task_success", None, "pass", None)]
+    assert all(s.get("comment") for s in graph.metadata["scores"] if s["name"] != "task_success")

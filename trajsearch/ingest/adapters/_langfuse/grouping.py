@@ -55,14 +55,42 @@ def _merged_observation(versions: list[Node]) -> Node:
 
 def _with_every_score(versions: list[Node]) -> Node:
     """The last of a trace's versions read from different records (the API's trace list beside its ``GET
-    /traces/{id}`` or the UI's download), with the scores every version holds: the list's holds none, and its
-    being read last dropped the verdicts the other held."""
+    /traces/{id}`` or the UI's download, a traces-table export row), with the scores every version holds: the list's
+    holds none, and its being read last dropped the verdicts the other held. A score two versions hold is one
+    (:func:`_one_score_each`)."""
     last = versions[-1]
-    scores = [s for n in versions for s in n.info.get(INFO_SCORES) or []]
-    unique = [s for i, s in enumerate(scores) if s not in scores[:i]]
-    if len(versions) == 1 or unique == (last.info.get(INFO_SCORES) or []):
+    if len(versions) == 1:
         return last
-    return replace(last, info={**last.info, INFO_SCORES: unique})
+    scores = _one_score_each([n.info.get(INFO_SCORES) or [] for n in versions])
+    if scores == (last.info.get(INFO_SCORES) or []):
+        return last
+    return replace(last, info={**last.info, INFO_SCORES: scores})
+
+
+def _one_score_each(versions: list[list[dict[str, Any]]]) -> list[dict[str, Any]]:
+    """The scores of a trace's versions, each once: a score of one version that another holds too, with the same
+    name, value and label and no other field said otherwise (a traces-table export row keeps only a score's value,
+    the download its comment and source too), is that score, kept whole; scores of one version are all kept (two
+    evaluations may well agree)."""
+    kept: list[tuple[int, dict[str, Any]]] = []
+    for version, scores in enumerate(versions):
+        matched: set[int] = set()
+        for score in scores:
+            same = next((i for i, (v, k) in enumerate(kept)
+                         if v != version and i not in matched and _same_score(k, score)), None)
+            if same is None:
+                kept.append((version, score))
+            else:
+                matched.add(same)
+                kept[same] = (kept[same][0], {**score, **kept[same][1]})
+    return [score for _, score in kept]
+
+
+def _same_score(a: dict[str, Any], b: dict[str, Any]) -> bool:
+    """Whether ``a`` and ``b`` are one score as two records keep it: the same name, value and label, and no field
+    either has set to something else."""
+    return all(a.get(k) == b.get(k) for k in ("name", "value", "label")) and \
+        all(a[k] == b[k] for k in a.keys() & b.keys())
 
 
 def calls_of_the_chain(group: list[Node]) -> None:
