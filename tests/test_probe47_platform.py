@@ -239,3 +239,23 @@ def test_langfuse_score_of_a_download_and_a_table_export_row_is_one(tmp_path: Pa
     assert [(s["name"], s.get("value"), s.get("label"), s.get("source")) for s in graph.metadata["scores"]] == [
         ("hallucination", 0.1, None, "EVAL"), ("toxicity", 0.0, None, "EVAL"), ("task_success", None, "pass", None)]
     assert all(s.get("comment") for s in graph.metadata["scores"] if s["name"] != "task_success")
+
+
+def test_langfuse_page_of_traces_or_scores_says_what_its_other_pages_hold(tmp_path: Path, caplog) -> None:
+    """A page of the trace list or of the scores API with pages after it said "a trace of this one may go on in
+    them (its runs would miss their other observations)": true of observation pages only. A page of traces says
+    the other pages hold other traces; a page of scores that they hold other scores, which may judge these runs."""
+    traces = json.loads((LANGFUSE_LIST / "traces-page.json").read_text())
+    traces["meta"] = dict(traces["meta"], totalPages=2, totalItems=4)
+    scores = json.loads((FIXTURES / "langfuse" / ".real" / "langgraph-2025-08-22.json").read_text())["trace"]["scores"]
+    (tmp_path / "traces.json").write_text(json.dumps(traces))
+    (tmp_path / "scores.json").write_text(json.dumps(
+        {"data": scores, "meta": {"page": 1, "limit": 2, "totalItems": 3, "totalPages": 2}}))
+    with caplog.at_level("WARNING"):
+        list(read_dump(tmp_path / "traces.json"))
+        list(read_dump(tmp_path / "scores.json"))
+    warned = {r.getMessage().split(":")[0].rsplit("/", 1)[-1]: r.getMessage() for r in caplog.records
+              if "more pages exist" in r.getMessage()}
+    assert set(warned) == {"traces.json", "scores.json"}
+    assert "other traces" in warned["traces.json"] and "go on" not in warned["traces.json"]
+    assert "other scores" in warned["scores.json"] and "go on" not in warned["scores.json"]

@@ -233,9 +233,8 @@ def nodes(record: Any, ctx: Context, seq: int = 0) -> Iterator[tuple[str, Node, 
     elif kind == "page":
         items = record["data"]
         if more := _more_pages(record["meta"]):
-            log.warning("%s: one page of Langfuse's API (%s): more pages exist, and a trace of this one may go on in "
-                        "them (its runs would miss their other observations); fetch them and read the pages "
-                        "together, or ask for a larger limit", ctx.source, more)
+            log.warning("%s: one page of Langfuse's API (%s): more pages exist, %s; fetch them and read the pages "
+                        "together, or ask for a larger limit", ctx.source, more, _on_other_pages(items))
     elif kind == "ingestion":
         items = list(ingestion_records(record))
     else:
@@ -327,6 +326,16 @@ def _more_pages(meta: dict[str, Any]) -> str | None:
     if isinstance(page, int) and isinstance(pages, int) and page < pages:
         return f"page {page} of {pages}"
     return f"cursor {meta['cursor']!r}" if meta.get("cursor") else None
+
+
+def _on_other_pages(items: list[Any]) -> str:
+    """What the pages after a page of ``items`` hold, by what the page lists: only observations cut a trace."""
+    kinds = {record_kind(as_camel(i)) for i in items if isinstance(i, dict)}
+    if "observation" in kinds:
+        return "and a trace of this one may go on in them (its runs would miss their other observations)"
+    if kinds == {"score"}:
+        return "holding other scores (a verdict on a run of this input may be among them)"
+    return "holding other traces (runs this input does not hold)"
 
 
 def _turns_of_the_output(root: Node, ended: dict[str, float]) -> None:
