@@ -259,3 +259,59 @@ def test_langfuse_page_of_traces_or_scores_says_what_its_other_pages_hold(tmp_pa
     assert set(warned) == {"traces.json", "scores.json"}
     assert "other traces" in warned["traces.json"] and "go on" not in warned["traces.json"]
     assert "other scores" in warned["scores.json"] and "go on" not in warned["scores.json"]
+
+
+def _large_trace_download(path: Path) -> dict:
+    """The UI's "Download trace as JSON" of a trace as Langfuse v4 builds it for a trace at or over its omit-large-
+    fields threshold (350 observations; langfuse/langfuse ``web/src/features/traces/server/buildTraceExport.ts`` @
+    0ebbea787732cb7c9415769cb8250fd7d0ef2947): ``{"observations", "scores"}``, each observation's fields as that code
+    maps them, without ``input``, ``output``, ``metadata``, ``toolCalls`` or ``toolDefinitions``. The observations
+    and scores are the real download ``path``'s (of 9 observations: standing for a larger trace's)."""
+    export = json.loads(path.read_text())
+    keep = ("id", "traceId", "projectId", "startTime", "endTime", "parentObservationId", "type", "environment", "name",
+            "level", "statusMessage", "version", "createdAt", "updatedAt", "model", "modelParameters",
+            "internalModelId", "completionStartTime", "promptId", "promptName", "promptVersion", "usageDetails",
+            "costDetails", "providedCostDetails")
+    observations = [dict({k: o.get(k) for k in keep}, userId=None, sessionId=None, traceName=export["trace"]["name"],
+                         release=None, toolCallNames=[], tags=[], bookmarked=False, public=False)
+                    for o in export["observations"]]
+    return {"observations": observations, "scores": export["trace"]["scores"]}
+
+
+def test_langfuse_download_without_observation_io_says_the_download_left_it_out(tmp_path: Path) -> None:
+    """Langfuse v4's trace download leaves every observation's input and output out of a large trace. Such a file
+    was rejected as fetched from "Langfuse's v2 observations API", to be fetched again with ``fields=...io``: advice
+    for an API the user never called. Only a v2 API row (``isRootObservation``) is named so; this one says the
+    download left them out and how to get them."""
+    (tmp_path / "trace.json").write_text(json.dumps(_large_trace_download(
+        FIXTURES / "langfuse" / ".real" / "langgraph-2025-08-22.json")))
+    [result] = list(read_dump(tmp_path / "trace.json"))
+    assert not result.ok and "e1fde3efec57ce8a69bafd3fb928a7eb" in result.error
+    assert "without their input and output" in result.error and "trace download left them out" in result.error
+    assert "v2 observations API leaves them out" not in result.error
+    assert "/api/public/observations?traceId=" in result.error
+
+
+def test_langfuse_observations_without_io_beside_their_trace_are_said_missing(tmp_path: Path, caplog) -> None:
+    """The trace from the trace list read with its observations fetched from the v2 API without ``io``: the run is
+    the trace's question and answer, and the failed model call (``rate limited``) was gone without a word. The run
+    now says its observations came without input and output, and the file is named once."""
+    for name in ("traces-page.json", "default-fields.json"):
+        (tmp_path / name).write_bytes((LANGFUSE_V2 / name).read_bytes())
+    with caplog.at_level("WARNING"):
+        run = adapter_support.only(tmp_path)
+    assert run.task == "round trip" and [s.action for s in run.steps] == ["respond"]
+    said = run.metadata["not_in_input"]
+    assert "2 observations" in said and "without their input and output" in said
+    assert "v2 observations API leaves them out" in said and "fields=core,basic,io" in said
+    assert sum("without their input and output" in r.getMessage() for r in caplog.records) == 1
+
+
+def test_langfuse_legacy_download_without_observation_io_says_so() -> None:
+    """A real legacy "Download trace as JSON" (Langfuse v3's trace view, langfuse/langfuse#15337): every
+    observation came without input and output, so the run is the trace's question and answer alone. It says so,
+    naming the download, not the v2 API."""
+    run = adapter_support.only(FIXTURES / "langfuse" / ".real" / "agentprism-langfuse-3.json")
+    said = run.metadata["not_in_input"]
+    assert "5 observations" in said and "trace download left them out" in said
+    assert "v2 observations API leaves them out" not in said

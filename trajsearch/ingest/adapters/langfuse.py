@@ -21,7 +21,9 @@ Records, any mix (one per line, a JSON array, or one object per file):
   observations API (``GET /api/public/v2/observations``, Langfuse v4's read
   path: ``{"data": [...], "meta": {"cursor"}}``), whose ``input`` / ``output``
   are left out unless its ``io`` field group is asked for: a trace of such
-  observations is rejected, saying so;
+  observations is rejected, saying so (and where some observations of a
+  trace came so, from this API or a download, the run's ``not_in_input``
+  says how many, and the file is named once);
 - flat rows as the blob-storage / table exports write them, camelCase or
   snake_case (``trace_id``, ``parent_observation_id``, ``start_time``,
   ``status_message``, ``provided_model_name``, ``data_type``, ``string_value``):
@@ -160,6 +162,7 @@ from ._langfuse.observations import (
     INFO_RAW,
     INFO_SCORES,
     INFO_TRACE,
+    NO_IO_V2,
     observation_node,
     trace_node,
 )
@@ -281,12 +284,10 @@ def assemble_trajectory(key: str, group: list[Node], ctx: Context, by: str = "tr
     group = [n for n in group if not n.id.startswith("score:")]  # score rows: kept as scores only
     if not group:
         raise RecordError(f"trace {key}: only scores, no trace or observation")
-    if all(n.info.get(INFO_NO_IO) for n in group):
-        raise RecordError(
-            f"trace {key}: its observations were exported without their input and output fields, so it holds no "
-            "task, steps or answer: Langfuse's v2 observations API leaves them out unless asked (GET "
-            "/api/public/v2/observations?fields=core,basic,io,metadata,model,trace_context, the SDK's "
-            "api.observations.get_many(fields=...)); fetch them again with 'io' in the field groups")
+    without_io = [n.info[INFO_NO_IO] for n in group if n.info.get(INFO_NO_IO)]
+    if len(without_io) == len(group):
+        raise RecordError(f"trace {key}: its observations were exported without their input and output fields, so "
+                          f"it holds no task, steps or answer: {_who_left_io_out(without_io)}")
     task = task_of(group)
     spans = agent_spans(group)
     ended = {n.id: n.info[INFO_END] for n in group if n.info.get(INFO_END)}
@@ -313,8 +314,7 @@ def assemble_trajectory(key: str, group: list[Node], ctx: Context, by: str = "tr
                           f"{', '.join(names[:5])}{', ...' if len(names) > 5 else ''})")
     top = root or min(group, key=start_order)
     agents = step_agents(spans, top.name, run)
-    if absent:
-        _warn_of_absent(str(ctx.source))
+    absent = _not_in_input(absent, without_io, str(ctx.source))
     notes = {**agents, **({"not_in_input": absent} if absent else {})}
     return run.model_copy(update={"metadata": {**run.metadata, **notes}}) if notes else run
 
@@ -355,6 +355,40 @@ def _turns_of_the_output(root: Node, ended: dict[str, float]) -> None:
         root.input_messages = turn
         root.output_messages = [m for m in turn if m["role"] == "assistant"]
         root.end = root.end or ended.get(root.id) or root.start
+
+
+def _not_in_input(listed: str | None, without_io: list[str], source: str) -> str | None:
+    """The run's ``not_in_input``: what its trace lists by id only (:func:`_absent`) and how many of its
+    observations came without their input and output (a failed model call among them leaves no step: nothing else
+    would say it is missing), each said once per file too."""
+    if listed:
+        _warn_of_absent(source)
+    if not without_io:
+        return listed
+    _warn_of_no_io(source)
+    return "; ".join(filter(None, [listed, (
+        f"{len(without_io)} observations were exported without their input and output fields: this run holds what "
+        "the trace's own input and output and the observations' names, times and errors say, without the model "
+        f"calls' messages or the tools' arguments and results; {_who_left_io_out(without_io)}")]))
+
+
+def _who_left_io_out(left_out: list[str]) -> str:
+    """Who left observations' input and output out (``_langfuse.observations._no_io``), and how to fetch them."""
+    if NO_IO_V2 in left_out:
+        return ("Langfuse's v2 observations API leaves them out unless asked (GET /api/public/v2/observations?"
+                "fields=core,basic,io,metadata,model,trace_context, the SDK's api.observations.get_many(fields=...)); "
+                "fetch them again with 'io' in the field groups")
+    return ("Langfuse's trace download left them out (its v4 download does for a trace of 350 observations or more, "
+            "the legacy trace view's download for any trace: langfuse/langfuse#15337); fetch the observations with "
+            "GET /api/public/observations?traceId=... (or the v2 API with fields=core,basic,io)")
+
+
+@lru_cache(maxsize=64)
+def _warn_of_no_io(source: str) -> None:
+    """Says once per file that observations came without their input and output (each run says how many)."""
+    log.warning("%s: Langfuse observations without their input and output fields: their runs hold what their "
+                "traces' input and output say, not the model calls and tool results; see each run's metadata "
+                "'not_in_input'", source)
 
 
 def _absent(group: list[Node]) -> str | None:

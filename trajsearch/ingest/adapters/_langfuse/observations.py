@@ -45,8 +45,10 @@ INFO_TYPE, INFO_RAW, INFO_SCORES = "_type", "_raw", "_scores"
 INFO_TARGET, INFO_THOUGHT, INFO_TRACE, INFO_GRAPH_NODE = "_target", "_thought", "_trace", "_graph_node"
 #: The observation and score ids a trace lists without their bodies (the list endpoint's ``TraceWithDetails``).
 INFO_LISTED = "_listed"
-#: An observation of the v2 API written without its ``input`` and ``output`` fields (absent, not null: its default).
+#: An observation Langfuse wrote without its ``input`` and ``output`` fields (absent, not null), and who left them
+#: out: ``NO_IO_V2`` the v2 observations API (its default), ``NO_IO_DOWNLOAD`` the UI's trace download.
 INFO_NO_IO = "_no_io"
+NO_IO_V2, NO_IO_DOWNLOAD = "v2 API", "download"
 #: When a trace ended, by its ``latency`` (seconds; the API's trace and list, the UI's download): a trace read
 #: without its observations has no other end (see ``langfuse._turns_of_the_output``).
 INFO_END = "_end"
@@ -100,10 +102,16 @@ def _ended(trace: dict[str, Any]) -> float | None:
     return start + float(latency)
 
 
-def _no_io(obs: dict[str, Any]) -> bool:
-    """Whether ``obs`` is a v2 API observation (its ``core`` fields hold ``projectId``, its ``basic`` ones
-    ``isRootObservation``) returned without the ``io`` field group: no ``input`` or ``output`` key at all."""
-    return "input" not in obs and "output" not in obs and ("isRootObservation" in obs or "projectId" in obs)
+def _no_io(obs: dict[str, Any]) -> str | None:
+    """Who left out ``obs``'s ``input`` and ``output`` (no key at all), when Langfuse wrote it: the v2 observations
+    API without the ``io`` field group (``NO_IO_V2``: its ``basic`` fields hold ``isRootObservation``, which no other
+    shape has), else the UI's trace download (``NO_IO_DOWNLOAD``: a platform row, with ``projectId``: the v4
+    download of a trace of 350 observations or more, and the legacy trace view's download of any trace,
+    langfuse/langfuse#15337; the v1 API and the exports write both keys, null when empty). None: they are there,
+    or the row is hand-made."""
+    if "input" in obs or "output" in obs:
+        return None
+    return NO_IO_V2 if "isRootObservation" in obs else NO_IO_DOWNLOAD if "projectId" in obs else None
 
 
 def _listed(trace: dict[str, Any]) -> dict[str, list[str]]:
@@ -197,7 +205,7 @@ def observation_node(obs: dict[str, Any], seq: int) -> Node:
         input_text=None if is_empty(inputs) else text_of(inputs),
         output_text=None if is_empty(outputs) else text_of(outputs),
         info={INFO_TYPE: kind, INFO_OF_TRACE: f"trace:{obs['traceId']}",
-              **({INFO_NO_IO: True} if _no_io(obs) else {})},
+              **({INFO_NO_IO: left_out} if (left_out := _no_io(obs)) else {})},
     )
     if isinstance(attrs.get("target"), str) and attrs["target"].startswith(("agent.react.", "tool.")):
         node.info[INFO_TARGET] = attrs["target"]  # BeeAI's event spans, see react_steps
