@@ -21,7 +21,7 @@ import ast
 import json
 import re
 from dataclasses import asdict, dataclass
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable, TypeVar
 
 from trajsearch.model import Failure, Outcome, Trajectory
 
@@ -548,6 +548,19 @@ def trajectory(fmt: str, prefix: str, key: str, nodes: list[Node], ctx: Context,
         "metadata": metadata,
     }
     return build({k: v for k, v in fields.items() if v is not None}, ctx)
+
+
+_M = TypeVar("_M")
+
+
+def this_turn(messages: list[_M], is_user: Callable[[_M], bool]) -> list[_M]:
+    """The messages of a trace's own turn: from its last user message(s) on. A LangGraph thread's state (what its
+    root run / trace outputs, on both platforms) holds the thread's earlier turns before it, each the output of its
+    own trace. ``is_user`` tells a user message in the shape given (raw LangChain messages, ``message_dicts``)."""
+    last = max((i for i, m in enumerate(messages) if is_user(m)), default=0)
+    while last > 0 and is_user(messages[last - 1]):
+        last -= 1
+    return messages[last:]
 
 
 #: Keys under which a graph's state or a chain's output keeps the run's answer, most specific first.

@@ -169,7 +169,7 @@ from ._langfuse.observations import (
 from ._langfuse.shapes import OBSERVATION_TYPES, as_camel, ingestion_records, record_kind, score_of, side_kind
 from ._spans import Node, start_order
 from ._spans import trajectory_id as _span_trajectory_id
-from ._vendor import Score, as_list, decode, message_dicts, trajectory
+from ._vendor import Score, as_list, decode, message_dicts, this_turn, trajectory
 
 NAME = "langfuse"
 #: Searched in a file's first 64 KiB when no record can be parsed from them (see ``detect``).
@@ -343,14 +343,10 @@ def _turns_of_the_output(root: Node, ended: dict[str, float]) -> None:
     alone, or beside the other traces of its session when grouped by conversation): a graph's output that holds its
     conversation (a LangGraph agent's ``{"messages": [...]}`` state: the model's tool calls, the tools' replies, the
     answer) gives its turns, as LangSmith's childless root runs do; anything else stays the answer alone.
-    Only the turn from the trace's last user message on (a thread's state holds its earlier turns too). The turn's
+    Only the trace's own turn (``_vendor.this_turn``: a thread's state holds its earlier turns too). The turn's
     steps are timed at the trace's end (``ended``: by its latency; else its start, the only time a table export
     row keeps), so that a session's turns follow one another."""
-    said = message_dicts(decode(root.output_text))
-    last = max((i for i, m in enumerate(said) if m["role"] == "user"), default=0)
-    while last > 0 and said[last - 1]["role"] == "user":
-        last -= 1
-    turn = said[last:]
+    turn = this_turn(message_dicts(decode(root.output_text)), lambda m: m["role"] == "user")
     if any(m["role"] == "assistant" and m.get("calls") for m in turn):
         root.input_messages = turn
         root.output_messages = [m for m in turn if m["role"] == "assistant"]

@@ -115,6 +115,7 @@ from ._vendor import (
     output_dicts,
     result_text,
     says_nothing,
+    this_turn,
     trajectory,
 )
 
@@ -438,12 +439,8 @@ def _is_human(message: Any) -> bool:
 
 
 def _this_turn(messages: list[Any]) -> list[Any]:
-    """The messages of a trace's own turn: from its last user message(s) on. A LangGraph thread's state (what a
-    root run outputs) holds the thread's earlier turns before it, each the output of its own trace."""
-    last = max((i for i, m in enumerate(messages) if _is_human(m)), default=0)
-    while last > 0 and _is_human(messages[last - 1]):
-        last -= 1
-    return messages[last:]
+    """The raw messages of a trace's own turn (``_vendor.this_turn``, the rule Langfuse's lone traces share)."""
+    return this_turn(messages, _is_human)
 
 
 def _conversation_node(run: dict[str, Any]) -> Node:
