@@ -315,3 +315,19 @@ def test_langfuse_legacy_download_without_observation_io_says_so() -> None:
     said = run.metadata["not_in_input"]
     assert "5 observations" in said and "trace download left them out" in said
     assert "v2 observations API leaves them out" not in said
+
+
+def test_langfuse_categorical_score_of_a_download_and_a_table_export_row_is_one(tmp_path: Path) -> None:
+    """The row writes a CATEGORICAL score as its label alone (``"task_success": ["pass"]``); the API and the
+    download write it with the number its score config maps the label to beside it. The same annotation, given
+    to the download as Langfuse writes one (its hallucination score's fields, a config's ``pass`` = 1), is one."""
+    export = json.loads((FIXTURES / "langfuse" / ".real" / "langgraph-2025-08-22.json").read_text())
+    export["trace"]["scores"].append(dict(export["trace"]["scores"][0], id="0b7c2f4e-task-success", name="task_success",
+                                          source="ANNOTATION", comment="checked by hand", value=1, stringValue="pass",
+                                          dataType="CATEGORICAL"))
+    (tmp_path / "download.json").write_text(json.dumps(export))
+    (tmp_path / "traces-export.jsonl").write_bytes((LANGFUSE_EXPORT / "traces-export.jsonl").read_bytes())
+    [graph] = [r for r in adapter_support.runs(tmp_path) if r.trajectory_id == "lf:e1fde3efec57ce8a69bafd3fb928a7eb"]
+    assert [(s["name"], s.get("label"), s.get("comment")) for s in graph.metadata["scores"]
+            if s["name"] == "task_success"] == [("task_success", "pass", "checked by hand")]
+    assert graph.outcome is Outcome.success

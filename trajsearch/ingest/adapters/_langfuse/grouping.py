@@ -68,10 +68,9 @@ def _with_every_score(versions: list[Node]) -> Node:
 
 
 def _one_score_each(versions: list[list[dict[str, Any]]]) -> list[dict[str, Any]]:
-    """The scores of a trace's versions, each once: a score of one version that another holds too, with the same
-    name, value and label and no other field said otherwise (a traces-table export row keeps only a score's value,
-    the download its comment and source too), is that score, kept whole; scores of one version are all kept (two
-    evaluations may well agree)."""
+    """The scores of a trace's versions, each once: a score of one version that another holds too (see
+    :func:`_same_score`) is that score, kept whole; scores of one version are all kept (two evaluations may well
+    agree)."""
     kept: list[tuple[int, dict[str, Any]]] = []
     for version, scores in enumerate(versions):
         matched: set[int] = set()
@@ -87,10 +86,11 @@ def _one_score_each(versions: list[list[dict[str, Any]]]) -> list[dict[str, Any]
 
 
 def _same_score(a: dict[str, Any], b: dict[str, Any]) -> bool:
-    """Whether ``a`` and ``b`` are one score as two records keep it: the same name, value and label, and no field
-    either has set to something else."""
-    return all(a.get(k) == b.get(k) for k in ("name", "value", "label")) and \
-        all(a[k] == b[k] for k in a.keys() & b.keys())
+    """Whether ``a`` and ``b`` are one score as two records keep it: the same name, the same value or label, and no
+    field either has set to something else. A traces-table export row keeps only a score's value (a CATEGORICAL
+    one's label, without the number the API gives beside it), the download its comment and source too."""
+    common = a.keys() & b.keys()
+    return a.get("name") == b.get("name") and bool(common & {"value", "label"}) and all(a[k] == b[k] for k in common)
 
 
 def calls_of_the_chain(group: list[Node]) -> None:
