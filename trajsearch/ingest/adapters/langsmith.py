@@ -20,7 +20,8 @@ Records, any mix (one per line, a JSON array, or one object per file):
   its children in ``child_runs``; a trace of its root chain run alone
   (``list_runs(is_root=True)``, the usual listing of a project's traces) is
   read as its conversation, as a UI download is: a LangGraph root's
-  ``outputs.messages`` hold the agent's whole turn; LangChain's langsmith-trace skill
+  ``outputs.messages`` hold the agent's whole turn (grouped by conversation,
+  so is each childless root of the thread); LangChain's langsmith-trace skill
   (``query_traces.py export`` / ``trace``) writes them with ``run_id`` for
   ``id`` and ``custom_metadata`` for ``extra.metadata``;
 - feedback as ``client.list_feedback`` gives it: ``run_id``, ``trace_id``,
