@@ -837,8 +837,9 @@ def result_text(value: Any) -> str:
 
 
 #: How the SDK's ``ShellTool`` renders a command's end after its output (``render_shell_outputs``): a non-zero exit
-#: code, or a timeout.
-_SHELL_END = re.compile(r"^(?:exit code: (?P<code>-?\d+)|status: (?P<timeout>timeout))$")
+#: code, or a timeout. The SDK writes no ``exit code: 0``: that line is the command's own output (``...; echo "exit
+#: code: $?"``), no failure.
+_SHELL_END = re.compile(r"^(?:exit code: (?P<code>-?[1-9]\d*)|status: (?P<timeout>timeout))$")
 
 
 def shell_error(arguments: Any, output: str | None) -> str | None:
