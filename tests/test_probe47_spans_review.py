@@ -22,3 +22,37 @@ def test_a_shell_command_that_printed_exit_code_0_itself_is_no_failure() -> None
     assert tests.action == "shell" and tests.observation is not None and tests.observation.endswith("exit code: 0")
     assert tests.error is None
     assert (grep.action, grep.error) == ("shell", None)
+
+
+def test_gemini_code_run_twice_in_a_chat_keeps_each_turns_own_result() -> None:
+    """Two chat turns each run the same code (Gemini runs it: id-less ``server_tool_call`` parts); the second turn's
+    input history holds the first turn's run and result, which went to the second turn's step: both read
+    10:15:02, the 10:17:45 the second run printed was lost."""
+    run = adapter_support.only(D47 / "ggenai-1.3b0-chat-same-code-twice.otlp.json")
+    assert [s.action for s in run.steps] == ["code_execution", "respond", "code_execution", "respond"]
+    assert [s.observation for s in run.steps if s.action == "code_execution"] == ["10:15:02\n", "10:17:45\n"]
+
+
+def test_a_code_run_after_a_function_call_in_one_turn_is_paired_with_the_code() -> None:
+    """One Gemini response asks for ``get_weather`` and runs code, its result in the same message. The id-less result
+    was paired with the turn's first call: ``get_weather`` read ``66.2`` (and lost the app's answer to it, which comes
+    by id in the next call's input), the code run had no result."""
+    run = adapter_support.only(D47 / "ggenai-1.3b0-function-call-then-code.otlp.json")
+    weather, code, answer = run.steps
+    assert (weather.action, weather.arguments) == ("get_weather", {"city": "Porto"})
+    assert weather.observation is not None and '"temp_c": 19' in weather.observation
+    assert (code.action, code.observation, code.error) == ("code_execution", "66.2\n", None)
+    assert answer.arguments["content"] == "Porto: 19 C (66.2 F) and sunny."
+
+
+def test_a_hosted_web_search_is_not_taken_by_an_app_tool_of_the_same_name() -> None:
+    """One trace, two agents: one with OpenAI's hosted ``web_search`` (its call and result in the response), then one
+    whose own function tool is named ``web_search``. The function span took the hosted call by name: the hosted
+    search (``Oslo weather today``) was lost and the wiki search was two steps."""
+    run = adapter_support.only(AGENTS / "logfire-5.4-agents-0.24-hosted-and-app-web-search.otlp.json")
+    assert [(s.action, (s.arguments or {}).get("query")) for s in run.steps] == [
+        ("web_search", "Oslo weather today"), ("respond", None), ("web_search", "Oslo office snow policy"),
+        ("respond", None)]
+    hosted, _, wiki, _ = run.steps
+    assert hosted.observation is not None and "www.yr.no" in hosted.observation
+    assert wiki.observation == "wiki: Oslo office closed on snow days"

@@ -96,8 +96,8 @@ from .. import _prompts
 from .._agent_cli import prompt_list
 from .._common import Context, RecordError, build, clip_step_text, clip_task, safe_id, short
 from .calls import parallel_calls_in_call_order, prepared_request, tool_key, tool_twins, twin_calls
-from .messages import (first_user_text, framework_failure, is_denial, is_object_repr, mcp_error, normalise_messages,
-                       shell_error, task_from_input, user_requests)
+from .messages import (PROVIDER_RUN, first_user_text, framework_failure, is_denial, is_object_repr, mcp_error,
+                       normalise_messages, shell_error, task_from_input, user_requests)
 from .nodes import (ANSWER, CONTINUES, EMBEDS, REFUSED, RESULT_CUT, RUN_START, Evaluation, Message, Node, ancestors,
                     maybe_json, start_order, when)
 from .outcome import failed, error_outcome, outcome_from
@@ -183,13 +183,23 @@ def _answered_in_turn(history: list[dict[str, Any]], steps: list[dict[str, Any]]
             continue
         speaking = False
         if (message.get("call_id") or message.get("role") == "tool") and asked:
-            call = asked.pop(0)
+            call = asked.pop(_answering(asked, message))
             step = next((s for s in steps if _unanswered(s) and s.get("action") == call.get("name")
                          and maybe_json(s.get("arguments")) == maybe_json(call.get("arguments"))), None)
             if step is not None and (by_call or {}).get(message.get("call_id") or "", step) is step:
                 _answered(step, message)
         elif message.get("role") in ("user", "system"):
             asked = []
+
+
+def _answering(asked: list[dict[str, Any]], message: dict[str, Any]) -> int:
+    """The place in ``asked`` (a turn's calls not yet answered) of the call a result answers by place: an id-less
+    result with a provider-run call before it (``PROVIDER_RUN``: Gemini's code execution, its result right after its
+    code in the model's own message) answers the last such call, whatever function calls the turn made before it;
+    any other the turn's first."""
+    if message.get("call_id") or message.get("role") != "tool":
+        return 0
+    return next((n for n in reversed(range(len(asked))) if asked[n].get(PROVIDER_RUN)), 0)
 
 
 def _said_in_later_history(nodes: list[Node]) -> None:
@@ -637,8 +647,10 @@ def assemble(nodes: list[Node], *, what: str = "trace", task: str | None = None)
         if node.role in ("tool", "retriever"):
             name = node.tool or node.name or ("retrieve" if node.role == "retriever" else "tool")
             match = next((p for p in pending if node.call_id and p["call"].get("id") == node.call_id), None)
-            match = match or next((p for p in pending if p["call"].get("name") == name), None) \
-                or next((p for p in pending if tool_key(p["call"].get("name")) == tool_key(name)), None)
+            # by name, a call the app ran: a provider-run one (OpenAI's hosted web_search) is no app tool's of its name
+            app_run = [p for p in pending if not p["call"].get(PROVIDER_RUN)]
+            match = match or next((p for p in app_run if p["call"].get("name") == name), None) \
+                or next((p for p in app_run if tool_key(p["call"].get("name")) == tool_key(name)), None)
             # a model call that asked for *something* just before: its text is the reason for this step
             thought = None
             if match:
@@ -698,15 +710,17 @@ def assemble(nodes: list[Node], *, what: str = "trace", task: str | None = None)
     if not any(s.get("action") == "respond" for s in steps) and not any(
             n.role == "llm" and n.output_messages for n in nodes):
         _root_answer(root, add_step, steps)  # model calls traced without content (Semantic Kernel): the agent's answer
-    # second pass: results of untraced calls that only appear in later model inputs, or in the output of the call
-    # that asked (a tool its provider ran: ``messages._provider_results_apart``)
+    # second pass: results of untraced calls in the output of the call that asked (a tool its provider ran:
+    # ``messages._provider_results_apart``), then those that only appear in later model inputs. Id-less ones
+    # (Gemini's code execution) go by place, each model call's to the steps it made, all before any input history:
+    # a later call's history holds the earlier turns' runs, which would take the steps of a later run of the same code
+    for node in (n for n, _ in order if n.role == "llm"):
+        _answered_in_turn(node.output_messages, [s for s in steps if said_by.get(id(s)) is node], by_call)
     for node, _ in order:
         for m in [*node.input_messages, *(node.output_messages if node.role == "llm" else [])]:
             if m.get("role") == "tool" and m.get("call_id") in by_call and _unanswered(by_call[m["call_id"]]):
                 _answered(by_call[m["call_id"]], m)
         _answered_in_turn(node.input_messages, steps, by_call)
-        if node.role == "llm":  # a provider-run call and its result with no ids (Gemini's code execution): by place
-            _answered_in_turn(node.output_messages, steps, by_call)
         steps.extend(_denied_calls(node, by_call))
     for node in (n for n, _ in order if n.role == "agent"):
         _answered_by_agent(node, by_call)

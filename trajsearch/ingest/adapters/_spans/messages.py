@@ -22,6 +22,9 @@ from .._common import as_dict, as_list
 from .nodes import Message, indexed, maybe_json, text_of
 
 _USERISH = ("user", "human")
+#: The key marking a tool call the model's provider ran (a server tool: OpenAI's hosted tools, Gemini's code
+#: execution, a provider-called MCP server): its result is in the model's own output, and no app tool ran it.
+PROVIDER_RUN = "provider_run"
 #: A notice an agent harness sends as a whole user message when background work it started has finished (GitHub
 #: Copilot CLI's ``<system_notification>``): nobody's request, whichever app sent it.
 _HARNESS_NOTICE = re.compile(r"^\s*<system_notification>.*</system_notification>\s*$", re.S)
@@ -124,9 +127,10 @@ def normalise_message(raw: Any) -> Message | None:
             elif kind in ("reasoning", "thinking"):
                 msg.reasoning += text_of(part.get("content"))
             elif kind == "tool_call":
-                msg.calls.append({"id": part.get("id"), "name": part.get("name"), "arguments": maybe_json(part.get("arguments"))})
+                msg.calls.append({"id": part.get("id"), "name": part.get("name"), "arguments": maybe_json(part.get("arguments")),
+                                  **({PROVIDER_RUN: True} if part.get("builtin") is True else {})})
             elif kind == "server_tool_call":
-                msg.calls.append({"id": part.get("id"), "name": part.get("name"),
+                msg.calls.append({"id": part.get("id"), "name": part.get("name"), PROVIDER_RUN: True,
                                   "arguments": _server_tool_details(part.get("server_tool_call"), "arguments")})
             elif kind == "server_tool_call_response":
                 msg.call_id = part.get("id")
@@ -423,7 +427,7 @@ def _hosted_call(item: dict[str, Any]) -> tuple[dict[str, Any], str] | None:
     else:
         arguments = {k: item[k] for k in ("revised_prompt", "size", "quality") if item.get(k)}
         result = f"image generated ({status})" if item.get("result") else {"status": status}
-    call = {"id": item.get("id"), "name": name, "arguments": arguments}
+    call = {"id": item.get("id"), "name": name, "arguments": arguments, PROVIDER_RUN: True}
     return call, text_of(result)
 
 
