@@ -56,3 +56,13 @@ def test_a_hosted_web_search_is_not_taken_by_an_app_tool_of_the_same_name() -> N
     hosted, _, wiki, _ = run.steps
     assert hosted.observation is not None and "www.yr.no" in hosted.observation
     assert wiki.observation == "wiki: Oslo office closed on snow days"
+
+
+def test_a_failed_hosted_mcp_call_is_a_failed_step_and_the_answer_stays() -> None:
+    """A ``HostedMCPTool`` call OpenAI reports failed (``status: failed``, ``error``, ``output: null``): the call had
+    no result, and the answer after it was read as its thought, the run answering nothing."""
+    run = adapter_support.only(AGENTS / "logfire-5.4-agents-0.24-hosted-mcp-call-failed.otlp.json")
+    assert [(s.action, s.error) for s in run.steps] == [
+        ("ask_question", None), ("read_wiki_structure", "Repository not found"), ("respond", None)]
+    assert run.steps[1].thought is None
+    assert run.steps[2].arguments["content"] == "Codex is Apache-2.0."

@@ -362,11 +362,14 @@ def responses_messages(items: Any, *, output: bool = False) -> list[dict[str, An
         if kind in ("function_call", "custom_tool_call", "mcp_call"):
             pending = pending or Message("assistant")
             pending.calls.append({"id": item.get("call_id") or item.get("id"), "name": item.get("name"),
-                                  "arguments": maybe_json(item.get("arguments", item.get("input")))})
-            if kind == "mcp_call" and item.get("output") is not None:
+                                  "arguments": maybe_json(item.get("arguments", item.get("input"))),
+                                  **({PROVIDER_RUN: True} if kind == "mcp_call" else {})})
+            failed = kind == "mcp_call" and (bool(item.get("error")) or _server_tool_failed(item))
+            if kind == "mcp_call" and (item.get("output") is not None or failed):  # (HostedMCPTool: OpenAI called it)
                 out.append(asdict(pending))
                 pending = None
-                out.append(asdict(Message("tool", text_of(item["output"]), call_id=item.get("id"))))
+                said = (item.get("error") or item.get("output") or item.get("status")) if failed else item["output"]
+                out.append(asdict(Message("tool", text_of(said), call_id=item.get("id"), failed=failed)))
             continue
         if (hosted := _hosted_call(item)) is not None:  # a tool the provider ran: its call, then its result
             call, result = hosted
