@@ -66,3 +66,28 @@ def test_a_failed_hosted_mcp_call_is_a_failed_step_and_the_answer_stays() -> Non
         ("ask_question", None), ("read_wiki_structure", "Repository not found"), ("respond", None)]
     assert run.steps[1].thought is None
     assert run.steps[2].arguments["content"] == "Codex is Apache-2.0."
+
+
+def test_a_provider_run_tools_failure_is_said_in_words_not_as_its_json() -> None:
+    """A failed hosted search's error was its result's JSON (``{"status": "failed"}``); a failed Gemini code run
+    recorded by pydantic-ai (a built-in ``tool_call_response``) its ``{"outcome": "OUTCOME_FAILED", "output": ...}``:
+    the error says which tool failed, or what the code printed."""
+    for path in (D47 / "pa-2.78-web-search-failed.otlp.json",
+                 AGENTS / "logfire-5.4-agents-0.24-web-search-failed.otlp.json"):
+        search = adapter_support.only(path).steps[0]
+        assert (search.action, search.error) == ("web_search", "web_search failed"), path
+    failed, ran, _ = adapter_support.only(D47 / "pa-2.78-google-code-execution-fails-then-runs.otlp.json").steps
+    assert failed.error == "Traceback (most recent call last): ZeroDivisionError: division by zero"
+    assert ran.error is None
+
+
+def test_a_hosted_file_search_repr_whose_query_holds_a_bracket_is_a_step_with_what_it_found() -> None:
+    """opentelemetry-instrumentation-openai-agents-v2 writes a tool-calling turn's items as their ``str()``. A file
+    search whose query held a ``]`` (a pasted ``[E42]``) was cut at it, did not parse, and the whole
+    ``ResponseFileSearchToolCall(...)`` repr was the next call's thought; the search's results were never read."""
+    run = adapter_support.only(D47 / "oai-agents-otel-v2-0.1-file-search-bracket-query-then-tool.otlp.json")
+    assert [s.action for s in run.steps] == ["file_search", "quota_of", "respond"]
+    search, quota, _ = run.steps
+    assert search.arguments == {"queries": ["what does [E42] mean", "error code E42"]}
+    assert search.observation == "[E42] disk quota exceeded: free space or raise the quota."
+    assert quota.thought is None and quota.observation == "10.0 of 10 GB"

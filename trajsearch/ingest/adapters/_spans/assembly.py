@@ -97,7 +97,7 @@ from .._agent_cli import prompt_list
 from .._common import Context, RecordError, build, clip_step_text, clip_task, safe_id, short
 from .calls import parallel_calls_in_call_order, prepared_request, tool_key, tool_twins, twin_calls
 from .messages import (PROVIDER_RUN, first_user_text, framework_failure, is_denial, is_object_repr, mcp_error,
-                       normalise_messages, shell_error, task_from_input, user_requests)
+                       normalise_messages, provider_failure, shell_error, task_from_input, user_requests)
 from .nodes import (ANSWER, CONTINUES, EMBEDS, REFUSED, RESULT_CUT, RUN_START, Evaluation, Message, Node, ancestors,
                     maybe_json, start_order, when)
 from .outcome import failed, error_outcome, outcome_from
@@ -556,7 +556,7 @@ def _answered(step: dict[str, Any], message: dict[str, Any]) -> None:
     step["observation"] = clip_step_text(text)
     step.pop(RESULT_CUT, None)
     if failed and not step.get("error"):
-        step["error"] = short(text or "tool error", 600)
+        step["error"] = short(provider_failure(step.get("action"), text) or text or "tool error", 600)
 
 
 @dataclass

@@ -297,7 +297,14 @@ _REPR_FIELD = re.compile(rf"(?:^|\s)(\w+)=({_PY_STR}|None)", re.S)
 #: The repr of a Responses shell call (``ResponseFunctionShellToolCall(id=.., action=Action(commands=[...],
 #: max_output_length=.., timeout_ms=..), call_id='call_..', ..., type='shell_call')``): the Agents SDK's ``ShellTool``.
 _SHELL_CALL_REPR = re.compile(r"^ResponseFunctionShellToolCall\(.*\btype='shell_call'.*\)$", re.S)
-_SHELL_COMMANDS = re.compile(r"\bcommands=(\[(?:'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"|[\s,])*\])")
+
+
+def _repr_list(field: str) -> re.Pattern[str]:
+    """``<field>=[...]`` of a repr, a list of string literals (a ``]`` inside one of them is no end of the list)."""
+    return re.compile(rf"\b{field}=(\[(?:{_PY_STR}|[\s,])*\])")
+
+
+_SHELL_COMMANDS = _repr_list("commands")
 _SHELL_LIMITS = re.compile(r"\b(max_output_length|timeout_ms)=(\d+)")
 _CALL_ID = re.compile(r"\bcall_id='([^']*)'")
 
@@ -590,7 +597,7 @@ def _provider_results_apart(raw: dict[str, Any]) -> list[dict[str, Any]] | None:
 #: ..., query='...', sources=[...]), status='completed', type='web_search_call')``), told by its ``type``.
 _HOSTED_REPR = re.compile(r"^\w+\(.*\btype='(?P<type>%s)'.*\)$" % "|".join(_HOSTED_TOOLS), re.S)
 _HOSTED_FIELD = re.compile(r"(\w+)=('(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\")")
-_REPR_LIST = re.compile(r"\bqueries=(\[[^\]]*\])")
+_REPR_LIST = _repr_list("queries")
 
 
 def _hosted_repr_parts(part: Any) -> list[Any]:
@@ -614,8 +621,8 @@ def _hosted_repr_parts(part: Any) -> list[Any]:
     if kind == "web_search_call":
         item["action"] = {"query": first["query"], "sources": [{"type": "url", "url": u} for u in urls]} \
             if "query" in first else {"url": urls[0]} if urls else {}
-    elif kind == "file_search_call":
-        item["queries"] = queries
+    elif kind == "file_search_call":  # its results' texts (``Result(..., filename=.., text=..)``): what it found
+        item.update(queries=queries, results=[{"text": v} for k, v in fields if k == "text"] or None)
     elif kind == "code_interpreter_call":
         item.update(code=first.get("code"), outputs=[{"type": "logs", "logs": v} for k, v in fields if k == "logs"])
     else:
@@ -653,6 +660,23 @@ def _server_tool_failed(details: Any) -> bool:
         return False
     outcome, status = details.get("outcome"), details.get("status")
     return isinstance(outcome, str) and outcome not in _SERVER_TOOL_OK or status in ("failed", "error")
+
+
+def provider_failure(tool: str | None, result: Any) -> str | None:
+    """The words of a provider-run tool's failure where its result is the provider's JSON (``{"status": "failed",
+    "sources": [...]}`` of a hosted search, ``{"outcome": "OUTCOME_FAILED", "output": "<traceback>"}`` of Gemini's
+    code execution, as pydantic-ai records it): what it printed, else that the tool failed; None for any other
+    result, an app tool's own dict (``{"status": "error", "message": ...}``) included: its words are all of it. The
+    JSON itself said it in braces and quotes."""
+    said = maybe_json(result)
+    shaped = isinstance(said, dict) and ("outcome" in said and set(said) <= {"outcome", "output"}
+                                         or set(said) <= {"status", "sources", "results"})
+    if not (shaped and _server_tool_failed(said)):
+        return None
+    if printed := text_of(said.get("output") or "").strip():
+        return printed
+    how = said.get("status") if said.get("status") in ("failed", "error") else said.get("outcome")
+    return f"{tool or 'tool'} failed" + ("" if how in ("failed", "error") else f" ({how})")
 
 
 def _said_after_a_call(parts: Any) -> bool:
