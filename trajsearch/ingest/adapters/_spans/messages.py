@@ -127,7 +127,8 @@ def normalise_message(raw: Any) -> Message | None:
             elif kind in ("reasoning", "thinking"):
                 msg.reasoning += text_of(part.get("content"))
             elif kind == "tool_call":
-                msg.calls.append({"id": part.get("id"), "name": part.get("name"), "arguments": maybe_json(part.get("arguments")),
+                msg.calls.append({"id": part.get("id"), "name": part.get("name"),
+                                  "arguments": maybe_json(part.get("arguments")),
                                   **({PROVIDER_RUN: True} if part.get("builtin") is True else {})})
             elif kind == "server_tool_call":
                 msg.calls.append({"id": part.get("id"), "name": part.get("name"), PROVIDER_RUN: True,
