@@ -65,7 +65,11 @@ Mapping
   step's observation; a skill it only loads asks nothing). Agent steps that
   Claude Code made up itself (``model_name: "<synthetic>"``: "Not logged in",
   "Prompt is too long", API errors; "No response requested.") are no steps
-  either (``_agent_cli.synthetic_error``; see outcome):
+  either (``_agent_cli.synthetic_error``; see outcome), nor is a turn whose model call failed (pi-ai's
+  ``stopReason: "error"``, as pi's and OpenClaw's conversions keep it: ``extra.stop_reason`` (Harbor's pi),
+  ``extra.openclaw.stop_reason`` / ``error_message`` (openclaw-atif), the message ``(error) <errorMessage>``
+  (Harbor's openclaw); ``_stopped``): counted in ``api_errors`` as those are (a turn that said words before failing
+  stays, a ``respond`` step with the failure as its error; ``aborted`` marks the run ``interrupted``):
   * an agent step with ``tool_calls``: one step per call: action =
     ``function_name``, arguments = ``arguments``, observation = the
     ``observation.results[]`` entries whose ``source_call_id`` is the call's
@@ -129,7 +133,7 @@ Mapping
   ``infra_error`` when the run ended on
   Claude Code's own error (a ``<synthetic>`` message with no model turn after
   it: metadata ``api_errors`` counts them), as the Claude Code reader reads the
-  session; a failed trial's failure names the tests the
+  session, or on a failed model call of pi / OpenClaw; a failed trial's failure names the tests the
   verifier says failed (its CTRF report ``verifier/ctrf.json``, else
   pytest's ``FAILED`` lines in ``verifier/test-stdout.txt``), else the
   decisive line of that output. A trial with
@@ -212,8 +216,13 @@ _RETURNCODE = re.compile(r"<returncode>\s*(-?\d+)\s*</returncode>")  # mini-swe-
 _REJECTED = re.compile(r"^\s*Previous response had parsing errors", re.I)
 #: What Harbor's converters write as an agent turn's message when the model said nothing (ATIF asks for one): strands'
 #: ``(tool calls)``, kimi-cli's and mimo's ``(tool use)``, hermes' and goose's ``[tool call]``, goose's
-#: ``[tool call: NAME]``, trae's ``[tool call: NAMES]`` / ``[empty response]``. No words of the agent: no thought.
-_PLACEHOLDER = re.compile(r"\((?:tool calls|tool use)\)|\[(?:tool call(?:: [^\]\n]*)?|empty response)\]")
+#: ``[tool call: NAME]``, trae's ``[tool call: NAMES]`` / ``[empty response]``, openclaw's ``(no assistant text)`` /
+#: ``(no assistant text in JSON output)``. No words of the agent: no thought.
+_PLACEHOLDER = re.compile(r"\((?:tool calls|tool use|no assistant text(?: in JSON output)?)\)|"
+                          r"\[(?:tool call(?:: [^\]\n]*)?|empty response)\]")
+#: Harbor's openclaw conversion of an assistant message that is only the model call's failure (pi-ai's
+#: ``stopReason: "error"``, its ``errorMessage``): ``(error) 529 {...}``.
+_OPENCLAW_ERROR = re.compile(r"^\(error\) (.+)", re.S)
 _OH_CALL = re.compile(r"<function=([\w.-]+)>(.*?)</function>", re.S)
 _OH_PARAM = re.compile(r"<parameter=([\w.-]+)>(.*?)</parameter>", re.S)
 _XML_KEYS = re.compile(r"<keystrokes(?:\s+duration=\"([\d.]+)\")?\s*>(.*?)</keystrokes>", re.S)
@@ -591,8 +600,13 @@ class _Walk:
         """A message Claude Code made up itself (``<synthetic>``): no step, as its reader reads it; an error
         (``synthetic_error``) is counted, and is the run's when no model turn follows."""
         if (error := synthetic_error(message)) is not None:
-            self.api_errors += 1
-            self.last_error = error
+            self.api_error(error)
+
+    def api_error(self, error: str) -> None:
+        """A model call that failed (Claude Code's own error message, pi's / OpenClaw's ``stopReason: "error"``):
+        counted, and the run's error when no model turn follows."""
+        self.api_errors += 1
+        self.last_error = error
 
 
 def _is_meta(raw: dict[str, Any]) -> bool:
@@ -632,6 +646,19 @@ def _steps(ordered: list[dict[str, Any]], fences: tuple[str, ...] = (), agent: s
             walk.cli_error(message)
             continue
         walk.last_error = None
+        stopped = None if calls else _stopped(raw, message, agent)
+        if stopped is not None:
+            failed, said = stopped
+            if failed is None:  # aborted: the user stopped the turn
+                walk.interrupted = True
+            else:
+                walk.api_error(failed)
+            if not said.strip():
+                continue  # no words, no call: the failed turn is no step (as Claude Code's own errors are none)
+            walk.add({"thought": _reasoning(raw), "action": "respond", "arguments": {"content": said},
+                      "observation": None, "error": failed, "started_at": at})
+            walk.last_error = failed
+            continue
         if raw.get("model_name"):
             walk.models.append(str(raw["model_name"]))
         observation = raw.get("observation") if isinstance(raw.get("observation"), dict) else {}
@@ -696,6 +723,26 @@ _SUBMIT = re.compile(r"COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT|MINI_SWE_AGENT_FINA
 def _submits(calls: list[dict[str, Any]], message: str) -> bool:
     """Whether a mini-swe-agent turn submits: one of its calls, or the command in its message, echoes the word."""
     return any(_SUBMIT.search(json.dumps(c.get("arguments"))) for c in calls) or bool(_SUBMIT.search(message))
+
+
+def _stopped(raw: dict[str, Any], message: str, agent: str | None) -> tuple[str | None, str] | None:
+    """(the failure, the words said) of an agent turn whose model call failed, ``(None, words)`` of one the user
+    aborted; None for any other. pi-ai (pi, OpenClaw) ends such a turn with ``stopReason`` ``error`` (its
+    ``errorMessage``) or ``aborted``: Harbor's pi conversion keeps it as the step's ``extra.stop_reason`` (not the
+    message), OpenClaw's own exporter (openclaw-atif) as ``extra.openclaw.stop_reason`` / ``error_message``, and
+    Harbor's openclaw conversion writes a failed turn that said nothing as the message ``(error) <errorMessage>``."""
+    if agent == "openclaw" and (marked := _OPENCLAW_ERROR.match(message.strip())):
+        return short(marked.group(1).strip(), 500, keep="head"), ""
+    extra = as_dict(raw.get("extra"))
+    found = next((d for d in (extra, *extra.values()) if isinstance(d, dict) and d.get("stop_reason")), {})
+    reason = str(found.get("stop_reason") or "").lower()
+    if reason == "aborted":
+        return None, message
+    if reason != "error":
+        return None
+    said = found.get("error_message")
+    error = said.strip() if isinstance(said, str) and said.strip() else "the model call failed (stop reason: error)"
+    return short(error, 500, keep="head"), message
 
 
 def _cli_reply_error(agent: str | None, content: str) -> str | None:

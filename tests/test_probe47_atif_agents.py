@@ -1,0 +1,60 @@
+"""Probe W2 of round 47: ATIF as the agents Harbor converts write it, beyond those read before: OpenClaw and pi
+(Harbor 0.26's own converters, ``fixtures/atif/.real/harbor-0.26-openclaw-pi``) and OpenClaw's own exporter
+(openclaw-atif, ``fixtures/atif/.real/openclaw-atif-api-error``); see each folder's SOURCE.md. Through ``read_dump``
+on the files; no mocks.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from adapter_support import only
+from trajsearch.model import Outcome
+
+REAL = Path(__file__).parent / "fixtures" / "atif" / ".real"
+HARBOR = REAL / "harbor-0.26-openclaw-pi"
+OPENCLAW = HARBOR / "openclaw-api-error__Vk3Qp" / "agent" / "trajectory.json"
+PI = HARBOR / "pi-api-error__Rt7Wn" / "agent" / "trajectory.json"
+OPENCLAW_ATIF = REAL / "openclaw-atif-api-error" / "trajectory.json"
+
+
+def test_openclaw_placeholder_for_no_text_is_no_thought() -> None:
+    """Harbor's openclaw conversion writes ``(no assistant text)`` as the message of every turn that only called
+    tools; it is no word of the agent's, and was every such step's thought."""
+    steps = only(OPENCLAW).steps
+    assert [s.action for s in steps] == ["exec", "edit"]
+    assert steps[0].thought is None
+    assert steps[1].thought == "`add` returns one too many; fixing it."
+
+
+def test_openclaw_failed_model_call_is_the_runs_api_error_not_an_answer() -> None:
+    """A failed model call (pi-ai's ``stopReason: "error"``) is written ``(error) 529 {...}`` as the agent's message:
+    it was read as the agent's final answer, and the run that died on an outage as an unknown one."""
+    run = only(OPENCLAW)
+    assert "respond" not in [s.action for s in run.steps]
+    assert run.outcome is Outcome.infra_error
+    assert run.failure is not None and run.failure.error.startswith("529 ") and "overloaded_error" in run.failure.error
+    assert run.failure.cause is not None and run.failure.cause.startswith("infrastructure")
+    assert run.metadata["api_errors"] == 1
+
+
+def test_pi_failed_model_call_kept_only_as_stop_reason_is_the_runs_error() -> None:
+    """Harbor's pi conversion drops the ``errorMessage`` and keeps the failed turn as an empty agent step with
+    ``extra.stop_reason: "error"``: it was passed over as a turn that said nothing, the outage unseen."""
+    run = only(PI)
+    assert [s.action for s in run.steps] == ["exec", "edit"]
+    assert run.outcome is Outcome.infra_error
+    assert run.failure is not None and "stop reason: error" in run.failure.error
+    assert run.metadata["api_errors"] == 1
+
+
+def test_openclaw_atif_errored_turns_are_counted_and_the_last_is_the_runs() -> None:
+    """OpenClaw's own exporter keeps a failed model call as an agent step with no content and
+    ``extra.openclaw.{stop_reason: "error", error_message}``: both failures were dropped, the run read as one that
+    stopped after a failed command with no verdict."""
+    run = only(OPENCLAW_ATIF)
+    assert [(s.action, s.error) for s in run.steps] == [
+        ("exec", "tar: Exiting with failure status due to previous errors (exit code 2)")]
+    assert run.metadata["api_errors"] == 2
+    assert run.outcome is Outcome.infra_error
+    assert run.failure is not None and run.failure.error.startswith("429 ") and "rate_limit_error" in run.failure.error
