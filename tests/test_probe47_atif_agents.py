@@ -6,6 +6,8 @@ on the files; no mocks.
 
 from __future__ import annotations
 
+import json
+import shutil
 from pathlib import Path
 
 from adapter_support import only
@@ -58,3 +60,32 @@ def test_openclaw_atif_errored_turns_are_counted_and_the_last_is_the_runs() -> N
     assert run.metadata["api_errors"] == 2
     assert run.outcome is Outcome.infra_error
     assert run.failure is not None and run.failure.error.startswith("429 ") and "rate_limit_error" in run.failure.error
+
+
+# -- a Harbor trial whose agent the model provider cut off: Harbor counts its reward invalid ---------------------
+
+RATE_LIMITED = HARBOR / "openclaw-rate-limited__Hq4Tz"
+
+
+def test_trial_cut_off_by_a_rate_limit_is_an_infra_error_not_the_agents_failure() -> None:
+    """Harbor classifies the agent's failed command as ``ApiRateLimitError`` and still runs the verifier (reward 0.0),
+    but its error policy counts that reward invalid (``has_valid_reward=False``) and retries the trial. It was read
+    as the agent failing the task: a failure lesson and a success rate drawn from an outage."""
+    run = only(RATE_LIMITED / "agent" / "trajectory.json")
+    assert (run.outcome, run.reward) == (Outcome.infra_error, 0.0)
+    assert run.metadata["trial_exception"] == "ApiRateLimitError" and run.metadata["trial_reward_valid"] is False
+    assert run.failure is not None and run.failure.error.startswith("ApiRateLimitError: 429 ")
+    assert "rate_limit_error" in run.failure.error and "reward invalid" in run.failure.cause
+
+
+def test_trial_policy_override_that_keeps_the_reward_valid_leaves_the_agents_failure(tmp_path: Path) -> None:
+    """A job's ``override_error_policy`` is recorded on the exception (``policy_override``); where it keeps the reward
+    valid the trial is graded as the agent's failure, as Harbor then grades it."""
+    trial = tmp_path / RATE_LIMITED.name
+    shutil.copytree(RATE_LIMITED, trial)
+    result = json.loads((trial / "result.json").read_text())
+    result["exception_info"]["policy_override"] = {"has_valid_reward": True}
+    (trial / "result.json").write_text(json.dumps(result))
+    run = only(trial / "agent" / "trajectory.json")
+    assert (run.outcome, run.reward) == (Outcome.failure, 0.0)
+    assert "trial_reward_valid" not in run.metadata

@@ -139,7 +139,11 @@ Mapping
   decisive line of that output. A trial with
   both (Harbor grades what an agent that crashed or timed out left) keeps its
   reward and, short of a success, the exception as its failure; metadata
-  ``trial_exception`` names its type.
+  ``trial_exception`` names its type. But where Harbor's error policy counts
+  that reward invalid (the model provider's or the sandbox's failure:
+  ``ApiRateLimitError``, ``ApiOverloadedError``, ...; ``_harbor_errors``), the
+  trial is an ``infra_error`` short of a success (metadata
+  ``trial_reward_valid: false``).
 - beside it, in a Harbor job directory (``side_path``): the agent's raw
   session that Harbor converted (Codex's ``agent/sessions/**/rollout-*.jsonl``,
   Claude Code's ``agent/sessions/projects/**.jsonl``, OpenHands' saved
@@ -188,6 +192,7 @@ from ._common import (
     Context, RecordError, as_dict, as_list, build, clip_step_text, clip_task, decisive_line, file_stem, json_object,
     list_field, outcome_of_reward, safe_id, short,
 )
+from ._harbor_errors import reward_void
 from ._mini_swe_agent.commands import DEFAULT_ACTION_REGEXES, text_action
 from . import codex_cli, gemini_cli
 from ._spans.outcome import error_outcome
@@ -1040,6 +1045,9 @@ def _verdict(extra: dict[str, Any], source: Path, ctx: Context) -> tuple[Outcome
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         outcome = outcome_of_reward(float(value), ctx)
         if exception is not None and outcome is not Outcome.success:
+            if reward_void(exception):  # the provider or the sandbox cut the agent off: no grade of its work
+                basis["trial_reward_valid"] = False
+                return Outcome.infra_error, float(value), _void_failure(exception), basis
             return outcome, float(value), _trial_failure(exception, graded=True), basis
         failed = _verifier_failure(source, float(value)) if outcome is Outcome.failure else None
         return outcome, float(value), failed, basis
@@ -1104,6 +1112,15 @@ def _trial_failure(exception: dict[str, Any], *, graded: bool) -> Failure:
                        if graded else None)
     return Failure(error=error, cause="infrastructure: the agent's process failed; the verifier graded what it left"
                    if graded else "infrastructure: the trial failed before the verifier graded it")
+
+
+def _void_failure(exception: dict[str, Any]) -> Failure:
+    """The failure of a trial whose reward Harbor counts invalid (:func:`_harbor_errors.reward_void`): the exception,
+    an infrastructure cause (the low reward grades an agent that was cut off, not its work)."""
+    kind = str(exception.get("exception_type") or "exception")
+    return Failure(error=_trial_failure(exception, graded=True).error,
+                   cause=f"infrastructure: the trial ended on {kind}, after which Harbor counts the verifier's "
+                         "reward invalid")
 
 
 #: Model names that name no model: Claude Code's ``<synthetic>``, on a message the CLI made up itself (an auth,
@@ -1233,6 +1250,9 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
         Outcome.unknown, None, None, {})
     if outcome is Outcome.unknown and walk.last_error:  # it ended on Claude Code's own error (as its reader reads it)
         outcome, failure = Outcome.infra_error, Failure(error=walk.last_error, cause=API_ERROR_CAUSE)
+    elif basis.get("trial_reward_valid") is False and walk.last_error and failure is not None:
+        # the provider's error as the agent got it says more than Harbor's cut of the agent's whole output
+        failure = Failure(error=short(f"{basis['trial_exception']}: {walk.last_error}", 500), cause=failure.cause)
     final = record.get("final_metrics") if isinstance(record.get("final_metrics"), dict) else {}
     created = _started(ordered)
     where = _where(ctx.source)
