@@ -89,3 +89,19 @@ def test_trial_policy_override_that_keeps_the_reward_valid_leaves_the_agents_fai
     run = only(trial / "agent" / "trajectory.json")
     assert (run.outcome, run.reward) == (Outcome.failure, 0.0)
     assert "trial_reward_valid" not in run.metadata
+
+
+# -- Cortex Code: every tool step's message is Harbor's ``Executed NAME`` ------------------------------------------
+
+CORTEX = REAL / "harbor-0.26-cortex-code" / "cortex-fix-calc__Wd2Ks" / "agent" / "trajectory.json"
+
+
+def test_cortex_code_executed_placeholder_is_no_thought() -> None:
+    """Harbor's Cortex Code conversion (and its Copilot CLI one, for the flat event schema) writes ``Executed bash``
+    as the message of every tool call's step: it was every step's thought, after the model's real reasoning."""
+    steps = only(CORTEX).steps
+    assert [(s.action, s.thought) for s in steps[:3]] == [
+        ("bash", "Run the test suite first to see what fails."),
+        ("edit", "add returns a + b + 1; drop the + 1."),
+        ("bash", None),
+    ]

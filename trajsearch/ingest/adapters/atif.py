@@ -680,7 +680,7 @@ def _steps(ordered: list[dict[str, Any]], fences: tuple[str, ...] = (), agent: s
                 content, error = _observed(raw, mine, agent)
                 error = None if submitting and _NOT_RUN in (content or "") else error
                 name = str(call.get("function_name") or "tool")[:200]
-                filler = message.strip() == f"Executed {name} {call.get('tool_call_id')}"  # Harbor's placeholder
+                filler = message.strip() in _executed(name, call.get("tool_call_id"))  # Harbor's placeholder
                 walk.add({
                     "thought": join_thought([reasoning, "" if filler else message]) if n == 0 else None,
                     "action": name,
@@ -728,6 +728,13 @@ _SUBMIT = re.compile(r"COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT|MINI_SWE_AGENT_FINA
 def _submits(calls: list[dict[str, Any]], message: str) -> bool:
     """Whether a mini-swe-agent turn submits: one of its calls, or the command in its message, echoes the word."""
     return any(_SUBMIT.search(json.dumps(c.get("arguments"))) for c in calls) or bool(_SUBMIT.search(message))
+
+
+def _executed(name: str, call_id: Any) -> tuple[str, ...]:
+    """The messages Harbor's converters write for a tool call's step when the agent said nothing with it: ``Executed
+    NAME ID``, Copilot CLI's and Cortex Code's ``Executed NAME``, Cortex Code's ``Executed NAME (no result)`` (a call
+    the run never answered). No words of the agent: no thought."""
+    return f"Executed {name} {call_id}", f"Executed {name}", f"Executed {name} (no result)"
 
 
 def _stopped(raw: dict[str, Any], message: str, agent: str | None) -> tuple[str | None, str] | None:
