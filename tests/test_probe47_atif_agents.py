@@ -105,3 +105,18 @@ def test_cortex_code_executed_placeholder_is_no_thought() -> None:
         ("edit", "add returns a + b + 1; drop the + 1."),
         ("bash", None),
     ]
+
+
+# -- goose: the stream's error event is an agent message ``[error] ...`` -------------------------------------------
+
+GOOSE = REAL / "harbor-0.26-goose" / "goose-rate-limited__Fm8Vc" / "agent" / "trajectory.json"
+
+
+def test_goose_error_event_is_the_runs_error_not_its_answer() -> None:
+    """Harbor writes goose's ``{"type": "error"}`` event (the reply stream failed) as an agent message ``[error] ...``:
+    it was read as the agent's final answer, and a run that died on a rate limit had no error and no verdict."""
+    run = only(GOOSE)
+    assert [s.action for s in run.steps] == ["developer__shell"]
+    assert run.outcome is Outcome.infra_error
+    assert run.failure is not None and run.failure.error.startswith("Rate limit exceeded: ")
+    assert run.metadata["api_errors"] == 1

@@ -68,7 +68,7 @@ Mapping
   either (``_agent_cli.synthetic_error``; see outcome), nor is a turn whose model call failed (pi-ai's
   ``stopReason: "error"``, as pi's and OpenClaw's conversions keep it: ``extra.stop_reason`` (Harbor's pi),
   ``extra.openclaw.stop_reason`` / ``error_message`` (openclaw-atif), the message ``(error) <errorMessage>``
-  (Harbor's openclaw); ``_stopped``): counted in ``api_errors`` as those are (a turn that said words before failing
+  (Harbor's openclaw; its goose and trae-agent ones: ``[error] ...``); ``_stopped``): counted in ``api_errors`` as those are (a turn that said words before failing
   stays, a ``respond`` step with the failure as its error; ``aborted`` marks the run ``interrupted``):
   * an agent step with ``tool_calls``: one step per call: action =
     ``function_name``, arguments = ``arguments``, observation = the
@@ -225,9 +225,12 @@ _REJECTED = re.compile(r"^\s*Previous response had parsing errors", re.I)
 #: ``(no assistant text in JSON output)``. No words of the agent: no thought.
 _PLACEHOLDER = re.compile(r"\((?:tool calls|tool use|no assistant text(?: in JSON output)?)\)|"
                           r"\[(?:tool call(?:: [^\]\n]*)?|empty response)\]")
-#: Harbor's openclaw conversion of an assistant message that is only the model call's failure (pi-ai's
-#: ``stopReason: "error"``, its ``errorMessage``): ``(error) 529 {...}``.
-_OPENCLAW_ERROR = re.compile(r"^\(error\) (.+)", re.S)
+#: The agent message Harbor's conversions write for the run's own failure, by ``agent.name``: openclaw's for an
+#: assistant message that is only the model call's failure (pi-ai's ``stopReason: "error"``, its ``errorMessage``):
+#: ``(error) 529 {...}``; goose's for its stream's ``{"type": "error", "error": ...}`` event (the reply stream
+#: failed: the provider's error); trae-agent's for a step that failed with no model call recorded.
+_RUN_ERROR = {"openclaw": re.compile(r"^\(error\) (.+)", re.S), "goose": re.compile(r"^\[error\] (.+)", re.S),
+              "trae-agent": re.compile(r"^\[error\] (.+)", re.S)}
 _OH_CALL = re.compile(r"<function=([\w.-]+)>(.*?)</function>", re.S)
 _OH_PARAM = re.compile(r"<parameter=([\w.-]+)>(.*?)</parameter>", re.S)
 _XML_KEYS = re.compile(r"<keystrokes(?:\s+duration=\"([\d.]+)\")?\s*>(.*?)</keystrokes>", re.S)
@@ -742,8 +745,9 @@ def _stopped(raw: dict[str, Any], message: str, agent: str | None) -> tuple[str 
     aborted; None for any other. pi-ai (pi, OpenClaw) ends such a turn with ``stopReason`` ``error`` (its
     ``errorMessage``) or ``aborted``: Harbor's pi conversion keeps it as the step's ``extra.stop_reason`` (not the
     message), OpenClaw's own exporter (openclaw-atif) as ``extra.openclaw.stop_reason`` / ``error_message``, and
-    Harbor's openclaw conversion writes a failed turn that said nothing as the message ``(error) <errorMessage>``."""
-    if agent == "openclaw" and (marked := _OPENCLAW_ERROR.match(message.strip())):
+    Harbor's openclaw conversion writes a failed turn that said nothing as the message ``(error) <errorMessage>``;
+    its goose and trae-agent conversions write the run's failure as a ``[error] ...`` message (:data:`_RUN_ERROR`)."""
+    if agent in _RUN_ERROR and (marked := _RUN_ERROR[agent].match(message.strip())):
         return short(marked.group(1).strip(), 500, keep="head"), ""
     extra = as_dict(raw.get("extra"))
     found = next((d for d in (extra, *extra.values()) if isinstance(d, dict) and d.get("stop_reason")), {})
