@@ -120,3 +120,26 @@ def test_goose_error_event_is_the_runs_error_not_its_answer() -> None:
     assert run.outcome is Outcome.infra_error
     assert run.failure is not None and run.failure.error.startswith("Rate limit exceeded: ")
     assert run.metadata["api_errors"] == 1
+
+
+# -- Antigravity CLI: "The command exited with code N." under a DONE status; the <USER_REQUEST> wrapper ----------------
+
+ANTIGRAVITY = REAL / "harbor-0.26-antigravity" / "antigravity-fix-calc__Tn5Rb" / "agent" / "trajectory.json"
+
+
+def test_antigravity_failed_command_is_the_steps_error() -> None:
+    """Antigravity records every command's step ``DONE`` and prints ``The command exited with code N.`` (tab-indented,
+    after its ``Created At`` / ``Completed At`` lines); Harbor keeps the record's ``exit_code`` in the result's
+    ``extra``. A failed test run read as a success."""
+    assert [(s.action, s.error) for s in only(ANTIGRAVITY).steps] == [
+        ("run_command", "1 failed, 1 passed in 0.03s (exit code 1)"),
+        ("run_command", "cat: /app/src/calc.py: No such file or directory (exit code 1)"),
+        ("run_command", None),
+        ("respond", None),
+    ]
+
+
+def test_antigravity_task_is_the_request_not_its_wrapper() -> None:
+    """Antigravity wraps what the user typed in ``<USER_REQUEST>`` tags; the task kept them."""
+    assert only(ANTIGRAVITY).task == (
+        "The tests in /app/tests fail. Fix calc.add in /app/calc.py so that `python -m pytest -q` passes.")

@@ -58,7 +58,8 @@ Mapping
   user]", which marks the run ``interrupted``; Codex's ``<turn_aborted>``
   marker, counted in ``turns_aborted`` as the Codex reader counts its
   ``turn_aborted`` events); the first user step left is
-  the task. Where a converter marks Claude Code's own user messages
+  the task (of Antigravity's, the request inside its ``<USER_REQUEST>`` tags). Where a converter marks Claude
+  Code's own user messages
   (atif-make: ``extra.meta``, its ``isMeta``), the one after a slash command
   is the prompt it expanded to, read as the Claude Code reader reads it:
   ``/name args`` when it has arguments, else the expansion (the task, or that
@@ -105,7 +106,8 @@ Mapping
   (``[Command finished with exit code N]`` (OpenHands), ``Exit code N`` /
   ``[exit_code] N`` (Claude Code), ``Exit code: N`` / ``Process exited with
   code N`` (Codex), ``Exit Code: N`` (Gemini CLI), ``Command exited with
-  code N`` (pi), ``<exited with exit code N>`` (GitHub Copilot CLI), a JSON
+  code N`` (pi), ``<exited with exit code N>`` (GitHub Copilot CLI), ``The command
+  exited with code N.`` (Antigravity CLI; also its record's ``exit_code``, kept in the result's ``extra``), a JSON
   result's ``exit_code`` (strands' shell, hermes' ``terminal``) or ``exitCode``
   (Cursor CLI's ``{"failure": {...}}``; its ``error`` and ``rejected`` results
   are errors too)) or
@@ -210,10 +212,12 @@ _FAILED_LAST_LINE = re.compile(r"\[Errno \d+\]|: command not found$|: No such fi
 #: Claude Code's ``Exit code N`` (Harbor adds ``[exit_code] N``), Codex's ``Exit code: N`` / ``Process exited
 #: with code N``, Gemini CLI's ``Exit Code: N``, GitHub Copilot CLI's ``<exited with exit code N>`` (its bash
 #: tool's last line, ``<shellId: ID completed with exit code N>`` for a shell it ran detached; the call itself is
-#: recorded a success whatever the command did).
+#: recorded a success whatever the command did), Antigravity's tab-indented ``The command exited with code N.`` under
+#: its ``Created At:`` / ``Completed At:`` lines (its step status is ``DONE`` whatever the command did).
 _EXIT_CODE = re.compile(r"\[(?:Command finished|The command completed) with exit code (-?\d+)\.?\]|"
                         r"^(?:Exit [Cc]ode:?|\[exit_code\]|(?:Process|Command) exited with code) *(-?\d+)\s*$|"
-                        r"^<(?:exited|shellId: \S+ completed) with exit code (-?\d+)>\s*$", re.M)
+                        r"^<(?:exited|shellId: \S+ completed) with exit code (-?\d+)>\s*$|"
+                        r"^[ \t]*The command exited with code (-?\d+)\.[ \t]*$", re.M)
 #: Lines a result holds that say nothing failed (Gemini CLI's ``Error: (none)``), or only that something did
 #: (Harbor's ``[error] tool reported failure`` under a flagged Claude Code result).
 _NOT_THE_ERROR = re.compile(r"^(?:[A-Z][\w ]*: \((?:none|empty)\)|\[error\] tool reported failure)\s*$", re.M)
@@ -431,9 +435,13 @@ def _without_fields_line(content: str) -> str:
 
 def _recorded_exit_code(result: dict[str, Any]) -> int | None:
     """The exit code a result records beside its text: Copilot CLI's ``shellExecution.exitCode`` (its bash and
-    powershell tools since 1.0.7x, whose text may say none), which Harbor keeps in the result's ``extra``."""
-    code = as_dict(as_dict(result.get("extra")).get("shellExecution")).get("exitCode")
-    return code if isinstance(code, int) and not isinstance(code, bool) else None
+    powershell tools since 1.0.7x, whose text may say none), Antigravity CLI's step record's ``exit_code`` /
+    ``exitCode``, which Harbor keeps in the result's ``extra``."""
+    extra = as_dict(result.get("extra"))
+    for code in (as_dict(extra.get("shellExecution")).get("exitCode"), extra.get("exit_code"), extra.get("exitCode")):
+        if isinstance(code, int) and not isinstance(code, bool):
+            return code
+    return None
 
 
 def _result_error(content: str, flagged: bool, recorded: int | None = None) -> str | None:
@@ -552,6 +560,7 @@ class _Walk:
     def user(self, raw: dict[str, Any], message: str, at: datetime | None) -> None:
         """A user step: the task, a later prompt (a step with no action), a slash command's expansion (Claude Code,
         marked ``extra.meta`` as it marks its ``isMeta``: read as its reader reads it), or words the CLI wrote."""
+        message = _user_request(message)
         body = user_words(message)
         if CLAUDE_INTERRUPT.match(body):
             self.interrupted = True
@@ -615,6 +624,17 @@ class _Walk:
         counted, and the run's error when no model turn follows."""
         self.api_errors += 1
         self.last_error = error
+
+
+#: Antigravity's wrapper of what the user typed (its ``USER_INPUT`` step: ``<USER_REQUEST>...</USER_REQUEST>``, then
+#: what the CLI adds: ``<USER_SETTINGS_CHANGE>``, ...), which Harbor's conversion keeps as the user step's message.
+_USER_REQUEST = re.compile(r"^\s*<USER_REQUEST>\s*(.*?)\s*</USER_REQUEST>", re.S)
+
+
+def _user_request(message: str) -> str:
+    """The request a user message wraps in Antigravity's ``<USER_REQUEST>`` tags, else the message."""
+    found = _USER_REQUEST.match(message)
+    return found.group(1) if found else message
 
 
 def _is_meta(raw: dict[str, Any]) -> bool:
