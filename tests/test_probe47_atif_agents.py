@@ -134,9 +134,19 @@ def test_antigravity_failed_command_is_the_steps_error() -> None:
     assert [(s.action, s.error) for s in only(ANTIGRAVITY).steps] == [
         ("run_command", "1 failed, 1 passed in 0.03s (exit code 1)"),
         ("run_command", "cat: /app/src/calc.py: No such file or directory (exit code 1)"),
+        ("list_dir", "Encountered error in step execution: Permission denied for read_file(/root/.gemini/antigravity-cli)."
+                     " Matches hardcoded system protection boundary rule."),
         ("run_command", None),
         ("respond", None),
     ]
+
+
+def test_antigravity_refused_call_recorded_as_error_status_is_the_steps_error() -> None:
+    """A call Antigravity refused (its record's ``status: ERROR``, kept by Harbor in the result's ``extra``) says
+    "Encountered error in step execution: Permission denied ..." under its timestamps: it read as a success. That test
+    is the one above (the ``list_dir`` step); this one checks the timestamps are no error line of a flagged result."""
+    step = only(ANTIGRAVITY).steps[2]
+    assert step.action == "list_dir" and not step.error.startswith(("Created At", "Completed At"))
 
 
 def test_antigravity_task_is_the_request_not_its_wrapper() -> None:

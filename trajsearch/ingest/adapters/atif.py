@@ -221,6 +221,8 @@ _EXIT_CODE = re.compile(r"\[(?:Command finished|The command completed) with exit
 #: Lines a result holds that say nothing failed (Gemini CLI's ``Error: (none)``), or only that something did
 #: (Harbor's ``[error] tool reported failure`` under a flagged Claude Code result).
 _NOT_THE_ERROR = re.compile(r"^(?:[A-Z][\w ]*: \((?:none|empty)\)|\[error\] tool reported failure)\s*$", re.M)
+#: Antigravity's ``Created At: ...`` / ``Completed At: ...`` lines heading a step's result: no words of the tool's.
+_TIMES = re.compile(r"^(?:Created|Completed) At: \S+[ \t]*\n?", re.M)
 _RETURNCODE = re.compile(r"<returncode>\s*(-?\d+)\s*</returncode>")  # mini-swe-agent's observation (Harbor converts it)
 _REJECTED = re.compile(r"^\s*Previous response had parsing errors", re.I)
 #: What Harbor's converters write as an agent turn's message when the model said nothing (ATIF asks for one): strands'
@@ -353,15 +355,19 @@ def _flagged(raw: dict[str, Any], result: dict[str, Any]) -> bool:
     extra = result.get("extra") if isinstance(result.get("extra"), dict) else {}
     if result.get("is_error") is True or any(k.endswith("is_error") and v is True for k, v in extra.items()):
         return True
-    if extra.get("success") is False:
-        return True
+    if extra.get("success") is False or str(extra.get("status", "")).lower() in _FAILED_STATUS:
+        return True  # Copilot CLI's ``success: false``; Antigravity's step record ``status: ERROR`` / ``FAILED``
     if any(isinstance(v, dict) and v.get("is_error") is True for v in extra.values()):
         return True
     step_extra = raw.get("extra") if isinstance(raw.get("extra"), dict) else {}
     if any(k.endswith("is_error") and v is True for k, v in step_extra.items()):
         return True
     meta = step_extra.get("metadata") if isinstance(step_extra.get("metadata"), dict) else {}
-    return meta.get("is_error") is True or str(step_extra.get("status", "")).lower() in ("error", "failed", "failure")
+    return meta.get("is_error") is True or str(step_extra.get("status", "")).lower() in _FAILED_STATUS
+
+
+#: A ``status`` that says the call failed.
+_FAILED_STATUS = frozenset({"error", "failed", "failure"})
 
 
 #: Cursor CLI's tool result (``tool_call.<kind>ToolCall.result``, which Harbor's conversion writes as JSON): the
@@ -455,7 +461,7 @@ def _result_error(content: str, flagged: bool, recorded: int | None = None) -> s
         return f"{line} (exit code {number})" if line else f"exit code {number}"
     if (refused := _refused(content or "")) is not None:
         return refused
-    content = _NOT_THE_ERROR.sub("", content or "")
+    content = _NOT_THE_ERROR.sub("", _TIMES.sub("", content or ""))
     lines = content.splitlines()
     edges = "\n".join(lines[:6] + lines[-6:])  # where each agent prints its exit code (not inside a file's text)
     code = _EXIT_CODE.search(edges) or _RETURNCODE.search(content)
