@@ -136,9 +136,19 @@ def test_antigravity_failed_command_is_the_steps_error() -> None:
         ("run_command", "cat: /app/src/calc.py: No such file or directory (exit code 1)"),
         ("list_dir", "Encountered error in step execution: Permission denied for read_file(/root/.gemini/antigravity-cli)."
                      " Matches hardcoded system protection boundary rule."),
+        ("view_file", "There was a problem parsing the tool call."),
         ("run_command", None),
         ("respond", None),
     ]
+
+
+def test_antigravity_invalid_call_answered_by_an_error_message_is_the_steps_error() -> None:
+    """Antigravity answers an invalid tool call with a system ``ERROR_MESSAGE`` step (``status: DONE``, its ``error``:
+    "There was a problem parsing the tool call. ..."), which Harbor gives the pending call as its result, keeping
+    ``type`` and ``error`` in the result's ``extra``: the call read as a success."""
+    step = only(ANTIGRAVITY).steps[3]
+    assert step.action == "view_file" and step.error == "There was a problem parsing the tool call."
+    assert "failed to read file: open /app/src/calc.py" in step.observation
 
 
 def test_antigravity_refused_call_recorded_as_error_status_is_the_steps_error() -> None:

@@ -351,12 +351,16 @@ def _time(value: Any) -> datetime | None:
 def _flagged(raw: dict[str, Any], result: dict[str, Any]) -> bool:
     """Whether the producer marked this result (or its step) as failed (Harbor's Claude Code conversion:
     ``extra.tool_result_is_error``, ``extra.tool_result_metadata.is_error``; its Copilot CLI conversion keeps the
-    CLI's ``success: false`` of a tool that failed, its ``error`` message as the result)."""
+    CLI's ``success: false`` of a tool that failed, its ``error`` message as the result; its Antigravity and opencode
+    conversions keep the step's ``status`` / ``error``)."""
     extra = result.get("extra") if isinstance(result.get("extra"), dict) else {}
     if result.get("is_error") is True or any(k.endswith("is_error") and v is True for k, v in extra.items()):
         return True
     if extra.get("success") is False or str(extra.get("status", "")).lower() in _FAILED_STATUS:
         return True  # Copilot CLI's ``success: false``; Antigravity's step record ``status: ERROR`` / ``FAILED``
+    if isinstance(extra.get("error"), str) and extra["error"].strip() or extra.get("type") == "ERROR_MESSAGE":
+        return True  # the call's error kept beside its text (opencode's tool ``error``; Antigravity's ``error`` and
+        # its ``ERROR_MESSAGE`` step, which Harbor gives a pending call as its result: a refused, invalid call)
     if any(isinstance(v, dict) and v.get("is_error") is True for v in extra.values()):
         return True
     step_extra = raw.get("extra") if isinstance(raw.get("extra"), dict) else {}
