@@ -163,3 +163,16 @@ def test_antigravity_task_is_the_request_not_its_wrapper() -> None:
     """Antigravity wraps what the user typed in ``<USER_REQUEST>`` tags; the task kept them."""
     assert only(ANTIGRAVITY).task == (
         "The tests in /app/tests fail. Fix calc.add in /app/calc.py so that `python -m pytest -q` passes.")
+
+
+# -- trae-agent: Harbor's conversion holds no user step; the task is in the trajectory file it converted ------------
+
+TRAE = REAL / "harbor-0.26-trae-agent" / "trae-fix-calc__Qp3Ld" / "agent" / "trajectory.json"
+
+
+def test_trae_agent_run_takes_its_task_from_the_trajectory_file_it_was_converted_from() -> None:
+    """Harbor's trae-agent conversion writes only the agent's LLM interactions: every trae-agent trial was rejected
+    ("no task: no step with source 'user'"), though the task is the ``task`` of ``agent/trae-trajectory.json``."""
+    run = only(TRAE)
+    assert run.task == "The tests in /app/tests fail. Fix calc.add in /app/calc.py so that `python -m pytest -q` passes."
+    assert [s.action for s in run.steps] == ["bash", "str_replace_based_edit_tool", "task_done"]

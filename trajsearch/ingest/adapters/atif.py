@@ -162,9 +162,10 @@ Mapping
   only the system prompt and the agent's turns) and the raw session is there
   (``agent/swe-agent-output/**/*.traj``), the conversion is passed over and
   the raw session is the trial's run, read with the trial's verdict
-  (:func:`trial_verdict`). Harbor's kimi-cli converter drops the prompt too:
-  its task is the ``TurnBegin`` of the wire log it converted
-  (``agent/kimi-cli.txt``).
+  (:func:`trial_verdict`). Harbor's kimi-cli and trae-agent converters drop the prompt too:
+  the task is kimi-cli's ``TurnBegin`` of the wire log it converted
+  (``agent/kimi-cli.txt``), trae-agent's ``task`` of its trajectory file
+  (``agent/trae-trajectory.json``).
 - not a run: a row of Harbor's traces export (``harbor traces export``: an
   episode as a chat transcript rebuilt from a trial's ATIF) is named as such,
   and the job directory it came from pointed at (``not_a_run``).
@@ -959,32 +960,48 @@ def _raw_session(path: Path, fmt: str | None) -> str | None:
 _RAW_SESSIONS = {"swe-agent": "swe-agent-output/**/*.traj"}
 
 
-#: The log Harbor converted, beside the ATIF, for an installed agent whose converter writes no user step: kimi-cli's
-#: wire stream (``KimiCli.run`` tees it to ``agent/kimi-cli.txt``; ``_convert_events_to_trajectory`` turns its
-#: ``StepBegin`` / ``ContentPart`` / ``ToolCall`` / ``ToolResult`` events into steps, never its ``TurnBegin``,
-#: whose ``user_input`` is the instruction Harbor prompted it with).
-_TASK_LOGS = {"kimi-cli": "kimi-cli.txt"}
-
-
-def _task_beside(agent: Any, source: Path) -> str | None:
-    """The task of a Harbor trial's ATIF whose converter kept no user step, from the log it converted
-    (:data:`_TASK_LOGS`): its first ``TurnBegin`` event's ``user_input`` (text, or Kimi's content parts)."""
-    log = _TASK_LOGS.get(agent) if isinstance(agent, str) and source.parent.name == "agent" else None
-    if log is None:
-        return None
-    try:
-        lines = (source.parent / log).read_text(encoding="utf-8", errors="replace").splitlines()
-    except OSError:
-        return None
-    for line in lines:
+def _kimi_turn_begin(text: str) -> str | None:
+    """The instruction in kimi-cli's wire stream: its first ``TurnBegin`` event's ``user_input`` (text, or Kimi's
+    content parts)."""
+    for line in text.splitlines():
         try:
             event = as_dict(as_dict(json.loads(line, strict=False)).get("params"))
         except ValueError:
             continue
         if event.get("type") == "TurnBegin":
-            task = _text(as_dict(event.get("payload")).get("user_input")).strip()
-            return task or None
+            return _text(as_dict(event.get("payload")).get("user_input")).strip() or None
     return None
+
+
+def _trae_task(text: str) -> str | None:
+    """The instruction in trae-agent's ``--trajectory-file`` (``TrajectoryRecorder``: its top-level ``task``)."""
+    try:
+        task = as_dict(json.loads(text)).get("task")
+    except ValueError:
+        return None
+    return task.strip() or None if isinstance(task, str) else None
+
+
+#: The log Harbor converted, beside the ATIF, for an installed agent whose converter writes no user step, and how
+#: the instruction is read from it: kimi-cli's wire stream (``KimiCli.run`` tees it to ``agent/kimi-cli.txt``;
+#: ``_convert_events_to_trajectory`` turns its ``StepBegin`` / ``ContentPart`` / ``ToolCall`` / ``ToolResult`` events
+#: into steps, never its ``TurnBegin``, whose ``user_input`` is the instruction Harbor prompted it with); trae-agent's
+#: trajectory file (``agent/trae-trajectory.json``; ``_convert_trajectory_to_atif`` turns only its LLM interactions
+#: into agent steps, never its ``task``): without it every trae-agent trial was rejected for having no task.
+_TASK_LOGS = {"kimi-cli": ("kimi-cli.txt", _kimi_turn_begin), "trae-agent": ("trae-trajectory.json", _trae_task)}
+
+
+def _task_beside(agent: Any, source: Path) -> str | None:
+    """The task of a Harbor trial's ATIF whose converter kept no user step, from the log it converted
+    (:data:`_TASK_LOGS`)."""
+    found = _TASK_LOGS.get(agent) if isinstance(agent, str) and source.parent.name == "agent" else None
+    if found is None:
+        return None
+    log, read = found
+    try:
+        return read((source.parent / log).read_text(encoding="utf-8", errors="replace"))
+    except OSError:
+        return None
 
 
 def _taskless_conversion(path: Path) -> str | None:
