@@ -176,3 +176,10 @@ def test_trae_agent_run_takes_its_task_from_the_trajectory_file_it_was_converted
     run = only(TRAE)
     assert run.task == "The tests in /app/tests fail. Fix calc.add in /app/calc.py so that `python -m pytest -q` passes."
     assert [s.action for s in run.steps] == ["bash", "str_replace_based_edit_tool", "task_done"]
+
+
+def test_trae_agent_run_that_died_on_its_first_model_call_is_an_api_error() -> None:
+    """With no LLM interaction recorded, Harbor writes trae-agent's failed step as the agent message ``[error] ...``."""
+    run = only(TRAE.parent.parent.parent / "trae-overloaded__Zk7Hw" / "agent" / "trajectory.json")
+    assert run.steps == [] and run.outcome is Outcome.infra_error
+    assert run.failure is not None and run.failure.error.startswith("Error code: 529")
