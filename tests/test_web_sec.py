@@ -233,3 +233,35 @@ def test_the_pages_and_the_agents_together_read_no_more_traces_at_once_than_conf
         server.stop(grace=1)
     assert loaded == [200]
     assert store.peak == 2
+
+
+def test_the_mode_label_of_a_pinned_key_is_decided_inside_its_pins(tmp_path):
+    """Review RGE 2: the page's "mode auto -> hybrid" was decided with the tenant's filters alone, so a key pinned to
+    policy p1 was told hybrid whenever a p2 run held its query verbatim: a yes/no answer on text it may not see. It
+    is decided on the filters the search runs with (the pins included)."""
+    from starlette.testclient import TestClient
+
+    from trajsearch.service.auth import KeyRing, key_entry, new_key
+    from trajsearch.web import WebConfig, create_app
+    from trajsearch.web.app import LOOPBACK_HOSTS
+
+    fixtures = __import__("pathlib").Path(__file__).parent / "fixtures" / "tau-bench"
+    ts = TrajSearch.open(str(tmp_path / "m.db"), traces=str(tmp_path / "traces"), embedder=HashingEmbedder())
+    try:
+        ts.add(read_dump(fixtures / "gpt-4o-airline-mini.json", tenant="acme", defaults={"policy_version": "p1"}))
+        ts.add(read_dump(fixtures / ".real" / "gpt-4o-airline-failed-calls.json", tenant="acme",
+                         defaults={"policy_version": "p2"}))
+        made = {"all": new_key(), "p1": new_key()}
+        ring = KeyRing.from_entries([key_entry(made["all"], tenant="acme", role="read"), dict(
+            key_entry(made["p1"], tenant="acme", role="read", key_id="acme-p1"), policy_versions=["p1"])])
+        app = create_app(ts, ring, config=WebConfig(allowed_hosts=LOOPBACK_HOSTS))
+        said = {}
+        for name, key in made.items():
+            page = TestClient(app, base_url="http://127.0.0.1", follow_redirects=False)
+            form = page.get("/signin")
+            assert page.post("/signin", data={"key": key, "csrf": csrf_of(form.text), "next": "/"}).status_code == 303
+            html = page.get("/", params={"q": "I need to book a flight for my friend Ivan"}).text  # a p2 run's line
+            said[name] = re.search(r'id="search-meta">\s*mode auto → (\w+)', html).group(1)
+    finally:
+        ts.close()
+    assert said == {"all": "hybrid", "p1": "dense"}

@@ -49,7 +49,8 @@ EnvVersions = Annotated[List[str], typer.Option(
 Tools = Annotated[List[str], typer.Option("--tool", help="Keep runs that had any of these tools.")]
 TaskFamilies = Annotated[List[str], typer.Option("--task-family")]
 Mode = Annotated[str, typer.Option(
-    "--mode", "-m", help=f"{_one_of(MODES)} (auto: hybrid for log-like queries, else dense).")]
+    "--mode", "-m", help=f"{_one_of(MODES)} (auto: hybrid for log-like queries and for a line a stored row holds "
+             "verbatim, else dense).")]
 
 # an agent's runtime context (exemplars, mcp): what applies to the agent now
 ContextEnvVersions = Annotated[List[str], typer.Option(

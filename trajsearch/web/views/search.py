@@ -385,9 +385,10 @@ def search(ts: TrajSearch, principal: Principal, form: SearchForm, facts: TraceF
         exclude = (out.anchor.trajectory_id,)
     env = narrow((form.env,) if form.env else (), principal.env_versions)
     policy = narrow((), principal.policy_versions)
-    # what the search code runs (it depends on the levels only): auto over passages is lexical, not hybrid
-    out.mode_used = ts.mode_used(text, Filters(tenant=tenant, levels=form.levels), form.mode)
-    if env is None or policy is None:  # the key's pins exclude the asked env version
+    if env is None or policy is None:  # the key's pins exclude the asked env version: nothing is searched
+        pinned = Filters(tenant=tenant, levels=form.levels, env_versions=principal.env_versions,
+                         policy_versions=principal.policy_versions)
+        out.mode_used = ts.mode_used(text, pinned, form.mode)
         out.ms = (time.perf_counter() - started) * 1000
         return out
     filters = Filters(
@@ -401,6 +402,10 @@ def search(ts: TrajSearch, principal: Principal, form: SearchForm, facts: TraceF
         scope, unread = runs_in_scope(ts, facts, filters, form)
     if scope is not None:
         filters = replace(filters, trajectory_ids=scope)
+    # what the search code runs, decided on the filters it runs with: auto over passages is lexical, and a line a
+    # row holds verbatim goes hybrid, a row the key's pins let it see (a label turned by a run outside them said
+    # that run held the line: review RGE 2)
+    out.mode_used = ts.mode_used(text, filters, form.mode)
     post_filtered = scope is None and bool(form.model or form.until_day)
     k = min(200, form.k * 5) if post_filtered else form.k
     hits = [] if scope == () else ts.search_filtered(text, filters, k=k, group_by_trajectory=True, group_size=1,
