@@ -132,3 +132,16 @@ def test_a_paste_over_the_query_limit_is_searched_by_its_head_and_tail(backend) 
         assert code == 0, err
         assert "searched by its head and tail" in err
         assert "gift-card-23" in out
+
+
+def test_exemplars_say_nothing_of_a_filter_that_holds_runs(backend) -> None:  # noqa: F811
+    """Review RGE 4: with runs recorded under --env-version v2 that are simply not like the task, exemplars said the
+    versions were misspelt or not recorded (the answer was empty by the novelty threshold, not by the filter)."""
+    other = FIXTURES / "mini-swe-agent" / "deepseek_chat_dev"
+    for path, env in ((TAU, "v1"), (other, "v2")):
+        code, _, err = run_cli("ingest", str(path), "--set", f"env_version={env}", "--quiet")
+        assert code == 0, err
+    code, out, err = run_cli("exemplars", TASK, "--env-version", "v2")
+    assert code == 0 and "nothing applicable" in out and "note:" not in err
+    code, out, err = run_cli("exemplars", TASK, "--env-version", "v3")  # no run carries it: said
+    assert code == 0 and "nothing applicable" in out and "--env-version v3" in err

@@ -260,8 +260,10 @@ def exemplars(
         result = api.advice("warnings" if warnings else "exemplars", task, env_version=env_version,
                             policy_version=policy_version, tools=tool, k=k_asked, budget=budget_asked)
         empty = None if result.items else _no_runs_said(api)
-        if not result.items and not empty:  # the runtime context's versions may be why: asked again without them
-            _say_filtered_out([], {"--env-version": env_version, "--policy-version": policy_version}, lambda: api.advice(
+        if not result.items and not empty:  # the runtime context's versions may be why: asked again without them,
+            # when no run at all lies inside them (else the novelty threshold is why, not the versions: review RGE 4)
+            _say_filtered_out([], {"--env-version": env_version, "--policy-version": policy_version}, lambda: not api.search(
+                task, env_version=env_version, policy_version=policy_version, k=1, mode="dense") and api.advice(
                 "warnings" if warnings else "exemplars", task, env_version=[], policy_version=[], tools=tool,
                 k=k_asked, budget=budget_asked).items)
     if empty:  # an answer still (a new tenant's agent plans from scratch), but the operator is told why
