@@ -1304,3 +1304,17 @@ def test_phoenix_verdicts_judge_a_run_only_on_a_root_span_of_any_turn(tmp_path: 
         "next_cursor": None}))
     (run,) = [p.trajectory for p in read_dump(filtered)]
     assert run.outcome is Outcome.unknown and [s.action for s in run.steps][-1] == "respond"
+
+
+def test_a_phoenix_verdict_on_an_agent_root_continued_from_another_service_judges_the_run(tmp_path: Path) -> None:
+    """Review RX (D1): a trace continued from an upstream service that exports elsewhere has an agent root whose
+    parent is not in the file (Phoenix shows it as the root); the rule above took only parentless spans as roots and
+    dropped its verdict, the run read unknown."""
+    spans = json.loads((OI_REAL / "phoenix-rest" / "langgraph.spans.json").read_text())
+    (root,) = [s for s in spans["data"] if not s["parent_id"]]
+    root["parent_id"] = "f00dfacecafe0001"  # the upstream service's span
+    (tmp_path / "agent.spans.json").write_text(json.dumps(spans))
+    (tmp_path / "agent.annotations.json").write_text(json.dumps({"data": [
+        _phoenix_annotation(root["context"]["span_id"], "correctness", "incorrect", 0.0)], "next_cursor": None}))
+    (run,) = [p.trajectory for p in read_dump(tmp_path)]
+    assert run.outcome is Outcome.failure

@@ -150,6 +150,8 @@ def side_file(record: Any) -> str | None:
 
 
 _ANNOTATION = "annotation:"
+#: Roles of a span that is part of a run, never the run itself, even when its parent is not in the input.
+_PART_ROLES = frozenset({"llm", "tool", "retriever", "evaluator"})
 
 
 def _annotation(item: Any) -> bool:
@@ -211,10 +213,11 @@ def _verdicts_on_the_run(key: str, group: list[Node]) -> list[Node]:
     """The group's nodes with only the annotations that judge a run: those on a trace, hung under its first root
     span, and those on a root span itself (the agent's answer: a ``correctness`` or ``task_success`` judged on the
     whole run), on every root of the group (a conversation groups several traces, each its own root). A root is a
-    span with no parent: a span whose parent is not in the input (a filtered export, Phoenix's tool-calling eval
-    reads only the LLM spans) is not the run's root, and its verdict judges that span alone. So does an annotation
-    of any other span (the tool-calling eval labels each model call ``correct`` / ``incorrect``, a relevance eval
-    each retrieval): it is no verdict on the run, and is left out."""
+    span with no parent, or an agent's or chain's span whose parent is not in the input (a trace continued from an
+    upstream service that exports elsewhere: Phoenix shows it as the root); a model call, tool or retrieval whose
+    parent is absent (a filtered export: Phoenix's tool-calling eval reads only the LLM spans) is no root, and its
+    verdict judges that span alone. So does an annotation of any other span (the tool-calling eval labels each model
+    call ``correct`` / ``incorrect``, a relevance eval each retrieval): it is no verdict on the run, and is left out."""
     notes = [n for n in group if n.id.startswith(_ANNOTATION)]
     if not notes:
         return group
@@ -226,7 +229,7 @@ def _verdicts_on_the_run(key: str, group: list[Node]) -> list[Node]:
         raise RecordError(f"Phoenix annotations ({names}) of span or trace {key} with none of "
                           "the spans they judge: read them with the trace's spans (its export beside them)")
     first = min(tops, key=lambda n: (n.parent is not None, n.start is None, n.start or 0.0, n.seq))
-    roots = {n.id for n in spans if n.parent is None}
+    roots = {n.id for n in tops if n.parent is None or n.role not in _PART_ROLES}
     kept = [n for n in notes if n.parent is None or n.parent in roots]
     for n in kept:
         n.parent = n.parent or first.id
