@@ -758,18 +758,20 @@ def _result_error(part: dict[str, Any], text: str, record: dict[str, Any], comma
 def _head_only(output: str) -> bool:
     """Whether a failed command's output (its result without the ``Exit code N`` line) is what 2.1.3xx keeps of a
     longer one, the start only (``_HEAD_KEPT`` bytes of UTF-8): the text shown and the characters cut out of its
-    middle come to the cap, not to what the command printed. The cut characters' bytes are estimated at the shown
-    text's bytes per character (a test runner's ``✓`` lines are 3 bytes each: 28,494 characters made the cap), and
-    the sum need only come within 0.5% of it (the result's last newline is stripped; a multi-byte character may
-    straddle the cap). An output of about the cap's size read so loses nothing: its error is then an error line of
-    its start."""
+    middle come to the cap, not to what the command printed. The cut characters' bytes lie between what they would
+    weigh at the shown head's and at the shown tail's bytes per character (a test runner's ``✓`` lines are 3 bytes
+    each: 28,494 characters made the cap; an ASCII build log may turn into them midway), and the cap need only fall
+    within 0.5% of that range (the result's last newline is stripped; a multi-byte character may straddle the cap).
+    An output of about the cap's size read so loses nothing: its error is then an error line of its start."""
     cut = _MIDDLE_CUT.search(output)
     if cut is None:
         return False
-    shown = output[:cut.start()] + output[cut.end():]
-    size = len(shown.encode("utf-8", "replace"))
-    kept = size + int(cut.group(1)) * size / max(len(shown), 1)
-    return abs(kept - _HEAD_KEPT) <= _HEAD_KEPT * 0.005
+    head, tail = output[:cut.start()], output[cut.end():]
+    size = len((head + tail).encode("utf-8", "replace"))
+    density = [len(part.encode("utf-8", "replace")) / len(part) for part in (head, tail) if part]
+    low, high = (size + int(cut.group(1)) * d for d in (min(density, default=1), max(density, default=1)))
+    slack = _HEAD_KEPT * 0.005
+    return low - slack <= _HEAD_KEPT <= high + slack
 
 
 def _api_error_text(record: dict[str, Any]) -> str | None:
