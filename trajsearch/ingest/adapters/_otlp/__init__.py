@@ -18,6 +18,9 @@ exporter, a new convention, a new event name):
 - ``events``: GenAI events (``gen_ai.*.message``, ``gen_ai.choice``,
   ``gen_ai.client.inference.operation.details``), as log records joined to
   their span after the spool has grouped them, or as span events;
+- ``harbor``: spans Harbor's OTel export made from a trial's ATIF, whose text
+  alone says what they do (a failed command, a placeholder message), read as
+  the ATIF reader reads that text;
 
 and ``adapter`` binds them into the span-adapter protocol (``otlp_nodes``,
 :class:`OtlpFormat`). Everything the one module offered is importable from here.

@@ -50,6 +50,7 @@ from .._vendor import decode
 from .._spans import EMBEDS, Evaluation, Message, Node, error_text, indexed, maybe_json, normalise_message, normalise_messages, text_of
 from .._spans.messages import (adk_tool_error, crew_task_descriptions, failed_tool_results, response_output,
                                result_text, tool_message)
+from .harbor import is_harbor_export, read_as_atif
 from .events import callback_envelope, event_messages, returned_error, span_event_messages, system_message, tool_io
 from .shapes import span_events, span_ids, span_links, span_status
 from .values import attributes, clean_ids, span_time
@@ -739,4 +740,6 @@ def node_from_span(span: dict[str, Any], resource: dict[str, Any], seq: int) -> 
         node.error = returned_error(node)
     if node.role == "tool" and node.error in (None, attrs.get("error.type")):  # so did a Google ADK tool (its words
         node.error = adk_tool_error(attrs, node.result) or node.error  # over the bare type TOOL_ERROR ADK 2.x sets)
+    if is_harbor_export(resource):  # spans made from a trial's ATIF trajectory: its text says what they do not
+        read_as_atif(node)
     return trace, clean_ids(node), conversation

@@ -1,0 +1,47 @@
+"""Probe 47, W1: span formats from frameworks read least, on their real exports (see the fixtures' SOURCE.md)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import adapter_support
+
+HARBOR = Path(__file__).parent / "fixtures" / "openinference" / ".real" / "probe47w1"
+
+
+def test_harbor_otel_export_json_exit_code_fails_the_tool_step() -> None:
+    """hermes' ``terminal`` returns ``{"output", "exit_code", "error"}`` for every command; the export keeps it as the
+    TOOL span's output with status OK, and the failed ``cat`` (exit code 1, with output) read as a success."""
+    run = adapter_support.only(HARBOR / "harbor-0.26-atif2otel-0.1.1-hermes.otlp.jsonl")
+    assert [s.action for s in run.steps] == ["terminal", "terminal", "respond"]
+    failed, ok, _ = run.steps
+    assert failed.error == "cat: /nonexistent/config.yaml: No such file or directory (exit code 1)"
+    assert ok.error is None
+
+
+def test_harbor_otel_export_placeholder_messages_are_no_answers() -> None:
+    """A hermes turn that only called a tool carries Harbor's ``[tool call]`` as its message, which the export writes
+    as the LLM span's output: with no step times to tie it to its call, each read as a ``respond`` answer."""
+    run = adapter_support.only(HARBOR / "harbor-0.26-atif2otel-0.1.1-hermes.otlp.jsonl")
+    assert [s.arguments for s in run.steps if s.action == "respond"] == [
+        {"content": "The config file is missing; I wrote out.txt containing 'fixed'."}]
+    assert not any(s.thought for s in run.steps)
+
+
+@pytest.mark.parametrize("name, errors", [
+    ("strands", ["cat: /nonexistent/config.yaml: No such file or directory (exit code 1)",
+                 "Error: The path /tmp/p46/probeA/strands/work/settings.py does not exist. Please provide a valid path.",
+                 None, None]),
+    ("kimi-cli", ["cat: /nonexistent/config.yaml: No such file or directory", None, None]),
+])
+def test_harbor_otel_export_reads_results_as_the_atif_reader_does(name: str, errors: list[str | None]) -> None:
+    """Every Harbor agent's results, exported, fail their steps as the same trial's ATIF does (strands' JSON exit code
+    and ``Error:`` result, kimi-cli's shell output ending ``No such file or directory``), and the converters'
+    ``(tool calls)`` / ``(tool use)`` placeholders are no thought and no answer."""
+    run = adapter_support.only(HARBOR / f"harbor-0.26-atif2otel-0.1.1-{name}.otlp.jsonl")
+    assert [s.error for s in run.steps] == errors
+    assert not any(s.thought for s in run.steps)
+    assert [s.action for s in run.steps][-1] == "respond"
+    assert sum(s.action == "respond" for s in run.steps) == 1
