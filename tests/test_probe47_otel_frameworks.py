@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 import adapter_support
+from trajsearch.ingest.detect import detect_format
 
 HARBOR = Path(__file__).parent / "fixtures" / "openinference" / ".real" / "probe47w1"
 
@@ -45,3 +46,16 @@ def test_harbor_otel_export_reads_results_as_the_atif_reader_does(name: str, err
     assert not any(s.thought for s in run.steps)
     assert [s.action for s in run.steps][-1] == "respond"
     assert sum(s.action == "respond" for s in run.steps) == 1
+
+
+def test_a_long_otlp_line_of_a_traced_mini_swe_agent_run_is_spans() -> None:
+    """A file of OTLP requests whose first line runs past the 64 KiB peek is told by the formats' signatures; the
+    mini-swe-agent prompt its spans carry (``COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT``) matched mini-swe-agent's first,
+    and the whole file was rejected: "missing field 'messages'". Now only span formats' signatures count there."""
+    path = HARBOR / "harbor-0.25-atif2otel-0.1.1-mini-swe-agent.otlp.jsonl"
+    assert path.stat().st_size > 64 * 1024 and path.read_text().count("\n") == 1
+    assert detect_format(path) == "openinference"
+    run = adapter_support.only(path)
+    assert run.task.startswith("Modeling's `separability_matrix` does not compute separability correctly")
+    assert run.model_id == "google/gemini-3-pro-preview"
+    assert len(run.steps) == 20  # one per agent turn (their commands are written in the words: see SOURCE.md)

@@ -18,7 +18,7 @@ from typing import Any
 
 import ijson
 
-from .adapters import ADAPTERS, FORMATS, format_of, side_file, side_path, why_not_a_run
+from .adapters import ADAPTERS, FORMATS, format_of, is_grouped, side_file, side_path, why_not_a_run
 from .sources import (
     GONE,
     GZIP_ERRORS,
@@ -31,6 +31,7 @@ from .sources import (
     open_dump,
     parse,
     peek,
+    spans_envelope,
     whole_document,
 )
 
@@ -95,8 +96,12 @@ def first_record(path: Path, head: str) -> Any:
 
 
 def _by_signature(head: str) -> str | None:
-    return next((name for name, mod in ADAPTERS.items()
-                 if getattr(mod, "SIGNATURE", None) is not None and mod.SIGNATURE.search(head)), None)
+    """The first format whose ``SIGNATURE`` the head holds; in a file of OTLP requests (or Tempo traces), a span
+    format's only: a mini-swe-agent prompt (``COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT``) in a traced run's spans,
+    whose first request runs past the peek, is no mini-swe-agent trajectory."""
+    spans = spans_envelope(head)
+    return next((name for name, mod in ADAPTERS.items() if (not spans or is_grouped(name))
+                 and getattr(mod, "SIGNATURE", None) is not None and mod.SIGNATURE.search(head)), None)
 
 
 def _by_suffix(name: str) -> str | None:

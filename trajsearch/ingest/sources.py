@@ -448,6 +448,13 @@ _OTLP_LISTS: dict[str, Callable[[Any], Any] | None] = {
 _TEMPO_LISTS: dict[str, Callable[[Any], Any] | None] = {"batches.item": lambda rs: {"resourceSpans": [rs]}}
 
 
+def spans_envelope(head: str) -> bool:
+    """Whether a file's head opens an OTLP request or a Tempo trace: a file of spans, whatever other formats' words
+    its spans carry (a traced agent's prompt, a converted session)."""
+    text = head.lstrip("\ufeff \t\r\n")
+    return bool(_OTLP_OBJECT.match(text) or _TEMPO_OBJECT.match(text))
+
+
 def _big_object_lists(head: str) -> dict[str, Callable[[Any], Any] | None] | None:
     """The lists to stream of a file of OTLP requests or Tempo traces whose first one is pretty-printed or one line
     longer than the peek (one huge request, or the first of several); None for any other file."""
