@@ -8,6 +8,7 @@ import pytest
 
 import adapter_support
 from trajsearch.ingest.detect import detect_format
+from trajsearch.model import Outcome
 
 HARBOR = Path(__file__).parent / "fixtures" / "openinference" / ".real" / "probe47w1"
 
@@ -59,3 +60,17 @@ def test_a_long_otlp_line_of_a_traced_mini_swe_agent_run_is_spans() -> None:
     assert run.task.startswith("Modeling's `separability_matrix` does not compute separability correctly")
     assert run.model_id == "google/gemini-3-pro-preview"
     assert len(run.steps) == 20  # one per agent turn (their commands are written in the words: see SOURCE.md)
+
+
+def test_harbor_otel_export_claude_codes_own_message_is_no_answer() -> None:
+    """Claude Code that was not logged in wrote only its own ``Not logged in · Please run /login`` (model
+    ``<synthetic>``); exported, it read as the agent answering that, outcome unknown, model ``<synthetic>``. The ATIF
+    reader reads the same trajectory as a run that ended on an API error: so is the export now."""
+    run = adapter_support.only(HARBOR / "harbor-atif2otel-0.1.1-claude-code-not-logged-in.otlp.jsonl")
+    assert run.task.startswith("You are reviewing a Harbor task for quality and completeness.")
+    assert not any(s.action == "respond" for s in run.steps)
+    assert run.outcome is Outcome.infra_error
+    assert run.failure.error == "Not logged in · Please run /login"
+    assert run.failure.cause.startswith("infrastructure: the session ended on an API error")
+    assert run.model_id is None
+    assert run.metadata["api_errors"] == 1

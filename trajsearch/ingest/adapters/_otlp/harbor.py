@@ -1,25 +1,34 @@
 """Harbor's OTel export (``harbor traces export --format otel``: harbor-atif2otel's ``convert_trajectory``).
 
 It rebuilds OpenInference spans from a trial's ATIF trajectory: an LLM span per agent step (its ``message`` as the
-output), a TOOL span per call (its result as the output), every span's status OK. So what the trajectory said only
-in its text is all the spans say, and it is read as the ATIF reader reads it (one rule for both, from ``atif``):
+output, its ``model_name`` as the model), a TOOL span per call (its result as the output), the root AGENT span
+with the first user message as input and the last agent message as output, every span's status OK. So what the
+trajectory said only in its text is all the spans say, and it is read as the ATIF reader reads it (one rule for
+both, from ``atif`` and ``_agent_cli``):
 
 - a tool's result shows its failure only in its text (hermes' and strands' JSON ``exit_code``, Claude Code's
   ``Exit code N``, an ``Error:`` line ...): that is the tool step's error;
 - an agent step that said nothing but its calls carries the converter's placeholder as its message (``[tool
-  call]``, ``(tool calls)``, ``(tool use)`` ...): no words of the agent's, so no thought and no answer (and the
-  root's output, the last agent message, is no answer when the run ended on a call).
+  call]``, ``(tool calls)``, ``(tool use)`` ...): no words of the agent's, so no thought and no answer;
+- a message Claude Code made up itself (model ``<synthetic>``: "Not logged in", "Prompt is too long", an API
+  error) is no answer but that model call's error; a run that ended on one (no model turn after it, the root's
+  output that message) is an infrastructure error, as the ATIF and Claude Code readers read it.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from trajsearch.model import Failure, Outcome, Trajectory
+
+from .._agent_cli import API_ERROR_CAUSE, SYNTHETIC_MODEL, synthetic_error
 from .._spans import Node
 from ..atif import is_placeholder, result_error
 
 #: The resource's ``telemetry.sdk.name`` on every span the exporter writes.
 SDK_NAME = "harbor-atif2otel"
+#: ``Node.info`` key of a model call whose message Claude Code made up: the message.
+_MADE_UP = "harbor_synthetic"
 
 
 def is_harbor_export(resource: dict[str, Any]) -> bool:
@@ -31,7 +40,38 @@ def read_as_atif(node: Node) -> None:
     """Give ``node`` what its ATIF step's text says (see the module docstring), in place."""
     if node.role == "tool" and not node.error and node.result:
         node.error = result_error(node.result)
+    if node.role == "llm" and node.model == SYNTHETIC_MODEL:
+        said = node.output_text or ""
+        node.error = node.error or synthetic_error(said)
+        node.output_text, node.output_messages = None, []
+        node.info[_MADE_UP] = said.strip()
+    if node.model == SYNTHETIC_MODEL:  # no model answered (the root's, when Claude Code made up every message)
+        node.model = None
     if node.output_text is not None and is_placeholder(node.output_text):
         node.output_text = None
     node.output_messages = [m for m in node.output_messages if not (m.get("text") and is_placeholder(m["text"])
                                                                     and not m.get("calls"))]
+
+
+def without_made_up_answer(group: list[Node]) -> list[Node]:
+    """``group`` with no root output that is a message Claude Code made up (the root's output is the last agent
+    message, whatever said it), so that the run that ended on one reads as ended on that model call's error."""
+    made_up = {n.info[_MADE_UP] for n in group if n.info.get(_MADE_UP)}
+    for node in group:
+        if made_up and node.parent is None and (node.output_text or "").strip() in made_up:
+            node.output_text = None
+    return group
+
+
+def ended_on_cli_error(run: Trajectory, group: list[Node]) -> Trajectory:
+    """``run``, whose outcome a failed last model call decided, as an infrastructure error when that call's message
+    was Claude Code's own (see the module docstring), with the ATIF reader's cause and its ``api_errors`` count."""
+    errors = [n for n in group if n.info.get(_MADE_UP) and n.error]
+    if not errors:
+        return run
+    update: dict[str, Any] = {"metadata": {**run.metadata, "api_errors": len(errors)}}
+    if run.outcome is Outcome.failure and run.metadata.get("outcome_basis") == "error status of the last model call":
+        update |= {"outcome": Outcome.infra_error,
+                   "failure": Failure(error=run.failure.error if run.failure else errors[-1].error,
+                                      cause=API_ERROR_CAUSE)}
+    return run.model_copy(update=update)
