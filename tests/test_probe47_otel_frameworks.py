@@ -74,3 +74,12 @@ def test_harbor_otel_export_claude_codes_own_message_is_no_answer() -> None:
     assert run.failure.cause.startswith("infrastructure: the session ended on an API error")
     assert run.model_id is None
     assert run.metadata["api_errors"] == 1
+
+
+def test_harbor_otel_export_task_is_the_typed_prompt_not_the_clis_context() -> None:
+    """The export's root input is the trajectory's first user message, for Codex its ``<environment_context>``:
+    that was the task. The ATIF reader skips context the CLI wrote; the export's run now has the prompt the user
+    typed, which only its model calls' input holds."""
+    run = adapter_support.only(HARBOR / "harbor-0.25-atif2otel-0.1.1-codex.otlp.jsonl")
+    assert run.task == "Fix the greeting in main.py to say hello and run it"
+    assert [s.action for s in run.steps][:2] == ["apply_patch", "exec_command"]

@@ -78,7 +78,7 @@ from trajsearch.model import Trajectory
 
 from ._common import Context, RecordError
 from ._otlp import OtlpFormat, is_span_record, otlp_nodes, raw_items, sample_attribute_keys
-from ._otlp.harbor import ended_on_cli_error, without_made_up_answer
+from ._otlp.harbor import as_atif_run, ended_on_cli_error
 from ._otlp.values import normal_id
 from ._spans import Evaluation, Node
 
@@ -240,7 +240,7 @@ def _verdicts_on_the_run(key: str, group: list[Node]) -> list[Node]:
 def assemble_trajectory(key: str, group: list[Node], ctx: Context, by: str = "trace") -> Trajectory:
     """The shared span assembly (``_spans.SpanFormat``), with the Phoenix annotations that judge the run; a run of
     Harbor's OTel export that ended on Claude Code's own message ends on an API error (``_otlp.harbor``)."""
-    group = without_made_up_answer(_verdicts_on_the_run(key, group))
+    group = as_atif_run(_verdicts_on_the_run(key, group))
     return ended_on_cli_error(_FORMAT.assemble_trajectory(key, group, ctx, by), group)
 
 

@@ -21,14 +21,16 @@ from typing import Any
 
 from trajsearch.model import Failure, Outcome, Trajectory
 
-from .._agent_cli import API_ERROR_CAUSE, SYNTHETIC_MODEL, synthetic_error
-from .._spans import Node
+from .._agent_cli import API_ERROR_CAUSE, SYNTHETIC_MODEL, synthetic_error, typed_prompt
+from .._spans import Node, maybe_json
 from ..atif import is_placeholder, result_error
 
 #: The resource's ``telemetry.sdk.name`` on every span the exporter writes.
 SDK_NAME = "harbor-atif2otel"
 #: ``Node.info`` key of a model call whose message Claude Code made up: the message.
 _MADE_UP = "harbor_synthetic"
+#: ``Node.info`` key of a root whose input (the first user message) was no prompt the user typed.
+_NO_TASK = "harbor_context_input"
 
 
 def is_harbor_export(resource: dict[str, Any]) -> bool:
@@ -47,19 +49,33 @@ def read_as_atif(node: Node) -> None:
         node.info[_MADE_UP] = said.strip()
     if node.model == SYNTHETIC_MODEL:  # no model answered (the root's, when Claude Code made up every message)
         node.model = None
+    if node.parent is None and node.input_text and typed_prompt(node.input_text) is None:
+        node.input_text, node.info[_NO_TASK] = None, True  # context the CLI wrote (<environment_context>, AGENTS.md)
     if node.output_text is not None and is_placeholder(node.output_text):
         node.output_text = None
     node.output_messages = [m for m in node.output_messages if not (m.get("text") and is_placeholder(m["text"])
                                                                     and not m.get("calls"))]
 
 
-def without_made_up_answer(group: list[Node]) -> list[Node]:
-    """``group`` with no root output that is a message Claude Code made up (the root's output is the last agent
-    message, whatever said it), so that the run that ended on one reads as ended on that model call's error."""
+def _typed_prompts(node: Node) -> list[str]:
+    """What the user typed among a model call's input (``input.value``: the turn's user and system messages)."""
+    messages = maybe_json(node.input_text) if node.input_text else None
+    return [typed for m in (messages if isinstance(messages, list) else []) if isinstance(m, dict)
+            and m.get("role") == "user" and isinstance(m.get("content"), str) and (typed := typed_prompt(m["content"]))]
+
+
+def as_atif_run(group: list[Node]) -> list[Node]:
+    """``group`` with its root as the ATIF reader would read the trajectory's ends: its output no message Claude Code
+    made up (the root's output is the last agent message, whatever said it), so that a run that ended on one ends
+    on that model call's error; its input, where the first user message was context the CLI wrote, the first
+    prompt the user typed (the export writes each later user message only into its turn's model calls' input)."""
     made_up = {n.info[_MADE_UP] for n in group if n.info.get(_MADE_UP)}
-    for node in group:
-        if made_up and node.parent is None and (node.output_text or "").strip() in made_up:
-            node.output_text = None
+    calls = sorted((n for n in group if n.role == "llm"), key=lambda n: n.seq)
+    for root in (n for n in group if n.parent is None):
+        if made_up and (root.output_text or "").strip() in made_up:
+            root.output_text = None
+        if root.info.get(_NO_TASK):
+            root.input_text = next((p[0] for n in calls if (p := _typed_prompts(n))), None)
     return group
 
 
