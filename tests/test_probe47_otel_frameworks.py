@@ -59,7 +59,18 @@ def test_a_long_otlp_line_of_a_traced_mini_swe_agent_run_is_spans() -> None:
     run = adapter_support.only(path)
     assert run.task.startswith("Modeling's `separability_matrix` does not compute separability correctly")
     assert run.model_id == "google/gemini-3-pro-preview"
-    assert len(run.steps) == 20  # one per agent turn (their commands are written in the words: see SOURCE.md)
+    assert len(run.steps) == 20
+
+
+def test_harbor_otel_export_mini_swe_agent_fenced_commands_are_bash_steps() -> None:
+    """mini-swe-agent 1.x writes its command in a fence in its words (no tool calls): the ATIF reader reads each turn
+    as a ``bash`` step, but the export has only the LLM span's output, and each turn read as a ``respond`` answer."""
+    run = adapter_support.only(HARBOR / "harbor-0.25-atif2otel-0.1.1-mini-swe-agent.otlp.jsonl")
+    assert {s.action for s in run.steps} == {"bash"}
+    first, last = run.steps[0], run.steps[-1]
+    assert first.arguments == {"command": "ls -R"}
+    assert first.thought.startswith("I need to explore the codebase")
+    assert last.arguments["command"].startswith("echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT")
 
 
 def test_harbor_otel_export_claude_codes_own_message_is_no_answer() -> None:

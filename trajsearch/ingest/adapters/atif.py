@@ -495,6 +495,13 @@ def result_error(content: str) -> str | None:
     return _result_error(content, False)
 
 
+def fenced_command(message: str) -> tuple[str, str | None] | None:
+    """(command, thought) of a mini-swe-agent turn that wrote its command in a fence (1.x, text-based: no tool
+    calls), read with the stock fences (:func:`_written_actions`), for a format that keeps no ``agent_config``."""
+    written = _written_actions(message, DEFAULT_ACTION_REGEXES)
+    return (written[0][0][1]["command"], written[1]) if written and written[0][0][0] == "bash" else None
+
+
 def is_placeholder(message: str) -> bool:
     """Whether an agent message is only a Harbor converter's placeholder for no text (:data:`_PLACEHOLDER`)."""
     return bool(_PLACEHOLDER.fullmatch(message.strip()))

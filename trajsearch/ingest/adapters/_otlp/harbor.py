@@ -12,23 +12,31 @@ both, from ``atif`` and ``_agent_cli``):
   call]``, ``(tool calls)``, ``(tool use)`` ...): no words of the agent's, so no thought and no answer;
 - a message Claude Code made up itself (model ``<synthetic>``: "Not logged in", "Prompt is too long", an API
   error) is no answer but that model call's error; a run that ended on one (no model turn after it, the root's
-  output that message) is an infrastructure error, as the ATIF and Claude Code readers read it.
+  output that message) is an infrastructure error, as the ATIF and Claude Code readers read it;
+- the root's input is the first user message, for Codex the CLI's ``<environment_context>``: the task is then
+  the first prompt the user typed, which only the model calls' input holds;
+- a mini-swe-agent 1.x turn wrote its command in a fence in its words (no tool call, so no TOOL span): that
+  command is a ``bash`` step, its other words the thought (its output is lost: the export keeps only results tied
+  to a call id).
 """
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from typing import Any
 
 from trajsearch.model import Failure, Outcome, Trajectory
 
 from .._agent_cli import API_ERROR_CAUSE, SYNTHETIC_MODEL, synthetic_error, typed_prompt
-from .._spans import Node, maybe_json
-from ..atif import is_placeholder, result_error
+from .._spans import Message, Node, maybe_json
+from ..atif import fenced_command, is_placeholder, result_error
 
 #: The resource's ``telemetry.sdk.name`` on every span the exporter writes.
 SDK_NAME = "harbor-atif2otel"
 #: ``Node.info`` key of a model call whose message Claude Code made up: the message.
 _MADE_UP = "harbor_synthetic"
+#: ``Node.info`` key of a root span the export wrote.
+_EXPORTED = "harbor_export"
 #: ``Node.info`` key of a root whose input (the first user message) was no prompt the user typed.
 _NO_TASK = "harbor_context_input"
 
@@ -49,6 +57,8 @@ def read_as_atif(node: Node) -> None:
         node.info[_MADE_UP] = said.strip()
     if node.model == SYNTHETIC_MODEL:  # no model answered (the root's, when Claude Code made up every message)
         node.model = None
+    if node.parent is None:
+        node.info[_EXPORTED] = True
     if node.parent is None and node.input_text and typed_prompt(node.input_text) is None:
         node.input_text, node.info[_NO_TASK] = None, True  # context the CLI wrote (<environment_context>, AGENTS.md)
     if node.output_text is not None and is_placeholder(node.output_text):
@@ -76,7 +86,21 @@ def as_atif_run(group: list[Node]) -> list[Node]:
             root.output_text = None
         if root.info.get(_NO_TASK):
             root.input_text = next((p[0] for n in calls if (p := _typed_prompts(n))), None)
+        if root.info.get(_EXPORTED) and root.name == "mini-swe-agent":  # the export's ``agent.name``, its root's name
+            for call in calls:
+                _fenced_call(call)
     return group
+
+
+def _fenced_call(call: Node) -> None:
+    """A mini-swe-agent 1.x turn (its command in a fence in its words: the export has no TOOL span for it) as a model
+    call that asked for that ``bash`` command, its other words the thought, as the ATIF reader reads the turn."""
+    written = fenced_command(call.output_text) if call.output_text and not call.output_messages else None
+    if written is not None:
+        command, thought = written
+        call.output_messages = [asdict(Message("assistant", text=thought or "", calls=[
+            {"id": f"{call.id}-command", "name": "bash", "arguments": {"command": command}}]))]
+        call.output_text = None
 
 
 def ended_on_cli_error(run: Trajectory, group: list[Node]) -> Trajectory:
