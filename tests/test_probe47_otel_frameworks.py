@@ -94,3 +94,17 @@ def test_harbor_otel_export_task_is_the_typed_prompt_not_the_clis_context() -> N
     run = adapter_support.only(HARBOR / "harbor-0.25-atif2otel-0.1.1-codex.otlp.jsonl")
     assert run.task == "Fix the greeting in main.py to say hello and run it"
     assert [s.action for s in run.steps][:2] == ["apply_patch", "exec_command"]
+
+
+def test_harbor_otel_export_steps_are_tied_to_their_words_by_the_export_order() -> None:
+    """The export writes an agent step's words as an LLM span and its calls as the TOOL spans right after it, with no
+    call ids; tied by time alone, Codex's first-turn answer was taken for the thought of the next turn's command, and
+    lost as an answer. A step with no timestamp got its TOOL spans 1 ms after the epoch: the run dated 1970."""
+    run = adapter_support.only(HARBOR / "harbor-0.25-atif2otel-0.1.1-codex.otlp.jsonl")
+    assert [s.action for s in run.steps] == ["apply_patch", "exec_command", "respond", "exec_command", "respond"]
+    assert run.steps[0].thought == "I'll patch main.py to print hello."
+    assert run.steps[2].arguments["content"].startswith("main.py now prints hello")
+    assert run.steps[3].thought is None
+    untimed = adapter_support.only(HARBOR / "harbor-0.26-atif2otel-0.1.1-hermes.otlp.jsonl")
+    assert untimed.created_at.year > 2000
+    assert all(s.started_at is None for s in untimed.steps)

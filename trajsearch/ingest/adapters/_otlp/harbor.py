@@ -6,6 +6,8 @@ with the first user message as input and the last agent message as output, every
 trajectory said only in its text is all the spans say, and it is read as the ATIF reader reads it (one rule for
 both, from ``atif`` and ``_agent_cli``):
 
+- an agent step's calls are the TOOL spans written right after its LLM span (the spans carry no call ids, and a
+  step with no timestamp gets its spans' times as offsets from 0, which are no times): its words are their thought;
 - a tool's result shows its failure only in its text (hermes' and strands' JSON ``exit_code``, Claude Code's
   ``Exit code N``, an ``Error:`` line ...): that is the tool step's error;
 - an agent step that said nothing but its calls carries the converter's placeholder as its message (``[tool
@@ -23,6 +25,7 @@ both, from ``atif`` and ``_agent_cli``):
 from __future__ import annotations
 
 from dataclasses import asdict
+from itertools import takewhile
 from typing import Any
 
 from trajsearch.model import Failure, Outcome, Trajectory
@@ -35,6 +38,8 @@ from ..atif import fenced_command, is_placeholder, result_error
 SDK_NAME = "harbor-atif2otel"
 #: ``Node.info`` key of a model call whose message Claude Code made up: the message.
 _MADE_UP = "harbor_synthetic"
+#: Unix seconds before which a span's time is the export's offset from 0 for a step with no timestamp (2000-01-01).
+_UNTIMED_BEFORE = 946_684_800
 #: ``Node.info`` key of a root span the export wrote.
 _EXPORTED = "harbor_export"
 #: ``Node.info`` key of a root whose input (the first user message) was no prompt the user typed.
@@ -59,6 +64,8 @@ def read_as_atif(node: Node) -> None:
         node.model = None
     if node.parent is None:
         node.info[_EXPORTED] = True
+    if node.start is not None and node.start < _UNTIMED_BEFORE:  # a step with no timestamp: offsets from 0
+        node.start = node.end = None
     if node.parent is None and node.input_text and typed_prompt(node.input_text) is None:
         node.input_text, node.info[_NO_TASK] = None, True  # context the CLI wrote (<environment_context>, AGENTS.md)
     if node.output_text is not None and is_placeholder(node.output_text):
@@ -86,10 +93,32 @@ def as_atif_run(group: list[Node]) -> list[Node]:
             root.output_text = None
         if root.info.get(_NO_TASK):
             root.input_text = next((p[0] for n in calls if (p := _typed_prompts(n))), None)
-        if root.info.get(_EXPORTED) and root.name == "mini-swe-agent":  # the export's ``agent.name``, its root's name
-            for call in calls:
+        if not root.info.get(_EXPORTED):
+            continue
+        asked = _calls_asked(group)
+        for call in calls:
+            if call.id not in asked and root.name == "mini-swe-agent":  # the export's ``agent.name``: its root's name
                 _fenced_call(call)
     return group
+
+
+def _calls_asked(group: list[Node]) -> set[str]:
+    """The model calls (by id) whose step's tool calls the export wrote as the TOOL spans right after it, each given
+    those calls, so that its words are their thought: the spans carry no call ids, and a step with no timestamp
+    gives no time to tie them by (the export writes the LLM span from 0, its TOOL spans 1 ms apart from 0)."""
+    asked: set[str] = set()
+    ordered = sorted(group, key=lambda n: n.seq)
+    for n, call in enumerate(ordered):
+        if call.role != "llm" or call.error or any(m.get("calls") for m in call.output_messages):
+            continue
+        tools = list(takewhile(lambda t: t.role == "tool" and t.parent == call.parent, ordered[n + 1:]))
+        if tools:
+            said = call.output_text or "".join(m.get("text") or "" for m in call.output_messages)
+            call.output_messages = [asdict(Message("assistant", text=said or "", calls=[
+                {"id": None, "name": t.tool, "arguments": t.arguments} for t in tools]))]
+            call.output_text = None
+            asked.add(call.id)
+    return asked
 
 
 def _fenced_call(call: Node) -> None:
