@@ -34,7 +34,8 @@ def test_harbor_otel_export_placeholder_messages_are_no_answers() -> None:
 
 @pytest.mark.parametrize("name, errors", [
     ("strands", ["cat: /nonexistent/config.yaml: No such file or directory (exit code 1)",
-                 "Error: The path /tmp/p46/probeA/strands/work/settings.py does not exist. Please provide a valid path.",
+                 "Error: The path /tmp/p46/probeA/strands/work/settings.py does not exist. "
+                 "Please provide a valid path.",
                  None, None]),
     ("kimi-cli", ["cat: /nonexistent/config.yaml: No such file or directory", None, None]),
 ])
