@@ -111,10 +111,11 @@ def _by_suffix(name: str) -> str | None:
 
 _READS = "trajsearch reads JSON, JSON lines and their gzip"
 #: Files trajsearch does not read, told by their first bytes or their name: said so rather than "unrecognised".
-_TABLE = ("export it as JSON instead (Phoenix: get_spans_dataframe().to_json(orient='records'); Langfuse: the "
-          "export's JSON or JSONL choice; LangSmith: the runs as JSON, not the UI's CSV)")
+_TABLE = ("export it as JSON instead: Phoenix, get_spans_dataframe().to_json(orient='records'); Langfuse, the "
+          "export's JSON or JSONL choice; LangSmith (whose bulk export writes Parquet), client.list_runs(...) written "
+          "one run.json() per line, or pandas.read_parquet(f).to_json(orient='records', lines=True)")
 _UNREADABLE_MAGIC = {b"\x28\xb5\x2f\xfd": "zstd-compressed (decompress it first: zstd -d)",
-                     b"PAR1": f"a Parquet file ({_TABLE})", b"PK\x03\x04": "a zip archive (unpack it first)",
+                     b"PAR1": f"a Parquet file: {_TABLE}", b"PK\x03\x04": "a zip archive (unpack it first)",
                      b"\xfd7zXZ\x00": "xz-compressed (decompress it first: xz -d)",
                      **{b"BZh%d" % size: "bzip2-compressed (decompress it first: bunzip2)" for size in range(1, 10)}}
 _GZIP_MAGIC = b"\x1f\x8b"
@@ -179,7 +180,7 @@ def _container_kind(path: Path) -> str | None:
 
 
 def _table_kind(path: Path) -> str | None:
-    return f"a CSV file ({_TABLE})" if path.suffix.lower() in (".csv", ".tsv") else None
+    return f"a CSV file: {_TABLE}" if path.suffix.lower() in (".csv", ".tsv") else None
 
 
 def _broken_kind(path: Path) -> str | None:
