@@ -373,8 +373,8 @@ class FusionConfig:
 
     def shortlist_size(self, k: int, group_size: int, mode: str) -> int:
         """How many of the best fused candidates are fetched by key up front and checked for the
-        query verbatim (grouping walks further when these hold fewer than ``k`` runs; a run's
-        further rows, with ``group_size`` > 1, are looked for among these only).
+        query verbatim (grouping walks further, reading only the runs of candidates, when these
+        hold fewer than ``k`` runs or a run's ``group_size`` rows).
 
         Two per place for hybrid with one row per run, where the lexical leg's best rows are
         checked anyway (``lexical_checked``) and fetching is most of what hybrid adds to dense: on

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from dataclasses import replace
 from pathlib import Path
 
@@ -411,18 +411,22 @@ class TrajSearch:
         Each leg is asked for a pool of candidates; when the fused candidates hold fewer than
         ``k`` runs (``k`` rows ungrouped) and a leg came back full, the pools grow (x4) and the
         legs are asked again, until ``k`` are found or the candidates inside the filters run out.
+        The same for ``group_size`` rows of each run shown (as dense mode's group_by fills them):
+        the pools grow while a run shown has fewer and a full leg holds more of its rows deeper.
         """
         pool = self.fusion.pool_size(k, group_size)
         dense_filters = None if mode == "lexical" else self._dense_filters(filters)
         lexical_filters = self._lexical_filters(filters)
         vector = None if dense_filters is None else self.query_vector(text)
         rows: dict[str, dict] = {}  # every candidate row fetched so far, by id
+        runs_of: dict[str, str] = {}  # candidate id -> its run, where known (the dense leg gives it)
         while True:
             # hybrid: the dense leg fills the places, so a long query's lexical leg keeps to its telling words
             lexical = self.index.lexical_search(text, lexical_filters, limit=pool, widen=mode == "lexical")
             dense: dict[str, dict] = {}
             if dense_filters is not None:  # ranks and runs only: rows that may show are fetched below
                 dense = {r["id"]: r for r in self.index.search(vector, dense_filters, limit=pool, fields=())}
+                runs_of.update((rid, r["trajectory_id"]) for rid, r in dense.items())
             scores = self.fusion.fuse(text, list(dense), lexical, mode)
             ranking = sorted(scores, key=lambda rid: -scores[rid])
             # the shortlist (rows that may show, and the lexical leg's best: a passage has no dense
@@ -431,16 +435,23 @@ class TrajSearch:
             shortlist = self.fusion.shortlist_size(k, group_size, mode)
             best = list(dict.fromkeys(ranking[:shortlist] + [rid for rid, _ in lexical[: self.fusion.lexical_checked]]))
             self._fetch(rows, best, lexical_filters)
+            runs_of.update((rid, rows[rid]["trajectory_id"]) for rid in best if rid in rows)
             texts = {rid: rows[rid]["text"] for rid in best if rid in rows}
             held = self.fusion.verbatim_rows(text, texts)  # raised above every other row
             checked = {rid: texts[rid] for rid, _ in lexical[: self.fusion.lexical_checked] if rid in texts}
             scores = lifted(lifted(scores, self.fusion.near_verbatim_rows(text, checked, held)), held)
             order = sorted(ranking, key=lambda rid: -scores[rid])
-            chosen = self._choose(order, len(best), rows, scores, k, group_size, lexical_filters)
-            found = len({r["trajectory_id"] for r in chosen}) if group_size else len(chosen)
+            chosen = self._choose(order, len(best), runs_of, scores, k, group_size, lexical_filters)
+            shown = Counter(r["trajectory_id"] for r in chosen)
+            found = len(shown) if group_size else len(chosen)
             full = len(lexical) >= pool or len(dense) >= pool
-            if found >= k or not full or pool >= MAX_LIMIT:
+            if not full or pool >= MAX_LIMIT:
                 break
+            if found >= k:
+                short = [tid for tid, n in shown.items() if n < group_size]
+                if not short or not self._deeper_rows(short, runs_of, text, pool, (lexical, lexical_filters),
+                                                      (dense, dense_filters, vector)):
+                    break
             pool = min(MAX_LIMIT, pool * 4)
         # the rows shown, whole, in one get: with their vectors when the dense leg did not rank one of them
         unscored = vector is not None and any(row["id"] not in dense for row in chosen)
@@ -467,35 +478,70 @@ class TrajSearch:
         if missing:
             rows.update({r["id"]: r for r in self.index.get(missing, filters, fields=self._CHOICE_FIELDS)})
 
-    def _choose(self, order: list[str], shortlist: int, rows: dict[str, dict], scores: dict[str, float], k: int,
+    def _choose(self, order: list[str], shortlist: int, runs_of: dict[str, str], scores: dict[str, float], k: int,
                 group_size: int, filters: Filters) -> list[dict]:
-        """The rows to show, walking ``order`` (fetching rows in chunks as needed): the first ``k``
-        rows, or with ``group_size`` the rows of the first ``k`` runs, at most ``group_size`` each
-        (their further rows are looked for within the first ``shortlist`` candidates only)."""
+        """The rows to show (id, run and score), walking ``order`` (reading the runs of candidates not
+        known yet in chunks, as needed): the first ``k`` rows, or with ``group_size`` the rows of the
+        first ``k`` runs, at most ``group_size`` each. Their further rows are looked for among every
+        candidate, not the shortlist only: a run's second and third best rows sit deep in the fused
+        ranking of a short keyword query (probe 47: `get_reservation_details`, k=5, group_size=3 on
+        tau-bench airline showed runs of [2, 1, 1, 1, 1] rows where the candidates held [3, 3, 2, 1, 1])."""
         chosen: list[dict] = []
         groups: dict[str, int] = {}
         chunk = max(shortlist, 16)
         for start in range(0, len(order), chunk):
             part = order[start : start + chunk]
-            self._fetch(rows, part, filters)
+            missing = [rid for rid in part if rid not in runs_of]
+            if missing:  # their runs only: the rows shown are read whole afterwards
+                runs_of.update((r["id"], r["trajectory_id"])
+                               for r in self.index.get(missing, filters, fields=["trajectory_id"]))
             for rid in part:
-                row = rows.get(rid)
-                if row is None:
+                tid = runs_of.get(rid)
+                if tid is None:
                     continue
                 if not group_size:
-                    chosen.append(dict(row, score=scores[rid]))
+                    chosen.append({"id": rid, "trajectory_id": tid, "score": scores[rid]})
                     if len(chosen) == k:
                         return chosen
                     continue
-                tid = row["trajectory_id"]
                 if tid not in groups and len(groups) == k:
                     continue  # k runs already: only their further rows may join
                 if groups.get(tid, 0) < group_size:
                     groups[tid] = groups.get(tid, 0) + 1
-                    chosen.append(dict(row, score=scores[rid]))
-            if len(groups) == k and (start + chunk >= shortlist or all(n == group_size for n in groups.values())):
+                    chosen.append({"id": rid, "trajectory_id": tid, "score": scores[rid]})
+            if len(groups) == k and all(n == group_size for n in groups.values()):
                 return chosen
         return chosen
+
+    def _deeper_rows(self, short: list[str], runs_of: dict[str, str], text: str, pool: int,
+                     lexical_leg: tuple[list[tuple[str, float]], Filters],
+                     dense_leg: tuple[dict[str, dict], Filters | None, Any]) -> bool:
+        """Whether a leg that came back full (``pool`` deep) ranks rows of the runs ``short`` (shown with
+        fewer than ``group_size`` rows) below its pool, so a deeper pool would show more of them.
+
+        Each full leg is asked again over those runs alone, one row more than its pool holds of them:
+        restricted to them a leg ranks their rows by the same scores, so a row it returns that its pool
+        lacks lies deeper. A run with no further row inside the filters (a task-level search: one row
+        per run) is not searched deeper for (every pool would grow to the limit for nothing). The lexical
+        leg is asked without widening: a long query over a few runs falls short of its telling words
+        and would widen to rows the leg's pool never holds, however deep."""
+        lexical, lexical_filters = lexical_leg
+        dense, dense_filters, vector = dense_leg
+        runs = set(short)
+        if len(lexical) >= pool:
+            have = {rid for rid, _ in lexical}
+            held = sum(runs_of.get(rid) in runs for rid in have)
+            ranked = self.index.lexical_search(text, replace(lexical_filters, trajectory_ids=tuple(short)),
+                                               limit=held + 1, widen=False)
+            if any(rid not in have for rid, _ in ranked):
+                return True
+        if dense_filters is not None and len(dense) >= pool:
+            held = sum(r["trajectory_id"] in runs for r in dense.values())
+            ranked = self.index.search(vector, replace(dense_filters, trajectory_ids=tuple(short)), limit=held + 1,
+                                       fields=())
+            if any(r["id"] not in dense for r in ranked):
+                return True
+        return False
 
     def _dense(self, vector: Any, filters: Filters, k: int, grouped: bool, group_size: int) -> list[dict]:
         # grouped: the index returns the k best runs, each filled to group_size where the rows
