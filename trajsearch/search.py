@@ -412,21 +412,30 @@ class TrajSearch:
         ``k`` runs (``k`` rows ungrouped) and a leg came back full, the pools grow (x4) and the
         legs are asked again, until ``k`` are found or the candidates inside the filters run out.
         The same for ``group_size`` rows of each run shown (as dense mode's group_by fills them):
-        the pools grow while a run shown has fewer and a full leg holds more of its rows deeper.
+        while a run shown has fewer, the pool of each full leg holding more of its rows deeper grows
+        (that leg's only: a run's further rows mostly lie deep in the dense leg alone, and a lexical
+        pool grown with it would only bring rows whose runs must be read by key).
         """
         pool = self.fusion.pool_size(k, group_size)
+        pools = {"lexical": pool, "dense": pool}
+        lexical: list[tuple[str, float]] = []
+        dense: dict[str, dict] = {}
         dense_filters = None if mode == "lexical" else self._dense_filters(filters)
         lexical_filters = self._lexical_filters(filters)
         vector = None if dense_filters is None else self.query_vector(text)
         rows: dict[str, dict] = {}  # every candidate row fetched so far, by id
         runs_of: dict[str, str] = {}  # candidate id -> its run, where known (the dense leg gives it)
+        asked = {"lexical": 0, "dense": 0}  # the depth each leg was last asked for
         while True:
-            # hybrid: the dense leg fills the places, so a long query's lexical leg keeps to its telling words
-            lexical = self.index.lexical_search(text, lexical_filters, limit=pool, widen=mode == "lexical")
-            dense: dict[str, dict] = {}
-            if dense_filters is not None:  # ranks and runs only: rows that may show are fetched below
-                dense = {r["id"]: r for r in self.index.search(vector, dense_filters, limit=pool, fields=())}
+            if asked["lexical"] != pools["lexical"]:
+                # hybrid: the dense leg fills the places, so a long query's lexical leg keeps to its telling words
+                lexical = self.index.lexical_search(text, lexical_filters, limit=pools["lexical"],
+                                                    widen=mode == "lexical")
+            if dense_filters is not None and asked["dense"] != pools["dense"]:
+                # ranks and runs only: rows that may show are fetched below
+                dense = {r["id"]: r for r in self.index.search(vector, dense_filters, limit=pools["dense"], fields=())}
                 runs_of.update((rid, r["trajectory_id"]) for rid, r in dense.items())
+            asked = dict(pools)
             scores = self.fusion.fuse(text, list(dense), lexical, mode)
             ranking = sorted(scores, key=lambda rid: -scores[rid])
             # the shortlist (rows that may show, and the lexical leg's best: a passage has no dense
@@ -444,15 +453,19 @@ class TrajSearch:
             chosen = self._choose(order, len(best), runs_of, scores, k, group_size, lexical_filters)
             shown = Counter(r["trajectory_id"] for r in chosen)
             found = len(shown) if group_size else len(chosen)
-            full = len(lexical) >= pool or len(dense) >= pool
-            if not full or pool >= MAX_LIMIT:
-                break
-            if found >= k:
-                short = [tid for tid, n in shown.items() if n < group_size]
-                if not short or not self._deeper_rows(short, runs_of, text, pool, (lexical, lexical_filters),
-                                                      (dense, dense_filters, vector)):
+            full = {leg for leg, got in (("lexical", len(lexical)), ("dense", len(dense)))
+                    if got >= pools[leg] and pools[leg] < MAX_LIMIT}
+            if found < k:  # both grow, to the deeper of the two
+                if not full:
                     break
-            pool = min(MAX_LIMIT, pool * 4)
+                pools = dict.fromkeys(pools, min(MAX_LIMIT, max(pools.values()) * 4))
+                continue
+            short = [tid for tid, n in shown.items() if n < group_size]
+            deeper = self._deeper_legs(short, runs_of, text, full, (lexical, lexical_filters),
+                                       (dense, dense_filters, vector)) if short and full else set()
+            if not deeper:
+                break
+            pools.update((leg, min(MAX_LIMIT, pools[leg] * 4)) for leg in deeper)
         # the rows shown, whole, in one get: with their vectors when the dense leg did not rank one of them
         unscored = vector is not None and any(row["id"] not in dense for row in chosen)
         fields = [*OUTPUT_FIELDS, "embedding"] if unscored else OUTPUT_FIELDS
@@ -488,9 +501,10 @@ class TrajSearch:
         tau-bench airline showed runs of [2, 1, 1, 1, 1] rows where the candidates held [3, 3, 2, 1, 1])."""
         chosen: list[dict] = []
         groups: dict[str, int] = {}
-        chunk = max(shortlist, 16)
-        for start in range(0, len(order), chunk):
+        start, chunk = 0, max(shortlist, 16)
+        while start < len(order):
             part = order[start : start + chunk]
+            start, chunk = start + chunk, chunk * 2  # a walk past the shortlist reads runs in a few gets, not dozens
             missing = [rid for rid in part if rid not in runs_of]
             if missing:  # their runs only: the rows shown are read whole afterwards
                 runs_of.update((r["id"], r["trajectory_id"])
@@ -513,11 +527,11 @@ class TrajSearch:
                 return chosen
         return chosen
 
-    def _deeper_rows(self, short: list[str], runs_of: dict[str, str], text: str, pool: int,
+    def _deeper_legs(self, short: list[str], runs_of: dict[str, str], text: str, full: set[str],
                      lexical_leg: tuple[list[tuple[str, float]], Filters],
-                     dense_leg: tuple[dict[str, dict], Filters | None, Any]) -> bool:
-        """Whether a leg that came back full (``pool`` deep) ranks rows of the runs ``short`` (shown with
-        fewer than ``group_size`` rows) below its pool, so a deeper pool would show more of them.
+                     dense_leg: tuple[dict[str, dict], Filters | None, Any]) -> set[str]:
+        """The legs of ``full`` (those that came back as deep as asked) ranking rows of the runs ``short``
+        (shown with fewer than ``group_size`` rows) below their pool: a deeper pool would show more of them.
 
         Each full leg is asked again over those runs alone, one row more than its pool holds of them:
         restricted to them a leg ranks their rows by the same scores, so a row it returns that its pool
@@ -527,21 +541,21 @@ class TrajSearch:
         and would widen to rows the leg's pool never holds, however deep."""
         lexical, lexical_filters = lexical_leg
         dense, dense_filters, vector = dense_leg
-        runs = set(short)
-        if len(lexical) >= pool:
+        runs, deeper = set(short), set()
+        if "lexical" in full:
             have = {rid for rid, _ in lexical}
             held = sum(runs_of.get(rid) in runs for rid in have)
             ranked = self.index.lexical_search(text, replace(lexical_filters, trajectory_ids=tuple(short)),
                                                limit=held + 1, widen=False)
             if any(rid not in have for rid, _ in ranked):
-                return True
-        if dense_filters is not None and len(dense) >= pool:
+                deeper.add("lexical")
+        if "dense" in full and dense_filters is not None:
             held = sum(r["trajectory_id"] in runs for r in dense.values())
             ranked = self.index.search(vector, replace(dense_filters, trajectory_ids=tuple(short)), limit=held + 1,
                                        fields=())
             if any(r["id"] not in dense for r in ranked):
-                return True
-        return False
+                deeper.add("dense")
+        return deeper
 
     def _dense(self, vector: Any, filters: Filters, k: int, grouped: bool, group_size: int) -> list[dict]:
         # grouped: the index returns the k best runs, each filled to group_size where the rows
