@@ -8,11 +8,13 @@ whole gpt-4o airline file: [2, 1, 1, 1, 1] rows per run where the candidates hel
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from pathlib import Path
 
 import pytest
 
+from cli_support import run_cli
 from trajsearch.ingest.read import read_dump
 
 AIRLINE = Path(__file__).parent / "fixtures" / "tau-bench" / ".group-size" / "gpt-4o-airline-10-19.json"
@@ -27,8 +29,13 @@ def airline(hashing_ts):
 
 
 def per_run(hits) -> list[int]:
-    counts = Counter(h.trajectory_id for h in hits)
-    return [counts[t] for t in dict.fromkeys(h.trajectory_id for h in hits)]
+    return runs_counted([h.trajectory_id for h in hits])
+
+
+def runs_counted(trajectory_ids: list[str]) -> list[int]:
+    """Rows per run, runs in the order they first show."""
+    counts = Counter(trajectory_ids)
+    return [counts[t] for t in dict.fromkeys(trajectory_ids)]
 
 
 @pytest.mark.parametrize("mode", ["hybrid", "lexical"])
@@ -61,3 +68,14 @@ def test_runs_with_one_row_inside_the_filters_are_shown_with_it_and_not_searched
     for mode in ("hybrid", "lexical"):
         hits = airline.search("get_user_details", tenant="acme", levels="task", k=3, group_size=3, mode=mode)
         assert per_run(hits) == [1, 1, 1], mode
+
+
+def test_the_cli_shows_group_size_rows_of_each_run(home):
+    """`trajsearch search ... --group-size 3` as an engineer types it, on the ingested dump."""
+    code, out, err = run_cli("ingest", str(AIRLINE), "-t", "acme", "-q")
+    assert code == 0, out + err
+    for mode in ("hybrid", "lexical"):
+        code, out, err = run_cli("search", "get_user_details", "-t", "acme", "-k", "1", "--group-size", "3",
+                                 "--mode", mode, "--json")
+        assert code == 0, out + err
+        assert runs_counted([h["trajectory_id"] for h in json.loads(out)]) == [3], mode
