@@ -319,3 +319,28 @@ def test_swebench_pro_instance_is_grouped_by_its_repository(tmp_path: Path) -> N
         run = only(tmp_path / "output.jsonl")
         assert run.task_family == {"instance_NodeBB": "NodeBB/NodeBB",
                                    "instance_ansible": "ansible/ansible"}[entry["instance_id"].split("__")[0]]
+
+
+# Review of this round's OpenHands evaluation fixes (FRB: RB's findings D1 to D6).
+
+
+def test_openhands_benchmarks_cost_report_before_its_proxy_costs_is_passed_over(tmp_path: Path) -> None:
+    """Bug: the cost report was told by ``proxy_cost_summary``, which ``report_costs.calculate_costs`` writes only
+    since 2026-04-02 (e045639d); every report written before (here as aec5b354, 2026-01-17, writes it: no proxy
+    costs) was rejected, 'unrecognised dump format'."""
+    run = json.loads(MULTI_SWE_LINE.read_text().splitlines()[0])
+    folder = tmp_path / "eval"
+    folder.mkdir()
+    (folder / "output.jsonl").write_text(json.dumps(run) + "\n")
+    (folder / "output.critic_attempt_1.jsonl").write_text(json.dumps(run) + "\n")
+    times = {"average_duration": 512.3, "total_duration": 512.3, "total_lines": 1, "lines_with_duration": 1}
+    report = {"directory": str(folder), "timestamp": "2026-01-20T10:00:00.000000",
+              "main_output": {"filename": "output.jsonl", "lines": 1, "cost": 0.42, "time_statistics": times},
+              "critic_files": [{"filename": "output.critic_attempt_1.jsonl", "lines": 1, "cost": 0.42,
+                                "time_statistics": times}],
+              "summary": {"total_cost": 0.42, "total_duration": 512.3, "only_main_output_cost": 0.42,
+                          "sum_critic_files": 0.42}}
+    (folder / "cost_report.jsonl").write_text(json.dumps(report, indent=2))
+    results = list(read_dump(folder))
+    assert sorted((Path(r.source).name, r.ok) for r in results) == [("output.critic_attempt_1.jsonl", True),
+                                                                      ("output.jsonl", True)]

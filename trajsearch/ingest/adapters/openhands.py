@@ -224,8 +224,9 @@ NOISE_ARGS = frozenset({"thought", "impl_source", "translated_ipython_code", "se
 #: The fields of OpenHands' evaluation ``EvalMetadata`` that tell its ``metadata.json`` (see ``side_file``).
 _EVAL_METADATA_KEYS = frozenset({"agent_class", "llm_config", "max_iterations", "eval_output_dir"})
 #: The fields of the ``cost_report.jsonl`` OpenHands/benchmarks' ``report_costs.calculate_costs`` writes beside a
-#: run set's outputs after its evaluation (see ``side_file``).
-_COST_REPORT_KEYS = frozenset({"directory", "main_output", "critic_files", "summary", "proxy_cost_summary"})
+#: run set's outputs after its evaluation (see ``side_file``): those of every version (``proxy_cost_summary`` came
+#: only on 2026-04-02, so a report written before it has none).
+_COST_REPORT_KEYS = frozenset({"directory", "main_output", "critic_files", "summary"})
 #: Where an OpenHands evaluation's LLM logs each call when its runner turns ``log_completions`` on (the SWE-bench
 #: runners do): ``<eval_output_dir>/llm_completions/<instance_id>/<model, / as __>-<time.time()>.json``
 #: (``evaluation/utils/shared.py``, ``openhands/llm/llm.py``), see ``side_path``.
