@@ -344,3 +344,21 @@ def test_openhands_benchmarks_cost_report_before_its_proxy_costs_is_passed_over(
     results = list(read_dump(folder))
     assert sorted((Path(r.source).name, r.ok) for r in results) == [("output.critic_attempt_1.jsonl", True),
                                                                       ("output.jsonl", True)]
+
+
+def test_openhands_line_whose_evaluation_errored_is_an_infra_error_as_through_the_report(tmp_path: Path) -> None:
+    """Bug: ``update_output_with_eval.py`` marks an instance of the harness's ``error_ids`` ``error_eval`` in its
+    line; read alone the line was the agent's failure ('not resolved: the evaluation of the patch failed'), read
+    with that report.json (``--outcomes``) an infra_error: one run, two verdicts by how it was ingested."""
+    line = _evaluated(tmp_path, MULTI_SWE_LINE, error_eval=True)
+    instance = json.loads(line.read_text())["instance_id"]
+    report = tmp_path / "report.json"  # the SWE-bench harness's report that update_output_with_eval.py read
+    report.write_text(json.dumps({"total_instances": 1, "submitted_instances": 1, "completed_instances": 0,
+                                  "resolved_instances": 0, "unresolved_instances": 0, "empty_patch_instances": 0,
+                                  "error_instances": 1, "resolved_ids": [], "unresolved_ids": [],
+                                  "error_ids": [instance], "empty_patch_ids": [], "incomplete_ids": [],
+                                  "completed_ids": []}))
+    alone, judged = only(line), next(iter(read_dump(line, outcomes=OutcomeTable.load(report)))).trajectory
+    assert alone.outcome is judged.outcome is Outcome.infra_error
+    assert alone.failure == judged.failure and alone.failure.cause.startswith("infrastructure:")
+    assert alone.failure.error.startswith("evaluation errored")

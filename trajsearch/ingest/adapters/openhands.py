@@ -551,8 +551,12 @@ def _evaluation_verdict(evaluation: dict[str, Any], outcome: Outcome, failure: F
     before the agent ``acted`` at all (the LLM provider or the runtime failed to start) is the harness's."""
     report = _harness_report(evaluation)
     if isinstance(resolved := report.get("resolved"), bool):  # the benchmark's own verdict
-        why = next((text for flag, text in _NOT_RESOLVED if report.get(flag) is True), _TESTS_FAILED)
-        return (Outcome.success, None) if resolved else (Outcome.failure, Failure(error=f"not resolved: {why}"))
+        if resolved:
+            return Outcome.success, None
+        why = next((text for flag, text in _NOT_RESOLVED if report.get(flag) is True), None)
+        if why is None and report.get("error_eval") is True:  # the harness's error, no verdict on the patch
+            return Outcome.infra_error, Failure(error=_EVAL_ERROR, cause=_EVAL_ERROR_CAUSE)
+        return Outcome.failure, Failure(error=f"not resolved: {why or _TESTS_FAILED}")
     checks = as_dict(evaluation.get("test_result"))
     if (key := next((k for k in _ANSWER_CHECKS if isinstance(checks.get(k), bool)), None)) is not None:
         return (Outcome.success, None) if checks[key] else (
@@ -593,9 +597,15 @@ def _graded(evaluation: dict[str, Any]) -> dict[str, Any]:
     return {"reward": reward} if (reward := _benchmark_reward(evaluation)) is not None else {}
 #: Why a run the harness judged was not resolved, by the flags OpenHands' SWE-bench evaluation writes beside
 #: ``resolved`` (``eval_infer.py``, ``update_output_with_eval.py``), the first that is set; else the tests failed.
+#: Its ``error_eval``, with none of these, is no verdict on the patch: ``update_output_with_eval.py`` sets it for the
+#: instances the harness's report lists in ``error_ids``, ``eval_infer.py`` where the evaluation could not start or
+#: grade; an ``infra_error`` then, as that report read through ``--outcomes`` makes it.
 _NOT_RESOLVED = (("empty_generation", "the patch was empty"), ("failed_apply_patch", "the patch did not apply"),
-                 ("test_timeout", "the tests timed out"), ("error_eval", "the evaluation of the patch failed"))
+                 ("test_timeout", "the tests timed out"))
 _TESTS_FAILED = "the benchmark's tests failed on the patch"
+_EVAL_ERROR = "evaluation errored: the benchmark's harness could not judge the patch (report error_eval)"
+_EVAL_ERROR_CAUSE = ("infrastructure: the harness's evaluation of the patch errored (its report's error_ids), which "
+                     "says nothing of the agent")
 
 
 def _harness_report(evaluation: dict[str, Any]) -> dict[str, Any]:
