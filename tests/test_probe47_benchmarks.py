@@ -78,9 +78,9 @@ def test_openhands_iterative_attempts_are_one_run_each_the_aggregate_copy_read_a
     read = {Path(r.source).name: r.trajectory for r in read_dump(tmp_path / "eval")}
     tried, chosen = (read[f"output.critic_attempt_{n}.jsonl"] for n in (1, 2))
     aggregate = read["output.jsonl"]
-    base = aggregate.trajectory_id
+    base = tried.trajectory_id  # attempt 1 keeps the run id, a retry is <id>.attempt_<N> (see FRB's D2 below)
     assert chosen.model_dump() == aggregate.model_dump()  # one run, stored once
-    assert (aggregate.outcome, tried.trajectory_id) == (Outcome.success, f"{base}.attempt_1")
+    assert (aggregate.outcome, aggregate.trajectory_id) == (Outcome.success, f"{base}.attempt_2")
     assert (tried.metadata["handed_in"], tried.metadata["critic_attempt"]) == (False, 1)
     assert tried.outcome is Outcome.failure and tried.failure.error.startswith("RuntimeError: Agent reached maximum")
 
@@ -93,7 +93,7 @@ def test_openhands_attempt_not_handed_in_is_not_judged_by_its_instance_report(tm
                                   "error_ids": [], "empty_patch_ids": [], "incomplete_ids": []}))
     table = OutcomeTable.load(report)
     outcomes = {r.trajectory.trajectory_id: r.trajectory.outcome for r in read_dump(tmp_path / "eval", outcomes=table)}
-    [tried] = [i for i in outcomes if i.endswith(".attempt_1")]
+    [tried] = [i for i in outcomes if not i.endswith(".attempt_2")]  # attempt 1 keeps the run id
     assert (outcomes.pop(tried), set(outcomes.values())) == (Outcome.failure, {Outcome.success})
 
 
@@ -227,7 +227,7 @@ def test_openhands_retry_the_aggregate_passed_over_is_a_failure_not_handed_in(tm
     assert chosen.model_dump() == read["output.jsonl"].model_dump()
     assert tried.trajectory_id == f"{chosen.trajectory_id}.attempt_2"
     assert (tried.outcome, tried.metadata["handed_in"]) == (Outcome.failure, False)
-    assert tried.failure.error.startswith("not handed in: the evaluation's critic failed this attempt")
+    assert tried.failure.error.startswith("not handed in: the aggregate hands in the earlier attempt 1")
 
 
 def test_tau2_simulations_discarded_for_a_hallucinating_user_are_passed_over(tmp_path: Path) -> None:
@@ -362,3 +362,51 @@ def test_openhands_line_whose_evaluation_errored_is_an_infra_error_as_through_th
     assert alone.outcome is judged.outcome is Outcome.infra_error
     assert alone.failure == judged.failure and alone.failure.cause.startswith("infrastructure:")
     assert alone.failure.error.startswith("evaluation errored")
+
+
+def test_openhands_run_set_read_while_running_and_once_aggregated_keeps_its_run_ids(tmp_path: Path) -> None:
+    """Bug: a run's id depended on whether ``output.jsonl`` existed yet: read while the run set was going, the retry
+    was '<id>.attempt_2' and attempt 1 '<id>'; once aggregated, the retry '<id>' and attempt 1 '<id>.attempt_1'. An
+    ingest of each stored a run twice (three rows for two runs, the retry's twice). Now each attempt keeps one id,
+    and the aggregate's copy takes the id of the attempt it copies."""
+    folder = tmp_path / "eval"
+    _iterative_run_set(folder)
+    aggregate = (folder / "output.jsonl").read_text()
+    (folder / "output.jsonl").unlink()  # aggregate_results has not run yet
+    going = {r.trajectory.trajectory_id: r.trajectory for r in read_dump(folder)}
+    (folder / "output.jsonl").write_text(aggregate)
+    done = {r.trajectory.trajectory_id: r.trajectory for r in read_dump(folder)}
+    assert set(going) == set(done) and len(done) == 2
+    assert [run.metadata["handed_in"] for run in going.values()] == [None, None]
+    assert sorted(run.metadata["handed_in"] for run in done.values()) == [False, True]
+
+
+def test_openhands_attempt_whose_hand_in_is_unknown_is_not_judged_by_its_instance_report(tmp_path: Path) -> None:
+    """Bug: read before the aggregate existed, attempt 1 said nothing of its hand-in, so the harness's report, which
+    judged the aggregate's run (here the retry), gave the instance's verdict to attempt 1 too: a run that hit its
+    iteration limit read as resolved."""
+    folder = tmp_path / "eval"
+    _iterative_run_set(folder)
+    (folder / "output.jsonl").unlink()
+    report = tmp_path / "report.json"
+    report.write_text(json.dumps({"resolved_ids": ["ponylang__ponyc-4588"], "unresolved_ids": [],
+                                  "error_ids": [], "empty_patch_ids": [], "incomplete_ids": []}))
+    runs = [r.trajectory for r in read_dump(folder, outcomes=OutcomeTable.load(report))]
+    assert [(run.metadata["critic_attempt"], run.metadata["handed_in"]) for run in runs] == [(1, None), (2, None)]
+    assert Outcome.success not in {run.outcome for run in runs}
+
+
+def test_openhands_gzipped_iterative_run_set_reads_as_the_plain_one(tmp_path: Path) -> None:
+    """Bug: a run set kept gzipped (``gzip -r``: ``output.critic_attempt_<N>.jsonl.gz`` beside ``output.jsonl.gz``)
+    was not seen as one: every attempt had the run id, the retry kept twice as '<id>+<hash>', none handed in."""
+    import gzip
+
+    plain, packed = tmp_path / "plain", tmp_path / "packed"
+    _iterative_run_set(plain)
+    packed.mkdir()
+    for file in plain.iterdir():
+        (packed / f"{file.name}.gz").write_bytes(gzip.compress(file.read_bytes()))
+    runs = {folder: sorted((Path(r.source).name.removesuffix(".gz"), r.trajectory.trajectory_id,
+                            r.trajectory.outcome, r.trajectory.metadata["handed_in"]) for r in read_dump(folder))
+            for folder in (plain, packed)}
+    assert runs[packed] == runs[plain]

@@ -1,67 +1,93 @@
-"""An OpenHands evaluation's iterative mode: the attempt files beside ``output.jsonl``, for the ``openhands`` adapter.
+"""An OpenHands evaluation's run set: its output files read once, and its iterative mode's attempt files beside
+``output.jsonl``, for the ``openhands`` adapter.
 
-With ``ITERATIVE_EVAL_MODE`` (OpenHands V0 ``evaluation/benchmarks/*/run_infer.py``, the default of OpenHands'
-own SWE-bench runs) or ``--n-critic-runs`` > 1 (OpenHands/benchmarks, ``benchmarks/utils/evaluation.py``) the
-runner writes attempt N's lines to ``<stem>.critic_attempt_<N>.jsonl``, retries the instances its critic failed
-(no finish action, an empty patch), and then writes the chosen attempt of each instance to ``<stem>.jsonl``
-(``aggregate_results``: the line copied whole). That aggregate is what the benchmark's harness judges: its
-verdict goes into its lines (``update_output_with_eval.py``'s ``report``) or its report names its instances.
+With ``ITERATIVE_EVAL_MODE=true`` (OpenHands V0 ``evaluation/benchmarks/*/run_infer.py``; it defaults to false) or
+``--n-critic-runs`` (OpenHands/benchmarks, ``benchmarks/utils/evaluation.py``, which writes attempt files even
+with one critic run) the runner writes attempt N's lines to ``<stem>.critic_attempt_<N>.jsonl``, retries the
+instances its critic failed (no finish action, an empty patch), and then writes the chosen attempt of each instance
+to ``<stem>.jsonl`` (``aggregate_results``: the line copied whole; V0 the latest attempt with a patch,
+OpenHands/benchmarks the best by its critic, the latest of equals, none that ended in an error). That aggregate is
+what the benchmark's harness judges: its verdict goes into its lines (``update_output_with_eval.py``'s ``report``)
+or its report names its instances.
 
-So a line of an attempt file is one of two things, which only the aggregate beside it tells apart:
-- the run the aggregate holds for that instance (the same events): a copy of the aggregate's line, read with the
-  aggregate line's verdict so both copies read as one run (one id, one content: stored once);
-- another run of that instance (an attempt the critic failed, retried): a run of its own, ``<id>.attempt_<N>``,
-  ``metadata.handed_in`` false (no report of its instance judges it), a failure where its own events say nothing.
-An attempt file with no aggregate beside (the run set still going, or only its attempt file kept: with one critic
-run, the default of most OpenHands/benchmarks runners, it is the only attempt) tells nothing of a hand-in: its
-first attempt keeps the id, a later one is ``<id>.attempt_<N>``. V0 lines share their run set's settings (output
-directory, start time, model), the run id's parts, so without the suffix every attempt of an instance had one id.
+A run's id depends on which attempt it is, never on whether the aggregate exists yet (a run set ingested while it
+runs and again once aggregated stores each run once): attempt 1 keeps the run id (an OpenHands/benchmarks run set
+of one critic run, the default of most of its runners, reads as it always did), attempt N > 1 is
+``<id>.attempt_<N>``. V0 lines share their run set's settings (output directory, start time, model), the run id's
+parts, so without the suffix every attempt of an instance had one id. The aggregate's line is a copy of one
+attempt's (the same events: ``_fingerprint``) and takes that attempt's id, and the attempt line the aggregate's
+verdict, so both copies read as one run (one id, one content: stored once); a plain ``output.jsonl`` (no attempt
+files beside) keeps the run id. ``metadata.handed_in`` says what the aggregate makes of an attempt: true (its run),
+false (another run of the instance is: a failure where its own events say nothing, not judged by its instance's
+report), null (no aggregate, or it leaves the instance out: not known, so no instance report judges it either).
 """
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from trajsearch.model import Failure, Outcome
 
+from .. import sources
 
-ATTEMPT_FILE = re.compile(r"(?P<stem>.+)\.critic_attempt_(?P<n>\d+)\.jsonl")
+ATTEMPT_FILE = re.compile(r"(?P<stem>.+)\.critic_attempt_(?P<n>\d+)\.jsonl(?:\.gz)?")
 #: What a line keeps of the harness's verdict on it: the key ``update_output_with_eval.py`` writes, and the
 #: ``test_result`` OpenHands' own evaluator (``eval_infer.py``) fills.
 _VERDICT_KEYS = ("report", "test_result")
-RETRIED = "not handed in: the evaluation's critic failed this attempt and ran the instance again"
+
+
+class Line(NamedTuple):
+    """What a run set's file says of one of its lines: its events' ids in order (None unless every event has one),
+    the run's ``_fingerprint`` and its verdict fields."""
+
+    event_ids: tuple[str, ...] | None
+    fingerprint: tuple[Any, ...]
+    verdict: dict[str, Any]
 
 
 @dataclass(frozen=True)
 class Attempt:
-    """Where a line of an attempt file stands: its number and whether the aggregate beside hands it in (None:
-    no aggregate, not known); ``verdict`` is the aggregate line's verdict fields when it is that line's run."""
+    """Where a line stands in an iterative run set: the attempt it is, whether the aggregate hands it in (None: not
+    known), the aggregate line's verdict fields where it is that line's run, and the attempt the aggregate hands in
+    for its instance (None where no attempt file holds it)."""
 
     number: int
     handed_in: bool | None
     verdict: dict[str, Any]
+    chosen: int | None = None
+
+
+def output_lines(path: Path) -> dict[str, tuple[Line, ...]]:
+    """``{instance_id: its lines}`` of an evaluation output or attempt file (gzipped or not), read once per version;
+    {} for a file that cannot be read."""
+    try:
+        return _lines(path, path.stat().st_mtime_ns)
+    except (OSError, ValueError):
+        return {}
 
 
 def attempt_of(line: dict[str, Any], source: Path) -> Attempt | None:
-    """The attempt a line read from ``source`` is, or None for a line of any other file (the aggregate itself)."""
+    """The attempt a line read from ``source`` is: of an attempt file, or of the aggregate beside attempt files
+    (the attempt it copies); None for a line of any other file (a plain ``output.jsonl``)."""
+    instance = str(line.get("instance_id"))
     found = ATTEMPT_FILE.fullmatch(source.name)
     if found is None:
-        return None
-    number, aggregate = int(found.group("n")), source.with_name(f"{found.group('stem')}.jsonl")
-    try:
-        chosen = _aggregate(aggregate, aggregate.stat().st_mtime_ns)
-    except (OSError, ValueError):
+        stem = _aggregate_stem(source.name)
+        chosen = _chosen(source.parent, stem, instance, _fingerprint(line)) if stem else None
+        return Attempt(chosen, True, {}, chosen) if chosen is not None else None
+    number, stem = int(found.group("n")), found.group("stem")
+    kept = next((lines for name in (f"{stem}.jsonl", f"{stem}.jsonl.gz")
+                 if (lines := output_lines(source.with_name(name)).get(instance))), None)
+    if kept is None:  # no aggregate, or it leaves the instance out: not aggregated yet (or never: none had a patch)
         return Attempt(number, None, {})
-    kept = chosen.get(str(line.get("instance_id")))
-    if kept is None:  # not in the aggregate: the runner had not aggregated it (or never will: all attempts empty)
-        return Attempt(number, None, {})
-    fingerprint, verdict = kept
-    return Attempt(number, True, verdict) if fingerprint == _fingerprint(line) else Attempt(number, False, {})
+    mine = _fingerprint(line)
+    if (held := next((k for k in kept if k.fingerprint == mine), None)) is not None:
+        return Attempt(number, True, held.verdict, number)
+    return Attempt(number, False, {}, _chosen(source.parent, stem, instance, kept[-1].fingerprint))
 
 
 def judged(line: dict[str, Any], attempt: Attempt | None) -> dict[str, Any]:
@@ -70,26 +96,63 @@ def judged(line: dict[str, Any], attempt: Attempt | None) -> dict[str, Any]:
 
 
 def run_id(base: str, attempt: Attempt | None) -> str:
-    """The aggregate's run keeps its id, and so does a first attempt with no aggregate beside; any other attempt is
-    ``<id>.attempt_<N>``."""
-    if attempt is None or attempt.handed_in or attempt.handed_in is None and attempt.number == 1:
-        return base
-    return f"{base}.attempt_{attempt.number}"
+    """Attempt 1 (and a line of no attempt) keeps the run id; attempt N > 1 is ``<id>.attempt_<N>``."""
+    return base if attempt is None or attempt.number == 1 else f"{base}.attempt_{attempt.number}"
 
 
 def retried(attempt: Attempt | None, outcome: Outcome, failure: Failure | None) -> tuple[Outcome, Failure | None]:
-    """An attempt the runner retried failed its critic: a failure where its events said nothing of it."""
-    if attempt is not None and attempt.handed_in is False and outcome is Outcome.unknown:
-        return Outcome.failure, Failure(error=RETRIED)
-    return outcome, failure
+    """An attempt the aggregate passes over, where its events say nothing of how it went: a failure, saying why as
+    far as the run set tells (the critic failed it and the instance ran again; or a later retry lost to it)."""
+    if attempt is None or attempt.handed_in is not False or outcome is not Outcome.unknown:
+        return outcome, failure
+    if attempt.chosen is None:
+        why = "the run set's aggregate holds another run of this instance"
+    elif attempt.chosen > attempt.number:
+        why = f"the evaluation's critic failed this attempt and ran the instance again (attempt {attempt.chosen} " \
+              "is handed in)"
+    else:
+        why = f"the aggregate hands in the earlier attempt {attempt.chosen} (this retry's patch was empty, or it " \
+              "ended in an error)"
+    return Outcome.failure, Failure(error=f"not handed in: {why}")
 
 
 def metadata(attempt: Attempt | None) -> dict[str, Any]:
-    """What a run says of its attempt: that it was not handed in, or which retry it is where that is unknown;
-    nothing for the aggregate's run (read as its aggregate line is) nor for a first attempt not known to be retried."""
-    if attempt is None or attempt.handed_in or attempt.handed_in is None and attempt.number == 1:
-        return {}
-    return {"critic_attempt": attempt.number, **({"handed_in": False} if attempt.handed_in is False else {})}
+    """What a run says of its attempt: which it is and whether it was handed in (null: not known, written so
+    that no report of its instance judges it); nothing for a line of no iterative run set."""
+    return {} if attempt is None else {"critic_attempt": attempt.number, "handed_in": attempt.handed_in}
+
+
+def _aggregate_stem(name: str) -> str | None:
+    """The stem of a possible aggregate's name (``output`` of ``output.jsonl`` / ``output.jsonl.gz``)."""
+    for suffix in (".jsonl", ".jsonl.gz"):
+        if name.endswith(suffix) and not ATTEMPT_FILE.fullmatch(name):
+            return name[: -len(suffix)]
+    return None
+
+
+def _chosen(folder: Path, stem: str, instance: str, fingerprint: tuple[Any, ...]) -> int | None:
+    """The attempt whose file holds ``instance``'s run with ``fingerprint`` (the latest where two do), if any."""
+    numbers = [number for number, path in _attempt_files(folder, stem, _version(folder))
+               if any(k.fingerprint == fingerprint for k in output_lines(path).get(instance, ()))]
+    return max(numbers, default=None)
+
+
+def _version(folder: Path) -> int:
+    try:
+        return folder.stat().st_mtime_ns
+    except OSError:
+        return 0
+
+
+@lru_cache(maxsize=16)
+def _attempt_files(folder: Path, stem: str, version: int) -> tuple[tuple[int, Path], ...]:
+    """``(N, path)`` of the attempt files ``<stem>.critic_attempt_<N>.jsonl[.gz]`` in one version of ``folder``."""
+    try:
+        names = [p for p in folder.iterdir() if p.name.startswith(f"{stem}.critic_attempt_")]
+    except OSError:
+        return ()
+    return tuple(sorted((int(found.group("n")), p) for p in names
+                        if (found := ATTEMPT_FILE.fullmatch(p.name)) and found.group("stem") == stem))
 
 
 def _fingerprint(line: dict[str, Any]) -> tuple[Any, ...]:
@@ -100,17 +163,22 @@ def _fingerprint(line: dict[str, Any]) -> tuple[Any, ...]:
     return len(events), *ends
 
 
-@lru_cache(maxsize=8)
-def _aggregate(path: Path, version: int) -> dict[str, tuple[tuple[Any, ...], dict[str, Any]]]:
-    """``{instance_id: (its run's fingerprint, its verdict fields)}`` of one version of an aggregate (read once)."""
-    chosen: dict[str, tuple[tuple[Any, ...], dict[str, Any]]] = {}
-    with open(path, encoding="utf-8") as lines:
-        for text in lines:
-            try:
-                line = json.loads(text)
-            except ValueError:
-                continue
-            if isinstance(line, dict) and isinstance(line.get("history"), list) and "instance_id" in line:
-                verdict = {k: line[k] for k in _VERDICT_KEYS if isinstance(line.get(k), dict)}
-                chosen[str(line["instance_id"])] = (_fingerprint(line), verdict)
-    return chosen
+def event_ids(events: Any) -> tuple[str, ...] | None:
+    """The ids of a run's events in order (none for a run that recorded nothing); None unless ``events`` is a list
+    and every event in it has one."""
+    if not isinstance(events, list):
+        return None
+    ids = tuple(str(e["id"]) for e in events if isinstance(e, dict) and e.get("id") not in (None, ""))
+    return ids if len(ids) == len(events) else None
+
+
+@lru_cache(maxsize=16)
+def _lines(path: Path, version: int) -> dict[str, tuple[Line, ...]]:
+    """``output_lines`` of one version of a file."""
+    found: dict[str, list[Line]] = {}
+    for _, line, _, _ in sources.lines(path):
+        if isinstance(line, dict) and isinstance(line.get("history"), list) and "instance_id" in line:
+            verdict = {k: line[k] for k in _VERDICT_KEYS if isinstance(line.get(k), dict)}
+            found.setdefault(str(line["instance_id"]), []).append(
+                Line(event_ids(line["history"]), _fingerprint(line), verdict))
+    return {instance: tuple(lines) for instance, lines in found.items()}

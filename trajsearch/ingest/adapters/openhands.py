@@ -115,9 +115,11 @@ Mapping
   OpenHands/benchmarks' ``cost_report.jsonl``, and the LLM call logs under
   ``llm_completions/<instance>/``;
   in an iterative run set (``output.critic_attempt_<N>.jsonl`` beside the
-  aggregate ``output.jsonl``) the attempt the aggregate hands in is read as
-  the aggregate's line (its id and verdict: one run), any other as
-  ``<id>.attempt_<N>``, not handed in (``_openhands_attempts``);
+  aggregate ``output.jsonl``, gzipped or not) attempt N > 1 is
+  ``<id>.attempt_<N>`` whether aggregated yet or not, the aggregate's line
+  takes the id of the attempt it copies and that attempt its verdict (one
+  run), ``handed_in`` says which the aggregate hands in (null: not known)
+  (``_openhands_attempts``);
   a resolver line: ``openhands.resolver.<owner>__<repo>-<number>.<digest of
   the issue type, base commit, patch, cost and history length>``;
   model_id = the LLM response's ``model`` (else an evaluation's
@@ -179,7 +181,6 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -691,23 +692,21 @@ def side_path(path: Path, fmt: str | None) -> str | None:
         return None
     try:
         document = json.loads(path.read_text(encoding="utf-8"))
-        mine = _event_ids(document.get("history") if isinstance(document, dict) else document)
+        mine = attempts.event_ids(document.get("history") if isinstance(document, dict) else document)
     except (OSError, ValueError):
         return None
     for out, runs in _outputs_beside(path):
-        if mine is not None and mine in runs.get(found.group("instance"), ()):
+        if mine is not None and any(line.event_ids == mine for line in runs.get(found.group("instance"), ())):
             return f"a copy of instance {found.group('instance')}'s run, read from its line in {out.name}" if mine \
                 else f"a copy of instance {found.group('instance')}'s run, which recorded nothing (as its line in " \
                      f"{out.name} says)"
     return None
 
 
-def _outputs_beside(path: Path) -> list[tuple[Path, dict[str, set[tuple[str, ...]]]]]:
-    """The runs (:func:`_output_runs`) of each evaluation output (``output*.jsonl``) in the folder of ``path``."""
-    try:
-        return [(out, _output_runs(out, out.stat().st_mtime_ns)) for out in sorted(path.parent.glob("output*.jsonl"))]
-    except (OSError, ValueError):
-        return []
+def _outputs_beside(path: Path) -> list[tuple[Path, dict[str, tuple[attempts.Line, ...]]]]:
+    """The lines of each evaluation output (``output*.jsonl``, gzipped or not) in the folder of ``path``."""
+    outputs = sorted({*path.parent.glob("output*.jsonl"), *path.parent.glob("output*.jsonl.gz")})
+    return [(out, attempts.output_lines(out)) for out in outputs]
 
 
 def _runner_verdict(path: Path, instance: str) -> str | None:
@@ -731,30 +730,6 @@ def _empty(path: Path) -> bool:
         return path.stat().st_size == 0
     except OSError:
         return False
-
-
-def _event_ids(events: Any) -> tuple[str, ...] | None:
-    """The ids of a run's events in order (none for a run that recorded nothing); None unless ``events`` is a list
-    and every event in it has one."""
-    if not isinstance(events, list):
-        return None
-    ids = tuple(str(e["id"]) for e in events if isinstance(e, dict) and e.get("id") not in (None, ""))
-    return ids if len(ids) == len(events) else None
-
-
-@lru_cache(maxsize=16)
-def _output_runs(path: Path, version: int) -> dict[str, set[tuple[str, ...]]]:
-    """``{instance_id: the event ids of each of its runs}`` of one version of an evaluation output (read once)."""
-    runs: dict[str, set[tuple[str, ...]]] = {}
-    with open(path, encoding="utf-8") as lines:
-        for line in lines:
-            try:
-                record = json.loads(line)
-            except ValueError:
-                continue
-            if _is_eval_output(record) and (ids := _event_ids(record["history"])) is not None:
-                runs.setdefault(str(record["instance_id"]), set()).add(ids)
-    return runs
 
 
 def _file_run_id(ctx: Context, first_time: Any, task: str) -> str:
@@ -938,11 +913,10 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
         "branch": conversation.get("selected_branch") or None,
         "patch_chars": len(patch) if isinstance(patch := as_dict(evaluation.get("test_result")).get("git_patch"), str)
         else None,
-        **attempts.metadata(attempt),
     }
     if resolver:
         metadata.update(resolver_line.metadata(resolver, outcome))
-    metadata = {k: v for k, v in metadata.items() if v is not None}
+    metadata = {k: v for k, v in metadata.items() if v is not None} | attempts.metadata(attempt)
     version = system_args.get("openhands_version")
     fields = _run_fields(run_id, task, models[0] if models else None, tools, outcome, failure, steps, events,
                          metadata, {"openhands": str(version)} if version else {})
@@ -1061,9 +1035,8 @@ def _sdk_trajectory(events: list[dict[str, Any]], state: dict[str, Any], evaluat
         "unmatched_errors": loose_errors or None,
         "instance_id": evaluation.get("instance_id"),
         "agent_class": as_dict(state.get("agent")).get("kind"),
-        **attempts.metadata(attempt),
         **(sdk.subagent_link(folder, state, prompts[0]) if folder is not None else {}),
-    }.items() if v is not None}
+    }.items() if v is not None} | attempts.metadata(attempt)
     return build(_run_fields(run_id, task, model, tools, outcome, failure, steps, events, metadata)
                  | _instance_task(evaluation) | _graded(evaluation), ctx)
 
