@@ -410,3 +410,35 @@ def test_openhands_gzipped_iterative_run_set_reads_as_the_plain_one(tmp_path: Pa
                             r.trajectory.outcome, r.trajectory.metadata["handed_in"]) for r in read_dump(folder))
             for folder in (plain, packed)}
     assert runs[packed] == runs[plain]
+
+
+def _skipped_instance(folder: Path, first: bool) -> str:
+    """A V0 run set with ``EVAL_SKIP_MAXIMUM_RETRIES_EXCEEDED=true`` (``evaluation/utils/shared.py``): an instance
+    whose runtime failed its every retry gets ``log_skipped_maximum_retries_exceeded``'s line in
+    ``maximum_retries_exceeded.jsonl`` ({instance_id, error, timestamp}) and its ``EvalOutput(instance_id,
+    test_result={}, error=...)`` written by ``update_progress`` into ``output.jsonl`` (``model_dump_json``: its other
+    fields null), beside the real line of an instance that ran. Returns the skipped instance's id."""
+    folder.mkdir()
+    ran = MULTI_SWE_LINE.read_text().splitlines()[0]
+    error = "RuntimeError: Failed to start runtime"
+    skipped = {"instance_id": "ponylang__ponyc-4595", "test_result": {}, "instruction": None, "metadata": None,
+               "history": None, "metrics": None, "error": f"Maximum retries (5) reached: {error}", "instance": None}
+    lines = [json.dumps(skipped, separators=(",", ":")), ran]
+    (folder / "output.jsonl").write_text("\n".join(lines if first else lines[::-1]) + "\n")
+    (folder / "maximum_retries_exceeded.jsonl").write_text(json.dumps(
+        {"instance_id": skipped["instance_id"], "error": error, "timestamp": "2025-05-01 10:00:00"}) + "\n")
+    return skipped["instance_id"]
+
+
+def test_openhands_output_with_an_instance_skipped_after_its_retries_keeps_its_other_runs(tmp_path: Path) -> None:
+    """Bug: the line of a skipped instance (``history`` null) made the whole ``output.jsonl`` one unreadable record,
+    'no OpenHands event': every run of the run set lost; and ``maximum_retries_exceeded.jsonl`` beside it was
+    rejected, 'unrecognised dump format'. Now each run is read, the skipped instance said to have recorded none."""
+    for first in (True, False):
+        skipped = _skipped_instance(tmp_path / f"eval{first}", first)
+        results = list(read_dump(tmp_path / f"eval{first}"))
+        assert {Path(r.source).name for r in results} == {"output.jsonl"}
+        [ran] = [r.trajectory for r in results if r.ok]
+        [lost] = [r.error for r in results if not r.ok]
+        assert ran.task_id == "ponylang__ponyc-4588" and len(ran.steps) > 10
+        assert f"instance {skipped}: no event in its history" in lost and "Maximum retries (5) reached" in lost

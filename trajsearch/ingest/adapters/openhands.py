@@ -228,6 +228,9 @@ _EVAL_METADATA_KEYS = frozenset({"agent_class", "llm_config", "max_iterations", 
 #: run set's outputs after its evaluation (see ``side_file``): those of every version (``proxy_cost_summary`` came
 #: only on 2026-04-02, so a report written before it has none).
 _COST_REPORT_KEYS = frozenset({"directory", "main_output", "critic_files", "summary"})
+#: The fields of a line of ``maximum_retries_exceeded.jsonl``, which V0's ``log_skipped_maximum_retries_exceeded``
+#: appends beside ``output.jsonl`` for each instance it skips (see ``side_file``).
+_SKIPPED_KEYS = frozenset({"instance_id", "error", "timestamp"})
 #: Where an OpenHands evaluation's LLM logs each call when its runner turns ``log_completions`` on (the SWE-bench
 #: runners do): ``<eval_output_dir>/llm_completions/<instance_id>/<model, / as __>-<time.time()>.json``
 #: (``evaluation/utils/shared.py``, ``openhands/llm/llm.py``), see ``side_path``.
@@ -251,6 +254,16 @@ def _is_eval_output(record: Any) -> bool:
     (OpenHands/benchmarks writes the SDK's events there; an instance that recorded none leaves it empty)."""
     return isinstance(record, dict) and "instance_id" in record and isinstance(record.get("history"), list) and \
         (not record["history"] or any(_is_event(event) or sdk.is_event(event) for event in record["history"][:5]))
+
+
+def _skipped(record: Any) -> bool:
+    """An evaluation line of an instance that recorded no run: ``history`` null and the ``error`` that ended it, as
+    V0's ``log_skipped_maximum_retries_exceeded`` writes into ``output.jsonl`` for an instance whose runtime failed
+    its every retry (``EVAL_SKIP_MAXIMUM_RETRIES_EXCEEDED=true``: ``EvalOutput(instance_id, test_result={}, error)``).
+    One such line made the whole file one unreadable record: every run beside it was lost."""
+    return isinstance(record, dict) and isinstance(record.get("instance_id"), str) and record.get("history") is None \
+        and isinstance(record.get("test_result"), dict) and isinstance(record.get("error"), str) \
+        and bool(record["error"].strip())
 
 
 def _paired_line(record: Any) -> Any:
@@ -372,9 +385,11 @@ def read_folder(files: dict[str, Any], ctx: Context) -> Trajectory:
 
 
 def split(document: Any):
-    """A file is one run, except an evaluation or resolver ``output.jsonl``: one run per line (instance, issue)."""
+    """A file is one run, except an evaluation or resolver ``output.jsonl``: one run per line (instance, issue; a
+    skipped instance's line is one that holds none)."""
     if isinstance(document, list) and document and all(
-            _is_eval_output(_paired_line(line)) or resolver_line.names_an_issue(line) for line in document):
+            _is_eval_output(_paired_line(line)) or resolver_line.names_an_issue(line) or _skipped(line)
+            for line in document):
         yield from ((f"record {n}", line) for n, line in enumerate(document, 1))
     else:
         yield "file", document
@@ -664,6 +679,10 @@ def side_file(record: Any) -> str | None:
             and isinstance(as_dict(as_dict(record.get("test_result")).get("report")).get("resolved"), bool):
         return ("OpenHands' SWE-bench evaluation of the runs in the output.jsonl beside it (eval_infer.py's "
                 "verdicts, no events): update_output_with_eval.py writes them into that file, read with them")
+    if isinstance(record, dict) and record.keys() == _SKIPPED_KEYS and isinstance(record["instance_id"], str):
+        return ("OpenHands' list of the instances an evaluation skipped after their maximum retries "
+                "(maximum_retries_exceeded.jsonl: each one's error), not a run: each has a line with that error, and "
+                "no events, in the output.jsonl beside it")
     if isinstance(record, dict) and _COST_REPORT_KEYS <= record.keys() and isinstance(record["critic_files"], list):
         return ("OpenHands/benchmarks' cost report of a run set (cost_report.jsonl: the cost and time of its "
                 "output.jsonl and attempt files), not a run: the runs are the lines of those files")
@@ -752,7 +771,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
         raise RecordError(f"a {sdk.BASE_STATE} without its events: ingest the conversation folder that holds it")
     if isinstance(record, list) and any(sdk.is_event(e) for e in record) and not any(_is_event(e) for e in record):
         return _sdk_trajectory([e for e in record if sdk.is_event(e)], {}, {}, ctx)
-    if _is_eval_output(record) and not record["history"]:
+    if _is_eval_output(record) and not record["history"] or _skipped(record):
         raise RecordError(f"instance {record['instance_id']}: no event in its history (the run recorded nothing"
                           + (f"; its error: {str(record['error'])[:300]})" if record.get("error") else ")"))
     attempt = attempts.attempt_of(record, ctx.source) if _is_eval_output(record) else None
