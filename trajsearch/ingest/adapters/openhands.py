@@ -73,7 +73,9 @@ Mapping
   where the benchmark's evaluation added one, else by the top-level ``report``
   that ``update_output_with_eval.py`` writes into ``output.jsonl`` after the
   SWE-bench harness, its flags naming why a run was not resolved (empty patch,
-  patch not applied, tests timed out); a line of a benchmark that checks the
+  patch not applied, tests timed out; ``error_eval`` alone, the harness's own
+  error, is ``infra_error`` as its report's ``error_ids`` are through
+  ``--outcomes``); a line of a benchmark that checks the
   agent's answer by that check's true/false (``test_result.result``:
   OpenDevin-era benchmarks, AgentBench; ``.score``: GAIA; ``.success``: MINT),
   or by its ``test_result.reward`` through the success threshold (WebArena,
@@ -84,7 +86,9 @@ Mapping
   before the agent's first step (the LLM provider or the runtime never worked).
   An error of the benchmark's evaluator (a ``test_result`` of only ``error``
   and ``traceback``: the grader raised) is no verdict on the agent: what the
-  events say stands, else ``infra_error`` with that error.
+  events say stands, else ``infra_error`` with that error. A line with no
+  events (``history`` empty, or null: an instance V0 skipped after its maximum
+  retries) is rejected alone, saying so with its error; the runs beside it read.
 - An issue resolver line: its flat events are read as ``event_to_dict`` would
   have written them (an action's fields are its ``args``; an observation's
   ``content`` + ``extras``, a top-level ``exit_code`` as ``metadata.exit_code``).
