@@ -442,3 +442,20 @@ def test_openhands_output_with_an_instance_skipped_after_its_retries_keeps_its_o
         [lost] = [r.error for r in results if not r.ok]
         assert ran.task_id == "ponylang__ponyc-4588" and len(ran.steps) > 10
         assert f"instance {skipped}: no event in its history" in lost and "Maximum retries (5) reached" in lost
+
+
+def test_openhands_one_critic_run_set_keeps_the_run_ids_of_its_output(tmp_path: Path) -> None:
+    """OpenHands/benchmarks writes ``output.critic_attempt_1.jsonl`` even with one critic run (its default) and
+    aggregates it into ``output.jsonl``: each run there is read once, under the id its line had alone (no
+    '.attempt_1'), handed in."""
+    folder = tmp_path / "eval"
+    folder.mkdir()
+    alone = tmp_path / "output.jsonl"
+    alone.write_text(OAS_LINES.read_text())
+    (folder / "output.critic_attempt_1.jsonl").write_text(OAS_LINES.read_text())
+    (folder / "output.jsonl").write_text(OAS_LINES.read_text())
+    ids = sorted(r.trajectory.trajectory_id for r in read_dump(alone))
+    read = [r.trajectory for r in read_dump(folder)]
+    assert sorted({run.trajectory_id for run in read}) == ids and len(read) == 2 * len(ids)
+    assert len({json.dumps(run.model_dump(mode="json"), sort_keys=True) for run in read}) == len(ids)
+    assert {(run.metadata["critic_attempt"], run.metadata["handed_in"]) for run in read} == {(1, True)}
