@@ -304,6 +304,8 @@ def test_langfuse_observations_without_io_beside_their_trace_are_said_missing(tm
     said = run.metadata["not_in_input"]
     assert "2 observations" in said and "without their input and output" in said
     assert "v2 observations API leaves them out" in said and "fields=core,basic,io" in said
+    assert "failed among them: live-chat: rate limited" in said  # review RX D2: the failure named, not lost
+    assert "names, times and errors" not in said  # the run holds no step of them
     assert sum("without their input and output" in r.getMessage() for r in caplog.records) == 1
 
 

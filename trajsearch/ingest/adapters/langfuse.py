@@ -285,6 +285,7 @@ def assemble_trajectory(key: str, group: list[Node], ctx: Context, by: str = "tr
     if not group:
         raise RecordError(f"trace {key}: only scores, no trace or observation")
     without_io = [n.info[INFO_NO_IO] for n in group if n.info.get(INFO_NO_IO)]
+    failed_unread = [f"{n.name}: {n.error}" for n in group if n.info.get(INFO_NO_IO) and n.error]
     if len(without_io) == len(group):
         raise RecordError(f"trace {key}: its observations were exported without their input and output fields, so "
                           f"it holds no task, steps or answer: {_who_left_io_out(without_io)}")
@@ -314,7 +315,7 @@ def assemble_trajectory(key: str, group: list[Node], ctx: Context, by: str = "tr
                           f"{', '.join(names[:5])}{', ...' if len(names) > 5 else ''})")
     top = root or min(group, key=start_order)
     agents = step_agents(spans, top.name, run)
-    absent = _not_in_input(absent, without_io, str(ctx.source))
+    absent = _not_in_input(absent, without_io, failed_unread, str(ctx.source))
     notes = {**agents, **({"not_in_input": absent} if absent else {})}
     return run.model_copy(update={"metadata": {**run.metadata, **notes}}) if notes else run
 
@@ -353,19 +354,20 @@ def _turns_of_the_output(root: Node, ended: dict[str, float]) -> None:
         root.end = root.end or ended.get(root.id) or root.start
 
 
-def _not_in_input(listed: str | None, without_io: list[str], source: str) -> str | None:
+def _not_in_input(listed: str | None, without_io: list[str], failed: list[str], source: str) -> str | None:
     """The run's ``not_in_input``: what its trace lists by id only (:func:`_absent`) and how many of its
-    observations came without their input and output (a failed model call among them leaves no step: nothing else
-    would say it is missing), each said once per file too."""
+    observations came without their input and output, naming those that failed (``failed``, "name: error": such a
+    model call leaves no step, and nothing else would say it failed), each said once per file too."""
     if listed:
-        _warn_of_absent(source)
+        _warn_once(source, "traces listing their observations and scores by id only (the API's trace list)")
     if not without_io:
         return listed
-    _warn_of_no_io(source)
+    _warn_once(source, "Langfuse observations without their input and output fields")
     return "; ".join(filter(None, [listed, (
         f"{len(without_io)} observations were exported without their input and output fields: this run holds what "
-        "the trace's own input and output and the observations' names, times and errors say, without the model "
-        f"calls' messages or the tools' arguments and results; {_who_left_io_out(without_io)}")]))
+        "the trace's own input and output say, without the model calls' messages or the tools' arguments and "
+        "results" + (f" (failed among them: {'; '.join(failed[:5])}{'; ...' if len(failed) > 5 else ''})"
+                     if failed else "") + f"; {_who_left_io_out(without_io)}")]))
 
 
 def _who_left_io_out(left_out: list[str]) -> str:
@@ -377,14 +379,6 @@ def _who_left_io_out(left_out: list[str]) -> str:
     return ("Langfuse's trace download left them out (its v4 download does for a trace of 350 observations or more, "
             "the legacy trace view's download for any trace: langfuse/langfuse#15337); fetch the observations with "
             "GET /api/public/observations?traceId=... (or the v2 API with fields=core,basic,io)")
-
-
-@lru_cache(maxsize=64)
-def _warn_of_no_io(source: str) -> None:
-    """Says once per file that observations came without their input and output (each run says how many)."""
-    log.warning("%s: Langfuse observations without their input and output fields: their runs hold what their "
-                "traces' input and output say, not the model calls and tool results; see each run's metadata "
-                "'not_in_input'", source)
 
 
 def _absent(group: list[Node]) -> str | None:
@@ -410,9 +404,8 @@ def _absent(group: list[Node]) -> str | None:
             "(GET /api/public/observations?traceId=..., /api/public/v2/scores?traceId=...)")
 
 
-@lru_cache(maxsize=64)
-def _warn_of_absent(source: str) -> None:
-    """Says once per file that its traces list observations or scores by id only (each run says how many)."""
-    log.warning("%s: traces listing their observations and scores by id only (the API's trace list): their runs "
-                "hold what the traces' input and output say, not their observations; see each run's metadata "
-                "'not_in_input'", source)
+@lru_cache(maxsize=128)
+def _warn_once(source: str, what: str) -> None:
+    """Says once per file that its runs hold less than its traces (``what`` is missing; each run says how much)."""
+    log.warning("%s: %s: their runs hold what the traces' input and output say, not their observations; see each "
+                "run's metadata 'not_in_input'", source, what)
