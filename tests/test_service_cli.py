@@ -219,5 +219,5 @@ def test_a_key_without_a_server_is_named_as_unused(tmp_path, monkeypatch):
             monkeypatch.delenv("TRAJSEARCH_API_KEY", raising=False)
         result = CliRunner().invoke(cli_app, ["search", "disk full"])
         assert result.exit_code == 1 and "holds no runs" in result.stderr
-        named = "$TRAJSEARCH_API_KEY is set but no server is named" in " ".join(result.stderr.split())
+        named = "$TRAJSEARCH_API_KEY is set but no trajsearch server is named" in " ".join(result.stderr.split())
         assert named == key_set, result.stderr

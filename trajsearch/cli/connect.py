@@ -56,6 +56,6 @@ def _note_unused_key(uri: str | None) -> None:
     from ..service.auth import API_KEY_ENV
 
     if os.environ.get(API_KEY_ENV, "").strip():
-        err.print(f"note: ${API_KEY_ENV} is set but no server is named (--server, $TRAJSEARCH_SERVER): this command "
-                  f"uses the embedded store at {uri or default_uri()}, and the key is not used", highlight=False,
-                  markup=False)
+        err.print(f"note: ${API_KEY_ENV} is set but no trajsearch server is named (--server, $TRAJSEARCH_SERVER): "
+                  f"this command opens the store at {uri or default_uri()} itself, and the key is not used",
+                  highlight=False, markup=False)
