@@ -1318,3 +1318,11 @@ def test_a_phoenix_verdict_on_an_agent_root_continued_from_another_service_judge
         _phoenix_annotation(root["context"]["span_id"], "correctness", "incorrect", 0.0)], "next_cursor": None}))
     (run,) = [p.trajectory for p in read_dump(tmp_path)]
     assert run.outcome is Outcome.failure
+
+
+def test_a_binary_otlp_protobuf_export_is_named_and_json_asked_for() -> None:
+    """``harbor traces export --format otel --encoding pb`` (a real export here) was refused as "binary, not text":
+    it is named as OTLP protobuf, and the JSON encoding asked for."""
+    with pytest.raises(ValueError, match="binary protobuf") as refused:
+        detect_format(OI_REAL / "probe47w1" / "harbor-0.26-atif2otel-0.1.1-hermes.pb")
+    assert "OTLP/JSON" in str(refused.value)

@@ -210,8 +210,21 @@ def _broken_kind(path: Path) -> str | None:
         with open(path, "rb") as raw:  # UTF-16 is decoded on the fly (see sources): its damage reads as bad UTF-8
             utf16 = raw.read(2) in (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)
         return ("UTF-16 by its byte-order mark, but not valid UTF-16 text; re-encode it as UTF-8" if utf16
-                else f"binary, not text (not UTF-8); {_READS}")
-    return f"binary, not text (it holds NUL bytes); {_READS}" if b"\x00" in head else None
+                else _binary(path, "not UTF-8"))
+    return _binary(path, "it holds NUL bytes") if b"\x00" in head else None
+
+
+#: Names binary protobuf files go by: OTLP exports (``harbor traces export --format otel --encoding pb``, the
+#: Collector's file exporter with ``format: proto``) that trajsearch reads only as OTLP/JSON.
+_PROTOBUF_SUFFIXES = (".pb", ".binpb", ".protobuf", ".otlp")
+
+
+def _binary(path: Path, why: str) -> str:
+    """What a binary file is said to be: protobuf by its name (export OTLP as JSON instead), else binary bytes."""
+    if path.suffix.lower() in _PROTOBUF_SUFFIXES:
+        return (f"binary protobuf ({why}), as OTLP is written with --encoding pb or the Collector's format: proto; "
+                f"export it as OTLP/JSON instead (--encoding json, format: json); {_READS}")
+    return f"binary, not text ({why}); {_READS}"
 
 
 #: A span or log record as the OpenTelemetry JS SDK's ``ConsoleSpanExporter`` / ``ConsoleLogRecordExporter`` print
