@@ -15,6 +15,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -187,3 +188,116 @@ def test_workers_go_on_when_the_command_ignores_ctrl_c(tmp_path: Path) -> None:
     out, err = ingest.communicate(timeout=300)
     assert ingest.returncode == 0, out + err
     assert "read 23: ingested 23 runs" in " ".join(out.split()) and "exited with" not in err, out + err
+
+
+# -- round 14 fixes of the walk (FRG: RGE's findings) -----------------------------------------------------------
+
+
+def test_a_tree_of_links_between_run_folders_is_listed_once_a_folder(tmp_path: Path, monkeypatch) -> None:
+    """Run folders that link the run before and the first (``run-12/prev -> ../run-11``, ``base -> ../run-01``: how
+    a series of resumed runs is often kept) were walked once per path through the links: 289 listings of these 25
+    folders, the count growing with the square of the runs, or faster with more links (22 runs took 46 s, 400 runs
+    with ``prev`` alone 8.8 s). Each folder is listed once, and each run read once, where it lies."""
+    import trajsearch.ingest.read as read_module
+
+    _local_store(tmp_path, monkeypatch)
+    runs = tmp_path / "dumps" / "runs"
+    for i in range(1, 13):
+        folder = runs / f"run-{i:02d}"
+        shutil.copytree(BATCH / "demo__greet-11", folder / "demo__greet-11")
+        if i > 1:
+            (folder / "prev").symlink_to(f"../run-{i - 1:02d}")
+            (folder / "base").symlink_to("../run-01")
+    listed: list[str] = []
+    scandir = os.scandir
+
+    def counted(path: Any = ".") -> Any:  # what the walk lists: counted, not changed
+        if isinstance(path, (str, os.PathLike)):  # (shutil lists by file descriptor)
+            listed.append(os.path.realpath(path))
+        return scandir(path)
+
+    monkeypatch.setattr(read_module.os, "scandir", counted)
+    code, out, err = run_cli("ingest", str(tmp_path / "dumps"), "--dry-run")
+    monkeypatch.setattr(read_module.os, "scandir", scandir)
+    assert code == 0, out + err
+    assert out.count("demo__greet-11.traj.json: format mini-swe-agent; runs 1") == 12, out
+    assert "prev" not in out and "base" not in out, out
+    under = [p for p in listed if p.startswith(str(runs))]
+    assert len(under) == len(set(under)) == 12 + 12 + 1, sorted(under)  # each run folder, its run's, runs/
+
+
+def test_a_folder_that_can_be_listed_but_not_entered_is_a_rejection(tmp_path: Path) -> None:
+    """``chmod -R 644 dumps/x`` leaves folders that can be listed but not entered (no x): the walk listed the names
+    in one, then asking whether each is a file raised PermissionError, and the whole input was lost (exit 4, the
+    readable runs beside it too, with "[Errno 13] Permission denied: .../demo__greet-11.traj.json" as its only
+    word). The folder is a rejection saying what it is, and the readable runs land."""
+    dumps = tmp_path / "dumps"
+    shutil.copytree(BATCH, dumps / "batch-2.4.6")
+    locked = dumps / "copied" / "demo__greet-11"
+    shutil.copytree(BATCH / "demo__greet-11", locked / "retry")
+    shutil.copy(BATCH / "demo__greet-11" / "demo__greet-11.traj.json", locked)
+    locked.chmod(0o644)
+    env = {**os.environ, "TRAJSEARCH_MODEL": "hashing", "TRAJSEARCH_HOME": str(tmp_path / "home"),
+           "TRAJSEARCH_TENANT": "acme"}
+    for name in ("TRAJSEARCH_SERVER", "TRAJSEARCH_URI", "TRAJSEARCH_TRACES"):
+        env.pop(name, None)
+    try:
+        done = _as_a_user(["ingest", str(dumps), "--quiet"], env)
+    finally:
+        locked.chmod(0o755)
+    out, err = " ".join(done.stdout.split()), " ".join(done.stderr.split())
+    assert done.returncode == 3, out + err
+    assert "read 3: ingested 2 runs" in out and "rejected 1" in out, out + err
+    assert (f"rejected {locked}:file: {locked}: folder not read: it can be listed but not entered (permission "
+            "denied") in err, err
+
+
+def test_hidden_files_are_counted_once_and_not_when_read_through_a_link(tmp_path: Path, monkeypatch,
+                                                                          caplog) -> None:
+    """A project's ``.venv`` has ``lib64 -> lib``: the walk followed it and said twice as many files under hidden
+    folders as there are (".venv: 4", true 2). And runs kept in a hidden folder behind a link (``runs ->
+    .archive/2026-12-04``) were read through the link, yet the warning said they were not read. Links in hidden
+    folders that hold no session folder are not followed; a file is counted once, and not when it is read."""
+    _local_store(tmp_path, monkeypatch)
+    dumps = tmp_path / "dumps"
+    shutil.copytree(BATCH, dumps / ".archive" / "2026-12-04")
+    (dumps / "runs").symlink_to(".archive/2026-12-04")
+    site = dumps / "proj" / ".venv" / "lib" / "python3.11" / "site-packages" / "pkg"
+    site.mkdir(parents=True)
+    for name in ("schema.json", "package.json"):
+        (site / name).write_text("{}")
+    (dumps / "proj" / ".venv" / "lib64").symlink_to("lib")
+    with caplog.at_level(logging.WARNING, logger="trajsearch"):
+        code, out, err = run_cli("ingest", str(dumps), "--quiet")
+    assert code == 0 and "read 2: ingested 2 runs" in " ".join(out.split()), out + err
+    hidden = [r.getMessage() for r in caplog.records if "under hidden folders not read" in r.getMessage()]
+    assert len(hidden) == 1 and hidden[0].startswith("2 file(s) under hidden folders not read (.venv: 2)"), hidden
+
+
+def test_a_link_to_a_run_file_in_the_tree_reads_the_run_where_it_lies(tmp_path: Path, monkeypatch) -> None:
+    """``a-best/pick.traj.json -> ../batch-2.4.6/demo__greet-11/demo__greet-11.traj.json`` (a file picked by a
+    link, its path sorting before the file's) was read at the link's path: the run got another id, so adding the
+    link added the run again on the next ingest. A link to a file the walk reads is read where it lies, as a link
+    to a folder is."""
+    _local_store(tmp_path, monkeypatch)
+    dumps = tmp_path / "dumps"
+    shutil.copytree(BATCH, dumps / "batch-2.4.6")
+    code, out, err = run_cli("ingest", str(dumps), "--quiet")
+    assert code == 0 and "read 2: ingested 2 runs" in " ".join(out.split()), out + err
+    (dumps / "a-best").mkdir()
+    (dumps / "a-best" / "pick.traj.json").symlink_to("../batch-2.4.6/demo__greet-11/demo__greet-11.traj.json")
+    code, out, err = run_cli("ingest", str(dumps), "--quiet", "--restart")
+    assert code == 0 and "read 2: ingested 0 runs (0 rows), unchanged 2" in " ".join(out.split()), out + err
+
+
+def test_an_input_whose_dumps_are_all_hidden_says_so(tmp_path: Path, monkeypatch) -> None:
+    """An input whose only dump files lie in a hidden folder (a backup's ``.cache/``) got the warning that they
+    were not read and then "no dump file ... (an empty folder, or a share not mounted?)", which sends the operator
+    to check the mount. Like an input of archives only, it is a rejection naming the hidden files as the reason."""
+    _local_store(tmp_path, monkeypatch)
+    shutil.copytree(BATCH, tmp_path / "dumps" / ".cache" / "batch-2.4.6")
+    code, out, err = run_cli("ingest", str(tmp_path / "dumps"), "--quiet")
+    told = " ".join(err.split())
+    assert "share not mounted" not in told, err
+    assert ("no dump file here, only 2 file(s) under hidden folders not read (.cache: 2): only the agent CLIs' "
+            "session folders") in told and "name a hidden folder to read it" in told, err

@@ -412,27 +412,33 @@ def _packed_kind(name: str) -> str | None:
     return kind if kind is not None and stem.endswith(DUMP_SUFFIXES) else None
 
 
+def _dump_named(name: str) -> bool:
+    """Whether a file's name is a dump's (``.jsonl``, ``.json``, ``.traj``, ... or one gzipped), not a sidecar's."""
+    name = name.removesuffix(".gz")
+    return name.endswith(DUMP_SUFFIXES) and name not in SIDECAR_NAMES
+
+
 def _dump_files(root: Path, *, tell_hidden: bool = False, fmt: str | None = None,
                 unlisted: list[tuple[Path, str]] | None = None) -> list[Path]:
     """The dump files under ``root``, each once; ``tell_hidden``: warn of those left out under hidden folders, and
     of the archives and compressed dumps passed over (see :func:`_packed_kind`), so that a walk which reads
     nothing says why; then a walk that found nothing but those raises ValueError saying so; ``fmt``: the format
     forced, whose CLI's session folders alone are walked (see :func:`_session_folders`); ``unlisted``: gets the
-    folders that could not be listed, outside hidden ones (see :func:`_walk`)."""
-    hidden: dict[str, int] = {}
+    folders that could not be listed or entered, outside hidden ones (see :func:`_walk`)."""
+    hidden: dict[str, set[tuple[int, int] | str]] = {}  # per hidden folder, the files left out (by identity)
     not_files: list[str] = []  # named as dumps, but a dangling link, a FIFO, a socket: nothing to read
     packed: list[str] = []  # archives and compressed dumps: read by no reader
     walked = _session_folders(fmt)
 
     def wanted(p: Path) -> bool:
-        name = p.name.removesuffix(".gz")
-        if not (name.endswith(DUMP_SUFFIXES) and name not in SIDECAR_NAMES):
+        if not _dump_named(p.name):
             if (kind := _packed_kind(p.name)) and _hidden_part(p.relative_to(root).parts, walked) is None \
                     and p.is_file():
                 packed.append(f"{_shown(p.relative_to(root))} ({kind})")
             return False
         if (part := _hidden_part(p.relative_to(root).parts, walked)) is not None:
-            hidden[part] = hidden.get(part, 0) + p.is_file()
+            if p.is_file():  # counted by identity: a file reached by two hidden paths is one file left out
+                hidden.setdefault(part, set()).add(_identity(p))
             return False
         if not p.is_file():
             if not p.is_dir():
@@ -441,58 +447,129 @@ def _dump_files(root: Path, *, tell_hidden: bool = False, fmt: str | None = None
         return True
 
     denied: list[tuple[Path, str]] = []
-    entries, real, looped = _walk(root, denied)
-    if unlisted is not None:  # a hidden folder's files are not read anyway (said below)
-        unlisted.extend((d, why) for d, why in denied
-                        if not d.is_relative_to(root) or _hidden_part(d.relative_to(root).parts, walked) is None)
-    found = sorted(p for p in entries if wanted(p))
-    if tell_hidden and looped:
-        log.warning("%d link(s) to a folder that holds them not followed (a loop): %s", len(looped),
-                    ", ".join(looped[:5]) + (" …" if len(looped) > 5 else ""))
-    if tell_hidden and any(hidden.values()):
-        whose = "the agent CLIs'" if fmt is None else f"{fmt}'s"
-        log.warning("%d file(s) under hidden folders not read (%s): only %s session folders (%s) are walked; name a "
-                    "hidden folder to read it", sum(hidden.values()),
-                    ", ".join(f"{name}: {n}" for name, n in sorted(hidden.items())), whose,
-                    ", ".join("/".join(folder) for folder in walked) or "none")
-    if tell_hidden and not_files:
-        log.warning("%d dump-named entr%s not read: not a regular file (a dangling link, a FIFO: name a FIFO to read "
-                    "it): %s", len(not_files), "y" if len(not_files) == 1 else "ies",
-                    ", ".join(not_files[:5]) + (" …" if len(not_files) > 5 else ""))
-    if tell_hidden and packed:
-        what = (f"{len(packed)} archive(s) / compressed file(s) trajsearch does not read: "
-                + ", ".join(sorted(packed)[:5]) + (" …" if len(packed) > 5 else "") + ": unpack them to read their runs")
-        if not found:
-            raise ValueError(f"{_shown(root)}: no dump file here, only {what}")
-        log.warning("passed over %s", what)
+    tree = _walk(root, walked, denied)
+    denied = [(d, why) for d, why in denied  # a hidden folder's files are not read anyway (said below)
+              if not d.is_relative_to(root) or _hidden_part(d.relative_to(root).parts, walked) is None]
+    if unlisted is not None:
+        unlisted.extend(denied)
+    found = sorted(p for p in tree.entries if wanted(p))
     files, seen = [], set()
-    for path in (real.get(p, p) for p in found):  # a file under a linked folder: where it lies
+    for path in (_where(tree.real.get(p, p), tree.folders) for p in found):  # a file under a link: where it lies
         identity = _identity(path)  # a file linked twice in the tree is read once, by the first path walked to it
         if identity not in seen:
             seen.add(identity)
             files.append(path)
+    hidden = {part: left for part, ids in hidden.items() if (left := ids - seen)}  # read through a link: not left out
+    if tell_hidden and tree.looped:
+        log.warning("%d link(s) to a folder that holds them not followed (a loop): %s", len(tree.looped),
+                    ", ".join(tree.looped[:5]) + (" …" if len(tree.looped) > 5 else ""))
+    under_hidden = ""
+    if hidden:
+        whose = "the agent CLIs'" if fmt is None else f"{fmt}'s"
+        under_hidden = (f"{sum(map(len, hidden.values()))} file(s) under hidden folders not read ("
+                        + ", ".join(f"{name}: {len(ids)}" for name, ids in sorted(hidden.items()))
+                        + f"): only {whose} session folders ("
+                        + (", ".join("/".join(folder) for folder in walked) or "none")
+                        + ") are walked; name a hidden folder to read it")
+    if tell_hidden and not_files:
+        log.warning("%d dump-named entr%s not read: not a regular file (a dangling link, a FIFO: name a FIFO to read "
+                    "it): %s", len(not_files), "y" if len(not_files) == 1 else "ies",
+                    ", ".join(not_files[:5]) + (" …" if len(not_files) > 5 else ""))
+    what = ""
+    if packed:
+        what = (f"{len(packed)} archive(s) / compressed file(s) trajsearch does not read: "
+                + ", ".join(sorted(packed)[:5]) + (" …" if len(packed) > 5 else "") + ": unpack them to read their runs")
+    if tell_hidden and not files and not denied and (what or under_hidden):  # what the walk found is all it says
+        only = "; and ".join(filter(None, (what, under_hidden)))
+        raise ValueError(f"{_shown(root)}: no dump file here, only {only}")
+    if tell_hidden and under_hidden:
+        log.warning("%s", under_hidden)
+    if tell_hidden and what:
+        log.warning("passed over %s", what)
     return sorted(files)
 
 
-def _walk(root: Path,
-          unlisted: list[tuple[Path, str]] | None = None) -> tuple[list[Path], dict[Path, Path], list[str]]:
-    """Every entry under ``root`` (as ``rglob("*")`` lists them), through links to folders too; where each entry
-    reached through such a link really lies; and the links not followed because they lead to a folder on their own
-    path or above ``root`` (``loop -> ..``, a link to ``/``), shown relative to ``root``. ``unlisted`` gets each
-    folder that could not be listed (permission denied: a container's output folder of mode 0700), with why:
-    ``rglob`` passed over those in silence, and the runs in them were lost with exit status 0.
+def _where(path: Path, folders: set[Path]) -> Path:
+    """Where a file reached by a link to it lies, when that is in a folder the walk read (``exp5/best.traj.json ->
+    ../runs/x/x.traj.json``) and is named as a dump: run ids are made of folder and file names, and the link's
+    made the run a second one, under another id, on the next ingest (a folder link is read where it lies too).
+    A link to a file outside the walk, or to a file not named as a dump (a blob store's ``sha256-…``), is read at
+    the link's path: the link's name is all that says what the file is."""
+    if not path.is_symlink():
+        return path
+    try:
+        target = path.resolve(strict=True)
+    except (OSError, RuntimeError):  # dangling, or a loop of links: reading it says so
+        return path
+    return target if target.parent in folders and _dump_named(target.name) else path
+
+
+class _Tree(NamedTuple):
+    """What :func:`_walk` found: every entry as walked, where each reached through a link to a folder really lies,
+    the links not followed for making a loop (shown relative to the root), and the folders listed, where they lie."""
+
+    entries: list[Path]
+    real: dict[Path, Path]
+    looped: list[str]
+    folders: set[Path]
+
+
+def _walk_context(parts: tuple[str, ...], walked: tuple[tuple[str, ...], ...]) -> tuple[str, ...] | None:
+    """What decides, beyond their path below it, whether the entries under a folder (``parts``, relative to the
+    root) are hidden (see :func:`_hidden_part`): None when all are (a hidden folder no session folder lies in:
+    ``.venv``, ``.git``); the hidden path on the way into a session folder (``.claude``: only ``projects`` below
+    it is walked); else nothing (``()``). Two paths to one folder with one context list the same files."""
+    for at, part in enumerate(parts):
+        if not part.startswith("."):
+            continue
+        tail = parts[at:]
+        if any(len(folder) > len(tail) and folder[:len(tail)] == tail for folder in walked):
+            return tail
+        if not any(tail[:len(folder)] == folder for folder in walked):
+            return None
+    return ()
+
+
+def _walk(root: Path, walked: tuple[tuple[str, ...], ...] = (),
+          unlisted: list[tuple[Path, str]] | None = None) -> _Tree:
+    """Every entry under ``root`` (as ``rglob("*")`` lists them), through links to folders too, each folder listed
+    once (see :class:`_Tree`). ``walked``: the session folders hidden folders are walked for (see
+    :func:`_session_folders`). A link to a folder on its own path or above ``root`` (``loop -> ..``, a link to
+    ``/``) is not followed, and named. ``unlisted`` gets each folder that could not be listed (permission denied:
+    a container's output folder of mode 0700) or listed but not entered (mode 0744, what ``chmod -R 644`` leaves),
+    with why: ``rglob`` passed over the first in silence, and the second ended the whole ingest (a file's stat
+    raised PermissionError).
 
     ``rglob`` does not follow a link to a folder, so a dump tree arranged with links (``latest -> 2026-12-04/``, a
     folder of links to each experiment's results) read nothing from them, and the walk said "no run in the input".
     A linked folder's files are read where they lie, as a linked folder named as an input is (see
-    :func:`plan_units`): run ids are made of folder names, and must not hang on a link's name."""
+    :func:`plan_units`): run ids are made of folder names, and must not hang on a link's name.
+    A folder reached again (``run-2/prev -> ../run-1``, ``latest -> 2026-12-04``) is not listed again when its
+    entries would be judged alike (see :func:`_walk_context`): a tree of such links, each run linking the one
+    before, was walked once per path through it, for seconds to minutes. The folders under hidden ones are walked
+    last, and no link in them is followed (``.venv/lib64 -> lib``): what they hold is not read, only counted, and
+    a folder a hidden path and another both lead to is listed through the other, its files read."""
     entries: list[Path] = []
     real: dict[Path, Path] = {}
     looped: list[str] = []
+    folders: set[Path] = set()
+    listed: set[tuple[tuple[int, int], tuple[str, ...] | None]] = set()  # (folder identity, context) listed
+    identities: set[tuple[int, int]] = set()  # every folder identity listed, in whatever context
     above = tuple(_dir_identity(folder) for folder in (root, *root.parents))
-    stack: list[tuple[Path, Path | None, tuple[tuple[int, int], ...]]] = [(root, None, above)]
-    while stack:
-        folder, real_folder, chain = stack.pop()
+    Todo = tuple[Path, "Path | None", tuple[tuple[int, int], ...]]
+    # the folders to list, in turn: those on no link first (a link to one of them is then passed over, so
+    # that paths do not grow link by link: run-400/prev/prev/...), then those reached by a link, then the hidden
+    real_ones: list[Todo] = [(root, None, above)]
+    linked: list[Todo] = []
+    dead: list[Todo] = []
+    while real_ones or linked or dead:
+        folder, real_folder, chain = (real_ones or linked or dead).pop()
+        context = _walk_context(folder.relative_to(root).parts, walked)
+        key = (chain[-1], context)
+        if key in listed or (context is None and chain[-1] in identities):
+            continue
+        listed.add(key)
+        identities.add(chain[-1])
         try:
             with os.scandir(folder) as listing:
                 children = list(listing)
@@ -500,8 +577,13 @@ def _walk(root: Path,
             continue
         except OSError as exc:
             if unlisted is not None:
-                unlisted.append((real_folder or folder, exc.strerror or str(exc)))
+                unlisted.append((real_folder or folder, (exc.strerror or str(exc)).lower()))
             continue
+        if (why := _cannot_enter(children)) is not None:
+            if unlisted is not None:
+                unlisted.append((real_folder or folder, why))
+            continue
+        folders.add(real_folder or folder)
         for child in children:
             path = folder / child.name
             entries.append(path)
@@ -510,6 +592,9 @@ def _walk(root: Path,
             try:
                 if not child.is_dir():  # a link to a folder is a folder here
                     continue
+                hidden = context is None or _walk_context(path.relative_to(root).parts, walked) is None
+                if hidden and child.is_symlink():  # what it leads to is not read, only counted: not followed
+                    continue
                 ident = _dir_identity(path)
                 target = path.resolve() if child.is_symlink() else real.get(path)
             except (OSError, RuntimeError):  # RuntimeError: a loop of links, where resolve() raises
@@ -517,8 +602,25 @@ def _walk(root: Path,
             if ident in chain:
                 looped.append(_shown(path.relative_to(root)))
                 continue
-            stack.append((path, target, chain + (ident,)))
-    return entries, real, sorted(looped)
+            todo = dead if hidden else linked if child.is_symlink() else real_ones
+            todo.append((path, target, chain + (ident,)))
+    return _Tree(entries, real, sorted(looped), folders)
+
+
+def _cannot_enter(children: list[os.DirEntry[str]]) -> str | None:
+    """Why the folder just listed as ``children`` cannot be entered, if it cannot: one that may be read but not
+    searched (mode 0644: ``chmod -R 644`` on a dump tree) lists its names, and then no entry of it can be
+    stat'ed, opened or walked (``is_file()`` raised PermissionError, ending the whole ingest)."""
+    if not children:
+        return None
+    try:
+        os.lstat(children[0].path)
+    except PermissionError as exc:
+        return (f"it can be listed but not entered ({(exc.strerror or str(exc)).lower()}: a folder's files are "
+                "reached through its x permission, which chmod -R 644 takes away)")
+    except OSError:  # removed since it was listed: the others are still read
+        return None
+    return None
 
 
 def _dir_identity(path: Path) -> tuple[int, int]:
@@ -632,8 +734,8 @@ def plan_units(path: str | Path, fmt: str | None = None) -> list[Unit]:
     spans: dict[str, list[Path]] = {}
     unlisted: list[tuple[Path, str]] = []
     listed = _dump_files(p, tell_hidden=True, fmt=fmt, unlisted=unlisted)
-    units.extend(Unit(_shown(d), None, (d,), error=f"{_shown(d)}: folder not read: {why.lower()}; its runs are not "
-                      "read (let this user list it: chmod a+rx)") for d, why in unlisted)
+    units.extend(Unit(_shown(d), None, (d,), error=f"{_shown(d)}: folder not read: {why}; its runs are not "
+                      "read (let this user list and enter it: chmod a+rx)") for d, why in unlisted)
     bad = [u for u in (_misnamed_unit(f) or _unreadable_unit(f) for f in listed) if u is not None]
     units.extend(bad)
     files = [f for f in listed if f not in {u.files[0] for u in bad}]
