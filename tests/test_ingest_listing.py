@@ -164,3 +164,19 @@ def test_one_file_named_several_ways_is_read_once(tmp_path: Path, caplog) -> Non
         read = list(read_inputs(named, tenant="acme"))
     assert len(read) == TAU_RUNS and all(p.ok for p in read)
     assert f"named more than once, read once: {dump} (4 times)" in caplog.text
+
+
+def test_a_walk_names_an_otlp_export_written_as_protobuf(tmp_path: Path, caplog) -> None:
+    """Probe W1: ``harbor traces export --format otel --encoding pb`` writes ``<trial>.pb`` files (a real one here); a
+    walk passed them over without a word ("dry run: nothing written", rc 0). They are named, with the JSON encoding
+    asked for; beside a plain dump, its runs are read."""
+    folder = tmp_path / "walk"
+    folder.mkdir()
+    real = Path(__file__).parent / "fixtures" / "openinference" / ".real" / "probe47w1"
+    shutil.copy(real / "harbor-0.26-atif2otel-0.1.1-hermes.pb", folder / "fix-config__h1.pb")
+    shutil.copy(TAU, folder / "gpt-4o-airline.json")
+    with caplog.at_level(logging.WARNING, logger="trajsearch.ingest.read"):
+        read = list(read_inputs([folder], tenant="acme"))
+    assert len(read) == TAU_RUNS and all(p.ok for p in read)
+    assert ("1 OTLP export(s) in protobuf trajsearch does not read: fix-config__h1.pb (binary protobuf): export them "
+            "as OTLP/JSON to read their runs") in caplog.text

@@ -398,15 +398,20 @@ def _hidden_part(parts: tuple[str, ...], walked: tuple[tuple[str, ...], ...]) ->
 #: names those it passes over, as it names hidden folders (detection tells them by their bytes when named).
 _ARCHIVES = {".tar": "tar", ".tar.gz": "tar", ".tgz": "tar", ".tar.bz2": "tar", ".tbz2": "tar", ".tar.xz": "tar",
              ".txz": "tar", ".tar.zst": "tar", ".zip": "zip", ".7z": "7-Zip", ".rar": "rar"}
+#: Binary protobuf files, as OTLP exports name them (``harbor traces export --encoding pb``, ``*.binpb``).
+_PROTOBUF = (".pb", ".binpb")
+PROTOBUF = "binary protobuf"
 _COMPRESSIONS = {".bz2": "bzip2", ".xz": "xz", ".zst": "zstd", ".zstd": "zstd", ".lz4": "lz4"}
 
 
 def _packed_kind(name: str) -> str | None:
-    """What a file passed over by the walk is, by its name: an archive, or a dump under a compression trajsearch
-    does not read (``x.json.bz2``); None for any other file (a log, a script: no dump of ours)."""
+    """What a file passed over by the walk is, by its name: an archive, a dump under a compression trajsearch
+    does not read (``x.json.bz2``) or a binary protobuf export; None for any other file (a log, a script)."""
     lower = name.lower()
     if kind := next((kind for suffix, kind in _ARCHIVES.items() if lower.endswith(suffix)), None):
         return kind
+    if lower.endswith(_PROTOBUF):  # an OTLP export written as binary protobuf (--encoding pb): nothing says so else
+        return PROTOBUF
     stem, dot, suffix = lower.rpartition(".")
     kind = _COMPRESSIONS.get(dot + suffix)
     return kind if kind is not None and stem.endswith(DUMP_SUFFIXES) else None
@@ -475,10 +480,13 @@ def _dump_files(root: Path, *, tell_hidden: bool = False, fmt: str | None = None
         log.warning("%d dump-named entr%s not read: not a regular file (a dangling link, a FIFO: name a FIFO to read "
                     "it): %s", len(not_files), "y" if len(not_files) == 1 else "ies",
                     ", ".join(not_files[:5]) + (" …" if len(not_files) > 5 else ""))
-    what = ""
-    if packed:
-        what = (f"{len(packed)} archive(s) / compressed file(s) trajsearch does not read: "
-                + ", ".join(sorted(packed)[:5]) + (" …" if len(packed) > 5 else "") + ": unpack them to read their runs")
+    proto = sorted(p for p in packed if p.endswith(f"({PROTOBUF})"))
+    packed = sorted(p for p in packed if p not in proto)
+    what = "; ".join(f"{len(found)} {label} trajsearch does not read: " + ", ".join(found[:5])
+                     + (" …" if len(found) > 5 else "") + f": {advice} to read their runs"
+                     for found, label, advice in ((packed, "archive(s) / compressed file(s)", "unpack them"),
+                                                  (proto, "OTLP export(s) in protobuf", "export them as OTLP/JSON"))
+                     if found)
     if tell_hidden and not files and not denied and (what or under_hidden):  # what the walk found is all it says
         only = "; and ".join(filter(None, (what, under_hidden)))
         raise ValueError(f"{_shown(root)}: no dump file here, only {only}")
