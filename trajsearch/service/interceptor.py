@@ -39,7 +39,7 @@ import re
 import time
 import uuid
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 import grpc
 from pydantic import ValidationError
@@ -52,6 +52,9 @@ from .observe import Metrics, log_event
 from .protos import pb2
 from .trace_reads import DEADLINE, TraceStoreBusy
 from .validate import FieldError, clip
+
+if TYPE_CHECKING:
+    from .answers import AnswerBudget
 
 log = logging.getLogger("trajsearch.service")
 
@@ -125,9 +128,10 @@ def _cancelled(context: grpc.ServicerContext) -> bool:
 class ServiceInterceptor(grpc.ServerInterceptor):
     """Auth, request parsing, deadlines, status mapping, metrics and logs for every TrajSearch RPC."""
 
-    def __init__(self, keys: KeyRing, metrics: Metrics) -> None:
+    def __init__(self, keys: KeyRing, metrics: Metrics, answers: AnswerBudget | None = None) -> None:
         self.keys = keys
         self.metrics = metrics
+        self.answers = answers
         methods = pb2.DESCRIPTOR.services_by_name["TrajSearch"].methods_by_name
         self._request_types = {name: getattr(pb2, m.input_type.name) for name, m in methods.items()}
 
@@ -155,6 +159,14 @@ class ServiceInterceptor(grpc.ServerInterceptor):
 
     # -- one call ------------------------------------------------------------------------------
 
+    def _hold_answer(self, principal: Principal, result: Any, context: grpc.ServicerContext) -> None:
+        """Take a large answer's size from the server's budget until its call ends (see :mod:`.answers`)."""
+        if self.answers is None or not hasattr(result, "ByteSize"):
+            return
+        release = self.answers.take(principal.key_id, result.ByteSize())
+        if release is not None and not context.add_callback(release):
+            release()  # the call is already over: nothing holds the answer
+
     def _run(self, name: str, behavior: Callable, context: grpc.ServicerContext, request: Callable[[], Any]) -> Any:
         metadata = context.invocation_metadata() or ()
         supplied = next((val for key, val in metadata if key == "x-request-id"), "")
@@ -176,6 +188,7 @@ class ServiceInterceptor(grpc.ServerInterceptor):
             call.check_deadline()
             req = request()
             result = behavior(req, call)
+            self._hold_answer(principal, result, context)
             if isinstance(req, _Requests) and req.ended:
                 settle_later = True  # a clean end of the stream or a cancellation: known when the call ends
             elif not context.is_active():  # the client gave up (deadline or cancel) while we worked

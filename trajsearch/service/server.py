@@ -31,6 +31,7 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 
 from ..search import TrajSearch
 from . import validate as v
+from .answers import DEFAULT_BUDGET, AnswerBudget
 from .auth import KeyRing
 from .interceptor import SERVICE_NAME, ServiceInterceptor
 from .observe import LOOPBACK_HOSTS, Metrics, log_event, start_metrics_http
@@ -152,7 +153,9 @@ class ServiceServer:
     more are refused with ``UNAVAILABLE``. However slow the store, the other
     worker threads stay free for searches. The web pages (``http_address``) read
     traces on ``page_reads`` permits of their own (default 8), so the store sees
-    at most ``trace_slots + page_reads`` reads at once. Plaintext on a non-loopback
+    at most ``trace_slots + page_reads`` reads at once. Answers larger than a request
+    may be (a large run's trace) hold at most ``answer_budget`` bytes until their callers
+    read them, half of it per key (:mod:`.answers`). Plaintext on a non-loopback
     ``address`` needs ``insecure=True``.
     """
 
@@ -160,7 +163,8 @@ class ServiceServer:
                  tls: TLS | None = None, limits: v.Limits | None = None, max_workers: int = 8,
                  max_concurrent_rpcs: int = 64, search_cap: int | None = None, close_index: bool = True,
                  trace_slots: int | None = None, trace_timeout: float = 10.0, write_slots: int | None = None,
-                 insecure: bool = False, http_address: str | None = None, page_reads: int | None = None) -> None:
+                 insecure: bool = False, http_address: str | None = None, page_reads: int | None = None,
+                 answer_budget: int | None = None) -> None:
         check_address(address, tls=tls is not None, insecure=insecure)
         if http_address is not None:
             check_http_address(http_address, tls=tls is not None, insecure=insecure)
@@ -185,8 +189,9 @@ class ServiceServer:
             ("grpc.max_send_message_length", max(self.limits.max_message_bytes, v.MAX_RESPONSE_BYTES)),
             ("grpc.so_reuseport", 0),  # a second server on the same port must fail, not share it
         ]
+        self.answers = AnswerBudget(answer_budget or DEFAULT_BUDGET, threshold=self.limits.max_message_bytes)
         self.server = grpc.server(futures.ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="rpc"),
-                                  interceptors=[ServiceInterceptor(keys, self.metrics)],
+                                  interceptors=[ServiceInterceptor(keys, self.metrics, self.answers)],
                                   options=options, maximum_concurrent_rpcs=max_concurrent_rpcs)
         pb2_grpc.add_TrajSearchServicer_to_server(self.service, self.server)
         self.health = health.HealthServicer(experimental_non_blocking=True)

@@ -1,0 +1,86 @@
+"""A per-server budget of large answers held until their callers read them.
+
+Answers may be as large as the largest trace (``MAX_RESPONSE_BYTES``, 256 MiB) so that ``GetTrace`` of a large
+run works, while requests stay bounded by ``--max-message-mb``. gRPC keeps an answer's serialised bytes until the
+caller has read them, and a caller that never reads (an HTTP/2 window of 0) keeps them for as long as its
+connection lives: with nothing else bounding them but ``maximum_concurrent_rpcs``, eleven unread 120 MB traces
+took a server from 0.28 to 4.16 GB. Every answer over the request limit therefore takes its size from this
+budget before it is returned, and gives it back when its call ends (``context.add_callback``); one key may hold
+at most ``per_key`` of it, so one key's unread answers cannot shut the others out. Beyond either bound the call
+is refused ``RESOURCE_EXHAUSTED`` (to be retried later). Smaller answers are not counted: the worker threads
+and ``maximum_concurrent_rpcs`` bound them, as they bound the requests.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import defaultdict
+from typing import Callable
+
+import grpc
+
+from .interceptor import Abort
+from .validate import MAX_RESPONSE_BYTES
+
+#: The default budget: two answers of the largest size at once, one per key.
+DEFAULT_BUDGET = 2 * MAX_RESPONSE_BYTES
+
+
+def _mib(size: int) -> str:
+    return f"{size / 2**20:.1f}"
+
+
+class AnswerBudget:
+    """Bytes of answers over ``threshold`` that calls may hold at once: ``total`` in all, ``per_key`` per key."""
+
+    def __init__(self, total: int = DEFAULT_BUDGET, *, threshold: int, per_key: int | None = None) -> None:
+        if total <= 0:
+            raise ValueError("the answer budget must be positive")
+        self.total = total
+        self.per_key = per_key or max(1, total // 2)
+        self.threshold = threshold
+        self.held = 0
+        self._by_key: dict[str, int] = defaultdict(int)
+        self._lock = threading.Lock()
+
+    def take(self, key_id: str, size: int) -> Callable[[], None] | None:
+        """Hold ``size`` bytes for a call of ``key_id``; the function that gives them back (call it once), or
+        None when the answer is small enough not to count. Raises :class:`Abort` (``RESOURCE_EXHAUSTED``) when
+        the budget or the key's share cannot hold it."""
+        if size <= self.threshold:
+            return None
+        bound = min(self.total, self.per_key)
+        if size > bound:
+            raise Abort(grpc.StatusCode.RESOURCE_EXHAUSTED, (
+                f"this answer is {_mib(size)} MiB, over the {_mib(bound)} MiB of large answers this server holds "
+                "for one key at once (half its --answer-budget-mb): ask its operator to raise that"))
+        with self._lock:
+            mine = self._by_key[key_id]
+            if mine + size > self.per_key:
+                why = (f"this key's answers not yet read by their callers hold {_mib(mine)} MiB of the "
+                       f"{_mib(self.per_key)} MiB one key may hold")
+            elif self.held + size > self.total:
+                why = (f"answers not yet read by their callers hold {_mib(self.held)} MiB of this server's "
+                       f"{_mib(self.total)} MiB budget (--answer-budget-mb)")
+            else:
+                self._by_key[key_id] = mine + size
+                self.held += size
+                return self._release(key_id, size)
+        raise Abort(grpc.StatusCode.RESOURCE_EXHAUSTED, (
+            f"this answer is {_mib(size)} MiB and {why}: retry once those calls have ended (read their answers, "
+            "or cancel them)"))
+
+    def _release(self, key_id: str, size: int) -> Callable[[], None]:
+        done = threading.Event()
+
+        def release() -> None:
+            with self._lock:
+                if done.is_set():
+                    return
+                done.set()
+                self.held -= size
+                self._by_key[key_id] -= size
+                if not self._by_key[key_id]:
+                    del self._by_key[key_id]
+
+        return release
