@@ -69,7 +69,11 @@ def serve(
                                     help="Ingest/Delete calls in progress at once; more get UNAVAILABLE (0: half of --workers)."),
     max_k: int = typer.Option(100, "--max-k", help="Largest k a caller may ask for."),
     max_text: int = typer.Option(20_000, "--max-text", help="Longest query text (characters)."),
-    max_message_mb: int = typer.Option(32, "--max-message-mb", help="Largest gRPC message (MiB)."),
+    max_message_mb: int = typer.Option(32, "--max-message-mb", min=1, help="Largest gRPC request (MiB)."),
+    answer_budget_mb: int = typer.Option(0, "--answer-budget-mb", min=0,
+                                         help="MiB of answers larger than --max-message-mb (large traces) held at "
+                                              "once until their callers read them, half per key; more are "
+                                              "refused RESOURCE_EXHAUSTED (0: 512 MiB)."),
     search_cap: int = typer.Option(0, "--search-cap", help="search_past_runs calls per session (0: the runtime's default)."),
     grace: float = typer.Option(10.0, "--grace", help="Seconds to drain in-flight calls on SIGTERM."),
     log_level: str = typer.Option("INFO", "--log-level"),
@@ -107,7 +111,8 @@ def serve(
         server = ServiceServer(ts, keyring, address=address, tls=tls, limits=limits, max_workers=max_workers,
                                search_cap=search_cap or None, trace_slots=trace_reads or None,
                                trace_timeout=trace_timeout, write_slots=write_slots or None, insecure=insecure,
-                               http_address=http, page_reads=page_reads)
+                               http_address=http, page_reads=page_reads,
+                               answer_budget=answer_budget_mb * 2**20 or None)
     except (OSError, ValueError) as exc:
         _cannot_listen(ts, exc)
     if metrics_at:
