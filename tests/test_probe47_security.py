@@ -325,3 +325,233 @@ def test_ingest_over_the_server_rejects_a_run_too_large_for_a_message_and_goes_o
     assert re.search(r"runs\.jsonl:line 2: the run is 3\d\.\d MiB as JSON, over the 32 MiB a message", text), text
     with Client(address, key) as client:
         assert client.run("small-1") and client.run("small-2") and client.run("huge-2") is None
+
+
+# -- review of the fixes above (FRI) ---------------------------------------------------------------
+
+
+class _UnreadCall:
+    """A GetTrace call from a client that never reads its answer: an HTTP/2 connection whose receive window is 0
+    (SETTINGS_INITIAL_WINDOW_SIZE 0), which acknowledges the server's SETTINGS and PINGs as every HTTP/2 client
+    must, so the server keeps the call, and its serialised answer, for as long as the connection lives (as
+    /tmp/p47/RI/slow.py did to a server: 11 unread 120 MB traces, RSS 0.28 -> 4.16 GB)."""
+
+    def __init__(self, address: str, key: str, uri: str) -> None:
+        import socket
+        import struct
+        import threading
+
+        from trajsearch.service.protos import pb2
+
+        self._struct = struct
+        host, port = address.rsplit(":", 1)
+        self.sock = socket.create_connection((host, int(port)))
+        self._lock = threading.Lock()
+        headers = b"".join(self._literal(k, v) for k, v in (
+            (":method", "POST"), (":scheme", "http"), (":path", "/trajsearch.v1.TrajSearch/GetTrace"),
+            (":authority", address), ("content-type", "application/grpc"), ("te", "trailers"),
+            ("authorization", f"Bearer {key}")))
+        message = pb2.GetTraceRequest(trace_uri=uri).SerializeToString()
+        self._send(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + self._frame(4, 0, 0, struct.pack(">HI", 4, 0))
+                   + self._frame(1, 4, 1, headers) + self._frame(0, 1, 1, b"\0" + struct.pack(">I", len(message)) + message))
+        threading.Thread(target=self._acknowledge, daemon=True).start()
+
+    def _frame(self, kind: int, flags: int, stream: int, payload: bytes) -> bytes:
+        return self._struct.pack(">I", len(payload))[1:] + bytes([kind, flags]) + self._struct.pack(">I", stream) + payload
+
+    @staticmethod
+    def _literal(name: str, value: str) -> bytes:
+        def string(data: bytes) -> bytes:
+            size, out = len(data), b""
+            if size < 127:
+                return bytes([size]) + data
+            out, size = bytes([127]), size - 127
+            while size >= 128:
+                out, size = out + bytes([(size & 127) | 128]), size >> 7
+            return out + bytes([size]) + data
+        return b"\0" + string(name.encode()) + string(value.encode())
+
+    def _send(self, data: bytes) -> None:
+        with self._lock:
+            self.sock.sendall(data)
+
+    def _acknowledge(self) -> None:
+        buffer = b""
+        while True:
+            try:
+                data = self.sock.recv(65536)
+                if not data:
+                    return
+                buffer += data
+                while len(buffer) >= 9 and len(buffer) >= 9 + int.from_bytes(buffer[:3], "big"):
+                    size, kind, flags = int.from_bytes(buffer[:3], "big"), buffer[3], buffer[4]
+                    payload, buffer = buffer[9:9 + size], buffer[9 + size:]
+                    if kind == 4 and not flags & 1:
+                        self._send(self._frame(4, 1, 0, b""))
+                    elif kind == 6 and not flags & 1:
+                        self._send(self._frame(6, 1, 0, payload))
+            except OSError:  # closed by the test
+                return
+
+    def close(self) -> None:
+        import socket
+
+        try:
+            self.sock.shutdown(socket.SHUT_RDWR)  # close() alone sends nothing while the reader thread waits in recv
+        except OSError:
+            pass
+        self.sock.close()
+
+
+def _until(condition, what: str, limit: float = 120.0):
+    """Wait for ``condition()`` to be truthy (a loaded machine may take long; nothing is asserted on time)."""
+    import time
+
+    deadline = time.monotonic() + limit
+    while not (value := condition()):
+        assert time.monotonic() < deadline, f"still not {what} after {limit:.0f} s"
+        time.sleep(0.05)
+    return value
+
+
+def _refusal(call) -> str:
+    from trajsearch.service.client import ServiceError
+
+    try:
+        call()
+    except ServiceError as exc:
+        return f"{exc.code.name}: {exc.details}"
+    return "answered"
+
+
+@pytest.fixture
+def small_requests(tmp_path):
+    """A server whose requests may be at most 1 MiB (--max-message-mb 1) and whose budget for larger answers held
+    at once is 5 MiB (2.5 MiB a key); its keys: a writer and three readers of one tenant; one run of 2.1 MiB."""
+    from conftest import make_run
+    from trajsearch.service.validate import Limits
+
+    keys = {name: new_key() for name in ("writer", "a", "b", "c")}
+    ring = KeyRing.from_entries([key_entry(keys["writer"], tenant="acme", role="write")] + [
+        key_entry(keys[name], tenant="acme", role="read", key_id=f"reader-{name}") for name in "abc"])
+    ts = TrajSearch.open(str(tmp_path / "milvus.db"), traces=str(tmp_path / "traces"), embedder=HashingEmbedder())
+    run = _huge_run("big-1", megabytes=2)
+    assert ts.add([make_run("big-1", task=run.task)]).ingested == 1  # indexed from a short copy, as above
+    uri = ts.traces.put(run)
+    with ServiceServer(ts, ring, address="127.0.0.1:0", limits=Limits(max_message_bytes=2**20),
+                       answer_budget=5 * 2**20) as srv:
+        yield srv, keys, uri
+    ts.close()
+
+
+def test_answers_nobody_reads_hold_no_more_than_the_servers_budget(small_requests):
+    """Bug: answers may be as large as the largest trace (256 MiB) so that a large run's trace is read, and gRPC
+    keeps each serialised answer until its caller reads it: a client that never reads (HTTP/2 window 0) held them
+    with no bound but maximum_concurrent_rpcs (11 unread 120 MB traces: server RSS 0.28 -> 4.16 GB). Answers over
+    the request limit now take their size from a per-server budget, half of it per key, given back when their call
+    ends; beyond it a call is refused RESOURCE_EXHAUSTED, saying why and to retry later."""
+    srv, keys, uri = small_requests
+    held = []
+    try:
+        held.append(_UnreadCall(srv.address, keys["a"], uri))
+        size = _until(lambda: srv.answers.held, "holding the unread answer")
+        assert 2 * 2**20 < size < 2.5 * 2**20
+        with Client(srv.address, keys["a"]) as a:  # a second answer would put key a over its 2.5 MiB share
+            text = _refusal(lambda: a.get_trace(uri))
+        assert text.startswith("RESOURCE_EXHAUSTED: this answer is 2.1 MiB and this key's answers not yet read by "
+                               "their callers hold 2.1 MiB of the 2.5 MiB one key may hold: retry once"), text
+        with Client(srv.address, keys["b"]) as b:  # another key is not shut out by key a
+            assert b.get_trace(uri).trajectory_id == "big-1"
+        held.append(_UnreadCall(srv.address, keys["b"], uri))
+        _until(lambda: srv.answers.held == 2 * size, "holding both unread answers")
+        with Client(srv.address, keys["c"]) as c:
+            text = _refusal(lambda: c.get_trace(uri))
+            assert "hold 4.2 MiB of this server's 5.0 MiB budget (--answer-budget-mb): retry once" in text, text
+            held.pop(0).close()  # key a's reader goes away: its answer's bytes are given back
+            _until(lambda: _refusal(lambda: c.get_trace(uri)) == "answered", "answering key c")
+        assert srv.answers.held == size  # key c's answer was read: only key b's unread one is held
+    finally:
+        for call in held:
+            call.close()
+    _until(lambda: srv.answers.held == 0, "giving every answer back")
+
+
+def test_ingest_over_the_server_rejects_a_run_over_the_servers_smaller_limit_and_goes_on(small_requests, tmp_path,
+                                                                                         monkeypatch):
+    """Bug: ``ingest --server`` checked each record against the client's own 32 MiB, so against a server given a
+    smaller ``--max-message-mb`` a run between the two ended the whole stream (``RESOURCE_EXHAUSTED: SERVER:
+    Received message larger than max``), every run after it unread. The client now asks the server its limit
+    (``WhoAmI``) and rejects that run by it, naming the server's limit and the flag that raises it."""
+    from conftest import make_run
+
+    srv, keys, _ = small_requests
+    dump = tmp_path / "runs.jsonl"
+    runs = [make_run("small-1"), _huge_run("big-2", megabytes=2), make_run("small-2", task="Rotate the certificate")]
+    dump.write_text("".join(run.model_dump_json() + "\n" for run in runs))
+    monkeypatch.setenv("TRAJSEARCH_MODEL", "hashing")
+    monkeypatch.setenv("TRAJSEARCH_SERVER", srv.address)
+    monkeypatch.setenv("TRAJSEARCH_API_KEY", keys["writer"])
+    code, out, err = run_cli("ingest", str(dump))
+    text = " ".join((out + err).split())
+    assert code == 3 and "ingested 2 runs" in text and "rejected 1" in text, text
+    assert re.search(r"runs\.jsonl:line 2: the run is 2\.\d MiB as JSON, over the 1 MiB a message to the server may "
+                     r"carry: .* or raise the server's --max-message-mb", text), text
+    with Client(srv.address, keys["writer"]) as client:
+        assert client.run("small-1") and client.run("small-2") and client.run("big-2") is None
+
+
+def test_a_client_sends_records_as_large_as_the_server_takes(tmp_path):
+    """Bug: the rejection of a record over 32 MiB said to raise the server's --max-message-mb "(and Client
+    max_message_bytes)", which the CLI cannot set: against a server raised to 40 MiB the client still refused
+    every record over its own 32 MiB. The client now sends what the server takes: this 33 MiB record reaches the
+    server, which answers it with its own verdict (not a run: its JSON is a list)."""
+    from trajsearch.service.validate import Limits
+
+    key = new_key()
+    ts = TrajSearch.open(str(tmp_path / "milvus.db"), traces=str(tmp_path / "traces"), embedder=HashingEmbedder())
+    with ServiceServer(ts, KeyRing.from_entries([key_entry(key, tenant="acme", role="write")]),
+                       address="127.0.0.1:0", limits=Limits(max_message_bytes=40 * 2**20)) as srv:
+        with Client(srv.address, key) as client:
+            report = client.add(['["' + "x" * (33 * 2**20) + '"]'])
+    ts.close()
+    assert [r["status"] for r in report.results] == ["rejected"], report.rejected
+    assert "MiB a message" not in report.rejected[0].reason, report.rejected[0].reason
+
+
+def test_keys_hash_refuses_a_key_the_client_refuses():
+    """Bug: ``trajsearch keys hash`` hashed a key in quotes (an env file's '"team-alpha-2026"') and the server took
+    it, but every client refuses a key wrapped in quotes: a key file entry no client could use. ``keys hash`` now
+    refuses it in the client's words."""
+    from typer.testing import CliRunner
+
+    from trajsearch.cli import app
+
+    for quoted in ('"team-alpha-2026"\n', "'team-alpha-2026'\n"):
+        result = CliRunner().invoke(app, ["keys", "hash"], input=quoted)
+        text = " ".join((result.stdout + result.stderr).split())
+        assert result.exit_code == 2 and "the key on stdin is wrapped in quotes, which no API key has" in text, text
+    result = CliRunner().invoke(app, ["keys", "hash"], input="team-alpha-2026\n")
+    assert result.exit_code == 0 and re.fullmatch(r"[0-9a-f]{64}\n", result.stdout), result.stdout
+
+
+def test_client_similar_runs_takes_policy_version_narrowed_by_the_keys_pins(fleet):
+    """Bug: ``TrajSearch.similar_runs`` takes ``policy_version`` but ``Client.similar_runs`` raised TypeError for it
+    (SimilarRunsRequest had no such field), so code written against the library failed over the service. It is
+    sent now, and a pinned key's pins narrow it as they narrow Search's."""
+    address, keys = fleet
+    with Client(address, keys["writer"]) as writer:
+        matched = [m.trajectory_id for m in writer.similar_runs(text="cancel the reservation", k=10,
+                                                                  policy_version="p2")]
+    assert matched and set(_policies(address, keys["writer"], matched).values()) == {"p2"}
+    with Client(address, keys["p1"]) as pinned:
+        assert pinned.similar_runs(text="cancel the reservation", k=10, policy_version=["p2"]) == []
+        both = pinned.similar_runs(text="cancel the reservation", k=10, policy_version=["p1", "p2"])
+    assert both and all(m.best.policy_version == "p1" for m in both)
+
+
+def test_an_http_url_with_a_ca_is_refused_instead_of_speaking_tls(servers, monkeypatch):
+    """``http://HOST:PORT`` is plaintext, but with ``--ca`` the client quietly spoke TLS to it. The two contradict
+    each other: refused in one line before any call."""
+    plain, secure, cert, key = servers
+    code, text = _whoami(monkeypatch, key, f"http://127.0.0.1:{secure}", "--ca", str(cert))
+    assert code == 2 and "is plaintext (http://) but TLS was asked for" in text and "https://HOST:PORT" in text, text

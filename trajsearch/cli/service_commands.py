@@ -384,11 +384,14 @@ def _append_entry(path: Path, entry: dict, *, explicit_id: bool) -> dict:
 @keys_app.command("hash")
 def keys_hash() -> None:
     """Print the sha256 of a key read from stdin (to write a key file by hand)."""
-    from ..service.auth import hash_key
+    from ..service.auth import hash_key, key_problem
 
     key = sys.stdin.readline().strip()
     if not key:
         _fail("no key on stdin")
+    problem = key_problem(key)  # the client refuses such a key: its hash would let no client in
+    if problem:
+        _fail(f"the key on stdin {problem}")
     sys.stdout.write(hash_key(key) + "\n")
 
 

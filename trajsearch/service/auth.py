@@ -54,6 +54,25 @@ def hash_key(key: str) -> str:
     return hashlib.sha256(key.encode("utf-8")).hexdigest()
 
 
+_KEY_CHARACTERS = {"\r": "a carriage return", "\n": "a newline", "\t": "a tab"}
+
+
+def key_problem(key: str) -> str | None:
+    """What makes ``key`` (whitespace already stripped) no key at all, as the end of a sentence naming where it
+    came from, or None. The client refuses such a key before any call, and ``trajsearch keys hash`` before hashing
+    it: a character gRPC cannot send in metadata (outside printable ASCII) would fail every call with ``INTERNAL:
+    Invalid metadata``; quotes around it are an env file's kept as part of the value (``docker run --env-file``
+    does: moby/moby#46773), and a key file holding their hash would take a key the client refuses."""
+    bad = next((c for c in key if not " " <= c <= "~"), None)
+    if bad is not None:
+        what = _KEY_CHARACTERS.get(bad) or ("non-ASCII characters" if ord(bad) > 127 else "control characters")
+        return f"contains {what}, which no API key has"
+    if len(key) > 1 and key[0] == key[-1] and key[0] in "'\"":
+        return ("is wrapped in quotes, which no API key has: remove them (docker run --env-file keeps an env "
+                "file's quotes as part of the value)")
+    return None
+
+
 def new_key() -> str:
     """A fresh random API key (show it once; store only :func:`hash_key` of it)."""
     return PREFIX + base64.urlsafe_b64encode(secrets.token_bytes(32)).decode().rstrip("=")

@@ -36,11 +36,14 @@ from ..failures import FailureReport, parse_duration, parse_time
 from ..model import STORED, Trajectory
 from ..results import ContextResult, Hit, IngestReport, Rejection, RunMatch, StepView
 from . import convert
-from .auth import API_KEY_ENV
+from .auth import API_KEY_ENV, key_problem
 from .protos import pb2, pb2_grpc
 from .validate import MAX_RESPONSE_BYTES, MAX_TRACE_BYTES
 
 SERVER_ENV = "TRAJSEARCH_SERVER"
+#: A server's request limit when it does not say (older servers): ``--max-message-mb``'s default.
+_DEFAULT_MESSAGE_BYTES = 32 * 1024 * 1024
+_FRAMING = 64  # bytes of batch and stream framing around one record
 DEFAULT_ADDRESS = "127.0.0.1:50051"
 _SERVICE = "trajsearch.v1.TrajSearch"
 #: Unary calls are retried on UNAVAILABLE (a restart, a dropped connection); all are idempotent. The server
@@ -124,9 +127,6 @@ def _error(exc: grpc.RpcError, request_id: str, tls: bool | None = None) -> Serv
     return _ERRORS.get(code, ServiceError)(code, details or "", request_id)
 
 
-_KEY_CHARACTERS = {"\r": "a carriage return", "\n": "a newline", "\t": "a tab"}
-
-
 def _usable_key(key: str | None, source: str) -> str:
     """The key as sent: surrounding whitespace stripped, as the server strips it (``$(cat key)`` keeps a
     Windows file's ``\\r``); any other character gRPC cannot send in metadata (outside printable ASCII) is
@@ -134,15 +134,9 @@ def _usable_key(key: str | None, source: str) -> str:
     key = (key or "").strip()
     if not key:
         raise ValueError(f"no API key: set ${API_KEY_ENV} to a key of the server (or pass api_key= to Client)")
-    bad = next((c for c in key if not " " <= c <= "~"), None)
-    if bad is not None:
-        what = _KEY_CHARACTERS.get(bad) or ("non-ASCII characters" if ord(bad) > 127 else "control characters")
-        raise ValueError(f"{source} contains {what}, which no API key has")
-    if len(key) > 1 and key[0] == key[-1] and key[0] in "'\"":
-        # an env file's quotes kept as part of the value (docker run --env-file does: moby/moby#46773): the server
-        # would answer only that the key is not one of its keys
-        raise ValueError(f"{source} is wrapped in quotes, which no API key has: remove them (docker run "
-                         "--env-file keeps an env file's quotes as part of the value)")
+    problem = key_problem(key)
+    if problem:
+        raise ValueError(f"{source} {problem}")
     return key
 
 
@@ -150,8 +144,9 @@ def _usable_key(key: str | None, source: str) -> str:
 _URL_SCHEMES = {"http": False, "grpc": False, "https": True, "grpcs": True}
 
 
-def server_target(address: str) -> tuple[str, bool]:
-    """(the gRPC target, whether the address asks for TLS) of a server address as people write it.
+def server_target(address: str) -> tuple[str, bool | None]:
+    """(the gRPC target, whether the address asks for TLS: None if it does not say) of a server address as
+    people write it.
 
     ``HOST:PORT`` and gRPC's own target forms (``dns:///h:p``, ``unix:/path``) pass unchanged. A URL is
     what people paste from a proxy's or a browser's address bar (this CLI's ``--uri`` takes
@@ -164,7 +159,7 @@ def server_target(address: str) -> tuple[str, bool]:
     """
     scheme, sep, _ = address.partition("://")
     if not sep or scheme.lower() not in _URL_SCHEMES:
-        return address, False
+        return address, None
     tls = _URL_SCHEMES[scheme.lower()]
     try:
         parts = urlsplit(address)
@@ -201,18 +196,21 @@ class Client:
         client_cert: tuple[str | Path, str | Path] | None = None,
         timeout: float | None = 30.0,
         retries: int = 3,
-        max_message_bytes: int = 32 * 1024 * 1024,
+        max_message_bytes: int | None = None,
     ) -> None:
         self.address = address or os.environ.get(SERVER_ENV) or DEFAULT_ADDRESS
         target, url_tls = server_target(self.address.strip())
         self.api_key = _usable_key(api_key, "api_key=") if api_key else _usable_key(os.environ.get(API_KEY_ENV),
                                                                                      f"${API_KEY_ENV}")
         self.timeout = timeout
+        #: the most one request may carry: None, the server's own limit (``--max-message-mb``, learnt by ``add``)
         self.max_message_bytes = max_message_bytes
+        self._server_limit: int | None = None
         options: list[tuple[str, Any]] = [
-            # answers as large as the server sends (a GetTrace of the largest trace it keeps); requests bounded
-            ("grpc.max_receive_message_length", max(max_message_bytes, MAX_RESPONSE_BYTES)),
-            ("grpc.max_send_message_length", max_message_bytes),
+            # answers as large as the server sends (a GetTrace of the largest trace it keeps); requests bounded by
+            # max_message_bytes, or by the server's limit, checked record by record in ``add``
+            ("grpc.max_receive_message_length", max(max_message_bytes or 0, MAX_RESPONSE_BYTES)),
+            ("grpc.max_send_message_length", max_message_bytes or MAX_RESPONSE_BYTES),
             # reconnect quickly after a server restart (gRPC's default backoff grows to 120 s)
             ("grpc.initial_reconnect_backoff_ms", 250),
             ("grpc.max_reconnect_backoff_ms", 5_000),
@@ -225,7 +223,11 @@ class Client:
             }]}))]
         else:
             options.append(("grpc.enable_retries", 0))
-        self.tls = bool(tls or url_tls or root_certificates or client_cert)
+        asks_tls = bool(tls or root_certificates or client_cert)
+        if url_tls is False and asks_tls:  # http:// says plaintext; speaking TLS anyway would contradict it
+            raise ValueError(f"server address {self.address!r} is plaintext (http://) but TLS was asked for (--ca, "
+                             "$TRAJSEARCH_TLS_CA, a client certificate): write it https://HOST:PORT, or drop --ca")
+        self.tls = bool(asks_tls or url_tls)
         if self.tls:
             root = Path(root_certificates).read_bytes() if root_certificates else None  # None: the system's roots
             key, chain = (Path(client_cert[1]).read_bytes(), Path(client_cert[0]).read_bytes()) if client_cert else (None, None)
@@ -334,6 +336,7 @@ class Client:
         """The key's tenant, role and label."""
         reply = self._invoke("WhoAmI", pb2.WhoAmIRequest(), timeout)
         self._tenant = reply.tenant
+        self._server_limit = reply.max_message_bytes  # 0: a server older than the field
         return {"tenant": reply.tenant, "role": reply.role, "key_id": reply.key_id}
 
     def metrics(self, timeout: float | None = None) -> dict[str, Any]:
@@ -391,6 +394,8 @@ class Client:
         that fail to parse locally (``Parsed`` with an error) are reported without being sent.
         """
         report = RemoteIngestReport()
+        limit = self.request_limit(timeout)
+        batch_bytes = min(batch_bytes, limit)
         request_id = uuid.uuid4().hex
         metadata = (("authorization", f"Bearer {self.api_key}"), ("x-request-id", request_id))
 
@@ -399,13 +404,16 @@ class Client:
             size = 0
             for n, item in enumerate(items):
                 record = _record(item, source, report)
-                if record is None or self._oversized(record, item, n, report):
+                if record is None:
                     continue
-                if records and (len(records) >= batch_size or size + len(record.json) > batch_bytes):
+                record_size = record.ByteSize() + _FRAMING
+                if self._oversized(record_size, limit, item, record, n, report):
+                    continue
+                if records and (len(records) >= batch_size or size + record_size > batch_bytes):
                     yield pb2.IngestBatch(records=records)
                     records, size = [], 0
                 records.append(record)
-                size += len(record.json)
+                size += record_size
             if records:
                 yield pb2.IngestBatch(records=records)
 
@@ -427,25 +435,42 @@ class Client:
         report.replaced = max(0, accepted - report.ingested - report.unchanged)
         return report
 
-    def _oversized(self, record: Any, item: Any, n: int, report: IngestReport) -> bool:
-        """Whether ``record`` is too large for one message to the server, and if so its rejection in ``report``.
+    def request_limit(self, timeout: float | None = None) -> int:
+        """The most one request may carry: the server's ``--max-message-mb`` (asked once, by ``WhoAmI``; an older
+        server that does not say is taken at the default 32 MiB), or ``max_message_bytes`` if that is smaller."""
+        if self._server_limit is None:
+            self.whoami(timeout)
+        server = self._server_limit or _DEFAULT_MESSAGE_BYTES
+        return min(server, self.max_message_bytes or server)
 
-        gRPC refuses to send such a message and ends the whole stream with it (``RESOURCE_EXHAUSTED: CLIENT:
-        Sent message larger than max``): one run of 40 MB stopped ``ingest --server`` of a dump, leaving every
-        run after it unread. It is that run's rejection instead, and the stream goes on."""
-        size = record.ByteSize() + 64  # the batch and stream framing around it
-        if size <= self.max_message_bytes:
+    def _oversized(self, size: int, limit: int, item: Any, record: Any, n: int, report: IngestReport) -> bool:
+        """Whether a record of ``size`` bytes is over ``limit``, and if so its rejection in ``report``.
+
+        Sent anyway, the client's gRPC refuses it (``RESOURCE_EXHAUSTED: CLIENT: Sent message larger than max``),
+        or the server's (``... SERVER: Received message larger than max``), and either ends the whole stream: one
+        run of 40 MB stopped ``ingest --server`` of a dump, leaving every run after it unread. The limit is the
+        server's (see :meth:`request_limit`): checking the client's own 32 MiB let a run under it end the stream
+        of a server given a smaller ``--max-message-mb``. It is that run's rejection instead, and the stream
+        goes on."""
+        if size <= limit:
             return False
         where = (item.source, item.position) if hasattr(item, "position") else (record.source or "stream", f"record {n}")
+        remedy = ("raise Client max_message_bytes" if self.max_message_bytes and self.max_message_bytes < (
+            self._server_limit or _DEFAULT_MESSAGE_BYTES) else "raise the server's --max-message-mb")
         report.rejected.append(Rejection(*where, (
-            f"the run is {size / 2**20:.1f} MiB as JSON, over the {self.max_message_bytes / 2**20:.0f} MiB a message "
-            f"to the server may carry: ingest it on the server's host (an ingest of its store takes runs up to "
-            f"{MAX_TRACE_BYTES // 2**20} MiB), or raise the server's --max-message-mb (and Client max_message_bytes)")))
+            f"the run is {size / 2**20:.1f} MiB as JSON, over the {_mib(limit)} MiB a message to the server may "
+            f"carry: ingest it on the server's host (an ingest of its store takes runs up to "
+            f"{MAX_TRACE_BYTES // 2**20} MiB), or {remedy}")))
         return True
 
     def delete(self, trajectory_id: str, *, tenant: str | None = None, timeout: float | None = None) -> bool:
         self._check_tenant(tenant)
         return self._invoke("Delete", pb2.DeleteRequest(trajectory_id=trajectory_id), timeout).deleted
+
+
+def _mib(size: int) -> str:
+    """``size`` bytes in MiB as a limit is written (32, 0.5)."""
+    return f"{size / 2**20:.1f}".removesuffix(".0")
 
 
 def _list(value: str | Sequence[str]) -> list[str]:
@@ -474,7 +499,7 @@ _SEARCH: _Keywords = {
     **_FILTERS, "exclude_trajectory_ids": ("exclude_trajectory_ids", list), "k": ("k", _as_is),
     "group_by_trajectory": ("no_group", operator.not_), "group_size": ("group_size", _as_is), "mode": ("mode", _as_is),
 }
-_SIMILAR: _Keywords = {name: _SEARCH[name] for name in ("k", "outcome", "env_version", "mode")}
+_SIMILAR: _Keywords = {name: _SEARCH[name] for name in ("k", "outcome", "env_version", "policy_version", "mode")}
 _FAILURES: _Keywords = {
     **{name: _FILTERS[name] for name in ("env_version", "policy_version", "tools", "outcome")},
     "model": ("models", _list),

@@ -108,16 +108,16 @@ class Service(pb2_grpc.TrajSearchServicer):
         outcomes = v.outcomes("outcomes", req.outcomes, lim)
         mode = v.choice("mode", req.mode, MODES, default="hybrid")
         env = narrow(v.strings("env_versions", req.env_versions, lim), call.principal.env_versions)
-        policy = narrow((), call.principal.policy_versions)  # the request names none; a pin still bounds the matches
+        policy = narrow(v.strings("policy_versions", req.policy_versions, lim), call.principal.policy_versions)
         missing = Abort(grpc.StatusCode.NOT_FOUND, f"trajectory_id: no trajectory {v.shown(trajectory_id)}")
         if trajectory_id is not None and self._visible_run(call, trajectory_id) is None:
             raise missing
-        if env is None:
+        if env is None or policy is None:  # the key's pinned versions exclude every requested one
             call.note(matches=0)
             return pb2.SimilarRunsResponse()
         try:
             matches = self.ts.similar_runs(trajectory_id, text, tenant=call.tenant, k=k, outcome=outcomes,
-                                           env_version=env, policy_version=policy or (), mode=mode)
+                                           env_version=env, policy_version=policy, mode=mode)
         except LookupError:
             raise missing from None
         call.note(matches=len(matches))
@@ -207,7 +207,8 @@ class Service(pb2_grpc.TrajSearchServicer):
         return convert.failure_report_to_pb(report)
 
     def WhoAmI(self, req: Any, call: Call) -> Any:
-        return pb2.WhoAmIResponse(tenant=call.tenant, role=call.principal.role, key_id=call.principal.key_id)
+        return pb2.WhoAmIResponse(tenant=call.tenant, role=call.principal.role, key_id=call.principal.key_id,
+                                  max_message_bytes=self.limits.max_message_bytes)
 
     def _hidden(self, call: Call, trajectory_ids: Sequence[str]) -> set[str]:
         """Those of these ids that the key's tenant holds runs of outside the key's pins (none for an
