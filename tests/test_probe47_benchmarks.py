@@ -459,3 +459,19 @@ def test_openhands_one_critic_run_set_keeps_the_run_ids_of_its_output(tmp_path: 
     assert sorted({run.trajectory_id for run in read}) == ids and len(read) == 2 * len(ids)
     assert len({json.dumps(run.model_dump(mode="json"), sort_keys=True) for run in read}) == len(ids)
     assert {(run.metadata["critic_attempt"], run.metadata["handed_in"]) for run in read} == {(1, True)}
+
+
+def test_a_lone_first_attempt_file_is_judged_by_an_instance_report(tmp_path: Path) -> None:
+    """Review R2B, D1: OpenHands/benchmarks writes ``output.critic_attempt_1.jsonl`` even with one critic run; read
+    without the aggregate (an interrupted run set, or the attempt file alone copied), attempt 1 was 'hand-in not
+    known' and an instance report gave it no verdict (before attempts were told apart it did). The only attempt
+    file, with no aggregate beside, is the run handed in."""
+    import shutil
+
+    shutil.copytree(OPENHANDS / "oas-runner", tmp_path / "runs")
+    (tmp_path / "verdicts.json").write_text(json.dumps({"safety-clockout": "failure"}))
+    runs = {p.trajectory.metadata.get("instance_id") or p.trajectory.task_id: p.trajectory
+            for p in read_dump(tmp_path / "runs", outcomes=OutcomeTable.load(tmp_path / "verdicts.json"))}
+    clockout = runs["safety-clockout"]
+    assert clockout.outcome is Outcome.failure and clockout.metadata["handed_in"] is True
+    assert "verdicts.json" in clockout.metadata["outcome_basis"]

@@ -24,6 +24,7 @@ report), null (no aggregate, or it leaves the instance out: not known, so no ins
 
 from __future__ import annotations
 
+import glob
 import re
 from dataclasses import dataclass
 from functools import lru_cache
@@ -83,11 +84,20 @@ def attempt_of(line: dict[str, Any], source: Path) -> Attempt | None:
     kept = next((lines for name in (f"{stem}.jsonl", f"{stem}.jsonl.gz")
                  if (lines := output_lines(source.with_name(name)).get(instance))), None)
     if kept is None:  # no aggregate, or it leaves the instance out: not aggregated yet (or never: none had a patch)
-        return Attempt(number, None, {})
+        return Attempt(number, True if number == 1 and _alone(source, stem) else None, {})
     mine = _fingerprint(line)
     if (held := next((k for k in kept if k.fingerprint == mine), None)) is not None:
         return Attempt(number, True, held.verdict, number)
     return Attempt(number, False, {}, _chosen(source.parent, stem, instance, kept[-1].fingerprint))
+
+
+def _alone(source: Path, stem: str) -> bool:
+    """Whether attempt file ``source`` is the run set's only file of attempts, with no aggregate beside: what
+    OpenHands/benchmarks writes with one critic run (its usual default) when the aggregate is not kept, where the
+    first attempt is the one handed in (a retry would have written ``<stem>.critic_attempt_2.jsonl``). An instance
+    report then judges it, as it did before attempts were told apart (review R2B, D1)."""
+    others = (p for p in source.parent.glob(f"{glob.escape(stem)}.*") if p != source)
+    return not any(p.name in (f"{stem}.jsonl", f"{stem}.jsonl.gz") or ATTEMPT_FILE.fullmatch(p.name) for p in others)
 
 
 def judged(line: dict[str, Any], attempt: Attempt | None) -> dict[str, Any]:
