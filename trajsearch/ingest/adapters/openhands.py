@@ -574,8 +574,9 @@ def _evaluation_verdict(evaluation: dict[str, Any], outcome: Outcome, failure: F
         if resolved:
             return Outcome.success, None
         why = next((text for flag, text in _NOT_RESOLVED if report.get(flag) is True), None)
-        if why is None and report.get("error_eval") is True:  # the harness's error, no verdict on the patch
-            return Outcome.infra_error, Failure(error=_EVAL_ERROR, cause=_EVAL_ERROR_CAUSE)
+        if why is None and report.get("error_eval") is True:  # the harness wrote no report: no verdict on the patch
+            own = failure.error if failure is not None and failure.error else None  # what the run's events said
+            return Outcome.infra_error, Failure(error=own or _EVAL_ERROR, cause=_EVAL_ERROR_CAUSE)
         return Outcome.failure, Failure(error=f"not resolved: {why or _TESTS_FAILED}")
     checks = as_dict(evaluation.get("test_result"))
     if (key := next((k for k in _ANSWER_CHECKS if isinstance(checks.get(k), bool)), None)) is not None:
@@ -624,8 +625,9 @@ _NOT_RESOLVED = (("empty_generation", "the patch was empty"), ("failed_apply_pat
                  ("test_timeout", "the tests timed out"))
 _TESTS_FAILED = "the benchmark's tests failed on the patch"
 _EVAL_ERROR = "evaluation errored: the benchmark's harness could not judge the patch (report error_eval)"
-_EVAL_ERROR_CAUSE = ("infrastructure: the harness's evaluation of the patch errored (its report's error_ids), which "
-                     "says nothing of the agent")
+_EVAL_ERROR_CAUSE = ("infrastructure: the benchmark's harness wrote no report for this instance (its report's "
+                     "error_ids: the patch may not have applied, or the container failed; see its run_instance.log), "
+                     "so the patch has no verdict")
 
 
 def _harness_report(evaluation: dict[str, Any]) -> dict[str, Any]:
