@@ -91,3 +91,12 @@ def test_a_hosted_file_search_repr_whose_query_holds_a_bracket_is_a_step_with_wh
     assert search.arguments == {"queries": ["what does [E42] mean", "error code E42"]}
     assert search.observation == "[E42] disk quota exceeded: free space or raise the quota."
     assert quota.thought is None and quota.observation == "10.0 of 10 GB"
+
+
+def test_an_anthropic_server_tool_error_fails_its_step() -> None:
+    """Review R2B, D3: only ``status`` / ``outcome`` told a provider tool's failure; Anthropic's error result as
+    pydantic-ai dumps it (``{"error_code": ..., "type": "web_search_tool_result_error"}``) read as a search that
+    worked."""
+    run = adapter_support.only(D47 / "pa-2.78-web-search-anthropic-error.otlp.json")
+    assert [(s.action, s.error) for s in run.steps] == [
+        ("web_search", "web_search failed: max_uses_exceeded"), ("respond", None)]

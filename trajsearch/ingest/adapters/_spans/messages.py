@@ -660,7 +660,15 @@ def _server_tool_failed(details: Any) -> bool:
     if not isinstance(details, dict):
         return False
     outcome, status = details.get("outcome"), details.get("status")
-    return isinstance(outcome, str) and outcome not in _SERVER_TOOL_OK or status in ("failed", "error")
+    return isinstance(outcome, str) and outcome not in _SERVER_TOOL_OK or status in ("failed", "error") \
+        or _anthropic_tool_error(details)
+
+
+def _anthropic_tool_error(details: dict[str, Any]) -> bool:
+    """Anthropic's error result of a server tool, as pydantic-ai dumps it: ``{"error_code": "max_uses_exceeded",
+    "type": "web_search_tool_result_error"}`` (``code_execution_tool_result_error`` alike)."""
+    kind = details.get("type")
+    return isinstance(kind, str) and kind.endswith("_tool_result_error") and isinstance(details.get("error_code"), str)
 
 
 def provider_failure(tool: str | None, result: Any) -> str | None:
@@ -672,6 +680,8 @@ def provider_failure(tool: str | None, result: Any) -> str | None:
     said = maybe_json(result)
     shaped = isinstance(said, dict) and ("outcome" in said and set(said) <= {"outcome", "output"}
                                          or set(said) <= {"status", "sources", "results"})
+    if isinstance(said, dict) and _anthropic_tool_error(said):
+        return f"{tool or 'tool'} failed: {said['error_code']}"
     if not (shaped and _server_tool_failed(said)):
         return None
     if printed := text_of(said.get("output") or "").strip():
