@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import shutil
 from pathlib import Path
+from typing import Any, Callable
 
 from adapter_support import only
 from trajsearch.model import Outcome
@@ -69,8 +70,9 @@ RATE_LIMITED = HARBOR / "openclaw-rate-limited__Hq4Tz"
 
 def test_trial_cut_off_by_a_rate_limit_is_an_infra_error_not_the_agents_failure() -> None:
     """Harbor classifies the agent's failed command as ``ApiRateLimitError`` and still runs the verifier (reward 0.0),
-    but its error policy counts that reward invalid (``has_valid_reward=False``) and retries the trial. It was read
-    as the agent failing the task: a failure lesson and a success rate drawn from an outage."""
+    but its error policy counts that reward invalid (``has_valid_reward=False``; the trial's ``reward_valid`` is false;
+    Harbor leaves it out of the job's score, and runs it again only if the job asks for retries). It was read as the
+    agent failing the task: a failure lesson and a success rate drawn from an outage."""
     run = only(RATE_LIMITED / "agent" / "trajectory.json")
     assert (run.outcome, run.reward) == (Outcome.infra_error, 0.0)
     assert run.metadata["trial_exception"] == "ApiRateLimitError" and run.metadata["trial_reward_valid"] is False
@@ -78,17 +80,77 @@ def test_trial_cut_off_by_a_rate_limit_is_an_infra_error_not_the_agents_failure(
     assert "rate_limit_error" in run.failure.error and "reward invalid" in run.failure.cause
 
 
-def test_trial_policy_override_that_keeps_the_reward_valid_leaves_the_agents_failure(tmp_path: Path) -> None:
-    """A job's ``override_error_policy`` is recorded on the exception (``policy_override``); where it keeps the reward
-    valid the trial is graded as the agent's failure, as Harbor then grades it."""
+def _trial_with(tmp_path: Path, edit: Callable[[dict[str, Any]], None]) -> Path:
+    """A copy of the rate-limited trial whose ``result.json`` ``edit`` changed; its trajectory's path."""
     trial = tmp_path / RATE_LIMITED.name
     shutil.copytree(RATE_LIMITED, trial)
     result = json.loads((trial / "result.json").read_text())
-    result["exception_info"]["policy_override"] = {"has_valid_reward": True}
-    (trial / "result.json").write_text(json.dumps(result))
-    run = only(trial / "agent" / "trajectory.json")
+    edit(result)
+    (trial / "result.json").write_text(json.dumps(result, indent=4))
+    return trial / "agent" / "trajectory.json"
+
+
+def _without_recorded_verdict(result: dict[str, Any]) -> None:
+    """A result.json as written before Harbor recorded its verdict (no ``policy``, no ``reward_valid``)."""
+    del result["exception_info"]["policy"], result["reward_valid"]
+
+
+def test_trial_policy_override_that_keeps_the_reward_valid_leaves_the_agents_failure(tmp_path: Path) -> None:
+    """A job's ``override_error_policy`` is recorded on the exception (``policy_override``) and applied to the
+    recorded ``policy``; where it keeps the reward valid the trial is graded as the agent's failure, as Harbor then
+    grades it."""
+    def override(result: dict[str, Any]) -> None:
+        result["exception_info"]["policy_override"] = {"has_valid_reward": True}
+        result["exception_info"]["policy"]["has_valid_reward"] = True
+        result["reward_valid"] = True
+    run = only(_trial_with(tmp_path, override))
     assert (run.outcome, run.reward) == (Outcome.failure, 0.0)
     assert "trial_reward_valid" not in run.metadata
+
+
+def test_trial_policy_override_without_a_recorded_verdict_still_wins(tmp_path: Path) -> None:
+    """A result.json with the override but not the verdict it gave: the override is applied to the table."""
+    def override(result: dict[str, Any]) -> None:
+        _without_recorded_verdict(result)
+        result["exception_info"]["policy_override"] = {"has_valid_reward": True}
+    assert only(_trial_with(tmp_path, override)).outcome is Outcome.failure
+
+
+def test_trial_recorded_policy_that_keeps_the_reward_valid_is_the_agents_failure(tmp_path: Path) -> None:
+    """Harbor writes its own verdict (``exception_info.policy``, ``reward_valid``: computed fields of 0.26's
+    ``ExceptionInfo`` / ``TrialResult``); a Harbor whose table keeps an ``ApiRateLimitError`` trial's reward valid
+    graded the agent. It was read by our copy of 0.26's table, as an infrastructure error."""
+    def valid(result: dict[str, Any]) -> None:
+        result["exception_info"]["policy"]["has_valid_reward"] = True
+        result["reward_valid"] = True
+    run = only(_trial_with(tmp_path, valid))
+    assert (run.outcome, run.reward) == (Outcome.failure, 0.0)
+    assert run.metadata["trial_exception"] == "ApiRateLimitError" and "trial_reward_valid" not in run.metadata
+
+
+def test_trial_recorded_policy_voids_the_reward_of_a_type_the_table_does_not_name(tmp_path: Path) -> None:
+    """A newer Harbor names exception types our copy of the table lacks; its recorded ``has_valid_reward: false``
+    was passed over, the outage read as the agent failing the task."""
+    def newer(result: dict[str, Any]) -> None:
+        result["exception_info"]["exception_type"] = "ApiQuotaExhaustedError"
+    run = only(_trial_with(tmp_path, newer))
+    assert (run.outcome, run.reward) == (Outcome.infra_error, 0.0)
+    assert run.metadata["trial_reward_valid"] is False
+    assert run.failure is not None and run.failure.error.startswith("ApiQuotaExhaustedError: 429 ")
+
+
+def test_trial_recorded_reward_valid_judges_where_the_policy_is_missing(tmp_path: Path) -> None:
+    """Without the exception's ``policy``, the trial's ``reward_valid`` (given a reward) is Harbor's verdict."""
+    def trimmed(result: dict[str, Any]) -> None:
+        result["exception_info"]["exception_type"] = "ApiQuotaExhaustedError"
+        del result["exception_info"]["policy"]
+    assert only(_trial_with(tmp_path, trimmed)).outcome is Outcome.infra_error
+
+
+def test_trial_without_a_recorded_verdict_is_judged_by_the_table(tmp_path: Path) -> None:
+    """A result.json written before Harbor recorded its verdict: Harbor 0.26's table (``ApiRateLimitError`` voids)."""
+    run = only(_trial_with(tmp_path, _without_recorded_verdict))
+    assert (run.outcome, run.metadata["trial_reward_valid"]) == (Outcome.infra_error, False)
 
 
 # -- Cortex Code: every tool step's message is Harbor's ``Executed NAME`` ------------------------------------------

@@ -143,9 +143,10 @@ Mapping
   reward and, short of a success, the exception as its failure; metadata
   ``trial_exception`` names its type. But where Harbor's error policy counts
   that reward invalid (the model provider's or the sandbox's failure:
-  ``ApiRateLimitError``, ``ApiOverloadedError``, ...; ``_harbor_errors``), the
-  trial is an ``infra_error`` short of a success (metadata
-  ``trial_reward_valid: false``).
+  ``ApiRateLimitError``, ``ApiOverloadedError``, ...; as the file records
+  that verdict, ``exception_info.policy`` / ``reward_valid``, else by a copy
+  of Harbor 0.26's table; ``_harbor_errors``), the trial is an
+  ``infra_error`` short of a success (metadata ``trial_reward_valid: false``).
 - beside it, in a Harbor job directory (``side_path``): the agent's raw
   session that Harbor converted (Codex's ``agent/sessions/**/rollout-*.jsonl``,
   Claude Code's ``agent/sessions/projects/**.jsonl``, OpenHands' saved
@@ -1121,7 +1122,9 @@ def _verdict(extra: dict[str, Any], source: Path, ctx: Context) -> tuple[Outcome
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         outcome = outcome_of_reward(float(value), ctx)
         if exception is not None and outcome is not Outcome.success:
-            if reward_void(exception):  # the provider or the sandbox cut the agent off: no grade of its work
+            # the trial's recorded reward_valid judges its own exception, not one step's of a multi-step trial
+            recorded = None if trial.get("step_name") else trial.get("reward_valid")
+            if reward_void(exception, recorded):  # the provider or the sandbox cut the agent off: no grade
                 basis["trial_reward_valid"] = False
                 return Outcome.infra_error, float(value), _void_failure(exception), basis
             return outcome, float(value), _trial_failure(exception, graded=True), basis
