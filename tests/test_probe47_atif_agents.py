@@ -245,3 +245,44 @@ def test_trae_agent_run_that_died_on_its_first_model_call_is_an_api_error() -> N
     run = only(TRAE.parent.parent.parent / "trae-overloaded__Zk7Hw" / "agent" / "trajectory.json")
     assert run.steps == [] and run.outcome is Outcome.infra_error
     assert run.failure is not None and run.failure.error.startswith("Error code: 529")
+
+
+# -- review RW2: an aborted OpenClaw turn; goose / trae-agent answers that quote an "[error] ..." log line ----------
+
+OPENCLAW_ABORTED = HARBOR / "openclaw-aborted__Jd8Ws" / "agent" / "trajectory.json"
+LOG_LINE = "[error] 2026-03-04 10:12:07 db: connection refused (127.0.0.1:5432)"
+
+
+def test_openclaw_aborted_turn_is_an_interruption_not_an_api_error() -> None:
+    """pi-ai ends a turn it aborted with ``stopReason: "aborted"`` and ``errorMessage: "Request was aborted"``;
+    Harbor's openclaw conversion drops the stop reason and writes ``(error) Request was aborted`` as for a failed
+    call. It was read as an outage (infra_error, an API error) instead of a stopped run."""
+    run = only(OPENCLAW_ABORTED)
+    assert [s.action for s in run.steps] == ["exec", "edit"]
+    assert run.metadata.get("interrupted") is True and "api_errors" not in run.metadata
+    assert run.outcome is Outcome.unknown and run.failure is None
+
+
+def test_goose_answer_quoting_an_error_log_line_is_its_answer() -> None:
+    """goose's answer ``[error] 2026-... db: connection refused`` (the log line the user asked for) reads like Harbor's
+    conversion of goose's error event; goose's log beside it (``agent/goose.txt``) has no error event. The answer was
+    dropped and the run read as one that died on an API error."""
+    run = only(REAL / "harbor-0.26-goose" / "goose-log-answer__Lq2Vd" / "agent" / "trajectory.json")
+    assert [s.action for s in run.steps] == ["developer__shell", "respond"]
+    assert run.steps[-1].arguments == {"content": LOG_LINE} and run.steps[-1].error is None
+    assert run.outcome is not Outcome.infra_error and "api_errors" not in run.metadata
+
+
+def test_goose_error_message_without_its_log_is_still_the_runs_error(tmp_path: Path) -> None:
+    """Without goose's log beside it, the last agent step's ``[error] ...`` is still read as the run's error."""
+    shutil.copy(GOOSE, tmp_path / "trajectory.json")
+    run = only(tmp_path / "trajectory.json")
+    assert run.outcome is Outcome.infra_error and run.metadata["api_errors"] == 1
+
+
+def test_trae_agent_model_answer_quoting_an_error_log_line_is_its_answer() -> None:
+    """Harbor writes trae-agent's ``[error] ...`` only for a failed step with no model call recorded (no ``metrics``);
+    a model call's answer that quotes an ``[error]`` log line carries its metrics. It was dropped as an API error."""
+    run = only(REAL / "harbor-0.26-trae-agent" / "trae-log-answer__Mv4Xp" / "agent" / "trajectory.json")
+    assert [s.action for s in run.steps] == ["bash", "respond", "task_done"]
+    assert run.steps[1].arguments == {"content": LOG_LINE} and "api_errors" not in run.metadata

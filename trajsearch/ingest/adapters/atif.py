@@ -69,8 +69,10 @@ Mapping
   either (``_agent_cli.synthetic_error``; see outcome), nor is a turn whose model call failed (pi-ai's
   ``stopReason: "error"``, as pi's and OpenClaw's conversions keep it: ``extra.stop_reason`` (Harbor's pi),
   ``extra.openclaw.stop_reason`` / ``error_message`` (openclaw-atif), the message ``(error) <errorMessage>``
-  (Harbor's openclaw; its goose and trae-agent ones: ``[error] ...``); ``_stopped``): counted in ``api_errors`` as those are (a turn that said words before failing
-  stays, a ``respond`` step with the failure as its error; ``aborted`` marks the run ``interrupted``):
+  (Harbor's openclaw; its goose and trae-agent ones: ``[error] ...``, goose's only as the last agent step,
+  trae-agent's only without ``metrics``); ``_stopped``): counted in ``api_errors`` as those are (a turn that said
+  words before failing stays, a ``respond`` step with the failure as its error; ``aborted``, and openclaw's
+  ``(error) Request was aborted``, marks the run ``interrupted``):
   * an agent step with ``tool_calls``: one step per call: action =
     ``function_name``, arguments = ``arguments``, observation = the
     ``observation.results[]`` entries whose ``source_call_id`` is the call's
@@ -236,9 +238,14 @@ _PLACEHOLDER = re.compile(r"\((?:tool calls|tool use|no assistant text(?: in JSO
 #: The agent message Harbor's conversions write for the run's own failure, by ``agent.name``: openclaw's for an
 #: assistant message that is only the model call's failure (pi-ai's ``stopReason: "error"``, its ``errorMessage``):
 #: ``(error) 529 {...}``; goose's for its stream's ``{"type": "error", "error": ...}`` event (the reply stream
-#: failed: the provider's error); trae-agent's for a step that failed with no model call recorded.
+#: failed: the provider's error); trae-agent's for a step that failed with no model call recorded. goose's and
+#: trae-agent's look like an answer that quotes a log line: see :func:`_run_error`.
 _RUN_ERROR = {"openclaw": re.compile(r"^\(error\) (.+)", re.S), "goose": re.compile(r"^\[error\] (.+)", re.S),
               "trae-agent": re.compile(r"^\[error\] (.+)", re.S)}
+#: pi-ai's ``errorMessage`` of a turn it aborted (``stopReason: "aborted"``, which Harbor's openclaw conversion drops,
+#: writing ``(error) <errorMessage>`` as for a failed call): its own "Request was aborted", fetch's AbortError "This
+#: operation was aborted", a bridge's "Operation aborted". The run was stopped, no model call failed.
+_ABORTED = re.compile(r"(?:Request was|This operation was|Operation) aborted\b", re.I)
 _OH_CALL = re.compile(r"<function=([\w.-]+)>(.*?)</function>", re.S)
 _OH_PARAM = re.compile(r"<parameter=([\w.-]+)>(.*?)</parameter>", re.S)
 _XML_KEYS = re.compile(r"<keystrokes(?:\s+duration=\"([\d.]+)\")?\s*>(.*?)</keystrokes>", re.S)
@@ -673,13 +680,16 @@ def _is_meta(raw: dict[str, Any]) -> bool:
     return any(extra.get(k) is True for k in ("meta", "isMeta", "is_meta"))
 
 
-def _steps(ordered: list[dict[str, Any]], fences: tuple[str, ...] = (), agent: str | None = None) -> _Walk:
+def _steps(ordered: list[dict[str, Any]], fences: tuple[str, ...] = (), agent: str | None = None,
+           logged: frozenset[str] | None = None) -> _Walk:
     """The task, the steps, the models named on agent steps, the subagent steps left out, Claude Code's own errors.
 
     ``fences`` are mini-swe-agent's action regexes when the trajectory is one of its runs: Harbor keeps
-    its text-based turns as messages, the command in a fence. ``agent`` is ``agent.name`` (see ``_cli_reply_error``).
+    its text-based turns as messages, the command in a fence. ``agent`` is ``agent.name`` (see ``_cli_reply_error``);
+    ``logged`` the error events of goose's log beside (:func:`_run_error`).
     """
     walk = _Walk(agent)
+    last = next((r for r in reversed(ordered) if r.get("source") == "agent" and not _is_subagents(r)), None)
     for raw in ordered:
         source = raw.get("source")
         message = _text(_chat(raw.get("message")))
@@ -704,7 +714,7 @@ def _steps(ordered: list[dict[str, Any]], fences: tuple[str, ...] = (), agent: s
             walk.cli_error(message)
             continue
         walk.last_error = None
-        stopped = None if calls else _stopped(raw, message, agent)
+        stopped = None if calls else _stopped(raw, message, agent, final=raw is last, logged=logged)
         if stopped is not None:
             failed, said = stopped
             if failed is None:  # aborted: the user stopped the turn
@@ -790,15 +800,19 @@ def _executed(name: str, call_id: Any) -> tuple[str, ...]:
     return f"Executed {name} {call_id}", f"Executed {name}", f"Executed {name} (no result)"
 
 
-def _stopped(raw: dict[str, Any], message: str, agent: str | None) -> tuple[str | None, str] | None:
+def _stopped(raw: dict[str, Any], message: str, agent: str | None, *, final: bool,
+             logged: frozenset[str] | None = None) -> tuple[str | None, str] | None:
     """(the failure, the words said) of an agent turn whose model call failed, ``(None, words)`` of one the user
     aborted; None for any other. pi-ai (pi, OpenClaw) ends such a turn with ``stopReason`` ``error`` (its
     ``errorMessage``) or ``aborted``: Harbor's pi conversion keeps it as the step's ``extra.stop_reason`` (not the
     message), OpenClaw's own exporter (openclaw-atif) as ``extra.openclaw.stop_reason`` / ``error_message``, and
     Harbor's openclaw conversion writes a failed turn that said nothing as the message ``(error) <errorMessage>``;
-    its goose and trae-agent conversions write the run's failure as a ``[error] ...`` message (:data:`_RUN_ERROR`)."""
-    if agent in _RUN_ERROR and (marked := _RUN_ERROR[agent].match(message.strip())):
-        return short(marked.group(1).strip(), 500, keep="head"), ""
+    its goose and trae-agent conversions write the run's failure as a ``[error] ...`` message (:data:`_RUN_ERROR`;
+    :func:`_run_error`). ``final``: the turn is the run's last agent step; ``logged``: see :func:`_run_error`."""
+    if (marked := _run_error(raw, message, agent, final, logged)) is not None:
+        if agent == "openclaw" and _ABORTED.match(marked):
+            return None, ""  # pi-ai's aborted turn, which Harbor's conversion writes as an error
+        return short(marked, 500, keep="head"), ""
     extra = as_dict(raw.get("extra"))
     found = next((d for d in (extra, *extra.values()) if isinstance(d, dict) and d.get("stop_reason")), {})
     reason = str(found.get("stop_reason") or "").lower()
@@ -809,6 +823,42 @@ def _stopped(raw: dict[str, Any], message: str, agent: str | None) -> tuple[str 
     said = found.get("error_message")
     error = said.strip() if isinstance(said, str) and said.strip() else "the model call failed (stop reason: error)"
     return short(error, 500, keep="head"), message
+
+
+def _run_error(raw: dict[str, Any], message: str, agent: str | None, final: bool,
+               logged: frozenset[str] | None) -> str | None:
+    """The failure a Harbor conversion wrote as the agent's message (:data:`_RUN_ERROR`), if this turn is one.
+    goose's ``[error] ...`` is its stream's error event, which ends the run; an answer may say the same words
+    (quoting a log line: ``[error] db: connection refused``). Where goose's log lies beside (``logged``: its error
+    events' messages), the message is the run's error only if the log has that event; without it, only as the last
+    agent step. trae-agent's is written only for a failed step with no model call recorded, without the
+    ``metrics`` every model call's step carries."""
+    if agent not in _RUN_ERROR or (agent == "trae-agent" and "metrics" in raw):
+        return None
+    if agent == "goose" and (not final if logged is None else message.strip() not in logged):
+        return None
+    marked = _RUN_ERROR[agent].match(message.strip())
+    return marked.group(1).strip() if marked else None
+
+
+def _goose_errors(source: Path) -> frozenset[str] | None:
+    """The agent messages Harbor's goose conversion writes for the ``{"type": "error"}`` events of the trial's
+    ``agent/goose.txt`` (``--output-format stream-json``) beside ``source``: ``[error] <error>``; None where there
+    is no such log (or none in stream-json)."""
+    try:
+        lines = (source.parent / "goose.txt").read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return None
+    events = []
+    for line in lines:
+        try:
+            events.append(json.loads(line))
+        except ValueError:
+            continue
+    events = [e for e in events if isinstance(e, dict) and isinstance(e.get("type"), str)]
+    if not events:
+        return None
+    return frozenset(f"[error] {e.get('error', 'Unknown error')}".strip() for e in events if e["type"] == "error")
 
 
 def _cli_reply_error(agent: str | None, content: str) -> str | None:
@@ -1317,7 +1367,8 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     config = agent_extra.get("agent_config") if isinstance(agent_extra.get("agent_config"), dict) else {}
     fences = ((config["action_regex"],) if isinstance(config.get("action_regex"), str) else DEFAULT_ACTION_REGEXES
               ) if agent.get("name") == "mini-swe-agent" else ()
-    walk = _steps(ordered, fences, agent.get("name") if isinstance(agent.get("name"), str) else None)
+    name = agent.get("name") if isinstance(agent.get("name"), str) else None
+    walk = _steps(ordered, fences, name, _goose_errors(ctx.source) if name == "goose" else None)
     prompt, steps, models, sidechain = walk.task, walk.steps, walk.models, walk.sidechain
     if not prompt or not prompt.strip():
         prompt = _task_beside(agent.get("name"), ctx.source) if not sub_path else None
