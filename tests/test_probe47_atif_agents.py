@@ -286,3 +286,16 @@ def test_trae_agent_model_answer_quoting_an_error_log_line_is_its_answer() -> No
     run = only(REAL / "harbor-0.26-trae-agent" / "trae-log-answer__Mv4Xp" / "agent" / "trajectory.json")
     assert [s.action for s in run.steps] == ["bash", "respond", "task_done"]
     assert run.steps[1].arguments == {"content": LOG_LINE} and "api_errors" not in run.metadata
+
+
+def test_trae_agent_error_step_rewritten_with_null_fields_is_still_the_runs_error(tmp_path: Path) -> None:
+    """A trae-agent error step as a writer that keeps null fields leaves it (``"metrics": null``) is still one."""
+    source = TRAE.parent.parent.parent / "trae-overloaded__Zk7Hw" / "agent"
+    shutil.copytree(source, tmp_path / "agent")
+    path = tmp_path / "agent" / "trajectory.json"
+    document = json.loads(path.read_text())
+    for step in document["steps"]:
+        step.setdefault("metrics", None)
+    path.write_text(json.dumps(document))
+    run = only(path)
+    assert run.outcome is Outcome.infra_error and run.metadata["api_errors"] == 1

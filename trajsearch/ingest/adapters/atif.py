@@ -833,7 +833,7 @@ def _run_error(raw: dict[str, Any], message: str, agent: str | None, final: bool
     events' messages), the message is the run's error only if the log has that event; without it, only as the last
     agent step. trae-agent's is written only for a failed step with no model call recorded, without the
     ``metrics`` every model call's step carries."""
-    if agent not in _RUN_ERROR or (agent == "trae-agent" and "metrics" in raw):
+    if agent not in _RUN_ERROR or (agent == "trae-agent" and raw.get("metrics") is not None):
         return None
     if agent == "goose" and (not final if logged is None else message.strip() not in logged):
         return None
