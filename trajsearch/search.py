@@ -535,7 +535,9 @@ class TrajSearch:
 
         Each full leg is asked again over those runs alone, one row more than its pool holds of them:
         restricted to them a leg ranks their rows by the same scores, so a row it returns that its pool
-        lacks lies deeper. A run with no further row inside the filters (a task-level search: one row
+        lacks lies deeper (nearly always: a query of more lexical terms than the in-process index scores is
+        scored on its most telling terms among the rows it may match, which the restriction can change, so
+        such a row may lie in no depth of the pool; the pool then grows for nothing, up to its limit). A run with no further row inside the filters (a task-level search: one row
         per run) is not searched deeper for (every pool would grow to the limit for nothing). The lexical
         leg is asked without widening: a long query over a few runs falls short of its telling words
         and would widen to rows the leg's pool never holds, however deep."""

@@ -496,7 +496,6 @@ def _result_error(content: str, flagged: bool, recorded: int | None = None) -> s
     return None
 
 
-
 def result_error(content: str) -> str | None:
     """The error a tool result's text shows, read as this module reads an unflagged result (see Step.error in the
     module docstring): for another format that carries a Harbor trial's results as text only (its OTel export)."""
@@ -513,6 +512,7 @@ def fenced_command(message: str) -> tuple[str, str | None] | None:
 def is_placeholder(message: str) -> bool:
     """Whether an agent message is only a Harbor converter's placeholder for no text (:data:`_PLACEHOLDER`)."""
     return bool(_PLACEHOLDER.fullmatch(message.strip()))
+
 
 # -- actions written in the message --------------------------------------------------------
 
