@@ -221,3 +221,7 @@ def test_a_key_without_a_server_is_named_as_unused(tmp_path, monkeypatch):
         assert result.exit_code == 1 and "holds no runs" in result.stderr
         named = "$TRAJSEARCH_API_KEY is set but no trajsearch server is named" in " ".join(result.stderr.split())
         assert named == key_set, result.stderr
+    sample = __import__("pathlib").Path(__file__).parent / "fixtures" / "tau-bench" / "gpt-4o-airline-mini.json"
+    result = CliRunner().invoke(cli_app, ["ingest", "-w", "2", "--quiet", str(sample)])  # workers open it too
+    assert result.exit_code == 0, result.output
+    assert "$TRAJSEARCH_API_KEY is set but no trajsearch server is named" in " ".join(result.stderr.split())

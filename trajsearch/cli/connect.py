@@ -29,7 +29,7 @@ def connect(server: str | None, ca: Path | None, uri: str | None, traces: str | 
     from ..store.traces import TraceStoreError
 
     if not server:
-        _note_unused_key(uri)
+        note_unused_key(uri)
     try:
         with open_backend(server=server, ca=ca, uri=uri, traces=traces, tenant=tenant) as backend:
             yield backend
@@ -46,7 +46,7 @@ def connect(server: str | None, ca: Path | None, uri: str | None, traces: str | 
         fail(plain(exc), code=1)
 
 
-def _note_unused_key(uri: str | None) -> None:
+def note_unused_key(uri: str | None) -> None:
     """Says so when an API key is set but no server named: a user who exported the key meant to reach a server,
     and without this the command answered from an embedded store (a new, empty ``./.trajsearch``: "tenant
     'default' holds no runs") with no word that the key went unused."""

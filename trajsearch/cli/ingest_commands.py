@@ -29,7 +29,7 @@ from rich.progress import (
 )
 from rich.table import Table
 
-from .connect import connect
+from .connect import connect, note_unused_key
 from .options import AsJson, Ca, Server, Tenant, Traces, Uri
 from .output import err, fail, fail_now, leave_now, out, print_json
 from .progress import LOG_EVERY, progress
@@ -179,6 +179,7 @@ def _ingest_here(job: Any, workers: int, uri: str, traces: str | None, quiet: bo
     from ..store.lock import StoreOpenError
 
     if workers > 1:
+        note_unused_key(uri)  # the workers open the store themselves: said here, as connect says it
         try:
             return _run_workers_with_progress(run_workers, job, workers, uri, traces, quiet, log_every)
         except StoreOpenError as exc:  # the store held by another process: said as a single process says it
