@@ -67,7 +67,9 @@ Mapping
   ``web_search_call`` (``action``), ``tool_search_call`` and
   ``image_generation_call`` is a step; its ``*_output`` item with the same
   ``call_id`` is the observation (a JSON ``{"output", "metadata":
-  {"exit_code"}}`` string is unwrapped; content-item lists are joined).
+  {"exit_code"}}`` string is unwrapped; content-item lists are joined, and
+  so are an MCP result's content blocks Codex wrote as a JSON string:
+  ``[{"text", "type": "text"}]`` in 2025, ``{"content", "isError"}`` before).
   Reasoning (summary and content text) is the thought of the next step
   (where a rollout records it after the call it led to and that call's output,
   as 2025's chat-completions path did, the first after an output is that
@@ -478,6 +480,9 @@ def _output(payload: dict[str, Any]) -> tuple[str, int | None, bool | None]:
     if not isinstance(out, str):
         return ("" if out is None else str(out)), None, success
     stripped = out.strip()
+    if (mcp := _mcp_result(stripped)) is not None:
+        text, is_error = mcp
+        return text, None, (False if is_error else success)
     if stripped.startswith("{"):
         try:
             decoded = json.loads(stripped)
@@ -489,6 +494,45 @@ def _output(payload: dict[str, Any]) -> tuple[str, int | None, bool | None]:
             return text, as_int(meta.get("exit_code")), success
     found = _EXIT_LINE.search(_reply_parts(out)[0])
     return out, (as_int(found.group(1)) if found else None), success
+
+
+#: The kinds of an MCP tool result's content blocks (MCP ``ContentBlock``).
+_MCP_BLOCKS = frozenset({"text", "image", "audio", "resource", "resource_link"})
+#: The fields of an MCP ``CallToolResult`` as serde writes it.
+_MCP_RESULT_FIELDS = frozenset({"content", "isError", "structuredContent", "_meta"})
+
+
+def _mcp_result(text: str) -> tuple[str, bool] | None:
+    """(text, is error) of an MCP tool's result as Codex wrote it into a ``function_call_output``, else None. Codex
+    0.2x-0.6x (2025, ``convert_call_tool_result_to_function_call_output_payload``) wrote the result's content blocks
+    as a JSON string, ``[{"text": "...", "type": "text"}]``, its ``isError`` kept only in the ``success`` flag it
+    does not serialize (so an error is told by its words, see ``_FAILED_REPLY``); earlier builds, and forks, wrote
+    the whole result, ``{"content": [...], "isError": true}``. Either way the observation is the blocks' text, not
+    their JSON with every newline escaped."""
+    if not text.startswith(("[", "{")):
+        return None
+    try:
+        decoded = json.loads(text)
+    except json.JSONDecodeError:
+        return None
+    is_error = False
+    if isinstance(decoded, dict) and isinstance(decoded.get("content"), list) and decoded.keys() <= _MCP_RESULT_FIELDS:
+        is_error, decoded = decoded.get("isError") is True, decoded["content"]
+    elif not (isinstance(decoded, list) and decoded):
+        return None
+    if not all(isinstance(b, dict) and b.get("type") in _MCP_BLOCKS for b in decoded):
+        return None
+    return "\n".join(t for b in decoded if (t := _mcp_block_text(b))), is_error
+
+
+def _mcp_block_text(block: dict[str, Any]) -> str:
+    """One MCP content block as text: its text, an embedded resource's text (else its URI), a link's URI, or a
+    mark for an image or audio."""
+    resource = as_dict(block.get("resource"))
+    for found in (block.get("text"), resource.get("text"), resource.get("uri"), block.get("uri")):
+        if isinstance(found, str):
+            return found
+    return f"[{block.get('type')}]"
 
 
 def _reply_parts(text: str) -> tuple[str, str]:

@@ -1,0 +1,56 @@
+"""Codex rollouts probed in round p47 (helper C2): MCP tool results as Codex wrote them into ``function_call_output``.
+The fixture (``codex-cli/.real/probe-c47/``) is a trimmed real rollout; its origin is in that folder's
+``SOURCE.md``."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from trajsearch.ingest.read import read_dump
+
+PROBE_C47 = Path(__file__).parent / "fixtures" / "codex-cli" / ".real" / "probe-c47"
+#: AcidicSoil/codex-session-viewer ``docs/example.jsonl`` (Codex CLI, 2025-09-10): four MCP calls and their results.
+MCP_CALLS = PROBE_C47 / "rollout-2025-09-10-acidic-viewer-mcp.jsonl"
+
+
+def only_run(path: Path):
+    [run] = [r.trajectory for r in read_dump(path, tenant="acme")]
+    return run
+
+
+def test_an_mcp_result_is_its_text_not_its_content_blocks_json() -> None:
+    """Codex 0.2x-0.6x wrote an MCP tool's result as its content blocks' JSON (``[{"text": "{\\n  \\"data\\": ...",
+    "type": "text"}]``): every MCP step's observation was that JSON, each newline and quote escaped, so what the
+    tool answered was neither readable nor searchable by its words. It is the blocks' text."""
+    steps = only_run(MCP_CALLS).steps
+    assert [s.action for s in steps] == ["task-master-ai__next_task", "memory__delete_entities",
+                                         "task-master-ai__add_task", "task-master-ai__add_task"]
+    next_task, deleted, _, added = steps
+    assert next_task.observation.startswith('{\n  "data": {\n    "nextTask": {\n      "id": "60.1",')
+    assert deleted.observation == "Entities deleted successfully"
+    assert '"message": "Successfully added new task #64"' in added.observation
+    assert [s.error for s in (next_task, deleted, added)] == [None, None, None]
+
+
+def test_an_mcp_tool_error_is_the_steps_error() -> None:
+    """The rollout does not keep an MCP result's ``isError`` (only its unserialized ``success`` flag had it), so an
+    error is told by the tool's words: task-master's ``Error: Tag "logging" not found.`` read as a success, hidden
+    in its JSON wrapping; the model's retry right after it is the success."""
+    failed = only_run(MCP_CALLS).steps[2]
+    assert failed.error == 'Error: Tag "logging" not found.'
+    assert failed.observation.startswith('Error: Tag "logging" not found.\nVersion: 0.26.0')
+
+
+def test_a_whole_mcp_result_flagged_is_error_is_an_error(tmp_path: Path) -> None:
+    """Earlier builds and forks (``serde_json::to_string(&call_tool_result)``) wrote the whole result,
+    ``{"content": [...], "isError": true}``: its flag is the step's error whatever the words, its text the
+    observation. (The fixture's failed call answered so, and a success with ``"isError": false``.)"""
+    lines = [json.loads(line) for line in MCP_CALLS.read_text(encoding="utf-8").splitlines()]
+    for line, text, flag in ((lines[7], "Tag logging is unknown", True), (lines[5], "Entities deleted", False)):
+        line["output"] = json.dumps({"content": [{"type": "text", "text": text}], "isError": flag})
+    rollout = tmp_path / "rollout-2025-09-10T18-58-38-cf4def41-21e0-4b91-adb4-5397c1492084.jsonl"
+    rollout.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    _, deleted, failed, _ = only_run(rollout).steps
+    assert (failed.observation, failed.error) == ("Tag logging is unknown", "Tag logging is unknown")
+    assert (deleted.observation, deleted.error) == ("Entities deleted", None)
