@@ -54,3 +54,37 @@ def test_a_whole_mcp_result_flagged_is_error_is_an_error(tmp_path: Path) -> None
     _, deleted, failed, _ = only_run(rollout).steps
     assert (failed.observation, failed.error) == ("Tag logging is unknown", "Tag logging is unknown")
     assert (deleted.observation, deleted.error) == ("Entities deleted", None)
+
+
+#: The same rollout: four commands that exited non-zero inside Codex 0.2x's seccomp sandbox.
+SANDBOX = PROBE_C47 / "rollout-2025-09-10-acidic-viewer-sandbox.jsonl"
+SANDBOX_HEAD = "failed in sandbox LinuxSeccomp with execution error: "
+
+
+def test_a_command_failed_in_a_2025_sandbox_says_why() -> None:
+    """Codex 0.2x answered any command that exited non-zero in its sandbox with ``failed in sandbox ... : sandbox
+    denied exec error, exit code: N, stdout: <output>, stderr: <output>``, all on one line with the output after it.
+    The step's error was that header line cut at ``stdout:``: every failed test run, typecheck and typo read
+    alike, without the exit code or what went wrong. It is the command's decisive line and code."""
+    run = only_run(SANDBOX)
+    assert [s.error for s in run.steps] == [
+        SANDBOX_HEAD + "Error: Worker exited unexpectedly (exit code 1)",
+        SANDBOX_HEAD + "sed: can't read Structure.md: No such file or directory (exit code 2)",
+        SANDBOX_HEAD + "src/utils/session-db.ts(98,23): error TS2323: Cannot redeclare exported variable "
+                       "'listHashes'. (exit code 2)",  # stdout's, stderr being empty
+        SANDBOX_HEAD + "/bin/bash: -c: line 1: unexpected EOF while looking for matching `\"' (exit code 2)",
+    ]
+    assert run.steps[0].observation.startswith(SANDBOX_HEAD + "sandbox denied exec error, exit code: 1, stdout: ")
+
+
+def test_a_search_with_no_match_in_a_2025_sandbox_is_no_error(tmp_path: Path) -> None:
+    """Those builds answered so a search that found nothing too (``rg`` exits 1, printing nothing): no failure, as
+    for the same reply through any other shell tool. (The fixture's ``rg`` call, its reply made the one a silent
+    exit 1 gives, in the same words.)"""
+    lines = SANDBOX.read_text(encoding="utf-8").splitlines()
+    reply = json.loads(lines[9])
+    reply["output"] = SANDBOX_HEAD + "sandbox denied exec error, exit code: 1, stdout: , stderr: "
+    rollout = tmp_path / "rollout-2025-09-10T18-58-38-cf4def41-21e0-4b91-adb4-5397c1492084.jsonl"
+    rollout.write_text("\n".join([*lines[:2], lines[8], json.dumps(reply)]) + "\n", encoding="utf-8")
+    [search] = only_run(rollout).steps
+    assert search.arguments["command"][2].startswith("rg -n ") and search.error is None

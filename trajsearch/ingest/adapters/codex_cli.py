@@ -87,7 +87,8 @@ Mapping
   ``patch_apply_end``, an ``item_completed`` item (0.17x) that ``failed`` (an
   MCP call's error, a command's exit code), or Codex's own failure replies
   ("failed to parse function arguments", "aborted", 2025's "failed in sandbox
-  ..." and "tool call error: ...", ..., after 0.17x's
+  ..." (a command's non-zero exit: its decisive line and code, read from
+  the reply) and "tool call error: ...", ..., after 0.17x's
   ``Wall time:`` line), and a code-mode script (0.140+ ``exec`` / ``wait``)
   that says ``Script failed``: its inner tool's report after ``Script error:``,
   read by these same rules, or that completed printing its inner
@@ -215,6 +216,11 @@ _DEBUG_EXIT_CODE = re.compile(r"ExecToolCallOutput \{ exit_code: (-?\d+)")
 _DEBUG_OUTPUT = re.compile(r"aggregated_output: StreamOutput \{ text: " + _DEBUG_STRING, re.S)
 _DEBUG_ESCAPE = re.compile(r"\\(u\{[0-9a-fA-F]+\}|.)", re.S)
 _DEBUG_ESCAPES = {"n": "\n", "r": "\r", "t": "\t", "0": "\0"}
+#: Codex 0.2x-0.3x (2025) answered any command that exited non-zero inside its sandbox (seccomp, Seatbelt) with the
+#: sandbox's error (codex-rs ``SandboxErr::Denied``), the command's output inside it:
+#: ``failed in sandbox <kind> with execution error: sandbox denied exec error, exit code: N, stdout: ..., stderr: ...``.
+_SANDBOX_DENIED = re.compile(r"^(failed in sandbox \w+ with execution error): sandbox denied exec error, "
+                             r"exit code: (-?\d+), stdout: (.*?), stderr: ?(.*)\Z", re.S)
 _FAILED_REPLY = re.compile(
     r"^(?:failed to parse function arguments|unsupported call|unsupported custom tool call|execution error|"
     r"exec command rejected|patch rejected|apply_patch verification failed|aborted\b|"
@@ -552,6 +558,8 @@ def _output_error(text: str, code: int | None, success: bool | None, command: st
     if success is False:
         return error_line(text, "tool call failed")
     body = _WALL_TIME.sub("", text.strip(), count=1)  # 0.17x puts "Wall time: ..." before the reply
+    if code is None and (denied := _SANDBOX_DENIED.match(body)):
+        return _sandbox_denied(denied, command)
     if code is None and _FAILED_REPLY.match(body):
         return short(body.splitlines()[0], 300)
     if code is None and (error := _unified_exec_error(body)):
@@ -561,6 +569,15 @@ def _output_error(text: str, code: int | None, success: bool | None, command: st
     if code is None and _SCRIPT_COMPLETED.match(text):
         return _inner_exit_error(_reply_parts(text)[1])
     return None
+
+
+def _sandbox_denied(found: re.Match[str], command: str | None) -> str | None:
+    """The failure of a command a 2025 build reported "failed in sandbox" (see ``_SANDBOX_DENIED``): the reply's
+    header and the command's decisive line and exit code (``exit_code_error``: of its stderr, else its stdout), not
+    the header alone, which says nothing of why; None for a search's silent exit 1, its "no match"."""
+    head, code, stdout, stderr = found.groups()
+    failure = exit_code_error(stderr if stderr.strip() else stdout, int(code), command)
+    return f"{head}: {failure}" if failure else None
 
 
 def _unified_exec_error(body: str) -> str | None:
