@@ -88,3 +88,16 @@ def test_a_search_with_no_match_in_a_2025_sandbox_is_no_error(tmp_path: Path) ->
     rollout.write_text("\n".join([*lines[:2], lines[8], json.dumps(reply)]) + "\n", encoding="utf-8")
     [search] = only_run(rollout).steps
     assert search.arguments["command"][2].startswith("rg -n ") and search.error is None
+
+
+#: The same rollout: two patches Codex could not apply, their context lines quoted in one long reply line.
+PATCH = PROBE_C47 / "rollout-2025-09-10-acidic-viewer-patch.jsonl"
+
+
+def test_a_long_failure_reply_keeps_what_failed() -> None:
+    """Codex's own failure replies say what failed first (``error: Failed to find expected lines [...] in <path>``,
+    the patch's context quoted in between). A reply longer than an error's 300 characters was cut keeping its end:
+    the error read ``…, " </div>", " </div>", ...`` with nothing of a patch that did not apply. It keeps its head."""
+    errors = [s.error for s in only_run(PATCH).steps]
+    assert len(errors) == 2
+    assert all(e.startswith("error: Failed to find expected lines [") and len(e) <= 300 for e in errors)

@@ -561,7 +561,7 @@ def _output_error(text: str, code: int | None, success: bool | None, command: st
     if code is None and (denied := _SANDBOX_DENIED.match(body)):
         return _sandbox_denied(denied, command)
     if code is None and _FAILED_REPLY.match(body):
-        return short(body.splitlines()[0], 300)
+        return short(body.splitlines()[0], 300, keep="head")  # "<what failed>: <detail>": the head says it
     if code is None and (error := _unified_exec_error(body)):
         return error
     if code is None and _SCRIPT_FAILED.match(text):
