@@ -101,3 +101,30 @@ def test_a_long_failure_reply_keeps_what_failed() -> None:
     errors = [s.error for s in only_run(PATCH).steps]
     assert len(errors) == 2
     assert all(e.startswith("error: Failed to find expected lines [") and len(e) <= 300 for e in errors)
+
+
+def test_a_command_killed_at_its_timeout_is_an_error_saying_so(tmp_path: Path) -> None:
+    """Codex kills a command at its ``timeout_ms`` and puts ``command timed out after N milliseconds`` before its
+    output, exit code 124 (codex-rs ``build_content_with_timeout``; its own tests' expected replies: the
+    ``shell_command`` text form and the JSON ``{"output", "metadata"}`` one); 2025 builds answered that line alone
+    (``SandboxErr::Timeout``). The line alone was no error at all, and with output after it the error was that
+    output's last line (a dev server's ``Local: http://localhost:5173/``, a test's last pass). The fixture's
+    ``npm test`` call, its reply made each of these in turn."""
+    lines = SANDBOX.read_text(encoding="utf-8").splitlines()
+    served = ("command timed out after 120004 milliseconds\n> vite\n\n  VITE v5.0.0  ready in 300 ms\n"
+              "  Local:   http://localhost:5173/\n")
+    replies = {
+        "command timed out after 120000 milliseconds": "command timed out after 120000 milliseconds",
+        "Exit code: 124\nWall time: 120.0 seconds\nOutput:\n" + served:
+            "command timed out after 120004 milliseconds (exit code 124)",
+        json.dumps({"output": served, "metadata": {"exit_code": 124, "duration_seconds": 120.0}}):
+            "command timed out after 120004 milliseconds (exit code 124)",
+    }
+    for n, (output, error) in enumerate(replies.items()):
+        reply = json.loads(lines[3])
+        reply["output"] = output
+        rollout = tmp_path / f"{n}" / "rollout-2025-09-10T18-58-38-cf4def41-21e0-4b91-adb4-5397c1492084.jsonl"
+        rollout.parent.mkdir()
+        rollout.write_text("\n".join([*lines[:3], json.dumps(reply)]) + "\n", encoding="utf-8")
+        [step] = only_run(rollout).steps
+        assert (step.arguments["command"][2], step.error) == ("npm test -s", error)

@@ -79,7 +79,9 @@ Mapping
   is ``final_answer``) it is a ``respond`` step with ``{"content": text}``;
   the summarizer's reply a local compaction writes before its ``compacted``
   line (which quotes it) is neither.
-- Step.error: a non-zero exit code (JSON metadata, ``Exit code: N`` /
+- Step.error: a command Codex killed at its timeout (``command timed out after
+  N milliseconds`` before its output, or alone), a non-zero exit code (JSON
+  metadata, ``Exit code: N`` /
   ``Process exited with code N`` headers, or the ``exec_command_end`` event;
   exit code 1 with no output is ``rg``'s or ``grep``'s "no match", no error,
   when the command answers so: see ``exit_code_error``),
@@ -216,6 +218,9 @@ _DEBUG_EXIT_CODE = re.compile(r"ExecToolCallOutput \{ exit_code: (-?\d+)")
 _DEBUG_OUTPUT = re.compile(r"aggregated_output: StreamOutput \{ text: " + _DEBUG_STRING, re.S)
 _DEBUG_ESCAPE = re.compile(r"\\(u\{[0-9a-fA-F]+\}|.)", re.S)
 _DEBUG_ESCAPES = {"n": "\n", "r": "\r", "t": "\t", "0": "\0"}
+#: What Codex puts before the output of a command it killed at its timeout (codex-rs ``build_content_with_timeout``:
+#: exit code 124), or (2025, ``SandboxErr::Timeout``) answers alone: the output's last line is no reason.
+_TIMED_OUT = re.compile(r"^command timed out after \d+ milliseconds(?=\r?\n|\Z)")
 #: Codex 0.2x-0.3x (2025) answered any command that exited non-zero inside its sandbox (seccomp, Seatbelt) with the
 #: sandbox's error (codex-rs ``SandboxErr::Denied``), the command's output inside it:
 #: ``failed in sandbox <kind> with execution error: sandbox denied exec error, exit code: N, stdout: ..., stderr: ...``.
@@ -553,6 +558,8 @@ def _reply_parts(text: str) -> tuple[str, str]:
 
 def _output_error(text: str, code: int | None, success: bool | None, command: str | None) -> str | None:
     """The failure a call's output reports (of a shell call that ran ``command``), else None."""
+    if timed_out := _TIMED_OUT.match(_reply_parts(text)[1].lstrip("\r\n")):
+        return f"{timed_out.group(0)} (exit code {code})" if code else timed_out.group(0)
     if code is not None and code != 0:  # the reply's header is no output: exit 1 with nothing after it is no error
         return exit_code_error(_reply_parts(text)[1], code, command)
     if success is False:
