@@ -90,7 +90,9 @@ Mapping
   (auto-submitted when a limit hit; 0.x forks such as CodeR write a bare
   ``submitted`` and record the stop only as the last action, read as
   ``submitted (<that stop>)``), ``exit_cost``, ``exit_context``,
-  ``exit_format``, ``exit_command_timeout`` and the like -> failure;
+  ``exit_format``, ``exit_command_timeout`` and the like -> failure (so is
+  1.x's ``exit_command``: the model ran ``exit`` and quit with nothing handed in,
+  unless a person typed it, SWE-agent's ``human`` models: unknown);
   ``exit_error``, ``exit_environment_error``, ``exit_api`` and anything else
   -> infra_error; no exit status -> unknown. The failure's error is the
   status and what stopped the run: the last step's "Exit due to <why>: <the
@@ -151,7 +153,12 @@ SWE_AGENT_TOOLS = frozenset({
 #: CodeR's own commands in its multi-agent runs: the Manager's ``plan``, a sub-agent's verdict ``succeed`` / ``fail``.
 CODER_COMMANDS = frozenset({"plan", "succeed", "fail"})
 AGENT_STOPS = ("exit_cost", "exit_context", "exit_format", "exit_command_timeout", "exit_total_execution_time",
-               "exit_forfeit", "exit_step_limit", "early_exit")
+               "exit_forfeit", "exit_step_limit", "early_exit", "exit_command")
+#: 1.x's status for a run ended by the action ``exit`` (``DefaultAgent.handle_action``; 0.x blocked the command):
+#: the model quit, handing in nothing. Typed by a person driving SWE-agent (its ``human`` models; 1.x's also answers
+#: end of input with ``exit``) it is their stop, no verdict on an agent.
+EXIT_COMMAND = "exit_command"
+HUMAN_MODELS = frozenset({"human", "human_thought"})
 _INSTRUCTIONS = re.compile(r"\n\s*INSTRUCTIONS?:\s*\n")  # where SWE-agent (and CodeR) templates start telling how to work
 _DEMO = re.compile(r"^\s*Here is a demonstration of how to correctly accomplish|^-{2,} (?:END OF )?DEMONSTRATION -{2,}", re.M)
 #: SWE-agent 0.x ``run_name``: ``{model}__{data}__{config}__t-{temp}__p-{top_p}__c-{cost}__install-{n}``.
@@ -561,7 +568,8 @@ def _action(command: str, own: frozenset[str] = frozenset()) -> str:
     """The tool a command called: a SWE-agent tool, its own stop (``exit_cost``) or the agent's ``own`` commands
     by name, anything else ``bash``."""
     first = command.strip().split(maxsplit=1)[0] if command.strip() else ""
-    if first in SWE_AGENT_TOOLS or first in own or (first == command.strip() and _EXIT_ACTION.match(first)):
+    if first in SWE_AGENT_TOOLS or first in own or (first == command.strip() and (
+            _EXIT_ACTION.match(first) or first == "exit")):
         return first
     return "bash"
 
@@ -604,6 +612,8 @@ def _failure(outcome: Outcome, status: str | None, steps: list[dict[str, Any]], 
     said = _exit_message(steps)
     if empty:
         detail = "an empty submission (nothing handed in)"
+    elif status == EXIT_COMMAND:
+        detail = "the agent ran `exit`: it quit with nothing handed in"
     elif said and (said[1] or not last):
         detail = said[0]
     elif said and last["error"].startswith(_NOT_RUN):  # the model's rejected outputs were the last it gave
@@ -660,6 +670,13 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     recorded = info.get("exit_status") if isinstance(info.get("exit_status"), str) else None
     exit_status = _effective_status(recorded, steps)
     outcome = outcome_for(exit_status)
+    trial = harbor_trial(ctx.source)
+    attempt = retry.get("index") if retry else _attempt_file(ctx.source)
+    instance = ctx.source.parent.parent if attempt is not None and not retry else ctx.source.parent
+    run_dir = trial.name if trial is not None else run_directory(instance / ctx.source.name, task_id)
+    model = _model(replay, info, run_dir, instance if instance.name == stem else None)
+    if exit_status == EXIT_COMMAND and model in HUMAN_MODELS:  # a person typed `exit` (see EXIT_COMMAND)
+        outcome = Outcome.unknown
     submission = info.get("submission") or ""
     # "submitted" with the submission recorded empty: nothing was handed in (no patch, no flag)
     empty = outcome is Outcome.success and "submission" in info and not str(submission).strip()
@@ -669,13 +686,9 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     if retry.get("not_chosen") and outcome is Outcome.success:  # submitted, but SWE-agent handed in another attempt
         outcome, failure = Outcome.failure, Failure(error=f"{exit_status}: not handed in", cause=retry["not_chosen"])
     reward, basis = None, {"outcome_basis": UNEVALUATED} if outcome is Outcome.success else {}
-    trial = harbor_trial(ctx.source)
     if trial is not None and (judged := trial_verdict(trial, ctx)) is not None:
         outcome, reward, graded, basis = judged
         failure = graded or _failure(outcome, f"reward {reward:g}" if reward is not None else exit_status, steps)
-    attempt = retry.get("index") if retry else _attempt_file(ctx.source)
-    instance = ctx.source.parent.parent if attempt is not None and not retry else ctx.source.parent
-    run_dir = trial.name if trial is not None else run_directory(instance / ctx.source.name, task_id)
     # every attempt is a run of its own, its id the same before the loop chose and after (see the module docstring)
     own = f".attempt_{attempt}" if attempt is not None else ""
     stats = info.get("model_stats") if isinstance(info.get("model_stats"), dict) else {}
@@ -684,7 +697,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
         "task": _task(record, replay),
         "task_id": task_id,
         "task_family": instance_repo(task_id),
-        "model_id": _model(replay, info, run_dir, instance if instance.name == stem else None),
+        "model_id": model,
         "tool_versions": {"swe-agent": str(info["swe_agent_version"])} if info.get("swe_agent_version") else {},
         "outcome": outcome,
         "reward": reward,
