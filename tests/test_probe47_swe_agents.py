@@ -56,3 +56,21 @@ def test_exit_command_timeout_stays_an_agent_failure(tmp_path: Path):
     run = _read(target)
     assert run.outcome is Outcome.failure
     assert run.failure is not None and "quit with nothing" not in run.failure.error
+
+
+MINI = Path(__file__).parent / "fixtures" / "mini-swe-agent"
+
+
+def test_mini_human_mode_commands_are_steps_with_their_errors():
+    """2.x's ``mini`` saves a command the user typed in human mode as a ``user`` message with ``extra.actions``, its
+    output as the next ``user`` message: each is a step (not a nudge with no action) whose error is read from the
+    output, and the submitting one is not an error for its "action was not executed" placeholder."""
+    run = _read(MINI / ".real" / "human_mode" / "last_mini_run.traj.json")
+    commands = [s.arguments["command"] for s in run.steps if s.action == "bash"]
+    assert commands == ["ls tests", "pytest tests/test_io.py -x", "echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT"]
+    failing = next(s for s in run.steps if s.arguments and s.arguments.get("command") == "pytest tests/test_io.py -x")
+    assert failing.error is not None and "FileNotFoundError" in failing.error and "exit code 1" in failing.error
+    assert "human mode" in (failing.thought or "")
+    assert run.steps[-1].error is None
+    assert not any(s.observation and s.observation.startswith("User command:") for s in run.steps)
+    assert run.outcome.value == "success"

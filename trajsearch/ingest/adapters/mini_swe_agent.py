@@ -43,6 +43,10 @@ Mapping
     the next user message the observation. No or several matches are what
     the agent itself rejects as a format error: a step with no action whose
     error is the format-error reply.
+  * A user message carrying ``extra.actions`` is a command the user typed in
+    2.x ``mini``'s human mode (1.x saved those as assistant turns): a ``bash``
+    step of its own (thought: typed by the user), the next user message (its
+    output) the observation.
   * A user message that answers no action (a format-error nudge) becomes its
     own step with no action (the rejected model output, kept in
     ``extra.model_response``, is its thought); an empty one (1.x's

@@ -33,6 +33,17 @@ _NOT_RUN = "action was not executed"
 _SUBMIT = re.compile(r"COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT|MINI_SWE_AGENT_FINAL_OUTPUT")
 
 
+#: The thought of a step the user typed (2.x ``InteractiveAgent`` in human mode): no model reasoned it.
+_TYPED = "(typed by the user in human mode)"
+
+
+def _typed_commands(extra: dict[str, Any]) -> list[str]:
+    """The commands of a ``user`` message that the 2.x interactive agent runs: in human mode it saves what the user
+    typed as ``{"role": "user", "content": "User command: ...", "extra": {"actions": [{"command": ...}]}}`` and
+    executes it (1.x saved it as an ``assistant`` turn). Any other user message carries no actions."""
+    return [str(a["command"]) for a in as_list(extra.get("actions")) if isinstance(a, dict) and "command" in a]
+
+
 def _rejected(extra: dict[str, Any]) -> str | None:
     """What the model wrote in a turn the agent rejected: ``extra.model_response`` (text-based models), else the
     raw ``extra.response`` a tool-calling model gave (2.x keeps no assistant message then): its text and calls."""
@@ -139,10 +150,15 @@ def steps_of(messages: list[Any], exit_status: str | None, regexes: tuple[str, .
             if step is not None:  # a tool's output, never a nudge
                 reply(step, content, extra, when, may_nudge=False)
                 step["_not_run"] = extra.get("exception_info") == _NOT_RUN
+        elif role == "user" and (typed := _typed_commands(extra)):
+            # 2.x's ``mini`` in human mode: the user's own command, run like a model's (its output the next message)
+            steps.extend({"thought": _TYPED, "action": "bash", "arguments": {"command": command}, "started_at": when}
+                         for command in typed)
         elif role == "user":
             step = answerable()
             if step is not None:
                 reply(step, content, extra, when)
+                step["_not_run"] = extra.get("exception_info") == _NOT_RUN  # a typed command's reply (human mode)
             elif content.strip():  # a nudge answering no recorded action (e.g. a tool-call format error)
                 nudge = _FORMAT_ERROR.search(content)
                 is_format_error = extra.get("interrupt_type") == "FormatError"
