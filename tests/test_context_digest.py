@@ -35,12 +35,18 @@ OPEN = RuntimeConfig(advice=AdviceConfig(novelty=NoveltyConfig(0.99, 0.0, per_te
 BUDGETS = (60, 250, 500, 900, 1500, 2000, 4000)
 
 
+def _only_hidden(folder) -> bool:
+    """Whether every dump file of ``folder`` lies under a hidden folder (``failures/.real``): a walk refuses it."""
+    dumps = [f for f in folder.rglob("*") if f.is_file() and f.suffix in (".json", ".jsonl", ".traj")]
+    return all(any(part.startswith(".") for part in f.relative_to(folder).parts[:-1]) for f in dumps)
+
+
 @pytest.fixture(scope="module")
 def fixture_runs():
     """Every run the fixture files hold (several formats), in one tenant."""
     runs = {}
     for path in sorted(FIXTURES.iterdir()):
-        if path.is_dir():
+        if path.is_dir() and not _only_hidden(path):
             for parsed in read_dump(path, tenant="acme"):
                 if parsed.trajectory is not None and parsed.trajectory.steps:
                     runs.setdefault(parsed.trajectory.trajectory_id, parsed.trajectory)
