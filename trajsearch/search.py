@@ -84,18 +84,6 @@ class QueryVectors:
                 self._cache.popitem(last=False)
 
 
-def _grouped(hits: list[dict], k: int, group_size: int) -> list[dict]:
-    """At most ``group_size`` hits per trajectory and ``k`` trajectories (those with the best
-    hits), every hit in score order."""
-    groups: dict[str, list[dict]] = {}
-    for hit in sorted(hits, key=lambda h: -h["score"]):
-        members = groups.setdefault(hit["trajectory_id"], [])
-        if len(members) < group_size:
-            members.append(hit)
-    ordered = sorted(groups.values(), key=lambda g: -g[0]["score"])[:k]
-    return sorted((hit for group in ordered for hit in group), key=lambda h: -h["score"])
-
-
 #: Runs looked up by key at a time when deleting (their trace locations).
 _DELETE_LOOKUP = 1_000
 
@@ -537,8 +525,9 @@ class TrajSearch:
         restricted to them a leg ranks their rows by the same scores, so a row it returns that its pool
         lacks lies deeper (nearly always: a query of more lexical terms than the in-process index scores is
         scored on its most telling terms among the rows it may match, which the restriction can change, so
-        such a row may lie in no depth of the pool; the pool then grows for nothing, up to its limit). A run with no further row inside the filters (a task-level search: one row
-        per run) is not searched deeper for (every pool would grow to the limit for nothing). The lexical
+        such a row may lie in no depth of the pool; the pool then grows for nothing, up to its limit). A run
+        with no further row inside the filters (a task-level search: one row per run) is not searched deeper
+        for (every pool would grow to the limit for nothing). The lexical
         leg is asked without widening: a long query over a few runs falls short of its telling words
         and would widen to rows the leg's pool never holds, however deep."""
         lexical, lexical_filters = lexical_leg
