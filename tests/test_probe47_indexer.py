@@ -107,6 +107,15 @@ def test_a_run_kept_under_a_distinct_id_is_said_over_the_server_too(backend: str
             "gemini.django__django-16429 -> gemini.django__django-16429+") in " ".join(out.split()), (backend, out)
 
 
+def _embedded_env(home: Path) -> dict[str, str]:
+    """The environment of a CLI run on the embedded store at ``home`` in tenant acme (no server, URI or traces
+    the caller's environment names)."""
+    env = {**os.environ, "TRAJSEARCH_MODEL": "hashing", "TRAJSEARCH_HOME": str(home), "TRAJSEARCH_TENANT": "acme"}
+    for name in ("TRAJSEARCH_SERVER", "TRAJSEARCH_URI", "TRAJSEARCH_TRACES"):
+        env.pop(name, None)
+    return env
+
+
 def _as_a_user(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess:
     """The CLI in a process that file permissions bind: as root, without the capabilities that override them."""
     cmd = [sys.executable, "-m", "trajsearch.cli", *args]
@@ -129,10 +138,7 @@ def test_a_folder_or_file_this_user_may_not_read_is_a_rejection(tmp_path: Path) 
     shutil.copytree(BATCH / "demo__greet-11", locked_file.parent)
     locked_folder.chmod(0o000)
     locked_file.chmod(0o000)
-    env = {**os.environ, "TRAJSEARCH_MODEL": "hashing", "TRAJSEARCH_HOME": str(tmp_path / "home"),
-           "TRAJSEARCH_TENANT": "acme"}
-    for name in ("TRAJSEARCH_SERVER", "TRAJSEARCH_URI", "TRAJSEARCH_TRACES"):
-        env.pop(name, None)
+    env = _embedded_env(tmp_path / "home")
     try:
         done = _as_a_user(["ingest", str(dumps), "--quiet"], env)
     finally:
@@ -237,10 +243,7 @@ def test_a_folder_that_can_be_listed_but_not_entered_is_a_rejection(tmp_path: Pa
     shutil.copytree(BATCH / "demo__greet-11", locked / "retry")
     shutil.copy(BATCH / "demo__greet-11" / "demo__greet-11.traj.json", locked)
     locked.chmod(0o644)
-    env = {**os.environ, "TRAJSEARCH_MODEL": "hashing", "TRAJSEARCH_HOME": str(tmp_path / "home"),
-           "TRAJSEARCH_TENANT": "acme"}
-    for name in ("TRAJSEARCH_SERVER", "TRAJSEARCH_URI", "TRAJSEARCH_TRACES"):
-        env.pop(name, None)
+    env = _embedded_env(tmp_path / "home")
     try:
         done = _as_a_user(["ingest", str(dumps), "--quiet"], env)
     finally:
