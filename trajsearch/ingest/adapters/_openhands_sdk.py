@@ -16,8 +16,16 @@ user/assistant), ``ActionEvent`` (``tool_name``, ``tool_call`` with the LLM's ``
 (``rejection_reason``, ``rejection_source`` user/hook), ``ConversationErrorEvent`` (the run loop broke:
 ``code``, ``detail``), ``ConversationStateUpdateEvent`` (``key``/``value``: ``execution_status``, ``stats``,
 ``full_state``); the rest (``Condensation``, ``CondensationRequest``, ``CondensationSummaryEvent``,
-``PauseEvent``, token and hook events, ...) are bookkeeping. Events carry ``parent_id`` since the SDK keeps a
-tree of branches; the run read is the branch ending at ``base_state.json``'s ``leaf_event_id``.
+``PauseEvent``, token, streaming-delta and hook events, ...) are bookkeeping. Events carry ``parent_id`` since the SDK
+keeps a tree of branches; the run read is the branch ending at ``base_state.json``'s ``leaf_event_id``.
+An ``ACPAgent`` (1.12+: Claude Code, Codex or Gemini CLI driven over the Agent Client Protocol, ``agent/acp_agent.py``)
+makes no ``ActionEvent`` for its tools: each tool call is an ``ACPToolCallEvent`` (``tool_call_id``, ``title``,
+``tool_kind``, ``status``, ``raw_input``, ``raw_output``, ``content`` blocks, ``is_error``), written once when it starts
+and again when it ends (``completed`` / ``failed``; older logs hold every progress frame), the same ``tool_call_id``
+reused within a turn only (a server counts its ids afresh per session: a ``MessageEvent`` ends their scope, as the
+SDK's ``resume_transcript`` reads them). Its reply is a ``finish`` ``ActionEvent``; a turn that broke is an agent
+``MessageEvent`` of the SDK's (``ACP prompt timed out ...``, ``ACP error: ...``, see ``ACP_FAILED``); its
+``llm.model`` is ``acp-managed`` unless ``acp_model`` named one.
 A sub-agent's conversation (openhands-tools ``task/manager.py`` and ``delegate/impl.py``: ``_SUBAGENTS_DIR``) persists
 under its parent's, ``<parent id hex>/subagents/<its id hex>/`` (its ``persistence_dir`` says so), its first message
 the ``prompt`` of the parent's ``task`` call (a ``delegate`` call's ``tasks`` entry).
@@ -30,7 +38,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from ._agent_cli import as_int, exit_code_error, strip_terminal_codes
+from ._agent_cli import as_int, command_line, error_line, exit_code_error, iso_time, strip_terminal_codes
 from ._common import as_dict, as_list, decisive_line, short
 
 BASE_STATE = "base_state.json"
@@ -44,8 +52,19 @@ KINDS = frozenset({
     "SystemPromptEvent", "SystemPromptUpdateEvent", "MessageEvent", "ActionEvent", "ObservationEvent", "AgentErrorEvent",
     "UserRejectObservation", "ConversationStateUpdateEvent", "ConversationErrorEvent", "Condensation",
     "CondensationRequest", "CondensationSummaryEvent", "PauseEvent", "InterruptEvent", "TokenEvent",
-    "LLMCompletionLogEvent", "HookExecutionEvent",
+    "LLMCompletionLogEvent", "HookExecutionEvent", "ACPToolCallEvent", "StreamingDeltaEvent",
 })
+#: ``ACPToolCallEvent.status`` once the call has ended (``acp_agent._TERMINAL_TOOL_CALL_STATUSES``).
+ACP_ENDED = frozenset({"completed", "failed"})
+#: The placeholder model of an ``ACPAgent`` that was not told which model its server runs (``ACP_SENTINEL_USAGE_ID``).
+ACP_NO_MODEL = "acp-managed"
+#: The kinds of an ACP tool call that name no tool (``ToolKind``): its title is all there is to name it by.
+_ACP_UNNAMED = frozenset({"other", ""})
+#: What an ``ACPAgent`` says, as an agent ``MessageEvent``, when its turn broke (``_emit_turn_timeout``: no
+#: ``ConversationErrorEvent`` follows it; ``_emit_turn_error``: one does): the run's error, not a reply.
+ACP_FAILED = re.compile(r"\AACP (?:prompt timed out after \d+s\b|error: )")
+#: Claude Code's report of a failed command, first line of its output (as its own transcripts keep it).
+_EXIT_CODE = re.compile(r"\A\s*Exit code:?\s*(-?\d+)")
 #: The statuses that say the run broke (``ConversationExecutionStatus``); ``finished`` is the agent's own stop.
 BROKEN = frozenset({"error", "stuck"})
 
@@ -244,7 +263,7 @@ def stats_model(stats: Any) -> tuple[str | None, float | None]:
     for key in sorted(usage, key=lambda k: k not in ("agent", "default")):
         metrics = as_dict(usage[key])
         model = metrics.get("model_name")
-        if isinstance(model, str) and model and model != "default":
+        if isinstance(model, str) and model and model not in ("default", ACP_NO_MODEL):
             cost = metrics.get("accumulated_cost")
             return model, cost if isinstance(cost, (int, float)) else None
     return None, None
@@ -272,3 +291,57 @@ def lone_event(event: dict[str, Any], source: Path) -> str:
         where = f"(event-NNNNN-<id>.json) in {folder}"
     return (f"this is one event ({event.get('kind')}) of an OpenHands SDK conversation, which keeps one event per "
             f"file {where}: ingest the conversation folder {folder}")
+
+
+def acp_call(step: dict[str, Any] | None, event: dict[str, Any]) -> dict[str, Any]:
+    """An ``ACPToolCallEvent`` put on the step of its call (a new one when ``step`` is None): the tool (its
+    ``tool_kind``, else its ``title``), its input (``raw_input``; a placeholder's empty one leaves what is known),
+    and, once the call has ended, what it gave back and its error (see ``acp_result``)."""
+    step = step if step is not None else {"action": "tool", "arguments": {}, "started_at": iso_time(event.get("timestamp"))}
+    kind = event.get("tool_kind") if isinstance(event.get("tool_kind"), str) else ""
+    title = event.get("title").strip() if isinstance(event.get("title"), str) else ""
+    step["action"] = kind if kind not in _ACP_UNNAMED else (title or step["action"])
+    raw = event.get("raw_input")
+    if isinstance(raw, dict) and raw:
+        step["arguments"] = raw
+    elif raw not in (None, {}, "", []):
+        step["arguments"] = {"input": raw}
+    elif not step["arguments"] and title:
+        step["arguments"] = {"title": title}
+    if event.get("status") in ACP_ENDED or event.get("is_error") is True:
+        text, error = acp_result(event, step["arguments"])
+        step.update(observation=text or None, error=error, ended_at=iso_time(event.get("timestamp")))
+    return step
+
+
+def acp_result(event: dict[str, Any], arguments: dict[str, Any]) -> tuple[str, str | None]:
+    """(what an ended ACP tool call gave back, its error): ``raw_output`` (a string as it is, else as JSON), else the
+    text of its ``content`` blocks (a diff as its path and new text). A ``failed`` call's error is its command's exit
+    code (Claude Code's ``Exit code N`` first line: grep's "no match" is none) or its decisive line."""
+    raw = event.get("raw_output")
+    if isinstance(raw, str):
+        text = raw
+    elif raw is not None:
+        text = json.dumps(raw, ensure_ascii=False)
+    else:
+        text = "\n".join(filter(None, (_acp_block(b) for b in as_list(event.get("content")))))
+    text = strip_terminal_codes(text)
+    if event.get("status") != "failed" and event.get("is_error") is not True:
+        return text, None
+    code = _EXIT_CODE.match(text)
+    if code:
+        return text, exit_code_error(text[code.end():], int(code.group(1)), command_line(arguments))
+    return text, short(error_line(text, "tool call failed"), 300)
+
+
+def _acp_block(block: Any) -> str | None:
+    """The text of one ACP tool-call content block: ``text``, a ``content`` block wrapping one, a ``diff`` (path and
+    new text); snake_case as the SDK dumps them, camelCase as the wire has them."""
+    block = as_dict(block)
+    if block.get("type") == "content":
+        return _acp_block(block.get("content"))
+    if block.get("type") == "diff":
+        new = block.get("new_text", block.get("newText"))
+        return "\n".join(str(p) for p in (block.get("path"), new) if isinstance(p, str) and p) or None
+    text = block.get("text")
+    return text if isinstance(text, str) and text else None

@@ -285,9 +285,13 @@ def _paired_line(record: Any) -> Any:
 
 def _wrapped(record: Any) -> list[Any] | None:
     """The event list inside an API answer: ``{"trajectory": [...]}``, or ``{"events": [...], "has_more": ...}``
-    (``GET /api/conversations/<id>/events``; an export script adds ``conversation``, ``exported_at``, ``base_url``)."""
+    (``GET /api/conversations/<id>/events``; an export script adds ``conversation``, ``exported_at``, ``base_url``),
+    or the V1 agent server's ``EventPage`` of SDK events, ``{"items": [...], "next_page_id": ...}``
+    (``GET /api/conversations/<id>/events/search``)."""
     if not isinstance(record, dict):
         return None
+    if isinstance(record.get("items"), list) and "next_page_id" in record:
+        return record["items"]
     for key in ("trajectory", "events"):
         if isinstance(record.get(key), list):
             return record[key]
@@ -301,7 +305,7 @@ def _conversation(record: Any) -> dict[str, Any]:
 
 def matches(record: Any) -> bool:
     if (wrapped := _wrapped(record)) is not None:
-        return bool(wrapped) and _is_event(wrapped[0])
+        return bool(wrapped) and (_is_event(wrapped[0]) or sdk.is_event(wrapped[0]))
     return _is_event(record) or _is_eval_output(_paired_line(record)) or resolver_line.is_output(record) or sdk.is_event(record) \
         or sdk.is_base_state(record)
 
@@ -775,6 +779,8 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
         raise RecordError(reason)
     if sdk.is_base_state(record):
         raise RecordError(f"a {sdk.BASE_STATE} without its events: ingest the conversation folder that holds it")
+    if (wrapped := _wrapped(record)) is not None and any(sdk.is_event(e) for e in wrapped):
+        record = wrapped  # an API page of SDK events: the events are the run
     if isinstance(record, list) and any(sdk.is_event(e) for e in record) and not any(_is_event(e) for e in record):
         return _sdk_trajectory([e for e in record if sdk.is_event(e)], {}, {}, ctx)
     if _is_eval_output(record) and not record["history"] or _skipped(record):
@@ -996,15 +1002,19 @@ def _sdk_trajectory(events: list[dict[str, Any]], state: dict[str, Any], evaluat
     loose_errors: list[str] = []
     broke: dict[str, Any] | None = None  # the ConversationErrorEvent the run loop stopped on, if nothing came after
     seen_responses: set[Any] = set()
+    acp_calls: dict[str, dict[str, Any]] = {}  # an ACP agent's tool calls of this turn, by tool_call_id
     stats: Any = state.get("stats")
     for event in events:
         kind = event.get("kind")
         if kind in ("SystemPromptEvent", "SystemPromptUpdateEvent"):  # the update: tools added mid-conversation
             tools.extend(sdk.tool_names(event))
         elif kind == "MessageEvent":
+            acp_calls.clear()  # ids are the server's, counted afresh per session: a message ends their scope
             text = sdk.message_text(event)
             if event.get("source") == "user":
                 prompts.extend([text] if text else [])
+            elif text and sdk.ACP_FAILED.match(text):  # an ACP agent's turn broke: the SDK's notice, no reply
+                broke = {"detail": text}
             elif text and event.get("source") in ("agent", None):  # not the SDK's own nudges (source environment)
                 broke = None
                 steps.append({"action": "respond", "arguments": {"content": text}, "thought": (
@@ -1020,6 +1030,14 @@ def _sdk_trajectory(events: list[dict[str, Any]], state: dict[str, Any], evaluat
         elif kind in ("ObservationEvent", "AgentErrorEvent", "UserRejectObservation"):
             step = by_action.get(event.get("action_id")) or by_call.get(str(event.get("tool_call_id")))
             _sdk_answer(step, event, loose_errors)
+        elif kind == "ACPToolCallEvent":  # its start, then its end, on one step
+            broke = None
+            call = as_str(event.get("tool_call_id"))
+            step = sdk.acp_call(acp_calls.get(call) if call else None, event)
+            if not (call and call in acp_calls):
+                steps.append(step)
+            if call:
+                acp_calls[call] = step
         elif kind == "ConversationErrorEvent":
             broke = event
         elif kind == "ConversationStateUpdateEvent":
@@ -1038,7 +1056,9 @@ def _sdk_trajectory(events: list[dict[str, Any]], state: dict[str, Any], evaluat
     outcome, failure = _evaluation_verdict(evaluation, outcome, failure, acted=_acted(steps), ctx=ctx)
     outcome, failure = attempts.retried(attempt, outcome, failure)
     model, cost = sdk.stats_model(stats)
-    llm_model = as_dict(as_dict(state.get("agent")).get("llm")).get("model") or \
+    agent = as_dict(state.get("agent"))
+    llm_model = as_dict(agent.get("llm")).get("model")
+    llm_model = (agent.get("acp_model") if llm_model == sdk.ACP_NO_MODEL else llm_model) or \
         as_dict(as_dict(evaluation.get("metadata")).get("llm")).get("model") or \
         as_dict(as_dict(evaluation.get("metadata")).get("llm_config")).get("model")
     model = llm_model if isinstance(llm_model, str) and llm_model else model
@@ -1059,7 +1079,8 @@ def _sdk_trajectory(events: list[dict[str, Any]], state: dict[str, Any], evaluat
         "user_prompts": prompt_list(prompts[1:]) or None,
         "unmatched_errors": loose_errors or None,
         "instance_id": evaluation.get("instance_id"),
-        "agent_class": as_dict(state.get("agent")).get("kind"),
+        "agent_class": agent.get("kind"),
+        "acp_server": agent.get("acp_server"),
         **(sdk.subagent_link(folder, state, prompts[0]) if folder is not None else {}),
     }.items() if v is not None} | attempts.metadata(attempt)
     return build(_run_fields(run_id, task, model, tools, outcome, failure, steps, events, metadata)

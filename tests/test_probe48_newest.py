@@ -1,0 +1,105 @@
+"""Probe 48 (area N): the newest versions of the agents' own formats (see each fixture folder's SOURCE.md)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+from trajsearch.ingest.read import read_dump
+from trajsearch.model import Outcome
+
+FIXTURES = Path(__file__).parent / "fixtures"
+OH_ACP = FIXTURES / "openhands" / ".real" / "sdk-acp" / "0a1b2c3d00004000800000000000ac01"
+OH_SDK_RUN = FIXTURES / "openhands" / ".real" / "sdk" / "0a1b2c3d00004000800000000000f019"
+
+
+def _one(path: Path):
+    [result] = read_dump(path, tenant="acme")
+    assert result.ok, result.error
+    return result.trajectory
+
+
+def test_openhands_acp_agent_tool_calls_are_steps() -> None:
+    """Bug: a conversation of the SDK's ``ACPAgent`` (Claude Code / Codex / Gemini CLI over ACP, SDK 1.12+) records its
+    tools as ``ACPToolCallEvent``s, which were dropped: the run read as one ``finish`` step, the failing test run
+    lost, and its model was the SDK's placeholder ``acp-managed``."""
+    run = _one(OH_ACP)
+    assert [(s.action, s.arguments.get("command") or s.arguments.get("file_path")) for s in run.steps] == [
+        ("read", "/workspace/project/test_calc.py"), ("execute", "python -m pytest -q"),
+        ("edit", "/workspace/project/calc.py"), ("execute", "python -m pytest -q"), ("finish", None)]
+    read, failed, edit, passed, _ = run.steps
+    assert read.observation.startswith("1\tfrom calc import add") and read.error is None
+    assert failed.error == "1 failed in 0.02s (exit code 1)" and "FAILED test_calc.py::test_add" in failed.observation
+    assert edit.observation == "/workspace/project/calc.py\n    return a + b" and edit.error is None
+    assert passed.error is None and passed.observation.endswith("1 passed in 0.01s")
+    assert read.started_at < read.ended_at  # the start and the end of one call, one step
+    assert run.model_id is None and run.metadata["acp_server"] == "claude-code"  # not "acp-managed"
+    assert run.outcome is Outcome.unknown and run.metadata["agent_class"] == "ACPAgent"
+
+
+def test_openhands_acp_agent_named_model_and_its_events_as_lines(tmp_path: Path) -> None:
+    """An ``ACPAgent`` told its model (``acp_model``, which the SDK copies to ``llm.model``) has that model; the same
+    events as JSON lines (a stream's shape) keep their tool calls; a call that ends in the event that starts it (a
+    server that reports it ``failed`` at once) is one step with its error."""
+    folder = tmp_path / OH_ACP.name
+    shutil.copytree(OH_ACP, folder)
+    state = json.loads((folder / "base_state.json").read_text())
+    state["agent"]["acp_model"] = state["agent"]["llm"]["model"] = "claude-sonnet-4-6"
+    (folder / "base_state.json").write_text(json.dumps(state))
+    assert _one(folder).model_id == "claude-sonnet-4-6"
+    events = [json.loads(p.read_text()) for p in sorted((OH_ACP / "events").glob("event-*.json"))]
+    refused = {**events[3], "id": "5f0e1d2c-0000-4000-8000-000000000abc", "tool_call_id": "toolu_05Grep",
+               "title": "grep", "tool_kind": "search", "status": "failed", "is_error": True,
+               "raw_input": {"pattern": "add"}, "raw_output": "Permission denied by the user", "content": None}
+    lines = tmp_path / "conversation.jsonl"
+    lines.write_text("".join(json.dumps(e) + "\n" for e in events[:-2] + [refused] + events[-2:]))
+    run = _one(lines)
+    assert [s.action for s in run.steps] == ["read", "execute", "edit", "execute", "search", "finish"]
+    assert run.steps[4].error == "Permission denied by the user"
+
+
+def test_openhands_agent_server_event_page_is_a_run(tmp_path: Path) -> None:
+    """Bug: the V1 agent server's answer to ``GET /api/conversations/<id>/events/search`` (``EventPage``:
+    ``{"items": [SDK events], "next_page_id"}``), saved as a file, was "unrecognised dump format"."""
+    events = [json.loads(p.read_text()) for p in sorted((OH_SDK_RUN / "events").glob("event-*.json"))]
+    page = tmp_path / "events.json"
+    page.write_text(json.dumps({"items": events, "next_page_id": None}))
+    run = _one(page)
+    assert run.task.startswith("List the files in /nonexistent_dir_xyz")
+    assert [s.action for s in run.steps] == ["terminal", "terminal", "file_editor", "finish"]
+    assert run.steps[2].error.startswith("Invalid `path` parameter")
+
+
+def test_openhands_acp_agent_turn_that_timed_out_is_the_runs_error(tmp_path: Path) -> None:
+    """An ``ACPAgent`` whose server went silent (``_emit_turn_timeout``: the call in flight closed as ``failed``, the
+    SDK's "ACP prompt timed out ..." as an agent message, status ``error``, no ``ConversationErrorEvent``) broke on
+    that timeout: not on the cancelled call's "tool call failed", and the notice is no reply of the agent's."""
+    folder = tmp_path / OH_ACP.name
+    shutil.copytree(OH_ACP, folder)
+    events = [json.loads(p.read_text()) for p in sorted((folder / "events").glob("event-*.json"))]
+    prompt, start = events[1], events[4]  # a call that started (pending), of the first turn
+    said = ("ACP prompt timed out after 1800s with no activity from the agent. The agent may have stalled, or it may "
+            "have completed its work but the response was not received.")
+    more = [
+        {**prompt, "id": "7d1c0000-0000-4000-8000-000000000001", "timestamp": "2026-12-04T10:20:00.000000",
+         "llm_message": {**prompt["llm_message"], "content": [{"type": "text", "text": "Now run the linter."}]}},
+        {**start, "id": "7d1c0000-0000-4000-8000-000000000002", "timestamp": "2026-12-04T10:20:02.000000",
+         "tool_call_id": "toolu_09Bash", "raw_input": {"command": "ruff check ."}},
+        {**start, "id": "7d1c0000-0000-4000-8000-000000000003", "timestamp": "2026-12-04T10:50:03.000000",
+         "tool_call_id": "toolu_09Bash", "raw_input": {"command": "ruff check ."}, "status": "failed",
+         "is_error": True},
+        {"id": "7d1c0000-0000-4000-8000-000000000004", "timestamp": "2026-12-04T10:50:03.100000", "source": "agent",
+         "llm_message": {"role": "assistant", "content": [{"type": "text", "text": said}], "thinking_blocks": []},
+         "activated_skills": [], "extended_content": [], "kind": "MessageEvent"},
+    ]
+    for n, event in enumerate(more, len(events)):
+        event["parent_id"] = (events + more)[n - 1]["id"]
+        (folder / "events" / f"event-{n:05d}-{event['id']}.json").write_text(json.dumps(event))
+    state = json.loads((folder / "base_state.json").read_text())
+    state.update(execution_status="error", leaf_event_id=more[-1]["id"])
+    (folder / "base_state.json").write_text(json.dumps(state))
+    run = _one(folder)
+    assert run.outcome is Outcome.infra_error and run.failure.error == said
+    assert [s.action for s in run.steps][-2:] == ["finish", "execute"] and run.steps[-1].error == "tool call failed"
+    assert run.metadata["user_prompts"] == ["Now run the linter."]
