@@ -139,9 +139,10 @@ software-agent-sdk (V1) conversations (what is where: ``_openhands_sdk``)
   its ``base_state.json``, is one run (``run_folder``/``read_folder``: the
   reader hands over the folder's files together); under a directory each such
   folder is one run. One event file alone is refused, naming the folder to
-  ingest. The same events as JSON lines are a run; an OpenHands/benchmarks
-  ``output.jsonl`` line with SDK events in ``history`` is an evaluation line as
-  above (task = its ``instruction``, its verdict rules and id; model =
+  ingest. The same events as JSON lines are a run, and so is the agent
+  server's page of them (``EventPage``: ``{"items", "next_page_id"}``); an
+  OpenHands/benchmarks ``output.jsonl`` line with SDK events in ``history``
+  is an evaluation line as above (task = its ``instruction``, its verdict rules and id; model =
   ``metadata.llm.model``). A folder's run is the branch ending at
   ``base_state.json``'s ``leaf_event_id``.
 - task: the first ``MessageEvent`` from ``source: "user"``; later ones go to
@@ -153,7 +154,12 @@ software-agent-sdk (V1) conversations (what is where: ``_openhands_sdk``)
   LLM's decoded JSON, else ``action`` without ``kind``), thought = the
   response's ``reasoning_content`` (once per ``llm_response_id``) and the
   ``thought`` text; an agent ``MessageEvent`` is a ``respond`` step
-  ``{"content": ...}``. The observation is the event answering the action
+  ``{"content": ...}``; an ACP agent's ``ACPToolCallEvent`` (its start and
+  its end, one step) is its ``tool_kind`` (``read``, ``execute``, ``edit``;
+  a tool of kind ``other``: its ``title``) with ``raw_input``, the
+  observation its ``raw_output`` (else its content blocks' text), a
+  ``failed`` call's error its exit code or decisive line.
+  An action's observation is the event answering it
   (``action_id``, else ``tool_call_id``): ``observation.content[].text``
   (older: ``output``/``message``), the terminal's control codes the shell
   wrote into it (bracketed-paste switches, colours) dropped.
@@ -165,7 +171,8 @@ software-agent-sdk (V1) conversations (what is where: ``_openhands_sdk``)
   else the last ``ConversationStateUpdateEvent``): ``finished`` is the agent's
   own stop -> ``unknown``; ``error`` (the run loop stopped on an exception, a
   ``ConversationErrorEvent``'s code and detail; an error the run was resumed
-  from does not count) -> ``infra_error`` (``MaxIterationsReached`` /
+  from does not count; an ACP agent's "ACP prompt timed out ..." notice)
+  -> ``infra_error`` (``MaxIterationsReached`` /
   ``MaxBudgetReached``: ``failure``), as the
   event trajectories' final ``error`` state; ``stuck`` (the stuck detector
   ended a run repeating itself) -> ``failure``.
