@@ -103,3 +103,29 @@ def test_openhands_acp_agent_turn_that_timed_out_is_the_runs_error(tmp_path: Pat
     assert run.outcome is Outcome.infra_error and run.failure.error == said
     assert [s.action for s in run.steps][-2:] == ["finish", "execute"] and run.steps[-1].error == "tool call failed"
     assert run.metadata["user_prompts"] == ["Now run the linter."]
+
+
+def test_openhands_acp_agent_codex_command_records(tmp_path: Path) -> None:
+    """Codex over ACP (agentclientprotocol/codex-acp ``CodexToolCallMapper``) ends a command with ``raw_output``
+    ``{"formatted_output", "exit_code"}``: the observation is that output, not the record as JSON, and the error its
+    exit code; a search that matched nothing (exit code 1, no output) is no error."""
+    events = [json.loads(p.read_text()) for p in sorted((OH_ACP / "events").glob("event-*.json"))]
+    start, end = events[4], events[5]
+    ran = {"command": "/bin/zsh -lc 'python -m pytest -q'", "cwd": "/workspace/project"}
+    codex = [{**start, "title": "python -m pytest -q", "raw_input": ran},
+             {**end, "title": "python -m pytest -q", "raw_input": ran, "content": None,
+              "raw_output": {"formatted_output": "FAILED test_calc.py::test_add - assert 0 == 4\n1 failed in 0.02s\n",
+                             "exit_code": 1}},
+             {**start, "id": "8e2d0000-0000-4000-8000-000000000001", "tool_call_id": "call_grep", "title": "rg nothing",
+              "raw_input": {"command": "/bin/zsh -lc 'rg nothing'", "cwd": "/workspace/project"}},
+             {**end, "id": "8e2d0000-0000-4000-8000-000000000002", "tool_call_id": "call_grep", "title": "rg nothing",
+              "raw_input": {"command": "/bin/zsh -lc 'rg nothing'", "cwd": "/workspace/project"}, "content": None,
+              "raw_output": {"formatted_output": "", "exit_code": 1}}]
+    lines = tmp_path / "codex-acp.jsonl"
+    lines.write_text("".join(json.dumps(e) + "\n" for e in events[:4] + codex + events[-2:]))
+    run = _one(lines)
+    assert [s.action for s in run.steps] == ["read", "execute", "execute", "finish"]
+    failed, nothing = run.steps[1:3]
+    assert failed.observation.startswith("FAILED test_calc.py::test_add")
+    assert failed.error == "1 failed in 0.02s (exit code 1)"
+    assert nothing.observation is None and nothing.error is None

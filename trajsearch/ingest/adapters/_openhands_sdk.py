@@ -63,6 +63,9 @@ _ACP_UNNAMED = frozenset({"other", ""})
 #: What an ``ACPAgent`` says, as an agent ``MessageEvent``, when its turn broke (``_emit_turn_timeout``: no
 #: ``ConversationErrorEvent`` follows it; ``_emit_turn_error``: one does): the run's error, not a reply.
 ACP_FAILED = re.compile(r"\AACP (?:prompt timed out after \d+s\b|error: )")
+#: Where a command's record in ``raw_output`` keeps its output (codex-acp: ``formatted_output``, its ``exit_code``
+#: beside it).
+_ACP_OUTPUT_KEYS = ("formatted_output", "output", "stdout", "aggregated_output")
 #: Claude Code's report of a failed command, first line of its output (as its own transcripts keep it).
 _EXIT_CODE = re.compile(r"\A\s*Exit code:?\s*(-?\d+)")
 #: The statuses that say the run broke (``ConversationExecutionStatus``); ``finished`` is the agent's own stop.
@@ -297,7 +300,8 @@ def acp_call(step: dict[str, Any] | None, event: dict[str, Any]) -> dict[str, An
     """An ``ACPToolCallEvent`` put on the step of its call (a new one when ``step`` is None): the tool (its
     ``tool_kind``, else its ``title``), its input (``raw_input``; a placeholder's empty one leaves what is known),
     and, once the call has ended, what it gave back and its error (see ``acp_result``)."""
-    step = step if step is not None else {"action": "tool", "arguments": {}, "started_at": iso_time(event.get("timestamp"))}
+    if step is None:
+        step = {"action": "tool", "arguments": {}, "started_at": iso_time(event.get("timestamp"))}
     kind = event.get("tool_kind") if isinstance(event.get("tool_kind"), str) else ""
     title = event.get("title").strip() if isinstance(event.get("title"), str) else ""
     step["action"] = kind if kind not in _ACP_UNNAMED else (title or step["action"])
@@ -315,23 +319,30 @@ def acp_call(step: dict[str, Any] | None, event: dict[str, Any]) -> dict[str, An
 
 
 def acp_result(event: dict[str, Any], arguments: dict[str, Any]) -> tuple[str, str | None]:
-    """(what an ended ACP tool call gave back, its error): ``raw_output`` (a string as it is, else as JSON), else the
-    text of its ``content`` blocks (a diff as its path and new text). A ``failed`` call's error is its command's exit
-    code (Claude Code's ``Exit code N`` first line: grep's "no match" is none) or its decisive line."""
+    """(what an ended ACP tool call gave back, its error). ``raw_output``: a string as it is (Claude Code's); a
+    command's record, its output and exit code (Codex's ``{"formatted_output", "exit_code"}``); an MCP call's
+    ``{"result", "error"}`` or any other value as JSON; none: the text of the ``content`` blocks (a diff as its path
+    and new text). The error: a non-zero exit code (the record's, or Claude Code's ``Exit code N`` first line; a
+    search's "no match" is none), the ``error`` the record names, else a ``failed`` call's decisive line."""
     raw = event.get("raw_output")
-    if isinstance(raw, str):
-        text = raw
+    record = raw if isinstance(raw, dict) else {}
+    said = next((record[k] for k in _ACP_OUTPUT_KEYS if isinstance(record.get(k), str)), None)
+    if isinstance(raw, str) or said is not None:
+        text = raw if isinstance(raw, str) else said
     elif raw is not None:
         text = json.dumps(raw, ensure_ascii=False)
     else:
         text = "\n".join(filter(None, (_acp_block(b) for b in as_list(event.get("content")))))
     text = strip_terminal_codes(text)
-    if event.get("status") != "failed" and event.get("is_error") is not True:
-        return text, None
-    code = _EXIT_CODE.match(text)
-    if code:
-        return text, exit_code_error(text[code.end():], int(code.group(1)), command_line(arguments))
-    return text, short(error_line(text, "tool call failed"), 300)
+    code = as_int(record.get("exit_code", record.get("exitCode")))
+    failed = event.get("status") == "failed" or event.get("is_error") is True
+    header = _EXIT_CODE.match(text) if code is None and failed else None
+    if header or code:
+        rest = text[header.end():] if header else text
+        return text, exit_code_error(rest, code if code is not None else int(header.group(1)), command_line(arguments))
+    if isinstance(record.get("error"), str) and record["error"].strip():
+        return text, short(record["error"].strip(), 300)
+    return text, short(error_line(text, "tool call failed"), 300) if failed else None
 
 
 def _acp_block(block: Any) -> str | None:
