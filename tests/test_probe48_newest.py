@@ -129,3 +129,28 @@ def test_openhands_acp_agent_codex_command_records(tmp_path: Path) -> None:
     assert failed.observation.startswith("FAILED test_calc.py::test_add")
     assert failed.error == "1 failed in 0.02s (exit code 1)"
     assert nothing.observation is None and nothing.error is None
+
+
+def test_openhands_sdk_responses_api_reasoning_is_the_thought(tmp_path: Path) -> None:
+    """Bug: a model the SDK calls through the OpenAI Responses API (GPT-5, Codex models: ``Message.
+    from_llm_responses_output``) leaves ``reasoning_content`` null and keeps its reasoning in
+    ``responses_reasoning_item`` (``summary``/``content`` texts, ``encrypted_content``): that reasoning was lost
+    from every step's thought. Anthropic's ``thinking_blocks`` alone are read too."""
+    folder = tmp_path / OH_SDK_RUN.name
+    shutil.copytree(OH_SDK_RUN, folder)
+    files = sorted((folder / "events").glob("event-*.json"))
+    first, second = (p for p in files if json.loads(p.read_text())["kind"] == "ActionEvent" and
+                     json.loads(p.read_text())["tool_name"] == "terminal")
+    item = {"id": "rs_0a1b2c3d", "summary": ["**Listing the directory**\n\nThe user wants it listed first."],
+            "content": None, "encrypted_content": "gAAAAB-opaque", "status": None}
+    event = json.loads(first.read_text())
+    first.write_text(json.dumps({**event, "reasoning_content": None, "responses_reasoning_item": item}))
+    event = json.loads(second.read_text())
+    blocks = [{"type": "thinking", "thinking": "Create the file, then show it.", "signature": "sig"},
+              {"type": "redacted_thinking", "data": "opaque"}]
+    second.write_text(json.dumps({**event, "reasoning_content": None, "thinking_blocks": blocks}))
+    run = _one(folder)
+    assert run.steps[0].thought == ("**Listing the directory**\n\nThe user wants it listed first.\n\n"
+                                    "First I'll list the requested directory.")
+    assert run.steps[1].thought == ("Create the file, then show it.\n\n"
+                                    "That directory is missing; I'll create the file instead.")

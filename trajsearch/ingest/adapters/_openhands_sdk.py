@@ -210,6 +210,24 @@ def tool_arguments(event: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in as_dict(event.get("action")).items() if k != "kind" and v is not None}
 
 
+def reasoning(holder: dict[str, Any]) -> str | None:
+    """The model's reasoning an ``ActionEvent`` (or a ``Message``) carries: ``reasoning_content`` (chat completions,
+    LiteLLM's), else the OpenAI Responses API's ``responses_reasoning_item`` (its ``summary`` texts, else its
+    ``content``: what GPT-5 and Codex models give through ``api_mode`` responses, ``reasoning_content`` then null),
+    else Anthropic's ``thinking_blocks`` (``thinking``; a redacted block has none)."""
+    said = holder.get("reasoning_content")
+    if isinstance(said, str) and said.strip():
+        return said.strip()
+    item = as_dict(holder.get("responses_reasoning_item"))
+    for key in ("summary", "content"):
+        parts = [t.strip() for t in as_list(item.get(key)) if isinstance(t, str) and t.strip()]
+        if parts:
+            return "\n\n".join(parts)
+    thinking = [b["thinking"].strip() for b in as_list(holder.get("thinking_blocks"))
+                if isinstance(b, dict) and isinstance(b.get("thinking"), str) and b["thinking"].strip()]
+    return "\n\n".join(thinking) or None
+
+
 def thought(event: dict[str, Any]) -> str | None:
     """The text the model wrote with the call (``thought``); its reasoning is added once per response."""
     return texts(event.get("thought")).strip() or None

@@ -152,7 +152,9 @@ software-agent-sdk (V1) conversations (what is where: ``_openhands_sdk``)
   ``file_editor``, ``finish``, ``think``, an MCP tool, ...; a tool the agent
   lacks keeps the name it called), arguments = ``tool_call.arguments`` (the
   LLM's decoded JSON, else ``action`` without ``kind``), thought = the
-  response's ``reasoning_content`` (once per ``llm_response_id``) and the
+  response's reasoning (``reasoning_content``, else the Responses API's
+  ``responses_reasoning_item`` summary, else ``thinking_blocks``; once per
+  ``llm_response_id``) and the
   ``thought`` text; an agent ``MessageEvent`` is a ``respond`` step
   ``{"content": ...}``; an ACP agent's ``ACPToolCallEvent`` (its start and
   its end, one step) is its ``tool_kind`` (``read``, ``execute``, ``edit``;
@@ -964,12 +966,12 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
 def _sdk_step(event: dict[str, Any], seen_responses: set[Any]) -> dict[str, Any]:
     """An ``ActionEvent`` as a step: the tool's name and the LLM's arguments, its thought (the response's
     reasoning once per response, then the text written with the call)."""
-    reasoning = event.get("reasoning_content") if isinstance(event.get("reasoning_content"), str) else None
+    reasoning = sdk.reasoning(event)
     response = as_key(event.get("llm_response_id"))
     if response in seen_responses:
         reasoning = None
     seen_responses.add(response)
-    thought = "\n\n".join(t for t in (reasoning and reasoning.strip(), sdk.thought(event)) if t) or None
+    thought = "\n\n".join(t for t in (reasoning, sdk.thought(event)) if t) or None
     name = event.get("tool_name") or as_dict(event.get("tool_call")).get("name") or \
         as_dict(event.get("action")).get("kind") or "action"
     return {"action": str(name), "arguments": sdk.tool_arguments(event), "thought": thought,
@@ -1024,8 +1026,8 @@ def _sdk_trajectory(events: list[dict[str, Any]], state: dict[str, Any], evaluat
                 broke = {"detail": text}
             elif text and event.get("source") in ("agent", None):  # not the SDK's own nudges (source environment)
                 broke = None
-                steps.append({"action": "respond", "arguments": {"content": text}, "thought": (
-                    as_dict(event.get("llm_message")).get("reasoning_content") or None),
+                steps.append({"action": "respond", "arguments": {"content": text}, "thought": sdk.reasoning(
+                    as_dict(event.get("llm_message"))),
                     "started_at": iso_time(event.get("timestamp"))})
         elif kind == "ActionEvent":
             broke = None  # the run went on after an error (resumed): that error did not end it
