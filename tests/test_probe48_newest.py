@@ -154,3 +154,21 @@ def test_openhands_sdk_responses_api_reasoning_is_the_thought(tmp_path: Path) ->
                                     "First I'll list the requested directory.")
     assert run.steps[1].thought == ("Create the file, then show it.\n\n"
                                     "That directory is missing; I'll create the file instead.")
+
+
+def test_openhands_acp_agent_gemini_calls_without_input(tmp_path: Path) -> None:
+    """Gemini CLI over ACP (google-gemini/gemini-cli ``packages/cli/src/acp/acpSession.ts``) sends no ``rawInput``:
+    a call is its title (the invocation's description) and kind, a failed one's error the text it sends back."""
+    events = [json.loads(p.read_text()) for p in sorted((OH_ACP / "events").glob("event-*.json"))]
+    start, end = events[4], events[5]
+    said = [{"type": "content", "content": {"type": "text", "text": "Command exited with code 1: pytest not found"}}]
+    gemini = [{**start, "title": "pytest -q [current working directory /workspace/project]", "raw_input": None,
+               "status": "in_progress", "content": []},
+              {**end, "title": "pytest -q [current working directory /workspace/project]", "raw_input": None,
+               "raw_output": None, "content": said}]
+    lines = tmp_path / "gemini-acp.jsonl"
+    lines.write_text("".join(json.dumps(e) + "\n" for e in events[:2] + gemini + events[-2:]))
+    run = _one(lines)
+    assert [s.action for s in run.steps] == ["execute", "finish"]
+    assert run.steps[0].arguments == {"title": "pytest -q [current working directory /workspace/project]"}
+    assert run.steps[0].error == "Command exited with code 1: pytest not found"
