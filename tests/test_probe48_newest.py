@@ -172,3 +172,16 @@ def test_openhands_acp_agent_gemini_calls_without_input(tmp_path: Path) -> None:
     assert [s.action for s in run.steps] == ["execute", "finish"]
     assert run.steps[0].arguments == {"title": "pytest -q [current working directory /workspace/project]"}
     assert run.steps[0].error == "Command exited with code 1: pytest not found"
+
+
+def test_openhands_agent_server_event_pages_say_they_are_part_of_a_conversation(tmp_path: Path) -> None:
+    """The agent server answers 100 events at most per page: a first page that has a next one is a run that says
+    the rest is elsewhere (``metadata.next_page_id``), a later page is refused saying what it is."""
+    events = [json.loads(p.read_text()) for p in sorted((OH_SDK_RUN / "events").glob("event-*.json"))]
+    first, later = tmp_path / "page-1.json", tmp_path / "page-2.json"
+    first.write_text(json.dumps({"items": events[:6], "next_page_id": events[6]["id"]}))
+    later.write_text(json.dumps({"items": events[6:], "next_page_id": None}))
+    run = _one(first)
+    assert run.metadata["next_page_id"] == events[6]["id"] and len(run.steps) == 2
+    [refused] = read_dump(later, tenant="acme")
+    assert not refused.ok and "one page of the agent server's events" in refused.error

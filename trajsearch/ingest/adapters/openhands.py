@@ -140,7 +140,8 @@ software-agent-sdk (V1) conversations (what is where: ``_openhands_sdk``)
   reader hands over the folder's files together); under a directory each such
   folder is one run. One event file alone is refused, naming the folder to
   ingest. The same events as JSON lines are a run, and so is the agent
-  server's page of them (``EventPage``: ``{"items", "next_page_id"}``); an
+  server's page of them (``EventPage``: ``{"items", "next_page_id"}``; a
+  page that has a next keeps its id in ``metadata.next_page_id``); an
   OpenHands/benchmarks ``output.jsonl`` line with SDK events in ``history``
   is an evaluation line as above (task = its ``instruction``, its verdict rules and id; model =
   ``metadata.llm.model``). A folder's run is the branch ending at
@@ -789,7 +790,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     if sdk.is_base_state(record):
         raise RecordError(f"a {sdk.BASE_STATE} without its events: ingest the conversation folder that holds it")
     if (wrapped := _wrapped(record)) is not None and any(sdk.is_event(e) for e in wrapped):
-        record = wrapped  # an API page of SDK events: the events are the run
+        return _event_page([e for e in wrapped if sdk.is_event(e)], record.get("next_page_id"), ctx)
     if isinstance(record, list) and any(sdk.is_event(e) for e in record) and not any(_is_event(e) for e in record):
         return _sdk_trajectory([e for e in record if sdk.is_event(e)], {}, {}, ctx)
     if _is_eval_output(record) and not record["history"] or _skipped(record):
@@ -961,6 +962,20 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     fields = _run_fields(run_id, task, models[0] if models else None, tools, outcome, failure, steps, events,
                          metadata, {"openhands": str(version)} if version else {})
     return build(fields | _instance_task(evaluation) | _graded(evaluation), ctx)
+
+
+def _event_page(events: list[dict[str, Any]], next_page: Any, ctx: Context) -> Trajectory:
+    """An API page of SDK events (the agent server's ``EventPage``, at most 100 events): the run. A page with a
+    ``next_page_id`` holds only the start of the conversation (``metadata.next_page_id`` says so, where the rest
+    begins); a later page, without the user's message, is refused saying what it is."""
+    try:
+        run = _sdk_trajectory(events, {}, {}, ctx)
+    except RecordError as e:
+        raise RecordError(f"{e}: one page of the agent server's events (GET /api/conversations/<id>/events/search, "
+                          "100 at most), not its first: save all pages as one list") from None
+    if isinstance(next_page, str) and next_page:
+        run.metadata["next_page_id"] = next_page  # more events follow on pages this file does not hold
+    return run
 
 
 def _sdk_step(event: dict[str, Any], seen_responses: set[Any]) -> dict[str, Any]:
