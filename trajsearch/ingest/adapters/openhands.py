@@ -790,6 +790,8 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     if sdk.is_base_state(record):
         raise RecordError(f"a {sdk.BASE_STATE} without its events: ingest the conversation folder that holds it")
     if (wrapped := _wrapped(record)) is not None and any(sdk.is_event(e) for e in wrapped):
+        if "next_page_id" not in record:  # an export's own wrapping of the events
+            return _sdk_trajectory([e for e in wrapped if sdk.is_event(e)], {}, {}, ctx)
         return _event_page([e for e in wrapped if sdk.is_event(e)], record.get("next_page_id"), ctx)
     if isinstance(record, list) and any(sdk.is_event(e) for e in record) and not any(_is_event(e) for e in record):
         return _sdk_trajectory([e for e in record if sdk.is_event(e)], {}, {}, ctx)
