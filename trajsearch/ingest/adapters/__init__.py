@@ -53,6 +53,7 @@ from typing import Any
 from trajsearch.model import Trajectory
 
 from . import (
+    adk_session,
     atif,
     claude_code,
     codex_cli,
@@ -79,6 +80,7 @@ ADAPTERS: dict[str, ModuleType] = {
     for m in (
         atif, native, openai_agents, mini_swe_agent, tau_bench, tau2_bench, swe_agent,
         claude_code, codex_cli, gemini_cli, openhands,  # coding-agent CLI session files
+        adk_session,  # an agent framework's own session record
         langsmith, langfuse, vercel_ai, openinference, otel_genai,
     )
 }

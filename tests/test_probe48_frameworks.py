@@ -1,0 +1,71 @@
+"""Probe 48, Q: agent frameworks' own run records, on files their real writers wrote (see the fixtures' SOURCE.md).
+
+Google ADK keeps every run as a session (``adk run --save_session``'s ``<id>.session.json``, ``adk web``'s session
+JSON); without tracing set up that is all an ADK user has, and it was refused as an unrecognised dump.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+import adapter_support
+from trajsearch.ingest.detect import detect_format
+from trajsearch.ingest.read import read_dump
+from trajsearch.model import Outcome
+
+ADK = Path(__file__).parent / "fixtures" / "adk-session" / ".real"
+
+
+@pytest.mark.parametrize("name", ["two-turns.session.json", "two-turns.snake.session.json"])
+def test_adk_saved_session_is_a_run_with_its_tool_calls_results_and_returned_failure(name: str) -> None:
+    """Both spellings ADK writes (``by_alias=True``: camelCase; a plain dump: snake_case) read the same: the first
+    turn's request is the task, the second kept as a later prompt; each function call a step with its arguments
+    and response, the tool's ``{"status": "error", "error_message"}`` its error; the model's words its answers."""
+    path = ADK / name
+    assert detect_format(path) == "adk-session"
+    run = adapter_support.only(path)
+    assert run.task == "What is the weather and time in New York?"
+    assert run.metadata["user_prompts"] == ["And the weather in Atlantis?"]
+    assert [s.action for s in run.steps] == ["get_weather", "get_time", "respond", "get_weather", "respond"]
+    assert [s.arguments for s in run.steps[:2]] == [{"city": "New York"}, {"city": "New York"}]
+    assert run.steps[0].thought == "I will look up New York."
+    assert "sunny, 25 C" in (run.steps[0].observation or "")
+    assert [s.error for s in run.steps] == [None, None, None,
+                                             "Weather information for 'Atlantis' is not available.", None]
+    assert run.steps[-1].arguments == {"content": "Sorry, I could not get the weather for Atlantis."}
+    assert run.outcome is Outcome.unknown  # the agent answered: nothing says whether it succeeded
+    assert run.metadata["app_name"] == "weather_app"
+
+
+def test_adk_session_whose_tool_raised_is_a_failure_at_that_tool() -> None:
+    """ADK 2.x records a tool's exception as an event with ``errorCode`` / ``errorMessage`` and stops: the call left
+    unanswered is the failing step, and the run failed with that error."""
+    run = adapter_support.only(ADK / "tool-raises.session.json")
+    assert [s.action for s in run.steps] == ["get_weather", "get_time"]
+    assert run.steps[0].error is None
+    assert run.steps[1].arguments == {"city": "Paris"}
+    assert run.steps[1].error == "ConnectionError: time service unreachable: connect timeout after 10s"
+    assert run.outcome is Outcome.failure
+    assert run.failure is not None and "time service unreachable" in run.failure.error
+
+
+def test_adk_run_answer_is_refused_naming_the_session_to_ingest(tmp_path: Path) -> None:
+    """``POST /run`` answers a turn's events as a JSON list: part of a session, not a run; the refusal says where the
+    whole session is."""
+    events = json.loads((ADK / "two-turns.session.json").read_text())["events"][1:4]
+    path = tmp_path / "run-answer.json"
+    path.write_text(json.dumps(events, indent=2))
+    with pytest.raises(ValueError, match=r"ADK event .* `adk run --save_session`"):
+        detect_format(path)
+
+
+def test_adk_session_never_run_is_rejected_saying_so(tmp_path: Path) -> None:
+    """A session created and never used (``POST .../sessions`` answers one) holds no run: rejected in those words."""
+    session = {**json.loads((ADK / "two-turns.session.json").read_text()), "events": []}
+    path = tmp_path / "new.session.json"
+    path.write_text(json.dumps(session))
+    [parsed] = list(read_dump(path))
+    assert parsed.trajectory is None and "no events (created, never run)" in (parsed.error or "")

@@ -1,0 +1,218 @@
+"""``adk-session``: a Google Agent Development Kit (ADK) session as JSON, the run record ADK keeps itself.
+
+What an ADK user has on disk after a run, without tracing: ``adk run --save_session`` writes
+``<agent folder>/<session id>.session.json`` (``Session.model_dump_json(indent=2, exclude_none=True,
+by_alias=True)``: camelCase keys); ``adk web`` / ``adk api_server`` answer ``GET
+/apps/<app>/users/<user>/sessions/<id>`` with the same JSON; older ADK and users' own callbacks dump
+``model_dump_json()`` with snake_case keys. Both spellings are read. One session is one run (one JSON
+document, or one line of a JSONL file of them).
+
+Mapping (ADK's ``Session`` / ``Event`` / ``google.genai.types.Content``):
+- ``{"id", "appName", "userId", "state", "events", "lastUpdateTime"}``; each event has ``author``
+  (``user`` or an agent's name), ``invocationId`` (one per user turn), ``content`` (``role``,
+  ``parts``), ``timestamp`` (unix seconds) and, for a failure, ``errorCode`` / ``errorMessage``;
+  ``partial`` events (streamed fragments) are passed over;
+- task: the user's first message; each invocation is a run of its own within the session (later
+  turns' requests kept as every span format keeps them, ``metadata.user_prompts``);
+- steps, through the shared span assembly (``_spans``): a model event's ``text`` parts are what the
+  agent said (``thought: true`` parts its reasoning), its ``functionCall`` parts the tool calls it
+  asked for; each ``functionResponse`` part is the call's step (matched by ``id``), its ``response``
+  the observation (ADK wraps a tool's non-dict return as ``{"result": value}``: unwrapped). A response
+  ``{"status": "error", "error_message": ...}`` (the failure ADK's documentation tells tools to
+  return) or ``{"error": ...}`` is the step's error;
+- an event with ``errorCode`` / ``errorMessage`` (ADK 2.x records a tool's exception or a model
+  error so, then stops the invocation) is the error of the one call left unanswered, and of the
+  invocation: the run failed when nothing ran after it;
+- model: the model events' ``modelVersion``; ``appName`` / ``userId`` / ``state`` go into metadata.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import asdict
+from typing import Any
+
+from trajsearch.model import Trajectory
+
+from ._common import Context, RecordError, as_dict, as_list, json_object, short
+from ._spans import CONTINUES, RUN_START, Message, Node, span_trajectory, text_of
+from ._spans.nodes import maybe_json
+
+NAME = "adk-session"
+PREFIX = "adk"
+#: Searched in a file's first 64 KiB when no record can be parsed from them (see ``detect``).
+SIGNATURE = re.compile(r'"(?:appName|app_name)"\s*:\s*"[^"]*"\s*,\s*"(?:userId|user_id)"\s*:')
+
+
+def _get(record: dict[str, Any], camel: str, snake: str) -> Any:
+    """A field by its alias (``by_alias=True``, ADK's own dumps) or its Python name (a plain ``model_dump``)."""
+    return record[camel] if camel in record else record.get(snake)
+
+
+def matches(record: Any) -> bool:
+    return isinstance(record, dict) and isinstance(record.get("events"), list) and "id" in record and \
+        _get(record, "appName", "app_name") is not None and _get(record, "userId", "user_id") is not None
+
+
+def _is_event(record: Any) -> bool:
+    return isinstance(record, dict) and isinstance(record.get("author"), str) and \
+        _get(record, "invocationId", "invocation_id") is not None and ("content" in record or "actions" in record)
+
+
+def not_a_run(record: Any) -> str | None:
+    """One ADK event (the answer of ``POST /run`` or a ``/run_sse`` line): a piece of a session, not a run."""
+    if not _is_event(record):
+        return None
+    return ("this is an ADK event (what ADK's /run or /run_sse answers for one turn), not a session; "
+            "save the whole session with `adk run --save_session`, or fetch "
+            "GET /apps/<app>/users/<user>/sessions/<session id> from `adk web` / `adk api_server`, and ingest that")
+
+
+def _parts(event: dict[str, Any]) -> list[dict[str, Any]]:
+    return [p for p in as_list(as_dict(event.get("content")).get("parts")) if isinstance(p, dict)]
+
+
+def _result(response: Any) -> tuple[str | None, str | None]:
+    """(observation, error) of a ``functionResponse.response``."""
+    response = maybe_json(response)
+    if isinstance(response, dict) and set(response) == {"result"}:  # ADK's wrapping of a non-dict return
+        response = response["result"]
+    if isinstance(response, dict):
+        if str(response.get("status", "")).lower() == "error":
+            detail = next((response[k] for k in ("error_message", "errorMessage", "error", "message", "detail")
+                           if response.get(k)), None)
+            return text_of(response), short(text_of(detail) if detail is not None else text_of(response), 500)
+        if set(response) == {"error"} and response["error"]:
+            return text_of(response), short(text_of(response["error"]), 500)
+    return (text_of(response) if response is not None else None), None
+
+
+def _error(event: dict[str, Any]) -> str | None:
+    code, message = _get(event, "errorCode", "error_code"), _get(event, "errorMessage", "error_message")
+    if not code and not message:
+        return None
+    return short(": ".join(text_of(x) for x in (code, message) if x), 500)
+
+
+class _Session:
+    """Events -> nodes: a root for the session, one agent node per invocation, model and tool nodes below."""
+
+    def __init__(self, session_id: str, app: str) -> None:
+        self.root = Node(id="session", parent=None, role="agent", name=app, info={"agent": app})
+        self.nodes: list[Node] = [self.root]
+        self.turns: dict[str, Node] = {}
+        self.calls: dict[str, tuple[dict[str, Any], float | None]] = {}  # call id -> (call, asked at)
+        self.unanswered: dict[str, list[str]] = {}  # invocation -> ids of calls not answered yet
+        self.session_id = session_id
+
+    def turn(self, invocation: str, at: float | None) -> Node:
+        node = self.turns.get(invocation)
+        if node is None:
+            node = Node(id=f"inv:{invocation}", parent=self.root.id, role="agent", name=self.root.name, start=at,
+                        seq=len(self.nodes), info={RUN_START: True, "invocation_id": invocation})
+            self.turns[invocation] = node
+            self.nodes.append(node)
+        node.end = at if at is not None else node.end
+        self.root.start = self.root.start if self.root.start is not None else at
+        self.root.end = at if at is not None else self.root.end
+        return node
+
+    def add(self, node: Node) -> Node:
+        node.seq = len(self.nodes)
+        self.nodes.append(node)
+        return node
+
+    def user(self, turn: Node, text: str) -> None:
+        message = asdict(Message("user", text))
+        if not turn.input_messages:
+            turn.input_messages = [message]
+        if not self.root.input_messages:
+            self.root.input_messages = [message]
+
+    def model(self, turn: Node, event: dict[str, Any], at: float | None, key: str) -> None:
+        parts = _parts(event)
+        text = "\n".join(p["text"] for p in parts if isinstance(p.get("text"), str) and not p.get("thought"))
+        reasoning = "\n".join(p["text"] for p in parts if isinstance(p.get("text"), str) and p.get("thought"))
+        calls = []
+        for n, part in enumerate(parts):
+            call = as_dict(_get(part, "functionCall", "function_call"))
+            if not call.get("name"):
+                continue
+            ident = str(call.get("id") or f"{key}#{n}")
+            found = {"id": ident, "name": str(call["name"]), "arguments": maybe_json(call.get("args"))}
+            calls.append(found)
+            self.calls[ident] = (found, at)
+            self.unanswered.setdefault(turn.id, []).append(ident)
+        if not (text or reasoning or calls):
+            return
+        # ADK's session service keeps the conversation: a later turn's model call is given the whole session
+        later = {CONTINUES: True} if turn is not next(iter(self.turns.values())) else {}
+        self.add(Node(id=f"llm:{key}", parent=turn.id, role="llm", name="call_llm", start=at, end=at,
+                      model=_get(event, "modelVersion", "model_version"), info=later,
+                      output_messages=[asdict(Message("assistant", text, reasoning, calls))]))
+
+    def responses(self, turn: Node, event: dict[str, Any], at: float | None, key: str) -> None:
+        for n, part in enumerate(_parts(event)):
+            response = as_dict(_get(part, "functionResponse", "function_response"))
+            if not response.get("name"):
+                continue
+            ident = str(response.get("id") or f"{key}#{n}")
+            call, asked = self.calls.get(ident, ({"name": response["name"], "arguments": None}, at))
+            if ident in (pending := self.unanswered.get(turn.id, [])):
+                pending.remove(ident)
+            result, error = _result(response.get("response"))
+            self.add(Node(id=f"tool:{ident}", parent=turn.id, role="tool", name=f"execute_tool {call['name']}",
+                          start=asked, end=at, tool=str(call["name"]), call_id=ident, arguments=call.get("arguments"),
+                          result=result, error=error))
+
+    def failed(self, turn: Node, error: str, at: float | None, key: str) -> None:
+        """An error event: the one call still unanswered raised it (a tool's exception); else the model's or the
+        framework's, the invocation's alone. Either way the invocation failed with it."""
+        pending = self.unanswered.get(turn.id, [])
+        if len(pending) == 1:
+            ident = pending.pop()
+            call, asked = self.calls[ident]
+            self.add(Node(id=f"tool:{ident}", parent=turn.id, role="tool", name=f"execute_tool {call['name']}",
+                          start=asked, end=at, tool=str(call["name"]), call_id=ident,
+                          arguments=call.get("arguments"), error=error))
+        turn.error = error
+
+
+def to_trajectory(record: Any, ctx: Context) -> Trajectory:
+    record = json_object(record)
+    session_id = str(record.get("id") or "")
+    if not session_id:
+        raise RecordError("ADK session without an id")
+    app = str(_get(record, "appName", "app_name") or "adk")
+    session = _Session(session_id, app)
+    for n, event in enumerate(as_list(record.get("events"))):
+        if not isinstance(event, dict) or event.get("partial"):
+            continue
+        at = _seconds(event.get("timestamp"))
+        invocation = str(_get(event, "invocationId", "invocation_id") or "")
+        turn = session.turn(invocation, at)
+        key = str(event.get("id") or n)
+        if event.get("author") == "user" and as_dict(event.get("content")).get("role", "user") == "user":
+            text = "\n".join(p["text"] for p in _parts(event) if isinstance(p.get("text"), str))
+            if text.strip():
+                session.user(turn, text)
+            session.responses(turn, event, at, key)  # a human's answer to a long-running tool
+            continue
+        session.model(turn, event, at, key)
+        session.responses(turn, event, at, key)
+        if (error := _error(event)) is not None:
+            session.failed(turn, error, at, key)
+    if not session.root.input_messages:
+        what = "no events (created, never run)" if not as_list(record.get("events")) else "no user message"
+        raise RecordError(f"ADK session {session_id!r} holds {what}: no run to read")
+    run = span_trajectory(NAME, PREFIX, f"{app}:{session_id}", session.nodes, ctx)
+    metadata = {**run.metadata, "app_name": app, "user_id": str(_get(record, "userId", "user_id")),
+                "session_id": session_id}
+    if state := as_dict(record.get("state")):
+        metadata["state_keys"] = sorted(state)[:50]
+    return run.model_copy(update={"metadata": metadata})
+
+
+def _seconds(value: Any) -> float | None:
+    """ADK's event time: unix seconds, a float."""
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0 else None
