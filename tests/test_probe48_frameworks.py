@@ -68,4 +68,17 @@ def test_adk_session_never_run_is_rejected_saying_so(tmp_path: Path) -> None:
     path = tmp_path / "new.session.json"
     path.write_text(json.dumps(session))
     [parsed] = list(read_dump(path))
-    assert parsed.trajectory is None and "no events (created, never run)" in (parsed.error or "")
+    assert parsed.trajectory is None and "no events (created and never run, or listed" in (parsed.error or "")
+
+
+def test_adk_code_executor_runs_are_steps_with_their_failures() -> None:
+    """Code the model wrote and ADK's code executor ran (``executableCode`` / ``codeExecutionResult``) were no steps at
+    all: the failed attempt (``OUTCOME_FAILED``, a traceback) is a step whose error is its decisive line, the retry
+    a step with its output."""
+    run = adapter_support.only(ADK / "code-execution.session.json")
+    assert [s.action for s in run.steps] == ["code_execution", "code_execution", "respond"]
+    failed, fixed, _ = run.steps
+    assert failed.arguments == {"code": "import math\nprint(math.sqrt(-1))", "language": "PYTHON"}
+    assert failed.thought == "Let me compute it."
+    assert failed.error == "ValueError: math domain error"
+    assert fixed.error is None and "1j" in (fixed.observation or "")

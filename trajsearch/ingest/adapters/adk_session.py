@@ -16,7 +16,8 @@ Mapping (ADK's ``Session`` / ``Event`` / ``google.genai.types.Content``):
   turns' requests kept as every span format keeps them, ``metadata.user_prompts``);
 - steps, through the shared span assembly (``_spans``): a model event's ``text`` parts are what the
   agent said (``thought: true`` parts its reasoning), its ``functionCall`` parts the tool calls it
-  asked for; each ``functionResponse`` part is the call's step (matched by ``id``), its ``response``
+  asked for (``executableCode``: a ``code_execution`` step, answered by the next ``codeExecutionResult``,
+  failed unless ``OUTCOME_OK``); each ``functionResponse`` part is the call's step (matched by ``id``), its ``response``
   the observation (ADK wraps a tool's non-dict return as ``{"result": value}``: unwrapped). A response
   ``{"status": "error", "error_message": ...}`` (the failure ADK's documentation tells tools to
   return) or ``{"error": ...}`` is the step's error;
@@ -34,12 +35,14 @@ from typing import Any
 
 from trajsearch.model import Trajectory
 
-from ._common import Context, RecordError, as_dict, as_list, json_object, short
+from ._common import Context, RecordError, as_dict, as_list, decisive_line, json_object, short
 from ._spans import CONTINUES, RUN_START, Message, Node, span_trajectory, text_of
 from ._spans.nodes import maybe_json
 
 NAME = "adk-session"
 PREFIX = "adk"
+#: The step name of code the model wrote and a code executor ran (``executableCode`` / ``codeExecutionResult``).
+CODE_EXECUTION = "code_execution"
 #: Searched in a file's first 64 KiB when no record can be parsed from them (see ``detect``).
 SIGNATURE = re.compile(r'"(?:appName|app_name)"\s*:\s*"[^"]*"\s*,\s*"(?:userId|user_id)"\s*:')
 
@@ -136,6 +139,9 @@ class _Session:
         calls = []
         for n, part in enumerate(parts):
             call = as_dict(_get(part, "functionCall", "function_call"))
+            code = as_dict(_get(part, "executableCode", "executable_code"))
+            if code.get("code"):  # code the model wrote for ADK's code executor (or Gemini's) to run
+                call = {"name": CODE_EXECUTION, "args": {"code": code["code"], "language": code.get("language")}}
             if not call.get("name"):
                 continue
             ident = str(call.get("id") or f"{key}#{n}")
@@ -143,8 +149,32 @@ class _Session:
             calls.append(found)
             self.calls[ident] = (found, at)
             self.unanswered.setdefault(turn.id, []).append(ident)
-        if not (text or reasoning or calls):
+        if text or reasoning or calls:
+            self._said(turn, event, at, key, text, reasoning, calls)
+        for part in parts:
+            if (result := as_dict(_get(part, "codeExecutionResult", "code_execution_result"))).get("outcome"):
+                self.code_result(turn, result, at)
+
+    def code_result(self, turn: Node, result: dict[str, Any], at: float | None) -> None:
+        """A ``codeExecutionResult`` answers the code the model wrote last (``OUTCOME_OK``: its output; else
+        ``OUTCOME_FAILED`` / ``OUTCOME_DEADLINE_EXCEEDED`` with the run's stderr)."""
+        pending = self.unanswered.get(turn.id, [])
+        ident = next((i for i in reversed(pending) if self.calls[i][0]["name"] == CODE_EXECUTION), None)
+        if ident is None:
             return
+        pending.remove(ident)
+        call, asked = self.calls[ident]
+        output = text_of(result.get("output")) or None
+        failed = str(result["outcome"]) != "OUTCOME_OK"
+        error = (decisive_line(output) if output else None) or short(output or str(result["outcome"]), 500) \
+            if failed else None
+        self.add(Node(id=f"tool:{ident}", parent=turn.id, role="tool", name=f"execute_tool {CODE_EXECUTION}",
+                      start=asked, end=at, tool=CODE_EXECUTION, call_id=ident, arguments=call.get("arguments"),
+                      result=output, error=error))
+
+    def _said(self, turn: Node, event: dict[str, Any], at: float | None, key: str, text: str, reasoning: str,
+              calls: list[dict[str, Any]]) -> None:
+        """A model turn's words and calls, as a model-call node (its calls become steps in the assembly)."""
         # ADK's session service keeps the conversation: a later turn's model call is given the whole session
         later = {CONTINUES: True} if turn is not next(iter(self.turns.values())) else {}
         self.add(Node(id=f"llm:{key}", parent=turn.id, role="llm", name="call_llm", start=at, end=at,
@@ -203,7 +233,9 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
         if (error := _error(event)) is not None:
             session.failed(turn, error, at, key)
     if not session.root.input_messages:
-        what = "no events (created, never run)" if not as_list(record.get("events")) else "no user message"
+        what = ("no events (created and never run, or listed: ADK lists sessions without their events; "
+                "GET /apps/<app>/users/<user>/sessions/<id> gives one with them)"
+                if not as_list(record.get("events")) else "no user message")
         raise RecordError(f"ADK session {session_id!r} holds {what}: no run to read")
     run = span_trajectory(NAME, PREFIX, f"{app}:{session_id}", session.nodes, ctx)
     metadata = {**run.metadata, "app_name": app, "user_id": str(_get(record, "userId", "user_id")),
