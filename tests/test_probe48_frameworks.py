@@ -7,6 +7,11 @@ JSON); without tracing set up that is all an ADK user has, and it was refused as
 from __future__ import annotations
 
 import json
+import re
+import shlex
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -82,3 +87,20 @@ def test_adk_code_executor_runs_are_steps_with_their_failures() -> None:
     assert failed.thought == "Let me compute it."
     assert failed.error == "ValueError: math domain error"
     assert fixed.error is None and "1j" in (fixed.observation or "")
+
+
+def test_adk_session_database_is_refused_with_a_command_that_writes_its_sessions(tmp_path: Path) -> None:
+    """``adk web`` / ``adk run`` keep sessions in ``.adk/session.db`` (SQLite): it was "binary, not text" with no way
+    on. The refusal names it and gives a standard-library command; what that command writes ingests as the runs."""
+    db = tmp_path / "session.db"
+    shutil.copy(ADK / "session.db", db)
+    with pytest.raises(ValueError, match="Google ADK's session database") as refused:
+        detect_format(db)
+    found = re.search(r"python3 (-c '.*' session\.db) > sessions\.jsonl", str(refused.value))
+    assert found is not None
+    out = subprocess.run(f"{shlex.quote(sys.executable)} {found.group(1)}", shell=True, cwd=tmp_path,
+                         capture_output=True, text=True, check=True).stdout
+    (tmp_path / "sessions.jsonl").write_text(out)
+    run = adapter_support.only(tmp_path / "sessions.jsonl")
+    assert run.task == "What is the weather and time in New York?"
+    assert [s.action for s in run.steps] == ["get_weather", "get_time", "respond"]

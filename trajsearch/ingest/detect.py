@@ -18,7 +18,7 @@ from typing import Any
 
 import ijson
 
-from .adapters import ADAPTERS, FORMATS, format_of, is_grouped, side_file, side_path, why_not_a_run
+from .adapters import ADAPTERS, FORMATS, adk_session, format_of, is_grouped, side_file, side_path, why_not_a_run
 from .sources import (
     GONE,
     GZIP_ERRORS,
@@ -220,7 +220,10 @@ _PROTOBUF_SUFFIXES = (".pb", ".binpb", ".protobuf", ".otlp")
 
 
 def _binary(path: Path, why: str) -> str:
-    """What a binary file is said to be: protobuf by its name (export OTLP as JSON instead), else binary bytes."""
+    """What a binary file is said to be: protobuf by its name (export OTLP as JSON instead), Google ADK's session
+    database (how to write its sessions as JSON), else binary bytes."""
+    if (store := adk_session.session_store(path)) is not None:
+        return f"{store}; {_READS}"
     if path.suffix.lower() in _PROTOBUF_SUFFIXES:
         return (f"binary protobuf ({why}), as OTLP is written with --encoding pb or the Collector's format: proto; "
                 f"export it as OTLP/JSON instead (--encoding json, format: json); {_READS}")

@@ -25,12 +25,18 @@ Mapping (ADK's ``Session`` / ``Event`` / ``google.genai.types.Content``):
   error so, then stops the invocation) is the error of the one call left unanswered, and of the
   invocation: the run failed when nothing ran after it;
 - model: the model events' ``modelVersion``; ``appName`` / ``userId`` / ``state`` go into metadata.
+
+Not read: ADK's session database (``.adk/session.db``, the local storage of ``adk web`` / ``adk run`` in ADK 2.x,
+SQLite): detection names it and gives a standard-library command that writes its sessions as JSON lines
+(:func:`session_store`).
 """
 
 from __future__ import annotations
 
 import re
+import sqlite3
 from dataclasses import asdict
+from pathlib import Path
 from typing import Any
 
 from trajsearch.model import Trajectory
@@ -69,6 +75,37 @@ def not_a_run(record: Any) -> str | None:
     return ("this is an ADK event (what ADK's /run or /run_sse answers for one turn), not a session; "
             "save the whole session with `adk run --save_session`, or fetch "
             "GET /apps/<app>/users/<user>/sessions/<session id> from `adk web` / `adk api_server`, and ingest that")
+
+
+#: ADK's local session store as JSON lines of sessions (what ``adk run --save_session`` writes, one a line), with
+#: Python's standard library alone: ``SqliteSessionService`` keeps each event as ``Event.model_dump_json()``.
+EXPORT_STORE = (
+    """python3 -c 'import json,sqlite3,sys;d=sqlite3.connect(sys.argv[1]);[print(json.dumps({"id":i,"app_name":a,"""
+    """"user_id":u,"state":json.loads(s),"events":[json.loads(e) for e, in d.execute("select event_data from events """
+    """where app_name=? and user_id=? and session_id=? order by timestamp",(a,u,i))]})) for a,u,i,s in """
+    """d.execute("select app_name,user_id,id,state from sessions")]' session.db > sessions.jsonl""")
+_SQLITE = b"SQLite format 3\x00"
+
+
+def session_store(path: Path) -> str | None:
+    """What an ADK session database is, and how to read its runs: ADK 2.x keeps ``adk web`` / ``adk run`` sessions in
+    ``<agent>/.adk/session.db`` (``SqliteSessionService``; ``DatabaseSessionService`` for a ``sqlite://`` URI), a
+    binary file trajsearch does not read; None for any other file."""
+    try:
+        with open(path, "rb") as raw:
+            if raw.read(len(_SQLITE)) != _SQLITE:
+                return None
+        with sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True) as db:
+            columns = {table: {row[1] for row in db.execute(f"PRAGMA table_info({table})")}
+                       for table in ("sessions", "events")}
+    except (OSError, sqlite3.Error):
+        return None
+    if not {"app_name", "user_id", "id"} <= columns["sessions"] or "session_id" not in columns["events"]:
+        return None
+    how = (f"write its sessions as JSON lines and ingest those: {EXPORT_STORE}" if "event_data" in columns["events"]
+           else "fetch each session as JSON from `adk api_server` (GET /apps/<app>/users/<user>/sessions/<id>) "
+                "and ingest those")
+    return f"Google ADK's session database (SQLite; `adk web` / `adk run` keep sessions in .adk/session.db): {how}"
 
 
 def _parts(event: dict[str, Any]) -> list[dict[str, Any]]:
