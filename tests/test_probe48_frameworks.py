@@ -104,3 +104,38 @@ def test_adk_session_database_is_refused_with_a_command_that_writes_its_sessions
     run = adapter_support.only(tmp_path / "sessions.jsonl")
     assert run.task == "What is the weather and time in New York?"
     assert [s.action for s in run.steps] == ["get_weather", "get_time", "respond"]
+
+
+def test_adk_eval_result_cases_are_runs_judged_by_their_eval_status() -> None:
+    """``adk eval`` writes ``.adk/eval_history/*.evalset_result.json``: every case's session, judged. Each case is a run
+    with the steps of its session, its outcome the case's ``final_eval_status`` and a failed case's failure the
+    metric below its threshold (it was an unrecognised dump)."""
+    path = ADK / "eval" / "weather_eval_weather.evalset_result.json"
+    assert detect_format(path) == "adk-session"
+    runs = {run.task_id: run for run in adapter_support.runs(path)}
+    assert set(runs) == {"new_york", "atlantis"}
+    passed, failed = runs["new_york"], runs["atlantis"]
+    assert passed.outcome is Outcome.success and passed.failure is None
+    assert [s.action for s in passed.steps] == ["get_weather", "get_time", "respond"]
+    assert failed.outcome is Outcome.failure
+    assert failed.task == "And the weather in Atlantis?"
+    assert failed.failure is not None and failed.failure.error.startswith(
+        "adk eval case atlantis failed: tool_trajectory_avg_score 0.0 < 1.0")
+    assert failed.metadata["eval_metrics"]["tool_trajectory_avg_score"]["status"] == "FAILED"
+
+
+def test_adk_agent_folder_reads_its_eval_history_and_passes_over_the_eval_set(tmp_path: Path) -> None:
+    """An agent folder as ``adk eval`` leaves it: its results in the hidden ``.adk/eval_history`` are read (a walk
+    reads no other hidden folder), the eval set and its config beside the agent are passed over, not rejected as
+    unrecognised or as a session without an id; the eval set alone is refused naming where the runs are."""
+    agent = tmp_path / "weather_eval"
+    (agent / ".adk" / "eval_history").mkdir(parents=True)
+    shutil.copy(ADK / "eval" / "weather_eval_weather.evalset_result.json",
+                agent / ".adk" / "eval_history" / "weather_eval_weather_1796450856.3.evalset_result.json")
+    for name in ("weather.evalset.json", "test_config.json"):
+        shutil.copy(ADK / "eval" / name, agent / name)
+    read = list(read_dump(agent))
+    assert [p.error for p in read if not p.ok] == []
+    assert sorted(p.trajectory.outcome.value for p in read) == ["failure", "success"]
+    with pytest.raises(ValueError, match=r"an ADK eval set .* <agent>/\.adk/eval_history/\*\.evalset_result\.json"):
+        detect_format(agent / "weather.evalset.json")

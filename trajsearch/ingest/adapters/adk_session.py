@@ -26,6 +26,13 @@ Mapping (ADK's ``Session`` / ``Event`` / ``google.genai.types.Content``):
   invocation: the run failed when nothing ran after it;
 - model: the model events' ``modelVersion``; ``appName`` / ``userId`` / ``state`` go into metadata.
 
+``adk eval`` results (``<agent>/.adk/eval_history/*.evalset_result.json``, ``EvalSetResult.model_dump_json()``,
+walked though hidden): each eval case result is a run, its session (``session_details``) read as above, its
+outcome the case's ``final_eval_status`` (1 PASSED: success, 2 FAILED: failure, else unknown), a failed case's
+failure naming the metrics below their thresholds; ``task_id`` = the case's ``eval_id``, the metrics' scores in
+``metadata.eval_metrics``. The eval set (``*.evalset.json``: the expected conversations) and its
+``test_config.json`` hold no run: passed over in a folder, named when given alone.
+
 Not read: ADK's session database (``.adk/session.db``, the local storage of ``adk web`` / ``adk run`` in ADK 2.x,
 SQLite): detection names it and gives a standard-library command that writes its sessions as JSON lines
 (:func:`session_store`).
@@ -37,20 +44,25 @@ import re
 import sqlite3
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
-from trajsearch.model import Trajectory
+from trajsearch.model import Failure, Outcome, Trajectory
 
 from ._common import Context, RecordError, as_dict, as_list, decisive_line, json_object, short
 from ._spans import CONTINUES, RUN_START, Message, Node, span_trajectory, text_of
 from ._spans.nodes import maybe_json
 
 NAME = "adk-session"
+#: Where ``adk eval`` keeps its results (``<agent>/.adk/eval_history``): walked though hidden (see ``read``).
+SESSION_FOLDERS = (".adk/eval_history",)
+#: A file is one session, or one eval result of several cases (``split``); JSON lines of sessions are one each.
+WHOLE_FILE = True
 PREFIX = "adk"
 #: The step name of code the model wrote and a code executor ran (``executableCode`` / ``codeExecutionResult``).
 CODE_EXECUTION = "code_execution"
 #: Searched in a file's first 64 KiB when no record can be parsed from them (see ``detect``).
-SIGNATURE = re.compile(r'"(?:appName|app_name)"\s*:\s*"[^"]*"\s*,\s*"(?:userId|user_id)"\s*:')
+SIGNATURE = re.compile(r'^\s*\{\s*"id"\s*:\s*"[^"]*"\s*,\s*"(?:appName|app_name)"\s*:\s*"[^"]*"\s*,\s*"(?:userId|user_id)"\s*:'
+                       r'|"eval_set_result_id"\s*:[\s\S]{0,400}?"eval_case_results"\s*:')
 
 
 def _get(record: dict[str, Any], camel: str, snake: str) -> Any:
@@ -59,8 +71,22 @@ def _get(record: dict[str, Any], camel: str, snake: str) -> Any:
 
 
 def matches(record: Any) -> bool:
-    return isinstance(record, dict) and isinstance(record.get("events"), list) and "id" in record and \
-        _get(record, "appName", "app_name") is not None and _get(record, "userId", "user_id") is not None
+    return isinstance(record, dict) and (isinstance(record.get("events"), list) and "id" in record and _get(
+        record, "appName", "app_name") is not None and _get(record, "userId", "user_id") is not None or isinstance(
+        _get(record, "evalCaseResults", "eval_case_results"), list) and _get(record, "evalSetId", "eval_set_id") is not None)
+
+
+def side_file(record: Any) -> str | None:
+    """The adapter hook (see ``adapters/__init__``): an ADK eval set and an eval config sit beside the agent and hold
+    no run: the cases an ``adk eval`` runs (the conversations expected) and the metrics' thresholds."""
+    if not isinstance(record, dict):
+        return None
+    if isinstance(_get(record, "evalCases", "eval_cases"), list) and _get(record, "evalSetId", "eval_set_id"):
+        return ("an ADK eval set (the test cases `adk eval` runs: the conversations expected, not a run); `adk eval` "
+                "writes the runs it judged to <agent>/.adk/eval_history/*.evalset_result.json: ingest those")
+    if isinstance(record.get("criteria"), dict) and set(record) <= {"criteria", "user_simulator_config"}:
+        return "an ADK eval config (test_config.json: the metrics' thresholds), not a run"
+    return None
 
 
 def _is_event(record: Any) -> bool:
@@ -245,8 +271,28 @@ class _Session:
         turn.error = error
 
 
+def split(document: Any) -> Iterator[tuple[str, Any]]:
+    """The runs of a file: a session; an eval result's cases, one run each; the sessions of a JSONL file or array."""
+    if isinstance(document, list):
+        yield from ((f"record {n}", item) for n, item in enumerate(document, 1))
+    elif isinstance(document, dict) and isinstance(cases := _get(document, "evalCaseResults", "eval_case_results"),
+                                                    list):
+        if not cases:
+            raise RecordError(f"ADK eval result {document.get('eval_set_result_id')!r} holds no eval case result")
+        for n, case in enumerate(cases, 1):
+            yield f"eval case {as_dict(case).get('eval_id') or as_dict(case).get('evalId') or n}", case
+    else:
+        yield "file", document
+
+
 def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     record = json_object(record)
+    if _get(record, "finalEvalStatus", "final_eval_status") is not None:
+        return _eval_case(record, ctx)
+    return _session_run(record, ctx)
+
+
+def _session_run(record: dict[str, Any], ctx: Context) -> Trajectory:
     session_id = str(record.get("id") or "")
     if not session_id:
         raise RecordError("ADK session without an id")
@@ -280,6 +326,47 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     if state := as_dict(record.get("state")):
         metadata["state_keys"] = sorted(state)[:50]
     return run.model_copy(update={"metadata": metadata})
+
+
+#: ADK's ``EvalStatus`` (``evaluation/evaluator.py``), as ``model_dump_json`` writes it: a number.
+_EVAL_STATUS = {1: "PASSED", 2: "FAILED", 3: "NOT_EVALUATED"}
+
+
+def _eval_case(case: dict[str, Any], ctx: Context) -> Trajectory:
+    """One case of an ``adk eval`` result (``<agent>/.adk/eval_history/*.evalset_result.json``): the session the
+    agent ran for it (``session_details``), judged by the case's ``final_eval_status``; a failed case's failure names
+    the metrics below their thresholds."""
+    eval_id = str(_get(case, "evalId", "eval_id") or "")
+    session = _get(case, "sessionDetails", "session_details")
+    if not isinstance(session, dict):
+        raise RecordError(f"ADK eval case {eval_id!r} result holds no session_details (the agent's session for it), "
+                          "so no run to read: ADK writes them from 1.x on; re-run `adk eval`")
+    run = _session_run(session, ctx)
+    raw = _get(case, "finalEvalStatus", "final_eval_status")
+    status = _EVAL_STATUS.get(raw, str(raw).upper()) if isinstance(raw, int) else str(raw).upper()
+    metrics = {}
+    for metric in as_list(_get(case, "overallEvalMetricResults", "overall_eval_metric_results")):
+        metric = as_dict(metric)
+        judged = _get(metric, "evalStatus", "eval_status")
+        judged = _EVAL_STATUS.get(judged, judged) if isinstance(judged, int) else judged
+        if _get(metric, "metricName", "metric_name") and judged in ("PASSED", "FAILED"):
+            metrics[str(_get(metric, "metricName", "metric_name"))] = {
+                "score": metric.get("score"), "threshold": metric.get("threshold"), "status": judged}
+    outcome = {"PASSED": Outcome.success, "FAILED": Outcome.failure}.get(status, Outcome.unknown)
+    failure = run.failure
+    if outcome is Outcome.failure:
+        below = [f"{name} {m['score']} < {m['threshold']}" for name, m in metrics.items() if m["status"] == "FAILED"]
+        error = f"adk eval case {eval_id} failed" + (f": {'; '.join(below)}" if below else "")
+        last = next((step for step in reversed(run.steps) if step.error), None)
+        if last is not None:
+            error += f"; last step error: {last.action} -> {last.error}"
+        failure = Failure(error=short(error, 2000))
+    elif outcome is Outcome.success:
+        failure = None
+    metadata = {**run.metadata, "eval_set_id": _get(case, "evalSetId", "eval_set_id"), "eval_id": eval_id,
+                "eval_status": status, "eval_metrics": metrics, "outcome_basis": f"adk eval status {status}"}
+    return run.model_copy(update={"outcome": outcome, "failure": failure, "task_id": eval_id or None,
+                                  "metadata": metadata})
 
 
 def _seconds(value: Any) -> float | None:
