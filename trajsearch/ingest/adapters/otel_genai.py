@@ -109,8 +109,11 @@ Mapping
 - passed over (``side_file``): Gemini CLI's local telemetry file (``telemetry.outfile``), whose run is the
   session's chat recording (``gemini-cli``).
 - not read: spans in Monocle's own convention (``span.type`` ``agentic.*`` /
-  ``inference``, content in ``data.input`` / ``data.output`` events); detection
-  and a forced read say so (``not_a_run``, ``_otlp.MONOCLE``).
+  ``inference``, content in ``data.input`` / ``data.output`` events), and MLflow's
+  (``mlflow.spanType``, ``mlflow.spanInputs`` / ``Outputs``: a ``Trace.to_json()``
+  ``{"info", "data": {"spans"}}``, a ``traces.json`` artifact ``{"spans"}``, as
+  DSPy's ``mlflow.dspy.autolog()`` writes them); detection says so (``not_a_run``,
+  ``_otlp.MONOCLE``, ``_otlp.MLFLOW``).
 """
 
 from __future__ import annotations
@@ -119,9 +122,11 @@ import re
 from typing import Any
 
 from ._otlp import (
+    MLFLOW,
     MONOCLE,
     OtlpFormat,
     attributes,
+    is_mlflow,
     is_monocle,
     is_span_record,
     js_sdk_resource,
@@ -188,6 +193,8 @@ def not_a_run(record: Any) -> str | None:
     rather than "unrecognised"."""
     if is_span_record(record) and any(is_monocle(attributes(span.get("attributes"))) for _, span in raw_spans(record)):
         return f"it holds {MONOCLE}"
+    if is_span_record(record) and any(is_mlflow(attributes(span.get("attributes"))) for _, span in raw_spans(record)):
+        return f"it holds {MLFLOW}"
     keys = sample_attribute_keys(record) if is_span_record(record) else set()
     if any(k.startswith(_HAYSTACK_PIPELINE) for k in keys) and not any(k.startswith(_HAYSTACK_AGENT) for k in keys):
         return ("it holds Haystack pipeline spans (haystack.pipeline.run / haystack.component.run) and no Agent's: "

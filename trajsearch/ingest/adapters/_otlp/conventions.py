@@ -241,6 +241,20 @@ MONOCLE = ("Monocle spans (monocle2ai: span.type agentic.request / agentic.invoc
            "inference, their content in data.input / data.output events), a convention trajsearch does not read")
 
 
+MLFLOW = ("MLflow trace spans (mlflow.spanType / mlflow.spanInputs / mlflow.spanOutputs: MLflow's own convention, "
+          "as mlflow.dspy.autolog(), mlflow.openai.autolog() and @mlflow.trace write it, and as MLflow and Databricks "
+          "export a trace), which trajsearch does not read yet; trace the agent with an OpenInference instrumentor "
+          "(openinference-instrumentation-dspy, -openai, -langchain...) or OpenTelemetry GenAI instrumentation and "
+          "ingest those spans")
+
+
+def is_mlflow(attrs: dict[str, Any]) -> bool:
+    """A span in MLflow's own convention (``mlflow.entities.SpanType`` in ``mlflow.spanType``), with no GenAI or
+    OpenInference attribute another convention of it could be read by."""
+    return "mlflow.spanType" in attrs and "openinference.span.kind" not in attrs \
+        and not any(k.startswith("gen_ai.") for k in attrs)
+
+
 def is_monocle(attrs: dict[str, Any]) -> bool:
     """Whether a span's attributes are Monocle's: its instrumentation's version, or one of its span types."""
     kind = str(attrs.get("span.type") or "")

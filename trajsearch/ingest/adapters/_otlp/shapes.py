@@ -491,15 +491,19 @@ def _metrics(record: dict[str, Any]) -> bool:
 
 def _unwrapped(record: dict[str, Any]) -> dict[str, Any]:
     """The span or log record inside a CloudWatch event as AgentCore's toolkit and a Logs Insights query give it
-    (``{"timestamp", "raw_otel_json": {...}}``), or the ``TracesData`` of one chunk of Jaeger 2's query API
+    (``{"timestamp", "raw_otel_json": {...}}``), the ``TracesData`` of one chunk of Jaeger 2's query API
     (``/api/v3/traces``: ``api_v3.QueryService`` streams ``TracesData``, which grpc-gateway writes as
-    ``{"result": {"resourceSpans": [...]}}``, one object a chunk); any other record as it is."""
+    ``{"result": {"resourceSpans": [...]}}``, one object a chunk), or the spans of an MLflow trace (named, not
+    read: ``conventions.MLFLOW``); any other record as it is."""
     inside = record.get("raw_otel_json")
     if isinstance(inside, dict) and set(record) <= {"timestamp", "raw_otel_json"}:
         return inside
     inside = record.get("result")
     if set(record) == {"result"} and isinstance(inside, dict) \
             and any(isinstance(inside.get(k), list) for k in ("resourceSpans", "resource_spans")):
+        return inside
+    inside = record.get("data")  # an MLflow trace (``Trace.to_dict()``): ``{"info": TraceInfo, "data": {"spans"}}``
+    if set(record) == {"info", "data"} and isinstance(inside, dict) and isinstance(inside.get("spans"), list):
         return inside
     return record
 
