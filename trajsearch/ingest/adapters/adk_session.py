@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import re
 import sqlite3
+from contextlib import closing
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any, Iterator
@@ -61,7 +62,8 @@ PREFIX = "adk"
 #: The step name of code the model wrote and a code executor ran (``executableCode`` / ``codeExecutionResult``).
 CODE_EXECUTION = "code_execution"
 #: Searched in a file's first 64 KiB when no record can be parsed from them (see ``detect``).
-SIGNATURE = re.compile(r'^\s*\{\s*"id"\s*:\s*"[^"]*"\s*,\s*"(?:appName|app_name)"\s*:\s*"[^"]*"\s*,\s*"(?:userId|user_id)"\s*:'
+SIGNATURE = re.compile(r'^\s*\{\s*"id"\s*:\s*"[^"]*"\s*,\s*"(?:appName|app_name)"\s*:\s*"[^"]*"\s*,'
+                       r'\s*"(?:userId|user_id)"\s*:'
                        r'|"eval_set_result_id"\s*:[\s\S]{0,400}?"eval_case_results"\s*:')
 
 
@@ -70,10 +72,18 @@ def _get(record: dict[str, Any], camel: str, snake: str) -> Any:
     return record[camel] if camel in record else record.get(snake)
 
 
+def _is_session(record: dict[str, Any]) -> bool:
+    return isinstance(record.get("events"), list) and "id" in record \
+        and _get(record, "appName", "app_name") is not None and _get(record, "userId", "user_id") is not None
+
+
+def _is_eval_result(record: dict[str, Any]) -> bool:
+    return isinstance(_get(record, "evalCaseResults", "eval_case_results"), list) \
+        and _get(record, "evalSetId", "eval_set_id") is not None
+
+
 def matches(record: Any) -> bool:
-    return isinstance(record, dict) and (isinstance(record.get("events"), list) and "id" in record and _get(
-        record, "appName", "app_name") is not None and _get(record, "userId", "user_id") is not None or isinstance(
-        _get(record, "evalCaseResults", "eval_case_results"), list) and _get(record, "evalSetId", "eval_set_id") is not None)
+    return isinstance(record, dict) and (_is_session(record) or _is_eval_result(record))
 
 
 def side_file(record: Any) -> str | None:
@@ -121,7 +131,7 @@ def session_store(path: Path) -> str | None:
         with open(path, "rb") as raw:
             if raw.read(len(_SQLITE)) != _SQLITE:
                 return None
-        with sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True) as db:
+        with closing(sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)) as db:
             columns = {table: {row[1] for row in db.execute(f"PRAGMA table_info({table})")}
                        for table in ("sessions", "events")}
     except (OSError, sqlite3.Error):
@@ -275,8 +285,8 @@ def split(document: Any) -> Iterator[tuple[str, Any]]:
     """The runs of a file: a session; an eval result's cases, one run each; the sessions of a JSONL file or array."""
     if isinstance(document, list):
         yield from ((f"record {n}", item) for n, item in enumerate(document, 1))
-    elif isinstance(document, dict) and isinstance(cases := _get(document, "evalCaseResults", "eval_case_results"),
-                                                    list):
+    elif isinstance(document, dict) and _is_eval_result(document):
+        cases = _get(document, "evalCaseResults", "eval_case_results")
         if not cases:
             raise RecordError(f"ADK eval result {document.get('eval_set_result_id')!r} holds no eval case result")
         for n, case in enumerate(cases, 1):
