@@ -151,3 +151,27 @@ def test_mlflow_trace_is_named_with_the_way_to_spans_trajsearch_reads() -> None:
     with pytest.raises(ValueError, match=r"MLflow trace spans .* does not read yet; trace the agent with an "
                                          r"OpenInference instrumentor \(openinference-instrumentation-dspy"):
         detect_format(MLFLOW / "databricks-agent-trace.mlflow.json")
+
+
+def test_an_agent_folder_walk_names_its_adk_session_database(tmp_path: Path, monkeypatch) -> None:
+    """``trajsearch ingest my_agent/`` whose runs live in ``.adk/session.db`` (a hidden folder) said "no dump file ...
+    (an empty folder, or a share not mounted?)" and exited 0. The walk hands the database in: it is a rejection
+    with the command that writes its sessions, and a saved session beside it is still read."""
+    from cli_support import run_cli
+
+    monkeypatch.setenv("TRAJSEARCH_MODEL", "hashing")
+    for name in ("TRAJSEARCH_SERVER", "TRAJSEARCH_URI", "TRAJSEARCH_TRACES"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("TRAJSEARCH_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("TRAJSEARCH_TENANT", "acme")
+    agent = tmp_path / "my_agent"
+    (agent / ".adk").mkdir(parents=True)
+    shutil.copy(ADK / "session.db", agent / ".adk" / "session.db")
+    code, _, err = run_cli("ingest", str(agent), "--dry-run")
+    told = " ".join(err.split())
+    assert code == 4 and "share not mounted" not in told, err
+    assert "rejected" in told and "Google ADK's session database" in told and "python3 -c" in told, err
+    shutil.copy(ADK / "tool-raises.session.json", agent / "tool-raises.session.json")
+    code, out, err = run_cli("ingest", str(agent), "--dry-run")
+    told = " ".join((out + err).split())
+    assert code == 3 and "tool-raises.session.json: format adk-session; runs 1" in told, out + err  # 3: some rejected

@@ -383,6 +383,14 @@ def _session_folders(fmt: str | None = None) -> tuple[tuple[str, ...], ...]:
     return tuple(tuple(Path(folder).parts) for mod in mods for folder in getattr(mod, "SESSION_FOLDERS", ()))
 
 
+def _session_stores(fmt: str | None = None) -> tuple[tuple[str, ...], ...]:
+    """The binary stores the agent frameworks keep sessions in (the adapters' ``SESSION_STORES``:
+    ``.adk/session.db``), as path parts: a walk hands them in, hidden or not, for detection to name them and say how
+    to export their runs; under a forced format only its own."""
+    mods = ADAPTERS.values() if fmt is None else [adapter_for(fmt)]
+    return tuple(tuple(Path(store).parts) for mod in mods for store in getattr(mod, "SESSION_STORES", ()))
+
+
 def _hidden_part(parts: tuple[str, ...], walked: tuple[tuple[str, ...], ...]) -> str | None:
     """The hidden file or folder a walked path lies under (``.git``, ``.venv``, a cache, an editor's settings: no
     runs there), else None. An agent CLI's own session folder (one of ``walked``) is not hidden from the walk: a
@@ -433,9 +441,12 @@ def _dump_files(root: Path, *, tell_hidden: bool = False, fmt: str | None = None
     hidden: dict[str, set[tuple[int, int] | str]] = {}  # per hidden folder, the files left out (by identity)
     not_files: list[str] = []  # named as dumps, but a dangling link, a FIFO, a socket: nothing to read
     packed: list[str] = []  # archives and compressed dumps: read by no reader
-    walked = _session_folders(fmt)
+    walked, stores = _session_folders(fmt), _session_stores(fmt)
 
     def wanted(p: Path) -> bool:
+        parts = p.relative_to(root).parts
+        if any(parts[-len(store):] == store for store in stores):  # named by detection, with its way out
+            return p.is_file()
         if not _dump_named(p.name):
             if (kind := _packed_kind(p.name)) and _hidden_part(p.relative_to(root).parts, walked) is None \
                     and p.is_file():

@@ -19,6 +19,8 @@ entry in ``ADAPTERS``. A module exposes:
   also asked of a run folder (``run_folder``), with its adapter's format;
   optionally ``SESSION_FOLDERS``, the hidden folders its producer keeps runs in
   (``.claude/projects``): a directory walk reads them, and no other hidden folder;
+  optionally ``SESSION_STORES``, its producer's binary session stores
+  (``.adk/session.db``): a walk hands them in for detection to name;
 - a record-per-run adapter: ``to_trajectory(record, ctx) -> Trajectory``. With
   ``WHOLE_FILE = True`` a file is handed over as one value (its JSON document,
   or the list of its JSONL lines) and optionally ``split(document)`` yields

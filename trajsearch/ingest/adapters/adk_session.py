@@ -56,6 +56,9 @@ from ._spans.nodes import maybe_json
 NAME = "adk-session"
 #: Where ``adk eval`` keeps its results (``<agent>/.adk/eval_history``): walked though hidden (see ``read``).
 SESSION_FOLDERS = (".adk/eval_history",)
+#: The session database ``adk web`` / ``adk run`` keep (see ``session_store``): a walk hands it in though hidden, so
+#: that its refusal says how to write its sessions as JSON lines instead of the folder reading as empty.
+SESSION_STORES = (".adk/session.db",)
 #: A file is one session, or one eval result of several cases (``split``); JSON lines of sessions are one each.
 WHOLE_FILE = True
 PREFIX = "adk"
