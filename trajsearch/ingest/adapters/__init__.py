@@ -57,6 +57,7 @@ from trajsearch.model import Trajectory
 from . import (
     adk_session,
     atif,
+    autogen_agentchat,
     claude_code,
     codex_cli,
     gemini_cli,
@@ -84,6 +85,7 @@ ADAPTERS: dict[str, ModuleType] = {
         claude_code, codex_cli, gemini_cli, openhands,  # coding-agent CLI session files
         adk_session,  # an agent framework's own session record
         langsmith, langfuse, vercel_ai, openinference, otel_genai,
+        autogen_agentchat,  # agent framework's own saved results
     )
 }
 FORMATS: tuple[str, ...] = tuple(ADAPTERS)

@@ -141,6 +141,25 @@ def _phoenix_page(record: Any) -> bool:
     return isinstance(record, dict) and record.keys() == {"data", "next_cursor"} and isinstance(record["data"], list)
 
 
+#: The keys of an entry of CrewAI's ``output_log_file`` (``crewai/utilities/file_handler.py``: ``FileHandler.log``,
+#: called by ``Crew`` when a task starts and completes).
+_CREW_LOG_KEYS = frozenset({"timestamp", "task_name", "task", "agent", "status", "output"})
+
+
+def not_a_run(record: Any) -> str | None:
+    """An entry of CrewAI's ``output_log_file`` (``Crew(output_log_file="logs.json")``: ``{timestamp, task_name,
+    task, agent, status: started | completed, output}`` per task, every kickoff appended to the same list) records
+    when each task started and what it returned, none of the agents' model or tool calls: no run's steps. A crew is
+    read from its traces, which this adapter reads."""
+    if not (isinstance(record, dict) and {"timestamp", "task", "agent", "status"} <= record.keys()
+            and record.keys() <= _CREW_LOG_KEYS and record["status"] in ("started", "completed")):
+        return None
+    return ("this is CrewAI's output_log_file (`Crew(output_log_file=...)`: each task's start and result, none of "
+            "the agents' tool or model calls); trace the crew instead and ingest the spans: "
+            "openinference-instrumentation-crewai (Phoenix, or any OTLP/JSON file exporter) or OpenLLMetry's "
+            "opentelemetry-instrumentation-crewai")
+
+
 def side_file(record: Any) -> str | None:
     """The adapter hook (see ``adapters/__init__``): an empty page of Phoenix's REST API (its answer for a project
     with no spans, or none that the query matched) holds no run."""

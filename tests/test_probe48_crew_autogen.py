@@ -1,0 +1,73 @@
+"""Probe 48, P: what CrewAI and AutoGen AgentChat users have on disk after a run, read or refused saying where the
+run is (see the fixtures' SOURCE.md: written by autogen-agentchat 0.7.5 itself, and by CrewAI's FileHandler logic)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import adapter_support
+from trajsearch.ingest.detect import detect_format
+from trajsearch.ingest.read import read_dump
+from trajsearch.model import Outcome
+
+FIXTURES = Path(__file__).parent / "fixtures"
+AUTOGEN = FIXTURES / "autogen-agentchat" / ".real"
+CREWAI = FIXTURES / "crewai" / ".real"
+
+
+def test_an_autogen_team_task_result_is_a_run_with_its_tool_calls_results_and_failure() -> None:
+    """``(await team.run(task=...)).model_dump_json()``, what every AgentChat tutorial's user can save, was refused
+    as an unrecognised format."""
+    run = adapter_support.only(AUTOGEN / "team_taskresult.json")
+    assert run.task == "What is the weather in Paris and in Atlantis?"
+    assert [(s.action, s.arguments) for s in run.steps] == [
+        ("get_weather", {"city": "Paris"}), ("get_weather", {"city": "Atlantis"}),
+        ("respond", {"content": "Paris is 73 degrees and sunny; Atlantis could not be found. TERMINATE"})]
+    paris, atlantis, _ = run.steps
+    assert paris.observation == "The weather in Paris is 73 degrees and Sunny." and paris.error is None
+    assert atlantis.error == "city not found: Atlantis"
+    assert run.outcome is Outcome.unknown  # a TaskResult says why the team stopped, not whether it did the task
+    assert run.metadata["stop_reason"] == "Text 'TERMINATE' mentioned"
+    assert run.trajectory_id == "autogen:a42015db-c8b2-4707-a9c2-8683e9839a38"
+
+
+def test_an_autogen_team_state_is_the_same_run_as_its_task_result() -> None:
+    """``team.save_state()`` keeps the run's messages in its manager's ``message_thread``: read as the run, under
+    the same id as its TaskResult, so saving both does not index it twice."""
+    state = adapter_support.only(AUTOGEN / "team_state.json")
+    result = adapter_support.only(AUTOGEN / "team_taskresult.json")
+    assert state.trajectory_id == result.trajectory_id
+    assert [(s.action, s.arguments, s.observation, s.error) for s in state.steps] == [
+        (s.action, s.arguments, s.observation, s.error) for s in result.steps]
+
+
+def test_a_single_agent_run_ending_on_its_tool_summary_keeps_the_failed_call_once() -> None:
+    """Without ``reflect_on_tool_use`` the run ends on a ``ToolCallSummaryMessage`` repeating the tool's result: no
+    second step, no answer made of the error text."""
+    run = adapter_support.only(AUTOGEN / "agent_taskresult.json")
+    assert run.task == "Weather in Atlantis?"
+    [step] = run.steps
+    assert (step.action, step.arguments, step.error) == ("get_weather", {"city": "Atlantis"}, "city not found: Atlantis")
+
+
+def test_a_team_stopped_at_its_message_limit_keeps_the_stop_reason() -> None:
+    run = adapter_support.only(AUTOGEN / "team_maxmsg_taskresult.json")
+    assert run.task == "Prove P != NP"
+    assert [s.arguments["content"] for s in run.steps] == ["Let me think.", "Still thinking."]
+    assert run.metadata["stop_reason"].startswith("Maximum number of messages 3 reached")
+
+
+@pytest.mark.parametrize("path, says", [
+    (AUTOGEN / "agent_state.json", "save the run's TaskResult instead"),
+    (CREWAI / "logs.json", "trace the crew instead"),
+])
+def test_files_that_hold_no_run_are_refused_naming_where_the_run_is(path: Path, says: str) -> None:
+    """An agent's ``save_state()`` and CrewAI's ``output_log_file`` were refused as an unrecognised format, with
+    ``pass --format NAME to force one``: a way out that leads nowhere."""
+    with pytest.raises(ValueError, match="no run in this file") as refused:
+        detect_format(path)
+    assert says in str(refused.value) and "--format" not in str(refused.value)
+    with pytest.raises(ValueError, match=says):
+        list(read_dump(path))

@@ -1,0 +1,219 @@
+"""``autogen-agentchat``: an AutoGen AgentChat (0.4+) run as its users save it: a ``TaskResult`` or a team's state.
+
+Records: ``TaskResult`` as pydantic dumps it (``result.model_dump_json()`` /
+``model_dump()``: ``{"messages": [...], "stop_reason"}``), one per file or one
+per JSONL line; a team's ``await team.save_state()`` (``{"type": "TeamState",
+"agent_states": {...}}``), whose group chat manager keeps the same messages as
+its ``message_thread``. Each message is a dumped ``BaseChatMessage`` /
+``BaseAgentEvent`` (``autogen_agentchat/messages.py``): ``type``, ``source``,
+``content``, ``id``, ``created_at``. An agent's own ``save_state()`` (its model
+context) and Autogen Studio's team configs are no run.
+
+Mapping
+- task: the first ``TextMessage`` / ``MultiModalMessage`` whose source is
+  ``user`` (``team.run(task=...)``), else the first chat message;
+- steps: one per ``FunctionCall`` of a ``ToolCallRequestEvent`` (action = its
+  ``name``, arguments = its ``arguments`` decoded, id = its ``id``, thought =
+  the ``ThoughtEvent`` before it), whose observation is the
+  ``FunctionExecutionResult`` with that ``call_id`` in a later
+  ``ToolCallExecutionEvent`` (error = its content where ``is_error``); a
+  ``CodeExecutionEvent`` (``CodeExecutorAgent``) is an ``execute_code`` step
+  (the code of the ``CodeGenerationEvent`` before it; error where the exit code
+  is not 0); an agent's ``TextMessage`` / ``MultiModalMessage`` /
+  ``StructuredMessage`` / ``StopMessage`` is a ``respond`` step; a later user
+  message is the observation of the ``respond`` it answers. A
+  ``ToolCallSummaryMessage`` repeats the results already read, a
+  ``HandoffMessage`` the transfer call already read: neither is a step.
+- trajectory_id = ``autogen:<id of the first message>`` (a fresh UUID per run,
+  the same in the run's ``TaskResult`` and in its team's state, so either file
+  is one run); created_at = the first message's ``created_at``.
+- outcome: ``unknown``: a ``TaskResult`` records why the run stopped
+  (``stop_reason``, kept in the metadata), not whether it did the task.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from typing import Any
+
+from trajsearch.model import Trajectory
+
+from ._common import (Context, RecordError, as_dict, as_list, build, clip_task, content_text, json_object, safe_id,
+                      tool_arguments)
+
+NAME = "autogen-agentchat"
+ID_PREFIX = "autogen"
+
+#: The ``type`` of every message and event AgentChat dumps (``autogen_agentchat.messages``), chat messages first.
+_CHAT = frozenset({"TextMessage", "MultiModalMessage", "StopMessage", "HandoffMessage", "ToolCallSummaryMessage",
+                   "StructuredMessage"})
+_EVENTS = frozenset({"ToolCallRequestEvent", "ToolCallExecutionEvent", "CodeGenerationEvent", "CodeExecutionEvent",
+                     "UserInputRequestedEvent", "MemoryQueryEvent", "ModelClientStreamingChunkEvent", "ThoughtEvent",
+                     "SelectSpeakerEvent", "SelectorEvent"})
+_SAID = frozenset({"TextMessage", "MultiModalMessage", "StopMessage"})
+#: The source ``team.run(task=...)`` / ``agent.run(task=...)`` gives the task's message.
+_USER = "user"
+
+
+def _message(item: Any) -> bool:
+    """A dumped AgentChat message or event: its ``type`` one of AgentChat's, with a ``source``. A
+    ``StructuredMessage[T]`` dumps its type as ``StructuredMessage`` (a custom one under its own name)."""
+    return isinstance(item, dict) and isinstance(item.get("source"), str) and (
+        item.get("type") in _CHAT or item.get("type") in _EVENTS)
+
+
+def _thread(state: dict[str, Any]) -> list[Any] | None:
+    """The messages of a ``TeamState``: its group chat manager's ``message_thread`` (``RoundRobinManagerState``,
+    ``SelectorManagerState``, ``SwarmManagerState``, ``MagenticOneOrchestratorState``: the manager is the one agent
+    state that has it)."""
+    for agent in as_dict(state.get("agent_states")).values():
+        if isinstance(agent, dict) and isinstance(agent.get("message_thread"), list):
+            return agent["message_thread"]
+    return None
+
+
+def _messages(record: Any) -> list[Any] | None:
+    """The run's messages in a record of this format, or None when it is none."""
+    if not isinstance(record, dict):
+        return None
+    if record.get("type") == "TeamState":
+        return _thread(record)
+    if "stop_reason" in record and isinstance(record.get("messages"), list):
+        return record["messages"]
+    return None
+
+
+def matches(record: Any) -> bool:
+    found = _messages(record)
+    return bool(found) and all(_message(m) for m in found[:5])
+
+
+def not_a_run(record: Any) -> str | None:
+    """An agent's own ``save_state()`` (``AssistantAgentState`` and the like: its model context, the messages it
+    sent the model, without the run's events or ids) or a team state saved before any run: where the run is."""
+    if not isinstance(record, dict) or not isinstance(kind := record.get("type"), str):
+        return None
+    if kind.endswith("AgentState") and isinstance(record.get("llm_context"), dict):
+        return (f"this is an AutoGen AgentChat agent's saved state (`agent.save_state()`, {kind}): the model context "
+                "it would resume from, not the run; save the run's TaskResult instead "
+                "(`(await agent.run(task=...)).model_dump_json()`), or a team's `await team.save_state()`")
+    if kind == "TeamState" and not _thread(record):
+        return ("this is an AutoGen AgentChat team's saved state (`team.save_state()`) with no messages: the team "
+                "had not run, or was reset, when it was saved")
+    return None
+
+
+def _text(msg: dict[str, Any]) -> str:
+    """A chat message's text: a string content, a ``MultiModalMessage``'s text parts (an image dumps as a dict
+    with its ``data``, left out), a ``StructuredMessage``'s content as JSON."""
+    content = msg.get("content")
+    if isinstance(content, list):
+        return content_text([p for p in content if isinstance(p, str)])
+    if isinstance(content, dict):
+        return json.dumps(content, ensure_ascii=False)
+    return content if isinstance(content, str) else ""
+
+
+def _when(msg: dict[str, Any]) -> datetime | None:
+    """A message's ``created_at`` (ISO 8601, as pydantic dumps a datetime); None for any other value, which costs
+    the run nothing."""
+    try:
+        return datetime.fromisoformat(msg["created_at"])
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
+def _steps(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    steps: list[dict[str, Any]] = []
+    by_call: dict[str, dict[str, Any]] = {}
+    thought: str | None = None
+    code: str | None = None
+    replying: dict[str, Any] | None = None
+    for msg in messages:
+        kind, when = msg.get("type"), _when(msg)
+        if kind == "ThoughtEvent":
+            thought = _text(msg) or thought
+        elif kind == "ToolCallRequestEvent":
+            for call in as_list(msg.get("content")):
+                call = as_dict(call)
+                step = {"thought": thought, "action": str(call.get("name") or "tool"),
+                        "arguments": tool_arguments(call.get("arguments")), "started_at": when}
+                thought = None
+                steps.append(step)
+                if isinstance(call.get("id"), str):
+                    by_call[call["id"]] = step
+        elif kind == "ToolCallExecutionEvent":
+            for result in as_list(msg.get("content")):
+                result = as_dict(result)
+                step = by_call.get(result.get("call_id")) if isinstance(result.get("call_id"), str) else None
+                if step is None:  # a result whose call this dump does not hold
+                    step = {"action": str(result.get("name") or "tool"), "started_at": when}
+                    steps.append(step)
+                output = result.get("content")
+                step["observation"] = output if isinstance(output, str) else json.dumps(output, ensure_ascii=False)
+                step["ended_at"] = when
+                if result.get("is_error") is True:
+                    step["error"] = step["observation"] or "the tool failed"
+        elif kind == "CodeGenerationEvent":
+            blocks = [as_dict(b).get("code") for b in as_list(msg.get("code_blocks"))]
+            code = "\n\n".join(b for b in blocks if isinstance(b, str)) or None
+            thought = _text(msg) or thought
+        elif kind == "CodeExecutionEvent":
+            result = as_dict(msg.get("result"))
+            output = result.get("output") if isinstance(result.get("output"), str) else ""
+            step = {"thought": thought, "action": "execute_code", "arguments": {"code": code}, "observation": output,
+                    "started_at": when}
+            if isinstance(result.get("exit_code"), int) and result["exit_code"] != 0:
+                step["error"] = output.strip() or f"exit code {result['exit_code']}"
+            steps.append(step)
+            thought = code = None
+        elif kind in _SAID or kind == "StructuredMessage":
+            text = _text(msg)
+            if msg["source"] == _USER:
+                if replying is not None and "observation" not in replying:
+                    replying["observation"] = text
+                continue
+            if not text and thought is None:
+                continue
+            replying = {"thought": thought, "action": "respond", "arguments": {"content": text}, "started_at": when}
+            thought = None
+            steps.append(replying)
+    for n, step in enumerate(steps):
+        step["index"] = n
+    return steps
+
+
+def _task(messages: list[dict[str, Any]]) -> str:
+    said = [m for m in messages if m.get("type") in _SAID and _text(m).strip()]
+    first = next((m for m in said if m["source"] == _USER), said[0] if said else None)
+    if first is None:
+        raise RecordError("an AutoGen AgentChat run with no task: none of its messages says anything")
+    return clip_task(_text(first).strip())
+
+
+def to_trajectory(record: Any, ctx: Context) -> Trajectory:
+    record = json_object(record)
+    found = _messages(record)
+    if not found:
+        raise RecordError("not an AutoGen AgentChat TaskResult ({'messages', 'stop_reason'}) or TeamState "
+                          "(team.save_state()) with messages")
+    messages = [m for m in found if _message(m)]
+    if not messages:
+        raise RecordError("an AutoGen AgentChat run none of whose messages is an AgentChat message (type, source)")
+    first = messages[0]
+    key = first.get("id") if isinstance(first.get("id"), str) and first["id"] else None
+    if key is None:
+        raise RecordError("an AutoGen AgentChat run whose first message has no id (the run's id is taken from it)")
+    metadata: dict[str, Any] = {"agents": sorted({m["source"] for m in messages if m["source"] != _USER})}
+    if isinstance(record.get("stop_reason"), str):
+        metadata["stop_reason"] = record["stop_reason"]
+    if record.get("type") == "TeamState":
+        metadata["saved_as"] = "TeamState"
+    fields: dict[str, Any] = {
+        "trajectory_id": f"{ID_PREFIX}:{safe_id(key)}", "task": _task(messages), "steps": _steps(messages),
+        "metadata": metadata,
+    }
+    if (created := _when(first)) is not None:
+        fields["created_at"] = created
+    return build(fields, ctx)
