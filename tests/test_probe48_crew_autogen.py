@@ -62,9 +62,10 @@ def test_a_team_stopped_at_its_message_limit_keeps_the_stop_reason() -> None:
 @pytest.mark.parametrize("path, says", [
     (AUTOGEN / "agent_state.json", "save the run's TaskResult instead"),
     (CREWAI / "logs.json", "trace the crew instead"),
+    (CREWAI / "logs.txt", "trace the crew instead"),
 ])
 def test_files_that_hold_no_run_are_refused_naming_where_the_run_is(path: Path, says: str) -> None:
-    """An agent's ``save_state()`` and CrewAI's ``output_log_file`` were refused as an unrecognised format, with
+    """An agent's ``save_state()`` and CrewAI's ``output_log_file`` (JSON, or text by default) were refused as an unrecognised format, with
     ``pass --format NAME to force one``: a way out that leads nowhere."""
     with pytest.raises(ValueError, match="no run in this file") as refused:
         detect_format(path)

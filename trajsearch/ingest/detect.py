@@ -19,6 +19,7 @@ from typing import Any
 import ijson
 
 from .adapters import ADAPTERS, FORMATS, adk_session, format_of, is_grouped, side_file, side_path, why_not_a_run
+from .adapters.openinference import CREW_OUTPUT_LOG
 from .sources import (
     GONE,
     GZIP_ERRORS,
@@ -247,6 +248,18 @@ def _js_console_kind(head: str) -> str | None:
             "or with @opentelemetry/exporter-zipkin")
 
 
+#: CrewAI's ``output_log_file`` written as text (its default, ``logs.txt``; ``crewai/utilities/file_handler.py``): a
+#: line per task start and result, ``<time>: task_name="...", task="...", agent="...", status="started"`` (before
+#: task names, ``agent=`` first).
+_CREW_TEXT_LOG = re.compile(r'\A\d{4}-\d\d-\d\d \d\d:\d\d:\d\d: (?:task_name|task|agent)=".*?'
+                            r'\bstatus="(?:started|completed)"', re.S)
+
+
+def _crew_log_kind(head: str) -> str | None:
+    """What CrewAI's text ``output_log_file`` is: no run (see ``openinference.CREW_OUTPUT_LOG``)."""
+    return CREW_OUTPUT_LOG if _CREW_TEXT_LOG.search(head.lstrip("\ufeff \t\r\n")[:PEEK_BYTES]) else None
+
+
 #: The OpenTelemetry Collector's ``debug`` exporter (``logging`` before 0.86) at ``verbosity: detailed``: its log
 #: lines (``<time>\tinfo\tResourceSpans #0``) and the text it prints each span, log record and attribute as
 #: (``Span #0``, ``    Trace ID       : <hex>``, ``     -> gen_ai.operation.name: Str(chat)``).
@@ -341,6 +354,8 @@ def detect_format(path: str | Path) -> str:
             raise ValueError(f"{p}: no run in this file: {reason}")
         if kind := _table_kind(p):
             raise ValueError(f"{p}: {kind}; {_READS}")
+        if kind := _crew_log_kind(head):
+            raise ValueError(f"{p}: no run in this file: {kind}")
         if kind := _broken_kind(p) or _js_console_kind(head) or _collector_debug_kind(head) or _json_fault(p, head):
             raise ValueError(f"{p}: {kind}")
         raise ValueError(

@@ -141,6 +141,11 @@ def _phoenix_page(record: Any) -> bool:
     return isinstance(record, dict) and record.keys() == {"data", "next_cursor"} and isinstance(record["data"], list)
 
 
+#: What CrewAI's ``output_log_file`` is, as JSON (:func:`not_a_run`) or as text (``detect``), and where its run is.
+CREW_OUTPUT_LOG = ("this is CrewAI's output_log_file (`Crew(output_log_file=...)`: each task's start and result, none "
+                   "of the agents' tool or model calls); trace the crew instead and ingest the spans: "
+                   "openinference-instrumentation-crewai (Phoenix, or any OTLP/JSON file exporter) or OpenLLMetry's "
+                   "opentelemetry-instrumentation-crewai")
 #: The keys of an entry of CrewAI's ``output_log_file`` (``crewai/utilities/file_handler.py``: ``FileHandler.log``,
 #: called by ``Crew`` when a task starts and completes).
 _CREW_LOG_KEYS = frozenset({"timestamp", "task_name", "task", "agent", "status", "output"})
@@ -154,10 +159,7 @@ def not_a_run(record: Any) -> str | None:
     if not (isinstance(record, dict) and {"timestamp", "task", "agent", "status"} <= record.keys()
             and record.keys() <= _CREW_LOG_KEYS and record["status"] in ("started", "completed")):
         return None
-    return ("this is CrewAI's output_log_file (`Crew(output_log_file=...)`: each task's start and result, none of "
-            "the agents' tool or model calls); trace the crew instead and ingest the spans: "
-            "openinference-instrumentation-crewai (Phoenix, or any OTLP/JSON file exporter) or OpenLLMetry's "
-            "opentelemetry-instrumentation-crewai")
+    return CREW_OUTPUT_LOG
 
 
 def side_file(record: Any) -> str | None:
