@@ -15,6 +15,7 @@ from trajsearch.model import Outcome
 FIXTURES = Path(__file__).parent / "fixtures"
 AUTOGEN = FIXTURES / "autogen-agentchat" / ".real"
 CREWAI = FIXTURES / "crewai" / ".real"
+AG2 = FIXTURES / "ag2" / ".real"
 
 
 def test_an_autogen_team_task_result_is_a_run_with_its_tool_calls_results_and_failure() -> None:
@@ -63,12 +64,16 @@ def test_a_team_stopped_at_its_message_limit_keeps_the_stop_reason() -> None:
     (AUTOGEN / "agent_state.json", "save the run's TaskResult instead"),
     (CREWAI / "logs.json", "trace the crew instead"),
     (CREWAI / "logs.txt", "trace the crew instead"),
+    (AG2 / "runtime_logging_file.log", "logger_type='file'"),
+    (AG2 / "runtime_logging.db", "logger_type='sqlite'"),
 ])
 def test_files_that_hold_no_run_are_refused_naming_where_the_run_is(path: Path, says: str) -> None:
-    """An agent's ``save_state()`` and CrewAI's ``output_log_file`` (JSON, or text by default) were refused as an unrecognised format, with
-    ``pass --format NAME to force one``: a way out that leads nowhere."""
+    """An agent's ``save_state()``, CrewAI's ``output_log_file`` (JSON, or text by default) and AG2's runtime log
+    (file or SQLite) were refused as an unrecognised format, with ``pass --format NAME to force one``, or as binary
+    bytes: no word of what they are, nor that the run is read from the framework's traces."""
     with pytest.raises(ValueError, match="no run in this file") as refused:
         detect_format(path)
     assert says in str(refused.value) and "--format" not in str(refused.value)
+    assert "trace" in str(refused.value) or "TaskResult" in str(refused.value)
     with pytest.raises(ValueError, match=says):
         list(read_dump(path))

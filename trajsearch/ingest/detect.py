@@ -13,6 +13,8 @@ import codecs
 import gzip
 import json
 import re
+import sqlite3
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -120,6 +122,7 @@ _UNREADABLE_MAGIC = {b"\x28\xb5\x2f\xfd": "zstd-compressed (decompress it first:
                      b"\xfd7zXZ\x00": "xz-compressed (decompress it first: xz -d)",
                      **{b"BZh%d" % size: "bzip2-compressed (decompress it first: bunzip2)" for size in range(1, 10)}}
 _GZIP_MAGIC = b"\x1f\x8b"
+_SQLITE_MAGIC = b"SQLite format 3\x00"
 #: A tar header block: 512 bytes, POSIX ustar's (and GNU tar's) ``magic`` field at offset 257.
 _TAR_BLOCK = 512
 
@@ -156,6 +159,33 @@ def _gunzipped_head(path: Path) -> bytes:
         return b""
 
 
+#: AG2's (AutoGen 0.2's) ``autogen.runtime_logging``: its tables (``autogen/logger/sqlite_logger.py``), or the
+#: file logger's lines (``file_logger.py``: a session line, then a JSON object per client, agent, event and chat
+#: completion, each with the ``session_id``; its failures to log as text lines between them).
+_AG2_TABLES = frozenset({"chat_completions", "agents", "oai_wrappers", "oai_clients", "events", "function_calls"})
+_AG2_FILE_LOG = re.compile(r'\A(?:Started new session with Session ID: [0-9a-f-]{36}\s*$|\{"(?:source_id|client_id|id|'
+                           r'invocation_id)": [^\n]*"session_id": "[0-9a-f-]{36}")', re.M)
+_AG2_LOG = ("AG2's runtime log (autogen.runtime_logging.start(logger_type={kind!r})), which trajsearch does not read: "
+            "its chat completions and events are kept per model client and agent, not as a run's steps; trace the "
+            "agents with AG2's OpenTelemetry instead (autogen.opentelemetry.instrument_agent / instrument_pattern) "
+            "and ingest the spans, exported as OTLP/JSON (read as otel-genai)")
+
+
+def _ag2_database(path: Path) -> bool:
+    """Whether an SQLite database holds the tables of AG2's runtime logging."""
+    try:
+        with closing(sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)) as db:
+            tables = {name for (name,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    except sqlite3.Error:
+        return False
+    return {"chat_completions", "agents"} <= tables <= _AG2_TABLES | {"version"}
+
+
+def _ag2_log_kind(head: str) -> str | None:
+    """What the text of AG2's file runtime logger is (see ``_AG2_LOG``)."""
+    return _AG2_LOG.format(kind="file") if _AG2_FILE_LOG.search(head.lstrip("\ufeff \t\r\n")[:PEEK_BYTES]) else None
+
+
 def _container_kind(path: Path) -> str | None:
     """What a file is when its bytes say it is an archive or a compression trajsearch does not read (tar, zip,
     zstd, bzip2, xz, Parquet), gzipped or not: asked before its format, since the text of a tar's members (a
@@ -174,6 +204,9 @@ def _container_kind(path: Path) -> str | None:
         kind = _magic_kind(inner)
         return f"{kind}, inside gzip" if kind is not None else None
     kind = _magic_kind(head)
+    if kind is None and head.startswith(_SQLITE_MAGIC):
+        kind = f"no run in this file: {_AG2_LOG.format(kind='sqlite')}" if _ag2_database(path) else \
+            f"an SQLite database; {_READS}"
     if kind is None and head[4:8] == b"\x28\xb5\x2f\xfd":  # the Collector's file exporter: length + zstd frame
         kind = "zstd-compressed, as the OpenTelemetry Collector's file exporter writes with compression: zstd " \
                "(write it uncompressed, or decompress it first)"
@@ -354,7 +387,7 @@ def detect_format(path: str | Path) -> str:
             raise ValueError(f"{p}: no run in this file: {reason}")
         if kind := _table_kind(p):
             raise ValueError(f"{p}: {kind}; {_READS}")
-        if kind := _crew_log_kind(head):
+        if kind := _crew_log_kind(head) or _ag2_log_kind(head):
             raise ValueError(f"{p}: no run in this file: {kind}")
         if kind := _broken_kind(p) or _js_console_kind(head) or _collector_debug_kind(head) or _json_fault(p, head):
             raise ValueError(f"{p}: {kind}")
