@@ -77,3 +77,14 @@ def test_files_that_hold_no_run_are_refused_naming_where_the_run_is(path: Path, 
     assert "trace" in str(refused.value) or "TaskResult" in str(refused.value)
     with pytest.raises(ValueError, match=says):
         list(read_dump(path))
+
+
+def test_ag2_otel_trace_keeps_the_answer_its_agent_span_recorded() -> None:
+    """AG2's ``autogen.opentelemetry`` records each turn's messages on ``invoke_agent`` and none on the ``chat``
+    span below it: the assistant's final answer was lost (the run read as one tool call and no answer)."""
+    run = adapter_support.only(AG2 / "ag2-0.14-autogen-opentelemetry.otlp.jsonl")
+    assert run.task == "What is the weather in Atlantis?"
+    assert [(s.action, s.arguments) for s in run.steps] == [
+        ("get_weather", {"city": "Atlantis"}),
+        ("respond", {"content": "The weather could not be found for Atlantis. TERMINATE"})]
+    assert run.steps[0].observation == "Error: city not found: Atlantis" and run.steps[0].error

@@ -151,6 +151,21 @@ def _calls_in_turn(outputs: list[Message], node: Node, pending: list[dict[str, A
     return "\n".join(t for t in said if t).strip()
 
 
+def _speaking_agents(nodes: list[Node]) -> set[str]:
+    """The agents whose spans hold the model's turns, read turn by turn (:func:`_agent_turns`): an instrumentation
+    that records them on the agent's span with no model-call span (the Claude Agent SDK's), or one whose model-call
+    spans below the agent record none of what was said (AG2's ``autogen.opentelemetry``: ``invoke_agent`` keeps
+    the turn's output messages, its ``chat`` span only the model and usage): the agent's words are nowhere else."""
+    if not any(n.role == "llm" for n in nodes):
+        return {n.id for n in nodes if n.role == "agent" and n.output_messages}
+    calls: dict[str, list[Node]] = {}
+    for n in nodes:
+        if n.role == "llm" and n.parent is not None:
+            calls.setdefault(n.parent, []).append(n)
+    return {n.id for n in nodes if n.role == "agent" and n.output_messages and calls.get(n.id)
+            and not any(c.input_messages or c.output_messages or (c.output_text or "").strip() for c in calls[n.id])}
+
+
 def _agent_turns(node: Node, pending: list[dict[str, Any]], add_step: Any) -> None:
     """The model's turns recorded on an agent's span, in order: text before a tool call is that call's
     thought; text after the last call is the answer, a ``respond`` step at the agent's end."""
@@ -609,10 +624,7 @@ def assemble(nodes: list[Node], *, what: str = "trace", task: str | None = None)
     in_tool = {n.id for n, _ in order if n.role == "llm" and any(a.role == "tool" and a is not root
                                                                    and _returned_after(a, n)
                                                                    for a in ancestors(n, by_id))}
-    # an instrumentation that records the model's turns on the agent's span, with no model-call span (the
-    # Claude Agent SDK's): the agent's output messages are read turn by turn (:func:`_agent_turns`)
-    speaking_agents = set() if any(n.role == "llm" for n in nodes) else {
-        n.id for n in nodes if n.role == "agent" and n.output_messages}
+    speaking_agents = _speaking_agents(nodes)
     for node, _depth in order:
         evaluations.extend(Evaluation(**e) for e in node.evaluations)
         if node.model:  # a failed attempt names the model asked for, not the one that answered
