@@ -88,3 +88,23 @@ def test_ag2_otel_trace_keeps_the_answer_its_agent_span_recorded() -> None:
         ("get_weather", {"city": "Atlantis"}),
         ("respond", {"content": "The weather could not be found for Atlantis. TERMINATE"})]
     assert run.steps[0].observation == "Error: city not found: Atlantis" and run.steps[0].error
+
+
+def test_a_coding_teams_executions_are_code_steps_failed_by_their_exit_code() -> None:
+    """A ``CodeExecutorAgent`` without a model answers the code it ran as a ``TextMessage``: its failure ("The script
+    ran, then exited with an error (POSIX exit code: 1)") was an agent's words, and the code a second answer."""
+    run = adapter_support.only(AUTOGEN / "coding_team_taskresult.json")
+    assert [(s.action, s.arguments) for s in run.steps] == [
+        ("execute_code", {"code": "import numpy_does_not_exist\nprint(numpy_does_not_exist.one())",
+                          "language": "python"}),
+        ("execute_code", {"code": "print(1)", "language": "python"}),
+        ("respond", {"content": "The result is 1. TERMINATE"})]
+    failed, ok, _ = run.steps
+    assert failed.error == "ModuleNotFoundError: No module named 'numpy_does_not_exist' (exit code 1)"
+    assert ok.error is None and ok.observation == "1\n"
+
+
+def test_a_swarms_handoffs_are_their_transfer_calls_once() -> None:
+    run = adapter_support.only(AUTOGEN / "swarm_taskresult.json")
+    assert [s.action for s in run.steps] == [
+        "transfer_to_flights_refunder", "refund_flight", "transfer_to_travel_agent", "respond"]

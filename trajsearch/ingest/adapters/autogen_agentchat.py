@@ -34,13 +34,14 @@ Mapping
 from __future__ import annotations
 
 import json
+import re
 from datetime import datetime
 from typing import Any
 
 from trajsearch.model import Trajectory
 
-from ._common import (Context, RecordError, as_dict, as_list, build, clip_task, content_text, json_object, safe_id,
-                      tool_arguments)
+from ._common import (Context, RecordError, as_dict, as_list, build, clip_task, content_text, decisive_line,
+                      json_object, safe_id, tool_arguments)
 
 NAME = "autogen-agentchat"
 ID_PREFIX = "autogen"
@@ -124,12 +125,47 @@ def _when(msg: dict[str, Any]) -> datetime | None:
         return None
 
 
+#: What ``CodeExecutorAgent`` without a model client says (``_code_executor_agent.py``): the code's output, or these
+#: forms of it, fixed by AgentChat, which tell the agent from any other.
+_RAN_WITH_ERROR = re.compile(r"\AThe script ran, then exited with an error \(POSIX exit code: (-?\d+)\)\nIts output was:\n")
+_RAN_SILENT = re.compile(r"\AThe script ran but produced no output to console\. The POSIX exit code was: (-?\d+)\.")
+_NO_CODE = "No code blocks found in the thread. Please provide at least one markdown-encoded code block"
+#: A markdown code block, as ``CodeExecutorAgent`` extracts them (``extract_markdown_code_blocks``).
+_CODE_BLOCK = re.compile(r"```[ \t]*(\w+)?[ \t]*\r?\n(.*?)\r?\n```", re.S)
+
+
+def _code_executors(messages: list[dict[str, Any]]) -> set[str]:
+    """The agents of a run that are ``CodeExecutorAgent`` s running the code others write (no model of their own):
+    told by the words only it says (``_RAN_WITH_ERROR``, ``_RAN_SILENT``, ``_NO_CODE``) at least once."""
+    return {m["source"] for m in messages if m.get("type") == "TextMessage" and isinstance(m.get("content"), str)
+            and (_RAN_WITH_ERROR.match(m["content"]) or _RAN_SILENT.match(m["content"])
+                 or m["content"].startswith(_NO_CODE))}
+
+
+def _ran_code(replying: dict[str, Any], output: str, when: datetime | None) -> dict[str, Any]:
+    """A code executor's reply to the message whose code blocks it ran (``replying``, read as a ``respond`` step): an
+    ``execute_code`` step, the code its arguments, the words around it (and the model's thought) the thought,
+    failed on a non-zero exit code."""
+    asked = replying["arguments"]["content"]
+    blocks = [(m.group(1) or "", m.group(2)) for m in _CODE_BLOCK.finditer(asked)]
+    prose = "\n\n".join(t for t in (replying.get("thought"), _CODE_BLOCK.sub("", asked).strip()) if t) or None
+    arguments = {"code": "\n\n".join(code for _, code in blocks), **({"language": blocks[0][0]} if blocks[0][0] else {})}
+    step: dict[str, Any] = {"thought": prose, "action": "execute_code", "arguments": arguments, "observation": output,
+                            "started_at": when}
+    found = _RAN_WITH_ERROR.match(output) or _RAN_SILENT.match(output)
+    if found and (exit_code := int(found.group(1))):
+        step["error"] = (decisive_line(output[found.end():]) or output[found.end():].strip()
+                         or f"exit code {exit_code}") + f" (exit code {exit_code})"
+    return step
+
+
 def _steps(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     steps: list[dict[str, Any]] = []
     by_call: dict[str, dict[str, Any]] = {}
     thought: str | None = None
     code: str | None = None
     replying: dict[str, Any] | None = None
+    executors = _code_executors(messages)
     for msg in messages:
         kind, when = msg.get("type"), _when(msg)
         if kind == "ThoughtEvent":
@@ -175,6 +211,13 @@ def _steps(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
                     replying["observation"] = text
                 continue
             if not text and thought is None:
+                continue
+            if msg["source"] in executors and replying is not None and _CODE_BLOCK.search(
+                    replying["arguments"].get("content") or ""):
+                if steps and steps[-1] is replying:  # the code was written to be run: the run's step, not words
+                    steps.pop()
+                steps.append(_ran_code(replying, text, when))
+                replying = None
                 continue
             replying = {"thought": thought, "action": "respond", "arguments": {"content": text}, "started_at": when}
             thought = None
