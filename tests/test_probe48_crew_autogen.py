@@ -108,3 +108,18 @@ def test_a_swarms_handoffs_are_their_transfer_calls_once() -> None:
     run = adapter_support.only(AUTOGEN / "swarm_taskresult.json")
     assert [s.action for s in run.steps] == [
         "transfer_to_flights_refunder", "refund_flight", "transfer_to_travel_agent", "respond"]
+
+
+def test_a_runs_messages_saved_without_their_task_result_are_one_run() -> None:
+    """``result.messages`` dumped as a JSON array (the TaskResult's ``stop_reason`` left out) is one run."""
+    run = adapter_support.only(AUTOGEN / "messages_list.json")
+    assert run.task == "What is the capital of France?"
+    assert [(s.action, s.arguments) for s in run.steps] == [("respond", {"content": "Paris."})]
+
+
+def test_a_run_stream_written_a_line_an_item_is_one_run_not_its_messages_twice() -> None:
+    """``run_stream()`` yields the messages, then the TaskResult holding them all again: one run, its steps once."""
+    runs = adapter_support.runs(AUTOGEN / "run_stream.jsonl")
+    assert len(runs) == 1
+    assert [(s.action, s.arguments, s.observation) for s in runs[0].steps] == [
+        ("add", {"a": 2, "b": 3}, "5"), ("respond", {"content": "2 + 3 = 5."}, None)]

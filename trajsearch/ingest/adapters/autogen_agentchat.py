@@ -2,7 +2,9 @@
 
 Records: ``TaskResult`` as pydantic dumps it (``result.model_dump_json()`` /
 ``model_dump()``: ``{"messages": [...], "stop_reason"}``), one per file or one
-per JSONL line; a team's ``await team.save_state()`` (``{"type": "TeamState",
+per JSONL line; a run's messages alone, a JSON array of them (``result.messages``
+dumped) or a line each (``run_stream()``'s items, the TaskResult that ends it
+holding them again: one run); a team's ``await team.save_state()`` (``{"type": "TeamState",
 "agent_states": {...}}``), whose group chat manager keeps the same messages as
 its ``message_thread``. Each message is a dumped ``BaseChatMessage`` /
 ``BaseAgentEvent`` (``autogen_agentchat/messages.py``): ``type``, ``source``,
@@ -36,7 +38,7 @@ from __future__ import annotations
 import json
 import re
 from datetime import datetime
-from typing import Any
+from typing import Any, Iterator
 
 from trajsearch.model import Trajectory
 
@@ -44,6 +46,8 @@ from ._common import (Context, RecordError, as_dict, as_list, build, clip_task, 
                       json_object, safe_id, tool_arguments)
 
 NAME = "autogen-agentchat"
+#: A file is read whole (see ``split``): a run's messages may be saved a line or an array item each.
+WHOLE_FILE = True
 ID_PREFIX = "autogen"
 
 #: The ``type`` of every message and event AgentChat dumps (``autogen_agentchat.messages``), chat messages first.
@@ -86,8 +90,29 @@ def _messages(record: Any) -> list[Any] | None:
 
 
 def matches(record: Any) -> bool:
+    """A TaskResult or TeamState with AgentChat messages, or a message itself: the first of a list of them (a run's
+    messages saved without their TaskResult) or of a stream (``run_stream()``'s items written a line each)."""
     found = _messages(record)
-    return bool(found) and all(_message(m) for m in found[:5])
+    return (bool(found) and all(_message(m) for m in found[:5])) or _message(record)
+
+
+def split(document: Any) -> Iterator[tuple[str, Any]]:
+    """The runs of a file (``WHOLE_FILE``): a TaskResult or TeamState is one; a list (JSONL lines, a JSON array)
+    holds TaskResults, each a run, or loose messages, one run together (``result.messages`` saved as a list, or
+    ``run_stream()``'s messages a line each), up to the TaskResult ``run_stream()`` ends with, which holds them."""
+    items = document if isinstance(document, list) else [document]
+    loose: list[Any] = []
+    for n, item in enumerate(items, 1):
+        if _messages(item) is None:
+            loose.append(item)
+            continue
+        held = {m.get("id") for m in _messages(item) or [] if isinstance(m, dict)}
+        if loose and not {m.get("id") for m in loose if isinstance(m, dict)} <= held:
+            yield f"messages before record {n}", {"messages": loose, "stop_reason": None}
+        loose = []
+        yield (f"record {n}" if isinstance(document, list) else "file"), item
+    if loose:
+        yield "messages", {"messages": loose, "stop_reason": None}
 
 
 def not_a_run(record: Any) -> str | None:
