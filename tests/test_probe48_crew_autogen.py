@@ -123,3 +123,16 @@ def test_a_run_stream_written_a_line_an_item_is_one_run_not_its_messages_twice()
     assert len(runs) == 1
     assert [(s.action, s.arguments, s.observation) for s in runs[0].steps] == [
         ("add", {"a": 2, "b": 3}, "5"), ("respond", {"content": "2 + 3 = 5."}, None)]
+
+
+def test_openinference_agentchat_team_fails_the_tool_that_raised_and_keeps_the_answer() -> None:
+    """The instrumentor's TOOL span of a tool that raised is OK, its output the exception's message (AgentChat caught
+    it); only the TaskResult on the root says ``is_error``. The run read as two good calls, and the team's answer
+    (on no model-call span) was lost."""
+    run = adapter_support.only(
+        FIXTURES / "openinference" / ".real" / "probe48" / "autogen-agentchat-0.7.5-oi-0.1.22-team.otlp.jsonl")
+    assert run.task == "What is the weather in Paris and in Atlantis?"
+    assert [(s.action, s.arguments, s.error) for s in run.steps] == [
+        ("get_weather", {"city": "Paris"}, None),
+        ("get_weather", {"city": "Atlantis"}, "city not found: Atlantis"),
+        ("respond", {"content": "Paris is 73 degrees and sunny; Atlantis could not be found. TERMINATE"}, None)]

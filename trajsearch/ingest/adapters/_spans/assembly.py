@@ -65,6 +65,11 @@ the nodes of one run:
   asked in ``metadata.user_prompts``, and so does a trace of several turns
   (agent or chain spans without a parent: two invocations in one trace; spans
   an adapter marks ``RUN_START``: the Agents SDK's runs under one trace record);
+- an AutoGen AgentChat ``TaskResult`` recorded as the root's output
+  (OpenInference's autogen-agentchat instrumentor) fails the tool steps its
+  results flag ``is_error`` (the tool spans are OK: AgentChat caught the
+  exception), and its last agent message is the answer where no model call
+  recorded one;
 - a tool result in MCP's shape flagged ``isError`` is the step's error (an
   MCP client returns it rather than raising); an error that is a framework's
   control flow (LangGraph's ``GraphInterrupt``: a pause for a human, resumed
@@ -96,8 +101,8 @@ from .. import _prompts
 from .._agent_cli import prompt_list
 from .._common import Context, RecordError, build, clip_step_text, clip_task, safe_id, short
 from .calls import parallel_calls_in_call_order, prepared_request, tool_key, tool_twins, twin_calls
-from .messages import (PROVIDER_RUN, first_user_text, framework_failure, is_denial, is_object_repr, mcp_error,
-                       normalise_messages, provider_failure, shell_error, task_from_input, user_requests)
+from .messages import (PROVIDER_RUN, agentchat_answer, agentchat_failed_calls, agentchat_messages, first_user_text,
+                       framework_failure, is_denial, is_object_repr, mcp_error, normalise_messages, provider_failure, shell_error, task_from_input, user_requests)
 from .nodes import (ANSWER, CONTINUES, EMBEDS, REFUSED, RESULT_CUT, RUN_START, Evaluation, Message, Node, ancestors,
                     maybe_json, start_order, when)
 from .outcome import failed, error_outcome, outcome_from
@@ -447,8 +452,20 @@ def _root_answer(root: Node, add_step: Any, steps: list[dict[str, Any]]) -> None
         or _said_last(root.output_text)
     if any((s.get("thought") or "").strip() == text for s in steps):
         return
-    if text and (root.role == "agent" or _crew_answer(root.output_text) is not None):
+    if text and (root.role == "agent" or _crew_answer(root.output_text) is not None
+                 or agentchat_messages(root.output_text) is not None):
         add_step(_respond(text, None, root.end, root.end, None))
+
+
+def _agentchat_failures(root: Node, steps: list[dict[str, Any]]) -> None:
+    """The tool calls an AutoGen AgentChat run's ``TaskResult`` (its root's output) says failed fail their steps
+    (the first unfailed one of that name and arguments): OpenInference's instrumentor marks the tool's span OK, since
+    AgentChat caught what the tool raised and handed its message to the model as the result."""
+    for name, arguments, said in agentchat_failed_calls(agentchat_messages(root.output_text) or []):
+        step = next((s for s in steps if s.get("action") == name and not s.get("error")
+                     and maybe_json(s.get("arguments")) == arguments), None)
+        if step is not None:
+            step["error"] = short(said.strip() or "the tool failed", 600)
 
 
 #: Seconds a span's end may read early against its child's: exporters round one time to the millisecond, not the other.
@@ -468,6 +485,8 @@ def _said_last(output: str | None) -> str:
     object); never a JSON dump of other data."""
     value = maybe_json(output)
     value = _crew_answer(output) or value
+    if (said_in_run := agentchat_messages(value)) is not None:
+        return agentchat_answer(said_in_run) or ""
     if isinstance(value, str):
         return value.strip()
     said = [m["text"] for m in normalise_messages(value) if m["role"] in ("assistant", "model") and m["text"].strip()]
@@ -722,6 +741,7 @@ def assemble(nodes: list[Node], *, what: str = "trace", task: str | None = None)
     if not any(s.get("action") == "respond" for s in steps) and not any(
             n.role == "llm" and n.output_messages for n in nodes):
         _root_answer(root, add_step, steps)  # model calls traced without content (Semantic Kernel): the agent's answer
+    _agentchat_failures(root, steps)
     # second pass: results of untraced calls in the output of the call that asked (a tool its provider ran:
     # ``messages._provider_results_apart``), then those that only appear in later model inputs. Id-less ones
     # (Gemini's code execution) go by place, each model call's to the steps it made, all before any input history:

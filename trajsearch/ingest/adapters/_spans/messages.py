@@ -765,6 +765,47 @@ def task_from_input(value: Any) -> str | None:
     return None
 
 
+def agentchat_messages(value: Any) -> list[dict[str, Any]] | None:
+    """The messages of an AutoGen AgentChat ``TaskResult`` (``{"messages": [...], "stop_reason"}``, each message a
+    dumped ``BaseChatMessage`` / ``BaseAgentEvent`` with its ``type`` and ``source``), else None: what OpenInference's
+    autogen-agentchat instrumentor records as a team's or agent's ``run_stream`` output, and the record of the
+    ``autogen-agentchat`` adapter."""
+    value = maybe_json(value)
+    if not (isinstance(value, dict) and "stop_reason" in value and isinstance(value.get("messages"), list)):
+        return None
+    found = [m for m in value["messages"] if isinstance(m, dict) and isinstance(m.get("type"), str)
+             and isinstance(m.get("source"), str)]
+    return found if found and len(found) == len(value["messages"]) else None
+
+
+def agentchat_answer(messages: list[dict[str, Any]]) -> str | None:
+    """What an AgentChat run answered: its last chat message's text (``TextMessage``, ``StopMessage``), from an
+    agent, not the user, if nothing but events came after it (a run ending on a tool call answered nothing)."""
+    for m in reversed(messages):
+        if m["type"] in ("TextMessage", "StopMessage") and isinstance(m.get("content"), str):
+            return m["content"].strip() or None if m["source"] != "user" else None
+        if m["type"] not in ("ThoughtEvent", "ModelClientStreamingChunkEvent", "MemoryQueryEvent"):
+            return None
+    return None
+
+
+def agentchat_failed_calls(messages: list[dict[str, Any]]) -> list[tuple[str, Any, str]]:
+    """The tool calls of an AgentChat run whose result says they failed (a ``ToolCallExecutionEvent`` result with
+    ``is_error``: AgentChat catches what a tool raises and hands the model its message): (name, arguments decoded,
+    the result's text), the call found by its ``call_id`` in the ``ToolCallRequestEvent`` before."""
+    calls: dict[str, dict[str, Any]] = {}
+    failed: list[tuple[str, Any, str]] = []
+    for m in messages:
+        content = m.get("content") if isinstance(m.get("content"), list) else []
+        if m["type"] == "ToolCallRequestEvent":
+            calls.update({c["id"]: c for c in content if isinstance(c, dict) and isinstance(c.get("id"), str)})
+        elif m["type"] == "ToolCallExecutionEvent":
+            for r in content:
+                if isinstance(r, dict) and r.get("is_error") is True and (call := calls.get(r.get("call_id"))):
+                    failed.append((str(call.get("name")), maybe_json(call.get("arguments")), str(r.get("content"))))
+    return failed
+
+
 def crew_task_descriptions(tasks: Any) -> str | None:
     """What a CrewAI crew was asked: its tasks' descriptions (``crewai.crew.tasks`` / ``crew_tasks``, as JSON text or
     a list: ``[{"description", "agent", "expected_output", ...}]``), one a line, in the order the crew runs them;
