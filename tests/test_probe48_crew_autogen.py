@@ -136,3 +136,23 @@ def test_openinference_agentchat_team_fails_the_tool_that_raised_and_keeps_the_a
         ("get_weather", {"city": "Paris"}, None),
         ("get_weather", {"city": "Atlantis"}, "city not found: Atlantis"),
         ("respond", {"content": "Paris is 73 degrees and sunny; Atlantis could not be found. TERMINATE"}, None)]
+
+
+def test_an_ag2_chat_result_is_a_run_with_its_failed_tool_call_and_answer() -> None:
+    """``initiate_chat()``'s ChatResult, dumped, was refused as an unrecognised format."""
+    run = adapter_support.only(AG2 / "chat_result.json")
+    assert run.task == "What is the weather in Atlantis?"
+    assert [(s.action, s.arguments, s.error) for s in run.steps] == [
+        ("get_weather", {"city": "Atlantis"}, "Error: city not found: Atlantis"),
+        ("respond", {"content": "The weather could not be found for Atlantis. TERMINATE"}, None)]
+    assert run.metadata["summary"].startswith("The weather could not be found")
+
+
+def test_an_ag2_coding_chat_reads_its_code_runs_failed_by_exit_code() -> None:
+    """The user proxy's ``exitcode: 1 (execution failed)`` report is the code's run, not the user talking."""
+    run = adapter_support.only(AG2 / "chat_results_code.json")
+    assert [s.action for s in run.steps] == ["execute_code", "execute_code", "respond"]
+    failed, ok, _ = run.steps
+    assert failed.arguments["code"].startswith("import numpy_does_not_exist")
+    assert failed.error == "ModuleNotFoundError: No module named 'numpy_does_not_exist' (exit code 1)"
+    assert ok.error is None and ok.thought == "The module is missing; plain Python instead:"

@@ -56,6 +56,7 @@ from trajsearch.model import Trajectory
 
 from . import (
     adk_session,
+    ag2,
     atif,
     autogen_agentchat,
     claude_code,
@@ -85,7 +86,7 @@ ADAPTERS: dict[str, ModuleType] = {
         claude_code, codex_cli, gemini_cli, openhands,  # coding-agent CLI session files
         adk_session,  # an agent framework's own session record
         langsmith, langfuse, vercel_ai, openinference, otel_genai,
-        autogen_agentchat,  # agent framework's own saved results
+        autogen_agentchat, ag2,  # agent frameworks' own saved results
     )
 }
 FORMATS: tuple[str, ...] = tuple(ADAPTERS)

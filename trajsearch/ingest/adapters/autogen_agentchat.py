@@ -156,7 +156,7 @@ _RAN_WITH_ERROR = re.compile(r"\AThe script ran, then exited with an error \(POS
 _RAN_SILENT = re.compile(r"\AThe script ran but produced no output to console\. The POSIX exit code was: (-?\d+)\.")
 _NO_CODE = "No code blocks found in the thread. Please provide at least one markdown-encoded code block"
 #: A markdown code block, as ``CodeExecutorAgent`` extracts them (``extract_markdown_code_blocks``).
-_CODE_BLOCK = re.compile(r"```[ \t]*(\w+)?[ \t]*\r?\n(.*?)\r?\n```", re.S)
+CODE_BLOCK = re.compile(r"```[ \t]*(\w+)?[ \t]*\r?\n(.*?)\r?\n```", re.S)
 
 
 def _code_executors(messages: list[dict[str, Any]]) -> set[str]:
@@ -167,17 +167,19 @@ def _code_executors(messages: list[dict[str, Any]]) -> set[str]:
                  or m["content"].startswith(_NO_CODE))}
 
 
-def _ran_code(replying: dict[str, Any], output: str, when: datetime | None) -> dict[str, Any]:
+def ran_code(replying: dict[str, Any], output: str, when: datetime | None,
+             forms: tuple[re.Pattern[str], ...] = (_RAN_WITH_ERROR, _RAN_SILENT)) -> dict[str, Any]:
     """A code executor's reply to the message whose code blocks it ran (``replying``, read as a ``respond`` step): an
     ``execute_code`` step, the code its arguments, the words around it (and the model's thought) the thought,
-    failed on a non-zero exit code."""
+    failed on a non-zero exit code, which the executor's fixed wording (``forms``: the code in group 1, the output
+    after the match) gives. Shared with ``ag2`` (AutoGen 0.2's executor, ``exitcode: 1 (execution failed)``)."""
     asked = replying["arguments"]["content"]
-    blocks = [(m.group(1) or "", m.group(2)) for m in _CODE_BLOCK.finditer(asked)]
-    prose = "\n\n".join(t for t in (replying.get("thought"), _CODE_BLOCK.sub("", asked).strip()) if t) or None
+    blocks = [(m.group(1) or "", m.group(2)) for m in CODE_BLOCK.finditer(asked)]
+    prose = "\n\n".join(t for t in (replying.get("thought"), CODE_BLOCK.sub("", asked).strip()) if t) or None
     arguments = {"code": "\n\n".join(code for _, code in blocks), **({"language": blocks[0][0]} if blocks[0][0] else {})}
     step: dict[str, Any] = {"thought": prose, "action": "execute_code", "arguments": arguments, "observation": output,
                             "started_at": when}
-    found = _RAN_WITH_ERROR.match(output) or _RAN_SILENT.match(output)
+    found = next((m for form in forms if (m := form.match(output))), None)
     if found and (exit_code := int(found.group(1))):
         step["error"] = (decisive_line(output[found.end():]) or output[found.end():].strip()
                          or f"exit code {exit_code}") + f" (exit code {exit_code})"
@@ -237,11 +239,11 @@ def _steps(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
                 continue
             if not text and thought is None:
                 continue
-            if msg["source"] in executors and replying is not None and _CODE_BLOCK.search(
+            if msg["source"] in executors and replying is not None and CODE_BLOCK.search(
                     replying["arguments"].get("content") or ""):
                 if steps and steps[-1] is replying:  # the code was written to be run: the run's step, not words
                     steps.pop()
-                steps.append(_ran_code(replying, text, when))
+                steps.append(ran_code(replying, text, when))
                 replying = None
                 continue
             replying = {"thought": thought, "action": "respond", "arguments": {"content": text}, "started_at": when}

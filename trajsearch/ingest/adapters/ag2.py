@@ -1,0 +1,116 @@
+"""``ag2``: an AG2 (AutoGen 0.2 API) two-agent chat as its users save it: ``initiate_chat()``'s ``ChatResult``.
+
+Records: ``ChatResult`` (``autogen/agentchat/chat.py``) as a dict: ``dataclasses.asdict(result)`` or
+``vars(result)`` dumped, ``{"chat_id", "chat_history", "summary", "cost", "human_input"}``, one per file, JSONL
+line or array item (``initiate_chats()`` returns a list of them). ``chat_history`` is the chat as the initiator
+(the user proxy) kept it, OpenAI-style messages with the sender's ``name``: its own messages under role
+``assistant``, the other agent's under ``user``; a tool call's message carries ``tool_calls``, its result
+``tool_responses`` (role ``tool``).
+
+Mapping
+- task: the first message's text (the initiator's ``message``);
+- steps: one per ``tool_calls`` entry (action = the function's name, arguments decoded, thought = the
+  message's text), its observation the ``tool_responses`` entry with its ``tool_call_id`` (legacy
+  ``function_call`` / role ``function`` by name), failed where it reads ``Error: ...`` (what
+  ``ConversableAgent.execute_function`` returns for a tool that raised, bad arguments or an unknown
+  function); the other agent's text is a ``respond`` step; the initiator's later text is the observation of
+  the ``respond`` before it (its reply, or a person's), except the code executor's report
+  (``exitcode: N (execution failed)\\nCode output: ...``): the code blocks of that ``respond`` ran, an
+  ``execute_code`` step (``autogen_agentchat.ran_code``), failed on a non-zero exit code;
+- trajectory_id = ``ag2:<chat_id>``; metadata keeps the ``summary`` and the agents' names;
+- outcome: ``unknown``: a ChatResult says how the chat ended, not whether its task was done.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from trajsearch.model import Trajectory
+
+from ._common import Context, RecordError, build, clip_task, content_text, json_object, safe_id, tool_arguments
+from .autogen_agentchat import CODE_BLOCK, ran_code
+
+NAME = "ag2"
+ID_PREFIX = "ag2"
+#: The keys every ``ChatResult`` dumps.
+_KEYS = frozenset({"chat_id", "chat_history", "summary", "cost"})
+#: ``ConversableAgent``'s report of code it ran (``execute_code_blocks`` / ``_generate_code_execution_reply_using_executor``).
+_RAN = re.compile(r"\Aexitcode: (-?\d+) \([^)\n]*\)\nCode output: ?")
+#: What ``execute_function`` hands back for a call that failed.
+_FAILED = "Error: "
+
+
+def matches(record: Any) -> bool:
+    return isinstance(record, dict) and _KEYS <= record.keys() and isinstance(record["chat_history"], list)
+
+
+def _text(msg: dict[str, Any]) -> str:
+    return content_text(msg.get("content")).strip()
+
+
+def _steps(history: list[dict[str, Any]], initiator: str | None) -> list[dict[str, Any]]:
+    steps: list[dict[str, Any]] = []
+    by_call: dict[str, dict[str, Any]] = {}
+    replying: dict[str, Any] | None = None
+
+    def answer(step: dict[str, Any] | None, result: Any) -> None:
+        if step is not None and "observation" not in step:
+            step["observation"] = result if isinstance(result, str) else content_text(result)
+            if step["observation"].startswith(_FAILED):
+                step["error"] = step["observation"].strip()
+
+    for msg in history[1:]:
+        calls = [c for c in msg.get("tool_calls") or [] if isinstance(c, dict)]
+        if isinstance(msg.get("function_call"), dict):
+            calls.append({"function": msg["function_call"]})
+        if calls:
+            said = _text(msg) or None
+            for call in calls:
+                function = call.get("function") if isinstance(call.get("function"), dict) else {}
+                step = {"thought": said, "action": str(function.get("name") or "tool")[:200],
+                        "arguments": tool_arguments(function.get("arguments"))}
+                steps.append(step)
+                by_call[str(call.get("id") or function.get("name"))] = step
+            replying = None
+            continue
+        if msg.get("role") in ("tool", "function"):
+            responses = [r for r in msg.get("tool_responses") or [] if isinstance(r, dict)] or [msg]
+            for r in responses:
+                answer(by_call.get(str(r.get("tool_call_id") or r.get("name"))), r.get("content"))
+            continue
+        text = _text(msg)
+        if not text:
+            continue
+        if msg.get("name") == initiator:  # the user proxy's reply: ran the code, or a person's (or its default) words
+            if replying is not None and _RAN.match(text) and CODE_BLOCK.search(replying["arguments"]["content"]):
+                if steps and steps[-1] is replying:
+                    steps.pop()
+                steps.append(ran_code(replying, text, None, (_RAN,)))
+            elif replying is not None and "observation" not in replying:
+                replying["observation"] = text
+            replying = None
+            continue
+        replying = {"action": "respond", "arguments": {"content": text}}
+        steps.append(replying)
+    for n, step in enumerate(steps):
+        step["index"] = n
+    return steps
+
+
+def to_trajectory(record: Any, ctx: Context) -> Trajectory:
+    record = json_object(record)
+    history = [m for m in record.get("chat_history") or [] if isinstance(m, dict)]
+    if not history:
+        raise RecordError("an AG2 ChatResult with no chat_history: the chat had no message")
+    task = _text(history[0])
+    if not task:
+        raise RecordError("an AG2 ChatResult whose first message says nothing: no task")
+    if record.get("chat_id") in (None, ""):
+        raise RecordError("an AG2 ChatResult with no chat_id (the run's id is taken from it)")
+    initiator = history[0].get("name") if isinstance(history[0].get("name"), str) else None
+    metadata: dict[str, Any] = {"agents": sorted({m["name"] for m in history if isinstance(m.get("name"), str)})}
+    if isinstance(record.get("summary"), str) and record["summary"].strip():
+        metadata["summary"] = record["summary"]
+    return build({"trajectory_id": f"{ID_PREFIX}:{safe_id(str(record['chat_id']))}", "task": clip_task(task),
+                  "steps": _steps(history, initiator), "metadata": metadata}, ctx)
