@@ -50,7 +50,8 @@ def test_a_single_agent_run_ending_on_its_tool_summary_keeps_the_failed_call_onc
     run = adapter_support.only(AUTOGEN / "agent_taskresult.json")
     assert run.task == "Weather in Atlantis?"
     [step] = run.steps
-    assert (step.action, step.arguments, step.error) == ("get_weather", {"city": "Atlantis"}, "city not found: Atlantis")
+    assert (step.action, step.arguments, step.error) == (
+        "get_weather", {"city": "Atlantis"}, "city not found: Atlantis")
 
 
 def test_a_team_stopped_at_its_message_limit_keeps_the_stop_reason() -> None:

@@ -35,7 +35,7 @@ NAME = "ag2"
 ID_PREFIX = "ag2"
 #: The keys every ``ChatResult`` dumps.
 _KEYS = frozenset({"chat_id", "chat_history", "summary", "cost"})
-#: ``ConversableAgent``'s report of code it ran (``execute_code_blocks`` / ``_generate_code_execution_reply_using_executor``).
+#: ``ConversableAgent``'s report of code it ran (``execute_code_blocks``, and its reply using a code executor).
 _RAN = re.compile(r"\Aexitcode: (-?\d+) \([^)\n]*\)\nCode output: ?")
 #: What ``execute_function`` hands back for a call that failed.
 _FAILED = "Error: "

@@ -152,7 +152,8 @@ def _when(msg: dict[str, Any]) -> datetime | None:
 
 #: What ``CodeExecutorAgent`` without a model client says (``_code_executor_agent.py``): the code's output, or these
 #: forms of it, fixed by AgentChat, which tell the agent from any other.
-_RAN_WITH_ERROR = re.compile(r"\AThe script ran, then exited with an error \(POSIX exit code: (-?\d+)\)\nIts output was:\n")
+_RAN_WITH_ERROR = re.compile(
+    r"\AThe script ran, then exited with an error \(POSIX exit code: (-?\d+)\)\nIts output was:\n")
 _RAN_SILENT = re.compile(r"\AThe script ran but produced no output to console\. The POSIX exit code was: (-?\d+)\.")
 _NO_CODE = "No code blocks found in the thread. Please provide at least one markdown-encoded code block"
 #: A markdown code block, as ``CodeExecutorAgent`` extracts them (``extract_markdown_code_blocks``).
@@ -176,7 +177,8 @@ def ran_code(replying: dict[str, Any], output: str, when: datetime | None,
     asked = replying["arguments"]["content"]
     blocks = [(m.group(1) or "", m.group(2)) for m in CODE_BLOCK.finditer(asked)]
     prose = "\n\n".join(t for t in (replying.get("thought"), CODE_BLOCK.sub("", asked).strip()) if t) or None
-    arguments = {"code": "\n\n".join(code for _, code in blocks), **({"language": blocks[0][0]} if blocks[0][0] else {})}
+    language = blocks[0][0] if blocks else ""
+    arguments = {"code": "\n\n".join(code for _, code in blocks), **({"language": language} if language else {})}
     step: dict[str, Any] = {"thought": prose, "action": "execute_code", "arguments": arguments, "observation": output,
                             "started_at": when}
     found = next((m for form in forms if (m := form.match(output))), None)

@@ -102,7 +102,8 @@ from .._agent_cli import prompt_list
 from .._common import Context, RecordError, build, clip_step_text, clip_task, safe_id, short
 from .calls import parallel_calls_in_call_order, prepared_request, tool_key, tool_twins, twin_calls
 from .messages import (PROVIDER_RUN, agentchat_answer, agentchat_failed_calls, agentchat_messages, first_user_text,
-                       framework_failure, is_denial, is_object_repr, mcp_error, normalise_messages, provider_failure, shell_error, task_from_input, user_requests)
+                       framework_failure, is_denial, is_object_repr, mcp_error, normalise_messages,
+                       provider_failure, shell_error, task_from_input, user_requests)
 from .nodes import (ANSWER, CONTINUES, EMBEDS, REFUSED, RESULT_CUT, RUN_START, Evaluation, Message, Node, ancestors,
                     maybe_json, start_order, when)
 from .outcome import failed, error_outcome, outcome_from
