@@ -1,4 +1,4 @@
-"""``ag2``: an AG2 (AutoGen 0.2 API) two-agent chat as its users save it: ``initiate_chat()``'s ``ChatResult``.
+"""``ag2``: AG2 (AutoGen 0.2 API) chats as users save them: initiate_chat()'s ChatResult, dumped.
 
 Records: ``ChatResult`` (``autogen/agentchat/chat.py``) as a dict: ``dataclasses.asdict(result)`` or
 ``vars(result)`` dumped, ``{"chat_id", "chat_history", "summary", "cost", "human_input"}``, one per file, JSONL

@@ -1,4 +1,4 @@
-"""``autogen-agentchat``: an AutoGen AgentChat (0.4+) run as its users save it: a ``TaskResult`` or a team's state.
+"""``autogen-agentchat``: AutoGen AgentChat (0.4+) runs as users save them: TaskResult, team state, messages.
 
 Records: ``TaskResult`` as pydantic dumps it (``result.model_dump_json()`` /
 ``model_dump()``: ``{"messages": [...], "stop_reason"}``), one per file or one
