@@ -188,7 +188,8 @@ def _ag2_log_kind(head: str) -> str | None:
 
 def _container_kind(path: Path) -> str | None:
     """What a file is when its bytes say it is an archive or a compression trajsearch does not read (tar, zip,
-    zstd, bzip2, xz, Parquet), gzipped or not: asked before its format, since the text of a tar's members (a
+    zstd, bzip2, xz, Parquet; an SQLite database: AG2's runtime log, Google ADK's session store, or another),
+    gzipped or not: asked before its format, since the text of a tar's members (a
     results.json after the 512-byte header) would otherwise pass for a dump, each member boundary costing runs."""
     try:
         with open(path, "rb") as f:
@@ -206,7 +207,7 @@ def _container_kind(path: Path) -> str | None:
     kind = _magic_kind(head)
     if kind is None and head.startswith(_SQLITE_MAGIC):
         kind = f"no run in this file: {_AG2_LOG.format(kind='sqlite')}" if _ag2_database(path) else \
-            f"an SQLite database; {_READS}"
+            adk_session.session_store(path) or "an SQLite database"
     if kind is None and head[4:8] == b"\x28\xb5\x2f\xfd":  # the Collector's file exporter: length + zstd frame
         kind = "zstd-compressed, as the OpenTelemetry Collector's file exporter writes with compression: zstd " \
                "(write it uncompressed, or decompress it first)"
@@ -254,10 +255,8 @@ _PROTOBUF_SUFFIXES = (".pb", ".binpb", ".protobuf", ".otlp")
 
 
 def _binary(path: Path, why: str) -> str:
-    """What a binary file is said to be: protobuf by its name (export OTLP as JSON instead), Google ADK's session
-    database (how to write its sessions as JSON), else binary bytes."""
-    if (store := adk_session.session_store(path)) is not None:
-        return f"{store}; {_READS}"
+    """What a binary file is said to be: protobuf by its name (export OTLP as JSON instead), else binary bytes (an
+    SQLite database, Google ADK's or AG2's among them, is told by :func:`_container_kind`)."""
     if path.suffix.lower() in _PROTOBUF_SUFFIXES:
         return (f"binary protobuf ({why}), as OTLP is written with --encoding pb or the Collector's format: proto; "
                 f"export it as OTLP/JSON instead (--encoding json, format: json); {_READS}")
