@@ -557,8 +557,9 @@ def test_agents_sdk_streamed_chat_handoff_override_and_approval_read_as_run() ->
 
 
 def test_vercel_tool_result_marked_as_error_text_is_that_steps_error() -> None:
-    """AI SDK 5 streamText: the failed call is known only from the next prompt's error-text result (real SDK output)."""
-    path = VERCEL / ".real" / "ai5-streamText-tools-and-429.otlp.json"
+    """AI SDK 5 streamText: the failed call is known only from the next prompt's error-text result (real SDK output,
+    without the ``ai.toolCall`` spans that v5 writes as traces of their own: an input that lacks them)."""
+    path = VERCEL / ".real" / "probeT48" / "ai5-runs-without-their-tool-traces.otlp.json"
     runs = {r.trajectory.task: r.trajectory for r in read_dump(path, tenant="acme") if r.ok}
     steps = {s.action: s for s in runs["How do I install it, and how many users do we have?"].steps}
     assert steps["runSql"].error == "permission denied for table users"
