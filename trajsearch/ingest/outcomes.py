@@ -85,7 +85,7 @@ import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Iterator
 
 from trajsearch.model import UNEVALUATED, Failure, Outcome, Trajectory
 
@@ -625,6 +625,33 @@ def _json(text: str, path: Path) -> Any:
     raise ValueError(f"{path}: not valid JSON: {fault.msg} at line {fault.lineno} column {fault.colno}")
 
 
+def _column(name: str) -> str:
+    """A CSV header's name as this module names fields: a header typed by hand or in a spreadsheet ("Run ID",
+    "Outcome", " reward" after ", ") names run_id, outcome, reward."""
+    return re.sub(r"[\s-]+", "_", name.strip().lower())
+
+
+def _table(text: str, tsv: bool = False) -> Iterator[dict[str, str]]:
+    """The rows of a CSV (or TSV) outcome file as records, keyed by :func:`_column` and their cells stripped (a
+    space after each comma, as hand-written CSV has it, is no part of a run id). A spreadsheet saved where the decimal
+    separator is the comma (Excel in most of Europe) puts ";" between fields, and "0,5" in a reward: read so when its
+    header holds ";" and no ","."""
+    header_line = text.split("\n", 1)[0]
+    semicolons = not tsv and ";" in header_line and "," not in header_line
+    rows = csv.reader(io.StringIO(text), dialect="excel-tab" if tsv else "excel",
+                      delimiter="\t" if tsv else ";" if semicolons else ",", skipinitialspace=True)
+    header = [_column(name) for name in next(rows, [])]
+    for row in rows:
+        if not any(cell.strip() for cell in row):  # a blank line
+            continue
+        record = {name: cell.strip() for name, cell in zip(header, row)}
+        if semicolons:
+            for name in REWARD_FIELDS:
+                if re.fullmatch(r"-?\d+,\d+", record.get(name) or ""):
+                    record[name] = record[name].replace(",", ".")
+        yield record
+
+
 class OutcomeTable:
     """Run id -> :class:`Verdict`, loaded from an outcome file or a directory of them.
 
@@ -746,8 +773,7 @@ class OutcomeTable:
         verdicts: dict[str, Verdict] = {}
         unlisted = None
         if p.suffix.lower() in (".csv", ".tsv") or not stripped[:1] in ("{", "["):
-            dialect = "excel-tab" if p.suffix.lower() == ".tsv" else "excel"
-            cls._records(csv.DictReader(io.StringIO(text), dialect=dialect), verdicts, p, invalid)
+            cls._records(_table(text, tsv=p.suffix.lower() == ".tsv"), verdicts, p, invalid)
         elif stripped.startswith("["):
             cls._records(_json(text, p), verdicts, p, invalid)
         else:
