@@ -9,9 +9,12 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import pytest
+
 from adapter_support import runs
+from trajsearch.ingest.outcomes import OutcomeTable
 from trajsearch.ingest.read import read_dump
-from trajsearch.model import Outcome
+from trajsearch.model import MAX_STEPS, Outcome
 
 FIXTURES = Path(__file__).parent / "fixtures"
 AI5 = FIXTURES / "vercel-ai" / ".real" / "ai5-streamText-tools-and-429.otlp.json"
@@ -63,3 +66,33 @@ def test_ai5_tool_call_traces_join_their_run_across_the_files_of_an_input(tmp_pa
     assert [(s.action, s.error) for s in run.steps] == [
         ("searchDocs", None), ("runSql", "Error: permission denied for table users"), ("respond", None)]
     assert run.steps[0].started_at is not None
+
+
+# -- outcome files: grader tables written by people ----------------------------------------------------------
+
+OUTCOMES = FIXTURES / "outcomes" / ".real" / "probeT48"  # hidden from the fixture-walk tests
+
+
+@pytest.mark.parametrize("table", ["hand-written.csv", "spreadsheet.csv", "excel-semicolon.csv"])
+def test_grader_csv_as_people_write_it_gives_each_run_its_verdict(table: str) -> None:
+    """Bugs: a CSV with a space after each comma gave "no run outcomes found" (its columns were " outcome" and
+    " reward"), one with a typed header ("Run ID", "Outcome") and Excel's ";"-separated CSV "record 1 has no id
+    column": the operator had to guess what was wrong with a file that plainly names every run's verdict."""
+    verdicts = {r.trajectory_id: (r.outcome, r.reward)
+                for r in runs(OUTCOMES / "runs.jsonl", outcomes=OutcomeTable.load(OUTCOMES / table))}
+    assert verdicts == {"grader-run-1": (Outcome.success, 1.0), "grader-run-2": (Outcome.failure, 0.25)}
+
+
+# -- native: a run longer than the step limit -----------------------------------------------------------------
+
+LONG_NATIVE = FIXTURES / "native" / ".real" / "probeT48" / "week-long-session.jsonl.gz"
+
+
+def test_native_run_over_the_step_limit_keeps_its_first_steps_not_rejected() -> None:
+    """Bug: a native record of more than ``MAX_STEPS`` steps was rejected whole ("field 'steps' has too many items"),
+    where a CLI session of as many keeps its first ``MAX_STEPS`` and says how many it had: the run, its task and its
+    failure were lost for an exporter of a long session."""
+    [run] = runs(LONG_NATIVE, tenant="acme")
+    assert len(run.steps) == MAX_STEPS and run.metadata["steps_truncated_from"] == 5201
+    assert [s.index for s in run.steps[:2]] == [0, 1] and run.steps[-1].index == MAX_STEPS - 1
+    assert run.outcome is Outcome.failure and run.failure.error == "release blocked: 3 flaky tests"

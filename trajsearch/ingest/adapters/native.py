@@ -12,6 +12,9 @@ the same way, so that a run is not rejected for what other formats keep:
 - a lone UTF-16 surrogate (``\\ud83d``: a JS writer cut a character in two) in
   free text becomes U+FFFD; in an id it is an error naming the field
   (``_common.mend_surrogates``);
+- a run of more than ``MAX_STEPS`` steps keeps its first ``MAX_STEPS``, how many it had in
+  ``metadata.steps_truncated_from``, as a CLI session's (``_agent_cli.finish_steps``): an exporter of a long run
+  (days of a coding agent's session) lost the whole run;
 - a run with a ``reward`` in [0, 1] and no ``outcome`` is a success at or above
   the operator's ``--success-threshold``, else a failure (``outcome_of_reward``);
 - ``null`` for a field every run has a value of (``outcome``, ``tags``,
@@ -37,7 +40,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from trajsearch.model import Trajectory
+from trajsearch.model import MAX_STEPS, Trajectory
 
 from ._common import (Context, RecordError, apply_defaults, clip_task, date_by_file, json_object, outcome_of_reward,
                       readable_fields, with_clipped_before)
@@ -85,6 +88,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
         fields["tenant"] = ctx.tenant
     if isinstance(fields.get("task"), str):
         fields["task"] = clip_task(fields["task"])
+    fields = _at_most_max_steps(fields)
     fields = apply_defaults(readable_fields(fields), ctx.defaults)
     run = with_clipped_before(Trajectory.model_validate(date_by_file(fields, ctx.source)), record)
     return _graded(run, ctx) if fields.get("outcome") is None else run
@@ -99,6 +103,16 @@ def _without_export_provenance(fields: dict[str, Any]) -> dict[str, Any]:
     if found.get("trajectory_id") != fields.get("trajectory_id") or not {"rank", "query"} <= found.keys():
         return fields
     return {**fields, "metadata": {k: v for k, v in metadata.items() if k != EXPORT_PROVENANCE}}
+
+
+def _at_most_max_steps(fields: dict[str, Any]) -> dict[str, Any]:
+    """``fields`` with at most ``MAX_STEPS`` steps, the first ones, and the count cut from noted in the metadata
+    (``steps_truncated_from``, as CLI sessions note theirs). Metadata of a wrong type is left for validation to
+    name."""
+    steps, metadata = fields.get("steps"), fields.get("metadata", {})
+    if not isinstance(steps, list) or len(steps) <= MAX_STEPS or not isinstance(metadata, dict):
+        return fields
+    return {**fields, "steps": steps[:MAX_STEPS], "metadata": {**metadata, "steps_truncated_from": len(steps)}}
 
 
 def _graded(run: Trajectory, ctx: Context) -> Trajectory:
