@@ -49,7 +49,9 @@ outcome file maps a run id to an outcome and/or a reward:
 - JSON array / JSONL of records, or CSV with a header: an id column
   (``trajectory_id``, ``run_id``, ``instance_id``, ``task_id``, ``session_id``,
   ``trace_id`` or ``id``) and ``outcome`` / ``status`` / ``resolved`` /
-  ``success`` / ``passed`` and/or ``reward`` / ``score``; such records may also sit
+  ``success`` / ``passed`` and/or ``reward`` / ``score`` (a CSV header is matched as typed in a spreadsheet:
+  "Run ID", "Outcome", a space after each comma; Excel's ``;``-separated CSV with decimal commas too, see
+  ``_table``); such records may also sit
   in a list under a key of a JSON object (``{"total": 500, "instances": [...]}``); a JSON object
   with an id field is one such record (terminal-bench's trial ``results.json``: ``task_id``,
   ``is_resolved``), refused when it names no run (a bare ``id`` does not) or holds no verdict;
