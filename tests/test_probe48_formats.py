@@ -96,3 +96,12 @@ def test_native_run_over_the_step_limit_keeps_its_first_steps_not_rejected() -> 
     assert len(run.steps) == MAX_STEPS and run.metadata["steps_truncated_from"] == 5201
     assert [s.index for s in run.steps[:2]] == [0, 1] and run.steps[-1].index == MAX_STEPS - 1
     assert run.outcome is Outcome.failure and run.failure.error == "release blocked: 3 flaky tests"
+
+
+def test_native_nan_for_a_missing_score_is_no_score_not_a_rejected_run() -> None:
+    """Bug: Python's ``json`` writes a missing float as ``NaN``; a run with ``"quality_score": NaN`` was rejected as
+    "quality_score: Input should be less than or equal to 1" (its reward's ``NaN`` was already read as none)."""
+    first, second = runs(FIXTURES / "native" / ".real" / "probeT48" / "scored-rows.jsonl", tenant="acme")
+    assert (first.quality_score, first.reward) == (0.8, 1.0)
+    assert (second.trajectory_id, second.quality_score, second.reward) == ("eval-0002", None, None)
+    assert second.outcome is Outcome.failure

@@ -20,7 +20,10 @@ the same way, so that a run is not rejected for what other formats keep:
 - ``null`` for a field every run has a value of (``outcome``, ``tags``,
   ``tool_versions``, ``tools_available``, ``metadata``, ``steps``, ``created_at``)
   is the field left out, as a writer of optional fields puts it (Python's
-  ``None``), not a wrong type that costs the run.
+  ``None``), not a wrong type that costs the run; so is ``NaN`` (or
+  ``Infinity``) for a number (``reward``, ``quality_score``): Python's ``json``
+  writes a missing float so (a pandas frame's empty cell), and the run was
+  rejected as "quality_score should be less than or equal to 1".
 
 A line of ``trajsearch export -f jsonl`` ingests again as the run it was: the
 export's provenance (``metadata.trajsearch``: its query, rank, similarity) is no
@@ -37,6 +40,7 @@ trajectories.
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Any
 
@@ -62,6 +66,11 @@ _NEVER_NULL = frozenset(name for name, field in Trajectory.model_fields.items()
                         if not field.is_required() and (field.default_factory is not None or field.default is not None))
 
 
+def _not_a_number(value: Any) -> bool:
+    """Whether ``value`` is ``NaN`` or an infinity: how Python's ``json`` writes a float that is missing."""
+    return isinstance(value, float) and not math.isfinite(value)
+
+
 def not_a_run(record: Any) -> str | None:
     """A record of ``trajsearch export -f openai-chat`` or ``-f sharegpt`` (a fine-tuning transcript of a run, its
     provenance as the ``metadata``): the run is in the store it was exported from, and ``-f jsonl`` exports it as a
@@ -78,7 +87,8 @@ def not_a_run(record: Any) -> str | None:
 
 def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     record = json_object(record)
-    fields = {k: v for k, v in _without_export_provenance(dict(record)).items() if v is not None or k not in _NEVER_NULL}
+    fields = {k: v for k, v in _without_export_provenance(dict(record)).items()
+              if not (v is None and k in _NEVER_NULL or _not_a_number(v))}
     own = fields.get("tenant")
     if ctx.tenant is not None:
         if own is not None and own != ctx.tenant:
