@@ -105,3 +105,14 @@ def test_native_nan_for_a_missing_score_is_no_score_not_a_rejected_run() -> None
     assert (first.quality_score, first.reward) == (0.8, 1.0)
     assert (second.trajectory_id, second.quality_score, second.reward) == ("eval-0002", None, None)
     assert second.outcome is Outcome.failure
+
+
+@pytest.mark.parametrize("name", ["ai5.0.277-route-streamText-tools-under-doStream.json",
+                                  "ai5.0.277-streamText-tools-under-call.json"])
+def test_ai5_tool_spans_inside_the_trace_stay_one_step_each(name: str) -> None:
+    """Real ``ai@5.0.277`` output with a context manager: its tool spans sit in the run's trace (under the first
+    model call, or under the call span); each tool is one step, the failed one with its error, then the answer."""
+    [run] = runs(AI5_TOOLS_ALONE.parent / name, tenant="acme")
+    assert [(s.action, s.error) for s in run.steps] == [
+        ("lookupOrder", None), ("refund", "Error: payments API is read-only"), ("respond", None)]
+    assert run.task == "Refund 40 EUR on order A-17 if it was delivered."
