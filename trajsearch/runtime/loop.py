@@ -19,6 +19,10 @@ identifiers and content words and drops filler; sufficiency means at least
 ``min_confidence``; "generation" is the formatted, budgeted context.
 Self-correction: a refined query whose documents score lower than those it
 replaces is abandoned (its documents dropped, the previous query kept).
+Documents of several queries are merged by their place in each query's own
+ranking (the caller's query first at the same place), never re-sorted by cosine:
+the runtime's rankings (reranked exemplars, warnings of runs that met a pasted
+error first) are what the context shows, as ``Runtime.context_for`` shows them.
 """
 
 from __future__ import annotations
@@ -27,7 +31,7 @@ import asyncio
 import re
 import threading
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from enum import Enum
 from typing import Any, Callable, Hashable, Protocol, Sequence
 
@@ -112,6 +116,10 @@ class Document:
     similarity: float
     item: Exemplar | FailureWarning
     query: str
+    #: where it stands among its kind in the retrieval that found it (0: first), and which retrieval that was
+    #: (0: the caller's own query): the documents keep each retrieval's ranking (see :func:`merge`)
+    rank: int = 0
+    round: int = 0
 
     @property
     def key(self) -> tuple[str, str]:
@@ -199,6 +207,25 @@ def refine_query(query: str) -> str:
     return " ".join(kept) or query
 
 
+def merge(documents: Sequence[Document], found: Sequence[Document]) -> list[Document]:
+    """The documents of the retrievals so far and ``found``, best first: by their place in the ranking of the
+    retrieval that found them, the earlier query first at the same place (the caller's own words before a
+    refinement of them); a document found twice keeps its best place and its highest similarity.
+
+    Each retrieval is already ranked (exemplars reranked and diversified, warnings holding a pasted error line
+    first, whatever their cosine): sorted by cosine instead, the loop reordered them, and a pasted error's warnings
+    of the runs that met it gave way to closer-worded ones a refinement found (probe 48 U1)."""
+    merged: dict[tuple[str, str], Document] = {}
+    for d in [*documents, *found]:
+        seen = merged.get(d.key)
+        if seen is None:
+            merged[d.key] = d
+            continue
+        best = min(seen, d, key=lambda x: (x.rank, x.round))
+        merged[d.key] = replace(best, similarity=max(seen.similarity, d.similarity))
+    return sorted(merged.values(), key=lambda d: (d.rank, d.round, d.kind != "exemplar"))
+
+
 def confidence(documents: Sequence[Document], top: int) -> float:
     """Average similarity of the ``top`` best documents (0 with none)."""
     best = sorted((d.similarity for d in documents), reverse=True)[: max(1, top)]
@@ -238,6 +265,7 @@ class LoopState:
     checked: bool = False  # sufficiency judged for the current documents
     sufficient: bool | None = None
     refinements: int = 0
+    rounds: int = 0  # retrievals whose documents were kept
     refine_exhausted: bool = False
     previous_query: str | None = None  # the query a refinement replaced (for self-correction)
     best: Retrieval | None = None  # the retrieval with the best similarity: its strategy applies
@@ -361,8 +389,9 @@ class RetrievalLoop:
     def _do_retrieve(self, state: LoopState, ctx: RuntimeContext) -> str:
         retrieval, cached = self._fetch(state.query, ctx)
         state.cached |= cached
-        found = [Document("exemplar", e.similarity, e, state.query) for e in retrieval.exemplars]
-        found += [Document("warning", w.similarity, w, state.query) for w in retrieval.warnings]
+        round_ = state.rounds
+        found = [Document("exemplar", e.similarity, e, state.query, n, round_) for n, e in enumerate(retrieval.exemplars)]
+        found += [Document("warning", w.similarity, w, state.query, n, round_) for n, w in enumerate(retrieval.warnings)]
         note = f"{len(found)} documents ({retrieval.strategy.value}){' from cache' if cached else ''}"
         top = self.config.min_docs_required
         state.retrieved = True
@@ -377,11 +406,8 @@ class RetrievalLoop:
         state.previous_query, state.checked, state.sufficient = None, False, None
         if state.best is None or (retrieval.best_similarity or 0) > (state.best.best_similarity or 0):
             state.best = retrieval
-        merged = {d.key: d for d in state.documents}
-        for d in found:
-            if d.key not in merged or d.similarity > merged[d.key].similarity:
-                merged[d.key] = d
-        state.documents = sorted(merged.values(), key=lambda d: -d.similarity)
+        state.documents = merge(state.documents, found)
+        state.rounds += 1
         return note
 
     def _fetch(self, query: str, ctx: RuntimeContext) -> tuple[Retrieval, bool]:
@@ -405,7 +431,7 @@ class RetrievalLoop:
         return retrieval, False
 
     def _do_generate(self, state: LoopState) -> str:
-        # documents merged over several queries: keep the best few of each kind
+        # documents merged over several queries, each query's ranking kept: the best few of each kind
         exemplars = [d.item for d in state.documents if d.kind == "exemplar"][: self.config.depth.exemplars]
         warnings = [d.item for d in state.documents if d.kind == "warning"][:MAX_WARNINGS]
         try:
