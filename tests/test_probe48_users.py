@@ -46,3 +46,25 @@ def test_the_loop_keeps_the_runtimes_ranking_of_warnings_and_exemplars(model_ts)
     single = rt.loop(config=LoopConfig(enable_refinement=False)).run(GIFT_CARD_ERROR, ctx)
     found = rt.exemplars(GIFT_CARD_ERROR, ctx, k=LoopConfig().depth.exemplars)
     assert _shown(single.context) == ([e.trajectory_id for e in found.items], direct_warnings[:2])
+
+
+def test_the_loops_first_example_is_the_run_its_strategy_is_about() -> None:
+    """Exemplars of the retrieval whose strategy the context states go first at each place: a refinement that found a
+    run of this very task (``follow_closely``: "follow its approach closely", i.e. the first example) must not leave
+    the first example to a loosely related run the caller's own words found. A scripted retriever stands in for the
+    store here (the loop's merge is under test; the rankings themselves are the runtime's, tested above)."""
+    from trajsearch.runtime import Exemplar, Retrieval, RetrievalLoop, RuntimeContext, Strategy
+
+    def run(tid: str, similarity: float) -> Exemplar:
+        return Exemplar(tid, f"file:///t/{tid}", "v1", similarity, similarity, {}, "text")
+
+    script = {"please fix the failing payments test in src/pay.py":
+              Retrieval(Strategy.use_as_inspiration, 0.5, [run("loose-1", 0.5), run("loose-2", 0.45)], []),
+              "failing payments test src/pay.py":
+              Retrieval(Strategy.follow_closely, 0.97, [run("same-task", 0.97), run("loose-1", 0.5)], [])}
+    loop = RetrievalLoop(lambda query, ctx, k: script[query],
+                         lambda strategy, exemplars, warnings: f"{strategy.value}: " + ",".join(
+                             e.trajectory_id for e in exemplars))
+    result = loop.run("please fix the failing payments test in src/pay.py", RuntimeContext(tenant="acme"))
+    assert any(a.refined_query == "failing payments test src/pay.py" for a in result.actions)
+    assert result.context == "follow_closely: same-task,loose-1,loose-2"

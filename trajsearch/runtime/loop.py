@@ -207,23 +207,28 @@ def refine_query(query: str) -> str:
     return " ".join(kept) or query
 
 
-def merge(documents: Sequence[Document], found: Sequence[Document]) -> list[Document]:
+def merge(documents: Sequence[Document], found: Sequence[Document], *, lead: int = 0) -> list[Document]:
     """The documents of the retrievals so far and ``found``, best first: by their place in the ranking of the
     retrieval that found them, the earlier query first at the same place (the caller's own words before a
-    refinement of them); a document found twice keeps its best place and its highest similarity.
+    refinement of them), except that exemplars of retrieval ``lead``, the one whose strategy the context states,
+    go first at theirs (``follow_closely`` means the first example); a document found twice keeps its best place
+    and its highest similarity.
 
     Each retrieval is already ranked (exemplars reranked and diversified, warnings holding a pasted error line
     first, whatever their cosine): sorted by cosine instead, the loop reordered them, and a pasted error's warnings
     of the runs that met it gave way to closer-worded ones a refinement found (probe 48 U1)."""
+    def place(d: Document) -> tuple[int, bool, int]:
+        return d.rank, d.kind == "exemplar" and d.round != lead, d.round
+
     merged: dict[tuple[str, str], Document] = {}
     for d in [*documents, *found]:
         seen = merged.get(d.key)
         if seen is None:
             merged[d.key] = d
             continue
-        best = min(seen, d, key=lambda x: (x.rank, x.round))
+        best = min(seen, d, key=place)
         merged[d.key] = replace(best, similarity=max(seen.similarity, d.similarity))
-    return sorted(merged.values(), key=lambda d: (d.rank, d.round, d.kind != "exemplar"))
+    return sorted(merged.values(), key=lambda d: (*place(d), d.kind != "exemplar"))
 
 
 def confidence(documents: Sequence[Document], top: int) -> float:
@@ -269,6 +274,7 @@ class LoopState:
     refine_exhausted: bool = False
     previous_query: str | None = None  # the query a refinement replaced (for self-correction)
     best: Retrieval | None = None  # the retrieval with the best similarity: its strategy applies
+    best_round: int = 0  # which retrieval that was (its exemplars go first: see merge)
     cached: bool = False
     context: str = ""
     answer: str | None = None
@@ -405,8 +411,8 @@ class RetrievalLoop:
             return note + "; self-correction: the refined query scored lower, kept the previous query and documents"
         state.previous_query, state.checked, state.sufficient = None, False, None
         if state.best is None or (retrieval.best_similarity or 0) > (state.best.best_similarity or 0):
-            state.best = retrieval
-        state.documents = merge(state.documents, found)
+            state.best, state.best_round = retrieval, round_
+        state.documents = merge(state.documents, found, lead=state.best_round)
         state.rounds += 1
         return note
 
