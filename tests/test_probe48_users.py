@@ -68,3 +68,46 @@ def test_the_loops_first_example_is_the_run_its_strategy_is_about() -> None:
     result = loop.run("please fix the failing payments test in src/pay.py", RuntimeContext(tenant="acme"))
     assert any(a.refined_query == "failing payments test src/pay.py" for a in result.actions)
     assert result.context == "follow_closely: same-task,loose-1,loose-2"
+
+
+def test_a_context_showing_no_exemplar_states_no_strategy_to_follow(tmp_path: Path, monkeypatch) -> None:
+    """A budget too small for any exemplar leaves the strategy line out of the text (a "follow it closely" with no
+    run under it misleads), yet ``PromptContext.strategy``, ``exemplars --json`` (the service's ``Exemplars``) and
+    the tool's ``strategy`` still said ``follow_closely`` beside no example: a runtime choosing its prompt by
+    the strategy told the agent to follow a run it never showed. They now say what the context leaves the agent
+    with: ``plan_from_scratch``."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from trajsearch.cli import app
+    from trajsearch.embed import HashingEmbedder
+    from trajsearch.ingest.read import read_dump
+    from trajsearch.runtime import Runtime, RuntimeContext, Strategy
+    from trajsearch.search import TrajSearch
+
+    with TrajSearch.open(str(tmp_path / "m.db"), traces=str(tmp_path / "t"), embedder=HashingEmbedder()) as ts:
+        runs = [p.trajectory for p in read_dump(GIFT_CARD_LOOP, tenant="acme")]
+        ts.add(runs)
+        task = next(r.task for r in runs if r.outcome.value == "success")  # a run of this very task succeeded
+        rt, ctx = Runtime(ts), RuntimeContext(tenant="acme")
+        assert rt.context_for(task, ctx).strategy is Strategy.follow_closely
+        for fmt in ("text", "json"):
+            small = rt.context_for(task, ctx, budget=50, fmt=fmt)
+            assert not small.exemplars and small.data["omitted"]
+            assert small.strategy is Strategy.plan_from_scratch, fmt
+        tool = rt.tool(ctx)
+        tool.result_tokens = 40
+        answer = tool({"query": task[:1900], "kind": "exemplars", "k": 1})
+        assert answer["results"] == [] and answer["omitted"] == 1 and answer["strategy"] == "plan_from_scratch"
+
+    monkeypatch.setenv("TRAJSEARCH_MODEL", "hashing")
+    monkeypatch.setenv("TRAJSEARCH_HOME", str(tmp_path / "home"))
+    for name in ("TRAJSEARCH_SERVER", "TRAJSEARCH_URI", "TRAJSEARCH_TRACES", "TRAJSEARCH_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    cli = CliRunner()
+    assert cli.invoke(app, ["ingest", str(GIFT_CARD_LOOP), "-t", "acme", "--quiet"]).exit_code == 0
+    shown = json.loads(cli.invoke(app, ["exemplars", task, "-t", "acme", "--json"]).stdout)
+    assert shown["strategy"] == "follow_closely" and shown["items"]
+    small = json.loads(cli.invoke(app, ["exemplars", task, "-t", "acme", "--budget", "50", "--json"]).stdout)
+    assert small["items"] == [] and small["strategy"] == "plan_from_scratch"

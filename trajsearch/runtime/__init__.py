@@ -110,11 +110,12 @@ class Runtime:
             warned = self.warnings(task, ctx, exclude_trajectory_ids=exclude_trajectory_ids)
             rendered = render(found.strategy, found.items, warned, config=self.config.format, fmt=fmt,
                               counter=self.counter, budget=budget)
-            shown = PromptContext(found.strategy, found.best_similarity, rendered.text, rendered.data, rendered.tokens,
+            shown = PromptContext(rendered.stated(found.strategy), found.best_similarity, rendered.text, rendered.data,
+                                  rendered.tokens,
                                   [item for item, _ in _shown(found.items, rendered.data["exemplars"])],
                                   [item for item, _ in _shown(warned, rendered.data["warnings"])])
             # the runs the agent saw, as the PromptContext lists them (not every run found)
-            tracing.record_results(span, [*shown.exemplars, *shown.warnings], strategy=found.strategy.value,
+            tracing.record_results(span, [*shown.exemplars, *shown.warnings], strategy=shown.strategy.value,
                                    tokens=rendered.tokens)
             return shown
 
@@ -137,6 +138,7 @@ class Runtime:
         # (rendered apart, the more verbose JSON fit fewer runs than the text at one budget).
         context = render(strategy, exemplars, warnings, config=self.config.format, counter=self.counter,
                          budget=budget)
+        strategy = context.stated(strategy)
         outcome = "success" if kind == "exemplars" else "failure"
         out = [{"provenance": dict(item.provenance(), outcome=outcome),
                 "text": getattr(item, "text", "") or getattr(item, "error", ""), "view": view}

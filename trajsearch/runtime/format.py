@@ -148,6 +148,15 @@ class Rendered:
     omitted: int = 0
     fmt: str = "text"
 
+    def stated(self, strategy: Strategy | None) -> Strategy | None:
+        """The strategy this context leaves the agent with, for ``strategy`` as found: the one it states, and
+        ``plan_from_scratch`` where it shows no past run to follow (a budget too small for any exemplar drops
+        the strategy line, see :func:`render`); the caller's ``PromptContext.strategy``, the service's and the
+        tool's ``strategy`` had still said ``follow_closely`` with no example under it (probe 48 U3)."""
+        if strategy is None or "strategy" in self.data:
+            return strategy
+        return Strategy.plan_from_scratch
+
 
 @dataclass(frozen=True)
 class _Detail:

@@ -112,7 +112,7 @@ class SearchPastRuns:
             rendered = render(found.strategy, found.items, [], config=self.fmt, fmt="json",
                               counter=self.counter, budget=self.result_tokens)
             results = rendered.data["exemplars"]
-            base["strategy"] = found.strategy.value
+            base["strategy"] = rendered.stated(found.strategy).value
         else:
             found_warnings = warnings(self.ts, query, self.ctx, k=k, config=self.advice)
             rendered = render(None, [], found_warnings, config=self.fmt, fmt="json",
