@@ -138,7 +138,8 @@ Mapping
   its last line is where the cut fell), or an interrupted Bash call
   (``toolUseResult.interrupted``), or a poll of a background task (``BashOutput``, 2.1.x ``TaskOutput``)
   that reports it ``failed``: a shell command's exit code and output read as a Bash call's, an agent's
-  error. A parallel call the CLI cancelled because another one failed ("Sibling tool call errored")
+  error; one failure is one error, on the first step that reports it (a later poll or the task's
+  ``<task-notification>`` keeps what it says, with no error of its own). A parallel call the CLI cancelled because another one failed ("Sibling tool call errored")
   never ran: no error of its own, its observation says so.
 - outcome: a transcript records no verdict -> ``unknown``. When the session
   ended on an API error (a synthetic assistant message with
@@ -808,6 +809,7 @@ class _Session:
         self.steps: list[dict[str, Any]] = []
         self.by_call: dict[str, dict[str, Any]] = {}
         self.background: dict[str, dict[str, Any]] = {}  # background task id -> the call that launched it
+        self.failed_tasks: set[str] = set()  # background tasks whose failure a step already carries
         self.pending_thought: list[str] = []
         self.prompts: list[str] = []
         self.fallbacks: dict[str, str] = {}
@@ -973,12 +975,32 @@ class _Session:
         for note in task_notifications(body):
             step = self.by_call.get(note.get("tool-use-id", "")) or self.background.get(note.get("task-id", ""))
             if step is not None:
+                error = step.get("error")
                 add_report(step, note)
+                if step.get("error") != error:
+                    step["error"] = self._first_report(note.get("task-id") or step.get("_task"), step["error"]) or error
 
-    def _launched(self, arguments: dict[str, Any]) -> str | None:
-        """The command line of the background task a poll (``POLL_TOOLS``: ``bash_id``, ``task_id``) names."""
+    def _first_report(self, task: str | None, error: str | None) -> str | None:
+        """``error``, when it is the first step to report background ``task``'s failure, else None: a task polled
+        until it ended and polled again, then reported by its notification, failed once, and one failure is one
+        failed step (each copy would count again in failed steps, failure rows and the runtime's warnings). The
+        first report is where the agent learnt of it; the later ones keep what they say, as observations."""
+        if error is None or task is None:
+            return error
+        if task in self.failed_tasks:
+            return None
+        self.failed_tasks.add(task)
+        return error
+
+    @staticmethod
+    def _polled(arguments: dict[str, Any]) -> str | None:
+        """The id of the background task a poll (``POLL_TOOLS``: ``task_id``, ``bash_id``, ``shell_id``) names."""
         task = arguments.get("task_id") or arguments.get("bash_id") or arguments.get("shell_id")
-        launcher = self.background.get(task) if isinstance(task, str) else None
+        return task if isinstance(task, str) and task else None
+
+    def _launched(self, task: str | None) -> str | None:
+        """The command line of the background ``task`` (a poll's, :meth:`_polled`), when its launch was read."""
+        launcher = self.background.get(task) if task else None
         return command_line(launcher["arguments"]) if launcher else None
 
     def tool_result(self, part: dict[str, Any], record: dict[str, Any], at: Any) -> None:
@@ -994,9 +1016,12 @@ class _Session:
         step["observation"] = _CANCELLED if cancelled else text or None
         step["error"] = None if cancelled else _result_error(part, text, record, command_line(step["arguments"]))
         if step["error"] is None and step["action"] in POLL_TOOLS:  # a background task's end, read by polling it
-            step["error"] = poll_error(text, as_dict(record.get("toolUseResult")), self._launched(step["arguments"]))
+            task = self._polled(as_dict(step["arguments"]))
+            error = poll_error(text, as_dict(record.get("toolUseResult")), self._launched(task))
+            step["error"] = self._first_report(task, error)
         if task := background_task(text, as_dict(record.get("toolUseResult"))):  # its end is reported later
             self.background[task] = step  # (``background_result``)
+            step["_task"] = task
         step["ended_at"] = iso_time(at)
         step["_done"] = True
         self.last_error = None  # a tool ran: the session went on after any earlier API error
