@@ -28,3 +28,18 @@ def test_a_background_tasks_one_failure_is_one_failed_step_however_often_it_is_r
     assert first.error == "1 failed, 9 passed in 0.42s (exit code 1)"
     assert "<status>failed</status>" in second.observation and "AssertionError" in second.observation
     assert launch.observation.endswith('Background command "Run the test suite" failed with exit code 1')
+
+
+def test_a_phoenix_spans_dataframe_renumbered_and_written_on_one_long_line_is_read() -> None:
+    """Bug (probe 47, left open; L3): Phoenix's spans dataframe written with ``df.reset_index(drop=True).to_json()``
+    (pandas' default ``columns`` orient, the rows numbered ``"0"``, ``"1"``, ... instead of keyed by span id) is one
+    JSON line; over 64 KiB (any frame of more than a few traces) detection, which reads the head, found no record
+    and no signature: "unrecognised dump format". It reads as the same runs as the frame written as records."""
+    frame = FIXTURES / "openinference" / ".real"
+    renumbered = sorted((r.trajectory for r in read_dump(frame / "phoenix-dataframe" / "spans.reset-index.columns.json",
+                                                          tenant="acme")), key=lambda t: t.trajectory_id)
+    rows = sorted((r.trajectory for r in read_dump(frame / "phoenix_spans_df.jsonl", tenant="acme")),
+                  key=lambda t: t.trajectory_id)
+    assert len(renumbered) == 4
+    assert [t.model_dump(exclude={"metadata"}) for t in renumbered] == [t.model_dump(exclude={"metadata"}) for t in rows]
+

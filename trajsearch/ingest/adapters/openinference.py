@@ -87,11 +87,13 @@ log = logging.getLogger(__name__)
 NAME = "openinference"
 #: Searched in a file's first 64 KiB when no record can be parsed from them (see ``detect``): the kind attribute,
 #: or Phoenix's ``span_kind`` (its REST API's spans, a page of which is one JSON line longer than that), or the
-#: head of its spans dataframe as pandas' ``to_json()`` writes it by default (``{"name": {"<span id>": ...``) or
-#: split (``{"columns": [... "context.span_id" ...``), one line of any length (see :func:`_frame_rows`).
+#: head of its spans dataframe as pandas' ``to_json()`` writes it by default (``{"name": {"<span id>": ...``, or
+#: ``{"name": {"0": ...`` once ``reset_index(drop=True)`` numbered its rows: its first column is the span's name, and
+#: a frame of a few hundred spans puts ``span_kind`` and ``context.span_id`` past the head) or split (``{"columns":
+#: [... "context.span_id" ...``), one line of any length (see :func:`_frame_rows`).
 SIGNATURE = re.compile(r'"openinference\.span\.kind"|"span_kind"\s*:\s*"(?:TOOL|CHAIN|LLM|RETRIEVER|EMBEDDING|AGENT|'
                        r'RERANKER|UNKNOWN|GUARDRAIL|EVALUATOR|PROMPT|DECISION)"'
-                       r'|^\s*\{\s*"name"\s*:\s*\{\s*"[0-9a-f]{16}"\s*:'
+                       r'|^\s*\{\s*"name"\s*:\s*\{\s*"(?:[0-9a-f]{16}|0)"\s*:'
                        r'|^\s*\{\s*"columns"\s*:\s*\[[^\]]*"context\.span_id"', re.I)
 GROUPED = True
 ID_PREFIX = "oi"
