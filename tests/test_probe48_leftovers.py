@@ -3,8 +3,11 @@ folder's ``SOURCE.md``."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
+from cli_support import run_cli
+from test_probe47_benchmarks import _iterative_run_set
 from trajsearch.ingest.read import read_dump
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -43,3 +46,27 @@ def test_a_phoenix_spans_dataframe_renumbered_and_written_on_one_long_line_is_re
     assert len(renumbered) == 4
     assert [t.model_dump(exclude={"metadata"}) for t in renumbered] == [t.model_dump(exclude={"metadata"}) for t in rows]
 
+
+def test_a_checkpointed_reingest_reads_an_attempt_again_once_its_run_set_is_aggregated(tmp_path: Path, home) -> None:
+    """Bug (probe 47, left open; L4): an OpenHands iterative run set (``output.critic_attempt_<N>.jsonl``, built from
+    the real Multi-SWE-bench line) ingested while it ran, then again once ``output.jsonl`` (the aggregate, attempt 2
+    handed in and judged resolved) was written: the checkpoint had the attempt files done (their bytes unchanged),
+    so attempt 1 stayed ``handed_in: null`` in the store, where a fresh read says false (another attempt is handed
+    in). An attempt file is read again when the files it is read with (its aggregate, the other attempts) change."""
+    folder = tmp_path / "eval"
+    _iterative_run_set(folder)
+    aggregate = (folder / "output.jsonl").read_text()
+    (folder / "output.jsonl").unlink()  # aggregate_results has not run yet
+    code, out, err = run_cli("ingest", str(folder), "--quiet")
+    assert code == 0 and "ingested 2 runs" in " ".join(out.split()), out + err
+    (folder / "output.jsonl").write_text(aggregate)
+    code, out, err = run_cli("ingest", str(folder), "--quiet")
+    assert code == 0, out + err
+    fresh = {r.trajectory.trajectory_id: r.trajectory for r in read_dump(folder, tenant="acme")}
+    assert sorted(run.metadata["handed_in"] for run in fresh.values()) == [False, True]
+    for run_id, run in fresh.items():
+        code, out, err = run_cli("show", run_id, "--json")
+        assert code == 0, out + err
+        stored = json.loads(out)
+        assert stored["metadata"]["handed_in"] is run.metadata["handed_in"], run_id
+        assert stored["outcome"] == run.outcome.value, run_id

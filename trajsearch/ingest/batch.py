@@ -36,6 +36,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping, NamedTuple, Sequence
 
+from .adapters import read_with
 from .adapters._common import DEFAULT_SUCCESS_THRESHOLD
 from .orphans import ingest_of
 from .checkpoint import Checkpoint, DeadLetter, job_id
@@ -301,12 +302,12 @@ def _plan(units: list[Unit], checkpoint: Checkpoint, streamed: set[str]) -> tupl
             steps.append(_Step(unit))
             anew = True
             continue
-        done, skip, _ = checkpoint.resume_point(unit.key, fingerprint(unit))
+        done, skip, _ = checkpoint.resume_point(unit.key, _fingerprint(unit))
         if done and not anew:
             steps.append(_Step(unit, noted=True))
             continue
         if anew:  # written again whole: a kill meanwhile must not leave it done, or resumed after runs not rewritten
-            checkpoint.reset(unit.key, fingerprint(unit))
+            checkpoint.reset(unit.key, _fingerprint(unit))
             skip = 0
         steps.append(_Step(unit, written=skip))
         anew = True
@@ -314,6 +315,15 @@ def _plan(units: list[Unit], checkpoint: Checkpoint, streamed: set[str]) -> tupl
     while steps and steps[-1].noted:
         steps.pop()
     return steps, skipped
+
+
+def _fingerprint(unit: Unit) -> str:
+    """A unit's fingerprint for the checkpoint: its files' (``read.fingerprint``), and those of the files its runs are
+    read with (``adapters.read_with``: an OpenHands attempt file's aggregate, which came later), so that a unit done
+    is read again when what it was read with changed, not only when it did (probe 48, L4)."""
+    own = fingerprint(unit)
+    beside = tuple(dict.fromkeys(p for f in unit.files for p in read_with(f) if p not in unit.files))
+    return f"{own}+{fingerprint(replace(unit, files=beside))}" if beside else own
 
 
 def _sweep_temporaries(ts: Any, tenant: str) -> None:

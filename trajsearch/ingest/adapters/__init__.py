@@ -21,6 +21,9 @@ entry in ``ADAPTERS``. A module exposes:
   (``.claude/projects``): a directory walk reads them, and no other hidden folder;
   optionally ``SESSION_STORES``, its producer's binary session stores
   (``.adk/session.db``): a walk hands them in for detection to name;
+  optionally ``read_with(path)``, the other files (present or not) whose content
+  the runs of ``path`` depend on (an OpenHands attempt file's aggregate): an
+  ingest's checkpoint reads ``path`` again when they change;
 - a record-per-run adapter: ``to_trajectory(record, ctx) -> Trajectory``. With
   ``WHOLE_FILE = True`` a file is handed over as one value (its JSON document,
   or the list of its JSONL lines) and optionally ``split(document)`` yields
@@ -144,6 +147,12 @@ def side_path(path: Path, fmt: str | None) -> str | None:
     a raw session beside its converted run, a job's own files), given the format detected (None: unrecognised)."""
     return next((reason for mod in ADAPTERS.values()
                  if (hook := getattr(mod, "side_path", None)) is not None and (reason := hook(path, fmt))), None)
+
+
+def read_with(path: Path) -> tuple[Path, ...]:
+    """The other files whose content the runs of ``path`` depend on (``read_with`` of an adapter), none mostly."""
+    return tuple(p for mod in ADAPTERS.values() if (hook := getattr(mod, "read_with", None)) is not None
+                 for p in hook(path))
 
 
 def why_not_a_run(record: Any) -> str | None:

@@ -91,6 +91,19 @@ def attempt_of(line: dict[str, Any], source: Path) -> Attempt | None:
     return Attempt(number, False, {}, _chosen(source.parent, stem, instance, kept[-1].fingerprint))
 
 
+def read_with(path: Path) -> tuple[Path, ...]:
+    """The files an attempt file's runs are read with (none for any other file): its aggregate, present or not (it
+    says which attempt is handed in), and the other attempt files of its run set (a retry's makes attempt 1's
+    hand-in unknown, and names the attempt chosen). The ingest's checkpoint reads an attempt file again when they
+    change: one ingested before its run set was aggregated kept ``handed_in: null`` otherwise."""
+    found = ATTEMPT_FILE.fullmatch(path.name)
+    if found is None:
+        return ()
+    stem = found.group("stem")
+    others = tuple(p for _, p in _attempt_files(path.parent, stem, _version(path.parent)) if p != path)
+    return (path.with_name(f"{stem}.jsonl"), path.with_name(f"{stem}.jsonl.gz"), *others)
+
+
 def _alone(source: Path, stem: str) -> bool:
     """Whether attempt file ``source`` is the run set's only file of attempts, with no aggregate beside: what
     OpenHands/benchmarks writes with one critic run (its usual default) when the aggregate is not kept, where the

@@ -742,6 +742,12 @@ def side_path(path: Path, fmt: str | None) -> str | None:
     return None
 
 
+def read_with(path: Path) -> tuple[Path, ...]:
+    """The adapter hook (see ``adapters/__init__``): an iterative run set's attempt file is read with its aggregate
+    and its other attempt files (``_openhands_attempts.read_with``)."""
+    return attempts.read_with(path)
+
+
 def _outputs_beside(path: Path) -> list[tuple[Path, dict[str, tuple[attempts.Line, ...]]]]:
     """The lines of each evaluation output (``output*.jsonl``, gzipped or not) in the folder of ``path``."""
     outputs = sorted({*path.parent.glob("output*.jsonl"), *path.parent.glob("output*.jsonl.gz")})
