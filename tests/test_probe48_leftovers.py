@@ -8,6 +8,7 @@ from pathlib import Path
 
 from cli_support import run_cli
 from test_probe47_benchmarks import _iterative_run_set
+from trajsearch.ingest.checkpoint import Checkpoint
 from trajsearch.ingest.read import read_dump
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -70,3 +71,24 @@ def test_a_checkpointed_reingest_reads_an_attempt_again_once_its_run_set_is_aggr
         stored = json.loads(out)
         assert stored["metadata"]["handed_in"] is run.metadata["handed_in"], run_id
         assert stored["outcome"] == run.outcome.value, run_id
+
+
+def test_a_checkpoint_of_many_inputs_is_saved_at_a_pace_its_size_allows(tmp_path: Path) -> None:
+    """Bug (probe 47, left open; L5): an ingest's checkpoint keeps every input its job ever read, and each save
+    rewrites it whole, once a second: at 100k inputs (18 MB, about 1.4 s a save here) an ingest of 300 new sessions
+    took 34 s instead of 18 s, writing 18 MB a second. A save now waits nine times as long as the last one took (at
+    least ``min_interval``, here 0 so that only that rule holds it back); a forced save (the ingest's last) writes
+    all the same, and nothing committed is lost."""
+    path = tmp_path / "checkpoint.json"
+    checkpoint = Checkpoint.open(path, {"store": "s"})
+    checkpoint.min_interval = 0.0
+    for i in range(30_000):  # the rule holds at any size; this one takes a moment to write
+        checkpoint.units[f"/data/runs/{i:06d}.jsonl"] = {"fingerprint": f"{i:032x}", "seq": 1, "cursor": None,
+                                                         "done": True}
+    checkpoint.save(force=True)
+    written = path.stat().st_ino  # each save replaces the file (a new inode)
+    checkpoint.advance("/data/runs/new.jsonl", 0, None)
+    checkpoint.save()  # right after a save that took a while: not yet
+    assert path.stat().st_ino == written
+    checkpoint.save(force=True)
+    assert Checkpoint.open(path, {"store": "s"}).units["/data/runs/new.jsonl"]["seq"] == 1
