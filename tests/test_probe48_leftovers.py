@@ -92,3 +92,17 @@ def test_a_checkpoint_of_many_inputs_is_saved_at_a_pace_its_size_allows(tmp_path
     assert path.stat().st_ino == written
     checkpoint.save(force=True)
     assert Checkpoint.open(path, {"store": "s"}).units["/data/runs/new.jsonl"]["seq"] == 1
+
+
+def test_a_code_interpreter_cell_that_raised_is_a_failed_step() -> None:
+    """Bug (probe 47, left open; L6): OpenAI's hosted code interpreter (Responses API, here through the Agents SDK
+    and Logfire) marks its call ``completed`` when the code raised: the interpreter ran it, and the output ends in
+    IPython's report of the exception. The cell read as a step that worked, the KeyError lost to failure search and
+    warnings. Its error is the exception's line; the next cell, which ran, has none."""
+    run = only_run(FIXTURES / "openai-agents" / ".real" / "probeL48"
+                   / "logfire-5.4-agents-0.24-code-interpreter-cell-raised.otlp.json")
+    raised, ran, answer = run.steps
+    assert (raised.action, ran.action, answer.action) == ("code_interpreter", "code_interpreter", "respond")
+    assert raised.error == "KeyError: 'revenue'" and "Traceback (most recent call last)" in raised.observation
+    assert ran.error is None and ran.observation.strip() == "[nan, 0.25, -0.28, 0.556]"
+

@@ -18,7 +18,7 @@ from dataclasses import asdict
 from typing import Any
 
 from .._agent_cli import exit_code_error
-from .._common import as_dict, as_list
+from .._common import as_dict, as_list, short
 from .nodes import Message, indexed, maybe_json, text_of
 
 _USERISH = ("user", "human")
@@ -656,12 +656,51 @@ _SERVER_TOOL_OK = ("OUTCOME_OK", "OUTCOME_UNSPECIFIED")
 def _server_tool_failed(details: Any) -> bool:
     """Whether a provider-run tool's result says it failed (``_SERVER_TOOL_OK``): a semconv
     ``server_tool_call_response``'s details, pydantic-ai's built-in ``tool_call_response`` result, a hosted tool's
-    Responses item."""
+    Responses item; or, of OpenAI's code interpreter, whose item is ``completed`` when the code raised, an output
+    that ends in the exception (:func:`interpreter_error`)."""
     if not isinstance(details, dict):
         return False
     outcome, status = details.get("outcome"), details.get("status")
     return isinstance(outcome, str) and outcome not in _SERVER_TOOL_OK or status in ("failed", "error") \
-        or _anthropic_tool_error(details)
+        or _anthropic_tool_error(details) or interpreter_error(_interpreter_output(details)) is not None
+
+
+#: How IPython, the kernel of OpenAI's code interpreter, reports a cell that raised: a rule of dashes, ``<Class>``
+#: and ``Traceback (most recent call last)`` on one line over the frames (``Cell In[N], line L``), then, last,
+#: ``<Class>: <message>`` (a chained exception's report comes before, each under its own rule). A syntax error has
+#: no traceback: ``Cell In[N], line L`` over the line and its caret, then ``SyntaxError: ...``.
+_CELL_RAISED = re.compile(r"^-{20,}\n(?P<cls>[^\W\d][\w.]*) +Traceback \(most recent call last\)[ \t]*$", re.M)
+_CELL_SYNTAX = re.compile(r"^ *Cell In\[\d+\], line \d+\n(?:.*\n){0,3}?(?P<line>(?:SyntaxError|IndentationError|TabError)"
+                          r"(?::.*)?)\s*\Z", re.M)
+
+
+def _interpreter_output(details: dict[str, Any]) -> str:
+    """What OpenAI's code interpreter printed, from its Responses item (``code_interpreter_call``: its ``logs``
+    outputs) or a semconv response of it (``{"type": "code_interpreter", "output"}``); "" for any other tool."""
+    kind = details.get("type")
+    if kind == "code_interpreter_call":
+        return "\n".join(text_of(o.get("logs")) for o in as_list(details.get("outputs"))
+                         if isinstance(o, dict) and o.get("type") == "logs")
+    return text_of(details.get("output")) if kind == "code_interpreter" else ""
+
+
+def interpreter_error(output: str | None) -> str | None:
+    """The exception a code interpreter's code ended in: the last line of IPython's report of it (``KeyError:
+    'revenue'``, see ``_CELL_RAISED``) where the output ends with that report (a kernel's cell stops where it
+    raised), else None. The Responses API marks the call ``completed`` all the same (the interpreter ran; the code
+    failed), so a cell that raised read as a step that worked. A traceback the code printed itself and went on from
+    (Python's own ``Traceback (most recent call last):``, ``traceback.print_exc()``) is no failure of the cell."""
+    if not output:
+        return None
+    headers = list(_CELL_RAISED.finditer(output))
+    if headers:
+        cls = headers[-1].group("cls")
+        raised = [line.rstrip() for line in output[headers[-1].end():].splitlines()
+                  if line.rstrip() == cls or line.startswith(f"{cls}: ")]  # a message's later lines may follow
+        if raised:
+            return short(raised[-1], 600)
+    found = _CELL_SYNTAX.search(output)
+    return short(found.group("line"), 600) if found else None
 
 
 def _anthropic_tool_error(details: dict[str, Any]) -> bool:
@@ -677,6 +716,8 @@ def provider_failure(tool: str | None, result: Any) -> str | None:
     code execution, as pydantic-ai records it): what it printed, else that the tool failed; None for any other
     result, an app tool's own dict (``{"status": "error", "message": ...}``) included: its words are all of it. The
     JSON itself said it in braces and quotes."""
+    if tool == "code_interpreter" and isinstance(result, str) and (raised := interpreter_error(result)):
+        return raised
     said = maybe_json(result)
     shaped = isinstance(said, dict) and ("outcome" in said and set(said) <= {"outcome", "output"}
                                          or set(said) <= {"status", "sources", "results"})
