@@ -300,12 +300,13 @@ def test_langfuse_observations_without_io_beside_their_trace_are_said_missing(tm
         (tmp_path / name).write_bytes((LANGFUSE_V2 / name).read_bytes())
     with caplog.at_level("WARNING"):
         run = adapter_support.only(tmp_path)
-    assert run.task == "round trip" and [s.action for s in run.steps] == ["respond"]
+    assert run.task == "round trip" and [s.action for s in run.steps] == [None, "respond"]  # probe 48 L2: the failed
+    assert run.steps[0].error == "rate limited"  # call is a step of its error alone
     said = run.metadata["not_in_input"]
     assert "2 observations" in said and "without their input and output" in said
     assert "v2 observations API leaves them out" in said and "fields=core,basic,io" in said
     assert "failed among them: live-chat: rate limited" in said  # review RX D2: the failure named, not lost
-    assert "names, times and errors" not in said  # the run holds no step of them
+    assert "names, times and errors" not in said  # the run holds no step of them but the failed call's error
     assert sum("without their input and output" in r.getMessage() for r in caplog.records) == 1
 
 

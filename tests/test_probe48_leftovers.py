@@ -106,3 +106,19 @@ def test_a_code_interpreter_cell_that_raised_is_a_failed_step() -> None:
     assert raised.error == "KeyError: 'revenue'" and "Traceback (most recent call last)" in raised.observation
     assert ran.error is None and ran.observation.strip() == "[nan, 0.25, -0.28, 0.556]"
 
+
+def test_a_langfuse_model_call_that_failed_without_its_input_and_output_is_a_step_of_its_error(tmp_path: Path) -> None:
+    """Bug (probe 47, left open; L2): a trace from the trace list read with its observations from Langfuse's v2 API
+    without ``io`` (a live Langfuse 4.16 recording): the model call ``live-chat`` failed (level ERROR, "rate limited")
+    and, with no input or output, left no step: the failure was only named in ``not_in_input``, out of failure search
+    and the runtime's warnings. It is a step of its error alone (no action, nothing of what it was asked or said,
+    which the export left out), in its place before the answer; the note still names it."""
+    source = FIXTURES / "langfuse" / ".real" / "api-v2-observations"
+    for name in ("traces-page.json", "default-fields.json"):
+        (tmp_path / name).write_bytes((source / name).read_bytes())
+    [run] = [r.trajectory for r in read_dump(tmp_path, tenant="acme")]
+    failed, answer = run.steps
+    assert (failed.action, failed.error, failed.arguments) == (None, "rate limited", None)
+    assert failed.thought == "llm live-chat failed (its input and output were not exported)"
+    assert failed.started_at is not None and answer.action == "respond" and answer.error is None
+    assert "failed among them: live-chat: rate limited" in run.metadata["not_in_input"]

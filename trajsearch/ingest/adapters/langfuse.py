@@ -75,7 +75,9 @@ Mapping
   decoded; else the tool-argument attributes), observation = ``output`` (a
   LangChain ``ToolMessage``'s content; else the tool-response attributes),
   error = ``statusMessage`` when ``level`` is ``ERROR`` (``WARNING`` is not an
-  error) or a ``ToolMessage`` with ``status: error``. The tool call id
+  error) or a ``ToolMessage`` with ``status: error``. A model call that failed
+  and came without its input and output (a large trace's download, the v2 API)
+  is a step of its error alone (``llm <name> failed ...``, no action). The tool call id
   (``gen_ai.tool.call.id``, ``metadata.tool_call_id``, the ``ToolMessage``'s
   ``tool_call_id``) ties the execution to the generation that requested it, so
   a call and its execution are one step. Generation outputs (Chat Completions,
@@ -141,9 +143,9 @@ import re
 from functools import lru_cache
 from typing import Any, Iterator
 
-from trajsearch.model import Outcome, Trajectory
+from trajsearch.model import Outcome, Step, Trajectory
 
-from ._common import Context, RecordError, json_object
+from ._common import Context, RecordError, json_object, short
 from ._langfuse.graph import agent_spans, ending_on, graph_answer, step_agents
 from ._langfuse.grouping import (
     calls_of_the_chain,
@@ -167,7 +169,7 @@ from ._langfuse.observations import (
     trace_node,
 )
 from ._langfuse.shapes import OBSERVATION_TYPES, as_camel, ingestion_records, record_kind, score_of, side_kind
-from ._spans import Node, start_order
+from ._spans import Node, start_order, when
 from ._spans import trajectory_id as _span_trajectory_id
 from ._vendor import Score, as_list, decode, message_dicts, this_turn, trajectory
 
@@ -286,6 +288,7 @@ def assemble_trajectory(key: str, group: list[Node], ctx: Context, by: str = "tr
         raise RecordError(f"trace {key}: only scores, no trace or observation")
     without_io = [n.info[INFO_NO_IO] for n in group if n.info.get(INFO_NO_IO)]
     failed_unread = [f"{n.name}: {n.error}" for n in group if n.info.get(INFO_NO_IO) and n.error]
+    failed_calls = [n for n in group if n.info.get(INFO_NO_IO) and n.error and n.role == "llm"]
     if len(without_io) == len(group):
         raise RecordError(f"trace {key}: its observations were exported without their input and output fields, so "
                           f"it holds no task, steps or answer: {_who_left_io_out(without_io)}")
@@ -309,6 +312,7 @@ def assemble_trajectory(key: str, group: list[Node], ctx: Context, by: str = "tr
                 n.parent = None
         extra.update(trace_info)  # what the observations repeat of their trace
     run = ending_on(trajectory(NAME, ID_PREFIX, key, group, ctx, by=by, task=task, scores=scores, extra=extra), answer)
+    run = _with_failed_calls(run, failed_calls)
     if not run.steps and run.outcome is Outcome.unknown and not scores:
         names = sorted({n.name for n in group if n is not root})
         raise RecordError(f"not an agent run: trace {key} recorded no model call, tool or answer (only "
@@ -318,6 +322,28 @@ def assemble_trajectory(key: str, group: list[Node], ctx: Context, by: str = "tr
     absent = _not_in_input(absent, without_io, failed_unread, str(ctx.source))
     notes = {**agents, **({"not_in_input": absent} if absent else {})}
     return run.model_copy(update={"metadata": {**run.metadata, **notes}}) if notes else run
+
+
+def _with_failed_calls(run: Trajectory, calls: list[Node]) -> Trajectory:
+    """``run`` with a step for each model call that failed and came without its input and output (a v4 download
+    of a large trace, the v2 API without ``io``): its error, when and what failed, nothing of what it was asked or
+    said, which the export left out (the step says so). A call with no output makes no step (its messages do), so
+    such a failure, what an engineer searches for, was only named in ``not_in_input``. A tool's observation makes
+    a step without its input and output already; a call whose error a failed chain passed on has its step (the same
+    thought and error) already."""
+    told = {(s.thought, s.error) for s in run.steps if s.action is None}
+    added = [Step(index=0, thought=f"llm {n.name} failed (its input and output were not exported)",
+                  error=short(n.error, 600), started_at=when(n.start), ended_at=when(n.end))
+             for n in calls if (f"llm {n.name} failed", short(n.error, 600)) not in told]
+    if not added:
+        return run
+    steps = list(run.steps)
+    for step in added:  # before the first step that started after it, or the untimed ones ending the run (its answer)
+        at = step.started_at or step.ended_at
+        steps.insert(next((i for i, s in enumerate(steps) if at is not None and (s.started_at or s.ended_at or at) > at
+                           or not any(x.started_at or x.ended_at for x in steps[i:])), len(steps)), step)
+    return Trajectory.model_validate({**dict(run), "steps": [s.model_copy(update={"index": i})
+                                                             for i, s in enumerate(steps)]})
 
 
 def _more_pages(meta: dict[str, Any]) -> str | None:
