@@ -34,7 +34,7 @@ def test_a_background_tasks_one_failure_is_one_failed_step_however_often_it_is_r
     assert launch.observation.endswith('Background command "Run the test suite" failed with exit code 1')
 
 
-def test_a_phoenix_spans_dataframe_renumbered_and_written_on_one_long_line_is_read() -> None:
+def test_a_phoenix_spans_dataframe_renumbered_and_written_on_one_long_line_is_read(tmp_path: Path) -> None:
     """Bug (probe 47, left open; L3): Phoenix's spans dataframe written with ``df.reset_index(drop=True).to_json()``
     (pandas' default ``columns`` orient, the rows numbered ``"0"``, ``"1"``, ... instead of keyed by span id) is one
     JSON line; over 64 KiB (any frame of more than a few traces) detection, which reads the head, found no record
@@ -46,6 +46,12 @@ def test_a_phoenix_spans_dataframe_renumbered_and_written_on_one_long_line_is_re
                   key=lambda t: t.trajectory_id)
     assert len(renumbered) == 4
     assert [t.model_dump(exclude={"metadata"}) for t in renumbered] == [t.model_dump(exclude={"metadata"}) for t in rows]
+    # another table in the same shape (pandas' columns orient, a "name" column first) is said to be no spans frame
+    other = tmp_path / "runs.json"
+    other.write_text(json.dumps({"name": {str(i): f"run-{i}" for i in range(5000)},
+                                 "status": {str(i): "ok" for i in range(5000)}}, separators=(",", ":")))
+    [rejected] = list(read_dump(other, tenant="acme"))
+    assert not rejected.ok and "not Phoenix's spans dataframe: it has no 'context.span_id' column" in rejected.error
 
 
 def test_a_checkpointed_reingest_reads_an_attempt_again_once_its_run_set_is_aggregated(tmp_path: Path, home) -> None:

@@ -226,6 +226,10 @@ def nodes(record: Any, ctx: Context, seq: int = 0) -> Iterator[tuple[str, Node, 
         for n, row in enumerate(rows):
             yield from otlp_nodes({k: v for k, v in row.items() if k != "index"}, ctx, seq + n)
         return
+    if isinstance(record, dict) and isinstance(record.get("name"), dict) and all(isinstance(v, dict) for v in
+                                                                                 record.values()):
+        raise RecordError("a table pandas' to_json() wrote (a column of values per name) that is not Phoenix's spans "
+                          "dataframe: it has no 'context.span_id' column")  # what the head's SIGNATURE let in
     if _phoenix_page(record) and record["next_cursor"]:
         log.warning("%s: one page of Phoenix's spans (next_cursor %r): more pages exist, and a trace of this one may "
                     "go on in them; fetch them (?cursor=...) and read the pages together, or ask for a larger limit",
