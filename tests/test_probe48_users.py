@@ -6,6 +6,7 @@ Real inputs: tests/fixtures/tau-bench/.probe48/ (real tau-bench airline runs of
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -111,3 +112,25 @@ def test_a_context_showing_no_exemplar_states_no_strategy_to_follow(tmp_path: Pa
     assert shown["strategy"] == "follow_closely" and shown["items"]
     small = json.loads(cli.invoke(app, ["exemplars", task, "-t", "acme", "--budget", "50", "--json"]).stdout)
     assert small["items"] == [] and small["strategy"] == "plan_from_scratch"
+
+
+def test_a_pasted_run_id_with_whitespace_around_it_is_that_run(tmp_path: Path, monkeypatch) -> None:
+    """An id copied with its line's newline or a leading space (``show "ID "``, ``similar --id " ID"``) was refused
+    with the id pattern; the whitespace is no part of any id, and ``show``, ``similar`` and ``delete`` take the run."""
+    from cli_support import run_cli
+
+    monkeypatch.setenv("TRAJSEARCH_MODEL", "hashing")
+    for name in ("TRAJSEARCH_SERVER", "TRAJSEARCH_URI", "TRAJSEARCH_TRACES"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("TRAJSEARCH_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("TRAJSEARCH_TENANT", "acme")
+    dump = Path(__file__).parent / "fixtures" / "tau-bench" / ".probe48" / "gpt-4o-airline-gift-card-loop.json"
+    assert run_cli("ingest", str(dump), "--quiet")[0] == 0
+    code, out, _ = run_cli("search", "gift card", "-k", "1", "--json")
+    run_id = json.loads(out)[0]["trajectory_id"]
+    code, out, err = run_cli("show", f"{run_id}\n")
+    assert code == 0 and out.startswith(run_id), err
+    code, out, err = run_cli("similar", "--id", f" {run_id}", "-k", "1", "--json")
+    assert code == 0 and json.loads(out), err
+    code, out, err = run_cli("delete", "--dry-run", f" {run_id} ")
+    assert code == 0 and run_id in out, err

@@ -11,7 +11,7 @@ import typer
 
 from .connect import connect
 from .ingest_commands import parse_set
-from .options import AsJson, Ca, Server, Tenant, Traces, Uri
+from .options import AsJson, Ca, Server, Tenant, Traces, Uri, trimmed
 from .output import err, fail, out, print_json
 
 #: Ids named in the readable report before "…".
@@ -23,7 +23,7 @@ TRACE_GONE = "trace gone"
 
 
 def delete(
-    trajectory_ids: Optional[List[str]] = typer.Argument(None, help="Runs to remove, by trajectory id."),
+    trajectory_ids: Optional[List[str]] = typer.Argument(None, help="Runs to remove, by trajectory id.", callback=trimmed),
     dumps: List[Path] = typer.Option([], "--from", help="Remove the runs these dump files or folders gave an ingest (repeatable: name every input of that ingest, as ids are kept distinct across them), with its --format, --group-by, --set, --outcomes and --success-threshold. A stored run is removed only if it is the dump's run (same content)."),
     fmt: Optional[str] = typer.Option(None, "--format", "-f", help="With --from: the format `ingest` was forced to."),
     group_by: str = typer.Option("trace", "--group-by", help="With --from, span formats: 'trace' or 'conversation', as at ingest."),

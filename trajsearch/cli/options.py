@@ -9,11 +9,19 @@ every interface takes them from.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Iterable, List, Optional
+from typing import Annotated, Any, Iterable, List, Optional
 
 import typer
 
 from ..vocab import LEVELS, MODES, OUTCOMES
+
+
+def trimmed(value: Any) -> Any:
+    """A typer callback for run ids as users paste them: the whitespace around an id (a copied line's newline, a
+    leading space) is no part of any id, and was refused with the id pattern."""
+    if isinstance(value, str):
+        return value.strip()
+    return [v.strip() if isinstance(v, str) else v for v in value] if isinstance(value, list) else value
 
 
 def _one_of(words: Iterable[str]) -> str:

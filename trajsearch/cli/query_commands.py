@@ -15,7 +15,7 @@ from rich.table import Table
 from .connect import connect
 from .options import (
     AsJson, Ca, ContextEnvVersions, ContextPolicyVersions, ContextTools, Levels, Mode, Outcomes, Server, TaskFamilies,
-    Tenant, Tools, Traces, Uri,
+    Tenant, Tools, Traces, Uri, trimmed,
 )
 from ..excerpt import failure_error, terms
 from .output import err, fail, matched_line, one_line, out, print_json, where
@@ -71,7 +71,7 @@ def search(
 
 def similar(
     text: Optional[str] = typer.Argument(None, help="Error text or description of the broken run."),
-    trajectory_id: Optional[str] = typer.Option(None, "--id", help="Find runs like this indexed run."),
+    trajectory_id: Optional[str] = typer.Option(None, "--id", help="Find runs like this indexed run.", callback=trimmed),
     tenant: Tenant = None,
     outcome: Outcomes = [],
     k: int = typer.Option(5, "-k"),
@@ -167,7 +167,7 @@ def _anchor_error(api, trajectory_id: str) -> str:
 
 
 def show(
-    trajectory_id: str = typer.Argument(..., help="The run to show."),
+    trajectory_id: str = typer.Argument(..., help="The run to show.", callback=trimmed),
     tenant: Tenant = None,
     steps: Optional[str] = typer.Option(None, "--steps", help="Step positions to show, from 0: N, N:M (M included), N: or :M (default: all)."),
     server: Server = None,
