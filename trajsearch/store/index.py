@@ -240,8 +240,7 @@ class TrajectoryIndex:
         otherwise holds the data-directory lock until the process exits, so another
         process can open the store after us.
         """
-        if self._mirror is not None:
-            self._mirror.save(force=True)
+        self._save_lexical(force=True)
         self.client.close()
         if not is_server_uri(self.uri):
             from milvus_lite.server_manager import server_manager_instance  # noqa: PLC0415
@@ -251,8 +250,23 @@ class TrajectoryIndex:
     def flush(self) -> None:
         """Seal the memtable: unflushed rows make milvus-lite searches 10-30x slower."""
         self.client.flush(COLLECTION)
-        if self._mirror is not None:
-            self._mirror.save()
+        self._save_lexical()
+
+    def _save_lexical(self, *, force: bool = False) -> None:
+        """Save the lexical index's copy, and go on if the disk will not take it (full, or a file-size limit).
+
+        The copy only spares the next open a rebuild: a save that fails leaves the copy's generation unlike the
+        collection's, so the next open rebuilds from the rows, which are the truth. A full disk made every search
+        of an embedded store fail after computing its answer (the read had rebuilt the index, and saving it at
+        close raised ``No space left on device``), and a server stopping on one left the data directory held.
+        """
+        if self._mirror is None:
+            return
+        try:
+            self._mirror.save(force=force)
+        except OSError as exc:
+            log.warning("%s: could not save the lexical index beside the store (%s); the next open rebuilds it "
+                        "from the collection", self.uri, exc)
 
     # -- partitions (embedded layout) --------------------------------------------------------
 

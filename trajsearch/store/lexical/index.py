@@ -406,9 +406,13 @@ class LexicalIndex:
         arrays["meta"] = np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8)
         tmp = f"{os.fspath(path)}.tmp.npz"
         Path(tmp).unlink(missing_ok=True)  # a leftover keeps its mode: start afresh, 0600 (every tenant's terms)
-        with os.fdopen(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "wb") as fh:
-            np.savez(fh, **arrays)
-        os.replace(tmp, path)  # atomic: a crash never leaves a half-written file
+        try:
+            with os.fdopen(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "wb") as fh:
+                np.savez(fh, **arrays)
+            os.replace(tmp, path)  # atomic: a crash never leaves a half-written file
+        except BaseException:  # a full disk: its half-written copy would keep the space the save lacked
+            Path(tmp).unlink(missing_ok=True)
+            raise
         return total
 
     @classmethod

@@ -1,0 +1,65 @@
+"""Probe 48 (S): the service and the batch indexer as an operator running ``trajsearch serve`` for weeks meets them.
+
+Fixtures: real mini-swe-agent runs (``fixtures/mini-swe-agent/.real/batch-2.4.6``, two 2.4.6 runs; sources in the
+``SOURCE.md`` there). A full disk is stood in for by a file-size limit (``RLIMIT_FSIZE``) on the command's process:
+the same ``write()`` fails the same way (``EFBIG`` for ``ENOSPC``), with no filesystem to mount.
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+import subprocess
+import sys
+from pathlib import Path
+
+from cli_support import run_cli
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = Path(__file__).parent / "fixtures"
+BATCH = FIXTURES / "mini-swe-agent" / ".real" / "batch-2.4.6"  # two real mini-swe-agent 2.4.6 runs
+
+
+def _local_store(tmp_path: Path, monkeypatch) -> dict[str, str]:
+    """An embedded store under ``tmp_path`` for this process's CLI and the environment a child process needs."""
+    env = {"TRAJSEARCH_MODEL": "hashing", "TRAJSEARCH_HOME": str(tmp_path / "home"), "TRAJSEARCH_TENANT": "acme"}
+    for name in ("TRAJSEARCH_SERVER", "TRAJSEARCH_URI", "TRAJSEARCH_TRACES"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    return {**os.environ, **env}
+
+
+def _cli_with_file_limit(limit: int, env: dict[str, str], *args: str) -> subprocess.CompletedProcess:
+    """``trajsearch ARGS...`` in a child process that cannot write a file past ``limit`` bytes (a full disk)."""
+    def limited() -> None:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
+    return subprocess.run([sys.executable, "-m", "trajsearch.cli", *args], cwd=ROOT, env=env, preexec_fn=limited,
+                          capture_output=True, text=True, timeout=300)
+
+
+def test_a_search_answers_when_the_disk_will_not_take_the_lexical_copy(tmp_path: Path, monkeypatch) -> None:
+    """On a full disk every search of an embedded store failed with ``error: OSError: [Errno 28] No space left on
+    device``, exit 1, after computing its answer: the read rebuilt the stale lexical index and closing the store
+    saved it, which raised (and left a half-written ``.tmp.npz`` taking what space there was). The save is a
+    cache's: the search answers, a warning says the copy was not saved, no temp file is left, and the next open
+    rebuilds it."""
+    env = _local_store(tmp_path, monkeypatch)
+    code, out, err = run_cli("ingest", str(BATCH), "--quiet")
+    assert code == 0, out + err
+    home = tmp_path / "home"
+    copy = home / "milvus.db.lexical.npz"
+    assert copy.is_file()
+    (home / "milvus.db.lexical.json").unlink()  # stale, as a killed writer leaves it: the next read rebuilds
+
+    done = _cli_with_file_limit(copy.stat().st_size // 2, env, "search", "ModuleNotFoundError", "-m", "lexical",
+                                "--json")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert '"trajectory_id"' in done.stdout, done.stdout + done.stderr
+    assert "could not save the lexical index" in done.stderr and "File too large" in done.stderr, done.stderr
+    assert sorted(p.name for p in home.iterdir() if p.name.startswith("milvus.db.lexical")) == [
+        "milvus.db.lexical.npz"], list(home.iterdir())  # no half-written copy; the label still says stale
+
+    code, out, err = run_cli("search", "ModuleNotFoundError", "-m", "lexical", "--json")
+    assert code == 0 and '"trajectory_id"' in out, out + err
