@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import resource
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -63,3 +64,37 @@ def test_a_search_answers_when_the_disk_will_not_take_the_lexical_copy(tmp_path:
 
     code, out, err = run_cli("search", "ModuleNotFoundError", "-m", "lexical", "--json")
     assert code == 0 and '"trajectory_id"' in out, out + err
+
+
+def test_a_moved_or_copied_store_searches_with_its_own_lexical_copy(tmp_path: Path, monkeypatch) -> None:
+    """A store moved (``mv ~/.trajsearch /data/``, a volume mounted at another path) failed every search with
+    ``error: FileNotFoundError: '<old path>/milvus.db.lexical.npz.tmp.npz'``: the collection recorded where its
+    lexical copy was made, so the copy moved beside it was never read, the search rebuilt it and closing saved it
+    to a directory gone. A copy of a store (a backup restored beside the original) wrote its copy into the
+    original's. Opened by its path, a store keeps the copy beside itself: the moved copy is loaded as it is, and
+    the original's files are left alone."""
+    _local_store(tmp_path, monkeypatch)
+    made = tmp_path / "made"
+    monkeypatch.setenv("TRAJSEARCH_HOME", str(made / "home"))
+    code, out, err = run_cli("ingest", str(BATCH), "--quiet")
+    assert code == 0, out + err
+
+    moved = tmp_path / "moved"
+    made.rename(moved)
+    monkeypatch.setenv("TRAJSEARCH_HOME", str(moved / "home"))
+    label = moved / "home" / "milvus.db.lexical.json"
+    saved = label.read_text()
+    code, out, err = run_cli("search", "ModuleNotFoundError", "-m", "lexical", "--json")
+    assert code == 0 and '"trajectory_id"' in out, out + err
+    assert label.read_text() == saved  # the moved copy was loaded, not rebuilt and saved again
+    assert not made.exists()
+
+    copied = tmp_path / "copied"
+    shutil.copytree(moved, copied)
+    before = {p.name: p.read_bytes() for p in (moved / "home").iterdir() if p.is_file()}
+    (copied / "home" / "milvus.db.lexical.json").unlink()  # the copy's lexical copy is rebuilt and saved
+    monkeypatch.setenv("TRAJSEARCH_HOME", str(copied / "home"))
+    code, out, err = run_cli("search", "ModuleNotFoundError", "-m", "lexical", "--json")
+    assert code == 0 and '"trajectory_id"' in out, out + err
+    assert (copied / "home" / "milvus.db.lexical.json").is_file()  # saved beside the copy
+    assert {p.name: p.read_bytes() for p in (moved / "home").iterdir() if p.is_file()} == before

@@ -137,8 +137,16 @@ class TrajectoryIndex:
             )
         self.lexical_backend = props.get("trajsearch.lexical", LEXICAL_MEMORY)
         self.lexical_path = props.get("trajsearch.lexical_path")
-        if self.lexical_backend == LEXICAL_MEMORY and not self.lexical_path and not is_server_uri(self.uri):
-            self.lexical_path = self._local_lexical_path()  # a store made before the path was recorded
+        if (self.lexical_backend == LEXICAL_MEMORY and not is_server_uri(self.uri)
+                and self.lexical_path != self._local_lexical_path()):
+            # Opened by its path, the copy lives beside the data directory where it is now: a store made before
+            # the path was recorded, or moved or copied since (`mv ~/.trajsearch`, a backup restored, a volume
+            # mounted elsewhere). The recorded path had kept pointing where it was made: every search rebuilt the
+            # copy, then failed saving it there (the directory gone), or wrote it into the original store's.
+            if self.lexical_path:
+                log.info("%s: the store was made at another path; its lexical copy is kept beside it now, not at %s",
+                         self.uri, self.lexical_path)
+            self.lexical_path = self._local_lexical_path()
             self.client.alter_collection_properties(COLLECTION, properties={"trajsearch.lexical_path": self.lexical_path})
         self.partitioned = not any(f.get("is_partition_key") for f in description.get("fields", []))
         apart = props.get(EPISODES_APART) == "1"
