@@ -7,6 +7,7 @@ the same ``write()`` fails the same way (``EFBIG`` for ``ENOSPC``), with no file
 
 from __future__ import annotations
 
+import json
 import os
 import resource
 import shutil
@@ -98,3 +99,24 @@ def test_a_moved_or_copied_store_searches_with_its_own_lexical_copy(tmp_path: Pa
     assert code == 0 and '"trajectory_id"' in out, out + err
     assert (copied / "home" / "milvus.db.lexical.json").is_file()  # saved beside the copy
     assert {p.name: p.read_bytes() for p in (moved / "home").iterdir() if p.is_file()} == before
+
+
+def test_show_of_a_run_whose_trace_is_gone_says_so(tmp_path: Path, monkeypatch) -> None:
+    """``show`` of an indexed run whose trace file is not where the trace store looks (the traces moved with a
+    store's old layout, ``--traces`` naming another folder, a file deleted) said only ``error: file:///...json.gz``:
+    the message of a KeyError's bare argument. It says the run is indexed, that the store named holds no trace of
+    it, and what names the trace store."""
+    _local_store(tmp_path, monkeypatch)
+    code, out, err = run_cli("ingest", str(BATCH), "--quiet")
+    assert code == 0, out + err
+    code, out, err = run_cli("search", "ModuleNotFoundError", "-l", "task", "--json")
+    trajectory_id = json.loads(out)[0]["trajectory_id"]
+    elsewhere = tmp_path / "traces-elsewhere"
+    elsewhere.mkdir()
+
+    code, out, err = run_cli("show", trajectory_id, "--traces", str(elsewhere))
+    said = "".join(err.split())  # the console wraps long paths anywhere
+    assert code == 1, out + err
+    wanted = f"the run is indexed but its trace is not in the trace store {elsewhere.as_uri()}: no trace at file://"
+    assert "".join(wanted.split()) in said, err
+    assert "--tracesor$TRAJSEARCH_TRACES" in said, err

@@ -26,15 +26,21 @@ def connect(server: str | None, ca: Path | None, uri: str | None, traces: str | 
     from ..indexer import IngestError
     from ..store.index import SchemaMismatchError
     from ..store.lock import StoreOpenError
-    from ..store.traces import TraceStoreError
+    from ..store.traces import TraceNotFoundError, TraceStoreError
 
     if not server:
         note_unused_key(uri)
+    store = None
     try:
         with open_backend(server=server, ca=ca, uri=uri, traces=traces, tenant=tenant) as backend:
+            store = None if backend.remote else backend.api.traces.location
             yield backend
     except typer.Exit:
         raise
+    except TraceNotFoundError as exc:  # a LookupError whose message had been its bare URI (KeyError's args)
+        fail(f"the run is indexed but its trace is not in the trace store {store or ''}: {exc} (moved or deleted? "
+             "--traces or $TRAJSEARCH_TRACES names where the traces are now; a re-ingest of its dump writes it "
+             "again)", code=1)
     except (ValueError, PermissionError) as exc:  # bad input, a tenant the key does not hold, a refused key
         if server:
             from ..service.client import Unauthenticated, refused_key
