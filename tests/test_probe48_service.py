@@ -120,3 +120,20 @@ def test_show_of_a_run_whose_trace_is_gone_says_so(tmp_path: Path, monkeypatch) 
     wanted = f"the run is indexed but its trace is not in the trace store {elsewhere.as_uri()}: no trace at file://"
     assert "".join(wanted.split()) in said, err
     assert "--tracesor$TRAJSEARCH_TRACES" in said, err
+
+
+def test_an_export_the_disk_will_not_take_names_its_file(tmp_path: Path, monkeypatch) -> None:
+    """``export -o FILE`` onto a full disk said ``error: OSError: [Errno 28] No space left on device``, naming no
+    file. It names the file, says nothing was written, and leaves no temp file beside it."""
+    env = _local_store(tmp_path, monkeypatch)
+    code, out, err = run_cli("ingest", str(BATCH), "--quiet")
+    assert code == 0, out + err
+    target = tmp_path / "out"
+    target.mkdir()
+    done = _cli_with_file_limit(4096, env, "export", "-q", "fix the greeting", "-f", "jsonl", "--outcome", "success",
+                                "--outcome", "failure", "--outcome", "unknown", "-o", str(target / "runs.jsonl"))
+    said = "".join(done.stderr.split())  # the console wraps long paths anywhere
+    assert done.returncode == 1, done.stdout + done.stderr
+    wanted = f"cannot write {target / 'runs.jsonl'}: File too large; nothing was written"
+    assert "".join(wanted.split()) in said, done.stderr
+    assert list(target.iterdir()) == []

@@ -61,10 +61,17 @@ def export(
         show = not quiet and err.is_terminal and job.found > 1
         columns = (TextColumn("[bold]exporting"), BarColumn(), TextColumn("{task.completed}/{task.total} runs"),
                    TimeElapsedColumn(), TimeRemainingColumn())
-        with _output(out_file) as (stream, sidecar), Progress(*columns, console=err, disable=not show) as progress:
-            bar = progress.add_task("export", total=job.found)
-            write(job, stream, fmt=fmt, provenance=provenance, sidecar=sidecar,
-                  on_record=lambda _: progress.advance(bar))
+        try:
+            with _output(out_file) as (stream, sidecar), Progress(*columns, console=err, disable=not show) as progress:
+                bar = progress.add_task("export", total=job.found)
+                write(job, stream, fmt=fmt, provenance=provenance, sidecar=sidecar,
+                      on_record=lambda _: progress.advance(bar))
+        except OSError as exc:
+            if out_file is None:
+                raise
+            # a full disk: "error: OSError: [Errno 28] No space left on device" had named no file
+            fail(f"cannot write {out_file}: {exc.strerror or exc}; nothing was written (no partial file is left)",
+                 code=1)
     where = f" to {out_file}" if out_file else ""
     left = [f"{n} {why}" for n, why in ((job.too_long, f"over --max-tokens {max_tokens}"),
                                          (job.missing_trace, "without a readable trace")) if n]
