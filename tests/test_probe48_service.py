@@ -7,15 +7,20 @@ the same ``write()`` fails the same way (``EFBIG`` for ``ENOSPC``), with no file
 
 from __future__ import annotations
 
+import http.cookiejar
 import json
 import os
 import resource
 import shutil
 import subprocess
 import sys
+import time
+import urllib.request
 from pathlib import Path
+from urllib.parse import urlencode
 
 from cli_support import run_cli
+from web_support import csrf_of
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -137,3 +142,70 @@ def test_an_export_the_disk_will_not_take_names_its_file(tmp_path: Path, monkeyp
     wanted = f"cannot write {target / 'runs.jsonl'}: File too large; nothing was written"
     assert "".join(wanted.split()) in said, done.stderr
     assert list(target.iterdir()) == []
+
+
+def _new_key(path: Path, tenant: str, role: str) -> str:
+    """``trajsearch keys new --append PATH``: the key it prints (its hashed entry goes into the file)."""
+    code, out, err = run_cli("keys", "new", "--tenant", tenant, "--role", role, "--append", str(path))
+    assert code == 0, out + err
+    return out.strip()
+
+
+def test_a_key_rotated_in_the_key_file_works_and_the_old_one_is_refused_without_a_restart(tmp_path: Path) -> None:
+    """A rotation as the README gives it (``keys new --append keys.toml``, then the old entry removed) did nothing
+    until ``serve`` restarted: the file was read once, so the new key was refused as "not one of that server's keys
+    (... or one missing from its --keys file)" while it was in the file, and a removed, maybe leaked, key kept
+    working; the only way out, a restart, drains every call and signs every web page out. The server reads the file
+    again when it changes; a file saved half-way keeps the keys it had."""
+    from trajsearch.embed import HashingEmbedder
+    from trajsearch.search import TrajSearch
+    from trajsearch.service.auth import KeyRing
+    from trajsearch.service.client import Client, Unauthenticated
+    from trajsearch.service.server import ServiceServer
+
+    keys = tmp_path / "keys.toml"
+    old = _new_key(keys, "acme", "write")
+    ts = TrajSearch.open(str(tmp_path / "milvus.db"), traces=str(tmp_path / "traces"), embedder=HashingEmbedder())
+    server = ServiceServer(ts, KeyRing.load(keys), address="127.0.0.1:0",  # as `serve --keys ... --http` loads it
+                           http_address="127.0.0.1:0").start()
+
+    def whoami(key: str, wait: float = 1.5) -> dict[str, str] | None:
+        """The key's answer once the server has looked at the file again (once a second); None: refused."""
+        time.sleep(wait)
+        with Client(server.address, key) as client:
+            try:
+                return client.whoami(timeout=30)
+            except Unauthenticated:
+                return None
+
+    def signed_in(key: str) -> urllib.request.OpenerDirector:
+        """A browser signed in to the web pages with ``key``."""
+        opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(http.cookiejar.CookieJar()))
+        with opener.open(server.web.url + "/signin", timeout=60) as page:
+            token = csrf_of(page.read().decode())
+        form = urlencode({"key": key, "csrf": token, "next": "/"}).encode()
+        opener.open(urllib.request.Request(server.web.url + "/signin", data=form), timeout=60).close()
+        return opener
+
+    def page_url(browser: urllib.request.OpenerDirector) -> str:
+        """Where the search page lands: itself, or the sign-in page."""
+        with browser.open(server.web.url + "/?q=error", timeout=60) as page:
+            return page.geturl()
+
+    try:
+        assert whoami(old, 0) == {"tenant": "acme", "role": "write", "key_id": "acme-write"}
+        browser = signed_in(old)
+        assert "/signin" not in page_url(browser)
+        new = _new_key(keys, "acme", "write")  # the rotation: acme-write-2
+        assert whoami(new) == {"tenant": "acme", "role": "write", "key_id": "acme-write-2"}
+        assert "/signin" not in page_url(browser)  # the old key is still in the file
+        text = keys.read_text()
+        keys.write_text(text[text.index("[[keys]]", text.index("[[keys]]") + 1):])  # the old entry removed
+        assert whoami(old) is None
+        assert whoami(new, 0) is not None
+        assert "/signin" in page_url(browser)  # its web session ended with it
+        assert "/signin" not in page_url(signed_in(new))
+        keys.write_text(keys.read_text()[:-20])  # saved half-way: not TOML
+        assert whoami(new) is not None and whoami(old, 0) is None
+    finally:
+        server.stop(grace=1)

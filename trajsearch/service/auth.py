@@ -16,6 +16,13 @@ JSON file (``--keys`` / ``TRAJSEARCH_KEYS_FILE``) or from JSON in
 The tenant of every call is the key's. Requests carry no tenant, and an
 ingested record naming another tenant is rejected.
 
+A key file is read again when it changes (checked at most once a second, on
+a call): a key appended by ``trajsearch keys new --append`` works at once and
+a removed one is refused from its next call, so a rotation needs no restart
+(which would drain every call and sign every web page out). A file that no
+longer loads (saved half-way, a typo) leaves the keys as they were, and says so
+in the log.
+
 Pinned versions (``env_versions`` / ``policy_versions``) bound everything the
 key sees, not only its searches: they are ANDed into every search, and a run
 outside them does not exist for the key when read by id (``Run``,
@@ -29,8 +36,11 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import logging
 import os
 import secrets
+import threading
+import time
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -44,6 +54,10 @@ API_KEY_ENV = "TRAJSEARCH_API_KEY"
 PREFIX = "ts_"
 ROLES = ("read", "write")
 _MAX_KEY_CHARS = 256
+#: Seconds between looks at a key file for changes (a look is one ``stat``).
+RELOAD_INTERVAL_S = 1.0
+
+log = logging.getLogger("trajsearch.service")
 
 
 class KeyConfigError(ValueError):
@@ -114,8 +128,12 @@ def narrow(requested: tuple[str, ...], pinned: tuple[str, ...]) -> tuple[str, ..
 class KeyRing:
     """Hash -> principal. ``authenticate`` returns None for a missing or unknown key."""
 
-    def __init__(self, principals: Mapping[str, Principal]) -> None:
+    def __init__(self, principals: Mapping[str, Principal], *, path: Path | None = None) -> None:
         self._by_hash = dict(principals)
+        self._path = path  # the key file these came from, read again when it changes (see the module docstring)
+        self._seen = _file_state(path) if path else None
+        self._looked = time.monotonic()
+        self._reloading = threading.Lock()
 
     def __len__(self) -> int:
         return len(self._by_hash)
@@ -162,8 +180,11 @@ class KeyRing:
         path = path or os.environ.get(KEYS_FILE_ENV)
         if path:
             path = Path(path)
-            entries, origin = key_file_entries(path.read_text(), path), str(path)
-        elif os.environ.get(KEYS_ENV):
+            state = _file_state(path)
+            ring = cls._from_file(path)
+            ring._seen = state  # as it was before it was read: a change made while reading is read again
+            return ring
+        if os.environ.get(KEYS_ENV):
             try:
                 data = json.loads(os.environ[KEYS_ENV])
             except ValueError as exc:
@@ -175,10 +196,56 @@ class KeyRing:
             raise KeyConfigError(f"{origin}: expected a non-empty 'keys' list")
         return cls.from_entries(entries, origin=origin)
 
+    @classmethod
+    def _from_file(cls, path: Path) -> KeyRing:
+        entries = key_file_entries(path.read_text(), path)
+        if not entries:
+            raise KeyConfigError(f"{path}: expected a non-empty 'keys' list")
+        return cls(cls.from_entries(entries, origin=str(path))._by_hash, path=path)
+
     def authenticate(self, key: str | None) -> Principal | None:
+        self._reload_if_changed()
         if not key or len(key) > _MAX_KEY_CHARS:
             return None
         return self._by_hash.get(hash_key(key))
+
+    def holds(self, principal: Principal) -> bool:
+        """Whether a key of exactly this principal (tenant, role, pins) is still in the ring: a web session signed
+        in with a key removed from the file, or whose tenant, role or pins changed, ends with it."""
+        self._reload_if_changed()
+        return principal in self._by_hash.values()
+
+    def _reload_if_changed(self) -> None:
+        """Read the key file again if it changed since it was last read (one ``stat`` a second at most)."""
+        if self._path is None or time.monotonic() - self._looked < RELOAD_INTERVAL_S:
+            return
+        if not self._reloading.acquire(blocking=False):  # another call is looking: use the keys as they are
+            return
+        try:
+            self._looked = time.monotonic()
+            state = _file_state(self._path)
+            if state == self._seen:
+                return
+            self._seen = state
+            try:
+                fresh = self._from_file(self._path)
+            except (KeyConfigError, OSError) as exc:
+                log.warning("key file %s changed but does not load (%s): the %d keys read before stay in use",
+                            self._path, exc, len(self._by_hash))
+                return
+            self._by_hash = fresh._by_hash
+            log.info("key file %s read again: %d keys", self._path, len(self._by_hash))
+        finally:
+            self._reloading.release()
+
+
+def _file_state(path: Path) -> tuple[int, int, int] | None:
+    """What tells that a file changed (its inode, size and modification time), or None when it cannot be read."""
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return st.st_ino, st.st_size, st.st_mtime_ns
 
 
 def key_file_entries(text: str, path: Path) -> list[Any]:

@@ -106,7 +106,13 @@ class Web:
     # -- sessions --------------------------------------------------------------------------------
 
     def session(self, request: Request) -> Session | None:
-        return self.sessions.get(_cookie(request, SESSION_COOKIE))
+        """The request's session, while the key it signed in with is still one of the server's (see KeyRing)."""
+        token = _cookie(request, SESSION_COOKIE)
+        session = self.sessions.get(token)
+        if session is not None and not self.keys.holds(session.principal):
+            self.sessions.drop(token)
+            return None
+        return session
 
     def require(self, request: Request) -> Session:
         session = self.session(request)
