@@ -209,3 +209,31 @@ def test_a_key_rotated_in_the_key_file_works_and_the_old_one_is_refused_without_
         assert whoami(new) is not None and whoami(old, 0) is None
     finally:
         server.stop(grace=1)
+
+
+def test_a_delete_with_a_read_key_is_not_told_to_rerun(tmp_path: Path, monkeypatch) -> None:
+    """``delete --server`` with a read key printed "stopped by an error: removed 0 run(s) ...; the others are still in
+    the index: rerun the same command to finish" above the PERMISSION_DENIED line: the same command fails the same
+    way. The refusal is the one line, exit 2, and the run is still there."""
+    from trajsearch.embed import HashingEmbedder
+    from trajsearch.ingest.read import read_dump
+    from trajsearch.search import TrajSearch
+    from trajsearch.service.auth import KeyRing
+    from trajsearch.service.server import ServiceServer
+
+    keys = tmp_path / "keys.toml"
+    reader = _new_key(keys, "acme", "read")
+    ts = TrajSearch.open(str(tmp_path / "milvus.db"), traces=str(tmp_path / "traces"), embedder=HashingEmbedder())
+    runs = [p.trajectory for path in sorted(BATCH.rglob("*.traj.json")) for p in read_dump(path, tenant="acme")]
+    ts.add([r for r in runs if r is not None])
+    server = ServiceServer(ts, KeyRing.load(keys), address="127.0.0.1:0").start()
+    monkeypatch.setenv("TRAJSEARCH_SERVER", server.address)
+    monkeypatch.setenv("TRAJSEARCH_API_KEY", reader)
+    try:
+        trajectory_id = runs[0].trajectory_id
+        code, out, err = run_cli("delete", trajectory_id)
+        assert code == 2, out + err
+        assert "PERMISSION_DENIED" in err and "rerun" not in err, err
+        assert ts.run(trajectory_id, tenant="acme") is not None
+    finally:
+        server.stop(grace=1)

@@ -96,6 +96,8 @@ def _said_when_stopped(removed: list[str]) -> Iterator[None]:
     try:
         yield
     except (KeyboardInterrupt, Exception) as exc:
+        if isinstance(exc, (ValueError, PermissionError)) and not removed:
+            raise  # a key refused, or a read key: its one line says so, and the same command would fail again
         how = "interrupted" if isinstance(exc, KeyboardInterrupt) else "stopped by an error"
         done = f"removed {len(removed)} run(s) with their traces" + (f" ({_ids(removed)})" if removed else "")
         err.print(f"{how}: {done}; the others are still in the index: rerun the same command to finish",
