@@ -50,6 +50,8 @@ checkout or a rerun embeds nothing it has seen.
     python scripts/eval_generalise.py --tau ../shared/data/real-formats/tau-bench/tau2/airline_run1.json --no-swe
     python scripts/eval_generalise.py --tau --swe RUNS/ --outcomes RUNS/report.json   # SWE-bench runs only (mini-swe-agent
         # <config>/<instance>/<instance>.traj.json or a SWE-agent run directory), verdicts from their SWE-bench report
+    python scripts/eval_generalise.py --tau --swe RUNS/ --exemplars-only   # measurement 1 alone (the others take
+        # most of the time on a large dump and do not move with a ranking change)
 """
 
 from __future__ import annotations
@@ -217,6 +219,9 @@ def main() -> int:
                     "without one a submitted patch counts as a success)")
     ap.add_argument("--lines", type=int, default=300, help="sampled lines per kind (middle / anywhere)")
     ap.add_argument("--similar", type=int, default=120, help="runs whose similar_runs are checked")
+    ap.add_argument("--exemplars-only", action="store_true",
+                    help="measure exemplars only (skip lines, short results, routing and novelty): for comparing "
+                         "ranking changes on large dumps")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--json", type=Path)
     args = ap.parse_args()
@@ -250,6 +255,9 @@ def main() -> int:
         print(f"store {root}; ingest: {report.ingested} new/changed, {report.unchanged} unchanged, {report.rows} rows written, "
               f"{sw.seconds:.0f} s ({embedded} texts embedded)\n")
         results["exemplars"] = eval_exemplars(ts, runs, truth, kind_of)
+        if args.exemplars_only:
+            embedder.save()
+            return finish(args, results, started)
         lines = sample_lines(runs, args.lines, rng)
         results["lines"] = eval_lines(ts, lines)
         results["short"] = eval_short(ts, runs, lines, args.similar, rng)
@@ -258,6 +266,10 @@ def main() -> int:
         embedder.save()
     finally:
         ts.close()
+    return finish(args, results, started)
+
+
+def finish(args: argparse.Namespace, results: dict[str, Any], started: float) -> int:
     print(f"\n(total {time.perf_counter() - started:.0f} s)")
     if args.json:
         args.json.write_text(json.dumps(results, indent=2, default=str))
