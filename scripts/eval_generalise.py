@@ -311,7 +311,8 @@ def eval_exemplars(ts: Any, runs: list[Trajectory], truth: dict, kind_of: dict) 
             if not set(got[:K]) & relevant:
                 misses.append({"task": task_id, "tenant": tenant, "relevant": len(relevant),
                                "strategy": found.strategy.value, "got": got, "baseline": base,
-                               "kind": miss_kind(ts, group, [by_id[t] for t in got], truth, kind)})
+                               "kind": miss_kind(ts, group, [by_id[t] for t in got], truth, kind),
+                               "deeper": deeper_rank(rt, text, tenant, exclude, relevant)})
     rows, out = [], {}
     for label in ("tau", "swe", "all"):
         s = stats.get(label)
@@ -330,10 +331,25 @@ def eval_exemplars(ts: Any, runs: list[Trajectory], truth: dict, kind_of: dict) 
     print(f"\nmisses by kind ({len(misses)}): " + ", ".join(f"{kind}: {n}" for kind, n in kinds.most_common()))
     for miss in misses[:12]:
         print(f"  miss: {miss['tenant']}/{miss['task']} ({miss['relevant']} relevant runs, {miss['strategy']}, "
-              f"{miss['kind']}): got {miss['got']}")
+              f"{miss['kind']}, first relevant at {miss['deeper'] or f'none of {DEEP}'}): got {miss['got']}")
+    deeper = Counter("not among them" if m["deeper"] is None else "4th-5th" if m["deeper"] <= 5 else
+                     "6th-10th" if m["deeper"] <= 10 else f"11th-{DEEP}th" for m in misses)
+    print(f"misses by where the first relevant run comes in exemplars(k={DEEP}): "
+          + ", ".join(f"{where}: {n}" for where, n in deeper.most_common()))
     out["misses"] = misses
     out["miss_kinds"] = dict(kinds)
     return out
+
+
+#: How deep a miss is looked for: the same call with this k (its pool is deeper too, so this places a
+#: miss roughly: ranked just below the third, far below, or not found at all).
+DEEP = 20
+
+
+def deeper_rank(rt: Runtime, text: str, tenant: str, exclude: list[str], relevant: set[str]) -> int | None:
+    """Where the first relevant run comes in ``exemplars(k=DEEP)`` (1-based), None if not among them."""
+    found = rt.exemplars(text, RuntimeContext(tenant=tenant), k=DEEP, exclude_trajectory_ids=exclude)
+    return next((i for i, e in enumerate(found.items, 1) if e.trajectory_id in relevant), None)
 
 
 #: A shown run whose task embeds at least this close to the query's is a near-twin: the same
