@@ -222,6 +222,7 @@ def main() -> int:
     ap.add_argument("--exemplars-only", action="store_true",
                     help="measure exemplars only (skip lines, short results, routing and novelty): for comparing "
                          "ranking changes on large dumps")
+    ap.add_argument("--k", type=int, default=K, help="exemplars asked for (recall@k; the issue's target is at 3)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--json", type=Path)
     args = ap.parse_args()
@@ -254,7 +255,7 @@ def main() -> int:
         embedder.save()
         print(f"store {root}; ingest: {report.ingested} new/changed, {report.unchanged} unchanged, {report.rows} rows written, "
               f"{sw.seconds:.0f} s ({embedded} texts embedded)\n")
-        results["exemplars"] = eval_exemplars(ts, runs, truth, kind_of)
+        results["exemplars"] = eval_exemplars(ts, runs, truth, kind_of, args.k)
         if args.exemplars_only:
             embedder.save()
             return finish(args, results, started)
@@ -276,7 +277,7 @@ def finish(args: argparse.Namespace, results: dict[str, Any], started: float) ->
     return 0
 
 
-def eval_exemplars(ts: Any, runs: list[Trajectory], truth: dict, kind_of: dict) -> dict:
+def eval_exemplars(ts: Any, runs: list[Trajectory], truth: dict, kind_of: dict, k: int = K) -> dict:
     groups: dict[tuple[str, str], list[Trajectory]] = defaultdict(list)
     for run in runs:
         groups[(run.tenant, run.task_id or run.trajectory_id)].append(run)
@@ -300,15 +301,15 @@ def eval_exemplars(ts: Any, runs: list[Trajectory], truth: dict, kind_of: dict) 
                 continue
             text = group[0].task
             base = [h.trajectory_id for h in ts.search(text, tenant=tenant, levels="task", outcome="success",
-                                                       exclude_trajectory_ids=exclude, k=K, mode="dense")]
-            found = rt.exemplars(text, RuntimeContext(tenant=tenant), k=K, exclude_trajectory_ids=exclude)
+                                                       exclude_trajectory_ids=exclude, k=k, mode="dense")]
+            found = rt.exemplars(text, RuntimeContext(tenant=tenant), k=k, exclude_trajectory_ids=exclude)
             got = [e.trajectory_id for e in found.items]
             for label in (kind, "all"):
                 for name, ids in (("baseline", base), ("exemplars", got)):
                     stats[label][f"{name}@1"].append(float(bool(set(ids[:1]) & relevant)))
-                    stats[label][f"{name}@3"].append(float(bool(set(ids[:K]) & relevant)))
+                    stats[label][f"{name}@{k}"].append(float(bool(set(ids[:k]) & relevant)))
                 stats[label]["empty"].append(float(not got))
-            if not set(got[:K]) & relevant:
+            if not set(got[:k]) & relevant:
                 misses.append({"task": task_id, "tenant": tenant, "relevant": len(relevant),
                                "strategy": found.strategy.value, "got": got, "baseline": base,
                                "kind": miss_kind(ts, group, [by_id[t] for t in got], truth, kind),
@@ -322,10 +323,10 @@ def eval_exemplars(ts: Any, runs: list[Trajectory], truth: dict, kind_of: dict) 
              for key, v in s.items()}
         out[label] = m
         rows.append([label, int(m["tasks"]), int(m["findable"]), m.get("baseline@1", float("nan")),
-                     m.get("baseline@3", float("nan")), m.get("exemplars@1", float("nan")),
-                     m.get("exemplars@3", float("nan")), m.get("empty", float("nan"))])
-    print(f"## Exemplars, leave-task-out (k={K}; recall over findable tasks; {sw.seconds:.0f} s)\n")
-    print(table(["runs", "tasks", "findable", "task-cosine @1", "task-cosine @3", "exemplars @1", "exemplars @3",
+                     m.get(f"baseline@{k}", float("nan")), m.get("exemplars@1", float("nan")),
+                     m.get(f"exemplars@{k}", float("nan")), m.get("empty", float("nan"))])
+    print(f"## Exemplars, leave-task-out (k={k}; recall over findable tasks; {sw.seconds:.0f} s)\n")
+    print(table(["runs", "tasks", "findable", "task-cosine @1", f"task-cosine @{k}", "exemplars @1", f"exemplars @{k}",
                  "empty sets"], rows))
     kinds = Counter(miss["kind"] for miss in misses)
     print(f"\nmisses by kind ({len(misses)}): " + ", ".join(f"{kind}: {n}" for kind, n in kinds.most_common()))
