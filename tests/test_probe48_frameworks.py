@@ -96,11 +96,8 @@ def test_adk_session_database_is_refused_with_a_command_that_writes_its_sessions
     shutil.copy(ADK / "session.db", db)
     with pytest.raises(ValueError, match="Google ADK's session database") as refused:
         detect_format(db)
-    found = re.search(r"python3 (-c '.*' session\.db) > sessions\.jsonl", str(refused.value))
-    assert found is not None
-    out = subprocess.run(f"{shlex.quote(sys.executable)} {found.group(1)}", shell=True, cwd=tmp_path,
-                         capture_output=True, text=True, check=True).stdout
-    (tmp_path / "sessions.jsonl").write_text(out)
+    subprocess.run(_export_command(str(refused.value)), shell=True, cwd=tmp_path, capture_output=True, text=True,
+                   check=True)
     run = adapter_support.only(tmp_path / "sessions.jsonl")
     assert run.task == "What is the weather and time in New York?"
     assert [s.action for s in run.steps] == ["get_weather", "get_time", "respond"]
@@ -175,3 +172,57 @@ def test_an_agent_folder_walk_names_its_adk_session_database(tmp_path: Path, mon
     code, out, err = run_cli("ingest", str(agent), "--dry-run")
     told = " ".join((out + err).split())
     assert code == 3 and "tool-raises.session.json: format adk-session; runs 1" in told, out + err  # 3: some rejected
+
+
+# -- review RQ of the ADK session adapter: files ADK 2.13 wrote (see the fixtures' SOURCE.md) -------------------------
+
+
+def _export_command(refusal: str) -> str:
+    """The command a session database's refusal gives, run with this Python (``python3`` may be another)."""
+    found = re.search(r"python3 (-c '[^']*' .+? sessions\.jsonl)(?:;|$)", refusal)
+    assert found is not None, refusal
+    return f"{shlex.quote(sys.executable)} {found.group(1)}"
+
+
+def test_adk_confirmed_tool_call_step_is_the_tool_run_not_the_confirmation_request(tmp_path: Path) -> None:
+    """``require_confirmation=True``: ADK answers the call first with "This tool call requires confirmation" and, once
+    the user approved, with the tool's real response under the same call id. The second answer was dropped: the
+    transfer that ran read as failed with the confirmation request."""
+    path = ADK / "confirm-yes.session.json"
+    run = adapter_support.only(path)
+    transfer = next(s for s in run.steps if s.action == "transfer_money")
+    assert transfer.error is None
+    assert json.loads(transfer.observation or "") == {"status": "success", "transferred": 500}
+    assert transfer.arguments == {"amount": 500}
+    assert [s.action for s in run.steps].count("transfer_money") == 1
+    assert run.outcome is Outcome.unknown and run.failure is None
+    # saved while the call waits for the user: a pause, not a failed step
+    session = json.loads(path.read_text())
+    session["events"] = session["events"][:4]
+    waiting = tmp_path / "waiting.session.json"
+    waiting.write_text(json.dumps(session, indent=2))
+    step = next(s for s in adapter_support.only(waiting).steps if s.action == "transfer_money")
+    assert step.error is None and "requires confirmation" in (step.observation or "")
+
+
+def test_adk_long_running_tool_step_is_the_humans_answer() -> None:
+    """A ``LongRunningFunctionTool`` answers ``{"status": "pending"}``; the human's answer comes later as a function
+    response to the same call: that answer is the step's result (it was lost)."""
+    run = adapter_support.only(ADK / "long-running.session.json")
+    [ask] = [s for s in run.steps if s.action == "ask_approval"]
+    assert json.loads(ask.observation or "") == {"status": "approved", "by": "alice"}
+    assert ask.error is None
+
+
+def test_adk_calls_pending_when_a_tool_raised_each_failed_and_the_run_is_a_tool_failure() -> None:
+    """Three calls at once, two raise, ADK records one ``ConnectionError`` event and stops: no step carried it and the
+    run read as an infrastructure error. Each unanswered call failed with no response, the run failed (a tool's
+    failure, as with one call pending)."""
+    run = adapter_support.only(ADK / "three-calls.session.json")
+    assert [s.action for s in run.steps] == ["get_weather", "get_time", "get_news"]
+    assert run.steps[0].error is None
+    for step in run.steps[1:]:
+        assert step.error == "no response: the invocation stopped with ConnectionError: time service down"
+    assert run.outcome is Outcome.failure
+    assert run.failure is not None and run.failure.error == "ConnectionError: time service down"
+    assert run.failure.cause is None

@@ -20,10 +20,13 @@ Mapping (ADK's ``Session`` / ``Event`` / ``google.genai.types.Content``):
   failed unless ``OUTCOME_OK``); each ``functionResponse`` part is the call's step (matched by ``id``), its ``response``
   the observation (ADK wraps a tool's non-dict return as ``{"result": value}``: unwrapped). A response
   ``{"status": "error", "error_message": ...}`` (the failure ADK's documentation tells tools to
-  return) or ``{"error": ...}`` is the step's error;
+  return) or ``{"error": ...}`` is the step's error, unless the event asks the user to confirm the call or for a
+  credential (``actions.requestedToolConfirmations`` / ``requestedAuthConfigs``): a pause. A later answer to the
+  same call (the tool's run once confirmed, a human's answer to a ``LongRunningFunctionTool``) is the step's result;
 - an event with ``errorCode`` / ``errorMessage`` (ADK 2.x records a tool's exception or a model
-  error so, then stops the invocation) is the error of the one call left unanswered, and of the
-  invocation: the run failed when nothing ran after it;
+  error so, then stops the invocation) is the error of the one call left unanswered (several: each failed with
+  no response, the run a tool's failure, not an outage), and of the invocation: the run failed when nothing ran
+  after it;
 - model: the model events' ``modelVersion``; ``appName`` / ``userId`` / ``state`` go into metadata.
 
 ``adk eval`` results (``<agent>/.adk/eval_history/*.evalset_result.json``, ``EvalSetResult.model_dump_json()``,
@@ -166,6 +169,17 @@ def _result(response: Any) -> tuple[str | None, str | None]:
     return (text_of(response) if response is not None else None), None
 
 
+def _paused(event: dict[str, Any], ident: str) -> bool:
+    """Whether the event answering call ``ident`` asks the user to confirm it (``FunctionTool(require_confirmation=
+    True)`` answers ``{"error": "This tool call requires confirmation, ..."}`` until then) or for a credential: the
+    call waits for the user, its real answer comes later (``EventActions.requested_tool_confirmations`` /
+    ``requested_auth_configs``, keyed by call id)."""
+    actions = as_dict(event.get("actions"))
+    return any(ident in as_dict(_get(actions, camel, snake)) for camel, snake in (
+        ("requestedToolConfirmations", "requested_tool_confirmations"),
+        ("requestedAuthConfigs", "requested_auth_configs")))
+
+
 def _error(event: dict[str, Any]) -> str | None:
     code, message = _get(event, "errorCode", "error_code"), _get(event, "errorMessage", "error_message")
     if not code and not message:
@@ -182,6 +196,8 @@ class _Session:
         self.turns: dict[str, Node] = {}
         self.calls: dict[str, tuple[dict[str, Any], float | None]] = {}  # call id -> (call, asked at)
         self.unanswered: dict[str, list[str]] = {}  # invocation -> ids of calls not answered yet
+        self.answered: dict[str, Node] = {}  # call id -> its step's node (a later answer replaces the first)
+        self.tools_stopped: set[str] = set()  # errors that stopped an invocation while its tools ran
         self.session_id = session_id
 
     def turn(self, invocation: str, at: float | None) -> Node:
@@ -267,20 +283,31 @@ class _Session:
             if ident in (pending := self.unanswered.get(turn.id, [])):
                 pending.remove(ident)
             result, error = _result(response.get("response"))
-            self.add(Node(id=f"tool:{ident}", parent=turn.id, role="tool", name=f"execute_tool {call['name']}",
-                          start=asked, end=at, tool=str(call["name"]), call_id=ident, arguments=call.get("arguments"),
-                          result=result, error=error))
+            if _paused(event, ident):  # the tool asked for a confirmation or a credential: waiting, not failing
+                error = None
+            if (step := self.answered.get(ident)) is not None:
+                # a later answer to the same call: the human's to a long-running tool, or the tool's own run once
+                # its confirmation came; the first was an interim one ({"status": "pending"}, "requires confirmation")
+                step.result, step.error, step.end = result, error, at
+                continue
+            self.answered[ident] = self.add(Node(
+                id=f"tool:{ident}", parent=turn.id, role="tool", name=f"execute_tool {call['name']}", start=asked,
+                end=at, tool=str(call["name"]), call_id=ident, arguments=call.get("arguments"), result=result,
+                error=error))
 
-    def failed(self, turn: Node, error: str, at: float | None, key: str) -> None:
-        """An error event: the one call still unanswered raised it (a tool's exception); else the model's or the
-        framework's, the invocation's alone. Either way the invocation failed with it."""
-        pending = self.unanswered.get(turn.id, [])
-        if len(pending) == 1:
-            ident = pending.pop()
+    def failed(self, turn: Node, error: str, at: float | None) -> None:
+        """An error event: the one call still unanswered raised it (a tool's exception); of several (ADK runs a
+        turn's calls at once and records one exception), which one is not said: each failed with no response;
+        with none, the model's or the framework's, the invocation's alone. Either way the invocation failed."""
+        pending = self.unanswered.pop(turn.id, [])
+        for ident in pending:
             call, asked = self.calls[ident]
-            self.add(Node(id=f"tool:{ident}", parent=turn.id, role="tool", name=f"execute_tool {call['name']}",
-                          start=asked, end=at, tool=str(call["name"]), call_id=ident,
-                          arguments=call.get("arguments"), error=error))
+            self.answered[ident] = self.add(Node(
+                id=f"tool:{ident}", parent=turn.id, role="tool", name=f"execute_tool {call['name']}", start=asked,
+                end=at, tool=str(call["name"]), call_id=ident, arguments=call.get("arguments"),
+                error=error if len(pending) == 1 else f"no response: the invocation stopped with {error}"))
+        if pending:
+            self.tools_stopped.add(error)
         turn.error = error
 
 
@@ -327,13 +354,18 @@ def _session_run(record: dict[str, Any], ctx: Context) -> Trajectory:
         session.model(turn, event, at, key)
         session.responses(turn, event, at, key)
         if (error := _error(event)) is not None:
-            session.failed(turn, error, at, key)
+            session.failed(turn, error, at)
     if not session.root.input_messages:
         what = ("no events (created and never run, or listed: ADK lists sessions without their events; "
                 "GET /apps/<app>/users/<user>/sessions/<id> gives one with them)"
                 if not as_list(record.get("events")) else "no user message")
         raise RecordError(f"ADK session {session_id!r} holds {what}: no run to read")
     run = span_trajectory(NAME, PREFIX, f"{app}:{session_id}", session.nodes, ctx)
+    if run.outcome is Outcome.infra_error and run.failure is not None and \
+            any(run.failure.error == short(error, 600) for error in session.tools_stopped):
+        # tools raised it (ConnectionError from a tool's own backend): the run's tool failed, as when one call was
+        # pending and its step carries the very error (see ``failed``), not the model provider or the platform
+        run = run.model_copy(update={"outcome": Outcome.failure, "failure": Failure(error=run.failure.error)})
     metadata = {**run.metadata, "app_name": app, "user_id": str(_get(record, "userId", "user_id")),
                 "session_id": session_id}
     if state := as_dict(record.get("state")):
