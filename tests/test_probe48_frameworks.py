@@ -226,3 +226,35 @@ def test_adk_calls_pending_when_a_tool_raised_each_failed_and_the_run_is_a_tool_
     assert run.outcome is Outcome.failure
     assert run.failure is not None and run.failure.error == "ConnectionError: time service down"
     assert run.failure.cause is None
+
+
+def test_adk_java_session_in_milliseconds_keeps_its_steps_in_order() -> None:
+    """ADK-Java stamps events in epoch milliseconds: read as seconds they were dates beyond any calendar, the run
+    dated by its file and the second turn's failed call put before the first turn's answer."""
+    run = adapter_support.only(ADK / "java-ms.session.json")
+    assert [s.action for s in run.steps] == ["get_weather", "get_time", "respond", "get_weather", "respond"]
+    assert run.created_at is not None and run.created_at.year == 2026
+    assert "created_at_basis" not in run.metadata
+    assert run.steps[0].started_at is not None and run.steps[0].started_at.year == 2026
+
+
+@pytest.mark.parametrize("times", ["iso-seconds", "none"])
+def test_adk_session_with_text_times_or_none_keeps_its_steps_in_order(tmp_path: Path, times: str) -> None:
+    """A session kept by a store of one's own with ISO times (whole seconds: all tie) or no times: the steps were
+    out of order (each answer after every tool). The events' order is the run's; without times the run is dated
+    by its file, as any untimed run, and its steps carry no made-up time."""
+    session = json.loads((ADK / "two-turns.session.json").read_text())
+    for event in session["events"]:
+        if times == "none":
+            del event["timestamp"]
+        else:
+            event["timestamp"] = "2025-06-01T10:00:01Z"
+    path = tmp_path / "stored.session.json"
+    path.write_text(json.dumps(session, indent=2))
+    run = adapter_support.only(path)
+    assert [s.action for s in run.steps] == ["get_weather", "get_time", "respond", "get_weather", "respond"]
+    if times == "none":
+        assert run.metadata.get("created_at_basis") == "file mtime"
+        assert all(s.started_at is None and s.ended_at is None for s in run.steps)
+    else:
+        assert run.created_at is not None and run.created_at.isoformat().startswith("2025-06-01T10:00:0")

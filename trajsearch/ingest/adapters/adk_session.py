@@ -10,10 +10,11 @@ document, or one line of a JSONL file of them).
 Mapping (ADK's ``Session`` / ``Event`` / ``google.genai.types.Content``):
 - ``{"id", "appName", "userId", "state", "events", "lastUpdateTime"}``; each event has ``author``
   (``user`` or an agent's name), ``invocationId`` (one per user turn), ``content`` (``role``,
-  ``parts``), ``timestamp`` (unix seconds) and, for a failure, ``errorCode`` / ``errorMessage``;
-  ``partial`` events (streamed fragments) are passed over;
-- task: the user's first message; each invocation is a run of its own within the session (later
-  turns' requests kept as every span format keeps them, ``metadata.user_prompts``);
+  ``parts``), ``timestamp`` (unix seconds; ADK-Java's epoch milliseconds and ISO text read too; the steps keep
+  the events' order whatever the times say: ``_event_times``) and, for a failure, ``errorCode`` /
+  ``errorMessage``; ``partial`` events (streamed fragments) are passed over;
+- task: the user's first message; the later turns (invocations) of the session are the same run, their
+  requests kept as every span format keeps them (``metadata.user_prompts``);
 - steps, through the shared span assembly (``_spans``): a model event's ``text`` parts are what the
   agent said (``thought: true`` parts its reasoning), its ``functionCall`` parts the tool calls it
   asked for (``executableCode``: a ``code_execution`` step, answered by the next ``codeExecutionResult``,
@@ -52,9 +53,8 @@ from typing import Any, Iterator
 
 from trajsearch.model import Failure, Outcome, Trajectory
 
-from ._common import Context, RecordError, as_dict, as_list, decisive_line, json_object, short
-from ._spans import CONTINUES, RUN_START, Message, Node, span_trajectory, text_of
-from ._spans.nodes import maybe_json
+from ._common import Context, RecordError, as_dict, as_list, date_by_file, decisive_line, json_object, short
+from ._spans import CONTINUES, RUN_START, Message, Node, iso_seconds, maybe_json, span_trajectory, text_of
 
 NAME = "adk-session"
 #: Where ``adk eval`` keeps its results (``<agent>/.adk/eval_history``): walked though hidden (see ``read``).
@@ -338,10 +338,11 @@ def _session_run(record: dict[str, Any], ctx: Context) -> Trajectory:
         raise RecordError("ADK session without an id")
     app = str(_get(record, "appName", "app_name") or "adk")
     session = _Session(session_id, app)
-    for n, event in enumerate(as_list(record.get("events"))):
+    events = as_list(record.get("events"))
+    times, timed = _event_times(events)
+    for n, (event, at) in enumerate(zip(events, times)):
         if not isinstance(event, dict) or event.get("partial"):
             continue
-        at = _seconds(event.get("timestamp"))
         invocation = str(_get(event, "invocationId", "invocation_id") or "")
         turn = session.turn(invocation, at)
         key = str(event.get("id") or n)
@@ -370,6 +371,10 @@ def _session_run(record: dict[str, Any], ctx: Context) -> Trajectory:
                 "session_id": session_id}
     if state := as_dict(record.get("state")):
         metadata["state_keys"] = sorted(state)[:50]
+    if not timed:  # the times were stand-ins for the events' order: the run is dated as any untimed one
+        steps = [step.model_copy(update={"started_at": None, "ended_at": None}) for step in run.steps]
+        return run.model_copy(update={"steps": steps, **date_by_file({"created_at": None, "metadata": metadata},
+                                                                     ctx.source)})
     return run.model_copy(update={"metadata": metadata})
 
 
@@ -414,6 +419,27 @@ def _eval_case(case: dict[str, Any], ctx: Context) -> Trajectory:
                                   "metadata": metadata})
 
 
-def _seconds(value: Any) -> float | None:
-    """ADK's event time: unix seconds, a float."""
-    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0 else None
+#: How far an event's time is moved past the one before it where it does not come after it: a microsecond, the
+#: finest a step's time keeps.
+_TICK = 1e-6
+
+
+def _event_times(events: list[Any]) -> tuple[list[float], bool]:
+    """Each event's time in unix seconds, rising with its place in the session, and whether the session gave any.
+
+    The events are in the order ADK appended them, and steps are put in order by time: ADK (Python) writes float
+    seconds, ADK-Java epoch milliseconds (``Instant.now().toEpochMilli()``), a store of one's own may write ISO
+    text; milliseconds and whole seconds tie, and ADK stamps an event when it makes it, not when it appends it (a
+    confirmation request's answer can be a fraction of a millisecond older than the request). A time that does not
+    come after the one before, or a missing one, is taken as just after it; with no time at all, stand-ins keep
+    the order (and are not kept: see ``_session_run``)."""
+    given = [iso_seconds(event.get("timestamp")) if isinstance(event, dict) else None for event in events]
+    first = next((n for n, at in enumerate(given) if at is not None), None)
+    if first is None:
+        return [1.0 + n * 1e-3 for n in range(len(events))], False
+    times: list[float] = []
+    last = given[first] - (first + 1) * _TICK  # type: ignore[operator]
+    for at in given:
+        last = at if at is not None and at > last else last + _TICK
+        times.append(last)
+    return times, True
