@@ -228,6 +228,28 @@ def test_adk_calls_pending_when_a_tool_raised_each_failed_and_the_run_is_a_tool_
     assert run.failure.cause is None
 
 
+def test_adk_1x_double_encoded_eval_result_is_read(tmp_path: Path) -> None:
+    """ADK 1.x wrote eval results as a JSON string holding the JSON (ADK 2.13 still reads them): it was an
+    unrecognised dump, in an agent folder too; it reads as the same cases, also past the 64 KiB detection reads."""
+    legacy = ADK / "eval" / "legacy" / "weather_eval_weather_1750000000.0.evalset_result.json"
+    assert detect_format(legacy) == "adk-session"
+    runs = {run.task_id: run for run in adapter_support.runs(legacy)}
+    assert {k: r.outcome for k, r in runs.items()} == {"new_york": Outcome.success, "atlantis": Outcome.failure}
+    assert [s.action for s in runs["new_york"].steps] == ["get_weather", "get_time", "respond"]
+    agent = tmp_path / "weather_eval"
+    (agent / ".adk" / "eval_history").mkdir(parents=True)
+    shutil.copy(legacy, agent / ".adk" / "eval_history" / legacy.name)
+    read = list(read_dump(agent))
+    assert [p.error for p in read if not p.ok] == [] and len(read) == 2
+    result = json.loads(json.loads(legacy.read_text()))
+    cases = result["eval_case_results"]
+    result["eval_case_results"] = [{**case, "eval_id": f"{case['eval_id']}_{n}"} for n in range(20) for case in cases]
+    big = tmp_path / "big.evalset_result.json"
+    big.write_text(json.dumps(json.dumps(result), indent=2))  # as ADK 1.x: json.dumps(model_dump_json())
+    assert big.stat().st_size > 300_000
+    assert detect_format(big) == "adk-session" and len(adapter_support.runs(big)) == 40
+
+
 def test_adk_java_session_in_milliseconds_keeps_its_steps_in_order() -> None:
     """ADK-Java stamps events in epoch milliseconds: read as seconds they were dates beyond any calendar, the run
     dated by its file and the second turn's failed call put before the first turn's answer."""
@@ -258,3 +280,27 @@ def test_adk_session_with_text_times_or_none_keeps_its_steps_in_order(tmp_path: 
         assert all(s.started_at is None and s.ended_at is None for s in run.steps)
     else:
         assert run.created_at is not None and run.created_at.isoformat().startswith("2025-06-01T10:00:0")
+
+
+def test_adk_eval_config_with_custom_metrics_is_passed_over(tmp_path: Path) -> None:
+    """A test_config.json with ``custom_metrics`` / ``live_model_config`` (``EvalConfig`` fields) was an unrecognised
+    dump, a rejected file in an agent folder; it is the eval config, passed over like the plain one."""
+    config = ADK / "eval" / "custom-metrics" / "test_config.json"
+    with pytest.raises(ValueError, match=r"an ADK eval config \(test_config\.json"):
+        detect_format(config)
+    agent = tmp_path / "my_agent"
+    agent.mkdir()
+    shutil.copy(config, agent / "test_config.json")
+    shutil.copy(ADK / "tool-raises.session.json", agent / "tool-raises.session.json")
+    read = list(read_dump(agent))
+    assert [p.error for p in read if not p.ok] == [] and len(read) == 1
+
+
+def test_adk_eval_informational_metrics_are_kept() -> None:
+    """ADK 2.x reports INFORMATIONAL metrics (tool calls, model calls, duration) on every case: they were dropped
+    from ``metadata.eval_metrics``; kept, deciding nothing."""
+    runs = {run.task_id: run for run in adapter_support.runs(ADK / "eval" / "weather_eval_weather.evalset_result.json")}
+    metrics = runs["new_york"].metadata["eval_metrics"]
+    assert metrics["tool_call_count_v1"] == {"score": 2.0, "threshold": None, "status": "INFORMATIONAL"}
+    assert metrics["tool_trajectory_avg_score"]["status"] == "PASSED" and "token_usage_v1" not in metrics
+    assert runs["atlantis"].failure is not None and "tool_call_count" not in runs["atlantis"].failure.error

@@ -30,12 +30,14 @@ Mapping (ADK's ``Session`` / ``Event`` / ``google.genai.types.Content``):
   after it;
 - model: the model events' ``modelVersion``; ``appName`` / ``userId`` / ``state`` go into metadata.
 
-``adk eval`` results (``<agent>/.adk/eval_history/*.evalset_result.json``, ``EvalSetResult.model_dump_json()``,
-walked though hidden): each eval case result is a run, its session (``session_details``) read as above, its
-outcome the case's ``final_eval_status`` (1 PASSED: success, 2 FAILED: failure, else unknown), a failed case's
-failure naming the metrics below their thresholds; ``task_id`` = the case's ``eval_id``, the metrics' scores in
-``metadata.eval_metrics``. The eval set (``*.evalset.json``: the expected conversations) and its
-``test_config.json`` hold no run: passed over in a folder, named when given alone.
+``adk eval`` results (``<agent>/.adk/eval_history/*.evalset_result.json``, ``EvalSetResult.model_dump_json()``;
+ADK 1.x wrote it double-encoded, a JSON string of it, decoded as ADK does; walked though hidden): each eval case
+result is a run, its session (``session_details``) read as above, its outcome the case's ``final_eval_status``
+(1 PASSED: success, 2 FAILED: failure, else unknown), a failed case's failure naming the metrics below their
+thresholds; ``task_id`` = the case's ``eval_id``, the metrics' scores in ``metadata.eval_metrics`` (the judged
+ones, and the INFORMATIONAL ones ADK 2.x reports on every case: tool_call_count_v1...). The eval set
+(``*.evalset.json``: the expected conversations) and its ``test_config.json`` (``EvalConfig``) hold no run:
+passed over in a folder, named when given alone.
 
 Not read: ADK's session database (``.adk/session.db``, the local storage of ``adk web`` / ``adk run`` in ADK 2.x,
 SQLite): detection names it and gives a standard-library command that writes its sessions as JSON lines
@@ -44,6 +46,7 @@ SQLite): detection names it and gives a standard-library command that writes its
 
 from __future__ import annotations
 
+import json
 import re
 import sqlite3
 from contextlib import closing
@@ -67,10 +70,12 @@ WHOLE_FILE = True
 PREFIX = "adk"
 #: The step name of code the model wrote and a code executor ran (``executableCode`` / ``codeExecutionResult``).
 CODE_EXECUTION = "code_execution"
-#: Searched in a file's first 64 KiB when no record can be parsed from them (see ``detect``).
+#: Searched in a file's first 64 KiB when no record can be parsed from them (see ``detect``); an eval result also
+#: as ADK 1.x wrote it (see ``_decoded``), its quotes escaped.
 SIGNATURE = re.compile(r'^\s*\{\s*"id"\s*:\s*"[^"]*"\s*,\s*"(?:appName|app_name)"\s*:\s*"[^"]*"\s*,'
                        r'\s*"(?:userId|user_id)"\s*:'
-                       r'|"eval_set_result_id"\s*:[\s\S]{0,400}?"eval_case_results"\s*:')
+                       r'|"eval_set_result_id"\s*:[\s\S]{0,400}?"eval_case_results"\s*:'
+                       r'|^\s*"\{\\"eval_set_result_id\\"\s*:[\s\S]{0,800}?\\"eval_case_results\\"\s*:')
 
 
 def _get(record: dict[str, Any], camel: str, snake: str) -> Any:
@@ -88,7 +93,21 @@ def _is_eval_result(record: dict[str, Any]) -> bool:
         and _get(record, "evalSetId", "eval_set_id") is not None
 
 
+def _decoded(document: Any) -> Any:
+    """An eval result as ADK 1.x wrote it, double-encoded (``json.dumps(eval_set_result.model_dump_json())``: a JSON
+    string holding the JSON), decoded once more, as ADK still reads it (``parse_eval_set_result_json``); any other
+    value as it is."""
+    if isinstance(document, str) and "eval_case_results" in document and document.lstrip().startswith("{"):
+        try:
+            return json.loads(document)
+        except ValueError:
+            return document
+    return document
+
+
 def matches(record: Any) -> bool:
+    if isinstance(record, str):
+        return isinstance(decoded := _decoded(record), dict) and _is_eval_result(decoded)
     return isinstance(record, dict) and (_is_session(record) or _is_eval_result(record))
 
 
@@ -100,9 +119,15 @@ def side_file(record: Any) -> str | None:
     if isinstance(_get(record, "evalCases", "eval_cases"), list) and _get(record, "evalSetId", "eval_set_id"):
         return ("an ADK eval set (the test cases `adk eval` runs: the conversations expected, not a run); `adk eval` "
                 "writes the runs it judged to <agent>/.adk/eval_history/*.evalset_result.json: ingest those")
-    if isinstance(record.get("criteria"), dict) and set(record) <= {"criteria", "user_simulator_config"}:
+    if isinstance(record.get("criteria"), dict) and set(record) <= _EVAL_CONFIG_KEYS:
         return "an ADK eval config (test_config.json: the metrics' thresholds), not a run"
     return None
+
+
+#: ``EvalConfig``'s fields (``evaluation/eval_config.py``), by name or by alias (camelCase): a test_config.json
+#: holds these alone.
+_EVAL_CONFIG_KEYS = frozenset({"criteria", "custom_metrics", "customMetrics", "user_simulator_config",
+                               "userSimulatorConfig", "live_model_config", "liveModelConfig"})
 
 
 def _is_event(record: Any) -> bool:
@@ -313,6 +338,7 @@ class _Session:
 
 def split(document: Any) -> Iterator[tuple[str, Any]]:
     """The runs of a file: a session; an eval result's cases, one run each; the sessions of a JSONL file or array."""
+    document = _decoded(document)
     if isinstance(document, list):
         yield from ((f"record {n}", item) for n, item in enumerate(document, 1))
     elif isinstance(document, dict) and _is_eval_result(document):
@@ -378,8 +404,9 @@ def _session_run(record: dict[str, Any], ctx: Context) -> Trajectory:
     return run.model_copy(update={"metadata": metadata})
 
 
-#: ADK's ``EvalStatus`` (``evaluation/evaluator.py``), as ``model_dump_json`` writes it: a number.
-_EVAL_STATUS = {1: "PASSED", 2: "FAILED", 3: "NOT_EVALUATED"}
+#: ADK's ``EvalStatus`` (``evaluation/eval_metrics.py``), as ``model_dump_json`` writes it: a number. INFORMATIONAL
+#: (ADK 2.x): a metric reported on every case that never passes or fails (tool_call_count_v1, token_usage_v1...).
+_EVAL_STATUS = {1: "PASSED", 2: "FAILED", 3: "NOT_EVALUATED", 4: "INFORMATIONAL"}
 
 
 def _eval_case(case: dict[str, Any], ctx: Context) -> Trajectory:
@@ -399,7 +426,8 @@ def _eval_case(case: dict[str, Any], ctx: Context) -> Trajectory:
         metric = as_dict(metric)
         judged = _get(metric, "evalStatus", "eval_status")
         judged = _EVAL_STATUS.get(judged, judged) if isinstance(judged, int) else judged
-        if _get(metric, "metricName", "metric_name") and judged in ("PASSED", "FAILED"):
+        if _get(metric, "metricName", "metric_name") and (judged in ("PASSED", "FAILED") or
+                                                        judged == "INFORMATIONAL" and metric.get("score") is not None):
             metrics[str(_get(metric, "metricName", "metric_name"))] = {
                 "score": metric.get("score"), "threshold": metric.get("threshold"), "status": judged}
     outcome = {"PASSED": Outcome.success, "FAILED": Outcome.failure}.get(status, Outcome.unknown)
