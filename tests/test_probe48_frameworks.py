@@ -296,6 +296,29 @@ def test_adk_eval_config_with_custom_metrics_is_passed_over(tmp_path: Path) -> N
     assert [p.error for p in read if not p.ok] == [] and len(read) == 1
 
 
+def test_adk_session_database_command_runs_from_anywhere_and_skips_sessions_never_run(tmp_path: Path) -> None:
+    """The command named the literal ``session.db``: run anywhere but the database's folder it failed and left an
+    empty sessions.jsonl (and an empty session.db). It names the database's own path, opens it read-only, and
+    leaves out a session created and never run (it was a rejected record)."""
+    agent = tmp_path / "my agent's"  # a path the shell must have quoted
+    (agent / ".adk").mkdir(parents=True)
+    db = agent / ".adk" / "session.db"
+    shutil.copy(ADK / "sessions-three.db", db)
+    with pytest.raises(ValueError, match="Google ADK's session database") as refused:
+        detect_format(db)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    command = _export_command(str(refused.value))
+    subprocess.run(command, shell=True, cwd=elsewhere, capture_output=True, text=True, check=True)
+    read = list(read_dump(elsewhere / "sessions.jsonl"))
+    assert [p.error for p in read if not p.ok] == []
+    assert sorted(p.trajectory.task for p in read) == ["BLOCK it", "hello"]
+    # a database gone by the time it runs: it fails, and leaves neither an empty output nor an empty database
+    db.unlink()
+    done = subprocess.run(command, shell=True, cwd=elsewhere / "..", capture_output=True, text=True)
+    assert done.returncode != 0 and not (tmp_path / "sessions.jsonl").exists() and not db.exists()
+
+
 def test_adk_eval_informational_metrics_are_kept() -> None:
     """ADK 2.x reports INFORMATIONAL metrics (tool calls, model calls, duration) on every case: they were dropped
     from ``metadata.eval_metrics``; kept, deciding nothing."""

@@ -40,14 +40,15 @@ ones, and the INFORMATIONAL ones ADK 2.x reports on every case: tool_call_count_
 passed over in a folder, named when given alone.
 
 Not read: ADK's session database (``.adk/session.db``, the local storage of ``adk web`` / ``adk run`` in ADK 2.x,
-SQLite): detection names it and gives a standard-library command that writes its sessions as JSON lines
-(:func:`session_store`).
+SQLite): detection names it and gives a standard-library command, naming the database's own path, that writes
+its sessions as JSON lines (:func:`session_store`, :func:`export_command`).
 """
 
 from __future__ import annotations
 
 import json
 import re
+import shlex
 import sqlite3
 from contextlib import closing
 from dataclasses import asdict
@@ -145,13 +146,23 @@ def not_a_run(record: Any) -> str | None:
 
 
 #: ADK's local session store as JSON lines of sessions (what ``adk run --save_session`` writes, one a line), with
-#: Python's standard library alone: ``SqliteSessionService`` keeps each event as ``Event.model_dump_json()``.
-EXPORT_STORE = (
-    """python3 -c 'import json,sqlite3,sys;d=sqlite3.connect(sys.argv[1]);[print(json.dumps({"id":i,"app_name":a,"""
-    """"user_id":u,"state":json.loads(s),"events":[json.loads(e) for e, in d.execute("select event_data from events """
-    """where app_name=? and user_id=? and session_id=? order by timestamp",(a,u,i))]})) for a,u,i,s in """
-    """d.execute("select app_name,user_id,id,state from sessions")]' session.db > sessions.jsonl""")
+#: Python's standard library alone: ``SqliteSessionService`` keeps each event as ``Event.model_dump_json()``, read in
+#: its order (timestamp, then rowid). The database is opened read-only (a wrong path fails, where sqlite3 would
+#: make an empty database there) and the output written once all is read (a failure leaves no empty file); a
+#: session with no events (created, never run) is left out: no run. Arguments: the database, the file to write.
+EXPORT_SCRIPT = (
+    'import json,pathlib,sqlite3,sys;d=sqlite3.connect(pathlib.Path(sys.argv[1]).resolve().as_uri()+"?mode=ro",'
+    'uri=True);s=[{"id":i,"app_name":a,"user_id":u,"state":json.loads(t),"events":e} for a,u,i,t in d.execute('
+    '"select app_name,user_id,id,state from sessions") for e in [[json.loads(r) for r, in d.execute("select '
+    'event_data from events where app_name=? and user_id=? and session_id=? order by timestamp,rowid",(a,u,i))]] '
+    'if e];pathlib.Path(sys.argv[2]).write_text("".join(json.dumps(x)+"\\n" for x in s))')
 _SQLITE = b"SQLite format 3\x00"
+
+
+def export_command(path: Path, out: str = "sessions.jsonl") -> str:
+    """The shell command that writes the sessions of the database at ``path`` (named whole, quoted: it runs from
+    anywhere) to ``out``."""
+    return f"python3 -c {shlex.quote(EXPORT_SCRIPT)} {shlex.quote(str(path.resolve()))} {shlex.quote(out)}"
 
 
 def session_store(path: Path) -> str | None:
@@ -169,7 +180,8 @@ def session_store(path: Path) -> str | None:
         return None
     if not {"app_name", "user_id", "id"} <= columns["sessions"] or "session_id" not in columns["events"]:
         return None
-    how = (f"write its sessions as JSON lines and ingest those: {EXPORT_STORE}" if "event_data" in columns["events"]
+    how = (f"write its sessions as JSON lines and ingest those: {export_command(path)}"
+           if "event_data" in columns["events"]
            else "fetch each session as JSON from `adk api_server` (GET /apps/<app>/users/<user>/sessions/<id>) "
                 "and ingest those")
     return f"Google ADK's session database (SQLite; `adk web` / `adk run` keep sessions in .adk/session.db): {how}"
