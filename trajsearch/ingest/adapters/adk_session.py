@@ -52,6 +52,7 @@ import shlex
 import sqlite3
 from contextlib import closing
 from dataclasses import asdict
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -411,8 +412,9 @@ def _session_run(record: dict[str, Any], ctx: Context) -> Trajectory:
         metadata["state_keys"] = sorted(state)[:50]
     if not timed:  # the times were stand-ins for the events' order: the run is dated as any untimed one
         steps = [step.model_copy(update={"started_at": None, "ended_at": None}) for step in run.steps]
-        return run.model_copy(update={"steps": steps, **date_by_file({"created_at": None, "metadata": metadata},
-                                                                     ctx.source)})
+        dated = date_by_file({"created_at": None, "metadata": metadata}, ctx.source)
+        return run.model_copy(update={"steps": steps, "metadata": dated["metadata"],
+                                      "created_at": dated["created_at"] or datetime.now(timezone.utc)})
     return run.model_copy(update={"metadata": metadata})
 
 
