@@ -327,3 +327,19 @@ def test_adk_eval_informational_metrics_are_kept() -> None:
     assert metrics["tool_call_count_v1"] == {"score": 2.0, "threshold": None, "status": "INFORMATIONAL"}
     assert metrics["tool_trajectory_avg_score"]["status"] == "PASSED" and "token_usage_v1" not in metrics
     assert runs["atlantis"].failure is not None and "tool_call_count" not in runs["atlantis"].failure.error
+
+
+def test_adk_credential_answer_is_withheld_and_the_tool_run_after_it_is_the_step() -> None:
+    """A tool asking for a credential (``tool_context.request_credential``): the user's ``adk_request_credential``
+    answer holds the API key (an OAuth code or token likewise), and it was indexed as that step's observation,
+    searchable by anyone; the tool's run once given it was dropped for its "pending" answer. The secret is withheld,
+    the step's result is the run."""
+    path = ADK / "credential.session.json"
+    assert "sk-123" in path.read_text()
+    run = adapter_support.only(path)
+    assert "sk-123" not in run.model_dump_json()
+    inbox = next(s for s in run.steps if s.action == "read_inbox")
+    assert inbox.error is None and json.loads(inbox.observation or "")["status"] == "success"
+    answer = next(s for s in run.steps if s.action == "adk_request_credential")
+    assert json.loads(answer.observation or "")["exchangedAuthCredential"] == {"authType": "apiKey",
+                                                                            "apiKey": "[withheld]"}

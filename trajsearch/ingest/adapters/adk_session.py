@@ -23,7 +23,9 @@ Mapping (ADK's ``Session`` / ``Event`` / ``google.genai.types.Content``):
   ``{"status": "error", "error_message": ...}`` (the failure ADK's documentation tells tools to
   return) or ``{"error": ...}`` is the step's error, unless the event asks the user to confirm the call or for a
   credential (``actions.requestedToolConfirmations`` / ``requestedAuthConfigs``): a pause. A later answer to the
-  same call (the tool's run once confirmed, a human's answer to a ``LongRunningFunctionTool``) is the step's result;
+  same call (the tool's run once confirmed, a human's answer to a ``LongRunningFunctionTool``) is the step's result.
+  ADK's ``adk_request_credential`` call and the user's answer keep the credential (an API key, OAuth tokens): its
+  secret fields are withheld (``REQUEST_CREDENTIAL``);
 - an event with ``errorCode`` / ``errorMessage`` (ADK 2.x records a tool's exception or a model
   error so, then stops the invocation) is the error of the one call left unanswered (several: each failed with
   no response, the run a tool's failure, not an outage), and of the invocation: the run failed when nothing ran
@@ -207,6 +209,32 @@ def _result(response: Any) -> tuple[str | None, str | None]:
     return (text_of(response) if response is not None else None), None
 
 
+#: The call ADK makes to ask the user for a credential (``adk_request_credential``, ``REQUEST_EUC_FUNCTION_CALL_NAME``):
+#: the user's answer holds the credential (an API key, an HTTP token, an OAuth code or token), and before 2.x the
+#: request itself the agent's own (an OAuth client secret, an API key): the session keeps both, a search index must
+#: not. Their values under :data:`_SECRET_KEYS` are left out.
+REQUEST_CREDENTIAL = "adk_request_credential"
+#: ``AuthCredential``'s secret fields (``auth/auth_credential.py``), lower-cased without underscores (by name or
+#: camelCase alias).
+_SECRET_KEYS = frozenset({"apikey", "clientsecret", "accesstoken", "refreshtoken", "idtoken", "authcode",
+                          "authresponseuri", "codeverifier", "password", "token", "privatekey",
+                          "serviceaccountcredential"})
+_WITHHELD = "[withheld]"
+
+
+def _unsecret(name: Any, value: Any) -> Any:
+    """``value`` (a call's arguments, a response) with the secrets of a credential request withheld (see
+    :data:`REQUEST_CREDENTIAL`); any other call's as it is."""
+    if name != REQUEST_CREDENTIAL:
+        return value
+    if isinstance(value, dict):
+        return {k: _WITHHELD if v and str(k).replace("_", "").lower() in _SECRET_KEYS else _unsecret(name, v)
+                for k, v in value.items()}
+    if isinstance(value, list):
+        return [_unsecret(name, v) for v in value]
+    return value
+
+
 def _paused(event: dict[str, Any], ident: str) -> bool:
     """Whether the event answering call ``ident`` asks the user to confirm it (``FunctionTool(require_confirmation=
     True)`` answers ``{"error": "This tool call requires confirmation, ..."}`` until then) or for a credential: the
@@ -275,7 +303,8 @@ class _Session:
             if not call.get("name"):
                 continue
             ident = str(call.get("id") or f"{key}#{n}")
-            found = {"id": ident, "name": str(call["name"]), "arguments": maybe_json(call.get("args"))}
+            found = {"id": ident, "name": str(call["name"]),
+                     "arguments": _unsecret(call["name"], maybe_json(call.get("args")))}
             calls.append(found)
             self.calls[ident] = (found, at)
             self.unanswered.setdefault(turn.id, []).append(ident)
@@ -320,7 +349,7 @@ class _Session:
             call, asked = self.calls.get(ident, ({"name": response["name"], "arguments": None}, at))
             if ident in (pending := self.unanswered.get(turn.id, [])):
                 pending.remove(ident)
-            result, error = _result(response.get("response"))
+            result, error = _result(_unsecret(response["name"], response.get("response")))
             if _paused(event, ident):  # the tool asked for a confirmation or a credential: waiting, not failing
                 error = None
             if (step := self.answered.get(ident)) is not None:
