@@ -185,3 +185,48 @@ def test_openhands_agent_server_event_pages_say_they_are_part_of_a_conversation(
     assert run.metadata["next_page_id"] == events[6]["id"] and len(run.steps) == 2
     [refused] = read_dump(later, tenant="acme")
     assert not refused.ok and "one page of the agent server's events" in refused.error
+
+# Review of probe 48 N (the OpenHands V1 ACP / event-page reading), each case built from the fixtures as the writers'
+# source makes it: OpenHands/software-agent-sdk ``agent/acp_agent.py`` and ``openhands-agent-server`` ``event_router``
+# / ``event_service``; agentclientprotocol/claude-agent-acp ``src/acp-agent.ts``; zed-industries/codex-acp
+# ``src/thread.rs``; google-gemini/gemini-cli ``packages/cli/src/acp/acpSession.ts`` and ``core/src/tools/shell.ts``.
+
+
+def test_openhands_event_page_fetched_newest_first_is_read_in_order(tmp_path: Path) -> None:
+    """Bug: a page asked for with ``sort_order=TIMESTAMP_DESC`` (the agent server lists it from its log's end) was
+    read backwards: every call's observation came before it and was lost, the run ended on its first command."""
+    events = [json.loads(p.read_text()) for p in sorted((OH_SDK_RUN / "events").glob("event-*.json"))]
+    page = tmp_path / "events.json"
+    page.write_text(json.dumps({"items": events[::-1], "next_page_id": None}))
+    run = _one(page)
+    assert [s.action for s in run.steps] == ["terminal", "terminal", "file_editor", "finish"]
+    assert run.steps[1].observation == "hello" and run.steps[2].error.startswith("Invalid `path` parameter")
+    assert run.task.startswith("List the files in /nonexistent_dir_xyz")
+    listed = tmp_path / "events-newest-first.json"  # the pages of such a search saved as one list
+    listed.write_text(json.dumps(events[::-1]))
+    assert [(s.action, s.observation) for s in _one(listed).steps] == [(s.action, s.observation) for s in run.steps]
+
+
+def test_openhands_later_event_page_of_a_multi_turn_conversation_is_refused(tmp_path: Path) -> None:
+    """Bug: the second page of a conversation whose user wrote again (real SDK conversation, its follow-up message on
+    that page) was read as a run of its own, the follow-up its task; a page of the newest events (descending) too. A
+    search filtered by kind or source says so."""
+    folder = FIXTURES / "openhands" / ".real" / "sdk-tools-changed" / "30692f28b39a4e4eab8257c4b6b50ded"
+    events = [json.loads(p.read_text()) for p in sorted((folder / "events").glob("event-*.json"))]
+    pages = {"later.json": {"items": events[5:], "next_page_id": None},
+             "middle.json": {"items": events[5:8], "next_page_id": events[8]["id"]},
+             "newest.json": {"items": events[::-1][:4], "next_page_id": events[::-1][4]["id"]},
+             "by-kind.json": {"items": [e for e in events if e["kind"] == "MessageEvent"], "next_page_id": None},
+             "by-source.json": {"items": [e for e in events if e["source"] == "agent"], "next_page_id": None}}
+    for name, page in pages.items():
+        (tmp_path / name).write_text(json.dumps(page))
+    said = {name: next(iter(read_dump(tmp_path / name, tenant="acme"))) for name in pages}
+    assert not any(r.ok for r in said.values()), {n: r.trajectory.task for n, r in said.items() if r.ok}
+    assert "one page of the agent server's events" in said["later.json"].error
+    assert "one page of the agent server's events" in said["middle.json"].error
+    assert "newest events (sort_order=TIMESTAMP_DESC)" in said["newest.json"].error
+    assert "filtered by kind (?kind=MessageEvent)" in said["by-kind.json"].error
+    assert "filtered by source (?source=agent)" in said["by-source.json"].error
+    first = tmp_path / "first.json"
+    first.write_text(json.dumps({"items": events[:5], "next_page_id": events[5]["id"]}))
+    assert _one(first).task == "Hello. Please confirm you can see my tools."

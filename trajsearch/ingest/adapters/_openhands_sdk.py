@@ -26,6 +26,9 @@ reused within a turn only (a server counts its ids afresh per session: a ``Messa
 SDK's ``resume_transcript`` reads them). Its reply is a ``finish`` ``ActionEvent``; a turn that broke is an agent
 ``MessageEvent`` of the SDK's (``ACP prompt timed out ...``, ``ACP error: ...``, see ``ACP_FAILED``); its
 ``llm.model`` is ``acp-managed`` unless ``acp_model`` named one.
+The V1 agent server serves a conversation's events in pages (``GET /api/conversations/<id>/events/search``:
+``EventPage``, ``{"items", "next_page_id"}``, 100 at most, ``sort_order`` ``TIMESTAMP`` or ``TIMESTAMP_DESC``,
+filters ``kind``, ``source``, ``body``, ``timestamp__gte``/``__lt``; ``openhands-agent-server`` ``event_router.py``).
 A sub-agent's conversation (openhands-tools ``task/manager.py`` and ``delegate/impl.py``: ``_SUBAGENTS_DIR``) persists
 under its parent's, ``<parent id hex>/subagents/<its id hex>/`` (its ``persistence_dir`` says so), its first message
 the ``prompt`` of the parent's ``task`` call (a ``delegate`` call's ``tasks`` entry).
@@ -187,6 +190,38 @@ def active_branch(events: list[dict[str, Any]], leaf: Any) -> list[dict[str, Any
         n = None if parent == ROOT_PARENT_ID or (parent is None and n == 0) else (
             at.get(parent) if parent is not None else n - 1)
     return chain[::-1]
+
+
+def page_order(events: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], bool]:
+    """(the agent server's page of events in the order they were appended, whether it came newest first): a page
+    asked for with ``sort_order=TIMESTAMP_DESC`` (the app server's "latest message" look-ups ask so) runs
+    backwards, and the server lists it by walking its log from the end, so reversed it is the log's order."""
+    stamps = [e["timestamp"] for e in events if isinstance(e.get("timestamp"), str) and e["timestamp"]]
+    backwards = len(stamps) > 1 and stamps[0] > stamps[-1]  # ISO times of one server: they sort as text
+    return (events[::-1] if backwards else events), backwards
+
+
+def page_not_first(events: list[dict[str, Any]], backwards: bool) -> str | None:
+    """Why an agent server's page of events (in append order) is not its conversation from the start, else None.
+    The start is a page whose first event is the tree's root (no ``parent_id``, or the explicit root) and, where no
+    event names a parent (SDKs before the tree), the ``SystemPromptEvent`` every conversation opens with. A page that
+    holds one kind or one source of events is a filtered search (``?kind=``, ``?source=``), whatever it starts
+    with."""
+    kinds = {e.get("kind") for e in events}
+    sources = {e.get("source") for e in events}
+    if len(events) > 1 and (len(kinds) == 1 or len(sources) == 1):
+        which = f"kind={next(iter(kinds))}" if len(kinds) == 1 else f"source={next(iter(sources))}"
+        return (f"a search of the agent server's events filtered by {which.split('=')[0]} (?{which}): it holds only "
+                "those, not the conversation")
+    first = events[0] if events else {}
+    root = first.get("parent_id") in (None, ROOT_PARENT_ID)
+    if root and (first.get("kind") == "SystemPromptEvent" or any(e.get("parent_id") for e in events)):
+        return None
+    if backwards:
+        return ("a page of the conversation's newest events (sort_order=TIMESTAMP_DESC), without its start: save "
+                "all pages as one list")
+    return ("one page of the agent server's events (GET /api/conversations/<id>/events/search, 100 at most), not its "
+            "first: it starts after the conversation's start, on an earlier page; save all pages as one list")
 
 
 def texts(blocks: Any) -> str:

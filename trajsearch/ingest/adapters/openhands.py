@@ -140,8 +140,12 @@ software-agent-sdk (V1) conversations (what is where: ``_openhands_sdk``)
   reader hands over the folder's files together); under a directory each such
   folder is one run. One event file alone is refused, naming the folder to
   ingest. The same events as JSON lines are a run, and so is the agent
-  server's page of them (``EventPage``: ``{"items", "next_page_id"}``; a
-  page that has a next keeps its id in ``metadata.next_page_id``); an
+  server's page of them (``EventPage``: ``{"items", "next_page_id"}``, read
+  in append order: a ``sort_order=TIMESTAMP_DESC`` page reversed; a page
+  that has a next keeps its id in ``metadata.next_page_id``) when it starts
+  the conversation (its first event the tree's root; before the tree, the
+  ``SystemPromptEvent``): a later page, the newest events, a search filtered
+  by kind or source is refused saying which it is; an
   OpenHands/benchmarks ``output.jsonl`` line with SDK events in ``history``
   is an evaluation line as above (task = its ``instruction``, its verdict rules and id; model =
   ``metadata.llm.model``). A folder's run is the branch ending at
@@ -797,10 +801,11 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
         raise RecordError(f"a {sdk.BASE_STATE} without its events: ingest the conversation folder that holds it")
     if (wrapped := _wrapped(record)) is not None and any(sdk.is_event(e) for e in wrapped):
         if "next_page_id" not in record:  # an export's own wrapping of the events
-            return _sdk_trajectory([e for e in wrapped if sdk.is_event(e)], {}, {}, ctx)
+            return _sdk_trajectory(sdk.page_order([e for e in wrapped if sdk.is_event(e)])[0], {}, {}, ctx)
         return _event_page([e for e in wrapped if sdk.is_event(e)], record.get("next_page_id"), ctx)
     if isinstance(record, list) and any(sdk.is_event(e) for e in record) and not any(_is_event(e) for e in record):
-        return _sdk_trajectory([e for e in record if sdk.is_event(e)], {}, {}, ctx)
+        # pages saved newest first (sort_order=TIMESTAMP_DESC) as one list: the list runs backwards
+        return _sdk_trajectory(sdk.page_order([e for e in record if sdk.is_event(e)])[0], {}, {}, ctx)
     if _is_eval_output(record) and not record["history"] or _skipped(record):
         raise RecordError(f"instance {record['instance_id']}: no event in its history (the run recorded nothing"
                           + (f"; its error: {str(record['error'])[:300]})" if record.get("error") else ")"))
@@ -973,14 +978,15 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
 
 
 def _event_page(events: list[dict[str, Any]], next_page: Any, ctx: Context) -> Trajectory:
-    """An API page of SDK events (the agent server's ``EventPage``, at most 100 events): the run. A page with a
-    ``next_page_id`` holds only the start of the conversation (``metadata.next_page_id`` says so, where the rest
-    begins); a later page, without the user's message, is refused saying what it is."""
-    try:
-        run = _sdk_trajectory(events, {}, {}, ctx)
-    except RecordError as e:
-        raise RecordError(f"{e}: one page of the agent server's events (GET /api/conversations/<id>/events/search, "
-                          "100 at most), not its first: save all pages as one list") from None
+    """An API page of SDK events (the agent server's ``EventPage``, at most 100 events), put in append order
+    (``sdk.page_order``): the run, if the page starts the conversation. A page with a ``next_page_id`` holds only
+    its start (``metadata.next_page_id`` says so, where the rest begins); a later page (its first event's parent
+    elsewhere: its follow-up message would read as the task), the newest events of a descending search, or a search
+    filtered by kind or source is refused saying what it is (``sdk.page_not_first``)."""
+    events, backwards = sdk.page_order(events)
+    if reason := sdk.page_not_first(events, backwards):
+        raise RecordError(f"not a run: {reason}")
+    run = _sdk_trajectory(events, {}, {}, ctx)
     if isinstance(next_page, str) and next_page:
         run.metadata["next_page_id"] = next_page  # more events follow on pages this file does not hold
     return run
