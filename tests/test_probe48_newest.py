@@ -230,3 +230,20 @@ def test_openhands_later_event_page_of_a_multi_turn_conversation_is_refused(tmp_
     first = tmp_path / "first.json"
     first.write_text(json.dumps({"items": events[:5], "next_page_id": events[5]["id"]}))
     assert _one(first).task == "Hello. Please confirm you can see my tools."
+
+
+def test_openhands_acp_model_the_server_reported(tmp_path: Path) -> None:
+    """Bug: an ``ACPAgent`` not told its model (no ``acp_model``) had none although the SDK keeps the one its server
+    reported (``agent_state.acp_current_model_id``, codex-acp's ``gpt-5.2-codex/medium``); Claude Code's alias
+    ``default`` (the fixture's) names no model."""
+    assert _one(OH_ACP).model_id is None
+    folder = tmp_path / OH_ACP.name
+    shutil.copytree(OH_ACP, folder)
+    state = json.loads((folder / "base_state.json").read_text())
+    state["agent"].update(acp_command=["npx", "-y", "@zed-industries/codex-acp"], acp_server="codex")
+    state["agent_state"].update(acp_agent_name="codex-acp", acp_agent_version="0.12.0",
+                                acp_current_model_id="gpt-5.2-codex/medium", acp_available_models=[
+                                    {"model_id": "gpt-5.2-codex/medium", "name": "gpt-5.2-codex (medium)",
+                                     "description": None}])
+    (folder / "base_state.json").write_text(json.dumps(state))
+    assert _one(folder).model_id == "gpt-5.2-codex/medium"

@@ -25,7 +25,8 @@ and again when it ends (``completed`` / ``failed``; older logs hold every progre
 reused within a turn only (a server counts its ids afresh per session: a ``MessageEvent`` ends their scope, as the
 SDK's ``resume_transcript`` reads them). Its reply is a ``finish`` ``ActionEvent``; a turn that broke is an agent
 ``MessageEvent`` of the SDK's (``ACP prompt timed out ...``, ``ACP error: ...``, see ``ACP_FAILED``); its
-``llm.model`` is ``acp-managed`` unless ``acp_model`` named one.
+``llm.model`` is ``acp-managed`` unless ``acp_model`` named one, the model its server reported in
+``base_state.json``'s ``agent_state`` (``acp_current_model_id``).
 The V1 agent server serves a conversation's events in pages (``GET /api/conversations/<id>/events/search``:
 ``EventPage``, ``{"items", "next_page_id"}``, 100 at most, ``sort_order`` ``TIMESTAMP`` or ``TIMESTAMP_DESC``,
 filters ``kind``, ``source``, ``body``, ``timestamp__gte``/``__lt``; ``openhands-agent-server`` ``event_router.py``).
@@ -71,6 +72,9 @@ ACP_FAILED = re.compile(r"\AACP (?:prompt timed out after \d+s\b|error: )")
 _ACP_OUTPUT_KEYS = ("formatted_output", "output", "stdout", "aggregated_output")
 #: Claude Code's report of a failed command, first line of its output (as its own transcripts keep it).
 _EXIT_CODE = re.compile(r"\A\s*Exit code:?\s*(-?\d+)")
+#: The model ids an ACP server reports that name no model (``ACPModelInfo``: "an opaque alias (e.g. ``default``,
+#: ``auto``)"; Claude Code's ``default`` is whatever its account defaults to).
+_ACP_MODEL_ALIASES = frozenset({"default", "auto", ""})
 #: The statuses that say the run broke (``ConversationExecutionStatus``); ``finished`` is the agent's own stop.
 BROKEN = frozenset({"error", "stuck"})
 
@@ -396,6 +400,15 @@ def acp_result(event: dict[str, Any], arguments: dict[str, Any]) -> tuple[str, s
     if isinstance(record.get("error"), str) and record["error"].strip():
         return text, short(record["error"].strip(), 300)
     return text, short(error_line(text, "tool call failed"), 300) if failed else None
+
+
+def acp_model(agent: dict[str, Any], agent_state: dict[str, Any]) -> str | None:
+    """The model an ``ACPAgent`` ran: the ``acp_model`` it was told, else the one its server reported
+    (``agent_state.acp_current_model_id``, SDK 2026-05+), unless that is an alias naming none."""
+    for found in (agent.get("acp_model"), agent_state.get("acp_current_model_id")):
+        if isinstance(found, str) and found.strip() not in _ACP_MODEL_ALIASES:
+            return found.strip()
+    return None
 
 
 def _acp_block(block: Any) -> str | None:

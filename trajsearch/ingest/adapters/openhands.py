@@ -185,7 +185,9 @@ software-agent-sdk (V1) conversations (what is where: ``_openhands_sdk``)
   ended a run repeating itself) -> ``failure``.
 - trajectory_id = ``openhands.<base_state id as hex>`` (the folder's name, as
   the V0 conversation ids), else the file-name rule above; model_id =
-  ``agent.llm.model``, else the agent's ``stats`` usage; metadata: cwd
+  ``agent.llm.model`` (an ACP agent's: its ``acp_model``, else the model its
+  server reported, ``agent_state.acp_current_model_id``, not an alias such as
+  ``default``), else the agent's ``stats`` usage; metadata: cwd
   (``workspace.working_dir``), execution_status, cost, agent kind.
 - a sub-agent's conversation (the ``task`` / ``delegate`` tools persist it
   under the parent's, ``<parent>/subagents/<id>/``) is a run of its own, as
@@ -1096,7 +1098,8 @@ def _sdk_trajectory(events: list[dict[str, Any]], state: dict[str, Any], evaluat
     model, cost = sdk.stats_model(stats)
     agent = as_dict(state.get("agent"))
     llm_model = as_dict(agent.get("llm")).get("model")
-    llm_model = (agent.get("acp_model") if llm_model == sdk.ACP_NO_MODEL else llm_model) or \
+    llm_model = (sdk.acp_model(agent, as_dict(state.get("agent_state"))) if llm_model == sdk.ACP_NO_MODEL
+                 else llm_model) or \
         as_dict(as_dict(evaluation.get("metadata")).get("llm")).get("model") or \
         as_dict(as_dict(evaluation.get("metadata")).get("llm_config")).get("model")
     model = llm_model if isinstance(llm_model, str) and llm_model else model
