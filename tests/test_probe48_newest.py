@@ -74,7 +74,8 @@ def test_openhands_agent_server_event_page_is_a_run(tmp_path: Path) -> None:
 def test_openhands_acp_agent_turn_that_timed_out_is_the_runs_error(tmp_path: Path) -> None:
     """An ``ACPAgent`` whose server went silent (``_emit_turn_timeout``: the call in flight closed as ``failed``, the
     SDK's "ACP prompt timed out ..." as an agent message, status ``error``, no ``ConversationErrorEvent``) broke on
-    that timeout: not on the cancelled call's "tool call failed", and the notice is no reply of the agent's."""
+    that timeout: not on the cancelled call's "tool call failed", and the notice is no reply of the agent's; the call
+    in flight was cancelled (review of probe 48 N: it read as failed on its own)."""
     folder = tmp_path / OH_ACP.name
     shutil.copytree(OH_ACP, folder)
     events = [json.loads(p.read_text()) for p in sorted((folder / "events").glob("event-*.json"))]
@@ -101,7 +102,9 @@ def test_openhands_acp_agent_turn_that_timed_out_is_the_runs_error(tmp_path: Pat
     (folder / "base_state.json").write_text(json.dumps(state))
     run = _one(folder)
     assert run.outcome is Outcome.infra_error and run.failure.error == said
-    assert [s.action for s in run.steps][-2:] == ["finish", "execute"] and run.steps[-1].error == "tool call failed"
+    assert [s.action for s in run.steps][-2:] == ["finish", "execute"]
+    assert run.steps[-1].error == ("cancelled: the turn broke before the call ended (ACP prompt timed out after 1800s "
+                                   "with no activity from the agent.)") and run.steps[-1].observation is None
     assert run.metadata["user_prompts"] == ["Now run the linter."]
 
 
@@ -192,6 +195,21 @@ def test_openhands_agent_server_event_pages_say_they_are_part_of_a_conversation(
 # ``src/thread.rs``; google-gemini/gemini-cli ``packages/cli/src/acp/acpSession.ts`` and ``core/src/tools/shell.ts``.
 
 
+def _acp_events() -> list[dict]:
+    return [json.loads(p.read_text()) for p in sorted((OH_ACP / "events").glob("event-*.json"))]
+
+
+def _lines(path: Path, events: list[dict]) -> Path:
+    path.write_text("".join(json.dumps(e) + "\n" for e in events))
+    return path
+
+
+def _shown(text: str) -> list[dict]:
+    """A text content block as the SDK dumps an ACP server's (``_serialize_tool_content``)."""
+    return [{"type": "content", "content": {"annotations": None, "field_meta": None, "text": text, "type": "text"},
+             "field_meta": None}]
+
+
 def test_openhands_event_page_fetched_newest_first_is_read_in_order(tmp_path: Path) -> None:
     """Bug: a page asked for with ``sort_order=TIMESTAMP_DESC`` (the agent server lists it from its log's end) was
     read backwards: every call's observation came before it and was lost, the run ended on its first command."""
@@ -230,6 +248,49 @@ def test_openhands_later_event_page_of_a_multi_turn_conversation_is_refused(tmp_
     first = tmp_path / "first.json"
     first.write_text(json.dumps({"items": events[:5], "next_page_id": events[5]["id"]}))
     assert _one(first).task == "Hello. Please confirm you can see my tools."
+
+
+def test_openhands_acp_call_running_across_a_user_message_is_one_step(tmp_path: Path) -> None:
+    """Bug: a user's message the agent server persisted while an ACP call ran (``LocalConversation`` does not hold
+    the state lock during the prompt) split that call in two: its start a step with no result, its end another."""
+    events = _acp_events()
+    prompt = events[1]
+    mid = {**prompt, "id": "dd000000-0000-4000-8000-000000000001", "timestamp": "2026-12-04T10:15:07.000000",
+           "llm_message": {**prompt["llm_message"], "content": [{"type": "text", "text": "Also run ruff when done."}]}}
+    run = _one(_lines(tmp_path / "mid.jsonl", events[:5] + [mid] + events[5:]))
+    assert [s.action for s in run.steps] == ["read", "execute", "edit", "execute", "finish"]
+    assert run.steps[1].arguments["command"] == "python -m pytest -q"
+    assert run.steps[1].error == "1 failed in 0.02s (exit code 1)"
+    assert run.metadata["user_prompts"] == ["Also run ruff when done."]
+
+
+def test_openhands_acp_call_cancelled_at_a_timeout_is_cancelled_not_failed(tmp_path: Path) -> None:
+    """Bug: a call in flight when the turn timed out, closed by the SDK (``_cancel_inflight_tool_calls``: a
+    ``failed`` event carrying what the server had sent, Claude Code's description of the command), had that
+    description as its error and observation; a call that failed on its own, long before, keeps its error."""
+    events = _acp_events()
+    said = ("ACP prompt timed out after 1800s with no activity from the agent. The agent may have stalled, or it may "
+            "have completed its work but the response was not received.")
+    ran = {"command": "python -m pytest -q tests/", "description": "Run the full test suite"}
+    start = {**events[4], "id": "bb000000-0000-4000-8000-000000000001", "tool_call_id": "toolu_09Bash",
+             "timestamp": "2026-12-04T10:20:02.000000"}
+    cancel = {**start, "id": "bb000000-0000-4000-8000-000000000002", "timestamp": "2026-12-04T10:50:03.004000",
+              "title": "`python -m pytest -q tests/`", "status": "failed", "is_error": True, "raw_input": ran,
+              "content": _shown("Run the full test suite")}
+    note = {"id": "bb000000-0000-4000-8000-000000000003", "timestamp": "2026-12-04T10:50:03.005000",
+            "source": "agent", "llm_message": {"role": "assistant", "content": [{"type": "text", "text": said}],
+                                               "thinking_blocks": []},
+            "activated_skills": [], "extended_content": [], "kind": "MessageEvent"}
+    run = _one(_lines(tmp_path / "timeout.jsonl", events[:2] + [start, cancel, note]))
+    assert run.outcome is Outcome.infra_error and run.failure.error == said
+    step = run.steps[-1]
+    assert step.arguments == ran and step.observation is None
+    assert step.error == ("cancelled: the turn broke before the call ended (ACP prompt timed out after 1800s with no "
+                          "activity from the agent.)")
+    gemini = {**cancel, "timestamp": "2026-12-04T10:20:03.000000", "raw_input": None,
+              "content": _shown("Error reading files (a.py): ENOENT")}
+    run = _one(_lines(tmp_path / "failed-then-stalled.jsonl", events[:2] + [start, gemini, note]))
+    assert run.steps[-1].error == "Error reading files (a.py): ENOENT"
 
 
 def test_openhands_acp_model_the_server_reported(tmp_path: Path) -> None:

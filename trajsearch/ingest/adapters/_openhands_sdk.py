@@ -23,10 +23,11 @@ makes no ``ActionEvent`` for its tools: each tool call is an ``ACPToolCallEvent`
 ``tool_kind``, ``status``, ``raw_input``, ``raw_output``, ``content`` blocks, ``is_error``), written once when it starts
 and again when it ends (``completed`` / ``failed``; older logs hold every progress frame), the same ``tool_call_id``
 reused within a turn only (a server counts its ids afresh per session: a ``MessageEvent`` ends their scope, as the
-SDK's ``resume_transcript`` reads them). Its reply is a ``finish`` ``ActionEvent``; a turn that broke is an agent
-``MessageEvent`` of the SDK's (``ACP prompt timed out ...``, ``ACP error: ...``, see ``ACP_FAILED``); its
-``llm.model`` is ``acp-managed`` unless ``acp_model`` named one, the model its server reported in
-``base_state.json``'s ``agent_state`` (``acp_current_model_id``).
+SDK's ``resume_transcript`` reads them; a call still running when a user's message comes goes on). Its reply is a
+``finish`` ``ActionEvent``; a turn that broke is an agent ``MessageEvent`` of the SDK's (``ACP prompt timed out ...``,
+``ACP error: ...``, see ``ACP_FAILED``), the calls then in flight closed ``failed`` just before it
+(``_cancel_inflight_tool_calls``); its ``llm.model`` is ``acp-managed`` unless ``acp_model`` named one, the model its
+server reported in ``base_state.json``'s ``agent_state`` (``acp_current_model_id``).
 The V1 agent server serves a conversation's events in pages (``GET /api/conversations/<id>/events/search``:
 ``EventPage``, ``{"items", "next_page_id"}``, 100 at most, ``sort_order`` ``TIMESTAMP`` or ``TIMESTAMP_DESC``,
 filters ``kind``, ``source``, ``body``, ``timestamp__gte``/``__lt``; ``openhands-agent-server`` ``event_router.py``).
@@ -39,6 +40,7 @@ from __future__ import annotations
 
 import json
 import re
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -356,7 +358,7 @@ def lone_event(event: dict[str, Any], source: Path) -> str:
 def acp_call(step: dict[str, Any] | None, event: dict[str, Any]) -> dict[str, Any]:
     """An ``ACPToolCallEvent`` put on the step of its call (a new one when ``step`` is None): the tool (its
     ``tool_kind``, else its ``title``), its input (``raw_input``; a placeholder's empty one leaves what is known),
-    and, once the call has ended, what it gave back and its error (see ``acp_result``)."""
+    and, once the call has ended (``_ended``), what it gave back and its error (see ``acp_result``)."""
     if step is None:
         step = {"action": "tool", "arguments": {}, "started_at": iso_time(event.get("timestamp"))}
     kind = event.get("tool_kind") if isinstance(event.get("tool_kind"), str) else ""
@@ -371,8 +373,33 @@ def acp_call(step: dict[str, Any] | None, event: dict[str, Any]) -> dict[str, An
         step["arguments"] = {"title": title}
     if event.get("status") in ACP_ENDED or event.get("is_error") is True:
         text, error = acp_result(event, step["arguments"])
-        step.update(observation=text or None, error=error, ended_at=iso_time(event.get("timestamp")))
+        step.update(observation=text or None, error=error, ended_at=iso_time(event.get("timestamp")), _ended=True)
     return step
+
+
+#: How long before its "ACP prompt timed out" / "ACP error" notice the SDK closes the calls in flight (at once:
+#: the same thread, one after the other); a call that failed on its own before the turn stalled ended longer before.
+_CANCEL_WINDOW = timedelta(seconds=5)
+
+
+def closed_with(closing: dict[str, Any], notice: dict[str, Any]) -> bool:
+    """Whether a call's ``failed`` event is one the SDK wrote as it gave the turn up (``notice``: its message), by
+    their times; without times, it is (the events come one after the other)."""
+    at, then = iso_time(closing.get("timestamp")), iso_time(notice.get("timestamp"))
+    return at is None or then is None or timedelta(0) <= then - at <= _CANCEL_WINDOW
+
+
+def acp_cancelled(step: dict[str, Any], event: dict[str, Any], notice: str) -> None:
+    """A call the SDK closed as ``failed`` when the turn broke (``_cancel_inflight_tool_calls``, just before its
+    "ACP prompt timed out ..." / "ACP error: ..." notice): it was cancelled, not failed on its own; what the server
+    had sent for it (Claude Code's description of a command, an edit's diff) is its input, no answer: the
+    observation is only the text that is not (output a server streamed as content before the turn broke)."""
+    echoes = {v.strip() for v in step["arguments"].values() if isinstance(v, str)}
+    said = [b for b in (_acp_block(c) for c in as_list(event.get("content")) if as_dict(c).get("type") != "diff")
+            if b and b.strip() not in echoes]
+    first = re.split(r"(?<=\.)\s", notice.strip(), maxsplit=1)[0]
+    step.update(observation="\n".join(t for t in said if t.strip()) or None,
+                error=short(f"cancelled: the turn broke before the call ended ({first})", 300))
 
 
 def acp_result(event: dict[str, Any], arguments: dict[str, Any]) -> tuple[str, str | None]:

@@ -165,7 +165,9 @@ software-agent-sdk (V1) conversations (what is where: ``_openhands_sdk``)
   its end, one step) is its ``tool_kind`` (``read``, ``execute``, ``edit``;
   a tool of kind ``other``: its ``title``) with ``raw_input``, the
   observation its ``raw_output`` (else its content blocks' text), a
-  ``failed`` call's error its exit code or decisive line.
+  ``failed`` call's error its exit code or decisive line; a call the SDK
+  closed as the turn broke is cancelled, not failed. A message ends the
+  scope of the calls that ended, not of one still running.
   An action's observation is the event answering it
   (``action_id``, else ``tool_call_id``): ``observation.content[].text``
   (older: ``output``/``message``), the terminal's control codes the shell
@@ -1043,18 +1045,25 @@ def _sdk_trajectory(events: list[dict[str, Any]], state: dict[str, Any], evaluat
     broke: dict[str, Any] | None = None  # the ConversationErrorEvent the run loop stopped on, if nothing came after
     seen_responses: set[Any] = set()
     acp_calls: dict[str, dict[str, Any]] = {}  # an ACP agent's tool calls of this turn, by tool_call_id
+    closed: list[tuple[dict[str, Any], dict[str, Any]]] = []  # (step, event): calls just closed failed, no output
     stats: Any = state.get("stats")
     for event in events:
         kind = event.get("kind")
+        just_closed, closed = closed, []
         if kind in ("SystemPromptEvent", "SystemPromptUpdateEvent"):  # the update: tools added mid-conversation
             tools.extend(sdk.tool_names(event))
         elif kind == "MessageEvent":
-            acp_calls.clear()  # ids are the server's, counted afresh per session: a message ends their scope
+            # ids are the server's, counted afresh per session: a message ends the scope of the calls that ended
+            # (one still running goes on: the agent server takes a user's message in the middle of a turn)
+            acp_calls = {call: step for call, step in acp_calls.items() if not step.get("_ended")}
             text = sdk.message_text(event)
             if event.get("source") == "user":
                 prompts.extend([text] if text else [])
             elif text and sdk.ACP_FAILED.match(text):  # an ACP agent's turn broke: the SDK's notice, no reply
                 broke = {"detail": text}
+                for step, closing in just_closed:  # the calls the SDK closed as it gave up the turn
+                    if sdk.closed_with(closing, event):
+                        sdk.acp_cancelled(step, closing, text)
             elif text and event.get("source") in ("agent", None):  # not the SDK's own nudges (source environment)
                 broke = None
                 steps.append({"action": "respond", "arguments": {"content": text}, "thought": sdk.reasoning(
@@ -1078,6 +1087,8 @@ def _sdk_trajectory(events: list[dict[str, Any]], state: dict[str, Any], evaluat
                 steps.append(step)
             if call:
                 acp_calls[call] = step
+            if event.get("status") == "failed" and event.get("raw_output") is None:
+                closed = just_closed + [(step, event)]
         elif kind == "ConversationErrorEvent":
             broke = event
         elif kind == "ConversationStateUpdateEvent":
