@@ -109,21 +109,26 @@ def test_openhands_acp_agent_turn_that_timed_out_is_the_runs_error(tmp_path: Pat
 
 
 def test_openhands_acp_agent_codex_command_records(tmp_path: Path) -> None:
-    """Codex over ACP (agentclientprotocol/codex-acp ``CodexToolCallMapper``) ends a command with ``raw_output``
-    ``{"formatted_output", "exit_code"}``: the observation is that output, not the record as JSON, and the error its
-    exit code; a search that matched nothing (exit code 1, no output) is no error."""
+    """Codex over ACP (agentclientprotocol/codex-acp ``CodexToolCallMapper``) starts a command with ``raw_input`` its
+    ``ExecCommandBeginEvent`` (``command`` an argv list) and ends it with ``raw_output`` its ``ExecCommandEndEvent``
+    (``formatted_output``, ``exit_code``, ...): the observation is that output, not the record as JSON, and the error
+    its exit code; a search that matched nothing (exit code 1, no output) is no error."""
     events = [json.loads(p.read_text()) for p in sorted((OH_ACP / "events").glob("event-*.json"))]
     start, end = events[4], events[5]
-    ran = {"command": "/bin/zsh -lc 'python -m pytest -q'", "cwd": "/workspace/project"}
-    codex = [{**start, "title": "python -m pytest -q", "raw_input": ran},
-             {**end, "title": "python -m pytest -q", "raw_input": ran, "content": None,
-              "raw_output": {"formatted_output": "FAILED test_calc.py::test_add - assert 0 == 4\n1 failed in 0.02s\n",
-                             "exit_code": 1}},
-             {**start, "id": "8e2d0000-0000-4000-8000-000000000001", "tool_call_id": "call_grep", "title": "rg nothing",
-              "raw_input": {"command": "/bin/zsh -lc 'rg nothing'", "cwd": "/workspace/project"}},
-             {**end, "id": "8e2d0000-0000-4000-8000-000000000002", "tool_call_id": "call_grep", "title": "rg nothing",
-              "raw_input": {"command": "/bin/zsh -lc 'rg nothing'", "cwd": "/workspace/project"}, "content": None,
-              "raw_output": {"formatted_output": "", "exit_code": 1}}]
+
+    def command(call: str, line: str, exit_code: int, output: str) -> list[dict]:
+        begin = {"call_id": call, "turn_id": "1", "command": ["/bin/zsh", "-lc", line], "cwd": "/workspace/project",
+                 "parsed_cmd": [{"type": "unknown", "cmd": line}], "source": "agent"}
+        ended = {**begin, "stdout": output, "stderr": "", "aggregated_output": output, "exit_code": exit_code,
+                 "duration": {"secs": 0, "nanos": 412000000}, "formatted_output": output,
+                 "status": "completed" if exit_code == 0 else "failed"}
+        ids = {"tool_call_id": call, "title": line, "raw_input": begin}
+        return [{**start, **ids, "id": f"8e2d0000-0000-4000-8000-{call[-12:]:0>12}", "status": "in_progress"},
+                {**end, **ids, "id": f"8e2d0000-0000-4000-8001-{call[-12:]:0>12}", "content": None,
+                 "status": "failed" if exit_code else "completed", "is_error": bool(exit_code), "raw_output": ended}]
+    codex = command("call_pytest", "python -m pytest -q", 1,
+                    "FAILED test_calc.py::test_add - assert 0 == 4\n1 failed in 0.02s\n") + \
+        command("call_grep", "rg nothing", 1, "")
     lines = tmp_path / "codex-acp.jsonl"
     lines.write_text("".join(json.dumps(e) + "\n" for e in events[:4] + codex + events[-2:]))
     run = _one(lines)
@@ -161,20 +166,30 @@ def test_openhands_sdk_responses_api_reasoning_is_the_thought(tmp_path: Path) ->
 
 def test_openhands_acp_agent_gemini_calls_without_input(tmp_path: Path) -> None:
     """Gemini CLI over ACP (google-gemini/gemini-cli ``packages/cli/src/acp/acpSession.ts``) sends no ``rawInput``:
-    a call is its title (the invocation's description) and kind, a failed one's error the text it sends back."""
+    a call is its title (the invocation's description) and kind. Its shell tool reports a command that failed
+    printing nothing as ``completed``, its display "Command exited with code: N" (``shell.ts``): that is the step's
+    error (review of probe 48 N: it was none), unless it is a search's "no match"."""
     events = [json.loads(p.read_text()) for p in sorted((OH_ACP / "events").glob("event-*.json"))]
     start, end = events[4], events[5]
-    said = [{"type": "content", "content": {"type": "text", "text": "Command exited with code 1: pytest not found"}}]
-    gemini = [{**start, "title": "pytest -q [current working directory /workspace/project]", "raw_input": None,
-               "status": "in_progress", "content": []},
-              {**end, "title": "pytest -q [current working directory /workspace/project]", "raw_input": None,
-               "raw_output": None, "content": said}]
+
+    def shell(n: int, title: str, shown: str) -> list[dict]:
+        call = {"tool_call_id": f"run_shell_command-176484000000{n}", "title": title, "raw_input": None}
+        said = [{"type": "content", "content": {"type": "text", "text": shown, "annotations": None,
+                                                "field_meta": None}, "field_meta": None}]
+        return [{**start, **call, "id": f"ff000000-0000-4000-8000-00000000000{n}", "status": "in_progress",
+                 "content": []},
+                {**end, **call, "id": f"ff000000-0000-4000-8000-00000000001{n}", "status": "completed",
+                 "is_error": False, "raw_output": None, "content": said}]
+    check = "./scripts/deploy.sh --check [current working directory /workspace/project] (Check the deploy)"
+    gemini = shell(1, check, "Command exited with code: 3") + \
+        shell(2, "grep -rn TODO src [current working directory /workspace/project]", "Command exited with code: 1")
     lines = tmp_path / "gemini-acp.jsonl"
     lines.write_text("".join(json.dumps(e) + "\n" for e in events[:2] + gemini + events[-2:]))
     run = _one(lines)
-    assert [s.action for s in run.steps] == ["execute", "finish"]
-    assert run.steps[0].arguments == {"title": "pytest -q [current working directory /workspace/project]"}
-    assert run.steps[0].error == "Command exited with code 1: pytest not found"
+    assert [s.action for s in run.steps] == ["execute", "execute", "finish"]
+    assert run.steps[0].arguments == {"title": check}
+    assert run.steps[0].error == "exit code 3" and run.steps[0].observation == "Command exited with code: 3"
+    assert run.steps[1].error is None
 
 
 def test_openhands_agent_server_event_pages_say_they_are_part_of_a_conversation(tmp_path: Path) -> None:
@@ -189,11 +204,11 @@ def test_openhands_agent_server_event_pages_say_they_are_part_of_a_conversation(
     [refused] = read_dump(later, tenant="acme")
     assert not refused.ok and "one page of the agent server's events" in refused.error
 
+
 # Review of probe 48 N (the OpenHands V1 ACP / event-page reading), each case built from the fixtures as the writers'
 # source makes it: OpenHands/software-agent-sdk ``agent/acp_agent.py`` and ``openhands-agent-server`` ``event_router``
 # / ``event_service``; agentclientprotocol/claude-agent-acp ``src/acp-agent.ts``; zed-industries/codex-acp
 # ``src/thread.rs``; google-gemini/gemini-cli ``packages/cli/src/acp/acpSession.ts`` and ``core/src/tools/shell.ts``.
-
 
 def _acp_events() -> list[dict]:
     return [json.loads(p.read_text()) for p in sorted((OH_ACP / "events").glob("event-*.json"))]
@@ -264,6 +279,54 @@ def test_openhands_acp_call_running_across_a_user_message_is_one_step(tmp_path: 
     assert run.metadata["user_prompts"] == ["Also run ruff when done."]
 
 
+def test_openhands_acp_results_as_content_blocks_and_mcp_results(tmp_path: Path) -> None:
+    """Bug: Claude Code's ``rawOutput`` of a Task (``chunk.content``: text blocks) and Codex's MCP ``CallToolResult``
+    (``end_mcp_tool_call``) were kept as JSON, and a failed MCP call's error was that JSON."""
+    events = _acp_events()
+    report = [{"type": "text", "text": "package.json declares react 18 and vite 5."},
+              {"type": "text", "text": "agentId: a1b2c3 (for resuming)"}]
+    task_in = {"description": "Analyse package.json", "prompt": "Summarise package.json", "subagent_type": "general"}
+    task = [{**events[2], "id": "aa000000-0000-4000-8000-000000000001", "tool_call_id": "toolu_07Task",
+             "title": "Task", "tool_kind": "think"},
+            {**events[3], "id": "aa000000-0000-4000-8000-000000000002", "tool_call_id": "toolu_07Task",
+             "title": "Analyse package.json", "tool_kind": "think", "raw_input": task_in, "raw_output": report,
+             "content": [c for b in report for c in _shown(b["text"])]}]
+    mcp_in = {"server": "docs", "tool": "search", "arguments": {"q": "calc"}}
+    result = {"content": [{"type": "text", "text": "No document titled calc"}], "isError": True}
+    mcp = [{**events[2], "id": "aa000000-0000-4000-8000-000000000003", "tool_call_id": "call_mcp1",
+            "title": "Tool: docs/search", "status": "in_progress", "tool_kind": "other", "raw_input": mcp_in},
+           {**events[2], "id": "aa000000-0000-4000-8000-000000000004", "tool_call_id": "call_mcp1",
+            "title": "Tool: docs/search", "status": "failed", "is_error": True, "tool_kind": "other",
+            "raw_input": mcp_in, "raw_output": result, "content": _shown("No document titled calc")}]
+    run = _one(_lines(tmp_path / "blocks.jsonl", events[:2] + task + mcp + events[-2:]))
+    done, failed = run.steps[:2]
+    assert done.observation == "package.json declares react 18 and vite 5.\nagentId: a1b2c3 (for resuming)"
+    assert done.error is None
+    assert failed.action == "Tool: docs/search" and failed.observation == "No document titled calc"
+    assert failed.error == "No document titled calc"
+
+
+def test_openhands_acp_codex_failed_patch_says_why(tmp_path: Path) -> None:
+    """Bug: codex-acp's failed ``apply_patch`` (``end_patch_apply``: ``raw_output`` the ``PatchApplyEndEvent``,
+    ``stdout`` empty, the reason in ``stderr``) was "tool call failed" with no observation."""
+    events = _acp_events()
+    changes = {"/workspace/project/calc.py": {"type": "update", "unified_diff": "@@ -1,2 +1,2 @@\n def add(a, b):\n"
+                                              "-    return a - c\n+    return a + b\n", "move_path": None}}
+    diff = [{"type": "diff", "path": "/workspace/project/calc.py", "old_text": "def add(a, b):\n    return a - c\n",
+             "new_text": "def add(a, b):\n    return a + b\n", "field_meta": None}]
+    begin = {"call_id": "call_patch1", "turn_id": "1", "auto_approved": True, "changes": changes}
+    why = "Failed to find expected lines in /workspace/project/calc.py:\n    return a - c"
+    end = {"call_id": "call_patch1", "turn_id": "1", "stdout": "", "stderr": why, "success": False,
+           "changes": changes, "status": "failed"}
+    start = {**events[6], "id": "cc000000-0000-4000-8000-000000000001", "tool_call_id": "call_patch1",
+             "title": "Edit /workspace/project/calc.py", "status": "in_progress", "raw_input": begin, "content": diff}
+    ended = {**start, "id": "cc000000-0000-4000-8000-000000000002", "status": "failed", "is_error": True,
+             "raw_output": end}
+    run = _one(_lines(tmp_path / "patch.jsonl", events[:2] + [start, ended] + events[-2:]))
+    assert run.steps[0].observation == why
+    assert run.steps[0].error == "Failed to find expected lines in /workspace/project/calc.py:"
+
+
 def test_openhands_acp_call_cancelled_at_a_timeout_is_cancelled_not_failed(tmp_path: Path) -> None:
     """Bug: a call in flight when the turn timed out, closed by the SDK (``_cancel_inflight_tool_calls``: a
     ``failed`` event carrying what the server had sent, Claude Code's description of the command), had that
@@ -308,3 +371,20 @@ def test_openhands_acp_model_the_server_reported(tmp_path: Path) -> None:
                                      "description": None}])
     (folder / "base_state.json").write_text(json.dumps(state))
     assert _one(folder).model_id == "gpt-5.2-codex/medium"
+
+
+def test_openhands_acp_claude_code_refusal_read_as_claude_code_reads_it(tmp_path: Path) -> None:
+    """Bug: Claude Code's refusal of a call (``<tool_use_error>``) kept its tags in the step's error: its results
+    are now read by ``claude_code``'s own rule."""
+    events = _acp_events()
+    refused = "<tool_use_error>File does not exist.</tool_use_error>"
+    read = {**events[3], "id": "ee000000-0000-4000-8000-000000000001", "tool_call_id": "toolu_0R",
+            "title": "Read missing.py", "status": "failed", "is_error": True,
+            "raw_input": {"file_path": "/workspace/project/missing.py"}, "raw_output": refused,
+            "content": _shown("```\n" + refused + "\n```")}
+    grep = {**events[5], "id": "ee000000-0000-4000-8000-000000000002", "tool_call_id": "toolu_0G",
+            "title": "`grep -rn foo .`", "raw_input": {"command": "grep -rn foo .", "description": "Search"},
+            "raw_output": "Exit code 1", "content": _shown("```console\nExit code 1\n```")}
+    run = _one(_lines(tmp_path / "refused.jsonl", events[:2] + [read, grep] + events[-2:]))
+    assert run.steps[0].error == "File does not exist."
+    assert run.steps[1].error is None  # grep's "no match"

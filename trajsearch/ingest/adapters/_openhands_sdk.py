@@ -44,8 +44,9 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-from ._agent_cli import as_int, command_line, error_line, exit_code_error, iso_time, strip_terminal_codes
+from ._agent_cli import as_int, command_line, exit_code_error, iso_time, strip_terminal_codes
 from ._common import as_dict, as_list, decisive_line, short
+from .claude_code import _result_error as claude_result_error  # Claude Code's rule for its own results
 
 BASE_STATE = "base_state.json"
 EVENTS_DIR = "events"
@@ -70,10 +71,21 @@ _ACP_UNNAMED = frozenset({"other", ""})
 #: ``ConversationErrorEvent`` follows it; ``_emit_turn_error``: one does): the run's error, not a reply.
 ACP_FAILED = re.compile(r"\AACP (?:prompt timed out after \d+s\b|error: )")
 #: Where a command's record in ``raw_output`` keeps its output (codex-acp: ``formatted_output``, its ``exit_code``
-#: beside it).
-_ACP_OUTPUT_KEYS = ("formatted_output", "output", "stdout", "aggregated_output")
-#: Claude Code's report of a failed command, first line of its output (as its own transcripts keep it).
-_EXIT_CODE = re.compile(r"\A\s*Exit code:?\s*(-?\d+)")
+#: beside it), the first that is not empty; of a failed call, ``stderr`` before ``stdout`` (codex-acp's failed
+#: ``apply_patch``: its ``PatchApplyEndEvent`` says why in ``stderr``, ``stdout`` empty).
+_ACP_OUTPUT_KEYS = ("formatted_output", "output", "stdout", "aggregated_output", "stderr")
+_ACP_FAILED_OUTPUT_KEYS = ("formatted_output", "aggregated_output", "stderr", "output", "stdout")
+#: The keys of an MCP ``CallToolResult`` (codex-acp's ``end_mcp_tool_call`` puts it in ``raw_output`` whole).
+_MCP_RESULT_KEYS = frozenset({"content", "isError", "is_error", "structuredContent", "structured_content", "_meta",
+                              "meta"})
+#: What gemini-cli's shell tool shows for a command that printed nothing and did not succeed (``shell.ts``
+#: ``returnDisplay``), sent as the content of a call it reports ``completed``: the exit code is only there.
+_GEMINI_SHELL_END = re.compile(r"\ACommand (?:exited with code: (-?\d+)|terminated by signal: (\S+)|failed: (.+))\Z",
+                               re.S)
+#: How gemini-cli's shell tool titles a call (``ShellToolInvocation.getDescription``): the command, then where it
+#: ran, its description, ``[background]``.
+_GEMINI_SHELL_TITLE = re.compile(r"\A(?P<command>.+?) \[(?:current working directory|in) [^\]]*\]"
+                                 r"(?: \([^\n]*\))?(?: \[background\])?\Z")
 #: The model ids an ACP server reports that name no model (``ACPModelInfo``: "an opaque alias (e.g. ``default``,
 #: ``auto``)"; Claude Code's ``default`` is whatever its account defaults to).
 _ACP_MODEL_ALIASES = frozenset({"default", "auto", ""})
@@ -404,29 +416,66 @@ def acp_cancelled(step: dict[str, Any], event: dict[str, Any], notice: str) -> N
 
 def acp_result(event: dict[str, Any], arguments: dict[str, Any]) -> tuple[str, str | None]:
     """(what an ended ACP tool call gave back, its error). ``raw_output``: a string as it is (Claude Code's); a
-    command's record, its output and exit code (Codex's ``{"formatted_output", "exit_code"}``); an MCP call's
-    ``{"result", "error"}`` or any other value as JSON; none: the text of the ``content`` blocks (a diff as its path
-    and new text). The error: a non-zero exit code (the record's, or Claude Code's ``Exit code N`` first line; a
-    search's "no match" is none), the ``error`` the record names, else a ``failed`` call's decisive line."""
+    command's record, its first output that is not empty (Codex's ``{"formatted_output", "exit_code"}``, its failed
+    patch's ``stderr``); content blocks (Claude Code's Task / MCP results) or an MCP ``CallToolResult`` (Codex's,
+    ``isError`` its failure), their text; any other value as JSON; none: the text of the ``content`` blocks (a diff
+    as its path and new text). The error: a non-zero exit code (the record's, Claude Code's ``Exit code N`` first
+    line, gemini-cli's "Command exited with code: N"; a search's "no match" is none), the ``error`` the record names,
+    else a failed call's decisive line (by ``claude_code``'s rule for Claude Code's results)."""
     raw = event.get("raw_output")
     record = raw if isinstance(raw, dict) else {}
-    said = next((record[k] for k in _ACP_OUTPUT_KEYS if isinstance(record.get(k), str)), None)
+    failed = event.get("status") == "failed" or event.get("is_error") is True or record.get("isError") is True
+    keys = _ACP_FAILED_OUTPUT_KEYS if failed else _ACP_OUTPUT_KEYS
+    outputs = [record[k] for k in keys if isinstance(record.get(k), str)]
+    said = next((o for o in outputs if o.strip()), "" if outputs else None)
+    blocks = _result_blocks(raw)
     if isinstance(raw, str) or said is not None:
         text = raw if isinstance(raw, str) else said
+    elif blocks is not None:
+        text = blocks
     elif raw is not None:
         text = json.dumps(raw, ensure_ascii=False)
     else:
         text = "\n".join(filter(None, (_acp_block(b) for b in as_list(event.get("content")))))
     text = strip_terminal_codes(text)
     code = as_int(record.get("exit_code", record.get("exitCode")))
-    failed = event.get("status") == "failed" or event.get("is_error") is True
-    header = _EXIT_CODE.match(text) if code is None and failed else None
-    if header or code:
-        rest = text[header.end():] if header else text
-        return text, exit_code_error(rest, code if code is not None else int(header.group(1)), command_line(arguments))
+    command = command_line(arguments)
+    if code:
+        return text, exit_code_error(text, code, command)
+    shown = _GEMINI_SHELL_END.match(text.strip()) if code is None and event.get("tool_kind") == "execute" else None
+    if shown:  # its exit code, else the signal or the failure it names
+        return text, exit_code_error("", int(shown.group(1)), command or _gemini_command(event)) if shown.group(1) \
+            else short(text.strip(), 300)
     if isinstance(record.get("error"), str) and record["error"].strip():
         return text, short(record["error"].strip(), 300)
-    return text, short(error_line(text, "tool call failed"), 300) if failed else None
+    if not failed:
+        return text, None
+    # Claude Code's results read as its own transcripts are (an ``Exit code N`` first line, the ``<tool_use_error>``
+    # tags of a call it refused, the head it keeps of a long output); any other server's text has none of those
+    error = claude_result_error({"is_error": True}, text, {}, command) if text.strip() else "tool call failed"
+    return text, short(error, 300) if error else None  # none: a search's "Exit code 1" alone, no match
+
+
+def _result_blocks(raw: Any) -> str | None:
+    """The text of a ``raw_output`` that is content blocks (Claude Code's ``rawOutput``: a Task's or an MCP tool's
+    result, ``[{"type": "text", "text"}]``) or an MCP ``CallToolResult`` (``{"content": [...], "isError"}``); None
+    for anything else."""
+    if isinstance(raw, dict) and isinstance(raw.get("content"), list) and set(raw) <= _MCP_RESULT_KEYS:
+        structured = raw.get("structuredContent", raw.get("structured_content"))
+        raw = raw["content"]
+        if not raw:  # a result of structured content only
+            return json.dumps(structured, ensure_ascii=False) if structured is not None else ""
+    if not isinstance(raw, list) or not raw or not all(isinstance(b, dict) and isinstance(b.get("type"), str)
+                                                       for b in raw):
+        return None
+    return "\n".join(filter(None, (_acp_block(b) for b in raw)))
+
+
+def _gemini_command(event: dict[str, Any]) -> str | None:
+    """The command a gemini-cli shell call ran, from its title (it sends no ``rawInput``)."""
+    title = event.get("title")
+    found = _GEMINI_SHELL_TITLE.match(title.strip()) if isinstance(title, str) else None
+    return found.group("command") if found else None
 
 
 def acp_model(agent: dict[str, Any], agent_state: dict[str, Any]) -> str | None:

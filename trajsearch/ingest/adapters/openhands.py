@@ -164,10 +164,13 @@ software-agent-sdk (V1) conversations (what is where: ``_openhands_sdk``)
   ``{"content": ...}``; an ACP agent's ``ACPToolCallEvent`` (its start and
   its end, one step) is its ``tool_kind`` (``read``, ``execute``, ``edit``;
   a tool of kind ``other``: its ``title``) with ``raw_input``, the
-  observation its ``raw_output`` (else its content blocks' text), a
-  ``failed`` call's error its exit code or decisive line; a call the SDK
-  closed as the turn broke is cancelled, not failed. A message ends the
-  scope of the calls that ended, not of one still running.
+  observation its ``raw_output`` (a command's record: its first output not
+  empty, ``stderr`` first for a failed call; content blocks or an MCP
+  ``CallToolResult``: their text; else its content blocks' text), a
+  ``failed`` call's error its exit code or decisive line (Claude Code's by
+  ``claude_code``'s rule), gemini-cli's "Command exited with code: N" one
+  too; a call the SDK closed as the turn broke is cancelled, not failed. A
+  message ends the scope of the calls that ended, not of one still running.
   An action's observation is the event answering it
   (``action_id``, else ``tool_call_id``): ``observation.content[].text``
   (older: ``output``/``message``), the terminal's control codes the shell
