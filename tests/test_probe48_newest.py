@@ -330,7 +330,8 @@ def test_openhands_acp_codex_failed_patch_says_why(tmp_path: Path) -> None:
 def test_openhands_acp_call_cancelled_at_a_timeout_is_cancelled_not_failed(tmp_path: Path) -> None:
     """Bug: a call in flight when the turn timed out, closed by the SDK (``_cancel_inflight_tool_calls``: a
     ``failed`` event carrying what the server had sent, Claude Code's description of the command), had that
-    description as its error and observation; a call that failed on its own, long before, keeps its error."""
+    description as its error and observation; so had one the user interrupted (``InterruptEvent`` after it); a call
+    that failed on its own, long before, keeps its error."""
     events = _acp_events()
     said = ("ACP prompt timed out after 1800s with no activity from the agent. The agent may have stalled, or it may "
             "have completed its work but the response was not received.")
@@ -350,6 +351,10 @@ def test_openhands_acp_call_cancelled_at_a_timeout_is_cancelled_not_failed(tmp_p
     assert step.arguments == ran and step.observation is None
     assert step.error == ("cancelled: the turn broke before the call ended (ACP prompt timed out after 1800s with no "
                           "activity from the agent.)")
+    stop = {"id": "bb000000-0000-4000-8000-000000000004", "timestamp": "2026-12-04T10:50:03.006000", "source": "user",
+            "reason": "User requested interrupt", "kind": "InterruptEvent"}  # LocalConversation.arun, once cancelled
+    run = _one(_lines(tmp_path / "interrupted.jsonl", events[:2] + [start, cancel, stop]))
+    assert run.steps[-1].error == "cancelled: the turn was interrupted" and run.steps[-1].observation is None
     gemini = {**cancel, "timestamp": "2026-12-04T10:20:03.000000", "raw_input": None,
               "content": _shown("Error reading files (a.py): ENOENT")}
     run = _one(_lines(tmp_path / "failed-then-stalled.jsonl", events[:2] + [start, gemini, note]))

@@ -26,7 +26,7 @@ reused within a turn only (a server counts its ids afresh per session: a ``Messa
 SDK's ``resume_transcript`` reads them; a call still running when a user's message comes goes on). Its reply is a
 ``finish`` ``ActionEvent``; a turn that broke is an agent ``MessageEvent`` of the SDK's (``ACP prompt timed out ...``,
 ``ACP error: ...``, see ``ACP_FAILED``), the calls then in flight closed ``failed`` just before it
-(``_cancel_inflight_tool_calls``); its ``llm.model`` is ``acp-managed`` unless ``acp_model`` named one, the model its
+(``_cancel_inflight_tool_calls``; so too before the ``InterruptEvent`` of a run cancelled); its ``llm.model`` is ``acp-managed`` unless ``acp_model`` named one, the model its
 server reported in ``base_state.json``'s ``agent_state`` (``acp_current_model_id``).
 The V1 agent server serves a conversation's events in pages (``GET /api/conversations/<id>/events/search``:
 ``EventPage``, ``{"items", "next_page_id"}``, 100 at most, ``sort_order`` ``TIMESTAMP`` or ``TIMESTAMP_DESC``,
@@ -89,6 +89,8 @@ _GEMINI_SHELL_TITLE = re.compile(r"\A(?P<command>.+?) \[(?:current working direc
 #: The model ids an ACP server reports that name no model (``ACPModelInfo``: "an opaque alias (e.g. ``default``,
 #: ``auto``)"; Claude Code's ``default`` is whatever its account defaults to).
 _ACP_MODEL_ALIASES = frozenset({"default", "auto", ""})
+#: ``InterruptEvent.reason`` when the user gave none.
+_INTERRUPTED = "User requested interrupt"
 #: The statuses that say the run broke (``ConversationExecutionStatus``); ``finished`` is the agent's own stop.
 BROKEN = frozenset({"error", "stuck"})
 
@@ -395,23 +397,36 @@ _CANCEL_WINDOW = timedelta(seconds=5)
 
 
 def closed_with(closing: dict[str, Any], notice: dict[str, Any]) -> bool:
-    """Whether a call's ``failed`` event is one the SDK wrote as it gave the turn up (``notice``: its message), by
+    """Whether a call's ``failed`` event is one the SDK wrote as it gave the turn up (``notice``: its message, its
+    ``InterruptEvent``), by
     their times; without times, it is (the events come one after the other)."""
     at, then = iso_time(closing.get("timestamp")), iso_time(notice.get("timestamp"))
     return at is None or then is None or timedelta(0) <= then - at <= _CANCEL_WINDOW
 
 
-def acp_cancelled(step: dict[str, Any], event: dict[str, Any], notice: str) -> None:
-    """A call the SDK closed as ``failed`` when the turn broke (``_cancel_inflight_tool_calls``, just before its
-    "ACP prompt timed out ..." / "ACP error: ..." notice): it was cancelled, not failed on its own; what the server
-    had sent for it (Claude Code's description of a command, an edit's diff) is its input, no answer: the
-    observation is only the text that is not (output a server streamed as content before the turn broke)."""
+def turn_broke(notice: str) -> str:
+    """Why a call closed with the SDK's "ACP prompt timed out ..." / "ACP error: ..." notice did not end."""
+    first = re.split(r"(?<=\.)\s", notice.strip(), maxsplit=1)[0]
+    return f"the turn broke before the call ended ({first})"
+
+
+def interrupted(event: dict[str, Any]) -> str:
+    """Why the calls closed just before an ``InterruptEvent`` did not end: ``LocalConversation.arun`` writes it once
+    the run was cancelled (the user stopped the agent, or a new message superseded the turn)."""
+    reason = event.get("reason") if isinstance(event.get("reason"), str) else ""
+    return "the turn was interrupted" + (f" ({reason.strip()})" if reason.strip() not in ("", _INTERRUPTED) else "")
+
+
+def acp_cancelled(step: dict[str, Any], event: dict[str, Any], why: str) -> None:
+    """A call the SDK closed as ``failed`` (``_cancel_inflight_tool_calls``) because the turn broke (just before its
+    "ACP prompt timed out ..." / "ACP error: ..." notice) or was interrupted (just before the ``InterruptEvent``):
+    it was cancelled (``why``), not failed on its own; what the server had sent for it (Claude Code's description of
+    a command, an edit's diff) is its input, no answer: the observation is only the text that is not (output a
+    server streamed as content before the turn stopped)."""
     echoes = {v.strip() for v in step["arguments"].values() if isinstance(v, str)}
     said = [b for b in (_acp_block(c) for c in as_list(event.get("content")) if as_dict(c).get("type") != "diff")
             if b and b.strip() not in echoes]
-    first = re.split(r"(?<=\.)\s", notice.strip(), maxsplit=1)[0]
-    step.update(observation="\n".join(t for t in said if t.strip()) or None,
-                error=short(f"cancelled: the turn broke before the call ended ({first})", 300))
+    step.update(observation="\n".join(t for t in said if t.strip()) or None, error=short(f"cancelled: {why}", 300))
 
 
 def acp_result(event: dict[str, Any], arguments: dict[str, Any]) -> tuple[str, str | None]:

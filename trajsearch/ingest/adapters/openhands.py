@@ -169,8 +169,9 @@ software-agent-sdk (V1) conversations (what is where: ``_openhands_sdk``)
   ``CallToolResult``: their text; else its content blocks' text), a
   ``failed`` call's error its exit code or decisive line (Claude Code's by
   ``claude_code``'s rule), gemini-cli's "Command exited with code: N" one
-  too; a call the SDK closed as the turn broke is cancelled, not failed. A
-  message ends the scope of the calls that ended, not of one still running.
+  too; a call the SDK closed as the turn broke or was interrupted is
+  cancelled, not failed. A message ends the scope of the calls that ended,
+  not of one still running.
   An action's observation is the event answering it
   (``action_id``, else ``tool_call_id``): ``observation.content[].text``
   (older: ``output``/``message``), the terminal's control codes the shell
@@ -1055,6 +1056,10 @@ def _sdk_trajectory(events: list[dict[str, Any]], state: dict[str, Any], evaluat
         just_closed, closed = closed, []
         if kind in ("SystemPromptEvent", "SystemPromptUpdateEvent"):  # the update: tools added mid-conversation
             tools.extend(sdk.tool_names(event))
+        elif kind == "InterruptEvent":  # the run was cancelled: the calls the SDK closed just before it
+            for step, closing in just_closed:
+                if sdk.closed_with(closing, event):
+                    sdk.acp_cancelled(step, closing, sdk.interrupted(event))
         elif kind == "MessageEvent":
             # ids are the server's, counted afresh per session: a message ends the scope of the calls that ended
             # (one still running goes on: the agent server takes a user's message in the middle of a turn)
@@ -1066,7 +1071,7 @@ def _sdk_trajectory(events: list[dict[str, Any]], state: dict[str, Any], evaluat
                 broke = {"detail": text}
                 for step, closing in just_closed:  # the calls the SDK closed as it gave up the turn
                     if sdk.closed_with(closing, event):
-                        sdk.acp_cancelled(step, closing, text)
+                        sdk.acp_cancelled(step, closing, sdk.turn_broke(text))
             elif text and event.get("source") in ("agent", None):  # not the SDK's own nudges (source environment)
                 broke = None
                 steps.append({"action": "respond", "arguments": {"content": text}, "thought": sdk.reasoning(
