@@ -157,3 +157,27 @@ def test_an_ag2_coding_chat_reads_its_code_runs_failed_by_exit_code() -> None:
     assert failed.arguments["code"].startswith("import numpy_does_not_exist")
     assert failed.error == "ModuleNotFoundError: No module named 'numpy_does_not_exist' (exit code 1)"
     assert ok.error is None and ok.thought == "The module is missing; plain Python instead:"
+
+
+# Probe 48 FRP: the reviewer's findings on the AgentChat / AG2 readers, on files the frameworks' own writers made.
+OI48 = FIXTURES / "openinference" / ".real" / "probe48"
+
+
+def test_ag2_otel_with_openinference_openai_reads_each_call_and_answer_once() -> None:
+    """With OpenInference's OpenAI instrumentor as well, the content is on the ``ChatCompletion`` span under AG2's
+    content-less ``chat`` span: the agent span's turns were read too, the tool call and the answer twice."""
+    run = adapter_support.only(AG2 / "ag2-0.14-otel-with-oi-openai.otlp.jsonl")
+    assert [(s.action, s.arguments) for s in run.steps] == [
+        ("get_weather", {"city": "Atlantis"}),
+        ("respond", {"content": "The weather could not be found for Atlantis. TERMINATE"})]
+    assert run.steps[0].error
+
+
+def test_openinference_agentchat_team_inside_an_app_span_keeps_its_failure_and_answer() -> None:
+    """``team.run()`` inside the app's own span: the TaskResult is on the team's span, not the root. The tool that
+    raised read as a success and the team's answer was lost."""
+    run = adapter_support.only(OI48 / "autogen-agentchat-0.7.5-oi-0.1.22-team-in-app-span.otlp.jsonl")
+    assert [(s.action, s.arguments, s.error) for s in run.steps] == [
+        ("get_weather", {"city": "Paris"}, None),
+        ("get_weather", {"city": "Atlantis"}, "city not found: Atlantis"),
+        ("respond", {"content": "Paris is 73 degrees and sunny; Atlantis could not be found. TERMINATE"}, None)]

@@ -161,15 +161,16 @@ def _speaking_agents(nodes: list[Node]) -> set[str]:
     """The agents whose spans hold the model's turns, read turn by turn (:func:`_agent_turns`): an instrumentation
     that records them on the agent's span with no model-call span (the Claude Agent SDK's), or one whose model-call
     spans below the agent record none of what was said (AG2's ``autogen.opentelemetry``: ``invoke_agent`` keeps
-    the turn's output messages, its ``chat`` span only the model and usage): the agent's words are nowhere else."""
+    the turn's output messages, its ``chat`` span only the model and usage): the agent's words are nowhere else.
+    Not where a model-call span anywhere below the agent records them: AG2's ``chat`` span with OpenInference's
+    OpenAI instrumentor under it (``ChatCompletion``, holding the content) would have the turn read twice."""
     if not any(n.role == "llm" for n in nodes):
         return {n.id for n in nodes if n.role == "agent" and n.output_messages}
-    calls: dict[str, list[Node]] = {}
-    for n in nodes:
-        if n.role == "llm" and n.parent is not None:
-            calls.setdefault(n.parent, []).append(n)
-    return {n.id for n in nodes if n.role == "agent" and n.output_messages and calls.get(n.id)
-            and not any(c.input_messages or c.output_messages or (c.output_text or "").strip() for c in calls[n.id])}
+    by_id = {n.id: n for n in nodes}
+    calls = [n for n in nodes if n.role == "llm"]
+    said = [c for c in calls if c.input_messages or c.output_messages or (c.output_text or "").strip()]
+    return {n.id for n in nodes if n.role == "agent" and n.output_messages and any(c.parent == n.id for c in calls)
+            and not any(_descends_from(c, n, by_id) for c in said)}
 
 
 def _agent_turns(node: Node, pending: list[dict[str, Any]], add_step: Any) -> None:
@@ -444,25 +445,38 @@ def _failure_that_ended(containers: list[Node], nodes: list[Node], last_call: No
     return max(ended, key=lambda c: c.end or 0.0, default=None)
 
 
-def _root_answer(root: Node, add_step: Any, steps: list[dict[str, Any]]) -> None:
+def _root_answer(root: Node, add_step: Any, steps: list[dict[str, Any]], run: Node | None = None) -> None:
     """The answer an agent root span recorded (``gen_ai.output.messages``, else its output: a Langfuse trace's,
     where the export kept no observation's input or output), or a crew's root its ``CrewOutput``, as a ``respond``
     step at its end; not words a step already holds as its thought (Harbor's OTel export gives its root the agent's
-    last message, which came with its ``finish`` call)."""
-    text = "\n".join(m.get("text") or "" for m in root.output_messages if m.get("role") != "tool").strip() \
-        or _said_last(root.output_text)
-    if any((s.get("thought") or "").strip() == text for s in steps):
-        return
-    if text and (root.role == "agent" or _crew_answer(root.output_text) is not None
-                 or agentchat_messages(root.output_text) is not None):
-        add_step(_respond(text, None, root.end, root.end, None))
+    last message, which came with its ``finish`` call). ``run``: the span holding an AutoGen AgentChat run's
+    ``TaskResult`` (:func:`_agentchat_run`), whose answer counts where the root gave none (an app's own span
+    around ``team.run()``)."""
+    for node in (root, run) if run is not None and run is not root else (root,):
+        text = "\n".join(m.get("text") or "" for m in node.output_messages if m.get("role") != "tool").strip() \
+            or _said_last(node.output_text)
+        if text and any((s.get("thought") or "").strip() == text for s in steps):
+            return
+        if text and (node.role == "agent" and node is root or _crew_answer(node.output_text) is not None
+                     or agentchat_messages(node.output_text) is not None):
+            add_step(_respond(text, None, node.end, node.end, None))
+            return
 
 
-def _agentchat_failures(root: Node, steps: list[dict[str, Any]]) -> None:
-    """The tool calls an AutoGen AgentChat run's ``TaskResult`` (its root's output) says failed fail their steps
-    (the first unfailed one of that name and arguments): OpenInference's instrumentor marks the tool's span OK, since
-    AgentChat caught what the tool raised and handed its message to the model as the result."""
-    for name, arguments, said in agentchat_failed_calls(agentchat_messages(root.output_text) or []):
+def _agentchat_run(order: list[tuple[Node, int]]) -> Node | None:
+    """The outermost span whose output is an AutoGen AgentChat ``TaskResult`` (OpenInference's instrumentor records
+    it on the team's or agent's ``run_stream``): the root, or the team's span inside an app's own (a web request's,
+    a ``tracer.start_as_current_span`` around ``team.run()``), whose output is the app's, not the run's."""
+    held = [(depth, n) for n, depth in order if agentchat_messages(n.output_text) is not None]
+    return min(held, key=lambda found: found[0])[1] if held else None
+
+
+def _agentchat_failures(run: Node | None, steps: list[dict[str, Any]]) -> None:
+    """The tool calls an AutoGen AgentChat run's ``TaskResult`` (the output of ``run``: :func:`_agentchat_run`) says
+    failed fail their steps (the first unfailed one of that name and arguments): OpenInference's instrumentor marks
+    the tool's span OK, since AgentChat caught what the tool raised and handed its message to the model as the
+    result."""
+    for name, arguments, said in agentchat_failed_calls((agentchat_messages(run.output_text) if run else None) or []):
         step = next((s for s in steps if s.get("action") == name and not s.get("error")
                      and maybe_json(s.get("arguments")) == arguments), None)
         if step is not None:
@@ -645,6 +659,7 @@ def assemble(nodes: list[Node], *, what: str = "trace", task: str | None = None)
                                                                    and _returned_after(a, n)
                                                                    for a in ancestors(n, by_id))}
     speaking_agents = _speaking_agents(nodes)
+    run = _agentchat_run(order)
     for node, _depth in order:
         evaluations.extend(Evaluation(**e) for e in node.evaluations)
         if node.model:  # a failed attempt names the model asked for, not the one that answered
@@ -741,8 +756,8 @@ def assemble(nodes: list[Node], *, what: str = "trace", task: str | None = None)
             by_call[call["id"]] = step
     if not any(s.get("action") == "respond" for s in steps) and not any(
             n.role == "llm" and n.output_messages for n in nodes):
-        _root_answer(root, add_step, steps)  # model calls traced without content (Semantic Kernel): the agent's answer
-    _agentchat_failures(root, steps)
+        _root_answer(root, add_step, steps, run)  # model calls traced without content (Semantic Kernel): the answer
+    _agentchat_failures(run, steps)
     # second pass: results of untraced calls in the output of the call that asked (a tool its provider ran:
     # ``messages._provider_results_apart``), then those that only appear in later model inputs. Id-less ones
     # (Gemini's code execution) go by place, each model call's to the steps it made, all before any input history:
