@@ -181,3 +181,36 @@ def test_openinference_agentchat_team_inside_an_app_span_keeps_its_failure_and_a
         ("get_weather", {"city": "Paris"}, None),
         ("get_weather", {"city": "Atlantis"}, "city not found: Atlantis"),
         ("respond", {"content": "Paris is 73 degrees and sunny; Atlantis could not be found. TERMINATE"}, None)]
+
+
+def test_an_agentchat_before_0_6_run_has_an_id_from_its_messages_the_same_in_its_team_state() -> None:
+    """Messages before 0.6 have no ``id``: the team's state and the run's messages were refused ("first message
+    has no id")."""
+    state = adapter_support.only(AUTOGEN / "0.4.9-team_state.json")
+    dumped = adapter_support.only(AUTOGEN / "0.4.9-team_messages_dumped.json")
+    assert state.trajectory_id == dumped.trajectory_id and state.trajectory_id.startswith("autogen:")
+    assert [(s.action, s.arguments, s.error) for s in state.steps] == [
+        ("get_weather", {"city": "Paris"}, None),
+        ("get_weather", {"city": "Atlantis"}, "Error: city not found: Atlantis"),
+        ("respond", {"content": "Paris is 73 degrees and sunny; Atlantis could not be found. TERMINATE"}, None)]
+    listed = adapter_support.only(AUTOGEN / "0.5.7-messages_list.json")
+    assert [(s.action, s.arguments) for s in listed.steps] == [("respond", {"content": "Paris."})]
+    assert listed.trajectory_id != state.trajectory_id
+
+
+def test_an_agentchat_0_5_run_stream_is_its_messages_once() -> None:
+    """``run_stream()`` under 0.5 ends on a TaskResult whose messages dump without type or content: the run was
+    lost (its messages taken as held by the TaskResult, the TaskResult refused)."""
+    [run] = adapter_support.runs(AUTOGEN / "0.5.7-run_stream.jsonl")
+    assert [(s.action, s.arguments, s.observation) for s in run.steps] == [
+        ("add", {"a": 2, "b": 3}, "5"), ("respond", {"content": "2 + 3 = 5."}, None)]
+
+
+def test_a_typeless_agentchat_task_result_is_refused_saying_how_to_save_the_run() -> None:
+    """``result.model_dump_json()`` before 0.6 keeps no message's type or content: an "unrecognised dump format"."""
+    path = AUTOGEN / "0.5.7-team_taskresult.json"
+    with pytest.raises(ValueError, match="no run in this file") as refused:
+        detect_format(path)
+    assert "model_dump(mode=" in str(refused.value) and "--format" not in str(refused.value)
+    [forced] = list(read_dump(path, fmt="autogen-agentchat"))
+    assert forced.error and "model_dump(mode=" in forced.error

@@ -28,13 +28,19 @@ Mapping
   ``HandoffMessage`` the transfer call already read: neither is a step.
 - trajectory_id = ``autogen:<id of the first message>`` (a fresh UUID per run,
   the same in the run's ``TaskResult`` and in its team's state, so either file
-  is one run); created_at = the first message's ``created_at``.
+  is one run); messages dumped before 0.6 have no ``id`` (nor ``created_at``):
+  ``autogen:<hash of the chat messages>``, the same for both files too;
+  created_at = the first message's ``created_at``.
+- refused: a ``TaskResult`` whose messages dump without ``type`` and
+  ``content`` (``result.model_dump_json()`` before 0.6, the messages typed as
+  their base class): no run left in it; the error says how to save one.
 - outcome: ``unknown``: a ``TaskResult`` records why the run stopped
   (``stop_reason``, kept in the metadata), not whether it did the task.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from datetime import datetime
@@ -78,6 +84,38 @@ def _thread(state: dict[str, Any]) -> list[Any] | None:
     return None
 
 
+def _typeless(record: Any) -> bool:
+    """A ``TaskResult`` as ``model_dump_json()`` wrote it before autogen-agentchat 0.6: its ``messages`` typed as
+    their base classes, each dumped as ``{"source", "models_usage", "metadata"}`` alone, no ``type`` or ``content``."""
+    found = record.get("messages") if isinstance(record, dict) and "stop_reason" in record else None
+    return bool(found) and isinstance(found, list) and all(
+        isinstance(m, dict) and isinstance(m.get("source"), str) and "type" not in m and "content" not in m
+        for m in found)
+
+
+#: How to save a run with an autogen-agentchat before 0.6, whose ``TaskResult.model_dump_json()`` loses it.
+_TYPELESS = ("this is an AutoGen AgentChat TaskResult dumped by an autogen-agentchat before 0.6 "
+             "(`result.model_dump_json()`), which writes each message's source and usage but not its type or "
+             "content: the run is not in it; save `json.dumps({\"messages\": [m.model_dump(mode=\"json\") for m in "
+             "result.messages], \"stop_reason\": result.stop_reason})`, or `await team.save_state()`, instead")
+
+
+def _same(one: Any, other: Any) -> bool:
+    """Whether two dumps are of the same message: by ``id`` where both have one (0.6+), else by every field both
+    hold (a message before 0.6, which has no id; one in a typeless TaskResult, which keeps only the source and usage)."""
+    if not (isinstance(one, dict) and isinstance(other, dict)):
+        return False
+    if isinstance(one.get("id"), str) and isinstance(other.get("id"), str):
+        return one["id"] == other["id"]
+    return all(one[k] == other[k] for k in one.keys() & other.keys())
+
+
+def _held(loose: list[Any], messages: list[Any]) -> bool:
+    """Whether a TaskResult's ``messages`` hold the loose messages before it (``run_stream()``'s items, then its
+    TaskResult): the same messages, in the same order."""
+    return len(loose) <= len(messages) and all(_same(m, h) for m, h in zip(loose, messages[-len(loose):]))
+
+
 def _messages(record: Any) -> list[Any] | None:
     """The run's messages in a record of this format, or None when it is none."""
     if not isinstance(record, dict):
@@ -106,9 +144,14 @@ def split(document: Any) -> Iterator[tuple[str, Any]]:
         if _messages(item) is None:
             loose.append(item)
             continue
-        held = {m.get("id") for m in _messages(item) or [] if isinstance(m, dict)}
-        if loose and not {m.get("id") for m in loose if isinstance(m, dict)} <= held:
-            yield f"messages before record {n}", {"messages": loose, "stop_reason": None}
+        held = bool(loose) and _held(loose, _messages(item) or [])
+        if loose and (not held or _typeless(item)):  # a typeless TaskResult (before 0.6) ending run_stream()'s
+            # items holds no run of its own: the run is the messages before it, stopped for its reason
+            yield f"messages before record {n}", {"messages": loose,
+                                                  "stop_reason": item.get("stop_reason") if held else None}
+            if held:
+                loose = []
+                continue
         loose = []
         yield (f"record {n}" if isinstance(document, list) else "file"), item
     if loose:
@@ -118,6 +161,8 @@ def split(document: Any) -> Iterator[tuple[str, Any]]:
 def not_a_run(record: Any) -> str | None:
     """An agent's own ``save_state()`` (``AssistantAgentState`` and the like: its model context, the messages it
     sent the model, without the run's events or ids) or a team state saved before any run: where the run is."""
+    if _typeless(record):
+        return _TYPELESS
     if not isinstance(record, dict) or not isinstance(kind := record.get("type"), str):
         return None
     if kind.endswith("AgentState") and isinstance(record.get("llm_context"), dict):
@@ -264,8 +309,17 @@ def _task(messages: list[dict[str, Any]]) -> str:
     return clip_task(_text(first).strip())
 
 
+def run_key(said: Any) -> str:
+    """A run's id from what was said in it, for dumps that keep none (AgentChat before 0.6, an AutoGen 0.2
+    ChatResult's default ``chat_id``): the same run saved twice (its TaskResult and its team's state) is one run,
+    two runs are two unless every message of them is the same."""
+    return hashlib.sha1(json.dumps(said, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
 def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     record = json_object(record)
+    if _typeless(record):
+        raise RecordError(_TYPELESS)
     found = _messages(record)
     if not found:
         raise RecordError("not an AutoGen AgentChat TaskResult ({'messages', 'stop_reason'}) or TeamState "
@@ -274,9 +328,8 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     if not messages:
         raise RecordError("an AutoGen AgentChat run none of whose messages is an AgentChat message (type, source)")
     first = messages[0]
-    key = first.get("id") if isinstance(first.get("id"), str) and first["id"] else None
-    if key is None:
-        raise RecordError("an AutoGen AgentChat run whose first message has no id (the run's id is taken from it)")
+    key = first.get("id") if isinstance(first.get("id"), str) and first["id"] else run_key(
+        [[m.get("type"), m["source"], m.get("content")] for m in messages])
     metadata: dict[str, Any] = {"agents": sorted({m["source"] for m in messages if m["source"] != _USER})}
     if isinstance(record.get("stop_reason"), str):
         metadata["stop_reason"] = record["stop_reason"]
