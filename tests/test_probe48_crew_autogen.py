@@ -214,3 +214,36 @@ def test_a_typeless_agentchat_task_result_is_refused_saying_how_to_save_the_run(
     assert "model_dump(mode=" in str(refused.value) and "--format" not in str(refused.value)
     [forced] = list(read_dump(path, fmt="autogen-agentchat"))
     assert forced.error and "model_dump(mode=" in forced.error
+
+
+def test_an_autogen_0_2_chat_result_without_chat_id_is_read_under_a_content_id() -> None:
+    """AutoGen 0.2's ``initiate_chat`` leaves ``ChatResult.chat_id`` None: the chat was refused ("no chat_id")."""
+    run = adapter_support.only(AG2 / "autogen-0.2.40-chat_result.json")
+    assert run.trajectory_id.startswith("ag2:") and run.trajectory_id != "ag2:None"
+    assert [(s.action, s.arguments, s.error) for s in run.steps] == [
+        ("get_weather", {"city": "Atlantis"}, "Error: city not found: Atlantis"),
+        ("respond", {"content": "The weather could not be found for Atlantis. TERMINATE"}, None)]
+
+
+def test_an_ag2_group_chats_executor_agent_runs_the_code() -> None:
+    """In a group chat a separate executor agent reports ``exitcode: 1 (execution failed)``: read as the coder's
+    words and a second agent's, the failure lost."""
+    run = adapter_support.only(AG2 / "group_chat_result.json")
+    assert [(s.action, s.arguments) for s in run.steps] == [
+        ("execute_code", {"code": "import numpy_does_not_exist\nprint(numpy_does_not_exist.one())",
+                          "language": "python"}),
+        ("execute_code", {"code": "print(1)", "language": "python"})]
+    failed, ok = run.steps
+    assert failed.error == "ModuleNotFoundError: No module named 'numpy_does_not_exist' (exit code 1)"
+    assert ok.error is None and ok.thought == "The module is missing; plain Python instead:"
+
+
+def test_an_ag2_group_pattern_tool_call_has_no_none_thought() -> None:
+    run = adapter_support.only(AG2 / "pattern_chat_result.json")
+    assert [(s.action, s.thought) for s in run.steps][0] == ("get_weather", None)
+
+
+def test_a_bare_ag2_chat_history_forced_as_ag2_says_what_it_is() -> None:
+    """It said "a ChatResult with no chat_history: the chat had no message", for every message."""
+    parsed = list(read_dump(AG2 / "autogen-0.2.40-chat_history.json", fmt="ag2"))
+    assert parsed and all(p.error and "chat_history" in p.error and "dataclasses.asdict" in p.error for p in parsed)

@@ -14,10 +14,12 @@ Mapping
   ``function_call`` / role ``function`` by name), failed where it reads ``Error: ...`` (what
   ``ConversableAgent.execute_function`` returns for a tool that raised, bad arguments or an unknown
   function); the other agent's text is a ``respond`` step; the initiator's later text is the observation of
-  the ``respond`` before it (its reply, or a person's), except the code executor's report
-  (``exitcode: N (execution failed)\\nCode output: ...``): the code blocks of that ``respond`` ran, an
-  ``execute_code`` step (``autogen_agentchat.ran_code``), failed on a non-zero exit code;
-- trajectory_id = ``ag2:<chat_id>``; metadata keeps the ``summary`` and the agents' names;
+  the ``respond`` before it (its reply, or a person's); a code executor's report
+  (``exitcode: N (execution failed)\\nCode output: ...``), from the initiator or, in a group chat, the agent
+  that runs the code: the code blocks of the ``respond`` before it ran, an ``execute_code`` step
+  (``autogen_agentchat.ran_code``), failed on a non-zero exit code;
+- trajectory_id = ``ag2:<chat_id>``; AutoGen 0.2's ``initiate_chat`` leaves ``chat_id`` None:
+  ``ag2:<hash of the chat_history>``; metadata keeps the ``summary`` and the agents' names;
 - outcome: ``unknown``: a ChatResult says how the chat ended, not whether its task was done.
 """
 
@@ -29,7 +31,7 @@ from typing import Any
 from trajsearch.model import Trajectory
 
 from ._common import Context, RecordError, build, clip_task, content_text, json_object, safe_id, tool_arguments
-from .autogen_agentchat import CODE_BLOCK, ran_code
+from .autogen_agentchat import CODE_BLOCK, ran_code, run_key
 
 NAME = "ag2"
 ID_PREFIX = "ag2"
@@ -65,7 +67,8 @@ def _steps(history: list[dict[str, Any]], initiator: str | None) -> list[dict[st
         if isinstance(msg.get("function_call"), dict):
             calls.append({"function": msg["function_call"]})
         if calls:
-            said = _text(msg) or None
+            # a group pattern's tool executor keeps the call message's content as str(None)
+            said = _text(msg) if _text(msg) not in ("", "None") else None
             for call in calls:
                 function = call.get("function") if isinstance(call.get("function"), dict) else {}
                 step = {"thought": said, "action": str(function.get("name") or "tool")[:200],
@@ -82,12 +85,15 @@ def _steps(history: list[dict[str, Any]], initiator: str | None) -> list[dict[st
         text = _text(msg)
         if not text:
             continue
-        if msg.get("name") == initiator:  # the user proxy's reply: ran the code, or a person's (or its default) words
-            if replying is not None and _RAN.match(text) and CODE_BLOCK.search(replying["arguments"]["content"]):
-                if steps and steps[-1] is replying:
-                    steps.pop()
-                steps.append(ran_code(replying, text, None, (_RAN,)))
-            elif replying is not None and "observation" not in replying:
+        if replying is not None and _RAN.match(text) and CODE_BLOCK.search(replying["arguments"]["content"]):
+            # the code was run: by the user proxy, or a group chat's executor agent
+            if steps and steps[-1] is replying:
+                steps.pop()
+            steps.append(ran_code(replying, text, None, (_RAN,)))
+            replying = None
+            continue
+        if msg.get("name") == initiator:  # the user proxy's reply: a person's (or its default) words
+            if replying is not None and "observation" not in replying:
                 replying["observation"] = text
             replying = None
             continue
@@ -100,17 +106,20 @@ def _steps(history: list[dict[str, Any]], initiator: str | None) -> list[dict[st
 
 def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     record = json_object(record)
+    if "chat_history" not in record and "role" in record and ({"content", "tool_calls"} & record.keys()):
+        raise RecordError("this is one message of an AG2 chat's chat_history (`result.chat_history` saved alone), "
+                          "not a ChatResult, and a chat is not read from its messages one by one: save the whole "
+                          "ChatResult, `json.dump(dataclasses.asdict(result), f, default=str)`")
     history = [m for m in record.get("chat_history") or [] if isinstance(m, dict)]
     if not history:
         raise RecordError("an AG2 ChatResult with no chat_history: the chat had no message")
     task = _text(history[0])
     if not task:
         raise RecordError("an AG2 ChatResult whose first message says nothing: no task")
-    if record.get("chat_id") in (None, ""):
-        raise RecordError("an AG2 ChatResult with no chat_id (the run's id is taken from it)")
+    chat_id = str(record["chat_id"]) if record.get("chat_id") not in (None, "") else run_key(history)
     initiator = history[0].get("name") if isinstance(history[0].get("name"), str) else None
     metadata: dict[str, Any] = {"agents": sorted({m["name"] for m in history if isinstance(m.get("name"), str)})}
     if isinstance(record.get("summary"), str) and record["summary"].strip():
         metadata["summary"] = record["summary"]
-    return build({"trajectory_id": f"{ID_PREFIX}:{safe_id(str(record['chat_id']))}", "task": clip_task(task),
+    return build({"trajectory_id": f"{ID_PREFIX}:{safe_id(chat_id)}", "task": clip_task(task),
                   "steps": _steps(history, initiator), "metadata": metadata}, ctx)
