@@ -247,3 +247,33 @@ def test_a_bare_ag2_chat_history_forced_as_ag2_says_what_it_is() -> None:
     """It said "a ChatResult with no chat_history: the chat had no message", for every message."""
     parsed = list(read_dump(AG2 / "autogen-0.2.40-chat_history.json", fmt="ag2"))
     assert parsed and all(p.error and "chat_history" in p.error and "dataclasses.asdict" in p.error for p in parsed)
+
+
+def test_a_code_executor_whose_code_just_works_is_a_code_step() -> None:
+    """The runner's reply is the code's output alone (``42``), no fixed words: it read as the agent answering "42"
+    and the code as a second answer."""
+    run = adapter_support.only(AUTOGEN / "coding_ok_taskresult.json")
+    assert [(s.action, s.arguments, s.observation, s.error) for s in run.steps] == [
+        ("execute_code", {"code": "print(6 * 7)", "language": "python"}, "42\n", None),
+        ("respond", {"content": "The result is 42. TERMINATE"}, None, None)]
+
+
+def test_a_user_proxys_words_are_the_persons_not_the_agents() -> None:
+    """A ``UserProxyAgent`` (it asks for input: ``UserInputRequestedEvent``) types what the person says: "Make it
+    rhyme." and "APPROVE" read as the agent's answers."""
+    run = adapter_support.only(AUTOGEN / "hitl_taskresult.json")
+    assert [(s.action, s.arguments, s.observation) for s in run.steps] == [
+        ("respond", {"content": "Here is a poem about the sea."}, "Make it rhyme."),
+        ("respond", {"content": "Here is a better poem about the sea."}, "APPROVE")]
+    assert run.metadata["agents"] == ["assistant"]
+    traced = adapter_support.only(OI48 / "autogen-agentchat-0.7.5-oi-0.1.22-hitl.otlp.jsonl")
+    assert [(s.action, s.arguments) for s in traced.steps] == [
+        ("respond", {"content": "Here is a better poem about the sea."})]
+
+
+def test_a_swarm_resumed_by_the_users_handoff_takes_it_as_its_task() -> None:
+    """``team.run(task=HandoffMessage(source="user", ...))``: the agent's reply was taken as the run's task."""
+    run = adapter_support.only(AUTOGEN / "swarm_user_2.json")
+    assert run.task == "The flight is AB123."
+    assert [(s.action, s.arguments) for s in run.steps] == [
+        ("respond", {"content": "Your refund for AB123 is done. TERMINATE"})]

@@ -50,6 +50,7 @@ from trajsearch.model import Trajectory
 
 from ._common import (Context, RecordError, as_dict, as_list, build, clip_task, content_text, decisive_line,
                       json_object, safe_id, tool_arguments)
+from ._spans.messages import agentchat_users
 
 NAME = "autogen-agentchat"
 #: A file is read whole (see ``split``): a run's messages may be saved a line or an array item each.
@@ -63,8 +64,6 @@ _EVENTS = frozenset({"ToolCallRequestEvent", "ToolCallExecutionEvent", "CodeGene
                      "UserInputRequestedEvent", "MemoryQueryEvent", "ModelClientStreamingChunkEvent", "ThoughtEvent",
                      "SelectSpeakerEvent", "SelectorEvent"})
 _SAID = frozenset({"TextMessage", "MultiModalMessage", "StopMessage"})
-#: The source ``team.run(task=...)`` / ``agent.run(task=...)`` gives the task's message.
-_USER = "user"
 
 
 def _message(item: Any) -> bool:
@@ -205,12 +204,22 @@ _NO_CODE = "No code blocks found in the thread. Please provide at least one mark
 CODE_BLOCK = re.compile(r"```[ \t]*(\w+)?[ \t]*\r?\n(.*?)\r?\n```", re.S)
 
 
-def _code_executors(messages: list[dict[str, Any]]) -> set[str]:
+def _code_executors(messages: list[dict[str, Any]], users: set[str]) -> set[str]:
     """The agents of a run that are ``CodeExecutorAgent`` s running the code others write (no model of their own):
-    told by the words only it says (``_RAN_WITH_ERROR``, ``_RAN_SILENT``, ``_NO_CODE``) at least once."""
-    return {m["source"] for m in messages if m.get("type") == "TextMessage" and isinstance(m.get("content"), str)
-            and (_RAN_WITH_ERROR.match(m["content"]) or _RAN_SILENT.match(m["content"])
-                 or m["content"].startswith(_NO_CODE))}
+    told by the words only it says (``_RAN_WITH_ERROR``, ``_RAN_SILENT``, ``_NO_CODE``) at least once, or, where
+    the code just worked (its output is all it says), by their shape: an agent, not a person (``users``), whose
+    every message came from no model (``models_usage`` null) and answered a message with code blocks."""
+    fixed = {m["source"] for m in messages if m.get("type") == "TextMessage" and isinstance(m.get("content"), str)
+             and (_RAN_WITH_ERROR.match(m["content"]) or _RAN_SILENT.match(m["content"])
+                  or m["content"].startswith(_NO_CODE))}
+    said = [m for m in messages if m.get("type") in _SAID or m.get("type") == "StructuredMessage"]
+    replies: dict[str, list[bool]] = {}  # source -> for each of its messages, whether it answered code, no model's
+    for before, m in zip(said, said[1:]):
+        replies.setdefault(m["source"], []).append(
+            "models_usage" in m and m["models_usage"] is None and m.get("type") == "TextMessage"
+            and before["source"] != m["source"] and bool(CODE_BLOCK.search(_text(before))))
+    return fixed | {source for source, answered in replies.items() if source not in users and all(answered)
+                    and not any(m["source"] == source for m in said[:1])}
 
 
 def ran_code(replying: dict[str, Any], output: str, when: datetime | None,
@@ -239,7 +248,8 @@ def _steps(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     thought: str | None = None
     code: str | None = None
     replying: dict[str, Any] | None = None
-    executors = _code_executors(messages)
+    users = agentchat_users(messages)
+    executors = _code_executors(messages, users)
     for msg in messages:
         kind, when = msg.get("type"), _when(msg)
         if kind == "ThoughtEvent":
@@ -278,9 +288,9 @@ def _steps(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
                 step["error"] = output.strip() or f"exit code {result['exit_code']}"
             steps.append(step)
             thought = code = None
-        elif kind in _SAID or kind == "StructuredMessage":
+        elif kind in _SAID or kind == "StructuredMessage" or kind == "HandoffMessage" and msg["source"] in users:
             text = _text(msg)
-            if msg["source"] == _USER:
+            if msg["source"] in users:  # a person: the task, or the answer to the words before
                 if replying is not None and "observation" not in replying:
                     replying["observation"] = text
                 continue
@@ -302,8 +312,12 @@ def _steps(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def _task(messages: list[dict[str, Any]]) -> str:
-    said = [m for m in messages if m.get("type") in _SAID and _text(m).strip()]
-    first = next((m for m in said if m["source"] == _USER), said[0] if said else None)
+    """The first thing a person said (:func:`agentchat_users`: the task given to ``run``, a Swarm resumed with the
+    user's ``HandoffMessage``), else the first thing said."""
+    users = agentchat_users(messages)
+    said = [m for m in messages if (m.get("type") in _SAID or m.get("type") == "HandoffMessage"
+                                    and m["source"] in users) and _text(m).strip()]
+    first = next((m for m in said if m["source"] in users), said[0] if said else None)
     if first is None:
         raise RecordError("an AutoGen AgentChat run with no task: none of its messages says anything")
     return clip_task(_text(first).strip())
@@ -330,7 +344,8 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     first = messages[0]
     key = first.get("id") if isinstance(first.get("id"), str) and first["id"] else run_key(
         [[m.get("type"), m["source"], m.get("content")] for m in messages])
-    metadata: dict[str, Any] = {"agents": sorted({m["source"] for m in messages if m["source"] != _USER})}
+    users = agentchat_users(messages)
+    metadata: dict[str, Any] = {"agents": sorted({m["source"] for m in messages if m["source"] not in users})}
     if isinstance(record.get("stop_reason"), str):
         metadata["stop_reason"] = record["stop_reason"]
     if record.get("type") == "TeamState":

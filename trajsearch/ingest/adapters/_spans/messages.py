@@ -819,13 +819,26 @@ def agentchat_messages(value: Any) -> list[dict[str, Any]] | None:
     return found if found and len(found) == len(value["messages"]) else None
 
 
+def agentchat_users(messages: list[dict[str, Any]]) -> set[str]:
+    """The sources of an AgentChat run that are a person: ``user`` (the task ``run(task=...)`` gives, or a Swarm's
+    ``HandoffMessage`` resuming it), and any agent that asked for input (``UserInputRequestedEvent``: a
+    ``UserProxyAgent``, whose words are what the person typed, "APPROVE" among them)."""
+    return {"user"} | {m["source"] for m in messages if m.get("type") == "UserInputRequestedEvent"
+                       and isinstance(m.get("source"), str)}
+
+
 def agentchat_answer(messages: list[dict[str, Any]]) -> str | None:
-    """What an AgentChat run answered: its last chat message's text (``TextMessage``, ``StopMessage``), from an
-    agent, not the user, if nothing but events came after it (a run ending on a tool call answered nothing)."""
+    """What an AgentChat run answered: its last chat message's text (``TextMessage``, ``StopMessage``) from an
+    agent, if nothing but events, or a person's words (:func:`agentchat_users`: "APPROVE" ending a human-in-the-loop
+    team), came after it (a run ending on a tool call answered nothing)."""
+    users = agentchat_users(messages)
     for m in reversed(messages):
+        if m["source"] in users and m["type"] in ("TextMessage", "UserInputRequestedEvent"):
+            continue
         if m["type"] in ("TextMessage", "StopMessage") and isinstance(m.get("content"), str):
-            return m["content"].strip() or None if m["source"] != "user" else None
-        if m["type"] not in ("ThoughtEvent", "ModelClientStreamingChunkEvent", "MemoryQueryEvent"):
+            return m["content"].strip() or None
+        if m["type"] not in ("ThoughtEvent", "ModelClientStreamingChunkEvent", "MemoryQueryEvent",
+                             "UserInputRequestedEvent"):
             return None
     return None
 
