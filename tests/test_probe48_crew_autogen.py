@@ -277,3 +277,12 @@ def test_a_swarm_resumed_by_the_users_handoff_takes_it_as_its_task() -> None:
     assert run.task == "The flight is AB123."
     assert [(s.action, s.arguments) for s in run.steps] == [
         ("respond", {"content": "Your refund for AB123 is done. TERMINATE"})]
+
+
+def test_openinference_agentchat_fails_the_later_of_two_same_calls_when_it_raised() -> None:
+    """The same tool and arguments asked twice, the second raising: the tool spans keep no call id, and the first
+    (good) call was failed, the one that raised read as a success."""
+    run = adapter_support.only(OI48 / "autogen-agentchat-0.7.5-oi-0.1.22-same-call-twice.otlp.jsonl")
+    assert [(s.action, s.observation, s.error) for s in run.steps[:2]] == [
+        ("get_weather", "The weather in Paris is 73 degrees and Sunny.", None),
+        ("get_weather", "weather service unavailable", "weather service unavailable")]

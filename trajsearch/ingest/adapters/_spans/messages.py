@@ -843,20 +843,29 @@ def agentchat_answer(messages: list[dict[str, Any]]) -> str | None:
     return None
 
 
-def agentchat_failed_calls(messages: list[dict[str, Any]]) -> list[tuple[str, Any, str]]:
+def agentchat_failed_calls(messages: list[dict[str, Any]]) -> list[tuple[str, Any, str, int]]:
     """The tool calls of an AgentChat run whose result says they failed (a ``ToolCallExecutionEvent`` result with
     ``is_error``: AgentChat catches what a tool raises and hands the model its message): (name, arguments decoded,
-    the result's text), the call found by its ``call_id`` in the ``ToolCallRequestEvent`` before."""
-    calls: dict[str, dict[str, Any]] = {}
-    failed: list[tuple[str, Any, str]] = []
+    the result's text, how many calls of that name and arguments came before it: a retry of a call that had
+    worked, or a status check asked twice, is the later one), the call found by its ``call_id`` in the
+    ``ToolCallRequestEvent`` before."""
+    calls: dict[str, tuple[dict[str, Any], int]] = {}
+    asked: list[tuple[str, str]] = []
+    failed: list[tuple[str, Any, str, int]] = []
     for m in messages:
         content = m.get("content") if isinstance(m.get("content"), list) else []
         if m["type"] == "ToolCallRequestEvent":
-            calls.update({c["id"]: c for c in content if isinstance(c, dict) and isinstance(c.get("id"), str)})
+            for c in content:
+                if isinstance(c, dict) and isinstance(c.get("id"), str):
+                    key = (str(c.get("name")), json.dumps(maybe_json(c.get("arguments")), sort_keys=True, default=str))
+                    calls[c["id"]] = (c, asked.count(key))
+                    asked.append(key)
         elif m["type"] == "ToolCallExecutionEvent":
             for r in content:
-                if isinstance(r, dict) and r.get("is_error") is True and (call := calls.get(r.get("call_id"))):
-                    failed.append((str(call.get("name")), maybe_json(call.get("arguments")), str(r.get("content"))))
+                if isinstance(r, dict) and r.get("is_error") is True and (found := calls.get(r.get("call_id"))):
+                    call, before = found
+                    failed.append((str(call.get("name")), maybe_json(call.get("arguments")), str(r.get("content")),
+                                   before))
     return failed
 
 
