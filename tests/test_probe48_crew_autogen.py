@@ -207,7 +207,7 @@ def test_an_agentchat_0_5_run_stream_is_its_messages_once() -> None:
 
 
 def test_a_typeless_agentchat_task_result_is_refused_saying_how_to_save_the_run() -> None:
-    """``result.model_dump_json()`` before 0.6 keeps no message's type or content: an "unrecognised dump format"."""
+    """``result.model_dump_json()`` in 0.5 and 0.6 keeps no message's type or content: an "unrecognised dump format"."""
     path = AUTOGEN / "0.5.7-team_taskresult.json"
     with pytest.raises(ValueError, match="no run in this file") as refused:
         detect_format(path)
@@ -286,3 +286,10 @@ def test_openinference_agentchat_fails_the_later_of_two_same_calls_when_it_raise
     assert [(s.action, s.observation, s.error) for s in run.steps[:2]] == [
         ("get_weather", "The weather in Paris is 73 degrees and Sunny.", None),
         ("get_weather", "weather service unavailable", "weather service unavailable")]
+
+
+def test_a_streaming_agents_run_stream_is_one_run() -> None:
+    """``run_stream()`` yields the streamed chunks, which its TaskResult does not keep: the messages were taken as
+    a run of their own and the TaskResult as another, the same run read twice."""
+    [run] = adapter_support.runs(AUTOGEN / "run_stream_chunks.jsonl")
+    assert [(s.action, s.arguments) for s in run.steps] == [("respond", {"content": "The capital of France is Paris."})]

@@ -32,8 +32,8 @@ Mapping
   ``autogen:<hash of the chat messages>``, the same for both files too;
   created_at = the first message's ``created_at``.
 - refused: a ``TaskResult`` whose messages dump without ``type`` and
-  ``content`` (``result.model_dump_json()`` before 0.6, the messages typed as
-  their base class): no run left in it; the error says how to save one.
+  ``content`` (``result.model_dump_json()`` in 0.5 and 0.6, the messages typed as
+  their base class until 0.7's ``SerializeAsAny``): no run left in it; the error says how to save one.
 - outcome: ``unknown``: a ``TaskResult`` records why the run stopped
   (``stop_reason``, kept in the metadata), not whether it did the task.
 """
@@ -84,16 +84,17 @@ def _thread(state: dict[str, Any]) -> list[Any] | None:
 
 
 def _typeless(record: Any) -> bool:
-    """A ``TaskResult`` as ``model_dump_json()`` wrote it before autogen-agentchat 0.6: its ``messages`` typed as
-    their base classes, each dumped as ``{"source", "models_usage", "metadata"}`` alone, no ``type`` or ``content``."""
+    """A ``TaskResult`` as ``model_dump_json()`` wrote it in autogen-agentchat 0.5 and 0.6: its ``messages`` typed as
+    their base classes, each dumped as ``{"source", "models_usage", "metadata"}`` (0.6: with ``id`` and
+    ``created_at``) alone, no ``type`` or ``content``."""
     found = record.get("messages") if isinstance(record, dict) and "stop_reason" in record else None
     return bool(found) and isinstance(found, list) and all(
         isinstance(m, dict) and isinstance(m.get("source"), str) and "type" not in m and "content" not in m
         for m in found)
 
 
-#: How to save a run with an autogen-agentchat before 0.6, whose ``TaskResult.model_dump_json()`` loses it.
-_TYPELESS = ("this is an AutoGen AgentChat TaskResult dumped by an autogen-agentchat before 0.6 "
+#: How to save a run with an autogen-agentchat 0.5 or 0.6, whose ``TaskResult.model_dump_json()`` loses it.
+_TYPELESS = ("this is an AutoGen AgentChat TaskResult dumped by autogen-agentchat 0.5 or 0.6 "
              "(`result.model_dump_json()`), which writes each message's source and usage but not its type or "
              "content: the run is not in it; save `json.dumps({\"messages\": [m.model_dump(mode=\"json\") for m in "
              "result.messages], \"stop_reason\": result.stop_reason})`, or `await team.save_state()`, instead")
@@ -111,8 +112,11 @@ def _same(one: Any, other: Any) -> bool:
 
 def _held(loose: list[Any], messages: list[Any]) -> bool:
     """Whether a TaskResult's ``messages`` hold the loose messages before it (``run_stream()``'s items, then its
-    TaskResult): the same messages, in the same order."""
-    return len(loose) <= len(messages) and all(_same(m, h) for m, h in zip(loose, messages[-len(loose):]))
+    TaskResult), in their order: all but the streamed chunks (``model_client_stream=True``), which ``run_stream()``
+    yields and the TaskResult does not keep; a writer that kept only some items (the chat messages) left a part."""
+    rest = iter(messages)
+    return all(any(_same(m, h) for h in rest) for m in loose
+               if not (isinstance(m, dict) and m.get("type") == "ModelClientStreamingChunkEvent"))
 
 
 def _messages(record: Any) -> list[Any] | None:
@@ -144,7 +148,7 @@ def split(document: Any) -> Iterator[tuple[str, Any]]:
             loose.append(item)
             continue
         held = bool(loose) and _held(loose, _messages(item) or [])
-        if loose and (not held or _typeless(item)):  # a typeless TaskResult (before 0.6) ending run_stream()'s
+        if loose and (not held or _typeless(item)):  # a typeless TaskResult (0.5, 0.6) ending run_stream()'s
             # items holds no run of its own: the run is the messages before it, stopped for its reason
             yield f"messages before record {n}", {"messages": loose,
                                                   "stop_reason": item.get("stop_reason") if held else None}
