@@ -163,9 +163,10 @@ def _gunzipped_head(path: Path) -> bytes:
 #: file logger's lines (``file_logger.py``: a session line, then a JSON object per client, agent, event and chat
 #: completion, each with the ``session_id``; its failures to log as text lines between them).
 _AG2_TABLES = frozenset({"chat_completions", "agents", "oai_wrappers", "oai_clients", "events", "function_calls"})
+#: Its ids are Python's ``id()`` of the agent, client or wrapper, or a chat completion's uuid.
 _AG2_FILE_LOG = re.compile(r'\A(?:Started new session with Session ID: [0-9a-f-]{36}\s*$|\{"(?:(?:source_id|client_id|'
-                           r'wrapper_id|id)": \d+|invocation_id": "[0-9a-f-]{36}"), [^\n]*"session_id": "[0-9a-f-]{36}")',
-                           re.M)  # its ids are Python's id() of the agent, client or wrapper, or a chat call's uuid
+                           r'wrapper_id|id)": \d+|invocation_id": "[0-9a-f-]{36}"), '
+                           r'[^\n]*"session_id": "[0-9a-f-]{36}")', re.M)
 _AG2_LOG = ("AG2's runtime log (autogen.runtime_logging.start(logger_type={kind!r})), which trajsearch does not read: "
             "its chat completions and events are kept per model client and agent, not as a run's steps; trace the "
             "agents with AG2's OpenTelemetry instead (autogen.opentelemetry.instrument_agent / instrument_pattern) "

@@ -102,7 +102,8 @@ _TYPELESS = ("this is an AutoGen AgentChat TaskResult dumped by autogen-agentcha
 
 def _same(one: Any, other: Any) -> bool:
     """Whether two dumps are of the same message: by ``id`` where both have one (0.6+), else by every field both
-    hold (a message before 0.6, which has no id; one in a typeless TaskResult, which keeps only the source and usage)."""
+    hold (a message before 0.6, which has no id; one in a typeless TaskResult, which keeps only its source and
+    usage)."""
     if not (isinstance(one, dict) and isinstance(other, dict)):
         return False
     if isinstance(one.get("id"), str) and isinstance(other.get("id"), str):

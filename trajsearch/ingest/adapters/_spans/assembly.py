@@ -473,9 +473,9 @@ def _agentchat_run(order: list[tuple[Node, int]]) -> Node | None:
 
 def _agentchat_failures(run: Node | None, steps: list[dict[str, Any]]) -> None:
     """The tool calls an AutoGen AgentChat run's ``TaskResult`` (the output of ``run``: :func:`_agentchat_run`) says
-    failed fail their steps (the call of that name and arguments at its place among them): OpenInference's instrumentor marks
-    the tool's span OK, since AgentChat caught what the tool raised and handed its message to the model as the
-    result."""
+    failed fail their steps (the call of that name and arguments at its place among them): OpenInference's
+    instrumentor marks the tool's span OK, since AgentChat caught what the tool raised and handed its message to the
+    model as the result."""
     for name, arguments, said, before in agentchat_failed_calls(
             (agentchat_messages(run.output_text) if run else None) or []):
         # the instrumentor's tool spans keep no call id: the call is the one with as many of its name and
