@@ -9,7 +9,10 @@ from pathlib import Path
 from cli_support import run_cli
 from test_probe47_benchmarks import _iterative_run_set
 from trajsearch.ingest.checkpoint import Checkpoint
+from trajsearch.ingest.outcomes import OutcomeTable
 from trajsearch.ingest.read import read_dump
+from trajsearch.model import Outcome
+from trajsearch.represent import decisive_error, failure_text
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -19,19 +22,50 @@ def only_run(path: Path):
     return run
 
 
-def test_a_background_tasks_one_failure_is_one_failed_step_however_often_it_is_reported() -> None:
+def _graded_failed(folder: Path, tmp_path: Path):
+    """The one run of a Claude Code session folder, graded failed by an outcomes CSV (as ``ingest --outcomes``)."""
+    run = only_run(folder)
+    grades = tmp_path / "outcomes.csv"
+    grades.write_text(f"run_id,outcome\n{run.trajectory_id},failure\n")
+    [graded] = [r.trajectory for r in read_dump(folder, tenant="acme", outcomes=OutcomeTable.load(grades))]
+    assert graded.outcome == Outcome.failure
+    return graded
+
+
+def test_a_background_tasks_one_failure_is_one_failed_step_however_often_it_is_reported(tmp_path: Path) -> None:
     """Bug (probe 47, left open; L1): Claude Code 2.1.40 ran the tests in the background, the agent polled the task
     twice with ``TaskOutput`` (both polls: ``failed``, exit code 1) and the CLI queued the task's failed
     ``<task-notification>``: the launch and both polls were each an error step, three failed steps (three failure
-    rows, three runtime warnings) for one failed test run. The first poll, where the agent learnt of it, is the
-    failed step; the second poll and the launch keep what they were told, with no error of their own."""
-    run = only_run(FIXTURES / "claude-code" / ".real" / "probe-l48" / "poll-twice-2.1.40")
+    rows, three runtime warnings) for one failed test run. One failure is one failed step, the last poll, whose
+    output is whole (the first one's lacks the ``AssertionError`` the command wrote to stderr); the first poll and
+    the launch keep what they were told, with no error of their own.
+
+    Review (RL): the error had been left on the first poll; the second, the same call without an error, made the
+    failure read as one the run got past, and the run graded failed had no decisive error ("run ended with outcome
+    failure after 4 steps")."""
+    run = _graded_failed(FIXTURES / "claude-code" / ".real" / "probe-l48" / "poll-twice-2.1.40", tmp_path)
     launch, first, second, answer = run.steps
     assert [s.action for s in run.steps] == ["Bash", "TaskOutput", "TaskOutput", "respond"]
-    assert [s for s in run.steps if s.error] == [first]
-    assert first.error == "1 failed, 9 passed in 0.42s (exit code 1)"
-    assert "<status>failed</status>" in second.observation and "AssertionError" in second.observation
+    assert [s for s in run.steps if s.error] == [second]
+    assert second.error == "E AssertionError: 3 \\!= 4 (exit code 1)"
+    assert "<status>failed</status>" in first.observation and "1 failed, 9 passed" in first.observation
     assert launch.observation.endswith('Background command "Run the test suite" failed with exit code 1')
+    assert decisive_error(run) == (second.error, 2)
+    text, position = failure_text(run)
+    assert position == 2 and "Error: E AssertionError: 3 \\!= 4 (exit code 1)" in text
+    assert 'Failing step: TaskOutput {"block": true, "task_id": "bbe7fc9"' in text
+
+
+def test_a_background_tasks_failure_notified_then_polled_is_the_polls_error(tmp_path: Path) -> None:
+    """Review (RL): the CLI delivered the task's ``<task-notification>`` (its one-line summary) before the agent
+    polled the task: the launch kept the summary as the run's error and the poll, which holds the exit code and the
+    output, had none. The poll's report is the more detailed: the error moves there, the launch keeps the summary
+    as what it was told; one failure is still one failed step."""
+    run = _graded_failed(FIXTURES / "claude-code" / ".real" / "probe-l48" / "notified-then-polled-2.1.40", tmp_path)
+    launch, poll, answer = run.steps
+    assert [s for s in run.steps if s.error] == [poll]
+    assert launch.observation.endswith('Background command "Run the test suite" failed with exit code 1')
+    assert decisive_error(run) == ("E AssertionError: 3 \\!= 4 (exit code 1)", 1)
 
 
 def test_a_phoenix_spans_dataframe_renumbered_and_written_on_one_long_line_is_read(tmp_path: Path) -> None:

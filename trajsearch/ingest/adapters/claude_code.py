@@ -138,8 +138,11 @@ Mapping
   its last line is where the cut fell), or an interrupted Bash call
   (``toolUseResult.interrupted``), or a poll of a background task (``BashOutput``, 2.1.x ``TaskOutput``)
   that reports it ``failed``: a shell command's exit code and output read as a Bash call's, an agent's
-  error; one failure is one error, on the first step that reports it (a later poll or the task's
-  ``<task-notification>`` keeps what it says, with no error of its own). A parallel call the CLI cancelled because another one failed ("Sibling tool call errored")
+  error; one failure is one error, on the last poll that reports it (a later poll of a finished task reads
+  all its output: it is the most detailed report, and a poll left with the error before the same poll without
+  one would read as a failure recovered from), else on the launch, from the ``<task-notification>``'s summary
+  (which never takes the error from a poll); the other reports keep what they say, with no error of their own.
+  A parallel call the CLI cancelled because another one failed ("Sibling tool call errored")
   never ran: no error of its own, its observation says so.
 - outcome: a transcript records no verdict -> ``unknown``. When the session
   ended on an API error (a synthetic assistant message with
@@ -802,6 +805,11 @@ def _api_error_text(record: dict[str, Any]) -> str | None:
     return None
 
 
+#: How detailed a background task's report of its failure is (``_Session._task_failed``): the notification's
+#: one-line summary, a poll's exit code and output (or an agent's error).
+_NOTIFIED, _POLLED = 0, 1
+
+
 class _Session:
     """Walks one session's records in order, building steps as the conversation goes."""
 
@@ -809,7 +817,8 @@ class _Session:
         self.steps: list[dict[str, Any]] = []
         self.by_call: dict[str, dict[str, Any]] = {}
         self.background: dict[str, dict[str, Any]] = {}  # background task id -> the call that launched it
-        self.failed_tasks: set[str] = set()  # background tasks whose failure a step already carries
+        #: background task id -> the step carrying its failure, that error and how detailed its report is
+        self.failed_tasks: dict[str, tuple[dict[str, Any], str, int]] = {}
         self.pending_thought: list[str] = []
         self.prompts: list[str] = []
         self.fallbacks: dict[str, str] = {}
@@ -978,19 +987,28 @@ class _Session:
                 error = step.get("error")
                 add_report(step, note)
                 if step.get("error") != error:
-                    step["error"] = self._first_report(note.get("task-id") or step.get("_task"), step["error"]) or error
+                    reported, step["error"] = step["error"], error
+                    self._task_failed(note.get("task-id") or step.get("_task"), step, reported, _NOTIFIED)
 
-    def _first_report(self, task: str | None, error: str | None) -> str | None:
-        """``error``, when it is the first step to report background ``task``'s failure, else None: a task polled
-        until it ended and polled again, then reported by its notification, failed once, and one failure is one
-        failed step (each copy would count again in failed steps, failure rows and the runtime's warnings). The
-        first report is where the agent learnt of it; the later ones keep what they say, as observations."""
-        if error is None or task is None:
-            return error
-        if task in self.failed_tasks:
-            return None
-        self.failed_tasks.add(task)
-        return error
+    def _task_failed(self, task: str | None, step: dict[str, Any], error: str | None, detail: int) -> None:
+        """``step`` reports background ``task``'s failure as ``error`` (``detail``: ``_NOTIFIED``, ``_POLLED``).
+        A task polled until it ended and polled again, also reported by its notification, failed once, and one
+        failure is one failed step (each copy would count again in failed steps, failure rows and the runtime's
+        warnings): the error is on the most detailed report, the last poll (which reads all the output a finished
+        task wrote: an earlier one may not hold its stderr yet), else the notification's summary, and leaves the
+        step that had it. Left on the first of two like polls, the second (the same call, no error) made the
+        failure read as one the run got past (``represent``), and a failed run had no decisive error."""
+        if error is None:
+            return
+        held = self.failed_tasks.get(task) if task is not None else None
+        if held is not None:
+            if detail < held[2]:
+                return  # the notification's summary after a poll's exit code and output: it keeps what it says
+            if held[0].get("error") == held[1]:
+                held[0]["error"] = None
+        step["error"] = error
+        if task is not None:
+            self.failed_tasks[task] = (step, error, detail)
 
     @staticmethod
     def _polled(arguments: dict[str, Any]) -> str | None:
@@ -1017,8 +1035,8 @@ class _Session:
         step["error"] = None if cancelled else _result_error(part, text, record, command_line(step["arguments"]))
         if step["error"] is None and step["action"] in POLL_TOOLS:  # a background task's end, read by polling it
             task = self._polled(as_dict(step["arguments"]))
-            error = poll_error(text, as_dict(record.get("toolUseResult")), self._launched(task))
-            step["error"] = self._first_report(task, error)
+            self._task_failed(task, step, poll_error(text, as_dict(record.get("toolUseResult")), self._launched(task)),
+                              _POLLED)
         if task := background_task(text, as_dict(record.get("toolUseResult"))):  # its end is reported later
             self.background[task] = step  # (``background_result``)
             step["_task"] = task
