@@ -8,6 +8,7 @@ from pathlib import Path
 
 from cli_support import run_cli
 from test_probe47_benchmarks import _iterative_run_set
+from trajsearch.export.formats import to_record
 from trajsearch.ingest.checkpoint import Checkpoint
 from trajsearch.ingest.outcomes import OutcomeTable
 from trajsearch.ingest.read import read_dump
@@ -152,13 +153,20 @@ def test_a_langfuse_model_call_that_failed_without_its_input_and_output_is_a_ste
     without ``io`` (a live Langfuse 4.16 recording): the model call ``live-chat`` failed (level ERROR, "rate limited")
     and, with no input or output, left no step: the failure was only named in ``not_in_input``, out of failure search
     and the runtime's warnings. It is a step of its error alone (no action, nothing of what it was asked or said,
-    which the export left out), in its place before the answer; the note still names it."""
+    which the export left out), in its place before the answer; the note still names it.
+
+    Review (RL): the ingester's note ("llm live-chat failed ...") was the step's thought, which step rows index as
+    the agent's and an export writes as an assistant message; it is the step's observation."""
     source = FIXTURES / "langfuse" / ".real" / "api-v2-observations"
     for name in ("traces-page.json", "default-fields.json"):
         (tmp_path / name).write_bytes((source / name).read_bytes())
     [run] = [r.trajectory for r in read_dump(tmp_path, tenant="acme")]
     failed, answer = run.steps
     assert (failed.action, failed.error, failed.arguments) == (None, "rate limited", None)
-    assert failed.thought == "llm live-chat failed (its input and output were not exported)"
+    assert failed.thought is None
+    assert failed.observation == "llm live-chat failed (its input and output were not exported)"
     assert failed.started_at is not None and answer.action == "respond" and answer.error is None
     assert "failed among them: live-chat: rate limited" in run.metadata["not_in_input"]
+    said = [m.get("content") or "" for m in to_record(run, "openai-chat")["messages"] if m["role"] == "assistant"]
+    assert not any("live-chat failed" in text for text in said), said
+

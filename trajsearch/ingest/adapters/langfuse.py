@@ -77,7 +77,7 @@ Mapping
   error = ``statusMessage`` when ``level`` is ``ERROR`` (``WARNING`` is not an
   error) or a ``ToolMessage`` with ``status: error``. A model call that failed
   and came without its input and output (a large trace's download, the v2 API)
-  is a step of its error alone (``llm <name> failed ...``, no action). The tool call id
+  is a step of its error alone (no action; its observation ``llm <name> failed ...``). The tool call id
   (``gen_ai.tool.call.id``, ``metadata.tool_call_id``, the ``ToolMessage``'s
   ``tool_call_id``) ties the execution to the generation that requested it, so
   a call and its execution are one step. Generation outputs (Chat Completions,
@@ -327,12 +327,13 @@ def assemble_trajectory(key: str, group: list[Node], ctx: Context, by: str = "tr
 def _with_failed_calls(run: Trajectory, calls: list[Node]) -> Trajectory:
     """``run`` with a step for each model call that failed and came without its input and output (a v4 download
     of a large trace, the v2 API without ``io``): its error, when and what failed, nothing of what it was asked or
-    said, which the export left out (the step says so). A call with no output makes no step (its messages do), so
-    such a failure, what an engineer searches for, was only named in ``not_in_input``. A tool's observation makes
-    a step without its input and output already; a call whose error a failed chain passed on has its step (the same
-    thought and error) already."""
+    said, which the export left out (the step's observation says so: the note is the ingester's, not the agent's
+    thought, which step rows index and an export writes as the assistant's words). A call with no output makes no
+    step (its messages do), so such a failure, what an engineer searches for, was only named in ``not_in_input``.
+    A tool's observation makes a step without its input and output already; a call whose error a failed chain
+    passed on has its step (the same thought and error) already."""
     told = {(s.thought, s.error) for s in run.steps if s.action is None}
-    added = [Step(index=0, thought=f"llm {n.name} failed (its input and output were not exported)",
+    added = [Step(index=0, observation=f"llm {n.name} failed (its input and output were not exported)",
                   error=short(n.error, 600), started_at=when(n.start), ended_at=when(n.end))
              for n in calls if (f"llm {n.name} failed", short(n.error, 600)) not in told]
     if not added:
