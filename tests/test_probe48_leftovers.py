@@ -170,3 +170,14 @@ def test_a_langfuse_model_call_that_failed_without_its_input_and_output_is_a_ste
     said = [m.get("content") or "" for m in to_record(run, "openai-chat")["messages"] if m["role"] == "assistant"]
     assert not any("live-chat failed" in text for text in said), said
 
+
+def test_a_failure_row_whose_decisive_step_has_no_action_has_no_empty_failing_step_line() -> None:
+    """Review (RL): a run whose decisive error is a step of its error alone (no action: here the OpenAI Agents SDK's
+    "Max turns exceeded" through LangSmith, a span's failure) ended its failure row on an empty "Failing step:"
+    line, a label naming nothing in the text failure search embeds; a warning's digest names no step for it."""
+    runs = [r.trajectory for r in read_dump(FIXTURES / "langsmith" / ".real" / "oai-agents-via-langsmith.batch.jsonl",
+                                             tenant="acme")]
+    [failed] = [run for run in runs if run.outcome == Outcome.failure]
+    text, position = failure_text(failed)
+    assert failed.steps[position].action is None
+    assert text.endswith('Error: Max turns exceeded: {"max_turns": 2}') and "Failing step" not in text

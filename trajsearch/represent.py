@@ -273,9 +273,10 @@ def failure_text(trajectory: Trajectory) -> tuple[str, int]:
         lines.append(f"Fix: {clip(trajectory.failure.fix, 600)}")
     if trajectory.what_failed:
         lines.append(f"What failed: {clip(trajectory.what_failed, 600)}")
-    if position >= 0:
-        step = trajectory.steps[position]
-        lines.append(f"Failing step: {step.action or ''} {render_arguments(step.arguments)[:200]}".rstrip())
+    step = trajectory.steps[position] if position >= 0 else None
+    named = f"{step.action or ''} {render_arguments(step.arguments)[:200]}".strip() if step is not None else ""
+    if named:  # a step of its error alone (no action: a span's failure) names none, as a warning's digest does not
+        lines.append(f"Failing step: {named}")
     return "\n".join(lines), position
 
 
