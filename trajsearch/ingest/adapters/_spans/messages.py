@@ -685,11 +685,16 @@ def _interpreter_output(details: dict[str, Any]) -> str:
 
 
 def interpreter_error(output: str | None) -> str | None:
-    """The exception a code interpreter's code ended in: the last line of IPython's report of it (``KeyError:
-    'revenue'``, see ``_CELL_RAISED``) where the output ends with that report (a kernel's cell stops where it
-    raised), else None. The Responses API marks the call ``completed`` all the same (the interpreter ran; the code
-    failed), so a cell that raised read as a step that worked. A traceback the code printed itself and went on from
-    (Python's own ``Traceback (most recent call last):``, ``traceback.print_exc()``) is no failure of the cell."""
+    """The exception a code interpreter's code ended in: the exception's line of IPython's last report (``KeyError:
+    'revenue'``, see ``_CELL_RAISED``), else None. The Responses API marks the call ``completed`` all the same (the
+    interpreter ran; the code failed), so a cell that raised read as a step that worked. A kernel's cell stops
+    where it raised, so the report ends the output, but for the later lines of a message of several (a pydantic
+    ``ValidationError``, a ``ValueError`` with a newline, an exception's notes): lines after the exception's are
+    taken for those. So a report the code had IPython print itself (``get_ipython().showtraceback()`` in an
+    ``except``) and went on after reads as the cell's failure too: no text tells its output from a message's lines,
+    and a cell that raised a message of several lines read as one that worked is the worse miss. A traceback in
+    Python's own words (``Traceback (most recent call last):``, ``traceback.print_exc()``) is no failure of the
+    cell."""
     if not output:
         return None
     headers = list(_CELL_RAISED.finditer(output))
