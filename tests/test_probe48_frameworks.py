@@ -343,3 +343,47 @@ def test_adk_credential_answer_is_withheld_and_the_tool_run_after_it_is_the_step
     answer = next(s for s in run.steps if s.action == "adk_request_credential")
     assert json.loads(answer.observation or "")["exchangedAuthCredential"] == {"authType": "apiKey",
                                                                             "apiKey": "[withheld]"}
+
+
+def _snake(value: object) -> object:
+    """A session as a plain ``model_dump_json()`` (no ``by_alias``) spells it: the models' camelCase keys in
+    snake_case; keys that are not field names (HTTP headers) as they are."""
+    if isinstance(value, dict):
+        return {re.sub(r"(?<!^)(?=[A-Z])", "_", k).lower() if re.fullmatch(r"[a-z]+[A-Za-z0-9]*", k) else k:
+                _snake(v) for k, v in value.items()}
+    return [_snake(v) for v in value] if isinstance(value, list) else value
+
+
+@pytest.mark.parametrize("spelling", ["camel", "snake"])
+@pytest.mark.parametrize("name", ["credential.session.json", "credential-headers.session.json",
+                                  "credential-oauth2.session.json"])
+def test_adk_credential_answer_keeps_no_secret_of_any_field(tmp_path: Path, name: str, spelling: str) -> None:
+    """The user's ``adk_request_credential`` answer as ADK's models dump it: an HTTP bearer token with
+    ``additional_headers`` (an API key header, ``Authorization: Bearer``), an OAuth2 answer (client secret, code,
+    tokens, the redirect holding the code, a ``state``), and extra fields (ADK's credential models allow them:
+    ``session_cookie``, ``id_token_hint``). Only the secret names on a list were withheld: the headers and extra
+    fields were indexed. Now only what describes the credential is kept (its type, scheme, key, scopes, URIs without
+    their query): no secret of the file is anywhere in the run."""
+    path = ADK / name
+    secrets = re.findall(r"[\w./-]*SECRET\d+|sk-123", path.read_text())
+    assert secrets
+    if spelling == "snake":
+        path = tmp_path / name
+        path.write_text(json.dumps(_snake(json.loads((ADK / name).read_text()))))
+    run = adapter_support.only(path)
+    dumped = run.model_dump_json()
+    assert [s for s in secrets if s in dumped] == []
+    answer = json.loads(next(s for s in run.steps if s.action == "adk_request_credential").observation or "")
+    exchanged = answer["exchangedAuthCredential" if spelling == "camel" else "exchanged_auth_credential"]
+    key = "credentialKey" if spelling == "camel" else "credential_key"
+    assert answer[key].startswith("adk_apiKey_")
+    if name == "credential-headers.session.json":
+        assert exchanged["http"]["scheme"] == "bearer"
+        assert exchanged["http"]["credentials"] == {"token": "[withheld]"}
+    if name == "credential-oauth2.session.json":
+        oauth2 = exchanged["oauth2"]
+        assert oauth2["authUri" if spelling == "camel" else "auth_uri"] == "https://accounts.example.com/o/oauth2/auth"
+        assert oauth2["redirectUri" if spelling == "camel" else "redirect_uri"] == "https://app.example.com/callback"
+        assert exchanged["scopes"] == ["https://mail.example.com/read"]
+    inbox = next(s for s in run.steps if s.action == "read_inbox")
+    assert inbox.error is None and json.loads(inbox.observation or "")["status"] == "success"

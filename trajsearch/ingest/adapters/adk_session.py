@@ -24,8 +24,8 @@ Mapping (ADK's ``Session`` / ``Event`` / ``google.genai.types.Content``):
   return) or ``{"error": ...}`` is the step's error, unless the event asks the user to confirm the call or for a
   credential (``actions.requestedToolConfirmations`` / ``requestedAuthConfigs``): a pause. A later answer to the
   same call (the tool's run once confirmed, a human's answer to a ``LongRunningFunctionTool``) is the step's result.
-  ADK's ``adk_request_credential`` call and the user's answer keep the credential (an API key, OAuth tokens): its
-  secret fields are withheld (``REQUEST_CREDENTIAL``);
+  ADK's ``adk_request_credential`` call and the user's answer keep the credential (an API key, OAuth tokens, HTTP
+  headers, extra fields): of a credential only what describes it is kept, the rest withheld (``REQUEST_CREDENTIAL``);
 - an event with ``errorCode`` / ``errorMessage`` (ADK 2.x records a tool's exception or a model
   error so, then stops the invocation) is the error of the one call left unanswered (several: each failed with
   no response, the run a tool's failure, not an outage), and of the invocation: the run failed when nothing ran
@@ -57,6 +57,7 @@ from dataclasses import asdict
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Iterator
+from urllib.parse import urlsplit, urlunsplit
 
 from trajsearch.model import Failure, Outcome, Trajectory
 
@@ -210,16 +211,39 @@ def _result(response: Any) -> tuple[str | None, str | None]:
 
 
 #: The call ADK makes to ask the user for a credential (``adk_request_credential``, ``REQUEST_EUC_FUNCTION_CALL_NAME``):
-#: the user's answer holds the credential (an API key, an HTTP token, an OAuth code or token), and before 2.x the
-#: request itself the agent's own (an OAuth client secret, an API key): the session keeps both, a search index must
-#: not. Their values under :data:`_SECRET_KEYS` are left out.
+#: the user's answer holds the credential (an API key, an HTTP token and headers, an OAuth code or token), and before
+#: 2.x the request itself the agent's own (an OAuth client secret, an API key): the session keeps both, a search index
+#: must not. What the answer says under a credential (:data:`_CREDENTIALS`) is kept only where it describes it
+#: (:func:`_described`); elsewhere (the auth scheme, the config's own fields) the values under :data:`_SECRET_KEYS`
+#: are left out.
 REQUEST_CREDENTIAL = "adk_request_credential"
-#: ``AuthCredential``'s secret fields (``auth/auth_credential.py``), lower-cased without underscores (by name or
-#: camelCase alias).
+#: ``AuthConfig``'s credentials (``auth/auth_tool.py``), lower-cased without underscores (by name or camelCase
+#: alias): ``AuthCredential`` and its parts allow extra fields, and its ``HttpAuth.additional_headers`` carry API
+#: keys and ``Authorization`` headers under any name, so no list of secret names covers them: within these, a
+#: value is kept only under :data:`_DESCRIBING`, :data:`_CREDENTIAL_PARTS` or :data:`_URIS`.
+_CREDENTIALS = frozenset({"rawauthcredential", "exchangedauthcredential"})
+#: The fields that say what a credential is, not what it holds: ``auth_type``, ``HttpAuth.scheme``, the scopes,
+#: ``ServiceAccountCredential.type``, and the scheme's and key's names where a client repeats them.
+_DESCRIBING = frozenset({"authtype", "scheme", "in", "name", "credentialkey", "scopes", "type"})
+#: ``AuthCredential``'s parts, read through (``http``, ``oauth2``, ``service_account``, ``HttpAuth.credentials``...).
+_CREDENTIAL_PARTS = frozenset({"http", "credentials", "oauth2", "serviceaccount", "serviceaccountcredential"})
+#: ``OAuth2Auth`` / ``ServiceAccountCredential``'s endpoints: kept without query, fragment or user (ADK's
+#: ``auth_uri`` carries the ``state``; ``auth_response_uri``, the redirect with the code, is not one of them).
+_URIS = frozenset({"authuri", "redirecturi", "tokenuri"})
+#: ADK's own list of a credential's secrets (``_CREDENTIAL_SECRET_KEYS``, ``auth/auth_credential.py``), in the same
+#: spelling: what is withheld outside a credential (a scheme's or config's extra field of that name).
 _SECRET_KEYS = frozenset({"apikey", "clientsecret", "accesstoken", "refreshtoken", "idtoken", "authcode",
-                          "authresponseuri", "codeverifier", "password", "token", "privatekey",
-                          "serviceaccountcredential"})
+                          "authresponseuri", "codeverifier", "password", "token", "privatekey", "privatekeyid",
+                          "additionalheaders", "serviceaccountcredential"})
 _WITHHELD = "[withheld]"
+
+
+def _field(key: Any) -> str:
+    return str(key).replace("_", "").lower()
+
+
+def _withheld(value: Any) -> Any:
+    return value if value is None or value == "" else _WITHHELD
 
 
 def _unsecret(name: Any, value: Any) -> Any:
@@ -228,11 +252,42 @@ def _unsecret(name: Any, value: Any) -> Any:
     if name != REQUEST_CREDENTIAL:
         return value
     if isinstance(value, dict):
-        return {k: _WITHHELD if v and str(k).replace("_", "").lower() in _SECRET_KEYS else _unsecret(name, v)
-                for k, v in value.items()}
+        return {k: _described(v) if _field(k) in _CREDENTIALS else _withheld(v) if _field(k) in _SECRET_KEYS
+                else _unsecret(name, v) for k, v in value.items()}
     if isinstance(value, list):
         return [_unsecret(name, v) for v in value]
     return value
+
+
+def _described(value: Any) -> Any:
+    """A credential with only what describes it (see :data:`_CREDENTIALS`): every other value withheld."""
+    if isinstance(value, list):
+        return [_described(v) for v in value]
+    if not isinstance(value, dict):
+        return _withheld(value)
+    kept: dict[Any, Any] = {}
+    for key, item in value.items():
+        field = _field(key)
+        if field in _CREDENTIAL_PARTS and isinstance(item, dict):
+            kept[key] = _described(item)
+        elif field in _DESCRIBING and not isinstance(item, dict):
+            kept[key] = item if not isinstance(item, list) else \
+                [v if isinstance(v, str | int | float | bool) else _WITHHELD for v in item]
+        elif field in _URIS and isinstance(item, str):
+            kept[key] = _endpoint(item)
+        else:
+            kept[key] = _withheld(item)
+    return kept
+
+
+def _endpoint(uri: str) -> str:
+    """``uri`` without its query, fragment or user (where a code, a state or a password would be)."""
+    try:
+        parts = urlsplit(uri)
+        host = parts.hostname or ""
+        return urlunsplit((parts.scheme, host + (f":{parts.port}" if parts.port else ""), parts.path, "", ""))
+    except ValueError:
+        return _WITHHELD
 
 
 def _paused(event: dict[str, Any], ident: str) -> bool:
