@@ -284,8 +284,7 @@ def _endpoint(uri: str) -> str:
     """``uri`` without its query, fragment or user (where a code, a state or a password would be)."""
     try:
         parts = urlsplit(uri)
-        host = parts.hostname or ""
-        return urlunsplit((parts.scheme, host + (f":{parts.port}" if parts.port else ""), parts.path, "", ""))
+        return urlunsplit((parts.scheme, parts.netloc.rpartition("@")[2], parts.path, "", ""))
     except ValueError:
         return _WITHHELD
 
