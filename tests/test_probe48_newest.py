@@ -393,3 +393,43 @@ def test_openhands_acp_claude_code_refusal_read_as_claude_code_reads_it(tmp_path
     run = _one(_lines(tmp_path / "refused.jsonl", events[:2] + [read, grep] + events[-2:]))
     assert run.steps[0].error == "File does not exist."
     assert run.steps[1].error is None  # grep's "no match"
+
+
+# Review R2X of probe 48 (fix F2OH): which way an event page runs, and which ACP calls the SDK closed.
+
+OH_TICKS = FIXTURES / "openhands" / ".real" / "sdk" / "313131310000400080000000000000a0"
+
+
+def _clock_stepped_back(events: list[dict], after: int) -> list[dict]:
+    """The events with the clock stepped back an hour after the first ``after``: the SDK stamps naive local time
+    (``event/base.py``: ``datetime.now().isoformat()``), so a conversation resumed under another TZ or across a
+    daylight-saving fall-back is logged so."""
+    from datetime import datetime, timedelta
+    return events[:after] + [{**e, "timestamp": (datetime.fromisoformat(e["timestamp"]) - timedelta(hours=1))
+                              .isoformat()} for e in events[after:]]
+
+
+def test_openhands_event_list_whose_clock_stepped_back_is_not_reversed(tmp_path: Path) -> None:
+    """Bug: a list or page of events whose first time was later than its last (the clock stepped back an hour
+    mid-run) was read as newest first and reversed whole: every observation came before its call and was lost (the
+    run read as three commands with no output and an unknown outcome), and the page was refused as the newest events
+    of a descending search. The order is the tree's (each event's ``parent_id`` the one appended before it); without
+    one, a list is newest first only if its times never rise."""
+    events = [json.loads(p.read_text()) for p in sorted((OH_TICKS / "events").glob("event-*.json"))]
+    expected = [(s.action, s.observation, s.error) for s in _one(OH_TICKS).steps]
+    assert [o for _, o, _ in expected] == ["tick 0", "tick 1", "tick 2"]
+    stepped = _clock_stepped_back(events, 5)
+    assert stepped[0]["timestamp"] > stepped[-1]["timestamp"]
+    listed, page, newest = tmp_path / "events.json", tmp_path / "page.json", tmp_path / "newest-first.json"
+    listed.write_text(json.dumps(stepped))
+    page.write_text(json.dumps({"items": stepped, "next_page_id": None}))
+    newest.write_text(json.dumps({"items": stepped[::-1], "next_page_id": None}))  # TIMESTAMP_DESC: the log walked back
+    for path in (listed, page, newest):
+        run = _one(path)
+        assert [(s.action, s.observation, s.error) for s in run.steps] == expected, path.name
+        assert run.outcome is Outcome.failure and run.task == "S_MAXITER: print ticks forever."
+    untreed = [{k: v for k, v in e.items() if k != "parent_id"} for e in stepped]  # an SDK before the tree
+    listed.write_text(json.dumps(untreed))
+    assert [(s.action, s.observation, s.error) for s in _one(listed).steps] == expected
+    listed.write_text(json.dumps([{k: v for k, v in e.items() if k != "parent_id"} for e in events][::-1]))
+    assert [(s.action, s.observation, s.error) for s in _one(listed).steps] == expected  # newest first, times fall

@@ -215,9 +215,21 @@ def active_branch(events: list[dict[str, Any]], leaf: Any) -> list[dict[str, Any
 def page_order(events: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], bool]:
     """(the agent server's page of events in the order they were appended, whether it came newest first): a page
     asked for with ``sort_order=TIMESTAMP_DESC`` (the app server's "latest message" look-ups ask so) runs
-    backwards, and the server lists it by walking its log from the end, so reversed it is the log's order."""
-    stamps = [e["timestamp"] for e in events if isinstance(e.get("timestamp"), str) and e["timestamp"]]
-    backwards = len(stamps) > 1 and stamps[0] > stamps[-1]  # ISO times of one server: they sort as text
+    backwards, and the server lists it by walking its log from the end, so reversed it is the log's order.
+    Which way a page runs is read from the tree where its events carry one (an event's ``parent_id`` names the one
+    appended before it: next to it going forwards, after it going backwards), else from times that never rise
+    across the page. Not from its first and last times alone: the SDK stamps naive local time, so a conversation
+    resumed in another time zone, or across a daylight-saving fall-back, steps back an hour mid-log; read as newest
+    first, the whole run was reversed (every observation before its action, lost)."""
+    ids = [e.get("id") for e in events]
+    forwards = sum(1 for n in range(1, len(events)) if events[n].get("parent_id") == ids[n - 1])
+    backwards_links = sum(1 for n in range(len(events) - 1) if events[n].get("parent_id") == ids[n + 1])
+    if forwards or backwards_links:
+        backwards = backwards_links > forwards
+    else:
+        stamps = [e["timestamp"] for e in events if isinstance(e.get("timestamp"), str) and e["timestamp"]]
+        # ISO times of one server sort as text; a list merely unsorted (one step back) is left as it is
+        backwards = len(set(stamps)) > 1 and all(a >= b for a, b in zip(stamps, stamps[1:]))
     return (events[::-1] if backwards else events), backwards
 
 
