@@ -433,3 +433,61 @@ def test_openhands_event_list_whose_clock_stepped_back_is_not_reversed(tmp_path:
     assert [(s.action, s.observation, s.error) for s in _one(listed).steps] == expected
     listed.write_text(json.dumps([{k: v for k, v in e.items() if k != "parent_id"} for e in events][::-1]))
     assert [(s.action, s.observation, s.error) for s in _one(listed).steps] == expected  # newest first, times fall
+
+
+def _later(event: dict, seconds: float) -> dict:
+    from datetime import datetime, timedelta
+    return {**event, "timestamp": (datetime.fromisoformat(event["timestamp"]) + timedelta(seconds=seconds)).isoformat()}
+
+
+def _acp_notice(text: str, at: str) -> dict:
+    """The SDK's message as its turn broke (``_emit_turn_error`` / ``_emit_turn_timeout``)."""
+    return {"id": "bb000000-0000-4000-8000-000000000003", "timestamp": at, "source": "agent",
+            "llm_message": {"role": "assistant", "content": [{"type": "text", "text": text}], "thinking_blocks": []},
+            "activated_skills": [], "extended_content": [], "kind": "MessageEvent"}
+
+
+def test_openhands_acp_call_that_failed_just_before_the_turn_broke_keeps_its_error(tmp_path: Path) -> None:
+    """Bug: a call gemini-cli reported failed (``acpSession.ts``: ``status: 'failed'``, the error as content, no
+    ``rawOutput``) 1.2 s before the SDK's "ACP error: ..." notice (the next model call broke) read as cancelled by
+    the SDK: its error lost. ``_cancel_inflight_tool_calls`` skips a call already ended and re-emits the state it
+    gathered; a close written at once before the notice (output streamed as content, codex-acp's) is still one."""
+    events = _acp_events()
+    start = {**events[4], "id": "bb000000-0000-4000-8000-000000000001", "tool_call_id": "read_many_files-1",
+             "title": "a.py", "raw_input": None, "content": None, "timestamp": "2026-12-04T10:20:02.000000"}
+    failed = {**start, "id": "bb000000-0000-4000-8000-000000000002", "timestamp": "2026-12-04T10:20:03.000000",
+              "status": "failed", "is_error": True, "content": _shown("Error reading files (a.py): ENOENT")}
+    said = "ACP error: Internal error: [API Error: got status: 400 INVALID_ARGUMENT.]"
+    run = _one(_lines(tmp_path / "failed-then-error.jsonl",
+                      events[:2] + [start, failed, _acp_notice(said, "2026-12-04T10:20:04.200000")]))
+    assert run.steps[-1].error == "Error reading files (a.py): ENOENT"
+    assert run.outcome is Outcome.infra_error and run.failure.error == said
+    ran = {"command": "pytest -q", "cwd": "/workspace/project"}
+    codex = {**start, "tool_call_id": "call_7", "title": "Run pytest -q", "raw_input": ran}
+    streamed = {**codex, "id": "bb000000-0000-4000-8000-000000000002", "timestamp": "2026-12-04T10:50:03.004000",
+                "status": "failed", "is_error": True, "content": _shown("```sh\ncollected 214 items\n```\n")}
+    run = _one(_lines(tmp_path / "streamed-then-timeout.jsonl", events[:2] + [codex, streamed, _acp_notice(
+        "ACP prompt timed out after 1800s with no activity from the agent.", "2026-12-04T10:50:03.005000")]))
+    assert run.steps[-1].error.startswith("cancelled: the turn broke before the call ended")
+    assert run.steps[-1].observation == "```sh\ncollected 214 items\n```\n"  # the output so far
+
+
+def test_openhands_acp_call_the_sdk_closed_before_a_retry_is_cancelled(tmp_path: Path) -> None:
+    """Bug: a call in flight when the ACP server answered a retriable error (-32603), closed by the SDK after its
+    sleep (``_cancel_inflight_tool_calls`` before the turn's next attempt; no notice follows, the next attempt's calls
+    do) read as failed, its error Claude Code's description of the command ("Run the full test suite")."""
+    events = _acp_events()
+    ran = {"command": "python -m pytest -q tests/", "description": "Run the full test suite"}
+    start = {**events[4], "id": "bb000000-0000-4000-8000-000000000001", "tool_call_id": "toolu_09Bash",
+             "timestamp": "2026-12-04T10:15:02.000000"}
+    cancel = {**start, "id": "bb000000-0000-4000-8000-000000000002", "timestamp": "2026-12-04T10:15:40.004000",
+              "title": "`python -m pytest -q tests/`", "status": "failed", "is_error": True, "raw_input": ran,
+              "content": _shown("Run the full test suite")}  # the state the SDK gathered from the silent frames
+    again = [_later(e, 60) for e in events[2:]]
+    run = _one(_lines(tmp_path / "retried.jsonl", events[:2] + [start, cancel] + again))
+    first, *rest = run.steps
+    assert first.arguments == ran and first.observation is None
+    assert first.error == ("cancelled: the SDK gave the call up before it ended (its attempt of the turn was dropped, "
+                           "as before a retry)")
+    assert [(s.action, s.observation, s.error) for s in rest] == [
+        (s.action, s.observation, s.error) for s in _one(OH_ACP).steps]

@@ -26,7 +26,8 @@ reused within a turn only (a server counts its ids afresh per session: a ``Messa
 SDK's ``resume_transcript`` reads them; a call still running when a user's message comes goes on). Its reply is a
 ``finish`` ``ActionEvent``; a turn that broke is an agent ``MessageEvent`` of the SDK's (``ACP prompt timed out ...``,
 ``ACP error: ...``, see ``ACP_FAILED``), the calls then in flight closed ``failed`` just before it
-(``_cancel_inflight_tool_calls``; so too before the ``InterruptEvent`` of a run cancelled); its ``llm.model`` is ``acp-managed`` unless ``acp_model`` named one, the model its
+(``_cancel_inflight_tool_calls``; so too before the ``InterruptEvent`` of a run cancelled, and before
+the next attempt of a turn retried after a server error: ``acp_copy``); its ``llm.model`` is ``acp-managed`` unless ``acp_model`` named one, the model its
 server reported in ``base_state.json``'s ``agent_state`` (``acp_current_model_id``).
 The V1 agent server serves a conversation's events in pages (``GET /api/conversations/<id>/events/search``:
 ``EventPage``, ``{"items", "next_page_id"}``, 100 at most, ``sort_order`` ``TIMESTAMP`` or ``TIMESTAMP_DESC``,
@@ -403,17 +404,42 @@ def acp_call(step: dict[str, Any] | None, event: dict[str, Any]) -> dict[str, An
     return step
 
 
-#: How long before its "ACP prompt timed out" / "ACP error" notice the SDK closes the calls in flight (at once:
-#: the same thread, one after the other); a call that failed on its own before the turn stalled ended longer before.
-_CANCEL_WINDOW = timedelta(seconds=5)
+#: How long before its "ACP prompt timed out" / "ACP error" notice (its ``InterruptEvent``) the SDK closes the calls
+#: in flight: at once, one ``on_event`` after the other in one thread (``_emit_turn_timeout``, ``_emit_turn_error``).
+#: Only a close that shows more than the call had shown needs it (see ``closed_with``).
+_CANCEL_WINDOW = timedelta(seconds=1)
+#: Why a call the SDK closed with no notice after it did not end: ``_cancel_inflight_tool_calls`` runs, after the
+#: sleep, before each retry of a turn that met a retriable error (the next attempt's calls have new ids).
+ABANDONED = "the SDK gave the call up before it ended (its attempt of the turn was dropped, as before a retry)"
 
 
-def closed_with(closing: dict[str, Any], notice: dict[str, Any]) -> bool:
-    """Whether a call's ``failed`` event is one the SDK wrote as it gave the turn up (``notice``: its message, its
-    ``InterruptEvent``), by
-    their times; without times, it is (the events come one after the other)."""
+def _news(event: dict[str, Any], arguments: dict[str, Any]) -> list[str]:
+    """The text of an ACP call's ``content`` that is not its input echoed (Claude Code sends a command's
+    description as content) nor an edit's diff: what the server said of the call."""
+    echoes = {v.strip() for v in arguments.values() if isinstance(v, str)}
+    return [b for b in (_acp_block(c) for c in as_list(event.get("content")) if as_dict(c).get("type") != "diff")
+            if b and b.strip() not in echoes]
+
+
+def acp_copy(closing: dict[str, Any], before: dict[str, Any] | None, arguments: dict[str, Any]) -> bool:
+    """Whether a call's ``failed`` event without ``raw_output`` says nothing the call's event ``before`` it (still
+    running) had not: the SDK's close, whatever follows it. ``_cancel_inflight_tool_calls`` re-emits a call's state
+    as it gathered it, ``failed``; a server's own failure says why (gemini-cli's error text as content). Not an
+    equality of the two events: the progress frames the SDK gathers without writing them change a call's title and
+    input (Claude Code's, once the input is known) and add its description as content."""
+    if before is None:
+        return False
+    seen = set(_news(before, arguments))
+    return all(text in seen for text in _news(closing, arguments))
+
+
+def closed_with(closing: dict[str, Any], notice: dict[str, Any], copied: bool) -> bool:
+    """Whether a call's ``failed`` event just before the SDK's notice that it gave the turn up (its message, its
+    ``InterruptEvent``) is the SDK's close: a copy of what the call had shown (``acp_copy``), else one written at
+    once before it (a server's output streamed as content, codex-acp's, which the SDK gathered without writing);
+    without times, it is. A failure the server reported, then a model call that broke, comes longer before."""
     at, then = iso_time(closing.get("timestamp")), iso_time(notice.get("timestamp"))
-    return at is None or then is None or timedelta(0) <= then - at <= _CANCEL_WINDOW
+    return copied or at is None or then is None or timedelta(0) <= then - at <= _CANCEL_WINDOW
 
 
 def turn_broke(notice: str) -> str:
@@ -435,9 +461,7 @@ def acp_cancelled(step: dict[str, Any], event: dict[str, Any], why: str) -> None
     it was cancelled (``why``), not failed on its own; what the server had sent for it (Claude Code's description of
     a command, an edit's diff) is its input, no answer: the observation is only the text that is not (output a
     server streamed as content before the turn stopped)."""
-    echoes = {v.strip() for v in step["arguments"].values() if isinstance(v, str)}
-    said = [b for b in (_acp_block(c) for c in as_list(event.get("content")) if as_dict(c).get("type") != "diff")
-            if b and b.strip() not in echoes]
+    said = _news(event, step["arguments"])
     step.update(observation="\n".join(t for t in said if t.strip()) or None, error=short(f"cancelled: {why}", 300))
 
 

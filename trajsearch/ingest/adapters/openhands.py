@@ -1049,7 +1049,8 @@ def _sdk_trajectory(events: list[dict[str, Any]], state: dict[str, Any], evaluat
     broke: dict[str, Any] | None = None  # the ConversationErrorEvent the run loop stopped on, if nothing came after
     seen_responses: set[Any] = set()
     acp_calls: dict[str, dict[str, Any]] = {}  # an ACP agent's tool calls of this turn, by tool_call_id
-    closed: list[tuple[dict[str, Any], dict[str, Any]]] = []  # (step, event): calls just closed failed, no output
+    # (step, event, whether a copy of what the call had shown: sdk.acp_copy): calls just closed failed, no output
+    closed: list[tuple[dict[str, Any], dict[str, Any], bool]] = []
     stats: Any = state.get("stats")
     for event in events:
         kind = event.get("kind")
@@ -1057,8 +1058,8 @@ def _sdk_trajectory(events: list[dict[str, Any]], state: dict[str, Any], evaluat
         if kind in ("SystemPromptEvent", "SystemPromptUpdateEvent"):  # the update: tools added mid-conversation
             tools.extend(sdk.tool_names(event))
         elif kind == "InterruptEvent":  # the run was cancelled: the calls the SDK closed just before it
-            for step, closing in just_closed:
-                if sdk.closed_with(closing, event):
+            for step, closing, copied in just_closed:
+                if sdk.closed_with(closing, event, copied):
                     sdk.acp_cancelled(step, closing, sdk.interrupted(event))
         elif kind == "MessageEvent":
             # ids are the server's, counted afresh per session: a message ends the scope of the calls that ended
@@ -1069,8 +1070,8 @@ def _sdk_trajectory(events: list[dict[str, Any]], state: dict[str, Any], evaluat
                 prompts.extend([text] if text else [])
             elif text and sdk.ACP_FAILED.match(text):  # an ACP agent's turn broke: the SDK's notice, no reply
                 broke = {"detail": text}
-                for step, closing in just_closed:  # the calls the SDK closed as it gave up the turn
-                    if sdk.closed_with(closing, event):
+                for step, closing, copied in just_closed:  # the calls the SDK closed as it gave up the turn
+                    if sdk.closed_with(closing, event, copied):
                         sdk.acp_cancelled(step, closing, sdk.turn_broke(text))
             elif text and event.get("source") in ("agent", None):  # not the SDK's own nudges (source environment)
                 broke = None
@@ -1090,13 +1091,19 @@ def _sdk_trajectory(events: list[dict[str, Any]], state: dict[str, Any], evaluat
         elif kind == "ACPToolCallEvent":  # its start, then its end, on one step
             broke = None
             call = as_str(event.get("tool_call_id"))
-            step = sdk.acp_call(acp_calls.get(call) if call else None, event)
+            before = acp_calls.get(call) if call else None
+            running = before.get("_event") if before and not before.get("_ended") else None
+            step = sdk.acp_call(before, event)
             if not (call and call in acp_calls):
                 steps.append(step)
             if call:
                 acp_calls[call] = step
+            step["_event"] = event
             if event.get("status") == "failed" and event.get("raw_output") is None:
-                closed = just_closed + [(step, event)]
+                copied = sdk.acp_copy(event, running, step["arguments"])
+                if copied:  # the SDK's close whatever follows: before a retry, the next attempt's events
+                    sdk.acp_cancelled(step, event, sdk.ABANDONED)
+                closed = just_closed + [(step, event, copied)]
         elif kind == "ConversationErrorEvent":
             broke = event
         elif kind == "ConversationStateUpdateEvent":
