@@ -237,3 +237,52 @@ def test_a_delete_with_a_read_key_is_not_told_to_rerun(tmp_path: Path, monkeypat
         assert ts.run(trajectory_id, tenant="acme") is not None
     finally:
         server.stop(grace=1)
+
+
+# -- review RS of probe S's merge (FRS) ------------------------------------------------------------------------------
+
+
+def _web_signed_in(app, key: str):
+    """A TestClient browser signed in to ``app``'s pages with ``key``."""
+    from starlette.testclient import TestClient
+
+    browser = TestClient(app, base_url="http://127.0.0.1", follow_redirects=False)
+    page = browser.get("/signin")
+    response = browser.post("/signin", data={"key": key, "csrf": csrf_of(page.text), "next": "/"})
+    assert response.status_code == 303 and response.headers["location"] == "/", response.text
+    return browser
+
+
+def test_a_key_rotated_in_place_in_the_key_file_signs_its_web_sessions_out(tmp_path: Path) -> None:
+    """A rotation that keeps the entry and replaces its sha256 with a new key's (the natural move: ``keys new``
+    prints an entry of the same id, tenant and role) refused the old key over gRPC but left every web session
+    signed in with it: a session was checked by its principal (id, tenant, role, pins), which the new key's entry
+    matched exactly. A session ends when the key it signed in with leaves the file, whatever takes its place."""
+    import re
+
+    from trajsearch.embed import HashingEmbedder
+    from trajsearch.search import TrajSearch
+    from trajsearch.service.auth import RELOAD_INTERVAL_S, KeyRing
+    from trajsearch.web import WebConfig, create_app
+    from trajsearch.web.app import LOOPBACK_HOSTS
+
+    keys = tmp_path / "keys.toml"
+    old = _new_key(keys, "acme", "write")
+    ts = TrajSearch.open(str(tmp_path / "milvus.db"), traces=str(tmp_path / "traces"), embedder=HashingEmbedder())
+    ring = KeyRing.load(keys)
+    app = create_app(ts, ring, config=WebConfig(allowed_hosts=LOOPBACK_HOSTS))
+    try:
+        browser = _web_signed_in(app, old)
+        assert browser.get("/").status_code == 200
+        code, new, err = run_cli("keys", "new", "--tenant", "acme", "--role", "write")
+        assert code == 0, new + err
+        new_sha = re.search(r'sha256 = "([0-9a-f]{64})"', err).group(1)
+        text = keys.read_text()
+        keys.write_text(re.sub(r'sha256 = "[0-9a-f]{64}"', f'sha256 = "{new_sha}"', text))  # the same size
+        time.sleep(RELOAD_INTERVAL_S + 0.2)
+        assert ring.authenticate(old) is None and ring.authenticate(new.strip()) is not None
+        page = browser.get("/")
+        assert page.status_code == 303 and page.headers["location"].startswith("/signin"), page.status_code
+        assert _web_signed_in(app, new.strip()).get("/").status_code == 200
+    finally:
+        ts.close()

@@ -42,7 +42,7 @@ import secrets
 import threading
 import time
 import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -94,13 +94,18 @@ def new_key() -> str:
 
 @dataclass(frozen=True)
 class Principal:
-    """Who is calling: the key's label, its tenant, its role, and its pinned filters."""
+    """Who is calling: the key's label, its tenant, its role, and its pinned filters.
+
+    ``key_sha256`` is the hash of the key it was read for, kept so that a web session can tell whether *that key*
+    is still in the key file (:meth:`KeyRing.holds`); it takes no part in comparing principals and is never shown.
+    """
 
     key_id: str
     tenant: str
     role: str
     env_versions: tuple[str, ...] = ()
     policy_versions: tuple[str, ...] = ()
+    key_sha256: str = field(default="", compare=False, repr=False)
 
     def can(self, role: str) -> bool:
         return role == "read" or self.role == "write"
@@ -171,7 +176,7 @@ class KeyRing:
                     raise KeyConfigError(f"{where}.{name}: expected a list of strings")
                 pins[name] = tuple(value)
             ids.add(key_id)
-            by_hash[digest] = Principal(key_id, tenant, role, **pins)
+            by_hash[digest] = Principal(key_id, tenant, role, **pins, key_sha256=digest)
         return cls(by_hash)
 
     @classmethod
@@ -210,10 +215,11 @@ class KeyRing:
         return self._by_hash.get(hash_key(key))
 
     def holds(self, principal: Principal) -> bool:
-        """Whether a key of exactly this principal (tenant, role, pins) is still in the ring: a web session signed
-        in with a key removed from the file, or whose tenant, role or pins changed, ends with it."""
+        """Whether the key this principal was read for is still in the ring, with the same id, tenant, role and pins:
+        a web session signed in with a key removed from the file, replaced in it (a rotation that keeps the entry
+        and puts a new key's sha256 in it), or whose tenant, role or pins changed, ends with it."""
         self._reload_if_changed()
-        return principal in self._by_hash.values()
+        return self._by_hash.get(principal.key_sha256) == principal
 
     def _reload_if_changed(self) -> None:
         """Read the key file again if it changed since it was last read (one ``stat`` a second at most)."""

@@ -1,7 +1,8 @@
 """Browser sessions and CSRF tokens for the web pages.
 
 Sign-in takes an API key (the same keys as gRPC, :class:`~trajsearch.service.auth.KeyRing`);
-the key's principal (tenant, role, pins) is kept server-side and the browser gets only an
+the key's principal (tenant, role, pins, and the hash of the key itself, so that a key rotated in place in
+the key file ends its sessions: ``KeyRing.holds``) is kept server-side and the browser gets only an
 opaque random session id:
 
 - ``ts_session_<port>``: 32 random bytes, HttpOnly, SameSite=Lax, Path=/, Secure when served over TLS.
