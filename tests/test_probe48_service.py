@@ -286,3 +286,55 @@ def test_a_key_rotated_in_place_in_the_key_file_signs_its_web_sessions_out(tmp_p
         assert _web_signed_in(app, new.strip()).get("/").status_code == 200
     finally:
         ts.close()
+
+
+_AUTHENTICATE = """
+import sys
+from trajsearch.service.auth import KeyRing
+ring = KeyRing.load(sys.argv[1])  # as `serve --keys` loads it
+for key in sys.stdin:
+    print("ok" if ring.authenticate(key.strip()) else "refused", flush=True)
+"""
+
+
+def test_a_key_file_that_could_not_be_read_once_is_read_once_it_can_be(tmp_path: Path) -> None:
+    """A key file put in place by another account (an operator's ``mv`` of a file it wrote 0600, a config tool's)
+    cannot be read by the server's account until it is ``chown``'d. The reload recorded the file as seen before
+    reading it, and a chown changes none of what it compared (inode, size, mtime): the file was never read again,
+    so the new key stayed refused and the removed one kept working until a restart. A file that does not load is
+    read again at the next look.
+
+    The server here is root without the capabilities that let root read any file (``setpriv --bounding-set``), so
+    file permissions bind it as they bind any service account."""
+    import pytest
+
+    if os.geteuid() != 0 or not shutil.which("setpriv"):
+        pytest.skip("needs root and setpriv, to serve under file permissions as a service account")
+    from trajsearch.service.auth import RELOAD_INTERVAL_S
+
+    keys = tmp_path / "keys.toml"
+    old = _new_key(keys, "acme", "write")
+    server = subprocess.Popen(["setpriv", "--bounding-set", "-dac_override,-dac_read_search", sys.executable, "-c",
+                               _AUTHENTICATE, str(keys)], cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              text=True)
+
+    def answer(key: str) -> str:
+        time.sleep(RELOAD_INTERVAL_S + 0.2)  # the server looks at the file once a second
+        server.stdin.write(key + "\n")
+        server.stdin.flush()
+        return server.stdout.readline().strip()
+
+    try:
+        assert answer(old) == "ok"
+        staged = tmp_path / "keys.toml.new"
+        new = _new_key(staged, "acme", "read")
+        staged.chmod(0o600)
+        os.chown(staged, 65534, 65534)  # another account's file
+        os.replace(staged, keys)
+        assert answer(new) == "refused" and answer(old) == "ok"  # unreadable: the keys read before stay in use
+        os.chown(keys, os.geteuid(), os.getegid())  # the server's own
+        assert answer(new) == "ok"
+        assert answer(old) == "refused"
+    finally:
+        server.stdin.close()
+        server.wait(30)

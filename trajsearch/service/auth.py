@@ -137,6 +137,7 @@ class KeyRing:
         self._by_hash = dict(principals)
         self._path = path  # the key file these came from, read again when it changes (see the module docstring)
         self._seen = _file_state(path) if path else None
+        self._failed: tuple[int, ...] | None = None  # the state of the file when it last failed to load (logged)
         self._looked = time.monotonic()
         self._reloading = threading.Lock()
 
@@ -232,26 +233,30 @@ class KeyRing:
             state = _file_state(self._path)
             if state == self._seen:
                 return
-            self._seen = state
             try:
                 fresh = self._from_file(self._path)
             except (KeyConfigError, OSError) as exc:
-                log.warning("key file %s changed but does not load (%s): the %d keys read before stay in use",
-                            self._path, exc, len(self._by_hash))
+                # not recorded as seen: the next look reads it again, so a file made readable (chown'd after a root
+                # `mv`, or its directory chmod'ed, which leave the file's size and times as they were) is read at once
+                if state != self._failed:  # said once for each version of the file, not once a second
+                    log.warning("key file %s changed but does not load (%s): the %d keys read before stay in use",
+                                self._path, exc, len(self._by_hash))
+                self._failed = state
                 return
-            self._by_hash = fresh._by_hash
+            self._by_hash, self._seen, self._failed = fresh._by_hash, state, None
             log.info("key file %s read again: %d keys", self._path, len(self._by_hash))
         finally:
             self._reloading.release()
 
 
-def _file_state(path: Path) -> tuple[int, int, int] | None:
-    """What tells that a file changed (its inode, size and modification time), or None when it cannot be read."""
+def _file_state(path: Path) -> tuple[int, ...] | None:
+    """What tells that a file changed (its device and inode, size, modification and status-change times), or None
+    when it cannot be looked at. The status-change time moves with a chmod or chown too, which change nothing else."""
     try:
         st = path.stat()
     except OSError:
         return None
-    return st.st_ino, st.st_size, st.st_mtime_ns
+    return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns
 
 
 def key_file_entries(text: str, path: Path) -> list[Any]:
