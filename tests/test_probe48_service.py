@@ -338,3 +338,26 @@ def test_a_key_file_that_could_not_be_read_once_is_read_once_it_can_be(tmp_path:
     finally:
         server.stdin.close()
         server.wait(30)
+
+
+def test_a_store_copied_onto_a_full_disk_opens_and_searches(tmp_path: Path, monkeypatch) -> None:
+    """A store copied or moved onto a disk with no room left (a backup restored onto a full volume, a volume seen
+    under another mount path) could not be opened at all: every command failed with ``error: MilvusException: ...
+    No space left on device``, as opening wrote the copy's new path into the collection. Nothing reads that path
+    back (it is worked out from where the store is), so opening writes nothing, and the search answers."""
+    env = _local_store(tmp_path, monkeypatch)
+    made = tmp_path / "made"
+    monkeypatch.setenv("TRAJSEARCH_HOME", str(made))
+    code, out, err = run_cli("ingest", str(BATCH), "--quiet")
+    assert code == 0, out + err
+    copied = tmp_path / "copied"
+    shutil.copytree(made, copied)
+    before = {p: p.read_bytes() for p in copied.rglob("*") if p.is_file()}
+
+    env = {**env, "TRAJSEARCH_HOME": str(copied)}
+    for mode in ("lexical", "dense"):
+        done = _cli_with_file_limit(1, env, "search", "ModuleNotFoundError", "-m", mode, "--json")
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert '"trajectory_id"' in done.stdout, done.stdout + done.stderr
+        assert done.stderr.strip() == "", done.stderr  # the copy moved with the store is loaded as it is
+    assert {p: p.read_bytes() for p in copied.rglob("*") if p.is_file()} == before

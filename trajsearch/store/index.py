@@ -112,7 +112,6 @@ class TrajectoryIndex:
                 "trajsearch.window": str(wanted.window),
                 "trajsearch.stride": str(wanted.stride),
                 "trajsearch.lexical": self.lexical_backend,
-                **({"trajsearch.lexical_path": self._local_lexical_path()} if not is_server_uri(self.uri) else {}),
                 **({EPISODES_APART: "1"} if self.embedded else {}),
             })
             log.info("created collection %s at %s", COLLECTION, self.uri)
@@ -136,18 +135,14 @@ class TrajectoryIndex:
                 f"cannot query it with {wanted.embedder} (dim {wanted.dim})"
             )
         self.lexical_backend = props.get("trajsearch.lexical", LEXICAL_MEMORY)
-        self.lexical_path = props.get("trajsearch.lexical_path")
-        if (self.lexical_backend == LEXICAL_MEMORY and not is_server_uri(self.uri)
-                and self.lexical_path != self._local_lexical_path()):
-            # Opened by its path, the copy lives beside the data directory where it is now: a store made before
-            # the path was recorded, or moved or copied since (`mv ~/.trajsearch`, a backup restored, a volume
-            # mounted elsewhere). The recorded path had kept pointing where it was made: every search rebuilt the
-            # copy, then failed saving it there (the directory gone), or wrote it into the original store's.
-            if self.lexical_path:
-                log.info("%s: the store was made at another path; its lexical copy is kept beside it now, not at %s",
-                         self.uri, self.lexical_path)
-            self.lexical_path = self._local_lexical_path()
-            self.client.alter_collection_properties(COLLECTION, properties={"trajsearch.lexical_path": self.lexical_path})
+        # Opened by its path, a store keeps its lexical copy beside its data directory where it is now; the path is
+        # worked out on each open, never written into the collection. It had been recorded at creation and written
+        # back at every open from another path: a moved store (`mv ~/.trajsearch`, a volume mounted elsewhere)
+        # rebuilt its copy and failed saving it where it was made, a copy wrote into the original's, and a store on
+        # a full disk opened from a new path (or a volume seen under two mount paths) failed to open at that write.
+        # A process reaching a served store saves no copy (store/mirror.py), so it needs no path.
+        self.lexical_path = (self._local_lexical_path()
+                             if self.lexical_backend == LEXICAL_MEMORY and not is_server_uri(self.uri) else None)
         self.partitioned = not any(f.get("is_partition_key") for f in description.get("fields", []))
         apart = props.get(EPISODES_APART) == "1"
         if self.embedded and (not self.partitioned or self._dense_index() != LITE_DENSE
