@@ -22,9 +22,10 @@ stale) and never save; the next owner rebuilds once from the collection. Saving
 an index that holds only one worker's rows would leave a trusted, incomplete
 copy behind.
 
-Where the copy lives is a property of the collection, fixed when the store is
-created (beside the data directory), never derived from the URI a process
-happens to reach the store by.
+The copy lives beside the data directory, at the path the owner opened the
+store by (``<data dir>.lexical.npz``, worked out at each open and recorded
+nowhere): a store moved or copied keeps its copy beside itself. A process
+reaching the store through a server URI is no owner and has no copy.
 """
 
 from __future__ import annotations
