@@ -361,3 +361,64 @@ def test_a_store_copied_onto_a_full_disk_opens_and_searches(tmp_path: Path, monk
         assert '"trajectory_id"' in done.stdout, done.stdout + done.stderr
         assert done.stderr.strip() == "", done.stderr  # the copy moved with the store is loaded as it is
     assert {p: p.read_bytes() for p in copied.rglob("*") if p.is_file()} == before
+
+
+def test_a_search_answers_when_the_disk_takes_the_lexical_copy_but_not_the_collections_stamp(
+        tmp_path: Path, caplog) -> None:
+    """On a disk with room for the rebuilt lexical copy but not for the collection's few KB of metadata, saving the
+    copy got as far as stamping its generation into the collection, which Milvus Lite refused with its own
+    ``MilvusException: [Errno 28] No space left on device``: the search failed after computing its answer, as it
+    had for an ``OSError``. It answers with the same warning, and a server's flushes after a failed save do not
+    serialise the whole index again each time to fail the same way (one try per ``SAVE_INTERVAL_S``, and at close).
+
+    A real full disk: a 20 MB tmpfs, filled until just the copy and its label fit (needs root to mount)."""
+    import logging
+
+    import pytest
+
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    if os.geteuid() != 0 or subprocess.run(["mount", "-t", "tmpfs", "-o", "size=20m", "tmpfs", str(disk)],
+                                           capture_output=True).returncode != 0:
+        pytest.skip("needs to mount a small tmpfs (root), to fill a disk")
+    try:
+        home = disk / "home"
+        env = {**os.environ, "TRAJSEARCH_MODEL": "hashing", "TRAJSEARCH_HOME": str(home), "TRAJSEARCH_TENANT": "acme"}
+        for name in ("TRAJSEARCH_SERVER", "TRAJSEARCH_URI", "TRAJSEARCH_TRACES"):
+            env.pop(name, None)
+
+        def cli(*args: str) -> subprocess.CompletedProcess:
+            return subprocess.run([sys.executable, "-m", "trajsearch.cli", *args], cwd=ROOT, env=env,
+                                  capture_output=True, text=True, timeout=300)
+
+        done = cli("ingest", str(BATCH), "--quiet")
+        assert done.returncode == 0, done.stdout + done.stderr
+        copy = home / "milvus.db.lexical.npz"
+        page = os.statvfs(disk).f_bsize
+        room = -(-copy.stat().st_size // page) * page + page  # the copy and its label, to the page
+        copy.unlink()
+        (home / "milvus.db.lexical.json").unlink()  # no copy: the first lexical search rebuilds it, then saves it
+        with open(disk / "filler", "wb") as filler:
+            filler.write(bytes(os.statvfs(disk).f_bavail * page - room))
+
+        done = cli("search", "ModuleNotFoundError", "-m", "lexical", "--json")
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert '"trajectory_id"' in done.stdout, done.stdout + done.stderr
+        said = " ".join(done.stderr.split())
+        assert "could not save the lexical index" in said and "No space left on device" in said, done.stderr
+
+        from trajsearch.embed import HashingEmbedder
+        from trajsearch.search import TrajSearch
+
+        ts = TrajSearch.open(str(home / "milvus.db"), traces=str(home / "traces"), embedder=HashingEmbedder())
+        try:
+            assert ts.search("ModuleNotFoundError", tenant="acme", mode="lexical")  # stale: rebuilt
+            with caplog.at_level(logging.WARNING, logger="trajsearch.store.index"):
+                for _ in range(3):
+                    ts.index.flush()  # as a server flushes after each ingest
+            failed = [r for r in caplog.records if "could not save the lexical index" in r.getMessage()]
+            assert len(failed) == 1, [r.getMessage() for r in failed]
+        finally:
+            ts.close()
+    finally:
+        subprocess.run(["umount", str(disk)], check=True)

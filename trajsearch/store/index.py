@@ -267,9 +267,9 @@ class TrajectoryIndex:
             return
         try:
             self._mirror.save(force=force)
-        except OSError as exc:
+        except (OSError, MilvusException) as exc:  # the file's write, or the collection's (stamping the generation)
             log.warning("%s: could not save the lexical index beside the store (%s); the next open rebuilds it "
-                        "from the collection", self.uri, exc)
+                        "from the collection", self.uri, exc.message if isinstance(exc, MilvusException) else exc)
 
     # -- partitions (embedded layout) --------------------------------------------------------
 

@@ -131,14 +131,17 @@ class LexicalMirror:
                 self._index.delete_where(tenant, trajectory_id)
 
     def save(self, *, force: bool = False) -> None:
-        """Write the index and stamp its generation (skipped when clean or saved recently)."""
+        """Write the index and stamp its generation (skipped when clean or saved, or tried, recently)."""
         with self._lock:
             if self._index is None or not self._dirty or not self.owner:
                 return
             if not force and time.monotonic() - self._saved_at < SAVE_INTERVAL_S:
                 return
+            # a save that fails (a full disk) counts as one too: the next is tried at close or SAVE_INTERVAL_S on,
+            # not at every flush, each of which would serialise the whole index again to fail the same way
+            self._saved_at = time.monotonic()
             generation = uuid.uuid4().hex
             self._index.save(self.path)
             atomic_write(self.label, json.dumps({"generation": generation}).encode())
             self._set_generation(generation)
-            self._saved_at, self._dirty, self._stamped = time.monotonic(), False, False
+            self._dirty = self._stamped = False
