@@ -422,3 +422,47 @@ def test_a_search_answers_when_the_disk_takes_the_lexical_copy_but_not_the_colle
             ts.close()
     finally:
         subprocess.run(["umount", str(disk)], check=True)
+
+
+def test_a_key_file_removed_or_emptied_lets_no_key_in(tmp_path: Path, caplog) -> None:
+    """An operator revoking every key in an incident empties or removes the key file: every key kept working, as a
+    file that does not load keeps the keys read before (a save caught half-way must not lock everyone out). A file
+    still gone, or still without keys, at the next look (a second on: longer than any save) lets no key in, and its
+    keys are read again once it holds some. A file caught empty once, in the middle of a save, keeps the keys."""
+    import logging
+
+    from trajsearch.service.auth import RELOAD_INTERVAL_S, KeyRing
+
+    keys = tmp_path / "keys.toml"
+    key = _new_key(keys, "acme", "write")
+    saved = keys.read_text()
+    ring = KeyRing.load(keys)  # as `serve --keys` loads it
+
+    def answer(key: str) -> bool:
+        time.sleep(RELOAD_INTERVAL_S + 0.1)  # the server looks at the file once a second
+        return ring.authenticate(key) is not None
+
+    with caplog.at_level(logging.WARNING, logger="trajsearch.service"):
+        keys.write_text("")  # caught empty half-way through a save...
+        assert answer(key)
+        keys.write_text(saved)  # ...which then ends
+        assert answer(key) and answer(key)
+
+        keys.write_text("")  # emptied
+        assert answer(key)  # the first look cannot tell it from a save caught half-way
+        assert not answer(key)
+        keys.write_text(saved)
+        assert answer(key)
+
+        keys.write_text("keys = []\n")
+        answer(key)
+        assert not answer(key)
+        keys.unlink()  # removed
+        assert not answer(key)
+        keys.write_text(saved)
+        assert answer(key)
+
+        keys.unlink()
+        answer(key)
+        assert not answer(key)
+    assert "every key is refused until it holds keys again" in caplog.text

@@ -21,7 +21,10 @@ a call): a key appended by ``trajsearch keys new --append`` works at once and
 a removed one is refused from its next call, so a rotation needs no restart
 (which would drain every call and sign every web page out). A file that no
 longer loads (saved half-way, a typo) leaves the keys as they were, and says so
-in the log.
+in the log, and is read again at the next look (made readable by a ``chown``, it
+is read at once). A file removed, or left with no keys, for longer than a save
+takes (still so at the next look) lets no key in: that is how an operator
+revokes every key at once. The server still refuses to *start* without keys.
 
 Pinned versions (``env_versions`` / ``policy_versions``) bound everything the
 key sees, not only its searches: they are ANDed into every search, and a run
@@ -56,12 +59,17 @@ ROLES = ("read", "write")
 _MAX_KEY_CHARS = 256
 #: Seconds between looks at a key file for changes (a look is one ``stat``).
 RELOAD_INTERVAL_S = 1.0
+_NEVER = object()  # KeyRing._failed before any failed load
 
 log = logging.getLogger("trajsearch.service")
 
 
 class KeyConfigError(ValueError):
     """The key configuration is malformed; the message names the entry and field."""
+
+
+class NoKeysError(KeyConfigError):
+    """The key configuration holds no keys (a key file emptied, or ``keys = []``)."""
 
 
 def hash_key(key: str) -> str:
@@ -137,7 +145,7 @@ class KeyRing:
         self._by_hash = dict(principals)
         self._path = path  # the key file these came from, read again when it changes (see the module docstring)
         self._seen = _file_state(path) if path else None
-        self._failed: tuple[int, ...] | None = None  # the state of the file when it last failed to load (logged)
+        self._failed: object = _NEVER  # the file's state when it last failed to load (None: it was gone)
         self._looked = time.monotonic()
         self._reloading = threading.Lock()
 
@@ -206,7 +214,7 @@ class KeyRing:
     def _from_file(cls, path: Path) -> KeyRing:
         entries = key_file_entries(path.read_text(), path)
         if not entries:
-            raise KeyConfigError(f"{path}: expected a non-empty 'keys' list")
+            raise NoKeysError(f"{path}: expected a non-empty 'keys' list")
         return cls(cls.from_entries(entries, origin=str(path))._by_hash, path=path)
 
     def authenticate(self, key: str | None) -> Principal | None:
@@ -238,12 +246,22 @@ class KeyRing:
             except (KeyConfigError, OSError) as exc:
                 # not recorded as seen: the next look reads it again, so a file made readable (chown'd after a root
                 # `mv`, or its directory chmod'ed, which leave the file's size and times as they were) is read at once
+                gone = isinstance(exc, (NoKeysError, FileNotFoundError))
+                if gone and state == self._failed:
+                    # removed or emptied, and still so a look later (a second at least): no save leaves a file so
+                    # for that long, so it is the operator's doing, as when revoking every key in an incident
+                    self._by_hash, self._seen, self._failed = {}, state, _NEVER
+                    log.warning("key file %s %s: every key is refused until it holds keys again", self._path,
+                                "is gone" if state is None else "holds no keys")
+                    return
                 if state != self._failed:  # said once for each version of the file, not once a second
-                    log.warning("key file %s changed but does not load (%s): the %d keys read before stay in use",
-                                self._path, exc, len(self._by_hash))
+                    log.warning("key file %s changed but does not load (%s): the %d keys read before stay in use%s",
+                                self._path, exc, len(self._by_hash),
+                                " (if it holds none at the next look, a second on, every key is refused)" if gone
+                                else "")
                 self._failed = state
                 return
-            self._by_hash, self._seen, self._failed = fresh._by_hash, state, None
+            self._by_hash, self._seen, self._failed = fresh._by_hash, state, _NEVER
             log.info("key file %s read again: %d keys", self._path, len(self._by_hash))
         finally:
             self._reloading.release()
