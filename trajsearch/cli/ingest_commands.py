@@ -11,6 +11,7 @@ log keeps each whole), and a dry run lists its files as lines there, not as a ta
 from __future__ import annotations
 
 import json
+import logging
 import signal
 import threading
 from contextlib import contextmanager
@@ -204,6 +205,8 @@ def _ingest_here(job: Any, workers: int, uri: str, traces: str | None, quiet: bo
                                         on_bytes=lambda n: bar.advance(task, n), on_records=on_records)
             except (ValueError, OSError, IngestError) as exc:
                 if disk_full(exc):
+                    # closing the store then fails to save its lexical copy too: the one line below says the disk is full
+                    logging.getLogger("trajsearch.store.index").setLevel(logging.ERROR)
                     raise _DiskFull() from exc
                 if isinstance(exc, IngestError):
                     fail(f"{exc}", code=EXIT_FAILED)
