@@ -116,3 +116,58 @@ def test_ai5_tool_spans_inside_the_trace_stay_one_step_each(name: str) -> None:
     assert [(s.action, s.error) for s in run.steps] == [
         ("lookupOrder", None), ("refund", "Error: payments API is read-only"), ("respond", None)]
     assert run.task == "Refund 40 EUR on order A-17 if it was delivered."
+
+
+# -- review of probe T (FRT): a detached tool call's id repeats across runs and within one ----------------------
+
+REUSED_IDS = FIXTURES / "vercel-ai" / ".real" / "probeFRT48"
+
+
+def _steps(run) -> list[tuple[str, str | None, str | None]]:  # type: ignore[no-untyped-def]
+    return [(s.action, s.error, (s.observation or "")[:20] if s.action != "respond" else None) for s in run.steps]
+
+
+@pytest.mark.parametrize("name", ["kimi-ids-two-runs.otlp.json", "kimi-ids-two-runs-stop1.otlp.json"])
+def test_ai5_detached_tool_call_joins_its_own_run_when_another_run_reuses_its_call_id(name: str) -> None:
+    """Bug: a detached ``ai.toolCall`` was keyed by call id and tool name only, and Kimi K2's ids
+    (``functions.runSql:1``) repeat in every run: the run with the lowest trace id took every run's span (the other
+    run's failed ``runSql`` read as its own, its steps doubled) and the other run lost its own. Each span joins the
+    run whose time span holds it, after the model call that requested it."""
+    by_task = {r.task[:12]: r for r in runs(REUSED_IDS / name, tenant="acme")}
+    first, second = by_task["How do I ins"], by_task["How many use"]  # 60 s apart; the second's trace id is lower
+    assert [(a, e) for a, e, _ in _steps(first)][:2] == [
+        ("searchDocs", None), ("runSql", "Error: permission denied for table users")]
+    assert [(a, e, o) for a, e, o in _steps(second)][:2] == [
+        ("searchDocs", None, '[{"title": "Install '), ("runSql", None, '[{"count": 42}]')]
+    assert len(first.steps) == len(second.steps) == (3 if "stop1" not in name else 2)
+    assert all(s.started_at is not None for s in second.steps[:2])
+    assert second.steps[1].started_at > first.steps[-1].started_at  # its own span's time, not the other run's
+
+
+def test_ai5_detached_tool_call_that_fits_no_run_is_passed_over_not_given_to_one(tmp_path: Path) -> None:
+    """The other run's trace is not in the input (exported elsewhere): its two tool spans, a minute after the run
+    that is, fit no run and are passed over; they were joined to the only run holding their key (ahead of its own,
+    listed first), giving it the other run's successful ``runSql`` for its failed one."""
+    import json
+    doc = json.loads((REUSED_IDS / "kimi-ids-two-runs.otlp.json").read_text())
+    spans = doc["resourceSpans"][0]["scopeSpans"][0]["spans"]
+    later = {s["traceId"] for s in spans if s["name"] == "ai.streamText" and not s["traceId"].startswith("ff")}
+    mine = [s for s in spans if s["traceId"] not in later]
+    late_tools = [s for s in mine if s["name"] == "ai.toolCall" and int(s["startTimeUnixNano"]) > int(
+        min(x["startTimeUnixNano"] for x in mine)) + 30 * 10**9]
+    doc["resourceSpans"][0]["scopeSpans"][0]["spans"] = late_tools + [s for s in mine if s not in late_tools]
+    (tmp_path / "one-run.otlp.json").write_text(json.dumps(doc))
+    [run] = runs(tmp_path / "one-run.otlp.json", tenant="acme")
+    assert [(a, e) for a, e, _ in _steps(run)] == [
+        ("searchDocs", None), ("runSql", "Error: permission denied for table users"), ("respond", None)]
+
+
+def test_ai5_call_id_repeated_within_one_run_pairs_each_span_with_its_own_request() -> None:
+    """Bug: OpenRouter's Gemini ids (``tool_0_runSql``) repeat within a run: both requests got the first detached
+    span (its failure) and the second span, a success, was dropped. Paired in time order."""
+    [run] = runs(REUSED_IDS / "gemini-id-reused-in-one-run.otlp.json", tenant="acme")
+    assert _steps(run) == [("runSql", "Error: permission denied for table users", "permission denied fo"),
+                           ("runSql", None, '[{"count": 42}]'), ("respond", None, None)]
+    assert run.steps[0].arguments == {"sql": "select count(*) from users"}
+    assert run.steps[1].arguments == {"sql": "select count(*) from accounts"}
+    assert run.steps[0].started_at < run.steps[1].started_at

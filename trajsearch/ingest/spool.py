@@ -9,7 +9,11 @@ is about, not its trace (LangSmith feedback on a child run gives its
 named so joins the group that holds the span. So does an update that knows
 only its own id (a LangSmith run-update op carries no ``trace_id``): a group
 named for a span of another group, holding only verdicts and other versions
-of spans that group holds, is part of it. A trace an adapter says was caused by
+of spans that group holds, is part of it. A group named for stand-ins
+(``STAND_IN`` nodes other groups hold, their id the group's key: a model
+call's record of a tool call that AI SDK 5 traced apart from the run) is not
+joined whole: its spans are told apart by time, since such keys repeat across
+runs and within one (:func:`_placed`). A trace an adapter says was caused by
 another (``node.info["caused_by"]``: AutoGen's runtime starts a trace per message
 it publishes, linked to the trace that published it) joins that trace's group.
 """
@@ -21,7 +25,7 @@ import sqlite3
 import tempfile
 from typing import Iterator
 
-from .adapters._spans import Node
+from .adapters._spans import STAND_IN, Node
 
 
 class Spool:
@@ -32,7 +36,8 @@ class Spool:
         self.db = sqlite3.connect(os.path.join(self._dir.name, "spool.db"), isolation_level=None)
         self.db.executescript(
             "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA temp_store=FILE;"
-            "CREATE TABLE span (gkey TEXT, seq INTEGER, sid TEXT, role TEXT, payload TEXT);"
+            "CREATE TABLE span (gkey TEXT, seq INTEGER, sid TEXT, role TEXT, payload TEXT, start REAL, finish REAL,"
+            " stand INTEGER);"
             "CREATE TABLE grp (gkey TEXT PRIMARY KEY, first INTEGER, conv TEXT, source TEXT, position TEXT);"
             "CREATE TABLE link (gkey TEXT, cause TEXT);"
         )
@@ -40,7 +45,8 @@ class Spool:
         self.count = 0
 
     def add(self, key: str, node: Node, conversation: str | None, source: str, position: str) -> None:
-        self.db.execute("INSERT INTO span VALUES (?, ?, ?, ?, ?)", (key, node.seq, node.id, node.role, node.to_json()))
+        self.db.execute("INSERT INTO span VALUES (?, ?, ?, ?, ?, ?, ?, ?)", (
+            key, node.seq, node.id, node.role, node.to_json(), node.start, node.end, int(bool(node.info.get(STAND_IN)))))
         self.db.execute("INSERT OR IGNORE INTO grp VALUES (?, ?, NULL, ?, ?)", (key, node.seq, source, position))
         if conversation:
             self.db.execute("UPDATE grp SET conv = ? WHERE gkey = ? AND conv IS NULL", (conversation, key))
@@ -57,8 +63,14 @@ class Spool:
             "SELECT g.gkey, MIN(s.gkey) FROM grp g JOIN span s ON s.sid = g.gkey AND s.gkey != g.gkey "
             "WHERE NOT EXISTS (SELECT 1 FROM span o WHERE o.gkey = g.gkey AND o.role != 'evaluator' "
             "AND NOT EXISTS (SELECT 1 FROM span v WHERE v.sid = o.sid AND v.gkey = s.gkey)) GROUP BY g.gkey"))
+        placed, left = _placed(self.db)
+        owner = {k: v for k, v in owner.items() if k not in left}
+        moved: dict[str, list[tuple[int, int, str | None]]] = {}  # group -> (seq, row, parent) of spans placed in it
+        for gkey, seq, row, parent in placed.values():
+            moved.setdefault(gkey, []).append((seq, row, parent))
 
-        rows = list(self.db.execute("SELECT gkey, first, conv FROM grp ORDER BY first"))
+        rows = [r for r in self.db.execute("SELECT gkey, first, conv FROM grp ORDER BY first")
+                if r[0] not in left or left[r[0]]]
         chain = _caused_chains(rows, self.db.execute("SELECT DISTINCT gkey, cause FROM link"))
 
         def home(key: str) -> str:
@@ -75,13 +87,64 @@ class Spool:
             first = self.db.execute("SELECT source, position FROM grp WHERE gkey = ?", (members[0],)).fetchone()
             nodes: list[Node] = []
             for member in members:
-                nodes.extend(Node.from_json(r[0]) for r in self.db.execute(
-                    "SELECT payload FROM span WHERE gkey = ? ORDER BY seq", (member,)))
+                spans = [(seq, Node.from_json(payload)) for rowid, seq, payload in self.db.execute(
+                    "SELECT rowid, seq, payload FROM span WHERE gkey = ? ORDER BY seq", (member,))
+                    if rowid not in placed and (member not in left or rowid in left[member])]
+                for seq, row, parent in moved.get(member, []):
+                    node = Node.from_json(self.db.execute("SELECT payload FROM span WHERE rowid = ?", (row,)).fetchone()[0])
+                    node.parent = parent
+                    spans.append((seq, node))
+                nodes.extend(node for _, node in sorted(spans, key=lambda r: r[0]))
             yield key, first[0], first[1], nodes
 
     def close(self) -> None:
         self.db.close()
         self._dir.cleanup()
+
+
+def _placed(db: sqlite3.Connection) -> tuple[dict[int, tuple[str, int, int, str | None]], dict[str, set[int]]]:
+    """Spans of groups named for stand-ins, each put in the place of one stand-in: (stand-in row -> its group, the
+    seq and row of the span that takes its place, and the stand-in's parent, which becomes the span's), and (such a group -> its rows that
+    took no place: spans that fit no run of the input, left in their own group).
+
+    Such keys repeat (a call id and tool name: Kimi K2's ``functions.runSql:1``, OpenRouter's ``tool_0_runSql``,
+    a mock model's), so a span goes where it fits in time: in its key's order of start, the earliest stand-in left
+    whose request (the stand-in's start) is not after the span's start, in a group whose time span holds that
+    start. Without times to tell (a span or a group that records none) a span is placed only where its key is
+    unique: one span, one stand-in."""
+    windows = {k: (lo, hi) for k, lo, hi in db.execute(
+        "SELECT gkey, MIN(start), MAX(COALESCE(finish, start)) FROM span WHERE stand = 0 GROUP BY gkey")}
+    placed: dict[int, tuple[str, int, int, str | None]] = {}
+    left: dict[str, set[int]] = {}
+    keys = [k for (k,) in db.execute("SELECT DISTINCT s.sid FROM span s WHERE s.stand = 1 AND EXISTS "
+                                     "(SELECT 1 FROM span f WHERE f.gkey = s.sid AND f.stand = 0)")]
+    for key in keys:
+        spans = list(db.execute("SELECT rowid, seq, start FROM span WHERE gkey = ? AND stand = 0 "
+                                "ORDER BY start IS NULL, start, seq", (key,)))
+        stands = list(db.execute("SELECT rowid, gkey, seq, payload, start FROM span WHERE sid = ? AND stand = 1 "
+                                 "AND gkey != ? ORDER BY start IS NULL, start, seq", (key, key)))
+        free = list(stands)
+        for rowid, seq, start in spans:
+
+            def holds(stand: tuple[int, str, int, str, float | None]) -> bool | None:
+                """Whether the stand-in's run holds the span; None when a time to tell is missing."""
+                asked, window = stand[4], windows.get(stand[1])
+                if start is None or asked is None or not window or window[0] is None:
+                    return None
+                return asked <= start and window[0] <= start <= window[1]
+
+            told = [(stand, holds(stand)) for stand in free]
+            fits = [stand for stand, ok in told if ok]
+            if not fits and len(spans) == len(stands) == 1 and told and told[0][1] is None:
+                fits = stands
+            if not fits:
+                left.setdefault(key, set()).add(rowid)
+                continue
+            stand = fits[0]
+            free.remove(stand)
+            placed[stand[0]] = (stand[1], seq, rowid, Node.from_json(stand[3]).parent)
+        left.setdefault(key, set())
+    return placed, left
 
 
 def _caused_chains(rows: list[tuple[str, int, str | None]], links: Iterator[tuple[str, str]]) -> dict[str, str]:

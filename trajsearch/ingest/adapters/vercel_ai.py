@@ -38,13 +38,19 @@ Mapping (``ai.operationId``, else the span name)
   tool's result flagged ``isError`` (an MCP client does not throw). A tool call
   a model requested whose execution was not traced is still a step, its result
   taken from the next call's ``tool-result`` message.
-  AI SDK 5's ``streamText`` runs its tools outside the call's context, so each
-  ``ai.toolCall`` span is the root of a trace of its own: such a span joins the
-  run whose model call requested it (same ``toolCallId`` and tool name,
-  ``_detached_key``) as that call's tool step, with its own result,
-  error and times (the only record of them when the run stops after that call,
-  v5's default ``stepCountIs(1)``); one whose run is not in the input holds no
-  task and is passed over, not read as a run "ai.toolCall (no input recorded)".
+  AI SDK 5's ``streamText`` runs its tools in the stream's callbacks, so where
+  the context manager does not carry the call's context there (none, or one
+  that does not follow async work; with Node's ``AsyncLocalStorage`` the
+  spans stay in the run's trace) each ``ai.toolCall`` span is the root of a
+  trace of its own: such a span joins the run whose model call requested it
+  (same ``toolCallId`` and tool name, ``_detached_key``) as that call's tool
+  step, with its own result, error and times (the only record of them when
+  the run stops after that call, v5's default ``stepCountIs(1)``). Those ids
+  repeat across runs and within one (Kimi K2's ``functions.runSql:1``,
+  OpenRouter's Gemini ``tool_0_runSql``), so the spool pairs them by time: the
+  span joins a run whose time span holds it, after the model call that asked
+  (``spool._placed``). One that fits no run of the input holds no task and is
+  passed over, not read as a run "ai.toolCall (no input recorded)".
 - ``ai.embed`` / ``ai.embedMany`` / ``ai.rerank`` (and their ``do*`` spans):
   not steps; a trace made only of them (a RAG app exports one per query: each
   SDK call its own trace) holds no agent run and nothing wrong: it is passed
@@ -94,8 +100,8 @@ from ._otlp import (
     span_time,
     with_current_instruction,
 )
-from ._spans import (ANSWER, EMBEDS, REFUSED, Message, Node, SpanFormat, denial, maybe_json, no_agent_work,
-                     span_trajectory, start_order, text_of)
+from ._spans import (ANSWER, EMBEDS, REFUSED, STAND_IN, Message, Node, SpanFormat, denial, maybe_json,
+                     no_agent_work, span_trajectory, start_order, text_of)
 
 NAME = "vercel-ai"
 #: Searched in a file's first 64 KiB when no record can be parsed from them (see ``detect``).
@@ -315,9 +321,7 @@ def _node(span: dict[str, Any], resource: dict[str, Any], seq: int) -> tuple[str
     return trace, clean_ids(node), None
 
 
-#: ``Node.info`` key of the stand-in a model call leaves for each tool call it requested (:func:`nodes`).
-_REQUESTED = "requested_call"
-#: The id (and group) of an ``ai.toolCall`` span traced apart from its run (:func:`_detached_key`).
+#: The group of an ``ai.toolCall`` span traced apart from its run, and its stand-ins' id (:func:`_detached_key`).
 _DETACHED = "vercel-tool-call:"
 
 
@@ -334,17 +338,16 @@ def _detached_key(call_id: Any, tool: Any) -> str | None:
 def nodes(record: Any, ctx: Context, seq: int = 0) -> Iterator[tuple[str, Node, str | None]]:
     """(trace id, node, conversation id) for every span of one record; ``ctx`` is unused.
 
-    A model call also yields, in its trace, a stand-in for each tool call it requested, under that call's
-    :func:`_detached_key`; an ``ai.toolCall`` span with no parent (AI SDK 5's ``streamText``: its own trace) is
-    yielded with that key as its id and group, so the spool files it with the run holding the stand-in (a group
-    named for a span of another, holding only that span)."""
+    A model call also yields, in its trace, a stand-in (``STAND_IN``) for each tool call it requested, its id that
+    call's :func:`_detached_key`, its parent and start the model call's; an ``ai.toolCall`` span with no parent
+    (AI SDK 5's ``streamText``: its own trace) is filed under that key, so the spool puts it in a stand-in's place
+    in the run whose time span holds it (the key alone repeats across runs)."""
     for n, (kind, resource, item) in enumerate(raw_items(record)):
         if kind != "span":
             continue
         trace, node, conversation = _node(item, resource, seq + n)
         if node.role == "tool" and node.parent is None and node.name == "ai.toolCall":
             if key := _detached_key(node.call_id, node.tool):
-                node.id = key
                 yield key, node, conversation
                 continue
         yield trace, node, conversation
@@ -353,22 +356,7 @@ def nodes(record: Any, ctx: Context, seq: int = 0) -> Iterator[tuple[str, Node, 
                 for call in message.get("calls") or ():
                     if key := _detached_key(call.get("id"), call.get("name")):
                         yield trace, Node(id=key, parent=node.parent, role="other", name="ai.toolCall",
-                                          seq=node.seq, info={_REQUESTED: True}), conversation
-
-
-def _joined_tools(group: list[Node]) -> list[Node]:
-    """``group`` with each tool call traced apart put where AI SDK 6 traces it, under the call that requested it
-    (the parent of the model call, which its stand-in carries), and the stand-ins dropped."""
-    under = {n.id: n.parent for n in group if n.info.get(_REQUESTED)}
-    kept, seen = [], set()
-    for node in group:
-        if node.info.get(_REQUESTED) or node.id in seen and node.id in under:
-            continue
-        if node.id in under and node.parent is None:
-            seen.add(node.id)
-            node.parent = under[node.id]
-        kept.append(node)
-    return kept
+                                          start=node.start, seq=node.seq, info={STAND_IN: True}), conversation
 
 
 def _call_label(group: list[Node]) -> str | None:
@@ -382,12 +370,15 @@ def _call_label(group: list[Node]) -> str | None:
 
 class _Format(SpanFormat):
     def assemble_trajectory(self, key: str, group: list[Node], ctx: Context, by: str = "trace") -> Trajectory:
-        group = _joined_tools(group)
-        if all(n.role == "tool" and n.parent is None and n.id.startswith(_DETACHED) for n in group):
+        # the spool put each tool call traced apart in its stand-in's place, under the call that requested it (where
+        # AI SDK 6 traces it); a stand-in left is a call whose span is not in the input (the model call's request
+        # and the next prompt's result still make it a step)
+        group = [n for n in group if not n.info.get(STAND_IN)]
+        if key.startswith(_DETACHED) and all(n.role == "tool" and n.parent is None for n in group):
             names = ", ".join(sorted({n.tool or n.name for n in group}))
             raise PassedOver("AI SDK 5 tool call traced apart from its run",
                              f"not an agent run: AI SDK 5's streamText traced the call of {names} apart from the run "
-                             "that requested it, which is not in this input")
+                             "that requested it, and no run in this input holds it (at its time)")
         if (why := no_agent_work(group)) is not None:
             raise PassedOver(why, f"not an agent run: {why}")
         if not any(n.role in ("agent", "llm", "tool") for n in group):
