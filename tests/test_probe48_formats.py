@@ -88,14 +88,35 @@ def test_grader_csv_as_people_write_it_gives_each_run_its_verdict(table: str) ->
 LONG_NATIVE = FIXTURES / "native" / ".real" / "probeT48" / "week-long-session.jsonl.gz"
 
 
-def test_native_run_over_the_step_limit_keeps_its_first_steps_not_rejected() -> None:
-    """Bug: a native record of more than ``MAX_STEPS`` steps was rejected whole ("field 'steps' has too many items"),
-    where a CLI session of as many keeps its first ``MAX_STEPS`` and says how many it had: the run, its task and its
-    failure were lost for an exporter of a long session."""
+def test_native_run_over_the_step_limit_keeps_its_start_and_its_failing_end_not_rejected() -> None:
+    """Bug: a native record of more than ``MAX_STEPS`` steps was rejected whole ("field 'steps' has too many items"):
+    the run, its task and its failure were lost for an exporter of a long session. Then (review) it kept its first
+    ``MAX_STEPS``, losing the failing step at the end, where a failure usually is: its start and its end are kept,
+    each step with its own index, the stretch left out noted."""
     [run] = runs(LONG_NATIVE, tenant="acme")
     assert len(run.steps) == MAX_STEPS and run.metadata["steps_truncated_from"] == 5201
-    assert [s.index for s in run.steps[:2]] == [0, 1] and run.steps[-1].index == MAX_STEPS - 1
+    assert [s.index for s in run.steps[:2]] == [0, 1]
+    last = run.steps[-1]
+    assert (last.index, last.action, last.error) == (5200, "bash", "release blocked: 3 flaky tests")
+    count, first, end = run.metadata["steps_dropped"]
+    assert count == 201 and MAX_STEPS // 4 <= first < end < 5200 - MAX_STEPS // 4 and end - first + 1 == 201
+    assert not any(first <= s.index <= end for s in run.steps)
     assert run.outcome is Outcome.failure and run.failure.error == "release blocked: 3 flaky tests"
+
+
+def test_native_run_over_the_step_limit_keeps_a_failed_step_from_the_stretch_it_leaves_out(tmp_path: Path) -> None:
+    """A failed step in the middle of a long run (a test run that broke on day 3) is kept where the steps around it
+    are left out: it is what a failure search should find."""
+    import gzip
+    import json
+    record = json.loads(gzip.open(LONG_NATIVE, "rt").readline())
+    record["steps"][2600]["error"] = "make test: 3 failed (test_layout.py)"
+    (tmp_path / "run.jsonl").write_text(json.dumps(record) + "\n")
+    [run] = runs(tmp_path / "run.jsonl", tenant="acme")
+    assert len(run.steps) == MAX_STEPS
+    assert [s.index for s in run.steps if s.error] == [2600, 5200]
+    count, first, end = run.metadata["steps_dropped"]
+    assert count == 201 and first < 2600 < end
 
 
 def test_native_nan_for_a_missing_score_is_no_score_not_a_rejected_run() -> None:
@@ -171,3 +192,28 @@ def test_ai5_call_id_repeated_within_one_run_pairs_each_span_with_its_own_reques
     assert run.steps[0].arguments == {"sql": "select count(*) from users"}
     assert run.steps[1].arguments == {"sql": "select count(*) from accounts"}
     assert run.steps[0].started_at < run.steps[1].started_at
+
+
+def test_codex_session_over_the_step_limit_keeps_the_command_it_failed_on(tmp_path: Path) -> None:
+    """The same cut for a CLI session (``_agent_cli.finish_steps``, shared): a Codex rollout of 5,101 shell calls
+    (the real rollout's lines, its ``ls app/api`` call repeated with new call ids, as Codex writes each call) whose
+    last command failed kept its first 5,000 steps and lost that one."""
+    import json
+    real = FIXTURES / "codex-cli" / "rollout-2025-11-17T15-30-28-019a93b9-f380-7600-98ff-940e6b99603c.jsonl"
+    lines = [json.loads(line) for line in real.read_text().splitlines()]
+    head = lines[:lines.index(next(r for r in lines if r["payload"].get("type") == "function_call"))]
+    ok, failed = [[r for r in lines if r["payload"].get("call_id") == next(
+        c["payload"]["call_id"] for c in lines if c["payload"].get("type") == "function_call"
+        and command in c["payload"]["arguments"])] for command in ('"ls app/api"', '"ls lib/ai"')]
+    out = list(head)
+    for n in range(5101):
+        for record in ok if n < 5100 else failed:
+            record = json.loads(json.dumps(record))
+            record["payload"]["call_id"] = f"call_{n:05d}"
+            out.append(record)
+    (tmp_path / real.name).write_text("".join(json.dumps(r) + "\n" for r in out))
+    [run] = runs(tmp_path / real.name)
+    assert len(run.steps) == MAX_STEPS and run.metadata["steps_truncated_from"] == 5101
+    assert run.steps[0].index == 0 and run.steps[-1].index == 5100
+    assert run.steps[-1].arguments["command"][-1] == "ls lib/ai" and run.steps[-1].error
+    assert run.metadata["steps_dropped"][0] == 101

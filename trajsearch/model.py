@@ -183,7 +183,12 @@ class Trajectory(BaseModel):
     what_worked: str | None = Field(default=None, max_length=MAX_TASK_CHARS)
     what_failed: str | None = Field(default=None, max_length=MAX_TASK_CHARS)
     metadata: dict[str, Any] = Field(default_factory=dict)
-    steps: list[Step] = Field(default_factory=list, max_length=MAX_STEPS)
+    steps: list[Step] = Field(default_factory=list, max_length=MAX_STEPS, description=(
+        f"At most {MAX_STEPS:,} in a stored run. A record of more is read, not rejected (as a long CLI session "
+        f"is): it keeps its first and last {MAX_STEPS // 4:,} steps, every step with an error between them, and "
+        "fills the rest of the limit from both ends, each step keeping its index; metadata.steps_truncated_from "
+        "(how many it had) and metadata.steps_dropped ([count, first index, last index] of the stretch left out) "
+        "say so."))
     #: The texts that came in already clipped (a run exported with ``-f jsonl`` and read again): not part of the
     #: run, only for the ingest summary to name what this read clipped (``ingest.adapters._common.clipped_fields``).
     _clipped_before: frozenset[str] = PrivateAttr(default=frozenset())

@@ -427,14 +427,41 @@ def as_int(value: Any) -> int | None:
     return None
 
 
+def within_step_limit(steps: list[Any], metadata: dict[str, Any]) -> list[tuple[int, Any]]:
+    """(position, step) of the steps a run of more than ``MAX_STEPS`` keeps, in order; every step of a shorter run.
+
+    A long run's end is where it failed, if it did (the last command, the error the session stopped on), and its
+    start is what it set out to do: a quarter of the limit is kept from each end whatever else, then every step
+    with an ``error`` between them (the latest, if more than fit), then the rest of the limit extends the start and
+    the end. Noted in ``metadata``: ``steps_truncated_from`` (how many steps the run had) and ``steps_dropped``
+    (how many were left out, and the first and last step index among them: ``[count, first, last]``; steps with an
+    error in that stretch are kept). A kept step keeps its index (a step's own ``index``, else its position), so the
+    gap shows where steps were left out."""
+    if len(steps) <= MAX_STEPS:
+        return list(enumerate(steps))
+    quarter, total = MAX_STEPS // 4, len(steps)
+    middle = range(quarter, total - quarter)
+    failed = [p for p in middle if isinstance(steps[p], dict) and steps[p].get("error")]
+    kept = {*range(quarter), *range(total - quarter, total), *failed[-(MAX_STEPS - 2 * quarter):]}
+    rest = [p for p in middle if p not in kept]  # more than the limit has room for: the run is over it
+    spare = MAX_STEPS - len(kept)
+    kept.update(rest[:spare // 2], rest[len(rest) - (spare - spare // 2):])
+    dropped = [p for p in middle if p not in kept]
+
+    def index(position: int) -> int:
+        own = steps[position].get("index") if isinstance(steps[position], dict) else None
+        return own if isinstance(own, int) and not isinstance(own, bool) else position
+
+    metadata["steps_truncated_from"] = total
+    metadata["steps_dropped"] = [len(dropped), index(dropped[0]), index(dropped[-1])]
+    return [(p, steps[p]) for p in sorted(kept)]
+
+
 def finish_steps(steps: list[dict[str, Any]], metadata: dict[str, Any]) -> list[dict[str, Any]]:
-    """Number the steps and keep at most ``MAX_STEPS`` (noting how many there were); their texts are clipped
-    where every format's are, in ``build``."""
-    if len(steps) > MAX_STEPS:
-        metadata["steps_truncated_from"] = len(steps)
-        steps = steps[:MAX_STEPS]
+    """Number the steps (by position in the session) and keep at most ``MAX_STEPS``
+    (:func:`within_step_limit`); their texts are clipped where every format's are, in ``build``."""
     out = []
-    for index, step in enumerate(steps):
+    for index, step in within_step_limit(steps, metadata):
         item = {k: v for k, v in step.items() if not k.startswith("_")}
         item["index"] = index
         if isinstance(item.get("action"), str):

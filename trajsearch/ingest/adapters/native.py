@@ -12,9 +12,11 @@ the same way, so that a run is not rejected for what other formats keep:
 - a lone UTF-16 surrogate (``\\ud83d``: a JS writer cut a character in two) in
   free text becomes U+FFFD; in an id it is an error naming the field
   (``_common.mend_surrogates``);
-- a run of more than ``MAX_STEPS`` steps keeps its first ``MAX_STEPS``, how many it had in
-  ``metadata.steps_truncated_from``, as a CLI session's (``_agent_cli.finish_steps``): an exporter of a long run
-  (days of a coding agent's session) lost the whole run;
+- a run of more than ``MAX_STEPS`` steps keeps ``MAX_STEPS`` of them, as a CLI session does
+  (``_agent_cli.within_step_limit``): its start, its end (where a run that failed failed) and the steps with an
+  error between, each with its own ``index``; how many it had and which were left out are in
+  ``metadata.steps_truncated_from`` and ``metadata.steps_dropped``. An exporter of a long run (days of a coding
+  agent's session) lost the whole run;
 - a run with a ``reward`` in [0, 1] and no ``outcome`` is a success at or above
   the operator's ``--success-threshold``, else a failure (``outcome_of_reward``);
 - ``null`` for a field every run has a value of (``outcome``, ``tags``,
@@ -46,6 +48,7 @@ from typing import Any
 
 from trajsearch.model import MAX_STEPS, Trajectory
 
+from ._agent_cli import within_step_limit
 from ._common import (Context, RecordError, apply_defaults, clip_task, date_by_file, json_object, outcome_of_reward,
                       readable_fields, with_clipped_before)
 
@@ -116,13 +119,15 @@ def _without_export_provenance(fields: dict[str, Any]) -> dict[str, Any]:
 
 
 def _at_most_max_steps(fields: dict[str, Any]) -> dict[str, Any]:
-    """``fields`` with at most ``MAX_STEPS`` steps, the first ones, and the count cut from noted in the metadata
-    (``steps_truncated_from``, as CLI sessions note theirs). Metadata of a wrong type is left for validation to
-    name."""
+    """``fields`` with at most ``MAX_STEPS`` steps (:func:`within_step_limit`: the start, the end, the failed
+    steps between), the cut noted in the metadata as CLI sessions note theirs. Metadata of a wrong type is left for
+    validation to name."""
     steps, metadata = fields.get("steps"), fields.get("metadata", {})
     if not isinstance(steps, list) or len(steps) <= MAX_STEPS or not isinstance(metadata, dict):
         return fields
-    return {**fields, "steps": steps[:MAX_STEPS], "metadata": {**metadata, "steps_truncated_from": len(steps)}}
+    metadata = dict(metadata)
+    kept = [step for _, step in within_step_limit(steps, metadata)]
+    return {**fields, "steps": kept, "metadata": metadata}
 
 
 def _graded(run: Trajectory, ctx: Context) -> Trajectory:
