@@ -217,3 +217,21 @@ def test_codex_session_over_the_step_limit_keeps_the_command_it_failed_on(tmp_pa
     assert run.steps[0].index == 0 and run.steps[-1].index == 5100
     assert run.steps[-1].arguments["command"][-1] == "ls lib/ai" and run.steps[-1].error
     assert run.metadata["steps_dropped"][0] == 101
+
+
+def test_native_infinite_score_is_refused_as_out_of_range_not_read_as_missing(tmp_path: Path) -> None:
+    """Only ``NaN`` is how Python's ``json`` writes a missing float; ``Infinity`` is a value (a score that overflowed,
+    a division by zero in the grader) and was read as no score, hiding the grader's bug. A quality score of
+    ``Infinity`` is refused naming the field, as 1.5 is; a reward of ``Infinity`` stays no reward (the model's rule
+    for every format)."""
+    import json
+    rows = [json.loads(line.replace("NaN", "null")) for line in
+            (FIXTURES / "native" / ".real" / "probeT48" / "scored-rows.jsonl").read_text().splitlines()]
+    rows[1].update(quality_score=float("inf"), reward=float("inf"))  # json.dumps writes both as Infinity
+    (tmp_path / "rows.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    first, second = read_dump(tmp_path / "rows.jsonl", tenant="acme")
+    assert first.ok and not second.ok
+    assert "quality_score" in second.error and "less than or equal to 1" in second.error
+    rows[1]["quality_score"] = None
+    (tmp_path / "rows.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    assert [r.trajectory.reward for r in read_dump(tmp_path / "rows.jsonl", tenant="acme")] == [1.0, None]

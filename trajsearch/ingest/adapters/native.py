@@ -22,10 +22,13 @@ the same way, so that a run is not rejected for what other formats keep:
 - ``null`` for a field every run has a value of (``outcome``, ``tags``,
   ``tool_versions``, ``tools_available``, ``metadata``, ``steps``, ``created_at``)
   is the field left out, as a writer of optional fields puts it (Python's
-  ``None``), not a wrong type that costs the run; so is ``NaN`` (or
-  ``Infinity``) for a number (``reward``, ``quality_score``): Python's ``json``
-  writes a missing float so (a pandas frame's empty cell), and the run was
-  rejected as "quality_score should be less than or equal to 1".
+  ``None``), not a wrong type that costs the run; so is ``NaN`` for a number
+  (``reward``, ``quality_score``): Python's ``json`` writes a missing float so
+  (a pandas frame's empty cell), and the run was rejected as "quality_score
+  should be less than or equal to 1". ``Infinity`` is a value, not a missing
+  one (a grader that divided by zero): a quality score of it is out of range
+  and refused so, naming the field (a reward of it is no reward, the model's
+  rule for every format).
 
 A line of ``trajsearch export -f jsonl`` ingests again as the run it was: the
 export's provenance (``metadata.trajsearch``: its query, rank, similarity) is no
@@ -70,8 +73,8 @@ _NEVER_NULL = frozenset(name for name, field in Trajectory.model_fields.items()
 
 
 def _not_a_number(value: Any) -> bool:
-    """Whether ``value`` is ``NaN`` or an infinity: how Python's ``json`` writes a float that is missing."""
-    return isinstance(value, float) and not math.isfinite(value)
+    """Whether ``value`` is ``NaN``: how Python's ``json`` writes a float that is missing (pandas' empty cell)."""
+    return isinstance(value, float) and math.isnan(value)
 
 
 def not_a_run(record: Any) -> str | None:
