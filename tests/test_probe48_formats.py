@@ -235,3 +235,14 @@ def test_native_infinite_score_is_refused_as_out_of_range_not_read_as_missing(tm
     rows[1]["quality_score"] = None
     (tmp_path / "rows.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     assert [r.trajectory.reward for r in read_dump(tmp_path / "rows.jsonl", tenant="acme")] == [1.0, None]
+
+
+def test_grader_csv_written_by_r_names_its_columns_with_dots(tmp_path: Path) -> None:
+    """R's ``read.csv`` makes "Run ID" the column ``Run.ID`` and ``write.csv`` writes it so, quoted, after a blank
+    column of row names: the header was read as "run.id" and the file refused ("record 1 has no id column"). Its
+    names are read as every other outcome header is (the adapters' own field-name rule)."""
+    (tmp_path / "grades.csv").write_text('"","Run.ID","Outcome","Score"\n"1","grader-run-1","Pass",1\n'
+                                         '"2","grader-run-2","Fail",0.25\n')
+    verdicts = {r.trajectory_id: (r.outcome, r.reward)
+                for r in runs(OUTCOMES / "runs.jsonl", outcomes=OutcomeTable.load(tmp_path / "grades.csv"))}
+    assert verdicts == {"grader-run-1": (Outcome.success, 1.0), "grader-run-2": (Outcome.failure, 0.25)}

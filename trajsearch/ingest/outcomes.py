@@ -629,8 +629,12 @@ def _json(text: str, path: Path) -> Any:
 
 def _column(name: str) -> str:
     """A CSV header's name as this module names fields: a header typed by hand or in a spreadsheet ("Run ID",
-    "Outcome", " reward" after ", ") names run_id, outcome, reward."""
-    return re.sub(r"[\s-]+", "_", name.strip().lower())
+    "Outcome", " reward" after ", "), or written by R ("Run.ID") names run_id, outcome, reward. The rule the
+    adapters read vendors' field names by (``_vendor._norm``), imported here, not at the top: the adapters import
+    this module."""
+    from .adapters._vendor import _norm
+
+    return _norm(name)
 
 
 def _table(text: str, tsv: bool = False) -> Iterator[dict[str, str]]:
