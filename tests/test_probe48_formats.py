@@ -246,3 +246,33 @@ def test_grader_csv_written_by_r_names_its_columns_with_dots(tmp_path: Path) -> 
     verdicts = {r.trajectory_id: (r.outcome, r.reward)
                 for r in runs(OUTCOMES / "runs.jsonl", outcomes=OutcomeTable.load(tmp_path / "grades.csv"))}
     assert verdicts == {"grader-run-1": (Outcome.success, 1.0), "grader-run-2": (Outcome.failure, 0.25)}
+
+
+def test_ai5_concurrent_runs_with_the_same_call_ids_each_get_the_span_of_their_own_call(tmp_path: Path) -> None:
+    """A server answering two chats at once (the second run of ``kimi-ids-two-runs`` moved to the first's very
+    times, asking for accounts): both runs hold the time of both tool spans, and the ids are the same. The span goes
+    to the run that asked for its arguments: the failed users query to the first, the accounts count to the
+    second (in time order alone, the first span listed went to the first run)."""
+    import json
+    doc = json.loads((REUSED_IDS / "kimi-ids-two-runs.otlp.json").read_text())
+    spans = doc["resourceSpans"][0]["scopeSpans"][0]["spans"]
+    t0 = min(int(s["startTimeUnixNano"]) for s in spans)
+    late = [s for s in spans if int(s["startTimeUnixNano"]) > t0 + 30 * 10**9]
+    moved = json.loads(json.dumps(late).replace("select count(*) from users", "select count(*) from accounts"))
+    for span in moved:
+        for field in ("startTimeUnixNano", "endTimeUnixNano"):
+            span[field] = str(int(span[field]) - 60 * 10**9)
+        for event in span.get("events") or []:
+            event["timeUnixNano"] = str(int(event["timeUnixNano"]) - 60 * 10**9)
+    tools = [s for s in moved if s["name"] == "ai.toolCall"]
+    early = [s for s in spans if s not in late]
+    doc["resourceSpans"][0]["scopeSpans"][0]["spans"] = tools + early + [s for s in moved if s not in tools]
+    (tmp_path / "concurrent.otlp.json").write_text(json.dumps(doc))
+    by_task = {r.task[:12]: r for r in runs(tmp_path / "concurrent.otlp.json", tenant="acme")}
+    users, accounts = by_task["How do I ins"], by_task["How many use"]
+    assert [(s.action, s.arguments, s.error) for s in users.steps[:2]] == [
+        ("searchDocs", {"query": "install"}, None),
+        ("runSql", {"sql": "select count(*) from users"}, "Error: permission denied for table users")]
+    assert [(s.action, s.arguments, s.error) for s in accounts.steps[:2]] == [
+        ("searchDocs", {"query": "install"}, None), ("runSql", {"sql": "select count(*) from accounts"}, None)]
+    assert accounts.steps[1].observation == '[{"count": 42}]'

@@ -104,14 +104,16 @@ class Spool:
 
 def _placed(db: sqlite3.Connection) -> tuple[dict[int, tuple[str, int, int, str | None]], dict[str, set[int]]]:
     """Spans of groups named for stand-ins, each put in the place of one stand-in: (stand-in row -> its group, the
-    seq and row of the span that takes its place, and the stand-in's parent, which becomes the span's), and (such a group -> its rows that
-    took no place: spans that fit no run of the input, left in their own group).
+    seq and row of the span that takes its place, and the stand-in's parent, which becomes the span's), and (such a
+    group -> its rows that took no place: spans that fit no run of the input, left in their own group).
 
-    Such keys repeat (a call id and tool name: Kimi K2's ``functions.runSql:1``, OpenRouter's ``tool_0_runSql``,
-    a mock model's), so a span goes where it fits in time: in its key's order of start, the earliest stand-in left
-    whose request (the stand-in's start) is not after the span's start, in a group whose time span holds that
-    start. Without times to tell (a span or a group that records none) a span is placed only where its key is
-    unique: one span, one stand-in."""
+    Such keys repeat (a call id and tool name: Kimi K2's ``functions.runSql:1`` in every run, OpenRouter's
+    ``tool_0_runSql`` at every step, a mock model's), so a span, in its key's order of start, goes where it fits:
+    to a stand-in left whose request (the stand-in's start, a model call's) is not after the span's start, in a
+    group whose time span holds that start. Of several (concurrent runs of one server), the one that asked for the
+    same arguments, then the one whose request ended nearest the span's start (a streamed call runs its tool as
+    the request's last chunks arrive). Without times to tell (a span or a group that records none) a span is placed
+    only where its key is unique: one span, one stand-in."""
     windows = {k: (lo, hi) for k, lo, hi in db.execute(
         "SELECT gkey, MIN(start), MAX(COALESCE(finish, start)) FROM span WHERE stand = 0 GROUP BY gkey")}
     placed: dict[int, tuple[str, int, int, str | None]] = {}
@@ -119,31 +121,29 @@ def _placed(db: sqlite3.Connection) -> tuple[dict[int, tuple[str, int, int, str 
     keys = [k for (k,) in db.execute("SELECT DISTINCT s.sid FROM span s WHERE s.stand = 1 AND EXISTS "
                                      "(SELECT 1 FROM span f WHERE f.gkey = s.sid AND f.stand = 0)")]
     for key in keys:
-        spans = list(db.execute("SELECT rowid, seq, start FROM span WHERE gkey = ? AND stand = 0 "
-                                "ORDER BY start IS NULL, start, seq", (key,)))
-        stands = list(db.execute("SELECT rowid, gkey, seq, payload, start FROM span WHERE sid = ? AND stand = 1 "
-                                 "AND gkey != ? ORDER BY start IS NULL, start, seq", (key, key)))
-        free = list(stands)
-        for rowid, seq, start in spans:
-
-            def holds(stand: tuple[int, str, int, str, float | None]) -> bool | None:
-                """Whether the stand-in's run holds the span; None when a time to tell is missing."""
-                asked, window = stand[4], windows.get(stand[1])
-                if start is None or asked is None or not window or window[0] is None:
-                    return None
-                return asked <= start and window[0] <= start <= window[1]
-
-            told = [(stand, holds(stand)) for stand in free]
-            fits = [stand for stand, ok in told if ok]
-            if not fits and len(spans) == len(stands) == 1 and told and told[0][1] is None:
-                fits = stands
-            if not fits:
-                left.setdefault(key, set()).add(rowid)
+        spans = [(rowid, seq, Node.from_json(payload)) for rowid, seq, payload in db.execute(
+            "SELECT rowid, seq, payload FROM span WHERE gkey = ? AND stand = 0 ORDER BY start IS NULL, start, seq",
+            (key,))]
+        stands = [(rowid, gkey, Node.from_json(payload)) for rowid, gkey, payload in db.execute(
+            "SELECT rowid, gkey, payload FROM span WHERE sid = ? AND stand = 1 AND gkey != ? "
+            "ORDER BY start IS NULL, start, seq", (key, key))]
+        left[key] = set()
+        for rowid, seq, span in spans:
+            at = span.start
+            timed = [(stand, windows.get(stand[1])) for stand in stands
+                     if at is not None and stand[2].start is not None]
+            fits = [stand for stand, window in timed if window and window[0] is not None
+                    and stand[2].start <= at and window[0] <= at <= window[1]]
+            if fits:
+                stand = min(fits, key=lambda s: (s[2].arguments != span.arguments,
+                                                 abs((s[2].end if s[2].end is not None else s[2].start) - at)))
+            elif len(spans) == len(stands) == 1 and not timed:
+                stand = stands[0]
+            else:
+                left[key].add(rowid)
                 continue
-            stand = fits[0]
-            free.remove(stand)
-            placed[stand[0]] = (stand[1], seq, rowid, Node.from_json(stand[3]).parent)
-        left.setdefault(key, set())
+            stands.remove(stand)
+            placed[stand[0]] = (stand[1], seq, rowid, stand[2].parent)
     return placed, left
 
 

@@ -338,10 +338,10 @@ def _detached_key(call_id: Any, tool: Any) -> str | None:
 def nodes(record: Any, ctx: Context, seq: int = 0) -> Iterator[tuple[str, Node, str | None]]:
     """(trace id, node, conversation id) for every span of one record; ``ctx`` is unused.
 
-    A model call also yields, in its trace, a stand-in (``STAND_IN``) for each tool call it requested, its id that
-    call's :func:`_detached_key`, its parent and start the model call's; an ``ai.toolCall`` span with no parent
-    (AI SDK 5's ``streamText``: its own trace) is filed under that key, so the spool puts it in a stand-in's place
-    in the run whose time span holds it (the key alone repeats across runs)."""
+    A model call also yields, in its trace, a stand-in (``STAND_IN``) for each tool call it requested: its id that
+    call's :func:`_detached_key`, its parent and times the model call's, its arguments the call's. An
+    ``ai.toolCall`` span with no parent (AI SDK 5's ``streamText``: its own trace) is filed under that key, so the
+    spool puts it in a stand-in's place in the run whose time span holds it (the key alone repeats across runs)."""
     for n, (kind, resource, item) in enumerate(raw_items(record)):
         if kind != "span":
             continue
@@ -356,7 +356,8 @@ def nodes(record: Any, ctx: Context, seq: int = 0) -> Iterator[tuple[str, Node, 
                 for call in message.get("calls") or ():
                     if key := _detached_key(call.get("id"), call.get("name")):
                         yield trace, Node(id=key, parent=node.parent, role="other", name="ai.toolCall",
-                                          start=node.start, seq=node.seq, info={STAND_IN: True}), conversation
+                                          start=node.start, end=node.end, arguments=call.get("arguments"),
+                                          seq=node.seq, info={STAND_IN: True}), conversation
 
 
 def _call_label(group: list[Node]) -> str | None:
