@@ -23,6 +23,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import tempfile
+from collections import deque
 from typing import Iterator
 
 from .adapters._spans import STAND_IN, Node
@@ -114,35 +115,44 @@ def _placed(db: sqlite3.Connection) -> tuple[dict[int, tuple[str, int, int, str 
     same arguments, then the one whose request ended nearest the span's start (a streamed call runs its tool as
     the request's last chunks arrive). Without times to tell (a span or a group that records none) a span is placed
     only where its key is unique: one span, one stand-in."""
-    windows = {k: (lo, hi) for k, lo, hi in db.execute(
-        "SELECT gkey, MIN(start), MAX(COALESCE(finish, start)) FROM span WHERE stand = 0 GROUP BY gkey")}
     placed: dict[int, tuple[str, int, int, str | None]] = {}
     left: dict[str, set[int]] = {}
     keys = [k for (k,) in db.execute("SELECT DISTINCT s.sid FROM span s WHERE s.stand = 1 AND EXISTS "
                                      "(SELECT 1 FROM span f WHERE f.gkey = s.sid AND f.stand = 0)")]
+    if not keys:
+        return placed, left
+    windows = {k: (lo, hi) for k, lo, hi in db.execute(
+        "SELECT gkey, MIN(start), MAX(COALESCE(finish, start)) FROM span WHERE stand = 0 GROUP BY gkey")}
     for key in keys:
-        spans = [(rowid, seq, Node.from_json(payload)) for rowid, seq, payload in db.execute(
+        [(count,)] = db.execute("SELECT COUNT(*) FROM span WHERE gkey = ? AND stand = 0", (key,))
+        spans = ((rowid, seq, Node.from_json(payload)) for rowid, seq, payload in db.execute(  # one at a time
             "SELECT rowid, seq, payload FROM span WHERE gkey = ? AND stand = 0 ORDER BY start IS NULL, start, seq",
-            (key,))]
+            (key,)))
         stands = [(rowid, gkey, Node.from_json(payload)) for rowid, gkey, payload in db.execute(
             "SELECT rowid, gkey, payload FROM span WHERE sid = ? AND stand = 1 AND gkey != ? "
             "ORDER BY start IS NULL, start, seq", (key, key))]
+        # stand-ins by request time; ``active``: those asked by now whose run has not ended (a key every run of a
+        # server repeats is thousands of stand-ins, and only the runs going on at once compete for a span)
+        waiting = deque(s for s in stands if s[2].start is not None and (windows.get(s[1]) or (None,))[0] is not None)
+        active: list[tuple[int, str, Node]] = []
+        timed = {s[0] for s in waiting}
         left[key] = set()
         for rowid, seq, span in spans:
             at = span.start
-            timed = [(stand, windows.get(stand[1])) for stand in stands
-                     if at is not None and stand[2].start is not None]
-            fits = [stand for stand, window in timed if window and window[0] is not None
-                    and stand[2].start <= at and window[0] <= at <= window[1]]
+            if at is not None:
+                while waiting and waiting[0][2].start <= at:  # type: ignore[operator]
+                    active.append(waiting.popleft())
+                active = [s for s in active if windows[s[1]][1] >= at]
+            fits = active if at is not None else []
             if fits:
                 stand = min(fits, key=lambda s: (s[2].arguments != span.arguments,
                                                  abs((s[2].end if s[2].end is not None else s[2].start) - at)))
-            elif len(spans) == len(stands) == 1 and not timed:
-                stand = stands[0]
+                active.remove(stand)
+            elif count == len(stands) == 1 and (at is None or stands[0][0] not in timed):
+                stand = stands[0]  # no time to tell by: the key is unique
             else:
                 left[key].add(rowid)
                 continue
-            stands.remove(stand)
             placed[stand[0]] = (stand[1], seq, rowid, stand[2].parent)
     return placed, left
 
