@@ -46,8 +46,9 @@ class Spool:
         self.count = 0
 
     def add(self, key: str, node: Node, conversation: str | None, source: str, position: str) -> None:
-        self.db.execute("INSERT INTO span VALUES (?, ?, ?, ?, ?, ?, ?, ?)", (
-            key, node.seq, node.id, node.role, node.to_json(), node.start, node.end, int(bool(node.info.get(STAND_IN)))))
+        stand_in = int(bool(node.info.get(STAND_IN)))
+        self.db.execute("INSERT INTO span VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                        (key, node.seq, node.id, node.role, node.to_json(), node.start, node.end, stand_in))
         self.db.execute("INSERT OR IGNORE INTO grp VALUES (?, ?, NULL, ?, ?)", (key, node.seq, source, position))
         if conversation:
             self.db.execute("UPDATE grp SET conv = ? WHERE gkey = ? AND conv IS NULL", (conversation, key))
@@ -92,7 +93,8 @@ class Spool:
                     "SELECT rowid, seq, payload FROM span WHERE gkey = ? ORDER BY seq", (member,))
                     if rowid not in placed and (member not in left or rowid in left[member])]
                 for seq, row, parent in moved.get(member, []):
-                    node = Node.from_json(self.db.execute("SELECT payload FROM span WHERE rowid = ?", (row,)).fetchone()[0])
+                    [(payload,)] = self.db.execute("SELECT payload FROM span WHERE rowid = ?", (row,))
+                    node = Node.from_json(payload)
                     node.parent = parent
                     spans.append((seq, node))
                 nodes.extend(node for _, node in sorted(spans, key=lambda r: r[0]))
