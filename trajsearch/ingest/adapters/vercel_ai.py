@@ -49,7 +49,8 @@ Mapping (``ai.operationId``, else the span name)
   repeat across runs and within one (Kimi K2's ``functions.runSql:1``,
   OpenRouter's Gemini ``tool_0_runSql``), so the spool pairs them by time: the
   span joins a run whose time span holds it, after the model call that asked
-  (``spool._placed``). One that fits no run of the input holds no task and is
+  (of runs going on at once, the one that asked for its arguments; see
+  ``spool._placed``). One that fits no run of the input holds no task and is
   passed over, not read as a run "ai.toolCall (no input recorded)".
 - ``ai.embed`` / ``ai.embedMany`` / ``ai.rerank`` (and their ``do*`` spans):
   not steps; a trace made only of them (a RAG app exports one per query: each
