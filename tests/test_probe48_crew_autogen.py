@@ -3,6 +3,7 @@ run is (see the fixtures' SOURCE.md: written by autogen-agentchat 0.7.5 itself, 
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -293,3 +294,25 @@ def test_a_streaming_agents_run_stream_is_one_run() -> None:
     a run of their own and the TaskResult as another, the same run read twice."""
     [run] = adapter_support.runs(AUTOGEN / "run_stream_chunks.jsonl")
     assert [(s.action, s.arguments) for s in run.steps] == [("respond", {"content": "The capital of France is Paris."})]
+
+
+# Probe 48 F2AG: review R2X's findings on the AgentChat / AG2 readers, on files the frameworks wrote.
+
+
+@pytest.mark.parametrize("name", ["hitl_code_team_state.json", "hitl_code_chat_messages.json"])
+def test_a_person_reviewing_code_is_no_code_executor_where_its_input_requests_were_not_kept(name: str) -> None:
+    """A ``UserProxyAgent``'s words in a team's ``message_thread`` (which keeps no ``UserInputRequestedEvent``) or
+    in a run's chat messages have the shape of a model-less ``CodeExecutorAgent``'s: a person's review of the code
+    ("That is exponential time, make it iterative.", "APPROVE") was read as that code run, two ``execute_code``
+    steps whose output was the review."""
+    run = adapter_support.only(AUTOGEN / name)
+    assert "execute_code" not in [s.action for s in run.steps]
+    assert [s.arguments["content"] for s in run.steps] == [
+        m["content"] for m in _chat(AUTOGEN / name) if m["source"] != "user"]
+
+
+def _chat(path: Path) -> list[dict]:
+    document = json.loads(path.read_text(encoding="utf-8"))
+    if isinstance(document, dict):
+        document = document["agent_states"]["RoundRobinGroupChatManager"]["message_thread"]
+    return document

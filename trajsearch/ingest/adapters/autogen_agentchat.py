@@ -21,7 +21,8 @@ Mapping
   ``ToolCallExecutionEvent`` (error = its content where ``is_error``); a
   ``CodeExecutionEvent`` (``CodeExecutorAgent``) is an ``execute_code`` step
   (the code of the ``CodeGenerationEvent`` before it; error where the exit code
-  is not 0); an agent's ``TextMessage`` / ``MultiModalMessage`` /
+  is not 0), as is a model-less agent's reply to code that reads as its output
+  (``_code_executors``); an agent's ``TextMessage`` / ``MultiModalMessage`` /
   ``StructuredMessage`` / ``StopMessage`` is a ``respond`` step; a later user
   message is the observation of the ``respond`` it answers. A
   ``ToolCallSummaryMessage`` repeats the results already read, a
@@ -209,11 +210,25 @@ _NO_CODE = "No code blocks found in the thread. Please provide at least one mark
 CODE_BLOCK = re.compile(r"```[ \t]*(\w+)?[ \t]*\r?\n(.*?)\r?\n```", re.S)
 
 
+#: A word of two letters or more: what a person's reply has and a bare value's output (``42``, ``[1, 2]``) has not.
+_WORD = re.compile(r"[^\W\d_]{2,}")
+
+
+def _output_like(text: str) -> bool:
+    """Whether an agent's words read as what code printed: ending on a line break (``print`` ends every line, and a
+    command-line executor hands back stdout as it came) or holding no word at all (a value). A person's reply typed
+    through ``input()`` (``UserProxyAgent``) never ends on one, and says words."""
+    return text.endswith("\n") or not _WORD.search(text)
+
+
 def _code_executors(messages: list[dict[str, Any]], users: set[str]) -> set[str]:
     """The agents of a run that are ``CodeExecutorAgent`` s running the code others write (no model of their own):
     told by the words only it says (``_RAN_WITH_ERROR``, ``_RAN_SILENT``, ``_NO_CODE``) at least once, or, where
     the code just worked (its output is all it says), by their shape: an agent, not a person (``users``), whose
-    every message came from no model (``models_usage`` null) and answered a message with code blocks."""
+    every message came from no model (``models_usage`` null), answered a message with code blocks and reads as
+    code's output (``_output_like``). A ``UserProxyAgent`` has that shape too where its ``UserInputRequestedEvent``
+    s were not kept (a team's ``message_thread``, a list of the chat messages): its words in reply to code are a
+    person reviewing it, which ``_output_like`` tells from output."""
     fixed = {m["source"] for m in messages if m.get("type") == "TextMessage" and isinstance(m.get("content"), str)
              and (_RAN_WITH_ERROR.match(m["content"]) or _RAN_SILENT.match(m["content"])
                   or m["content"].startswith(_NO_CODE))}
@@ -222,7 +237,7 @@ def _code_executors(messages: list[dict[str, Any]], users: set[str]) -> set[str]
     for before, m in zip(said, said[1:]):
         replies.setdefault(m["source"], []).append(
             "models_usage" in m and m["models_usage"] is None and m.get("type") == "TextMessage"
-            and before["source"] != m["source"] and bool(CODE_BLOCK.search(_text(before))))
+            and before["source"] != m["source"] and bool(CODE_BLOCK.search(_text(before))) and _output_like(_text(m)))
     return fixed | {source for source, answered in replies.items() if source not in users and all(answered)
                     and not any(m["source"] == source for m in said[:1])}
 
