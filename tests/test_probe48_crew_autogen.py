@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 import adapter_support
+from cli_support import run_cli
 from trajsearch.ingest.detect import detect_format
 from trajsearch.ingest.read import read_dump
 from trajsearch.model import Outcome
@@ -184,12 +185,18 @@ def test_openinference_agentchat_team_inside_an_app_span_keeps_its_failure_and_a
         ("respond", {"content": "Paris is 73 degrees and sunny; Atlantis could not be found. TERMINATE"}, None)]
 
 
-def test_an_agentchat_before_0_6_run_has_an_id_from_its_messages_the_same_in_its_team_state() -> None:
+def test_an_agentchat_before_0_6_run_has_an_id_of_its_file_and_its_team_state_beside_it_is_passed_over(
+        tmp_path: Path) -> None:
     """Messages before 0.6 have no ``id``: the team's state and the run's messages were refused ("first message
-    has no id")."""
-    state = adapter_support.only(AUTOGEN / "0.4.9-team_state.json")
+    has no id"). The run's id is its file's (F2AG: what was said merged runs that said the same), and the team's
+    state saved beside it, the same run, is passed over naming the file its run is read from."""
+    with pytest.raises(ValueError, match="run read from 0.4.9-team_messages_dumped.json beside it"):
+        detect_format(AUTOGEN / "0.4.9-team_state.json")
     dumped = adapter_support.only(AUTOGEN / "0.4.9-team_messages_dumped.json")
-    assert state.trajectory_id == dumped.trajectory_id and state.trajectory_id.startswith("autogen:")
+    alone = tmp_path / "0.4.9-team_state.json"
+    alone.write_bytes((AUTOGEN / "0.4.9-team_state.json").read_bytes())
+    state = adapter_support.only(alone)  # saved alone: the run
+    assert state.trajectory_id.startswith("autogen:") and state.trajectory_id != dumped.trajectory_id
     assert [(s.action, s.arguments, s.error) for s in state.steps] == [
         ("get_weather", {"city": "Paris"}, None),
         ("get_weather", {"city": "Atlantis"}, "Error: city not found: Atlantis"),
@@ -297,6 +304,7 @@ def test_a_streaming_agents_run_stream_is_one_run() -> None:
 
 
 # Probe 48 F2AG: review R2X's findings on the AgentChat / AG2 readers, on files the frameworks wrote.
+AG2_CACHED = [AG2 / "autogen-0.2.40-cached-run1.json", AG2 / "autogen-0.2.40-cached-run2.json"]
 
 
 @pytest.mark.parametrize("name", ["hitl_code_team_state.json", "hitl_code_chat_messages.json"])
@@ -316,3 +324,34 @@ def _chat(path: Path) -> list[dict]:
     if isinstance(document, dict):
         document = document["agent_states"]["RoundRobinGroupChatManager"]["message_thread"]
     return document
+
+
+def test_two_agentchat_runs_before_0_6_that_said_the_same_are_two_runs(home: Path) -> None:
+    """Before 0.6 a message has no id, and a run's id was a hash of its messages' type, source and content: the
+    same task run twice (a replayed or cached model, or two models answering alike) was one run, in two files
+    (the later ingest replaced the earlier) or appended to one ``run_stream()`` log."""
+    files = [AUTOGEN / "0.4.9-same_task_run1.json", AUTOGEN / "0.4.9-same_task_run2.json"]
+    ids = [adapter_support.only(f).trajectory_id for f in files]
+    streamed = adapter_support.runs(AUTOGEN / "0.5.7-two_runs_stream.jsonl")
+    ids += [r.trajectory_id for r in streamed]
+    assert len(set(ids)) == 4
+    assert [[(s.action, s.observation) for s in r.steps] for r in streamed] == [
+        [("add", "5"), ("respond", None)]] * 2
+    assert ids == [adapter_support.only(f).trajectory_id for f in files] + [
+        r.trajectory_id for r in adapter_support.runs(AUTOGEN / "0.5.7-two_runs_stream.jsonl")]  # stable
+    for source in (*files, AUTOGEN / "0.5.7-two_runs_stream.jsonl"):
+        code, out, err = run_cli("ingest", str(source))
+        assert code == 0, out + err
+    code, out, err = run_cli("stats", "--json")
+    assert code == 0, err
+    assert json.loads(out)["trajectories"] == 4
+
+
+def test_two_cached_autogen_0_2_chats_are_two_runs() -> None:
+    """AutoGen 0.2's ``cache_seed`` (42 by default) replays a rerun's model replies: the two chats' histories are
+    the same and their ``chat_id`` None, and their id (a hash of the history) made them one run."""
+    first, second = (adapter_support.only(f) for f in AG2_CACHED)
+    assert first.trajectory_id != second.trajectory_id
+    assert [(s.action, s.error) for s in first.steps] == [(s.action, s.error) for s in second.steps]
+    assert adapter_support.only(AG2 / "chat_result.json").trajectory_id == \
+        "ag2:314953319279223332320597834841235211383"  # AG2's own chat_id (a UUID's number) is still the id

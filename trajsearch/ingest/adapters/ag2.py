@@ -18,23 +18,27 @@ Mapping
   (``exitcode: N (execution failed)\\nCode output: ...``), from the initiator or, in a group chat, the agent
   that runs the code: the code blocks of the ``respond`` before it ran, an ``execute_code`` step
   (``autogen_agentchat.ran_code``), failed on a non-zero exit code;
-- trajectory_id = ``ag2:<chat_id>``; AutoGen 0.2's ``initiate_chat`` leaves ``chat_id`` None:
-  ``ag2:<hash of the chat_history>``; metadata keeps the ``summary`` and the agents' names;
+- trajectory_id = ``ag2:<chat_id>`` where AG2 drew it (``uuid4().int``); AutoGen 0.2's ``initiate_chat`` leaves
+  it None and ``a_initiate_chats`` sets its caller's numbers (1, 2, ...): ``ag2:<folder>.<file name>.<item>``
+  (``autogen_agentchat.file_run_key``: a chat's words are no id, a cache replays them); metadata keeps the
+  ``summary`` and the agents' names;
 - outcome: ``unknown``: a ChatResult says how the chat ended, not whether its task was done.
 """
 
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, Iterator
 
 from trajsearch.model import Trajectory
 
 from ._common import Context, RecordError, build, clip_task, content_text, json_object, safe_id, tool_arguments
-from .autogen_agentchat import CODE_BLOCK, ran_code, run_key
+from .autogen_agentchat import CODE_BLOCK, ITEM_AT, file_run_key, ran_code
 
 NAME = "ag2"
 ID_PREFIX = "ag2"
+#: A file is read whole (see ``split``): a run's id may be where in its file it is.
+WHOLE_FILE = True
 #: The keys every ``ChatResult`` dumps.
 _KEYS = frozenset({"chat_id", "chat_history", "summary", "cost"})
 #: ``ConversableAgent``'s report of code it ran (``execute_code_blocks``, and its reply using a code executor).
@@ -45,6 +49,34 @@ _FAILED = "Error: "
 
 def matches(record: Any) -> bool:
     return isinstance(record, dict) and _KEYS <= record.keys() and isinstance(record["chat_history"], list)
+
+
+def split(document: Any) -> Iterator[tuple[str, Any]]:
+    """The chats of a file: a ChatResult, or each of a list of them (``initiate_chats()``'s, a JSON array or a line
+    each), with where it is in the file (``ITEM_AT``), which names a chat whose ``chat_id`` does not."""
+    if not isinstance(document, list):
+        yield "file", {**document, ITEM_AT: 1} if isinstance(document, dict) else document
+        return
+    positions = getattr(document, "positions", None) or [f"record {n}" for n in range(1, len(document) + 1)]
+    for n, (position, item) in enumerate(zip(positions, document), 1):
+        yield position, {**item, ITEM_AT: n} if isinstance(item, dict) else item
+
+
+#: AG2's own ``chat_id`` (``ChatResult``'s default, ``uuid.uuid4().int``) is this big; AutoGen 0.2 leaves it None,
+#: and ``initiate_chats()`` sets the number its caller gave each chat (1, 2, ...), the same in every such file.
+_OWN_ID = 2 ** 64
+
+
+def _chat_id(record: dict[str, Any], ctx: Context) -> str:
+    """The chat's own ``chat_id`` where AG2 drew it (a UUID's number), else the file and place it was read from
+    (``file_run_key``): a content hash merged the chats a cache replays (AutoGen 0.2's ``cache_seed`` 42, on by
+    default) and two files' chat 1 were one run."""
+    own = record.get("chat_id")
+    if isinstance(own, str) and own.isdigit():
+        own = int(own)
+    if isinstance(own, int) and not isinstance(own, bool) and own >= _OWN_ID:
+        return str(own)
+    return file_run_key(ctx, record.get(ITEM_AT))
 
 
 def _text(msg: dict[str, Any]) -> str:
@@ -116,7 +148,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     task = _text(history[0])
     if not task:
         raise RecordError("an AG2 ChatResult whose first message says nothing: no task")
-    chat_id = str(record["chat_id"]) if record.get("chat_id") not in (None, "") else run_key(history)
+    chat_id = _chat_id(record, ctx)
     initiator = history[0].get("name") if isinstance(history[0].get("name"), str) else None
     metadata: dict[str, Any] = {"agents": sorted({m["name"] for m in history if isinstance(m.get("name"), str)})}
     if isinstance(record.get("summary"), str) and record["summary"].strip():

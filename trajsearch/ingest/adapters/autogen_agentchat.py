@@ -30,7 +30,10 @@ Mapping
 - trajectory_id = ``autogen:<id of the first message>`` (a fresh UUID per run,
   the same in the run's ``TaskResult`` and in its team's state, so either file
   is one run); messages dumped before 0.6 have no ``id`` (nor ``created_at``):
-  ``autogen:<hash of the chat messages>``, the same for both files too;
+  ``autogen:<folder>.<file name>.<the run's first item in it>``
+  (``file_run_key``), as a run that said what another said (a replayed or
+  cached model, two models answering alike) is a run of its own; a team's
+  state of then, saved beside its run's file, is passed over (``side_path``);
   created_at = the first message's ``created_at``.
 - refused: a ``TaskResult`` whose messages dump without ``type`` and
   ``content`` (``result.model_dump_json()`` in 0.5 and 0.6, the messages typed as
@@ -41,16 +44,17 @@ Mapping
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 from datetime import datetime
+from pathlib import Path
 from typing import Any, Iterator
 
 from trajsearch.model import Trajectory
 
+from ..sources import whole_document
 from ._common import (Context, RecordError, as_dict, as_list, build, clip_task, content_text, decisive_line,
-                      json_object, safe_id, tool_arguments)
+                      file_stem, json_object, safe_id, tool_arguments)
 from ._spans.messages import agentchat_users
 
 NAME = "autogen-agentchat"
@@ -152,15 +156,15 @@ def split(document: Any) -> Iterator[tuple[str, Any]]:
         held = bool(loose) and _held(loose, _messages(item) or [])
         if loose and (not held or _typeless(item)):  # a typeless TaskResult (0.5, 0.6) ending run_stream()'s
             # items holds no run of its own: the run is the messages before it, stopped for its reason
-            yield f"messages before record {n}", {"messages": loose,
+            yield f"messages before record {n}", {"messages": loose, ITEM_AT: n - len(loose),
                                                   "stop_reason": item.get("stop_reason") if held else None}
             if held:
                 loose = []
                 continue
         loose = []
-        yield (f"record {n}" if isinstance(document, list) else "file"), item
+        yield (f"record {n}" if isinstance(document, list) else "file"), {**item, ITEM_AT: n}
     if loose:
-        yield "messages", {"messages": loose, "stop_reason": None}
+        yield "messages", {"messages": loose, "stop_reason": None, ITEM_AT: len(items) - len(loose) + 1}
 
 
 def not_a_run(record: Any) -> str | None:
@@ -177,6 +181,60 @@ def not_a_run(record: Any) -> str | None:
     if kind == "TeamState" and not _thread(record):
         return ("this is an AutoGen AgentChat team's saved state (`team.save_state()`) with no messages: the team "
                 "had not run, or was reset, when it was saved")
+    return None
+
+
+#: The biggest file ``side_path`` reads whole (a team state, a file beside it): a run's messages, not a corpus.
+_BESIDE_BYTES = 16 * 2 ** 20
+#: The files beside a team state that may hold its run (``json.dump``, ``model_dump_json()``, a line an item).
+_BESIDE_SUFFIXES = (".json", ".jsonl", ".json.gz", ".jsonl.gz")
+
+
+#: What a run yields and its team's ``message_thread`` does not keep: the events an agent streams as it works.
+_STREAMED_ONLY = frozenset({"UserInputRequestedEvent", "ModelClientStreamingChunkEvent"})
+
+
+def _said(messages: list[Any]) -> list[Any]:
+    """What a run's messages hold that two dumps of one run share and two runs seldom do: each one's type, source,
+    content and model usage, in order (the streamed-only events left out, which a team's state never has)."""
+    return [[m.get("type"), m["source"], m.get("content"), m.get("models_usage")] for m in messages
+            if _message(m) and m.get("type") not in _STREAMED_ONLY]
+
+
+def _document(path: Path) -> Any:
+    """A file's JSON document (its lines' values for JSONL), None when it is too big or unreadable."""
+    try:
+        return whole_document(path)[0] if path.stat().st_size <= _BESIDE_BYTES else None
+    except (OSError, ValueError, EOFError):
+        return None
+
+
+def side_path(path: Path, fmt: str | None) -> str | None:
+    """The adapter hook (see ``adapters/__init__``): a team's ``save_state()`` of AgentChat before 0.6 saved beside
+    its run's TaskResult (or messages), the same run twice. From 0.6 a message has an ``id``, and both files are the
+    run of its first message's id; before, two files of one run share nothing but their messages (no id, no time),
+    and two runs can say the same (a cached or replayed model), so a run's id is its file's (``file_run_key``) and
+    the two are paired here, where they lie: a state is passed over when a file in its folder holds a run (not
+    another state) with the very same messages (``_said``), which is read."""
+    if fmt != NAME or not path.name.endswith(_BESIDE_SUFFIXES):
+        return None
+    state = _document(path)
+    thread = _thread(state) if isinstance(state, dict) and state.get("type") == "TeamState" else None
+    if not thread or not isinstance(thread[0], dict) or thread[0].get("id") or not (mine := _said(thread)):
+        return None
+    try:
+        beside = sorted(p for p in path.parent.iterdir() if p != path and p.name.endswith(_BESIDE_SUFFIXES)
+                        and p.is_file())
+    except OSError:
+        return None
+    for other in beside:
+        document = _document(other)
+        if document is None:
+            continue
+        for _, run in split(document):
+            if isinstance(run, dict) and run.get("type") != "TeamState" and _said(_messages(run) or []) == mine:
+                return (f"an AutoGen AgentChat team's saved state (`team.save_state()`) of the run read from "
+                        f"{other.name} beside it (the same messages): not read twice")
     return None
 
 
@@ -343,11 +401,20 @@ def _task(messages: list[dict[str, Any]]) -> str:
     return clip_task(_text(first).strip())
 
 
-def run_key(said: Any) -> str:
-    """A run's id from what was said in it, for dumps that keep none (AgentChat before 0.6, an AutoGen 0.2
-    ChatResult's default ``chat_id``): the same run saved twice (its TaskResult and its team's state) is one run,
-    two runs are two unless every message of them is the same."""
-    return hashlib.sha1(json.dumps(said, sort_keys=True, default=str).encode()).hexdigest()[:16]
+#: Where ``split`` found a run in its file: the number of the run's first item (1 for a file that is one run).
+ITEM_AT = "__autogen_item__"
+
+
+def file_run_key(ctx: Context, at: Any) -> str:
+    """A run's id where its dump keeps none (AgentChat before 0.6, an AutoGen 0.2 ChatResult's ``chat_id`` None,
+    AG2's ``initiate_chats`` numbering its chats 1, 2, ...): the file it was read from (its folder and name, as
+    ``file_stem`` gives it) and where in it (``at``, the run's first item), as other formats name a file's runs.
+    What was said cannot be the id: a cached or replayed model (AG2's ``cache_seed`` 42, a
+    ``ReplayChatCompletionClient``) says the same in every run, and two runs of one task by two models often do
+    (their usage differs, which AgentChat's team state and a ChatResult's history do not all keep): the later run
+    replaced the earlier. Shared with ``ag2``."""
+    where = ".".join(p for p in (ctx.source.parent.name, file_stem(ctx.source, (".json", ".jsonl"))) if p)
+    return f"{where}.{at if isinstance(at, int) else 1}"
 
 
 def to_trajectory(record: Any, ctx: Context) -> Trajectory:
@@ -362,8 +429,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     if not messages:
         raise RecordError("an AutoGen AgentChat run none of whose messages is an AgentChat message (type, source)")
     first = messages[0]
-    key = first.get("id") if isinstance(first.get("id"), str) and first["id"] else run_key(
-        [[m.get("type"), m["source"], m.get("content")] for m in messages])
+    key = first["id"] if isinstance(first.get("id"), str) and first["id"] else file_run_key(ctx, record.get(ITEM_AT))
     users = agentchat_users(messages)
     metadata: dict[str, Any] = {"agents": sorted({m["source"] for m in messages if m["source"] not in users})}
     if isinstance(record.get("stop_reason"), str):
