@@ -355,3 +355,11 @@ def test_two_cached_autogen_0_2_chats_are_two_runs() -> None:
     assert [(s.action, s.error) for s in first.steps] == [(s.action, s.error) for s in second.steps]
     assert adapter_support.only(AG2 / "chat_result.json").trajectory_id == \
         "ag2:314953319279223332320597834841235211383"  # AG2's own chat_id (a UUID's number) is still the id
+
+
+def test_ag2_chats_numbered_by_their_caller_are_the_runs_of_their_file() -> None:
+    """``a_initiate_chats`` sets each ChatResult's ``chat_id`` to the number its caller gave the chat (1, 2): every
+    such file's chats were ``ag2:1`` and ``ag2:2``, a rerun's file replacing the earlier file's runs."""
+    ids = [r.trajectory_id for name in ("ag2-0.14-async-chats-a.json", "ag2-0.14-async-chats-b.json")
+           for r in adapter_support.runs(AG2 / name)]
+    assert len(ids) == 4 and len(set(ids)) == 4
