@@ -363,3 +363,23 @@ def test_ag2_chats_numbered_by_their_caller_are_the_runs_of_their_file() -> None
     ids = [r.trajectory_id for name in ("ag2-0.14-async-chats-a.json", "ag2-0.14-async-chats-b.json")
            for r in adapter_support.runs(AG2 / name)]
     assert len(ids) == 4 and len(set(ids)) == 4
+
+
+def test_runs_before_0_6_streamed_under_their_file_names_are_two_runs_and_not_named_after_the_copy(home: Path) -> None:
+    """A run's id is its file's name where its dump keeps none: a dump streamed in as ``-`` with ``--stream-name``
+    takes that name alone, not the copy's folder (``stream-0``, the same for every stream: told as an id taken from
+    the temporary copy); unnamed, it is told so."""
+    from typer.testing import CliRunner
+
+    from trajsearch.cli import app
+
+    for n in (1, 2):
+        data = (AUTOGEN / f"0.4.9-same_task_run{n}.json").read_bytes()
+        result = CliRunner().invoke(app, ["ingest", "-", "--stream-name", f"run{n}.json"], input=data)
+        assert result.exit_code == 0, result.stdout + result.stderr
+        assert "temporary copy" not in result.stderr
+    code, out, err = run_cli("stats", "--json")
+    assert code == 0, err
+    assert json.loads(out)["trajectories"] == 2
+    result = CliRunner().invoke(app, ["ingest", "-"], input=(AUTOGEN / "0.4.9-same_task_run1.json").read_bytes())
+    assert result.exit_code == 0 and "autogen:stdin.1" in " ".join(result.stderr.split())

@@ -49,7 +49,7 @@ from . import sources
 from .adapters import ADAPTERS, Context, RecordError, adapter_for, is_grouped, side_path
 from .adapters._common import DEFAULT_SUCCESS_THRESHOLD, DEFAULT_TENANT, PassedOver, clipped_fields
 from .detect import SideFile, detect_format, forced_format
-from .sources import PEEK_BYTES, OnBytes, Record
+from .sources import PEEK_BYTES, STREAMS_PREFIX, OnBytes, Record
 from .spool import Spool
 
 log = logging.getLogger(__name__)
@@ -218,10 +218,6 @@ def _absolute(path: str | Path) -> Path:
     return Path(path).absolute() if is_stream(path) else Path(path).resolve()
 
 
-#: The temporary folders of :class:`Streams`: ``trajsearch-streams-<host>-<pid>-<random>``, the owner's host name
-#: and pid in the name so that the next ingest on that host can remove the copies of one that was killed (see
-#: :func:`_sweep_orphaned_copies`); a container sharing $TMPDIR has a host name of its own, and its pids are not ours.
-STREAMS_PREFIX = "trajsearch-streams-"
 _STREAMS_DIR = re.compile(rf"{STREAMS_PREFIX}(?P<host>.+)-(?P<pid>\d+)-[^-]+$")
 
 

@@ -334,6 +334,12 @@ def loaded_values(path: Path, on_bytes: OnBytes = None) -> Iterator[Record]:
             yield f"record {number}", value, None, None
 
 
+#: The temporary folders of ``read.Streams`` (a stream's copy: ``<prefix><host>-<pid>-<random>/stream-<n>/<name>``):
+#: the owner's host name and pid in the name so that the next ingest on that host can remove the copies of one that
+#: was killed (``read._sweep_orphaned_copies``); a container sharing $TMPDIR has a host name of its own, and its pids
+#: are not ours. Here for the adapters that name a run by its file's folder, which a copy's is not.
+STREAMS_PREFIX = "trajsearch-streams-"
+
 class Values(list):  # type: ignore[type-arg]
     """The values of a file that holds several (JSONL lines, concatenated objects), with where each was read
     (``positions``: ``line N``, ``record N``): an adapter that reads each as a run of its own names it so, right
