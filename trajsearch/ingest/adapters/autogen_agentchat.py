@@ -52,7 +52,7 @@ from typing import Any, Iterator
 
 from trajsearch.model import Trajectory
 
-from ..sources import STREAMS_PREFIX, whole_document
+from ..sources import STREAMS_PREFIX, peek, whole_document
 from ._common import (Context, RecordError, as_dict, as_list, build, clip_task, content_text, decisive_line,
                       file_stem, json_object, safe_id, tool_arguments)
 from ._spans.messages import agentchat_users
@@ -216,8 +216,8 @@ def side_path(path: Path, fmt: str | None) -> str | None:
     and two runs can say the same (a cached or replayed model), so a run's id is its file's (``file_run_key``) and
     the two are paired here, where they lie: a state is passed over when a file in its folder holds a run (not
     another state) with the very same messages (``_said``), which is read."""
-    if fmt != NAME or not path.name.endswith(_BESIDE_SUFFIXES):
-        return None
+    if fmt != NAME or not path.name.endswith(_BESIDE_SUFFIXES) or '"TeamState"' not in peek(path):
+        return None  # a TaskResult, a list of messages: read whole only when it may be a state (its type first)
     state = _document(path)
     thread = _thread(state) if isinstance(state, dict) and state.get("type") == "TeamState" else None
     if not thread or not isinstance(thread[0], dict) or thread[0].get("id") or not (mine := _said(thread)):
