@@ -340,6 +340,7 @@ def loaded_values(path: Path, on_bytes: OnBytes = None) -> Iterator[Record]:
 #: are not ours. Here for the adapters that name a run by its file's folder, which a copy's is not.
 STREAMS_PREFIX = "trajsearch-streams-"
 
+
 class Values(list):  # type: ignore[type-arg]
     """The values of a file that holds several (JSONL lines, concatenated objects), with where each was read
     (``positions``: ``line N``, ``record N``): an adapter that reads each as a run of its own names it so, right
