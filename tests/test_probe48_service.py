@@ -466,3 +466,46 @@ def test_a_key_file_removed_or_emptied_lets_no_key_in(tmp_path: Path, caplog) ->
         answer(key)
         assert not answer(key)
     assert "every key is refused until it holds keys again" in caplog.text
+
+
+def test_an_ingest_stream_stops_once_its_key_leaves_the_key_file(tmp_path: Path) -> None:
+    """A key removed from the key file was refused from its next call, but an ingest stream it had opened (up to an
+    hour and 50,000 records) went on writing to the end. Each batch now asks the key ring again: the stream is
+    refused from the first batch after the key left the file."""
+    from trajsearch.embed import HashingEmbedder
+    from trajsearch.ingest.read import read_dump
+    from trajsearch.search import TrajSearch
+    from trajsearch.service.auth import RELOAD_INTERVAL_S, KeyRing
+    from trajsearch.service.client import Client, Unauthenticated
+    from trajsearch.service.server import ServiceServer
+
+    keys = tmp_path / "keys.toml"
+    leaving = _new_key(keys, "acme", "write")
+    _new_key(keys, "acme", "write")  # the key that stays: a file left with no keys is another rule
+    runs = [p.trajectory for path in sorted(BATCH.rglob("*.traj.json")) for p in read_dump(path) if p.ok]
+    assert len(runs) == 2
+    ts = TrajSearch.open(str(tmp_path / "milvus.db"), traces=str(tmp_path / "traces"), embedder=HashingEmbedder())
+    server = ServiceServer(ts, KeyRing.load(keys), address="127.0.0.1:0").start()
+
+    def stream():
+        yield runs[0]
+        text = keys.read_text()
+        keys.write_text(text[text.index("[[keys]]", text.index("[[keys]]") + 1):])  # the first entry removed
+        time.sleep(RELOAD_INTERVAL_S + 0.3)  # the server looks at the file once a second at most
+        yield runs[1]
+
+    try:
+        with Client(server.address, leaving) as client:
+            try:
+                client.add(stream(), batch_size=1, timeout=120)
+            except Unauthenticated as exc:
+                assert "removed from the server's key file while the call ran" in str(exc)
+            else:
+                raise AssertionError("the stream went on after its key left the key file")
+    finally:
+        server.stop(grace=1)
+    ts = TrajSearch.open(str(tmp_path / "milvus.db"), traces=str(tmp_path / "traces"), embedder=HashingEmbedder())
+    try:
+        assert ts.run(runs[1].trajectory_id, tenant="acme") is None  # nothing the key sent after it left
+    finally:
+        ts.close()

@@ -92,6 +92,7 @@ class Call:
     request_id: str
     context: grpc.ServicerContext
     fields: dict[str, Any] = field(default_factory=dict)
+    keys: KeyRing | None = None  # the ring the key was found in: a long call asks it again (:meth:`check_key`)
 
     @property
     def tenant(self) -> str:
@@ -100,6 +101,13 @@ class Call:
     def note(self, **fields: Any) -> None:
         """Add fields to the call's log line (counts, never request text)."""
         self.fields.update(fields)
+
+    def check_key(self) -> None:
+        """Refuse the rest of a long call (an ingest stream: up to an hour and 50,000 records) once its key has
+        left the key file: a key removed in a rotation or an incident went on writing until the stream ended."""
+        if self.keys is not None and not self.keys.holds(self.principal):
+            raise Abort(grpc.StatusCode.UNAUTHENTICATED, "this API key was removed from the server's key file "
+                                                         "while the call ran: the rest of it is refused", retry=False)
 
     def check_deadline(self) -> None:
         if expired(self.context):
@@ -183,7 +191,7 @@ class ServiceInterceptor(grpc.ServerInterceptor):
         try:
             if refusal is not None:
                 raise refusal
-            call = Call(principal, request_id, context)
+            call = Call(principal, request_id, context, keys=self.keys)
             fields = call.fields
             call.check_deadline()
             req = request()

@@ -341,6 +341,7 @@ class Service(pb2_grpc.TrajSearchServicer):
         indexer = self.ts.indexer()  # one per stream: a run two of its batches hold is counted once (probe G, G7)
         for batch in batches:
             call.check_deadline()
+            call.check_key()
             if len(batch.records) > lim.max_batch_records:
                 raise v.FieldError("records", f"a batch holds at most {lim.max_batch_records} records, "
                                               f"got {len(batch.records)}")
