@@ -29,19 +29,26 @@ def test_the_loop_keeps_the_runtimes_ranking_of_warnings_and_exemplars(model_ts)
     """``Runtime.loop().run(error)`` re-sorted what it retrieved by cosine: the warnings of the two runs whose
     ``update_reservation_flights`` answered the pasted error (which ``warnings`` ranks first, holding the line)
     gave way to two runs a refined query found closer in wording that never met it, and reranked exemplars came
-    back in cosine order. The loop's context now shows each retrieval's own ranking, the caller's query first."""
+    back in cosine order. The loop's context now shows each retrieval's own ranking.
+
+    Warnings go retrieval by retrieval, the caller's whole ranking first, a refinement's only filling places left
+    free: ranked place by place instead, the refinement's top hit (task 8, which never met the error) took the
+    second place from task 3, which did and which ``context_for`` shows there (review RU, 1)."""
     from trajsearch.ingest.read import read_dump
     from trajsearch.runtime import LoopConfig, Runtime, RuntimeContext
 
     model_ts.add([p.trajectory for p in read_dump(GIFT_CARD_LOOP, tenant="acme")])
     rt, ctx = Runtime(model_ts), RuntimeContext(tenant="acme")
     direct_warnings = [w.trajectory_id for w in rt.warnings(GIFT_CARD_ERROR, ctx)]
-    assert direct_warnings[0] in MET
+    assert sorted(direct_warnings) == sorted(MET)
+    context_for = [w.trajectory_id for w in rt.context_for(GIFT_CARD_ERROR, ctx).warnings]
+    assert context_for == direct_warnings
 
     result = rt.loop().run(GIFT_CARD_ERROR, ctx)  # refined once (its documents' cosines are low), then generated
     assert any(a.refined_query for a in result.actions)
     exemplars, warnings = _shown(result.context)
-    assert warnings[0] == direct_warnings[0]
+    assert warnings == context_for
+    assert [d.item.trajectory_id for d in result.documents if d.kind == "warning"][:2] == context_for
 
     # one retrieval (no refinement): the context shows the runtime's own ranking, run for run
     single = rt.loop(config=LoopConfig(enable_refinement=False)).run(GIFT_CARD_ERROR, ctx)
@@ -69,6 +76,33 @@ def test_the_loops_first_example_is_the_run_its_strategy_is_about() -> None:
     result = loop.run("please fix the failing payments test in src/pay.py", RuntimeContext(tenant="acme"))
     assert any(a.refined_query == "failing payments test src/pay.py" for a in result.actions)
     assert result.context == "follow_closely: same-task,loose-1,loose-2"
+
+
+def test_a_run_two_retrievals_found_is_one_copy_of_it() -> None:
+    """A run found by the caller's query and again by a refinement is kept as the copy at its better place; its
+    ``Document.similarity`` had been the higher of the two cosines while the item (what the context shows, and the
+    documents' ``similarity``) kept the kept copy's: the loop's confidence, which decides sufficiency and is
+    reported, was worked out from numbers the agent never saw (review RU, 3). Item, similarity and query now come
+    from one copy. A scripted retriever stands in for the store (the merge is under test)."""
+    from trajsearch.runtime import Exemplar, FailureWarning, Retrieval, RetrievalLoop, RuntimeContext, Strategy
+
+    def run(tid: str, similarity: float) -> Exemplar:
+        return Exemplar(tid, f"file:///t/{tid}", "v1", similarity, similarity, {}, "text")
+
+    def failed(tid: str, similarity: float) -> FailureWarning:
+        return FailureWarning(tid, f"file:///t/{tid}", "v1", similarity, "the task", "Error: x")
+
+    asked, refined = "please fix the failing payments test in src/pay.py", "failing payments test src/pay.py"
+    script = {asked: Retrieval(Strategy.use_as_inspiration, 0.5, [run("a", 0.5), run("b", 0.45)], [failed("w", 0.4)]),
+              refined: Retrieval(Strategy.use_as_inspiration, 0.9, [run("b", 0.9), run("a", 0.6)], [failed("w", 0.8)])}
+    loop = RetrievalLoop(lambda query, ctx, k: script[query], lambda strategy, exemplars, warnings: "context")
+    result = loop.run(asked, RuntimeContext(tenant="acme"))
+    assert any(a.refined_query == refined for a in result.actions)
+    kept = {d.item.trajectory_id: d for d in result.documents}
+    assert [d.item.trajectory_id for d in result.documents] == ["b", "a", "w"]
+    for tid, query, similarity in (("b", refined, 0.9), ("a", asked, 0.5), ("w", asked, 0.4)):
+        assert (kept[tid].query, kept[tid].similarity, kept[tid].item.similarity) == (query, similarity, similarity)
+    assert result.confidence == (0.9 + 0.5) / 2
 
 
 def test_a_context_showing_no_exemplar_states_no_strategy_to_follow(tmp_path: Path, monkeypatch) -> None:

@@ -19,10 +19,11 @@ identifiers and content words and drops filler; sufficiency means at least
 ``min_confidence``; "generation" is the formatted, budgeted context.
 Self-correction: a refined query whose documents score lower than those it
 replaces is abandoned (its documents dropped, the previous query kept).
-Documents of several queries are merged by their place in each query's own
-ranking (the caller's query first at the same place), never re-sorted by cosine:
-the runtime's rankings (reranked exemplars, warnings of runs that met a pasted
-error first) are what the context shows, as ``Runtime.context_for`` shows them.
+Documents of several queries are merged by each query's own ranking, never
+re-sorted by cosine (see :func:`merge`): exemplars place by place, those of the
+retrieval whose strategy the context states first at each place; warnings query
+by query, the caller's whole ranking first (the runs that met a pasted error, as
+``Runtime.context_for`` shows them), a refinement's only filling places left free.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ import asyncio
 import re
 import threading
 import time
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field
 from enum import Enum
 from typing import Any, Callable, Hashable, Protocol, Sequence
 
@@ -113,6 +114,7 @@ class Retrieval:
 @dataclass
 class Document:
     kind: str  # "exemplar" | "warning"
+    #: the item's own (its cosine to ``query``): a run found twice is one copy of it, whole (see :func:`merge`)
     similarity: float
     item: Exemplar | FailureWarning
     query: str
@@ -208,27 +210,31 @@ def refine_query(query: str) -> str:
 
 
 def merge(documents: Sequence[Document], found: Sequence[Document], *, lead: int = 0) -> list[Document]:
-    """The documents of the retrievals so far and ``found``, best first: by their place in the ranking of the
-    retrieval that found them, the earlier query first at the same place (the caller's own words before a
-    refinement of them), except that exemplars of retrieval ``lead``, the one whose strategy the context states,
-    go first at theirs (``follow_closely`` means the first example); a document found twice keeps its best place
-    and its highest similarity.
+    """The documents of the retrievals so far and ``found``, exemplars then warnings, each kind best first by the
+    rankings of the retrievals that found them, never by cosine: each retrieval is already ranked (exemplars
+    reranked and diversified, warnings holding a pasted error line first, whatever their cosine). Sorted by
+    cosine, a pasted error's warnings of the runs that met it gave way to closer-worded ones a refinement found,
+    and reranked exemplars lost their order (probe 48 U1).
 
-    Each retrieval is already ranked (exemplars reranked and diversified, warnings holding a pasted error line
-    first, whatever their cosine): sorted by cosine instead, the loop reordered them, and a pasted error's warnings
-    of the runs that met it gave way to closer-worded ones a refinement found (probe 48 U1)."""
-    def place(d: Document) -> tuple[int, bool, int]:
-        return d.rank, d.kind == "exemplar" and d.round != lead, d.round
+    Exemplars go place by place: the first of each retrieval before the second of any, those of retrieval
+    ``lead`` (the one whose strategy the context states: ``follow_closely`` means the first example) first at
+    each place, then the earlier retrieval's. Warnings go retrieval by retrieval: the caller's query's whole
+    ranking first, a refinement's only filling the places left free, since a refinement drops words and with
+    them what marked the runs that met the caller's error (place by place, the refinement's cosine-ranked top
+    hit took the second place from a run that had met it: review RU, 1).
+
+    A run found twice is the copy found at the better place, whole: its item (what the context shows), its
+    similarity (what :func:`confidence` averages) and its query agree (review RU, 3)."""
+    def place(d: Document) -> tuple[int, ...]:
+        if d.kind == "exemplar":
+            return d.rank, int(d.round != lead), d.round
+        return d.round, d.rank
 
     merged: dict[tuple[str, str], Document] = {}
     for d in [*documents, *found]:
         seen = merged.get(d.key)
-        if seen is None:
-            merged[d.key] = d
-            continue
-        best = min(seen, d, key=place)
-        merged[d.key] = replace(best, similarity=max(seen.similarity, d.similarity))
-    return sorted(merged.values(), key=lambda d: (*place(d), d.kind != "exemplar"))
+        merged[d.key] = d if seen is None else min(seen, d, key=place)
+    return sorted(merged.values(), key=lambda d: (d.kind != "exemplar", *place(d)))
 
 
 def confidence(documents: Sequence[Document], top: int) -> float:
