@@ -107,10 +107,10 @@ def test_a_run_two_retrievals_found_is_one_copy_of_it() -> None:
 
 def test_a_context_showing_no_exemplar_states_no_strategy_to_follow(tmp_path: Path, monkeypatch) -> None:
     """A budget too small for any exemplar leaves the strategy line out of the text (a "follow it closely" with no
-    run under it misleads), yet ``PromptContext.strategy``, ``exemplars --json`` (the service's ``Exemplars``) and
-    the tool's ``strategy`` still said ``follow_closely`` beside no example: a runtime choosing its prompt by
-    the strategy told the agent to follow a run it never showed. They now say what the context leaves the agent
-    with: ``plan_from_scratch``."""
+    run under it misleads), yet ``PromptContext.strategy``, ``exemplars --json`` (the service's ``Exemplars``),
+    the tool's ``strategy`` and the loop's ``LoopResult.strategy`` still said ``follow_closely`` beside no example:
+    a runtime choosing its prompt by the strategy told the agent to follow a run it never showed. They now say what
+    the context leaves the agent with: ``plan_from_scratch`` (the loop's since review RU, 2)."""
     import json
 
     from typer.testing import CliRunner
@@ -118,7 +118,7 @@ def test_a_context_showing_no_exemplar_states_no_strategy_to_follow(tmp_path: Pa
     from trajsearch.cli import app
     from trajsearch.embed import HashingEmbedder
     from trajsearch.ingest.read import read_dump
-    from trajsearch.runtime import Runtime, RuntimeContext, Strategy
+    from trajsearch.runtime import FormatConfig, Runtime, RuntimeConfig, RuntimeContext, Strategy
     from trajsearch.search import TrajSearch
 
     with TrajSearch.open(str(tmp_path / "m.db"), traces=str(tmp_path / "t"), embedder=HashingEmbedder()) as ts:
@@ -135,6 +135,13 @@ def test_a_context_showing_no_exemplar_states_no_strategy_to_follow(tmp_path: Pa
         tool.result_tokens = 40
         answer = tool({"query": task[:1900], "kind": "exemplars", "k": 1})
         assert answer["results"] == [] and answer["omitted"] == 1 and answer["strategy"] == "plan_from_scratch"
+
+        assert rt.loop().run(task, ctx).strategy is Strategy.follow_closely
+        small_rt = Runtime(ts, RuntimeConfig(format=FormatConfig(budget_tokens=150)))
+        looped = small_rt.loop().run(task, ctx)  # only the note that the runs were left out
+        assert "## Example" not in looped.context and "Strategy:" not in looped.context
+        assert looped.strategy is Strategy.plan_from_scratch
+        assert looped.to_dict()["strategy"] == "plan_from_scratch"
 
     monkeypatch.setenv("TRAJSEARCH_MODEL", "hashing")
     monkeypatch.setenv("TRAJSEARCH_HOME", str(tmp_path / "home"))

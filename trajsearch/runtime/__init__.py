@@ -29,7 +29,7 @@ from .advice import exemplars as _exemplars
 from .advice import warnings as _warnings
 from .context import RuntimeContext
 from .curate import CurationResult, DuplicatePolicy, QualityRules, StaleRun, StalenessRules
-from .format import FormatConfig, TokenCounter, default_counter, render, render_json
+from .format import FormatConfig, Rendered, TokenCounter, default_counter, render, render_json
 from .loop import (
     LLM, ActionRecord, GenerationError, LoopConfig, LoopResult, MaxIterationsExceeded, Retrieval,
     RetrievalError, RetrievalLoop, TTLCache,
@@ -172,8 +172,10 @@ class Runtime:
             tracing.record_results(span, [*found.items, *warned], strategy=found.strategy.value)
             return Retrieval(found.strategy, found.best_similarity, found.items, warned)
 
-    def _format(self, strategy: Strategy, exemplars: list[Exemplar], warnings: list[FailureWarning]) -> str:
-        return render(strategy, exemplars, warnings, config=self.config.format, counter=self.counter).text
+    def _format(self, strategy: Strategy, exemplars: list[Exemplar], warnings: list[FailureWarning]) -> Rendered:
+        """The loop's context, whole: the loop reports the strategy it states (``plan_from_scratch`` where the
+        budget shows no exemplar), as ``context_for`` does; it had reported ``follow_closely`` (review RU, 2)."""
+        return render(strategy, exemplars, warnings, config=self.config.format, counter=self.counter)
 
 
 def _shown(items: Sequence[Exemplar | FailureWarning],

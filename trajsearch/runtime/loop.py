@@ -24,6 +24,8 @@ re-sorted by cosine (see :func:`merge`): exemplars place by place, those of the
 retrieval whose strategy the context states first at each place; warnings query
 by query, the caller's whole ranking first (the runs that met a pasted error, as
 ``Runtime.context_for`` shows them), a refinement's only filling places left free.
+The strategy reported is the one the context leaves the agent with
+(:meth:`~trajsearch.runtime.format.Rendered.stated`, where the formatter says).
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ import tenacity
 
 from .advice import FILLER, Exemplar, FailureWarning
 from .context import RuntimeContext
+from .format import Rendered
 from .novelty import Strategy
 
 
@@ -183,7 +186,9 @@ class LLM(Protocol):
 
 
 Retriever = Callable[[str, RuntimeContext, int], Retrieval]
-Formatter = Callable[[Strategy, list[Exemplar], list[FailureWarning]], str]
+#: the context for a strategy and the runs chosen: its text, or the :class:`Rendered` context, which also says
+#: which strategy it leaves the agent with (none where no exemplar fits its budget, see ``Rendered.stated``)
+Formatter = Callable[[Strategy, list[Exemplar], list[FailureWarning]], "str | Rendered"]
 
 # -- rules used when no LLM is configured ----------------------------------------------------
 
@@ -281,6 +286,7 @@ class LoopState:
     previous_query: str | None = None  # the query a refinement replaced (for self-correction)
     best: Retrieval | None = None  # the retrieval with the best similarity: its strategy applies
     best_round: int = 0  # which retrieval that was (its exemplars go first: see merge)
+    stated: Strategy | None = None  # the strategy the generated context leaves the agent with, where it says
     cached: bool = False
     context: str = ""
     answer: str | None = None
@@ -360,7 +366,7 @@ class RetrievalLoop:
             reasoning="\n".join(notes),
             confidence=confidence(state.documents, self.config.min_docs_required),
             cached=state.cached,
-            strategy=state.strategy,
+            strategy=state.stated or state.strategy,
         )
 
     async def arun(self, query: str, ctx: RuntimeContext) -> LoopResult:
@@ -447,7 +453,10 @@ class RetrievalLoop:
         exemplars = [d.item for d in state.documents if d.kind == "exemplar"][: self.config.depth.exemplars]
         warnings = [d.item for d in state.documents if d.kind == "warning"][:MAX_WARNINGS]
         try:
-            state.context = self.formatter(state.strategy, exemplars, warnings)
+            context = self.formatter(state.strategy, exemplars, warnings)
+            if isinstance(context, Rendered):  # it says which strategy it leaves the agent with (probe 48 U3)
+                context, state.stated = context.text, context.stated(state.strategy)
+            state.context = context
             state.answer = self.llm.generate(state.query, state.context) if self.llm else state.context
         except Exception as exc:
             raise GenerationError(f"generation failed: {exc}") from exc
