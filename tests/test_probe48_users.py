@@ -105,14 +105,12 @@ def test_a_run_two_retrievals_found_is_one_copy_of_it() -> None:
     assert result.confidence == (0.9 + 0.5) / 2
 
 
-def test_a_context_showing_no_exemplar_states_no_strategy_to_follow(tmp_path: Path, monkeypatch) -> None:
+def test_a_context_showing_no_exemplar_states_no_strategy_to_follow(tmp_path: Path, home: Path) -> None:
     """A budget too small for any exemplar leaves the strategy line out of the text (a "follow it closely" with no
     run under it misleads), yet ``PromptContext.strategy``, ``exemplars --json`` (the service's ``Exemplars``),
     the tool's ``strategy`` and the loop's ``LoopResult.strategy`` still said ``follow_closely`` beside no example:
     a runtime choosing its prompt by the strategy told the agent to follow a run it never showed. They now say what
     the context leaves the agent with: ``plan_from_scratch`` (the loop's since review RU, 2)."""
-    import json
-
     from typer.testing import CliRunner
 
     from trajsearch.cli import app
@@ -143,10 +141,6 @@ def test_a_context_showing_no_exemplar_states_no_strategy_to_follow(tmp_path: Pa
         assert looped.strategy is Strategy.plan_from_scratch
         assert looped.to_dict()["strategy"] == "plan_from_scratch"
 
-    monkeypatch.setenv("TRAJSEARCH_MODEL", "hashing")
-    monkeypatch.setenv("TRAJSEARCH_HOME", str(tmp_path / "home"))
-    for name in ("TRAJSEARCH_SERVER", "TRAJSEARCH_URI", "TRAJSEARCH_TRACES", "TRAJSEARCH_API_KEY"):
-        monkeypatch.delenv(name, raising=False)
     cli = CliRunner()
     assert cli.invoke(app, ["ingest", str(GIFT_CARD_LOOP), "-t", "acme", "--quiet"]).exit_code == 0
     shown = json.loads(cli.invoke(app, ["exemplars", task, "-t", "acme", "--json"]).stdout)
@@ -155,18 +149,13 @@ def test_a_context_showing_no_exemplar_states_no_strategy_to_follow(tmp_path: Pa
     assert small["items"] == [] and small["strategy"] == "plan_from_scratch"
 
 
-def test_a_pasted_run_id_with_whitespace_around_it_is_that_run(tmp_path: Path, monkeypatch) -> None:
+def test_a_pasted_run_id_with_whitespace_around_it_is_that_run(home: Path, monkeypatch) -> None:
     """An id copied with its line's newline or a leading space (``show "ID "``, ``similar --id " ID"``) was refused
     with the id pattern; the whitespace is no part of any id, and ``show``, ``similar`` and ``delete`` take the run."""
     from cli_support import run_cli
 
-    monkeypatch.setenv("TRAJSEARCH_MODEL", "hashing")
-    for name in ("TRAJSEARCH_SERVER", "TRAJSEARCH_URI", "TRAJSEARCH_TRACES"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("TRAJSEARCH_HOME", str(tmp_path / "home"))
     monkeypatch.setenv("TRAJSEARCH_TENANT", "acme")
-    dump = Path(__file__).parent / "fixtures" / "tau-bench" / ".probe48" / "gpt-4o-airline-gift-card-loop.json"
-    assert run_cli("ingest", str(dump), "--quiet")[0] == 0
+    assert run_cli("ingest", str(GIFT_CARD_LOOP), "--quiet")[0] == 0
     code, out, _ = run_cli("search", "gift card", "-k", "1", "--json")
     run_id = json.loads(out)[0]["trajectory_id"]
     code, out, err = run_cli("show", f"{run_id}\n")
