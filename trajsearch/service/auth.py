@@ -22,9 +22,10 @@ a removed one is refused from its next call, so a rotation needs no restart
 (which would drain every call and sign every web page out). A file that no
 longer loads (saved half-way, a typo) leaves the keys as they were, and says so
 in the log, and is read again at the next look (made readable by a ``chown``, it
-is read at once). A file removed, or left with no keys, for longer than a save
-takes (still so at the next look) lets no key in: that is how an operator
-revokes every key at once. The server still refuses to *start* without keys.
+is read at once). A file that holds no key (``keys = []``), still so at the
+next look, or one gone for ``GONE_AFTER_S``, lets no key in: that is how an
+operator revokes every key at once. An empty file never does: it is a save under
+way (a secret manager's CLI writing the file empties it first). The server still refuses to *start* without keys.
 
 Pinned versions (``env_versions`` / ``policy_versions``) bound everything the
 key sees, not only its searches: they are ANDed into every search, and a run
@@ -59,6 +60,9 @@ ROLES = ("read", "write")
 _MAX_KEY_CHARS = 256
 #: Seconds between looks at a key file for changes (a look is one ``stat``).
 RELOAD_INTERVAL_S = 1.0
+#: Seconds a key file must stay gone before that revokes every key: a tool that replaces it by delete-then-write
+#: (or a volume remounting) leaves it gone for a moment.
+GONE_AFTER_S = 10.0
 _NEVER = object()  # KeyRing._failed before any failed load
 
 log = logging.getLogger("trajsearch.service")
@@ -146,6 +150,7 @@ class KeyRing:
         self._path = path  # the key file these came from, read again when it changes (see the module docstring)
         self._seen = _file_state(path) if path else None
         self._failed: object = _NEVER  # the file's state when it last failed to load (None: it was gone)
+        self._gone_since: float | None = None  # when the file was first found gone (a look's time), if it still is
         self._looked = time.monotonic()
         self._reloading = threading.Lock()
 
@@ -246,10 +251,17 @@ class KeyRing:
             except (KeyConfigError, OSError) as exc:
                 # not recorded as seen: the next look reads it again, so a file made readable (chown'd after a root
                 # `mv`, or its directory chmod'ed, which leave the file's size and times as they were) is read at once
-                gone = isinstance(exc, (NoKeysError, FileNotFoundError))
+                # an empty file is a save under way (`vault kv get ... > keys.toml` empties it, then waits on the
+                # network), never a revocation; a file that holds no key, or none at all for GONE_AFTER_S, is
+                if isinstance(exc, FileNotFoundError):
+                    self._gone_since = self._gone_since or self._looked
+                    gone = self._looked - self._gone_since >= GONE_AFTER_S
+                else:
+                    self._gone_since = None
+                    gone = isinstance(exc, NoKeysError) and state is not None and state[2] > 0
                 if gone and state == self._failed:
-                    # removed or emptied, and still so a look later (a second at least): no save leaves a file so
-                    # for that long, so it is the operator's doing, as when revoking every key in an incident
+                    # holding no key (or gone for a while), and still so a look later: no save leaves a file so, so it
+                    # is the operator's doing, as when revoking every key in an incident
                     self._by_hash, self._seen, self._failed = {}, state, _NEVER
                     log.warning("key file %s %s: every key is refused until it holds keys again", self._path,
                                 "is gone" if state is None else "holds no keys")
@@ -257,11 +269,10 @@ class KeyRing:
                 if state != self._failed:  # said once for each version of the file, not once a second
                     log.warning("key file %s changed but does not load (%s): the %d keys read before stay in use%s",
                                 self._path, exc, len(self._by_hash),
-                                " (if it holds none at the next look, a second on, every key is refused)" if gone
-                                else "")
+                                " (if it holds none at the next look, every key is refused)" if gone else "")
                 self._failed = state
                 return
-            self._by_hash, self._seen, self._failed = fresh._by_hash, state, _NEVER
+            self._by_hash, self._seen, self._failed, self._gone_since = fresh._by_hash, state, _NEVER, None
             log.info("key file %s read again: %d keys", self._path, len(self._by_hash))
         finally:
             self._reloading.release()

@@ -107,7 +107,8 @@ class Call:
         left the key file: a key removed in a rotation or an incident went on writing until the stream ended."""
         if self.keys is not None and not self.keys.holds(self.principal):
             raise Abort(grpc.StatusCode.UNAUTHENTICATED, "this API key was removed from the server's key file "
-                                                         "while the call ran: the rest of it is refused", retry=False)
+                                                         "(or its entry changed) while the call ran: the rest of it "
+                                                         "is refused", retry=False)
 
     def check_deadline(self) -> None:
         if expired(self.context):
