@@ -276,3 +276,21 @@ def test_ai5_concurrent_runs_with_the_same_call_ids_each_get_the_span_of_their_o
     assert [(s.action, s.arguments, s.error) for s in accounts.steps[:2]] == [
         ("searchDocs", {"query": "install"}, None), ("runSql", {"sql": "select count(*) from accounts"}, None)]
     assert accounts.steps[1].observation == '[{"count": 42}]'
+
+
+OVERLAP = REUSED_IDS / "overlap-plain.otlp.json"
+OVERLAP_DEFAULT = REUSED_IDS / "overlap-default.otlp.json"
+
+
+@pytest.mark.parametrize("path", [OVERLAP, OVERLAP_DEFAULT], ids=["as-written", "schema-default-filled"])
+def test_ai5_concurrent_runs_get_their_own_tool_span_when_the_schema_filled_a_default(path: Path) -> None:
+    """Bug (review R3 of FRT's merge): a detached tool span records its arguments after the tool's schema filled
+    its defaults (``limit: 100``), the model call's stand-in as the model wrote them. Preferring the stand-in with
+    EQUAL arguments gave the first run's failing query to the second run (the only one whose model wrote ``limit``),
+    and the second's result to the first. The model's arguments agree with the span's in every key both have: the
+    time decides, and each run keeps its own outcome."""
+    by_task = {r.task[:12]: r for r in runs(path, tenant="acme")}
+    first, second = by_task["How do I ins"], by_task["How many use"]
+    assert (first.steps[1].action, first.steps[1].error) == ("runSql", "Error: permission denied for table users")
+    assert (second.steps[1].action, second.steps[1].error, second.steps[1].observation) == (
+        "runSql", None, '[{"count": 42}]')

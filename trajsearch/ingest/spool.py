@@ -20,6 +20,7 @@ it publishes, linked to the trace that published it) joins that trace's group.
 
 from __future__ import annotations
 
+import json
 import os
 import sqlite3
 import tempfile
@@ -113,10 +114,11 @@ def _placed(db: sqlite3.Connection) -> tuple[dict[int, tuple[str, int, int, str 
     Such keys repeat (a call id and tool name: Kimi K2's ``functions.runSql:1`` in every run, OpenRouter's
     ``tool_0_runSql`` at every step, a mock model's), so a span, in its key's order of start, goes where it fits:
     to a stand-in left whose request (the stand-in's start, a model call's) is not after the span's start, in a
-    group whose time span holds that start. Of several (concurrent runs of one server), the one that asked for the
-    same arguments, then the one whose request ended nearest the span's start (a streamed call runs its tool as
-    the request's last chunks arrive). Without times to tell (a span or a group that records none) a span is placed
-    only where its key is unique: one span, one stand-in."""
+    group whose time span holds that start. Of several (concurrent runs of one server), those that asked for the
+    span's arguments (:func:`_agree`: the span records them as the tool's schema parsed them), then the one whose
+    request ended nearest the span's start (a streamed call runs its tool as the request's last chunks arrive).
+    Without times to tell (a span or a group that records none) a span is placed only where its key is unique: one
+    span, one stand-in."""
     placed: dict[int, tuple[str, int, int, str | None]] = {}
     left: dict[str, set[int]] = {}
     keys = [k for (k,) in db.execute("SELECT DISTINCT s.sid FROM span s WHERE s.stand = 1 AND EXISTS "
@@ -147,7 +149,7 @@ def _placed(db: sqlite3.Connection) -> tuple[dict[int, tuple[str, int, int, str 
                 active = [s for s in active if windows[s[1]][1] >= at]
             fits = active if at is not None else []
             if fits:
-                stand = min(fits, key=lambda s: (s[2].arguments != span.arguments,
+                stand = min(fits, key=lambda s: (not _agree(s[2].arguments, span.arguments),
                                                  abs((s[2].end if s[2].end is not None else s[2].start) - at)))
                 active.remove(stand)
             elif count == len(stands) == 1 and (at is None or stands[0][0] not in timed):
@@ -157,6 +159,19 @@ def _placed(db: sqlite3.Connection) -> tuple[dict[int, tuple[str, int, int, str 
                 continue
             placed[stand[0]] = (stand[1], seq, rowid, stand[2].parent)
     return placed, left
+
+
+def _agree(asked: object, ran: object) -> bool:
+    """Whether a model's tool-call arguments (``asked``, as the model wrote them) may be those a tool span ran with
+    (``ran``): the same JSON value in every key both objects have, at any depth. Not equality: AI SDK records a
+    span's arguments after the tool's schema parsed them, its defaults filled (``limit: 100`` the model left out)
+    and, zod's default, keys the schema does not know stripped; a run whose model wrote fewer keys is still the
+    one that asked (review R3 of round 48: concurrent runs got each other's results when a default was filled)."""
+    if isinstance(asked, dict) and isinstance(ran, dict):
+        return all(_agree(value, ran[key]) for key, value in asked.items() if key in ran)
+    if isinstance(asked, list) and isinstance(ran, list):
+        return len(asked) == len(ran) and all(_agree(a, r) for a, r in zip(asked, ran))
+    return json.dumps(asked, sort_keys=True, default=str) == json.dumps(ran, sort_keys=True, default=str)
 
 
 def _caused_chains(rows: list[tuple[str, int, str | None]], links: Iterator[tuple[str, str]]) -> dict[str, str]:
