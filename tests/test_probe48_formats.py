@@ -294,3 +294,43 @@ def test_ai5_concurrent_runs_get_their_own_tool_span_when_the_schema_filled_a_de
     assert (first.steps[1].action, first.steps[1].error) == ("runSql", "Error: permission denied for table users")
     assert (second.steps[1].action, second.steps[1].error, second.steps[1].observation) == (
         "runSql", None, '[{"count": 42}]')
+
+
+def _long_run_recovering(tmp_path: Path, start_failure: bool) -> Path:
+    """The week-long native run with no failure record and a last step that succeeded (an outcome file's bare
+    "failure"), a narrower test run at step 2600 (every other step runs the whole ``make test``) failing and run
+    again, passing, at 2602; with ``start_failure``, a
+    ``make migrate`` at step 1000 (in the start kept whatever) that failed and passed only at step 2650 (in the
+    stretch left out)."""
+    import gzip
+    import json
+    record = json.loads(gzip.open(LONG_NATIVE, "rt").readline())
+    del record["failure"], record["steps"][-1]["error"]
+    record["steps"][-1]["observation"] = "released"
+    for index, error in ((2600, "3 failed (tests/test_layout.py)"), (2602, None)):
+        record["steps"][index].update(arguments={"command": "pytest tests/test_layout.py -q"}, error=error,
+                                      observation="3 failed" if error else "3 passed")
+    if start_failure:
+        for index, error in ((1000, "make: *** [migrate] Error 1"), (2650, None)):
+            record["steps"][index] = {"index": index, "action": "bash", "arguments": {"command": "make migrate"},
+                                      "observation": "ok" if error is None else "migration 12 failed", "error": error}
+    (tmp_path / "run.jsonl").write_text(json.dumps(record) + "\n")
+    return tmp_path / "run.jsonl"
+
+
+@pytest.mark.parametrize("start_failure", [False, True], ids=["middle", "start"])
+def test_native_run_over_the_step_limit_keeps_the_step_that_got_past_a_kept_error(
+        tmp_path: Path, start_failure: bool) -> None:
+    """Bug (review R3 of FRT's merge): a run over ``MAX_STEPS`` kept every failed step of the stretch it cut but not
+    the passing run after it, so the cut run's decisive error was a test failure the whole run had got past (the
+    run's failure named as "3 failed (tests/test_layout.py)"); so was a failure in the start, got past in the stretch
+    left out. The step that got past a kept error is kept beside it: the cut run is read as the whole is (no step
+    error it did not get past: the outcome itself)."""
+    from trajsearch.represent import decisive_error
+    [run] = runs(_long_run_recovering(tmp_path, start_failure), tenant="acme")
+    assert len(run.steps) == MAX_STEPS and run.metadata["steps_truncated_from"] == 5201
+    assert decisive_error(run) == (f"run ended with outcome failure after {MAX_STEPS} steps", -1)
+    kept = {s.index for s in run.steps}
+    assert {2600, 2602} <= kept and (not start_failure or {1000, 2650} <= kept)
+    count, first, end = run.metadata["steps_dropped"]
+    assert count == 201 and not any(s.index in (first, end) for s in run.steps)

@@ -23,7 +23,7 @@ import hashlib
 import json
 import re
 from dataclasses import dataclass, field
-from typing import Any, Callable, Protocol, Sequence
+from typing import Any, Callable, Iterator, Protocol, Sequence
 
 from .model import Outcome, Step, Trajectory
 from .steps import command_of, is_read, is_removal, signature
@@ -159,7 +159,7 @@ def decisive_error(trajectory: Trajectory) -> tuple[str, int]:
     """The error that best explains a failed run, and the position of its step (or -1).
 
     Preference: an explicit failure record; the last step error the run did not get past
-    (see :func:`_recovered`); else the outcome itself: a verdict with no detail (a grader's bare
+    (see :func:`recoveries`); else the outcome itself: a verdict with no detail (a grader's bare
     "failure") is better told as such than by a slip mid-run. An evaluation's failure (an outcome
     file's: a SWE-bench report's "not resolved", its failing tests) judged what the run handed in,
     so it names a step only when the run ended on that step's error (probe E2, E2-1: a script run
@@ -181,17 +181,39 @@ def decisive_error(trajectory: Trajectory) -> tuple[str, int]:
 def _error_in_steps(steps: Sequence[Step], *, past_recovered: bool) -> tuple[str | None, int]:
     """The last step error and its position, passing over the errors the run recovered from
     when ``past_recovered``."""
-    done_later: set[tuple[str, str]] = set()  # actions of later steps that ran without error
-    acted_later = False
+    for pos, error, by in recoveries(steps):
+        if not past_recovered or by is None:
+            return error, pos
+    return None, -1
+
+
+def recoveries(steps: Sequence[Step]) -> Iterator[tuple[int, str, int | None]]:
+    """From the last step back, each step that shows an error (:func:`_step_error`): its position, the error, and the
+    position of the step by which the run got past it (its own, when it needs none), or None: the run did not.
+
+    The rule: a turn the harness rejected (no action: mini-swe-agent's "Please always provide EXACTLY ONE action")
+    is got past by the next step that acts; a shell read that found nothing (``grep``, ``ls`` of a missing path:
+    looking changes nothing) and a failed clean-up (``rm`` of a file never made) by themselves; any other step by the
+    nearest later one that did it again without error. Probe J (round p39): the nag, a grep with no match and a
+    failed ``rm`` were the decisive error of 52 of 129 unresolved SWE-bench runs (the nag is sent in 207 resolved
+    runs too). A run cut to ``MAX_STEPS`` keeps the step that recovered a step it keeps (``within_step_limit``), so
+    the rule reads the cut run as it read the whole."""
+    done_later: dict[tuple[str, str], int] = {}  # signature -> the nearest later step that did it without error
+    acted_later: int | None = None
     for pos in range(len(steps) - 1, -1, -1):
         step = steps[pos]
         error = _step_error(step)
-        if error is not None and not (past_recovered and _recovered(step, done_later, acted_later)):
-            return error, pos
-        if error is None and step.action:
-            done_later.add(signature(step))
-        acted_later = acted_later or bool(step.action)
-    return None, -1
+        if error is not None:
+            if not step.action:
+                yield pos, error, acted_later
+            elif is_removal(step) or (command_of(step) and is_read(step)):
+                yield pos, error, pos
+            else:
+                yield pos, error, done_later.get(signature(step))
+        elif step.action:
+            done_later[signature(step)] = pos
+        if step.action:
+            acted_later = pos
 
 
 def _ended_on_error(steps: Sequence[Step]) -> int:
@@ -213,19 +235,6 @@ def _step_error(step: Step) -> str | None:
     if code and code.group(1) != "0" and not (code.group(1) == "1" and _EMPTY_OUTPUT.search(observation)):
         return f"exit code {code.group(1)}: {clip(observation, 0, 300)}"
     return None
-
-
-def _recovered(step: Step, done_later: set[tuple[str, str]], acted_later: bool) -> bool:
-    """Whether the run got past this step's error, so it does not explain a failure: a turn the
-    harness rejected (no action: mini-swe-agent's "Please always provide EXACTLY ONE action")
-    followed by an action; a shell read that found nothing (``grep``, ``ls`` of a missing path:
-    looking changes nothing); a failed clean-up (``rm`` of a file never made); a step done again
-    later without error. Probe J (round p39): the nag, a grep with no match and a failed ``rm``
-    were the decisive error of 52 of 129 unresolved SWE-bench runs (the nag is sent in 207
-    resolved runs too)."""
-    if not step.action:
-        return acted_later
-    return is_removal(step) or bool(command_of(step) and is_read(step)) or signature(step) in done_later
 
 
 def extractive_summary(trajectory: Trajectory) -> str:

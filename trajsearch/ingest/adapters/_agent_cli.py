@@ -25,7 +25,8 @@ import re
 from datetime import datetime, timezone
 from typing import Any, Iterator
 
-from trajsearch.model import MAX_STEPS, Failure, Outcome, Trajectory
+from trajsearch.model import MAX_STEPS, Failure, Outcome, Step, Trajectory
+from trajsearch.represent import recoveries
 
 from ._common import Context, RecordError, build, clip_task, decisive_line, safe_id, short
 
@@ -432,20 +433,40 @@ def within_step_limit(steps: list[Any], metadata: dict[str, Any]) -> list[tuple[
 
     A long run's end is where it failed, if it did (the last command, the error the session stopped on), and its
     start is what it set out to do: a quarter of the limit is kept from each end whatever else, then every step
-    with an ``error`` between them (the latest, if more than fit), then the rest of the limit extends the start and
-    the end. Noted in ``metadata``: ``steps_truncated_from`` (how many steps the run had) and ``steps_dropped``
-    (how many were left out, and the first and last step index among them: ``[count, first, last]``; steps with an
-    error in that stretch are kept). A kept step keeps its index (a step's own ``index``, else its position), so the
-    gap shows where steps were left out."""
+    between them with an error the run never got past (the latest, if more than fit), then those it got past, each
+    with the step that got past it (:func:`~trajsearch.represent.recoveries`, the rule a run's decisive error is
+    read by: a mid-run test failure kept without the passing run after it would be read as the run's failure), then
+    the rest of the limit extends the start and the end. Noted in ``metadata``: ``steps_truncated_from`` (how many
+    steps the run had) and ``steps_dropped`` (how many were left out, and the first and last step index among them:
+    ``[count, first, last]``). A kept step keeps its index (a step's own ``index``, else its position), so the gap
+    shows where steps were left out."""
     if len(steps) <= MAX_STEPS:
         return list(enumerate(steps))
     quarter, total = MAX_STEPS // 4, len(steps)
     middle = range(quarter, total - quarter)
-    failed = [p for p in middle if isinstance(steps[p], dict) and steps[p].get("error")]
-    kept = {*range(quarter), *range(total - quarter, total), *failed[-(MAX_STEPS - 2 * quarter):]}
+    by = {pos: got_past for pos, _, got_past in recoveries([_as_step(step) for step in steps])}
+    kept = {*range(quarter), *range(total - quarter, total)}
+
+    def needs(position: int) -> list[int]:
+        """The steps keeping ``position`` needs but ``kept`` lacks: the one that got past its error, and so on."""
+        chain = []  # at most two: a turn with no action got past by a step that erred, and that one's
+        while (later := by.get(position)) is not None and later != position and later not in kept:
+            chain.append(position := later)
+        return chain
+
+    for position in range(quarter):  # a start kept whatever: its errors got past mid-run are read so
+        kept.update(needs(position))
+    unrecovered = [p for p in reversed(middle) if p in by and by[p] is None and p not in kept]
+    kept.update(unrecovered[:max(0, MAX_STEPS - len(kept))])
+    for position in reversed(middle):  # the latest first, while they fit
+        if position in by and position not in kept and len(kept) + 1 + len(chain := needs(position)) <= MAX_STEPS:
+            kept.update([position, *chain])
     rest = [p for p in middle if p not in kept]  # more than the limit has room for: the run is over it
     spare = MAX_STEPS - len(kept)
     kept.update(rest[:spare // 2], rest[len(rest) - (spare - spare // 2):])
+    for position in sorted(kept - set(range(quarter)), reverse=True):  # the start's extension: one got past later
+        if needs(position):
+            kept.discard(position)
     dropped = [p for p in middle if p not in kept]
 
     def index(position: int) -> int:
@@ -455,6 +476,17 @@ def within_step_limit(steps: list[Any], metadata: dict[str, Any]) -> list[tuple[
     metadata["steps_truncated_from"] = total
     metadata["steps_dropped"] = [len(dropped), index(dropped[0]), index(dropped[-1])]
     return [(p, steps[p]) for p in sorted(kept)]
+
+
+def _as_step(step: Any) -> Step:
+    """A step as ``recoveries`` reads it (its action, arguments, output and error), unvalidated: the record may be
+    raw input, which building the trajectory validates later."""
+    if not isinstance(step, dict):
+        return Step.model_construct()
+    action, observation, error = (step.get(k) for k in ("action", "observation", "error"))
+    return Step.model_construct(action=action if isinstance(action, str) else None, arguments=step.get("arguments"),
+                                observation=observation if isinstance(observation, str) else None,
+                                error=str(error) if error else None)
 
 
 def finish_steps(steps: list[dict[str, Any]], metadata: dict[str, Any]) -> list[dict[str, Any]]:

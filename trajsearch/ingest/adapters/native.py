@@ -14,7 +14,7 @@ the same way, so that a run is not rejected for what other formats keep:
   (``_common.mend_surrogates``);
 - a run of more than ``MAX_STEPS`` steps keeps ``MAX_STEPS`` of them, as a CLI session does
   (``_agent_cli.within_step_limit``): its start, its end (where a run that failed failed) and the steps with an
-  error between, each with its own ``index``; how many it had and which were left out are in
+  error between, each beside the step that got past it if one did, each with its own ``index``; how many it had and which were left out are in
   ``metadata.steps_truncated_from`` and ``metadata.steps_dropped``. An exporter of a long run (days of a coding
   agent's session) lost the whole run;
 - a run with a ``reward`` in [0, 1] and no ``outcome`` is a success at or above
