@@ -383,3 +383,27 @@ def test_runs_before_0_6_streamed_under_their_file_names_are_two_runs_and_not_na
     assert json.loads(out)["trajectories"] == 2
     result = CliRunner().invoke(app, ["ingest", "-"], input=(AUTOGEN / "0.4.9-same_task_run1.json").read_bytes())
     assert result.exit_code == 0 and "autogen:stdin.1" in " ".join(result.stderr.split())
+
+
+# Probe 48 F3AG: review R2S, a run_stream() log whose run raised before its TaskResult, on files AgentChat wrote.
+@pytest.mark.parametrize("name", ["0.7.5-crash_then_run_stream.jsonl", "0.5.7-crash_then_run_stream.jsonl"])
+def test_a_run_that_raised_before_its_task_result_does_not_swallow_the_next_run(name: str) -> None:
+    """The messages since the last TaskResult were tested whole against the next one, which holds only its own run:
+    the run that raised was read with the next run's call and answer (and that run read again, counted twice)."""
+    broken, finished = adapter_support.runs(AUTOGEN / name)
+    assert broken.task == "What is 2 + 3?"
+    assert [(s.action, s.arguments, s.observation) for s in broken.steps] == [("add", {"a": 2, "b": 3}, "5")]
+    assert "stop_reason" not in broken.metadata
+    assert finished.task == "What is 4 + 5?"
+    assert [(s.action, s.arguments, s.observation) for s in finished.steps] == [
+        ("add", {"a": 4, "b": 5}, "9"), ("respond", {"content": "4 + 5 = 9."}, None)]
+    assert broken.trajectory_id != finished.trajectory_id
+
+
+def test_a_run_stream_log_with_a_run_that_raised_ingests_each_run_once(home: Path) -> None:
+    for name in ("0.7.5-crash_then_run_stream.jsonl", "0.5.7-crash_then_run_stream.jsonl"):
+        code, out, err = run_cli("ingest", str(AUTOGEN / name))
+        assert code == 0, out + err
+    code, out, err = run_cli("stats", "--json")
+    assert code == 0, err
+    assert json.loads(out)["trajectories"] == 4  # was 6: each log's finished run also read inside the broken one

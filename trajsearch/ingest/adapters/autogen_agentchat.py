@@ -4,8 +4,9 @@ Records: ``TaskResult`` as pydantic dumps it (``result.model_dump_json()`` /
 ``model_dump()``: ``{"messages": [...], "stop_reason"}``), one per file or one
 per JSONL line; a run's messages alone, a JSON array of them (``result.messages``
 dumped) or a line each (``run_stream()``'s items, the TaskResult that ends it
-holding them again: one run); a team's ``await team.save_state()`` (``{"type": "TeamState",
-"agent_states": {...}}``), whose group chat manager keeps the same messages as
+holding them again: one run; a run that raised before yielding it, the messages
+the next one does not hold); a team's ``await team.save_state()``
+(``{"type": "TeamState", "agent_states": {...}}``), whose group chat manager keeps the same messages as
 its ``message_thread``. Each message is a dumped ``BaseChatMessage`` /
 ``BaseAgentEvent`` (``autogen_agentchat/messages.py``): ``type``, ``source``,
 ``content``, ``id``, ``created_at``. An agent's own ``save_state()`` (its model
@@ -121,8 +122,30 @@ def _held(loose: list[Any], messages: list[Any]) -> bool:
     TaskResult), in their order: all but the streamed chunks (``model_client_stream=True``), which ``run_stream()``
     yields and the TaskResult does not keep; a writer that kept only some items (the chat messages) left a part."""
     rest = iter(messages)
-    return all(any(_same(m, h) for h in rest) for m in loose
-               if not (isinstance(m, dict) and m.get("type") == "ModelClientStreamingChunkEvent"))
+    return all(any(_same(m, h) for h in rest) for m in loose if not _chunk(m))
+
+
+def _chunk(item: Any) -> bool:
+    """A streamed chunk (``model_client_stream=True``): ``run_stream()`` yields it, no TaskResult keeps it."""
+    return isinstance(item, dict) and item.get("type") == "ModelClientStreamingChunkEvent"
+
+
+def _unheld(loose: list[Any], messages: list[Any]) -> int:
+    """How many of the loose messages before a TaskResult are not its run's: none where it holds them all; else
+    those before the longest tail it holds (a run that raised before ``run_stream()`` yielded its TaskResult, the
+    next task's run following in the log; all of them where it holds none). The tail is sought no longer than the
+    TaskResult (it holds each of its messages once), and its leading streamed chunks are the run's before (the one
+    that was streaming when it raised)."""
+    if _held(loose, messages):
+        return 0
+    cut, fits = len(loose), 0
+    while cut and fits + (not _chunk(loose[cut - 1])) <= len(messages):
+        cut -= 1
+        fits += not _chunk(loose[cut])
+    cut = next(k for k in range(cut, len(loose) + 1) if _held(loose[k:], messages))
+    while cut < len(loose) and _chunk(loose[cut]):
+        cut += 1
+    return cut
 
 
 def _messages(record: Any) -> list[Any] | None:
@@ -146,22 +169,30 @@ def matches(record: Any) -> bool:
 def split(document: Any) -> Iterator[tuple[str, Any]]:
     """The runs of a file (``WHOLE_FILE``): a TaskResult or TeamState is one; a list (JSONL lines, a JSON array)
     holds TaskResults, each a run, or loose messages, one run together (``result.messages`` saved as a list, or
-    ``run_stream()``'s messages a line each), up to the TaskResult ``run_stream()`` ends with, which holds them."""
+    ``run_stream()``'s messages a line each), up to the TaskResult ``run_stream()`` ends with, which holds them;
+    messages it does not hold (``_unheld``: a run that raised, the loop writing the items going on to its next
+    task) are a run of their own, stopped for no reason told. Messages of two tasks with no TaskResult between are
+    one run: a team not reset goes on with one conversation (its agents answer the next task knowing the last), a
+    person's feedback given as the next ``run``'s task (the docs' human in the loop) or a ``UserProxyAgent``'s reply
+    reads the same as a new task, and no message says which run it belongs to."""
     items = document if isinstance(document, list) else [document]
     loose: list[Any] = []
     for n, item in enumerate(items, 1):
-        if _messages(item) is None:
+        found = _messages(item)
+        if found is None:
             loose.append(item)
             continue
-        held = bool(loose) and _held(loose, _messages(item) or [])
-        if loose and (not held or _typeless(item)):  # a typeless TaskResult (0.5, 0.6) ending run_stream()'s
-            # items holds no run of its own: the run is the messages before it, stopped for its reason
-            yield f"messages before record {n}", {"messages": loose, ITEM_AT: n - len(loose),
-                                                  "stop_reason": item.get("stop_reason") if held else None}
-            if held:
-                loose = []
-                continue
+        cut = _unheld(loose, found)
+        if cut:
+            yield f"messages before record {n - len(loose) + cut}", {
+                "messages": loose[:cut], ITEM_AT: n - len(loose), "stop_reason": None}
+        held = loose[cut:]
         loose = []
+        if held and _typeless(item):  # a typeless TaskResult (0.5, 0.6) ending run_stream()'s items holds no run
+            # of its own: the run is the messages before it, stopped for its reason
+            yield f"messages before record {n}", {"messages": held, ITEM_AT: n - len(held),
+                                                  "stop_reason": item.get("stop_reason")}
+            continue
         yield (f"record {n}" if isinstance(document, list) else "file"), {**item, ITEM_AT: n}
     if loose:
         yield "messages", {"messages": loose, "stop_reason": None, ITEM_AT: len(items) - len(loose) + 1}
