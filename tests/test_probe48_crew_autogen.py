@@ -407,3 +407,12 @@ def test_a_run_stream_log_with_a_run_that_raised_ingests_each_run_once(home: Pat
     code, out, err = run_cli("stats", "--json")
     assert code == 0, err
     assert json.loads(out)["trajectories"] == 4  # was 6: each log's finished run also read inside the broken one
+
+
+def test_a_team_run_that_raised_before_its_task_result_is_its_own_run() -> None:
+    broken, finished = adapter_support.runs(AUTOGEN / "0.7.5-newteam_crash_then_run_stream.jsonl")
+    assert (broken.task, [s.action for s in broken.steps]) == ("What is the weather in Paris?", ["get_weather"])
+    assert finished.task == "What is the weather in Atlantis?"
+    assert [(s.action, s.error) for s in finished.steps] == [
+        ("get_weather", "city not found: Atlantis"), ("respond", None)]
+    assert finished.metadata["stop_reason"] == "Text 'TERMINATE' mentioned"
