@@ -104,7 +104,7 @@ from .calls import parallel_calls_in_call_order, prepared_request, tool_key, too
 from .messages import (PROVIDER_RUN, agentchat_answer, agentchat_failed_calls, agentchat_messages, first_user_text,
                        framework_failure, is_denial, is_object_repr, mcp_error, normalise_messages,
                        provider_failure, shell_error, task_from_input, user_requests)
-from .nodes import (ANSWER, CONTINUES, EMBEDS, REFUSED, RESULT_CUT, RUN_START, Evaluation, Message, Node, ancestors,
+from .nodes import (CONTINUES, EMBEDS, REFUSED, RESULT_CUT, RUN_START, Evaluation, Message, Node, ancestors,
                     maybe_json, start_order, when)
 from .outcome import failed, error_outcome, outcome_from
 
