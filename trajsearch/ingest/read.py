@@ -438,11 +438,14 @@ def _dump_files(root: Path, *, tell_hidden: bool = False, fmt: str | None = None
     not_files: list[str] = []  # named as dumps, but a dangling link, a FIFO, a socket: nothing to read
     packed: list[str] = []  # archives and compressed dumps: read by no reader
     walked, stores = _session_folders(fmt), _session_stores(fmt)
+    stored: list[Path] = []  # session stores found: handed in only where the walk found no dump (see below)
 
     def wanted(p: Path) -> bool:
         parts = p.relative_to(root).parts
-        if any(parts[-len(store):] == store for store in stores):  # named by detection, with its way out
-            return p.is_file()
+        if any(parts[-len(store):] == store for store in stores):
+            if p.is_file():
+                stored.append(p)
+            return False
         if not _dump_named(p.name):
             if (kind := _packed_kind(p.name)) and _hidden_part(p.relative_to(root).parts, walked) is None \
                     and p.is_file():
@@ -472,6 +475,11 @@ def _dump_files(root: Path, *, tell_hidden: bool = False, fmt: str | None = None
             seen.add(identity)
             files.append(path)
     hidden = {part: left for part, ids in hidden.items() if (left := ids - seen)}  # read through a link: not left out
+    if stored and not files:  # only a session store: a rejection whose message says how to export its sessions
+        files = sorted(stored)
+    elif stored and tell_hidden:  # beside dumps (eval results, sessions already exported): a note, not a rejection
+        log.warning("%d session database(s) not read: %s (ingest one alone for the command that writes its sessions "
+                    "as JSON lines)", len(stored), ", ".join(_shown(p.relative_to(root)) for p in sorted(stored)[:5]))
     if tell_hidden and tree.looped:
         log.warning("%d link(s) to a folder that holds them not followed (a loop): %s", len(tree.looped),
                     ", ".join(tree.looped[:5]) + (" …" if len(tree.looped) > 5 else ""))

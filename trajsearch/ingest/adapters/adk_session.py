@@ -67,8 +67,9 @@ from ._spans import CONTINUES, RUN_START, Message, Node, iso_seconds, maybe_json
 NAME = "adk-session"
 #: Where ``adk eval`` keeps its results (``<agent>/.adk/eval_history``): walked though hidden (see ``read``).
 SESSION_FOLDERS = (".adk/eval_history",)
-#: The session database ``adk web`` / ``adk run`` keep (see ``session_store``): a walk hands it in though hidden, so
-#: that its refusal says how to write its sessions as JSON lines instead of the folder reading as empty.
+#: The session database ``adk web`` / ``adk run`` keep (see ``session_store``): a walk that finds no dump hands it in
+#: though hidden, so that its refusal says how to write its sessions as JSON lines instead of the folder reading as
+#: empty; beside dumps (eval results, its sessions already exported) it is only named in a warning.
 SESSION_STORES = (".adk/session.db",)
 #: A file is one session, or one eval result of several cases (``split``); JSON lines of sessions are one each.
 WHOLE_FILE = True
