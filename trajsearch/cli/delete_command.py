@@ -23,7 +23,8 @@ TRACE_GONE = "trace gone"
 
 
 def delete(
-    trajectory_ids: Optional[List[str]] = typer.Argument(None, help="Runs to remove, by trajectory id.", callback=trimmed),
+    trajectory_ids: Optional[List[str]] = typer.Argument(
+        None, help="Runs to remove, by trajectory id.", callback=trimmed),
     dumps: List[Path] = typer.Option([], "--from", help="Remove the runs these dump files or folders gave an ingest (repeatable: name every input of that ingest, as ids are kept distinct across them), with its --format, --group-by, --set, --outcomes and --success-threshold. A stored run is removed only if it is the dump's run (same content)."),
     fmt: Optional[str] = typer.Option(None, "--format", "-f", help="With --from: the format `ingest` was forced to."),
     group_by: str = typer.Option("trace", "--group-by", help="With --from, span formats: 'trace' or 'conversation', as at ingest."),

@@ -205,7 +205,7 @@ def _ingest_here(job: Any, workers: int, uri: str, traces: str | None, quiet: bo
                                         on_bytes=lambda n: bar.advance(task, n), on_records=on_records)
             except (ValueError, OSError, IngestError) as exc:
                 if disk_full(exc):
-                    # closing the store then fails to save its lexical copy too: the one line below says the disk is full
+                    # closing the store then fails to save its lexical copy too: the line below says the disk is full
                     logging.getLogger("trajsearch.store.index").setLevel(logging.ERROR)
                     raise _DiskFull() from exc
                 if isinstance(exc, IngestError):

@@ -71,7 +71,8 @@ def search(
 
 def similar(
     text: Optional[str] = typer.Argument(None, help="Error text or description of the broken run."),
-    trajectory_id: Optional[str] = typer.Option(None, "--id", help="Find runs like this indexed run.", callback=trimmed),
+    trajectory_id: Optional[str] = typer.Option(
+        None, "--id", help="Find runs like this indexed run.", callback=trimmed),
     tenant: Tenant = None,
     outcome: Outcomes = [],
     k: int = typer.Option(5, "-k"),

@@ -408,8 +408,10 @@ class RetrievalLoop:
         retrieval, cached = self._fetch(state.query, ctx)
         state.cached |= cached
         round_ = state.rounds
-        found = [Document("exemplar", e.similarity, e, state.query, n, round_) for n, e in enumerate(retrieval.exemplars)]
-        found += [Document("warning", w.similarity, w, state.query, n, round_) for n, w in enumerate(retrieval.warnings)]
+        found = [Document("exemplar", e.similarity, e, state.query, n, round_)
+                 for n, e in enumerate(retrieval.exemplars)]
+        found += [Document("warning", w.similarity, w, state.query, n, round_)
+                  for n, w in enumerate(retrieval.warnings)]
         note = f"{len(found)} documents ({retrieval.strategy.value}){' from cache' if cached else ''}"
         top = self.config.min_docs_required
         state.retrieved = True

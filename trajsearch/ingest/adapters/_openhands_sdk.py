@@ -27,8 +27,8 @@ SDK's ``resume_transcript`` reads them; a call still running when a user's messa
 ``finish`` ``ActionEvent``; a turn that broke is an agent ``MessageEvent`` of the SDK's (``ACP prompt timed out ...``,
 ``ACP error: ...``, see ``ACP_FAILED``), the calls then in flight closed ``failed`` just before it
 (``_cancel_inflight_tool_calls``; so too before the ``InterruptEvent`` of a run cancelled, and before
-the next attempt of a turn retried after a server error: ``acp_copy``); its ``llm.model`` is ``acp-managed`` unless ``acp_model`` named one, the model its
-server reported in ``base_state.json``'s ``agent_state`` (``acp_current_model_id``).
+the next attempt of a turn retried after a server error: ``acp_copy``); its ``llm.model`` is ``acp-managed``
+unless ``acp_model`` named one, the model its server reported in ``base_state.json``'s ``agent_state`` (``acp_current_model_id``).
 The V1 agent server serves a conversation's events in pages (``GET /api/conversations/<id>/events/search``:
 ``EventPage``, ``{"items", "next_page_id"}``, 100 at most, ``sort_order`` ``TIMESTAMP`` or ``TIMESTAMP_DESC``,
 filters ``kind``, ``source``, ``body``, ``timestamp__gte``/``__lt``; ``openhands-agent-server`` ``event_router.py``).

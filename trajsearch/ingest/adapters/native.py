@@ -14,8 +14,8 @@ the same way, so that a run is not rejected for what other formats keep:
   (``_common.mend_surrogates``);
 - a run of more than ``MAX_STEPS`` steps keeps ``MAX_STEPS`` of them, as a CLI session does
   (``_agent_cli.within_step_limit``): its start, its end (where a run that failed failed) and the steps with an
-  error between, each beside the step that got past it if one did, each with its own ``index``; how many it had and which were left out are in
-  ``metadata.steps_truncated_from`` and ``metadata.steps_dropped``. An exporter of a long run (days of a coding
+  error between, each beside the step that got past it if one did, each with its own ``index``; how many it had
+  and which were left out are in ``metadata.steps_truncated_from`` and ``metadata.steps_dropped``. An exporter of a long run (days of a coding
   agent's session) lost the whole run;
 - a run with a ``reward`` in [0, 1] and no ``outcome`` is a success at or above
   the operator's ``--success-threshold``, else a failure (``outcome_of_reward``);
@@ -35,7 +35,8 @@ export's provenance (``metadata.trajsearch``: its query, rank, similarity) is no
 part of the run and is passed over, so a run exported and ingested unchanged
 counts as unchanged; its texts clipped by the first ingest are not named as
 clipped again. A line of ``export -f openai-chat`` / ``-f sharegpt`` is no run
-(a fine-tuning transcript): it is named so, and ``-f jsonl`` pointed at. Operator defaults fill fields the record leaves empty. Tenant:
+(a fine-tuning transcript): it is named so, and ``-f jsonl`` pointed at.
+Operator defaults fill fields the record leaves empty. Tenant:
 the operator's ``tenant`` wins; a record naming a different tenant is rejected
 rather than silently moved (it may be a misrouted dump). With ``tenant=None``
 the record's own tenant is kept. A missing ``created_at`` becomes the dump
