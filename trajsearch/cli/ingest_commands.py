@@ -188,6 +188,8 @@ def _ingest_here(job: Any, workers: int, uri: str, traces: str | None, quiet: bo
     columns = (TextColumn("[bold]ingesting"), BarColumn(), DownloadColumn(), TransferSpeedColumn(),
                TextColumn("{task.fields[runs]} runs"), TimeElapsedColumn(), TimeRemainingColumn())
     runs = [0]  # records committed
+    index_log = logging.getLogger("trajsearch.store.index")
+    level = index_log.level
     try:
         with connect(None, None, uri, traces, job.tenant) as api, \
                 progress(*columns, console=err, label="ingesting", quiet=quiet, log_every=log_every) as bar:
@@ -206,7 +208,7 @@ def _ingest_here(job: Any, workers: int, uri: str, traces: str | None, quiet: bo
             except (ValueError, OSError, IngestError) as exc:
                 if disk_full(exc):
                     # closing the store then fails to save its lexical copy too: the line below says the disk is full
-                    logging.getLogger("trajsearch.store.index").setLevel(logging.ERROR)
+                    index_log.setLevel(logging.ERROR)
                     raise _DiskFull() from exc
                 if isinstance(exc, IngestError):
                     fail(f"{exc}", code=EXIT_FAILED)
@@ -215,6 +217,8 @@ def _ingest_here(job: Any, workers: int, uri: str, traces: str | None, quiet: bo
         if not disk_full(exc):
             raise
         fail(_disk_full_message(runs[0], uri, traces, job.state_dir), code=EXIT_FAILED)
+    finally:
+        index_log.setLevel(level)
     return [result.to_dict()]
 
 
