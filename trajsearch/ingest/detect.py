@@ -173,14 +173,19 @@ _AG2_LOG = ("AG2's runtime log (autogen.runtime_logging.start(logger_type={kind!
             "and ingest the spans, exported as OTLP/JSON (read as otel-genai)")
 
 
-def _ag2_database(path: Path) -> bool:
-    """Whether an SQLite database holds the tables of AG2's runtime logging."""
+def _sqlite_kind(path: Path) -> str:
+    """What an SQLite database is, by its tables (read once, the file opened read-only): AG2's runtime log, Google
+    ADK's session store (with how to export its sessions), or another database."""
     try:
         with closing(sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)) as db:
-            tables = {name for (name,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+            names = [name for (name,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+            tables = {name: {column for (column,) in db.execute("SELECT name FROM pragma_table_info(?)", (name,))}
+                      for name in names}
     except sqlite3.Error:
-        return False
-    return {"chat_completions", "agents"} <= tables <= _AG2_TABLES | {"version"}
+        return "an SQLite database"
+    if {"chat_completions", "agents"} <= set(tables) <= _AG2_TABLES | {"version"}:
+        return f"no run in this file: {_AG2_LOG.format(kind='sqlite')}"
+    return adk_session.session_store(path, tables) or "an SQLite database"
 
 
 def _ag2_log_kind(head: str) -> str | None:
@@ -208,8 +213,7 @@ def _container_kind(path: Path) -> str | None:
         return f"{kind}, inside gzip" if kind is not None else None
     kind = _magic_kind(head)
     if kind is None and head.startswith(_SQLITE_MAGIC):
-        kind = f"no run in this file: {_AG2_LOG.format(kind='sqlite')}" if _ag2_database(path) else \
-            adk_session.session_store(path) or "an SQLite database"
+        kind = _sqlite_kind(path)
     if kind is None and head[4:8] == b"\x28\xb5\x2f\xfd":  # the Collector's file exporter: length + zstd frame
         kind = "zstd-compressed, as the OpenTelemetry Collector's file exporter writes with compression: zstd " \
                "(write it uncompressed, or decompress it first)"

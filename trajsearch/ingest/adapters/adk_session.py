@@ -51,8 +51,6 @@ from __future__ import annotations
 import json
 import re
 import shlex
-import sqlite3
-from contextlib import closing
 from dataclasses import asdict
 from datetime import datetime, timezone
 from pathlib import Path
@@ -161,7 +159,6 @@ EXPORT_SCRIPT = (
     '"select app_name,user_id,id,state from sessions") for e in [[json.loads(r) for r, in d.execute("select '
     'event_data from events where app_name=? and user_id=? and session_id=? order by timestamp,rowid",(a,u,i))]] '
     'if e];pathlib.Path(sys.argv[2]).write_text("".join(json.dumps(x)+"\\n" for x in s))')
-_SQLITE = b"SQLite format 3\x00"
 
 
 def export_command(path: Path, out: str = "sessions.jsonl") -> str:
@@ -170,19 +167,12 @@ def export_command(path: Path, out: str = "sessions.jsonl") -> str:
     return f"python3 -c {shlex.quote(EXPORT_SCRIPT)} {shlex.quote(str(path.resolve()))} {shlex.quote(out)}"
 
 
-def session_store(path: Path) -> str | None:
-    """What an ADK session database is, and how to read its runs: ADK 2.x keeps ``adk web`` / ``adk run`` sessions in
-    ``<agent>/.adk/session.db`` (``SqliteSessionService``; ``DatabaseSessionService`` for a ``sqlite://`` URI), a
-    binary file trajsearch does not read; None for any other file."""
-    try:
-        with open(path, "rb") as raw:
-            if raw.read(len(_SQLITE)) != _SQLITE:
-                return None
-        with closing(sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)) as db:
-            columns = {table: {row[1] for row in db.execute(f"PRAGMA table_info({table})")}
-                       for table in ("sessions", "events")}
-    except (OSError, sqlite3.Error):
-        return None
+def session_store(path: Path, tables: dict[str, set[str]]) -> str | None:
+    """What an ADK session database is, and how to read its runs, given the SQLite database's tables and their
+    columns (``detect`` reads them): ADK 2.x keeps ``adk web`` / ``adk run`` sessions in ``<agent>/.adk/session.db``
+    (``SqliteSessionService``; ``DatabaseSessionService`` for a ``sqlite://`` URI), a binary file trajsearch does not
+    read; None for any other database."""
+    columns = {table: tables.get(table, set()) for table in ("sessions", "events")}
     if not {"app_name", "user_id", "id"} <= columns["sessions"] or "session_id" not in columns["events"]:
         return None
     how = (f"write its sessions as JSON lines and ingest those: {export_command(path)}"
