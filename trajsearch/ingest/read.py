@@ -371,20 +371,14 @@ def _open_stream(path: Path) -> ContextManager[IO[bytes]]:
 # -- units -------------------------------------------------------------------------------
 
 
-def _session_folders(fmt: str | None = None) -> tuple[tuple[str, ...], ...]:
-    """The hidden folders the agent CLIs keep their sessions in (the adapters' ``SESSION_FOLDERS``:
-    ``.claude/projects``, ``.codex/sessions``, ``.gemini/tmp``), as path parts: walked, where other hidden folders
-    are not. Under a forced format only its own CLI's: another CLI's sessions are not of that format."""
+def _adapter_paths(name: str, fmt: str | None = None) -> tuple[tuple[str, ...], ...]:
+    """The paths the adapters declare under ``name``, as path parts; under a forced format only its own (another
+    producer's sessions are not of that format). ``SESSION_FOLDERS``: the hidden folders the agent CLIs keep their
+    sessions in (``.claude/projects``, ``.codex/sessions``, ``.gemini/tmp``), walked where other hidden folders are
+    not. ``SESSION_STORES``: the binary stores frameworks keep sessions in (``.adk/session.db``), handed in, hidden or
+    not, when a walk finds no dump, for detection to name them and say how to export their runs."""
     mods = ADAPTERS.values() if fmt is None else [adapter_for(fmt)]
-    return tuple(tuple(Path(folder).parts) for mod in mods for folder in getattr(mod, "SESSION_FOLDERS", ()))
-
-
-def _session_stores(fmt: str | None = None) -> tuple[tuple[str, ...], ...]:
-    """The binary stores the agent frameworks keep sessions in (the adapters' ``SESSION_STORES``:
-    ``.adk/session.db``), as path parts: a walk hands them in, hidden or not, for detection to name them and say how
-    to export their runs; under a forced format only its own."""
-    mods = ADAPTERS.values() if fmt is None else [adapter_for(fmt)]
-    return tuple(tuple(Path(store).parts) for mod in mods for store in getattr(mod, "SESSION_STORES", ()))
+    return tuple(tuple(Path(path).parts) for mod in mods for path in getattr(mod, name, ()))
 
 
 def _hidden_part(parts: tuple[str, ...], walked: tuple[tuple[str, ...], ...]) -> str | None:
@@ -432,12 +426,12 @@ def _dump_files(root: Path, *, tell_hidden: bool = False, fmt: str | None = None
     """The dump files under ``root``, each once; ``tell_hidden``: warn of those left out under hidden folders, and
     of the archives and compressed dumps passed over (see :func:`_packed_kind`), so that a walk which reads
     nothing says why; then a walk that found nothing but those raises ValueError saying so; ``fmt``: the format
-    forced, whose CLI's session folders alone are walked (see :func:`_session_folders`); ``unlisted``: gets the
+    forced, whose CLI's session folders alone are walked (see :func:`_adapter_paths`); ``unlisted``: gets the
     folders that could not be listed or entered, outside hidden ones (see :func:`_walk`)."""
     hidden: dict[str, set[tuple[int, int] | str]] = {}  # per hidden folder, the files left out (by identity)
     not_files: list[str] = []  # named as dumps, but a dangling link, a FIFO, a socket: nothing to read
     packed: list[str] = []  # archives and compressed dumps: read by no reader
-    walked, stores = _session_folders(fmt), _session_stores(fmt)
+    walked, stores = _adapter_paths("SESSION_FOLDERS", fmt), _adapter_paths("SESSION_STORES", fmt)
     stored: list[Path] = []  # session stores found: handed in only where the walk found no dump (see below)
 
     def wanted(p: Path) -> bool:
@@ -557,7 +551,7 @@ def _walk(root: Path, walked: tuple[tuple[str, ...], ...] = (),
           unlisted: list[tuple[Path, str]] | None = None) -> _Tree:
     """Every entry under ``root`` (as ``rglob("*")`` lists them), through links to folders too, each folder listed
     once (see :class:`_Tree`). ``walked``: the session folders hidden folders are walked for (see
-    :func:`_session_folders`). A link to a folder on its own path or above ``root`` (``loop -> ..``, a link to
+    :func:`_adapter_paths`). A link to a folder on its own path or above ``root`` (``loop -> ..``, a link to
     ``/``) is not followed, and named. ``unlisted`` gets each folder that could not be listed (permission denied:
     a container's output folder of mode 0700) or listed but not entered (mode 0744, what ``chmod -R 644`` leaves),
     with why: ``rglob`` passed over the first in silence, and the second ended the whole ingest (a file's stat
