@@ -47,7 +47,7 @@ from typing import Any
 
 from ._agent_cli import as_int, command_line, exit_code_error, iso_time, strip_terminal_codes
 from ._common import as_dict, as_list, decisive_line, short
-from .claude_code import _result_error as claude_result_error  # Claude Code's rule for its own results
+from .claude_code import result_error as claude_result_error  # Claude Code's rule for its own results
 
 BASE_STATE = "base_state.json"
 EVENTS_DIR = "events"

@@ -738,8 +738,13 @@ def _without_hand_back(text: str) -> str:
     return "\n".join(part for part in (text[:frame.start()].strip(), "\n".join(kept).strip()) if part)
 
 
-def _result_error(part: dict[str, Any], text: str, record: dict[str, Any], command: str | None) -> str | None:
-    """The error of a result the CLI marked ``is_error`` (of a Bash call that ran ``command``), else None."""
+def result_error(part: dict[str, Any], text: str, record: dict[str, Any], command: str | None) -> str | None:
+    """The error of a result the CLI marked ``is_error`` (of a Bash call that ran ``command``), else None: the
+    refusal's message without its ``<tool_use_error>`` tags and the input it quotes, a command's ``Exit code N``
+    with its decisive line (the head the CLI keeps of a long output), an interruption (``record``'s
+    ``toolUseResult``). Public because Claude Code's results read so wherever they are recorded: its own
+    transcripts here, and its calls driven over ACP by an OpenHands ``ACPAgent`` (``_openhands_sdk.acp_result``,
+    ``part`` ``{"is_error": True}``, no record)."""
     detail = record.get("toolUseResult")
     if isinstance(detail, dict) and detail.get("interrupted") is True:
         return "interrupted by the user"
@@ -1032,7 +1037,7 @@ class _Session:
         text = _SCHEMA_ADVICE.sub("", text)
         cancelled = text.strip() == _SIBLING_ERRORED  # it never ran: the failure is its sibling's, not its own
         step["observation"] = _CANCELLED if cancelled else text or None
-        step["error"] = None if cancelled else _result_error(part, text, record, command_line(step["arguments"]))
+        step["error"] = None if cancelled else result_error(part, text, record, command_line(step["arguments"]))
         if step["error"] is None and step["action"] in POLL_TOOLS:  # a background task's end, read by polling it
             task = self._polled(as_dict(step["arguments"]))
             self._task_failed(task, step, poll_error(text, as_dict(record.get("toolUseResult")), self._launched(task)),
