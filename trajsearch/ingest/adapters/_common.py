@@ -17,6 +17,8 @@ from typing import Any, Callable, Iterator, Mapping
 from trajsearch.model import MAX_STEP_FIELD_CHARS, MAX_TASK_CHARS, Outcome, Trajectory, argument_chars, json_strings
 from trajsearch.represent import FILE_TIME, TIME_BASIS
 
+from ..sources import STREAMS_PREFIX
+
 DEFAULT_TENANT = "default"
 #: A fractional reward at or above this marks a run a success (operators may set it per ingest).
 DEFAULT_SUCCESS_THRESHOLD = 0.5
@@ -668,10 +670,22 @@ def apply_defaults(fields: dict[str, Any], defaults: Mapping[str, Any]) -> dict[
 _CONTAINERS = ("trajs", "trajectories")
 
 
+def named_path(source: Path) -> Path:
+    """``source`` as the operator named it, for a run's name: a stream's copy (``read.Streams``:
+    ``<STREAMS_PREFIX>...-<random>/stream-<n>/<name>``) as the relative name it was given (``stdin``, a pipe's
+    ``63``, ``--stream-name``'s ``run1/x.traj``), since the folders above it are the copy's, named by chance: a run
+    named after the random one was added again by every rerun of the same stream, and ``stream-0`` is every
+    stream's. Any other path as it is. Only for names: the copy's folders are where its sibling files are read."""
+    parts = source.parts
+    top = next((n for n, part in enumerate(parts) if part.startswith(STREAMS_PREFIX)), None)
+    return Path(*parts[top + 2:]) if top is not None and len(parts) > top + 2 else source
+
+
 def run_directory(source: Path, instance_id: str) -> str:
     """The name of the directory that stands for a file's run set: ``<run>/<id>.traj``,
-    ``<run>/<id>/<id>.traj`` and ``<run>/trajs/[<id>/]<id>.traj`` all give ``<run>`` ("" at the root)."""
-    parent = source.parent
+    ``<run>/<id>/<id>.traj`` and ``<run>/trajs/[<id>/]<id>.traj`` all give ``<run>`` ("" at the root, and for a
+    stream's copy not given folders: :func:`named_path`)."""
+    parent = named_path(source).parent
     if parent.name == instance_id:
         parent = parent.parent
     if parent.name in _CONTAINERS:

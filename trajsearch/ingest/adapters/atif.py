@@ -196,7 +196,7 @@ from ._agent_cli import (
 )
 from ._common import (
     Context, RecordError, as_dict, as_list, build, clip_step_text, clip_task, decisive_line, file_stem, json_object,
-    list_field, outcome_of_reward, safe_id, short,
+    list_field, named_path, outcome_of_reward, safe_id, short,
 )
 from ._harbor_errors import reward_void
 from ._mini_swe_agent.commands import DEFAULT_ACTION_REGEXES, text_action
@@ -1328,7 +1328,8 @@ def _where(source: Path) -> str:
     trial = _trial_dir(source)
     if trial is not None and trial[1] is not None:  # a step of a multi-step trial: the trial names it too
         return "/".join((trial[0].name, trial[1], source.parent.name, stem))
-    return "/".join(p for p in (source.parent.parent.name, source.parent.name, stem) if p)
+    named = named_path(source)  # a stream's copy: not the copy's folders
+    return "/".join(p for p in (named.parent.parent.name, named.parent.name, stem) if p)
 
 
 def _described(value: Any) -> str:

@@ -134,8 +134,8 @@ from . import _prompts
 from ..outcomes import is_programbench_eval
 from ._swebench import side_file as swebench_side_file
 from ._common import (
-    Context, RecordError, at_commit, build, clip_task, file_stem, instance_repo, json_object, list_field, run_directory,
-    safe_id, short,
+    Context, RecordError, at_commit, build, clip_task, file_stem, instance_repo, json_object, list_field, named_path,
+    run_directory, safe_id, short,
 )
 from ._mini_swe_agent.messages import logged_messages, normalise
 from ._mini_swe_agent.commands import DEFAULT_ACTION_REGEXES, STOCK_FORMAT_ERROR_TEMPLATE, format_error_opening
@@ -325,7 +325,7 @@ def config_name(source: Path, instance_id: str) -> str:
     name = run_directory(source, instance_id)
     if name.lower() not in _GENERIC_RUN_DIRS:
         return name or "run"
-    system = next(p for p in source.parents if p.name == name).parent.name
+    system = next(p for p in named_path(source).parents if p.name == name).parent.name
     return f"{system}.{name}" if system else name
 
 
@@ -345,7 +345,8 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     if own_id:
         trajectory_id = f"{config_name(ctx.source, instance_id)}.{instance_id}"
     else:  # no id of its own: its place on disk tells it apart from other trials
-        trajectory_id = ".".join(p for p in (ctx.source.parent.parent.name, ctx.source.parent.name, stem) if p)
+        named = named_path(ctx.source)
+        trajectory_id = ".".join(p for p in (named.parent.parent.name, named.parent.name, stem) if p)
     exit_status = info.get("exit_status")
     exit_status = exit_status if isinstance(exit_status, str) else None
     if exit_status is None:  # an unfinished save: the exit message, if any, carries the status
