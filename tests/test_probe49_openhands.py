@@ -17,6 +17,7 @@ from typer.testing import CliRunner
 
 from cli_support import run_cli
 from trajsearch.cli import app
+from trajsearch.ingest.read import read_dump
 
 FIXTURES = Path(__file__).parent / "fixtures"
 MINI = FIXTURES / "mini-swe-agent" / ".real" / "test_data" / "github_issue.traj.json"
@@ -56,3 +57,70 @@ def test_a_named_stream_streamed_twice_is_one_run_not_two(embedded, dump: Path, 
     assert first["ingested"] == 1 and again["ingested"] == 0 and again["unchanged"] == 1
     code, out, err = run_cli("stats", "--json")
     assert code == 0 and json.loads(out)["trajectories"] == 1, err
+
+
+# -- item 1: an ACP server's sub-agent sessions are not the run's steps ----------------------------------------------
+
+OH_SUBAGENTS = FIXTURES / "openhands" / ".real" / "sdk-acp-subagents" / "0a1b2c3d00004000800000000000ac05"
+
+
+def _one(path: Path):
+    [result] = read_dump(path, tenant="acme")
+    assert result.ok, result.error
+    return result.trajectory
+
+
+def _subagent_events() -> list[dict]:
+    return [json.loads(p.read_text()) for p in sorted((OH_SUBAGENTS / "events").glob("event-*.json"))]
+
+
+def test_openhands_acp_sub_agent_sessions_calls_are_not_the_runs_steps(tmp_path: Path) -> None:
+    """Bug: an ACP agent whose server ran sub-agent sessions (the SDK fork storing ACP's unstable sub-agent sessions:
+    a child's calls as ``ACPToolCallEvent`` with its ``acp_session_id``) read every child's call as a step of the run:
+    three steps the root never took, and child-b's call, cancelled by the client, a failed step of the run. The
+    root's ``Run spawn`` call (which answers for its children) and its reply are the run; the children are counted."""
+    for source in (OH_SUBAGENTS, _lines(tmp_path / "events.jsonl", _subagent_events())):
+        run = _one(source)
+        assert [(s.action, s.arguments, s.observation, s.error) for s in run.steps] == [
+            ("execute", {"title": "Run spawn"}, "spawned", None),
+            ("finish", {"message": run.task}, run.task, None)]
+        assert run.metadata["acp_subagent_sessions"] == 4 and run.metadata["acp_subagent_calls"] == 3
+
+
+def test_openhands_acp_call_closed_before_an_interrupt_with_a_childs_event_between_is_cancelled(
+        tmp_path: Path) -> None:
+    """The fork writes a child's events from the conversation's emitter, which takes the state lock event by event:
+    between the SDK's close of the root's calls (``_cancel_inflight_tool_calls``, under the lock) and the
+    ``InterruptEvent`` ``arun`` writes once it takes the lock again, a child's snapshot can land. The root's call,
+    its output streamed as content, was read as failed on its own; it was cancelled."""
+    events = _subagent_events()
+    start = events[2]  # the root's "Run spawn", in progress
+    streamed = [{"type": "content", "content": {"type": "text", "text": "spawned child-a, child-c, child-b",
+                                                "annotations": None, "field_meta": None}, "field_meta": None}]
+    close = {**start, "id": "dd000000-0000-4000-8000-000000000001", "timestamp": "2026-12-05T09:02:07.000000",
+             "status": "failed", "is_error": True, "content": streamed}
+    child = {**events[-4], "id": "dd000000-0000-4000-8000-000000000002", "timestamp": "2026-12-05T09:02:07.001000"}
+    stop = {"id": "dd000000-0000-4000-8000-000000000003", "timestamp": "2026-12-05T09:02:07.002000",
+            "source": "user", "reason": "User requested interrupt", "kind": "InterruptEvent"}
+    assert child["kind"] == "ACPSubagentEvent" and child["stop_reason"] == "cancelled"  # child-b, now idle
+    run = _one(_folder(tmp_path / OH_SUBAGENTS.name, events[:4] + [close, child, stop]))
+    assert [s.action for s in run.steps] == ["execute"]
+    assert run.steps[0].error == "cancelled: the turn was interrupted"
+    assert run.steps[0].observation == "spawned child-a, child-c, child-b"
+
+
+def _lines(path: Path, events: list[dict]) -> Path:
+    path.write_text("".join(json.dumps(e) + "\n" for e in events))
+    return path
+
+
+def _folder(folder: Path, events: list[dict]) -> Path:
+    """The fixture's conversation folder holding ``events`` (each appended to the one before, as the SDK links
+    them), its ``base_state.json`` ending at the last."""
+    (folder / "events").mkdir(parents=True)
+    for n, event in enumerate(events):
+        linked = {**event, "parent_id": events[n - 1]["id"]} if n else event
+        (folder / "events" / f"event-{n:05d}-{event['id']}.json").write_text(json.dumps(linked))
+    state = json.loads((OH_SUBAGENTS / "base_state.json").read_text())
+    (folder / "base_state.json").write_text(json.dumps({**state, "leaf_event_id": events[-1]["id"]}))
+    return folder

@@ -32,6 +32,10 @@ unless ``acp_model`` named one, the model its server reported in ``base_state.js
 The V1 agent server serves a conversation's events in pages (``GET /api/conversations/<id>/events/search``:
 ``EventPage``, ``{"items", "next_page_id"}``, 100 at most, ``sort_order`` ``TIMESTAMP`` or ``TIMESTAMP_DESC``,
 filters ``kind``, ``source``, ``body``, ``timestamp__gte``/``__lt``; ``openhands-agent-server`` ``event_router.py``).
+An ``ACPAgent`` whose server runs sub-agent sessions (``acp_subagents``: the SDK fork that stores ACP schema 1.24.1's
+unstable sub-agent sessions, michaeltheologitis/software-agent-sdk ``event/acp_subagent.py``, ``agent/acp_subagents.py``)
+writes a child's calls as ``ACPToolCallEvent`` with its ``acp_session_id``, and ``ACPSubagentEvent`` /
+``ACPSessionMessageEvent`` / ``ACPSessionTextEvent`` for the rest of its life (``ACP_SUBAGENT_KINDS``).
 A sub-agent's conversation (openhands-tools ``task/manager.py`` and ``delegate/impl.py``: ``_SUBAGENTS_DIR``) persists
 under its parent's, ``<parent id hex>/subagents/<its id hex>/`` (its ``persistence_dir`` says so), its first message
 the ``prompt`` of the parent's ``task`` call (a ``delegate`` call's ``tasks`` entry).
@@ -62,6 +66,12 @@ KINDS = frozenset({
     "CondensationRequest", "CondensationSummaryEvent", "PauseEvent", "InterruptEvent", "TokenEvent",
     "LLMCompletionLogEvent", "HookExecutionEvent", "ACPToolCallEvent", "StreamingDeltaEvent",
 })
+#: What an ``ACPAgent`` with ``acp_subagents`` stores of its server's sub-agent sessions (ACP schema 1.24.1's unstable
+#: ``subagent_update``, ``session_message``, a child's own text; the SDK fork that adds them, ``event/acp_subagent.py``):
+#: each child's association with its parent, the messages between sessions, a child's streamed text. None is a step
+#: of the run (see :func:`subagent_session`).
+ACP_SUBAGENT_KINDS = frozenset({"ACPSubagentEvent", "ACPSessionMessageEvent", "ACPSessionTextEvent"})
+KINDS = KINDS | ACP_SUBAGENT_KINDS
 #: ``ACPToolCallEvent.status`` once the call has ended (``acp_agent._TERMINAL_TOOL_CALL_STATUSES``).
 ACP_ENDED = frozenset({"completed", "failed"})
 #: The placeholder model of an ``ACPAgent`` that was not told which model its server runs (``ACP_SENTINEL_USAGE_ID``).
@@ -380,6 +390,19 @@ def lone_event(event: dict[str, Any], source: Path) -> str:
         where = f"(event-NNNNN-<id>.json) in {folder}"
     return (f"this is one event ({event.get('kind')}) of an OpenHands SDK conversation, which keeps one event per "
             f"file {where}: ingest the conversation folder {folder}")
+
+
+def subagent_session(event: dict[str, Any]) -> str | None:
+    """The sub-agent session an ``ACPToolCallEvent`` ran in (its ``acp_session_id``; None: the root's, as every call
+    of an agent without ``acp_subagents``), else None. A child's call is its own work, which the root's call that
+    spawned it answers for (as Claude Code's sidechain records are left out of its session): read as the root's, a
+    child's calls were the run's steps, a child's cancelled call its failed one, and a child's ids (a server counts
+    them per session) could take over a root call's step. The bridge writes a child's events from the conversation's
+    emitter, between the root's, wherever they fall."""
+    if event.get("kind") != "ACPToolCallEvent":
+        return None
+    session = event.get("acp_session_id")
+    return session if isinstance(session, str) and session else None
 
 
 def acp_call(step: dict[str, Any] | None, event: dict[str, Any]) -> dict[str, Any]:

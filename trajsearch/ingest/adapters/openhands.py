@@ -171,7 +171,11 @@ software-agent-sdk (V1) conversations (what is where: ``_openhands_sdk``)
   ``claude_code``'s rule), gemini-cli's "Command exited with code: N" one
   too; a call the SDK closed as the turn broke or was interrupted is
   cancelled, not failed. A message ends the scope of the calls that ended,
-  not of one still running.
+  not of one still running. A sub-agent session's calls (``acp_session_id``:
+  an ACP server's children, stored by the SDK fork with ``acp_subagents``)
+  and its other events are not the run's steps (the root's call that spawned
+  it answers for it, as Claude Code's sidechain records): counted in
+  ``metadata.acp_subagent_sessions`` / ``acp_subagent_calls``.
   An action's observation is the event answering it
   (``action_id``, else ``tool_call_id``): ``observation.content[].text``
   (older: ``output``/``message``), the terminal's control codes the shell
@@ -1049,13 +1053,20 @@ def _sdk_trajectory(events: list[dict[str, Any]], state: dict[str, Any], evaluat
     broke: dict[str, Any] | None = None  # the ConversationErrorEvent the run loop stopped on, if nothing came after
     seen_responses: set[Any] = set()
     acp_calls: dict[str, dict[str, Any]] = {}  # an ACP agent's tool calls of this turn, by tool_call_id
+    subagents: dict[str, set[str]] = {}  # an ACP server's sub-agent sessions -> their calls' ids (not the run's steps)
     # (step, event, whether a copy of what the call had shown: sdk.acp_copy): calls just closed failed, no output
     closed: list[tuple[dict[str, Any], dict[str, Any], bool]] = []
     stats: Any = state.get("stats")
     for event in events:
         kind = event.get("kind")
         just_closed, closed = closed, []
-        if kind in ("SystemPromptEvent", "SystemPromptUpdateEvent"):  # the update: tools added mid-conversation
+        if (child := sdk.subagent_session(event)) or kind in sdk.ACP_SUBAGENT_KINDS:  # a sub-agent session's
+            closed = just_closed  # written between the root's events: no gap between the SDK's closes and its notice
+            if kind == "ACPSubagentEvent" and as_str(event.get("acp_session_id")):
+                subagents.setdefault(event["acp_session_id"], set())
+            elif child:
+                subagents.setdefault(child, set()).add(str(event.get("tool_call_id")))
+        elif kind in ("SystemPromptEvent", "SystemPromptUpdateEvent"):  # the update: tools added mid-conversation
             tools.extend(sdk.tool_names(event))
         elif kind == "InterruptEvent":  # the run was cancelled: the calls the SDK closed just before it
             for step, closing, copied in just_closed:
@@ -1148,6 +1159,8 @@ def _sdk_trajectory(events: list[dict[str, Any]], state: dict[str, Any], evaluat
         "instance_id": evaluation.get("instance_id"),
         "agent_class": agent.get("kind"),
         "acp_server": agent.get("acp_server"),
+        "acp_subagent_sessions": len(subagents) or None,
+        "acp_subagent_calls": sum(len(calls) for calls in subagents.values()) or None,
         **(sdk.subagent_link(folder, state, prompts[0]) if folder is not None else {}),
     }.items() if v is not None} | attempts.metadata(attempt)
     return build(_run_fields(run_id, task, model, tools, outcome, failure, steps, events, metadata)
