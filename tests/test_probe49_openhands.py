@@ -124,3 +124,40 @@ def _folder(folder: Path, events: list[dict]) -> Path:
     state = json.loads((OH_SUBAGENTS / "base_state.json").read_text())
     (folder / "base_state.json").write_text(json.dumps({**state, "leaf_event_id": events[-1]["id"]}))
     return folder
+
+
+# -- item 2: a call closed by the SDK long before the InterruptEvent -------------------------------------------------
+
+OH_ACP = FIXTURES / "openhands" / ".real" / "sdk-acp" / "0a1b2c3d00004000800000000000ac01"
+
+
+def test_openhands_acp_codex_call_interrupted_is_cancelled_when_the_sdk_wrote_its_interrupt_late(
+        tmp_path: Path) -> None:
+    """Bug: a codex-acp command the user interrupted while it streamed output (the SDK's close: ``failed``, its
+    ``raw_input`` the ``ExecCommandBeginEvent``, the output it gathered as content, no ``raw_output``) read as failed
+    on its own, its error a line of that output, when the ``InterruptEvent`` came more than a second after the close:
+    ``astep`` flushes the agent's file credentials first (Codex's ChatGPT ``auth.json``, saved to the credential store
+    over HTTP when Codex rotated its token) and ``arun`` then waits for the state lock. codex-acp ends its own calls
+    with a ``raw_output`` record; gemini-cli, which sends no input, keeps the one-second rule (its failure, then an
+    interrupt, keeps its error)."""
+    events = [json.loads(p.read_text()) for p in sorted((OH_ACP / "events").glob("event-*.json"))]
+    begin = {"call_id": "call_pytest", "turn_id": "1", "command": ["/bin/zsh", "-lc", "python -m pytest -q"],
+             "cwd": "/workspace/project", "parsed_cmd": [{"type": "unknown", "cmd": "python -m pytest -q"}],
+             "source": "agent"}
+    start = {**events[4], "id": "ee100000-0000-4000-8000-000000000001", "tool_call_id": "call_pytest",
+             "title": "python -m pytest -q", "status": "in_progress", "raw_input": begin, "content": None,
+             "timestamp": "2026-12-04T10:15:06.000000"}
+    streamed = [{"type": "content", "content": {"type": "text", "text": "collected 214 items\n\nFAILED tests/a.py",
+                                                "annotations": None, "field_meta": None}, "field_meta": None}]
+    close = {**start, "id": "ee100000-0000-4000-8000-000000000002", "timestamp": "2026-12-04T10:15:40.000000",
+             "status": "failed", "is_error": True, "content": streamed}
+    stop = {"id": "ee100000-0000-4000-8000-000000000003", "timestamp": "2026-12-04T10:15:43.500000",
+            "source": "user", "reason": "User requested interrupt", "kind": "InterruptEvent"}
+    run = _one(_lines(tmp_path / "codex-interrupted.jsonl", events[:2] + [start, close, stop]))
+    assert run.steps[-1].error == "cancelled: the turn was interrupted"
+    assert run.steps[-1].observation == "collected 214 items\n\nFAILED tests/a.py"
+    gemini = [{**e, "tool_call_id": "read_many_files-1", "title": "a.py", "raw_input": None} for e in (start, close)]
+    gemini[1]["content"] = [{**streamed[0], "content": {**streamed[0]["content"],
+                                                        "text": "Error reading files (a.py): ENOENT"}}]
+    run = _one(_lines(tmp_path / "gemini-interrupted.jsonl", events[:2] + gemini + [stop]))
+    assert run.steps[-1].error == "Error reading files (a.py): ENOENT"

@@ -460,9 +460,17 @@ def closed_with(closing: dict[str, Any], notice: dict[str, Any], copied: bool) -
     """Whether a call's ``failed`` event just before the SDK's notice that it gave the turn up (its message, its
     ``InterruptEvent``) is the SDK's close: a copy of what the call had shown (``acp_copy``), else one written at
     once before it (a server's output streamed as content, codex-acp's, which the SDK gathered without writing);
-    without times, it is. A failure the server reported, then a model call that broke, comes longer before."""
+    without times, it is. A failure the server reported, then a model call that broke, comes longer before.
+    Before an ``InterruptEvent`` the SDK does more than write: ``astep`` closes the calls, then flushes the ACP
+    agent's file credentials (Codex's ChatGPT ``auth.json``: read twice with a pause and, when Codex rotated its
+    token, saved to the credential store over HTTP, 5 s at most, a conflict another 5 s) before ``arun`` takes the
+    state lock to write it. There a call the server gave an input (``raw_input``: Claude Code's, codex-acp's
+    begin record) is the SDK's close however long before: those servers end their own calls with ``raw_output``
+    (Claude Code's ``rawOutput``, codex-acp's end record); gemini-cli, which sends neither, keeps the window."""
     at, then = iso_time(closing.get("timestamp")), iso_time(notice.get("timestamp"))
-    return copied or at is None or then is None or timedelta(0) <= then - at <= _CANCEL_WINDOW
+    given = closing.get("raw_input") not in (None, {}, "", [])
+    return copied or at is None or then is None or timedelta(0) <= then - at <= _CANCEL_WINDOW or (
+        notice.get("kind") == "InterruptEvent" and given and then >= at)
 
 
 def turn_broke(notice: str) -> str:
