@@ -161,3 +161,34 @@ def test_openhands_acp_codex_call_interrupted_is_cancelled_when_the_sdk_wrote_it
                                                         "text": "Error reading files (a.py): ENOENT"}}]
     run = _one(_lines(tmp_path / "gemini-interrupted.jsonl", events[:2] + gemini + [stop]))
     assert run.steps[-1].error == "Error reading files (a.py): ENOENT"
+
+
+# -- item 3: gemini-cli over ACP in debug mode -----------------------------------------------------------------------
+
+
+def test_openhands_acp_gemini_in_debug_mode_keeps_its_commands_exit_codes(tmp_path: Path) -> None:
+    """gemini-cli (``packages/core/src/tools/shell.ts``) shows a command that printed output as that output alone,
+    ``completed``: its exit code is not sent (nothing to read). In debug mode (``--debug``, or ``DEBUG=1`` /
+    ``true`` in its environment, which an OpenHands ``ACPAgent`` passes on from its own) it shows the report it gives
+    the model instead, ``Output: ...`` then ``Exit Code: N`` and the process group: a failing command read as
+    success, and one that printed nothing too ("Command exited with code" is then not shown). A search's no match
+    (exit code 1, no output) stays none."""
+    events = [json.loads(p.read_text()) for p in sorted((OH_ACP / "events").glob("event-*.json"))]
+    start, end = events[4], events[5]
+    here = " [current working directory /workspace/project]"
+
+    def shell(n: int, command: str, report: str) -> list[dict]:
+        call = {"tool_call_id": f"run_shell_command-17648400{n:05d}", "title": command + here, "raw_input": None}
+        said = [{"type": "content", "content": {"type": "text", "text": report, "annotations": None,
+                                                "field_meta": None}, "field_meta": None}]
+        return [{**start, **call, "id": f"ff100000-0000-4000-8000-0000000000{n:02d}", "status": "in_progress",
+                 "content": []},
+                {**end, **call, "id": f"ff100000-0000-4000-8000-0000000001{n:02d}", "status": "completed",
+                 "is_error": False, "raw_output": None, "content": said}]
+    calls = (shell(1, "python -m pytest -q", "Output: F\nFAILED test_calc.py::test_add - assert 0 == 4\n"
+                   "1 failed in 0.02s\nExit Code: 1\nProcess Group PGID: 4242")
+             + shell(2, "./scripts/deploy.sh --check", "Output: (empty)\nExit Code: 3\nProcess Group PGID: 4243")
+             + shell(3, "grep -rn TODO src", "Output: (empty)\nExit Code: 1\nProcess Group PGID: 4244")
+             + shell(4, "python -m pytest -q", "Output: .\n1 passed in 0.01s\nProcess Group PGID: 4245"))
+    run = _one(_lines(tmp_path / "gemini-debug.jsonl", events[:2] + calls + events[-2:]))
+    assert [s.error for s in run.steps] == ["1 failed in 0.02s (exit code 1)", "exit code 3", None, None, None]

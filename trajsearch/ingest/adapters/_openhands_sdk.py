@@ -52,6 +52,7 @@ from typing import Any
 from ._agent_cli import as_int, command_line, exit_code_error, iso_time, strip_terminal_codes
 from ._common import as_dict, as_list, decisive_line, short
 from .claude_code import result_error as claude_result_error  # Claude Code's rule for its own results
+from .gemini_cli import shell_report_error as gemini_shell_error  # gemini-cli's shell report, shown in debug mode
 
 BASE_STATE = "base_state.json"
 EVENTS_DIR = "events"
@@ -93,6 +94,7 @@ _MCP_RESULT_KEYS = frozenset({"content", "isError", "is_error", "structuredConte
 #: ``returnDisplay``), sent as the content of a call it reports ``completed``: the exit code is only there.
 _GEMINI_SHELL_END = re.compile(r"\ACommand (?:exited with code: (-?\d+)|terminated by signal: (\S+)|failed: (.+))\Z",
                                re.S)
+#: (In debug mode it shows, for every command, the report it gives the model: ``gemini_cli.shell_report_error``.)
 #: How gemini-cli's shell tool titles a call (``ShellToolInvocation.getDescription``): the command, then where it
 #: ran, its description, ``[background]``.
 _GEMINI_SHELL_TITLE = re.compile(r"\A(?P<command>.+?) \[(?:current working directory|in) [^\]]*\]"
@@ -502,7 +504,8 @@ def acp_result(event: dict[str, Any], arguments: dict[str, Any]) -> tuple[str, s
     patch's ``stderr``); content blocks (Claude Code's Task / MCP results) or an MCP ``CallToolResult`` (Codex's,
     ``isError`` its failure), their text; any other value as JSON; none: the text of the ``content`` blocks (a diff
     as its path and new text). The error: a non-zero exit code (the record's, Claude Code's ``Exit code N`` first
-    line, gemini-cli's "Command exited with code: N"; a search's "no match" is none), the ``error`` the record names,
+    line, gemini-cli's "Command exited with code: N", or in debug mode the ``Exit Code: N`` of the report it shows; a
+    search's "no match" is none), the ``error`` the record names,
     else a failed call's decisive line (by ``claude_code``'s rule for Claude Code's results)."""
     raw = event.get("raw_output")
     record = raw if isinstance(raw, dict) else {}
@@ -524,10 +527,14 @@ def acp_result(event: dict[str, Any], arguments: dict[str, Any]) -> tuple[str, s
     command = command_line(arguments)
     if code:
         return text, exit_code_error(text, code, command)
-    shown = _GEMINI_SHELL_END.match(text.strip()) if code is None and event.get("tool_kind") == "execute" else None
+    shell = code is None and event.get("tool_kind") == "execute"
+    shown = _GEMINI_SHELL_END.match(text.strip()) if shell else None
     if shown:  # its exit code, else the signal or the failure it names
         return text, exit_code_error("", int(shown.group(1)), command or _gemini_command(event)) if shown.group(1) \
             else short(text.strip(), 300)
+    if shell and text.startswith("Output: ") and (reported := gemini_shell_error(text, command or _gemini_command(
+            event))):  # gemini-cli in debug mode shows the model's report, its exit code in it
+        return text, reported
     if isinstance(record.get("error"), str) and record["error"].strip():
         return text, short(record["error"].strip(), 300)
     if not failed:

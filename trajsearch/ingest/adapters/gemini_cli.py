@@ -419,9 +419,20 @@ def _call_error(status: Any, text: str, errors: list[str], display: str | None) 
         return short(decisive_line(detail) or detail, 300) if detail else "tool call failed"
     if errors:
         return short(errors[0], 300)
+    return shell_report_error(text)
+
+
+def shell_report_error(text: str, command: str | None = None) -> str | None:
+    """The error of a command by the report gemini-cli's shell tool gives the model (``shell.ts``'s ``llmContent``:
+    ``Output: ...``, then ``Error:``, ``Exit Code:``, ``Signal:``, ``Process Group PGID:`` lines; older: ``Command:``
+    first): a non-zero exit code with the output's decisive line (see ``exit_code_error``: exit 1 with no output
+    from a command that answers "no" so is none), else the report's own ``Error:`` line; None without a failure.
+    Public because gemini-cli also shows this report as the call's display in debug mode (``--debug``, or ``DEBUG`` /
+    ``DEBUG_MODE`` set to ``1`` / ``true`` in its environment): what an OpenHands ``ACPAgent`` records of its calls,
+    the exit code nowhere else (``_openhands_sdk.acp_result``)."""
     code = _SHELL_EXIT.search(text)
     if code and as_int(code.group(1)) not in (None, 0):
-        return exit_code_error(_SHELL_HEADER.sub("", text), int(code.group(1)))
+        return exit_code_error(_SHELL_HEADER.sub("", text), int(code.group(1)), command)
     if text.startswith(("Command:", "Output:")):  # the shell tool's report: its own "Error:" line
         for line in reversed(text.rstrip().splitlines()):
             if _TRAILER.match(line):
