@@ -33,8 +33,8 @@ The V1 agent server serves a conversation's events in pages (``GET /api/conversa
 ``EventPage``, ``{"items", "next_page_id"}``, 100 at most, ``sort_order`` ``TIMESTAMP`` or ``TIMESTAMP_DESC``,
 filters ``kind``, ``source``, ``body``, ``timestamp__gte``/``__lt``; ``openhands-agent-server`` ``event_router.py``).
 An ``ACPAgent`` whose server runs sub-agent sessions (``acp_subagents``: the SDK fork that stores ACP schema 1.24.1's
-unstable sub-agent sessions, michaeltheologitis/software-agent-sdk ``event/acp_subagent.py``, ``agent/acp_subagents.py``)
-writes a child's calls as ``ACPToolCallEvent`` with its ``acp_session_id``, and ``ACPSubagentEvent`` /
+unstable sub-agent sessions, michaeltheologitis/software-agent-sdk ``event/acp_subagent.py``,
+``agent/acp_subagents.py``) writes a child's calls as ``ACPToolCallEvent`` with its ``acp_session_id``, and ``ACPSubagentEvent`` /
 ``ACPSessionMessageEvent`` / ``ACPSessionTextEvent`` for the rest of its life (``ACP_SUBAGENT_KINDS``).
 A sub-agent's conversation (openhands-tools ``task/manager.py`` and ``delegate/impl.py``: ``_SUBAGENTS_DIR``) persists
 under its parent's, ``<parent id hex>/subagents/<its id hex>/`` (its ``persistence_dir`` says so), its first message
@@ -68,8 +68,8 @@ KINDS = frozenset({
     "LLMCompletionLogEvent", "HookExecutionEvent", "ACPToolCallEvent", "StreamingDeltaEvent",
 })
 #: What an ``ACPAgent`` with ``acp_subagents`` stores of its server's sub-agent sessions (ACP schema 1.24.1's unstable
-#: ``subagent_update``, ``session_message``, a child's own text; the SDK fork that adds them, ``event/acp_subagent.py``):
-#: each child's association with its parent, the messages between sessions, a child's streamed text. None is a step
+#: ``subagent_update``, ``session_message``, a child's own text; the SDK fork that adds them,
+#: ``event/acp_subagent.py``): each child's association with its parent, the messages between sessions, a child's streamed text. None is a step
 #: of the run (see :func:`subagent_session`).
 ACP_SUBAGENT_KINDS = frozenset({"ACPSubagentEvent", "ACPSessionMessageEvent", "ACPSessionTextEvent"})
 KINDS = KINDS | ACP_SUBAGENT_KINDS

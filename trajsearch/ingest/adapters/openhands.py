@@ -170,9 +170,10 @@ software-agent-sdk (V1) conversations (what is where: ``_openhands_sdk``)
   ``failed`` call's error its exit code or decisive line (Claude Code's by
   ``claude_code``'s rule), gemini-cli's "Command exited with code: N" one
   too (in debug mode the ``Exit Code: N`` of the report it shows; else it
-  sends no exit code of a command that printed anything); a call the SDK closed as the turn broke or was interrupted is
-  cancelled, not failed. A message ends the scope of the calls that ended,
-  not of one still running. A sub-agent session's calls (``acp_session_id``:
+  sends no exit code of a command that printed anything); a call the SDK
+  closed as the turn broke or was interrupted is cancelled, not failed. A
+  message ends the scope of the calls that ended, not of one still
+  running. A sub-agent session's calls (``acp_session_id``:
   an ACP server's children, stored by the SDK fork with ``acp_subagents``)
   and its other events are not the run's steps (the root's call that spawned
   it answers for it, as Claude Code's sidechain records): counted in
