@@ -12,7 +12,7 @@ named for a span of another group, holding only verdicts and other versions
 of spans that group holds, is part of it. A group named for stand-ins
 (``STAND_IN`` nodes other groups hold, their id the group's key: a model
 call's record of a tool call that AI SDK 5 traced apart from the run) is not
-joined whole: its spans are told apart by time, since such keys repeat across
+joined whole: its spans are told apart by time and arguments, since such keys repeat across
 runs and within one (:func:`_placed`). A trace an adapter says was caused by
 another (``node.info["caused_by"]``: AutoGen's runtime starts a trace per message
 it publishes, linked to the trace that published it) joins that trace's group.
@@ -24,6 +24,7 @@ import json
 import os
 import sqlite3
 import tempfile
+from bisect import bisect_left, bisect_right
 from collections import deque
 from typing import Iterator
 
@@ -114,11 +115,13 @@ def _placed(db: sqlite3.Connection) -> tuple[dict[int, tuple[str, int, int, str 
     Such keys repeat (a call id and tool name: Kimi K2's ``functions.runSql:1`` in every run, OpenRouter's
     ``tool_0_runSql`` at every step, a mock model's), so a span, in its key's order of start, goes where it fits:
     to a stand-in left whose request (the stand-in's start, a model call's) is not after the span's start, in a
-    group whose time span holds that start. Of several (concurrent runs of one server), those that asked for the
-    span's arguments (:func:`_agree`: the span records them as the tool's schema parsed them), then the one whose
-    request ended nearest the span's start (a streamed call runs its tool as the request's last chunks arrive).
-    Without times to tell (a span or a group that records none) a span is placed only where its key is unique: one
-    span, one stand-in."""
+    group whose time span holds that start. Of several (concurrent runs of one server): the stand-in that asked for
+    exactly the span's arguments where no other span of its time ran with them (:func:`_claims`: a model that wrote
+    ``limit: 5`` is the one whose span ran with 5, though a run whose model left ``limit`` out agrees too); then
+    those that asked for the span's arguments (:func:`_agree`: the span records them as the tool's schema parsed
+    them), a stand-in another span claims last of these; then the one whose request ended nearest the span's start
+    (a streamed call runs its tool as the request's last chunks arrive). Without times to tell (a span or a group
+    that records none) a span is placed only where its key is unique: one span, one stand-in."""
     placed: dict[int, tuple[str, int, int, str | None]] = {}
     left: dict[str, set[int]] = {}
     keys = [k for (k,) in db.execute("SELECT DISTINCT s.sid FROM span s WHERE s.stand = 1 AND EXISTS "
@@ -138,10 +141,13 @@ def _placed(db: sqlite3.Connection) -> tuple[dict[int, tuple[str, int, int, str 
         # stand-ins by request time; ``active``: those asked by now whose run has not ended (a key every run of a
         # server repeats is thousands of stand-ins, and only the runs going on at once compete for a span)
         waiting = deque(s for s in stands if s[2].start is not None and (windows.get(s[1]) or (None,))[0] is not None)
+        claims = _claims(db, key, waiting, windows)
         active: list[tuple[int, str, Node]] = []
         timed = {s[0] for s in waiting}
         left[key] = set()
+        seen: set[int] = set()  # the spans placed or left so far: a claim of theirs binds no other span
         for rowid, seq, span in spans:
+            seen.add(rowid)
             at = span.start
             if at is not None:
                 while waiting and waiting[0][2].start <= at:  # type: ignore[operator]
@@ -149,7 +155,8 @@ def _placed(db: sqlite3.Connection) -> tuple[dict[int, tuple[str, int, int, str 
                 active = [s for s in active if windows[s[1]][1] >= at]
             fits = active if at is not None else []
             if fits:
-                stand = min(fits, key=lambda s: (not _agree(s[2].arguments, span.arguments),
+                stand = min(fits, key=lambda s: (claims.get(s[0]) != rowid, not _agree(s[2].arguments, span.arguments),
+                                                 claims.get(s[0], rowid) not in seen,  # claimed by a span to come
                                                  abs((s[2].end if s[2].end is not None else s[2].start) - at)))
                 active.remove(stand)
             elif count == len(stands) == 1 and (at is None or stands[0][0] not in timed):
@@ -159,6 +166,34 @@ def _placed(db: sqlite3.Connection) -> tuple[dict[int, tuple[str, int, int, str 
                 continue
             placed[stand[0]] = (stand[1], seq, rowid, stand[2].parent)
     return placed, left
+
+
+def _claims(db: sqlite3.Connection, key: str, stands: deque[tuple[int, str, Node]],
+            windows: dict[str, tuple[float, float]]) -> dict[int, int]:
+    """Stand-in row -> the one span row of ``key`` that ran with exactly the arguments the stand-in asked for and
+    started in its time (its request's start to its run's end): the pairing that tells two concurrent runs apart
+    when one model wrote a key the other left for the schema to fill (review R4 of round 48: each run showed the
+    other's failure). Where two spans of that time ran with them, nothing tells which is whose, and no claim is
+    made (the time decides: with a default filled, both runs' spans equal the one whose model wrote it). Read
+    by arguments' hash, one span at a time."""
+    starts: dict[int, tuple[list[float], list[int]]] = {}  # arguments' hash -> (starts, rows), in order of start
+    for rowid, start, payload in db.execute("SELECT rowid, start, payload FROM span WHERE gkey = ? AND stand = 0 "
+                                            "AND start IS NOT NULL ORDER BY start, seq", (key,)):
+        at, rows = starts.setdefault(hash(_canonical(Node.from_json(payload).arguments)), ([], []))
+        at.append(start)
+        rows.append(rowid)
+    claims: dict[int, int] = {}
+    for rowid, gkey, stand in stands:
+        at, rows = starts.get(hash(_canonical(stand.arguments)), ([], []))
+        first, last = bisect_left(at, stand.start), bisect_right(at, windows[gkey][1])
+        if last - first == 1:
+            claims[rowid] = rows[first]
+    return claims
+
+
+def _canonical(value: object) -> str:
+    """A JSON value's text, keys sorted: equal values, equal texts."""
+    return json.dumps(value, sort_keys=True, default=str)
 
 
 def _agree(asked: object, ran: object) -> bool:
@@ -171,7 +206,7 @@ def _agree(asked: object, ran: object) -> bool:
         return all(_agree(value, ran[key]) for key, value in asked.items() if key in ran)
     if isinstance(asked, list) and isinstance(ran, list):
         return len(asked) == len(ran) and all(_agree(a, r) for a, r in zip(asked, ran))
-    return json.dumps(asked, sort_keys=True, default=str) == json.dumps(ran, sort_keys=True, default=str)
+    return _canonical(asked) == _canonical(ran)
 
 
 def _caused_chains(rows: list[tuple[str, int, str | None]], links: Iterator[tuple[str, str]]) -> dict[str, str]:

@@ -1,0 +1,30 @@
+"""Probe V of round 49: span leftovers (AI SDK 5 detached tool spans, span failure steps, AG2's own OTel).
+
+Through ``read_dump`` and the CLI on real files or ones built from them as the writer writes them (each folder's
+SOURCE.md); no mocks.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from adapter_support import runs
+
+FIXTURES = Path(__file__).parent / "fixtures"
+REUSED_IDS = FIXTURES / "vercel-ai" / ".real" / "probeFRT48"
+
+
+def test_ai5_concurrent_runs_each_get_the_tool_span_whose_arguments_their_model_wrote() -> None:
+    """Bug (review R4 of round 48): two overlapping runs reuse Kimi's call id ``functions.runSql:1``; the second's
+    model wrote ``limit: 5``, the first's left ``limit`` out (the schema fills 100). The span that ran with
+    ``limit: 5`` (it failed) went to the first run, whose model asked for none: a key the model left out agrees, and
+    the time then chose; the second run got the first's success with ``limit: 100``. Each run showed the other's
+    outcome. A span equal to exactly one stand-in's arguments in its time is that stand-in's."""
+    by_task = {r.task[:12]: r for r in runs(REUSED_IDS / "overlap-limit-asked.otlp.json", tenant="acme")}
+    first, second = by_task["How do I ins"], by_task["How many use"]
+    assert [(s.action, s.arguments, s.error) for s in first.steps if s.action == "runSql"] == [
+        ("runSql", {"sql": "select count(*) from users", "limit": 100}, None)]
+    assert [(s.action, s.arguments, s.error) for s in second.steps if s.action == "runSql"] == [
+        ("runSql", {"sql": "select count(*) from users", "limit": 5}, "Error: permission denied for table users")]
+    assert first.steps[1].observation == '[{"count": 42}]'
+
