@@ -30,7 +30,7 @@ def test_langgraph_model_error_is_one_step_for_the_failed_call_not_one_per_chain
     that failed."""
     run = only(OTEL / "langgraph-1.2-openllmetry-0.62-model-500.otlp.jsonl")
     [step] = run.steps
-    assert step.action is None and step.thought == "llm ChatOpenAI.chat failed"
+    assert step.action is None and step.observation == "llm ChatOpenAI.chat failed" and step.thought is None
     assert step.error is not None and "Error code: 500" in step.error
     assert run.outcome is Outcome.infra_error and run.failure is not None and "500" in run.failure.error
 

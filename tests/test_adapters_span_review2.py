@@ -22,7 +22,7 @@ PARSE_ERROR = "ValueError: could not parse the plan"
 
 
 def _failures(run) -> list[tuple[str | None, str | None]]:
-    return [(s.thought, s.error) for s in run.steps if s.action is None]
+    return [(s.observation, s.error) for s in run.steps if s.action is None]
 
 
 def test_parallel_branches_failing_with_different_errors_keep_both_failures() -> None:
@@ -60,7 +60,7 @@ def test_a_model_error_passed_up_the_chains_is_still_one_step() -> None:
     """F8's fix keeps 63e12df's rule: chains failing with the error of a failed model call below them in the span
     tree (langgraph 1.2.24, the model answering HTTP 500) give that call's step, once."""
     run = only(FIXTURES / "otel-genai" / ".released" / "langgraph-1.2-openllmetry-0.62-model-500.otlp.jsonl")
-    assert [thought for thought, _ in _failures(run)] == ["llm ChatOpenAI.chat failed"]
+    assert [said for said, _ in _failures(run)] == ["llm ChatOpenAI.chat failed"]
 
 
 def test_a_list_of_records_with_a_description_as_a_root_input_is_not_the_task() -> None:

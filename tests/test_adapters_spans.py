@@ -394,7 +394,7 @@ def test_agents_sdk_agent_error_is_the_runs_failure() -> None:
     assert run.outcome is Outcome.infra_error
     assert run.failure.error == "Error in agent run: Error code: 500 - The server had an error while processing your request."
     assert actions(run) == ["transfer_to_weather_agent", "get_weather", None]  # the failure comes last
-    assert failing(run) == [None] and run.steps[-1].thought == "agent Weather agent failed"
+    assert failing(run) == [None] and run.steps[-1].observation == "agent Weather agent failed"
 
 
 def test_agents_sdk_group_by_conversation_uses_group_id(tmp_path: Path) -> None:
@@ -985,7 +985,7 @@ def test_a_conversation_keeps_its_later_requests_and_a_later_turns_failure(path:
     assert run.task == "東京の年間平均気温と、トヨタ(7203.T)の株価を教えてください。"
     assert run.metadata["user_prompts"] == ["What is the rainfall in Osaka?"]
     assert actions(run) == ["search_docs", "get_stock", "respond", "search_docs", "search_docs", None]
-    assert run.steps[-1].thought == ("agent" if path == AGENTS_JA else "chain") + " リサーチ担当 failed"
+    assert run.steps[-1].observation == ("agent" if path == AGENTS_JA else "chain") + " リサーチ担当 failed"
     assert "Max turns exceeded" in run.steps[-1].error
 
 

@@ -8,7 +8,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from adapter_support import runs
+from trajsearch.export.formats import to_record
 
 FIXTURES = Path(__file__).parent / "fixtures"
 REUSED_IDS = FIXTURES / "vercel-ai" / ".real" / "probeFRT48"
@@ -28,3 +31,27 @@ def test_ai5_concurrent_runs_each_get_the_tool_span_whose_arguments_their_model_
         ("runSql", {"sql": "select count(*) from users", "limit": 5}, "Error: permission denied for table users")]
     assert first.steps[1].observation == '[{"count": 42}]'
 
+
+# -- a span's failure step: our words are its observation, not the agent's thought ---------------------------------
+
+AGENTS_JA = FIXTURES / "openai-agents" / ".real" / "oai-agents-ja-tool-error-then-max-turns.jsonl"
+LANGGRAPH_500 = FIXTURES / "otel-genai" / ".released" / "langgraph-1.2-openllmetry-0.62-model-500.otlp.jsonl"
+
+
+@pytest.mark.parametrize(("path", "said"), [(AGENTS_JA, "agent リサーチ担当 failed"),
+                                            (LANGGRAPH_500, "llm ChatOpenAI.chat failed")],
+                         ids=["openai-agents-max-turns", "langgraph-model-500"])
+def test_a_span_failure_step_says_what_failed_as_its_observation_not_as_the_agents_thought(
+        path: Path, said: str) -> None:
+    """Bug: the step a failed agent, chain or model call span gives (no failing step of its own) held the ingester's
+    words "agent リサーチ担当 failed" as its thought: step rows indexed them as what the agent thought, and the
+    chat export wrote them as an assistant message, words no model said, in a fine-tuning set. They are the step's
+    observation (what the run's environment reports), the error beside them."""
+    [run] = runs(path, group_by="conversation")
+    failed = run.steps[-1]
+    assert (failed.action, failed.thought, failed.observation) == (None, None, said)
+    assert failed.error
+    messages = to_record(run, "openai-chat")["messages"]
+    assert not any(said in (m.get("content") or "") for m in messages if m["role"] == "assistant")
+    assert any(said in (m.get("content") or "") and failed.error[:20] in m["content"]
+               for m in messages if m["role"] == "user")

@@ -427,8 +427,10 @@ def _descends_from(node: Node, container: Node, by_id: dict[str, Node]) -> bool:
 
 def _failure_step(node: Node, *, at_end: bool = False) -> dict[str, Any]:
     """A step (action ``None``) telling that ``node`` failed, with its error; ``at_end``: placed at the node's end,
-    where a container's failure surfaced."""
-    return {"action": None, "thought": f"{node.role} {node.name} failed", "error": short(node.error, 600),
+    where a container's failure surfaced. The telling is the step's observation, as what a run's environment
+    reports is: words of ours, not the agent's, so not its thought (step rows index a thought as what the agent
+    thought, and an export writes it as an assistant message)."""
+    return {"action": None, "observation": f"{node.role} {node.name} failed", "error": short(node.error, 600),
             "started_at": when(node.end or node.start) if at_end else when(node.start or node.end),
             "ended_at": when(node.end)}
 
