@@ -12,6 +12,8 @@ import pytest
 
 from adapter_support import runs
 from trajsearch.export.formats import to_record
+from trajsearch.ingest.outcomes import OutcomeTable
+from trajsearch.represent import failure_text
 
 FIXTURES = Path(__file__).parent / "fixtures"
 REUSED_IDS = FIXTURES / "vercel-ai" / ".real" / "probeFRT48"
@@ -55,3 +57,35 @@ def test_a_span_failure_step_says_what_failed_as_its_observation_not_as_the_agen
     assert not any(said in (m.get("content") or "") for m in messages if m["role"] == "assistant")
     assert any(said in (m.get("content") or "") and failed.error[:20] in m["content"]
                for m in messages if m["role"] == "user")
+
+
+# -- AG2's own OTel: a failed tool's span names its error's type only ------------------------------------------------
+
+AG2 = FIXTURES / "ag2" / ".real"
+
+
+def test_ag2_otel_failed_tool_step_carries_the_tools_words_not_only_execution_error() -> None:
+    """Bug (real AG2 0.14 ``autogen.opentelemetry`` traces): AG2 marks a failed tool's ``execute_tool`` span with
+    ``error.type: ExecutionError`` and nothing else (its result is recorded for a success only), so every failed
+    AG2 tool step's error was "ExecutionError": a failure search for the tool's words ("city not found") could
+    not match the error, and failure analysis put every AG2 tool failure in one group. The words are in what the
+    model was given (AG2's ``f"Error: {e}"``): the error is the type with them."""
+    for name in ("ag2-0.14-autogen-opentelemetry.otlp.jsonl", "ag2-0.14-otel-with-oi-openai.otlp.jsonl"):
+        [run] = runs(AG2 / name, tenant="acme")
+        [failed] = [s for s in run.steps if s.error]
+        assert (failed.action, failed.error) == ("get_weather", "ExecutionError: city not found: Atlantis")
+        assert failed.observation == "Error: city not found: Atlantis"
+
+
+def test_ag2_otel_run_that_gave_up_on_a_failing_tool_has_the_tools_words_in_its_failure_row(tmp_path: Path) -> None:
+    """The chat that ended on the tool's failure (the assistant's auto-replies spent), failed by a grader's table:
+    its failure row's error was "ExecutionError", which names no failure; it is the tool's words."""
+    path = AG2 / "ag2-0.14-otel-tool-retries-exhausted.otlp.jsonl"
+    [run] = runs(path, tenant="acme")
+    (tmp_path / "grades.csv").write_text(f"trajectory_id,outcome\n{run.trajectory_id},failure\n")
+    [run] = runs(path, tenant="acme", outcomes=OutcomeTable.load(tmp_path / "grades.csv"))
+    assert [(s.action, s.error) for s in run.steps] == [
+        ("get_weather", "ExecutionError: city not found: Atlantis")] * 2
+    text, position = failure_text(run)
+    assert "Error: ExecutionError: city not found: Atlantis" in text and position == 1
+

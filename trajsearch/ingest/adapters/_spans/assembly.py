@@ -90,6 +90,7 @@ half of the span-adapter protocol (``trajectory_id``, ``assemble_trajectory``).
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
 from itertools import takewhile
@@ -592,10 +593,19 @@ def _unanswered(step: dict[str, Any]) -> bool:
     return step.get("observation") is None or bool(step.get(RESULT_CUT))
 
 
+#: A tool span's error that is a type alone, no words (AG2's ``autogen.opentelemetry`` sets ``error.type:
+#: ExecutionError`` and nothing else on a tool that failed, the result only on one that did not): what the model
+#: was given is the failure's words (AG2's ``f"Error: {e}"``), read into the error (:func:`_answered`), so that a
+#: search for them finds the failure and one failing tool's errors are not all "ExecutionError".
+_BARE_ERROR = re.compile(r"[A-Za-z_][\w.]*")
+_ERROR_WORD = re.compile(r"^error:\s*", re.IGNORECASE)
+
+
 def _answered(step: dict[str, Any], message: dict[str, Any]) -> None:
     """A step whose result only a later model input holds: that result, and its error where marked so (or
     where the result is Gemini's function-response shape, ``{"error": ...}``, ``{"result": ...}`` being its value; or
-    a framework's fixed text for a tool that raised, :func:`~.messages.framework_failure`). A
+    a framework's fixed text for a tool that raised, :func:`~.messages.framework_failure`); an error its span gave
+    as a type alone takes the result's words (``_BARE_ERROR``). A
     denial (:func:`~.messages.denial`) is the step's error alone: no tool ran, so it has no result."""
     text, failed = message.get("text"), message.get("failed") or framework_failure(message.get("text"))
     if is_denial(message):
@@ -612,6 +622,8 @@ def _answered(step: dict[str, Any], message: dict[str, Any]) -> None:
     step.pop(RESULT_CUT, None)
     if failed and not step.get("error"):
         step["error"] = short(provider_failure(step.get("action"), text) or text or "tool error", 600)
+    elif _BARE_ERROR.fullmatch(step.get("error") or "") and isinstance(text, str) and text.strip():
+        step["error"] = short(f"{step['error']}: {_ERROR_WORD.sub('', text.strip(), count=1)}", 600)
 
 
 @dataclass
