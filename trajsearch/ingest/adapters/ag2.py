@@ -41,8 +41,9 @@ ID_PREFIX = "ag2"
 WHOLE_FILE = True
 #: The keys every ``ChatResult`` dumps.
 _KEYS = frozenset({"chat_id", "chat_history", "summary", "cost"})
-#: ``ConversableAgent``'s report of code it ran (``execute_code_blocks``, and its reply using a code executor).
-_RAN = re.compile(r"\Aexitcode: (-?\d+) \([^)\n]*\)\nCode output: ?")
+#: ``ConversableAgent``'s report of code it ran (``execute_code_blocks``, and its reply using a code executor); AG2's
+#: own OpenTelemetry records it as the user proxy's reply (``_spans.assembly``).
+EXECUTOR_REPORT = re.compile(r"\Aexitcode: (-?\d+) \([^)\n]*\)\nCode output: ?")
 #: What ``execute_function`` hands back for a call that failed.
 _FAILED = "Error: "
 
@@ -117,11 +118,11 @@ def _steps(history: list[dict[str, Any]], initiator: str | None) -> list[dict[st
         text = _text(msg)
         if not text:
             continue
-        if replying is not None and _RAN.match(text) and CODE_BLOCK.search(replying["arguments"]["content"]):
+        if replying is not None and EXECUTOR_REPORT.match(text) and CODE_BLOCK.search(replying["arguments"]["content"]):
             # the code was run: by the user proxy, or a group chat's executor agent
             if steps and steps[-1] is replying:
                 steps.pop()
-            steps.append(ran_code(replying, text, None, (_RAN,)))
+            steps.append(ran_code(replying, text, None, (EXECUTOR_REPORT,)))
             replying = None
             continue
         if msg.get("name") == initiator:  # the user proxy's reply: a person's (or its default) words

@@ -101,6 +101,8 @@ from trajsearch.model import Failure, Outcome, Trajectory
 from .. import _prompts
 from .._agent_cli import prompt_list
 from .._common import Context, RecordError, build, clip_step_text, clip_task, safe_id, short
+from ..ag2 import EXECUTOR_REPORT
+from ..autogen_agentchat import CODE_BLOCK, ran_code
 from .calls import parallel_calls_in_call_order, prepared_request, tool_key, tool_twins, twin_calls
 from .messages import (PROVIDER_RUN, agentchat_answer, agentchat_failed_calls, agentchat_messages, first_user_text,
                        framework_failure, is_denial, is_object_repr, mcp_error, normalise_messages,
@@ -172,6 +174,20 @@ def _speaking_agents(nodes: list[Node]) -> set[str]:
     said = [c for c in calls if c.input_messages or c.output_messages or (c.output_text or "").strip()]
     return {n.id for n in nodes if n.role == "agent" and n.output_messages and any(c.parent == n.id for c in calls)
             and not any(_descends_from(c, n, by_id) for c in said)}
+
+
+def _ran_code_asked(agent: Node, steps: list[dict[str, Any]]) -> bool:
+    """Whether ``agent``'s reply is a code executor's report (``exitcode: 1 (execution failed)\nCode output: ...``) on
+    the code blocks of the answer just before it, which then becomes the ``execute_code`` step it was (failed on a
+    non-zero exit code), as in the ChatResult of the same chat (``ag2``): AG2's ``autogen.opentelemetry`` traces
+    the classic coding chat's user proxy running the code as an ``invoke_agent`` span with the report as its output
+    message, and no span of the run itself; the failing run read as the model's answer and was lost."""
+    text = "\n".join(m.get("text") or "" for m in agent.output_messages if m.get("role") != "tool").strip()
+    asked = steps[-1] if steps and steps[-1].get("action") == "respond" else None
+    if asked is None or not EXECUTOR_REPORT.match(text) or not CODE_BLOCK.search(asked["arguments"]["content"]):
+        return False
+    steps[-1] = {**ran_code(asked, text, when(agent.start), (EXECUTOR_REPORT,)), "ended_at": when(agent.end)}
+    return True
 
 
 def _agent_turns(node: Node, pending: list[dict[str, Any]], add_step: Any) -> None:
@@ -741,6 +757,8 @@ def assemble(nodes: list[Node], *, what: str = "trace", task: str | None = None)
                 by_call[node.call_id] = step
             if match:
                 asked_by[id(step)] = (match["turn"], match["rank"])
+            continue
+        if node.role == "agent" and _ran_code_asked(node, steps):
             continue
         if node.role == "agent" and (answer := _task_answer(node, order, by_id)):
             add_step(_respond(answer, None, node.end, node.end, None))
