@@ -90,20 +90,23 @@ def test_ag2_otel_run_that_gave_up_on_a_failing_tool_has_the_tools_words_in_its_
     assert "Error: ExecutionError: city not found: Atlantis" in text and position == 1
 
 
-def test_ag2_otel_coding_chat_keeps_the_code_runs_and_the_one_that_failed() -> None:
+@pytest.mark.parametrize("name", ["ag2-0.14-otel-code-chat.otlp.jsonl", "ag2-0.14-otel-code-executor.otlp.jsonl"],
+                         ids=["code-execution-config", "code-executor"])
+def test_ag2_otel_coding_chat_keeps_the_code_runs_and_the_one_that_failed(name: str) -> None:
     """Bug (real AG2 0.14 ``autogen.opentelemetry`` trace of the classic coding chat): AG2 traces the user proxy
     running the assistant's code as its ``invoke_agent`` span, the executor's report (``exitcode: 1 (execution
     failed)``, the ModuleNotFoundError) its output, with no span of the run itself. Both reports were dropped: the
     code blocks read as the model's answers (three ``respond`` steps), the failed run nowhere. Each is an
-    ``execute_code`` step, as the ChatResult of the same chat gives."""
-    [run] = runs(AG2 / "ag2-0.14-otel-code-chat.otlp.jsonl", tenant="acme")
+    ``execute_code`` step, as the ChatResult of the same chat gives; once, where a code executor also wrote an
+    ``execute_code`` span of it."""
+    [run] = runs(AG2 / name, tenant="acme")
     assert [(s.action, s.error) for s in run.steps] == [
         ("execute_code", "ModuleNotFoundError: No module named 'numpy_does_not_exist' (exit code 1)"),
         ("execute_code", None), ("respond", None)]
     failed, fixed, _ = run.steps
     assert failed.arguments == {"code": "import numpy_does_not_exist\nprint(numpy_does_not_exist.one())",
                                 "language": "python"}
-    assert fixed.thought == "The module is missing; plain Python instead:" and fixed.observation.endswith("\n1")
+    assert fixed.thought == "The module is missing; plain Python instead:" and fixed.observation.endswith("1")
     assert failed.started_at is not None and failed.started_at <= failed.ended_at <= fixed.started_at
     [chat_result] = runs(AG2 / "chat_results_code.json", tenant="acme")
     assert [(s.action, s.arguments, s.error) for s in chat_result.steps] == [
