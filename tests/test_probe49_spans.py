@@ -77,6 +77,17 @@ def test_ag2_otel_failed_tool_step_carries_the_tools_words_not_only_execution_er
         assert failed.observation == "Error: city not found: Atlantis"
 
 
+def test_ag2_otel_group_pattern_tool_step_has_the_tools_result_its_executor_gave() -> None:
+    """Bug (real AG2 0.14 ``initiate_group_chat`` traced by ``instrument_pattern``): the group's tool executor
+    (``_Group_Tool_Executor``) holds the failed tool's result in its ``invoke_agent`` output as a ``tool`` message
+    with no call id, and no model input is recorded: the step had no observation and the error "ExecutionError",
+    the tool's words nowhere in the run. The executor's id-less result answers its own tool span."""
+    [run] = runs(AG2 / "ag2-0.14-otel-pattern.otlp.jsonl", tenant="acme")
+    assert [(s.action, s.observation, s.error) for s in run.steps][:1] == [
+        ("get_weather", "Error: city not found: Atlantis", "ExecutionError: city not found: Atlantis")]
+    assert run.steps[1].action == "respond"
+
+
 def test_ag2_otel_run_that_gave_up_on_a_failing_tool_has_the_tools_words_in_its_failure_row(tmp_path: Path) -> None:
     """The chat that ended on the tool's failure (the assistant's auto-replies spent), failed by a grader's table:
     its failure row's error was "ExecutionError", which names no failure; it is the tool's words."""

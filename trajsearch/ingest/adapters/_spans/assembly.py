@@ -591,12 +591,20 @@ _NOT_RUN_AI_SDK = ("not run: the run stopped after its model asked for it (the A
                    "approval, at its step limit, or for a tool it does not execute)")
 
 
-def _answered_by_agent(agent: Node, by_call: dict[str, dict[str, Any]]) -> None:
+def _answered_by_agent(agent: Node, by_call: dict[str, dict[str, Any]], tools: list[Node]) -> None:
     """Results of untraced calls that no model input holds but the agent span's output messages do: a call its
     framework answered itself, running no tool (Agent Framework's handoff middleware answers ``handoff_to_<agent>``
     with ``{"handoff_to": ...}`` and hands the next agent a history without it; ``invoke_agent``'s
     ``gen_ai.output.messages`` keeps the ``tool_call_response``). Answered when its model call ended: that is its
-    time."""
+    time. Results with no call id answer the agent's own tool spans (``tools``, its children) in order where they
+    are as many: AG2's group tool executor (``_Group_Tool_Executor``) gives its tools' results so, and its
+    ``execute_tool`` span of a tool that failed records none (the tool's words were nowhere else)."""
+    unnamed = [m for m in agent.output_messages if m.get("role") == "tool" and not m.get("call_id")]
+    ran = [by_call.get(t.call_id or "") for t in tools]
+    if unnamed and len(unnamed) == len(ran):
+        for step, m in zip(ran, unnamed):
+            if step is not None and _unanswered(step):
+                _answered(step, m)
     for m in agent.output_messages:
         step = by_call.get(m.get("call_id") or "") if m.get("role") == "tool" else None
         if step is not None and _unanswered(step):
@@ -806,8 +814,11 @@ def assemble(nodes: list[Node], *, what: str = "trace", task: str | None = None)
                 _answered(by_call[m["call_id"]], m)
         _answered_in_turn(node.input_messages, steps, by_call)
         steps.extend(_denied_calls(node, by_call))
+    tools_of: dict[str, list[Node]] = {}  # agent id -> its tool spans, in order
+    for node in (n for n, _ in order if n.role == "tool" and n.parent):
+        tools_of.setdefault(node.parent, []).append(node)  # type: ignore[arg-type]
     for node in (n for n, _ in order if n.role == "agent"):
-        _answered_by_agent(node, by_call)
+        _answered_by_agent(node, by_call, tools_of.get(node.id, []))
     _refused([root, *failed_containers], steps, said_by, by_id)  # the root too: the AI SDK's generateObject
     for step, asker in last_asked:  # tools whose runs the trace records (an output tool such as pydantic-ai's
         # final_result is no such tool: the call is the answer) that did not run, nor the others asked with them,
