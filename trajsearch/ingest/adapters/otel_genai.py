@@ -39,8 +39,9 @@ Mapping
   message``) when the span status is ERROR; a tool that returned its failure
   (Strands' ``gen_ai.tool.status: "error"``, status OK) failed with its result's words; a type alone (AG2's
   ``ExecutionError``, its result recorded for a success only) is followed by the words of the result the model was
-  given. AG2's coding chat: the user proxy's ``invoke_agent`` reply that is its code executor's report
-  (``exitcode: 1 (execution failed)...``) makes the answer before it an ``execute_code`` step. The thought of a tool
+  given (a group's ``_Group_Tool_Executor`` gives it id-less in its ``invoke_agent`` output). AG2's coding chat:
+  the user proxy's ``invoke_agent`` reply that is its code executor's report (``exitcode: 1 (execution
+  failed)...``) makes the answer before it an ``execute_code`` step. The thought of a tool
   step is the text of the model call whose output requested it (same
   ``gen_ai.tool.call.id``, else same name). Model text that asked for no tool
   is a ``respond`` step. Tool calls a model requested but no span executed are
