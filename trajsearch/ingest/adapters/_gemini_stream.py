@@ -5,7 +5,10 @@ One JSON event per line (the CLI's ``JsonStreamEventType``): ``init`` (``session
 text arrives in ``delta`` chunks), ``tool_use`` (``tool_name``, ``tool_id``, ``parameters``),
 ``tool_result`` (``tool_id``, ``status`` success | error, ``output``, ``error.message``),
 ``error`` (``severity``, ``message``: a warning or a non-fatal error) and ``result``
-(``status``, ``error``, ``stats.models`` by name). Unlike Claude Code's and Codex's headless
+(``status``, ``error``, ``stats.models`` by name). A turn the model answered with nothing usable (0.55+:
+an empty reply, thoughts only, a safety block, ``INVALID_STREAM``) ends on an ``error`` event of severity
+``error`` saying so and a ``result`` of status ``error`` with no ``error`` of its own: that event's message
+is the run's error. The messages of ``error``-severity events are kept in ``metadata.errors``. Unlike Claude Code's and Codex's headless
 streams it holds the prompt, so it is a run: the turn one ``gemini -p`` answered. Its id names
 the session and that turn (``gemini-cli.<session>.turn-<digest of the start and prompt>``), apart
 from the session file's run of the same session. Each invocation opens with its own ``init``: a
@@ -47,6 +50,7 @@ def to_trajectory(events: list[Any], ctx: Context) -> Trajectory:
     by_call: dict[str, dict[str, Any]] = {}
     said, said_at = "", None  # assistant text since the last tool call: that call's thought, or the answer
     last_error, warnings, models = None, 0, {}
+    errors: list[str] = []  # the messages of severity-error events: the reason a result of status error omits
 
     def answer() -> None:
         nonlocal said
@@ -78,12 +82,16 @@ def to_trajectory(events: list[Any], ctx: Context) -> Trajectory:
             step["ended_at"] = iso_time(at)
         elif kind == "error":
             warnings += 1
+            message = as_str(event.get("message"))
+            if event.get("severity") == "error" and message and message.strip():
+                errors.append(short(strip_terminal_codes(message.strip()), 500, keep="head"))
         elif kind == "result":
             answer()
             stats = as_dict(event.get("stats"))
             models = {name: as_dict(use).get("total_tokens") or 0 for name, use in as_dict(stats.get("models")).items()}
             if event.get("status") == "error":
-                last_error = short(as_str(as_dict(event.get("error")).get("message")) or "error", 500, keep="head")
+                said_why = as_str(as_dict(event.get("error")).get("message"))
+                last_error = short(said_why, 500, keep="head") if said_why else errors[-1] if errors else "error"
     answer()
     if not prompts:
         raise RecordError("no user prompt in this Gemini CLI stream-json output (no user message event)")
@@ -95,7 +103,7 @@ def to_trajectory(events: list[Any], ctx: Context) -> Trajectory:
         ctx, run_id=f"gemini-cli.{session}.turn-{turn}", task=prompts[0], model_id=model, steps=steps,
         metadata={"source_format": "gemini-cli", "session_id": session, "headless": "stream-json",
                   "user_prompts": prompt_list(prompts[1:]) or None, "models": used if len(used) > 1 else None,
-                  "warnings": warnings or None},
+                  "warnings": warnings or None, "errors": errors or None},
         last_error=last_error, error_cause="infrastructure: the headless run ended on an API or CLI error",
         created_at=first_time(init.get("timestamp")),
     )

@@ -1,0 +1,25 @@
+"""Round p49, area N2: what the newest releases of the coding-agent CLIs write, read through the public readers.
+
+Fixtures are real writers' output (each folder's SOURCE.md says how it was produced).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from trajsearch.model import Outcome
+
+import adapter_support
+
+FIXTURES = Path(__file__).parent / "fixtures"
+GEMINI = FIXTURES / "gemini-cli" / ".real"
+
+
+def test_a_gemini_stream_turn_that_got_an_empty_reply_errs_with_the_clis_reason() -> None:
+    """N2-1 (real ``@google/gemini-cli@0.61.0`` stream-json, the model's reply empty): since 0.55 the CLI says why in
+    an ``error`` event and ends with a ``result`` of status ``error`` carrying no ``error``; the run's error was the
+    bare word "error"."""
+    run = adapter_support.only(GEMINI / "headless-stream-json-empty-response.jsonl", tenant="acme")
+    assert run.outcome == Outcome.infra_error
+    assert run.failure.error.startswith("The model returned an empty response with no text or thoughts.")
+    assert run.metadata["errors"] == [run.failure.error]
