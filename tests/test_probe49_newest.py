@@ -23,3 +23,14 @@ def test_a_gemini_stream_turn_that_got_an_empty_reply_errs_with_the_clis_reason(
     assert run.outcome == Outcome.infra_error
     assert run.failure.error.startswith("The model returned an empty response with no text or thoughts.")
     assert run.metadata["errors"] == [run.failure.error]
+
+
+def test_a_gemini_stream_command_that_failed_printing_nothing_is_an_error() -> None:
+    """N2-2 (real ``@google/gemini-cli@0.61.0`` stream-json, ``ls /nonexistent-dir 2>/dev/null``): the stream's
+    ``tool_result`` is the tool's display, ``status: "success"`` with "Command exited with code: 2"; the step had no
+    error, so a failed command read as a success."""
+    run = adapter_support.only(GEMINI / "headless-stream-json-silent-exit.jsonl", tenant="acme")
+    shell = run.steps[0]
+    assert shell.action == "run_shell_command"
+    assert shell.error == "exit code 2"
+    assert run.steps[1].error is None

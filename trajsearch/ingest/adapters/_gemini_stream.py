@@ -8,7 +8,12 @@ text arrives in ``delta`` chunks), ``tool_use`` (``tool_name``, ``tool_id``, ``p
 (``status``, ``error``, ``stats.models`` by name). A turn the model answered with nothing usable (0.55+:
 an empty reply, thoughts only, a safety block, ``INVALID_STREAM``) ends on an ``error`` event of severity
 ``error`` saying so and a ``result`` of status ``error`` with no ``error`` of its own: that event's message
-is the run's error. The messages of ``error``-severity events are kept in ``metadata.errors``. Unlike Claude Code's and Codex's headless
+is the run's error. The messages of ``error``-severity events are kept in ``metadata.errors``.
+A ``tool_result``'s ``output`` is the tool's display, not what the model got: a shell command that failed
+is ``success`` with its output and no exit code; one that failed printing nothing is ``success`` with the
+shell tool's own line for it (``Command exited with code: N``, ``... terminated by signal: S``,
+``Command failed: ...``, ``tools/shell.ts``), which is the step's error (exit code 1 of a command that
+answers "no" so excepted, see ``exit_code_error``). Unlike Claude Code's and Codex's headless
 streams it holds the prompt, so it is a run: the turn one ``gemini -p`` answered. Its id names
 the session and that turn (``gemini-cli.<session>.turn-<digest of the start and prompt>``), apart
 from the session file's run of the same session. Each invocation opens with its own ``init``: a
@@ -20,12 +25,25 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from typing import Any, Iterator
 
 from trajsearch.model import Trajectory
 
-from ._agent_cli import as_str, first_time, iso_time, prompt_list, session_trajectory, strip_terminal_codes
+from ._agent_cli import (
+    as_str,
+    command_line,
+    exit_code_error,
+    first_time,
+    iso_time,
+    prompt_list,
+    session_trajectory,
+    strip_terminal_codes,
+)
 from ._common import Context, RecordError, as_dict, short
+
+#: What Gemini CLI's shell tool displays for a command that printed nothing and did not succeed (``shell.ts``).
+_SILENT_FAILURE = re.compile(r"Command (?:exited with code: (-?\d+)|terminated by signal: .+|failed: .+)")
 
 
 def is_stream(record: Any) -> bool:
@@ -78,7 +96,8 @@ def to_trajectory(events: list[Any], ctx: Context) -> Trajectory:
             output = event.get("output")
             output = strip_terminal_codes(output) if isinstance(output, str) else output
             step["observation"] = (output if isinstance(output, str) else json.dumps(output) if output else None) or error
-            step["error"] = short(error, 300) if event.get("status") == "error" and error else None
+            step["error"] = short(error, 300) if event.get("status") == "error" and error else \
+                _silent_failure(output, step.get("arguments"))
             step["ended_at"] = iso_time(at)
         elif kind == "error":
             warnings += 1
@@ -107,3 +126,13 @@ def to_trajectory(events: list[Any], ctx: Context) -> Trajectory:
         last_error=last_error, error_cause="infrastructure: the headless run ended on an API or CLI error",
         created_at=first_time(init.get("timestamp")),
     )
+
+
+def _silent_failure(output: Any, arguments: Any) -> str | None:
+    """The error a shell command's ``success`` result says it had when it printed nothing (``_SILENT_FAILURE``)."""
+    found = _SILENT_FAILURE.fullmatch(output.strip()) if isinstance(output, str) else None
+    if found is None:
+        return None
+    if found.group(1) is None:
+        return short(output.strip(), 300)
+    return exit_code_error("", int(found.group(1)), command_line(arguments))
