@@ -34,3 +34,18 @@ def test_a_gemini_stream_command_that_failed_printing_nothing_is_an_error() -> N
     assert shell.action == "run_shell_command"
     assert shell.error == "exit code 2"
     assert run.steps[1].error is None
+
+
+def test_a_gemini_session_that_ended_on_a_reply_the_cli_could_not_use_is_an_infra_error() -> None:
+    """N2-3 (real ``@google/gemini-cli@0.61.0`` interactive recordings): since 0.55 a turn whose reply was empty
+    (or thoughts only, cut at the token limit, blocked) is an ``error`` record in the CLI's own words, not an
+    ``[API Error: ...]``; a session that ended on one read as ``unknown`` with no failure, though the same turn
+    under ``gemini -p`` reads as an infrastructure error."""
+    ended = adapter_support.only(GEMINI / "invalid-stream" / "session-2026-12-05T08-52-c1132522.jsonl", tenant="acme")
+    assert ended.outcome == Outcome.infra_error
+    assert ended.failure.error.startswith("The model returned an empty response with no text or thoughts.")
+    assert ended.task == "hello, just say done"
+    went_on = adapter_support.only(GEMINI / "invalid-stream" / "session-2026-12-05T08-50-871d3434.jsonl",
+                                   tenant="acme")
+    assert went_on.outcome == Outcome.unknown  # answered after it: the session went on
+    assert went_on.metadata["error_records"][0].startswith("The model returned an empty response")

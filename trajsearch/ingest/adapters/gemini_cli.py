@@ -74,8 +74,10 @@ Mapping
   from exit code 1 with no output (``Output: (empty)``: grep's or findstr's "no
   match", see ``exit_code_error``).
 - outcome: no verdict is recorded -> ``unknown``; a session whose last API
-  error record (``[API Error: ...]``, quota, rate limit) has no model reply after
-  it -> ``infra_error`` with that text. The CLI's other error records answer its
+  error record (``[API Error: ...]``, quota, rate limit; 0.55+: the CLI's word for a
+  reply it could not use, "The model returned an empty response ...", a safety block,
+  a reply cut at the token limit) has no model reply after it -> ``infra_error`` with
+  that text. The CLI's other error records answer its
   own commands ("Please provide at least one path to add.") and decide nothing.
   Every error record's text is kept in ``metadata.error_records``, also those the
   session went on after. A session whose last loop feedback has no step after it ended
@@ -157,9 +159,13 @@ _MCP_ERROR = re.compile(r"\AMCP tool '[^'\n]*' reported tool error (?:for functi
 #: detector's detail, then its advice. A second loop after it halts the request with nothing recorded.
 _LOOP_FEEDBACK = re.compile(r"\ASystem: Potential loop detected\. Details: (.*?)\. Please take a step back and "
                             r"confirm you're making forward progress\.", re.S)
-#: An error record from the model API (``parseAndFormatApiError``: ``[API Error: ...]``, quota, rate limits);
-#: the CLI's other error records answer its own commands (``/directory add`` with no path, a failed update).
-_API_ERROR = re.compile(r"^\[API Error\b|\bquota\b|rate.?limit|RESOURCE_EXHAUSTED", re.I)
+#: An error record from the model API (``parseAndFormatApiError``: ``[API Error: ...]``, quota, rate limits), or
+#: (0.55+, ``useGeminiStream.handleInvalidStreamEvent``) the CLI's word for a reply it could not use: empty, thoughts
+#: only, cut at the token limit, blocked (``utils/constants.ts``); the CLI's other error records answer its own
+#: commands (``/directory add`` with no path, a failed update).
+_API_ERROR = re.compile(r"^\[API Error\b|\bquota\b|rate.?limit|RESOURCE_EXHAUSTED|^The model returned (?:an empty|"
+                        r"reasoning thoughts but no final)|^Model response was truncated\b|^The model response was "
+                        r"blocked\b|^Invalid stream received from model", re.I)
 FAILED = frozenset({"error", "cancelled"})
 #: What a sub-agent call answers the model when the sub-agent threw (``agents/local-invocation.ts``), recorded with
 #: status ``success`` on purpose, and when it ended (``Termination Reason:`` an ``AgentTerminateMode``).
