@@ -7,6 +7,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
+from trajsearch.ingest.read import read_dump
 from trajsearch.model import Outcome
 
 import adapter_support
@@ -49,3 +52,11 @@ def test_a_gemini_session_that_ended_on_a_reply_the_cli_could_not_use_is_an_infr
                                    tenant="acme")
     assert went_on.outcome == Outcome.unknown  # answered after it: the session went on
     assert went_on.metadata["error_records"][0].startswith("The model returned an empty response")
+
+
+def test_gemini_json_output_is_refused_naming_the_recording_to_ingest() -> None:
+    """N2-4 (real ``gemini -p --output-format json`` stdout, 0.61.0): the answer and statistics only, no prompt or
+    steps; it was refused as "unrecognised dump format", as if Gemini CLI were not supported."""
+    with pytest.raises(ValueError, match=r"no run in this file: this is the final result of a headless Gemini CLI "
+                                         r"run .*chats/session-\*-3577006b\.jsonl"):
+        list(read_dump(GEMINI / "headless-json-result.json", tenant="acme"))

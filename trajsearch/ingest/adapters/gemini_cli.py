@@ -222,6 +222,24 @@ def side_file(record: Any) -> str | None:
     return None
 
 
+#: What ``gemini -p --output-format json`` prints (``output/json-formatter.ts``, ``JsonOutput``): the answer and the
+#: session's statistics, or the error it ended on; never the prompt or the calls.
+_HEADLESS_RESULT = frozenset({"session_id", "response", "stats", "error", "warnings"})
+
+
+def not_a_run(record: Any) -> str | None:
+    """``gemini -p --output-format json`` prints the final result only (the answer, the token counts): no prompt and
+    no steps. Where the run is: the session's chat recording, or the same command's ``stream-json`` output."""
+    if not (isinstance(record, dict) and isinstance(record.get("session_id"), str) and set(record) <= _HEADLESS_RESULT
+            and (isinstance(as_dict(record.get("stats")).get("models"), dict)
+                 or isinstance(as_dict(record.get("error")).get("message"), str))):
+        return None
+    return ("this is the final result of a headless Gemini CLI run (`gemini -p --output-format json`): the answer, "
+            "not the prompt or the steps; ingest the session's chat recording instead, "
+            f"~/.gemini/tmp/<project>/chats/session-*-{record['session_id'][:8]}.jsonl, or run with "
+            "`--output-format stream-json`, whose output is a run")
+
+
 def matches(record: Any) -> bool:
     return (isinstance(record, dict) and isinstance(record.get("sessionId"), str) and isinstance(
         record.get("projectHash"), str)) or _is_content(record) or headless.is_stream(record) or \
