@@ -11,7 +11,9 @@ and ``chatRecordingTypes.ts`` (``ConversationRecord``, ``MessageRecord``,
 Passed over (``side_file``): the prompt log (``logs.json``) and the restore
 checkpoints of ``--checkpointing`` (``checkpoints/<time>-<file>-<tool>.json``:
 ``{"clientHistory", "toolCall", "commitHash", ...}``, a copy of the session so
-far taken before each file-changing call).
+far taken before each file-changing call). Refused saying where its run is
+(``not_a_run``): ``gemini -p --output-format json``'s one result document (the answer and statistics,
+no prompt, no steps).
 
 Three layouts, all read:
 - a checkpoint (``/chat save <tag>``'s ``checkpoint-<tag>.json``, ``logger.ts``
