@@ -182,9 +182,17 @@ def _ingest_here(job: Any, workers: int, uri: str, traces: str | None, quiet: bo
     if workers > 1:
         note_unused_key(uri)  # the workers open the store themselves: said here, as connect says it
         try:
-            return _run_workers_with_progress(run_workers, job, workers, uri, traces, quiet, log_every)
+            results = _run_workers_with_progress(run_workers, job, workers, uri, traces, quiet, log_every)
         except StoreOpenError as exc:  # the store held by another process: said as a single process says it
             fail(str(exc), code=EXIT_FAILED)
+        except Exception as exc:  # noqa: BLE001 - a full disk met before the workers started (the store's creation)
+            if not disk_full(exc):
+                raise
+            results = [{"disk_full": True}]
+        if any(r.get("disk_full") for r in results):  # said as a single process says it (probe 49, O1)
+            fail(_disk_full_message(sum(r.get("committed") or 0 for r in results), uri, traces, job.state_dir),
+                 code=EXIT_FAILED)
+        return results
     columns = (TextColumn("[bold]ingesting"), BarColumn(), DownloadColumn(), TransferSpeedColumn(),
                TextColumn("{task.fields[runs]} runs"), TimeElapsedColumn(), TimeRemainingColumn())
     runs = [0]  # records committed

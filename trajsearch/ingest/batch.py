@@ -29,6 +29,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from contextlib import nullcontext
 from dataclasses import dataclass, field, replace
@@ -478,7 +479,6 @@ def run_workers(
         TrajSearch.open(target, traces=traces).close()  # create the collection once: workers racing to create it collide
         procs = []
         for i in range(workers):
-            out = open(state_dir / f"worker-{i}of{workers}.out", "w+b")
             err = open(state_dir / f"worker-{i}of{workers}.log", "w+b")
             part = replace(job, shard=Shard(i, workers), checkpoint=checkpoints[i], store_label=uri)
             # writes to one milvus-lite server take turns (see Indexer.write_lock); a Milvus server needs no lock
@@ -486,7 +486,8 @@ def run_workers(
             spec = json.dumps({"job": part.to_json(), "uri": target, "traces": traces, "write_lock": lock,
                                "parent_pid": os.getpid()})
             cmd = [sys.executable, "-m", "trajsearch.ingest.worker", spec]
-            procs.append((subprocess.Popen(cmd, stdout=out, stderr=err, env=child_env), out, err))
+            proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=err, env=child_env)
+            procs.append((proc, _Output(proc), err))
         try:
             while any(p.poll() is None for p, _, _ in procs):
                 if poll:
@@ -497,13 +498,8 @@ def run_workers(
             raise
         results = []
         for i, (p, out, err) in enumerate(procs):
-            out.seek(0)
             err.seek(0)
-            text = out.read().decode(errors="replace")
-            try:
-                result = json.loads(text) if text.strip() else {}
-            except ValueError:
-                result = {}
+            result = out.result()
             result.setdefault("error", None)
             if p.returncode != 0 and not result.get("error"):
                 tail = err.read().decode(errors="replace").strip().splitlines()[-5:]
@@ -511,10 +507,36 @@ def run_workers(
             result["shard"] = f"{i}/{workers}"
             result["exit_code"] = p.returncode
             results.append(result)
-            out.close()
             err.close()
         relay_warnings(results)
         return _with_inputs_done(results)
+
+
+class _Output:
+    """A worker's standard output, its result as JSON, read through a pipe as it comes. Not a file under the state
+    directory: on a full disk that file took nothing, and the parent said "worker 0 exited with 1:" and no reason
+    (probe 49, O1). Read by a thread, so that a result larger than the pipe's buffer (a unit key per input) cannot
+    block the worker's exit."""
+
+    def __init__(self, proc: subprocess.Popen) -> None:
+        self.chunks: list[bytes] = []
+        self.reader = threading.Thread(target=self._read, args=(proc.stdout,), daemon=True)
+        self.reader.start()
+
+    def _read(self, stream: Any) -> None:
+        with stream:
+            for chunk in iter(lambda: stream.read(65536), b""):
+                self.chunks.append(chunk)
+
+    def result(self) -> dict[str, Any]:
+        """The worker's result (once it has exited); ``{}`` when it printed none, or not JSON."""
+        self.reader.join()
+        text = b"".join(self.chunks).decode(errors="replace")
+        try:
+            result = json.loads(text) if text.strip() else {}
+        except ValueError:
+            return {}
+        return result if isinstance(result, dict) else {}
 
 
 def relay_warnings(results: list[dict[str, Any]]) -> None:
@@ -561,13 +583,7 @@ def _cut_short(procs: list[tuple[subprocess.Popen, Any, Any]], server: LocalServ
     one cause seen."""
     problems = ["the store's milvus-lite server ended before the workers"] if server and server.stopped else []
     for i, (p, out, _) in enumerate(procs):
-        out.seek(0)
-        text = out.read().decode(errors="replace")
-        try:
-            error = (json.loads(text) if text.strip() else {}).get("error")
-        except (ValueError, AttributeError):
-            error = None
-        if error:
+        if error := out.result().get("error"):
             problems.append(f"worker {i} failed: {error}")
         elif p.returncode not in (0, 128 + signal.SIGINT, 128 + signal.SIGTERM):
             problems.append(f"worker {i} exited with {p.returncode}")

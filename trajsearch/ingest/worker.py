@@ -23,7 +23,7 @@ from typing import Any
 
 from .batch import IngestJob, run_ingest
 from .orphans import die_with_parent
-from ..indexer import IngestError
+from ..indexer import IngestError, disk_full
 
 
 def _stop_after_the_batch_in_hand(signum: int, frame: object) -> None:
@@ -75,16 +75,36 @@ def main(argv: list[str]) -> int:
     kept = _keep_warnings()
     from ..search import TrajSearch
 
-    with TrajSearch.open(spec["uri"], traces=spec.get("traces")) as ts:
-        try:
-            done = run_ingest(ts, job, indexer_options={"write_lock": spec.get("write_lock")})
-            result = {**done.to_dict(), "skipped_keys": done.skipped_keys,  # what run_workers counts inputs done by
-                      "warnings": kept.kept}
-        except IngestError as exc:
-            sys.stdout.write(json.dumps({"error": str(exc), "warnings": kept.kept}) + "\n")
-            return 1
+    committed = [0]  # records committed, which the parent's line on a full disk counts
+
+    def count(n: int) -> None:
+        committed[0] += n
+
+    try:
+        with TrajSearch.open(spec["uri"], traces=spec.get("traces")) as ts:
+            try:
+                done = run_ingest(ts, job, on_records=count, indexer_options={"write_lock": spec.get("write_lock")})
+                result = {**done.to_dict(), "skipped_keys": done.skipped_keys,  # what run_workers counts inputs done by
+                          "warnings": kept.kept, "committed": committed[0]}
+            except IngestError as exc:
+                result = _failed(exc, kept, committed[0])
+    except Exception as exc:  # noqa: BLE001 - a full disk, whichever step met it (a flush, a checkpoint, the close)
+        if not disk_full(exc):
+            raise
+        result = _failed(exc, kept, committed[0])
     sys.stdout.write(json.dumps(result, default=str) + "\n")
-    return 0
+    return 1 if result.get("error") else 0
+
+
+def _failed(exc: BaseException, kept: _Kept, committed: int) -> dict[str, Any]:
+    """The result of a worker a batch failed in. A full disk is marked ``disk_full``, for the parent to say it as a
+    single-process ingest does (probe 49, O1: "worker 0 exited with 1:" and pymilvus' traceback, or nothing when
+    the worker's log was on the full disk too), and without the warnings that closing on a full disk logs (the
+    lexical copy not saved): the one line says the disk is full."""
+    if not disk_full(exc):
+        return {"error": str(exc), "warnings": kept.kept, "committed": committed}
+    return {"error": f"no space left on device: {exc}", "disk_full": True, "committed": committed,
+            "warnings": [w for w in kept.kept if w[0] != "trajsearch.store.index"]}
 
 
 if __name__ == "__main__":

@@ -1,0 +1,67 @@
+"""Probe 49 (O): the batch indexer and the service under failure, as an operator meets them.
+
+A full disk is a real one: a small tmpfs mounted in a user and mount namespace of the command's own (``unshare
+-rm``), as ``test_ingest_disk_full`` does; skipped where the kernel does not allow it. The input: real tau-bench
+results (``fixtures/tau-bench/.real``, sources in the ``SOURCE.md`` there).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+TAU = Path(__file__).parent / "fixtures" / "tau-bench" / ".real"
+
+
+def _env(**extra: str) -> dict[str, str]:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path), "TRAJSEARCH_MODEL": "hashing", "COLUMNS": "400",
+           **extra}
+    for name in ("TRAJSEARCH_URI", "TRAJSEARCH_TRACES", "TRAJSEARCH_SERVER", "TRAJSEARCH_DEBUG", "TRAJSEARCH_API_KEY"):
+        if name not in extra:
+            env.pop(name, None)
+    return env
+
+
+def _on_a_small_disk(mount: Path, size: str, command: list[str], env: dict[str, str], **popen: object) -> subprocess.Popen:
+    """``command`` started with a ``size`` tmpfs mounted at ``mount`` (in a mount namespace of its own)."""
+    mount.mkdir()
+    script = f'mount -t tmpfs -o size={size} tmpfs "$0" && exec "$@"'
+    return subprocess.Popen(["unshare", "-rm", "sh", "-c", script, str(mount), *command], cwd=ROOT, env=env,
+                            text=True, **popen)
+
+
+def _need_a_mount(tmp_path: Path) -> None:
+    if not shutil.which("unshare"):
+        pytest.skip("no unshare here")
+    (tmp_path / "probe").mkdir()
+    probe = subprocess.run(["unshare", "-rm", "sh", "-c", 'mount -t tmpfs -o size=64k tmpfs "$0"',
+                            str(tmp_path / "probe")], capture_output=True, timeout=60)
+    if probe.returncode != 0:
+        pytest.skip("no user and mount namespace here to mount a small tmpfs in")
+
+
+@pytest.mark.parametrize("state_dir_elsewhere", [False, True])
+def test_a_full_disk_under_workers_is_the_single_process_line(tmp_path: Path, state_dir_elsewhere: bool) -> None:
+    """O1: ``ingest --workers 2`` onto a full disk said ``error (0/2): worker 0 exited with 1:`` and no reason (the
+    worker's result and log were files on the full disk), or, with ``--state-dir`` elsewhere, pymilvus' raw
+    ``MilvusException`` for one worker and the tail of a traceback for the other, after a summary ("read 6:
+    ingested 6 runs") that read as a success. It is now the one line a single process says."""
+    _need_a_mount(tmp_path)
+    disk = tmp_path / "disk"
+    extra = ["--state-dir", str(tmp_path / "state")] if state_dir_elsewhere else []
+    proc = _on_a_small_disk(disk, "500k", [sys.executable, "-m", "trajsearch.cli", "ingest", str(TAU), "-t", "acme",
+                                           "-q", "--workers", "2", *extra],
+                            _env(TRAJSEARCH_HOME=str(disk / "home")), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    out, err = proc.communicate(timeout=600)  # a bound for a hang only
+    assert proc.returncode == 1, out + err
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert len(lines) == 1, err  # no per-worker error, no traceback, no warning of the lexical copy
+    assert lines[0].startswith(f"error: no space left on the disk of {disk / 'home'}"), err
+    assert "rerun the same command to resume" in lines[0] and "exited with" not in lines[0]
+    assert not out.strip(), out  # no summary that reads as a success
