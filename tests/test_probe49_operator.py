@@ -7,6 +7,7 @@ results (``fixtures/tau-bench/.real``, sources in the ``SOURCE.md`` there).
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -65,3 +66,42 @@ def test_a_full_disk_under_workers_is_the_single_process_line(tmp_path: Path, st
     assert lines[0].startswith(f"error: no space left on the disk of {disk / 'home'}"), err
     assert "rerun the same command to resume" in lines[0] and "exited with" not in lines[0]
     assert not out.strip(), out  # no summary that reads as a success
+
+
+def test_an_ingest_over_server_onto_its_full_disk_says_the_disk_is_full(tmp_path: Path) -> None:
+    """O2: ``ingest --server`` into a server whose store is on a full disk heard ``UNAVAILABLE: writing failed: the
+    trace store or the index is unavailable ... resend the rest``: a server down, to be retried, when the server
+    knew its disk was full and a resend fails the same way until an operator frees space. The server answers
+    ``RESOURCE_EXHAUSTED`` saying so, and the client says it in its one line; the server keeps serving."""
+    from conftest import free_port
+    from trajsearch.service.auth import key_entry, new_key
+    from trajsearch.service.client import Client
+
+    _need_a_mount(tmp_path)
+    key = new_key()
+    keys = tmp_path / "keys.json"
+    keys.write_text(json.dumps({"keys": [key_entry(key, tenant="acme", role="write")]}))
+    disk, address = tmp_path / "disk", f"127.0.0.1:{free_port()}"
+    server = _on_a_small_disk(disk, "700k", [sys.executable, "-m", "trajsearch.service", "serve", "--address", address,
+                                             "--uri", str(disk / "milvus.db"), "--traces", str(disk / "traces"),
+                                             "--model", "hashing", "--keys", str(keys), "--grace", "1"],
+                              _env(), stdout=subprocess.DEVNULL, stderr=open(tmp_path / "serve.log", "w"))
+    try:
+        with Client(address, key) as client:
+            client.wait_ready(timeout=120)
+        done = subprocess.run([sys.executable, "-m", "trajsearch.cli", "ingest", str(TAU), "--server", address, "-q"],
+                              cwd=ROOT, env=_env(TRAJSEARCH_API_KEY=key, TRAJSEARCH_HOME=str(tmp_path / "client")),
+                              capture_output=True, text=True, timeout=600)
+        assert done.returncode == 1, done.stdout + done.stderr
+        said = " ".join(done.stderr.split())  # one message, wrapped at $COLUMNS
+        assert said.count("error:") == 1 and "Traceback" not in said, done.stderr
+        assert said.startswith(f"error: the server at {address} stopped the ingest (RESOURCE_EXHAUSTED: no space left "
+                               "on the server's disk"), said
+        assert "Free space on the server" in said and "unavailable" not in said, said
+        assert said.count("request id") == 1, said
+        assert str(disk) not in said  # the server's paths stay the server's
+        with Client(address, key) as client:  # still serving
+            assert client.whoami()["tenant"] == "acme"
+    finally:
+        server.kill()
+        server.wait()

@@ -313,7 +313,7 @@ def _ingest_remote(paths: List[Path], server: str, ca: Path | None, uri: str | N
     from ..ingest.outcomes import OutcomeTable
     from ..ingest.read import (ClippedRuns, NamedAfterSpool, PassedOverGroups, as_given, parsed_as_given,
                                 plan_inputs, read_inputs)
-    from ..service.client import DeadlineExceeded, Unavailable
+    from ..service.client import DeadlineExceeded, ResourceExhausted, Unavailable
 
     with connect(server, ca, uri, traces, tenant) as api:
         key_tenant = api.api.whoami()["tenant"]
@@ -339,9 +339,11 @@ def _ingest_remote(paths: List[Path], server: str, ca: Path | None, uri: str | N
             try:
                 with _said_when_interrupted(lambda: _sent_so_far(sent[0])):
                     report = api.api.add(records, timeout=3600)
-            except (Unavailable, DeadlineExceeded) as exc:  # the server gone (or stuck) mid-stream
+            except (Unavailable, DeadlineExceeded, ResourceExhausted) as exc:  # the server gone, stuck or its disk full
                 # gRPC's thread may still be reading the records: the caller leaves without waiting for it
-                said = f"the server at {server} stopped the ingest ({exc}): {_sent_so_far(sent[0])}"
+                why = (f"RESOURCE_EXHAUSTED: {exc.details}" if isinstance(exc, ResourceExhausted)  # (its request id once)
+                       else str(exc))
+                said = f"the server at {server} stopped the ingest ({why}): {_sent_so_far(sent[0])}"
                 raise _ServerStopped(said) from None
             except KeyboardInterrupt:  # said by _said_when_interrupted
                 raise _ServerStopped("interrupted", 128 + signal.SIGINT) from None

@@ -14,7 +14,8 @@ server never takes a tenant from a request.
 Failures raise :class:`ServiceError` subclasses that are also the builtin
 exception the library raises for the same problem (``InvalidArgument`` is a
 ``ValueError``, ``NotFound`` a ``LookupError``, ``PermissionDenied`` a
-``PermissionError``); ``Unavailable`` means the server is down or draining.
+``PermissionError``); ``Unavailable`` means the server is down or draining, ``ResourceExhausted``
+that it is out of disk (a write) or of room for large answers.
 """
 
 from __future__ import annotations
@@ -95,6 +96,11 @@ class DeadlineExceeded(ServiceError, TimeoutError):
     pass
 
 
+class ResourceExhausted(ServiceError):
+    """The server is out of something a retry in a moment will not bring back: disk for a write (an ingest on a
+    full disk), or room for large answers (held until their callers read them)."""
+
+
 _ERRORS = {
     grpc.StatusCode.UNAUTHENTICATED: Unauthenticated,
     grpc.StatusCode.PERMISSION_DENIED: PermissionDenied,
@@ -102,6 +108,7 @@ _ERRORS = {
     grpc.StatusCode.NOT_FOUND: NotFound,
     grpc.StatusCode.UNAVAILABLE: Unavailable,
     grpc.StatusCode.DEADLINE_EXCEEDED: DeadlineExceeded,
+    grpc.StatusCode.RESOURCE_EXHAUSTED: ResourceExhausted,
 }
 
 

@@ -16,7 +16,8 @@ through untouched) the interceptor
    runs the servicer method with a :class:`Call` (principal, request id,
    log fields) in place of the gRPC context;
 5. maps exceptions to status codes (:func:`status_of`; input is never
-   ``INTERNAL``, error text is clipped and never names the trace-store root);
+   ``INTERNAL``, a full disk is ``RESOURCE_EXHAUSTED``, error text is clipped
+   and never names the trace-store root);
 6. counts the call (:class:`.observe.Metrics`) and writes one JSON log line.
 
 An interceptor sees everything this needs: the method name, the metadata,
@@ -44,7 +45,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator
 import grpc
 from pydantic import ValidationError
 
-from ..indexer import IngestError
+from ..indexer import IngestError, disk_full
 from ..store.traces import TraceAccessError, TraceCorruptError, TraceNotFoundError, TraceStoreError
 from . import wire
 from .auth import KeyRing, Principal, keys_from_metadata
@@ -286,6 +287,11 @@ def status_of(exc: Exception, name: str, request_id: str,
         if expired(context):
             return grpc.StatusCode.DEADLINE_EXCEEDED, "deadline exceeded while reading the request stream", True
         return grpc.StatusCode.CANCELLED, "the client cancelled the request stream", True
+    if disk_full(exc):  # the operator's to fix, not the caller's to retry (probe 49, O2: said UNAVAILABLE, "resend")
+        log.error("no space left on the server's disk in %s (request %s): %s", name, request_id, exc)
+        return (grpc.StatusCode.RESOURCE_EXHAUSTED, "no space left on the server's disk (its trace store or index): "
+                f"the write in hand was not made (request id {request_id}); the batches of a stream before it are "
+                "committed. Free space on the server, then send again", False)
     if isinstance(exc, FieldError):
         return grpc.StatusCode.INVALID_ARGUMENT, str(exc), True
     if isinstance(exc, ValidationError):
