@@ -105,3 +105,44 @@ def test_an_ingest_over_server_onto_its_full_disk_says_the_disk_is_full(tmp_path
     finally:
         server.kill()
         server.wait()
+
+
+REACT_GROK = TAU / "react-grok-4-fast-reasoning-0.0_range_0--1_user-grok-4-fast-reasoning-llm_1129215652.json"
+REACT_QWEN = TAU / "react-qwen-think-airline.json"  # task 2, trial 0 as in REACT_GROK: another model's run of it
+
+
+def _ingest(env: dict[str, str], *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "trajsearch.cli", "ingest", *args, "-t", "acme", "-q"], cwd=ROOT,
+                          env=env, capture_output=True, text=True, timeout=600)
+
+
+def test_a_run_of_another_file_replacing_a_stored_run_of_its_id_is_said(tmp_path: Path) -> None:
+    """O4: two benchmark runs saved as ``results.json`` in their own folders (tau-bench runs take their ids from
+    the file name: ``tau-results-2-t0``), ingested one after the other: the second folder's run of task 2 (Qwen)
+    replaced the first's (grok) in silence, "ingested 1". The replacement is said, naming both files, and
+    counted in ``--json``; a re-ingest of the same file (its runs changed) says nothing, nor a rerun."""
+    (tmp_path / "runA").mkdir()
+    (tmp_path / "runB").mkdir()
+    shutil.copy(REACT_GROK, tmp_path / "runA" / "results.json")
+    shutil.copy(REACT_QWEN, tmp_path / "runB" / "results.json")
+    env = _env(TRAJSEARCH_HOME=str(tmp_path / "home"))
+    first = _ingest(env, str(tmp_path / "runA"))
+    assert first.returncode == 0 and "replaced" not in first.stderr, first.stderr
+    second = _ingest(env, str(tmp_path / "runB"))
+    assert second.returncode == 0, second.stderr
+    said = " ".join(second.stderr.split())
+    assert "1 stored run(s) replaced by a different run of the same id from another file" in said, said
+    assert (f"tau-results-2-t0: was from {tmp_path / 'runA' / 'results.json'}, now from "
+            f"{tmp_path / 'runB' / 'results.json'}") in said, said
+    again = _ingest(env, str(tmp_path / "runA"), "--restart", "--json")  # back: said again, and in --json
+    report = json.loads(again.stdout)
+    assert report["other_runs_replaced"] == 1, report
+    assert report["other_runs_replaced_examples"][0]["was_from"] == str(tmp_path / "runB" / "results.json")
+
+    runs = json.loads((tmp_path / "runA" / "results.json").read_text())  # the same file, its verdicts changed
+    for run in runs:
+        run["reward"] = 1.0 - run["reward"]
+    (tmp_path / "runA" / "results.json").write_text(json.dumps(runs))
+    update = _ingest(env, str(tmp_path / "runA"))
+    assert update.returncode == 0 and "ingested 2" in update.stdout, update.stdout + update.stderr
+    assert "replaced" not in update.stderr, update.stderr

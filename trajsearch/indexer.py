@@ -55,8 +55,8 @@ from .embed import Embedder, document_encoder
 from .ingest.outcomes import file_verdict, has_own_verdict, keep_verdict
 from .model import Trajectory, valid_id
 from .results import IngestReport, Rejection
-from .represent import (WINDOW_TOKENS_SINCE, Row, Summarizer, WindowConfig, content_hash, embed_rows, extractive_summary,
-                        indexed_version, represent, row_id, token_cap)
+from .represent import (INGESTED_FROM, WINDOW_TOKENS_SINCE, Row, Summarizer, WindowConfig, content_hash, embed_rows,
+                        extractive_summary, indexed_version, represent, row_id, token_cap)
 from .store.fields import MAX_TOOLS
 from .store.filters import Filters
 from .store.index import TrajectoryIndex
@@ -211,6 +211,12 @@ class _Batch:
     kept_verdicts: set[Key] = field(default_factory=set)
     todo: list[Key] = field(default_factory=list)
     records: dict[Key, list[dict[str, Any]]] = field(default_factory=dict)
+    #: key -> the dump file each run was read from (items that say, as ``ingest.read.Parsed`` does)
+    sources: dict[Key, str] = field(default_factory=dict)
+    #: key -> the stored copy of a changed run, read from its trace once (None: unreadable)
+    stored_runs: dict[Key, Trajectory | None] = field(default_factory=dict)
+    #: (key, the file the stored run was written from, the file of the run replacing it): another file's run
+    others: dict[Key, tuple[str, str]] = field(default_factory=dict)
 
 
 _DONE = object()
@@ -429,9 +435,14 @@ class Indexer:
                         earlier, earlier_fmt = batch.runs.pop(key)
                         batch.repeats.append((key, earlier_fmt, content_hash(earlier, self.window)))
                     batch.runs[key] = (run, str(fmt))
+                    if source := getattr(item, "source", None):
+                        batch.sources[key] = str(source)
+                    else:
+                        batch.sources.pop(key, None)
             batch.hashes = {k: content_hash(t, self.window) for k, (t, _) in batch.runs.items()}
             batch.stored, batch.stored_uris = self._stored_hashes(list(batch.runs))
             self._keep_verdicts(batch)
+            self._note_other_files(batch)
             keys = [k for k in batch.runs if batch.stored.get(k) != batch.hashes[k]]
             batch.todo = keys
         else:
@@ -462,7 +473,7 @@ class Indexer:
         for key, (run, fmt) in list(batch.runs.items()):
             if key not in batch.stored or batch.stored[key] == batch.hashes[key] or has_own_verdict(run):
                 continue
-            stored = self._stored_run(key, batch.stored_uris[key])
+            stored = self._stored_copy(batch, key)
             kept = keep_verdict(run, stored) if stored is not None else None
             if kept is None and stored is not None and (basis := file_verdict(stored)) is not None:
                 log.warning("%s: the stored run had the verdict of %s, but this is another attempt at the task (another "
@@ -473,6 +484,37 @@ class Indexer:
                 batch.kept_verdicts.add(key)
                 # an earlier copy the same as this one, read alike, is unchanged with it (not "replaced")
                 batch.repeats = [(k, f, batch.hashes[key] if (k, h) == (key, read) else h) for k, f, h in batch.repeats]
+
+    def _note_other_files(self, batch: _Batch) -> None:
+        """Note each changed run whose stored copy was written from another dump file (its trace's
+        ``metadata.ingested_from``): a different run that took the id, which replaces the stored one (probe 49, O4:
+        ``runA/results.json`` then ``runB/results.json`` of tau-bench, another model's run of task 2 replaced the
+        first in silence). A re-ingest of the same file is an update, said nothing of; an unchanged run reads no
+        trace, so a rerun pays nothing for this, a changed run one trace read (shared with ``_keep_verdicts``)."""
+        from .ingest.read import continues  # (the ingest package imports this module)
+
+        for key, source in batch.sources.items():
+            if key not in batch.stored or batch.stored[key] == batch.hashes[key]:
+                continue
+            stored = self._stored_copy(batch, key)
+            before = stored.metadata.get(INGESTED_FROM) if stored is not None else None
+            if before and before != source and not continues(batch.runs[key][0], stored):  # (a session saved again)
+                batch.others[key] = (str(before), source)
+
+    def _stored_copy(self, batch: _Batch, key: Key) -> Trajectory | None:
+        """The stored copy of a batch's run, read from the trace store at most once per batch."""
+        if key not in batch.stored_runs:
+            batch.stored_runs[key] = self._stored_run(key, batch.stored_uris[key])
+        return batch.stored_runs[key]
+
+    @staticmethod
+    def _as_stored(batch: _Batch, key: Key) -> Trajectory:
+        """A batch's run as its trace is stored: with the dump file it was read from, when the item said."""
+        run = batch.runs[key][0]
+        source = batch.sources.get(key)
+        if not source or run.metadata.get(INGESTED_FROM) == source:
+            return run
+        return run.model_copy(update={"metadata": {**run.metadata, INGESTED_FROM: source}})
 
     def _stored_run(self, key: Key, uri: str) -> Trajectory | None:
         """The stored copy of a run, from the trace store; None (logged) when its trace cannot be read."""
@@ -497,7 +539,7 @@ class Indexer:
         batch.todo = todo = [k for k in batch.todo if now.get(k) != batch.hashes[k]]
         replace = [k for k in todo if k in batch.stored or k in written]
         if todo:
-            uris = self._put_traces([batch.runs[k][0] for k in todo])
+            uris = self._put_traces([self._as_stored(batch, k) for k in todo])
             for key, uri in zip(todo, uris):
                 if uri != self.traces.uri_for(*key):  # a store that names traces its own way
                     for record in batch.records[key]:
@@ -517,7 +559,7 @@ class Indexer:
                 self._index_call("run record", self.index.end_runs)
         report.superseded += self._remove_superseded(batch, written, now)
         if self.verify_traces:
-            report.traces_restored += self._restore_traces([batch.runs[k][0] for k in batch.runs if k not in todo])
+            report.traces_restored += self._restore_traces([self._as_stored(batch, k) for k in batch.runs if k not in todo])
         for key, (run, fmt) in batch.runs.items():
             if key in todo:  # written again: a later copy replacing one this ingest wrote, the run counted once
                 what = "replaced" if key in written else "ingested"
@@ -527,6 +569,7 @@ class Indexer:
                 what = "unchanged"
             _tally(report, fmt, what)
         report.verdicts_kept += len(batch.kept_verdicts)
+        report.other_runs_replaced += [(key[1], *batch.others[key]) for key in todo if key in batch.others]
         for key, fmt, chash in batch.repeats:  # a copy of a run that a later copy in the same batch replaced
             _tally(report, fmt, "unchanged" if chash == batch.hashes[key] else "replaced")
         for item in batch.items:

@@ -466,10 +466,21 @@ def content_hash(trajectory: Trajectory, window: WindowConfig, *, version: int |
     return hashlib.blake2b(payload.encode(), digest_size=16).hexdigest()
 
 
+#: ``metadata[INGESTED_FROM]``: the dump file a run was last written from (set by the indexer on the stored
+#: trace), to tell a re-ingest of that file from another file's run that took the same id. Where a run was
+#: read is no part of it: a dump moved or copied holds the same runs.
+INGESTED_FROM = "ingested_from"
+
+
 def run_content(trajectory: Trajectory, *, without: frozenset[str] = frozenset()) -> str:
-    """What a run holds, as JSON, for telling runs apart: without ``without`` (fields) and without a time
-    the file's mtime gave it (:data:`TIME_BASIS`), which a touch or an append moves."""
-    exclude = set(without) | ({"created_at"} if trajectory.metadata.get(TIME_BASIS) == FILE_TIME else set())
+    """What a run holds, as JSON, for telling runs apart: without ``without`` (fields), without a time
+    the file's mtime gave it (:data:`TIME_BASIS`), which a touch or an append moves, and without the file it
+    was written from (:data:`INGESTED_FROM`)."""
+    exclude: dict[str, Any] = dict.fromkeys(without, True)
+    if trajectory.metadata.get(TIME_BASIS) == FILE_TIME:
+        exclude["created_at"] = True
+    if INGESTED_FROM in trajectory.metadata:
+        exclude["metadata"] = {INGESTED_FROM}
     return trajectory.model_dump_json(exclude=exclude or None)
 
 

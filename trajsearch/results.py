@@ -119,6 +119,9 @@ class IngestReport:
     #: runs read with no verdict of their own that kept the one an outcome file gave them before (see
     #: ``ingest.outcomes.keep_verdict``), whether unchanged or written again
     verdicts_kept: int = 0
+    #: stored runs replaced by a different run that took their id from another dump file: (trajectory id, the file
+    #: the stored run was written from, the file of the run now stored), see ``Indexer._note_other_files``
+    other_runs_replaced: list[tuple[str, str, str]] = field(default_factory=list)
     #: stored runs removed because a run read now takes their place (``metadata["supersedes"]``, see ``indexer``)
     superseded: int = 0
 
@@ -137,6 +140,7 @@ class IngestReport:
         self.traces_restored += other.traces_restored
         self.verdicts_kept += other.verdicts_kept
         self.superseded += other.superseded
+        self.other_runs_replaced += other.other_runs_replaced
         self.rows += other.rows
         self.rejected_count = self.total_rejected + other.total_rejected
         room = len(other.rejected) if max_kept is None else max(0, max_kept - len(self.rejected))
@@ -161,6 +165,9 @@ class IngestReport:
             "traces_restored": self.traces_restored,
             "verdicts_kept": self.verdicts_kept,
             "superseded": self.superseded,
+            "other_runs_replaced": len(self.other_runs_replaced),
+            "other_runs_replaced_examples": [{"trajectory_id": i, "was_from": before, "now_from": now}
+                                             for i, before, now in self.other_runs_replaced[:20]],
             "by_format": self.by_format,
             "rejections": [vars(r) for r in self.rejected],
         }

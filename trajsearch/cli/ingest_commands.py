@@ -485,6 +485,20 @@ def _verdicts_told(joins: list[dict[str, Any]]) -> str:
         f"; {not_evaluated} not evaluated by it (their own outcome kept)" if not_evaluated else "")
 
 
+def _other_runs_replaced_line(results: list[dict[str, Any]]) -> None:
+    """A warning when stored runs were replaced by different runs of another dump file that had their ids (probe 49,
+    O4: a second folder's ``results.json`` replaced the first's runs of the same tasks, counted "ingested" only)."""
+    if not (count := sum(r.get("other_runs_replaced") or 0 for r in results)):
+        return
+    first = next(e for r in results for e in r.get("other_runs_replaced_examples") or ())
+    err.print(f"[yellow]{count} stored run(s) replaced by a different run of the same id from another file[/yellow] "
+              f"(e.g. {escape(first['trajectory_id'])}: was from {escape(first['was_from'])}, now from "
+              f"{escape(first['now_from'])}); the earlier runs are no longer searchable. If they are other runs, not "
+              "newer copies of them, give the files distinct names (tau-bench and others take run ids from them) or "
+              "the runs distinct ids, and ingest the earlier file again",
+              highlight=False, soft_wrap=True)
+
+
 def _verdicts_kept_line(results: list[dict[str, Any]]) -> None:
     """The runs read with no verdict of their own that kept the one an earlier outcomes file gave them (probe E2,
     E2-C: an ingest without --outcomes had made 37 evaluated failures "submitted, not evaluated" in silence)."""
@@ -662,6 +676,7 @@ def _ingest_summary(results: list[dict[str, Any]], as_json: bool, paths: List[Pa
         out.print(f"{len(renamed)} run(s) shared an id with a different run of the same input and were kept under "
                   f"a distinct id, e.g. {renamed[0]['trajectory_id']} -> {renamed[0]['renamed_to']}", soft_wrap=True)
     _outcomes_line([r["outcomes"] for r in results if r.get("outcomes")])
+    _other_runs_replaced_line(results)
     _verdicts_kept_line(results)
     if superseded := sum(r.get("superseded") or 0 for r in results):
         out.print(f"{superseded} stored run(s) removed: a run read now takes their place (e.g. a Codex thread read "

@@ -1067,7 +1067,7 @@ class DistinctIds:
     passed through unchanged (the index counts it as unchanged).
     One session saved at several times (backups of a session folder, Entire's checkpoints: growing copies of
     one transcript) is one run, not several: given the ``ctx`` and ``options`` it was read with, a copy that
-    continues the one kept under its id (see :func:`_continues`) takes the id, and an earlier copy met after a
+    continues the one kept under its id (see :func:`continues`) takes the id, and an earlier copy met after a
     later one gives way to it (the later copy, read again from its file, is passed on: unchanged).
     The kept copy is read again only when the two could be one session (same task, begun at the same time), and a
     file's runs are read again once for a series of its runs: two versions of a file of N runs (one benchmark file
@@ -1094,10 +1094,10 @@ class DistinctIds:
         if first.digest == digest:
             return parsed
         kept = self._reread(first.where) if first.session == _session(run) else None
-        if kept is not None and _continues(run, kept):
+        if kept is not None and continues(run, kept):
             self._seen[key] = _Seen(digest, self._locator(parsed), _session(run))
             return parsed  # the same session saved later: it replaces the copy kept under the id
-        if kept is not None and _continues(kept, run):
+        if kept is not None and continues(kept, run):
             return replace(parsed, trajectory=kept)  # an earlier save of the copy kept: that copy stands
         new_id = distinct_id(run, digest)
         self._seen.setdefault((run.tenant, new_id), _Seen(digest, None, None))
@@ -1146,11 +1146,11 @@ class _Seen(NamedTuple):
 
 
 def _session(run: Trajectory) -> tuple[str, Any]:
-    """What every saved copy of one session shares (:func:`_continues` requires it): its task and start time."""
+    """What every saved copy of one session shares (:func:`continues` requires it): its task and start time."""
     return run.task, run.created_at
 
 
-def _continues(later: Trajectory, earlier: Trajectory) -> bool:
+def continues(later: Trajectory, earlier: Trajectory) -> bool:
     """Whether ``later`` is ``earlier``'s session saved again at a later time: the same task begun at the same time,
     its steps opening with every step ``earlier`` took, as it took them (action, arguments, thought, start), and at
     least as full. Results may have grown meanwhile (a pending call answered, a background task's report added),
