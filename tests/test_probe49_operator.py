@@ -29,7 +29,8 @@ def _env(**extra: str) -> dict[str, str]:
     return env
 
 
-def _on_a_small_disk(mount: Path, size: str, command: list[str], env: dict[str, str], **popen: object) -> subprocess.Popen:
+def _on_a_small_disk(mount: Path, size: str, command: list[str], env: dict[str, str],
+                     **popen: object) -> subprocess.Popen:
     """``command`` started with a ``size`` tmpfs mounted at ``mount`` (in a mount namespace of its own)."""
     mount.mkdir()
     script = f'mount -t tmpfs -o size={size} tmpfs "$0" && exec "$@"'

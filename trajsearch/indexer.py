@@ -559,7 +559,8 @@ class Indexer:
                 self._index_call("run record", self.index.end_runs)
         report.superseded += self._remove_superseded(batch, written, now)
         if self.verify_traces:
-            report.traces_restored += self._restore_traces([self._as_stored(batch, k) for k in batch.runs if k not in todo])
+            report.traces_restored += self._restore_traces([self._as_stored(batch, k) for k in batch.runs
+                                                            if k not in todo])
         for key, (run, fmt) in batch.runs.items():
             if key in todo:  # written again: a later copy replacing one this ingest wrote, the run counted once
                 what = "replaced" if key in written else "ingested"

@@ -341,8 +341,8 @@ def _ingest_remote(paths: List[Path], server: str, ca: Path | None, uri: str | N
                     report = api.api.add(records, timeout=3600)
             except (Unavailable, DeadlineExceeded, ResourceExhausted) as exc:  # the server gone, stuck or its disk full
                 # gRPC's thread may still be reading the records: the caller leaves without waiting for it
-                why = (f"RESOURCE_EXHAUSTED: {exc.details}" if isinstance(exc, ResourceExhausted)  # (its request id once)
-                       else str(exc))
+                # (the disk's message names its request id: said once)
+                why = f"RESOURCE_EXHAUSTED: {exc.details}" if isinstance(exc, ResourceExhausted) else str(exc)
                 said = f"the server at {server} stopped the ingest ({why}): {_sent_so_far(sent[0])}"
                 raise _ServerStopped(said) from None
             except KeyboardInterrupt:  # said by _said_when_interrupted
