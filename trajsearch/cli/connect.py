@@ -50,6 +50,12 @@ def connect(server: str | None, ca: Path | None, uri: str | None, traces: str | 
     except (LookupError, ConnectionError, TimeoutError, StoreOpenError, SchemaMismatchError,
             TraceStoreError, IngestError) as exc:  # not found, server down, store in use, ...
         fail(plain(exc), code=1)
+    except Exception as exc:  # noqa: BLE001 - a server's other refusals (its disk full: RESOURCE_EXHAUSTED)
+        from ..service.client import ServiceError
+
+        if not (server and isinstance(exc, ServiceError)):
+            raise
+        fail(plain(exc), code=1)
 
 
 def note_unused_key(uri: str | None) -> None:
