@@ -192,3 +192,29 @@ def test_openhands_acp_gemini_in_debug_mode_keeps_its_commands_exit_codes(tmp_pa
              + shell(4, "python -m pytest -q", "Output: .\n1 passed in 0.01s\nProcess Group PGID: 4245"))
     run = _one(_lines(tmp_path / "gemini-debug.jsonl", events[:2] + calls + events[-2:]))
     assert [s.error for s in run.steps] == ["1 failed in 0.02s (exit code 1)", "exit code 3", None, None, None]
+
+
+# -- FX2 item 1: a stream's copy given no folders is still flagged ---------------------------------------------------
+
+#: Two CS 294-264 homework agents' runs of one instance (real files, see mini-swe-agent/.real/SOURCE.md).
+HW4 = FIXTURES / "mini-swe-agent" / ".real" / "cs264-hw4"
+HW4_RUNS = [HW4 / who / "results" / "astropy__astropy-7166" / "astropy__astropy-7166.traj.json"
+            for who in ("23phillipsm", "mbhaskar1")]
+
+
+def test_two_systems_runs_of_one_instance_streamed_without_folders_are_flagged(embedded) -> None:
+    """Bug: ``cat A/x.traj.json | trajsearch ingest -`` then B's: a mini-swe-agent run with its own
+    ``instance_id`` is named after its configuration's folder, which a stream's copy given no folders does not
+    have; both runs got ``run.astropy__astropy-7166``, B silently replaced A, and nothing said so (the id once
+    held the copy's ``stream-0``, which the summary's ``named_after_stream_copy`` warned about). Now flagged
+    again; ``--stream-name`` with the folders keeps the two runs apart."""
+    for run in HW4_RUNS:
+        summary = json.loads(_stream(run.read_bytes()))
+        assert summary["named_after_stream_copy"]["runs"] == 1, summary
+    for run in HW4_RUNS:
+        name = "/".join(run.parts[-4:])
+        summary = json.loads(_stream(run.read_bytes(), "--stream-name", name))
+        assert not summary["named_after_stream_copy"]["runs"], summary
+        assert summary["ingested"] == 1 and not summary["replaced"], summary
+    code, out, err = run_cli("stats", "--json")  # the unnamed streams' one run, and each system's own
+    assert code == 0 and json.loads(out)["trajectories"] == 3, err

@@ -47,7 +47,7 @@ from trajsearch.represent import run_content
 
 from . import sources
 from .adapters import ADAPTERS, Context, RecordError, adapter_for, is_grouped, side_path
-from .adapters._common import DEFAULT_SUCCESS_THRESHOLD, DEFAULT_TENANT, PassedOver, clipped_fields
+from .adapters._common import DEFAULT_SUCCESS_THRESHOLD, DEFAULT_TENANT, PassedOver, clipped_fields, stream_copy
 from .detect import SideFile, detect_format, forced_format
 from .sources import PEEK_BYTES, STREAMS_PREFIX, OnBytes, Record
 from .spool import Spool
@@ -316,13 +316,13 @@ class NamedAfterSpool:
 
 def _spooled(run: Trajectory, copy: Path) -> bool:
     """Whether ``run``'s id or task id holds a name of ``copy`` that the operator did not give."""
-    parts = copy.parts
-    top = next((i for i, part in enumerate(parts) if part.startswith(STREAMS_PREFIX)), None)
-    if top is None:
+    split = stream_copy(copy)
+    if split is None:
         return False
-    names = [parts[top], parts[top + 1]]
-    if len(parts) == top + 3 and (copy.name == "stdin" or copy.name.isdigit()):  # unnamed: the placeholder
-        names.append(copy.name)
+    folders, given = split
+    names = [folders.parent.name, folders.name]
+    if len(given.parts) == 1 and (given.name == "stdin" or given.name.isdigit()):  # unnamed: the placeholder
+        names.append(given.name)
     ids = (run.trajectory_id, run.task_id or "")
     return any(re.search(rf"(?<![A-Za-z0-9]){re.escape(name)}(?![A-Za-z0-9])", text) for name in names for text in ids)
 

@@ -670,22 +670,37 @@ def apply_defaults(fields: dict[str, Any], defaults: Mapping[str, Any]) -> dict[
 _CONTAINERS = ("trajs", "trajectories")
 
 
-def named_path(source: Path) -> Path:
-    """``source`` as the operator named it, for a run's name: a stream's copy (``read.Streams``:
-    ``<STREAMS_PREFIX>...-<random>/stream-<n>/<name>``) as the relative name it was given (``stdin``, a pipe's
-    ``63``, ``--stream-name``'s ``run1/x.traj``), since the folders above it are the copy's, named by chance: a run
-    named after the random one was added again by every rerun of the same stream, and ``stream-0`` is every
-    stream's. Any other path as it is. Only for names: the copy's folders are where its sibling files are read."""
+def stream_copy(source: Path) -> tuple[Path, Path] | None:
+    """A stream's copy (``read.Streams``: ``<STREAMS_PREFIX>...-<random>/stream-<n>/<name>``) split into the copy's
+    own folders (``.../stream-<n>``, named by chance) and the relative name the operator gave (``stdin``, a pipe's
+    ``63``, ``--stream-name``'s ``run1/x.traj``); ``None`` for any other path. The one place that knows the copy's
+    layout: names (:func:`named_path`) and the warning about them (``read.NamedAfterSpool``) both read it here."""
     parts = source.parts
     top = next((n for n, part in enumerate(parts) if part.startswith(STREAMS_PREFIX)), None)
-    return Path(*parts[top + 2:]) if top is not None and len(parts) > top + 2 else source
+    if top is None or len(parts) <= top + 2:
+        return None
+    return Path(*parts[:top + 2]), Path(*parts[top + 2:])
+
+
+def named_path(source: Path) -> Path:
+    """``source`` as the operator named it, for a run's name: a stream's copy (:func:`stream_copy`) as the relative
+    name it was given, since the folders above it are the copy's, named by chance: a run named after the random one
+    was added again by every rerun of the same stream, and ``stream-0`` is every stream's. Any other path as it is.
+    Only for names: the copy's folders are where its sibling files are read."""
+    copy = stream_copy(source)
+    return copy[1] if copy is not None else source
 
 
 def run_directory(source: Path, instance_id: str) -> str:
     """The name of the directory that stands for a file's run set: ``<run>/<id>.traj``,
-    ``<run>/<id>/<id>.traj`` and ``<run>/trajs/[<id>/]<id>.traj`` all give ``<run>`` ("" at the root, and for a
-    stream's copy not given folders: :func:`named_path`)."""
+    ``<run>/<id>/<id>.traj`` and ``<run>/trajs/[<id>/]<id>.traj`` all give ``<run>`` ("" at the root). A stream's
+    copy is read by the folders the operator gave it (:func:`named_path`); given none, it is the copy's own
+    ``stream-<n>``: every such stream's runs of one instance share that name, and ``read.NamedAfterSpool`` warns
+    of it (with "" they shared the fallback name unwarned, the second silently replacing the first)."""
+    copy = stream_copy(source)
     parent = named_path(source).parent
+    if copy is not None and not parent.name:
+        return copy[0].name
     if parent.name == instance_id:
         parent = parent.parent
     if parent.name in _CONTAINERS:
