@@ -114,14 +114,14 @@ def _lines(path: Path, events: list[dict]) -> Path:
     return path
 
 
-def _folder(folder: Path, events: list[dict]) -> Path:
+def _folder(folder: Path, events: list[dict], state: dict | None = None) -> Path:
     """The fixture's conversation folder holding ``events`` (each appended to the one before, as the SDK links
-    them), its ``base_state.json`` ending at the last."""
+    them), its ``base_state.json`` (``state``, else the sub-agent fixture's) ending at the last."""
     (folder / "events").mkdir(parents=True)
     for n, event in enumerate(events):
         linked = {**event, "parent_id": events[n - 1]["id"]} if n else event
         (folder / "events" / f"event-{n:05d}-{event['id']}.json").write_text(json.dumps(linked))
-    state = json.loads((OH_SUBAGENTS / "base_state.json").read_text())
+    state = state or json.loads((OH_SUBAGENTS / "base_state.json").read_text())
     (folder / "base_state.json").write_text(json.dumps({**state, "leaf_event_id": events[-1]["id"]}))
     return folder
 
@@ -129,6 +129,12 @@ def _folder(folder: Path, events: list[dict]) -> Path:
 # -- item 2: a call closed by the SDK long before the InterruptEvent -------------------------------------------------
 
 OH_ACP = FIXTURES / "openhands" / ".real" / "sdk-acp" / "0a1b2c3d00004000800000000000ac01"
+
+
+def _acp_state(server: str | None, command: list[str]) -> dict:
+    """The ACP fixture's ``base_state.json`` for another server (``ACPAgent.acp_server``, ``acp_command``)."""
+    state = json.loads((OH_ACP / "base_state.json").read_text())
+    return {**state, "agent": {**state["agent"], "acp_server": server, "acp_command": command}}
 
 
 def test_openhands_acp_codex_call_interrupted_is_cancelled_when_the_sdk_wrote_its_interrupt_late(
@@ -153,7 +159,8 @@ def test_openhands_acp_codex_call_interrupted_is_cancelled_when_the_sdk_wrote_it
              "status": "failed", "is_error": True, "content": streamed}
     stop = {"id": "ee100000-0000-4000-8000-000000000003", "timestamp": "2026-12-04T10:15:43.500000",
             "source": "user", "reason": "User requested interrupt", "kind": "InterruptEvent"}
-    run = _one(_lines(tmp_path / "codex-interrupted.jsonl", events[:2] + [start, close, stop]))
+    codex = _acp_state("codex", ["npx", "-y", "@zed-industries/codex-acp"])
+    run = _one(_folder(tmp_path / OH_ACP.name, events[:2] + [start, close, stop], codex))
     assert run.steps[-1].error == "cancelled: the turn was interrupted"
     assert run.steps[-1].observation == "collected 214 items\n\nFAILED tests/a.py"
     gemini = [{**e, "tool_call_id": "read_many_files-1", "title": "a.py", "raw_input": None} for e in (start, close)]
@@ -218,3 +225,36 @@ def test_two_systems_runs_of_one_instance_streamed_without_folders_are_flagged(e
         assert summary["ingested"] == 1 and not summary["replaced"], summary
     code, out, err = run_cli("stats", "--json")  # the unnamed streams' one run, and each system's own
     assert code == 0 and json.loads(out)["trajectories"] == 3, err
+
+
+# -- FX2 item 2: the late-interrupt rule only for servers that end their own calls ----------------------------------
+
+
+def test_openhands_acp_qwen_call_that_failed_keeps_its_error_when_the_user_interrupted_later(tmp_path: Path) -> None:
+    """Bug: a call that failed on its own was read "cancelled: the turn was interrupted" when the user interrupted
+    the turn 25 s later, because its server had sent an input: the late-interrupt rule took every server that sends
+    ``raw_input`` to end its own calls with ``raw_output``. Qwen Code (``qwen --acp``, an ``ACPAgent`` of
+    ``acp_server`` "custom"; QwenLM/qwen-code ``packages/cli/src/acp-integration/session/emitters/
+    ToolCallEmitter.ts``: ``emitStart`` sends the call's args as ``rawInput``, ``emitError`` ends a call that threw
+    as ``failed`` with its message as content and no ``rawOutput``) does not. Only Claude Code's and codex-acp's
+    calls (``acp_server`` claude-code / codex, or their packages in ``acp_command``) take the rule; any other
+    server, and a run whose server is not known (its events alone), keeps the one-second window."""
+    events = [json.loads(p.read_text()) for p in sorted((OH_ACP / "events").glob("event-*.json"))]
+    start = {**events[4], "id": "ab100000-0000-4000-8000-000000000001", "tool_call_id": "call_8f2e",
+             "tool_kind": "edit", "title": "WriteFile: Writing to src/config.ts", "status": "pending",
+             "raw_input": {"file_path": "/workspace/project/src/config.ts", "content": "export const x = 1;\n"},
+             "raw_output": None, "content": [], "timestamp": "2026-12-04T10:15:06.000000"}
+    said = "EACCES: permission denied, open '/workspace/project/src/config.ts'"
+    fail = {**start, "id": "ab100000-0000-4000-8000-000000000002", "status": "failed", "is_error": True,
+            "content": [{"type": "content", "content": {"type": "text", "text": said, "annotations": None,
+                                                        "field_meta": None}, "field_meta": None}],
+            "timestamp": "2026-12-04T10:15:06.400000"}
+    stop = {"id": "ab100000-0000-4000-8000-000000000003", "timestamp": "2026-12-04T10:15:31.000000",
+            "source": "user", "reason": "User requested interrupt", "kind": "InterruptEvent"}
+    run_events = events[:2] + [start, fail, stop]
+    qwen = _acp_state("custom", ["qwen", "--acp"])
+    for source in (_folder(tmp_path / OH_ACP.name, run_events, qwen), _lines(tmp_path / "q.jsonl", run_events)):
+        assert _one(source).steps[-1].error == said
+    claude = _acp_state(None, ["npx", "-y", "@agentclientprotocol/claude-agent-acp"])  # built without settings
+    run = _one(_folder(tmp_path / "claude" / OH_ACP.name, run_events, claude))
+    assert run.steps[-1].error == "cancelled: the turn was interrupted"

@@ -458,7 +458,24 @@ def acp_copy(closing: dict[str, Any], before: dict[str, Any] | None, arguments: 
     return all(text in seen for text in _news(closing, arguments))
 
 
-def closed_with(closing: dict[str, Any], notice: dict[str, Any], copied: bool) -> bool:
+#: The ACP servers that end every call they gave an input (``raw_input``) with ``raw_output`` (Claude Code's
+#: ``rawOutput``, codex-acp's end record): ``ACPAgent.acp_server``'s keys, and their packages in ``acp_command``
+#: (an agent built without ``ACPAgentSettings`` names no server; the SDK itself spots codex-acp by its command).
+#: Not gemini-cli (no input), nor Qwen Code (``qwen --acp``: a call that threw ends ``failed`` with no output).
+_ENDS_OWN_CALLS = frozenset({"claude-code", "codex"})
+_ENDS_OWN_CALLS_PACKAGES = ("claude-agent-acp", "claude-code-acp", "codex-acp")
+
+
+def ends_own_calls(agent: dict[str, Any]) -> bool:
+    """Whether an ``ACPAgent``'s server (``base_state.json``'s ``agent``) ends its own calls with ``raw_output``
+    (``_ENDS_OWN_CALLS``): a ``failed`` event of one of its calls without it is the SDK's close."""
+    if agent.get("acp_server") in _ENDS_OWN_CALLS:
+        return True
+    command = [part for part in as_list(agent.get("acp_command")) if isinstance(part, str)]
+    return any(package in part for part in command for package in _ENDS_OWN_CALLS_PACKAGES)
+
+
+def closed_with(closing: dict[str, Any], notice: dict[str, Any], copied: bool, ends_own: bool = False) -> bool:
     """Whether a call's ``failed`` event just before the SDK's notice that it gave the turn up (its message, its
     ``InterruptEvent``) is the SDK's close: a copy of what the call had shown (``acp_copy``), else one written at
     once before it (a server's output streamed as content, codex-acp's, which the SDK gathered without writing);
@@ -466,13 +483,13 @@ def closed_with(closing: dict[str, Any], notice: dict[str, Any], copied: bool) -
     Before an ``InterruptEvent`` the SDK does more than write: ``astep`` closes the calls, then flushes the ACP
     agent's file credentials (Codex's ChatGPT ``auth.json``: read twice with a pause and, when Codex rotated its
     token, saved to the credential store over HTTP, 5 s at most, a conflict another 5 s) before ``arun`` takes the
-    state lock to write it. There a call the server gave an input (``raw_input``: Claude Code's, codex-acp's
-    begin record) is the SDK's close however long before: those servers end their own calls with ``raw_output``
-    (Claude Code's ``rawOutput``, codex-acp's end record); gemini-cli, which sends neither, keeps the window."""
+    state lock to write it. There a call given an input (``raw_input``) by a server that ends its own calls with
+    ``raw_output`` (``ends_own``: see :func:`ends_own_calls`) is the SDK's close however long before; any other
+    server's (Qwen Code's failure, gemini-cli's), or one not known (events read alone), keeps the window."""
     at, then = iso_time(closing.get("timestamp")), iso_time(notice.get("timestamp"))
     given = closing.get("raw_input") not in (None, {}, "", [])
     return copied or at is None or then is None or timedelta(0) <= then - at <= _CANCEL_WINDOW or (
-        notice.get("kind") == "InterruptEvent" and given and then >= at)
+        notice.get("kind") == "InterruptEvent" and ends_own and given and then >= at)
 
 
 def turn_broke(notice: str) -> str:

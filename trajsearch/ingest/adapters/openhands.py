@@ -1059,6 +1059,7 @@ def _sdk_trajectory(events: list[dict[str, Any]], state: dict[str, Any], evaluat
     # (step, event, whether a copy of what the call had shown: sdk.acp_copy): calls just closed failed, no output
     closed: list[tuple[dict[str, Any], dict[str, Any], bool]] = []
     stats: Any = state.get("stats")
+    ends_own = sdk.ends_own_calls(as_dict(state.get("agent")))  # whether a late interrupt cancels a closed call
     for event in events:
         kind = event.get("kind")
         just_closed, closed = closed, []
@@ -1072,7 +1073,7 @@ def _sdk_trajectory(events: list[dict[str, Any]], state: dict[str, Any], evaluat
             tools.extend(sdk.tool_names(event))
         elif kind == "InterruptEvent":  # the run was cancelled: the calls the SDK closed just before it
             for step, closing, copied in just_closed:
-                if sdk.closed_with(closing, event, copied):
+                if sdk.closed_with(closing, event, copied, ends_own):
                     sdk.acp_cancelled(step, closing, sdk.interrupted(event))
         elif kind == "MessageEvent":
             # ids are the server's, counted afresh per session: a message ends the scope of the calls that ended
