@@ -258,3 +258,77 @@ def test_openhands_acp_qwen_call_that_failed_keeps_its_error_when_the_user_inter
     claude = _acp_state(None, ["npx", "-y", "@agentclientprotocol/claude-agent-acp"])  # built without settings
     run = _one(_folder(tmp_path / "claude" / OH_ACP.name, run_events, claude))
     assert run.steps[-1].error == "cancelled: the turn was interrupted"
+
+
+# -- FX2 item 3: gemini-cli's shell report: the exit code and error of its closing block only ----------------------
+
+#: A real gemini-cli chat recording (see gemini-cli/SOURCE.md, ``.real/agung/``): its ``mkdir ... && git init`` call
+#: succeeded, ``Output: Initialized empty Git repository ...`` then ``Process Group PGID: 11698``.
+AGUNG = FIXTURES / "gemini-cli" / ".real" / "agung" / "chats" / "session-2026-04-12T01-18-01b2c62e.json"
+
+#: Reports of commands that succeeded whose output holds the report's own words (shell.ts >= 0.27 writes ``Error:``
+#: only when the command could not run, ``Exit Code:`` only when not 0; before 0.27 every line, ``(none)`` if empty).
+_SUCCEEDED = {
+    'grep -h "^Error:" build.log': "Output: Error: Cannot find module 'left-pad'\nError: Cannot find module 'is-odd'"
+                                   "\nProcess Group PGID: 4246",
+    'python run_tests.py; echo "Exit Code: $?"': "Output: 12 passed\nExit Code: 0\nProcess Group PGID: 4247",
+    "cat ci-summary.txt": "Output: job lint: Exit Code: 0\nExit Code: 1\njob test: ok\nProcess Group PGID: 4248",
+    "tail -2 deploy.log": "Command: tail -2 deploy.log\nDirectory: (root)\nOutput: Error: retrying\nExit Code: 1\n"
+                          "Error: (none)\nExit Code: 0\nSignal: (none)\nBackground PIDs: (none)\n"
+                          "Process Group PGID: 4249",
+}
+#: And of commands that failed, both layouts.
+_FAILED = {
+    "npm test": ("Output: 3 passing\n1 failing\nExit Code: 1\nProcess Group PGID: 4250", "1 failing (exit code 1)"),
+    "make check": ("Command: make check\nDirectory: (root)\nOutput: make: *** No rule to make target 'check'.  Stop."
+                   "\nError: (none)\nExit Code: 2\nSignal: (none)\nBackground PIDs: (none)\nProcess Group PGID: 4251",
+                   "make: *** No rule to make target 'check'. Stop. (exit code 2)"),
+    "./missing.sh": ("Command: ./missing.sh\nDirectory: (root)\nOutput: (empty)\nError: spawn ./missing.sh ENOENT\n"
+                     "Exit Code: (none)\nSignal: (none)\nBackground PIDs: (none)\nProcess Group PGID: (none)",
+                     "spawn ./missing.sh ENOENT"),
+}
+
+
+def test_gemini_session_command_that_succeeded_printing_the_reports_words_is_no_failure(tmp_path: Path) -> None:
+    """Bug: gemini-cli's shell report was read for the first ``Exit Code:`` line anywhere and its last ``Error:``
+    line, the command's output included: a command that succeeded printing such lines (a grep of a build log's
+    errors, a test script echoing its exit code, a CI summary) read as failed. Only the report's closing block
+    (``Exit Code`` / ``Signal`` / ``Background PIDs`` / ``Process Group PGID``, each once, in that order) holds its
+    exit code, and since 0.27 an ``Error:`` line only a call that failed (its status then says so); the layout of
+    before 0.27 (``Command:`` first, every line written) keeps its own ``Error:`` line before the block."""
+    session = json.loads(AGUNG.read_text())
+    [call] = [c for c in session["messages"][4]["toolCalls"] if "git init" in c["args"]["command"]]
+    calls = []
+    for n, (command, report) in enumerate([*_SUCCEEDED.items(), *((c, r) for c, (r, _) in _FAILED.items())]):
+        response = {**call["result"][0]["functionResponse"], "id": f"run_shell_command_17759570040{n:02d}_0",
+                    "response": {"output": report}}
+        calls.append({**call, "id": response["id"], "args": {**call["args"], "command": command},
+                      "result": [{"functionResponse": response}]})
+    session["messages"][4] = {**session["messages"][4], "toolCalls": calls}
+    path = tmp_path / AGUNG.name
+    path.write_text(json.dumps(session))
+    errors = {s.arguments.get("command"): s.error for s in _one(path).steps if s.arguments}
+    assert {c: errors[c] for c in _SUCCEEDED} == dict.fromkeys(_SUCCEEDED)
+    assert {c: errors[c] for c in _FAILED} == {c: e for c, (_, e) in _FAILED.items()}
+
+
+def test_openhands_acp_gemini_in_debug_mode_a_command_that_succeeded_printing_the_reports_words(
+        tmp_path: Path) -> None:
+    """The same report, shown as a ``completed`` call's content by gemini-cli over ACP in debug mode (the reviewer's
+    cases): no failure; a ``failed`` call's report keeps its ``Error:`` line."""
+    events = [json.loads(p.read_text()) for p in sorted((OH_ACP / "events").glob("event-*.json"))]
+    start, end = events[4], events[5]
+    here = " [current working directory /workspace/project]"
+
+    def shell(n: int, command: str, report: str, status: str = "completed") -> list[dict]:
+        call = {"tool_call_id": f"run_shell_command-17648400{n:05d}", "title": command + here, "raw_input": None}
+        said = [{"type": "content", "content": {"type": "text", "text": report, "annotations": None,
+                                                "field_meta": None}, "field_meta": None}]
+        return [{**start, **call, "id": f"ff100000-0000-4000-8000-0000000000{n:02d}", "status": "in_progress",
+                 "content": []},
+                {**end, **call, "id": f"ff100000-0000-4000-8000-0000000001{n:02d}", "status": status,
+                 "is_error": status == "failed", "raw_output": None, "content": said}]
+    calls = [e for n, (c, r) in enumerate(list(_SUCCEEDED.items())[:3]) for e in shell(n, c, r)]
+    calls += shell(9, "./missing.sh", "Output: (empty)\nError: spawn ./missing.sh ENOENT", "failed")
+    run = _one(_lines(tmp_path / "gemini-debug.jsonl", events[:2] + calls + events[-2:]))
+    assert [s.error for s in run.steps] == [None, None, None, "spawn ./missing.sh ENOENT", None]

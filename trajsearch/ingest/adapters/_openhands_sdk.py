@@ -550,7 +550,7 @@ def acp_result(event: dict[str, Any], arguments: dict[str, Any]) -> tuple[str, s
         return text, exit_code_error("", int(shown.group(1)), command or _gemini_command(event)) if shown.group(1) \
             else short(text.strip(), 300)
     if shell and text.startswith("Output: ") and (reported := gemini_shell_error(text, command or _gemini_command(
-            event))):  # gemini-cli in debug mode shows the model's report, its exit code in it
+            event), failed)):  # gemini-cli in debug mode shows the model's report, its exit code in it
         return text, reported
     if isinstance(record.get("error"), str) and record["error"].strip():
         return text, short(record["error"].strip(), 300)

@@ -140,9 +140,12 @@ _CONTINUE = re.compile(r"^(System: )?Please continue\.$")
 #: the user's (a prompt quoting them).
 _IDE_BLOCK = r"(?:Current File Path:\n```[^\n`]*\n[^\n]+\n```|User Selected Files:(?:\n- [^\n]+)+)"
 _IDE_TRAILER = re.compile(rf"(?:^|\n)[ \t]*{_IDE_BLOCK}(?:\s*{_IDE_BLOCK})*\s*(?:PRIOR CHAT HISTORY:.*)?\Z", re.S)
-_SHELL_EXIT = re.compile(r"^Exit Code:\s*(-?\d+)\s*$", re.M)
-_SHELL_ERROR = re.compile(r"^Error:\s*(.+?)\s*$", re.M)
-_TRAILER = re.compile(r"^(?:Exit Code|Signal|Background PIDs|Process Group PGID):")
+#: The closing block of the shell tool's report, its keys in the order it writes them, each once: before 0.27 all
+#: of them (``(none)`` when empty, the ``Error:`` line just before), since then only those with a value (``Exit
+#: Code`` only when not 0, ``Error:`` only when the command could not run: the call then failed).
+_TRAILER_KEYS = ("Exit Code", "Signal", "Background PIDs", "Process Group PGID")
+_TRAILER = re.compile(rf"^({'|'.join(_TRAILER_KEYS)}):\s*(.*?)\s*$")
+_SHELL_ERROR = re.compile(r"^Error:\s*(.+?)\s*$")
 #: The shell tool's own report lines around a command's output (``Command:``, ``Exit Code:``, ...).
 _SHELL_HEADER = re.compile(
     r"^(?:Command|Directory|Exit Code|Signal|Background PIDs|Process Group PGID):.*$|^Error: \(none\)$"
@@ -448,24 +451,39 @@ def _call_error(status: Any, text: str, errors: list[str], display: str | None) 
     return shell_report_error(text)
 
 
-def shell_report_error(text: str, command: str | None = None) -> str | None:
+def shell_report_error(text: str, command: str | None = None, failed: bool = False) -> str | None:
     """The error of a command by the report gemini-cli's shell tool gives the model (``shell.ts``'s ``llmContent``:
-    ``Output: ...``, then ``Error:``, ``Exit Code:``, ``Signal:``, ``Process Group PGID:`` lines; older: ``Command:``
-    first): a non-zero exit code with the output's decisive line (see ``exit_code_error``: exit 1 with no output
-    from a command that answers "no" so is none), else the report's own ``Error:`` line; None without a failure.
-    Public because gemini-cli also shows this report as the call's display in debug mode (``--debug``, or ``DEBUG`` /
-    ``DEBUG_MODE`` set to ``1`` / ``true`` in its environment): what an OpenHands ``ACPAgent`` records of its calls,
-    the exit code nowhere else (``_openhands_sdk.acp_result``)."""
-    code = _SHELL_EXIT.search(text)
-    if code and as_int(code.group(1)) not in (None, 0):
-        return exit_code_error(_SHELL_HEADER.sub("", text), int(code.group(1)), command)
-    if text.startswith(("Command:", "Output:")):  # the shell tool's report: its own "Error:" line
-        for line in reversed(text.rstrip().splitlines()):
-            if _TRAILER.match(line):
-                continue
-            found = _SHELL_ERROR.match(line)
-            return short(found.group(1), 300) if found and found.group(1) != "(none)" else None
+    ``Output: ...``, then its closing block, ``_TRAILER_KEYS``; before 0.27 ``Command:`` first and an ``Error:`` line
+    before the block): a non-zero exit code with the output's decisive line (see ``exit_code_error``: exit 1 with no
+    output from a command that answers "no" so is none), else the report's own ``Error:`` line; None without a
+    failure. Only the closing block is the report's (``_report_end``): a command's output prints "Exit Code: 1" or
+    "Error: ..." lines of its own (a grep of a build log, a CI summary); the ``Error:`` line since 0.27 only of a
+    call that ``failed`` (written only then). Public because gemini-cli also shows this report as the call's
+    display in debug mode (``--debug``, or ``DEBUG`` / ``DEBUG_MODE`` set to ``1`` / ``true`` in its environment):
+    what an OpenHands ``ACPAgent`` records of its calls, the exit code nowhere else (``_openhands_sdk.acp_result``)."""
+    if not text.startswith(("Command:", "Output:")):
+        return None
+    lines = text.rstrip().splitlines()
+    at, block = _report_end(lines)
+    code = as_int(block.get("Exit Code"))
+    if code:
+        return exit_code_error(_SHELL_HEADER.sub("", "\n".join(lines[:at])), code, command)
+    if at and (failed or text.startswith("Command:")):  # the report's own "Error:" line, just before the block
+        found = _SHELL_ERROR.match(lines[at - 1])
+        return short(found.group(1), 300) if found and found.group(1) != "(none)" else None
     return None
+
+
+def _report_end(lines: list[str]) -> tuple[int, dict[str, str]]:
+    """(where the shell report's closing block begins in ``lines``, its values by key): the last lines naming its
+    keys (``_TRAILER_KEYS``), each once and in the order the tool writes them, read from the end."""
+    block: dict[str, str] = {}
+    at, rank = len(lines), len(_TRAILER_KEYS)
+    while at and (found := _TRAILER.match(lines[at - 1])) and _TRAILER_KEYS.index(found.group(1)) < rank:
+        rank = _TRAILER_KEYS.index(found.group(1))
+        block[found.group(1)] = found.group(2)
+        at -= 1
+    return at, block
 
 
 def _thoughts(message: dict[str, Any]) -> list[str]:
