@@ -286,6 +286,15 @@ _FAILED = {
     "./missing.sh": ("Command: ./missing.sh\nDirectory: (root)\nOutput: (empty)\nError: spawn ./missing.sh ENOENT\n"
                      "Exit Code: (none)\nSignal: (none)\nBackground PIDs: (none)\nProcess Group PGID: (none)",
                      "spawn ./missing.sh ENOENT"),
+    # cut short by the CLI (coreToolScheduler.truncateAndSaveToFile: its words, then the report's first and last lines)
+    "npm run test:all": ("Tool output was too large and has been truncated.\nThe full output has been saved to: "
+                         "/home/u/.gemini/tmp/0f3a/run_shell_command_1775957004099_0.output\nTo read the complete "
+                         "output, use the read_file tool with the absolute file path above.\nThe truncated output "
+                         "below shows the beginning and end of the content. The marker '... [CONTENT TRUNCATED] ...' "
+                         "indicates where content was removed.\nThis allows you to efficiently examine different "
+                         "parts of the output without loading the entire file.\nTruncated part of the output:\n"
+                         "Output: > test:all\n... [CONTENT TRUNCATED] ...\nTests: 2 failed, 480 passed\n"
+                         "Exit Code: 1\nProcess Group PGID: 4252", "Tests: 2 failed, 480 passed (exit code 1)"),
 }
 
 

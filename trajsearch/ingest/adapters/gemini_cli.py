@@ -146,6 +146,10 @@ _IDE_TRAILER = re.compile(rf"(?:^|\n)[ \t]*{_IDE_BLOCK}(?:\s*{_IDE_BLOCK})*\s*(?
 _TRAILER_KEYS = ("Exit Code", "Signal", "Background PIDs", "Process Group PGID")
 _TRAILER = re.compile(rf"^({'|'.join(_TRAILER_KEYS)}):\s*(.*?)\s*$")
 _SHELL_ERROR = re.compile(r"^Error:\s*(.+?)\s*$")
+#: What the CLI puts before a shell report too long for the model (``truncateAndSaveToFile``: the file holding it
+#: all, then the report's first and last lines, its closing block among them).
+_TRUNCATED = re.compile(r"\ATool output was too large and has been truncated\..*?^Truncated part of the output:\n",
+                        re.S | re.M)
 #: The shell tool's own report lines around a command's output (``Command:``, ``Exit Code:``, ...).
 _SHELL_HEADER = re.compile(
     r"^(?:Command|Directory|Exit Code|Signal|Background PIDs|Process Group PGID):.*$|^Error: \(none\)$"
@@ -456,11 +460,13 @@ def shell_report_error(text: str, command: str | None = None, failed: bool = Fal
     ``Output: ...``, then its closing block, ``_TRAILER_KEYS``; before 0.27 ``Command:`` first and an ``Error:`` line
     before the block): a non-zero exit code with the output's decisive line (see ``exit_code_error``: exit 1 with no
     output from a command that answers "no" so is none), else the report's own ``Error:`` line; None without a
-    failure. Only the closing block is the report's (``_report_end``): a command's output prints "Exit Code: 1" or
+    failure; a report cut short (``_TRUNCATED``) by what it kept. Only the closing block is the report's
+    (``_report_end``): a command's output prints "Exit Code: 1" or
     "Error: ..." lines of its own (a grep of a build log, a CI summary); the ``Error:`` line since 0.27 only of a
     call that ``failed`` (written only then). Public because gemini-cli also shows this report as the call's
     display in debug mode (``--debug``, or ``DEBUG`` / ``DEBUG_MODE`` set to ``1`` / ``true`` in its environment):
     what an OpenHands ``ACPAgent`` records of its calls, the exit code nowhere else (``_openhands_sdk.acp_result``)."""
+    text = _TRUNCATED.sub("", text, count=1)
     if not text.startswith(("Command:", "Output:")):
         return None
     lines = text.rstrip().splitlines()
