@@ -739,10 +739,11 @@ def _without_hand_back(text: str) -> str:
 
 
 def result_error(part: dict[str, Any], text: str, record: dict[str, Any], command: str | None) -> str | None:
-    """The error of a result the CLI marked ``is_error`` (of a Bash call that ran ``command``), else None: the
-    refusal's message without its ``<tool_use_error>`` tags and the input it quotes, a command's ``Exit code N``
-    with its decisive line (the head the CLI keeps of a long output), an interruption (``record``'s
-    ``toolUseResult``). Public because Claude Code's results read so wherever they are recorded: its own
+    """The error of a result: "interrupted by the user" whenever ``record``'s ``toolUseResult`` says the call was
+    (an interrupted Bash call), whether or not the result is marked ``is_error``; else, of a result the CLI marked
+    ``is_error`` (of a Bash call that ran ``command``), the refusal's message without its ``<tool_use_error>`` tags
+    and the input it quotes, a command's ``Exit code N`` with its decisive line (the head the CLI keeps of a long
+    output); else None. Public because Claude Code's results read so wherever they are recorded: its own
     transcripts here, and its calls driven over ACP by an OpenHands ``ACPAgent`` (``_openhands_sdk.acp_result``,
     ``part`` ``{"is_error": True}``, no record)."""
     detail = record.get("toolUseResult")
