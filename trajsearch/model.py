@@ -112,6 +112,11 @@ class Outcome(str, Enum):
 UNEVALUATED = "submitted, not evaluated (no test result in the dump)"
 #: How such a run's outcome is shown (:func:`outcome_shown`).
 SUBMITTED = "submitted, not evaluated"
+#: The ``metadata`` key an adapter sets to ``False`` when the run's task is no message the agent got: a user
+#: simulator's hidden script (tau-bench's ``instruction``, tau2's ``user_scenario``) or a placeholder naming the
+#: task. The task still says what the run was about (search, exemplars); an export starts the conversation at
+#: the steps instead (``export.formats._turns``).
+TASK_SEEN_BY_AGENT = "task_seen_by_agent"
 
 
 def outcome_shown(run: Trajectory) -> str:

@@ -9,14 +9,15 @@ final diff holds, the end, writes, errors and tests, the rest; arguments, output
 cut to head and tail; the runtime's third level keeps no steps, which teaches
 nothing, so it is not used); a run that fits at none is left out and counted. Tokens are counted
 with the runtime's counter (all-MiniLM-L6-v2's WordPiece) on the record's text
-(message contents, tool names and arguments), not on the JSON punctuation.
+(message contents, tool names and arguments), not on the JSON punctuation. A run whose task the agent never
+saw keeps its opening user turn at every level (:func:`_opening`).
 """
 
 from __future__ import annotations
 
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
-from ..model import Trajectory
+from ..model import TASK_SEEN_BY_AGENT, Step, Trajectory
 from ..represent import clip
 
 
@@ -29,10 +30,11 @@ def _variants(run: Trajectory, compress: bool) -> Iterator[tuple[str, Trajectory
     from ..runtime.format import FormatConfig, _levels
 
     points, ranked = ranked_decision_points(run)
-    if len(points) < len(run.steps):
-        yield "decision_points", run.model_copy(update={"steps": points})
+    opening = _opening(run)
+    if len(decisions := opening(points)) < len(run.steps):
+        yield "decision_points", run.model_copy(update={"steps": decisions})
     for name, detail in zip(("full", "half", "bare"), _levels(FormatConfig())):
-        kept = [points[i] for i in sorted(ranked[: detail.actions])]
+        kept = opening([points[i] for i in sorted(ranked[: detail.actions])])
         steps = [
             step.model_copy(update={
                 "thought": clip(step.thought, detail.note // 2, detail.note // 2) if step.thought else None,
@@ -45,6 +47,17 @@ def _variants(run: Trajectory, compress: bool) -> Iterator[tuple[str, Trajectory
         ]
         yield name, run.model_copy(update={"task": clip(run.task, detail.goal // 2, detail.goal // 2),
                                            "steps": steps})
+
+
+def _opening(run: Trajectory) -> Callable[[list[Step]], list[Step]]:
+    """What puts back the run's opening user turn (a first step with no action) where compression left it out, for a
+    run whose task the agent never saw: that turn, not the task, opens its record (``formats._turns``), and a
+    record that starts with the agent answering nobody teaches nothing. A level that kept no step stays empty
+    (the export passes it over)."""
+    first = run.steps[0] if run.steps else None
+    if run.metadata.get(TASK_SEEN_BY_AGENT) is not False or first is None or first.action or not first.observation:
+        return lambda steps: steps
+    return lambda steps: steps if not steps or any(s is first for s in steps) else [first, *steps]
 
 
 def _clip_arguments(arguments: Any, chars: int) -> Any:

@@ -11,7 +11,8 @@ what a run says and differ only in how they spell it:
         {"messages": [...], "tools": [...], "parallel_tool_calls": false}
 
     ``messages``: an optional ``system`` message (``system=``), the task as the
-    ``user`` message, then per step an ``assistant`` message whose ``tool_calls`` hold
+    ``user`` message (unless the agent never saw it: see :func:`_turns`), then per step
+    an ``assistant`` message whose ``tool_calls`` hold
     ``{"id", "type": "function", "function": {"name", "arguments": <JSON string>}}``
     (its ``content`` the step's thought, or null) followed by a ``tool`` message with
     that ``tool_call_id`` and the observation (and error) as ``content``. tau-bench's
@@ -25,7 +26,8 @@ what a run says and differ only in how they spell it:
     LLaMA-Factory reads it (``formatting: sharegpt``, its default tags; axolotl reads
     the same field names): ``human`` / ``observation`` turns at odd positions,
     ``gpt`` / ``function_call`` at even ones, an even count (consecutive turns of one
-    side are joined, a trailing observation dropped); a tool call is a
+    side are joined, a trailing observation dropped, and agent turns before the first human one: a
+    run whose task the agent never saw may open with the agent's greeting); a tool call is a
     ``function_call`` turn holding ``{"name", "arguments"}`` as JSON and its result an
     ``observation``; ``tools`` is the function list as a JSON string. Checked by
     :func:`.schemas.validate_sharegpt`.
@@ -43,7 +45,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from ..model import Step, Trajectory
+from ..model import TASK_SEEN_BY_AGENT, Step, Trajectory
 
 
 FORMATS = ("openai-chat", "sharegpt", "jsonl")
@@ -75,8 +77,28 @@ class _Turn:
 
 
 def _turns(run: Trajectory) -> list[_Turn]:
-    """The run as a neutral conversation: the task, then per step what the agent did and got back."""
-    turns = [_Turn("user", run.task)]
+    """The run as a neutral conversation: the task, then per step what the agent did and got back.
+
+    The task opens it only when it is what the agent was told (:func:`opens_with_task`): a user simulator's
+    script as the first user message would teach a model to act on what no real user says (tau-bench's
+    "this is incorrect, but is meant to test the agent"). Without it the conversation starts at the steps,
+    with the simulated user's opening turn (or the agent's greeting, which tau2 writes before it)."""
+    turns = _step_turns(run)
+    return [_Turn("user", run.task), *turns] if opens_with_task(run, turns) else turns
+
+
+def opens_with_task(run: Trajectory, turns: list[_Turn]) -> bool:
+    """Whether the task is the conversation's first user message: not when the adapter says the agent never
+    saw it, nor when the steps' first user message already says it (a task read from that message)."""
+    if run.metadata.get(TASK_SEEN_BY_AGENT) is False and turns:
+        return False
+    said = next((t.text for t in turns if t.kind == "user"), None)
+    return said is None or said.strip() != run.task.strip()
+
+
+def _step_turns(run: Trajectory) -> list[_Turn]:
+    """Per step what the agent did (said, called) and got back (a result, the user's reply)."""
+    turns: list[_Turn] = []
     for n, step in enumerate(run.steps):
         if not step.action:
             if step.thought:
@@ -154,6 +176,8 @@ def _sharegpt(turns: list[_Turn], system: str | None) -> dict[str, Any]:
             item = {"from": {"user": "human", "assistant": "gpt", "result": "observation"}[turn.kind],
                     "value": turn.text}
         last = conversation[-1] if conversation else None
+        if last is None and item["from"] not in _HUMAN_SIDE:
+            continue  # the agent's greeting before any user turn (tau2 writes it): sharegpt opens with a human
         if last is None or (last["from"] in _HUMAN_SIDE) != (item["from"] in _HUMAN_SIDE):
             conversation.append(item)  # the sides alternate: as it should be
         elif item["from"] == "function_call":

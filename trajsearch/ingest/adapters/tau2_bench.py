@@ -27,7 +27,8 @@ Mapping (``SimulationRun``, ``Task``, ``message.py``)
 - task = the joined task's user scenario: ``user_scenario.instructions``
   (a string, or the structured reason for call / known info / unknown info /
   task instructions, labelled as tau2 prints them), else the task's
-  ``ticket``, else its ``description.purpose``. A solo run (agent
+  ``ticket``, else its ``description.purpose``: texts its agent never saw
+  (metadata ``task_seen_by_agent: false``: export starts at the steps). A solo run (agent
   ``llm_agent_solo``, user ``dummy_user``: no one talks to the agent) takes
   the ``ticket`` first, the one text its agent got. A simulation
   whose task is not in the file (saved on its own, as a fork's human
@@ -94,7 +95,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Iterator
 
-from trajsearch.model import Failure, Outcome, Trajectory
+from trajsearch.model import TASK_SEEN_BY_AGENT, Failure, Outcome, Trajectory
 
 from ._agent_cli import join_thought
 from ._common import (
@@ -504,6 +505,18 @@ def _says_something(msg: dict[str, Any]) -> bool:
     return bool(_said(msg).strip() or as_list(msg.get("tool_calls")) or msg.get("role") == "tool")
 
 
+#: ``task_from`` of a simulation whose task is read from its user's first message.
+_FIRST_MESSAGE = "the user's first message"
+
+
+def _task_told(task: dict[str, Any], instruction: str, solo: bool, missing: dict[str, Any]) -> bool:
+    """Whether the run's task is a message its agent got: a solo agent's ticket, or the user's first message;
+    not the user scenario (the simulator's hidden script), a description or a placeholder."""
+    if missing:
+        return missing.get("task_from") == _FIRST_MESSAGE
+    return solo and isinstance(task.get("ticket"), str) and instruction == task["ticket"].strip()
+
+
 def _task_without_definition(sim: dict[str, Any]) -> tuple[dict[str, Any], str, dict[str, Any]]:
     """(the task, its text, metadata saying where it came from) of a simulation whose task is not in the file: a
     task the simulation embeds, else the user's first message, else (a conversation without one: a solo agent's;
@@ -516,7 +529,7 @@ def _task_without_definition(sim: dict[str, Any]) -> tuple[dict[str, Any], str, 
     said = next((m["content"].strip() for m in messages if m.get("role") == "user"
                  and isinstance(m.get("content"), str) and m["content"].strip()), None)
     if said is not None:
-        return {}, said, {"task_definition": "missing", "task_from": "the user's first message"}
+        return {}, said, {"task_definition": "missing", "task_from": _FIRST_MESSAGE}
     ended = _not_the_agents_doing(_reason(sim), messages) or isinstance(sim.get("reward_info"), dict)
     if not ended and not any(_says_something(m) for m in messages):  # (a run the harness ended, or judged, is one)
         raise RecordError(f"task {sim['task_id']!r} of simulation {sim.get('id')} is not in the file ('tasks') and "
@@ -645,6 +658,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
             "results_timestamp": stamp,
             "simulation_id": sim.get("id"),
             "mode": sim.get("mode"),
+            **({} if _task_told(task, instruction, solo, missing) else {TASK_SEEN_BY_AGENT: False}),
             **missing,
         },
     }

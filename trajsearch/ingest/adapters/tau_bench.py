@@ -8,6 +8,8 @@ as ``reward 0.0``, ``info {"error", "traceback"}`` and ``traj []``.
 Mapping
 - task = ``info.task.instruction`` (the simulated user's goal). A crashed run
   has no task in its record: it is named by domain and task id, and says so.
+  Either way the agent never saw it (its first user message is the
+  simulator's opening line): metadata ``task_seen_by_agent: false`` tells export.
 - task_family = the domain (``airline``, ``retail``...): ``defaults["task_family"]``
   if the operator gives one, else a domain word in the file name, else the
   domain whose own tools (``tau_bench/envs/<domain>/tools``) the run called or
@@ -77,7 +79,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, Iterable
 
-from trajsearch.model import Failure, Outcome, Trajectory
+from trajsearch.model import TASK_SEEN_BY_AGENT, Failure, Outcome, Trajectory
 
 from ._agent_cli import join_thought
 from ._common import (
@@ -513,6 +515,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
         "steps": steps,
         "metadata": {
             "source_format": NAME,
+            TASK_SEEN_BY_AGENT: False,  # the user simulator's script: the agent got only what the user said
             "trial": trial,
             "ended_by": info.get("source"),
             "user_cost": info.get("user_cost"),

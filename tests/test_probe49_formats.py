@@ -1,0 +1,98 @@
+"""Probe 49 (X1): format leftovers read on real files: tau-bench exports, AgentChat team state, SWE-agent thinking.
+
+tau-bench / tau2-bench: the run's task is the user simulator's hidden script; the agent only ever saw what the
+simulated user said. An export must not hand a trainer that script as the first user message.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+from trajsearch.export import export_runs, to_record, validate_openai_chat, validate_sharegpt, write
+from trajsearch.ingest.read import read_dump
+from trajsearch.model import Trajectory
+from trajsearch.search import TrajSearch
+
+FIXTURES = Path(__file__).parent / "fixtures"
+TAU = FIXTURES / "tau-bench/gpt-4o-airline-mini.json"
+#: Six real gpt-4o airline runs of 9 to 26 steps (probe 48's excerpt, its SOURCE.md beside it).
+TAU_LONG = FIXTURES / "tau-bench/.probe48/gpt-4o-airline-gift-card-loop.json"
+TAU2 = FIXTURES / "tau2-bench/.real/airline_run1.json"
+TAU2_SOLO = FIXTURES / "tau2-bench/.real/gpt-4.1_telecom_no-user_gpt-4.1_1trials.json"
+TAU2_TASKS_MISSING = FIXTURES / "tau2-bench/.real/tasks-missing/smoke_results.two-simulations.json"
+
+
+def _runs(path: Path) -> list[Trajectory]:
+    runs = [p.trajectory for p in read_dump(path, tenant="t") if p.trajectory is not None]
+    assert runs
+    return runs
+
+
+def _said_by_user(run: Trajectory) -> list[str]:
+    """What the (simulated) user said, in order: the opening line, then each reply to the agent."""
+    return [s.observation for s in run.steps if (s.action in (None, "respond")) and s.observation]
+
+
+def test_tau_bench_export_opens_with_what_the_user_said_not_the_simulators_script() -> None:
+    for run in _runs(TAU):
+        chat = to_record(run, "openai-chat")
+        assert validate_openai_chat(chat) == []
+        users = [m["content"] for m in chat["messages"] if m["role"] == "user"]
+        assert run.task not in users, run.trajectory_id  # the hidden instruction is nowhere in the record
+        assert chat["messages"][0] == {"role": "user", "content": _said_by_user(run)[0]}
+        share = to_record(run, "sharegpt")
+        assert validate_sharegpt(share) == []
+        assert share["conversations"][0] == {"from": "human", "value": _said_by_user(run)[0]}
+        assert run.task not in share["conversations"][0]["value"]
+
+
+def test_tau2_export_starts_at_the_greeting_and_the_users_opening_line() -> None:
+    for run in _runs(TAU2):
+        greeting = run.steps[0]
+        assert greeting.action == "respond"  # tau2 writes the agent's "Hi! How can I help you today?" first
+        chat = to_record(run, "openai-chat")
+        assert validate_openai_chat(chat) == []
+        assert chat["messages"][:2] == [{"role": "assistant", "content": greeting.arguments["content"]},
+                                        {"role": "user", "content": greeting.observation}]
+        assert all(m.get("content") != run.task for m in chat["messages"])  # the user scenario stays hidden
+        share = to_record(run, "sharegpt")
+        assert validate_sharegpt(share) == []  # sharegpt must open with a human turn: the greeting goes
+        assert share["conversations"][0] == {"from": "human", "value": greeting.observation}
+
+
+def test_tau2_solo_run_keeps_its_ticket_as_the_prompt() -> None:
+    """A solo agent's task is the ticket, the one text it got: that still opens the record."""
+    for run in _runs(TAU2_SOLO):
+        assert "task_seen_by_agent" not in run.metadata
+        assert to_record(run, "openai-chat")["messages"][0] == {"role": "user", "content": run.task}
+
+
+def test_tau2_task_read_from_the_users_first_message_is_not_said_twice() -> None:
+    runs = [r for r in _runs(TAU2_TASKS_MISSING) if r.metadata.get("task_from") == "the user's first message"]
+    assert runs
+    for run in runs:
+        chat = to_record(run, "openai-chat")
+        users = [m["content"] for m in chat["messages"] if m["role"] == "user"]
+        assert users.count(run.task) == 1, run.trajectory_id
+
+
+def test_tau_bench_compressed_export_keeps_the_users_opening_line(hashing_ts: TrajSearch) -> None:
+    """``--max-tokens`` compresses to decision points, which drop the action-less opening step: without the
+    task heading the record it must stay, or the record starts with the agent answering nobody."""
+    runs = _runs(TAU_LONG)
+    hashing_ts.add(runs)
+    export = export_runs(hashing_ts, "cancel my reservation", tenant="t", fmt="openai-chat", k=10,
+                         outcome=("success", "failure"), max_tokens=800)
+    out = io.StringIO()
+    write(export, out, fmt="openai-chat")
+    records = [json.loads(line) for line in out.getvalue().splitlines()]
+    by_id = {r.trajectory_id: r for r in runs}
+    compressed = [r for r in records if len(r["messages"]) < len(to_record(by_id[r["metadata"]["trajectory_id"]],
+                                                                           "openai-chat")["messages"])]
+    assert len(records) == len(runs) and compressed  # the budget made some records shorter
+    for record in records:
+        run = by_id[record["metadata"]["trajectory_id"]]
+        assert validate_openai_chat(record) == []
+        assert record["messages"][0] == {"role": "user", "content": _said_by_user(run)[0]}
