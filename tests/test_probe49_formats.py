@@ -96,3 +96,38 @@ def test_tau_bench_compressed_export_keeps_the_users_opening_line(hashing_ts: Tr
         run = by_id[record["metadata"]["trajectory_id"]]
         assert validate_openai_chat(record) == []
         assert record["messages"][0] == {"role": "user", "content": _said_by_user(run)[0]}
+
+
+AGENTCHAT = FIXTURES / "autogen-agentchat/.probe49"
+
+
+def test_agentchat_team_state_of_two_runs_without_reset_is_the_two_runs_of_their_task_results() -> None:
+    """A team run twice without ``reset()`` keeps both runs in its state's ``message_thread``: read as one run
+    under the first run's id, it held the second run's steps too (and its task's words as the first answer's
+    observation), and replaced the first run's TaskResult in the store, the second's steps indexed twice."""
+    states = _runs(AGENTCHAT / "two_runs_team_state.json")
+    results = [*_runs(AGENTCHAT / "two_runs_1_taskresult.json"), *_runs(AGENTCHAT / "two_runs_2_taskresult.json")]
+    assert [r.trajectory_id for r in states] == [r.trajectory_id for r in results]
+    assert [r.task for r in states] == ["What is the weather in Paris?", "And in Atlantis?"]
+    for state, result in zip(states, results):
+        assert [(s.action, s.arguments, s.observation, s.error) for s in state.steps] == [
+            (s.action, s.arguments, s.observation, s.error) for s in result.steps]
+        assert state.metadata["saved_as"] == "TeamState"
+
+
+def test_agentchat_folder_with_the_state_and_both_task_results_indexes_two_runs(hashing_ts: TrajSearch) -> None:
+    hashing_ts.add([p.trajectory for p in read_dump(AGENTCHAT, tenant="t") if p.trajectory is not None])
+    assert hashing_ts.stats(tenant="t")["trajectories"] == 2
+    for name, city in (("two_runs_1_taskresult.json", "Paris"), ("two_runs_2_taskresult.json", "Atlantis")):
+        [result] = _runs(AGENTCHAT / name)
+        stored = hashing_ts.get_trace(hashing_ts.run(result.trajectory_id, tenant="t").trace_uri, tenant="t")
+        assert [(s.action, s.arguments) for s in stored.steps] == [  # each run's own steps, once
+            ("get_weather", {"city": city}), ("respond", {"content": result.steps[-1].arguments["content"]})]
+
+
+def test_agentchat_team_state_of_one_run_keeps_its_id() -> None:
+    """A state of one run (and one whose user proxy speaks between the assistant's turns) stays one run."""
+    real = FIXTURES / "autogen-agentchat/.real"
+    assert len(_runs(real / "hitl_code_team_state.json")) == 1
+    [state] = _runs(real / "team_state.json")
+    assert state.trajectory_id == _runs(real / "team_taskresult.json")[0].trajectory_id

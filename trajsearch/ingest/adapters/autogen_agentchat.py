@@ -89,6 +89,30 @@ def _thread(state: dict[str, Any]) -> list[Any] | None:
     return None
 
 
+#: The source AgentChat gives the task of ``run(task="...")`` (``BaseGroupChat.run_stream``: ``TextMessage(content=task,
+#: source="user")``; the docs' Swarm resumes with a ``HandoffMessage`` of that source).
+_TASK_SOURCE = "user"
+
+
+def _runs_of_thread(state: dict[str, Any], thread: list[Any]) -> list[list[Any]]:
+    """A team state's ``message_thread`` cut into its runs. A team not reset between ``run`` calls keeps one thread
+    on, each run's task appended where the last run stopped; each ``run`` is a run of its own in its TaskResult
+    (the task's message first, its id the run's), so the thread is cut before each task: a chat message from
+    ``user`` after a message of another source. Not when a participant is named ``user`` (``agent_states`` is keyed
+    by the participants' names): its replies would read as tasks. A run resumed without a task (``run()``) starts
+    with no message of its own and stays with the run before it."""
+    if _TASK_SOURCE in as_dict(state.get("agent_states")):
+        return [thread]
+    runs: list[list[Any]] = []
+    for n, msg in enumerate(thread):
+        starts = n and _message(msg) and msg["source"] == _TASK_SOURCE and msg.get("type") in _CHAT \
+            and _message(thread[n - 1]) and thread[n - 1]["source"] != _TASK_SOURCE
+        if starts or not runs:
+            runs.append([])
+        runs[-1].append(msg)
+    return runs
+
+
 def _typeless(record: Any) -> bool:
     """A ``TaskResult`` as ``model_dump_json()`` wrote it in autogen-agentchat 0.5 and 0.6: its ``messages`` typed as
     their base classes, each dumped as ``{"source", "models_usage", "metadata"}`` (0.6: with ``id`` and
@@ -193,7 +217,14 @@ def split(document: Any) -> Iterator[tuple[str, Any]]:
             yield f"messages before record {n}", {"messages": held, ITEM_AT: n - len(held),
                                                   "stop_reason": item.get("stop_reason")}
             continue
-        yield (f"record {n}" if isinstance(document, list) else "file"), {**item, ITEM_AT: n}
+        where = f"record {n}" if isinstance(document, list) else "file"
+        runs = _runs_of_thread(item, found) if item.get("type") == "TeamState" else [found]
+        if len(runs) == 1:
+            yield where, {**item, ITEM_AT: n}
+            continue
+        for k, run in enumerate(runs, 1):  # a team run again without a reset: each run is its TaskResult's
+            yield f"{where}, run {k}", {"messages": run, "stop_reason": None, SAVED_AS: "TeamState", ITEM_AT: n,
+                                        RUN_OF_STATE: k}
     if loose:
         yield "messages", {"messages": loose, "stop_reason": None, ITEM_AT: len(items) - len(loose) + 1}
 
@@ -246,26 +277,33 @@ def side_path(path: Path, fmt: str | None) -> str | None:
     run of its first message's id; before, two files of one run share nothing but their messages (no id, no time),
     and two runs can say the same (a cached or replayed model), so a run's id is its file's (``file_run_key``) and
     the two are paired here, where they lie: a state is passed over when a file in its folder holds a run (not
-    another state) with the very same messages (``_said``), which is read."""
+    another state) with the very same messages (``_said``), which is read; a state of runs made without a reset
+    (``_runs_of_thread``) when each of them is."""
     if fmt != NAME or not path.name.endswith(_BESIDE_SUFFIXES) or '"TeamState"' not in peek(path):
         return None  # a TaskResult, a list of messages: read whole only when it may be a state (its type first)
     state = _document(path)
     thread = _thread(state) if isinstance(state, dict) and state.get("type") == "TeamState" else None
-    if not thread or not isinstance(thread[0], dict) or thread[0].get("id") or not (mine := _said(thread)):
+    if not thread or not isinstance(thread[0], dict) or thread[0].get("id"):
         return None
+    mine = [said for run in _runs_of_thread(state, thread) if (said := _said(run))]
     try:
         beside = sorted(p for p in path.parent.iterdir() if p != path and p.name.endswith(_BESIDE_SUFFIXES)
                         and p.is_file())
     except OSError:
         return None
+    found: dict[int, str] = {}  # the state's runs read from files beside it: which file
     for other in beside:
         document = _document(other)
         if document is None:
             continue
         for _, run in split(document):
-            if isinstance(run, dict) and run.get("type") != "TeamState" and _said(_messages(run) or []) == mine:
-                return (f"an AutoGen AgentChat team's saved state (`team.save_state()`) of the run read from "
-                        f"{other.name} beside it (the same messages): not read twice")
+            if isinstance(run, dict) and run.get("type") != "TeamState" and SAVED_AS not in run \
+                    and (said := _said(_messages(run) or [])) in mine:
+                found.setdefault(mine.index(said), other.name)
+    if mine and len(found) == len(mine):
+        files = ", ".join(dict.fromkeys(found[k] for k in sorted(found)))
+        return (f"an AutoGen AgentChat team's saved state (`team.save_state()`) of the run{'s' * (len(mine) > 1)} "
+                f"read from {files} beside it (the same messages): not read twice")
     return None
 
 
@@ -434,6 +472,9 @@ def _task(messages: list[dict[str, Any]]) -> str:
 
 #: Where ``split`` found a run in its file: the number of the run's first item (1 for a file that is one run).
 ITEM_AT = "__autogen_item__"
+#: A run ``split`` cut from a team state's thread (``_runs_of_thread``): that it was, and which of its runs it is.
+SAVED_AS = "__autogen_saved_as__"
+RUN_OF_STATE = "__autogen_run_of_state__"
 
 
 def file_run_key(ctx: Context, at: Any) -> str:
@@ -464,11 +505,13 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
         raise RecordError("an AutoGen AgentChat run none of whose messages is an AgentChat message (type, source)")
     first = messages[0]
     key = first["id"] if isinstance(first.get("id"), str) and first["id"] else file_run_key(ctx, record.get(ITEM_AT))
+    if not first.get("id") and isinstance(k := record.get(RUN_OF_STATE), int) and k > 1:
+        key += f".run{k}"  # a later run of one state, before 0.6: the first keeps the id the whole state had
     users = agentchat_users(messages)
     metadata: dict[str, Any] = {"agents": sorted({m["source"] for m in messages if m["source"] not in users})}
     if isinstance(record.get("stop_reason"), str):
         metadata["stop_reason"] = record["stop_reason"]
-    if record.get("type") == "TeamState":
+    if record.get("type") == "TeamState" or record.get(SAVED_AS) == "TeamState":
         metadata["saved_as"] = "TeamState"
     fields: dict[str, Any] = {
         "trajectory_id": f"{ID_PREFIX}:{safe_id(key)}", "task": _task(messages), "steps": _steps(messages),
