@@ -105,8 +105,9 @@ def test_agentchat_team_state_of_two_runs_without_reset_is_the_two_runs_of_their
     """A team run twice without ``reset()`` keeps both runs in its state's ``message_thread``: read as one run
     under the first run's id, it held the second run's steps too (and its task's words as the first answer's
     observation), and replaced the first run's TaskResult in the store, the second's steps indexed twice."""
-    states = _runs(AGENTCHAT / "two_runs_team_state.json")
-    results = [*_runs(AGENTCHAT / "two_runs_1_taskresult.json"), *_runs(AGENTCHAT / "two_runs_2_taskresult.json")]
+    states = _runs(AGENTCHAT / "0.7.5/two_runs_team_state.json")
+    results = [*_runs(AGENTCHAT / "0.7.5/two_runs_1_taskresult.json"),
+               *_runs(AGENTCHAT / "0.7.5/two_runs_2_taskresult.json")]
     assert [r.trajectory_id for r in states] == [r.trajectory_id for r in results]
     assert [r.task for r in states] == ["What is the weather in Paris?", "And in Atlantis?"]
     for state, result in zip(states, results):
@@ -116,10 +117,10 @@ def test_agentchat_team_state_of_two_runs_without_reset_is_the_two_runs_of_their
 
 
 def test_agentchat_folder_with_the_state_and_both_task_results_indexes_two_runs(hashing_ts: TrajSearch) -> None:
-    hashing_ts.add([p.trajectory for p in read_dump(AGENTCHAT, tenant="t") if p.trajectory is not None])
+    hashing_ts.add([p.trajectory for p in read_dump(AGENTCHAT / "0.7.5", tenant="t") if p.trajectory is not None])
     assert hashing_ts.stats(tenant="t")["trajectories"] == 2
     for name, city in (("two_runs_1_taskresult.json", "Paris"), ("two_runs_2_taskresult.json", "Atlantis")):
-        [result] = _runs(AGENTCHAT / name)
+        [result] = _runs(AGENTCHAT / "0.7.5" / name)
         stored = hashing_ts.get_trace(hashing_ts.run(result.trajectory_id, tenant="t").trace_uri, tenant="t")
         assert [(s.action, s.arguments) for s in stored.steps] == [  # each run's own steps, once
             ("get_weather", {"city": city}), ("respond", {"content": result.steps[-1].arguments["content"]})]
@@ -131,3 +132,20 @@ def test_agentchat_team_state_of_one_run_keeps_its_id() -> None:
     assert len(_runs(real / "hitl_code_team_state.json")) == 1
     [state] = _runs(real / "team_state.json")
     assert state.trajectory_id == _runs(real / "team_taskresult.json")[0].trajectory_id
+
+
+def test_agentchat_0_5_team_state_of_two_runs_beside_their_files_is_passed_over() -> None:
+    """Before 0.6 (no message ids) a state beside its run's file is passed over when the file holds the same
+    messages; a state of two runs matched neither file and was read as a third run holding both runs' steps."""
+    got = [(Path(p.source).name, p.trajectory.task) for p in read_dump(AGENTCHAT / "0.5.7", tenant="t") if p.trajectory]
+    assert got == [("0.5.7-two_runs_1_messages.json", "What is the weather in Paris?"),
+                   ("0.5.7-two_runs_2_messages.json", "And in Atlantis?")]
+
+
+def test_agentchat_0_5_team_state_of_two_runs_saved_alone_is_two_runs(tmp_path: Path) -> None:
+    alone = tmp_path / "0.5.7-two_runs_team_state.json"
+    alone.write_bytes((AGENTCHAT / "0.5.7/0.5.7-two_runs_team_state.json").read_bytes())
+    runs = _runs(alone)
+    assert [(r.task, [s.action for s in r.steps]) for r in runs] == [
+        ("What is the weather in Paris?", ["get_weather", "respond"]), ("And in Atlantis?", ["get_weather", "respond"])]
+    assert len({r.trajectory_id for r in runs}) == 2
