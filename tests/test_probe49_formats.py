@@ -149,3 +149,21 @@ def test_agentchat_0_5_team_state_of_two_runs_saved_alone_is_two_runs(tmp_path: 
     assert [(r.task, [s.action for s in r.steps]) for r in runs] == [
         ("What is the weather in Paris?", ["get_weather", "respond"]), ("And in Atlantis?", ["get_weather", "respond"])]
     assert len({r.trajectory_id for r in runs}) == 2
+
+
+SWE_THINKING = FIXTURES / "swe-agent/.real/sa-1.1.0-thinking/out/demo__greet-thinking/demo__greet-thinking.traj"
+
+
+def test_swe_agent_1_1_claude_thinking_is_the_steps_thought() -> None:
+    """SWE-agent 1.1 keeps a Claude model's ``thinking_blocks`` in the history only: a step that called its tool
+    without words had no thought at all, its reasoning nowhere in the run."""
+    run = _runs(SWE_THINKING)[0]
+    assert [(s.action, s.thought) for s in run.steps] == [
+        ("bash", "The issue says greet() raises a NameError. I should look at greet.py first to see which name is "
+                 "undefined."),
+        (None, "The bug is the typo nmae."),  # rejected (no tool call): never in the history, its thinking lost
+        ("str_replace_editor", "I must call a tool. Replace `nmae` with `name` in greet.py using the editor.\n\n"
+                               "Let me fix the typo."),
+        ("submit", "The fix is in. Submit the change."),
+        ("submit", "The review asks me to confirm; the diff is only the fix, so submit again."),
+    ]

@@ -112,6 +112,14 @@ def content_text(content: Any) -> str:
     return content if isinstance(content, str) else ""
 
 
+def thinking_blocks_text(blocks: Any) -> str | None:
+    """The text of Anthropic's ``thinking_blocks`` as LiteLLM hands them on (``[{"type": "thinking", "thinking",
+    "signature"}]``), joined; a ``redacted_thinking`` block (its ``data`` encrypted) has none. None when empty."""
+    thinking = [b["thinking"].strip() for b in as_list(blocks)
+                if isinstance(b, dict) and isinstance(b.get("thinking"), str) and b["thinking"].strip()]
+    return "\n\n".join(thinking) or None
+
+
 #: Where a chat-completion message keeps a reasoning model's reasoning once the server has parsed it out of the
 #: content (no ``<think>`` block is left there): litellm's and vLLM's ``reasoning_content``, OpenRouter's ``reasoning``.
 _REASONING_KEYS = ("reasoning_content", "reasoning")

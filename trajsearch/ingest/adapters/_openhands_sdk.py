@@ -50,7 +50,7 @@ from pathlib import Path
 from typing import Any
 
 from ._agent_cli import as_int, command_line, exit_code_error, iso_time, strip_terminal_codes
-from ._common import as_dict, as_list, decisive_line, short
+from ._common import as_dict, as_list, decisive_line, short, thinking_blocks_text
 from .claude_code import result_error as claude_result_error  # Claude Code's rule for its own results
 from .gemini_cli import shell_report_error as gemini_shell_error  # gemini-cli's shell report, shown in debug mode
 
@@ -303,9 +303,7 @@ def reasoning(holder: dict[str, Any]) -> str | None:
         parts = [t.strip() for t in as_list(item.get(key)) if isinstance(t, str) and t.strip()]
         if parts:
             return "\n\n".join(parts)
-    thinking = [b["thinking"].strip() for b in as_list(holder.get("thinking_blocks"))
-                if isinstance(b, dict) and isinstance(b.get("thinking"), str) and b["thinking"].strip()]
-    return "\n\n".join(thinking) or None
+    return thinking_blocks_text(holder.get("thinking_blocks"))
 
 
 def thought(event: dict[str, Any]) -> str | None:

@@ -49,7 +49,9 @@ Mapping
   experiments layout, ``<system>/trajs/<id>.traj``, the system's directory;
   in a Harbor trial, ``<trial>/agent/swe-agent-output/<id>/<id>.traj``, the
   trial's).
-- steps: one per ``trajectory[]`` entry: thought = ``thought`` (else
+- steps: one per ``trajectory[]`` entry: thought = the model's thinking
+  (1.1+ keeps a Claude model's ``thinking_blocks`` in the ``history``
+  message of the step alone, see ``_thinking``), then ``thought`` (else
   ``response``), arguments = ``{"command": action}``, action = the command's
   first word when it is a SWE-agent tool (``str_replace_editor``, ``open``,
   ``edit``, ``find_file``, ``search_dir``, ``submit``, ...) else ``bash``,
@@ -81,7 +83,7 @@ Mapping
   A file holding only ``history`` (what SWE-agent's ``run_traj_to_demo.py``
   writes for demonstrations, and what its replay reads) has its steps from the
   main agent's non-demonstration messages instead: each ``assistant`` message
-  with an ``action`` is a step (thought = ``thought``, else its content), its
+  with an ``action`` is a step (thought = its thinking, then ``thought``, else its content), its
   observation the ``tool`` / ``user`` messages up to the next one.
 - outcome: there is no test result in a ``.traj``. ``info.exit_status``
   ``submitted`` -> success (metadata ``outcome_basis`` says "submitted, not
@@ -134,9 +136,10 @@ from trajsearch.model import UNEVALUATED, Failure, Outcome, Trajectory
 from . import _prompts
 from .atif import harbor_trial, trial_verdict
 from ._swebench import side_file  # noqa: F401  (the adapter hook: predictions and reports beside the runs)
+from ._agent_cli import join_thought
 from ._common import (
     Context, RecordError, build, clip_step_text, clip_task, content_text, decisive_line, file_stem, json_object,
-    instance_repo, list_field, run_directory, safe_id, short,
+    instance_repo, list_field, run_directory, safe_id, short, thinking_blocks_text,
 )
 
 NAME = "swe-agent"
@@ -369,11 +372,33 @@ def _history_actions(record: dict[str, Any]) -> list[dict[str, Any]]:
     for msg in _main_history(record):
         if msg.get("role") == "assistant" and isinstance(msg.get("action"), str):
             entries.append({"action": msg["action"], "thought": msg.get("thought") or content_text(msg.get("content")),
-                            "observation": ""})
+                            "observation": "", _THINKING: thinking_blocks_text(msg.get("thinking_blocks"))})
         elif entries and msg.get("role") in ("tool", "user"):
             text = content_text(msg.get("content"))
             entries[-1]["observation"] = "\n".join(filter(None, [entries[-1]["observation"], text]))
     return entries
+
+
+#: An entry's thinking, where ``_history_actions`` read it with the entry.
+_THINKING = "__thinking__"
+
+
+def _thinking(record: dict[str, Any], entries: list[dict[str, Any]]) -> list[str | None]:
+    """Per ``trajectory`` entry, the model's thinking SWE-agent 1.1+ keeps only in ``history`` (a Claude model's
+    ``thinking_blocks``, ``add_step_to_history``; the entry has none). The entries and the main agent's assistant
+    messages are the same responses in the same order, less the entries SWE-agent rejected, which never reach
+    the history: an entry takes the next message with its action and response (the message's ``content``)."""
+    said = [m for m in _main_history(record) if m.get("role") == "assistant" and "action" in m]
+    if not any(m.get("thinking_blocks") for m in said):
+        return [entry.get(_THINKING) for entry in entries]
+    found: list[str | None] = []
+    at = 0
+    for entry in entries:
+        match = next((k for k in range(at, len(said)) if said[k].get("action") == entry.get("action")
+                      and content_text(said[k].get("content")) == (entry.get("response") or "")), None)
+        found.append(None if match is None else thinking_blocks_text(said[match].get("thinking_blocks")))
+        at = at if match is None else match + 1
+    return found
 
 
 def _chosen_attempt(record: dict[str, Any]) -> dict[str, Any]:
@@ -649,11 +674,13 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     own = CODER_COMMANDS if agents else frozenset()
     steps = []
     entries = [e for e in entries if isinstance(e, dict)]
+    thinking = _thinking(record, entries)
     for at, entry in enumerate(entries):
         command = str(entry.get("action") or "").strip()
         observation = entry.get("observation")
         observation = observation if isinstance(observation, str) else ("" if observation is None else json.dumps(observation))
-        thought = entry.get("thought") or entry.get("response")
+        said = entry.get("thought") or entry.get("response")
+        thought = join_thought([thinking[at], str(said) if said else ""])
         error = _step_error(observation, command)
         if agents and _action(command, own) == "fail":  # a CodeR sub-agent gave up on its part
             error = _verdict_error(agents[at], entry.get("thought"))
@@ -661,7 +688,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
             error, observation = rejected[0], rejected[1] or observation  # what SWE-agent answered instead
         steps.append({
             "index": len(steps),
-            "thought": clip_step_text(str(thought).strip()) if thought else None,
+            "thought": clip_step_text(thought) if thought else None,
             "action": _action(command, own) if command else None,
             "arguments": {"command": command} if command else None,
             "observation": clip_step_text(observation) if observation else None,
