@@ -53,9 +53,9 @@ from typing import Any, Iterator
 
 from trajsearch.model import Trajectory
 
-from ..sources import STREAMS_PREFIX, peek, whole_document
+from ..sources import peek, whole_document
 from ._common import (Context, RecordError, as_dict, as_list, build, clip_task, content_text, decisive_line,
-                      file_stem, json_object, safe_id, tool_arguments)
+                      file_stem, json_object, named_path, safe_id, tool_arguments)
 from ._spans.messages import agentchat_users
 
 NAME = "autogen-agentchat"
@@ -485,9 +485,7 @@ def file_run_key(ctx: Context, at: Any) -> str:
     ``ReplayChatCompletionClient``) says the same in every run, and two runs of one task by two models often do
     (their usage differs, which AgentChat's team state and a ChatResult's history do not all keep): the later run
     replaced the earlier. Shared with ``ag2``."""
-    folder = ctx.source.parent
-    if folder.parent.name.startswith(STREAMS_PREFIX):  # a stream's copy (``--stream-name``): its folder is ours
-        folder = Path()
+    folder = named_path(ctx.source).parent  # a stream's copy: the folders the operator named, not the copy's
     where = ".".join(p for p in (folder.name, file_stem(ctx.source, (".json", ".jsonl"))) if p)
     return f"{where}.{at if isinstance(at, int) else 1}"
 
