@@ -122,3 +122,20 @@ def test_ag2_otel_coding_chat_keeps_the_code_runs_and_the_one_that_failed(name: 
     [chat_result] = runs(AG2 / "chat_results_code.json", tenant="acme")
     assert [(s.action, s.arguments, s.error) for s in chat_result.steps] == [
         (s.action, s.arguments, s.error) for s in run.steps]
+
+
+# -- review RV: Langfuse's failed model call without io, passed on by its chain --------------------------------------
+
+def test_a_langfuse_model_call_failed_without_io_and_passed_on_by_its_chain_is_one_failure_step(
+        tmp_path: Path) -> None:
+    """Bug (review RV): observations fetched without ``io`` where a LangChain chain failed passing on its model
+    call's error ("rate limited"): the chain's failure step ("llm live-chat failed", its words in the observation
+    since span failure steps stopped using the thought) and the step added for the failed call without its input
+    and output were both kept, comparing thoughts: two failure steps for one failure, the run's failure counted
+    twice in failure search."""
+    source = FIXTURES / "langfuse" / ".derived" / "api-v2-chain-failed"
+    for name in ("traces-page.json", "default-fields.json"):
+        (tmp_path / name).write_bytes((source / name).read_bytes())
+    [run] = runs(tmp_path, tenant="acme")
+    assert [(s.action, s.error) for s in run.steps] == [(None, "rate limited"), ("respond", None)]
+    assert run.steps[0].observation.startswith("llm live-chat failed")

@@ -331,8 +331,9 @@ def _with_failed_calls(run: Trajectory, calls: list[Node]) -> Trajectory:
     thought, which step rows index and an export writes as the assistant's words). A call with no output makes no
     step (its messages do), so such a failure, what an engineer searches for, was only named in ``not_in_input``.
     A tool's observation makes a step without its input and output already; a call whose error a failed chain
-    passed on has its step (the same thought and error) already."""
-    told = {(s.thought, s.error) for s in run.steps if s.action is None}
+    passed on has its step already: the span failure step saying so in its observation (``llm NAME failed``, our
+    words, never the agent's thought), with the same error."""
+    told = {(s.observation, s.error) for s in run.steps if s.action is None}
     added = [Step(index=0, observation=f"llm {n.name} failed (its input and output were not exported)",
                   error=short(n.error, 600), started_at=when(n.start), ended_at=when(n.end))
              for n in calls if (f"llm {n.name} failed", short(n.error, 600)) not in told]
