@@ -116,8 +116,9 @@ def _placed(db: sqlite3.Connection) -> tuple[dict[int, tuple[str, int, int, str 
     ``tool_0_runSql`` at every step, a mock model's), so a span, in its key's order of start, goes where it fits:
     to a stand-in left whose request (the stand-in's start, a model call's) is not after the span's start, in a
     group whose time span holds that start. Of several (concurrent runs of one server): the stand-in that asked for
-    exactly the span's arguments where no other span of its time ran with them (:func:`_claims`: a model that wrote
-    ``limit: 5`` is the one whose span ran with 5, though a run whose model left ``limit`` out agrees too); then
+    exactly the span's arguments where no other span of its time ran with them and no run's span is missing
+    (:func:`_claims`: a model that wrote ``limit: 5`` is the one whose span ran with 5, though a run whose model
+    left ``limit`` out agrees too); then
     those that asked for the span's arguments (:func:`_agree`: the span records them as the tool's schema parsed
     them), a stand-in another span claims last of these; then the one whose request ended nearest the span's start
     (a streamed call runs its tool as the request's last chunks arrive). Without times to tell (a span or a group
@@ -174,19 +175,29 @@ def _claims(db: sqlite3.Connection, key: str, stands: deque[tuple[int, str, Node
     started in its time (its request's start to its run's end): the pairing that tells two concurrent runs apart
     when one model wrote a key the other left for the schema to fill (review R4 of round 48: each run showed the
     other's failure). Where two spans of that time ran with them, nothing tells which is whose, and no claim is
-    made (the time decides: with a default filled, both runs' spans equal the one whose model wrote it). Read
-    by arguments' hash, one span at a time."""
+    made (the time decides: with a default filled, both runs' spans equal the one whose model wrote it). Nor where
+    the key's spans in the stand-in's time are fewer than the stand-ins asking when the span started: one of those
+    runs' spans is missing (AI SDK 5 writes a detached tool span as a trace of its own, which a sampler drops apart
+    from its run), and the span left may be that run's, its default filled (review RV of round 49: the run whose
+    span was sampled out claimed the other's). Read by arguments' hash, one span at a time."""
     starts: dict[int, tuple[list[float], list[int]]] = {}  # arguments' hash -> (starts, rows), in order of start
+    every: list[float] = []  # the starts of all the key's spans, whatever their arguments
     for rowid, start, payload in db.execute("SELECT rowid, start, payload FROM span WHERE gkey = ? AND stand = 0 "
                                             "AND start IS NOT NULL ORDER BY start, seq", (key,)):
         at, rows = starts.setdefault(hash(_canonical(Node.from_json(payload).arguments)), ([], []))
         at.append(start)
         rows.append(rowid)
+        every.append(start)
+    asked = sorted(stand.start for _, _, stand in stands)  # type: ignore[type-var]
+    ended = sorted(windows[gkey][1] for _, gkey, _ in stands)
     claims: dict[int, int] = {}
     for rowid, gkey, stand in stands:
         at, rows = starts.get(hash(_canonical(stand.arguments)), ([], []))
         first, last = bisect_left(at, stand.start), bisect_right(at, windows[gkey][1])
-        if last - first == 1:
+        if last - first != 1:
+            continue
+        asking = bisect_right(asked, at[first]) - bisect_left(ended, at[first])  # stand-ins going on at its start
+        if bisect_right(every, windows[gkey][1]) - bisect_left(every, stand.start) >= asking:
             claims[rowid] = rows[first]
     return claims
 
