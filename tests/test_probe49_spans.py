@@ -158,3 +158,23 @@ def test_ai5_a_run_whose_tool_trace_was_sampled_out_does_not_claim_the_other_run
         ("runSql", {"sql": "select count(*) from users", "limit": 100}, "Error: permission denied for table users")]
     [asked] = [s for s in second.steps if s.action == "runSql"]
     assert "permission denied" not in (asked.error or "") and asked.observation is None
+
+
+# -- review RV: AG2 joins the results of parallel tool calls into one message -----------------------------------------
+
+@pytest.mark.parametrize("name", ["ag2-0.14-otel-parallel-calls.otlp.jsonl",
+                                  "ag2-0.14-otel-pattern-parallel-calls.otlp.jsonl"],
+                         ids=["two-agent-chat", "group-pattern"])
+def test_ag2_otel_parallel_calls_failed_tool_step_has_its_own_part_of_the_joined_result(name: str) -> None:
+    """Bug (review RV; real AG2 0.14 traces): the model asked for two tools in one response, ``get_weather`` for
+    Atlantis (raised) and for Paris. AG2 joins their results into ONE id-less ``tool`` message (the user proxy with
+    "\\n\\n", the group's tool executor with "\\n"), and only the successful span records its result. The failed step
+    got the whole joined text, the other call's result in its observation and error ("ExecutionError: city not
+    found: Atlantis The weather in Paris is ..."; two-agent chat), or nothing at all, its error "ExecutionError"
+    (group pattern). With one step left unanswered, its part is the joined text less the others' results."""
+    [run] = runs(AG2 / name, tenant="acme")
+    assert [(s.action, s.arguments, s.observation, s.error) for s in run.steps[:2]] == [
+        ("get_weather", {"city": "Atlantis"}, "Error: city not found: Atlantis",
+         "ExecutionError: city not found: Atlantis"),
+        ("get_weather", {"city": "Paris"}, "The weather in Paris is 73 degrees and Sunny.", None)]
+    assert run.steps[2].action == "respond"

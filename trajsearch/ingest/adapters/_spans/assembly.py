@@ -215,13 +215,18 @@ def _answered_in_turn(history: list[dict[str, Any]], steps: list[dict[str, Any]]
     ``_otlp.shapes``) would pair the answers after it with the wrong calls."""
     asked: list[dict[str, Any]] = []
     speaking = False  # the previous message was the model's too: one turn (a streamed turn split per call)
-    for message in history:
+    for n, message in enumerate(history):
         if message.get("role") in ("assistant", "model"):
             asked = (asked if speaking else []) + list(message.get("calls") or [])
             speaking = True
             continue
         speaking = False
-        if (message.get("call_id") or message.get("role") == "tool") and asked:
+        if len(asked) > 1 and not _is_result(message, with_id=True) and message.get("role") == "tool" \
+                and not any(_is_result(m) for m in history[n + 1:n + 2]) \
+                and not any(c.get(PROVIDER_RUN) for c in asked) and by_call \
+                and _answered_joined([by_call.get(c.get("id") or "") for c in asked], message):
+            asked = []  # one id-less result for the turn's calls (AG2 joins them): the one left took its part
+        elif _is_result(message) and asked:
             call = asked.pop(_answering(asked, message))
             step = next((s for s in steps if _unanswered(s) and s.get("action") == call.get("name")
                          and maybe_json(s.get("arguments")) == maybe_json(call.get("arguments"))), None)
@@ -229,6 +234,35 @@ def _answered_in_turn(history: list[dict[str, Any]], steps: list[dict[str, Any]]
                 _answered(step, message)
         elif message.get("role") in ("user", "system"):
             asked = []
+
+
+def _is_result(message: dict[str, Any], *, with_id: bool = False) -> bool:
+    """Whether a history's message is a tool's result: one naming its call, or (unless ``with_id``) a tool's."""
+    return bool(message.get("call_id")) or not with_id and message.get("role") == "tool"
+
+
+def _answered_joined(steps: list[dict[str, Any] | None], message: dict[str, Any]) -> bool:
+    """Whether ``message``, one id-less result for the several calls ``steps`` ran (in the order asked), answered
+    the one step of them no span gave a result: AG2 runs a response's parallel calls and joins their results into
+    one message (``ConversableAgent.generate_tool_calls_reply``: ``"\\n\\n".join``; the group tool executor:
+    ``"\\n".join``), which its ``autogen.opentelemetry`` writes with no call id, and records a tool span's result
+    only where the tool did not fail. The step's part is the text less the others' results, where it is so joined;
+    else nothing is answered (the text may be any of theirs, or all)."""
+    left = [s for s in steps if s is not None and _unanswered(s)]
+    text = message.get("text")
+    if None in steps or len(left) != 1 or not isinstance(text, str):
+        return False
+    at = next(n for n, s in enumerate(steps) if s is left[0])
+    before = [str(s["observation"]) for s in steps[:at]]  # type: ignore[index]
+    after = [str(s["observation"]) for s in steps[at + 1:]]  # type: ignore[index]
+    for sep in ("\n\n", "\n"):
+        head = "".join(f"{r}{sep}" for r in before)
+        tail = "".join(f"{sep}{r}" for r in after)
+        if text.startswith(head) and text.endswith(tail) and len(text) > len(head) + len(tail):
+            part = text[len(head):len(text) - len(tail)]
+            _answered(left[0], {k: v for k, v in message.items() if k != "failed"} | {"text": part})
+            return True
+    return False
 
 
 def _answering(asked: list[dict[str, Any]], message: dict[str, Any]) -> int:
@@ -598,13 +632,16 @@ def _answered_by_agent(agent: Node, by_call: dict[str, dict[str, Any]], tools: l
     ``gen_ai.output.messages`` keeps the ``tool_call_response``). Answered when its model call ended: that is its
     time. Results with no call id answer the agent's own tool spans (``tools``, its children) in order where they
     are as many: AG2's group tool executor (``_Group_Tool_Executor``) gives its tools' results so, and its
-    ``execute_tool`` span of a tool that failed records none (the tool's words were nowhere else)."""
+    ``execute_tool`` span of a tool that failed records none (the tool's words were nowhere else); one such result
+    for several spans is their results joined, the part of the one unanswered its own (:func:`_answered_joined`)."""
     unnamed = [m for m in agent.output_messages if m.get("role") == "tool" and not m.get("call_id")]
     ran = [by_call.get(t.call_id or "") for t in tools]
     if unnamed and len(unnamed) == len(ran):
         for step, m in zip(ran, unnamed):
             if step is not None and _unanswered(step):
                 _answered(step, m)
+    elif len(unnamed) == 1 and len(ran) > 1:  # the results of parallel calls joined (:func:`_answered_joined`)
+        _answered_joined(ran, unnamed[0])
     for m in agent.output_messages:
         step = by_call.get(m.get("call_id") or "") if m.get("role") == "tool" else None
         if step is not None and _unanswered(step):
