@@ -178,3 +178,26 @@ def test_ag2_otel_parallel_calls_failed_tool_step_has_its_own_part_of_the_joined
          "ExecutionError: city not found: Atlantis"),
         ("get_weather", {"city": "Paris"}, "The weather in Paris is 73 degrees and Sunny.", None)]
     assert run.steps[2].action == "respond"
+
+
+# -- review RV: only an exception type's name takes the result's words -----------------------------------------------
+
+@pytest.mark.parametrize(("kind", "error"), [
+    ("cancelled", "cancelled"), ("_OTHER", "_OTHER"), ("timeout", "timeout"),
+    ("builtins.ValueError", "builtins.ValueError: city not found: Atlantis"),
+    ("TOOL_ERROR", "TOOL_ERROR: city not found: Atlantis")],
+    ids=["status-word", "otel-fallback", "otel-timeout", "dotted-exception", "adk-tool-error"])
+def test_a_tool_spans_bare_error_takes_the_results_words_only_when_it_names_an_exception_type(
+        tmp_path: Path, kind: str, error: str) -> None:
+    """Review RV: a tool span whose error is a bare word took the words of the result the model was given (the rule
+    for AG2's ``error.type: ExecutionError``), whatever the word: a status (``cancelled``), OTel's fallback
+    ``_OTHER`` or ``timeout`` (which writers set on a failed span with no type to give) became "cancelled: <the
+    result>", the result read as the failure's words. Only a name that is an exception type (ending Error,
+    Exception, Exit or Interrupt, dotted or not; ADK's ``TOOL_ERROR``) does. The real AG2 trace, its failed span's
+    ``error.type`` set to each."""
+    source = AG2 / "ag2-0.14-autogen-opentelemetry.otlp.jsonl"
+    (tmp_path / "trace.otlp.jsonl").write_text(source.read_text().replace('"ExecutionError"', f'"{kind}"'))
+    [run] = runs(tmp_path / "trace.otlp.jsonl", tenant="acme")
+    [failed] = [s for s in run.steps if s.error]
+    assert (failed.action, failed.observation, failed.error) == (
+        "get_weather", "Error: city not found: Atlantis", error)

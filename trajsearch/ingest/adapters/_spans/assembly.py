@@ -657,8 +657,10 @@ def _unanswered(step: dict[str, Any]) -> bool:
 #: A tool span's error that is a type alone, no words (AG2's ``autogen.opentelemetry`` sets ``error.type:
 #: ExecutionError`` and nothing else on a tool that failed, the result only on one that did not): what the model
 #: was given is the failure's words (AG2's ``f"Error: {e}"``), read into the error (:func:`_answered`), so that a
-#: search for them finds the failure and one failing tool's errors are not all "ExecutionError".
-_BARE_ERROR = re.compile(r"[A-Za-z_][\w.]*")
+#: search for them finds the failure and one failing tool's errors are not all "ExecutionError". Only an exception
+#: type's name, dotted or not (ADK's ``TOOL_ERROR`` too): a status word (``cancelled``, OTel's fallbacks ``_OTHER``
+#: and ``timeout``) says no failure whose words the result is, and the result would read as them.
+_BARE_ERROR = re.compile(r"(?:[A-Za-z_]\w*\.)*(?:[A-Za-z_]\w*)?(?:Error|ERROR|Exception|EXCEPTION|Exit|Interrupt)")
 _ERROR_WORD = re.compile(r"^error:\s*", re.IGNORECASE)
 
 
