@@ -235,6 +235,23 @@ def _specific(line: str) -> bool:
     return bool(_NAMED_ERROR.search(line)) or len(_WORD.findall(line)) >= _SPECIFIC_WORDS
 
 
+def pasted_error_line(query: str) -> str:
+    """The error a pasted log or traceback of several lines ends in (its last line, as :func:`terms` takes it, when
+    that line names an error with its detail: ``RuntimeError: Dropped elements ...``), else "".
+
+    Such a paste is about that line; its frames are shared by every run that went through the same code, and a
+    step whose output was cut before the error (``| head -20``, ``grep -A20``) holds them all. The search shows a
+    run by a step holding the line where it has one (:meth:`trajsearch.search.TrajSearch.search_filtered`)."""
+    if len(query.strip().splitlines()) < 2:
+        return ""
+    last = _last_line(terms(query))
+    if not last or not _NAMED_ERROR.search(last) or _GENERIC_CLOSE.search(last):
+        return ""
+    # as written (terms are lower case): rows are matched on it word for word
+    return next(line for line in (" ".join(line.split()) for line in reversed(query.splitlines()))
+                if line.lower() == last)
+
+
 def _last_occurrence(text: str, line: str) -> re.Match[str] | None:
     """Where ``text`` last holds ``line``, searched in the whole text: one pattern, one pass, however many
     other terms the text holds before it (a long test output's frames used up :data:`MAX_MATCHES`)."""

@@ -19,6 +19,7 @@ import numpy as np
 
 from . import config
 from .embed import Embedder, load_embedder
+from .excerpt import pasted_error_line
 from .failures.rows import row_own_lines, verdict_only
 from .fusion import FusionConfig, lifted, resolve_mode
 from .indexer import Indexer
@@ -411,6 +412,9 @@ class TrajSearch:
         dense_filters = None if mode == "lexical" else self._dense_filters(filters)
         lexical_filters = self._lexical_filters(filters)
         vector = None if dense_filters is None else self.query_vector(text)
+        error_line = pasted_error_line(text)
+        erring: dict[str, None] = {}  # rows the lexical leg finds for error_line (a pool as deep as the lexical one)
+        erring_depth = 0
         rows: dict[str, dict] = {}  # every candidate row fetched so far, by id
         runs_of: dict[str, str] = {}  # candidate id -> its run, where known (the dense leg gives it)
         asked = {"lexical": 0, "dense": 0}  # the depth each leg was last asked for
@@ -430,14 +434,23 @@ class TrajSearch:
             # rank to lift it) is fetched by key, its run and text only, and lifted where it holds
             # the query verbatim (the lexical leg's best: nearly verbatim, a tier below)
             shortlist = self.fusion.shortlist_size(k, group_size, mode)
-            best = list(dict.fromkeys(ranking[:shortlist] + [rid for rid, _ in lexical[: self.fusion.lexical_checked]]))
+            if error_line and erring_depth != pools["lexical"]:  # the rows the paste's error line is likeliest in
+                erring = dict.fromkeys(rid for rid, _ in self.index.lexical_search(
+                    error_line, lexical_filters, limit=pools["lexical"]))
+                erring_depth = pools["lexical"]
+            best = list(dict.fromkeys(ranking[:shortlist] + [rid for rid, _ in lexical[: self.fusion.lexical_checked]]
+                                      + list(erring)))
             self._fetch(rows, best, lexical_filters)
             runs_of.update((rid, rows[rid]["trajectory_id"]) for rid in best if rid in rows)
             texts = {rid: rows[rid]["text"] for rid in best if rid in rows}
             held = self.fusion.verbatim_rows(text, texts)  # raised above every other row
             checked = {rid: texts[rid] for rid, _ in lexical[: self.fusion.lexical_checked] if rid in texts}
-            scores = lifted(lifted(scores, self.fusion.near_verbatim_rows(text, checked, held)), held)
-            order = sorted(ranking, key=lambda rid: -scores[rid])
+            # a pasted traceback's rows holding the error it ends in, a tier below those nearly holding it all,
+            # found where the legs ranked them or not (a step cut before the error holds all the frames)
+            ends_in = self.fusion.verbatim_rows(error_line, texts) if error_line else set()
+            scores = dict.fromkeys(ends_in, 0.0) | scores
+            scores = lifted(lifted(lifted(scores, ends_in), self.fusion.near_verbatim_rows(text, checked, held)), held)
+            order = sorted(scores, key=lambda rid: -scores[rid])
             chosen = self._choose(order, len(best), runs_of, scores, k, group_size, lexical_filters)
             shown = Counter(r["trajectory_id"] for r in chosen)
             found = len(shown) if group_size else len(chosen)

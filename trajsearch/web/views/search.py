@@ -489,8 +489,9 @@ def runs_in_scope(ts: TrajSearch, facts: TraceFacts, filters: Filters, form: Sea
 #: hybrid mode a run holding a pasted line verbatim may rank first with a low cosine (probe E, E4).
 SCORE_MEANINGS = {
     "dense": "cosine similarity to the query",
-    "hybrid": "dense and word ranks fused, rows holding the query verbatim first; cosine: the dense similarity alone",
-    "lexical": "BM25 word match, rows holding the query verbatim first",
+    "hybrid": ("dense and word ranks fused, rows holding the query verbatim first, then those holding the error a "
+               "pasted traceback ends in; cosine: the dense similarity alone"),
+    "lexical": "BM25 word match, rows holding the query verbatim first, then those holding a pasted traceback's error",
 }
 #: Hybrid mode over passages only: they have no vector, so the word ranks alone are fused.
 HYBRID_WORDS_ONLY = "word ranks alone (passages have no vector), rows holding the query verbatim first"

@@ -1,0 +1,61 @@
+"""Probe 49 (area U2, the users): what an engineer pasting from a broken run sees, and what an agent runtime gets.
+
+Real inputs: tests/fixtures/mini-swe-agent/.real/probe49-traceback-cut/ (a mini-swe-agent run of
+/work/shared/data/mini-swe-agent-dev, its first messages, and a traceback another run of its task printed; see
+SOURCE.md there).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from cli_support import backend, run_cli  # noqa: F401 - the fixture
+
+FIXTURES = Path(__file__).parent / "fixtures"
+CUT = FIXTURES / "mini-swe-agent" / ".real" / "probe49-traceback-cut"
+SQLFLUFF = CUT / "deepseek_reasoner_dev" / "sqlfluff__sqlfluff-1517" / "sqlfluff__sqlfluff-1517.traj.json"
+DROPPED = "RuntimeError: Dropped elements in sequence matching! 'select id from tbl;;' != ';'"
+
+
+#: The same error met by another run of the task (``sqlfluff lint -`` on the doubled semicolon), as an engineer copies
+#: it from a terminal: the traceback of deepseek_chat_dev's step 6 (see SOURCE.md).
+PASTE = CUT / "pasted-traceback.txt"
+
+
+def test_a_pasted_traceback_shows_each_run_by_a_step_holding_its_error(backend) -> None:  # noqa: F811
+    """Runs like a pasted traceback were shown by the step sharing most of its frames: in this run step 12 ran the
+    same failing command through ``| head -20``, which keeps every frame of the paste and cuts the
+    ``RuntimeError`` it ends in, so ``similar`` and ``search`` showed a traceback without the error (7 of the 45
+    runs shown for the 9 tracebacks of /work/shared/data's mini-swe-agent runs, all with a step holding it).
+    Rows holding the error a multi-line paste ends in now come first, below rows holding (nearly) the whole
+    paste: the step shown says what failed."""
+    assert run_cli("ingest", str(SQLFLUFF), "--quiet")[0] == 0
+    paste = PASTE.read_text()
+    assert paste.rstrip().endswith(DROPPED) and "| head -20" in SQLFLUFF.read_text()
+
+    code, out, err = run_cli("similar", paste, "-k", "1", "--json")
+    assert code == 0, err
+    [match] = json.loads(out)
+    assert DROPPED in " ".join(match["best"]["text"].split()), match["best"]["step_index"]
+    code, out, err = run_cli("similar", paste, "-k", "1")
+    assert code == 0 and "RuntimeError: Dropped elements" in out, out
+
+    code, out, err = run_cli("search", paste, "-k", "1", "--json")
+    assert code == 0, err
+    [hit] = json.loads(out)
+    assert DROPPED in " ".join(hit["text"].split()), hit["step_index"]
+
+
+def test_an_error_line_alone_is_not_changed_by_the_pasted_error_tier(backend) -> None:  # noqa: F811
+    """The tier is for a paste of several lines: a single error line is ranked as before (rows holding it
+    verbatim first), and a paste ending in a tool's generic closing line (no error named) lifts nothing."""
+    from trajsearch.excerpt import pasted_error_line
+
+    assert pasted_error_line(DROPPED) == ""
+    assert pasted_error_line("gcc -c x.c\nmake: *** [all] Error 2") == ""
+    assert pasted_error_line("  File \"x.py\", line 3\n\n" + DROPPED + "\n") == DROPPED
+    assert run_cli("ingest", str(SQLFLUFF), "--quiet")[0] == 0
+    code, out, err = run_cli("search", DROPPED, "-k", "1", "--json")
+    assert code == 0 and re.sub(r"\s+", " ", DROPPED) in " ".join(json.loads(out)[0]["text"].split()), err
