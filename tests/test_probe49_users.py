@@ -59,3 +59,23 @@ def test_an_error_line_alone_is_not_changed_by_the_pasted_error_tier(backend) ->
     assert run_cli("ingest", str(SQLFLUFF), "--quiet")[0] == 0
     code, out, err = run_cli("search", DROPPED, "-k", "1", "--json")
     assert code == 0 and re.sub(r"\s+", " ", DROPPED) in " ".join(json.loads(out)[0]["text"].split()), err
+
+
+def test_a_part_cut_from_a_step_says_which_step_it_is(backend) -> None:  # noqa: F811
+    """``search --expand`` prints the steps around a hit, the matched ones as the part holding the query: cut from
+    inside a long output, that part lost its ``[step N]`` label, and beside labelled steps (``[step 15]``, an
+    unlabelled ``> …th, d2mutau=0 ...``, ``[step 18]`` on pvlib's runs) the step holding the error was left to
+    count; ``similar``'s best match, cut from a window of three steps, said ``step 22-24`` and not which. Each part
+    cut from inside a text is now led by the label of the step it lies in."""
+    assert run_cli("ingest", str(SQLFLUFF), "--quiet")[0] == 0
+    code, out, err = run_cli("search", DROPPED, "--level", "step", "--expand", "1", "-k", "2")
+    assert code == 0, err
+    matched = [line for line in out.splitlines() if line.startswith("   > ")]
+    assert matched and any("…" in line for line in matched), out
+    assert all(re.match(r"   > \[step \d+\] ", line) for line in matched), out
+
+    code, out, err = run_cli("similar", PASTE.read_text(), "-k", "1")
+    assert code == 0, err
+    best = next(line for line in out.splitlines() if line.lstrip().startswith("best "))
+    first, last = map(int, re.search(r"best step (\d+)-(\d+): \[step (\d+)\] …", best).group(1, 2))
+    assert first <= int(re.search(r": \[step (\d+)\]", best).group(1)) <= last, best

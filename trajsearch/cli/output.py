@@ -87,10 +87,23 @@ def one_line(text: str, width: int) -> str:
     return flat if len(flat) <= width else flat[: width - 1] + "…"
 
 
+#: The label each step's text starts with (``represent.step_text``, a passage's header).
+_STEP_LABEL = re.compile(r"\[step \d+\]")
+
+
 def matched_line(text: str, query_terms: tuple[str, ...], width: int) -> str:
     """``text`` on one line, cut to ``width`` around where it holds the query (``trajsearch.excerpt.terms``):
-    a pasted error sits at the tail of a step's output, past any head a terminal line has room for."""
-    return excerpt(" ".join(text.split()), query_terms, width)
+    a pasted error sits at the tail of a step's output, past any head a terminal line has room for.
+
+    A part cut from inside the text is led by the label of the step it lies in (``[step 49] …``): cut from a
+    window of three steps, or beside the steps around it (``search --expand``), it said no step, and which one to
+    ``show`` was left to guess."""
+    flat = " ".join(text.split())
+    shown = excerpt(flat, query_terms, width)
+    if not shown.startswith("…"):
+        return shown
+    labels = [m.group() for m in _STEP_LABEL.finditer(flat, 0, flat.find(shown[1:].removesuffix("…")) + 1)]
+    return f"{labels[-1]} {shown}" if labels else shown
 
 
 def where(hit) -> str:
