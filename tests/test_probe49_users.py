@@ -79,3 +79,19 @@ def test_a_part_cut_from_a_step_says_which_step_it_is(backend) -> None:  # noqa:
     best = next(line for line in out.splitlines() if line.lstrip().startswith("best "))
     first, last = map(int, re.search(r"best step (\d+)-(\d+): \[step (\d+)\] …", best).group(1, 2))
     assert first <= int(re.search(r": \[step (\d+)\]", best).group(1)) <= last, best
+
+
+def test_a_run_id_pasted_as_the_text_searched_is_said_to_be_one(backend) -> None:  # noqa: F811
+    """``search RUN_ID`` and ``similar RUN_ID`` (an id pasted where the text goes, as the web page's box takes it)
+    searched the id's words: on /work/shared/data ``similar tau-gpt-4o-airline-3-t0`` ranked a pvlib run first,
+    and ``search deepseek_chat_dev.pvlib__pvlib-python-1854`` another pvlib task's run, with nothing saying that
+    neither was that run or like it. The answer stays a text search (its JSON unchanged), and stderr says that the
+    text is a run's id and which commands take it as one."""
+    assert run_cli("ingest", str(SQLFLUFF), "--quiet")[0] == 0
+    run_id = "deepseek_reasoner_dev.sqlfluff__sqlfluff-1517"
+    for command in ("search", "similar"):
+        code, out, err = run_cli(command, f"{run_id}\n", "-k", "1", "--json")
+        assert code == 0 and json.loads(out), err
+        assert f"similar --id {run_id}` finds runs like it" in " ".join(err.split()), (command, err)
+    code, out, err = run_cli("search", "sqlfluff", "-k", "1")  # a word that is no run's id: nothing said
+    assert code == 0 and "note:" not in err, err

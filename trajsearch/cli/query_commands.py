@@ -18,6 +18,7 @@ from .options import (
     Tenant, Tools, Traces, Uri, trimmed,
 )
 from ..excerpt import failure_error, terms
+from ..model import valid_id
 from .output import err, fail, matched_line, one_line, out, print_json, where
 
 
@@ -48,6 +49,7 @@ def search(
                           tools=tool, k=k, group_size=group_size, group_by_trajectory=not no_group, mode=mode)
         context = {h.id: api.expand(h, before=expand, after=expand) for h in hits if expand and h.step_index >= 0}
         _tenant_holds_runs(api, hits)
+        _say_run_id(api, text)
         _say_filtered_out(hits, {"--outcome": outcome, "--env-version": env_version, "--task-family": task_family,
                                  "--tool": tool}, lambda: api.search(text, levels=level, k=1, mode=mode))
     if as_json:
@@ -91,6 +93,8 @@ def similar(
         matches = api.similar_runs(trajectory_id, text, k=k, outcome=outcome, mode=mode)
         matched = text if trajectory_id is None else _anchor_error(api, trajectory_id)
         _tenant_holds_runs(api, matches)
+        if text is not None:
+            _say_run_id(api, text)
         _say_filtered_out(matches, {"--outcome": outcome}, lambda: api.similar_runs(trajectory_id, text, k=1, mode=mode))
     if as_json:
         print_json([m.to_dict() for m in matches])
@@ -118,6 +122,21 @@ def _searchable(text: str) -> str:
     err.print(f"note: the text is {len(text):,} characters, over the {MAX_QUERY_CHARS:,} a search takes: searched by its "
               "head and tail (an error is most often at its end)", markup=False, soft_wrap=True)
     return task_query(text)
+
+
+def _say_run_id(api, text: str) -> None:
+    """When the text searched is the id of one of the tenant's runs, say on stderr that it was searched as words, and
+    which command takes it as a run: a pasted id (``search RUN_ID``, ``similar RUN_ID``) was answered with runs that
+    share its name's words (another task's run of the same repository first), with nothing to say none was that
+    run, or like it (the web page takes such an id as the run)."""
+    run_id = text.strip()  # copied with its line's newline
+    try:
+        valid_id(run_id)
+    except ValueError:
+        return
+    if api.run(run_id) is not None:
+        err.print(f"note: {run_id!r} is the id of a run of this tenant, searched here as text: `trajsearch similar --id "
+                  f"{run_id}` finds runs like it, `trajsearch show {run_id}` shows it", markup=False, soft_wrap=True)
 
 
 def _no_runs_said(api) -> str | None:
