@@ -95,3 +95,36 @@ def test_a_run_id_pasted_as_the_text_searched_is_said_to_be_one(backend) -> None
         assert f"similar --id {run_id}` finds runs like it" in " ".join(err.split()), (command, err)
     code, out, err = run_cli("search", "sqlfluff", "-k", "1")  # a word that is no run's id: nothing said
     assert code == 0 and "note:" not in err, err
+
+
+def test_the_web_results_say_a_run_no_one_evaluated_is_not_known_to_have_succeeded(tmp_path: Path) -> None:
+    """A mini-swe-agent run handed in with no verdict joined is a success to the filters, and ``show``, the run page
+    and the agents' exemplars say "submitted, not evaluated"; the search page's badge said "success", so an engineer
+    looking for how runs like a broken one succeeded took unchecked patches for fixes (every SWE-bench run of
+    /work/shared/data is one). The badge now says what ``show`` says, from the trace the page reads anyway."""
+    from starlette.testclient import TestClient
+
+    from trajsearch.model import UNEVALUATED
+    from trajsearch.web import WebConfig, create_app
+    from trajsearch.web.app import LOOPBACK_HOSTS
+    from trajsearch.web.session import OneTimeTokens
+    from web_support import build_store, csrf_of, make_keys
+
+    ts = build_store(tmp_path)
+    keys = make_keys()
+    app = create_app(ts, keys.ring, config=WebConfig(allowed_hosts=LOOPBACK_HOSTS), one_time=OneTimeTokens())
+    client = TestClient(app, base_url="http://127.0.0.1", follow_redirects=False)
+    page = client.get("/signin")
+    assert client.post("/signin", data={"key": keys.demo, "csrf": csrf_of(page.text), "next": "/"}).status_code == 303
+    try:
+        page = client.get("/", params={"q": "PVSystem with single Array", "level": "task", "k": "20"}).text
+        results = re.findall(r'<li class="result outcome-(\w+)">(.*?)</li>\s*(?=<li class="result|</ol>)', page, re.S)
+        badges = {re.search(r'class="run-link">([^<]+)<', body).group(1):
+                  re.search(r'<span class="badge outcome-\w+">([^<]+)</span>', body).group(1) for _, body in results}
+        runs = {tid: ts.get_trace(ts.run(tid, tenant="demo").trace_uri, tenant="demo") for tid in badges}
+        unevaluated = [tid for tid, run in runs.items() if run.metadata.get("outcome_basis") == UNEVALUATED]
+        assert unevaluated, badges
+        for tid in unevaluated:
+            assert badges[tid] == "submitted, not evaluated", (tid, badges)
+    finally:
+        ts.close()

@@ -14,7 +14,7 @@ from cachetools import TTLCache
 from markupsafe import Markup
 
 from ...excerpt import excerpt, failure_error
-from ...model import Trajectory, filter_value
+from ...model import Trajectory, filter_value, outcome_shown
 from ...results import Hit
 from ...search import TrajSearch
 from ...service.auth import Principal, narrow
@@ -161,6 +161,7 @@ class RunFacts:
     model: str | None
     task: str | None = None
     unread: str = ""
+    outcome: str | None = None  # as a reader is told it (``model.outcome_shown``): "submitted, not evaluated"
 
     @property
     def readable(self) -> bool:
@@ -232,7 +233,7 @@ class TraceFacts:
             return list(pool.map(one, trace_uris))
 
     def remember(self, tenant: str, trace_uri: str, trajectory: Trajectory) -> RunFacts:
-        facts = RunFacts(trajectory.model_id, trajectory.task[:400])  # shown clipped to 260
+        facts = RunFacts(trajectory.model_id, trajectory.task[:400], outcome=outcome_shown(trajectory))  # task: 260
         versions = (trajectory.env_version or None, trajectory.policy_version or None)
         with self._lock:
             self._cache[(tenant, trace_uri)] = facts
@@ -307,6 +308,9 @@ class ResultView:
     context: list[StepLine]
     snippet: Markup | None  # task / summary hits: the matched text itself
     link: str  # the run page, at the matched step
+    #: the outcome as the run page says it: a success no one evaluated (a SWE-bench run handed in, no verdict
+    #: joined) is "submitted, not evaluated" there and in the agents' exemplars, and was "success" here
+    outcome: str | None = None
 
     @property
     def matched_step(self) -> StepLine | None:
@@ -452,7 +456,8 @@ def search(ts: TrajSearch, principal: Principal, form: SearchForm, facts: TraceF
         if not context:  # a task or summary row (or a step the index no longer has): around its match too
             snippet = highlight(excerpt(hit.text, hl, 1200), hl)
         out.results.append(ResultView(rank, hit, task, run_facts.model, context, snippet,
-                                      run_link(hit.trajectory_id, q=marked, match=match)))
+                                      run_link(hit.trajectory_id, q=marked, match=match),
+                                      run_facts.outcome or hit.outcome))
     out.ms = (time.perf_counter() - started) * 1000
     return out
 
