@@ -135,8 +135,9 @@ def _say_run_id(api, text: str) -> None:
     except ValueError:
         return
     if api.run(run_id) is not None:
-        err.print(f"note: {run_id!r} is the id of a run of this tenant, searched here as text: `trajsearch similar --id "
-                  f"{run_id}` finds runs like it, `trajsearch show {run_id}` shows it", markup=False, soft_wrap=True)
+        err.print(f"note: {run_id!r} is the id of a run of this tenant, searched here as text: "
+                  f"`trajsearch similar --id {run_id}` finds runs like it, `trajsearch show {run_id}` shows it",
+                  markup=False, soft_wrap=True)
 
 
 def _no_runs_said(api) -> str | None:
