@@ -128,3 +128,27 @@ def test_the_web_results_say_a_run_no_one_evaluated_is_not_known_to_have_succeed
             assert badges[tid] == "submitted, not evaluated", (tid, badges)
     finally:
         ts.close()
+
+
+#: The bundled sample (real runs, see its README): its mini-swe-agent runs were handed in (``Submitted``) with no
+#: verdict joined, successes no one evaluated.
+SAMPLE = Path(__file__).parent.parent / "trajsearch" / "samples" / "sample.jsonl"
+HANDED_IN = "deepseek_chat_dev.pvlib__pvlib-python-1606"
+
+
+def test_the_strategy_line_does_not_say_solved_of_a_run_no_one_evaluated(home: Path, monkeypatch) -> None:
+    """Asked for the task of a mini-swe-agent run handed in with no verdict, ``exemplars`` (what an agent's prompt
+    gets) said "Strategy: follow_closely. A past run solved this same task: follow its approach closely" above
+    "## Example 1: a past run, submitted but not evaluated": the agent was told to follow a patch no test had
+    checked as a solution (every SWE-bench run of /work/shared/data ingested without --outcomes). The advice now
+    says the run handed in work that was never evaluated, and to test the result; an evaluated success keeps it."""
+    monkeypatch.setenv("TRAJSEARCH_TENANT", "demo")  # the sample's records name their tenant
+    assert run_cli("ingest", str(SAMPLE), "--quiet")[0] == 0
+    task = json.loads(run_cli("show", HANDED_IN, "--json")[1])["task"]
+    code, out, err = run_cli("exemplars", task)
+    assert code == 0, err
+    assert "## Example 1: a past run, submitted but not evaluated" in out, out
+    strategy = next(line for line in out.splitlines() if line.startswith("Strategy:"))
+    assert strategy.startswith("Strategy: follow_closely.") and "solved" not in strategy and "never evaluated" in strategy
+    code, out, err = run_cli("exemplars", task, "--json")
+    assert code == 0 and "never evaluated" in json.loads(out)["context"]["advice"], out

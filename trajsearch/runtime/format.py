@@ -371,7 +371,7 @@ def render(
     counter = counter or default_counter()
     data: dict[str, Any] = {"header": HEADER}
     if strategy is not None:
-        data |= {"strategy": strategy.value, "advice": ADVICE[strategy]}
+        data |= {"strategy": strategy.value, "advice": _advice(strategy, exemplars, _ladder(config)[-1])}
     data |= {"exemplars": [], "warnings": []}
     if not exemplars and not warnings:
         return Rendered("", data, 0, fmt=fmt)
@@ -433,6 +433,28 @@ def render(
         total += note
     text = render_text(data) if fmt == "text" else render_json(data)
     return Rendered(text, data, total, omitted, fmt)
+
+
+#: The advice where the runs it points to were handed in and never evaluated (a SWE-bench run with no verdict
+#: joined): ``ADVICE``'s "a past run solved this same task" told the agent to follow closely a patch no test had
+#: checked, below an example the context itself calls "submitted but not evaluated".
+UNEVALUATED_ADVICE = {
+    Strategy.follow_closely: "A past run handed in work on this same task, never evaluated: follow its approach, "
+                             "re-checking each step and testing the result.",
+    Strategy.use_as_inspiration: "Past runs handed in work on related tasks, never evaluated: borrow their approach, "
+                                 "but plan for the differences and test the result.",
+}
+
+
+def _advice(strategy: Strategy, exemplars: Sequence[Exemplar], bare: _Detail) -> str:
+    """What the strategy line says: :data:`UNEVALUATED_ADVICE` when the run followed closely (the first exemplar),
+    or every run borrowed from, was not evaluated; else :data:`ADVICE`. Decided on the runs given, before the
+    budget is shared, so the line's tokens are counted once."""
+    unevaluated = [exemplar_view(e, bare)["outcome"].startswith(SUBMITTED) for e in exemplars]
+    if strategy is Strategy.follow_closely and unevaluated[:1] == [True] or \
+            strategy is Strategy.use_as_inspiration and unevaluated and all(unevaluated):
+        return UNEVALUATED_ADVICE[strategy]
+    return ADVICE[strategy]
 
 
 def _none_fit(omitted: int, fmt: str, counter: TokenCounter, budget: int) -> Rendered:
