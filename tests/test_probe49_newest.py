@@ -60,3 +60,14 @@ def test_gemini_json_output_is_refused_naming_the_recording_to_ingest() -> None:
     with pytest.raises(ValueError, match=r"no run in this file: this is the final result of a headless Gemini CLI "
                                          r"run .*chats/session-\*-3577006b\.jsonl"):
         list(read_dump(GEMINI / "headless-json-result.json", tenant="acme"))
+
+
+def test_a_gemini_session_that_ended_on_a_malformed_function_call_is_an_infra_error() -> None:
+    """FN2-1 (real ``@google/gemini-cli@0.61.0`` interactive recording, the model's reply ended
+    ``MALFORMED_FUNCTION_CALL``): the CLI records its own words, "Model stream ended with malformed function call."
+    (so for a reply with no finish reason or an unexpected tool call); the session read as ``unknown`` with no
+    failure, while the same turn under ``gemini -p --output-format stream-json`` reads as an infrastructure error."""
+    run = adapter_support.only(GEMINI / "invalid-stream" / "session-2026-12-05T09-17-3a064652.jsonl", tenant="acme")
+    assert run.outcome == Outcome.infra_error
+    assert run.failure.error == "Model stream ended with malformed function call."
+    assert run.task == "hello, just say done"

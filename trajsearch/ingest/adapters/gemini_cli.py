@@ -78,7 +78,7 @@ Mapping
 - outcome: no verdict is recorded -> ``unknown``; a session whose last API
   error record (``[API Error: ...]``, quota, rate limit; 0.55+: the CLI's word for a
   reply it could not use, "The model returned an empty response ...", a safety block,
-  a reply cut at the token limit) has no model reply after it -> ``infra_error`` with
+  a reply cut at the token limit, "Model stream ended with malformed function call.") has no model reply after it -> ``infra_error`` with
   that text. The CLI's other error records answer its
   own commands ("Please provide at least one path to add.") and decide nothing.
   Every error record's text is kept in ``metadata.error_records``, also those the
@@ -170,11 +170,13 @@ _LOOP_FEEDBACK = re.compile(r"\ASystem: Potential loop detected\. Details: (.*?)
                             r"confirm you're making forward progress\.", re.S)
 #: An error record from the model API (``parseAndFormatApiError``: ``[API Error: ...]``, quota, rate limits), or
 #: (0.55+, ``useGeminiStream.handleInvalidStreamEvent``) the CLI's word for a reply it could not use: empty, thoughts
-#: only, cut at the token limit, blocked (``utils/constants.ts``); the CLI's other error records answer its own
+#: only, cut at the token limit, blocked (``utils/constants.ts``), else the stream's own message ("Model stream ended
+#: with malformed function call." / "... with unexpected tool call." / "... without a finish reason.",
+#: ``InvalidStreamError`` in ``core/geminiChat.ts``, never empty); the CLI's other error records answer its own
 #: commands (``/directory add`` with no path, a failed update).
 _API_ERROR = re.compile(r"^\[API Error\b|\bquota\b|rate.?limit|RESOURCE_EXHAUSTED|^The model returned (?:an empty|"
                         r"reasoning thoughts but no final)|^Model response was truncated\b|^The model response was "
-                        r"blocked\b|^Invalid stream received from model", re.I)
+                        r"blocked\b|^Model stream ended\b", re.I)
 FAILED = frozenset({"error", "cancelled"})
 #: What a sub-agent call answers the model when the sub-agent threw (``agents/local-invocation.ts``), recorded with
 #: status ``success`` on purpose, and when it ended (``Termination Reason:`` an ``AgentTerminateMode``).
