@@ -71,3 +71,23 @@ def test_a_gemini_session_that_ended_on_a_malformed_function_call_is_an_infra_er
     assert run.outcome == Outcome.infra_error
     assert run.failure.error == "Model stream ended with malformed function call."
     assert run.task == "hello, just say done"
+
+
+def test_a_gemini_stream_command_whose_own_output_is_command_failed_is_no_error() -> None:
+    """FN2-2 (real ``@google/gemini-cli@0.61.0`` stream-json, ``tail -n 1 ci.log`` printing the log's last line,
+    "Command failed: npm test"): the display of a command that printed something is its output; the shell tool shows
+    its own "Command failed: ..." only with an execution error, whose ``tool_result`` is ``status: "error"``. A
+    command that succeeded read as failed."""
+    run = adapter_support.only(GEMINI / "headless-stream-json-tail-command-failed.jsonl", tenant="acme")
+    assert run.steps[0].action == "run_shell_command"
+    assert run.steps[0].observation == "Command failed: npm test"
+    assert run.steps[0].error is None
+
+
+def test_a_gemini_stream_in_debug_mode_keeps_a_silent_failure() -> None:
+    """FN2-3 (real ``@google/gemini-cli@0.61.0`` stream-json under ``gemini -d``, ``ls /nonexistent-dir 2>/dev/null``):
+    in debug mode the shell's display is the report the model gets ("Output: (empty)\\nExit Code: 2\\nProcess Group
+    PGID: ..."); the failure read as a success."""
+    run = adapter_support.only(GEMINI / "headless-stream-json-debug-silent-exit.jsonl", tenant="acme")
+    assert run.steps[0].action == "run_shell_command"
+    assert run.steps[0].error == "exit code 2"

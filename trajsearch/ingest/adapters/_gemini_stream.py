@@ -9,11 +9,13 @@ text arrives in ``delta`` chunks), ``tool_use`` (``tool_name``, ``tool_id``, ``p
 an empty reply, thoughts only, a safety block, ``INVALID_STREAM``) ends on an ``error`` event of severity
 ``error`` saying so and a ``result`` of status ``error`` with no ``error`` of its own: that event's message
 is the run's error. The messages of ``error``-severity events are kept in ``metadata.errors``.
-A ``tool_result``'s ``output`` is the tool's display, not what the model got: a shell command that failed
-is ``success`` with its output and no exit code; one that failed printing nothing is ``success`` with the
-shell tool's own line for it (``Command exited with code: N``, ``... terminated by signal: S``,
-``Command failed: ...``, ``tools/shell.ts``), which is the step's error (exit code 1 of a command that
-answers "no" so excepted, see ``exit_code_error``). Unlike Claude Code's and Codex's headless
+A ``tool_result``'s ``output`` is the tool's display, not what the model got: a shell command
+(``run_shell_command``) that failed is ``success`` with its output and no exit code (so read as no error); one
+that failed printing nothing is ``success`` with the shell tool's own line for it (``Command exited with code:
+N``, ``... terminated by signal: S``, ``tools/shell.ts``), which is the step's error (exit code 1 of a command
+that answers "no" so excepted, see ``exit_code_error``); in debug mode (``gemini -d``) the display is the report
+the model got (``Output: ...``, ``Exit Code: N``), read as the chat recording's is. A command whose own output
+is exactly one of those lines reads as failed: the display is all the stream has. Unlike Claude Code's and Codex's headless
 streams it holds the prompt, so it is a run: the turn one ``gemini -p`` answered. Its id names
 the session and that turn (``gemini-cli.<session>.turn-<digest of the start and prompt>``), apart
 from the session file's run of the same session. Each invocation opens with its own ``init``: a
@@ -42,8 +44,13 @@ from ._agent_cli import (
 )
 from ._common import Context, RecordError, as_dict, short
 
-#: What Gemini CLI's shell tool displays for a command that printed nothing and did not succeed (``shell.ts``).
-_SILENT_FAILURE = re.compile(r"Command (?:exited with code: (-?\d+)|terminated by signal: .+|failed: .+)")
+#: The shell tool's name in every version (``SHELL_TOOL_NAME``): the only tool whose display is read for a failure.
+SHELL_TOOL = "run_shell_command"
+#: What Gemini CLI's shell tool displays for a command that printed nothing and did not succeed (``shell.ts``); its
+#: "Command failed: ..." comes with an execution error, so a ``tool_result`` of status ``error`` (0.2x on).
+_SILENT_FAILURE = re.compile(r"Command (?:exited with code: (-?\d+)|terminated by signal: .+)")
+#: The first line of the shell tool's report to the model, its display in debug mode (before 0.27: ``Command:``).
+_REPORT_START = ("Output: ", "Command: ")
 
 
 def is_stream(record: Any) -> bool:
@@ -97,7 +104,7 @@ def to_trajectory(events: list[Any], ctx: Context) -> Trajectory:
             output = strip_terminal_codes(output) if isinstance(output, str) else output
             step["observation"] = (output if isinstance(output, str) else json.dumps(output) if output else None) or error
             step["error"] = short(error, 300) if event.get("status") == "error" and error else \
-                _silent_failure(output, step.get("arguments"))
+                _shell_failure(step["action"], output, step.get("arguments"))
             step["ended_at"] = iso_time(at)
         elif kind == "error":
             warnings += 1
@@ -128,11 +135,17 @@ def to_trajectory(events: list[Any], ctx: Context) -> Trajectory:
     )
 
 
-def _silent_failure(output: Any, arguments: Any) -> str | None:
-    """The error a shell command's ``success`` result says it had when it printed nothing (``_SILENT_FAILURE``)."""
-    found = _SILENT_FAILURE.fullmatch(output.strip()) if isinstance(output, str) else None
-    if found is None:
+def _shell_failure(action: str, output: Any, arguments: Any) -> str | None:
+    """The error a shell command's ``success`` result shows it had: the shell tool's own line for a command that
+    printed nothing and failed (``_SILENT_FAILURE``), or in debug mode (``gemini -d``) the report the model got,
+    read as the recording's is (``gemini_cli.shell_report_error``). A command that failed printing something shows
+    that output alone: no code, so no error; and one that printed exactly the tool's own line reads as failed."""
+    if action != SHELL_TOOL or not isinstance(output, str):
         return None
-    if found.group(1) is None:
-        return short(output.strip(), 300)
-    return exit_code_error("", int(found.group(1)), command_line(arguments))
+    # gemini_cli imports this module to read the stream: its reader of the report is imported when first needed
+    from .gemini_cli import shell_report_error
+
+    text, command = output.strip(), command_line(arguments)
+    if found := _SILENT_FAILURE.fullmatch(text):
+        return short(text, 300) if found.group(1) is None else exit_code_error("", int(found.group(1)), command)
+    return shell_report_error(text, command) if text.startswith(_REPORT_START) else None
