@@ -91,3 +91,16 @@ def test_a_gemini_stream_in_debug_mode_keeps_a_silent_failure() -> None:
     run = adapter_support.only(GEMINI / "headless-stream-json-debug-silent-exit.jsonl", tenant="acme")
     assert run.steps[0].action == "run_shell_command"
     assert run.steps[0].error == "exit code 2"
+
+
+@pytest.mark.parametrize("path", ["headless-stream-json-shell-timeout.jsonl",
+                                  "shell-timeout/session-2026-12-05T09-18-2a5a279a.jsonl"])
+def test_a_gemini_command_cancelled_at_the_inactivity_timeout_is_an_error(path: str) -> None:
+    """FN2-6 (real ``@google/gemini-cli@0.61.0``, ``tools.shell.inactivityTimeout`` 3 s, ``sleep 30``; the same turn's
+    stream-json and chat recording): the shell tool killed the command and told the model "Command was automatically
+    cancelled because it exceeded the timeout ..." with status ``success``; the step had no error, as if it ran."""
+    run = adapter_support.only(GEMINI / path, tenant="acme")
+    shell = run.steps[0]
+    assert shell.action == "run_shell_command"
+    assert shell.error == ("Command was automatically cancelled because it exceeded the timeout of 0.1 minutes "
+                           "without output.")

@@ -13,7 +13,8 @@ A ``tool_result``'s ``output`` is the tool's display, not what the model got: a 
 (``run_shell_command``) that failed is ``success`` with its output and no exit code (so read as no error); one
 that failed printing nothing is ``success`` with the shell tool's own line for it (``Command exited with code:
 N``, ``... terminated by signal: S``, ``tools/shell.ts``), which is the step's error (exit code 1 of a command
-that answers "no" so excepted, see ``exit_code_error``); in debug mode (``gemini -d``) the display is the report
+that answers "no" so excepted, see ``exit_code_error``), as is its "Command was automatically cancelled
+because it exceeded the timeout ..." (``tools.shell.inactivityTimeout``); in debug mode (``gemini -d``) the display is the report
 the model got (``Output: ...``, ``Exit Code: N``), read as the chat recording's is. A command whose own output
 is exactly one of those lines reads as failed: the display is all the stream has. Unlike Claude Code's and Codex's headless
 streams it holds the prompt, so it is a run: the turn one ``gemini -p`` answered. Its id names
@@ -137,15 +138,18 @@ def to_trajectory(events: list[Any], ctx: Context) -> Trajectory:
 
 def _shell_failure(action: str, output: Any, arguments: Any) -> str | None:
     """The error a shell command's ``success`` result shows it had: the shell tool's own line for a command that
-    printed nothing and failed (``_SILENT_FAILURE``), or in debug mode (``gemini -d``) the report the model got,
+    printed nothing and failed (``_SILENT_FAILURE``), its word for one it cancelled at its inactivity timeout
+    (``gemini_cli.shell_timeout_error``), or in debug mode (``gemini -d``) the report the model got,
     read as the recording's is (``gemini_cli.shell_report_error``). A command that failed printing something shows
     that output alone: no code, so no error; and one that printed exactly the tool's own line reads as failed."""
     if action != SHELL_TOOL or not isinstance(output, str):
         return None
     # gemini_cli imports this module to read the stream: its reader of the report is imported when first needed
-    from .gemini_cli import shell_report_error
+    from .gemini_cli import shell_report_error, shell_timeout_error
 
     text, command = output.strip(), command_line(arguments)
     if found := _SILENT_FAILURE.fullmatch(text):
         return short(text, 300) if found.group(1) is None else exit_code_error("", int(found.group(1)), command)
+    if timed_out := shell_timeout_error(text):
+        return timed_out
     return shell_report_error(text, command) if text.startswith(_REPORT_START) else None

@@ -74,7 +74,8 @@ Mapping
   or a ``functionResponse`` part alike) whose
   ``Exit Code:`` is not 0 (or whose ``Error:`` line is not ``(none)``), apart
   from exit code 1 with no output (``Output: (empty)``: grep's or findstr's "no
-  match", see ``exit_code_error``).
+  match", see ``exit_code_error``), or a command the shell tool cancelled at its inactivity timeout
+  (``tools.shell.inactivityTimeout``, recorded as ``success``).
 - outcome: no verdict is recorded -> ``unknown``; a session whose last API
   error record (``[API Error: ...]``, quota, rate limit; 0.55+: the CLI's word for a
   reply it could not use, "The model returned an empty response ...", a safety block,
@@ -150,6 +151,10 @@ _SHELL_ERROR = re.compile(r"^Error:\s*(.+?)\s*$")
 #: all, then the report's first and last lines, its closing block among them).
 _TRUNCATED = re.compile(r"\ATool output was too large and has been truncated\..*?^Truncated part of the output:\n",
                         re.S | re.M)
+#: What the shell tool tells the model (and shows) of a command it killed after ``tools.shell.inactivityTimeout``
+#: seconds without output (0.20+, default 300; ``shell.ts``), the output so far after it; the call is ``success``.
+_SHELL_TIMEOUT = re.compile(r"\ACommand was automatically cancelled because it exceeded the timeout of [\d.]+ "
+                            r"minutes without output\.")
 #: The shell tool's own report lines around a command's output (``Command:``, ``Exit Code:``, ...).
 _SHELL_HEADER = re.compile(
     r"^(?:Command|Directory|Exit Code|Signal|Background PIDs|Process Group PGID):.*$|^Error: \(none\)$"
@@ -454,7 +459,14 @@ def _call_error(status: Any, text: str, errors: list[str], display: str | None) 
         return short(decisive_line(detail) or detail, 300) if detail else "tool call failed"
     if errors:
         return short(errors[0], 300)
-    return shell_report_error(text)
+    return shell_timeout_error(text) or shell_report_error(text)
+
+
+def shell_timeout_error(text: str) -> str | None:
+    """The error of a command the shell tool cancelled at its inactivity timeout (``_SHELL_TIMEOUT``): it did not
+    finish, though the call is recorded as ``success`` (as Codex's commands killed at their timeout are read)."""
+    found = _SHELL_TIMEOUT.match(text.strip())
+    return found.group(0) if found else None
 
 
 def shell_report_error(text: str, command: str | None = None, failed: bool = False) -> str | None:
