@@ -58,7 +58,7 @@ def test_gemini_json_output_is_refused_naming_the_recording_to_ingest() -> None:
     """N2-4 (real ``gemini -p --output-format json`` stdout, 0.61.0): the answer and statistics only, no prompt or
     steps; it was refused as "unrecognised dump format", as if Gemini CLI were not supported."""
     with pytest.raises(ValueError, match=r"no run in this file: this is the final result of a headless Gemini CLI "
-                                         r"run .*chats/session-\*-3577006b\.jsonl"):
+                                         r"run .*chats/session-\*-3577006b\.json\[l\]"):
         list(read_dump(GEMINI / "headless-json-result.json", tenant="acme"))
 
 
@@ -104,3 +104,14 @@ def test_a_gemini_command_cancelled_at_the_inactivity_timeout_is_an_error(path: 
     assert shell.action == "run_shell_command"
     assert shell.error == ("Command was automatically cancelled because it exceeded the timeout of 0.1 minutes "
                            "without output.")
+
+
+@pytest.mark.parametrize("name", ["headless-json-result-v0.20.json", "headless-json-error-v0.20.json"])
+def test_gemini_json_output_without_a_session_id_is_refused_too(name: str) -> None:
+    """FN2-4 (real ``@google/gemini-cli@0.20.0`` ``gemini -p --output-format json``: the answer and statistics on
+    stdout; the error it ended on, max session turns, on stderr): before 0.21 the document has no ``session_id``; it
+    was "unrecognised dump format". FN2-5: recordings were ``.json`` before 0.39, so the name is ``.json[l]`` where
+    the result names its session, and the minute the run started where it does not."""
+    with pytest.raises(ValueError, match=r"no run in this file: this is the final result of a headless Gemini CLI "
+                                         r"run .*chats/session-<YYYY-MM-DDTHH-MM it started>-\*\.json,"):
+        list(read_dump(GEMINI / name, tenant="acme"))

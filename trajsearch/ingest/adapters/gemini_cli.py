@@ -12,8 +12,8 @@ Passed over (``side_file``): the prompt log (``logs.json``) and the restore
 checkpoints of ``--checkpointing`` (``checkpoints/<time>-<file>-<tool>.json``:
 ``{"clientHistory", "toolCall", "commitHash", ...}``, a copy of the session so
 far taken before each file-changing call). Refused saying where its run is
-(``not_a_run``): ``gemini -p --output-format json``'s one result document (the answer and statistics,
-no prompt, no steps).
+(``not_a_run``): ``gemini -p --output-format json``'s one result document (the answer and statistics, or
+the error it ended on; no prompt, no steps; no session id before 0.21).
 
 Three layouts, all read:
 - a checkpoint (``/chat save <tag>``'s ``checkpoint-<tag>.json``, ``logger.ts``
@@ -239,21 +239,46 @@ def side_file(record: Any) -> str | None:
 
 
 #: What ``gemini -p --output-format json`` prints (``output/json-formatter.ts``, ``JsonOutput``): the answer and the
-#: session's statistics, or the error it ended on; never the prompt or the calls.
+#: session's statistics (``SessionMetrics``: ``models``, ``tools``, ``files``), or the error it ended on; never the
+#: prompt or the calls. ``session_id`` since 0.21, ``warnings`` later: 0.6-0.20 print ``{"response", "stats"}`` or
+#: ``{"error": {"type", "message", "code"}}`` alone.
 _HEADLESS_RESULT = frozenset({"session_id", "response", "stats", "error", "warnings"})
+#: A ``JsonOutput`` error's ``type``: the JavaScript error's name (``FatalTurnLimitedError``, ``Error``), at times
+#: with the bundler's ``_`` before it or digit after it; other APIs' error types are snake_case.
+_JS_ERROR_NAME = re.compile(r"_*[A-Z]\w*Error\d*")
+
+
+def _headless_result(record: Any) -> bool:
+    """Whether ``record`` is ``gemini -p --output-format json``'s document (``_HEADLESS_RESULT``). One without a
+    session id (0.6-0.20) is told by the statistics' own shape, or an error of a JavaScript error's name and no other
+    field, so that another tool's ``{"error": {...}}`` is not taken for it."""
+    if not (isinstance(record, dict) and record and set(record) <= _HEADLESS_RESULT):
+        return False
+    stats, error = as_dict(record.get("stats")), as_dict(record.get("error"))
+    if isinstance(record.get("session_id"), str):
+        return isinstance(stats.get("models"), dict) or isinstance(error.get("message"), str)
+    if "session_id" in record:
+        return False
+    if isinstance(stats.get("models"), dict) and isinstance(stats.get("tools"), dict):
+        return True
+    return "stats" not in record and set(error) <= {"type", "message", "code"} and isinstance(
+        error.get("message"), str) and isinstance(error.get("type"), str) and bool(
+        _JS_ERROR_NAME.fullmatch(error["type"]))
 
 
 def not_a_run(record: Any) -> str | None:
     """``gemini -p --output-format json`` prints the final result only (the answer, the token counts): no prompt and
-    no steps. Where the run is: the session's chat recording, or the same command's ``stream-json`` output."""
-    if not (isinstance(record, dict) and isinstance(record.get("session_id"), str) and set(record) <= _HEADLESS_RESULT
-            and (isinstance(as_dict(record.get("stats")).get("models"), dict)
-                 or isinstance(as_dict(record.get("error")).get("message"), str))):
+    no steps. Where the run is: the session's chat recording (``.json`` before 0.39), named by the first 8 characters
+    of its session id where the result gives it (0.21+), or the same command's ``stream-json`` output."""
+    if not _headless_result(record):
         return None
+    session = record.get("session_id")
+    # a result without an id is of 0.6-0.20, whose recordings are .json named by the minute the session started
+    recording = f"session-*-{session[:8]}.json[l]" if session else "session-<YYYY-MM-DDTHH-MM it started>-*.json"
     return ("this is the final result of a headless Gemini CLI run (`gemini -p --output-format json`): the answer, "
             "not the prompt or the steps; ingest the session's chat recording instead, "
-            f"~/.gemini/tmp/<project>/chats/session-*-{record['session_id'][:8]}.jsonl, or run with "
-            "`--output-format stream-json`, whose output is a run")
+            f"~/.gemini/tmp/<project>/chats/{recording}, or run with `--output-format stream-json` (0.11+), whose "
+            "output is a run")
 
 
 def matches(record: Any) -> bool:
