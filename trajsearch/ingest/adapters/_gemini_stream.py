@@ -13,13 +13,13 @@ A ``tool_result``'s ``output`` is the tool's display, not what the model got: a 
 (``run_shell_command``) that failed is ``success`` with its output and no exit code (so read as no error); one
 that failed printing nothing is ``success`` with the shell tool's own line for it (``Command exited with code:
 N``, ``... terminated by signal: S``, ``tools/shell.ts``), which is the step's error (exit code 1 of a command
-that answers "no" so excepted, see ``exit_code_error``), as is its "Command was automatically cancelled
-because it exceeded the timeout ..." (``tools.shell.inactivityTimeout``); in debug mode (``gemini -d``) the display is the report
-the model got (``Output: ...``, ``Exit Code: N``), read as the chat recording's is. A command whose own output
-is exactly one of those lines reads as failed: the display is all the stream has. Unlike Claude Code's and Codex's headless
-streams it holds the prompt, so it is a run: the turn one ``gemini -p`` answered. Its id names
-the session and that turn (``gemini-cli.<session>.turn-<digest of the start and prompt>``), apart
-from the session file's run of the same session. Each invocation opens with its own ``init``: a
+that answers "no" so excepted, see ``exit_code_error``), as is its "Command was automatically cancelled because
+it exceeded the timeout ..." (``tools.shell.inactivityTimeout``); in debug mode (``gemini -d``) the display is
+the report the model got (``Output: ...``, ``Exit Code: N``), read as the chat recording's is. A command whose
+own output is exactly one of those lines reads as failed: the display is all the stream has. Unlike Claude
+Code's and Codex's headless streams it holds the prompt, so it is a run: the turn one ``gemini -p`` answered.
+Its id names the session and that turn (``gemini-cli.<session>.turn-<digest of the start and prompt>``),
+apart from the session file's run of the same session. Each invocation opens with its own ``init``: a
 file that several ``gemini -p ... >> out.jsonl`` appended to holds one run per ``init``
 (``invocations``).
 """
@@ -48,7 +48,7 @@ from ._common import Context, RecordError, as_dict, short
 #: The shell tool's name in every version (``SHELL_TOOL_NAME``): the only tool whose display is read for a failure.
 SHELL_TOOL = "run_shell_command"
 #: What Gemini CLI's shell tool displays for a command that printed nothing and did not succeed (``shell.ts``); its
-#: "Command failed: ..." comes with an execution error, so a ``tool_result`` of status ``error`` (0.2x on).
+#: "Command failed: ..." comes with an execution error, so a ``tool_result`` of status ``error`` (0.3 on).
 _SILENT_FAILURE = re.compile(r"Command (?:exited with code: (-?\d+)|terminated by signal: .+)")
 #: The first line of the shell tool's report to the model, its display in debug mode (before 0.27: ``Command:``).
 _REPORT_START = ("Output: ", "Command: ")
