@@ -79,8 +79,8 @@ Mapping
 - outcome: no verdict is recorded -> ``unknown``; a session whose last API
   error record (``[API Error: ...]``, quota, rate limit; 0.55+: the CLI's word for a
   reply it could not use, "The model returned an empty response ...", a safety block,
-  a reply cut at the token limit, "Model stream ended with malformed function call.") has no model reply after it -> ``infra_error`` with
-  that text. The CLI's other error records answer its
+  a reply cut at the token limit, "Model stream ended with malformed function call.") has no
+  model reply after it -> ``infra_error`` with that text. The CLI's other error records answer its
   own commands ("Please provide at least one path to add.") and decide nothing.
   Every error record's text is kept in ``metadata.error_records``, also those the
   session went on after. A session whose last loop feedback has no step after it ended
