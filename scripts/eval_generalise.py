@@ -10,7 +10,9 @@ script runs unchanged against an older checkout: compare before and after):
    successful run of a *different* task that needs the same work: for mini-swe-agent and
    SWE-agent one whose submission (``info.submission``) changes a file that a submission of
    the query's task changes (files a patch creates, such as SWE-agent's ``reproduce_bug.py``,
-   do not count); for tau-bench one whose task has the same set of write actions
+   do not count, nor do files the run's actions never name: the harness's set-up edits that ``git diff`` hands in
+   with the fix, ``-rA`` in sphinx's ``tox.ini`` (``touched.own_changes``); ``--patch-truth``: every file the
+   patch changes, as before round 16); for tau-bench one whose task has the same set of write actions
    (``info.task.actions`` minus the read-only tools). A task is *findable* when its
    tenant holds such a run. Reported: recall@1 / recall@3 over findable tasks for the
    runtime's ``exemplars`` (as configured; an empty set, e.g. ``plan_from_scratch``,
@@ -93,6 +95,7 @@ from trajsearch.ingest.read import read_dump  # noqa: E402
 from trajsearch.model import Trajectory  # noqa: E402
 from trajsearch.runtime import NoveltyConfig, Runtime, RuntimeContext  # noqa: E402
 from trajsearch.store.filters import Filters  # noqa: E402
+from trajsearch.touched import own_changes  # noqa: E402
 from trajsearch.vocab import LEVELS  # noqa: E402
 
 K = 3
@@ -119,8 +122,10 @@ def swe_files_under(root: Path) -> list[Path]:
     return sorted(root.glob("*/*/*.traj.json")) or sorted(root.rglob("*.traj"))
 
 
-def read_swe(root: Path, outcomes: Path | None) -> tuple[list[Trajectory], dict[str, frozenset[str]]]:
-    """The runs under ``root``, and what each one's submission edits (``info.submission`` of its own file)."""
+def read_swe(root: Path, outcomes: Path | None,
+             whole_patch: bool = False) -> tuple[list[Trajectory], dict[str, frozenset[str]]]:
+    """The runs under ``root``, and what each one's submission edits (``info.submission`` of its own file), the
+    files the run never names left out unless ``whole_patch``: its environment changed them (``own_changes``)."""
     runs, truth = [], {}
     table = OutcomeTable.load(outcomes) if outcomes else None  # read once, joined onto every file's runs
     for path in swe_files_under(root):
@@ -132,7 +137,8 @@ def read_swe(root: Path, outcomes: Path | None) -> tuple[list[Trajectory], dict[
         for run in found:
             runs.append(run)
             if isinstance(info, dict):
-                truth[run.trajectory_id] = edited_files(info.get("submission") or "")
+                edited = edited_files(info.get("submission") or "")
+                truth[run.trajectory_id] = edited if whole_patch else frozenset(own_changes(run, edited))
     return runs, truth
 
 
@@ -215,6 +221,8 @@ def main() -> int:
     ap.add_argument("--swe", type=Path, default=SWE_DIR, help="mini-swe-agent runs (<config>/<instance>/*.traj.json) "
                     "or a SWE-agent run directory (*.traj)")
     ap.add_argument("--no-swe", action="store_true")
+    ap.add_argument("--patch-truth", action="store_true", help="a SWE run's ground truth is every file its patch "
+                    "changes, the harness's set-up edits the run never names too (the definition before round 16)")
     ap.add_argument("--outcomes", type=Path, help="verdicts joined onto the --swe runs (e.g. a SWE-bench report: "
                     "without one a submitted patch counts as a success)")
     ap.add_argument("--lines", type=int, default=300, help="sampled lines per kind (middle / anywhere)")
@@ -231,7 +239,7 @@ def main() -> int:
     print(f"# trajsearch: retrieval that generalises\n\n{machine_note()}\n")
 
     tau, _ = read_runs(args.tau, tenant="x")
-    swe, swe_edits = ([], {}) if args.no_swe else read_swe(args.swe, args.outcomes)
+    swe, swe_edits = ([], {}) if args.no_swe else read_swe(args.swe, args.outcomes, args.patch_truth)
     tau = [r.model_copy(update={"tenant": tenant_of(r)}) for r in tau]
     swe = [r.model_copy(update={"tenant": tenant_of(r)}) for r in swe]
     runs = tau + swe

@@ -553,6 +553,9 @@ def test_a_file_a_run_created_is_no_work_it_shares(hashing_ts):
         diff += "".join(f"diff --git a/{p} b/{p}\n--- a/{p}\n+++ b/{p}\n@@ -1 +1 @@\n-a\n+b\n" for p in paths)
         return make_run(run_id, task_id=run_id, task=wording, steps=[
             ("bash", {"command": "cat > reproduce.py <<'EOF'\nprint(1)\nEOF"}, ""),
+            # the run writes what its diff shows it created (a file no action names is its environment's edit)
+            *[("bash", {"command": f"mkdir -p app && cat > {p} <<'EOF'\nprint(1)\nEOF"}, "")
+              for p in created if p != "reproduce.py"],
             *[("bash", {"command": f"sed -i 's/a/b/' {p}"}, "") for p in paths],
             ("bash", {"command": "git add -A && git diff --cached"}, diff),
         ])
@@ -839,7 +842,8 @@ def test_an_older_store_is_searched_as_it_is_and_upgraded_without_reembedding(tm
     from trajsearch.touched import Touched
 
     output, probes = long_output("RuntimeError: the old store never saw this line")
-    runs = [make_run("long", steps=[("bash", {"command": "git diff"}, PATCH), ("bash", {"command": "run"}, output)]),
+    runs = [make_run("long", steps=[("bash", {"command": "git diff src/billing/invoice.py"}, PATCH),
+                                    ("bash", {"command": "run"}, output)]),
             make_run("short")]
     embedder = HashingEmbedder()
     texts: list[str] = []

@@ -44,7 +44,9 @@ from .touched import touched
 #:     project handed in with the fix), unless it changed nothing else.
 #: 11: a run whose diffs only create files (a reproduction script handed in alone) lists them as "created", not
 #:     "changed": it changed nothing of the project.
-REPRESENTATION_VERSION = 11
+#: 12: the "Touched" line leaves out the files a run's diffs show changed that no action of the run names: its
+#:     environment's edits (the SWE-bench harness's ``tox.ini`` ``-rA``, its pins), not the run's work.
+REPRESENTATION_VERSION = 12
 
 TRAJECTORY_LEVEL_INDEX = -1  # step_index of task and summary rows
 MAX_ROW_CHARS = 12_000  # the stored/lexical text of one row

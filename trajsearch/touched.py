@@ -13,7 +13,12 @@ SWE-agent and CodeR hand in their ``reproduce.py``, a scratch Django project, a 
 with the fix) is no file of the project either; a run whose diffs only create files changed
 nothing of the project, and its summary lists them as ``created`` (SWE-agent counts a
 reproduction script handed in alone as a submission: about 100 of the 238 "successful" runs in
-each of two SWE-agent runs of SWE-bench Lite, none a new module of the project). Tools are told
+each of two SWE-agent runs of SWE-bench Lite, none a new module of the project). A file a diff shows changed that
+no action of the run names (neither its path nor its file name, in any command or argument) was changed by its
+environment before the run, not by the run: ``git diff`` shows every uncommitted change, and the SWE-bench harness
+leaves its own set-up edits uncommitted in some images (``-rA`` added to ``tox.ini``'s pytest line, pins in
+``setup.py`` and ``pyproject.toml``, a deleted ``.coveragerc``), so they came with every submission of those
+repositories (see :func:`own_changes`). Tools are told
 apart by name: ``get_``, ``search_``, ``list_``, ``find_``, ``read``, ``view``... read; any
 other tool that is not a shell changes something (``book_reservation``, ``str_replace_editor``).
 
@@ -166,6 +171,7 @@ class _Reading:
     calls: list[str] = field(default_factory=list)
     roots: set[str] = field(default_factory=set)
     seen: list[tuple[str, str]] = field(default_factory=list)  # (file, name) definitions shown by reads
+    said: list[str] = field(default_factory=list)  # the run's own words to its tools: actions and their arguments
 
     def changed(self) -> list[str]:
         """The files changed: those of the diffs shown, else those written (see the module docstring)."""
@@ -177,6 +183,7 @@ def _read_step(step: Step, reading: _Reading) -> None:
     action = (step.action or "").strip()
     args = step.arguments
     texts = [step.observation or ""] + list(json_strings(args))
+    _say(step, reading, texts[1:])
     for text in texts:
         if "@@" in text or "diff --git" in text:
             files, names = _diff(text)
@@ -212,12 +219,40 @@ def _read_step(step: Step, reading: _Reading) -> None:
         reading.calls.append(action)
 
 
+def _say(step: Step, reading: _Reading, arguments: list[str] | None = None) -> None:
+    """Keep what a step recorded with its arguments asked its tools for (its action and argument strings)."""
+    arguments = list(json_strings(step.arguments)) if arguments is None else arguments
+    if arguments:
+        reading.said += [(step.action or "").strip(), *arguments]
+
+
 def changed_by(step: Step) -> list[str]:
     """The files one step changed, as :func:`touched` reads a run: those of a diff it shows, else what its
     command or edit wrote. Per step, so a caller can tell which step changed what (an exemplar's key actions)."""
     reading = _Reading()
     _read_step(step, reading)
     return reading.changed()
+
+
+def own_changes(trajectory: Trajectory, files: Iterable[str]) -> list[str]:
+    """Of ``files`` (a patch's, relative to the repository), those the run's own actions name: the rest were changed
+    before it started, by its environment (see the module docstring), and are no work of the run."""
+    reading = _Reading()
+    for step in trajectory.steps:
+        _say(step, reading)
+    return _named(list(files), reading.said)
+
+
+def _named(files: list[str], said: list[str]) -> list[str]:
+    """The files whose path or file name the texts ``said`` (the actions recorded with their arguments) hold. No
+    agent changes a file without naming it (an edit's path, ``sed -i``, ``open`` before SWE-agent's ``edit``, a
+    script's ``open``, a patch it applies); the set-up's edits it never names. A file it names only to read it stays
+    (``cat tox.ini``). All of ``files`` when no action was recorded with its arguments: a dump holding the patch and
+    not the steps that made it says nothing either way."""
+    if not said:
+        return files
+    text = "\n".join(said)
+    return [path for path in files if path in text or path.rsplit("/", 1)[-1] in text]
 
 
 #: The programs :func:`undone_by` looks for (a quick test: most commands undo nothing).
@@ -306,6 +341,8 @@ def touched(trajectory: Trajectory) -> Touched:
     for step in trajectory.steps:
         _read_step(step, reading)
     changed = reading.changed()
+    if reading.diffed:  # what the run's whole record names (one step's command need not name what it shows changed)
+        changed = _named(changed, reading.said)
     roots = reading.roots
     created = set(_paths(reading.created, roots)) & set(changed)
     only_created = [path for path in changed if path in created] if created and len(created) == len(changed) else []

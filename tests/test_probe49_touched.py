@@ -1,0 +1,73 @@
+"""The SWE-bench harness's own edits are no work of the run (issue 11, round 16).
+
+``git diff`` shows every uncommitted change, and the SWE-bench harness leaves its set-up edits uncommitted in some
+images: ``-rA`` on ``tox.ini``'s pytest line and pins in ``setup.py`` for sphinx, pins in astropy's
+``pyproject.toml``, a ``.coveragerc`` deleted or written. So they came with every submission of those repositories
+and counted as what the run changed: in the summary's ``Touched:`` line, hence as shared work between runs, in
+``where.likely_files`` (``tox.ini`` a likely file for every sphinx task) and in ``eval_generalise``'s ground truth.
+No action of such a run names them (measured on 1,312 SWE-bench runs of four agents: 159 such files, every one
+``tox.ini``, ``setup.py``, ``pyproject.toml`` or ``.coveragerc``; of the 1,152 files the runs' actions name, none is
+lost), so a diffed file that no action names is left out.
+
+``HARNESS`` is a real mini-swe-agent 1.15.0 run of gemini-3-pro-preview on SWE-bench Verified (see its SOURCE.md),
+``CODER`` a real CodeR run on SWE-bench Lite whose whole submission is a ``.coveragerc`` its environment wrote.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from trajsearch.ingest.read import read_dump
+from trajsearch.model import Trajectory
+from trajsearch.represent import extractive_summary
+from trajsearch.touched import touched
+
+FIXTURES = Path(__file__).parent / "fixtures"
+HARNESS = FIXTURES / "mini-swe-agent" / ".real" / "gemini-3-pro-harness-edits"
+CODER = FIXTURES / "swe-agent" / ".real" / "coder" / "trajs" / "sympy__sympy-18621.traj"
+
+
+def _run(path: Path) -> Trajectory:
+    (parsed,) = [p for p in read_dump(path, tenant="t") if p.error is None]
+    return parsed.trajectory
+
+
+def _touched_line(run: Trajectory) -> str:
+    return next(line for line in extractive_summary(run).split("\n") if line.startswith("Touched:"))
+
+
+def test_harness_edits_in_a_submitted_diff_are_not_what_the_run_changed() -> None:
+    """Bug (real gemini-3-pro run, sphinx-doc__sphinx-10323): its submission ``git add -A && git diff --cached``
+    holds the fix, a test, and the harness's ``-rA`` in ``tox.ini``; the summary said it changed ``tox.ini``."""
+    run = _run(HARNESS / "trajs" / "sphinx-doc__sphinx-10323" / "sphinx-doc__sphinx-10323.traj.json")
+    final = run.steps[-1].observation or ""
+    assert "diff --git a/tox.ini b/tox.ini" in final and "pytest -rA --durations" in final  # handed in with the fix
+    assert touched(run).changed == ["sphinx/directives/code.py", "tests/test_directive_code.py"]
+    line = _touched_line(run)
+    assert "changed sphinx/directives/code.py, tests/test_directive_code.py (modules " in line
+    assert "tox.ini" not in line
+
+
+def test_a_submission_of_only_the_environments_edit_changed_nothing() -> None:
+    """Bug (real CodeR run, sympy__sympy-18621): the diff it handed in creates a ``.coveragerc`` "added by
+    auto-code-rover" (the environment CodeR ran in), which none of its commands named (it created and edited
+    ``reproduce.py``, then ran it): the summary said the run created ``.coveragerc``."""
+    run = _run(CODER)
+    shown = "\n".join(s.observation or "" for s in run.steps)
+    assert "diff --git a/.coveragerc b/.coveragerc\nnew file mode" in shown and "by auto-code-rover" in shown
+    found = touched(run)
+    assert found.changed == [] and found.created == []
+    assert ".coveragerc" not in extractive_summary(run)
+
+
+def test_eval_ground_truth_leaves_the_harness_edits_out() -> None:
+    """``eval_generalise``'s relevance ("edits a same file") read every file of the submission: two sphinx runs were
+    relevant to each other for sharing the harness's ``tox.ini``. ``--patch-truth`` keeps the old definition."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
+    import eval_generalise  # noqa: PLC0415
+
+    runs, truth = eval_generalise.read_swe(HARNESS, None)
+    assert truth[runs[0].trajectory_id] == {"sphinx/directives/code.py", "tests/test_directive_code.py"}
+    _, whole = eval_generalise.read_swe(HARNESS, None, whole_patch=True)
+    assert whole[runs[0].trajectory_id] == {"sphinx/directives/code.py", "tests/test_directive_code.py", "tox.ini"}
