@@ -71,3 +71,13 @@ def test_eval_ground_truth_leaves_the_harness_edits_out() -> None:
     assert truth[runs[0].trajectory_id] == {"sphinx/directives/code.py", "tests/test_directive_code.py"}
     _, whole = eval_generalise.read_swe(HARNESS, None, whole_patch=True)
     assert whole[runs[0].trajectory_id] == {"sphinx/directives/code.py", "tests/test_directive_code.py", "tox.ini"}
+
+
+def test_a_diff_of_upstream_history_is_no_change_of_the_run() -> None:
+    """Bug (real mini-swe-agent run, deepseek-chat, pylint-dev__astroid-1333): it read upstream history with
+    ``git show 51f552ce`` and ``git diff d0775d5f..e36b4388 -- astroid/builder.py``; the files of those commits'
+    diffs were listed as changed beside its fix (``info.submission`` changes ``astroid/modutils.py`` alone)."""
+    run = _run(FIXTURES / "mini-swe-agent" / ".real" / "deepseek-history-diffs" / "pylint-dev__astroid-1333.traj.json")
+    assert touched(run).changed == ["astroid/modutils.py"]
+    line = _touched_line(run)
+    assert "changed astroid/modutils.py (modules astroid.modutils)" in line and "builder.py" not in line

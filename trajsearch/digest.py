@@ -31,7 +31,7 @@ from typing import Any, Callable, Iterable
 from .model import Step, Trajectory, json_strings, outcome_shown
 from .represent import clip, decisive_error, render_arguments
 from .steps import command_of, decision_points, is_read, is_removal, is_test_run, is_write
-from .touched import EVERY_FILE, NEW_FILE, changed_by, undone_by
+from .touched import EVERY_FILE, HISTORY as _HISTORY, NEW_FILE, changed_by, undone_by
 
 #: The files a step changed (:func:`trajsearch.touched.changed_by`, or that read once per step).
 StepFiles = Callable[[Step], list[str]]
@@ -312,8 +312,6 @@ def kept_files(run: Trajectory, changes: StepFiles = changed_by) -> frozenset[st
 
 
 _DIFF = re.compile(r"^diff --git |^\+\+\+ ", re.M)
-#: Commands whose diff is another commit's (upstream history), not the run's own change.
-_HISTORY = re.compile(r"^\s*(?:cd\s+\S+\s*&&\s*)?git\s+(?:show|log)\b")
 
 
 def final_diff(run: Trajectory, changes: StepFiles = changed_by) -> str:

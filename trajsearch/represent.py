@@ -46,7 +46,9 @@ from .touched import touched
 #:     "changed": it changed nothing of the project.
 #: 12: the "Touched" line leaves out the files a run's diffs show changed that no action of the run names: its
 #:     environment's edits (the SWE-bench harness's ``tox.ini`` ``-rA``, its pins), not the run's work.
-REPRESENTATION_VERSION = 12
+#: 13: nor the files of a diff a history command shows (``git show REV``, ``git log -p``, ``git diff A..B``): another
+#:     commit's change, not the run's.
+REPRESENTATION_VERSION = 13
 
 TRAJECTORY_LEVEL_INDEX = -1  # step_index of task and summary rows
 MAX_ROW_CHARS = 12_000  # the stored/lexical text of one row

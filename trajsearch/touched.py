@@ -18,7 +18,8 @@ no action of the run names (neither its path nor its file name, in any command o
 environment before the run, not by the run: ``git diff`` shows every uncommitted change, and the SWE-bench harness
 leaves its own set-up edits uncommitted in some images (``-rA`` added to ``tox.ini``'s pytest line, pins in
 ``setup.py`` and ``pyproject.toml``, a deleted ``.coveragerc``), so they came with every submission of those
-repositories (see :func:`own_changes`). Tools are told
+repositories (see :func:`own_changes`). Nor is a diff a history command shows (``git show REV``, ``git log -p``,
+``git diff A..B``: :data:`HISTORY`) any change of the run's. Tools are told
 apart by name: ``get_``, ``search_``, ``list_``, ``find_``, ``read``, ``view``... read; any
 other tool that is not a shell changes something (``book_reservation``, ``str_replace_editor``).
 
@@ -184,7 +185,9 @@ def _read_step(step: Step, reading: _Reading) -> None:
     args = step.arguments
     texts = [step.observation or ""] + list(json_strings(args))
     _say(step, reading, texts[1:])
-    for text in texts:
+    command = _command(action, args)
+    history = command is not None and bool(HISTORY.match(command))  # another commit's diff: no change of the run's
+    for text in texts[1:] if history else texts:
         if "@@" in text or "diff --git" in text:
             files, names = _diff(text)
             reading.diffed += files
@@ -193,7 +196,6 @@ def _read_step(step: Step, reading: _Reading) -> None:
     viewed = _FILE_VIEW.match((step.observation or "").lstrip())
     if viewed:  # SWE-agent's viewer shows one file, whichever command asked: its header says which
         reading.seen += _definitions(step.observation or "", [viewed.group(1)])
-    command = _command(action, args)
     if command is not None:
         first = len(reading.read)
         _shell(command, reading.written, reading.read, reading.tests, reading.commands, reading.roots)
@@ -253,6 +255,11 @@ def _named(files: list[str], said: list[str]) -> list[str]:
         return files
     text = "\n".join(said)
     return [path for path in files if path in text or path.rsplit("/", 1)[-1] in text]
+
+
+#: Commands whose diff is other commits' (upstream history: ``git show REV``, ``git log -p``, ``git diff A..B``), not
+#: the run's change.
+HISTORY = re.compile(r"^\s*(?:cd\s+\S+\s*&&\s*)?git\s+(?:(?:show|log)\b|diff\s+(?:-\S+\s+)*[^\s-]\S*[^\s/.]\.\.)")
 
 
 #: The programs :func:`undone_by` looks for (a quick test: most commands undo nothing).
