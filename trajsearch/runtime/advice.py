@@ -535,13 +535,18 @@ def _last_places(chosen: Sequence[Scored], ranked: list[Scored], by_calls: list[
     """The order the last places are filled in, after the runs ``chosen`` first.
 
     Runs making the state-changing calls the task names come first when no chosen run does that
-    work (:func:`_covered`). Else, when no chosen run recorded any work at all (no file changed, no
-    state-changing call: a request refused, a question answered), the runs that did come first:
+    work (:func:`_covered`), but not a twin of a chosen run (the same work recorded): it shows nothing
+    new, and as the first of that part it gave way to any run scoring within the other-work margin
+    (:func:`~.rerank.diversify`), though that run makes none of the calls (tau-bench airline-27: a run
+    that only changed a flight took the place of one that cancelled, as the task asks). Else, when no
+    chosen run recorded any work at all (no file changed, no state-changing call: a request refused, a
+    question answered), the runs that did come first:
     an agent shown only refusals learns nothing of how to do the work where it is allowed. Else
     None: the ranking decides. Each part best first.
     """
     if not _covered(chosen, by_calls):
-        return by_calls + ranked
+        shown = {work for s in chosen if (work := work_done(_summary(s, summaries)))}
+        return [s for s in by_calls if work_done(_summary(s, summaries)) not in shown] + ranked
     if not any(work_done(_summary(s, summaries)) for s in chosen):
         return [s for s in ranked if work_done(_summary(s, summaries))] + ranked
     return None
