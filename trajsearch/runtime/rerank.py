@@ -269,7 +269,7 @@ def touched_scores(query: str, summaries: Sequence[str]) -> dict[str, list[float
       (as a token of the log/code tokenizer or an identifier), among those some candidate touched,
       that this one touched;
     - ``named``: the same for the code ``query`` names by its identifiers only (:func:`named_code`);
-    - ``calls``: the share of the names this one touched that ``query`` mentions;
+    - ``calls``: the share of the names this one touched that ``query`` mentions (in any form: :func:`says_call`);
     - ``where``: the share of the files defining what ``query`` names (:func:`defined_in`, over all
       candidates; a name defined in more than ``WHERE_MAX_FILES`` files says too little, and each
       counts ``1/files``) that this one changed.
@@ -292,10 +292,11 @@ def touched_scores(query: str, summaries: Sequence[str]) -> dict[str, list[float
             for name in found:
                 df[name] = df.get(name, 0) + 1
         idf = {name: math.log((len(names) + 1) / count) for name, count in df.items()}
-        asked = sum(weight for name, weight in idf.items() if name in mentioned[kind])  # named, touched by some run
+        said = {name for name in idf if name in mentioned[kind] or kind == "calls" and says_call(name, words)}
+        asked = sum(idf[name] for name in said)  # named, touched by some run
         scores = []
         for found in names:
-            hit = sum(idf[name] for name in found if name in mentioned[kind])
+            hit = sum(idf[name] for name in found if name in said)
             if kind != "calls":  # how much of the code the task names this run changed
                 scores.append(hit / asked if asked else 0.0)
             else:  # how much of what this run's calls did the task names
@@ -307,6 +308,24 @@ def touched_scores(query: str, summaries: Sequence[str]) -> dict[str, list[float
     out["where"] = [sum(homes.get(key, 0.0) for key in _changed_keys(lists)) / total if total else 0.0
                     for lists in parsed]
     return out
+
+
+#: The shortest start of a call's word that a task's word must begin with (``book`` of ``booked``).
+CALL_STEM_MIN = 4
+
+
+def says_call(call_word: str, words: set[str]) -> bool:
+    """Whether a task's ``words`` name this word of a state-changing call (``cancel`` of ``cancel_reservation``),
+    in the form the task's grammar gives it: "which flights should be cancelled", "a cancellation", "your
+    reservations", "booked", "exchanged", "modified". The exact word alone missed them: tau2 airline-42 ("let the
+    agent figure out which flights should be cancelled") had its one relevant run, the only successful one that
+    called ``cancel_reservation``, seventh. A word names the call's word when it starts with it, less a final
+    ``e`` or ``y`` (``exchang``, ``modif``), of at least ``CALL_STEM_MIN`` letters; ``upgrade`` is not ``update``.
+    Only a longer word matches: ``flight`` naming ``flights`` made runs whose calls only share the task's nouns
+    (``update_reservation_flights`` for "change ... to a nonstop flight") pass ``RerankConfig.call_match``, and
+    took tau-bench airline-27's call place from the run that cancelled (its shared dumps' recall@3 0.900 -> 0.850)."""
+    start = call_word[:-1] if call_word[-1:] in ("e", "y") else call_word
+    return call_word in words or len(start) >= CALL_STEM_MIN and any(word.startswith(start) for word in words)
 
 
 _DOTTED = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")
