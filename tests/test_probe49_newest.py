@@ -58,7 +58,7 @@ def test_gemini_json_output_is_refused_naming_the_recording_to_ingest() -> None:
     """N2-4 (real ``gemini -p --output-format json`` stdout, 0.61.0): the answer and statistics only, no prompt or
     steps; it was refused as "unrecognised dump format", as if Gemini CLI were not supported."""
     with pytest.raises(ValueError, match=r"no run in this file: this is the final result of a headless Gemini CLI "
-                                         r"run .*chats/session-\*-3577006b\.json\[l\]"):
+                                         r"run .*chats/session-\*-3577006b\.json\* "):
         list(read_dump(GEMINI / "headless-json-result.json", tenant="acme"))
 
 
@@ -110,8 +110,22 @@ def test_a_gemini_command_cancelled_at_the_inactivity_timeout_is_an_error(path: 
 def test_gemini_json_output_without_a_session_id_is_refused_too(name: str) -> None:
     """FN2-4 (real ``@google/gemini-cli@0.20.0`` ``gemini -p --output-format json``: the answer and statistics on
     stdout; the error it ended on, max session turns, on stderr): before 0.21 the document has no ``session_id``; it
-    was "unrecognised dump format". FN2-5: recordings were ``.json`` before 0.39, so the name is ``.json[l]`` where
-    the result names its session, and the minute the run started where it does not."""
+    was "unrecognised dump format". FN2-5: recordings were ``.json`` before 0.39, so the name is ``.json*`` (one
+    shell glob for both) where the result names its session, and the minute the run started where it does not."""
     with pytest.raises(ValueError, match=r"no run in this file: this is the final result of a headless Gemini CLI "
-                                         r"run .*chats/session-<YYYY-MM-DDTHH-MM it started>-\*\.json,"):
+                                         r"run .*chats/session-<YYYY-MM-DDTHH-MM it started>-\*\.json "):
         list(read_dump(GEMINI / name, tenant="acme"))
+
+
+def test_gemini_json_refusal_names_a_recording_a_shell_finds_in_either_extension(tmp_path: Path) -> None:
+    """Review RG-3: the name said ``session-*-<id8>.json[l]``, a glob matching ``.jsonl`` only; a 0.21-0.38 result's
+    recording is ``.json``: pasted into a shell it found nothing."""
+    import glob
+    import re
+
+    with pytest.raises(ValueError) as refused:
+        list(read_dump(GEMINI / "headless-json-result.json", tenant="acme"))
+    pattern = re.search(r"chats/(\S+)", str(refused.value)).group(1)
+    for name in ("session-2026-01-01T22-12-3577006b.json", "session-2026-12-05T08-50-3577006b.jsonl"):
+        (tmp_path / name).write_text("{}")
+    assert len(glob.glob(str(tmp_path / pattern))) == 2, pattern

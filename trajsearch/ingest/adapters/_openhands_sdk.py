@@ -53,6 +53,7 @@ from ._agent_cli import as_int, command_line, exit_code_error, iso_time, strip_t
 from ._common import as_dict, as_list, decisive_line, short, thinking_blocks_text
 from .claude_code import result_error as claude_result_error  # Claude Code's rule for its own results
 from .gemini_cli import shell_report_error as gemini_shell_error  # gemini-cli's shell report, shown in debug mode
+from .gemini_cli import shell_timeout_error as gemini_shell_timeout  # its inactivity timeout's notice
 
 BASE_STATE = "base_state.json"
 EVENTS_DIR = "events"
@@ -91,9 +92,10 @@ _ACP_FAILED_OUTPUT_KEYS = ("formatted_output", "aggregated_output", "stderr", "o
 _MCP_RESULT_KEYS = frozenset({"content", "isError", "is_error", "structuredContent", "structured_content", "_meta",
                               "meta"})
 #: What gemini-cli's shell tool shows for a command that printed nothing and did not succeed (``shell.ts``
-#: ``returnDisplay``), sent as the content of a call it reports ``completed``: the exit code is only there.
-_GEMINI_SHELL_END = re.compile(r"\ACommand (?:exited with code: (-?\d+)|terminated by signal: (\S+)|failed: (.+))\Z",
-                               re.S)
+#: ``returnDisplay``), sent as the content of a call it reports ``completed``: the exit code is only there. Not its
+#: "Command failed: ..." (shown only with an execution error, and a tool's error makes gemini-cli's ACP integration
+#: send the call ``failed`` with that error's words): a ``completed`` call's text saying so is the command's output.
+_GEMINI_SHELL_END = re.compile(r"\ACommand (?:exited with code: (-?\d+)|terminated by signal: (\S+))\Z")
 #: (In debug mode it shows, for every command, the report it gives the model: ``gemini_cli.shell_report_error``.)
 #: How gemini-cli's shell tool titles a call (``ShellToolInvocation.getDescription``): the command, then where it
 #: ran, its description, ``[background]``.
@@ -544,9 +546,11 @@ def acp_result(event: dict[str, Any], arguments: dict[str, Any]) -> tuple[str, s
         return text, exit_code_error(text, code, command)
     shell = code is None and event.get("tool_kind") == "execute"
     shown = _GEMINI_SHELL_END.match(text.strip()) if shell else None
-    if shown:  # its exit code, else the signal or the failure it names
+    if shown:  # its exit code, else the signal it names
         return text, exit_code_error("", int(shown.group(1)), command or _gemini_command(event)) if shown.group(1) \
             else short(text.strip(), 300)
+    if shell and (timed_out := gemini_shell_timeout(text)):  # killed at its inactivity timeout, sent "completed"
+        return text, timed_out
     if shell and text.startswith("Output: ") and (reported := gemini_shell_error(text, command or _gemini_command(
             event), failed)):  # gemini-cli in debug mode shows the model's report, its exit code in it
         return text, reported

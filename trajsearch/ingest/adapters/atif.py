@@ -866,13 +866,14 @@ def _cli_reply_error(agent: str | None, content: str) -> str | None:
     keeps the reply's text as the result): Codex's (``agent.name`` ``codex``) "unsupported call: ...", "apply_patch
     verification failed: ...", "aborted by user", a unified-exec command that never ran, a code-mode script that
     failed (``codex_cli._output_error`` with no exit code known); Gemini CLI's "Subagent '<name>' failed. Error:
-    ..." and a sub-agent that ended short of its goal, recorded as successes (``gemini_cli._subagent_error``)."""
+    ..." and a sub-agent that ended short of its goal, recorded as successes (``gemini_cli._subagent_error``), and
+    a command its shell tool cancelled at its inactivity timeout (``gemini_cli.shell_timeout_error``)."""
     if not content:
         return None
     if agent == "codex":
         return codex_cli._output_error(content, None, None, None)
     if agent == "gemini-cli":
-        return gemini_cli._subagent_error(None, content)
+        return gemini_cli._subagent_error(None, content) or gemini_cli.shell_timeout_error(content)
     return None
 
 

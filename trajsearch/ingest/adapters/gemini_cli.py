@@ -274,11 +274,11 @@ def not_a_run(record: Any) -> str | None:
         return None
     session = record.get("session_id")
     # a result without an id is of 0.6-0.20, whose recordings are .json named by the minute the session started
-    recording = f"session-*-{session[:8]}.json[l]" if session else "session-<YYYY-MM-DDTHH-MM it started>-*.json"
+    recording = f"session-*-{session[:8]}.json*" if session else "session-<YYYY-MM-DDTHH-MM it started>-*.json"
     return ("this is the final result of a headless Gemini CLI run (`gemini -p --output-format json`): the answer, "
             "not the prompt or the steps; ingest the session's chat recording instead, "
-            f"~/.gemini/tmp/<project>/chats/{recording}, or run with `--output-format stream-json` (0.11+), whose "
-            "output is a run")
+            f"~/.gemini/tmp/<project>/chats/{recording} (<project>: a hash or the name of the project's folder), "
+            "or run with `--output-format stream-json` (0.11+), whose output is a run")
 
 
 def matches(record: Any) -> bool:
