@@ -167,3 +167,21 @@ def test_swe_agent_1_1_claude_thinking_is_the_steps_thought() -> None:
         ("submit", "The fix is in. Submit the change."),
         ("submit", "The review asks me to confirm; the diff is only the fix, so submit again."),
     ]
+
+
+AGENTCHAT_047 = AGENTCHAT / "0.4.7"
+
+
+def test_agentchat_0_4_human_in_the_loop_state_with_a_proxy_named_user_is_one_run(tmp_path: Path) -> None:
+    """autogen-agentchat 0.4.0-0.4.8 keys a team state's ``agent_states`` ``<name>/<team_id>``: a UserProxyAgent
+    named ``user`` (the tutorial's name) was not seen as a participant, and each of the person's replies read as a
+    new ``run``'s task: one human-in-the-loop run cut into three (a run whose task was "APPROVE")."""
+    alone = tmp_path / "0.4.7-hitl_user_team_state.json"
+    alone.write_bytes((AGENTCHAT_047 / alone.name).read_bytes())
+    [run] = _runs(alone)
+    assert run.task == "Write a Python function that returns the n-th Fibonacci number."
+    assert [(s.action, s.observation) for s in run.steps] == [
+        ("respond", "That is exponential time, make it iterative."), ("respond", "APPROVE")]
+    # beside the run's own messages file, the state is that run again: passed over, one run in the folder
+    got = [(Path(p.source).name, p.trajectory.task) for p in read_dump(AGENTCHAT_047, tenant="t") if p.trajectory]
+    assert got == [("0.4.7-hitl_user_messages.json", run.task)]

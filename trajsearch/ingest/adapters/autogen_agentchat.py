@@ -99,9 +99,9 @@ def _runs_of_thread(state: dict[str, Any], thread: list[Any]) -> list[list[Any]]
     on, each run's task appended where the last run stopped; each ``run`` is a run of its own in its TaskResult
     (the task's message first, its id the run's), so the thread is cut before each task: a chat message from
     ``user`` after a message of another source. Not when a participant is named ``user`` (``agent_states`` is keyed
-    by the participants' names): its replies would read as tasks. A run resumed without a task (``run()``) starts
-    with no message of its own and stays with the run before it."""
-    if _TASK_SOURCE in as_dict(state.get("agent_states")):
+    by the participants' names, ``<name>/<team_id>`` before 0.4.9): its replies would read as tasks. A run resumed
+    without a task (``run()``) starts with no message of its own and stays with the run before it."""
+    if any(str(key).split("/", 1)[0] == _TASK_SOURCE for key in as_dict(state.get("agent_states"))):
         return [thread]
     runs: list[list[Any]] = []
     for n, msg in enumerate(thread):
