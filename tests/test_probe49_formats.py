@@ -185,3 +185,12 @@ def test_agentchat_0_4_human_in_the_loop_state_with_a_proxy_named_user_is_one_ru
     # beside the run's own messages file, the state is that run again: passed over, one run in the folder
     got = [(Path(p.source).name, p.trajectory.task) for p in read_dump(AGENTCHAT_047, tenant="t") if p.trajectory]
     assert got == [("0.4.7-hitl_user_messages.json", run.task)]
+
+
+def test_agentchat_0_4_state_of_two_runs_saying_the_same_beside_their_files_is_passed_over() -> None:
+    """Two runs of a team not reset that said exactly the same (a model-less agent, a replayed model): both files
+    matched the state's first run only, so the state was read beside them, the two runs twice (four, not two)."""
+    got = [(Path(p.source).name, p.trajectory.task)
+           for p in read_dump(AGENTCHAT / "0.4.7-twin", tenant="t") if p.trajectory]
+    assert got == [("0.4.7-twin_run1_messages.json", "What is the capital of France?"),
+                   ("0.4.7-twin_run2_messages.json", "What is the capital of France?")]

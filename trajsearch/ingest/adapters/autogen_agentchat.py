@@ -7,7 +7,9 @@ dumped) or a line each (``run_stream()``'s items, the TaskResult that ends it
 holding them again: one run; a run that raised before yielding it, the messages
 the next one does not hold); a team's ``await team.save_state()``
 (``{"type": "TeamState", "agent_states": {...}}``), whose group chat manager keeps the same messages as
-its ``message_thread``. Each message is a dumped ``BaseChatMessage`` /
+its ``message_thread``: of every ``run`` since the team's last ``reset()``, so the thread is cut into runs
+before each task (``_runs_of_thread``: a ``user`` message after another source's, unless a participant is
+named ``user``). Each message is a dumped ``BaseChatMessage`` /
 ``BaseAgentEvent`` (``autogen_agentchat/messages.py``): ``type``, ``source``,
 ``content``, ``id``, ``created_at``. An agent's own ``save_state()`` (its model
 context) and Autogen Studio's team configs are no run.
@@ -191,7 +193,8 @@ def matches(record: Any) -> bool:
 
 
 def split(document: Any) -> Iterator[tuple[str, Any]]:
-    """The runs of a file (``WHOLE_FILE``): a TaskResult or TeamState is one; a list (JSONL lines, a JSON array)
+    """The runs of a file (``WHOLE_FILE``): a TaskResult is one, a TeamState one per ``run`` its thread holds
+    (``_runs_of_thread``: a team not reset between runs keeps them all); a list (JSONL lines, a JSON array)
     holds TaskResults, each a run, or loose messages, one run together (``result.messages`` saved as a list, or
     ``run_stream()``'s messages a line each), up to the TaskResult ``run_stream()`` ends with, which holds them;
     messages it does not hold (``_unheld``: a run that raised, the loop writing the items going on to its next
@@ -299,7 +302,10 @@ def side_path(path: Path, fmt: str | None) -> str | None:
         for _, run in split(document):
             if isinstance(run, dict) and run.get("type") != "TeamState" and SAVED_AS not in run \
                     and (said := _said(_messages(run) or [])) in mine:
-                found.setdefault(mine.index(said), other.name)
+                # runs that said the very same (a model-less agent, a replayed model) pair in turn, one file each
+                k = next((k for k, theirs in enumerate(mine) if theirs == said and k not in found), None)
+                if k is not None:
+                    found[k] = other.name
     if mine and len(found) == len(mine):
         files = ", ".join(dict.fromkeys(found[k] for k in sorted(found)))
         return (f"an AutoGen AgentChat team's saved state (`team.save_state()`) of the run{'s' * (len(mine) > 1)} "
