@@ -194,3 +194,40 @@ def test_agentchat_0_4_state_of_two_runs_saying_the_same_beside_their_files_is_p
            for p in read_dump(AGENTCHAT / "0.4.7-twin", tenant="t") if p.trajectory]
     assert got == [("0.4.7-twin_run1_messages.json", "What is the capital of France?"),
                    ("0.4.7-twin_run2_messages.json", "What is the capital of France?")]
+
+
+def _head(clipped: str) -> str:
+    """A text's head before the mark compression leaves where it cut it (``represent.clip``)."""
+    return clipped.split(" …", 1)[0]
+
+
+def test_tau2_compressed_export_opens_with_the_greeting_and_the_users_first_line(hashing_ts: TrajSearch) -> None:
+    """tau2's opening is a ``respond`` step (the agent's greeting, the user's first line its observation):
+    ``--max-tokens`` compression dropped it, and the records opened mid-conversation, with a tool call (sharegpt:
+    with its result, the call gone) or with the agent answering nobody."""
+    runs = _runs(FIXTURES / "tau2-bench/.probe49/airline_run1.cancel.json")  # nine real runs (its SOURCE.md)
+    hashing_ts.add(runs)
+    by_id = {r.trajectory_id: r for r in runs}
+    compressed = 0
+    for fmt in ("openai-chat", "sharegpt"):
+        export = export_runs(hashing_ts, "cancel my reservation", tenant="t", fmt=fmt, k=10,
+                             outcome=("success", "failure"), max_tokens=800)
+        out = io.StringIO()
+        write(export, out, fmt=fmt)
+        records = [json.loads(line) for line in out.getvalue().splitlines()]
+        assert records
+        for record in records:
+            run = by_id[record["metadata"]["trajectory_id"]]
+            greeting = run.steps[0]
+            whole = to_record(run, fmt)
+            if fmt == "openai-chat":
+                compressed += len(record["messages"]) < len(whole["messages"])
+                assert validate_openai_chat(record) == []
+                assert [m["role"] for m in record["messages"][:2]] == ["assistant", "user"]
+                assert _head(record["messages"][1]["content"]) in greeting.observation
+            else:
+                compressed += len(record["conversations"]) < len(whole["conversations"])
+                assert validate_sharegpt(record) == []
+                assert record["conversations"][0]["from"] == "human"
+                assert _head(record["conversations"][0]["value"]) in greeting.observation
+    assert compressed  # the budget made some records shorter

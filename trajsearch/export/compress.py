@@ -10,7 +10,7 @@ cut to head and tail; the runtime's third level keeps no steps, which teaches
 nothing, so it is not used); a run that fits at none is left out and counted. Tokens are counted
 with the runtime's counter (all-MiniLM-L6-v2's WordPiece) on the record's text
 (message contents, tool names and arguments), not on the JSON punctuation. A run whose task the agent never
-saw keeps its opening user turn at every level (:func:`_opening`).
+saw keeps its opening user turn (tau2: with the greeting it answers) at every level (:func:`_opening`).
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from typing import Any, Callable, Iterator
 
 from ..model import TASK_SEEN_BY_AGENT, Step, Trajectory
 from ..represent import clip
+from .formats import RESPOND
 
 
 def _variants(run: Trajectory, compress: bool) -> Iterator[tuple[str, Trajectory]]:
@@ -50,12 +51,15 @@ def _variants(run: Trajectory, compress: bool) -> Iterator[tuple[str, Trajectory
 
 
 def _opening(run: Trajectory) -> Callable[[list[Step]], list[Step]]:
-    """What puts back the run's opening user turn (a first step with no action) where compression left it out, for a
-    run whose task the agent never saw: that turn, not the task, opens its record (``formats._turns``), and a
-    record that starts with the agent answering nobody teaches nothing. A level that kept no step stays empty
-    (the export passes it over)."""
+    """What puts back the run's opening user turn where compression left it out, for a run whose task the agent
+    never saw: that turn, not the task, opens its record (``formats._turns``), and a record that starts with the
+    agent answering nobody (or calling a tool mid-conversation) teaches nothing. The opening is the first step when
+    its observation is what the user said first: a step with no action (tau-bench's first user message) or a
+    ``respond`` (tau2's greeting, the user's first line its reply). A level that kept no step stays empty (the
+    export passes it over)."""
     first = run.steps[0] if run.steps else None
-    if run.metadata.get(TASK_SEEN_BY_AGENT) is not False or first is None or first.action or not first.observation:
+    if run.metadata.get(TASK_SEEN_BY_AGENT) is not False or first is None \
+            or first.action not in (None, RESPOND) or not first.observation:
         return lambda steps: steps
     return lambda steps: steps if not steps or any(s is first for s in steps) else [first, *steps]
 

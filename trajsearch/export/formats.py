@@ -27,7 +27,8 @@ what a run says and differ only in how they spell it:
     the same field names): ``human`` / ``observation`` turns at odd positions,
     ``gpt`` / ``function_call`` at even ones, an even count (consecutive turns of one
     side are joined, a trailing observation dropped, and agent turns before the first human one: a
-    run whose task the agent never saw may open with the agent's greeting); a tool call is a
+    run whose task the agent never saw may open with the agent's greeting; a call before it goes with its
+    result); a tool call is a
     ``function_call`` turn holding ``{"name", "arguments"}`` as JSON and its result an
     ``observation``; ``tools`` is the function list as a JSON string. Checked by
     :func:`.schemas.validate_sharegpt`.
@@ -176,8 +177,9 @@ def _sharegpt(turns: list[_Turn], system: str | None) -> dict[str, Any]:
             item = {"from": {"user": "human", "assistant": "gpt", "result": "observation"}[turn.kind],
                     "value": turn.text}
         last = conversation[-1] if conversation else None
-        if last is None and item["from"] not in _HUMAN_SIDE:
-            continue  # the agent's greeting before any user turn (tau2 writes it): sharegpt opens with a human
+        if last is None and turn.kind != "user":
+            continue  # the agent's greeting before any user turn (tau2 writes it), a call and its result before
+            # one (a compressed run): sharegpt opens with a human, not a result whose call is gone
         if last is None or (last["from"] in _HUMAN_SIDE) != (item["from"] in _HUMAN_SIDE):
             conversation.append(item)  # the sides alternate: as it should be
         elif item["from"] == "function_call":
