@@ -231,3 +231,19 @@ def test_tau2_compressed_export_opens_with_the_greeting_and_the_users_first_line
                 assert record["conversations"][0]["from"] == "human"
                 assert _head(record["conversations"][0]["value"]) in greeting.observation
     assert compressed  # the budget made some records shorter
+
+
+def test_export_keeps_the_task_when_the_user_sends_the_first_prompt_again_later() -> None:
+    """The task is left out of a record only when the steps open with it (a task read from the user's first
+    message); a person sending the first prompt again after the agent's calls made the record lose its opening
+    task, the run starting with the agent calling ``Read`` for nobody."""
+    [run] = _runs(FIXTURES / "atif/.probe49/resent-prompt/trajectory.json")
+    task = "Fix the greeting in main.py to say hello, run it, and have a subagent count the lines in notes.txt"
+    assert run.task == task
+    chat = to_record(run, "openai-chat")
+    assert validate_openai_chat(chat) == []
+    assert chat["messages"][0] == {"role": "user", "content": task}
+    assert [m["content"] for m in chat["messages"] if m["role"] == "user"].count(task) == 2  # the first, then again
+    share = to_record(run, "sharegpt")
+    assert validate_sharegpt(share) == []
+    assert share["conversations"][0] == {"from": "human", "value": task}

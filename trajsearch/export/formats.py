@@ -90,11 +90,13 @@ def _turns(run: Trajectory) -> list[_Turn]:
 
 def opens_with_task(run: Trajectory, turns: list[_Turn]) -> bool:
     """Whether the task is the conversation's first user message: not when the adapter says the agent never
-    saw it, nor when the steps' first user message already says it (a task read from that message)."""
+    saw it, nor when the steps open with a user message saying it (a task read from that message; at most an
+    agent's greeting before it). A user message after the agent's first call or result is a later turn, not
+    the opening: a person sending the first prompt again mid-run does not make the task go."""
     if run.metadata.get(TASK_SEEN_BY_AGENT) is False and turns:
         return False
-    said = next((t.text for t in turns if t.kind == "user"), None)
-    return said is None or said.strip() != run.task.strip()
+    first = next((t for t in turns if t.kind != "assistant"), None)
+    return first is None or first.kind != "user" or first.text.strip() != run.task.strip()
 
 
 def _step_turns(run: Trajectory) -> list[_Turn]:
