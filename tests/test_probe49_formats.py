@@ -247,3 +247,17 @@ def test_export_keeps_the_task_when_the_user_sends_the_first_prompt_again_later(
     share = to_record(run, "sharegpt")
     assert validate_sharegpt(share) == []
     assert share["conversations"][0] == {"from": "human", "value": task}
+
+
+def test_swe_agent_history_only_file_keeps_the_thinking_of_a_step_that_said_words() -> None:
+    """A ``.traj`` kept as its ``history`` alone: its entries were paired with the history by a ``response`` they
+    do not have, so a step whose message said words besides its thinking lost the thinking."""
+    run = _runs(FIXTURES / "swe-agent/.probe49/history-only/demo__greet-thinking.traj")[0]
+    assert [(s.action, s.thought) for s in run.steps] == [
+        ("bash", "The issue says greet() raises a NameError. I should look at greet.py first to see which name is "
+                 "undefined."),
+        ("str_replace_editor", "I must call a tool. Replace `nmae` with `name` in greet.py using the editor.\n\n"
+                               "Let me fix the typo."),
+        ("submit", "The fix is in. Submit the change."),
+        ("submit", "The review asks me to confirm; the diff is only the fix, so submit again."),
+    ]

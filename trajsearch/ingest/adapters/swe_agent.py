@@ -387,9 +387,11 @@ def _thinking(record: dict[str, Any], entries: list[dict[str, Any]]) -> list[str
     """Per ``trajectory`` entry, the model's thinking SWE-agent 1.1+ keeps only in ``history`` (a Claude model's
     ``thinking_blocks``, ``add_step_to_history``; the entry has none). The entries and the main agent's assistant
     messages are the same responses in the same order, less the entries SWE-agent rejected, which never reach
-    the history: an entry takes the next message with its action and response (the message's ``content``)."""
+    the history: an entry takes the next message with its action and response (the message's ``content``).
+    Entries read from the history (``_history_actions``) hold their message's thinking already: they have no
+    ``response`` to pair by, and a message that said words besides its thinking would pair with none."""
     said = [m for m in _main_history(record) if m.get("role") == "assistant" and "action" in m]
-    if not any(m.get("thinking_blocks") for m in said):
+    if all(_THINKING in entry for entry in entries) or not any(m.get("thinking_blocks") for m in said):
         return [entry.get(_THINKING) for entry in entries]
     found: list[str | None] = []
     at = 0
