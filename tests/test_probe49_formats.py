@@ -261,3 +261,17 @@ def test_swe_agent_history_only_file_keeps_the_thinking_of_a_step_that_said_word
         ("submit", "The fix is in. Submit the change."),
         ("submit", "The review asks me to confirm; the diff is only the fix, so submit again."),
     ]
+
+
+def test_sharegpt_record_cut_to_start_on_a_call_opens_with_the_next_human_turn() -> None:
+    """A run of a hidden task whose steps start on a tool call (tau2's compressed to its decision points before
+    the opening was kept): the call was dropped as not human, and its result opened the record as an
+    ``observation`` answering nothing."""
+    run = _runs(TAU2)[0]
+    first_call = next(n for n, s in enumerate(run.steps) if s.action != "respond")
+    cut = run.model_copy(update={"steps": run.steps[first_call:]})
+    share = to_record(cut, "sharegpt")
+    assert validate_sharegpt(share) == []
+    assert share["conversations"][0]["from"] == "human"
+    said = next(s.observation for s in cut.steps if s.action == "respond" and s.observation)
+    assert share["conversations"][0]["value"] == said
