@@ -8,6 +8,7 @@ The server is real (gRPC on 127.0.0.1) and so is Milvus Lite; the embedder is th
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -18,6 +19,16 @@ from trajsearch.embed import HashingEmbedder
 from trajsearch.search import TrajSearch
 from trajsearch.service.auth import KeyRing, key_entry, new_key
 from trajsearch.service.server import ServiceServer
+
+
+#: A line gRPC's C core logs itself (absl's format: severity letter, date, time, thread, file:line]): pymilvus'
+#: channel to milvus-lite may log one at exit on a loaded machine ("epoll_wait error: Bad file descriptor").
+GRPC_CORE_LOG = re.compile(r"^[IWEF]\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ \S+:\d+\] ")
+
+
+def own_lines(stderr: str) -> list[str]:
+    """The lines of a command's stderr that are its own: not blank, not logged by gRPC's C core."""
+    return [line for line in stderr.splitlines() if line.strip() and not GRPC_CORE_LOG.match(line)]
 
 
 @pytest.fixture(params=["embedded", "server"])

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import signal
 import subprocess
 import sys
@@ -17,11 +16,10 @@ from pathlib import Path
 
 import pytest
 
+from cli_support import own_lines
 from test_ingest_pipeline import tau_dump
 
 ROOT = Path(__file__).parents[1]
-#: A line gRPC's C core logs itself (absl's format: severity letter, date, time, thread, file:line]).
-GRPC_CORE_LOG = re.compile(r"^[IWEF]\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ \S+:\d+\] ")
 
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
@@ -51,7 +49,7 @@ def test_an_interrupted_ingest_says_what_is_committed_and_that_a_rerun_resumes(t
     assert proc.returncode == 128 + sig, stderr
     # one line says it; gRPC's C core may log one of its own under load (pymilvus' channel to milvus-lite: "I1204
     # ... fork_posix.cc:71] Other threads are currently calling into gRPC, skipping fork() handlers"): not ours
-    [line] = [line for line in stderr.splitlines() if line.strip() and not GRPC_CORE_LOG.match(line)]
+    [line] = own_lines(stderr)
     assert line.startswith("interrupted: ") and "records committed" in line
     assert "rerun the same command to resume" in line
     assert int(line.split()[1]) >= 60

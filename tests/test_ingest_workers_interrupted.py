@@ -22,11 +22,10 @@ import sys
 import time
 from pathlib import Path
 
+from cli_support import own_lines
 from test_ingest_pipeline import tau_dump
 
 ROOT = Path(__file__).parents[1]
-#: A line gRPC's C core logs itself (see test_ingest_interrupted).
-GRPC_CORE_LOG = re.compile(r"^[IWEF]\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ \S+:\d+\] ")
 
 
 def _committed(home: Path) -> int:
@@ -117,7 +116,7 @@ def _stats(env: dict[str, str]) -> tuple[int, str]:
 
 
 def _said(stderr: str) -> str:
-    [line] = [line for line in stderr.splitlines() if line.strip() and not GRPC_CORE_LOG.match(line)]
+    [line] = own_lines(stderr)
     return line
 
 
