@@ -88,7 +88,7 @@ from trajsearch.fusion import looks_like_log, rrf, weighted  # noqa: E402
 from trajsearch.ingest.adapters._common import decisive_line  # noqa: E402
 from trajsearch.model import Trajectory  # noqa: E402
 from trajsearch.represent import render_arguments  # noqa: E402
-from trajsearch.search import Hit, TrajSearch, _grouped  # noqa: E402
+from trajsearch.search import Hit, TrajSearch  # noqa: E402
 from trajsearch.store.filters import Filters  # noqa: E402
 
 TENANT = "exact"
@@ -224,6 +224,19 @@ def fused_variant(ts: TrajSearch, text: str, filters: Filters, k: int, *, weight
                 row["score"] += VERBATIM_BOOST
             ranked.append(row)
     return [Hit.from_row(r) for r in _grouped(ranked, k, 1)]
+
+
+
+def _grouped(hits: list[dict], k: int, group_size: int) -> list[dict]:
+    """At most ``group_size`` hits per trajectory and ``k`` trajectories (those with the best hits), every hit in
+    score order: the ablations' own grouping (the façade groups inside its search, which they bypass)."""
+    groups: dict[str, list[dict]] = {}
+    for hit in sorted(hits, key=lambda h: -h["score"]):
+        members = groups.setdefault(hit["trajectory_id"], [])
+        if len(members) < group_size:
+            members.append(hit)
+    ordered = sorted(groups.values(), key=lambda g: -g[0]["score"])[:k]
+    return sorted((hit for group in ordered for hit in group), key=lambda h: -h["score"])
 
 
 _NUMBER = re.compile(r"\b\d+\b")
