@@ -133,12 +133,12 @@ def test_a_run_of_another_file_replacing_a_stored_run_of_its_id_is_said(tmp_path
     assert second.returncode == 0, second.stderr
     said = " ".join(second.stderr.split())
     assert "1 stored run(s) replaced by a different run of the same id from another file" in said, said
-    assert (f"tau-results-2-t0: was from {tmp_path / 'runA' / 'results.json'}, now from "
-            f"{tmp_path / 'runB' / 'results.json'}") in said, said
+    # the store keeps a digest of the earlier file (FRO 3): named when this process read it too
+    assert f"tau-results-2-t0: now from {tmp_path / 'runB' / 'results.json'}" in said, said
     again = _ingest(env, str(tmp_path / "runA"), "--restart", "--json")  # back: said again, and in --json
     report = json.loads(again.stdout)
     assert report["other_runs_replaced"] == 1, report
-    assert report["other_runs_replaced_examples"][0]["was_from"] == str(tmp_path / "runB" / "results.json")
+    assert report["other_runs_replaced_examples"][0]["now_from"] == str(tmp_path / "runA" / "results.json")
 
     runs = json.loads((tmp_path / "runA" / "results.json").read_text())  # the same file, its verdicts changed
     for run in runs:
@@ -147,3 +147,105 @@ def test_a_run_of_another_file_replacing_a_stored_run_of_its_id_is_said(tmp_path
     update = _ingest(env, str(tmp_path / "runA"))
     assert update.returncode == 0 and "ingested 2" in update.stdout, update.stdout + update.stderr
     assert "replaced" not in update.stderr, update.stderr
+
+
+ENTIRE = Path(__file__).parent / "fixtures" / "claude-code" / ".real" / "entire-checkpoints"
+
+
+def _flipped(source: Path, to: Path) -> None:
+    """``source``'s tau-bench runs re-graded: the same steps, each reward flipped."""
+    runs = json.loads(source.read_text())
+    for run in runs:
+        run["reward"] = 1.0 - run["reward"]
+    to.parent.mkdir(parents=True, exist_ok=True)
+    to.write_text(json.dumps(runs))
+
+
+def _show(env: dict[str, str], run_id: str) -> dict:
+    shown = subprocess.run([sys.executable, "-m", "trajsearch.cli", "show", run_id, "-t", "acme", "--json"], cwd=ROOT,
+                           env=env, capture_output=True, text=True, timeout=600)
+    assert shown.returncode == 0, shown.stderr
+    return json.loads(shown.stdout)
+
+
+def test_the_same_run_from_another_file_is_no_other_run(tmp_path: Path) -> None:
+    """FRO 1: the warning that another file's run replaced a stored one was said of the same runs: a re-graded copy
+    of the results in another folder (the same steps, rewards flipped), and the same dump moved, read after an
+    upgrade that changed the representation. Their steps part no ways: each is an update, said nothing of."""
+    (tmp_path / "runA").mkdir()
+    shutil.copy(REACT_GROK, tmp_path / "runA" / "results.json")
+    env = _env(TRAJSEARCH_HOME=str(tmp_path / "home"))
+    assert _ingest(env, str(tmp_path / "runA")).returncode == 0
+    _flipped(tmp_path / "runA" / "results.json", tmp_path / "regraded" / "results.json")
+    regraded = _ingest(env, str(tmp_path / "regraded"))
+    assert regraded.returncode == 0 and "ingested 2" in regraded.stdout, regraded.stdout + regraded.stderr
+    assert "replaced" not in regraded.stderr, regraded.stderr
+
+    (tmp_path / "upgrade").mkdir()  # the next release: REPRESENTATION_VERSION bumped, nothing else changed
+    (tmp_path / "upgrade" / "sitecustomize.py").write_text(
+        "import trajsearch.represent as r\nr.REPRESENTATION_VERSION += 1\n")
+    shutil.move(tmp_path / "regraded", tmp_path / "moved")
+    upgraded = {**env, "PYTHONPATH": os.pathsep.join([str(tmp_path / "upgrade"), env["PYTHONPATH"]])}
+    moved = _ingest(upgraded, str(tmp_path / "moved"))
+    assert moved.returncode == 0 and "ingested 2" in moved.stdout, moved.stdout + moved.stderr
+    assert "replaced" not in moved.stderr, moved.stderr
+
+
+def test_an_earlier_save_of_a_stored_session_gives_way_to_it(tmp_path: Path) -> None:
+    """FRO 1: Entire's checkpoints of one Claude Code session (lines 1-20, then an earlier one of lines 1-8),
+    ingested one after the other: the earlier save was "a different run of the same id from another file" and
+    replaced the later one, its last 12 lines no longer searchable. It gives way, as it does within one ingest."""
+    env = _env(TRAJSEARCH_HOME=str(tmp_path / "home"))
+    later = _ingest(env, str(ENTIRE / "6f"), "--json")
+    assert later.returncode == 0, later.stderr
+    earlier = _ingest(env, str(ENTIRE / "63"), "--json")
+    assert earlier.returncode == 0, earlier.stderr
+    report = json.loads(earlier.stdout)
+    assert (report["other_runs_replaced"], report["unchanged"], report["ingested"]) == (0, 1, 0), report
+    assert "replaced" not in earlier.stderr, earlier.stderr
+    again = _ingest(env, str(ENTIRE / "6f"), "--json", "--restart")  # the later save is what the store holds
+    assert json.loads(again.stdout)["unchanged"] == 1, again.stdout + again.stderr
+
+
+def test_a_changed_run_whose_stored_trace_is_gone_costs_no_retries(tmp_path: Path) -> None:
+    """FRO 2: the check for another file's run read the stored trace of every changed run with retries: a trace
+    gone cost ~3.5 s and four warnings per run, and "its verdict ... is not kept" for runs with a verdict of their
+    own. A trace that cannot be read has nothing to compare: read once, without retry or warning."""
+    (tmp_path / "runA").mkdir()
+    shutil.copy(REACT_GROK, tmp_path / "runA" / "results.json")
+    env = _env(TRAJSEARCH_HOME=str(tmp_path / "home"))
+    assert _ingest(env, str(tmp_path / "runA")).returncode == 0
+    shutil.rmtree(tmp_path / "home" / "traces")
+    (tmp_path / "home" / "traces").mkdir()
+    _flipped(tmp_path / "runA" / "results.json", tmp_path / "runB" / "results.json")
+    changed = _ingest(env, str(tmp_path / "runB"))
+    assert changed.returncode == 0 and "ingested 2" in changed.stdout, changed.stdout + changed.stderr
+    assert "attempt" not in changed.stderr and "verdict" not in changed.stderr, changed.stderr
+
+
+def test_the_stored_trace_tells_no_path_of_the_operators_disk(tmp_path: Path) -> None:
+    """FRO 3: ``metadata.ingested_from`` held the dump's absolute path, shown to tenants by GetTrace, export and the
+    web's JSON. It holds a digest of it: the same file is still told from another."""
+    (tmp_path / "runA").mkdir()
+    shutil.copy(REACT_GROK, tmp_path / "runA" / "results.json")
+    env = _env(TRAJSEARCH_HOME=str(tmp_path / "home"))
+    assert _ingest(env, str(tmp_path / "runA")).returncode == 0
+    shown = _show(env, "tau-results-2-t0")
+    assert str(tmp_path) not in json.dumps({k: v for k, v in shown.items() if k != "trace_uri"}), shown["metadata"]
+    assert len(shown["metadata"]["ingested_from"]) == 16, shown["metadata"]
+
+
+def test_the_report_counts_other_runs_replaced_and_keeps_a_few(tmp_path: Path) -> None:
+    """FRO 4: every run another file's replaced was kept in the report: an upgrade's re-ingest of a million runs
+    held a million tuples. It counts them, keeping the first few, as it does rejections."""
+    from trajsearch.results import EXAMPLES_KEPT, IngestReport
+
+    total = IngestReport()
+    for n in range(50):
+        part = IngestReport()
+        part.note_other_runs([(f"run-{n}-{i}", None, "b.json") for i in range(3)])
+        total.merge(part)
+    report = total.to_dict()
+    assert report["other_runs_replaced"] == 150
+    assert len(report["other_runs_replaced_examples"]) == EXAMPLES_KEPT == len(total.other_runs_examples)
+

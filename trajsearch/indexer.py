@@ -39,6 +39,7 @@ import fcntl
 import hashlib
 import logging
 import os
+import re
 import queue
 import threading
 import time
@@ -56,7 +57,7 @@ from .ingest.outcomes import file_verdict, has_own_verdict, keep_verdict
 from .model import Trajectory, valid_id
 from .results import IngestReport, Rejection
 from .represent import (INGESTED_FROM, WINDOW_TOKENS_SINCE, Row, Summarizer, WindowConfig, content_hash, embed_rows,
-                        extractive_summary, indexed_version, represent, row_id, token_cap)
+                        extractive_summary, file_digest, indexed_version, represent, row_id, token_cap)
 from .store.fields import MAX_TOOLS
 from .store.filters import Filters
 from .store.index import TrajectoryIndex
@@ -215,8 +216,9 @@ class _Batch:
     sources: dict[Key, str] = field(default_factory=dict)
     #: key -> the stored copy of a changed run, read from its trace once (None: unreadable)
     stored_runs: dict[Key, Trajectory | None] = field(default_factory=dict)
-    #: (key, the file the stored run was written from, the file of the run replacing it): another file's run
-    others: dict[Key, tuple[str, str]] = field(default_factory=dict)
+    #: key -> (the file the stored run was written from, None when not known here; the file of the run replacing
+    #: it): another file's run
+    others: dict[Key, tuple[str | None, str]] = field(default_factory=dict)
 
 
 _DONE = object()
@@ -270,6 +272,10 @@ class Indexer:
         #: key -> content hash of each run this indexer wrote, over all its :meth:`add` calls (a server's
         #: ingest stream adds batch by batch): a run written again is a later copy replacing an earlier one
         self.written: dict[Key, str] = {}
+        #: :func:`~trajsearch.represent.file_digest` -> the dump file, of the first files this indexer read runs
+        #: of (a bound: an ingest of a million one-run files): the stored trace keeps the digest only, so an
+        #: earlier file is named when this process met it
+        self._dump_files: dict[str, str] = {}
 
     # -- the pipeline ------------------------------------------------------------------------
 
@@ -437,6 +443,8 @@ class Indexer:
                     batch.runs[key] = (run, str(fmt))
                     if source := getattr(item, "source", None):
                         batch.sources[key] = str(source)
+                        if len(self._dump_files) < 65_536:
+                            self._dump_files.setdefault(file_digest(str(source)), str(source))
                     else:
                         batch.sources.pop(key, None)
             batch.hashes = {k: content_hash(t, self.window) for k, (t, _) in batch.runs.items()}
@@ -487,37 +495,60 @@ class Indexer:
 
     def _note_other_files(self, batch: _Batch) -> None:
         """Note each changed run whose stored copy was written from another dump file (its trace's
-        ``metadata.ingested_from``): a different run that took the id, which replaces the stored one (probe 49, O4:
-        ``runA/results.json`` then ``runB/results.json`` of tau-bench, another model's run of task 2 replaced the
-        first in silence). A re-ingest of the same file is an update, said nothing of; an unchanged run reads no
-        trace, so a rerun pays nothing for this, a changed run one trace read (shared with ``_keep_verdicts``)."""
-        from .ingest.read import continues  # (the ingest package imports this module)
+        ``metadata.ingested_from``) and whose steps part ways with it (:func:`~trajsearch.ingest.read.parts_ways`):
+        a different run that took the id, which replaces the stored one (probe 49, O4: ``runA/results.json`` then
+        ``runB/results.json`` of tau-bench, another model's run of task 2 replaced the first in silence). A
+        re-ingest of the same file is an update, and so is the same run from another file (a dump moved, a copy
+        re-graded, read again after an upgrade): said nothing of. An earlier save of a session the store holds
+        later (Entire's checkpoints, a session folder's backups) gives way to the stored copy, which stays, as
+        within one ingest (``ingest.read.DistinctIds``). An unchanged run reads no trace, so a rerun pays nothing
+        for this, a changed run one trace read (shared with ``_keep_verdicts``), without retries: a trace that
+        cannot be read has nothing to compare. Only runs read from files are checked: a server's ingest stream
+        (``--server``) carries no file, and neither does a dump piped in, so theirs are not said."""
+        from .ingest.read import continues, parts_ways  # (the ingest package imports this module)
 
-        for key, source in batch.sources.items():
+        for key, source in list(batch.sources.items()):
             if key not in batch.stored or batch.stored[key] == batch.hashes[key]:
                 continue
-            stored = self._stored_copy(batch, key)
-            before = stored.metadata.get(INGESTED_FROM) if stored is not None else None
-            if before and before != source and not continues(batch.runs[key][0], stored):  # (a session saved again)
-                batch.others[key] = (str(before), source)
+            stored = self._stored_copy(batch, key, quiet=True)
+            before = str(stored.metadata.get(INGESTED_FROM) or "") if stored is not None else ""
+            was = self._dump_files.get(before)
+            if before and not re.fullmatch(r"[0-9a-f]{16}", before):  # written before digests: the file's path
+                was, before = before, file_digest(before)
+            if not before or before == file_digest(source):
+                continue
+            run, fmt = batch.runs[key]
+            if len(stored.steps) > len(run.steps) and continues(stored, run):  # an earlier save: the later stays
+                batch.runs[key], batch.hashes[key] = (stored, fmt), content_hash(stored, self.window)
+                batch.sources.pop(key)
+                batch.kept_verdicts.discard(key)
+            elif parts_ways(run, stored):
+                batch.others[key] = (was, source)
 
-    def _stored_copy(self, batch: _Batch, key: Key) -> Trajectory | None:
-        """The stored copy of a batch's run, read from the trace store at most once per batch."""
+    def _stored_copy(self, batch: _Batch, key: Key, *, quiet: bool = False) -> Trajectory | None:
+        """The stored copy of a batch's run, read from the trace store at most once per batch (``quiet``: with
+        no retry and no warning when it cannot be read, for a check that can do without it)."""
         if key not in batch.stored_runs:
-            batch.stored_runs[key] = self._stored_run(key, batch.stored_uris[key])
+            batch.stored_runs[key] = self._stored_run(key, batch.stored_uris[key], quiet=quiet)
         return batch.stored_runs[key]
 
     @staticmethod
     def _as_stored(batch: _Batch, key: Key) -> Trajectory:
         """A batch's run as its trace is stored: with the dump file it was read from, when the item said."""
         run = batch.runs[key][0]
-        source = batch.sources.get(key)
-        if not source or run.metadata.get(INGESTED_FROM) == source:
+        if not (source := batch.sources.get(key)) or run.metadata.get(INGESTED_FROM) == (digest := file_digest(source)):
             return run
-        return run.model_copy(update={"metadata": {**run.metadata, INGESTED_FROM: source}})
+        return run.model_copy(update={"metadata": {**run.metadata, INGESTED_FROM: digest}})
 
-    def _stored_run(self, key: Key, uri: str) -> Trajectory | None:
-        """The stored copy of a run, from the trace store; None (logged) when its trace cannot be read."""
+    def _stored_run(self, key: Key, uri: str, *, quiet: bool = False) -> Trajectory | None:
+        """The stored copy of a run, from the trace store; None (logged, unless ``quiet``: then not retried
+        either) when its trace cannot be read."""
+        if quiet:
+            try:
+                return self.traces.get(uri, tenant=key[0])
+            except Exception as exc:  # noqa: BLE001 - nothing to compare with: the run is written as read
+                log.debug("the stored trace of %s cannot be read: %s", key[1], exc)
+                return None
         try:
             return self.retry.run(f"trace store read of {key[1]}", lambda: self.traces.get(uri, tenant=key[0]),
                                   _trace_error_is_transient)
@@ -570,7 +601,7 @@ class Indexer:
                 what = "unchanged"
             _tally(report, fmt, what)
         report.verdicts_kept += len(batch.kept_verdicts)
-        report.other_runs_replaced += [(key[1], *batch.others[key]) for key in todo if key in batch.others]
+        report.note_other_runs([(key[1], *batch.others[key]) for key in todo if key in batch.others])
         for key, fmt, chash in batch.repeats:  # a copy of a run that a later copy in the same batch replaced
             _tally(report, fmt, "unchanged" if chash == batch.hashes[key] else "replaced")
         for item in batch.items:

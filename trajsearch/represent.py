@@ -23,6 +23,7 @@ import hashlib
 import json
 import re
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Callable, Iterator, Protocol, Sequence
 
 from .model import Outcome, Step, Trajectory
@@ -470,10 +471,21 @@ def content_hash(trajectory: Trajectory, window: WindowConfig, *, version: int |
     return hashlib.blake2b(payload.encode(), digest_size=16).hexdigest()
 
 
-#: ``metadata[INGESTED_FROM]``: the dump file a run was last written from (set by the indexer on the stored
-#: trace), to tell a re-ingest of that file from another file's run that took the same id. Where a run was
-#: read is no part of it: a dump moved or copied holds the same runs.
+#: ``metadata[INGESTED_FROM]``: which dump file a run was last written from, as :func:`file_digest` of it (set
+#: by the indexer on the stored trace), to tell a re-ingest of that file from another file's run that took the
+#: same id. A digest, not the path: the trace is shown to tenants (GetTrace, export, the web's JSON), the path
+#: is of the operator's disk. Where a run was read is no part of its content: a dump moved holds the same runs.
 INGESTED_FROM = "ingested_from"
+
+
+def file_digest(path: str) -> str:
+    """What :data:`INGESTED_FROM` holds for the dump file ``path``: a digest of its resolved path (16 hex),
+    equal for the same file however it was named, telling nothing of where it is."""
+    try:
+        path = str(Path(path).resolve())
+    except (OSError, ValueError, RuntimeError):  # a name no file system path holds (a stream's): as it is
+        pass
+    return hashlib.blake2b(path.encode(errors="surrogateescape"), digest_size=8).hexdigest()
 
 
 def run_content(trajectory: Trajectory, *, without: frozenset[str] = frozenset()) -> str:

@@ -94,6 +94,10 @@ class Rejection:
         return f"{self.source}:{self.position}: {self.reason}"
 
 
+#: How many runs replaced by another file's an ingest report names (it counts them all).
+EXAMPLES_KEPT = 20
+
+
 @dataclass
 class IngestReport:
     """What an ingest did: ingested (new or changed), unchanged (skipped), rejected (with reasons).
@@ -119,9 +123,12 @@ class IngestReport:
     #: runs read with no verdict of their own that kept the one an outcome file gave them before (see
     #: ``ingest.outcomes.keep_verdict``), whether unchanged or written again
     verdicts_kept: int = 0
-    #: stored runs replaced by a different run that took their id from another dump file: (trajectory id, the file
-    #: the stored run was written from, the file of the run now stored), see ``Indexer._note_other_files``
-    other_runs_replaced: list[tuple[str, str, str]] = field(default_factory=list)
+    #: stored runs replaced by a different run that took their id from another dump file, see
+    #: ``Indexer._note_other_files``; the first :data:`EXAMPLES_KEPT` of them in ``other_runs_examples``:
+    #: (trajectory id, the file the stored run was written from when this process read it too, else None, the
+    #: file of the run now stored). Counted, not listed: an upgrade's re-ingest may replace a million.
+    other_runs_replaced: int = 0
+    other_runs_examples: list[tuple[str, str | None, str]] = field(default_factory=list)
     #: stored runs removed because a run read now takes their place (``metadata["supersedes"]``, see ``indexer``)
     superseded: int = 0
 
@@ -140,7 +147,7 @@ class IngestReport:
         self.traces_restored += other.traces_restored
         self.verdicts_kept += other.verdicts_kept
         self.superseded += other.superseded
-        self.other_runs_replaced += other.other_runs_replaced
+        self.note_other_runs(other.other_runs_examples, other.other_runs_replaced)
         self.rows += other.rows
         self.rejected_count = self.total_rejected + other.total_rejected
         room = len(other.rejected) if max_kept is None else max(0, max_kept - len(self.rejected))
@@ -148,6 +155,12 @@ class IngestReport:
         for fmt, counts in other.by_format.items():
             for what, n in counts.items():
                 self.count(fmt, what, n)
+
+    def note_other_runs(self, examples: list[tuple[str, str | None, str]], count: int | None = None) -> None:
+        """Count ``count`` (default: as many as ``examples``) runs replaced by another file's, keeping the first
+        :data:`EXAMPLES_KEPT` examples."""
+        self.other_runs_replaced += len(examples) if count is None else count
+        self.other_runs_examples.extend(examples[:max(0, EXAMPLES_KEPT - len(self.other_runs_examples))])
 
     @property
     def read(self) -> int:
@@ -165,9 +178,9 @@ class IngestReport:
             "traces_restored": self.traces_restored,
             "verdicts_kept": self.verdicts_kept,
             "superseded": self.superseded,
-            "other_runs_replaced": len(self.other_runs_replaced),
+            "other_runs_replaced": self.other_runs_replaced,
             "other_runs_replaced_examples": [{"trajectory_id": i, "was_from": before, "now_from": now}
-                                             for i, before, now in self.other_runs_replaced[:20]],
+                                             for i, before, now in self.other_runs_examples],
             "by_format": self.by_format,
             "rejections": [vars(r) for r in self.rejected],
         }

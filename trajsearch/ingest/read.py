@@ -1160,6 +1160,15 @@ def continues(later: Trajectory, earlier: Trajectory) -> bool:
         and [_decision(s) for s in later.steps[:taken]] == [_decision(s) for s in earlier.steps]
 
 
+def parts_ways(one: Trajectory, other: Trajectory) -> bool:
+    """Whether two runs of one id went different ways: neither's steps open the other's, compared as
+    :func:`continues` compares them (what was done, not what came back, which a later save or a newer reader
+    may hold otherwise). A re-graded copy, the same dump read again, a session saved earlier or later part no
+    ways; another model's or another trial's run of the task does."""
+    shared = min(len(one.steps), len(other.steps))
+    return [_decision(s) for s in one.steps[:shared]] != [_decision(s) for s in other.steps[:shared]]
+
+
 def _decision(step: Any) -> tuple[Any, ...]:
     return step.action, step.arguments, step.thought, step.started_at
 
