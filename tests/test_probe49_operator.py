@@ -249,3 +249,27 @@ def test_the_report_counts_other_runs_replaced_and_keeps_a_few(tmp_path: Path) -
     assert report["other_runs_replaced"] == 150
     assert len(report["other_runs_replaced_examples"]) == EXAMPLES_KEPT == len(total.other_runs_examples)
 
+
+def test_a_callers_value_quoting_a_full_disk_is_no_full_disk(tmp_path: Path) -> None:
+    """FRO 5: the server read every error's text for "No space left on device": a search for runs of that outcome
+    (a bad value the refusal quotes) or a trace URI holding those words answered RESOURCE_EXHAUSTED, "no space left
+    on the server's disk ... the write in hand was not made", and logged a full disk. Only an ENOSPC or a Milvus
+    error quoting one is a full disk: these are the caller's mistakes, said as such."""
+    from trajsearch.embed import HashingEmbedder
+    from trajsearch.search import TrajSearch
+    from trajsearch.service.auth import KeyRing, key_entry, new_key
+    from trajsearch.service.client import Client, ServiceError
+    from trajsearch.service.server import ServiceServer
+
+    words, key = "No space left on device", new_key()
+    ts = TrajSearch.open(str(tmp_path / "srv.db"), traces=str(tmp_path / "t"), embedder=HashingEmbedder())
+    try:
+        with ServiceServer(ts, KeyRing.from_entries([key_entry(key, tenant="acme", role="write")]),
+                           address="127.0.0.1:0") as srv, Client(srv.address, key) as client:
+            for call in (lambda: client.search("disk", outcome=words), lambda: client.get_trace(f"file:///x/{words}")):
+                with pytest.raises(ServiceError) as refused:
+                    call()
+                assert str(refused.value).startswith("INVALID_ARGUMENT: "), refused.value
+                assert "no space left on the server" not in str(refused.value), refused.value
+    finally:
+        ts.close()

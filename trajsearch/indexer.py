@@ -126,13 +126,21 @@ DISK_FULL_ERRNOS = (errno.ENOSPC, errno.EDQUOT)
 _DISK_FULL_TEXTS = tuple(os.strerror(n) for n in DISK_FULL_ERRNOS)
 
 
+#: The errors whose text is read for a full disk: Milvus (Lite) passes the engine's ENOSPC on quoted in one.
+_QUOTING_ERRORS = ("MilvusException", "MilvusUnavailableException")
+
+
 def disk_full(exc: BaseException | None) -> bool:
-    """Whether ``exc``, or an error it was raised from or while handling, says a disk is full. Milvus Lite
-    passes the engine's ENOSPC on as a ``MilvusException`` whose message only quotes it: the text counts too."""
+    """Whether ``exc``, or an error it was raised from or while handling, says a disk is full: an ``OSError`` of
+    ENOSPC or EDQUOT, or a Milvus error whose message quotes one (Milvus Lite passes the engine's ENOSPC on so).
+    Other errors' text is not read: it may quote a caller's value (a filter's, a trace URI, a run's error
+    text), which said a server's disk was full of a search given "No space left on device" (review RO 5)."""
     seen: set[int] = set()
     while exc is not None and id(exc) not in seen:
         seen.add(id(exc))
-        if (isinstance(exc, OSError) and exc.errno in DISK_FULL_ERRNOS) or any(t in str(exc) for t in _DISK_FULL_TEXTS):
+        if isinstance(exc, OSError) and exc.errno in DISK_FULL_ERRNOS:
+            return True
+        if type(exc).__name__ in _QUOTING_ERRORS and any(t in str(exc) for t in _DISK_FULL_TEXTS):
             return True
         exc = exc.__cause__ or exc.__context__
     return False

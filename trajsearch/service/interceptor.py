@@ -289,9 +289,10 @@ def status_of(exc: Exception, name: str, request_id: str,
         return grpc.StatusCode.CANCELLED, "the client cancelled the request stream", True
     if disk_full(exc):  # the operator's to fix, not the caller's to retry (probe 49, O2: said UNAVAILABLE, "resend")
         log.error("no space left on the server's disk in %s (request %s): %s", name, request_id, exc)
+        done = "; the batches of a stream before it are committed" if name == "Ingest" else ""
         return (grpc.StatusCode.RESOURCE_EXHAUSTED, "no space left on the server's disk (its trace store or index): "
-                f"the write in hand was not made (request id {request_id}); the batches of a stream before it are "
-                "committed. Free space on the server, then send again", False)
+                f"the {'write in hand' if name == 'Ingest' else 'request'} was not done (request id {request_id})"
+                f"{done}. Free space on the server, then send again", False)
     if isinstance(exc, FieldError):
         return grpc.StatusCode.INVALID_ARGUMENT, str(exc), True
     if isinstance(exc, ValidationError):
