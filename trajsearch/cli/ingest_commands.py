@@ -490,7 +490,8 @@ def _other_runs_replaced_line(results: list[dict[str, Any]]) -> None:
     O4: a second folder's ``results.json`` replaced the first's runs of the same tasks, counted "ingested" only)."""
     if not (count := sum(r.get("other_runs_replaced") or 0 for r in results)):
         return
-    first = next((e for r in results for e in r.get("other_runs_replaced_examples") or ()), {"trajectory_id": "?", "now_from": "?"})
+    examples = (e for r in results for e in r.get("other_runs_replaced_examples") or ())
+    first = next(examples, {"trajectory_id": "?", "now_from": "?"})
     was = f"was from {escape(first['was_from'])}, " if first.get("was_from") else ""  # (the store keeps a digest)
     err.print(f"[yellow]{count} stored run(s) replaced by a different run of the same id from another file[/yellow] "
               f"(e.g. {escape(first['trajectory_id'])}: {was}now from {escape(first['now_from'])}; its steps and the "
