@@ -341,3 +341,54 @@ def test_openhands_acp_gemini_in_debug_mode_a_command_that_succeeded_printing_th
     calls += shell(9, "./missing.sh", "Output: (empty)\nError: spawn ./missing.sh ENOENT", "failed")
     run = _one(_lines(tmp_path / "gemini-debug.jsonl", events[:2] + calls + events[-2:]))
     assert [s.error for s in run.steps] == [None, None, None, "spawn ./missing.sh ENOENT", None]
+
+
+def _too_large(report: str, last_lines: bool, locale_sep: str = ",") -> str:
+    """``report`` as gemini-cli 0.26+ gives it to the model when over 40,000 characters (``formatTruncatedToolOutput``
+    in ``utils/fileUtils.ts``): 0.26-0.34 its last 1,000 lines after "Showing the last N of M lines" and "...";
+    0.35 on its first 20% and last 80% of the characters kept with "... [N characters omitted] ..." between."""
+    where = "For full output see: /home/u/.gemini/tmp/proj/tool-outputs/session-1a32/run_shell_command_x.txt"
+    if last_lines:
+        lines = report.splitlines()
+        kept = lines[-1000:]
+        return (f"Output too large. Showing the last {len(kept):,} of {len(lines):,} lines. {where}\n...\n"
+                + "\n".join(kept)).replace(",", locale_sep)
+    head, tail = report[:8000], report[-32000:]
+    return (f"Output too large. Showing first 8,000 and last 32,000 characters. {where}".replace(",", locale_sep)
+            + f"\n{head}\n\n... [{len(report) - 40000:,} characters omitted] ...\n\n{tail}")
+
+
+def test_gemini_session_long_failing_command_cut_by_the_cli_keeps_its_failure(tmp_path: Path) -> None:
+    """Bug (regression): gemini-cli 0.26+ cuts a shell report over 40,000 characters and puts its own header first
+    ("Output too large. Showing ... For full output see: <file>"); the report was read only when it started with
+    ``Command:``/``Output:``, so a long failing pytest run (the commonest long output) read as a success. The header
+    is dropped; when the report's start was cut (0.26-0.34) its closing block is read, if it is the shell tool's
+    (``Process Group PGID``/``Background PIDs``); another tool's cut output ending in "Exit Code: 1" is no failure."""
+    dots = "\n".join(f"tests/test_{n}.py {'.' * 40} [{n // 100:3d}%]" for n in range(9400))
+    failing = (f"Output: ============ test session starts ============\ncollected 2412 items\n{dots}\n"
+               "FAILED tests/test_api.py::test_login - AssertionError: assert 401 == 200\n"
+               "======= 1 failed, 2411 passed in 92.31s =======\nExit Code: 1\nProcess Group PGID: 15038")
+    passing = failing.replace("FAILED tests/test_api.py::test_login - AssertionError: assert 401 == 200\n", "") \
+        .replace("1 failed, 2411 passed", "2412 passed").replace("Exit Code: 1\n", "")
+    error = "FAILED tests/test_api.py::test_login - AssertionError: assert 401 == 200 (exit code 1)"
+    reports = {
+        "pytest -q  # 0.26": (_too_large(failing, last_lines=True), error),
+        "pytest -q  # 0.35": (_too_large(failing, last_lines=False), error),
+        "pytest -q  # 0.35, de-DE": (_too_large(failing, last_lines=False, locale_sep="."), error),
+        "pytest -q  # 0.26, passed": (_too_large(passing, last_lines=True), None),
+        "pytest -q  # 0.35, passed": (_too_large(passing, last_lines=False), None),
+        "cat ci.log  # not the shell tool's block": (_too_large(dots + "\nExit Code: 1", last_lines=True), None),
+    }
+    session = json.loads(AGUNG.read_text())
+    [call] = [c for c in session["messages"][4]["toolCalls"] if "git init" in c["args"]["command"]]
+    calls = []
+    for n, (command, (report, _)) in enumerate(reports.items()):
+        response = {**call["result"][0]["functionResponse"], "id": f"run_shell_command_17759570041{n:02d}_0",
+                    "response": {"output": report}}
+        calls.append({**call, "id": response["id"], "args": {**call["args"], "command": command},
+                      "result": [{"functionResponse": response}]})
+    session["messages"][4] = {**session["messages"][4], "toolCalls": calls}
+    path = tmp_path / AGUNG.name
+    path.write_text(json.dumps(session))
+    errors = {s.arguments.get("command"): s.error for s in _one(path).steps if s.arguments}
+    assert {c: errors[c] for c in reports} == {c: e for c, (_, e) in reports.items()}

@@ -151,6 +151,17 @@ _SHELL_ERROR = re.compile(r"^Error:\s*(.+?)\s*$")
 #: all, then the report's first and last lines, its closing block among them).
 _TRUNCATED = re.compile(r"\ATool output was too large and has been truncated\..*?^Truncated part of the output:\n",
                         re.S | re.M)
+#: What the CLI puts before a tool's output over ``truncateToolOutputThreshold`` (40,000 characters) since 0.26
+#: (``formatTruncatedToolOutput``, ``utils/fileUtils.ts``), the counts in the user's locale ("8,000", "8.000"):
+#: "Showing the last N of M lines" and "...", then those lines (0.26-0.34; the report's start cut, its closing
+#: block kept), or "Showing first X and last Y characters", then the start, "... [N characters omitted] ..." and
+#: the end (0.35 on). A user's records: "Output too large. Showing first 8,000 and last 32,000 characters. For
+#: full output see: /root/.gemini/tmp/project/tool-outputs/session-<id>/run_shell_command_<id>.txt\nOutput: ...".
+_COUNT = r"\d[\d.,'\u00a0\u202f ]*"
+_TOO_LARGE = re.compile(rf"\AOutput too large\. Showing (?:the last {_COUNT} of {_COUNT} lines|first {_COUNT} and last "
+                        rf"{_COUNT} characters)\. For full output see: [^\n]*\n(?:\.\.\.\n)?")
+#: The closing block's keys only the shell tool writes: a report whose start was cut is one when they end it.
+_SHELL_ONLY_KEYS = ("Background PIDs", "Process Group PGID")
 #: What the shell tool tells the model (and shows) of a command it killed after ``tools.shell.inactivityTimeout``
 #: seconds without output (0.20+, default 300; ``shell.ts``), the output so far after it; the call is ``success``.
 _SHELL_TIMEOUT = re.compile(r"\ACommand was automatically cancelled because it exceeded the timeout of [\d.]+ "
@@ -499,17 +510,20 @@ def shell_report_error(text: str, command: str | None = None, failed: bool = Fal
     ``Output: ...``, then its closing block, ``_TRAILER_KEYS``; before 0.27 ``Command:`` first and an ``Error:`` line
     before the block): a non-zero exit code with the output's decisive line (see ``exit_code_error``: exit 1 with no
     output from a command that answers "no" so is none), else the report's own ``Error:`` line; None without a
-    failure; a report cut short (``_TRUNCATED``) by what it kept. Only the closing block is the report's
+    failure; a report cut short (``_TRUNCATED``, ``_TOO_LARGE``) by what it kept, its closing block when its start
+    was cut. Only the closing block is the report's
     (``_report_end``): a command's output prints "Exit Code: 1" or
     "Error: ..." lines of its own (a grep of a build log, a CI summary); the ``Error:`` line since 0.27 only of a
     call that ``failed`` (written only then). Public because gemini-cli also shows this report as the call's
     display in debug mode (``--debug``, or ``DEBUG`` / ``DEBUG_MODE`` set to ``1`` / ``true`` in its environment):
     what an OpenHands ``ACPAgent`` records of its calls, the exit code nowhere else (``_openhands_sdk.acp_result``)."""
     text = _TRUNCATED.sub("", text, count=1)
-    if not text.startswith(("Command:", "Output:")):
-        return None
+    cut = _TOO_LARGE.match(text)
+    text = text[cut.end():] if cut else text
     lines = text.rstrip().splitlines()
     at, block = _report_end(lines)
+    if not text.startswith(("Command:", "Output:")) and not (cut and any(k in block for k in _SHELL_ONLY_KEYS)):
+        return None  # not the shell tool's report (or only its cut end, and that not the shell tool's block)
     code = as_int(block.get("Exit Code"))
     if code:
         return exit_code_error(_SHELL_HEADER.sub("", "\n".join(lines[:at])), code, command)
