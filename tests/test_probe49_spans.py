@@ -201,3 +201,23 @@ def test_a_tool_spans_bare_error_takes_the_results_words_only_when_it_names_an_e
     [failed] = [s for s in run.steps if s.error]
     assert (failed.action, failed.observation, failed.error) == (
         "get_weather", "Error: city not found: Atlantis", error)
+
+
+# -- review RF: a claim when a third run of the server was going on since before -----------------------------------
+
+def test_ai5_concurrent_runs_keep_their_own_spans_when_a_third_earlier_run_is_still_going_on() -> None:
+    """Bug (review RF of round 49, a regression of RV's fix): R4's two overlapping runs, and a third run of the same
+    server that started before both, ran its own ``runSql`` (same reused call id) before they asked and was still
+    going on. It counted among the runs asking when the ``limit: 5`` span started, but its span not among the key's
+    spans (counted only from the claimant's own request): fewer spans than runs asking, no claim, and the time gave
+    each of the two runs the other's result again. The spans are counted from the earliest request of the runs
+    asking; the sampled-out case above still claims nothing."""
+    path = REUSED_IDS / "overlap-limit-asked-third-run-earlier.otlp.json"
+    by_task = {r.task[:12]: r for r in runs(path, tenant="acme")}
+    first, second, third = by_task["How do I ins"], by_task["How many use"], by_task["How many ord"]
+    assert [(s.arguments, s.error) for s in first.steps if s.action == "runSql"] == [
+        ({"sql": "select count(*) from users", "limit": 100}, None)]
+    assert [(s.arguments, s.error) for s in second.steps if s.action == "runSql"] == [
+        ({"sql": "select count(*) from users", "limit": 5}, "Error: permission denied for table users")]
+    assert [(s.arguments, s.observation) for s in third.steps if s.action == "runSql"] == [
+        ({"sql": "select count(*) from orders", "limit": 100}, '[{"count": 7}]')]

@@ -26,6 +26,7 @@ import sqlite3
 import tempfile
 from bisect import bisect_left, bisect_right
 from collections import deque
+from itertools import accumulate
 from typing import Iterator
 
 from .adapters._spans import STAND_IN, Node
@@ -176,7 +177,8 @@ def _claims(db: sqlite3.Connection, key: str, stands: deque[tuple[int, str, Node
     when one model wrote a key the other left for the schema to fill (review R4 of round 48: each run showed the
     other's failure). Where two spans of that time ran with them, nothing tells which is whose, and no claim is
     made (the time decides: with a default filled, both runs' spans equal the one whose model wrote it). Nor where
-    the key's spans in the stand-in's time are fewer than the stand-ins asking when the span started: one of those
+    the key's spans from the earliest request of the stand-ins asking when the span started to the stand-in's end
+    are fewer than those stand-ins: one of those
     runs' spans is missing (AI SDK 5 writes a detached tool span as a trace of its own, which a sampler drops apart
     from its run), and the span left may be that run's, its default filled (review RV of round 49: the run whose
     span was sampled out claimed the other's). Read by arguments' hash, one span at a time."""
@@ -188,8 +190,10 @@ def _claims(db: sqlite3.Connection, key: str, stands: deque[tuple[int, str, Node
         at.append(start)
         rows.append(rowid)
         every.append(start)
-    asked = sorted(stand.start for _, _, stand in stands)  # type: ignore[type-var]
-    ended = sorted(windows[gkey][1] for _, gkey, _ in stands)
+    by_start = sorted((stand.start, windows[gkey][1]) for _, gkey, stand in stands)  # type: ignore[type-var]
+    asked = [start for start, _ in by_start]
+    ended = sorted(end for _, end in by_start)
+    reach = list(accumulate((end for _, end in by_start), max))  # the latest end among the stand-ins so far
     claims: dict[int, int] = {}
     for rowid, gkey, stand in stands:
         at, rows = starts.get(hash(_canonical(stand.arguments)), ([], []))
@@ -197,7 +201,10 @@ def _claims(db: sqlite3.Connection, key: str, stands: deque[tuple[int, str, Node
         if last - first != 1:
             continue
         asking = bisect_right(asked, at[first]) - bisect_left(ended, at[first])  # stand-ins going on at its start
-        if bisect_right(every, windows[gkey][1]) - bisect_left(every, stand.start) >= asking:
+        # their spans are counted from the earliest of their requests: a run going on since before this one's
+        # (a third run of the server) ran its call before this stand-in asked (review RF of round 49)
+        since = min(stand.start, asked[bisect_left(reach, at[first])])
+        if bisect_right(every, windows[gkey][1]) - bisect_left(every, since) >= asking:
             claims[rowid] = rows[first]
     return claims
 
