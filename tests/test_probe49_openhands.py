@@ -392,3 +392,17 @@ def test_gemini_session_long_failing_command_cut_by_the_cli_keeps_its_failure(tm
     path.write_text(json.dumps(session))
     errors = {s.arguments.get("command"): s.error for s in _one(path).steps if s.arguments}
     assert {c: errors[c] for c in reports} == {c: e for c, (_, e) in reports.items()}
+
+
+# -- review RF: a stream named with the instance's or the container's folders only ----------------------------------
+
+@pytest.mark.parametrize("folders", ["{id}/{id}.traj.json", "trajs/{id}/{id}.traj.json", "trajs/{id}.traj.json"])
+def test_two_systems_runs_streamed_named_by_the_instance_folder_alone_are_flagged(embedded, folders: str) -> None:
+    """Bug (review RF): ``--stream-name astropy__astropy-7166/astropy__astropy-7166.traj.json`` (or under
+    ``trajs/``, SWE-agent's and mini-swe-agent's own layouts) names no run folder: once the instance's and the
+    container's folders were stripped the name was "", so both systems' runs got ``run.astropy__astropy-7166``, B
+    silently replaced A, unwarned. The copy's ``stream-<n>`` stands in then, as with no folders, and is warned of."""
+    name = folders.format(id="astropy__astropy-7166")
+    for run in HW4_RUNS:
+        summary = json.loads(_stream(run.read_bytes(), "--stream-name", name))
+        assert summary["named_after_stream_copy"]["runs"] == 1, summary

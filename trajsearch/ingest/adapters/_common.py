@@ -704,16 +704,15 @@ def run_directory(source: Path, instance_id: str) -> str:
     ``<run>/<id>/<id>.traj`` and ``<run>/trajs/[<id>/]<id>.traj`` all give ``<run>`` ("" at the root). A stream's
     copy is read by the folders the operator gave it (:func:`named_path`); given none, it is the copy's own
     ``stream-<n>``: every such stream's runs of one instance share that name, and ``read.NamedAfterSpool`` warns
-    of it (with "" they shared the fallback name unwarned, the second silently replacing the first)."""
+    of it (with "" they shared the fallback name unwarned, the second silently replacing the first); so too when the
+    folders given are only the instance's or the container's (``--stream-name <id>/<id>.traj.json``)."""
     copy = stream_copy(source)
     parent = named_path(source).parent
-    if copy is not None and not parent.name:
-        return copy[0].name
     if parent.name == instance_id:
         parent = parent.parent
     if parent.name in _CONTAINERS:
         parent = parent.parent
-    return parent.name
+    return parent.name or (copy[0].name if copy is not None else "")
 
 
 def file_stem(source: Path, suffixes: tuple[str, ...]) -> str:
