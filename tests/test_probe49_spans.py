@@ -221,3 +221,16 @@ def test_ai5_concurrent_runs_keep_their_own_spans_when_a_third_earlier_run_is_st
         ({"sql": "select count(*) from users", "limit": 5}, "Error: permission denied for table users")]
     assert [(s.arguments, s.observation) for s in third.steps if s.action == "runSql"] == [
         ({"sql": "select count(*) from orders", "limit": 100}, '[{"count": 7}]')]
+
+
+def test_ag2_otel_parallel_calls_two_failed_each_step_has_its_own_part_of_the_joined_result() -> None:
+    """Bug (review RF): three parallel calls, two of them failed (Atlantis, Lemuria; Paris succeeded). With more than
+    one step unanswered the joined text was given whole to the first (its observation and error held the others'
+    results, "... The weather in Paris is ... Error: city not found: Lemuria") and the last was left "ExecutionError"
+    with nothing. Where the text splits by AG2's separator into one part a call, the known result at its place, each
+    failed step takes its own part."""
+    [run] = runs(AG2 / "ag2-0.14-otel-parallel-calls-two-fail.otlp.jsonl", tenant="acme")
+    assert [(s.arguments["city"], s.observation, s.error) for s in run.steps if s.action == "get_weather"] == [
+        ("Atlantis", "Error: city not found: Atlantis", "ExecutionError: city not found: Atlantis"),
+        ("Paris", "The weather in Paris is 73 degrees and Sunny.", None),
+        ("Lemuria", "Error: city not found: Lemuria", "ExecutionError: city not found: Lemuria")]

@@ -247,10 +247,23 @@ def _answered_joined(steps: list[dict[str, Any] | None], message: dict[str, Any]
     one message (``ConversableAgent.generate_tool_calls_reply``: ``"\\n\\n".join``; the group tool executor:
     ``"\\n".join``), which its ``autogen.opentelemetry`` writes with no call id, and records a tool span's result
     only where the tool did not fail. The step's part is the text less the others' results, where it is so joined;
-    else nothing is answered (the text may be any of theirs, or all)."""
+    where several failed (review RF of round 49), each its part, where the text splits into one part a call and the
+    others' results are at their places; else nothing is answered (the text may be any of theirs, or all)."""
     left = [s for s in steps if s is not None and _unanswered(s)]
     text = message.get("text")
-    if None in steps or len(left) != 1 or not isinstance(text, str):
+    if None in steps or not left or not isinstance(text, str):
+        return False
+    reply = {k: v for k, v in message.items() if k != "failed"}
+    if len(left) > 1:
+        open_ = {id(s) for s in left}  # by identity: two calls may have asked alike
+        for sep in ("\n\n", "\n"):
+            parts = text.split(sep)
+            if len(parts) == len(steps) and all(id(s) in open_ or str(s["observation"]) == part  # type: ignore[index]
+                                                for s, part in zip(steps, parts)):
+                for step, part in zip(steps, parts):
+                    if id(step) in open_:
+                        _answered(step, reply | {"text": part})  # type: ignore[arg-type]
+                return True
         return False
     at = next(n for n, s in enumerate(steps) if s is left[0])
     before = [str(s["observation"]) for s in steps[:at]]  # type: ignore[index]
@@ -260,7 +273,7 @@ def _answered_joined(steps: list[dict[str, Any] | None], message: dict[str, Any]
         tail = "".join(f"{sep}{r}" for r in after)
         if text.startswith(head) and text.endswith(tail) and len(text) > len(head) + len(tail):
             part = text[len(head):len(text) - len(tail)]
-            _answered(left[0], {k: v for k, v in message.items() if k != "failed"} | {"text": part})
+            _answered(left[0], reply | {"text": part})
             return True
     return False
 
