@@ -234,3 +234,16 @@ def test_ag2_otel_parallel_calls_two_failed_each_step_has_its_own_part_of_the_jo
         ("Atlantis", "Error: city not found: Atlantis", "ExecutionError: city not found: Atlantis"),
         ("Paris", "The weather in Paris is 73 degrees and Sunny.", None),
         ("Lemuria", "Error: city not found: Lemuria", "ExecutionError: city not found: Lemuria")]
+
+
+def test_a_langfuse_model_call_retried_failing_twice_alike_keeps_both_failures(tmp_path: Path) -> None:
+    """Bug (review RF): the chain retried its model call, both attempts failed "rate limited", fetched without ``io``.
+    The chain's failure step stands for the attempt it passed on, but it was matched as a set: both attempts were
+    taken as told and the first attempt's failure was lost. One told step covers one call."""
+    source = FIXTURES / "langfuse" / ".derived" / "api-v2-chain-failed-retried"
+    for name in ("traces-page.json", "default-fields.json"):
+        (tmp_path / name).write_bytes((source / name).read_bytes())
+    [run] = runs(tmp_path, tenant="acme")
+    assert [(s.action, s.error) for s in run.steps] == [(None, "rate limited"), (None, "rate limited"),
+                                                         ("respond", None)]
+    assert sorted(s.observation.startswith("llm live-chat failed (its input") for s in run.steps[:2]) == [False, True]

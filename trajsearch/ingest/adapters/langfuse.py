@@ -140,6 +140,7 @@ from __future__ import annotations
 
 import logging
 import re
+from collections import Counter
 from functools import lru_cache
 from typing import Any, Iterator
 
@@ -332,11 +333,15 @@ def _with_failed_calls(run: Trajectory, calls: list[Node]) -> Trajectory:
     step (its messages do), so such a failure, what an engineer searches for, was only named in ``not_in_input``.
     A tool's observation makes a step without its input and output already; a call whose error a failed chain
     passed on has its step already: the span failure step saying so in its observation (``llm NAME failed``, our
-    words, never the agent's thought), with the same error."""
-    told = {(s.observation, s.error) for s in run.steps if s.action is None}
-    added = [Step(index=0, observation=f"llm {n.name} failed (its input and output were not exported)",
-                  error=short(n.error, 600), started_at=when(n.start), ended_at=when(n.end))
-             for n in calls if (f"llm {n.name} failed", short(n.error, 600)) not in told]
+    words, never the agent's thought), with the same error; one step for one call, the last to fail so."""
+    told = Counter((s.observation, s.error) for s in run.steps if s.action is None)  # each such step one call's:
+    added = []  # a call retried that failed twice alike has one step told, the last's, and one to add (review RF)
+    for n in sorted(calls, key=start_order, reverse=True):
+        if told[said := (f"llm {n.name} failed", short(n.error, 600))] > 0:
+            told[said] -= 1
+            continue
+        added.append(Step(index=0, observation=f"llm {n.name} failed (its input and output were not exported)",
+                          error=short(n.error, 600), started_at=when(n.start), ended_at=when(n.end)))
     if not added:
         return run
     steps = list(run.steps)
