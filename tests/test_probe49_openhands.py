@@ -230,15 +230,9 @@ def test_two_systems_runs_of_one_instance_streamed_without_folders_are_flagged(e
 # -- FX2 item 2: the late-interrupt rule only for servers that end their own calls ----------------------------------
 
 
-def test_openhands_acp_qwen_call_that_failed_keeps_its_error_when_the_user_interrupted_later(tmp_path: Path) -> None:
-    """Bug: a call that failed on its own was read "cancelled: the turn was interrupted" when the user interrupted
-    the turn 25 s later, because its server had sent an input: the late-interrupt rule took every server that sends
-    ``raw_input`` to end its own calls with ``raw_output``. Qwen Code (``qwen --acp``, an ``ACPAgent`` of
-    ``acp_server`` "custom"; QwenLM/qwen-code ``packages/cli/src/acp-integration/session/emitters/
-    ToolCallEmitter.ts``: ``emitStart`` sends the call's args as ``rawInput``, ``emitError`` ends a call that threw
-    as ``failed`` with its message as content and no ``rawOutput``) does not. Only Claude Code's and codex-acp's
-    calls (``acp_server`` claude-code / codex, or their packages in ``acp_command``) take the rule; any other
-    server, and a run whose server is not known (its events alone), keeps the one-second window."""
+def _failed_then_interrupted() -> tuple[list[dict], str]:
+    """The ACP fixture's events with a call given an input that failed on its own (Qwen Code's ``emitError``: no
+    ``raw_output``) and the user's interrupt 25 s later; and the call's error."""
     events = [json.loads(p.read_text()) for p in sorted((OH_ACP / "events").glob("event-*.json"))]
     start = {**events[4], "id": "ab100000-0000-4000-8000-000000000001", "tool_call_id": "call_8f2e",
              "tool_kind": "edit", "title": "WriteFile: Writing to src/config.ts", "status": "pending",
@@ -251,7 +245,19 @@ def test_openhands_acp_qwen_call_that_failed_keeps_its_error_when_the_user_inter
             "timestamp": "2026-12-04T10:15:06.400000"}
     stop = {"id": "ab100000-0000-4000-8000-000000000003", "timestamp": "2026-12-04T10:15:31.000000",
             "source": "user", "reason": "User requested interrupt", "kind": "InterruptEvent"}
-    run_events = events[:2] + [start, fail, stop]
+    return events[:2] + [start, fail, stop], said
+
+
+def test_openhands_acp_qwen_call_that_failed_keeps_its_error_when_the_user_interrupted_later(tmp_path: Path) -> None:
+    """Bug: a call that failed on its own was read "cancelled: the turn was interrupted" when the user interrupted
+    the turn 25 s later, because its server had sent an input: the late-interrupt rule took every server that sends
+    ``raw_input`` to end its own calls with ``raw_output``. Qwen Code (``qwen --acp``, an ``ACPAgent`` of
+    ``acp_server`` "custom"; QwenLM/qwen-code ``packages/cli/src/acp-integration/session/emitters/
+    ToolCallEmitter.ts``: ``emitStart`` sends the call's args as ``rawInput``, ``emitError`` ends a call that threw
+    as ``failed`` with its message as content and no ``rawOutput``) does not. Only Claude Code's and codex-acp's
+    calls (``acp_server`` claude-code / codex, or their packages in ``acp_command``) take the rule; any other
+    server, and a run whose server is not known (its events alone), keeps the one-second window."""
+    run_events, said = _failed_then_interrupted()
     qwen = _acp_state("custom", ["qwen", "--acp"])
     for source in (_folder(tmp_path / OH_ACP.name, run_events, qwen), _lines(tmp_path / "q.jsonl", run_events)):
         assert _one(source).steps[-1].error == said
@@ -406,3 +412,24 @@ def test_two_systems_runs_streamed_named_by_the_instance_folder_alone_are_flagge
     for run in HW4_RUNS:
         summary = json.loads(_stream(run.read_bytes(), "--stream-name", name))
         assert summary["named_after_stream_copy"]["runs"] == 1, summary
+
+
+# -- review RF: the servers that end their own calls, by their executables and packages named whole ----------------
+
+@pytest.mark.parametrize(("command", "ends_own"), [
+    (["npx", "-y", "@zed-industries/claude-code-acp@0.4.2"], True),
+    (["C:\\Users\\ana\\AppData\\Roaming\\npm\\codex-acp.cmd"], True),
+    (["/home/ana/.local/bin/claude-agent-acp"], True),
+    (["npx", "-y", "codex-acp-proxy", "--upstream", "http://127.0.0.1:9000"], False),
+    (["/opt/claude-code-acp-fork/run.sh"], False)],
+    ids=["npm-package-versioned", "windows-shim", "executable-path", "other-package", "other-script"])
+def test_openhands_acp_late_interrupt_rule_takes_only_the_known_servers_named_whole(
+        tmp_path: Path, command: list[str], ends_own: bool) -> None:
+    """Bug (review RF): the servers that end their own calls (``claude-agent-acp``, ``claude-code-acp``, ``codex-acp``)
+    were spotted in ``acp_command`` by substring, so a server of another name holding one (a proxy package
+    ``codex-acp-proxy``, a fork's script) took the late-interrupt rule: its call that failed on its own read
+    "cancelled: the turn was interrupted" when the user interrupted 25 s later. Named whole: a path's last part or a
+    package's name, its scope and version aside. The Qwen test's events, a server "custom" run by ``command``."""
+    run_events, said = _failed_then_interrupted()
+    run = _one(_folder(tmp_path / OH_ACP.name, run_events, _acp_state("custom", command)))
+    assert run.steps[-1].error == ("cancelled: the turn was interrupted" if ends_own else said)

@@ -463,7 +463,13 @@ def acp_copy(closing: dict[str, Any], before: dict[str, Any] | None, arguments: 
 #: (an agent built without ``ACPAgentSettings`` names no server; the SDK itself spots codex-acp by its command).
 #: Not gemini-cli (no input), nor Qwen Code (``qwen --acp``: a call that threw ends ``failed`` with no output).
 _ENDS_OWN_CALLS = frozenset({"claude-code", "codex"})
-_ENDS_OWN_CALLS_PACKAGES = ("claude-agent-acp", "claude-code-acp", "codex-acp")
+#: Their executables and npm packages' names (``claude-agent-acp``, ``@agentclientprotocol/claude-agent-acp``,
+#: ``@zed-industries/claude-code-acp``, ``codex-acp``, ``@zed-industries/codex-acp``), matched whole: a path's last
+#: part, a package's name after its scope and before its version, a Windows shim's ``.cmd``/``.exe`` cut (review RF:
+#: a substring took ``codex-acp-proxy`` or ``/opt/claude-code-acp-fork/run.sh``, other servers).
+_ENDS_OWN_CALLS_PACKAGES = frozenset({"claude-agent-acp", "claude-code-acp", "codex-acp"})
+_PACKAGE_VERSION = re.compile(r"(?<=.)@[^/@]*$")  # ``name@1.2.0``, ``@scope/name@latest``
+_SHIM = re.compile(r"\.(?:cmd|exe|ps1)$", re.IGNORECASE)
 
 
 def ends_own_calls(agent: dict[str, Any]) -> bool:
@@ -471,8 +477,9 @@ def ends_own_calls(agent: dict[str, Any]) -> bool:
     (``_ENDS_OWN_CALLS``): a ``failed`` event of one of its calls without it is the SDK's close."""
     if agent.get("acp_server") in _ENDS_OWN_CALLS:
         return True
-    command = [part for part in as_list(agent.get("acp_command")) if isinstance(part, str)]
-    return any(package in part for part in command for package in _ENDS_OWN_CALLS_PACKAGES)
+    words = [word for part in as_list(agent.get("acp_command")) if isinstance(part, str) for word in part.split()]
+    return any(_SHIM.sub("", _PACKAGE_VERSION.sub("", word).replace("\\", "/").rsplit("/", 1)[-1])
+               in _ENDS_OWN_CALLS_PACKAGES for word in words)
 
 
 def closed_with(closing: dict[str, Any], notice: dict[str, Any], copied: bool, ends_own: bool = False) -> bool:
