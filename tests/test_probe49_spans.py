@@ -247,3 +247,27 @@ def test_a_langfuse_model_call_retried_failing_twice_alike_keeps_both_failures(t
     assert [(s.action, s.error) for s in run.steps] == [(None, "rate limited"), (None, "rate limited"),
                                                          ("respond", None)]
     assert sorted(s.observation.startswith("llm live-chat failed (its input") for s in run.steps[:2]) == [False, True]
+
+
+# -- review RF: an exception type's name by its shape, not a list of endings -----------------------------------------
+
+@pytest.mark.parametrize(("kind", "error"), [
+    ("ExceptionGroup", "ExceptionGroup: city not found: Atlantis"),
+    ("httpx.ReadTimeout", "httpx.ReadTimeout: city not found: Atlantis"),
+    ("ImproperlyConfigured", "ImproperlyConfigured: city not found: Atlantis"),
+    ("NoSuchBucket", "NoSuchBucket: city not found: Atlantis"),
+    ("Timeout", "Timeout"), ("DEADLINE_EXCEEDED", "DEADLINE_EXCEEDED")],
+    ids=["exception-group", "httpx-timeout", "django-config", "s3-bucket", "status-capitalized", "grpc-status"])
+def test_a_tool_spans_bare_error_named_by_a_type_of_any_ending_takes_the_results_words(
+        tmp_path: Path, kind: str, error: str) -> None:
+    """Bug (review RF): only type names ending Error, Exception, Exit or Interrupt took the result's words; real types
+    end otherwise (Python's ``ExceptionGroup``, ``httpx.ReadTimeout``, Django's ``ImproperlyConfigured``, botocore's
+    ``NoSuchBucket``), and such a failed step's error stayed the bare name, its words unsearchable. A type's shape
+    (CamelCase, or a capitalized name after a module's) takes them; a status word, capitalized or gRPC's, does not.
+    The real AG2 trace of RV's test, its failed span's ``error.type`` set to each."""
+    source = AG2 / "ag2-0.14-autogen-opentelemetry.otlp.jsonl"
+    (tmp_path / "trace.otlp.jsonl").write_text(source.read_text().replace('"ExecutionError"', f'"{kind}"'))
+    [run] = runs(tmp_path / "trace.otlp.jsonl", tenant="acme")
+    [failed] = [s for s in run.steps if s.error]
+    assert (failed.action, failed.observation, failed.error) == (
+        "get_weather", "Error: city not found: Atlantis", error)

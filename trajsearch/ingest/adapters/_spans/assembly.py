@@ -671,9 +671,13 @@ def _unanswered(step: dict[str, Any]) -> bool:
 #: ExecutionError`` and nothing else on a tool that failed, the result only on one that did not): what the model
 #: was given is the failure's words (AG2's ``f"Error: {e}"``), read into the error (:func:`_answered`), so that a
 #: search for them finds the failure and one failing tool's errors are not all "ExecutionError". Only an exception
-#: type's name, dotted or not (ADK's ``TOOL_ERROR`` too): a status word (``cancelled``, OTel's fallbacks ``_OTHER``
-#: and ``timeout``) says no failure whose words the result is, and the result would read as them.
-_BARE_ERROR = re.compile(r"(?:[A-Za-z_]\w*\.)*(?:[A-Za-z_]\w*)?(?:Error|ERROR|Exception|EXCEPTION|Exit|Interrupt)")
+#: type's name, by its shape, not a list of endings (``ExceptionGroup``, ``httpx.ReadTimeout``,
+#: ``ImproperlyConfigured``, ``NoSuchBucket`` end in none; review RF of round 49): a class's name in CamelCase (two
+#: capitals and a small letter), one after a module's (``requests.Timeout``), or one ending like an exception's (ADK's
+#: ``TOOL_ERROR`` too). A status word (``cancelled``, ``Timeout``, OTel's fallbacks ``_OTHER`` and ``timeout``, gRPC's
+#: ``DEADLINE_EXCEEDED``) says no failure whose words the result is, and the result would read as them.
+_BARE_ERROR = re.compile(r"(?:[A-Za-z_]\w*\.)+[A-Z]\w*[a-z]\w*|(?=\w*[a-z])[A-Z][A-Za-z0-9]*[A-Z][A-Za-z0-9]*"
+                         r"|(?:[A-Za-z_]\w*\.)*(?:[A-Za-z_]\w*)?(?:Error|ERROR|Exception|EXCEPTION|Exit|Interrupt)")
 _ERROR_WORD = re.compile(r"^error:\s*", re.IGNORECASE)
 
 
