@@ -10,6 +10,7 @@ hashing test embedder.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -433,3 +434,44 @@ def test_openhands_acp_late_interrupt_rule_takes_only_the_known_servers_named_wh
     run_events, said = _failed_then_interrupted()
     run = _one(_folder(tmp_path / OH_ACP.name, run_events, _acp_state("custom", command)))
     assert run.steps[-1].error == ("cancelled: the turn was interrupted" if ends_own else said)
+
+
+#: A real ``/chat save`` checkpoint (a gemini-cli developer's, see gemini-cli/SOURCE.md): its ``npm run build`` calls
+#: failed, their reports ending ``Exit Code: 1`` and ``Process Group PGID``.
+CHECKPOINT = FIXTURES / "gemini-cli" / ".real" / "checkpoint-agent-teams.json"
+
+
+def _masked(report: str, saved: str) -> str:
+    """``report`` as gemini-cli masks an older shell output in its history (``ToolOutputMaskingService``:
+    ``formatShellPreview``, the report split at its section names, the output's first and last 10 lines of more than
+    20, the other sections whole; then ``formatMaskedSnippet``)."""
+    parts = re.split(r"^(Output|Error|Exit Code|Signal|Background PIDs|Process Group PGID): ", report, flags=re.M)
+
+    def simple(text: str) -> str:
+        lines = text.split("\n")
+        return text if len(lines) <= 20 else \
+            "\n".join(lines[:10]) + f"\n\n... [{len(lines) - 20} lines omitted] ...\n\n" + "\n".join(lines[-10:])
+    preview = ([simple(parts[0].strip())] if parts[0].strip() else []) + [
+        f"{name}: {simple(body.strip()) if name == 'Output' else body.strip()}"
+        for name, body in zip(parts[1::2], parts[2::2])]
+    return f"<tool_output_masked>\n{chr(10).join(preview)}\n\nOutput too large. Full output available at: {saved}\n" \
+           "</tool_output_masked>"
+
+
+def test_gemini_checkpoint_failed_command_masked_in_the_history_keeps_its_failure(tmp_path: Path) -> None:
+    """Bug: gemini-cli (0.3x on) masks older tool outputs in the history it keeps (a ``/chat save`` checkpoint holds
+    it so: ``<tool_output_masked>``, a preview, "Output too large. Full output available at: <file>"); a shell
+    report so masked keeps its ``Exit Code:`` line, but was not read (it starts with the tag), so a build that failed
+    read as a success. The real checkpoint's failing builds, each masked as the CLI masks it."""
+    history = json.loads(CHECKPOINT.read_text())
+    errors = [(s.action, s.error) for s in _one(CHECKPOINT).steps]
+    failed = [n for n, c in enumerate(history) for p in c.get("parts", [])
+              if "Exit Code: 1" in str((p.get("functionResponse") or {}).get("response"))]
+    assert len(failed) >= 3
+    for n in failed:
+        response = history[n]["parts"][0]["functionResponse"]["response"]
+        response["output"] = _masked(response["output"], f"/Users/u/.gemini/tmp/p/tool-outputs/session-s/r_{n}.txt")
+    path = tmp_path / CHECKPOINT.name
+    path.write_text(json.dumps(history))
+    assert [(s.action, s.error) for s in _one(path).steps] == errors
+    assert sum(1 for _, e in errors if e and "(exit code 1)" in e) >= len(failed)

@@ -160,6 +160,11 @@ _TRUNCATED = re.compile(r"\ATool output was too large and has been truncated\..*
 _COUNT = r"\d[\d.,'\u00a0\u202f ]*"
 _TOO_LARGE = re.compile(rf"\AOutput too large\. Showing (?:the last {_COUNT} of {_COUNT} lines|first {_COUNT} and last "
                         rf"{_COUNT} characters)\. For full output see: [^\n]*\n(?:\.\.\.\n)?")
+#: How gemini-cli 0.3x+ masks an older tool output in the history it keeps (``ToolOutputMaskingService``, what a
+#: ``/chat save`` checkpoint holds): the tag, a preview (for the shell tool its report's sections, the output's first
+#: and last 10 lines, the closing block whole), the file it saved the output to, the closing tag.
+_MASKED = re.compile(r"\A<tool_output_masked>\n(.*?)\n\nOutput too large\. Full output available at: [^\n]*\n"
+                     r"</tool_output_masked>\s*\Z", re.S)
 #: The closing block's keys only the shell tool writes: a report whose start was cut is one when they end it.
 _SHELL_ONLY_KEYS = ("Background PIDs", "Process Group PGID")
 #: What the shell tool tells the model (and shows) of a command it killed after ``tools.shell.inactivityTimeout``
@@ -510,13 +515,13 @@ def shell_report_error(text: str, command: str | None = None, failed: bool = Fal
     ``Output: ...``, then its closing block, ``_TRAILER_KEYS``; before 0.27 ``Command:`` first and an ``Error:`` line
     before the block): a non-zero exit code with the output's decisive line (see ``exit_code_error``: exit 1 with no
     output from a command that answers "no" so is none), else the report's own ``Error:`` line; None without a
-    failure; a report cut short (``_TRUNCATED``, ``_TOO_LARGE``) by what it kept, its closing block when its start
-    was cut. Only the closing block is the report's
-    (``_report_end``): a command's output prints "Exit Code: 1" or
-    "Error: ..." lines of its own (a grep of a build log, a CI summary); the ``Error:`` line since 0.27 only of a
+    failure; a report cut short (``_TRUNCATED``, ``_TOO_LARGE``) or masked in the history (``_MASKED``) by what it
+    kept, its closing block when its start was cut. Only the closing block is the report's (``_report_end``): a
+    command's output prints "Exit Code: 1" or "Error: ..." lines of its own (a grep of a build log, a CI summary); the ``Error:`` line since 0.27 only of a
     call that ``failed`` (written only then). Public because gemini-cli also shows this report as the call's
     display in debug mode (``--debug``, or ``DEBUG`` / ``DEBUG_MODE`` set to ``1`` / ``true`` in its environment):
     what an OpenHands ``ACPAgent`` records of its calls, the exit code nowhere else (``_openhands_sdk.acp_result``)."""
+    text = masked.group(1) if (masked := _MASKED.match(text)) else text
     text = _TRUNCATED.sub("", text, count=1)
     cut = _TOO_LARGE.match(text)
     text = text[cut.end():] if cut else text
