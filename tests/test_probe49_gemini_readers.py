@@ -15,11 +15,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from test_probe49_openhands import acp_events, gemini_acp_call
 from trajsearch.ingest.read import read_dump
 
 FIXTURES = Path(__file__).parent / "fixtures"
 HARBOR_GEMINI = FIXTURES / "atif" / ".real" / "harbor-0.25" / "gemini-mgemini-1121" / "agent" / "trajectory.json"
-OH_ACP = FIXTURES / "openhands" / ".real" / "sdk-acp" / "0a1b2c3d00004000800000000000ac01"
 TIMEOUT = "Command was automatically cancelled because it exceeded the timeout of 5.0 minutes without output."
 
 
@@ -36,20 +36,9 @@ def test_a_harbor_gemini_cli_command_killed_at_its_inactivity_timeout_is_a_faile
 
 
 def test_openhands_acp_gemini_cli_output_saying_command_failed_is_no_error_and_a_timeout_is(tmp_path: Path) -> None:
-    events = [json.loads(p.read_text()) for p in sorted((OH_ACP / "events").glob("event-*.json"))]
-    start, end = events[4], events[5]
-    here = " [current working directory /workspace/project]"
-
-    def shell(n: int, command: str, report: str) -> list[dict]:
-        call = {"tool_call_id": f"run_shell_command-17648400{n:05d}", "title": command + here, "raw_input": None}
-        said = [{"type": "content", "content": {"type": "text", "text": report, "annotations": None,
-                                                "field_meta": None}, "field_meta": None}]
-        return [{**start, **call, "id": f"ff100000-0000-4000-8000-0000000000{n:02d}", "status": "in_progress",
-                 "content": []},
-                {**end, **call, "id": f"ff100000-0000-4000-8000-0000000001{n:02d}", "status": "completed",
-                 "is_error": False, "raw_output": None, "content": said}]
-
-    calls = shell(1, "tail -n 1 ci.log", "Command failed: npm test") + shell(2, "sleep 400", TIMEOUT)
+    events = acp_events()
+    calls = (gemini_acp_call(1, "tail -n 1 ci.log", "Command failed: npm test")
+             + gemini_acp_call(2, "sleep 400", TIMEOUT))
     path = tmp_path / "gemini-acp.jsonl"
     path.write_text("".join(json.dumps(e) + "\n" for e in events[:2] + calls + events[-2:]))
     [record] = read_dump(path, tenant="acme")

@@ -132,6 +132,26 @@ def _folder(folder: Path, events: list[dict], state: dict | None = None) -> Path
 OH_ACP = FIXTURES / "openhands" / ".real" / "sdk-acp" / "0a1b2c3d00004000800000000000ac01"
 
 
+def acp_events() -> list[dict]:
+    """The ACP fixture's events, in order."""
+    return [json.loads(p.read_text()) for p in sorted((OH_ACP / "events").glob("event-*.json"))]
+
+
+def gemini_acp_call(n: int, command: str, report: str, status: str = "completed") -> list[dict]:
+    """A gemini-cli shell call over ACP as the SDK records it (the fixture's call start and end events, ``n`` its
+    place): ``report`` the text gemini-cli sends as the call's content, ``status`` how it closed the call."""
+    events = acp_events()
+    start, end = events[4], events[5]
+    call = {"tool_call_id": f"run_shell_command-17648400{n:05d}",
+            "title": command + " [current working directory /workspace/project]", "raw_input": None}
+    said = [{"type": "content", "content": {"type": "text", "text": report, "annotations": None,
+                                            "field_meta": None}, "field_meta": None}]
+    return [{**start, **call, "id": f"ff100000-0000-4000-8000-0000000000{n:02d}", "status": "in_progress",
+             "content": []},
+            {**end, **call, "id": f"ff100000-0000-4000-8000-0000000001{n:02d}", "status": status,
+             "is_error": status == "failed", "raw_output": None, "content": said}]
+
+
 def _acp_state(server: str | None, command: list[str]) -> dict:
     """The ACP fixture's ``base_state.json`` for another server (``ACPAgent.acp_server``, ``acp_command``)."""
     state = json.loads((OH_ACP / "base_state.json").read_text())
@@ -147,7 +167,7 @@ def test_openhands_acp_codex_call_interrupted_is_cancelled_when_the_sdk_wrote_it
     over HTTP when Codex rotated its token) and ``arun`` then waits for the state lock. codex-acp ends its own calls
     with a ``raw_output`` record; gemini-cli, which sends no input, keeps the one-second rule (its failure, then an
     interrupt, keeps its error)."""
-    events = [json.loads(p.read_text()) for p in sorted((OH_ACP / "events").glob("event-*.json"))]
+    events = acp_events()
     begin = {"call_id": "call_pytest", "turn_id": "1", "command": ["/bin/zsh", "-lc", "python -m pytest -q"],
              "cwd": "/workspace/project", "parsed_cmd": [{"type": "unknown", "cmd": "python -m pytest -q"}],
              "source": "agent"}
@@ -181,23 +201,13 @@ def test_openhands_acp_gemini_in_debug_mode_keeps_its_commands_exit_codes(tmp_pa
     the model instead, ``Output: ...`` then ``Exit Code: N`` and the process group: a failing command read as
     success, and one that printed nothing too ("Command exited with code" is then not shown). A search's no match
     (exit code 1, no output) stays none."""
-    events = [json.loads(p.read_text()) for p in sorted((OH_ACP / "events").glob("event-*.json"))]
-    start, end = events[4], events[5]
-    here = " [current working directory /workspace/project]"
-
-    def shell(n: int, command: str, report: str) -> list[dict]:
-        call = {"tool_call_id": f"run_shell_command-17648400{n:05d}", "title": command + here, "raw_input": None}
-        said = [{"type": "content", "content": {"type": "text", "text": report, "annotations": None,
-                                                "field_meta": None}, "field_meta": None}]
-        return [{**start, **call, "id": f"ff100000-0000-4000-8000-0000000000{n:02d}", "status": "in_progress",
-                 "content": []},
-                {**end, **call, "id": f"ff100000-0000-4000-8000-0000000001{n:02d}", "status": "completed",
-                 "is_error": False, "raw_output": None, "content": said}]
-    calls = (shell(1, "python -m pytest -q", "Output: F\nFAILED test_calc.py::test_add - assert 0 == 4\n"
-                   "1 failed in 0.02s\nExit Code: 1\nProcess Group PGID: 4242")
-             + shell(2, "./scripts/deploy.sh --check", "Output: (empty)\nExit Code: 3\nProcess Group PGID: 4243")
-             + shell(3, "grep -rn TODO src", "Output: (empty)\nExit Code: 1\nProcess Group PGID: 4244")
-             + shell(4, "python -m pytest -q", "Output: .\n1 passed in 0.01s\nProcess Group PGID: 4245"))
+    events = acp_events()
+    reports = [("python -m pytest -q", "Output: F\nFAILED test_calc.py::test_add - assert 0 == 4\n"
+                "1 failed in 0.02s\nExit Code: 1\nProcess Group PGID: 4242"),
+               ("./scripts/deploy.sh --check", "Output: (empty)\nExit Code: 3\nProcess Group PGID: 4243"),
+               ("grep -rn TODO src", "Output: (empty)\nExit Code: 1\nProcess Group PGID: 4244"),
+               ("python -m pytest -q", "Output: .\n1 passed in 0.01s\nProcess Group PGID: 4245")]
+    calls = [e for n, (command, report) in enumerate(reports, 1) for e in gemini_acp_call(n, command, report)]
     run = _one(_lines(tmp_path / "gemini-debug.jsonl", events[:2] + calls + events[-2:]))
     assert [s.error for s in run.steps] == ["1 failed in 0.02s (exit code 1)", "exit code 3", None, None, None]
 
@@ -234,7 +244,7 @@ def test_two_systems_runs_of_one_instance_streamed_without_folders_are_flagged(e
 def _failed_then_interrupted() -> tuple[list[dict], str]:
     """The ACP fixture's events with a call given an input that failed on its own (Qwen Code's ``emitError``: no
     ``raw_output``) and the user's interrupt 25 s later; and the call's error."""
-    events = [json.loads(p.read_text()) for p in sorted((OH_ACP / "events").glob("event-*.json"))]
+    events = acp_events()
     start = {**events[4], "id": "ab100000-0000-4000-8000-000000000001", "tool_call_id": "call_8f2e",
              "tool_kind": "edit", "title": "WriteFile: Writing to src/config.ts", "status": "pending",
              "raw_input": {"file_path": "/workspace/project/src/config.ts", "content": "export const x = 1;\n"},
@@ -332,20 +342,9 @@ def test_openhands_acp_gemini_in_debug_mode_a_command_that_succeeded_printing_th
         tmp_path: Path) -> None:
     """The same report, shown as a ``completed`` call's content by gemini-cli over ACP in debug mode (the reviewer's
     cases): no failure; a ``failed`` call's report keeps its ``Error:`` line."""
-    events = [json.loads(p.read_text()) for p in sorted((OH_ACP / "events").glob("event-*.json"))]
-    start, end = events[4], events[5]
-    here = " [current working directory /workspace/project]"
-
-    def shell(n: int, command: str, report: str, status: str = "completed") -> list[dict]:
-        call = {"tool_call_id": f"run_shell_command-17648400{n:05d}", "title": command + here, "raw_input": None}
-        said = [{"type": "content", "content": {"type": "text", "text": report, "annotations": None,
-                                                "field_meta": None}, "field_meta": None}]
-        return [{**start, **call, "id": f"ff100000-0000-4000-8000-0000000000{n:02d}", "status": "in_progress",
-                 "content": []},
-                {**end, **call, "id": f"ff100000-0000-4000-8000-0000000001{n:02d}", "status": status,
-                 "is_error": status == "failed", "raw_output": None, "content": said}]
-    calls = [e for n, (c, r) in enumerate(list(_SUCCEEDED.items())[:3]) for e in shell(n, c, r)]
-    calls += shell(9, "./missing.sh", "Output: (empty)\nError: spawn ./missing.sh ENOENT", "failed")
+    events = acp_events()
+    calls = [e for n, (c, r) in enumerate(list(_SUCCEEDED.items())[:3]) for e in gemini_acp_call(n, c, r)]
+    calls += gemini_acp_call(9, "./missing.sh", "Output: (empty)\nError: spawn ./missing.sh ENOENT", "failed")
     run = _one(_lines(tmp_path / "gemini-debug.jsonl", events[:2] + calls + events[-2:]))
     assert [s.error for s in run.steps] == [None, None, None, "spawn ./missing.sh ENOENT", None]
 
