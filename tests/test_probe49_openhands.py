@@ -315,17 +315,13 @@ _FAILED = {
 }
 
 
-def test_gemini_session_command_that_succeeded_printing_the_reports_words_is_no_failure(tmp_path: Path) -> None:
-    """Bug: gemini-cli's shell report was read for the first ``Exit Code:`` line anywhere and its last ``Error:``
-    line, the command's output included: a command that succeeded printing such lines (a grep of a build log's
-    errors, a test script echoing its exit code, a CI summary) read as failed. Only the report's closing block
-    (``Exit Code`` / ``Signal`` / ``Background PIDs`` / ``Process Group PGID``, each once, in that order) holds its
-    exit code, and since 0.27 an ``Error:`` line only a call that failed (its status then says so); the layout of
-    before 0.27 (``Command:`` first, every line written) keeps its own ``Error:`` line before the block."""
+def _agung_shell_errors(tmp_path: Path, reports: dict[str, str]) -> dict[str, str | None]:
+    """Command -> the step error read from the real ``agung`` recording with its ``git init`` call replaced by one
+    shell call per ``reports`` item (command -> the report gemini-cli gave the model), as the CLI records them."""
     session = json.loads(AGUNG.read_text())
     [call] = [c for c in session["messages"][4]["toolCalls"] if "git init" in c["args"]["command"]]
     calls = []
-    for n, (command, report) in enumerate([*_SUCCEEDED.items(), *((c, r) for c, (r, _) in _FAILED.items())]):
+    for n, (command, report) in enumerate(reports.items()):
         response = {**call["result"][0]["functionResponse"], "id": f"run_shell_command_17759570040{n:02d}_0",
                     "response": {"output": report}}
         calls.append({**call, "id": response["id"], "args": {**call["args"], "command": command},
@@ -333,7 +329,17 @@ def test_gemini_session_command_that_succeeded_printing_the_reports_words_is_no_
     session["messages"][4] = {**session["messages"][4], "toolCalls": calls}
     path = tmp_path / AGUNG.name
     path.write_text(json.dumps(session))
-    errors = {s.arguments.get("command"): s.error for s in _one(path).steps if s.arguments}
+    return {s.arguments.get("command"): s.error for s in _one(path).steps if s.arguments}
+
+
+def test_gemini_session_command_that_succeeded_printing_the_reports_words_is_no_failure(tmp_path: Path) -> None:
+    """Bug: gemini-cli's shell report was read for the first ``Exit Code:`` line anywhere and its last ``Error:``
+    line, the command's output included: a command that succeeded printing such lines (a grep of a build log's
+    errors, a test script echoing its exit code, a CI summary) read as failed. Only the report's closing block
+    (``Exit Code`` / ``Signal`` / ``Background PIDs`` / ``Process Group PGID``, each once, in that order) holds its
+    exit code, and since 0.27 an ``Error:`` line only a call that failed (its status then says so); the layout of
+    before 0.27 (``Command:`` first, every line written) keeps its own ``Error:`` line before the block."""
+    errors = _agung_shell_errors(tmp_path, {**_SUCCEEDED, **{c: r for c, (r, _) in _FAILED.items()}})
     assert {c: errors[c] for c in _SUCCEEDED} == dict.fromkeys(_SUCCEEDED)
     assert {c: errors[c] for c in _FAILED} == {c: e for c, (_, e) in _FAILED.items()}
 
@@ -385,18 +391,7 @@ def test_gemini_session_long_failing_command_cut_by_the_cli_keeps_its_failure(tm
         "pytest -q  # 0.35, passed": (_too_large(passing, last_lines=False), None),
         "cat ci.log  # not the shell tool's block": (_too_large(dots + "\nExit Code: 1", last_lines=True), None),
     }
-    session = json.loads(AGUNG.read_text())
-    [call] = [c for c in session["messages"][4]["toolCalls"] if "git init" in c["args"]["command"]]
-    calls = []
-    for n, (command, (report, _)) in enumerate(reports.items()):
-        response = {**call["result"][0]["functionResponse"], "id": f"run_shell_command_17759570041{n:02d}_0",
-                    "response": {"output": report}}
-        calls.append({**call, "id": response["id"], "args": {**call["args"], "command": command},
-                      "result": [{"functionResponse": response}]})
-    session["messages"][4] = {**session["messages"][4], "toolCalls": calls}
-    path = tmp_path / AGUNG.name
-    path.write_text(json.dumps(session))
-    errors = {s.arguments.get("command"): s.error for s in _one(path).steps if s.arguments}
+    errors = _agung_shell_errors(tmp_path, {c: r for c, (r, _) in reports.items()})
     assert {c: errors[c] for c in reports} == {c: e for c, (_, e) in reports.items()}
 
 

@@ -180,6 +180,16 @@ def test_ag2_otel_parallel_calls_failed_tool_step_has_its_own_part_of_the_joined
     assert run.steps[2].action == "respond"
 
 
+def _failed_ag2_step(tmp_path: Path, kind: str) -> tuple[str | None, str | None, str | None]:
+    """The failed step (action, observation, error) of the real AG2 trace with its failed span's ``error.type``
+    set to ``kind``."""
+    source = AG2 / "ag2-0.14-autogen-opentelemetry.otlp.jsonl"
+    (tmp_path / "trace.otlp.jsonl").write_text(source.read_text().replace('"ExecutionError"', f'"{kind}"'))
+    [run] = runs(tmp_path / "trace.otlp.jsonl", tenant="acme")
+    [failed] = [s for s in run.steps if s.error]
+    return failed.action, failed.observation, failed.error
+
+
 # -- review RV: only an exception type's name takes the result's words -----------------------------------------------
 
 @pytest.mark.parametrize(("kind", "error"), [
@@ -195,12 +205,7 @@ def test_a_tool_spans_bare_error_takes_the_results_words_only_when_it_names_an_e
     result>", the result read as the failure's words. Only a name that is an exception type (ending Error,
     Exception, Exit or Interrupt, dotted or not; ADK's ``TOOL_ERROR``) does. The real AG2 trace, its failed span's
     ``error.type`` set to each."""
-    source = AG2 / "ag2-0.14-autogen-opentelemetry.otlp.jsonl"
-    (tmp_path / "trace.otlp.jsonl").write_text(source.read_text().replace('"ExecutionError"', f'"{kind}"'))
-    [run] = runs(tmp_path / "trace.otlp.jsonl", tenant="acme")
-    [failed] = [s for s in run.steps if s.error]
-    assert (failed.action, failed.observation, failed.error) == (
-        "get_weather", "Error: city not found: Atlantis", error)
+    assert _failed_ag2_step(tmp_path, kind) == ("get_weather", "Error: city not found: Atlantis", error)
 
 
 # -- review RF: a claim when a third run of the server was going on since before -----------------------------------
@@ -265,9 +270,4 @@ def test_a_tool_spans_bare_error_named_by_a_type_of_any_ending_takes_the_results
     ``NoSuchBucket``), and such a failed step's error stayed the bare name, its words unsearchable. A type's shape
     (CamelCase, or a capitalized name after a module's) takes them; a status word, capitalized or gRPC's, does not.
     The real AG2 trace of RV's test, its failed span's ``error.type`` set to each."""
-    source = AG2 / "ag2-0.14-autogen-opentelemetry.otlp.jsonl"
-    (tmp_path / "trace.otlp.jsonl").write_text(source.read_text().replace('"ExecutionError"', f'"{kind}"'))
-    [run] = runs(tmp_path / "trace.otlp.jsonl", tenant="acme")
-    [failed] = [s for s in run.steps if s.error]
-    assert (failed.action, failed.observation, failed.error) == (
-        "get_weather", "Error: city not found: Atlantis", error)
+    assert _failed_ag2_step(tmp_path, kind) == ("get_weather", "Error: city not found: Atlantis", error)
