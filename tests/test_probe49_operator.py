@@ -273,3 +273,51 @@ def test_a_callers_value_quoting_a_full_disk_is_no_full_disk(tmp_path: Path) -> 
                 assert "no space left on the server" not in str(refused.value), refused.value
     finally:
         ts.close()
+
+
+SWE_RUN_SET = "gpt4__swe-bench-dev-easy_first_only__default__t-0.00__p-0.95__c-3.00__install-1"
+PYDICOM = Path(__file__).parent / "fixtures" / "swe-agent" / ".real" / SWE_RUN_SET / "pydicom__pydicom-1458.traj"
+
+
+def test_a_copy_taken_mid_run_of_a_format_dated_by_mtime_gives_way_to_the_stored_run(tmp_path: Path) -> None:
+    """Review R2A-1: a SWE-agent ``.traj`` (no times of its own: the run is dated by the file's mtime) copied while
+    the run went on, 3 of its 12 steps, ingested from another folder after the final file: the earlier save
+    replaced the stored run in silence (its last 9 steps no longer searchable), as ``continues`` compares the
+    session's start, which two files' mtimes never share. Fewer steps, all the stored run's first: it gives way."""
+    final = tmp_path / "final" / SWE_RUN_SET / PYDICOM.name
+    final.parent.mkdir(parents=True)
+    shutil.copy(PYDICOM, final)
+    run = json.loads(PYDICOM.read_text())
+    copy = tmp_path / "copy" / SWE_RUN_SET / PYDICOM.name
+    copy.parent.mkdir(parents=True)
+    copy.write_text(json.dumps({**run, "trajectory": run["trajectory"][:3], "history": run["history"][:7]}))
+    os.utime(copy, (1_764_921_600, 1_764_921_600))  # saved earlier
+    env = _env(TRAJSEARCH_HOME=str(tmp_path / "home"))
+    assert _ingest(env, str(tmp_path / "final")).returncode == 0
+    earlier = _ingest(env, str(tmp_path / "copy"), "--json")
+    assert earlier.returncode == 0, earlier.stderr
+    assert json.loads(earlier.stdout)["unchanged"] == 1, earlier.stdout
+    again = _ingest(env, str(tmp_path / "final"), "--json", "--restart")  # the final file is what the store holds
+    assert json.loads(again.stdout)["unchanged"] == 1, again.stdout + again.stderr
+
+
+def test_the_same_run_read_with_other_thoughts_from_another_file_is_no_other_run(tmp_path: Path) -> None:
+    """Review R2A-2: a newer reader can read a step's thought otherwise (round 16 read SWE-agent 1.1's thinking
+    into thoughts); the same run from a moved dump then read as "a different run of the same id from another
+    file", and the warning's advice (ingest the earlier file again) made the two files replace each other. Runs
+    part ways by what they did (action, arguments, start), not by their thoughts."""
+    run = json.loads(PYDICOM.read_text())
+    first = tmp_path / "a" / SWE_RUN_SET / PYDICOM.name
+    first.parent.mkdir(parents=True)
+    first.write_text(json.dumps(run))
+    thought = dict(run["trajectory"][1], thought="(read again by a newer reader) " + run["trajectory"][1]["thought"])
+    moved = tmp_path / "b" / SWE_RUN_SET / PYDICOM.name
+    moved.parent.mkdir(parents=True)
+    moved.write_text(json.dumps({**run, "trajectory": [run["trajectory"][0], thought, *run["trajectory"][2:]]}))
+    os.utime(moved, (first.stat().st_atime, first.stat().st_mtime))
+    env = _env(TRAJSEARCH_HOME=str(tmp_path / "home"))
+    assert _ingest(env, str(tmp_path / "a")).returncode == 0
+    again = _ingest(env, str(tmp_path / "b"), "--json")
+    assert again.returncode == 0, again.stderr
+    assert json.loads(again.stdout)["other_runs_replaced"] == 0, again.stdout
+    assert "different run" not in again.stderr, again.stderr

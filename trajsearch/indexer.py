@@ -508,12 +508,15 @@ class Indexer:
         ``runB/results.json`` of tau-bench, another model's run of task 2 replaced the first in silence). A
         re-ingest of the same file is an update, and so is the same run from another file (a dump moved, a copy
         re-graded, read again after an upgrade): said nothing of. An earlier save of a session the store holds
-        later (Entire's checkpoints, a session folder's backups) gives way to the stored copy, which stays, as
-        within one ingest (``ingest.read.DistinctIds``). An unchanged run reads no trace, so a rerun pays nothing
-        for this, a changed run one trace read (shared with ``_keep_verdicts``), without retries: a trace that
-        cannot be read has nothing to compare. Only runs read from files are checked: a server's ingest stream
-        (``--server``) carries no file, and neither does a dump piped in, so theirs are not said."""
-        from .ingest.read import continues, parts_ways  # (the ingest package imports this module)
+        later (Entire's checkpoints, a session folder's backups, a copy taken mid-run: fewer steps, all of them the
+        stored run's first) gives way to the stored copy, which stays, as within one ingest
+        (``ingest.read.DistinctIds``); not by :func:`~trajsearch.ingest.read.continues`, whose session start
+        a format without times takes from each file's mtime, so two files' saves never shared it. An unchanged
+        run reads no trace, so a rerun pays nothing for this, a changed run one trace read (shared with
+        ``_keep_verdicts``), without retries: a trace that cannot be read has nothing to compare. Only runs read
+        from files are checked: a server's ingest stream (``--server``) carries no file, and neither does a dump
+        piped in, so theirs are not said."""
+        from .ingest.read import parts_ways  # (the ingest package imports this module)
 
         for key, source in list(batch.sources.items()):
             if key not in batch.stored or batch.stored[key] == batch.hashes[key]:
@@ -526,7 +529,7 @@ class Indexer:
             if not before or before == file_digest(source):
                 continue
             run, fmt = batch.runs[key]
-            if len(stored.steps) > len(run.steps) and continues(stored, run):  # an earlier save: the later stays
+            if len(stored.steps) > len(run.steps) and not parts_ways(run, stored):  # an earlier save: the later stays
                 batch.runs[key], batch.hashes[key] = (stored, fmt), content_hash(stored, self.window)
                 batch.sources.pop(key)
                 batch.kept_verdicts.discard(key)

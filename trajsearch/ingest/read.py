@@ -1161,16 +1161,21 @@ def continues(later: Trajectory, earlier: Trajectory) -> bool:
 
 
 def parts_ways(one: Trajectory, other: Trajectory) -> bool:
-    """Whether two runs of one id went different ways: neither's steps open the other's, compared as
-    :func:`continues` compares them (what was done, not what came back, which a later save or a newer reader
-    may hold otherwise). A re-graded copy, the same dump read again, a session saved earlier or later part no
-    ways; another model's or another trial's run of the task does."""
+    """Whether two runs of one id went different ways: neither's steps open the other's, compared by what was
+    done (each step's action, arguments and start: :func:`_deed`), not by what came back or what the agent was
+    read to think, which a later save or a newer reader may hold otherwise (round 16 read SWE-agent 1.1's thinking
+    into thoughts: a run stored before it is still that run). A re-graded copy, the same dump read again, a
+    session saved earlier or later part no ways; another model's or another trial's run of the task does."""
     shared = min(len(one.steps), len(other.steps))
-    return [_decision(s) for s in one.steps[:shared]] != [_decision(s) for s in other.steps[:shared]]
+    return [_deed(s) for s in one.steps[:shared]] != [_deed(s) for s in other.steps[:shared]]
+
+
+def _deed(step: Any) -> tuple[Any, ...]:
+    return step.action, step.arguments, step.started_at
 
 
 def _decision(step: Any) -> tuple[Any, ...]:
-    return step.action, step.arguments, step.thought, step.started_at
+    return (*_deed(step), step.thought)
 
 
 def _fullness(run: Trajectory) -> tuple[int, int]:
