@@ -204,6 +204,9 @@ def _claims(db: sqlite3.Connection, key: str, stands: deque[tuple[int, str, Node
         # their spans are counted from the earliest of their requests: a run going on since before this one's
         # (a third run of the server) ran its call before this stand-in asked (review RF of round 49)
         since = min(stand.start, asked[bisect_left(reach, at[first])])
+        # and the runs by the same measure: every run going on at some time from then to this one's end (a short
+        # third run inside that time brought its span into the count, not itself: review R2B of round 49)
+        asking = max(asking, bisect_right(asked, windows[gkey][1]) - bisect_left(ended, since))
         if bisect_right(every, windows[gkey][1]) - bisect_left(every, since) >= asking:
             claims[rowid] = rows[first]
     return claims
