@@ -355,15 +355,17 @@ def test_openhands_acp_gemini_in_debug_mode_a_command_that_succeeded_printing_th
     assert [s.error for s in run.steps] == [None, None, None, "spawn ./missing.sh ENOENT", None]
 
 
-def _too_large(report: str, last_lines: bool, locale_sep: str = ",") -> str:
+def _too_large(report: str, last_lines: bool, locale_sep: str = ",", long_lines: bool = False) -> str:
     """``report`` as gemini-cli 0.26+ gives it to the model when over 40,000 characters (``formatTruncatedToolOutput``
-    in ``utils/fileUtils.ts``): 0.26-0.34 its last 1,000 lines after "Showing the last N of M lines" and "...";
-    0.35 on its first 20% and last 80% of the characters kept with "... [N characters omitted] ..." between."""
+    in ``utils/fileUtils.ts``): 0.26-0.28 its last 1,000 lines after "Showing the last N of M lines" (``long_lines``:
+    with its " (some long lines truncated)" warning) and "..."; 0.29 on its first 20% and last 80% of the characters
+    kept with "... [N characters omitted] ..." between."""
     where = "For full output see: /home/u/.gemini/tmp/proj/tool-outputs/session-1a32/run_shell_command_x.txt"
     if last_lines:
         lines = report.splitlines()
         kept = lines[-1000:]
-        return (f"Output too large. Showing the last {len(kept):,} of {len(lines):,} lines. {where}\n...\n"
+        warning = " (some long lines truncated)" if long_lines else ""
+        return (f"Output too large. Showing the last {len(kept):,} of {len(lines):,} lines{warning}. {where}\n...\n"
                 + "\n".join(kept)).replace(",", locale_sep)
     head, tail = report[:8000], report[-32000:]
     return (f"Output too large. Showing first 8,000 and last 32,000 characters. {where}".replace(",", locale_sep)
@@ -385,6 +387,7 @@ def test_gemini_session_long_failing_command_cut_by_the_cli_keeps_its_failure(tm
     error = "FAILED tests/test_api.py::test_login - AssertionError: assert 401 == 200 (exit code 1)"
     reports = {
         "pytest -q  # 0.26": (_too_large(failing, last_lines=True), error),
+        "pytest -q  # 0.26, a long line cut": (_too_large(failing, last_lines=True, long_lines=True), error),
         "pytest -q  # 0.35": (_too_large(failing, last_lines=False), error),
         "pytest -q  # 0.35, de-DE": (_too_large(failing, last_lines=False, locale_sep="."), error),
         "pytest -q  # 0.26, passed": (_too_large(passing, last_lines=True), None),
@@ -416,8 +419,11 @@ def test_two_systems_runs_streamed_named_by_the_instance_folder_alone_are_flagge
     (["C:\\Users\\ana\\AppData\\Roaming\\npm\\codex-acp.cmd"], True),
     (["/home/ana/.local/bin/claude-agent-acp"], True),
     (["npx", "-y", "codex-acp-proxy", "--upstream", "http://127.0.0.1:9000"], False),
-    (["/opt/claude-code-acp-fork/run.sh"], False)],
-    ids=["npm-package-versioned", "windows-shim", "executable-path", "other-package", "other-script"])
+    (["/opt/claude-code-acp-fork/run.sh"], False),
+    (["node", "/usr/lib/node_modules/@zed-industries/claude-code-acp/dist/index.js"], True),
+    (["node", "/usr/lib/node_modules/other-acp/dist/index.js"], False)],
+    ids=["npm-package-versioned", "windows-shim", "executable-path", "other-package", "other-script",
+         "node-module-path", "other-node-module"])
 def test_openhands_acp_late_interrupt_rule_takes_only_the_known_servers_named_whole(
         tmp_path: Path, command: list[str], ends_own: bool) -> None:
     """Bug (review RF): the servers that end their own calls (``claude-agent-acp``, ``claude-code-acp``, ``codex-acp``)

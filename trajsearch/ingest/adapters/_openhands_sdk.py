@@ -34,8 +34,9 @@ The V1 agent server serves a conversation's events in pages (``GET /api/conversa
 filters ``kind``, ``source``, ``body``, ``timestamp__gte``/``__lt``; ``openhands-agent-server`` ``event_router.py``).
 An ``ACPAgent`` whose server runs sub-agent sessions (``acp_subagents``: the SDK fork that stores ACP schema 1.24.1's
 unstable sub-agent sessions, michaeltheologitis/software-agent-sdk ``event/acp_subagent.py``,
-``agent/acp_subagents.py``) writes a child's calls as ``ACPToolCallEvent`` with its ``acp_session_id``, and ``ACPSubagentEvent`` /
-``ACPSessionMessageEvent`` / ``ACPSessionTextEvent`` for the rest of its life (``ACP_SUBAGENT_KINDS``).
+``agent/acp_subagents.py``) writes a child's calls as ``ACPToolCallEvent`` with its ``acp_session_id``, and
+``ACPSubagentEvent`` / ``ACPSessionMessageEvent`` / ``ACPSessionTextEvent`` for the rest of its life
+(``ACP_SUBAGENT_KINDS``).
 A sub-agent's conversation (openhands-tools ``task/manager.py`` and ``delegate/impl.py``: ``_SUBAGENTS_DIR``) persists
 under its parent's, ``<parent id hex>/subagents/<its id hex>/`` (its ``persistence_dir`` says so), its first message
 the ``prompt`` of the parent's ``task`` call (a ``delegate`` call's ``tasks`` entry).
@@ -70,8 +71,8 @@ KINDS = frozenset({
 })
 #: What an ``ACPAgent`` with ``acp_subagents`` stores of its server's sub-agent sessions (ACP schema 1.24.1's unstable
 #: ``subagent_update``, ``session_message``, a child's own text; the SDK fork that adds them,
-#: ``event/acp_subagent.py``): each child's association with its parent, the messages between sessions, a child's streamed text. None is a step
-#: of the run (see :func:`subagent_session`).
+#: ``event/acp_subagent.py``): each child's association with its parent, the messages between sessions, a
+#: child's streamed text. None is a step of the run (see :func:`subagent_session`).
 ACP_SUBAGENT_KINDS = frozenset({"ACPSubagentEvent", "ACPSessionMessageEvent", "ACPSessionTextEvent"})
 KINDS = KINDS | ACP_SUBAGENT_KINDS
 #: ``ACPToolCallEvent.status`` once the call has ended (``acp_agent._TERMINAL_TOOL_CALL_STATUSES``).
@@ -470,6 +471,8 @@ _ENDS_OWN_CALLS = frozenset({"claude-code", "codex"})
 _ENDS_OWN_CALLS_PACKAGES = frozenset({"claude-agent-acp", "claude-code-acp", "codex-acp"})
 _PACKAGE_VERSION = re.compile(r"(?<=.)@[^/@]*$")  # ``name@1.2.0``, ``@scope/name@latest``
 _SHIM = re.compile(r"\.(?:cmd|exe|ps1)$", re.IGNORECASE)
+#: A package's own folder in a path run by node (``node .../node_modules/@zed-industries/claude-code-acp/dist/...``).
+_NODE_MODULE = re.compile(r"node_modules/(?:@[^/]+/)?([^/]+)")
 
 
 def ends_own_calls(agent: dict[str, Any]) -> bool:
@@ -477,9 +480,10 @@ def ends_own_calls(agent: dict[str, Any]) -> bool:
     (``_ENDS_OWN_CALLS``): a ``failed`` event of one of its calls without it is the SDK's close."""
     if agent.get("acp_server") in _ENDS_OWN_CALLS:
         return True
-    words = [word for part in as_list(agent.get("acp_command")) if isinstance(part, str) for word in part.split()]
-    return any(_SHIM.sub("", _PACKAGE_VERSION.sub("", word).replace("\\", "/").rsplit("/", 1)[-1])
-               in _ENDS_OWN_CALLS_PACKAGES for word in words)
+    words = [word.replace("\\", "/") for part in as_list(agent.get("acp_command")) if isinstance(part, str)
+             for word in part.split()]
+    return any(_SHIM.sub("", _PACKAGE_VERSION.sub("", word).rsplit("/", 1)[-1]) in _ENDS_OWN_CALLS_PACKAGES
+               or any(name in _ENDS_OWN_CALLS_PACKAGES for name in _NODE_MODULE.findall(word)) for word in words)
 
 
 def closed_with(closing: dict[str, Any], notice: dict[str, Any], copied: bool, ends_own: bool = False) -> bool:

@@ -153,14 +153,15 @@ _TRUNCATED = re.compile(r"\ATool output was too large and has been truncated\..*
                         re.S | re.M)
 #: What the CLI puts before a tool's output over ``truncateToolOutputThreshold`` (40,000 characters) since 0.26
 #: (``formatTruncatedToolOutput``, ``utils/fileUtils.ts``), the counts in the user's locale ("8,000", "8.000"):
-#: "Showing the last N of M lines" and "...", then those lines (0.26-0.34; the report's start cut, its closing
-#: block kept), or "Showing first X and last Y characters", then the start, "... [N characters omitted] ..." and
-#: the end (0.35 on). A user's records: "Output too large. Showing first 8,000 and last 32,000 characters. For
-#: full output see: /root/.gemini/tmp/project/tool-outputs/session-<id>/run_shell_command_<id>.txt\nOutput: ...".
+#: "Showing the last N of M lines" (" (some long lines truncated)" after it when a kept line was cut) and "...",
+#: then those lines (0.26-0.28; the report's start cut, its closing block kept), or "Showing first X and last Y
+#: characters", then the start, "... [N characters omitted] ..." and the end (0.29 on). A user's records:
+#: "Output too large. Showing first 8,000 and last 32,000 characters. For full output see:
+#: /root/.gemini/tmp/project/tool-outputs/session-<id>/run_shell_command_<id>.txt\nOutput: ...".
 _COUNT = r"\d[\d.,'\u00a0\u202f ]*"
-_TOO_LARGE = re.compile(rf"\AOutput too large\. Showing (?:the last {_COUNT} of {_COUNT} lines|first {_COUNT} and last "
-                        rf"{_COUNT} characters)\. For full output see: [^\n]*\n(?:\.\.\.\n)?")
-#: How gemini-cli 0.3x+ masks an older tool output in the history it keeps (``ToolOutputMaskingService``, what a
+_TOO_LARGE = re.compile(rf"\AOutput too large\. Showing (?:the last {_COUNT} of {_COUNT} lines(?: \([^)\n]*\))?|first "
+                        rf"{_COUNT} and last {_COUNT} characters)\. For full output see: [^\n]*\n(?:\.\.\.\n)?")
+#: How gemini-cli 0.29+ masks an older tool output in the history it keeps (``ToolOutputMaskingService``, what a
 #: ``/chat save`` checkpoint holds): the tag, a preview (for the shell tool its report's sections, the output's first
 #: and last 10 lines, the closing block whole), the file it saved the output to, the closing tag.
 _MASKED = re.compile(r"\A<tool_output_masked>\n(.*?)\n\nOutput too large\. Full output available at: [^\n]*\n"
@@ -517,10 +518,11 @@ def shell_report_error(text: str, command: str | None = None, failed: bool = Fal
     output from a command that answers "no" so is none), else the report's own ``Error:`` line; None without a
     failure; a report cut short (``_TRUNCATED``, ``_TOO_LARGE``) or masked in the history (``_MASKED``) by what it
     kept, its closing block when its start was cut. Only the closing block is the report's (``_report_end``): a
-    command's output prints "Exit Code: 1" or "Error: ..." lines of its own (a grep of a build log, a CI summary); the ``Error:`` line since 0.27 only of a
-    call that ``failed`` (written only then). Public because gemini-cli also shows this report as the call's
-    display in debug mode (``--debug``, or ``DEBUG`` / ``DEBUG_MODE`` set to ``1`` / ``true`` in its environment):
-    what an OpenHands ``ACPAgent`` records of its calls, the exit code nowhere else (``_openhands_sdk.acp_result``)."""
+    command's output prints "Exit Code: 1" or "Error: ..." lines of its own (a grep of a build log, a CI
+    summary); the ``Error:`` line since 0.27 only of a call that ``failed`` (written only then). Public because
+    gemini-cli also shows this report as the call's display in debug mode (``--debug``, or ``DEBUG`` /
+    ``DEBUG_MODE`` set to ``1`` / ``true`` in its environment): what an OpenHands ``ACPAgent`` records of its
+    calls, the exit code nowhere else (``_openhands_sdk.acp_result``)."""
     text = masked.group(1) if (masked := _MASKED.match(text)) else text
     text = _TRUNCATED.sub("", text, count=1)
     cut = _TOO_LARGE.match(text)
