@@ -1236,6 +1236,9 @@ def test_a_run_below_the_threshold_is_not_grounded_by_its_own_vote_for_its_files
     likeliest file is ridge.py, which the sphinx run did not change. ``cover_steps`` 0: in a tenant of two runs
     every step row is among the nearest (feature ``steps``)."""
     task = only(NAMESAKES / "scikit-learn__scikit-learn-14087.traj.json").task
+    # the premise: each run changed its file (a trimmed record that does not name them keeps them: review RR11)
+    assert "sphinx/domains/python.py" in touched(only(NAMESAKES / "sphinx-doc__sphinx-9698.traj.json")).changed
+    assert "sklearn/linear_model/ridge.py" in touched(only(NAMESAKES / "scikit-learn__scikit-learn-10297.traj.json")).changed
     model_ts.add(runs(NAMESAKES / "sphinx-doc__sphinx-9698.traj.json", tenant="acme")
                  + runs(NAMESAKES / "scikit-learn__scikit-learn-10297.traj.json", tenant="acme"))
     found = Runtime(model_ts, RuntimeConfig(advice=AdviceConfig(cover_steps=0))).exemplars(task, ACME)

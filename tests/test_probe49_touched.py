@@ -81,3 +81,43 @@ def test_a_diff_of_upstream_history_is_no_change_of_the_run() -> None:
     assert touched(run).changed == ["astroid/modutils.py"]
     line = _touched_line(run)
     assert "changed astroid/modutils.py (modules astroid.modutils)" in line and "builder.py" not in line
+
+
+# -- review RR11 (fix FR11): a diffed file no action names is dropped only where the record can say so ----------
+
+BUILT = FIXTURES / "mini-swe-agent" / "built-unnamed-writes"
+REAL = FIXTURES / "mini-swe-agent" / ".real"
+SWE = FIXTURES / "swe-agent" / ".real"
+
+
+def test_a_record_without_its_editing_steps_keeps_what_its_diff_shows() -> None:
+    """Trimmed real records (and SWE-agent trajectories whose editing steps were not kept) hold the submitted patch
+    but none of the steps that made it: they name none of the project's files it shows (at most the reproduction
+    script it hands in), so they cannot say the environment changed them. Dropping them left ten real fixtures
+    with nothing changed, and acr's scikit-learn-13779 as "created bug_reproduction.py" alone."""
+    cases = {REAL / "gemini-3-pro-namesakes" / "scikit-learn__scikit-learn-10297.traj.json": "sklearn/linear_model/ridge.py",
+             REAL / "gemini-3-pro-namesakes" / "sphinx-doc__sphinx-9698.traj.json": "sphinx/domains/python.py",
+             SWE / "coder-fail" / "trajs" / "pytest-dev__pytest-7432.traj": "src/_pytest/skipping.py",
+             SWE / "acr-swe-agent-gpt4-lite-steps" / "scikit-learn__scikit-learn-13779.traj": "sklearn/ensemble/voting.py",
+             FIXTURES / "mini-swe-agent" / "sonnet_legacy" / "pvlib__pvlib-python-1072"
+             / "pvlib__pvlib-python-1072.traj.json": "pvlib/tools.py"}
+    for path, changed in cases.items():
+        run = _run(path)
+        assert changed in touched(run).changed, path
+        assert f"changed {changed}" in _touched_line(run), path
+
+
+def test_a_command_that_writes_files_it_does_not_name_keeps_them() -> None:
+    """``npm install`` rewrites ``package.json`` and its lock file, ``grep -rl | xargs sed -i`` the files grep
+    found: no command names them, and they are the run's own change."""
+    assert touched(_run(BUILT / "npm.traj.json")).changed == ["package.json", "package-lock.json", "src/schema.ts"]
+    assert touched(_run(BUILT / "rename.traj.json")).changed == ["src/app/core.py", "src/app/util.py"]
+
+
+def test_a_cut_record_keeps_what_its_diff_shows() -> None:
+    """A record whose middle was left out (``steps_dropped``) may have named a file in what is missing."""
+    run = _run(HARNESS / "trajs" / "sphinx-doc__sphinx-10323" / "sphinx-doc__sphinx-10323.traj.json")
+    assert "tox.ini" not in touched(run).changed  # whole, the harness's edit is dropped
+    cut = run.model_copy(update={"metadata": {**run.metadata, "steps_truncated_from": 80, "steps_dropped": [20, 30, 49]}})
+    assert "tox.ini" in touched(cut).changed
+

@@ -15,6 +15,7 @@ from trajsearch.ingest.outcomes import OutcomeTable
 from trajsearch.ingest.read import read_dump
 from trajsearch.model import Trajectory
 from trajsearch.search import TrajSearch
+from trajsearch.touched import touched
 import pytest
 
 from trajsearch.runtime import AdviceConfig, NoveltyConfig, Runtime, RuntimeConfig, RuntimeContext, StalenessRules
@@ -536,6 +537,8 @@ def test_a_word_of_the_tasks_prose_names_no_module(model_ts):
     and every file changed among the likeliest (the probe's tenant, 119 runs, shows it with the defaults)."""
     task = one(NAMESAKES / "scikit-learn__scikit-learn-14087.traj.json", "scikit-learn__scikit-learn-14087").task
     assert "python: 3.6.7" in task and "```python" in task
+    sphinx = one(NAMESAKES / "sphinx-doc__sphinx-9698.traj.json", "sphinx-doc__sphinx-9698")
+    assert "sphinx/domains/python.py" in touched(sphinx).changed  # the premise: the sphinx run changed python.py
     model_ts.add(runs(NAMESAKES / "sphinx-doc__sphinx-9698.traj.json")
                  + runs(NAMESAKES / "scikit-learn__scikit-learn-10297.traj.json"))
     ctx = RuntimeContext(tenant="acme", now=BASE_TIME)

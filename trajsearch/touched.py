@@ -173,6 +173,7 @@ class _Reading:
     roots: set[str] = field(default_factory=set)
     seen: list[tuple[str, str]] = field(default_factory=list)  # (file, name) definitions shown by reads
     said: list[str] = field(default_factory=list)  # the run's own words to its tools: actions and their arguments
+    shell: list[str] = field(default_factory=list)  # the shell commands it ran
 
     def changed(self) -> list[str]:
         """The files changed: those of the diffs shown, else those written (see the module docstring)."""
@@ -226,6 +227,9 @@ def _say(step: Step, reading: _Reading, arguments: list[str] | None = None) -> N
     arguments = list(json_strings(step.arguments)) if arguments is None else arguments
     if arguments:
         reading.said += [(step.action or "").strip(), *arguments]
+        command = _command((step.action or "").strip(), step.arguments)
+        if command:
+            reading.shell.append(command)
 
 
 def changed_by(step: Step) -> list[str]:
@@ -238,28 +242,107 @@ def changed_by(step: Step) -> list[str]:
 
 def own_changes(trajectory: Trajectory, files: Iterable[str]) -> list[str]:
     """Of ``files`` (a patch's, relative to the repository), those the run's own actions name: the rest were changed
-    before it started, by its environment (see the module docstring), and are no work of the run."""
+    before it started, by its environment (see the module docstring), and are no work of the run. Only where the
+    run's record can say so (:func:`_named`)."""
     reading = _Reading()
     for step in trajectory.steps:
         _say(step, reading)
-    return _named(list(files), reading.said)
+    return _named(list(files), reading, _cut(trajectory))
 
 
-def _named(files: list[str], said: list[str]) -> list[str]:
-    """The files whose path or file name the texts ``said`` (the actions recorded with their arguments) hold. No
-    agent changes a file without naming it (an edit's path, ``sed -i``, ``open`` before SWE-agent's ``edit``, a
-    script's ``open``, a patch it applies); the set-up's edits it never names. A file it names only to read it stays
-    (``cat tox.ini``). All of ``files`` when no action was recorded with its arguments: a dump holding the patch and
-    not the steps that made it says nothing either way."""
-    if not said:
+#: Metadata saying a run's record lacks some of its steps or texts (a long run's middle left out, span attributes
+#: cut by an OpenTelemetry SDK): what it does not name it may have named in what is missing.
+_CUT_MARKS = ("steps_dropped", "steps_truncated_from", "tags_cut")
+
+
+def _cut(trajectory: Trajectory) -> bool:
+    return any(trajectory.metadata.get(mark) for mark in _CUT_MARKS)
+
+
+def _named(files: list[str], reading: _Reading, cut: bool = False, created: Iterable[str] = ()) -> list[str]:
+    """The files whose path or file name the run's actions recorded with their arguments (``reading.said``) hold. An
+    agent changes a file by naming it (an edit's path, ``sed -i``, ``open`` before SWE-agent's ``edit``, a script's
+    ``open``, a patch it applies); the set-up's edits it never names. A file it names only to read it stays
+    (``cat tox.ini``).
+
+    All of ``files`` where the record cannot tell: no action recorded with its arguments, or none naming any of
+    ``files`` but those a diff shows ``created`` (a dump holding the patch and not the steps that made it: trimmed
+    records, SWE-agent trajectories whose editing steps were not kept, that name only the reproduction script they
+    hand in; a diff that only creates files is judged file by file: CodeR hands in a ``.coveragerc`` its
+    environment wrote), a ``cut`` record, or a command that writes files it does not name
+    (:func:`_writes_unnamed`: ``grep -rl x | xargs sed -i``, ``npm install`` changing ``package.json``)."""
+    if not reading.said or cut:
         return files
-    text = "\n".join(said)
-    return [path for path in files if path in text or path.rsplit("/", 1)[-1] in text]
+    text = "\n".join(reading.said)
+    named = [path for path in files if path in text or path.rsplit("/", 1)[-1] in text]
+    project = set(files) - set(created)  # a diff of only created files: a run naming none of them made none
+    if project and not project & set(named) or len(named) == len(files) or any(_writes_unnamed(command) for command in reading.shell):
+        return files
+    return named
 
 
 #: Commands whose diff is other commits' (upstream history: ``git show REV``, ``git log -p``, ``git diff A..B``), not
 #: the run's change.
 HISTORY = re.compile(r"^\s*(?:cd\s+\S+\s*&&\s*)?git\s+(?:(?:show|log)\b|diff\s+(?:-\S+\s+)*[^\s-]\S*[^\s/.]\.\.)")
+
+
+#: Programs that change files of the project no argument names (a small list: what agents run that rewrites
+#: manifests, lock files, migrations or whole trees): package managers (``npm install`` -> ``package.json``,
+#: ``poetry add`` -> ``pyproject.toml``, ``go mod tidy`` -> ``go.sum``) but for their read-only verbs, ``make``.
+#: ``pip`` is not one: it installs into site-packages and leaves the work tree as it was.
+_MANAGERS = frozenset({"npm", "npx", "yarn", "pnpm", "poetry", "cargo", "go", "uv", "pipenv", "pip-compile",
+                       "bundle", "composer", "make"})
+_MANAGER_READS = frozenset({"test", "t", "list", "ls", "view", "info", "show", "version", "--version", "-v",
+                            "-V", "help", "--help", "outdated", "search", "why", "vet", "doc", "env", "tree",
+                            "check", "build", "run"})
+#: Formatters rewrite every file they are given a directory of (``black .``): all but ``--check`` / ``--diff`` ones;
+#: ``ruff`` and ``eslint`` only with ``--fix`` (or ``ruff format``).
+_FORMATTERS = frozenset({"black", "isort", "autopep8", "yapf", "autoflake", "prettier", "gofmt", "goimports",
+                         "rustfmt", "clang-format", "pyupgrade"})
+_FIXERS = frozenset({"ruff", "eslint", "stylelint"})
+_LOOP = re.compile(r"^(?:for|while|until)\s")
+
+
+def _writes_unnamed(command: str) -> bool:
+    """Whether a shell command may change files it does not name: a writer fed by ``xargs``, ``find -exec`` or
+    ``$(...)`` / backticks, a loop whose body may write, a package manager (:data:`_MANAGERS`), a formatter
+    (:data:`_FORMATTERS`), ``manage.py makemigrations``. Any text; most are no command and quickly say no."""
+    if not re.search(r"xargs|-exec|-delete|\$\(|`|\b(?:for|while|until)\s|makemigrations|\b(?:"
+                     + "|".join(re.escape(p) for p in _MANAGERS | _FORMATTERS | _FIXERS) + r")\b", command):
+        return False
+    segments = _segments(command)
+    looping = False
+    for segment in segments:
+        words = [w.strip("'\"") for w in _words(segment)]
+        while words and (words[0] in ("sudo", "time", "timeout", "env", "nohup", "exec", "do", "then", "else")
+                         or "=" in words[0] or words[0].isdigit()):
+            words = words[1:]
+        if not words:
+            continue
+        if _LOOP.match(segment):
+            looping = True
+            continue
+        name = words[0].rsplit("/", 1)[-1]
+        if name.startswith("python") and words[1:2] == ["-m"] and len(words) > 2:
+            name, words = words[2], words[2:]
+        verb = next((w for w in words[1:] if not w.startswith("-")), "")
+        if (looping and name != "done" and _may_write([" ".join(words)])
+                or name in _MANAGERS and verb not in _MANAGER_READS and not (name == "make" and verb in ("test", "check"))
+                or name in _FORMATTERS and not {"--check", "--diff", "-l", "--list-different"} & set(words)
+                or name in _FIXERS and ("--fix" in words or verb == "format")
+                or "makemigrations" in words
+                or "-delete" in words and name == "find"):
+            return True
+        for feeder in ("xargs", "-exec", "-execdir", "-ok"):
+            if feeder in words:
+                fed = [w for w in words[words.index(feeder) + 1:] if not w.startswith("-") or w in ("-i", "--in-place")]
+                if fed and (_may_write([" ".join(fed)]) or fed[0] == "sed" and "-i" in " ".join(fed)):
+                    return True
+        if ("$(" in segment or "`" in segment) and name not in ("cd", "export", "test", "[") and _may_write([segment]):
+            return True
+        if name == "done":
+            looping = False
+    return False
 
 
 #: The programs :func:`undone_by` looks for (a quick test: most commands undo nothing).
@@ -349,7 +432,7 @@ def touched(trajectory: Trajectory) -> Touched:
         _read_step(step, reading)
     changed = reading.changed()
     if reading.diffed:  # what the run's whole record names (one step's command need not name what it shows changed)
-        changed = _named(changed, reading.said)
+        changed = _named(changed, reading, _cut(trajectory), _paths(reading.created, reading.roots))
     roots = reading.roots
     created = set(_paths(reading.created, roots)) & set(changed)
     only_created = [path for path in changed if path in created] if created and len(created) == len(changed) else []
