@@ -121,3 +121,9 @@ def test_a_cut_record_keeps_what_its_diff_shows() -> None:
     cut = run.model_copy(update={"metadata": {**run.metadata, "steps_truncated_from": 80, "steps_dropped": [20, 30, 49]}})
     assert "tox.ini" in touched(cut).changed
 
+
+def test_history_is_judged_per_command_of_a_chained_line() -> None:
+    """``git log --oneline -1 && git diff`` shows the run's own diff (matched as history at its start, the run's fix
+    was lost); ``git --no-pager log -p`` shows an upstream commit's (git's global options hid it)."""
+    assert touched(_run(BUILT / "logdiff.traj.json")).changed == ["src/app/core.py"]
+    assert touched(_run(BUILT / "nopager2.traj.json")).changed == ["astroid/modutils.py"]

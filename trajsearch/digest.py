@@ -31,7 +31,7 @@ from typing import Any, Callable, Iterable
 from .model import Step, Trajectory, json_strings, outcome_shown
 from .represent import clip, decisive_error, render_arguments
 from .steps import command_of, decision_points, is_read, is_removal, is_test_run, is_write
-from .touched import EVERY_FILE, HISTORY as _HISTORY, NEW_FILE, changed_by, undone_by
+from .touched import EVERY_FILE, NEW_FILE, changed_by, shows_history, undone_by
 
 #: The files a step changed (:func:`trajsearch.touched.changed_by`, or that read once per step).
 StepFiles = Callable[[Step], list[str]]
@@ -406,7 +406,7 @@ def _holds_line(written: str, line: str) -> bool:
 def _shows_own_diff(step: Step) -> bool:
     arguments = render_arguments(step.arguments)
     return (any(_DIFF.search(text) for text in (step.observation or "", arguments))
-            and not _HISTORY.match(command_of(step)))
+            and not shows_history(command_of(step)))
 
 
 def _left_changed(steps: list[Step], changes: StepFiles) -> list[str]:

@@ -19,7 +19,7 @@ environment before the run, not by the run: ``git diff`` shows every uncommitted
 leaves its own set-up edits uncommitted in some images (``-rA`` added to ``tox.ini``'s pytest line, pins in
 ``setup.py`` and ``pyproject.toml``, a deleted ``.coveragerc``), so they came with every submission of those
 repositories (see :func:`own_changes`). Nor is a diff a history command shows (``git show REV``, ``git log -p``,
-``git diff A..B``: :data:`HISTORY`) any change of the run's. Tools are told
+``git diff A..B``: :func:`shows_history`) any change of the run's. Tools are told
 apart by name: ``get_``, ``search_``, ``list_``, ``find_``, ``read``, ``view``... read; any
 other tool that is not a shell changes something (``book_reservation``, ``str_replace_editor``).
 
@@ -187,7 +187,7 @@ def _read_step(step: Step, reading: _Reading) -> None:
     texts = [step.observation or ""] + list(json_strings(args))
     _say(step, reading, texts[1:])
     command = _command(action, args)
-    history = command is not None and bool(HISTORY.match(command))  # another commit's diff: no change of the run's
+    history = command is not None and shows_history(command)  # another commit's diff: no change of the run's
     for text in texts[1:] if history else texts:
         if "@@" in text or "diff --git" in text:
             files, names = _diff(text)
@@ -281,9 +281,24 @@ def _named(files: list[str], reading: _Reading, cut: bool = False, created: Iter
     return named
 
 
-#: Commands whose diff is other commits' (upstream history: ``git show REV``, ``git log -p``, ``git diff A..B``), not
-#: the run's change.
-HISTORY = re.compile(r"^\s*(?:cd\s+\S+\s*&&\s*)?git\s+(?:(?:show|log)\b|diff\s+(?:-\S+\s+)*[^\s-]\S*[^\s/.]\.\.)")
+#: One simple command whose diff is other commits' (upstream history: ``git show REV``, ``git log -p``, ``git diff
+#: A..B``), not the run's change; git's global options allowed (``git --no-pager log -p``, ``git -C dir show``).
+HISTORY = re.compile(r"^\s*git\s+(?:(?:-C|-c|--git-dir|--work-tree)\s+\S+\s+|--?[\w-]+(?:=\S*)?\s+)*"
+                     r"(?:(?:show|log)\b|diff\s+(?:-\S+\s+)*[^\s-]\S*[^\s/.]\.\.)")
+#: One simple command that shows the work tree's own change (``git diff``, ``git diff --cached``, ``git status -v``).
+_OWN_DIFF = re.compile(r"^\s*git\s+(?:(?:-C|-c|--git-dir|--work-tree)\s+\S+\s+|--?[\w-]+(?:=\S*)?\s+)*"
+                       r"(?:diff|status\s.*-v)\b")
+
+
+def shows_history(command: str) -> bool:
+    """Whether the diffs a command shows are history's (:data:`HISTORY`): one of its simple commands (split at
+    ``&&``, ``;``, ``|``, newlines) is a history command and none shows the run's own change. ``git log --oneline -1
+    && git diff`` shows the run's diff; ``cd x; git show REV`` and ``git --no-pager log -p`` show history."""
+    if "git" not in command:
+        return False
+    segments = _segments(command)
+    return (any(HISTORY.match(segment) for segment in segments)
+            and not any(_OWN_DIFF.match(segment) and not HISTORY.match(segment) for segment in segments))
 
 
 #: Programs that change files of the project no argument names (a small list: what agents run that rewrites
