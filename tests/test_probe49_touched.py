@@ -127,3 +127,17 @@ def test_history_is_judged_per_command_of_a_chained_line() -> None:
     was lost); ``git --no-pager log -p`` shows an upstream commit's (git's global options hid it)."""
     assert touched(_run(BUILT / "logdiff.traj.json")).changed == ["src/app/core.py"]
     assert touched(_run(BUILT / "nopager2.traj.json")).changed == ["astroid/modutils.py"]
+
+
+def test_a_call_word_is_named_only_by_its_inflections() -> None:
+    """Review RR11: a task word naming a call's word was any longer word starting with its stem less ``e`` / ``y``,
+    so "application" named ``apply``, "story" ``store``, "creative" ``create``, "replace" ``reply``, "sender"
+    ``send``. Only an inflection after the stem counts now; the forms tau2 airline needs still do."""
+    from trajsearch.runtime.rerank import says_call  # noqa: PLC0415
+
+    for call, word in (("cancel", "cancelled"), ("cancel", "cancellation"), ("reservation", "reservations"),
+                       ("book", "booked"), ("exchange", "exchanged"), ("modify", "modified"), ("update", "updating")):
+        assert says_call(call, {word}), (call, word)
+    for call, word in (("apply", "application"), ("store", "story"), ("create", "creative"), ("reply", "replace"),
+                       ("send", "sender"), ("update", "upgrade")):
+        assert not says_call(call, {word}), (call, word)

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import math
 import re
+from functools import lru_cache
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Callable, Mapping, Sequence
@@ -319,13 +320,30 @@ def says_call(call_word: str, words: set[str]) -> bool:
     in the form the task's grammar gives it: "which flights should be cancelled", "a cancellation", "your
     reservations", "booked", "exchanged", "modified". The exact word alone missed them: tau2 airline-42 ("let the
     agent figure out which flights should be cancelled") had its one relevant run, the only successful one that
-    called ``cancel_reservation``, seventh. A word names the call's word when it starts with it, less a final
-    ``e`` or ``y`` (``exchang``, ``modif``), of at least ``CALL_STEM_MIN`` letters; ``upgrade`` is not ``update``.
+    called ``cancel_reservation``, seventh. A word names the call's word when it is the call's word less a final
+    ``e`` or ``y`` (``exchang``, ``modif``), of at least ``CALL_STEM_MIN`` letters, and an inflection
+    (:func:`_inflected`); ``upgrade`` is not ``update``, nor ``application`` ``apply``, ``story`` ``store``,
+    ``creative`` ``create``, ``replace`` ``reply``, ``sender`` ``send`` (any longer word matched before: review RR11).
     Only a longer word matches: ``flight`` naming ``flights`` made runs whose calls only share the task's nouns
     (``update_reservation_flights`` for "change ... to a nonstop flight") pass ``RerankConfig.call_match``, and
     took tau-bench airline-27's call place from the run that cancelled (its shared dumps' recall@3 0.900 -> 0.850)."""
-    start = call_word[:-1] if call_word[-1:] in ("e", "y") else call_word
-    return call_word in words or len(start) >= CALL_STEM_MIN and any(word.startswith(start) for word in words)
+    if call_word in words:
+        return True
+    inflected = _inflected(call_word)
+    return inflected is not None and any(inflected.fullmatch(word) for word in words)
+
+
+@lru_cache(maxsize=4096)
+def _inflected(call_word: str) -> re.Pattern[str] | None:
+    """The inflected forms of a call's word: its stem (less a final ``e`` / ``y``), the stem's last letter at times
+    doubled (``cancelled``, ``stopped``), then a plural, past, participle or noun ending (``-y`` words: ``-ied``,
+    ``-ies``, ``-ying``); None when the stem is shorter than ``CALL_STEM_MIN``."""
+    ending = call_word[-1:]
+    start = call_word[:-1] if ending in ("e", "y") else call_word
+    if len(start) < CALL_STEM_MIN:
+        return None
+    endings = "ied|ies|ying" if ending == "y" else "s|es|ed|ing|ion|ions|ation|ations"
+    return re.compile(rf"{re.escape(start)}(?:{re.escape(start[-1])})?(?:{endings})")
 
 
 _DOTTED = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")
