@@ -141,3 +141,12 @@ def test_a_call_word_is_named_only_by_its_inflections() -> None:
     for call, word in (("apply", "application"), ("store", "story"), ("create", "creative"), ("reply", "replace"),
                        ("send", "sender"), ("update", "upgrade")):
         assert not says_call(call, {word}), (call, word)
+
+
+def test_the_digest_does_not_keep_the_harness_edits_as_the_runs_outcome() -> None:
+    """Review RR11: ``digest.kept_files`` (which steps an exemplar keeps first) counted ``tox.ini``, the harness's
+    edit that ``touched`` leaves out, as a file the run's outcome kept."""
+    from trajsearch.digest import kept_files  # noqa: PLC0415
+
+    run = _run(HARNESS / "trajs" / "sphinx-doc__sphinx-10323" / "sphinx-doc__sphinx-10323.traj.json")
+    assert kept_files(run) == {"sphinx/directives/code.py", "tests/test_directive_code.py"}

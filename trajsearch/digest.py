@@ -31,7 +31,7 @@ from typing import Any, Callable, Iterable
 from .model import Step, Trajectory, json_strings, outcome_shown
 from .represent import clip, decisive_error, render_arguments
 from .steps import command_of, decision_points, is_read, is_removal, is_test_run, is_write
-from .touched import EVERY_FILE, NEW_FILE, changed_by, shows_history, undone_by
+from .touched import EVERY_FILE, NEW_FILE, changed_by, own_changes, shows_history, undone_by
 
 #: The files a step changed (:func:`trajsearch.touched.changed_by`, or that read once per step).
 StepFiles = Callable[[Step], list[str]]
@@ -292,11 +292,17 @@ def _once_per_step(read: StepFiles) -> StepFiles:
 def kept_files(run: Trajectory, changes: StepFiles = changed_by) -> frozenset[str]:
     """The files the run's outcome kept: those its steps changed, less those a later step reverted or removed
     (:func:`_left_changed`); of these, the ones the last diff it shows of its own holds (a submission's patch, a
-    closing ``git diff``) when that holds any, as files it wrote and left out of its diffs are scratch.
+    closing ``git diff``) when that holds any, as files it wrote and left out of its diffs are scratch. Less the
+    edits its environment made before it (:func:`~trajsearch.touched.own_changes`: the SWE-bench harness's
+    ``tox.ini``), as :func:`~trajsearch.touched.touched` reads the run.
 
     The last diff shown decides alone only when nothing was changed or undone after it (a submission, a closing
     ``git diff``: a fix a script wrote shows only there): a mid-run ``git diff`` of edits a ``git checkout`` then
     undid made those reverted edits the run's "final change" and pushed the real fix out (review 2, F4)."""
+    return frozenset(own_changes(run, _kept_files(run, changes)))
+
+
+def _kept_files(run: Trajectory, changes: StepFiles) -> frozenset[str]:
     at = _last_own_diff(run.steps)
     if at is None:
         return frozenset(_left_changed(run.steps, changes))
