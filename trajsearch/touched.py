@@ -247,7 +247,7 @@ def own_changes(trajectory: Trajectory, files: Iterable[str]) -> list[str]:
     reading = _Reading()
     for step in trajectory.steps:
         _say(step, reading)
-    return _named(list(files), reading, _cut(trajectory))
+    return _named(list(files), reading, _cut(trajectory), whole=_whole(trajectory))
 
 
 #: Metadata saying a run's record lacks some of its steps or texts (a long run's middle left out, span attributes
@@ -259,7 +259,15 @@ def _cut(trajectory: Trajectory) -> bool:
     return any(trajectory.metadata.get(mark) for mark in _CUT_MARKS)
 
 
-def _named(files: list[str], reading: _Reading, cut: bool = False, created: Iterable[str] = ()) -> list[str]:
+def _whole(trajectory: Trajectory) -> bool:
+    """Whether the record holds every step the run took, by the count of model calls its format records
+    (mini-swe-agent's and SWE-agent's ``api_calls``): a trimmed record keeps fewer steps than it made calls."""
+    calls = trajectory.metadata.get("api_calls")
+    return isinstance(calls, int) and 0 < calls <= len(trajectory.steps)
+
+
+def _named(files: list[str], reading: _Reading, cut: bool = False, created: Iterable[str] = (),
+           whole: bool = False) -> list[str]:
     """The files whose path or file name the run's actions recorded with their arguments (``reading.said``) hold. An
     agent changes a file by naming it (an edit's path, ``sed -i``, ``open`` before SWE-agent's ``edit``, a script's
     ``open``, a patch it applies); the set-up's edits it never names. A file it names only to read it stays
@@ -269,14 +277,15 @@ def _named(files: list[str], reading: _Reading, cut: bool = False, created: Iter
     ``files`` but those a diff shows ``created`` (a dump holding the patch and not the steps that made it: trimmed
     records, SWE-agent trajectories whose editing steps were not kept, that name only the reproduction script they
     hand in; a diff that only creates files is judged file by file: CodeR hands in a ``.coveragerc`` its
-    environment wrote), a ``cut`` record, or a command that writes files it does not name
+    environment wrote) unless the record is ``whole`` (:func:`_whole`: a run that handed in only the harness's
+    ``tox.ini`` and ``setup.py``, its fix undone), a ``cut`` record, or a command that writes files it does not name
     (:func:`_writes_unnamed`: ``grep -rl x | xargs sed -i``, ``npm install`` changing ``package.json``)."""
     if not reading.said or cut:
         return files
     text = "\n".join(reading.said)
     named = [path for path in files if path in text or path.rsplit("/", 1)[-1] in text]
     project = set(files) - set(created)  # a diff of only created files: a run naming none of them made none
-    if project and not project & set(named) or len(named) == len(files) or any(_writes_unnamed(command) for command in reading.shell):
+    if project and not project & set(named) and not whole or len(named) == len(files) or any(_writes_unnamed(command) for command in reading.shell):
         return files
     return named
 
@@ -303,10 +312,11 @@ def shows_history(command: str) -> bool:
 
 #: Programs that change files of the project no argument names (a small list: what agents run that rewrites
 #: manifests, lock files, migrations or whole trees): package managers (``npm install`` -> ``package.json``,
-#: ``poetry add`` -> ``pyproject.toml``, ``go mod tidy`` -> ``go.sum``) but for their read-only verbs, ``make``.
-#: ``pip`` is not one: it installs into site-packages and leaves the work tree as it was.
+#: ``poetry add`` -> ``pyproject.toml``, ``go mod tidy`` -> ``go.sum``) but for their read-only verbs. Not ``pip``
+#: (it installs into site-packages) nor ``make`` (gemini's sphinx runs ``make html`` in a scratch project): they leave
+#: the work tree as it was.
 _MANAGERS = frozenset({"npm", "npx", "yarn", "pnpm", "poetry", "cargo", "go", "uv", "pipenv", "pip-compile",
-                       "bundle", "composer", "make"})
+                       "bundle", "composer"})
 _MANAGER_READS = frozenset({"test", "t", "list", "ls", "view", "info", "show", "version", "--version", "-v",
                             "-V", "help", "--help", "outdated", "search", "why", "vet", "doc", "env", "tree",
                             "check", "build", "run"})
@@ -315,14 +325,14 @@ _MANAGER_READS = frozenset({"test", "t", "list", "ls", "view", "info", "show", "
 _FORMATTERS = frozenset({"black", "isort", "autopep8", "yapf", "autoflake", "prettier", "gofmt", "goimports",
                          "rustfmt", "clang-format", "pyupgrade"})
 _FIXERS = frozenset({"ruff", "eslint", "stylelint"})
-_LOOP = re.compile(r"^(?:for|while|until)\s")
+_LOOP = re.compile(r"^(?:for|while|until)\s[^:]*$")  # a shell loop (a Python one ends in ":")
 
 
 def _writes_unnamed(command: str) -> bool:
     """Whether a shell command may change files it does not name: a writer fed by ``xargs``, ``find -exec`` or
     ``$(...)`` / backticks, a loop whose body may write, a package manager (:data:`_MANAGERS`), a formatter
     (:data:`_FORMATTERS`), ``manage.py makemigrations``. Any text; most are no command and quickly say no."""
-    if not re.search(r"xargs|-exec|-delete|\$\(|`|\b(?:for|while|until)\s|makemigrations|\b(?:"
+    if not re.search(r"xargs|-exec|\$\(|`|\b(?:for|while|until)\s|makemigrations|\b(?:"
                      + "|".join(re.escape(p) for p in _MANAGERS | _FORMATTERS | _FIXERS) + r")\b", command):
         return False
     segments = _segments(command)
@@ -338,6 +348,8 @@ def _writes_unnamed(command: str) -> bool:
             looping = True
             continue
         name = words[0].rsplit("/", 1)[-1]
+        if not re.fullmatch(r"[a-z][\w.+-]*", name) or name in _NOT_COMMANDS:  # a comment, code in a quoted script
+            continue
         if name.startswith("python") and words[1:2] == ["-m"] and len(words) > 2:
             name, words = words[2], words[2:]
         verb = next((w for w in words[1:] if not w.startswith("-")), "")
@@ -345,13 +357,12 @@ def _writes_unnamed(command: str) -> bool:
                 or name in _MANAGERS and verb not in _MANAGER_READS and not (name == "make" and verb in ("test", "check"))
                 or name in _FORMATTERS and not {"--check", "--diff", "-l", "--list-different"} & set(words)
                 or name in _FIXERS and ("--fix" in words or verb == "format")
-                or "makemigrations" in words
-                or "-delete" in words and name == "find"):
+                or "makemigrations" in words):
             return True
         for feeder in ("xargs", "-exec", "-execdir", "-ok"):
             if feeder in words:
                 fed = [w for w in words[words.index(feeder) + 1:] if not w.startswith("-") or w in ("-i", "--in-place")]
-                if fed and (_may_write([" ".join(fed)]) or fed[0] == "sed" and "-i" in " ".join(fed)):
+                if fed and fed[0] != "rm" and _may_write([" ".join(fed)]):  # rm: of caches (__pycache__)
                     return True
         if ("$(" in segment or "`" in segment) and name not in ("cd", "export", "test", "[") and _may_write([segment]):
             return True
@@ -447,7 +458,7 @@ def touched(trajectory: Trajectory) -> Touched:
         _read_step(step, reading)
     changed = reading.changed()
     if reading.diffed:  # what the run's whole record names (one step's command need not name what it shows changed)
-        changed = _named(changed, reading, _cut(trajectory), _paths(reading.created, reading.roots))
+        changed = _named(changed, reading, _cut(trajectory), _paths(reading.created, reading.roots), _whole(trajectory))
     roots = reading.roots
     created = set(_paths(reading.created, roots)) & set(changed)
     only_created = [path for path in changed if path in created] if created and len(created) == len(changed) else []
