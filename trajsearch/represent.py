@@ -49,7 +49,10 @@ from .touched import touched
 #:     environment's edits (the SWE-bench harness's ``tox.ini`` ``-rA``, its pins), not the run's work.
 #: 13: nor the files of a diff a history command shows (``git show REV``, ``git log -p``, ``git diff A..B``): another
 #:     commit's change, not the run's.
-REPRESENTATION_VERSION = 13
+#: 14: both rules made conservative (review RR11): an unnamed diffed file is dropped only where the record can tell
+#:     (it names another of the diff's files or is whole, is not cut, and ran no command writing files it does not
+#:     name); history is judged per command of a chained line.
+REPRESENTATION_VERSION = 14
 
 TRAJECTORY_LEVEL_INDEX = -1  # step_index of task and summary rows
 MAX_ROW_CHARS = 12_000  # the stored/lexical text of one row
