@@ -152,3 +152,25 @@ def test_the_strategy_line_does_not_say_solved_of_a_run_no_one_evaluated(home: P
     assert strategy.startswith("Strategy: follow_closely.") and "solved" not in strategy and "never evaluated" in strategy
     code, out, err = run_cli("exemplars", task, "--json")
     assert code == 0 and "never evaluated" in json.loads(out)["context"]["advice"], out
+
+
+#: Runs of /work/shared/data ending in ``IndentationError: unexpected indent``, two of pvlib-1707 (the pasted task's)
+#: and two of other tasks, and a third pvlib-1707 run that never met it; trimmed (see SOURCE.md there).
+ERROR_TIER = FIXTURES / "mini-swe-agent" / ".real" / "probe49-error-tier"
+PVLIB_1707 = "pvlib__pvlib-python-1707"
+
+
+def test_a_pasted_tracebacks_error_line_does_not_pull_other_tasks_runs_in(backend) -> None:  # noqa: F811
+    """The error line a pasted traceback ends in lifted every row of the store holding it above all others, so a
+    short common line (``IndentationError: unexpected indent``, met by runs of many tasks) put astroid's run in
+    ``similar -k 3`` for a pvlib-1707 traceback and pushed out a third run of pvlib-1707 (RU2's finding on the
+    mini-swe-agent runs of /work/shared/data: other tasks' runs in the top 5 of both pastes it tried). The line
+    now only picks which row shows a run the legs ranked, in that run's place: the runs are those without it."""
+    assert run_cli("ingest", str(ERROR_TIER), "--quiet")[0] == 0
+    paste = (ERROR_TIER / "pasted-indentation-error.txt").read_text()
+    code, out, err = run_cli("similar", paste, "-k", "3", "--json")
+    assert code == 0, err
+    matches = json.loads(out)
+    assert [m["trajectory_id"].split(".", 1)[1] for m in matches] == [PVLIB_1707] * 3, out
+    erring = [m for m in matches if "IndentationError: unexpected indent" in m["best"]["text"]]
+    assert len(erring) == 2, out  # the two runs that met the error still show the step that printed it

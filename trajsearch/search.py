@@ -13,7 +13,7 @@ from collections import Counter, OrderedDict
 from dataclasses import replace
 from pathlib import Path
 
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Collection, Iterable, Mapping, Sequence
 
 import numpy as np
 
@@ -413,8 +413,8 @@ class TrajSearch:
         lexical_filters = self._lexical_filters(filters)
         vector = None if dense_filters is None else self.query_vector(text)
         error_line = pasted_error_line(text)
-        erring: dict[str, None] = {}  # rows the lexical leg finds for error_line (a pool as deep as the lexical one)
-        erring_depth = 0
+        erring: dict[str, None] = {}  # rows of the shortlist's runs the lexical leg finds for error_line
+        erring_asked: tuple[tuple[str, ...], int] = ((), 0)  # the runs and depth it was last asked for
         rows: dict[str, dict] = {}  # every candidate row fetched so far, by id
         runs_of: dict[str, str] = {}  # candidate id -> its run, where known (the dense leg gives it)
         asked = {"lexical": 0, "dense": 0}  # the depth each leg was last asked for
@@ -434,23 +434,23 @@ class TrajSearch:
             # rank to lift it) is fetched by key, its run and text only, and lifted where it holds
             # the query verbatim (the lexical leg's best: nearly verbatim, a tier below)
             shortlist = self.fusion.shortlist_size(k, group_size, mode)
-            if error_line and erring_depth != pools["lexical"]:  # the rows the paste's error line is likeliest in
-                erring = dict.fromkeys(rid for rid, _ in self.index.lexical_search(
-                    error_line, lexical_filters, limit=pools["lexical"]))
-                erring_depth = pools["lexical"]
-            best = list(dict.fromkeys(ranking[:shortlist] + [rid for rid, _ in lexical[: self.fusion.lexical_checked]]
-                                      + list(erring)))
+            best = list(dict.fromkeys(ranking[:shortlist] + [rid for rid, _ in lexical[: self.fusion.lexical_checked]]))
             self._fetch(rows, best, lexical_filters)
             runs_of.update((rid, rows[rid]["trajectory_id"]) for rid in best if rid in rows)
+            if error_line:  # which row shows a run already shortlisted: the one holding the paste's error line
+                erring, erring_asked = self._erring_rows(error_line, best, runs_of, lexical_filters,
+                                                         pools["lexical"], erring, erring_asked)
+                best = list(dict.fromkeys(best + list(erring)))
+                self._fetch(rows, best, lexical_filters)
             texts = {rid: rows[rid]["text"] for rid in best if rid in rows}
             held = self.fusion.verbatim_rows(text, texts)  # raised above every other row
             checked = {rid: texts[rid] for rid, _ in lexical[: self.fusion.lexical_checked] if rid in texts}
-            # a pasted traceback's rows holding the error it ends in, a tier below those nearly holding it all,
-            # found where the legs ranked them or not (a step cut before the error holds all the frames)
+            # a pasted traceback's rows holding the error it ends in show their run, in its place (below a row
+            # nearly holding it all): a step cut before the error holds all the frames and says nothing failed
             ends_in = self.fusion.verbatim_rows(error_line, texts) if error_line else set()
-            scores = dict.fromkeys(ends_in, 0.0) | scores
-            scores = lifted(lifted(lifted(scores, ends_in), self.fusion.near_verbatim_rows(text, checked, held)), held)
-            order = sorted(scores, key=lambda rid: -scores[rid])
+            scores = in_their_runs_place(scores, ends_in, runs_of)
+            scores = lifted(lifted(scores, self.fusion.near_verbatim_rows(text, checked, held)), held)
+            order = sorted(scores, key=lambda rid: (-scores[rid], rid not in ends_in))
             chosen = self._choose(order, len(best), runs_of, scores, k, group_size, lexical_filters)
             shown = Counter(r["trajectory_id"] for r in chosen)
             found = len(shown) if group_size else len(chosen)
@@ -481,6 +481,23 @@ class TrajSearch:
                 if row["id"] in dense:
                     row["similarity"] = dense[row["id"]]["score"]
         return [Hit.from_row(r) for r in sorted(shown, key=lambda r: -r["score"])]
+
+    def _erring_rows(self, error_line: str, best: list[str], runs_of: dict[str, str], filters: Filters, depth: int,
+                     erring: dict[str, None], asked: tuple[tuple[str, ...], int],
+                     ) -> tuple[dict[str, None], tuple[tuple[str, ...], int]]:
+        """The rows of the runs of ``best`` (the shortlist) the lexical leg finds for a pasted traceback's
+        ``error_line``, ``depth`` deep, and the runs and depth asked (asked again only when they change).
+
+        Only the shortlist's runs: the line lifts the row a run shows, never a run no leg ranked (asked of
+        the whole store a short common line, ``IndentationError: unexpected indent``, pulled every other
+        task's run ending in it into the top 5 over a same-task run; probe 49, RU2)."""
+        runs = tuple(sorted({runs_of[rid] for rid in best if rid in runs_of}))
+        if (runs, depth) == asked:
+            return erring, asked
+        if not runs:
+            return {}, (runs, depth)
+        inside = replace(filters, trajectory_ids=runs)
+        return dict.fromkeys(rid for rid, _ in self.index.lexical_search(error_line, inside, limit=depth)), (runs, depth)
 
     #: What choosing reads of a candidate row: its run (one place per run) and its text (verbatim lift).
     _CHOICE_FIELDS = ["trajectory_id", "text"]
@@ -755,3 +772,22 @@ def _check_query(text: str, k: int, group_size: int) -> None:
 
 
 __all__ = ["Hit", "RunMatch", "StepView", "TrajSearch"]
+
+
+def in_their_runs_place(scores: dict[str, float], rows: Collection[str], runs_of: Mapping[str, str]) -> dict[str, float]:
+    """``scores`` with each row of ``rows`` (those holding a pasted traceback's error line) scored as its run's
+    best candidate, ties going to it: the run shows that row where it ranked, and no run moves or joins.
+
+    Lifted above every other row they pulled runs no leg ranked near the paste into the top k: a short common
+    line (``IndentationError: unexpected indent``) is the last line of many tasks' runs (probe 49, RU2)."""
+    best: dict[str, float] = {}
+    for rid, score in scores.items():
+        tid = runs_of.get(rid)
+        if tid is not None and score > best.get(tid, float("-inf")):
+            best[tid] = score
+    placed = dict(scores)
+    for rid in rows:
+        tid = runs_of.get(rid)
+        if tid in best:
+            placed[rid] = max(placed.get(rid, best[tid]), best[tid])
+    return placed
