@@ -174,3 +174,41 @@ def test_a_pasted_tracebacks_error_line_does_not_pull_other_tasks_runs_in(backen
     assert [m["trajectory_id"].split(".", 1)[1] for m in matches] == [PVLIB_1707] * 3, out
     erring = [m for m in matches if "IndentationError: unexpected indent" in m["best"]["text"]]
     assert len(erring) == 2, out  # the two runs that met the error still show the step that printed it
+
+
+def test_the_strategy_line_speaks_of_the_runs_the_budget_shows(home: Path, monkeypatch) -> None:
+    """The strategy line was worded from every exemplar passed in, before the budget chose those shown: with a
+    run no one evaluated first and an evaluated success second (the sample's mini-swe-agent run handed in with no
+    verdict, and a tau-bench airline success), a budget room for the first only said "Past runs solved related
+    tasks" above a single run "submitted but not evaluated" (RU2, adv.py on /work/shared/data's runs). The line
+    is now worded from the runs shown, and the context still never exceeds its budget."""
+    from trajsearch.runtime.advice import exemplars
+    from trajsearch.runtime.context import RuntimeContext
+    from trajsearch.runtime.format import render
+    from trajsearch.runtime.novelty import Strategy
+    from trajsearch.search import TrajSearch
+
+    monkeypatch.setenv("TRAJSEARCH_TENANT", "demo")
+    assert run_cli("ingest", str(SAMPLE), "--quiet")[0] == 0
+    task = json.loads(run_cli("show", HANDED_IN, "--json")[1])["task"]
+    ts = TrajSearch.open()
+    try:
+        ctx = RuntimeContext(tenant="demo")
+        handed_in = next(e for e in exemplars(ts, task, ctx, k=3).items
+                         if e.trajectory_id == HANDED_IN)
+        evaluated = next(e for e in exemplars(ts, "change my flight to a later one", ctx, k=3).items
+                         if e.trajectory_id.startswith("tau-"))
+    finally:
+        ts.close()
+    one_shown = 0
+    for budget in range(100, 700, 10):
+        for first, second in ((handed_in, evaluated), (evaluated, handed_in)):
+            r = render(Strategy.use_as_inspiration, [first, second], [], budget=budget)
+            assert r.tokens <= budget
+            if len(r.data["exemplars"]) != 1:
+                continue
+            one_shown += 1
+            shown_unevaluated = r.data["exemplars"][0]["outcome"].startswith("submitted")
+            assert ("never evaluated" in r.data["advice"]) == shown_unevaluated, (budget, r.data)
+            assert ("solved" in r.data["advice"]) != shown_unevaluated, (budget, r.data)
+    assert one_shown, "no budget showed one run of two"

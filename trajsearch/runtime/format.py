@@ -370,8 +370,9 @@ def render(
     budget = config.budget_tokens if budget is None else budget
     counter = counter or default_counter()
     data: dict[str, Any] = {"header": HEADER}
-    if strategy is not None:
-        data |= {"strategy": strategy.value, "advice": _advice(strategy, exemplars, _ladder(config)[-1])}
+    if strategy is not None:  # room for the longer wording: the runs shown, not yet known, choose it below
+        data |= {"strategy": strategy.value,
+                 "advice": max(_wordings(strategy), key=lambda advice: counter.count(advice))}
     data |= {"exemplars": [], "warnings": []}
     if not exemplars and not warnings:
         return Rendered("", data, 0, fmt=fmt)
@@ -424,10 +425,12 @@ def render(
         data[entry.kind].append(entry.view)
     if not data["exemplars"] and not data["warnings"]:  # no run fits: only say so
         return _none_fit(omitted, fmt, counter, budget)
+    head = counter.count(_head_text(data) if fmt == "text" else render_json(_skeleton(data)))
     if not data["exemplars"] and strategy not in (None, Strategy.plan_from_scratch):  # "follow a run": none shown
-        total -= counter.count(_head_text(data) if fmt == "text" else render_json(_skeleton(data)))
         del data["strategy"], data["advice"]
-        total += counter.count(_head_text(data) if fmt == "text" else render_json(_skeleton(data)))
+    elif strategy is not None:  # worded for the runs shown: the budget may have left out those it would speak of
+        data["advice"] = _advice(strategy, [entry.item for entry in shown if entry.kind == "exemplars"], ladder[-1])
+    total += counter.count(_head_text(data) if fmt == "text" else render_json(_skeleton(data))) - head
     if omitted and total + note <= budget:
         data["omitted"] = omitted
         total += note
@@ -446,10 +449,16 @@ UNEVALUATED_ADVICE = {
 }
 
 
+def _wordings(strategy: Strategy) -> tuple[str, ...]:
+    """Every strategy line :func:`_advice` may choose for ``strategy``."""
+    return (ADVICE[strategy], *([UNEVALUATED_ADVICE[strategy]] if strategy in UNEVALUATED_ADVICE else []))
+
+
 def _advice(strategy: Strategy, exemplars: Sequence[Exemplar], bare: _Detail) -> str:
     """What the strategy line says: :data:`UNEVALUATED_ADVICE` when the run followed closely (the first exemplar),
-    or every run borrowed from, was not evaluated; else :data:`ADVICE`. Decided on the runs given, before the
-    budget is shared, so the line's tokens are counted once."""
+    or every run borrowed from, was not evaluated; else :data:`ADVICE`. Decided on the runs shown (the budget
+    is shared with room for the longer wording): decided on those given, a tight budget showing only a run no
+    one evaluated still said "Past runs solved related tasks" of it (probe 49, RU2)."""
     unevaluated = [exemplar_view(e, bare)["outcome"].startswith(SUBMITTED) for e in exemplars]
     if strategy is Strategy.follow_closely and unevaluated[:1] == [True] or \
             strategy is Strategy.use_as_inspiration and unevaluated and all(unevaluated):
