@@ -212,3 +212,50 @@ def test_the_strategy_line_speaks_of_the_runs_the_budget_shows(home: Path, monke
             assert ("never evaluated" in r.data["advice"]) == shown_unevaluated, (budget, r.data)
             assert ("solved" in r.data["advice"]) != shown_unevaluated, (budget, r.data)
     assert one_shown, "no budget showed one run of two"
+
+
+def test_the_run_and_compare_pages_say_a_run_no_one_evaluated_is_not_known_to_have_succeeded(tmp_path: Path) -> None:
+    """The search page's badge said "submitted, not evaluated" of a mini-swe-agent run handed in with no verdict
+    joined, but its run page's header badge, the run pages' "Similar runs" list and /compare ("Successful: ...
+    success") still said "success" (RU2, web.py on /work/shared/data's SWE-bench runs, every one unevaluated).
+    Every badge now says what ``show`` says, and compare calls such a run "Submitted (not evaluated)"."""
+    from starlette.testclient import TestClient
+
+    from trajsearch.model import UNEVALUATED
+    from trajsearch.web import WebConfig, create_app
+    from trajsearch.web.app import LOOPBACK_HOSTS
+    from trajsearch.web.session import OneTimeTokens
+    from web_support import build_store, csrf_of, make_keys
+
+    ts = build_store(tmp_path)
+    keys = make_keys()
+    app = create_app(ts, keys.ring, config=WebConfig(allowed_hosts=LOOPBACK_HOSTS), one_time=OneTimeTokens())
+    client = TestClient(app, base_url="http://127.0.0.1", follow_redirects=False)
+    page = client.get("/signin")
+    assert client.post("/signin", data={"key": keys.demo, "csrf": csrf_of(page.text), "next": "/"}).status_code == 303
+    badge = re.compile(r'<span class="badge outcome-\w+">([^<]+)</span>')
+    try:
+        def unevaluated(tid: str) -> bool:
+            return ts.get_trace(ts.run(tid, tenant="demo").trace_uri, tenant="demo").metadata.get(
+                "outcome_basis") == UNEVALUATED
+
+        run = client.get(f"/runs/{HANDED_IN}").text
+        assert unevaluated(HANDED_IN)
+        assert badge.findall(re.search(r"<h1>.*?</h1>", run, re.S).group()) == ["submitted, not evaluated"]
+        similar = re.findall(r'<a href="[^"]+">([^<]+)</a> <span class="badge outcome-\w+">([^<]+)</span>',
+                             run.split('id="similar-heading"')[1])
+        assert any(unevaluated(tid) for tid, _ in similar), similar
+        for tid, shown in similar:
+            assert (shown == "submitted, not evaluated") == unevaluated(tid), (tid, shown)
+
+        broken = next(tid for tid in ("deepseek_reasoner_dev.pvlib__pvlib-python-1606",)
+                      if ts.run(tid, tenant="demo") is not None)
+        compare = client.get(f"/compare/{broken}")
+        assert compare.status_code == 200, compare.status_code
+        right = re.findall(r'<h2 class="side-title">(.*?)</h2>', compare.text, re.S)[1]
+        tid = re.search(r'<a href="[^"]+">([^<]+)</a>', right).group(1)
+        assert unevaluated(tid), right  # the sample's closest success of the task: a run handed in
+        assert right.startswith("Submitted (not evaluated): ") and badge.findall(right) == [
+            "submitted, not evaluated"], right
+    finally:
+        ts.close()

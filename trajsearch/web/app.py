@@ -37,6 +37,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from ..model import outcome_shown
 from ..search import TrajSearch
 from ..service.auth import KeyRing, Principal
 from ..service.observe import LOOPBACK_HOSTS, host_name, log_event, misdirected
@@ -100,7 +101,7 @@ class Web:
         self.env.globals.update(run_link=views.run_link, compare_link=compare_link, outcomes=OUTCOMES,
                                 modes=MODES, level_choices=views.LEVEL_CHOICES, k_choices=views.K_CHOICES,
                                 score_meanings=views.SCORE_MEANINGS,
-                                when=views.when)
+                                when=views.when, outcome_shown=outcome_shown)
         self.env.filters["num"] = lambda x, digits=3: "—" if x is None else f"{x:.{digits}f}"
 
     # -- sessions --------------------------------------------------------------------------------

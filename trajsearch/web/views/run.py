@@ -62,6 +62,9 @@ class RunView:
     similar: list[tuple[RunMatch, str]] = field(default_factory=list)  # (match, link)
     similar_error: str = ""
     q: str = ""
+    #: the similar runs' outcomes as a reader is told them (``model.outcome_shown``, from their traces), by run:
+    #: the row's "success" of a run no one evaluated read as a fix beside a header saying "submitted, not evaluated"
+    similar_outcomes: dict[str, str] = field(default_factory=dict)
 
     @property
     def when(self) -> str:
@@ -180,6 +183,9 @@ def run_view(ts: TrajSearch, principal: Principal, trajectory_id: str, *, q: str
     view = RunView(run, trajectory, failure, rows, span, q=q)
     if similar:
         view.similar, view.similar_error = similar_runs(ts, principal, trajectory_id)
+        if facts is not None:
+            read = facts.many(principal.tenant, [m.trace_uri for m, _ in view.similar])
+            view.similar_outcomes = {m.trajectory_id: f.outcome for (m, _), f in zip(view.similar, read) if f.outcome}
     return view
 
 
