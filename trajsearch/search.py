@@ -439,7 +439,7 @@ class TrajSearch:
             runs_of.update((rid, rows[rid]["trajectory_id"]) for rid in best if rid in rows)
             if error_line:  # which row shows a run already shortlisted: the one holding the paste's error line
                 erring, erring_asked = self._erring_rows(error_line, best, runs_of, lexical_filters,
-                                                         pools["lexical"], erring, erring_asked)
+                                                         max(group_size, 1), erring, erring_asked)
                 best = list(dict.fromkeys(best + list(erring)))
                 self._fetch(rows, best, lexical_filters)
             texts = {rid: rows[rid]["text"] for rid in best if rid in rows}
@@ -482,16 +482,18 @@ class TrajSearch:
                     row["similarity"] = dense[row["id"]]["score"]
         return [Hit.from_row(r) for r in sorted(shown, key=lambda r: -r["score"])]
 
-    def _erring_rows(self, error_line: str, best: list[str], runs_of: dict[str, str], filters: Filters, depth: int,
+    def _erring_rows(self, error_line: str, best: list[str], runs_of: dict[str, str], filters: Filters, per_run: int,
                      erring: dict[str, None], asked: tuple[tuple[str, ...], int],
                      ) -> tuple[dict[str, None], tuple[tuple[str, ...], int]]:
         """The rows of the runs of ``best`` (the shortlist) the lexical leg finds for a pasted traceback's
-        ``error_line``, ``depth`` deep, and the runs and depth asked (asked again only when they change).
+        ``error_line``, ``per_run`` rows a run deep (the rows it may show: each is fetched, its text read), and
+        the runs and depth asked (asked again only when they change).
 
         Only the shortlist's runs: the line lifts the row a run shows, never a run no leg ranked (asked of
         the whole store a short common line, ``IndentationError: unexpected indent``, pulled every other
         task's run ending in it into the top 5 over a same-task run; probe 49, RU2)."""
         runs = tuple(sorted({runs_of[rid] for rid in best if rid in runs_of}))
+        depth = len(runs) * per_run
         if (runs, depth) == asked:
             return erring, asked
         if not runs:
