@@ -442,6 +442,7 @@ class TrajSearch:
                                                          max(group_size, 1), erring, erring_asked)
                 best = list(dict.fromkeys(best + list(erring)))
                 self._fetch(rows, best, lexical_filters)
+                runs_of.update((rid, rows[rid]["trajectory_id"]) for rid in erring if rid in rows)
             texts = {rid: rows[rid]["text"] for rid in best if rid in rows}
             held = self.fusion.verbatim_rows(text, texts)  # raised above every other row
             checked = {rid: texts[rid] for rid, _ in lexical[: self.fusion.lexical_checked] if rid in texts}
@@ -499,7 +500,8 @@ class TrajSearch:
         if not runs:
             return {}, (runs, depth)
         inside = replace(filters, trajectory_ids=runs)
-        return dict.fromkeys(rid for rid, _ in self.index.lexical_search(error_line, inside, limit=depth)), (runs, depth)
+        found = self.index.lexical_search(error_line, inside, limit=depth)
+        return dict.fromkeys(rid for rid, _ in found), (runs, depth)
 
     #: What choosing reads of a candidate row: its run (one place per run) and its text (verbatim lift).
     _CHOICE_FIELDS = ["trajectory_id", "text"]
@@ -773,10 +775,8 @@ def _check_query(text: str, k: int, group_size: int) -> None:
             raise ValueError(f"{name} must be a whole number from 1 to {top}, got {value!r}")
 
 
-__all__ = ["Hit", "RunMatch", "StepView", "TrajSearch"]
-
-
-def in_their_runs_place(scores: dict[str, float], rows: Collection[str], runs_of: Mapping[str, str]) -> dict[str, float]:
+def in_their_runs_place(scores: dict[str, float], rows: Collection[str],
+                        runs_of: Mapping[str, str]) -> dict[str, float]:
     """``scores`` with each row of ``rows`` (those holding a pasted traceback's error line) scored as its run's
     best candidate, ties going to it: the run shows that row where it ranked, and no run moves or joins.
 
@@ -793,3 +793,7 @@ def in_their_runs_place(scores: dict[str, float], rows: Collection[str], runs_of
         if tid in best:
             placed[rid] = max(placed.get(rid, best[tid]), best[tid])
     return placed
+
+
+__all__ = ["Hit", "RunMatch", "StepView", "TrajSearch"]
+
