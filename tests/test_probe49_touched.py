@@ -49,16 +49,21 @@ def test_harness_edits_in_a_submitted_diff_are_not_what_the_run_changed() -> Non
     assert "tox.ini" not in line
 
 
-def test_a_submission_of_only_the_environments_edit_changed_nothing() -> None:
+def test_a_submission_of_only_the_environments_edit_changed_nothing_where_the_record_is_whole() -> None:
     """Bug (real CodeR run, sympy__sympy-18621): the diff it handed in creates a ``.coveragerc`` "added by
     auto-code-rover" (the environment CodeR ran in), which none of its commands named (it created and edited
-    ``reproduce.py``, then ran it): the summary said the run created ``.coveragerc``."""
+    ``reproduce.py``, then ran it): the summary said the run created ``.coveragerc``. Its record is trimmed (39 model
+    calls, 5 steps kept), and a trimmed record cannot tell such a file from scratch files the run created in steps
+    it no longer holds (review RR3: the live-swe-agent rerun's ``test_settings_minimal.py``): there it stays; with
+    every step kept it is dropped."""
     run = _run(CODER)
     shown = "\n".join(s.observation or "" for s in run.steps)
     assert "diff --git a/.coveragerc b/.coveragerc\nnew file mode" in shown and "by auto-code-rover" in shown
-    found = touched(run)
+    assert touched(run).created == [".coveragerc"]
+    whole = run.model_copy(update={"metadata": {**run.metadata, "api_calls": len(run.steps)}})
+    found = touched(whole)
     assert found.changed == [] and found.created == []
-    assert ".coveragerc" not in extractive_summary(run)
+    assert ".coveragerc" not in extractive_summary(whole)
 
 
 def test_eval_ground_truth_leaves_the_harness_edits_out() -> None:
@@ -114,11 +119,20 @@ def test_a_command_that_writes_files_it_does_not_name_keeps_them() -> None:
     assert touched(_run(BUILT / "rename.traj.json")).changed == ["src/app/core.py", "src/app/util.py"]
 
 
+def test_writes_that_name_their_files_by_a_glob_or_a_walk_keep_them() -> None:
+    """Review RR3: a whole run whose every write names its files by a glob (``sed -i ... src/app/*.py``, ``perl
+    -pi``) or a script's walk (``rglob``) named none of its diff's files, and all of them were dropped: the run read
+    as changing nothing."""
+    for name in ("glob.traj.json", "perl.traj.json", "pyscript.traj.json"):
+        assert touched(_run(BUILT / name)).changed == ["src/app/core.py", "src/app/util.py"], name
+
+
 def test_a_cut_record_keeps_what_its_diff_shows() -> None:
     """A record whose middle was left out (``steps_dropped``) may have named a file in what is missing."""
     run = _run(HARNESS / "trajs" / "sphinx-doc__sphinx-10323" / "sphinx-doc__sphinx-10323.traj.json")
     assert "tox.ini" not in touched(run).changed  # whole, the harness's edit is dropped
-    cut = run.model_copy(update={"metadata": {**run.metadata, "steps_truncated_from": 80, "steps_dropped": [20, 30, 49]}})
+    cut = run.model_copy(update={"metadata": {**run.metadata, "steps_truncated_from": 80,
+                                              "steps_dropped": [20, 30, 49]}})
     assert "tox.ini" in touched(cut).changed
 
 
@@ -136,7 +150,8 @@ def test_a_call_word_is_named_only_by_its_inflections() -> None:
     from trajsearch.runtime.rerank import says_call  # noqa: PLC0415
 
     for call, word in (("cancel", "cancelled"), ("cancel", "cancellation"), ("reservation", "reservations"),
-                       ("book", "booked"), ("exchange", "exchanged"), ("modify", "modified"), ("update", "updating")):
+                       ("book", "booked"), ("exchange", "exchanged"), ("modify", "modified"), ("update", "updating"),
+                       ("modify", "modifications"), ("book", "bookings")):  # review RR3: tau2's own words
         assert says_call(call, {word}), (call, word)
     for call, word in (("apply", "application"), ("store", "story"), ("create", "creative"), ("reply", "replace"),
                        ("send", "sender"), ("update", "upgrade")):

@@ -247,12 +247,13 @@ def own_changes(trajectory: Trajectory, files: Iterable[str]) -> list[str]:
     reading = _Reading()
     for step in trajectory.steps:
         _say(step, reading)
-    return _named(list(files), reading, _cut(trajectory), whole=_whole(trajectory))
+    return _named(list(files), reading, _cut(trajectory), _paths(reading.created, reading.roots), _whole(trajectory))
 
 
 #: Metadata saying a run's record lacks some of its steps or texts (a long run's middle left out, span attributes
-#: cut by an OpenTelemetry SDK): what it does not name it may have named in what is missing.
-_CUT_MARKS = ("steps_dropped", "steps_truncated_from", "tags_cut")
+#: cut by an OpenTelemetry SDK, a Claude Code sub-agent's turns kept out of the run's steps): what it does not name
+#: it may have named in what is missing.
+_CUT_MARKS = ("steps_dropped", "steps_truncated_from", "tags_cut", "sidechain_records")
 
 
 def _cut(trajectory: Trajectory) -> bool:
@@ -276,16 +277,18 @@ def _named(files: list[str], reading: _Reading, cut: bool = False, created: Iter
     All of ``files`` where the record cannot tell: no action recorded with its arguments, or none naming any of
     ``files`` but those a diff shows ``created`` (a dump holding the patch and not the steps that made it: trimmed
     records, SWE-agent trajectories whose editing steps were not kept, that name only the reproduction script they
-    hand in; a diff that only creates files is judged file by file: CodeR hands in a ``.coveragerc`` its
-    environment wrote) unless the record is ``whole`` (:func:`_whole`: a run that handed in only the harness's
-    ``tox.ini`` and ``setup.py``, its fix undone), a ``cut`` record, or a command that writes files it does not name
-    (:func:`_writes_unnamed`: ``grep -rl x | xargs sed -i``, ``npm install`` changing ``package.json``)."""
+    hand in; a run whose every write names files by a glob or a script's walk), a diff of only created files
+    unless the record is ``whole`` (:func:`_whole`; then judged file by file: CodeR hands in a ``.coveragerc`` its
+    environment wrote), a ``cut`` record, or a command that writes files it does not name (:func:`_writes_unnamed`:
+    ``grep -rl x | xargs sed -i``, ``sed -i ... src/*.py``, ``npm install`` changing ``package.json``). Review RR3:
+    a whole run naming none of its diff's files had them all dropped, its fix with the harness's edits."""
     if not reading.said or cut:
         return files
     text = "\n".join(reading.said)
     named = [path for path in files if path in text or path.rsplit("/", 1)[-1] in text]
     project = set(files) - set(created)  # a diff of only created files: a run naming none of them made none
-    if project and not project & set(named) and not whole or len(named) == len(files) or any(_writes_unnamed(command) for command in reading.shell):
+    if (project and not project & set(named) or not project and not whole or len(named) == len(files)
+            or any(_writes_unnamed(command) for command in reading.shell)):
         return files
     return named
 
@@ -323,16 +326,21 @@ _MANAGER_READS = frozenset({"test", "t", "list", "ls", "view", "info", "show", "
 #: Formatters rewrite every file they are given a directory of (``black .``): all but ``--check`` / ``--diff`` ones;
 #: ``ruff`` and ``eslint`` only with ``--fix`` (or ``ruff format``).
 _FORMATTERS = frozenset({"black", "isort", "autopep8", "yapf", "autoflake", "prettier", "gofmt", "goimports",
-                         "rustfmt", "clang-format", "pyupgrade"})
+                         "rustfmt", "clang-format", "pyupgrade", "2to3", "pre-commit"})
 _FIXERS = frozenset({"ruff", "eslint", "stylelint"})
 _LOOP = re.compile(r"^(?:for|while|until)\s[^:]*$")  # a shell loop (a Python one ends in ":")
+#: A script that walks the tree (``Path('src').rglob('*.py')``, ``os.walk``, ``glob.glob``) and writes what it finds.
+_SCRIPT_WALK = re.compile(r"\b(?:rglob|iglob|glob|walk)\(")
+_SCRIPT_WRITE = re.compile(r"\b(?:write_text|write_bytes|write|rename|replace|unlink)\(|open\([^)]*['\"][wa]")
 
 
 def _writes_unnamed(command: str) -> bool:
     """Whether a shell command may change files it does not name: a writer fed by ``xargs``, ``find -exec`` or
     ``$(...)`` / backticks, a loop whose body may write, a package manager (:data:`_MANAGERS`), a formatter
     (:data:`_FORMATTERS`), ``manage.py makemigrations``. Any text; most are no command and quickly say no."""
-    if not re.search(r"xargs|-exec|\$\(|`|\b(?:for|while|until)\s|makemigrations|\b(?:"
+    if _SCRIPT_WALK.search(command) and _SCRIPT_WRITE.search(command):  # a script writing the files it walks
+        return True
+    if not re.search(r"xargs|-exec|\$\(|`|[*?]|\b(?:for|while|until)\s|makemigrations|apply|patch|\b(?:"
                      + "|".join(re.escape(p) for p in _MANAGERS | _FORMATTERS | _FIXERS) + r")\b", command):
         return False
     segments = _segments(command)
@@ -354,7 +362,7 @@ def _writes_unnamed(command: str) -> bool:
             name, words = words[2], words[2:]
         verb = next((w for w in words[1:] if not w.startswith("-")), "")
         if (looping and name != "done" and _may_write([" ".join(words)])
-                or name in _MANAGERS and verb not in _MANAGER_READS and not (name == "make" and verb in ("test", "check"))
+                or name in _MANAGERS and verb not in _MANAGER_READS
                 or name in _FORMATTERS and not {"--check", "--diff", "-l", "--list-different"} & set(words)
                 or name in _FIXERS and ("--fix" in words or verb == "format")
                 or "makemigrations" in words):
@@ -365,6 +373,9 @@ def _writes_unnamed(command: str) -> bool:
                 if fed and fed[0] != "rm" and _may_write([" ".join(fed)]):  # rm: of caches (__pycache__)
                     return True
         if ("$(" in segment or "`" in segment) and name not in ("cd", "export", "test", "[") and _may_write([segment]):
+            return True
+        if (name in ("sed", "perl", "cp", "mv") and any(c in w for w in words[1:] for c in "*?")
+                or name == "patch" or name == "git" and "apply" in words[1:3]):  # files a glob or a patch names
             return True
         if name == "done":
             looping = False

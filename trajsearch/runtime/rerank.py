@@ -337,12 +337,14 @@ def says_call(call_word: str, words: set[str]) -> bool:
 def _inflected(call_word: str) -> re.Pattern[str] | None:
     """The inflected forms of a call's word: its stem (less a final ``e`` / ``y``), the stem's last letter at times
     doubled (``cancelled``, ``stopped``), then a plural, past, participle or noun ending (``-y`` words: ``-ied``,
-    ``-ies``, ``-ying``); None when the stem is shorter than ``CALL_STEM_MIN``."""
+    ``-ies``, ``-ying``, ``-fy`` ones ``-ification``: review RR3); None when the stem is shorter than
+    ``CALL_STEM_MIN``."""
     ending = call_word[-1:]
     start = call_word[:-1] if ending in ("e", "y") else call_word
     if len(start) < CALL_STEM_MIN:
         return None
-    endings = "ied|ies|ying" if ending == "y" else "s|es|ed|ing|ion|ions|ation|ations"
+    endings = ("ied|ies|ying" + ("|ication|ications" if start.endswith("f") else "") if ending == "y"
+               else "s|es|ed|ing|ings|ion|ions|ation|ations")  # -fy verbs' nouns: modification, not application
     return re.compile(rf"{re.escape(start)}(?:{re.escape(start[-1])})?(?:{endings})")
 
 
