@@ -11,6 +11,8 @@ import json
 import shutil
 from pathlib import Path
 
+import pytest
+
 from cli_support import backend, run_cli  # noqa: F401 (fixture)
 from test_ingest_operation import ingest_process
 
@@ -124,7 +126,8 @@ def test_workers_keep_the_verdicts_too(tmp_path: Path) -> None:
 RERUN = Path(__file__).parent / "fixtures" / "mini-swe-agent" / ".real" / "live-swe-agent-rerun"
 
 
-def test_another_attempt_under_a_stored_id_does_not_take_over_its_verdict(tmp_path):
+@pytest.mark.parametrize("backend", ["embedded"], indirect=True)  # a store of its own: not the working folder's
+def test_another_attempt_under_a_stored_id_does_not_take_over_its_verdict(backend, tmp_path):  # noqa: F811
     """Bug (probe I, I1): a rerun of django-16429 into the same output folder (gpt-5-mini's Live-SWE-agent attempt,
     its own SWE-bench report: not resolved) took over the verdict the sb-cli report gave gemini's run there, and
     was served to agents as a successful past run. Another model, task or actions is another attempt: unjudged."""
@@ -147,7 +150,8 @@ def test_another_attempt_under_a_stored_id_does_not_take_over_its_verdict(tmp_pa
 MSWE = Path(__file__).parent / "fixtures" / "outcomes" / ".real" / "mswe-java-verified" / "20240825_SWE-agent_gpt-4o-2024-05-13"
 
 
-def test_a_resolved_run_swe_agent_auto_submitted_keeps_its_verdict(tmp_path):
+@pytest.mark.parametrize("backend", ["embedded"], indirect=True)  # a store of its own: not the working folder's
+def test_a_resolved_run_swe_agent_auto_submitted_keeps_its_verdict(backend, tmp_path):  # noqa: F811
     """Review 1 (round 12), D1: jackson-core-1309 stopped at its cost limit with its patch handed in
     (``submitted (exit_cost)``: the adapter guesses failure, no test judged it); its results file resolves it. A
     re-ingest without the file turned it back into a failure in silence: a guess is no verdict of its own."""
