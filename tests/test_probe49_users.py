@@ -81,6 +81,25 @@ def test_a_part_cut_from_a_step_says_which_step_it_is(backend) -> None:  # noqa:
     assert first <= int(re.search(r": \[step (\d+)\]", best).group(1)) <= last, best
 
 
+def _signed_in_web_client(tmp_path: Path):
+    """The web app on the demo store (``web_support.build_store``), and a client on loopback signed in with the
+    demo key."""
+    from starlette.testclient import TestClient
+
+    from trajsearch.web import WebConfig, create_app
+    from trajsearch.web.app import LOOPBACK_HOSTS
+    from trajsearch.web.session import OneTimeTokens
+    from web_support import build_store, csrf_of, make_keys
+
+    ts = build_store(tmp_path)
+    keys = make_keys()
+    app = create_app(ts, keys.ring, config=WebConfig(allowed_hosts=LOOPBACK_HOSTS), one_time=OneTimeTokens())
+    client = TestClient(app, base_url="http://127.0.0.1", follow_redirects=False)
+    page = client.get("/signin")
+    assert client.post("/signin", data={"key": keys.demo, "csrf": csrf_of(page.text), "next": "/"}).status_code == 303
+    return ts, client
+
+
 def test_a_run_id_pasted_as_the_text_searched_is_said_to_be_one(backend) -> None:  # noqa: F811
     """``search RUN_ID`` and ``similar RUN_ID`` (an id pasted where the text goes, as the web page's box takes it)
     searched the id's words: on /work/shared/data ``similar tau-gpt-4o-airline-3-t0`` ranked a pvlib run first,
@@ -102,20 +121,9 @@ def test_the_web_results_say_a_run_no_one_evaluated_is_not_known_to_have_succeed
     and the agents' exemplars say "submitted, not evaluated"; the search page's badge said "success", so an engineer
     looking for how runs like a broken one succeeded took unchecked patches for fixes (every SWE-bench run of
     /work/shared/data is one). The badge now says what ``show`` says, from the trace the page reads anyway."""
-    from starlette.testclient import TestClient
-
     from trajsearch.model import UNEVALUATED
-    from trajsearch.web import WebConfig, create_app
-    from trajsearch.web.app import LOOPBACK_HOSTS
-    from trajsearch.web.session import OneTimeTokens
-    from web_support import build_store, csrf_of, make_keys
 
-    ts = build_store(tmp_path)
-    keys = make_keys()
-    app = create_app(ts, keys.ring, config=WebConfig(allowed_hosts=LOOPBACK_HOSTS), one_time=OneTimeTokens())
-    client = TestClient(app, base_url="http://127.0.0.1", follow_redirects=False)
-    page = client.get("/signin")
-    assert client.post("/signin", data={"key": keys.demo, "csrf": csrf_of(page.text), "next": "/"}).status_code == 303
+    ts, client = _signed_in_web_client(tmp_path)
     try:
         page = client.get("/", params={"q": "PVSystem with single Array", "level": "task", "k": "20"}).text
         results = re.findall(r'<li class="result outcome-(\w+)">(.*?)</li>\s*(?=<li class="result|</ol>)', page, re.S)
@@ -219,20 +227,9 @@ def test_the_run_and_compare_pages_say_a_run_no_one_evaluated_is_not_known_to_ha
     joined, but its run page's header badge, the run pages' "Similar runs" list and /compare ("Successful: ...
     success") still said "success" (RU2, web.py on /work/shared/data's SWE-bench runs, every one unevaluated).
     Every badge now says what ``show`` says, and compare calls such a run "Submitted (not evaluated)"."""
-    from starlette.testclient import TestClient
-
     from trajsearch.model import UNEVALUATED
-    from trajsearch.web import WebConfig, create_app
-    from trajsearch.web.app import LOOPBACK_HOSTS
-    from trajsearch.web.session import OneTimeTokens
-    from web_support import build_store, csrf_of, make_keys
 
-    ts = build_store(tmp_path)
-    keys = make_keys()
-    app = create_app(ts, keys.ring, config=WebConfig(allowed_hosts=LOOPBACK_HOSTS), one_time=OneTimeTokens())
-    client = TestClient(app, base_url="http://127.0.0.1", follow_redirects=False)
-    page = client.get("/signin")
-    assert client.post("/signin", data={"key": keys.demo, "csrf": csrf_of(page.text), "next": "/"}).status_code == 303
+    ts, client = _signed_in_web_client(tmp_path)
     badge = re.compile(r'<span class="badge outcome-\w+">([^<]+)</span>')
     try:
         def unevaluated(tid: str) -> bool:
