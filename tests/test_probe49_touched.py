@@ -166,3 +166,24 @@ def test_the_digest_does_not_keep_the_harness_edits_as_the_runs_outcome() -> Non
     run = _run(HARNESS / "trajs" / "sphinx-doc__sphinx-10323" / "sphinx-doc__sphinx-10323.traj.json")
     assert kept_files(run) == {"sphinx/directives/code.py", "tests/test_directive_code.py"}
 
+
+
+def test_the_digest_reads_a_trimmed_records_created_files_as_touched_does() -> None:
+    """Review RZ: ``own_changes`` (the digest's and the eval's reading) filled only what steps said, never the files
+    their diffs show created, so for a record not known whole whose diff only creates files ``touched`` kept both
+    files and ``digest.kept_files`` dropped the one no step named: two readings of one run. Built as SWE-agent
+    records such a run (create, run, submit showing the patch)."""
+    from trajsearch.digest import kept_files  # noqa: PLC0415
+    from trajsearch.model import Step  # noqa: PLC0415
+
+    diff = ("diff --git a/reproduce.py b/reproduce.py\nnew file mode 100644\n--- /dev/null\n+++ b/reproduce.py\n"
+            "@@ -0,0 +1,2 @@\n+import astropy\n+print(1)\n"
+            "diff --git a/astropy/io/tests/test_issue.py b/astropy/io/tests/test_issue.py\nnew file mode 100644\n"
+            "--- /dev/null\n+++ b/astropy/io/tests/test_issue.py\n@@ -0,0 +1,2 @@\n+def test_x():\n+    pass\n")
+    steps = [Step(index=0, action="create", arguments={"command": "create reproduce.py"},
+                  observation="[File: /repo/reproduce.py (1 lines total)]"),
+             Step(index=1, action="python", arguments={"command": "python reproduce.py"}, observation="1"),
+             Step(index=2, action="submit", arguments={"command": "submit"}, observation=diff)]
+    run = Trajectory(trajectory_id="r1", tenant="t", task="fix the bug in astropy io", steps=steps)
+    assert touched(run).created == ["reproduce.py", "astropy/io/tests/test_issue.py"]
+    assert kept_files(run) == {"reproduce.py", "astropy/io/tests/test_issue.py"}
