@@ -57,6 +57,7 @@ def test_a_store_under_a_shared_directory_keeps_its_own_directories_private(tmp_
     shared = tmp_path / "shared"  # an existing world-readable directory (like /tmp): its mode is not ours to change
     shared.mkdir(mode=0o755)
     monkeypatch.setenv("TRAJSEARCH_MODEL", "hashing")
+    monkeypatch.setenv("TRAJSEARCH_HOME", str(tmp_path / "home"))  # the ingest's state: not the working folder's
     monkeypatch.delenv("TRAJSEARCH_SERVER", raising=False)
     code, out, err = run_cli("ingest", str(SAMPLE), "--tenant", "demo", "--uri", str(shared / "runs.db"),
                              "--traces", str(shared / "traces"))
