@@ -20,6 +20,7 @@ it publishes, linked to the trace that published it) joins that trace's group.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import sqlite3
@@ -181,12 +182,12 @@ def _claims(db: sqlite3.Connection, key: str, stands: deque[tuple[int, str, Node
     are fewer than those stand-ins: one of those
     runs' spans is missing (AI SDK 5 writes a detached tool span as a trace of its own, which a sampler drops apart
     from its run), and the span left may be that run's, its default filled (review RV of round 49: the run whose
-    span was sampled out claimed the other's). Read by arguments' hash, one span at a time."""
-    starts: dict[int, tuple[list[float], list[int]]] = {}  # arguments' hash -> (starts, rows), in order of start
+    span was sampled out claimed the other's). Read by arguments' digest, one span at a time."""
+    starts: dict[bytes, tuple[list[float], list[int]]] = {}  # arguments' digest -> (starts, rows), in order of start
     every: list[float] = []  # the starts of all the key's spans, whatever their arguments
     for rowid, start, payload in db.execute("SELECT rowid, start, payload FROM span WHERE gkey = ? AND stand = 0 "
                                             "AND start IS NOT NULL ORDER BY start, seq", (key,)):
-        at, rows = starts.setdefault(hash(_canonical(Node.from_json(payload).arguments)), ([], []))
+        at, rows = starts.setdefault(_digest(Node.from_json(payload).arguments), ([], []))
         at.append(start)
         rows.append(rowid)
         every.append(start)
@@ -196,7 +197,7 @@ def _claims(db: sqlite3.Connection, key: str, stands: deque[tuple[int, str, Node
     reach = list(accumulate((end for _, end in by_start), max))  # the latest end among the stand-ins so far
     claims: dict[int, int] = {}
     for rowid, gkey, stand in stands:
-        at, rows = starts.get(hash(_canonical(stand.arguments)), ([], []))
+        at, rows = starts.get(_digest(stand.arguments), ([], []))
         first, last = bisect_left(at, stand.start), bisect_right(at, windows[gkey][1])
         if last - first != 1:
             continue
@@ -215,6 +216,12 @@ def _claims(db: sqlite3.Connection, key: str, stands: deque[tuple[int, str, Node
 def _canonical(value: object) -> str:
     """A JSON value's text, keys sorted: equal values, equal texts."""
     return json.dumps(value, sort_keys=True, default=str)
+
+
+def _digest(value: object) -> bytes:
+    """A JSON value's :func:`_canonical` text, digested: a key as small as ``hash()``'s that two different argument
+    texts do not share (``hash()`` of two texts can be equal, and a span would then claim the wrong stand-in)."""
+    return hashlib.blake2b(_canonical(value).encode(), digest_size=16).digest()
 
 
 def _agree(asked: object, ran: object) -> bool:
