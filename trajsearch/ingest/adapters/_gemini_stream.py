@@ -49,7 +49,8 @@ from ._common import Context, RecordError, as_dict, short
 SHELL_TOOL = "run_shell_command"
 #: What Gemini CLI's shell tool displays for a command that printed nothing and did not succeed (``shell.ts``); its
 #: "Command failed: ..." comes with an execution error, so a ``tool_result`` of status ``error`` (0.3 on).
-_SILENT_FAILURE = re.compile(r"Command (?:exited with code: (-?\d+)|terminated by signal: .+)")
+#: Public: gemini-cli over ACP sends the same display as a ``completed`` call's content (``_openhands_sdk``).
+SILENT_FAILURE = re.compile(r"Command (?:exited with code: (-?\d+)|terminated by signal: .+)")
 #: The first line of the shell tool's report to the model, its display in debug mode (before 0.27: ``Command:``).
 _REPORT_START = ("Output: ", "Command: ")
 
@@ -138,7 +139,7 @@ def to_trajectory(events: list[Any], ctx: Context) -> Trajectory:
 
 def _shell_failure(action: str, output: Any, arguments: Any) -> str | None:
     """The error a shell command's ``success`` result shows it had: the shell tool's own line for a command that
-    printed nothing and failed (``_SILENT_FAILURE``), its word for one it cancelled at its inactivity timeout
+    printed nothing and failed (``SILENT_FAILURE``), its word for one it cancelled at its inactivity timeout
     (``gemini_cli.shell_timeout_error``), or in debug mode (``gemini -d``) the report the model got,
     read as the recording's is (``gemini_cli.shell_report_error``). A command that failed printing something shows
     that output alone: no code, so no error; and one that printed exactly the tool's own line reads as failed."""
@@ -148,7 +149,7 @@ def _shell_failure(action: str, output: Any, arguments: Any) -> str | None:
     from .gemini_cli import shell_report_error, shell_timeout_error
 
     text, command = output.strip(), command_line(arguments)
-    if found := _SILENT_FAILURE.fullmatch(text):
+    if found := SILENT_FAILURE.fullmatch(text):
         return short(text, 300) if found.group(1) is None else exit_code_error("", int(found.group(1)), command)
     if timed_out := shell_timeout_error(text):
         return timed_out

@@ -53,6 +53,7 @@ from typing import Any
 from ._agent_cli import as_int, command_line, exit_code_error, iso_time, strip_terminal_codes
 from ._common import as_dict, as_list, decisive_line, short, thinking_blocks_text
 from .claude_code import result_error as claude_result_error  # Claude Code's rule for its own results
+from ._gemini_stream import SILENT_FAILURE as GEMINI_SILENT_FAILURE
 from .gemini_cli import shell_report_error as gemini_shell_error  # gemini-cli's shell report, shown in debug mode
 from .gemini_cli import shell_timeout_error as gemini_shell_timeout  # its inactivity timeout's notice
 
@@ -92,11 +93,6 @@ _ACP_FAILED_OUTPUT_KEYS = ("formatted_output", "aggregated_output", "stderr", "o
 #: The keys of an MCP ``CallToolResult`` (codex-acp's ``end_mcp_tool_call`` puts it in ``raw_output`` whole).
 _MCP_RESULT_KEYS = frozenset({"content", "isError", "is_error", "structuredContent", "structured_content", "_meta",
                               "meta"})
-#: What gemini-cli's shell tool shows for a command that printed nothing and did not succeed (``shell.ts``
-#: ``returnDisplay``), sent as the content of a call it reports ``completed``: the exit code is only there. Not its
-#: "Command failed: ..." (shown only with an execution error, and a tool's error makes gemini-cli's ACP integration
-#: send the call ``failed`` with that error's words): a ``completed`` call's text saying so is the command's output.
-_GEMINI_SHELL_END = re.compile(r"\ACommand (?:exited with code: (-?\d+)|terminated by signal: (\S+))\Z")
 #: (In debug mode it shows, for every command, the report it gives the model: ``gemini_cli.shell_report_error``.)
 #: How gemini-cli's shell tool titles a call (``ShellToolInvocation.getDescription``): the command, then where it
 #: ran, its description, ``[background]``.
@@ -556,7 +552,9 @@ def acp_result(event: dict[str, Any], arguments: dict[str, Any]) -> tuple[str, s
     if code:
         return text, exit_code_error(text, code, command)
     shell = code is None and event.get("tool_kind") == "execute"
-    shown = _GEMINI_SHELL_END.match(text.strip()) if shell else None
+    # gemini-cli's display of a command that printed nothing and did not succeed (``_gemini_stream.SILENT_FAILURE``,
+    # the stream reader's rule): the exit code is only there; its "Command failed: ..." comes as a ``failed`` call
+    shown = GEMINI_SILENT_FAILURE.fullmatch(text.strip()) if shell else None
     if shown:  # its exit code, else the signal it names
         return text, exit_code_error("", int(shown.group(1)), command or _gemini_command(event)) if shown.group(1) \
             else short(text.strip(), 300)
