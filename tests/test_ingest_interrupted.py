@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from cli_support import own_lines
+from process_support import launched
 from test_ingest_pipeline import tau_dump
 
 ROOT = Path(__file__).parents[1]
@@ -27,11 +28,11 @@ def test_an_interrupted_ingest_says_what_is_committed_and_that_a_rerun_resumes(t
     dump = tau_dump(tmp_path / "airline-runs.jsonl", 3000)  # far more than the 60 awaited: the signal lands mid-run
     home = tmp_path / "home"
     env = {**os.environ, "TRAJSEARCH_MODEL": "hashing", "TRAJSEARCH_HOME": str(home), "COLUMNS": "400"}
-    proc = subprocess.Popen([sys.executable, "-m", "trajsearch.cli", "ingest", str(dump), "-t", "acme", "-q"],
-                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT,
-                            # as from a terminal: a job started in the background (CI under nohup or `&`) inherits
-                            # SIGINT ignored, and Python then installs no KeyboardInterrupt for it
-                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    # as from a terminal: a job started in the background (CI under nohup or `&`) inherits SIGINT ignored, and
+    # Python then installs no KeyboardInterrupt for it
+    proc = subprocess.Popen(launched([sys.executable, "-m", "trajsearch.cli", "ingest", str(dump), "-t", "acme", "-q"],
+                                     sigint="default"),
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT)
     deadline = time.monotonic() + 900  # a bound for a hung ingest, not a speed target
     committed = 0
     while time.monotonic() < deadline and proc.poll() is None and committed < 60:

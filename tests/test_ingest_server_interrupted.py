@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 
 from conftest import free_port
+from process_support import launched
 from test_ingest_pipeline import tau_dump
 from trajsearch.service.auth import key_entry, new_key
 from trajsearch.service.client import Client
@@ -64,10 +65,10 @@ def setup(tmp_path: Path):
 
 def _ingest(dump: Path, address: str, env: dict[str, str], stderr: Path | None = None) -> subprocess.Popen:
     return subprocess.Popen(
-        [sys.executable, "-m", "trajsearch.cli", "ingest", str(dump), "--server", address, "-q"], env=env, cwd=ROOT,
-        stdout=subprocess.PIPE, stderr=open(stderr, "w") if stderr else subprocess.PIPE, text=True,
         # as from a terminal: a job started in the background inherits SIGINT ignored (see test_ingest_interrupted)
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+        launched([sys.executable, "-m", "trajsearch.cli", "ingest", str(dump), "--server", address, "-q"],
+                 sigint="default"),
+        env=env, cwd=ROOT, stdout=subprocess.PIPE, stderr=open(stderr, "w") if stderr else subprocess.PIPE, text=True)
 
 
 def _when_some_landed(proc: subprocess.Popen, address: str, key: str) -> int:

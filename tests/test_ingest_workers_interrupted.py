@@ -23,6 +23,7 @@ import time
 from pathlib import Path
 
 from cli_support import own_lines
+from process_support import launched
 from test_ingest_pipeline import tau_dump
 
 ROOT = Path(__file__).parents[1]
@@ -44,10 +45,10 @@ def _ingest(tmp_path: Path) -> tuple[subprocess.Popen, Path, dict[str, str]]:
     dump = tau_dump(tmp_path / "airline-runs.jsonl", 3000)
     home = tmp_path / "home"
     env = {**os.environ, "TRAJSEARCH_MODEL": "hashing", "TRAJSEARCH_HOME": str(home), "COLUMNS": "400"}
-    proc = subprocess.Popen([sys.executable, "-m", "trajsearch.cli", "ingest", str(dump), "-t", "acme", "-q",
-                             "--workers", "2"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            cwd=ROOT, start_new_session=True,
-                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    proc = subprocess.Popen(launched([sys.executable, "-m", "trajsearch.cli", "ingest", str(dump), "-t", "acme", "-q",
+                                      "--workers", "2"], sigint="default"),
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT,
+                            start_new_session=True)
     deadline = time.monotonic() + 900  # a bound for a hung ingest, not a speed target
     while time.monotonic() < deadline and proc.poll() is None and _committed(home) < 60:
         time.sleep(0.05)
@@ -230,10 +231,10 @@ def test_a_ctrl_c_of_workers_names_what_the_store_holds(tmp_path: Path) -> None:
     dump = tau_dump(tmp_path / "airline-runs.jsonl", 3000)  # far more than the 60 awaited: the signal lands mid-run
     home = tmp_path / "home"
     env = {**os.environ, "TRAJSEARCH_MODEL": "hashing", "TRAJSEARCH_HOME": str(home), "COLUMNS": "400"}
-    proc = subprocess.Popen([sys.executable, "-m", "trajsearch.cli", "ingest", str(dump), "-t", "acme", "-q",
-                             "--workers", "2"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            cwd=ROOT, start_new_session=True,  # a process group of its own, as a terminal's job
-                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    proc = subprocess.Popen(launched([sys.executable, "-m", "trajsearch.cli", "ingest", str(dump), "-t", "acme", "-q",
+                                      "--workers", "2"], sigint="default"),
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT,
+                            start_new_session=True)  # a process group of its own, as a terminal's job
     deadline = time.monotonic() + 900  # a bound for a hung ingest, not a speed target
     while time.monotonic() < deadline and proc.poll() is None and _committed(home) < 60:
         time.sleep(0.05)

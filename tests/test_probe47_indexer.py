@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 
 from cli_support import backend, run_cli  # noqa: F401 - a fixture
+from process_support import launched
 
 FIXTURES = Path(__file__).parent / "fixtures"
 BATCH = FIXTURES / "mini-swe-agent" / ".real" / "batch-2.4.6"  # two real mini-swe-agent 2.4.6 runs, a folder each
@@ -178,12 +179,10 @@ def test_workers_go_on_when_the_command_ignores_ctrl_c(tmp_path: Path) -> None:
     for name in ("TRAJSEARCH_SERVER", "TRAJSEARCH_URI", "TRAJSEARCH_TRACES"):
         env.pop(name, None)
 
-    def in_the_background() -> None:  # what a non-interactive shell does for `cmd &`; a group of its own to signal
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
-        os.setsid()
-
-    ingest = subprocess.Popen([sys.executable, "-m", "trajsearch.cli", "ingest", str(SAMPLE), "-q", "-w", "2"],
-                              env=env, cwd=Path(__file__).parents[1], preexec_fn=in_the_background,
+    # what a non-interactive shell does for `cmd &` (SIGINT ignored); a group of its own to signal
+    ingest = subprocess.Popen(launched([sys.executable, "-m", "trajsearch.cli", "ingest", str(SAMPLE), "-q", "-w", "2"],
+                                       sigint="ignore"),
+                              env=env, cwd=Path(__file__).parents[1], start_new_session=True,
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 240
     while not list((home / "ingest").glob("checkpoint-workers-*.json")) and ingest.poll() is None:

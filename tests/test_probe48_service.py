@@ -10,7 +10,6 @@ from __future__ import annotations
 import http.cookiejar
 import json
 import os
-import resource
 import shutil
 import subprocess
 import sys
@@ -20,6 +19,7 @@ from pathlib import Path
 from urllib.parse import urlencode
 
 from cli_support import own_lines, run_cli
+from process_support import launched
 from web_support import csrf_of
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -39,10 +39,7 @@ def _local_store(tmp_path: Path, monkeypatch) -> dict[str, str]:
 
 def _cli_with_file_limit(limit: int, env: dict[str, str], *args: str) -> subprocess.CompletedProcess:
     """``trajsearch ARGS...`` in a child process that cannot write a file past ``limit`` bytes (a full disk)."""
-    def limited() -> None:
-        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
-
-    return subprocess.run([sys.executable, "-m", "trajsearch.cli", *args], cwd=ROOT, env=env, preexec_fn=limited,
+    return subprocess.run(launched([sys.executable, "-m", "trajsearch.cli", *args], fsize=limit), cwd=ROOT, env=env,
                           capture_output=True, text=True, timeout=300)
 
 

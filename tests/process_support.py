@@ -1,0 +1,44 @@
+"""Child processes started with what a test needs of them, without Python running between fork and exec.
+
+A ``preexec_fn`` makes ``subprocess`` fork (not vfork) and run Python in the child before it execs. In a pytest
+process that earlier tests left with gRPC threads (pymilvus' channel to milvus-lite, a service client), gRPC's
+fork handlers then abort that child now and then, before the command even starts ("epoll_wait error: Bad file
+descriptor", exit -6, on a loaded machine: CI at 88860c3, a plain ``ingest --server`` rerun). So the settings a
+test needs (SIGINT as a terminal's job has it, or ignored as a background job's; a file-size limit, a full disk)
+are made by this file run as a launcher: a fresh Python, without gRPC, that sets them and execs the command.
+
+    subprocess.Popen(launched(["python", "-m", "trajsearch.cli", ...], sigint="default"), ...)
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+import signal
+import sys
+from typing import Literal, Sequence
+
+SigInt = Literal["default", "ignore"]
+
+
+def launched(command: Sequence[str], *, sigint: SigInt | None = None, fsize: int | None = None) -> list[str]:
+    """``command`` run by the launcher: SIGINT default (a terminal's job: a Python child then raises
+    KeyboardInterrupt on it, which a job started in the background, as CI under nohup is, would not inherit) or
+    ignored (what a non-interactive shell does for ``cmd &``), and files limited to ``fsize`` bytes."""
+    options = [*(["--sigint", sigint] if sigint else []), *(["--fsize", str(fsize)] if fsize is not None else [])]
+    return [sys.executable, __file__, *options, "--", *command]
+
+
+def _launch(argv: list[str]) -> None:
+    split = argv.index("--")
+    options, command = dict(zip(argv[:split:2], argv[1:split:2])), argv[split + 1:]
+    if "--sigint" in options:
+        signal.signal(signal.SIGINT, signal.SIG_DFL if options["--sigint"] == "default" else signal.SIG_IGN)
+    if "--fsize" in options:
+        limit = int(options["--fsize"])
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+    os.execvp(command[0], command)
+
+
+if __name__ == "__main__":
+    _launch(sys.argv[1:])
