@@ -29,7 +29,8 @@ Mapping (ADK's ``Session`` / ``Event`` / ``google.genai.types.Content``):
 - an event with ``errorCode`` / ``errorMessage`` (ADK 2.x records a tool's exception or a model
   error so, then stops the invocation) is the error of the one call left unanswered (several: each failed with
   no response, the run a tool's failure, not an outage), and of the invocation: the run failed when nothing ran
-  after it;
+  after it. A call the session never answers (a tool that raised under a ``SequentialAgent`` / ``ParallelAgent``
+  / ``LoopAgent``, which records no error event) failed the same way, unless it is long-running;
 - model: the model events' ``modelVersion``; ``appName`` / ``userId`` / ``state`` go into metadata.
 
 ``adk eval`` results (``<agent>/.adk/eval_history/*.evalset_result.json``, ``EvalSetResult.model_dump_json()``;
@@ -309,6 +310,7 @@ class _Session:
         self.unanswered: dict[str, list[str]] = {}  # invocation -> ids of calls not answered yet
         self.answered: dict[str, Node] = {}  # call id -> its step's node (a later answer replaces the first)
         self.tools_stopped: set[str] = set()  # errors that stopped an invocation while its tools ran
+        self.long_running: set[str] = set()  # ids of calls answered later or never (``longRunningToolIds``)
         self.session_id = session_id
 
     def turn(self, invocation: str, at: float | None) -> Node:
@@ -337,6 +339,7 @@ class _Session:
 
     def model(self, turn: Node, event: dict[str, Any], at: float | None, key: str) -> None:
         parts = _parts(event)
+        self.long_running.update(str(i) for i in as_list(_get(event, "longRunningToolIds", "long_running_tool_ids")))
         text = "\n".join(p["text"] for p in parts if isinstance(p.get("text"), str) and not p.get("thought"))
         reasoning = "\n".join(p["text"] for p in parts if isinstance(p.get("text"), str) and p.get("thought"))
         calls = []
@@ -422,6 +425,20 @@ class _Session:
             self.tools_stopped.add(error)
         turn.error = error
 
+    def never_answered(self, at: float | None) -> None:
+        """The calls the session ends without an answer to, each failed, and its invocation: the tool raised and the
+        run stopped with no error event. ADK 2.x records a tool's exception as an ``errorCode`` event for the agent
+        the runner runs (or one it transferred to); under a ``SequentialAgent``, ``ParallelAgent`` or ``LoopAgent``
+        the exception leaves the session with the call and nothing after it. A long-running call
+        (``longRunningToolIds``: a human's answer, a confirmation, a credential) may wait for its answer: not one."""
+        for turn_id, pending in list(self.unanswered.items()):
+            cut = [i for i in pending if i not in self.answered and i not in self.long_running]
+            if not cut:
+                continue
+            turn = next(node for node in self.turns.values() if node.id == turn_id)
+            self.unanswered[turn_id] = cut
+            error = "no response: the run stopped while the tool ran (its exception is not in the session)"
+            self.failed(turn, error, at)
 
 def split(document: Any) -> Iterator[tuple[str, Any]]:
     """The runs of a file: a session; an eval result's cases, one run each; the sessions of a JSONL file or array."""
@@ -469,6 +486,7 @@ def _session_run(record: dict[str, Any], ctx: Context) -> Trajectory:
         session.responses(turn, event, at, key)
         if (error := _error(event)) is not None:
             session.failed(turn, error, at)
+    session.never_answered(times[-1] if times else None)
     if not session.root.input_messages:
         what = ("no events (created and never run, or listed: ADK lists sessions without their events; "
                 "GET /apps/<app>/users/<user>/sessions/<id> gives one with them)"

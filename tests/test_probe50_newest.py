@@ -1,0 +1,44 @@
+"""Probe 50 (area NF): the newest releases of the span and session writers, read through the public readers (each
+fixture's SOURCE.md says how it was written)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from trajsearch.ingest.read import read_dump
+from trajsearch.model import Outcome, Trajectory
+
+ADK = Path(__file__).parent / "fixtures" / "adk-session" / ".real"
+
+
+def _run(path: Path) -> Trajectory:
+    runs = [p.trajectory for p in read_dump(path, tenant="t") if p.trajectory is not None]
+    assert len(runs) == 1, runs
+    return runs[0]
+
+
+@pytest.mark.parametrize("name", ["sequential-raises", "parallel-raises"])
+def test_adk_tool_that_raised_under_a_workflow_agent_fails_its_step_and_the_run(name: str) -> None:
+    """Bug: under ADK 2.13's ``SequentialAgent`` / ``ParallelAgent`` a tool's exception leaves no error event, only
+    the call with no answer (the runner's own agent gets an ``errorCode`` event): the step read as a call with no
+    result and no error, the run ``unknown``, though ``get_flights`` raised and the run stopped there."""
+    run = _run(ADK / f"{name}.session.json")
+    step = next(s for s in run.steps if s.action == "get_flights")
+    assert step.error and "no response" in step.error
+    assert run.outcome is Outcome.failure and run.failure is not None and "no response" in run.failure.error
+    assert all(s.error is None for s in run.steps if s.action == "get_weather")
+
+
+def test_adk_session_waiting_for_the_users_credential_is_no_failure(tmp_path: Path) -> None:
+    """The same rule leaves a long-running call alone: ``credential.session.json`` as ADK holds it while the user has
+    not yet answered ``adk_request_credential`` (its first four events: the call in ``longRunningToolIds``, the
+    tool's interim answer) ends with that call unanswered, and is no failure."""
+    session = json.loads((ADK / "credential.session.json").read_text())
+    session["events"] = session["events"][:4]
+    waiting = tmp_path / "waiting.session.json"
+    waiting.write_text(json.dumps(session))
+    run = _run(waiting)
+    assert run.outcome is not Outcome.failure and all(s.error is None for s in run.steps), run
