@@ -42,3 +42,21 @@ def test_adk_session_waiting_for_the_users_credential_is_no_failure(tmp_path: Pa
     waiting.write_text(json.dumps(session))
     run = _run(waiting)
     assert run.outcome is not Outcome.failure and all(s.error is None for s in run.steps), run
+
+
+def test_adk_workflow_function_and_tool_nodes_are_steps() -> None:
+    """Bug: an ADK 2 ``Workflow``'s function and tool nodes write their result as an event with ``output`` and no
+    content: each was passed over, so of ``fetch -> get_weather -> summariser`` only the summary was a step."""
+    run = _run(ADK / "workflow-tool-node.session.json")
+    assert [s.action for s in run.steps] == ["fetch", "get_weather", "respond"]
+    assert "Rome" in (run.steps[0].observation or "") and "sunny in Rome" in (run.steps[1].observation or "")
+    assert all(s.error is None for s in run.steps)
+
+
+def test_adk_workflow_node_that_raised_is_its_failed_step() -> None:
+    """Bug: a ``Workflow`` node that raised (``errorCode`` event naming it in ``nodeInfo.path``) was a step with no
+    action ("agent app failed") and the node before it was lost; it is the node's failed step now."""
+    run = _run(ADK / "workflow-node-raises.session.json")
+    assert [s.action for s in run.steps] == ["fetch", "check"]
+    assert run.steps[1].error == "ValueError: bad data: cannot parse row 2"
+    assert run.outcome is Outcome.failure and run.failure is not None and "cannot parse row 2" in run.failure.error

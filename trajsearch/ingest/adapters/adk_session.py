@@ -31,6 +31,10 @@ Mapping (ADK's ``Session`` / ``Event`` / ``google.genai.types.Content``):
   no response, the run a tool's failure, not an outage), and of the invocation: the run failed when nothing ran
   after it. A call the session never answers (a tool that raised under a ``SequentialAgent`` / ``ParallelAgent``
   / ``LoopAgent``, which records no error event) failed the same way, unless it is long-running;
+- ADK 2's ``Workflow`` (a graph of nodes; each event's ``nodeInfo.path`` names its node, ``pipeline@1/fetch@1``):
+  a node that is no agent (a function, a tool; its events' author is the workflow) is a step named after it, its
+  ``output`` event the result, its ``errorCode`` event (the node raised) the error; an agent node's events are
+  read as any agent's;
 - model: the model events' ``modelVersion``; ``appName`` / ``userId`` / ``state`` go into metadata.
 
 ``adk eval`` results (``<agent>/.adk/eval_history/*.evalset_result.json``, ``EvalSetResult.model_dump_json()``;
@@ -425,6 +429,22 @@ class _Session:
             self.tools_stopped.add(error)
         turn.error = error
 
+    def node_ran(self, turn: Node, event: dict[str, Any], at: float | None, key: str, error: str | None) -> bool:
+        """A node of an ADK 2 ``Workflow`` that is no agent (a function, a tool as a node: its event's author is the
+        workflow) as a step: its ``output`` event (no content) the result, its ``errorCode`` event the error. An
+        agent node speaks in content events, read as any agent's. Whether the event was such a node's."""
+        node = _node_name(event)
+        if not node or node == event.get("author") or _parts(event):
+            return False
+        if error is None and event.get("output") is None:
+            return False
+        result, returned = _result(event.get("output"))
+        self.add(Node(id=f"node:{key}", parent=turn.id, role="tool", name=f"execute_tool {node}", start=at, end=at,
+                      tool=node, call_id=key, result=result, error=error or returned))
+        if error is not None:
+            turn.error = error
+        return True
+
     def never_answered(self, at: float | None) -> None:
         """The calls the session ends without an answer to, each failed, and its invocation: the tool raised and the
         run stopped with no error event. ADK 2.x records a tool's exception as an ``errorCode`` event for the agent
@@ -439,6 +459,15 @@ class _Session:
             self.unanswered[turn_id] = cut
             error = "no response: the run stopped while the tool ran (its exception is not in the session)"
             self.failed(turn, error, at)
+
+def _node_name(event: dict[str, Any]) -> str | None:
+    """The name of the ``Workflow`` node an event is from (``nodeInfo.path`` ``pipeline@1/fetch@1``: ``fetch``);
+    None for an event of no node within a workflow (an agent's outside one: path ``""``)."""
+    path = str(_get(as_dict(_get(event, "nodeInfo", "node_info")), "path", "path") or "")
+    if "/" not in path:
+        return None
+    return path.rsplit("/", 1)[1].split("@", 1)[0] or None
+
 
 def split(document: Any) -> Iterator[tuple[str, Any]]:
     """The runs of a file: a session; an eval result's cases, one run each; the sessions of a JSONL file or array."""
@@ -482,9 +511,12 @@ def _session_run(record: dict[str, Any], ctx: Context) -> Trajectory:
                 session.user(turn, text)
             session.responses(turn, event, at, key)  # a human's answer to a long-running tool
             continue
+        error = _error(event)
+        if session.node_ran(turn, event, at, key, error):
+            continue
         session.model(turn, event, at, key)
         session.responses(turn, event, at, key)
-        if (error := _error(event)) is not None:
+        if error is not None:
             session.failed(turn, error, at)
     session.never_answered(times[-1] if times else None)
     if not session.root.input_messages:
