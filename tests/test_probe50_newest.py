@@ -60,3 +60,13 @@ def test_adk_workflow_node_that_raised_is_its_failed_step() -> None:
     assert [s.action for s in run.steps] == ["fetch", "check"]
     assert run.steps[1].error == "ValueError: bad data: cannot parse row 2"
     assert run.outcome is Outcome.failure and run.failure is not None and "cannot parse row 2" in run.failure.error
+
+
+def test_adk_call_of_a_run_the_client_stopped_is_no_failure() -> None:
+    """The rule above, kept from reading a stop as a failure: ADK 2.13's runner records an exception of its own agent
+    (``nodeInfo.path`` set) as an ``errorCode`` event, so a call of that agent with no answer and no error is a run
+    the client stopped (it stopped reading ``run_async``): its step says so, the run is interrupted, not failed."""
+    run = _run(ADK / "stopped-during-tool.session.json")
+    assert [s.action for s in run.steps] == ["slow_search"]
+    assert run.steps[0].error == "no response: the run was stopped while the tool ran"
+    assert run.outcome is Outcome.unknown and run.failure is None and run.metadata.get("interrupted") is True

@@ -30,7 +30,9 @@ Mapping (ADK's ``Session`` / ``Event`` / ``google.genai.types.Content``):
   error so, then stops the invocation) is the error of the one call left unanswered (several: each failed with
   no response, the run a tool's failure, not an outage), and of the invocation: the run failed when nothing ran
   after it. A call the session never answers (a tool that raised under a ``SequentialAgent`` / ``ParallelAgent``
-  / ``LoopAgent``, which records no error event) failed the same way, unless it is long-running;
+  / ``LoopAgent``, which records no error event) failed the same way, unless it is long-running or its agent ran
+  as a node of ADK 2.x's runner (which would have recorded the exception): the client stopped that run
+  (``metadata.interrupted``), no failure;
 - ADK 2's ``Workflow`` (a graph of nodes; each event's ``nodeInfo.path`` names its node, ``pipeline@1/fetch@1``):
   a node that is no agent (a function, a tool; its events' author is the workflow) is a step named after it, its
   ``output`` event the result, its ``errorCode`` event (the node raised) the error; an agent node's events are
@@ -315,6 +317,8 @@ class _Session:
         self.answered: dict[str, Node] = {}  # call id -> its step's node (a later answer replaces the first)
         self.tools_stopped: set[str] = set()  # errors that stopped an invocation while its tools ran
         self.long_running: set[str] = set()  # ids of calls answered later or never (``longRunningToolIds``)
+        self.by_node: set[str] = set()  # ids of calls an agent the runner ran as a node made (see never_answered)
+        self.stopped = False  # whether the client stopped the run while a tool ran (see never_answered)
         self.session_id = session_id
 
     def turn(self, invocation: str, at: float | None) -> Node:
@@ -344,6 +348,7 @@ class _Session:
     def model(self, turn: Node, event: dict[str, Any], at: float | None, key: str) -> None:
         parts = _parts(event)
         self.long_running.update(str(i) for i in as_list(_get(event, "longRunningToolIds", "long_running_tool_ids")))
+        by_node = bool(_get(as_dict(_get(event, "nodeInfo", "node_info")), "path", "path"))
         text = "\n".join(p["text"] for p in parts if isinstance(p.get("text"), str) and not p.get("thought"))
         reasoning = "\n".join(p["text"] for p in parts if isinstance(p.get("text"), str) and p.get("thought"))
         calls = []
@@ -359,6 +364,8 @@ class _Session:
                      "arguments": _unsecret(call["name"], maybe_json(call.get("args")))}
             calls.append(found)
             self.calls[ident] = (found, at)
+            if by_node:
+                self.by_node.add(ident)
             self.unanswered.setdefault(turn.id, []).append(ident)
         if text or reasoning or calls:
             self._said(turn, event, at, key, text, reasoning, calls)
@@ -446,19 +453,28 @@ class _Session:
         return True
 
     def never_answered(self, at: float | None) -> None:
-        """The calls the session ends without an answer to, each failed, and its invocation: the tool raised and the
-        run stopped with no error event. ADK 2.x records a tool's exception as an ``errorCode`` event for the agent
-        the runner runs (or one it transferred to); under a ``SequentialAgent``, ``ParallelAgent`` or ``LoopAgent``
-        the exception leaves the session with the call and nothing after it. A long-running call
-        (``longRunningToolIds``: a human's answer, a confirmation, a credential) may wait for its answer: not one."""
+        """The calls the session ends without an answer to. ADK 2.x records a tool's exception as an ``errorCode``
+        event for an agent its runner runs as a node (``nodeInfo.path`` set: the runner's agent, one it transferred
+        to); under a ``SequentialAgent``, ``ParallelAgent`` or ``LoopAgent`` (``path`` empty), and before 2.x (no
+        ``nodeInfo``), an exception leaves the session with the call and nothing after it: each such call failed, and
+        its invocation. A node's call with no answer and no error was stopped by the client (it stopped reading the
+        run: the page closed, the user stopped it): the step says so, the run is not failed for it. A long-running
+        call (``longRunningToolIds``: a human's answer, a confirmation, a credential) may wait for its answer."""
         for turn_id, pending in list(self.unanswered.items()):
             cut = [i for i in pending if i not in self.answered and i not in self.long_running]
-            if not cut:
-                continue
             turn = next(node for node in self.turns.values() if node.id == turn_id)
-            self.unanswered[turn_id] = cut
-            error = "no response: the run stopped while the tool ran (its exception is not in the session)"
-            self.failed(turn, error, at)
+            for ident in (i for i in cut if i in self.by_node):
+                call, asked = self.calls[ident]
+                self.stopped = True
+                self.answered[ident] = self.add(Node(
+                    id=f"tool:{ident}", parent=turn.id, role="tool", name=f"execute_tool {call['name']}", start=asked,
+                    end=at, tool=str(call["name"]), call_id=ident, arguments=call.get("arguments"),
+                    error="no response: the run was stopped while the tool ran"))
+            if raised := [i for i in cut if i not in self.by_node]:
+                self.unanswered[turn_id] = raised
+                self.failed(turn, "no response: the run stopped while the tool ran (its exception is not in the "
+                                  "session)", at)
+
 
 def _node_name(event: dict[str, Any]) -> str | None:
     """The name of the ``Workflow`` node an event is from (``nodeInfo.path`` ``pipeline@1/fetch@1``: ``fetch``);
@@ -532,6 +548,8 @@ def _session_run(record: dict[str, Any], ctx: Context) -> Trajectory:
         run = run.model_copy(update={"outcome": Outcome.failure, "failure": Failure(error=run.failure.error)})
     metadata = {**run.metadata, "app_name": app, "user_id": str(_get(record, "userId", "user_id")),
                 "session_id": session_id}
+    if session.stopped:
+        metadata["interrupted"] = True
     if state := as_dict(record.get("state")):
         metadata["state_keys"] = sorted(state)[:50]
     if not timed:  # the times were stand-ins for the events' order: the run is dated as any untimed one
