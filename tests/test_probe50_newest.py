@@ -70,3 +70,16 @@ def test_adk_call_of_a_run_the_client_stopped_is_no_failure() -> None:
     assert [s.action for s in run.steps] == ["slow_search"]
     assert run.steps[0].error == "no response: the run was stopped while the tool ran"
     assert run.outcome is Outcome.unknown and run.failure is None and run.metadata.get("interrupted") is True
+
+
+@pytest.mark.parametrize("name", ["abort-signal-during-tool", "abort-signal-during-model"])
+def test_adk_invocation_its_client_aborted_is_interrupted_not_failed(name: str) -> None:
+    """Bug: ADK 2.13 seals a run its client aborted (``adk api_server`` / ``adk web`` on a disconnect) with
+    ``errorCode: INVOCATION_ABORTED`` events: read as the agent's failure ("INVOCATION_ABORTED: Invocation was
+    aborted by client."), the model's abort a step with no action ("agent app failed"). It is a stop: the run
+    interrupted, not failed; a call in flight keeps ADK's abort error as its step's error."""
+    run = _run(ADK / f"{name}.session.json")
+    assert run.outcome is not Outcome.failure and run.failure is None
+    assert run.metadata.get("interrupted") is True
+    assert [s.action for s in run.steps] == ["slow_search"]
+    assert (run.steps[0].error == "Invocation was aborted by client.") == name.endswith("tool")

@@ -32,7 +32,9 @@ Mapping (ADK's ``Session`` / ``Event`` / ``google.genai.types.Content``):
   after it. A call the session never answers (a tool that raised under a ``SequentialAgent`` / ``ParallelAgent``
   / ``LoopAgent``, which records no error event) failed the same way, unless it is long-running or its agent ran
   as a node of ADK 2.x's runner (which would have recorded the exception): the client stopped that run
-  (``metadata.interrupted``), no failure;
+  (``metadata.interrupted``), no failure. So is an invocation ADK sealed as aborted by its client
+  (``errorCode: INVOCATION_ABORTED``, written when the client of ``adk api_server`` / ``adk web`` disconnects): its
+  calls in flight answered with that error, the run interrupted, not failed;
 - ADK 2's ``Workflow`` (a graph of nodes; each event's ``nodeInfo.path`` names its node, ``pipeline@1/fetch@1``):
   a node that is no agent (a function, a tool; its events' author is the workflow) is a step named after it, its
   ``output`` event the result, its ``errorCode`` event (the node raised) the error; an agent node's events are
@@ -79,6 +81,11 @@ SESSION_STORES = (".adk/session.db",)
 #: A file is one session, or one eval result of several cases (``split``); JSON lines of sessions are one each.
 WHOLE_FILE = True
 PREFIX = "adk"
+#: The ``errorCode`` of the events with which ADK 2.x seals an invocation its client aborted (``run_async``'s
+#: ``abort_signal``, which ``adk api_server`` / ``adk web`` set when the client disconnects: ``events/
+#: _abort_events.py``): each call in flight answered ``{"error": "Invocation was aborted by client."}``, else one event
+#: with no content. A stop, not the agent's failure: the run is marked interrupted.
+ABORTED = "INVOCATION_ABORTED"
 #: The step name of code the model wrote and a code executor ran (``executableCode`` / ``codeExecutionResult``).
 CODE_EXECUTION = "code_execution"
 #: Searched in a file's first 64 KiB when no record can be parsed from them (see ``detect``); an eval result also
@@ -532,7 +539,9 @@ def _session_run(record: dict[str, Any], ctx: Context) -> Trajectory:
             continue
         session.model(turn, event, at, key)
         session.responses(turn, event, at, key)
-        if error is not None:
+        if _get(event, "errorCode", "error_code") == ABORTED:  # the client's stop: its calls answered so, no failure
+            session.stopped = True
+        elif error is not None:
             session.failed(turn, error, at)
     session.never_answered(times[-1] if times else None)
     if not session.root.input_messages:
