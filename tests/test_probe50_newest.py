@@ -83,3 +83,14 @@ def test_adk_invocation_its_client_aborted_is_interrupted_not_failed(name: str) 
     assert run.metadata.get("interrupted") is True
     assert [s.action for s in run.steps] == ["slow_search"]
     assert (run.steps[0].error == "Invocation was aborted by client.") == name.endswith("tool")
+
+
+def test_adk_single_turn_sub_agent_that_raised_fails_its_call_and_its_tool() -> None:
+    """Bug: ADK 2.x's agent tool (a ``mode="single_turn"`` sub-agent) answers the call that ran a sub-agent that
+    raised with the string "Error running sub-agent: ..." (no exception): the call read as a success; and the
+    sub-agent's ``errorCode`` event (its node path) was laid on every call then pending, the coordinator's too, so
+    the tool that raised read "no response: the invocation stopped with ..." instead of its own error."""
+    run = _run(ADK / "single-turn-subagent-raises.session.json")
+    steps = {s.action: s for s in run.steps}
+    assert (steps["flight_helper"].error or "").startswith("Error running sub-agent: ")
+    assert steps["get_flights"].error == "ConnectionError: flight service down"

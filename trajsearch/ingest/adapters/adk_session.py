@@ -86,6 +86,10 @@ PREFIX = "adk"
 #: _abort_events.py``): each call in flight answered ``{"error": "Invocation was aborted by client."}``, else one event
 #: with no content. A stop, not the agent's failure: the run is marked interrupted.
 ABORTED = "INVOCATION_ABORTED"
+#: How ADK 2.x's agent tool (a sub-agent of ``mode="single_turn"``, called as a tool: ``tools/agent_tool.py``
+#: ``_SingleTurnAgentTool``) answers a call whose sub-agent raised or whose arguments did not validate: a string, not
+#: an exception, so the call's response is all that says it failed.
+AGENT_TOOL_ERRORS = ("Error running sub-agent: ", "Error validating input: ")
 #: The step name of code the model wrote and a code executor ran (``executableCode`` / ``codeExecutionResult``).
 CODE_EXECUTION = "code_execution"
 #: Searched in a file's first 64 KiB when no record can be parsed from them (see ``detect``); an eval result also
@@ -205,6 +209,8 @@ def _result(response: Any) -> tuple[str | None, str | None]:
     response = maybe_json(response)
     if isinstance(response, dict) and set(response) == {"result"}:  # ADK's wrapping of a non-dict return
         response = response["result"]
+    if isinstance(response, str) and response.startswith(AGENT_TOOL_ERRORS):
+        return response, short(response, 500)
     if isinstance(response, dict):
         if str(response.get("status", "")).lower() == "error":
             detail = next((response[k] for k in ("error_message", "errorMessage", "error", "message", "detail")
@@ -324,7 +330,7 @@ class _Session:
         self.answered: dict[str, Node] = {}  # call id -> its step's node (a later answer replaces the first)
         self.tools_stopped: set[str] = set()  # errors that stopped an invocation while its tools ran
         self.long_running: set[str] = set()  # ids of calls answered later or never (``longRunningToolIds``)
-        self.by_node: set[str] = set()  # ids of calls an agent the runner ran as a node made (see never_answered)
+        self.paths: dict[str, str] = {}  # call id -> the node path of the agent that made it (see never_answered)
         self.stopped = False  # whether the client stopped the run while a tool ran (see never_answered)
         self.session_id = session_id
 
@@ -355,7 +361,7 @@ class _Session:
     def model(self, turn: Node, event: dict[str, Any], at: float | None, key: str) -> None:
         parts = _parts(event)
         self.long_running.update(str(i) for i in as_list(_get(event, "longRunningToolIds", "long_running_tool_ids")))
-        by_node = bool(_get(as_dict(_get(event, "nodeInfo", "node_info")), "path", "path"))
+        path = _node_path(event)
         text = "\n".join(p["text"] for p in parts if isinstance(p.get("text"), str) and not p.get("thought"))
         reasoning = "\n".join(p["text"] for p in parts if isinstance(p.get("text"), str) and p.get("thought"))
         calls = []
@@ -371,8 +377,7 @@ class _Session:
                      "arguments": _unsecret(call["name"], maybe_json(call.get("args")))}
             calls.append(found)
             self.calls[ident] = (found, at)
-            if by_node:
-                self.by_node.add(ident)
+            self.paths[ident] = path
             self.unanswered.setdefault(turn.id, []).append(ident)
         if text or reasoning or calls:
             self._said(turn, event, at, key, text, reasoning, calls)
@@ -428,11 +433,16 @@ class _Session:
                 end=at, tool=str(call["name"]), call_id=ident, arguments=call.get("arguments"), result=result,
                 error=error))
 
-    def failed(self, turn: Node, error: str, at: float | None) -> None:
+    def failed(self, turn: Node, error: str, at: float | None, path: str = "") -> None:
         """An error event: the one call still unanswered raised it (a tool's exception); of several (ADK runs a
         turn's calls at once and records one exception), which one is not said: each failed with no response;
-        with none, the model's or the framework's, the invocation's alone. Either way the invocation failed."""
+        with none, the model's or the framework's, the invocation's alone. Either way the invocation failed. An
+        event naming its node (``path``: a sub-agent run as a tool) is about that node's calls alone where it made
+        any: the call that ran the sub-agent is answered later (ADK's agent tool catches the exception)."""
         pending = self.unanswered.pop(turn.id, [])
+        if own := [i for i in pending if path and self.paths.get(i) == path]:
+            self.unanswered[turn.id] = [i for i in pending if i not in own]
+            pending = own
         for ident in pending:
             call, asked = self.calls[ident]
             self.answered[ident] = self.add(Node(
@@ -470,23 +480,28 @@ class _Session:
         for turn_id, pending in list(self.unanswered.items()):
             cut = [i for i in pending if i not in self.answered and i not in self.long_running]
             turn = next(node for node in self.turns.values() if node.id == turn_id)
-            for ident in (i for i in cut if i in self.by_node):
+            for ident in (i for i in cut if self.paths.get(i)):
                 call, asked = self.calls[ident]
                 self.stopped = True
                 self.answered[ident] = self.add(Node(
                     id=f"tool:{ident}", parent=turn.id, role="tool", name=f"execute_tool {call['name']}", start=asked,
                     end=at, tool=str(call["name"]), call_id=ident, arguments=call.get("arguments"),
                     error="no response: the run was stopped while the tool ran"))
-            if raised := [i for i in cut if i not in self.by_node]:
+            if raised := [i for i in cut if not self.paths.get(i)]:
                 self.unanswered[turn_id] = raised
                 self.failed(turn, "no response: the run stopped while the tool ran (its exception is not in the "
                                   "session)", at)
 
 
+def _node_path(event: dict[str, Any]) -> str:
+    """An event's ``nodeInfo.path`` (ADK 2.x: the node that wrote it, ``coordinator@1/helper@1``), else ""."""
+    return str(_get(as_dict(_get(event, "nodeInfo", "node_info")), "path", "path") or "")
+
+
 def _node_name(event: dict[str, Any]) -> str | None:
     """The name of the ``Workflow`` node an event is from (``nodeInfo.path`` ``pipeline@1/fetch@1``: ``fetch``);
     None for an event of no node within a workflow (an agent's outside one: path ``""``)."""
-    path = str(_get(as_dict(_get(event, "nodeInfo", "node_info")), "path", "path") or "")
+    path = _node_path(event)
     if "/" not in path:
         return None
     return path.rsplit("/", 1)[1].split("@", 1)[0] or None
@@ -542,7 +557,7 @@ def _session_run(record: dict[str, Any], ctx: Context) -> Trajectory:
         if _get(event, "errorCode", "error_code") == ABORTED:  # the client's stop: its calls answered so, no failure
             session.stopped = True
         elif error is not None:
-            session.failed(turn, error, at)
+            session.failed(turn, error, at, _node_path(event))
     session.never_answered(times[-1] if times else None)
     if not session.root.input_messages:
         what = ("no events (created and never run, or listed: ADK lists sessions without their events; "
