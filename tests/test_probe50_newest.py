@@ -94,3 +94,13 @@ def test_adk_single_turn_sub_agent_that_raised_fails_its_call_and_its_tool() -> 
     steps = {s.action: s for s in run.steps}
     assert (steps["flight_helper"].error or "").startswith("Error running sub-agent: ")
     assert steps["get_flights"].error == "ConnectionError: flight service down"
+
+
+def test_adk_single_turn_sub_agents_words_are_its_calls_result_not_the_agent_talking() -> None:
+    """Bug: the words of a ``mode="single_turn"`` sub-agent (run as the coordinator's tool; its events' branch
+    ``weather_helper@<call id>``) were a ``respond`` step, as if the agent had answered the user, though they are the
+    call's result (its step's observation) and the coordinator answers after it."""
+    run = _run(ADK / "single-turn-subagent.session.json")
+    assert [s.action for s in run.steps] == ["weather_helper", "get_weather", "respond"]
+    assert "sunny in Rome" in (run.steps[0].observation or "")
+    assert str(run.steps[-1].arguments["content"]).startswith("Coordinator:")

@@ -407,9 +407,19 @@ class _Session:
         """A model turn's words and calls, as a model-call node (its calls become steps in the assembly)."""
         # ADK's session service keeps the conversation: a later turn's model call is given the whole session
         later = {CONTINUES: True} if turn is not next(iter(self.turns.values())) else {}
-        self.add(Node(id=f"llm:{key}", parent=turn.id, role="llm", name="call_llm", start=at, end=at,
+        self.add(Node(id=f"llm:{key}", parent=self._asked_by(event) or turn.id, role="llm", name="call_llm",
+                      start=at, end=at,
                       model=_get(event, "modelVersion", "model_version"), info=later,
                       output_messages=[asdict(Message("assistant", text, reasoning, calls))]))
+
+    def _asked_by(self, event: dict[str, Any]) -> str | None:
+        """The step of the call that ran the event's agent as a tool, for a ``mode="single_turn"`` sub-agent (ADK
+        2.x: its events' ``branch`` ends ``<agent>@<the call's id>``; a ``mode="task"`` agent, which talks with the
+        user, has an ``isolationScope`` too): its words are that call's result, not the agent talking."""
+        ident = str(event.get("branch") or "").rpartition(".")[2].partition("@")[2]
+        if not ident or ident not in self.calls or _get(event, "isolationScope", "isolation_scope"):
+            return None
+        return f"tool:{ident}"
 
     def responses(self, turn: Node, event: dict[str, Any], at: float | None, key: str) -> None:
         for n, part in enumerate(_parts(event)):
