@@ -35,6 +35,10 @@ Mapping (ADK's ``Session`` / ``Event`` / ``google.genai.types.Content``):
   (``metadata.interrupted``), no failure. So is an invocation ADK sealed as aborted by its client
   (``errorCode: INVOCATION_ABORTED``, written when the client of ``adk api_server`` / ``adk web`` disconnects): its
   calls in flight answered with that error, the run interrupted, not failed;
+- a sub-agent of ``mode="single_turn"`` (ADK 2.x runs it as a tool of the agent above it): its words are that
+  call's result (its events' ``branch`` ends ``<agent>@<call id>``), not a ``respond`` step; the call answered
+  "Error running sub-agent: ..." (the agent tool returns the sub-agent's exception as a string) failed, and the
+  sub-agent's own error event fails the calls of its node only;
 - ADK 2's ``Workflow`` (a graph of nodes; each event's ``nodeInfo.path`` names its node, ``pipeline@1/fetch@1``):
   a node that is no agent (a function, a tool; its events' author is the workflow) is a step named after it, its
   ``output`` event the result, its ``errorCode`` event (the node raised) the error; an agent node's events are
