@@ -412,8 +412,7 @@ class _Session:
         # ADK's session service keeps the conversation: a later turn's model call is given the whole session
         later = {CONTINUES: True} if turn is not next(iter(self.turns.values())) else {}
         self.add(Node(id=f"llm:{key}", parent=self._asked_by(event) or turn.id, role="llm", name="call_llm",
-                      start=at, end=at,
-                      model=_get(event, "modelVersion", "model_version"), info=later,
+                      start=at, end=at, model=_get(event, "modelVersion", "model_version"), info=later,
                       output_messages=[asdict(Message("assistant", text, reasoning, calls))]))
 
     def _asked_by(self, event: dict[str, Any]) -> str | None:
@@ -493,6 +492,8 @@ class _Session:
         call (``longRunningToolIds``: a human's answer, a confirmation, a credential) may wait for its answer."""
         for turn_id, pending in list(self.unanswered.items()):
             cut = [i for i in pending if i not in self.answered and i not in self.long_running]
+            if not cut:
+                continue
             turn = next(node for node in self.turns.values() if node.id == turn_id)
             for ident in (i for i in cut if self.paths.get(i)):
                 call, asked = self.calls[ident]
