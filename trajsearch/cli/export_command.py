@@ -16,7 +16,8 @@ from rich.markup import escape
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
 from .connect import connect
-from .options import Ca, EnvVersions, Levels, Mode, Outcomes, Server, TaskFamilies, Tenant, Tools, Traces, Uri
+from .options import (Ca, EnvVersions, Levels, Mode, Outcomes, PolicyVersions, Server, TaskFamilies, Tenant, Tools,
+                      Traces, Uri)
 from .output import err, fail, plain
 
 
@@ -29,7 +30,7 @@ def export(
     outcome: Outcomes = ["success"],
     level: Levels = [],
     env_version: EnvVersions = [],
-    policy_version: List[str] = typer.Option([], "--policy-version"),
+    policy_version: PolicyVersions = [],
     task_family: TaskFamilies = [],
     tool: Tools = [],
     mode: Mode = "auto",

@@ -40,9 +40,11 @@ Server = Annotated[Optional[str], typer.Option(
     help="A trajsearch server (host:port) instead of the embedded store; the key comes from $TRAJSEARCH_API_KEY.")]
 Ca = Annotated[Optional[Path], typer.Option(
     "--ca", envvar="TRAJSEARCH_TLS_CA", help="With --server: CA certificate (PEM) to verify it (turns TLS on).")]
+# typer renders show_default="default" as "[default: (default)]", which names no tenant: the help says it instead
 Tenant = Annotated[Optional[str], typer.Option(
-    "--tenant", "-t", envvar="TRAJSEARCH_TENANT", show_default="default",
-    help="Tenant to read or write (embedded store). With --server the key's tenant applies.")]
+    "--tenant", "-t", envvar="TRAJSEARCH_TENANT", show_default=False,
+    help="Tenant to read or write (embedded store; without it, the tenant named 'default'). With --server the key's "
+         "tenant applies.")]
 # the model a process that opens the index embeds with (serve, ui)
 EmbeddingModel = Annotated[Optional[str], typer.Option("--model", envvar="TRAJSEARCH_MODEL", help="Embedding model.")]
 
@@ -55,7 +57,10 @@ Outcomes = Annotated[List[str], typer.Option("--outcome", help=f"{_one_of(OUTCOM
 EnvVersions = Annotated[List[str], typer.Option(
     "--env-version", "--env", help="Keep runs of these env versions (repeatable).")]
 Tools = Annotated[List[str], typer.Option("--tool", help="Keep runs that had any of these tools.")]
-TaskFamilies = Annotated[List[str], typer.Option("--task-family")]
+TaskFamilies = Annotated[List[str], typer.Option(
+    "--task-family", help="Keep runs of these task families (repeatable).")]
+PolicyVersions = Annotated[List[str], typer.Option(
+    "--policy-version", help="Keep runs of these policy versions (repeatable).")]
 Mode = Annotated[str, typer.Option(
     "--mode", "-m", help=f"{_one_of(MODES)} (auto: hybrid for log-like queries and for a line a stored row holds "
              "verbatim, else dense).")]

@@ -14,7 +14,7 @@ from rich.table import Table
 
 from .connect import connect
 from .options import (
-    AsJson, Ca, ContextEnvVersions, ContextPolicyVersions, ContextTools, Levels, Mode, Outcomes, Server, TaskFamilies,
+    AsJson, Ca, ContextEnvVersions, ContextPolicyVersions, ContextTools, EnvVersions, Levels, Mode, Outcomes, Server, TaskFamilies,
     Tenant, Tools, Traces, Uri, trimmed,
 )
 from ..excerpt import failure_error, terms
@@ -27,7 +27,7 @@ def search(
     tenant: Tenant = None,
     level: Levels = [],
     outcome: Outcomes = [],
-    env_version: List[str] = typer.Option([], "--env-version"),
+    env_version: EnvVersions = [],
     task_family: TaskFamilies = [],
     tool: Tools = [],
     k: int = typer.Option(5, "-k", help="How many runs (or rows without grouping)."),
@@ -77,7 +77,7 @@ def similar(
         None, "--id", help="Find runs like this indexed run.", callback=trimmed),
     tenant: Tenant = None,
     outcome: Outcomes = [],
-    k: int = typer.Option(5, "-k"),
+    k: int = typer.Option(5, "-k", help="How many runs."),
     mode: Mode = "hybrid",
     server: Server = None,
     ca: Ca = None,

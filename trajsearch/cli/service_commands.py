@@ -23,6 +23,9 @@ from .output import plain
 ServerOpt = typer.Option("127.0.0.1:50051", "--server", "-s", envvar="TRAJSEARCH_SERVER",
                          help="Address of a running trajsearch server (host:port).")
 
+#: ``--log-level`` of the processes that log (serve, ui): the JSON log lines' threshold (``observe.configure_logging``).
+_LOG_LEVEL_HELP = "DEBUG | INFO | WARNING | ERROR: the least severe log line written (JSON lines on stderr)."
+
 keys_app = typer.Typer(help="Create API keys (only their hashes go into the server's key file).", no_args_is_help=True)
 
 
@@ -76,7 +79,7 @@ def serve(
                                               "refused RESOURCE_EXHAUSTED (0: 512 MiB)."),
     search_cap: int = typer.Option(0, "--search-cap", help="search_past_runs calls per session (0: the runtime's default)."),
     grace: float = typer.Option(10.0, "--grace", help="Seconds to drain in-flight calls on SIGTERM."),
-    log_level: str = typer.Option("INFO", "--log-level"),
+    log_level: str = typer.Option("INFO", "--log-level", help=_LOG_LEVEL_HELP),
 ) -> None:
     """Serve the index over gRPC: one process owns the data directory, every other one connects here."""
     from ..service.observe import configure_logging, log_event
@@ -142,7 +145,7 @@ def ui(
     keys: Optional[Path] = typer.Option(None, "--keys",
                                         help="Sign in with the keys of this file instead of a key made for this run."),
     open_browser: bool = typer.Option(False, "--open", help="Open the one-time sign-in link in the default browser."),
-    log_level: str = typer.Option("WARNING", "--log-level"),
+    log_level: str = typer.Option("WARNING", "--log-level", help=_LOG_LEVEL_HELP),
 ) -> None:
     """The web pages for one engineer on this machine: the embedded store, on 127.0.0.1 only.
 
