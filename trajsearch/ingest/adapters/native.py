@@ -50,7 +50,7 @@ import math
 import re
 from typing import Any
 
-from trajsearch.model import MAX_STEPS, Trajectory
+from trajsearch.model import MAX_STEPS, Trajectory, valid_tenant
 
 from ._agent_cli import within_step_limit
 from ._common import (Context, RecordError, apply_defaults, clip_task, date_by_file, json_object, outcome_of_reward,
@@ -99,9 +99,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     own = fields.get("tenant")
     if ctx.tenant is not None:
         if own is not None and own != ctx.tenant:
-            raise RecordError(
-                f"record tenant {own!r} does not match the operator-given tenant {ctx.tenant!r}"
-            )
+            raise RecordError(_other_tenant(own, ctx.tenant))
         fields["tenant"] = ctx.tenant
     if isinstance(fields.get("task"), str):
         fields["task"] = clip_task(fields["task"])
@@ -109,6 +107,24 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     fields = apply_defaults(readable_fields(fields), ctx.defaults)
     run = with_clipped_before(Trajectory.model_validate(date_by_file(fields, ctx.source)), record)
     return _graded(run, ctx) if fields.get("outcome") is None else run
+
+
+def _other_tenant(own: Any, tenant: str) -> str:
+    """Why a record naming ``own`` is refused, and what to run instead. The schema requires a tenant, so every record
+    a user writes names one; ingested without ``--tenant`` (a first try) each was refused as not "the operator-given
+    tenant 'default'", though no operator had given one, and nothing said to pass ``--tenant`` (probe 50, NC)."""
+    fix = f": to keep its runs under {own!r}, ingest with --tenant {own}" if _is_tenant(own) else ""
+    return (f"record tenant {own!r} does not match the operator-given tenant {tenant!r} (--tenant, else "
+            f"$TRAJSEARCH_TENANT, else 'default'; over --server the key's){fix}")
+
+
+def _is_tenant(value: Any) -> bool:
+    """Whether ``value`` is a tenant name ``--tenant`` takes (``valid_tenant``)."""
+    try:
+        valid_tenant(value)
+    except ValueError:
+        return False
+    return True
 
 
 def _without_export_provenance(fields: dict[str, Any]) -> dict[str, Any]:
