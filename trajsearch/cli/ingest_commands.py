@@ -382,6 +382,7 @@ def _dry_run(paths: List[Path], fmt: str | None, tenant: str, defaults: dict[str
 
     from ..ingest.outcomes import OutcomeTable
     from ..ingest.preview import preview
+    from ..ingest.read import KEPT_REJECTIONS
 
     try:
         table_of_outcomes = OutcomeTable.load(outcomes) if outcomes else None
@@ -389,8 +390,8 @@ def _dry_run(paths: List[Path], fmt: str | None, tenant: str, defaults: dict[str
                         outcomes=table_of_outcomes, success_threshold=success_threshold)
     except (ValueError, OSError) as exc:
         fail(str(exc))
-    files = [replace(f, source=streams.given(f.source),
-                     first_rejection=f.first_rejection and streams.given(f.first_rejection)) for f in files]
+    files = [replace(f, source=streams.given(f.source), rejections=[streams.given(r) for r in f.rejections])
+             for f in files]
     joined = table_of_outcomes.counts() if table_of_outcomes is not None else None
     would = {"ingested": sum(f.runs for f in files), "rejected": sum(f.rejected for f in files)}
     if as_json:
@@ -400,9 +401,12 @@ def _dry_run(paths: List[Path], fmt: str | None, tenant: str, defaults: dict[str
     if not files and not _side_files_line(paths, fmt):
         _no_dump_file_line(paths)
     for f in files:
-        if f.first_rejection:
-            err.print(f"  [yellow]rejected[/yellow] {escape(f.source)}, {escape(f.first_rejection)}", highlight=False,
+        for rejection in f.rejections[:SHOWN_REJECTIONS]:
+            err.print(f"  [yellow]rejected[/yellow] {escape(f.source)}, {escape(rejection)}", highlight=False,
                       soft_wrap=True)
+        if f.rejected > SHOWN_REJECTIONS:
+            err.print(f"  … and {f.rejected - SHOWN_REJECTIONS} more rejection(s) in {escape(f.source)} (--json lists "
+                      f"the first {KEPT_REJECTIONS})", highlight=False, soft_wrap=True)
         if f.renamed:
             err.print(f"  {f.renamed} run(s) in {escape(f.source)} share an id with a different run: "
                       "kept under a distinct id (id+hash)", highlight=False, soft_wrap=True)

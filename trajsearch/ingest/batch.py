@@ -44,13 +44,11 @@ from .checkpoint import Checkpoint, DeadLetter, job_id
 from .outcomes import OutcomeTable
 from ..fsutil import own_private, pid_alive, private_dir
 from ..indexer import IngestReport, Marker
-from .read import (ClippedRuns, DistinctIds, NamedAfterSpool, Parsed, PassedOverGroups, ReadOptions, Unit, fingerprint, make_context,
+from .read import (KEPT_REJECTIONS, ClippedRuns, DistinctIds, NamedAfterSpool, Parsed, PassedOverGroups, ReadOptions, Unit, fingerprint, make_context,
                    parsed_as_given, plan_inputs, read_unit)
 
 log = logging.getLogger(__name__)
 
-#: Rejections kept in memory for the summary (all of them go to the dead-letter file).
-KEPT_REJECTIONS = 100
 
 
 @dataclass(frozen=True)

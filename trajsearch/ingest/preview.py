@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from .adapters._common import DEFAULT_SUCCESS_THRESHOLD
-from .read import Parsed, PassedOverGroups, plan_inputs, read_inputs
+from .read import KEPT_REJECTIONS, Parsed, PassedOverGroups, plan_inputs, read_inputs
 
 
 @dataclass
@@ -34,7 +34,9 @@ class FilePreview:
     outcomes: Counter = field(default_factory=Counter)
     rewards: list[float] = field(default_factory=list)
     models: Counter = field(default_factory=Counter)
-    first_rejection: str | None = None
+    #: The first :data:`KEPT_REJECTIONS` rejections, each "position: reason" (``rejected`` counts them all): a dry run
+    #: that named only the first had a user fixing a hand-written dump learn of one mistake per run (probe 50, NC).
+    rejections: list[str] = field(default_factory=list)
     renamed: int = 0
     passed_over: dict[str, dict[str, int]] = field(default_factory=dict)  # groups of no run (read.PassedOverGroups)
 
@@ -43,7 +45,8 @@ class FilePreview:
         run = parsed.trajectory
         if run is None:
             self.rejected += 1
-            self.first_rejection = self.first_rejection or f"{parsed.position}: {parsed.error}"
+            if len(self.rejections) < KEPT_REJECTIONS:
+                self.rejections.append(f"{parsed.position}: {parsed.error}")
             return
         self.runs += 1
         self.steps += len(run.steps)
@@ -58,13 +61,17 @@ class FilePreview:
         if "original_trajectory_id" in run.metadata:
             self.renamed += 1
 
+    @property
+    def first_rejection(self) -> str | None:
+        return self.rejections[0] if self.rejections else None
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "source": self.source, "format": self.fmt, "runs": self.runs, "rejected": self.rejected,
             "steps": self.steps, "step_errors": self.errors, "task": self.task,
             "tools": dict(self.tools.most_common()), "outcomes": dict(self.outcomes),
             "rewards": self.rewards[:20], "models": dict(self.models), "renamed_ids": self.renamed,
-            "first_rejection": self.first_rejection, "passed_over": self.passed_over,
+            "first_rejection": self.first_rejection, "rejections": self.rejections, "passed_over": self.passed_over,
         }
 
 

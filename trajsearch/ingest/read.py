@@ -59,6 +59,9 @@ DUMP_SUFFIXES = (".jsonl", ".ndjson", ".json", ".traj")
 #: --format is forced (else by content: ``side_file`` of the adapters, see detect.SideFile).
 SIDECAR_NAMES = frozenset({"preds.json", "all_preds.jsonl"})
 GROUP_BY = ("trace", "conversation")
+#: Rejections a summary keeps in memory to name (an ingest's report, a dry run's per file); an ingest writes every
+#: one to its dead-letter file.
+KEPT_REJECTIONS = 100
 
 
 @dataclass(frozen=True)
