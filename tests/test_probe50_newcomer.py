@@ -105,3 +105,31 @@ def test_tenant_help_says_what_the_default_tenant_is(embedded) -> None:
     assert result.exit_code == 0
     assert "(default)" not in result.stdout
     assert "'default'" in " ".join(result.stdout.split())
+
+
+def test_a_file_of_no_format_says_how_to_bring_runs_of_an_agent_of_ones_own(embedded) -> None:
+    """Bug: an agent of the user's own, its chat messages saved as the OpenAI SDK gives them (``chat-messages.json``,
+    see SOURCE.md), is in none of the formats; the refusal named the formats and ``--format NAME``, none of which
+    reads it, and not the one way in: the native JSONL the JSON Schema describes."""
+    result = _cli("ingest", str(OWN.with_name("chat-messages.json")), "-t", "acme", "--dry-run")
+    assert result.exit_code == 4, result.output
+    said = " ".join(result.stderr.split())
+    assert "unrecognised dump format" in said
+    assert "python -m trajsearch.model" in said and "format native" in said
+
+
+def test_native_jsonl_whose_first_run_is_longer_than_the_peek_and_keys_sorted_is_read(embedded, tmp_path: Path) -> None:
+    """Bug: a user's own runs written with ``json.dumps(record, sort_keys=True)`` (or by a JS or Go writer, in
+    another key order than the model's), the first run holding a long test log (over the 64 KiB detection peeks
+    at), were refused whole as "unrecognised dump format": the first record could not be parsed from the peek, and
+    the native signature wants ``trajectory_id`` as the first key. Line 1 of ``own-agent.jsonl``, its observation a
+    100 kB pytest log, then line 4, both written so."""
+    first, fourth = (json.loads(line) for line in OWN.read_text().splitlines()[0:4:3])
+    first["steps"][0]["observation"] = "".join(f"tests/test_payments.py::test_{n} PASSED\n" for n in range(2500))
+    dump = tmp_path / "runs.jsonl"
+    dump.write_text("".join(json.dumps(run, sort_keys=True) + "\n" for run in (first, fourth)))
+    assert dump.read_text().index("\n") > 64 * 1024
+
+    data = json.loads(_cli("ingest", str(dump), "-t", "acme", "--dry-run", "--json").stdout)
+    (file,) = data["files"]
+    assert (file["format"], file["runs"], file["rejected"]) == ("native", 2, 0)

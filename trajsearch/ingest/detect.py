@@ -1,7 +1,8 @@
 """Which format a dump file is in: asked of the adapters, in one place.
 
 Every adapter owns its detection (see ``adapters/__init__``): ``matches(record)``
-on the file's first record, an optional ``SIGNATURE`` regex searched in the
+on the file's first record (a first line longer than the 64 KiB peek is read
+whole, up to ``WHOLE_PARSE_BYTES``), an optional ``SIGNATURE`` regex searched in the
 first 64 KiB when no record can be parsed from them (a big pretty-printed
 document), and optional ``SUFFIXES`` of file names that imply the format when
 the content says nothing (a bare message list in ``*.traj.json``).
@@ -95,7 +96,24 @@ def first_record(path: Path, head: str) -> Any:
         return _first_array_item(path)
     if text.startswith("{") and not first_line_is_json(text):
         return _first_document(path) if _size(path) <= WHOLE_PARSE_BYTES else None
+    if text.startswith("{") and "\n" not in text.rstrip("\r\n"):  # the peek ended inside the first line
+        return _first_long_line(path)
     return parse(text.split("\n", 1)[0])[0]
+
+
+def _first_long_line(path: Path) -> Any:
+    """The first line's JSON value when that line runs past the peek: a run of a user's own agent in native JSONL
+    holding one long tool output is such a line, and with its keys in another order than the model's (``json.dumps(
+    sort_keys=True)``, a JS or Go writer) no signature is at its head, so the file was "unrecognised" (probe 50,
+    NC). None when the line runs past ``WHOLE_PARSE_BYTES`` too, or is no JSON."""
+    try:
+        with open_dump(path) as f:
+            line = f.readline(WHOLE_PARSE_BYTES + 1)
+    except (OSError, *GZIP_ERRORS):
+        return None
+    if len(line) > WHOLE_PARSE_BYTES:
+        return None
+    return parse(line.removeprefix(codecs.BOM_UTF8))[0]
 
 
 def _by_signature(head: str) -> str | None:
@@ -113,6 +131,10 @@ def _by_suffix(name: str) -> str | None:
 
 
 _READS = "trajsearch reads JSON, JSON lines and their gzip"
+#: What a file of no format is told beside the formats: an agent of a user's own (its chat messages saved with
+#: ``json.dump``) is in none of them, and "--format NAME" alone left that user no way in (probe 50, NC).
+_OWN_RUNS = ("runs of an agent of your own: write each as one JSON object per line, as the JSON Schema that "
+             "`python -m trajsearch.model` prints describes (schemas/trajectory.schema.json; format native)")
 #: Files trajsearch does not read, told by their first bytes or their name: said so rather than "unrecognised".
 _TABLE = ("export it as JSON instead: Phoenix, get_spans_dataframe().to_json(orient='records'); Langfuse, the "
           "export's JSON or JSONL choice; LangSmith (whose bulk export writes Parquet), client.list_runs(...) written "
@@ -396,8 +418,6 @@ def detect_format(path: str | Path) -> str:
             raise ValueError(f"{p}: no run in this file: {kind}")
         if kind := _broken_kind(p) or _js_console_kind(head) or _collector_debug_kind(head) or _json_fault(p, head):
             raise ValueError(f"{p}: {kind}")
-        raise ValueError(
-            f"{p}: unrecognised dump format; supported formats: {', '.join(FORMATS)} "
-            "(pass --format NAME to force one)"
-        )
+        raise ValueError(f"{p}: unrecognised dump format; supported formats: {', '.join(FORMATS)} "
+                         f"(pass --format NAME to force one; {_OWN_RUNS})")
     return fmt
