@@ -14,8 +14,8 @@ from rich.table import Table
 
 from .connect import connect
 from .options import (
-    AsJson, Ca, ContextEnvVersions, ContextPolicyVersions, ContextTools, EnvVersions, Levels, Mode, Outcomes, Server, TaskFamilies,
-    Tenant, Tools, Traces, Uri, trimmed,
+    AsJson, Ca, ContextEnvVersions, ContextPolicyVersions, ContextTools, EnvVersions, Levels, Mode, Outcomes, Server,
+    TaskFamilies, Tenant, Tools, Traces, Uri, trimmed,
 )
 from ..excerpt import failure_error, terms
 from ..model import valid_id

@@ -44,8 +44,8 @@ from .checkpoint import Checkpoint, DeadLetter, job_id
 from .outcomes import OutcomeTable
 from ..fsutil import own_private, pid_alive, private_dir
 from ..indexer import IngestReport, Marker
-from .read import (KEPT_REJECTIONS, ClippedRuns, DistinctIds, NamedAfterSpool, Parsed, PassedOverGroups, ReadOptions, Unit, fingerprint, make_context,
-                   parsed_as_given, plan_inputs, read_unit)
+from .read import (KEPT_REJECTIONS, ClippedRuns, DistinctIds, NamedAfterSpool, Parsed, PassedOverGroups, ReadOptions,
+                   Unit, fingerprint, make_context, parsed_as_given, plan_inputs, read_unit)
 
 log = logging.getLogger(__name__)
 
