@@ -60,6 +60,10 @@ def serve(
     http: Optional[str] = typer.Option(None, "--http",
                                        help="host:port for the web pages (sign-in with the same keys), served by this "
                                             "process. Beyond loopback: TLS (--tls-cert/--tls-key), or --insecure."),
+    public_url: Optional[str] = typer.Option(None, "--public-url", envvar="TRAJSEARCH_PUBLIC_URL",
+                                             help="With --http behind a reverse proxy: the pages' address as "
+                                                  "browsers open it (https://search.example.com); its host is "
+                                                  "answered and may sign in, its cookies Secure."),
     max_workers: int = typer.Option(8, "--workers", min=1, help="RPC worker threads."),
     trace_reads: int = typer.Option(0, "--trace-reads", min=0,
                                     help="Trace-store reads that may wait at once (0: a quarter of --workers)."),
@@ -84,8 +88,8 @@ def serve(
     """Serve the index over gRPC: one process owns the data directory, every other one connects here."""
     from ..service.observe import configure_logging, log_event
     from ..service.server import (
-        TLS, InsecureAddressError, ServiceServer, check_address, check_http_address, check_metrics_address,
-        is_loopback, serve_forever, serve_metrics,
+        PUBLIC_URL_WITHOUT_PAGES, TLS, InsecureAddressError, ServiceServer, check_address, check_http_address,
+        check_metrics_address, is_loopback, serve_forever, serve_metrics,
     )
     from ..service.validate import Limits
 
@@ -101,6 +105,15 @@ def serve(
             check_metrics_address(metrics_at, insecure=insecure)
     except InsecureAddressError as exc:
         _fail(str(exc))
+    if public_url is not None:
+        from ..web.app import public_origin
+
+        if not http:
+            _fail(PUBLIC_URL_WITHOUT_PAGES)
+        try:
+            public_origin(public_url)
+        except ValueError as exc:
+            _fail(str(exc))
     configure_logging(log_level)
     _quiet_libraries()
     keyring = _load_keys(keys)
@@ -114,7 +127,7 @@ def serve(
         server = ServiceServer(ts, keyring, address=address, tls=tls, limits=limits, max_workers=max_workers,
                                search_cap=search_cap or None, trace_slots=trace_reads or None,
                                trace_timeout=trace_timeout, write_slots=write_slots or None, insecure=insecure,
-                               http_address=http, page_reads=page_reads,
+                               http_address=http, page_reads=page_reads, public_url=public_url,
                                answer_budget=answer_budget_mb * 2**20 or None)
     except (OSError, ValueError) as exc:
         _cannot_listen(ts, exc)

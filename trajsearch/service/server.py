@@ -103,6 +103,9 @@ def serve_metrics(metrics: Metrics, address: str, *, insecure: bool = False) -> 
     return start_metrics_http(metrics, host.strip("[]"), int(port), allowed_hosts=allowed_hosts(address))
 
 
+PUBLIC_URL_WITHOUT_PAGES = "--public-url names the address of the web pages: give --http too"
+
+
 def _refuse_plaintext(address: str, *, tls: bool | None, insecure: bool, what: str, exposed: str) -> None:
     """One rule for every listener: serving ``what`` on ``address`` without TLS needs a loopback address
     or an explicit ``--insecure``, since ``exposed`` would travel in the clear. ``tls=None``: the listener
@@ -118,10 +121,11 @@ def _refuse_plaintext(address: str, *, tls: bool | None, insecure: bool, what: s
     )
 
 
-def _web_server(ts: TrajSearch, keys: KeyRing, address: str, tls: TLS | None, page_reads: int | None) -> Any:
+def _web_server(ts: TrajSearch, keys: KeyRing, address: str, tls: TLS | None, page_reads: int | None,
+                public_url: str | None = None) -> Any:
     from ..web import WebConfig, WebServer, create_app
 
-    config = WebConfig(secure_cookies=tls is not None, allowed_hosts=allowed_hosts(address),
+    config = WebConfig(secure_cookies=tls is not None, allowed_hosts=allowed_hosts(address), public_url=public_url,
                        **({"trace_reads": page_reads} if page_reads else {}))
     return WebServer(create_app(ts, keys, config=config), address,
                      tls_cert=tls.cert if tls else None, tls_key=tls.key if tls else None)
@@ -156,7 +160,8 @@ class ServiceServer:
     at most ``trace_slots + page_reads`` reads at once. Answers larger than a request
     may be (a large run's trace) hold at most ``answer_budget`` bytes until their callers
     read them, half of it per key (:mod:`.answers`). Plaintext on a non-loopback
-    ``address`` needs ``insecure=True``.
+    ``address`` needs ``insecure=True``. ``public_url``: the address browsers open the
+    pages at through a reverse proxy (see :class:`~trajsearch.web.WebConfig`).
     """
 
     def __init__(self, ts: TrajSearch, keys: KeyRing, *, address: str = "127.0.0.1:50051",
@@ -164,10 +169,12 @@ class ServiceServer:
                  max_concurrent_rpcs: int = 64, search_cap: int | None = None, close_index: bool = True,
                  trace_slots: int | None = None, trace_timeout: float = 10.0, write_slots: int | None = None,
                  insecure: bool = False, http_address: str | None = None, page_reads: int | None = None,
-                 answer_budget: int | None = None) -> None:
+                 answer_budget: int | None = None, public_url: str | None = None) -> None:
         check_address(address, tls=tls is not None, insecure=insecure)
         if http_address is not None:
             check_http_address(http_address, tls=tls is not None, insecure=insecure)
+        elif public_url is not None:
+            raise ValueError(PUBLIC_URL_WITHOUT_PAGES)
         self.limits = limits or v.Limits()
         self.metrics = Metrics()
         self.ts = ts
@@ -211,7 +218,7 @@ class ServiceServer:
         self.web = None
         if http_address is not None:  # the web pages, on a thread of this process, over the same façade and keys
             try:
-                self.web = _web_server(ts, keys, http_address, tls, page_reads)
+                self.web = _web_server(ts, keys, http_address, tls, page_reads, public_url)
             except (OSError, ValueError):
                 self.server.stop(0)
                 self._restore()

@@ -70,18 +70,58 @@ class SignInRequired(Exception):
     """The page needs a session; the handler redirects to the sign-in page."""
 
 
+def public_origin(url: str) -> str:
+    """The origin (``scheme://host[:port]``, lower-case) of ``url``, the pages' address as a browser opens it
+    through a reverse proxy (``serve --public-url``); ValueError naming the option for anything else.
+
+    Only an origin: the pages' links and redirects are absolute paths, so they are served at the root of a host.
+    """
+    parts = urlsplit(url.strip())
+    try:
+        port = parts.port
+    except ValueError:
+        port = -1
+    if (parts.scheme.lower() not in ("http", "https") or not parts.hostname or port == -1
+            or parts.username is not None or parts.password is not None):
+        raise ValueError(f"--public-url: expected the pages' address as a browser opens it, "
+                         f"https://HOST[:PORT], got {url!r}")
+    if parts.path not in ("", "/") or parts.query or parts.fragment:
+        raise ValueError(f"--public-url: the pages are served at the root of their host (their links are absolute "
+                         f"paths): give https://HOST[:PORT] without a path, got {url!r}")
+    scheme = parts.scheme.lower()
+    host = f"[{parts.hostname}]" if ":" in parts.hostname else parts.hostname
+    shown = port and port != {"http": 80, "https": 443}[scheme]  # as a browser's Origin header writes it
+    return f"{scheme}://{host}{f':{port}' if shown else ''}"
+
+
 @dataclass
 class WebConfig:
     """``secure_cookies``: served over TLS (cookies get Secure). ``allowed_hosts``: Host header values
     (without port) this app answers; None answers any (behind a proxy that checks it). ``trace_reads``: the
-    pages' trace-store reads in flight at once (``serve --page-reads``)."""
+    pages' trace-store reads in flight at once (``serve --page-reads``).
+
+    ``public_url``: the address browsers open the pages at, through a reverse proxy in front of this listener
+    (``serve --public-url``). A proxy sends either the browser's Host (Caddy, Traefik) or the upstream's (nginx's
+    default): the first was refused 421 by a loopback listener's rebinding guard, the second let no one sign in,
+    as the browser's Origin named another host. Its host is answered as well as ``allowed_hosts``, its origin may
+    post the forms, and an https one makes the cookies Secure (the browser speaks TLS to the proxy)."""
 
     secure_cookies: bool = False
     allowed_hosts: tuple[str, ...] | None = None
+    public_url: str | None = None
     trace_reads: int = views.PAGE_READ_SLOTS
     title: str = "trajsearch"
     #: nav entries (label, path)
     nav: list[tuple[str, str]] = field(default_factory=lambda: [("Search", "/"), ("Failure modes", "/failures")])
+
+    def __post_init__(self) -> None:
+        if self.public_url is None:
+            return
+        self.public_url = public_origin(self.public_url)
+        self.secure_cookies = self.secure_cookies or self.public_url.startswith("https://")
+        if self.allowed_hosts is not None:  # first: the name a 421 tells the browser to use
+            public_host = host_name(urlsplit(self.public_url).netloc)
+            self.allowed_hosts = tuple(dict.fromkeys((public_host, *self.allowed_hosts)))
 
 
 class Web:
@@ -173,12 +213,16 @@ def _safe_next(value: str | None) -> str:
 
 
 def _origin_ok(request: Request) -> bool:
-    """A POST comes from these pages: ``Origin`` (when sent) names this host, and the fetch is not cross-site."""
+    """A POST comes from these pages: ``Origin`` (when sent) names this host or the pages' ``--public-url`` (a proxy
+    may send the upstream's Host), and the fetch is not cross-site."""
     if request.headers.get("sec-fetch-site", "same-origin") not in ("same-origin", "none"):
         return False
     origin = request.headers.get("origin")
     if origin is None:
         return True  # older clients: the CSRF token decides
+    public = _web(request).config.public_url
+    if public is not None and origin.strip().lower().rstrip("/") == public:
+        return True
     host = request.headers.get("host", "")
     parts = urlsplit(origin)
     return bool(host) and parts.netloc == host and parts.scheme in ("http", "https")
@@ -386,6 +430,7 @@ class Guard:
         self.app = app
         self.allowed = None if config.allowed_hosts is None else {h.lower() for h in config.allowed_hosts}
         self.own = (config.allowed_hosts or LOOPBACK_HOSTS)[0]
+        self.public = urlsplit(config.public_url) if config.public_url else None  # where a refusal sends the browser
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -396,8 +441,12 @@ class Guard:
         started = time.perf_counter()
         status = 0
         if self.allowed is not None and _host(scope) not in self.allowed:
-            port = (scope.get("server") or (None, None))[1]  # the listener's, as it took the request
-            response = PlainTextResponse(misdirected(self.own, scope.get("scheme", "http"), port), status_code=421)
+            if self.public is not None:
+                refusal = misdirected(self.public.netloc, self.public.scheme, None)
+            else:
+                port = (scope.get("server") or (None, None))[1]  # the listener's, as it took the request
+                refusal = misdirected(self.own, scope.get("scheme", "http"), port)
+            response = PlainTextResponse(refusal, status_code=421)
             response.raw_headers.extend(HEADERS)
             await response(scope, receive, send)
             return

@@ -1,0 +1,146 @@
+"""Probe 50 (SV): the service and its web pages as a hostile or ordinary caller meets them on loopback.
+
+Every test runs a real server (``ServiceServer`` or ``trajsearch serve``) on 127.0.0.1 and talks to it with a real
+client (gRPC, or HTTP over a socket, so that the Host and Origin headers are exactly what a reverse proxy sends).
+"""
+
+from __future__ import annotations
+
+import http.client
+import re
+from pathlib import Path
+from urllib.parse import urlencode, urlsplit
+
+import pytest
+
+from cli_support import run_cli
+from web_support import csrf_of
+
+PUBLIC = "https://search.example.com"
+
+
+def _serve_pages(tmp_path: Path, key: str, **options):
+    """A started server over an empty embedded store, with the web pages on a loopback port."""
+    from trajsearch.embed import HashingEmbedder
+    from trajsearch.search import TrajSearch
+    from trajsearch.service.auth import KeyRing, key_entry
+    from trajsearch.service.server import ServiceServer
+
+    ts = TrajSearch.open(str(tmp_path / "milvus.db"), traces=str(tmp_path / "traces"), embedder=HashingEmbedder())
+    ring = KeyRing.from_entries([key_entry(key, tenant="acme", role="read")])
+    return ServiceServer(ts, ring, address="127.0.0.1:0", http_address="127.0.0.1:0", **options).start()
+
+
+class Browser:
+    """A browser behind a reverse proxy: every request goes to the loopback listener with the Host header the proxy
+    sends, and the Origin a browser sends for the public page; cookies kept as the browser keeps them."""
+
+    def __init__(self, address: str, host: str, origin: str) -> None:
+        self.address, self.host, self.origin = address, host, origin
+        self.cookies: dict[str, str] = {}
+
+    def request(self, method: str, path: str, body: dict[str, str] | None = None) -> http.client.HTTPResponse:
+        host, port = self.address.rsplit(":", 1)
+        conn = http.client.HTTPConnection(host, int(port), timeout=60)
+        headers = {"Host": self.host}
+        if self.cookies:
+            headers["Cookie"] = "; ".join(f"{k}={v}" for k, v in self.cookies.items())
+        data = None
+        if body is not None:
+            data = urlencode(body).encode()
+            headers.update({"Origin": self.origin, "Content-Type": "application/x-www-form-urlencoded"})
+        conn.request(method, path, body=data, headers=headers)
+        response = conn.getresponse()
+        response.text = response.read().decode()  # type: ignore[attr-defined]
+        for name, value in response.getheaders():
+            if name.lower() == "set-cookie":
+                cookie_name, _, rest = value.partition("=")
+                cookie_value = rest.split(";", 1)[0]
+                if cookie_value and "max-age=0" not in value.lower():
+                    self.cookies[cookie_name] = cookie_value
+                else:
+                    self.cookies.pop(cookie_name, None)
+        conn.close()
+        return response
+
+    def sign_in(self, key: str) -> http.client.HTTPResponse:
+        form = self.request("GET", "/signin")
+        assert form.status == 200, (form.status, form.text[:200])
+        return self.request("POST", "/signin", {"key": key, "csrf": csrf_of(form.text), "next": "/"})
+
+
+@pytest.mark.parametrize("proxy_host", ["search.example.com", "127.0.0.1:{port}"],
+                         ids=["host-passed-through", "host-of-the-upstream"])
+def test_the_pages_work_behind_a_tls_proxy_named_by_public_url(tmp_path: Path, proxy_host: str) -> None:
+    """The README's advice for a shared machine: the pages under a host name of their own, a TLS proxy in front of
+    ``serve --http 127.0.0.1:8080``. Neither way a proxy can send the Host header worked: Caddy and Traefik pass the
+    browser's Host through by default (``search.example.com``): every page answered 421 "unknown host: open this
+    page as http://127.0.0.1:8080" (the DNS-rebinding guard of a loopback listener); nginx's default sends the
+    upstream's (``127.0.0.1:8080``): the pages opened, but sign-in answered 403 "This form has expired or did not
+    come from this page" every time, as the browser's Origin (``https://search.example.com``) is not that Host.
+    ``--public-url`` names the address the browser uses: its host is answered and its origin may post, and its
+    cookies are Secure (the browser speaks https), while any other host or origin is still refused."""
+    from trajsearch.service.auth import new_key
+
+    key = new_key()
+    server = _serve_pages(tmp_path, key, public_url=PUBLIC)
+    try:
+        address = server.web.address
+        host = proxy_host.format(port=address.rsplit(":", 1)[1])
+        browser = Browser(address, host, PUBLIC)
+        signed = browser.sign_in(key)
+        assert signed.status == 303 and signed.getheader("location") == "/", (signed.status, signed.text[:300])
+        session = [v for name, v in signed.getheaders() if name.lower() == "set-cookie" and "ts_session" in v]
+        assert session and "secure" in session[0].lower()
+        page = browser.request("GET", "/?q=error")
+        assert page.status == 200 and "Sign in" not in page.text.split("<main", 1)[-1][:2000], page.text[:300]
+
+        # the rebinding guard and the Origin check still hold for every other name
+        rebound = Browser(address, "evil.example", "http://evil.example")
+        refused = rebound.request("GET", "/signin")
+        assert refused.status == 421 and PUBLIC in refused.text
+        cross = Browser(address, host, "https://evil.example")
+        assert cross.sign_in(key).status == 403
+    finally:
+        server.stop(grace=1)
+
+
+def test_without_public_url_a_loopback_listener_still_refuses_other_hosts(tmp_path: Path) -> None:
+    """What ``--public-url`` must not loosen: a loopback listener without it answers only loopback names."""
+    from trajsearch.service.auth import new_key
+
+    key = new_key()
+    server = _serve_pages(tmp_path, key)
+    try:
+        browser = Browser(server.web.address, "search.example.com", PUBLIC)
+        assert browser.request("GET", "/signin").status == 421
+        local = Browser(server.web.address, server.web.address, PUBLIC)
+        assert local.sign_in(key).status == 403  # a page of another origin may not sign in
+    finally:
+        server.stop(grace=1)
+
+
+@pytest.mark.parametrize("url, said", [
+    ("search.example.com", "--public-url: expected the pages' address as a browser opens it"),
+    ("https://search.example.com/trajsearch", "--public-url: the pages are served at the root of their host"),
+    ("ftp://search.example.com", "--public-url: expected the pages' address as a browser opens it"),
+    ("https://user@search.example.com", "--public-url: expected the pages' address as a browser opens it"),
+])
+def test_serve_refuses_a_public_url_it_cannot_honour_in_one_line(tmp_path: Path, monkeypatch, url: str,
+                                                                 said: str) -> None:
+    """A value the pages could not be reached at is refused before anything starts, naming the option."""
+    monkeypatch.setenv("TRAJSEARCH_KEYS", '{"keys": [{"sha256": "' + "0" * 64 + '", "tenant": "acme", '
+                                          '"role": "read"}]}')
+    code, out, err = run_cli("serve", "--uri", str(tmp_path / "milvus.db"), "--traces", str(tmp_path / "traces"),
+                             "--address", "127.0.0.1:0", "--http", "127.0.0.1:0", "--public-url", url)
+    assert code != 0
+    assert said in out + err, out + err
+
+
+def test_serve_refuses_a_public_url_without_pages(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("TRAJSEARCH_KEYS", '{"keys": [{"sha256": "' + "0" * 64 + '", "tenant": "acme", '
+                                          '"role": "read"}]}')
+    code, out, err = run_cli("serve", "--uri", str(tmp_path / "milvus.db"), "--traces", str(tmp_path / "traces"),
+                             "--address", "127.0.0.1:0", "--public-url", PUBLIC)
+    assert code != 0
+    assert "--public-url names the address of the web pages: give --http too" in out + err, out + err
