@@ -7,6 +7,7 @@ client (gRPC, or HTTP over a socket, so that the Host and Origin headers are exa
 from __future__ import annotations
 
 import http.client
+import json
 import re
 from pathlib import Path
 from urllib.parse import urlencode, urlsplit
@@ -144,3 +145,41 @@ def test_serve_refuses_a_public_url_without_pages(tmp_path: Path, monkeypatch) -
                              "--address", "127.0.0.1:0", "--public-url", PUBLIC)
     assert code != 0
     assert "--public-url names the address of the web pages: give --http too" in out + err, out + err
+
+
+def test_ingest_over_the_server_of_more_runs_than_a_stream_holds_ingests_them_all(tmp_path: Path, monkeypatch) -> None:
+    """``ingest --server`` sent a whole dump as one Ingest stream, and a stream holds at most 50,000 records: a batch
+    indexer's run over a bigger directory (SWE-bench submissions, tau-bench trials) was refused at record 50,001
+    with ``INVALID_ARGUMENT: records: a stream holds at most 50000 records``, and the rerun it asked for sent the
+    same 50,000 first (unchanged now) and was refused at the same place: the rest could never be ingested. The
+    client opens a new stream at the server's bound. Real runs (two tau-bench, two mini-swe-agent 2.4.6); the bound
+    is scaled down to 3 on both sides (the constant both read) so that four runs cross it."""
+    from trajsearch.embed import HashingEmbedder
+    from trajsearch.search import TrajSearch
+    from trajsearch.service import client as client_module
+    from trajsearch.service.auth import KeyRing, key_entry, new_key
+    from trajsearch.service.server import ServiceServer
+    from trajsearch.service.validate import Limits
+
+    fixtures = Path(__file__).parent / "fixtures"
+    inputs = [fixtures / "tau-bench" / "gpt-4o-airline-mini.json", fixtures / "mini-swe-agent" / ".real" / "batch-2.4.6"]
+    monkeypatch.setattr(client_module, "MAX_STREAM_RECORDS", 3, raising=False)
+    key = new_key()
+    ts = TrajSearch.open(str(tmp_path / "srv.db"), traces=str(tmp_path / "srv-traces"), embedder=HashingEmbedder())
+    keys = KeyRing.from_entries([key_entry(key, tenant="acme", role="write")])
+    monkeypatch.setenv("TRAJSEARCH_MODEL", "hashing")
+    monkeypatch.setenv("TRAJSEARCH_HOME", str(tmp_path / "home"))
+    for name in ("TRAJSEARCH_TENANT", "TRAJSEARCH_URI", "TRAJSEARCH_TRACES"):
+        monkeypatch.delenv(name, raising=False)
+    with ServiceServer(ts, keys, address="127.0.0.1:0", limits=Limits(max_stream_records=3)) as server:
+        monkeypatch.setenv("TRAJSEARCH_SERVER", server.address)
+        monkeypatch.setenv("TRAJSEARCH_API_KEY", key)
+        code, out, err = run_cli("ingest", *map(str, inputs), "--json")
+        assert code == 0, out + err
+        report = json.loads(out)
+        assert (report["ingested"], report["rejected"]) == (4, 0), report
+        assert ts.stats(tenant="acme")["trajectories"] == 4
+        code, out, err = run_cli("ingest", *map(str, inputs), "--json")  # the rerun: every run unchanged
+        assert code == 0, out + err
+        assert (json.loads(out)["unchanged"], json.loads(out)["ingested"]) == (4, 0)
+    ts.close()

@@ -20,6 +20,7 @@ that it is out of disk (a write) or of room for large answers.
 
 from __future__ import annotations
 
+import itertools
 import json
 import operator
 import os
@@ -39,7 +40,7 @@ from ..results import ContextResult, Hit, IngestReport, Rejection, RunMatch, Ste
 from . import convert
 from .auth import API_KEY_ENV, key_problem
 from .protos import pb2, pb2_grpc
-from .validate import MAX_RESPONSE_BYTES, MAX_TRACE_BYTES
+from .validate import MAX_RESPONSE_BYTES, MAX_STREAM_RECORDS, MAX_TRACE_BYTES
 
 SERVER_ENV = "TRAJSEARCH_SERVER"
 #: A server's request limit when it does not say (older servers): ``--max-message-mb``'s default.
@@ -397,50 +398,78 @@ class Client:
             source: str = "", timeout: float | None = None) -> RemoteIngestReport:
         """Stream trajectories (models, dicts, JSON strings, or parsed dump records) in batches.
 
-        Returns counts like :meth:`TrajSearch.add` plus one result per record sent. Records
-        that fail to parse locally (``Parsed`` with an error) are reported without being sent.
+        Returns counts like :meth:`TrajSearch.add` plus one result per record sent (``position`` counts every
+        record sent by this call). Records that fail to parse locally (``Parsed`` with an error) are reported
+        without being sent. A stream carries at most :data:`~.validate.MAX_STREAM_RECORDS` records, the server's
+        bound: past it the rest go in another stream (``timeout`` is each stream's), so no number of runs is
+        too many for one call.
         """
         report = RemoteIngestReport()
         limit = self.request_limit(timeout)
-        batch_bytes = min(batch_bytes, limit)
+        records = self._records(items, source, limit, report)
+        offset, first = 0, True
+        while True:
+            head = next(records, None)
+            if head is None and not first:
+                return report
+            sent = [0]
+            stream = itertools.chain([head] if head is not None else [],
+                                     itertools.islice(records, MAX_STREAM_RECORDS - 1))
+            batches = self._batches(stream, batch_size, min(batch_bytes, limit), sent)
+            self._ingest_stream(batches, offset, report, timeout)
+            offset, first = offset + sent[0], False
+            if head is None or sent[0] < MAX_STREAM_RECORDS:
+                return report
+
+    def _records(self, items: Iterable[Any], source: str, limit: int, report: IngestReport) -> Iterator[Any]:
+        """The records to send for ``items``: those refused here (unparsed, too large) are ``report``'s rejections."""
+        for n, item in enumerate(items):
+            record = _record(item, source, report)
+            if record is None or self._oversized(record.ByteSize() + _FRAMING, limit, item, record, n, report):
+                continue
+            yield record
+
+    @staticmethod
+    def _batches(records: Iterable[Any], batch_size: int, batch_bytes: int, sent: list[int]) -> Iterator[Any]:
+        """``records`` as IngestBatch messages of at most ``batch_size`` records and ``batch_bytes``; ``sent[0]``
+        counts the records handed to gRPC."""
+        batch: list[Any] = []
+        size = 0
+        for record in records:
+            record_size = record.ByteSize() + _FRAMING
+            if batch and (len(batch) >= batch_size or size + record_size > batch_bytes):
+                yield pb2.IngestBatch(records=batch)
+                batch, size = [], 0
+            batch.append(record)
+            size += record_size
+            sent[0] += 1
+        if batch:
+            yield pb2.IngestBatch(records=batch)
+
+    def _ingest_stream(self, batches: Iterator[Any], offset: int, report: RemoteIngestReport,
+                       timeout: float | None) -> None:
+        """One Ingest stream of ``batches``; its answer added to ``report``, positions after ``offset`` records."""
         request_id = uuid.uuid4().hex
         metadata = (("authorization", f"Bearer {self.api_key}"), ("x-request-id", request_id))
-
-        def batches() -> Iterator[Any]:
-            records: list[Any] = []
-            size = 0
-            for n, item in enumerate(items):
-                record = _record(item, source, report)
-                if record is None:
-                    continue
-                record_size = record.ByteSize() + _FRAMING
-                if self._oversized(record_size, limit, item, record, n, report):
-                    continue
-                if records and (len(records) >= batch_size or size + record_size > batch_bytes):
-                    yield pb2.IngestBatch(records=records)
-                    records, size = [], 0
-                records.append(record)
-                size += record_size
-            if records:
-                yield pb2.IngestBatch(records=records)
-
         try:
-            reply = self.stub.Ingest(batches(), timeout=timeout or self.timeout, metadata=metadata)
+            reply = self.stub.Ingest(batches, timeout=timeout or self.timeout, metadata=metadata)
         except grpc.RpcError as exc:
             raise _error(exc, request_id, self.tls) from None
-        report.ingested, report.unchanged, report.rows = reply.ingested, reply.unchanged, reply.rows_written
-        report.verdicts_kept, report.superseded = reply.verdicts_kept, reply.superseded
+        report.ingested += reply.ingested
+        report.unchanged += reply.unchanged
+        report.rows += reply.rows_written
+        report.verdicts_kept += reply.verdicts_kept
+        report.superseded += reply.superseded
         for r in reply.results:
             status = pb2.RecordResult.Status.Name(r.status).lower()
-            report.results.append({"position": r.position, "source": r.source, "trajectory_id": r.trajectory_id,
-                                   "status": status, "reason": r.reason})
+            report.results.append({"position": offset + r.position, "source": r.source,
+                                   "trajectory_id": r.trajectory_id, "status": status, "reason": r.reason})
             if r.status == pb2.RecordResult.REJECTED:
-                report.rejected.append(Rejection(r.source or "stream", f"record {r.position}", r.reason))
-        # the server counts a run once however many copies the stream held: the other accepted copies were
+                report.rejected.append(Rejection(r.source or "stream", f"record {offset + r.position}", r.reason))
+        # the server counts a run once however many copies a stream held: the other accepted copies were
         # replaced by a later one (the reply has no field of its own for them)
         accepted = sum(1 for r in reply.results if r.status == pb2.RecordResult.ACCEPTED)
-        report.replaced = max(0, accepted - report.ingested - report.unchanged)
-        return report
+        report.replaced += max(0, accepted - reply.ingested - reply.unchanged)
 
     def request_limit(self, timeout: float | None = None) -> int:
         """The most one request may carry: the server's ``--max-message-mb`` (asked once, by ``WhoAmI``; an older

@@ -51,6 +51,11 @@ class FieldError(ValueError):
         self.field = field
 
 
+#: Records one Ingest stream may carry. The client opens a new stream past it (``Client.add``), so a dump of more
+#: runs is ingested in full over ``--server``: sent as one stream, it was refused at record 50,001 on every rerun.
+MAX_STREAM_RECORDS = 50_000
+
+
 @dataclass(frozen=True)
 class Limits:
     """Size bounds enforced by the server (the message size also by gRPC itself)."""
@@ -61,7 +66,7 @@ class Limits:
     max_values: int = 32  # entries in one repeated filter field
     max_value_chars: int = 200
     max_batch_records: int = 256
-    max_stream_records: int = 50_000
+    max_stream_records: int = MAX_STREAM_RECORDS
     max_context_steps: int = 50  # expand: before + after
 
     def __post_init__(self) -> None:
