@@ -183,3 +183,55 @@ def test_ingest_over_the_server_of_more_runs_than_a_stream_holds_ingests_them_al
         assert code == 0, out + err
         assert (json.loads(out)["unchanged"], json.loads(out)["ingested"]) == (4, 0)
     ts.close()
+
+
+def test_run_pages_opened_at_once_read_on_the_pages_permits_not_the_agents(tmp_path: Path) -> None:
+    """README: "With --http the web pages read traces on permits of their own, --page-reads (...; a page waits up to
+    10 s for one)". Only the model column did: a run page, its JSON, a compare page and /trace?uri= read with the
+    façade, on the agents' GetTrace permits (by default one per tenant, one caller waiting). An engineer opening eight
+    results in tabs got seven "503 The trace store did not answer" in 0.1 s from a healthy local store, and the
+    tenant's agents meanwhile "UNAVAILABLE: trace reads busy". Real runs: two tau-bench, two mini-swe-agent 2.4.6."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from trajsearch.embed import HashingEmbedder
+    from trajsearch.ingest.read import read_dump
+    from trajsearch.search import TrajSearch
+    from trajsearch.service.auth import KeyRing, key_entry, new_key
+    from trajsearch.service.client import Client
+    from trajsearch.service.server import ServiceServer
+
+    fixtures = Path(__file__).parent / "fixtures"
+    runs = [p.trajectory for path in (fixtures / "tau-bench" / "gpt-4o-airline-mini.json",
+                                      *sorted((fixtures / "mini-swe-agent" / ".real" / "batch-2.4.6").rglob("*.json")))
+            for p in read_dump(path, tenant="acme") if p.trajectory is not None]
+    assert len(runs) >= 4
+    key = new_key()
+    ts = TrajSearch.open(str(tmp_path / "milvus.db"), traces=str(tmp_path / "traces"), embedder=HashingEmbedder())
+    ts.add(runs)
+    ring = KeyRing.from_entries([key_entry(key, tenant="acme", role="read")])
+    server = ServiceServer(ts, ring, address="127.0.0.1:0", http_address="127.0.0.1:0").start()  # serve's defaults
+    try:
+        browser = Browser(server.web.address, server.web.address, f"http://{server.web.address}")
+        assert browser.sign_in(key).status == 303
+        ids = [run.trajectory_id for run in runs]
+        uris = [ts.run(i, tenant="acme").trace_uri for i in ids]
+        paths = [f"/runs/{i}" for i in ids] + [f"/runs/{i}?format=json" for i in ids] + \
+                [f"/compare/{ids[0]}?with={ids[1]}", f"/trace?{urlencode({'uri': uris[2]})}"]
+
+        def page(path: str) -> tuple[str, int]:
+            return path, Browser.request(browser, "GET", path).status
+
+        with Client(server.address, key) as agent, ThreadPoolExecutor(24) as pool:
+            loads = [pool.submit(page, paths[n % len(paths)]) for n in range(24)]
+            agent_reads = []
+            while not all(f.done() for f in loads):  # the agent reads one trace at a time meanwhile
+                try:
+                    agent_reads.append(agent.get_trace(uris[len(agent_reads) % len(uris)], timeout=60).trajectory_id)
+                except Exception as exc:  # noqa: BLE001
+                    agent_reads.append(f"{type(exc).__name__}: {exc}")
+            statuses = [f.result() for f in loads]
+        assert all(status in (200, 303) for _, status in statuses), [s for s in statuses if s[1] not in (200, 303)]
+        assert all(read in ids for read in agent_reads), agent_reads
+    finally:
+        server.stop(grace=1)
+        ts.close()

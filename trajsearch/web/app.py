@@ -252,7 +252,7 @@ def run_page(request: Request) -> Response:
     trajectory_id = request.path_params["trajectory_id"]
     if request.query_params.get("format") == "json":
         run = views.visible_run(web.ts, session.principal, trajectory_id)
-        trajectory = views.load_trace(web.ts, session.principal, run)
+        trajectory = views.load_trace(web.ts, session.principal, run, web.facts.reads)
         name = "".join(c if c.isalnum() or c in "._-" else "_" for c in trajectory_id)[:80]
         return JSONResponse(trajectory.model_dump(mode="json"),
                             headers={"content-disposition": f'attachment; filename="{name}.json"'})
@@ -264,7 +264,8 @@ def run_page(request: Request) -> Response:
 def trace_page(request: Request) -> Response:
     web = _web(request)
     session = web.require(request)
-    trajectory_id = views.run_for_trace_uri(web.ts, session.principal, request.query_params.get("uri", ""))
+    trajectory_id = views.run_for_trace_uri(web.ts, session.principal, request.query_params.get("uri", ""),
+                                            web.facts.reads)
     views.visible_run(web.ts, session.principal, trajectory_id)  # indexed for this key, else the same 404
     return RedirectResponse(views.run_link(trajectory_id), status_code=303)
 
@@ -273,7 +274,8 @@ def compare_page(request: Request) -> Response:
     web = _web(request)
     session = web.require(request)
     other = request.query_params.get("with") or None
-    view = views.compare_view(web.ts, session.principal, request.path_params["trajectory_id"], other)
+    view = views.compare_view(web.ts, session.principal, request.path_params["trajectory_id"], other,
+                              web.facts.reads)
     return web.render(request, "compare.html", session=session, view=view)
 
 

@@ -13,6 +13,7 @@ from ...model import Step
 from ...results import RunMatch
 from ...search import TrajSearch
 from ...service.auth import Principal
+from ...store.traces import TraceStore
 from ...steps import command_of, is_write
 from ...touched import SHELL_TOOLS
 from .run import RunView, pretty_arguments, run_view, similar_runs, step_summary
@@ -193,8 +194,11 @@ def _one_more(rows: list[CompareRow], n: int) -> bool:
                for m in (n - 1, n + 1))
 
 
-def compare_view(ts: TrajSearch, principal: Principal, trajectory_id: str, other_id: str | None) -> CompareView:
-    left = run_view(ts, principal, trajectory_id, similar=False)
+def compare_view(ts: TrajSearch, principal: Principal, trajectory_id: str, other_id: str | None,
+                 reads: TraceStore | None = None) -> CompareView:
+    """The run beside ``other_id`` (else its best successful similar run); traces read with ``reads`` (see
+    :func:`.run.load_trace`)."""
+    left = run_view(ts, principal, trajectory_id, similar=False, reads=reads)
     candidates, _ = similar_runs(ts, principal, trajectory_id, outcome="success", k=10)
     # a success of the very same task first: the closest thing to "what should have happened"
     task_id = left.trajectory.task_id
@@ -202,7 +206,7 @@ def compare_view(ts: TrajSearch, principal: Principal, trajectory_id: str, other
     candidates = candidates[:6]
     if not other_id and candidates:
         other_id = candidates[0][0].trajectory_id
-    right = run_view(ts, principal, other_id, similar=False) if other_id else None
+    right = run_view(ts, principal, other_id, similar=False, reads=reads) if other_id else None
     rows = align(left.trajectory.steps, right.trajectory.steps) if right else []
     divergence, kind = first_divergence(rows)
     return CompareView(left, right, rows, divergence, kind, candidates)

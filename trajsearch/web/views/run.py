@@ -14,7 +14,7 @@ from ...represent import decisive_error, render_arguments
 from ...results import Hit, RunMatch
 from ...search import TrajSearch
 from ...service.auth import Principal, narrow
-from ...store.traces import TraceCorruptError, TraceNotFoundError, TraceStoreError
+from ...store.traces import TraceCorruptError, TraceNotFoundError, TraceStore, TraceStoreError
 from .common import (
     MAX_FIELD_CHARS, MAX_QUERY_CHARS, PAGE_CHARS, SMALL_FIELD_CHARS, NotFound, TraceDamaged, TraceMissing, TraceUnavailable,
     run_link, visible_run,
@@ -77,9 +77,12 @@ class RunView:
         return str(basis) if basis else None
 
 
-def load_trace(ts: TrajSearch, principal: Principal, run: Hit) -> Trajectory:
+def load_trace(ts: TrajSearch, principal: Principal, run: Hit, reads: TraceStore | None = None) -> Trajectory:
+    """The run's trace, read with ``reads`` (the pages' own permits, :func:`.search.page_reads`) when given: a page
+    read with the façade's takes the agents' ``GetTrace`` permits of a served store (one per tenant by default), so
+    that a few run pages opened at once answered 503 and the agents' reads "trace reads busy"."""
     try:
-        trajectory = ts.get_trace(run.trace_uri, tenant=principal.tenant)
+        trajectory = (reads or ts.traces).get(run.trace_uri, tenant=principal.tenant)
     except TraceNotFoundError:
         raise TraceMissing(run.trajectory_id) from None
     except TraceCorruptError as exc:  # only ever read inside this tenant's own part of the store
@@ -93,12 +96,12 @@ def load_trace(ts: TrajSearch, principal: Principal, run: Hit) -> Trajectory:
     return trajectory
 
 
-def run_for_trace_uri(ts: TrajSearch, principal: Principal, uri: str) -> str:
-    """The id of the run at ``uri`` if it is one of this key's (else :class:`NotFound`)."""
+def run_for_trace_uri(ts: TrajSearch, principal: Principal, uri: str, reads: TraceStore | None = None) -> str:
+    """The id of the run at ``uri`` if it is one of this key's (else :class:`NotFound`); read as :func:`load_trace`."""
     if not isinstance(uri, str) or not uri or len(uri) > 1024:
         raise NotFound(uri)
     try:
-        trajectory = ts.get_trace(uri, tenant=principal.tenant)
+        trajectory = (reads or ts.traces).get(uri, tenant=principal.tenant)
     except TraceStoreError as exc:
         if isinstance(exc, (ValueError, KeyError)):
             raise NotFound(uri) from None
@@ -158,9 +161,9 @@ def parse_match(value: str | None) -> tuple[int, int] | None:
 
 
 def run_view(ts: TrajSearch, principal: Principal, trajectory_id: str, *, q: str = "", match: str | None = None,
-             facts: TraceFacts | None = None, similar: bool = True) -> RunView:
+             facts: TraceFacts | None = None, similar: bool = True, reads: TraceStore | None = None) -> RunView:
     run = visible_run(ts, principal, trajectory_id)
-    trajectory = load_trace(ts, principal, run)
+    trajectory = load_trace(ts, principal, run, reads or (facts.reads if facts is not None else None))
     if facts is not None:
         facts.remember(principal.tenant, run.trace_uri, trajectory)
     q = q[:MAX_QUERY_CHARS] if q and not any(0xD800 <= ord(c) <= 0xDFFF for c in q) else ""

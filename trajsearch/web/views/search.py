@@ -369,7 +369,7 @@ def search(ts: TrajSearch, principal: Principal, form: SearchForm, facts: TraceF
     pasted_uri = looks_like_trace_uri(text)
     if pasted_uri:
         try:
-            anchor_id = ts.get_trace(text, tenant=tenant).trajectory_id
+            anchor_id = facts.reads.get(text, tenant=tenant).trajectory_id  # the pages' permits, not the agents'
         except (TraceStoreError, ValueError, KeyError):
             anchor_id = None
     elif looks_like_id(text):
