@@ -18,7 +18,7 @@ from .failures import FailureReport
 
 if TYPE_CHECKING:
     from .export import Export
-from .model import Trajectory
+from .model import Outcome, Trajectory, outcome_shown
 from .results import ContextResult, Hit, RunMatch, StepView
 
 DEFAULT_TENANT = "default"
@@ -44,6 +44,21 @@ class Backend:
     def run(self, trajectory_id: str, *, level: str = "task") -> Hit | None:
         """A run's ``task`` (or ``summary`` / ``failure``) row, or None."""
         return self.api.run(trajectory_id, tenant=self.tenant, level=level)
+
+    def outcomes_shown(self, hits: Sequence[Hit]) -> dict[str, str]:
+        """Each hit's run's outcome as a reader is told it, by run ("submitted, not evaluated" for a success no one
+        evaluated): see :meth:`TrajSearch.outcomes_shown`. Over the service, whose hits carry no digest, from the
+        traces of the successful runs (one read each; a run whose trace cannot be read keeps its row's outcome)."""
+        if not self.remote:
+            return self.api.outcomes_shown(hits, tenant=self.tenant)
+        shown = {h.trajectory_id: h.outcome for h in hits}
+        for hit in hits:
+            if hit.outcome == Outcome.success.value:
+                try:
+                    shown[hit.trajectory_id] = outcome_shown(self.api.get_trace(hit.trace_uri, tenant=self.tenant))
+                except (LookupError, ValueError, PermissionError):  # gone, or refused: the row's outcome stands
+                    pass
+        return shown
 
     def show(self, trajectory_id: str) -> tuple[Hit, Trajectory] | None:
         """A run's task row and its full trace, or None when the run is not indexed."""

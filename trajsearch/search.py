@@ -18,12 +18,13 @@ from typing import TYPE_CHECKING, Any, Callable, Collection, Iterable, Mapping, 
 import numpy as np
 
 from . import config
+from .digest import ExemplarDigest, from_row_steps
 from .embed import Embedder, load_embedder
 from .excerpt import pasted_error_line
 from .failures.rows import row_own_lines, verdict_only
 from .fusion import FusionConfig, lifted, resolve_mode
 from .indexer import Indexer
-from .model import Trajectory, valid_id
+from .model import Outcome, Trajectory, outcome_shown, valid_id
 from .results import Hit, IngestReport, RunMatch, StepView
 from .represent import WindowConfig, row_id
 from .store.filters import Filters, as_tuple
@@ -627,6 +628,27 @@ class TrajSearch:
         for row in rows if vectors else ():
             self.query_vector.remember(row["text"], row["embedding"])
         return {row["trajectory_id"]: Hit.from_row(row) for row in rows}
+
+    def outcomes_shown(self, hits: Iterable[Hit], *, tenant: str) -> dict[str, str]:
+        """Each hit's run's outcome as a reader is told it (:func:`~trajsearch.model.outcome_shown`), by run: a
+        success no one evaluated (a SWE-bench run handed in, no verdict joined) is "submitted, not evaluated", as
+        the web pages and the agents' context say, where the row's ``outcome`` (the filter value) says "success".
+
+        From the successful runs' summary rows, in one lookup by key: their exemplar digest holds the outcome
+        shown; a run's trace is read only where its row holds no digest (written before digests existed)."""
+        shown = {h.trajectory_id: h.outcome for h in hits}
+        asked = {h.trajectory_id: h.trace_uri for h in hits if h.outcome == Outcome.success.value}
+        rows = self.runs(list(asked), tenant=tenant, level="summary", vectors=False) if asked else {}
+        for run, trace_uri in asked.items():
+            digest = from_row_steps(rows[run].steps) if run in rows else None
+            if isinstance(digest, ExemplarDigest):
+                shown[run] = digest.outcome
+                continue
+            try:
+                shown[run] = outcome_shown(self.get_trace(trace_uri, tenant=tenant))
+            except (TraceStoreError, ValueError, KeyError):  # the trace is gone: the row's outcome is all there is
+                pass
+        return shown
 
     def lexical_runs(self, text: str, filters: Filters, *, k: int) -> list[str]:
         """The runs of the ``k`` rows inside ``filters`` that BM25 alone ranks best for ``text``,

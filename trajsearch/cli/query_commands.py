@@ -48,18 +48,20 @@ def search(
         hits = api.search(text, levels=level, outcome=outcome, env_version=env_version, task_family=task_family,
                           tools=tool, k=k, group_size=group_size, group_by_trajectory=not no_group, mode=mode)
         context = {h.id: api.expand(h, before=expand, after=expand) for h in hits if expand and h.step_index >= 0}
+        shown = api.outcomes_shown(hits)
         _tenant_holds_runs(api, hits)
         _say_run_id(api, text)
         _say_filtered_out(hits, {"--outcome": outcome, "--env-version": env_version, "--task-family": task_family,
                                  "--tool": tool}, lambda: api.search(text, levels=level, k=1, mode=mode))
     if as_json:
-        print_json([dict(h.to_dict(), context=[vars(s) for s in context.get(h.id, [])]) for h in hits])
+        print_json([dict(h.to_dict(), outcome_shown=shown[h.trajectory_id], context=[vars(s) for s in context.get(h.id, [])])
+                    for h in hits])
         return
     if not hits:
         out.print("no matches")
     query_terms = terms(text)
     for rank, h in enumerate(hits, 1):
-        out.print(f"[bold]{rank}. {escape(h.trajectory_id)}[/bold]  {where(h)}  score={h.score:.3f}  outcome={h.outcome}")
+        out.print(f"[bold]{rank}. {escape(h.trajectory_id)}[/bold]  {where(h)}  score={h.score:.3f}  outcome={escape(shown[h.trajectory_id])}")
         for step in context.get(h.id) or []:
             if h.step_index <= step.position <= h.step_end:  # a matched step: the part that matched
                 # a passage hit matched a part of the step's output that the step's row holds clipped
@@ -92,18 +94,19 @@ def similar(
     with connect(server, ca, uri, traces, tenant) as api:
         matches = api.similar_runs(trajectory_id, text, k=k, outcome=outcome, mode=mode)
         matched = text if trajectory_id is None else _anchor_error(api, trajectory_id)
+        shown = api.outcomes_shown([m.best for m in matches])
         _tenant_holds_runs(api, matches)
         if text is not None:
             _say_run_id(api, text)
         _say_filtered_out(matches, {"--outcome": outcome}, lambda: api.similar_runs(trajectory_id, text, k=1, mode=mode))
     if as_json:
-        print_json([m.to_dict() for m in matches])
+        print_json([dict(m.to_dict(), outcome_shown=shown[m.trajectory_id]) for m in matches])
         return
     if not matches:
         out.print("no similar runs")
     query_terms = terms(matched)
     for rank, m in enumerate(matches, 1):
-        out.print(f"[bold]{rank}. {escape(m.trajectory_id)}[/bold]  score={m.score:.3f}  outcome={m.outcome}")
+        out.print(f"[bold]{rank}. {escape(m.trajectory_id)}[/bold]  score={m.score:.3f}  outcome={escape(shown[m.trajectory_id])}")
         out.print(f"   task: {one_line(m.task, 200)}", markup=False)
         out.print(f"   best {where(m.best)}: {matched_line(m.best.text, query_terms, 240)}", markup=False)
 

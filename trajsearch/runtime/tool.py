@@ -134,8 +134,10 @@ class SearchPastRuns:
         filters = self.ctx.filters(levels=("step",))
         hits = search(self.ts, query, filters, k=k, mode="auto")  # exact error strings: the lexical leg helps
         query_terms = terms(query)
+        shown = self.ts.outcomes_shown(hits, tenant=self.ctx.tenant)  # a success no one evaluated is said so
         for width in STEP_TEXT_WIDTHS:
-            results = [_step_result(h, excerpt(h.text.strip(), query_terms, width)) for h in hits]
+            results = [_step_result(h, excerpt(h.text.strip(), query_terms, width), shown[h.trajectory_id])
+                       for h in hits]
             if self._fits(results):
                 return results, 0
         omitted = 0
@@ -148,15 +150,16 @@ class SearchPastRuns:
         return self.counter.count(render_json({"results": results})) <= self.result_tokens
 
 
-def _step_result(hit: Any, text: str) -> dict[str, Any]:
+def _step_result(hit: Any, text: str, outcome: str) -> dict[str, Any]:
     """A step window as the model sees it, with what ranked it: ``holds_query`` (the window holds the query
     whole, which ranks it first) and ``score`` (the ranking's own number), beside ``similarity`` (the
-    embedding cosine alone, which a pasted line's exact hit may have lowest: probe rev2, R2-1)."""
+    embedding cosine alone, which a pasted line's exact hit may have lowest: probe rev2, R2-1). ``outcome`` as a
+    reader is told it: "submitted, not evaluated" for a success no one evaluated, as the exemplars say it."""
     return {
         "provenance": {"trajectory_id": hit.trajectory_id, "trace_uri": hit.trace_uri,
                        "env_version": hit.env_version, "holds_query": hit.verbatim, "score": round(hit.score, 3),
                        "similarity": round(similarity(hit), 3)},
-        "outcome": hit.outcome,
+        "outcome": outcome,
         "steps": f"{hit.step_index}-{hit.step_end}",
         "text": text,
     }
