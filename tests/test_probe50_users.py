@@ -49,3 +49,49 @@ def test_the_runtime_tools_step_results_say_a_run_no_one_evaluated_is_not_a_succ
         {"query": "max() arg is an empty sequence", "kind": "steps", "k": 2})
     assert answer["status"] == "ok" and answer["results"], answer
     assert {r["outcome"] for r in answer["results"]} == {SUBMITTED}, answer
+
+
+def test_an_id_no_run_has_is_said_so_with_the_ids_it_most_likely_meant(backend) -> None:  # noqa: F811
+    """An id typed with a digit wrong (``...django__django-16256``), or a SWE-bench instance id where the run's id
+    goes, was searched as words with nothing said (``search``, ``similar TEXT``): on /work/shared/data
+    ``search deepseek_chat_dev.pylint-dev__astroid-1286`` showed astroid-1333's runs first, as if they were it. Now
+    stderr says no run has that id and, on the embedded store, which ids it most likely meant; ``similar --id`` and
+    ``show`` name them in their error."""
+    assert run_cli("ingest", str(UNEVALUATED), "--quiet")[0] == 0
+    typo = UNEVALUATED_ID[:-1] + "6"
+    for command in ("search", "similar"):
+        for typed in (typo, "django__django-16255"):
+            code, out, err = run_cli(command, typed, "-k", "1")
+            assert code == 0, err
+            said = " ".join(err.split())
+            assert f"no run of this tenant has the id {typed!r}" in said, (command, typed, err)
+            if backend == "embedded":  # the service lists no ids to choose from
+                assert f"did you mean {UNEVALUATED_ID!r}" in said, err
+    for command in (["similar", "--id", typo], ["show", typo]):
+        code, out, err = run_cli(*command)
+        assert code == 1 and f"no trajectory {typo!r}" in " ".join(err.split()), err
+        if backend == "embedded":
+            assert f"did you mean {UNEVALUATED_ID!r}" in " ".join(err.split()), err
+    code, out, err = run_cli("search", "ModuleNotFoundError", "-k", "1")  # a word, not an id: nothing said
+    assert code == 0 and "note:" not in err, err
+
+
+def test_the_web_search_box_says_an_id_no_run_has_and_links_the_nearest(tmp_path: Path) -> None:
+    """The web page takes a pasted run id as "runs like this one"; an id mistyped (``tau-gpt-4o-airline-13-t9`` for
+    the sample's ``-t0``/``-t1``) was searched as words, its runs shown with no note. The page now says no run of
+    the key's has that id and links the ids it most likely meant, the key's own only (never another tenant's)."""
+    from test_probe49_users import _signed_in_web_client
+    from web_support import BROKEN, SUCCESS
+
+    ts, client = _signed_in_web_client(tmp_path)
+    try:
+        page = client.get("/", params={"q": "tau-gpt-4o-airline-13-t9"}).text
+        assert "No run of yours has the id tau-gpt-4o-airline-13-t9; searched it as text." in page, page
+        assert f'<a href="/runs/{BROKEN}">{BROKEN}</a>' in page and f'<a href="/runs/{SUCCESS}">' in page, page
+        assert "other-ok" not in page and "other-broken" not in page
+        page = client.get("/", params={"q": BROKEN}).text  # the run itself: runs like it, no such note
+        assert "No run of yours has the id" not in page
+        page = client.get("/", params={"q": "cancel"}).text  # a word: no note
+        assert "No run of yours has the id" not in page
+    finally:
+        ts.close()

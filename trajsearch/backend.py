@@ -60,6 +60,15 @@ class Backend:
                     pass
         return shown
 
+    def nearest_run_ids(self, text: str) -> list[str]:
+        """The ids of the tenant's runs an id typed as ``text`` most likely meant (see
+        :meth:`TrajSearch.nearest_run_ids`); none over the service, which lists no ids."""
+        if self.remote:
+            return []
+        from .store.filters import Filters
+
+        return self.api.nearest_run_ids(text, Filters(tenant=self.tenant))
+
     def show(self, trajectory_id: str) -> tuple[Hit, Trajectory] | None:
         """A run's task row and its full trace, or None when the run is not indexed."""
         run = self.run(trajectory_id)

@@ -7,6 +7,7 @@ the agent runtime and the service all call these and nothing below them.
 
 from __future__ import annotations
 
+import difflib
 import logging
 import threading
 from collections import Counter, OrderedDict
@@ -650,6 +651,17 @@ class TrajSearch:
                 pass
         return shown
 
+    def nearest_run_ids(self, text: str, filters: Filters, *, n: int = 3) -> list[str]:
+        """The ids of the runs inside ``filters`` that an id typed as ``text`` most likely meant, best first: those
+        holding it (a SWE-bench instance id, ``astropy__astropy-12907``, inside its runs' ids), then those spelt
+        nearest it (difflib's ratio at least :data:`NEAR_ID`: a digit or two mistyped); the first only for a text
+        :func:`id_shaped`. Reads every run's id inside
+        the filters (one scan of the task rows): for a text that is no run's id only."""
+        ids = sorted(row["trajectory_id"] for row in self.rows(replace(filters, levels=("task",)), ["trajectory_id"]))
+        folded = text.casefold()
+        holding = [i for i in ids if folded in i.casefold()] if id_shaped(text) else []  # not a word's every run
+        return list(dict.fromkeys([*holding, *difflib.get_close_matches(text, ids, n=n, cutoff=NEAR_ID)]))[:n]
+
     def lexical_runs(self, text: str, filters: Filters, *, k: int) -> list[str]:
         """The runs of the ``k`` rows inside ``filters`` that BM25 alone ranks best for ``text``,
         best first: ids only (a narrow lookup by key), where a lexical :meth:`search` fetches
@@ -781,6 +793,26 @@ HELD_LINE_WORDS = 32
 
 #: Longest query text a search takes (the runtime verbs clip a longer task to it: ``runtime.task_query``).
 MAX_QUERY_CHARS = 20_000
+
+
+#: How near in spelling (difflib's ratio) a run's id must be to an id typed that no run has, to be offered for it.
+NEAR_ID = 0.8
+#: Shortest text :func:`id_shaped` takes for a run id.
+ID_SHAPED_CHARS = 16
+
+
+def id_shaped(text: str, *, min_chars: int = ID_SHAPED_CHARS) -> bool:
+    """Whether ``text`` reads as a run's id rather than a word: one id (``model.valid_id``) of at least
+    ``min_chars`` characters holding a digit and a separator, as every id of the shared dumps does
+    (``deepseek_chat_dev.pylint-dev__astroid-1268``, ``ls:dc34609e-3eeb-…``), and error words seldom
+    (``ModuleNotFoundError``; ``exit_code_137`` is under the default length). ``min_chars=1``: may be a short id
+    (``run-42``), worth looking up, not worth a note when nothing is near it."""
+    text = text.strip()
+    try:
+        valid_id(text)
+    except ValueError:
+        return False
+    return len(text) >= min_chars and any(c.isdigit() for c in text) and any(c in "._:/-" for c in text)
 
 
 def _check_query(text: str, k: int, group_size: int) -> None:

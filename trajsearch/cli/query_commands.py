@@ -92,6 +92,8 @@ def similar(
         fail("give either TEXT or --id TRAJECTORY_ID")
     text = None if text is None else _searchable(text)
     with connect(server, ca, uri, traces, tenant) as api:
+        if trajectory_id is not None and api.run(trajectory_id) is None:
+            fail(_no_run(api, trajectory_id), code=1)
         matches = api.similar_runs(trajectory_id, text, k=k, outcome=outcome, mode=mode)
         matched = text if trajectory_id is None else _anchor_error(api, trajectory_id)
         shown = api.outcomes_shown([m.best for m in matches])
@@ -141,6 +143,26 @@ def _say_run_id(api, text: str) -> None:
         err.print(f"note: {run_id!r} is the id of a run of this tenant, searched here as text: "
                   f"`trajsearch similar --id {run_id}` finds runs like it, `trajsearch show {run_id}` shows it",
                   markup=False, soft_wrap=True)
+        return
+    from ..search import id_shaped
+
+    if not id_shaped(run_id, min_chars=1):  # a word, not an id
+        return
+    nearest = api.nearest_run_ids(run_id)
+    if nearest or id_shaped(run_id):  # an id mistyped (or another tenant's) was answered with runs sharing its words
+        err.print(f"note: no run of this tenant has the id {run_id!r}, searched here as text{_meant(nearest)}",
+                  markup=False, soft_wrap=True)
+
+
+def _meant(nearest: Sequence[str]) -> str:
+    """What the runs an id typed most likely meant are said as: after a note or an error that no run has it."""
+    return f"; did you mean {' or '.join(repr(i) for i in nearest)}?" if nearest else ""
+
+
+def _no_run(api, trajectory_id: str) -> str:
+    """The error of a command given the id of no run: which tenant was looked in, and the nearest ids."""
+    return (f"no trajectory {trajectory_id!r}" + (f" in tenant {api.tenant!r}" if api.tenant else "")
+            + _meant(api.nearest_run_ids(trajectory_id)))
 
 
 def _no_runs_said(api) -> str | None:
@@ -203,8 +225,8 @@ def show(
     """Show a run (or a step range of it) from the trace store."""
     with connect(server, ca, uri, traces, tenant) as api:
         found = api.show(trajectory_id)
-    if found is None:
-        fail(f"no trajectory {trajectory_id!r}" + (f" in tenant {api.tenant!r}" if api.tenant else ""), code=1)
+        if found is None:
+            fail(_no_run(api, trajectory_id), code=1)
     run, trajectory = found
     first, last = _range(steps, len(trajectory.steps))
     chosen = trajectory.steps[first:last]

@@ -16,7 +16,7 @@ from markupsafe import Markup
 from ...excerpt import excerpt, failure_error
 from ...model import Trajectory, filter_value, outcome_shown
 from ...results import Hit
-from ...search import TrajSearch
+from ...search import TrajSearch, id_shaped
 from ...service.auth import Principal, narrow
 from ...store.filters import Filters, quote
 from ...service.trace_reads import TraceReads, TraceStoreBusy
@@ -381,6 +381,8 @@ def search(ts: TrajSearch, principal: Principal, form: SearchForm, facts: TraceF
             out.anchor = None
     if pasted_uri and out.anchor is None:  # missing, or outside the key's pins: the same note
         out.notes.append("No run of yours has that trace URI; searched it as text.")
+    elif anchor_id is not None and out.anchor is None and (note := _no_run_note(ts, principal, anchor_id)):
+        out.notes.append(note)
     if out.anchor is not None:  # runs like this one: its failure, else its task
         try:
             text = visible_run(ts, principal, out.anchor.trajectory_id, level="failure").text
@@ -460,6 +462,25 @@ def search(ts: TrajSearch, principal: Principal, form: SearchForm, facts: TraceF
                                       run_facts.outcome or hit.outcome))
     out.ms = (time.perf_counter() - started) * 1000
     return out
+
+
+def _no_run_note(ts: TrajSearch, principal: Principal, text: str) -> Markup | None:
+    """What the page says when the one word searched is no run's id this key sees, but reads as one
+    (:func:`~trajsearch.search.id_shaped`) or is spelt near one: an id mistyped was answered with the runs sharing
+    its words, with nothing to say that it was no run (the CLI's ``similar --id`` and ``show`` say so). The nearest
+    ids the key sees are linked."""
+    if not id_shaped(text, min_chars=1):  # a word, not an id
+        return None
+    pinned = Filters(tenant=principal.tenant, env_versions=principal.env_versions,
+                     policy_versions=principal.policy_versions)
+    nearest = ts.nearest_run_ids(text, pinned)
+    if not nearest and not id_shaped(text):
+        return None
+    note = Markup("No run of yours has the id {}; searched it as text.").format(text)
+    if nearest:
+        links = Markup(" or ").join(Markup('<a href="{}">{}</a>').format(run_link(i), i) for i in nearest)
+        note += Markup(" Did you mean {}?").format(links)
+    return note
 
 
 #: Most runs a model or end-date filter is applied to inside the search: index rows carry no model id (each
