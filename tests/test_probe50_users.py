@@ -95,3 +95,39 @@ def test_the_web_search_box_says_an_id_no_run_has_and_links_the_nearest(tmp_path
         assert "No run of yours has the id" not in page
     finally:
         ts.close()
+
+
+#: Two real tau-bench runs of one airline task (gpt-4o): ``-t0`` failed, ``-t1`` succeeded.
+AIRLINE = FIXTURES / "tau-bench" / "gpt-4o-airline-mini.json"
+
+
+def test_an_empty_failures_answer_of_the_runtime_tool_says_why(hashing_ts) -> None:
+    """``kind=failures`` answered ``{"status": "ok", "results": []}`` whether the query was like no failed run, the
+    runtime context's env version held no failed run, or the tenant had none: an agent (and its operator reading the
+    trace) took "no failed run at all" for "nothing like this failed". The answer now carries a ``reason`` label and
+    a ``note`` saying it."""
+    from trajsearch.ingest.read import read_dump
+    from trajsearch.runtime import Runtime, RuntimeContext
+
+    runs = {p.trajectory.trajectory_id: p.trajectory.model_copy(update={"env_version": "v1"})
+            for p in read_dump(AIRLINE, tenant="acme")}
+    failed, passed = "tau-gpt-4o-airline-mini-0-t0", "tau-gpt-4o-airline-mini-0-t1"
+    assert runs[failed].outcome.value == "failure" and runs[passed].outcome.value == "success"
+    task = runs[failed].task
+    rt = Runtime(hashing_ts)
+
+    def ask(query: str, **ctx: str) -> dict:
+        answer = rt.tool(RuntimeContext(tenant="acme", **ctx))({"query": query, "kind": "failures", "k": 2})
+        assert answer["status"] == "ok", answer
+        return answer
+
+    hashing_ts.add([runs[passed]])
+    answer = ask(task)
+    assert answer["results"] == [] and answer["reason"] == "no_failed_runs" and answer["note"], answer
+    hashing_ts.add([runs[failed]])
+    answer = ask(task, env_version="v2")
+    assert answer["results"] == [] and answer["reason"] == "no_failures_in_versions", answer
+    answer = ask("zebracorn quasar kubelet eviction threshold", env_version="v1")
+    assert answer["results"] == [] and answer["reason"] == "no_similar_failures", answer
+    answer = ask(task, env_version="v1")  # found: no reason to give
+    assert [r["provenance"]["trajectory_id"] for r in answer["results"]] == [failed] and "reason" not in answer, answer

@@ -10,6 +10,7 @@ the tool answers with an instruction to stop searching and escalate.
 from __future__ import annotations
 
 import logging
+from dataclasses import replace
 from typing import Any, Callable, Mapping
 
 from ..excerpt import excerpt, terms
@@ -33,6 +34,15 @@ QUERY_ECHO_CHARS = 160
 #: match (:func:`trajsearch.excerpt.excerpt`, as the CLI and web show it), narrower when the results at one
 #: width do not fit the result budget, so that ``k`` results are cut shorter before any is left out.
 STEP_TEXT_WIDTHS = (800, 500, 300)
+
+#: Why a ``kind=failures`` answer holds no warning (its ``reason``), and the ``note`` saying it.
+NO_WARNINGS = {
+    "no_similar_failures": "No past failure is like this query (failed runs exist here, none close enough): "
+                           "nothing to warn about.",
+    "no_failures_in_versions": "No failed run is recorded for this run's environment or policy versions (only "
+                               "for others): no warning can apply.",
+    "no_failed_runs": "No failed run is recorded here yet: no warning can apply.",
+}
 
 class _Provenance:
     """A tool result's provenance as a hit-like object, for its retrieval span."""
@@ -120,11 +130,29 @@ class SearchPastRuns:
             results = rendered.data["warnings"]
         if results:
             base["note"] = rendered.data["header"]
+        elif kind == "failures" and not rendered.omitted:  # why none: the runtime (and the model) can tell
+            base["reason"], base["note"] = self._why_no_warnings(query)
         if rendered.omitted:
             base["omitted"] = rendered.omitted
             left_out = omitted_text(rendered.omitted, more=bool(results))  # "more" only beside some shown
             base["note"] = " ".join(filter(None, (base.get("note"), left_out)))
         return base | {"results": results}
+
+    def _why_no_warnings(self, query: str) -> tuple[str, str]:
+        """Why a ``kind=failures`` search found no warning, as a label (:data:`NO_WARNINGS`) and its sentence: an
+        empty answer read alike whether the task was new, the context's versions held no failed run, or the
+        tenant had none, so an agent (and whoever reads its trace) could not tell "nothing like this failed" from
+        "nothing was there to look at". Two searches for the nearest failure row, inside the context's filters
+        and then in the tenant's whole, on an empty answer only."""
+        tenant = self.ctx.filters(levels=("failure",), outcomes=self.advice.warning_outcomes)
+        if search(self.ts, query, tenant, k=1, grouped=False):
+            reason = "no_similar_failures"
+        elif (self.ctx.env_version or self.ctx.policy_version) and search(
+                self.ts, query, replace(tenant, env_versions=(), policy_versions=()), k=1, grouped=False):
+            reason = "no_failures_in_versions"
+        else:
+            reason = "no_failed_runs"
+        return reason, NO_WARNINGS[reason]
 
     def _steps(self, query: str, k: int) -> tuple[list[dict[str, Any]], int]:
         """The best step windows, each shown around the match, and how many were left out to fit the budget.
