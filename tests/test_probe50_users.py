@@ -131,3 +131,39 @@ def test_an_empty_failures_answer_of_the_runtime_tool_says_why(hashing_ts) -> No
     assert answer["results"] == [] and answer["reason"] == "no_similar_failures", answer
     answer = ask(task, env_version="v1")  # found: no reason to give
     assert [r["provenance"]["trajectory_id"] for r in answer["results"]] == [failed] and "reason" not in answer, answer
+
+
+#: Runs of /work/shared/data ending in ``IndentationError: unexpected indent`` and the traceback an engineer pastes
+#: (probe 49's fixture; see SOURCE.md there).
+ERROR_TIER = FIXTURES / "mini-swe-agent" / ".real" / "probe49-error-tier"
+
+
+def test_a_run_holding_a_cut_paste_is_shown_by_its_row_holding_the_pasted_error(hashing_ts) -> None:
+    """The error-line tier (``search._fused``: rows holding the error a pasted traceback ends in take their run's
+    best score, :func:`~trajsearch.search.in_their_runs_place`) must run after the verbatim and near-verbatim lifts:
+    placed before them, a row nearly holding the paste but cut before its error (``python test_issue.py | head -8``
+    printing every frame and not the ``IndentationError``) is lifted above the row of the same run holding the
+    error, and the run is shown by the cut step, which says nothing failed (review RU3 of probe 49; no test caught
+    the order). The run is built from real steps of the fixture's runs (their ``Step`` records as read, unchanged
+    but for the cut and their positions): the sqlfluff run's steps (one says ``Sorry: IndentationError: unexpected
+    indent``), the rerun's four, and the pasted traceback's step printed without its last line."""
+    from trajsearch.ingest.read import read_dump
+
+    runs = {p.trajectory.trajectory_id: p.trajectory
+            for path in sorted(ERROR_TIER.rglob("*.traj.json")) for p in read_dump(path, tenant="acme")}
+    paste = (ERROR_TIER / "pasted-indentation-error.txt").read_text()
+    error = "IndentationError: unexpected indent"
+    assert paste.rstrip().endswith(error)
+    printed = runs.pop("deepseek_chat_dev.pvlib__pvlib-python-1707").steps[3]  # prints the paste whole
+    cut = printed.model_copy(update={"observation": printed.observation[: printed.observation.rindex(error)],
+                                     "error": None})
+    steps = [*runs["deepseek_reasoner_dev.sqlfluff__sqlfluff-1517"].steps,
+             *runs["deepseek_chat_dev_rerun.pvlib__pvlib-python-1707"].steps, cut]
+    built = runs["deepseek_lite_dev_noparallel.pvlib__pvlib-python-1707"].model_copy(update={
+        "trajectory_id": "built.pvlib__pvlib-python-1707",
+        "steps": [s.model_copy(update={"index": i}) for i, s in enumerate(steps)]})
+    hashing_ts.add([built, *runs.values()])
+    for mode in ("auto", "hybrid", "lexical"):
+        hits = hashing_ts.search(paste, tenant="acme", levels="step", k=3, mode=mode)
+        assert hits[0].trajectory_id == built.trajectory_id, (mode, hits[0])
+        assert error in hits[0].text, (mode, hits[0].step_index)  # not the cut step (positions 6-8)
