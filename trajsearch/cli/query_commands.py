@@ -54,14 +54,15 @@ def search(
         _say_filtered_out(hits, {"--outcome": outcome, "--env-version": env_version, "--task-family": task_family,
                                  "--tool": tool}, lambda: api.search(text, levels=level, k=1, mode=mode))
     if as_json:
-        print_json([dict(h.to_dict(), outcome_shown=shown[h.trajectory_id], context=[vars(s) for s in context.get(h.id, [])])
-                    for h in hits])
+        print_json([dict(h.to_dict(), outcome_shown=shown[h.trajectory_id],
+                         context=[vars(s) for s in context.get(h.id, [])]) for h in hits])
         return
     if not hits:
         out.print("no matches")
     query_terms = terms(text)
     for rank, h in enumerate(hits, 1):
-        out.print(f"[bold]{rank}. {escape(h.trajectory_id)}[/bold]  {where(h)}  score={h.score:.3f}  outcome={escape(shown[h.trajectory_id])}")
+        out.print(f"[bold]{rank}. {escape(h.trajectory_id)}[/bold]  {where(h)}  score={h.score:.3f}  "
+                  f"outcome={escape(shown[h.trajectory_id])}")
         for step in context.get(h.id) or []:
             if h.step_index <= step.position <= h.step_end:  # a matched step: the part that matched
                 # a passage hit matched a part of the step's output that the step's row holds clipped
@@ -108,7 +109,8 @@ def similar(
         out.print("no similar runs")
     query_terms = terms(matched)
     for rank, m in enumerate(matches, 1):
-        out.print(f"[bold]{rank}. {escape(m.trajectory_id)}[/bold]  score={m.score:.3f}  outcome={escape(shown[m.trajectory_id])}")
+        out.print(f"[bold]{rank}. {escape(m.trajectory_id)}[/bold]  score={m.score:.3f}  "
+                  f"outcome={escape(shown[m.trajectory_id])}")
         out.print(f"   task: {one_line(m.task, 200)}", markup=False)
         out.print(f"   best {where(m.best)}: {matched_line(m.best.text, query_terms, 240)}", markup=False)
 
