@@ -21,14 +21,16 @@ def _run(path: Path) -> Trajectory:
 
 
 @pytest.mark.parametrize("name", ["sequential-raises", "parallel-raises"])
-def test_adk_tool_that_raised_under_a_workflow_agent_fails_its_step_and_the_run(name: str) -> None:
+def test_adk_tool_that_raised_under_a_workflow_agent_is_a_step_with_no_response(name: str) -> None:
     """Bug: under ADK 2.13's ``SequentialAgent`` / ``ParallelAgent`` a tool's exception leaves no error event, only
     the call with no answer (the runner's own agent gets an ``errorCode`` event): the step read as a call with no
-    result and no error, the run ``unknown``, though ``get_flights`` raised and the run stopped there."""
+    result and no error, though ``get_flights`` raised and the run stopped there. The step says it got no response;
+    the run is not failed for it, since a stopped run leaves the very same session (see
+    ``test_adk_call_the_session_ends_with_outside_a_node_is_no_failure``)."""
     run = _run(ADK / f"{name}.session.json")
     step = next(s for s in run.steps if s.action == "get_flights")
-    assert step.error and "no response" in step.error
-    assert run.outcome is Outcome.failure and run.failure is not None and "no response" in run.failure.error
+    assert step.error == NO_RESPONSE
+    assert run.outcome is Outcome.unknown and run.failure is None
     assert all(s.error is None for s in run.steps if s.action == "get_weather")
 
 
@@ -104,3 +106,50 @@ def test_adk_single_turn_sub_agents_words_are_its_calls_result_not_the_agent_tal
     assert [s.action for s in run.steps] == ["weather_helper", "get_weather", "respond"]
     assert "sunny in Rome" in (run.steps[0].observation or "")
     assert str(run.steps[-1].arguments["content"]).startswith("Coordinator:")
+
+
+@pytest.mark.parametrize("name", ["wf-seq-raises", "wf-parallel-agent-raises"])
+def test_adk_tool_that_raised_in_a_workflow_agent_node_is_its_failed_step(name: str) -> None:
+    """Bug: a ``SequentialAgent`` / ``ParallelAgent`` run as a node of ADK 2's ``Workflow`` records its tool's
+    exception as an ``errorCode`` event authored by its sub-agent (``flight_agent``) with the node's path
+    (``pipeline@1/trip@1``): read as a function node ``trip`` that raised, a step of its own, while ``get_flights``
+    read "the run was stopped" and the run interrupted. The event is the agent's: its call failed with it."""
+    run = _run(ADK / f"{name}.session.json")
+    assert [s.action for s in run.steps] == (["get_flights"] if name == "wf-seq-raises" else
+                                            ["get_weather", "get_flights"])
+    assert run.steps[-1].error == "ConnectionError: flight service down"
+    assert run.outcome is Outcome.failure and run.failure is not None and "flight service down" in run.failure.error
+    assert not run.metadata.get("interrupted")
+
+
+def test_adk_nested_workflow_function_node_that_raised_is_still_its_step() -> None:
+    """The rule above keeps a node's own event (authored by the workflow enclosing it, ``inner`` for
+    ``outer@1/inner@1/broken@1``) a step of that node."""
+    run = _run(ADK / "wf-nested-raises.session.json")
+    assert [s.action for s in run.steps] == ["fetch", "broken"]
+    assert run.steps[1].error == "ValueError: bad inner row" and run.outcome is Outcome.failure
+
+
+def test_adk_task_sub_agent_waiting_for_the_user_is_no_stop() -> None:
+    """Bug: a ``mode="task"`` sub-agent that asks the user a question ends the invocation normally (ADK counts it
+    paused: ``_is_paused_task_reply``, its reply in the call's ``isolationScope``); the call that started it read
+    "the run was stopped while the tool ran" and the run interrupted. The call waits for the user's answer."""
+    run = _run(ADK / "task-waiting-user.session.json")
+    assert all(s.error is None for s in run.steps), [(s.action, s.error) for s in run.steps]
+    assert not run.metadata.get("interrupted") and run.outcome is not Outcome.failure
+    assert any("Which city do you mean?" in (s.observation or "") + str(s.arguments or "") + (s.thought or "")
+               for s in run.steps)
+
+
+def test_adk_call_the_session_ends_with_outside_a_node_is_no_failure() -> None:
+    """Bug: a ``SequentialAgent``'s call with no answer was read as a tool that raised, the run failed "its exception
+    is not in the session"; ``seq-stopped.session.json`` is the same shape left by a client that stopped the run (a
+    closed ``adk web`` tab, a killed process, a session fetched mid-run look the same). The step says either may have
+    happened; the run's outcome is not guessed."""
+    run = _run(ADK / "seq-stopped.session.json")
+    assert [s.action for s in run.steps] == ["slow_search"]
+    assert run.steps[0].error == NO_RESPONSE
+    assert run.outcome is Outcome.unknown and run.failure is None
+
+
+NO_RESPONSE = "no response: the session ends with this call (the tool raised, or the run was stopped)"

@@ -29,20 +29,24 @@ Mapping (ADK's ``Session`` / ``Event`` / ``google.genai.types.Content``):
 - an event with ``errorCode`` / ``errorMessage`` (ADK 2.x records a tool's exception or a model
   error so, then stops the invocation) is the error of the one call left unanswered (several: each failed with
   no response, the run a tool's failure, not an outage), and of the invocation: the run failed when nothing ran
-  after it. A call the session never answers (a tool that raised under a ``SequentialAgent`` / ``ParallelAgent``
-  / ``LoopAgent``, which records no error event) failed the same way, unless it is long-running or its agent ran
-  as a node of ADK 2.x's runner (which would have recorded the exception): the client stopped that run
-  (``metadata.interrupted``), no failure. So is an invocation ADK sealed as aborted by its client
-  (``errorCode: INVOCATION_ABORTED``, written when the client of ``adk api_server`` / ``adk web`` disconnects): its
-  calls in flight answered with that error, the run interrupted, not failed;
+  after it. A call the session ends without an answer to is not failed for it: where its agent ran as a node of ADK
+  2.x's runner (``nodeInfo.path`` set; the runner would have recorded the exception) the client stopped that run
+  (``metadata.interrupted``); under a ``SequentialAgent`` / ``ParallelAgent`` / ``LoopAgent`` and before 2.x a tool
+  that raised records no error event and leaves the very session a stopped run (a closed ``adk web`` tab, a killed
+  process, a session fetched mid-run) leaves: the step says it got no response, which of the two is not told, the
+  run's outcome unknown; a long-running call and a ``mode="task"`` sub-agent's question to the user (its reply in
+  the call's ``isolationScope``: ADK counts the run paused) wait for their answer. An invocation ADK sealed as
+  aborted by its client (``errorCode: INVOCATION_ABORTED``, written when the client of ``adk api_server`` / ``adk
+  web`` disconnects) is a stop too: its calls in flight answered with that error, the run interrupted, not failed;
 - a sub-agent of ``mode="single_turn"`` (ADK 2.x runs it as a tool of the agent above it): its words are that
   call's result (its events' ``branch`` ends ``<agent>@<call id>``), not a ``respond`` step; the call answered
   "Error running sub-agent: ..." (the agent tool returns the sub-agent's exception as a string) failed, and the
   sub-agent's own error event fails the calls of its node only;
 - ADK 2's ``Workflow`` (a graph of nodes; each event's ``nodeInfo.path`` names its node, ``pipeline@1/fetch@1``):
-  a node that is no agent (a function, a tool; its events' author is the workflow) is a step named after it, its
-  ``output`` event the result, its ``errorCode`` event (the node raised) the error; an agent node's events are
-  read as any agent's;
+  a node that is no agent (a function, a tool; its events' author is the workflow around it) is a step named after
+  it, its ``output`` event the result, its ``errorCode`` event (the node raised) the error; an agent node's events
+  (authored by the agent, a sub-agent's of a ``SequentialAgent`` / ``ParallelAgent`` node too) are read as any
+  agent's, its error event failing its calls;
 - model: the model events' ``modelVersion``; ``appName`` / ``userId`` / ``state`` go into metadata.
 
 ``adk eval`` results (``<agent>/.adk/eval_history/*.evalset_result.json``, ``EvalSetResult.model_dump_json()``;
@@ -94,6 +98,12 @@ ABORTED = "INVOCATION_ABORTED"
 #: ``_SingleTurnAgentTool``) answers a call whose sub-agent raised or whose arguments did not validate: a string, not
 #: an exception, so the call's response is all that says it failed.
 AGENT_TOOL_ERRORS = ("Error running sub-agent: ", "Error validating input: ")
+#: The error of a call ADK 2.x's runner ran (its agent a node, ``nodeInfo.path`` set) that the session ends without an
+#: answer or an error event to: ADK would have recorded a tool's exception, so the client stopped the run.
+STOPPED = "no response: the run was stopped while the tool ran"
+#: The error of a call of no node (a ``SequentialAgent`` / ``ParallelAgent`` / ``LoopAgent``'s, any before ADK 2.x)
+#: that the session ends with: a tool that raised there leaves no error event, so a raise and a stop look the same.
+NO_RESPONSE = "no response: the session ends with this call (the tool raised, or the run was stopped)"
 #: The step name of code the model wrote and a code executor ran (``executableCode`` / ``codeExecutionResult``).
 CODE_EXECUTION = "code_execution"
 #: Searched in a file's first 64 KiB when no record can be parsed from them (see ``detect``); an eval result also
@@ -315,6 +325,16 @@ def _paused(event: dict[str, Any], ident: str) -> bool:
         ("requestedAuthConfigs", "requested_auth_configs")))
 
 
+def _waits_for_user(event: dict[str, Any]) -> bool:
+    """Whether the event is a ``mode="task"`` sub-agent's reply that waits for the user (it asked a question): its
+    ``isolationScope`` the id of the call that started the task, no call or response in it, no error (ADK 2.x's
+    ``_is_paused_task_reply``: the invocation ends there, paused, not stopped). The call is answered once the task
+    finishes, in a later turn."""
+    return bool(_get(event, "isolationScope", "isolation_scope")) and event.get("author") != "user" \
+        and _error(event) is None and not event.get("partial") \
+        and not any(_get(p, "functionResponse", "function_response") for p in _parts(event))
+
+
 def _error(event: dict[str, Any]) -> str | None:
     code, message = _get(event, "errorCode", "error_code"), _get(event, "errorMessage", "error_message")
     if not code and not message:
@@ -355,6 +375,15 @@ class _Session:
         self.nodes.append(node)
         return node
 
+    def tool_step(self, turn: Node, ident: str, at: float | None, result: str | None = None,
+                  error: str | None = None, name: str | None = None) -> Node:
+        """The step of call ``ident`` (asked in ``turn``), answered at ``at`` with ``result`` / ``error``; ``name``:
+        the tool's, for an answer to a call the session does not hold."""
+        call, asked = self.calls.get(ident, ({"name": name, "arguments": None}, at))
+        return self.add(Node(id=f"tool:{ident}", parent=turn.id, role="tool", name=f"execute_tool {call['name']}",
+                             start=asked, end=at, tool=str(call["name"]), call_id=ident,
+                             arguments=call.get("arguments"), result=result, error=error))
+
     def user(self, turn: Node, text: str) -> None:
         message = asdict(Message("user", text))
         if not turn.input_messages:
@@ -385,6 +414,8 @@ class _Session:
             self.unanswered.setdefault(turn.id, []).append(ident)
         if text or reasoning or calls:
             self._said(turn, event, at, key, text, reasoning, calls)
+        if text and not calls and _waits_for_user(event):
+            self.long_running.add(str(_get(event, "isolationScope", "isolation_scope")))
         for part in parts:
             if (result := as_dict(_get(part, "codeExecutionResult", "code_execution_result"))).get("outcome"):
                 self.code_result(turn, result, at)
@@ -397,14 +428,11 @@ class _Session:
         if ident is None:
             return
         pending.remove(ident)
-        call, asked = self.calls[ident]
         output = text_of(result.get("output")) or None
         failed = str(result["outcome"]) != "OUTCOME_OK"
         error = (decisive_line(output) if output else None) or short(output or str(result["outcome"]), 500) \
             if failed else None
-        self.add(Node(id=f"tool:{ident}", parent=turn.id, role="tool", name=f"execute_tool {CODE_EXECUTION}",
-                      start=asked, end=at, tool=CODE_EXECUTION, call_id=ident, arguments=call.get("arguments"),
-                      result=output, error=error))
+        self.tool_step(turn, ident, at, output, error)
 
     def _said(self, turn: Node, event: dict[str, Any], at: float | None, key: str, text: str, reasoning: str,
               calls: list[dict[str, Any]]) -> None:
@@ -430,7 +458,6 @@ class _Session:
             if not response.get("name"):
                 continue
             ident = str(response.get("id") or f"{key}#{n}")
-            call, asked = self.calls.get(ident, ({"name": response["name"], "arguments": None}, at))
             if ident in (pending := self.unanswered.get(turn.id, [])):
                 pending.remove(ident)
             result, error = _result(_unsecret(response["name"], response.get("response")))
@@ -441,10 +468,7 @@ class _Session:
                 # its confirmation came; the first was an interim one ({"status": "pending"}, "requires confirmation")
                 step.result, step.error, step.end = result, error, at
                 continue
-            self.answered[ident] = self.add(Node(
-                id=f"tool:{ident}", parent=turn.id, role="tool", name=f"execute_tool {call['name']}", start=asked,
-                end=at, tool=str(call["name"]), call_id=ident, arguments=call.get("arguments"), result=result,
-                error=error))
+            self.answered[ident] = self.tool_step(turn, ident, at, result, error, response["name"])
 
     def failed(self, turn: Node, error: str, at: float | None, path: str = "") -> None:
         """An error event: the one call still unanswered raised it (a tool's exception); of several (ADK runs a
@@ -457,21 +481,21 @@ class _Session:
             self.unanswered[turn.id] = [i for i in pending if i not in own]
             pending = own
         for ident in pending:
-            call, asked = self.calls[ident]
-            self.answered[ident] = self.add(Node(
-                id=f"tool:{ident}", parent=turn.id, role="tool", name=f"execute_tool {call['name']}", start=asked,
-                end=at, tool=str(call["name"]), call_id=ident, arguments=call.get("arguments"),
-                error=error if len(pending) == 1 else f"no response: the invocation stopped with {error}"))
+            self.answered[ident] = self.tool_step(turn, ident, at, error=error if len(pending) == 1 else
+                                                  f"no response: the invocation stopped with {error}")
         if pending:
             self.tools_stopped.add(error)
         turn.error = error
 
     def node_ran(self, turn: Node, event: dict[str, Any], at: float | None, key: str, error: str | None) -> bool:
-        """A node of an ADK 2 ``Workflow`` that is no agent (a function, a tool as a node: its event's author is the
-        workflow) as a step: its ``output`` event (no content) the result, its ``errorCode`` event the error. An
-        agent node speaks in content events, read as any agent's. Whether the event was such a node's."""
+        """A node of an ADK 2 ``Workflow`` that is no agent (a function, a tool as a node) as a step: its ``output``
+        event (no content) the result, its ``errorCode`` event the error. Such a node's events are authored by the
+        workflow around it (``Workflow`` hands its name down as the author of its children's events: ``pipeline``
+        for ``pipeline@1/fetch@1``); an agent node's are authored by the agent that wrote them, a sub-agent of a
+        ``SequentialAgent`` / ``ParallelAgent`` node too (``flight_agent`` for ``pipeline@1/trip@1``), and are read
+        as any agent's: its error event that of its calls. Whether the event was such a node's."""
         node = _node_name(event)
-        if not node or node == event.get("author") or _parts(event):
+        if not node or event.get("author") != _workflow_name(event) or _parts(event):
             return False
         if error is None and event.get("output") is None:
             return False
@@ -485,32 +509,37 @@ class _Session:
     def never_answered(self, at: float | None) -> None:
         """The calls the session ends without an answer to. ADK 2.x records a tool's exception as an ``errorCode``
         event for an agent its runner runs as a node (``nodeInfo.path`` set: the runner's agent, one it transferred
-        to); under a ``SequentialAgent``, ``ParallelAgent`` or ``LoopAgent`` (``path`` empty), and before 2.x (no
-        ``nodeInfo``), an exception leaves the session with the call and nothing after it: each such call failed, and
-        its invocation. A node's call with no answer and no error was stopped by the client (it stopped reading the
-        run: the page closed, the user stopped it): the step says so, the run is not failed for it. A long-running
-        call (``longRunningToolIds``: a human's answer, a confirmation, a credential) may wait for its answer."""
+        to, a workflow's agent node): such a call with no answer and no error was stopped by the client (it stopped
+        reading the run: the page closed, the user stopped it): the step says so, the run is marked interrupted, not
+        failed. Under a ``SequentialAgent``, ``ParallelAgent`` or ``LoopAgent`` (``path`` empty), and before 2.x (no
+        ``nodeInfo``), a tool's exception leaves no error event, only the call and nothing after it, the very session
+        a stopped run leaves (a closed ``adk web`` tab, a killed process, a session fetched mid-run): the step says it
+        got no response, which of the two is not told, and the run's outcome is not guessed. A long-running call
+        (``longRunningToolIds``: a human's answer, a confirmation, a credential) and a task agent's waiting for the
+        user (see ``model``) may wait for their answer."""
         for turn_id, pending in list(self.unanswered.items()):
             cut = [i for i in pending if i not in self.answered and i not in self.long_running]
             if not cut:
                 continue
             turn = next(node for node in self.turns.values() if node.id == turn_id)
-            for ident in (i for i in cut if self.paths.get(i)):
-                call, asked = self.calls[ident]
-                self.stopped = True
-                self.answered[ident] = self.add(Node(
-                    id=f"tool:{ident}", parent=turn.id, role="tool", name=f"execute_tool {call['name']}", start=asked,
-                    end=at, tool=str(call["name"]), call_id=ident, arguments=call.get("arguments"),
-                    error="no response: the run was stopped while the tool ran"))
-            if raised := [i for i in cut if not self.paths.get(i)]:
-                self.unanswered[turn_id] = raised
-                self.failed(turn, "no response: the run stopped while the tool ran (its exception is not in the "
-                                  "session)", at)
+            for ident in cut:
+                self.stopped = self.stopped or bool(self.paths.get(ident))
+                self.answered[ident] = self.tool_step(turn, ident, at, error=STOPPED if self.paths.get(ident)
+                                                      else NO_RESPONSE)
 
 
 def _node_path(event: dict[str, Any]) -> str:
     """An event's ``nodeInfo.path`` (ADK 2.x: the node that wrote it, ``coordinator@1/helper@1``), else ""."""
     return str(_get(as_dict(_get(event, "nodeInfo", "node_info")), "path", "path") or "")
+
+
+def _workflow_name(event: dict[str, Any]) -> str | None:
+    """The name of the ``Workflow`` around the node an event is from (``pipeline@1/fetch@1``: ``pipeline``); None
+    for an event of no node within a workflow."""
+    path = _node_path(event)
+    if "/" not in path:
+        return None
+    return path.rsplit("/", 2)[-2].split("@", 1)[0] or None
 
 
 def _node_name(event: dict[str, Any]) -> str | None:
