@@ -153,3 +153,13 @@ def test_adk_call_the_session_ends_with_outside_a_node_is_no_failure() -> None:
 
 
 NO_RESPONSE = "no response: the session ends with this call (the tool raised, or the run was stopped)"
+
+
+def test_adk_users_answer_within_a_resumed_invocation_is_kept() -> None:
+    """Bug: ADK 2.x resumes an invocation that waited for the user (a ``mode="task"`` agent's question) under the
+    same ``invocationId``, and only an invocation's first message was read: the user's answer ("Rome, Italy") was
+    in no field of the run, the task's later steps reading as done on the first request alone."""
+    run = _run(ADK / "task-asks-then-answered.session.json")
+    assert run.task == "Weather for my trip?" and run.metadata.get("user_prompts") == ["Rome, Italy"]
+    assert [s.action for s in run.steps] == ["weather_task", "respond", "get_weather", "finish_task", "respond"]
+    assert all(s.error is None for s in run.steps) and not run.metadata.get("interrupted")

@@ -348,7 +348,8 @@ class _Session:
     def __init__(self, session_id: str, app: str) -> None:
         self.root = Node(id="session", parent=None, role="agent", name=app, info={"agent": app})
         self.nodes: list[Node] = [self.root]
-        self.turns: dict[str, Node] = {}
+        self.turns: dict[str, Node] = {}  # invocation -> its (latest) turn's node
+        self.first: Node | None = None  # the session's first turn
         self.calls: dict[str, tuple[dict[str, Any], float | None]] = {}  # call id -> (call, asked at)
         self.unanswered: dict[str, list[str]] = {}  # invocation -> ids of calls not answered yet
         self.answered: dict[str, Node] = {}  # call id -> its step's node (a later answer replaces the first)
@@ -358,13 +359,19 @@ class _Session:
         self.stopped = False  # whether the client stopped the run while a tool ran (see never_answered)
         self.session_id = session_id
 
-    def turn(self, invocation: str, at: float | None) -> Node:
+    def turn(self, invocation: str, at: float | None, resumed: bool = False) -> Node:
+        """The node of the invocation's turn; ``resumed``: a new one, where the user spoke again within it."""
         node = self.turns.get(invocation)
-        if node is None:
-            node = Node(id=f"inv:{invocation}", parent=self.root.id, role="agent", name=self.root.name, start=at,
-                        seq=len(self.nodes), info={RUN_START: True, "invocation_id": invocation})
+        if node is None or resumed:
+            earlier = node
+            node = Node(id=f"inv:{invocation}" + (f"#{len(self.nodes)}" if earlier else ""), parent=self.root.id,
+                        role="agent", name=self.root.name, start=at, seq=len(self.nodes),
+                        info={RUN_START: True, "invocation_id": invocation})
             self.turns[invocation] = node
             self.nodes.append(node)
+            self.first = self.first or node
+            if earlier is not None:  # its calls still pending are answered in the resumed turn
+                self.unanswered[node.id] = self.unanswered.pop(earlier.id, [])
         node.end = at if at is not None else node.end
         self.root.start = self.root.start if self.root.start is not None else at
         self.root.end = at if at is not None else self.root.end
@@ -384,12 +391,17 @@ class _Session:
                              start=asked, end=at, tool=str(call["name"]), call_id=ident,
                              arguments=call.get("arguments"), result=result, error=error))
 
-    def user(self, turn: Node, text: str) -> None:
+    def user(self, turn: Node, text: str, at: float | None) -> Node:
+        """The user's message, and the turn it starts: ADK 2.x resumes an invocation that waited for the user (a
+        ``mode="task"`` agent's question, a workflow's request for input) under its id, so a second message within
+        one is a turn of its own, its request kept as a later turn's (``metadata.user_prompts``)."""
         message = asdict(Message("user", text))
-        if not turn.input_messages:
-            turn.input_messages = [message]
+        if turn.input_messages:
+            turn = self.turn(str(turn.info["invocation_id"]), at, resumed=True)
+        turn.input_messages = [message]
         if not self.root.input_messages:
             self.root.input_messages = [message]
+        return turn
 
     def model(self, turn: Node, event: dict[str, Any], at: float | None, key: str) -> None:
         parts = _parts(event)
@@ -438,7 +450,7 @@ class _Session:
               calls: list[dict[str, Any]]) -> None:
         """A model turn's words and calls, as a model-call node (its calls become steps in the assembly)."""
         # ADK's session service keeps the conversation: a later turn's model call is given the whole session
-        later = {CONTINUES: True} if turn is not next(iter(self.turns.values())) else {}
+        later = {CONTINUES: True} if turn is not self.first else {}
         self.add(Node(id=f"llm:{key}", parent=self._asked_by(event) or turn.id, role="llm", name="call_llm",
                       start=at, end=at, model=_get(event, "modelVersion", "model_version"), info=later,
                       output_messages=[asdict(Message("assistant", text, reasoning, calls))]))
@@ -521,7 +533,7 @@ class _Session:
             cut = [i for i in pending if i not in self.answered and i not in self.long_running]
             if not cut:
                 continue
-            turn = next(node for node in self.turns.values() if node.id == turn_id)
+            turn = next(node for node in self.nodes if node.id == turn_id)
             for ident in cut:
                 self.stopped = self.stopped or bool(self.paths.get(ident))
                 self.answered[ident] = self.tool_step(turn, ident, at, error=STOPPED if self.paths.get(ident)
@@ -590,7 +602,7 @@ def _session_run(record: dict[str, Any], ctx: Context) -> Trajectory:
         if event.get("author") == "user" and as_dict(event.get("content")).get("role", "user") == "user":
             text = "\n".join(p["text"] for p in _parts(event) if isinstance(p.get("text"), str))
             if text.strip():
-                session.user(turn, text)
+                turn = session.user(turn, text, at)
             session.responses(turn, event, at, key)  # a human's answer to a long-running tool
             continue
         error = _error(event)
