@@ -13,7 +13,8 @@ Mapping (ADK's ``Session`` / ``Event`` / ``google.genai.types.Content``):
   ``parts``), ``timestamp`` (unix seconds; ADK-Java's epoch milliseconds and ISO text read too; the steps keep
   the events' order whatever the times say: ``_event_times``) and, for a failure, ``errorCode`` /
   ``errorMessage``; ``partial`` events (streamed fragments) are passed over;
-- task: the user's first message; the later turns (invocations) of the session are the same run, their
+- task: the user's first message; the later turns (invocations, and a message within an invocation ADK 2.x
+  resumed after it waited for the user: a ``mode="task"`` agent's question) of the session are the same run, their
   requests kept as every span format keeps them (``metadata.user_prompts``);
 - steps, through the shared span assembly (``_spans``): a model event's ``text`` parts are what the
   agent said (``thought: true`` parts its reasoning), its ``functionCall`` parts the tool calls it
