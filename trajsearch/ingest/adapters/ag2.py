@@ -44,8 +44,9 @@ _KEYS = frozenset({"chat_id", "chat_history", "summary", "cost"})
 #: ``ConversableAgent``'s report of code it ran (``execute_code_blocks``, and its reply using a code executor); AG2's
 #: own OpenTelemetry records it as the user proxy's reply (``_spans.assembly``).
 EXECUTOR_REPORT = re.compile(r"\Aexitcode: (-?\d+) \([^)\n]*\)\nCode output: ?")
-#: What ``execute_function`` hands back for a call that failed.
-_FAILED = "Error: "
+#: What ``execute_function`` hands back for a call that failed (``f"Error: {e}"``); public: AG2's OTel joins such
+#: results of parallel calls into one message, which ``_spans.assembly`` splits.
+FAILED_RESULT = "Error: "
 
 
 def matches(record: Any) -> bool:
@@ -92,7 +93,7 @@ def _steps(history: list[dict[str, Any]], initiator: str | None) -> list[dict[st
     def answer(step: dict[str, Any] | None, result: Any) -> None:
         if step is not None and "observation" not in step:
             step["observation"] = result if isinstance(result, str) else content_text(result)
-            if step["observation"].startswith(_FAILED):
+            if step["observation"].startswith(FAILED_RESULT):
                 step["error"] = step["observation"].strip()
 
     for msg in history[1:]:

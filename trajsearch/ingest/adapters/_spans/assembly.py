@@ -93,7 +93,7 @@ import json
 import re
 from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
-from itertools import takewhile
+from itertools import islice, takewhile
 from typing import Any, Iterator
 
 from trajsearch.model import Failure, Outcome, Trajectory
@@ -101,7 +101,7 @@ from trajsearch.model import Failure, Outcome, Trajectory
 from .. import _prompts
 from .._agent_cli import prompt_list
 from .._common import Context, RecordError, build, clip_step_text, clip_task, safe_id, short
-from ..ag2 import EXECUTOR_REPORT
+from ..ag2 import EXECUTOR_REPORT, FAILED_RESULT
 from ..autogen_agentchat import CODE_BLOCK, ran_code
 from .calls import parallel_calls_in_call_order, prepared_request, tool_key, tool_twins, twin_calls
 from .messages import (PROVIDER_RUN, agentchat_answer, agentchat_failed_calls, agentchat_messages, first_user_text,
@@ -247,8 +247,9 @@ def _answered_joined(steps: list[dict[str, Any] | None], message: dict[str, Any]
     one message (``ConversableAgent.generate_tool_calls_reply``: ``"\\n\\n".join``; the group tool executor:
     ``"\\n".join``), which its ``autogen.opentelemetry`` writes with no call id, and records a tool span's result
     only where the tool did not fail. The step's part is the text less the others' results, where it is so joined;
-    where several failed (review RF of round 49), each its part, where the text splits into one part a call and the
-    others' results are at their places; else nothing is answered (the text may be any of theirs, or all)."""
+    where several failed (review RF of round 49), each its part: the one way the text splits into a part a call with
+    the others' results at their places (:func:`_joined_parts`; a failure's words may hold the separator: a
+    multi-line exception); else nothing is answered (the text may be any of theirs, or all)."""
     left = [s for s in steps if s is not None and _unanswered(s)]
     text = message.get("text")
     if None in steps or not left or not isinstance(text, str):
@@ -257,9 +258,7 @@ def _answered_joined(steps: list[dict[str, Any] | None], message: dict[str, Any]
     if len(left) > 1:
         open_ = {id(s) for s in left}  # by identity: two calls may have asked alike
         for sep in ("\n\n", "\n"):
-            parts = text.split(sep)
-            if len(parts) == len(steps) and all(id(s) in open_ or str(s["observation"]) == part  # type: ignore[index]
-                                                for s, part in zip(steps, parts)):
+            if (parts := _joined_parts(text, steps, open_, sep)) is not None:  # type: ignore[arg-type]
                 for step, part in zip(steps, parts):
                     if id(step) in open_:
                         _answered(step, reply | {"text": part})  # type: ignore[arg-type]
@@ -276,6 +275,37 @@ def _answered_joined(steps: list[dict[str, Any] | None], message: dict[str, Any]
             _answered(left[0], reply | {"text": part})
             return True
     return False
+
+
+def _joined_parts(text: str, steps: list[dict[str, Any]], open_: set[int], sep: str) -> list[str] | None:
+    """The one split of ``text`` (results joined by ``sep``) into a part per step, each answered step's (not in
+    ``open_``) its own result, or None. An open step's part may hold ``sep`` itself (a multi-line exception's words):
+    it ends where the rest still splits so. Where two open parts meet, several splits may do: of those, only the one
+    whose failed steps' parts all start with AG2's word for a failure (``ag2.FAILED_RESULT``) is taken, if one."""
+    def splits(at: int, n: int) -> Iterator[list[str]]:
+        if n == len(steps):
+            return
+        last = n == len(steps) - 1
+        if id(steps[n]) not in open_:
+            known = str(steps[n]["observation"])
+            if last and text[at:] == known:
+                yield [known]
+            elif not last and text.startswith(known + sep, at):
+                yield from ([known, *rest] for rest in splits(at + len(known) + len(sep), n + 1))
+            return
+        if last:
+            yield [text[at:]]
+            return
+        end = text.find(sep, at)
+        while end != -1:
+            yield from ([text[at:end], *rest] for rest in splits(end + len(sep), n + 1))
+            end = text.find(sep, end + 1)
+
+    found = list(islice(splits(0, 0), 50))
+    if len(found) > 1:
+        found = [parts for parts in found if all(part.startswith(FAILED_RESULT) for s, part in zip(steps, parts)
+                                                 if id(s) in open_ and s.get("error"))]
+    return found[0] if len(found) == 1 else None
 
 
 def _answering(asked: list[dict[str, Any]], message: dict[str, Any]) -> int:
@@ -474,8 +504,10 @@ def _container_failures(containers: list[Node], steps: list[dict[str, Any]], cal
 def _failed_call_passed_on(container: Node, calls: list[Node], by_id: dict[str, Node]) -> Node | None:
     """The failed model call whose exception ``container`` passed on: one with the same error below it in the span
     tree, else below its parent within its time (OpenLLMetry hangs the runnables of a LangGraph node beside the
-    node's own span, ``call_model``, not under it)."""
-    same = [c for c in calls if c.error == container.error]
+    node's own span, ``call_model``, not under it). Of a call retried and failing alike each time, the last attempt:
+    the one whose exception got out (the others' failures are steps of their own, ``langfuse._with_failed_calls``),
+    so the step is timed when the chain gave up, after the earlier attempts'."""
+    same = sorted((c for c in calls if c.error == container.error), key=start_order, reverse=True)
     below = next((c for c in same if _descends_from(c, container, by_id)), None)
     parent = by_id.get(container.parent or "")
     if below is not None or parent is None or container.start is None or container.end is None:

@@ -1,0 +1,66 @@
+"""Probe FM of round 50: format leftovers (Gemini CLI stream-json, AG2's OTel, Langfuse, Codex CLI).
+
+Through ``read_dump`` (``adapter_support.runs``) on real files or ones written as the format's own writer writes them
+(each fixture folder's SOURCE.md); no mocks.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from pathlib import Path
+
+from adapter_support import runs
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+def _at(text: str) -> datetime:
+    return datetime.fromisoformat(text).replace(tzinfo=timezone.utc)
+
+
+# -- Langfuse: a retried model call's failures in time order ---------------------------------------------------------
+
+def test_a_langfuse_chain_retrying_its_model_call_tells_each_attempts_failure_at_its_own_time(tmp_path: Path) -> None:
+    """Bug: the chain retried its model call (LangChain's ``with_retry``), both attempts failed "rate limited" (the
+    v2 API without ``io``). The chain's failure step, which stands for the attempt whose exception got out (the
+    last: the earlier ones' steps are added), took the FIRST attempt's time; the added step then got the same time
+    and sorted after it: two steps at 45.362, the second attempt (45.800) at no time, in no order."""
+    source = FIXTURES / "langfuse" / ".derived" / "api-v2-chain-failed-retried"
+    for name in ("traces-page.json", "default-fields.json"):
+        (tmp_path / name).write_bytes((source / name).read_bytes())
+    [run] = runs(tmp_path, tenant="acme")
+    failed = [(s.started_at, s.ended_at, s.observation) for s in run.steps if s.error == "rate limited"]
+    assert failed == [
+        (_at("2026-08-21T17:36:45.362"), _at("2026-08-21T17:36:45.700"),
+         "llm live-chat failed (its input and output were not exported)"),
+        (_at("2026-08-21T17:36:45.800"), _at("2026-08-21T17:36:46.262"), "llm live-chat failed")]
+
+
+# -- AG2's OTel: parallel failures whose words hold the separator the results are joined with ------------------------
+
+AG2 = FIXTURES / "ag2" / ".real"
+
+
+def test_ag2_parallel_failures_with_multi_paragraph_words_each_keep_their_own() -> None:
+    """Bug: AG2 joins a response's parallel results with ``"\\n\\n"``; two tools failed with two-paragraph words
+    (``Error: city not found: Atlantis\\n\\nKnown cities: ...``). The text split into more parts than calls, so it was
+    not split: the first failed step took the whole joined text as its result and error (Paris's weather and
+    Lemuria's failure in Atlantis's error) and the other kept a bare ``ExecutionError`` with no result."""
+    [run] = runs(AG2 / "ag2-0.14-otel-parallel-calls-two-fail-multiline.otlp.jsonl", tenant="acme")
+    known = "\n\nKnown cities: Paris, Rome, Tokyo"
+    assert [(s.arguments["city"], s.observation, s.error) for s in run.steps if s.action == "get_weather"] == [
+        ("Atlantis", f"Error: city not found: Atlantis{known}",
+         "ExecutionError: city not found: Atlantis Known cities: Paris, Rome, Tokyo"),
+        ("Paris", "The weather in Paris is 73 degrees and Sunny.", None),
+        ("Lemuria", f"Error: city not found: Lemuria{known}",
+         "ExecutionError: city not found: Lemuria Known cities: Paris, Rome, Tokyo")]
+
+
+def test_ag2_adjacent_parallel_failures_with_multi_paragraph_words_split_where_each_failure_starts() -> None:
+    """The same with the two failures next to each other: several splits keep Paris's result in place; the one
+    where each failed call's part starts with AG2's ``Error: `` is theirs."""
+    [run] = runs(AG2 / "ag2-0.14-otel-parallel-calls-two-fail-multiline-adjacent.otlp.jsonl", tenant="acme")
+    assert [(s.arguments["city"], s.observation) for s in run.steps if s.action == "get_weather"] == [
+        ("Atlantis", "Error: city not found: Atlantis\n\nKnown cities: Paris, Rome, Tokyo"),
+        ("Lemuria", "Error: city not found: Lemuria\n\nKnown cities: Paris, Rome, Tokyo"),
+        ("Paris", "The weather in Paris is 73 degrees and Sunny.")]
