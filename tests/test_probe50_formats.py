@@ -64,3 +64,33 @@ def test_ag2_adjacent_parallel_failures_with_multi_paragraph_words_split_where_e
         ("Atlantis", "Error: city not found: Atlantis\n\nKnown cities: Paris, Rome, Tokyo"),
         ("Lemuria", "Error: city not found: Lemuria\n\nKnown cities: Paris, Rome, Tokyo"),
         ("Paris", "The weather in Paris is 73 degrees and Sunny.")]
+
+
+# -- Codex CLI 0.171: a refused turn leaves no item ------------------------------------------------------------------
+
+REFUSALS = FIXTURES / "codex-cli" / ".real" / "probe-fm50"
+NOT_RECORDED = "the model's reply was not recorded: the turn completed with no message or call from it"
+
+
+def test_a_codex_turn_the_model_refused_says_its_reply_was_not_recorded() -> None:
+    """Bug: the model refused (a Responses API message whose content is ``refusal``); Codex keeps no item it cannot
+    read, so the rollout holds the prompt, the turn's token count and ``task_complete`` with no last message. The
+    run read as an ordinary session (outcome unknown, no error, no step): nothing said the request went unanswered."""
+    [run] = runs(REFUSALS / "refused", tenant="acme")
+    assert (run.task, run.outcome.value, run.steps) == ("REFUSE do something bad", "infra_error", [])
+    assert run.failure is not None and run.failure.error == f"{NOT_RECORDED} (5 output tokens spent)"
+    assert run.failure.cause.startswith("model: ")
+
+
+def test_a_codex_session_refused_on_its_last_turn_says_so_after_an_answered_one() -> None:
+    """The refusal is the session's last turn, after one the model answered: the run ends unanswered."""
+    [run] = runs(REFUSALS / "answered-then-refused", tenant="acme")
+    assert [s.arguments for s in run.steps] == [{"content": "Done."}]
+    assert run.outcome.value == "infra_error" and run.failure.error.startswith(NOT_RECORDED)
+
+
+def test_a_codex_session_answered_after_a_refused_turn_ends_on_no_error() -> None:
+    """Not an error where the model answered a later prompt: the session went on."""
+    [run] = runs(REFUSALS / "refused-then-answered", tenant="acme")
+    assert (run.outcome.value, run.failure, [s.arguments for s in run.steps]) == (
+        "unknown", None, [{"content": "Done."}])

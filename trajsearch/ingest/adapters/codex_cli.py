@@ -120,7 +120,10 @@ Mapping
   ``history_base`` (with ``forked_from_id``) is not followed.
 - outcome: a rollout records no verdict -> ``unknown``; a session whose last
   turn ended in an ``error`` event (or a ``task_complete`` carrying an error)
-  with no model output after it -> ``infra_error`` with that message.
+  with no model output after it -> ``infra_error`` with that message; one whose
+  last turn completed with nothing of the model's recorded after its prompt
+  (``last_agent_message: null``: a refusal, which Codex drops, see ``_NO_REPLY``)
+  -> ``infra_error`` saying the reply was not recorded.
 """
 
 from __future__ import annotations
@@ -193,6 +196,12 @@ _OPENING_LINES = 50
 _REVIEWED_TRANSCRIPT = re.compile(r"^(>>> TRANSCRIPT(?: DELTA)? START)$.*?^(>>> TRANSCRIPT(?: DELTA)? END)$",
                                   re.S | re.M)
 _REVIEWED_SESSION = re.compile(r"^Reviewed Codex session id: (\S+)$", re.M)
+#: A turn that completed (``task_complete``, no error, ``last_agent_message: null``) with nothing of the model's
+#: recorded after its prompt: Codex keeps only the output items it can read (``ContentItem`` has no ``refusal``), so
+#: a refusal (a message whose content is ``{"type": "refusal", ...}``) leaves no item, only the turn's token count
+#: (0.171: checked with the real CLI). The run's error says so, since nothing else in the rollout does.
+_NO_REPLY = "the model's reply was not recorded: the turn completed with no message or call from it"
+_NO_REPLY_CAUSE = "model: the turn ended with no reply Codex could record (a refusal, which Codex drops, or none)"
 _UUID = re.compile(r"([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})", re.I)
 _EXIT_LINE = re.compile(r"^(?:Exit code:?\s*|Process exited with code\s+)(-?\d+)\s*$", re.M)
 _WALL_TIME = re.compile(r"^Wall time: [^\n]*\n")
@@ -1044,10 +1053,14 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     request = _review_request if _is_review(meta) else codex_request
     item_prompts, event_prompts = _Prompts(), _Prompts()
     reviews: list[str] = []
+    silent, spent = False, None  # nothing of the model's since the last prompt; the last call's output tokens
     for kind, payload, at in lines:
         if kind in ("response_item", "event_msg") and _from_model(kind, payload):
             item_prompts.answered()
             event_prompts.answered()
+            silent = False
+        elif kind in ("response_item", "event_msg") and _typed_prompt(kind, payload):
+            silent, spent = True, None
         if kind == "response_item":
             item = as_str(payload.get("type"))
             if item not in OUTPUTS and item != "reasoning":
@@ -1081,6 +1094,12 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
                 if isinstance(error, dict):
                     error = error.get("message") or json.dumps(error)
                 rollout.last_error = short(str(error or "error"), 500, keep="head")
+            elif ev == "task_complete" and silent and "last_agent_message" in payload \
+                    and not payload["last_agent_message"] and not rollout.last_error:
+                said = f" ({spent} output tokens spent)" if spent else ""
+                rollout.last_error = f"{_NO_REPLY}{said}"
+            elif ev == "token_count":
+                spent = as_int(as_dict(as_dict(payload.get("info")).get("last_token_usage")).get("output_tokens"))
             elif ev == "agent_message" and not items:
                 rollout.answer(str(payload.get("message") or "").strip(), at, final=True)
             elif ev == "agent_reasoning" and not items:
@@ -1149,6 +1168,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
         ctx, run_id=f"codex.{session_id}{own}", task=prompts[first], model_id=models[0] if models else None,
         tool_versions={"codex-cli": str(meta["cli_version"])} if meta.get("cli_version") else {},
         steps=rollout.steps, metadata=metadata, last_error=rollout.last_error,
-        error_cause="infrastructure: the session ended on a Codex/model API error",
+        error_cause=_NO_REPLY_CAUSE if (rollout.last_error or "").startswith(_NO_REPLY) else
+        "infrastructure: the session ended on a Codex/model API error",
         created_at=first_time(meta.get("timestamp"), *(at for _, _, at in lines if at)),
     )
