@@ -94,3 +94,40 @@ def test_a_codex_session_answered_after_a_refused_turn_ends_on_no_error() -> Non
     [run] = runs(REFUSALS / "refused-then-answered", tenant="acme")
     assert (run.outcome.value, run.failure, [s.arguments for s in run.steps]) == (
         "unknown", None, [{"content": "Done."}])
+
+
+# -- Gemini CLI stream-json: a shell command that failed printing something ------------------------------------------
+
+GEMINI_SHELL = FIXTURES / "gemini-cli" / ".real" / "probe-fm50"
+
+
+def _shell_steps(name: str) -> list[tuple[str | None, str | None]]:
+    [run] = runs(GEMINI_SHELL / name, tenant="acme")
+    return [(s.arguments["command"], s.error) for s in run.steps if s.action == "run_shell_command"]
+
+
+def test_gemini_stream_shell_command_dying_of_a_python_traceback_is_failed() -> None:
+    """Bug: the ``tool_result`` of a command that failed printing something is ``success`` with its output and no
+    exit code (gemini-cli 0.20 to 0.61). ``python3 load.py`` died of a JSONDecodeError and read as a success: a
+    failure search missed it. Its output ends with a Python traceback: the exception line is the step's error."""
+    assert _shell_steps("stream-python-traceback.jsonl") == [(
+        "python3 load.py",
+        "json.decoder.JSONDecodeError: Expecting property name enclosed in double quotes: line 2 column 1 (char 17)")]
+
+
+def test_gemini_stream_shell_command_not_found_is_failed() -> None:
+    """The same for a program that is not installed: bash's ``command not found`` is the last (only) line."""
+    assert _shell_steps("stream-command-not-found.jsonl") == [
+        ("deployctl deploy --prod", "/usr/bin/bash: line 4: deployctl: command not found")]
+
+
+def test_gemini_stream_shell_output_with_a_traceback_inside_is_no_failure() -> None:
+    """Only the output's end tells: a log with a traceback followed by other lines is the command's success."""
+    assert _shell_steps("stream-log-with-traceback-ok.jsonl") == [("cat app.log", None)]
+
+
+def test_gemini_stream_cat_of_a_missing_file_is_failed() -> None:
+    """The real stream of round 49 (``cat missing.txt``): the step read as a success; its error is cat's line."""
+    [run] = runs(FIXTURES / "gemini-cli" / ".real" / "headless-stream-json.jsonl", tenant="acme")
+    assert [s.error for s in run.steps if s.action == "run_shell_command"] == [
+        None, None, "cat: missing.txt: No such file or directory"]

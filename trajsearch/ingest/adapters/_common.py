@@ -537,6 +537,32 @@ def decisive_line(output: str, *, last_line: bool = True) -> str | None:
     return short(said[-1]) if said and last_line else None
 
 
+#: A last line only a failed command ends on: Python's ``[Errno N]``, the shell's ``...: command not found``, a
+#: program's ``...: No such file or directory`` (``cat``, ``ls``, ``cd``, ``python x.py``).
+_FAILED_LAST_LINE = re.compile(r"\[Errno \d+\]|: command not found$|: No such file or directory$")
+
+
+def ended_failing(output: str) -> str | None:
+    """The failure a command's output shows at its end, where no exit code was kept (converters that drop it:
+    opencode's, openhands-sdk's; Gemini CLI's stream-json, which shows a command's output alone): its last line when
+    that is one only a failed command ends on (``_FAILED_LAST_LINE``), or the exception line of a Python traceback
+    that ends it (the program died of it). Only the end counts: a terminal screen keeps earlier commands' lines,
+    and a line in the middle may be a file's or a log's text. None otherwise: no code, no other words tell."""
+    every = output.splitlines()
+    rows = [n for n, ln in enumerate(every) if ln.strip()]
+    raw = [every[n] for n in rows]
+    if not raw:
+        return None
+    if _FAILED_LAST_LINE.search(raw[-1].strip()):
+        return short(raw[-1].strip())
+    raised = _traceback_ends(raw, rows)
+    last = max(raised, default=None)
+    if last is not None and (last == len(raw) - 1 or raised[last] != raw[last].strip()
+                             and last == len(raw) - 2):  # the exception line (and its message's first line) last
+        return short(raised[last])
+    return None
+
+
 def with_validation_error(lines: list[str], at: int, line: str | None = None) -> str:
     """``line`` (``lines[at]``, stripped), and where it is a pydantic ValidationError's header, ``: field: message``
     of the first error listed under it (``1 validation error for Payment: payment_id: Field required``): the header

@@ -10,12 +10,14 @@ an empty reply, thoughts only, a safety block, ``INVALID_STREAM``) ends on an ``
 ``error`` saying so and a ``result`` of status ``error`` with no ``error`` of its own: that event's message
 is the run's error. The messages of ``error``-severity events are kept in ``metadata.errors``.
 A ``tool_result``'s ``output`` is the tool's display, not what the model got: a shell command
-(``run_shell_command``) that failed is ``success`` with its output and no exit code (so read as no error); one
-that failed printing nothing is ``success`` with the shell tool's own line for it (``Command exited with code:
-N``, ``... terminated by signal: S``, ``tools/shell.ts``), which is the step's error (exit code 1 of a command
-that answers "no" so excepted, see ``exit_code_error``), as is its "Command was automatically cancelled because
-it exceeded the timeout ..." (``tools.shell.inactivityTimeout``); in debug mode (``gemini -d``) the display is
-the report the model got (``Output: ...``, ``Exit Code: N``), read as the chat recording's is. A command whose
+(``run_shell_command``) that failed is ``success`` with its output and no exit code (so read as failed only where
+that output ends on words only a failure ends on: ``No such file or directory``, ``command not found``, a Python
+traceback, see ``_shell_failure``); one that failed printing nothing is ``success`` with the shell tool's own line
+for it (``Command exited with code: N``, ``... terminated by signal: S``, ``tools/shell.ts``), which is the step's
+error (exit code 1 of a command that answers "no" so excepted, see ``exit_code_error``), as is its "Command was
+automatically cancelled because it exceeded the timeout ..." (``tools.shell.inactivityTimeout``); in debug mode
+(``gemini -d``) the display is the report the model got (``Output: ...``, ``Exit Code: N``), read as the chat
+recording's is. A command whose
 own output is exactly one of those lines reads as failed: the display is all the stream has. Unlike Claude
 Code's and Codex's headless streams it holds the prompt, so it is a run: the turn one ``gemini -p`` answered.
 Its id names the session and that turn (``gemini-cli.<session>.turn-<digest of the start and prompt>``),
@@ -43,7 +45,7 @@ from ._agent_cli import (
     session_trajectory,
     strip_terminal_codes,
 )
-from ._common import Context, RecordError, as_dict, short
+from ._common import Context, RecordError, as_dict, ended_failing, short
 
 #: The shell tool's name in every version (``SHELL_TOOL_NAME``): the only tool whose display is read for a failure.
 SHELL_TOOL = "run_shell_command"
@@ -142,7 +144,10 @@ def _shell_failure(action: str, output: Any, arguments: Any) -> str | None:
     printed nothing and failed (``SILENT_FAILURE``), its word for one it cancelled at its inactivity timeout
     (``gemini_cli.shell_timeout_error``), or in debug mode (``gemini -d``) the report the model got,
     read as the recording's is (``gemini_cli.shell_report_error``). A command that failed printing something shows
-    that output alone: no code, so no error; and one that printed exactly the tool's own line reads as failed."""
+    that output alone, no code (every version from 0.20 on: ``shell.ts`` displays ``result.output``, the
+    ``tool_result`` event has no field for it): only its end tells, where it is words only a failure ends on
+    (``_common.ended_failing``: ``cat: x: No such file or directory``, ``bash: foo: command not found``, a Python
+    traceback); and one that printed exactly the tool's own line reads as failed."""
     if action != SHELL_TOOL or not isinstance(output, str):
         return None
     # gemini_cli imports this module to read the stream: its reader of the report is imported when first needed
@@ -153,4 +158,4 @@ def _shell_failure(action: str, output: Any, arguments: Any) -> str | None:
         return short(text, 300) if found.group(1) is None else exit_code_error("", int(found.group(1)), command)
     if timed_out := shell_timeout_error(text):
         return timed_out
-    return shell_report_error(text, command) if text.startswith(_REPORT_START) else None
+    return shell_report_error(text, command) if text.startswith(_REPORT_START) else ended_failing(text)

@@ -195,8 +195,8 @@ from ._agent_cli import (
     loads_skill, slash_command, synthetic_error, task_notifications, typed_prompt, user_words,
 )
 from ._common import (
-    Context, RecordError, as_dict, as_list, build, clip_step_text, clip_task, decisive_line, file_stem, json_object,
-    list_field, named_path, outcome_of_reward, safe_id, short,
+    Context, RecordError, as_dict, as_list, build, clip_step_text, clip_task, decisive_line, ended_failing, file_stem,
+    json_object, list_field, named_path, outcome_of_reward, safe_id, short,
 )
 from ._harbor_errors import reward_void
 from ._mini_swe_agent.commands import DEFAULT_ACTION_REGEXES, text_action
@@ -209,9 +209,6 @@ WHOLE_FILE = True
 #: Searched in a file's first 64 KiB when no record can be parsed from them (see ``detect``).
 SIGNATURE = re.compile(r'"schema_version"\s*:\s*"ATIF', re.I)
 _ERRORISH = re.compile(r"^(?:[A-Za-z_][\w.]*(?:Error|Exception)\b:|Error:|ERROR\b|Traceback)", re.M)
-#: A failed command's last words where no exit code was kept (opencode's, openhands-sdk's converters); only the
-#: output's last line counts: a terminal screen (Terminus) keeps earlier commands' lines.
-_FAILED_LAST_LINE = re.compile(r"\[Errno \d+\]|: command not found$|: No such file or directory$")
 #: The exit code as each converted agent prints it: OpenHands' ``[Command finished with exit code N]``,
 #: Claude Code's ``Exit code N`` (Harbor adds ``[exit_code] N``), Codex's ``Exit code: N`` / ``Process exited
 #: with code N``, Gemini CLI's ``Exit Code: N``, GitHub Copilot CLI's ``<exited with exit code N>`` (its bash
@@ -487,8 +484,8 @@ def _result_error(content: str, flagged: bool, recorded: int | None = None) -> s
             return None
         return f"{line} (exit code {number})" if line else f"exit code {number}"
     said = [ln for ln in lines if ln.strip()]
-    if not known and not flagged and said and _FAILED_LAST_LINE.search(said[-1].strip()):
-        return short(said[-1].strip())
+    if not known and not flagged and (ended := ended_failing(content)):  # its last words (see ``ended_failing``)
+        return ended
     if flagged or (not known and _ERRORISH.search(content)):
         lines = said
         match = next((ln for ln in reversed(lines) if _ERRORISH.search(ln)), lines[0] if lines else "tool error")
