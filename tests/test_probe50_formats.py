@@ -131,3 +131,14 @@ def test_gemini_stream_cat_of_a_missing_file_is_failed() -> None:
     [run] = runs(FIXTURES / "gemini-cli" / ".real" / "headless-stream-json.jsonl", tenant="acme")
     assert [s.error for s in run.steps if s.action == "run_shell_command"] == [
         None, None, "cat: missing.txt: No such file or directory"]
+
+
+def test_ag2_group_executor_parallel_failures_with_two_line_words_each_keep_their_own() -> None:
+    """The group tool executor joins with one ``"\\n"``: failures of two lines each (a pydantic error, a message and
+    a hint) split the text into more parts than calls. Both failed steps kept a bare ``ExecutionError`` and no
+    result; each now has its own two lines."""
+    [run] = runs(AG2 / "ag2-0.14-otel-pattern-parallel-calls-two-fail-multiline.otlp.jsonl", tenant="acme")
+    assert [(s.arguments["city"], s.observation) for s in run.steps if s.action == "get_weather"] == [
+        ("Atlantis", "Error: city not found: Atlantis\nKnown cities: Paris, Rome, Tokyo"),
+        ("Paris", "The weather in Paris is 73 degrees and Sunny."),
+        ("Lemuria", "Error: city not found: Lemuria\nKnown cities: Paris, Rome, Tokyo")]
