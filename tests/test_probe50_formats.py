@@ -77,23 +77,26 @@ def test_a_codex_turn_the_model_refused_says_its_reply_was_not_recorded() -> Non
     read, so the rollout holds the prompt, the turn's token count and ``task_complete`` with no last message. The
     run read as an ordinary session (outcome unknown, no error, no step): nothing said the request went unanswered."""
     [run] = runs(REFUSALS / "refused", tenant="acme")
-    assert (run.task, run.outcome.value, run.steps) == ("REFUSE do something bad", "infra_error", [])
+    assert (run.task, run.outcome.value) == ("REFUSE do something bad", "infra_error")
     assert run.failure is not None and run.failure.error == f"{NOT_RECORDED} (5 output tokens spent)"
     assert run.failure.cause.startswith("model: ")
+    assert [(s.action, s.error) for s in run.steps] == [(None, run.failure.error)]
 
 
 def test_a_codex_session_refused_on_its_last_turn_says_so_after_an_answered_one() -> None:
     """The refusal is the session's last turn, after one the model answered: the run ends unanswered."""
     [run] = runs(REFUSALS / "answered-then-refused", tenant="acme")
-    assert [s.arguments for s in run.steps] == [{"content": "Done."}]
+    assert [(s.arguments, bool(s.error)) for s in run.steps] == [({"content": "Done."}, False), (None, True)]
     assert run.outcome.value == "infra_error" and run.failure.error.startswith(NOT_RECORDED)
 
 
 def test_a_codex_session_answered_after_a_refused_turn_ends_on_no_error() -> None:
-    """Not an error where the model answered a later prompt: the session went on."""
+    """Not the run's error where the model answered a later prompt: the session went on. The refused turn is a step
+    of its own: else the later prompt's answer ("Done.") read as the answer to the refused task."""
     [run] = runs(REFUSALS / "refused-then-answered", tenant="acme")
-    assert (run.outcome.value, run.failure, [s.arguments for s in run.steps]) == (
-        "unknown", None, [{"content": "Done."}])
+    assert (run.outcome.value, run.failure) == ("unknown", None)
+    assert [(s.action, s.arguments, s.error) for s in run.steps] == [
+        (None, None, f"{NOT_RECORDED} (5 output tokens spent)"), ("respond", {"content": "Done."}, None)]
 
 
 # -- Gemini CLI stream-json: a shell command that failed printing something ------------------------------------------

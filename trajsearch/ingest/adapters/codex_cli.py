@@ -199,7 +199,8 @@ _REVIEWED_SESSION = re.compile(r"^Reviewed Codex session id: (\S+)$", re.M)
 #: A turn that completed (``task_complete``, no error, ``last_agent_message: null``) with nothing of the model's
 #: recorded after its prompt: Codex keeps only the output items it can read (``ContentItem`` has no ``refusal``), so
 #: a refusal (a message whose content is ``{"type": "refusal", ...}``) leaves no item, only the turn's token count
-#: (0.171: checked with the real CLI). The run's error says so, since nothing else in the rollout does.
+#: (0.171: checked with the real CLI). A step (no action: the words are ours) and, on the last turn, the run's error
+#: say so, since nothing else in the rollout does: a later prompt's answer would read as the refused prompt's.
 _NO_REPLY = "the model's reply was not recorded: the turn completed with no message or call from it"
 _NO_REPLY_CAUSE = "model: the turn ended with no reply Codex could record (a refusal, which Codex drops, or none)"
 _UUID = re.compile(r"([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})", re.I)
@@ -1098,6 +1099,8 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
                     and not payload["last_agent_message"] and not rollout.last_error:
                 said = f" ({spent} output tokens spent)" if spent else ""
                 rollout.last_error = f"{_NO_REPLY}{said}"
+                rollout.steps.append({"action": None, "observation": f"{_NO_REPLY}{said} (a refusal, which Codex "
+                                      "drops, or none)", "error": rollout.last_error, "started_at": iso_time(at)})
             elif ev == "token_count":
                 spent = as_int(as_dict(as_dict(payload.get("info")).get("last_token_usage")).get("output_tokens"))
             elif ev == "agent_message" and not items:
