@@ -277,13 +277,21 @@ def _answered_joined(steps: list[dict[str, Any] | None], message: dict[str, Any]
     return False
 
 
+#: How many partial splits :func:`_joined_parts` tries before it gives up (no part then answered).
+_SPLITS_TRIED = 1_000
+
+
 def _joined_parts(text: str, steps: list[dict[str, Any]], open_: set[int], sep: str) -> list[str] | None:
     """The one split of ``text`` (results joined by ``sep``) into a part per step, each answered step's (not in
     ``open_``) its own result, or None. An open step's part may hold ``sep`` itself (a multi-line exception's words):
     it ends where the rest still splits so. Where two open parts meet, several splits may do: of those, only the one
-    whose failed steps' parts all start with AG2's word for a failure (``ag2.FAILED_RESULT``) is taken, if one."""
+    whose failed steps' parts all start with AG2's word for a failure (``ag2.FAILED_RESULT``) is taken, if one.
+    The splits tried are bounded (``_SPLITS_TRIED``): long outputs of many lines would make them countless."""
+    tried = [0]
+
     def splits(at: int, n: int) -> Iterator[list[str]]:
-        if n == len(steps):
+        tried[0] += 1
+        if n == len(steps) or tried[0] > _SPLITS_TRIED:
             return
         last = n == len(steps) - 1
         if id(steps[n]) not in open_:
@@ -296,12 +304,16 @@ def _joined_parts(text: str, steps: list[dict[str, Any]], open_: set[int], sep: 
         if last:
             yield [text[at:]]
             return
-        end = text.find(sep, at)
+        after = steps[n + 1]  # an answered step's result is where the open part may end
+        to = sep if id(after) in open_ else f"{sep}{after['observation']}{'' if n + 2 == len(steps) else sep}"
+        end = text.find(to, at)
         while end != -1:
             yield from ([text[at:end], *rest] for rest in splits(end + len(sep), n + 1))
-            end = text.find(sep, end + 1)
+            end = text.find(to, end + 1)
 
     found = list(islice(splits(0, 0), 50))
+    if tried[0] > _SPLITS_TRIED:
+        return None
     if len(found) > 1:
         found = [parts for parts in found if all(part.startswith(FAILED_RESULT) for s, part in zip(steps, parts)
                                                  if id(s) in open_ and s.get("error"))]
