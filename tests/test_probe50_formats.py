@@ -145,3 +145,10 @@ def test_ag2_group_executor_parallel_failures_with_two_line_words_each_keep_thei
         ("Atlantis", "Error: city not found: Atlantis\nKnown cities: Paris, Rome, Tokyo"),
         ("Paris", "The weather in Paris is 73 degrees and Sunny."),
         ("Lemuria", "Error: city not found: Lemuria\nKnown cities: Paris, Rome, Tokyo")]
+
+
+def test_gemini_stream_pytest_session_with_a_failed_test_is_failed() -> None:
+    """The coding agent's commonest failing command: pytest with a failed test exits 1, the stream shows its output
+    alone. Its last line is pytest's tally of a failed session (``1 failed, 1 passed in 4.79s``): failed."""
+    assert _shell_steps("stream-pytest-failed.jsonl") == [
+        ("python3 -m pytest -q -p no:cacheprovider", "1 failed, 1 passed in 4.79s")]

@@ -540,12 +540,16 @@ def decisive_line(output: str, *, last_line: bool = True) -> str | None:
 #: A last line only a failed command ends on: Python's ``[Errno N]``, the shell's ``...: command not found``, a
 #: program's ``...: No such file or directory`` (``cat``, ``ls``, ``cd``, ``python x.py``).
 _FAILED_LAST_LINE = re.compile(r"\[Errno \d+\]|: command not found$|: No such file or directory$")
+#: pytest's last line for a session with failed tests or errors (``1 failed, 1 passed in 0.12s``, framed by ``=`` unless
+#: ``-q``; ``failed`` comes first of the counts, ``error`` after the others): it exits 1 (2 on an interrupt).
+_PYTEST_FAILED = re.compile(r"^(?:=+ )?(?:\d+ \w+, )*\d+ (?:failed|errors?)\b.* in \d+(?:\.\d+)?s\b.*?(?: =+)?$")
 
 
 def ended_failing(output: str) -> str | None:
     """The failure a command's output shows at its end, where no exit code was kept (converters that drop it:
     opencode's, openhands-sdk's; Gemini CLI's stream-json, which shows a command's output alone): its last line when
-    that is one only a failed command ends on (``_FAILED_LAST_LINE``), or the exception line of a Python traceback
+    that is one only a failed command ends on (``_FAILED_LAST_LINE``; pytest's tally of a failed session,
+    ``_PYTEST_FAILED``, then the line saying most, see :func:`decisive_line`), or the exception line of a Python traceback
     that ends it (the program died of it). Only the end counts: a terminal screen keeps earlier commands' lines,
     and a line in the middle may be a file's or a log's text. None otherwise: no code, no other words tell."""
     every = output.splitlines()
@@ -555,6 +559,8 @@ def ended_failing(output: str) -> str | None:
         return None
     if _FAILED_LAST_LINE.search(raw[-1].strip()):
         return short(raw[-1].strip())
+    if _PYTEST_FAILED.match(raw[-1].strip()):  # the session's failures say more: its short summary's first
+        return decisive_line(output)
     raised = _traceback_ends(raw, rows)
     last = max(raised, default=None)
     if last is not None and (last == len(raw) - 1 or raised[last] != raw[last].strip()
