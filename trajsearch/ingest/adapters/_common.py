@@ -549,9 +549,9 @@ def ended_failing(output: str) -> str | None:
     """The failure a command's output shows at its end, where no exit code was kept (converters that drop it:
     opencode's, openhands-sdk's; Gemini CLI's stream-json, which shows a command's output alone): its last line when
     that is one only a failed command ends on (``_FAILED_LAST_LINE``; pytest's tally of a failed session,
-    ``_PYTEST_FAILED``, then the line saying most, see :func:`decisive_line`), or the exception line of a Python traceback
-    that ends it (the program died of it). Only the end counts: a terminal screen keeps earlier commands' lines,
-    and a line in the middle may be a file's or a log's text. None otherwise: no code, no other words tell."""
+    ``_PYTEST_FAILED``, then the line saying most, see :func:`decisive_line`), or the exception line of a Python
+    traceback that ends it (the program died of it). Only the end counts: a terminal screen keeps earlier commands'
+    lines, and a line in the middle may be a file's or a log's text. None otherwise: no code, no other words tell."""
     every = output.splitlines()
     rows = [n for n, ln in enumerate(every) if ln.strip()]
     raw = [every[n] for n in rows]
