@@ -61,7 +61,8 @@ from .represent import (INGESTED_FROM, WINDOW_TOKENS_SINCE, Row, Summarizer, Win
 from .store.fields import MAX_TOOLS
 from .store.filters import Filters
 from .store.index import TrajectoryIndex
-from .store.traces import TraceAccessError, TraceCorruptError, TraceStore, TraceStoreError, TraceStoreSetupError
+from .store.traces import (TraceAccessError, TraceCorruptError, TraceNotFoundError, TraceStore, TraceStoreError,
+                           TraceStoreSetupError)
 
 if TYPE_CHECKING:
     from .ingest.read import Parsed
@@ -147,9 +148,11 @@ def disk_full(exc: BaseException | None) -> bool:
 
 
 def _trace_error_is_transient(exc: BaseException) -> bool:
-    # access and corruption errors are the caller's or the data's fault, a full disk the operator's: retrying cannot help
+    # access and corruption errors are the caller's or the data's fault, a full disk the operator's: retrying cannot
+    # help; nor can it bring back a trace that is not there (files removed, a bucket emptied: 3.5 s a run of a
+    # re-ingest lost to retries, probe 50), which S3 and the file store say at once and for good
     return isinstance(exc, (TraceStoreError, OSError)) and not disk_full(exc) \
-        and not isinstance(exc, (TraceAccessError, TraceCorruptError, TraceStoreSetupError))
+        and not isinstance(exc, (TraceAccessError, TraceCorruptError, TraceStoreSetupError, TraceNotFoundError))
 
 
 def _index_error_is_transient(exc: BaseException) -> bool:
@@ -563,6 +566,10 @@ class Indexer:
         try:
             return self.retry.run(f"trace store read of {key[1]}", lambda: self.traces.get(uri, tenant=key[0]),
                                   _trace_error_is_transient)
+        except TraceNotFoundError:  # one line, at once: the run is written as read, and its trace with it
+            log.warning("the stored trace of %s is missing (%s): the run is written again as read; a verdict an "
+                        "outcome file gave it before is not kept", key[1], uri)
+            return None
         except Exception as exc:  # noqa: BLE001 - its verdict cannot be told: the run is written as read
             log.warning("the stored trace of %s cannot be read (%s): its verdict, if an outcome file gave one, is "
                         "not kept", key[1], exc)
