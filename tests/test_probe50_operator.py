@@ -8,14 +8,23 @@ results files of task 2 (grok, and a course project's Qwen run), both named ``re
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
+import subprocess
 import sys
 import time
 from pathlib import Path
 
-import subprocess
+from trajsearch.embed import HashingEmbedder
+from trajsearch.search import TrajSearch
+from trajsearch.service.auth import KeyRing, key_entry, new_key
+from trajsearch.service.server import ServiceServer
 
 ROOT = Path(__file__).resolve().parent.parent
+TAU = Path(__file__).parent / "fixtures" / "tau-bench" / ".real"
+REACT_GROK = TAU / "react-grok-4-fast-reasoning-0.0_range_0--1_user-grok-4-fast-reasoning-llm_1129215652.json"
+REACT_QWEN = TAU / "react-qwen-think-airline.json"  # task 2, trial 0 as in REACT_GROK: another model's run of it
 SWE = Path(__file__).parent / "fixtures" / "swe-agent" / ".real" / \
     "gpt4__swe-bench-dev-easy_first_only__default__t-0.00__p-0.95__c-3.00__install-1"
 
@@ -29,9 +38,79 @@ def _env(**extra: str) -> dict[str, str]:
     return env
 
 
-def _ingest(env: dict[str, str], *args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "trajsearch.cli", "ingest", *args, "-q"], cwd=ROOT, env=env,
+def _ingest(env: dict[str, str], *args: str, stdin: bytes | None = None, cwd: Path = ROOT
+            ) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "trajsearch.cli", "ingest", *args, "-q"], cwd=cwd, env=env,
                           capture_output=True, input=stdin, timeout=600)
+
+
+def _two_run_folders(tmp_path: Path) -> None:
+    """``runA/results.json`` (grok's runs of tasks 2 and 14) and ``runB/results.json`` (Qwen's run of task 2):
+    tau-bench takes run ids from the file name, so both hold ``tau-results-2-t0``."""
+    for name, source in (("runA", REACT_GROK), ("runB", REACT_QWEN)):
+        (tmp_path / name).mkdir()
+        shutil.copy(source, tmp_path / name / "results.json")
+
+
+def _said(done: subprocess.CompletedProcess) -> str:
+    assert done.returncode == 0, done.stdout + done.stderr
+    return " ".join(done.stderr.decode().split())
+
+
+REPLACED = "1 stored run(s) replaced by a different run of the same id from another file"
+
+
+def test_a_piped_dump_replacing_another_files_run_is_said(tmp_path: Path) -> None:
+    """Item 1: ``cat runB/results.json | trajsearch ingest - --stream-name runB/results.json`` after the same of
+    runA replaced runA's run of task 2 in silence (the stream's copy is no file the indexer could tell apart); a
+    stream given no name is a dump never seen before. Piping the same dump under its name again says nothing, and
+    neither does the file itself ingested by its path after it was piped under that name."""
+    _two_run_folders(tmp_path)
+    env = _env(TRAJSEARCH_HOME=str(tmp_path / "home"))
+
+    def piped(name: str, *named: str) -> subprocess.CompletedProcess:
+        return _ingest(env, "-", "-t", "acme", *named, stdin=(tmp_path / name / "results.json").read_bytes(),
+                       cwd=tmp_path)
+
+    assert REPLACED not in _said(piped("runA", "--stream-name", "runA/results.json"))
+    said = _said(piped("runB", "--stream-name", "runB/results.json"))
+    assert REPLACED in said and "tau-results-2-t0: now from standard input" in said, said
+    assert "replaced" not in _said(piped("runB", "--stream-name", "runB/results.json"))  # the same dump again
+    regraded = json.loads((tmp_path / "runB" / "results.json").read_text())
+    regraded[0]["reward"] = 1.0 - regraded[0]["reward"]
+    (tmp_path / "runB" / "results.json").write_text(json.dumps(regraded))
+    update = _ingest(env, "runB/results.json", "-t", "acme", cwd=tmp_path)  # the file it was piped as: an update
+    assert b"ingested 1" in update.stdout and "replaced" not in _said(update), update.stdout
+    assert REPLACED not in _said(piped("runA"))  # no name (ids of the copy's: tau-stdin-...)
+    said = _said(piped("runB"))  # nor here: which dump it is cannot be told, and its run differs
+    assert REPLACED in said and "tau-stdin-2-t0: now from standard input" in said, said
+
+
+def test_an_ingest_over_the_server_replacing_another_files_run_is_said(tmp_path: Path) -> None:
+    """Item 1: ``ingest runB --server`` after ``ingest runA --server`` replaced runA's run of task 2 in silence
+    (the server sees no file). The client marks each run with the file it read (a digest of its path); the server
+    compares it with the stored run's as a local ingest does and marks the record in its answer. A re-ingest of
+    the same file (its run re-graded) is an update, said nothing of; the stored trace keeps a digest, no mark."""
+    _two_run_folders(tmp_path)
+    key = new_key()
+    ts = TrajSearch.open(str(tmp_path / "srv.db"), traces=str(tmp_path / "srv-t"), embedder=HashingEmbedder())
+    with ServiceServer(ts, KeyRing.from_entries([key_entry(key, tenant="acme", role="write")]),
+                       address="127.0.0.1:0") as srv:
+        env = _env(TRAJSEARCH_HOME=str(tmp_path / "client"), TRAJSEARCH_SERVER=srv.address, TRAJSEARCH_API_KEY=key)
+        assert REPLACED not in _said(_ingest(env, str(tmp_path / "runA")))
+        said = _said(_ingest(env, str(tmp_path / "runB")))
+        assert REPLACED in said and f"tau-results-2-t0: now from {tmp_path / 'runB' / 'results.json'}" in said, said
+        report = json.loads(_ingest(env, str(tmp_path / "runA"), "--json").stdout)
+        assert report["other_runs_replaced"] == 1, report
+        regraded = json.loads((tmp_path / "runA" / "results.json").read_text())
+        for run in regraded:
+            run["reward"] = 1.0 - run["reward"]
+        (tmp_path / "runA" / "results.json").write_text(json.dumps(regraded))
+        update = _ingest(env, str(tmp_path / "runA"))
+        assert b"ingested 2" in update.stdout and "replaced" not in _said(update), update.stdout
+        stored = ts.get_trace(ts.run("tau-results-2-t0", tenant="acme").trace_uri, tenant="acme")
+    ts.close()
+    assert stored.metadata["ingested_from"].isalnum() and len(stored.metadata["ingested_from"]) == 16
 
 
 def _upgraded(env: dict[str, str], tmp_path: Path) -> dict[str, str]:

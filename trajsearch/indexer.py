@@ -57,7 +57,8 @@ from .ingest.outcomes import file_verdict, has_own_verdict, keep_verdict
 from .model import Trajectory, valid_id
 from .results import IngestReport, Rejection
 from .represent import (INGESTED_FROM, WINDOW_TOKENS_SINCE, Row, Summarizer, WindowConfig, content_hash, embed_rows,
-                        extractive_summary, file_digest, indexed_version, represent, row_id, token_cap)
+                        extractive_summary, file_digest, indexed_version, marked_digest, represent, row_id,
+                        token_cap)
 from .store.fields import MAX_TOOLS
 from .store.filters import Filters
 from .store.index import TrajectoryIndex
@@ -225,6 +226,9 @@ class _Batch:
     records: dict[Key, list[dict[str, Any]]] = field(default_factory=dict)
     #: key -> the dump file each run was read from (items that say, as ``ingest.read.Parsed`` does)
     sources: dict[Key, str] = field(default_factory=dict)
+    #: key -> :func:`~trajsearch.represent.file_digest` of where each run was read from: of its file, or as its
+    #: reader marked it (``represent.SOURCE_MARK``: a server's stream, a piped dump)
+    digests: dict[Key, str] = field(default_factory=dict)
     #: key -> the stored copy of a changed run, read from its trace once (None: unreadable)
     stored_runs: dict[Key, Trajectory | None] = field(default_factory=dict)
     #: key -> (the file the stored run was written from, None when not known here; the file of the run replacing
@@ -287,6 +291,9 @@ class Indexer:
         #: of (a bound: an ingest of a million one-run files): the stored trace keeps the digest only, so an
         #: earlier file is named when this process met it
         self._dump_files: dict[str, str] = {}
+        #: the stored runs this indexer replaced with a different run of another file (see ``_note_other_files``),
+        #: over all its :meth:`add` calls: a server marks their records in its answer
+        self.other_runs: set[Key] = set()
 
     # -- the pipeline ------------------------------------------------------------------------
 
@@ -452,10 +459,15 @@ class Indexer:
                         earlier, earlier_fmt = batch.runs.pop(key)
                         batch.repeats.append((key, earlier_fmt, content_hash(earlier, self.window)))
                     batch.runs[key] = (run, str(fmt))
-                    if source := getattr(item, "source", None):
+                    source = getattr(item, "source", None)
+                    if digest := marked_digest(run) or (file_digest(str(source)) if source else None):
+                        batch.digests[key] = digest
+                        if source and len(self._dump_files) < 65_536:
+                            self._dump_files.setdefault(digest, str(source))
+                    else:
+                        batch.digests.pop(key, None)
+                    if source:
                         batch.sources[key] = str(source)
-                        if len(self._dump_files) < 65_536:
-                            self._dump_files.setdefault(file_digest(str(source)), str(source))
                     else:
                         batch.sources.pop(key, None)
             batch.hashes = {k: content_hash(t, self.window) for k, (t, _) in batch.runs.items()}
@@ -516,12 +528,12 @@ class Indexer:
         (``ingest.read.DistinctIds``); not by :func:`~trajsearch.ingest.read.continues`, whose session start
         a format without times takes from each file's mtime, so two files' saves never shared it. An unchanged
         run reads no trace, so a rerun pays nothing for this, a changed run one trace read (shared with
-        ``_keep_verdicts``), without retries: a trace that cannot be read has nothing to compare. Only runs read
-        from files are checked: a server's ingest stream (``--server``) carries no file, and neither does a dump
-        piped in, so theirs are not said."""
+        ``_keep_verdicts``), without retries: a trace that cannot be read has nothing to compare. Runs read from
+        files here are checked, and runs their reader marked with the file it read (``represent.SOURCE_MARK``:
+        ``ingest --server`` and a dump piped in, whose files this process never sees; probe 50, OP 1)."""
         from .ingest.read import parts_ways  # (the ingest package imports this module)
 
-        for key, source in list(batch.sources.items()):
+        for key, digest in list(batch.digests.items()):
             if key not in batch.stored or batch.stored[key] == batch.hashes[key]:
                 continue
             stored = self._stored_copy(batch, key, quiet=True)
@@ -529,15 +541,16 @@ class Indexer:
             was = self._dump_files.get(before)
             if before and not re.fullmatch(r"[0-9a-f]{16}", before):  # written before digests: the file's path
                 was, before = before, file_digest(before)
-            if not before or before == file_digest(source):
+            if not before or before == digest:
                 continue
             run, fmt = batch.runs[key]
             if len(stored.steps) > len(run.steps) and not parts_ways(run, stored):  # an earlier save: the later stays
                 batch.runs[key], batch.hashes[key] = (stored, fmt), content_hash(stored, self.window)
-                batch.sources.pop(key)
+                batch.digests.pop(key)
+                batch.sources.pop(key, None)
                 batch.kept_verdicts.discard(key)
             elif parts_ways(run, stored):
-                batch.others[key] = (was, source)
+                batch.others[key] = (was, batch.sources.get(key) or "a stream of the server's ingest")
 
     def _stored_copy(self, batch: _Batch, key: Key, *, quiet: bool = False) -> Trajectory | None:
         """The stored copy of a batch's run, read from the trace store at most once per batch (``quiet``: with
@@ -548,9 +561,10 @@ class Indexer:
 
     @staticmethod
     def _as_stored(batch: _Batch, key: Key) -> Trajectory:
-        """A batch's run as its trace is stored: with the dump file it was read from, when the item said."""
+        """A batch's run as its trace is stored: with the dump file it was read from, when the item or the run's
+        reader said (a reader's mark is never stored: its digest is)."""
         run = batch.runs[key][0]
-        if not (source := batch.sources.get(key)) or run.metadata.get(INGESTED_FROM) == (digest := file_digest(source)):
+        if (digest := batch.digests.get(key)) is None or run.metadata.get(INGESTED_FROM) == digest:
             return run
         return run.model_copy(update={"metadata": {**run.metadata, INGESTED_FROM: digest}})
 
@@ -619,7 +633,9 @@ class Indexer:
                 what = "unchanged"
             _tally(report, fmt, what)
         report.verdicts_kept += len(batch.kept_verdicts)
-        report.note_other_runs([(key[1], *batch.others[key]) for key in todo if key in batch.others])
+        others = [key for key in todo if key in batch.others]
+        report.note_other_runs([(key[1], *batch.others[key]) for key in others])
+        self.other_runs.update(others)
         for key, fmt, chash in batch.repeats:  # a copy of a run that a later copy in the same batch replaced
             _tally(report, fmt, "unchanged" if chash == batch.hashes[key] else "replaced")
         for item in batch.items:

@@ -22,6 +22,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import secrets
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator, Protocol, Sequence
@@ -489,6 +490,33 @@ def file_digest(path: str) -> str:
     except (OSError, ValueError, RuntimeError):  # a name no file system path holds (a stream's): as it is
         pass
     return hashlib.blake2b(path.encode(errors="surrogateescape"), digest_size=8).hexdigest()
+
+
+#: What a reader puts in ``metadata[INGESTED_FROM]`` where the indexer that stores the run cannot see the dump
+#: file (a server's ingest stream, ``ingest --server``; a dump piped in, whose file is a temporary copy): this
+#: prefix and the :func:`file_digest` of the file the operator named. The indexer stores the digest alone, as it
+#: stores a file's it read itself, and compares it the same way (probe 50, OP 1: both replaced a stored run in
+#: silence). A stream given no name is a dump never seen before (:func:`stream_mark`).
+SOURCE_MARK = "read-from:"
+
+
+def source_mark(path: str) -> str:
+    """The :data:`SOURCE_MARK` of the dump file ``path`` (resolved here, where the operator named it)."""
+    return SOURCE_MARK + file_digest(path)
+
+
+def stream_mark() -> str:
+    """The :data:`SOURCE_MARK` of a stream no name was given (``cat dump | trajsearch ingest -``): which dump it
+    was cannot be told, so any different run of its ids that replaces a stored one is said."""
+    return SOURCE_MARK + secrets.token_hex(8)
+
+
+def marked_digest(trajectory: Trajectory) -> str | None:
+    """The file digest a run's reader marked it with (:data:`SOURCE_MARK`), if any."""
+    mark = trajectory.metadata.get(INGESTED_FROM)
+    if isinstance(mark, str) and re.fullmatch(re.escape(SOURCE_MARK) + "[0-9a-f]{16}", mark):
+        return mark[len(SOURCE_MARK):]
+    return None
 
 
 def run_content(trajectory: Trajectory, *, without: frozenset[str] = frozenset()) -> str:

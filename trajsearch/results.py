@@ -97,6 +97,11 @@ class Rejection:
 #: How many runs replaced by another file's an ingest report names (it counts them all).
 EXAMPLES_KEPT = 20
 
+#: The ``reason`` a server's ingest answer gives an accepted record whose run replaced a different stored run of its
+#: id, read from another file (``Indexer._note_other_files``): the reply's one field per record that an accepted
+#: record leaves empty, so that no field need be added to the protocol and an older client reads nothing into it.
+OTHER_RUN_REPLACED = "replaced a different stored run of this id, read from another file"
+
 
 @dataclass
 class IngestReport:

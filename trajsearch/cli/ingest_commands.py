@@ -122,7 +122,7 @@ def ingest(
                                 defaults=defaults, group_by=group_by, outcomes=outcomes.resolve() if outcomes else None,
                                 success_threshold=success_threshold, shard=job_shard, checkpoint=checkpoint,
                                 dead_letter=dead_letter or rejects, resume=not restart, state_dir=states.resolve(),
-                                streams=streams.names)
+                                streams=streams.names, stream_marks=streams.marks)
                 results = _ingest_here(job, workers, uri or default_uri(), traces, quiet or as_json, log_every)
     except _ServerStopped as stopped:  # said once the copies of piped input are removed (see leave_now)
         if stopped.code == EXIT_FAILED:
@@ -311,7 +311,7 @@ def _ingest_remote(paths: List[Path], server: str, ca: Path | None, uri: str | N
                    log_every: float = LOG_EVERY) -> list[dict[str, Any]]:
     """Parse here, stream to the server: the tenant is the key's (a --tenant naming another is refused)."""
     from ..ingest.outcomes import OutcomeTable
-    from ..ingest.read import (ClippedRuns, NamedAfterSpool, PassedOverGroups, as_given, parsed_as_given,
+    from ..ingest.read import (ClippedRuns, NamedAfterSpool, PassedOverGroups, as_given, marked, parsed_as_given,
                                 plan_inputs, read_inputs)
     from ..service.client import DeadlineExceeded, ResourceExhausted, Unavailable
 
@@ -334,8 +334,9 @@ def _ingest_remote(paths: List[Path], server: str, ca: Path | None, uri: str | N
                       runs="runs and records sent to the server") as bar:
             task = bar.add_task("ingest", total=sum(u.size for u in units) or None, runs=0)
             sent = [0]
-            records = _sent(units, (clipped(parsed_as_given(spooled(p), streams.names)) for p in parsed), bar, task,
-                            sent)
+            # each run marked with the file it was read from: the server sees no file (probe 50, OP 1)
+            records = _sent(units, (clipped(parsed_as_given(marked(spooled(p), streams.marks), streams.names))
+                                    for p in parsed), bar, task, sent)
             try:
                 with _said_when_interrupted(lambda: _sent_so_far(sent[0])):
                     report = api.api.add(records, timeout=3600)

@@ -45,7 +45,7 @@ from .outcomes import OutcomeTable
 from ..fsutil import own_private, pid_alive, private_dir
 from ..indexer import IngestReport, Marker
 from .read import (KEPT_REJECTIONS, ClippedRuns, DistinctIds, NamedAfterSpool, Parsed, PassedOverGroups, ReadOptions,
-                   Unit, fingerprint, make_context, parsed_as_given, plan_inputs, read_unit)
+                   Unit, fingerprint, make_context, marked, parsed_as_given, plan_inputs, read_unit)
 
 log = logging.getLogger(__name__)
 
@@ -98,6 +98,8 @@ class IngestJob:
     #: inputs that were streams (a pipe, a FIFO, stdin), by the path of their copy: what the operator named
     #: (see read.Streams). A stream is read whole each time: its units are left out of the checkpoint
     streams: Mapping[str, str] = field(default_factory=dict)
+    #: the same copies' marks (``read.Streams.marks``): which file the indexer is told a stream's runs are of
+    stream_marks: Mapping[str, str] = field(default_factory=dict)
 
     def to_json(self) -> str:
         """The job as JSON, to hand to a worker process (see :mod:`trajsearch.ingest.worker`)."""
@@ -106,6 +108,7 @@ class IngestJob:
         data["shard"] = str(self.shard)
         data["defaults"] = dict(self.defaults)
         data["streams"] = dict(self.streams)
+        data["stream_marks"] = dict(self.stream_marks)
         return json.dumps(data, default=str)
 
     @classmethod
@@ -244,7 +247,7 @@ def run_ingest(
                     distinct.remember(parsed)
                     continue
                 parsed = distinct(parsed)
-                yield clipped(_as_named(spooled(parsed), job.streams) if unit.key in streamed else parsed)
+                yield clipped(_as_named(spooled(parsed), job) if unit.key in streamed else parsed)
             if unit.key not in streamed:
                 yield Marker(("unit-done", unit.key))
 
@@ -345,10 +348,11 @@ def _close_state(checkpoint: Checkpoint, dead: DeadLetter, *, failing: bool) -> 
             log.debug("ingest state not saved after the failure: %s", exc)
 
 
-def _as_named(parsed: Parsed, streams: Mapping[str, str]) -> Parsed:
-    """A record of a stream's copy as of the stream the operator named, and out of the checkpoint: nothing can
-    resume a stream, a rerun reads it whole."""
-    return replace(parsed_as_given(parsed, streams), unit=None)
+def _as_named(parsed: Parsed, job: IngestJob) -> Parsed:
+    """A record of a stream's copy as of the stream the operator named, its run marked with the file the stream
+    stands for (the copy's name is no file's: probe 50, OP 1), and out of the checkpoint: nothing can resume a
+    stream, a rerun reads it whole."""
+    return replace(parsed_as_given(marked(parsed, job.stream_marks), job.streams), unit=None)
 
 
 # -- local workers -----------------------------------------------------------------------

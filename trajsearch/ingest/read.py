@@ -43,7 +43,7 @@ from pydantic import ValidationError
 
 from trajsearch.fsutil import pid_alive
 from trajsearch.model import Trajectory, valid_tenant
-from trajsearch.represent import run_content
+from trajsearch.represent import INGESTED_FROM, run_content, source_mark, stream_mark
 
 from . import sources
 from .adapters import ADAPTERS, Context, RecordError, adapter_for, is_grouped, side_path
@@ -245,6 +245,9 @@ class Streams:
         _sweep_orphaned_copies()
         self._dir = tempfile.TemporaryDirectory(prefix=f"{STREAMS_PREFIX}{_host()}-{os.getpid()}-")
         self.names: dict[str, str] = {}  # the copy's path -> the input as named
+        #: the copy's path -> the mark its runs carry to the indexer (``represent.SOURCE_MARK``): of the file the
+        #: operator named it after (``--stream-name``, from here), or of a dump never seen before
+        self.marks: dict[str, str] = {}
 
     def take(self, path: Path, name: str | None = None) -> Path:
         """``path`` itself, or for a stream its copy, read to the end now (a named FIFO waits for its writer).
@@ -258,6 +261,7 @@ class Streams:
         with _open_stream(path) as source, open(copy, "wb") as target:
             _copy_stream(source, target)
         self.names[str(copy)] = "standard input" if str(path) == STDIN else str(path)
+        self.marks[str(copy)] = source_mark(name) if name is not None else stream_mark()
         return copy
 
     def given(self, text: str) -> str:
@@ -335,6 +339,17 @@ def as_given(text: str, names: Mapping[str, str]) -> str:
     for copy, name in names.items():
         text = text.replace(copy, name)
     return text
+
+
+def marked(parsed: Parsed, marks: Mapping[str, str]) -> Parsed:
+    """``parsed`` (read from its file or a stream's copy, before :func:`parsed_as_given`) with its run marked with
+    the file it was read from (``represent.SOURCE_MARK``), for an indexer that cannot see that file: a stream's
+    by ``marks`` (:attr:`Streams.marks`), any other by its path."""
+    if (run := parsed.trajectory) is None:
+        return parsed
+    mark = next((m for copy, m in marks.items() if parsed.source == copy or parsed.source.startswith(copy + os.sep)),
+                None) or source_mark(parsed.source)
+    return replace(parsed, trajectory=run.model_copy(update={"metadata": {**run.metadata, INGESTED_FROM: mark}}))
 
 
 def parsed_as_given(parsed: Parsed, names: Mapping[str, str]) -> Parsed:

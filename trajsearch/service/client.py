@@ -36,7 +36,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from ..failures import FailureReport, parse_duration, parse_time
 from ..model import STORED, Trajectory
-from ..results import ContextResult, Hit, IngestReport, Rejection, RunMatch, StepView
+from ..results import OTHER_RUN_REPLACED, ContextResult, Hit, IngestReport, Rejection, RunMatch, StepView
 from . import convert
 from .auth import API_KEY_ENV, key_problem
 from .protos import pb2, pb2_grpc
@@ -406,7 +406,8 @@ class Client:
         """
         report = RemoteIngestReport()
         limit = self.request_limit(timeout)
-        records = self._records(items, source, limit, report)
+        sources: list[str] = []  # of each record sent, by its position in the call (the server's answer has it)
+        records = self._records(items, source, limit, report, sources)
         offset, first = 0, True
         while True:
             head = next(records, None)
@@ -416,17 +417,20 @@ class Client:
             stream = itertools.chain([head] if head is not None else [],
                                      itertools.islice(records, MAX_STREAM_RECORDS - 1))
             batches = self._batches(stream, batch_size, min(batch_bytes, limit), sent)
-            self._ingest_stream(batches, offset, report, timeout)
+            self._ingest_stream(batches, offset, report, timeout, sources)
             offset, first = offset + sent[0], False
             if head is None or sent[0] < MAX_STREAM_RECORDS:
                 return report
 
-    def _records(self, items: Iterable[Any], source: str, limit: int, report: IngestReport) -> Iterator[Any]:
-        """The records to send for ``items``: those refused here (unparsed, too large) are ``report``'s rejections."""
+    def _records(self, items: Iterable[Any], source: str, limit: int, report: IngestReport,
+                 sources: list[str]) -> Iterator[Any]:
+        """The records to send for ``items``: those refused here (unparsed, too large) are ``report``'s rejections;
+        ``sources`` gets the file each record sent was read from."""
         for n, item in enumerate(items):
             record = _record(item, source, report)
             if record is None or self._oversized(record.ByteSize() + _FRAMING, limit, item, record, n, report):
                 continue
+            sources.append(str(getattr(item, "source", None) or source or "the stream"))
             yield record
 
     @staticmethod
@@ -447,8 +451,9 @@ class Client:
             yield pb2.IngestBatch(records=batch)
 
     def _ingest_stream(self, batches: Iterator[Any], offset: int, report: RemoteIngestReport,
-                       timeout: float | None) -> None:
-        """One Ingest stream of ``batches``; its answer added to ``report``, positions after ``offset`` records."""
+                       timeout: float | None, sources: list[str]) -> None:
+        """One Ingest stream of ``batches``; its answer added to ``report``, positions after ``offset`` records
+        (``sources``: the file of each record sent, by position)."""
         request_id = uuid.uuid4().hex
         metadata = (("authorization", f"Bearer {self.api_key}"), ("x-request-id", request_id))
         try:
@@ -466,6 +471,10 @@ class Client:
                                    "trajectory_id": r.trajectory_id, "status": status, "reason": r.reason})
             if r.status == pb2.RecordResult.REJECTED:
                 report.rejected.append(Rejection(r.source or "stream", f"record {offset + r.position}", r.reason))
+            elif r.reason == OTHER_RUN_REPLACED:
+                at = offset + r.position
+                now = sources[at] if 0 <= at < len(sources) else r.source or "the stream"
+                report.note_other_runs([(r.trajectory_id, None, now)])
         # the server counts a run once however many copies a stream held: the other accepted copies were
         # replaced by a later one (the reply has no field of its own for them)
         accepted = sum(1 for r in reply.results if r.status == pb2.RecordResult.ACCEPTED)

@@ -23,7 +23,7 @@ from pydantic import ValidationError
 
 from ..indexer import superseded
 from ..model import Trajectory
-from ..results import Hit
+from ..results import OTHER_RUN_REPLACED, Hit
 from ..search import TrajSearch
 from ..store.traces import TraceNotFoundError
 from ..vocab import KINDS, MODES
@@ -367,8 +367,10 @@ class Service(pb2_grpc.TrajSearchServicer):
                         result.trajectory_id = trajectory.trajectory_id
                         parsed[n] = (result, None, HIDDEN_SUPERSEDED)
                 accepted = [trajectory for _, trajectory, _ in parsed if trajectory is not None]
+                before = set(indexer.other_runs)
                 report = indexer.add(accepted) if accepted else None
-            for result, trajectory, reason in parsed:
+                others = {i for _, i in indexer.other_runs - before}  # (the last copy of one in the batch is said)
+            for result, trajectory, reason in reversed(parsed):
                 if trajectory is None:
                     result.status = pb2.RecordResult.REJECTED
                     result.reason = v.clip(reason, 500)
@@ -376,7 +378,10 @@ class Service(pb2_grpc.TrajSearchServicer):
                 else:
                     result.status = pb2.RecordResult.ACCEPTED
                     result.trajectory_id = trajectory.trajectory_id
-                response.results.append(result)
+                    if trajectory.trajectory_id in others:  # probe 50, OP 1: said as a local ingest says it
+                        others.discard(trajectory.trajectory_id)
+                        result.reason = OTHER_RUN_REPLACED
+            response.results.extend(result for result, _, _ in parsed)
             if report is not None:
                 response.ingested += report.ingested
                 response.unchanged += report.unchanged
