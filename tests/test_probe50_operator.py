@@ -141,3 +141,45 @@ def test_a_missing_trace_is_said_once_and_not_retried(tmp_path: Path) -> None:
     assert len(lines) == 1 and "is missing" in lines[0] and f"file://{traces[0]}" in lines[0], said
     assert traces[0].exists()  # written again with the run
     assert took < 30  # (a bound for a crawl only: the retries cost 3.5 s, the command's start more)
+
+
+def _stored_trace(home: Path, run_id: str) -> tuple[object, Path]:
+    from trajsearch.store.traces import FileTraceStore, decode_trace, trace_name
+
+    path = home / "traces" / "acme" / trace_name(run_id)
+    return decode_trace(path.read_bytes(), path.as_uri(), tenant="acme", name=path.name), path
+
+
+def test_the_file_a_run_was_read_from_is_kept_keyed_by_the_store(tmp_path: Path) -> None:
+    """Item 3: a trace kept a bare digest of the dump file's resolved path, which a tenant reading the trace (GetTrace,
+    export, the web's JSON) could check a guessed path of the operator's disk against. It keeps the digest keyed by
+    a secret of the store, made once in its folder (0600, no tenant's); a store written before keys (its traces
+    hold bare digests, no key file) still tells a re-ingest of the same file from another file's run."""
+    from trajsearch.represent import file_digest
+    from trajsearch.store.traces import FileTraceStore
+
+    _two_run_folders(tmp_path)
+    home = tmp_path / "home"
+    env = _env(TRAJSEARCH_HOME=str(home))
+    assert _ingest(env, str(tmp_path / "runA"), "-t", "acme").returncode == 0
+    stored, path = _stored_trace(home, "tau-results-2-t0")
+    guessed = file_digest(str(tmp_path / "runA" / "results.json"))
+    assert stored.metadata["ingested_from"] != guessed and len(stored.metadata["ingested_from"]) == 16
+    key = home / "traces" / ".digest-key"
+    assert key.is_file() and (key.stat().st_mode & 0o777) == 0o600 and len(key.read_bytes()) == 32
+
+    # as a store written before keys holds it: a bare digest, no key
+    key.unlink()
+    for run_id in ("tau-results-2-t0", "tau-results-14-t0"):
+        run, _ = _stored_trace(home, run_id)
+        FileTraceStore(home / "traces").put(run.model_copy(update={"metadata": {**run.metadata, "ingested_from": guessed}}))
+    regraded = json.loads((tmp_path / "runA" / "results.json").read_text())
+    for run in regraded:
+        run["reward"] = 1.0 - run["reward"]
+    (tmp_path / "runA" / "results.json").write_text(json.dumps(regraded))
+    update = _ingest(env, str(tmp_path / "runA"), "-t", "acme")  # the same file: an update, said nothing of
+    assert b"ingested 2" in update.stdout and "replaced" not in _said(update), update.stdout
+    stored, _ = _stored_trace(home, "tau-results-2-t0")
+    assert stored.metadata["ingested_from"] != guessed  # written again: keyed now
+    said = _said(_ingest(env, str(tmp_path / "runB"), "-t", "acme"))
+    assert REPLACED in said and f"was from {tmp_path / 'runA' / 'results.json'}" not in said, said  # (another process)

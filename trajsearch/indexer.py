@@ -58,7 +58,7 @@ from .model import Trajectory, valid_id
 from .results import IngestReport, Rejection
 from .represent import (INGESTED_FROM, WINDOW_TOKENS_SINCE, Row, Summarizer, WindowConfig, content_hash, embed_rows,
                         extractive_summary, file_digest, indexed_version, marked_digest, represent, row_id,
-                        token_cap)
+                        stored_digest, token_cap)
 from .store.fields import MAX_TOOLS
 from .store.filters import Filters
 from .store.index import TrajectoryIndex
@@ -294,6 +294,7 @@ class Indexer:
         #: the stored runs this indexer replaced with a different run of another file (see ``_note_other_files``),
         #: over all its :meth:`add` calls: a server marks their records in its answer
         self.other_runs: set[Key] = set()
+        self._digest_key: bytes | None = None  # the trace store's, read once (b"": it has none)
 
     # -- the pipeline ------------------------------------------------------------------------
 
@@ -462,7 +463,8 @@ class Indexer:
                     source = getattr(item, "source", None)
                     if digest := marked_digest(run) or (file_digest(str(source)) if source else None):
                         batch.digests[key] = digest
-                        if source and len(self._dump_files) < 65_536:
+                        if source and len(self._dump_files) < 65_536:  # as new stores keep it, and older ones
+                            self._dump_files.setdefault(self._stored_digest(digest), str(source))
                             self._dump_files.setdefault(digest, str(source))
                     else:
                         batch.digests.pop(key, None)
@@ -541,7 +543,7 @@ class Indexer:
             was = self._dump_files.get(before)
             if before and not re.fullmatch(r"[0-9a-f]{16}", before):  # written before digests: the file's path
                 was, before = before, file_digest(before)
-            if not before or before == digest:
+            if not before or before in (self._stored_digest(digest), digest):  # (the second: a store's before keys)
                 continue
             run, fmt = batch.runs[key]
             if len(stored.steps) > len(run.steps) and not parts_ways(run, stored):  # an earlier save: the later stays
@@ -552,6 +554,14 @@ class Indexer:
             elif parts_ways(run, stored):
                 batch.others[key] = (was, batch.sources.get(key) or "a stream of the server's ingest")
 
+    def _stored_digest(self, digest: str) -> str:
+        """What a trace of this store keeps of a dump file's digest (:func:`~trajsearch.represent.stored_digest`,
+        by the trace store's key where it has one)."""
+        if self._digest_key is None:
+            key = getattr(self.traces, "digest_key", None)
+            self._digest_key = (key() if callable(key) else None) or b""
+        return stored_digest(digest, self._digest_key)
+
     def _stored_copy(self, batch: _Batch, key: Key, *, quiet: bool = False) -> Trajectory | None:
         """The stored copy of a batch's run, read from the trace store at most once per batch (``quiet``: with
         no retry and no warning when it cannot be read, for a check that can do without it)."""
@@ -559,12 +569,12 @@ class Indexer:
             batch.stored_runs[key] = self._stored_run(key, batch.stored_uris[key], quiet=quiet)
         return batch.stored_runs[key]
 
-    @staticmethod
-    def _as_stored(batch: _Batch, key: Key) -> Trajectory:
+    def _as_stored(self, batch: _Batch, key: Key) -> Trajectory:
         """A batch's run as its trace is stored: with the dump file it was read from, when the item or the run's
         reader said (a reader's mark is never stored: its digest is)."""
         run = batch.runs[key][0]
-        if (digest := batch.digests.get(key)) is None or run.metadata.get(INGESTED_FROM) == digest:
+        if (digest := batch.digests.get(key)) is None or run.metadata.get(INGESTED_FROM) == (
+                digest := self._stored_digest(digest)):
             return run
         return run.model_copy(update={"metadata": {**run.metadata, INGESTED_FROM: digest}})
 

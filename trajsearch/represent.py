@@ -492,6 +492,16 @@ def file_digest(path: str) -> str:
     return hashlib.blake2b(path.encode(errors="surrogateescape"), digest_size=8).hexdigest()
 
 
+def stored_digest(digest: str, key: bytes | None) -> str:
+    """What a trace keeps of the :func:`file_digest` ``digest``: keyed by the store's secret (``key``, see
+    ``store.traces.FileTraceStore.digest_key``), since a bare digest of a path lets a tenant who reads the trace
+    confirm a guessed path of the operator's disk; ``digest`` itself where the store has no key (and in a store
+    written before keys: compare with both)."""
+    if not key:
+        return digest
+    return hashlib.blake2b(digest.encode(), key=key, digest_size=8).hexdigest()
+
+
 #: What a reader puts in ``metadata[INGESTED_FROM]`` where the indexer that stores the run cannot see the dump
 #: file (a server's ingest stream, ``ingest --server``; a dump piped in, whose file is a temporary copy): this
 #: prefix and the :func:`file_digest` of the file the operator named. The indexer stores the digest alone, as it

@@ -36,6 +36,7 @@ import errno
 import gzip
 import hashlib
 import io
+import logging
 import os
 import re
 import socket
@@ -50,9 +51,13 @@ from pydantic import ValidationError
 from ..fsutil import atomic_write, pid_alive, private_dir
 from ..model import STORED, Trajectory, valid_id, valid_tenant
 
+log = logging.getLogger(__name__)
+
 #: Largest decompressed trace we will read or write; guards against gzip bombs.
 MAX_TRACE_BYTES = 256 * 1024 * 1024
 SUFFIX = ".json.gz"
+#: The file, in a file store's root, of its key for digests of dump files (see FileTraceStore.digest_key)
+DIGEST_KEY = ".digest-key"
 S3_ENDPOINT_ENV = "TRAJSEARCH_S3_ENDPOINT"
 S3_TIMEOUT_ENV = "TRAJSEARCH_S3_TIMEOUT"
 S3_ATTEMPTS_ENV = "TRAJSEARCH_S3_ATTEMPTS"
@@ -200,6 +205,7 @@ class FileTraceStore:
     def __init__(self, root: Path | str) -> None:
         self.root = Path(root).expanduser().resolve()
         self.location = self.root.as_uri()
+        self._digest_key: bytes | None = None  # read (or made) once: see digest_key
 
     def uri_for(self, tenant: str, trajectory_id: str) -> str:
         return (self.root / valid_tenant(tenant) / trace_name(trajectory_id)).as_uri()
@@ -234,6 +240,33 @@ class FileTraceStore:
         blocker = next((p for p in (path, *path.parents) if p.exists() and not p.is_dir()), path)
         what = "is a file, not a directory" if blocker == self.root else f"cannot hold traces: {blocker} is a file"
         return f"{store} {what} ({exc}): move that file, or {elsewhere}"
+
+    def digest_key(self) -> bytes | None:
+        """This store's secret for the digests of the operator's dump files that traces keep
+        (``represent.stored_digest``): made once at random and kept in ``root/.digest-key`` (0600; no tenant's name
+        starts with a dot), so that a tenant reading a trace cannot confirm a guessed path (probe 50, OP 3) while
+        every writer of the store digests alike. Created whole or not at all (linked into place), so that two
+        writers starting at once agree. None (digests unkeyed, as before) where it can be neither read nor made."""
+        if self._digest_key is None:
+            path = self.root / DIGEST_KEY
+            try:
+                if not path.is_file():
+                    private_dir(self.root)
+                    temporary = self.root / f".digest-key.{os.getpid()}.{time.monotonic_ns()}.tmp"
+                    temporary.write_bytes(os.urandom(32))
+                    os.chmod(temporary, 0o600)
+                    try:
+                        os.link(temporary, path)
+                    except FileExistsError:  # another writer's came first: that one is the store's
+                        pass
+                    finally:
+                        temporary.unlink(missing_ok=True)
+                self._digest_key = path.read_bytes()[:64] or b""
+            except OSError as exc:
+                log.warning("the trace store's digest key %s cannot be read or made (%s): dump files are digested "
+                            "without it", path, exc)
+                self._digest_key = b""
+        return self._digest_key or None
 
     def sweep_temporaries(self, tenant: str) -> int:
         """Remove the temp files that writers killed mid-write (``kill -9`` of ``ingest --workers``) left in
