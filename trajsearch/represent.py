@@ -478,13 +478,14 @@ def content_hash(trajectory: Trajectory, window: WindowConfig, *, version: int |
 #: ``metadata[INGESTED_FROM]``: which dump file a run was last written from, as :func:`file_digest` of it (set
 #: by the indexer on the stored trace), to tell a re-ingest of that file from another file's run that took the
 #: same id. A digest, not the path: the trace is shown to tenants (GetTrace, export, the web's JSON), the path
-#: is of the operator's disk. Where a run was read is no part of its content: a dump moved holds the same runs.
+#: is of the operator's disk; keyed by a secret of the store (:func:`stored_digest`), or a tenant could digest a
+#: guessed path and compare. Where a run was read is no part of its content: a dump moved holds the same runs.
 INGESTED_FROM = "ingested_from"
 
 
 def file_digest(path: str) -> str:
-    """What :data:`INGESTED_FROM` holds for the dump file ``path``: a digest of its resolved path (16 hex),
-    equal for the same file however it was named, telling nothing of where it is."""
+    """A digest of the dump file ``path``'s resolved path (16 hex), equal for the same file however it was named;
+    what :data:`INGESTED_FROM` holds of it is this keyed by the store (:func:`stored_digest`)."""
     try:
         path = str(Path(path).resolve())
     except (OSError, ValueError, RuntimeError):  # a name no file system path holds (a stream's): as it is
