@@ -15,6 +15,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 from trajsearch.embed import HashingEmbedder
 from trajsearch.search import TrajSearch
@@ -143,8 +144,8 @@ def test_a_missing_trace_is_said_once_and_not_retried(tmp_path: Path) -> None:
     assert took < 30  # (a bound for a crawl only: the retries cost 3.5 s, the command's start more)
 
 
-def _stored_trace(home: Path, run_id: str) -> tuple[object, Path]:
-    from trajsearch.store.traces import FileTraceStore, decode_trace, trace_name
+def _stored_trace(home: Path, run_id: str) -> tuple[Any, Path]:
+    from trajsearch.store.traces import decode_trace, trace_name
 
     path = home / "traces" / "acme" / trace_name(run_id)
     return decode_trace(path.read_bytes(), path.as_uri(), tenant="acme", name=path.name), path
@@ -172,7 +173,8 @@ def test_the_file_a_run_was_read_from_is_kept_keyed_by_the_store(tmp_path: Path)
     key.unlink()
     for run_id in ("tau-results-2-t0", "tau-results-14-t0"):
         run, _ = _stored_trace(home, run_id)
-        FileTraceStore(home / "traces").put(run.model_copy(update={"metadata": {**run.metadata, "ingested_from": guessed}}))
+        bare = {**run.metadata, "ingested_from": guessed}
+        FileTraceStore(home / "traces").put(run.model_copy(update={"metadata": bare}))
     regraded = json.loads((tmp_path / "runA" / "results.json").read_text())
     for run in regraded:
         run["reward"] = 1.0 - run["reward"]
