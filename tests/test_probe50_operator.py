@@ -8,6 +8,7 @@ results files of task 2 (grok, and a course project's Qwen run), both named ``re
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
 import shutil
@@ -21,6 +22,7 @@ from trajsearch.embed import HashingEmbedder
 from trajsearch.search import TrajSearch
 from trajsearch.service.auth import KeyRing, key_entry, new_key
 from trajsearch.service.server import ServiceServer
+from test_traces import s3_endpoint  # noqa: F401 - the fixture
 
 ROOT = Path(__file__).resolve().parent.parent
 TAU = Path(__file__).parent / "fixtures" / "tau-bench" / ".real"
@@ -185,3 +187,27 @@ def test_the_file_a_run_was_read_from_is_kept_keyed_by_the_store(tmp_path: Path)
     assert stored.metadata["ingested_from"] != guessed  # written again: keyed now
     said = _said(_ingest(env, str(tmp_path / "runB"), "-t", "acme"))
     assert REPLACED in said and f"was from {tmp_path / 'runA' / 'results.json'}" not in said, said  # (another process)
+
+
+def test_an_s3_trace_store_keeps_the_digest_keyed_too(tmp_path: Path, s3_endpoint) -> None:  # noqa: F811
+    """Item 3 on S3 (a real S3 API: moto's server on loopback, as ``test_traces``): the key is one object beside the
+    tenants' folders, made by the first writer and read by the next; the trace keeps no bare digest of the path."""
+    import boto3
+
+    from test_traces import BUCKET
+    from trajsearch.represent import file_digest
+
+    _two_run_folders(tmp_path)
+    env = _env(TRAJSEARCH_HOME=str(tmp_path / "home"), TRAJSEARCH_S3_ENDPOINT=s3_endpoint,
+               TRAJSEARCH_TRACES=f"s3://{BUCKET}/p50")
+    assert _ingest(env, str(tmp_path / "runA"), "-t", "acme").returncode == 0
+    client = boto3.client("s3", endpoint_url=s3_endpoint)
+    key = client.get_object(Bucket=BUCKET, Key="p50/.digest-key")["Body"].read()
+    assert len(key) == 32
+    said = _said(_ingest(env, str(tmp_path / "runB"), "-t", "acme"))  # another process: the same key read
+    assert REPLACED in said, said
+    assert client.get_object(Bucket=BUCKET, Key="p50/.digest-key")["Body"].read() == key
+    names = [o["Key"] for o in client.list_objects_v2(Bucket=BUCKET, Prefix="p50/acme/")["Contents"]]
+    body = client.get_object(Bucket=BUCKET, Key=next(n for n in names if "results-2-t0" in n))["Body"].read()
+    stored = json.loads(gzip.decompress(body))["metadata"]["ingested_from"]
+    assert stored != file_digest(str(tmp_path / "runB" / "results.json")) and len(stored) == 16

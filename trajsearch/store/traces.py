@@ -419,6 +419,7 @@ class S3TraceStore:
             endpoint = endpoint_url or os.environ.get(S3_ENDPOINT_ENV) or None
             client = boto3.client("s3", endpoint_url=endpoint, config=config)
         self.client = client
+        self._digest_key: bytes | None = None  # read (or made) once: see digest_key
 
     def uri_for(self, tenant: str, trajectory_id: str) -> str:
         return f"s3://{self.bucket}/{self._key(valid_tenant(tenant), trace_name(trajectory_id))}"
@@ -445,6 +446,34 @@ class S3TraceStore:
         except TraceNotFoundError:
             return False  # note: a missing bucket also answers HEAD with a bare 404
         return True
+
+    def digest_key(self) -> bytes | None:
+        """This store's secret for digests of dump files, as :meth:`FileTraceStore.digest_key`'s: the object
+        ``<prefix>/.digest-key`` (outside every tenant's folder), read, or made once if absent, where no other
+        writer's was made first (``If-None-Match``; an S3 that ignores it may keep the last of two made at once: a
+        digest written under the other then reads as another file's). None where it can be neither read nor made."""
+        if self._digest_key is None:
+            key = f"{self.prefix}/{DIGEST_KEY}" if self.prefix else DIGEST_KEY
+            uri = f"s3://{self.bucket}/{key}"
+
+            def read() -> bytes:
+                response = self._call("get_object", key, uri=uri)
+                return self._guard("get_object", key, lambda: response["Body"].read(64))
+
+            try:
+                try:
+                    self._digest_key = read()
+                except TraceNotFoundError:
+                    try:
+                        self._call("put_object", key, Body=os.urandom(32), IfNoneMatch="*")
+                    except TraceStoreError:  # (PreconditionFailed) another writer's came first: that one is the store's
+                        pass
+                    self._digest_key = read()
+            except TraceStoreError as exc:
+                log.warning("the trace store's digest key %s cannot be read or made (%s): dump files are digested "
+                            "without it", uri, exc)
+                self._digest_key = b""
+        return self._digest_key or None
 
     def _key(self, tenant: str, name: str) -> str:
         return f"{self.prefix}/{tenant}/{name}" if self.prefix else f"{tenant}/{name}"
