@@ -339,7 +339,7 @@ def _ingest_remote(paths: List[Path], server: str, ca: Path | None, uri: str | N
                                     for p in parsed), bar, task, sent)
             try:
                 with _said_when_interrupted(lambda: _sent_so_far(sent[0])):
-                    report = api.api.add(records, timeout=3600)
+                    report = api.api.add(records)  # each batch bounded (Client.add), not the ingest
             except (Unavailable, DeadlineExceeded, ResourceExhausted) as exc:  # the server gone, stuck or its disk full
                 # gRPC's thread may still be reading the records: the caller leaves without waiting for it
                 # (the disk's message names its request id: said once)

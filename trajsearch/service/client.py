@@ -24,6 +24,7 @@ import itertools
 import json
 import operator
 import os
+import time
 import uuid
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -47,6 +48,9 @@ SERVER_ENV = "TRAJSEARCH_SERVER"
 _DEFAULT_MESSAGE_BYTES = 32 * 1024 * 1024
 _FRAMING = 64  # bytes of batch and stream framing around one record
 DEFAULT_ADDRESS = "127.0.0.1:50051"
+#: The most the server may take over one batch of an Ingest stream, by default (see :meth:`Client.add`): a batch
+#: of 64 large runs is written in about a minute on CPU, longer while other writers share the server.
+INGEST_STALL_S = 600.0
 _SERVICE = "trajsearch.v1.TrajSearch"
 #: Unary calls are retried on UNAVAILABLE (a restart, a dropped connection); all are idempotent. The server
 #: turns retries off for an answer that must not be repeated (``grpc-retry-pushback-ms: -1``: a trace
@@ -401,8 +405,14 @@ class Client:
         Returns counts like :meth:`TrajSearch.add` plus one result per record sent (``position`` counts every
         record sent by this call). Records that fail to parse locally (``Parsed`` with an error) are reported
         without being sent. A stream carries at most :data:`~.validate.MAX_STREAM_RECORDS` records, the server's
-        bound: past it the rest go in another stream (``timeout`` is each stream's), so no number of runs is
-        too many for one call.
+        bound: past it the rest go in another stream, so no number of runs is too many for one call.
+
+        ``timeout`` bounds each batch, not the call: the most the server may take to take the next batch in (and
+        to answer after the last), default the larger of the client's timeout and :data:`INGEST_STALL_S`
+        (``Client(timeout=None)``: no bound). A deadline on the whole stream ended every ingest longer than it
+        however well it went (``ingest --server`` gave each stream an hour: about 9,000 SWE-agent runs written
+        on CPU, and each rerun got an hour further), while a server that stopped reading went unnoticed for as
+        long. Time spent reading ``items`` here is not the server's and does not count.
         """
         report = RemoteIngestReport()
         limit = self.request_limit(timeout)
@@ -417,7 +427,7 @@ class Client:
             stream = itertools.chain([head] if head is not None else [],
                                      itertools.islice(records, MAX_STREAM_RECORDS - 1))
             batches = self._batches(stream, batch_size, min(batch_bytes, limit), sent)
-            self._ingest_stream(batches, offset, report, timeout, sources)
+            self._ingest_stream(batches, offset, report, self._stall_bound(timeout), sources)
             offset, first = offset + sent[0], False
             if head is None or sent[0] < MAX_STREAM_RECORDS:
                 return report
@@ -450,16 +460,41 @@ class Client:
         if batch:
             yield pb2.IngestBatch(records=batch)
 
+    def _stall_bound(self, timeout: float | None) -> float | None:
+        """The most the server may take over one batch of an Ingest stream (see :meth:`add`)."""
+        if timeout is not None:
+            return timeout
+        return None if self.timeout is None else max(self.timeout, INGEST_STALL_S)
+
     def _ingest_stream(self, batches: Iterator[Any], offset: int, report: RemoteIngestReport,
-                       timeout: float | None, sources: list[str]) -> None:
+                       stall: float | None, sources: list[str]) -> None:
         """One Ingest stream of ``batches``; its answer added to ``report``, positions after ``offset`` records
-        (``sources``: the file of each record sent, by position)."""
+        (``sources``: the file of each record sent, by position).
+
+        The stream has no deadline of its own: it is cancelled once the server has taken no batch for ``stall``
+        seconds (gRPC takes the next batch only once the last one is sent, and the server's flow control holds
+        a batch back while it writes the ones before it), or has not answered that long after the last."""
         request_id = uuid.uuid4().hex
         metadata = (("authorization", f"Bearer {self.api_key}"), ("x-request-id", request_id))
+        progress = _Progress(batches)
+        call = self.stub.Ingest.future(iter(progress), metadata=metadata)
         try:
-            reply = self.stub.Ingest(batches, timeout=timeout or self.timeout, metadata=metadata)
+            while True:
+                try:
+                    reply = call.result(timeout=None if stall is None else min(1.0, stall / 4))
+                    break
+                except grpc.FutureTimeoutError:
+                    if stall is not None and progress.waited() > stall:
+                        call.cancel()
+                        raise DeadlineExceeded(grpc.StatusCode.DEADLINE_EXCEEDED, (
+                            f"the server took no batch of the Ingest stream for {stall:g} s (hung, or the network "
+                            "to it is gone): the stream was cancelled; the batches it took before are committed"),
+                            request_id) from None
         except grpc.RpcError as exc:
             raise _error(exc, request_id, self.tls) from None
+        except BaseException:  # Ctrl-C, SIGTERM's SystemExit: the call must not go on sending behind the caller
+            call.cancel()
+            raise
         report.ingested += reply.ingested
         report.unchanged += reply.unchanged
         report.rows += reply.rows_written
@@ -511,6 +546,31 @@ class Client:
     def delete(self, trajectory_id: str, *, tenant: str | None = None, timeout: float | None = None) -> bool:
         self._check_tenant(tenant)
         return self._invoke("Delete", pb2.DeleteRequest(trajectory_id=trajectory_id), timeout).deleted
+
+
+class _Progress:
+    """An Ingest stream's batches, timing the server: :meth:`waited` is how long gRPC has been sending the batch
+    it took last (it asks for the next one once that one is sent), or waiting for the answer after the last.
+    Time spent making a batch (reading and parsing the caller's input) is not the server's: it does not count."""
+
+    def __init__(self, batches: Iterator[Any]) -> None:
+        self.batches = batches
+        self.since = time.monotonic()
+        self.making = False
+
+    def __iter__(self) -> Iterator[Any]:
+        while True:
+            self.making = True
+            try:
+                batch = next(self.batches)
+            except StopIteration:
+                return
+            finally:
+                self.since, self.making = time.monotonic(), False
+            yield batch
+
+    def waited(self) -> float:
+        return 0.0 if self.making else time.monotonic() - self.since
 
 
 def _mib(size: int) -> str:

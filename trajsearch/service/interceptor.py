@@ -104,8 +104,8 @@ class Call:
         self.fields.update(fields)
 
     def check_key(self) -> None:
-        """Refuse the rest of a long call (an ingest stream: up to an hour and 50,000 records) once its key has
-        left the key file: a key removed in a rotation or an incident went on writing until the stream ended."""
+        """Refuse the rest of a long call (an ingest stream: up to 50,000 records, however long they take) once its
+        key has left the key file: a key removed in a rotation or an incident went on writing until the stream ended."""
         if self.keys is not None and not self.keys.holds(self.principal):
             raise Abort(grpc.StatusCode.UNAUTHENTICATED, "this API key was removed from the server's key file "
                                                          "(or its entry changed) while the call ran: the rest of it "

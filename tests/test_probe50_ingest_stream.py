@@ -1,0 +1,99 @@
+"""Probe 50 (FSV): an Ingest stream over the service as long as its input takes, and a server stopped under one.
+
+Real servers on 127.0.0.1 (``ServiceServer`` over an embedded Milvus Lite store, hashing embedder) and the real
+client; the runs are real ones kept under tests/fixtures (mini-swe-agent, tau-bench: see their SOURCE.md). Only the
+hung server of one test is a stand-in: a gRPC server that never reads its Ingest stream, as a server stuck in its
+store does.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from concurrent import futures
+from pathlib import Path
+from typing import Any, Iterator
+
+import grpc
+import pytest
+
+from trajsearch.embed import HashingEmbedder
+from trajsearch.ingest.read import read_inputs
+from trajsearch.search import TrajSearch
+from trajsearch.service.auth import KeyRing, key_entry, new_key
+from trajsearch.service.client import Client, DeadlineExceeded
+from trajsearch.service.protos import pb2, pb2_grpc
+from trajsearch.service.server import ServiceServer
+
+FIXTURES = Path(__file__).parent / "fixtures"
+REAL = FIXTURES / "mini-swe-agent" / ".real"
+
+
+def _runs(*paths: Path) -> list[Any]:
+    """The runs read from ``paths`` as ``ingest`` reads them (tenant acme), those read whole only."""
+    return [p for p in read_inputs(paths, tenant="acme") if p.error is None]
+
+
+def _open(tmp_path: Path) -> TrajSearch:
+    return TrajSearch.open(str(tmp_path / "srv.db"), traces=str(tmp_path / "srv-traces"), embedder=HashingEmbedder())
+
+
+def _slowly(items: list[Any], pause: float) -> Iterator[Any]:
+    """``items`` as a slow input yields them (a large dump parsed run by run, a network disk)."""
+    for item in items:
+        time.sleep(pause)
+        yield item
+
+
+def test_an_ingest_longer_than_its_timeout_finishes_when_each_batch_is_taken_in_time(tmp_path: Path) -> None:
+    """``ingest --server`` gave the whole stream a deadline of an hour: at ~100 rows/s on CPU about 9,000 SWE-agent
+    runs, then ``DEADLINE_EXCEEDED``, and each rerun got an hour further (the runs before counted unchanged, but
+    reading and resending them ate into the next hour). ``timeout`` now bounds each batch the server takes, not the
+    stream. Scaled down: a 3 s bound, four real runs given one by one by an input that takes 1.2 s per run (so the
+    stream lasts over 4.8 s, and only the client's own reading is slow)."""
+    runs = _runs(FIXTURES / "tau-bench" / "gpt-4o-airline-mini.json", REAL / "batch-2.4.6")
+    assert len(runs) == 4
+    key = new_key()
+    ts = _open(tmp_path)
+    keys = KeyRing.from_entries([key_entry(key, tenant="acme", role="write")])
+    with ServiceServer(ts, keys, address="127.0.0.1:0") as server, Client(server.address, api_key=key) as client:
+        started = time.monotonic()
+        report = client.add(_slowly(runs, 1.2), batch_size=1, timeout=3.0)
+        assert time.monotonic() - started > 4.8
+        assert (report.ingested, len(report.rejected)) == (4, 0), report
+        assert ts.stats(tenant="acme")["trajectories"] == 4
+    ts.close()
+
+
+class _Hung(pb2_grpc.TrajSearchServicer):
+    """A server stuck in its store: it answers WhoAmI, and never reads the Ingest stream it accepted."""
+
+    def __init__(self) -> None:
+        self.release = threading.Event()
+
+    def WhoAmI(self, request: Any, context: Any) -> Any:
+        return pb2.WhoAmIResponse(tenant="acme", role="write", key_id="k", max_message_bytes=32 * 2**20)
+
+    def Ingest(self, request_iterator: Any, context: Any) -> Any:
+        self.release.wait(60)
+        return pb2.IngestResponse()
+
+
+def test_an_ingest_to_a_server_that_stops_reading_is_cancelled_at_the_batch_bound(tmp_path: Path) -> None:
+    """Without a deadline on the stream, a hung server must still be noticed: the client cancels the stream once
+    the server has taken no batch (or not answered after the last) for ``timeout`` seconds, and says so."""
+    hung = _Hung()
+    server = grpc.server(futures.ThreadPoolExecutor(max_workers=2))
+    pb2_grpc.add_TrajSearchServicer_to_server(hung, server)
+    port = server.add_insecure_port("127.0.0.1:0")
+    server.start()
+    try:
+        with Client(f"127.0.0.1:{port}", api_key=new_key()) as client:
+            started = time.monotonic()
+            with pytest.raises(DeadlineExceeded, match="the server took no batch of the Ingest stream for 0.5 s"):
+                client.add(_runs(REAL / "batch-2.4.6"), timeout=0.5)
+            assert time.monotonic() - started < 30
+    finally:
+        hung.release.set()
+        server.stop(0)
+
