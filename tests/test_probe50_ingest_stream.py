@@ -8,6 +8,7 @@ store does.
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from concurrent import futures
@@ -21,7 +22,7 @@ from trajsearch.embed import HashingEmbedder
 from trajsearch.ingest.read import read_inputs
 from trajsearch.search import TrajSearch
 from trajsearch.service.auth import KeyRing, key_entry, new_key
-from trajsearch.service.client import Client, DeadlineExceeded
+from trajsearch.service.client import Client, DeadlineExceeded, Unavailable
 from trajsearch.service.protos import pb2, pb2_grpc
 from trajsearch.service.server import ServiceServer
 
@@ -97,3 +98,50 @@ def test_an_ingest_to_a_server_that_stops_reading_is_cancelled_at_the_batch_boun
         hung.release.set()
         server.stop(0)
 
+
+def test_a_server_stopped_past_its_grace_lets_the_batch_in_hand_finish_before_closing_the_index(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """SIGTERM past ``--grace`` during an Ingest: the server closed the index while the handler still wrote a batch
+    (``MilvusException: should create connection first``, retried and logged 4 times, then ``ingest failed``), the
+    batch's runs left half-written, removed only by the store's next open ("removed N run(s) a writer left
+    half-written") with their traces left behind. The server now waits for the batch in hand, then closes: the
+    client is told the server stopped (``UNAVAILABLE``: rerun), and the store holds each run whole. The stop is
+    called while a batch's rows are being written (the store's record of runs in flight is set)."""
+    from trajsearch.store.index import PENDING
+
+    runs = _runs(REAL)
+    assert len(runs) > 40
+    key = new_key()
+    ts = _open(tmp_path)
+    keys = KeyRing.from_entries([key_entry(key, tenant="acme", role="write")])
+    server = ServiceServer(ts, keys, address="127.0.0.1:0").start()
+    failed: list[BaseException] = []
+
+    def ingest() -> None:
+        with Client(server.address, api_key=key) as client:
+            try:
+                client.add(runs * 3, batch_size=64)
+            except BaseException as exc:  # noqa: BLE001 (the test reads it)
+                failed.append(exc)
+
+    caplog.set_level(logging.INFO)
+    sender = threading.Thread(target=ingest)
+    sender.start()
+    deadline = time.monotonic() + 120
+    while not ts.index.get_property(PENDING) and sender.is_alive():
+        assert time.monotonic() < deadline, "no batch was written"
+        time.sleep(0.005)
+    server.stop(grace=0)
+    sender.join(60)
+    assert isinstance(failed[0], Unavailable), failed
+    assert not [r for r in caplog.records if "should create connection first" in r.getMessage()
+                or "ingest failed" in r.getMessage()]
+    caplog.clear()
+    reopened = _open(tmp_path)
+    try:
+        assert not [r for r in caplog.records if "half-written" in r.getMessage()]
+        stored = reopened.stats(tenant="acme")["trajectories"]
+        traces = [p for p in (tmp_path / "srv-traces").rglob("*.json*")]
+        assert 0 < stored == len(traces)
+    finally:
+        reopened.close()

@@ -103,6 +103,10 @@ def serve_metrics(metrics: Metrics, address: str, *, insecure: bool = False) -> 
     return start_metrics_http(metrics, host.strip("[]"), int(port), allowed_hosts=allowed_hosts(address))
 
 
+#: How long a stopping server waits, past its grace, for the batch each write in progress is writing (one batch of
+#: large runs takes about a minute on CPU; a scheduler's own stop timeout, then SIGKILL, may come first).
+WRITES_GRACE_S = 60.0
+
 PUBLIC_URL_WITHOUT_PAGES = "--public-url names the address of the web pages: give --http too"
 
 
@@ -224,6 +228,7 @@ class ServiceServer:
                 self._restore()
                 raise
         self._stopped = threading.Event()
+        self._stop_now = threading.Event()
 
     def _restore(self) -> None:
         self.ts.traces = self._store
@@ -238,8 +243,12 @@ class ServiceServer:
                   trace_slots=self.trace_reads.slots, **({"http": self.web.url} if self.web else {}))
         return self
 
-    def stop(self, grace: float = 10.0) -> None:
-        """Refuse new calls, let in-flight ones finish (up to ``grace`` s), then close the index."""
+    def stop(self, grace: float = 10.0, writes_grace: float = WRITES_GRACE_S) -> None:
+        """Refuse new calls, let in-flight ones finish (up to ``grace`` s), then close the index.
+
+        The calls still running then are cancelled, but a write among them is let finish the batch it is writing
+        (up to ``writes_grace`` s more, or until :meth:`stop_now`): the index is closed after it, so the store is
+        left with each batch whole, not with one half-written."""
         if self._stopped.is_set():
             return
         self._stopped.set()
@@ -248,10 +257,20 @@ class ServiceServer:
         if self.web is not None:
             self.web.stop(grace)
         self.server.stop(grace).wait()
+        left = self.service.drain(writes_grace, self._stop_now)
+        if left:
+            log_event(log, logging.WARNING, "writes_abandoned", writes=left, writes_grace_s=writes_grace,
+                      detail="the index is closed under them: the runs they were writing are removed by the "
+                             "store's next open, and their callers must send them again")
         self._restore()
         if self.close_index:
             self.ts.close()
         log_event(log, logging.INFO, "stopped")
+
+    def stop_now(self) -> None:
+        """Stop without waiting any longer (a second signal): calls cancelled, writes in progress abandoned."""
+        self._stop_now.set()
+        self.server.stop(0)
 
     def wait(self) -> None:
         self.server.wait_for_termination()
@@ -269,7 +288,7 @@ def serve_forever(server: ServiceServer, *, grace: float = 10.0) -> None:
 
     def on_signal(signum: int, frame: Any) -> None:
         if stop.is_set():
-            server.server.stop(0)
+            server.stop_now()
         stop.set()
 
     previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGTERM, signal.SIGINT)}

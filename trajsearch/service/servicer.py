@@ -66,6 +66,9 @@ class Service(pb2_grpc.TrajSearchServicer):
         # writes wait on one lock and on the trace store: at most write_slots calls may hold worker threads
         self._writers = threading.BoundedSemaphore(write_slots)
         self.write_slots = write_slots
+        self._writes = 0  # writes in progress, for drain(): the index must outlive them
+        self._writes_done = threading.Condition()
+        self._draining = threading.Event()
         # (tenant, key id) -> LRU of session id -> (tool, lock); the keys are the key ring's, so few
         self._sessions: dict[tuple[str, str], LRUCache] = {}
         self._sessions_lock = threading.Lock()
@@ -325,9 +328,34 @@ class Service(pb2_grpc.TrajSearchServicer):
                         f"the server is busy with {self.write_slots} writes (a slow trace store or index?): "
                         "retry shortly")
         try:
-            yield
+            with self._writes_done:
+                self._writes += 1
+            try:
+                yield
+            finally:
+                with self._writes_done:
+                    self._writes -= 1
+                    self._writes_done.notify_all()
         finally:
             self._writers.release()
+
+    def drain(self, timeout: float, abandon: threading.Event | None = None) -> int:
+        """Start no more batches, and wait up to ``timeout`` s (or until ``abandon`` is set) for the writes in
+        progress to end; returns how many have not.
+
+        A server stopping closes the index: closed under a write, the batch in hand failed half-written (its rows
+        part in, ``MilvusException: should create connection first`` retried and logged), its runs removed only
+        by the store's next open. gRPC's own grace cancels the calls but not their threads, so the server waits
+        here for the batch each is writing; an Ingest ends at its next batch."""
+        self._draining.set()
+        deadline = time.monotonic() + timeout
+        with self._writes_done:
+            while self._writes and not (abandon is not None and abandon.is_set()):
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    break
+                self._writes_done.wait(min(left, 0.1))
+            return self._writes
 
     @requires("write")
     def Ingest(self, batches: Iterator[Any], call: Call) -> Any:
@@ -342,6 +370,11 @@ class Service(pb2_grpc.TrajSearchServicer):
         for batch in batches:
             call.check_deadline()
             call.check_key()
+            if self._draining.is_set():
+                raise Abort(grpc.StatusCode.UNAVAILABLE,
+                            f"the server is stopping: this stream's batches before record {position} are committed, "
+                            "the rest is not; send it again once the server is back (runs already written count "
+                            "unchanged)")
             if len(batch.records) > lim.max_batch_records:
                 raise v.FieldError("records", f"a batch holds at most {lim.max_batch_records} records, "
                                               f"got {len(batch.records)}")
