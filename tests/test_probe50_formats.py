@@ -152,3 +152,45 @@ def test_gemini_stream_pytest_session_with_a_failed_test_is_failed() -> None:
     alone. Its last line is pytest's tally of a failed session (``1 failed, 1 passed in 4.79s``): failed."""
     assert _shell_steps("stream-pytest-failed.jsonl") == [
         ("python3 -m pytest -q -p no:cacheprovider", "1 failed, 1 passed in 4.79s")]
+
+
+# -- Review RFM: a command that only prints a file or a log succeeded whatever the file's last line says --------------
+
+def test_gemini_stream_tail_of_a_log_ending_on_a_logged_traceback_is_no_failure() -> None:
+    """Review bug: ``tail -n 5 logs/worker.log`` succeeded; the log's last lines are a traceback the worker logged.
+    The output ends on the traceback's exception line, so the step read as failed with ``ConnectionError: upstream
+    reset``: a failure search found a successful look at a log. A command that only prints a file is read by its
+    own complaint alone."""
+    assert _shell_steps("stream-tail-log-traceback-ok.jsonl") == [("tail -n 5 logs/worker.log", None)]
+
+
+def test_gemini_stream_grep_for_errno_in_a_log_is_no_failure() -> None:
+    """``grep -n Errno logs/worker.log`` found logged ``[Errno 111]`` lines: it read as failed with grep's last
+    match. ``[Errno N]`` counts only in a program's own complaint or an exception's line."""
+    assert _shell_steps("stream-grep-errno-ok.jsonl") == [("grep -n Errno logs/worker.log", None)]
+
+
+def test_gemini_stream_grep_for_no_such_file_in_logs_is_no_failure() -> None:
+    """``grep -rn 'No such file or directory' logs/`` found a logged line ending so: it read as failed."""
+    assert _shell_steps("stream-grep-nosuch-ok.jsonl") == [("grep -rn 'No such file or directory' logs/", None)]
+
+
+def test_gemini_stream_pipe_ending_in_tail_is_read_by_its_last_stage() -> None:
+    """``grep -rn Errno logs/ | tail -n 1``: the output is the last stage's, tail's, of a log line."""
+    assert _shell_steps("stream-pipe-tail-ok.jsonl") == [("grep -rn Errno logs/ | tail -n 1", None)]
+
+
+def test_gemini_stream_printing_command_that_failed_still_says_why() -> None:
+    """A printing command that failed says so behind its own name: ``tail`` of a missing log is still failed (exit
+    code 1), as is ``cat`` of one (``test_gemini_stream_cat_of_a_missing_file_is_failed``)."""
+    assert _shell_steps("stream-tail-missing.jsonl") == [
+        ("tail -n 5 logs/missing.log", "tail: cannot open 'logs/missing.log' for reading: No such file or directory")]
+
+
+def test_gemini_stream_python_of_a_missing_script_is_failed() -> None:
+    """Python's own complaint (exit code 2) is still failed: ``[Errno 2]`` behind the interpreter's path."""
+    [(command, error)] = _shell_steps("stream-python-missing-script.jsonl")
+    assert command == "python3 nope.py"
+    assert error is not None and error.endswith("python3: can't open file '/tmp/p50/FRFM/gem/proj/nope.py': "
+                                                "[Errno 2] No such file or directory")
+

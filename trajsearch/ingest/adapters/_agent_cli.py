@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import re
+import shlex
 from datetime import datetime, timezone
 from typing import Any, Iterator
 
@@ -414,6 +415,37 @@ def command_line(arguments: Any) -> str | None:
     if isinstance(found, list) and all(isinstance(part, str) for part in found):
         return " ".join(found)
     return found if isinstance(found, str) else None
+
+
+#: Programs that only print files or logs (or their matching lines): their output is the file's text.
+_PRINTERS = frozenset({"cat", "tac", "zcat", "bat", "nl", "tail", "head", "less", "more", "grep", "egrep", "fgrep",
+                       "zgrep", "rg", "ag", "ack", "journalctl"})
+#: Those that print files or logs with the subcommand or option named (``sed -n '1,20p' x``, ``git log``).
+_PRINTING_WITH = {"sed": ("-n",), "docker": ("logs",), "kubectl": ("logs",), "git": ("log", "show")}
+#: What ends one command and starts the next in a command line: its output ends with the last one's.
+_COMMAND_BREAKS = frozenset({"|", "||", "&&", ";", "&", "|&"})
+
+
+def printing_program(command: str | None) -> str | None:
+    """The program of ``command`` (the last of its pipe or list: its output ends with that one's) when it only prints
+    files or logs (``_PRINTERS``, ``_PRINTING_WITH``): ``tail`` for ``cd app && grep x logs/*.log | tail -n 5``.
+    None for any other command, or one not read (unbalanced quotes): its output's end may say why it failed."""
+    if not command:
+        return None
+    lexer = shlex.shlex(command.replace("\n", " ; "), posix=True, punctuation_chars=True)
+    lexer.whitespace_split = True
+    try:
+        words = list(lexer)
+    except ValueError:
+        return None
+    breaks = [n for n, word in enumerate(words) if word in _COMMAND_BREAKS]
+    last = words[breaks[-1] + 1 if breaks else 0:]
+    while last and (last[0] in ("sudo", "command", "exec") or re.fullmatch(r"\w+=\S*", last[0])):
+        last = last[1:]  # ``sudo tail ...``, ``LC_ALL=C grep ...``
+    program = last[0].rsplit("/", 1)[-1] if last else ""
+    if program in _PRINTERS or any(word in last[1:3] for word in _PRINTING_WITH.get(program, ())):
+        return program
+    return None
 
 
 def as_int(value: Any) -> int | None:

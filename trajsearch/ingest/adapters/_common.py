@@ -537,29 +537,46 @@ def decisive_line(output: str, *, last_line: bool = True) -> str | None:
     return short(said[-1]) if said and last_line else None
 
 
-#: A last line only a failed command ends on: Python's ``[Errno N]``, the shell's ``...: command not found``, a
-#: program's ``...: No such file or directory`` (``cat``, ``ls``, ``cd``, ``python x.py``).
-_FAILED_LAST_LINE = re.compile(r"\[Errno \d+\]|: command not found$|: No such file or directory$")
+#: A last line only a failed command ends on, said behind the name or path of the program saying it: a program's own
+#: ``...: No such file or directory`` (``cat: x: ...``, ``ls: cannot access 'x': ...``, ``bash: cd: x: ...``), the
+#: shell's ``...: command not found`` (zsh's ``zsh: command not found: x``), an ``[Errno N]`` (negative for a DNS
+#: failure) in Python's own complaint (``python3: can't open file 'x': [Errno 2] ...``) or an exception's line
+#: (``FileNotFoundError: [Errno 2] ...``, ``socket.gaierror: [Errno -2] ...``). A log's line saying the same starts
+#: with its time or level, grep's match with the file or line number (``17:2026-12-05 ... [Errno 111] ...``): it is
+#: what a command printed, not why it failed.
+_FAILED_LAST_LINE = re.compile(r"^(?P<program>(?:[\w.+-]*/)*[\w.+-]+): (?:.*: (?:command not found|No such file or "
+                               r"directory)$|command not found: \S|.*\[Errno -?\d+\])")
 #: pytest's last line for a session with failed tests or errors (``1 failed, 1 passed in 0.12s``, framed by ``=`` unless
 #: ``-q``; ``failed`` comes first of the counts, ``error`` after the others): it exits 1 (2 on an interrupt).
 _PYTEST_FAILED = re.compile(r"^(?:=+ )?(?:\d+ \w+, )*\d+ (?:failed|errors?)\b.* in \d+(?:\.\d+)?s\b.*?(?: =+)?$")
+#: The shells, whose ``command not found`` may end any command's output.
+_SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "fish"})
 
 
-def ended_failing(output: str) -> str | None:
+def ended_failing(output: str, printer: str | None = None) -> str | None:
     """The failure a command's output shows at its end, where no exit code was kept (converters that drop it:
     opencode's, openhands-sdk's; Gemini CLI's stream-json, which shows a command's output alone): its last line when
-    that is one only a failed command ends on (``_FAILED_LAST_LINE``; pytest's tally of a failed session,
-    ``_PYTEST_FAILED``, then the line saying most, see :func:`decisive_line`), or the exception line of a Python
-    traceback that ends it (the program died of it). Only the end counts: a terminal screen keeps earlier commands'
-    lines, and a line in the middle may be a file's or a log's text. None otherwise: no code, no other words tell."""
+    that is one only a failed command ends on (``_FAILED_LAST_LINE``); a failed pytest session's tally
+    (``_PYTEST_FAILED``), read as any failed output is (:func:`decisive_line`: an exception its report names, else the
+    tally itself, as a test runner's tally ranks above a bare ``FAILED test - assert ...``); or the exception line of a
+    Python traceback that ends it (the program died of it). Only the end counts: a terminal screen keeps earlier
+    commands' lines, and a line in the middle may be a file's or a log's text.
+
+    ``printer``: the program of a command known only to print files or logs (``tail -n 5 app.log``, the last stage of
+    its pipe: ``_agent_cli.printing_program``), whose output ends on the file's last lines whatever they say (a
+    logged traceback, a test log's tally): only that program's or the shell's own complaint tells
+    (``tail: cannot open 'x' for reading: No such file or directory``). None otherwise: no code, no other words tell."""
     every = output.splitlines()
     rows = [n for n, ln in enumerate(every) if ln.strip()]
     raw = [every[n] for n in rows]
     if not raw:
         return None
-    if _FAILED_LAST_LINE.search(raw[-1].strip()):
-        return short(raw[-1].strip())
-    if _PYTEST_FAILED.match(raw[-1].strip()):  # the session's failures say more: its short summary's first
+    if said := _FAILED_LAST_LINE.search(raw[-1].strip()):
+        program = said.group("program").rsplit("/", 1)[-1]
+        return short(raw[-1].strip()) if printer is None or program in (printer, *_SHELLS) else None
+    if printer is not None:
+        return None
+    if _PYTEST_FAILED.match(raw[-1].strip()):
         return decisive_line(output)
     raised = _traceback_ends(raw, rows)
     last = max(raised, default=None)

@@ -11,8 +11,9 @@ an empty reply, thoughts only, a safety block, ``INVALID_STREAM``) ends on an ``
 is the run's error. The messages of ``error``-severity events are kept in ``metadata.errors``.
 A ``tool_result``'s ``output`` is the tool's display, not what the model got: a shell command
 (``run_shell_command``) that failed is ``success`` with its output and no exit code (so read as failed only where
-that output ends on words only a failure ends on: ``No such file or directory``, ``command not found``, a Python
-traceback, see ``_shell_failure``); one that failed printing nothing is ``success`` with the shell tool's own line
+that output ends on words only a failure ends on: a program's ``...: No such file or directory``, the shell's
+``command not found``, Python's ``[Errno N]`` or traceback, pytest's tally of failures, unless the command only prints
+a file or a log, see ``_shell_failure``); one that failed printing nothing is ``success`` with the shell tool's own line
 for it (``Command exited with code: N``, ``... terminated by signal: S``, ``tools/shell.ts``), which is the step's
 error (exit code 1 of a command that answers "no" so excepted, see ``exit_code_error``), as is its "Command was
 automatically cancelled because it exceeded the timeout ..." (``tools.shell.inactivityTimeout``); in debug mode
@@ -41,6 +42,7 @@ from ._agent_cli import (
     exit_code_error,
     first_time,
     iso_time,
+    printing_program,
     prompt_list,
     session_trajectory,
     strip_terminal_codes,
@@ -146,8 +148,10 @@ def _shell_failure(action: str, output: Any, arguments: Any) -> str | None:
     read as the recording's is (``gemini_cli.shell_report_error``). A command that failed printing something shows
     that output alone, no code (every version from 0.20 on: ``shell.ts`` displays ``result.output``, the
     ``tool_result`` event has no field for it): only its end tells, where it is words only a failure ends on
-    (``_common.ended_failing``: ``cat: x: No such file or directory``, ``bash: foo: command not found``, a Python
-    traceback); and one that printed exactly the tool's own line reads as failed."""
+    (``_common.ended_failing``: ``cat: x: No such file or directory``, ``bash: foo: command not found``,
+    ``python3: can't open file 'x': [Errno 2] ...``, a Python traceback, a failed pytest session's tally), unless the
+    command only prints a file or a log (``tail -n 5 app.log``, ``grep -n Errno app.log``: ``printing_program``),
+    whose end is the file's text; and one that printed exactly the tool's own line reads as failed."""
     if action != SHELL_TOOL or not isinstance(output, str):
         return None
     # gemini_cli imports this module to read the stream: its reader of the report is imported when first needed
@@ -158,4 +162,6 @@ def _shell_failure(action: str, output: Any, arguments: Any) -> str | None:
         return short(text, 300) if found.group(1) is None else exit_code_error("", int(found.group(1)), command)
     if timed_out := shell_timeout_error(text):
         return timed_out
-    return shell_report_error(text, command) if text.startswith(_REPORT_START) else ended_failing(text)
+    if text.startswith(_REPORT_START):
+        return shell_report_error(text, command)
+    return ended_failing(text, printing_program(command))

@@ -117,9 +117,11 @@ Mapping
   match", not an error; its 2.x CLI's "action was not executed" placeholder
   on a submitting turn is none either: the call ran, and submitted), else (no exit code shown) an exception /
   ``Error:`` / ``ERROR`` line (not Gemini CLI's ``Error: (none)``) (Terminus: "Previous response had parsing
-  errors"), or an ``[Errno N]``, ``...: command not found`` or ``...: No such
-  file or directory`` line (converters that drop the exit code: opencode's,
-  openhands-sdk's): the decisive line; but first, for a converted Codex or Gemini CLI
+  errors"), or a last line only a failed command ends on, said behind a program's
+  name (``cat: x: No such file or directory``, ``bash: foo: command not found``,
+  ``python3: can't open file 'x': [Errno 2] ...``, ``FileNotFoundError: [Errno 2] ...``;
+  not a log's or grep's line saying so: ``_common.ended_failing``) (converters that drop
+  the exit code: opencode's, openhands-sdk's): the decisive line; but first, for a converted Codex or Gemini CLI
   session (``agent.name`` ``codex`` / ``gemini-cli``), the CLI's own failure
   replies as its reader reads them (Codex's "unsupported call: ...",
   "apply_patch verification failed: ...", "aborted by user", ...; Gemini
