@@ -194,3 +194,30 @@ def test_gemini_stream_python_of_a_missing_script_is_failed() -> None:
     assert error is not None and error.endswith("python3: can't open file '/tmp/p50/FRFM/gem/proj/nope.py': "
                                                 "[Errno 2] No such file or directory")
 
+
+# -- Review RFM: AG2's joined failures, five adjacent, and a text that splits two ways -------------------------------
+
+def test_ag2_five_adjacent_parallel_failures_each_keep_their_own_words() -> None:
+    """Review bug: five adjacent failures of two paragraphs each, then Paris's result (ag2 0.14). The splits were cut
+    at the first 50 before the check that a failed call's part starts with ``Error: ``; the right one was not among
+    them, so the split gave up and the text was paired by place: Atlantis's step took all six results as its error,
+    the four other failed steps kept a bare ``ExecutionError``."""
+    [run] = runs(AG2 / "ag2-0.14-otel-parallel-calls-five-fail-multiline-adjacent.otlp.jsonl", tenant="acme")
+    known = "Known cities: Paris, Rome, Tokyo"
+    failed = ("Atlantis", "Lemuria", "Mu", "Thule", "Hyperborea")
+    assert [(s.arguments["city"], s.observation, s.error) for s in run.steps if s.action == "get_weather"] == [
+        *((city, f"Error: city not found: {city}\n\n{known}", f"ExecutionError: city not found: {city} {known}")
+          for city in failed),
+        ("Paris", "The weather in Paris is 73 degrees and Sunny.", None)]
+
+
+def test_ag2_joined_failures_that_split_two_ways_give_no_one_the_whole_text() -> None:
+    """Two adjacent failures whose second paragraph starts with ``Error: `` too split two ways, each part starting
+    with AG2's ``Error: ``: which words are whose, the text does not say. Nothing is answered then (both keep their
+    ``ExecutionError``); it was all handed to the first call by place, Lemuria's failure and Paris's weather in
+    Atlantis's error."""
+    [run] = runs(AG2 / "ag2-0.14-otel-parallel-calls-two-fail-ambiguous.otlp.jsonl", tenant="acme")
+    assert [(s.arguments["city"], s.observation, s.error) for s in run.steps if s.action == "get_weather"] == [
+        ("Atlantis", None, "ExecutionError"), ("Lemuria", None, "ExecutionError"),
+        ("Paris", "The weather in Paris is 73 degrees and Sunny.", None)]
+

@@ -225,7 +225,7 @@ def _answered_in_turn(history: list[dict[str, Any]], steps: list[dict[str, Any]]
                 and not any(_is_result(m) for m in history[n + 1:n + 2]) \
                 and not any(c.get(PROVIDER_RUN) for c in asked) and by_call \
                 and _answered_joined([by_call.get(c.get("id") or "") for c in asked], message):
-            asked = []  # one id-less result for the turn's calls (AG2 joins them): the one left took its part
+            asked = []  # one id-less result for the turn's calls (AG2 joins them): those left took their parts, if told
         elif _is_result(message) and asked:
             call = asked.pop(_answering(asked, message))
             step = next((s for s in steps if _unanswered(s) and s.get("action") == call.get("name")
@@ -242,14 +242,16 @@ def _is_result(message: dict[str, Any], *, with_id: bool = False) -> bool:
 
 
 def _answered_joined(steps: list[dict[str, Any] | None], message: dict[str, Any]) -> bool:
-    """Whether ``message``, one id-less result for the several calls ``steps`` ran (in the order asked), answered
-    the one step of them no span gave a result: AG2 runs a response's parallel calls and joins their results into
-    one message (``ConversableAgent.generate_tool_calls_reply``: ``"\\n\\n".join``; the group tool executor:
-    ``"\\n".join``), which its ``autogen.opentelemetry`` writes with no call id, and records a tool span's result
-    only where the tool did not fail. The step's part is the text less the others' results, where it is so joined;
-    where several failed (review RF of round 49), each its part: the one way the text splits into a part a call with
-    the others' results at their places (:func:`_joined_parts`; a failure's words may hold the separator: a
-    multi-line exception); else nothing is answered (the text may be any of theirs, or all)."""
+    """Whether ``message``, one id-less result for the several calls ``steps`` ran (in the order asked), is theirs
+    joined: it answered the one step of them no span gave a result, or the several (or none of them, see below): AG2
+    runs a response's parallel calls and joins their results into one message
+    (``ConversableAgent.generate_tool_calls_reply``: ``"\\n\\n".join``; the group tool executor: ``"\\n".join``), which
+    its ``autogen.opentelemetry`` writes with no call id, and records a tool span's result only where the tool did not
+    fail. The step's part is the text less the others' results, where it is so joined; where several failed (review RF
+    of round 49), each its part: the one way the text splits into a part a call with the others' results at their places
+    (:func:`_joined_parts`; a failure's words may hold the separator: a multi-line exception); else nothing is answered
+    (the text may be any of theirs, or all), and the caller does not hand it all to the first call by place either
+    (``_answered_in_turn``)."""
     left = [s for s in steps if s is not None and _unanswered(s)]
     text = message.get("text")
     if None in steps or not left or not isinstance(text, str):
@@ -263,7 +265,7 @@ def _answered_joined(steps: list[dict[str, Any] | None], message: dict[str, Any]
                     if id(step) in open_:
                         _answered(step, reply | {"text": part})  # type: ignore[arg-type]
                 return True
-        return False
+        return True  # the turn's joined result, no one split of it: nothing answered, not all of it by place
     at = next(n for n, s in enumerate(steps) if s is left[0])
     before = [str(s["observation"]) for s in steps[:at]]  # type: ignore[index]
     after = [str(s["observation"]) for s in steps[at + 1:]]  # type: ignore[index]
@@ -283,10 +285,12 @@ _SPLITS_TRIED = 1_000
 
 def _joined_parts(text: str, steps: list[dict[str, Any]], open_: set[int], sep: str) -> list[str] | None:
     """The one split of ``text`` (results joined by ``sep``) into a part per step, each answered step's (not in
-    ``open_``) its own result, or None. An open step's part may hold ``sep`` itself (a multi-line exception's words):
-    it ends where the rest still splits so. Where two open parts meet, several splits may do: of those, only the one
-    whose failed steps' parts all start with AG2's word for a failure (``ag2.FAILED_RESULT``) is taken, if one.
-    The splits tried are bounded (``_SPLITS_TRIED``): long outputs of many lines would make them countless."""
+    ``open_``) its own result and each failed open step's starting with AG2's word for a failure
+    (``ag2.FAILED_RESULT``), or None where there is none or more than one. An open step's part may hold ``sep``
+    itself (a multi-line exception's words): it ends where the rest still splits so, a split that fails one of those
+    conditions is dropped where it does (five adjacent failures of two paragraphs each: one split of 126, which a
+    cut at the first 50 tried missed). The splits tried are bounded (``_SPLITS_TRIED``): long outputs of many lines would make them
+    countless."""
     tried = [0]
 
     def splits(at: int, n: int) -> Iterator[list[str]]:
@@ -301,6 +305,8 @@ def _joined_parts(text: str, steps: list[dict[str, Any]], open_: set[int], sep: 
             elif not last and text.startswith(known + sep, at):
                 yield from ([known, *rest] for rest in splits(at + len(known) + len(sep), n + 1))
             return
+        if steps[n].get("error") and not text.startswith(FAILED_RESULT, at):
+            return
         if last:
             yield [text[at:]]
             return
@@ -311,13 +317,8 @@ def _joined_parts(text: str, steps: list[dict[str, Any]], open_: set[int], sep: 
             yield from ([text[at:end], *rest] for rest in splits(end + len(sep), n + 1))
             end = text.find(to, end + 1)
 
-    found = list(islice(splits(0, 0), 50))
-    if tried[0] > _SPLITS_TRIED:
-        return None
-    if len(found) > 1:
-        found = [parts for parts in found if all(part.startswith(FAILED_RESULT) for s, part in zip(steps, parts)
-                                                 if id(s) in open_ and s.get("error"))]
-    return found[0] if len(found) == 1 else None
+    found = list(islice(splits(0, 0), 2))  # a second split: which is whose, the text does not say
+    return found[0] if len(found) == 1 and tried[0] <= _SPLITS_TRIED else None
 
 
 def _answering(asked: list[dict[str, Any]], message: dict[str, Any]) -> int:
