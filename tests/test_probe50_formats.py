@@ -6,6 +6,7 @@ Through ``read_dump`` (``adapter_support.runs``) on real files or ones written a
 
 from __future__ import annotations
 
+import json
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -79,7 +80,7 @@ def test_a_codex_turn_the_model_refused_says_its_reply_was_not_recorded() -> Non
     [run] = runs(REFUSALS / "refused", tenant="acme")
     assert (run.task, run.outcome.value) == ("REFUSE do something bad", "infra_error")
     assert run.failure is not None and run.failure.error == f"{NOT_RECORDED} (5 output tokens spent)"
-    assert run.failure.cause.startswith("model: ")
+    assert (run.failure.cause or "").startswith("infrastructure: ")  # as Gemini CLI's safety block (review RFM)
     assert [(s.action, s.error) for s in run.steps] == [(None, run.failure.error)]
 
 
@@ -221,3 +222,35 @@ def test_ag2_joined_failures_that_split_two_ways_give_no_one_the_whole_text() ->
         ("Atlantis", None, "ExecutionError"), ("Lemuria", None, "ExecutionError"),
         ("Paris", "The weather in Paris is 73 degrees and Sunny.", None)]
 
+
+# -- Review RFM: low ones (Codex's refusal step's words and cause, a Langfuse attempt with no start) ----------------
+
+def test_a_codex_refused_turns_step_says_its_reason_in_one_parenthesis_and_its_cause_as_gemini_safety_blocks() -> None:
+    """The refused turn's step read "... (5 output tokens spent) (a refusal, which Codex drops, or none)"; its cause
+    was the project's one "model: ..." cause, where Gemini CLI's safety block, the same end of a run (the provider
+    answered nothing usable), is ``infra_error`` with an "infrastructure: ..." cause."""
+    [run] = runs(REFUSALS / "refused", tenant="acme")
+    [step] = run.steps
+    assert step.observation == f"{NOT_RECORDED} (5 output tokens spent; a refusal, which Codex drops, or none)"
+    assert run.outcome.value == "infra_error" and run.failure is not None
+    assert (run.failure.cause or "").startswith("infrastructure: the turn ended with no reply Codex could record")
+
+
+def test_a_langfuse_retried_call_whose_first_attempt_has_no_start_is_not_taken_for_the_last(tmp_path: Path) -> None:
+    """The retried chain of ``test_a_langfuse_chain_retrying_its_model_call_...`` with the first attempt's
+    ``startTime`` null (its end kept): sorted latest first, an attempt with no start came first, so it was taken
+    for the one whose failure the chain passed on and the added step (the other attempt's) took the last attempt:
+    the chain's step and the not-exported one swapped. When an attempt with no start ran is not known: the last is
+    the one with the latest start."""
+    source = FIXTURES / "langfuse" / ".derived" / "api-v2-chain-failed-retried"
+    (tmp_path / "traces-page.json").write_bytes((source / "traces-page.json").read_bytes())
+    fields = json.loads((source / "default-fields.json").read_text())
+    for observation in fields["data"]:
+        if observation["id"] == "f41173c41454821a":  # the first attempt
+            observation["startTime"] = None
+    (tmp_path / "default-fields.json").write_text(json.dumps(fields))
+    [run] = runs(tmp_path, tenant="acme")
+    failed = [(s.started_at, s.ended_at, s.observation) for s in run.steps if s.error == "rate limited"]
+    assert failed == [
+        (None, _at("2026-08-21T17:36:45.700"), "llm live-chat failed (its input and output were not exported)"),
+        (_at("2026-08-21T17:36:45.800"), _at("2026-08-21T17:36:46.262"), "llm live-chat failed")]

@@ -202,7 +202,8 @@ _REVIEWED_SESSION = re.compile(r"^Reviewed Codex session id: (\S+)$", re.M)
 #: (0.171: checked with the real CLI). A step (no action: the words are ours) and, on the last turn, the run's error
 #: say so, since nothing else in the rollout does: a later prompt's answer would read as the refused prompt's.
 _NO_REPLY = "the model's reply was not recorded: the turn completed with no message or call from it"
-_NO_REPLY_CAUSE = "model: the turn ended with no reply Codex could record (a refusal, which Codex drops, or none)"
+_NO_REPLY_CAUSE = ("infrastructure: the turn ended with no reply Codex could record (a refusal, which Codex drops, or "
+                   "none), as Gemini CLI's safety block ends a run: no work of the agent's on the task")
 _UUID = re.compile(r"([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})", re.I)
 _EXIT_LINE = re.compile(r"^(?:Exit code:?\s*|Process exited with code\s+)(-?\d+)\s*$", re.M)
 _WALL_TIME = re.compile(r"^Wall time: [^\n]*\n")
@@ -1097,10 +1098,11 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
                 rollout.last_error = short(str(error or "error"), 500, keep="head")
             elif ev == "task_complete" and silent and "last_agent_message" in payload \
                     and not payload["last_agent_message"] and not rollout.last_error:
-                said = f" ({spent} output tokens spent)" if spent else ""
-                rollout.last_error = f"{_NO_REPLY}{said}"
-                rollout.steps.append({"action": None, "observation": f"{_NO_REPLY}{said} (a refusal, which Codex "
-                                      "drops, or none)", "error": rollout.last_error, "started_at": iso_time(at)})
+                said = [f"{spent} output tokens spent"] if spent else []
+                rollout.last_error = f"{_NO_REPLY} ({said[0]})" if said else _NO_REPLY
+                why = "; ".join([*said, "a refusal, which Codex drops, or none"])  # one parenthesis, not two
+                rollout.steps.append({"action": None, "observation": f"{_NO_REPLY} ({why})",
+                                      "error": rollout.last_error, "started_at": iso_time(at)})
             elif ev == "token_count":
                 spent = as_int(as_dict(as_dict(payload.get("info")).get("last_token_usage")).get("output_tokens"))
             elif ev == "agent_message" and not items:

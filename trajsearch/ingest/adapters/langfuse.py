@@ -170,7 +170,7 @@ from ._langfuse.observations import (
     trace_node,
 )
 from ._langfuse.shapes import OBSERVATION_TYPES, as_camel, ingestion_records, record_kind, score_of, side_kind
-from ._spans import Node, start_order, when
+from ._spans import Node, latest_first, start_order, when
 from ._spans import trajectory_id as _span_trajectory_id
 from ._vendor import Score, as_list, decode, message_dicts, this_turn, trajectory
 
@@ -336,7 +336,7 @@ def _with_failed_calls(run: Trajectory, calls: list[Node]) -> Trajectory:
     words, never the agent's thought), with the same error; one step for one call, the last to fail so."""
     told = Counter((s.observation, s.error) for s in run.steps if s.action is None)  # each such step one call's:
     added = []  # a call retried that failed twice alike has one step told, the last's, and one to add (review RF)
-    for n in sorted(calls, key=start_order, reverse=True):
+    for n in latest_first(calls):  # the same order as the chain's step's (``_spans.assembly``)
         if told[said := (f"llm {n.name} failed", short(n.error, 600))] > 0:
             told[said] -= 1
             continue

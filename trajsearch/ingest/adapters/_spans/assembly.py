@@ -108,7 +108,7 @@ from .messages import (PROVIDER_RUN, agentchat_answer, agentchat_failed_calls, a
                        framework_failure, is_denial, is_object_repr, mcp_error, normalise_messages,
                        provider_failure, shell_error, task_from_input, user_requests)
 from .nodes import (CONTINUES, EMBEDS, REFUSED, RESULT_CUT, RUN_START, Evaluation, Message, Node, ancestors,
-                    maybe_json, start_order, when)
+                    latest_first, maybe_json, start_order, when)
 from .outcome import failed, error_outcome, outcome_from
 
 
@@ -519,8 +519,9 @@ def _failed_call_passed_on(container: Node, calls: list[Node], by_id: dict[str, 
     tree, else below its parent within its time (OpenLLMetry hangs the runnables of a LangGraph node beside the
     node's own span, ``call_model``, not under it). Of a call retried and failing alike each time, the last attempt:
     the one whose exception got out (the others' failures are steps of their own, ``langfuse._with_failed_calls``),
-    so the step is timed when the chain gave up, after the earlier attempts'."""
-    same = sorted((c for c in calls if c.error == container.error), key=start_order, reverse=True)
+    so the step is timed when the chain gave up, after the earlier attempts'. An attempt with no start is not taken
+    for the last (``latest_first``): when it ran is not known."""
+    same = latest_first(c for c in calls if c.error == container.error)
     below = next((c for c in same if _descends_from(c, container, by_id)), None)
     parent = by_id.get(container.parent or "")
     if below is not None or parent is None or container.start is None or container.end is None:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterable, Iterator
 
 ROLES = ("agent", "llm", "tool", "retriever", "chain", "evaluator", "other")
 #: ``Node.info`` key of a tool node whose result an exporter cut short: a whole copy of it in a later model input
@@ -224,3 +224,9 @@ def ancestors(node: Node, by_id: dict[str, Node]) -> Iterator[Node]:
 def start_order(node: Node) -> tuple[float, int]:
     """Sort key of nodes in time: by start (a node without one last), then by the order they were read."""
     return (node.start if node.start is not None else float("inf"), node.seq)
+
+
+def latest_first(nodes: Iterable[Node]) -> list[Node]:
+    """``nodes`` the latest to start first (the last of a call's attempts: the one whose failure got out), those
+    with no start after every other: when they ran is not known, so none is taken for the last."""
+    return sorted(nodes, key=lambda n: (n.start is not None, start_order(n)), reverse=True)
