@@ -176,9 +176,16 @@ def test_gemini_stream_grep_for_no_such_file_in_logs_is_no_failure() -> None:
     assert _shell_steps("stream-grep-nosuch-ok.jsonl") == [("grep -rn 'No such file or directory' logs/", None)]
 
 
-def test_gemini_stream_pipe_ending_in_tail_is_read_by_its_last_stage() -> None:
-    """``grep -rn Errno logs/ | tail -n 1``: the output is the last stage's, tail's, of a log line."""
+def test_gemini_stream_pipe_of_a_log_through_tail_is_no_failure() -> None:
+    """``grep -rn Errno logs/ | tail -n 1``: the output is a log's line, grep's print that tail filtered."""
     assert _shell_steps("stream-pipe-tail-ok.jsonl") == [("grep -rn Errno logs/ | tail -n 1", None)]
+
+
+def test_gemini_stream_pytest_piped_through_tail_is_still_failed() -> None:
+    """``python3 -m pytest ... 2>&1 | tail -n 3``, how agents keep a test run short: tail only filters pytest's output,
+    so the tally of a failed session still tells (a pipe is read by its first stage, the others being filters)."""
+    assert _shell_steps("stream-pytest-piped-tail.jsonl") == [
+        ("python3 -m pytest -q -p no:cacheprovider 2>&1 | tail -n 3", "1 failed, 1 passed in 2.51s")]
 
 
 def test_gemini_stream_printing_command_that_failed_still_says_why() -> None:

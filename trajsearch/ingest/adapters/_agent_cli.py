@@ -422,14 +422,21 @@ _PRINTERS = frozenset({"cat", "tac", "zcat", "bat", "nl", "tail", "head", "less"
                        "zgrep", "rg", "ag", "ack", "journalctl"})
 #: Those that print files or logs with the subcommand or option named (``sed -n '1,20p' x``, ``git log``).
 _PRINTING_WITH = {"sed": ("-n",), "docker": ("logs",), "kubectl": ("logs",), "git": ("log", "show")}
-#: What ends one command and starts the next in a command line: its output ends with the last one's.
-_COMMAND_BREAKS = frozenset({"|", "||", "&&", ";", "&", "|&"})
+#: Programs that only pass on some of what a pipe's earlier stage printed (``... | tail -n 5``, ``| sort | uniq -c``).
+_FILTERS = frozenset({"sort", "uniq", "cut", "tr", "awk", "sed", "wc", "column", "tee", "cat", "tail", "head", "grep",
+                      "egrep", "fgrep", "rg", "less", "more", "nl"})
+#: What ends one command and starts the next in a command line (its output ends with the last one's), and what
+#: joins a pipe's stages (what the first prints, the others filter).
+_COMMAND_BREAKS = frozenset({"||", "&&", ";", "&"})
+_PIPES = frozenset({"|", "|&"})
 
 
 def printing_program(command: str | None) -> str | None:
-    """The program of ``command`` (the last of its pipe or list: its output ends with that one's) when it only prints
-    files or logs (``_PRINTERS``, ``_PRINTING_WITH``): ``tail`` for ``cd app && grep x logs/*.log | tail -n 5``.
-    None for any other command, or one not read (unbalanced quotes): its output's end may say why it failed."""
+    """The program of ``command`` (its last command's: the output ends with that one's; of a pipe, the first stage,
+    where the others only filter what it printed: ``_FILTERS``) when it only prints files or logs (``_PRINTERS``,
+    ``_PRINTING_WITH``): ``grep`` for ``cd app && grep x logs/*.log | tail -n 5``; None for ``python3 -m pytest 2>&1
+    | tail -n 3`` (the output is pytest's) or ``cat x | python3 y.py`` (python's). None for any other command, or one
+    not read (unbalanced quotes): its output's end may say why it failed."""
     if not command:
         return None
     lexer = shlex.shlex(command.replace("\n", " ; "), posix=True, punctuation_chars=True)
@@ -439,13 +446,18 @@ def printing_program(command: str | None) -> str | None:
     except ValueError:
         return None
     breaks = [n for n, word in enumerate(words) if word in _COMMAND_BREAKS]
-    last = words[breaks[-1] + 1 if breaks else 0:]
-    while last and (last[0] in ("sudo", "command", "exec") or re.fullmatch(r"\w+=\S*", last[0])):
-        last = last[1:]  # ``sudo tail ...``, ``LC_ALL=C grep ...``
-    program = last[0].rsplit("/", 1)[-1] if last else ""
-    if program in _PRINTERS or any(word in last[1:3] for word in _PRINTING_WITH.get(program, ())):
-        return program
-    return None
+    stages: list[list[str]] = [[]]
+    for word in words[breaks[-1] + 1 if breaks else 0:]:
+        if word in _PIPES:
+            stages.append([])
+        else:
+            stages[-1].append(word)
+    for stage in stages:
+        while stage and (stage[0] in ("sudo", "command", "exec") or re.fullmatch(r"\w+=\S*", stage[0])):
+            del stage[0]  # ``sudo tail ...``, ``LC_ALL=C grep ...``
+    first, *rest = [stage[0].rsplit("/", 1)[-1] if stage else "" for stage in stages]
+    printing = first in _PRINTERS or any(word in stages[0][1:3] for word in _PRINTING_WITH.get(first, ()))
+    return first if printing and all(program in _FILTERS for program in rest) else None
 
 
 def as_int(value: Any) -> int | None:

@@ -562,10 +562,10 @@ def ended_failing(output: str, printer: str | None = None) -> str | None:
     Python traceback that ends it (the program died of it). Only the end counts: a terminal screen keeps earlier
     commands' lines, and a line in the middle may be a file's or a log's text.
 
-    ``printer``: the program of a command known only to print files or logs (``tail -n 5 app.log``, the last stage of
-    its pipe: ``_agent_cli.printing_program``), whose output ends on the file's last lines whatever they say (a
-    logged traceback, a test log's tally): only that program's or the shell's own complaint tells
-    (``tail: cannot open 'x' for reading: No such file or directory``). None otherwise: no code, no other words tell."""
+    ``printer``: the program of a command known only to print files or logs (``tail -n 5 app.log``, ``grep x app.log
+    | tail``: ``_agent_cli.printing_program``), whose output ends on the file's last lines whatever they say (a logged
+    traceback, a test log's tally): only that program's or the shell's own complaint tells (``tail: cannot open 'x'
+    for reading: No such file or directory``). None otherwise: no code, no other words tell."""
     every = output.splitlines()
     rows = [n for n, ln in enumerate(every) if ln.strip()]
     raw = [every[n] for n in rows]
