@@ -145,3 +145,86 @@ def test_a_server_stopped_past_its_grace_lets_the_batch_in_hand_finish_before_cl
         assert 0 < stored == len(traces)
     finally:
         reopened.close()
+
+
+def _stalled(items: list[Any], release: threading.Event) -> Iterator[Any]:
+    """An input that gives its first two runs, then nothing until ``release`` (a client frozen by SIGSTOP, or whose
+    host is gone without a connection reset, as the server sees it: a stream that sends no more). With batches of
+    one, the first is sent (a batch goes once the next record is read)."""
+    yield from items[:2]
+    release.wait(60)
+    yield from items[2:]
+
+
+def _ingest_logged(caplog: pytest.LogCaptureFixture) -> dict[str, str]:
+    """The server's log line of the last Ingest call: its status code and error (waited for: the handler ends a
+    moment after the client was told)."""
+    deadline = time.monotonic() + 30
+    while not (lines := [r for r in caplog.records if r.getMessage() == "rpc" and getattr(r, "method", "") == "Ingest"]):
+        assert time.monotonic() < deadline, "the Ingest call was not logged"
+        time.sleep(0.05)
+    line = lines[-1]
+    return {"code": line.code, "error": getattr(line, "error", "")}
+
+
+def test_an_ingest_whose_client_sends_nothing_more_is_ended_by_the_server_and_its_write_slot_freed(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """Since an Ingest stream has no deadline, a frozen or vanished client held a server write slot for good (before,
+    at most the stream's hour): with ``--write-slots 1`` every later ingest was refused ``UNAVAILABLE`` "busy"
+    until the server restarted, and gRPC keepalive did not free it. The server now ends a stream that sends no batch
+    for ``ingest_idle`` seconds (scaled down to 1 s), says so to the client and in its log, and frees the slot."""
+    runs = _runs(REAL / "batch-2.4.6")
+    key = new_key()
+    ts = _open(tmp_path)
+    keys = KeyRing.from_entries([key_entry(key, tenant="acme", role="write")])
+    release = threading.Event()
+    caplog.set_level(logging.INFO, logger="trajsearch.service")
+    try:
+        with ServiceServer(ts, keys, address="127.0.0.1:0", write_slots=1, max_workers=2, ingest_idle=1.0) as server, \
+                Client(server.address, api_key=key) as client:
+            started = time.monotonic()
+            with pytest.raises(DeadlineExceeded, match="the server received no batch of this Ingest stream for 1 s "
+                                                       r"\(the client frozen, or its network gone\) and ended it"):
+                client.add(_stalled(runs, release), batch_size=1)
+            assert time.monotonic() - started < 30
+            said = _ingest_logged(caplog)
+            assert said["code"] == "DEADLINE_EXCEEDED" and "no batch of this Ingest stream for 1 s" in said["error"]
+            release.set()
+            assert ts.stats(tenant="acme")["trajectories"] == 1  # the batch before the stall is committed
+            report = client.add(runs, batch_size=1)  # the one write slot is free again: the rerun is taken
+            assert (report.ingested, report.unchanged) == (len(runs) - 1, 1), report
+    finally:
+        release.set()
+        ts.close()
+
+
+def test_a_stream_the_server_cancels_while_stopping_is_logged_as_the_servers_doing(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """A server stopped past ``--grace`` while an Ingest waited for its next batch logged the stream as
+    ``CANCELLED: the client cancelled the request stream``: an operator reading the log blamed the client."""
+    runs = _runs(REAL / "batch-2.4.6")
+    key = new_key()
+    ts = _open(tmp_path)
+    keys = KeyRing.from_entries([key_entry(key, tenant="acme", role="write")])
+    release = threading.Event()
+    server = ServiceServer(ts, keys, address="127.0.0.1:0").start()
+    caplog.set_level(logging.INFO, logger="trajsearch.service")
+
+    def ingest() -> None:
+        with Client(server.address, api_key=key) as client, pytest.raises(Exception):  # noqa: PT011 (the log is read)
+            client.add(_stalled(runs, release), batch_size=1)
+
+    sender = threading.Thread(target=ingest)
+    sender.start()
+    try:
+        deadline = time.monotonic() + 60
+        while ts.stats(tenant="acme")["trajectories"] < 1:
+            assert time.monotonic() < deadline, "the first batch was not written"
+            time.sleep(0.05)
+        server.stop(grace=0)
+        said = _ingest_logged(caplog)
+        assert said["code"] == "UNAVAILABLE", said
+        assert said["error"].startswith("the server stopped before this Ingest stream ended (its --grace ran out)")
+    finally:
+        release.set()
+        sender.join(60)

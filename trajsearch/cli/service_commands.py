@@ -74,6 +74,9 @@ def serve(
                                         help="Seconds a call waits for the trace store before UNAVAILABLE."),
     write_slots: int = typer.Option(0, "--write-slots", min=0,
                                     help="Ingest/Delete calls in progress at once; more get UNAVAILABLE (0: half of --workers)."),
+    ingest_idle: float = typer.Option(600.0, "--ingest-idle", min=1.0,
+                                      help="Seconds an Ingest stream may send no batch before the server ends it "
+                                           "and frees its write slot (a client frozen or gone)."),
     max_k: int = typer.Option(100, "--max-k", help="Largest k a caller may ask for."),
     max_text: int = typer.Option(20_000, "--max-text", help="Longest query text (characters)."),
     max_message_mb: int = typer.Option(32, "--max-message-mb", min=1, help="Largest gRPC request (MiB)."),
@@ -128,7 +131,7 @@ def serve(
                                search_cap=search_cap or None, trace_slots=trace_reads or None,
                                trace_timeout=trace_timeout, write_slots=write_slots or None, insecure=insecure,
                                http_address=http, page_reads=page_reads, public_url=public_url,
-                               answer_budget=answer_budget_mb * 2**20 or None)
+                               answer_budget=answer_budget_mb * 2**20 or None, ingest_idle=ingest_idle)
     except (OSError, ValueError) as exc:
         _cannot_listen(ts, exc)
     if metrics_at:

@@ -36,7 +36,7 @@ from .auth import KeyRing
 from .interceptor import SERVICE_NAME, ServiceInterceptor
 from .observe import LOOPBACK_HOSTS, Metrics, log_event, start_metrics_http
 from .protos import pb2_grpc
-from .servicer import Service
+from .servicer import INGEST_IDLE_S, Service
 from .trace_reads import TraceReads
 
 log = logging.getLogger("trajsearch.service")
@@ -158,7 +158,8 @@ class ServiceServer:
     workers, at least 1, always fewer than the workers), each at most
     ``trace_timeout`` seconds or the call's deadline; ``write_slots`` write
     calls (``Ingest``, ``Delete``; default half the workers) may be in progress,
-    more are refused with ``UNAVAILABLE``. However slow the store, the other
+    more are refused with ``UNAVAILABLE``; an ``Ingest`` whose client sends no batch for ``ingest_idle`` seconds
+    is ended, its slot freed. However slow the store, the other
     worker threads stay free for searches. The web pages (``http_address``) read
     traces on ``page_reads`` permits of their own (default 8), so the store sees
     at most ``trace_slots + page_reads`` reads at once. Answers larger than a request
@@ -173,7 +174,8 @@ class ServiceServer:
                  max_concurrent_rpcs: int = 64, search_cap: int | None = None, close_index: bool = True,
                  trace_slots: int | None = None, trace_timeout: float = 10.0, write_slots: int | None = None,
                  insecure: bool = False, http_address: str | None = None, page_reads: int | None = None,
-                 answer_budget: int | None = None, public_url: str | None = None) -> None:
+                 answer_budget: int | None = None, public_url: str | None = None,
+                 ingest_idle: float = INGEST_IDLE_S) -> None:
         check_address(address, tls=tls is not None, insecure=insecure)
         if http_address is not None:
             check_http_address(http_address, tls=tls is not None, insecure=insecure)
@@ -194,7 +196,7 @@ class ServiceServer:
         if max_workers > 1:
             writes = min(writes, max_workers - 1)
         self.service = Service(ts, limits=self.limits, metrics=self.metrics, search_cap=search_cap,
-                               write_slots=writes)
+                               write_slots=writes, ingest_idle=ingest_idle)
         options = [
             ("grpc.max_receive_message_length", self.limits.max_message_bytes),
             ("grpc.max_send_message_length", max(self.limits.max_message_bytes, v.MAX_RESPONSE_BYTES)),
@@ -252,6 +254,7 @@ class ServiceServer:
         if self._stopped.is_set():
             return
         self._stopped.set()
+        self.service.stopping()
         log_event(log, logging.INFO, "draining", in_flight=self.metrics.in_flight, grace_s=grace)
         self.health.enter_graceful_shutdown()
         if self.web is not None:

@@ -51,13 +51,17 @@ _TOOL_MAX_QUERY = 2000
 #: A task or pasted error for Exemplars / Warnings: the runtime clips one over the search's 20,000 characters (head
 #: and tail, ``runtime.task_query``), so a real long task is answered; this bounds only what a call may carry.
 _ADVICE_MAX_TEXT = 1_000_000
+#: How long an Ingest stream may send nothing before the server ends it (``serve --ingest-idle``). A stream has no
+#: deadline (an ingest lasts as long as its input), so a client frozen or gone (SIGSTOP, a host lost without a
+#: connection reset) held its write slot for good; a client's own input is read between batches, run by run.
+INGEST_IDLE_S = 600.0
 
 
 class Service(pb2_grpc.TrajSearchServicer):
     """The servicer. ``ts`` is shared by all calls; writes are serialised by one lock."""
 
     def __init__(self, ts: TrajSearch, *, limits: v.Limits | None = None, metrics: Metrics | None = None,
-                 search_cap: int | None = None, write_slots: int = 4) -> None:
+                 search_cap: int | None = None, write_slots: int = 4, ingest_idle: float = INGEST_IDLE_S) -> None:
         self.ts = ts
         self.limits = limits or v.Limits()
         self.metrics = metrics or Metrics()
@@ -66,9 +70,11 @@ class Service(pb2_grpc.TrajSearchServicer):
         # writes wait on one lock and on the trace store: at most write_slots calls may hold worker threads
         self._writers = threading.BoundedSemaphore(write_slots)
         self.write_slots = write_slots
+        self.ingest_idle = ingest_idle
         self._writes = 0  # writes in progress, for drain(): the index must outlive them
         self._writes_done = threading.Condition()
         self._draining = threading.Event()
+        self._stopping = threading.Event()  # the server is stopping: gRPC may cancel the calls still running
         # (tenant, key id) -> LRU of session id -> (tool, lock); the keys are the key ring's, so few
         self._sessions: dict[tuple[str, str], LRUCache] = {}
         self._sessions_lock = threading.Lock()
@@ -339,6 +345,10 @@ class Service(pb2_grpc.TrajSearchServicer):
         finally:
             self._writers.release()
 
+    def stopping(self) -> None:
+        """The server begins to stop: a stream gRPC cancels from now on was cancelled by the server, not its client."""
+        self._stopping.set()
+
     def drain(self, timeout: float, abandon: threading.Event | None = None) -> int:
         """Start no more batches, and wait up to ``timeout`` s (or until ``abandon`` is set) for the writes in
         progress to end; returns how many have not.
@@ -367,7 +377,7 @@ class Service(pb2_grpc.TrajSearchServicer):
         response = pb2.IngestResponse()
         position = 0
         indexer = self.ts.indexer()  # one per stream: a run two of its batches hold is counted once (probe G, G7)
-        for batch in batches:
+        for batch in _Idle(batches, call, self.ingest_idle, self._stopping):
             call.check_deadline()
             call.check_key()
             if self._draining.is_set():
@@ -459,6 +469,59 @@ class Service(pb2_grpc.TrajSearchServicer):
             versions = (hit.env_version or None, hit.policy_version or None) if hit is not None else (None, None)
             found = call.principal.sees(*versions) and self.ts.delete(trajectory_id, tenant=call.tenant)
         return pb2.DeleteResponse(deleted=found)
+
+
+class _Idle:
+    """An Ingest stream's batches, the stream ended by the server once its client sends none for ``seconds``.
+
+    Only the waits for a batch are timed, not the server's writing of one. The call is cancelled with a status the
+    client reads (gRPC's public ``cancel()`` would tell it only ``CANCELLED``), which wakes the handler waiting for
+    a batch; it then ends with the same words in the server's log. A stream read while the server stops (gRPC
+    cancels what is left after ``--grace``) is said to be the server's doing too: it was logged as the client's."""
+
+    def __init__(self, batches: Iterator[Any], call: Call, seconds: float, stopping: threading.Event) -> None:
+        self.batches = batches
+        self.call = call
+        self.seconds = seconds
+        self.stopping = stopping
+        self.expired = False
+        self.message = (f"the server received no batch of this Ingest stream for {seconds:g} s (the client frozen, "
+                        "or its network gone) and ended it: the batches before are committed; send the rest again")
+
+    def __iter__(self) -> _Idle:
+        return self
+
+    def __next__(self) -> Any:
+        timer = threading.Timer(self.seconds, self._expire)
+        timer.daemon = True
+        timer.start()
+        try:
+            batch = next(self.batches)
+        except (grpc.RpcError, StopIteration) as exc:
+            self._said(stopped=isinstance(exc, grpc.RpcError))
+            raise
+        finally:
+            timer.cancel()
+        self._said(stopped=False)
+        return batch
+
+    def _said(self, *, stopped: bool) -> None:
+        """Raise the server's reason when it, not the client, ended the stream."""
+        if self.expired:
+            raise Abort(grpc.StatusCode.DEADLINE_EXCEEDED, self.message)
+        if stopped and self.stopping.is_set():
+            raise Abort(grpc.StatusCode.UNAVAILABLE, "the server stopped before this Ingest stream ended (its "
+                                                     "--grace ran out): the batches before are committed; send the "
+                                                     "rest again once the server is back")
+
+    def _expire(self) -> None:
+        self.expired = True
+        context = self.call.context
+        core = getattr(getattr(context, "_rpc_event", None), "call", None)
+        try:
+            core.cancel(grpc.StatusCode.DEADLINE_EXCEEDED.value[0], self.message)
+        except Exception:  # noqa: BLE001 (grpcio's inner call changed): cancelled without words
+            context.cancel()
 
 
 def _loose_id(text: str) -> str:
