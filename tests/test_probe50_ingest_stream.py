@@ -8,6 +8,7 @@ store does.
 
 from __future__ import annotations
 
+import json
 import logging
 import threading
 import time
@@ -228,3 +229,65 @@ def test_a_stream_the_server_cancels_while_stopping_is_logged_as_the_servers_doi
     finally:
         release.set()
         sender.join(60)
+
+
+def _two_saves(tmp_path: Path) -> list[Path]:
+    """Two backups of ``~/.claude/projects``: an earlier one holding session 1af7fc5e as it was after its first 8 lines
+    (Claude Code appends a transcript line by line, so an earlier save is a prefix of the later) beside session
+    5c0375b4, and a later one holding 1af7fc5e whole. Both sessions are the real ones under fixtures/claude-code."""
+    real = FIXTURES / "claude-code"
+    early, later = tmp_path / "a-early", tmp_path / "b-later"
+    early.mkdir()
+    later.mkdir()
+    name = "1af7fc5e-8455-4414-9ccd-011d40f70b2a.jsonl"
+    lines = (real / name).read_text().splitlines(keepends=True)
+    (early / name).write_text("".join(lines[:8]))
+    (later / name).write_text("".join(lines))
+    other = "5c0375b4-57a5-4f26-b12d-d022ee4e51b7.jsonl"
+    (early / other).write_text((real / other).read_text())
+    return [early, later]
+
+
+def test_a_run_whose_copies_straddle_two_streams_of_one_ingest_is_counted_once(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An ingest over the server opens a new Ingest stream every 50,000 records, and the server counted a run's copies
+    once per stream: a Claude Code session saved twice (an earlier and a later backup), its two copies in two streams,
+    was said "ingested 3" for 2 stored runs (a local ingest of the same inputs: ingested 2, replaced 1). The streams
+    of one call now share one indexer on the server, so the counts are a local ingest's. The stream bound is scaled down to 2 on both sides
+    (the constant both read), so that the session's two copies fall in two streams."""
+    from cli_support import run_cli
+
+    from trajsearch.service import client as client_module
+    from trajsearch.service.validate import Limits
+
+    inputs = _two_saves(tmp_path)
+    for name in ("TRAJSEARCH_TENANT", "TRAJSEARCH_URI", "TRAJSEARCH_TRACES", "TRAJSEARCH_SERVER"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("TRAJSEARCH_MODEL", "hashing")
+    monkeypatch.setenv("TRAJSEARCH_HOME", str(tmp_path / "home"))
+    counts = ("ingested", "unchanged", "replaced", "rejected")
+    local = []
+    for _ in range(2):  # what a local ingest says, the first time and the rerun
+        code, out, err = run_cli("ingest", *map(str, inputs), "--uri", str(tmp_path / "local.db"), "--traces",
+                                 str(tmp_path / "local-traces"), "--tenant", "acme", "--restart", "--json")
+        assert code == 0, out + err
+        local.append(tuple(json.loads(out)[name] for name in counts))
+    assert local == [(2, 0, 1, 0), (0, 2, 1, 0)]
+    monkeypatch.setattr(client_module, "MAX_STREAM_RECORDS", 2, raising=False)
+    key = new_key()
+    ts = _open(tmp_path)
+    keys = KeyRing.from_entries([key_entry(key, tenant="acme", role="write")])
+    with ServiceServer(ts, keys, address="127.0.0.1:0", limits=Limits(max_stream_records=2)) as server:
+        monkeypatch.setenv("TRAJSEARCH_SERVER", server.address)
+        monkeypatch.setenv("TRAJSEARCH_API_KEY", key)
+        remote = []
+        for _ in range(2):
+            code, out, err = run_cli("ingest", *map(str, inputs), "--json")
+            assert code == 0, out + err
+            remote.append(tuple(json.loads(out)[name] for name in counts))
+        assert remote[0] == local[0]
+        # the rerun writes nothing: the earlier save gives way to the stored later one (indexer._note_other_files)
+        # and is unchanged, as a local ingest counts it when the two copies fall in two of its batches
+        assert remote[1] == (0, 3, 0, 0)
+        assert ts.stats(tenant="acme")["trajectories"] == 2
+    ts.close()

@@ -41,7 +41,7 @@ from ..results import OTHER_RUN_REPLACED, ContextResult, Hit, IngestReport, Reje
 from . import convert
 from .auth import API_KEY_ENV, key_problem
 from .protos import pb2, pb2_grpc
-from .validate import MAX_RESPONSE_BYTES, MAX_STREAM_RECORDS, MAX_TRACE_BYTES
+from .validate import INGEST_CALL_HEADER, MAX_RESPONSE_BYTES, MAX_STREAM_RECORDS, MAX_TRACE_BYTES
 
 SERVER_ENV = "TRAJSEARCH_SERVER"
 #: A server's request limit when it does not say (older servers): ``--max-message-mb``'s default.
@@ -419,6 +419,7 @@ class Client:
         sources: list[str] = []  # of each record sent, by its position in the call (the server's answer has it)
         records = self._records(items, source, limit, report, sources)
         offset, first = 0, True
+        call_id = uuid.uuid4().hex  # the server counts a run once across this call's streams
         while True:
             head = next(records, None)
             if head is None and not first:
@@ -427,7 +428,7 @@ class Client:
             stream = itertools.chain([head] if head is not None else [],
                                      itertools.islice(records, MAX_STREAM_RECORDS - 1))
             batches = self._batches(stream, batch_size, min(batch_bytes, limit), sent)
-            self._ingest_stream(batches, offset, report, self._stall_bound(timeout), sources)
+            self._ingest_stream(batches, offset, report, self._stall_bound(timeout), sources, call_id)
             offset, first = offset + sent[0], False
             if head is None or sent[0] < MAX_STREAM_RECORDS:
                 return report
@@ -467,15 +468,16 @@ class Client:
         return None if self.timeout is None else max(self.timeout, INGEST_STALL_S)
 
     def _ingest_stream(self, batches: Iterator[Any], offset: int, report: RemoteIngestReport,
-                       stall: float | None, sources: list[str]) -> None:
+                       stall: float | None, sources: list[str], call_id: str) -> None:
         """One Ingest stream of ``batches``; its answer added to ``report``, positions after ``offset`` records
-        (``sources``: the file of each record sent, by position).
+        (``sources``: the file of each record sent, by position; ``call_id``: the :meth:`add` call it is part of).
 
         The stream has no deadline of its own: it is cancelled once the server has taken no batch for ``stall``
         seconds (gRPC takes the next batch only once the last one is sent, and the server's flow control holds
         a batch back while it writes the ones before it), or has not answered that long after the last."""
         request_id = uuid.uuid4().hex
-        metadata = (("authorization", f"Bearer {self.api_key}"), ("x-request-id", request_id))
+        metadata = (("authorization", f"Bearer {self.api_key}"), ("x-request-id", request_id),
+                    (INGEST_CALL_HEADER, call_id))
         progress = _Progress(batches)
         call = self.stub.Ingest.future(iter(progress), metadata=metadata)
         try:

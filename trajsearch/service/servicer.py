@@ -18,10 +18,10 @@ from contextlib import contextmanager
 from typing import Any, Iterator, Sequence
 
 import grpc
-from cachetools import LRUCache
+from cachetools import LRUCache, TTLCache
 from pydantic import ValidationError
 
-from ..indexer import superseded
+from ..indexer import Indexer, superseded
 from ..model import Trajectory
 from ..results import OTHER_RUN_REPLACED, Hit
 from ..search import TrajSearch
@@ -29,8 +29,9 @@ from ..store.traces import TraceNotFoundError
 from ..vocab import KINDS, MODES
 from . import convert
 from . import validate as v
+from .validate import INGEST_CALL_HEADER
 from .auth import narrow
-from .interceptor import Abort, Call, requires, validation_message
+from .interceptor import _REQUEST_ID_RE, Abort, Call, requires, validation_message
 from .observe import Metrics
 from .protos import pb2, pb2_grpc
 
@@ -55,6 +56,9 @@ _ADVICE_MAX_TEXT = 1_000_000
 #: deadline (an ingest lasts as long as its input), so a client frozen or gone (SIGSTOP, a host lost without a
 #: connection reset) held its write slot for good; a client's own input is read between batches, run by run.
 INGEST_IDLE_S = 600.0
+#: A call's indexer is kept between its streams while it remembers at most this many runs (about 250 bytes each);
+#: past it the next stream starts a new one, and counts a run it shares with an earlier stream again.
+_CALL_RUNS_KEPT = 500_000
 
 
 class Service(pb2_grpc.TrajSearchServicer):
@@ -79,6 +83,8 @@ class Service(pb2_grpc.TrajSearchServicer):
         self._sessions: dict[tuple[str, str], LRUCache] = {}
         self._sessions_lock = threading.Lock()
         self._rt: Any = None
+        # (tenant, key id, call) -> the indexer of that Ingest call, between two of its streams (see INGEST_CALL_HEADER)
+        self._call_indexers: TTLCache = TTLCache(maxsize=max(4, write_slots), ttl=ingest_idle)
 
     # -- reads -------------------------------------------------------------------------------
 
@@ -376,7 +382,8 @@ class Service(pb2_grpc.TrajSearchServicer):
         lim = self.limits
         response = pb2.IngestResponse()
         position = 0
-        indexer = self.ts.indexer()  # one per stream: a run two of its batches hold is counted once (probe G, G7)
+        # one per call: a run two of its batches (probe G, G7) or two of its streams hold is counted once
+        indexer, kept_as = self._call_indexer(call)
         for batch in _Idle(batches, call, self.ingest_idle, self._stopping):
             call.check_deadline()
             call.check_key()
@@ -431,8 +438,24 @@ class Service(pb2_grpc.TrajSearchServicer):
                 response.rows_written += report.rows
                 response.verdicts_kept += report.verdicts_kept
                 response.superseded += report.superseded
+        if kept_as is not None and len(indexer.written) <= _CALL_RUNS_KEPT:
+            with self._sessions_lock:
+                self._call_indexers[kept_as] = indexer
         call.note(records=position, ingested=response.ingested, rejected=response.rejected)
         return response
+
+    def _call_indexer(self, call: Call) -> tuple[Indexer, tuple[str, str, str] | None]:
+        """The indexer of this stream's client call (the one its earlier stream left), or a new one; and the key to
+        keep it under for the call's next stream (None: the client names no call). Taken out while in use: a second
+        stream naming the same call at once gets its own."""
+        named = next((value for key, value in call.context.invocation_metadata() or ()
+                      if key == INGEST_CALL_HEADER), "")
+        if not (isinstance(named, str) and _REQUEST_ID_RE.match(named)):
+            return self.ts.indexer(), None
+        key = (call.tenant, call.principal.key_id, named)
+        with self._sessions_lock:
+            indexer = self._call_indexers.pop(key, None)
+        return indexer or self.ts.indexer(), key
 
     @staticmethod
     def _parse_record(text: str, call: Call) -> tuple[Trajectory | None, str]:

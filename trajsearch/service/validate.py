@@ -54,6 +54,10 @@ class FieldError(ValueError):
 #: Records one Ingest stream may carry. The client opens a new stream past it (``Client.add``), so a dump of more
 #: runs is ingested in full over ``--server``: sent as one stream, it was refused at record 50,001 on every rerun.
 MAX_STREAM_RECORDS = 50_000
+#: Metadata naming the client call an Ingest stream belongs to: a call past a stream's records sends several streams,
+#: and the server gives them one indexer so that a run whose copies fall in two of them is counted once, as a local
+#: ingest counts it (each stream counted its copy: "ingested 3" for 2 runs stored). Without it, one per stream.
+INGEST_CALL_HEADER = "x-ingest-call"
 
 
 @dataclass(frozen=True)
