@@ -29,11 +29,11 @@ from ..store.traces import TraceNotFoundError
 from ..vocab import KINDS, MODES
 from . import convert
 from . import validate as v
-from .validate import INGEST_CALL_HEADER
 from .auth import narrow
 from .interceptor import _REQUEST_ID_RE, Abort, Call, requires, validation_message
 from .observe import Metrics
 from .protos import pb2, pb2_grpc
+from .validate import INGEST_CALL_HEADER
 
 MAX_SESSIONS = 10_000  # per API key: a key's new sessions evict only that key's oldest ones
 #: Why a pinned key may not write a record whose id is a run outside its pins. Writing would replace
@@ -509,7 +509,8 @@ class _Idle:
         self.stopping = stopping
         self.expired = False
         self.message = (f"the server received no batch of this Ingest stream for {seconds:g} s (the client frozen, "
-                        "or its network gone) and ended it: the batches before are committed; send the rest again")
+                        "its input that slow, or its network gone) and ended it: the batches before are committed; "
+                        "send the rest again")
 
     def __iter__(self) -> _Idle:
         return self
