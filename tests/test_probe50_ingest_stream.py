@@ -204,7 +204,8 @@ def test_an_ingest_whose_client_sends_nothing_more_is_ended_by_the_server_and_it
 def test_a_stream_the_server_cancels_while_stopping_is_logged_as_the_servers_doing(
         tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     """A server stopped past ``--grace`` while an Ingest waited for its next batch logged the stream as
-    ``CANCELLED: the client cancelled the request stream``: an operator reading the log blamed the client."""
+    ``CANCELLED: the client cancelled the request stream``: an operator reading the log blamed the client. (The
+    client is told ``UNAVAILABLE``, gRPC's "Cancelling all calls", and ``ingest --server`` asks for a rerun.)"""
     runs = _runs(REAL / "batch-2.4.6")
     key = new_key()
     ts = _open(tmp_path)
@@ -214,7 +215,7 @@ def test_a_stream_the_server_cancels_while_stopping_is_logged_as_the_servers_doi
     caplog.set_level(logging.INFO, logger="trajsearch.service")
 
     def ingest() -> None:
-        with Client(server.address, api_key=key) as client, pytest.raises(Exception):  # noqa: PT011 (the log is read)
+        with Client(server.address, api_key=key) as client, pytest.raises(Unavailable):  # the CLI: "rerun"
             client.add(_stalled(runs, release), batch_size=1)
 
     sender = threading.Thread(target=ingest)
