@@ -108,7 +108,7 @@ def ingest(
                 fail(str(exc))
             if dry_run:
                 would = _dry_run(paths, fmt, tenant or _key_tenant(server, ca), defaults, group_by, outcomes,
-                                 success_threshold, as_json, streams)
+                                 success_threshold, as_json, streams, tenant_set_by="server" if server else "cli")
                 if code := exit_status([would]):
                     raise typer.Exit(code)
                 return
@@ -122,7 +122,7 @@ def ingest(
                                 defaults=defaults, group_by=group_by, outcomes=outcomes.resolve() if outcomes else None,
                                 success_threshold=success_threshold, shard=job_shard, checkpoint=checkpoint,
                                 dead_letter=dead_letter or rejects, resume=not restart, state_dir=states.resolve(),
-                                streams=streams.names, stream_marks=streams.marks)
+                                streams=streams.names, stream_marks=streams.marks, tenant_set_by="cli")
                 results = _ingest_here(job, workers, uri or default_uri(), traces, quiet or as_json, log_every)
     except _ServerStopped as stopped:  # said once the copies of piped input are removed (see leave_now)
         if stopped.code == EXIT_FAILED:
@@ -324,7 +324,7 @@ def _ingest_remote(paths: List[Path], server: str, ca: Path | None, uri: str | N
             units, passed_over, renamed = plan_inputs(paths, fmt), PassedOverGroups(), []
             parsed = read_inputs(paths, fmt=fmt, tenant=key_tenant, defaults=defaults, group_by=group_by,
                                  outcomes=table, success_threshold=success_threshold, units=units,
-                                 passed_over=passed_over, renamed=renamed)
+                                 passed_over=passed_over, renamed=renamed, tenant_set_by="server")
         except (ValueError, OSError) as exc:
             fail(str(exc))
         clipped, spooled = ClippedRuns(), NamedAfterSpool(streams.names)
@@ -376,9 +376,11 @@ def _sent(units: list[Any], records: Iterator[Any], bar: Any, task: int, sent: l
 
 
 def _dry_run(paths: List[Path], fmt: str | None, tenant: str, defaults: dict[str, Any], group_by: str,
-             outcomes: Path | None, success_threshold: float, as_json: bool, streams: Any) -> dict[str, int]:
+             outcomes: Path | None, success_threshold: float, as_json: bool, streams: Any,
+             tenant_set_by: str = "cli") -> dict[str, int]:
     """Print what each input holds; return what an ingest of it would do, for :func:`exit_status`: a dry run
-    is a scheduler's pre-flight check, so it exits as the ingest would."""
+    is a scheduler's pre-flight check, so it exits as the ingest would. ``tenant_set_by``: ``server`` over --server
+    (a record of another tenant is told to use a key of its tenant, not --tenant)."""
     from dataclasses import replace
 
     from ..ingest.outcomes import OutcomeTable
@@ -388,11 +390,11 @@ def _dry_run(paths: List[Path], fmt: str | None, tenant: str, defaults: dict[str
     try:
         table_of_outcomes = OutcomeTable.load(outcomes) if outcomes else None
         files = preview(paths, fmt=fmt, tenant=tenant, defaults=defaults, group_by=group_by,
-                        outcomes=table_of_outcomes, success_threshold=success_threshold)
+                        outcomes=table_of_outcomes, success_threshold=success_threshold, tenant_set_by=tenant_set_by)
     except (ValueError, OSError) as exc:
         fail(str(exc))
-    files = [replace(f, source=streams.given(f.source), rejections=[streams.given(r) for r in f.rejections])
-             for f in files]
+    files = [replace(f, source=streams.given(f.source), rejections=[{k: streams.given(v) for k, v in r.items()}
+                                                                    for r in f.rejections]) for f in files]
     joined = table_of_outcomes.counts() if table_of_outcomes is not None else None
     would = {"ingested": sum(f.runs for f in files), "rejected": sum(f.rejected for f in files)}
     if as_json:
@@ -402,11 +404,12 @@ def _dry_run(paths: List[Path], fmt: str | None, tenant: str, defaults: dict[str
     if not files and not _side_files_line(paths, fmt):
         _no_dump_file_line(paths)
     for f in files:
-        for rejection in f.rejections[:SHOWN_REJECTIONS]:
-            err.print(f"  [yellow]rejected[/yellow] {escape(f.source)}, {escape(rejection)}", highlight=False,
+        lines, untold = _rejection_lines(f.rejections, f.rejected)
+        for line in lines:
+            err.print(f"  [yellow]rejected[/yellow] {escape(f.source)}, {escape(line)}", highlight=False,
                       soft_wrap=True)
-        if f.rejected > SHOWN_REJECTIONS:
-            err.print(f"  … and {f.rejected - SHOWN_REJECTIONS} more rejection(s) in {escape(f.source)} (--json lists "
+        if untold:
+            err.print(f"  … and {untold} more rejection(s) in {escape(f.source)} (--json lists "
                       f"the first {KEPT_REJECTIONS})", highlight=False, soft_wrap=True)
         if f.renamed:
             err.print(f"  {f.renamed} run(s) in {escape(f.source)} share an id with a different run: "
@@ -414,6 +417,26 @@ def _dry_run(paths: List[Path], fmt: str | None, tenant: str, defaults: dict[str
     if joined:
         _outcomes_line([joined])
     return would
+
+
+#: How many positions a dry run's line of one reason names before "and N more".
+_POSITIONS_NAMED = 5
+
+
+def _rejection_lines(rejections: list[dict[str, str]], rejected: int) -> tuple[list[str], int]:
+    """A file's rejections as the dry run says them: one line per reason (its positions named, up to
+    ``_POSITIONS_NAMED``), at most ``SHOWN_REJECTIONS`` lines; and how many rejections they leave untold. A file whose
+    every record names another tenant printed the same 250-character reason ten times (review of probe 50 NC)."""
+    by_reason: dict[str, list[str]] = {}
+    for rejection in rejections:
+        by_reason.setdefault(rejection["reason"], []).append(rejection["position"])
+    lines, told = [], 0
+    for reason, positions in list(by_reason.items())[:SHOWN_REJECTIONS]:
+        more = len(positions) - _POSITIONS_NAMED
+        named = ", ".join(positions[:_POSITIONS_NAMED]) + (f" and {more} more" if more > 0 else "")
+        lines.append(f"{named}: {reason}")
+        told += len(positions)
+    return lines, rejected - told
 
 
 #: How many files of a folder that gave nothing :func:`_side_files_line` looks at, and how many it names.

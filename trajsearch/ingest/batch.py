@@ -100,6 +100,8 @@ class IngestJob:
     streams: Mapping[str, str] = field(default_factory=dict)
     #: the same copies' marks (``read.Streams.marks``): which file the indexer is told a stream's runs are of
     stream_marks: Mapping[str, str] = field(default_factory=dict)
+    #: how the caller named ``tenant`` (``Context.tenant_set_by``): what a record of another tenant is told to do
+    tenant_set_by: str = "python"
 
     def to_json(self) -> str:
         """The job as JSON, to hand to a worker process (see :mod:`trajsearch.ingest.worker`)."""
@@ -205,7 +207,7 @@ def run_ingest(
     started = time.monotonic()
     _sweep_temporaries(ts, job.tenant)
     ctx = make_context(job.paths[0] if job.paths else ".", tenant=job.tenant, defaults=job.defaults,
-                       success_threshold=job.success_threshold)
+                       success_threshold=job.success_threshold, tenant_set_by=job.tenant_set_by)
     outcomes = OutcomeTable.load(job.outcomes) if job.outcomes else None
     units: list[Unit] = plan_inputs(job.paths, job.fmt)
     ident = identity(job, *ts.location, outcomes)

@@ -34,9 +34,10 @@ class FilePreview:
     outcomes: Counter = field(default_factory=Counter)
     rewards: list[float] = field(default_factory=list)
     models: Counter = field(default_factory=Counter)
-    #: The first :data:`KEPT_REJECTIONS` rejections, each "position: reason" (``rejected`` counts them all): a dry run
-    #: that named only the first had a user fixing a hand-written dump learn of one mistake per run (probe 50, NC).
-    rejections: list[str] = field(default_factory=list)
+    #: The first :data:`KEPT_REJECTIONS` rejections, each ``{"position", "reason"}`` as an ingest's report names them
+    #: (``rejected`` counts them all): a dry run that named only the first had a user fixing a hand-written dump learn
+    #: of one mistake per run (probe 50, NC); strings here, dicts there, a script read one or the other (review).
+    rejections: list[dict[str, str]] = field(default_factory=list)
     renamed: int = 0
     passed_over: dict[str, dict[str, int]] = field(default_factory=dict)  # groups of no run (read.PassedOverGroups)
 
@@ -46,7 +47,7 @@ class FilePreview:
         if run is None:
             self.rejected += 1
             if len(self.rejections) < KEPT_REJECTIONS:
-                self.rejections.append(f"{parsed.position}: {parsed.error}")
+                self.rejections.append({"position": parsed.position, "reason": str(parsed.error)})
             return
         self.runs += 1
         self.steps += len(run.steps)
@@ -63,7 +64,8 @@ class FilePreview:
 
     @property
     def first_rejection(self) -> str | None:
-        return self.rejections[0] if self.rejections else None
+        """The first rejection as one line, "position: reason"."""
+        return f"{self.rejections[0]['position']}: {self.rejections[0]['reason']}" if self.rejections else None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -92,6 +94,7 @@ def preview(
     group_by: str = "trace",
     outcomes: Any = None,
     success_threshold: float = DEFAULT_SUCCESS_THRESHOLD,
+    tenant_set_by: str = "python",
 ) -> list[FilePreview]:
     """What ingesting ``paths`` would produce, file by file (nothing is written).
 
@@ -102,7 +105,7 @@ def preview(
     units, passed_over = plan_inputs(paths, fmt), PassedOverGroups()
     files = preview_items(read_inputs(paths, fmt=fmt, tenant=tenant, defaults=defaults, group_by=group_by,
                                       outcomes=outcomes, success_threshold=success_threshold, units=units,
-                                      passed_over=passed_over))
+                                      passed_over=passed_over, tenant_set_by=tenant_set_by))
     by_source = {f.source: f for f in files}
     for source, fmt_read in passed_over.sources().items():  # what each file held that is no run (and no rejection)
         if source not in by_source:

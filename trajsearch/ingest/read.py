@@ -47,7 +47,8 @@ from trajsearch.represent import INGESTED_FROM, run_content, source_mark, stream
 
 from . import sources
 from .adapters import ADAPTERS, Context, RecordError, adapter_for, is_grouped, side_path
-from .adapters._common import DEFAULT_SUCCESS_THRESHOLD, DEFAULT_TENANT, PassedOver, clipped_fields, stream_copy
+from .adapters._common import (DEFAULT_SUCCESS_THRESHOLD, DEFAULT_TENANT, TENANT_SET_BY, PassedOver, clipped_fields,
+                               stream_copy)
 from .detect import SideFile, detect_format, forced_format
 from .sources import PEEK_BYTES, STREAMS_PREFIX, OnBytes, Record
 from .spool import Spool
@@ -1313,16 +1314,18 @@ def read_inputs(
     units: list[Unit] | None = None,
     passed_over: PassedOverGroups | None = None,
     renamed: list[tuple[str, str, str]] | None = None,
+    tenant_set_by: str = "python",
 ) -> Iterator[Parsed]:
     """Several inputs read as one ingest job reads them (:func:`plan_inputs`: spans joined across inputs, a file
     that cannot be read a rejection; one run id kept distinct across all: :class:`DistinctIds`), so that what a
     preview or a ``delete --from`` reads is what the ingest of the same inputs stored. Options as :func:`read_dump`;
     ``units``: the inputs' units, if the caller planned them already; ``passed_over`` counts the groups that hold
     no run (see :class:`PassedOverGroups`); ``renamed`` gets each run kept under a distinct id, as
-    ``(source, original id, new id)`` (what an ingest's summary says: ``JobResult.renamed``)."""
+    ``(source, original id, new id)`` (what an ingest's summary says: ``JobResult.renamed``); ``tenant_set_by``:
+    how the caller named ``tenant`` (``Context.tenant_set_by``: the CLI's --tenant, a --server key's)."""
     paths = list(paths)
     ctx = make_context(paths[0] if paths else ".", tenant=tenant, defaults=defaults,
-                       success_threshold=success_threshold)
+                       success_threshold=success_threshold, tenant_set_by=tenant_set_by)
     options = ReadOptions(group_by=group_by, outcomes=outcomes, passed_over=passed_over)
     units = plan_inputs(paths, fmt) if units is None else units
     distinct = DistinctIds(ctx, options)
@@ -1332,10 +1335,13 @@ def read_inputs(
 
 
 def make_context(path: str | Path, *, tenant: str | None = "default", defaults: Mapping[str, Any] | None = None,
-                 success_threshold: float = DEFAULT_SUCCESS_THRESHOLD) -> Context:
-    """Validate the operator's tenant, defaults and success threshold; the adapters' context."""
+                 success_threshold: float = DEFAULT_SUCCESS_THRESHOLD, tenant_set_by: str = "python") -> Context:
+    """Validate the operator's tenant, defaults and success threshold; the adapters' context (``tenant_set_by``: how
+    the caller named the tenant, see ``Context``)."""
     if tenant is not None:
         valid_tenant(tenant)
+    if tenant_set_by not in TENANT_SET_BY:
+        raise ValueError(f"tenant_set_by must be one of {sorted(TENANT_SET_BY)}, got {tenant_set_by!r}")
     if isinstance(success_threshold, bool) or not isinstance(success_threshold, (int, float)) \
             or not 0.0 <= success_threshold <= 1.0:
         raise ValueError(f"success_threshold must be a number from 0 to 1, got {success_threshold!r}")
@@ -1346,4 +1352,5 @@ def make_context(path: str | Path, *, tenant: str | None = "default", defaults: 
             "defaults may only name Trajectory fields other than 'tenant' (pass tenant=); "
             f"got {unknown or ['tenant']}"
         )
-    return Context(source=Path(path), tenant=tenant, defaults=defaults, success_threshold=float(success_threshold))
+    return Context(source=Path(path), tenant=tenant, defaults=defaults, success_threshold=float(success_threshold),
+                   tenant_set_by=tenant_set_by)

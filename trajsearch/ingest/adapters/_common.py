@@ -22,6 +22,17 @@ from ..sources import STREAMS_PREFIX
 DEFAULT_TENANT = "default"
 #: A fractional reward at or above this marks a run a success (operators may set it per ingest).
 DEFAULT_SUCCESS_THRESHOLD = 0.5
+#: How an ingest's caller named its tenant, and so how a native record naming another is kept under its own: what
+#: the tenant read under is, and what to change. One fix for all ("--tenant acme") failed over --server, where the
+#: key's tenant is the one and --tenant naming another is refused, and meant nothing to a Python caller (review of
+#: probe 50 NC). ``python``: ``read_dump``/``preview``/``IngestJob`` (``tenant=``); ``cli``: the embedded or a Milvus
+#: ingest (``--tenant``); ``server``: parsed by the CLI, sent over ``--server`` under its key's tenant.
+TENANT_SET_BY = {
+    "python": ("the tenant given ({tenant!r}: tenant=, else 'default')", "pass tenant={own!r}"),
+    "cli": ("the operator-given tenant {tenant!r} (--tenant, else $TRAJSEARCH_TENANT, else 'default')",
+            "ingest with --tenant {own}"),
+    "server": ("the --server key's tenant {tenant!r}", "ingest with a key of tenant {own!r}"),
+}
 _ID_BAD = re.compile(r"[^A-Za-z0-9_.:@/+=-]+")
 _MAX_ID = 192
 
@@ -51,6 +62,8 @@ class Context:
     success_threshold: float = DEFAULT_SUCCESS_THRESHOLD
     #: what the whole file says about records that do not say it themselves (an adapter's ``file_hints``)
     hints: Mapping[str, Any] = field(default_factory=dict)
+    #: how the caller named ``tenant`` (a key of ``TENANT_SET_BY``)
+    tenant_set_by: str = "python"
 
 
 def json_object(record: Any) -> dict[str, Any]:

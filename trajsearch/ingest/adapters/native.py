@@ -53,8 +53,8 @@ from typing import Any
 from trajsearch.model import MAX_STEPS, Trajectory, valid_tenant
 
 from ._agent_cli import within_step_limit
-from ._common import (Context, RecordError, apply_defaults, clip_task, date_by_file, json_object, outcome_of_reward,
-                      readable_fields, with_clipped_before)
+from ._common import (TENANT_SET_BY, Context, RecordError, apply_defaults, clip_task, date_by_file, json_object,
+                      outcome_of_reward, readable_fields, with_clipped_before)
 
 NAME = "native"
 #: Searched in a file's first 64 KiB when no record can be parsed from them (see ``detect``).
@@ -99,7 +99,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     own = fields.get("tenant")
     if ctx.tenant is not None:
         if own is not None and own != ctx.tenant:
-            raise RecordError(_other_tenant(own, ctx.tenant))
+            raise RecordError(_other_tenant(own, ctx.tenant, ctx.tenant_set_by))
         fields["tenant"] = ctx.tenant
     if isinstance(fields.get("task"), str):
         fields["task"] = clip_task(fields["task"])
@@ -109,13 +109,14 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     return _graded(run, ctx) if fields.get("outcome") is None else run
 
 
-def _other_tenant(own: Any, tenant: str) -> str:
-    """Why a record naming ``own`` is refused, and what to run instead. The schema requires a tenant, so every record
-    a user writes names one; ingested without ``--tenant`` (a first try) each was refused as not "the operator-given
-    tenant 'default'", though no operator had given one, and nothing said to pass ``--tenant`` (probe 50, NC)."""
-    fix = f": to keep its runs under {own!r}, ingest with --tenant {own}" if _is_tenant(own) else ""
-    return (f"record tenant {own!r} does not match the operator-given tenant {tenant!r} (--tenant, else "
-            f"$TRAJSEARCH_TENANT, else 'default'; over --server the key's){fix}")
+def _other_tenant(own: Any, tenant: str, set_by: str) -> str:
+    """Why a record naming ``own`` is refused, and what to do instead, as the caller names a tenant
+    (``TENANT_SET_BY``). The schema requires a tenant, so every record a user writes names one; ingested without
+    ``--tenant`` (a first try) each was refused as not "the operator-given tenant 'default'", though no operator had
+    given one, and nothing said to pass ``--tenant`` (probe 50, NC)."""
+    where, fix = TENANT_SET_BY[set_by]
+    said = f": to keep its runs under {own!r}, {fix.format(own=own)}" if _is_tenant(own) else ""
+    return f"record tenant {own!r} does not match {where.format(tenant=tenant)}{said}"
 
 
 def _is_tenant(value: Any) -> bool:
