@@ -235,3 +235,85 @@ def test_run_pages_opened_at_once_read_on_the_pages_permits_not_the_agents(tmp_p
     finally:
         server.stop(grace=1)
         ts.close()
+
+
+# -- round 17 (FRSV): the pages' trace timeout, plaintext and IDN public URLs -------------------------------------
+
+
+def _hang_trace(ts_traces: Path, tenant: str) -> tuple[Path, bytes]:
+    """Turn one stored trace into a FIFO holding back its bytes: a read of it waits, as on a hung network mount,
+    until :func:`_release` hands them over (the store itself is the real file store, unchanged)."""
+    import os
+
+    path = sorted((ts_traces / tenant).iterdir())[0]
+    data = path.read_bytes()
+    path.unlink()
+    os.mkfifo(path)
+    return path, data
+
+
+def _release(path: Path, data: bytes) -> None:
+    """Answer the read waiting on the FIFO (a blocking open: it returns once that reader is there)."""
+    with open(path, "wb") as fifo:
+        fifo.write(data)
+
+
+def _ingest_for_ui(tmp_path: Path) -> tuple[dict[str, str], str]:
+    """The tau-bench fixture ingested into an embedded store for ``trajsearch ui``: its env and one run's id."""
+    import os
+    import subprocess
+    import sys
+
+    from trajsearch.ingest.read import read_dump
+
+    dump = Path(__file__).parent / "fixtures" / "tau-bench" / "gpt-4o-airline-mini.json"
+    env = dict(os.environ, TRAJSEARCH_MODEL="hashing", TRAJSEARCH_HOME=str(tmp_path / "home"), PYTHONUNBUFFERED="1",
+               TRAJSEARCH_URI=str(tmp_path / "milvus.db"), TRAJSEARCH_TRACES=str(tmp_path / "traces"))
+    subprocess.run([sys.executable, "-m", "trajsearch.cli", "ingest", str(dump), "-t", "acme"], env=env, check=True,
+                   capture_output=True, timeout=600)
+    return env, [p.trajectory for p in read_dump(dump, tenant="acme") if p.trajectory][0].trajectory_id
+
+
+def test_ui_waits_for_a_slow_trace_as_long_as_its_trace_timeout(tmp_path: Path) -> None:
+    """RSV D1: since the run pages read on the pages' own permits, ``trajsearch ui`` gave every trace read the
+    agents' fixed 10 s: a long session on a network mount, which the page used to open (slowly), answered 503 "The
+    trace store did not answer", and ``ui`` had no option to wait longer. ``ui --trace-timeout`` (default 120 s) is
+    how long its pages wait; scaled down here: a hung trace answers 503 after 1 s, and a trace the store hands over
+    after 1.5 s opens under a timeout of 60 s."""
+    import http.cookiejar
+    import signal
+    import subprocess
+    import sys
+    import threading
+    import urllib.error
+    import urllib.request
+
+    env, run_id = _ingest_for_ui(tmp_path)
+    fifo, data = _hang_trace(tmp_path / "traces", "acme")
+    for timeout, release_after, status in ((1.0, None, 503), (60.0, 1.5, 200)):
+        ui = subprocess.Popen([sys.executable, "-m", "trajsearch.cli", "ui", "-t", "acme", "--address", "127.0.0.1:0",
+                               "--trace-timeout", str(timeout)],
+                              env=env, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True)
+        try:
+            lines = [ui.stderr.readline() for _ in range(2)]
+            found = re.search(r"sign in once:\s+(\S+)", lines[1])
+            assert found, lines + [ui.stderr.read()]
+            opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(http.cookiejar.CookieJar()))
+            opener.open(found.group(1), timeout=60).read()
+            base = found.group(1).split("/signin/")[0]
+            if release_after:
+                threading.Timer(release_after, _release, (fifo, data)).start()
+            try:
+                with opener.open(f"{base}/runs/{run_id}", timeout=90) as page:
+                    got, text = page.status, page.read().decode()
+            except urllib.error.HTTPError as exc:
+                got, text = exc.code, exc.read().decode()
+            assert got == status, text[:500]
+            if status == 503:
+                assert "The trace store did not answer" in text
+                _release(fifo, data)  # the read given up on still waits: answer it
+            else:
+                assert run_id in text
+        finally:
+            ui.send_signal(signal.SIGTERM)
+            assert ui.wait(timeout=60) == 0

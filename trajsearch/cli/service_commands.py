@@ -161,6 +161,9 @@ def ui(
     keys: Optional[Path] = typer.Option(None, "--keys",
                                         help="Sign in with the keys of this file instead of a key made for this run."),
     open_browser: bool = typer.Option(False, "--open", help="Open the one-time sign-in link in the default browser."),
+    trace_timeout: float = typer.Option(120.0, "--trace-timeout", min=0.1,  # views.search.PAGE_READ_TIMEOUT
+                                        help="Seconds a page waits for a run's trace before 'The trace store did "
+                                             "not answer' (a long session on a network mount may take a while)."),
     log_level: str = typer.Option("WARNING", "--log-level", help=_LOG_LEVEL_HELP),
 ) -> None:
     """The web pages for one engineer on this machine: the embedded store, on 127.0.0.1 only.
@@ -191,7 +194,8 @@ def ui(
             _fail(f"--tenant: {exc}")
     ts = _open_index(uri, traces, model)
     one_time = OneTimeTokens()
-    app = create_app(ts, keyring, config=WebConfig(allowed_hosts=allowed_hosts(address)), one_time=one_time)
+    config = WebConfig(allowed_hosts=allowed_hosts(address), trace_timeout=trace_timeout)
+    app = create_app(ts, keyring, config=config, one_time=one_time)
     try:
         web = WebServer(app, address)
     except (OSError, ValueError) as exc:

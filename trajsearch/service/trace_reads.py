@@ -96,10 +96,12 @@ class TraceReads:
         with self._changed:
             return sum(self._waiting.values())
 
-    def budget(self, *, slots: int, queue_wait: float, waiters: int) -> TraceReads:
+    def budget(self, *, slots: int, queue_wait: float, waiters: int, timeout: float | None = None) -> TraceReads:
         """Reads of the same store with permits of their own: a consumer of many reads (the web
-        page's model column and filter) queues on these and never takes the agents' permits."""
-        return TraceReads(self.store, slots=slots, timeout=self.timeout, queue_wait=queue_wait, waiters=waiters)
+        page's model column and filter) queues on these and never takes the agents' permits. Each is
+        waited for ``timeout`` s (None: as long as this one's)."""
+        return TraceReads(self.store, slots=slots, timeout=timeout or self.timeout, queue_wait=queue_wait,
+                          waiters=waiters)
 
     def __getattr__(self, name: str) -> Any:  # put, delete, exists, uri_for, ...
         return getattr(self.store, name)

@@ -98,7 +98,9 @@ def public_origin(url: str) -> str:
 class WebConfig:
     """``secure_cookies``: served over TLS (cookies get Secure). ``allowed_hosts``: Host header values
     (without port) this app answers; None answers any (behind a proxy that checks it). ``trace_reads``: the
-    pages' trace-store reads in flight at once (``serve --page-reads``).
+    pages' trace-store reads in flight at once (``serve --page-reads``). ``trace_timeout``: seconds a page waits
+    for a trace (``ui --trace-timeout``); None: the server's ``--trace-timeout`` under ``serve``, else
+    :data:`~.views.search.PAGE_READ_TIMEOUT`.
 
     ``public_url``: the address browsers open the pages at, through a reverse proxy in front of this listener
     (``serve --public-url``). A proxy sends either the browser's Host (Caddy, Traefik) or the upstream's (nginx's
@@ -110,6 +112,7 @@ class WebConfig:
     allowed_hosts: tuple[str, ...] | None = None
     public_url: str | None = None
     trace_reads: int = views.PAGE_READ_SLOTS
+    trace_timeout: float | None = None
     title: str = "trajsearch"
     #: nav entries (label, path)
     nav: list[tuple[str, str]] = field(default_factory=lambda: [("Search", "/"), ("Failure modes", "/failures")])
@@ -133,7 +136,7 @@ class Web:
         self.config = config
         self.sessions = SessionStore()
         self.one_time = one_time or OneTimeTokens()
-        self.facts = views.TraceFacts(ts, reads=config.trace_reads)
+        self.facts = views.TraceFacts(ts, reads=config.trace_reads, timeout=config.trace_timeout)
         self.facets = views.Facets(ts)
         self.asset_version = _asset_version()
         self.env = Environment(loader=PackageLoader("trajsearch.web", "templates"), autoescape=True,

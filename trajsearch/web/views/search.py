@@ -19,7 +19,7 @@ from ...results import Hit
 from ...search import TrajSearch, id_shaped
 from ...service.auth import Principal, narrow
 from ...store.filters import Filters, quote
-from ...service.trace_reads import TraceReads, TraceStoreBusy
+from ...service.trace_reads import DEADLINE, TraceReads, TraceStoreBusy
 from ...store.traces import TraceStore, TraceStoreError
 from ...vocab import MODES, OUTCOMES
 from .common import _clip, when, DEFAULT_LEVELS, K_CHOICES, LEVEL_CHOICES, MAX_QUERY_CHARS, NotFound, looks_like_id, looks_like_trace_uri, run_link, visible_run
@@ -176,25 +176,39 @@ class RunFacts:
 PAGE_READ_SLOTS = 8
 PAGE_READ_WAIT = 10.0
 PAGE_READ_WAITERS = 64
+#: How long a page waits for one trace over a store that ``serve`` does not bound (``trajsearch ui``'s
+#: ``--trace-timeout``): a run page is there to show its trace, and one of a long session on a network mount
+#: takes more than the agents' 10 s (it answered 503 "did not answer" where it used to open, only slower).
+#: Under ``serve`` the pages wait as long as its ``--trace-timeout``.
+PAGE_READ_TIMEOUT = 120.0
+#: How long a search page waits for one trace read for its model column and filter (a run's model, the task of
+#: a step's run): the results are shown without them rather than wait as long as a run page may.
+FACT_READ_WAIT = 10.0
 
 
-def page_reads(traces: TraceStore, slots: int = PAGE_READ_SLOTS) -> TraceReads:
+def page_reads(traces: TraceStore, slots: int = PAGE_READ_SLOTS, timeout: float | None = None) -> TraceReads:
     """The pages' own bounded reads of the store behind ``traces`` (the server's bounded one, or a plain store):
-    at most ``slots`` at once."""
-    bounded = traces if isinstance(traces, TraceReads) else TraceReads(traces)
-    return bounded.budget(slots=slots, queue_wait=PAGE_READ_WAIT, waiters=PAGE_READ_WAITERS)
+    at most ``slots`` at once, each waited for ``timeout`` s (None: the server's ``--trace-timeout`` over its
+    bounded store, else :data:`PAGE_READ_TIMEOUT`).
+
+    A read given up on keeps its permit until the store answers (see :class:`TraceReads`): a local file or
+    S3 (botocore's timeouts) does; a hung mount never does, and once a tenant's share of the permits waits on
+    it, that tenant's pages answer 503 "busy" after :data:`PAGE_READ_WAIT` s instead of starting more reads."""
+    bounded = traces if isinstance(traces, TraceReads) else TraceReads(traces, timeout=timeout or PAGE_READ_TIMEOUT)
+    return bounded.budget(slots=slots, queue_wait=PAGE_READ_WAIT, waiters=PAGE_READ_WAITERS, timeout=timeout)
 
 
 class TraceFacts:
     """Per-tenant cache of :class:`RunFacts` read from traces (the index has no ``model_id`` field).
 
     Reads use the pages' own budget (:func:`page_reads`); once the store fails or a read waits in vain
-    in a request, the rest of that request does without (a slow store costs one read's wait).
+    in a request, the rest of that request does without (a slow store costs one read's wait, at most
+    :data:`FACT_READ_WAIT` s).
     """
 
     def __init__(self, ts: TrajSearch, *, size: int = 50_000, ttl: float = 300.0,
-                 reads: int = PAGE_READ_SLOTS) -> None:
-        self.reads = page_reads(ts.traces, reads)
+                 reads: int = PAGE_READ_SLOTS, timeout: float | None = None) -> None:
+        self.reads = page_reads(ts.traces, reads, timeout)
         self._cache: TTLCache = TTLCache(maxsize=size, ttl=ttl)
         self._lock = threading.Lock()
         # tenant -> (env version, policy version) -> models: suggestions are narrowed to a key's pins
@@ -206,6 +220,9 @@ class TraceFacts:
             cached = self._cache.get(key)
         if cached is not None or not read:
             return cached or RunFacts(None, None, unread="skipped")
+        # at most FACT_READ_WAIT s (or what is left of a call's deadline): the run pages' timeout is far longer
+        deadline = time.monotonic() + FACT_READ_WAIT
+        token = DEADLINE.set(min(DEADLINE.get() or deadline, deadline))
         try:
             trajectory = self.reads.get(trace_uri, tenant=tenant)
         except TraceStoreBusy:
@@ -214,6 +231,8 @@ class TraceFacts:
             return RunFacts(None, None)
         except TraceStoreError:
             return RunFacts(None, None, unread="store")
+        finally:
+            DEADLINE.reset(token)
         return self.remember(tenant, trace_uri, trajectory)
 
     def many(self, tenant: str, trace_uris: list[str]) -> list[RunFacts]:
