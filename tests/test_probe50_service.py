@@ -317,3 +317,70 @@ def test_ui_waits_for_a_slow_trace_as_long_as_its_trace_timeout(tmp_path: Path) 
         finally:
             ui.send_signal(signal.SIGTERM)
             assert ui.wait(timeout=60) == 0
+
+
+KEYS_ENV = '{"keys": [{"sha256": "' + "0" * 64 + '", "tenant": "acme", "role": "read"}]}'
+
+
+def test_serve_refuses_a_plaintext_public_url_beyond_loopback_without_insecure(tmp_path: Path, monkeypatch) -> None:
+    """RSV D2: ``serve --http 127.0.0.1:8080 --public-url http://search.example.com`` started without a word: the
+    browsers' sign-in keys and session cookies (not Secure) crossed the network to the proxy in the clear, which
+    every other listener refuses without ``--insecure``. An http:// public URL is that listener's address as the
+    browsers see it: refused beyond loopback in one line naming the https:// URL to give, whatever the listener
+    itself speaks; a loopback one (a proxy on this machine) is not plaintext on a network."""
+    from trajsearch.service.auth import new_key
+    from trajsearch.service.server import InsecureAddressError
+
+    monkeypatch.setenv("TRAJSEARCH_KEYS", KEYS_ENV)
+    code, out, err = run_cli("serve", "--uri", str(tmp_path / "milvus.db"), "--traces", str(tmp_path / "traces"),
+                             "--address", "127.0.0.1:0", "--http", "127.0.0.1:0",
+                             "--public-url", "http://Search.Example.com")
+    assert code == 2, out + err
+    assert "refusing to serve the web pages in plaintext (--public-url) on search.example.com:80" in err, err
+    assert "Give --public-url https://search.example.com" in err and "--insecure" in err
+    assert not (tmp_path / "milvus.db").exists()  # refused before the index was opened
+
+    key = new_key()
+    with pytest.raises(InsecureAddressError):  # the library refuses it too
+        _serve_pages(tmp_path / "lib", key, public_url="http://search.example.com:8080")
+    for public, insecure in (("http://search.example.com", True), ("http://localhost:8080", False)):
+        server = _serve_pages(tmp_path / public.split("//")[1].replace(":", "_"), key, public_url=public,
+                              insecure=insecure)
+        try:
+            origin = public.lower()
+            assert Browser(server.web.address, urlsplit(origin).netloc, origin).sign_in(key).status == 303
+        finally:
+            server.stop(grace=1)
+
+
+def test_an_internationalised_public_url_is_answered_under_the_name_browsers_send(tmp_path: Path) -> None:
+    """RSV D4: ``--public-url https://Bücher.example`` was taken as typed, but browsers send the host in its ASCII
+    form (``Host: xn--bcher-kva.example``, and so the Origin): every page answered 421 and no one could sign in.
+    The host is IDNA-encoded (UTS #46, as browsers do); a name no browser can open is refused naming the option."""
+    from trajsearch.service.auth import new_key
+
+    key = new_key()
+    server = _serve_pages(tmp_path, key, public_url="https://Bücher.example")
+    try:
+        ascii_host = "xn--bcher-kva.example"
+        browser = Browser(server.web.address, ascii_host, f"https://{ascii_host}")
+        assert browser.sign_in(key).status == 303
+        refused = Browser(server.web.address, "evil.example", "https://evil.example").request("GET", "/signin")
+        assert refused.status == 421 and f"https://{ascii_host}" in refused.text
+    finally:
+        server.stop(grace=1)
+    code, out, err = run_cli("serve", "--uri", str(tmp_path / "other.db"), "--address", "127.0.0.1:0",
+                             "--http", "127.0.0.1:0", "--public-url", "https://bü\u200dcher.example")
+    assert code == 2 and "--public-url: 'bü\\u200dcher.example' is not a host name a browser can open" in err, err
+
+
+def test_a_public_url_from_the_environment_is_named_as_such(tmp_path: Path, monkeypatch) -> None:
+    """RSV (low): with ``TRAJSEARCH_PUBLIC_URL`` exported for the pages' deployment, a plain gRPC ``serve`` of the
+    same environment exited "--public-url names the address of the web pages: give --http too", an option its
+    command line never gave. The message names the variable and its value."""
+    monkeypatch.setenv("TRAJSEARCH_KEYS", KEYS_ENV)
+    monkeypatch.setenv("TRAJSEARCH_PUBLIC_URL", PUBLIC)
+    code, out, err = run_cli("serve", "--uri", str(tmp_path / "milvus.db"), "--address", "127.0.0.1:0")
+    assert code == 2
+    assert f"$TRAJSEARCH_PUBLIC_URL='{PUBLIC}'" in err and "unset it to serve gRPC alone" in err, err
+

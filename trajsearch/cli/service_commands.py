@@ -14,6 +14,7 @@ import logging
 import sys
 from pathlib import Path
 from typing import Optional
+from urllib.parse import urlsplit
 
 import typer
 
@@ -42,6 +43,7 @@ def _fail(message: str, code: int = 2) -> None:
 
 
 def serve(
+    ctx: typer.Context,
     address: str = typer.Option("127.0.0.1:50051", "--address", "-a", envvar="TRAJSEARCH_LISTEN",
                                 help="host:port to listen on (port 0 picks a free one). Beyond loopback: TLS, or --insecure."),
     uri: Uri = None,
@@ -92,7 +94,7 @@ def serve(
     from ..service.observe import configure_logging, log_event
     from ..service.server import (
         PUBLIC_URL_WITHOUT_PAGES, TLS, InsecureAddressError, ServiceServer, check_address, check_http_address,
-        check_metrics_address, is_loopback, serve_forever, serve_metrics,
+        check_metrics_address, check_public_url, is_loopback, serve_forever, serve_metrics,
     )
     from ..service.validate import Limits
 
@@ -108,15 +110,18 @@ def serve(
             check_metrics_address(metrics_at, insecure=insecure)
     except InsecureAddressError as exc:
         _fail(str(exc))
+    public_origin = None
     if public_url is not None:
-        from ..web.app import public_origin
-
+        # a value from the environment is named as such: "give --http too" puzzled whoever typed no --public-url
+        # (by name: click 8.5's ParameterSource is not click.core's)
+        from_env = getattr(ctx.get_parameter_source("public_url"), "name", "") == "ENVIRONMENT"
+        source = f" (--public-url is $TRAJSEARCH_PUBLIC_URL={public_url!r} here)" if from_env else ""
         if not http:
-            _fail(PUBLIC_URL_WITHOUT_PAGES)
+            _fail(PUBLIC_URL_WITHOUT_PAGES + (f"{source}, or unset it to serve gRPC alone" if source else ""))
         try:
-            public_origin(public_url)
-        except ValueError as exc:
-            _fail(str(exc))
+            public_origin = check_public_url(public_url, insecure=insecure)
+        except ValueError as exc:  # InsecureAddressError included
+            _fail(f"{exc}{source}")
     configure_logging(log_level)
     _quiet_libraries()
     keyring = _load_keys(keys)
@@ -146,7 +151,12 @@ def serve(
     if server.web is not None and tls is None and not is_loopback(server.web.address):
         log_event(logging.getLogger("trajsearch.service"), logging.WARNING, "plaintext",
                   address=server.web.address, note="--insecure: sign-in keys and cookies travel unencrypted")
+    public_host = urlsplit(public_origin).hostname if public_origin else None
+    if public_host and public_origin.startswith("http://") and not is_loopback(f"[{public_host}]:0"):
+        log_event(logging.getLogger("trajsearch.service"), logging.WARNING, "plaintext",
+                  address=public_origin, note="--insecure: browsers send sign-in keys and cookies unencrypted")
     web = f", web pages on {server.web.url}" if server.web is not None else ""
+    web += f" (opened as {public_origin})" if public_origin else ""
     _say(f"trajsearch serving on {server.address}{web} ({len(keyring)} keys, index {ts.location[0]})")
     serve_forever(server, grace=grace)
 

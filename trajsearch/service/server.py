@@ -25,6 +25,7 @@ from concurrent import futures
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
@@ -42,7 +43,8 @@ from .trace_reads import TraceReads
 log = logging.getLogger("trajsearch.service")
 
 __all__ = ["SERVICE_NAME", "Service", "ServiceServer", "TLS", "InsecureAddressError", "allowed_hosts",
-           "check_address", "check_http_address", "check_metrics_address", "serve_forever", "serve_metrics"]
+           "check_address", "check_http_address", "check_metrics_address", "check_public_url", "serve_forever",
+           "serve_metrics"]
 
 
 class InsecureAddressError(ValueError):
@@ -110,19 +112,38 @@ WRITES_GRACE_S = 60.0
 PUBLIC_URL_WITHOUT_PAGES = "--public-url names the address of the web pages: give --http too"
 
 
-def _refuse_plaintext(address: str, *, tls: bool | None, insecure: bool, what: str, exposed: str) -> None:
+def check_public_url(url: str, *, insecure: bool) -> str:
+    """The origin of ``--public-url`` (:func:`~trajsearch.web.app.public_origin`), under the rule of every listener:
+    an ``http://`` one beyond loopback is where browsers type their keys in the clear, whatever the listener
+    behind the proxy speaks (``--tls-cert`` does not help), so it needs ``--insecure``. ValueError otherwise."""
+    from ..web.app import public_origin
+
+    origin = public_origin(url)
+    parts = urlsplit(origin)
+    if parts.scheme == "http":
+        _refuse_plaintext(parts.netloc if parts.port else f"{parts.netloc}:80", tls=False, insecure=insecure,
+                          what="the web pages in plaintext (--public-url)",
+                          exposed="API keys typed at sign-in and session cookies",
+                          remedy=f"Give --public-url https://{parts.netloc} (the proxy in front terminating TLS), "
+                                 f"or pass --insecure if only a private network lies between the browsers and "
+                                 f"{parts.hostname}")
+    return origin
+
+
+def _refuse_plaintext(address: str, *, tls: bool | None, insecure: bool, what: str, exposed: str,
+                      remedy: str | None = None) -> None:
     """One rule for every listener: serving ``what`` on ``address`` without TLS needs a loopback address
     or an explicit ``--insecure``, since ``exposed`` would travel in the clear. ``tls=None``: the listener
-    has no TLS at all (``--metrics``), so the message does not offer ``--tls-cert/--tls-key``."""
+    has no TLS at all (``--metrics``), so the message does not offer ``--tls-cert/--tls-key``; ``remedy``
+    replaces the advice that ends the message."""
     if tls or insecure or is_loopback(address):
         return
-    remedy = ("This listener has no TLS (--tls-cert/--tls-key are for gRPC and --http): listen on 127.0.0.1"
-              if tls is None else "Use --tls-cert/--tls-key, or listen on 127.0.0.1")
-    raise InsecureAddressError(
-        f"refusing to serve {what} on {address}, which other machines can reach: {exposed} would cross the "
-        f"network in the clear. {remedy}, or pass --insecure if a TLS-terminating proxy or a private network "
-        "stands in front"
-    )
+    if remedy is None:
+        remedy = ("This listener has no TLS (--tls-cert/--tls-key are for gRPC and --http): listen on 127.0.0.1"
+                  if tls is None else "Use --tls-cert/--tls-key, or listen on 127.0.0.1")
+        remedy += ", or pass --insecure if a TLS-terminating proxy or a private network stands in front"
+    raise InsecureAddressError(f"refusing to serve {what} on {address}, which other machines can reach: {exposed} "
+                               f"would cross the network in the clear. {remedy}")
 
 
 def _web_server(ts: TrajSearch, keys: KeyRing, address: str, tls: TLS | None, page_reads: int | None,
@@ -179,6 +200,8 @@ class ServiceServer:
         check_address(address, tls=tls is not None, insecure=insecure)
         if http_address is not None:
             check_http_address(http_address, tls=tls is not None, insecure=insecure)
+            if public_url is not None:
+                check_public_url(public_url, insecure=insecure)
         elif public_url is not None:
             raise ValueError(PUBLIC_URL_WITHOUT_PAGES)
         self.limits = limits or v.Limits()

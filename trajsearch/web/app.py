@@ -89,9 +89,25 @@ def public_origin(url: str) -> str:
         raise ValueError(f"--public-url: the pages are served at the root of their host (their links are absolute "
                          f"paths): give https://HOST[:PORT] without a path, got {url!r}")
     scheme = parts.scheme.lower()
-    host = f"[{parts.hostname}]" if ":" in parts.hostname else parts.hostname
+    host = _ascii_host(parts.hostname, url)
+    host = f"[{host}]" if ":" in host else host
     shown = port and port != {"http": 80, "https": 443}[scheme]  # as a browser's Origin header writes it
     return f"{scheme}://{host}{f':{port}' if shown else ''}"
+
+
+def _ascii_host(host: str, url: str) -> str:
+    """``host`` as browsers send it in Host and Origin: an internationalised name in its ASCII form (UTS #46, as
+    browsers map it: ``Bücher.example`` -> ``xn--bcher-kva.example``); kept as typed, such a host matched no
+    request, and the pages answered every one 421."""
+    if host.isascii():
+        return host
+    import idna  # required by anyio, which Starlette requires
+
+    try:
+        return idna.encode(host, uts46=True).decode("ascii")
+    except idna.IDNAError as exc:
+        raise ValueError(f"--public-url: {host!r} is not a host name a browser can open ({exc}), "
+                         f"got {url!r}") from None
 
 
 @dataclass
