@@ -273,7 +273,7 @@ def touched_scores(query: str, summaries: Sequence[str]) -> dict[str, list[float
     - ``calls``: the share of the names this one touched that ``query`` mentions (in any form: :func:`says_call`);
     - ``where``: the share of the files defining what ``query`` names (:func:`defined_in`, over all
       candidates; a name defined in more than ``WHERE_MAX_FILES`` files says too little, and each
-      counts ``1/files``) that this one changed.
+      counts ``1/files``) that this one changed, its test files left out (:func:`_changed_keys`).
 
     Idf over the candidates."""
     from ..store.tokenize import tokenize  # noqa: PLC0415
@@ -430,8 +430,14 @@ def named_files(text: str, names: Sequence[str] | None = None) -> set[str]:
 
 
 def _changed_keys(parsed: dict[str, list[str]]) -> set[str]:
-    """The files a parsed ``Touched:`` line says its run changed, by :func:`file_key` and by bare file name."""
-    changed = parsed["changed"]
+    """The files a parsed ``Touched:`` line says its run changed, by :func:`file_key` and by bare file name, but
+    test files (:func:`~.where.is_test_file`): as in :mod:`.where`, a test a run changed is not where a task's work
+    lies. Its bare name met what a task names as a user would: on SWE-agent's ``cost_2_2`` runs django-10924 (make
+    ``FilePathField``'s path a callable; "run manage.py makemigrations") had ``where`` 1.0 for django-11422, whose one
+    change was ``tests/i18n/sampleproject/manage.py``, and showed it first."""
+    from .where import is_test_file  # noqa: PLC0415 (where keys files by this module's file_key)
+
+    changed = [path for path in parsed["changed"] if not is_test_file(path)]
     return {file_key(p) for p in changed} | {p.rsplit("/", 1)[-1] for p in changed}
 
 
