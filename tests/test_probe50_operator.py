@@ -211,3 +211,64 @@ def test_an_s3_trace_store_keeps_the_digest_keyed_too(tmp_path: Path, s3_endpoin
     body = client.get_object(Bucket=BUCKET, Key=next(n for n in names if "results-2-t0" in n))["Body"].read()
     stored = json.loads(gzip.decompress(body))["metadata"]["ingested_from"]
     assert stored != file_digest(str(tmp_path / "runB" / "results.json")) and len(stored) == 16
+
+
+# -- review ROP (round 17): the operator fixes, reviewed ------------------------------------------------------------
+
+
+def _server(tmp_path: Path, key: str) -> tuple[TrajSearch, ServiceServer]:
+    ts = TrajSearch.open(str(tmp_path / "srv.db"), traces=str(tmp_path / "srv-t"), embedder=HashingEmbedder())
+    return ts, ServiceServer(ts, KeyRing.from_entries([key_entry(key, tenant="acme", role="write")]),
+                             address="127.0.0.1:0")
+
+
+def test_a_tenant_cannot_confirm_a_guessed_dump_path_through_a_mark_it_sends(tmp_path: Path) -> None:
+    """ROP 1: the server stored a client's ``read-from:<digest>`` keyed by the store's secret as it stores a file's it
+    read itself, so a tenant with a write key sent the digest of a guessed path of the operator's disk and compared
+    the trace it read back with the operator's run of that dump: equal for the right guess. A client's mark is kept
+    in a domain of its own; an ``ingested_from`` that is no mark (a path) is not stored at all."""
+    from trajsearch.represent import file_digest
+    from trajsearch.service.client import Client
+
+    dump = tmp_path / "dumps" / "airline-2026-12" / "results.json"
+    dump.parent.mkdir(parents=True)
+    shutil.copy(REACT_QWEN, dump)
+    env = _env(TRAJSEARCH_URI=str(tmp_path / "srv.db"), TRAJSEARCH_TRACES=str(tmp_path / "srv-t"),
+               TRAJSEARCH_HOME=str(tmp_path / "home"))
+    assert _ingest(env, str(dump), "-t", "acme").returncode == 0  # the operator's, on the server's store
+    key = new_key()
+    ts, server = _server(tmp_path, key)
+    with server as srv:
+        client = Client(srv.address, api_key=key)
+        operators = ts.get_trace(ts.run("tau-results-2-t0", tenant="acme").trace_uri, tenant="acme")
+        target = operators.metadata["ingested_from"]
+        sent = {"probe-right": "read-from:" + file_digest(str(dump)),
+                "probe-path": "/home/op/secret/dumps/x.json"}
+        client.add([operators.model_copy(update={"trajectory_id": run_id,
+                                                 "metadata": {**operators.metadata, "ingested_from": mark}})
+                    for run_id, mark in sent.items()])
+        stored = {run_id: ts.get_trace(ts.run(run_id, tenant="acme").trace_uri, tenant="acme").metadata
+                  for run_id in sent}
+    ts.close()
+    assert len(target) == 16 and stored["probe-right"]["ingested_from"] != target, (target, stored)
+    assert "ingested_from" not in stored["probe-path"], stored["probe-path"]
+
+
+def test_client_add_of_parsed_runs_says_it_replaced_another_files_run(tmp_path: Path) -> None:
+    """ROP 3: ``Client.add(read_dump(runB/results.json))`` after the same of runA replaced runA's run of task 2 in
+    silence: only the CLI marked runs with their file, and the server had nothing to compare. ``Client.add`` marks a
+    parsed run with the file it was read from (as ``TrajSearch.add`` of the same says it)."""
+    from trajsearch.ingest.read import read_dump
+    from trajsearch.service.client import Client
+
+    _two_run_folders(tmp_path)
+    key = new_key()
+    ts, server = _server(tmp_path, key)
+    with server as srv:
+        client = Client(srv.address, api_key=key)
+        first = client.add(read_dump(tmp_path / "runA" / "results.json", tenant="acme"))
+        again = client.add(read_dump(tmp_path / "runA" / "results.json", tenant="acme"))
+        other = client.add(read_dump(tmp_path / "runB" / "results.json", tenant="acme"))
+    ts.close()
+    assert first.other_runs_replaced == 0 and again.other_runs_replaced == 0, (first, again)
+    assert other.other_runs_replaced == 1, other

@@ -530,6 +530,21 @@ def marked_digest(trajectory: Trajectory) -> str | None:
     return None
 
 
+def received_mark(trajectory: Trajectory, tenant: str) -> Trajectory:
+    """``trajectory`` as a server takes it from a client of ``tenant``: its reader's mark (:data:`SOURCE_MARK`) put
+    in a domain of its own, and any other :data:`INGESTED_FROM` dropped. A client names the digest it likes: were
+    it stored keyed as a file's the server read, a tenant would send the digest of a guessed path and compare the
+    trace it reads back with the operator's run of that file (review ROP, 1; a path sent as it is was stored
+    verbatim). A mark in this domain never equals a file's digest, and still tells one client file from another."""
+    if INGESTED_FROM not in trajectory.metadata:
+        return trajectory
+    metadata = {k: v for k, v in trajectory.metadata.items() if k != INGESTED_FROM}
+    if (digest := marked_digest(trajectory)) is not None:
+        remote = hashlib.blake2b(f"remote:{tenant}:{digest}".encode(), digest_size=8).hexdigest()
+        metadata[INGESTED_FROM] = SOURCE_MARK + remote
+    return trajectory.model_copy(update={"metadata": metadata})
+
+
 def run_content(trajectory: Trajectory, *, without: frozenset[str] = frozenset()) -> str:
     """What a run holds, as JSON, for telling runs apart: without ``without`` (fields), without a time
     the file's mtime gave it (:data:`TIME_BASIS`), which a touch or an append moves, and without the file it

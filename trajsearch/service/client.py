@@ -37,6 +37,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from ..failures import FailureReport, parse_duration, parse_time
 from ..model import STORED, Trajectory
+from ..represent import INGESTED_FROM, source_mark
 from ..results import OTHER_RUN_REPLACED, ContextResult, Hit, IngestReport, Rejection, RunMatch, StepView
 from . import convert
 from .auth import API_KEY_ENV, key_problem
@@ -658,5 +659,8 @@ def _record(item: Any, source: str, report: IngestReport) -> Any | None:
         if item.error is not None:
             report.rejected.append(Rejection(item.source, item.position, item.error))
             return None
-        return pb2.TrajectoryRecord(json=item.trajectory.model_dump_json(), source=f"{item.source}:{item.position}")
+        run = item.trajectory
+        if INGESTED_FROM not in run.metadata and item.source:  # the server sees no file: say which (review ROP, 3)
+            run = run.model_copy(update={"metadata": {**run.metadata, INGESTED_FROM: source_mark(str(item.source))}})
+        return pb2.TrajectoryRecord(json=run.model_dump_json(), source=f"{item.source}:{item.position}")
     raise TypeError(f"cannot ingest a {type(item).__name__}: pass Trajectory, dict, JSON str or Parsed")

@@ -23,6 +23,7 @@ from pydantic import ValidationError
 
 from ..indexer import Indexer, superseded
 from ..model import Trajectory
+from ..represent import received_mark
 from ..results import OTHER_RUN_REPLACED, Hit
 from ..search import TrajSearch
 from ..store.traces import TraceNotFoundError
@@ -480,7 +481,7 @@ class Service(pb2_grpc.TrajSearchServicer):
                              ("policy_version", call.principal.policy_versions)):
             if pinned and getattr(trajectory, name) not in pinned:
                 return None, f"{name}: this API key may only write runs of {name} {list(pinned)}"
-        return trajectory, ""
+        return received_mark(trajectory, call.tenant), ""
 
     @requires("write")
     def Delete(self, req: Any, call: Call) -> Any:
