@@ -272,3 +272,34 @@ def test_client_add_of_parsed_runs_says_it_replaced_another_files_run(tmp_path: 
     ts.close()
     assert first.other_runs_replaced == 0 and again.other_runs_replaced == 0, (first, again)
     assert other.other_runs_replaced == 1, other
+
+
+def test_an_unreadable_trace_is_said_once_and_not_retried(tmp_path: Path) -> None:
+    """ROP 5: a trace that is there but that the ingesting account may not read (a store written by another account,
+    its traces left 0600) was read four times (0.5 + 1 + 2 s of back-off, a warning a try) before each changed run
+    was written as read: a permission no retry mends. It is said at once, in one line naming the trace. Root reads
+    any file: as root the ingest runs without the capabilities that let it (``setpriv``), as a file's mode binds."""
+    import pytest
+
+    jail: list[str] = []
+    if os.geteuid() == 0:
+        if shutil.which("setpriv") is None:
+            pytest.skip("root, and no setpriv to give up reading any file")
+        jail = ["setpriv", "--bounding-set", "-dac_override,-dac_read_search",
+                "--inh-caps", "-dac_override,-dac_read_search"]
+    env = _env(TRAJSEARCH_HOME=str(tmp_path / "home"))
+    assert _ingest(env, str(SWE), "-t", "acme").returncode == 0
+    traces = list((tmp_path / "home" / "traces" / "acme").glob("*.json.gz"))
+    assert len(traces) == 1
+    traces[0].chmod(0)
+    started = time.monotonic()
+    again = subprocess.run([*jail, sys.executable, "-m", "trajsearch.cli", "ingest", str(SWE), "-t", "acme",
+                            "--restart", "-q"], cwd=ROOT, env=_upgraded(env, tmp_path), capture_output=True,
+                           timeout=600)
+    took = time.monotonic() - started
+    said = again.stderr.decode()
+    assert again.returncode == 0 and b"ingested 1" in again.stdout, again.stdout + again.stderr
+    assert "retrying" not in said and "attempt" not in said, said
+    lines = [line for line in said.splitlines() if "pydicom__pydicom-1458" in line]
+    assert len(lines) == 1 and "not readable" in lines[0], said
+    assert took < 60  # (a bound for a crawl only: the retries cost 3.5 s, the command's start more)

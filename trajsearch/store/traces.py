@@ -294,6 +294,9 @@ class FileTraceStore:
             data = path.read_bytes()
         except FileNotFoundError:
             raise TraceNotFoundError(uri) from None
+        except PermissionError as exc:  # no retry mends it (review ROP, 5: read 4 times, 12 s a run, then given up)
+            raise TraceStoreSetupError(f"trace {path} is not readable by this user ({exc}): give this user read "
+                                       "access to the trace store") from exc
         except OSError as exc:
             raise TraceStoreError(f"reading trace {path} failed: {exc}") from exc
         return decode_trace(data, uri, tenant=tenant, name=path.name)
