@@ -303,3 +303,47 @@ def test_an_unreadable_trace_is_said_once_and_not_retried(tmp_path: Path) -> Non
     lines = [line for line in said.splitlines() if "pydicom__pydicom-1458" in line]
     assert len(lines) == 1 and "not readable" in lines[0], said
     assert took < 60  # (a bound for a crawl only: the retries cost 3.5 s, the command's start more)
+
+
+def test_a_loose_digest_key_is_made_private(tmp_path: Path) -> None:
+    """ROP 8: a store's digest key left readable by others (copied in, restored from a backup, or made by the version
+    that set its mode after writing it, under a umask of 022) stayed so, and with it any local account could confirm
+    guessed dump paths against the traces. The next writer makes it 0600, and a new key is 0600 from its creation."""
+    _two_run_folders(tmp_path)
+    home = tmp_path / "home"
+    env = _env(TRAJSEARCH_HOME=str(home))
+    assert _ingest(env, str(tmp_path / "runA"), "-t", "acme").returncode == 0
+    key = home / "traces" / ".digest-key"
+    made = key.read_bytes()
+    assert (key.stat().st_mode & 0o777) == 0o600
+    key.chmod(0o644)
+    assert _ingest(env, str(tmp_path / "runB"), "-t", "acme").returncode == 0
+    assert (key.stat().st_mode & 0o777) == 0o600 and key.read_bytes() == made
+    assert not list((home / "traces").glob(".digest-key.*"))  # no temporary left behind
+
+
+def test_an_s3_digest_key_is_made_by_a_writer_that_may_not_list() -> None:
+    """ROP 2: a writer whose role lacks ``s3:ListBucket`` (a least-privilege policy granting Get/Put on the prefix)
+    is answered AccessDenied, not NoSuchKey, for the missing key object: the key was never made, and the store's
+    traces kept bare, guessable digests of dump paths. A refused read is tried as a missing one: made
+    (``If-None-Match``), then read. S3 here is botocore's Stubber answering as AWS does for such a role (moto's
+    server enforces no policy); the store under test is the real one."""
+    import io
+
+    import boto3
+    from botocore.response import StreamingBody
+    from botocore.stub import ANY, Stubber
+
+    from trajsearch.store.traces import S3TraceStore
+
+    client = boto3.client("s3", region_name="us-east-1", aws_access_key_id="x", aws_secret_access_key="y")
+    made = os.urandom(32)
+    with Stubber(client) as s3:
+        s3.add_client_error("get_object", service_error_code="AccessDenied", service_message="Access Denied",
+                            http_status_code=403, expected_params={"Bucket": "bkt", "Key": "p50/.digest-key"})
+        s3.add_response("put_object", {"ETag": '"x"'}, {"Bucket": "bkt", "Key": "p50/.digest-key", "Body": ANY,
+                                                        "IfNoneMatch": "*"})
+        s3.add_response("get_object", {"Body": StreamingBody(io.BytesIO(made), len(made))},
+                        {"Bucket": "bkt", "Key": "p50/.digest-key"})
+        assert S3TraceStore("bkt", "p50", client=client).digest_key() == made
+        s3.assert_no_pending_responses()

@@ -32,6 +32,7 @@ Exceptions (all subclass :class:`TraceStoreError`):
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import gzip
 import hashlib
@@ -48,7 +49,7 @@ from urllib.parse import SplitResult, unquote, urlsplit
 
 from pydantic import ValidationError
 
-from ..fsutil import atomic_write, pid_alive, private_dir
+from ..fsutil import atomic_write, own_private, pid_alive, private_dir
 from ..model import STORED, Trajectory, valid_id, valid_tenant
 
 log = logging.getLogger(__name__)
@@ -253,14 +254,22 @@ class FileTraceStore:
                 if not path.is_file():
                     private_dir(self.root)
                     temporary = self.root / f".digest-key.{os.getpid()}.{time.monotonic_ns()}.tmp"
-                    temporary.write_bytes(os.urandom(32))
-                    os.chmod(temporary, 0o600)
+                    # 0600 from its creation: a mode set after the write leaves it to the umask (0644) for a while
+                    fd = os.open(temporary, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
+                    try:
+                        with os.fdopen(fd, "wb") as out:
+                            out.write(os.urandom(32))
+                    except BaseException:
+                        temporary.unlink(missing_ok=True)
+                        raise
                     try:
                         os.link(temporary, path)
                     except FileExistsError:  # another writer's came first: that one is the store's
                         pass
                     finally:
                         temporary.unlink(missing_ok=True)
+                with contextlib.suppress(OSError):  # (a read-only store's key is read as it is)
+                    own_private(path, 0o600)  # one copied in, or made by an older version, under the umask (ROP 8)
                 self._digest_key = path.read_bytes()[:64] or b""
             except OSError as exc:
                 log.warning("the trace store's digest key %s cannot be read or made (%s): dump files are digested "
@@ -454,7 +463,9 @@ class S3TraceStore:
         """This store's secret for digests of dump files, as :meth:`FileTraceStore.digest_key`'s: the object
         ``<prefix>/.digest-key`` (outside every tenant's folder), read, or made once if absent, where no other
         writer's was made first (``If-None-Match``; an S3 that ignores it may keep the last of two made at once: a
-        digest written under the other then reads as another file's). None where it can be neither read nor made."""
+        digest written under the other then reads as another file's). A read refused is tried as a missing one: S3
+        answers a missing object AccessDenied to a role without ``s3:ListBucket`` (review ROP, 2: the key was never
+        made for such a writer). None where it can be neither read nor made."""
         if self._digest_key is None:
             key = f"{self.prefix}/{DIGEST_KEY}" if self.prefix else DIGEST_KEY
             uri = f"s3://{self.bucket}/{key}"
@@ -466,7 +477,7 @@ class S3TraceStore:
             try:
                 try:
                     self._digest_key = read()
-                except TraceNotFoundError:
+                except (TraceNotFoundError, TraceStoreSetupError):  # a role that may not list reads none as refused
                     try:
                         self._call("put_object", key, Body=os.urandom(32), IfNoneMatch="*")
                     except TraceStoreError:  # (PreconditionFailed) another writer's came first: that one is the store's
