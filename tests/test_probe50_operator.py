@@ -347,3 +347,21 @@ def test_an_s3_digest_key_is_made_by_a_writer_that_may_not_list() -> None:
                         {"Bucket": "bkt", "Key": "p50/.digest-key"})
         assert S3TraceStore("bkt", "p50", client=client).digest_key() == made
         s3.assert_no_pending_responses()
+
+
+def test_dumps_piped_under_a_bare_name_of_no_file_are_told_apart(tmp_path: Path) -> None:
+    """ROP 4: ``ssh host cat runB/results.json | trajsearch ingest - --stream-name results.json`` (the help's own
+    shape) after the same of runA replaced runA's run of task 2 in silence: a name of no file here was taken as the
+    file it would be in the working directory, so every dump piped under it shared one mark. Only a name of an
+    existing file is that file's; any other stream is a dump never seen before."""
+    _two_run_folders(tmp_path)
+    env = _env(TRAJSEARCH_HOME=str(tmp_path / "home"))
+    (tmp_path / "elsewhere").mkdir()
+
+    def piped(folder: str) -> subprocess.CompletedProcess:
+        return _ingest(env, "-", "-t", "acme", "--stream-name", "results.json",
+                       stdin=(tmp_path / folder / "results.json").read_bytes(), cwd=tmp_path / "elsewhere")
+
+    assert REPLACED not in _said(piped("runA"))
+    said = _said(piped("runB"))
+    assert REPLACED in said and "tau-results-2-t0: now from standard input" in said, said

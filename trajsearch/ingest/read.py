@@ -247,7 +247,7 @@ class Streams:
         self._dir = tempfile.TemporaryDirectory(prefix=f"{STREAMS_PREFIX}{_host()}-{os.getpid()}-")
         self.names: dict[str, str] = {}  # the copy's path -> the input as named
         #: the copy's path -> the mark its runs carry to the indexer (``represent.SOURCE_MARK``): of the file the
-        #: operator named it after (``--stream-name``, from here), or of a dump never seen before
+        #: operator named it after (``--stream-name``, a file here), or of a dump never seen before
         self.marks: dict[str, str] = {}
 
     def take(self, path: Path, name: str | None = None) -> Path:
@@ -262,7 +262,9 @@ class Streams:
         with _open_stream(path) as source, open(copy, "wb") as target:
             _copy_stream(source, target)
         self.names[str(copy)] = "standard input" if str(path) == STDIN else str(path)
-        self.marks[str(copy)] = source_mark(name) if name is not None else stream_mark()
+        # the file the name names, if it does: a bare name (``--stream-name results.json``, the help's shape) of no
+        # file here would give every dump piped under it one mark, and each other's runs replaced in silence (ROP 4)
+        self.marks[str(copy)] = source_mark(name) if name is not None and Path(name).is_file() else stream_mark()
         return copy
 
     def given(self, text: str) -> str:
