@@ -365,3 +365,28 @@ def test_dumps_piped_under_a_bare_name_of_no_file_are_told_apart(tmp_path: Path)
     assert REPLACED not in _said(piped("runA"))
     said = _said(piped("runB"))
     assert REPLACED in said and "tau-results-2-t0: now from standard input" in said, said
+
+
+def test_a_run_replaced_twice_in_one_stream_is_said_twice(tmp_path: Path) -> None:
+    """ROP 7: one Ingest stream (``ingest runB runA --server`` after ``ingest runA``: two folders, one stream, a batch
+    each) replacing the stored run of task 2 twice, runB's over runA's and then runA's over runB's, said only the
+    first: the server marked a record by the runs its indexer had flagged over all the stream's batches, new ones
+    only. Each batch's flags are its own."""
+    from trajsearch.ingest.read import read_dump
+    from trajsearch.service.client import Client
+
+    _two_run_folders(tmp_path)
+    key = new_key()
+    ts, server = _server(tmp_path, key)
+    task2 = "tau-results-2-t0"
+    with server as srv:
+        client = Client(srv.address, api_key=key)
+        client.add(read_dump(tmp_path / "runA" / "results.json", tenant="acme"))
+
+        def runs(folder: str) -> list[Any]:
+            return [p for p in read_dump(tmp_path / folder / "results.json", tenant="acme")
+                    if p.trajectory is not None and p.trajectory.trajectory_id == task2]
+
+        report = client.add(runs("runB") + runs("runA"), batch_size=1)
+    ts.close()
+    assert report.other_runs_replaced == 2, report

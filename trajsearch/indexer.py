@@ -291,8 +291,9 @@ class Indexer:
         #: of (a bound: an ingest of a million one-run files): the stored trace keeps the digest only, so an
         #: earlier file is named when this process met it
         self._dump_files: dict[str, str] = {}
-        #: the stored runs this indexer replaced with a different run of another file (see ``_note_other_files``),
-        #: over all its :meth:`add` calls: a server marks their records in its answer
+        #: the stored runs the latest :meth:`add` call replaced with a different run of another file (see
+        #: ``_note_other_files``): a server marks their records in its answer. Of one call, not of all: a run
+        #: replaced twice in one stream (in two of its batches) is said both times (review ROP, 7)
         self.other_runs: set[Key] = set()
         self._digest_key: bytes | None = None  # the trace store's, read once (b"": it has none)
 
@@ -316,6 +317,7 @@ class Indexer:
         """
         report = IngestReport()
         self._kept = max_kept_rejections
+        self.other_runs = set()
         written = self.written
         now: dict[Key, str] = {}  # what this call wrote: its later batches' store lookups may predate those writes
         to_prepare: queue.Queue = queue.Queue(self.queue_depth)

@@ -418,9 +418,8 @@ class Service(pb2_grpc.TrajSearchServicer):
                         result.trajectory_id = trajectory.trajectory_id
                         parsed[n] = (result, None, HIDDEN_SUPERSEDED)
                 accepted = [trajectory for _, trajectory, _ in parsed if trajectory is not None]
-                before = set(indexer.other_runs)
                 report = indexer.add(accepted) if accepted else None
-                others = {i for _, i in indexer.other_runs - before}  # (the last copy of one in the batch is said)
+                others = {i for _, i in indexer.other_runs} if accepted else set()  # (of a batch's copies, the last)
             for result, trajectory, reason in reversed(parsed):
                 if trajectory is None:
                     result.status = pb2.RecordResult.REJECTED
