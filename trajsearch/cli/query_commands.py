@@ -50,7 +50,7 @@ def search(
         context = {h.id: api.expand(h, before=expand, after=expand) for h in hits if expand and h.step_index >= 0}
         shown = api.outcomes_shown(hits)
         _tenant_holds_runs(api, hits)
-        _say_run_id(api, text)
+        _say_run_id(api, text, [h.trajectory_id for h in hits])
         _say_filtered_out(hits, {"--outcome": outcome, "--env-version": env_version, "--task-family": task_family,
                                  "--tool": tool}, lambda: api.search(text, levels=level, k=1, mode=mode))
     if as_json:
@@ -100,7 +100,7 @@ def similar(
         shown = api.outcomes_shown([m.best for m in matches])
         _tenant_holds_runs(api, matches)
         if text is not None:
-            _say_run_id(api, text)
+            _say_run_id(api, text, [m.trajectory_id for m in matches])
         _say_filtered_out(matches, {"--outcome": outcome}, lambda: api.similar_runs(trajectory_id, text, k=1, mode=mode))
     if as_json:
         print_json([dict(m.to_dict(), outcome_shown=shown[m.trajectory_id]) for m in matches])
@@ -131,7 +131,7 @@ def _searchable(text: str) -> str:
     return task_query(text)
 
 
-def _say_run_id(api, text: str) -> None:
+def _say_run_id(api, text: str, found: Sequence[str]) -> None:
     """When the text searched is the id of one of the tenant's runs, say on stderr that it was searched as words, and
     which command takes it as a run: a pasted id (``search RUN_ID``, ``similar RUN_ID``) was answered with runs that
     share its name's words (another task's run of the same repository first), with nothing to say none was that
@@ -148,10 +148,10 @@ def _say_run_id(api, text: str) -> None:
         return
     from ..search import id_shaped
 
-    if not id_shaped(run_id, min_chars=1):  # a word, not an id
+    if not id_shaped(run_id):  # a word (``python3.11``) or a short id: not looked up, each search would pay for it
         return
     nearest = api.nearest_run_ids(run_id)
-    if nearest or id_shaped(run_id):  # an id mistyped (or another tenant's) was answered with runs sharing its words
+    if nearest or api.id_family_held(run_id, found):  # an id mistyped, not an error name or a path (probe 50, D2)
         err.print(f"note: no run of this tenant has the id {run_id!r}, searched here as text{_meant(nearest)}",
                   markup=False, soft_wrap=True)
 

@@ -37,6 +37,13 @@ def _in(field_name: str, values: Iterable[str]) -> str:
     return f"{field_name} in [{', '.join(quote(v) for v in items)}]"
 
 
+def starts_with(field_name: str, value: str, *, anywhere: bool = False) -> str:
+    """A Milvus ``like`` expression: ``field_name`` starts with ``value`` (holds it, ``anywhere``). The pattern's
+    wildcards (``%``, ``_``: every SWE-bench id holds ``__``) are escaped, then the whole quoted as any value."""
+    pattern = value.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return f"{field_name} like {quote(('%' if anywhere else '') + pattern + '%', field_name)}"
+
+
 def as_tuple(values: str | Iterable[str] | None) -> tuple[str, ...]:
     """A filter value as callers pass it (one string, several, or None) as a tuple of values.
 

@@ -484,16 +484,16 @@ def search(ts: TrajSearch, principal: Principal, form: SearchForm, facts: TraceF
 
 
 def _no_run_note(ts: TrajSearch, principal: Principal, text: str) -> Markup | None:
-    """What the page says when the one word searched is no run's id this key sees, but reads as one
-    (:func:`~trajsearch.search.id_shaped`) or is spelt near one: an id mistyped was answered with the runs sharing
-    its words, with nothing to say that it was no run (the CLI's ``similar --id`` and ``show`` say so). The nearest
-    ids the key sees are linked."""
-    if not id_shaped(text, min_chars=1):  # a word, not an id
+    """What the page says when the one word searched is no run's id this key sees, but reads as one of theirs
+    (:meth:`~trajsearch.search.TrajSearch.id_family_held`) or is spelt near one: an id mistyped was answered with
+    the runs sharing its words, with nothing to say that it was no run (the CLI's ``similar --id`` and ``show`` say
+    so). The nearest ids the key sees are linked. An error name or a path is not told it is no run's id."""
+    if not id_shaped(text):  # a word (``python3.11``) or a short id: not looked up, each search would pay for it
         return None
     pinned = Filters(tenant=principal.tenant, env_versions=principal.env_versions,
                      policy_versions=principal.policy_versions)
     nearest = ts.nearest_run_ids(text, pinned)
-    if not nearest and not id_shaped(text):
+    if not nearest and not ts.id_family_held(text, pinned):  # an error name or a path, not an id (probe 50, D2)
         return None
     note = Markup("No run of yours has the id {}; searched it as text.").format(text)
     if nearest:
