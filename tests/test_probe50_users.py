@@ -241,3 +241,39 @@ def test_error_names_and_paths_are_not_told_no_run_has_them(backend) -> None:  #
     typo = "gemini-3-pro-similar.pylint-dev__pylint-4640"  # two digits swapped: its family is the tenant's
     code, out, err = run_cli("search", typo, "-k", "3")
     assert code == 0 and f"no run of this tenant has the id {typo!r}" in " ".join(err.split()), err
+
+
+def test_over_a_server_an_unreadable_trace_leaves_its_runs_outcome_and_each_run_is_read_once(
+        backend, tmp_path: Path, monkeypatch) -> None:  # noqa: F811
+    """Over ``--server`` the outcome shown was read from each successful HIT's trace: ``--group-size 3`` asked the
+    server for one trace three times, and one trace the server could not read (DATA_LOSS) failed the whole
+    ``search`` and ``similar``. Now each run's trace is asked for once, and an unreadable one leaves the row's
+    outcome."""
+    if backend != "server":
+        return  # the embedded store reads the summary rows' digests (its own test)
+    from trajsearch.service.client import Client
+
+    assert run_cli("ingest", str(UNEVALUATED), "--quiet")[0] == 0
+    assert run_cli("ingest", str(SIMILAR), "--quiet")[0] == 0
+    asked: list[str] = []
+    get_trace = Client.get_trace
+
+    def counted(self, trace_uri, **kwargs):
+        asked.append(trace_uri)
+        return get_trace(self, trace_uri, **kwargs)
+
+    monkeypatch.setattr(Client, "get_trace", counted)
+    code, out, err = run_cli("search", "ModelAdmin sitemap lastmod", "-k", "3", "--group-size", "3", "--json")
+    assert code == 0, err
+    found = json.loads(out)
+    assert len(asked) == len(set(asked)) == len({h["trajectory_id"] for h in found if h["outcome"] == "success"})
+    traces = [p for p in (tmp_path / "srv-traces").rglob("*") if p.is_file() and UNEVALUATED_ID in str(p)] or \
+        [p for p in (tmp_path / "srv-traces").rglob("*") if p.is_file()]
+    for path in traces:
+        path.write_bytes(b"\x00 not a trace")
+    for command in (["search", "ModelAdmin sitemap lastmod", "--group-size", "3"],
+                    ["similar", "max() arg is an empty sequence"]):
+        code, out, err = run_cli(*command, "-k", "3", "--json")
+        assert code == 0, (command, err)
+        assert any(r["trajectory_id"] == UNEVALUATED_ID and r["outcome_shown"] == "success"
+                   for r in json.loads(out)), out

@@ -48,16 +48,22 @@ class Backend:
     def outcomes_shown(self, hits: Sequence[Hit]) -> dict[str, str]:
         """Each hit's run's outcome as a reader is told it, by run ("submitted, not evaluated" for a success no one
         evaluated): see :meth:`TrajSearch.outcomes_shown`. Over the service, whose hits carry no digest, from the
-        traces of the successful runs (one read each; a run whose trace cannot be read keeps its row's outcome)."""
+        trace of each successful run (one read per run, however many of its hits were found); a run whose trace
+        cannot be read (gone, refused, unreadable on the server, the server unreachable) keeps its row's outcome:
+        one bad trace failed the whole search."""
         if not self.remote:
             return self.api.outcomes_shown(hits, tenant=self.tenant)
+        from .service.client import ServiceError, Unavailable
+
         shown = {h.trajectory_id: h.outcome for h in hits}
-        for hit in hits:
-            if hit.outcome == Outcome.success.value:
-                try:
-                    shown[hit.trajectory_id] = outcome_shown(self.api.get_trace(hit.trace_uri, tenant=self.tenant))
-                except (LookupError, ValueError, PermissionError):  # gone, or refused: the row's outcome stands
-                    pass
+        asked = {h.trajectory_id: h.trace_uri for h in hits if h.outcome == Outcome.success.value}
+        for run, trace_uri in asked.items():
+            try:
+                shown[run] = outcome_shown(self.api.get_trace(trace_uri, tenant=self.tenant))
+            except Unavailable:  # the server went away: the rows' outcomes stand, no wait on each of the rest
+                break
+            except (ServiceError, LookupError, ValueError, PermissionError):  # the row's outcome stands
+                pass
         return shown
 
     def nearest_run_ids(self, text: str) -> list[str]:
@@ -68,6 +74,20 @@ class Backend:
         from .store.filters import Filters
 
         return self.api.nearest_run_ids(text, Filters(tenant=self.tenant))
+
+    def id_family_held(self, text: str, found: Sequence[str]) -> bool:
+        """Whether ``text`` reads as an id of the tenant's (see :meth:`TrajSearch.id_family_held`): over the service,
+        which lists no ids, judged on the ids ``found`` by the search of it (a mistyped id's words find its
+        siblings)."""
+        if not self.remote:
+            from .store.filters import Filters
+
+            return self.api.id_family_held(text, Filters(tenant=self.tenant))
+        from .search import id_family, id_shaped
+
+        text = text.strip()
+        family, folded = id_family(text), text.casefold()
+        return id_shaped(text) and any(i.startswith(family) or folded in i.casefold() for i in found)
 
     def show(self, trajectory_id: str) -> tuple[Hit, Trajectory] | None:
         """A run's task row and its full trace, or None when the run is not indexed."""
