@@ -277,3 +277,32 @@ def test_over_a_server_an_unreadable_trace_leaves_its_runs_outcome_and_each_run_
         assert code == 0, (command, err)
         assert any(r["trajectory_id"] == UNEVALUATED_ID and r["outcome_shown"] == "success"
                    for r in json.loads(out)), out
+
+
+def test_a_pinned_keys_empty_failures_answer_says_nothing_of_versions_it_cannot_read(tmp_path: Path) -> None:
+    """The runtime tool's ``kind=failures`` answer said why it was empty from a second search of the tenant's whole:
+    a key pinned to env ``v2`` was told ``no_failures_in_versions`` ("only for others") when the tenant's only
+    failed run was of ``v1``, a version the key may not read (D4). Now the second search stays inside the key's
+    pins. And an answer for versions wholly outside them said no reason at all (D5): it now says it."""
+    from service_support import key_ring, serve_store
+    from trajsearch.service.client import Client
+    from trajsearch.service.validate import Limits
+
+    runs = {r.trajectory_id: r.model_copy(update={"env_version": "v1"}) for r in _runs(AIRLINE)}
+    failed, passed = "tau-gpt-4o-airline-mini-0-t0", "tau-gpt-4o-airline-mini-0-t1"
+    runs[passed] = runs[passed].model_copy(update={"env_version": "v2"})
+    made, ring = key_ring(pinned=dict(tenant="acme", role="read", key_id="pinned", env_versions=["v2"]),
+                          whole=dict(tenant="acme", role="read", key_id="whole"))
+    srv = serve_store(tmp_path, ring, list(runs.values()), Limits())
+    try:
+        task = runs[failed].task
+        with Client(srv.address, made["pinned"]) as pinned:
+            answer = pinned.search_past_runs(task, session_id="s1", kind="failures", env_version="v2")
+            assert answer["results"] == [] and answer["reason"] == "no_failed_runs", answer
+            answer = pinned.search_past_runs(task, session_id="s2", kind="failures", env_version="v1")
+            assert answer["results"] == [] and answer["reason"] == "versions_not_readable" and answer["note"], answer
+        with Client(srv.address, made["whole"]) as whole:  # a key that reads every version is still told
+            answer = whole.search_past_runs(task, session_id="s3", kind="failures", env_version="v2")
+            assert answer["results"] == [] and answer["reason"] == "no_failures_in_versions", answer
+    finally:
+        srv.stop(grace=2)

@@ -42,6 +42,9 @@ NO_WARNINGS = {
     "no_failures_in_versions": "No failed run is recorded for this run's environment or policy versions (only "
                                "for others): no warning can apply.",
     "no_failed_runs": "No failed run is recorded here yet: no warning can apply.",
+    # the service's answer when the context's versions are all outside its key's pins (nothing is searched)
+    "versions_not_readable": "This key may not read runs of this run's environment or policy versions: no warning "
+                             "can apply.",
 }
 
 class _Provenance:
@@ -77,6 +80,10 @@ class SearchPastRuns:
         self.advice, self.fmt, self.result_tokens = advice, fmt, result_tokens
         self.counter = counter or default_counter()
         self.used = 0
+        #: The versions (env, policy) the caller may read at most, () meaning every one: as far as
+        #: ``_why_no_warnings`` looks past the context's. In-process the tenant is the caller's whole; the service
+        #: sets its key's pins here.
+        self.readable: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())
 
     def definition(self) -> dict[str, Any]:
         return definition(self.cap)
@@ -143,12 +150,13 @@ class SearchPastRuns:
         empty answer read alike whether the task was new, the context's versions held no failed run, or the
         tenant had none, so an agent (and whoever reads its trace) could not tell "nothing like this failed" from
         "nothing was there to look at". Two searches for the nearest failure row, inside the context's filters
-        and then in the tenant's whole, on an empty answer only."""
+        and then inside the versions the caller may read (:attr:`readable`), on an empty answer only: widened to
+        the tenant's whole, a key pinned to some versions learnt that failures existed in others (probe 50, D4)."""
         tenant = self.ctx.filters(levels=("failure",), outcomes=self.advice.warning_outcomes)
+        readable = replace(tenant, env_versions=self.readable[0], policy_versions=self.readable[1])
         if search(self.ts, query, tenant, k=1, grouped=False):
             reason = "no_similar_failures"
-        elif (self.ctx.env_version or self.ctx.policy_version) and search(
-                self.ts, query, replace(tenant, env_versions=(), policy_versions=()), k=1, grouped=False):
+        elif readable != tenant and search(self.ts, query, readable, k=1, grouped=False):
             reason = "no_failures_in_versions"
         else:
             reason = "no_failed_runs"

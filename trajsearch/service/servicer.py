@@ -299,14 +299,18 @@ class Service(pb2_grpc.TrajSearchServicer):
         rt = self._runtime()
         arguments: dict[str, Any] = {"query": query, "kind": kind, **({"k": k} if k else {})}
         if ctx is None:  # the key's pins exclude the requested versions: nothing is applicable
-            from ..runtime.tool import echoed
+            from ..runtime.tool import NO_WARNINGS, echoed
 
             result: dict[str, Any] = {"status": "ok", "kind": kind, "query": echoed(query), "results": []}
+            if kind == "failures":  # said why, as every empty failures answer is (the tool's labels)
+                result["reason"] = "versions_not_readable"
+                result["note"] = NO_WARNINGS[result["reason"]]
         else:
             tool, lock = self._session_tool(rt, call, session_id, ctx)
             call.check_deadline()
             with lock:  # two concurrent calls of one session must not both pass the cap
                 tool.ctx = ctx
+                tool.readable = (call.principal.env_versions, call.principal.policy_versions)  # never past the pins
                 result = tool(arguments)
         call.note(status=result.get("status"), session=session_id[:16])
         return pb2.SearchPastRunsResponse(
