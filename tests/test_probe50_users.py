@@ -183,19 +183,26 @@ def _runs(*dumps: Path, tenant: str = "acme") -> list:
 
 
 def _ids_read(monkeypatch) -> list[str]:
-    """The run ids the store hands out by scan (``TrajectoryIndex.iterate`` of ``trajectory_id`` alone), as read."""
+    """The run ids the store hands out (``TrajectoryIndex.iterate`` or ``some`` of ``trajectory_id`` alone), as read."""
     from trajsearch.store.index import TrajectoryIndex
 
     read: list[str] = []
-    scan = TrajectoryIndex.iterate
+    scan, some = TrajectoryIndex.iterate, getattr(TrajectoryIndex, "some", None)
 
-    def counted(self, fields, *args, **kwargs):
+    def scanned(self, fields, *args, **kwargs):
         for row in scan(self, fields, *args, **kwargs):
             if list(fields) == ["trajectory_id"]:
                 read.append(row["trajectory_id"])
             yield row
 
-    monkeypatch.setattr(TrajectoryIndex, "iterate", counted)
+    def looked_up(self, fields, *args, **kwargs):
+        rows = some(self, fields, *args, **kwargs)
+        read.extend(row["trajectory_id"] for row in rows if list(fields) == ["trajectory_id"])
+        return rows
+
+    monkeypatch.setattr(TrajectoryIndex, "iterate", scanned)
+    if some is not None:
+        monkeypatch.setattr(TrajectoryIndex, "some", looked_up)
     return read
 
 

@@ -11,7 +11,6 @@ import logging
 import threading
 from collections import Counter, OrderedDict
 from dataclasses import replace
-from itertools import islice
 from pathlib import Path
 
 from typing import TYPE_CHECKING, Any, Callable, Collection, Iterable, Mapping, Sequence
@@ -657,31 +656,40 @@ class TrajSearch:
         :func:`id_shaped` only), then those of its family (:func:`id_family`) at most :data:`NEAR_ID_EDITS` edits
         from it (a digit or two mistyped), fewest edits first.
 
-        Two lookups the store filters by pattern, each of at most :data:`NEAR_ID_READS` ids: it read every run's
-        id of the tenant and ranked them all with difflib, 20 s a query on a 60k-run tenant (probe 50, REN D1);
-        a typo inside the family's own name (``deepseek_chta_dev.``) is not found."""
+        One or two queries the store filters by pattern (ids holding it or its siblings', sharing all up to its last
+        separator; then, none near, its family's), each of at most :data:`NEAR_ID_READS` ids: it read every run id of the tenant
+        and ranked them all with difflib, 20 s a query on a 60k-run tenant (probe 50, REN D1). Not found: a typo
+        inside the family's own name (``deepseek_chta_dev.``), or in a family of more ids than that."""
         text = text.strip()
         if not id_shaped(text, min_chars=1):
             return []
-        holding = sorted(self._run_ids_like(text, filters, n, anywhere=True)) if id_shaped(text) else []
-        family = self._run_ids_like(id_family(text), filters, NEAR_ID_READS)
-        near = sorted((edits, i) for i in family if (edits := id_edits(text, i)) <= NEAR_ID_EDITS)
+        siblings, family = text[:max(text.rfind(c) for c in ID_SEPARATORS) + 1], id_family(text)
+        found = self._run_ids_like(filters, NEAR_ID_READS, [siblings], [text] if id_shaped(text) else [])
+        folded = text.casefold()
+        holding = sorted(i for i in found if folded in i.casefold())[:n]
+        near = sorted((edits, i) for i in found if (edits := id_edits(text, i)) <= NEAR_ID_EDITS)
+        if not near and family != siblings:  # a typo before its last separator: the family's ids
+            near = sorted((edits, i) for i in self._run_ids_like(filters, NEAR_ID_READS, [family])
+                          if (edits := id_edits(text, i)) <= NEAR_ID_EDITS)
         return list(dict.fromkeys([*holding, *(i for _, i in near)]))[:n]
 
     def id_family_held(self, text: str, filters: Filters) -> bool:
         """Whether ``text`` reads as an id (:func:`id_shaped`) and some run inside ``filters`` has an id of its
         family (:func:`id_family`): an id typed wrong, worth saying no run has it, where an error name or a path
         (``sqlite3.OperationalError``, ``tests/unittest_python3.py``) is only searched words."""
-        return id_shaped(text) and bool(self._run_ids_like(id_family(text.strip()), filters, 1))
+        return id_shaped(text) and bool(self._run_ids_like(filters, 1, [id_family(text.strip())]))
 
-    def _run_ids_like(self, text: str, filters: Filters, limit: int, *, anywhere: bool = False) -> list[str]:
-        """Up to ``limit`` ids of the runs inside ``filters`` starting with ``text`` (holding it, ``anywhere``)."""
-        folded = text.casefold()
-        rows = self.index.iterate(["trajectory_id"], expr=f"{filters.to_expr()} and "
-                                  f"{starts_with('trajectory_id', text, anywhere=anywhere)}",
-                                  tenant=filters.tenant, levels=("task",))
-        ids = (row["trajectory_id"] for row in rows)  # the engine's like is checked again: case and wildcards
-        return list(islice((i for i in ids if (folded in i.casefold() if anywhere else i.startswith(text))), limit))
+    def _run_ids_like(self, filters: Filters, limit: int, heads: Sequence[str],
+                      held: Sequence[str] = ()) -> list[str]:
+        """Up to ``limit`` ids of the runs inside ``filters`` starting with one of ``heads`` or holding one of
+        ``held``, in one query (each a scan of the tenant's task rows inside the engine)."""
+        likes = [starts_with("trajectory_id", h) for h in heads] + [
+            starts_with("trajectory_id", h, anywhere=True) for h in held]
+        rows = self.index.some(["trajectory_id"], f"{filters.to_expr()} and ({' or '.join(likes)})",
+                               tenant=filters.tenant, levels=("task",), limit=limit)
+        ids = [row["trajectory_id"] for row in rows]  # the engine's like is checked again: case and wildcards
+        return [i for i in ids if any(i.startswith(h) for h in heads)
+                or any(h.casefold() in i.casefold() for h in held)]
 
     def lexical_runs(self, text: str, filters: Filters, *, k: int) -> list[str]:
         """The runs of the ``k`` rows inside ``filters`` that BM25 alone ranks best for ``text``,
@@ -819,8 +827,11 @@ MAX_QUERY_CHARS = 20_000
 #: Most edits (characters typed wrong, missing or extra) between an id typed that no run has and a run's id
 #: offered for it: a digit or two mistyped, not another task of the same repository.
 NEAR_ID_EDITS = 2
-#: Most ids of one family :meth:`TrajSearch.nearest_run_ids` reads to find the near ones.
-NEAR_ID_READS = 20_000
+#: Most ids of one head (its siblings', then its family's) :meth:`TrajSearch.nearest_run_ids` reads to find the
+#: near ones: one query each.
+NEAR_ID_READS = 5_000
+#: What :func:`id_shaped` takes for a separator inside a run's id.
+ID_SEPARATORS = "._:/-"
 #: Shortest text :func:`id_shaped` takes for a run id.
 ID_SHAPED_CHARS = 16
 
@@ -836,13 +847,13 @@ def id_shaped(text: str, *, min_chars: int = ID_SHAPED_CHARS) -> bool:
         valid_id(text)
     except ValueError:
         return False
-    return len(text) >= min_chars and any(c.isdigit() for c in text) and any(c in "._:/-" for c in text)
+    return len(text) >= min_chars and any(c.isdigit() for c in text) and any(c in ID_SEPARATORS for c in text)
 
 
 def id_family(text: str) -> str:
     """The head an id shares with its runs' siblings: up to its first separator (``deepseek_chat_dev.``,
     ``swebench-``, ``ls:``), or its first three characters when it has none."""
-    cut = next((at for at, c in enumerate(text) if c in "._:/-"), None)
+    cut = next((at for at, c in enumerate(text) if c in ID_SEPARATORS), None)
     return text[:cut + 1] if cut is not None else text[:3]
 
 

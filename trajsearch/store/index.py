@@ -503,6 +503,15 @@ class TrajectoryIndex:
         finally:
             iterator.close()
 
+    def some(self, fields: list[str], expr: str, *, tenant: str, levels: Sequence[str], limit: int) -> list[dict]:
+        """Up to ``limit`` (at most 16,384) rows of ``tenant`` at ``levels`` inside ``expr``, in one query: a
+        bounded look-up, where :meth:`iterate` reads a page of thousands for the first row."""
+        scope = self._scope(tenant, levels)
+        if scope is None:
+            return []
+        return self.client.query(COLLECTION, filter=f"tenant == {quote(tenant)} and {expr}", output_fields=fields,
+                                 limit=limit, **scope)
+
     def lexical_search(self, query: str, filters: Filters, *, limit: int, widen: bool = True) -> list[tuple[str, float]]:
         """BM25 ids and scores inside ``filters``, best first (native on a server, in-process embedded;
         ``widen``: see :meth:`LexicalIndex.search`, Milvus' own BM25 scores every term)."""
