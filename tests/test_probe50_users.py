@@ -206,7 +206,7 @@ def _ids_read(monkeypatch) -> list[str]:
     return read
 
 
-def test_a_mistyped_id_reads_its_familys_ids_only_and_is_offered_ids_a_digit_or_two_off(hashing_ts, monkeypatch) -> None:
+def test_a_mistyped_id_reads_its_familys_ids_only_and_is_offered_ids_two_edits_off(hashing_ts, monkeypatch) -> None:
     """Every id-shaped query read all the tenant's run ids and ranked them with difflib (20 s a search on a 60k-run
     tenant, probe 50 REN D1), and offered ids three or four characters off after the one meant (D6: 14122 for a
     typo of 16263). Now the store is asked for the typed id's family only, and only ids within two edits are

@@ -656,10 +656,10 @@ class TrajSearch:
         :func:`id_shaped` only), then those of its family (:func:`id_family`) at most :data:`NEAR_ID_EDITS` edits
         from it (a digit or two mistyped), fewest edits first.
 
-        One or two queries the store filters by pattern (ids holding it or its siblings', sharing all up to its last
-        separator; then, none near, its family's), each of at most :data:`NEAR_ID_READS` ids: it read every run id of the tenant
-        and ranked them all with difflib, 20 s a query on a 60k-run tenant (probe 50, REN D1). Not found: a typo
-        inside the family's own name (``deepseek_chta_dev.``), or in a family of more ids than that."""
+        One or two queries the store filters by pattern (ids holding it or its siblings', sharing all up to its
+        last separator; then, none near, its family's), each of at most :data:`NEAR_ID_READS` ids: it read every
+        run id of the tenant and ranked them all with difflib, 20 s a query on a 60k-run tenant (probe 50, REN D1).
+        Not found: a typo inside the family's own name (``deepseek_chta_dev.``), or among more ids than that."""
         text = text.strip()
         if not id_shaped(text, min_chars=1):
             return []
