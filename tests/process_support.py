@@ -29,6 +29,17 @@ def launched(command: Sequence[str], *, sigint: SigInt | None = None, fsize: int
     return [sys.executable, __file__, *options, "--", *command]
 
 
+def cli_env(**extra: str) -> dict[str, str]:
+    """The environment of a CLI child process: this one's imports (``PYTHONPATH``), the fast hashing *test* embedder,
+    a wide terminal, and none of the caller's store, server or key settings but those in ``extra``."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path), "TRAJSEARCH_MODEL": "hashing", "COLUMNS": "400",
+           **extra}
+    for name in ("TRAJSEARCH_URI", "TRAJSEARCH_TRACES", "TRAJSEARCH_SERVER", "TRAJSEARCH_DEBUG", "TRAJSEARCH_API_KEY"):
+        if name not in extra:
+            env.pop(name, None)
+    return env
+
+
 def _launch(argv: list[str]) -> None:
     split = argv.index("--")
     options, command = dict(zip(argv[:split:2], argv[1:split:2])), argv[split + 1:]

@@ -16,17 +16,10 @@ from pathlib import Path
 
 import pytest
 
+from process_support import cli_env
+
 ROOT = Path(__file__).resolve().parent.parent
 TAU = Path(__file__).parent / "fixtures" / "tau-bench" / ".real"
-
-
-def _env(**extra: str) -> dict[str, str]:
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path), "TRAJSEARCH_MODEL": "hashing", "COLUMNS": "400",
-           **extra}
-    for name in ("TRAJSEARCH_URI", "TRAJSEARCH_TRACES", "TRAJSEARCH_SERVER", "TRAJSEARCH_DEBUG", "TRAJSEARCH_API_KEY"):
-        if name not in extra:
-            env.pop(name, None)
-    return env
 
 
 def _on_a_small_disk(mount: Path, size: str, command: list[str], env: dict[str, str],
@@ -59,7 +52,7 @@ def test_a_full_disk_under_workers_is_the_single_process_line(tmp_path: Path, st
     extra = ["--state-dir", str(tmp_path / "state")] if state_dir_elsewhere else []
     proc = _on_a_small_disk(disk, "500k", [sys.executable, "-m", "trajsearch.cli", "ingest", str(TAU), "-t", "acme",
                                            "-q", "--workers", "2", *extra],
-                            _env(TRAJSEARCH_HOME=str(disk / "home")), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                            cli_env(TRAJSEARCH_HOME=str(disk / "home")), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     out, err = proc.communicate(timeout=600)  # a bound for a hang only
     assert proc.returncode == 1, out + err
     lines = [line for line in err.splitlines() if line.strip()]
@@ -86,12 +79,12 @@ def test_an_ingest_over_server_onto_its_full_disk_says_the_disk_is_full(tmp_path
     server = _on_a_small_disk(disk, "700k", [sys.executable, "-m", "trajsearch.service", "serve", "--address", address,
                                              "--uri", str(disk / "milvus.db"), "--traces", str(disk / "traces"),
                                              "--model", "hashing", "--keys", str(keys), "--grace", "1"],
-                              _env(), stdout=subprocess.DEVNULL, stderr=open(tmp_path / "serve.log", "w"))
+                              cli_env(), stdout=subprocess.DEVNULL, stderr=open(tmp_path / "serve.log", "w"))
     try:
         with Client(address, key) as client:
             client.wait_ready(timeout=120)
         done = subprocess.run([sys.executable, "-m", "trajsearch.cli", "ingest", str(TAU), "--server", address, "-q"],
-                              cwd=ROOT, env=_env(TRAJSEARCH_API_KEY=key, TRAJSEARCH_HOME=str(tmp_path / "client")),
+                              cwd=ROOT, env=cli_env(TRAJSEARCH_API_KEY=key, TRAJSEARCH_HOME=str(tmp_path / "client")),
                               capture_output=True, text=True, timeout=600)
         assert done.returncode == 1, done.stdout + done.stderr
         said = " ".join(done.stderr.split())  # one message, wrapped at $COLUMNS
@@ -126,7 +119,7 @@ def test_a_run_of_another_file_replacing_a_stored_run_of_its_id_is_said(tmp_path
     (tmp_path / "runB").mkdir()
     shutil.copy(REACT_GROK, tmp_path / "runA" / "results.json")
     shutil.copy(REACT_QWEN, tmp_path / "runB" / "results.json")
-    env = _env(TRAJSEARCH_HOME=str(tmp_path / "home"))
+    env = cli_env(TRAJSEARCH_HOME=str(tmp_path / "home"))
     first = _ingest(env, str(tmp_path / "runA"))
     assert first.returncode == 0 and "replaced" not in first.stderr, first.stderr
     second = _ingest(env, str(tmp_path / "runB"))
@@ -174,7 +167,7 @@ def test_the_same_run_from_another_file_is_no_other_run(tmp_path: Path) -> None:
     upgrade that changed the representation. Their steps part no ways: each is an update, said nothing of."""
     (tmp_path / "runA").mkdir()
     shutil.copy(REACT_GROK, tmp_path / "runA" / "results.json")
-    env = _env(TRAJSEARCH_HOME=str(tmp_path / "home"))
+    env = cli_env(TRAJSEARCH_HOME=str(tmp_path / "home"))
     assert _ingest(env, str(tmp_path / "runA")).returncode == 0
     _flipped(tmp_path / "runA" / "results.json", tmp_path / "regraded" / "results.json")
     regraded = _ingest(env, str(tmp_path / "regraded"))
@@ -195,7 +188,7 @@ def test_an_earlier_save_of_a_stored_session_gives_way_to_it(tmp_path: Path) -> 
     """FRO 1: Entire's checkpoints of one Claude Code session (lines 1-20, then an earlier one of lines 1-8),
     ingested one after the other: the earlier save was "a different run of the same id from another file" and
     replaced the later one, its last 12 lines no longer searchable. It gives way, as it does within one ingest."""
-    env = _env(TRAJSEARCH_HOME=str(tmp_path / "home"))
+    env = cli_env(TRAJSEARCH_HOME=str(tmp_path / "home"))
     later = _ingest(env, str(ENTIRE / "6f"), "--json")
     assert later.returncode == 0, later.stderr
     earlier = _ingest(env, str(ENTIRE / "63"), "--json")
@@ -213,7 +206,7 @@ def test_a_changed_run_whose_stored_trace_is_gone_costs_no_retries(tmp_path: Pat
     own. A trace that cannot be read has nothing to compare: read once, without retry or warning."""
     (tmp_path / "runA").mkdir()
     shutil.copy(REACT_GROK, tmp_path / "runA" / "results.json")
-    env = _env(TRAJSEARCH_HOME=str(tmp_path / "home"))
+    env = cli_env(TRAJSEARCH_HOME=str(tmp_path / "home"))
     assert _ingest(env, str(tmp_path / "runA")).returncode == 0
     shutil.rmtree(tmp_path / "home" / "traces")
     (tmp_path / "home" / "traces").mkdir()
@@ -228,7 +221,7 @@ def test_the_stored_trace_tells_no_path_of_the_operators_disk(tmp_path: Path) ->
     web's JSON. It holds a digest of it: the same file is still told from another."""
     (tmp_path / "runA").mkdir()
     shutil.copy(REACT_GROK, tmp_path / "runA" / "results.json")
-    env = _env(TRAJSEARCH_HOME=str(tmp_path / "home"))
+    env = cli_env(TRAJSEARCH_HOME=str(tmp_path / "home"))
     assert _ingest(env, str(tmp_path / "runA")).returncode == 0
     shown = _show(env, "tau-results-2-t0")
     assert str(tmp_path) not in json.dumps({k: v for k, v in shown.items() if k != "trace_uri"}), shown["metadata"]
@@ -292,7 +285,7 @@ def test_a_copy_taken_mid_run_of_a_format_dated_by_mtime_gives_way_to_the_stored
     copy.parent.mkdir(parents=True)
     copy.write_text(json.dumps({**run, "trajectory": run["trajectory"][:3], "history": run["history"][:7]}))
     os.utime(copy, (1_764_921_600, 1_764_921_600))  # saved earlier
-    env = _env(TRAJSEARCH_HOME=str(tmp_path / "home"))
+    env = cli_env(TRAJSEARCH_HOME=str(tmp_path / "home"))
     assert _ingest(env, str(tmp_path / "final")).returncode == 0
     earlier = _ingest(env, str(tmp_path / "copy"), "--json")
     assert earlier.returncode == 0, earlier.stderr
@@ -315,7 +308,7 @@ def test_the_same_run_read_with_other_thoughts_from_another_file_is_no_other_run
     moved.parent.mkdir(parents=True)
     moved.write_text(json.dumps({**run, "trajectory": [run["trajectory"][0], thought, *run["trajectory"][2:]]}))
     os.utime(moved, (first.stat().st_atime, first.stat().st_mtime))
-    env = _env(TRAJSEARCH_HOME=str(tmp_path / "home"))
+    env = cli_env(TRAJSEARCH_HOME=str(tmp_path / "home"))
     assert _ingest(env, str(tmp_path / "a")).returncode == 0
     again = _ingest(env, str(tmp_path / "b"), "--json")
     assert again.returncode == 0, again.stderr

@@ -22,6 +22,7 @@ from trajsearch.embed import HashingEmbedder
 from trajsearch.search import TrajSearch
 from trajsearch.service.auth import KeyRing, key_entry, new_key
 from trajsearch.service.server import ServiceServer
+from process_support import cli_env
 from test_traces import s3_endpoint  # noqa: F401 - the fixture
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -30,15 +31,6 @@ REACT_GROK = TAU / "react-grok-4-fast-reasoning-0.0_range_0--1_user-grok-4-fast-
 REACT_QWEN = TAU / "react-qwen-think-airline.json"  # task 2, trial 0 as in REACT_GROK: another model's run of it
 SWE = Path(__file__).parent / "fixtures" / "swe-agent" / ".real" / \
     "gpt4__swe-bench-dev-easy_first_only__default__t-0.00__p-0.95__c-3.00__install-1"
-
-
-def _env(**extra: str) -> dict[str, str]:
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path), "TRAJSEARCH_MODEL": "hashing", "COLUMNS": "400",
-           **extra}
-    for name in ("TRAJSEARCH_URI", "TRAJSEARCH_TRACES", "TRAJSEARCH_SERVER", "TRAJSEARCH_DEBUG", "TRAJSEARCH_API_KEY"):
-        if name not in extra:
-            env.pop(name, None)
-    return env
 
 
 def _ingest(env: dict[str, str], *args: str, stdin: bytes | None = None, cwd: Path = ROOT
@@ -69,7 +61,7 @@ def test_a_piped_dump_replacing_another_files_run_is_said(tmp_path: Path) -> Non
     stream given no name is a dump never seen before. Piping the same dump under its name again says nothing, and
     neither does the file itself ingested by its path after it was piped under that name."""
     _two_run_folders(tmp_path)
-    env = _env(TRAJSEARCH_HOME=str(tmp_path / "home"))
+    env = cli_env(TRAJSEARCH_HOME=str(tmp_path / "home"))
 
     def piped(name: str, *named: str) -> subprocess.CompletedProcess:
         return _ingest(env, "-", "-t", "acme", *named, stdin=(tmp_path / name / "results.json").read_bytes(),
@@ -99,7 +91,7 @@ def test_an_ingest_over_the_server_replacing_another_files_run_is_said(tmp_path:
     ts = TrajSearch.open(str(tmp_path / "srv.db"), traces=str(tmp_path / "srv-t"), embedder=HashingEmbedder())
     with ServiceServer(ts, KeyRing.from_entries([key_entry(key, tenant="acme", role="write")]),
                        address="127.0.0.1:0") as srv:
-        env = _env(TRAJSEARCH_HOME=str(tmp_path / "client"), TRAJSEARCH_SERVER=srv.address, TRAJSEARCH_API_KEY=key)
+        env = cli_env(TRAJSEARCH_HOME=str(tmp_path / "client"), TRAJSEARCH_SERVER=srv.address, TRAJSEARCH_API_KEY=key)
         assert REPLACED not in _said(_ingest(env, str(tmp_path / "runA")))
         said = _said(_ingest(env, str(tmp_path / "runB")))
         assert REPLACED in said and f"tau-results-2-t0: now from {tmp_path / 'runB' / 'results.json'}" in said, said
@@ -129,7 +121,7 @@ def test_a_missing_trace_is_said_once_and_not_retried(tmp_path: Path) -> None:
     verdict of its own read its stored trace four times (0.5 + 1 + 2 s of back-off, four warning lines) before
     being written as read. A missing trace is said at once, in one line naming the run and the trace's URI; the
     run is written again, and its trace with it."""
-    env = _env(TRAJSEARCH_HOME=str(tmp_path / "home"))
+    env = cli_env(TRAJSEARCH_HOME=str(tmp_path / "home"))
     assert _ingest(env, str(SWE), "-t", "acme").returncode == 0
     traces = list((tmp_path / "home" / "traces" / "acme").glob("*.json.gz"))
     assert len(traces) == 1
@@ -163,7 +155,7 @@ def test_the_file_a_run_was_read_from_is_kept_keyed_by_the_store(tmp_path: Path)
 
     _two_run_folders(tmp_path)
     home = tmp_path / "home"
-    env = _env(TRAJSEARCH_HOME=str(home))
+    env = cli_env(TRAJSEARCH_HOME=str(home))
     assert _ingest(env, str(tmp_path / "runA"), "-t", "acme").returncode == 0
     stored, path = _stored_trace(home, "tau-results-2-t0")
     guessed = file_digest(str(tmp_path / "runA" / "results.json"))
@@ -198,7 +190,7 @@ def test_an_s3_trace_store_keeps_the_digest_keyed_too(tmp_path: Path, s3_endpoin
     from trajsearch.represent import file_digest
 
     _two_run_folders(tmp_path)
-    env = _env(TRAJSEARCH_HOME=str(tmp_path / "home"), TRAJSEARCH_S3_ENDPOINT=s3_endpoint,
+    env = cli_env(TRAJSEARCH_HOME=str(tmp_path / "home"), TRAJSEARCH_S3_ENDPOINT=s3_endpoint,
                TRAJSEARCH_TRACES=f"s3://{BUCKET}/p50")
     assert _ingest(env, str(tmp_path / "runA"), "-t", "acme").returncode == 0
     client = boto3.client("s3", endpoint_url=s3_endpoint)
@@ -233,7 +225,7 @@ def test_a_tenant_cannot_confirm_a_guessed_dump_path_through_a_mark_it_sends(tmp
     dump = tmp_path / "dumps" / "airline-2026-12" / "results.json"
     dump.parent.mkdir(parents=True)
     shutil.copy(REACT_QWEN, dump)
-    env = _env(TRAJSEARCH_URI=str(tmp_path / "srv.db"), TRAJSEARCH_TRACES=str(tmp_path / "srv-t"),
+    env = cli_env(TRAJSEARCH_URI=str(tmp_path / "srv.db"), TRAJSEARCH_TRACES=str(tmp_path / "srv-t"),
                TRAJSEARCH_HOME=str(tmp_path / "home"))
     assert _ingest(env, str(dump), "-t", "acme").returncode == 0  # the operator's, on the server's store
     key = new_key()
@@ -287,7 +279,7 @@ def test_an_unreadable_trace_is_said_once_and_not_retried(tmp_path: Path) -> Non
             pytest.skip("root, and no setpriv to give up reading any file")
         jail = ["setpriv", "--bounding-set", "-dac_override,-dac_read_search",
                 "--inh-caps", "-dac_override,-dac_read_search"]
-    env = _env(TRAJSEARCH_HOME=str(tmp_path / "home"))
+    env = cli_env(TRAJSEARCH_HOME=str(tmp_path / "home"))
     assert _ingest(env, str(SWE), "-t", "acme").returncode == 0
     traces = list((tmp_path / "home" / "traces" / "acme").glob("*.json.gz"))
     assert len(traces) == 1
@@ -311,7 +303,7 @@ def test_a_loose_digest_key_is_made_private(tmp_path: Path) -> None:
     guessed dump paths against the traces. The next writer makes it 0600, and a new key is 0600 from its creation."""
     _two_run_folders(tmp_path)
     home = tmp_path / "home"
-    env = _env(TRAJSEARCH_HOME=str(home))
+    env = cli_env(TRAJSEARCH_HOME=str(home))
     assert _ingest(env, str(tmp_path / "runA"), "-t", "acme").returncode == 0
     key = home / "traces" / ".digest-key"
     made = key.read_bytes()
@@ -355,7 +347,7 @@ def test_dumps_piped_under_a_bare_name_of_no_file_are_told_apart(tmp_path: Path)
     file it would be in the working directory, so every dump piped under it shared one mark. Only a name of an
     existing file is that file's; any other stream is a dump never seen before."""
     _two_run_folders(tmp_path)
-    env = _env(TRAJSEARCH_HOME=str(tmp_path / "home"))
+    env = cli_env(TRAJSEARCH_HOME=str(tmp_path / "home"))
     (tmp_path / "elsewhere").mkdir()
 
     def piped(folder: str) -> subprocess.CompletedProcess:
