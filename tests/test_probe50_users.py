@@ -313,3 +313,29 @@ def test_a_pinned_keys_empty_failures_answer_says_nothing_of_versions_it_cannot_
             assert answer["results"] == [] and answer["reason"] == "no_failures_in_versions", answer
     finally:
         srv.stop(grace=2)
+
+
+def test_every_run_holding_an_instance_id_is_offered_once(hashing_ts) -> None:
+    """Review RZ2: the id lookup read task and summary rows alike (a level's partition holds both), so each run
+    came twice and the ``n`` places went to the first runs' doubles: of three agents' runs of one SWE-bench
+    instance, two were offered (one with ``n=2``)."""
+    from trajsearch.store.filters import Filters
+
+    [run] = _runs(UNEVALUATED)
+    runs = [run.model_copy(update={"trajectory_id": f"agent{n}.django__django-16255"}) for n in (1, 2, 3)]
+    hashing_ts.add(runs)
+    offered = hashing_ts.nearest_run_ids("django__django-16255", Filters(tenant="acme"), n=3)
+    assert offered == [r.trajectory_id for r in runs]
+
+
+def test_a_long_id_of_many_underscores_is_looked_up_as_typed(backend) -> None:  # noqa: F811
+    """Review RZ2: an id may be 192 characters; the lookup checked its escaped pattern (each ``_`` doubled) as a
+    filter value of at most 200, so a valid long id failed ``show`` and ``search`` with "trajectory_id too long
+    (256 > 200 chars)" quoting a pattern the user never typed."""
+    assert run_cli("ingest", str(SIMILAR), "--quiet")[0] == 0
+    long_id = "gemini-3-pro-similar.django__django-16263_" + "x_" * 70 + "1"
+    assert len(long_id) <= 192
+    code, out, err = run_cli("show", long_id)
+    assert code == 1 and "no trajectory" in err and "too long" not in err, err
+    code, out, err = run_cli("search", long_id, "-k", "1")
+    assert code == 0 and "too long" not in err, err

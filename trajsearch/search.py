@@ -685,11 +685,11 @@ class TrajSearch:
         ``held``, in one query (each a scan of the tenant's task rows inside the engine)."""
         likes = [starts_with("trajectory_id", h) for h in heads] + [
             starts_with("trajectory_id", h, anywhere=True) for h in held]
-        rows = self.index.some(["trajectory_id"], f"{filters.to_expr()} and ({' or '.join(likes)})",
-                               tenant=filters.tenant, levels=("task",), limit=limit)
-        ids = [row["trajectory_id"] for row in rows]  # the engine's like is checked again: case and wildcards
-        return [i for i in ids if any(i.startswith(h) for h in heads)
-                or any(h.casefold() in i.casefold() for h in held)]
+        inside = replace(filters, levels=()).to_expr()  # task rows: one per run (``some`` adds the level)
+        rows = self.index.some(["trajectory_id"], f"{inside} and ({' or '.join(likes)})", tenant=filters.tenant,
+                               levels=("task",), limit=limit)
+        ids = dict.fromkeys(row["trajectory_id"] for row in rows)  # (a like escaped as no engine reads it: matches only)
+        return [i for i in ids if any(i.startswith(h) for h in heads) or any(h in i for h in held)]
 
     def lexical_runs(self, text: str, filters: Filters, *, k: int) -> list[str]:
         """The runs of the ``k`` rows inside ``filters`` that BM25 alone ranks best for ``text``,

@@ -24,10 +24,20 @@ def quote(value: str, field: str = "filter value") -> str:
     over-long values are refused outright (:func:`~trajsearch.model.filter_value`,
     the rule ingest applies too: no stored value has them).
     """
+    return _literal(_checked(value, field))
+
+
+def _checked(value: str, field: str) -> str:
+    """``value`` if it may be a filter value (:func:`~trajsearch.model.filter_value`), else the error naming ``field``."""
     if not isinstance(value, str):
         raise TypeError(f"{field} must be a string, got {type(value).__name__}")
     filter_value(value, field)
-    return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    return value
+
+
+def _literal(text: str) -> str:
+    """``text`` as a Milvus string literal: backslashes and double quotes escaped (checked by the caller)."""
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
 def _in(field_name: str, values: Iterable[str]) -> str:
@@ -39,9 +49,11 @@ def _in(field_name: str, values: Iterable[str]) -> str:
 
 def starts_with(field_name: str, value: str, *, anywhere: bool = False) -> str:
     """A Milvus ``like`` expression: ``field_name`` starts with ``value`` (holds it, ``anywhere``). The pattern's
-    wildcards (``%``, ``_``: every SWE-bench id holds ``__``) are escaped, then the whole quoted as any value."""
-    pattern = value.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-    return f"{field_name} like {quote(('%' if anywhere else '') + pattern + '%', field_name)}"
+    wildcards (``%``, ``_``: every SWE-bench id holds ``__``) are escaped, then the whole written as a literal. The
+    value is checked as any filter value, before its escapes: an id of 192 characters holding many ``_`` passed as a
+    pattern twice as long was refused as a filter value "too long" (review RZ2)."""
+    pattern = _checked(value, field_name).replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return f"{field_name} like {_literal(('%' if anywhere else '') + pattern + '%')}"
 
 
 def as_tuple(values: str | Iterable[str] | None) -> tuple[str, ...]:

@@ -505,12 +505,14 @@ class TrajectoryIndex:
 
     def some(self, fields: list[str], expr: str, *, tenant: str, levels: Sequence[str], limit: int) -> list[dict]:
         """Up to ``limit`` (at most 16,384) rows of ``tenant`` at ``levels`` inside ``expr``, in one query: a
-        bounded look-up, where :meth:`iterate` reads a page of thousands for the first row."""
+        bounded look-up, where :meth:`iterate` reads a page of thousands for the first row. (A level's partition
+        holds others' rows too: the level is in the filter, or each run came once per level it has rows at.)"""
         scope = self._scope(tenant, levels)
         if scope is None:
             return []
-        return self.client.query(COLLECTION, filter=f"tenant == {quote(tenant)} and {expr}", output_fields=fields,
-                                 limit=limit, **scope)
+        inside = Filters(tenant=tenant, levels=tuple(levels)).to_expr()
+        return self.client.query(COLLECTION, filter=f"{inside} and {expr}", output_fields=fields, limit=limit,
+                                 **scope)
 
     def lexical_search(self, query: str, filters: Filters, *, limit: int, widen: bool = True) -> list[tuple[str, float]]:
         """BM25 ids and scores inside ``filters``, best first (native on a server, in-process embedded;
