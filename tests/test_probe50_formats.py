@@ -261,3 +261,22 @@ def test_a_langfuse_retried_call_whose_first_attempt_has_no_start_is_not_taken_f
     assert failed == [
         (None, _at("2026-08-21T17:36:45.700"), "llm live-chat failed (its input and output were not exported)"),
         (_at("2026-08-21T17:36:45.800"), _at("2026-08-21T17:36:46.262"), "llm live-chat failed")]
+
+
+def test_gemini_stream_printing_command_behind_a_runner_or_git_options_is_no_failure(tmp_path: Path) -> None:
+    """Review RZ2: ``timeout 10 tail ...``, ``env LC_ALL=C tail ...`` and ``git -C repo log`` lost the exemption of
+    a command that only prints (only ``sudo`` / ``VAR=x`` were passed over), so the same successful look at a log
+    read as failed with the log's last traceback line. The words that run another program are the ones
+    ``touched`` passes over (``program_words``); git's own options before its subcommand are passed over too.
+    The stream is the real one of ``tail -n 5 logs/worker.log``, its command line prefixed as a user would."""
+    real = (GEMINI_SHELL / "stream-tail-log-traceback-ok.jsonl").read_text()
+    for command in ("timeout 10 tail -n 5 logs/worker.log", "env LC_ALL=C tail -n 5 logs/worker.log",
+                    "nohup tail -n 5 logs/worker.log"):
+        copy = tmp_path / "stream.jsonl"
+        copy.write_text(real.replace('"command":"tail -n 5 logs/worker.log"', json.dumps({"command": command})[1:-1]))
+        [run] = runs(copy, tenant="acme")
+        assert [(s.arguments["command"], s.error) for s in run.steps if s.action == "run_shell_command"] == [
+            (command, None)]
+    from trajsearch.ingest.adapters._agent_cli import printing_program
+
+    assert printing_program("git -C /repo --no-pager log -3") == "git"

@@ -603,15 +603,22 @@ def _segments(command: str) -> list[str]:
     return [segment.strip() for segment in out if segment.strip()]
 
 
+def program_words(words: list[str], also: frozenset[str] = frozenset()) -> list[str]:
+    """A command's words from its program on: past the words that run another (``sudo``, ``time``, ``timeout 10``,
+    ``env``, ``nohup``, ``exec``, ``xargs``: ``_SKIP_WORDS``, and ``also``), their options and ``VAR=value``
+    assignments: ``tail -n 5 x.log`` for ``timeout 10 env LC_ALL=C tail -n 5 x.log``."""
+    while words and (words[0] in _SKIP_WORDS or words[0] in also or "=" in words[0] or words[0].isdigit()
+                     or (words[0].startswith("-") and len(words) > 1)):
+        words = words[1:]
+    return words
+
+
 def _shell(command: str, written: list[str], read: list[str], tests: list[str], commands: Counter[str],
            roots: set[str]) -> None:
     """Files written and read, tests and commands of one shell command (a rough parse, never a failure)."""
     written += [m for m in _OPEN_WRITE.findall(command) + _WRITE_TEXT.findall(command)]
     for segment in _segments(command):
-        words = _words(segment)
-        while words and (words[0] in _SKIP_WORDS or "=" in words[0] or words[0].isdigit()
-                         or (words[0].startswith("-") and len(words) > 1)):
-            words = words[1:]
+        words = program_words(_words(segment))
         if not words:
             continue
         name = words[0].rsplit("/", 1)[-1]

@@ -28,6 +28,7 @@ from typing import Any, Iterator
 
 from trajsearch.model import MAX_STEPS, Failure, Outcome, Step, Trajectory
 from trajsearch.represent import recoveries
+from trajsearch.touched import program_words
 
 from ._common import Context, RecordError, build, clip_task, decisive_line, safe_id, short
 
@@ -452,12 +453,21 @@ def printing_program(command: str | None) -> str | None:
             stages.append([])
         else:
             stages[-1].append(word)
-    for stage in stages:
-        while stage and (stage[0] in ("sudo", "command", "exec") or re.fullmatch(r"\w+=\S*", stage[0])):
-            del stage[0]  # ``sudo tail ...``, ``LC_ALL=C grep ...``
+    stages = [program_words(stage, also=frozenset({"command"})) for stage in stages]  # ``timeout 10 tail ...``
     first, *rest = [stage[0].rsplit("/", 1)[-1] if stage else "" for stage in stages]
-    printing = first in _PRINTERS or any(word in stages[0][1:3] for word in _PRINTING_WITH.get(first, ()))
+    printing = first in _PRINTERS or any(word in _subcommand(stages[0]) for word in _PRINTING_WITH.get(first, ()))
     return first if printing and all(program in _FILTERS for program in rest) else None
+
+
+def _subcommand(words: list[str]) -> list[str]:
+    """The first two words after a program's own options that take a value (``git -C repo -c k=v log``: ``log``),
+    where a subcommand or a mode (``sed -n``) is named."""
+    args = words[1:]
+    while args[:1] in (["-C"], ["-c"]):
+        args = args[2:]
+    while args and args[0].startswith("--") and args[0] != "--":  # ``git --no-pager log``
+        args = args[1:]
+    return args[:2]
 
 
 def as_int(value: Any) -> int | None:
