@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from .export import Export
 from .model import Outcome, Trajectory, outcome_shown
 from .results import ContextResult, Hit, RunMatch, StepView
+from .store.filters import Filters
 
 DEFAULT_TENANT = "default"
 
@@ -71,8 +72,6 @@ class Backend:
         :meth:`TrajSearch.nearest_run_ids`); none over the service, which lists no ids."""
         if self.remote:
             return []
-        from .store.filters import Filters
-
         return self.api.nearest_run_ids(text, Filters(tenant=self.tenant))
 
     def id_family_held(self, text: str, found: Sequence[str]) -> bool:
@@ -80,8 +79,6 @@ class Backend:
         which lists no ids, judged on the ids ``found`` by the search of it (a mistyped id's words find its
         siblings)."""
         if not self.remote:
-            from .store.filters import Filters
-
             return self.api.id_family_held(text, Filters(tenant=self.tenant))
         from .search import id_family, id_shaped
 

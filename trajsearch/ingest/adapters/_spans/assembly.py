@@ -289,8 +289,8 @@ def _joined_parts(text: str, steps: list[dict[str, Any]], open_: set[int], sep: 
     (``ag2.FAILED_RESULT``), or None where there is none or more than one. An open step's part may hold ``sep``
     itself (a multi-line exception's words): it ends where the rest still splits so, a split that fails one of those
     conditions is dropped where it does (five adjacent failures of two paragraphs each: one split of 126, which a
-    cut at the first 50 tried missed). The splits tried are bounded (``_SPLITS_TRIED``): long outputs of many lines would make them
-    countless."""
+    cut at the first 50 tried missed). The splits tried are bounded (``_SPLITS_TRIED``): long outputs of many lines
+    would make them countless."""
     tried = [0]
 
     def splits(at: int, n: int) -> Iterator[list[str]]:
