@@ -300,3 +300,51 @@ def test_a_run_whose_copies_straddle_two_streams_of_one_ingest_is_counted_once(
         assert remote[1] == (0, 3, 0, 0)
         assert ts.stats(tenant="acme")["trajectories"] == 2
     ts.close()
+
+
+def test_an_input_yielding_runs_slowly_has_its_batches_sent_before_the_server_ends_the_stream(
+        tmp_path: Path, monkeypatch) -> None:
+    """Review RZ1: a batch was sent only when full, so an input yielding runs more slowly than ``--ingest-idle`` /
+    ``batch_size`` (runs pushed as agents finish) kept its first batch back until the server ended the stream, the
+    runs already taken from the input lost. A batch is now sent once its oldest run has waited ``FLUSH_AFTER_S``.
+    Scaled down: flush after 0.5 s, the server's idle bound 5 s, six runs one a second, batches of eight."""
+    import trajsearch.service.client as client_module
+
+    monkeypatch.setattr(client_module, "FLUSH_AFTER_S", 0.5)
+    runs = _runs(FIXTURES / "tau-bench" / "gpt-4o-airline-mini.json", REAL / "batch-2.4.6")
+    runs = [r for r in runs[:3] for _ in range(2)]  # six items of the input: three real runs, each twice
+    key = new_key()
+    ts = _open(tmp_path)
+    keys = KeyRing.from_entries([key_entry(key, tenant="acme", role="write")])
+    with ServiceServer(ts, keys, address="127.0.0.1:0", ingest_idle=5.0) as server, \
+            Client(server.address, api_key=key) as client:
+        report = client.add(_slowly(runs, 1.0), batch_size=8)
+    assert (report.ingested, report.ingested + report.unchanged + report.replaced) == (3, 6)
+    ts.close()
+
+
+def test_the_answer_after_the_last_batch_may_take_a_bound_for_each_batch_still_unread(
+        tmp_path: Path, monkeypatch) -> None:
+    """Review RZ1: gRPC takes many small batches into its window at once, so after the last one the server may
+    still have all of them to write; the client gave that whole backlog one batch's bound and called a server
+    writing steadily "hung". Scaled down: a server whose every batch takes 1 s more (a slow CPU: the indexer's
+    write, as run by the real server, is given the time), a 3 s bound, twelve batches of one run."""
+    from trajsearch.indexer import Indexer
+
+    write = Indexer.add
+
+    def slow_write(self, runs, *args, **kwargs):
+        time.sleep(1.0)
+        return write(self, runs, *args, **kwargs)
+
+    monkeypatch.setattr(Indexer, "add", slow_write)
+    runs = _runs(FIXTURES / "tau-bench" / "gpt-4o-airline-mini.json", REAL / "batch-2.4.6")
+    runs = [r.trajectory.model_copy(update={"trajectory_id": f"{r.trajectory.trajectory_id}-{n}"})
+            for n in range(3) for r in runs]
+    key = new_key()
+    ts = _open(tmp_path)
+    keys = KeyRing.from_entries([key_entry(key, tenant="acme", role="write")])
+    with ServiceServer(ts, keys, address="127.0.0.1:0") as server, Client(server.address, api_key=key) as client:
+        report = client.add(runs, batch_size=1, timeout=3.0)
+    assert report.ingested == 12
+    ts.close()

@@ -297,6 +297,12 @@ class Indexer:
         self.other_runs: set[Key] = set()
         self._digest_key: bytes | None = None  # the trace store's, read once (b"": it has none)
 
+    def forget_vectors(self) -> None:
+        """Drop the vectors kept for texts met again: an indexer kept between the streams of one call (the server's
+        ``x-ingest-call``) needs only what tells its runs apart."""
+        with self._recent_lock:
+            self._recent.clear()
+
     # -- the pipeline ------------------------------------------------------------------------
 
     def add(

@@ -52,6 +52,14 @@ DEFAULT_ADDRESS = "127.0.0.1:50051"
 #: The most the server may take over one batch of an Ingest stream, by default (see :meth:`Client.add`): a batch
 #: of 64 large runs is written in about a minute on CPU, longer while other writers share the server.
 INGEST_STALL_S = 600.0
+#: What gRPC may hold of an Ingest stream at once, taken from the caller and not yet read by the server (its
+#: flow-control window, a few MiB: ten batches of 650 KB were seen in flight): the server may still have all of it
+#: to write after the last batch is taken, so the wait for the answer is bounded per batch of it (review RZ1).
+IN_FLIGHT_BYTES = 16 * 2**20
+#: A batch is sent once its oldest record has waited this long for more, full or not: a caller's input that yields
+#: runs slowly (runs pushed as agents finish) kept its batch back until the server's ``--ingest-idle`` ended the
+#: stream, the runs taken from the input lost (review RZ1).
+FLUSH_AFTER_S = 30.0
 _SERVICE = "trajsearch.v1.TrajSearch"
 #: Unary calls are retried on UNAVAILABLE (a restart, a dropped connection); all are idempotent. The server
 #: turns retries off for an answer that must not be repeated (``grpc-retry-pushback-ms: -1``: a trace
@@ -413,7 +421,9 @@ class Client:
         (``Client(timeout=None)``: no bound). A deadline on the whole stream ended every ingest longer than it
         however well it went (``ingest --server`` gave each stream an hour: about 9,000 SWE-agent runs written
         on CPU, and each rerun got an hour further), while a server that stopped reading went unnoticed for as
-        long. Time spent reading ``items`` here is not the server's and does not count.
+        long. Time spent reading ``items`` here is not the server's and does not count; a batch waiting for the
+        input's next run is sent after :data:`FLUSH_AFTER_S` as it is, and an input that yields nothing for longer
+        than the server's ``--ingest-idle`` (10 minutes by default) has its stream ended by the server.
         """
         report = RemoteIngestReport()
         limit = self.request_limit(timeout)
@@ -447,15 +457,18 @@ class Client:
 
     @staticmethod
     def _batches(records: Iterable[Any], batch_size: int, batch_bytes: int, sent: list[int]) -> Iterator[Any]:
-        """``records`` as IngestBatch messages of at most ``batch_size`` records and ``batch_bytes``; ``sent[0]``
-        counts the records handed to gRPC."""
+        """``records`` as IngestBatch messages of at most ``batch_size`` records and ``batch_bytes`` (or those that
+        came in :data:`FLUSH_AFTER_S`); ``sent[0]`` counts the records handed to gRPC."""
         batch: list[Any] = []
-        size = 0
+        size, started = 0, time.monotonic()
         for record in records:
             record_size = record.ByteSize() + _FRAMING
-            if batch and (len(batch) >= batch_size or size + record_size > batch_bytes):
+            if batch and (len(batch) >= batch_size or size + record_size > batch_bytes
+                          or time.monotonic() - started > FLUSH_AFTER_S):
                 yield pb2.IngestBatch(records=batch)
                 batch, size = [], 0
+            if not batch:
+                started = time.monotonic()
             batch.append(record)
             size += record_size
             sent[0] += 1
@@ -474,8 +487,9 @@ class Client:
         (``sources``: the file of each record sent, by position; ``call_id``: the :meth:`add` call it is part of).
 
         The stream has no deadline of its own: it is cancelled once the server has taken no batch for ``stall``
-        seconds (gRPC takes the next batch only once the last one is sent, and the server's flow control holds
-        a batch back while it writes the ones before it), or has not answered that long after the last."""
+        seconds (gRPC takes the next batch once its flow-control window has room, which the server makes by reading
+        one), or has not answered after the last in ``stall`` seconds for each batch that may still be unread then
+        (:data:`IN_FLIGHT_BYTES`)."""
         request_id = uuid.uuid4().hex
         metadata = (("authorization", f"Bearer {self.api_key}"), ("x-request-id", request_id),
                     (INGEST_CALL_HEADER, call_id))
@@ -487,7 +501,7 @@ class Client:
                     reply = call.result(timeout=None if stall is None else min(1.0, stall / 4))
                     break
                 except grpc.FutureTimeoutError:
-                    if stall is not None and progress.waited() > stall:
+                    if stall is not None and progress.waited() > stall * progress.unread():
                         call.cancel()
                         raise DeadlineExceeded(grpc.StatusCode.DEADLINE_EXCEEDED, (
                             f"the server took no batch of the Ingest stream for {stall:g} s (hung, or the network "
@@ -553,13 +567,16 @@ class Client:
 
 class _Progress:
     """An Ingest stream's batches, timing the server: :meth:`waited` is how long gRPC has been sending the batch
-    it took last (it asks for the next one once that one is sent), or waiting for the answer after the last.
-    Time spent making a batch (reading and parsing the caller's input) is not the server's: it does not count."""
+    it took last (it asks for the next one once its window has room), or waiting for the answer after the last;
+    :meth:`unread` how many batches the server may not have read by then. Time spent making a batch (reading and
+    parsing the caller's input) is not the server's: it does not count."""
 
     def __init__(self, batches: Iterator[Any]) -> None:
         self.batches = batches
         self.since = time.monotonic()
         self.making = False
+        self.done = False
+        self.sizes: list[int] = []  # of the batches taken, in bytes
 
     def __iter__(self) -> Iterator[Any]:
         while True:
@@ -567,13 +584,27 @@ class _Progress:
             try:
                 batch = next(self.batches)
             except StopIteration:
+                self.done = True
                 return
             finally:
                 self.since, self.making = time.monotonic(), False
+            self.sizes.append(batch.ByteSize())
             yield batch
 
     def waited(self) -> float:
         return 0.0 if self.making else time.monotonic() - self.since
+
+    def unread(self) -> int:
+        """1 while batches are still being taken; after the last, the last batches that fit in gRPC's window."""
+        if not self.done:
+            return 1
+        count, held = 0, 0
+        for size in reversed(self.sizes):
+            held += size
+            if count and held > IN_FLIGHT_BYTES:
+                break
+            count += 1
+        return max(1, count)
 
 
 def _mib(size: int) -> str:
