@@ -53,7 +53,7 @@ def test_native_record_is_kept_as_written() -> None:
 def test_native_tenant_comes_from_the_operator() -> None:
     results = list(read_dump(NATIVE, tenant="other"))
     assert not any(r.ok for r in results)
-    assert results[0].error.startswith("record tenant 'acme' does not match the operator-given tenant 'other'")
+    assert results[0].error.startswith("record tenant 'acme' does not match the tenant given ('other'")
 
     kept = [r.trajectory for r in read_dump(NATIVE, tenant=None) if r.ok]
     assert [t.tenant for t in kept] == ["acme", "acme", "acme"]
