@@ -357,7 +357,8 @@ class Service(pb2_grpc.TrajSearchServicer):
             self._writers.release()
 
     def stopping(self) -> None:
-        """The server begins to stop: a stream gRPC cancels from now on was cancelled by the server, not its client."""
+        """The server's grace runs out: a stream gRPC cancels from now on was cancelled by the server, not its
+        client."""
         self._stopping.set()
 
     def drain(self, timeout: float, abandon: threading.Event | None = None) -> int:
@@ -530,8 +531,7 @@ class _Idle:
             batch = next(self.batches)
         except (grpc.RpcError, StopIteration) as exc:
             # a stream gRPC cancels may also end as a plain end of its requests (grpcio reads a closed call so):
-            # while the server stops, either is its doing (review RZ1: logged as the client's now and then); a
-            # client that sent its last batch just then is told to send the rest again, which finds all written
+            # once the server's grace ran out, either is its doing (review RZ1: logged as the client's now and then)
             self._said(stopped=isinstance(exc, grpc.RpcError) or self.stopping.is_set())
             raise
         finally:
