@@ -281,13 +281,14 @@ class ServiceServer:
         # ending within the grace is its client's whole answer (test_graceful_stop_drains_in_flight_calls)
         cancelling = threading.Timer(max(0.0, grace - 0.1), self.service.stopping)
         cancelling.daemon = True
-        cancelling.start()
+        if grace > 0.1:
+            cancelling.start()
+        else:  # (no grace: gRPC cancels at once, before a timer's thread could say so)
+            self.service.stopping()
         log_event(log, logging.INFO, "draining", in_flight=self.metrics.in_flight, grace_s=grace)
         self.health.enter_graceful_shutdown()
         if self.web is not None:
             self.web.stop(grace)
-        if grace <= 0.1:
-            self.service.stopping()
         self.server.stop(grace).wait()
         cancelling.cancel()
         left = self.service.drain(writes_grace, self._stop_now)
