@@ -35,11 +35,12 @@ from ._common import Context, RecordError, build, clip_task, decisive_line, safe
 
 #: Context Codex writes as a user message that no user typed (environment, AGENTS.md, skills, IDE context, a
 #: review's results: ``<user_action>``, from ``core/templates/review/exit_*.xml``, which Codex's own turn rebuilding
-#: skips as synthetic; codex-rs ``contextual_user_message.rs`` lists the fragments it injects).
+#: skips as synthetic; codex-rs ``contextual_user_message.rs`` lists the fragments it injects; 0.146+ sends the
+#: catalogue of plugins not installed, ``<recommended_plugins>``, as a user message on every session's first turn).
 CODEX_INJECTED = re.compile(
     r"^\s*(?:<(?:environment_context|user_instructions|INSTRUCTIONS|user_shell_command|turn_aborted|"
     r"permissions instructions|skill|collaboration_mode|subagent_notification|model_switch|personality_spec|"
-    r"apps_instructions|ide_context|developer_instructions|additional_context|user_action)\b|"
+    r"apps_instructions|ide_context|developer_instructions|additional_context|user_action|recommended_plugins)\b|"
     r"# AGENTS\.md instructions)"
 )
 #: Codex's IDE extensions put the editor's context (``# Context from my IDE setup:``, active file, open tabs) before

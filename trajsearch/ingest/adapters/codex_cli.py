@@ -39,7 +39,9 @@ Mapping
   ``parent_thread_id`` (an auto-review's: the session its prompt names),
   ``agent_role`` and ``agent_nickname``.
 - task: the first user prompt: the first ``event_msg`` ``user_message``
-  (whose ``kind``, in older builds, is ``plain``), else the first user
+  (whose ``kind``, in older builds, is ``plain``), else (0.148+, which write
+  none) the first ``item_completed`` event of a ``UserMessage`` item of the
+  session's thread, else the first user
   ``message`` item that is not injected context (``<environment_context>``,
   ``<user_instructions>``, ``# AGENTS.md instructions ...``, ``<INSTRUCTIONS>``,
   ``<user_shell_command>``, a review's results ``<user_action>``, ...).
@@ -333,7 +335,7 @@ def _opening(path: Path) -> tuple[dict[str, Any], str | None]:
                 meta = payload
                 if not _has_side_job_mark(meta):
                     break
-            elif prompt := _typed_prompt(kind, payload):
+            elif prompt := _typed_prompt(kind, payload, meta.get("id")):
                 return meta, prompt
     except OSError:  # unreadable now: the reader says so
         pass
@@ -358,7 +360,7 @@ def _no_run(lines: list[tuple[str, dict[str, Any], Any]]) -> str | None:
     if _history_base(meta) is not None:  # after a revert: the thread's run, with the history it goes on from
         return None
     talk = [(kind, payload) for kind, payload, _ in lines if kind in ("response_item", "event_msg")]
-    prompts = [prompt for kind, payload in talk if (prompt := _typed_prompt(kind, payload))]
+    prompts = [prompt for kind, payload in talk if (prompt := _typed_prompt(kind, payload, meta.get("id")))]
     if _is_title_job(meta, prompts[0] if prompts else None):
         return _TITLE_JOB
     if not talk or prompts or any(_from_model(kind, payload) or _review_request_made(kind, payload)
@@ -367,16 +369,33 @@ def _no_run(lines: list[tuple[str, dict[str, Any], Any]]) -> str | None:
     return "a Codex session opened and closed with no prompt sent (only the context Codex injects), not a run"
 
 
-def _typed_prompt(kind: str, payload: dict[str, Any]) -> str | None:
+def _typed_prompt(kind: str, payload: dict[str, Any], thread: Any = None) -> str | None:
     """The text of a prompt sent to the agent: a ``user_message`` event (whose ``kind``, in older builds, is
-    ``plain``) or a user ``message`` item, not the context Codex injects as one (``CODEX_INJECTED``)."""
+    ``plain``), a ``UserMessage`` item's ``item_completed`` event (0.148+, which write no ``user_message``: see
+    ``_completed_prompt``; ``thread``: the session's id) or a user ``message`` item, not the context Codex injects
+    as one (``CODEX_INJECTED``)."""
     if kind == "event_msg" and payload.get("type") == "user_message" and payload.get("kind") in (None, "plain"):
         text = str(payload.get("message") or "").strip()
+    elif kind == "event_msg" and payload.get("type") == "item_completed":
+        text = _completed_prompt(payload, thread) or ""
     elif kind == "response_item" and payload.get("type") == "message" and payload.get("role") == "user":
         text = _message_text(payload)
     else:
         return None
     return text if text and not CODEX_INJECTED.match(text) else None
+
+
+def _completed_prompt(payload: dict[str, Any], thread: Any = None) -> str | None:
+    """What the user typed, as an ``item_completed`` event of a ``UserMessage`` item records it (0.148+): the
+    user's input only (``text`` parts), none of the context Codex sends as user messages beside it (the first
+    turn's ``<recommended_plugins>`` catalogue, 0.146+: no mark tells it from a prompt in the message items). An
+    event of another thread (a review's, which Codex writes into its parent's rollout) is none of this session's."""
+    item = as_dict(payload.get("item"))
+    if item.get("type") != "UserMessage":
+        return None
+    if thread and payload.get("thread_id") and str(payload["thread_id"]).lower() != str(thread).lower():
+        return None
+    return parts_text(item.get("content")).strip() or None
 
 
 def _review_request_made(kind: str, payload: dict[str, Any]) -> str | None:
@@ -1006,7 +1025,8 @@ def _thread_history(document: Any, source: Path) -> tuple[Any, dict[str, Any]]:
         return document, {"rollout_id": rollout, "history_missing": str(exc),
                           "history_base": {k: base.get(k) for k in ("thread_id", "end_ordinal_exclusive")}}
     return history.kept + records, {"rollout_id": rollout,
-                                    "reverted_prompts": prompt_list(_prompts_in(history.dropped)) or None,
+                                    "reverted_prompts": prompt_list(_prompts_in(history.dropped, meta.get("id")))
+                                    or None,
                                     "lineage": [rollout, *_rollout_ids(history.files)]}
 
 
@@ -1015,11 +1035,25 @@ def _rollout_ids(files: list[Path]) -> list[str]:
     return [ids[1] for file in files if (ids := _name_ids(file.name)) is not None and ids[0] != ids[1]]
 
 
-def _prompts_in(records: list[dict[str, Any]]) -> list[str]:
-    """The prompts typed in ``records`` (their ``user_message`` events, else their user message items)."""
-    typed = [(kind, prompt) for kind, payload, _ in map(_normal, records) if (prompt := _typed_prompt(kind, payload))]
-    events = [prompt for kind, prompt in typed if kind == "event_msg"]
-    return [codex_request(prompt) for prompt in events or [prompt for _, prompt in typed]]
+def _prompts_in(records: list[dict[str, Any]], thread: Any) -> list[str]:
+    """The prompts typed in ``records`` of ``thread`` (their ``user_message`` events, else their ``UserMessage``
+    items' ``item_completed`` events, else their user message items: ``_prompt_record``)."""
+    typed = [(_prompt_record(kind, payload), prompt) for kind, payload, _ in map(_normal, records)
+             if (prompt := _typed_prompt(kind, payload, thread))]
+    kept = next(([prompt for record, prompt in typed if record == first] for first in _PROMPT_RECORDS
+                 if any(record == first for record, _ in typed)), [])
+    return [codex_request(prompt) for prompt in kept]
+
+
+#: The records of a rollout's prompts, the most faithful first: a rollout's prompts are read from the first of them
+#: it holds (``user_message`` up to 0.147, ``item_completed`` 0.148+; the user message items, beside which Codex
+#: sends its own context as user messages too, only where neither is written).
+_PROMPT_RECORDS = ("user_message", "item_completed", "message")
+
+
+def _prompt_record(kind: str, payload: dict[str, Any]) -> str:
+    """Which of ``_PROMPT_RECORDS`` a prompt's line is."""
+    return as_str(payload.get("type")) or "" if kind == "event_msg" else "message"
 
 
 def _continued_by(path: Path) -> Path | None:
@@ -1053,15 +1087,20 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
 
     rollout = _Rollout(reasoning_late=_reasoning_recorded_late([p for p, _ in items]))
     request = _review_request if _is_review(meta) else codex_request
-    item_prompts, event_prompts = _Prompts(), _Prompts()
+    session_id = meta.get("id") or meta.get("session_id")
+    if not session_id:
+        found = _UUID.search(ctx.source.name)
+        session_id = found.group(1) if found else None
+    own = session_id  # the session's thread: a review's, written into this rollout too, is another
+    prompts_by = {record: _Prompts() for record in _PROMPT_RECORDS}  # the prompts in each record of them
     reviews: list[str] = []
     silent, spent = False, None  # nothing of the model's since the last prompt; the last call's output tokens
     for kind, payload, at in lines:
         if kind in ("response_item", "event_msg") and _from_model(kind, payload):
-            item_prompts.answered()
-            event_prompts.answered()
+            for each in prompts_by.values():
+                each.answered()
             silent = False
-        elif kind in ("response_item", "event_msg") and _typed_prompt(kind, payload):
+        elif kind in ("response_item", "event_msg") and _typed_prompt(kind, payload, own):
             silent, spent = True, None
         if kind == "response_item":
             item = as_str(payload.get("type"))
@@ -1072,9 +1111,9 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
                 text = _message_text(payload)
                 if role == "assistant":
                     rollout.answer(text, at, final=payload.get("phase") == "final_answer")
-                elif role == "user" and (prompt := _typed_prompt(kind, payload)):
+                elif role == "user" and (prompt := _typed_prompt(kind, payload, own)):
                     rollout.flush()
-                    item_prompts.add(request(prompt), at)
+                    prompts_by["message"].add(request(prompt), at)
             elif item == "reasoning":
                 rollout.reasoning(_reasoning_text(payload))
             elif item in CALLS:
@@ -1083,14 +1122,14 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
                 rollout.output(payload, at)
         elif kind == "event_msg":
             ev = as_str(payload.get("type"))
-            if prompt := _typed_prompt(kind, payload):
-                event_prompts.add(request(prompt), at)
+            if prompt := _typed_prompt(kind, payload, own):
+                prompts_by[_prompt_record(kind, payload)].add(request(prompt), at)
                 rollout.flush()
             elif review := _review_request_made(kind, payload):
                 reviews.append(review)
             elif ev == "turn_aborted":
-                item_prompts.aborted(at)
-                event_prompts.aborted(at)
+                for each in prompts_by.values():
+                    each.aborted(at)
             elif ev == "error" or (ev == "task_complete" and payload.get("error")):
                 error = payload.get("message") if ev == "error" else payload.get("error")
                 if isinstance(error, dict):
@@ -1119,17 +1158,13 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
         if step is not None and not step.get("error"):
             step["error"] = error
 
-    typed = event_prompts if event_prompts.texts else item_prompts
+    typed = next((prompts_by[record] for record in _PROMPT_RECORDS if prompts_by[record].texts), prompts_by["message"])
     prompts, first = typed.texts, typed.first_done()
     if not prompts and reviews:  # the session's only request was a review: its task is that request
         prompts, first, reviews = reviews[:1], 0, reviews[1:]
     if not prompts:
         raise RecordError("no user prompt in this Codex rollout (only injected context or no user message)")
 
-    session_id = meta.get("id") or meta.get("session_id")
-    if not session_id:
-        found = _UUID.search(ctx.source.name)
-        session_id = found.group(1) if found else None
     if not session_id:
         raise RecordError("missing field 'session_meta.payload.id' (and no session UUID in the file name)")
 

@@ -1,0 +1,27 @@
+"""Probe 51 (NF2): what the newest releases of the most-used writers record, read through ``read_dump``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from trajsearch.ingest.read import read_dump
+
+FIXTURES = Path(__file__).parent / "fixtures"
+CODEX = FIXTURES / "codex-cli" / ".probe51"
+
+
+def only_run(path: Path):
+    parsed = list(read_dump(path, tenant="acme"))
+    assert [p.error for p in parsed] == [None]
+    return parsed[0].trajectory
+
+
+def test_codex_0148_task_is_the_typed_prompt_not_the_plugin_catalogue_injected_before_it() -> None:
+    """Bug: codex-cli 0.148 writes no ``user_message`` event: what the user typed is an ``item_completed`` event of a
+    ``UserMessage`` item, and the task fell back to the first user ``message`` item, where Codex 0.146+ puts its
+    catalogue of plugins not installed (``<recommended_plugins>``) on every session's first turn: the run's task was
+    the catalogue, the user's request only in ``user_prompts``."""
+    run = only_run(CODEX / "plugins")
+    assert run.task == "hello"
+    assert not run.metadata.get("user_prompts")
+    assert [s.action for s in run.steps] == ["respond"]
