@@ -1053,7 +1053,7 @@ _PROMPT_RECORDS = ("user_message", "item_completed", "message")
 
 def _prompt_record(kind: str, payload: dict[str, Any]) -> str:
     """Which of ``_PROMPT_RECORDS`` a prompt's line is."""
-    return as_str(payload.get("type")) or "" if kind == "event_msg" else "message"
+    return (as_str(payload.get("type")) or "") if kind == "event_msg" else "message"
 
 
 def _continued_by(path: Path) -> Path | None:
@@ -1087,11 +1087,10 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
 
     rollout = _Rollout(reasoning_late=_reasoning_recorded_late([p for p, _ in items]))
     request = _review_request if _is_review(meta) else codex_request
-    session_id = meta.get("id") or meta.get("session_id")
+    session_id = meta.get("id") or meta.get("session_id")  # its thread's: a review's, written here too, is another
     if not session_id:
         found = _UUID.search(ctx.source.name)
         session_id = found.group(1) if found else None
-    own = session_id  # the session's thread: a review's, written into this rollout too, is another
     prompts_by = {record: _Prompts() for record in _PROMPT_RECORDS}  # the prompts in each record of them
     reviews: list[str] = []
     silent, spent = False, None  # nothing of the model's since the last prompt; the last call's output tokens
@@ -1100,7 +1099,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
             for each in prompts_by.values():
                 each.answered()
             silent = False
-        elif kind in ("response_item", "event_msg") and _typed_prompt(kind, payload, own):
+        elif kind in ("response_item", "event_msg") and _typed_prompt(kind, payload, session_id):
             silent, spent = True, None
         if kind == "response_item":
             item = as_str(payload.get("type"))
@@ -1111,7 +1110,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
                 text = _message_text(payload)
                 if role == "assistant":
                     rollout.answer(text, at, final=payload.get("phase") == "final_answer")
-                elif role == "user" and (prompt := _typed_prompt(kind, payload, own)):
+                elif role == "user" and (prompt := _typed_prompt(kind, payload, session_id)):
                     rollout.flush()
                     prompts_by["message"].add(request(prompt), at)
             elif item == "reasoning":
@@ -1122,7 +1121,7 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
                 rollout.output(payload, at)
         elif kind == "event_msg":
             ev = as_str(payload.get("type"))
-            if prompt := _typed_prompt(kind, payload, own):
+            if prompt := _typed_prompt(kind, payload, session_id):
                 prompts_by[_prompt_record(kind, payload)].add(request(prompt), at)
                 rollout.flush()
             elif review := _review_request_made(kind, payload):
