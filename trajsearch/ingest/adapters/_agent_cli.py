@@ -447,6 +447,8 @@ def printing_program(command: str | None) -> str | None:
         words = list(lexer)
     except ValueError:
         return None
+    while words and words[-1] in _COMMAND_BREAKS:  # ``tail x;``, Terminus' keystrokes ending on the Enter: no command
+        words.pop()
     breaks = [n for n, word in enumerate(words) if word in _COMMAND_BREAKS]
     stages: list[list[str]] = [[]]
     for word in words[breaks[-1] + 1 if breaks else 0:]:

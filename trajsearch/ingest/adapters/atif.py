@@ -120,7 +120,9 @@ Mapping
   errors"), or a last line only a failed command ends on, said behind a program's
   name (``cat: x: No such file or directory``, ``bash: foo: command not found``,
   ``python3: can't open file 'x': [Errno 2] ...``, ``FileNotFoundError: [Errno 2] ...``;
-  not a log's or grep's line saying so: ``_common.ended_failing``) (converters that drop
+  not a log's or grep's line saying so: ``_common.ended_failing``); for a call whose command only prints a file
+  or a log (``tail -n 20 worker.log``, Terminus' keystrokes too), only that program's or the shell's own
+  complaint, not the logged traceback or ``ERROR`` line it printed (converters that drop
   the exit code: opencode's, openhands-sdk's): the decisive line; but first, for a converted Codex or Gemini CLI
   session (``agent.name`` ``codex`` / ``gemini-cli``), the CLI's own failure
   replies as its reader reads them (Codex's "unsupported call: ...",
@@ -193,8 +195,9 @@ from trajsearch.model import Failure, Outcome, Trajectory
 
 from . import _prompts
 from ._agent_cli import (
-    API_ERROR_CAUSE, CLAUDE_INTERRUPT, SYNTHETIC_MODEL, add_report, background_task, command_instruction, join_thought,
-    loads_skill, slash_command, synthetic_error, task_notifications, typed_prompt, user_words,
+    API_ERROR_CAUSE, CLAUDE_INTERRUPT, SYNTHETIC_MODEL, add_report, background_task, command_instruction, command_line,
+    join_thought, loads_skill, printing_program, slash_command, synthetic_error, task_notifications, typed_prompt,
+    user_words,
 )
 from ._common import (
     Context, RecordError, as_dict, as_list, build, clip_step_text, clip_task, decisive_line, ended_failing, file_stem,
@@ -462,9 +465,12 @@ def _recorded_exit_code(result: dict[str, Any]) -> int | None:
     return None
 
 
-def _result_error(content: str, flagged: bool, recorded: int | None = None) -> str | None:
+def _result_error(content: str, flagged: bool, recorded: int | None = None, printer: str | None = None) -> str | None:
     """The error a result shows (see the module's Step.error); ``recorded``, an exit code kept beside its text
-    (:func:`_recorded_exit_code`), stands where the text shows none."""
+    (:func:`_recorded_exit_code`), stands where the text shows none. ``printer``: the program of a call's command
+    that only prints a file or a log (``tail -n 20 worker.log``: :func:`_printer`): with no exit code shown, its
+    output is the file's text, whose logged traceback or ``ERROR`` lines are no failure of the call; only that
+    program's or the shell's own complaint is (``_common.ended_failing``)."""
     if (shell := _shell_result(content or "")) is not None and shell[0]:
         number, printed = shell
         line = decisive_line(printed)
@@ -486,9 +492,9 @@ def _result_error(content: str, flagged: bool, recorded: int | None = None) -> s
             return None
         return f"{line} (exit code {number})" if line else f"exit code {number}"
     said = [ln for ln in lines if ln.strip()]
-    if not known and not flagged and (ended := ended_failing(content)):  # its last words (see ``ended_failing``)
+    if not known and not flagged and (ended := ended_failing(content, printer)):  # its last words (``ended_failing``)
         return ended
-    if flagged or (not known and _ERRORISH.search(content)):
+    if flagged or (not known and printer is None and _ERRORISH.search(content)):
         lines = said
         match = next((ln for ln in reversed(lines) if _ERRORISH.search(ln)), lines[0] if lines else "tool error")
         return short(match.strip())
@@ -739,7 +745,7 @@ def _steps(ordered: list[dict[str, Any]], fences: tuple[str, ...] = (), agent: s
                 mine = [r for r in results if r.get("source_call_id") == call.get("tool_call_id")]
                 if n == 0:
                     mine += unmatched
-                content, error = _observed(raw, mine, agent)
+                content, error = _observed(raw, mine, agent, call.get("arguments"))
                 error = None if submitting and _NOT_RUN in (content or "") else error
                 name = str(call.get("function_name") or "tool")[:200]
                 filler = message.strip() in _executed(name, call.get("tool_call_id"))  # Harbor's placeholder
@@ -876,13 +882,22 @@ def _cli_reply_error(agent: str | None, content: str) -> str | None:
     return None
 
 
-def _observed(raw: dict[str, Any], results: list[dict[str, Any]], agent: str | None = None
+def _printer(arguments: Any) -> str | None:
+    """The program of a call's command when it only prints a file or a log (``_agent_cli.printing_program``): a shell
+    tool's ``command`` (opencode's, openhands-sdk's ``bash``, ...) or Terminus' ``keystrokes``."""
+    keys = arguments.get("keystrokes") if isinstance(arguments, dict) else None
+    return printing_program(command_line(arguments) or (keys if isinstance(keys, str) else None))
+
+
+def _observed(raw: dict[str, Any], results: list[dict[str, Any]], agent: str | None = None, arguments: Any = None
               ) -> tuple[str | None, str | None]:
     """The joined text of a call's results, and the first error they show: the converted CLI's own failure reply
-    (``_cli_reply_error``), else what any result shows (``_result_error``)."""
+    (``_cli_reply_error``), else what any result shows (``_result_error``), read knowing whether the call's
+    ``arguments`` ran a command that only prints a file or a log (:func:`_printer`)."""
     texts = [_text(r.get("content")) for r in results]
-    errors = [e for r, t in zip(results, texts)
-              if (e := _cli_reply_error(agent, t) or _result_error(t, _flagged(raw, r), _recorded_exit_code(r)))]
+    printer = _printer(arguments)
+    errors = [e for r, t in zip(results, texts) if (e := _cli_reply_error(agent, t) or _result_error(
+        t, _flagged(raw, r), _recorded_exit_code(r), printer))]
     return "\n".join(t for t in texts if t) or None, errors[0] if errors else None
 
 
@@ -894,7 +909,7 @@ def _late_results(raw: dict[str, Any], by_call: dict[Any, dict[str, Any]], agent
         key = result.get("source_call_id") if isinstance(result, dict) else None
         step = by_call.get(key) if isinstance(key, (str, int)) else None
         if step is not None and step.get("observation") is None:
-            content, error = _observed(raw, [result], agent)
+            content, error = _observed(raw, [result], agent, step.get("arguments"))
             step["observation"], step["error"] = clip_step_text(content), error
 
 
