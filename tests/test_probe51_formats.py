@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from trajsearch.ingest.read import read_dump
-from trajsearch.model import Trajectory
+from trajsearch.model import Outcome, Trajectory
 
 FIXTURES = Path(__file__).parent / "fixtures"
 ATIF = FIXTURES / "atif" / ".probe51"
@@ -39,3 +39,14 @@ def test_atif_terminus_keystrokes_that_print_a_log_are_no_failed_call() -> None:
     (tail,) = [s for s in run.steps if (s.arguments or {}).get("keystrokes") == "tail -n 6 worker.log\n"]
     assert "KeyError: 'user_id'" in (tail.observation or "")
     assert tail.error is None
+
+
+def test_adk_workflow_agent_node_whose_model_failed_first_is_no_tool_step() -> None:
+    """Bug (FM2, leftover 2): an ADK 2 ``Workflow``'s ``LlmAgent`` node whose Gemini call got a 429 before the agent
+    wrote anything (ADK: an error event authored by the workflow, ``errorCode: RESOURCE_EXHAUSTED``) read as a tool
+    step ``summariser`` that failed, the run a failure of the agent; it is the model provider's: the turn's error,
+    an ``infra_error``. The function node before it stays a step."""
+    run = _run(FIXTURES / "adk-session" / ".real" / "wf-agent-model-429-first.session.json")
+    assert [s.action for s in run.steps if s.action is not None] == ["fetch"]
+    assert run.outcome is Outcome.infra_error
+    assert run.failure is not None and run.failure.error.startswith("RESOURCE_EXHAUSTED: 429 RESOURCE_EXHAUSTED")

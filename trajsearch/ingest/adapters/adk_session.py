@@ -95,6 +95,10 @@ PREFIX = "adk"
 #: _abort_events.py``): each call in flight answered ``{"error": "Invocation was aborted by client."}``, else one event
 #: with no content. A stop, not the agent's failure: the run is marked interrupted.
 ABORTED = "INVOCATION_ABORTED"
+#: An ``errorCode`` that is an API's canonical status, not an exception's class name: ADK 2.x's node runner writes a
+#: node's exception's ``status`` where it has one (``workflow/_node_runner.py``), as google-genai's ``ClientError`` /
+#: ``ServerError`` do (``RESOURCE_EXHAUSTED`` for a 429, ``UNAVAILABLE`` for a 503): a model call's failure.
+_API_STATUS = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+|UNAVAILABLE|INTERNAL|CANCELLED|UNKNOWN|UNAUTHENTICATED|ABORTED")
 #: How ADK 2.x's agent tool (a sub-agent of ``mode="single_turn"``, called as a tool: ``tools/agent_tool.py``
 #: ``_SingleTurnAgentTool``) answers a call whose sub-agent raised or whose arguments did not validate: a string, not
 #: an exception, so the call's response is all that says it failed.
@@ -500,15 +504,24 @@ class _Session:
             self.tools_stopped.add(error)
         turn.error = error
 
-    def node_ran(self, turn: Node, event: dict[str, Any], at: float | None, key: str, error: str | None) -> bool:
+    def node_ran(self, turn: Node, event: dict[str, Any], at: float | None, key: str, error: str | None,
+                 agents: frozenset[str] = frozenset()) -> bool:
         """A node of an ADK 2 ``Workflow`` that is no agent (a function, a tool as a node) as a step: its ``output``
         event (no content) the result, its ``errorCode`` event the error. Such a node's events are authored by the
         workflow around it (``Workflow`` hands its name down as the author of its children's events: ``pipeline``
         for ``pipeline@1/fetch@1``); an agent node's are authored by the agent that wrote them, a sub-agent of a
         ``SequentialAgent`` / ``ParallelAgent`` node too (``flight_agent`` for ``pipeline@1/trip@1``), and are read
-        as any agent's: its error event that of its calls. Whether the event was such a node's."""
+        as any agent's: its error event that of its calls. Whether the event was such a node's.
+
+        But an agent node whose model call failed before it wrote anything has its error event authored by the
+        workflow too: it is the agent's (its turn's error, as when it failed after a tool), not a step, where the node
+        is one of the session's ``agents`` (the authors of its other events: it wrote in another turn) or the error
+        is a model API's status (``_API_STATUS``: a function node's own exception is named by its class)."""
         node = _node_name(event)
         if not node or event.get("author") != _workflow_name(event) or _parts(event):
+            return False
+        code = _get(event, "errorCode", "error_code")
+        if error is not None and (node in agents or isinstance(code, str) and _API_STATUS.fullmatch(code)):
             return False
         if error is None and event.get("output") is None:
             return False
@@ -594,6 +607,8 @@ def _session_run(record: dict[str, Any], ctx: Context) -> Trajectory:
     session = _Session(session_id, app)
     events = as_list(record.get("events"))
     times, timed = _event_times(events)
+    agents = frozenset(str(e["author"]) for e in events if isinstance(e, dict) and e.get("author") not in (None, "user")
+                       and e.get("author") != _workflow_name(e))  # an agent node's events are authored by the agent
     for n, (event, at) in enumerate(zip(events, times)):
         if not isinstance(event, dict) or event.get("partial"):
             continue
@@ -607,7 +622,7 @@ def _session_run(record: dict[str, Any], ctx: Context) -> Trajectory:
             session.responses(turn, event, at, key)  # a human's answer to a long-running tool
             continue
         error = _error(event)
-        if session.node_ran(turn, event, at, key, error):
+        if session.node_ran(turn, event, at, key, error, agents):
             continue
         session.model(turn, event, at, key)
         session.responses(turn, event, at, key)
