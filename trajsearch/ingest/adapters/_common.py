@@ -564,21 +564,38 @@ _FAILED_LAST_LINE = re.compile(r"^(?P<program>(?:[\w.+-]*/)*[\w.+-]+): (?:.*: (?
 _PYTEST_FAILED = re.compile(r"^(?:=+ )?(?:\d+ \w+, )*\d+ (?:failed|errors?)\b.* in \d+(?:\.\d+)?s\b.*?(?: =+)?$")
 #: The shells, whose ``command not found`` may end any command's output.
 _SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "fish"})
+#: A last line a tool prints only as it fails, in words of its own rather than behind its name: git's and cargo's
+#: ``fatal: ...`` / ``error: ...`` (git exits 128 / 1), pip's ``ERROR: ...``, npm's report (``npm error ...``, ``npm
+#: ERR! ...`` before npm 10), GNU make's ``make: *** [x] Error 1`` / ``*** No rule to make target``, the linker's
+#: ``collect2: error: ld returned 1 exit status``, clang's ``N errors generated.``, gcc's ``compilation terminated.``,
+#: tsc's ``Found N errors ...``, and Node's ``Node.js vX.Y.Z``, printed after an uncaught exception's stack only.
+_FAILED_TAIL = re.compile(r"^(?:(?:fatal|error|ERROR): \S|npm (?:error|ERR!)(?: |$)|make(?:\[\d+\])?: \*\*\* |"
+                          r"collect2: error: |[1-9]\d* errors? generated\.$|compilation terminated\.$|"
+                          r"Found [1-9]\d* errors?\b|Node\.js v\d+\.\d+\.\d+$)")
+#: git's own last words of failure (``fatal: not a git repository ...``, ``error: pathspec ...``), never indented as
+#: the commit messages ``git log`` / ``git show`` print are: the complaint of a git that only prints.
+_GIT_FAILED = re.compile(r"(?:fatal|error): \S")
+#: A compiler's diagnostic line of any kind (gcc's and clang's ``x.c:1:25: note: ...`` follow its errors): where the
+#: last of them is among an output's last lines (its source line and caret after it), the compiler ended on them.
+_DIAGNOSTIC_ANY = re.compile(r"^[^\s:()]*\.\w+:\d+(?::\d+)?: (?:fatal error|error|warning|note): ")
 
 
 def ended_failing(output: str, printer: str | None = None) -> str | None:
     """The failure a command's output shows at its end, where no exit code was kept (converters that drop it:
     opencode's, openhands-sdk's; Gemini CLI's stream-json, which shows a command's output alone): its last line when
     that is one only a failed command ends on (``_FAILED_LAST_LINE``); a failed pytest session's tally
-    (``_PYTEST_FAILED``), read as any failed output is (:func:`decisive_line`: an exception its report names, else the
-    tally itself, as a test runner's tally ranks above a bare ``FAILED test - assert ...``); or the exception line of a
+    (``_PYTEST_FAILED``), a tool's own last words of failure (``_FAILED_TAIL``: git's ``fatal:``, npm's, make's ``***``,
+    pip's ``ERROR:``, Node's version line after a stack) or a compiler's error diagnostics (:func:`_compiler_failed`),
+    read as any failed output is (:func:`decisive_line`: an exception its report names, else the tally itself, as a
+    test runner's tally ranks above a bare ``FAILED test - assert ...``); or the exception line of a
     Python traceback that ends it (the program died of it). Only the end counts: a terminal screen keeps earlier
     commands' lines, and a line in the middle may be a file's or a log's text.
 
     ``printer``: the program of a command known only to print files or logs (``tail -n 5 app.log``, ``grep x app.log
     | tail``: ``_agent_cli.printing_program``), whose output ends on the file's last lines whatever they say (a logged
     traceback, a test log's tally): only that program's or the shell's own complaint tells (``tail: cannot open 'x'
-    for reading: No such file or directory``). None otherwise: no code, no other words tell."""
+    for reading: No such file or directory``; git's unindented ``fatal: ...``). None otherwise: no code, no other
+    words tell."""
     every = output.splitlines()
     rows = [n for n, ln in enumerate(every) if ln.strip()]
     raw = [every[n] for n in rows]
@@ -587,16 +604,26 @@ def ended_failing(output: str, printer: str | None = None) -> str | None:
     if said := _FAILED_LAST_LINE.search(raw[-1].strip()):
         program = said.group("program").rsplit("/", 1)[-1]
         return short(raw[-1].strip()) if printer is None or program in (printer, *_SHELLS) else None
+    if printer == "git" and _GIT_FAILED.match(raw[-1]):  # ``git log`` outside a repository: git's own, unindented
+        return short(raw[-1].strip())
     if printer is not None:
         return None
-    if _PYTEST_FAILED.match(raw[-1].strip()):
-        return decisive_line(output)
+    if _PYTEST_FAILED.match(raw[-1].strip()) or _FAILED_TAIL.match(raw[-1].strip()) or _compiler_failed(raw):
+        return decisive_line(output) or short(raw[-1].strip())
     raised = _traceback_ends(raw, rows)
     last = max(raised, default=None)
     if last is not None and (last == len(raw) - 1 or raised[last] != raw[last].strip()
                              and last == len(raw) - 2):  # the exception line (and its message's first line) last
         return short(raised[last])
     return None
+
+
+def _compiler_failed(raw: list[str]) -> bool:
+    """Whether an output (its non-blank lines) ends on a compiler's diagnostics (the last one among its last 4 lines:
+    gcc ends on ``note:`` and the source line with its caret) of which one is an error (``_DIAGNOSTIC``): a compiler
+    run alone prints no tally (``gcc -o x x.c``)."""
+    last = max((n for n, line in enumerate(raw) if _DIAGNOSTIC_ANY.match(line)), default=None)
+    return last is not None and last >= len(raw) - 4 and any(_DIAGNOSTIC.search(line) for line in raw[:last + 1])
 
 
 def with_validation_error(lines: list[str], at: int, line: str | None = None) -> str:
