@@ -50,8 +50,8 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-from ._agent_cli import as_int, command_line, exit_code_error, iso_time, strip_terminal_codes
-from ._common import as_dict, as_list, decisive_line, short, thinking_blocks_text
+from ._agent_cli import as_int, command_line, exit_code_error, iso_time, printing_program, strip_terminal_codes
+from ._common import as_dict, as_list, decisive_line, ended_failing, short, thinking_blocks_text
 from .claude_code import result_error as claude_result_error  # Claude Code's rule for its own results
 from ._gemini_stream import SILENT_FAILURE as GEMINI_SILENT_FAILURE
 from .gemini_cli import shell_report_error as gemini_shell_error  # gemini-cli's shell report, shown in debug mode
@@ -529,7 +529,8 @@ def acp_result(event: dict[str, Any], arguments: dict[str, Any]) -> tuple[str, s
     ``isError`` its failure), their text; any other value as JSON; none: the text of the ``content`` blocks (a diff
     as its path and new text). The error: a non-zero exit code (the record's, Claude Code's ``Exit code N`` first
     line, gemini-cli's "Command exited with code: N", or in debug mode the ``Exit Code: N`` of the report it shows; a
-    search's "no match" is none), the ``error`` the record names,
+    search's "no match" is none), the ``error`` the record names, a gemini-cli command's output ending as only a failed
+    command's does (``_common.ended_failing``: it sends no exit code for a command that printed something),
     else a failed call's decisive line (by ``claude_code``'s rule for Claude Code's results)."""
     raw = event.get("raw_output")
     record = raw if isinstance(raw, dict) else {}
@@ -565,6 +566,10 @@ def acp_result(event: dict[str, Any], arguments: dict[str, Any]) -> tuple[str, s
         return text, reported
     if isinstance(record.get("error"), str) and record["error"].strip():
         return text, short(record["error"].strip(), 300)
+    if shell and not failed and (gemini := _gemini_command(event)) is not None:
+        # gemini-cli shows a command that failed printing something as ``completed`` with that output alone (its
+        # display, as in its stream-json: ``_gemini_stream._shell_failure``): only the output's end tells
+        return text, ended_failing(text, printing_program(command or gemini))
     if not failed:
         return text, None
     # Claude Code's results read as its own transcripts are (an ``Exit code N`` first line, the ``<tool_use_error>``
