@@ -31,6 +31,6 @@ def test_codex_plugin_catalogue_is_no_prompt_where_a_reader_sees_only_user_messa
     """Bug: readers that see Codex's user messages without its events (Harbor's ATIF of a Codex run keeps every user
     message item as a user step) took the ``<recommended_plugins>`` catalogue for what the user asked: it was the
     run's task. It is context Codex injects, as ``<environment_context>`` is."""
-    run = only_run(FIXTURES / "atif" / ".probe51")
+    run = only_run(FIXTURES / "atif" / ".probe51" / "codex-0.171.0-X1-with-plugin-catalogue.trajectory.json")
     assert run.task.startswith("SCEN-X1: (bypass) plan, search the docs")
     assert not any("recommended_plugins" in p for p in run.metadata.get("user_prompts") or [])
