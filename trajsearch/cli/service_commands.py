@@ -11,6 +11,7 @@ show it).
 from __future__ import annotations
 
 import logging
+import os
 import sys
 from pathlib import Path
 from typing import Optional
@@ -88,6 +89,16 @@ def serve(
                                               "refused RESOURCE_EXHAUSTED (0: 512 MiB)."),
     search_cap: int = typer.Option(0, "--search-cap", help="search_past_runs calls per session (0: the runtime's default)."),
     grace: float = typer.Option(10.0, "--grace", help="Seconds to drain in-flight calls on SIGTERM."),
+    writes_grace: Optional[float] = typer.Option(
+        None, "--writes-grace", min=0.0, envvar="TRAJSEARCH_WRITES_GRACE",
+        help="Seconds past --grace to wait for the batch each write in progress is writing before the index is "
+             "closed under it. Keep --grace plus this under your scheduler's kill: a server killed waiting loses "
+             "the write anyway and never closes its index (Kubernetes kills 30 s after SIGTERM unless "
+             "terminationGracePeriodSeconds says otherwise, docker stop 10 s, systemd 90 s). Default: 60, in a "
+             "Kubernetes pod 25 minus --grace."),
+    tenant_share: int = typer.Option(0, "--tenant-share", min=0,
+                                     help="RPC workers one tenant's calls may hold while another tenant's calls "
+                                          "wait (0: half of --workers); a tenant alone may use all but one."),
     log_level: str = typer.Option("INFO", "--log-level", help=_LOG_LEVEL_HELP),
 ) -> None:
     """Serve the index over gRPC: one process owns the data directory, every other one connects here."""
@@ -136,7 +147,8 @@ def serve(
                                search_cap=search_cap or None, trace_slots=trace_reads or None,
                                trace_timeout=trace_timeout, write_slots=write_slots or None, insecure=insecure,
                                http_address=http, page_reads=page_reads, public_url=public_url,
-                               answer_budget=answer_budget_mb * 2**20 or None, ingest_idle=ingest_idle)
+                               answer_budget=answer_budget_mb * 2**20 or None, ingest_idle=ingest_idle,
+                               tenant_share=tenant_share or None)
     except (OSError, ValueError) as exc:
         _cannot_listen(ts, exc)
     if metrics_at:
@@ -158,7 +170,12 @@ def serve(
     web = f", web pages on {server.web.url}" if server.web is not None else ""
     web += f" (opened as {public_origin})" if public_origin else ""
     _say(f"trajsearch serving on {server.address}{web} ({len(keyring)} keys, index {ts.location[0]})")
-    serve_forever(server, grace=grace)
+    if serve_forever(server, grace=grace, writes_grace=writes_grace):
+        # a write abandoned past --writes-grace may wait on its store for good (an S3 or NFS write that never
+        # returns): its thread held the process open after "stopped", the index already closed, until the kill
+        sys.stderr.flush()
+        logging.shutdown()
+        os._exit(0)
 
 
 def ui(

@@ -228,6 +228,13 @@ class KeyRing:
             return None
         return self._by_hash.get(hash_key(key))
 
+    def peek(self, key: str | None) -> Principal | None:
+        """The key's principal as last read, without looking at the key file: for grpcio's polling thread, which
+        must not wait on a file system (the call's own authentication, on its worker, reads a changed file)."""
+        if not key or len(key) > _MAX_KEY_CHARS:
+            return None
+        return self._by_hash.get(hash_key(key))
+
     def holds(self, principal: Principal) -> bool:
         """Whether the key this principal was read for is still in the ring, with the same id, tenant, role and pins:
         a web session signed in with a key removed from the file, replaced in it (a rotation that keeps the entry

@@ -56,6 +56,7 @@ from .validate import FieldError, clip
 
 if TYPE_CHECKING:
     from .answers import AnswerBudget
+    from .fair import TenantCalls
 
 log = logging.getLogger("trajsearch.service")
 
@@ -138,10 +139,12 @@ def _cancelled(context: grpc.ServicerContext) -> bool:
 class ServiceInterceptor(grpc.ServerInterceptor):
     """Auth, request parsing, deadlines, status mapping, metrics and logs for every TrajSearch RPC."""
 
-    def __init__(self, keys: KeyRing, metrics: Metrics, answers: AnswerBudget | None = None) -> None:
+    def __init__(self, keys: KeyRing, metrics: Metrics, answers: AnswerBudget | None = None,
+                 calls: TenantCalls | None = None) -> None:
         self.keys = keys
         self.metrics = metrics
         self.answers = answers
+        self.calls = calls  # the workers, shared among tenants (see .fair); None: grpcio's own pool, in arrival order
         methods = pb2.DESCRIPTOR.services_by_name["TrajSearch"].methods_by_name
         self._request_types = {name: getattr(pb2, m.input_type.name) for name, m in methods.items()}
 
@@ -151,21 +154,38 @@ class ServiceInterceptor(grpc.ServerInterceptor):
             return handler
         name = details.method[len(PREFIX):]
         request_type = self._request_types[name]
+        # (on grpcio's polling thread: the tenant by the keys as last read, no file looked at)
+        tenant = self._tenant_of(details.invocation_metadata)
+        crowded = self.calls is not None and not self.calls.admits(tenant)
         if handler.request_streaming and not handler.response_streaming:
             behavior = handler.stream_unary
 
             def stream_unary(raw_requests: Iterator[bytes], context: grpc.ServicerContext) -> Any:
-                return self._run(name, behavior, context, lambda: _Requests(request_type, raw_requests))
+                return self._run(name, behavior, context, lambda: _Requests(request_type, raw_requests), crowded)
 
-            return grpc.stream_unary_rpc_method_handler(stream_unary, response_serializer=handler.response_serializer)
+            return grpc.stream_unary_rpc_method_handler(self._scheduled(stream_unary, tenant, crowded),
+                                                        response_serializer=handler.response_serializer)
         if not handler.request_streaming and not handler.response_streaming:
             behavior = handler.unary_unary
 
             def unary_unary(raw: bytes, context: grpc.ServicerContext) -> Any:
-                return self._run(name, behavior, context, lambda: wire.parse(request_type, raw))
+                return self._run(name, behavior, context, lambda: wire.parse(request_type, raw), crowded)
 
-            return grpc.unary_unary_rpc_method_handler(unary_unary, response_serializer=handler.response_serializer)
+            return grpc.unary_unary_rpc_method_handler(self._scheduled(unary_unary, tenant, crowded),
+                                                       response_serializer=handler.response_serializer)
         raise TypeError(f"{name}: server-streaming methods are not supported by the interceptor")
+
+    def _tenant_of(self, metadata: Any) -> str:
+        """The tenant whose share of the workers a call takes: its key's, or "" (no key, an unknown one, two)."""
+        keys = set(keys_from_metadata(metadata))
+        principal = self.keys.peek(next(iter(keys))) if len(keys) == 1 else None
+        return principal.tenant if principal is not None else ""
+
+    def _scheduled(self, handle: Callable, tenant: str, crowded: bool) -> Callable:
+        """``handle`` run on the tenant's share of the workers (a refusal, quick, on grpcio's own pool)."""
+        if self.calls is not None and not crowded:
+            handle.experimental_thread_pool = self.calls.executor(tenant)  # type: ignore[attr-defined]
+        return handle
 
     # -- one call ------------------------------------------------------------------------------
 
@@ -177,7 +197,8 @@ class ServiceInterceptor(grpc.ServerInterceptor):
         if release is not None and not context.add_callback(release):
             release()  # the call is already over: nothing holds the answer
 
-    def _run(self, name: str, behavior: Callable, context: grpc.ServicerContext, request: Callable[[], Any]) -> Any:
+    def _run(self, name: str, behavior: Callable, context: grpc.ServicerContext, request: Callable[[], Any],
+             crowded: bool = False) -> Any:
         metadata = context.invocation_metadata() or ()
         supplied = next((val for key, val in metadata if key == "x-request-id"), "")
         request_id = supplied if isinstance(supplied, str) and _REQUEST_ID_RE.match(supplied) else uuid.uuid4().hex
@@ -193,6 +214,10 @@ class ServiceInterceptor(grpc.ServerInterceptor):
         try:
             if refusal is not None:
                 raise refusal
+            if crowded:
+                raise Abort(grpc.StatusCode.RESOURCE_EXHAUSTED,
+                            f"this key's tenant has {getattr(self.calls, 'limit', 0)} calls in progress or waiting "
+                            "at this server, the most one tenant may have: retry once some of them have ended")
             call = Call(principal, request_id, context, keys=self.keys)
             fields = call.fields
             call.check_deadline()

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import ipaddress
 import logging
+import os
 import signal
 import threading
 from concurrent import futures
@@ -34,6 +35,7 @@ from ..search import TrajSearch
 from . import validate as v
 from .answers import DEFAULT_BUDGET, AnswerBudget
 from .auth import KeyRing
+from .fair import TenantCalls
 from .interceptor import SERVICE_NAME, ServiceInterceptor
 from .observe import LOOPBACK_HOSTS, Metrics, log_event, start_metrics_http
 from .protos import pb2_grpc
@@ -44,7 +46,7 @@ log = logging.getLogger("trajsearch.service")
 
 __all__ = ["SERVICE_NAME", "Service", "ServiceServer", "TLS", "InsecureAddressError", "allowed_hosts",
            "check_address", "check_http_address", "check_metrics_address", "check_public_url", "serve_forever",
-           "serve_metrics"]
+           "serve_metrics", "writes_grace_for"]
 
 
 class InsecureAddressError(ValueError):
@@ -108,6 +110,21 @@ def serve_metrics(metrics: Metrics, address: str, *, insecure: bool = False) -> 
 #: How long a stopping server waits, past its grace, for the batch each write in progress is writing (one batch of
 #: large runs takes about a minute on CPU; a scheduler's own stop timeout, then SIGKILL, may come first).
 WRITES_GRACE_S = 60.0
+#: Kubernetes kills a pod's containers this long after SIGTERM unless the pod says otherwise
+#: (``terminationGracePeriodSeconds``), and the time kept from it to close the index (save the lexical index).
+KUBERNETES_STOP_S, CLOSE_S = 30.0, 5.0
+
+
+def writes_grace_for(grace: float, environ: Any = os.environ) -> float:
+    """How long past ``grace`` a stopping server waits for writes when the operator did not say (``--writes-grace``):
+    :data:`WRITES_GRACE_S`, or in a Kubernetes pod (every container there has ``KUBERNETES_SERVICE_HOST``) what is
+    left of its default stop of 30 s once the index is closed. 10 s of grace and 60 s for a write outlived the pod's
+    SIGKILL: a write in progress was lost all the same, and the index was never closed (its lexical index rebuilt
+    from every row at the next start)."""
+    if environ.get("KUBERNETES_SERVICE_HOST"):
+        return max(0.0, KUBERNETES_STOP_S - CLOSE_S - grace)
+    return WRITES_GRACE_S
+
 
 PUBLIC_URL_WITHOUT_PAGES = "--public-url names the address of the web pages: give --http too"
 
@@ -196,7 +213,7 @@ class ServiceServer:
                  trace_slots: int | None = None, trace_timeout: float = 10.0, write_slots: int | None = None,
                  insecure: bool = False, http_address: str | None = None, page_reads: int | None = None,
                  answer_budget: int | None = None, public_url: str | None = None,
-                 ingest_idle: float = INGEST_IDLE_S) -> None:
+                 ingest_idle: float = INGEST_IDLE_S, tenant_share: int | None = None) -> None:
         check_address(address, tls=tls is not None, insecure=insecure)
         if http_address is not None:
             check_http_address(http_address, tls=tls is not None, insecure=insecure)
@@ -226,8 +243,11 @@ class ServiceServer:
             ("grpc.so_reuseport", 0),  # a second server on the same port must fail, not share it
         ]
         self.answers = AnswerBudget(answer_budget or DEFAULT_BUDGET, threshold=self.limits.max_message_bytes)
+        # TrajSearch calls run on workers shared among tenants; grpcio's own pool keeps the health service and refusals
+        self.calls = TenantCalls(max_workers, share=tenant_share, limit=max(1, max_concurrent_rpcs // 2))
+        interceptor = ServiceInterceptor(keys, self.metrics, self.answers, self.calls)
         self.server = grpc.server(futures.ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="rpc"),
-                                  interceptors=[ServiceInterceptor(keys, self.metrics, self.answers)],
+                                  interceptors=[interceptor],
                                   options=options, maximum_concurrent_rpcs=max_concurrent_rpcs)
         pb2_grpc.add_TrajSearchServicer_to_server(self.service, self.server)
         self.health = health.HealthServicer(experimental_non_blocking=True)
@@ -268,14 +288,14 @@ class ServiceServer:
                   trace_slots=self.trace_reads.slots, **({"http": self.web.url} if self.web else {}))
         return self
 
-    def stop(self, grace: float = 10.0, writes_grace: float = WRITES_GRACE_S) -> None:
+    def stop(self, grace: float = 10.0, writes_grace: float = WRITES_GRACE_S) -> int:
         """Refuse new calls, let in-flight ones finish (up to ``grace`` s), then close the index.
 
         The calls still running then are cancelled, but a write among them is let finish the batch it is writing
         (up to ``writes_grace`` s more, or until :meth:`stop_now`): the index is closed after it, so the store is
-        left with each batch whole, not with one half-written."""
+        left with each batch whole, not with one half-written. Returns how many writes were abandoned so."""
         if self._stopped.is_set():
-            return
+            return 0
         self._stopped.set()
         # the service is told when gRPC is about to cancel what still runs (the grace's end), not before: a stream
         # ending within the grace is its client's whole answer (test_graceful_stop_drains_in_flight_calls)
@@ -285,11 +305,13 @@ class ServiceServer:
             cancelling.start()
         else:  # (no grace: gRPC cancels at once, before a timer's thread could say so)
             self.service.stopping()
-        log_event(log, logging.INFO, "draining", in_flight=self.metrics.in_flight, grace_s=grace)
+        log_event(log, logging.INFO, "draining", in_flight=self.metrics.in_flight, grace_s=grace,
+                  writes_grace_s=writes_grace)
         self.health.enter_graceful_shutdown()
         if self.web is not None:
             self.web.stop(grace)
         self.server.stop(grace).wait()
+        self.calls.shutdown()
         cancelling.cancel()
         left = self.service.drain(writes_grace, self._stop_now)
         if left:
@@ -300,6 +322,7 @@ class ServiceServer:
         if self.close_index:
             self.ts.close()
         log_event(log, logging.INFO, "stopped")
+        return left
 
     def stop_now(self) -> None:
         """Stop without waiting any longer (a second signal): calls cancelled, writes in progress abandoned."""
@@ -316,8 +339,10 @@ class ServiceServer:
         self.stop(grace=2.0)
 
 
-def serve_forever(server: ServiceServer, *, grace: float = 10.0) -> None:
-    """Run until SIGTERM / SIGINT, then drain in-flight calls (a second signal stops at once)."""
+def serve_forever(server: ServiceServer, *, grace: float = 10.0, writes_grace: float | None = None) -> int:
+    """Run until SIGTERM / SIGINT, then drain in-flight calls (a second signal stops at once); writes in progress
+    are waited for ``writes_grace`` s more (None: :func:`writes_grace_for`). Returns how many writes were abandoned
+    (their threads may still wait on the store)."""
     stop = threading.Event()
 
     def on_signal(signum: int, frame: Any) -> None:
@@ -330,7 +355,7 @@ def serve_forever(server: ServiceServer, *, grace: float = 10.0) -> None:
         server.start()
         while not stop.wait(0.5):
             pass
-        server.stop(grace)
+        return server.stop(grace, writes_grace if writes_grace is not None else writes_grace_for(grace))
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)

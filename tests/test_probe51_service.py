@@ -1,0 +1,171 @@
+"""Probe 51 (SV2): the service under many tenants and real deployments.
+
+A real server (``ServiceServer``) on 127.0.0.1, real Milvus Lite and file traces, the fast test embedder, a real
+gRPC client. A slow tenant is made slow by holding its searches in the index until the test lets them go (events,
+no timing asserts): what is tested is how the server shares its workers, not how fast the index is.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+from trajsearch.embed import HashingEmbedder
+from trajsearch.search import TrajSearch
+from trajsearch.service.auth import key_entry, new_key
+from trajsearch.service.client import Client, ResourceExhausted
+from trajsearch.service.server import ServiceServer, writes_grace_for
+
+from conftest import make_run
+from process_support import cli_env, launched
+from service_support import SilentS3, key_ring, s3_credentials
+
+
+@pytest.fixture(scope="module")
+def keys():
+    return key_ring(acme=dict(tenant="acme", role="read"), beta=dict(tenant="beta", role="read"))
+
+
+class SlowIndex:
+    """The façade's searches of ``tenant`` held in the index until ``gate`` is set (a big tenant's cold searches,
+    a Milvus server that stalls): ``arrived`` counts those that reached it."""
+
+    def __init__(self, ts: TrajSearch, tenant: str) -> None:
+        self.search, self.tenant, self.gate = ts.search, tenant, threading.Event()
+        self.arrived, self.changed = 0, threading.Condition()
+        ts.search = self.held  # type: ignore[method-assign]
+
+    def held(self, text, *, tenant, **kwargs):
+        if tenant == self.tenant:
+            with self.changed:
+                self.arrived += 1
+                self.changed.notify_all()
+            self.gate.wait(600)
+        return self.search(text, tenant=tenant, **kwargs)
+
+    def wait_for(self, predicate, timeout: float = 120) -> None:
+        with self.changed:
+            assert self.changed.wait_for(predicate, timeout), f"only {self.arrived} searches reached the index"
+
+
+def _serve(tmp_path, ring, **options):
+    ts = TrajSearch.open(str(tmp_path / "m.db"), traces=str(tmp_path / "t"), embedder=HashingEmbedder())
+    ts.add([make_run("a1"), make_run("b1", tenant="beta")])
+    slow = SlowIndex(ts, "acme")
+    return ServiceServer(ts, ring, address="127.0.0.1:0", **options).start(), slow
+
+
+def _queued(server, tenant: str) -> int:
+    calls = getattr(server, "calls", None)
+    return calls.waiting(tenant) if calls is not None else 0
+
+
+def test_one_tenants_slow_calls_leave_workers_for_the_others(tmp_path, keys):
+    """Four workers, four slow searches of acme: beta's calls were queued behind them until one ended (8 cold
+    Failures of one tenant made another's 5 ms search wait 6.3 s). Now acme's calls past its share wait in acme's
+    queue, a worker stays free, beta is answered while acme's are still held, and acme's all end OK once let go."""
+    server, slow = _serve(tmp_path, keys[1], max_workers=4)
+    try:
+        with Client(server.address, keys[0]["acme"], timeout=600) as acme, \
+                Client(server.address, keys[0]["beta"], timeout=120) as beta, ThreadPoolExecutor(4) as pool:
+            try:
+                held = [pool.submit(acme.search, "payments", k=3) for _ in range(4)]
+                slow.wait_for(lambda: slow.arrived + _queued(server, "acme") == 4)
+                assert beta.whoami()["tenant"] == "beta"
+                assert [h.trajectory_id for h in beta.search("payments", k=3)] == ["b1"]
+                assert not any(h.done() for h in held)  # acme's were all still in progress meanwhile
+            finally:
+                slow.gate.set()
+            assert all([h.trajectory_id for h in f.result(120)] == ["a1"] for f in held)
+    finally:
+        slow.gate.set()
+        server.stop(grace=2)
+
+
+def test_a_tenant_past_its_most_calls_is_refused_and_the_others_are_not(tmp_path, keys):
+    """grpcio refuses every tenant alike past --workers' bound of concurrent calls (``maximum_concurrent_rpcs``):
+    one tenant's flood filled it for all. A tenant holding half of it is refused RESOURCE_EXHAUSTED, in words;
+    another tenant is still served."""
+    server, slow = _serve(tmp_path, keys[1], max_workers=4, max_concurrent_rpcs=4)
+    try:
+        with Client(server.address, keys[0]["acme"], timeout=60) as acme, \
+                Client(server.address, keys[0]["beta"], timeout=60) as beta, ThreadPoolExecutor(2) as pool:
+            try:
+                held = [pool.submit(acme.search, "payments", k=3) for _ in range(2)]
+                slow.wait_for(lambda: slow.arrived + _queued(server, "acme") == 2)
+                with pytest.raises(ResourceExhausted, match="tenant has 2 calls in progress or waiting"):
+                    acme.search("payments", k=3)
+                assert [h.trajectory_id for h in beta.search("payments", k=3)] == ["b1"]
+            finally:
+                slow.gate.set()
+            assert all(f.result(120) for f in held)
+            assert acme.search("payments", k=3)  # its calls ended: served again
+    finally:
+        slow.gate.set()
+        server.stop(grace=2)
+
+
+# -- stopping within a scheduler's kill ---------------------------------------------------------
+
+
+def _json_lines(text: str) -> list[dict]:
+    return [json.loads(line) for line in text.splitlines() if line.startswith("{")]
+
+
+def test_serve_waits_for_writes_only_as_long_as_writes_grace_says(tmp_path, monkeypatch):
+    """Past --grace the server waited 60 s for a write in progress, whatever the deployment: Kubernetes kills a pod
+    30 s after SIGTERM, so a write held by a slow store was lost all the same and the index never closed. With
+    ``--writes-grace 2`` the server gives up on the write after 2 s, says so, closes the index and exits."""
+    s3_credentials(monkeypatch)
+    silent = SilentS3()
+    key = new_key()
+    keys = tmp_path / "keys.json"
+    keys.write_text(json.dumps({"keys": [key_entry(key, tenant="acme", role="write")]}))
+    env = cli_env(TRAJSEARCH_S3_ENDPOINT=silent.url, TRAJSEARCH_S3_TIMEOUT="600", TRAJSEARCH_S3_ATTEMPTS="1")
+    err = (tmp_path / "serve.err").open("w+")
+    serve = subprocess.Popen(launched([sys.executable, "-m", "trajsearch.cli", "serve", "--keys", str(keys),
+                                       "--model", "hashing", "--uri", str(tmp_path / "m.db"), "--traces",
+                                       "s3://traces", "--address", "127.0.0.1:0", "--grace", "1",
+                                       "--writes-grace", "2"]),
+                             env=env, stdout=subprocess.DEVNULL, stderr=err, text=True)
+    try:
+        address = None
+        for _ in range(3000):  # until it listens (or has failed)
+            found = re.search(r"trajsearch serving on (\S+?)[ ,]", (tmp_path / "serve.err").read_text())
+            if found or serve.poll() is not None:
+                address = found and found.group(1)
+                break
+            time.sleep(0.05)
+        assert address, (tmp_path / "serve.err").read_text()
+        with Client(address, key, timeout=600) as client, ThreadPoolExecutor(1) as pool:
+            writing = pool.submit(client.add, [make_run("w1")])
+            silent.wait_connections(1)  # the run's trace is being written into a store that never answers
+            serve.send_signal(signal.SIGTERM)
+            assert serve.wait(120) == 0
+            with pytest.raises(Exception):
+                writing.result(120)
+        events = {e.get("msg") or e.get("event"): e for e in _json_lines((tmp_path / "serve.err").read_text())}
+        assert events["draining"]["writes_grace_s"] == 2
+        assert events["writes_abandoned"]["writes"] == 1 and "stopped" in events
+    finally:
+        if serve.poll() is None:
+            serve.kill()
+            serve.wait(60)
+        silent.close()
+        err.close()
+
+
+def test_in_a_kubernetes_pod_the_writes_grace_fits_its_default_stop():
+    """Every container of a pod has KUBERNETES_SERVICE_HOST; there --grace plus the writes' wait end 5 s before the
+    pod's default SIGKILL at 30 s (time to close the index), elsewhere the minute a batch of large runs may take."""
+    assert writes_grace_for(10.0, {"KUBERNETES_SERVICE_HOST": "10.96.0.1"}) == 15.0
+    assert writes_grace_for(40.0, {"KUBERNETES_SERVICE_HOST": "10.96.0.1"}) == 0.0
+    assert writes_grace_for(10.0, {}) == 60.0
