@@ -15,6 +15,8 @@ import sys
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
 
@@ -169,3 +171,48 @@ def test_in_a_kubernetes_pod_the_writes_grace_fits_its_default_stop():
     assert writes_grace_for(10.0, {"KUBERNETES_SERVICE_HOST": "10.96.0.1"}) == 15.0
     assert writes_grace_for(40.0, {"KUBERNETES_SERVICE_HOST": "10.96.0.1"}) == 0.0
     assert writes_grace_for(10.0, {}) == 60.0
+
+
+# -- tenants differing only in case -------------------------------------------------------------
+
+
+def _trace_path(ts: TrajSearch, tenant: str, trajectory_id: str) -> Path:
+    return Path(urlsplit(ts.run(trajectory_id, tenant=tenant).trace_uri).path)
+
+
+def test_tenants_differing_only_in_case_keep_traces_apart_on_a_case_insensitive_disk(tmp_path):
+    """``Acme`` and ``acme`` wrote their traces to ``Acme/`` and ``acme/``: one folder on macOS or Windows, where
+    one tenant's run replaced the other's trace of the same id and a delete of one removed the other's. No two
+    tenants' trace paths are now the same but for case; each reads its own, and one's delete leaves the other's."""
+    with TrajSearch.open(str(tmp_path / "m.db"), traces=str(tmp_path / "t"), embedder=HashingEmbedder()) as ts:
+        ts.add([make_run("r1", tenant="Acme", task="Rotate the gateway certificate"),
+                make_run("r1", tenant="acme", task="Fix the failing payments test")])
+        paths = [_trace_path(ts, tenant, "r1") for tenant in ("Acme", "acme")]
+        assert len({str(p).lower() for p in paths}) == 2, paths
+        assert ts.get_trace(ts.run("r1", tenant="Acme").trace_uri, tenant="Acme").task.startswith("Rotate")
+        assert ts.delete("r1", tenant="Acme")
+        assert ts.get_trace(ts.run("r1", tenant="acme").trace_uri, tenant="acme").task.startswith("Fix")
+        assert paths[1].is_file() and not paths[0].exists()
+
+
+def test_a_store_made_before_keeps_its_tenant_folders(tmp_path):
+    """A store an earlier version made keeps ``Acme/`` (its runs' URIs name it): a run read again unchanged is
+    found there, not written again into a second folder; a URI naming the bare folder is still read, by its own
+    tenant only."""
+    from trajsearch.store.traces import TraceAccessError, encode_trace, trace_name
+
+    with TrajSearch.open(str(tmp_path / "m.db"), traces=str(tmp_path / "t"), embedder=HashingEmbedder()) as ts:
+        (tmp_path / "t" / "Acme").mkdir(parents=True)  # as an earlier version made it
+        ts.add([make_run("r1", tenant="Acme")])
+        assert _trace_path(ts, "Acme", "r1").parent == tmp_path / "t" / "Acme"
+    with TrajSearch.open(str(tmp_path / "m.db"), traces=str(tmp_path / "t"), embedder=HashingEmbedder()) as ts:
+        assert ts.add([make_run("r1", tenant="Acme")]).unchanged == 1
+        assert sorted(p.name for p in (tmp_path / "t").iterdir() if not p.name.startswith(".")) == ["Acme"]
+        # a new store's mixed-case tenant whose rows an earlier version wrote (its folder shared on macOS)
+        run = make_run("r2", tenant="Beta")
+        legacy = tmp_path / "t" / "Beta" / trace_name("r2")
+        legacy.parent.mkdir()
+        legacy.write_bytes(encode_trace(run))
+        assert ts.traces.get(legacy.as_uri(), tenant="Beta").trajectory_id == "r2"
+        with pytest.raises(TraceAccessError):
+            ts.traces.get(legacy.as_uri(), tenant="beta")

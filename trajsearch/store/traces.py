@@ -7,7 +7,9 @@ lives here as gzip-compressed JSON. Two backends share one layout::
     s3://bucket/prefix/<tenant>/<name>.json.gz
 
 ``<name>`` is derived from the trajectory id (see :func:`trace_name`), so
-re-putting a trajectory overwrites it in place.
+re-putting a trajectory overwrites it in place. In a file store a tenant name
+with capitals is a folder ``<tenant>~<hash>`` (:func:`tenant_folder`: case-
+insensitive disks), a store's existing ``<tenant>`` folder kept.
 
 URIs come back from the index and may be tampered with, so reading is strict:
 a URI is accepted only if it is ``<store location>/<caller's tenant>/<well-formed
@@ -189,13 +191,27 @@ def _split(uri: str) -> SplitResult:
     return parts
 
 
-def _check_entry(uri: str, segments: list[str], tenant: str, location: str) -> tuple[str, str]:
-    """Validate the ``<tenant>/<name>`` tail of a URI against the caller's tenant."""
+def tenant_folder(tenant: str) -> str:
+    """The folder of a tenant's traces in a file store: its name, and for a name with capitals a hash of it too.
+
+    Tenants differing only in case (``Acme``, ``acme``) shared one folder on a case-insensitive file system (macOS,
+    Windows by default): one's trace of a run replaced the other's of the same id, and a delete of one removed the
+    other's. No tenant name holds ``~``, so no tenant's folder is another's in any case. An S3 key is exact: the
+    object stores keep ``<tenant>/``."""
+    if tenant == tenant.lower():
+        return tenant
+    return f"{tenant}~{hashlib.sha256(tenant.encode()).hexdigest()[:12]}"
+
+
+def _check_entry(uri: str, segments: list[str], tenant: str, location: str,
+                 folders: tuple[str, ...] | None = None) -> tuple[str, str]:
+    """Validate the ``<tenant>/<name>`` tail of a URI against the caller's tenant (whose traces are in one of
+    ``folders``: by default the folder named as the tenant)."""
     if len(segments) != 2 or not _NAME_RE.match(segments[1]):
         raise TraceAccessError(
             f"{uri!r} is not a trace URI of {location} (expected {location}/<tenant>/<name>{SUFFIX})"
         )
-    if segments[0] != tenant:
+    if segments[0] not in (folders or (tenant,)):
         raise TraceAccessError(f"trace URI {uri!r} belongs to tenant {segments[0]!r}, not {tenant!r}")
     return segments[0], segments[1]
 
@@ -207,13 +223,34 @@ class FileTraceStore:
         self.root = Path(root).expanduser().resolve()
         self.location = self.root.as_uri()
         self._digest_key: bytes | None = None  # read (or made) once: see digest_key
+        self._folders: dict[str, str] = {}  # tenant -> the folder its traces are written to (see _folder)
 
     def uri_for(self, tenant: str, trajectory_id: str) -> str:
-        return (self.root / valid_tenant(tenant) / trace_name(trajectory_id)).as_uri()
+        return (self.root / self._folder(valid_tenant(tenant)) / trace_name(trajectory_id)).as_uri()
+
+    def _folder(self, tenant: str) -> str:
+        """The folder ``tenant``'s traces are written to: :func:`tenant_folder`, unless this store already keeps them
+        in a folder of the tenant's bare name (made by an earlier version), which is kept: its runs' URIs name it,
+        and a re-ingest finds their traces there (not missing, written again elsewhere). Decided once per tenant."""
+        folder = self._folders.get(tenant)
+        if folder is None:
+            folder = tenant_folder(tenant)
+            if folder != tenant:
+                try:
+                    if tenant in os.listdir(self.root):  # names as made (a case-insensitive lookup would say yes
+                        folder = tenant                  # for another tenant's folder)
+                except OSError:
+                    pass
+            self._folders[tenant] = folder
+        return folder
+
+    def _folders_of(self, tenant: str) -> tuple[str, ...]:
+        """Every folder ``tenant``'s traces may be in: its own, and its bare name (URIs of an earlier version)."""
+        return tuple(dict.fromkeys((tenant_folder(tenant), tenant)))
 
     def put(self, trajectory: Trajectory) -> str:
         data = encode_trace(trajectory)
-        tenant_dir = self.root / trajectory.tenant
+        tenant_dir = self.root / self._folder(trajectory.tenant)
         path = tenant_dir / trace_name(trajectory.trajectory_id)
         try:
             private_dir(self.root)
@@ -283,10 +320,12 @@ class FileTraceStore:
         host whose process is gone is removed once two minutes old (a pid of another pid namespace under the same
         host name may be alive), and one without a name (older versions) once it is an hour old, far longer than
         any write. Nothing else ever removes them (probe G, G6)."""
-        try:
-            entries = list(os.scandir(self.root / valid_tenant(tenant)))
-        except OSError:
-            return 0
+        entries = []
+        for folder in self._folders_of(valid_tenant(tenant)):
+            try:
+                entries += list(os.scandir(self.root / folder))
+            except OSError:
+                continue
         removed = 0
         for entry in entries:
             if entry.name.startswith(".") and entry.name.endswith(".tmp") and _abandoned(entry):
@@ -338,10 +377,10 @@ class FileTraceStore:
             if not moved.is_absolute() or len(moved.parts) < 4:  # "/", a root, <tenant>, <name>
                 raise TraceAccessError(f"trace URI {uri!r} is outside the store root {self.root}") from None
             rel = PurePosixPath(*moved.parts[-2:])
-        _check_entry(uri, list(rel.parts), tenant, self.location)
+        folder, _ = _check_entry(uri, list(rel.parts), tenant, self.location, self._folders_of(tenant))
         path = self.root / rel
         # Symlinks may point anywhere, including another tenant's directory.
-        if not path.resolve().is_relative_to(self.root / tenant):
+        if not path.resolve().is_relative_to(self.root / folder):
             raise TraceAccessError(f"trace URI {uri!r} resolves outside tenant {tenant!r}'s directory")
         return path
 
