@@ -204,7 +204,9 @@ class ServiceServer:
     may be (a large run's trace) hold at most ``answer_budget`` bytes until their callers
     read them, half of it per key (:mod:`.answers`). Plaintext on a non-loopback
     ``address`` needs ``insecure=True``. ``public_url``: the address browsers open the
-    pages at through a reverse proxy (see :class:`~trajsearch.web.WebConfig`).
+    pages at through a reverse proxy (see :class:`~trajsearch.web.WebConfig`). One tenant's
+    calls run on at most ``tenant_share`` workers (default half) while another's wait, and a
+    tenant with half of ``max_concurrent_rpcs`` running or queued is refused (:mod:`.fair`).
     """
 
     def __init__(self, ts: TrajSearch, keys: KeyRing, *, address: str = "127.0.0.1:50051",
