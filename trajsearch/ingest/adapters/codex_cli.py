@@ -38,13 +38,16 @@ Mapping
   session (``source: {"subagent": ...}``) is ``is_subagent``, with its
   ``parent_thread_id`` (an auto-review's: the session its prompt names),
   ``agent_role`` and ``agent_nickname``.
-- task: the first user prompt: the first ``event_msg`` ``user_message``
-  (whose ``kind``, in older builds, is ``plain``), else (0.148+, which write
-  none) the first ``item_completed`` event of a ``UserMessage`` item of the
-  session's thread, else the first user
-  ``message`` item that is not injected context (``<environment_context>``,
+- task: the first user prompt. Each turn's prompts are read from its
+  ``event_msg`` ``user_message`` events (whose ``kind``, in older builds, is
+  ``plain``), else (0.148+ in its default, paginated history mode, which
+  writes none) its ``item_completed`` events of a ``UserMessage`` item of the
+  session's thread; a rollout with neither reads its user ``message`` items
+  that are not injected context (``<environment_context>``,
   ``<user_instructions>``, ``# AGENTS.md instructions ...``, ``<INSTRUCTIONS>``,
-  ``<user_shell_command>``, a review's results ``<user_action>``, ...).
+  ``<user_shell_command>``, a review's results ``<user_action>``, ...). A
+  prompt is the words sent (not the tags Codex wraps an image in); one of
+  images alone reads as ``[image]`` per image.
   Developer/system messages are the harness's. A session whose only request
   was a review (``/review``, ``codex exec review``: entering review mode, no
   prompt typed) has that request as its task (``/review current changes``);
@@ -163,7 +166,7 @@ from ._agent_cli import (
     whole_file,
 )
 from .. import sources
-from ._common import Context, RecordError, as_dict, short
+from ._common import Context, RecordError, as_dict, as_list, short
 
 NAME = "codex-cli"
 #: Where Codex CLI keeps its rollouts (``~/.codex/sessions``, and archived ones): walked though hidden (see ``read``).
@@ -370,32 +373,57 @@ def _no_run(lines: list[tuple[str, dict[str, Any], Any]]) -> str | None:
 
 
 def _typed_prompt(kind: str, payload: dict[str, Any], thread: Any = None) -> str | None:
-    """The text of a prompt sent to the agent: a ``user_message`` event (whose ``kind``, in older builds, is
-    ``plain``), a ``UserMessage`` item's ``item_completed`` event (0.148+, which write no ``user_message``: see
-    ``_completed_prompt``; ``thread``: the session's id) or a user ``message`` item, not the context Codex injects
-    as one (``CODEX_INJECTED``)."""
+    """The text of a prompt sent to the agent (``_prompt_text``): a ``user_message`` event (whose ``kind``, in older
+    builds, is ``plain``; its attached images in ``images`` and ``local_images``), a ``UserMessage`` item's
+    ``item_completed`` event (0.148+, see ``_completed_prompt``; ``thread``: the session's id) or a user
+    ``message`` item, not the context Codex injects as one (``CODEX_INJECTED``)."""
     if kind == "event_msg" and payload.get("type") == "user_message" and payload.get("kind") in (None, "plain"):
-        text = str(payload.get("message") or "").strip()
+        images = [*as_list(payload.get("images")), *as_list(payload.get("local_images"))]
+        text = _prompt_text(str(payload.get("message") or ""), images=len(images))
     elif kind == "event_msg" and payload.get("type") == "item_completed":
         text = _completed_prompt(payload, thread) or ""
     elif kind == "response_item" and payload.get("type") == "message" and payload.get("role") == "user":
-        text = _message_text(payload)
+        text = _prompt_text(payload.get("content"))
     else:
         return None
     return text if text and not CODEX_INJECTED.match(text) else None
 
 
 def _completed_prompt(payload: dict[str, Any], thread: Any = None) -> str | None:
-    """What the user typed, as an ``item_completed`` event of a ``UserMessage`` item records it (0.148+): the
-    user's input only (``text`` parts), none of the context Codex sends as user messages beside it (the first
-    turn's ``<recommended_plugins>`` catalogue, 0.146+: no mark tells it from a prompt in the message items). An
+    """What the user sent, as the ``item_completed`` event of a ``UserMessage`` item records it (Codex 0.148+ in
+    its default, paginated history mode, which writes no ``user_message`` event): the user's input only (its
+    ``text``, ``image`` and ``local_image`` parts, ``_prompt_text``), none of the context Codex sends as user
+    messages beside it (the ``<recommended_plugins>`` catalogue, ``CODEX_INJECTED``, is a message item only). An
     event of another thread (a review's, which Codex writes into its parent's rollout) is none of this session's."""
     item = as_dict(payload.get("item"))
     if item.get("type") != "UserMessage":
         return None
     if thread and payload.get("thread_id") and str(payload["thread_id"]).lower() != str(thread).lower():
         return None
-    return parts_text(item.get("content")).strip() or None
+    return _prompt_text(item.get("content")) or None
+
+
+#: The parts of a prompt that are an attached image: a ``UserMessage`` item's ``image`` (a URL) and ``local_image``
+#: (a path: the TUI's pasted images, ``codex exec -i``), a message item's ``input_image``.
+_IMAGE_PARTS = frozenset({"image", "local_image", "input_image"})
+#: The text parts Codex wraps each image in within the message item it sends (codex-rs ``models.rs``,
+#: ``from_user_input``: ``<image name=[Image #1]>``, newer ``<image name=[Image #1] path="...">``, or ``<image>``,
+#: then ``</image>``): no words of the user's.
+_IMAGE_TAG = re.compile(r"</?image(?: name=[^\n]*)?>")
+#: What an image sent with no words reads as, once per image.
+_IMAGE_MARK = "[image]"
+
+
+def _prompt_text(content: Any, images: int = 0) -> str:
+    """A prompt's text, the same from each record of it: the words the user sent (a message item's without the tags
+    Codex wraps images in); a prompt of images alone (``images`` counted beside ``content``'s image parts) reads as
+    one ``[image]`` per image, so that it stays a prompt (it was dropped, or read as Codex's tags, and the run's
+    task became the next prompt while the first turn's steps stayed)."""
+    parts = content if isinstance(content, list) else [content]
+    words = [part for part in parts if not (isinstance(part, dict) and isinstance(part.get("text"), str)
+                                            and _IMAGE_TAG.fullmatch(part["text"].strip()))]
+    images += sum(1 for part in parts if isinstance(part, dict) and part.get("type") in _IMAGE_PARTS)
+    return parts_text(words, image="").strip() or "\n".join([_IMAGE_MARK] * images)
 
 
 def _review_request_made(kind: str, payload: dict[str, Any]) -> str | None:
@@ -794,10 +822,9 @@ _RETYPED_WITHIN = timedelta(seconds=10)
 
 
 class _Prompts:
-    """The prompts of a rollout in one of its records of them (``user_message`` events, or user message items), and
-    which did nothing: a turn the user aborted (``turn_aborted``: interrupted at once, the prompt sent too early and
-    typed again) before the model wrote anything, within ``_RETYPED_WITHIN`` of the prompt (or with no time
-    recorded)."""
+    """The prompts of a rollout (each read from one of its records: ``_counted_prompts``), and which did nothing: a
+    turn the user aborted (``turn_aborted``: interrupted at once, the prompt sent too early and typed again) before
+    the model wrote anything, within ``_RETYPED_WITHIN`` of the prompt (or with no time recorded)."""
 
     def __init__(self) -> None:
         self.texts: list[str] = []
@@ -1036,24 +1063,45 @@ def _rollout_ids(files: list[Path]) -> list[str]:
 
 
 def _prompts_in(records: list[dict[str, Any]], thread: Any) -> list[str]:
-    """The prompts typed in ``records`` of ``thread`` (their ``user_message`` events, else their ``UserMessage``
-    items' ``item_completed`` events, else their user message items: ``_prompt_record``)."""
-    typed = [(_prompt_record(kind, payload), prompt) for kind, payload, _ in map(_normal, records)
-             if (prompt := _typed_prompt(kind, payload, thread))]
-    kept = next(([prompt for record, prompt in typed if record == first] for first in _PROMPT_RECORDS
-                 if any(record == first for record, _ in typed)), [])
-    return [codex_request(prompt) for prompt in kept]
+    """The prompts typed in ``records`` of ``thread`` (``_counted_prompts``)."""
+    return [codex_request(prompt) for prompt in _counted_prompts(list(map(_normal, records)), thread).values()]
 
 
-#: The records of a rollout's prompts, the most faithful first: a rollout's prompts are read from the first of them
-#: it holds (``user_message`` up to 0.147, ``item_completed`` 0.148+; the user message items, beside which Codex
-#: sends its own context as user messages too, only where neither is written).
+#: The records of a prompt, the most faithful first (``_counted_prompts``): the ``user_message`` event (up to 0.147,
+#: and later in the legacy history mode), the ``item_completed`` event of its ``UserMessage`` item (0.148+ in the
+#: paginated mode, the default), the user message item (beside which Codex sends its own context as user messages).
 _PROMPT_RECORDS = ("user_message", "item_completed", "message")
 
 
 def _prompt_record(kind: str, payload: dict[str, Any]) -> str:
     """Which of ``_PROMPT_RECORDS`` a prompt's line is."""
     return (as_str(payload.get("type")) or "") if kind == "event_msg" else "message"
+
+
+def _counted_prompts(lines: list[tuple[str, dict[str, Any], Any]], thread: Any) -> dict[int, str]:
+    """The prompts of a rollout's ``lines`` of ``thread``, by line, each read from one record of it: in each turn,
+    from the first of ``_PROMPT_RECORDS`` the turn holds (a thread resumed by a newer Codex has turns of both event
+    records: its later prompts were lost when one record was chosen for the whole rollout); from the message items
+    only in a rollout with neither event. A turn is told by the ``turn_id`` of its ``task_started`` (or
+    ``turn_started``) event, which an ``item_completed`` event carries too; lines outside a started turn (rollouts
+    written before turns were recorded) are one turn."""
+    found: list[tuple[int, Any, int, str]] = []  # (line, turn, rank of its record, prompt)
+    turn: Any = None
+    for at, (kind, payload, _) in enumerate(lines):
+        event = payload.get("type") if kind == "event_msg" else None
+        if event in ("task_started", "turn_started"):
+            turn = payload.get("turn_id")
+        elif event in ("task_complete", "turn_complete", "turn_aborted"):
+            turn = None
+        if kind in ("response_item", "event_msg") and (prompt := _typed_prompt(kind, payload, thread)):
+            record = _prompt_record(kind, payload)
+            own = payload.get("turn_id") if record == "item_completed" else None
+            found.append((at, own or turn, _PROMPT_RECORDS.index(record), prompt))
+    events = [prompt for prompt in found if _PROMPT_RECORDS[prompt[2]] != "message"] or found
+    best: dict[Any, int] = {}
+    for _, turn, rank, _ in events:
+        best[turn] = min(rank, best.get(turn, rank))
+    return {at: prompt for at, turn, rank, prompt in events if rank == best[turn]}
 
 
 def _continued_by(path: Path) -> Path | None:
@@ -1091,13 +1139,13 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
     if not session_id:
         found = _UUID.search(ctx.source.name)
         session_id = found.group(1) if found else None
-    prompts_by = {record: _Prompts() for record in _PROMPT_RECORDS}  # the prompts in each record of them
+    counted = _counted_prompts(lines, session_id)  # by line
+    typed = _Prompts()
     reviews: list[str] = []
     silent, spent = False, None  # nothing of the model's since the last prompt; the last call's output tokens
-    for kind, payload, at in lines:
+    for line, (kind, payload, at) in enumerate(lines):
         if kind in ("response_item", "event_msg") and _from_model(kind, payload):
-            for each in prompts_by.values():
-                each.answered()
+            typed.answered()
             silent = False
         elif kind in ("response_item", "event_msg") and _typed_prompt(kind, payload, session_id):
             silent, spent = True, None
@@ -1110,9 +1158,10 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
                 text = _message_text(payload)
                 if role == "assistant":
                     rollout.answer(text, at, final=payload.get("phase") == "final_answer")
-                elif role == "user" and (prompt := _typed_prompt(kind, payload, session_id)):
+                elif role == "user" and _typed_prompt(kind, payload, session_id):
                     rollout.flush()
-                    prompts_by["message"].add(request(prompt), at)
+                    if line in counted:
+                        typed.add(request(counted[line]), at)
             elif item == "reasoning":
                 rollout.reasoning(_reasoning_text(payload))
             elif item in CALLS:
@@ -1121,14 +1170,14 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
                 rollout.output(payload, at)
         elif kind == "event_msg":
             ev = as_str(payload.get("type"))
-            if prompt := _typed_prompt(kind, payload, session_id):
-                prompts_by[_prompt_record(kind, payload)].add(request(prompt), at)
+            if _typed_prompt(kind, payload, session_id):
+                if line in counted:
+                    typed.add(request(counted[line]), at)
                 rollout.flush()
             elif review := _review_request_made(kind, payload):
                 reviews.append(review)
             elif ev == "turn_aborted":
-                for each in prompts_by.values():
-                    each.aborted(at)
+                typed.aborted(at)
             elif ev == "error" or (ev == "task_complete" and payload.get("error")):
                 error = payload.get("message") if ev == "error" else payload.get("error")
                 if isinstance(error, dict):
@@ -1157,7 +1206,6 @@ def to_trajectory(record: Any, ctx: Context) -> Trajectory:
         if step is not None and not step.get("error"):
             step["error"] = error
 
-    typed = next((prompts_by[record] for record in _PROMPT_RECORDS if prompts_by[record].texts), prompts_by["message"])
     prompts, first = typed.texts, typed.first_done()
     if not prompts and reviews:  # the session's only request was a review: its task is that request
         prompts, first, reviews = reviews[:1], 0, reviews[1:]
