@@ -36,7 +36,8 @@ from ._common import Context, RecordError, build, clip_task, decisive_line, safe
 #: Context Codex writes as a user message that no user typed (environment, AGENTS.md, skills, IDE context, a
 #: review's results: ``<user_action>``, from ``core/templates/review/exit_*.xml``, which Codex's own turn rebuilding
 #: skips as synthetic; codex-rs ``contextual_user_message.rs`` lists the fragments it injects; 0.146+ sends the
-#: catalogue of plugins not installed, ``<recommended_plugins>``, as a user message on every session's first turn).
+#: catalogue of plugins not installed, ``<recommended_plugins>``, as a user message on a session's first turn, for
+#: accounts its server offers one to: openai/codex#35387).
 CODEX_INJECTED = re.compile(
     r"^\s*(?:<(?:environment_context|user_instructions|INSTRUCTIONS|user_shell_command|turn_aborted|"
     r"permissions instructions|skill|collaboration_mode|subagent_notification|model_switch|personality_spec|"
