@@ -407,7 +407,7 @@ def _completed_prompt(payload: dict[str, Any], thread: Any = None) -> str | None
 #: (a path: the TUI's pasted images, ``codex exec -i``), a message item's ``input_image``.
 _IMAGE_PARTS = frozenset({"image", "local_image", "input_image"})
 #: The text parts Codex wraps each image in within the message item it sends (codex-rs ``models.rs``,
-#: ``from_user_input``: ``<image name=[Image #1]>``, newer ``<image name=[Image #1] path="...">``, or ``<image>``,
+#: ``from_user_input``: ``<image name=[Image #1]>``, in some builds with a ``path="..."`` too, or ``<image>``,
 #: then ``</image>``): no words of the user's.
 _IMAGE_TAG = re.compile(r"</?image(?: name=[^\n]*)?>")
 #: What an image sent with no words reads as, once per image.
