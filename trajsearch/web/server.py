@@ -16,7 +16,17 @@ from typing import Any
 
 import uvicorn
 
+from .views.common import MAX_QUERY_CHARS
+
 log = logging.getLogger("trajsearch.web")
+
+#: Most bytes of a request's head (its line, with the search form's query string, and headers) uvicorn buffers
+#: before refusing it. h11's own bound is 16 KiB, checked whenever the head is still incomplete: over a network,
+#: where the head arrives in ~1.4 KB segments, a search of 14,000 characters of a pasted log (17.5 KB as a URL)
+#: was refused with uvicorn's bare "Invalid HTTP request received." (on loopback, read whole, it passed: the
+#: bound seemed ~100 KB). Room for a query of the page's whole limit in any script (12 bytes a character
+#: percent-encoded at worst) and the headers; a longer paste is cut to its head and tail by the page.
+MAX_REQUEST_HEAD = MAX_QUERY_CHARS * 12 + 64 * 1024
 
 
 def split_address(address: str) -> tuple[str, int]:
@@ -68,7 +78,7 @@ class WebServer:
         # which the gRPC workers share
         self.config = uvicorn.Config(app, log_config=None, access_log=False, lifespan="off",
                                      timeout_graceful_shutdown=5, server_header=False, limit_concurrency=128,
-                                     **extra)
+                                     h11_max_incomplete_event_size=MAX_REQUEST_HEAD, **extra)
         self.server = uvicorn.Server(self.config)
         self.thread: threading.Thread | None = None
 

@@ -14,7 +14,7 @@ from ...store.filters import quote
 #: for a tenant of 129 failures ingested today from last month's runs (probe p42 D3).
 PERIODS = (("", "all time"), ("30d", "last 30 days"), ("7d", "last 7 days"), ("24h", "last 24 hours"))
 DEFAULT_PERIOD = ""
-MAX_FILTER_CHARS = 100
+MAX_FILTER_CHARS = 100  # a run's env_version (model.Trajectory): no longer one was ever ingested
 
 
 @dataclass
@@ -28,11 +28,14 @@ class FailuresForm:
         period = params.get("period", DEFAULT_PERIOD)
         if period not in {p for p, _ in PERIODS}:
             period = DEFAULT_PERIOD
-        form = cls(period=period, env=(params.get("env") or "").strip()[:MAX_FILTER_CHARS])
-        try:
+        form = cls(period=period, env=(params.get("env") or "").strip())
+        try:  # refused, not cut: cut to its first 100 characters, it was answered "No failed runs for env <cut>"
+            if len(form.env) > MAX_FILTER_CHARS:
+                raise ValueError(form.env)
             quote(form.env, "env")
         except ValueError:
-            form.errors["env"] = f"Env version: at most {MAX_FILTER_CHARS} characters, no control characters"
+            form.errors["env"] = (f"Env version: at most {MAX_FILTER_CHARS} characters (got {len(form.env)}), "
+                                  "no control characters")
             form.env = ""
         return form
 

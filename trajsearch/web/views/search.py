@@ -16,6 +16,7 @@ from markupsafe import Markup
 from ...excerpt import excerpt, failure_error
 from ...model import Trajectory, filter_value, outcome_shown
 from ...results import Hit
+from ...runtime import task_query
 from ...search import TrajSearch, id_shaped
 from ...service.auth import Principal, narrow
 from ...store.filters import Filters, quote
@@ -43,15 +44,19 @@ class SearchForm:
     until_day: date | None = None
     k: int = 10
     errors: dict[str, str] = field(default_factory=dict)
+    #: the length of a paste over :data:`MAX_QUERY_CHARS`, searched by its head and tail (0: none was cut)
+    pasted_chars: int = 0
 
     @classmethod
     def parse(cls, params: Mapping[str, str]) -> SearchForm:
         form = cls()
         get = lambda name: (params.get(name) or "").strip()  # noqa: E731
-        form.q = (params.get("q") or "").strip()
-        if len(form.q) > MAX_QUERY_CHARS:
-            form.errors["q"] = f"at most {MAX_QUERY_CHARS} characters (got {len(form.q)})"
-            form.q = form.q[:MAX_QUERY_CHARS]
+        # a textarea's line breaks arrive as CRLF (the HTML form encoding): counted twice, a 15,000-character log
+        # of 600 lines was refused as too long, and the box then showed it with each break doubled
+        form.q = (params.get("q") or "").replace("\r\n", "\n").strip()
+        if len(form.q) > MAX_QUERY_CHARS:  # a whole CI log: its head and tail, as the CLI and the runtime take it
+            form.pasted_chars = len(form.q)
+            form.q = task_query(form.q)
         if any(0xD800 <= ord(ch) <= 0xDFFF for ch in form.q):
             form.errors["q"] = "not valid text"
             form.q = ""
@@ -381,6 +386,9 @@ def search(ts: TrajSearch, principal: Principal, form: SearchForm, facts: TraceF
     if not form.q or form.errors:
         return out
     out.searched = True
+    if form.pasted_chars:
+        out.notes.append(f"The text is {form.pasted_chars:,} characters, over the {MAX_QUERY_CHARS:,} a search takes: "
+                         "searched by its head and tail (an error is most often at its end).")
     tenant = principal.tenant
     text = form.q
     exclude: tuple[str, ...] = ()

@@ -1,0 +1,164 @@
+"""Probe 51 (WEB2): the web pages as a browser sends to them, and the CLI's remote backend.
+
+The pastes are real: the shell session of the bundled sample's ``deepseek_chat_dev.pvlib__pvlib-python-1606``
+(mini-swe-agent, deepseek-chat on SWE-bench dev, 62 steps, 642 lines of output; ``trajsearch/samples/README.md``
+names its source). The store is real Milvus Lite with the fast test embedder (``web_support.build_store``); the
+pages are served by the app over loopback, and by real uvicorn where the transport is what is tested.
+"""
+
+from __future__ import annotations
+
+import html
+import http.client
+import re
+import socket
+import time
+from urllib.parse import urlencode
+
+import pytest
+from starlette.testclient import TestClient
+
+from trajsearch.cli import SAMPLE
+from trajsearch.ingest.read import read_dump
+from trajsearch.web import WebConfig, WebServer, create_app
+from trajsearch.web.app import LOOPBACK_HOSTS
+from trajsearch.web.session import OneTimeTokens
+
+from web_support import build_store, csrf_of, make_keys
+
+LOG_RUN = "deepseek_chat_dev.pvlib__pvlib-python-1606"
+
+
+def _session_log() -> str:
+    """The real run's shell output, as an engineer copies it from a terminal (its lines joined by LF)."""
+    run = next(p.trajectory for p in read_dump(SAMPLE, tenant="demo")
+               if p.trajectory is not None and p.trajectory.trajectory_id == LOG_RUN)
+    return "\n".join(s.observation for s in run.steps if s.observation)
+
+
+def _text(page: str) -> str:
+    return " ".join(html.unescape(re.sub(r"<[^>]+>", " ", page)).split())
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory):
+    ts = build_store(tmp_path_factory.mktemp("probe51-web"))
+    yield ts
+    ts.close()
+
+
+@pytest.fixture(scope="module")
+def keys():
+    return make_keys()
+
+
+@pytest.fixture(scope="module")
+def demo(store, keys):
+    app = create_app(store, keys.ring, config=WebConfig(allowed_hosts=LOOPBACK_HOSTS), one_time=OneTimeTokens())
+    client = TestClient(app, base_url="http://127.0.0.1", follow_redirects=False)
+    page = client.get("/signin")
+    assert client.post("/signin", data={"key": keys.demo, "csrf": csrf_of(page.text), "next": "/"}).status_code == 303
+    return client
+
+
+# -- the search box ------------------------------------------------------------------------------
+
+
+def test_a_pasted_log_s_crlf_line_breaks_count_once(demo) -> None:
+    """Bug: a textarea's line breaks are sent as CRLF (the form encoding), and the 20,000-character limit counted
+    each twice: 19,900 characters of the real session's output (636 lines) were refused "at most 20000 characters
+    (got 20536)" with a 400, and nothing searched."""
+    log = _session_log()[-19_900:]
+    sent = log.replace("\n", "\r\n")
+    assert len(log) <= 20_000 < len(sent)
+    page = demo.get("/", params={"q": sent})
+    assert page.status_code == 200, _text(page.text)[:300]
+    assert "at most 20000" not in page.text and "characters, over the" not in page.text
+    assert "\r" not in html.unescape(re.search(r"<textarea[^>]*>(.*?)</textarea>", page.text, re.S).group(1))
+
+
+def test_a_paste_over_the_limit_is_searched_by_its_head_and_tail(demo) -> None:
+    """A whole log over the limit was refused with a 400, where ``trajsearch search`` and the agents' runtime search
+    its head and tail: the page now does the same, and says so."""
+    log = _session_log()
+    assert len(log) > 20_000
+    page = demo.get("/", params={"q": log.replace("\n", "\r\n")})
+    assert page.status_code == 200
+    said = _text(page.text)
+    assert f"The text is {len(log.strip()):,} characters, over the 20,000 a search takes" in said, said[:500]
+    assert 'class="result' in page.text
+
+
+# -- the failure-modes page ----------------------------------------------------------------------
+
+
+def test_the_failures_page_says_an_env_version_is_too_long(demo) -> None:
+    """Bug: an env version over 100 characters was cut to its first 100, silently, and the page said "No failed runs
+    for env <the cut text>" (200), a version the user never gave."""
+    env = "swe-dev-v1+" + "sha256-" + "0123456789abcdef" * 8
+    page = demo.get("/failures", params={"env": env})
+    said = _text(page.text)
+    assert page.status_code == 400, said[:300]
+    assert f"at most 100 characters (got {len(env)})" in said
+    assert env[:100] not in page.text
+
+
+# -- over a network: the request arrives in segments ---------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def site(store, keys):
+    tokens = OneTimeTokens()
+    app = create_app(store, keys.ring, config=WebConfig(allowed_hosts=LOOPBACK_HOSTS), one_time=tokens)
+    web = WebServer(app, "127.0.0.1:0").start()
+    host, port = web.address.rsplit(":", 1)
+    conn = http.client.HTTPConnection(host, int(port), timeout=30)
+    conn.request("GET", "/signin/once/" + tokens.issue(keys.ring.authenticate(keys.demo)))
+    reply = conn.getresponse()
+    reply.read()
+    assert reply.status == 303
+    cookie = reply.getheader("set-cookie").split(";", 1)[0]
+    conn.close()
+    yield web, cookie
+    web.stop()
+
+
+def _get_in_segments(web: WebServer, cookie: str, target: str, segment: int = 1448) -> bytes:
+    """GET ``target`` written as a network delivers it to the server: one TCP segment (a 1500-byte MTU's) at a time."""
+    host, port = web.address.rsplit(":", 1)
+    request = (f"GET {target} HTTP/1.1\r\nHost: {web.address}\r\nCookie: {cookie}\r\nUser-Agent: Mozilla/5.0\r\n"
+               "Connection: close\r\n\r\n").encode()
+    with socket.create_connection((host, int(port)), timeout=60) as sock:
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        try:
+            for at in range(0, len(request), segment):
+                sock.sendall(request[at:at + segment])
+                time.sleep(0.002)
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # refused mid-request: what it answered is read below
+        answer = b""
+        try:
+            while chunk := sock.recv(65536):
+                answer += chunk
+        except ConnectionResetError:
+            pass
+    return answer
+
+
+def test_a_long_paste_arriving_in_network_segments_is_searched(site) -> None:
+    """Bug: uvicorn (h11) refuses a request whose head is still incomplete past 16 KiB. Read whole over loopback a
+    search of ~100 KB passed, but a browser's request over a network arrives in segments: the last 14,000
+    characters of the real session's output (17.5 KB as a URL) were answered "400 Invalid HTTP request
+    received.", a plain-text line, no page."""
+    web, cookie = site
+    answer = _get_in_segments(web, cookie, "/?" + urlencode({"q": _session_log()[-14_000:].replace("\n", "\r\n")}))
+    head = answer.split(b"\r\n", 1)[0]
+    assert head == b"HTTP/1.1 200 OK", answer[:300]
+    assert b'class="result' in answer
+
+
+def test_the_longest_query_the_page_takes_in_any_script_arrives(site) -> None:
+    """A query at the page's limit written in a 3-byte script (a CJK error log: 9 bytes a character in a URL)."""
+    web, cookie = site
+    answer = _get_in_segments(web, cookie, "/?" + urlencode({"q": "找不到模块" * 4_000}), segment=16_384)
+    assert answer.split(b"\r\n", 1)[0] == b"HTTP/1.1 200 OK", answer[:300]
