@@ -195,7 +195,7 @@ def test_a_run_whose_trace_is_missing_says_so_instead_of_not_existing(tmp_path):
         assert results.status_code == 200 and f"/runs/{run_id}" in results.text
         for path in (f"/runs/{run_id}", f"/runs/{run_id}?format=json", f"/compare/{run_id}"):
             page = pages["reader"].get(path)
-            assert page.status_code == 404 and "The trace of this run is missing" in page.text, (path, page.text)
+            assert page.status_code == 404 and f"The trace of run {run_id} is missing" in page.text, (path, page.text)
             assert NOT_FOUND_TEXT not in page.text and str(tmp_path) not in page.text
         hidden = pages["elsewhere"].get(f"/runs/{run_id}")  # outside this key's pins: no word of a trace
         assert hidden.status_code == 404 and NOT_FOUND_TEXT in hidden.text and "trace" not in hidden.text.lower()

@@ -406,17 +406,24 @@ async def on_unavailable(request: Request, exc: Exception) -> Response:
 async def on_damaged(request: Request, exc: Exception) -> Response:
     log_event(log, logging.ERROR, "trace_damaged", request_id=request.scope.get("state", {}).get("request_id"),
               detail=str(exc)[:300])
-    return _web(request).error(request, 502, "The trace of this run is damaged",
+    return _web(request).error(request, 502, f"The trace of {_which_run(exc)} is damaged",
                                "The run is indexed but its stored trace cannot be read: re-ingest it.")
 
 
 async def on_missing(request: Request, exc: Exception) -> Response:
     log_event(log, logging.WARNING, "trace_missing", request_id=request.scope.get("state", {}).get("request_id"),
               trajectory_id=str(exc)[:200])
-    return _web(request).error(request, 404, "The trace of this run is missing",
+    return _web(request).error(request, 404, f"The trace of {_which_run(exc)} is missing",
                                "The run is indexed, but the trace store has no trace for it: it was deleted, or "
                                "these pages read another trace store than the run was ingested into (--traces). "
                                "Re-ingest the run, or serve the pages with the --traces it was ingested with.")
+
+
+def _which_run(exc: Exception) -> str:
+    """The run whose trace could not be read, as a page heading names it: the compare page reads two, and "the
+    trace of this run is missing" on ``/compare/A?with=B`` sent the reader to re-ingest A, whose trace was fine."""
+    trajectory_id = exc.trajectory_id if isinstance(exc, views.TraceDamaged) else str(exc)
+    return f"run {trajectory_id}" if trajectory_id else "this run"
 
 
 async def on_http(request: Request, exc: Exception) -> Response:

@@ -32,7 +32,12 @@ class TraceUnavailable(RuntimeError):
 
 
 class TraceDamaged(RuntimeError):
-    """This key's run has a trace, but its stored bytes are not a valid trace of it."""
+    """This key's run has a trace, but its stored bytes are not a valid trace of it (``str``: the store's words,
+    for the log; ``trajectory_id``: the run, for the page)."""
+
+    def __init__(self, detail: str, trajectory_id: str = "") -> None:
+        super().__init__(detail)
+        self.trajectory_id = trajectory_id
 
 
 class TraceMissing(RuntimeError):

@@ -86,7 +86,7 @@ def load_trace(ts: TrajSearch, principal: Principal, run: Hit, reads: TraceStore
     except TraceNotFoundError:
         raise TraceMissing(run.trajectory_id) from None
     except TraceCorruptError as exc:  # only ever read inside this tenant's own part of the store
-        raise TraceDamaged(str(exc)) from None
+        raise TraceDamaged(str(exc), run.trajectory_id) from None
     except TraceStoreError as exc:
         if isinstance(exc, ValueError):  # not a URI of this tenant
             raise NotFound(run.trajectory_id) from None
