@@ -29,13 +29,14 @@ class FailuresForm:
         if period not in {p for p, _ in PERIODS}:
             period = DEFAULT_PERIOD
         form = cls(period=period, env=(params.get("env") or "").strip())
-        try:  # refused, not cut: cut to its first 100 characters, it was answered "No failed runs for env <cut>"
-            if len(form.env) > MAX_FILTER_CHARS:
-                raise ValueError(form.env)
+        if len(form.env) > MAX_FILTER_CHARS:  # refused, not cut: cut, it was answered "No failed runs for env <cut>"
+            form.errors["env"] = f"Env version: at most {MAX_FILTER_CHARS} characters (got {len(form.env)})"
+            form.env = ""
+            return form
+        try:
             quote(form.env, "env")
         except ValueError:
-            form.errors["env"] = (f"Env version: at most {MAX_FILTER_CHARS} characters (got {len(form.env)}), "
-                                  "no control characters")
+            form.errors["env"] = f"Env version: at most {MAX_FILTER_CHARS} characters, no control characters"
             form.env = ""
         return form
 
