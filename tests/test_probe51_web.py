@@ -13,6 +13,7 @@ import http.client
 import re
 import socket
 import time
+from pathlib import Path
 from urllib.parse import urlencode
 
 import pytest
@@ -24,6 +25,7 @@ from trajsearch.web import WebConfig, WebServer, create_app
 from trajsearch.web.app import LOOPBACK_HOSTS
 from trajsearch.web.session import OneTimeTokens
 
+from cli_support import backend, run_cli  # noqa: F401 - the fixture
 from web_support import build_store, csrf_of, make_keys
 
 LOG_RUN = "deepseek_chat_dev.pvlib__pvlib-python-1606"
@@ -162,3 +164,48 @@ def test_the_longest_query_the_page_takes_in_any_script_arrives(site) -> None:
     web, cookie = site
     answer = _get_in_segments(web, cookie, "/?" + urlencode({"q": "找不到模块" * 4_000}), segment=16_384)
     assert answer.split(b"\r\n", 1)[0] == b"HTTP/1.1 200 OK", answer[:300]
+
+
+# -- the CLI over --server -----------------------------------------------------------------------
+
+#: A gemini-3-pro run of django__django-16255 (mini-swe-agent on SWE-bench Verified; its folder's SOURCE.md).
+UNEVALUATED = Path(__file__).parent / "fixtures" / "mini-swe-agent" / ".real" / "swebench-gemini-3-pro" / "trajs"
+UNEVALUATED_ID = "swebench-gemini-3-pro.django__django-16255"
+#: Runs of other django tasks by the same agent (its folder's SOURCE.md), as a tenant holds many.
+OTHERS = Path(__file__).parent / "fixtures" / "mini-swe-agent" / ".real" / "gemini-3-pro-similar"
+
+
+def test_over_a_server_an_id_mistyped_is_answered_with_the_id_meant(backend) -> None:  # noqa: F811
+    """Bug: over ``--server`` an id typed with a digit wrong was told "no trajectory '...16256'" by ``show`` and
+    ``similar --id``, and ``search`` of it "no run of this tenant has the id", with no "did you mean": the service
+    lists no ids, and only the embedded store named the run meant. The runs a word search of the id finds are
+    ranked the same way."""
+    assert run_cli("ingest", str(UNEVALUATED), "--quiet")[0] == 0
+    assert run_cli("ingest", str(OTHERS), "--quiet")[0] == 0
+    typo = UNEVALUATED_ID[:-1] + "6"
+    for command in (["show", typo], ["similar", "--id", typo]):
+        code, out, err = run_cli(*command)
+        said = " ".join(err.split())
+        assert code == 1 and f"no trajectory {typo!r}" in said and f"did you mean {UNEVALUATED_ID!r}" in said, \
+            (backend, command, err)
+    for typed in (typo, "django__django-16255"):
+        code, out, err = run_cli("search", typed, "-k", "1")
+        assert code == 0 and f"did you mean {UNEVALUATED_ID!r}" in " ".join(err.split()), (backend, typed, err)
+
+
+# -- a trace that is gone ------------------------------------------------------------------------
+
+
+def test_the_compare_page_names_the_run_whose_trace_is_gone(store, demo) -> None:
+    """Bug: comparing a run with a successful one whose trace was deleted answered "The trace of this run is
+    missing ... Re-ingest the run" on ``/compare/A?with=B``: the reader re-ingested A, whose trace was fine. The
+    heading names the run whose trace is gone."""
+    broken, gone = "tau-gpt-4o-airline-13-t0", "tau-gpt-4o-airline-13-t1"
+    [path] = [p for p in (Path(store.traces.root) / "demo").glob(f"{gone}-*.json.gz")]
+    path.unlink()
+    page = demo.get(f"/compare/{broken}", params={"with": gone})
+    said = _text(page.text)
+    assert page.status_code == 404 and f"The trace of run {gone} is missing" in said, said[:400]
+    assert f"The trace of run {broken}" not in said
+    page = demo.get(f"/runs/{gone}")
+    assert page.status_code == 404 and f"The trace of run {gone} is missing" in _text(page.text)

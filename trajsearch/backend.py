@@ -18,11 +18,14 @@ from .failures import FailureReport
 
 if TYPE_CHECKING:
     from .export import Export
-from .model import Outcome, Trajectory, outcome_shown
+from .model import Trajectory, outcomes_shown
 from .results import ContextResult, Hit, RunMatch, StepView
 from .store.filters import Filters
 
 DEFAULT_TENANT = "default"
+#: Runs a word search of a mistyped id reads over a server for the ids it most likely meant (the service's
+#: default ``max_k``).
+REMOTE_ID_RUNS = 100
 
 
 @dataclass
@@ -49,30 +52,32 @@ class Backend:
     def outcomes_shown(self, hits: Sequence[Hit]) -> dict[str, str]:
         """Each hit's run's outcome as a reader is told it, by run ("submitted, not evaluated" for a success no one
         evaluated): see :meth:`TrajSearch.outcomes_shown`. Over the service, whose hits carry no digest, from the
-        trace of each successful run (one read per run, however many of its hits were found); a run whose trace
-        cannot be read (gone, refused, unreadable on the server, the server unreachable) keeps its row's outcome:
-        one bad trace failed the whole search."""
+        trace of each successful run (:func:`~trajsearch.model.outcomes_shown`: a trace that cannot be read keeps
+        its row's outcome; a server that fails or goes away, the rest's too)."""
         if not self.remote:
             return self.api.outcomes_shown(hits, tenant=self.tenant)
-        from .service.client import ServiceError, Unavailable
+        from .service.client import ServiceError
 
-        shown = {h.trajectory_id: h.outcome for h in hits}
-        asked = {h.trajectory_id: h.trace_uri for h in hits if h.outcome == Outcome.success.value}
-        for run, trace_uri in asked.items():
-            try:
-                shown[run] = outcome_shown(self.api.get_trace(trace_uri, tenant=self.tenant))
-            except Unavailable:  # the server went away: the rows' outcomes stand, no wait on each of the rest
-                break
-            except (ServiceError, LookupError, ValueError, PermissionError):  # the row's outcome stands
-                pass
-        return shown
+        return outcomes_shown(hits, lambda uri: self.api.get_trace(uri, tenant=self.tenant), store_failed=ServiceError)
 
     def nearest_run_ids(self, text: str) -> list[str]:
         """The ids of the tenant's runs an id typed as ``text`` most likely meant (see
-        :meth:`TrajSearch.nearest_run_ids`); none over the service, which lists no ids."""
-        if self.remote:
+        :meth:`TrajSearch.nearest_run_ids`). The service lists no ids: over it, those among the runs a word search
+        of the id finds (its words are its runs' words: repository, instance, trial), ranked alike
+        (:func:`~trajsearch.search.nearest_ids`); ``show`` or ``similar --id`` of an id mistyped said only that no
+        run had it, where the embedded store named the run meant."""
+        if not self.remote:
+            return self.api.nearest_run_ids(text, Filters(tenant=self.tenant))
+        from .search import id_shaped, nearest_ids
+        from .service.client import ServiceError
+
+        if not id_shaped(text, min_chars=1):
             return []
-        return self.api.nearest_run_ids(text, Filters(tenant=self.tenant))
+        try:
+            found = self.search(text.strip(), levels=["task"], k=REMOTE_ID_RUNS, mode="lexical")
+        except (ServiceError, ValueError):  # a server bounding k lower, or failing: no suggestion, the error stands
+            return []
+        return nearest_ids(text, [h.trajectory_id for h in found])
 
     def id_family_held(self, text: str, found: Sequence[str]) -> bool:
         """Whether ``text`` reads as an id of the tenant's (see :meth:`TrajSearch.id_family_held`): over the service,

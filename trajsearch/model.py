@@ -13,7 +13,7 @@ import math
 import re
 from datetime import datetime, timezone
 from enum import Enum
-from typing import Any, Iterator
+from typing import Any, Callable, Iterable, Iterator, Mapping
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationInfo, field_validator, model_validator
 
@@ -124,6 +124,35 @@ def outcome_shown(run: Trajectory) -> str:
     if run.outcome is Outcome.success and run.metadata.get("outcome_basis") == UNEVALUATED:
         return SUBMITTED
     return run.outcome.value
+
+
+def outcomes_shown(hits: Iterable[Any], read_trace: Callable[[str], Trajectory], *,
+                   store_failed: type[Exception] | tuple[type[Exception], ...],
+                   known: Mapping[str, str] | None = None) -> dict[str, str]:
+    """Each hit's run's outcome as a reader is told it (:func:`outcome_shown`), by run id: ``known`` (a run's
+    outcome shown, read without its trace), else from its trace, by ``read_trace(trace_uri)``, for a successful
+    run only (the only outcome told otherwise), one read per run however many of its hits were found.
+
+    A trace that is gone, refused or damaged (``LookupError``, ``ValueError``, ``PermissionError``) leaves its row's
+    outcome: one bad trace failed a whole search. A read raising ``store_failed`` (the store failing, the server
+    gone or slow) leaves the rows' outcomes for the rest too, rather than each waiting for the same failure.
+    The one loop of the façade (:meth:`~trajsearch.search.TrajSearch.outcomes_shown`) and the CLI's remote backend.
+    """
+    hits = list(hits)
+    shown = {h.trajectory_id: h.outcome for h in hits}
+    known = known or {}
+    asked = {h.trajectory_id: h.trace_uri for h in hits if h.outcome == Outcome.success.value}
+    for run, trace_uri in asked.items():
+        if run in known:
+            shown[run] = known[run]
+            continue
+        try:
+            shown[run] = outcome_shown(read_trace(trace_uri))
+        except (LookupError, ValueError, PermissionError):  # this run's trace: the row's outcome stands
+            continue
+        except store_failed:  # the store or the server: the rows' outcomes stand, no wait on each of the rest
+            break
+    return shown
 
 
 class Failure(BaseModel):

@@ -24,7 +24,7 @@ from .excerpt import pasted_error_line
 from .failures.rows import row_own_lines, verdict_only
 from .fusion import FusionConfig, lifted, resolve_mode
 from .indexer import Indexer
-from .model import Outcome, Trajectory, outcome_shown, valid_id
+from .model import Outcome, Trajectory, outcomes_shown, valid_id
 from .results import Hit, IngestReport, RunMatch, StepView
 from .represent import WindowConfig, row_id
 from .store.filters import Filters, as_tuple, starts_with
@@ -636,19 +636,13 @@ class TrajSearch:
 
         From the successful runs' summary rows, in one lookup by key: their exemplar digest holds the outcome
         shown; a run's trace is read only where its row holds no digest (written before digests existed)."""
-        shown = {h.trajectory_id: h.outcome for h in hits}
-        asked = {h.trajectory_id: h.trace_uri for h in hits if h.outcome == Outcome.success.value}
-        rows = self.runs(list(asked), tenant=tenant, level="summary", vectors=False) if asked else {}
-        for run, trace_uri in asked.items():
-            digest = from_row_steps(rows[run].steps) if run in rows else None
-            if isinstance(digest, ExemplarDigest):
-                shown[run] = digest.outcome
-                continue
-            try:
-                shown[run] = outcome_shown(self.get_trace(trace_uri, tenant=tenant))
-            except (TraceStoreError, ValueError, KeyError):  # the trace is gone: the row's outcome is all there is
-                pass
-        return shown
+        hits = list(hits)
+        asked = [h.trajectory_id for h in hits if h.outcome == Outcome.success.value]
+        rows = self.runs(asked, tenant=tenant, level="summary", vectors=False) if asked else {}
+        digests = {run: from_row_steps(row.steps) for run, row in rows.items()}
+        known = {run: digest.outcome for run, digest in digests.items() if isinstance(digest, ExemplarDigest)}
+        return outcomes_shown(hits, lambda uri: self.get_trace(uri, tenant=tenant), store_failed=TraceStoreError,
+                              known=known)
 
     def nearest_run_ids(self, text: str, filters: Filters, *, n: int = 3) -> list[str]:
         """The ids of the runs inside ``filters`` that an id typed as ``text`` most likely meant, best first: those
@@ -665,13 +659,11 @@ class TrajSearch:
             return []
         siblings, family = text[:max(text.rfind(c) for c in ID_SEPARATORS) + 1], id_family(text)
         found = self._run_ids_like(filters, NEAR_ID_READS, [siblings], [text] if id_shaped(text) else [])
-        folded = text.casefold()
-        holding = sorted(i for i in found if folded in i.casefold())[:n]
-        near = sorted((edits, i) for i in found if (edits := id_edits(text, i)) <= NEAR_ID_EDITS)
-        if not near and family != siblings:  # a typo before its last separator: the family's ids
-            near = sorted((edits, i) for i in self._run_ids_like(filters, NEAR_ID_READS, [family])
-                          if (edits := id_edits(text, i)) <= NEAR_ID_EDITS)
-        return list(dict.fromkeys([*holding, *(i for _, i in near)]))[:n]
+        nearest = nearest_ids(text, found, n=n)
+        if family != siblings and not any(id_edits(text, i) <= NEAR_ID_EDITS for i in nearest):
+            # a typo before its last separator: the family's ids
+            nearest = nearest_ids(text, [*nearest, *self._run_ids_like(filters, NEAR_ID_READS, [family])], n=n)
+        return nearest
 
     def id_family_held(self, text: str, filters: Filters) -> bool:
         """Whether ``text`` reads as an id (:func:`id_shaped`) and some run inside ``filters`` has an id of its
@@ -855,6 +847,17 @@ def id_family(text: str) -> str:
     ``swebench-``, ``ls:``), or its first three characters when it has none."""
     cut = next((at for at, c in enumerate(text) if c in ID_SEPARATORS), None)
     return text[:cut + 1] if cut is not None else text[:3]
+
+
+def nearest_ids(text: str, ids: Iterable[str], *, n: int = 3) -> list[str]:
+    """Of the run ids ``ids``, the ``n`` an id typed as ``text`` most likely meant, best first: those holding it (a
+    SWE-bench instance id inside its runs' ids), then those at most :data:`NEAR_ID_EDITS` edits from it, fewest
+    first. The one ranking of :meth:`TrajSearch.nearest_run_ids` and of the CLI over a server (``backend``)."""
+    text = text.strip()
+    folded, ids = text.casefold(), list(dict.fromkeys(ids))
+    holding = sorted(i for i in ids if folded in i.casefold())[:n]
+    near = sorted((edits, i) for i in ids if (edits := id_edits(text, i)) <= NEAR_ID_EDITS)
+    return list(dict.fromkeys([*holding, *(i for _, i in near)]))[:n]
 
 
 def id_edits(typed: str, run_id: str) -> int:
