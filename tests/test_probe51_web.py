@@ -209,3 +209,30 @@ def test_the_compare_page_names_the_run_whose_trace_is_gone(store, demo) -> None
     assert f"The trace of run {broken}" not in said
     page = demo.get(f"/runs/{gone}")
     assert page.status_code == 404 and f"The trace of run {gone} is missing" in _text(page.text)
+
+
+# -- a key whose tenant holds no runs ------------------------------------------------------------
+
+
+def test_a_key_whose_tenant_holds_no_runs_is_told_so(store) -> None:
+    """Bug: ``trajsearch ui`` serves ``--tenant default`` unless told; over runs ingested with ``--tenant acme`` every
+    search said "No runs match inside these filters" and the failure-modes page "No failed runs", as if the runs had
+    been searched (``trajsearch search`` says the tenant "holds no runs"). The pages now say the key's tenant holds
+    none, and a tenant that does hold runs is still told "no runs match"."""
+    from service_support import key_ring
+
+    made, ring = key_ring(empty=dict(tenant="default", role="read"), demo=dict(tenant="demo", role="read"))
+    app = create_app(store, ring, config=WebConfig(allowed_hosts=LOOPBACK_HOSTS))
+    pages = {}
+    for name in ("empty", "demo"):
+        client = TestClient(app, base_url="http://127.0.0.1", follow_redirects=False)
+        form = client.get("/signin")
+        assert client.post("/signin", data={"key": made[name], "csrf": csrf_of(form.text), "next": "/"}).status_code == 303
+        pages[name] = client
+    said = "This key's tenant, 'default', holds no runs in this index: nothing was searched."
+    for path, params in (("/", {"q": "Error: flight HAT223 not available on date 2024-05-14"}), ("/failures", {})):
+        page = pages["empty"].get(path, params=params)
+        assert page.status_code == 200 and said in _text(page.text), _text(page.text)[-400:]
+        assert "No runs match" not in page.text and "No failed runs" not in page.text
+    page = pages["demo"].get("/", params={"q": "Error: flight HAT223", "env": "no-such-env"})
+    assert "No runs match inside these filters." in page.text and "holds no runs" not in page.text

@@ -303,8 +303,9 @@ def failures_page(request: Request) -> Response:
     session = web.require(request)
     form = views.FailuresForm.parse(dict(request.query_params))
     report = views.failures_view(web.ts, session.principal, form)
+    no_runs = views.no_runs_said(web.ts, session.principal) if not report.total and not form.errors else ""
     return web.render(request, "failures.html", status=400 if form.errors else 200, session=session, form=form,
-                      report=report, periods=views.PERIODS)
+                      report=report, periods=views.PERIODS, no_runs=no_runs)
 
 
 def signin_page(request: Request) -> Response:

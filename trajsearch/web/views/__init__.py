@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from ...service.auth import narrow
 from .common import (
-    K_CHOICES, LEVEL_CHOICES, NOT_FOUND_TEXT, NotFound, TraceDamaged, TraceMissing, TraceUnavailable, run_link,
+    K_CHOICES, LEVEL_CHOICES, NOT_FOUND_TEXT, NotFound, TraceDamaged, TraceMissing, TraceUnavailable, no_runs_said, run_link,
     visible_run, when,
 )
 from .compare import align, compare_view, first_divergence
@@ -23,6 +23,6 @@ from .search import PAGE_READ_SLOTS, SCORE_MEANINGS, Facets, SearchForm, TraceFa
 __all__ = [
     "K_CHOICES", "LEVEL_CHOICES", "NOT_FOUND_TEXT", "PAGE_READ_SLOTS", "PERIODS", "SCORE_MEANINGS", "Facets", "FailuresForm", "NotFound", "SearchForm",
     "TraceDamaged", "TraceFacts", "TraceMissing", "TraceUnavailable", "align", "compare_view", "failures_view", "first_divergence",
-    "load_trace", "narrow",
+    "load_trace", "narrow", "no_runs_said",
     "run_for_trace_uri", "run_link", "run_view", "search", "visible_run", "when",
 ]

@@ -72,6 +72,20 @@ def visible_run(ts: TrajSearch, principal: Principal, trajectory_id: str, level:
     return hit
 
 
+def no_runs_said(ts: TrajSearch, principal: Principal) -> str:
+    """What a page with nothing to show says when the key's tenant holds no run it may see, else "": a key of a
+    tenant misspelt or never ingested into (``trajsearch ui`` serves ``--tenant default`` unless told: runs ingested
+    with ``--tenant acme`` are not its) was answered "No runs match inside these filters" for every search and "No
+    failed runs", as if its runs had been searched (the CLI says so: ``search``'s "holds no runs")."""
+    held = ts.stats(tenant=principal.tenant, env_version=principal.env_versions,
+                    policy_version=principal.policy_versions)["trajectories"]
+    if held:
+        return ""
+    pinned = " of the versions this key is pinned to" if principal.env_versions or principal.policy_versions else ""
+    return (f"This key's tenant, {principal.tenant!r}, holds no runs{pinned} in this index: nothing was searched. "
+            "Runs are read by the tenant they were ingested for (ingest --tenant).")
+
+
 def run_link(trajectory_id: str, *, q: str = "", match: tuple[int, int] | None = None) -> str:
     from urllib.parse import quote as urlquote, urlencode
 

@@ -23,7 +23,7 @@ from ...store.filters import Filters, quote
 from ...service.trace_reads import DEADLINE, TraceReads, TraceStoreBusy
 from ...store.traces import TraceStore, TraceStoreError
 from ...vocab import MODES, OUTCOMES
-from .common import _clip, when, DEFAULT_LEVELS, K_CHOICES, LEVEL_CHOICES, MAX_QUERY_CHARS, NotFound, looks_like_id, looks_like_trace_uri, run_link, visible_run
+from .common import _clip, no_runs_said, when, DEFAULT_LEVELS, K_CHOICES, LEVEL_CHOICES, MAX_QUERY_CHARS, NotFound, looks_like_id, looks_like_trace_uri, run_link, visible_run
 from ..highlight import highlight, terms
 
 
@@ -364,6 +364,7 @@ class SearchOutcome:
     notes: list[str] = field(default_factory=list)
     ms: float = 0.0
     searched: bool = False
+    no_runs: str = ""  # said instead of "no runs match" when the key's tenant holds none (:func:`.no_runs_said`)
 
     @property
     def cosine(self) -> bool:
@@ -381,6 +382,13 @@ class SearchOutcome:
 
 def search(ts: TrajSearch, principal: Principal, form: SearchForm, facts: TraceFacts) -> SearchOutcome:
     """The search page: a pasted id means "runs like this one"; anything else is searched as text."""
+    out = _search(ts, principal, form, facts)
+    if out.searched and not out.results:
+        out.no_runs = no_runs_said(ts, principal)
+    return out
+
+
+def _search(ts: TrajSearch, principal: Principal, form: SearchForm, facts: TraceFacts) -> SearchOutcome:
     started = time.perf_counter()
     out = SearchOutcome(form=form)
     if not form.q or form.errors:
