@@ -236,3 +236,37 @@ def test_a_key_whose_tenant_holds_no_runs_is_told_so(store) -> None:
         assert "No runs match" not in page.text and "No failed runs" not in page.text
     page = pages["demo"].get("/", params={"q": "Error: flight HAT223", "env": "no-such-env"})
     assert "No runs match inside these filters." in page.text and "holds no runs" not in page.text
+
+
+def test_a_paste_too_long_for_a_web_address_is_said_in_the_browser(site, tmp_path) -> None:
+    """Bug: a paste whose search URL is past what the server buffers (here ~320,000 characters of the real session's
+    output repeated, a whole CI log) was dropped by uvicorn with a bare "400 Invalid HTTP request received.", a
+    plain-text line in place of the page. The page's script now says why beside the box and sends nothing."""
+    from trajsearch.web.headless import missing, start_chromium
+
+    if (why := missing()) is not None:
+        pytest.skip(f"no browser: {why}")
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    web, cookie = site
+    name, value = cookie.split("=", 1)
+    driver = start_chromium(tmp_path / "profile")
+    try:
+        driver.get(web.url + "/healthz")
+        driver.add_cookie({"name": name, "value": value, "path": "/"})
+        driver.get(web.url + "/")
+        WebDriverWait(driver, 60).until(lambda d: d.execute_script("return document.body.dataset.ready") == "1")
+        log = (_session_log() + "\n") * 15
+        driver.execute_script("document.getElementById('q').value = arguments[0];"
+                              "document.getElementById('q').form.requestSubmit();", log)
+        said = WebDriverWait(driver, 60).until(lambda d: d.find_element(By.ID, "q-too-long").is_displayed()
+                                               and d.find_element(By.ID, "q-too-long"))
+        assert f"This text is {len(log):,} characters: too long to send as a search" in said.text, said.text
+        assert driver.current_url == web.url + "/"  # nothing sent
+        short = _session_log()[-3_000:]  # a paste the server takes is still sent
+        driver.execute_script("document.getElementById('q').value = arguments[0];"
+                              "document.getElementById('q').form.requestSubmit();", short)
+        WebDriverWait(driver, 60).until(lambda d: "?q=" in d.current_url)
+    finally:
+        driver.quit()

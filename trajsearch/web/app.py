@@ -43,6 +43,7 @@ from ..service.auth import KeyRing, Principal
 from ..service.observe import LOOPBACK_HOSTS, host_name, log_event, misdirected
 from ..vocab import MODES, OUTCOMES
 from . import views
+from .views.common import MAX_QUERY_BYTES, MAX_QUERY_CHARS
 from .session import (CSRF_COOKIE, SESSION_COOKIE, OneTimeTokens, Session, SessionStore, cookie_name, new_token,
                       same_token)
 
@@ -160,7 +161,8 @@ class Web:
         self.env.globals.update(run_link=views.run_link, compare_link=compare_link, outcomes=OUTCOMES,
                                 modes=MODES, level_choices=views.LEVEL_CHOICES, k_choices=views.K_CHOICES,
                                 score_meanings=views.SCORE_MEANINGS,
-                                when=views.when, outcome_shown=outcome_shown)
+                                when=views.when, outcome_shown=outcome_shown,
+                                max_query_chars=MAX_QUERY_CHARS, max_query_bytes=MAX_QUERY_BYTES)
         self.env.filters["num"] = lambda x, digits=3: "—" if x is None else f"{x:.{digits}f}"
 
     # -- sessions --------------------------------------------------------------------------------

@@ -16,7 +16,7 @@ from typing import Any
 
 import uvicorn
 
-from .views.common import MAX_QUERY_CHARS
+from .views.common import MAX_QUERY_BYTES
 
 log = logging.getLogger("trajsearch.web")
 
@@ -25,8 +25,9 @@ log = logging.getLogger("trajsearch.web")
 #: where the head arrives in ~1.4 KB segments, a search of 14,000 characters of a pasted log (17.5 KB as a URL)
 #: was refused with uvicorn's bare "Invalid HTTP request received." (on loopback, read whole, it passed: the
 #: bound seemed ~100 KB). Room for a query of the page's whole limit in any script (12 bytes a character
-#: percent-encoded at worst) and the headers; a longer paste is cut to its head and tail by the page.
-MAX_REQUEST_HEAD = MAX_QUERY_CHARS * 12 + 64 * 1024
+#: percent-encoded at worst) and the headers; a longer paste is cut to its head and tail by the page, and one
+#: longer than this as a URL is stopped by the page's script with a word of why (uvicorn's answer is a bare 400).
+MAX_REQUEST_HEAD = MAX_QUERY_BYTES + 64 * 1024
 
 
 def split_address(address: str) -> tuple[str, int]:

@@ -45,6 +45,24 @@
         }
       });
     }
+    // A paste too long to send as a web address: the server can only drop such a request (a bare "400 Invalid
+    // HTTP request"), so it is said here. A shorter one over the limit is searched by its head and tail.
+    var search = q && q.form;
+    var most = search ? Number(search.getAttribute("data-max-query-bytes")) : 0;
+    if (most) {
+      search.addEventListener("submit", function (event) {
+        var size = new URLSearchParams(new FormData(search)).toString().length;
+        if (size <= most) return;
+        event.preventDefault();
+        var said = document.getElementById("q-too-long");
+        said.textContent = "This text is " + q.value.length.toLocaleString("en") + " characters: too long to send " +
+          "as a search. Paste its last part (an error is most often at its end); up to " +
+          Number(search.getAttribute("data-max-query-chars")).toLocaleString("en") + " characters are searched whole.";
+        said.hidden = false;
+        q.setAttribute("aria-invalid", "true");
+        q.focus();
+      });
+    }
     document.body.setAttribute("data-ready", "1");
   });
 })();
