@@ -270,3 +270,16 @@ def test_a_paste_too_long_for_a_web_address_is_said_in_the_browser(site, tmp_pat
         WebDriverWait(driver, 60).until(lambda d: "?q=" in d.current_url)
     finally:
         driver.quit()
+
+
+def test_show_of_a_run_whose_trace_is_gone_says_so_over_a_server_too(backend, tmp_path) -> None:  # noqa: F811
+    """Bug: over ``--server``, ``show`` of an indexed run whose trace was deleted said "NOT_FOUND: trace_uri: no such
+    trace" (the gRPC status and field), where the embedded store says the run is indexed but its trace is gone."""
+    assert run_cli("ingest", str(UNEVALUATED), "--quiet")[0] == 0
+    traces = tmp_path / ("srv-traces" if backend == "server" else "home/traces")
+    [path] = [p for p in traces.rglob(f"{UNEVALUATED_ID}-*.json.gz")]
+    path.unlink()
+    code, out, err = run_cli("show", UNEVALUATED_ID)
+    said = " ".join(err.split())
+    assert code == 1 and "the run is indexed but its trace is not in the" in said, (backend, err)
+    assert "NOT_FOUND" not in said and "trace_uri:" not in said, err

@@ -96,7 +96,17 @@ class Backend:
         run = self.run(trajectory_id)
         if run is None:
             return None
-        return run, self.api.get_trace(run.trace_uri, tenant=self.tenant)
+        if not self.remote:  # a trace missing is said by ``cli.connect``, naming the store's --traces
+            return run, self.api.get_trace(run.trace_uri, tenant=self.tenant)
+        from .service.client import NotFound
+
+        try:
+            return run, self.api.get_trace(run.trace_uri, tenant=self.tenant)
+        except NotFound as exc:  # said "NOT_FOUND: trace_uri: no such trace", of a run the server had just found
+            raise LookupError(
+                f"the run is indexed but its trace is not in the server's trace store (moved or deleted? the server "
+                f"reads the traces of its --traces; a re-ingest of its dump writes it again)"
+                + (f" (request id {exc.request_id})" if exc.request_id else "")) from None
 
     def delete(self, trajectory_ids: Sequence[str], done: Callable[[list[str]], None] | None = None) -> list[str]:
         """Remove these runs, their traces and rows; the ids removed (the rest were not there), told to ``done`` as
