@@ -659,11 +659,10 @@ class TrajSearch:
             return []
         siblings, family = text[:max(text.rfind(c) for c in ID_SEPARATORS) + 1], id_family(text)
         found = self._run_ids_like(filters, NEAR_ID_READS, [siblings], [text] if id_shaped(text) else [])
-        nearest = nearest_ids(text, found, n=n)
-        if family != siblings and not any(id_edits(text, i) <= NEAR_ID_EDITS for i in nearest):
+        if family != siblings and not any(id_edits(text, i) <= NEAR_ID_EDITS for i in found):
             # a typo before its last separator: the family's ids
-            nearest = nearest_ids(text, [*nearest, *self._run_ids_like(filters, NEAR_ID_READS, [family])], n=n)
-        return nearest
+            found = [*found, *self._run_ids_like(filters, NEAR_ID_READS, [family])]
+        return nearest_ids(text, found, n=n)
 
     def id_family_held(self, text: str, filters: Filters) -> bool:
         """Whether ``text`` reads as an id (:func:`id_shaped`) and some run inside ``filters`` has an id of its
