@@ -30,7 +30,7 @@ TAU = FIXTURES / "tau-bench" / "gpt-4o-airline-mini.json"  # 2 real tau-bench ru
 TAU_RUNS = len(json.loads(TAU.read_text()))
 OPENHANDS = FIXTURES / "openhands" / ".real" / "multi_swe_bench" / "output.jsonl"  # a real run_infer output line
 SWE_TRAJ = FIXTURES / "swe-agent" / "default__gpt-4o" / "astropy__astropy-12907.traj"  # a real SWE-agent run
-READS = "trajsearch reads JSON, JSON lines and their gzip"
+READS = "trajsearch reads JSON, JSON lines and their gzip or zstd"
 
 
 def _tar(target: Path, members: dict[str, Path], mode: str = "w") -> Path:
@@ -50,7 +50,7 @@ def _reasons(paths: list[Path]) -> dict[str, str]:
 def test_a_tar_archive_is_refused_whole_naming_what_it_is(tmp_path: Path) -> None:
     """Probe G, D2: a tar was read as the JSON lines after its 512-byte header. ``tar cf`` of two OpenHands run
     folders lost the run glued to each member's header ("malformed JSON") and stored the rest; ``tar czf`` of a
-    tau-bench results file gave one "malformed JSON" per line of it. Either is refused whole, as zip and zstd are,
+    tau-bench results file gave one "malformed JSON" per line of it. Either is refused whole, as zip is,
     told by the ``ustar`` header (gunzipped first), whatever the file is named."""
     oh = _tar(tmp_path / "oh.tar", {"run1/output.jsonl": OPENHANDS, "run2/output.jsonl": OPENHANDS})
     tau = _tar(tmp_path / "results.tar.gz", {"results.json": TAU}, "w:gz")
@@ -63,7 +63,7 @@ def test_a_tar_archive_is_refused_whole_naming_what_it_is(tmp_path: Path) -> Non
 
 
 def test_bzip2_xz_and_gzip_inside_gzip_are_named(tmp_path: Path) -> None:
-    """Probe G, D6: these were "binary, not text (not UTF-8)", where zstd is named. A gzip of a gzip is what a
+    """Probe G, D6: these were "binary, not text (not UTF-8)", where zip is named. A gzip of a gzip is what a
     download saved with its ``Content-Encoding: gzip`` left on gives."""
     data = TAU.read_bytes()
     files = {"airline.json.bz2": bz2.compress(data), "airline.json.xz": lzma.compress(data),

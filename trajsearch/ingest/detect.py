@@ -11,7 +11,6 @@ the content says nothing (a bare message list in ``*.traj.json``).
 from __future__ import annotations
 
 import codecs
-import gzip
 import json
 import re
 import sqlite3
@@ -29,13 +28,17 @@ from .sources import (
     PEEK_BYTES,
     TOO_DEEP,
     Source,
+    compression,
+    decompressed,
     first_line_is_json,
     is_jsonl,
     json_items,
     open_dump,
     parse,
     peek,
+    plain_name,
     spans_envelope,
+    stream_fault,
     whole_document,
 )
 
@@ -141,7 +144,7 @@ def _by_suffix(name: str) -> str | None:
                  if any(name.endswith(s) for s in getattr(mod, "SUFFIXES", ()))), None)
 
 
-_READS = "trajsearch reads JSON, JSON lines and their gzip"
+_READS = "trajsearch reads JSON, JSON lines and their gzip or zstd"
 #: What a file of no format is told beside the formats: an agent of a user's own (its chat messages saved with
 #: ``json.dump``) is in none of them, and "--format NAME" alone left that user no way in (probe 50, NC).
 _OWN_RUNS = ("runs of an agent of your own: write each as one JSON object per line, as the JSON Schema that "
@@ -150,11 +153,12 @@ _OWN_RUNS = ("runs of an agent of your own: write each as one JSON object per li
 _TABLE = ("export it as JSON instead: Phoenix, get_spans_dataframe().to_json(orient='records'); Langfuse, the "
           "export's JSON or JSONL choice; LangSmith (whose bulk export writes Parquet), client.list_runs(...) written "
           "one run.json() per line, or pandas.read_parquet(f).to_json(orient='records', lines=True)")
-_UNREADABLE_MAGIC = {b"\x28\xb5\x2f\xfd": "zstd-compressed (decompress it first: zstd -d)",
-                     b"PAR1": f"a Parquet file: {_TABLE}", b"PK\x03\x04": "a zip archive (unpack it first)",
+_UNREADABLE_MAGIC = {b"PAR1": f"a Parquet file: {_TABLE}", b"PK\x03\x04": "a zip archive (unpack it first)",
                      b"\xfd7zXZ\x00": "xz-compressed (decompress it first: xz -d)",
                      **{b"BZh%d" % size: "bzip2-compressed (decompress it first: bunzip2)" for size in range(1, 10)}}
-_GZIP_MAGIC = b"\x1f\x8b"
+#: How a tar archive under each compression read is unpacked.
+_UNTAR = {"gzip": "a gzipped tar archive (unpack it first: tar xzf)",
+          "zstd": "a zstd-compressed tar archive (unpack it first: tar --zstd -xf)"}
 _SQLITE_MAGIC = b"SQLite format 3\x00"
 #: A tar header block: 512 bytes, POSIX ustar's (and GNU tar's) ``magic`` field at offset 257.
 _TAR_BLOCK = 512
@@ -176,17 +180,17 @@ def _is_tar_header(block: bytes) -> bool:
 
 
 def _magic_kind(head: bytes) -> str | None:
-    """What a file whose first bytes (gunzipped already, if it was gzip) are ``head`` is, when it is an archive
-    or a compression trajsearch does not read."""
+    """What a file whose first bytes (decompressed already, if it was gzip or zstd) are ``head`` is, when it is an
+    archive or a compression trajsearch does not read."""
     if _is_tar_header(head):
         return "a tar archive (unpack it first: tar xf)"
     return next((what for magic, what in _UNREADABLE_MAGIC.items() if head.startswith(magic)), None)
 
 
-def _gunzipped_head(path: Path) -> bytes:
-    """The first bytes a gzip holds (what of them a cut gzip gives: its fault is told elsewhere)."""
+def _decompressed_head(path: Path) -> bytes:
+    """The first bytes a gzip or zstd file holds (what of them a cut one gives: its fault is told elsewhere)."""
     try:
-        with gzip.open(path, "rb") as f:
+        with open(path, "rb") as raw, decompressed(raw) as f:
             return f.read(_TAR_BLOCK)
     except GZIP_ERRORS:
         return b""
@@ -228,22 +232,23 @@ def _ag2_log_kind(head: str) -> str | None:
 
 def _container_kind(path: Path) -> str | None:
     """What a file is when its bytes say it is an archive or a compression trajsearch does not read (tar, zip,
-    zstd, bzip2, xz, Parquet; an SQLite database: AG2's runtime log, Google ADK's session store, or another),
-    gzipped or not: asked before its format, since the text of a tar's members (a
+    bzip2, xz, Parquet; an SQLite database: AG2's runtime log, Google ADK's session store, or another),
+    gzipped or zstd-compressed or not: asked before its format, since the text of a tar's members (a
     results.json after the 512-byte header) would otherwise pass for a dump, each member boundary costing runs."""
     try:
         with open(path, "rb") as f:
             head = f.read(_TAR_BLOCK)
     except OSError:
         return None
-    if head.startswith(_GZIP_MAGIC):
-        inner = _gunzipped_head(path)
-        if inner.startswith(_GZIP_MAGIC):  # a download saved with its Content-Encoding: gzip left on
-            return "gzip inside gzip (gunzip it once)"
+    if (outer := compression(head)) is not None:
+        inner = _decompressed_head(path)
+        if (twice := compression(inner)) is not None:  # a download saved with its Content-Encoding: gzip left on
+            return "gzip inside gzip (gunzip it once)" if outer == twice == "gzip" else \
+                f"{twice} inside {outer} (decompress it once)"
         if _is_tar_header(inner):
-            return "a gzipped tar archive (unpack it first: tar xzf)"
+            return _UNTAR[outer]
         kind = _magic_kind(inner)
-        return f"{kind}, inside gzip" if kind is not None else None
+        return f"{kind}, inside {outer}" if kind is not None else None
     kind = _magic_kind(head)
     if kind is None and head.startswith(_SQLITE_MAGIC):
         kind = _sqlite_kind(path)
@@ -258,8 +263,8 @@ def _table_kind(path: Path) -> str | None:
 
 
 def _broken_kind(path: Path) -> str | None:
-    """Why a file holds no text to detect a format in: empty, a gzip that does not decompress, or binary
-    bytes. Asked only once detection failed, so reading a broken gzip to its end costs nothing on good input."""
+    """Why a file holds no text to detect a format in: empty, a gzip or zstd file that does not decompress, or binary
+    bytes. Asked only once detection failed, so reading a broken one to its end costs nothing on good input."""
     if not path.exists():  # listed, then removed (a harness's clean-up, rsync --delete): no fault of its bytes
         return GONE
     if _size(path) == 0:
@@ -268,14 +273,14 @@ def _broken_kind(path: Path) -> str | None:
     try:
         with open_dump(path) as f:
             head = f.read(8192)
-            while f.read(1 << 20):  # a gzip's corruption shows only where it is
+            while f.read(1 << 20):  # a compressed file's corruption shows only where it is
                 pass
     except GZIP_ERRORS as exc:
-        return f"truncated or corrupt gzip: {exc}"
+        return f"{stream_fault(exc)}: {exc}"
     if not head.strip():
         with open(path, "rb") as raw:
-            gzipped = raw.read(2) == b"\x1f\x8b"
-        kind = "whitespace only" if head else "a gzip of nothing" if gzipped else "a byte-order mark only"
+            packed = compression(raw.read(4))
+        kind = "whitespace only" if head else f"a {packed} of nothing" if packed else "a byte-order mark only"
         return f"empty file ({kind}): no run to read"
     text = codecs.getincrementaldecoder("utf-8")()
     try:
@@ -412,7 +417,7 @@ def detect_format(path: str | Path) -> str:
     if record is not None and (what := side_file(record)):  # before the formats: it may look like one of them
         raise SideFile(f"{p}: no run in this file: {what}")
     fmt = format_of(record) if record is not None else None
-    fmt = fmt or _by_signature(head[:PEEK_BYTES]) or _by_suffix(p.name.removesuffix(".gz"))
+    fmt = fmt or _by_signature(head[:PEEK_BYTES]) or _by_suffix(plain_name(p.name))
     if fmt is not None and (what := _side_document(fmt, p, head)):
         raise SideFile(f"{p}: no run in this file: {what}")
     if what := side_path(p, fmt):

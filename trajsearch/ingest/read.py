@@ -420,7 +420,7 @@ _ARCHIVES = {".tar": "tar", ".tar.gz": "tar", ".tgz": "tar", ".tar.bz2": "tar", 
 #: Binary protobuf files, as OTLP exports name them (``harbor traces export --encoding pb``, ``*.binpb``).
 _PROTOBUF = (".pb", ".binpb")
 PROTOBUF = "binary protobuf"
-_COMPRESSIONS = {".bz2": "bzip2", ".xz": "xz", ".zst": "zstd", ".zstd": "zstd", ".lz4": "lz4"}
+_COMPRESSIONS = {".bz2": "bzip2", ".xz": "xz", ".lz4": "lz4"}  # (gzip and zstd are read: see sources)
 
 
 def _packed_kind(name: str) -> str | None:
@@ -437,8 +437,9 @@ def _packed_kind(name: str) -> str | None:
 
 
 def _dump_named(name: str) -> bool:
-    """Whether a file's name is a dump's (``.jsonl``, ``.json``, ``.traj``, ... or one gzipped), not a sidecar's."""
-    name = name.removesuffix(".gz")
+    """Whether a file's name is a dump's (``.jsonl``, ``.json``, ``.traj``, ... or one compressed: ``.gz``, ``.zst``),
+    not a sidecar's."""
+    name = sources.plain_name(name)
     return name.endswith(DUMP_SUFFIXES) and name not in SIDECAR_NAMES
 
 
@@ -452,6 +453,7 @@ def _dump_files(root: Path, *, tell_hidden: bool = False, fmt: str | None = None
     hidden: dict[str, set[tuple[int, int] | str]] = {}  # per hidden folder, the files left out (by identity)
     not_files: list[str] = []  # named as dumps, but a dangling link, a FIFO, a socket: nothing to read
     packed: list[str] = []  # archives and compressed dumps: read by no reader
+    twins: list[str] = []  # compressed copies of a dump beside them (see sources.compressed_twin)
     walked, stores = _adapter_paths("SESSION_FOLDERS", fmt), _adapter_paths("SESSION_STORES", fmt)
     stored: list[Path] = []  # session stores found: handed in only where the walk found no dump (see below)
 
@@ -474,6 +476,9 @@ def _dump_files(root: Path, *, tell_hidden: bool = False, fmt: str | None = None
             if not p.is_dir():
                 not_files.append(_shown(p.relative_to(root)))
             return False
+        if sources.compressed_twin(p):
+            twins.append(_shown(p.relative_to(root)))
+            return False
         return True
 
     denied: list[tuple[Path, str]] = []
@@ -495,6 +500,9 @@ def _dump_files(root: Path, *, tell_hidden: bool = False, fmt: str | None = None
     elif stored and tell_hidden:  # beside dumps (eval results, sessions already exported): a note, not a rejection
         log.warning("%d session database(s) not read: %s (ingest one alone for the command that writes its sessions "
                     "as JSON lines)", len(stored), ", ".join(_shown(p.relative_to(root)) for p in sorted(stored)[:5]))
+    if tell_hidden and twins:
+        log.info("passed over %d compressed cop%s of the file beside it, which is read: %s", len(twins),
+                 "y" if len(twins) == 1 else "ies", ", ".join(twins[:5]) + (" …" if len(twins) > 5 else ""))
     if tell_hidden and tree.looped:
         log.warning("%d link(s) to a folder that holds them not followed (a loop): %s", len(tree.looped),
                     ", ".join(tree.looped[:5]) + (" …" if len(tree.looped) > 5 else ""))

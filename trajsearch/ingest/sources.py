@@ -1,17 +1,20 @@
-"""Dump files as streams of JSON values: gzip, JSONL, arrays, big OTLP objects, concatenated JSON.
+"""Dump files as streams of JSON values: gzip, zstd, JSONL, arrays, big OTLP objects, concatenated JSON.
 
 This module knows bytes and JSON, not formats: it yields ``(position,
 value, error, cursor)`` per record and never stops at a bad one.
 
-- ``.gz`` files (recognised by their magic bytes) are decompressed on the
-  fly; a truncated stream yields the records before the break, then one error.
+- gzip and Zstandard files (recognised by their magic bytes, whatever their
+  name: ``.gz``, ``.zst``; Codex CLI rewrites a rollout idle for a week as
+  ``rollout-*.jsonl.zst``) are decompressed on the fly (:func:`_text_bytes`,
+  the one place that chooses); a truncated or corrupt stream yields the
+  records before the break, then one error.
 - UTF-16 files (told by their byte-order mark: what Windows PowerShell's ``>``
   writes) are decoded on the fly to UTF-8, so every reader below sees UTF-8 (a
   damaged code unit as a bad UTF-8 byte: it costs its line, as in UTF-8); a
   UTF-8 byte-order mark is passed over before a streamed JSON value.
 - JSONL is parsed line by line (a line over ``MAX_LINE_BYTES`` is skipped with
   an error); a resumed read seeks straight to the byte offset after the last
-  committed line (for ``.gz`` the stream is decompressed up to it).
+  committed line (a compressed stream is decompressed up to it).
 - JSON arrays, and OTLP files holding big ``resourceSpans`` / ``resourceLogs``
   lists (or Tempo's ``batches``), are read item by item with ``ijson`` (memory
   bound: one item), through every request of the file.
@@ -31,10 +34,12 @@ import itertools
 import json
 import re
 import zlib
+from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any, Callable, Iterator
 
 import ijson
+import zstandard
 
 from ..model import json_depth as depth
 
@@ -44,8 +49,16 @@ MAX_LINE_BYTES = 64 * 1024 * 1024
 #: exhaust the recursion of every JSON consumer downstream (parsers, pydantic, encoders).
 MAX_DEPTH = 200
 PEEK_BYTES = 64 * 1024
-#: What reading a file's text may raise: a broken gzip (damaged UTF-16 reads on: see ``_damaged_utf16``).
+#: What reading a file's text may raise: a broken gzip or zstd stream (:class:`ZstdFault` is an OSError; damaged
+#: UTF-16 reads on: see ``_damaged_utf16``).
 GZIP_ERRORS = (EOFError, OSError, zlib.error)
+#: The first bytes of each compression read (a gzip member's, a Zstandard frame's, RFC 8878), by its name.
+MAGIC = {"gzip": b"\x1f\x8b", "zstd": b"\x28\xb5\x2f\xfd"}
+#: The names those files go by (``x.jsonl.gz``; ``x.jsonl.zst``, as ``zstd`` and Codex CLI name them): a dump's name
+#: is its name without one (see :func:`plain_name`).
+COMPRESSED_SUFFIXES = (".gz", ".zst", ".zstd")
+#: How much of a Zstandard file is decoded at a time (its text, some times more, is held at once).
+_ZSTD_CHUNK = 1 << 15
 _UTF16_BOMS = (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)
 
 #: What a file listed by the ingest but removed before it was read gives (a harness's clean-up, ``rsync --delete``):
@@ -57,8 +70,78 @@ Record = tuple[str, Any, str | None, tuple[int, int] | None]
 OnBytes = Callable[[int], None] | None
 
 
+def compression(head: bytes) -> str | None:
+    """The compression a file whose first bytes are ``head`` is in (``gzip``, ``zstd``), else None."""
+    return next((name for name, magic in MAGIC.items() if head.startswith(magic)), None)
+
+
+def plain_name(name: str) -> str:
+    """A file's name without the suffix of a compression read (:data:`COMPRESSED_SUFFIXES`): what says which dump it
+    is (``x.traj.json.zst``: a ``.traj.json``)."""
+    return next((name.removesuffix(suffix) for suffix in COMPRESSED_SUFFIXES if name.endswith(suffix)), name)
+
+
+def compressed_twin(path: Path) -> bool:
+    """Whether ``path`` is a compressed copy of a file beside it (``x.jsonl.zst`` beside ``x.jsonl``), which is read
+    instead: Codex CLI compresses a rollout idle for a week (``x.jsonl.zst``, the plain file removed) and, to append
+    to it, writes it out plain again before it removes the ``.zst``, so both lie there a while (or for good, in a
+    copy taken then); the plain one is as new or newer. Both read, the older counts as a second file of the run."""
+    plain = plain_name(path.name)
+    return plain != path.name and path.with_name(plain).is_file()
+
+
+def stream_fault(exc: BaseException) -> str:
+    """What a broken compressed file's error says it is: "truncated or corrupt zstd" (or gzip)."""
+    return f"truncated or corrupt {'zstd' if isinstance(exc, ZstdFault) else 'gzip'}"
+
+
+class ZstdFault(OSError):
+    """A Zstandard file whose text cannot all be had: corrupt, or cut inside a frame. An OSError, as a broken gzip's
+    faults are, so that every reader catching :data:`GZIP_ERRORS` keeps the records before it."""
+
+
+class _Unzstd(io.RawIOBase):
+    """The text of a Zstandard file, decoded as it is read, a chunk of the file at a time: frame after frame (a file
+    may hold several, one after another, as ``cat a.zst b.zst`` writes; Codex writes one). Not ``zstandard``'s
+    ``stream_reader``, which ends without a word where a file is cut inside a frame (a rollout cut by a copy read
+    as a shorter run, or as no run when its one block was cut): here the text before the cut is given, then
+    :class:`ZstdFault` raised, as a cut gzip raises ``EOFError``. Not seekable: a resumed JSON lines read reads up to
+    its cursor. Closing it leaves ``raw`` open."""
+
+    def __init__(self, raw: IO[bytes]) -> None:
+        super().__init__()
+        self._raw = raw
+        self._decompressor = zstandard.ZstdDecompressor()
+        self._frame = self._decompressor.decompressobj()
+        self._in_frame = False  # some of the current frame was read: the file must not end before the rest
+        self._input = b""  # read from the file after a frame's end: the next frame's start
+        self._pending = memoryview(b"")
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        while not self._pending:
+            data, self._input = self._input or self._raw.read(_ZSTD_CHUNK), b""
+            if not data:
+                if self._in_frame:
+                    raise ZstdFault("the file ends inside a zstd frame (cut short)")
+                return 0
+            try:
+                self._pending = memoryview(self._frame.decompress(data))
+            except zstandard.ZstdError as exc:
+                raise ZstdFault(str(exc)) from None
+            self._in_frame = True
+            if self._frame.eof:  # what the file holds after the frame is the next one's
+                self._input, self._in_frame = self._frame.unused_data, False
+                self._frame = self._decompressor.decompressobj()
+        size = min(len(buffer), len(self._pending))
+        buffer[:size], self._pending = self._pending[:size], self._pending[size:]
+        return size
+
+
 class Source:
-    """A dump file opened for reading (gunzipped and decoded if needed: see :func:`_text_bytes`), reporting raw
+    """A dump file opened for reading (decompressed and decoded if needed: see :func:`_text_bytes`), reporting raw
     bytes consumed. Opening it reads the text's first bytes, so it raises :data:`GZIP_ERRORS` as reading does (a
     gzip cut inside its first block): readers open it where they catch those."""
 
@@ -89,7 +172,7 @@ class Source:
         self.stream = _text_bytes(self.raw)
 
     def _close_stream(self) -> None:
-        """Close what reads the raw file (a gzip reader, a decoder), not the file."""
+        """Close what reads the raw file (a decompressor, a decoder), not the file."""
         if self.stream is not self.raw:
             self.stream.close()
 
@@ -165,13 +248,23 @@ class _Utf8FromUtf16(io.RawIOBase):
 
 
 def _text_bytes(raw: IO[bytes]) -> IO[bytes]:
-    """The text of an open file as UTF-8 bytes: gunzipped when it starts with the gzip magic, decoded when it is
-    UTF-16. Closing what it returns leaves ``raw`` open."""
-    magic = raw.read(2)
+    """The text of an open file as UTF-8 bytes: decompressed when its first bytes are a compression's
+    (:func:`decompressed`), decoded when it is UTF-16. Closing what it returns leaves ``raw`` open."""
+    stream = decompressed(raw)
+    return _as_utf8(stream, owns=stream is not raw)
+
+
+def decompressed(raw: IO[bytes]) -> IO[bytes]:
+    """The bytes an open file holds: read through gzip or Zstandard when its first bytes say it is compressed (not
+    its name), else ``raw`` itself. The one place a dump's decompressor is chosen. Closing what it returns leaves
+    ``raw`` open."""
+    kind = compression(raw.read(4))
     raw.seek(0)
-    if magic == b"\x1f\x8b":
-        return _as_utf8(gzip.GzipFile(fileobj=raw, mode="rb"), owns=True)
-    return _as_utf8(raw, owns=False)
+    if kind == "gzip":
+        return gzip.GzipFile(fileobj=raw, mode="rb")
+    if kind == "zstd":
+        return io.BufferedReader(_Unzstd(raw), _ZSTD_CHUNK)  # peek, read1, readline, as gzip's
+    return raw
 
 
 def _as_utf8(stream: Any, owns: bool) -> IO[bytes]:
@@ -219,20 +312,16 @@ def json_items(src: Source, prefix: str, every_value: bool = False) -> Iterator[
     yield from itertools.islice(items, given, None)
 
 
-def open_dump(path: Path) -> IO[bytes]:
-    """The file's text as UTF-8 bytes: gunzipped when it starts with the gzip magic, decoded when it is UTF-16."""
-    with open(path, "rb") as raw:
-        magic = raw.read(2)
-    stream = gzip.open(path, "rb") if magic == b"\x1f\x8b" else open(path, "rb")
-    try:
-        return _as_utf8(stream, owns=True)
-    except BaseException:  # a gzip cut inside its first block: raised, the file not left open
-        stream.close()
-        raise
+@contextmanager
+def open_dump(path: Path) -> Iterator[IO[bytes]]:
+    """The file's text as UTF-8 bytes, read as a :class:`Source` reads it (decompressed, decoded when UTF-16); the
+    file closed after. Opening it raises what reading does (a gzip cut inside its first block)."""
+    with Source(path) as src:
+        yield src.stream
 
 
 def peek(path: Path) -> str:
-    """Up to PEEK_BYTES of decoded text (whatever is readable of a broken .gz)."""
+    """Up to PEEK_BYTES of decoded text (whatever is readable of a broken .gz or .zst)."""
     chunks: list[bytes] = []
     size = 0
     try:
@@ -317,7 +406,7 @@ def read_text(path: Path, on_bytes: OnBytes = None) -> tuple[str | None, str | N
     except UnicodeDecodeError as exc:
         return None, f"not UTF-8 text: {exc.reason} at byte {exc.start}"
     except GZIP_ERRORS as exc:
-        return None, f"truncated or corrupt gzip stream: {exc}"
+        return None, f"{stream_fault(exc)} stream: {exc}"
 
 
 def loaded_values(path: Path, on_bytes: OnBytes = None) -> Iterator[Record]:
@@ -398,7 +487,7 @@ def streamed_lists(path: Path, lists: dict[str, Callable[[Any], Any] | None],
     except FileNotFoundError:  # only opening it can raise this: an open file removed is still read
         yield "file", None, GONE, None
     except GZIP_ERRORS as exc:
-        yield f"record {number + 1}", None, f"truncated or corrupt gzip stream after record {number}: {exc}", None
+        yield f"record {number + 1}", None, f"{stream_fault(exc)} stream after record {number}: {exc}", None
     except UnicodeDecodeError as exc:
         yield f"record {number + 1}", None, f"not UTF-8 text: {exc.reason}", None
     except Exception as exc:  # ijson.JSONError and its incomplete-input variant
@@ -431,7 +520,7 @@ def lines(path: Path, cursor: tuple[int, int] | None = None, on_bytes: OnBytes =
     except FileNotFoundError:  # only opening it can raise this: an open file removed is still read
         yield "file", None, GONE, None
     except GZIP_ERRORS as exc:
-        yield f"line {number + 1}", None, f"truncated or corrupt gzip stream after line {number}: {exc}", None
+        yield f"line {number + 1}", None, f"{stream_fault(exc)} stream after line {number}: {exc}", None
 
 
 def _skip_to(stream: IO[bytes], offset: int) -> None:

@@ -17,7 +17,7 @@ from typing import Any, Callable, Iterator, Mapping
 from trajsearch.model import MAX_STEP_FIELD_CHARS, MAX_TASK_CHARS, Outcome, Trajectory, argument_chars, json_strings
 from trajsearch.represent import FILE_TIME, TIME_BASIS
 
-from ..sources import STREAMS_PREFIX
+from ..sources import STREAMS_PREFIX, plain_name
 
 DEFAULT_TENANT = "default"
 #: A fractional reward at or above this marks a run a success (operators may set it per ingest).
@@ -805,10 +805,10 @@ def run_directory(source: Path, instance_id: str) -> str:
 
 
 def file_stem(source: Path, suffixes: tuple[str, ...]) -> str:
-    """The file's name without ``.gz`` and then each of its format's ``suffixes`` in turn (each cut once
-    if the name ends with it): ``x.traj.json.gz`` gives ``x`` for ``(".json", ".traj")``. Run ids are
-    built from it, so it must not change for a given file."""
-    name = source.name.removesuffix(".gz")
+    """The file's name without its compression's suffix (``.gz``, ``.zst``) and then each of its format's
+    ``suffixes`` in turn (each cut once if the name ends with it): ``x.traj.json.gz`` gives ``x`` for
+    ``(".json", ".traj")``. Run ids are built from it, so it must not change for a given file."""
+    name = plain_name(source.name)
     for suffix in suffixes:
         name = name.removesuffix(suffix)
     return name
