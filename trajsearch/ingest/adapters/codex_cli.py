@@ -906,6 +906,8 @@ def _event_errors(events: list[dict[str, Any]]) -> dict[str, str]:
 # ``forked_from_id``: that run stands apart).
 
 #: A rollout's file name (codex-rs ``RolloutFileName``): its thread id, and the rollout id after ``_`` a revert adds.
+#: Asked of the name without a compression's suffix: Codex (``rollout/src/compression.rs``, 0.137+, with its
+#: ``local_thread_store_compression`` on) rewrites a rollout idle for a week as ``rollout-*.jsonl.zst``.
 _ROLLOUT_NAME = re.compile(r"^rollout-\d{4}-\d\d-\d\dT\d\d-\d\d-\d\d-(" + _UUID.pattern[1:-1] + r")(?:_("
                            + _UUID.pattern[1:-1] + r"))?\.jsonl$", re.I)
 #: How many earlier rollouts a thread's history is followed through (each revert adds one).
@@ -921,16 +923,18 @@ class _Rollouts(NamedTuple):
 
 
 def _name_ids(name: str) -> tuple[str, str] | None:
-    """(thread id, rollout id) from a rollout's file name, else None."""
-    found = _ROLLOUT_NAME.match(name)
+    """(thread id, rollout id) from a rollout's file name (compressed or not), else None."""
+    found = _ROLLOUT_NAME.match(sources.plain_name(name))
     return (found.group(1).lower(), (found.group(2) or found.group(1)).lower()) if found else None
 
 
 def _indexed(files: Iterator[Path]) -> _Rollouts:
+    """The rollouts among ``files``; of one both plain and compressed, the plain file (see ``sources.compressed_twin``:
+    as Codex's ``RolloutFile`` takes it)."""
     by_rollout: dict[str, Path] = {}
     reverted: dict[str, list[Path]] = {}
     for file in files:
-        if (ids := _name_ids(file.name)) is not None:
+        if (ids := _name_ids(file.name)) is not None and not sources.compressed_twin(file):
             by_rollout[ids[1]] = file
             if ids[0] != ids[1]:
                 reverted.setdefault(ids[0], []).append(file)
@@ -940,7 +944,7 @@ def _indexed(files: Iterator[Path]) -> _Rollouts:
 @lru_cache(maxsize=16)
 def _rollouts_in(folder: Path, levels: int, stamp: tuple[int, ...]) -> _Rollouts:
     """The rollouts ``levels`` folders below ``folder`` (0: in it), as they were at ``stamp`` (see ``_stamp``)."""
-    return _indexed(folder.glob("*/" * levels + "rollout-*.jsonl"))
+    return _indexed(folder.glob("*/" * levels + "rollout-*.jsonl*"))
 
 
 def _stamp(folder: Path, levels: int) -> tuple[int, ...]:
