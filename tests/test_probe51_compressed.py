@@ -1,0 +1,195 @@
+"""Codex's compressed rollouts (probe ZS, round 51). Codex CLI 0.137+ (``codex-rs/rollout/src/compression.rs``, with
+``local_thread_store_compression`` on) rewrites every rollout idle for seven days as ``rollout-*.jsonl.zst``, and
+writes one out plain again (then removes the ``.zst``) to append to it. ``trajsearch ingest ~/.codex/sessions``
+passed over every such file as "compressed file(s) trajsearch does not read": all of a user's sessions older than a
+week were lost. zstd is now read wherever gzip is, told by its magic bytes.
+
+The fixtures (``codex-cli/.real/probe-zs/``) are a rollout compressed by Codex 0.171.0's own worker and the same
+rollout after Codex materialized it to append a turn; their origin is in that folder's ``SOURCE.md``. The files of
+several frames are built here as the zstd format chains them (a frame compressed at Codex's level 3, another
+appended), from the real rollout of ``codex-cli/``."""
+
+from __future__ import annotations
+
+import logging
+import shutil
+from pathlib import Path
+
+import pytest
+import zstandard
+
+from trajsearch.ingest import sources
+from trajsearch.ingest.detect import SideFile
+from trajsearch.ingest.read import detect_format, read_dump
+
+from cli_support import backend, run_cli  # noqa: F401 - the fixture
+
+FIXTURES = Path(__file__).parent / "fixtures"
+PROBE = FIXTURES / "codex-cli" / ".real" / "probe-zs"
+NAME = "rollout-2026-12-05T15-14-03-01a246c4-f73a-7321-87da-101aa0aa661b.jsonl"
+#: Compressed by Codex's worker (one frame): the first turn, whose shell call fails.
+COMPRESSED = PROBE / "compressed" / f"{NAME}.zst"
+#: The same rollout materialized by Codex to append a second turn.
+MATERIALIZED = PROBE / "materialized" / NAME
+THREAD = "codex.01a246c4-f73a-7321-87da-101aa0aa661b"
+#: A real rollout of codex 0.58 (55 lines), compressed here in two frames.
+ROLLOUT = FIXTURES / "codex-cli" / "rollout-2025-11-17T15-30-28-019a93b9-f380-7600-98ff-940e6b99603c.jsonl"
+REVERT = FIXTURES / "codex-cli" / ".real" / "probe-c46-revert"
+REVERT_BASE = "rollout-2026-12-04T23-59-42-01a2437f-dcde-73a3-b299-e7a643aa2e2a.jsonl"
+REVERT_AFTER = ("rollout-2026-12-04T23-59-43-01a2437f-dcde-73a3-b299-e7a643aa2e2a_"
+                "01a2437f-e0a4-77c3-bea3-f5b9d18ce63c.jsonl")
+
+
+def frames(text: bytes, cut: int) -> bytes:
+    """``text`` as two zstd frames one after another (up to line ``cut``, then the rest), at Codex's level 3."""
+    lines = text.splitlines(keepends=True)
+    level3 = zstandard.ZstdCompressor(level=3)
+    return level3.compress(b"".join(lines[:cut])) + level3.compress(b"".join(lines[cut:]))
+
+
+def day_folder(root: Path, name: str) -> Path:
+    """Codex's ``sessions/YYYY/MM/DD`` folder for a rollout's name, made under ``root``."""
+    date = name.removeprefix("rollout-")[:10].split("-")
+    folder = root.joinpath("sessions", *date)
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+def same_run(a, b) -> bool:
+    """Whether two reads of a run read the same run (its file's name and time aside)."""
+    fields = ("trajectory_id", "task", "outcome", "failure", "model_id")
+    return [getattr(a, f) for f in fields] == [getattr(b, f) for f in fields] \
+        and a.metadata.get("user_prompts") == b.metadata.get("user_prompts") \
+        and [s.model_dump() for s in a.steps] == [s.model_dump() for s in b.steps]
+
+
+def test_a_rollout_codex_compressed_is_ingested_from_its_sessions_tree(backend, tmp_path: Path) -> None:
+    """The defect as a user met it: ``trajsearch ingest ~/.codex/sessions`` said "passed over 1 archive(s) /
+    compressed file(s) trajsearch does not read: …jsonl.zst (zstd)" and ingested nothing of that session. It is read,
+    as the same run as the plain rollout, in ``sessions/`` and in ``archived_sessions/`` (the worker's first
+    folder), whichever the backend."""
+    home = tmp_path / "user" / ".codex"
+    shutil.copy(COMPRESSED, day_folder(home, NAME))
+    (home / "archived_sessions").mkdir()
+    revert = REVERT / REVERT_BASE
+    (home / "archived_sessions" / f"{REVERT_BASE}.zst").write_bytes(zstandard.ZstdCompressor(level=3).compress(
+        revert.read_bytes()))
+    code, out, err = run_cli("ingest", str(tmp_path / "user"))
+    assert code == 0, err
+    assert "does not read" not in err and "read 2: ingested 2 runs" in out + err
+    code, out, err = run_cli("show", THREAD)
+    assert code == 0, err
+    assert "task: SHELL list the missing directory" in out and "ls /nonexistent-dir" in out
+
+    plain = tmp_path / "plain" / NAME
+    plain.parent.mkdir()
+    plain.write_bytes(zstandard.ZstdDecompressor().decompress(COMPRESSED.read_bytes()))
+    [from_zst] = [p.trajectory for p in read_dump(day_folder(home, NAME), tenant="acme")]
+    [from_plain] = [p.trajectory for p in read_dump(plain, tenant="acme")]
+    assert from_zst.trajectory_id == THREAD and same_run(from_zst, from_plain)
+
+
+def test_a_rollout_of_several_zstd_frames_reads_every_record(tmp_path: Path) -> None:
+    """A zstd file may hold several frames one after another (a frame appended to a compressed file, ``cat a.zst
+    b.zst``): every line of every frame is read, the run the same as the plain rollout's; a resumed read (an
+    ingest's checkpoint) goes on after its cursor."""
+    text = ROLLOUT.read_bytes()
+    zst = day_folder(tmp_path, ROLLOUT.name) / f"{ROLLOUT.name}.zst"
+    zst.write_bytes(frames(text, 20))
+    assert zst.read_bytes().count(sources.MAGIC["zstd"]) >= 2
+    read = list(sources.lines(zst))
+    assert [r[2] for r in read] == [None] * 55
+    assert [r[1] for r in read] == [r[1] for r in sources.lines(ROLLOUT)]
+    assert detect_format(zst) == "codex-cli"
+    [from_zst] = [p.trajectory for p in read_dump(tmp_path / "sessions", tenant="acme")]
+    [from_plain] = [p.trajectory for p in read_dump(ROLLOUT, tenant="acme")]
+    assert same_run(from_zst, from_plain)
+    resumed = list(sources.lines(zst, read[29][3]))
+    assert [r[1] for r in resumed] == [r[1] for r in read[30:]]
+
+
+def test_a_rollout_both_plain_and_compressed_is_read_once_from_the_plain_file(backend, tmp_path: Path,
+                                                                            caplog) -> None:
+    """While Codex materializes a compressed rollout to append to it, both ``X.jsonl`` and ``X.jsonl.zst`` lie in
+    the day folder (and in any copy taken then). The plain file, the newer, is the run (with the turn appended);
+    the ``.zst`` is not read as a second file of it, nor named as a file to unpack to read its runs (which would
+    then be read twice), only noted as the copy of the file read."""
+    day = day_folder(tmp_path, NAME)
+    shutil.copy(COMPRESSED, day)
+    shutil.copy(MATERIALIZED, day)
+    caplog.set_level(logging.INFO, logger="trajsearch")
+    [run] = [p.trajectory for p in read_dump(tmp_path / "sessions", tenant="acme")]
+    assert run.trajectory_id == THREAD and run.metadata["user_prompts"] == ["REFUSE something else"]
+    notes = [r.getMessage() for r in caplog.records]
+    assert not [n for n in notes if "does not read" in n]
+    assert [n for n in notes if n.startswith("passed over 1 compressed copy of the file beside it, which is read: ")
+            and n.endswith(f"{NAME}.zst")]
+    code, out, err = run_cli("ingest", str(tmp_path / "sessions"))
+    assert code == 0, err
+    assert "read 1: ingested 1 runs" in out + err and "does not read" not in err
+
+
+def test_a_truncated_zstd_rollout_keeps_the_lines_before_the_cut_and_says_so(tmp_path: Path) -> None:
+    """A ``.zst`` cut short (a copy interrupted, a disk full) ended without a word in zstandard's stream reader: the
+    lines after the cut were lost in silence, or the whole file read as empty. The lines of the frames before the
+    cut are read, then one error naming zstd, as a cut gzip's; a file of one frame cut (what Codex writes) holds no
+    whole block, and says so rather than "empty"."""
+    data = frames(ROLLOUT.read_bytes(), 20)
+    cut = tmp_path / f"{ROLLOUT.name}.zst"
+    cut.write_bytes(data[:-40])
+    read = list(sources.lines(cut))
+    assert [r[2] for r in read[:-1]] == [None] * 20
+    assert read[-1][2].startswith("truncated or corrupt zstd stream after line 20: ")
+
+    one_frame = tmp_path / f"{NAME}.zst"
+    one_frame.write_bytes(COMPRESSED.read_bytes()[:-100])
+    with pytest.raises(ValueError, match=r"truncated or corrupt zstd: the file ends inside a zstd frame"):
+        detect_format(one_frame)
+    [(position, _, error, _)] = list(sources.lines(one_frame))
+    assert position == "line 1" and error.startswith("truncated or corrupt zstd stream after line 0")
+
+
+def test_a_revert_goes_on_from_a_compressed_rollout_of_its_thread(tmp_path: Path) -> None:
+    """A thread reverted (``thread/revert``) goes on in a rollout of its own, whose history is the earlier rollout
+    found beside it by its name. A week later Codex compresses the earlier one (or both): the lookup by
+    ``rollout-*.jsonl`` found nothing, and the thread's run lost its first turn (or the earlier rollout, the later
+    one unseen, was read as a run of its own)."""
+    zstd3 = zstandard.ZstdCompressor(level=3)
+    for compressed in (REVERT_BASE, REVERT_AFTER):
+        root = tmp_path / compressed[:30]
+        for name in (REVERT_BASE, REVERT_AFTER):
+            target = day_folder(root, name) / (f"{name}.zst" if name == compressed else name)
+            target.write_bytes(zstd3.compress((REVERT / name).read_bytes()) if name == compressed
+                               else (REVERT / name).read_bytes())
+        [run] = [p.trajectory for p in read_dump(root / "sessions", tenant="acme")]
+        assert run.trajectory_id == "codex.01a2437f-dcde-73a3-b299-e7a643aa2e2a"
+        assert run.metadata["reverted_prompts"] == ["TURN2: replace one.txt by two.txt"]
+        base = next(day_folder(root, REVERT_BASE).glob("rollout-*"))
+        with pytest.raises(SideFile, match=r"before a revert"):
+            detect_format(base)
+
+
+def test_other_formats_read_zstd_under_the_same_run_ids(tmp_path: Path) -> None:
+    """The rule is zstd's, not Codex's: a mini-swe-agent run saved as ``.traj.json.zst`` (``zstd -r`` over an
+    output folder) is read, its run id built from its name without ``.zst`` as from a ``.gz``'s without ``.gz``;
+    what zstd holds is told by its bytes (a zstd-compressed tar is named as one, with how to unpack it)."""
+    instance = "marshmallow-code__marshmallow-1343"
+    source = FIXTURES / "mini-swe-agent" / "deepseek_chat_dev" / instance / f"{instance}.traj.json"
+    folder = tmp_path / "deepseek_chat_dev" / instance
+    folder.mkdir(parents=True)
+    (folder / f"{source.name}.zst").write_bytes(zstandard.ZstdCompressor(level=19).compress(source.read_bytes()))
+    [from_zst] = [p.trajectory for p in read_dump(tmp_path / "deepseek_chat_dev", tenant="acme")]
+    [from_plain] = [p.trajectory for p in read_dump(source, tenant="acme")]
+    assert from_zst.trajectory_id == from_plain.trajectory_id == "deepseek_chat_dev.marshmallow-code__marshmallow-1343"
+    assert same_run(from_zst, from_plain)
+
+    import io
+    import tarfile
+
+    packed = io.BytesIO()
+    with tarfile.open(fileobj=packed, mode="w") as tar:
+        tar.add(source, arcname=source.name)
+    archive = tmp_path / "runs.jsonl.zst"  # named as a dump: its bytes say otherwise
+    archive.write_bytes(zstandard.ZstdCompressor().compress(packed.getvalue()))
+    with pytest.raises(ValueError, match=r"a zstd-compressed tar archive \(unpack it first: tar --zstd -xf\)"):
+        detect_format(archive)
