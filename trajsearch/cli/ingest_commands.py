@@ -41,7 +41,7 @@ SHOWN_REJECTIONS = 10
 
 
 def ingest(
-    paths: List[Path] = typer.Argument(..., help="Dump files or directories (.jsonl, .json, .traj, .traj.json, OTLP JSON; .gz ok), a pipe or FIFO, or - for standard input."),
+    paths: List[Path] = typer.Argument(..., help="Dump files or directories (.jsonl, .json, .traj, .traj.json, OTLP JSON; .gz or .zst ok), a pipe or FIFO, or - for standard input."),
     stream_name: List[str] = typer.Option([], "--stream-name", help="The file name a streamed input (-, <(...), a FIFO) stands for, e.g. 2026-12-04-airline.json or run1/django__django-11099.traj: formats detect and take run ids from it (repeatable: one per stream, in order)."),
     fmt: Optional[str] = typer.Option(None, "--format", "-f", help="Force a format instead of detecting it per file (see `trajsearch formats`)."),
     tenant: Tenant = None,
@@ -755,7 +755,7 @@ def _no_dump_file_line(paths: List[Path]) -> None:
     record of their format" was said of it, sending the operator looking for a format fault in files not there."""
     from ..ingest.read import DUMP_SUFFIXES
 
-    err.print(f"[yellow]no run in the input[/yellow]: no dump file ({', '.join(DUMP_SUFFIXES)}, or one gzipped) in "
+    err.print(f"[yellow]no run in the input[/yellow]: no dump file ({', '.join(DUMP_SUFFIXES)}, or one .gz, .zst) in "
               + escape(", ".join(map(str, paths))) + " (an empty folder, or a share not mounted?)",
               highlight=False, soft_wrap=True)
 
