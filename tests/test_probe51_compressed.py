@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 import shutil
+import struct
 from pathlib import Path
 
 import pytest
@@ -92,7 +93,7 @@ def test_a_rollout_codex_compressed_is_ingested_from_its_sessions_tree(backend, 
 def test_a_rollout_of_several_zstd_frames_reads_every_record(tmp_path: Path) -> None:
     """A zstd file may hold several frames one after another (a frame appended to a compressed file, ``cat a.zst
     b.zst``): every line of every frame is read, the run the same as the plain rollout's; a resumed read (an
-    ingest's checkpoint) goes on after its cursor."""
+    ingest's checkpoint) goes on after its cursor. ``pzstd`` opens its files with a skippable frame: read too."""
     text = ROLLOUT.read_bytes()
     zst = day_folder(tmp_path, ROLLOUT.name) / f"{ROLLOUT.name}.zst"
     zst.write_bytes(frames(text, 20))
@@ -106,6 +107,11 @@ def test_a_rollout_of_several_zstd_frames_reads_every_record(tmp_path: Path) -> 
     assert same_run(from_zst, from_plain)
     resumed = list(sources.lines(zst, read[29][3]))
     assert [r[1] for r in resumed] == [r[1] for r in read[30:]]
+
+    frame = zstandard.ZstdCompressor(level=3).compress(text)  # pzstd's layout: each frame after a skippable one
+    pzstd = tmp_path / f"{ROLLOUT.name}.zst"  # (magic 0x184D2A50, 4 bytes: the frame's size) that says its size
+    pzstd.write_bytes(struct.pack("<III", 0x184D2A50, 4, len(frame)) + frame)
+    assert detect_format(pzstd) == "codex-cli" and [r[1] for r in sources.lines(pzstd)] == [r[1] for r in read]
 
 
 def test_a_rollout_both_plain_and_compressed_is_read_once_from_the_plain_file(backend, tmp_path: Path,

@@ -71,7 +71,10 @@ OnBytes = Callable[[int], None] | None
 
 
 def compression(head: bytes) -> str | None:
-    """The compression a file whose first bytes are ``head`` is in (``gzip``, ``zstd``), else None."""
+    """The compression a file whose first bytes are ``head`` is in (``gzip``, ``zstd``), else None. A zstd file may
+    open with a skippable frame (magic ``0x184D2A5?``: what ``pzstd`` writes first), which decoding passes over."""
+    if head[1:4] == b"\x2a\x4d\x18" and head[:1] and head[0] & 0xF0 == 0x50:
+        return "zstd"
     return next((name for name, magic in MAGIC.items() if head.startswith(magic)), None)
 
 
