@@ -199,3 +199,20 @@ def test_other_formats_read_zstd_under_the_same_run_ids(tmp_path: Path) -> None:
     archive.write_bytes(zstandard.ZstdCompressor().compress(packed.getvalue()))
     with pytest.raises(ValueError, match=r"a zstd-compressed tar archive \(unpack it first: tar --zstd -xf\)"):
         detect_format(archive)
+
+
+def test_an_openhands_run_set_kept_zstd_compressed_reads_as_the_plain_one(tmp_path: Path) -> None:
+    """Where a gzipped run set was read as the plain one (``output.critic_attempt_<N>.jsonl.gz`` beside
+    ``output.jsonl.gz``), a ``zstd -r`` one was not seen as one: its files found by names ending ``.jsonl`` or
+    ``.jsonl.gz`` only, every attempt had the run id and none was handed in."""
+    from test_probe47_benchmarks import _iterative_run_set
+
+    plain, packed = tmp_path / "plain", tmp_path / "packed"
+    _iterative_run_set(plain)
+    packed.mkdir()
+    for file in plain.iterdir():
+        (packed / f"{file.name}.zst").write_bytes(zstandard.ZstdCompressor(level=3).compress(file.read_bytes()))
+    runs = {folder: sorted((sources.plain_name(Path(r.source).name), r.trajectory.trajectory_id,
+                            r.trajectory.outcome, r.trajectory.metadata["handed_in"]) for r in read_dump(folder))
+            for folder in (plain, packed)}
+    assert runs[packed] == runs[plain]

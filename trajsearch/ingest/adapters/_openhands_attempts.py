@@ -35,7 +35,10 @@ from trajsearch.model import Failure, Outcome
 
 from .. import sources
 
-ATTEMPT_FILE = re.compile(r"(?P<stem>.+)\.critic_attempt_(?P<n>\d+)\.jsonl(?:\.gz)?")
+#: The ends of a run set's files' names: ``.jsonl``, or compressed (``gzip -r``, ``zstd -r``: ``.jsonl.gz``, ...).
+_JSONL = tuple(f".jsonl{suffix}" for suffix in ("", *sources.COMPRESSED_SUFFIXES))
+ATTEMPT_FILE = re.compile(r"(?P<stem>.+)\.critic_attempt_(?P<n>\d+)(?:"
+                          + "|".join(map(re.escape, _JSONL)) + ")")
 #: What a line keeps of the harness's verdict on it: the key ``update_output_with_eval.py`` writes, and the
 #: ``test_result`` OpenHands' own evaluator (``eval_infer.py``) fills.
 _VERDICT_KEYS = ("report", "test_result")
@@ -63,7 +66,7 @@ class Attempt:
 
 
 def output_lines(path: Path) -> dict[str, tuple[Line, ...]]:
-    """``{instance_id: its lines}`` of an evaluation output or attempt file (gzipped or not), read once per version;
+    """``{instance_id: its lines}`` of an evaluation output or attempt file (compressed or not), read once per version;
     {} for a file that cannot be read."""
     try:
         return _lines(path, path.stat().st_mtime_ns)
@@ -81,8 +84,8 @@ def attempt_of(line: dict[str, Any], source: Path) -> Attempt | None:
         chosen = _chosen(source.parent, stem, instance, _fingerprint(line)) if stem else None
         return Attempt(chosen, True, {}, chosen) if chosen is not None else None
     number, stem = int(found.group("n")), found.group("stem")
-    kept = next((lines for name in (f"{stem}.jsonl", f"{stem}.jsonl.gz")
-                 if (lines := output_lines(source.with_name(name)).get(instance))), None)
+    kept = next((lines for suffix in _JSONL
+                 if (lines := output_lines(source.with_name(stem + suffix)).get(instance))), None)
     if kept is None:  # no aggregate, or it leaves the instance out: not aggregated yet (or never: none had a patch)
         return Attempt(number, True if number == 1 and _alone(source, stem) else None, {})
     mine = _fingerprint(line)
@@ -101,7 +104,7 @@ def read_with(path: Path) -> tuple[Path, ...]:
         return ()
     stem = found.group("stem")
     others = tuple(p for _, p in _attempt_files(path.parent, stem, _version(path.parent)) if p != path)
-    return (path.with_name(f"{stem}.jsonl"), path.with_name(f"{stem}.jsonl.gz"), *others)
+    return (*(path.with_name(stem + suffix) for suffix in _JSONL), *others)
 
 
 def _alone(source: Path, stem: str) -> bool:
@@ -110,7 +113,7 @@ def _alone(source: Path, stem: str) -> bool:
     first attempt is the one handed in (a retry would have written ``<stem>.critic_attempt_2.jsonl``). An instance
     report then judges it, as it did before attempts were told apart (review R2B, D1)."""
     others = (p for p in source.parent.glob(f"{glob.escape(stem)}.*") if p != source)
-    return not any(p.name in (f"{stem}.jsonl", f"{stem}.jsonl.gz") or ATTEMPT_FILE.fullmatch(p.name) for p in others)
+    return not any(p.name in [stem + suffix for suffix in _JSONL] or ATTEMPT_FILE.fullmatch(p.name) for p in others)
 
 
 def judged(line: dict[str, Any], attempt: Attempt | None) -> dict[str, Any]:
@@ -146,11 +149,9 @@ def metadata(attempt: Attempt | None) -> dict[str, Any]:
 
 
 def _aggregate_stem(name: str) -> str | None:
-    """The stem of a possible aggregate's name (``output`` of ``output.jsonl`` / ``output.jsonl.gz``)."""
-    for suffix in (".jsonl", ".jsonl.gz"):
-        if name.endswith(suffix) and not ATTEMPT_FILE.fullmatch(name):
-            return name[: -len(suffix)]
-    return None
+    """The stem of a possible aggregate's name (``output`` of ``output.jsonl`` / ``output.jsonl.gz``, ``.zst``)."""
+    plain = sources.plain_name(name)
+    return plain.removesuffix(".jsonl") if plain.endswith(".jsonl") and not ATTEMPT_FILE.fullmatch(name) else None
 
 
 def _chosen(folder: Path, stem: str, instance: str, fingerprint: tuple[Any, ...]) -> int | None:
@@ -169,7 +170,7 @@ def _version(folder: Path) -> int:
 
 @lru_cache(maxsize=16)
 def _attempt_files(folder: Path, stem: str, version: int) -> tuple[tuple[int, Path], ...]:
-    """``(N, path)`` of the attempt files ``<stem>.critic_attempt_<N>.jsonl[.gz]`` in one version of ``folder``."""
+    """``(N, path)`` of the attempt files ``<stem>.critic_attempt_<N>.jsonl[.gz|.zst]`` in one version of ``folder``."""
     try:
         names = [p for p in folder.iterdir() if p.name.startswith(f"{stem}.critic_attempt_")]
     except OSError:

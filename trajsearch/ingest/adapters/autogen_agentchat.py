@@ -55,7 +55,7 @@ from typing import Any, Iterator
 
 from trajsearch.model import Trajectory
 
-from ..sources import peek, whole_document
+from ..sources import COMPRESSED_SUFFIXES, peek, whole_document
 from ._common import (Context, RecordError, as_dict, as_list, build, clip_task, content_text, decisive_line,
                       file_stem, json_object, named_path, safe_id, tool_arguments)
 from ._spans.messages import agentchat_users
@@ -252,7 +252,7 @@ def not_a_run(record: Any) -> str | None:
 #: The biggest file ``side_path`` reads whole (a team state, a file beside it): a run's messages, not a corpus.
 _BESIDE_BYTES = 16 * 2 ** 20
 #: The files beside a team state that may hold its run (``json.dump``, ``model_dump_json()``, a line an item).
-_BESIDE_SUFFIXES = (".json", ".jsonl", ".json.gz", ".jsonl.gz")
+_BESIDE_SUFFIXES = tuple(f"{kind}{packed}" for kind in (".json", ".jsonl") for packed in ("", *COMPRESSED_SUFFIXES))
 
 
 #: What a run yields and its team's ``message_thread`` does not keep: the events an agent streams as it works.

@@ -228,6 +228,7 @@ from ._agent_cli import (
     iso_time,
     prompt_list,
 )
+from .. import sources
 from . import _openhands_attempts as attempts, _openhands_resolver as resolver_line, _openhands_sdk as sdk, _prompts
 from ._common import (
     Context, RecordError, as_dict, as_list, build, clip_task, decisive_line, file_stem, instance_repo,
@@ -767,8 +768,8 @@ def read_with(path: Path) -> tuple[Path, ...]:
 
 
 def _outputs_beside(path: Path) -> list[tuple[Path, dict[str, tuple[attempts.Line, ...]]]]:
-    """The lines of each evaluation output (``output*.jsonl``, gzipped or not) in the folder of ``path``."""
-    outputs = sorted({*path.parent.glob("output*.jsonl"), *path.parent.glob("output*.jsonl.gz")})
+    """The lines of each evaluation output (``output*.jsonl``, compressed or not) in the folder of ``path``."""
+    outputs = sorted(p for p in path.parent.glob("output*.jsonl*") if sources.plain_name(p.name).endswith(".jsonl"))
     return [(out, attempts.output_lines(out)) for out in outputs]
 
 
