@@ -15,7 +15,9 @@ Mapping (ADK's ``Session`` / ``Event`` / ``google.genai.types.Content``):
   ``errorMessage``; ``partial`` events (streamed fragments) are passed over;
 - task: the user's first message; the later turns (invocations, and a message within an invocation ADK 2.x
   resumed after it waited for the user: a ``mode="task"`` agent's question) of the session are the same run, their
-  requests kept as every span format keeps them (``metadata.user_prompts``);
+  requests kept as every span format keeps them (``metadata.user_prompts``): the user's (the session keeps the
+  conversation, ``CONTINUES``), not a stage of a workflow, whether or not a model call of the turn spoke (a
+  ``Workflow``'s nodes start afresh each turn; a model may fail before it speaks: that turn's failure is the run's);
 - steps, through the shared span assembly (``_spans``): a model event's ``text`` parts are what the
   agent said (``thought: true`` parts its reasoning), its ``functionCall`` parts the tool calls it
   asked for (``executableCode``: a ``code_execution`` step, answered by the next ``codeExecutionResult``,
@@ -369,9 +371,11 @@ class _Session:
         node = self.turns.get(invocation)
         if node is None or resumed:
             earlier = node
+            # a later turn continues the conversation the session keeps (its request is the user's, not a stage of a
+            # workflow's, even where no model call of it spoke: a workflow's nodes start afresh, a model failed first)
             node = Node(id=f"inv:{invocation}" + (f"#{len(self.nodes)}" if earlier else ""), parent=self.root.id,
                         role="agent", name=self.root.name, start=at, seq=len(self.nodes),
-                        info={RUN_START: True, "invocation_id": invocation})
+                        info={RUN_START: True, "invocation_id": invocation, **({CONTINUES: True} if self.first else {})})
             self.turns[invocation] = node
             self.nodes.append(node)
             self.first = self.first or node
@@ -454,10 +458,8 @@ class _Session:
     def _said(self, turn: Node, event: dict[str, Any], at: float | None, key: str, text: str, reasoning: str,
               calls: list[dict[str, Any]]) -> None:
         """A model turn's words and calls, as a model-call node (its calls become steps in the assembly)."""
-        # ADK's session service keeps the conversation: a later turn's model call is given the whole session
-        later = {CONTINUES: True} if turn is not self.first else {}
         self.add(Node(id=f"llm:{key}", parent=self._asked_by(event) or turn.id, role="llm", name="call_llm",
-                      start=at, end=at, model=_get(event, "modelVersion", "model_version"), info=later,
+                      start=at, end=at, model=_get(event, "modelVersion", "model_version"),
                       output_messages=[asdict(Message("assistant", text, reasoning, calls))]))
 
     def _asked_by(self, event: dict[str, Any]) -> str | None:

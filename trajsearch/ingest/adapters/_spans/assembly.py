@@ -548,12 +548,18 @@ def _failure_step(node: Node, *, at_end: bool = False) -> dict[str, Any]:
 def _failure_that_ended(containers: list[Node], nodes: list[Node], last_call: Node | None) -> Node | None:
     """The failed sub-agent or chain after whose end no model call or tool started, where the model's last word
     was no answer: the run ended on that failure even if its root is left unmarked (LangSmith's OpenAI Agents
-    SDK integration marks the agent's run, never the root). A run whose last model call answered finished."""
-    if last_call is not None and any(m.get("text") and not m.get("calls") and m.get("role") != "tool"
-                                     for m in last_call.output_messages):
-        return None
+    SDK integration marks the agent's run, never the root). A run whose last model call answered finished, unless
+    work went on after the answer: a tool started after it (an ADK workflow's node run on the agent's answer), or the
+    failed container did (a later turn, whose model failed before it spoke)."""
     work = [n.start for n in nodes if n.role in ("llm", "tool", "retriever") and n.start is not None]
     ended = [c for c in containers if c.end is not None and not any(start > c.end for start in work)]
+    if last_call is not None and any(m.get("text") and not m.get("calls") and m.get("role") != "tool"
+                                     for m in last_call.output_messages):
+        said = last_call.end if last_call.end is not None else last_call.start
+        if said is None:
+            return None
+        if not any(n.start > said for n in nodes if n.role in ("tool", "retriever") and n.start is not None):
+            ended = [c for c in ended if c.start is not None and c.start > said]
     return max(ended, key=lambda c: c.end or 0.0, default=None)
 
 
@@ -806,6 +812,8 @@ def assemble(nodes: list[Node], *, what: str = "trace", task: str | None = None)
     run = _agentchat_run(order)
     for node, _depth in order:
         evaluations.extend(Evaluation(**e) for e in node.evaluations)
+        if node.info.get(RUN_START):  # a later run's tools ran on its own request, not on an earlier run's last words
+            unasked = None
         if node.model:  # a failed attempt names the model asked for, not the one that answered
             (fallback_models if node.role == "llm" and node.error else models).append(node.model)
         if node.role == "llm" and node.id in twins:
@@ -1118,10 +1126,11 @@ def _request_messages(turn: list[Node]) -> list[dict[str, Any]]:
 
 def _continues(turn: list[Node], messages: list[dict[str, Any]]) -> bool:
     """Whether a run continues the conversation before it: its input holds an earlier turn of the model's (the Agents
-    SDK's ``to_input_list()`` plus the user's next message, a session's history), or a model call of it continues
-    one kept on the server (``CONTINUES``)."""
+    SDK's ``to_input_list()`` plus the user's next message, a session's history), or it or a model call of it
+    continues one kept on the server (``CONTINUES``: an ADK session's invocation, whose model may have failed before
+    it spoke, or a workflow's nodes that start afresh each turn)."""
     return any(m.get("role") in ("assistant", "model") for m in messages) \
-        or any(n.info.get(CONTINUES) for n in turn if n.role == "llm")
+        or any(n.info.get(CONTINUES) for n in turn if n.role == "llm" or n is turn[0])
 
 
 def _request(turn: list[Node], messages: list[dict[str, Any]]) -> str | None:

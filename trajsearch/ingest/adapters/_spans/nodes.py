@@ -24,8 +24,10 @@ RESULT_CUT = "result_cut"
 #: SDK's ``Runner.run`` calls inside one ``trace()``): its request is a later turn's when it differs from the task.
 RUN_START = "run_start"
 #: ``Node.info`` key of a model call that continues a conversation its input does not hold (the Responses API's
-#: ``previous_response_id`` / ``conversation``: the server keeps the history): a ``RUN_START`` run's request is a
-#: user's next message, as when its input carries the earlier turns.
+#: ``previous_response_id`` / ``conversation``: the server keeps the history), or of a ``RUN_START`` span that does
+#: (an ADK invocation the user's message started: the session keeps the conversation, whether or not a model call of
+#: the turn spoke): a ``RUN_START`` run's request is a user's next message, as when its input carries the earlier
+#: turns.
 CONTINUES = "continues"
 #: ``Node.info`` key of a span whose error is the framework refusing what its model said below it, not a failure of
 #: its own: the name of the tool call it found no such tool for, or :data:`ANSWER` for an answer that is not the
