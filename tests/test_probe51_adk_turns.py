@@ -58,6 +58,17 @@ def test_adk_workflow_node_that_raised_after_the_agent_answered_fails_the_run() 
     assert run.steps[-1].action == "broken" and run.steps[-1].error == "ValueError: bad summary: no row count"
 
 
+@pytest.mark.parametrize(("name", "node"), [("wf-agent-then-function.session.json", "check"),
+                                            ("wf-agent-then-function-raises.session.json", "broken")])
+def test_adk_workflow_agents_answer_before_a_function_node_stays_its_answer(name: str, node: str) -> None:
+    """Bug (FADK): a ``Workflow``'s agent node answering before a function node (given that answer: a check, a
+    parser) lost its ``respond`` step: its words were read as the thought of the function's step, as a smolagents code
+    agent's words are of the code it wrote. The workflow ran the node after the agent, on its output."""
+    run = _run(name)
+    assert [(s.action, (s.arguments or {}).get("content"), s.thought) for s in run.steps] == [
+        ("fetch", None, None), ("respond", "Summary #1: 3 rows.", None), (node, None, None)]
+
+
 @pytest.mark.parametrize(("name", "steps"), [
     ("agent-two-turns.session.json", [("get_weather", {"city": "Rome"}), ("respond", "It is sunny in Rome."),
                                       ("get_weather", {"city": "Paris"}), ("respond", "It is sunny in Paris.")]),

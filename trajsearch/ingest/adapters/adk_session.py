@@ -80,7 +80,7 @@ from urllib.parse import urlsplit, urlunsplit
 from trajsearch.model import Failure, Outcome, Trajectory
 
 from ._common import Context, RecordError, as_dict, as_list, date_by_file, decisive_line, json_object, short
-from ._spans import CONTINUES, RUN_START, Message, Node, iso_seconds, maybe_json, span_trajectory, text_of
+from ._spans import CONTINUES, RUN_START, STAGE, Message, Node, iso_seconds, maybe_json, span_trajectory, text_of
 
 NAME = "adk-session"
 #: Where ``adk eval`` keeps its results (``<agent>/.adk/eval_history``): walked though hidden (see ``read``).
@@ -529,7 +529,7 @@ class _Session:
             return False
         result, returned = _result(event.get("output"))
         self.add(Node(id=f"node:{key}", parent=turn.id, role="tool", name=f"execute_tool {node}", start=at, end=at,
-                      tool=node, call_id=key, result=result, error=error or returned))
+                      tool=node, call_id=key, result=result, error=error or returned, info={STAGE: True}))
         if error is not None:
             turn.error = error
         return True

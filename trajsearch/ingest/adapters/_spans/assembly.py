@@ -107,7 +107,7 @@ from .calls import parallel_calls_in_call_order, prepared_request, tool_key, too
 from .messages import (PROVIDER_RUN, agentchat_answer, agentchat_failed_calls, agentchat_messages, first_user_text,
                        framework_failure, is_denial, is_object_repr, mcp_error, normalise_messages,
                        provider_failure, shell_error, task_from_input, user_requests)
-from .nodes import (CONTINUES, EMBEDS, REFUSED, RESULT_CUT, RUN_START, Evaluation, Message, Node, ancestors,
+from .nodes import (CONTINUES, EMBEDS, REFUSED, RESULT_CUT, RUN_START, STAGE, Evaluation, Message, Node, ancestors,
                     latest_first, maybe_json, start_order, when)
 from .outcome import failed, error_outcome, outcome_from
 
@@ -444,8 +444,9 @@ def _ran_on_words(tool: Node, call: Node) -> bool:
     it started once the call ended (a code agent's "Thought: ... <code>", which smolagents executes), or, beside it
     under the same parent, once the call started. Harbor's OTel export (harbor-atif2otel ``convert_trajectory``)
     writes an agent step as an LLM span, its ``message`` as the output and no calls, from the step's time to the next
-    step's, and the step's calls as zero-length TOOL spans beside it 1 ms apart from the step's time: inside it."""
-    if tool.start is None or call.start is None:
+    step's, and the step's calls as zero-length TOOL spans beside it 1 ms apart from the step's time: inside it. Never
+    a stage of an app's workflow (``STAGE``): the workflow ran it after the words, on their output, not as code."""
+    if tool.start is None or call.start is None or tool.info.get(STAGE):
         return False
     if tool.parent == call.parent:
         return tool.start >= call.start
@@ -812,8 +813,6 @@ def assemble(nodes: list[Node], *, what: str = "trace", task: str | None = None)
     run = _agentchat_run(order)
     for node, _depth in order:
         evaluations.extend(Evaluation(**e) for e in node.evaluations)
-        if node.info.get(RUN_START):  # a later run's tools ran on its own request, not on an earlier run's last words
-            unasked = None
         if node.model:  # a failed attempt names the model asked for, not the one that answered
             (fallback_models if node.role == "llm" and node.error else models).append(node.model)
         if node.role == "llm" and node.id in twins:

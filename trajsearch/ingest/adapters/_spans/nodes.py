@@ -29,6 +29,10 @@ RUN_START = "run_start"
 #: the turn spoke): a ``RUN_START`` run's request is a user's next message, as when its input carries the earlier
 #: turns.
 CONTINUES = "continues"
+#: ``Node.info`` key of a tool node that is a stage of an app's workflow (an ADK 2 ``Workflow``'s function or tool
+#: node): the workflow runs it after the node before it, on its output, so the model words before it are the agent's
+#: answer, not the thought of code it wrote (a smolagents code agent's words, which the tool after them runs).
+STAGE = "stage"
 #: ``Node.info`` key of a span whose error is the framework refusing what its model said below it, not a failure of
 #: its own: the name of the tool call it found no such tool for, or :data:`ANSWER` for an answer that is not the
 #: structured output asked for (the OpenAI Agents SDK's "Tool not found" and "Invalid JSON provided" on its turn or
