@@ -373,9 +373,9 @@ class _Session:
             earlier = node
             # a later turn continues the conversation the session keeps (its request is the user's, not a stage of a
             # workflow's, even where no model call of it spoke: a workflow's nodes start afresh, a model failed first)
+            info = {RUN_START: True, "invocation_id": invocation, **({CONTINUES: True} if self.first else {})}
             node = Node(id=f"inv:{invocation}" + (f"#{len(self.nodes)}" if earlier else ""), parent=self.root.id,
-                        role="agent", name=self.root.name, start=at, seq=len(self.nodes),
-                        info={RUN_START: True, "invocation_id": invocation, **({CONTINUES: True} if self.first else {})})
+                        role="agent", name=self.root.name, start=at, seq=len(self.nodes), info=info)
             self.turns[invocation] = node
             self.nodes.append(node)
             self.first = self.first or node
