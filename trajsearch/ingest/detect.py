@@ -2,7 +2,8 @@
 
 Every adapter owns its detection (see ``adapters/__init__``): ``matches(record)``
 on the file's first record (a first line longer than the 64 KiB peek is read
-whole, up to ``WHOLE_PARSE_BYTES``), an optional ``SIGNATURE`` regex searched in the
+whole, up to ``WHOLE_PARSE_BYTES``; in JSON Lines whose first line names no format,
+on the next lines, for the formats read record by record), an optional ``SIGNATURE`` regex searched in the
 first 64 KiB when no record can be parsed from them (a big pretty-printed
 document), and optional ``SUFFIXES`` of file names that imply the format when
 the content says nothing (a bare message list in ``*.traj.json``).
@@ -30,13 +31,14 @@ from .sources import (
     Source,
     compression,
     decompressed,
-    first_line_is_json,
     is_jsonl,
     json_items,
     open_dump,
     parse,
     peek,
     plain_name,
+    pretty_printed,
+    reads_as_lines,
     spans_envelope,
     stream_fault,
     whole_document,
@@ -97,11 +99,43 @@ def first_record(path: Path, head: str) -> Any:
         return parse(text.split("\n", 1)[0])[0]
     if text.startswith("["):
         return _first_array_item(path)
-    if text.startswith("{") and not first_line_is_json(text):
+    if pretty_printed(text):
         return _first_document(path) if _size(path) <= WHOLE_PARSE_BYTES else None
     if text.startswith("{") and "\n" not in text and _peek_full(head) and not spans_envelope(text):
         return _first_long_line(path)  # the peek ended inside the first line
     return parse(text.split("\n", 1)[0])[0]
+
+
+#: How many lines after the first detection reads of a JSON Lines file whose first line names no format.
+LATER_LINES = 20
+
+
+def _format_of_later_lines(path: Path, head: str) -> str | None:
+    """The format the first of the next ``LATER_LINES`` lines that names one names, in a file read line by line whose
+    first line names none: a record cut by a writer that died mid-line, one with a misspelt ``trajectory_id``, a
+    chunk of ``split -b`` starting mid-record, a banner a script printed before its records. Detection looked at the
+    first line only, so the file was "unrecognised" and every good record after that line was lost, where ``--format``
+    kept them (probe 51, NC2). Only a format that reads a file record by record counts (native, tau-bench, spans):
+    a later record of a whole-file format's session is no file's first (a Qwen Code session's system records would
+    pass for Claude Code's), and a line that is a side file's record names no format here."""
+    if not reads_as_lines(head.lstrip("\ufeff \t\r\n")):
+        return None
+    budget = WHOLE_PARSE_BYTES  # what the lines read may hold together: a folder's other JSONL may have huge lines
+    try:
+        with open_dump(path) as f:
+            budget -= len(f.readline(budget))
+            for _ in range(LATER_LINES):
+                raw = f.readline(budget + 1) if budget > 0 else b""
+                if not raw or len(raw) > budget:
+                    return None
+                budget -= len(raw)
+                record = parse(raw.decode("utf-8", errors="replace"))[0] if raw.strip() else None
+                fmt = format_of(record) if record is not None and not side_file(record) else None
+                if fmt is not None:
+                    return None if getattr(ADAPTERS[fmt], "WHOLE_FILE", False) else fmt
+    except (OSError, *GZIP_ERRORS):
+        return None
+    return None
 
 
 def _peek_full(head: str) -> bool:
@@ -361,7 +395,7 @@ def _json_fault(path: Path, head: str) -> str | None:
     try:
         if text.startswith("["):
             _array_head(path)
-        elif text.startswith("{") and not first_line_is_json(text) and _size(path) <= WHOLE_PARSE_BYTES:
+        elif pretty_printed(text) and _size(path) <= WHOLE_PARSE_BYTES:
             _document_head(path)
     except (ValueError, ijson.JSONError) as exc:
         return f"malformed JSON: {str(exc).strip().splitlines()[0]}"
@@ -417,6 +451,8 @@ def detect_format(path: str | Path) -> str:
     if record is not None and (what := side_file(record)):  # before the formats: it may look like one of them
         raise SideFile(f"{p}: no run in this file: {what}")
     fmt = format_of(record) if record is not None else None
+    if fmt is None and (record is None or not why_not_a_run(record)):
+        fmt = _format_of_later_lines(p, head)
     fmt = fmt or _by_signature(head[:PEEK_BYTES]) or _by_suffix(plain_name(p.name))
     if fmt is not None and (what := _side_document(fmt, p, head)):
         raise SideFile(f"{p}: no run in this file: {what}")

@@ -351,9 +351,44 @@ def first_line_is_json(head: str) -> bool:
 
 
 def is_jsonl(head: str) -> bool:
-    """A first line that is a whole JSON value with more lines after it: JSON Lines, whatever its first value."""
+    """A first line that is a whole JSON value with more lines after it: JSON Lines, whatever its first value; or a
+    first line that is a broken record before a whole one (:func:`_broken_first_line`)."""
     first, _, rest = head.partition("\n")
-    return bool(rest.strip()) and len(first) < PEEK_BYTES and first_line_is_json(first)
+    return bool(rest.strip()) and len(first) < PEEK_BYTES and (first_line_is_json(first)
+                                                               or _broken_first_line(first, rest))
+
+
+def _broken_first_line(first: str, rest: str) -> bool:
+    """Whether a first line that opens an object and does not close it (a record cut by a writer that died mid-line,
+    a Windows path's ``\\`` unescaped, a trailing comma) is the broken first record of JSON Lines: the next line is a
+    whole JSON object of its own, at the line's start. A pretty-printed document opens with its bracket alone on the
+    first line and goes on with an indented member (``  "key": ...``), never a whole object at a line's start. Such a
+    file was read as one document, and the one bad line cost every good record after it (probe 51, NC2)."""
+    opened = first.strip()
+    if not opened.startswith("{") or opened == "{":
+        return False
+    following = next((line for line in rest.split("\n") if line.strip()), "")
+    if not following.startswith("{"):
+        return False
+    try:
+        value = json.loads(following)
+    except RecursionError:
+        return True
+    except ValueError:  # a next line the head cut (longer than what is left of the peek) still opens a record
+        return following == rest.rstrip("\r\n").rsplit("\n", 1)[-1] and following.startswith('{"')
+    return isinstance(value, dict) and bool(value)
+
+
+def pretty_printed(head: str) -> bool:
+    """Whether ``head`` (stripped of leading whitespace) opens one or more pretty-printed JSON objects: an object
+    not closed on its first line, which is no JSON Lines file's (:func:`is_jsonl`)."""
+    return head.startswith("{") and not first_line_is_json(head) and not is_jsonl(head)
+
+
+def reads_as_lines(head: str) -> bool:
+    """Whether :func:`records` reads a file of this ``head`` (stripped) line by line: JSON Lines, one line of JSON, or
+    text that opens no JSON document (a banner a script printed before its records)."""
+    return is_jsonl(head) or not (head.startswith("[") or _big_object_lists(head) is not None or pretty_printed(head))
 
 
 def json_error(exc: json.JSONDecodeError) -> str:
@@ -371,12 +406,23 @@ def parse(raw: str | bytes) -> tuple[Any, str | None]:
     try:
         value = json.loads(raw)
     except json.JSONDecodeError as exc:
-        return None, f"malformed JSON: {exc.msg} (column {exc.colno})"  # a msg may end "starting at"
+        return None, _parse_error(exc)
     except UnicodeDecodeError as exc:
         return None, f"not UTF-8 text: {exc.reason} at byte {exc.start}"
     except RecursionError:
         return None, TOO_DEEP
     return (None, TOO_DEEP) if depth(value, MAX_DEPTH) > MAX_DEPTH else (value, None)
+
+
+def _parse_error(exc: json.JSONDecodeError) -> str:
+    """Why one JSON text (a line) is malformed. A text that ends inside its value is said to be cut short: Python's
+    words for it name the next line's first column ("Expecting ',' delimiter (column 1)" of a record a writer
+    stopped mid-way) or a control character (the line's own newline, inside a string), which sent a user looking
+    for a fault that is not there (probe 51, NC2)."""
+    text = exc.doc.rstrip()
+    if exc.pos >= len(text):
+        return f"malformed JSON: cut short: the line ends inside its JSON value, after column {len(text)}"
+    return f"malformed JSON: {exc.msg.removesuffix(' at')} (column {exc.colno})"  # a msg may end "starting at"
 
 
 def _values(text: str) -> Iterator[tuple[Any, json.JSONDecodeError | str | None]]:
@@ -452,7 +498,7 @@ def whole_document(path: Path, on_bytes: OnBytes = None) -> tuple[Any, list[Reco
     does not lose the run. ``None`` when nothing was readable.
     """
     head = peek(path).lstrip("\ufeff \t\r\n")
-    if head.startswith("[") or (head.startswith("{") and not first_line_is_json(head)):
+    if head.startswith("[") or pretty_printed(head):
         found = list(loaded_values(path, on_bytes))
     else:
         found = list(lines(path, None, on_bytes))
@@ -573,6 +619,6 @@ def records(path: Path, cursor: tuple[int, int] | None = None, on_bytes: OnBytes
         return streamed(path, "item", None, on_bytes), False
     if (lists := _big_object_lists(head)) is not None:
         return streamed_lists(path, lists, on_bytes), False
-    if head.startswith("{") and not first_line_is_json(head):
+    if pretty_printed(head):
         return loaded_values(path, on_bytes), False  # pretty-printed object(s)
     return lines(path, cursor, on_bytes), True
