@@ -24,6 +24,20 @@ TENANT_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"
 _ID_RE = re.compile(ID_PATTERN)
 _TENANT_RE = re.compile(TENANT_PATTERN)
 
+#: An RFC 3339 time within a leap second (``2016-12-31T23:59:60Z``; in another offset another hour, ``18:59:60-05:00``):
+#: the JSON Schema's ``date-time`` allows it, Python's ``datetime`` holds no second 60.
+_LEAP_SECOND = re.compile(r"^(\d{4}-\d\d-\d\d[Tt ]\d\d:\d\d):60(?:[.,]\d+)?(?=[Zz+-]|$)")
+
+
+def _leap_second(value: Any) -> Any:
+    """A time within a leap second as the last instant of the second before it (``23:59:59.999999``), so that it
+    still sorts after that second. Such a ``created_at``, valid by the schema, cost its run ("unexpected extra
+    characters at the end of the input"; probe 51, NC2); other values are left for validation."""
+    if isinstance(value, str) and (leap := _LEAP_SECOND.match(value)):
+        return f"{leap.group(1)}:59.999999{value[leap.end():]}"
+    return value
+
+
 #: Longest value a filter can name (env and policy versions, task families, tools, models).
 MAX_FILTER_VALUE_CHARS = 200
 
@@ -182,6 +196,7 @@ class Step(BaseModel):
     ended_at: datetime | None = None
 
     _action_filterable = field_validator("action")(_filterable)
+    _leap_seconds = field_validator("started_at", "ended_at", mode="before")(_leap_second)
 
     @field_validator("arguments")
     @classmethod
@@ -226,6 +241,8 @@ class Trajectory(BaseModel):
     #: The texts that came in already clipped (a run exported with ``-f jsonl`` and read again): not part of the
     #: run, only for the ingest summary to name what this read clipped (``ingest.adapters._common.clipped_fields``).
     _clipped_before: frozenset[str] = PrivateAttr(default=frozenset())
+
+    _created_in_a_leap_second = field_validator("created_at", mode="before")(_leap_second)
 
     @field_validator("created_at")
     @classmethod
