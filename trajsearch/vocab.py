@@ -23,6 +23,10 @@ OUTCOMES = tuple(o.value for o in Outcome)
 #: Search modes: dense vectors, the lexical (BM25) leg, both fused, or chosen per query.
 Mode = Literal["dense", "lexical", "hybrid", "auto"]
 MODES: tuple[str, ...] = ("dense", "lexical", "hybrid", "auto")
+#: How span formats' spans are grouped into runs at ingest: one per trace, or per conversation (session).
+GROUP_BY: tuple[str, ...] = ("trace", "conversation")
+#: The thresholds of the log lines a serving process writes (``--log-level``), least severe first.
+LOG_LEVELS: tuple[str, ...] = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 #: What the agent's ``search_past_runs`` tool may ask for.
 Kind = Literal["exemplars", "failures", "steps"]
 KINDS: tuple[str, ...] = ("exemplars", "failures", "steps")

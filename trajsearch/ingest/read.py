@@ -23,6 +23,7 @@ needs to resume a unit exactly where the last committed record ended.
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
 import os
 import re
@@ -42,8 +43,9 @@ from typing import IO, Any, Callable, ContextManager, Iterable, Iterator, Mappin
 from pydantic import ValidationError
 
 from trajsearch.fsutil import pid_alive
-from trajsearch.model import Trajectory, valid_tenant
+from trajsearch.model import Failure, Step, Trajectory, valid_tenant
 from trajsearch.represent import INGESTED_FROM, run_content, source_mark, stream_mark
+from trajsearch.vocab import GROUP_BY
 
 from . import sources
 from .adapters import ADAPTERS, Context, RecordError, adapter_for, is_grouped, side_path
@@ -59,7 +61,6 @@ DUMP_SUFFIXES = (".jsonl", ".ndjson", ".json", ".traj")
 #: Files that sit beside runs in known dump layouts but hold no runs, passed over by name even when
 #: --format is forced (else by content: ``side_file`` of the adapters, see detect.SideFile).
 SIDECAR_NAMES = frozenset({"preds.json", "all_preds.jsonl"})
-GROUP_BY = ("trace", "conversation")
 #: Rejections a summary keeps in memory to name (an ingest's report, a dry run's per file); an ingest writes every
 #: one to its dead-letter file.
 KEPT_REJECTIONS = 100
@@ -132,6 +133,25 @@ def _loc(parts: tuple[Any, ...]) -> str:
     return out
 
 
+def _given(value: Any) -> str:
+    """A value a record gave, as its JSON says it (``null``, ``"succeeded"``; a list or an object by its kind), for
+    a field of a wrong type or word: "Input should be 'success', 'failure', ..." alone left the writer of a
+    thousand-line dump to find what their writer had put there (probe 51, NC2)."""
+    if isinstance(value, (list, tuple)):
+        return "a list"
+    if isinstance(value, dict):
+        return "an object"
+    said = json.dumps(value, ensure_ascii=False, default=str)
+    return said if len(said) <= 60 else said[:57] + "..."
+
+
+def _fields_of(class_name: Any) -> list[str]:
+    """The fields of the project's model named ``class_name`` (``Failure``, ``Step``), for the object a field
+    expects; none for another class."""
+    model = {"Failure": Failure, "Step": Step, "Trajectory": Trajectory}.get(class_name)
+    return list(model.model_fields) if model is not None else []
+
+
 def describe_validation_error(exc: ValidationError, limit: int = 3) -> str:
     """A pydantic ValidationError as one line naming each offending field path."""
     parts = []
@@ -148,6 +168,11 @@ def describe_validation_error(exc: ValidationError, limit: int = 3) -> str:
             parts.append(f"unexpected field '{loc}'")
         elif kind == "string_pattern_mismatch":
             parts.append(f"field '{loc}' value {str(value)[:60]!r} does not match {ctx.get('pattern')}")
+        elif kind == "model_type":  # "a valid dictionary or instance of Failure": Python's words, not the schema's
+            parts.append(f"field '{loc}': should be an object ({', '.join(_fields_of(ctx.get('class_name')))}), "
+                         f"got {_given(value)}")
+        elif loc and kind != "value_error":  # pydantic's words for a wrong type or word: the value given after them
+            parts.append(f"field '{loc}': {err['msg']}, got {_given(value)}")
         elif loc:  # our validators' own words, without pydantic's "Value error, " before them
             parts.append(f"field '{loc}': {err['msg'].removeprefix('Value error, ')}")
         else:
