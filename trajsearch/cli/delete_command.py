@@ -11,7 +11,8 @@ import typer
 
 from .connect import connect
 from .ingest_commands import parse_set
-from .options import AsJson, Ca, Server, Tenant, Traces, Uri, trimmed
+from ..vocab import GROUP_BY
+from .options import AsJson, Ca, Server, Tenant, Traces, Uri, choice, trimmed
 from .output import err, fail, out, print_json
 
 #: Ids named in the readable report before "…".
@@ -27,7 +28,7 @@ def delete(
         None, help="Runs to remove, by trajectory id.", callback=trimmed),
     dumps: List[Path] = typer.Option([], "--from", help="Remove the runs these dump files or folders gave an ingest (repeatable: name every input of that ingest, as ids are kept distinct across them), with its --format, --group-by, --set, --outcomes and --success-threshold. A stored run is removed only if it is the dump's run (same content)."),
     fmt: Optional[str] = typer.Option(None, "--format", "-f", help="With --from: the format `ingest` was forced to."),
-    group_by: str = typer.Option("trace", "--group-by", help="With --from, span formats: 'trace' or 'conversation', as at ingest."),
+    group_by: str = typer.Option("trace", "--group-by", callback=choice(GROUP_BY), help="With --from, span formats: 'trace' or 'conversation', as at ingest."),
     set_field: List[str] = typer.Option([], "--set", help="With --from: the --set FIELD=VALUE of the ingest (repeatable)."),
     outcomes: Optional[Path] = typer.Option(None, "--outcomes", help="With --from: the --outcomes of the ingest (not needed for a run whose dump holds no verdict: it is its stored run with the verdict an outcomes file gave it, as a re-ingest without --outcomes keeps it)."),
     success_threshold: float = typer.Option(0.5, "--success-threshold", min=0.0, max=1.0, help="With --from: the --success-threshold of the ingest."),

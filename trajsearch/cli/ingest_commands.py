@@ -31,7 +31,8 @@ from rich.progress import (
 from rich.table import Table
 
 from .connect import connect, note_unused_key
-from .options import AsJson, Ca, Server, Tenant, Traces, Uri
+from ..vocab import GROUP_BY
+from .options import AsJson, Ca, Server, Tenant, Traces, Uri, choice
 from .output import err, fail, fail_now, leave_now, out, print_json
 from .progress import LOG_EVERY, progress
 
@@ -46,7 +47,7 @@ def ingest(
     fmt: Optional[str] = typer.Option(None, "--format", "-f", help="Force a format instead of detecting it per file (see `trajsearch formats`)."),
     tenant: Tenant = None,
     outcomes: Optional[Path] = typer.Option(None, "--outcomes", help="Join verdicts: a JSON/JSONL/CSV file of run id -> outcome/reward (e.g. a SWE-bench report), or a directory of them (the harness's logs/<instance>/report.json). The summary says how many runs it matched."),
-    group_by: str = typer.Option("trace", "--group-by", help="Span formats: one run per 'trace' or per 'conversation' (session)."),
+    group_by: str = typer.Option("trace", "--group-by", callback=choice(GROUP_BY), help="Span formats: one run per 'trace' or per 'conversation' (session)."),
     success_threshold: float = typer.Option(0.5, "--success-threshold", min=0.0, max=1.0, help="A graded run (reward from 0 to 1) at or above this is a success, below it a failure."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Write nothing: print per file the detected format, runs, steps, first task, tools, errors and outcomes."),
     set_field: List[str] = typer.Option([], "--set", help="Default for a field the dump leaves empty, e.g. --set env_version=ci-v9 (repeatable)."),
@@ -424,17 +425,19 @@ _POSITIONS_NAMED = 5
 
 
 def _rejection_lines(rejections: list[dict[str, str]], rejected: int) -> tuple[list[str], int]:
-    """A file's rejections as the dry run says them: one line per reason (its positions named, up to
-    ``_POSITIONS_NAMED``), at most ``SHOWN_REJECTIONS`` lines; and how many rejections they leave untold. A file whose
-    every record names another tenant printed the same 250-character reason ten times (review of probe 50 NC)."""
-    by_reason: dict[str, list[str]] = {}
+    """Rejections as a summary says them: one line per reason of a source (its positions named, up to
+    ``_POSITIONS_NAMED``; ``source:`` first when the rejections name theirs, as an ingest's report does, not a dry
+    run's of one file), at most ``SHOWN_REJECTIONS`` lines; and how many rejections they leave untold. A file whose
+    every record names another tenant printed the same 250-character reason ten times (review of probe 50 NC), and
+    the ingest itself still did, hiding an eleventh record's other reason (probe 51, NC2)."""
+    by_reason: dict[tuple[str, str], list[str]] = {}
     for rejection in rejections:
-        by_reason.setdefault(rejection["reason"], []).append(rejection["position"])
+        by_reason.setdefault((rejection.get("source", ""), rejection["reason"]), []).append(rejection["position"])
     lines, told = [], 0
-    for reason, positions in list(by_reason.items())[:SHOWN_REJECTIONS]:
+    for (source, reason), positions in list(by_reason.items())[:SHOWN_REJECTIONS]:
         more = len(positions) - _POSITIONS_NAMED
         named = ", ".join(positions[:_POSITIONS_NAMED]) + (f" and {more} more" if more > 0 else "")
-        lines.append(f"{named}: {reason}")
+        lines.append(f"{source}:{named}: {reason}" if source else f"{named}: {reason}")
         told += len(positions)
     return lines, rejected - told
 
@@ -737,15 +740,14 @@ def _ingest_summary(results: list[dict[str, Any]], as_json: bool, paths: List[Pa
             table.add_row(name, *(str(counts[what]) for what in shown))
         out.print(table)
     for r in results:
-        shown = (r.get("rejections") or [])[:SHOWN_REJECTIONS]
-        for rej in shown:
-            err.print(f"  [yellow]rejected[/yellow] {escape(rej['source'])}:{escape(rej['position'])}: "
-                      f"{escape(rej['reason'])}", highlight=False, soft_wrap=True)
+        lines, untold = _rejection_lines(r.get("rejections") or [], r.get("rejected") or 0)
+        for line in lines:
+            err.print(f"  [yellow]rejected[/yellow] {escape(line)}", highlight=False, soft_wrap=True)
         if r.get("dead_letter") and r.get("rejected"):
-            err.print(f"  all rejections: {escape(str(r['dead_letter']))}", highlight=False, soft_wrap=True)
-        elif (r.get("rejected") or 0) > len(shown):  # --server: no dead-letter file here, the server's report only
-            err.print(f"  … and {r['rejected'] - len(shown)} more rejection(s) (--json lists those the report holds)",
-                      soft_wrap=True)
+            more = f"… and {untold} more rejection(s); " if untold > 0 else ""
+            err.print(f"  {more}all rejections: {escape(str(r['dead_letter']))}", highlight=False, soft_wrap=True)
+        elif untold > 0:  # --server: no dead-letter file here, the server's report only
+            err.print(f"  … and {untold} more rejection(s) (--json lists those the report holds)", soft_wrap=True)
         if r.get("error"):
             err.print(f"[red]error[/red] ({r.get('shard', 'ingest')}): {r['error']}", soft_wrap=True)
 

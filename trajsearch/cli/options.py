@@ -9,7 +9,7 @@ every interface takes them from.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any, Iterable, List, Optional
+from typing import Annotated, Any, Callable, Iterable, List, Optional
 
 import typer
 
@@ -26,6 +26,21 @@ def trimmed(value: Any) -> Any:
 
 def _one_of(words: Iterable[str]) -> str:
     return " | ".join(words)
+
+
+def choice(words: Iterable[str], upper: bool = False) -> Callable[[str], str]:
+    """A typer callback for an option that takes one of ``words`` (upper-cased first with ``upper``): any other value
+    is a usage error naming the option and the words (exit 2), as click names a bad ``--level``. ``serve --log-level
+    bogus`` ended as an unexpected error, "ValueError: Unknown level: 'BOGUS'", naming no option (probe 51, NC2)."""
+    allowed = tuple(words)
+
+    def check(value: str) -> str:
+        said = value.upper() if upper and isinstance(value, str) else value
+        if said not in allowed:
+            raise typer.BadParameter(f"{value!r} is not one of {', '.join(allowed)}")
+        return said
+
+    return check
 
 
 # where the runs are: the embedded store (--uri, --traces) or a server (--server, --ca)

@@ -19,14 +19,15 @@ from urllib.parse import urlsplit
 
 import typer
 
-from .options import Ca, ContextEnvVersions, ContextPolicyVersions, ContextTools, EmbeddingModel, Traces, Uri
+from ..vocab import LOG_LEVELS
+from .options import Ca, ContextEnvVersions, ContextPolicyVersions, ContextTools, EmbeddingModel, Traces, Uri, choice
 from .output import plain
 
 ServerOpt = typer.Option("127.0.0.1:50051", "--server", "-s", envvar="TRAJSEARCH_SERVER",
                          help="Address of a running trajsearch server (host:port).")
 
 #: ``--log-level`` of the processes that log (serve, ui): the JSON log lines' threshold (``observe.configure_logging``).
-_LOG_LEVEL_HELP = "DEBUG | INFO | WARNING | ERROR: the least severe log line written (JSON lines on stderr)."
+_LOG_LEVEL_HELP = f"{' | '.join(LOG_LEVELS)}: the least severe log line written (JSON lines on stderr)."
 
 keys_app = typer.Typer(help="Create API keys (only their hashes go into the server's key file).", no_args_is_help=True)
 
@@ -99,7 +100,8 @@ def serve(
     tenant_share: int = typer.Option(0, "--tenant-share", min=0,
                                      help="RPC workers one tenant's calls may hold while another tenant's calls "
                                           "wait (0: half of --workers); a tenant alone may use all but one."),
-    log_level: str = typer.Option("INFO", "--log-level", help=_LOG_LEVEL_HELP),
+    log_level: str = typer.Option("INFO", "--log-level", callback=choice(LOG_LEVELS, upper=True),
+                                   help=_LOG_LEVEL_HELP),
 ) -> None:
     """Serve the index over gRPC: one process owns the data directory, every other one connects here."""
     from ..service.observe import configure_logging, log_event
@@ -191,7 +193,8 @@ def ui(
     trace_timeout: float = typer.Option(120.0, "--trace-timeout", min=0.1,  # views.search.PAGE_READ_TIMEOUT
                                         help="Seconds a page waits for a run's trace before 'The trace store did "
                                              "not answer' (a long session on a network mount may take a while)."),
-    log_level: str = typer.Option("WARNING", "--log-level", help=_LOG_LEVEL_HELP),
+    log_level: str = typer.Option("WARNING", "--log-level", callback=choice(LOG_LEVELS, upper=True),
+                                   help=_LOG_LEVEL_HELP),
 ) -> None:
     """The web pages for one engineer on this machine: the embedded store, on 127.0.0.1 only.
 
