@@ -1,0 +1,194 @@
+"""A newcomer's own runs, round two (probe 51, area NC2): native dumps with one bad record at the head, a leap
+second, the real ingest's summary of rejections, and choice options that name themselves. Inputs are the bundled
+sample (``trajsearch/samples/sample.jsonl``: real tau-bench and mini-swe-agent runs in the native format, see its
+README) and the hand-written newcomer dump (``fixtures/native/.newcomer``, see its SOURCE.md), cut or mended in the
+test as the writer named in each test's docstring would leave them."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from trajsearch.cli import app
+from trajsearch.ingest.detect import detect_format
+from trajsearch.ingest.read import read_dump
+
+SAMPLE = Path(__file__).parents[1] / "trajsearch" / "samples" / "sample.jsonl"
+OWN = Path(__file__).parent / "fixtures" / "native" / ".newcomer" / "own-agent.jsonl"
+
+
+@pytest.fixture
+def embedded(tmp_path: Path, monkeypatch) -> None:
+    """The embedded store and the hashing embedder, under the test's own folder."""
+    monkeypatch.setenv("TRAJSEARCH_MODEL", "hashing")
+    for name in ("TRAJSEARCH_SERVER", "TRAJSEARCH_TENANT", "TRAJSEARCH_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("TRAJSEARCH_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("TRAJSEARCH_URI", str(tmp_path / "home" / "milvus.db"))
+    monkeypatch.setenv("TRAJSEARCH_TRACES", str(tmp_path / "home" / "traces"))
+
+
+def _cli(*args: str):
+    return CliRunner().invoke(app, list(args))
+
+
+def _own_lines() -> list[str]:
+    return OWN.read_text().splitlines()
+
+
+def _valid_own_lines() -> list[str]:
+    """Lines 1 and 4 of the newcomer dump: the two its SOURCE.md calls valid against the schema."""
+    lines = _own_lines()
+    return [lines[0], lines[3]]
+
+
+def test_a_chunk_of_split_b_starting_mid_record_is_read_as_native(tmp_path: Path) -> None:
+    """Bug: ``split -b 100000 runs.jsonl`` (or a size-rotated log, a byte-range read of an object store) starts every
+    chunk but the first inside a record. Detection looked at the first line only, found no format, and the chunk was
+    "unrecognised": every whole run in it lost, where ``--format native`` read them. The first line is now one
+    rejection, the last (cut too) another, and the runs between are read."""
+    data = SAMPLE.read_bytes()
+    chunk = tmp_path / "xab"
+    chunk.write_bytes(data[100_000:200_000])
+    whole = chunk.read_bytes().split(b"\n")[1:-1]
+
+    assert detect_format(chunk) == "native"
+    read = list(read_dump(chunk, tenant="demo"))
+    assert [r.trajectory.trajectory_id for r in read if r.ok] == [json.loads(line)["trajectory_id"] for line in whole]
+    errors = {r.position: r.error for r in read if not r.ok}
+    assert list(errors) == ["line 1", f"line {len(whole) + 2}"]
+
+
+def test_a_first_record_cut_short_keeps_the_records_after_it(tmp_path: Path) -> None:
+    """Bug: a first line that opens a record and does not close it (a writer killed mid-line, then restarted with
+    appends) made the file read as one pretty-printed document: "file: malformed JSON", every good line lost, with
+    ``--format native`` too. It is read as JSON Lines; the cut line is said to be cut short, not "Expecting
+    property name enclosed in double quotes (column 1)", which named a place that holds no fault."""
+    first, last = _valid_own_lines()
+    dump = tmp_path / "runs.jsonl"
+    dump.write_text(first[:120] + "\n" + last + "\n")
+
+    read = list(read_dump(dump, tenant="acme"))
+    assert [(r.position, r.trajectory.trajectory_id if r.ok else None) for r in read] == [
+        ("line 1", None), ("line 2", "ops-bot/2026-11-01/0004")]
+    assert read[0].error == "malformed JSON: cut short: the line ends inside its JSON value, after column 120"
+    assert [r.ok for r in read_dump(dump, fmt="native", tenant="acme")] == [False, True]
+
+
+def test_a_first_record_with_a_bad_escape_or_a_misspelt_id_keeps_the_records_after_it(embedded, tmp_path: Path) -> None:
+    """Bug: a hand-rolled writer's first record with a Windows path unescaped (``"C:\\Users"``: an invalid escape)
+    lost the whole file as malformed JSON; one whose ``trajectory_id`` is spelt ``trajectoryId`` made the file
+    "unrecognised". Either way the good runs after it were lost, and the summary said nothing of them. Each bad
+    line is now one rejection, naming its fault."""
+    first, last = _valid_own_lines()
+    escaped = tmp_path / "escape.jsonl"
+    escaped.write_text(first.replace('"task": "', '"task": "In C:\\Users\\ops ', 1) + "\n" + last + "\n")
+    misspelt = tmp_path / "misspelt.jsonl"
+    misspelt.write_text(first.replace('"trajectory_id"', '"trajectoryId"', 1) + "\n" + last + "\n")
+
+    result = _cli("ingest", str(escaped), str(misspelt), "-t", "acme", "--dry-run", "--json")
+    assert result.exit_code == 3, result.output
+    files = {Path(f["source"]).name: f for f in json.loads(result.stdout)["files"]}
+    assert {name: (f["format"], f["runs"]) for name, f in files.items()} == {
+        "escape.jsonl": ("native", 1), "misspelt.jsonl": ("native", 1)}
+    column = first.index('"task": "') + len('"task": "In C:') + 1  # the backslash before "Users"
+    assert files["escape.jsonl"]["rejections"] == [
+        {"position": "line 1", "reason": f"malformed JSON: Invalid \\escape (column {column})"}]
+    assert files["misspelt.jsonl"]["rejections"][0]["reason"].startswith(
+        "invalid trajectory: missing required field 'trajectory_id'; unexpected field 'trajectoryId'")
+
+
+def test_a_pretty_printed_run_is_still_one_document(tmp_path: Path) -> None:
+    """The other side of the rule above: a native run written with ``json.dump(run, f, indent=2)`` (its first line
+    ``{``, the next an indented member) and one written with ``indent=0`` (no indentation at all) are each one
+    record, not lines."""
+    run = json.loads(_valid_own_lines()[1])
+    for indent in (2, 0):
+        dump = tmp_path / f"run-{indent}.json"
+        dump.write_text(json.dumps(run, indent=indent))
+        assert [r.trajectory.trajectory_id for r in read_dump(dump, tenant="acme")] == [run["trajectory_id"]]
+
+
+def test_a_leap_second_is_a_time(tmp_path: Path) -> None:
+    """Bug: ``"created_at": "2016-12-31T23:59:60Z"`` (RFC 3339 allows a leap second; the schema's ``date-time`` is
+    RFC 3339's) rejected its run with "unexpected extra characters at the end of the input". It is the last instant
+    of the second before, so it still sorts after it; a step's times are read the same way."""
+    run = json.loads(_valid_own_lines()[1])
+    run["created_at"] = "2016-12-31T18:59:60.25-05:00"
+    run["steps"][0]["started_at"] = "2016-12-31T23:59:60Z"
+    dump = tmp_path / "leap.jsonl"
+    dump.write_text(json.dumps(run) + "\n")
+
+    (parsed,) = read_dump(dump, tenant="acme")
+    assert parsed.ok, parsed.error
+    assert parsed.trajectory.created_at.isoformat() == "2016-12-31T18:59:59.999999-05:00"
+    assert parsed.trajectory.steps[0].started_at.isoformat() == "2016-12-31T23:59:59.999999+00:00"
+
+
+def test_the_ingest_summary_says_each_reason_once_and_never_hides_a_distinct_one(embedded, tmp_path: Path) -> None:
+    """Bug: the ingest's summary (not the dry run's, which groups) printed its first ten rejections line by line:
+    eleven records refused for the same outcome word filled the ten lines, and the twelfth record's other fault was
+    in no line (only in the dead-letter file). Each reason of a file is now one line, its records named."""
+    good, bad = json.loads(_valid_own_lines()[1]), json.loads(_own_lines()[1])  # line 2: "outcome": "succeeded"
+    records = [{**bad, "trajectory_id": f"bad-{n}"} for n in range(11)]
+    records.append({**good, "trajectory_id": "no-task", "task": None})
+    records.append(good)
+    dump = tmp_path / "runs.jsonl"
+    dump.write_text("".join(json.dumps(r) + "\n" for r in records))
+
+    result = _cli("ingest", str(dump), "-t", "acme")
+    assert result.exit_code == 3, result.output
+    said = [line.strip() for line in result.stderr.splitlines() if line.strip().startswith("rejected ")]
+    assert said == [
+        f"rejected {dump}:line 1, line 2, line 3, line 4, line 5 and 6 more: invalid trajectory: field 'outcome': "
+        "Input should be 'success', 'failure', 'infra_error' or 'unknown', got \"succeeded\"",
+        f"rejected {dump}:line 12: invalid trajectory: field 'task': Input should be a valid string, got null"], \
+        result.stderr
+    assert "all rejections: " in result.stderr
+
+
+def test_a_field_of_a_wrong_type_or_word_is_told_with_the_value_given(tmp_path: Path) -> None:
+    """Bug: a field of a wrong type or word was told in pydantic's words alone ("Input should be 'success', ...";
+    "Input should be a valid dictionary or instance of Failure", a Python class the schema does not name), leaving
+    the writer of a long dump to find what their writer had put there. The value given follows, as JSON says it, and
+    an object's fields are named."""
+    run = json.loads(_valid_own_lines()[1])
+    records = [{**run, "outcome": "succeeded"}, {**run, "failure": "OOM killed"},
+               {**run, "steps": [{"index": "first", "action": "bash"}]}, {**run, "metadata": ["a"]}]
+    dump = tmp_path / "runs.jsonl"
+    dump.write_text("".join(json.dumps(r) + "\n" for r in records))
+
+    assert [r.error for r in read_dump(dump, tenant="acme")] == [
+        "invalid trajectory: field 'outcome': Input should be 'success', 'failure', 'infra_error' or 'unknown', "
+        'got "succeeded"',
+        "invalid trajectory: field 'failure': should be an object (error, cause, fix), got \"OOM killed\"",
+        "invalid trajectory: field 'steps[0].index': Input should be a valid integer, unable to parse string as an "
+        'integer, got "first"',
+        "invalid trajectory: field 'metadata': Input should be a valid dictionary, got a list"]
+
+
+@pytest.mark.parametrize("args, option, words", [
+    (("serve", "--log-level", "bogus"), "--log-level", "DEBUG, INFO, WARNING, ERROR, CRITICAL"),
+    (("ui", "--log-level", "bogus"), "--log-level", "DEBUG, INFO, WARNING, ERROR, CRITICAL"),
+    (("ingest", str(OWN), "--group-by", "bogus", "--dry-run"), "--group-by", "trace, conversation"),
+    (("delete", "--from", str(OWN), "--group-by", "bogus"), "--group-by", "trace, conversation"),
+])
+def test_a_choice_option_given_another_word_names_itself_and_its_words(embedded, args, option, words) -> None:
+    """Bug: ``serve --log-level bogus`` (and ``ui``) ended as an unexpected error, "ValueError: Unknown level:
+    'BOGUS'", exit 1, naming no option; ``--group-by bogus`` said "group_by must be one of", the library's name. Each
+    is now a usage error (exit 2) naming the option and the words it takes, as a bad ``--level`` is."""
+    result = _cli(*args)
+    assert result.exit_code == 2, result.output
+    said = " ".join(result.output.replace("│", " ").split())
+    assert f"Invalid value for '{option}': 'bogus' is not one of {words}" in said, said
+
+
+def test_a_log_level_is_taken_in_any_case(embedded, tmp_path: Path) -> None:
+    """``--log-level debug`` is DEBUG, as the service's logging setup took it before the option was checked: the
+    check refuses no word it took (a bad address still fails after it, before anything is opened)."""
+    result = _cli("serve", "--log-level", "debug", "--address", "0.0.0.0:1")
+    assert result.exit_code == 2, result.output
+    assert "--log-level" not in result.output
