@@ -112,6 +112,21 @@ def test_a_pretty_printed_run_is_still_one_document(tmp_path: Path) -> None:
         assert [r.trajectory.trajectory_id for r in read_dump(dump, tenant="acme")] == [run["trajectory_id"]]
 
 
+def test_native_records_wrapped_in_an_object_are_told_how_to_unwrap(tmp_path: Path) -> None:
+    """Bug: ``json.dump({"runs": runs}, f)``, a newcomer's first file, was an "unrecognised dump format" with the
+    general hint to write native records: nothing said that the records were right and only their wrapping was not.
+    The list is named, with the command that unwraps it; the records themselves, as a JSON array, are read."""
+    runs = [json.loads(line) for line in _valid_own_lines()]
+    wrapped = tmp_path / "runs.json"
+    wrapped.write_text(json.dumps({"runs": runs}, indent=2))
+    with pytest.raises(ValueError, match=r"no run in this file: a JSON object whose 'runs' list holds 2 native "
+                                         r"record\(s\): .*jq -c '\.runs\[\]' FILE > runs\.jsonl"):
+        detect_format(wrapped)
+    array = tmp_path / "array.json"
+    array.write_text(json.dumps(runs, indent=2))
+    assert [r.ok for r in read_dump(array, tenant="acme")] == [True, True]
+
+
 def test_a_leap_second_is_a_time(tmp_path: Path) -> None:
     """Bug: ``"created_at": "2016-12-31T23:59:60Z"`` (RFC 3339 allows a leap second; the schema's ``date-time`` is
     RFC 3339's) rejected its run with "unexpected extra characters at the end of the input". It is the last instant

@@ -81,7 +81,9 @@ def _not_a_number(value: Any) -> bool:
 def not_a_run(record: Any) -> str | None:
     """A record of ``trajsearch export -f openai-chat`` or ``-f sharegpt`` (a fine-tuning transcript of a run, its
     provenance as the ``metadata``): the run is in the store it was exported from, and ``-f jsonl`` exports it as a
-    record that ingests again."""
+    record that ingests again. Or native records wrapped in an object (``{"runs": [...]}``, see :func:`_wrapped`)."""
+    if wrapped := _wrapped(record):
+        return wrapped
     if not isinstance(record, dict) or not isinstance(found := record.get("metadata"), dict):
         return None
     kind = "openai-chat" if "messages" in record else "sharegpt" if "conversations" in record else None
@@ -90,6 +92,19 @@ def not_a_run(record: Any) -> str | None:
     return (f"this is `trajsearch export -f {kind}` output, a fine-tuning transcript of run "
             f"{found['trajectory_id']!r} (rank {found['rank']} for {found['query']!r}), not the run; export with "
             "`-f jsonl` to get records that ingest again")
+
+
+def _wrapped(record: Any) -> str | None:
+    """A JSON object whose one list holds native records (``json.dump({"runs": runs}, f)``, a newcomer's first
+    try): it was "unrecognised", with no word that the records in it were right and only their wrapping was not."""
+    if not isinstance(record, dict) or "trajectory_id" in record:
+        return None
+    for key, value in record.items():
+        if isinstance(value, list) and value and isinstance(value[0], dict) \
+                and {"trajectory_id", "task"} <= value[0].keys():
+            return (f"a JSON object whose {key!r} list holds {len(value)} native record(s): ingest the records "
+                    f"themselves, one per line (jq -c '.{key}[]' FILE > runs.jsonl) or as a JSON array")
+    return None
 
 
 def to_trajectory(record: Any, ctx: Context) -> Trajectory:
