@@ -438,8 +438,11 @@ def printing_program(command: str | None) -> str | None:
     """The program of ``command`` (its last command's: the output ends with that one's; of a pipe, the first stage,
     where the others only filter what it printed: ``_FILTERS``) when it only prints files or logs (``_PRINTERS``,
     ``_PRINTING_WITH``): ``grep`` for ``cd app && grep x logs/*.log | tail -n 5``; None for ``python3 -m pytest 2>&1
-    | tail -n 3`` (the output is pytest's) or ``cat x | python3 y.py`` (python's). None for any other command, or one
-    not read (unbalanced quotes): its output's end may say why it failed."""
+    | tail -n 3`` (the output is pytest's) or ``cat x | python3 y.py`` (python's). Every command before the last must
+    run nothing either (:func:`_runs_nothing`: ``cd``, ``export``, ``source .venv/bin/activate``, another printer):
+    ``pytest > log 2>&1; tail -n 3 log`` and ``python3 x.py > log || tail log`` print what the program run before
+    wrote, its failure at their end. None for any other command, or one not read (unbalanced quotes): its output's
+    end may say why it failed."""
     if not command:
         return None
     lexer = shlex.shlex(command.replace("\n", " ; "), posix=True, punctuation_chars=True)
@@ -448,11 +451,22 @@ def printing_program(command: str | None) -> str | None:
         words = list(lexer)
     except ValueError:
         return None
-    while words and words[-1] in _COMMAND_BREAKS:  # ``tail x;``, Terminus' keystrokes ending on the Enter: no command
-        words.pop()
-    breaks = [n for n, word in enumerate(words) if word in _COMMAND_BREAKS]
+    commands: list[list[str]] = [[]]
+    for word in words:
+        if word in _COMMAND_BREAKS:
+            commands.append([])
+        else:
+            commands[-1].append(word)
+    commands = [c for c in commands if c]  # ``tail x;``, Terminus' keystrokes ending on the Enter: no command
+    if not commands or not all(_runs_nothing(c) or _printer(c) for c in commands[:-1]):
+        return None
+    return _printer(commands[-1])
+
+
+def _printer(words: list[str]) -> str | None:
+    """The program of one command (a break's words, a pipe's stages) when it only prints files or logs."""
     stages: list[list[str]] = [[]]
-    for word in words[breaks[-1] + 1 if breaks else 0:]:
+    for word in words:
         if word in _PIPES:
             stages.append([])
         else:
@@ -461,6 +475,28 @@ def printing_program(command: str | None) -> str | None:
     first, *rest = [stage[0].rsplit("/", 1)[-1] if stage else "" for stage in stages]
     printing = first in _PRINTERS or any(word in _subcommand(stages[0]) for word in _PRINTING_WITH.get(first, ()))
     return first if printing and all(program in _FILTERS for program in rest) else None
+
+
+#: Commands that run no program and print nothing a failure could be read from, before a printer in one line: the
+#: shell's own (a failed ``cd`` is the shell's ``bash: cd: x: No such file or directory``, read whatever the
+#: printer), and those that cannot fail so.
+_RUN_NOTHING = frozenset({"cd", "pushd", "popd", "export", "unset", "set", "shopt", "alias", "umask", "sleep", "true",
+                          ":", "clear", "echo", "printf", "pwd"})
+#: What ``source`` / ``.`` reads where it only sets the environment: a virtualenv's ``activate``, a ``.env`` (or
+#: ``env.sh``), a shell's rc or profile.
+_ENV_FILE = re.compile(r"(?:^|/)(?:activate|\.?env(?:\.\w+)?|\w*env\.sh|\.\w*rc|\.\w*profile)$")
+
+
+def _runs_nothing(words: list[str]) -> bool:
+    """Whether one command of a line (its words) runs no program whose output could end the line's
+    (``_RUN_NOTHING``, ``source`` of an environment file, a bare ``VAR=value``)."""
+    if all("=" in word and not word.startswith("=") for word in words):
+        return True
+    if any(word in _PIPES or word in ("(", ")") for word in words):
+        return False
+    if words[0] in ("source", "."):
+        return len(words) == 2 and _ENV_FILE.search(words[1]) is not None
+    return words[0] in _RUN_NOTHING
 
 
 def _subcommand(words: list[str]) -> list[str]:
