@@ -9,6 +9,8 @@ from pathlib import Path
 from trajsearch.ingest.read import read_dump
 from trajsearch.model import Outcome
 
+from acp_support import gemini_shell_run
+
 FIXTURES = Path(__file__).parent / "fixtures"
 OH_ACP = FIXTURES / "openhands" / ".real" / "sdk-acp" / "0a1b2c3d00004000800000000000ac01"
 OH_SDK_RUN = FIXTURES / "openhands" / ".real" / "sdk" / "0a1b2c3d00004000800000000000f019"
@@ -169,22 +171,10 @@ def test_openhands_acp_agent_gemini_calls_without_input(tmp_path: Path) -> None:
     a call is its title (the invocation's description) and kind. Its shell tool reports a command that failed
     printing nothing as ``completed``, its display "Command exited with code: N" (``shell.ts``): that is the step's
     error (review of probe 48 N: it was none), unless it is a search's "no match"."""
-    events = [json.loads(p.read_text()) for p in sorted((OH_ACP / "events").glob("event-*.json"))]
-    start, end = events[4], events[5]
-
-    def shell(n: int, title: str, shown: str) -> list[dict]:
-        call = {"tool_call_id": f"run_shell_command-176484000000{n}", "title": title, "raw_input": None}
-        said = [{"type": "content", "content": {"type": "text", "text": shown, "annotations": None,
-                                                "field_meta": None}, "field_meta": None}]
-        return [{**start, **call, "id": f"ff000000-0000-4000-8000-00000000000{n}", "status": "in_progress",
-                 "content": []},
-                {**end, **call, "id": f"ff000000-0000-4000-8000-00000000001{n}", "status": "completed",
-                 "is_error": False, "raw_output": None, "content": said}]
     check = "./scripts/deploy.sh --check [current working directory /workspace/project] (Check the deploy)"
-    gemini = shell(1, check, "Command exited with code: 3") + \
-        shell(2, "grep -rn TODO src [current working directory /workspace/project]", "Command exited with code: 1")
-    lines = tmp_path / "gemini-acp.jsonl"
-    lines.write_text("".join(json.dumps(e) + "\n" for e in events[:2] + gemini + events[-2:]))
+    lines = gemini_shell_run(tmp_path / "gemini-acp.jsonl", [
+        (check, "Command exited with code: 3"),
+        ("grep -rn TODO src [current working directory /workspace/project]", "Command exited with code: 1")])
     run = _one(lines)
     assert [s.action for s in run.steps] == ["execute", "execute", "finish"]
     assert run.steps[0].arguments == {"title": check}

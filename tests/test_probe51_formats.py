@@ -11,6 +11,8 @@ import pytest
 from trajsearch.ingest.read import read_dump
 from trajsearch.model import Outcome, Trajectory
 
+from acp_support import gemini_shell_run
+
 FIXTURES = Path(__file__).parent / "fixtures"
 ATIF = FIXTURES / "atif" / ".probe51"
 
@@ -82,13 +84,10 @@ def test_gemini_stream_json_printed_file_ending_on_fatal_is_no_failure() -> None
     assert step.error is None
 
 
-OH_ACP = FIXTURES / "openhands" / ".real" / "sdk-acp" / "0a1b2c3d00004000800000000000ac01"
-
-
-def _stream_output(name: str) -> str:
+def _stream_output(path: Path) -> str:
     """The shell tool's display in one of the real stream-json files above: what gemini-cli's ACP server sends as a
     ``completed`` call's content too (``acpSession.ts``: ``toToolCallContent(toolResult)``, the ``returnDisplay``)."""
-    events = [json.loads(line) for line in (GEMINI / name).read_text().splitlines()]
+    events = [json.loads(line) for line in path.read_text().splitlines()]
     return next(e["output"] for e in events if e["type"] == "tool_result")
 
 
@@ -96,25 +95,77 @@ def test_openhands_acp_gemini_command_failing_in_its_own_words_is_failed(tmp_pat
     """Bug (FM2, leftover 4): gemini-cli driven over ACP by the OpenHands SDK sends the same display as its stream-json
     (a failed command's output alone, ``completed``): git's ``fatal:`` and npm's report read as successes. A ``cat``
     of a file ending on "fatal: ..." stays one. Events built as in ``test_probe48_newest`` (the SDK's
-    ``ACPToolCallEvent`` from the real ACP fixture), the contents the real CLI's displays."""
-    events = [json.loads(p.read_text()) for p in sorted((OH_ACP / "events").glob("event-*.json"))]
-    start, end = events[4], events[5]
-
-    def shell(n: int, command: str, shown: str) -> list[dict]:
-        call = {"tool_call_id": f"run_shell_command-176484000000{n}", "raw_input": None,
-                "title": f"{command} [current working directory /workspace/project]"}
-        said = [{"type": "content", "content": {"type": "text", "text": shown, "annotations": None,
-                                                "field_meta": None}, "field_meta": None}]
-        return [{**start, **call, "id": f"ff000000-0000-4000-8000-00000000000{n}", "status": "in_progress",
-                 "content": []},
-                {**end, **call, "id": f"ff000000-0000-4000-8000-00000000001{n}", "status": "completed",
-                 "is_error": False, "raw_output": None, "content": said}]
-    calls = shell(1, "git log -1", _stream_output("git-log-not-a-repo.jsonl")) + \
-        shell(2, "npm run build", _stream_output("npm-missing-script.jsonl")) + \
-        shell(3, "cat notes.txt", _stream_output("cat-notes-fatal-line.jsonl"))
-    lines = tmp_path / "gemini-acp.jsonl"
-    lines.write_text("".join(json.dumps(e) + "\n" for e in events[:2] + calls + events[-2:]))
+    ``ACPToolCallEvent`` from the real ACP fixture: ``acp_support``), the contents the real CLI's displays."""
+    where = " [current working directory /workspace/project]"
+    lines = gemini_shell_run(tmp_path / "gemini-acp.jsonl", [
+        ("git log -1" + where, _stream_output(GEMINI / "git-log-not-a-repo.jsonl")),
+        ("npm run build" + where, _stream_output(GEMINI / "npm-missing-script.jsonl")),
+        ("cat notes.txt" + where, _stream_output(GEMINI / "cat-notes-fatal-line.jsonl"))])
     run = _run(lines)
     assert [s.error for s in run.steps if s.action == "execute"] == [
         "fatal: not a git repository (or any of the parent directories): .git", 'npm error Missing script: "build"',
         None]
+
+
+# Round p51, review of FM2 (FRFM2): the fixes above on the commands agents run most, each on the real output.
+GEMINI_RFM = FIXTURES / "gemini-cli" / ".real" / "probe-frfm51"
+
+
+@pytest.mark.parametrize(("name", "error"), [
+    ("run-then-tail-pytest.jsonl", "FAILED tests/test_worker.py::test_retry - KeyError: 'user_id'"),
+    ("run-or-tail-worker.jsonl", "KeyError: 'user_id'"),
+])
+def test_gemini_stream_json_run_then_tail_of_its_log_is_the_run_failing(name: str, error: str) -> None:
+    """Bug (review of FM2, 1): a command line that runs a program into a log and then prints the log's end
+    (``pytest ... > suite.log 2>&1; tail -n 3 suite.log``, ``python3 worker.py > run.log 2>&1 || tail -n 6 run.log``)
+    was read by its last command alone, a ``tail`` that only prints: the failing suite and the crashed worker read
+    as successes. Only commands that run nothing (``cd``, ``export``...) may come before a printer."""
+    (step,) = [s for s in _run(GEMINI_RFM / name).steps if s.action == "run_shell_command"]
+    assert step.error == error
+
+
+def test_atif_terminus_keystrokes_that_run_then_tail_are_the_run_failing() -> None:
+    """The same as Terminus-2 keystrokes (``python3 worker.py > worker.log 2>&1; tail -n 6 worker.log`` and its
+    Enter): the worker's traceback read as a printed log's; a ``tail`` alone of that log still does not fail."""
+    run = _run(ATIF / "terminus-run-then-tail" / "run.trajectory.json")
+    (ran,) = [s for s in run.steps if "python3 worker.py" in str((s.arguments or {}).get("keystrokes"))]
+    assert ran.error == "KeyError: 'user_id'"
+    alone = _run(ATIF / "terminus-tail-log" / "worker-log.trajectory.json")
+    assert all(s.error is None for s in alone.steps if "worker.log" in str((s.arguments or {}).get("keystrokes")))
+
+
+@pytest.mark.parametrize("name", ["ruff-fix.jsonl", "make-i-ignored.jsonl", "newton-error-number.jsonl",
+                                  "git-log-subjects.jsonl"])
+def test_gemini_stream_json_successful_output_that_looks_failed_is_no_failure(name: str) -> None:
+    """Bugs (review of FM2, 2, 4, 5): real successes read failed by their last line: ruff's ``Found 1 error (1
+    fixed, 0 remaining).`` (``--fix``, exit 0), ``make -i`` that ignored gcc's errors (``make: [Makefile:2: all]
+    Error 1 (ignored)``, exit 0), a script's result ``error: 6.0e-06`` and ``git log --format=%s`` whose oldest
+    subject starts ``error:``."""
+    (step,) = [s for s in _run(GEMINI_RFM / name).steps if s.action == "run_shell_command"]
+    assert step.observation and step.error is None
+
+
+@pytest.mark.parametrize(("name", "error"), [
+    ("git-push-rejected.jsonl", "error: failed to push some refs to '/tmp/p51/FRFM2/gem/bare.git'"),
+    ("git-show-nosuchrev.jsonl",
+     "fatal: ambiguous argument 'nosuchrev': unknown revision or path not in the working tree."),
+])
+def test_gemini_stream_json_git_failure_followed_by_its_advice_is_failed(name: str, error: str) -> None:
+    """Bug (review of FM2, 6): git's last words of failure followed by its advice (a rejected push's ``hint:``
+    lines, the usage after an unknown revision of ``git show``) read as a success."""
+    (step,) = [s for s in _run(GEMINI_RFM / name).steps if s.action == "run_shell_command"]
+    assert step.error == error
+
+
+def test_openhands_acp_gemini_ruff_fix_and_git_show(tmp_path: Path) -> None:
+    """The same over ACP (the display gemini-cli sends as a ``completed`` call's content): ruff's fixed-all tally is
+    a success, ``git show nosuchrev`` (git only prints) failed."""
+    where = " [current working directory /workspace/project]"
+    lines = gemini_shell_run(tmp_path / "gemini-acp.jsonl", [
+        ("ruff check --fix app.py" + where, _stream_output(GEMINI_RFM / "ruff-fix.jsonl")),
+        ("cd repo && git show nosuchrev" + where, _stream_output(GEMINI_RFM / "git-show-nosuchrev.jsonl")),
+        ("python3 worker.py > run.log 2>&1 || tail -n 6 run.log" + where,
+         _stream_output(GEMINI_RFM / "run-or-tail-worker.jsonl"))])
+    assert [s.error for s in _run(lines).steps if s.action == "execute"] == [
+        None, "fatal: ambiguous argument 'nosuchrev': unknown revision or path not in the working tree.",
+        "KeyError: 'user_id'"]

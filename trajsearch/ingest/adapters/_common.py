@@ -564,19 +564,33 @@ _FAILED_LAST_LINE = re.compile(r"^(?P<program>(?:[\w.+-]*/)*[\w.+-]+): (?:.*: (?
 _PYTEST_FAILED = re.compile(r"^(?:=+ )?(?:\d+ \w+, )*\d+ (?:failed|errors?)\b.* in \d+(?:\.\d+)?s\b.*?(?: =+)?$")
 #: The shells, whose ``command not found`` may end any command's output.
 _SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "fish"})
-#: A last line a tool prints only as it fails, in words of its own rather than behind its name: git's and cargo's
-#: ``fatal: ...`` / ``error: ...`` (git exits 128 / 1), pip's ``ERROR: ...``, npm's report (``npm error ...``, ``npm
-#: ERR! ...`` before npm 10), GNU make's ``make: *** [x] Error 1`` / ``*** No rule to make target``, the linker's
-#: ``collect2: error: ld returned 1 exit status``, clang's ``N errors generated.``, gcc's ``compilation terminated.``,
-#: tsc's ``Found N errors ...``, and Node's ``Node.js vX.Y.Z``, printed after an uncaught exception's stack only.
-_FAILED_TAIL = re.compile(r"^(?:(?:fatal|error|ERROR): \S|npm (?:error|ERR!)(?: |$)|make(?:\[\d+\])?: \*\*\* |"
-                          r"collect2: error: |[1-9]\d* errors? generated\.$|compilation terminated\.$|"
-                          r"Found [1-9]\d* errors?\b|Node\.js v\d+\.\d+\.\d+$)")
-#: git's own last words of failure (``fatal: not a git repository ...``, ``error: pathspec ...``), never indented as
-#: the commit messages ``git log`` / ``git show`` print are: the complaint of a git that only prints.
-_GIT_FAILED = re.compile(r"(?:fatal|error): \S")
+#: A last line a tool prints as it fails, in words of its own rather than behind its name: git's and cargo's
+#: ``fatal: ...`` / ``error: ...`` (git exits 128 / 1; words, not a number: a script's ``error: 2.1e-06`` is a
+#: result), pip's ``ERROR: ...``, npm's report (``npm error ...``, ``npm ERR! ...`` before npm 10), GNU make's
+#: ``make: *** [x] Error 1`` / ``*** No rule to make target``, the linker's ``collect2: error: ld returned 1 exit
+#: status``, clang's ``N errors generated.``, gcc's ``compilation terminated.``, the checkers' tally (tsc's ``Found 1
+#: error.`` / ``Found N errors in M files.``, mypy's ``Found N errors in M files (checked K source files)``, ruff's
+#: ``Found N errors.``; not ruff's ``Found N errors (N fixed, 0 remaining).``, which ``--fix`` ends on as it
+#: succeeds, exit 0), and Node's ``Node.js vX.Y.Z``, printed after an uncaught exception's stack only.
+_FAILED_TAIL = re.compile(r"^(?:(?:fatal|error|ERROR): (?![-+]?\.?\d)\S|npm (?:error|ERR!)(?: |$)|"
+                          r"make(?:\[\d+\])?: \*\*\* |collect2: error: |[1-9]\d* errors? generated\.$|"
+                          r"compilation terminated\.$|Found [1-9]\d* error(?:s|\(s\))?\b(?!.* 0 remaining\)\.$)|"
+                          r"Node\.js v\d+\.\d+\.\d+$)")
+#: git's own last words of failure where git only prints (``git log``, ``git show REV:file``), whose commit messages
+#: and file text are its output too, unindented in ``--format=%s`` or a file (a subject or a line may start
+#: ``error: ``): ``fatal: ...`` (not a git repository, an unknown revision or path: git exits 128), and the few
+#: ``error: ...`` of its own such a git prints (an option it does not know or that lacks a value, an object it cannot
+#: read).
+_GIT_FAILED = re.compile(r"fatal: \S|error: (?:unknown (?:option|switch) |(?:option|switch) `[^']+' requires a value|"
+                         r"[Cc]ould not read |object file \S+ is empty)")
+#: What git prints after its ``fatal:`` / ``error:``: its advice (``hint: ...``, after a rejected ``git push``), and
+#: how to tell a revision from a path (after ``fatal: ambiguous argument 'x': unknown revision ...``).
+_GIT_AFTERWORDS = re.compile(r"^hint:(?: |$)|^Use '--' to separate paths from revisions, like this:$|"
+                             r"^'git <command> \[<revision>\.\.\.\] -- \[<file>\.\.\.\]'$")
 #: A compiler's diagnostic line of any kind (gcc's and clang's ``x.c:1:25: note: ...`` follow its errors): where the
 #: last of them is among an output's last lines (its source line and caret after it), the compiler ended on them.
+#: GNU make's line for a recipe's failure it ignored (``-i``, a recipe line starting ``-``): it goes on, exit 0.
+_MAKE_IGNORED = re.compile(r"^make(?:\[\d+\])?: \[.*\] Error \d+ \(ignored\)$")
 _DIAGNOSTIC_ANY = re.compile(r"^[^\s:()]*\.\w+:\d+(?::\d+)?: (?:fatal error|error|warning|note): ")
 
 
@@ -595,7 +609,10 @@ def ended_failing(output: str, printer: str | None = None) -> str | None:
     | tail``: ``_agent_cli.printing_program``), whose output ends on the file's last lines whatever they say (a logged
     traceback, a test log's tally): only that program's or the shell's own complaint tells (``tail: cannot open 'x'
     for reading: No such file or directory``; git's unindented ``fatal: ...``). None otherwise: no code, no other
-    words tell."""
+    words tell.
+
+    git's last words of failure count where only its advice follows them (``_GIT_AFTERWORDS``: the ``hint:`` lines
+    after a rejected push, the usage after an unknown revision)."""
     every = output.splitlines()
     rows = [n for n, ln in enumerate(every) if ln.strip()]
     raw = [every[n] for n in rows]
@@ -604,8 +621,8 @@ def ended_failing(output: str, printer: str | None = None) -> str | None:
     if said := _FAILED_LAST_LINE.search(raw[-1].strip()):
         program = said.group("program").rsplit("/", 1)[-1]
         return short(raw[-1].strip()) if printer is None or program in (printer, *_SHELLS) else None
-    if printer == "git" and _GIT_FAILED.match(raw[-1]):  # ``git log`` outside a repository: git's own, unindented
-        return short(raw[-1].strip())
+    if printer in (None, "git") and (said := _git_failed(raw, printer)):  # git's own, unindented
+        return said
     if printer is not None:
         return None
     if _PYTEST_FAILED.match(raw[-1].strip()) or _FAILED_TAIL.match(raw[-1].strip()) or _compiler_failed(raw):
@@ -618,12 +635,28 @@ def ended_failing(output: str, printer: str | None = None) -> str | None:
     return None
 
 
+def _git_failed(raw: list[str], printer: str | None) -> str | None:
+    """git's last words of failure (``_GIT_FAILED`` where git only prints, else ``fatal:`` / ``error:``) that an
+    output (its non-blank lines) ends on, or ends on followed only by git's advice (``_GIT_AFTERWORDS``): ``error:
+    failed to push some refs to 'x'`` before the ``hint:`` lines, ``fatal: ambiguous argument 'x'`` before the
+    usage. Without a printer, a last line of those words alone is left to ``_FAILED_TAIL``."""
+    end = len(raw)
+    while end and _GIT_AFTERWORDS.match(raw[end - 1]):
+        end -= 1
+    if not end or printer is None and end == len(raw):
+        return None
+    said = _GIT_FAILED.match(raw[end - 1]) if printer else re.match(r"(?:fatal|error): \S", raw[end - 1])
+    return short(raw[end - 1].strip()) if said else None
+
+
 def _compiler_failed(raw: list[str]) -> bool:
     """Whether an output (its non-blank lines) ends on a compiler's diagnostics (the last one among its last 4 lines:
     gcc ends on ``note:`` and the source line with its caret) of which one is an error (``_DIAGNOSTIC``): a compiler
-    run alone prints no tally (``gcc -o x x.c``)."""
+    run alone prints no tally (``gcc -o x x.c``). Not where make said after them that it ignored the failure
+    (``make: [Makefile:2: all] Error 1 (ignored)``: ``make -i``, a ``-gcc ...`` recipe line), and went on."""
     last = max((n for n, line in enumerate(raw) if _DIAGNOSTIC_ANY.match(line)), default=None)
-    return last is not None and last >= len(raw) - 4 and any(_DIAGNOSTIC.search(line) for line in raw[:last + 1])
+    return last is not None and last >= len(raw) - 4 and any(_DIAGNOSTIC.search(line) for line in raw[:last + 1]) \
+        and not any(_MAKE_IGNORED.match(line) for line in raw[last + 1:])
 
 
 def with_validation_error(lines: list[str], at: int, line: str | None = None) -> str:
