@@ -50,9 +50,8 @@ def test_adk_workflow_agent_node_whose_model_failed_first_is_no_tool_step() -> N
     """Bug (FM2, leftover 2): an ADK 2 ``Workflow``'s ``LlmAgent`` node whose Gemini call got a 429 before the agent
     wrote anything (ADK: an error event authored by the workflow, ``errorCode: RESOURCE_EXHAUSTED``) read as a tool
     step ``summariser`` that failed, the run a failure of the agent; it is the model provider's: the turn's error,
-    an ``infra_error``. The function node before it stays a step."""
+    an ``infra_error``. (The review of FM2 keeps the node a step: its event is a function node's, see below.)"""
     run = _run(FIXTURES / "adk-session" / ".real" / "wf-agent-model-429-first.session.json")
-    assert [s.action for s in run.steps if s.action is not None] == ["fetch"]
     assert run.outcome is Outcome.infra_error
     assert run.failure is not None and run.failure.error.startswith("RESOURCE_EXHAUSTED: 429 RESOURCE_EXHAUSTED")
 
@@ -169,3 +168,26 @@ def test_openhands_acp_gemini_ruff_fix_and_git_show(tmp_path: Path) -> None:
     assert [s.error for s in _run(lines).steps if s.action == "execute"] == [
         None, "fatal: ambiguous argument 'nosuchrev': unknown revision or path not in the working tree.",
         "KeyError: 'user_id'"]
+
+
+ADK = FIXTURES / "adk-session" / ".real"
+
+
+@pytest.mark.parametrize(("name", "node", "outcome"), [
+    ("wf-function-node-genai-429.session.json", "embed_rows", Outcome.infra_error),
+    ("wf-agent-model-429-first.session.json", "summariser", Outcome.infra_error),
+    ("wf-agent-litellm-429-first.session.json", "summariser", Outcome.infra_error),
+    ("wf-function-node-status-notfound.session.json", "load_user", Outcome.failure),
+])
+def test_adk_workflow_node_failing_with_a_status_keeps_its_step(name: str, node: str, outcome: Outcome) -> None:
+    """Bug (review of FM2, 3): an ADK 2 ``Workflow`` function node whose exception carries a status (google-genai's
+    429 from a function calling Gemini itself; an app's exception with ``status = "NOT_FOUND"``) lost its failed
+    step, read as the agent's turn error: the node never ran as far as the run said. An agent node that wrote
+    nothing leaves the very same event, so both are steps; a model provider's outage (``RESOURCE_EXHAUSTED``,
+    LiteLLM's ``RateLimitError``) is the run's ``infra_error`` whichever called the model, an app's own error the
+    run's failure."""
+    run = _run(ADK / name)
+    (failed,) = [s for s in run.steps if s.error]
+    assert failed.action == node
+    assert run.outcome is outcome
+    assert run.failure is not None and run.failure.error == failed.error

@@ -80,7 +80,8 @@ from urllib.parse import urlsplit, urlunsplit
 from trajsearch.model import Failure, Outcome, Trajectory
 
 from ._common import Context, RecordError, as_dict, as_list, date_by_file, decisive_line, json_object, short
-from ._spans import CONTINUES, RUN_START, STAGE, Message, Node, iso_seconds, maybe_json, span_trajectory, text_of
+from ._spans import (CONTINUES, INFRA_CAUSE, RUN_START, STAGE, Message, Node, error_outcome, iso_seconds, maybe_json,
+                     span_trajectory, text_of)
 
 NAME = "adk-session"
 #: Where ``adk eval`` keeps its results (``<agent>/.adk/eval_history``): walked though hidden (see ``read``).
@@ -101,6 +102,9 @@ ABORTED = "INVOCATION_ABORTED"
 #: node's exception's ``status`` where it has one (``workflow/_node_runner.py``), as google-genai's ``ClientError`` /
 #: ``ServerError`` do (``RESOURCE_EXHAUSTED`` for a 429, ``UNAVAILABLE`` for a 503): a model call's failure.
 _API_STATUS = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+|UNAVAILABLE|INTERNAL|CANCELLED|UNKNOWN|UNAUTHENTICATED|ABORTED")
+#: The class names of the model providers' SDKs' exceptions for an outage (LiteLLM's, which ADK's ``LiteLlm`` lets
+#: through unwrapped, and openai's / anthropic's it wraps): a node failing with one called a model.
+_PROVIDER_OUTAGES = frozenset({"RateLimitError", "ServiceUnavailableError", "InternalServerError", "OverloadedError"})
 #: How ADK 2.x's agent tool (a sub-agent of ``mode="single_turn"``, called as a tool: ``tools/agent_tool.py``
 #: ``_SingleTurnAgentTool``) answers a call whose sub-agent raised or whose arguments did not validate: a string, not
 #: an exception, so the call's response is all that says it failed.
@@ -361,6 +365,7 @@ class _Session:
         self.unanswered: dict[str, list[str]] = {}  # invocation -> ids of calls not answered yet
         self.answered: dict[str, Node] = {}  # call id -> its step's node (a later answer replaces the first)
         self.tools_stopped: set[str] = set()  # errors that stopped an invocation while its tools ran
+        self.outages: set[str] = set()  # a model provider's outage a workflow's node failed of (see node_ran)
         self.long_running: set[str] = set()  # ids of calls answered later or never (``longRunningToolIds``)
         self.paths: dict[str, str] = {}  # call id -> the node path of the agent that made it (see never_answered)
         self.stopped = False  # whether the client stopped the run while a tool ran (see never_answered)
@@ -517,13 +522,15 @@ class _Session:
 
         But an agent node whose model call failed before it wrote anything has its error event authored by the
         workflow too: it is the agent's (its turn's error, as when it failed after a tool), not a step, where the node
-        is one of the session's ``agents`` (the authors of its other events: it wrote in another turn) or the error
-        is a model API's status (``_API_STATUS``: a function node's own exception is named by its class)."""
+        is one of the session's ``agents`` (the authors of its other events: it wrote in another turn). One that
+        wrote nothing in the session is not told from a function node (both events alike): a step, whose model
+        provider's outage (a google API's status, ``_API_STATUS``: ``RESOURCE_EXHAUSTED`` for a 429; a provider SDK's,
+        ``_PROVIDER_OUTAGES``: LiteLLM's ``RateLimitError``) is the run's ``infra_error`` whichever called the model
+        (``outages``), where a function node's own exception (``NOT_FOUND``, a ``KeyError``) is its failure."""
         node = _node_name(event)
         if not node or event.get("author") != _workflow_name(event) or _parts(event):
             return False
-        code = _get(event, "errorCode", "error_code")
-        if error is not None and (node in agents or isinstance(code, str) and _API_STATUS.fullmatch(code)):
+        if error is not None and node in agents:
             return False
         if error is None and event.get("output") is None:
             return False
@@ -532,6 +539,10 @@ class _Session:
                       tool=node, call_id=key, result=result, error=error or returned, info={STAGE: True}))
         if error is not None:
             turn.error = error
+            code = _get(event, "errorCode", "error_code")
+            if isinstance(code, str) and (_API_STATUS.fullmatch(code) or code in _PROVIDER_OUTAGES) \
+                    and error_outcome(error) is Outcome.infra_error:
+                self.outages.add(error)
         return True
 
     def never_answered(self, at: float | None) -> None:
@@ -644,6 +655,10 @@ def _session_run(record: dict[str, Any], ctx: Context) -> Trajectory:
         # tools raised it (ConnectionError from a tool's own backend): the run's tool failed, as when one call was
         # pending and its step carries the very error (see ``failed``), not the model provider or the platform
         run = run.model_copy(update={"outcome": Outcome.failure, "failure": Failure(error=run.failure.error)})
+    elif run.outcome is Outcome.failure and run.failure is not None and \
+            any(run.failure.error == short(error, 600) for error in session.outages):  # see node_ran
+        run = run.model_copy(update={"outcome": Outcome.infra_error,
+                                     "failure": Failure(error=run.failure.error, cause=INFRA_CAUSE)})
     metadata = {**run.metadata, "app_name": app, "user_id": str(_get(record, "userId", "user_id")),
                 "session_id": session_id}
     if session.stopped:

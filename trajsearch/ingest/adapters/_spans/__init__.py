@@ -61,7 +61,7 @@ from .nodes import (
     text_of,
     when,
 )
-from .outcome import FAIL_LABELS, OUTCOME_METRICS, PASS_LABELS, error_outcome, outcome_from
+from .outcome import FAIL_LABELS, INFRA_CAUSE, OUTCOME_METRICS, PASS_LABELS, error_outcome, outcome_from
 
 __all__ = [
     "ANSWER",
@@ -85,6 +85,7 @@ __all__ = [
     "assemble",
     "denial",
     "error_outcome",
+    "INFRA_CAUSE",
     "error_text",
     "first_user_text",
     "flatten",

@@ -109,7 +109,7 @@ from .messages import (PROVIDER_RUN, agentchat_answer, agentchat_failed_calls, a
                        provider_failure, shell_error, task_from_input, user_requests)
 from .nodes import (CONTINUES, EMBEDS, REFUSED, RESULT_CUT, RUN_START, STAGE, Evaluation, Message, Node, ancestors,
                     latest_first, maybe_json, start_order, when)
-from .outcome import failed, error_outcome, outcome_from
+from .outcome import INFRA_CAUSE, failed, error_outcome, outcome_from
 
 
 def in_tree_order(nodes: list[Node]) -> list[tuple[Node, int]]:
@@ -974,7 +974,7 @@ def assemble(nodes: list[Node], *, what: str = "trace", task: str | None = None)
             error = f"last failing step {last['index']}: {last['error']}" if last else "failed"
         cause = deciding.explanation if deciding and deciding.explanation else None
         if outcome is Outcome.infra_error and not cause:
-            cause = "infrastructure: a timeout, rate limit or service error, not the agent's reasoning"
+            cause = INFRA_CAUSE
         failure = Failure(error=error, cause=short(cause, 2000) if cause else None)
     starts = [n.start for n in nodes if n.start]
     later = _later_requests(order, task, every_root=what == "conversation")

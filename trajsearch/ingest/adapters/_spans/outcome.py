@@ -85,6 +85,10 @@ _TOOL_RAISED = re.compile(
 )
 
 
+#: The cause of a run read ``infra_error`` by its error (:func:`error_outcome`), where nothing says more.
+INFRA_CAUSE = "infrastructure: a timeout, rate limit or service error, not the agent's reasoning"
+
+
 def error_outcome(error: str, *, by_tool: bool = False) -> Outcome:
     """infra_error for an outage (:data:`_INFRA`: timeouts, rate limits, 5xx, connection errors) unless the error
     is a tool's own (``by_tool``: it started in a tool's span, or :data:`_TOOL_RAISED` says so), else failure."""
