@@ -31,6 +31,18 @@ def own_lines(stderr: str) -> list[str]:
     return [line for line in stderr.splitlines() if line.strip() and not GRPC_CORE_LOG.match(line)]
 
 
+@pytest.fixture
+def newcomer(tmp_path: Path, monkeypatch) -> None:
+    """The embedded store under the test's own folder, the hashing embedder, and no server, tenant or key set
+    anywhere: a newcomer's shell."""
+    monkeypatch.setenv("TRAJSEARCH_MODEL", "hashing")
+    for name in ("TRAJSEARCH_SERVER", "TRAJSEARCH_TENANT", "TRAJSEARCH_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("TRAJSEARCH_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("TRAJSEARCH_URI", str(tmp_path / "home" / "milvus.db"))
+    monkeypatch.setenv("TRAJSEARCH_TRACES", str(tmp_path / "home" / "traces"))
+
+
 @pytest.fixture(params=["embedded", "server"])
 def backend(request, tmp_path: Path, monkeypatch):
     """Environment for one backend; yields its name. The server owns its own store.

@@ -12,20 +12,10 @@ import typer.main
 from typer.core import TyperOption
 from typer.testing import CliRunner
 
+from cli_support import newcomer as embedded  # noqa: F401 (a fixture)
 from trajsearch.cli import app
 
 OWN = Path(__file__).parent / "fixtures" / "native" / ".newcomer" / "own-agent.jsonl"
-
-
-@pytest.fixture
-def embedded(tmp_path: Path, monkeypatch) -> None:
-    """The embedded store, the hashing embedder, and no tenant set anywhere: a newcomer's shell."""
-    monkeypatch.setenv("TRAJSEARCH_MODEL", "hashing")
-    for name in ("TRAJSEARCH_SERVER", "TRAJSEARCH_TENANT", "TRAJSEARCH_API_KEY"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("TRAJSEARCH_HOME", str(tmp_path / "home"))
-    monkeypatch.setenv("TRAJSEARCH_URI", str(tmp_path / "home" / "milvus.db"))
-    monkeypatch.setenv("TRAJSEARCH_TRACES", str(tmp_path / "home" / "traces"))
 
 
 def _cli(*args: str):

@@ -12,23 +12,13 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from cli_support import newcomer as embedded  # noqa: F401 (a fixture)
 from trajsearch.cli import app
 from trajsearch.ingest.detect import detect_format
 from trajsearch.ingest.read import read_dump
 
 SAMPLE = Path(__file__).parents[1] / "trajsearch" / "samples" / "sample.jsonl"
 OWN = Path(__file__).parent / "fixtures" / "native" / ".newcomer" / "own-agent.jsonl"
-
-
-@pytest.fixture
-def embedded(tmp_path: Path, monkeypatch) -> None:
-    """The embedded store and the hashing embedder, under the test's own folder."""
-    monkeypatch.setenv("TRAJSEARCH_MODEL", "hashing")
-    for name in ("TRAJSEARCH_SERVER", "TRAJSEARCH_TENANT", "TRAJSEARCH_API_KEY"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("TRAJSEARCH_HOME", str(tmp_path / "home"))
-    monkeypatch.setenv("TRAJSEARCH_URI", str(tmp_path / "home" / "milvus.db"))
-    monkeypatch.setenv("TRAJSEARCH_TRACES", str(tmp_path / "home" / "traces"))
 
 
 def _cli(*args: str):
