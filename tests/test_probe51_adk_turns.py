@@ -84,3 +84,50 @@ def test_adk_two_turns_of_an_agent_and_a_sequential_agent_are_unchanged(name: st
     assert run.metadata["user_prompts"] == ["And in Paris?"]
     assert run.outcome is Outcome.unknown and run.failure is None
     assert [(s.action, s.arguments["content"] if s.action == "respond" else s.arguments) for s in run.steps] == steps
+
+
+def _steps(run: Trajectory) -> list[tuple[str | None, str | None]]:
+    return [(s.action, s.error) for s in run.steps]
+
+
+@pytest.mark.parametrize("name, steps", [
+    ("wf-check-after-agent-retried-ok.session.json",
+     [("fetch", None), ("respond", None),
+      ("check_once_flaky", "ConnectionError: validation service unreachable"), ("check_once_flaky", None)]),
+    ("wf-no-agent-retried-ok.session.json",
+     [("fetch_flaky", "ConnectionError: rows service unreachable"), ("fetch_flaky", None), ("check_any", None)]),
+    ("wf-fetch-before-agent-retried-ok.session.json",
+     [("fetch_flaky", "ConnectionError: rows service unreachable"), ("fetch_flaky", None), ("respond", None)]),
+])
+def test_adk_workflow_node_retried_after_an_error_is_no_failure_of_the_run(name: str, steps: list) -> None:
+    """Bug (RADK, fixed FRADK): a ``Workflow`` function node given ADK's ``RetryConfig`` whose first attempt raised
+    and whose retry returned (ADK's node runner writes the attempt's ``errorCode`` event before it retries, under
+    the same ``nodeInfo.path``) left the error the run's: a run that completed read ``failure`` ("ConnectionError:
+    validation service unreachable"). The failed attempt stays a step with its error, where it happened."""
+    run = _run(name)
+    assert run.outcome is Outcome.unknown and run.failure is None
+    assert _steps(run) == steps
+
+
+def test_adk_workflow_agent_node_retried_after_its_model_failed_is_no_infra_error() -> None:
+    """Bug (RADK, fixed FRADK): an agent node retried after its model call timed out (the error event authored by
+    the workflow, path ``pipeline@1/summariser@1``, then the agent's answer on the same path) read ``infra_error``,
+    the error's step listed last, after the ``check`` node that ran on the answer. The failed attempt is a step of
+    its own, before the answer."""
+    run = _run("wf-agent-retried-then-check.session.json")
+    assert run.outcome is Outcome.unknown and run.failure is None
+    assert _steps(run) == [("fetch", None), (None, "TimeoutError: model call timed out after 60s"),
+                           ("respond", None), ("check", None)]
+
+
+@pytest.mark.parametrize("name, error", [
+    ("wf-retried-every-attempt-fails.session.json", "ConnectionError: rows service unreachable"),
+    ("wf-retried-ok-then-node-raises.session.json", "ValueError: bad rows: no row count"),
+])
+def test_adk_workflow_node_whose_retries_failed_still_fails_the_run(name: str, error: str) -> None:
+    """The guards: a node whose every attempt raised, and a later node raising for good after a retried one
+    recovered: the run failed with that error."""
+    run = _run(name)
+    assert run.outcome is Outcome.failure
+    assert run.failure is not None and run.failure.error == error
+    assert run.steps[-1].error == error

@@ -369,6 +369,8 @@ class _Session:
         self.long_running: set[str] = set()  # ids of calls answered later or never (``longRunningToolIds``)
         self.paths: dict[str, str] = {}  # call id -> the node path of the agent that made it (see never_answered)
         self.stopped = False  # whether the client stopped the run while a tool ran (see never_answered)
+        # turn id -> node path -> (the error its latest attempt raised, when, whether a step holds it): see recovered
+        self.errors: dict[str, dict[str, tuple[str, float | None, bool]]] = {}
         self.session_id = session_id
 
     def turn(self, invocation: str, at: float | None, resumed: bool = False) -> Node:
@@ -509,7 +511,32 @@ class _Session:
                                                   f"no response: the invocation stopped with {error}")
         if pending:
             self.tools_stopped.add(error)
+        self.erred(turn, path, error, at, stepped=bool(pending))
+
+    def erred(self, turn: Node, path: str, error: str, at: float | None, stepped: bool) -> None:
+        """The error event of node ``path`` (``""``: of no node) at ``at``: the turn's error, unless the node runs
+        again (see ``recovered``); ``stepped``: a step holds it (a call's, a function node's)."""
+        errors = self.errors.setdefault(turn.id, {})
+        errors.pop(path, None)  # the latest of the node's errors, in the order they came
+        errors[path] = (error, at, stepped)
         turn.error = error
+
+    def recovered(self, turn: Node, event: dict[str, Any]) -> None:
+        """An event of a node that raised earlier in the turn, with what it made (an ``output``, an agent's words or
+        calls) and no error: the node was retried and went on. ADK 2.x's node runner writes each failed attempt's
+        ``errorCode`` event before it retries a node given a ``RetryConfig``, and the retry runs under the same
+        ``nodeInfo.path`` (``workflow/_node_runner.py``): the error is not the turn's (the turn's error is then the
+        latest of its other nodes' still standing). The failed attempt happened: a step holds its error where it
+        came (a model call's failure, which no call's step holds, a step of its own there: an agent node's attempt)."""
+        path = _node_path(event)
+        errors = self.errors.get(turn.id, {})
+        if not path or path not in errors or (event.get("output") is None and not _parts(event)):
+            return
+        error, at, stepped = errors.pop(path)
+        if not stepped:
+            self.add(Node(id=f"attempt:{len(self.nodes)}", parent=turn.id, role="agent",
+                          name=_node_name(event) or path, start=at, end=at, error=error))
+        turn.error = next((standing for standing, _, _ in reversed(errors.values())), None)
 
     def node_ran(self, turn: Node, event: dict[str, Any], at: float | None, key: str, error: str | None,
                  agents: frozenset[str] = frozenset()) -> bool:
@@ -538,7 +565,7 @@ class _Session:
         self.add(Node(id=f"node:{key}", parent=turn.id, role="tool", name=f"execute_tool {node}", start=at, end=at,
                       tool=node, call_id=key, result=result, error=error or returned, info={STAGE: True}))
         if error is not None:
-            turn.error = error
+            self.erred(turn, _node_path(event), error, at, stepped=True)
             code = _get(event, "errorCode", "error_code")
             if isinstance(code, str) and (_API_STATUS.fullmatch(code) or code in _PROVIDER_OUTAGES) \
                     and error_outcome(error) is Outcome.infra_error:
@@ -635,6 +662,8 @@ def _session_run(record: dict[str, Any], ctx: Context) -> Trajectory:
             session.responses(turn, event, at, key)  # a human's answer to a long-running tool
             continue
         error = _error(event)
+        if error is None:
+            session.recovered(turn, event)  # a node retried after its error event
         if session.node_ran(turn, event, at, key, error, agents):
             continue
         session.model(turn, event, at, key)
