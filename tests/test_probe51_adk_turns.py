@@ -98,11 +98,16 @@ def _steps(run: Trajectory) -> list[tuple[str | None, str | None]]:
      [("fetch_flaky", "ConnectionError: rows service unreachable"), ("fetch_flaky", None), ("check_any", None)]),
     ("wf-fetch-before-agent-retried-ok.session.json",
      [("fetch_flaky", "ConnectionError: rows service unreachable"), ("fetch_flaky", None), ("respond", None)]),
+    ("wf-sub-workflow-retried-ok.session.json",
+     [("sub_fetch", "ConnectionError: rows service unreachable"), ("sub_fetch", None), ("check_any", None)]),
+    ("wf-agent-tool-raises-retried-ok.session.json",
+     [("flaky_weather", "ConnectionError: weather service unreachable"), ("flaky_weather", None), ("respond", None)]),
 ])
 def test_adk_workflow_node_retried_after_an_error_is_no_failure_of_the_run(name: str, steps: list) -> None:
     """Bug (RADK, fixed FRADK): a ``Workflow`` function node given ADK's ``RetryConfig`` whose first attempt raised
     and whose retry returned (ADK's node runner writes the attempt's ``errorCode`` event before it retries, under
-    the same ``nodeInfo.path``) left the error the run's: a run that completed read ``failure`` ("ConnectionError:
+    the same ``nodeInfo.path``; a sub-workflow retried whole runs its child again under the same path too) left the
+    error the run's: a run that completed read ``failure`` ("ConnectionError:
     validation service unreachable"). The failed attempt stays a step with its error, where it happened."""
     run = _run(name)
     assert run.outcome is Outcome.unknown and run.failure is None

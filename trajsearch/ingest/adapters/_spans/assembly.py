@@ -551,7 +551,9 @@ def _failure_that_ended(containers: list[Node], nodes: list[Node], last_call: No
     was no answer: the run ended on that failure even if its root is left unmarked (LangSmith's OpenAI Agents
     SDK integration marks the agent's run, never the root). A run whose last model call answered finished, unless
     work went on after the answer: a tool started after it (an ADK workflow's node run on the agent's answer), or the
-    failed container did (a later turn, whose model failed before it spoke)."""
+    failed container did (a later turn, whose model failed before it spoke). A container's error is the one it
+    ended with: an adapter gives it none for an error it went on from (an ADK ``Workflow`` node retried after its
+    error event, ``adk_session._Session.recovered``), whose failed attempt is a step of its own where it came."""
     work = [n.start for n in nodes if n.role in ("llm", "tool", "retriever") and n.start is not None]
     ended = [c for c in containers if c.end is not None and not any(start > c.end for start in work)]
     if last_call is not None and any(m.get("text") and not m.get("calls") and m.get("role") != "tool"
