@@ -49,7 +49,9 @@ Mapping (ADK's ``Session`` / ``Event`` / ``google.genai.types.Content``):
   a node that is no agent (a function, a tool; its events' author is the workflow around it) is a step named after
   it, its ``output`` event the result, its ``errorCode`` event (the node raised) the error; an agent node's events
   (authored by the agent, a sub-agent's of a ``SequentialAgent`` / ``ParallelAgent`` node too) are read as any
-  agent's, its error event failing its calls;
+  agent's, its error event failing its calls. A node given a ``RetryConfig`` that raised and ran again (ADK writes
+  each failed attempt's error event, then retries under the same path) failed that attempt, a step with its error,
+  not the run (``_Session.recovered``);
 - model: the model events' ``modelVersion``; ``appName`` / ``userId`` / ``state`` go into metadata.
 
 ``adk eval`` results (``<agent>/.adk/eval_history/*.evalset_result.json``, ``EvalSetResult.model_dump_json()``;
