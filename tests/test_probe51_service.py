@@ -216,3 +216,42 @@ def test_a_store_made_before_keeps_its_tenant_folders(tmp_path):
         assert ts.traces.get(legacy.as_uri(), tenant="Beta").trajectory_id == "r2"
         with pytest.raises(TraceAccessError):
             ts.traces.get(legacy.as_uri(), tenant="beta")
+
+
+# -- review RSV2 (FRSV2): a store made before, on a case-insensitive disk --------------------------------------------
+
+
+def test_a_lowercase_tenant_does_not_write_into_a_kept_folder_of_another_case(tmp_path):
+    """A store an earlier version made keeps ``Acme/``; ``acme``'s runs went to ``acme/``, on macOS or Windows the
+    same folder: acme's run replaced Acme's trace of the same id, and acme's delete removed it (review RSV2, 1). On
+    any disk, ``acme`` now writes to a folder that is no case-variant of another's, and each tenant keeps its own."""
+    with TrajSearch.open(str(tmp_path / "m.db"), traces=str(tmp_path / "t"), embedder=HashingEmbedder()) as ts:
+        (tmp_path / "t" / "Acme").mkdir(parents=True)  # as an earlier version made it
+        ts.add([make_run("r1", tenant="Acme", task="Rotate the gateway certificate")])
+    with TrajSearch.open(str(tmp_path / "m.db"), traces=str(tmp_path / "t"), embedder=HashingEmbedder()) as ts:
+        ts.add([make_run("r1", tenant="acme", task="Fix the failing payments test")])
+        folders = [_trace_path(ts, tenant, "r1").parent.name for tenant in ("Acme", "acme")]
+        assert folders[0] == "Acme" and folders[1].lower() != "acme", folders
+        assert ts.delete("r1", tenant="acme")
+        assert ts.get_trace(ts.run("r1", tenant="Acme").trace_uri, tenant="Acme").task.startswith("Rotate")
+        ts.add([make_run("r2", tenant="acme")])
+    with TrajSearch.open(str(tmp_path / "m.db"), traces=str(tmp_path / "t"), embedder=HashingEmbedder()) as ts:
+        # the folder it was given is its own from then on: read, found unchanged, not written elsewhere
+        assert ts.get_trace(ts.run("r2", tenant="acme").trace_uri, tenant="acme").trajectory_id == "r2"
+        assert ts.add([make_run("r2", tenant="acme")]).unchanged == 1
+
+
+def test_a_bare_folder_of_another_case_is_not_a_tenants_legacy_folder(tmp_path):
+    """A URI naming ``Acme/`` was accepted for tenant ``Acme`` (an earlier version's folder) while only ``acme/``
+    was there: on a case-insensitive disk that is acme's folder, so a tampered URI let Acme see whether acme has a
+    run (``exists``) and delete its trace (review RSV2, 5). The bare folder is accepted only by its exact name."""
+    from trajsearch.store.traces import TraceAccessError, trace_name
+
+    with TrajSearch.open(str(tmp_path / "m.db"), traces=str(tmp_path / "t"), embedder=HashingEmbedder()) as ts:
+        ts.add([make_run("r1", tenant="acme")])
+        assert _trace_path(ts, "acme", "r1").parent.name == "acme"
+        tampered = (tmp_path / "t" / "Acme" / trace_name("r1")).as_uri()
+        for call in (ts.traces.exists, ts.traces.delete, ts.traces.get):
+            with pytest.raises(TraceAccessError):
+                call(tampered, tenant="Acme")
+        assert ts.get_trace(ts.run("r1", tenant="acme").trace_uri, tenant="acme").trajectory_id == "r1"

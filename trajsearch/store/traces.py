@@ -200,6 +200,12 @@ def tenant_folder(tenant: str) -> str:
     object stores keep ``<tenant>/``."""
     if tenant == tenant.lower():
         return tenant
+    return hashed_folder(tenant)
+
+
+def hashed_folder(tenant: str) -> str:
+    """``<tenant>~<hash>``: a folder no other tenant's is in any case (what :func:`tenant_folder` gives a name with
+    capitals, and a store gives a lowercase tenant whose bare name is another tenant's folder in another case)."""
     return f"{tenant}~{hashlib.sha256(tenant.encode()).hexdigest()[:12]}"
 
 
@@ -231,22 +237,39 @@ class FileTraceStore:
     def _folder(self, tenant: str) -> str:
         """The folder ``tenant``'s traces are written to: :func:`tenant_folder`, unless this store already keeps them
         in a folder of the tenant's bare name (made by an earlier version), which is kept: its runs' URIs name it,
-        and a re-ingest finds their traces there (not missing, written again elsewhere). Decided once per tenant."""
+        and a re-ingest finds their traces there (not missing, written again elsewhere). A lowercase tenant whose
+        bare name is only another tenant's folder in another case (``Acme/`` of an earlier version) writes to
+        :func:`hashed_folder`: on a case-insensitive disk ``acme/`` is ``Acme/``, and acme's run replaced Acme's
+        trace. Decided once per tenant."""
         folder = self._folders.get(tenant)
         if folder is None:
-            folder = tenant_folder(tenant)
-            if folder != tenant:
-                try:
-                    if tenant in os.listdir(self.root):  # names as made (a case-insensitive lookup would say yes
-                        folder = tenant                  # for another tenant's folder)
-                except OSError:
-                    pass
+            bare = self._bare_folder(tenant)
+            folder = tenant if bare == "own" else tenant_folder(tenant) if bare == "free" else hashed_folder(tenant)
             self._folders[tenant] = folder
         return folder
 
+    def _bare_folder(self, tenant: str) -> str:
+        """Whose the folder of ``tenant``'s bare name is, by the names in the root as they were made (a lookup by
+        path is case-insensitive on such a disk, and would find another tenant's): ``"own"`` (that exact name is
+        there), ``"other"`` (only a name differing from it in case is: another tenant's, on such a disk the same
+        folder) or ``"free"`` (neither, or the root cannot be listed)."""
+        try:
+            names = os.listdir(self.root)
+        except OSError:
+            return "free"
+        if tenant in names:
+            return "own"
+        folded = tenant.casefold()
+        return "other" if any(name.casefold() == folded for name in names) else "free"
+
     def _folders_of(self, tenant: str) -> tuple[str, ...]:
-        """Every folder ``tenant``'s traces may be in: its own, and its bare name (URIs of an earlier version)."""
-        return tuple(dict.fromkeys((tenant_folder(tenant), tenant)))
+        """Every folder ``tenant``'s traces may be in: its own, its hashed one, and its bare name (URIs of an earlier
+        version) unless that is only another tenant's folder in another case (see :meth:`_bare_folder`): a tampered
+        URI naming ``Acme/`` would read, on a case-insensitive disk, ``acme``'s traces."""
+        folders = dict.fromkeys((tenant_folder(tenant), hashed_folder(tenant), tenant))
+        if self._bare_folder(tenant) == "other":
+            del folders[tenant]
+        return tuple(folders)
 
     def put(self, trajectory: Trajectory) -> str:
         data = encode_trace(trajectory)
