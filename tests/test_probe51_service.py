@@ -255,3 +255,76 @@ def test_a_bare_folder_of_another_case_is_not_a_tenants_legacy_folder(tmp_path):
             with pytest.raises(TraceAccessError):
                 call(tampered, tenant="Acme")
         assert ts.get_trace(ts.run("r1", tenant="acme").trace_uri, tenant="acme").trajectory_id == "r1"
+
+
+# -- review RSV2 (FRSV2): the tenants' share of the RPC workers ------------------------------------------------------
+
+
+def _eventually(predicate, timeout: float = 60) -> None:
+    """Wait for what two held indexes show together (each notifies only its own waiters)."""
+    end = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < end, "the searches never reached the index"
+        time.sleep(0.02)
+
+
+@pytest.fixture(scope="module")
+def three_keys():
+    return key_ring(acme=dict(tenant="acme", role="read"), beta=dict(tenant="beta", role="read"),
+                    gamma=dict(tenant="gamma", role="read"))
+
+
+def test_a_tenant_whose_calls_all_run_still_finds_a_worker_for_its_next(tmp_path, keys):
+    """Four workers: beta's one search in progress, then four slow ones of acme. beta was counted as another
+    tenant only while it had calls queued, so acme, 'alone', took three workers, every worker was taken, and beta's
+    next call waited behind acme's (review RSV2, 2). acme now stops at its share while beta has calls running, a
+    worker stays free, and beta's next call is answered while all the searches are still held."""
+    server, slow = _serve(tmp_path, keys[1], max_workers=4)
+    slow_beta = SlowIndex(server.ts, "beta")
+    try:
+        with Client(server.address, keys[0]["acme"], timeout=600) as acme, \
+                Client(server.address, keys[0]["beta"], timeout=120) as beta, ThreadPoolExecutor(5) as pool:
+            try:
+                first = pool.submit(beta.search, "payments", k=3)
+                slow_beta.wait_for(lambda: slow_beta.arrived == 1)
+                held = [pool.submit(acme.search, "payments", k=3) for _ in range(4)]
+                slow.wait_for(lambda: slow.arrived + _queued(server, "acme") == 4)
+                assert beta.whoami()["tenant"] == "beta"
+                assert slow.arrived == 2 and _queued(server, "acme") == 2
+                assert not first.done() and not any(h.done() for h in held)
+            finally:
+                slow.gate.set()
+                slow_beta.gate.set()
+            assert [h.trajectory_id for h in first.result(120)] == ["b1"]
+            assert all([h.trajectory_id for h in f.result(120)] == ["a1"] for f in held)
+    finally:
+        slow.gate.set()
+        slow_beta.gate.set()
+        server.stop(grace=2)
+
+
+def test_two_tenants_queued_at_their_share_leave_no_worker_idle_but_the_one_kept(tmp_path, three_keys):
+    """Eight workers, a share of 3, acme and beta with five slow searches each: each ran its three and the other
+    two workers stayed idle while both queues waited (review RSV2, 3). A tenant at its share now takes a free worker
+    when every other tenant with calls queued is at its share too, one worker kept back: seven run, and a third
+    tenant arriving is answered on the eighth while they are all still held."""
+    server, slow = _serve(tmp_path, three_keys[1], max_workers=8, tenant_share=3)
+    slow_beta = SlowIndex(server.ts, "beta")
+    try:
+        with Client(server.address, three_keys[0]["acme"], timeout=600) as acme, \
+                Client(server.address, three_keys[0]["beta"], timeout=600) as beta, \
+                Client(server.address, three_keys[0]["gamma"], timeout=120) as gamma, ThreadPoolExecutor(10) as pool:
+            try:
+                held = [pool.submit(client.search, "payments", k=3) for _ in range(5) for client in (acme, beta)]
+                _eventually(lambda: slow.arrived + slow_beta.arrived == 7)
+                assert _queued(server, "acme") + _queued(server, "beta") == 3
+                assert gamma.whoami()["tenant"] == "gamma"
+                assert not any(h.done() for h in held)
+            finally:
+                slow.gate.set()
+                slow_beta.gate.set()
+            assert all(f.result(120) for f in held)
+    finally:
+        slow.gate.set()
+        slow_beta.gate.set()
+        server.stop(grace=2)

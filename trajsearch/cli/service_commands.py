@@ -68,7 +68,9 @@ def serve(
                                              help="With --http behind a reverse proxy: the pages' address as "
                                                   "browsers open it (https://search.example.com); its host is "
                                                   "answered and may sign in, its cookies Secure."),
-    max_workers: int = typer.Option(8, "--workers", min=1, help="RPC worker threads."),
+    max_workers: int = typer.Option(8, "--workers", min=1,
+                                    help="RPC worker threads. One stays free for another tenant's call: with 2, "
+                                         "a tenant's calls run one at a time."),
     trace_reads: int = typer.Option(0, "--trace-reads", min=0,
                                     help="Trace-store reads that may wait at once (0: a quarter of --workers)."),
     page_reads: int = typer.Option(8, "--page-reads", min=1,
@@ -98,8 +100,9 @@ def serve(
              "terminationGracePeriodSeconds says otherwise, docker stop 10 s, systemd 90 s). Default: 60, in a "
              "Kubernetes pod 25 minus --grace."),
     tenant_share: int = typer.Option(0, "--tenant-share", min=0,
-                                     help="RPC workers one tenant's calls may hold while another tenant's calls "
-                                          "wait (0: half of --workers); a tenant alone may use all but one."),
+                                     help="RPC workers one tenant's calls may hold while another tenant has "
+                                          "calls waiting or running (0: half of --workers); past it, the workers "
+                                          "no other tenant can take, all but one (a tenant alone: all but one)."),
     log_level: str = typer.Option("INFO", "--log-level", callback=choice(LOG_LEVELS, upper=True),
                                    help=_LOG_LEVEL_HELP),
 ) -> None:

@@ -7,8 +7,11 @@ tenant (seconds each: clustering, trace reads) took all eight workers, and anoth
 :class:`TenantCalls` is the pool the interceptor hands each TrajSearch call to (grpcio runs a handler on the
 executor its behaviour names, ``experimental_thread_pool``), under the tenant of the call's key:
 
-- a tenant's calls run at most ``share`` at once while another tenant's calls wait; a tenant alone may use every
-  worker but one, which stays free for the next tenant to arrive (so a lone tenant loses one worker, not half);
+- a tenant's calls below its ``share`` start on any free worker; past it, a call starts only while every worker
+  but one is taken at most (the last stays free for a tenant below its share: the next to arrive, or one whose
+  calls are all running) and no other tenant with calls queued is below its share. So a tenant alone uses every
+  worker but one, two tenants queued at their share use the workers left over between them (8 workers, share 3:
+  seven run, not six), and a tenant whose one call is running still finds a worker for its next;
 - calls past that wait in their tenant's queue without holding a worker, and free workers take the tenants'
   queues in turn (round robin), so a tenant with a hundred calls queued does not delay another's one call;
 - a tenant with ``limit`` calls running or queued has its next ones refused ``RESOURCE_EXHAUSTED`` by the
@@ -27,15 +30,15 @@ from typing import Any, Callable
 
 
 class TenantCalls:
-    """``workers`` threads shared by tenants: at most ``share`` of one tenant's calls at once while others wait,
-    at most ``limit`` of them running or queued."""
+    """``workers`` threads shared by tenants: ``share`` of one tenant's calls at once while others wait (more only
+    on workers no other tenant can take, one kept back), at most ``limit`` of them running or queued."""
 
     def __init__(self, workers: int, *, share: int | None = None, limit: int = 32) -> None:
         if workers < 1:
             raise ValueError("workers must be at least 1")
         self.workers = workers
         self.share = max(1, min(workers, share or workers // 2))
-        self.alone = max(self.share, workers - 1)  # a tenant alone: every worker but one, kept for a newcomer
+        self.spare = max(self.share, workers - 1)  # workers taken at most by calls past a share: one kept back
         self.limit = max(self.share, limit)
         self._changed = threading.Condition(threading.Lock())
         self._queues: dict[str, deque[tuple[Future, Callable[..., Any], tuple, dict]]] = {}
@@ -79,7 +82,7 @@ class TenantCalls:
                 self._turns.append(tenant)
             queue.append((future, fn, args, kwargs))
             if not self._idle and len(self._threads) < self.workers:
-                thread = threading.Thread(target=self._work, name=f"rpc_{len(self._threads)}", daemon=True)
+                thread = threading.Thread(target=self._work, name=f"tenant_rpc_{len(self._threads)}", daemon=True)
                 self._threads.append(thread)
                 thread.start()
             self._changed.notify_all()
@@ -92,11 +95,12 @@ class TenantCalls:
             self._changed.notify_all()
 
     def _may_start(self, tenant: str) -> bool:
-        running = self._running.get(tenant, 0)
-        if running < self.share:
+        """Whether ``tenant``'s next call may start on a free worker (the rule of the module's docstring)."""
+        if self._running.get(tenant, 0) < self.share:
             return True
-        others = sum(1 for t in self._turns if t != tenant)
-        return not others and running < self.alone
+        if sum(self._running.values()) >= self.spare:
+            return False
+        return all(self._running.get(t, 0) >= self.share for t in self._turns if t != tenant)
 
     def _next(self) -> tuple[str, tuple[Future, Callable[..., Any], tuple, dict]] | None:
         """The next call to run, the tenants taken in turn (waits under the lock); None once shut down."""
