@@ -260,11 +260,11 @@ def test_a_bare_folder_of_another_case_is_not_a_tenants_legacy_folder(tmp_path):
 # -- review RSV2 (FRSV2): the tenants' share of the RPC workers ------------------------------------------------------
 
 
-def _eventually(predicate, timeout: float = 60) -> None:
-    """Wait for what two held indexes show together (each notifies only its own waiters)."""
+def _eventually(predicate, what: str = "the searches reached the index", timeout: float = 60) -> None:
+    """Wait for what no event says (two held indexes together: each notifies only its own waiters; a refusal)."""
     end = time.monotonic() + timeout
     while not predicate():
-        assert time.monotonic() < end, "the searches never reached the index"
+        assert time.monotonic() < end, f"never: {what}"
         time.sleep(0.02)
 
 
@@ -328,3 +328,93 @@ def test_two_tenants_queued_at_their_share_leave_no_worker_idle_but_the_one_kept
         slow.gate.set()
         slow_beta.gate.set()
         server.stop(grace=2)
+
+
+# -- review RSV2 (FRSV2): stopping with the web pages ----------------------------------------------------------------
+
+
+def _signed_in_cookies(web_address: str, key: str) -> str:
+    """Sign in on the pages as a browser does (the form, its CSRF cookie): the session's Cookie header."""
+    import http.client
+    from urllib.parse import urlencode
+
+    from web_support import csrf_of
+
+    host, port = web_address.rsplit(":", 1)
+    cookies: dict[str, str] = {}
+
+    def request(method: str, path: str, body: dict | None = None):
+        conn = http.client.HTTPConnection(host, int(port), timeout=60)
+        headers = {"Cookie": "; ".join(f"{k}={v}" for k, v in cookies.items())} if cookies else {}
+        if body is not None:
+            headers.update({"Origin": f"http://{web_address}", "Content-Type": "application/x-www-form-urlencoded"})
+        conn.request(method, path, body=urlencode(body).encode() if body else None, headers=headers)
+        reply = conn.getresponse()
+        text = reply.read().decode()
+        for name, value in reply.getheaders():
+            if name.lower() == "set-cookie":
+                cookie, _, rest = value.partition("=")
+                cookies[cookie] = rest.split(";", 1)[0]
+        conn.close()
+        return reply.status, text
+
+    status, page = request("GET", "/signin")
+    assert status == 200
+    status, _ = request("POST", "/signin", {"key": key, "csrf": csrf_of(page), "next": "/"})
+    assert status == 303
+    return "; ".join(f"{k}={v}" for k, v in cookies.items() if v)
+
+
+def test_stop_drains_the_web_pages_and_grpc_at_once(tmp_path, keys):
+    """With --http, stop drained the pages for the whole grace, and only then began gRPC's drain, for the grace
+    again: a page and a call in progress made stop take twice the grace, and the Kubernetes default of
+    --writes-grace (25 s minus the grace) ran past the pod's kill at 30 s (review RSV2, 4). While a page is still
+    in progress, gRPC now already refuses new calls: both drain at once, and stop takes the grace once."""
+    import http.client
+
+    from trajsearch.service.client import ServiceError
+
+    server, slow = _serve(tmp_path, keys[1], http_address="127.0.0.1:0")
+    search_filtered, arrived = server.ts.search_filtered, threading.Event()
+
+    def held_page_search(*args, **kwargs):  # the page's search held in the index, as SlowIndex holds the calls'
+        arrived.set()
+        slow.gate.wait(600)
+        return search_filtered(*args, **kwargs)
+
+    server.ts.search_filtered = held_page_search
+    server.web.config.timeout_graceful_shutdown = 600  # the page drains until let go (uvicorn's own bound: 5 s)
+    stopping = None
+    try:
+        cookie = _signed_in_cookies(server.web.address, keys[0]["acme"])
+        host, port = server.web.address.rsplit(":", 1)
+
+        def page() -> int:
+            conn = http.client.HTTPConnection(host, int(port), timeout=600)
+            conn.request("GET", "/?q=payments", headers={"Cookie": cookie})
+            reply = conn.getresponse()
+            reply.read()
+            return reply.status
+
+        with ThreadPoolExecutor(2) as pool, Client(server.address, keys[0]["beta"], timeout=30, retries=1) as beta:
+            assert beta.whoami()["tenant"] == "beta"
+            held = pool.submit(page)
+            assert arrived.wait(120), "the page's search never reached the index"
+            stopping = pool.submit(server.stop, 600, 0)
+
+            def grpc_refuses() -> bool:
+                try:
+                    beta.whoami()
+                except ServiceError:
+                    return True
+                return False
+
+            _eventually(grpc_refuses, "gRPC refused new calls while the page was in progress")
+            assert not held.done() and not stopping.done()  # the page still in progress: the web still draining
+            slow.gate.set()
+            assert held.result(120) == 200
+            assert stopping.result(120) == 0
+    finally:
+        slow.gate.set()
+        if stopping is None:
+            server.stop(grace=2)
