@@ -125,7 +125,7 @@ def _json_lines(text: str) -> list[dict]:
 def test_serve_waits_for_writes_only_as_long_as_writes_grace_says(tmp_path, monkeypatch):
     """Past --grace the server waited 60 s for a write in progress, whatever the deployment: Kubernetes kills a pod
     30 s after SIGTERM, so a write held by a slow store was lost all the same and the index never closed. With
-    ``--writes-grace 2`` the server gives up on the write after 2 s, says so, closes the index and exits."""
+    ``--writes-grace 2`` the server gives up on the write after 2 s, says so, closes the index and exits 1."""
     s3_credentials(monkeypatch)
     silent = SilentS3()
     key = new_key()
@@ -151,7 +151,7 @@ def test_serve_waits_for_writes_only_as_long_as_writes_grace_says(tmp_path, monk
             writing = pool.submit(client.add, [make_run("w1")])
             silent.wait_connections(1)  # the run's trace is being written into a store that never answers
             serve.send_signal(signal.SIGTERM)
-            assert serve.wait(120) == 0
+            assert serve.wait(120) == 1  # a write abandoned: not a clean stop (review RSV2, 6: it exited 0)
             with pytest.raises(Exception):
                 writing.result(120)
         events = {e.get("msg") or e.get("event"): e for e in _json_lines((tmp_path / "serve.err").read_text())}
@@ -418,3 +418,35 @@ def test_stop_drains_the_web_pages_and_grpc_at_once(tmp_path, keys):
         slow.gate.set()
         if stopping is None:
             server.stop(grace=2)
+
+
+def test_in_a_kubernetes_pod_a_grace_leaving_writes_no_time_is_said_at_the_start(tmp_path):
+    """In a pod --writes-grace defaults to 25 s minus --grace: a --grace of 25 or more leaves a write in progress
+    none, and nothing said so until a write was abandoned at a stop (review RSV2, 6). A warning now says it when the
+    server starts; a stop with no write in progress still exits 0."""
+    key = new_key()
+    keys = tmp_path / "keys.json"
+    keys.write_text(json.dumps({"keys": [key_entry(key, tenant="acme", role="read")]}))
+    env = cli_env(KUBERNETES_SERVICE_HOST="10.96.0.1")
+    env.pop("TRAJSEARCH_WRITES_GRACE", None)
+    err = (tmp_path / "serve.err").open("w+")
+    serve = subprocess.Popen(launched([sys.executable, "-m", "trajsearch.cli", "serve", "--keys", str(keys),
+                                       "--model", "hashing", "--uri", str(tmp_path / "m.db"), "--traces",
+                                       str(tmp_path / "t"), "--address", "127.0.0.1:0", "--grace", "25"]),
+                             env=env, stdout=subprocess.DEVNULL, stderr=err, text=True)
+    try:
+        events: dict = {}
+        for _ in range(3000):  # until it serves (or has failed)
+            events = {e.get("msg") or e.get("event"): e for e in _json_lines((tmp_path / "serve.err").read_text())}
+            if "serving" in events or serve.poll() is not None:
+                break
+            time.sleep(0.05)
+        assert "serving" in events, (tmp_path / "serve.err").read_text()
+        assert events["no_writes_grace"]["grace_s"] == 25
+        serve.send_signal(signal.SIGTERM)
+        assert serve.wait(120) == 0
+    finally:
+        if serve.poll() is None:
+            serve.kill()
+            serve.wait(60)
+        err.close()

@@ -177,10 +177,12 @@ def serve(
     _say(f"trajsearch serving on {server.address}{web} ({len(keyring)} keys, index {ts.location[0]})")
     if serve_forever(server, grace=grace, writes_grace=writes_grace):
         # a write abandoned past --writes-grace may wait on its store for good (an S3 or NFS write that never
-        # returns): its thread held the process open after "stopped", the index already closed, until the kill
+        # returns): its thread held the process open after "stopped", the index already closed, until the kill.
+        # Exit 1 (as a failed ingest): runs were lost and their callers must send them again; a 0 told a scheduler
+        # all was well
         sys.stderr.flush()
         logging.shutdown()
-        os._exit(0)
+        os._exit(1)
 
 
 def ui(

@@ -355,12 +355,19 @@ def serve_forever(server: ServiceServer, *, grace: float = 10.0, writes_grace: f
             server.stop_now()
         stop.set()
 
+    if writes_grace is None:
+        writes_grace = writes_grace_for(grace)
+        if not writes_grace and os.environ.get("KUBERNETES_SERVICE_HOST"):  # said at the start, not when it is late
+            log_event(log, logging.WARNING, "no_writes_grace", grace_s=grace,
+                      detail=f"in a Kubernetes pod --writes-grace is {KUBERNETES_STOP_S - CLOSE_S:g} s minus --grace: "
+                             "a write still running when the grace ends is abandoned at once; give --grace less, "
+                             "or --writes-grace with terminationGracePeriodSeconds")
     previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGTERM, signal.SIGINT)}
     try:
         server.start()
         while not stop.wait(0.5):
             pass
-        return server.stop(grace, writes_grace if writes_grace is not None else writes_grace_for(grace))
+        return server.stop(grace, writes_grace)
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
