@@ -224,9 +224,7 @@ class KeyRing:
 
     def authenticate(self, key: str | None) -> Principal | None:
         self._reload_if_changed()
-        if not key or len(key) > _MAX_KEY_CHARS:
-            return None
-        return self._by_hash.get(hash_key(key))
+        return self.peek(key)
 
     def peek(self, key: str | None) -> Principal | None:
         """The key's principal as last read, without looking at the key file: for grpcio's polling thread, which
