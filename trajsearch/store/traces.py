@@ -218,6 +218,9 @@ def _check_entry(uri: str, segments: list[str], tenant: str, location: str,
             f"{uri!r} is not a trace URI of {location} (expected {location}/<tenant>/<name>{SUFFIX})"
         )
     if segments[0] not in (folders or (tenant,)):
+        if segments[0] == tenant:  # its bare name, only another tenant's folder in another case (FileTraceStore)
+            raise TraceAccessError(f"trace URI {uri!r} names folder {tenant!r}, which in this store is another "
+                                   f"tenant's in another case, not the folder of tenant {tenant!r}")
         raise TraceAccessError(f"trace URI {uri!r} belongs to tenant {segments[0]!r}, not {tenant!r}")
     return segments[0], segments[1]
 
