@@ -11,19 +11,29 @@ appended), from the real rollout of ``codex-cli/``."""
 
 from __future__ import annotations
 
+import gzip
+import json
 import logging
+import re
 import shutil
 import struct
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
-import zstandard
+
+try:
+    from compression import zstd  # Python 3.14+
+except ImportError:
+    from backports import zstd
 
 from trajsearch.ingest import sources
 from trajsearch.ingest.detect import SideFile
 from trajsearch.ingest.read import detect_format, read_dump
 
 from cli_support import backend, run_cli  # noqa: F401 - the fixture
+from process_support import cli_env
 
 FIXTURES = Path(__file__).parent / "fixtures"
 PROBE = FIXTURES / "codex-cli" / ".real" / "probe-zs"
@@ -44,8 +54,7 @@ REVERT_AFTER = ("rollout-2026-12-04T23-59-43-01a2437f-dcde-73a3-b299-e7a643aa2e2
 def frames(text: bytes, cut: int) -> bytes:
     """``text`` as two zstd frames one after another (up to line ``cut``, then the rest), at Codex's level 3."""
     lines = text.splitlines(keepends=True)
-    level3 = zstandard.ZstdCompressor(level=3)
-    return level3.compress(b"".join(lines[:cut])) + level3.compress(b"".join(lines[cut:]))
+    return zstd.compress(b"".join(lines[:cut]), level=3) + zstd.compress(b"".join(lines[cut:]), level=3)
 
 
 def day_folder(root: Path, name: str) -> Path:
@@ -73,8 +82,7 @@ def test_a_rollout_codex_compressed_is_ingested_from_its_sessions_tree(backend, 
     shutil.copy(COMPRESSED, day_folder(home, NAME))
     (home / "archived_sessions").mkdir()
     revert = REVERT / REVERT_BASE
-    (home / "archived_sessions" / f"{REVERT_BASE}.zst").write_bytes(zstandard.ZstdCompressor(level=3).compress(
-        revert.read_bytes()))
+    (home / "archived_sessions" / f"{REVERT_BASE}.zst").write_bytes(zstd.compress(revert.read_bytes(), level=3))
     code, out, err = run_cli("ingest", str(tmp_path / "user"))
     assert code == 0, err
     assert "does not read" not in err and "read 2: ingested 2 runs" in out + err
@@ -84,7 +92,7 @@ def test_a_rollout_codex_compressed_is_ingested_from_its_sessions_tree(backend, 
 
     plain = tmp_path / "plain" / NAME
     plain.parent.mkdir()
-    plain.write_bytes(zstandard.ZstdDecompressor().decompress(COMPRESSED.read_bytes()))
+    plain.write_bytes(zstd.decompress(COMPRESSED.read_bytes()))
     [from_zst] = [p.trajectory for p in read_dump(day_folder(home, NAME), tenant="acme")]
     [from_plain] = [p.trajectory for p in read_dump(plain, tenant="acme")]
     assert from_zst.trajectory_id == THREAD and same_run(from_zst, from_plain)
@@ -108,7 +116,7 @@ def test_a_rollout_of_several_zstd_frames_reads_every_record(tmp_path: Path) -> 
     resumed = list(sources.lines(zst, read[29][3]))
     assert [r[1] for r in resumed] == [r[1] for r in read[30:]]
 
-    frame = zstandard.ZstdCompressor(level=3).compress(text)  # pzstd's layout: each frame after a skippable one
+    frame = zstd.compress(text, level=3)  # pzstd's layout: each frame after a skippable one
     pzstd = tmp_path / f"{ROLLOUT.name}.zst"  # (magic 0x184D2A50, 4 bytes: the frame's size) that says its size
     pzstd.write_bytes(struct.pack("<III", 0x184D2A50, 4, len(frame)) + frame)
     assert detect_format(pzstd) == "codex-cli" and [r[1] for r in sources.lines(pzstd)] == [r[1] for r in read]
@@ -149,7 +157,7 @@ def test_a_truncated_zstd_rollout_keeps_the_lines_before_the_cut_and_says_so(tmp
 
     one_frame = tmp_path / f"{NAME}.zst"
     one_frame.write_bytes(COMPRESSED.read_bytes()[:-100])
-    with pytest.raises(ValueError, match=r"truncated or corrupt zstd: the file ends inside a zstd frame"):
+    with pytest.raises(ValueError, match=r"truncated or corrupt zstd: Compressed file ended before the end-of-stream marker"):
         detect_format(one_frame)
     [(position, _, error, _)] = list(sources.lines(one_frame))
     assert position == "line 1" and error.startswith("truncated or corrupt zstd stream after line 0")
@@ -160,12 +168,11 @@ def test_a_revert_goes_on_from_a_compressed_rollout_of_its_thread(tmp_path: Path
     found beside it by its name. A week later Codex compresses the earlier one (or both): the lookup by
     ``rollout-*.jsonl`` found nothing, and the thread's run lost its first turn (or the earlier rollout, the later
     one unseen, was read as a run of its own)."""
-    zstd3 = zstandard.ZstdCompressor(level=3)
     for compressed in (REVERT_BASE, REVERT_AFTER):
         root = tmp_path / compressed[:30]
         for name in (REVERT_BASE, REVERT_AFTER):
             target = day_folder(root, name) / (f"{name}.zst" if name == compressed else name)
-            target.write_bytes(zstd3.compress((REVERT / name).read_bytes()) if name == compressed
+            target.write_bytes(zstd.compress((REVERT / name).read_bytes(), level=3) if name == compressed
                                else (REVERT / name).read_bytes())
         [run] = [p.trajectory for p in read_dump(root / "sessions", tenant="acme")]
         assert run.trajectory_id == "codex.01a2437f-dcde-73a3-b299-e7a643aa2e2a"
@@ -183,7 +190,7 @@ def test_other_formats_read_zstd_under_the_same_run_ids(tmp_path: Path) -> None:
     source = FIXTURES / "mini-swe-agent" / "deepseek_chat_dev" / instance / f"{instance}.traj.json"
     folder = tmp_path / "deepseek_chat_dev" / instance
     folder.mkdir(parents=True)
-    (folder / f"{source.name}.zst").write_bytes(zstandard.ZstdCompressor(level=19).compress(source.read_bytes()))
+    (folder / f"{source.name}.zst").write_bytes(zstd.compress(source.read_bytes(), level=19))
     [from_zst] = [p.trajectory for p in read_dump(tmp_path / "deepseek_chat_dev", tenant="acme")]
     [from_plain] = [p.trajectory for p in read_dump(source, tenant="acme")]
     assert from_zst.trajectory_id == from_plain.trajectory_id == "deepseek_chat_dev.marshmallow-code__marshmallow-1343"
@@ -196,7 +203,7 @@ def test_other_formats_read_zstd_under_the_same_run_ids(tmp_path: Path) -> None:
     with tarfile.open(fileobj=packed, mode="w") as tar:
         tar.add(source, arcname=source.name)
     archive = tmp_path / "runs.jsonl.zst"  # named as a dump: its bytes say otherwise
-    archive.write_bytes(zstandard.ZstdCompressor().compress(packed.getvalue()))
+    archive.write_bytes(zstd.compress(packed.getvalue()))
     with pytest.raises(ValueError, match=r"a zstd-compressed tar archive \(unpack it first: tar --zstd -xf\)"):
         detect_format(archive)
 
@@ -211,8 +218,69 @@ def test_an_openhands_run_set_kept_zstd_compressed_reads_as_the_plain_one(tmp_pa
     _iterative_run_set(plain)
     packed.mkdir()
     for file in plain.iterdir():
-        (packed / f"{file.name}.zst").write_bytes(zstandard.ZstdCompressor(level=3).compress(file.read_bytes()))
+        (packed / f"{file.name}.zst").write_bytes(zstd.compress(file.read_bytes(), level=3))
     runs = {folder: sorted((sources.plain_name(Path(r.source).name), r.trajectory.trajectory_id,
                             r.trajectory.outcome, r.trajectory.metadata["handed_in"]) for r in read_dump(folder))
             for folder in (plain, packed)}
     assert runs[packed] == runs[plain]
+
+
+ZSTD_CLI = FIXTURES / "zstd" / ".real"
+
+#: A child reading the file named: its growth of peak resident memory (every allocation, the decoder's own too)
+#: over its peak once imported, in MB, after the peek that detection makes and a read of the text's first 64 MB.
+_MEMORY_OF_A_READ = """
+import resource, sys
+from pathlib import Path
+from trajsearch.ingest import sources
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+head = sources.peek(Path(sys.argv[1]))
+with sources.open_dump(Path(sys.argv[1])) as text:
+    read = sum(len(text.read(1 << 20)) for _ in range(64))
+grown = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) // 1024
+print(len(head), read, grown)
+"""
+
+
+def test_a_zstd_file_is_decoded_in_memory_bounded_by_the_read() -> None:
+    """A zstd file was decoded 32 KB of the file at a time, all of a chunk's text at once: 32 KB of a 67 KB file
+    holding 2 GB of zeros (what ``zstd`` writes of ``/dev/zero``) became about 1 GB held, for a peek of 64 KB; its
+    dry run took 2.2 GB. What a read takes now grows with what it reads (``backports.zstd``'s ``ZstdFile``), not
+    with how well the file compressed."""
+    done = subprocess.run([sys.executable, "-c", _MEMORY_OF_A_READ, str(ZSTD_CLI / "zeros-2GiB.zst")],
+                          env=cli_env(), capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    peeked, read, grown = map(int, done.stdout.split())
+    assert (peeked, read) == (sources.PEEK_BYTES, 64 << 20)
+    assert grown < 100, f"peak resident memory grew by {grown} MB"
+
+
+def test_a_zstd_file_written_with_a_long_window_is_told_with_the_command_that_reads_it(tmp_path: Path) -> None:
+    """``zstd --long=31`` (a window of 2 GB, for big files of far repeats) writes a sound file that a decoder reads
+    only when allowed that much memory; it was called "truncated or corrupt zstd", which sent the user looking for
+    damage. It is said what it is, and how to read it (``zstd -d`` itself needs ``--long=31``)."""
+    long = ZSTD_CLI / f"{ROLLOUT.name}.zst"
+    told = (r"zstd written with a window over 128 MB \(zstd --long=28 or more\), more memory than trajsearch gives a "
+            rf"file: decompress it first \(zstd -d --long=31 {re.escape(long.name)}\) and ingest that")
+    with pytest.raises(ValueError, match=told):
+        detect_format(long)
+    [(position, _, error, _)] = list(sources.lines(long))
+    assert position == "line 1" and re.fullmatch(told.replace("file: ", "file: not read after line 0; "), error)
+    assert "corrupt" not in error
+
+
+def test_an_outcome_file_compressed_and_cut_short_is_an_error_saying_so(tmp_path: Path) -> None:
+    """``--outcomes results.json.gz`` cut short (a copy interrupted) ended the ingest with Click's bare "Aborted."
+    (its EOFError taken for a Ctrl-D), exit 1; a zstd one, once its decoder's faults were no longer OSErrors, with
+    "ZstdError: …" as an unexpected error. Each is a usage error naming the file and its fault, exit 2."""
+    run = FIXTURES / "mini-swe-agent" / ".real" / "swebench-gemini-3-pro"
+    summary = (run / "results_summary.json").read_bytes()
+    cut_gz, cut_zst, damaged = tmp_path / "cut.json.gz", tmp_path / "cut.json.zst", tmp_path / "damaged.json.zst"
+    cut_gz.write_bytes(gzip.compress(summary)[:-20])
+    cut_zst.write_bytes(zstd.compress(summary)[:-20])
+    damaged.write_bytes(zstd.compress(summary) + b"\n")  # a newline added by an editor or a transfer in text mode
+    for outcomes, fault in ((cut_gz, "truncated or corrupt gzip: Compressed file ended before"),
+                            (cut_zst, "truncated or corrupt zstd: Compressed file ended before"),
+                            (damaged, "truncated or corrupt zstd: Unable to decompress Zstandard data")):
+        code, out, err = run_cli("ingest", str(run / "trajs"), "--dry-run", "--outcomes", str(outcomes))
+        assert code == 2 and f"{outcomes}:{fault}".replace(" ", "") in "".join(err.split()), (code, out, err)

@@ -310,7 +310,7 @@ def _broken_kind(path: Path) -> str | None:
             while f.read(1 << 20):  # a compressed file's corruption shows only where it is
                 pass
     except GZIP_ERRORS as exc:
-        return f"{stream_fault(exc)}: {exc}"
+        return stream_fault(exc, path, "")
     if not head.strip():
         with open(path, "rb") as raw:
             packed = compression(raw.read(4))

@@ -596,9 +596,13 @@ def _still_told(invalid: list[Invalid], verdicts: dict[str, Verdict],
 
 
 def _text(path: Path) -> str:
-    """An outcome file's text, read as dumps are (gzip'd, UTF-16 as PowerShell's ``>`` writes, a UTF-8 BOM)."""
-    with sources.open_dump(path) as stream:
-        data = stream.read()
+    """An outcome file's text, read as dumps are (gzip'd or zstd'd, UTF-16 as PowerShell's ``>`` writes, a UTF-8
+    BOM). A compressed one cut short or damaged is a ValueError saying so (an EOFError was Click's bare "Aborted.")."""
+    try:
+        with sources.open_dump(path) as stream:
+            data = stream.read()
+    except sources.STREAM_FAULTS as exc:
+        raise ValueError(f"{path}: {sources.stream_fault(exc, path, '')}") from None
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:

@@ -6,8 +6,10 @@ value, error, cursor)`` per record and never stops at a bad one.
 - gzip and Zstandard files (recognised by their magic bytes, whatever their
   name: ``.gz``, ``.zst``; Codex CLI rewrites a rollout idle for a week as
   ``rollout-*.jsonl.zst``) are decompressed on the fly (:func:`_text_bytes`,
-  the one place that chooses); a truncated or corrupt stream yields the
-  records before the break, then one error.
+  the one place that chooses; zstd with ``backports.zstd``, Python 3.14's
+  ``compression.zstd``: its memory stays bounded by what is read, a file of
+  2 GB of zeros decoded a read at a time); a truncated or corrupt stream yields
+  the records before the break, then one error (:func:`stream_fault`).
 - UTF-16 files (told by their byte-order mark: what Windows PowerShell's ``>``
   writes) are decoded on the fly to UTF-8, so every reader below sees UTF-8 (a
   damaged code unit as a bad UTF-8 byte: it costs its line, as in UTF-8); a
@@ -33,13 +35,18 @@ import io
 import itertools
 import json
 import re
+import sys
 import zlib
 from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any, Callable, Iterator
 
 import ijson
-import zstandard
+
+if sys.version_info >= (3, 14):  # zstd is in the standard library from 3.14; backports.zstd is that module before
+    from compression.zstd import ZstdError, ZstdFile
+else:
+    from backports.zstd import ZstdError, ZstdFile
 
 from ..model import json_depth as depth
 
@@ -49,16 +56,22 @@ MAX_LINE_BYTES = 64 * 1024 * 1024
 #: exhaust the recursion of every JSON consumer downstream (parsers, pydantic, encoders).
 MAX_DEPTH = 200
 PEEK_BYTES = 64 * 1024
-#: What reading a file's text may raise: a broken gzip or zstd stream (:class:`ZstdFault` is an OSError; damaged
-#: UTF-16 reads on: see ``_damaged_utf16``).
-GZIP_ERRORS = (EOFError, OSError, zlib.error)
+#: What decoding a compressed file raises where its bytes are cut short (EOFError, gzip's and zstd's alike) or damaged:
+#: not an OSError, which a caller catching only those lets through (and Click takes an EOFError for "Aborted.").
+STREAM_FAULTS = (EOFError, zlib.error, ZstdError)
+#: What reading a file's text may raise: a broken gzip or zstd stream, or the disk's error (damaged UTF-16 reads on:
+#: see ``_damaged_utf16``).
+GZIP_ERRORS = (OSError, *STREAM_FAULTS)
 #: The first bytes of each compression read (a gzip member's, a Zstandard frame's, RFC 8878), by its name.
 MAGIC = {"gzip": b"\x1f\x8b", "zstd": b"\x28\xb5\x2f\xfd"}
 #: The names those files go by (``x.jsonl.gz``; ``x.jsonl.zst``, as ``zstd`` and Codex CLI name them): a dump's name
 #: is its name without one (see :func:`plain_name`).
 COMPRESSED_SUFFIXES = (".gz", ".zst", ".zstd")
-#: How much of a Zstandard file is decoded at a time (its text, some times more, is held at once).
-_ZSTD_CHUNK = 1 << 15
+#: What zstd says of a frame whose window (the text a decoder holds to look back in) is over the 128 MB it is
+#: given by default (``ZSTD_WINDOWLOG_LIMIT_DEFAULT``, 2**27): written with ``zstd --long=28`` or more. Sound, and
+#: not read: a window of 2 GB (``--long=31``) would be that much memory for a file, per worker (a stream of
+#: unknown size, ``zstd --long=31 < x``, fills it); the error says how to decompress it instead.
+_ZSTD_WINDOW_TOO_LARGE = "Frame requires too much memory for decoding"
 _UTF16_BOMS = (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)
 
 #: What a file listed by the ingest but removed before it was read gives (a harness's clean-up, ``rsync --delete``):
@@ -93,54 +106,22 @@ def compressed_twin(path: Path) -> bool:
     return plain != path.name and path.with_name(plain).is_file()
 
 
-def stream_fault(exc: BaseException) -> str:
-    """What a broken compressed file's error says it is: "truncated or corrupt zstd" (or gzip)."""
-    return f"truncated or corrupt {'zstd' if isinstance(exc, ZstdFault) else 'gzip'}"
-
-
-class ZstdFault(OSError):
-    """A Zstandard file whose text cannot all be had: corrupt, or cut inside a frame. An OSError, as a broken gzip's
-    faults are, so that every reader catching :data:`GZIP_ERRORS` keeps the records before it."""
-
-
-class _Unzstd(io.RawIOBase):
-    """The text of a Zstandard file, decoded as it is read, a chunk of the file at a time: frame after frame (a file
-    may hold several, one after another, as ``cat a.zst b.zst`` writes; Codex writes one). Not ``zstandard``'s
-    ``stream_reader``, which ends without a word where a file is cut inside a frame (a rollout cut by a copy read
-    as a shorter run, or as no run when its one block was cut): here the text before the cut is given, then
-    :class:`ZstdFault` raised, as a cut gzip raises ``EOFError``. Not seekable: a resumed JSON lines read reads up to
-    its cursor. Closing it leaves ``raw`` open."""
-
-    def __init__(self, raw: IO[bytes]) -> None:
-        super().__init__()
-        self._raw = raw
-        self._decompressor = zstandard.ZstdDecompressor()
-        self._frame = self._decompressor.decompressobj()
-        self._in_frame = False  # some of the current frame was read: the file must not end before the rest
-        self._input = b""  # read from the file after a frame's end: the next frame's start
-        self._pending = memoryview(b"")
-
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, buffer: Any) -> int:
-        while not self._pending:
-            data, self._input = self._input or self._raw.read(_ZSTD_CHUNK), b""
-            if not data:
-                if self._in_frame:
-                    raise ZstdFault("the file ends inside a zstd frame (cut short)")
-                return 0
-            try:
-                self._pending = memoryview(self._frame.decompress(data))
-            except zstandard.ZstdError as exc:
-                raise ZstdFault(str(exc)) from None
-            self._in_frame = True
-            if self._frame.eof:  # what the file holds after the frame is the next one's
-                self._input, self._in_frame = self._frame.unused_data, False
-                self._frame = self._decompressor.decompressobj()
-        size = min(len(buffer), len(self._pending))
-        buffer[:size], self._pending = self._pending[:size], self._pending[size:]
-        return size
+def stream_fault(exc: BaseException, path: Path, where: str = " stream") -> str:
+    """What a file whose text cannot all be read is, said of it ``where`` it stopped (`` stream after line 20``;
+    "": the file): "truncated or corrupt zstd stream after line 20: <the decoder's words>" (or gzip). A zstd file
+    sound but written with a window over what a file is given (see :data:`_ZSTD_WINDOW_TOO_LARGE`) is told as
+    such, with the command that reads it; a plain file's read error (a disk's, a network mount's) as one."""
+    try:
+        with open(path, "rb") as raw:
+            kind = compression(raw.read(4))
+    except OSError:
+        kind = None
+    if kind == "zstd" and _ZSTD_WINDOW_TOO_LARGE in str(exc):
+        after = where.removeprefix(" stream").strip()
+        return ("zstd written with a window over 128 MB (zstd --long=28 or more), more memory than trajsearch gives "
+                f"a file: {f'not read {after}; ' if after else ''}decompress it first (zstd -d --long=31 "
+                f"{path.name}) and ingest that")
+    return f"{f'truncated or corrupt {kind}' if kind else 'read error'}{where}: {exc}"
 
 
 class Source:
@@ -265,8 +246,8 @@ def decompressed(raw: IO[bytes]) -> IO[bytes]:
     raw.seek(0)
     if kind == "gzip":
         return gzip.GzipFile(fileobj=raw, mode="rb")
-    if kind == "zstd":
-        return io.BufferedReader(_Unzstd(raw), _ZSTD_CHUNK)  # peek, read1, readline, as gzip's
+    if kind == "zstd":  # frame after frame (``cat a.zst b.zst``), skippable ones passed over, as gzip's members
+        return ZstdFile(raw)  # type: ignore[return-value]
     return raw
 
 
@@ -455,7 +436,7 @@ def read_text(path: Path, on_bytes: OnBytes = None) -> tuple[str | None, str | N
     except UnicodeDecodeError as exc:
         return None, f"not UTF-8 text: {exc.reason} at byte {exc.start}"
     except GZIP_ERRORS as exc:
-        return None, f"{stream_fault(exc)} stream: {exc}"
+        return None, stream_fault(exc, path)
 
 
 def loaded_values(path: Path, on_bytes: OnBytes = None) -> Iterator[Record]:
@@ -536,7 +517,7 @@ def streamed_lists(path: Path, lists: dict[str, Callable[[Any], Any] | None],
     except FileNotFoundError:  # only opening it can raise this: an open file removed is still read
         yield "file", None, GONE, None
     except GZIP_ERRORS as exc:
-        yield f"record {number + 1}", None, f"{stream_fault(exc)} stream after record {number}: {exc}", None
+        yield f"record {number + 1}", None, stream_fault(exc, path, f" stream after record {number}"), None
     except UnicodeDecodeError as exc:
         yield f"record {number + 1}", None, f"not UTF-8 text: {exc.reason}", None
     except Exception as exc:  # ijson.JSONError and its incomplete-input variant
@@ -569,7 +550,7 @@ def lines(path: Path, cursor: tuple[int, int] | None = None, on_bytes: OnBytes =
     except FileNotFoundError:  # only opening it can raise this: an open file removed is still read
         yield "file", None, GONE, None
     except GZIP_ERRORS as exc:
-        yield f"line {number + 1}", None, f"{stream_fault(exc)} stream after line {number}: {exc}", None
+        yield f"line {number + 1}", None, stream_fault(exc, path, f" stream after line {number}"), None
 
 
 def _skip_to(stream: IO[bytes], offset: int) -> None:
