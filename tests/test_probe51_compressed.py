@@ -136,7 +136,8 @@ def test_a_rollout_both_plain_and_compressed_is_read_once_from_the_plain_file(ba
     assert run.trajectory_id == THREAD and run.metadata["user_prompts"] == ["REFUSE something else"]
     notes = [r.getMessage() for r in caplog.records]
     assert not [n for n in notes if "does not read" in n]
-    assert [n for n in notes if n.startswith("passed over 1 compressed copy of the file beside it, which is read: ")
+    assert [n for n in notes if n.startswith("passed over 1 compressed copy of the start of the file beside it, "
+                                             "which is read: ")
             and n.endswith(f"{NAME}.zst")]
     code, out, err = run_cli("ingest", str(tmp_path / "sessions"))
     assert code == 0, err
@@ -223,6 +224,62 @@ def test_an_openhands_run_set_kept_zstd_compressed_reads_as_the_plain_one(tmp_pa
                             r.trajectory.outcome, r.trajectory.metadata["handed_in"]) for r in read_dump(folder))
             for folder in (plain, packed)}
     assert runs[packed] == runs[plain]
+
+
+# Round 51, FRZS: the review of the zstd reading (RZS). The files it built are in /tmp/p51/RZS; those the tests need
+# are built here, as their writers write them (tau-bench's run.py: ``json.dump(results, f, indent=2)``; ``gzip -k``
+# and ``zstd`` of a file; Codex's worker: one zstd frame at level 3).
+
+TAU = FIXTURES / "tau-bench" / ".real" / "tool-calling-grok-3-0.0_range_0--1_user-grok-3-llm_0921131646.json"
+
+
+def _tau_results(records: list) -> bytes:
+    """A tau-bench results file of ``records``, as its ``run.py`` writes one."""
+    return json.dumps(records, indent=2).encode()
+
+
+@pytest.mark.parametrize("compress", [gzip.compress, zstd.compress], ids=["gz", "zst"])
+def test_a_compressed_file_of_other_runs_beside_the_plain_one_is_read(backend, tmp_path: Path, compress) -> None:
+    """``results.json.gz`` beside ``results.json`` was passed over as a compressed copy of it, whatever it held: a
+    backup of an earlier run's results (other tasks), gzipped before the run that wrote ``results.json``, lost
+    its runs with exit 0 and not a word (a note at INFO, which the CLI shows nowhere). Only a copy of the plain
+    file's start is passed over; this one holds other runs, and is read."""
+    records = json.loads(TAU.read_text())
+    folder = tmp_path / "tau"
+    folder.mkdir()
+    (folder / "results.json").write_bytes(_tau_results(records[:2]))
+    backup = folder / f"results.json{'.gz' if compress is gzip.compress else '.zst'}"
+    backup.write_bytes(compress(_tau_results(records[2:])))
+    code, out, err = run_cli("ingest", str(folder), "--dry-run")
+    assert code == 0, err
+    assert f"{backup}: format tau-bench; runs 1;" in " ".join(out.split()) and "passed over" not in err
+    code, out, err = run_cli("ingest", str(folder))
+    assert code == 0, err
+    assert "read 3: ingested 3 runs" in out + err and "passed over" not in err
+
+
+def test_a_compressed_copy_of_the_plain_file_is_passed_over_and_said_so(tmp_path: Path) -> None:
+    """A compressed copy of the file beside it (``gzip -k results.json``; Codex's ``.zst`` of a rollout it wrote
+    out plain again to append to it: the ``.zst``'s text is the plain file's start) is passed over, its runs read
+    once from the plain file; the ingest and its dry run say so on stderr, as of every file passed over (the CLI
+    run as a user runs it: its warnings are Python's last-resort stderr lines, which pytest's capture takes)."""
+    folder = tmp_path / "runs"
+    folder.mkdir()
+    shutil.copy(TAU, folder / "results.json")
+    (folder / "results.json.gz").write_bytes(gzip.compress(TAU.read_bytes()))
+    day = day_folder(folder, NAME)
+    shutil.copy(COMPRESSED, day)
+    shutil.copy(MATERIALIZED, day)
+    said = (f"passed over 2 compressed copies of the start of the file beside it, which is read: results.json.gz, "
+            f"sessions/2026/12/05/{NAME}.zst")
+    env = cli_env(TRAJSEARCH_HOME=str(tmp_path / "home"), TRAJSEARCH_TENANT="acme")
+    for dry in (["--dry-run"], []):
+        done = subprocess.run([sys.executable, "-m", "trajsearch.cli", "ingest", str(folder), *dry], env=env,
+                              capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stderr
+        assert said in " ".join(done.stderr.split())
+        assert "results.json.gz:" not in done.stdout and ".jsonl.zst:" not in done.stdout  # (the dry run's listing)
+    assert "read 4: ingested 4 runs" in done.stdout + done.stderr
 
 
 ZSTD_CLI = FIXTURES / "zstd" / ".real"

@@ -478,7 +478,7 @@ def _dump_files(root: Path, *, tell_hidden: bool = False, fmt: str | None = None
     hidden: dict[str, set[tuple[int, int] | str]] = {}  # per hidden folder, the files left out (by identity)
     not_files: list[str] = []  # named as dumps, but a dangling link, a FIFO, a socket: nothing to read
     packed: list[str] = []  # archives and compressed dumps: read by no reader
-    twins: list[str] = []  # compressed copies of a dump beside them (see sources.compressed_twin)
+    twins: list[str] = []  # compressed copies of the start of a dump beside them (see sources.compressed_twin)
     walked, stores = _adapter_paths("SESSION_FOLDERS", fmt), _adapter_paths("SESSION_STORES", fmt)
     stored: list[Path] = []  # session stores found: handed in only where the walk found no dump (see below)
 
@@ -525,9 +525,10 @@ def _dump_files(root: Path, *, tell_hidden: bool = False, fmt: str | None = None
     elif stored and tell_hidden:  # beside dumps (eval results, sessions already exported): a note, not a rejection
         log.warning("%d session database(s) not read: %s (ingest one alone for the command that writes its sessions "
                     "as JSON lines)", len(stored), ", ".join(_shown(p.relative_to(root)) for p in sorted(stored)[:5]))
-    if tell_hidden and twins:
-        log.info("passed over %d compressed cop%s of the file beside it, which is read: %s", len(twins),
-                 "y" if len(twins) == 1 else "ies", ", ".join(twins[:5]) + (" …" if len(twins) > 5 else ""))
+    if tell_hidden and twins:  # said as every file passed over is: a compressed file's runs were lost unsaid
+        log.warning("passed over %d compressed cop%s of the start of the file beside it, which is read: %s",
+                    len(twins), "y" if len(twins) == 1 else "ies",
+                    ", ".join(twins[:5]) + (" …" if len(twins) > 5 else ""))
     if tell_hidden and tree.looped:
         log.warning("%d link(s) to a folder that holds them not followed (a loop): %s", len(tree.looped),
                     ", ".join(tree.looped[:5]) + (" …" if len(tree.looped) > 5 else ""))

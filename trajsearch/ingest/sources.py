@@ -97,13 +97,40 @@ def plain_name(name: str) -> str:
     return next((name.removesuffix(suffix) for suffix in COMPRESSED_SUFFIXES if name.endswith(suffix)), name)
 
 
-def compressed_twin(path: Path) -> bool:
-    """Whether ``path`` is a compressed copy of a file beside it (``x.jsonl.zst`` beside ``x.jsonl``), which is read
-    instead: Codex CLI compresses a rollout idle for a week (``x.jsonl.zst``, the plain file removed) and, to append
-    to it, writes it out plain again before it removes the ``.zst``, so both lie there a while (or for good, in a
-    copy taken then); the plain one is as new or newer. Both read, the older counts as a second file of the run."""
+def plain_twin(path: Path) -> Path | None:
+    """The file beside a compressed one named as it is without the compression's suffix (``x.jsonl`` beside
+    ``x.jsonl.zst``), else None."""
     plain = plain_name(path.name)
-    return plain != path.name and path.with_name(plain).is_file()
+    twin = path.with_name(plain)
+    return twin if plain != path.name and twin.is_file() else None
+
+
+#: How much of a compressed twin and of its plain file are compared at a time (see :func:`compressed_twin`).
+_COMPARED = 1 << 16
+
+
+def compressed_twin(path: Path) -> bool:
+    """Whether ``path`` is a compressed copy of the start of the file beside it (``x.jsonl.zst`` beside ``x.jsonl``),
+    which is read instead: Codex CLI compresses a rollout idle for a week (``x.jsonl.zst``, the plain file removed)
+    and, to append to it, writes it out plain again before it removes the ``.zst``, so both lie there a while (or
+    for good, in a copy taken then), the plain one the ``.zst``'s text and more. Only then: a file beside it of the
+    same name whose text is not the start of the plain one's (``results.json.gz``, a backup of other runs beside
+    ``results.json``) holds runs of its own, and is read. Compared a chunk at a time, only for such pairs; a
+    compressed file that cannot be read to its end is not a copy (read, it says what is wrong with it)."""
+    if (plain := plain_twin(path)) is None:
+        return False
+    try:
+        with open(path, "rb") as raw, open(plain, "rb") as whole:
+            text = decompressed(raw)
+            if text is raw:  # named as compressed, and not: a file of its own
+                return False
+            with text:
+                while chunk := text.read(_COMPARED):
+                    if whole.read(len(chunk)) != chunk:
+                        return False
+    except GZIP_ERRORS:
+        return False
+    return True
 
 
 def stream_fault(exc: BaseException, path: Path, where: str = " stream") -> str:

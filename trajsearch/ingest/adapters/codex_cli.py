@@ -929,12 +929,12 @@ def _name_ids(name: str) -> tuple[str, str] | None:
 
 
 def _indexed(files: Iterator[Path]) -> _Rollouts:
-    """The rollouts among ``files``; of one both plain and compressed, the plain file (see ``sources.compressed_twin``:
-    as Codex's ``RolloutFile`` takes it)."""
+    """The rollouts among ``files``; of one both plain and compressed, the plain file, whatever the compressed one
+    holds: as Codex's ``RolloutFile`` takes it (see ``sources.compressed_twin``)."""
     by_rollout: dict[str, Path] = {}
     reverted: dict[str, list[Path]] = {}
     for file in files:
-        if (ids := _name_ids(file.name)) is not None and not sources.compressed_twin(file):
+        if (ids := _name_ids(file.name)) is not None and sources.plain_twin(file) is None:
             by_rollout[ids[1]] = file
             if ids[0] != ids[1]:
                 reverted.setdefault(ids[0], []).append(file)
