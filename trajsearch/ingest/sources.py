@@ -353,8 +353,10 @@ def first_line_is_json(head: str) -> bool:
         json.loads(line)
     except RecursionError:  # JSON, only too deep: the line reader will say so
         return True
-    except ValueError:
+    except json.JSONDecodeError:
         return False
+    except ValueError as exc:  # JSON, only a number too long for Python (the line reader says so), or not UTF-8
+        return not isinstance(exc, UnicodeError)
     return True
 
 
@@ -369,22 +371,35 @@ def is_jsonl(head: str) -> bool:
 def _broken_first_line(first: str, rest: str) -> bool:
     """Whether a first line that opens an object and does not close it (a record cut by a writer that died mid-line,
     a Windows path's ``\\`` unescaped, a trailing comma) is the broken first record of JSON Lines: the next line is a
-    whole JSON object of its own, at the line's start. A pretty-printed document opens with its bracket alone on the
-    first line and goes on with an indented member (``  "key": ...``), never a whole object at a line's start. Such a
-    file was read as one document, and the one bad line cost every good record after it (probe 51, NC2)."""
+    whole JSON object of its own, at the line's start (probe 51, NC2: such a file was read as one document, and the
+    one bad line cost every good record after it).
+
+    A JSON document written one item per line is not: its first line opens the wrapper and ends there
+    (``{"resourceSpans": [``, any-agent's ``{"spans": [``, a key's ``:``), its items end with ``,``, and a head
+    that holds the whole file parses as one value. Read as JSON Lines, such a file lost its first trace or was
+    stored as a run of 0 steps, replacing the good one on re-ingest (review RNC2, D1)."""
     opened = first.strip()
-    if not opened.startswith("{") or opened == "{":
+    if not opened.startswith("{") or opened.endswith(("{", "[", ":")):
         return False
     following = next((line for line in rest.split("\n") if line.strip()), "")
-    if not following.startswith("{"):
+    if not following.startswith("{") or following.rstrip().endswith(","):
         return False
     try:
         value = json.loads(following)
     except RecursionError:
-        return True
+        return not _one_value(first + "\n" + rest)
     except ValueError:  # a next line the head cut (longer than what is left of the peek) still opens a record
         return following == rest.rstrip("\r\n").rsplit("\n", 1)[-1] and following.startswith('{"')
-    return isinstance(value, dict) and bool(value)
+    return isinstance(value, dict) and bool(value) and not _one_value(first + "\n" + rest)
+
+
+def _one_value(text: str) -> bool:
+    """Whether ``text`` is one JSON value: a document, not lines of records."""
+    try:
+        json.loads(text)
+    except (ValueError, RecursionError):
+        return False
+    return True
 
 
 def pretty_printed(head: str) -> bool:
@@ -417,6 +432,8 @@ def parse(raw: str | bytes) -> tuple[Any, str | None]:
         return None, _parse_error(exc)
     except UnicodeDecodeError as exc:
         return None, f"not UTF-8 text: {exc.reason} at byte {exc.start}"
+    except ValueError as exc:
+        return None, _too_long_number(exc)
     except RecursionError:
         return None, TOO_DEEP
     return (None, TOO_DEEP) if depth(value, MAX_DEPTH) > MAX_DEPTH else (value, None)
@@ -426,11 +443,25 @@ def _parse_error(exc: json.JSONDecodeError) -> str:
     """Why one JSON text (a line) is malformed. A text that ends inside its value is said to be cut short: Python's
     words for it name the next line's first column ("Expecting ',' delimiter (column 1)" of a record a writer
     stopped mid-way) or a control character (the line's own newline, inside a string), which sent a user looking
-    for a fault that is not there (probe 51, NC2)."""
+    for a fault that is not there (probe 51, NC2). The last line of a file has no newline: cut inside a string
+    (``split -b``'s chunk, a writer killed mid-record) it is "Unterminated string", cut inside ``true`` or a
+    number "Expecting value" at a value that only stops early (review RNC2, D3)."""
     text = exc.doc.rstrip()
-    if exc.pos >= len(text):
+    if exc.msg == "Unterminated string starting at":  # no closing quote anywhere after it: the text ends inside it
+        return f"malformed JSON: cut short: the line ends inside a string starting at column {exc.colno}"
+    if exc.pos >= len(text) or _CUT_VALUE.fullmatch(text[exc.pos:]):
         return f"malformed JSON: cut short: the line ends inside its JSON value, after column {len(text)}"
     return f"malformed JSON: {exc.msg.removesuffix(' at')} (column {exc.colno})"  # a msg may end "starting at"
+
+
+#: What is left at the error of a text cut inside a literal, a number's fraction or exponent, or a \\u escape.
+_CUT_VALUE = re.compile(r"t(r(u)?)?|f(a(l(s)?)?)?|n(u(l)?)?|-|[.eE][+-]?|u[0-9a-fA-F]{0,3}")
+
+
+def _too_long_number(exc: ValueError) -> str:
+    """Python's refusal of an integer of more digits than ``sys.get_int_max_str_digits()`` (4300): one record's
+    fault, where it ended the whole ingest with no file named (review RNC2, 7)."""
+    return f"malformed JSON: a number too long to read ({str(exc).split(';')[0]})"
 
 
 def _values(text: str) -> Iterator[tuple[Any, json.JSONDecodeError | str | None]]:
@@ -446,6 +477,9 @@ def _values(text: str) -> Iterator[tuple[Any, json.JSONDecodeError | str | None]
             value, pos = decoder.raw_decode(text, pos)
         except json.JSONDecodeError as exc:
             yield None, exc
+            return
+        except ValueError as exc:
+            yield None, _too_long_number(exc)
             return
         except RecursionError:
             yield None, TOO_DEEP
